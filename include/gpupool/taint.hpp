@@ -1,0 +1,100 @@
+// gpupool/taint.hpp — node taints and pod tolerations with Kubernetes' exact matching rules.
+//
+// Rules (quoted where implemented, in libgpupool/model/taint.cpp):
+//  - core/v1 Toleration.ToleratesTaint (k8s.io/api/core/v1/toleration.go): effects must match unless
+//    the toleration's effect is empty; keys must match unless the toleration's key is empty with
+//    operator Exists; Exists matches any value, Equal (or empty operator) needs equal values.
+//  - scheduler TaintToleration plugin: only NoSchedule and NoExecute taints filter nodes;
+//    PreferNoSchedule only lowers the score.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpupool {
+
+enum class TaintEffect { NoSchedule, PreferNoSchedule, NoExecute };
+
+/// "NoSchedule" etc.; parse_taint_effect throws ValidationError for anything else.
+std::string_view to_string(TaintEffect e) noexcept;
+TaintEffect parse_taint_effect(std::string_view text, std::string_view field = "effect");
+
+struct Taint {
+  std::string key;
+  std::string value;  ///< may be empty
+  TaintEffect effect = TaintEffect::NoSchedule;
+
+  /// kubectl's form: "key=value:Effect" or "key:Effect".
+  std::string to_string() const;
+  bool operator==(const Taint&) const = default;
+};
+
+/// Validates key (qualified name: optional DNS-subdomain prefix "/" + name of at most 63 chars),
+/// value (label value rules). Throws ValidationError naming the field.
+void validate(const Taint& taint, std::string_view field = "taint");
+
+/// One argument of `kubectl taint nodes NODE ...`: a taint to add, or a removal.
+struct TaintChange {
+  Taint taint;                 ///< for a removal only key (and effect if given) are meaningful
+  bool remove = false;         ///< "key-" or "key:Effect-"
+  bool effect_given = true;    ///< false for "key-": removes every effect of that key
+};
+/// Parses kubectl's taint syntax: "key=value:Effect", "key:Effect", "key-", "key:Effect-",
+/// "key=value:Effect-". Throws ValidationError for anything malformed.
+TaintChange parse_taint_change(std::string_view text, std::string_view field = "taint");
+/// Parses a taint to add (removal forms are rejected).
+Taint parse_taint(std::string_view text, std::string_view field = "taint");
+/// Applies changes to a node's taint list as kubectl does (adding an existing key+effect replaces its
+/// value; removing something absent is an error naming it).
+std::vector<Taint> apply_taint_changes(std::vector<Taint> taints, const std::vector<TaintChange>& changes);
+
+enum class TolerationOperator { Equal, Exists };
+
+struct Toleration {
+  std::string key;  ///< empty with Exists: tolerates every taint
+  TolerationOperator op = TolerationOperator::Equal;
+  std::string value;
+  std::optional<TaintEffect> effect;            ///< nullopt: every effect
+  std::optional<std::int64_t> toleration_seconds;  ///< only meaningful with NoExecute
+
+  /// core/v1 ToleratesTaint.
+  bool tolerates(const Taint& taint) const;
+  /// A readable form ("ssd_node (any value, any effect)", "gpu_node=invalid:NoSchedule").
+  std::string to_string() const;
+  bool operator==(const Toleration&) const = default;
+
+  /// Tolerates every taint ("--toleration all").
+  static Toleration all();
+};
+
+/// Validates a toleration as the API server does (apis/core/validation ValidateTolerations):
+/// Exists requires an empty value; an empty key requires Exists; tolerationSeconds only with
+/// NoExecute (or empty effect); key is a qualified name.
+void validate(const Toleration& toleration, std::string_view field = "toleration");
+
+/// Parses what users type after --toleration:
+///  - "ssd_node"                 -> key ssd_node, Exists, any effect (Arena's short form)
+///  - "all"                      -> Toleration::all()
+///  - "key=value:Effect"         -> Equal
+///  - "key:Effect"               -> Exists with that effect
+///  - "key=value:effect,operator" (Arena's long form; operator Equal|Exists)
+/// Throws ValidationError on anything malformed (Arena drops those silently; gpupool refuses).
+Toleration parse_toleration(std::string_view text, std::string_view field = "toleration");
+/// Parses a repeated flag; the results accumulate in order, duplicates collapse.
+std::vector<Toleration> parse_tolerations(const std::vector<std::string>& texts,
+                                          std::string_view field = "toleration");
+
+/// True when some toleration tolerates the taint.
+bool tolerated(const Taint& taint, const std::vector<Toleration>& tolerations);
+/// The first NoSchedule/NoExecute taint none of the tolerations tolerates (the scheduler's
+/// TaintToleration Filter); nullopt when the node passes.
+std::optional<Taint> first_untolerated_filtering_taint(const std::vector<Taint>& taints,
+                                                       const std::vector<Toleration>& tolerations);
+/// Number of PreferNoSchedule taints not tolerated (TaintToleration Score; fewer is better).
+int count_intolerable_prefer_no_schedule(const std::vector<Taint>& taints,
+                                         const std::vector<Toleration>& tolerations);
+
+}  // namespace gpupool
