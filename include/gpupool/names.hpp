@@ -1,0 +1,47 @@
+// gpupool/names.hpp — Kubernetes name rules (k8s.io/apimachinery/pkg/util/validation).
+//
+// Each rule comes in three forms:
+//   - `<rule>_errors(value)`: every message the API server would give, worded as it words them
+//     (empty when the value is valid);
+//   - `is_<rule>(value)`: true when valid (no allocation);
+//   - `validate_<rule>(value, field)`: throws ValidationError(field, value, messages joined by "; ").
+//
+// Which kinds use which rule (apis/core/validation): most object names (Pod, Deployment, Job, PVC,
+// MPIJob...) are DNS-1123 subdomains; Namespaces and container names are DNS-1123 labels; Services
+// are DNS-1035 labels; label keys, annotation keys and taint/toleration keys are qualified names.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpupool {
+
+/// DNS-1123 label: at most 63 characters of `[a-z0-9]([-a-z0-9]*[a-z0-9])?`.
+std::vector<std::string> dns1123_label_errors(std::string_view value);
+bool is_dns1123_label(std::string_view value) noexcept;
+void validate_dns1123_label(std::string_view value, std::string_view field);
+
+/// DNS-1123 subdomain: at most 253 characters, dot-separated DNS-1123 labels.
+std::vector<std::string> dns1123_subdomain_errors(std::string_view value);
+bool is_dns1123_subdomain(std::string_view value) noexcept;
+void validate_dns1123_subdomain(std::string_view value, std::string_view field);
+
+/// DNS-1035 label: like a DNS-1123 label but must start with a letter (Service names).
+std::vector<std::string> dns1035_label_errors(std::string_view value);
+bool is_dns1035_label(std::string_view value) noexcept;
+void validate_dns1035_label(std::string_view value, std::string_view field);
+
+/// Qualified name (label, annotation and taint keys): an optional DNS-1123 subdomain prefix and
+/// "/", then a name of at most 63 characters of `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`.
+std::vector<std::string> qualified_name_errors(std::string_view value);
+bool is_qualified_name(std::string_view value) noexcept;
+void validate_qualified_name(std::string_view value, std::string_view field);
+
+/// Label value (also taint and toleration values): empty, or at most 63 characters of
+/// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`.
+std::vector<std::string> label_value_errors(std::string_view value);
+bool is_label_value(std::string_view value) noexcept;
+void validate_label_value(std::string_view value, std::string_view field);
+
+}  // namespace gpupool

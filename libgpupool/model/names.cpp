@@ -1,0 +1,207 @@
+// Name rules and their messages follow k8s.io/apimachinery/pkg/util/validation/validation.go
+// (IsDNS1123Label, IsDNS1123Subdomain, IsDNS1035Label, IsQualifiedName, IsValidLabelValue,
+// MaxLenError, RegexError, EmptyError). The patterns are matched by hand: they are simple, and
+// std::regex would dominate the cost of validating every object.
+#include "gpupool/names.hpp"
+
+#include "gpupool/error.hpp"
+
+namespace gpupool {
+namespace {
+
+constexpr std::size_t kLabelMax = 63;       // DNS1123LabelMaxLength, DNS1035LabelMaxLength
+constexpr std::size_t kSubdomainMax = 253;  // DNS1123SubdomainMaxLength
+constexpr std::size_t kQualifiedNameMax = 63;
+constexpr std::size_t kLabelValueMax = 63;
+
+constexpr std::string_view kDns1123LabelFmt = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
+constexpr std::string_view kDns1123SubdomainFmt =
+    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+constexpr std::string_view kDns1035LabelFmt = "[a-z]([-a-z0-9]*[a-z0-9])?";
+constexpr std::string_view kQualifiedNameFmt = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
+constexpr std::string_view kLabelValueFmt = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
+
+bool lower_alnum(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+bool alnum(char c) noexcept { return lower_alnum(c) || (c >= 'A' && c <= 'Z'); }
+
+// `[a-z0-9]([-a-z0-9]*[a-z0-9])?` (first_letter: `[a-z]` first, DNS-1035).
+bool matches_label(std::string_view s, bool first_letter) noexcept {
+  if (s.empty()) return false;
+  if (first_letter ? !(s.front() >= 'a' && s.front() <= 'z') : !lower_alnum(s.front())) return false;
+  if (!lower_alnum(s.back())) return false;
+  for (char c : s)
+    if (!lower_alnum(c) && c != '-') return false;
+  return true;
+}
+
+bool matches_subdomain(std::string_view s) noexcept {
+  if (s.empty()) return false;
+  std::size_t start = 0;
+  while (true) {
+    std::size_t dot = s.find('.', start);
+    if (!matches_label(s.substr(start, dot == std::string_view::npos ? dot : dot - start), false)) return false;
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
+// `([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]`
+bool matches_qualified(std::string_view s) noexcept {
+  if (s.empty() || !alnum(s.front()) || !alnum(s.back())) return false;
+  for (char c : s)
+    if (!alnum(c) && c != '-' && c != '_' && c != '.') return false;
+  return true;
+}
+
+std::string max_len_error(std::size_t n) { return "must be no more than " + std::to_string(n) + " characters"; }
+
+// RegexError(msg, fmt, examples...): "msg (e.g. 'a' or 'b', regex used for validation is 'fmt')".
+std::string regex_error(std::string_view msg, std::string_view fmt, std::initializer_list<std::string_view> examples) {
+  std::string out(msg);
+  out += " (e.g. ";
+  bool first = true;
+  for (auto e : examples) {
+    if (!first) out += " or ";
+    first = false;
+    out += '\'';
+    out += e;
+    out += "', ";
+  }
+  out += "regex used for validation is '";
+  out += fmt;
+  out += "')";
+  return out;
+}
+
+std::string join(const std::vector<std::string>& msgs) {
+  std::string out;
+  for (const auto& m : msgs) {
+    if (!out.empty()) out += "; ";
+    out += m;
+  }
+  return out;
+}
+
+void throw_if(const std::vector<std::string>& msgs, std::string_view value, std::string_view field) {
+  if (!msgs.empty()) throw ValidationError(std::string(field), std::string(value), join(msgs));
+}
+
+}  // namespace
+
+std::vector<std::string> dns1123_label_errors(std::string_view value) {
+  std::vector<std::string> errs;
+  if (value.size() > kLabelMax) errs.push_back(max_len_error(kLabelMax));
+  if (!matches_label(value, false)) {
+    // IsDNS1123Label: a valid subdomain that is not a label can only differ by its dots.
+    if (matches_subdomain(value))
+      errs.emplace_back("must not contain dots");
+    else
+      errs.push_back(regex_error("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
+                                 "'-', and must start and end with an alphanumeric character",
+                                 kDns1123LabelFmt, {"my-name", "123-abc"}));
+  }
+  return errs;
+}
+bool is_dns1123_label(std::string_view value) noexcept {
+  return value.size() <= kLabelMax && matches_label(value, false);
+}
+void validate_dns1123_label(std::string_view value, std::string_view field) {
+  if (!is_dns1123_label(value)) throw_if(dns1123_label_errors(value), value, field);
+}
+
+std::vector<std::string> dns1123_subdomain_errors(std::string_view value) {
+  std::vector<std::string> errs;
+  if (value.size() > kSubdomainMax) errs.push_back(max_len_error(kSubdomainMax));
+  if (!matches_subdomain(value))
+    errs.push_back(regex_error("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+                               "'-' or '.', and must start and end with an alphanumeric character",
+                               kDns1123SubdomainFmt, {"example.com"}));
+  return errs;
+}
+bool is_dns1123_subdomain(std::string_view value) noexcept {
+  return value.size() <= kSubdomainMax && matches_subdomain(value);
+}
+void validate_dns1123_subdomain(std::string_view value, std::string_view field) {
+  if (!is_dns1123_subdomain(value)) throw_if(dns1123_subdomain_errors(value), value, field);
+}
+
+std::vector<std::string> dns1035_label_errors(std::string_view value) {
+  std::vector<std::string> errs;
+  if (value.size() > kLabelMax) errs.push_back(max_len_error(kLabelMax));
+  if (!matches_label(value, true))
+    errs.push_back(regex_error("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
+                               "with an alphabetic character, and end with an alphanumeric character",
+                               kDns1035LabelFmt, {"my-name", "abc-123"}));
+  return errs;
+}
+bool is_dns1035_label(std::string_view value) noexcept {
+  return value.size() <= kLabelMax && matches_label(value, true);
+}
+void validate_dns1035_label(std::string_view value, std::string_view field) {
+  if (!is_dns1035_label(value)) throw_if(dns1035_label_errors(value), value, field);
+}
+
+namespace {
+constexpr std::string_view kQualifiedNameErrMsg =
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+    "character";
+}
+
+std::vector<std::string> qualified_name_errors(std::string_view value) {
+  std::vector<std::string> errs;
+  std::string_view name = value;
+  std::size_t slash = value.find('/');
+  if (slash != std::string_view::npos) {
+    if (value.find('/', slash + 1) != std::string_view::npos) {
+      errs.push_back("a qualified name " + regex_error(kQualifiedNameErrMsg, kQualifiedNameFmt,
+                                                       {"MyName", "my.name", "123-abc"}) +
+                     " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
+      return errs;
+    }
+    std::string_view prefix = value.substr(0, slash);
+    name = value.substr(slash + 1);
+    if (prefix.empty()) {
+      errs.emplace_back("prefix part must be non-empty");
+    } else {
+      for (auto& m : dns1123_subdomain_errors(prefix)) errs.push_back("prefix part " + m);
+    }
+  }
+  if (name.empty())
+    errs.emplace_back("name part must be non-empty");
+  else if (name.size() > kQualifiedNameMax)
+    errs.push_back("name part " + max_len_error(kQualifiedNameMax));
+  if (!matches_qualified(name))
+    errs.push_back("name part " + regex_error(kQualifiedNameErrMsg, kQualifiedNameFmt, {"MyName", "my.name", "123-abc"}));
+  return errs;
+}
+bool is_qualified_name(std::string_view value) noexcept {
+  std::string_view name = value;
+  std::size_t slash = value.find('/');
+  if (slash != std::string_view::npos) {
+    if (value.find('/', slash + 1) != std::string_view::npos) return false;
+    if (!is_dns1123_subdomain(value.substr(0, slash))) return false;
+    name = value.substr(slash + 1);
+  }
+  return name.size() <= kQualifiedNameMax && matches_qualified(name);
+}
+void validate_qualified_name(std::string_view value, std::string_view field) {
+  if (!is_qualified_name(value)) throw_if(qualified_name_errors(value), value, field);
+}
+
+std::vector<std::string> label_value_errors(std::string_view value) {
+  std::vector<std::string> errs;
+  if (value.size() > kLabelValueMax) errs.push_back(max_len_error(kLabelValueMax));
+  if (!value.empty() && !matches_qualified(value))
+    errs.push_back(regex_error("a valid label must be an empty string or consist of alphanumeric characters, '-', "
+                               "'_' or '.', and must start and end with an alphanumeric character",
+                               kLabelValueFmt, {"MyValue", "my_value", "12345"}));
+  return errs;
+}
+bool is_label_value(std::string_view value) noexcept {
+  return value.size() <= kLabelValueMax && (value.empty() || matches_qualified(value));
+}
+void validate_label_value(std::string_view value, std::string_view field) {
+  if (!is_label_value(value)) throw_if(label_value_errors(value), value, field);
+}
+
+}  // namespace gpupool
