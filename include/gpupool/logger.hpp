@@ -1,0 +1,21 @@
+// gpupool/logger.hpp — where the library's warnings and debug notes go.
+//
+// gpupool never writes to stderr itself: every note (an insecure TLS setting, a kubeconfig readable
+// by others, a retry) is handed to a Logger the caller supplies. An empty Logger drops them.
+// Messages never contain secrets (tokens, keys, exec credentials).
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace gpupool {
+
+enum class LogLevel { debug, info, warning, error };
+
+/// Receives one message. Must be callable from several threads at once.
+using Logger = std::function<void(LogLevel, const std::string& message)>;
+
+/// Returns "debug", "info", "warning" or "error".
+const char* to_string(LogLevel level) noexcept;
+
+}  // namespace gpupool

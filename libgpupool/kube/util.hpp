@@ -1,0 +1,29 @@
+// Small helpers shared by the kube layer (private).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gpupool::kube {
+
+/// Standard base64 (RFC 4648 §4) with padding.
+std::string base64_encode(std::string_view data);
+/// Decodes standard base64; whitespace is skipped. nullopt when the text is not base64.
+std::optional<std::string> base64_decode(std::string_view text);
+
+/// The whole file, or nullopt with `error` set to strerror(errno).
+std::optional<std::string> read_file(const std::string& path, std::string* error = nullptr);
+
+/// Directory part of a path ("." when none).
+std::string dirname_of(const std::string& path);
+/// `path` unchanged when absolute or empty, else dir + "/" + path.
+std::string resolve_against(const std::string& dir, const std::string& path);
+
+/// Percent-encodes a query value or path segment (RFC 3986 unreserved characters kept).
+std::string url_encode(std::string_view text);
+
+/// Removes leading and trailing ASCII whitespace.
+std::string trim(std::string_view text);
+
+}  // namespace gpupool::kube
