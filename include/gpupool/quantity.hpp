@@ -25,13 +25,20 @@ class Quantity {
   static Quantity parse(std::string_view text, std::string_view field = "quantity");
   static Quantity from_milli(std::int64_t milli);  ///< DecimalSI
   static Quantity from_int(std::int64_t value, Format format = Format::DecimalSI);
+  /// Exact value in units of 1e-9.
+  static Quantity from_nanos(__int128 nanos, Format format = Format::DecimalSI);
 
-  /// Canonical text, as the API server prints it.
+  /// Canonical text, as the API server prints it. Like Go's Quantity, a parsed text that is
+  /// already in canonical shape is kept verbatim (so "+1" and "1E3" print as given); arithmetic
+  /// drops it. Magnitudes are limited to about 1.7e29 (Go's is unbounded); beyond that parse and
+  /// arithmetic throw ValidationError.
   std::string to_string() const;
 
-  /// Value in thousandths, rounded up (cpu uses this: "100m" -> 100). Saturates at int64 range.
+  /// Value in thousandths, rounded away from zero like Go's MilliValue ("100m" -> 100, "-0.0005" -> -1).
+  /// Saturates at the int64 range.
   std::int64_t milli_value() const;
-  /// Value rounded up to an integer (memory, GPUs, pods). Saturates at int64 range.
+  /// Value rounded away from zero to an integer like Go's Value() (memory, GPUs, pods: "1500m" -> 2).
+  /// Saturates at the int64 range.
   std::int64_t value() const;
   /// Exact value in units of 1e-9.
   __int128 nano_value() const noexcept { return nanos_; }
@@ -45,6 +52,8 @@ class Quantity {
   Quantity& operator-=(const Quantity& o);
   /// Multiply by an integer count (e.g. per-replica request × replicas).
   Quantity operator*(std::int64_t n) const;
+  /// Negation (Go's Neg); keeps the format.
+  Quantity operator-() const;
 
   /// Compares values only ("1Gi" == "1024Mi"; format is ignored).
   friend bool operator==(const Quantity& a, const Quantity& b) noexcept { return a.nanos_ == b.nanos_; }
@@ -55,6 +64,7 @@ class Quantity {
  private:
   __int128 nanos_ = 0;
   Format format_ = Format::DecimalSI;
+  std::string verbatim_;  ///< the parsed text when Go's ParseQuantity would keep it (see to_string)
 };
 
 }  // namespace gpupool
