@@ -1,0 +1,57 @@
+// embedded/selector.hpp — label and field selectors as the API server parses them.
+//
+// Label selector grammar (k8s.io/apimachinery/pkg/labels/selector.go): comma-separated
+// requirements `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k` (exists), `!k` (absent).
+// `!=` and `notin` also match objects without the key. Field selectors
+// (k8s.io/apimachinery/pkg/fields/selector.go): `path=v`, `path==v`, `path!=v`, comma-separated.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpupool::embedded {
+
+class LabelSelector {
+ public:
+  enum class Op { Equals, NotEquals, In, NotIn, Exists, DoesNotExist };
+  struct Requirement {
+    std::string key;
+    Op op;
+    std::vector<std::string> values;
+  };
+  /// Throws StatusError 400 BadRequest on a malformed selector (message as the server words it).
+  static LabelSelector parse(std::string_view text);
+  bool matches(const std::map<std::string, std::string>& labels) const;
+  bool empty() const noexcept { return reqs_.empty(); }
+  const std::vector<Requirement>& requirements() const noexcept { return reqs_; }
+
+ private:
+  std::vector<Requirement> reqs_;
+};
+
+class FieldSelector {
+ public:
+  struct Requirement {
+    std::string path;
+    bool negate = false;
+    std::string value;
+  };
+  /// Throws StatusError 400 BadRequest on a malformed selector.
+  static FieldSelector parse(std::string_view text);
+  /// `get(path)` returns the object's value at the path ("" when absent).
+  template <class Get>
+  bool matches(Get&& get) const {
+    for (const auto& r : reqs_)
+      if ((get(r.path) == r.value) == r.negate) return false;
+    return true;
+  }
+  bool empty() const noexcept { return reqs_.empty(); }
+  const std::vector<Requirement>& requirements() const noexcept { return reqs_; }
+
+ private:
+  std::vector<Requirement> reqs_;
+};
+
+}  // namespace gpupool::embedded

@@ -1,0 +1,767 @@
+#include "embedded/store.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <random>
+#include <set>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+#include "embedded/base64.hpp"
+#include "embedded/validation.hpp"
+
+namespace gpupool::embedded {
+
+// ---- StatusError -------------------------------------------------------------------------------
+
+StatusError::StatusError(int code, std::string reason, std::string message, std::string name, std::string group,
+                         std::string kind, std::vector<StatusCause> causes, std::optional<int> retry_after)
+    : ApiError(code, std::move(reason), std::move(message), std::move(causes), retry_after),
+      name_(std::move(name)),
+      group_(std::move(group)),
+      kind_(std::move(kind)) {}
+
+json::object StatusError::to_status() const {
+  json::object s;
+  s["kind"] = "Status";
+  s["apiVersion"] = "v1";
+  s["metadata"] = json::object{};
+  s["status"] = "Failure";
+  s["message"] = status_message();
+  s["reason"] = reason();
+  json::object details;
+  if (!name_.empty()) details["name"] = name_;
+  if (!group_.empty()) details["group"] = group_;
+  if (!kind_.empty()) details["kind"] = kind_;
+  if (!causes().empty()) {
+    json::array cs;
+    for (const auto& c : causes()) {
+      json::object o;
+      o["reason"] = c.reason;
+      o["message"] = c.message;
+      o["field"] = c.field;
+      cs.push_back(std::move(o));
+    }
+    details["causes"] = std::move(cs);
+  }
+  if (retry_after_seconds()) details["retryAfterSeconds"] = *retry_after_seconds();
+  if (!details.empty()) s["details"] = std::move(details);
+  s["code"] = code();
+  return s;
+}
+
+// Wording: k8s.io/apimachinery/pkg/api/errors/errors.go (NewNotFound, NewAlreadyExists, NewConflict,
+// NewInvalid, NewForbidden); details.kind is the resource (plural) for these, as the server sends.
+StatusError StatusError::not_found(const ResourceType& t, std::string_view name) {
+  return StatusError(404, "NotFound", fmt::format("{} \"{}\" not found", t.group_resource(), name), std::string(name),
+                     t.group, t.resource);
+}
+StatusError StatusError::already_exists(const ResourceType& t, std::string_view name) {
+  return StatusError(409, "AlreadyExists", fmt::format("{} \"{}\" already exists", t.group_resource(), name),
+                     std::string(name), t.group, t.resource);
+}
+StatusError StatusError::conflict(const ResourceType& t, std::string_view name, std::string_view why) {
+  return StatusError(409, "Conflict",
+                     fmt::format("Operation cannot be fulfilled on {} \"{}\": {}", t.group_resource(), name, why),
+                     std::string(name), t.group, t.resource);
+}
+StatusError StatusError::invalid(const ResourceType& t, std::string_view name, std::vector<StatusCause> causes) {
+  // NewInvalid: `<Kind> "<name>" is invalid: <field>: <message>` (several joined as a list).
+  std::string msg = fmt::format("{} \"{}\" is invalid: ", t.kind, name);
+  if (causes.size() == 1) {
+    msg += causes[0].field + ": " + causes[0].message;
+  } else {
+    msg += "[";
+    for (std::size_t i = 0; i < causes.size(); ++i) {
+      if (i) msg += ", ";
+      msg += causes[i].field + ": " + causes[i].message;
+    }
+    msg += "]";
+  }
+  const std::string group = t.group;
+  return StatusError(422, "Invalid", msg, std::string(name), group, t.kind, std::move(causes));
+}
+StatusError StatusError::bad_request(std::string message) { return StatusError(400, "BadRequest", std::move(message)); }
+StatusError StatusError::gone(std::string message) { return StatusError(410, "Expired", std::move(message)); }
+StatusError StatusError::forbidden(std::string_view user, std::string_view verb, const ResourceType& t,
+                                   std::string_view ns, std::string_view name, std::string_view sub) {
+  // NewForbidden + the RBAC authorizer's reason:
+  //   `pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "bob"`
+  const std::string qualified = name.empty() ? t.group_resource() : fmt::format("{} \"{}\"", t.group_resource(), name);
+  std::string resource = std::string(t.resource);
+  if (!sub.empty()) resource += "/" + std::string(sub);
+  std::string msg = fmt::format("{} is forbidden: User \"{}\" cannot {} resource \"{}\" in API group \"{}\"", qualified,
+                                user, verb, resource, t.group);
+  msg += ns.empty() ? std::string(" at the cluster scope") : fmt::format(" in the namespace \"{}\"", ns);
+  return StatusError(403, "Forbidden", msg, std::string(name), t.group, t.resource);
+}
+
+std::string_view to_string(EventType t) noexcept {
+  switch (t) {
+    case EventType::Added: return "ADDED";
+    case EventType::Modified: return "MODIFIED";
+    case EventType::Deleted: return "DELETED";
+  }
+  return "ERROR";
+}
+
+Propagation parse_propagation(std::string_view text) {
+  if (text == "Orphan") return Propagation::Orphan;
+  if (text == "Background") return Propagation::Background;
+  if (text == "Foreground") return Propagation::Foreground;
+  if (text.empty()) return Propagation::Default;
+  throw StatusError::bad_request(fmt::format("propagationPolicy: Unsupported value: \"{}\": supported values: "
+                                             "\"Foreground\", \"Background\", \"Orphan\"",
+                                             text));
+}
+
+// ---- helpers -----------------------------------------------------------------------------------
+
+std::string field_value(const json::object& obj, std::string_view path) {
+  const json::object* cur = &obj;
+  while (true) {
+    const auto dot = path.find('.');
+    const auto head = path.substr(0, dot);
+    const auto* v = cur->if_contains(head);
+    if (!v) return {};
+    if (dot == std::string_view::npos) {
+      if (v->is_string()) return std::string(v->as_string());
+      if (v->is_bool()) return v->as_bool() ? "true" : "false";
+      if (v->is_int64()) return std::to_string(v->as_int64());
+      return {};
+    }
+    if (!v->is_object()) return {};
+    cur = &v->as_object();
+    path.remove_prefix(dot + 1);
+  }
+}
+
+std::map<std::string, std::string> labels_of(const json::object& obj) {
+  std::map<std::string, std::string> out;
+  if (const auto* md = obj.if_contains("metadata"); md && md->is_object())
+    if (const auto* l = md->as_object().if_contains("labels"); l && l->is_object())
+      for (const auto& [k, v] : l->as_object())
+        if (v.is_string()) out.emplace(std::string(k), std::string(v.as_string()));
+  return out;
+}
+
+namespace {
+
+json::object& metadata_of(json::object& obj) {
+  auto& md = obj["metadata"];
+  if (!md.is_object()) md = json::object{};
+  return md.as_object();
+}
+const json::object& metadata_of(const json::object& obj) {
+  static const json::object empty;
+  if (const auto* md = obj.if_contains("metadata"); md && md->is_object()) return md->as_object();
+  return empty;
+}
+std::string str(const json::object& o, std::string_view key) {
+  if (const auto* v = o.if_contains(key); v && v->is_string()) return std::string(v->as_string());
+  return {};
+}
+
+// Everything but metadata and status: a change there bumps metadata.generation.
+bool spec_equal(const json::object& a, const json::object& b) {
+  for (const auto& [k, v] : a) {
+    if (k == "metadata" || k == "status") continue;
+    const auto* o = b.if_contains(k);
+    if (!o || *o != v) return false;
+  }
+  for (const auto& [k, v] : b) {
+    (void)v;
+    if (k == "metadata" || k == "status") continue;
+    if (!a.if_contains(k)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// ---- Store -------------------------------------------------------------------------------------
+
+using Key = std::pair<std::string, std::string>;  // (namespace, name)
+using Objects = std::map<Key, std::shared_ptr<const json::object>>;
+struct Ref {
+  const ResourceType* type;
+  std::string ns, name;
+  bool operator<(const Ref& o) const { return std::tie(type, ns, name) < std::tie(o.type, o.ns, o.name); }
+};
+
+struct Store::Impl {
+  Options options;
+  mutable std::recursive_mutex mu;
+  std::deque<ResourceType> types;                       // address-stable
+  std::unordered_map<const ResourceType*, Objects> data;
+  std::unordered_map<std::string, std::set<Ref>> dependents;  // owner uid -> dependents
+  std::uint64_t rv = 1;
+  std::uint64_t compacted = 0;                            // the newest event dropped from history
+  std::deque<WatchEvent> history;
+  std::map<SubscriptionId, std::function<void(const WatchEvent&)>> subscribers;
+  SubscriptionId next_sub = 1;
+  std::vector<std::shared_ptr<WatchQueue>> queues;
+  std::deque<WatchEvent> pending;                         // for subscribers
+  bool dispatching = false;
+  std::vector<std::function<void(AdmissionRequest&)>> plugins;
+  std::mt19937_64 rng{std::random_device{}()};
+
+  Objects& objects(const ResourceType& t) { return data[&t]; }
+
+  std::string new_uid() {
+    const auto a = rng(), b = rng();
+    return fmt::format("{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}", a >> 32, (a >> 16) & 0xffff, a & 0xfff,
+                       0x8000 | ((b >> 48) & 0x3fff), b & 0xffffffffffffULL);
+  }
+  std::string random_suffix() {
+    // k8s.io/apiserver/pkg/storage/names: 5 characters of "bcdfghjklmnpqrstvwxz2456789".
+    static constexpr char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    std::string s;
+    for (int i = 0; i < 5; ++i) s += alphabet[rng() % (sizeof(alphabet) - 1)];
+    return s;
+  }
+
+  void index_owners(const ResourceType& t, const json::object& obj, bool add) {
+    const auto& md = metadata_of(obj);
+    const auto* refs = md.if_contains("ownerReferences");
+    if (!refs || !refs->is_array()) return;
+    Ref me{&t, str(md, "namespace"), str(md, "name")};
+    for (const auto& r : refs->as_array()) {
+      if (!r.is_object()) continue;
+      const auto uid = str(r.as_object(), "uid");
+      if (uid.empty()) continue;
+      if (add) {
+        dependents[uid].insert(me);
+      } else if (auto it = dependents.find(uid); it != dependents.end()) {
+        it->second.erase(me);
+        if (it->second.empty()) dependents.erase(it);
+      }
+    }
+  }
+
+  void put(const ResourceType& t, const Key& k, std::shared_ptr<const json::object> obj) {
+    auto& objs = objects(t);
+    if (auto it = objs.find(k); it != objs.end()) index_owners(t, *it->second, false);
+    index_owners(t, *obj, true);
+    objs[k] = std::move(obj);
+  }
+  void erase(const ResourceType& t, const Key& k) {
+    auto& objs = objects(t);
+    if (auto it = objs.find(k); it != objs.end()) {
+      index_owners(t, *it->second, false);
+      objs.erase(it);
+    }
+  }
+};
+
+Store::Store(const Clock& clock, Options options) : clock_(clock), impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  for (auto& t : builtin_types(impl_->options.mpijob_version)) register_type(std::move(t));
+}
+
+Store::~Store() {
+  std::lock_guard lk(impl_->mu);
+  for (auto& q : impl_->queues) q->close();
+}
+
+const ResourceType& Store::register_type(ResourceType t) {
+  std::lock_guard lk(impl_->mu);
+  for (auto& existing : impl_->types)
+    if (existing.group == t.group && existing.resource == t.resource) {
+      existing = std::move(t);
+      return existing;
+    }
+  impl_->types.push_back(std::move(t));
+  return impl_->types.back();
+}
+
+void Store::unregister_type(std::string_view group, std::string_view resource) {
+  std::lock_guard lk(impl_->mu);
+  for (auto& t : impl_->types)
+    if (t.group == group && t.resource == resource) {
+      impl_->data.erase(&t);
+      t.resource = "";  // keep the address valid; an empty resource is never served
+      t.kind = "";
+    }
+}
+
+const ResourceType& Store::type(std::string_view group, std::string_view resource) const {
+  std::lock_guard lk(impl_->mu);
+  for (const auto& t : impl_->types)
+    if (t.group == group && t.resource == resource && !resource.empty()) return t;
+  throw StatusError(404, "NotFound",
+                    fmt::format("the server could not find the requested resource ({}{}{})", resource,
+                                group.empty() ? "" : ".", group));
+}
+
+const ResourceType* Store::find_type(std::string_view group, std::string_view version, std::string_view resource) const {
+  std::lock_guard lk(impl_->mu);
+  for (const auto& t : impl_->types)
+    if (t.group == group && t.version == version && t.resource == resource && !resource.empty()) return &t;
+  return nullptr;
+}
+
+const ResourceType* Store::find_kind(std::string_view api_version, std::string_view kind) const {
+  std::lock_guard lk(impl_->mu);
+  for (const auto& t : impl_->types)
+    if (t.kind == kind && t.api_version() == api_version && !kind.empty()) return &t;
+  return nullptr;
+}
+
+std::vector<const ResourceType*> Store::types() const {
+  std::lock_guard lk(impl_->mu);
+  std::vector<const ResourceType*> out;
+  for (const auto& t : impl_->types)
+    if (!t.resource.empty()) out.push_back(&t);
+  return out;
+}
+
+std::uint64_t Store::revision() const {
+  std::lock_guard lk(impl_->mu);
+  return impl_->rv;
+}
+
+void Store::add_admission(std::function<void(AdmissionRequest&)> plugin) {
+  std::lock_guard lk(impl_->mu);
+  impl_->plugins.push_back(std::move(plugin));
+}
+
+void Store::admit(AdmissionRequest& r) {
+  builtin_admission(r);
+  for (const auto& p : impl_->plugins) p(r);
+}
+
+void Store::commit_event(EventType type, const ResourceType& t, std::shared_ptr<const json::object> obj,
+                         std::shared_ptr<const json::object> old) {
+  // Called with the lock held, after the data change: history, HTTP watch queues, subscribers.
+  WatchEvent ev{type, &t, std::move(obj), std::move(old), impl_->rv};
+  impl_->history.push_back(ev);
+  while (impl_->history.size() > impl_->options.history) {
+    impl_->compacted = impl_->history.front().resource_version;
+    impl_->history.pop_front();
+  }
+  for (const auto& q : impl_->queues) q->push(ev);
+  std::erase_if(impl_->queues, [](const auto& q) { return q->closed(); });
+  if (!impl_->subscribers.empty()) impl_->pending.push_back(std::move(ev));
+}
+
+json::object Store::create(const ResourceType& t, std::string_view ns, json::object obj, const WriteOptions& o) {
+  // Insert top-level keys first: a reference into `obj` dies when obj grows.
+  obj["apiVersion"] = t.api_version();
+  obj["kind"] = t.kind;
+  auto& md = metadata_of(obj);
+  if (!t.namespaced) ns = {};
+  const std::string given_ns = str(md, "namespace");
+  if (t.namespaced) {
+    if (ns.empty()) ns = given_ns;
+    if (!given_ns.empty() && given_ns != ns)
+      throw StatusError::bad_request(
+          "the namespace of the provided object does not match the namespace sent on the request");
+    if (ns.empty()) throw StatusError::bad_request("an empty namespace may not be set during creation");
+    md["namespace"] = std::string(ns);
+  } else {
+    md.erase("namespace");
+  }
+  for (const char* k : {"uid", "resourceVersion", "creationTimestamp", "generation", "deletionTimestamp", "selfLink"})
+    md.erase(k);
+  {
+    std::lock_guard lk(impl_->mu);
+    std::string name = str(md, "name");
+    if (name.empty()) {
+      const std::string gen = str(md, "generateName");
+      if (gen.empty())
+        throw StatusError::invalid(t, "", {{"FieldValueRequired", "Required value: name or generateName is required",
+                                            "metadata.name"}});
+      name = gen + impl_->random_suffix();
+      md["name"] = name;
+    }
+    if (t.namespaced) {
+      const auto& ns_type = type("", "namespaces");
+      if (!impl_->objects(ns_type).count({"", std::string(ns)}))
+        throw StatusError::not_found(ns_type, ns);
+    }
+    AdmissionRequest req{AdmissionRequest::Operation::Create, &t, "", std::string(ns), &obj, nullptr, &o};
+    admit(req);
+    const Key key{std::string(ns), name};
+    if (impl_->objects(t).count(key)) throw StatusError::already_exists(t, name);
+    auto& md2 = metadata_of(obj);
+    md2["uid"] = impl_->new_uid();
+    md2["creationTimestamp"] = to_rfc3339(clock_.now());
+    if (!o.dry_run) {
+      md2["resourceVersion"] = std::to_string(++impl_->rv);
+    } else {
+      md2.erase("resourceVersion");  // dry run: nothing stored, no version
+    }
+    md2["generation"] = 1;
+    if (o.dry_run) return obj;
+    auto stored = std::make_shared<const json::object>(obj);
+    impl_->put(t, key, stored);
+    commit_event(EventType::Added, t, stored, nullptr);
+  }
+  dispatch();
+  return obj;
+}
+
+std::shared_ptr<const json::object> Store::find(const ResourceType& t, std::string_view ns,
+                                                std::string_view name) const {
+  std::lock_guard lk(impl_->mu);
+  auto& objs = impl_->objects(t);
+  auto it = objs.find({t.namespaced ? std::string(ns) : std::string(), std::string(name)});
+  return it == objs.end() ? nullptr : it->second;
+}
+
+json::object Store::get(const ResourceType& t, std::string_view ns, std::string_view name) const {
+  auto p = find(t, ns, name);
+  if (!p) throw StatusError::not_found(t, name);
+  return *p;
+}
+
+namespace {
+struct ContinueToken {
+  std::uint64_t rv = 0;
+  std::string ns, name;
+};
+std::string encode_continue(const ContinueToken& c) {
+  json::object o{{"v", "meta.k8s.io/v1"}, {"rv", c.rv}, {"ns", c.ns}, {"start", c.name}};
+  return base64_encode(json::serialize(o));
+}
+ContinueToken decode_continue(const std::string& token) {
+  // apiserver/pkg/storage: "continue key is not valid: ..." as a 400 BadRequest.
+  auto raw = base64_decode(token);
+  boost::system::error_code ec;
+  json::value v;
+  if (raw) v = json::parse(*raw, ec);
+  if (!raw || ec || !v.is_object() || !v.as_object().contains("rv"))
+    throw StatusError::bad_request("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
+  const auto& o = v.as_object();
+  ContinueToken c;
+  c.rv = o.at("rv").is_uint64() ? o.at("rv").as_uint64() : static_cast<std::uint64_t>(o.at("rv").to_number<std::int64_t>());
+  c.ns = str(o, "ns");
+  c.name = str(o, "start");
+  return c;
+}
+bool object_matches(const json::object& obj, const LabelSelector& labels, const FieldSelector& fields) {
+  if (!labels.empty() && !labels.matches(labels_of(obj))) return false;
+  if (!fields.empty() && !fields.matches([&](const std::string& path) { return field_value(obj, path); }))
+    return false;
+  return true;
+}
+}  // namespace
+
+ListResult Store::list(const ResourceType& t, std::string_view ns, const ListOptions& o) const {
+  std::lock_guard lk(impl_->mu);
+  ListResult out;
+  out.resource_version = impl_->rv;
+  const auto& objs = impl_->objects(t);
+  Objects::const_iterator it, end = objs.end();
+  const std::string nss = t.namespaced ? std::string(ns) : std::string();
+  if (!o.continue_token.empty()) {
+    const auto c = decode_continue(o.continue_token);
+    it = objs.upper_bound({c.ns, c.name});
+    out.resource_version = c.rv;
+  } else {
+    it = nss.empty() ? objs.begin() : objs.lower_bound({nss, ""});
+  }
+  std::int64_t count = 0;
+  for (; it != end; ++it) {
+    if (!nss.empty() && it->first.first != nss) break;
+    if (!object_matches(*it->second, o.labels, o.fields)) continue;
+    if (o.limit > 0 && count == o.limit) {
+      // More remain: hand back a token that resumes after the last item returned.
+      const auto& last = out.items.back();
+      const auto& md = metadata_of(*last);
+      out.continue_token = encode_continue({out.resource_version, str(md, "namespace"), str(md, "name")});
+      std::int64_t remaining = 0;
+      for (; it != end && (nss.empty() || it->first.first == nss); ++it)
+        if (object_matches(*it->second, o.labels, o.fields)) ++remaining;
+      out.remaining = remaining;
+      break;
+    }
+    out.items.push_back(it->second);
+    ++count;
+  }
+  return out;
+}
+
+json::object Store::update(const ResourceType& t, std::string_view ns, json::object obj, const WriteOptions& o,
+                           std::string_view subresource) {
+  if (!t.namespaced) ns = {};
+  {
+    std::lock_guard lk(impl_->mu);
+    auto& md = metadata_of(obj);
+    const std::string name = str(md, "name");
+    if (name.empty())
+      throw StatusError::invalid(t, "", {{"FieldValueRequired", "Required value: name is required", "metadata.name"}});
+    const std::string given_ns = str(md, "namespace");
+    if (t.namespaced && !given_ns.empty() && given_ns != ns)
+      throw StatusError::bad_request("the namespace of the provided object does not match the namespace sent on the request");
+    const Key key{std::string(ns), name};
+    auto& objs = impl_->objects(t);
+    auto it = objs.find(key);
+    if (it == objs.end()) throw StatusError::not_found(t, name);
+    const auto old = it->second;
+    const auto& old_md = metadata_of(*old);
+    const std::string want_rv = str(md, "resourceVersion");
+    if (!want_rv.empty() && want_rv != str(old_md, "resourceVersion")) throw StatusError::conflict(t, name);
+    const std::string want_uid = str(md, "uid");
+    if (!want_uid.empty() && want_uid != str(old_md, "uid"))
+      throw StatusError::conflict(t, name, fmt::format("Precondition failed: UID in precondition: {}, UID in object meta: {}",
+                                                       want_uid, str(old_md, "uid")));
+    json::object next;
+    if (subresource == "status") {
+      // The status endpoint changes status only (registry strategies' PrepareForUpdate).
+      next = *old;
+      if (const auto* st = obj.if_contains("status")) next["status"] = *st;
+      else next.erase("status");
+    } else {
+      next = std::move(obj);
+      if (t.has_status) {
+        if (const auto* st = old->if_contains("status")) next["status"] = *st;
+        else next.erase("status");
+      }
+      auto& nmd = metadata_of(next);
+      for (const char* k : {"uid", "creationTimestamp", "generation"})
+        if (const auto* v = old_md.if_contains(k)) nmd[k] = *v;
+      if (t.namespaced) nmd["namespace"] = std::string(ns);
+      else nmd.erase("namespace");
+    }
+    next["apiVersion"] = t.api_version();
+    next["kind"] = t.kind;
+    AdmissionRequest req{AdmissionRequest::Operation::Update, &t, std::string(subresource), std::string(ns), &next,
+                         old.get(), &o};
+    admit(req);
+    auto& nmd = metadata_of(next);
+    std::int64_t gen = 1;
+    if (const auto* g = old_md.if_contains("generation"); g && g->is_int64()) gen = g->as_int64();
+    if (!spec_equal(next, *old)) ++gen;
+    nmd["generation"] = gen;
+    nmd["resourceVersion"] = str(old_md, "resourceVersion");
+    if (next == *old) return next;  // a no-op update writes nothing and sends no event
+    if (o.dry_run) return next;
+    nmd["resourceVersion"] = std::to_string(++impl_->rv);
+    auto stored = std::make_shared<const json::object>(next);
+    impl_->put(t, key, stored);
+    commit_event(EventType::Modified, t, stored, old);
+    obj = std::move(next);
+  }
+  dispatch();
+  return obj;
+}
+
+json::object Store::mutate(const ResourceType& t, std::string_view ns, std::string_view name,
+                           const std::function<void(json::object&)>& fn, const WriteOptions& o,
+                           std::string_view subresource) {
+  for (int attempt = 0;; ++attempt) {
+    json::object cur = get(t, ns, name);
+    fn(cur);
+    try {
+      return update(t, ns, std::move(cur), o, subresource);
+    } catch (const StatusError& e) {
+      if (e.reason() != "Conflict" || attempt >= 16) throw;
+    }
+  }
+}
+
+void Store::delete_locked_recursive(const ResourceType& t, const std::string& ns, const std::string& name,
+                                    Propagation p) {
+  auto& objs = impl_->objects(t);
+  auto it = objs.find({ns, name});
+  if (it == objs.end()) return;
+  const auto old = it->second;
+  const std::string uid = str(metadata_of(*old), "uid");
+  if (p == Propagation::Default) p = t.orphan_by_default ? Propagation::Orphan : Propagation::Background;
+  std::vector<Ref> deps;
+  if (auto d = impl_->dependents.find(uid); d != impl_->dependents.end()) deps.assign(d->second.begin(), d->second.end());
+  auto delete_self = [&] {
+    impl_->erase(t, {ns, name});
+    json::object last = *old;
+    metadata_of(last)["resourceVersion"] = std::to_string(++impl_->rv);
+    auto stored = std::make_shared<const json::object>(std::move(last));
+    commit_event(EventType::Deleted, t, stored, old);
+  };
+  if (p == Propagation::Orphan) {
+    delete_self();
+    for (const auto& d : deps) {
+      auto& dobjs = impl_->objects(*d.type);
+      auto di = dobjs.find({d.ns, d.name});
+      if (di == dobjs.end()) continue;
+      json::object next = *di->second;
+      auto& nmd = metadata_of(next);
+      json::array kept;
+      if (auto* refs = nmd.if_contains("ownerReferences"); refs && refs->is_array())
+        for (auto& r : refs->as_array())
+          if (!(r.is_object() && str(r.as_object(), "uid") == uid)) kept.push_back(r);
+      if (kept.empty()) nmd.erase("ownerReferences");
+      else nmd["ownerReferences"] = std::move(kept);
+      nmd["resourceVersion"] = std::to_string(++impl_->rv);
+      auto prev = di->second;
+      auto stored = std::make_shared<const json::object>(std::move(next));
+      impl_->put(*d.type, {d.ns, d.name}, stored);
+      commit_event(EventType::Modified, *d.type, stored, prev);
+    }
+    return;
+  }
+  // Foreground: dependents go first (Kubernetes keeps the owner with a foregroundDeletion
+  // finalizer until they are gone); Background: the owner goes first, the GC then deletes them.
+  if (p == Propagation::Background) delete_self();
+  for (const auto& d : deps) delete_locked_recursive(*d.type, d.ns, d.name, p);
+  if (p == Propagation::Foreground) delete_self();
+}
+
+json::object Store::remove(const ResourceType& t, std::string_view ns, std::string_view name, const DeleteOptions& o) {
+  if (!t.namespaced) ns = {};
+  json::object result;
+  {
+    std::lock_guard lk(impl_->mu);
+    auto& objs = impl_->objects(t);
+    const Key key{std::string(ns), std::string(name)};
+    auto it = objs.find(key);
+    if (it == objs.end()) throw StatusError::not_found(t, name);
+    const auto& md = metadata_of(*it->second);
+    if (o.precondition_uid && *o.precondition_uid != str(md, "uid"))
+      throw StatusError::conflict(t, name, fmt::format("Precondition failed: UID in precondition: {}, UID in object meta: {}",
+                                                       *o.precondition_uid, str(md, "uid")));
+    if (o.precondition_resource_version && *o.precondition_resource_version != str(md, "resourceVersion"))
+      throw StatusError::conflict(
+          t, name, fmt::format("Precondition failed: ResourceVersion in precondition: {}, ResourceVersion in object meta: {}",
+                               *o.precondition_resource_version, str(md, "resourceVersion")));
+    result = *it->second;
+    AdmissionRequest req{AdmissionRequest::Operation::Delete, &t, "", std::string(ns), nullptr, it->second.get(), nullptr};
+    for (const auto& p : impl_->plugins) p(req);
+    if (o.dry_run) return result;
+    // Deleting a namespace deletes everything in it (the namespace controller's job).
+    if (&t == &type("", "namespaces")) {
+      for (auto& [tp, tobjs] : impl_->data) {
+        if (!tp->namespaced) continue;
+        std::vector<std::string> names;
+        for (auto oi = tobjs.lower_bound({std::string(name), ""}); oi != tobjs.end() && oi->first.first == name; ++oi)
+          names.push_back(oi->first.second);
+        for (const auto& n : names) delete_locked_recursive(*tp, std::string(name), n, Propagation::Background);
+      }
+    }
+    delete_locked_recursive(t, std::string(ns), std::string(name), o.propagation);
+  }
+  dispatch();
+  return result;
+}
+
+// ---- watch -------------------------------------------------------------------------------------
+
+Store::SubscriptionId Store::subscribe(std::function<void(const WatchEvent&)> callback) {
+  std::lock_guard lk(impl_->mu);
+  const auto id = impl_->next_sub++;
+  impl_->subscribers.emplace(id, std::move(callback));
+  return id;
+}
+
+void Store::unsubscribe(SubscriptionId id) {
+  std::lock_guard lk(impl_->mu);
+  impl_->subscribers.erase(id);
+}
+
+void Store::dispatch() {
+  std::unique_lock lk(impl_->mu);
+  if (impl_->dispatching) return;
+  impl_->dispatching = true;
+  while (!impl_->pending.empty()) {
+    WatchEvent ev = std::move(impl_->pending.front());
+    impl_->pending.pop_front();
+    std::vector<std::function<void(const WatchEvent&)>> subs;
+    for (const auto& [id, cb] : impl_->subscribers) subs.push_back(cb);
+    // Release every level of the recursive lock held by this thread while callbacks run.
+    lk.unlock();
+    for (const auto& cb : subs) cb(ev);
+    lk.lock();
+  }
+  impl_->dispatching = false;
+}
+
+std::shared_ptr<WatchQueue> Store::open_watch(const ResourceType& t, std::string_view ns, std::uint64_t resource_version,
+                                              LabelSelector labels, FieldSelector fields) {
+  auto q = std::make_shared<WatchQueue>();
+  q->type_ = &t;
+  q->ns_ = t.namespaced ? std::string(ns) : std::string();
+  q->labels_ = std::move(labels);
+  q->fields_ = std::move(fields);
+  std::lock_guard lk(impl_->mu);
+  if (resource_version == 0) {
+    // "Get State and Start at Most Recent": synthetic ADDED events for what exists now.
+    for (const auto& [k, obj] : impl_->objects(t)) {
+      if (!q->ns_.empty() && k.first != q->ns_) continue;
+      if (!object_matches(*obj, q->labels_, q->fields_)) continue;
+      q->push(WatchEvent{EventType::Added, &t, obj, nullptr,
+                         std::stoull(str(metadata_of(*obj), "resourceVersion"))});
+    }
+  } else {
+    // apiserver/pkg/storage/cacher: `too old resource version: %d (%d)` as 410 Expired.
+    if (resource_version < impl_->compacted)
+      throw StatusError::gone(fmt::format("too old resource version: {} ({})", resource_version, impl_->compacted + 1));
+    for (const auto& ev : impl_->history) {
+      if (ev.resource_version <= resource_version || ev.type_info != &t) continue;
+      q->push(ev);
+    }
+  }
+  impl_->queues.push_back(q);
+  return q;
+}
+
+void Store::close_watch(const std::shared_ptr<WatchQueue>& q) {
+  std::lock_guard lk(impl_->mu);
+  q->close();
+  std::erase(impl_->queues, q);
+}
+
+bool WatchQueue::closed() const {
+  std::lock_guard lk(mu_);
+  return closed_;
+}
+
+void WatchQueue::close() {
+  {
+    std::lock_guard lk(mu_);
+    closed_ = true;
+  }
+  cv_.notify_all();
+}
+
+std::vector<WatchEvent> WatchQueue::next(std::chrono::milliseconds timeout) {
+  std::unique_lock lk(mu_);
+  cv_.wait_for(lk, timeout, [&] { return closed_ || !events_.empty(); });
+  std::vector<WatchEvent> out(std::make_move_iterator(events_.begin()), std::make_move_iterator(events_.end()));
+  events_.clear();
+  return out;
+}
+
+void WatchQueue::push(const WatchEvent& e) {
+  // Translate to what this watcher sees: a change moving an object into or out of its selector
+  // is an ADDED or DELETED for it (apiserver cacher semantics).
+  if (e.type_info != type_) return;
+  const auto& md = metadata_of(*e.object);
+  if (!ns_.empty() && str(md, "namespace") != ns_) return;
+  const bool now = object_matches(*e.object, labels_, fields_);
+  const bool before = e.old_object && object_matches(*e.old_object, labels_, fields_);
+  WatchEvent out = e;
+  if (e.type == EventType::Modified) {
+    if (now && !before) out.type = EventType::Added;
+    else if (!now && before) {
+      out.type = EventType::Deleted;
+    } else if (!now) return;
+  } else if (e.type == EventType::Deleted) {
+    if (!(before || now)) return;
+  } else if (!now) {
+    return;
+  }
+  {
+    std::lock_guard lk(mu_);
+    if (closed_) return;
+    if (events_.size() >= max_pending_) {
+      closed_ = true;  // a watcher too slow to keep up is closed; it re-watches from its last version
+    } else {
+      events_.push_back(std::move(out));
+    }
+  }
+  cv_.notify_all();
+}
+
+}  // namespace gpupool::embedded

@@ -1,0 +1,247 @@
+// embedded/store.hpp — the embedded API server's object store (what etcd + the registry are in
+// Kubernetes): typed, thread-safe, in memory, with one global resourceVersion counter and a watch
+// history.
+//
+// How a controller uses it
+// ------------------------
+//   Store& s = ...;                                  // owned by the server (EmbeddedServer)
+//   const ResourceType& pods = s.type("", "pods");   // or s.type("apps", "deployments")
+//   auto sub = s.subscribe([&](const WatchEvent& e) {  // every committed change, all types,
+//     if (e.type->resource == "replicasets") ...;    // in resourceVersion order
+//   });
+//   s.create(pods, "ns", pod_json);                  // same calls (and same admission/validation)
+//   s.update(pods, "ns", changed_pod);               // as the HTTP layer; 409 -> re-get and retry
+//   s.mutate(pods, "ns", "name", [](json::object& o) { ...; });  // read-modify-write, retried
+//   s.unsubscribe(sub);
+// Subscriber callbacks run synchronously on the thread that committed the change, after the store
+// lock is released, one event at a time and in order. A callback may itself write to the store:
+// its events are queued and delivered after the current callback returns (no recursion), so when
+// the outermost write returns in a single-threaded test, every controller has already reacted.
+// Errors are thrown as StatusError (an ApiError with the Status details), e.g. 404 NotFound,
+// 409 AlreadyExists/Conflict, 422 Invalid, 410 Expired.
+//
+// Watches for HTTP clients use open_watch(): a queue the HTTP layer drains (events after a given
+// resourceVersion, replayed from the bounded history; 410 Expired when older than the history).
+#pragma once
+
+#include <boost/json.hpp>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "embedded/clock.hpp"
+#include "embedded/selector.hpp"
+#include "gpupool/error.hpp"
+
+namespace gpupool::embedded {
+
+namespace json = boost::json;
+
+/// One served resource (a row of discovery). Built-in types are registered by the Store's
+/// constructor; CRDs add more at run time.
+struct ResourceType {
+  std::string group;    ///< "" for core
+  std::string version;  ///< "v1", "v2beta1"
+  std::string resource; ///< plural, e.g. "pods"
+  std::string kind;     ///< "Pod"
+  std::string singular; ///< "pod"
+  bool namespaced = true;
+  bool has_status = false;  ///< a status subresource: the main endpoint ignores status changes
+  bool has_scale = false;
+  bool orphan_by_default = false;  ///< default propagationPolicy Orphan (batch/v1 Job, core RC)
+  std::vector<std::string> short_names;
+  std::vector<std::string> categories;  ///< "all"
+  std::string api_version() const { return group.empty() ? version : group + "/" + version; }
+  std::string group_resource() const { return group.empty() ? resource : resource + "." + group; }
+};
+
+/// An ApiError carrying the Status details (name, group, kind) the HTTP layer serialises.
+class StatusError : public ApiError {
+ public:
+  StatusError(int code, std::string reason, std::string message, std::string name = {}, std::string group = {},
+              std::string kind = {}, std::vector<StatusCause> causes = {}, std::optional<int> retry_after = {});
+  const std::string& name() const noexcept { return name_; }
+  const std::string& group() const noexcept { return group_; }
+  const std::string& kind() const noexcept { return kind_; }
+  /// The metav1.Status object (kind Status, apiVersion v1, status Failure, ...).
+  json::object to_status() const;
+
+  // Builders worded as the API server words them (staging/src/k8s.io/apimachinery/pkg/api/errors).
+  static StatusError not_found(const ResourceType& t, std::string_view name);
+  static StatusError already_exists(const ResourceType& t, std::string_view name);
+  static StatusError conflict(const ResourceType& t, std::string_view name, std::string_view why =
+      "the object has been modified; please apply your changes to the latest version and try again");
+  static StatusError invalid(const ResourceType& t, std::string_view name, std::vector<StatusCause> causes);
+  static StatusError bad_request(std::string message);
+  static StatusError gone(std::string message);
+  static StatusError forbidden(std::string_view user, std::string_view verb, const ResourceType& t,
+                               std::string_view ns, std::string_view name = {}, std::string_view sub = {});
+
+ private:
+  std::string name_, group_, kind_;
+};
+
+enum class EventType { Added, Modified, Deleted };
+std::string_view to_string(EventType t) noexcept;  ///< "ADDED" | "MODIFIED" | "DELETED"
+
+struct WatchEvent {
+  EventType type;
+  const ResourceType* type_info = nullptr;  ///< stable for the store's life
+  std::shared_ptr<const json::object> object;      ///< after the change (the last state for DELETED)
+  std::shared_ptr<const json::object> old_object;  ///< before the change (null for ADDED)
+  std::uint64_t resource_version = 0;
+};
+
+struct ListOptions {
+  LabelSelector labels;
+  FieldSelector fields;
+  std::int64_t limit = 0;     ///< 0: no limit
+  std::string continue_token;
+};
+
+struct ListResult {
+  std::vector<std::shared_ptr<const json::object>> items;
+  std::uint64_t resource_version = 0;  ///< the store's revision at list time
+  std::string continue_token;          ///< empty when complete
+  std::optional<std::int64_t> remaining;
+};
+
+enum class Propagation { Default, Orphan, Background, Foreground };
+/// "Orphan" | "Background" | "Foreground"; throws StatusError(400) otherwise.
+Propagation parse_propagation(std::string_view text);
+
+struct WriteOptions {
+  bool dry_run = false;
+  std::string field_manager;
+  std::string user;  ///< for admission plugins that care
+};
+
+struct DeleteOptions {
+  Propagation propagation = Propagation::Default;
+  bool dry_run = false;
+  std::optional<std::string> precondition_uid;
+  std::optional<std::string> precondition_resource_version;
+};
+
+/// What admission plugins see. They may change `object` (mutating) or throw StatusError.
+struct AdmissionRequest {
+  enum class Operation { Create, Update, Delete } operation;
+  const ResourceType* type = nullptr;
+  std::string subresource;  ///< "", "status", "binding", "scale"
+  std::string ns;
+  json::object* object = nullptr;           ///< the new object (null for Delete)
+  const json::object* old_object = nullptr; ///< null for Create
+  const WriteOptions* options = nullptr;
+};
+
+/// A queue of events for one HTTP watch. Filled by the store, drained by the server.
+class WatchQueue {
+ public:
+  /// Waits up to `timeout` for events; returns those available (empty on timeout or when closed).
+  std::vector<WatchEvent> next(std::chrono::milliseconds timeout);
+  bool closed() const;
+  void close();
+
+ private:
+  friend class Store;
+  void push(const WatchEvent& e);
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<WatchEvent> events_;
+  bool closed_ = false;
+  std::size_t max_pending_ = 100000;
+  // filter
+  const ResourceType* type_ = nullptr;
+  std::string ns_;
+  LabelSelector labels_;
+  FieldSelector fields_;
+};
+
+class Store {
+ public:
+  struct Options {
+    std::size_t history = 10000;  ///< events kept for resuming watches; older -> 410 Gone
+    std::string mpijob_version = "v1";  ///< kubeflow.org MPIJob served: "v1" or "v2beta1"
+  };
+  /// `clock` must outlive the store.
+  explicit Store(const Clock& clock) : Store(clock, Options{}) {}
+  Store(const Clock& clock, Options options);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // ---- types ----------------------------------------------------------------------------------
+  /// Registers (or replaces the version of) a resource; returns the stored, address-stable entry.
+  const ResourceType& register_type(ResourceType t);
+  void unregister_type(std::string_view group, std::string_view resource);
+  /// The type serving group/resource (any version); throws StatusError 404 when none.
+  const ResourceType& type(std::string_view group, std::string_view resource) const;
+  const ResourceType* find_type(std::string_view group, std::string_view version, std::string_view resource) const;
+  const ResourceType* find_kind(std::string_view api_version, std::string_view kind) const;
+  std::vector<const ResourceType*> types() const;
+
+  // ---- objects --------------------------------------------------------------------------------
+  /// Sets uid, resourceVersion, creationTimestamp, generation 1, name from generateName, namespace,
+  /// apiVersion/kind; runs admission; fails with 409 AlreadyExists, 404 (namespace missing), 422.
+  json::object create(const ResourceType& t, std::string_view ns, json::object obj, const WriteOptions& o = {});
+  json::object get(const ResourceType& t, std::string_view ns, std::string_view name) const;
+  std::shared_ptr<const json::object> find(const ResourceType& t, std::string_view ns, std::string_view name) const;
+  /// ns empty: all namespaces. Items in key order (namespace, name), as etcd lists them.
+  ListResult list(const ResourceType& t, std::string_view ns, const ListOptions& o = {}) const;
+  /// Replaces an object. A non-empty metadata.resourceVersion must equal the stored one (else 409
+  /// Conflict). subresource "" keeps the old status (types with a status subresource); "status"
+  /// keeps everything but status. generation is bumped when anything outside metadata/status changes.
+  json::object update(const ResourceType& t, std::string_view ns, json::object obj, const WriteOptions& o = {},
+                      std::string_view subresource = {});
+  /// Read-modify-write: calls `fn` on the current object and updates, retrying on conflicts.
+  json::object mutate(const ResourceType& t, std::string_view ns, std::string_view name,
+                      const std::function<void(json::object&)>& fn, const WriteOptions& o = {},
+                      std::string_view subresource = {});
+  /// Deletes an object and, per propagation, its dependents (ownerReferences) — Background and
+  /// Foreground delete them (recursively), Orphan removes their ownerReference. Returns the
+  /// deleted object.
+  json::object remove(const ResourceType& t, std::string_view ns, std::string_view name, const DeleteOptions& o = {});
+  std::uint64_t revision() const;
+
+  // ---- watch ----------------------------------------------------------------------------------
+  using SubscriptionId = std::uint64_t;
+  SubscriptionId subscribe(std::function<void(const WatchEvent&)> callback);
+  void unsubscribe(SubscriptionId id);
+  /// Events of `t` in `ns` (empty: all) after `resource_version` (0: the current state as synthetic
+  /// ADDED events first). Throws StatusError 410 Expired when the version is older than the history.
+  std::shared_ptr<WatchQueue> open_watch(const ResourceType& t, std::string_view ns, std::uint64_t resource_version,
+                                         LabelSelector labels = {}, FieldSelector fields = {});
+  void close_watch(const std::shared_ptr<WatchQueue>& q);
+
+  // ---- admission ------------------------------------------------------------------------------
+  /// Plugins run in order after built-in defaulting/validation, under the store's (recursive) lock:
+  /// they may read the store (get/list) but must not write to it. Throw StatusError to reject.
+  void add_admission(std::function<void(AdmissionRequest&)> plugin);
+
+  const Clock& clock() const noexcept { return clock_; }
+
+ private:
+  struct Impl;
+  void admit(AdmissionRequest& r);
+  void commit_event(EventType type, const ResourceType& t, std::shared_ptr<const json::object> obj,
+                    std::shared_ptr<const json::object> old);
+  void dispatch();
+  void delete_locked_recursive(const ResourceType& t, const std::string& ns, const std::string& name, Propagation p);
+  const Clock& clock_;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The value at a dotted path ("metadata.name", "spec.nodeName") as a string ("" when absent).
+std::string field_value(const json::object& obj, std::string_view path);
+/// metadata.labels as a map.
+std::map<std::string, std::string> labels_of(const json::object& obj);
+
+}  // namespace gpupool::embedded

@@ -1,0 +1,19 @@
+// embedded/validation.hpp — the built-in resource types and the API server's defaulting and
+// validation of the objects gpupool writes (apis/core/validation, apps/validation, batch/validation).
+#pragma once
+
+#include <vector>
+
+#include "embedded/store.hpp"
+
+namespace gpupool::embedded {
+
+/// Every type the embedded server serves from the start (core/v1, apps/v1, batch/v1, events,
+/// apiextensions CRDs, kubeflow.org with the given MPIJob version).
+std::vector<ResourceType> builtin_types(const std::string& mpijob_version);
+
+/// Defaulting + validation run by Store for every create/update before admission plugins.
+/// Throws StatusError 422 Invalid with causes.
+void builtin_admission(AdmissionRequest& r);
+
+}  // namespace gpupool::embedded

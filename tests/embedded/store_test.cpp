@@ -1,0 +1,283 @@
+#include <doctest/doctest.h>
+
+#include "embedded/store.hpp"
+
+using namespace gpupool::embedded;
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+namespace {
+
+ListOptions page(std::int64_t limit, std::string token = {}) {
+  ListOptions o;
+  o.limit = limit;
+  o.continue_token = std::move(token);
+  return o;
+}
+DeleteOptions propagate(Propagation p) {
+  DeleteOptions o;
+  o.propagation = p;
+  return o;
+}
+template <class T>
+T dry() {
+  T o;
+  o.dry_run = true;
+  return o;
+}
+
+json::object obj(std::string_view text) { return json::parse(text).as_object(); }
+
+std::string md(const json::object& o, std::string_view key) { return field_value(o, "metadata." + std::string(key)); }
+
+struct Fixture {
+  Clock clock = Clock::manual();
+  Store store{clock, Store::Options{.history = 8}};
+  const ResourceType& ns = store.type("", "namespaces");
+  const ResourceType& pods = store.type("", "pods");
+  const ResourceType& deploys = store.type("apps", "deployments");
+  const ResourceType& rs = store.type("apps", "replicasets");
+  Fixture() {
+    store.create(ns, "", obj(R"({"metadata":{"name":"alice"}})"));
+    store.create(ns, "", obj(R"({"metadata":{"name":"bob"}})"));
+  }
+  json::object pod(std::string name, std::string labels = "{}", std::string node = "") {
+    return obj(R"({"metadata":{"name":")" + name + R"(","labels":)" + labels + R"(},"spec":{"nodeName":")" + node +
+               R"(","containers":[{"name":"c","image":"busybox"}]}})");
+  }
+};
+
+}  // namespace
+
+TEST_CASE("create fills metadata; errors are Status errors worded like the API server") {
+  Fixture f;
+  f.clock.advance(90s);
+  auto p = f.store.create(f.pods, "alice", f.pod("p1"));
+  CHECK(md(p, "namespace") == "alice");
+  CHECK(md(p, "creationTimestamp") == "2024-01-01T00:01:30Z");
+  CHECK(md(p, "uid").size() == 36);
+  CHECK(p["metadata"].as_object()["generation"].as_int64() == 1);
+  CHECK(p["kind"] == "Pod");
+  CHECK(p["apiVersion"] == "v1");
+  const auto rv1 = std::stoull(md(p, "resourceVersion"));
+  auto p2 = f.store.create(f.pods, "alice", f.pod("p2"));
+  CHECK(std::stoull(md(p2, "resourceVersion")) == rv1 + 1);
+  CHECK(md(p, "uid") != md(p2, "uid"));
+
+  auto gen = obj(R"({"metadata":{"generateName":"web-"},"spec":{"containers":[{"name":"c","image":"x"}]}})");
+  auto g = f.store.create(f.pods, "alice", gen);
+  CHECK(md(g, "name").size() == 9);
+  CHECK(md(g, "name").rfind("web-", 0) == 0);
+
+  struct Row {
+    std::function<void()> call;
+    int code;
+    std::string reason, message;
+  };
+  const Row rows[] = {
+      {[&] { f.store.get(f.pods, "alice", "nope"); }, 404, "NotFound", "pods \"nope\" not found"},
+      {[&] { f.store.create(f.pods, "alice", f.pod("p1")); }, 409, "AlreadyExists", "pods \"p1\" already exists"},
+      {[&] { f.store.create(f.pods, "ghost", f.pod("p1")); }, 404, "NotFound", "namespaces \"ghost\" not found"},
+      {[&] { f.store.create(f.deploys, "alice", obj(R"({"metadata":{"name":"x"}})")); f.store.get(f.deploys, "alice", "y"); },
+       404, "NotFound", "deployments.apps \"y\" not found"},
+      {[&] { f.store.create(f.pods, "alice", f.pod("Bad_Name")); }, 422, "Invalid",
+       "Pod \"Bad_Name\" is invalid: metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain must "
+       "consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric "
+       "character (e.g. 'example.com', regex used for validation is "
+       "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"},
+      {[&] { f.store.create(f.pods, "alice", obj(R"({"metadata":{}})")); }, 422, "Invalid",
+       "Pod \"\" is invalid: metadata.name: Required value: name or generateName is required"},
+      {[&] {
+         auto stale = f.store.get(f.pods, "alice", "p1");
+         f.store.mutate(f.pods, "alice", "p1", [](json::object& o) { o["metadata"].as_object()["labels"] = json::object{{"a", "b"}}; });
+         f.store.update(f.pods, "alice", stale);
+       },
+       409, "Conflict",
+       "Operation cannot be fulfilled on pods \"p1\": the object has been modified; please apply your changes to the "
+       "latest version and try again"},
+      {[&] { f.store.list(f.pods, "alice", page(0, "garbage")); }, 400, "BadRequest",
+       "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"},
+      {[&] { LabelSelector::parse("a in (b"); }, 400, "BadRequest", "unable to parse requirement: missing ')': \"a in (b\""},
+      {[&] { parse_propagation("Sideways"); }, 400, "BadRequest",
+       "propagationPolicy: Unsupported value: \"Sideways\": supported values: \"Foreground\", \"Background\", \"Orphan\""},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.message);
+    try {
+      r.call();
+      FAIL("no error");
+    } catch (const StatusError& e) {
+      CHECK(e.code() == r.code);
+      CHECK(e.reason() == r.reason);
+      CHECK(e.status_message() == r.message);
+      auto s = e.to_status();
+      CHECK(s["kind"] == "Status");
+      CHECK(s["status"] == "Failure");
+      CHECK(s["code"].as_int64() == r.code);
+    }
+  }
+}
+
+TEST_CASE("update: generation bumps on spec change only, status subresource, no-op writes nothing") {
+  Fixture f;
+  auto d = f.store.create(f.deploys, "alice", obj(R"({"metadata":{"name":"d"},"spec":{"replicas":1}})"));
+  const auto rv0 = f.store.revision();
+  auto same = f.store.update(f.deploys, "alice", d);
+  CHECK(f.store.revision() == rv0);
+  CHECK(md(same, "resourceVersion") == md(d, "resourceVersion"));
+
+  d["spec"].as_object()["replicas"] = 3;
+  d["status"] = obj(R"({"replicas":99})");  // ignored by the main endpoint
+  auto u = f.store.update(f.deploys, "alice", d);
+  CHECK(u["metadata"].as_object()["generation"].as_int64() == 2);
+  CHECK(!u.contains("status"));
+  u["metadata"].as_object()["labels"] = json::object{{"x", "y"}};
+  auto l = f.store.update(f.deploys, "alice", u);
+  CHECK(l["metadata"].as_object()["generation"].as_int64() == 2);
+  l["status"] = obj(R"({"replicas":3})");
+  l["spec"].as_object()["replicas"] = 7;  // ignored by the status endpoint
+  auto s = f.store.update(f.deploys, "alice", l, {}, "status");
+  CHECK(s["status"].as_object()["replicas"].as_int64() == 3);
+  CHECK(s["spec"].as_object()["replicas"].as_int64() == 3);
+  CHECK(md(s, "uid") == md(d, "uid"));
+}
+
+TEST_CASE("list: label and field selectors, namespaces, pagination") {
+  Fixture f;
+  f.store.create(f.pods, "alice", f.pod("a1", R"({"app":"web","tier":"fe"})", "n1"));
+  f.store.create(f.pods, "alice", f.pod("a2", R"({"app":"web"})", "n2"));
+  f.store.create(f.pods, "alice", f.pod("a3", R"({"app":"db"})", "n1"));
+  f.store.create(f.pods, "bob", f.pod("b1", R"({"app":"web"})", "n1"));
+  struct Row {
+    std::string ns, labels, fields;
+    std::vector<std::string> names;
+  };
+  const Row rows[] = {
+      {"", "", "", {"a1", "a2", "a3", "b1"}},
+      {"alice", "", "", {"a1", "a2", "a3"}},
+      {"", "app=web", "", {"a1", "a2", "b1"}},
+      {"", "app!=web", "", {"a3"}},
+      {"", "app in (db, web),tier", "", {"a1"}},
+      {"", "!tier", "", {"a2", "a3", "b1"}},
+      {"", "app notin (web)", "", {"a3"}},
+      {"", "", "spec.nodeName=n1", {"a1", "a3", "b1"}},
+      {"alice", "app=web", "spec.nodeName!=n1", {"a2"}},
+      {"", "", "metadata.name=b1,metadata.namespace=bob", {"b1"}},
+      {"", "", "status.phase=Running", {}},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.labels);
+    CAPTURE(r.fields);
+    auto res = f.store.list(f.pods, r.ns, ListOptions{LabelSelector::parse(r.labels), FieldSelector::parse(r.fields), 0, ""});
+    std::vector<std::string> names;
+    for (const auto& i : res.items) names.push_back(md(*i, "name"));
+    CHECK(names == r.names);
+  }
+  // Pages of two over all namespaces, then the rest.
+  auto p1 = f.store.list(f.pods, "", page(2));
+  REQUIRE(p1.items.size() == 2);
+  CHECK(p1.remaining == 2);
+  REQUIRE(!p1.continue_token.empty());
+  f.store.create(f.pods, "alice", f.pod("a0"));  // before the cursor: not seen by later pages
+  auto p2 = f.store.list(f.pods, "", page(2, p1.continue_token));
+  REQUIRE(p2.items.size() == 2);
+  CHECK(md(*p2.items[0], "name") == "a3");
+  CHECK(md(*p2.items[1], "name") == "b1");
+  CHECK(p2.continue_token.empty());
+  CHECK(p2.resource_version == p1.resource_version);
+}
+
+TEST_CASE("delete: ownerReference garbage collection per propagation policy") {
+  for (auto policy : {Propagation::Background, Propagation::Foreground, Propagation::Orphan, Propagation::Default}) {
+    CAPTURE(static_cast<int>(policy));
+    Fixture f;
+    auto d = f.store.create(f.deploys, "alice", obj(R"({"metadata":{"name":"d"},"spec":{}})"));
+    auto owner = [](const json::object& o) {
+      return json::array{json::object{{"apiVersion", o.at("apiVersion")}, {"kind", o.at("kind")},
+                                      {"name", o.at("metadata").at("name")}, {"uid", o.at("metadata").at("uid")}}};
+    };
+    auto r = obj(R"({"metadata":{"name":"d-1"},"spec":{}})");
+    r["metadata"].as_object()["ownerReferences"] = owner(d);
+    auto rsobj = f.store.create(f.rs, "alice", r);
+    auto p = f.pod("d-1-x");
+    p["metadata"].as_object()["ownerReferences"] = owner(rsobj);
+    f.store.create(f.pods, "alice", p);
+    f.store.create(f.pods, "alice", f.pod("unrelated"));
+    f.store.remove(f.deploys, "alice", "d", propagate(policy));
+    CHECK(!f.store.find(f.deploys, "alice", "d"));
+    const bool orphan = policy == Propagation::Orphan;
+    auto left = f.store.find(f.rs, "alice", "d-1");
+    CHECK(bool(left) == orphan);
+    if (left) CHECK(!left->at("metadata").as_object().contains("ownerReferences"));
+    CHECK(bool(f.store.find(f.pods, "alice", "d-1-x")) == orphan);
+    CHECK(f.store.find(f.pods, "alice", "unrelated"));
+  }
+}
+
+TEST_CASE("dryRun stores nothing") {
+  Fixture f;
+  const auto rv = f.store.revision();
+  auto p = f.store.create(f.pods, "alice", f.pod("dry"), dry<WriteOptions>());
+  CHECK(md(p, "name") == "dry");
+  CHECK(!f.store.find(f.pods, "alice", "dry"));
+  f.store.create(f.pods, "alice", f.pod("real"));
+  f.store.remove(f.pods, "alice", "real", dry<DeleteOptions>());
+  CHECK(f.store.find(f.pods, "alice", "real"));
+  CHECK(f.store.revision() == rv + 1);
+}
+
+TEST_CASE("watch: replay from a resourceVersion, selector transitions, 410 when too old") {
+  Fixture f;
+  auto a = f.store.create(f.pods, "alice", f.pod("w1", R"({"app":"web"})"));
+  const auto rv_a = std::stoull(md(a, "resourceVersion"));
+  auto q = f.store.open_watch(f.pods, "alice", rv_a, LabelSelector::parse("app=web"));
+  f.store.create(f.pods, "bob", f.pod("other", R"({"app":"web"})"));  // other namespace
+  f.store.create(f.pods, "alice", f.pod("w2", R"({"app":"web"})"));
+  f.store.mutate(f.pods, "alice", "w1", [](json::object& o) { o["metadata"].as_object()["labels"] = json::object{{"app", "db"}}; });
+  f.store.remove(f.pods, "alice", "w2");
+  auto evs = q->next(0ms);
+  std::vector<std::string> got;
+  std::uint64_t last = rv_a;
+  for (const auto& e : evs) {
+    got.push_back(std::string(to_string(e.type)) + " " + md(*e.object, "name"));
+    CHECK(e.resource_version > last);
+    last = e.resource_version;
+  }
+  CHECK(got == std::vector<std::string>{"ADDED w2", "DELETED w1", "DELETED w2"});
+
+  // Resuming from the first version replays the same events.
+  auto q2 = f.store.open_watch(f.pods, "alice", rv_a);
+  CHECK(q2->next(0ms).size() == 3);
+  // resourceVersion 0: the current state as ADDED events.
+  auto q3 = f.store.open_watch(f.pods, "", 0);
+  auto now = q3->next(0ms);
+  REQUIRE(now.size() == 2);
+  CHECK(now[0].type == EventType::Added);
+
+  for (int i = 0; i < 10; ++i) f.store.create(f.pods, "bob", f.pod("fill" + std::to_string(i)));
+  try {
+    f.store.open_watch(f.pods, "alice", rv_a);
+    FAIL("expected 410");
+  } catch (const StatusError& e) {
+    CHECK(e.code() == 410);
+    CHECK(e.reason() == "Expired");
+    CHECK(e.status_message().rfind("too old resource version: " + std::to_string(rv_a) + " (", 0) == 0);
+  }
+}
+
+TEST_CASE("subscribers see every change in order, including changes made by subscribers") {
+  Fixture f;
+  std::vector<std::string> seen;
+  auto id = f.store.subscribe([&](const WatchEvent& e) {
+    seen.push_back(std::string(to_string(e.type)) + " " + e.type_info->resource + " " + md(*e.object, "name"));
+    // A toy controller: every Deployment gets a ReplicaSet.
+    if (e.type == EventType::Added && e.type_info->resource == "deployments")
+      f.store.create(f.rs, md(*e.object, "namespace"), obj(R"({"metadata":{"name":"rs-of-d"},"spec":{}})"));
+  });
+  f.store.create(f.deploys, "alice", obj(R"({"metadata":{"name":"d"},"spec":{}})"));
+  f.store.create(f.pods, "alice", f.pod("after"));
+  CHECK(seen == std::vector<std::string>{"ADDED deployments d", "ADDED replicasets rs-of-d", "ADDED pods after"});
+  f.store.unsubscribe(id);
+  f.store.create(f.pods, "alice", f.pod("unseen"));
+  CHECK(seen.size() == 3);
+}
