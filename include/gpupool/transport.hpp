@@ -1,0 +1,87 @@
+// gpupool/transport.hpp — the HTTP(S) exchange under gpupool::Client.
+//
+// Client speaks to a Transport; make_curl_transport() gives the real one (libcurl, a pool of
+// reusable connections per cluster, TLS verification on unless the kubeconfig turns it off).
+// Tests and fault injectors can hand Client their own Transport.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "gpupool/kubeconfig.hpp"
+#include "gpupool/logger.hpp"
+
+namespace gpupool {
+
+/// Cancels a long-running call (watch, follow logs) from another thread. Copies share the flag.
+class CancelToken {
+ public:
+  CancelToken() : flag_(std::make_shared<std::atomic<bool>>(false)) {}
+  void cancel() const noexcept { flag_->store(true); }
+  bool cancelled() const noexcept { return flag_->load(); }
+
+ private:
+  std::shared_ptr<std::atomic<bool>> flag_;
+};
+
+using HttpHeaders = std::vector<std::pair<std::string, std::string>>;
+
+struct HttpRequest {
+  std::string method = "GET";
+  std::string target;   ///< path and query, e.g. "/api/v1/namespaces/a/pods?limit=5"
+  HttpHeaders headers;  ///< extra headers (Content-Type, Accept); auth is added by the transport
+  std::string body;
+  std::chrono::milliseconds timeout{0};  ///< whole-exchange limit; 0: the transport's default
+};
+
+struct HttpResponse {
+  int status = 0;
+  HttpHeaders headers;  ///< names as the server sent them
+  std::string body;
+  /// The first header named `name` (case-insensitive), or nullptr.
+  const std::string* header(std::string_view name) const;
+};
+
+/// Who the request is from. Secret fields never reach logs or error text.
+struct RequestCredentials {
+  std::string bearer_token;     ///< secret
+  std::string username, password;  ///< basic auth; password secret
+  std::string client_certificate_pem;
+  std::string client_key_pem;   ///< secret; handed to libcurl from memory, never written to disk
+  bool operator==(const RequestCredentials&) const = default;
+};
+
+/// Receives a streamed body piece by piece; return false to stop the stream.
+using ChunkSink = std::function<bool(std::string_view chunk)>;
+
+/// One HTTP exchange at a time per call; implementations are safe to call from many threads.
+/// Both calls throw TransportError when no HTTP response arrives (connect, TLS, reset, timeout).
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual HttpResponse send(const HttpRequest& request, const RequestCredentials& credentials) = 0;
+  /// Streams a 2xx body to `sink` (the returned body is then empty); a non-2xx body is returned
+  /// whole instead. Returns when the server ends the body, `sink` returns false or `cancel` fires.
+  virtual HttpResponse stream(const HttpRequest& request, const RequestCredentials& credentials, const ChunkSink& sink,
+                              const CancelToken& cancel) = 0;
+};
+
+struct TransportOptions {
+  std::chrono::milliseconds connect_timeout{10'000};
+  std::chrono::milliseconds request_timeout{60'000};  ///< per exchange; streams have none
+  std::size_t max_idle_connections = 16;              ///< easy handles kept for reuse
+  std::string user_agent = "gpupool/0.1";
+  Logger logger;  ///< warnings (TLS verification off) and one debug line per request
+};
+
+/// A libcurl transport for `cluster`: its CA (from memory), tls-server-name, proxy-url,
+/// insecure-skip-tls-verify (honoured with a warning through options.logger), gzip.
+std::shared_ptr<Transport> make_curl_transport(const KubeCluster& cluster, TransportOptions options = {});
+
+}  // namespace gpupool
