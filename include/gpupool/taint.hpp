@@ -35,6 +35,9 @@ struct Taint {
 /// Validates key (qualified name: optional DNS-subdomain prefix "/" + name of at most 63 chars),
 /// value (label value rules). Throws ValidationError naming the field.
 void validate(const Taint& taint, std::string_view field = "taint");
+/// Validates a node's taint list (validateNodeTaints): each taint as above (fields "<field>[i].key"...)
+/// and "taints must be unique by key and effect pair".
+void validate(const std::vector<Taint>& taints, std::string_view field = "spec.taints");
 
 /// One argument of `kubectl taint nodes NODE ...`: a taint to add, or a removal.
 struct TaintChange {
@@ -47,9 +50,14 @@ struct TaintChange {
 TaintChange parse_taint_change(std::string_view text, std::string_view field = "taint");
 /// Parses a taint to add (removal forms are rejected).
 Taint parse_taint(std::string_view text, std::string_view field = "taint");
-/// Applies changes to a node's taint list as kubectl does (adding an existing key+effect replaces its
-/// value; removing something absent is an error naming it).
-std::vector<Taint> apply_taint_changes(std::vector<Taint> taints, const std::vector<TaintChange>& changes);
+/// Applies changes to a node's taint list as kubectl's reorganizeTaints does: the added taints come
+/// first, then the old ones no added taint matches by key+effect (so adding an existing key+effect
+/// replaces its value, unless `overwrite` is false: then that is an error, as without
+/// `kubectl taint --overwrite`); removals then delete by key+effect, or every effect of the key for
+/// "key-"; removing something absent is an error (`taint "key:Effect" not found`). Two added taints
+/// with the same key+effect are an error.
+std::vector<Taint> apply_taint_changes(std::vector<Taint> taints, const std::vector<TaintChange>& changes,
+                                       bool overwrite = true);
 
 enum class TolerationOperator { Equal, Exists };
 
@@ -72,7 +80,8 @@ struct Toleration {
 
 /// Validates a toleration as the API server does (apis/core/validation ValidateTolerations):
 /// Exists requires an empty value; an empty key requires Exists; tolerationSeconds only with
-/// NoExecute (or empty effect); key is a qualified name.
+/// effect NoExecute; key is a qualified name; an Equal value is a label value. Fields are
+/// "<field>.key", "<field>.operator", "<field>.effect" as the API server names them.
 void validate(const Toleration& toleration, std::string_view field = "toleration");
 
 /// Parses what users type after --toleration:
@@ -80,10 +89,13 @@ void validate(const Toleration& toleration, std::string_view field = "toleration
 ///  - "all"                      -> Toleration::all()
 ///  - "key=value:Effect"         -> Equal
 ///  - "key:Effect"               -> Exists with that effect
-///  - "key=value:effect,operator" (Arena's long form; operator Equal|Exists)
+///  - "key=value"                -> Equal, any effect
+///  - "key=value:effect,operator" (Arena's long form; operator Equal|Exists; any part but the key
+///    may be left out, e.g. "key:NoSchedule,Exists")
 /// Throws ValidationError on anything malformed (Arena drops those silently; gpupool refuses).
 Toleration parse_toleration(std::string_view text, std::string_view field = "toleration");
-/// Parses a repeated flag; the results accumulate in order, duplicates collapse.
+/// Parses a repeated flag; the results accumulate in order, duplicates collapse. The field of the
+/// i-th text is "<field>[i]".
 std::vector<Toleration> parse_tolerations(const std::vector<std::string>& texts,
                                           std::string_view field = "toleration");
 

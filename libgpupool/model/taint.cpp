@@ -1,0 +1,335 @@
+// Taints and tolerations with Kubernetes' rules. Sources (read, not copied):
+//  - k8s.io/api/core/v1/toleration.go  Toleration.ToleratesTaint
+//  - k8s.io/api/core/v1/taint.go       Taint.ToString, Taint.MatchTaint
+//  - pkg/apis/core/validation          ValidateTolerations, validateNodeTaints
+//  - kubectl pkg/cmd/taint             parseTaints / parseTaint / reorganizeTaints
+//  - kube-scheduler plugins/tainttoleration (Filter; Score counts PreferNoSchedule)
+#include "gpupool/taint.hpp"
+
+#include <algorithm>
+
+#include "gpupool/error.hpp"
+#include "gpupool/names.hpp"
+
+namespace gpupool {
+namespace {
+
+constexpr std::string_view kSupportedEffects =
+    "supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"";
+
+std::string join(const std::vector<std::string>& msgs, std::string_view sep) {
+  std::string out;
+  for (const auto& m : msgs) {
+    if (!out.empty()) out += sep;
+    out += m;
+  }
+  return out;
+}
+
+[[noreturn]] void fail(std::string_view field, std::string_view value, std::string rule) {
+  throw ValidationError(std::string(field), std::string(value), std::move(rule));
+}
+
+std::string sub(std::string_view field, std::string_view child) {
+  std::string out(field);
+  out += '.';
+  out += child;
+  return out;
+}
+
+bool same_effect(const Toleration& t, TaintEffect e) { return !t.effect || *t.effect == e; }
+
+// parse_taint_effect, but the error shows the whole text the effect came from.
+TaintEffect effect_in(std::string_view effect, std::string_view whole, std::string_view field) {
+  try {
+    return parse_taint_effect(effect, field);
+  } catch (const ValidationError& e) {
+    throw ValidationError(std::string(field), std::string(whole),
+                          "invalid taint effect \"" + std::string(effect) + "\": " + e.rule());
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(TaintEffect e) noexcept {
+  switch (e) {
+    case TaintEffect::NoSchedule: return "NoSchedule";
+    case TaintEffect::PreferNoSchedule: return "PreferNoSchedule";
+    case TaintEffect::NoExecute: return "NoExecute";
+  }
+  return "NoSchedule";
+}
+
+TaintEffect parse_taint_effect(std::string_view text, std::string_view field) {
+  for (auto e : {TaintEffect::NoSchedule, TaintEffect::PreferNoSchedule, TaintEffect::NoExecute})
+    if (text == to_string(e)) return e;
+  if (text.empty()) fail(field, text, "taint effect is required; " + std::string(kSupportedEffects));
+  fail(field, text, "unsupported taint effect; " + std::string(kSupportedEffects) + " (case matters)");
+}
+
+// core/v1 Taint.ToString: "key=value:Effect", or "key:Effect" when the value is empty.
+std::string Taint::to_string() const {
+  std::string out = key;
+  if (!value.empty()) out += "=" + value;
+  out += ':';
+  out += gpupool::to_string(effect);
+  return out;
+}
+
+// validateNodeTaints, for one taint: the key is a qualified name, the value a label value.
+void validate(const Taint& taint, std::string_view field) {
+  if (auto errs = qualified_name_errors(taint.key); !errs.empty()) fail(sub(field, "key"), taint.key, join(errs, "; "));
+  if (auto errs = label_value_errors(taint.value); !errs.empty())
+    fail(sub(field, "value"), taint.value, join(errs, ";"));
+}
+
+void validate(const std::vector<Taint>& taints, std::string_view field) {
+  for (std::size_t i = 0; i < taints.size(); ++i) {
+    std::string idx = std::string(field) + "[" + std::to_string(i) + "]";
+    validate(taints[i], idx);
+    // "taints must be unique by key and effect pair"
+    for (std::size_t j = 0; j < i; ++j)
+      if (taints[j].key == taints[i].key && taints[j].effect == taints[i].effect)
+        fail(idx, taints[i].to_string(), "Duplicate value: taints must be unique by key and effect pair");
+  }
+}
+
+namespace {
+// kubectl's parseTaint: "<key>=<value>:<effect>", "<key>:<effect>" or "<key>". The effect is
+// optional here; callers decide whether it is required.
+struct ParsedTaint {
+  Taint taint;
+  bool has_effect = false;
+};
+
+ParsedTaint parse_taint_spec(std::string_view spec, std::string_view whole, std::string_view field) {
+  ParsedTaint out;
+  std::string_view key = spec, value;
+  std::size_t colon = spec.find(':');
+  if (colon != std::string_view::npos) {
+    if (spec.find(':', colon + 1) != std::string_view::npos)
+      fail(field, whole, "invalid taint spec: use key=value:Effect, key:Effect, key- or key:Effect-");
+    std::string_view effect = spec.substr(colon + 1);
+    out.taint.effect = effect_in(effect, whole, field);
+    out.has_effect = true;
+    std::string_view kv = spec.substr(0, colon);
+    std::size_t eq = kv.find('=');
+    key = kv.substr(0, eq);
+    if (eq != std::string_view::npos) {
+      value = kv.substr(eq + 1);
+      if (value.find('=') != std::string_view::npos)
+        fail(field, whole, "invalid taint spec: a taint has at most one '=' (key=value:Effect)");
+      if (auto errs = label_value_errors(value); !errs.empty())
+        fail(field, whole, "invalid taint spec: " + join(errs, "; "));
+    }
+  }
+  if (auto errs = qualified_name_errors(key); !errs.empty()) fail(field, whole, "invalid taint spec: " + join(errs, "; "));
+  out.taint.key = std::string(key);
+  out.taint.value = std::string(value);
+  return out;
+}
+}  // namespace
+
+TaintChange parse_taint_change(std::string_view text, std::string_view field) {
+  TaintChange change;
+  if (text.ends_with('-')) {
+    ParsedTaint p = parse_taint_spec(text.substr(0, text.size() - 1), text, field);
+    change.remove = true;
+    change.effect_given = p.has_effect;
+    change.taint = Taint{p.taint.key, "", p.taint.effect};  // kubectl keeps only key and effect
+    return change;
+  }
+  ParsedTaint p = parse_taint_spec(text, text, field);
+  if (!p.has_effect)
+    fail(field, text, "invalid taint spec: adding a taint needs an effect (key=value:Effect or key:Effect)");
+  change.taint = std::move(p.taint);
+  return change;
+}
+
+Taint parse_taint(std::string_view text, std::string_view field) {
+  TaintChange c = parse_taint_change(text, field);
+  if (c.remove) fail(field, text, "a taint to add cannot end with '-' (that form removes a taint)");
+  return c.taint;
+}
+
+std::vector<Taint> apply_taint_changes(std::vector<Taint> taints, const std::vector<TaintChange>& changes,
+                                       bool overwrite) {
+  std::vector<Taint> to_add;
+  std::vector<const TaintChange*> to_remove;
+  for (const auto& c : changes) {
+    if (c.remove) {
+      to_remove.push_back(&c);
+      continue;
+    }
+    // parseTaints: "duplicated taints with the same key and effect"
+    for (const auto& t : to_add)
+      if (t.key == c.taint.key && t.effect == c.taint.effect)
+        fail("taint", c.taint.to_string(), "duplicated taints with the same key and effect");
+    if (!overwrite) {
+      for (const auto& t : taints)
+        if (t.key == c.taint.key && t.effect == c.taint.effect)
+          fail("taint", c.taint.to_string(),
+               "the node already has a taint with this key and effect and --overwrite is false");
+    }
+    to_add.push_back(c.taint);
+  }
+  // reorganizeTaints: the new taints first, then the old ones no new taint matches (key + effect).
+  std::vector<Taint> result = std::move(to_add);
+  std::size_t added = result.size();
+  for (auto& old : taints) {
+    bool replaced = std::any_of(result.begin(), result.begin() + static_cast<std::ptrdiff_t>(added),
+                                [&](const Taint& t) { return t.key == old.key && t.effect == old.effect; });
+    if (!replaced) result.push_back(std::move(old));
+  }
+  // deleteTaints: each removal must find something.
+  for (const TaintChange* r : to_remove) {
+    auto before = result.size();
+    std::erase_if(result, [&](const Taint& t) {
+      return t.key == r->taint.key && (!r->effect_given || t.effect == r->taint.effect);
+    });
+    if (result.size() == before) {
+      std::string shown = r->taint.key + ":" + (r->effect_given ? std::string(to_string(r->taint.effect)) : "");
+      fail("taint", shown, "taint \"" + shown + "\" not found");
+    }
+  }
+  return result;
+}
+
+// core/v1 ToleratesTaint:
+//   "if len(t.Effect) > 0 && t.Effect != taint.Effect { return false }
+//    if len(t.Key) > 0 && t.Key != taint.Key { return false }
+//    empty operator means Equal: t.Value == taint.Value; Exists: true"
+bool Toleration::tolerates(const Taint& taint) const {
+  if (effect && *effect != taint.effect) return false;
+  if (!key.empty() && key != taint.key) return false;
+  return op == TolerationOperator::Exists || value == taint.value;
+}
+
+std::string Toleration::to_string() const {
+  std::string out;
+  if (key.empty() && op == TolerationOperator::Exists) {
+    out = effect ? "all taints with effect " + std::string(gpupool::to_string(*effect)) : "all taints";
+  } else if (op == TolerationOperator::Exists) {
+    out = key;
+    if (effect) out += ":" + std::string(gpupool::to_string(*effect));
+    out += effect ? " (any value)" : " (any value, any effect)";
+  } else {
+    out = key + "=" + value;
+    if (effect)
+      out += ":" + std::string(gpupool::to_string(*effect));
+    else
+      out += " (any effect)";
+  }
+  if (toleration_seconds) out += " for " + std::to_string(*toleration_seconds) + "s";
+  return out;
+}
+
+Toleration Toleration::all() {
+  Toleration t;
+  t.op = TolerationOperator::Exists;
+  return t;
+}
+
+// ValidateTolerations, for one toleration.
+void validate(const Toleration& t, std::string_view field) {
+  if (!t.key.empty()) {
+    if (auto errs = qualified_name_errors(t.key); !errs.empty()) fail(sub(field, "key"), t.key, join(errs, "; "));
+  }
+  if (t.key.empty() && t.op != TolerationOperator::Exists)
+    fail(sub(field, "operator"), "Equal",
+         "operator must be Exists when `key` is empty, which means \"match all values and all keys\"");
+  if (t.toleration_seconds && t.effect != TaintEffect::NoExecute)
+    fail(sub(field, "effect"), t.effect ? std::string(gpupool::to_string(*t.effect)) : "",
+         "effect must be 'NoExecute' when `tolerationSeconds` is set");
+  if (t.op == TolerationOperator::Equal) {
+    if (auto errs = label_value_errors(t.value); !errs.empty()) fail(sub(field, "operator"), t.value, join(errs, ";"));
+  } else if (!t.value.empty()) {
+    fail(sub(field, "operator"), t.value, "value must be empty when `operator` is 'Exists'");
+  }
+}
+
+// The forms users type after --toleration (see taint.hpp):
+//   all | key | key=value | key:Effect | key=value:Effect | any of those + ",Equal" or ",Exists"
+Toleration parse_toleration(std::string_view text, std::string_view field) {
+  if (text == "all") return Toleration::all();
+  if (text.empty())
+    fail(field, text, "a toleration is required: use key, key=value:Effect, key:Effect or all");
+  Toleration t;
+  std::string_view rest = text;
+  std::optional<TolerationOperator> op;
+  if (std::size_t comma = rest.find(','); comma != std::string_view::npos) {
+    std::string_view o = rest.substr(comma + 1);
+    if (o == "Equal")
+      op = TolerationOperator::Equal;
+    else if (o == "Exists")
+      op = TolerationOperator::Exists;
+    else
+      fail(field, text, "unsupported operator \"" + std::string(o) + "\"; supported values: \"Equal\", \"Exists\"");
+    rest = rest.substr(0, comma);
+  }
+  if (std::size_t colon = rest.find(':'); colon != std::string_view::npos) {
+    std::string_view e = rest.substr(colon + 1);
+    if (e.find(':') != std::string_view::npos)
+      fail(field, text, "a toleration has at most one ':' (key=value:Effect)");
+    if (!e.empty()) t.effect = effect_in(e, text, field);
+    rest = rest.substr(0, colon);
+  }
+  bool has_value = false;
+  if (std::size_t eq = rest.find('='); eq != std::string_view::npos) {
+    t.value = std::string(rest.substr(eq + 1));
+    if (t.value.find('=') != std::string::npos) fail(field, text, "a toleration has at most one '=' (key=value)");
+    has_value = true;
+    rest = rest.substr(0, eq);
+  }
+  t.key = std::string(rest);
+  // Without an operator: key=value means Equal, a bare key means Exists (Arena's --toleration key).
+  t.op = op.value_or(has_value ? TolerationOperator::Equal : TolerationOperator::Exists);
+  try {
+    validate(t, field);
+  } catch (const ValidationError& e) {
+    fail(field, text, e.field() == field ? e.rule() : std::string(e.field()) + ": " + e.rule());
+  }
+  return t;
+}
+
+std::vector<Toleration> parse_tolerations(const std::vector<std::string>& texts, std::string_view field) {
+  std::vector<Toleration> out;
+  out.reserve(texts.size());
+  for (std::size_t i = 0; i < texts.size(); ++i) {
+    Toleration t = parse_toleration(texts[i], std::string(field) + "[" + std::to_string(i) + "]");
+    if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(std::move(t));
+  }
+  return out;
+}
+
+bool tolerated(const Taint& taint, const std::vector<Toleration>& tolerations) {
+  return std::any_of(tolerations.begin(), tolerations.end(), [&](const Toleration& t) { return t.tolerates(taint); });
+}
+
+// TaintToleration Filter: v1helper.FindMatchingUntoleratedTaint with DoNotScheduleTaintsFilterFunc
+// (only NoSchedule and NoExecute taints count), first in the node's order.
+std::optional<Taint> first_untolerated_filtering_taint(const std::vector<Taint>& taints,
+                                                       const std::vector<Toleration>& tolerations) {
+  for (const auto& taint : taints) {
+    if (taint.effect == TaintEffect::PreferNoSchedule) continue;
+    if (!tolerated(taint, tolerations)) return taint;
+  }
+  return std::nullopt;
+}
+
+// TaintToleration Score: countIntolerableTaintsPreferNoSchedule, using only the tolerations whose
+// effect is empty or PreferNoSchedule (getAllTolerationPreferNoSchedule).
+int count_intolerable_prefer_no_schedule(const std::vector<Taint>& taints,
+                                         const std::vector<Toleration>& tolerations) {
+  int n = 0;
+  for (const auto& taint : taints) {
+    if (taint.effect != TaintEffect::PreferNoSchedule) continue;
+    bool ok = std::any_of(tolerations.begin(), tolerations.end(), [&](const Toleration& t) {
+      return same_effect(t, TaintEffect::PreferNoSchedule) && t.tolerates(taint);
+    });
+    if (!ok) ++n;
+  }
+  return n;
+}
+
+}  // namespace gpupool
