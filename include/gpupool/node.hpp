@@ -1,0 +1,81 @@
+// gpupool/node.hpp — a cluster node as gpupool sees it, built from a core/v1 Node object.
+//
+// Holds what `kubectl get nodes -o wide` and the scheduler need: name, labels, taints,
+// unschedulable, addresses, the Ready condition, kubelet version, creationTimestamp, capacity and
+// allocatable (every resource, e.g. cpu, memory, pods, nvidia.com/gpu, virtaitech.com/gpu).
+// The column helpers follow kubectl's printNode (pkg/printers/internalversion/printers.go).
+//
+// from_json/to_json use Boost.JSON; include <boost/json/object.hpp> or <boost/json/value.hpp>
+// where you call them.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <boost/json/fwd.hpp>
+
+#include "gpupool/quantity.hpp"
+#include "gpupool/taint.hpp"
+
+namespace gpupool {
+
+/// kubectl's HumanDuration (k8s.io/apimachinery/pkg/util/duration): "29s", "5m10s", "2d23h",
+/// "3y45d"...; "0s" for up to a second in the future, "<invalid>" beyond.
+std::string human_duration(std::chrono::nanoseconds d);
+
+/// One entry of status.addresses.
+struct NodeAddress {
+  std::string type;     ///< "InternalIP", "ExternalIP", "Hostname", ...
+  std::string address;
+  bool operator==(const NodeAddress&) const = default;
+};
+
+struct Node {
+  using time_point = std::chrono::time_point<std::chrono::system_clock, std::chrono::seconds>;
+
+  std::string name;
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
+  std::vector<Taint> taints;                   ///< spec.taints, in order
+  bool unschedulable = false;                  ///< spec.unschedulable (cordoned)
+  std::vector<NodeAddress> addresses;          ///< status.addresses
+  /// status of the Ready condition: "True", "False", "Unknown"; empty when the node has none.
+  std::string ready_status;
+  std::string kubelet_version;                 ///< status.nodeInfo.kubeletVersion
+  std::optional<time_point> created;           ///< metadata.creationTimestamp
+  std::map<std::string, Quantity> capacity;    ///< status.capacity
+  std::map<std::string, Quantity> allocatable; ///< status.allocatable
+
+  /// Reads a core/v1 Node object. Throws ValidationError naming the field path (e.g.
+  /// "status.capacity[cpu]", "spec.taints[1].effect", "metadata.name") for a missing name, a wrong
+  /// JSON type, a bad quantity, taint or timestamp. Unknown fields are ignored.
+  static Node from_json(const boost::json::value& node);
+  /// A core/v1 Node object (apiVersion, kind, metadata, spec, status) holding every field above;
+  /// from_json(to_json()) gives back an equal Node.
+  boost::json::object to_json() const;
+
+  /// The first InternalIP address; "" when there is none.
+  std::string internal_ip() const;
+  /// kubectl's findNodeRoles: `node-role.kubernetes.io/<role>` label keys and the value of a non-empty
+  /// legacy `kubernetes.io/role` label, sorted and unique.
+  std::vector<std::string> roles() const;
+  /// ROLES column: roles joined by ",", or "<none>".
+  std::string roles_column() const;
+  /// STATUS column: "Ready", "NotReady" (False or Unknown) or "Unknown" (no condition), then
+  /// ",SchedulingDisabled" when unschedulable.
+  std::string status_column() const;
+  /// AGE column: human_duration(now - created), "<unknown>" without a creationTimestamp.
+  std::string age(std::chrono::system_clock::time_point now) const;
+
+  bool operator==(const Node&) const = default;
+};
+
+/// RFC 3339 timestamps as metav1.Time writes and reads them ("2024-01-01T00:00:00Z"; offsets and
+/// fractions accepted on input, truncated to seconds). parse_rfc3339 throws ValidationError(field...).
+std::string format_rfc3339(Node::time_point t);
+Node::time_point parse_rfc3339(std::string_view text, std::string_view field = "timestamp");
+
+}  // namespace gpupool

@@ -1,0 +1,332 @@
+// Node: core/v1 Node <-> value type, and kubectl's node columns.
+// Sources: kubectl printNode/findNodeRoles/getNodeInternalIP (pkg/printers/internalversion/printers.go),
+// translateTimestampSince, and k8s.io/apimachinery/pkg/util/duration.HumanDuration.
+#include "gpupool/node.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include <boost/json.hpp>
+
+#include "gpupool/error.hpp"
+
+namespace gpupool {
+namespace json = boost::json;
+
+std::string human_duration(std::chrono::nanoseconds d) {
+  using namespace std::chrono;
+  // "Allow deviation no more than 2 seconds(excluded) to tolerate machine time inconsistence".
+  const long long seconds = duration_cast<std::chrono::seconds>(d).count();  // truncates like int(d.Seconds())
+  if (seconds < -1) return "<invalid>";
+  if (seconds < 0) return "0s";
+  if (seconds < 60 * 2) return std::to_string(seconds) + "s";
+  const long long minutes = seconds / 60;
+  if (minutes < 10) {
+    const long long s = seconds % 60;
+    return s == 0 ? std::to_string(minutes) + "m" : std::to_string(minutes) + "m" + std::to_string(s) + "s";
+  }
+  if (minutes < 60 * 3) return std::to_string(minutes) + "m";
+  const long long hours = minutes / 60;
+  if (hours < 8) {
+    const long long m = minutes % 60;
+    return m == 0 ? std::to_string(hours) + "h" : std::to_string(hours) + "h" + std::to_string(m) + "m";
+  }
+  if (hours < 48) return std::to_string(hours) + "h";
+  if (hours < 24 * 8) {
+    const long long h = hours % 24;
+    return h == 0 ? std::to_string(hours / 24) + "d" : std::to_string(hours / 24) + "d" + std::to_string(h) + "h";
+  }
+  if (hours < 24 * 365 * 2) return std::to_string(hours / 24) + "d";
+  if (hours < 24 * 365 * 8) {
+    const long long dy = (hours / 24) % 365;
+    return dy == 0 ? std::to_string(hours / 24 / 365) + "y"
+                   : std::to_string(hours / 24 / 365) + "y" + std::to_string(dy) + "d";
+  }
+  return std::to_string(hours / 24 / 365) + "y";
+}
+
+std::string format_rfc3339(Node::time_point t) {
+  using namespace std::chrono;
+  const sys_days day = floor<days>(t);
+  const year_month_day ymd(day);
+  const hh_mm_ss<seconds> hms(t - day);
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02ld:%02ld:%02ldZ", static_cast<int>(ymd.year()),
+                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+                static_cast<long>(hms.hours().count()), static_cast<long>(hms.minutes().count()),
+                static_cast<long>(hms.seconds().count()));
+  return buf;
+}
+
+Node::time_point parse_rfc3339(std::string_view text, std::string_view field) {
+  auto bad = [&]() -> ValidationError {
+    return ValidationError(std::string(field), std::string(text),
+                           "must be an RFC 3339 timestamp such as \"2024-01-01T00:00:00Z\"");
+  };
+  auto num = [&](std::size_t pos, std::size_t len) {
+    if (pos + len > text.size()) throw bad();
+    int v = 0;
+    for (std::size_t i = pos; i < pos + len; ++i) {
+      if (text[i] < '0' || text[i] > '9') throw bad();
+      v = v * 10 + (text[i] - '0');
+    }
+    return v;
+  };
+  auto expect = [&](std::size_t pos, char c) {
+    if (pos >= text.size() || (text[pos] != c && !(c == 'T' && text[pos] == 't'))) throw bad();
+  };
+  const int y = num(0, 4);
+  expect(4, '-');
+  const int mo = num(5, 2);
+  expect(7, '-');
+  const int d = num(8, 2);
+  expect(10, 'T');
+  const int h = num(11, 2);
+  expect(13, ':');
+  const int mi = num(14, 2);
+  expect(16, ':');
+  const int s = num(17, 2);
+  std::size_t i = 19;
+  if (i < text.size() && text[i] == '.') {
+    const std::size_t begin = ++i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    if (i == begin) throw bad();
+  }
+  long offset = 0;
+  if (i < text.size() && (text[i] == 'Z' || text[i] == 'z')) {
+    ++i;
+  } else if (i < text.size() && (text[i] == '+' || text[i] == '-')) {
+    const int oh = num(i + 1, 2);
+    expect(i + 3, ':');
+    const int om = num(i + 4, 2);
+    offset = (oh * 3600L + om * 60L) * (text[i] == '+' ? 1 : -1);
+    i += 6;
+  } else {
+    throw bad();
+  }
+  using namespace std::chrono;
+  const year_month_day ymd{year{y}, month{static_cast<unsigned>(mo)}, day{static_cast<unsigned>(d)}};
+  if (i != text.size() || !ymd.ok() || h > 23 || mi > 59 || s > 60) throw bad();
+  return time_point_cast<seconds>(sys_days(ymd)) + hours(h) + minutes(mi) + seconds(s) - seconds(offset);
+}
+
+namespace {
+
+[[noreturn]] void wrong_type(const std::string& field, const json::value& v, std::string_view want) {
+  throw ValidationError(field, json::serialize(v), "must be " + std::string(want));
+}
+
+const json::object* object_at(const json::object& o, std::string_view key, const std::string& field) {
+  const json::value* v = o.if_contains(key);
+  if (!v || v->is_null()) return nullptr;
+  if (!v->is_object()) wrong_type(field, *v, "an object");
+  return &v->get_object();
+}
+
+const json::array* array_at(const json::object& o, std::string_view key, const std::string& field) {
+  const json::value* v = o.if_contains(key);
+  if (!v || v->is_null()) return nullptr;
+  if (!v->is_array()) wrong_type(field, *v, "an array");
+  return &v->get_array();
+}
+
+std::string string_at(const json::object& o, std::string_view key, const std::string& field) {
+  const json::value* v = o.if_contains(key);
+  if (!v || v->is_null()) return {};
+  if (!v->is_string()) wrong_type(field, *v, "a string");
+  return std::string(v->get_string());
+}
+
+std::map<std::string, std::string> string_map(const json::object* o, const std::string& field) {
+  std::map<std::string, std::string> out;
+  if (!o) return out;
+  for (const auto& kv : *o) {
+    std::string f = field + "[" + std::string(kv.key()) + "]";
+    if (!kv.value().is_string()) wrong_type(f, kv.value(), "a string");
+    out.emplace(std::string(kv.key()), std::string(kv.value().get_string()));
+  }
+  return out;
+}
+
+std::map<std::string, Quantity> quantity_map(const json::object* o, const std::string& field) {
+  std::map<std::string, Quantity> out;
+  if (!o) return out;
+  for (const auto& kv : *o) {
+    std::string f = field + "[" + std::string(kv.key()) + "]";
+    const json::value& v = kv.value();
+    // Quantity's UnmarshalJSON accepts a string or a bare number.
+    if (v.is_string())
+      out.emplace(std::string(kv.key()), Quantity::parse(v.get_string(), f));
+    else if (v.is_int64() || v.is_uint64())
+      out.emplace(std::string(kv.key()), Quantity::parse(json::serialize(v), f));
+    else
+      wrong_type(f, v, "a quantity string such as \"4\" or \"16Gi\"");
+  }
+  return out;
+}
+
+json::object string_object(const std::map<std::string, std::string>& m) {
+  json::object o;
+  for (const auto& [k, v] : m) o[k] = v;
+  return o;
+}
+
+json::object quantity_object(const std::map<std::string, Quantity>& m) {
+  json::object o;
+  for (const auto& [k, v] : m) o[k] = v.to_string();
+  return o;
+}
+
+}  // namespace
+
+Node Node::from_json(const json::value& value) {
+  if (!value.is_object()) wrong_type("node", value, "a Node object");
+  const json::object& root = value.get_object();
+  Node n;
+  static const std::string kMeta = "metadata", kSpec = "spec", kStatus = "status";
+  const json::object* meta = object_at(root, "metadata", kMeta);
+  if (!meta) throw ValidationError("metadata.name", "", "required: a Node needs metadata.name");
+  n.name = string_at(*meta, "name", "metadata.name");
+  if (n.name.empty()) throw ValidationError("metadata.name", "", "required: a Node needs metadata.name");
+  n.labels = string_map(object_at(*meta, "labels", "metadata.labels"), "metadata.labels");
+  n.annotations = string_map(object_at(*meta, "annotations", "metadata.annotations"), "metadata.annotations");
+  if (std::string ts = string_at(*meta, "creationTimestamp", "metadata.creationTimestamp"); !ts.empty())
+    n.created = parse_rfc3339(ts, "metadata.creationTimestamp");
+
+  if (const json::object* spec = object_at(root, "spec", kSpec)) {
+    if (const json::value* u = spec->if_contains("unschedulable"); u && !u->is_null()) {
+      if (!u->is_bool()) wrong_type("spec.unschedulable", *u, "true or false");
+      n.unschedulable = u->get_bool();
+    }
+    if (const json::array* taints = array_at(*spec, "taints", "spec.taints")) {
+      for (std::size_t i = 0; i < taints->size(); ++i) {
+        std::string f = "spec.taints[" + std::to_string(i) + "]";
+        const json::value& tv = (*taints)[i];
+        if (!tv.is_object()) wrong_type(f, tv, "an object");
+        const json::object& t = tv.get_object();
+        Taint taint;
+        taint.key = string_at(t, "key", f + ".key");
+        taint.value = string_at(t, "value", f + ".value");
+        taint.effect = parse_taint_effect(string_at(t, "effect", f + ".effect"), f + ".effect");
+        n.taints.push_back(std::move(taint));
+      }
+    }
+  }
+
+  if (const json::object* status = object_at(root, "status", kStatus)) {
+    n.capacity = quantity_map(object_at(*status, "capacity", "status.capacity"), "status.capacity");
+    n.allocatable = quantity_map(object_at(*status, "allocatable", "status.allocatable"), "status.allocatable");
+    if (const json::array* addrs = array_at(*status, "addresses", "status.addresses")) {
+      for (std::size_t i = 0; i < addrs->size(); ++i) {
+        std::string f = "status.addresses[" + std::to_string(i) + "]";
+        if (!(*addrs)[i].is_object()) wrong_type(f, (*addrs)[i], "an object");
+        const json::object& a = (*addrs)[i].get_object();
+        n.addresses.push_back({string_at(a, "type", f + ".type"), string_at(a, "address", f + ".address")});
+      }
+    }
+    if (const json::array* conds = array_at(*status, "conditions", "status.conditions")) {
+      for (std::size_t i = 0; i < conds->size(); ++i) {
+        std::string f = "status.conditions[" + std::to_string(i) + "]";
+        if (!(*conds)[i].is_object()) wrong_type(f, (*conds)[i], "an object");
+        const json::object& c = (*conds)[i].get_object();
+        if (string_at(c, "type", f + ".type") == "Ready") n.ready_status = string_at(c, "status", f + ".status");
+      }
+    }
+    if (const json::object* info = object_at(*status, "nodeInfo", "status.nodeInfo"))
+      n.kubelet_version = string_at(*info, "kubeletVersion", "status.nodeInfo.kubeletVersion");
+  }
+  return n;
+}
+
+json::object Node::to_json() const {
+  json::object meta;
+  meta["name"] = name;
+  if (!labels.empty()) meta["labels"] = string_object(labels);
+  if (!annotations.empty()) meta["annotations"] = string_object(annotations);
+  if (created) meta["creationTimestamp"] = format_rfc3339(*created);
+
+  json::object spec;
+  if (unschedulable) spec["unschedulable"] = true;
+  if (!taints.empty()) {
+    json::array ts;
+    for (const auto& t : taints) {
+      json::object o;
+      o["key"] = t.key;
+      if (!t.value.empty()) o["value"] = t.value;
+      o["effect"] = std::string(to_string(t.effect));
+      ts.push_back(std::move(o));
+    }
+    spec["taints"] = std::move(ts);
+  }
+
+  json::object status;
+  if (!capacity.empty()) status["capacity"] = quantity_object(capacity);
+  if (!allocatable.empty()) status["allocatable"] = quantity_object(allocatable);
+  if (!ready_status.empty()) {
+    json::object ready;
+    ready["type"] = "Ready";
+    ready["status"] = ready_status;
+    ready["reason"] = ready_status == "True" ? "KubeletReady" : "KubeletNotReady";
+    status["conditions"] = json::array{std::move(ready)};
+  }
+  if (!addresses.empty()) {
+    json::array as;
+    for (const auto& a : addresses) as.push_back(json::object{{"type", a.type}, {"address", a.address}});
+    status["addresses"] = std::move(as);
+  }
+  if (!kubelet_version.empty()) status["nodeInfo"] = json::object{{"kubeletVersion", kubelet_version}};
+
+  json::object node;
+  node["apiVersion"] = "v1";
+  node["kind"] = "Node";
+  node["metadata"] = std::move(meta);
+  node["spec"] = std::move(spec);
+  node["status"] = std::move(status);
+  return node;
+}
+
+// getNodeInternalIP (kubectl prints "<none>" where this returns "").
+std::string Node::internal_ip() const {
+  for (const auto& a : addresses)
+    if (a.type == "InternalIP") return a.address;
+  return {};
+}
+
+// findNodeRoles: "a node-role.kubernetes.io/<role>="" label" or "a kubernetes.io/role="<role>" label".
+std::vector<std::string> Node::roles() const {
+  static constexpr std::string_view kPrefix = "node-role.kubernetes.io/";
+  std::set<std::string> roles;
+  for (const auto& [k, v] : labels) {
+    if (k.starts_with(kPrefix)) {
+      if (k.size() > kPrefix.size()) roles.insert(k.substr(kPrefix.size()));
+    } else if (k == "kubernetes.io/role" && !v.empty()) {
+      roles.insert(v);
+    }
+  }
+  return {roles.begin(), roles.end()};
+}
+
+std::string Node::roles_column() const {
+  std::string out;
+  for (const auto& r : roles()) {
+    if (!out.empty()) out += ',';
+    out += r;
+  }
+  return out.empty() ? "<none>" : out;
+}
+
+// printNode: Ready when the Ready condition is True, NotReady otherwise, Unknown without one; then
+// SchedulingDisabled for spec.unschedulable.
+std::string Node::status_column() const {
+  std::string out = ready_status.empty() ? "Unknown" : (ready_status == "True" ? "Ready" : "NotReady");
+  if (unschedulable) out += ",SchedulingDisabled";
+  return out;
+}
+
+std::string Node::age(std::chrono::system_clock::time_point now) const {
+  if (!created) return "<unknown>";
+  return human_duration(std::chrono::duration_cast<std::chrono::nanoseconds>(now - *created));
+}
+
+}  // namespace gpupool
