@@ -1,0 +1,197 @@
+// gpupool/client.hpp — a REST client for any Kubernetes resource, the way client-go's dynamic
+// client works: objects are boost::json values, resources are named by group/version/resource.
+//
+//   gpupool::Client k8s(gpupool::load_kubeconfig());
+//   gpupool::ResourceRef pods{"", "v1", "pods", "Pod"};
+//   for (auto& pod : k8s.list_all(pods, "", {.label_selector = "app=train"})) ...
+//
+// Every call is thread-safe. An empty namespace means the kubeconfig context's namespace.
+// Non-2xx answers throw ApiError (from the Status body); unreachable servers throw TransportError;
+// both are retried as gpupool/retry.hpp describes.
+#pragma once
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpupool/kubeconfig.hpp"
+#include "gpupool/logger.hpp"
+#include "gpupool/retry.hpp"
+#include "gpupool/transport.hpp"
+
+namespace gpupool {
+
+/// Names a resource type: /api/v1/pods (group "") or /apis/kubeflow.org/v2beta1/mpijobs.
+struct ResourceRef {
+  std::string group;     ///< "" for the core group
+  std::string version;   ///< e.g. "v1"
+  std::string resource;  ///< plural, lower case: "pods", "mpijobs"
+  std::string kind;      ///< "Pod", "MPIJob"
+  bool namespaced = true;
+  /// "v1" or "group/version", as an object's apiVersion.
+  std::string api_version() const { return group.empty() ? version : group + "/" + version; }
+  bool operator==(const ResourceRef&) const = default;
+};
+
+struct ListOptions {
+  std::string label_selector;  ///< e.g. "app=train,tier!=web"
+  std::string field_selector;  ///< e.g. "spec.nodeName=node-1"
+  std::int64_t limit = 0;      ///< page size (0: the server's choice, everything at once)
+  std::string continue_token;  ///< from a previous page
+  std::string resource_version;
+  bool all_namespaces = false;  ///< list across namespaces (namespaced resources only)
+};
+
+/// One page of a list.
+struct ListPage {
+  boost::json::array items;
+  std::string resource_version;  ///< the list's metadata.resourceVersion
+  std::string continue_token;    ///< empty on the last page
+};
+
+struct WriteOptions {
+  bool dry_run = false;       ///< dryRun=All: validated and admitted, not stored
+  std::string field_manager;  ///< fieldManager; required for PatchType::apply
+};
+
+enum class PatchType {
+  merge,      ///< application/merge-patch+json (RFC 7386)
+  strategic,  ///< application/strategic-merge-patch+json (built-in kinds only)
+  json,       ///< application/json-patch+json (RFC 6902), the patch is an array of operations
+  apply,      ///< server-side apply (application/apply-patch+yaml); needs field_manager
+};
+
+struct PatchOptions {
+  bool dry_run = false;
+  std::string field_manager;
+  bool force = false;  ///< apply only: take ownership of conflicting fields
+};
+
+enum class PropagationPolicy { server_default, background, foreground, orphan };
+
+struct DeleteOptions {
+  PropagationPolicy propagation = PropagationPolicy::server_default;
+  bool dry_run = false;
+  std::optional<std::int64_t> grace_period_seconds;
+  std::string precondition_uid;               ///< delete only this incarnation
+  std::string precondition_resource_version;  ///< delete only if unchanged
+};
+
+/// One watch event. type is ADDED, MODIFIED, DELETED or BOOKMARK.
+struct WatchEvent {
+  std::string type;
+  boost::json::object object;
+};
+
+struct WatchOptions {
+  std::string label_selector, field_selector;
+  /// Start after this version. Empty: list first and deliver every existing object as ADDED.
+  std::string resource_version;
+  bool all_namespaces = false;
+  bool deliver_bookmarks = false;  ///< bookmarks are always requested; hand them to the handler too?
+  int timeout_seconds = 0;         ///< server-side limit per watch connection (0: server default)
+};
+
+/// Return false to stop watching.
+using WatchHandler = std::function<bool(const WatchEvent&)>;
+
+struct LogOptions {
+  std::string container;  ///< required when the pod has several containers
+  bool follow = false;
+  bool previous = false;  ///< the previous (crashed) instance of the container
+  bool timestamps = false;
+  std::optional<std::int64_t> tail_lines, since_seconds, limit_bytes;
+};
+
+/// One log line without its newline. Return false to stop.
+using LineHandler = std::function<bool(std::string_view line)>;
+
+struct ServerVersion {
+  std::string major, minor, git_version, platform;
+};
+
+/// One entry of a discovery APIResourceList.
+struct ApiResourceInfo {
+  std::string name, kind;
+  bool namespaced = true;
+  std::vector<std::string> verbs, short_names;
+};
+
+struct ClientOptions {
+  RetryPolicy retry;
+  TransportOptions transport;
+  /// Use this transport instead of libcurl (tests, fault injection).
+  std::shared_ptr<Transport> transport_override;
+  Logger logger;  ///< warnings and debug notes; also used by the transport when it has none
+  /// The annotation create_idempotent stamps on objects.
+  std::string submission_id_annotation = "gpupool.io/submission-id";
+  /// Wall clock for exec-credential expiry; empty: system_clock.
+  std::function<std::chrono::system_clock::time_point()> now;
+};
+
+class Client {
+ public:
+  explicit Client(KubeConfig config, ClientOptions options = {});
+  ~Client();
+  Client(Client&&) noexcept;
+  Client& operator=(Client&&) noexcept;
+
+  const KubeConfig& config() const;
+  /// The kubeconfig context's namespace ("default" when it sets none).
+  const std::string& default_namespace() const;
+
+  // ---- discovery ----
+  ServerVersion server_version() const;
+  /// Versions of `group` the server serves, preferred first ("" = core: {"v1"}). Empty if none.
+  std::vector<std::string> served_versions(const std::string& group) const;
+  /// Resources of one group/version (subresources such as pods/log left out).
+  std::vector<ApiResourceInfo> resources(const std::string& group, const std::string& version) const;
+  /// The served resource of `kind` in `group`, at the preferred version that has it; e.g.
+  /// find_resource("kubeflow.org", "MPIJob") tells whether the cluster serves v1 or v2beta1.
+  std::optional<ResourceRef> find_resource(const std::string& group, const std::string& kind) const;
+
+  // ---- objects ----
+  boost::json::object create(const ResourceRef& ref, const std::string& ns, const boost::json::object& object,
+                             const WriteOptions& options = {}) const;
+  /// A create that is safe to retry: stamps the submission-id annotation (a fresh id unless the
+  /// object already carries one) so that if a retried POST meets AlreadyExists, the stored object
+  /// is ours (returned as success) or someone else's (ApiError 409 "name already taken").
+  boost::json::object create_idempotent(const ResourceRef& ref, const std::string& ns, const boost::json::object& object,
+                                        const WriteOptions& options = {}) const;
+  boost::json::object get(const ResourceRef& ref, const std::string& ns, const std::string& name) const;
+  ListPage list(const ResourceRef& ref, const std::string& ns, const ListOptions& options = {}) const;
+  /// Every item, following continue tokens page by page.
+  boost::json::array list_all(const ResourceRef& ref, const std::string& ns, ListOptions options = {}) const;
+  /// PUT; the object's metadata.resourceVersion makes it a compare-and-swap.
+  boost::json::object update(const ResourceRef& ref, const std::string& ns, const boost::json::object& object,
+                             const WriteOptions& options = {}) const;
+  boost::json::object patch(const ResourceRef& ref, const std::string& ns, const std::string& name, PatchType type,
+                            const boost::json::value& patch, const PatchOptions& options = {}) const;
+  /// DELETE; returns what the server returned (the object, or a Status).
+  boost::json::object remove(const ResourceRef& ref, const std::string& ns, const std::string& name,
+                             const DeleteOptions& options = {}) const;
+
+  // ---- streams ----
+  /// Watches until `handler` returns false or `cancel` fires; survives disconnects by resuming
+  /// from the last resourceVersion seen (bookmarks included) and, when that version is too old
+  /// (410 Gone), re-lists and delivers the difference as ADDED/MODIFIED/DELETED events.
+  /// Returns the last resourceVersion seen.
+  std::string watch(const ResourceRef& ref, const std::string& ns, const WatchOptions& options, const WatchHandler& handler,
+                    const CancelToken& cancel = {}) const;
+  /// A pod's log, line by line, until the end (or, with follow, until cancelled / handler false).
+  void logs(const std::string& ns, const std::string& pod, const LogOptions& options, const LineHandler& handler,
+            const CancelToken& cancel = {}) const;
+
+ private:
+  struct Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace gpupool

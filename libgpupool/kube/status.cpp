@@ -1,0 +1,114 @@
+#include "kube/status.hpp"
+
+#include <boost/json.hpp>
+#include <cctype>
+#include <fmt/format.h>
+
+namespace gpupool::kube {
+
+std::optional<int> retry_after_seconds(const HttpResponse& response) {
+  const std::string* h = response.header("Retry-After");
+  if (!h || h->empty() || h->size() > 9) return std::nullopt;
+  int v = 0;
+  for (char c : *h) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+const char* reason_for_code(int code) {
+  switch (code) {
+    case 400: return "BadRequest";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "NotFound";
+    case 405: return "MethodNotAllowed";
+    case 406: return "NotAcceptable";
+    case 409: return "Conflict";
+    case 410: return "Gone";
+    case 413: return "RequestEntityTooLarge";
+    case 415: return "UnsupportedMediaType";
+    case 422: return "Invalid";
+    case 429: return "TooManyRequests";
+    case 500: return "InternalError";
+    case 503: return "ServiceUnavailable";
+    case 504: return "Timeout";
+    default: return code >= 500 ? "InternalError" : "Unknown";
+  }
+}
+
+namespace {
+
+// Messages from apimachinery's errors.NewGenericServerResponse.
+std::string generic_message(int code) {
+  switch (code) {
+    case 400: return "the server rejected our request for an unknown reason";
+    case 401: return "the server has asked for the client to provide credentials";
+    case 403: return "the server does not allow access to the requested resource";
+    case 404: return "the server could not find the requested resource";
+    case 405: return "the server does not allow this method on the requested resource";
+    case 406: return "the server was unable to respond with a content type that the client supports";
+    case 409: return "the server reported a conflict";
+    case 410: return "the server has asked for the client to re-list: the requested resource version is gone";
+    case 413: return "the server has rejected the request because the request body is too large";
+    case 415: return "the server was unable to understand the content type of the request";
+    case 422: return "the server rejected our request due to an error in our request";
+    case 429: return "the server has received too many requests and has asked us to try again later";
+    case 503: return "the server is currently unable to handle the request";
+    case 504: return "the server was unable to return a response in the time allotted, but may still be processing the request";
+    default:
+      return code >= 500 ? "an error on the server has prevented the request from succeeding"
+                         : fmt::format("the server responded with the status code {} but did not return more information", code);
+  }
+}
+
+std::string excerpt(std::string_view body) {
+  std::string out;
+  for (char c : body.substr(0, 200)) out += std::isprint(static_cast<unsigned char>(c)) ? c : ' ';
+  if (body.size() > 200) out += "...";
+  return out;
+}
+
+std::string str(const boost::json::object& o, const char* k) {
+  const auto* p = o.if_contains(k);
+  return p && p->is_string() ? std::string(p->as_string()) : std::string();
+}
+
+}  // namespace
+
+ApiError decode_error(int http_status, std::string_view body, std::optional<int> retry_after) {
+  boost::json::error_code ec;
+  boost::json::value v = body.empty() ? boost::json::value() : boost::json::parse(body, ec);
+  if (!ec && v.is_object() && str(v.as_object(), "kind") == "Status") {
+    const auto& o = v.as_object();
+    std::string reason = str(o, "reason");
+    std::string message = str(o, "message");
+    std::vector<StatusCause> causes;
+    if (const auto* details = o.if_contains("details"); details && details->is_object()) {
+      const auto& d = details->as_object();
+      if (const auto* cs = d.if_contains("causes"); cs && cs->is_array()) {
+        for (const auto& c : cs->as_array()) {
+          if (!c.is_object()) continue;
+          causes.push_back({str(c.as_object(), "reason"), str(c.as_object(), "message"), str(c.as_object(), "field")});
+        }
+      }
+      if (!retry_after) {
+        if (const auto* ra = d.if_contains("retryAfterSeconds"); ra && ra->is_int64() && ra->as_int64() > 0)
+          retry_after = static_cast<int>(std::min<std::int64_t>(ra->as_int64(), 86400));
+      }
+    }
+    if (reason.empty()) reason = reason_for_code(http_status);
+    if (message.empty()) message = generic_message(http_status);
+    return ApiError(http_status, reason, message, std::move(causes), retry_after);
+  }
+  std::string message = generic_message(http_status);
+  if (!body.empty()) {
+    std::string_view trimmed = body.substr(0, body.find_last_not_of(" \r\n\t") + 1);
+    std::string kind = trimmed.rfind("<", 0) == 0 ? "an HTML page" : !ec ? "JSON that is not a Status" : "a non-JSON body";
+    message += fmt::format(" (the response was {} of {} bytes, not a Kubernetes Status: \"{}\")", kind, body.size(), excerpt(trimmed));
+  }
+  return ApiError(http_status, reason_for_code(http_status), message, {}, retry_after);
+}
+
+}  // namespace gpupool::kube
