@@ -186,21 +186,22 @@ struct Reader {
     if (!root.IsMap()) throw ConfigError(file, "(root)", "a topology is a map with a `nodes` list", line_of(root));
     Topology topo;
     YAML::Node defaults, nodes;
+    bool has_defaults = false, has_nodes = false;
     for (const auto& kv : root) {
       const std::string k = scalar(kv.first, "(root)");
       if (k == "name") topo.name = scalar(kv.second, "name");
       else if (k == "description") topo.description = scalar(kv.second, "description");
-      else if (k == "defaults") defaults = kv.second;
-      else if (k == "nodes") nodes = kv.second;
+      else if (k == "defaults") defaults = kv.second, has_defaults = true;
+      else if (k == "nodes") nodes = kv.second, has_nodes = true;
       else fail(kv.first, k, "unknown key (expected name, description, defaults, nodes)");
     }
-    if (!nodes) throw ConfigError(file, "nodes", "required: the list of nodes", line_of(root));
+    if (!has_nodes) throw ConfigError(file, "nodes", "required: the list of nodes", std::max(1, line_of(root)));
     if (!nodes.IsSequence() || nodes.size() == 0) fail(nodes, "nodes", "must be a non-empty list of nodes");
-    if (defaults && !defaults.IsMap()) fail(defaults, "defaults", "must be a map");
+    if (has_defaults && !defaults.IsMap()) fail(defaults, "defaults", "must be a map");
 
     TopologyNode base;
     bool base_allocatable = false;
-    if (defaults)
+    if (has_defaults)
       for (const auto& kv : defaults) {
         const std::string k = scalar(kv.first, "defaults");
         apply(base, k, kv.second, "defaults." + k, true, base_allocatable);

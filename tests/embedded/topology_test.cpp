@@ -155,11 +155,14 @@ TEST_CASE("bad topology files are ConfigErrors naming file, line and key") {
       {"colour: blue\nnodes:\n  - {name: a, internalIP: 10.0.0.1}\n", "colour", 1, "unknown key"},
   };
   for (const auto& r : rows) {
-    CAPTURE(r.yaml);
+    const std::string yaml = r.yaml;
+    CAPTURE(yaml);
     try {
       Topology::parse(r.yaml, "my.yaml");
       FAIL("expected a ConfigError");
     } catch (const ConfigError& e) {
+      const std::string what = e.what();
+      CAPTURE(what);
       CHECK(e.file() == "my.yaml");
       CHECK(e.key() == r.key);
       CHECK(e.line() == r.line);

@@ -1,0 +1,107 @@
+// embedded/controllers_util.hpp — small JSON helpers shared by the scheduler, the controllers and
+// the simulated kubelet (private to the embedded layer).
+#pragma once
+
+#include <boost/json.hpp>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gpupool::embedded::util {
+
+namespace json = boost::json;
+
+/// The object at a path of keys, or nullptr when a step is missing or not an object.
+inline const json::object* object_at(const json::object& o, std::initializer_list<std::string_view> path) {
+  const json::object* cur = &o;
+  for (auto k : path) {
+    const json::value* v = cur->if_contains(k);
+    if (!v || !v->is_object()) return nullptr;
+    cur = &v->as_object();
+  }
+  return cur;
+}
+
+/// The array at a path, or nullptr.
+inline const json::array* array_at(const json::object& o, std::initializer_list<std::string_view> path,
+                                   std::string_view key) {
+  const json::object* parent = object_at(o, path);
+  if (!parent) return nullptr;
+  const json::value* v = parent->if_contains(key);
+  return v && v->is_array() ? &v->as_array() : nullptr;
+}
+
+/// A string member ("" when absent or not a string).
+inline std::string string_of(const json::object* o, std::string_view key) {
+  if (!o) return {};
+  const json::value* v = o->if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+/// An integer member (accepts int64/uint64/double and integer strings), or `fallback`.
+inline std::int64_t int_of(const json::object* o, std::string_view key, std::int64_t fallback) {
+  if (!o) return fallback;
+  const json::value* v = o->if_contains(key);
+  if (!v) return fallback;
+  if (v->is_int64()) return v->as_int64();
+  if (v->is_uint64()) return static_cast<std::int64_t>(v->as_uint64());
+  if (v->is_double()) return static_cast<std::int64_t>(v->as_double());
+  return fallback;
+}
+
+/// The object member `key` of `o`, created (or replaced when not an object) as needed.
+inline json::object& ensure_object(json::object& o, std::string_view key) {
+  json::value& v = o[key];
+  if (!v.is_object()) v = json::object{};
+  return v.as_object();
+}
+
+inline std::string name_of(const json::object& o) { return string_of(object_at(o, {"metadata"}), "name"); }
+inline std::string namespace_of(const json::object& o) { return string_of(object_at(o, {"metadata"}), "namespace"); }
+inline std::string uid_of(const json::object& o) { return string_of(object_at(o, {"metadata"}), "uid"); }
+
+/// metadata.ownerReferences entry of `owner` marking it the controller (ownerReference with
+/// controller: true and blockOwnerDeletion: true, as every built-in controller and the Kubeflow
+/// operators set it).
+inline json::object controller_reference(const json::object& owner) {
+  return json::object{{"apiVersion", owner.at("apiVersion")},
+                      {"kind", owner.at("kind")},
+                      {"name", name_of(owner)},
+                      {"uid", uid_of(owner)},
+                      {"controller", true},
+                      {"blockOwnerDeletion", true}};
+}
+
+/// The uid of the controller ownerReference ("" when none).
+inline std::string controller_uid(const json::object& o) {
+  const json::object* md = object_at(o, {"metadata"});
+  if (!md) return {};
+  const json::value* refs = md->if_contains("ownerReferences");
+  if (!refs || !refs->is_array()) return {};
+  for (const auto& r : refs->as_array()) {
+    if (!r.is_object()) continue;
+    const json::value* c = r.as_object().if_contains("controller");
+    if (c && c->is_bool() && c->as_bool()) return string_of(&r.as_object(), "uid");
+  }
+  return {};
+}
+
+/// The annotation `key` ("" when absent).
+inline std::optional<std::string> annotation(const json::object& o, std::string_view key) {
+  const json::object* a = object_at(o, {"metadata", "annotations"});
+  if (!a) return std::nullopt;
+  const json::value* v = a->if_contains(key);
+  if (!v || !v->is_string()) return std::nullopt;
+  return std::string(v->as_string());
+}
+
+/// Sets (or replaces) the condition of `type` in `conditions`, keeping lastTransitionTime when the
+/// status does not change (as every controller's SetCondition helper does). Returns true on change.
+bool set_condition(json::array& conditions, const json::object& condition);
+
+/// The condition of `type`, or nullptr.
+const json::object* find_condition(const json::array* conditions, std::string_view type);
+
+}  // namespace gpupool::embedded::util
