@@ -4,4 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh gcc >/dev/null
-build/gcc/examples_render_seed_job
+build/gcc/render_seed_job

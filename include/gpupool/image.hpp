@@ -57,6 +57,7 @@ struct CatalogImage {
 struct ImageCatalog {
   std::string prefix;  ///< "registry[:port]/project", e.g. "harbor.iiis.co/library"; may be empty
   std::vector<CatalogImage> images;
+  bool operator==(const ImageCatalog&) const = default;
 
   /// The entry named `name`, if any.
   const CatalogImage* find(std::string_view name) const;

@@ -1,0 +1,48 @@
+// gpupool/render.hpp — Workload + Profile -> the Kubernetes objects of one submission.
+//
+// Objects come out as Boost.JSON objects in `kubectl apply` order: the PVCs to create, the
+// workload, then (tensorboard.enabled) a TensorBoard Deployment and its NodePort Service. Keys are
+// in a fixed order (apiVersion, kind, metadata, spec, ...), quantities in canonical form. Every
+// object carries the labels
+//   app.kubernetes.io/managed-by: gpupool
+//   gpupool.io/job-name: <workload name>
+//   gpupool.io/kind: <mpijob|tfjob|pytorchjob|job|deployment|pod>
+// and pods also gpupool.io/component: workload | tensorboard.
+//
+// What goes where: GPUs (the profile's resource name, with its env) go to the replicas that
+// compute — every replica of Pod/Deployment/Job, MPIJob workers (not the launcher), TFJob workers
+// and chief (not PS), PyTorchJob master and workers. The command runs in every replica except MPI
+// workers (the operator keeps v1 workers alive; v2beta1 workers run sshd for the launcher).
+// Serialize with manifest.hpp (to_yaml / to_json).
+#pragma once
+
+#include "gpupool/profile.hpp"
+#include "gpupool/workload.hpp"
+
+#include <boost/json/object.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpupool {
+
+/// The label keys gpupool puts on what it creates.
+inline constexpr std::string_view kManagedByLabel = "app.kubernetes.io/managed-by";
+inline constexpr std::string_view kJobNameLabel = "gpupool.io/job-name";
+inline constexpr std::string_view kKindLabel = "gpupool.io/kind";
+inline constexpr std::string_view kComponentLabel = "gpupool.io/component";
+
+struct Submission {
+  std::vector<boost::json::object> objects;  ///< in apply order
+  /// The workload object (the first that is not a PVC).
+  const boost::json::object& workload() const;
+};
+
+/// Validates the workload (workload.hpp validate()), applies the profile (image catalog, GPU
+/// resource and env, scheduler, host networking, SSD / NFS / shm mounts, storage class aliases,
+/// default namespace) and builds the objects. Throws ValidationError for a spec the profile cannot
+/// satisfy (e.g. ssd=true on a profile without local SSDs).
+Submission render(const Workload& workload, const Profile& profile);
+
+}  // namespace gpupool

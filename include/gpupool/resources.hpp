@@ -1,0 +1,30 @@
+// gpupool/resources.hpp — per-replica compute resources (cpu, memory, GPUs, extended resources).
+//
+// Rules (pkg/apis/core/validation ValidateResourceRequirements): quantities are not negative; a
+// request is at most its limit; extended resources (names with a domain, e.g. "rdma/hca") are
+// whole numbers with request equal to limit, so gpupool keeps one value for both. The GPU resource
+// name ("nvidia.com/gpu", "virtaitech.com/gpu") comes from the site profile when rendering.
+#pragma once
+
+#include "gpupool/quantity.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gpupool {
+
+struct Resources {
+  std::optional<Quantity> cpu_request, cpu_limit;        ///< nullopt: not set
+  std::optional<Quantity> memory_request, memory_limit;  ///< nullopt: not set
+  std::int64_t gpus = 0;                                 ///< GPUs per replica (request = limit)
+  std::map<std::string, Quantity> extra;                 ///< other resources, request = limit
+  bool operator==(const Resources&) const = default;
+};
+
+/// Throws ValidationError naming `field`.<resource> and the broken rule.
+void validate(const Resources& resources, std::string_view field = "resources");
+
+}  // namespace gpupool

@@ -1,0 +1,92 @@
+// gpupool/storage.hpp — persistent volume claims, volume sources and mounts.
+//
+// Rules follow the API server's validation (pkg/apis/core/validation/validation.go):
+//  - ValidateVolumes: volume names are DNS-1123 labels and unique; NFS needs a server and an
+//    absolute path; hostPath needs a path without ".." elements; emptyDir.sizeLimit is not negative.
+//  - ValidateVolumeMounts: a mount names an existing volume, mountPath is set and unique within the
+//    container, subPath is a relative path without "..". gpupool also requires an absolute
+//    mountPath (the kubelet would resolve a relative one against the container root; say so).
+//  - ValidatePersistentVolumeClaimSpec: at least one access mode, a storage request above zero,
+//    ReadWriteOncePod not combined with another mode.
+#pragma once
+
+#include "gpupool/quantity.hpp"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace gpupool {
+
+enum class AccessMode { ReadWriteOnce, ReadOnlyMany, ReadWriteMany, ReadWriteOncePod };
+/// "ReadWriteOnce" etc.; parse_access_mode also takes kubectl's short forms RWO, ROX, RWX, RWOP.
+std::string_view to_string(AccessMode mode) noexcept;
+AccessMode parse_access_mode(std::string_view text, std::string_view field = "accessModes");
+
+/// A PersistentVolumeClaim to create with a submission.
+struct PvcRequest {
+  std::string name;
+  std::string storage_class;  ///< a StorageClass name, or a profile alias ("nfs", "cephfs"); empty: cluster default
+  Quantity size = Quantity::parse("1Gi");
+  std::vector<AccessMode> access_modes{AccessMode::ReadWriteMany};
+  bool operator==(const PvcRequest&) const = default;
+};
+/// Throws ValidationError naming `field`.<member>.
+void validate(const PvcRequest& pvc, std::string_view field = "pvc");
+
+/// persistentVolumeClaim: an existing claim.
+struct PvcSource {
+  std::string claim_name;
+  bool read_only = false;
+  bool operator==(const PvcSource&) const = default;
+};
+/// nfs: a direct NFS export (no PVC).
+struct NfsSource {
+  std::string server;  ///< host name or IP
+  std::string path;    ///< absolute export path
+  bool read_only = false;
+  bool operator==(const NfsSource&) const = default;
+};
+/// hostPath's `type` (empty string in the API = no check).
+enum class HostPathType { Unset, DirectoryOrCreate, Directory, FileOrCreate, File, Socket, CharDevice, BlockDevice };
+std::string_view to_string(HostPathType type) noexcept;
+HostPathType parse_host_path_type(std::string_view text, std::string_view field = "hostPath.type");
+/// hostPath: a directory of the node, e.g. a local SSD.
+struct HostPathSource {
+  std::string path;
+  HostPathType type = HostPathType::Unset;
+  bool operator==(const HostPathSource&) const = default;
+};
+/// emptyDir; medium Memory gives a tmpfs (the usual /dev/shm for PyTorch data loaders).
+struct EmptyDirSource {
+  bool memory = false;                ///< medium: Memory
+  std::optional<Quantity> size_limit;
+  bool operator==(const EmptyDirSource&) const = default;
+};
+
+using VolumeSource = std::variant<PvcSource, NfsSource, HostPathSource, EmptyDirSource>;
+
+/// A pod volume: a name and where its data comes from.
+struct Volume {
+  std::string name;
+  VolumeSource source;
+  bool operator==(const Volume&) const = default;
+};
+
+/// A container's view of a volume.
+struct VolumeMount {
+  std::string volume;      ///< name of a Volume
+  std::string mount_path;  ///< absolute path in the container
+  std::string sub_path;    ///< relative path inside the volume; empty: the whole volume
+  bool read_only = false;
+  bool operator==(const VolumeMount&) const = default;
+};
+
+/// Checks volumes and the mounts of one container together (field: "volumes" / "volumeMounts"
+/// prefixed with `field_prefix`, e.g. "spec."). Throws ValidationError on the first problem.
+void validate_volumes(const std::vector<Volume>& volumes, const std::vector<VolumeMount>& mounts,
+                      std::string_view field_prefix = "");
+
+}  // namespace gpupool

@@ -1,0 +1,139 @@
+// gpupool/workload.hpp — one portable spec for a training workload, and the kinds it renders to.
+//
+// A Workload says what to run (image, command, resources, replicas, storage, placement); a site
+// Profile (profile.hpp) supplies the cluster's conventions when it is rendered (render.hpp). Kinds:
+//   Pod, Deployment (the guide's way), batch/v1 Job,
+//   MPIJob  kubeflow.org/v1 (training-operator) or kubeflow.org/v2beta1 (mpi-operator): Launcher + Worker,
+//   TFJob   kubeflow.org/v1: PS / Worker / Chief, container "tensorflow",
+//   PyTorchJob kubeflow.org/v1: Master + Worker, container "pytorch".
+#pragma once
+
+#include "gpupool/quantity.hpp"
+#include "gpupool/resources.hpp"
+#include "gpupool/staging.hpp"
+#include "gpupool/storage.hpp"
+#include "gpupool/taint.hpp"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpupool {
+
+enum class WorkloadKind { Pod, Deployment, Job, MPIJob, TFJob, PyTorchJob };
+/// The Kubernetes kind ("MPIJob"); parse_workload_kind also takes "mpi", "tf", "pytorch", "job"...
+/// in any case.
+std::string_view to_string(WorkloadKind kind) noexcept;
+WorkloadKind parse_workload_kind(std::string_view text, std::string_view field = "kind");
+
+/// Which MPIJob API to render.
+enum class MpiJobApi {
+  V1,       ///< kubeflow.org/v1, training-operator: workers are kept alive by the operator
+  V2Beta1,  ///< kubeflow.org/v2beta1, mpi-operator v2: workers run sshd, launcher connects over SSH
+};
+
+/// ReplicaSpec.restartPolicy of the Kubeflow kinds (ExitCode only there); a pod's restartPolicy.
+enum class RestartPolicy { Always, OnFailure, Never, ExitCode };
+std::string_view to_string(RestartPolicy policy) noexcept;
+RestartPolicy parse_restart_policy(std::string_view text, std::string_view field = "restartPolicy");
+
+/// runPolicy.cleanPodPolicy of the Kubeflow kinds.
+enum class CleanPodPolicy { None, Running, All };
+std::string_view to_string(CleanPodPolicy policy) noexcept;
+CleanPodPolicy parse_clean_pod_policy(std::string_view text, std::string_view field = "cleanPodPolicy");
+
+/// An environment variable: a literal value, or (field_path set) valueFrom.fieldRef.
+struct EnvVar {
+  std::string name;
+  std::string value;
+  std::string field_path;  ///< e.g. "metadata.uid"; when set, `value` is ignored
+  bool operator==(const EnvVar&) const = default;
+};
+
+enum class NodeSelectorOperator { In, NotIn, Exists, DoesNotExist, Gt, Lt };
+std::string_view to_string(NodeSelectorOperator op) noexcept;
+/// One expression of a required node-affinity term (nodeSelectorTerms[0].matchExpressions).
+struct NodeSelectorRequirement {
+  std::string key;
+  NodeSelectorOperator op = NodeSelectorOperator::In;
+  std::vector<std::string> values;
+  bool operator==(const NodeSelectorRequirement&) const = default;
+};
+
+/// Replica counts; each kind reads the ones it has (see Workload::kind).
+struct Replicas {
+  std::int32_t workers = 1;  ///< Deployment replicas, Job parallelism, MPI/TF/PyTorch Worker
+  std::int32_t ps = 0;       ///< TFJob PS
+  std::int32_t chief = 0;    ///< TFJob Chief (0 or 1)
+  std::int32_t master = 1;   ///< PyTorchJob Master (exactly 1)
+  bool operator==(const Replicas&) const = default;
+};
+
+/// A TensorBoard Deployment + NodePort Service reading the job's log directory.
+struct TensorBoard {
+  bool enabled = false;
+  std::string log_dir = "/training_logs";  ///< absolute path in the training containers
+  std::string image;                       ///< empty: the profile's TensorBoard image
+  bool operator==(const TensorBoard&) const = default;
+};
+
+struct Workload {
+  std::string name;
+  std::string namespace_;  ///< empty: the profile's default namespace
+  WorkloadKind kind = WorkloadKind::Job;
+  MpiJobApi mpi_api = MpiJobApi::V1;
+
+  std::string image;  ///< a full reference or a shorthand of the profile's catalog
+  /// What to run: `command` as argv, or `shell` run as ["sh", "-c", shell] (the string is one argv
+  /// element, never re-split). At most one of the two; both empty: the image's entrypoint.
+  std::vector<std::string> command;
+  std::string shell;
+  std::vector<EnvVar> env;
+  std::string working_dir;
+
+  Resources resources;     ///< per replica (GPUs go to the replicas that compute, see render.hpp)
+  Replicas replicas;
+  std::int32_t slots_per_worker = 0;  ///< MPIJob slotsPerWorker; 0: GPUs per worker (at least 1)
+
+  std::vector<Toleration> tolerations;
+  std::map<std::string, std::string> node_selector;
+  std::vector<NodeSelectorRequirement> required_node_affinity;  ///< ANDed, in one term
+
+  std::vector<PvcRequest> pvcs;     ///< claims created with the submission
+  std::vector<Volume> volumes;
+  std::vector<VolumeMount> mounts;  ///< mounts of the main container
+  bool ssd = false;                 ///< mount the profile's local SSDs
+  bool nfs = false;                 ///< mount the profile's NFS share (datasets ro, own dir rw)
+  std::optional<Quantity> shm_size; ///< memory-backed emptyDir at /dev/shm with this sizeLimit
+  std::optional<SsdStaging> staging;
+
+  std::string scheduler_name;       ///< empty: the profile's (GPU workloads) or the default
+  std::optional<bool> host_network; ///< nullopt: the profile's default
+  std::optional<bool> host_ipc;     ///< nullopt: the profile's default
+  std::string priority_class_name;
+  std::vector<std::string> image_pull_secrets;
+  std::map<std::string, std::string> labels;
+  std::map<std::string, std::string> annotations;
+
+  std::optional<RestartPolicy> restart_policy;  ///< nullopt: the kind's default
+  std::optional<std::int32_t> backoff_limit;
+  std::optional<CleanPodPolicy> clean_pod_policy;
+  std::optional<std::int32_t> ttl_seconds_after_finished;
+
+  TensorBoard tensorboard;
+};
+
+/// Checks the spec as the API server and the operators would (names per kind, replica counts,
+/// resources, env, labels, tolerations, volumes and mounts, restart policy per kind). Throws
+/// ValidationError naming the field and the rule.
+void validate(const Workload& workload);
+
+/// Names of the pods/services the kind derives from the job name, e.g. {"mpi-dist-launcher",
+/// "mpi-dist-worker-0"}; the Kubeflow operators create a Service of each name, so each must be a
+/// DNS-1035 label.
+std::vector<std::string> derived_replica_names(const Workload& workload);
+
+}  // namespace gpupool

@@ -1,0 +1,287 @@
+#include "gpupool/profile.hpp"
+
+#include "common/builtin_data.hpp"
+#include "gpupool/error.hpp"
+#include "gpupool/names.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+namespace gpupool {
+
+namespace {
+
+// Reads one YAML mapping strictly: every key must be consumed, else the first unknown one is a
+// ConfigError naming file, line and the key's path.
+class Reader {
+ public:
+  Reader(std::string file) : file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& key, const std::string& message) const {
+    int line = node.IsDefined() && node.Mark().line >= 0 ? node.Mark().line + 1 : 0;
+    throw ConfigError(file_, key, message, line);
+  }
+
+  // Runs `read` for each key of the mapping; unknown keys are errors.
+  void mapping(const YAML::Node& node, const std::string& path,
+               const std::map<std::string, std::function<void(const YAML::Node&, const std::string&)>>& fields) const {
+    if (!node.IsMap()) fail(node, path, "must be a mapping (key: value lines)");
+    for (const auto& kv : node) {
+      std::string key = kv.first.Scalar();
+      std::string at = path.empty() ? key : path + "." + key;
+      auto it = fields.find(key);
+      if (it == fields.end()) {
+        std::string known;
+        for (const auto& [k, f] : fields) known += (known.empty() ? "" : ", ") + k;
+        fail(kv.first, at, fmt::format("unknown key; known keys here: {}", known));
+      }
+      it->second(kv.second, at);
+    }
+  }
+
+  std::string string(const YAML::Node& node, const std::string& path) const {
+    if (!node.IsScalar()) fail(node, path, "must be a string");
+    return node.Scalar();
+  }
+  bool boolean(const YAML::Node& node, const std::string& path) const {
+    bool value = false;
+    if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value)) fail(node, path, "must be true or false");
+    return value;
+  }
+  std::vector<std::string> strings(const YAML::Node& node, const std::string& path) const {
+    if (!node.IsSequence()) fail(node, path, "must be a list of strings");
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < node.size(); ++i) out.push_back(string(node[i], fmt::format("{}[{}]", path, i)));
+    return out;
+  }
+  template <class F>
+  void sequence(const YAML::Node& node, const std::string& path, F&& each) const {
+    if (!node.IsSequence()) fail(node, path, "must be a list");
+    for (std::size_t i = 0; i < node.size(); ++i) each(node[i], fmt::format("{}[{}]", path, i));
+  }
+  // Runs a model validator and turns its ValidationError into a ConfigError at this node.
+  template <class F>
+  void check(const YAML::Node& node, const std::string& path, F&& validator) const {
+    try {
+      validator();
+    } catch (const ValidationError& e) {
+      fail(node, path, fmt::format("invalid value \"{}\": {}", e.value(), e.rule()));
+    }
+  }
+  void absolute(const YAML::Node& node, const std::string& path, const std::string& value) const {
+    if (value.empty() || value.front() != '/') fail(node, path, fmt::format("\"{}\" must be an absolute path", value));
+  }
+
+ private:
+  std::string file_;
+};
+
+using Fields = std::map<std::string, std::function<void(const YAML::Node&, const std::string&)>>;
+
+NfsMount read_nfs_mount(const Reader& r, const YAML::Node& node, const std::string& path) {
+  NfsMount m;
+  r.mapping(node, path,
+            {{"sub_path",
+              [&](const YAML::Node& n, const std::string& at) {
+                m.sub_path = r.string(n, at);
+                if (!m.sub_path.empty() && m.sub_path.front() == '/') r.fail(n, at, "must be relative to the export path");
+              }},
+             {"mount_path", [&](const YAML::Node& n, const std::string& at) {
+                m.mount_path = r.string(n, at);
+                r.absolute(n, at, m.mount_path);
+              }}});
+  if (m.mount_path.empty()) r.fail(node, path + ".mount_path", "Required value");
+  return m;
+}
+
+Profile parse_node(const YAML::Node& root, const std::string& file) {
+  Reader r(file);
+  Profile p;
+  auto s = [&](std::string& out) {
+    return [&r, &out](const YAML::Node& n, const std::string& at) { out = r.string(n, at); };
+  };
+  Fields fields{
+      {"name",
+       [&](const YAML::Node& n, const std::string& at) {
+         p.name = r.string(n, at);
+         r.check(n, at, [&] { validate_dns1123_label(p.name, at); });
+       }},
+      {"description", s(p.description)},
+      {"namespace",
+       [&](const YAML::Node& n, const std::string& at) {
+         p.default_namespace = r.string(n, at);
+         r.check(n, at, [&] { validate_dns1123_label(p.default_namespace, at); });
+       }},
+      {"registry",
+       [&](const YAML::Node& n, const std::string& at) {
+         p.catalog.prefix = r.string(n, at);
+         while (!p.catalog.prefix.empty() && p.catalog.prefix.back() == '/') p.catalog.prefix.pop_back();
+         r.check(n, at, [&] { (void)ImageRef::parse(p.catalog.prefix + "/probe", at); });
+       }},
+      {"images",
+       [&](const YAML::Node& n, const std::string& at) {
+         r.sequence(n, at, [&](const YAML::Node& item, const std::string& item_at) {
+           CatalogImage img;
+           r.mapping(item, item_at,
+                     {{"name", [&](const YAML::Node& v, const std::string& a) { img.name = r.string(v, a); }},
+                      {"tags", [&](const YAML::Node& v, const std::string& a) { img.tags = r.strings(v, a); }},
+                      {"gpu", [&](const YAML::Node& v, const std::string& a) { img.gpu = r.boolean(v, a); }},
+                      {"cuda", [&](const YAML::Node& v, const std::string& a) { img.cuda = r.string(v, a); }},
+                      {"framework", [&](const YAML::Node& v, const std::string& a) { img.framework = r.string(v, a); }},
+                      {"notes", [&](const YAML::Node& v, const std::string& a) { img.notes = r.string(v, a); }}});
+           if (img.name.empty()) r.fail(item, item_at + ".name", "Required value: the image's repository name");
+           if (p.catalog.find(img.name)) r.fail(item, item_at + ".name", fmt::format("duplicate image \"{}\"", img.name));
+           // Each tag must make a valid reference (the tag grammar).
+           for (std::size_t i = 0; i < img.tags.size(); ++i)
+             r.check(item["tags"][i], fmt::format("{}.tags[{}]", item_at, i),
+                     [&] { (void)ImageRef::parse(img.name + ":" + img.tags[i], item_at); });
+           r.check(item, item_at + ".name", [&] { (void)ImageRef::parse(img.name, item_at); });
+           p.catalog.images.push_back(std::move(img));
+         });
+       }},
+      {"storage_classes",
+       [&](const YAML::Node& n, const std::string& at) {
+         if (!n.IsMap()) r.fail(n, at, "must be a mapping of alias: StorageClass name");
+         for (const auto& kv : n) {
+           std::string key = at + "." + kv.first.Scalar();
+           std::string cls = r.string(kv.second, key);
+           r.check(kv.second, key, [&] { validate_dns1123_subdomain(cls, key); });
+           p.storage_classes[kv.first.Scalar()] = cls;
+         }
+       }},
+      {"nfs",
+       [&](const YAML::Node& n, const std::string& at) {
+         NfsShare share;
+         r.mapping(n, at,
+                   {{"server", [&](const YAML::Node& v, const std::string& a) { share.server = r.string(v, a); }},
+                    {"path",
+                     [&](const YAML::Node& v, const std::string& a) {
+                       share.path = r.string(v, a);
+                       r.absolute(v, a, share.path);
+                     }},
+                    {"datasets", [&](const YAML::Node& v, const std::string& a) { share.datasets = read_nfs_mount(r, v, a); }},
+                    {"home", [&](const YAML::Node& v, const std::string& a) { share.home = read_nfs_mount(r, v, a); }}});
+         if (share.server.empty()) r.fail(n, at + ".server", "Required value: the NFS server's host name or IP");
+         if (share.path.empty()) r.fail(n, at + ".path", "Required value: the absolute export path");
+         p.nfs = std::move(share);
+       }},
+      {"local_ssds",
+       [&](const YAML::Node& n, const std::string& at) {
+         r.sequence(n, at, [&](const YAML::Node& item, const std::string& item_at) {
+           LocalSsd ssd;
+           r.mapping(item, item_at,
+                     {{"host_path",
+                       [&](const YAML::Node& v, const std::string& a) {
+                         ssd.host_path = r.string(v, a);
+                         r.absolute(v, a, ssd.host_path);
+                       }},
+                      {"mount_path", [&](const YAML::Node& v, const std::string& a) {
+                         ssd.mount_path = r.string(v, a);
+                         r.absolute(v, a, ssd.mount_path);
+                       }}});
+           if (ssd.host_path.empty() || ssd.mount_path.empty())
+             r.fail(item, item_at, "needs both host_path and mount_path");
+           p.local_ssds.push_back(std::move(ssd));
+         });
+       }},
+      {"gpu",
+       [&](const YAML::Node& n, const std::string& at) {
+         r.mapping(n, at,
+                   {{"resource",
+                     [&](const YAML::Node& v, const std::string& a) {
+                       p.gpu.resource = r.string(v, a);
+                       r.check(v, a, [&] { validate_qualified_name(p.gpu.resource, a); });
+                     }},
+                    {"scheduler_name",
+                     [&](const YAML::Node& v, const std::string& a) {
+                       p.gpu.scheduler_name = r.string(v, a);
+                       r.check(v, a, [&] { validate_dns1123_subdomain(p.gpu.scheduler_name, a); });
+                     }},
+                    {"env", [&](const YAML::Node& v, const std::string& a) {
+                       r.sequence(v, a, [&](const YAML::Node& item, const std::string& item_at) {
+                         EnvVar e;
+                         bool has_value = false;
+                         r.mapping(item, item_at,
+                                   {{"name", [&](const YAML::Node& x, const std::string& xa) { e.name = r.string(x, xa); }},
+                                    {"value",
+                                     [&](const YAML::Node& x, const std::string& xa) {
+                                       e.value = r.string(x, xa);
+                                       has_value = true;
+                                     }},
+                                    {"field_path",
+                                     [&](const YAML::Node& x, const std::string& xa) { e.field_path = r.string(x, xa); }}});
+                         if (e.name.empty()) r.fail(item, item_at + ".name", "Required value");
+                         if (has_value == !e.field_path.empty())
+                           r.fail(item, item_at, "give exactly one of value and field_path");
+                         p.gpu.env.push_back(std::move(e));
+                       });
+                     }}});
+       }},
+      {"pod",
+       [&](const YAML::Node& n, const std::string& at) {
+         r.mapping(n, at,
+                   {{"host_network", [&](const YAML::Node& v, const std::string& a) { p.host_network = r.boolean(v, a); }},
+                    {"host_ipc", [&](const YAML::Node& v, const std::string& a) { p.host_ipc = r.boolean(v, a); }},
+                    {"image_pull_policy", [&](const YAML::Node& v, const std::string& a) {
+                       p.image_pull_policy = r.string(v, a);
+                       if (p.image_pull_policy != "Always" && p.image_pull_policy != "IfNotPresent" &&
+                           p.image_pull_policy != "Never")
+                         r.fail(v, a, "supported values: \"Always\", \"IfNotPresent\", \"Never\"");
+                     }}});
+       }},
+      {"tensorboard",
+       [&](const YAML::Node& n, const std::string& at) {
+         r.mapping(n, at, {{"image", [&](const YAML::Node& v, const std::string& a) {
+                              p.tensorboard_image = r.string(v, a);
+                              r.check(v, a, [&] { (void)ImageRef::parse(p.tensorboard_image, a); });
+                            }}});
+       }},
+  };
+  if (!root.IsDefined() || root.IsNull()) throw ConfigError(file, "", "the profile is empty; it needs at least `name:`");
+  r.mapping(root, "", fields);
+  if (p.name.empty()) r.fail(root, "name", "Required value: the profile's name");
+  return p;
+}
+
+}  // namespace
+
+Profile Profile::parse(std::string_view text, std::string_view filename) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(std::string(filename), "", fmt::format("not valid YAML: {}", e.msg), e.mark.line >= 0 ? e.mark.line + 1 : 0);
+  }
+  return parse_node(root, std::string(filename));
+}
+
+Profile Profile::load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path, "", "cannot read the profile file; check the path and its permissions");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse(text.str(), path);
+}
+
+std::vector<std::string> Profile::builtin_names() { return detail::builtin_data_names("profiles"); }
+
+Profile Profile::builtin(std::string_view name) {
+  std::string path = fmt::format("profiles/{}.yaml", name);
+  std::string_view text = detail::builtin_data(path);
+  if (text.empty())
+    throw ConfigError(std::string(name), "", fmt::format("no built-in profile of this name; built-in profiles: {}",
+                                                         fmt::join(builtin_names(), ", ")));
+  return parse(text, "builtin:" + path);
+}
+
+std::string Profile::storage_class(std::string_view alias_or_name) const {
+  auto it = storage_classes.find(std::string(alias_or_name));
+  return it == storage_classes.end() ? std::string(alias_or_name) : it->second;
+}
+
+}  // namespace gpupool

@@ -1,0 +1,138 @@
+#include "gpupool/storage.hpp"
+
+#include "gpupool/error.hpp"
+#include "gpupool/names.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace gpupool {
+
+namespace {
+
+[[noreturn]] void fail(std::string field, std::string value, std::string rule) {
+  throw ValidationError(std::move(field), std::move(value), std::move(rule));
+}
+
+// validatePathNoBacksteps / validateLocalDescendingPath: no ".." element.
+bool has_backstep(std::string_view path) {
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    auto end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    if (path.substr(start, end - start) == "..") return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+struct ModeName {
+  AccessMode mode;
+  std::string_view name, short_name;
+};
+constexpr ModeName kModes[] = {{AccessMode::ReadWriteOnce, "ReadWriteOnce", "RWO"},
+                               {AccessMode::ReadOnlyMany, "ReadOnlyMany", "ROX"},
+                               {AccessMode::ReadWriteMany, "ReadWriteMany", "RWX"},
+                               {AccessMode::ReadWriteOncePod, "ReadWriteOncePod", "RWOP"}};
+
+struct HostPathTypeName {
+  HostPathType type;
+  std::string_view name;
+};
+constexpr HostPathTypeName kHostPathTypes[] = {
+    {HostPathType::Unset, ""},           {HostPathType::DirectoryOrCreate, "DirectoryOrCreate"},
+    {HostPathType::Directory, "Directory"}, {HostPathType::FileOrCreate, "FileOrCreate"},
+    {HostPathType::File, "File"},        {HostPathType::Socket, "Socket"},
+    {HostPathType::CharDevice, "CharDevice"}, {HostPathType::BlockDevice, "BlockDevice"}};
+
+}  // namespace
+
+std::string_view to_string(AccessMode mode) noexcept {
+  for (const auto& m : kModes)
+    if (m.mode == mode) return m.name;
+  return "";
+}
+
+AccessMode parse_access_mode(std::string_view text, std::string_view field) {
+  for (const auto& m : kModes)
+    if (text == m.name || text == m.short_name) return m.mode;
+  fail(std::string(field), std::string(text),
+       "supported values: \"ReadWriteOnce\" (RWO), \"ReadOnlyMany\" (ROX), \"ReadWriteMany\" (RWX), "
+       "\"ReadWriteOncePod\" (RWOP)");
+}
+
+std::string_view to_string(HostPathType type) noexcept {
+  for (const auto& t : kHostPathTypes)
+    if (t.type == type) return t.name;
+  return "";
+}
+
+HostPathType parse_host_path_type(std::string_view text, std::string_view field) {
+  for (const auto& t : kHostPathTypes)
+    if (text == t.name) return t.type;
+  fail(std::string(field), std::string(text),
+       "supported values: \"\", \"DirectoryOrCreate\", \"Directory\", \"FileOrCreate\", \"File\", \"Socket\", "
+       "\"CharDevice\", \"BlockDevice\"");
+}
+
+void validate(const PvcRequest& pvc, std::string_view field) {
+  validate_dns1123_subdomain(pvc.name, fmt::format("{}.metadata.name", field));
+  if (pvc.access_modes.empty())
+    fail(fmt::format("{}.spec.accessModes", field), "", "at least 1 access mode is required");
+  std::set<AccessMode> seen(pvc.access_modes.begin(), pvc.access_modes.end());
+  if (seen.count(AccessMode::ReadWriteOncePod) && seen.size() > 1)
+    fail(fmt::format("{}.spec.accessModes", field), "ReadWriteOncePod",
+         "may not use ReadWriteOncePod with other access modes");
+  if (pvc.size.is_negative() || pvc.size.is_zero())
+    fail(fmt::format("{}.spec.resources.requests[storage]", field), pvc.size.to_string(), "must be greater than zero");
+}
+
+void validate_volumes(const std::vector<Volume>& volumes, const std::vector<VolumeMount>& mounts,
+                      std::string_view prefix) {
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < volumes.size(); ++i) {
+    const Volume& v = volumes[i];
+    std::string at = fmt::format("{}volumes[{}]", prefix, i);
+    validate_dns1123_label(v.name, at + ".name");
+    if (!names.insert(v.name).second)
+      fail(at + ".name", v.name, "Duplicate value: two volumes share this name; give each volume its own name");
+    if (const auto* nfs = std::get_if<NfsSource>(&v.source)) {
+      if (nfs->server.empty()) fail(at + ".nfs.server", "", "Required value: the NFS server's host name or IP");
+      if (nfs->path.empty() || nfs->path.front() != '/') fail(at + ".nfs.path", nfs->path, "must be an absolute path");
+    } else if (const auto* host = std::get_if<HostPathSource>(&v.source)) {
+      if (host->path.empty()) fail(at + ".hostPath.path", "", "Required value: the node's directory");
+      if (has_backstep(host->path)) fail(at + ".hostPath.path", host->path, "must not contain '..'");
+    } else if (const auto* pvc = std::get_if<PvcSource>(&v.source)) {
+      validate_dns1123_subdomain(pvc->claim_name, at + ".persistentVolumeClaim.claimName");
+    } else if (const auto* empty = std::get_if<EmptyDirSource>(&v.source)) {
+      if (empty->size_limit && empty->size_limit->is_negative())
+        fail(at + ".emptyDir.sizeLimit", empty->size_limit->to_string(), "must be greater than or equal to 0");
+    }
+  }
+  std::map<std::string, std::size_t> paths;
+  for (std::size_t i = 0; i < mounts.size(); ++i) {
+    const VolumeMount& m = mounts[i];
+    std::string at = fmt::format("{}volumeMounts[{}]", prefix, i);
+    if (!names.count(m.volume))
+      fail(at + ".name", m.volume, "Not found: no volume has this name; add the volume or fix the mount's name");
+    if (m.mount_path.empty()) fail(at + ".mountPath", "", "Required value");
+    if (m.mount_path.front() != '/')
+      fail(at + ".mountPath", m.mount_path, "must be an absolute path (start with '/')");
+    std::string normalized = m.mount_path;
+    while (normalized.size() > 1 && normalized.back() == '/') normalized.pop_back();
+    auto [it, fresh] = paths.emplace(normalized, i);
+    if (!fresh)
+      fail(at + ".mountPath", m.mount_path,
+           fmt::format("must be unique: volumeMounts[{}] (volume \"{}\") is already mounted there", it->second,
+                       mounts[it->second].volume));
+    if (!m.sub_path.empty()) {
+      if (m.sub_path.front() == '/') fail(at + ".subPath", m.sub_path, "must be a relative path");
+      if (has_backstep(m.sub_path)) fail(at + ".subPath", m.sub_path, "must not contain '..'");
+    }
+  }
+}
+
+}  // namespace gpupool

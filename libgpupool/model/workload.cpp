@@ -1,0 +1,312 @@
+#include "gpupool/workload.hpp"
+
+#include "gpupool/error.hpp"
+#include "gpupool/names.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <set>
+#include <utility>
+
+namespace gpupool {
+
+namespace {
+
+[[noreturn]] void fail(std::string field, std::string value, std::string rule) {
+  throw ValidationError(std::move(field), std::move(value), std::move(rule));
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+template <class E, std::size_t N>
+std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& table, E value) {
+  for (const auto& [e, name] : table)
+    if (e == value) return name;
+  return "";
+}
+
+template <class E, std::size_t N>
+E parse_from(const std::array<std::pair<E, std::string_view>, N>& table, std::string_view text, std::string_view field) {
+  std::string names;
+  for (const auto& [e, name] : table) {
+    if (name == text) return e;
+    names += fmt::format("{}\"{}\"", names.empty() ? "" : ", ", name);
+  }
+  fail(std::string(field), std::string(text), "supported values: " + names);
+}
+
+constexpr std::array<std::pair<WorkloadKind, std::string_view>, 6> kKinds{{{WorkloadKind::Pod, "Pod"},
+                                                                           {WorkloadKind::Deployment, "Deployment"},
+                                                                           {WorkloadKind::Job, "Job"},
+                                                                           {WorkloadKind::MPIJob, "MPIJob"},
+                                                                           {WorkloadKind::TFJob, "TFJob"},
+                                                                           {WorkloadKind::PyTorchJob, "PyTorchJob"}}};
+constexpr std::array<std::pair<RestartPolicy, std::string_view>, 4> kRestart{{{RestartPolicy::Always, "Always"},
+                                                                              {RestartPolicy::OnFailure, "OnFailure"},
+                                                                              {RestartPolicy::Never, "Never"},
+                                                                              {RestartPolicy::ExitCode, "ExitCode"}}};
+constexpr std::array<std::pair<CleanPodPolicy, std::string_view>, 3> kClean{
+    {{CleanPodPolicy::None, "None"}, {CleanPodPolicy::Running, "Running"}, {CleanPodPolicy::All, "All"}}};
+constexpr std::array<std::pair<NodeSelectorOperator, std::string_view>, 6> kNodeOps{
+    {{NodeSelectorOperator::In, "In"},
+     {NodeSelectorOperator::NotIn, "NotIn"},
+     {NodeSelectorOperator::Exists, "Exists"},
+     {NodeSelectorOperator::DoesNotExist, "DoesNotExist"},
+     {NodeSelectorOperator::Gt, "Gt"},
+     {NodeSelectorOperator::Lt, "Lt"}}};
+
+bool is_kubeflow(WorkloadKind k) {
+  return k == WorkloadKind::MPIJob || k == WorkloadKind::TFJob || k == WorkloadKind::PyTorchJob;
+}
+
+std::string joined(const std::vector<std::string>& errors) { return fmt::format("{}", fmt::join(errors, "; ")); }
+
+// The name rule each kind's API applies:
+//  - Pod, Deployment: metadata.name is a DNS-1123 subdomain (ValidatePodName, ValidateDeploymentName).
+//  - Job: a DNS-1123 subdomain, and the Job controller copies it into the pods' label
+//    batch.kubernetes.io/job-name, so it is also a label value (at most 63 characters).
+//  - MPIJob, TFJob, PyTorchJob: the training operators require a DNS-1035 label (their
+//    validation: NameIsDNS1035Label) because each replica gets a Service named
+//    <name>-<replica type>-<index>, which must itself be a DNS-1035 label.
+void validate_name(const Workload& w) {
+  std::string kind(to_string(w.kind));
+  if (w.name.empty()) fail("metadata.name", "", fmt::format("Required value: every {} needs a name", kind));
+  switch (w.kind) {
+    case WorkloadKind::Pod:
+    case WorkloadKind::Deployment: {
+      auto errors = dns1123_subdomain_errors(w.name);
+      if (!errors.empty())
+        fail("metadata.name", w.name, fmt::format("a {} name must be a DNS-1123 subdomain: {}", kind, joined(errors)));
+      break;
+    }
+    case WorkloadKind::Job: {
+      auto errors = dns1123_subdomain_errors(w.name);
+      if (errors.empty() && w.name.size() > 63)
+        errors.push_back("must be no more than 63 characters (it becomes the pods' job-name label value)");
+      if (!errors.empty())
+        fail("metadata.name", w.name, fmt::format("a Job name must be a DNS-1123 subdomain and a label value: {}", joined(errors)));
+      break;
+    }
+    default: {
+      auto errors = dns1035_label_errors(w.name);
+      if (!errors.empty())
+        fail("metadata.name", w.name, fmt::format("a {} name must be a DNS-1035 label: {}", kind, joined(errors)));
+      for (const auto& derived : derived_replica_names(w)) {
+        auto derived_errors = dns1035_label_errors(derived);
+        if (!derived_errors.empty())
+          fail("metadata.name", w.name,
+               fmt::format("the {} operator names a Service \"{}\", which must be a DNS-1035 label: {}; use a shorter name",
+                           kind, derived, joined(derived_errors)));
+      }
+    }
+  }
+  if (w.tensorboard.enabled) {
+    std::string service = w.name + "-tensorboard";
+    auto errors = dns1035_label_errors(service);
+    if (!errors.empty())
+      fail("metadata.name", w.name,
+           fmt::format("the TensorBoard Service \"{}\" must be a DNS-1035 label: {}; use a shorter name", service,
+                       joined(errors)));
+  }
+}
+
+void validate_count(std::int32_t n, std::string_view field, std::int32_t min, std::int32_t max = 1 << 30) {
+  if (n < min || n > max) {
+    std::string rule = max == (1 << 30) ? fmt::format("must be greater than or equal to {}", min)
+                                        : min == max ? fmt::format("must be {}", min)
+                                                     : fmt::format("must be between {} and {}", min, max);
+    fail(std::string(field), std::to_string(n), rule);
+  }
+}
+
+void validate_replicas(const Workload& w) {
+  const Replicas& r = w.replicas;
+  switch (w.kind) {
+    case WorkloadKind::Pod:
+      validate_count(r.workers, "replicas.workers", 1, 1);
+      break;
+    case WorkloadKind::Deployment:
+      validate_count(r.workers, "replicas.workers", 0);
+      break;
+    case WorkloadKind::Job:
+    case WorkloadKind::MPIJob:
+      validate_count(r.workers, "replicas.workers", 1);
+      break;
+    case WorkloadKind::TFJob:
+      validate_count(r.workers, "replicas.workers", 0);
+      validate_count(r.ps, "replicas.ps", 0);
+      validate_count(r.chief, "replicas.chief", 0, 1);  // tfjob validation: Chief replicas must be 1 at most
+      if (r.workers + r.chief == 0) fail("replicas.workers", "0", "a TFJob needs at least one Worker or a Chief");
+      break;
+    case WorkloadKind::PyTorchJob:
+      validate_count(r.master, "replicas.master", 1, 1);  // pytorchjob validation: Master replicas must be 1
+      validate_count(r.workers, "replicas.workers", 0);
+      break;
+  }
+  if (w.kind != WorkloadKind::TFJob && (r.ps != 0 || r.chief != 0))
+    fail("replicas.ps", std::to_string(r.ps ? r.ps : r.chief), "PS and Chief replicas exist only in a TFJob");
+  if (w.kind != WorkloadKind::PyTorchJob && r.master != 1)
+    fail("replicas.master", std::to_string(r.master), "Master replicas exist only in a PyTorchJob; leave it at 1");
+  if (w.slots_per_worker < 0) fail("slotsPerWorker", std::to_string(w.slots_per_worker), "must be greater than or equal to 0");
+}
+
+void validate_restart(const Workload& w) {
+  if (!w.restart_policy) return;
+  RestartPolicy p = *w.restart_policy;
+  std::string value(to_string(p));
+  if (w.kind == WorkloadKind::Deployment && p != RestartPolicy::Always)
+    fail("restartPolicy", value, "a Deployment's pods must use restartPolicy \"Always\"");
+  if (w.kind == WorkloadKind::Job && (p == RestartPolicy::Always || p == RestartPolicy::ExitCode))
+    fail("restartPolicy", value, "a Job's pods use \"OnFailure\" or \"Never\"");
+  if (w.kind == WorkloadKind::Pod && p == RestartPolicy::ExitCode)
+    fail("restartPolicy", value, "ExitCode exists only for the Kubeflow kinds; a Pod uses Always, OnFailure or Never");
+}
+
+// IsEnvVarName: [-._a-zA-Z][-._a-zA-Z0-9]*
+bool is_env_var_name(std::string_view s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s.front()))) return false;
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
+  });
+}
+
+void validate_labels(const std::map<std::string, std::string>& labels, std::string_view field, bool values) {
+  for (const auto& [k, v] : labels) {
+    validate_qualified_name(k, fmt::format("{}[{}]", field, k));
+    if (values) validate_label_value(v, fmt::format("{}[{}]", field, k));
+  }
+}
+
+}  // namespace
+
+std::string_view to_string(WorkloadKind kind) noexcept { return name_of(kKinds, kind); }
+std::string_view to_string(RestartPolicy p) noexcept { return name_of(kRestart, p); }
+std::string_view to_string(CleanPodPolicy p) noexcept { return name_of(kClean, p); }
+std::string_view to_string(NodeSelectorOperator op) noexcept { return name_of(kNodeOps, op); }
+RestartPolicy parse_restart_policy(std::string_view text, std::string_view field) { return parse_from(kRestart, text, field); }
+CleanPodPolicy parse_clean_pod_policy(std::string_view text, std::string_view field) { return parse_from(kClean, text, field); }
+
+WorkloadKind parse_workload_kind(std::string_view text, std::string_view field) {
+  static const std::pair<std::string_view, WorkloadKind> aliases[] = {
+      {"pod", WorkloadKind::Pod},       {"deployment", WorkloadKind::Deployment}, {"deploy", WorkloadKind::Deployment},
+      {"job", WorkloadKind::Job},       {"mpijob", WorkloadKind::MPIJob},         {"mpi", WorkloadKind::MPIJob},
+      {"tfjob", WorkloadKind::TFJob},   {"tf", WorkloadKind::TFJob},              {"pytorchjob", WorkloadKind::PyTorchJob},
+      {"pytorch", WorkloadKind::PyTorchJob}};
+  std::string l = lower(text);
+  for (const auto& [alias, kind] : aliases)
+    if (l == alias) return kind;
+  fail(std::string(field), std::string(text),
+       "supported kinds: Pod, Deployment, Job, MPIJob (mpi), TFJob (tf), PyTorchJob (pytorch)");
+}
+
+std::vector<std::string> derived_replica_names(const Workload& w) {
+  std::vector<std::string> out;
+  auto add = [&](std::string_view role, std::int32_t count) {
+    // Only the last index matters for length, but list each one the operator creates.
+    for (std::int32_t i = 0; i < count; ++i) out.push_back(fmt::format("{}-{}-{}", w.name, role, i));
+  };
+  switch (w.kind) {
+    case WorkloadKind::MPIJob:
+      out.push_back(w.name + "-launcher");
+      add("worker", w.replicas.workers);
+      break;
+    case WorkloadKind::TFJob:
+      add("chief", w.replicas.chief);
+      add("ps", w.replicas.ps);
+      add("worker", w.replicas.workers);
+      break;
+    case WorkloadKind::PyTorchJob:
+      add("master", w.replicas.master);
+      add("worker", w.replicas.workers);
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+void validate(const Workload& w) {
+  validate_replicas(w);
+  validate_name(w);
+  if (!w.namespace_.empty()) {
+    auto errors = dns1123_label_errors(w.namespace_);
+    if (!errors.empty())
+      fail("metadata.namespace", w.namespace_, fmt::format("a namespace must be a DNS-1123 label: {}", joined(errors)));
+  }
+  if (w.image.empty()) fail("image", "", "Required value: name an image, e.g. ubuntu-pytorch:1.5.0 or docker.io/library/python:3.11");
+  if (!w.command.empty() && !w.shell.empty())
+    fail("shell", w.shell, "give either command (an argv list) or shell (a string run by sh -c), not both");
+  if (!w.working_dir.empty() && w.working_dir.front() != '/')
+    fail("workingDir", w.working_dir, "must be an absolute path (start with '/')");
+  for (std::size_t i = 0; i < w.env.size(); ++i) {
+    const EnvVar& e = w.env[i];
+    if (!is_env_var_name(e.name))
+      fail(fmt::format("env[{}].name", i), e.name,
+           "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and "
+           "must not start with a digit");
+  }
+  validate(w.resources, "resources");
+  for (std::size_t i = 0; i < w.tolerations.size(); ++i) validate(w.tolerations[i], fmt::format("tolerations[{}]", i));
+  validate_labels(w.node_selector, "nodeSelector", true);
+  for (std::size_t i = 0; i < w.required_node_affinity.size(); ++i) {
+    const auto& req = w.required_node_affinity[i];
+    std::string at = fmt::format("nodeAffinity.matchExpressions[{}]", i);
+    validate_qualified_name(req.key, at + ".key");
+    // ValidateNodeSelectorRequirement: In/NotIn need values, Exists/DoesNotExist none, Gt/Lt exactly one integer.
+    switch (req.op) {
+      case NodeSelectorOperator::In:
+      case NodeSelectorOperator::NotIn:
+        if (req.values.empty()) fail(at + ".values", "", "must be specified when `operator` is 'In' or 'NotIn'");
+        break;
+      case NodeSelectorOperator::Exists:
+      case NodeSelectorOperator::DoesNotExist:
+        if (!req.values.empty())
+          fail(at + ".values", req.values.front(), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
+        break;
+      case NodeSelectorOperator::Gt:
+      case NodeSelectorOperator::Lt: {
+        bool integer = req.values.size() == 1 && !req.values[0].empty() &&
+                       req.values[0].find_first_not_of("-0123456789") == std::string::npos;
+        if (!integer)
+          fail(at + ".values", req.values.empty() ? "" : req.values[0],
+               "must be specified single value when `operator` is 'Lt' or 'Gt', and it must be an integer");
+        break;
+      }
+    }
+  }
+  std::set<std::string> pvc_names;
+  for (std::size_t i = 0; i < w.pvcs.size(); ++i) {
+    validate(w.pvcs[i], fmt::format("pvcs[{}]", i));
+    if (!pvc_names.insert(w.pvcs[i].name).second)
+      fail(fmt::format("pvcs[{}].metadata.name", i), w.pvcs[i].name, "Duplicate value: two claims share this name");
+  }
+  validate_volumes(w.volumes, w.mounts);
+  if (w.shm_size && (w.shm_size->is_negative() || w.shm_size->is_zero()))
+    fail("shmSize", w.shm_size->to_string(), "must be greater than zero");
+  if (w.staging) validate(*w.staging, "staging");
+  if (!w.scheduler_name.empty()) validate_dns1123_subdomain(w.scheduler_name, "schedulerName");
+  if (!w.priority_class_name.empty()) validate_dns1123_subdomain(w.priority_class_name, "priorityClassName");
+  for (std::size_t i = 0; i < w.image_pull_secrets.size(); ++i)
+    validate_dns1123_subdomain(w.image_pull_secrets[i], fmt::format("imagePullSecrets[{}].name", i));
+  validate_labels(w.labels, "metadata.labels", true);
+  validate_labels(w.annotations, "metadata.annotations", false);
+  validate_restart(w);
+  if (w.backoff_limit && *w.backoff_limit < 0)
+    fail("backoffLimit", std::to_string(*w.backoff_limit), "must be greater than or equal to 0");
+  if (w.ttl_seconds_after_finished && *w.ttl_seconds_after_finished < 0)
+    fail("ttlSecondsAfterFinished", std::to_string(*w.ttl_seconds_after_finished), "must be greater than or equal to 0");
+  if (w.clean_pod_policy && !is_kubeflow(w.kind))
+    fail("cleanPodPolicy", std::string(to_string(*w.clean_pod_policy)),
+         "cleanPodPolicy exists only for MPIJob, TFJob and PyTorchJob");
+  if (w.tensorboard.enabled && (w.tensorboard.log_dir.empty() || w.tensorboard.log_dir.front() != '/'))
+    fail("tensorboard.logDir", w.tensorboard.log_dir, "must be an absolute path (start with '/')");
+}
+
+}  // namespace gpupool

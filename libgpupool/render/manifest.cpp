@@ -1,0 +1,297 @@
+#include "gpupool/manifest.hpp"
+
+#include "gpupool/error.hpp"
+
+#include <boost/json/serialize.hpp>
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <regex>
+
+namespace gpupool {
+
+namespace json = boost::json;
+
+namespace {
+
+// ---- writing ------------------------------------------------------------------------------
+
+// Plain scalars a YAML reader (1.1 or 1.2: go-yaml, PyYAML, yaml-cpp users) may resolve to a
+// non-string: booleans and nulls of YAML 1.1, and anything number-like. Quoting these keeps
+// strings strings ("10000", "1.14.1", "yes", "0x1F").
+bool needs_quotes(std::string_view s) {
+  static constexpr std::array<std::string_view, 29> words{
+      "y",     "Y",     "yes", "Yes", "YES", "n",    "N",    "no",   "No",    "NO",
+      "true",  "True",  "TRUE", "false", "False", "FALSE", "on",  "On",  "ON",  "off",
+      "Off",   "OFF",   "null", "Null",  "NULL",  "~",     "<<",  "=",   ""};
+  for (auto w : words)
+    if (s == w) return true;
+  // Number-like forms of YAML 1.1 (a superset of 1.2's): ints with _ separators, hex/octal/
+  // binary, floats, sexagesimal, .inf/.nan, and timestamps (yaml.org/type/{int,float,timestamp}).
+  static const std::regex number_like(
+      "[-+]?([0-9][0-9_]*)?(\\.[0-9_]*)?([eE][-+]?[0-9]+)?"
+      "|[-+]?0x[0-9a-fA-F_]+|[-+]?0o?[0-7_]+|[-+]?0b[01_]+"
+      "|[-+]?[0-9][0-9_]*(:[0-5]?[0-9])+(\\.[0-9_]*)?"
+      "|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}([Tt ].*)?");
+  std::string text(s);
+  if (std::regex_match(text, number_like) && text.find_first_of("0123456789") != std::string::npos) return true;
+  for (auto special : {".inf", "-.inf", "+.inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN"})
+    if (text == special) return true;
+  return false;
+}
+
+// Shortest text that reads back as the same double and as a float, not an integer.
+std::string format_double(double d) {
+  if (!std::isfinite(d)) throw ValidationError("value", fmt::format("{}", d), "JSON has no infinities or NaN");
+  std::string s = fmt::format("{}", d);
+  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
+  return s;
+}
+
+void emit_string(YAML::Emitter& out, const std::string& s) {
+  if (needs_quotes(s))
+    out << YAML::DoubleQuoted << s;
+  else if (s.find('\n') != std::string::npos)
+    out << YAML::DoubleQuoted << s;  // keeps every character exactly (block scalars would chomp)
+  else
+    out << s;
+}
+
+void emit(YAML::Emitter& out, const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::object: {
+      const auto& o = v.get_object();
+      if (o.empty()) {
+        out << YAML::Flow << YAML::BeginMap << YAML::EndMap;
+        return;
+      }
+      out << YAML::BeginMap;
+      for (const auto& kv : o) {
+        out << YAML::Key;
+        emit_string(out, std::string(kv.key()));
+        out << YAML::Value;
+        emit(out, kv.value());
+      }
+      out << YAML::EndMap;
+      return;
+    }
+    case json::kind::array: {
+      const auto& a = v.get_array();
+      if (a.empty()) {
+        out << YAML::Flow << YAML::BeginSeq << YAML::EndSeq;
+        return;
+      }
+      out << YAML::BeginSeq;
+      for (const auto& item : a) emit(out, item);
+      out << YAML::EndSeq;
+      return;
+    }
+    case json::kind::string:
+      emit_string(out, std::string(v.get_string()));
+      return;
+    case json::kind::bool_:
+      out << (v.get_bool() ? "true" : "false");
+      return;
+    case json::kind::int64:
+      out << std::to_string(v.get_int64());
+      return;
+    case json::kind::uint64:
+      out << std::to_string(v.get_uint64());
+      return;
+    case json::kind::double_:
+      out << format_double(v.get_double());
+      return;
+    case json::kind::null:
+      out << "null";
+      return;
+  }
+}
+
+void write_json(std::string& out, const json::value& v, int indent) {
+  std::string pad(static_cast<std::size_t>(indent + 2), ' ');
+  switch (v.kind()) {
+    case json::kind::object: {
+      const auto& o = v.get_object();
+      if (o.empty()) {
+        out += "{}";
+        return;
+      }
+      out += "{\n";
+      bool first = true;
+      for (const auto& kv : o) {
+        if (!first) out += ",\n";
+        first = false;
+        out += pad + json::serialize(json::value(kv.key())) + ": ";
+        write_json(out, kv.value(), indent + 2);
+      }
+      out += "\n" + std::string(static_cast<std::size_t>(indent), ' ') + "}";
+      return;
+    }
+    case json::kind::array: {
+      const auto& a = v.get_array();
+      if (a.empty()) {
+        out += "[]";
+        return;
+      }
+      out += "[\n";
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        if (i) out += ",\n";
+        out += pad;
+        write_json(out, a[i], indent + 2);
+      }
+      out += "\n" + std::string(static_cast<std::size_t>(indent), ' ') + "]";
+      return;
+    }
+    case json::kind::double_:
+      out += format_double(v.get_double());
+      return;
+    default:
+      out += json::serialize(v);
+      return;
+  }
+}
+
+// ---- reading ------------------------------------------------------------------------------
+
+int line_of(const YAML::Node& n) { return n.Mark().line >= 0 ? n.Mark().line + 1 : 0; }
+
+json::value plain_scalar(const std::string& s) {
+  // YAML 1.2 core schema (yaml.org/spec/1.2.2 §10.3.2).
+  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  static const std::regex int_re("[-+]?[0-9]+");
+  static const std::regex hex_re("0x[0-9a-fA-F]+");
+  static const std::regex oct_re("0o[0-7]+");
+  static const std::regex float_re("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
+  auto parse_int = [&](std::string_view digits, int base, bool negative) -> json::value {
+    std::uint64_t u = 0;
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), u, base);
+    if (ec != std::errc() || ptr != digits.data() + digits.size()) return json::value(s);  // too large: keep text
+    if (!negative) {
+      if (u <= static_cast<std::uint64_t>(INT64_MAX)) return static_cast<std::int64_t>(u);
+      return u;
+    }
+    if (u <= static_cast<std::uint64_t>(INT64_MAX) + 1) return static_cast<std::int64_t>(0 - u);
+    return json::value(s);
+  };
+  if (std::regex_match(s, int_re)) {
+    bool negative = s[0] == '-';
+    std::string_view digits(s);
+    if (s[0] == '-' || s[0] == '+') digits.remove_prefix(1);
+    return parse_int(digits, 10, negative);
+  }
+  if (std::regex_match(s, hex_re)) return parse_int(std::string_view(s).substr(2), 16, false);
+  if (std::regex_match(s, oct_re)) return parse_int(std::string_view(s).substr(2), 8, false);
+  if (std::regex_match(s, float_re)) {
+    double d = std::strtod(s.c_str(), nullptr);
+    if (std::isfinite(d)) return d;
+  }
+  return json::value(s);
+}
+
+json::value from_yaml(const YAML::Node& n, const std::string& file) {
+  switch (n.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      return nullptr;
+    case YAML::NodeType::Scalar: {
+      const std::string& tag = n.Tag();
+      if (tag == "!" || tag == "tag:yaml.org,2002:str") return json::value(n.Scalar());  // quoted / explicit string
+      if (tag == "?") return plain_scalar(n.Scalar());
+      json::value v = plain_scalar(n.Scalar());
+      if (tag == "tag:yaml.org,2002:int" && !v.is_int64() && !v.is_uint64())
+        throw ConfigError(file, "", fmt::format("\"{}\" is tagged !!int but is not an integer", n.Scalar()), line_of(n));
+      return v;
+    }
+    case YAML::NodeType::Sequence: {
+      json::array a;
+      for (const auto& item : n) a.push_back(from_yaml(item, file));
+      return a;
+    }
+    case YAML::NodeType::Map: {
+      json::object o;
+      for (const auto& kv : n) {
+        if (!kv.first.IsScalar())
+          throw ConfigError(file, "", "mapping keys must be strings (a Kubernetes object is JSON)", line_of(kv.first));
+        o[kv.first.Scalar()] = from_yaml(kv.second, file);
+      }
+      return o;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string to_yaml(const json::value& value) {
+  YAML::Emitter out;
+  out.SetIndent(2);
+  emit(out, value);
+  std::string text = out.c_str();
+  if (text.empty() || text.back() != '\n') text += '\n';
+  return text;
+}
+
+std::string to_yaml(const std::vector<json::object>& objects) {
+  std::string text;
+  for (std::size_t i = 0; i < objects.size(); ++i) {
+    if (i) text += "---\n";
+    text += to_yaml(json::value(objects[i]));
+  }
+  return text;
+}
+
+std::string to_json(const json::value& value) {
+  std::string out;
+  write_json(out, value, 0);
+  out += "\n";
+  return out;
+}
+
+std::string to_json(const std::vector<json::object>& objects) {
+  if (objects.size() == 1) return to_json(json::value(objects.front()));
+  json::array items;
+  for (const auto& o : objects) items.push_back(o);
+  json::object list;
+  list["apiVersion"] = "v1";
+  list["kind"] = "List";
+  list["items"] = std::move(items);
+  return to_json(json::value(std::move(list)));
+}
+
+std::vector<json::object> parse_manifests(std::string_view text, std::string_view filename) {
+  std::string file(filename);
+  std::vector<YAML::Node> docs;
+  try {
+    docs = YAML::LoadAll(std::string(text));
+  } catch (const YAML::Exception& e) {
+    throw ConfigError(file, "", fmt::format("not valid YAML or JSON: {}", e.msg), e.mark.line >= 0 ? e.mark.line + 1 : 0);
+  }
+  std::vector<json::object> out;
+  for (const auto& doc : docs) {
+    if (doc.IsNull() || !doc.IsDefined()) continue;
+    if (!doc.IsMap())
+      throw ConfigError(file, "", "each document must be a mapping (a Kubernetes object with apiVersion and kind)", line_of(doc));
+    json::value v = from_yaml(doc, file);
+    json::object& o = v.get_object();
+    const json::value* kind = o.if_contains("kind");
+    const json::value* items = o.if_contains("items");
+    bool is_list = kind && kind->is_string() && std::string_view(kind->get_string()).ends_with("List") && items &&
+                   items->is_array();
+    if (!is_list) {
+      out.push_back(std::move(o));
+      continue;
+    }
+    for (const auto& item : items->get_array()) {
+      if (!item.is_object()) throw ConfigError(file, "items", "every item of a List must be an object", line_of(doc));
+      out.push_back(item.get_object());
+    }
+  }
+  return out;
+}
+
+}  // namespace gpupool

@@ -1,0 +1,601 @@
+#include "gpupool/render.hpp"
+
+#include "gpupool/error.hpp"
+#include "gpupool/image.hpp"
+
+#include <boost/json/array.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+
+namespace gpupool {
+
+namespace json = boost::json;
+
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string replace_all(std::string text, std::string_view from, std::string_view to) {
+  for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
+}
+
+json::array strings(const std::vector<std::string>& values) {
+  json::array a;
+  for (const auto& v : values) a.emplace_back(v);
+  return a;
+}
+
+json::object string_map(const std::map<std::string, std::string>& m) {
+  json::object o;
+  for (const auto& [k, v] : m) o[k] = v;
+  return o;
+}
+
+bool path_within(std::string_view path, std::string_view dir) {
+  if (dir == "/") return true;
+  return path == dir || (path.size() > dir.size() && path.substr(0, dir.size()) == dir && path[dir.size()] == '/');
+}
+
+// Which replica a pod template is for; decides GPUs and command.
+enum class Role { Single, Launcher, MpiWorker, Ps, Computing };
+
+// Everything the kinds share, computed once from workload + profile.
+struct Context {
+  const Workload& w;
+  const Profile& p;
+  std::string ns{};
+  std::string image{};
+  std::string kind_label{};
+  std::vector<Volume> volumes{};
+  std::vector<VolumeMount> mounts{};
+  bool uses_gpus = false;
+  bool host_network = false;
+  bool host_ipc = false;
+  std::string scheduler{};
+
+  json::object labels(std::string_view component = {}) const {
+    json::object o;
+    o[kManagedByLabel] = "gpupool";
+    o[kJobNameLabel] = w.name;
+    o[kKindLabel] = kind_label;
+    if (!component.empty()) o[kComponentLabel] = component;
+    return o;
+  }
+
+  json::object metadata(const std::string& name, std::string_view component = {}, bool user_meta = true) const {
+    json::object m;
+    m["name"] = name;
+    m["namespace"] = ns;
+    json::object l = labels(component);
+    if (user_meta)
+      for (const auto& [k, v] : w.labels)
+        if (!l.contains(k)) l[k] = v;
+    m["labels"] = std::move(l);
+    if (user_meta && !w.annotations.empty()) m["annotations"] = string_map(w.annotations);
+    return m;
+  }
+};
+
+// ---- volumes -------------------------------------------------------------------------------
+
+void add_profile_volumes(Context& c) {
+  const Workload& w = c.w;
+  const Profile& p = c.p;
+  if (w.ssd) {
+    if (p.local_ssds.empty())
+      throw ValidationError("ssd", "true", fmt::format("profile \"{}\" has no local SSDs; drop ssd=true or use a profile that lists local_ssds", p.name));
+    for (std::size_t i = 0; i < p.local_ssds.size(); ++i) {
+      std::string name = fmt::format("local-ssd-{}", i + 1);
+      c.volumes.push_back({name, HostPathSource{p.local_ssds[i].host_path, HostPathType::Unset}});
+      c.mounts.push_back({name, p.local_ssds[i].mount_path, "", false});
+    }
+  }
+  if (w.nfs) {
+    if (!p.nfs)
+      throw ValidationError("nfs", "true", fmt::format("profile \"{}\" has no NFS share; drop nfs=true or mount a PVC", p.name));
+    const NfsShare& share = *p.nfs;
+    c.volumes.push_back({"nfs-share", NfsSource{share.server, share.path, false}});
+    auto expand = [&](const std::string& s) { return replace_all(s, "{namespace}", c.ns); };
+    // The shared datasets are read-only; only the user's own directory is writable.
+    if (!share.datasets.mount_path.empty())
+      c.mounts.push_back({"nfs-share", expand(share.datasets.mount_path), expand(share.datasets.sub_path), true});
+    if (!share.home.mount_path.empty())
+      c.mounts.push_back({"nfs-share", expand(share.home.mount_path), expand(share.home.sub_path), false});
+  }
+  if (w.shm_size) {
+    c.volumes.push_back({"dshm", EmptyDirSource{true, w.shm_size}});
+    c.mounts.push_back({"dshm", "/dev/shm", "", false});
+  }
+  if (w.tensorboard.enabled) {
+    bool covered = std::any_of(c.mounts.begin(), c.mounts.end(),
+                               [&](const VolumeMount& m) { return path_within(w.tensorboard.log_dir, m.mount_path); });
+    if (!covered) {
+      // As Arena does without a log volume: a node directory shared by the job and TensorBoard
+      // (TensorBoard sees it when it runs on the same node; mount a PVC at the log dir otherwise).
+      c.volumes.push_back({"tensorboard-logs",
+                           HostPathSource{fmt::format("/tmp/gpupool-tensorboard/{}/{}", c.ns, w.name), HostPathType::DirectoryOrCreate}});
+      c.mounts.push_back({"tensorboard-logs", w.tensorboard.log_dir, "", false});
+    }
+  }
+}
+
+json::object volume_json(const Volume& v) {
+  json::object o;
+  o["name"] = v.name;
+  if (const auto* pvc = std::get_if<PvcSource>(&v.source)) {
+    json::object s;
+    s["claimName"] = pvc->claim_name;
+    if (pvc->read_only) s["readOnly"] = true;
+    o["persistentVolumeClaim"] = std::move(s);
+  } else if (const auto* nfs = std::get_if<NfsSource>(&v.source)) {
+    json::object s;
+    s["server"] = nfs->server;
+    s["path"] = nfs->path;
+    if (nfs->read_only) s["readOnly"] = true;
+    o["nfs"] = std::move(s);
+  } else if (const auto* host = std::get_if<HostPathSource>(&v.source)) {
+    json::object s;
+    s["path"] = host->path;
+    if (host->type != HostPathType::Unset) s["type"] = to_string(host->type);
+    o["hostPath"] = std::move(s);
+  } else if (const auto* empty = std::get_if<EmptyDirSource>(&v.source)) {
+    json::object s;
+    if (empty->memory) s["medium"] = "Memory";
+    if (empty->size_limit) s["sizeLimit"] = empty->size_limit->to_string();
+    o["emptyDir"] = std::move(s);
+  }
+  return o;
+}
+
+json::array mounts_json(const std::vector<VolumeMount>& mounts) {
+  json::array a;
+  for (const auto& m : mounts) {
+    json::object o;
+    o["name"] = m.volume;
+    o["mountPath"] = m.mount_path;
+    if (!m.sub_path.empty()) o["subPath"] = m.sub_path;
+    if (m.read_only) o["readOnly"] = true;
+    a.push_back(std::move(o));
+  }
+  return a;
+}
+
+// ---- containers ----------------------------------------------------------------------------
+
+std::vector<std::string> main_argv(const Workload& w) {
+  if (!w.shell.empty()) return {"sh", "-c", w.shell};
+  return w.command;
+}
+
+json::object resources_json(const Context& c, bool gpus) {
+  const Resources& r = c.w.resources;
+  json::object limits, requests;
+  if (r.cpu_limit) limits["cpu"] = r.cpu_limit->to_string();
+  if (r.memory_limit) limits["memory"] = r.memory_limit->to_string();
+  if (r.cpu_request) requests["cpu"] = r.cpu_request->to_string();
+  if (r.memory_request) requests["memory"] = r.memory_request->to_string();
+  // Extended resources: the request must equal the limit, so both are written.
+  if (gpus && r.gpus > 0) {
+    limits[c.p.gpu.resource] = std::to_string(r.gpus);
+    requests[c.p.gpu.resource] = std::to_string(r.gpus);
+  }
+  for (const auto& [name, q] : r.extra) {
+    limits[name] = q.to_string();
+    requests[name] = q.to_string();
+  }
+  json::object o;
+  if (!limits.empty()) o["limits"] = std::move(limits);
+  if (!requests.empty()) o["requests"] = std::move(requests);
+  return o;
+}
+
+json::array env_json(const Context& c, bool gpus) {
+  json::array a;
+  std::vector<EnvVar> env = c.w.env;
+  if (gpus && c.w.resources.gpus > 0)
+    for (const auto& e : c.p.gpu.env) {
+      bool user_set = std::any_of(c.w.env.begin(), c.w.env.end(), [&](const EnvVar& u) { return u.name == e.name; });
+      if (!user_set) env.push_back({e.name, replace_all(e.value, "{gpus}", std::to_string(c.w.resources.gpus)), e.field_path});
+    }
+  for (const auto& e : env) {
+    json::object o;
+    o["name"] = e.name;
+    if (!e.field_path.empty()) {
+      json::object ref;
+      ref["fieldPath"] = e.field_path;
+      json::object from;
+      from["fieldRef"] = std::move(ref);
+      o["valueFrom"] = std::move(from);
+    } else {
+      o["value"] = e.value;
+    }
+    a.push_back(std::move(o));
+  }
+  return a;
+}
+
+json::object container_json(const Context& c, const std::string& name, const std::vector<std::string>& command,
+                            bool gpus, bool resources) {
+  json::object o;
+  o["name"] = name;
+  o["image"] = c.image;
+  if (!c.p.image_pull_policy.empty()) o["imagePullPolicy"] = c.p.image_pull_policy;
+  if (!command.empty()) o["command"] = strings(command);
+  if (!c.w.working_dir.empty()) o["workingDir"] = c.w.working_dir;
+  json::array env = env_json(c, gpus);
+  if (!env.empty()) o["env"] = std::move(env);
+  if (resources) {
+    json::object r = resources_json(c, gpus);
+    if (!r.empty()) o["resources"] = std::move(r);
+  }
+  if (!c.mounts.empty()) o["volumeMounts"] = mounts_json(c.mounts);
+  return o;
+}
+
+json::array tolerations_json(const std::vector<Toleration>& tolerations) {
+  json::array a;
+  for (const auto& t : tolerations) {
+    json::object o;
+    if (!t.key.empty()) o["key"] = t.key;
+    o["operator"] = t.op == TolerationOperator::Exists ? "Exists" : "Equal";
+    if (!t.value.empty()) o["value"] = t.value;
+    if (t.effect) o["effect"] = to_string(*t.effect);
+    if (t.toleration_seconds) o["tolerationSeconds"] = *t.toleration_seconds;
+    a.push_back(std::move(o));
+  }
+  return a;
+}
+
+json::object pod_spec(const Context& c, Role role, const std::string& container_name,
+                      std::optional<RestartPolicy> restart) {
+  const Workload& w = c.w;
+  json::object spec;
+  if (!c.scheduler.empty()) spec["schedulerName"] = c.scheduler;
+  if (c.host_network) {
+    spec["hostNetwork"] = true;
+    // With hostNetwork the pod must opt in to cluster DNS to resolve Services (e.g. the MPI
+    // workers' names): kubernetes.io/docs/concepts/services-networking/dns-pod-service.
+    spec["dnsPolicy"] = "ClusterFirstWithHostNet";
+  }
+  if (c.host_ipc) spec["hostIPC"] = true;
+  if (!w.priority_class_name.empty()) spec["priorityClassName"] = w.priority_class_name;
+  if (restart) spec["restartPolicy"] = to_string(*restart);
+  if (!w.node_selector.empty()) spec["nodeSelector"] = string_map(w.node_selector);
+  if (!w.required_node_affinity.empty()) {
+    json::array exprs;
+    for (const auto& req : w.required_node_affinity) {
+      json::object e;
+      e["key"] = req.key;
+      e["operator"] = to_string(req.op);
+      if (!req.values.empty()) e["values"] = strings(req.values);
+      exprs.push_back(std::move(e));
+    }
+    json::object term;
+    term["matchExpressions"] = std::move(exprs);
+    json::object required;
+    required["nodeSelectorTerms"] = json::array{std::move(term)};
+    json::object node_affinity;
+    node_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = std::move(required);
+    json::object affinity;
+    affinity["nodeAffinity"] = std::move(node_affinity);
+    spec["affinity"] = std::move(affinity);
+  }
+  if (!w.tolerations.empty()) spec["tolerations"] = tolerations_json(w.tolerations);
+  if (!w.image_pull_secrets.empty()) {
+    json::array a;
+    for (const auto& s : w.image_pull_secrets) {
+      json::object o;
+      o["name"] = s;
+      a.push_back(std::move(o));
+    }
+    spec["imagePullSecrets"] = std::move(a);
+  }
+  bool gpus = role != Role::Launcher && role != Role::Ps;
+  bool runs_command = role != Role::MpiWorker;
+  std::vector<std::string> command;
+  if (runs_command) {
+    command = main_argv(w);
+    if (w.staging && !w.staging->results.empty()) command = staged_command(*w.staging, command);
+  } else if (w.mpi_api == MpiJobApi::V2Beta1) {
+    command = {"/usr/sbin/sshd", "-De"};  // mpi-operator v2: the launcher reaches workers over SSH
+  }
+  // Stage data into the SSD before the pods that compute start (MPI: the workers).
+  bool stages = w.staging && (role == Role::Single || role == Role::Computing || role == Role::MpiWorker);
+  if (stages) {
+    json::object init = container_json(c, "stage-in", {"sh", "-c", stage_in_script(*w.staging)}, false, false);
+    init.erase("env");
+    init.erase("workingDir");
+    spec["initContainers"] = json::array{std::move(init)};
+  }
+  spec["containers"] = json::array{container_json(c, container_name, command, gpus, role != Role::Launcher)};
+  if (!c.volumes.empty()) {
+    json::array vols;
+    for (const auto& v : c.volumes) vols.push_back(volume_json(v));
+    spec["volumes"] = std::move(vols);
+  }
+  return spec;
+}
+
+json::object pod_template(const Context& c, Role role, const std::string& container_name,
+                          std::optional<RestartPolicy> restart) {
+  json::object meta;
+  json::object l = c.labels("workload");
+  for (const auto& [k, v] : c.w.labels)
+    if (!l.contains(k)) l[k] = v;
+  meta["labels"] = std::move(l);
+  if (!c.w.annotations.empty()) meta["annotations"] = string_map(c.w.annotations);
+  json::object t;
+  t["metadata"] = std::move(meta);
+  t["spec"] = pod_spec(c, role, container_name, restart);
+  return t;
+}
+
+json::object head(std::string_view api_version, std::string_view kind, json::object metadata) {
+  json::object o;
+  o["apiVersion"] = api_version;
+  o["kind"] = kind;
+  o["metadata"] = std::move(metadata);
+  return o;
+}
+
+// ---- kinds ---------------------------------------------------------------------------------
+
+json::object selector(const Context& c, std::string_view component) {
+  json::object match;
+  match[kJobNameLabel] = c.w.name;
+  match[kComponentLabel] = component;
+  json::object s;
+  s["matchLabels"] = std::move(match);
+  return s;
+}
+
+json::object render_pod(const Context& c) {
+  json::object o = head("v1", "Pod", c.metadata(c.w.name));
+  o["metadata"].get_object()["labels"].get_object()[kComponentLabel] = "workload";
+  o["spec"] = pod_spec(c, Role::Single, "main", c.w.restart_policy.value_or(RestartPolicy::Never));
+  return o;
+}
+
+json::object render_deployment(const Context& c) {
+  json::object o = head("apps/v1", "Deployment", c.metadata(c.w.name));
+  json::object spec;
+  spec["replicas"] = c.w.replicas.workers;
+  spec["selector"] = selector(c, "workload");
+  spec["template"] = pod_template(c, Role::Single, "main", std::nullopt);
+  o["spec"] = std::move(spec);
+  return o;
+}
+
+json::object render_job(const Context& c) {
+  json::object o = head("batch/v1", "Job", c.metadata(c.w.name));
+  json::object spec;
+  spec["parallelism"] = c.w.replicas.workers;
+  spec["completions"] = c.w.replicas.workers;
+  if (c.w.backoff_limit) spec["backoffLimit"] = *c.w.backoff_limit;
+  if (c.w.ttl_seconds_after_finished) spec["ttlSecondsAfterFinished"] = *c.w.ttl_seconds_after_finished;
+  spec["template"] = pod_template(c, Role::Single, "main", c.w.restart_policy.value_or(RestartPolicy::Never));
+  o["spec"] = std::move(spec);
+  return o;
+}
+
+// runPolicy of the Kubeflow kinds (training-operator RunPolicy; mpi-operator v2beta1 RunPolicy).
+json::object run_policy(const Context& c, std::optional<CleanPodPolicy> fallback) {
+  json::object r;
+  std::optional<CleanPodPolicy> clean = c.w.clean_pod_policy ? c.w.clean_pod_policy : fallback;
+  if (clean) r["cleanPodPolicy"] = to_string(*clean);
+  if (c.w.ttl_seconds_after_finished) r["ttlSecondsAfterFinished"] = *c.w.ttl_seconds_after_finished;
+  if (c.w.backoff_limit) r["backoffLimit"] = *c.w.backoff_limit;
+  return r;
+}
+
+json::object replica_spec(const Context& c, std::int32_t replicas, Role role, const std::string& container) {
+  json::object r;
+  r["replicas"] = replicas;
+  // The operators default restartPolicy to Never; write it so the manifest says what happens.
+  r["restartPolicy"] = to_string(c.w.restart_policy.value_or(RestartPolicy::Never));
+  r["template"] = pod_template(c, role, container, std::nullopt);
+  return r;
+}
+
+json::object render_mpijob(const Context& c) {
+  bool v2 = c.w.mpi_api == MpiJobApi::V2Beta1;
+  json::object o = head(v2 ? "kubeflow.org/v2beta1" : "kubeflow.org/v1", "MPIJob", c.metadata(c.w.name));
+  json::object spec;
+  std::int32_t slots = c.w.slots_per_worker > 0 ? c.w.slots_per_worker
+                                                : static_cast<std::int32_t>(std::max<std::int64_t>(1, c.w.resources.gpus));
+  spec["slotsPerWorker"] = slots;
+  // cleanPodPolicy Running: when the launcher ends, the workers (which hold the GPUs) are deleted.
+  spec["runPolicy"] = run_policy(c, CleanPodPolicy::Running);
+  if (v2) {
+    spec["mpiImplementation"] = "OpenMPI";
+    spec["sshAuthMountPath"] = "/root/.ssh";
+    spec["launcherCreationPolicy"] = "AtStartup";
+  }
+  json::object replicas;
+  replicas["Launcher"] = replica_spec(c, 1, Role::Launcher, "mpi");
+  replicas["Worker"] = replica_spec(c, c.w.replicas.workers, Role::MpiWorker, "mpi");
+  spec["mpiReplicaSpecs"] = std::move(replicas);
+  o["spec"] = std::move(spec);
+  return o;
+}
+
+json::object render_tfjob(const Context& c) {
+  json::object o = head("kubeflow.org/v1", "TFJob", c.metadata(c.w.name));
+  json::object spec;
+  json::object policy = run_policy(c, std::nullopt);
+  if (!policy.empty()) spec["runPolicy"] = std::move(policy);
+  json::object replicas;
+  if (c.w.replicas.chief > 0) replicas["Chief"] = replica_spec(c, c.w.replicas.chief, Role::Computing, "tensorflow");
+  if (c.w.replicas.ps > 0) replicas["PS"] = replica_spec(c, c.w.replicas.ps, Role::Ps, "tensorflow");
+  if (c.w.replicas.workers > 0) replicas["Worker"] = replica_spec(c, c.w.replicas.workers, Role::Computing, "tensorflow");
+  spec["tfReplicaSpecs"] = std::move(replicas);
+  o["spec"] = std::move(spec);
+  return o;
+}
+
+json::object render_pytorchjob(const Context& c) {
+  json::object o = head("kubeflow.org/v1", "PyTorchJob", c.metadata(c.w.name));
+  json::object spec;
+  json::object policy = run_policy(c, std::nullopt);
+  if (!policy.empty()) spec["runPolicy"] = std::move(policy);
+  json::object replicas;
+  replicas["Master"] = replica_spec(c, c.w.replicas.master, Role::Computing, "pytorch");
+  if (c.w.replicas.workers > 0) replicas["Worker"] = replica_spec(c, c.w.replicas.workers, Role::Computing, "pytorch");
+  spec["pytorchReplicaSpecs"] = std::move(replicas);
+  o["spec"] = std::move(spec);
+  return o;
+}
+
+json::object render_pvc(const Context& c, const PvcRequest& pvc) {
+  json::object o = head("v1", "PersistentVolumeClaim", c.metadata(pvc.name, {}, false));
+  json::object spec;
+  if (!pvc.storage_class.empty()) spec["storageClassName"] = c.p.storage_class(pvc.storage_class);
+  json::array modes;
+  for (auto m : pvc.access_modes) modes.emplace_back(to_string(m));
+  spec["accessModes"] = std::move(modes);
+  json::object requests;
+  requests["storage"] = pvc.size.to_string();
+  json::object resources;
+  resources["requests"] = std::move(requests);
+  spec["resources"] = std::move(resources);
+  o["spec"] = std::move(spec);
+  return o;
+}
+
+constexpr int kTensorBoardPort = 6006;
+
+std::vector<json::object> render_tensorboard(const Context& c) {
+  const Workload& w = c.w;
+  std::string name = w.name + "-tensorboard";
+  // TensorBoard reads the volume that holds the log directory, read-only.
+  const VolumeMount* logs = nullptr;
+  for (const auto& m : c.mounts)
+    if (path_within(w.tensorboard.log_dir, m.mount_path) && (!logs || m.mount_path.size() > logs->mount_path.size()))
+      logs = &m;
+  const Volume* volume = nullptr;
+  for (const auto& v : c.volumes)
+    if (logs && v.name == logs->volume) volume = &v;
+
+  json::object container;
+  container["name"] = "tensorboard";
+  container["image"] = c.p.catalog.resolve(w.tensorboard.image.empty() ? c.p.tensorboard_image : w.tensorboard.image,
+                                           "tensorboard.image");
+  container["command"] = strings({"tensorboard", "--logdir", w.tensorboard.log_dir, "--host", "0.0.0.0", "--port",
+                                  std::to_string(kTensorBoardPort)});
+  json::object port;
+  port["name"] = "http";
+  port["containerPort"] = kTensorBoardPort;
+  container["ports"] = json::array{std::move(port)};
+  if (logs) {
+    VolumeMount ro = *logs;
+    ro.read_only = true;
+    container["volumeMounts"] = mounts_json({ro});
+  }
+  json::object pod;
+  // Same placement as the job, so a node-local log directory is reachable on tainted nodes too.
+  if (!w.node_selector.empty()) pod["nodeSelector"] = string_map(w.node_selector);
+  if (!w.tolerations.empty()) pod["tolerations"] = tolerations_json(w.tolerations);
+  pod["containers"] = json::array{std::move(container)};
+  if (volume) pod["volumes"] = json::array{volume_json(*volume)};
+
+  json::object tmeta;
+  tmeta["labels"] = c.labels("tensorboard");
+  json::object tmpl;
+  tmpl["metadata"] = std::move(tmeta);
+  tmpl["spec"] = std::move(pod);
+  json::object dspec;
+  dspec["replicas"] = 1;
+  dspec["selector"] = selector(c, "tensorboard");
+  dspec["template"] = std::move(tmpl);
+  json::object deployment = head("apps/v1", "Deployment", c.metadata(name, "tensorboard", false));
+  deployment["spec"] = std::move(dspec);
+
+  json::object sport;
+  sport["name"] = "http";
+  sport["port"] = kTensorBoardPort;
+  sport["targetPort"] = kTensorBoardPort;
+  json::object sspec;
+  sspec["type"] = "NodePort";
+  sspec["selector"] = selector(c, "tensorboard")["matchLabels"];
+  sspec["ports"] = json::array{std::move(sport)};
+  json::object service = head("v1", "Service", c.metadata(name, "tensorboard", false));
+  service["spec"] = std::move(sspec);
+  return {std::move(deployment), std::move(service)};
+}
+
+void check_staging(const Context& c) {
+  const Workload& w = c.w;
+  if (!w.staging) return;
+  const SsdStaging& s = *w.staging;
+  auto covered = [&](const std::string& path) {
+    return std::any_of(c.mounts.begin(), c.mounts.end(), [&](const VolumeMount& m) { return path_within(path, m.mount_path); });
+  };
+  if (!covered(s.source))
+    throw ValidationError("staging.source", s.source, "is not under any mount; mount the PVC or NFS share that holds the data");
+  if (!covered(s.cache))
+    throw ValidationError("staging.cache", s.cache, "is not under any mount; set ssd=true to mount the local SSDs");
+  if (!s.results_target.empty() && !covered(s.results_target))
+    throw ValidationError("staging.results_target", s.results_target, "is not under any mount; mount the PVC to copy results to");
+  if (!s.results.empty() && main_argv(w).empty())
+    throw ValidationError("staging.results", s.results, "copying results back needs a command (command or shell) to wrap");
+  if (!s.results.empty() && w.kind == WorkloadKind::MPIJob)
+    throw ValidationError("staging.results", s.results,
+                          "an MPIJob's command runs in the launcher, not on the workers' SSDs; stage data in only, and "
+                          "write results to a PVC");
+}
+
+}  // namespace
+
+const json::object& Submission::workload() const {
+  for (const auto& o : objects) {
+    const json::value* kind = o.if_contains("kind");
+    if (kind && kind->is_string() && kind->get_string() != "PersistentVolumeClaim") return o;
+  }
+  throw Error("this submission has no workload object");
+}
+
+Submission render(const Workload& w, const Profile& p) {
+  validate(w);
+  if (w.kind != WorkloadKind::Job && w.kind != WorkloadKind::MPIJob && w.kind != WorkloadKind::TFJob &&
+      w.kind != WorkloadKind::PyTorchJob && (w.backoff_limit || w.ttl_seconds_after_finished))
+    throw ValidationError(w.backoff_limit ? "backoffLimit" : "ttlSecondsAfterFinished",
+                          std::to_string(w.backoff_limit.value_or(w.ttl_seconds_after_finished.value_or(0))),
+                          fmt::format("a {} has no such field; use a Job or a Kubeflow kind", to_string(w.kind)));
+  Context c{w, p};
+  c.ns = w.namespace_.empty() ? p.default_namespace : w.namespace_;
+  c.image = p.catalog.resolve(w.image, "image");
+  c.kind_label = lower(to_string(w.kind));
+  c.volumes = w.volumes;
+  c.mounts = w.mounts;
+  c.uses_gpus = w.resources.gpus > 0;
+  c.host_network = w.host_network.value_or(p.host_network);
+  c.host_ipc = w.host_ipc.value_or(p.host_ipc);
+  c.scheduler = !w.scheduler_name.empty() ? w.scheduler_name : (c.uses_gpus ? p.gpu.scheduler_name : std::string());
+  add_profile_volumes(c);
+  validate_volumes(c.volumes, c.mounts, "spec.");
+  check_staging(c);
+
+  Submission s;
+  for (const auto& pvc : w.pvcs) s.objects.push_back(render_pvc(c, pvc));
+  switch (w.kind) {
+    case WorkloadKind::Pod: s.objects.push_back(render_pod(c)); break;
+    case WorkloadKind::Deployment: s.objects.push_back(render_deployment(c)); break;
+    case WorkloadKind::Job: s.objects.push_back(render_job(c)); break;
+    case WorkloadKind::MPIJob: s.objects.push_back(render_mpijob(c)); break;
+    case WorkloadKind::TFJob: s.objects.push_back(render_tfjob(c)); break;
+    case WorkloadKind::PyTorchJob: s.objects.push_back(render_pytorchjob(c)); break;
+  }
+  if (w.tensorboard.enabled)
+    for (auto& o : render_tensorboard(c)) s.objects.push_back(std::move(o));
+  return s;
+}
+
+}  // namespace gpupool
