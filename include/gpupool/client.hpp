@@ -41,24 +41,24 @@ struct ResourceRef {
 };
 
 struct ListOptions {
-  std::string label_selector;  ///< e.g. "app=train,tier!=web"
-  std::string field_selector;  ///< e.g. "spec.nodeName=node-1"
+  std::string label_selector{};  ///< e.g. "app=train,tier!=web"
+  std::string field_selector{};  ///< e.g. "spec.nodeName=node-1"
   std::int64_t limit = 0;      ///< page size (0: the server's choice, everything at once)
-  std::string continue_token;  ///< from a previous page
-  std::string resource_version;
+  std::string continue_token{};  ///< from a previous page
+  std::string resource_version{};
   bool all_namespaces = false;  ///< list across namespaces (namespaced resources only)
 };
 
 /// One page of a list.
 struct ListPage {
-  boost::json::array items;
-  std::string resource_version;  ///< the list's metadata.resourceVersion
-  std::string continue_token;    ///< empty on the last page
+  boost::json::array items{};
+  std::string resource_version{};  ///< the list's metadata.resourceVersion
+  std::string continue_token{};    ///< empty on the last page
 };
 
 struct WriteOptions {
   bool dry_run = false;       ///< dryRun=All: validated and admitted, not stored
-  std::string field_manager;  ///< fieldManager; required for PatchType::apply
+  std::string field_manager{};  ///< fieldManager; required for PatchType::apply
 };
 
 enum class PatchType {
@@ -70,7 +70,7 @@ enum class PatchType {
 
 struct PatchOptions {
   bool dry_run = false;
-  std::string field_manager;
+  std::string field_manager{};
   bool force = false;  ///< apply only: take ownership of conflicting fields
 };
 
@@ -79,21 +79,21 @@ enum class PropagationPolicy { server_default, background, foreground, orphan };
 struct DeleteOptions {
   PropagationPolicy propagation = PropagationPolicy::server_default;
   bool dry_run = false;
-  std::optional<std::int64_t> grace_period_seconds;
-  std::string precondition_uid;               ///< delete only this incarnation
-  std::string precondition_resource_version;  ///< delete only if unchanged
+  std::optional<std::int64_t> grace_period_seconds{};
+  std::string precondition_uid{};               ///< delete only this incarnation
+  std::string precondition_resource_version{};  ///< delete only if unchanged
 };
 
 /// One watch event. type is ADDED, MODIFIED, DELETED or BOOKMARK.
 struct WatchEvent {
-  std::string type;
-  boost::json::object object;
+  std::string type{};
+  boost::json::object object{};
 };
 
 struct WatchOptions {
-  std::string label_selector, field_selector;
+  std::string label_selector{}, field_selector{};
   /// Start after this version. Empty: list first and deliver every existing object as ADDED.
-  std::string resource_version;
+  std::string resource_version{};
   bool all_namespaces = false;
   bool deliver_bookmarks = false;  ///< bookmarks are always requested; hand them to the handler too?
   int timeout_seconds = 0;         ///< server-side limit per watch connection (0: server default)
@@ -103,11 +103,11 @@ struct WatchOptions {
 using WatchHandler = std::function<bool(const WatchEvent&)>;
 
 struct LogOptions {
-  std::string container;  ///< required when the pod has several containers
+  std::string container{};  ///< required when the pod has several containers
   bool follow = false;
   bool previous = false;  ///< the previous (crashed) instance of the container
   bool timestamps = false;
-  std::optional<std::int64_t> tail_lines, since_seconds, limit_bytes;
+  std::optional<std::int64_t> tail_lines{}, since_seconds{}, limit_bytes{};
 };
 
 /// One log line without its newline. Return false to stop.
