@@ -96,7 +96,9 @@ TEST_CASE("stage-in copies the source tree into the cache, with rsync or cp -a, 
   TempDir tools;
   paths.emplace_back("cp -a", path_without_rsync(tools.path / "bin"));
   if (have_rsync()) paths.emplace_back("rsync", "/usr/bin:/bin");
-  for (const auto& [label, path] : paths) {
+  for (const auto& entry : paths) {
+    const std::string& label = entry.first;
+    const std::string& path = entry.second;
     CAPTURE(label);
     TempDir dir;
     fs::path source = dir.path / "pvc dir" / "it's data";
@@ -125,7 +127,9 @@ TEST_CASE("run script: the main command's exit status is kept and results are co
       {"printf partial > \"$OUT/result.txt\"; exit 3", 3},
       {"printf '%s' \"$1\" > \"$OUT/result.txt\"; exit 42", 42},
   };
-  for (const auto& [label, path] : paths) {
+  for (const auto& entry : paths) {
+    const std::string& label = entry.first;
+    const std::string& path = entry.second;
     for (const auto& r : rows) {
       CAPTURE(label);
       CAPTURE(r.shell);
