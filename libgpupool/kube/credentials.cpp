@@ -14,11 +14,11 @@
 #include <boost/json.hpp>
 #include <cerrno>
 #include <cstring>
-#include <ctime>
 #include <fmt/format.h>
 #include <map>
 
 #include "gpupool/error.hpp"
+#include "gpupool/node.hpp"
 #include "kube/util.hpp"
 
 extern char** environ;
@@ -113,59 +113,6 @@ ChildResult spawn_and_collect(const std::vector<std::string>& argv, const std::v
 
 }  // namespace
 
-std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view t) {
-  // YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)
-  auto digits = [&](std::size_t pos, std::size_t n, int& out) {
-    if (pos + n > t.size()) return false;
-    out = 0;
-    for (std::size_t i = pos; i < pos + n; ++i) {
-      if (t[i] < '0' || t[i] > '9') return false;
-      out = out * 10 + (t[i] - '0');
-    }
-    return true;
-  };
-  int Y, M, D, h, m, s;
-  if (t.size() < 20 || !digits(0, 4, Y) || t[4] != '-' || !digits(5, 2, M) || t[7] != '-' || !digits(8, 2, D) ||
-      (t[10] != 'T' && t[10] != 't') || !digits(11, 2, h) || t[13] != ':' || !digits(14, 2, m) || t[16] != ':' ||
-      !digits(17, 2, s))
-    return std::nullopt;
-  if (M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || s > 60) return std::nullopt;
-  std::size_t pos = 19;
-  long long nanos = 0;
-  if (pos < t.size() && t[pos] == '.') {
-    ++pos;
-    int count = 0;
-    while (pos < t.size() && t[pos] >= '0' && t[pos] <= '9') {
-      if (count < 9) nanos = nanos * 10 + (t[pos] - '0'), ++count;
-      ++pos;
-    }
-    if (count == 0) return std::nullopt;
-    while (count++ < 9) nanos *= 10;
-  }
-  int offset = 0;
-  if (pos < t.size() && (t[pos] == 'Z' || t[pos] == 'z')) {
-    ++pos;
-  } else if (pos < t.size() && (t[pos] == '+' || t[pos] == '-')) {
-    int oh, om;
-    if (!digits(pos + 1, 2, oh) || pos + 3 >= t.size() || t[pos + 3] != ':' || !digits(pos + 4, 2, om)) return std::nullopt;
-    offset = (oh * 60 + om) * 60 * (t[pos] == '-' ? -1 : 1);
-    pos += 6;
-  } else {
-    return std::nullopt;
-  }
-  if (pos != t.size()) return std::nullopt;
-  std::tm tm{};
-  tm.tm_year = Y - 1900;
-  tm.tm_mon = M - 1;
-  tm.tm_mday = D;
-  tm.tm_hour = h;
-  tm.tm_min = m;
-  tm.tm_sec = s;
-  std::time_t secs = ::timegm(&tm) - offset;
-  return std::chrono::system_clock::from_time_t(secs) +
-         std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::nanoseconds(nanos));
-}
-
 ExecCredential parse_exec_credential(std::string_view json, const std::string& api_version, const std::string& where,
                                      const std::string& who) {
   boost::json::error_code ec;
@@ -195,9 +142,12 @@ ExecCredential parse_exec_credential(std::string_view json, const std::string& a
   if (c.credentials.bearer_token.empty() && c.credentials.client_certificate_pem.empty())
     throw ConfigError(where, "exec", who + ": the plugin returned neither a token nor a client certificate/key pair");
   if (const auto* exp = st.if_contains("expirationTimestamp"); exp && !exp->is_null()) {
-    auto t = exp->is_string() ? parse_rfc3339(std::string_view(exp->as_string())) : std::nullopt;
-    if (!t) throw ConfigError(where, "exec", who + ": the plugin returned an expirationTimestamp that is not RFC 3339");
-    c.expires = t;
+    try {
+      if (!exp->is_string()) throw ValidationError("status.expirationTimestamp", "", "not a string");
+      c.expires = parse_rfc3339(std::string_view(exp->as_string()), "status.expirationTimestamp");  // model's metav1.Time rules
+    } catch (const ValidationError&) {
+      throw ConfigError(where, "exec", who + ": the plugin returned an expirationTimestamp that is not RFC 3339");
+    }
   }
   return c;
 }

@@ -30,9 +30,6 @@ ExecCredential run_exec_plugin(const KubeConfig& config, const Logger& logger);
 ExecCredential parse_exec_credential(std::string_view json, const std::string& api_version, const std::string& where,
                                      const std::string& who = "the exec plugin");
 
-/// Parses RFC 3339 ("2024-01-02T03:04:05Z", fractional seconds and offsets accepted).
-std::optional<std::chrono::system_clock::time_point> parse_rfc3339(std::string_view text);
-
 class CredentialSource {
  public:
   CredentialSource(KubeConfig config, Logger logger, WallClock now = {});

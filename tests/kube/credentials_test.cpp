@@ -8,6 +8,7 @@
 
 #include "gpupool/error.hpp"
 #include "gpupool/kubeconfig.hpp"
+#include "gpupool/node.hpp"
 #include "kube/credentials.hpp"
 #include "kube/temp_dir.hpp"
 #include "kube/util.hpp"
@@ -82,7 +83,7 @@ TEST_CASE("exec plugin: argv without a shell, env for the child only, KUBERNETES
 
 TEST_CASE("exec credential is cached until expirationTimestamp and fetched again once after a 401") {
   TempDir dir;
-  auto now = *gpupool::kube::parse_rfc3339("2029-12-31T23:59:00Z");
+  std::chrono::system_clock::time_point now = gpupool::parse_rfc3339("2029-12-31T23:59:00Z");
   CredentialSource src(plugin_config(dir, "client.authentication.k8s.io/v1", "token", "2030-01-01T00:00:00Z"), {},
                        [&] { return now; });
   CHECK(src.current().bearer_token == "tok-1");
@@ -164,16 +165,6 @@ TEST_CASE("ExecCredential documents") {
       CHECK_THROWS_WITH_AS(gpupool::kube::parse_exec_credential(tc.json, v1, "kc"), doctest::Contains(tc.error.c_str()), ConfigError);
     }
   }
-}
-
-TEST_CASE("RFC 3339 timestamps") {
-  using gpupool::kube::parse_rfc3339;
-  auto base = *parse_rfc3339("2024-01-02T03:04:05Z");
-  CHECK(std::chrono::system_clock::to_time_t(base) == 1704164645);
-  CHECK(*parse_rfc3339("2024-01-02T04:04:05+01:00") == base);
-  CHECK(*parse_rfc3339("2024-01-02T03:04:05.5Z") - base == 500ms);
-  for (const char* bad : {"2024-01-02 03:04:05Z", "2024-13-02T03:04:05Z", "2024-01-02T03:04:05", "x", "2024-01-02T03:04:05Zjunk"})
-    CHECK_FALSE(parse_rfc3339(bad));
 }
 
 TEST_CASE("token file is re-read when it changes") {
