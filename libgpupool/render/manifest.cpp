@@ -105,7 +105,7 @@ void emit(YAML::Emitter& out, const json::value& v) {
       out << format_double(v.get_double());
       return;
     case json::kind::null:
-      out << "null";
+      out << YAML::Null;
       return;
   }
 }

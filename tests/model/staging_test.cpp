@@ -4,6 +4,7 @@
 #include "gpupool/error.hpp"
 #include "gpupool/staging.hpp"
 
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,6 +41,7 @@ int run(const std::vector<std::string>& argv, const std::string& path) {
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
+    if (int null_fd = open("/dev/null", O_WRONLY); null_fd >= 0) dup2(null_fd, 2);  // keep test output clean
     std::string env_path = "PATH=" + path;
     char* envp[] = {env_path.data(), nullptr};
     execve("/bin/sh", args.data(), envp);  // argv[0] is always "sh" here
