@@ -363,8 +363,8 @@ json::object Store::create(const ResourceType& t, std::string_view ns, json::obj
   } else {
     md.erase("namespace");
   }
-  for (const char* k : {"uid", "resourceVersion", "creationTimestamp", "generation", "deletionTimestamp", "selfLink"})
-    md.erase(k);
+  for (const char* k : {"uid", "resourceVersion", "generation", "deletionTimestamp", "selfLink"}) md.erase(k);
+  if (!o.keep_creation_timestamp) md.erase("creationTimestamp");
   {
     std::lock_guard lk(impl_->mu);
     std::string name = str(md, "name");
@@ -387,7 +387,7 @@ json::object Store::create(const ResourceType& t, std::string_view ns, json::obj
     if (impl_->objects(t).count(key)) throw StatusError::already_exists(t, name);
     auto& md2 = metadata_of(obj);
     md2["uid"] = impl_->new_uid();
-    md2["creationTimestamp"] = to_rfc3339(clock_.now());
+    if (!md2.contains("creationTimestamp")) md2["creationTimestamp"] = to_rfc3339(clock_.now());
     if (!o.dry_run) {
       md2["resourceVersion"] = std::to_string(++impl_->rv);
     } else {

@@ -122,6 +122,7 @@ struct WriteOptions {
   bool dry_run = false;
   std::string field_manager;
   std::string user;  ///< for admission plugins that care
+  bool keep_creation_timestamp = false;  ///< in-process seeding (topology nodes): keep a given one
 };
 
 struct DeleteOptions {

@@ -1,0 +1,96 @@
+// gpupool/embedded.hpp — a Kubernetes API server in your process, for notebooks, CI and tests.
+//
+//   gpupool::EmbeddedServer server({.users = {"alice", "bob"}, .topology = "seed"});
+//   // kubectl --kubeconfig $(server.kubeconfig("alice")) get pods
+//   server.advance(std::chrono::seconds(30));    // a manual clock: nothing waits for real time
+//
+// The server listens on 127.0.0.1 only, over HTTPS with a CA generated at start; it writes one
+// kubeconfig for the admin (client certificate, group system:masters) and, per user, one with a
+// bearer token and one with a client certificate; each user gets a namespace of its own name and
+// may act only there. The real kubectl and the official Python client work against it unchanged.
+// Faults (429/500/503/connection resets/latency) can be injected per verb, deterministically.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gpupool {
+
+namespace embedded {
+class Store;  // the object store (libgpupool/embedded/store.hpp), for in-process use by the library
+}
+
+/// How often one verb fails. Rates are probabilities in [0, 1], tried in this order.
+struct FaultRule {
+  double too_many_requests = 0;   ///< 429 TooManyRequests with Retry-After
+  double internal_error = 0;      ///< 500 InternalError
+  double unavailable = 0;         ///< 503 ServiceUnavailable
+  double connection_reset = 0;    ///< the connection is reset before any response
+  std::chrono::milliseconds latency{0};  ///< added before every answer to this verb
+  int retry_after_seconds = 1;
+};
+
+/// Fault injection: off unless a rule is set. Keys are verbs: "get", "list", "watch", "create",
+/// "update", "patch", "delete", "deletecollection", or "*" for every verb without its own rule.
+struct FaultConfig {
+  std::map<std::string, FaultRule> rules;
+  std::uint64_t seed = 1;  ///< the same seed and request sequence give the same faults
+};
+
+struct FaultCounters {
+  std::uint64_t requests = 0;  ///< requests seen (faulted or not)
+  std::uint64_t too_many_requests = 0, internal_error = 0, unavailable = 0, connection_reset = 0, delayed = 0;
+  std::uint64_t total() const noexcept { return too_many_requests + internal_error + unavailable + connection_reset; }
+};
+
+struct EmbeddedOptions {
+  int port = 0;                     ///< 0: an ephemeral port
+  std::vector<std::string> users;   ///< each gets a namespace, a token and a client certificate
+  std::string kubeconfig_dir;       ///< where kubeconfigs go; empty: a fresh directory under /tmp
+  std::string topology;             ///< nodes to create: a built-in name ("seed", "iiis") or a file
+  std::string mpijob_version = "v1";  ///< kubeflow.org MPIJob served: "v1" or "v2beta1"
+  bool manual_clock = true;         ///< true: time moves only by advance(); false: wall-clock time
+  FaultConfig faults;
+  std::string server_version = "v1.32.0";
+};
+
+class EmbeddedServer {
+ public:
+  /// Starts serving before returning. Throws gpupool::Error when it cannot (port taken, ...).
+  explicit EmbeddedServer(EmbeddedOptions options = {});
+  ~EmbeddedServer();  ///< stop()
+  EmbeddedServer(const EmbeddedServer&) = delete;
+  EmbeddedServer& operator=(const EmbeddedServer&) = delete;
+
+  /// Closes the listener and every connection (watches end); idempotent.
+  void stop();
+
+  std::string url() const;  ///< "https://127.0.0.1:<port>"
+  int port() const;
+  const std::string& ca_pem() const;            ///< the CA that signed the server certificate
+  const std::string& kubeconfig_dir() const;
+  std::string admin_kubeconfig() const;         ///< path; client certificate in group system:masters
+  std::string kubeconfig(const std::string& user) const;       ///< path; bearer token, namespace = user
+  std::string cert_kubeconfig(const std::string& user) const;  ///< path; client certificate CN = user
+
+  /// The cluster clock (creationTimestamp, ages, the simulated kubelet).
+  std::chrono::system_clock::time_point now() const;
+  /// Moves the clock (manual or not) forward and lets everything driven by it catch up.
+  void advance(std::chrono::nanoseconds d);
+
+  void set_faults(const FaultConfig& faults);
+  FaultCounters fault_counters() const;
+
+  /// The object store behind the HTTP API, for in-process callers inside the library.
+  embedded::Store& store();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace gpupool

@@ -1,0 +1,732 @@
+#include "embedded/api.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "embedded/patch.hpp"
+#include "embedded/table.hpp"
+
+namespace gpupool::embedded {
+
+namespace {
+
+// ---- small helpers -------------------------------------------------------------------------------
+
+std::string q(const Request& r, const std::string& key, std::string dflt = "") {
+  auto it = r.query.find(key);
+  return it == r.query.end() ? dflt : it->second;
+}
+bool q_true(const Request& r, const std::string& key) {
+  const auto v = q(r, key);
+  return v == "true" || v == "1";
+}
+
+Response json_response(int status, const json::value& v) {
+  Response resp;
+  resp.status = status;
+  resp.body = json::serialize(v);
+  return resp;
+}
+
+std::vector<std::string> split_path(std::string_view path) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < path.size()) {
+    while (i < path.size() && path[i] == '/') ++i;
+    const auto j = path.find('/', i);
+    const auto end = j == std::string_view::npos ? path.size() : j;
+    if (end > i) out.emplace_back(path.substr(i, end - i));
+    i = end;
+  }
+  return out;
+}
+
+json::value yaml_to_json(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: {
+      json::object o;
+      for (const auto& kv : n) o[kv.first.as<std::string>()] = yaml_to_json(kv.second);
+      return o;
+    }
+    case YAML::NodeType::Sequence: {
+      json::array a;
+      for (const auto& e : n) a.push_back(yaml_to_json(e));
+      return a;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string s = n.Scalar();
+      if (n.Tag() == "!") return json::value(s);  // quoted
+      if (s == "true" || s == "True") return true;
+      if (s == "false" || s == "False") return false;
+      if (s == "null" || s == "~") return nullptr;
+      if (!s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-')) {
+        try {
+          std::size_t pos = 0;
+          const long long v = std::stoll(s, &pos);
+          if (pos == s.size()) return v;
+          const double d = std::stod(s, &pos);
+          if (pos == s.size()) return d;
+        } catch (...) {
+        }
+      }
+      return json::value(s);
+    }
+    default:
+      return nullptr;
+  }
+}
+
+json::value parse_body(const std::string& body, bool yaml = false) {
+  if (yaml) {
+    try {
+      return yaml_to_json(YAML::Load(body));
+    } catch (const YAML::Exception& e) {
+      throw StatusError::bad_request(fmt::format("error converting YAML to JSON: {}", e.what()));
+    }
+  }
+  boost::system::error_code ec;
+  auto v = json::parse(body, ec);
+  if (ec)
+    throw StatusError::bad_request(
+        fmt::format("the object provided is unrecognized (must be of type JSON): {}", ec.message()));
+  return v;
+}
+
+json::object parse_object(const Request& r) {
+  const bool yaml = r.content_type.find("yaml") != std::string::npos;
+  auto v = parse_body(r.body, yaml);
+  if (!v.is_object()) throw StatusError::bad_request("the body of the request must be a JSON object");
+  return std::move(v.as_object());
+}
+
+std::string str(const json::object& o, std::string_view key) {
+  if (const auto* v = o.if_contains(key); v && v->is_string()) return std::string(v->as_string());
+  return {};
+}
+std::string meta(const json::object& o, std::string_view key) { return field_value(o, "metadata." + std::string(key)); }
+
+bool is_admin(const Request& r) {
+  return std::find(r.groups.begin(), r.groups.end(), "system:masters") != r.groups.end();
+}
+
+WriteOptions write_options(const Request& r) {
+  WriteOptions o;
+  const auto dry = q(r, "dryRun");
+  if (!dry.empty() && dry != "All")
+    throw StatusError::bad_request(fmt::format("dryRun: Unsupported value: \"{}\": supported values: \"All\"", dry));
+  o.dry_run = dry == "All";
+  o.field_manager = q(r, "fieldManager");
+  o.user = r.user;
+  return o;
+}
+
+std::string list_kind(const ResourceType& t) { return t.kind + "List"; }
+
+// ---- discovery -----------------------------------------------------------------------------------
+
+json::array verbs_for(const ResourceType& t) {
+  (void)t;
+  return {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
+}
+
+json::object resource_list(const Store& store, std::string_view group, std::string_view version) {
+  json::array resources;
+  for (const auto* t : store.types()) {
+    if (t->group != group || t->version != version) continue;
+    json::object e{{"name", t->resource}, {"singularName", t->singular}, {"namespaced", t->namespaced},
+                   {"kind", t->kind}, {"verbs", verbs_for(*t)}};
+    if (!t->short_names.empty()) {
+      json::array sn;
+      for (const auto& s : t->short_names) sn.push_back(json::value(s));
+      e["shortNames"] = std::move(sn);
+    }
+    if (!t->categories.empty()) {
+      json::array cs;
+      for (const auto& s : t->categories) cs.push_back(json::value(s));
+      e["categories"] = std::move(cs);
+    }
+    resources.push_back(std::move(e));
+    auto sub = [&](std::string name, std::string kind, json::array verbs, std::string g = "", std::string v = "") {
+      json::object s{{"name", t->resource + "/" + name}, {"singularName", ""}, {"namespaced", t->namespaced},
+                     {"kind", std::move(kind)}, {"verbs", std::move(verbs)}};
+      if (!g.empty()) {
+        s["group"] = g;
+        s["version"] = v;
+      }
+      resources.push_back(std::move(s));
+    };
+    if (t->has_status) sub("status", t->kind, {"get", "patch", "update"});
+    if (t->has_scale) sub("scale", "Scale", {"get", "patch", "update"}, "autoscaling", "v1");
+    if (t->group.empty() && t->resource == "pods") {
+      sub("binding", "Binding", {"create"});
+      sub("log", "Pod", {"get"});
+    }
+  }
+  return {{"kind", "APIResourceList"}, {"apiVersion", "v1"},
+          {"groupVersion", group.empty() ? std::string(version) : std::string(group) + "/" + std::string(version)},
+          {"resources", std::move(resources)}};
+}
+
+json::object group_list(const Store& store) {
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<std::string>> versions;
+  for (const auto* t : store.types()) {
+    if (t->group.empty()) continue;
+    if (!versions.count(t->group)) order.push_back(t->group);
+    auto& vs = versions[t->group];
+    if (std::find(vs.begin(), vs.end(), t->version) == vs.end()) vs.push_back(t->version);
+  }
+  json::array groups;
+  for (const auto& g : order) {
+    json::array vs;
+    for (const auto& v : versions[g]) vs.push_back(json::object{{"groupVersion", g + "/" + v}, {"version", v}});
+    const auto& pv = versions[g].front();
+    groups.push_back(json::object{{"name", g}, {"versions", std::move(vs)},
+                                  {"preferredVersion", json::object{{"groupVersion", g + "/" + pv}, {"version", pv}}}});
+  }
+  return {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", std::move(groups)}};
+}
+
+// ---- CRDs ----------------------------------------------------------------------------------------
+
+std::optional<ResourceType> crd_type(const json::object& crd) {
+  const auto* spec = crd.if_contains("spec");
+  if (!spec || !spec->is_object()) return std::nullopt;
+  const auto& s = spec->as_object();
+  ResourceType t;
+  t.group = str(s, "group");
+  const auto* names = s.if_contains("names");
+  if (!names || !names->is_object()) return std::nullopt;
+  t.resource = str(names->as_object(), "plural");
+  t.kind = str(names->as_object(), "kind");
+  t.singular = str(names->as_object(), "singular");
+  if (t.singular.empty()) {
+    t.singular = t.kind;
+    for (auto& c : t.singular) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (const auto* sn = names->as_object().if_contains("shortNames"); sn && sn->is_array())
+    for (const auto& x : sn->as_array())
+      if (x.is_string()) t.short_names.emplace_back(x.as_string());
+  if (const auto* cs = names->as_object().if_contains("categories"); cs && cs->is_array())
+    for (const auto& x : cs->as_array())
+      if (x.is_string()) t.categories.emplace_back(x.as_string());
+  t.namespaced = str(s, "scope") != "Cluster";
+  if (const auto* vs = s.if_contains("versions"); vs && vs->is_array()) {
+    for (const auto& v : vs->as_array()) {
+      if (!v.is_object()) continue;
+      const auto& vo = v.as_object();
+      const bool served = !vo.if_contains("served") || vo.at("served") == true;
+      const bool storage = vo.if_contains("storage") && vo.at("storage") == true;
+      if (served && (t.version.empty() || storage)) {
+        t.version = str(vo, "name");
+        const auto* sub = vo.if_contains("subresources");
+        t.has_status = sub && sub->is_object() && sub->as_object().contains("status");
+        t.has_scale = sub && sub->is_object() && sub->as_object().contains("scale");
+      }
+    }
+  }
+  if (t.group.empty() || t.resource.empty() || t.kind.empty() || t.version.empty()) return std::nullopt;
+  return t;
+}
+
+// ---- paths ---------------------------------------------------------------------------------------
+
+struct Target {
+  const ResourceType* type = nullptr;
+  std::string ns, name, subresource;
+  bool watch = false;
+};
+
+// ---- responses -----------------------------------------------------------------------------------
+
+json::object scale_of(const ResourceType& t, const json::object& obj) {
+  // autoscaling/v1 Scale: status.selector is the label selector in text form.
+  std::string selector;
+  if (const auto* s = obj.if_contains("spec"); s && s->is_object())
+    if (const auto* sel = s->as_object().if_contains("selector"); sel && sel->is_object())
+      if (const auto* ml = sel->as_object().if_contains("matchLabels"); ml && ml->is_object())
+        for (const auto& [k, v] : ml->as_object()) {
+          if (!selector.empty()) selector += ",";
+          selector += std::string(k) + "=" + std::string(v.is_string() ? v.as_string() : "");
+        }
+  std::int64_t spec_replicas = 0, status_replicas = 0;
+  if (const auto* s = obj.if_contains("spec"); s && s->is_object())
+    if (const auto* r = s->as_object().if_contains("replicas"); r && r->is_int64()) spec_replicas = r->as_int64();
+  if (const auto* s = obj.if_contains("status"); s && s->is_object())
+    if (const auto* r = s->as_object().if_contains("replicas"); r && r->is_int64()) status_replicas = r->as_int64();
+  json::object md;
+  for (const char* k : {"name", "namespace", "uid", "resourceVersion", "creationTimestamp"})
+    if (const auto v = meta(obj, k); !v.empty()) md[k] = v;
+  (void)t;
+  return {{"kind", "Scale"}, {"apiVersion", "autoscaling/v1"}, {"metadata", std::move(md)},
+          {"spec", json::object{{"replicas", spec_replicas}}},
+          {"status", json::object{{"replicas", status_replicas}, {"selector", selector}}}};
+}
+
+bool wants_table(const Request& r) { return r.accept.find("as=Table") != std::string::npos; }
+
+IncludeObject include_object(const Request& r) {
+  const auto v = q(r, "includeObject", "Metadata");
+  if (v == "None") return IncludeObject::None;
+  if (v == "Object") return IncludeObject::Object;
+  return IncludeObject::Metadata;
+}
+
+}  // namespace
+
+Response status_response(const StatusError& e) {
+  Response resp = json_response(e.code(), e.to_status());
+  if (e.retry_after_seconds()) resp.headers.emplace_back("Retry-After", std::to_string(*e.retry_after_seconds()));
+  return resp;
+}
+
+// ---- authorization -------------------------------------------------------------------------------
+
+void Api::authorize(const Request& r, std::string_view verb, const ResourceType& t, std::string_view ns,
+                    std::string_view name, std::string_view subresource) {
+  if (is_admin(r)) return;
+  const bool read = verb == "get" || verb == "list" || verb == "watch";
+  if (t.group.empty() && t.resource == "nodes" && read) return;  // nodes are visible to every user
+  if (t.group.empty() && t.resource == "namespaces" && read && name == r.user) return;
+  if (t.namespaced && !ns.empty() && ns == r.user) return;
+  throw StatusError::forbidden(r.user, verb, t, t.namespaced ? ns : std::string_view{}, name, subresource);
+}
+
+// ---- Api -----------------------------------------------------------------------------------------
+
+Api::Api(Store& store, Options options) : store_(store), options_(std::move(options)) {
+  crd_subscription_ = store_.subscribe([this](const WatchEvent& ev) {
+    if (ev.type_info->group != "apiextensions.k8s.io" || ev.type_info->resource != "customresourcedefinitions") return;
+    auto t = crd_type(*ev.object);
+    if (!t) return;
+    if (ev.type == EventType::Deleted) {
+      store_.unregister_type(t->group, t->resource);
+      return;
+    }
+    store_.register_type(*t);
+    const auto name = meta(*ev.object, "name");
+    const auto now = to_rfc3339(store_.clock().now());
+    try {
+      store_.mutate(*ev.type_info, "", name, [&](json::object& crd) {
+        json::array conds{
+            json::object{{"type", "NamesAccepted"}, {"status", "True"}, {"reason", "NoConflicts"},
+                         {"message", "no conflicts found"}, {"lastTransitionTime", now}},
+            json::object{{"type", "Established"}, {"status", "True"}, {"reason", "InitialNamesAccepted"},
+                         {"message", "the initial names have been accepted"}, {"lastTransitionTime", now}}};
+        auto& st = crd["status"];
+        if (st.is_object() && st.as_object().contains("conditions")) return;
+        st = json::object{{"conditions", std::move(conds)},
+                          {"acceptedNames", crd.at("spec").as_object().contains("names") ? crd.at("spec").at("names")
+                                                                                          : json::value(json::object{})},
+                          {"storedVersions", json::array{json::value(t->version)}}};
+      }, {}, "status");
+    } catch (const StatusError&) {
+      // deleted meanwhile
+    }
+  });
+}
+
+Api::~Api() { store_.unsubscribe(crd_subscription_); }
+
+Response Api::handle(const Request& r) const {
+  try {
+    return dispatch(r);
+  } catch (const StatusError& e) {
+    return status_response(e);
+  } catch (const ValidationError& e) {
+    return status_response(StatusError(422, "Invalid", e.what()));
+  } catch (const std::exception& e) {
+    return status_response(StatusError(500, "InternalError", fmt::format("Internal error occurred: {}", e.what())));
+  }
+}
+
+Response Api::dispatch(const Request& r) const {
+  const auto segs = split_path(r.path);
+  if (r.path == "/version" || r.path == "/version/") {
+    return json_response(200, json::object{{"major", "1"},
+                                           {"minor", "32"},
+                                           {"gitVersion", options_.server_version},
+                                           {"gitCommit", "0000000000000000000000000000000000000000"},
+                                           {"gitTreeState", "clean"},
+                                           {"buildDate", "2024-12-11T00:00:00Z"},
+                                           {"goVersion", "go1.23.4"},
+                                           {"compiler", "gc"},
+                                           {"platform", "linux/amd64"}});
+  }
+  if (r.path == "/healthz" || r.path == "/livez" || r.path == "/readyz") {
+    Response resp;
+    resp.content_type = "text/plain; charset=utf-8";
+    resp.body = "ok";
+    return resp;
+  }
+  if (r.user.empty()) throw StatusError(401, "Unauthorized", "Unauthorized");
+  if (segs.empty()) {
+    return json_response(200, json::object{{"paths", json::array{"/api", "/api/v1", "/apis", "/version"}}});
+  }
+  if (segs[0] != "api" && segs[0] != "apis")
+    throw StatusError(404, "NotFound", "the server could not find the requested resource");
+  // Discovery.
+  if (segs.size() == 1) {
+    if (segs[0] == "api")
+      return json_response(200, json::object{{"kind", "APIVersions"},
+                                             {"versions", json::array{"v1"}},
+                                             {"serverAddressByClientCIDRs",
+                                              json::array{json::object{{"clientCIDR", "0.0.0.0/0"},
+                                                                       {"serverAddress", "127.0.0.1:443"}}}}});
+    return json_response(200, group_list(store_));
+  }
+  std::string group, version;
+  std::size_t i;
+  if (segs[0] == "api") {
+    version = segs[1];
+    i = 2;
+    if (version != "v1") throw StatusError(404, "NotFound", "the server could not find the requested resource");
+  } else {
+    group = segs[1];
+    if (segs.size() == 2) {
+      auto gl = group_list(store_);
+      for (auto& g : gl["groups"].as_array())
+        if (g.as_object()["name"] == json::value(group)) {
+          json::object out = g.as_object();
+          out["kind"] = "APIGroup";
+          out["apiVersion"] = "v1";
+          return json_response(200, out);
+        }
+      throw StatusError(404, "NotFound", "the server could not find the requested resource");
+    }
+    version = segs[2];
+    i = 3;
+  }
+  if (segs.size() == i) {
+    auto rl = resource_list(store_, group, version);
+    if (rl["resources"].as_array().empty())
+      throw StatusError(404, "NotFound", "the server could not find the requested resource");
+    return json_response(200, rl);
+  }
+  // Resource paths.
+  Target tg;
+  std::vector<std::string> rest(segs.begin() + static_cast<std::ptrdiff_t>(i), segs.end());
+  if (!rest.empty() && rest[0] == "watch") {
+    tg.watch = true;
+    rest.erase(rest.begin());
+  }
+  std::string resource;
+  if (rest.size() >= 3 && rest[0] == "namespaces" && group.empty() && rest[2] != "status" && rest[2] != "finalize") {
+    tg.ns = rest[1];
+    resource = rest[2];
+    if (rest.size() > 3) tg.name = rest[3];
+    if (rest.size() > 4) tg.subresource = rest[4];
+    if (rest.size() > 5) throw StatusError(404, "NotFound", "the server could not find the requested resource");
+  } else if (rest.size() >= 3 && rest[0] == "namespaces" && !group.empty()) {
+    tg.ns = rest[1];
+    resource = rest[2];
+    if (rest.size() > 3) tg.name = rest[3];
+    if (rest.size() > 4) tg.subresource = rest[4];
+    if (rest.size() > 5) throw StatusError(404, "NotFound", "the server could not find the requested resource");
+  } else {
+    resource = rest[0];
+    if (rest.size() > 1) tg.name = rest[1];
+    if (rest.size() > 2) tg.subresource = rest[2];
+    if (rest.size() > 3) throw StatusError(404, "NotFound", "the server could not find the requested resource");
+  }
+  tg.type = store_.find_type(group, version, resource);
+  if (!tg.type) throw StatusError(404, "NotFound", "the server could not find the requested resource");
+  const ResourceType& t = *tg.type;
+  if (!t.namespaced && !tg.ns.empty())
+    throw StatusError(404, "NotFound", "the server could not find the requested resource");
+  if (q_true(r, "watch")) tg.watch = true;
+
+  // Verb.
+  std::string verb;
+  if (r.method == "GET") verb = tg.watch ? "watch" : tg.name.empty() ? "list" : "get";
+  else if (r.method == "POST") verb = "create";
+  else if (r.method == "PUT") verb = "update";
+  else if (r.method == "PATCH") verb = "patch";
+  else if (r.method == "DELETE") verb = tg.name.empty() ? "deletecollection" : "delete";
+  else
+    throw StatusError(405, "MethodNotAllowed", fmt::format("{} is not supported", r.method));
+  authorize(r, verb, t, tg.ns, tg.name, tg.subresource);
+  if (!tg.subresource.empty()) {
+    const bool ok = (tg.subresource == "status" && t.has_status) || (tg.subresource == "scale" && t.has_scale) ||
+                    (t.group.empty() && t.resource == "pods" && (tg.subresource == "binding" || tg.subresource == "log"));
+    if (!ok) throw StatusError(404, "NotFound", "the server could not find the requested resource");
+  }
+  const auto now = store_.clock().now();
+
+  // ---- reads ----
+  if (verb == "get") {
+    if (tg.subresource == "log") {
+      LogRequest lr{tg.ns, tg.name, q(r, "container"), q_true(r, "follow"), std::nullopt, q_true(r, "previous"),
+                    q_true(r, "timestamps")};
+      if (const auto tl = q(r, "tailLines"); !tl.empty()) lr.tail_lines = std::stoll(tl);
+      store_.get(t, tg.ns, tg.name);  // 404 for a missing pod
+      if (logs_) return logs_(lr);
+      Response resp;
+      resp.content_type = "text/plain";
+      return resp;
+    }
+    auto obj = store_.get(t, tg.ns, tg.name);
+    if (tg.subresource == "scale") return json_response(200, scale_of(t, obj));
+    if (wants_table(r))
+      return json_response(200, to_table(t, {std::make_shared<const json::object>(std::move(obj))}, now, include_object(r)));
+    return json_response(200, obj);
+  }
+  if (verb == "list") {
+    ListOptions lo;
+    lo.labels = LabelSelector::parse(q(r, "labelSelector"));
+    lo.fields = FieldSelector::parse(q(r, "fieldSelector"));
+    if (const auto l = q(r, "limit"); !l.empty()) lo.limit = std::stoll(l);
+    lo.continue_token = q(r, "continue");
+    auto res = store_.list(t, tg.ns, lo);
+    json::object md{{"resourceVersion", std::to_string(res.resource_version)}};
+    if (!res.continue_token.empty()) md["continue"] = res.continue_token;
+    if (res.remaining) md["remainingItemCount"] = *res.remaining;
+    if (wants_table(r)) {
+      auto table = to_table(t, res.items, now, include_object(r));
+      table["metadata"] = std::move(md);
+      return json_response(200, table);
+    }
+    json::array items;
+    items.reserve(res.items.size());
+    for (const auto& it : res.items) items.push_back(*it);
+    return json_response(200, json::object{{"kind", list_kind(t)}, {"apiVersion", t.api_version()},
+                                           {"metadata", std::move(md)}, {"items", std::move(items)}});
+  }
+  if (verb == "watch") {
+    std::uint64_t rv = 0;
+    if (const auto v = q(r, "resourceVersion"); !v.empty()) {
+      try {
+        rv = std::stoull(v);
+      } catch (...) {
+        throw StatusError::bad_request(fmt::format("invalid resource version: {}", v));
+      }
+    }
+    auto labels = LabelSelector::parse(q(r, "labelSelector"));
+    auto fields = FieldSelector::parse(q(r, "fieldSelector"));
+    if (!tg.name.empty()) {
+      // GET .../pods/x?watch=1 (legacy single-object watch) = fieldSelector metadata.name=x.
+      fields = FieldSelector::parse("metadata.name=" + tg.name);
+    }
+    std::int64_t timeout_s = 1800;
+    if (const auto ts = q(r, "timeoutSeconds"); !ts.empty()) timeout_s = std::stoll(ts);
+    const bool bookmarks = q_true(r, "allowWatchBookmarks");
+    const bool table = wants_table(r);
+    const IncludeObject inc = include_object(r);
+    Store* store = &store_;
+    const ResourceType* tp = &t;
+    std::shared_ptr<WatchQueue> queue;
+    std::optional<StatusError> gone;
+    try {
+      queue = store_.open_watch(t, tg.ns, rv, labels, fields);
+    } catch (const StatusError& e) {
+      if (e.code() != 410) throw;
+      gone = e;
+    }
+    Response resp;
+    resp.content_type = table ? "application/json;as=Table;v=v1;g=meta.k8s.io" : "application/json";
+    resp.stream = [store, tp, queue, gone, timeout_s, bookmarks, table, inc](const ChunkWriter& write,
+                                                                             const std::atomic<bool>& stopping) {
+      if (gone) {
+        // The watch starts, then reports the expired version as an ERROR event (what client-go's
+        // reflector expects in order to re-list).
+        write(json::serialize(json::object{{"type", "ERROR"}, {"object", gone->to_status()}}) + "\n");
+        return;
+      }
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+      auto last_bookmark = std::chrono::steady_clock::now();
+      std::uint64_t last_rv = 0;
+      while (!stopping && std::chrono::steady_clock::now() < deadline) {
+        auto events = queue->next(std::chrono::milliseconds(200));
+        for (const auto& ev : events) {
+          json::value obj;
+          if (table) obj = to_table(*tp, {ev.object}, store->clock().now(), inc);
+          else obj = *ev.object;
+          last_rv = std::max(last_rv, ev.resource_version);
+          if (!write(json::serialize(json::object{{"type", to_string(ev.type)}, {"object", std::move(obj)}}) + "\n")) {
+            store->close_watch(queue);
+            return;
+          }
+        }
+        if (queue->closed()) break;
+        if (bookmarks && std::chrono::steady_clock::now() - last_bookmark > std::chrono::seconds(5)) {
+          last_bookmark = std::chrono::steady_clock::now();
+          const auto rv_now = std::max(last_rv, store->revision());
+          json::object bm{{"kind", tp->kind}, {"apiVersion", tp->api_version()},
+                          {"metadata", json::object{{"resourceVersion", std::to_string(rv_now)}}}};
+          if (!write(json::serialize(json::object{{"type", "BOOKMARK"}, {"object", std::move(bm)}}) + "\n")) break;
+        }
+      }
+      store->close_watch(queue);
+    };
+    if (gone) resp.stream = [gone](const ChunkWriter& write, const std::atomic<bool>&) {
+      write(json::serialize(json::object{{"type", "ERROR"}, {"object", gone->to_status()}}) + "\n");
+    };
+    return resp;
+  }
+
+  // ---- writes ----
+  const WriteOptions wo = write_options(r);
+  if (verb == "create") {
+    if (tg.subresource == "binding") {
+      // pods/binding: sets spec.nodeName once (registry/core/pod/storage: assignPod).
+      auto body = parse_object(r);
+      std::string node;
+      if (const auto* target = body.if_contains("target"); target && target->is_object())
+        node = str(target->as_object(), "name");
+      if (node.empty())
+        throw StatusError::invalid(t, tg.name, {{"FieldValueRequired", "Required value", "target.name"}});
+      store_.mutate(t, tg.ns, tg.name, [&](json::object& pod) {
+        auto& spec = pod["spec"];
+        if (!spec.is_object()) spec = json::object{};
+        const auto cur = str(spec.as_object(), "nodeName");
+        if (!cur.empty())
+          throw StatusError::conflict(t, tg.name + "/binding",
+                                      fmt::format("pod {} is already assigned to node \"{}\"", tg.name, cur));
+        spec.as_object()["nodeName"] = node;
+      }, wo);
+      return json_response(201, json::object{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object{}},
+                                             {"status", "Success"}, {"code", 201}});
+    }
+    if (!tg.name.empty()) throw StatusError(405, "MethodNotAllowed", "POST is not supported on a named object");
+    auto body = parse_object(r);
+    if (const auto kind = str(body, "kind"); !kind.empty() && kind != t.kind)
+      throw StatusError::bad_request(
+          fmt::format("the kind in the data ({}) does not match the expected kind ({})", kind, t.kind));
+    auto created = store_.create(t, tg.ns, std::move(body), wo);
+    return json_response(201, created);
+  }
+  if (verb == "update") {
+    auto body = parse_object(r);
+    if (tg.subresource == "scale") {
+      std::int64_t replicas = 0;
+      if (const auto* s = body.if_contains("spec"); s && s->is_object())
+        if (const auto* rep = s->as_object().if_contains("replicas"); rep && rep->is_int64()) replicas = rep->as_int64();
+      const auto want_rv = meta(body, "resourceVersion");
+      auto obj = store_.get(t, tg.ns, tg.name);
+      if (!want_rv.empty() && want_rv != meta(obj, "resourceVersion")) throw StatusError::conflict(t, tg.name);
+      obj["spec"].as_object()["replicas"] = replicas;
+      return json_response(200, scale_of(t, store_.update(t, tg.ns, std::move(obj), wo)));
+    }
+    const auto body_name = meta(body, "name");
+    if (body_name != tg.name)
+      throw StatusError::bad_request(
+          fmt::format("the name of the object ({}) does not match the name on the URL ({})", body_name, tg.name));
+    return json_response(200, store_.update(t, tg.ns, std::move(body), wo, tg.subresource));
+  }
+  if (verb == "patch") {
+    const std::string ct = r.content_type.substr(0, r.content_type.find(';'));
+    const bool apply = ct == "application/apply-patch+yaml";
+    if (apply && wo.field_manager.empty())
+      throw StatusError(422, "Invalid",
+                        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch");
+    if (ct == "application/strategic-merge-patch+json" && !t.group.empty() && t.group != "apps" && t.group != "batch")
+      throw StatusError(415, "UnsupportedMediaType",
+                        "the body of the request was in an unknown format - accepted media types include: "
+                        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml");
+    if (ct != "application/merge-patch+json" && ct != "application/strategic-merge-patch+json" &&
+        ct != "application/json-patch+json" && !apply)
+      throw StatusError(415, "UnsupportedMediaType",
+                        "the body of the request was in an unknown format - accepted media types include: "
+                        "application/json-patch+json, application/merge-patch+json, "
+                        "application/apply-patch+yaml, application/strategic-merge-patch+json");
+    const json::value patch = parse_body(r.body, apply);
+    if (apply && !store_.find(t, tg.ns, tg.name)) {
+      // Server-side apply of an object that does not exist creates it.
+      if (!patch.is_object()) throw StatusError::bad_request("an apply patch must be an object");
+      json::object obj = patch.as_object();
+      obj["metadata"].as_object()["managedFields"] = json::array{json::object{
+          {"manager", wo.field_manager}, {"operation", "Apply"}, {"apiVersion", t.api_version()},
+          {"time", to_rfc3339(now)}, {"fieldsType", "FieldsV1"}, {"fieldsV1", json::object{}}}};
+      return json_response(201, store_.create(t, tg.ns, std::move(obj), wo));
+    }
+    for (int attempt = 0;; ++attempt) {
+      json::object cur = store_.get(t, tg.ns, tg.name);
+      json::value base = tg.subresource == "scale" ? json::value(scale_of(t, cur)) : json::value(cur);
+      json::value next;
+      if (ct == "application/json-patch+json") {
+        if (!patch.is_array()) throw StatusError::bad_request("a JSON patch must be an array of operations");
+        next = json_patch(base, patch.as_array());
+      } else if (ct == "application/merge-patch+json") {
+        next = merge_patch(base, patch);
+      } else {
+        next = strategic_merge_patch(base, patch, tg.subresource == "scale" ? "Scale" : t.kind);
+      }
+      if (!next.is_object()) throw StatusError::bad_request("the patch did not produce an object");
+      json::object out = std::move(next.as_object());
+      if (tg.subresource == "scale") {
+        std::int64_t replicas = 0;
+        if (const auto* s = out.if_contains("spec"); s && s->is_object())
+          if (const auto* rep = s->as_object().if_contains("replicas"); rep && rep->is_int64()) replicas = rep->as_int64();
+        cur["spec"].as_object()["replicas"] = replicas;
+        out = std::move(cur);
+      }
+      // A resourceVersion in the patch is a precondition; otherwise the version read above is.
+      if (meta(out, "resourceVersion").empty()) out["metadata"].as_object()["resourceVersion"] = meta(cur, "resourceVersion");
+      if (apply) {
+        json::array mf{json::object{{"manager", wo.field_manager}, {"operation", "Apply"}, {"apiVersion", t.api_version()},
+                                    {"time", to_rfc3339(now)}, {"fieldsType", "FieldsV1"}, {"fieldsV1", json::object{}}}};
+        out["metadata"].as_object()["managedFields"] = std::move(mf);
+      }
+      try {
+        auto updated = store_.update(t, tg.ns, std::move(out), wo, tg.subresource == "scale" ? "" : tg.subresource);
+        if (tg.subresource == "scale") return json_response(200, scale_of(t, updated));
+        return json_response(200, updated);
+      } catch (const StatusError& e) {
+        // The API server retries a patch internally when the object changed under it.
+        const bool explicit_rv = patch.is_object() && patch.as_object().if_contains("metadata") &&
+                                 patch.as_object().at("metadata").is_object() &&
+                                 patch.as_object().at("metadata").as_object().contains("resourceVersion");
+        if (e.reason() != "Conflict" || explicit_rv || attempt >= 5) throw;
+      }
+    }
+  }
+  if (verb == "delete" || verb == "deletecollection") {
+    DeleteOptions dopt;
+    dopt.dry_run = wo.dry_run;
+    if (!r.body.empty()) {
+      auto body = parse_body(r.body);
+      if (body.is_object()) {
+        const auto& b = body.as_object();
+        if (const auto p = str(b, "propagationPolicy"); !p.empty()) dopt.propagation = parse_propagation(p);
+        if (const auto* orphan = b.if_contains("orphanDependents"); orphan && orphan->is_bool())
+          dopt.propagation = orphan->as_bool() ? Propagation::Orphan : Propagation::Background;
+        if (const auto* dr = b.if_contains("dryRun"); dr && dr->is_array() && !dr->as_array().empty()) dopt.dry_run = true;
+        if (const auto* pre = b.if_contains("preconditions"); pre && pre->is_object()) {
+          if (const auto u = str(pre->as_object(), "uid"); !u.empty()) dopt.precondition_uid = u;
+          if (const auto v = str(pre->as_object(), "resourceVersion"); !v.empty()) dopt.precondition_resource_version = v;
+        }
+      }
+    }
+    if (const auto p = q(r, "propagationPolicy"); !p.empty()) dopt.propagation = parse_propagation(p);
+    if (verb == "deletecollection") {
+      ListOptions lo;
+      lo.labels = LabelSelector::parse(q(r, "labelSelector"));
+      lo.fields = FieldSelector::parse(q(r, "fieldSelector"));
+      auto res = store_.list(t, tg.ns, lo);
+      json::array items;
+      for (const auto& it : res.items) {
+        try {
+          items.push_back(store_.remove(t, meta(*it, "namespace"), meta(*it, "name"), dopt));
+        } catch (const StatusError& e) {
+          if (e.code() != 404) throw;
+        }
+      }
+      return json_response(200, json::object{{"kind", list_kind(t)}, {"apiVersion", t.api_version()},
+                                             {"metadata", json::object{{"resourceVersion", std::to_string(store_.revision())}}},
+                                             {"items", std::move(items)}});
+    }
+    auto gone_obj = store_.remove(t, tg.ns, tg.name, dopt);
+    if (t.group.empty() && t.resource == "pods") return json_response(200, gone_obj);
+    json::object details{{"name", tg.name}, {"kind", t.resource}, {"uid", meta(gone_obj, "uid")}};
+    if (!t.group.empty()) details["group"] = t.group;
+    return json_response(200, json::object{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object{}},
+                                           {"status", "Success"}, {"details", std::move(details)}});
+  }
+  throw StatusError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+}
+
+}  // namespace gpupool::embedded

@@ -1,0 +1,89 @@
+// embedded/api.hpp — the REST semantics of the Kubernetes API server over the Store, free of any
+// HTTP library: the server turns a parsed request into a Request and writes the Response back.
+// Covers discovery (/version, /api, /apis, group versions), get/list/watch/create/update/patch/
+// delete/deletecollection on every registered type and the subresources status, scale, binding
+// and log, Table output, dryRun, selectors, pagination, and authorization (each user only in its
+// namespace; nodes read-only for users; admins — group system:masters — anything).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "embedded/store.hpp"
+
+namespace gpupool::embedded {
+
+struct Request {
+  std::string method;  ///< "GET", "POST", ...
+  std::string path;    ///< percent-decoded, without the query
+  std::multimap<std::string, std::string> query;  ///< percent-decoded
+  std::string content_type;
+  std::string accept;
+  std::string body;
+  // Who is asking (set by authentication; empty user = anonymous).
+  std::string user;
+  std::vector<std::string> groups;
+};
+
+/// Writes a chunk of a streamed body; false once the client has gone.
+using ChunkWriter = std::function<bool(std::string_view)>;
+
+struct Response {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+  /// Streamed bodies (watch, log follow): called after the headers went out; returns when the
+  /// stream ends, the client left (write returned false) or `stopping` became true.
+  std::function<void(const ChunkWriter& write, const std::atomic<bool>& stopping)> stream;
+};
+
+/// Serves logs for pods/log (the simulated kubelet provides them). `follow` streams until the
+/// container ends. Returns nullopt when the pod has no logs.
+struct LogRequest {
+  std::string ns, pod, container;
+  bool follow = false;
+  std::optional<std::int64_t> tail_lines;
+  bool previous = false;
+  bool timestamps = false;
+};
+using LogProvider = std::function<Response(const LogRequest&)>;
+
+class Api {
+ public:
+  struct Options {
+    std::string server_version = "v1.32.0";  ///< gitVersion of /version
+  };
+  /// Registers CustomResourceDefinitions as they are created (and marks them Established).
+  Api(Store& store, Options options);
+  ~Api();
+  Api(const Api&) = delete;
+  Api& operator=(const Api&) = delete;
+  /// Never throws: errors come back as Status responses.
+  Response handle(const Request& r) const;
+  void set_log_provider(LogProvider p) { logs_ = std::move(p); }
+  Store& store() const noexcept { return store_; }
+
+  /// The authorization rule of the guide's cluster: admins (group system:masters) may do anything;
+  /// other authenticated users may read nodes, namespaces' own entry and discovery, and do
+  /// anything inside the namespace named after them. Throws StatusError 403 otherwise.
+  static void authorize(const Request& r, std::string_view verb, const ResourceType& t, std::string_view ns,
+                        std::string_view name, std::string_view subresource);
+
+ private:
+  Response dispatch(const Request& r) const;
+  Store& store_;
+  Options options_;
+  LogProvider logs_;
+  Store::SubscriptionId crd_subscription_ = 0;
+};
+
+/// The JSON text of a Status error (what every error response carries).
+Response status_response(const StatusError& e);
+
+}  // namespace gpupool::embedded

@@ -1,0 +1,327 @@
+#include "embedded/http_server.hpp"
+
+#include <sys/socket.h>
+
+#include <atomic>
+#include <list>
+#include <mutex>
+#include <thread>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <fmt/format.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
+
+#include "embedded/tls.hpp"
+
+namespace gpupool::embedded {
+
+namespace net = boost::asio;
+namespace ssl = boost::asio::ssl;
+namespace http = boost::beast::http;
+using tcp = boost::asio::ip::tcp;
+
+namespace {
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string percent_decode(std::string_view s, bool plus_is_space) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '%' && i + 2 < s.size() && hex_value(s[i + 1]) >= 0 && hex_value(s[i + 2]) >= 0) {
+      out += static_cast<char>(hex_value(s[i + 1]) * 16 + hex_value(s[i + 2]));
+      i += 2;
+    } else if (s[i] == '+' && plus_is_space) {
+      out += ' ';
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+void parse_target(std::string_view target, Request& r) {
+  const auto qm = target.find('?');
+  r.path = percent_decode(target.substr(0, qm), false);
+  if (qm == std::string_view::npos) return;
+  std::string_view qs = target.substr(qm + 1);
+  while (!qs.empty()) {
+    const auto amp = qs.find('&');
+    const auto part = qs.substr(0, amp);
+    const auto eq = part.find('=');
+    if (!part.empty())
+      r.query.emplace(percent_decode(part.substr(0, eq), true),
+                      eq == std::string_view::npos ? std::string() : percent_decode(part.substr(eq + 1), true));
+    if (amp == std::string_view::npos) break;
+    qs.remove_prefix(amp + 1);
+  }
+}
+
+std::string reason_text(int status) {
+  return std::string(http::obsolete_reason(static_cast<http::status>(status)));
+}
+
+}  // namespace
+
+std::string verb_of(const Request& r) {
+  const bool watch = r.query.count("watch") && (r.query.find("watch")->second == "true" || r.query.find("watch")->second == "1");
+  std::vector<std::string_view> segs;
+  std::string_view p = r.path;
+  while (!p.empty()) {
+    while (!p.empty() && p.front() == '/') p.remove_prefix(1);
+    const auto j = p.find('/');
+    if (!p.empty()) segs.push_back(p.substr(0, j));
+    if (j == std::string_view::npos) break;
+    p.remove_prefix(j);
+  }
+  std::size_t i = !segs.empty() && segs[0] == "api" ? 2 : 3;
+  bool named = false;
+  if (segs.size() > i) {
+    if (segs[i] == "watch") return "watch";
+    const bool in_ns = segs[i] == "namespaces" && segs.size() >= i + 3;
+    named = segs.size() > i + (in_ns ? 3 : 1);
+  }
+  if (r.method == "GET") return watch ? "watch" : named ? "get" : "list";
+  if (r.method == "POST") return "create";
+  if (r.method == "PUT") return "update";
+  if (r.method == "PATCH") return "patch";
+  if (r.method == "DELETE") return named ? "delete" : "deletecollection";
+  return "unknown";
+}
+
+struct HttpServer::Impl {
+  Options opt;
+  Handler handler;
+  FaultInjector& faults;
+  ssl::context ctx{ssl::context::tls_server};
+  net::io_context ioc;
+  tcp::acceptor acceptor{ioc};
+  std::thread accept_thread;
+  std::atomic<bool> stopping{false};
+  int port = 0;
+
+  struct Conn {
+    std::thread thread;
+    int fd = -1;
+    std::atomic<bool> done{false};
+  };
+  std::mutex mu;
+  std::list<std::unique_ptr<Conn>> conns;
+
+  Impl(Options o, Handler h, FaultInjector& f) : opt(std::move(o)), handler(std::move(h)), faults(f) {}
+
+  void accept_loop() {
+    while (!stopping) {
+      boost::system::error_code ec;
+      tcp::socket sock(ioc);
+      acceptor.accept(sock, ec);
+      if (ec) {
+        if (stopping) break;
+        continue;
+      }
+      std::lock_guard lk(mu);
+      // Reap finished connections.
+      for (auto it = conns.begin(); it != conns.end();) {
+        if ((*it)->done) {
+          (*it)->thread.join();
+          it = conns.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      auto c = std::make_unique<Conn>();
+      c->fd = sock.native_handle();
+      Conn* raw = c.get();
+      c->thread = std::thread([this, raw, s = std::move(sock)]() mutable {
+        serve(std::move(s));
+        raw->done = true;
+      });
+      conns.push_back(std::move(c));
+    }
+  }
+
+  Identity identity_from_certificate(SSL* ssl_handle) {
+    Identity id;
+    X509* cert = SSL_get1_peer_certificate(ssl_handle);
+    if (!cert) return id;
+    if (SSL_get_verify_result(ssl_handle) == X509_V_OK) {
+      BIO* b = BIO_new(BIO_s_mem());
+      PEM_write_bio_X509(b, cert);
+      char* data = nullptr;
+      const long n = BIO_get_mem_data(b, &data);
+      auto subject = certificate_subject(std::string(data, static_cast<std::size_t>(n)));
+      BIO_free(b);
+      if (!subject.empty() && !subject[0].empty()) {
+        id.user = subject[0];
+        id.groups.assign(subject.begin() + 1, subject.end());
+        id.groups.push_back("system:authenticated");
+      }
+    }
+    X509_free(cert);
+    return id;
+  }
+
+  void serve(tcp::socket sock) {
+    ssl::stream<tcp::socket> stream(std::move(sock), ctx);
+    boost::system::error_code ec;
+    stream.handshake(ssl::stream_base::server, ec);
+    if (ec) {
+      stream.next_layer().close(ec);
+      return;
+    }
+    const Identity cert_id = identity_from_certificate(stream.native_handle());
+    boost::beast::flat_buffer buf;
+    while (!stopping) {
+      http::request_parser<http::string_body> parser;
+      parser.body_limit(64 * 1024 * 1024);
+      http::read(stream, buf, parser, ec);
+      if (ec) break;
+      const auto& req = parser.get();
+      Request r;
+      r.method = std::string(req.method_string());
+      parse_target(req.target(), r);
+      r.content_type = std::string(req[http::field::content_type]);
+      r.accept = std::string(req[http::field::accept]);
+      r.body = req.body();
+      bool bad_token = false;
+      const std::string auth(req[http::field::authorization]);
+      if (auth.rfind("Bearer ", 0) == 0) {
+        auto it = opt.tokens.find(auth.substr(7));
+        if (it != opt.tokens.end()) {
+          r.user = it->second.user;
+          r.groups = it->second.groups;
+        } else {
+          bad_token = true;  // a wrong token is 401 even with a certificate
+        }
+      } else if (!cert_id.user.empty()) {
+        r.user = cert_id.user;
+        r.groups = cert_id.groups;
+      }
+      const bool keep_alive = req.keep_alive();
+      const auto decision = faults.decide(verb_of(r));
+      if (decision.latency.count() > 0) std::this_thread::sleep_for(decision.latency);
+      if (decision.action == FaultInjector::Action::Reset) {
+        // SO_LINGER 0 then close: the peer sees a TCP RST, not an orderly close.
+        ::linger lg{1, 0};
+        ::setsockopt(stream.next_layer().native_handle(), SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+        stream.next_layer().close(ec);
+        return;
+      }
+      Response resp;
+      switch (decision.action) {
+        case FaultInjector::Action::TooManyRequests:
+          // apiserver's max-in-flight filter: 429 with Retry-After.
+          resp = status_response(StatusError(429, "TooManyRequests", "Too many requests, please try again later.", {}, {},
+                                             {}, {}, decision.retry_after_seconds));
+          break;
+        case FaultInjector::Action::InternalError:
+          resp = status_response(
+              StatusError(500, "InternalError", "Internal error occurred: injected fault (gpupool embedded server)"));
+          break;
+        case FaultInjector::Action::Unavailable:
+          resp = status_response(StatusError(503, "ServiceUnavailable", "the server is currently unable to handle the request"));
+          break;
+        default:
+          if (bad_token) {
+            resp = status_response(StatusError(401, "Unauthorized", "Unauthorized"));
+            break;
+          }
+          resp = handler(r);
+      }
+      if (!resp.stream) {
+        http::response<http::string_body> res{static_cast<http::status>(resp.status), req.version()};
+        res.set(http::field::content_type, resp.content_type);
+        res.set(http::field::cache_control, "no-cache, private");
+        for (const auto& [k, v] : resp.headers) res.set(k, v);
+        res.body() = std::move(resp.body);
+        res.keep_alive(keep_alive);
+        res.prepare_payload();
+        http::write(stream, res, ec);
+        if (ec || !keep_alive) break;
+        continue;
+      }
+      std::string head = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nCache-Control: no-cache, private\r\n"
+                                     "Transfer-Encoding: chunked\r\n",
+                                     resp.status, reason_text(resp.status), resp.content_type);
+      for (const auto& [k, v] : resp.headers) head += k + ": " + v + "\r\n";
+      head += keep_alive ? "\r\n" : "Connection: close\r\n\r\n";
+      net::write(stream, net::buffer(head), ec);
+      if (ec) break;
+      bool alive = true;
+      resp.stream(
+          [&](std::string_view chunk) {
+            if (chunk.empty()) return alive;
+            const std::string framed = fmt::format("{:x}\r\n{}\r\n", chunk.size(), chunk);
+            net::write(stream, net::buffer(framed), ec);
+            if (ec) alive = false;
+            return alive;
+          },
+          stopping);
+      if (!alive) break;
+      net::write(stream, net::buffer(std::string_view("0\r\n\r\n")), ec);
+      if (ec || !keep_alive) break;
+    }
+    stream.next_layer().close(ec);
+  }
+};
+
+HttpServer::HttpServer(Options options, Handler handler, FaultInjector& faults)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler), faults)) {
+  auto& im = *impl_;
+  try {
+    im.ctx.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
+                       ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+    im.ctx.use_certificate_chain(net::buffer(im.opt.cert_pem));
+    im.ctx.use_private_key(net::buffer(im.opt.key_pem), ssl::context::pem);
+    if (!im.opt.client_ca_pem.empty()) {
+      im.ctx.add_certificate_authority(net::buffer(im.opt.client_ca_pem));
+      im.ctx.set_verify_mode(ssl::verify_peer);  // a certificate is optional; if sent, it must verify
+    }
+    const tcp::endpoint ep(net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(im.opt.port));
+    im.acceptor.open(ep.protocol());
+    im.acceptor.set_option(tcp::acceptor::reuse_address(true));
+    im.acceptor.bind(ep);
+    im.acceptor.listen();
+    im.port = im.acceptor.local_endpoint().port();
+  } catch (const boost::system::system_error& e) {
+    throw Error(fmt::format("embedded server cannot listen on 127.0.0.1:{}: {} (choose another port, or 0 for any)",
+                            im.opt.port, e.code().message()));
+  }
+  im.accept_thread = std::thread([&im] { im.accept_loop(); });
+}
+
+HttpServer::~HttpServer() { stop(); }
+
+int HttpServer::port() const { return impl_->port; }
+
+void HttpServer::stop() {
+  auto& im = *impl_;
+  if (im.stopping.exchange(true)) return;
+  // shutdown() wakes a thread blocked in accept()/read() on Linux.
+  ::shutdown(im.acceptor.native_handle(), SHUT_RDWR);
+  if (im.accept_thread.joinable()) im.accept_thread.join();
+  boost::system::error_code ec;
+  im.acceptor.close(ec);
+  std::list<std::unique_ptr<Impl::Conn>> conns;
+  {
+    std::lock_guard lk(im.mu);
+    for (auto& c : im.conns)
+      if (!c->done) ::shutdown(c->fd, SHUT_RDWR);
+    conns.swap(im.conns);
+  }
+  for (auto& c : conns) c->thread.join();
+}
+
+}  // namespace gpupool::embedded

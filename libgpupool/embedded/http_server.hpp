@@ -1,0 +1,49 @@
+// embedded/http_server.hpp — the HTTPS front of the embedded API server (Boost.Beast/Asio live
+// only in http_server.cpp). One thread accepts; each connection is served by its own thread with
+// keep-alive; streamed responses use chunked transfer encoding. Authentication happens here:
+// a bearer token from the token table, or a client certificate signed by the cluster CA
+// (CN = user, O = groups).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "embedded/api.hpp"
+#include "embedded/faults.hpp"
+
+namespace gpupool::embedded {
+
+struct Identity {
+  std::string user;
+  std::vector<std::string> groups;
+};
+
+class HttpServer {
+ public:
+  struct Options {
+    int port = 0;
+    std::string cert_pem, key_pem;  ///< serving certificate
+    std::string client_ca_pem;      ///< client certificates must chain to it
+    std::map<std::string, Identity> tokens;
+  };
+  using Handler = std::function<Response(const Request&)>;
+  /// Binds 127.0.0.1:<port> and starts serving; throws gpupool::Error when it cannot.
+  HttpServer(Options options, Handler handler, FaultInjector& faults);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+  int port() const;
+  void stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The verb a request is authorized as ("get", "list", "watch", "create", ...) for fault rules.
+std::string verb_of(const Request& r);
+
+}  // namespace gpupool::embedded

@@ -1,0 +1,371 @@
+#include "embedded/patch.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "embedded/store.hpp"
+
+namespace gpupool::embedded {
+
+namespace json = boost::json;
+
+json::value merge_patch(const json::value& target, const json::value& patch) {
+  if (!patch.is_object()) return patch;
+  json::object out = target.is_object() ? target.as_object() : json::object{};
+  for (const auto& [k, v] : patch.as_object()) {
+    if (v.is_null()) {
+      out.erase(k);
+    } else {
+      const auto* cur = out.if_contains(k);
+      out[k] = merge_patch(cur ? *cur : json::value(nullptr), v);
+    }
+  }
+  return out;
+}
+
+// ---- JSON patch ----------------------------------------------------------------------------------
+
+namespace {
+
+[[noreturn]] void bad_patch(const std::string& why) { throw StatusError::bad_request(why); }
+
+std::vector<std::string> split_pointer(std::string_view ptr) {
+  std::vector<std::string> out;
+  if (ptr.empty()) return out;
+  if (ptr.front() != '/') bad_patch(fmt::format("invalid JSON pointer \"{}\"", ptr));
+  std::string cur;
+  for (std::size_t i = 1; i <= ptr.size(); ++i) {
+    if (i == ptr.size() || ptr[i] == '/') {
+      out.push_back(cur);
+      cur.clear();
+    } else if (ptr[i] == '~' && i + 1 < ptr.size()) {
+      cur += ptr[i + 1] == '1' ? '/' : '~';
+      ++i;
+    } else {
+      cur += ptr[i];
+    }
+  }
+  return out;
+}
+
+json::value* resolve(json::value& root, const std::vector<std::string>& parts, std::size_t n) {
+  json::value* cur = &root;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (cur->is_object()) {
+      cur = cur->as_object().if_contains(parts[i]);
+    } else if (cur->is_array()) {
+      auto& a = cur->as_array();
+      std::size_t idx = 0;
+      try {
+        idx = std::stoul(parts[i]);
+      } catch (...) {
+        return nullptr;
+      }
+      cur = idx < a.size() ? &a[idx] : nullptr;
+    } else {
+      return nullptr;
+    }
+    if (!cur) return nullptr;
+  }
+  return cur;
+}
+
+void add_at(json::value& root, const std::string& path, json::value v, bool replace) {
+  auto parts = split_pointer(path);
+  if (parts.empty()) {
+    root = std::move(v);
+    return;
+  }
+  json::value* parent = resolve(root, parts, parts.size() - 1);
+  if (!parent) bad_patch(fmt::format("doc is missing path: \"{}\": missing value", path));
+  const auto& last = parts.back();
+  if (parent->is_object()) {
+    if (replace && !parent->as_object().contains(last))
+      bad_patch(fmt::format("replace operation does not apply: doc is missing key: {}: missing value", path));
+    parent->as_object()[last] = std::move(v);
+  } else if (parent->is_array()) {
+    auto& a = parent->as_array();
+    if (last == "-" && !replace) {
+      a.push_back(std::move(v));
+      return;
+    }
+    std::size_t idx = 0;
+    try {
+      idx = std::stoul(last);
+    } catch (...) {
+      bad_patch(fmt::format("invalid array index in path \"{}\"", path));
+    }
+    if (replace) {
+      if (idx >= a.size()) bad_patch(fmt::format("replace operation does not apply: doc is missing path: {}", path));
+      a[idx] = std::move(v);
+    } else {
+      if (idx > a.size()) bad_patch(fmt::format("add operation does not apply: index out of range: {}", path));
+      a.insert(a.begin() + static_cast<std::ptrdiff_t>(idx), std::move(v));
+    }
+  } else {
+    bad_patch(fmt::format("doc is missing path: \"{}\"", path));
+  }
+}
+
+json::value remove_at(json::value& root, const std::string& path) {
+  auto parts = split_pointer(path);
+  if (parts.empty()) bad_patch("cannot remove the whole document");
+  json::value* parent = resolve(root, parts, parts.size() - 1);
+  const auto& last = parts.back();
+  if (parent && parent->is_object()) {
+    auto& o = parent->as_object();
+    if (auto it = o.find(last); it != o.end()) {
+      json::value v = it->value();
+      o.erase(it);
+      return v;
+    }
+  } else if (parent && parent->is_array()) {
+    auto& a = parent->as_array();
+    std::size_t idx = a.size();
+    try {
+      idx = std::stoul(last);
+    } catch (...) {
+    }
+    if (idx < a.size()) {
+      json::value v = a[idx];
+      a.erase(a.begin() + static_cast<std::ptrdiff_t>(idx));
+      return v;
+    }
+  }
+  bad_patch(fmt::format("remove operation does not apply: doc is missing path: \"{}\": missing value", path));
+}
+
+std::string op_str(const json::object& op, std::string_view key) {
+  const auto* v = op.if_contains(key);
+  if (!v || !v->is_string()) bad_patch(fmt::format("missing or invalid \"{}\" in JSON patch operation", key));
+  return std::string(v->as_string());
+}
+
+}  // namespace
+
+json::value json_patch(const json::value& target, const json::array& ops) {
+  json::value doc = target;
+  for (const auto& opv : ops) {
+    if (!opv.is_object()) bad_patch("a JSON patch must be an array of operation objects");
+    const auto& op = opv.as_object();
+    const std::string kind = op_str(op, "op");
+    const std::string path = op_str(op, "path");
+    if (kind == "add" || kind == "replace") {
+      const auto* v = op.if_contains("value");
+      if (!v) bad_patch(fmt::format("missing value for \"{}\" operation", kind));
+      add_at(doc, path, *v, kind == "replace");
+    } else if (kind == "remove") {
+      remove_at(doc, path);
+    } else if (kind == "move") {
+      auto v = remove_at(doc, op_str(op, "from"));
+      add_at(doc, path, std::move(v), false);
+    } else if (kind == "copy") {
+      auto parts = split_pointer(op_str(op, "from"));
+      const json::value* v = resolve(doc, parts, parts.size());
+      if (!v) bad_patch("copy operation does not apply: doc is missing from path");
+      add_at(doc, path, json::value(*v), false);
+    } else if (kind == "test") {
+      auto parts = split_pointer(path);
+      const json::value* v = resolve(doc, parts, parts.size());
+      const auto* want = op.if_contains("value");
+      if (!v || !want || *v != *want)
+        throw StatusError(422, "Invalid", fmt::format("testing value {} failed: test failed", path));
+    } else {
+      bad_patch(fmt::format("Unexpected kind: {}", kind));
+    }
+  }
+  return doc;
+}
+
+// ---- strategic merge patch ------------------------------------------------------------------------
+
+std::string merge_key(std::string_view kind, std::string_view path) {
+  // patchStrategy/patchMergeKey tags from k8s.io/api (core/v1 types.go, apps/v1, batch/v1, meta/v1).
+  static const std::pair<std::string_view, std::string_view> suffix_keys[] = {
+      {"containers", "name"},      {"initContainers", "name"},  {"ephemeralContainers", "name"},
+      {"volumes", "name"},         {"volumeMounts", "mountPath"}, {"volumeDevices", "devicePath"},
+      {"env", "name"},             {"ports", "containerPort"},  {"imagePullSecrets", "name"},
+      {"hostAliases", "ip"},       {"ownerReferences", "uid"},  {"conditions", "type"},
+      {"addresses", "type"},       {"taints", "key"},           {"finalizers", "$primitive"},
+      {"topologySpreadConstraints", "topologyKey"}, {"resourceClaims", "name"}, {"schedulingGates", "name"},
+  };
+  (void)kind;
+  const auto dot = path.rfind('.');
+  const auto last = dot == std::string_view::npos ? path : path.substr(dot + 1);
+  // Service ports merge by port (ServiceSpec.Ports: patchMergeKey:"port").
+  if (last == "ports" && kind == "Service" && path == "spec.ports") return "port";
+  // Node status.addresses is merged by type; a pod's status lists are not ours to worry about.
+  for (const auto& [name, key] : suffix_keys)
+    if (last == name) return std::string(key);
+  return {};
+}
+
+namespace {
+
+bool is_builtin_kind(std::string_view kind) {
+  static const std::string_view kinds[] = {"Pod", "Node", "Namespace", "Service", "PersistentVolumeClaim",
+                                           "PersistentVolume", "ResourceQuota", "Event", "ConfigMap", "Secret",
+                                           "ServiceAccount", "Endpoints", "Deployment", "ReplicaSet", "Job"};
+  return std::find(std::begin(kinds), std::end(kinds), kind) != std::end(kinds);
+}
+
+json::value smp(const json::value& target, const json::value& patch, std::string_view kind, const std::string& path);
+
+json::value merge_list(const json::array& cur, const json::array& patch, const std::string& key, std::string_view kind,
+                       const std::string& path) {
+  // `$patch: replace` as an element replaces the whole list with the other elements.
+  for (const auto& p : patch)
+    if (p.is_object() && p.as_object().if_contains("$patch") && p.as_object().at("$patch") == "replace") {
+      json::array out;
+      for (const auto& q : patch)
+        if (!(q.is_object() && q.as_object().if_contains("$patch"))) out.push_back(q);
+      return out;
+    }
+  if (key == "$primitive") {
+    json::array out = cur;
+    for (const auto& p : patch)
+      if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+    return out;
+  }
+  json::array out = cur;
+  for (const auto& p : patch) {
+    if (!p.is_object()) {
+      out.push_back(p);
+      continue;
+    }
+    const auto& po = p.as_object();
+    const auto* kv = po.if_contains(key);
+    if (!kv) bad_patch(fmt::format("map: {} does not contain declared merge key: {}", json::serialize(p), key));
+    auto it = std::find_if(out.begin(), out.end(), [&](const json::value& e) {
+      return e.is_object() && e.as_object().if_contains(key) && e.as_object().at(key) == *kv;
+    });
+    const auto* directive = po.if_contains("$patch");
+    if (directive && *directive == "delete") {
+      // Delete every element with that key (several taints may share a key with different effects).
+      out.erase(std::remove_if(out.begin(), out.end(),
+                               [&](const json::value& e) {
+                                 return e.is_object() && e.as_object().if_contains(key) && e.as_object().at(key) == *kv;
+                               }),
+                out.end());
+      continue;
+    }
+    if (it == out.end()) {
+      json::object clean = po;
+      clean.erase("$patch");
+      out.push_back(smp(json::object{}, clean, kind, path));
+    } else {
+      *it = smp(*it, p, kind, path);
+    }
+  }
+  return out;
+}
+
+void apply_order(json::array& list, const json::array& order, const std::string& key) {
+  // $setElementOrder: the listed elements come first, in that order; the rest keep their order.
+  json::array sorted;
+  std::vector<bool> used(list.size(), false);
+  for (const auto& o : order) {
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (used[i]) continue;
+      const bool same = key == "$primitive" ? list[i] == o
+                                            : (o.is_object() && list[i].is_object() && o.as_object().if_contains(key) &&
+                                               list[i].as_object().if_contains(key) &&
+                                               list[i].as_object().at(key) == o.as_object().at(key));
+      if (same) {
+        sorted.push_back(list[i]);
+        used[i] = true;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < list.size(); ++i)
+    if (!used[i]) sorted.push_back(list[i]);
+  list = std::move(sorted);
+}
+
+json::value smp(const json::value& target, const json::value& patch, std::string_view kind, const std::string& path) {
+  if (!patch.is_object()) return patch;
+  const auto& po = patch.as_object();
+  if (const auto* d = po.if_contains("$patch")) {
+    if (*d == "replace") {
+      json::object out = po;
+      out.erase("$patch");
+      return out;
+    }
+    if (*d == "delete") return nullptr;
+  }
+  json::object out = target.is_object() ? target.as_object() : json::object{};
+  if (const auto* rk = po.if_contains("$retainKeys"); rk && rk->is_array()) {
+    json::object kept;
+    for (const auto& k : rk->as_array())
+      if (k.is_string())
+        if (const auto* v = out.if_contains(k.as_string())) kept[k.as_string()] = *v;
+    out = std::move(kept);
+  }
+  std::vector<std::pair<std::string, const json::value*>> orders;
+  for (const auto& [k, v] : po) {
+    const std::string ks(k);
+    if (ks == "$patch" || ks == "$retainKeys") continue;
+    if (ks.rfind("$setElementOrder/", 0) == 0) {
+      orders.emplace_back(ks.substr(17), &v);
+      continue;
+    }
+    if (ks.rfind("$deleteFromPrimitiveList/", 0) == 0) {
+      const std::string field = ks.substr(25);
+      if (auto* lst = out.if_contains(field); lst && lst->is_array() && v.is_array()) {
+        auto& a = lst->as_array();
+        for (const auto& del : v.as_array()) a.erase(std::remove(a.begin(), a.end(), del), a.end());
+      }
+      continue;
+    }
+    const std::string sub = path.empty() ? ks : path + "." + ks;
+    if (v.is_null()) {
+      out.erase(k);
+      continue;
+    }
+    const auto* cur = out.if_contains(k);
+    if (v.is_array()) {
+      const std::string key = merge_key(kind, sub);
+      if (!key.empty() && cur && cur->is_array()) {
+        out[k] = merge_list(cur->as_array(), v.as_array(), key, kind, sub);
+      } else {
+        json::array clean;
+        for (const auto& e : v.as_array())
+          if (!(e.is_object() && e.as_object().if_contains("$patch") && e.as_object().at("$patch") == "delete")) {
+            if (e.is_object()) {
+              json::object eo = e.as_object();
+              eo.erase("$patch");
+              clean.push_back(std::move(eo));
+            } else {
+              clean.push_back(e);
+            }
+          }
+        out[k] = std::move(clean);
+      }
+    } else {
+      json::value merged = smp(cur ? *cur : json::value(nullptr), v, kind, sub);
+      if (merged.is_null()) out.erase(k);
+      else out[k] = std::move(merged);
+    }
+  }
+  for (const auto& [field, order] : orders) {
+    if (auto* lst = out.if_contains(field); lst && lst->is_array() && order->is_array()) {
+      const std::string key = merge_key(kind, path.empty() ? field : path + "." + field);
+      apply_order(lst->as_array(), order->as_array(), key);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+json::value strategic_merge_patch(const json::value& target, const json::value& patch, std::string_view kind) {
+  if (!patch.is_object()) bad_patch("a strategic merge patch must be a JSON object");
+  if (!is_builtin_kind(kind))
+    // The API server refuses strategic merge patches for custom resources (415); JSON merge is
+    // what kubectl falls back to, so treat them alike.
+    return merge_patch(target, patch);
+  return smp(target, patch, kind, "");
+}
+
+}  // namespace gpupool::embedded

@@ -1,0 +1,29 @@
+// embedded/patch.hpp — the patch formats the API server accepts, as pure JSON functions.
+//  - JSON merge patch (RFC 7386): objects merge recursively, null deletes, anything else replaces.
+//  - JSON patch (RFC 6902): add, remove, replace, move, copy, test.
+//  - Strategic merge patch (k8s.io/apimachinery/pkg/util/strategicpatch): like merge patch, but
+//    lists declared `patchStrategy:"merge"` in the Go types merge element-wise by their
+//    patchMergeKey (containers by name, taints by key, ...), with the directives `$patch`
+//    (delete/replace/merge), `$setElementOrder/<list>`, `$deleteFromPrimitiveList/<list>` and
+//    `$retainKeys`.
+// Errors are StatusError 400 BadRequest (malformed patch) or 422 (a failed `test`).
+#pragma once
+
+#include <boost/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace gpupool::embedded {
+
+boost::json::value merge_patch(const boost::json::value& target, const boost::json::value& patch);
+boost::json::value json_patch(const boost::json::value& target, const boost::json::array& ops);
+/// `kind` selects the merge keys (e.g. "Pod", "Deployment", "Node"); unknown kinds (custom
+/// resources) fall back to JSON merge patch semantics, as the API server does for CRDs.
+boost::json::value strategic_merge_patch(const boost::json::value& target, const boost::json::value& patch,
+                                         std::string_view kind);
+/// The patchMergeKey of a list at a dotted path within an object of `kind` ("spec.template.spec.
+/// containers" -> "name"), "" for lists that are replaced whole. Primitive lists merged as sets
+/// (finalizers) return "$primitive".
+std::string merge_key(std::string_view kind, std::string_view path);
+
+}  // namespace gpupool::embedded

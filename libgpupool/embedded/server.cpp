@@ -1,0 +1,206 @@
+// EmbeddedServer: wires the store, the REST API, the HTTPS front, the PKI and the kubeconfigs.
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+#include <fmt/format.h>
+#include <openssl/rand.h>
+
+#include "embedded/api.hpp"
+#include "embedded/base64.hpp"
+#include "embedded/faults.hpp"
+#include "embedded/http_server.hpp"
+#include "embedded/store.hpp"
+#include "embedded/tls.hpp"
+#include "gpupool/embedded.hpp"
+#include "gpupool/names.hpp"
+#include "gpupool/topology.hpp"
+
+namespace gpupool {
+
+using namespace gpupool::embedded;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string random_token() {
+  unsigned char bytes[24];
+  if (RAND_bytes(bytes, sizeof bytes) != 1) throw Error("embedded server: cannot generate a token (OpenSSL RAND_bytes)");
+  std::string out;
+  for (unsigned char b : bytes) out += fmt::format("{:02x}", b);
+  return out;
+}
+
+void write_private(const fs::path& path, const std::string& text) {
+  {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!out) throw ConfigError(path.string(), "", "cannot write the kubeconfig (check the directory's permissions)");
+    out << text;
+  }
+  ::chmod(path.c_str(), 0600);  // holds a token or a key
+}
+
+std::string kubeconfig_text(const std::string& server, const std::string& ca_pem, const std::string& user,
+                            const std::string& ns, const std::string& user_block) {
+  const std::string cluster = "gpupool-embedded";
+  const std::string context = user + "@" + cluster;
+  return fmt::format(
+      "apiVersion: v1\n"
+      "kind: Config\n"
+      "clusters:\n"
+      "- name: {cluster}\n"
+      "  cluster:\n"
+      "    server: {server}\n"
+      "    certificate-authority-data: {ca}\n"
+      "users:\n"
+      "- name: {user}\n"
+      "  user:\n"
+      "{user_block}"
+      "contexts:\n"
+      "- name: {context}\n"
+      "  context:\n"
+      "    cluster: {cluster}\n"
+      "    user: {user}\n"
+      "    namespace: {ns}\n"
+      "current-context: {context}\n"
+      "preferences: {{}}\n",
+      fmt::arg("cluster", cluster), fmt::arg("server", server), fmt::arg("ca", base64_encode(ca_pem)),
+      fmt::arg("user", user), fmt::arg("user_block", user_block), fmt::arg("context", context), fmt::arg("ns", ns));
+}
+
+std::string cert_block(const KeyPair& kp) {
+  return fmt::format("    client-certificate-data: {}\n    client-key-data: {}\n", base64_encode(kp.cert_pem),
+                     base64_encode(kp.key_pem));
+}
+
+}  // namespace
+
+struct EmbeddedServer::Impl {
+  EmbeddedOptions options;
+  Clock clock;
+  std::unique_ptr<Store> store;
+  std::unique_ptr<Api> api;
+  FaultInjector faults;
+  CertificateAuthority ca;
+  std::unique_ptr<HttpServer> http;
+  std::string dir;
+  bool own_dir = false;
+  std::mutex stop_mu;
+  bool stopped = false;
+
+  explicit Impl(EmbeddedOptions o)
+      : options(std::move(o)), clock(options.manual_clock ? Clock::manual() : Clock::real()), faults(options.faults) {}
+};
+
+EmbeddedServer::EmbeddedServer(EmbeddedOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
+  auto& im = *impl_;
+  for (const auto& u : im.options.users) {
+    validate_dns1123_label(u, "users");  // the user's namespace carries its name
+    if (u == "admin") throw ValidationError("users", u, "\"admin\" is reserved for the cluster administrator");
+  }
+  if (im.options.mpijob_version != "v1" && im.options.mpijob_version != "v2beta1")
+    throw ValidationError("mpijob_version", im.options.mpijob_version, "must be \"v1\" or \"v2beta1\"");
+  Store::Options so;
+  so.mpijob_version = im.options.mpijob_version;
+  im.store = std::make_unique<Store>(im.clock, so);
+  Api::Options ao;
+  ao.server_version = im.options.server_version;
+  im.api = std::make_unique<Api>(*im.store, ao);
+
+  // Namespaces every cluster has, then one per user.
+  const auto& ns_type = im.store->type("", "namespaces");
+  std::vector<std::string> namespaces{"default", "kube-system", "kube-public", "kube-node-lease"};
+  namespaces.insert(namespaces.end(), im.options.users.begin(), im.options.users.end());
+  for (const auto& ns : namespaces) {
+    if (im.store->find(ns_type, "", ns)) continue;
+    im.store->create(ns_type, "", json::object{{"metadata", json::object{{"name", ns},
+                                                                       {"labels", json::object{{"kubernetes.io/metadata.name", ns}}}}}});
+  }
+  if (!im.options.topology.empty()) {
+    const Topology topo = fs::exists(im.options.topology) ? Topology::load(im.options.topology)
+                                                          : Topology::builtin(im.options.topology);
+    const auto& nodes = im.store->type("", "nodes");
+    WriteOptions wo;
+    wo.keep_creation_timestamp = true;
+    const auto now = std::chrono::time_point_cast<std::chrono::system_clock::duration>(im.clock.now());
+    for (const auto& n : topo.nodes) im.store->create(nodes, "", n.to_node_object(now), wo);
+  }
+
+  // PKI and identities.
+  const KeyPair server_cert = im.ca.issue_server();
+  HttpServer::Options ho;
+  ho.port = im.options.port;
+  ho.cert_pem = server_cert.cert_pem;
+  ho.key_pem = server_cert.key_pem;
+  ho.client_ca_pem = im.ca.cert_pem();
+  std::map<std::string, std::string> user_tokens;
+  for (const auto& u : im.options.users) {
+    const auto tok = random_token();
+    user_tokens[u] = tok;
+    ho.tokens[tok] = Identity{u, {"system:authenticated"}};
+  }
+  const Api* api = im.api.get();
+  im.http = std::make_unique<HttpServer>(std::move(ho), [api](const Request& r) { return api->handle(r); }, im.faults);
+
+  // Kubeconfigs.
+  if (im.options.kubeconfig_dir.empty()) {
+    char tmpl[] = "/tmp/gpupool-embedded-XXXXXX";
+    if (!::mkdtemp(tmpl)) throw Error("embedded server: cannot create a directory under /tmp for the kubeconfigs");
+    im.dir = tmpl;
+    im.own_dir = true;
+  } else {
+    im.dir = im.options.kubeconfig_dir;
+    std::error_code ec;
+    fs::create_directories(im.dir, ec);
+    if (ec) throw ConfigError(im.dir, "kubeconfig_dir", "cannot create the directory: " + ec.message());
+  }
+  const std::string server = url();
+  write_private(admin_kubeconfig(), kubeconfig_text(server, im.ca.cert_pem(), "admin", "default",
+                                                    cert_block(im.ca.issue_client("admin", {"system:masters"}))));
+  for (const auto& u : im.options.users) {
+    write_private(kubeconfig(u), kubeconfig_text(server, im.ca.cert_pem(), u, u,
+                                                 fmt::format("    token: {}\n", user_tokens[u])));
+    write_private(cert_kubeconfig(u), kubeconfig_text(server, im.ca.cert_pem(), u, u, cert_block(im.ca.issue_client(u, {}))));
+  }
+}
+
+EmbeddedServer::~EmbeddedServer() { stop(); }
+
+void EmbeddedServer::stop() {
+  std::lock_guard lk(impl_->stop_mu);
+  if (impl_->stopped) return;
+  impl_->stopped = true;
+  impl_->http->stop();
+  if (impl_->own_dir) {
+    std::error_code ec;
+    fs::remove_all(impl_->dir, ec);
+  }
+}
+
+std::string EmbeddedServer::url() const { return fmt::format("https://127.0.0.1:{}", port()); }
+int EmbeddedServer::port() const { return impl_->http->port(); }
+const std::string& EmbeddedServer::ca_pem() const { return impl_->ca.cert_pem(); }
+const std::string& EmbeddedServer::kubeconfig_dir() const { return impl_->dir; }
+std::string EmbeddedServer::admin_kubeconfig() const { return (fs::path(impl_->dir) / "admin.kubeconfig").string(); }
+std::string EmbeddedServer::kubeconfig(const std::string& user) const {
+  return (fs::path(impl_->dir) / (user + ".kubeconfig")).string();
+}
+std::string EmbeddedServer::cert_kubeconfig(const std::string& user) const {
+  return (fs::path(impl_->dir) / (user + "-cert.kubeconfig")).string();
+}
+
+std::chrono::system_clock::time_point EmbeddedServer::now() const {
+  return std::chrono::time_point_cast<std::chrono::system_clock::duration>(impl_->clock.now());
+}
+
+void EmbeddedServer::advance(std::chrono::nanoseconds d) { impl_->clock.advance(d); }
+
+void EmbeddedServer::set_faults(const FaultConfig& faults) { impl_->faults.configure(faults); }
+FaultCounters EmbeddedServer::fault_counters() const { return impl_->faults.counters(); }
+
+embedded::Store& EmbeddedServer::store() { return *impl_->store; }
+
+}  // namespace gpupool

@@ -1,0 +1,342 @@
+#include "embedded/table.hpp"
+
+#include <fmt/format.h>
+
+namespace gpupool::embedded {
+
+namespace json = boost::json;
+
+std::string human_duration(std::chrono::nanoseconds d) {
+  // k8s.io/apimachinery/pkg/util/duration.HumanDuration
+  using namespace std::chrono;
+  const auto seconds = duration_cast<std::chrono::seconds>(d).count();
+  if (seconds < -1) return "<invalid>";
+  if (seconds < 0) return "0s";
+  if (seconds < 60 * 2) return fmt::format("{}s", seconds);
+  const auto minutes = seconds / 60;
+  if (minutes < 10) {
+    const auto s = seconds % 60;
+    return s == 0 ? fmt::format("{}m", minutes) : fmt::format("{}m{}s", minutes, s);
+  }
+  if (minutes < 60 * 3) return fmt::format("{}m", minutes);
+  const auto hours = minutes / 60;
+  if (hours < 8) {
+    const auto m = minutes % 60;
+    return m == 0 ? fmt::format("{}h", hours) : fmt::format("{}h{}m", hours, m);
+  }
+  if (hours < 48) return fmt::format("{}h", hours);
+  if (hours < 24 * 8) {
+    const auto h = hours % 24;
+    return h == 0 ? fmt::format("{}d", hours / 24) : fmt::format("{}d{}h", hours / 24, h);
+  }
+  if (hours < 24 * 365 * 2) return fmt::format("{}d", hours / 24);
+  if (hours < 24 * 365 * 8) {
+    const auto dy = (hours / 24) % 365;
+    return dy == 0 ? fmt::format("{}y", hours / 24 / 365) : fmt::format("{}y{}d", hours / 24 / 365, dy);
+  }
+  return fmt::format("{}y", hours / 24 / 365);
+}
+
+namespace {
+
+struct Column {
+  const char* name;
+  const char* type;
+  int priority;
+  const char* format = "";
+};
+
+const json::value* at(const json::value& v, std::initializer_list<std::string_view> path) {
+  const json::value* cur = &v;
+  for (auto p : path) {
+    if (!cur->is_object()) return nullptr;
+    cur = cur->as_object().if_contains(p);
+    if (!cur) return nullptr;
+  }
+  return cur;
+}
+std::string s(const json::value& v, std::initializer_list<std::string_view> path, std::string dflt = "") {
+  const auto* x = at(v, path);
+  if (x && x->is_string()) return std::string(x->as_string());
+  return dflt;
+}
+std::int64_t n(const json::value& v, std::initializer_list<std::string_view> path) {
+  const auto* x = at(v, path);
+  if (x && x->is_int64()) return x->as_int64();
+  if (x && x->is_uint64()) return static_cast<std::int64_t>(x->as_uint64());
+  return 0;
+}
+std::string none_if_empty(std::string v) { return v.empty() ? "<none>" : v; }
+
+std::string age(const json::value& obj, Clock::time_point now) {
+  Clock::time_point created{};
+  if (!parse_rfc3339(s(obj, {"metadata", "creationTimestamp"}), created)) return "<unknown>";
+  return human_duration(now - created);
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep = ",") {
+  std::string out;
+  for (const auto& x : v) {
+    if (!out.empty()) out += sep;
+    out += x;
+  }
+  return out;
+}
+
+// Containers, Images, Selector of workload controllers' -o wide.
+void containers_images(const json::value& spec_template, std::string& names, std::string& images) {
+  std::vector<std::string> ns, is;
+  if (const auto* cs = at(spec_template, {"spec", "containers"}); cs && cs->is_array())
+    for (const auto& c : cs->as_array()) {
+      ns.push_back(s(c, {"name"}));
+      is.push_back(s(c, {"image"}));
+    }
+  names = join(ns);
+  images = join(is);
+}
+std::string selector_text(const json::value* sel) {
+  if (!sel || !sel->is_object()) return "<none>";
+  std::vector<std::string> parts;
+  if (const auto* ml = sel->as_object().if_contains("matchLabels"); ml && ml->is_object())
+    for (const auto& [k, v] : ml->as_object()) parts.push_back(std::string(k) + "=" + std::string(v.is_string() ? v.as_string() : ""));
+  if (const auto* me = sel->as_object().if_contains("matchExpressions"); me && me->is_array())
+    for (const auto& e : me->as_array()) {
+      std::vector<std::string> vals;
+      if (const auto* vs = at(e, {"values"}); vs && vs->is_array())
+        for (const auto& v : vs->as_array()) vals.push_back(v.is_string() ? std::string(v.as_string()) : "");
+      const std::string op = s(e, {"operator"});
+      const std::string key = s(e, {"key"});
+      if (op == "In") parts.push_back(key + " in (" + join(vals) + ")");
+      else if (op == "NotIn") parts.push_back(key + " notin (" + join(vals) + ")");
+      else if (op == "Exists") parts.push_back(key);
+      else parts.push_back("!" + key);
+    }
+  return parts.empty() ? "<none>" : join(parts);
+}
+
+json::array node_row(const json::value& o, Clock::time_point now) {
+  // printNode: STATUS from the Ready condition (+ SchedulingDisabled), ROLES from
+  // node-role.kubernetes.io/<role> and kubernetes.io/role labels.
+  std::string status = "Unknown";
+  if (const auto* cs = at(o, {"status", "conditions"}); cs && cs->is_array())
+    for (const auto& c : cs->as_array())
+      if (s(c, {"type"}) == "Ready") status = s(c, {"status"}) == "True" ? "Ready" : "NotReady";
+  if (const auto* u = at(o, {"spec", "unschedulable"}); u && u->is_bool() && u->as_bool()) status += ",SchedulingDisabled";
+  std::vector<std::string> roles;
+  if (const auto* ls = at(o, {"metadata", "labels"}); ls && ls->is_object())
+    for (const auto& [k, v] : ls->as_object()) {
+      const std::string key(k);
+      if (key.rfind("node-role.kubernetes.io/", 0) == 0 && key.size() > 24) roles.push_back(key.substr(24));
+      else if (key == "kubernetes.io/role" && v.is_string()) roles.push_back(std::string(v.as_string()));
+    }
+  std::sort(roles.begin(), roles.end());
+  roles.erase(std::unique(roles.begin(), roles.end()), roles.end());
+  std::string internal, external;
+  if (const auto* as = at(o, {"status", "addresses"}); as && as->is_array())
+    for (const auto& a : as->as_array()) {
+      if (s(a, {"type"}) == "InternalIP" && internal.empty()) internal = s(a, {"address"});
+      if (s(a, {"type"}) == "ExternalIP" && external.empty()) external = s(a, {"address"});
+    }
+  return {s(o, {"metadata", "name"}), status, roles.empty() ? "<none>" : join(roles), age(o, now),
+          s(o, {"status", "nodeInfo", "kubeletVersion"}), none_if_empty(internal), none_if_empty(external),
+          s(o, {"status", "nodeInfo", "osImage"}), s(o, {"status", "nodeInfo", "kernelVersion"}),
+          s(o, {"status", "nodeInfo", "containerRuntimeVersion"})};
+}
+
+json::array pod_row(const json::value& o, Clock::time_point now) {
+  // printPod: READY ready/total containers, STATUS the reason or phase (a waiting or terminated
+  // container's reason overrides), RESTARTS summed.
+  std::int64_t total = 0, ready = 0, restarts = 0;
+  if (const auto* cs = at(o, {"spec", "containers"}); cs && cs->is_array()) total = static_cast<std::int64_t>(cs->as_array().size());
+  std::string reason = s(o, {"status", "reason"});
+  if (reason.empty()) reason = s(o, {"status", "phase"}, "Pending");
+  if (const auto* st = at(o, {"status", "containerStatuses"}); st && st->is_array())
+    for (const auto& c : st->as_array()) {
+      restarts += n(c, {"restartCount"});
+      if (const auto* r = at(c, {"ready"}); r && r->is_bool() && r->as_bool()) ++ready;
+      const std::string waiting = s(c, {"state", "waiting", "reason"});
+      const std::string term = s(c, {"state", "terminated", "reason"});
+      if (!waiting.empty()) reason = waiting;
+      else if (!term.empty()) reason = term;
+    }
+  return {s(o, {"metadata", "name"}),
+          fmt::format("{}/{}", ready, total),
+          reason,
+          restarts,
+          age(o, now),
+          none_if_empty(s(o, {"status", "podIP"})),
+          none_if_empty(s(o, {"spec", "nodeName"})),
+          none_if_empty(s(o, {"status", "nominatedNodeName"})),
+          "<none>"};
+}
+
+json::array deployment_row(const json::value& o, Clock::time_point now) {
+  std::string names, images;
+  if (const auto* t = at(o, {"spec", "template"})) containers_images(*t, names, images);
+  return {s(o, {"metadata", "name"}),
+          fmt::format("{}/{}", n(o, {"status", "readyReplicas"}), n(o, {"spec", "replicas"})),
+          n(o, {"status", "updatedReplicas"}),
+          n(o, {"status", "availableReplicas"}),
+          age(o, now),
+          names,
+          images,
+          selector_text(at(o, {"spec", "selector"}))};
+}
+
+json::array replicaset_row(const json::value& o, Clock::time_point now) {
+  std::string names, images;
+  if (const auto* t = at(o, {"spec", "template"})) containers_images(*t, names, images);
+  return {s(o, {"metadata", "name"}), n(o, {"spec", "replicas"}), n(o, {"status", "replicas"}),
+          n(o, {"status", "readyReplicas"}), age(o, now), names, images, selector_text(at(o, {"spec", "selector"}))};
+}
+
+json::array job_row(const json::value& o, Clock::time_point now) {
+  // printJob (1.32): STATUS from conditions (Complete, Failed, Suspended, Running), COMPLETIONS
+  // succeeded/completions, DURATION start..completion (or ..now).
+  std::string status = "Running";
+  if (const auto* cs = at(o, {"status", "conditions"}); cs && cs->is_array())
+    for (const auto& c : cs->as_array())
+      if (s(c, {"status"}) == "True") {
+        const auto t = s(c, {"type"});
+        if (t == "Complete" || t == "Failed" || t == "Suspended") status = t;
+        if (t == "FailureTarget") status = "FailureTarget";
+        if (t == "SuccessCriteriaMet") status = "SuccessCriteriaMet";
+      }
+  const auto* comp = at(o, {"spec", "completions"});
+  const std::string completions = comp && comp->is_int64() ? fmt::format("{}/{}", n(o, {"status", "succeeded"}), comp->as_int64())
+                                                             : fmt::format("{}/1 of {}", n(o, {"status", "succeeded"}),
+                                                                           n(o, {"spec", "parallelism"}));
+  std::string duration;
+  Clock::time_point start{}, end = now;
+  if (parse_rfc3339(s(o, {"status", "startTime"}), start)) {
+    Clock::time_point done{};
+    if (parse_rfc3339(s(o, {"status", "completionTime"}), done)) end = done;
+    duration = human_duration(end - start);
+  }
+  std::string names, images;
+  if (const auto* t = at(o, {"spec", "template"})) containers_images(*t, names, images);
+  return {s(o, {"metadata", "name"}), status, completions, duration, age(o, now), names, images,
+          selector_text(at(o, {"spec", "selector"}))};
+}
+
+json::array pvc_row(const json::value& o, Clock::time_point now) {
+  std::vector<std::string> modes;
+  // AccessModes are printed in short form (RWO, ROX, RWX, RWOP).
+  if (const auto* am = at(o, {"status", "accessModes"}); am && am->is_array())
+    for (const auto& m : am->as_array()) {
+      const std::string v = m.is_string() ? std::string(m.as_string()) : "";
+      modes.push_back(v == "ReadWriteOnce" ? "RWO" : v == "ReadOnlyMany" ? "ROX" : v == "ReadWriteMany" ? "RWX" : "RWOP");
+    }
+  std::string capacity = s(o, {"status", "capacity", "storage"});
+  return {s(o, {"metadata", "name"}), s(o, {"status", "phase"}, "Pending"), s(o, {"spec", "volumeName"}), capacity,
+          join(modes), s(o, {"spec", "storageClassName"}), "<unset>", age(o, now),
+          s(o, {"spec", "volumeMode"}, "Filesystem")};
+}
+
+json::array service_row(const json::value& o, Clock::time_point now) {
+  std::vector<std::string> ports;
+  if (const auto* ps = at(o, {"spec", "ports"}); ps && ps->is_array())
+    for (const auto& p : ps->as_array()) {
+      std::string x = std::to_string(n(p, {"port"}));
+      if (n(p, {"nodePort"})) x += ":" + std::to_string(n(p, {"nodePort"}));
+      x += "/" + s(p, {"protocol"}, "TCP");
+      ports.push_back(x);
+    }
+  std::vector<std::string> sel;
+  if (const auto* ss = at(o, {"spec", "selector"}); ss && ss->is_object())
+    for (const auto& [k, v] : ss->as_object()) sel.push_back(std::string(k) + "=" + std::string(v.is_string() ? v.as_string() : ""));
+  return {s(o, {"metadata", "name"}), s(o, {"spec", "type"}, "ClusterIP"), none_if_empty(s(o, {"spec", "clusterIP"})),
+          "<none>", ports.empty() ? "<none>" : join(ports), age(o, now), sel.empty() ? "<none>" : join(sel)};
+}
+
+json::array event_row(const json::value& o, Clock::time_point now) {
+  Clock::time_point last{};
+  std::string seen = "<unknown>";
+  if (parse_rfc3339(s(o, {"lastTimestamp"}), last) || parse_rfc3339(s(o, {"eventTime"}), last))
+    seen = human_duration(now - last);
+  std::string kind = s(o, {"involvedObject", "kind"});
+  for (auto& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return {seen, s(o, {"type"}), s(o, {"reason"}), kind + "/" + s(o, {"involvedObject", "name"}), s(o, {"message"})};
+}
+
+}  // namespace
+
+json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<const json::object>>& items,
+                      Clock::time_point now, IncludeObject include) {
+  std::vector<Column> cols;
+  json::array (*row)(const json::value&, Clock::time_point) = nullptr;
+  const bool core = t.group.empty();
+  if (core && t.resource == "nodes") {
+    cols = {{"Name", "string", 0, "name"}, {"Status", "string", 0},       {"Roles", "string", 0},
+            {"Age", "string", 0},          {"Version", "string", 0},      {"Internal-IP", "string", 1},
+            {"External-IP", "string", 1},  {"OS-Image", "string", 1},     {"Kernel-Version", "string", 1},
+            {"Container-Runtime", "string", 1}};
+    row = node_row;
+  } else if (core && t.resource == "pods") {
+    cols = {{"Name", "string", 0, "name"}, {"Ready", "string", 0}, {"Status", "string", 0},
+            {"Restarts", "string", 0},     {"Age", "string", 0},   {"IP", "string", 1},
+            {"Node", "string", 1},         {"Nominated Node", "string", 1}, {"Readiness Gates", "string", 1}};
+    row = pod_row;
+  } else if (t.group == "apps" && t.resource == "deployments") {
+    cols = {{"Name", "string", 0, "name"}, {"Ready", "string", 0},      {"Up-to-date", "string", 0},
+            {"Available", "string", 0},    {"Age", "string", 0},        {"Containers", "string", 1},
+            {"Images", "string", 1},       {"Selector", "string", 1}};
+    row = deployment_row;
+  } else if (t.group == "apps" && t.resource == "replicasets") {
+    cols = {{"Name", "string", 0, "name"}, {"Desired", "integer", 0}, {"Current", "integer", 0},
+            {"Ready", "integer", 0},       {"Age", "string", 0},      {"Containers", "string", 1},
+            {"Images", "string", 1},       {"Selector", "string", 1}};
+    row = replicaset_row;
+  } else if (t.group == "batch" && t.resource == "jobs") {
+    cols = {{"Name", "string", 0, "name"}, {"Status", "string", 0}, {"Completions", "string", 0},
+            {"Duration", "string", 0},     {"Age", "string", 0},    {"Containers", "string", 1},
+            {"Images", "string", 1},       {"Selector", "string", 1}};
+    row = job_row;
+  } else if (core && t.resource == "persistentvolumeclaims") {
+    cols = {{"Name", "string", 0, "name"}, {"Status", "string", 0},       {"Volume", "string", 0},
+            {"Capacity", "string", 0},     {"Access Modes", "string", 0}, {"StorageClass", "string", 0},
+            {"VolumeAttributesClass", "string", 0}, {"Age", "string", 0}, {"VolumeMode", "string", 1}};
+    row = pvc_row;
+  } else if (core && t.resource == "services") {
+    cols = {{"Name", "string", 0, "name"}, {"Type", "string", 0},     {"Cluster-IP", "string", 0},
+            {"External-IP", "string", 0},  {"Port(s)", "string", 0},  {"Age", "string", 0},
+            {"Selector", "string", 1}};
+    row = service_row;
+  } else if (core && t.resource == "events") {
+    cols = {{"Last Seen", "string", 0}, {"Type", "string", 0}, {"Reason", "string", 0}, {"Object", "string", 0},
+            {"Message", "string", 0}};
+    row = event_row;
+  } else if (core && t.resource == "namespaces") {
+    cols = {{"Name", "string", 0, "name"}, {"Status", "string", 0}, {"Age", "string", 0}};
+    row = [](const json::value& o, Clock::time_point now) -> json::array {
+      return {s(o, {"metadata", "name"}), s(o, {"status", "phase"}, "Active"), age(o, now)};
+    };
+  } else {
+    cols = {{"Name", "string", 0, "name"}, {"Age", "date", 0}};
+    row = [](const json::value& o, Clock::time_point now) -> json::array {
+      return {s(o, {"metadata", "name"}), age(o, now)};
+    };
+  }
+  json::array defs;
+  for (const auto& c : cols) {
+    json::object d{{"name", c.name}, {"type", c.type}, {"format", c.format}, {"description", ""}, {"priority", c.priority}};
+    defs.push_back(std::move(d));
+  }
+  json::array rows;
+  for (const auto& item : items) {
+    json::value v(*item);
+    json::object r{{"cells", row(v, now)}};
+    if (include == IncludeObject::Object) {
+      r["object"] = *item;
+    } else if (include == IncludeObject::Metadata) {
+      r["object"] = json::object{{"kind", "PartialObjectMetadata"},
+                                 {"apiVersion", "meta.k8s.io/v1"},
+                                 {"metadata", item->contains("metadata") ? item->at("metadata") : json::object{}}};
+    }
+    rows.push_back(std::move(r));
+  }
+  return json::object{{"kind", "Table"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", json::object{}},
+                      {"columnDefinitions", std::move(defs)}, {"rows", std::move(rows)}};
+}
+
+}  // namespace gpupool::embedded

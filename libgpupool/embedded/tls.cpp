@@ -1,0 +1,148 @@
+#include "embedded/tls.hpp"
+
+#include <memory>
+#include <stdexcept>
+
+#include <openssl/bio.h>
+#include <openssl/ec.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/x509.h>
+#include <openssl/x509v3.h>
+
+#include "gpupool/error.hpp"
+
+namespace gpupool::embedded {
+namespace {
+
+template <class T, void (*F)(T*)>
+struct Deleter {
+  void operator()(T* p) const { F(p); }
+};
+using PKey = std::unique_ptr<EVP_PKEY, Deleter<EVP_PKEY, EVP_PKEY_free>>;
+using Cert = std::unique_ptr<X509, Deleter<X509, X509_free>>;
+using Bio = std::unique_ptr<BIO, Deleter<BIO, BIO_free_all>>;
+
+[[noreturn]] void fail(const char* what) { throw Error(std::string("embedded cluster TLS setup failed: ") + what); }
+
+PKey new_key() {
+  EVP_PKEY* k = EVP_EC_gen("P-256");
+  if (!k) fail("cannot generate an EC P-256 key");
+  return PKey(k);
+}
+
+std::string to_pem(EVP_PKEY* k) {
+  Bio b(BIO_new(BIO_s_mem()));
+  if (!PEM_write_bio_PrivateKey(b.get(), k, nullptr, nullptr, 0, nullptr, nullptr)) fail("cannot encode a key");
+  char* data = nullptr;
+  const long n = BIO_get_mem_data(b.get(), &data);
+  return std::string(data, static_cast<std::size_t>(n));
+}
+std::string to_pem(X509* c) {
+  Bio b(BIO_new(BIO_s_mem()));
+  if (!PEM_write_bio_X509(b.get(), c)) fail("cannot encode a certificate");
+  char* data = nullptr;
+  const long n = BIO_get_mem_data(b.get(), &data);
+  return std::string(data, static_cast<std::size_t>(n));
+}
+PKey key_from_pem(const std::string& pem) {
+  Bio b(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  EVP_PKEY* k = PEM_read_bio_PrivateKey(b.get(), nullptr, nullptr, nullptr);
+  if (!k) fail("cannot read a key");
+  return PKey(k);
+}
+Cert cert_from_pem(const std::string& pem) {
+  Bio b(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  X509* c = PEM_read_bio_X509(b.get(), nullptr, nullptr, nullptr);
+  if (!c) fail("cannot read a certificate");
+  return Cert(c);
+}
+
+void add_ext(X509* cert, X509* issuer, int nid, const char* value) {
+  X509V3_CTX ctx;
+  X509V3_set_ctx_nodb(&ctx);
+  X509V3_set_ctx(&ctx, issuer, cert, nullptr, nullptr, 0);
+  X509_EXTENSION* ext = X509V3_EXT_conf_nid(nullptr, &ctx, nid, value);
+  if (!ext) fail("cannot build a certificate extension");
+  X509_add_ext(cert, ext, -1);
+  X509_EXTENSION_free(ext);
+}
+
+Cert new_cert(EVP_PKEY* key, const std::string& cn, const std::vector<std::string>& orgs, long days) {
+  Cert c(X509_new());
+  X509_set_version(c.get(), 2);
+  unsigned char serial[16];
+  RAND_bytes(serial, sizeof serial);
+  serial[0] &= 0x7f;
+  BIGNUM* bn = BN_bin2bn(serial, sizeof serial, nullptr);
+  BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(c.get()));
+  BN_free(bn);
+  X509_gmtime_adj(X509_getm_notBefore(c.get()), -3600);
+  X509_gmtime_adj(X509_getm_notAfter(c.get()), days * 24 * 3600);
+  X509_set_pubkey(c.get(), key);
+  X509_NAME* name = X509_get_subject_name(c.get());
+  for (const auto& o : orgs)
+    X509_NAME_add_entry_by_txt(name, "O", MBSTRING_UTF8, reinterpret_cast<const unsigned char*>(o.c_str()), -1, -1, 0);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, reinterpret_cast<const unsigned char*>(cn.c_str()), -1, -1, 0);
+  return c;
+}
+
+}  // namespace
+
+CertificateAuthority::CertificateAuthority() {
+  PKey key = new_key();
+  Cert c = new_cert(key.get(), "gpupool-embedded-ca", {}, 3650);
+  X509_set_issuer_name(c.get(), X509_get_subject_name(c.get()));
+  add_ext(c.get(), c.get(), NID_basic_constraints, "critical,CA:TRUE");
+  add_ext(c.get(), c.get(), NID_key_usage, "critical,digitalSignature,keyCertSign,cRLSign");
+  add_ext(c.get(), c.get(), NID_subject_key_identifier, "hash");
+  if (!X509_sign(c.get(), key.get(), EVP_sha256())) fail("cannot sign the CA certificate");
+  ca_ = {to_pem(c.get()), to_pem(key.get())};
+}
+
+namespace {
+KeyPair issue(const KeyPair& ca, const std::string& cn, const std::vector<std::string>& orgs, bool server) {
+  Cert ca_cert = cert_from_pem(ca.cert_pem);
+  PKey ca_key = key_from_pem(ca.key_pem);
+  PKey key = new_key();
+  Cert c = new_cert(key.get(), cn, orgs, 365);
+  X509_set_issuer_name(c.get(), X509_get_subject_name(ca_cert.get()));
+  add_ext(c.get(), ca_cert.get(), NID_basic_constraints, "critical,CA:FALSE");
+  add_ext(c.get(), ca_cert.get(), NID_key_usage, "critical,digitalSignature,keyEncipherment");
+  add_ext(c.get(), ca_cert.get(), NID_ext_key_usage, server ? "serverAuth" : "clientAuth");
+  add_ext(c.get(), ca_cert.get(), NID_authority_key_identifier, "keyid:always");
+  if (server) add_ext(c.get(), ca_cert.get(), NID_subject_alt_name, "IP:127.0.0.1,DNS:localhost");
+  if (!X509_sign(c.get(), ca_key.get(), EVP_sha256())) fail("cannot sign a certificate");
+  return {to_pem(c.get()), to_pem(key.get())};
+}
+}  // namespace
+
+KeyPair CertificateAuthority::issue_server() const { return issue(ca_, "gpupool-embedded-apiserver", {}, true); }
+
+KeyPair CertificateAuthority::issue_client(const std::string& user, const std::vector<std::string>& groups) const {
+  return issue(ca_, user, groups, false);
+}
+
+std::vector<std::string> certificate_subject(const std::string& cert_pem) {
+  Cert c = cert_from_pem(cert_pem);
+  std::vector<std::string> out;
+  X509_NAME* name = X509_get_subject_name(c.get());
+  auto get = [&](int nid) {
+    std::vector<std::string> vals;
+    for (int i = X509_NAME_get_index_by_NID(name, nid, -1); i >= 0; i = X509_NAME_get_index_by_NID(name, nid, i)) {
+      ASN1_STRING* d = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, i));
+      unsigned char* utf8 = nullptr;
+      const int n = ASN1_STRING_to_UTF8(&utf8, d);
+      if (n >= 0) vals.emplace_back(reinterpret_cast<char*>(utf8), static_cast<std::size_t>(n));
+      OPENSSL_free(utf8);
+    }
+    return vals;
+  };
+  auto cn = get(NID_commonName);
+  out.push_back(cn.empty() ? "" : cn.front());
+  for (auto& o : get(NID_organizationName)) out.push_back(o);
+  return out;
+}
+
+}  // namespace gpupool::embedded
