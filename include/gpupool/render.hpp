@@ -45,4 +45,8 @@ struct Submission {
 /// satisfy (e.g. ssd=true on a profile without local SSDs).
 Submission render(const Workload& workload, const Profile& profile);
 
+/// A standalone PersistentVolumeClaim (`gpupool pvc create`): the profile's storage class aliases
+/// apply; labelled app.kubernetes.io/managed-by=gpupool. Empty ns: the profile's default namespace.
+boost::json::object render_pvc(const PvcRequest& pvc, const Profile& profile, std::string_view ns);
+
 }  // namespace gpupool

@@ -10,6 +10,7 @@
 
 #include "gpupool/quantity.hpp"
 #include "gpupool/resources.hpp"
+#include "gpupool/scheduling.hpp"
 #include "gpupool/staging.hpp"
 #include "gpupool/storage.hpp"
 #include "gpupool/taint.hpp"
@@ -53,15 +54,9 @@ struct EnvVar {
   bool operator==(const EnvVar&) const = default;
 };
 
-enum class NodeSelectorOperator { In, NotIn, Exists, DoesNotExist, Gt, Lt };
+/// "In", "NotIn", ... (NodeSelectorOperator and NodeSelectorRequirement live in scheduling.hpp,
+/// beside the rules that evaluate them).
 std::string_view to_string(NodeSelectorOperator op) noexcept;
-/// One expression of a required node-affinity term (nodeSelectorTerms[0].matchExpressions).
-struct NodeSelectorRequirement {
-  std::string key;
-  NodeSelectorOperator op = NodeSelectorOperator::In;
-  std::vector<std::string> values;
-  bool operator==(const NodeSelectorRequirement&) const = default;
-};
 
 /// Replica counts; each kind reads the ones it has (see Workload::kind).
 struct Replicas {

@@ -454,10 +454,10 @@ json::object render_pytorchjob(const Context& c) {
   return o;
 }
 
-json::object render_pvc(const Context& c, const PvcRequest& pvc) {
-  json::object o = head("v1", "PersistentVolumeClaim", c.metadata(pvc.name, {}, false));
+json::object pvc_object(const Profile& p, const PvcRequest& pvc, json::object metadata) {
+  json::object o = head("v1", "PersistentVolumeClaim", std::move(metadata));
   json::object spec;
-  if (!pvc.storage_class.empty()) spec["storageClassName"] = c.p.storage_class(pvc.storage_class);
+  if (!pvc.storage_class.empty()) spec["storageClassName"] = p.storage_class(pvc.storage_class);
   json::array modes;
   for (auto m : pvc.access_modes) modes.emplace_back(to_string(m));
   spec["accessModes"] = std::move(modes);
@@ -468,6 +468,10 @@ json::object render_pvc(const Context& c, const PvcRequest& pvc) {
   spec["resources"] = std::move(resources);
   o["spec"] = std::move(spec);
   return o;
+}
+
+json::object render_pvc(const Context& c, const PvcRequest& pvc) {
+  return pvc_object(c.p, pvc, c.metadata(pvc.name, {}, false));
 }
 
 constexpr int kTensorBoardPort = 6006;
@@ -560,6 +564,15 @@ const json::object& Submission::workload() const {
     if (kind && kind->is_string() && kind->get_string() != "PersistentVolumeClaim") return o;
   }
   throw Error("this submission has no workload object");
+}
+
+json::object render_pvc(const PvcRequest& pvc, const Profile& profile, std::string_view ns) {
+  validate(pvc, "pvc");
+  json::object m;
+  m["name"] = pvc.name;
+  m["namespace"] = ns.empty() ? profile.default_namespace : std::string(ns);
+  m["labels"] = json::object{{kManagedByLabel, "gpupool"}};
+  return pvc_object(profile, pvc, std::move(m));
 }
 
 Submission render(const Workload& w, const Profile& p) {

@@ -1,0 +1,211 @@
+// gpupool/cluster.hpp — the facade people use: nodes, taints, PVCs, images, and the job lifecycle
+// (submit, get, list, logs, wait, explain, delete) on one Kubernetes cluster.
+//
+// The command and the Python package are thin layers over this class; what they print comes from
+// the to_text()/to_html() functions here, so the terminal, the notebook and C++ show the same.
+//
+//   auto cluster = gpupool::Cluster::connect({.kubeconfig = "~/.kube/config"});
+//   auto opts = gpupool::SubmitOptions{.kind = "mpi", .name = "mpi-dist", .image = "...", .gpus = 1,
+//                                      .tolerations = {"ssd_node"}};
+//   cluster.submit(gpupool::to_workload(opts));
+//   std::cout << cluster.wait("mpi-dist", gpupool::WaitFor::Running, std::chrono::minutes(5)).to_text();
+#pragma once
+
+#include "gpupool/client.hpp"
+#include "gpupool/logger.hpp"
+#include "gpupool/node.hpp"
+#include "gpupool/profile.hpp"
+#include "gpupool/render.hpp"
+#include "gpupool/storage.hpp"
+#include "gpupool/taint.hpp"
+#include "gpupool/workload.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpupool {
+
+/// How to reach a cluster. Empty fields take the kubeconfig's values (KUBECONFIG, then
+/// ~/.kube/config; in a pod, the service account).
+struct ConnectOptions {
+  std::string kubeconfig;  ///< path(s), ':'-separated like KUBECONFIG
+  std::string context;
+  std::string namespace_;  ///< empty: the context's namespace
+  std::string profile;     ///< a built-in profile name or a file path; empty: "generic"
+  Logger logger;  ///< warnings (e.g. insecure TLS, a kubeconfig readable by others); empty: dropped
+};
+
+/// A node as `gpupool nodes` / `gpupool top node` show it.
+struct NodeRow {
+  Node node;
+  std::int64_t gpus_total = 0;      ///< allocatable of the profile's GPU resource
+  std::int64_t gpus_allocated = 0;  ///< requested by pods bound there and not finished
+};
+
+struct NodeList {
+  std::vector<NodeRow> rows;
+  std::string gpu_resource;  ///< e.g. "nvidia.com/gpu"
+  /// GPUs allocated were counted from this namespace's pods only (the user may not list others).
+  bool allocation_from_own_namespace_only = false;
+  std::chrono::system_clock::time_point observed;  ///< when the list was read (for AGE)
+  /// `kubectl get nodes` columns: NAME STATUS ROLES AGE VERSION (wide adds INTERNAL-IP, TAINTS, GPUS).
+  std::string to_text(bool wide = false) const;
+  /// `arena top node`: NAME IPADDRESS ROLE STATUS GPU(Total) GPU(Allocated), then the cluster summary.
+  std::string to_top_text() const;
+  std::string to_html() const;
+};
+
+/// The job's overall state as `arena get` prints it.
+enum class JobStatus { Pending, Running, Succeeded, Failed, Unknown };
+std::string_view to_string(JobStatus status) noexcept;  ///< "PENDING", "RUNNING", ...
+
+/// One pod of a job.
+struct Instance {
+  std::string name;       ///< pod name, e.g. "mpi-dist-launcher-jgms7"
+  std::string phase;      ///< pod phase: Pending, Running, Succeeded, Failed
+  std::string node;       ///< node name; empty while unscheduled
+  std::string node_ip;    ///< the node's InternalIP (what arena's NODE column shows)
+  std::chrono::system_clock::time_point created;
+};
+
+/// What `arena get NAME` prints.
+struct JobInfo {
+  std::string name;
+  std::string namespace_;
+  WorkloadKind kind = WorkloadKind::Job;
+  JobStatus status = JobStatus::Unknown;
+  std::string priority = "N/A";
+  std::chrono::system_clock::time_point created;
+  std::optional<std::chrono::system_clock::time_point> started, finished;
+  std::chrono::system_clock::time_point observed;  ///< server time the info was read at
+  std::vector<Instance> instances;
+  std::optional<std::string> tensorboard_url;  ///< http://<node ip>:<node port>
+
+  std::string trainer() const;  ///< "MPIJOB", "TFJOB", "PYTORCHJOB", "JOB", "DEPLOYMENT", "POD"
+  std::chrono::seconds training_duration() const;  ///< started (or created) to finished (or observed)
+  /// The seed's layout: STATUS/NAMESPACE/PRIORITY/TRAINING DURATION, the instance table
+  /// (NAME STATUS TRAINER AGE INSTANCE NODE), and the TensorBoard lines.
+  std::string to_text() const;
+  std::string to_html() const;
+};
+/// `arena list`: NAME STATUS TRAINER AGE NODE.
+std::string jobs_to_text(const std::vector<JobInfo>& jobs);
+
+/// What `submit` did.
+struct SubmitResult {
+  std::string name;
+  std::string namespace_;
+  std::vector<std::string> created;  ///< "persistentvolumeclaim/data", "mpijob.kubeflow.org/mpi-dist", ...
+  Submission submission;             ///< the objects as sent (after the profile was applied)
+};
+
+/// Why pods are (or would be) where they are.
+struct PodExplanation {
+  std::string pod;                 ///< pod name, or the replica name for a workload not submitted
+  std::string phase;
+  std::string node;                ///< where it runs, if bound
+  std::vector<std::string> events; ///< FailedScheduling (and other warning) messages, newest last
+  struct Verdict {
+    std::string node;
+    bool fits = false;
+    std::vector<std::string> reasons;  ///< the scheduler's wording, e.g. "node(s) had untolerated taint {gpu_node: invalid}"
+  };
+  std::vector<Verdict> nodes;      ///< a local fit check of every node
+  std::string quota;               ///< an exceeded-quota message, if any
+};
+struct Explanation {
+  std::string name;
+  std::vector<PodExplanation> pods;
+  std::string to_text() const;
+  std::string to_html() const;
+};
+
+/// What wait() waits for.
+enum class WaitFor { Running, Succeeded, Finished };
+WaitFor parse_wait_for(std::string_view text, std::string_view field = "for");
+
+struct JobLogOptions {
+  std::string instance;  ///< pod name; empty: the job's first pod (the launcher / master / worker 0)
+  std::string container;
+  bool follow = false;
+  std::optional<std::int64_t> tail_lines;
+};
+
+/// A quota of the namespace: name and, per resource, used / hard.
+struct QuotaInfo {
+  std::string name;
+  std::vector<std::tuple<std::string, std::string, std::string>> resources;  ///< resource, used, hard
+};
+
+/// A PVC as `gpupool pvc list` shows it.
+struct PvcInfo {
+  std::string name, status, volume, capacity, access_modes, storage_class;
+  std::chrono::system_clock::time_point created;
+};
+std::string pvcs_to_text(const std::vector<PvcInfo>& pvcs, std::chrono::system_clock::time_point now);
+
+/// The guide's image table: IMAGE (full reference) TAGS GPU CUDA FRAMEWORK NOTES.
+std::string catalog_to_text(const ImageCatalog& catalog);
+std::string catalog_to_html(const ImageCatalog& catalog);
+
+/// A connection to one cluster, in one namespace, with one site profile. Thread-safe; cheap to copy
+/// (copies share the connection).
+class Cluster {
+ public:
+  /// Reads the kubeconfig and the profile; does not contact the server yet.
+  static Cluster connect(const ConnectOptions& options = {});
+
+  const std::string& namespace_name() const;
+  /// The REST client underneath, for anything the facade does not cover.
+  const Client& client() const;
+  const Profile& profile() const;
+  /// The MPIJob version the server serves (discovery, cached): V1 or V2Beta1; ApiError if none.
+  MpiJobApi mpi_job_api() const;
+
+  NodeList nodes() const;
+  /// Applies kubectl-style taint changes to a node (strategic merge patch of spec.taints).
+  void taint(const std::string& node, const std::vector<TaintChange>& changes);
+
+  std::vector<PvcInfo> pvcs() const;
+  void create_pvc(const PvcRequest& pvc);
+  void delete_pvc(const std::string& name);
+  std::vector<QuotaInfo> quotas() const;
+
+  /// The objects submit() would create: the workload rendered with the profile, in this
+  /// namespace, with the server's MPIJob version when the workload is an MPIJob and
+  /// `use_server_mpi_api` is set.
+  Submission render(Workload workload, bool use_server_mpi_api = true) const;
+  /// Creates every object of the submission; when one fails, deletes what it created and rethrows.
+  /// dry_run: the server validates everything (dryRun=All) and nothing is stored.
+  SubmitResult submit(const Workload& workload, bool dry_run = false);
+  JobInfo get(const std::string& name) const;
+  std::vector<JobInfo> list() const;
+  /// Deletes the job and everything gpupool created with it (TensorBoard, not PVCs), cascading.
+  void delete_job(const std::string& name);
+  /// Streams the pod's log lines to on_line until the log ends (or, with follow, until on_line
+  /// returns false or the pod finishes).
+  void logs(const std::string& name, const JobLogOptions& options,
+            const std::function<bool(const std::string& line)>& on_line) const;
+  /// Watches the job until the condition holds (returns its info), it can no longer hold
+  /// (Failed while waiting for Succeeded/Running: ApiError-free gpupool::Error saying so), or the
+  /// timeout passes (gpupool::Error). on_change sees every new state.
+  JobInfo wait(const std::string& name, WaitFor until, std::chrono::milliseconds timeout,
+               const std::function<void(const JobInfo&)>& on_change = {}) const;
+  /// Why the job's pods are pending (events + a local fit check of every node + quota).
+  Explanation explain(const std::string& name) const;
+  /// Where a workload not yet submitted would fit.
+  Explanation explain(const Workload& workload) const;
+
+  struct Impl;  ///< internal
+  explicit Cluster(std::shared_ptr<Impl> impl);
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace gpupool

@@ -1,0 +1,259 @@
+// The Cluster facade: connection, nodes, taints, PVCs, quotas, rendering and submission.
+// Job queries (get/list/wait/logs/delete) are in jobs.cpp, displays in format.cpp.
+#include "cluster/impl.hpp"
+
+#include "gpupool/error.hpp"
+#include "gpupool/manifest.hpp"
+
+#include <fmt/format.h>
+
+#include <boost/json.hpp>
+
+#include <cstdlib>
+#include <random>
+
+namespace gpupool {
+
+namespace json = boost::json;
+using namespace detail;
+
+Cluster::Cluster(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+namespace {
+
+Profile load_profile(const std::string& spec) {
+  if (spec.empty()) return Profile::builtin("generic");
+  bool looks_like_path = spec.find('/') != std::string::npos || spec.ends_with(".yaml") || spec.ends_with(".yml");
+  return looks_like_path ? Profile::load(spec) : Profile::builtin(spec);
+}
+
+std::string random_id() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  return fmt::format("{:016x}{:016x}", rng(), rng());
+}
+
+}  // namespace
+
+Cluster Cluster::connect(const ConnectOptions& options) {
+  KubeConfigOptions ko;
+  ko.context = options.context;
+  ko.logger = options.logger;
+  if (options.kubeconfig.find(':') != std::string::npos) {
+    // Several files: merged exactly as $KUBECONFIG would be.
+    std::string list = options.kubeconfig;
+    ko.getenv = [list](const std::string& name) -> std::optional<std::string> {
+      if (name == "KUBECONFIG") return list;
+      if (const char* v = std::getenv(name.c_str())) return std::string(v);
+      return std::nullopt;
+    };
+  } else {
+    ko.path = options.kubeconfig;
+  }
+  KubeConfig config = load_kubeconfig(ko);
+  auto impl = std::make_shared<Impl>();
+  impl->ns = options.namespace_.empty() ? config.namespace_name : options.namespace_;
+  impl->kubeconfig_namespace = config.namespace_name;
+  impl->profile = load_profile(options.profile);
+  ClientOptions co;
+  co.logger = options.logger;
+  co.transport.logger = options.logger;
+  impl->client = std::make_unique<Client>(std::move(config), std::move(co));
+  return Cluster(std::move(impl));
+}
+
+const std::string& Cluster::namespace_name() const { return impl_->ns; }
+const Profile& Cluster::profile() const { return impl_->profile; }
+const Client& Cluster::client() const { return *impl_->client; }
+
+bool Cluster::Impl::serves(const ResourceRef& ref) const {
+  if (ref.group.empty() || ref.group == "apps" || ref.group == "batch") return true;
+  std::lock_guard lock(mu);
+  auto key = ref.group + "/" + ref.version + "/" + ref.resource;
+  if (auto it = served.find(key); it != served.end()) return it->second;
+  bool found = false;
+  try {
+    for (const auto& r : client->resources(ref.group, ref.version))
+      if (r.name == ref.resource) found = true;
+  } catch (const ApiError& e) {
+    if (e.code() != 404) throw;
+  }
+  served[key] = found;
+  return found;
+}
+
+MpiJobApi Cluster::mpi_job_api() const {
+  {
+    std::lock_guard lock(impl_->mu);
+    if (impl_->mpi) return *impl_->mpi;
+  }
+  auto ref = impl_->client->find_resource("kubeflow.org", "MPIJob");
+  if (!ref)
+    throw ApiError(404, "NotFound",
+                   "the cluster serves no MPIJob (kubeflow.org): install the MPI operator or submit another kind");
+  MpiJobApi api = ref->version == "v2beta1" ? MpiJobApi::V2Beta1 : MpiJobApi::V1;
+  std::lock_guard lock(impl_->mu);
+  impl_->mpi = api;
+  return api;
+}
+
+// ---- nodes -------------------------------------------------------------------------------------
+
+NodeList Cluster::nodes() const {
+  NodeList out;
+  out.gpu_resource = impl_->profile.gpu.resource;
+  json::array items = impl_->client->list_all(kNodes, "");
+  std::map<std::string, std::int64_t> allocated;
+  // GPUs in use: pods bound to a node and not finished. Cluster-wide when allowed; a user confined
+  // to its namespace sees its own pods only (and the list says so).
+  ListOptions lo;
+  lo.field_selector = "status.phase!=Succeeded,status.phase!=Failed";
+  json::array pods;
+  try {
+    lo.all_namespaces = true;
+    pods = impl_->client->list_all(kPods, "", lo);
+  } catch (const ApiError& e) {
+    if (e.code() != 403) throw;
+    lo.all_namespaces = false;
+    pods = impl_->client->list_all(kPods, impl_->ns, lo);
+    out.allocation_from_own_namespace_only = true;
+  }
+  for (const auto& p : pods) {
+    const auto& pod = p.as_object();
+    std::string node = str_at(pod, {"spec", "nodeName"});
+    if (node.empty()) continue;
+    allocated[node] += pod_requests(pod, out.gpu_resource).value();
+  }
+  for (const auto& item : items) {
+    NodeRow row;
+    row.node = Node::from_json(item);
+    if (auto it = row.node.allocatable.find(out.gpu_resource); it != row.node.allocatable.end())
+      row.gpus_total = it->second.value();
+    row.gpus_allocated = allocated[row.node.name];
+    out.rows.push_back(std::move(row));
+  }
+  std::sort(out.rows.begin(), out.rows.end(), [](const NodeRow& a, const NodeRow& b) { return a.node.name < b.node.name; });
+  out.observed = std::chrono::system_clock::now();
+  return out;
+}
+
+void Cluster::taint(const std::string& node, const std::vector<TaintChange>& changes) {
+  json::object object = impl_->client->get(kNodes, "", node);
+  Node current = Node::from_json(object);
+  Node changed = current;
+  changed.taints = apply_taint_changes(current.taints, changes);
+  // spec.taints has no patch strategy in core/v1 types.go, so a strategic merge patch replaces the
+  // whole list, as kubectl taint's patch does. The resourceVersion makes it a compare-and-swap.
+  json::object spec;
+  json::object rendered = changed.to_json();
+  if (auto* s = rendered.if_contains("spec"); s && s->as_object().contains("taints"))
+    spec["taints"] = s->as_object().at("taints");
+  else
+    spec["taints"] = json::array();
+  json::object patch{{"metadata", json::object{{"resourceVersion", str_at(object, {"metadata", "resourceVersion"})}}},
+                     {"spec", std::move(spec)}};
+  impl_->client->patch(kNodes, "", node, PatchType::strategic, patch);
+}
+
+// ---- storage and quotas ------------------------------------------------------------------------
+
+std::vector<PvcInfo> Cluster::pvcs() const {
+  std::vector<PvcInfo> out;
+  for (const auto& item : impl_->client->list_all(kPvcs, impl_->ns)) {
+    const auto& o = item.as_object();
+    PvcInfo p;
+    p.name = str_at(o, {"metadata", "name"});
+    p.status = str_at(o, {"status", "phase"});
+    p.volume = str_at(o, {"spec", "volumeName"});
+    p.capacity = str_at(o, {"status", "capacity", "storage"});
+    if (const auto* modes = arr_at(o, {"status", "accessModes"}); modes || (modes = arr_at(o, {"spec", "accessModes"}))) {
+      for (const auto& m : *modes) {
+        std::string_view mode = m.is_string() ? std::string_view(m.get_string()) : "";
+        std::string shortname = mode == "ReadWriteOnce" ? "RWO" : mode == "ReadOnlyMany" ? "ROX"
+                                : mode == "ReadWriteMany" ? "RWX" : mode == "ReadWriteOncePod" ? "RWOP" : std::string(mode);
+        p.access_modes += (p.access_modes.empty() ? "" : ",") + shortname;
+      }
+    }
+    p.storage_class = str_at(o, {"spec", "storageClassName"});
+    std::string ts = str_at(o, {"metadata", "creationTimestamp"});
+    if (!ts.empty()) p.created = parse_rfc3339(ts, "metadata.creationTimestamp");
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+void Cluster::create_pvc(const PvcRequest& pvc) {
+  impl_->client->create_idempotent(kPvcs, impl_->ns, render_pvc(pvc, impl_->profile, impl_->ns));
+}
+
+void Cluster::delete_pvc(const std::string& name) { impl_->client->remove(kPvcs, impl_->ns, name); }
+
+std::vector<QuotaInfo> Cluster::quotas() const {
+  std::vector<QuotaInfo> out;
+  for (const auto& item : impl_->client->list_all(kQuotas, impl_->ns)) {
+    const auto& o = item.as_object();
+    QuotaInfo q;
+    q.name = str_at(o, {"metadata", "name"});
+    if (const auto* hard = obj_at(o, {"spec", "hard"})) {
+      for (const auto& [resource, value] : *hard) {
+        std::string used = str_at(o, {"status", "used", resource});
+        q.resources.emplace_back(std::string(resource), used.empty() ? "0" : used,
+                                 value.is_string() ? std::string(value.get_string()) : json::serialize(value));
+      }
+    }
+    out.push_back(std::move(q));
+  }
+  return out;
+}
+
+// ---- submission --------------------------------------------------------------------------------
+
+Submission Cluster::render(Workload workload, bool use_server_mpi_api) const {
+  if (workload.namespace_.empty()) workload.namespace_ = impl_->ns;
+  if (workload.kind == WorkloadKind::MPIJob && use_server_mpi_api) workload.mpi_api = mpi_job_api();
+  return gpupool::render(workload, impl_->profile);
+}
+
+SubmitResult Cluster::submit(const Workload& workload, bool dry_run) {
+  SubmitResult result;
+  result.submission = render(workload);
+  result.name = workload.name;
+  result.namespace_ = workload.namespace_.empty() ? impl_->ns : workload.namespace_;
+  WriteOptions wo;
+  wo.dry_run = dry_run;
+  wo.field_manager = "gpupool";
+  // One id for every object of this submission: a retried create recognises its own object.
+  const std::string id = random_id();
+  std::vector<std::pair<ResourceRef, std::string>> created;
+  try {
+    for (auto& object : result.submission.objects) {
+      ResourceRef ref = resource_of(*impl_->client, object);
+      auto& meta = object["metadata"].as_object();
+      auto& annotations = meta["annotations"].is_object() ? meta["annotations"].as_object()
+                                                          : meta["annotations"].emplace_object();
+      annotations["gpupool.io/submission-id"] = id;
+      std::string ns = str_at(object, {"metadata", "namespace"});
+      if (ns.empty()) ns = result.namespace_;
+      json::object stored = impl_->client->create_idempotent(ref, ns, object, wo);
+      std::string name = str_at(stored, {"metadata", "name"});
+      if (!dry_run) created.emplace_back(ref, ns + "/" + name);
+      result.created.push_back(fmt::format("{}{}/{}", detail::lower(ref.kind),
+                                           ref.group.empty() ? "" : "." + ref.group, name));
+    }
+  } catch (...) {
+    // Leave nothing half done: remove what this submission created, newest first.
+    DeleteOptions d;
+    d.propagation = PropagationPolicy::background;
+    for (auto it = created.rbegin(); it != created.rend(); ++it) {
+      auto slash = it->second.find('/');
+      try {
+        impl_->client->remove(it->first, it->second.substr(0, slash), it->second.substr(slash + 1), d);
+      } catch (const Error&) {
+        // Already gone or unreachable: the original error is the one to report.
+      }
+    }
+    throw;
+  }
+  return result;
+}
+
+}  // namespace gpupool

@@ -1,0 +1,156 @@
+// explain(): why a job's pods are pending, or where a workload would fit — the events the
+// scheduler recorded plus a local fit check of every node with the model's scheduling rules (the
+// same code the embedded scheduler runs).
+#include "cluster/impl.hpp"
+
+#include "gpupool/error.hpp"
+#include "gpupool/scheduling.hpp"
+
+#include <fmt/format.h>
+
+#include <boost/json.hpp>
+
+namespace gpupool {
+
+namespace json = boost::json;
+using namespace detail;
+
+Quantity detail::pod_requests(const json::object& pod, const std::string& resource) {
+  auto req = PodRequirements::from_pod_json(pod);
+  auto it = req.requests.find(resource);
+  return it == req.requests.end() ? Quantity() : it->second;
+}
+
+namespace {
+
+/// The cluster's nodes with the pods bound to them accounted (cluster-wide when the user may list
+/// every namespace's pods, else its own).
+std::vector<NodeInfo> node_infos(const Cluster::Impl& impl, PlacementState& state) {
+  std::vector<NodeInfo> infos;
+  std::map<std::string, size_t> index;
+  for (const auto& item : impl.client->list_all(kNodes, "")) {
+    index[str_at(item.as_object(), {"metadata", "name"})] = infos.size();
+    infos.push_back(state.make_node_info(Node::from_json(item)));
+  }
+  ListOptions lo;
+  lo.field_selector = "status.phase!=Succeeded,status.phase!=Failed";
+  json::array pods;
+  try {
+    lo.all_namespaces = true;
+    pods = impl.client->list_all(kPods, "", lo);
+  } catch (const ApiError& e) {
+    if (e.code() != 403) throw;
+    lo.all_namespaces = false;
+    pods = impl.client->list_all(kPods, impl.ns, lo);
+  }
+  for (const auto& p : pods) {
+    auto it = index.find(str_at(p.as_object(), {"spec", "nodeName"}));
+    if (it != index.end()) state.add_pod(infos[it->second], PodRequirements::from_pod_json(p));
+  }
+  return infos;
+}
+
+std::vector<PodExplanation::Verdict> verdicts(const PodRequirements& pod, const std::vector<NodeInfo>& nodes,
+                                              PlacementState& state) {
+  std::vector<PodExplanation::Verdict> out;
+  for (const auto& v : explain(pod, nodes, state).verdicts)
+    out.push_back(PodExplanation::Verdict{v.node, v.feasible, v.reasons});
+  return out;
+}
+
+/// The pod templates of a rendered workload object: (replica name, pod object).
+std::vector<std::pair<std::string, json::object>> pod_templates(const json::object& workload) {
+  std::vector<std::pair<std::string, json::object>> out;
+  std::string name = str_at(workload, {"metadata", "name"});
+  std::string kind = str_at(workload, {"kind"});
+  auto from_template = [&](const json::object* t) {
+    json::object pod;
+    if (!t) return pod;
+    if (const auto* m = obj_at(*t, {"metadata"})) pod["metadata"] = *m;
+    if (const auto* s = obj_at(*t, {"spec"})) pod["spec"] = *s;
+    return pod;
+  };
+  if (kind == "Pod") {
+    out.emplace_back(name, workload);
+  } else if (kind == "Deployment" || kind == "Job") {
+    out.emplace_back(name, from_template(obj_at(workload, {"spec", "template"})));
+  } else if (const auto* spec = obj_at(workload, {"spec"})) {
+    for (const auto& [key, value] : *spec) {
+      if (!key.ends_with("ReplicaSpecs") || !value.is_object()) continue;
+      for (const auto& [type, replica] : value.get_object()) {
+        if (!replica.is_object()) continue;
+        out.emplace_back(fmt::format("{}-{}", name, lower(type)), from_template(obj_at(replica.get_object(), {"template"})));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+Explanation Cluster::explain(const std::string& name) const {
+  JobInfo info = get(name);
+  Explanation out;
+  out.name = name;
+  PlacementState state;
+  std::vector<NodeInfo> nodes = node_infos(*impl_, state);
+  json::array events = impl_->client->list_all(kEvents, impl_->ns);
+  auto warnings_about = [&](const std::string& object) {
+    std::vector<std::string> msgs;
+    for (const auto& e : events) {
+      const auto& o = e.as_object();
+      if (str_at(o, {"involvedObject", "name"}) == object && str_at(o, {"type"}) == "Warning")
+        msgs.push_back(fmt::format("{}: {}", str_at(o, {"reason"}), str_at(o, {"message"})));
+    }
+    return msgs;
+  };
+  // Quota rejections are recorded on the controller that could not create the pod.
+  std::string quota;
+  for (const auto& e : events) {
+    const auto& o = e.as_object();
+    std::string msg = str_at(o, {"message"});
+    if (str_at(o, {"involvedObject", "name"}).rfind(name, 0) == 0 && msg.find("exceeded quota") != std::string::npos)
+      quota = msg;
+  }
+  for (const auto& inst : info.instances) {
+    PodExplanation p;
+    p.pod = inst.name;
+    p.phase = inst.phase;
+    p.node = inst.node;
+    p.events = warnings_about(inst.name);
+    json::object pod = impl_->client->get(kPods, impl_->ns, inst.name);
+    PodRequirements req = PodRequirements::from_pod_json(pod);
+    if (!inst.node.empty()) {
+      // Already bound: its own requests are counted on its node; explain the others as they are.
+      req.node_name.clear();
+    }
+    p.nodes = verdicts(req, nodes, state);
+    p.quota = quota;
+    out.pods.push_back(std::move(p));
+  }
+  if (info.instances.empty() && !quota.empty()) {
+    PodExplanation p;
+    p.pod = name;
+    p.phase = "no pods created";
+    p.quota = quota;
+    out.pods.push_back(std::move(p));
+  }
+  return out;
+}
+
+Explanation Cluster::explain(const Workload& workload) const {
+  Submission s = render(workload, workload.kind == WorkloadKind::MPIJob);
+  Explanation out;
+  out.name = workload.name;
+  PlacementState state;
+  std::vector<NodeInfo> nodes = node_infos(*impl_, state);
+  for (const auto& [replica, pod] : pod_templates(s.workload())) {
+    PodExplanation p;
+    p.pod = replica;
+    p.nodes = verdicts(PodRequirements::from_pod_json(pod), nodes, state);
+    out.pods.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace gpupool

@@ -1,0 +1,38 @@
+// Cluster::Impl and helpers shared by the facade's source files.
+#pragma once
+
+#include "cluster/resources.hpp"
+#include "gpupool/client.hpp"
+#include "gpupool/cluster.hpp"
+
+#include <boost/json/object.hpp>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace gpupool {
+
+struct Cluster::Impl {
+  std::unique_ptr<Client> client;
+  Profile profile;
+  std::string ns;                    ///< the namespace this connection works in
+  std::string kubeconfig_namespace;  ///< the context's namespace (for Forbidden hints)
+  mutable std::mutex mu;
+  mutable std::optional<MpiJobApi> mpi;              ///< discovered MPIJob version
+  mutable std::map<std::string, bool> served;        ///< "group/version/resource" -> served
+
+  /// Whether the server serves the resource (built-in groups always; others by discovery, cached).
+  bool serves(const ResourceRef& ref) const;
+};
+
+namespace detail {
+
+/// A pod's effective request of one resource, as the scheduler computes it.
+Quantity pod_requests(const boost::json::object& pod, const std::string& resource);
+std::string lower(std::string_view text);
+
+}  // namespace detail
+}  // namespace gpupool

@@ -1,0 +1,373 @@
+// Job queries of the facade: get, list, delete, logs and wait.
+#include "cluster/impl.hpp"
+
+#include "gpupool/error.hpp"
+#include "gpupool/render.hpp"
+
+#include <fmt/format.h>
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <condition_variable>
+#include <thread>
+
+namespace gpupool {
+
+namespace json = boost::json;
+using namespace detail;
+using Clock = std::chrono::system_clock;
+
+namespace {
+
+constexpr WorkloadKind kAllKinds[] = {WorkloadKind::MPIJob, WorkloadKind::TFJob, WorkloadKind::PyTorchJob,
+                                      WorkloadKind::Job,    WorkloadKind::Deployment, WorkloadKind::Pod};
+
+std::optional<Clock::time_point> time_at(const json::object& o, std::initializer_list<std::string_view> path) {
+  std::string text = str_at(o, path);
+  if (text.empty()) return std::nullopt;
+  return parse_rfc3339(text, "timestamp");
+}
+
+bool condition_true(const json::object& o, std::string_view type) {
+  if (const auto* conds = arr_at(o, {"status", "conditions"}))
+    for (const auto& c : *conds)
+      if (c.is_object() && str_at(c.as_object(), {"type"}) == type && str_at(c.as_object(), {"status"}) == "True")
+        return true;
+  return false;
+}
+
+/// The job's state from its object and pods. Kubeflow kinds: the last true condition of
+/// Created/Running/Restarting/Succeeded/Failed (training-operator's JobStatus); Job: Complete /
+/// Failed conditions, else running pods; Deployment: ready replicas; Pod: its phase.
+JobStatus derive_status(WorkloadKind kind, const json::object& workload, const std::vector<Instance>& pods) {
+  bool any_running = std::any_of(pods.begin(), pods.end(), [](const Instance& i) { return i.phase == "Running"; });
+  switch (kind) {
+    case WorkloadKind::MPIJob:
+    case WorkloadKind::TFJob:
+    case WorkloadKind::PyTorchJob: {
+      JobStatus status = JobStatus::Pending;
+      if (const auto* conds = arr_at(workload, {"status", "conditions"}))
+        for (const auto& c : *conds) {
+          if (!c.is_object() || str_at(c.as_object(), {"status"}) != "True") continue;
+          std::string type = str_at(c.as_object(), {"type"});
+          if (type == "Succeeded") status = JobStatus::Succeeded;
+          else if (type == "Failed") status = JobStatus::Failed;
+          else if (type == "Running" || type == "Restarting") status = JobStatus::Running;
+          else if (type == "Created") status = JobStatus::Pending;
+        }
+      return status;
+    }
+    case WorkloadKind::Job:
+      if (condition_true(workload, "Complete")) return JobStatus::Succeeded;
+      if (condition_true(workload, "Failed")) return JobStatus::Failed;
+      return any_running ? JobStatus::Running : JobStatus::Pending;
+    case WorkloadKind::Deployment: {
+      auto ready = str_at(workload, {"status", "readyReplicas"});
+      return (!ready.empty() && ready != "0") || any_running ? JobStatus::Running : JobStatus::Pending;
+    }
+    case WorkloadKind::Pod: {
+      std::string phase = str_at(workload, {"status", "phase"});
+      if (phase == "Running") return JobStatus::Running;
+      if (phase == "Succeeded") return JobStatus::Succeeded;
+      if (phase == "Failed") return JobStatus::Failed;
+      if (phase == "Pending" || phase.empty()) return JobStatus::Pending;
+      return JobStatus::Unknown;
+    }
+  }
+  return JobStatus::Unknown;
+}
+
+/// Pods of a job: gpupool's label first; for objects gpupool did not create, the labels the
+/// controllers set (job-name for batch/v1 Jobs, training.kubeflow.org/job-name for Kubeflow).
+std::string fallback_selector(WorkloadKind kind, const json::object& workload, const std::string& name) {
+  switch (kind) {
+    case WorkloadKind::Job: return "job-name=" + name;
+    case WorkloadKind::Deployment: {
+      std::string sel;
+      if (const auto* ml = obj_at(workload, {"spec", "selector", "matchLabels"}))
+        for (const auto& [k, v] : *ml)
+          if (v.is_string()) sel += (sel.empty() ? "" : ",") + std::string(k) + "=" + std::string(v.get_string());
+      return sel;
+    }
+    case WorkloadKind::Pod: return "";
+    default: return "training.kubeflow.org/job-name=" + name;
+  }
+}
+
+int instance_rank(const std::string& pod) {
+  for (auto [needle, rank] : {std::pair{"-launcher", 0}, {"-master-", 1}, {"-chief-", 2}, {"-worker-", 3}, {"-ps-", 4}})
+    if (pod.find(needle) != std::string::npos) return rank;
+  return 5;
+}
+
+}  // namespace
+
+struct JobLookup {
+  WorkloadKind kind;
+  ResourceRef ref;
+  json::object object;
+};
+
+namespace {
+
+std::optional<JobLookup> find_workload(const Cluster::Impl& impl, const Cluster& cluster, const std::string& name) {
+  for (WorkloadKind kind : kAllKinds) {
+    ResourceRef ref = workload_resource(kind, MpiJobApi::V1);
+    if (kind == WorkloadKind::MPIJob) {
+      auto found = impl.client->find_resource("kubeflow.org", "MPIJob");
+      if (!found) continue;
+      ref = *found;
+    } else if (!impl.serves(ref)) {
+      continue;
+    }
+    try {
+      return JobLookup{kind, ref, impl.client->get(ref, impl.ns, name)};
+    } catch (const ApiError& e) {
+      if (e.code() != 404) throw;
+    }
+  }
+  (void)cluster;
+  return std::nullopt;
+}
+
+JobInfo build_info(const Cluster::Impl& impl, const JobLookup& job, std::map<std::string, std::string>& node_ips) {
+  JobInfo info;
+  const auto& o = job.object;
+  info.name = str_at(o, {"metadata", "name"});
+  info.namespace_ = str_at(o, {"metadata", "namespace"});
+  info.kind = job.kind;
+  info.created = time_at(o, {"metadata", "creationTimestamp"}).value_or(Clock::time_point{});
+  info.started = time_at(o, {"status", "startTime"});
+  info.finished = time_at(o, {"status", "completionTime"});
+  std::string pc = str_at(o, {"spec", "template", "spec", "priorityClassName"});
+  if (!pc.empty()) info.priority = pc;
+
+  json::array pods;
+  if (job.kind == WorkloadKind::Pod) {
+    pods.push_back(o);
+  } else {
+    ListOptions lo;
+    lo.label_selector = fmt::format("{}={},{}!=tensorboard", kJobNameLabel, info.name, kComponentLabel);
+    pods = impl.client->list_all(kPods, impl.ns, lo);
+    if (pods.empty()) {
+      lo.label_selector = fallback_selector(job.kind, o, info.name);
+      if (!lo.label_selector.empty()) pods = impl.client->list_all(kPods, impl.ns, lo);
+    }
+  }
+  auto ip_of = [&](const std::string& node) -> std::string {
+    if (node.empty()) return "";
+    auto it = node_ips.find(node);
+    if (it != node_ips.end()) return it->second;
+    std::string ip;
+    try {
+      ip = Node::from_json(impl.client->get(kNodes, "", node)).internal_ip();
+    } catch (const ApiError&) {
+      // A user that may not read nodes still sees the node's name.
+    }
+    return node_ips[node] = ip.empty() ? node : ip;
+  };
+  for (const auto& p : pods) {
+    const auto& pod = p.as_object();
+    Instance i;
+    i.name = str_at(pod, {"metadata", "name"});
+    i.phase = str_at(pod, {"status", "phase"});
+    if (i.phase.empty()) i.phase = "Pending";
+    i.node = str_at(pod, {"spec", "nodeName"});
+    i.node_ip = ip_of(i.node);
+    i.created = time_at(pod, {"metadata", "creationTimestamp"}).value_or(info.created);
+    info.instances.push_back(std::move(i));
+    if (!info.started) {
+      // Deployments and Pods have no job start time: the first pod start stands in.
+      if (auto t = time_at(pod, {"status", "startTime"}); t && job.kind != WorkloadKind::Job) info.started = t;
+    }
+  }
+  std::sort(info.instances.begin(), info.instances.end(), [](const Instance& a, const Instance& b) {
+    return std::pair(instance_rank(a.name), a.name) < std::pair(instance_rank(b.name), b.name);
+  });
+  info.status = derive_status(job.kind, o, info.instances);
+
+  // TensorBoard: the NodePort of the job's TensorBoard Service, on the IP of the node running it
+  // (or of the first node when it is not scheduled yet).
+  ListOptions so;
+  so.label_selector = fmt::format("{}={},{}=tensorboard", kJobNameLabel, info.name, kComponentLabel);
+  for (const auto& s : impl.client->list_all(kServices, impl.ns, so)) {
+    const auto* ports = arr_at(s.as_object(), {"spec", "ports"});
+    if (!ports || ports->empty() || !ports->front().is_object()) continue;
+    std::string port = str_at(ports->front().as_object(), {"nodePort"});
+    if (port.empty()) continue;
+    std::string ip;
+    for (const auto& p : impl.client->list_all(kPods, impl.ns, so))
+      if (auto n = str_at(p.as_object(), {"spec", "nodeName"}); !n.empty()) ip = ip_of(n);
+    if (ip.empty()) {
+      try {
+        ListOptions one;
+        one.limit = 1;
+        auto page = impl.client->list(kNodes, "", one);
+        if (!page.items.empty()) ip = Node::from_json(page.items.front()).internal_ip();
+      } catch (const ApiError&) {
+      }
+    }
+    if (!ip.empty()) info.tensorboard_url = fmt::format("http://{}:{}", ip, port);
+  }
+  info.observed = Clock::now();
+  return info;
+}
+
+}  // namespace
+
+JobInfo Cluster::get(const std::string& name) const {
+  auto job = find_workload(*impl_, *this, name);
+  if (!job)
+    throw ApiError(404, "NotFound",
+                   fmt::format("no job \"{}\" in namespace \"{}\" (looked for MPIJob, TFJob, PyTorchJob, Job, "
+                               "Deployment and Pod); see `gpupool list`",
+                               name, impl_->ns));
+  std::map<std::string, std::string> node_ips;
+  return build_info(*impl_, *job, node_ips);
+}
+
+std::vector<JobInfo> Cluster::list() const {
+  std::vector<JobInfo> out;
+  std::map<std::string, std::string> node_ips;
+  ListOptions lo;
+  lo.label_selector = fmt::format("{}=gpupool,{}!=tensorboard", kManagedByLabel, kComponentLabel);
+  for (WorkloadKind kind : kAllKinds) {
+    ResourceRef ref = workload_resource(kind, MpiJobApi::V1);
+    if (kind == WorkloadKind::MPIJob) {
+      auto found = impl_->client->find_resource("kubeflow.org", "MPIJob");
+      if (!found) continue;
+      ref = *found;
+    } else if (!impl_->serves(ref)) {
+      continue;
+    }
+    for (const auto& item : impl_->client->list_all(ref, impl_->ns, lo)) {
+      const auto& o = item.as_object();
+      // Pods a gpupool workload's controller created carry the labels too; only bare Pods count.
+      if (kind == WorkloadKind::Pod && obj_at(o, {"metadata"}) && arr_at(o, {"metadata", "ownerReferences"})) continue;
+      out.push_back(build_info(*impl_, JobLookup{kind, ref, o}, node_ips));
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const JobInfo& a, const JobInfo& b) { return a.name < b.name; });
+  return out;
+}
+
+void Cluster::delete_job(const std::string& name) {
+  auto job = find_workload(*impl_, *this, name);
+  if (!job) throw ApiError(404, "NotFound", fmt::format("no job \"{}\" in namespace \"{}\"", name, impl_->ns));
+  DeleteOptions d;
+  d.propagation = PropagationPolicy::background;
+  impl_->client->remove(job->ref, impl_->ns, name, d);
+  // The TensorBoard gpupool created with the job goes with it.
+  ListOptions lo;
+  lo.label_selector = fmt::format("{}={},{}=tensorboard", kJobNameLabel, name, kComponentLabel);
+  for (const ResourceRef* ref : {&kDeployments, &kServices})
+    for (const auto& item : impl_->client->list_all(*ref, impl_->ns, lo)) {
+      try {
+        impl_->client->remove(*ref, impl_->ns, str_at(item.as_object(), {"metadata", "name"}), d);
+      } catch (const ApiError& e) {
+        if (e.code() != 404) throw;
+      }
+    }
+}
+
+void Cluster::logs(const std::string& name, const JobLogOptions& options,
+                   const std::function<bool(const std::string& line)>& on_line) const {
+  std::string pod = options.instance;
+  if (pod.empty()) {
+    JobInfo info = get(name);
+    if (info.instances.empty())
+      throw Error(fmt::format("job \"{}\" has no pods yet; try again when `gpupool get {}` lists instances", name, name));
+    pod = info.instances.front().name;
+  }
+  LogOptions lo;
+  lo.container = options.container;
+  lo.follow = options.follow;
+  lo.tail_lines = options.tail_lines;
+  impl_->client->logs(impl_->ns, pod, lo, [&](std::string_view line) { return on_line(std::string(line)); });
+}
+
+WaitFor parse_wait_for(std::string_view text, std::string_view field) {
+  std::string t = detail::lower(text);
+  if (t == "running") return WaitFor::Running;
+  if (t == "succeeded" || t == "complete" || t == "completed") return WaitFor::Succeeded;
+  if (t == "finished" || t == "done") return WaitFor::Finished;
+  throw ValidationError(std::string(field), std::string(text), "expected Running, Succeeded or Finished");
+}
+
+JobInfo Cluster::wait(const std::string& name, WaitFor until, std::chrono::milliseconds timeout,
+                      const std::function<void(const JobInfo&)>& on_change) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto job = find_workload(*impl_, *this, name);
+  if (!job) throw ApiError(404, "NotFound", fmt::format("no job \"{}\" in namespace \"{}\"", name, impl_->ns));
+
+  // Two watches — the workload object (its status) and its pods (phases, nodes) — only signal;
+  // this thread re-reads the job on every signal. Nothing polls.
+  std::mutex m;
+  std::condition_variable cv;
+  std::uint64_t generation = 1;
+  std::exception_ptr watch_error;
+  CancelToken cancel;
+  auto signal = [&] {
+    std::lock_guard lock(m);
+    ++generation;
+    cv.notify_all();
+  };
+  auto watcher = [&](ResourceRef ref, WatchOptions wo) {
+    try {
+      impl_->client->watch(ref, impl_->ns, wo, [&](const WatchEvent&) { signal(); return !cancel.cancelled(); }, cancel);
+    } catch (...) {
+      std::lock_guard lock(m);
+      if (!cancel.cancelled()) watch_error = std::current_exception();
+      cv.notify_all();
+    }
+  };
+  WatchOptions on_object;
+  on_object.field_selector = "metadata.name=" + name;
+  on_object.resource_version = str_at(job->object, {"metadata", "resourceVersion"});
+  WatchOptions on_pods;
+  on_pods.label_selector = fmt::format("{}={}", kJobNameLabel, name);
+  std::thread t1(watcher, job->ref, on_object);
+  std::thread t2(watcher, kPods, on_pods);
+  auto stop = [&] {
+    cancel.cancel();
+    t1.join();
+    t2.join();
+  };
+
+  std::uint64_t seen = 0;
+  std::optional<JobInfo> last;
+  try {
+    for (;;) {
+      {
+        std::unique_lock lock(m);
+        if (!cv.wait_until(lock, deadline, [&] { return generation != seen || watch_error; }))
+          throw Error(fmt::format("timed out after {} waiting for job \"{}\" to be {} (it is {})",
+                                  human_duration(timeout), name,
+                                  until == WaitFor::Running ? "Running" : until == WaitFor::Succeeded ? "Succeeded" : "finished",
+                                  last ? to_string(last->status) : "unknown"));
+        if (watch_error) std::rethrow_exception(watch_error);
+        seen = generation;
+      }
+      JobInfo info = get(name);
+      bool changed = !last || last->status != info.status || last->instances.size() != info.instances.size();
+      if (changed && on_change) on_change(info);
+      last = info;
+      bool finished = info.status == JobStatus::Succeeded || info.status == JobStatus::Failed;
+      bool done = (until == WaitFor::Running && (info.status == JobStatus::Running || info.status == JobStatus::Succeeded)) ||
+                  (until == WaitFor::Succeeded && info.status == JobStatus::Succeeded) ||
+                  (until == WaitFor::Finished && finished);
+      if (done) {
+        stop();
+        return info;
+      }
+      if (info.status == JobStatus::Failed)
+        throw Error(fmt::format("job \"{}\" failed; see `gpupool logs {}` and `gpupool explain {}`", name, name, name));
+    }
+  } catch (...) {
+    stop();
+    throw;
+  }
+}
+
+}  // namespace gpupool

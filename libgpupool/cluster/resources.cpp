@@ -1,0 +1,96 @@
+#include "cluster/resources.hpp"
+
+#include "gpupool/error.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+
+namespace gpupool::detail {
+
+const ResourceRef kPods{"", "v1", "pods", "Pod"};
+const ResourceRef kNodes{"", "v1", "nodes", "Node", false};
+const ResourceRef kPvcs{"", "v1", "persistentvolumeclaims", "PersistentVolumeClaim"};
+const ResourceRef kServices{"", "v1", "services", "Service"};
+const ResourceRef kQuotas{"", "v1", "resourcequotas", "ResourceQuota"};
+const ResourceRef kEvents{"", "v1", "events", "Event"};
+const ResourceRef kDeployments{"apps", "v1", "deployments", "Deployment"};
+const ResourceRef kJobs{"batch", "v1", "jobs", "Job"};
+const ResourceRef kTfJobs{"kubeflow.org", "v1", "tfjobs", "TFJob"};
+const ResourceRef kPyTorchJobs{"kubeflow.org", "v1", "pytorchjobs", "PyTorchJob"};
+const ResourceRef kMpiJobsV1{"kubeflow.org", "v1", "mpijobs", "MPIJob"};
+const ResourceRef kMpiJobsV2{"kubeflow.org", "v2beta1", "mpijobs", "MPIJob"};
+
+std::optional<ResourceRef> known_resource(std::string_view api_version, std::string_view kind) {
+  static const std::array<const ResourceRef*, 12> all{&kPods,        &kNodes, &kPvcs,   &kServices,
+                                                      &kQuotas,      &kEvents, &kDeployments, &kJobs,
+                                                      &kTfJobs,      &kPyTorchJobs, &kMpiJobsV1, &kMpiJobsV2};
+  for (const auto* r : all)
+    if (r->kind == kind && r->api_version() == api_version) return *r;
+  return std::nullopt;
+}
+
+ResourceRef resource_of(const Client& client, const boost::json::object& object) {
+  std::string api_version = str_at(object, {"apiVersion"});
+  std::string kind = str_at(object, {"kind"});
+  if (auto r = known_resource(api_version, kind)) return *r;
+  auto slash = api_version.find('/');
+  std::string group = slash == std::string::npos ? "" : api_version.substr(0, slash);
+  if (auto r = client.find_resource(group, kind)) return *r;
+  throw ValidationError("kind", kind, fmt::format("the cluster serves no {} in API group \"{}\"", kind, group));
+}
+
+ResourceRef workload_resource(WorkloadKind kind, MpiJobApi mpi) {
+  switch (kind) {
+    case WorkloadKind::Pod: return kPods;
+    case WorkloadKind::Deployment: return kDeployments;
+    case WorkloadKind::Job: return kJobs;
+    case WorkloadKind::MPIJob: return mpi == MpiJobApi::V2Beta1 ? kMpiJobsV2 : kMpiJobsV1;
+    case WorkloadKind::TFJob: return kTfJobs;
+    case WorkloadKind::PyTorchJob: return kPyTorchJobs;
+  }
+  return kJobs;
+}
+
+const boost::json::object* obj_at(const boost::json::object& o, std::initializer_list<std::string_view> path) {
+  const boost::json::object* cur = &o;
+  for (auto key : path) {
+    auto it = cur->find(key);
+    if (it == cur->end() || !it->value().is_object()) return nullptr;
+    cur = &it->value().get_object();
+  }
+  return cur;
+}
+
+namespace {
+const boost::json::value* value_at(const boost::json::object& o, std::initializer_list<std::string_view> path) {
+  const boost::json::object* cur = &o;
+  const boost::json::value* v = nullptr;
+  size_t i = 0;
+  for (auto key : path) {
+    if (!cur) return nullptr;
+    auto it = cur->find(key);
+    if (it == cur->end()) return nullptr;
+    v = &it->value();
+    cur = ++i < path.size() && v->is_object() ? &v->get_object() : nullptr;
+  }
+  return v;
+}
+}  // namespace
+
+std::string str_at(const boost::json::object& o, std::initializer_list<std::string_view> path) {
+  const auto* v = value_at(o, path);
+  if (!v) return {};
+  if (v->is_string()) return std::string(v->get_string());
+  if (v->is_int64()) return std::to_string(v->get_int64());
+  if (v->is_uint64()) return std::to_string(v->get_uint64());
+  if (v->is_bool()) return v->get_bool() ? "true" : "false";
+  return {};
+}
+
+const boost::json::array* arr_at(const boost::json::object& o, std::initializer_list<std::string_view> path) {
+  const auto* v = value_at(o, path);
+  return v && v->is_array() ? &v->get_array() : nullptr;
+}
+
+}  // namespace gpupool::detail

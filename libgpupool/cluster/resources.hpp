@@ -1,0 +1,29 @@
+// The resource types the facade works with, and the mapping from an object's apiVersion/kind.
+#pragma once
+
+#include "gpupool/client.hpp"
+#include "gpupool/workload.hpp"
+
+#include <boost/json/object.hpp>
+
+#include <optional>
+#include <string>
+
+namespace gpupool::detail {
+
+extern const ResourceRef kPods, kNodes, kPvcs, kServices, kQuotas, kEvents, kDeployments, kJobs, kTfJobs,
+    kPyTorchJobs, kMpiJobsV1, kMpiJobsV2;
+
+/// The resource of a built-in or Kubeflow apiVersion/kind; nullopt for anything else.
+std::optional<ResourceRef> known_resource(std::string_view api_version, std::string_view kind);
+/// The resource an object of the submission goes to (known kinds, else discovery).
+ResourceRef resource_of(const Client& client, const boost::json::object& object);
+/// The workload kind's resource (MPIJob at the given API).
+ResourceRef workload_resource(WorkloadKind kind, MpiJobApi mpi);
+
+/// Small accessors on JSON objects that tolerate missing fields.
+std::string str_at(const boost::json::object& o, std::initializer_list<std::string_view> path);
+const boost::json::object* obj_at(const boost::json::object& o, std::initializer_list<std::string_view> path);
+const boost::json::array* arr_at(const boost::json::object& o, std::initializer_list<std::string_view> path);
+
+}  // namespace gpupool::detail
