@@ -1,0 +1,114 @@
+// embedded/controllers.hpp — the controllers of the embedded cluster: Deployment -> ReplicaSet ->
+// Pods, batch/v1 Job -> Pods, and the Kubeflow operators (MPIJob, TFJob, PyTorchJob) -> Pods and
+// Services.
+//
+// Each controller is split in two: a pure "plan" function of the owner object and the objects it
+// owns (what to create, what to delete, the owner's new status), testable without a store, and
+// the Controllers class that feeds the plans from the store's events and applies them through
+// the same Store calls the HTTP layer uses.
+//
+// Names and labels follow the real controllers:
+//  - ReplicaSet `<deployment>-<pod-template-hash>`, its pods `<replicaset>-<5 random chars>`;
+//    pod-template-hash is FNV-32a of the template, encoded like rand.SafeEncodeString (the input
+//    differs from Kubernetes' Go-struct hash, so values differ; the form is the same).
+//  - Job pods `<job>-<5 random chars>` labelled batch.kubernetes.io/job-name, controller-uid.
+//  - training-operator v1 (kubeflow.org/v1 TFJob, PyTorchJob, MPIJob): pods and headless Services
+//    `<job>-<replica type, lower case>-<index>` (TFJob ps/worker/chief/master/evaluator, PyTorchJob
+//    master/worker); MPIJob v1 launcher is a pod named `<job>-launcher`, workers `<job>-worker-<i>`
+//    (no Services). Labels training.kubeflow.org/{job-name, operator-name, replica-type,
+//    replica-index, job-role}.
+//  - mpi-operator v2beta1 (kubeflow.org/v2beta1 MPIJob): the launcher is a batch/v1 Job
+//    `<job>-launcher` whose pod gets a generated suffix (`mpi-dist-launcher-jgms7` in Arena's
+//    walkthrough, which ran the older mpi-operator with the same launcher-as-Job design), workers
+//    are pods `<job>-worker-<i>` behind one headless Service `<job>`.
+// Status conditions Created -> Running -> Succeeded | Failed with the operators' reasons
+// (TFJobCreated, MPIJobRunning, PyTorchJobSucceeded, ...) and messages, replicaStatuses
+// {active, succeeded, failed}, startTime, completionTime; cleanPodPolicy (None, Running, All) on
+// completion. Every child carries an ownerReference with controller: true, so deleting the owner
+// deletes them (the store's garbage collection).
+// Simplifications (documented, deliberate): a Deployment rollout replaces the old ReplicaSet at once
+// (no surge/unavailable pacing); Job pods are counted from pod phases (no tracking finalizers);
+// the restartPolicy ExitCode of Kubeflow replicas treats every failure as permanent.
+#pragma once
+
+#include <boost/json.hpp>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "embedded/clock.hpp"
+
+namespace gpupool::embedded {
+
+class Store;
+struct WatchEvent;
+namespace json = boost::json;
+
+/// What a reconcile decided: objects to create, pods/objects to delete, and the owner's status.
+struct Plan {
+  struct Create {
+    std::string group, resource;  ///< "" / "pods", "apps" / "replicasets", "batch" / "jobs", "" / "services"
+    json::object object;
+  };
+  struct Remove {
+    std::string group, resource, name;
+  };
+  std::vector<Create> create;
+  std::vector<Remove> remove;
+  std::vector<Create> update;      ///< whole-object updates of children (e.g. scaling a ReplicaSet)
+  std::optional<json::object> status;  ///< the owner's new status (nullopt: unchanged)
+};
+
+/// pod-template-hash of a pod template (see above).
+std::string pod_template_hash(const json::object& pod_template);
+/// rand.SafeEncodeString's alphabet mapping (k8s.io/apimachinery/pkg/util/rand).
+std::string safe_encode_string(std::string_view s);
+
+/// Deployment: the ReplicaSets to create/scale and the Deployment's status.
+Plan plan_deployment(const json::object& deployment, const std::vector<json::object>& replicasets,
+                     Clock::time_point now);
+/// ReplicaSet: pods to create/delete and the ReplicaSet's status.
+Plan plan_replicaset(const json::object& replicaset, const std::vector<json::object>& pods, Clock::time_point now);
+/// batch/v1 Job: pods to create/delete and the Job's status.
+Plan plan_job(const json::object& job, const std::vector<json::object>& pods, Clock::time_point now);
+/// TFJob, PyTorchJob, MPIJob (v1 or v2beta1, from apiVersion): pods, services, the v2beta1
+/// launcher Job, and the job's status. `children` holds every pod, service and Job it owns.
+Plan plan_kubeflow_job(const json::object& job, const std::vector<json::object>& children, Clock::time_point now);
+
+/// Runs the plans against a store, reacting to its events (synchronously, inside the store's
+/// subscriber callbacks, so a write returns with the controllers' reactions already applied).
+class Controllers {
+ public:
+  Controllers(Store& store, const Clock& clock);
+  ~Controllers();
+  Controllers(const Controllers&) = delete;
+  Controllers& operator=(const Controllers&) = delete;
+
+  /// Reconciles every owner (use after a restart, or to re-check everything).
+  void resync();
+
+ private:
+  struct Key {
+    std::string group, resource, ns, name;
+    auto operator<=>(const Key&) const = default;
+  };
+  void on_event(const WatchEvent& e);
+  void drain();
+  void reconcile(const Key& key);
+  std::vector<json::object> owned(const std::string& ns, const std::string& uid,
+                                  const std::vector<std::pair<std::string, std::string>>& types) const;
+
+  Store& store_;
+  const Clock& clock_;
+  std::uint64_t subscription_ = 0;
+  std::mutex mu_;
+  std::deque<Key> queue_;
+  std::set<Key> queued_;
+  bool draining_ = false;
+};
+
+}  // namespace gpupool::embedded

@@ -1,0 +1,184 @@
+#include <doctest/doctest.h>
+
+#include <boost/json.hpp>
+#include <set>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "embedded/controllers.hpp"
+#include "embedded/kubelet.hpp"
+#include "embedded/store.hpp"
+#include "gpupool/topology.hpp"
+
+using namespace gpupool::embedded;
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+namespace {
+
+json::object obj(std::string_view text) { return json::parse(text).as_object(); }
+std::string at(const json::object& o, std::string_view path) { return field_value(o, path); }
+
+// A store with the seed nodes, the controllers and a kubelet; pods are bound by bind_all() (the
+// scheduler has its own tests).
+struct World {
+  Clock clock = Clock::manual();
+  Store store{clock};
+  const ResourceType& pods = store.type("", "pods");
+  Controllers controllers{store, clock};
+  Kubelet kubelet{store, clock, KubeletOptions{}};
+  World() {
+    store.create(store.type("", "namespaces"), "", obj(R"({"metadata":{"name":"default"}})"));
+    for (const auto& n : gpupool::Topology::builtin("seed").nodes)
+      store.create(store.type("", "nodes"), "", n.to_node_object(clock.now()));
+  }
+  std::vector<json::object> list(const std::string& group, const std::string& resource) const {
+    std::vector<json::object> out;
+    for (const auto& o : store.list(store.type(group, resource), "default").items) out.push_back(*o);
+    return out;
+  }
+  std::set<std::string> pod_names() const {
+    std::set<std::string> out;
+    for (const auto& p : list("", "pods")) out.insert(at(p, "metadata.name"));
+    return out;
+  }
+  void bind_all() {
+    for (const auto& p : list("", "pods"))
+      if (at(p, "spec.nodeName").empty())
+        store.mutate(pods, "default", at(p, "metadata.name"),
+                     [](json::object& o) { o["spec"].as_object()["nodeName"] = "cn-beijing.192.168.3.230"; });
+  }
+  void advance(Clock::duration d) {
+    bind_all();
+    clock.advance(d);
+    kubelet.sync();
+    bind_all();
+    kubelet.sync();
+  }
+  json::object get(const std::string& group, const std::string& resource, const std::string& name) const {
+    return store.get(store.type(group, resource), "default", name);
+  }
+};
+
+const char* kDeployment = R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"web"},
+  "spec":{"replicas":3,"selector":{"matchLabels":{"app":"web"}},
+          "template":{"metadata":{"labels":{"app":"web"}},"spec":{"containers":[{"name":"c","image":"nginx"}]}}}})";
+
+}  // namespace
+
+TEST_CASE("pod-template-hash: stable, template-sensitive, SafeEncodeString alphabet") {
+  const auto a = obj(R"({"spec":{"containers":[{"name":"c","image":"nginx:1"}]}})");
+  const auto b = obj(R"({"spec":{"containers":[{"name":"c","image":"nginx:2"}]}})");
+  CHECK(pod_template_hash(a) == pod_template_hash(a));
+  CHECK(pod_template_hash(a) != pod_template_hash(b));
+  for (char c : pod_template_hash(a)) CHECK(std::string("bcdfghjklmnpqrstvwxz2456789").find(c) != std::string::npos);
+  // Each byte picks alphabet[byte % 27]: '0' is 48 -> 21 -> '4', '1' -> 22 -> '5', 'a' is 97 -> 16 -> 'v'.
+  CHECK(safe_encode_string("01a") == "45v");
+}
+
+TEST_CASE("Deployment -> ReplicaSet -> pods; a deleted pod is replaced; scaling; status") {
+  World w;
+  w.store.create(w.store.type("apps", "deployments"), "default", obj(kDeployment));
+  const auto rss = w.list("apps", "replicasets");
+  REQUIRE(rss.size() == 1);
+  const std::string rs_name = at(rss[0], "metadata.name");
+  const std::string hash = at(rss[0], "metadata.labels.pod-template-hash");
+  CHECK(rs_name == "web-" + hash);
+  CHECK(rss[0].at("metadata").at("ownerReferences").at(0).at("controller") == true);
+  auto names = w.pod_names();
+  REQUIRE(names.size() == 3);
+  for (const auto& n : names) {
+    CAPTURE(n);
+    CHECK(n.rfind(rs_name + "-", 0) == 0);
+    CHECK(n.size() == rs_name.size() + 6);  // "-" + 5 random characters
+  }
+  // Not yet running: unavailable.
+  auto d = w.get("apps", "deployments", "web");
+  CHECK(d.at("status").at("unavailableReplicas").as_int64() == 3);
+
+  w.advance(1s);  // bind + ContainerCreating
+  w.advance(1s);  // Running and Ready
+  d = w.get("apps", "deployments", "web");
+  CHECK(d.at("status").at("readyReplicas").as_int64() == 3);
+  CHECK(d.at("status").at("availableReplicas").as_int64() == 3);
+  CHECK(d.at("status").at("updatedReplicas").as_int64() == 3);
+  bool available = false, progressed = false;
+  for (const auto& c : d.at("status").at("conditions").as_array()) {
+    if (c.at("type") == "Available") available = c.at("status") == "True" && c.at("reason") == "MinimumReplicasAvailable";
+    if (c.at("type") == "Progressing")
+      progressed = c.at("reason") == "NewReplicaSetAvailable" &&
+                   c.at("message") == json::value("ReplicaSet \"" + rs_name + "\" has successfully progressed.");
+  }
+  CHECK(available);
+  CHECK(progressed);
+
+  // The guide's FAQ: delete a pod and the ReplicaSet makes a new one.
+  const std::string victim = *names.begin();
+  w.store.remove(w.pods, "default", victim);
+  auto after = w.pod_names();
+  CHECK(after.size() == 3);
+  CHECK(!after.count(victim));
+
+  // Scale down to 1, then up to 2.
+  w.store.mutate(w.store.type("apps", "deployments"), "default", "web",
+                 [](json::object& o) { o["spec"].as_object()["replicas"] = 1; });
+  CHECK(w.pod_names().size() == 1);
+  w.store.mutate(w.store.type("apps", "deployments"), "default", "web",
+                 [](json::object& o) { o["spec"].as_object()["replicas"] = 2; });
+  CHECK(w.pod_names().size() == 2);
+  CHECK(w.get("apps", "replicasets", rs_name).at("spec").at("replicas").as_int64() == 2);
+
+  // A new template makes a new ReplicaSet and retires the old one.
+  w.store.mutate(w.store.type("apps", "deployments"), "default", "web", [](json::object& o) {
+    o["spec"].as_object()["template"].as_object()["spec"].as_object()["containers"].as_array()[0].as_object()["image"] =
+        "nginx:2";
+  });
+  CHECK(w.list("apps", "replicasets").size() == 2);
+  CHECK(w.get("apps", "replicasets", rs_name).at("spec").at("replicas").as_int64() == 0);
+  // Deleting the Deployment deletes everything it owns.
+  w.store.remove(w.store.type("apps", "deployments"), "default", "web");
+  CHECK(w.list("apps", "replicasets").empty());
+  CHECK(w.pod_names().empty());
+}
+
+TEST_CASE("batch/v1 Job: parallelism, completions, backoffLimit, conditions") {
+  struct Row {
+    const char* name;
+    int completions, parallelism, backoff;
+    const char* exit_code;
+    const char* condition;
+    const char* reason;
+    std::int64_t succeeded, failed;
+  };
+  const Row rows[] = {
+      {"ok", 3, 2, 6, "0", "Complete", "CompletionsReached", 3, 0},
+      {"bad", 1, 1, 2, "1", "Failed", "BackoffLimitExceeded", 0, 3},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(std::string(r.name));
+    World w;
+    w.store.create(w.store.type("batch", "jobs"), "default",
+                   obj(fmt::format(R"({{"apiVersion":"batch/v1","kind":"Job","metadata":{{"name":"{}"}},
+                     "spec":{{"completions":{},"parallelism":{},"backoffLimit":{},
+                     "template":{{"metadata":{{"annotations":{{"gpupool.io/simulate-duration":"10s",
+                       "gpupool.io/simulate-exit-code":"{}"}}}},
+                     "spec":{{"restartPolicy":"Never","containers":[{{"name":"c","image":"busybox"}}]}}}}}}}})",
+                                   r.name, r.completions, r.parallelism, r.backoff, r.exit_code)));
+    CHECK(w.pod_names().size() == static_cast<std::size_t>(std::min(r.completions, r.parallelism)));
+    for (const auto& n : w.pod_names()) CHECK(n.rfind(std::string(r.name) + "-", 0) == 0);
+    auto job = w.get("batch", "jobs", r.name);
+    CHECK(job.at("status").at("active").as_int64() == std::min(r.completions, r.parallelism));
+    CHECK(at(job, "status.startTime") == "2024-01-01T00:00:00Z");
+    for (int i = 0; i < 12; ++i) w.advance(5s);
+    job = w.get("batch", "jobs", r.name);
+    const auto& st = job.at("status").as_object();
+    CHECK((st.contains("succeeded") ? st.at("succeeded").as_int64() : 0) == r.succeeded);
+    CHECK((st.contains("failed") ? st.at("failed").as_int64() : 0) == r.failed);
+    CHECK(!st.contains("active"));
+    bool found = false;
+    for (const auto& c : st.at("conditions").as_array())
+      if (c.at("type") == r.condition) found = c.at("status") == "True" && c.at("reason") == r.reason;
+    CHECK(found);
+  }
+}
