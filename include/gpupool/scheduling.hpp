@@ -1,0 +1,212 @@
+// gpupool/scheduling.hpp — kube-scheduler's filter and score rules, as pure functions.
+//
+// One implementation serves both the embedded cluster's scheduler and the client's explain():
+//
+//   PlacementState state;                          // interned resource names, rotating start index
+//   std::vector<NodeInfo> nodes;                   // precomputed once per node
+//   for (auto& n : cluster_nodes) nodes.push_back(state.make_node_info(n));
+//   PlacementResult r = place(pod, nodes, state);  // pod: PodRequirements::from_pod_json(podJson)
+//   if (r.chosen) state.add_pod(nodes[*r.chosen], pod);   // account the binding
+//   else event(r.failed_scheduling_message());            // "0/6 nodes are available: ..."
+//
+// Filters (kube-scheduler v1.32 default profile, in its order; a node's verdict comes from the first
+// plugin that rejects it): NodeUnschedulable, NodeName, TaintToleration, NodeAffinity (nodeSelector +
+// required node affinity, with its PreFilter narrowing to the nodes named by matchFields
+// metadata.name), NodeResourcesFit (pods count, cpu, memory, ephemeral-storage and every extended
+// resource; zero requests skip). Reasons are worded as the plugins word them.
+//
+// Scores (the default weights): TaintToleration ×3 (PreferNoSchedule taints not tolerated, normalized
+// in reverse), NodeResourcesFit LeastAllocated ×1 (cpu and memory, with the 100m/200Mi non-zero
+// defaults), NodeResourcesBalancedAllocation ×1, and a simple spread ×2 standing in for
+// PodTopologySpread's system defaults: fewer pods with the same spread_key score higher
+// (100 × (max − count) / max). Not modelled: NodePorts, volumes, inter-pod affinity, preferred node
+// affinity, image locality, and preemption (no victims are ever found; see
+// PlacementResult::failed_scheduling_message).
+//
+// Tie-breaking is deterministic: among nodes with the highest total score the first one in
+// evaluation order wins. Evaluation starts at PlacementState::next_start_index and wraps around, and
+// the index advances by the number of nodes processed, as the real scheduler does; so equal nodes
+// still take turns. Like the real scheduler, place() stops filtering once numFeasibleNodesToFind
+// nodes pass (adaptive percentageOfNodesToScore: max(5, 50 − n/125)% of n, at least 100 nodes).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <boost/json/fwd.hpp>
+
+#include "gpupool/node.hpp"
+#include "gpupool/quantity.hpp"
+#include "gpupool/taint.hpp"
+
+namespace gpupool {
+
+enum class NodeSelectorOperator { In, NotIn, Exists, DoesNotExist, Gt, Lt };
+
+/// One requirement of a node selector term (core/v1 NodeSelectorRequirement).
+struct NodeSelectorRequirement {
+  std::string key;
+  NodeSelectorOperator op = NodeSelectorOperator::In;
+  std::vector<std::string> values;
+  bool operator==(const NodeSelectorRequirement&) const = default;
+};
+
+/// A term: every match expression (on labels) and every match field (only "metadata.name") must hold.
+/// A term with neither matches no node (nodeaffinity.NewNodeSelector drops empty terms).
+struct NodeSelectorTerm {
+  std::vector<NodeSelectorRequirement> match_expressions;
+  std::vector<NodeSelectorRequirement> match_fields;
+  bool operator==(const NodeSelectorTerm&) const = default;
+};
+
+/// Validates a requirement as the API server does (ValidateNodeSelectorRequirement /
+/// ValidateNodeFieldSelectorRequirement): In/NotIn need values, Exists/DoesNotExist none, Gt/Lt
+/// exactly one integer; label keys are qualified names; fields allow only metadata.name with In/NotIn.
+void validate(const NodeSelectorRequirement& r, bool is_field, std::string_view field);
+
+/// True when the node's labels (and name, for match fields) satisfy the requirement.
+bool matches(const NodeSelectorRequirement& r, const Node& node, bool is_field);
+/// True when every requirement of the term holds (false for an empty term).
+bool matches(const NodeSelectorTerm& term, const Node& node);
+
+/// Requests and limits of one container.
+struct ContainerResources {
+  std::map<std::string, Quantity> requests;
+  std::map<std::string, Quantity> limits;
+  bool restartable = false;  ///< an init container with restartPolicy Always (a sidecar)
+};
+
+/// The pod's effective requests as the scheduler computes them (resourcehelper.PodRequests): a limit
+/// without a request counts as the request (API defaulting); containers are summed; each init
+/// container is max'ed in (sidecars add up and stay running); the overhead is added.
+/// With `non_missing_defaults`, a container missing a cpu or memory request counts 100m / 200Mi
+/// (the scheduler's non-zero requests used for scoring).
+std::map<std::string, Quantity> effective_pod_requests(const std::vector<ContainerResources>& containers,
+                                                       const std::vector<ContainerResources>& init_containers = {},
+                                                       const std::map<std::string, Quantity>& overhead = {},
+                                                       bool non_missing_defaults = false);
+
+/// What the scheduler needs to know about a pod.
+struct PodRequirements {
+  std::string name;                              ///< "namespace/name", for messages only
+  std::map<std::string, Quantity> requests;      ///< effective requests (see effective_pod_requests)
+  /// Non-zero requests used for scoring; when unset, derived from `requests` (cpu or 100m,
+  /// memory or 200Mi).
+  std::optional<std::int64_t> nonzero_milli_cpu, nonzero_memory;
+  std::map<std::string, std::string> node_selector;
+  std::vector<NodeSelectorTerm> required_node_affinity;  ///< terms ORed; empty: no requirement
+  std::vector<Toleration> tolerations;
+  std::string node_name;                         ///< spec.nodeName
+  std::string spread_key;                        ///< pods sharing it are spread (e.g. the owner)
+
+  /// Reads a core/v1 Pod object: containers' and init containers' resources, overhead,
+  /// nodeSelector, required node affinity, tolerations, nodeName; spread_key is
+  /// "<namespace>/<controller kind>/<controller name>" of the controlling ownerReference, or empty.
+  /// Throws ValidationError naming the field path for malformed input.
+  static PodRequirements from_pod_json(const boost::json::value& pod);
+
+  /// The NodeAffinity filter: nodeSelector and required node affinity both hold.
+  bool matches_node_affinity(const Node& node) const;
+};
+
+/// A node with what the scheduler precomputes about it. Build with PlacementState::make_node_info;
+/// account bound pods with PlacementState::add_pod/remove_pod.
+struct NodeInfo {
+  Node node;
+  std::vector<std::int64_t> allocatable;  ///< by resource id (cpu in millicores, others in units)
+  std::vector<std::int64_t> requested;    ///< sum of bound pods' requests, by resource id
+  std::int64_t nonzero_milli_cpu = 0;     ///< bound pods' non-zero cpu requests (scoring)
+  std::int64_t nonzero_memory = 0;        ///< bound pods' non-zero memory requests (scoring)
+  std::int64_t pod_count = 0;
+  std::unordered_map<std::string, int> spread_counts;  ///< bound pods per spread_key
+};
+
+/// Why a node was rejected, or that it passed.
+struct NodeVerdict {
+  std::string node;
+  bool feasible = false;
+  std::string plugin;                 ///< the rejecting plugin, e.g. "TaintToleration"
+  std::vector<std::string> reasons;   ///< worded as the plugin words them
+  std::optional<std::int64_t> score;  ///< total weighted score, when feasible nodes were scored
+};
+
+/// The outcome of one scheduling attempt.
+struct PlacementResult {
+  std::optional<std::size_t> chosen;  ///< index into the nodes given to place()
+  std::string chosen_node;            ///< its name
+  std::size_t num_all_nodes = 0;
+  /// Every processed node (all of them when no node fits, or from explain()); only filled by
+  /// place() when PlacementState::record_verdicts is set or when no node fits.
+  std::vector<NodeVerdict> verdicts;
+  /// "<count> <reason>" strings as FitError.Error() sorts them (filled when no node fits).
+  std::vector<std::string> filter_reasons;
+  std::string prefilter_message;      ///< a PreFilter rejection, e.g. "pod affinity terms conflict"
+  /// The FailedScheduling event message as kube-scheduler v1.32 assembles it, e.g.
+  /// "0/6 nodes are available: 3 node(s) had untolerated taint {gpu_node: invalid}, ... .
+  ///  preemption: 0/6 nodes are available: 6 Preemption is not helpful for scheduling.."
+  /// (FitError.Error() wraps the PostFilter message, itself a FitError message ending in ".", in
+  /// " %v.", hence the real scheduler's double period.) Preemption is not simulated: nodes
+  /// rejected only for resources count as "No preemption victims found for incoming pod".
+  /// Empty when a node was chosen; "no nodes available to schedule pods" for an empty cluster.
+  std::string failed_scheduling_message() const;
+};
+
+/// Scheduler state kept between attempts: interned resource names, the rotating start index and
+/// reusable scratch space (so place() allocates nothing per node).
+class PlacementState {
+ public:
+  PlacementState();
+  ~PlacementState();
+  PlacementState(PlacementState&&) noexcept;
+  PlacementState& operator=(PlacementState&&) noexcept;
+  /// 0 (default): adaptive, like the scheduler's default; 1..100 a fixed percentage.
+  int percentage_of_nodes_to_score = 0;
+  /// Fill PlacementResult::verdicts even when a node is chosen (costs allocations).
+  bool record_verdicts = false;
+  /// Where the next attempt starts evaluating nodes.
+  std::size_t next_start_index = 0;
+
+  /// Interns a resource name ("cpu" is 0, "memory" 1, "ephemeral-storage" 2, "pods" 3).
+  int resource_id(std::string_view name);
+  const std::string& resource_name(int id) const { return names_[static_cast<std::size_t>(id)]; }
+  std::size_t resource_count() const noexcept { return names_.size(); }
+
+  NodeInfo make_node_info(Node node);
+  /// Adds a bound pod's requests, non-zero requests, count and spread key to the node.
+  void add_pod(NodeInfo& node, const PodRequirements& pod);
+  void remove_pod(NodeInfo& node, const PodRequirements& pod);
+
+  /// Internal scratch space, reused across place() calls.
+  struct Scratch;
+  Scratch& scratch() { return *scratch_; }
+
+ private:
+  std::vector<std::string> names_;
+  std::unordered_map<std::string, int> ids_;
+  std::unique_ptr<Scratch> scratch_;
+};
+
+/// kube-scheduler's numFeasibleNodesToFind: every node below 100; otherwise `percentage`% (0:
+/// adaptive max(5, 50 − n/125)) of n, at least 100.
+std::size_t num_feasible_nodes_to_find(std::size_t num_all_nodes, int percentage = 0);
+
+/// One scheduling attempt: filter (from state.next_start_index, stopping at
+/// numFeasibleNodesToFind), score, choose. Advances state.next_start_index. Does not account the
+/// pod on the chosen node: call state.add_pod when it is bound.
+PlacementResult place(const PodRequirements& pod, std::span<const NodeInfo> nodes, PlacementState& state);
+
+/// Every node's verdict (all nodes filtered and the feasible ones scored), for "why is my pod
+/// pending / where would it land". The first overload takes nodes with their bound pods
+/// accounted; the second treats the nodes as empty.
+PlacementResult explain(const PodRequirements& pod, std::span<const NodeInfo> nodes, PlacementState& state);
+PlacementResult explain(const PodRequirements& pod, std::span<const Node> nodes);
+
+}  // namespace gpupool

@@ -1,0 +1,28 @@
+// model/json_fields.hpp (private) — typed access to fields of Kubernetes JSON objects, throwing
+// ValidationError(field path, the JSON text, "must be ...") on a wrong type. A missing or null field
+// reads as absent (nullptr / empty string / empty map).
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include "gpupool/quantity.hpp"
+
+namespace gpupool::json_fields {
+
+[[noreturn]] void wrong_type(const std::string& field, const boost::json::value& v, std::string_view want);
+const boost::json::object& as_object(const boost::json::value& v, const std::string& field);
+const boost::json::object* object_at(const boost::json::object& o, std::string_view key, const std::string& field);
+const boost::json::array* array_at(const boost::json::object& o, std::string_view key, const std::string& field);
+std::string string_at(const boost::json::object& o, std::string_view key, const std::string& field);
+/// A map of strings (labels, annotations, nodeSelector); entries are "<field>[<key>]".
+std::map<std::string, std::string> string_map(const boost::json::object* o, const std::string& field);
+/// A core/v1 ResourceList: quantity strings, or bare integers as Quantity's UnmarshalJSON accepts.
+std::map<std::string, Quantity> quantity_map(const boost::json::object* o, const std::string& field);
+
+}  // namespace gpupool::json_fields

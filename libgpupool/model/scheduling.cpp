@@ -1,0 +1,753 @@
+// kube-scheduler v1.32 rules used by the embedded scheduler and explain(). Sources (read, not copied):
+//  pkg/scheduler/framework/plugins/{nodeunschedulable,nodename,tainttoleration,nodeaffinity,
+//  noderesources (fit.go, least_allocated.go, balanced_allocation.go)}, pkg/scheduler/schedule_one.go
+//  (numFeasibleNodesToFind, findNodesThatPassFilters, selectHost), framework/types.go
+//  (FitError.Error), plugins/defaultpreemption + preemption.go (nodesWherePreemptionMightHelp,
+//  SelectVictimsOnNode), component-helpers/scheduling/corev1/nodeaffinity, and
+//  component-helpers/resource (PodRequests).
+#include "gpupool/scheduling.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+#include <boost/json.hpp>
+
+#include "gpupool/error.hpp"
+#include "gpupool/names.hpp"
+#include "model/json_fields.hpp"
+
+namespace gpupool {
+namespace json = boost::json;
+
+namespace {
+
+constexpr int kCpu = 0, kMemory = 1, kPods = 3;  // ephemeral-storage is 2
+constexpr std::int64_t kMaxNodeScore = 100;
+constexpr std::int64_t kDefaultMilliCpuRequest = 100;               // schedutil.DefaultMilliCPURequest
+constexpr std::int64_t kDefaultMemoryRequest = 200LL * 1024 * 1024;  // schedutil.DefaultMemoryRequest
+
+// Plugin reasons, worded as the plugins word them.
+constexpr std::string_view kReasonUnschedulable = "node(s) were unschedulable";
+constexpr std::string_view kReasonNodeName = "node(s) didn't match the requested node name";
+constexpr std::string_view kReasonAffinity = "node(s) didn't match Pod's node affinity/selector";
+constexpr std::string_view kReasonAffinityPrefilter = "node(s) didn't satisfy plugin(s) [NodeAffinity]";
+constexpr std::string_view kReasonAffinityConflict = "pod affinity terms conflict";
+constexpr std::string_view kPreemptionNotHelpful = "Preemption is not helpful for scheduling";
+constexpr std::string_view kPreemptionNoVictims = "No preemption victims found for incoming pod";
+
+// schedutil.IsScalarResourceName: extended resources, prefixed native resources, hugepages,
+// attachable volumes. Other unprefixed names are not scheduled on.
+bool is_scalar_resource(std::string_view name) {
+  if (name.starts_with("hugepages-") || name.starts_with("attachable-volumes-")) return true;
+  return name.find('/') != std::string_view::npos && !name.starts_with("requests.");
+}
+
+std::int64_t amount(std::string_view name, const Quantity& q) { return name == "cpu" ? q.milli_value() : q.value(); }
+
+enum class Kind : std::uint8_t { Pass, Unschedulable, NodeName, Taint, Affinity, Resources };
+
+const char* plugin_of(Kind k) {
+  switch (k) {
+    case Kind::Unschedulable: return "NodeUnschedulable";
+    case Kind::NodeName: return "NodeName";
+    case Kind::Taint: return "TaintToleration";
+    case Kind::Affinity: return "NodeAffinity";
+    case Kind::Resources: return "NodeResourcesFit";
+    case Kind::Pass: break;
+  }
+  return "";
+}
+
+std::int64_t at(const std::vector<std::int64_t>& v, int id) {
+  return static_cast<std::size_t>(id) < v.size() ? v[static_cast<std::size_t>(id)] : 0;
+}
+
+void add_at(std::vector<std::int64_t>& v, int id, std::int64_t d) {
+  if (static_cast<std::size_t>(id) >= v.size()) v.resize(static_cast<std::size_t>(id) + 1, 0);
+  v[static_cast<std::size_t>(id)] += d;
+}
+
+}  // namespace
+
+// ---- node selector -------------------------------------------------------------------------------
+
+void validate(const NodeSelectorRequirement& r, bool is_field, std::string_view field) {
+  const std::string f(field);
+  using O = NodeSelectorOperator;
+  if (is_field) {
+    // ValidateNodeFieldSelectorRequirement
+    if (r.key != "metadata.name") throw ValidationError(f + ".key", r.key, "not a valid field selector key; supported: \"metadata.name\"");
+    if (r.op != O::In && r.op != O::NotIn)
+      throw ValidationError(f + ".operator", "", "not a valid selector operator for a field; supported: \"In\", \"NotIn\"");
+    if (r.values.size() != 1)
+      throw ValidationError(f + ".values", "", "must have one element");
+    return;
+  }
+  if (auto errs = qualified_name_errors(r.key); !errs.empty()) throw ValidationError(f + ".key", r.key, errs.front());
+  switch (r.op) {
+    case O::In:
+    case O::NotIn:
+      if (r.values.empty())
+        throw ValidationError(f + ".values", "", "Required value: must be specified when `operator` is 'In' or 'NotIn'");
+      break;
+    case O::Exists:
+    case O::DoesNotExist:
+      if (!r.values.empty())
+        throw ValidationError(f + ".values", r.values.front(),
+                              "may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
+      break;
+    case O::Gt:
+    case O::Lt: {
+      if (r.values.size() != 1)
+        throw ValidationError(f + ".values", "", "must be specified single value when `operator` is 'Lt' or 'Gt'");
+      const std::string& v = r.values.front();
+      std::size_t i = (!v.empty() && (v[0] == '-' || v[0] == '+')) ? 1 : 0;
+      bool ok = i < v.size() && v.size() - i <= 18 &&
+                std::all_of(v.begin() + static_cast<std::ptrdiff_t>(i), v.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (!ok) throw ValidationError(f + ".values[0]", v, "must be an integer when `operator` is 'Lt' or 'Gt'");
+      break;
+    }
+  }
+}
+
+namespace {
+bool parse_int64(std::string_view s, std::int64_t& out) {
+  if (s.empty()) return false;
+  bool neg = false;
+  std::size_t i = 0;
+  if (s[0] == '-' || s[0] == '+') {
+    neg = s[0] == '-';
+    i = 1;
+  }
+  if (i == s.size()) return false;
+  std::int64_t v = 0;
+  for (; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s[i] - '0', &v)) return false;
+  }
+  out = neg ? -v : v;
+  return true;
+}
+}  // namespace
+
+// labels.Requirement.Matches as built by nodeaffinity: In/NotIn/Exists/DoesNotExist/Gt/Lt; Gt and Lt
+// need the label to exist and parse as an integer.
+bool matches(const NodeSelectorRequirement& r, const Node& node, bool is_field) {
+  using O = NodeSelectorOperator;
+  const std::string* value = nullptr;
+  if (is_field) {
+    if (r.key == "metadata.name") value = &node.name;
+  } else if (auto it = node.labels.find(r.key); it != node.labels.end()) {
+    value = &it->second;
+  }
+  auto in_values = [&] { return value && std::find(r.values.begin(), r.values.end(), *value) != r.values.end(); };
+  switch (r.op) {
+    case O::In: return in_values();
+    case O::NotIn: return !in_values();
+    case O::Exists: return value != nullptr;
+    case O::DoesNotExist: return value == nullptr;
+    case O::Gt:
+    case O::Lt: {
+      std::int64_t have = 0, want = 0;
+      if (!value || r.values.size() != 1 || !parse_int64(*value, have) || !parse_int64(r.values.front(), want))
+        return false;
+      return r.op == O::Gt ? have > want : have < want;
+    }
+  }
+  return false;
+}
+
+bool matches(const NodeSelectorTerm& term, const Node& node) {
+  if (term.match_expressions.empty() && term.match_fields.empty()) return false;
+  for (const auto& r : term.match_expressions)
+    if (!matches(r, node, false)) return false;
+  for (const auto& r : term.match_fields)
+    if (!matches(r, node, true)) return false;
+  return true;
+}
+
+bool PodRequirements::matches_node_affinity(const Node& node) const {
+  for (const auto& [k, v] : node_selector) {
+    auto it = node.labels.find(k);
+    if (it == node.labels.end() || it->second != v) return false;
+  }
+  if (required_node_affinity.empty()) return true;
+  return std::any_of(required_node_affinity.begin(), required_node_affinity.end(),
+                     [&](const NodeSelectorTerm& t) { return matches(t, node); });
+}
+
+// ---- requests ------------------------------------------------------------------------------------
+
+namespace {
+using ResourceMap = std::map<std::string, Quantity>;
+
+void add_into(ResourceMap& into, const ResourceMap& from) {
+  for (const auto& [k, v] : from) {
+    auto [it, inserted] = into.emplace(k, v);
+    if (!inserted) it->second += v;
+  }
+}
+void max_into(ResourceMap& into, const ResourceMap& from) {
+  for (const auto& [k, v] : from) {
+    auto [it, inserted] = into.emplace(k, v);
+    if (!inserted && v > it->second) it->second = v;
+  }
+}
+// A container's requests after API defaulting (limits fill missing requests) and, for scoring, the
+// scheduler's NonMissingContainerRequests (100m cpu, 200Mi memory).
+ResourceMap container_requests(const ContainerResources& c, bool non_missing_defaults) {
+  ResourceMap r = c.requests;
+  for (const auto& [k, v] : c.limits) r.emplace(k, v);
+  if (non_missing_defaults) {
+    r.emplace("cpu", Quantity::from_milli(kDefaultMilliCpuRequest));
+    r.emplace("memory", Quantity::from_int(kDefaultMemoryRequest, Quantity::Format::BinarySI));
+  }
+  return r;
+}
+}  // namespace
+
+std::map<std::string, Quantity> effective_pod_requests(const std::vector<ContainerResources>& containers,
+                                                       const std::vector<ContainerResources>& init_containers,
+                                                       const std::map<std::string, Quantity>& overhead,
+                                                       bool non_missing_defaults) {
+  ResourceMap reqs;
+  for (const auto& c : containers) add_into(reqs, container_requests(c, non_missing_defaults));
+  // Init containers run one at a time, after the restartable (sidecar) ones started before them.
+  ResourceMap restartable, init_max;
+  for (const auto& c : init_containers) {
+    ResourceMap cr = container_requests(c, non_missing_defaults);
+    if (c.restartable) {
+      add_into(reqs, cr);
+      add_into(restartable, cr);
+      max_into(init_max, restartable);
+    } else {
+      ResourceMap tmp = cr;
+      add_into(tmp, restartable);
+      max_into(init_max, tmp);
+    }
+  }
+  max_into(reqs, init_max);
+  add_into(reqs, overhead);
+  return reqs;
+}
+
+// ---- PodRequirements::from_pod_json ----------------------------------------------------------------
+
+namespace {
+
+using namespace json_fields;
+
+std::vector<ContainerResources> containers_of(const json::object& spec, std::string_view key) {
+  std::vector<ContainerResources> out;
+  const std::string base = "spec." + std::string(key);
+  const json::array* cs = array_at(spec, key, base);
+  if (!cs) return out;
+  for (std::size_t i = 0; i < cs->size(); ++i) {
+    const std::string f = base + "[" + std::to_string(i) + "]";
+    const json::object& c = as_object((*cs)[i], f);
+    ContainerResources cr;
+    if (const json::object* res = object_at(c, "resources", f + ".resources")) {
+      cr.requests = quantity_map(object_at(*res, "requests", f + ".resources.requests"), f + ".resources.requests");
+      cr.limits = quantity_map(object_at(*res, "limits", f + ".resources.limits"), f + ".resources.limits");
+    }
+    cr.restartable = string_at(c, "restartPolicy", f + ".restartPolicy") == "Always";
+    out.push_back(std::move(cr));
+  }
+  return out;
+}
+NodeSelectorOperator selector_op(const std::string& s, const std::string& field) {
+  using O = NodeSelectorOperator;
+  static const std::pair<std::string_view, O> kOps[] = {{"In", O::In},       {"NotIn", O::NotIn},
+                                                        {"Exists", O::Exists}, {"DoesNotExist", O::DoesNotExist},
+                                                        {"Gt", O::Gt},       {"Lt", O::Lt}};
+  for (const auto& [name, op] : kOps)
+    if (s == name) return op;
+  throw ValidationError(field, s,
+                        "Unsupported value: supported values: \"DoesNotExist\", \"Exists\", \"Gt\", \"In\", \"Lt\", \"NotIn\"");
+}
+std::vector<NodeSelectorRequirement> requirements(const json::object& term, std::string_view key,
+                                                  const std::string& base, bool is_field) {
+  std::vector<NodeSelectorRequirement> out;
+  const json::array* rs = array_at(term, key, base);
+  if (!rs) return out;
+  for (std::size_t i = 0; i < rs->size(); ++i) {
+    const std::string f = base + "[" + std::to_string(i) + "]";
+    const json::object& r = as_object((*rs)[i], f);
+    NodeSelectorRequirement req;
+    req.key = string_at(r, "key", f + ".key");
+    req.op = selector_op(string_at(r, "operator", f + ".operator"), f + ".operator");
+    if (const json::array* vs = array_at(r, "values", f + ".values")) {
+      for (std::size_t j = 0; j < vs->size(); ++j) {
+        if (!(*vs)[j].is_string()) wrong_type(f + ".values[" + std::to_string(j) + "]", (*vs)[j], "a string");
+        req.values.emplace_back((*vs)[j].get_string());
+      }
+    }
+    validate(req, is_field, f);
+    out.push_back(std::move(req));
+  }
+  return out;
+}
+
+}  // namespace
+
+PodRequirements PodRequirements::from_pod_json(const json::value& pod) {
+  PodRequirements p;
+  const json::object& root = as_object(pod, "pod");
+  std::string ns;
+  if (const json::object* meta = object_at(root, "metadata", "metadata")) {
+    ns = string_at(*meta, "namespace", "metadata.namespace");
+    p.name = (ns.empty() ? std::string() : ns + "/") + string_at(*meta, "name", "metadata.name");
+    if (const json::array* owners = array_at(*meta, "ownerReferences", "metadata.ownerReferences")) {
+      for (std::size_t i = 0; i < owners->size(); ++i) {
+        const std::string f = "metadata.ownerReferences[" + std::to_string(i) + "]";
+        const json::object& o = as_object((*owners)[i], f);
+        const json::value* controller = o.if_contains("controller");
+        if (controller && controller->is_bool() && controller->get_bool())
+          p.spread_key = ns + "/" + string_at(o, "kind", f + ".kind") + "/" + string_at(o, "name", f + ".name");
+      }
+    }
+  }
+  const json::object* spec = object_at(root, "spec", "spec");
+  if (!spec) return p;
+  auto containers = containers_of(*spec, "containers");
+  auto inits = containers_of(*spec, "initContainers");
+  ResourceMap overhead = quantity_map(object_at(*spec, "overhead", "spec.overhead"), "spec.overhead");
+  p.requests = effective_pod_requests(containers, inits, overhead);
+  ResourceMap nonzero = effective_pod_requests(containers, inits, overhead, true);
+  auto cpu = nonzero.find("cpu"), mem = nonzero.find("memory");  // absent only without containers
+  p.nonzero_milli_cpu = cpu == nonzero.end() ? 0 : cpu->second.milli_value();
+  p.nonzero_memory = mem == nonzero.end() ? 0 : mem->second.value();
+  p.node_name = string_at(*spec, "nodeName", "spec.nodeName");
+  p.node_selector = string_map(object_at(*spec, "nodeSelector", "spec.nodeSelector"), "spec.nodeSelector");
+  if (const json::object* aff = object_at(*spec, "affinity", "spec.affinity")) {
+    if (const json::object* na = object_at(*aff, "nodeAffinity", "spec.affinity.nodeAffinity")) {
+      const std::string rf = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution";
+      if (const json::object* req = object_at(*na, "requiredDuringSchedulingIgnoredDuringExecution", rf)) {
+        if (const json::array* terms = array_at(*req, "nodeSelectorTerms", rf + ".nodeSelectorTerms")) {
+          for (std::size_t i = 0; i < terms->size(); ++i) {
+            const std::string f = rf + ".nodeSelectorTerms[" + std::to_string(i) + "]";
+            const json::object& t = as_object((*terms)[i], f);
+            NodeSelectorTerm term;
+            term.match_expressions = requirements(t, "matchExpressions", f + ".matchExpressions", false);
+            term.match_fields = requirements(t, "matchFields", f + ".matchFields", true);
+            p.required_node_affinity.push_back(std::move(term));
+          }
+        }
+      }
+    }
+  }
+  if (const json::array* tols = array_at(*spec, "tolerations", "spec.tolerations")) {
+    for (std::size_t i = 0; i < tols->size(); ++i) {
+      const std::string f = "spec.tolerations[" + std::to_string(i) + "]";
+      const json::object& t = as_object((*tols)[i], f);
+      Toleration tol;
+      tol.key = string_at(t, "key", f + ".key");
+      std::string op = string_at(t, "operator", f + ".operator");
+      if (op.empty() || op == "Equal")
+        tol.op = TolerationOperator::Equal;
+      else if (op == "Exists")
+        tol.op = TolerationOperator::Exists;
+      else
+        throw ValidationError(f + ".operator", op, "Unsupported value: supported values: \"Equal\", \"Exists\"");
+      tol.value = string_at(t, "value", f + ".value");
+      if (std::string e = string_at(t, "effect", f + ".effect"); !e.empty()) tol.effect = parse_taint_effect(e, f + ".effect");
+      if (const json::value* s = t.if_contains("tolerationSeconds"); s && !s->is_null()) {
+        if (!s->is_int64() && !s->is_uint64()) wrong_type(f + ".tolerationSeconds", *s, "an integer");
+        tol.toleration_seconds = s->to_number<std::int64_t>();
+      }
+      validate(tol, f);
+      p.tolerations.push_back(std::move(tol));
+    }
+  }
+  return p;
+}
+
+// ---- PlacementState ------------------------------------------------------------------------------
+
+struct PlacementState::Scratch {
+  std::vector<std::pair<int, std::int64_t>> requests;  // the pod's requests by resource id
+  std::vector<std::pair<std::size_t, Kind>> failures;   // processed nodes that failed
+  std::vector<std::size_t> feasible;
+  std::vector<std::size_t> candidates;  // after the NodeAffinity PreFilter
+  std::vector<std::int64_t> taint_counts, spread_counts, totals;
+};
+
+PlacementState::PlacementState() : scratch_(std::make_unique<Scratch>()) {
+  for (const char* n : {"cpu", "memory", "ephemeral-storage", "pods"}) resource_id(n);
+}
+PlacementState::~PlacementState() = default;
+PlacementState::PlacementState(PlacementState&&) noexcept = default;
+PlacementState& PlacementState::operator=(PlacementState&&) noexcept = default;
+
+int PlacementState::resource_id(std::string_view name) {
+  if (auto it = ids_.find(std::string(name)); it != ids_.end()) return it->second;
+  int id = static_cast<int>(names_.size());
+  names_.emplace_back(name);
+  ids_.emplace(std::string(name), id);
+  return id;
+}
+
+NodeInfo PlacementState::make_node_info(Node node) {
+  NodeInfo info;
+  for (const auto& [name, q] : node.allocatable) {
+    if (name != "cpu" && name != "memory" && name != "ephemeral-storage" && name != "pods" && !is_scalar_resource(name))
+      continue;
+    add_at(info.allocatable, resource_id(name), amount(name, q));
+  }
+  info.node = std::move(node);
+  return info;
+}
+
+namespace {
+std::int64_t nonzero_cpu(const PodRequirements& p) {
+  if (p.nonzero_milli_cpu) return *p.nonzero_milli_cpu;
+  auto it = p.requests.find("cpu");
+  return it == p.requests.end() ? kDefaultMilliCpuRequest : it->second.milli_value();
+}
+std::int64_t nonzero_memory(const PodRequirements& p) {
+  if (p.nonzero_memory) return *p.nonzero_memory;
+  auto it = p.requests.find("memory");
+  return it == p.requests.end() ? kDefaultMemoryRequest : it->second.value();
+}
+}  // namespace
+
+void PlacementState::add_pod(NodeInfo& node, const PodRequirements& pod) {
+  for (const auto& [name, q] : pod.requests)
+    if (name == "cpu" || name == "memory" || name == "ephemeral-storage" || is_scalar_resource(name))
+      add_at(node.requested, resource_id(name), amount(name, q));
+  node.nonzero_milli_cpu += nonzero_cpu(pod);
+  node.nonzero_memory += nonzero_memory(pod);
+  node.pod_count += 1;
+  if (!pod.spread_key.empty()) node.spread_counts[pod.spread_key] += 1;
+}
+
+void PlacementState::remove_pod(NodeInfo& node, const PodRequirements& pod) {
+  for (const auto& [name, q] : pod.requests)
+    if (name == "cpu" || name == "memory" || name == "ephemeral-storage" || is_scalar_resource(name))
+      add_at(node.requested, resource_id(name), -amount(name, q));
+  node.nonzero_milli_cpu -= nonzero_cpu(pod);
+  node.nonzero_memory -= nonzero_memory(pod);
+  node.pod_count -= 1;
+  if (!pod.spread_key.empty()) {
+    auto it = node.spread_counts.find(pod.spread_key);
+    if (it != node.spread_counts.end() && --it->second <= 0) node.spread_counts.erase(it);
+  }
+}
+
+// numFeasibleNodesToFind (schedule_one.go): minFeasibleNodesToFind = 100,
+// minFeasibleNodesPercentageToFind = 5, adaptive percentage 50 - n/125.
+std::size_t num_feasible_nodes_to_find(std::size_t num_all_nodes, int percentage) {
+  const long long n = static_cast<long long>(num_all_nodes);
+  if (n < 100) return num_all_nodes;
+  long long pct = percentage;
+  if (pct <= 0) pct = std::max<long long>(50 - n / 125, 5);
+  if (pct >= 100) return num_all_nodes;
+  const long long found = n * pct / 100;
+  return static_cast<std::size_t>(std::max<long long>(found, 100));
+}
+
+// ---- filters -------------------------------------------------------------------------------------
+
+namespace {
+
+Kind run_filters(const PodRequirements& pod, const std::vector<std::pair<int, std::int64_t>>& requests,
+                 bool requests_all_zero, const NodeInfo& n) {
+  const Node& node = n.node;
+  // NodeUnschedulable: "If pod tolerate unschedulable taint, it's also tolerate node.Spec.Unschedulable".
+  if (node.unschedulable) {
+    static const Taint kUnschedulable{"node.kubernetes.io/unschedulable", "", TaintEffect::NoSchedule};
+    if (!tolerated(kUnschedulable, pod.tolerations)) return Kind::Unschedulable;
+  }
+  // NodeName
+  if (!pod.node_name.empty() && pod.node_name != node.name) return Kind::NodeName;
+  // TaintToleration: NoSchedule and NoExecute taints must be tolerated.
+  for (const auto& taint : node.taints) {
+    if (taint.effect == TaintEffect::PreferNoSchedule) continue;
+    if (!tolerated(taint, pod.tolerations)) return Kind::Taint;
+  }
+  // NodeAffinity
+  if ((!pod.node_selector.empty() || !pod.required_node_affinity.empty()) && !pod.matches_node_affinity(node))
+    return Kind::Affinity;
+  // NodeResourcesFit (fitsRequest)
+  if (n.pod_count + 1 > at(n.allocatable, kPods)) return Kind::Resources;
+  if (!requests_all_zero) {
+    for (const auto& [id, want] : requests) {
+      if (want <= 0) continue;  // "Skip in case request quantity is zero"
+      if (want > at(n.allocatable, id) - at(n.requested, id)) return Kind::Resources;
+    }
+  }
+  return Kind::Pass;
+}
+
+// The reasons a rejecting plugin gives for one node (strings are built only here, off the hot path).
+std::vector<std::string> reasons_for(Kind kind, const PodRequirements& pod,
+                                     const std::vector<std::pair<int, std::int64_t>>& requests, const NodeInfo& n,
+                                     const PlacementState& state) {
+  switch (kind) {
+    case Kind::Pass: return {};
+    case Kind::Unschedulable: return {std::string(kReasonUnschedulable)};
+    case Kind::NodeName: return {std::string(kReasonNodeName)};
+    case Kind::Affinity: return {std::string(kReasonAffinity)};
+    case Kind::Taint: {
+      auto t = first_untolerated_filtering_taint(n.node.taints, pod.tolerations);
+      return {"node(s) had untolerated taint {" + (t ? t->key + ": " + t->value : std::string(": ")) + "}"};
+    }
+    case Kind::Resources: {
+      std::vector<std::string> out;
+      if (n.pod_count + 1 > at(n.allocatable, kPods)) out.emplace_back("Too many pods");
+      for (const auto& [id, want] : requests) {
+        if (want <= 0) continue;
+        if (want > at(n.allocatable, id) - at(n.requested, id)) out.push_back("Insufficient " + state.resource_name(id));
+      }
+      return out;
+    }
+  }
+  return {};
+}
+
+std::string join(const std::vector<std::string>& v, std::string_view sep) {
+  std::string out;
+  for (const auto& s : v) {
+    if (!out.empty()) out += sep;
+    out += s;
+  }
+  return out;
+}
+
+std::vector<std::string> histogram(const std::map<std::string, int>& counts) {
+  std::vector<std::string> out;
+  for (const auto& [reason, n] : counts) out.push_back(std::to_string(n) + " " + reason);
+  std::sort(out.begin(), out.end());  // sort.Strings: lexicographic, counts included
+  return out;
+}
+
+// LeastAllocated (least_allocated.go) over cpu and memory, weight 1 each.
+std::int64_t least_allocated(std::int64_t req_cpu, std::int64_t alloc_cpu, std::int64_t req_mem, std::int64_t alloc_mem) {
+  std::int64_t score = 0, weights = 0;
+  auto one = [&](std::int64_t requested, std::int64_t capacity) {
+    if (capacity == 0) return;
+    score += requested > capacity ? 0 : (capacity - requested) * kMaxNodeScore / capacity;
+    weights += 1;
+  };
+  one(req_cpu, alloc_cpu);
+  one(req_mem, alloc_mem);
+  return weights == 0 ? 0 : score / weights;
+}
+
+// BalancedAllocation (balanced_allocation.go): 1 - std of the requested fractions, ×100.
+std::int64_t balanced_allocation(std::int64_t req_cpu, std::int64_t alloc_cpu, std::int64_t req_mem, std::int64_t alloc_mem) {
+  double fractions[2];
+  int n = 0;
+  auto one = [&](std::int64_t requested, std::int64_t capacity) {
+    if (capacity == 0) return;
+    double f = static_cast<double>(requested) / static_cast<double>(capacity);
+    fractions[n++] = f > 1 ? 1 : f;
+  };
+  one(req_cpu, alloc_cpu);
+  one(req_mem, alloc_mem);
+  double std_dev = n == 2 ? std::abs((fractions[0] - fractions[1]) / 2) : 0.0;
+  return static_cast<std::int64_t>((1 - std_dev) * static_cast<double>(kMaxNodeScore));
+}
+
+PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes, PlacementState& state,
+                    bool explain_all) {
+  PlacementResult result;
+  result.num_all_nodes = nodes.size();
+  if (nodes.empty()) return result;
+  auto& s = state.scratch();
+
+  // The pod's requests by interned resource id (computeNodeResourcesFitPreFilterState).
+  s.requests.clear();
+  bool all_zero = true;
+  for (const auto& [name, q] : pod.requests) {
+    if (name == "pods") continue;
+    if (name != "cpu" && name != "memory" && name != "ephemeral-storage" && !is_scalar_resource(name)) continue;
+    std::int64_t a = amount(name, q);
+    s.requests.emplace_back(state.resource_id(name), a);
+    if (a != 0) all_zero = false;
+  }
+  // fitsRequest checks cpu, memory, ephemeral-storage, then the scalar resources.
+  std::sort(s.requests.begin(), s.requests.end());
+
+  // NodeAffinity PreFilter: when every term names nodes with matchFields metadata.name In, only
+  // those nodes are candidates; others are "node(s) didn't satisfy plugin(s) [NodeAffinity]".
+  std::optional<std::set<std::string>> named;
+  for (const auto& term : pod.required_node_affinity) {
+    std::optional<std::set<std::string>> term_names;
+    for (const auto& r : term.match_fields) {
+      if (r.key != "metadata.name" || r.op != NodeSelectorOperator::In) continue;
+      std::set<std::string> vs(r.values.begin(), r.values.end());
+      if (!term_names) {
+        term_names = std::move(vs);
+      } else {
+        std::set<std::string> both;
+        std::set_intersection(term_names->begin(), term_names->end(), vs.begin(), vs.end(),
+                              std::inserter(both, both.begin()));
+        term_names = std::move(both);
+      }
+    }
+    if (!term_names) {
+      named.reset();
+      break;
+    }
+    if (!named) named.emplace();
+    named->insert(term_names->begin(), term_names->end());
+  }
+  if (named && named->empty()) {
+    result.prefilter_message = std::string(kReasonAffinityConflict);
+    return result;
+  }
+  s.candidates.clear();
+  if (named) {
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+      if (named->count(nodes[i].node.name)) s.candidates.push_back(i);
+  }
+  const bool narrowed = named.has_value();
+  const std::size_t num_candidates = narrowed ? s.candidates.size() : nodes.size();
+  const std::size_t absent = nodes.size() - num_candidates;
+
+  // findNodesThatPassFilters: start at next_start_index, stop after numNodesToFind feasible nodes.
+  const std::size_t to_find =
+      explain_all ? num_candidates : num_feasible_nodes_to_find(num_candidates, state.percentage_of_nodes_to_score);
+  s.feasible.clear();
+  s.failures.clear();
+  std::size_t processed = 0;
+  const std::size_t start = num_candidates ? state.next_start_index % num_candidates : 0;
+  for (std::size_t i = 0; i < num_candidates && s.feasible.size() < to_find; ++i) {
+    std::size_t pos = (start + i) % num_candidates;
+    std::size_t idx = narrowed ? s.candidates[pos] : pos;
+    Kind k = run_filters(pod, s.requests, all_zero, nodes[idx]);
+    ++processed;
+    if (k == Kind::Pass)
+      s.feasible.push_back(idx);
+    else
+      s.failures.emplace_back(idx, k);
+  }
+  state.next_start_index = nodes.empty() ? 0 : (state.next_start_index + processed) % nodes.size();
+
+  const bool record = explain_all || state.record_verdicts || s.feasible.empty();
+  if (record) {
+    for (const auto& [idx, kind] : s.failures) {
+      NodeVerdict v;
+      v.node = nodes[idx].node.name;
+      v.plugin = plugin_of(kind);
+      v.reasons = reasons_for(kind, pod, s.requests, nodes[idx], state);
+      result.verdicts.push_back(std::move(v));
+    }
+    if (explain_all && narrowed) {
+      for (std::size_t i = 0; i < nodes.size(); ++i) {
+        if (named->count(nodes[i].node.name)) continue;
+        result.verdicts.push_back({nodes[i].node.name, false, "NodeAffinity", {std::string(kReasonAffinityPrefilter)}, {}});
+      }
+    }
+  }
+
+  if (s.feasible.empty()) {
+    std::map<std::string, int> counts;
+    for (const auto& v : result.verdicts)
+      for (const auto& r : v.reasons) counts[r] += 1;
+    // Nodes the PreFilter left out carry its absent-nodes status (explain() already listed them).
+    if (absent && !explain_all) counts[std::string(kReasonAffinityPrefilter)] += static_cast<int>(absent);
+    result.filter_reasons = histogram(counts);
+    return result;
+  }
+
+  // Scoring (skipped with a single feasible node, as schedulePod does).
+  std::size_t best = s.feasible.front();
+  if (s.feasible.size() > 1 || explain_all) {
+    const std::size_t m = s.feasible.size();
+    s.taint_counts.assign(m, 0);
+    s.spread_counts.assign(m, 0);
+    s.totals.assign(m, 0);
+    std::int64_t max_taint = 0, max_spread = 0;
+    const std::int64_t pod_cpu = nonzero_cpu(pod), pod_mem = nonzero_memory(pod);
+    std::int64_t pod_req_cpu = 0, pod_req_mem = 0;
+    if (auto it = pod.requests.find("cpu"); it != pod.requests.end()) pod_req_cpu = it->second.milli_value();
+    if (auto it = pod.requests.find("memory"); it != pod.requests.end()) pod_req_mem = it->second.value();
+    for (std::size_t j = 0; j < m; ++j) {
+      const NodeInfo& n = nodes[s.feasible[j]];
+      s.taint_counts[j] = count_intolerable_prefer_no_schedule(n.node.taints, pod.tolerations);
+      if (!pod.spread_key.empty()) {
+        auto it = n.spread_counts.find(pod.spread_key);
+        s.spread_counts[j] = it == n.spread_counts.end() ? 0 : it->second;
+      }
+      max_taint = std::max(max_taint, s.taint_counts[j]);
+      max_spread = std::max(max_spread, s.spread_counts[j]);
+      const std::int64_t alloc_cpu = at(n.allocatable, kCpu), alloc_mem = at(n.allocatable, kMemory);
+      s.totals[j] = least_allocated(n.nonzero_milli_cpu + pod_cpu, alloc_cpu, n.nonzero_memory + pod_mem, alloc_mem) +
+                    balanced_allocation(at(n.requested, kCpu) + pod_req_cpu, alloc_cpu,
+                                        at(n.requested, kMemory) + pod_req_mem, alloc_mem);
+    }
+    std::int64_t best_total = std::numeric_limits<std::int64_t>::min();
+    for (std::size_t j = 0; j < m; ++j) {
+      // DefaultNormalizeScore(MaxNodeScore, reverse=true) for TaintToleration, weight 3.
+      std::int64_t taint = max_taint == 0 ? kMaxNodeScore : kMaxNodeScore - kMaxNodeScore * s.taint_counts[j] / max_taint;
+      std::int64_t spread = max_spread == 0 ? kMaxNodeScore : kMaxNodeScore * (max_spread - s.spread_counts[j]) / max_spread;
+      s.totals[j] += 3 * taint + 2 * spread;
+      if (s.totals[j] > best_total) {  // strictly greater: the first in evaluation order wins ties
+        best_total = s.totals[j];
+        best = s.feasible[j];
+      }
+    }
+    if (record) {
+      for (std::size_t j = 0; j < m; ++j)
+        result.verdicts.push_back({nodes[s.feasible[j]].node.name, true, "", {}, s.totals[j]});
+    }
+  } else if (record) {
+    result.verdicts.push_back({nodes[best].node.name, true, "", {}, std::nullopt});
+  }
+  result.chosen = best;
+  result.chosen_node = nodes[best].node.name;
+  return result;
+}
+
+}  // namespace
+
+std::string PlacementResult::failed_scheduling_message() const {
+  if (chosen) return {};
+  if (num_all_nodes == 0) return "no nodes available to schedule pods";  // ErrNoNodesAvailable
+  const std::string head = "0/" + std::to_string(num_all_nodes) + " nodes are available:";
+  std::string msg = head;
+  std::map<std::string, int> preemption;
+  if (!prefilter_message.empty()) {
+    msg += " " + prefilter_message + ".";
+    preemption[std::string(kPreemptionNotHelpful)] = static_cast<int>(num_all_nodes);
+  } else {
+    if (!filter_reasons.empty()) msg += " " + join(filter_reasons, ", ") + ".";
+    // nodesWherePreemptionMightHelp: only NodeResourcesFit answers Unschedulable (the other filters
+    // answer UnschedulableAndUnresolvable), so only nodes it rejected are tried,
+    // and without lower-priority pods there are no victims on them.
+    int resolvable_nodes = 0;
+    for (const auto& v : verdicts)
+      if (!v.feasible && v.plugin == "NodeResourcesFit") ++resolvable_nodes;
+    if (resolvable_nodes) preemption[std::string(kPreemptionNoVictims)] = resolvable_nodes;
+    if (num_all_nodes > static_cast<std::size_t>(resolvable_nodes))
+      preemption[std::string(kPreemptionNotHelpful)] = static_cast<int>(num_all_nodes) - resolvable_nodes;
+  }
+  msg += " preemption: " + head + " " + join(histogram(preemption), ", ") + "..";
+  return msg;
+}
+
+PlacementResult place(const PodRequirements& pod, std::span<const NodeInfo> nodes, PlacementState& state) {
+  return run(pod, nodes, state, false);
+}
+
+PlacementResult explain(const PodRequirements& pod, std::span<const NodeInfo> nodes, PlacementState& state) {
+  std::size_t saved = state.next_start_index;
+  state.next_start_index = 0;
+  PlacementResult r = run(pod, nodes, state, true);
+  state.next_start_index = saved;
+  return r;
+}
+
+PlacementResult explain(const PodRequirements& pod, std::span<const Node> nodes) {
+  PlacementState state;
+  std::vector<NodeInfo> infos;
+  infos.reserve(nodes.size());
+  for (const auto& n : nodes) infos.push_back(state.make_node_info(n));
+  return explain(pod, infos, state);
+}
+
+}  // namespace gpupool

@@ -1,0 +1,556 @@
+// Scheduler rules: every filter and its wording, FitError assembly, PreFilter narrowing,
+// numFeasibleNodesToFind, scoring and the seed's walkthrough (Arena --toleration on six nodes).
+#include <doctest/doctest.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "gpupool/error.hpp"
+#include "gpupool/scheduling.hpp"
+
+using namespace gpupool;
+namespace json = boost::json;
+using Op = NodeSelectorOperator;
+
+namespace {
+
+Quantity q(const char* s) { return Quantity::parse(s); }
+
+Node make_node(std::string name, std::vector<Taint> taints = {}, std::map<std::string, std::string> labels = {},
+               std::map<std::string, Quantity> alloc = {}) {
+  Node n;
+  n.name = std::move(name);
+  n.taints = std::move(taints);
+  n.labels = std::move(labels);
+  n.ready_status = "True";
+  n.allocatable = {{"cpu", q("32")}, {"memory", q("256Gi")}, {"pods", q("110")}};
+  for (auto& [k, v] : alloc) n.allocatable[k] = v;
+  n.capacity = n.allocatable;
+  return n;
+}
+
+const Taint kMaster{"node-role.kubernetes.io/master", "", TaintEffect::NoSchedule};
+const Taint kGpu{"gpu_node", "invalid", TaintEffect::NoSchedule};
+const Taint kSsd{"ssd_node", "invalid", TaintEffect::NoSchedule};
+
+// The seed: cn-beijing.192.168.3.225-230; three masters, two gpu_node workers, one ssd_node worker.
+std::vector<Node> seed_nodes() {
+  std::vector<Node> nodes;
+  for (int i = 225; i <= 230; ++i) {
+    std::string name = "cn-beijing.192.168.3." + std::to_string(i);
+    if (i <= 227)
+      nodes.push_back(make_node(name, {kMaster}, {{"node-role.kubernetes.io/master", ""}}));
+    else
+      nodes.push_back(make_node(name, {i == 230 ? kSsd : kGpu}, {}, {{"nvidia.com/gpu", q("8")}}));
+  }
+  return nodes;
+}
+
+PodRequirements gpu_pod(std::vector<Toleration> tolerations, const char* gpus = "1") {
+  PodRequirements p;
+  p.name = "default/mpi-dist-worker-0";
+  p.requests = {{"nvidia.com/gpu", q(gpus)}, {"cpu", q("1")}, {"memory", q("2Gi")}};
+  p.tolerations = std::move(tolerations);
+  return p;
+}
+
+Toleration exists(std::string key) {
+  Toleration t;
+  t.key = std::move(key);
+  t.op = TolerationOperator::Exists;
+  return t;
+}
+
+std::vector<NodeInfo> infos(PlacementState& st, const std::vector<Node>& nodes) {
+  std::vector<NodeInfo> out;
+  for (const auto& n : nodes) out.push_back(st.make_node_info(n));
+  return out;
+}
+
+const NodeVerdict* verdict(const PlacementResult& r, const std::string& node) {
+  for (const auto& v : r.verdicts)
+    if (v.node == node) return &v;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("the seed: Arena --toleration on six tainted nodes") {
+  const auto nodes = seed_nodes();
+  PlacementState st;
+  auto ni = infos(st, nodes);
+
+  SUBCASE("--toleration ssd_node lands on .230") {
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      auto r = place(gpu_pod({parse_toleration("ssd_node")}), ni, st);
+      REQUIRE(r.chosen);
+      CHECK(r.chosen_node == "cn-beijing.192.168.3.230");
+      CHECK(r.failed_scheduling_message().empty());
+    }
+  }
+  SUBCASE("--toleration gpu_node --toleration ssd_node lands on a worker") {
+    auto pod = gpu_pod(parse_tolerations({"gpu_node", "ssd_node"}));
+    std::set<std::string> used;
+    for (int i = 0; i < 3; ++i) {
+      auto r = place(pod, ni, st);
+      REQUIRE(r.chosen);
+      used.insert(r.chosen_node);
+      st.add_pod(ni[*r.chosen], pod);
+    }
+    // LeastAllocated spreads the three pods over the three workers, never a master.
+    CHECK(used == std::set<std::string>{"cn-beijing.192.168.3.228", "cn-beijing.192.168.3.229",
+                                        "cn-beijing.192.168.3.230"});
+  }
+  SUBCASE("--toleration all may land anywhere") {
+    auto pod = gpu_pod({Toleration::all()}, "0");
+    auto r = explain(pod, ni, st);
+    CHECK(r.chosen);
+    CHECK(r.verdicts.size() == 6);
+    for (const auto& v : r.verdicts) CHECK(v.feasible);
+  }
+  SUBCASE("no toleration: the FailedScheduling message") {
+    auto r = place(gpu_pod({}), ni, st);
+    CHECK_FALSE(r.chosen);
+    CHECK(r.failed_scheduling_message() ==
+          "0/6 nodes are available: 1 node(s) had untolerated taint {ssd_node: invalid}, 2 node(s) had untolerated "
+          "taint {gpu_node: invalid}, 3 node(s) had untolerated taint {node-role.kubernetes.io/master: }. "
+          "preemption: 0/6 nodes are available: 6 Preemption is not helpful for scheduling..");
+    REQUIRE(r.verdicts.size() == 6);
+    const NodeVerdict* v = verdict(r, "cn-beijing.192.168.3.230");
+    REQUIRE(v);
+    CHECK(v->plugin == "TaintToleration");
+    CHECK(v->reasons == std::vector<std::string>{"node(s) had untolerated taint {ssd_node: invalid}"});
+  }
+}
+
+TEST_CASE("filters: each plugin's rule and wording") {
+  struct Row {
+    const char* what;
+    Node node;
+    PodRequirements pod;
+    std::string plugin;                // "" : feasible
+    std::vector<std::string> reasons;
+  };
+  auto pod_with = [](auto&& f) {
+    PodRequirements p;
+    f(p);
+    return p;
+  };
+  Node cordoned = make_node("cordoned");
+  cordoned.unschedulable = true;
+  Node gpu = make_node("gpu", {}, {{"accelerator", "v100"}, {"gpus", "8"}}, {{"nvidia.com/gpu", q("8")}});
+  NodeSelectorTerm v100{{{"accelerator", Op::In, {"v100", "a100"}}}, {}};
+  NodeSelectorTerm not_v100{{{"accelerator", Op::NotIn, {"v100"}}}, {}};
+  NodeSelectorTerm has_acc{{{"accelerator", Op::Exists, {}}}, {}};
+  NodeSelectorTerm no_acc{{{"accelerator", Op::DoesNotExist, {}}}, {}};
+  NodeSelectorTerm gt4{{{"gpus", Op::Gt, {"4"}}}, {}};
+  NodeSelectorTerm lt4{{{"gpus", Op::Lt, {"4"}}}, {}};
+  NodeSelectorTerm gt_bad{{{"accelerator", Op::Gt, {"4"}}}, {}};  // label not an integer
+  NodeSelectorTerm name_gpu{{}, {{"metadata.name", Op::In, {"gpu"}}}};
+  NodeSelectorTerm name_not_gpu{{}, {{"metadata.name", Op::NotIn, {"gpu"}}}};
+  NodeSelectorTerm both{{{"accelerator", Op::In, {"v100"}}, {"gpus", Op::Lt, {"4"}}}, {}};  // ANDed
+  NodeSelectorTerm empty{};
+  const std::string affinity = "node(s) didn't match Pod's node affinity/selector";
+
+  const std::vector<Row> rows = {
+      {"plain pod, plain node", make_node("n"), PodRequirements{}, "", {}},
+      {"cordoned node", cordoned, PodRequirements{}, "NodeUnschedulable", {"node(s) were unschedulable"}},
+      {"cordoned node, pod tolerates the unschedulable taint", cordoned,
+       pod_with([](auto& p) { p.tolerations = {parse_toleration("node.kubernetes.io/unschedulable:NoSchedule")}; }),
+       "", {}},
+      {"cordoned node, toleration for another effect", cordoned,
+       pod_with([](auto& p) { p.tolerations = {parse_toleration("node.kubernetes.io/unschedulable:NoExecute")}; }),
+       "NodeUnschedulable", {"node(s) were unschedulable"}},
+      {"cordoned node, tolerate everything", cordoned, pod_with([](auto& p) { p.tolerations = {Toleration::all()}; }), "",
+       {}},
+      {"nodeName elsewhere", make_node("n"), pod_with([](auto& p) { p.node_name = "other"; }), "NodeName",
+       {"node(s) didn't match the requested node name"}},
+      {"nodeName here", make_node("n"), pod_with([](auto& p) { p.node_name = "n"; }), "", {}},
+      {"NoExecute taint filters", make_node("n", {{"evict", "x", TaintEffect::NoExecute}}), PodRequirements{},
+       "TaintToleration", {"node(s) had untolerated taint {evict: x}"}},
+      {"PreferNoSchedule taint does not filter", make_node("n", {{"soft", "", TaintEffect::PreferNoSchedule}}),
+       PodRequirements{}, "", {}},
+      {"first untolerated taint is reported", make_node("n", {kMaster, kGpu}),
+       pod_with([](auto& p) { p.tolerations = {exists("node-role.kubernetes.io/master")}; }), "TaintToleration",
+       {"node(s) had untolerated taint {gpu_node: invalid}"}},
+      {"nodeSelector matches", gpu, pod_with([](auto& p) { p.node_selector = {{"accelerator", "v100"}}; }), "", {}},
+      {"nodeSelector value differs", gpu, pod_with([](auto& p) { p.node_selector = {{"accelerator", "a100"}}; }),
+       "NodeAffinity", {affinity}},
+      {"nodeSelector label missing", make_node("n"), pod_with([](auto& p) { p.node_selector = {{"ssd", "true"}}; }),
+       "NodeAffinity", {affinity}},
+      {"affinity In", gpu, pod_with([&](auto& p) { p.required_node_affinity = {v100}; }), "", {}},
+      {"affinity NotIn", gpu, pod_with([&](auto& p) { p.required_node_affinity = {not_v100}; }), "NodeAffinity",
+       {affinity}},
+      {"affinity NotIn, label absent", make_node("n"), pod_with([&](auto& p) { p.required_node_affinity = {not_v100}; }),
+       "", {}},
+      {"affinity Exists", gpu, pod_with([&](auto& p) { p.required_node_affinity = {has_acc}; }), "", {}},
+      {"affinity DoesNotExist", gpu, pod_with([&](auto& p) { p.required_node_affinity = {no_acc}; }), "NodeAffinity",
+       {affinity}},
+      {"affinity Gt", gpu, pod_with([&](auto& p) { p.required_node_affinity = {gt4}; }), "", {}},
+      {"affinity Lt", gpu, pod_with([&](auto& p) { p.required_node_affinity = {lt4}; }), "NodeAffinity", {affinity}},
+      {"affinity Gt on a non-integer label", gpu, pod_with([&](auto& p) { p.required_node_affinity = {gt_bad}; }),
+       "NodeAffinity", {affinity}},
+      {"expressions of a term are ANDed", gpu, pod_with([&](auto& p) { p.required_node_affinity = {both}; }),
+       "NodeAffinity", {affinity}},
+      {"terms are ORed", gpu, pod_with([&](auto& p) { p.required_node_affinity = {lt4, v100}; }), "", {}},
+      {"an empty term matches nothing", gpu, pod_with([&](auto& p) { p.required_node_affinity = {empty}; }),
+       "NodeAffinity", {affinity}},
+      {"matchFields NotIn", gpu, pod_with([&](auto& p) { p.required_node_affinity = {name_not_gpu}; }),
+       "NodeAffinity", {affinity}},
+      {"matchFields In", gpu, pod_with([&](auto& p) { p.required_node_affinity = {name_gpu}; }), "", {}},
+      {"nodeSelector and affinity must both hold", gpu,
+       pod_with([&](auto& p) {
+         p.node_selector = {{"accelerator", "a100"}};
+         p.required_node_affinity = {v100};
+       }),
+       "NodeAffinity", {affinity}},
+      {"GPUs fit", gpu, pod_with([](auto& p) { p.requests = {{"nvidia.com/gpu", q("8")}}; }), "", {}},
+      {"too many GPUs", gpu, pod_with([](auto& p) { p.requests = {{"nvidia.com/gpu", q("9")}}; }), "NodeResourcesFit",
+       {"Insufficient nvidia.com/gpu"}},
+      {"GPU on a node without any", make_node("n"), pod_with([](auto& p) { p.requests = {{"nvidia.com/gpu", q("1")}}; }),
+       "NodeResourcesFit", {"Insufficient nvidia.com/gpu"}},
+      {"virtual GPUs", make_node("n", {}, {}, {{"virtaitech.com/gpu", q("4")}}),
+       pod_with([](auto& p) { p.requests = {{"virtaitech.com/gpu", q("5")}}; }), "NodeResourcesFit",
+       {"Insufficient virtaitech.com/gpu"}},
+      {"zero request is skipped", make_node("n"), pod_with([](auto& p) { p.requests = {{"nvidia.com/gpu", q("0")}}; }),
+       "", {}},
+      {"cpu, memory and ephemeral-storage", make_node("n", {}, {}, {{"ephemeral-storage", q("100Gi")}}),
+       pod_with([](auto& p) {
+         p.requests = {{"cpu", q("33")}, {"memory", q("257Gi")}, {"ephemeral-storage", q("101Gi")}};
+       }),
+       "NodeResourcesFit", {"Insufficient cpu", "Insufficient memory", "Insufficient ephemeral-storage"}},
+      {"millicores count", make_node("n"), pod_with([](auto& p) { p.requests = {{"cpu", q("32001m")}}; }),
+       "NodeResourcesFit", {"Insufficient cpu"}},
+      {"exactly the allocatable fits", make_node("n"), pod_with([](auto& p) { p.requests = {{"cpu", q("32")}, {"memory", q("256Gi")}}; }),
+       "", {}},
+      {"no pods allowed", make_node("n", {}, {}, {{"pods", q("0")}}), PodRequirements{}, "NodeResourcesFit",
+       {"Too many pods"}},
+      {"unprefixed unknown resources are not scheduled on", make_node("n"),
+       pod_with([](auto& p) { p.requests = {{"widgets", q("5")}}; }), "", {}},
+      {"taints are checked before resources", make_node("n", {kGpu}),
+       pod_with([](auto& p) { p.requests = {{"nvidia.com/gpu", q("1")}}; }), "TaintToleration",
+       {"node(s) had untolerated taint {gpu_node: invalid}"}},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(std::string(r.what));
+    auto res = explain(r.pod, std::vector<Node>{r.node});
+    REQUIRE(res.verdicts.size() == 1);
+    const auto& v = res.verdicts[0];
+    CHECK(v.feasible == r.plugin.empty());
+    CHECK(v.plugin == r.plugin);
+    CHECK(v.reasons == r.reasons);
+    CHECK(res.chosen.has_value() == r.plugin.empty());
+  }
+}
+
+TEST_CASE("NodeResourcesFit counts what is already bound") {
+  PlacementState st;
+  auto ni = infos(st, {make_node("a", {}, {}, {{"nvidia.com/gpu", q("2")}, {"pods", q("2")}})});
+  auto pod = gpu_pod({}, "1");
+  for (int i = 0; i < 2; ++i) {
+    auto r = place(pod, ni, st);
+    REQUIRE(r.chosen);
+    st.add_pod(ni[*r.chosen], pod);
+  }
+  CHECK(ni[0].requested[static_cast<std::size_t>(st.resource_id("nvidia.com/gpu"))] == 2);
+  CHECK(ni[0].pod_count == 2);
+  auto r = place(pod, ni, st);
+  CHECK_FALSE(r.chosen);
+  REQUIRE(r.verdicts.size() == 1);
+  CHECK(r.verdicts[0].reasons == std::vector<std::string>{"Too many pods", "Insufficient nvidia.com/gpu"});
+  CHECK(r.failed_scheduling_message() ==
+        "0/1 nodes are available: 1 Insufficient nvidia.com/gpu, 1 Too many pods. preemption: 0/1 nodes are "
+        "available: 1 No preemption victims found for incoming pod..");
+  st.remove_pod(ni[0], pod);
+  CHECK(place(pod, ni, st).chosen);
+}
+
+TEST_CASE("FailedScheduling messages as kube-scheduler v1.32 assembles them") {
+  SUBCASE("resources and taints mix, preemption sentence splits them") {
+    std::vector<Node> nodes = {make_node("cp", {{"node-role.kubernetes.io/control-plane", "", TaintEffect::NoSchedule}}),
+                               make_node("worker")};
+    auto r = explain(gpu_pod({}), nodes);
+    CHECK(r.failed_scheduling_message() ==
+          "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had untolerated taint "
+          "{node-role.kubernetes.io/control-plane: }. preemption: 0/2 nodes are available: 1 No preemption victims "
+          "found for incoming pod, 1 Preemption is not helpful for scheduling..");
+  }
+  SUBCASE("reasons are sorted as strings, counts included") {
+    std::vector<Node> nodes;
+    for (int i = 0; i < 10; ++i) nodes.push_back(make_node("t" + std::to_string(i), {kGpu}));
+    for (int i = 0; i < 2; ++i) nodes.push_back(make_node("s" + std::to_string(i), {kSsd}));
+    auto r = explain(PodRequirements{}, nodes);
+    CHECK(r.failed_scheduling_message() ==
+          "0/12 nodes are available: 10 node(s) had untolerated taint {gpu_node: invalid}, 2 node(s) had untolerated "
+          "taint {ssd_node: invalid}. preemption: 0/12 nodes are available: 12 Preemption is not helpful for "
+          "scheduling..");
+  }
+  SUBCASE("one node with several insufficient resources counts in each") {
+    auto pod = gpu_pod({}, "1");
+    pod.requests["cpu"] = q("64");
+    auto r = explain(pod, std::vector<Node>{make_node("a"), make_node("b", {}, {}, {{"nvidia.com/gpu", q("1")}})});
+    CHECK(r.failed_scheduling_message() ==
+          "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 2 Insufficient cpu. preemption: 0/2 nodes are "
+          "available: 2 No preemption victims found for incoming pod..");
+  }
+  SUBCASE("unschedulable and affinity") {
+    Node c = make_node("c");
+    c.unschedulable = true;
+    PodRequirements pod;
+    pod.node_selector = {{"disktype", "ssd"}};
+    auto r = explain(pod, std::vector<Node>{c, make_node("d"), make_node("e")});
+    CHECK(r.failed_scheduling_message() ==
+          "0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) didn't match Pod's node "
+          "affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling..");
+  }
+  SUBCASE("an empty cluster") {
+    PlacementState st;
+    auto r = place(PodRequirements{}, std::span<const NodeInfo>{}, st);
+    CHECK(r.failed_scheduling_message() == "no nodes available to schedule pods");
+  }
+}
+
+TEST_CASE("NodeAffinity PreFilter narrows to the nodes named by matchFields") {
+  std::vector<Node> nodes;
+  for (int i = 0; i < 46; ++i) nodes.push_back(make_node("ip-" + std::to_string(i)));
+  nodes[7].allocatable["pods"] = q("4");
+  PlacementState st;
+  auto ni = infos(st, nodes);
+  for (int i = 0; i < 4; ++i) st.add_pod(ni[7], PodRequirements{});
+  PodRequirements pinned;
+  pinned.required_node_affinity = {NodeSelectorTerm{{}, {{"metadata.name", Op::In, {"ip-7"}}}}};
+  auto r = place(pinned, ni, st);
+  CHECK_FALSE(r.chosen);
+  CHECK(r.failed_scheduling_message() ==
+        "0/46 nodes are available: 1 Too many pods, 45 node(s) didn't satisfy plugin(s) [NodeAffinity]. preemption: "
+        "0/46 nodes are available: 1 No preemption victims found for incoming pod, 45 Preemption is not helpful for "
+        "scheduling..");
+  auto e = explain(pinned, ni, st);
+  CHECK(e.verdicts.size() == 46);
+  CHECK(e.failed_scheduling_message() == r.failed_scheduling_message());
+  pinned.required_node_affinity[0].match_fields[0].values = {"ip-8"};
+  auto ok = place(pinned, ni, st);
+  REQUIRE(ok.chosen);
+  CHECK(ok.chosen_node == "ip-8");
+
+  PodRequirements conflict;
+  conflict.required_node_affinity = {NodeSelectorTerm{{},
+                                                      {{"metadata.name", Op::In, {"ip-1"}},
+                                                       {"metadata.name", Op::In, {"ip-2"}}}}};
+  auto c = place(conflict, ni, st);
+  CHECK(c.failed_scheduling_message() ==
+        "0/46 nodes are available: pod affinity terms conflict. preemption: 0/46 nodes are available: 46 Preemption is "
+        "not helpful for scheduling..");
+}
+
+TEST_CASE("numFeasibleNodesToFind") {
+  struct Row {
+    std::size_t nodes;
+    int percentage;
+    std::size_t expect;
+  };
+  const std::vector<Row> rows = {
+      {0, 0, 0},        {10, 0, 10},       {99, 0, 99},        {100, 0, 100},     {200, 0, 100},
+      {1000, 0, 420},   {1500, 0, 570},    {5000, 0, 500},     {6000, 0, 300},    {15000, 0, 750},
+      {1000, 100, 1000}, {1000, 50, 500},  {1000, 1, 100},     {50, 10, 50},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.nodes);
+    CAPTURE(r.percentage);
+    CHECK(num_feasible_nodes_to_find(r.nodes, r.percentage) == r.expect);
+  }
+}
+
+TEST_CASE("large clusters: stop after numFeasibleNodesToFind and rotate the start index") {
+  std::vector<Node> nodes;
+  for (int i = 0; i < 5000; ++i) nodes.push_back(make_node("n" + std::to_string(i)));
+  PlacementState st;
+  auto ni = infos(st, nodes);
+  st.record_verdicts = true;
+  auto r = place(PodRequirements{}, ni, st);
+  REQUIRE(r.chosen);
+  CHECK(r.verdicts.size() == 500);  // 10% of 5000 evaluated
+  CHECK(st.next_start_index == 500);
+  CHECK(*r.chosen < 500);
+  auto r2 = place(PodRequirements{}, ni, st);
+  REQUIRE(r2.chosen);
+  CHECK(*r2.chosen >= 500);
+  CHECK(*r2.chosen < 1000);
+  CHECK(st.next_start_index == 1000);
+  st.next_start_index = 4900;  // wraps around
+  auto r3 = place(PodRequirements{}, ni, st);
+  CHECK(st.next_start_index == 400);
+  REQUIRE(r3.chosen);
+  CHECK((*r3.chosen >= 4900 || *r3.chosen < 400));
+}
+
+TEST_CASE("scoring") {
+  PlacementState st;
+  SUBCASE("PreferNoSchedule taints lower the score") {
+    auto ni = infos(st, {make_node("soft", {{"soft", "", TaintEffect::PreferNoSchedule}}), make_node("clean")});
+    auto r = place(PodRequirements{}, ni, st);
+    REQUIRE(r.chosen);
+    CHECK(r.chosen_node == "clean");
+    PodRequirements tolerant;
+    tolerant.tolerations = {exists("soft")};
+    auto e = explain(tolerant, ni, st);
+    REQUIRE(e.verdicts.size() == 2);
+    CHECK(e.verdicts[0].score == e.verdicts[1].score);
+    CHECK(e.chosen_node == "soft");  // a tie: the first in evaluation order
+  }
+  SUBCASE("LeastAllocated prefers the emptier node") {
+    auto ni = infos(st, {make_node("busy"), make_node("idle")});
+    PodRequirements big;
+    big.requests = {{"cpu", q("16")}, {"memory", q("128Gi")}};
+    st.add_pod(ni[0], big);
+    auto r = place(big, ni, st);
+    REQUIRE(r.chosen);
+    CHECK(r.chosen_node == "idle");
+  }
+  SUBCASE("pods with the same spread key spread out") {
+    auto ni = infos(st, {make_node("a"), make_node("b")});
+    PodRequirements replica;
+    replica.spread_key = "default/ReplicaSet/web";
+    PodRequirements other;
+    other.spread_key = "default/ReplicaSet/db";
+    // each node carries one pod; only a already runs a replica of web.
+    st.add_pod(ni[0], replica);
+    st.add_pod(ni[1], other);
+    auto r = place(replica, ni, st);
+    REQUIRE(r.chosen);
+    CHECK(r.chosen_node == "b");
+    CHECK(ni[0].spread_counts.at("default/ReplicaSet/web") == 1);
+    st.remove_pod(ni[0], replica);
+    CHECK(ni[0].spread_counts.count("default/ReplicaSet/web") == 0);
+  }
+  SUBCASE("a single feasible node is chosen without scoring") {
+    auto ni = infos(st, {make_node("a", {kGpu}), make_node("b")});
+    st.record_verdicts = true;
+    auto r = place(PodRequirements{}, ni, st);
+    REQUIRE(r.chosen);
+    CHECK(r.chosen_node == "b");
+    const NodeVerdict* v = verdict(r, "b");
+    REQUIRE(v);
+    CHECK_FALSE(v->score.has_value());
+  }
+}
+
+TEST_CASE("effective_pod_requests: containers, init containers, sidecars, overhead, limits") {
+  auto res = [](std::map<std::string, Quantity> req, std::map<std::string, Quantity> lim = {}, bool sidecar = false) {
+    return ContainerResources{std::move(req), std::move(lim), sidecar};
+  };
+  struct Row {
+    const char* what;
+    std::vector<ContainerResources> containers, inits;
+    std::map<std::string, Quantity> overhead;
+    std::map<std::string, std::string> expect;
+  };
+  const std::vector<Row> rows = {
+      {"containers add up", {res({{"cpu", q("500m")}}), res({{"cpu", q("1")}, {"memory", q("1Gi")}})}, {}, {},
+       {{"cpu", "1500m"}, {"memory", "1Gi"}}},
+      {"a limit without a request is the request", {res({}, {{"nvidia.com/gpu", q("2")}, {"cpu", q("2")}})}, {}, {},
+       {{"cpu", "2"}, {"nvidia.com/gpu", "2"}}},
+      {"a request wins over its limit", {res({{"cpu", q("1")}}, {{"cpu", q("4")}})}, {}, {}, {{"cpu", "1"}}},
+      {"an init container larger than the sum wins", {res({{"cpu", q("1")}})}, {res({{"cpu", q("3")}, {"memory", q("1Gi")}})},
+       {}, {{"cpu", "3"}, {"memory", "1Gi"}}},
+      {"a smaller init container changes nothing", {res({{"cpu", q("2")}})}, {res({{"cpu", q("1")}})}, {}, {{"cpu", "2"}}},
+      {"sidecars add to the containers and to later init containers",
+       {res({{"cpu", q("1")}})},
+       {res({{"cpu", q("500m")}}, {}, true), res({{"cpu", q("2")}})},
+       {},
+       {{"cpu", "2500m"}}},
+      {"overhead is added", {res({{"cpu", q("1")}})}, {}, {{"cpu", q("250m")}, {"memory", q("120Mi")}},
+       {{"cpu", "1250m"}, {"memory", "120Mi"}}},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(std::string(r.what));
+    auto got = effective_pod_requests(r.containers, r.inits, r.overhead);
+    std::map<std::string, std::string> printed;
+    for (const auto& [k, v] : got) printed[k] = v.to_string();
+    CHECK(printed == r.expect);
+  }
+  auto nonzero = effective_pod_requests({res({}), res({{"cpu", q("1")}})}, {}, {}, true);
+  CHECK(nonzero.at("cpu").milli_value() == 1100);
+  CHECK(nonzero.at("memory").value() == 2 * 200LL * 1024 * 1024);
+}
+
+TEST_CASE("PodRequirements::from_pod_json") {
+  auto pod = json::parse(R"({
+    "apiVersion": "v1", "kind": "Pod",
+    "metadata": {"name": "mpi-dist-worker-0", "namespace": "team-a",
+                 "ownerReferences": [{"apiVersion": "kubeflow.org/v1", "kind": "MPIJob", "name": "mpi-dist",
+                                      "uid": "u1", "controller": true}]},
+    "spec": {
+      "nodeName": "",
+      "nodeSelector": {"gpu": "v100"},
+      "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a", "b"]}]},
+        {"matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["bad"]}]}]}}},
+      "tolerations": [{"key": "ssd_node", "operator": "Exists"},
+                      {"key": "gpu_node", "operator": "Equal", "value": "invalid", "effect": "NoSchedule"},
+                      {"key": "node.kubernetes.io/not-ready", "operator": "Exists", "effect": "NoExecute",
+                       "tolerationSeconds": 300}],
+      "initContainers": [{"name": "stage", "resources": {"requests": {"cpu": "2"}}}],
+      "containers": [{"name": "worker", "resources": {"limits": {"nvidia.com/gpu": 1, "memory": "8Gi"},
+                                                      "requests": {"cpu": "500m"}}},
+                     {"name": "sidecar"}]
+    }})");
+  auto p = PodRequirements::from_pod_json(pod);
+  CHECK(p.name == "team-a/mpi-dist-worker-0");
+  CHECK(p.spread_key == "team-a/MPIJob/mpi-dist");
+  CHECK(p.requests.at("cpu").to_string() == "2");
+  CHECK(p.requests.at("memory").to_string() == "8Gi");
+  CHECK(p.requests.at("nvidia.com/gpu").value() == 1);
+  CHECK(p.nonzero_milli_cpu == 2000);  // max(500m + 100m default, 2)
+  CHECK(p.nonzero_memory == 8LL * 1024 * 1024 * 1024 + 200LL * 1024 * 1024);
+  CHECK(p.node_selector == std::map<std::string, std::string>{{"gpu", "v100"}});
+  REQUIRE(p.required_node_affinity.size() == 2);
+  CHECK(p.required_node_affinity[0].match_expressions[0] == NodeSelectorRequirement{"zone", Op::In, {"a", "b"}});
+  CHECK(p.required_node_affinity[1].match_fields[0].op == Op::NotIn);
+  REQUIRE(p.tolerations.size() == 3);
+  CHECK(p.tolerations[0] == exists("ssd_node"));
+  CHECK(p.tolerations[1].effect == TaintEffect::NoSchedule);
+  CHECK(p.tolerations[2].toleration_seconds == 300);
+
+  struct Bad {
+    std::string spec;
+    std::string field;
+  };
+  const std::vector<Bad> bad = {
+      {R"({"containers": [{"resources": {"requests": {"cpu": "lots"}}}]})", "spec.containers[0].resources.requests[cpu]"},
+      {R"({"containers": [{"resources": {"limits": {"memory": 1.5}}}]})", "spec.containers[0].resources.limits[memory]"},
+      {R"({"containers": {}})", "spec.containers"},
+      {R"({"tolerations": [{"key": "a", "operator": "Maybe"}]})", "spec.tolerations[0].operator"},
+      {R"({"tolerations": [{"key": "a", "operator": "Exists", "value": "x"}]})", "spec.tolerations[0].operator"},
+      {R"({"tolerations": [{"key": "a", "effect": "Sometimes"}]})", "spec.tolerations[0].effect"},
+      {R"({"nodeSelector": {"a": 1}})", "spec.nodeSelector[a]"},
+      {R"({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+          {"matchExpressions": [{"key": "zone", "operator": "In"}]}]}}}})",
+       "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]"
+       ".values"},
+      {R"({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+          {"matchExpressions": [{"key": "gpus", "operator": "Gt", "values": ["many"]}]}]}}}})",
+       "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]"
+       ".values[0]"},
+      {R"({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+          {"matchFields": [{"key": "metadata.uid", "operator": "In", "values": ["x"]}]}]}}}})",
+       "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0]"
+       ".key"},
+      {R"({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+          {"matchExpressions": [{"key": "zone", "operator": "Near", "values": ["x"]}]}]}}}})",
+       "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]"
+       ".operator"},
+  };
+  for (const auto& b : bad) {
+    CAPTURE(b.spec);
+    try {
+      PodRequirements::from_pod_json(json::parse(R"({"metadata": {"name": "p"}, "spec": )" + b.spec + "}"));
+      FAIL("expected a ValidationError");
+    } catch (const ValidationError& e) {
+      CHECK(e.field() == b.field);
+    }
+  }
+}
