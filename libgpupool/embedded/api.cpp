@@ -21,8 +21,9 @@ std::string q(const Request& r, const std::string& key, std::string dflt = "") {
   return it == r.query.end() ? dflt : it->second;
 }
 bool q_true(const Request& r, const std::string& key) {
+  // strconv.ParseBool, as the API server parses boolean query parameters.
   const auto v = q(r, key);
-  return v == "true" || v == "1";
+  return v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True";
 }
 
 Response json_response(int status, const json::value& v) {
@@ -189,6 +190,48 @@ json::object group_list(const Store& store) {
                                   {"preferredVersion", json::object{{"groupVersion", g + "/" + pv}, {"version", pv}}}});
   }
   return {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", std::move(groups)}};
+}
+
+// ---- OpenAPI v3 -----------------------------------------------------------------------------------
+// Just enough for kubectl: the root lists one document per group version, and each document has
+// the PATCH operation of every kind with the fieldValidation parameter. kubectl's
+// QueryParamVerifierV3 (cli-runtime/pkg/resource/query_param_verifier_v3.go) then validates on
+// the server (fieldValidation=Strict) instead of downloading the v2 schema. No schemas are served:
+// `kubectl explain` is not supported. /openapi/v2 is 404, which kubectl apply tolerates (it falls
+// back to the patch metadata compiled into it).
+Response openapi(const Store& store, const std::vector<std::string>& segs, const std::string& version) {
+  if (segs.size() < 2 || segs[1] != "v3") throw StatusError(404, "NotFound", "the server could not find the requested resource");
+  std::map<std::string, std::vector<const ResourceType*>> by_gv;
+  for (const auto* t : store.types())
+    by_gv[t->group.empty() ? "api/" + t->version : "apis/" + t->group + "/" + t->version].push_back(t);
+  if (segs.size() == 2) {
+    json::object paths;
+    for (const auto& [gv, types] : by_gv) {
+      (void)types;
+      paths[gv] = json::object{{"serverRelativeURL", "/openapi/v3/" + gv + "?hash=" + std::to_string(store.revision())}};
+    }
+    return json_response(200, json::object{{"paths", std::move(paths)}});
+  }
+  std::string gv;
+  for (std::size_t i = 2; i < segs.size(); ++i) gv += (i > 2 ? "/" : "") + segs[i];
+  auto it = by_gv.find(gv);
+  if (it == by_gv.end()) throw StatusError(404, "NotFound", "the server could not find the requested resource");
+  json::object paths;
+  for (const auto* t : it->second) {
+    const std::string base = "/" + gv + (t->namespaced ? "/namespaces/{namespace}/" : "/") + t->resource + "/{name}";
+    json::array params{json::object{{"name", "dryRun"}, {"in", "query"}, {"schema", json::object{{"type", "string"}}}},
+                       json::object{{"name", "fieldManager"}, {"in", "query"}, {"schema", json::object{{"type", "string"}}}},
+                       json::object{{"name", "fieldValidation"}, {"in", "query"}, {"schema", json::object{{"type", "string"}}}},
+                       json::object{{"name", "force"}, {"in", "query"}, {"schema", json::object{{"type", "boolean"}}}}};
+    json::object gvk{{"group", t->group}, {"version", t->version}, {"kind", t->kind}};
+    paths[base] = json::object{{"patch", json::object{{"operationId", "patch" + t->kind},
+                                                      {"parameters", std::move(params)},
+                                                      {"x-kubernetes-action", "patch"},
+                                                      {"x-kubernetes-group-version-kind", std::move(gvk)}}}};
+  }
+  return json_response(200, json::object{{"openapi", "3.0.0"},
+                                         {"info", json::object{{"title", "Kubernetes"}, {"version", version}}},
+                                         {"paths", std::move(paths)}});
 }
 
 // ---- CRDs ----------------------------------------------------------------------------------------
@@ -367,6 +410,7 @@ Response Api::dispatch(const Request& r) const {
   if (segs.empty()) {
     return json_response(200, json::object{{"paths", json::array{"/api", "/api/v1", "/apis", "/version"}}});
   }
+  if (segs[0] == "openapi") return openapi(store_, segs, options_.server_version);
   if (segs[0] != "api" && segs[0] != "apis")
     throw StatusError(404, "NotFound", "the server could not find the requested resource");
   // Discovery.

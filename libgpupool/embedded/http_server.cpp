@@ -76,7 +76,9 @@ std::string reason_text(int status) {
 }  // namespace
 
 std::string verb_of(const Request& r) {
-  const bool watch = r.query.count("watch") && (r.query.find("watch")->second == "true" || r.query.find("watch")->second == "1");
+  const auto w = r.query.find("watch");
+  const bool watch = w != r.query.end() && (w->second == "1" || w->second == "t" || w->second == "T" ||
+                                            w->second == "true" || w->second == "TRUE" || w->second == "True");
   std::vector<std::string_view> segs;
   std::string_view p = r.path;
   while (!p.empty()) {

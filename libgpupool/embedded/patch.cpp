@@ -182,12 +182,14 @@ json::value json_patch(const json::value& target, const json::array& ops) {
 
 std::string merge_key(std::string_view kind, std::string_view path) {
   // patchStrategy/patchMergeKey tags from k8s.io/api (core/v1 types.go, apps/v1, batch/v1, meta/v1).
+  // NodeSpec.taints and PodSpec.tolerations carry no patchStrategy: they are replaced whole (kubectl
+  // taint sends the complete new list, as `kubectl -v=9 taint` shows).
   static const std::pair<std::string_view, std::string_view> suffix_keys[] = {
       {"containers", "name"},      {"initContainers", "name"},  {"ephemeralContainers", "name"},
       {"volumes", "name"},         {"volumeMounts", "mountPath"}, {"volumeDevices", "devicePath"},
       {"env", "name"},             {"ports", "containerPort"},  {"imagePullSecrets", "name"},
       {"hostAliases", "ip"},       {"ownerReferences", "uid"},  {"conditions", "type"},
-      {"addresses", "type"},       {"taints", "key"},           {"finalizers", "$primitive"},
+      {"addresses", "type"},       {"finalizers", "$primitive"},
       {"topologySpreadConstraints", "topologyKey"}, {"resourceClaims", "name"}, {"schedulingGates", "name"},
   };
   (void)kind;

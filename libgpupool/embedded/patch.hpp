@@ -3,7 +3,8 @@
 //  - JSON patch (RFC 6902): add, remove, replace, move, copy, test.
 //  - Strategic merge patch (k8s.io/apimachinery/pkg/util/strategicpatch): like merge patch, but
 //    lists declared `patchStrategy:"merge"` in the Go types merge element-wise by their
-//    patchMergeKey (containers by name, taints by key, ...), with the directives `$patch`
+//    patchMergeKey (containers by name, volumes by name, env by name, ...; taints and tolerations
+//    have no strategy and are replaced), with the directives `$patch`
 //    (delete/replace/merge), `$setElementOrder/<list>`, `$deleteFromPrimitiveList/<list>` and
 //    `$retainKeys`.
 // Errors are StatusError 400 BadRequest (malformed patch) or 422 (a failed `test`).

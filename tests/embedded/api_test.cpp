@@ -1,0 +1,399 @@
+// The REST layer without HTTP: Status errors, patch types, tables, dryRun, watch streams, faults.
+#include <doctest/doctest.h>
+
+#include "embedded/api.hpp"
+#include "embedded/faults.hpp"
+#include "embedded/http_server.hpp"
+#include "embedded/patch.hpp"
+#include "embedded/table.hpp"
+
+using namespace gpupool;
+using namespace gpupool::embedded;
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+namespace {
+
+struct Fixture {
+  Clock clock = Clock::manual();
+  Store store{clock};
+  Api api{store, {}};
+  Fixture() {
+    for (const char* ns : {"alice", "bob"})
+      store.create(store.type("", "namespaces"), "", json::object{{"metadata", json::object{{"name", ns}}}});
+    store.create(store.type("", "nodes"), "",
+                 json::parse(R"({"metadata":{"name":"n1","labels":{"node-role.kubernetes.io/master":""}},
+                   "status":{"conditions":[{"type":"Ready","status":"True"}],"nodeInfo":{"kubeletVersion":"v1.32.0"}}})")
+                     .as_object());
+  }
+  Response call(std::string method, std::string path, std::string body = "", std::string user = "admin",
+                std::string content_type = "application/json", std::string accept = "application/json") {
+    Request r;
+    r.method = std::move(method);
+    const auto qm = path.find('?');
+    r.path = path.substr(0, qm);
+    if (qm != std::string::npos) {
+      std::string qs = path.substr(qm + 1);
+      std::size_t i = 0;
+      while (i <= qs.size()) {
+        auto amp = qs.find('&', i);
+        if (amp == std::string::npos) amp = qs.size();
+        auto part = qs.substr(i, amp - i);
+        auto eq = part.find('=');
+        r.query.emplace(part.substr(0, eq), eq == std::string::npos ? "" : part.substr(eq + 1));
+        i = amp + 1;
+      }
+    }
+    r.body = std::move(body);
+    r.content_type = std::move(content_type);
+    r.accept = std::move(accept);
+    r.user = user;
+    if (user == "admin") r.groups = {"system:masters"};
+    return api.handle(r);
+  }
+  json::object json_of(const Response& r) { return json::parse(r.body).as_object(); }
+};
+
+const char* kPod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","labels":{"app":"a"}},
+  "spec":{"containers":[{"name":"c","image":"busybox","resources":{"requests":{"cpu":"1"}}}]}})";
+
+}  // namespace
+
+TEST_CASE("every Status error, as the API server sends it") {
+  Fixture f;
+  REQUIRE(f.call("POST", "/api/v1/namespaces/alice/pods", kPod).status == 201);
+  auto stale = f.json_of(f.call("GET", "/api/v1/namespaces/alice/pods/p"));
+  REQUIRE(f.call("PATCH", "/api/v1/namespaces/alice/pods/p", R"({"metadata":{"labels":{"x":"y"}}})", "admin",
+                 "application/merge-patch+json")
+              .status == 200);
+  struct Row {
+    std::string method, path, body, user, content_type;
+    int code;
+    std::string reason, message;
+  };
+  const Row rows[] = {
+      {"GET", "/api/v1/namespaces/alice/pods/nope", "", "admin", "", 404, "NotFound", "pods \"nope\" not found"},
+      {"POST", "/api/v1/namespaces/alice/pods", kPod, "admin", "application/json", 409, "AlreadyExists",
+       "pods \"p\" already exists"},
+      {"PUT", "/api/v1/namespaces/alice/pods/p", json::serialize(stale), "admin", "application/json", 409, "Conflict",
+       "Operation cannot be fulfilled on pods \"p\": the object has been modified; please apply your changes to the "
+       "latest version and try again"},
+      {"POST", "/api/v1/namespaces/alice/pods",
+       R"({"metadata":{"name":"UPPER"},"spec":{"containers":[{"name":"c","image":"x"}]}})", "admin", "application/json",
+       422, "Invalid",
+       "Pod \"UPPER\" is invalid: metadata.name: Invalid value: \"UPPER\": a lowercase RFC 1123 subdomain must consist "
+       "of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
+       "'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"},
+      {"GET", "/api/v1/namespaces/bob/pods", "", "alice", "", 403, "Forbidden",
+       "pods is forbidden: User \"alice\" cannot list resource \"pods\" in API group \"\" in the namespace \"bob\""},
+      {"PATCH", "/api/v1/nodes/n1", "{}", "alice", "application/merge-patch+json", 403, "Forbidden",
+       "nodes \"n1\" is forbidden: User \"alice\" cannot patch resource \"nodes\" in API group \"\" at the cluster scope"},
+      {"GET", "/api/v1/namespaces/alice/pods", "", "", "", 401, "Unauthorized", "Unauthorized"},
+      {"POST", "/api/v1/namespaces/alice/pods", "{not json", "admin", "application/json", 400, "BadRequest", ""},
+      {"GET", "/api/v1/namespaces/alice/pods?labelSelector=a%20in%20(b", "", "admin", "", 400, "BadRequest", ""},
+      {"PATCH", "/api/v1/namespaces/alice/pods/p", "{}", "admin", "text/plain", 415, "UnsupportedMediaType", ""},
+      {"PATCH", "/api/v1/namespaces/alice/pods/p", "{}", "admin", "application/apply-patch+yaml", 422, "Invalid",
+       "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"},
+      {"POST", "/api/v1/namespaces/alice/pods?dryRun=Some", kPod, "admin", "application/json", 400, "BadRequest",
+       "dryRun: Unsupported value: \"Some\": supported values: \"All\""},
+      {"GET", "/api/v1/namespaces/alice/widgets", "", "admin", "", 404, "NotFound",
+       "the server could not find the requested resource"},
+      {"OPTIONS", "/api/v1/namespaces/alice/pods", "", "admin", "", 405, "MethodNotAllowed", "OPTIONS is not supported"},
+      {"POST", "/api/v1/namespaces/ghost/pods", kPod, "admin", "application/json", 404, "NotFound",
+       "namespaces \"ghost\" not found"},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.method);
+    CAPTURE(r.path);
+    auto resp = f.call(r.method, r.path, r.body, r.user, r.content_type);
+    CHECK(resp.status == r.code);
+    auto s = f.json_of(resp);
+    CHECK(s["kind"] == "Status");
+    CHECK(s["apiVersion"] == "v1");
+    CHECK(s["status"] == "Failure");
+    CHECK(s["reason"] == json::value(r.reason));
+    CHECK(s["code"] == r.code);
+    if (!r.message.empty()) CHECK(s["message"] == json::value(r.message));
+  }
+  // Invalid carries field causes; NotFound names the object in details.
+  auto inv = f.json_of(f.call("POST", "/api/v1/namespaces/alice/pods",
+                              R"({"metadata":{"name":"UPPER"},"spec":{"containers":[{"name":"c","image":"x"}]}})"));
+  CHECK(inv["details"].at("causes").at(0).at("field") == "metadata.name");
+  CHECK(inv["details"].at("kind") == "Pod");
+  auto nf = f.json_of(f.call("GET", "/apis/apps/v1/namespaces/alice/deployments/gone"));
+  CHECK(nf["details"] == json::parse(R"({"name":"gone","group":"apps","kind":"deployments"})"));
+  // 429 from the fault injector carries Retry-After.
+  auto tmr = status_response(StatusError(429, "TooManyRequests", "Too many requests, please try again later.", {}, {}, {}, {}, 3));
+  CHECK(tmr.headers == std::vector<std::pair<std::string, std::string>>{{"Retry-After", "3"}});
+  CHECK(f.json_of(tmr)["details"].at("retryAfterSeconds") == 3);
+}
+
+TEST_CASE("patch types: merge, JSON, strategic (merge keys and directives), server-side apply, scale") {
+  Fixture f;
+  REQUIRE(f.call("POST", "/apis/apps/v1/namespaces/alice/deployments", R"({"metadata":{"name":"d"},"spec":{"replicas":1,
+    "selector":{"matchLabels":{"app":"d"}},"template":{"metadata":{"labels":{"app":"d"}},"spec":{
+    "containers":[{"name":"a","image":"x:1","env":[{"name":"E1","value":"1"}]},{"name":"b","image":"y:1"}],
+    "tolerations":[{"key":"k","operator":"Exists"}]}}}})")
+              .status == 201);
+  auto patch = [&](const std::string& ct, const std::string& body, const std::string& extra = "") {
+    auto r = f.call("PATCH", "/apis/apps/v1/namespaces/alice/deployments/d" + extra, body, "admin", ct);
+    REQUIRE_MESSAGE(r.status == 200, r.body);
+    return f.json_of(r);
+  };
+  const std::string spec_path = "spec.template.spec.";
+  // Strategic: containers merge by name, env by name; tolerations are replaced.
+  auto d = patch("application/strategic-merge-patch+json", R"({"spec":{"template":{"spec":{
+    "containers":[{"name":"b","image":"y:2"},{"name":"a","env":[{"name":"E2","value":"2"}]}],
+    "tolerations":[{"key":"other","operator":"Exists"}]}}}})");
+  auto cs = d["spec"].at("template").at("spec").at("containers").as_array();
+  REQUIRE(cs.size() == 2);
+  CHECK(cs[0].at("image") == "x:1");
+  CHECK(cs[0].at("env").as_array().size() == 2);
+  CHECK(cs[1].at("image") == "y:2");
+  CHECK(d["spec"].at("template").at("spec").at("tolerations") == json::parse(R"([{"key":"other","operator":"Exists"}])"));
+  CHECK(d["metadata"].at("generation") == 2);
+  // $patch: delete and $setElementOrder.
+  d = patch("application/strategic-merge-patch+json", R"({"spec":{"template":{"spec":{
+    "$setElementOrder/containers":[{"name":"b"}],"containers":[{"$patch":"delete","name":"a"}]}}}})");
+  cs = d["spec"].at("template").at("spec").at("containers").as_array();
+  REQUIRE(cs.size() == 1);
+  CHECK(cs[0].at("name") == "b");
+  // JSON merge patch replaces lists; null deletes.
+  d = patch("application/merge-patch+json", R"({"metadata":{"labels":{"l":"1"}},"spec":{"template":{"spec":{"tolerations":null}}}})");
+  CHECK(!d["spec"].at("template").at("spec").as_object().contains("tolerations"));
+  CHECK(d["metadata"].at("labels").at("l") == "1");
+  // JSON patch, including a failed test (422).
+  d = patch("application/json-patch+json", R"([{"op":"replace","path":"/spec/replicas","value":5},
+    {"op":"add","path":"/metadata/labels/m","value":"2"},{"op":"remove","path":"/metadata/labels/l"}])");
+  CHECK(d["spec"].at("replicas") == 5);
+  CHECK(d["metadata"].at("labels") == json::parse(R"({"m":"2"})"));
+  auto failed = f.call("PATCH", "/apis/apps/v1/namespaces/alice/deployments/d", R"([{"op":"test","path":"/spec/replicas","value":1}])",
+                       "admin", "application/json-patch+json");
+  CHECK(failed.status == 422);
+  // Scale subresource (kubectl scale sends a merge patch to .../scale).
+  auto sc = patch("application/merge-patch+json", R"({"spec":{"replicas":7}})", "/scale");
+  CHECK(sc["kind"] == "Scale");
+  CHECK(sc["spec"].at("replicas") == 7);
+  CHECK(sc["status"].at("selector") == "app=d");
+  CHECK(f.store.get(f.store.type("apps", "deployments"), "alice", "d").at("spec").at("replicas") == 7);
+  // Server-side apply creates, then merges, recording the field manager.
+  auto ap = f.call("PATCH", "/api/v1/namespaces/alice/services/svc?fieldManager=gpupool",
+                   "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\nspec:\n  ports:\n  - port: 80\n", "admin",
+                   "application/apply-patch+yaml");
+  REQUIRE_MESSAGE(ap.status == 201, ap.body);
+  ap = f.call("PATCH", "/api/v1/namespaces/alice/services/svc?fieldManager=gpupool",
+              "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\n  labels: {a: b}\nspec:\n  ports:\n  - port: 80\n",
+              "admin", "application/apply-patch+yaml");
+  REQUIRE(ap.status == 200);
+  auto svc = f.json_of(ap);
+  CHECK(svc["metadata"].at("labels").at("a") == "b");
+  CHECK(svc["metadata"].at("managedFields").at(0).at("manager") == "gpupool");
+  // Strategic merge on a custom resource is refused (415), as for CRDs.
+  auto mpi = f.call("POST", "/apis/kubeflow.org/v1/namespaces/alice/mpijobs", R"({"metadata":{"name":"m"},"spec":{}})");
+  REQUIRE(mpi.status == 201);
+  CHECK(f.call("PATCH", "/apis/kubeflow.org/v1/namespaces/alice/mpijobs/m", "{}", "admin",
+               "application/strategic-merge-patch+json")
+            .status == 415);
+}
+
+TEST_CASE("patch functions (table)") {
+  struct Row {
+    const char* target;
+    const char* patch;
+    const char* kind;  // "" = merge patch
+    const char* result;
+  };
+  const Row rows[] = {
+      {R"({"a":1,"b":{"c":2}})", R"({"b":{"c":null,"d":3}})", "", R"({"a":1,"b":{"d":3}})"},
+      {R"({"a":[1,2]})", R"({"a":[3]})", "", R"({"a":[3]})"},
+      {R"({"spec":{"containers":[{"name":"a","image":"1"}]}})", R"({"spec":{"containers":[{"name":"b","image":"2"}]}})",
+       "Pod", R"({"spec":{"containers":[{"name":"a","image":"1"},{"name":"b","image":"2"}]}})"},
+      {R"({"spec":{"containers":[{"name":"a","image":"1"}]}})",
+       R"({"spec":{"containers":[{"$patch":"replace"},{"name":"b","image":"2"}]}})", "Pod",
+       R"({"spec":{"containers":[{"name":"b","image":"2"}]}})"},
+      {R"({"spec":{"taints":[{"key":"a","effect":"NoSchedule"},{"key":"b","effect":"NoSchedule"}]}})",
+       R"({"spec":{"taints":[{"key":"b","effect":"NoSchedule"}]}})", "Node",
+       R"({"spec":{"taints":[{"key":"b","effect":"NoSchedule"}]}})"},
+      {R"({"metadata":{"finalizers":["x"]}})", R"({"metadata":{"finalizers":["y"]}})", "Pod",
+       R"({"metadata":{"finalizers":["x","y"]}})"},
+      {R"({"metadata":{"finalizers":["x","y"]}})", R"({"metadata":{"$deleteFromPrimitiveList/finalizers":["x"]}})",
+       "Pod", R"({"metadata":{"finalizers":["y"]}})"},
+      {R"({"spec":{"a":1,"b":2}})", R"({"spec":{"$retainKeys":["b"],"b":3}})", "Pod", R"({"spec":{"b":3}})"},
+      {R"({"spec":{"x":{"y":1}}})", R"({"spec":{"x":{"$patch":"replace","z":2}}})", "Pod", R"({"spec":{"x":{"z":2}}})"},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.patch);
+    const auto t = json::parse(r.target), p = json::parse(r.patch);
+    const auto out = std::string(r.kind).empty() ? merge_patch(t, p) : strategic_merge_patch(t, p, r.kind);
+    CHECK(json::serialize(out) == json::serialize(json::parse(r.result)));
+  }
+}
+
+TEST_CASE("tables: columns kubectl prints, -o wide columns at priority 1, ages from the clock") {
+  Fixture f;
+  auto r = f.call("GET", "/api/v1/nodes", "", "admin", "", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json");
+  auto t = f.json_of(r);
+  CHECK(t["kind"] == "Table");
+  std::vector<std::string> names, wide;
+  for (const auto& c : t["columnDefinitions"].as_array())
+    (c.at("priority") == 0 ? names : wide).emplace_back(c.at("name").as_string());
+  CHECK(names == std::vector<std::string>{"Name", "Status", "Roles", "Age", "Version"});
+  CHECK(wide.front() == "Internal-IP");
+  CHECK(t["rows"].at(0).at("cells") == json::parse(R"(["n1","Ready","master","0s","v1.32.0","<none>","<none>","","",""])"));
+  CHECK(t["rows"].at(0).at("object").at("kind") == "PartialObjectMetadata");
+  f.clock.advance(std::chrono::hours(70));
+  t = f.json_of(f.call("GET", "/api/v1/nodes?includeObject=None", "", "admin", "", "application/json;as=Table;v=v1;g=meta.k8s.io"));
+  CHECK(t["rows"].at(0).at("cells").at(3) == "2d22h");
+  CHECK(!t["rows"].at(0).as_object().contains("object"));
+
+  struct Age {
+    std::chrono::seconds d;
+    const char* text;
+  };
+  const Age ages[] = {{0s, "0s"}, {119s, "119s"}, {120s, "2m"}, {150s, "2m30s"}, {600s, "10m"}, {3h, "3h"},
+                      {std::chrono::seconds(3 * 3600 + 300), "3h5m"}, {9h, "9h"}, {48h, "2d"}, {49h, "2d1h"},
+                      {std::chrono::hours(24 * 9), "9d"}, {std::chrono::hours(24 * 800), "2y70d"},
+                      {std::chrono::hours(24 * 365 * 9), "9y"}};
+  for (const auto& a : ages) CHECK(human_duration(a.d) == a.text);
+}
+
+TEST_CASE("list, dryRun, delete propagation and a watch stream over the API") {
+  Fixture f;
+  REQUIRE(f.call("POST", "/api/v1/namespaces/alice/pods?dryRun=All", kPod).status == 201);
+  CHECK(f.call("GET", "/api/v1/namespaces/alice/pods/p").status == 404);
+  const auto rv0 = f.store.revision();
+  REQUIRE(f.call("POST", "/api/v1/namespaces/alice/pods", kPod).status == 201);
+  auto list = f.json_of(f.call("GET", "/api/v1/namespaces/alice/pods?limit=1&fieldSelector=metadata.name=p"));
+  CHECK(list["kind"] == "PodList");
+  CHECK(list["items"].as_array().size() == 1);
+
+  // Watch from rv0: the ADDED event, then a MODIFIED made after the stream started.
+  Request w;
+  w.method = "GET";
+  w.path = "/api/v1/namespaces/alice/pods";
+  w.query = {{"watch", "true"}, {"resourceVersion", std::to_string(rv0)}, {"timeoutSeconds", "1"}};
+  w.user = "alice";
+  auto resp = f.api.handle(w);
+  REQUIRE(resp.stream);
+  f.store.mutate(f.store.type("", "pods"), "alice", "p", [](json::object& o) { o["metadata"].as_object()["labels"] = json::object{}; });
+  std::vector<std::string> lines;
+  std::atomic<bool> stop{false};
+  resp.stream(
+      [&](std::string_view s) {
+        lines.emplace_back(s);
+        if (lines.size() == 2) stop = true;
+        return true;
+      },
+      stop);
+  REQUIRE(lines.size() == 2);
+  CHECK(json::parse(lines[0]).at("type") == "ADDED");
+  CHECK(json::parse(lines[1]).at("type") == "MODIFIED");
+
+  // A version older than the history: the stream reports 410 Expired as an ERROR event.
+  Clock c2 = Clock::manual();
+  Store small(c2, Store::Options{.history = 2, .mpijob_version = "v1"});
+  Api api2(small, {});
+  small.create(small.type("", "namespaces"), "", json::object{{"metadata", json::object{{"name", "x"}}}});
+  for (int i = 0; i < 5; ++i)
+    small.create(small.type("", "configmaps"), "x", json::object{{"metadata", json::object{{"name", "c" + std::to_string(i)}}}});
+  w.path = "/api/v1/namespaces/x/configmaps";
+  w.query = {{"watch", "1"}, {"resourceVersion", "2"}};
+  w.groups = {"system:masters"};
+  auto expired = api2.handle(w);
+  REQUIRE(expired.stream);
+  std::string line;
+  expired.stream([&](std::string_view s) { line = s; return true; }, stop);
+  auto ev = json::parse(line).as_object();
+  CHECK(ev["type"] == "ERROR");
+  CHECK(ev["object"].at("code") == 410);
+  CHECK(ev["object"].at("reason") == "Expired");
+
+  // Deleting a Deployment in the background removes what it owns; pods return the object.
+  auto dep = f.json_of(f.call("POST", "/apis/apps/v1/namespaces/alice/deployments", R"({"metadata":{"name":"d"},"spec":{}})"));
+  auto rs = json::parse(R"({"metadata":{"name":"d-1"},"spec":{}})").as_object();
+  rs["metadata"].as_object()["ownerReferences"] = json::array{json::object{
+      {"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "d"}, {"uid", dep["metadata"].at("uid")}}};
+  f.store.create(f.store.type("apps", "replicasets"), "alice", rs);
+  auto del = f.json_of(f.call("DELETE", "/apis/apps/v1/namespaces/alice/deployments/d", R"({"propagationPolicy":"Background"})"));
+  CHECK(del["status"] == "Success");
+  CHECK(f.call("GET", "/apis/apps/v1/namespaces/alice/replicasets/d-1").status == 404);
+  CHECK(f.json_of(f.call("DELETE", "/api/v1/namespaces/alice/pods/p"))["kind"] == "Pod");
+}
+
+TEST_CASE("discovery lists built-in kinds and CRDs registered at run time") {
+  Fixture f;
+  auto v1 = f.json_of(f.call("GET", "/api/v1"));
+  bool pods = false, binding = false;
+  for (const auto& r : v1["resources"].as_array()) {
+    if (r.at("name") == "pods") pods = r.at("shortNames").at(0) == "po";
+    if (r.at("name") == "pods/binding") binding = true;
+  }
+  CHECK(pods);
+  CHECK(binding);
+  auto groups = f.json_of(f.call("GET", "/apis"));
+  std::vector<std::string> names;
+  for (const auto& g : groups["groups"].as_array()) names.emplace_back(g.at("name").as_string());
+  CHECK(std::find(names.begin(), names.end(), "kubeflow.org") != names.end());
+  CHECK(f.call("GET", "/apis/example.com/v1").status == 404);
+  auto crd = f.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", R"({"metadata":{"name":"widgets.example.com"},
+    "spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"widgets","kind":"Widget","singular":"widget"},
+    "versions":[{"name":"v1","served":true,"storage":true,"subresources":{"status":{}}}]}})");
+  REQUIRE_MESSAGE(crd.status == 201, crd.body);
+  auto gv = f.json_of(f.call("GET", "/apis/example.com/v1"));
+  CHECK(gv["resources"].at(0).at("name") == "widgets");
+  CHECK(f.call("POST", "/apis/example.com/v1/namespaces/alice/widgets", R"({"metadata":{"name":"w"}})", "alice").status == 201);
+  auto established = f.json_of(f.call("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com"));
+  CHECK(established["status"].at("conditions").at(1).at("type") == "Established");
+  CHECK(f.call("DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com").status == 200);
+  CHECK(f.call("GET", "/apis/example.com/v1/namespaces/alice/widgets").status == 404);
+  // Only the admin may define kinds.
+  CHECK(f.call("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", "", "alice").status == 403);
+}
+
+TEST_CASE("fault injection is deterministic per seed, per verb, and counted") {
+  FaultConfig cfg;
+  cfg.seed = 42;
+  cfg.rules["create"] = FaultRule{0.2, 0.1, 0.1, 0.1, 0ms, 2};
+  auto draw = [&] {
+    FaultInjector fi(cfg);
+    std::vector<int> out;
+    for (int i = 0; i < 400; ++i) out.push_back(static_cast<int>(fi.decide(i % 2 ? "create" : "get").action));
+    return std::make_pair(out, fi.counters());
+  };
+  auto [a, ca] = draw();
+  auto [b, cb] = draw();
+  CHECK(a == b);
+  CHECK(ca.requests == 400);
+  for (std::size_t i = 0; i < a.size(); i += 2) CHECK(a[i] == 0);  // "get" has no rule
+  CHECK(ca.total() > 40);
+  CHECK(ca.total() < 140);
+  CHECK(ca.too_many_requests > ca.internal_error);
+  CHECK(ca.connection_reset > 0);
+  FaultConfig all;
+  all.rules["*"] = FaultRule{0, 0, 1.0, 0, 0ms, 1};
+  FaultInjector fi(all);
+  CHECK(fi.decide("watch").action == FaultInjector::Action::Unavailable);
+
+  struct Row {
+    const char* method;
+    const char* path;
+    const char* query;
+    const char* verb;
+  };
+  const Row rows[] = {{"GET", "/api/v1/namespaces/a/pods", "", "list"},
+                      {"GET", "/api/v1/namespaces/a/pods/p", "", "get"},
+                      {"GET", "/api/v1/namespaces/a/pods", "true", "watch"},
+                      {"GET", "/api/v1/nodes/n", "", "get"},
+                      {"GET", "/apis/apps/v1/namespaces/a/deployments", "", "list"},
+                      {"POST", "/api/v1/namespaces/a/pods", "", "create"},
+                      {"DELETE", "/api/v1/namespaces/a/pods", "", "deletecollection"},
+                      {"DELETE", "/apis/batch/v1/namespaces/a/jobs/j", "", "delete"},
+                      {"PATCH", "/api/v1/nodes/n", "", "patch"}};
+  for (const auto& r : rows) {
+    Request q;
+    q.method = r.method;
+    q.path = r.path;
+    if (std::string(r.query) == "true") q.query.emplace("watch", "true");
+    CHECK(verb_of(q) == r.verb);
+  }
+}

@@ -1,0 +1,255 @@
+// The embedded server driven by the real clients: /usr/bin/kubectl and the official Python client.
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "embedded/store.hpp"
+#include "gpupool/embedded.hpp"
+
+using namespace gpupool;
+using namespace gpupool::embedded;
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+namespace {
+
+struct Run {
+  int code = -1;
+  std::string out, err;
+};
+
+Run run(const std::string& cmd, const std::string& scratch) {
+  Run r;
+  const std::string err_path = scratch + "/stderr.txt";
+  FILE* p = ::popen((cmd + " 2>" + err_path).c_str(), "r");
+  REQUIRE(p);
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int status = ::pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(err_path);
+  std::stringstream ss;
+  ss << e.rdbuf();
+  r.err = ss.str();
+  return r;
+}
+
+std::vector<std::vector<std::string>> table_rows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::istringstream ls(line);
+    std::string c;
+    while (ls >> c) cells.push_back(c);
+    if (!cells.empty()) rows.push_back(cells);
+  }
+  return rows;
+}
+
+struct Cluster {
+  EmbeddedServer server;
+  std::string cache;
+  Cluster() : server(options()) { cache = server.kubeconfig_dir() + "/kubectl-cache"; }
+  static EmbeddedOptions options() {
+    EmbeddedOptions o;
+    o.users = {"alice", "bob"};
+    o.topology = "seed";
+    return o;
+  }
+  Run kubectl(const std::string& who, const std::string& args) {
+    const std::string kc = who == "admin" ? server.admin_kubeconfig() : server.kubeconfig(who);
+    return run("/usr/bin/kubectl --kubeconfig " + kc + " --cache-dir " + cache + " " + args, server.kubeconfig_dir());
+  }
+  const ResourceType& type(const char* g, const char* r) { return server.store().type(g, r); }
+};
+
+const char* kMaster = "cn-beijing.192.168.3.225";
+const char* kWorker = "cn-beijing.192.168.3.228";
+
+}  // namespace
+
+TEST_CASE("kubectl get nodes prints the seed's columns") {
+  Cluster c;
+  auto r = c.kubectl("admin", "get nodes");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  auto rows = table_rows(r.out);
+  REQUIRE(rows.size() == 7);
+  CHECK(rows[0] == std::vector<std::string>{"NAME", "STATUS", "ROLES", "AGE", "VERSION"});
+  CHECK(rows[1][0] == kMaster);
+  CHECK(rows[1][1] == "Ready");
+  CHECK(rows[1][2] == "master");
+  CHECK(rows[4][0] == kWorker);
+  CHECK(rows[4][2] == "<none>");
+  // Ages come from the cluster clock: advancing it ages every node.
+  const std::string before = rows[4][3];
+  c.server.advance(std::chrono::hours(24 * 3));
+  auto later = table_rows(c.kubectl("admin", "get nodes").out);
+  CHECK(later[4][3] != before);
+  auto wide = table_rows(c.kubectl("admin", "get nodes -o wide").out);
+  CHECK(wide[0][5] == "INTERNAL-IP");
+  CHECK(wide[4][5] == "192.168.3.228");
+  // Users may read nodes too.
+  CHECK(c.kubectl("alice", "get nodes").code == 0);
+}
+
+TEST_CASE("kubectl taint, label and cordon change the node; only the admin may") {
+  Cluster c;
+  const auto& nodes = c.type("", "nodes");
+  auto taints = [&] {
+    auto n = c.server.store().get(nodes, "", kWorker);
+    const auto* t = n.at("spec").as_object().if_contains("taints");
+    return t ? json::serialize(*t) : std::string("none");
+  };
+  auto r = c.kubectl("admin", std::string("taint nodes ") + kWorker + " gpu_node=invalid:NoSchedule");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out == std::string("node/") + kWorker + " tainted\n");
+  CHECK(taints() == R"([{"effect":"NoSchedule","key":"gpu_node","value":"invalid"}])");
+  // Adding an existing key+effect again is refused by kubectl itself; overwrite replaces.
+  r = c.kubectl("admin", std::string("taint nodes ") + kWorker + " gpu_node=other:NoSchedule --overwrite");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(taints() == R"([{"effect":"NoSchedule","key":"gpu_node","value":"other"}])");
+  r = c.kubectl("admin", std::string("taint nodes ") + kWorker + " ssd_node=invalid:NoSchedule");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  r = c.kubectl("admin", std::string("taint nodes ") + kWorker + " gpu_node:NoSchedule-");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out == std::string("node/") + kWorker + " untainted\n");
+  CHECK(taints() == R"([{"effect":"NoSchedule","key":"ssd_node","value":"invalid"}])");
+
+  r = c.kubectl("admin", std::string("label nodes ") + kWorker + " disktype=ssd");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  auto rows = table_rows(c.kubectl("admin", "get nodes -l disktype=ssd").out);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[1][0] == kWorker);
+
+  r = c.kubectl("admin", std::string("cordon ") + kWorker);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  rows = table_rows(c.kubectl("admin", std::string("get node ") + kWorker).out);
+  CHECK(rows[1][1] == "Ready,SchedulingDisabled");
+  CHECK(c.server.store().get(nodes, "", kWorker).at("spec").at("unschedulable") == true);
+
+  r = c.kubectl("alice", std::string("taint nodes ") + kWorker + " x=y:NoSchedule");
+  CHECK(r.code != 0);
+  CHECK(r.err == std::string("Error from server (Forbidden): nodes \"") + kWorker +
+                     "\" is forbidden: User \"alice\" cannot patch resource \"nodes\" in API group \"\" at the cluster "
+                     "scope\n");
+}
+
+TEST_CASE("kubectl apply of a guide-style Deployment with PVC, NFS and hostPath volumes; get pods -o wide; delete") {
+  Cluster c;
+  const std::string manifest = std::string(GPUPOOL_SOURCE_DIR) + "/tests/embedded/data/guide-deployment.yaml";
+  auto r = c.kubectl("alice", "apply -f " + manifest);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out == "persistentvolumeclaim/results-pvc created\ndeployment.apps/tf-train created\n");
+  const auto& deploys = c.type("apps", "deployments");
+  auto d = c.server.store().get(deploys, "alice", "tf-train");
+  const auto& vols = d.at("spec").at("template").at("spec").at("volumes").as_array();
+  REQUIRE(vols.size() == 4);
+  CHECK(vols[1].at("nfs").at("server") == "10.1.0.20");
+  CHECK(vols[2].at("hostPath").at("path") == "/data");
+  CHECK(d.at("metadata").at("annotations").as_object().contains("kubectl.kubernetes.io/last-applied-configuration"));
+  r = c.kubectl("alice", "apply -f " + manifest);
+  CHECK(r.out == "persistentvolumeclaim/results-pvc unchanged\ndeployment.apps/tf-train unchanged\n");
+
+  // Pods as the scheduler and kubelet would leave them (created directly through the store).
+  const auto& pods = c.type("", "pods");
+  auto pod = json::parse(R"({"metadata":{"name":"tf-train-abc12","labels":{"app":"tf-train"}},
+    "spec":{"nodeName":"cn-beijing.192.168.3.229","containers":[{"name":"trainer","image":"x"}]},
+    "status":{"phase":"Running","podIP":"10.244.1.7","containerStatuses":[{"name":"trainer","ready":true,"restartCount":0}]}})")
+                 .as_object();
+  c.server.store().create(pods, "alice", pod);
+  r = c.kubectl("alice", "get pods -o wide");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  auto rows = table_rows(r.out);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0] == std::vector<std::string>{"NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "NOMINATED",
+                                            "NODE", "READINESS", "GATES"});
+  CHECK(rows[1][0] == "tf-train-abc12");
+  CHECK(rows[1][1] == "1/1");
+  CHECK(rows[1][2] == "Running");
+  CHECK(rows[1][5] == "10.244.1.7");
+  CHECK(rows[1][6] == "cn-beijing.192.168.3.229");
+
+  r = c.kubectl("alice", "delete deployment tf-train");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out == "deployment.apps \"tf-train\" deleted\n");
+  CHECK(!c.server.store().find(deploys, "alice", "tf-train"));
+  r = c.kubectl("alice", "get deployment tf-train");
+  CHECK(r.code == 1);
+  CHECK(r.err == "Error from server (NotFound): deployments.apps \"tf-train\" not found\n");
+}
+
+TEST_CASE("a user is confined to its own namespace, with the real Forbidden message") {
+  Cluster c;
+  struct Row {
+    std::string who, args, err;
+  };
+  const Row rows[] = {
+      {"alice", "get pods -n bob",
+       "Error from server (Forbidden): pods is forbidden: User \"alice\" cannot list resource \"pods\" in API group \"\" "
+       "in the namespace \"bob\"\n"},
+      {"bob", "get deployments -n alice",
+       "Error from server (Forbidden): deployments.apps is forbidden: User \"bob\" cannot list resource \"deployments\" "
+       "in API group \"apps\" in the namespace \"alice\"\n"},
+      {"alice", "get pods -A",
+       "Error from server (Forbidden): pods is forbidden: User \"alice\" cannot list resource \"pods\" in API group \"\" "
+       "at the cluster scope\n"},
+      {"alice", "delete node cn-beijing.192.168.3.230",
+       "Error from server (Forbidden): nodes \"cn-beijing.192.168.3.230\" is forbidden: User \"alice\" cannot delete "
+       "resource \"nodes\" in API group \"\" at the cluster scope\n"},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.args);
+    auto res = c.kubectl(r.who, r.args);
+    CHECK(res.code == 1);
+    CHECK(res.err == r.err);
+  }
+  CHECK(c.kubectl("alice", "get pods").err == "No resources found in alice namespace.\n");
+  // The client-certificate kubeconfig authenticates as the same user.
+  auto cert = run("/usr/bin/kubectl --kubeconfig " + c.server.cert_kubeconfig("bob") + " --cache-dir " + c.cache +
+                      " get pods -n alice",
+                  c.server.kubeconfig_dir());
+  CHECK(cert.err.find("User \"bob\" cannot list resource \"pods\"") != std::string::npos);
+  // A wrong token is Unauthorized.
+  std::ifstream in(c.server.kubeconfig("alice"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string text = ss.str();
+  const auto pos = text.find("token: ");
+  REQUIRE(pos != std::string::npos);
+  text.replace(pos + 7, 8, "deadbeef");
+  const std::string bad = c.server.kubeconfig_dir() + "/bad.kubeconfig";
+  std::ofstream(bad) << text;
+  auto unauth = run("/usr/bin/kubectl --kubeconfig " + bad + " --cache-dir " + c.cache + " get pods",
+                    c.server.kubeconfig_dir());
+  CHECK(unauth.code == 1);
+  CHECK(unauth.err.find("Unauthorized") != std::string::npos);
+}
+
+TEST_CASE("the official Python client lists, creates, patches and watches") {
+  Cluster c;
+  const std::string script = std::string(GPUPOOL_SOURCE_DIR) + "/tests/embedded/python_client_check.py";
+  auto r = run("/usr/bin/python3 " + script + " " + c.server.kubeconfig("alice") + " alice", c.server.kubeconfig_dir());
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  std::string expected_nodes;
+  for (int i = 225; i <= 230; ++i) expected_nodes += (i > 225 ? "," : "") + std::string("cn-beijing.192.168.3.") + std::to_string(i);
+  CHECK(r.out == "nodes: " + expected_nodes +
+                     "\n"
+                     "created: py-pod alice True\n"
+                     "patched: patched py\n"
+                     "listed: py-pod\n"
+                     "watched: ADDED py-pod-2;DELETED py-pod\n"
+                     "scaled: 4\n"
+                     "forbidden: 403 Forbidden\n"
+                     "notfound: 404\n");
+  const auto& deploys = c.type("apps", "deployments");
+  CHECK(c.server.store().get(deploys, "alice", "py-deploy").at("spec").at("replicas") == 4);
+}
