@@ -1,0 +1,422 @@
+#include "embedded/scheduler.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "embedded/controllers_util.hpp"
+#include "embedded/store.hpp"
+#include "gpupool/node.hpp"
+#include "gpupool/scheduling.hpp"
+
+namespace gpupool::embedded {
+namespace {
+
+using util::name_of;
+using util::namespace_of;
+using util::object_at;
+using util::string_of;
+
+bool terminal(const json::object& pod) {
+  const std::string p = string_of(object_at(pod, {"status"}), "phase");
+  return p == "Succeeded" || p == "Failed";
+}
+std::string key_of(const json::object& o) { return namespace_of(o) + "/" + name_of(o); }
+std::string node_of(const json::object& pod) { return string_of(object_at(pod, {"spec"}), "nodeName"); }
+std::string scheduler_of(const json::object& pod) {
+  std::string s = string_of(object_at(pod, {"spec"}), "schedulerName");
+  return s.empty() ? "default-scheduler" : s;
+}
+
+json::object pod_scheduled(bool ok, Clock::time_point now, const std::string& message = {}) {
+  json::object c{{"type", "PodScheduled"}, {"status", ok ? "True" : "False"}, {"lastProbeTime", nullptr},
+                 {"lastTransitionTime", to_rfc3339(now)}};
+  if (!ok) {
+    c["reason"] = "Unschedulable";
+    c["message"] = message;
+  }
+  return c;
+}
+
+void set_pod_condition(Store& store, const std::string& ns, const std::string& name, const json::object& cond) {
+  const auto& pods = store.type("", "pods");
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    auto cur = store.find(pods, ns, name);
+    if (!cur) return;
+    json::object next = *cur;
+    json::object& status = util::ensure_object(next, "status");
+    if (!status.contains("phase")) status["phase"] = "Pending";
+    json::value& conds = status["conditions"];
+    if (!conds.is_array()) conds = json::array{};
+    if (!util::set_condition(conds.as_array(), cond)) return;
+    try {
+      store.update(pods, ns, std::move(next), {}, "status");
+      return;
+    } catch (const StatusError& e) {
+      if (e.code() != 409) throw;
+    }
+  }
+}
+
+}  // namespace
+
+void bind_pod(Store& store, const std::string& ns, const std::string& pod, const std::string& node) {
+  const auto& pods = store.type("", "pods");
+  // registry/core/pod/storage assignPod: nodeName is set once; the PodScheduled condition follows.
+  store.mutate(pods, ns, pod, [&](json::object& o) {
+    json::object& spec = util::ensure_object(o, "spec");
+    const std::string cur = string_of(&spec, "nodeName");
+    if (!cur.empty())
+      throw StatusError::conflict(pods, pod + "/binding", fmt::format("pod {} is already assigned to node \"{}\"", pod, cur));
+    spec["nodeName"] = node;
+  });
+  set_pod_condition(store, ns, pod, pod_scheduled(true, store.clock().now()));
+}
+
+// ---- ResourceQuota -----------------------------------------------------------------------------
+
+std::map<std::string, Quantity> pod_quota_usage(const json::object& pod) {
+  std::map<std::string, Quantity> out;
+  if (terminal(pod)) return out;
+  out["pods"] = Quantity::from_int(1);
+  out["count/pods"] = Quantity::from_int(1);
+  const PodRequirements req = PodRequirements::from_pod_json(json::value(pod));
+  for (const auto& [name, q] : req.requests) {
+    if (name == "pods") continue;
+    out["requests." + name] = q;
+    if (name == "cpu" || name == "memory" || name == "ephemeral-storage") out[name] = q;
+  }
+  if (const json::array* cs = util::array_at(pod, {"spec"}, "containers"))
+    for (const auto& c : *cs)
+      if (const json::object* lim = c.is_object() ? object_at(c.as_object(), {"resources", "limits"}) : nullptr)
+        for (const auto& [k, v] : *lim)
+          if (v.is_string() && (k == "cpu" || k == "memory" || k == "ephemeral-storage"))
+            out["limits." + std::string(k)] += Quantity::parse(v.as_string(), "limits");
+  return out;
+}
+
+namespace {
+
+std::map<std::string, Quantity> hard_of(const json::object& quota) {
+  std::map<std::string, Quantity> out;
+  if (const json::object* h = object_at(quota, {"spec", "hard"}))
+    for (const auto& [k, v] : *h) {
+      if (v.is_string()) out[std::string(k)] = Quantity::parse(v.as_string(), "spec.hard");
+      else if (v.is_int64()) out[std::string(k)] = Quantity::from_int(v.as_int64());
+    }
+  return out;
+}
+
+std::map<std::string, Quantity> used_in(Store& store, const std::string& ns, const std::string& skip = {}) {
+  std::map<std::string, Quantity> used;
+  for (const auto& p : store.list(store.type("", "pods"), ns).items) {
+    if (!skip.empty() && name_of(*p) == skip) continue;
+    for (const auto& [k, v] : pod_quota_usage(*p)) used[k] += v;
+  }
+  return used;
+}
+
+// quota.prettyPrint: sorted "name=value" joined by ",".
+std::string pretty(const std::map<std::string, Quantity>& m) {
+  std::string out;
+  for (const auto& [k, v] : m) out += (out.empty() ? "" : ",") + k + "=" + v.to_string();
+  return out;
+}
+
+}  // namespace
+
+QuotaController::QuotaController(Store& store) : store_(store) {
+  store_.add_admission([this](AdmissionRequest& r) {
+    if (r.operation != AdmissionRequest::Operation::Create || !r.type || r.type->resource != "pods" ||
+        !r.type->group.empty() || !r.object)
+      return;
+    const auto& quotas = store_.type("", "resourcequotas");
+    const auto list = store_.list(quotas, r.ns);
+    if (list.items.empty()) return;
+    const auto requested_all = pod_quota_usage(*r.object);
+    const auto used_all = used_in(store_, r.ns);
+    for (const auto& q : list.items) {
+      const auto hard = hard_of(*q);
+      std::map<std::string, Quantity> requested, used, limited;
+      for (const auto& [k, req] : requested_all) {
+        auto h = hard.find(k);
+        if (h == hard.end()) continue;
+        const Quantity u = used_all.count(k) ? used_all.at(k) : Quantity{};
+        if (u + req > h->second) {
+          requested[k] = req;
+          used[k] = u;
+          limited[k] = h->second;
+        }
+      }
+      if (requested.empty()) continue;
+      const std::string name = name_of(*r.object);
+      throw StatusError(403, "Forbidden",
+                        fmt::format("pods \"{}\" is forbidden: exceeded quota: {}, requested: {}, used: {}, limited: {}",
+                                    name, name_of(*q), pretty(requested), pretty(used), pretty(limited)),
+                        name, "", "pods");
+    }
+  });
+  subscription_ = store_.subscribe([this](const WatchEvent& e) { on_event(e); });
+}
+
+QuotaController::~QuotaController() { store_.unsubscribe(subscription_); }
+
+void QuotaController::on_event(const WatchEvent& e) {
+  if (!e.type_info || !e.object || !e.type_info->group.empty()) return;
+  const std::string& r = e.type_info->resource;
+  if (r != "pods" && r != "resourcequotas") return;
+  if (r == "pods" && e.type == EventType::Modified && e.old_object &&
+      terminal(*e.old_object) == terminal(*e.object))
+    return;  // usage changes only on create, delete and finishing
+  refresh(namespace_of(*e.object));
+}
+
+void QuotaController::refresh(const std::string& ns) {
+  const auto& quotas = store_.type("", "resourcequotas");
+  const auto list = store_.list(quotas, ns);
+  if (list.items.empty()) return;
+  const auto used_all = used_in(store_, ns);
+  for (const auto& q : list.items) {
+    json::object hard_json, used_json;
+    for (const auto& [k, v] : hard_of(*q)) {
+      hard_json[k] = v.to_string();
+      used_json[k] = (used_all.count(k) ? used_all.at(k) : Quantity{}).to_string();
+    }
+    json::object status{{"hard", std::move(hard_json)}, {"used", std::move(used_json)}};
+    if (const json::object* old = object_at(*q, {"status"}); old && *old == status) continue;
+    json::object next = *q;
+    next["status"] = std::move(status);
+    try {
+      store_.update(quotas, ns, std::move(next), {}, quotas.has_status ? "status" : "");
+    } catch (const StatusError&) {
+      // A concurrent change; the next event refreshes again.
+    }
+  }
+}
+
+// ---- Scheduler -----------------------------------------------------------------------------------
+
+struct Scheduler::Impl {
+  SchedulerOptions options;
+  std::mutex mu;
+  PlacementState state;
+  std::vector<NodeInfo> nodes;
+  std::map<std::string, std::size_t> node_index;
+  std::map<std::string, std::pair<std::string, PodRequirements>> accounted;  // pod key -> (node, requirements)
+  bool dirty = true;
+  std::set<std::string> pending, unschedulable;
+  std::map<std::string, std::string> failure_event;  // pod key -> event name
+  bool busy = false;
+  std::uint64_t event_counter = 0;
+
+  bool serves(const json::object& pod) const {
+    const std::string s = scheduler_of(pod);
+    return std::find(options.scheduler_names.begin(), options.scheduler_names.end(), s) != options.scheduler_names.end();
+  }
+  void retry_unschedulable() {
+    pending.insert(unschedulable.begin(), unschedulable.end());
+    unschedulable.clear();
+  }
+};
+
+Scheduler::Scheduler(Store& store, const Clock& clock, SchedulerOptions options)
+    : store_(store), clock_(clock), impl_(std::make_unique<Impl>()) {
+  impl_->options = std::move(options);
+  subscription_ = store_.subscribe([this](const WatchEvent& e) { on_event(e); });
+  for (const auto& p : store_.list(store_.type("", "pods"), "").items)
+    if (node_of(*p).empty() && impl_->serves(*p) && !terminal(*p)) impl_->pending.insert(key_of(*p));
+}
+
+Scheduler::~Scheduler() { store_.unsubscribe(subscription_); }
+
+std::vector<std::string> Scheduler::unschedulable() const {
+  std::lock_guard lk(impl_->mu);
+  return {impl_->unschedulable.begin(), impl_->unschedulable.end()};
+}
+
+void Scheduler::on_event(const WatchEvent& e) {
+  if (!e.type_info || !e.object || !e.type_info->group.empty()) return;
+  const std::string& r = e.type_info->resource;
+  if (r != "pods" && r != "nodes") return;
+  bool work = false;
+  {
+    std::lock_guard lk(impl_->mu);
+    if (r == "nodes") {
+      impl_->dirty = true;
+      impl_->retry_unschedulable();
+      work = !impl_->pending.empty();
+    } else {
+      const std::string key = key_of(*e.object);
+      const std::string node = node_of(*e.object);
+      auto acc = impl_->accounted.find(key);
+      const bool gone = e.type == EventType::Deleted || terminal(*e.object);
+      if (gone) {
+        impl_->pending.erase(key);
+        impl_->unschedulable.erase(key);
+        if (acc != impl_->accounted.end()) {
+          if (auto n = impl_->node_index.find(acc->second.first); n != impl_->node_index.end() && !impl_->dirty)
+            impl_->state.remove_pod(impl_->nodes[n->second], acc->second.second);
+          impl_->accounted.erase(acc);
+          impl_->retry_unschedulable();
+        }
+        if (e.type == EventType::Deleted) impl_->failure_event.erase(key);
+      } else if (!node.empty()) {
+        impl_->pending.erase(key);
+        impl_->unschedulable.erase(key);
+        if (acc == impl_->accounted.end() && !impl_->dirty) {
+          try {
+            PodRequirements req = PodRequirements::from_pod_json(json::value(*e.object));
+            if (auto n = impl_->node_index.find(node); n != impl_->node_index.end())
+              impl_->state.add_pod(impl_->nodes[n->second], req);
+            impl_->accounted.emplace(key, std::make_pair(node, std::move(req)));
+          } catch (const ValidationError&) {
+          }
+        }
+      } else if (impl_->serves(*e.object) && !impl_->unschedulable.count(key)) {
+        impl_->pending.insert(key);
+      }
+      work = !impl_->pending.empty();
+    }
+  }
+  if (work) sync();
+}
+
+std::size_t Scheduler::sync() {
+  {
+    std::lock_guard lk(impl_->mu);
+    if (impl_->busy) return 0;
+    impl_->busy = true;
+    impl_->retry_unschedulable();
+  }
+  const auto& pods = store_.type("", "pods");
+  const auto& events = store_.type("", "events");
+  std::size_t bound = 0;
+  for (;;) {
+    std::string key;
+    json::object pod;
+    PodRequirements req;
+    PlacementResult result;
+    {
+      std::lock_guard lk(impl_->mu);
+      if (impl_->dirty) {
+        // Rebuild the node cache: nodes, then every bound, unfinished pod.
+        impl_->nodes.clear();
+        impl_->node_index.clear();
+        impl_->accounted.clear();
+        for (const auto& n : store_.list(store_.type("", "nodes"), "").items) {
+          try {
+            impl_->node_index[name_of(*n)] = impl_->nodes.size();
+            impl_->nodes.push_back(impl_->state.make_node_info(Node::from_json(json::value(*n))));
+          } catch (const ValidationError&) {
+            impl_->node_index.erase(name_of(*n));
+          }
+        }
+        for (const auto& p : store_.list(pods, "").items) {
+          const std::string node = node_of(*p);
+          if (node.empty() || terminal(*p)) continue;
+          try {
+            PodRequirements r = PodRequirements::from_pod_json(json::value(*p));
+            if (auto it = impl_->node_index.find(node); it != impl_->node_index.end())
+              impl_->state.add_pod(impl_->nodes[it->second], r);
+            impl_->accounted.emplace(key_of(*p), std::make_pair(node, std::move(r)));
+          } catch (const ValidationError&) {
+          }
+        }
+        impl_->dirty = false;
+      }
+      if (impl_->pending.empty()) {
+        impl_->busy = false;
+        break;
+      }
+      key = *impl_->pending.begin();
+      impl_->pending.erase(impl_->pending.begin());
+      const auto slash = key.find('/');
+      auto cur = store_.find(pods, key.substr(0, slash), key.substr(slash + 1));
+      if (!cur || !node_of(*cur).empty() || terminal(*cur) || !impl_->serves(*cur)) continue;
+      pod = *cur;
+      try {
+        req = PodRequirements::from_pod_json(json::value(pod));
+      } catch (const ValidationError&) {
+        continue;
+      }
+      result = place(req, impl_->nodes, impl_->state);
+      if (result.chosen) {
+        impl_->state.add_pod(impl_->nodes[*result.chosen], req);
+        impl_->accounted.emplace(key, std::make_pair(result.chosen_node, req));
+      } else {
+        impl_->unschedulable.insert(key);
+      }
+    }
+    const std::string ns = namespace_of(pod), name = name_of(pod);
+    const auto now = clock_.now();
+    const std::string component = scheduler_of(pod);
+    auto event = [&](const char* type, const char* reason, const std::string& message, const std::string& existing) {
+      json::object involved{{"kind", "Pod"}, {"namespace", ns}, {"name", name}, {"uid", util::uid_of(pod)},
+                            {"apiVersion", "v1"}, {"resourceVersion", string_of(object_at(pod, {"metadata"}), "resourceVersion")}};
+      if (!existing.empty()) {
+        // The event recorder's aggregation: the same message again bumps count and lastTimestamp.
+        try {
+          store_.mutate(events, ns, existing, [&](json::object& ev) {
+            ev["count"] = util::int_of(&ev, "count", 1) + 1;
+            ev["lastTimestamp"] = to_rfc3339(now);
+            ev["message"] = message;
+          });
+          return existing;
+        } catch (const StatusError&) {
+        }
+      }
+      std::string ev_name;
+      {
+        std::lock_guard lk(impl_->mu);
+        ev_name = fmt::format("{}.{:x}", name, now.time_since_epoch().count() + impl_->event_counter++);
+      }
+      store_.create(events, ns,
+                    json::object{{"apiVersion", "v1"},
+                                 {"kind", "Event"},
+                                 {"metadata", json::object{{"name", ev_name}, {"namespace", ns}}},
+                                 {"involvedObject", std::move(involved)},
+                                 {"reason", reason},
+                                 {"message", message},
+                                 {"source", json::object{{"component", component}}},
+                                 {"firstTimestamp", to_rfc3339(now)},
+                                 {"lastTimestamp", to_rfc3339(now)},
+                                 {"count", 1},
+                                 {"type", type},
+                                 {"eventTime", nullptr},
+                                 {"action", "Scheduling"},
+                                 {"reportingComponent", component},
+                                 {"reportingInstance", component}});
+      return ev_name;
+    };
+    if (result.chosen) {
+      try {
+        bind_pod(store_, ns, name, result.chosen_node);
+        ++bound;
+        event("Normal", "Scheduled", fmt::format("Successfully assigned {}/{} to {}", ns, name, result.chosen_node), "");
+      } catch (const StatusError&) {
+        std::lock_guard lk(impl_->mu);
+        impl_->dirty = true;  // lost a race: recount from the store
+      }
+    } else {
+      const std::string message = result.failed_scheduling_message();
+      std::string existing;
+      {
+        std::lock_guard lk(impl_->mu);
+        if (auto it = impl_->failure_event.find(key); it != impl_->failure_event.end()) existing = it->second;
+      }
+      const json::object* old = util::find_condition(util::array_at(pod, {"status"}, "conditions"), "PodScheduled");
+      const bool same = old && string_of(old, "message") == message;
+      if (!same || existing.empty()) {
+        const std::string ev = event("Warning", "FailedScheduling", message, existing);
+        std::lock_guard lk(impl_->mu);
+        impl_->failure_event[key] = ev;
+      }
+      set_pod_condition(store_, ns, name, pod_scheduled(false, now, message));
+    }
+  }
+  return bound;
+}
+
+}  // namespace gpupool::embedded

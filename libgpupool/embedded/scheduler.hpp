@@ -1,0 +1,88 @@
+// embedded/scheduler.hpp — the embedded cluster's scheduler and ResourceQuota admission.
+//
+// The scheduler watches the store for pods without spec.nodeName whose spec.schedulerName it
+// serves ("default-scheduler" plus any configured name, e.g. a site profile's "orion-scheduler"),
+// builds gpupool::NodeInfo from the store's nodes and bound pods, asks the model's place() (the one
+// implementation of kube-scheduler's rules, include/gpupool/scheduling.hpp), and then either binds
+// the pod (pods/binding semantics: spec.nodeName, condition PodScheduled=True, a Normal "Scheduled"
+// event "Successfully assigned ns/pod to node") or records the failure as kube-scheduler does: a
+// Warning event reason FailedScheduling with failed_scheduling_message(), and the condition
+// PodScheduled=False reason Unschedulable. Unschedulable pods are retried when a node is added or
+// changed (a taint removed, uncordoned) or a pod releases resources (deleted or finished).
+// Finished (Succeeded/Failed) pods no longer count against their node, as the kubelet admits them.
+//
+// ResourceQuota admission (install_quota_admission) rejects pods over quota with the API server's
+// message (staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go):
+//   pods "x" is forbidden: exceeded quota: q, requested: requests.nvidia.com/gpu=2,
+//   used: requests.nvidia.com/gpu=7, limited: requests.nvidia.com/gpu=8
+// and the quota controller part keeps status.hard / status.used current.
+#pragma once
+
+#include <boost/json.hpp>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "embedded/clock.hpp"
+#include "gpupool/quantity.hpp"
+
+namespace gpupool::embedded {
+
+class Store;
+struct WatchEvent;
+namespace json = boost::json;
+
+struct SchedulerOptions {
+  std::vector<std::string> scheduler_names{"default-scheduler"};
+};
+
+/// pods/binding: sets spec.nodeName (409 Conflict when already bound) and PodScheduled=True.
+void bind_pod(Store& store, const std::string& ns, const std::string& pod, const std::string& node);
+
+/// The quota usage of one pod (pkg/quota/v1/evaluator/core/pods.go): pods, count/pods, cpu and
+/// requests.cpu, memory and requests.memory, limits.cpu, limits.memory, requests.<extended>, ...
+/// Finished pods use nothing.
+std::map<std::string, Quantity> pod_quota_usage(const json::object& pod);
+
+/// Adds the ResourceQuota admission plugin to the store and keeps quotas' status current.
+class QuotaController {
+ public:
+  explicit QuotaController(Store& store);
+  ~QuotaController();
+  QuotaController(const QuotaController&) = delete;
+  QuotaController& operator=(const QuotaController&) = delete;
+
+ private:
+  void on_event(const WatchEvent& e);
+  void refresh(const std::string& ns);
+  Store& store_;
+  std::uint64_t subscription_ = 0;
+};
+
+class Scheduler {
+ public:
+  Scheduler(Store& store, const Clock& clock, SchedulerOptions options = {});
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  /// Schedules every pending pod it serves (including the unschedulable ones). Returns the number
+  /// of pods bound.
+  std::size_t sync();
+  /// Pods currently waiting as unschedulable ("ns/name").
+  std::vector<std::string> unschedulable() const;
+
+ private:
+  struct Impl;
+  void on_event(const WatchEvent& e);
+  Store& store_;
+  const Clock& clock_;
+  std::unique_ptr<Impl> impl_;
+  std::uint64_t subscription_ = 0;
+};
+
+}  // namespace gpupool::embedded

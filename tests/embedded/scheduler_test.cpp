@@ -1,0 +1,217 @@
+#include <doctest/doctest.h>
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+#include <set>
+#include <string>
+
+#include "embedded/controllers.hpp"
+#include "embedded/kubelet.hpp"
+#include "embedded/scheduler.hpp"
+#include "embedded/store.hpp"
+#include "gpupool/topology.hpp"
+
+using namespace gpupool::embedded;
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+namespace {
+
+json::object obj(std::string_view text) { return json::parse(text).as_object(); }
+std::string at(const json::object& o, std::string_view path) { return field_value(o, path); }
+
+// The seed cluster with the walkthrough's taints, and every control loop running.
+struct Seed {
+  Clock clock = Clock::manual();
+  Store store{clock};
+  const ResourceType& pods = store.type("", "pods");
+  const ResourceType& nodes = store.type("", "nodes");
+  QuotaController quota{store};
+  Controllers controllers{store, clock};
+  Scheduler scheduler{store, clock, SchedulerOptions{{"default-scheduler", "orion-scheduler"}}};
+  Kubelet kubelet{store, clock};
+  explicit Seed(bool tainted = true) {
+    store.create(store.type("", "namespaces"), "", obj(R"({"metadata":{"name":"default"}})"));
+    for (const auto& n : gpupool::Topology::builtin("seed").nodes)
+      store.create(nodes, "", n.to_node_object(clock.now()));
+    if (tainted) {
+      taint("cn-beijing.192.168.3.228", "gpu_node");
+      taint("cn-beijing.192.168.3.229", "gpu_node");
+      taint("cn-beijing.192.168.3.230", "ssd_node");
+    }
+  }
+  void taint(const std::string& node, const std::string& key) {
+    store.mutate(nodes, "", node, [&](json::object& n) {
+      json::value& ts = n["spec"].as_object()["taints"];
+      if (!ts.is_array()) ts = json::array{};
+      ts.as_array().push_back(json::object{{"key", key}, {"value", "invalid"}, {"effect", "NoSchedule"}});
+    });
+  }
+  void untaint(const std::string& node) {
+    store.mutate(nodes, "", node, [&](json::object& n) { n["spec"].as_object().erase("taints"); });
+  }
+  // Arena's `submit mpi --workers=1 --gpus=1 --toleration ...` as an MPIJob v1.
+  void submit_mpi(const std::string& name, const std::string& tolerations) {
+    auto tmpl = [&](int gpus) {
+      return fmt::format(
+          R"({{"spec":{{"tolerations":{},"containers":[{{"name":"mpi","image":"horovod:0.13.11",
+          "command":["mpirun","python","tf_cnn_benchmarks.py"],"resources":{{"limits":{{"nvidia.com/gpu":"{}"}}}}}}]}}}})",
+          tolerations, gpus);
+    };
+    store.create(store.type("kubeflow.org", "mpijobs"), "default",
+                 obj(fmt::format(R"({{"apiVersion":"kubeflow.org/v1","kind":"MPIJob","metadata":{{"name":"{}"}},
+                   "spec":{{"mpiReplicaSpecs":{{
+                     "Launcher":{{"replicas":1,"template":{}}},
+                     "Worker":{{"replicas":1,"template":{}}}}}}}}})",
+                                 name, tmpl(0), tmpl(1))));
+  }
+  json::object pod(const std::string& name) const { return store.get(pods, "default", name); }
+  std::vector<json::object> events_for(const std::string& pod_name) const {
+    std::vector<json::object> out;
+    for (const auto& e : store.list(store.type("", "events"), "default").items)
+      if (at(*e, "involvedObject.name") == pod_name) out.push_back(*e);
+    return out;
+  }
+};
+
+const char* kSsd = R"([{"key":"ssd_node","operator":"Exists"}])";
+const char* kBoth = R"([{"key":"ssd_node","operator":"Exists"},{"key":"gpu_node","operator":"Exists"}])";
+
+}  // namespace
+
+TEST_CASE("seed walkthrough: tolerating ssd_node puts launcher and worker on .230") {
+  Seed s;
+  s.submit_mpi("mpi-dist", kSsd);
+  CHECK(at(s.pod("mpi-dist-launcher"), "spec.nodeName") == "cn-beijing.192.168.3.230");
+  CHECK(at(s.pod("mpi-dist-worker-0"), "spec.nodeName") == "cn-beijing.192.168.3.230");
+  // Bound pods carry PodScheduled=True and a Scheduled event.
+  bool scheduled = false;
+  const auto worker = s.pod("mpi-dist-worker-0");
+  for (const auto& c : worker.at("status").at("conditions").as_array())
+    if (c.at("type") == "PodScheduled") scheduled = c.at("status") == "True";
+  CHECK(scheduled);
+  const auto evs = s.events_for("mpi-dist-worker-0");
+  REQUIRE(!evs.empty());
+  CHECK(at(evs[0], "reason") == "Scheduled");
+  CHECK(at(evs[0], "message") == "Successfully assigned default/mpi-dist-worker-0 to cn-beijing.192.168.3.230");
+  // The kubelet runs them; the MPIJob goes Running with the operator's reason and message.
+  s.clock.advance(1s);
+  s.kubelet.sync();
+  CHECK(at(s.pod("mpi-dist-worker-0"), "status.hostIP") == "192.168.3.230");
+  const auto job = s.store.get(s.store.type("kubeflow.org", "mpijobs"), "default", "mpi-dist");
+  std::set<std::string> reasons;
+  for (const auto& c : job.at("status").at("conditions").as_array())
+    if (c.at("status") == "True") reasons.insert(std::string(c.at("reason").as_string()));
+  CHECK(reasons == std::set<std::string>{"MPIJobCreated", "MPIJobRunning"});
+}
+
+TEST_CASE("seed walkthrough: tolerating both taints spreads the two pods") {
+  Seed s;
+  s.submit_mpi("mpi-dist", kBoth);
+  const std::string launcher = at(s.pod("mpi-dist-launcher"), "spec.nodeName");
+  const std::string worker = at(s.pod("mpi-dist-worker-0"), "spec.nodeName");
+  const std::set<std::string> workers{"cn-beijing.192.168.3.228", "cn-beijing.192.168.3.229", "cn-beijing.192.168.3.230"};
+  CHECK(workers.count(launcher));
+  CHECK(workers.count(worker));
+  CHECK(launcher != worker);
+}
+
+TEST_CASE("seed walkthrough: no toleration -> FailedScheduling with kube-scheduler's message; retried after untaint") {
+  Seed s;
+  s.submit_mpi("mpi-dist", "[]");
+  const auto p = s.pod("mpi-dist-worker-0");
+  CHECK(at(p, "spec.nodeName").empty());
+  const std::string expected =
+      "0/6 nodes are available: 1 node(s) had untolerated taint {ssd_node: invalid}, 2 node(s) had untolerated taint "
+      "{gpu_node: invalid}, 3 node(s) had untolerated taint {node-role.kubernetes.io/master: }. preemption: 0/6 nodes "
+      "are available: 6 Preemption is not helpful for scheduling.";
+  const auto evs = s.events_for("mpi-dist-worker-0");
+  REQUIRE(evs.size() == 1);
+  CHECK(at(evs[0], "type") == "Warning");
+  CHECK(at(evs[0], "reason") == "FailedScheduling");
+  CHECK(at(evs[0], "source.component") == "default-scheduler");
+  CHECK(at(evs[0], "involvedObject.kind") == "Pod");
+  CHECK(at(evs[0], "message").rfind(expected, 0) == 0);
+  bool unschedulable = false;
+  for (const auto& c : p.at("status").at("conditions").as_array())
+    if (c.at("type") == "PodScheduled")
+      unschedulable = c.at("status") == "False" && c.at("reason") == "Unschedulable" && c.at("message") == evs[0].at("message");
+  CHECK(unschedulable);
+  CHECK(s.scheduler.unschedulable().size() == 2);
+
+  // `kubectl taint nodes cn-beijing.192.168.3.230 ssd_node-`: both pods schedule there.
+  s.untaint("cn-beijing.192.168.3.230");
+  CHECK(at(s.pod("mpi-dist-worker-0"), "spec.nodeName") == "cn-beijing.192.168.3.230");
+  CHECK(at(s.pod("mpi-dist-launcher"), "spec.nodeName") == "cn-beijing.192.168.3.230");
+  CHECK(s.scheduler.unschedulable().empty());
+}
+
+TEST_CASE("scheduler: resources, schedulerName, and freeing resources retries pending pods") {
+  Seed s(false);
+  auto gpu_pod = [&](const std::string& name, int gpus, const std::string& scheduler = "default-scheduler") {
+    s.store.create(s.pods, "default",
+                   obj(fmt::format(R"({{"metadata":{{"name":"{}","annotations":{{"gpupool.io/simulate-duration":"30s"}}}},
+                     "spec":{{"schedulerName":"{}","restartPolicy":"Never","containers":[{{"name":"c","image":"x",
+                     "resources":{{"limits":{{"nvidia.com/gpu":"{}"}}}}}}]}}}})",
+                                   name, scheduler, gpus)));
+  };
+  struct Row {
+    const char* name;
+    int gpus;
+    const char* scheduler;
+    bool bound;
+  };
+  const Row rows[] = {
+      {"a", 2, "default-scheduler", true}, {"b", 2, "orion-scheduler", true}, {"c", 2, "default-scheduler", true},
+      {"d", 1, "default-scheduler", false},  // the three workers have 2 GPUs each, all taken
+      {"e", 1, "someone-else", false},       // not ours: left alone, no event
+  };
+  for (const auto& r : rows) gpu_pod(r.name, r.gpus, r.scheduler);
+  for (const auto& r : rows) {
+    CAPTURE(std::string(r.name));
+    CHECK(at(s.pod(r.name), "spec.nodeName").empty() != r.bound);
+  }
+  CHECK(s.events_for("e").empty());
+  REQUIRE(s.events_for("d").size() == 1);
+  CHECK(at(s.events_for("d")[0], "message").find("3 Insufficient nvidia.com/gpu") != std::string::npos);
+  // When "a" finishes its GPUs are free again and "d" lands on its node.
+  s.clock.advance(1s);
+  s.kubelet.sync();
+  s.clock.advance(30s);
+  s.kubelet.sync();
+  CHECK(at(s.pod("a"), "status.phase") == "Succeeded");
+  CHECK(at(s.pod("d"), "spec.nodeName") == at(s.pod("a"), "spec.nodeName"));
+}
+
+TEST_CASE("ResourceQuota admission: the API server's message, and status.used kept current") {
+  Seed s(false);
+  s.store.create(s.store.type("", "resourcequotas"), "default",
+                 obj(R"({"metadata":{"name":"gpu-quota"},"spec":{"hard":{"requests.nvidia.com/gpu":"3","pods":"10"}}})"));
+  auto make = [&](const std::string& name, int gpus) {
+    s.store.create(s.pods, "default",
+                   obj(fmt::format(R"({{"metadata":{{"name":"{}"}},"spec":{{"containers":[{{"name":"c","image":"x",
+                     "resources":{{"limits":{{"nvidia.com/gpu":"{}"}}}}}}]}}}})",
+                                   name, gpus)));
+  };
+  make("one", 1);
+  make("two", 1);
+  try {
+    make("big", 2);
+    FAIL("expected Forbidden");
+  } catch (const StatusError& e) {
+    CHECK(e.code() == 403);
+    CHECK(e.reason() == "Forbidden");
+    CHECK(e.status_message() ==
+          "pods \"big\" is forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=2, used: "
+          "requests.nvidia.com/gpu=2, limited: requests.nvidia.com/gpu=3");
+  }
+  const auto q = s.store.get(s.store.type("", "resourcequotas"), "default", "gpu-quota");
+  CHECK(at(q, "status.used.requests.nvidia.com/gpu").empty());  // dotted path cannot address the key
+  CHECK(q.at("status").at("used").at("requests.nvidia.com/gpu") == "2");
+  CHECK(q.at("status").at("used").at("pods") == "2");
+  CHECK(q.at("status").at("hard").at("pods") == "10");
+  s.store.remove(s.pods, "default", "one");
+  make("big", 2);  // fits now
+  CHECK(s.store.get(s.store.type("", "resourcequotas"), "default", "gpu-quota").at("status").at("used").at(
+            "requests.nvidia.com/gpu") == "3");
+}
