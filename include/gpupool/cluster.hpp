@@ -33,11 +33,11 @@ namespace gpupool {
 /// How to reach a cluster. Empty fields take the kubeconfig's values (KUBECONFIG, then
 /// ~/.kube/config; in a pod, the service account).
 struct ConnectOptions {
-  std::string kubeconfig;  ///< path(s), ':'-separated like KUBECONFIG
-  std::string context;
-  std::string namespace_;  ///< empty: the context's namespace
-  std::string profile;     ///< a built-in profile name or a file path; empty: "generic"
-  Logger logger;  ///< warnings (e.g. insecure TLS, a kubeconfig readable by others); empty: dropped
+  std::string kubeconfig{};  ///< path(s), ':'-separated like KUBECONFIG
+  std::string context{};
+  std::string namespace_{};  ///< empty: the context's namespace
+  std::string profile{};     ///< a built-in profile name or a file path; empty: "generic"
+  Logger logger{};  ///< warnings (e.g. insecure TLS, a kubeconfig readable by others); empty: dropped
 };
 
 /// A node as `gpupool nodes` / `gpupool top node` show it.
