@@ -427,31 +427,37 @@ json::object render_mpijob(const Context& c) {
   return o;
 }
 
-json::object render_tfjob(const Context& c) {
-  json::object o = head("kubeflow.org/v1", "TFJob", c.metadata(c.w.name));
+// TFJob and PyTorchJob (kubeflow.org/v1): runPolicy plus one ReplicaSpec per replica type with
+// replicas > 0, each running the command in the operator's required container name.
+struct ReplicaType {
+  std::string_view name;
+  std::int32_t count;
+  Role role;
+};
+json::object render_training_job(const Context& c, std::string_view kind, std::string_view specs_key,
+                                 const std::string& container, std::initializer_list<ReplicaType> types) {
+  json::object o = head("kubeflow.org/v1", kind, c.metadata(c.w.name));
   json::object spec;
   json::object policy = run_policy(c, std::nullopt);
   if (!policy.empty()) spec["runPolicy"] = std::move(policy);
   json::object replicas;
-  if (c.w.replicas.chief > 0) replicas["Chief"] = replica_spec(c, c.w.replicas.chief, Role::Computing, "tensorflow");
-  if (c.w.replicas.ps > 0) replicas["PS"] = replica_spec(c, c.w.replicas.ps, Role::Ps, "tensorflow");
-  if (c.w.replicas.workers > 0) replicas["Worker"] = replica_spec(c, c.w.replicas.workers, Role::Computing, "tensorflow");
-  spec["tfReplicaSpecs"] = std::move(replicas);
+  for (const auto& t : types)
+    if (t.count > 0) replicas[t.name] = replica_spec(c, t.count, t.role, container);
+  spec[specs_key] = std::move(replicas);
   o["spec"] = std::move(spec);
   return o;
 }
 
+json::object render_tfjob(const Context& c) {
+  const Replicas& r = c.w.replicas;
+  return render_training_job(c, "TFJob", "tfReplicaSpecs", "tensorflow",
+                             {{"Chief", r.chief, Role::Computing}, {"PS", r.ps, Role::Ps}, {"Worker", r.workers, Role::Computing}});
+}
+
 json::object render_pytorchjob(const Context& c) {
-  json::object o = head("kubeflow.org/v1", "PyTorchJob", c.metadata(c.w.name));
-  json::object spec;
-  json::object policy = run_policy(c, std::nullopt);
-  if (!policy.empty()) spec["runPolicy"] = std::move(policy);
-  json::object replicas;
-  replicas["Master"] = replica_spec(c, c.w.replicas.master, Role::Computing, "pytorch");
-  if (c.w.replicas.workers > 0) replicas["Worker"] = replica_spec(c, c.w.replicas.workers, Role::Computing, "pytorch");
-  spec["pytorchReplicaSpecs"] = std::move(replicas);
-  o["spec"] = std::move(spec);
-  return o;
+  const Replicas& r = c.w.replicas;
+  return render_training_job(c, "PyTorchJob", "pytorchReplicaSpecs", "pytorch",
+                             {{"Master", r.master, Role::Computing}, {"Worker", r.workers, Role::Computing}});
 }
 
 json::object pvc_object(const Profile& p, const PvcRequest& pvc, json::object metadata) {
