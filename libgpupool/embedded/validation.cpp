@@ -5,6 +5,9 @@
 #include <fmt/format.h>
 
 #include "gpupool/names.hpp"
+#include "gpupool/quantity.hpp"
+#include "gpupool/scheduling.hpp"
+#include "gpupool/taint.hpp"
 
 namespace gpupool::embedded {
 
@@ -103,6 +106,145 @@ void validate_labels(const json::object& md, Causes& causes) {
     }
 }
 
+json::object& obj_at(json::object& o, std::string_view key) {
+  auto& v = o[key];
+  if (!v.is_object()) v = json::object{};
+  return v.as_object();
+}
+void set_default(json::object& o, std::string_view key, json::value v) {
+  if (!o.contains(key) || o.at(key).is_null()) o[key] = std::move(v);
+}
+
+// Pod defaulting (pkg/apis/core/v1/defaults.go) for what shows in `kubectl get -o yaml`.
+void default_pod_spec(json::object& spec) {
+  set_default(spec, "restartPolicy", "Always");
+  set_default(spec, "dnsPolicy", "ClusterFirst");
+  set_default(spec, "schedulerName", "default-scheduler");
+  set_default(spec, "terminationGracePeriodSeconds", 30);
+  set_default(spec, "securityContext", json::object{});
+  for (const char* list : {"containers", "initContainers"}) {
+    auto* cs = spec.if_contains(list);
+    if (!cs || !cs->is_array()) continue;
+    for (auto& c : cs->as_array()) {
+      if (!c.is_object()) continue;
+      auto& co = c.as_object();
+      // SetDefaults_Container: Always for ":latest" or no tag, else IfNotPresent.
+      const std::string image = str(co, "image");
+      const auto slash = image.rfind('/');
+      const auto colon = image.rfind(':');
+      const bool tagged = colon != std::string::npos && (slash == std::string::npos || colon > slash);
+      const bool latest = !tagged || image.substr(colon + 1) == "latest";
+      if (image.find('@') == std::string::npos) set_default(co, "imagePullPolicy", latest ? "Always" : "IfNotPresent");
+      else set_default(co, "imagePullPolicy", "IfNotPresent");
+      set_default(co, "terminationMessagePath", "/dev/termination-log");
+      set_default(co, "terminationMessagePolicy", "File");
+      set_default(co, "resources", json::object{});
+    }
+  }
+}
+
+void cause_from(const ValidationError& e, Causes& causes, const std::string& prefix = "") {
+  causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: \"{}\": {}", e.value(), e.rule()), prefix + e.field()});
+}
+
+// ValidatePodSpec for the fields gpupool writes: containers (names, images, resources), volumes and
+// their mounts, tolerations. `prefix` is the path of the pod spec ("spec." or "spec.template.spec.").
+void validate_pod_spec(const json::object& spec, const std::string& prefix, Causes& causes) {
+  std::set<std::string> volumes;
+  if (const auto* vs = spec.if_contains("volumes"); vs && vs->is_array()) {
+    const auto& arr = vs->as_array();
+    for (std::size_t i = 0; i < arr.size(); ++i) {
+      if (!arr[i].is_object()) continue;
+      const std::string f = fmt::format("{}volumes[{}].name", prefix, i);
+      const std::string name = str(arr[i].as_object(), "name");
+      if (name.empty()) causes.push_back({"FieldValueRequired", "Required value", f});
+      else add_errors(causes, dns1123_label_errors(name), f, name);
+      if (!name.empty() && !volumes.insert(name).second)
+        causes.push_back({"FieldValueDuplicate", fmt::format("Duplicate value: \"{}\"", name), f});
+    }
+  }
+  const auto* cs = spec.if_contains("containers");
+  if (!cs || !cs->is_array() || cs->as_array().empty()) {
+    causes.push_back({"FieldValueRequired", "Required value", prefix + "containers"});
+    return;
+  }
+  std::set<std::string> names;
+  const auto& arr = cs->as_array();
+  for (std::size_t i = 0; i < arr.size(); ++i) {
+    if (!arr[i].is_object()) continue;
+    const auto& c = arr[i].as_object();
+    const std::string cf = fmt::format("{}containers[{}]", prefix, i);
+    const std::string name = str(c, "name");
+    if (name.empty()) causes.push_back({"FieldValueRequired", "Required value", cf + ".name"});
+    else add_errors(causes, dns1123_label_errors(name), cf + ".name", name);
+    if (!name.empty() && !names.insert(name).second)
+      causes.push_back({"FieldValueDuplicate", fmt::format("Duplicate value: \"{}\"", name), cf + ".name"});
+    if (str(c, "image").empty()) causes.push_back({"FieldValueRequired", "Required value", cf + ".image"});
+    // Resources: quantities, non-negative, requests <= limits (ValidateResourceRequirements).
+    std::map<std::string, Quantity> limits;
+    if (const auto* res = c.if_contains("resources"); res && res->is_object()) {
+      for (const char* kind : {"limits", "requests"}) {
+        const auto* m = res->as_object().if_contains(kind);
+        if (!m || !m->is_object()) continue;
+        for (const auto& [rk, rv] : m->as_object()) {
+          const std::string f = fmt::format("{}.resources.{}[{}]", cf, kind, std::string(rk));
+          const std::string text = rv.is_string() ? std::string(rv.as_string())
+                                   : rv.is_number() ? json::serialize(rv) : std::string();
+          try {
+            const Quantity qv = Quantity::parse(text, f);
+            if (qv.is_negative()) {
+              causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: \"{}\": must be greater than or equal to 0", text), f});
+              continue;
+            }
+            if (std::string(kind) == "limits") {
+              limits.emplace(std::string(rk), qv);
+            } else if (auto l = limits.find(std::string(rk)); l != limits.end() && qv > l->second) {
+              causes.push_back({"FieldValueInvalid",
+                                fmt::format("Invalid value: \"{}\": must be less than or equal to {} limit of {}",
+                                            qv.to_string(), std::string(rk), l->second.to_string()),
+                                f});
+            }
+          } catch (const ValidationError& e) {
+            causes.push_back({"FieldValueInvalid",
+                              fmt::format("Invalid value: \"{}\": quantities must match the regular expression "
+                                          "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+                                          text),
+                              f});
+          }
+        }
+      }
+    }
+    // volumeMounts: each names a volume of the pod; mount paths unique in the container.
+    std::set<std::string> paths;
+    if (const auto* ms = c.if_contains("volumeMounts"); ms && ms->is_array()) {
+      const auto& marr = ms->as_array();
+      for (std::size_t j = 0; j < marr.size(); ++j) {
+        if (!marr[j].is_object()) continue;
+        const auto& m = marr[j].as_object();
+        const std::string mf = fmt::format("{}.volumeMounts[{}]", cf, j);
+        const std::string vname = str(m, "name");
+        if (vname.empty()) causes.push_back({"FieldValueRequired", "Required value", mf + ".name"});
+        else if (!volumes.count(vname))
+          causes.push_back({"FieldValueNotFound", fmt::format("Not found: \"{}\"", vname), mf + ".name"});
+        const std::string path = str(m, "mountPath");
+        if (path.empty()) causes.push_back({"FieldValueRequired", "Required value", mf + ".mountPath"});
+        else if (!paths.insert(path).second)
+          causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: \"{}\": must be unique", path), mf + ".mountPath"});
+      }
+    }
+  }
+  // Tolerations, through the model's parser + gpupool::validate(Toleration).
+  if (const auto* tols = spec.if_contains("tolerations"); tols && tols->is_array()) {
+    try {
+      PodRequirements::from_pod_json(json::object{{"spec", json::object{{"tolerations", *tols}}}});
+    } catch (const ValidationError& e) {
+      // from_pod_json names fields "spec.tolerations[i]..."; re-root them under `prefix`.
+      ValidationError moved(prefix + e.field().substr(e.field().rfind("spec.", 0) == 0 ? 5 : 0), e.value(), e.rule());
+      cause_from(moved, causes);
+    }
+  }
+}
+
 }  // namespace
 
 void builtin_admission(AdmissionRequest& r) {
@@ -111,11 +253,94 @@ void builtin_admission(AdmissionRequest& r) {
   const ResourceType& t = *r.type;
   auto& mdv = obj["metadata"];
   if (!mdv.is_object()) mdv = json::object{};
-  auto& md = mdv.as_object();
-  const std::string name = str(md, "name");
+  const std::string name = str(mdv.as_object(), "name");
+  const bool create = r.operation == AdmissionRequest::Operation::Create;
+  const bool core = t.group.empty();
+  // Defaults (on create, as the API server's defaulting of a new object).
+  if (create && r.subresource.empty()) {
+    if (core && t.resource == "pods") {
+      default_pod_spec(obj_at(obj, "spec"));
+      auto& st = obj_at(obj, "status");
+      set_default(st, "phase", "Pending");
+      set_default(st, "qosClass", "BestEffort");
+    } else if (core && t.resource == "namespaces") {
+      set_default(obj_at(obj, "spec"), "finalizers", json::array{"kubernetes"});
+      set_default(obj_at(obj, "status"), "phase", "Active");
+    } else if (core && t.resource == "persistentvolumeclaims") {
+      set_default(obj_at(obj, "spec"), "volumeMode", "Filesystem");
+      set_default(obj_at(obj, "status"), "phase", "Pending");
+    } else if (core && t.resource == "services") {
+      auto& spec = obj_at(obj, "spec");
+      set_default(spec, "type", "ClusterIP");
+      set_default(spec, "sessionAffinity", "None");
+      // A stable address per namespace/name in 10.96.0.0/16, and a NodePort in 30000-32767.
+      std::uint32_t h = 2166136261u;
+      for (char ch : str(mdv.as_object(), "namespace") + "/" + name) h = (h ^ static_cast<unsigned char>(ch)) * 16777619u;
+      if (str(spec, "clusterIP") != "None") set_default(spec, "clusterIP", json::value(fmt::format("10.96.{}.{}", (h >> 8) % 256, h % 254 + 1)));
+      if (auto* ports = spec.if_contains("ports"); ports && ports->is_array()) {
+        std::uint32_t k = 0;
+        for (auto& p : ports->as_array()) {
+          if (!p.is_object()) continue;
+          auto& po = p.as_object();
+          set_default(po, "protocol", "TCP");
+          if (po.contains("port")) set_default(po, "targetPort", po.at("port"));
+          if (str(spec, "type") == "NodePort" || str(spec, "type") == "LoadBalancer")
+            set_default(po, "nodePort", 30000 + (h + k++) % 2768);
+        }
+      }
+    } else if (t.group == "apps" && t.resource == "deployments") {
+      auto& spec = obj_at(obj, "spec");
+      set_default(spec, "replicas", 1);
+      set_default(spec, "revisionHistoryLimit", 10);
+      set_default(spec, "progressDeadlineSeconds", 600);
+      set_default(spec, "strategy", json::object{{"type", "RollingUpdate"},
+                                                 {"rollingUpdate", json::object{{"maxUnavailable", "25%"}, {"maxSurge", "25%"}}}});
+      if (auto* tpl = spec.if_contains("template"); tpl && tpl->is_object()) default_pod_spec(obj_at(tpl->as_object(), "spec"));
+    } else if (t.group == "apps" && t.resource == "replicasets") {
+      set_default(obj_at(obj, "spec"), "replicas", 1);
+    } else if (t.group == "batch" && t.resource == "jobs") {
+      auto& spec = obj_at(obj, "spec");
+      set_default(spec, "parallelism", 1);
+      set_default(spec, "completions", 1);
+      set_default(spec, "backoffLimit", 6);
+      set_default(spec, "completionMode", "NonIndexed");
+      set_default(spec, "suspend", false);
+      if (auto* tpl = spec.if_contains("template"); tpl && tpl->is_object()) default_pod_spec(obj_at(tpl->as_object(), "spec"));
+    }
+  }
   Causes causes;
-  if (r.operation == AdmissionRequest::Operation::Create) validate_name(t, name, causes);
+  const auto& md = obj["metadata"].as_object();
+  if (create) validate_name(t, name, causes);
   validate_labels(md, causes);
+  if (r.subresource.empty()) {
+    if (core && t.resource == "pods") {
+      if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object()) validate_pod_spec(spec->as_object(), "spec.", causes);
+      else causes.push_back({"FieldValueRequired", "Required value", "spec.containers"});
+    } else if ((t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets")) ||
+               (t.group == "batch" && t.resource == "jobs")) {
+      if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())
+        if (const auto* tpl = spec->as_object().if_contains("template"); tpl && tpl->is_object())
+          if (const auto* ps = tpl->as_object().if_contains("spec"); ps && ps->is_object())
+            validate_pod_spec(ps->as_object(), "spec.template.spec.", causes);
+    } else if (core && t.resource == "nodes") {
+      // validateNodeTaints through the model's rules.
+      if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())
+        if (const auto* taints = spec->as_object().if_contains("taints"); taints && taints->is_array()) {
+          const auto& arr = taints->as_array();
+          for (std::size_t i = 0; i < arr.size(); ++i) {
+            if (!arr[i].is_object()) continue;
+            const std::string f = fmt::format("spec.taints[{}]", i);
+            try {
+              Taint taint{str(arr[i].as_object(), "key"), str(arr[i].as_object(), "value"), TaintEffect::NoSchedule};
+              taint.effect = parse_taint_effect(str(arr[i].as_object(), "effect"), f + ".effect");
+              validate(taint, f);
+            } catch (const ValidationError& e) {
+              cause_from(e, causes);
+            }
+          }
+        }
+    }
+  }
   if (!causes.empty()) throw StatusError::invalid(t, name, std::move(causes));
 }
 

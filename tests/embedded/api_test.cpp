@@ -397,3 +397,72 @@ TEST_CASE("fault injection is deterministic per seed, per verb, and counted") {
     CHECK(verb_of(q) == r.verb);
   }
 }
+
+TEST_CASE("validation of pods and pod templates: quantities, tolerations, containers, volumes and mounts") {
+  Fixture f;
+  auto pod = [](const std::string& spec) {
+    return R"({"metadata":{"name":"v"},"spec":)" + spec + "}";
+  };
+  struct Row {
+    std::string body;
+    std::string message;  // the Status message; empty = accepted
+  };
+  const Row rows[] = {
+      {pod(R"({"containers":[{"name":"c","image":"x","resources":{"requests":{"cpu":"-1"}}}]})"),
+       "Pod \"v\" is invalid: spec.containers[0].resources.requests[cpu]: Invalid value: \"-1\": must be greater than "
+       "or equal to 0"},
+      {pod(R"({"containers":[{"name":"c","image":"x","resources":{"requests":{"memory":"lots"}}}]})"),
+       "Pod \"v\" is invalid: spec.containers[0].resources.requests[memory]: Invalid value: \"lots\": quantities must "
+       "match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
+      {pod(R"({"containers":[{"name":"c","image":"x","resources":{"limits":{"cpu":"1"},"requests":{"cpu":"2"}}}]})"),
+       "Pod \"v\" is invalid: spec.containers[0].resources.requests[cpu]: Invalid value: \"2\": must be less than or "
+       "equal to cpu limit of 1"},
+      {pod(R"({"containers":[{"name":"c","image":"x"},{"name":"c","image":"y"}]})"),
+       "Pod \"v\" is invalid: spec.containers[1].name: Duplicate value: \"c\""},
+      {pod(R"({"containers":[{"name":"c","image":"x","volumeMounts":[{"name":"data","mountPath":"/d"}]}]})"),
+       "Pod \"v\" is invalid: spec.containers[0].volumeMounts[0].name: Not found: \"data\""},
+      {pod(R"({"volumes":[{"name":"a","emptyDir":{}},{"name":"a","emptyDir":{}}],"containers":[{"name":"c","image":"x"}]})"),
+       "Pod \"v\" is invalid: spec.volumes[1].name: Duplicate value: \"a\""},
+      {pod(R"({"volumes":[{"name":"a","emptyDir":{}}],"containers":[{"name":"c","image":"x",
+             "volumeMounts":[{"name":"a","mountPath":"/d"},{"name":"a","mountPath":"/d"}]}]})"),
+       "Pod \"v\" is invalid: spec.containers[0].volumeMounts[1].mountPath: Invalid value: \"/d\": must be unique"},
+      {pod(R"({"containers":[]})"), "Pod \"v\" is invalid: spec.containers: Required value"},
+      {pod(R"({"containers":[{"name":"c","image":"x"}],"tolerations":[{"key":"k","operator":"Exists","value":"v"}]})"),
+       ""},  // filled below: the model's rule words the message
+      {pod(R"({"containers":[{"name":"c","image":"x","resources":{"requests":{"cpu":"500m","virtaitech.com/gpu":1}}}],
+             "volumes":[{"name":"ssd","hostPath":{"path":"/data"}}],
+             "tolerations":[{"key":"gpu_node","operator":"Exists"}]})"),
+       ""},
+  };
+  for (std::size_t i = 0; i < std::size(rows); ++i) {
+    const auto& r = rows[i];
+    CAPTURE(r.body);
+    auto resp = f.call("POST", "/api/v1/namespaces/alice/pods?dryRun=All", r.body);
+    if (i == 8) {
+      CHECK(resp.status == 422);
+      CHECK(f.json_of(resp)["details"].at("causes").at(0).at("field") == "spec.tolerations[0].operator");
+      continue;
+    }
+    if (r.message.empty()) {
+      CHECK(resp.status == 201);
+      continue;
+    }
+    CHECK(resp.status == 422);
+    CHECK(f.json_of(resp)["message"] == json::value(r.message));
+  }
+  // Templates are validated with their own paths; defaults are filled in on create.
+  auto bad = f.call("POST", "/apis/apps/v1/namespaces/alice/deployments",
+                    R"({"metadata":{"name":"d"},"spec":{"template":{"spec":{"containers":[{"name":"Bad","image":"x"}]}}}})");
+  CHECK(bad.status == 422);
+  CHECK(f.json_of(bad)["details"].at("causes").at(0).at("field") == "spec.template.spec.containers[0].name");
+  auto good = f.json_of(f.call("POST", "/api/v1/namespaces/alice/pods", pod(R"({"containers":[{"name":"c","image":"x:1"}]})")));
+  CHECK(good["status"].at("phase") == "Pending");
+  CHECK(good["spec"].at("restartPolicy") == "Always");
+  CHECK(good["spec"].at("schedulerName") == "default-scheduler");
+  CHECK(good["spec"].at("containers").at(0).at("imagePullPolicy") == "IfNotPresent");
+  // Node taints are validated with the model's taint rules (only the admin edits nodes).
+  auto taint = f.call("PATCH", "/api/v1/nodes/n1", R"({"spec":{"taints":[{"key":"bad key","effect":"NoSchedule"}]}})",
+                      "admin", "application/merge-patch+json");
+  CHECK(taint.status == 422);
+  CHECK(f.json_of(taint)["details"].at("causes").at(0).at("field").as_string().starts_with("spec.taints[0]"));
+}
