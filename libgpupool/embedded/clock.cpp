@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "gpupool/error.hpp"
+#include "gpupool/node.hpp"
+
 namespace gpupool::embedded {
 namespace {
 
@@ -19,9 +22,8 @@ std::tm utc(Clock::time_point t) {
 }  // namespace
 
 std::string to_rfc3339(Clock::time_point t) {
-  const std::tm tm = utc(t);
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                     tm.tm_hour, tm.tm_min, tm.tm_sec);
+  // One RFC 3339 rule for the library: the model's metav1.Time formatting (gpupool/node.hpp).
+  return format_rfc3339(std::chrono::floor<std::chrono::seconds>(t));
 }
 
 std::string to_rfc3339_micro(Clock::time_point t) {
@@ -33,41 +35,13 @@ std::string to_rfc3339_micro(Clock::time_point t) {
 }
 
 bool parse_rfc3339(const std::string& text, Clock::time_point& out) {
-  int y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0, consumed = 0;
-  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &s, &consumed) != 6)
-    return false;
-  if (consumed != 19 || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return false;
-  std::size_t i = 19;
-  std::int64_t frac_ns = 0;
-  if (i < text.size() && text[i] == '.') {
-    ++i;
-    std::int64_t scale = 100000000;
-    const std::size_t begin = i;
-    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
-      frac_ns += (text[i] - '0') * scale;
-      scale /= 10;
-      ++i;
-    }
-    if (i == begin) return false;
-  }
-  long offset_s = 0;
-  if (i < text.size() && (text[i] == 'Z' || text[i] == 'z')) {
-    ++i;
-  } else if (i + 6 == text.size() && (text[i] == '+' || text[i] == '-') && text[i + 3] == ':') {
-    int oh = 0, om = 0;
-    if (std::sscanf(text.c_str() + i + 1, "%2d:%2d", &oh, &om) != 2) return false;
-    offset_s = (oh * 3600L + om * 60L) * (text[i] == '+' ? 1 : -1);
-    i += 6;
-  } else {
+  // The model's parser (gpupool/node.hpp) keeps whole seconds, as metav1.Time does.
+  try {
+    out = std::chrono::time_point_cast<Clock::duration>(gpupool::parse_rfc3339(text));
+    return true;
+  } catch (const ValidationError&) {
     return false;
   }
-  if (i != text.size()) return false;
-  using namespace std::chrono;
-  const sys_days day = year{y} / month{static_cast<unsigned>(mo)} / std::chrono::day{static_cast<unsigned>(d)};
-  if (!(year{y} / month{static_cast<unsigned>(mo)} / std::chrono::day{static_cast<unsigned>(d)}).ok()) return false;
-  out = Clock::time_point(duration_cast<Clock::duration>(day.time_since_epoch()) + hours(h) + minutes(mi) +
-                          seconds(s) - seconds(offset_s) + nanoseconds(frac_ns));
-  return true;
 }
 
 std::optional<Clock::duration> parse_duration(std::string_view text) {
