@@ -30,6 +30,7 @@
 // nodes pass (adaptive percentageOfNodesToScore: max(5, 50 − n/125)% of n, at least 100 nodes).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -117,16 +118,47 @@ struct PodRequirements {
   bool matches_node_affinity(const Node& node) const;
 };
 
-/// A node with what the scheduler precomputes about it. Build with PlacementState::make_node_info;
-/// account bound pods with PlacementState::add_pod/remove_pod.
+/// Amounts by interned resource id (see PlacementState::resource_id): cpu in millicores, the others
+/// in units. cpu, memory, ephemeral-storage and pods are held inline (no pointer to chase in the
+/// filter loop), other resources in a side vector.
+class ResourceAmounts {
+ public:
+  std::int64_t get(int id) const noexcept {
+    if (id < kInline) return core_[static_cast<std::size_t>(id)];
+    const auto i = static_cast<std::size_t>(id - kInline);
+    return i < extra_.size() ? extra_[i] : 0;
+  }
+  void add(int id, std::int64_t delta);
+
+ private:
+  static constexpr int kInline = 4;
+  std::array<std::int64_t, kInline> core_{};
+  std::vector<std::int64_t> extra_;
+};
+
+/// A node with what the scheduler precomputes about it. Build with PlacementState::make_node_info
+/// (do not modify `node` afterwards: build a new NodeInfo); account bound pods with
+/// PlacementState::add_pod/remove_pod. The hot fields come first so that filtering a node touches
+/// one or two cache lines.
 struct NodeInfo {
-  Node node;
-  std::vector<std::int64_t> allocatable;  ///< by resource id (cpu in millicores, others in units)
-  std::vector<std::int64_t> requested;    ///< sum of bound pods' requests, by resource id
+  ResourceAmounts allocatable;            ///< status.allocatable
+  ResourceAmounts requested;              ///< sum of bound pods' requests
+  std::int64_t pod_count = 0;
   std::int64_t nonzero_milli_cpu = 0;     ///< bound pods' non-zero cpu requests (scoring)
   std::int64_t nonzero_memory = 0;        ///< bound pods' non-zero memory requests (scoring)
-  std::int64_t pod_count = 0;
-  std::unordered_map<std::string, int> spread_counts;  ///< bound pods per spread_key
+  bool unschedulable = false;             ///< node.unschedulable
+  bool has_filtering_taints = false;      ///< a NoSchedule or NoExecute taint
+  bool has_prefer_taints = false;         ///< a PreferNoSchedule taint
+  /// Bound pods per spread key, as (PlacementState::spread_id(key), count); a short flat list.
+  std::vector<std::pair<int, int>> spread_counts;
+  Node node;
+
+  /// Bound pods with the spread key `id` (0 when none).
+  int spread_count(int id) const noexcept {
+    for (const auto& [k, n] : spread_counts)
+      if (k == id) return n;
+    return 0;
+  }
 };
 
 /// Why a node was rejected, or that it passed.
@@ -179,6 +211,9 @@ class PlacementState {
   const std::string& resource_name(int id) const { return names_[static_cast<std::size_t>(id)]; }
   std::size_t resource_count() const noexcept { return names_.size(); }
 
+  /// Interns a spread key (PodRequirements::spread_key); -1 for the empty key.
+  int spread_id(std::string_view key);
+
   NodeInfo make_node_info(Node node);
   /// Adds a bound pod's requests, non-zero requests, count and spread key to the node.
   void add_pod(NodeInfo& node, const PodRequirements& pod);
@@ -191,6 +226,7 @@ class PlacementState {
  private:
   std::vector<std::string> names_;
   std::unordered_map<std::string, int> ids_;
+  std::unordered_map<std::string, int> spread_ids_;
   std::unique_ptr<Scratch> scratch_;
 };
 

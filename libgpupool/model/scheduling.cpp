@@ -60,14 +60,8 @@ const char* plugin_of(Kind k) {
   return "";
 }
 
-std::int64_t at(const std::vector<std::int64_t>& v, int id) {
-  return static_cast<std::size_t>(id) < v.size() ? v[static_cast<std::size_t>(id)] : 0;
-}
-
-void add_at(std::vector<std::int64_t>& v, int id, std::int64_t d) {
-  if (static_cast<std::size_t>(id) >= v.size()) v.resize(static_cast<std::size_t>(id) + 1, 0);
-  v[static_cast<std::size_t>(id)] += d;
-}
+std::int64_t at(const ResourceAmounts& v, int id) { return v.get(id); }
+void add_at(ResourceAmounts& v, int id, std::int64_t d) { v.add(id, d); }
 
 }  // namespace
 
@@ -389,8 +383,31 @@ int PlacementState::resource_id(std::string_view name) {
   return id;
 }
 
+void ResourceAmounts::add(int id, std::int64_t delta) {
+  if (id < kInline) {
+    core_[static_cast<std::size_t>(id)] += delta;
+    return;
+  }
+  const auto i = static_cast<std::size_t>(id - kInline);
+  if (i >= extra_.size()) extra_.resize(i + 1, 0);
+  extra_[i] += delta;
+}
+
+int PlacementState::spread_id(std::string_view key) {
+  if (key.empty()) return -1;
+  auto [it, inserted] = spread_ids_.emplace(std::string(key), static_cast<int>(spread_ids_.size()));
+  return it->second;
+}
+
 NodeInfo PlacementState::make_node_info(Node node) {
   NodeInfo info;
+  info.unschedulable = node.unschedulable;
+  for (const auto& t : node.taints) {
+    if (t.effect == TaintEffect::PreferNoSchedule)
+      info.has_prefer_taints = true;
+    else
+      info.has_filtering_taints = true;
+  }
   for (const auto& [name, q] : node.allocatable) {
     if (name != "cpu" && name != "memory" && name != "ephemeral-storage" && name != "pods" && !is_scalar_resource(name))
       continue;
@@ -420,7 +437,13 @@ void PlacementState::add_pod(NodeInfo& node, const PodRequirements& pod) {
   node.nonzero_milli_cpu += nonzero_cpu(pod);
   node.nonzero_memory += nonzero_memory(pod);
   node.pod_count += 1;
-  if (!pod.spread_key.empty()) node.spread_counts[pod.spread_key] += 1;
+  if (int id = spread_id(pod.spread_key); id >= 0) {
+    auto it = std::find_if(node.spread_counts.begin(), node.spread_counts.end(), [&](const auto& e) { return e.first == id; });
+    if (it == node.spread_counts.end())
+      node.spread_counts.emplace_back(id, 1);
+    else
+      it->second += 1;
+  }
 }
 
 void PlacementState::remove_pod(NodeInfo& node, const PodRequirements& pod) {
@@ -430,8 +453,8 @@ void PlacementState::remove_pod(NodeInfo& node, const PodRequirements& pod) {
   node.nonzero_milli_cpu -= nonzero_cpu(pod);
   node.nonzero_memory -= nonzero_memory(pod);
   node.pod_count -= 1;
-  if (!pod.spread_key.empty()) {
-    auto it = node.spread_counts.find(pod.spread_key);
+  if (int id = spread_id(pod.spread_key); id >= 0) {
+    auto it = std::find_if(node.spread_counts.begin(), node.spread_counts.end(), [&](const auto& e) { return e.first == id; });
     if (it != node.spread_counts.end() && --it->second <= 0) node.spread_counts.erase(it);
   }
 }
@@ -456,16 +479,18 @@ Kind run_filters(const PodRequirements& pod, const std::vector<std::pair<int, st
                  bool requests_all_zero, const NodeInfo& n) {
   const Node& node = n.node;
   // NodeUnschedulable: "If pod tolerate unschedulable taint, it's also tolerate node.Spec.Unschedulable".
-  if (node.unschedulable) {
+  if (n.unschedulable) {
     static const Taint kUnschedulable{"node.kubernetes.io/unschedulable", "", TaintEffect::NoSchedule};
     if (!tolerated(kUnschedulable, pod.tolerations)) return Kind::Unschedulable;
   }
   // NodeName
   if (!pod.node_name.empty() && pod.node_name != node.name) return Kind::NodeName;
   // TaintToleration: NoSchedule and NoExecute taints must be tolerated.
-  for (const auto& taint : node.taints) {
-    if (taint.effect == TaintEffect::PreferNoSchedule) continue;
-    if (!tolerated(taint, pod.tolerations)) return Kind::Taint;
+  if (n.has_filtering_taints) {
+    for (const auto& taint : node.taints) {
+      if (taint.effect == TaintEffect::PreferNoSchedule) continue;
+      if (!tolerated(taint, pod.tolerations)) return Kind::Taint;
+    }
   }
   // NodeAffinity
   if ((!pod.node_selector.empty() || !pod.required_node_affinity.empty()) && !pod.matches_node_affinity(node))
@@ -613,17 +638,47 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
       explain_all ? num_candidates : num_feasible_nodes_to_find(num_candidates, state.percentage_of_nodes_to_score);
   s.feasible.clear();
   s.failures.clear();
+  s.taint_counts.clear();
+  s.spread_counts.clear();
+  s.totals.clear();
+  // Raw scores are computed as soon as a node passes, while its data is in cache.
+  const std::int64_t pod_cpu = nonzero_cpu(pod), pod_mem = nonzero_memory(pod);
+  const int spread = state.spread_id(pod.spread_key);
+  std::int64_t pod_req_cpu = 0, pod_req_mem = 0;
+  if (auto it = pod.requests.find("cpu"); it != pod.requests.end()) pod_req_cpu = it->second.milli_value();
+  if (auto it = pod.requests.find("memory"); it != pod.requests.end()) pod_req_mem = it->second.value();
+  std::int64_t max_taint = 0, max_spread = 0;
   std::size_t processed = 0;
   const std::size_t start = num_candidates ? state.next_start_index % num_candidates : 0;
   for (std::size_t i = 0; i < num_candidates && s.feasible.size() < to_find; ++i) {
     std::size_t pos = (start + i) % num_candidates;
     std::size_t idx = narrowed ? s.candidates[pos] : pos;
+    if (!narrowed) {  // the nodes are visited in order: fetch the hot lines of a node a few steps ahead
+      const char* ahead = reinterpret_cast<const char*>(&nodes[(pos + 8) % num_candidates]);
+      __builtin_prefetch(ahead);
+      __builtin_prefetch(ahead + 64);
+      __builtin_prefetch(ahead + 128);
+    }
     Kind k = run_filters(pod, s.requests, all_zero, nodes[idx]);
     ++processed;
-    if (k == Kind::Pass)
-      s.feasible.push_back(idx);
-    else
+    if (k != Kind::Pass) {
       s.failures.emplace_back(idx, k);
+      continue;
+    }
+    const NodeInfo& n = nodes[idx];
+    s.feasible.push_back(idx);
+    const std::int64_t taint =
+        n.has_prefer_taints ? count_intolerable_prefer_no_schedule(n.node.taints, pod.tolerations) : 0;
+    const std::int64_t same = spread >= 0 && !n.spread_counts.empty() ? n.spread_count(spread) : 0;
+    max_taint = std::max(max_taint, taint);
+    max_spread = std::max(max_spread, same);
+    s.taint_counts.push_back(taint);
+    s.spread_counts.push_back(same);
+    const std::int64_t alloc_cpu = at(n.allocatable, kCpu), alloc_mem = at(n.allocatable, kMemory);
+    s.totals.push_back(
+        least_allocated(n.nonzero_milli_cpu + pod_cpu, alloc_cpu, n.nonzero_memory + pod_mem, alloc_mem) +
+        balanced_allocation(at(n.requested, kCpu) + pod_req_cpu, alloc_cpu, at(n.requested, kMemory) + pod_req_mem,
+                            alloc_mem));
   }
   state.next_start_index = nodes.empty() ? 0 : (state.next_start_index + processed) % nodes.size();
 
@@ -658,34 +713,12 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
   std::size_t best = s.feasible.front();
   if (s.feasible.size() > 1 || explain_all) {
     const std::size_t m = s.feasible.size();
-    s.taint_counts.assign(m, 0);
-    s.spread_counts.assign(m, 0);
-    s.totals.assign(m, 0);
-    std::int64_t max_taint = 0, max_spread = 0;
-    const std::int64_t pod_cpu = nonzero_cpu(pod), pod_mem = nonzero_memory(pod);
-    std::int64_t pod_req_cpu = 0, pod_req_mem = 0;
-    if (auto it = pod.requests.find("cpu"); it != pod.requests.end()) pod_req_cpu = it->second.milli_value();
-    if (auto it = pod.requests.find("memory"); it != pod.requests.end()) pod_req_mem = it->second.value();
-    for (std::size_t j = 0; j < m; ++j) {
-      const NodeInfo& n = nodes[s.feasible[j]];
-      s.taint_counts[j] = count_intolerable_prefer_no_schedule(n.node.taints, pod.tolerations);
-      if (!pod.spread_key.empty()) {
-        auto it = n.spread_counts.find(pod.spread_key);
-        s.spread_counts[j] = it == n.spread_counts.end() ? 0 : it->second;
-      }
-      max_taint = std::max(max_taint, s.taint_counts[j]);
-      max_spread = std::max(max_spread, s.spread_counts[j]);
-      const std::int64_t alloc_cpu = at(n.allocatable, kCpu), alloc_mem = at(n.allocatable, kMemory);
-      s.totals[j] = least_allocated(n.nonzero_milli_cpu + pod_cpu, alloc_cpu, n.nonzero_memory + pod_mem, alloc_mem) +
-                    balanced_allocation(at(n.requested, kCpu) + pod_req_cpu, alloc_cpu,
-                                        at(n.requested, kMemory) + pod_req_mem, alloc_mem);
-    }
     std::int64_t best_total = std::numeric_limits<std::int64_t>::min();
     for (std::size_t j = 0; j < m; ++j) {
       // DefaultNormalizeScore(MaxNodeScore, reverse=true) for TaintToleration, weight 3.
       std::int64_t taint = max_taint == 0 ? kMaxNodeScore : kMaxNodeScore - kMaxNodeScore * s.taint_counts[j] / max_taint;
-      std::int64_t spread = max_spread == 0 ? kMaxNodeScore : kMaxNodeScore * (max_spread - s.spread_counts[j]) / max_spread;
-      s.totals[j] += 3 * taint + 2 * spread;
+      std::int64_t spreading = max_spread == 0 ? kMaxNodeScore : kMaxNodeScore * (max_spread - s.spread_counts[j]) / max_spread;
+      s.totals[j] += 3 * taint + 2 * spreading;
       if (s.totals[j] > best_total) {  // strictly greater: the first in evaluation order wins ties
         best_total = s.totals[j];
         best = s.feasible[j];

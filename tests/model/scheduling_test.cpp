@@ -255,7 +255,10 @@ TEST_CASE("NodeResourcesFit counts what is already bound") {
     REQUIRE(r.chosen);
     st.add_pod(ni[*r.chosen], pod);
   }
-  CHECK(ni[0].requested[static_cast<std::size_t>(st.resource_id("nvidia.com/gpu"))] == 2);
+  CHECK(ni[0].requested.get(st.resource_id("nvidia.com/gpu")) == 2);
+  CHECK(ni[0].allocatable.get(st.resource_id("nvidia.com/gpu")) == 2);
+  CHECK(ni[0].allocatable.get(st.resource_id("cpu")) == 32000);
+  CHECK(ni[0].requested.get(st.resource_id("cpu")) == 2000);
   CHECK(ni[0].pod_count == 2);
   auto r = place(pod, ni, st);
   CHECK_FALSE(r.chosen);
@@ -422,9 +425,13 @@ TEST_CASE("scoring") {
     auto r = place(replica, ni, st);
     REQUIRE(r.chosen);
     CHECK(r.chosen_node == "b");
-    CHECK(ni[0].spread_counts.at("default/ReplicaSet/web") == 1);
+    const int web = st.spread_id("default/ReplicaSet/web");
+    CHECK(ni[0].spread_count(web) == 1);
+    CHECK(ni[1].spread_count(web) == 0);
+    CHECK(ni[1].spread_count(st.spread_id("default/ReplicaSet/db")) == 1);
     st.remove_pod(ni[0], replica);
-    CHECK(ni[0].spread_counts.count("default/ReplicaSet/web") == 0);
+    CHECK(ni[0].spread_count(web) == 0);
+    CHECK(ni[0].spread_counts.empty());
   }
   SUBCASE("a single feasible node is chosen without scoring") {
     auto ni = infos(st, {make_node("a", {kGpu}), make_node("b")});
