@@ -503,7 +503,8 @@ std::string Client::watch(const ResourceRef& ref, const std::string& ns, const W
     rv = list_rv;
   };
 
-  int failures = 0;
+  int failures = 0, empty_closes = 0;
+  bool refreshed = false;
   if (rv.empty()) relist();
   while (!stop && !cancel.cancelled()) {
     Query q{{"watch", "1"}, {"allowWatchBookmarks", "true"}};
@@ -537,15 +538,22 @@ std::string Client::watch(const ResourceRef& ref, const std::string& ns, const W
         return false;
       }
       failures = 0;
+      empty_closes = -1;  // this connection delivered something
+      refreshed = false;
       if (std::string v_rv = meta_string(obj, "resourceVersion"); !v_rv.empty()) rv = v_rv;
       if (type == "BOOKMARK") return o.deliver_bookmarks ? (handler(WatchEvent{type, std::move(obj)}) || (stop = true, false)) : true;
       return deliver(WatchEvent{type, std::move(obj)});
     });
     HttpResponse resp;
+    if (empty_closes < 0) empty_closes = 0;
+    const int empty_before = empty_closes;
     try {
       RequestCredentials creds = im.credentials.current();
       resp = im.transport->stream(req, creds, [&](std::string_view chunk) { return lines.feed(chunk) && !stop; }, cancel);
-      if (resp.status == 401 && im.credentials.refresh_after_unauthorized(creds)) continue;
+      if (resp.status == 401 && !refreshed && im.credentials.refresh_after_unauthorized(creds)) {
+        refreshed = true;  // once; a second 401 is reported
+        continue;
+      }
     } catch (const TransportError& e) {
       auto d = decide_retry(im.options.retry, failures, true, {}, im.random01());
       if (!d.retry) throw;
@@ -575,7 +583,12 @@ std::string Client::watch(const ResourceRef& ref, const std::string& ns, const W
       im.pause(d.delay);
       ++failures;
     }
-    // The server closed the watch (timeoutSeconds or a restart): resume from rv.
+    // The server closed the watch (timeoutSeconds or a restart): resume from rv at once, but back
+    // off when connections keep closing without delivering anything (no busy loop).
+    if (empty_closes == empty_before && !stream_error) {
+      ++empty_closes;
+      if (empty_closes > 1) im.pause(im.options.retry.backoff(std::min(empty_closes - 1, 8), im.random01()));
+    }
   }
   return rv;
 }

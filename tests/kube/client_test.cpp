@@ -341,6 +341,7 @@ TEST_CASE("watch stops on cancel and passes non-retryable errors up") {
   });
   h.client->watch(kPods, "", {.resource_version = "7"}, [](const gpupool::WatchEvent&) { return true; }, cancel);
   CHECK(calls == 3);
+  CHECK(h.sleeps.size() == 1);  // connections closing empty-handed are retried with a backoff
   Harness forbidden([](const HttpRequest&, const RequestCredentials&) { return respond(403, status_body(403, "Forbidden", "no")); });
   CHECK_THROWS_AS(forbidden.client->watch(kPods, "bob", {.resource_version = "1"}, [](const gpupool::WatchEvent&) { return true; }),
                   ApiError);
