@@ -8,6 +8,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "embedded/patch.hpp"
+#include "embedded/scheduler.hpp"
 #include "embedded/table.hpp"
 
 namespace gpupool::embedded {
@@ -616,22 +617,14 @@ Response Api::dispatch(const Request& r) const {
   const WriteOptions wo = write_options(r);
   if (verb == "create") {
     if (tg.subresource == "binding") {
-      // pods/binding: sets spec.nodeName once (registry/core/pod/storage: assignPod).
+      // pods/binding (registry/core/pod/storage: assignPod), implemented by the scheduler's bind_pod.
       auto body = parse_object(r);
       std::string node;
       if (const auto* target = body.if_contains("target"); target && target->is_object())
         node = str(target->as_object(), "name");
       if (node.empty())
         throw StatusError::invalid(t, tg.name, {{"FieldValueRequired", "Required value", "target.name"}});
-      store_.mutate(t, tg.ns, tg.name, [&](json::object& pod) {
-        auto& spec = pod["spec"];
-        if (!spec.is_object()) spec = json::object{};
-        const auto cur = str(spec.as_object(), "nodeName");
-        if (!cur.empty())
-          throw StatusError::conflict(t, tg.name + "/binding",
-                                      fmt::format("pod {} is already assigned to node \"{}\"", tg.name, cur));
-        spec.as_object()["nodeName"] = node;
-      }, wo);
+      if (!wo.dry_run) bind_pod(store_, tg.ns, tg.name, node);
       return json_response(201, json::object{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object{}},
                                              {"status", "Success"}, {"code", 201}});
     }

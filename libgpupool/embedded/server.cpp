@@ -9,7 +9,14 @@
 #include <fmt/format.h>
 #include <openssl/rand.h>
 
+#include <condition_variable>
+#include <deque>
+#include <thread>
+
 #include "embedded/api.hpp"
+#include "embedded/controllers.hpp"
+#include "embedded/kubelet.hpp"
+#include "embedded/scheduler.hpp"
 #include "embedded/base64.hpp"
 #include "embedded/faults.hpp"
 #include "embedded/http_server.hpp"
@@ -82,6 +89,11 @@ struct EmbeddedServer::Impl {
   EmbeddedOptions options;
   Clock clock;
   std::unique_ptr<Store> store;
+  // The control plane over the store (declared after it: destroyed first).
+  std::unique_ptr<QuotaController> quota;
+  std::unique_ptr<Scheduler> scheduler;
+  std::unique_ptr<Controllers> controllers;
+  std::unique_ptr<Kubelet> kubelet;
   std::unique_ptr<Api> api;
   FaultInjector faults;
   CertificateAuthority ca;
@@ -90,6 +102,67 @@ struct EmbeddedServer::Impl {
   bool own_dir = false;
   std::mutex stop_mu;
   bool stopped = false;
+  // With a real clock a ticker lets the kubelet make progress as time passes.
+  std::thread ticker;
+  std::mutex tick_mu;
+  std::condition_variable tick_cv;
+  bool tick_stop = false;
+
+  void sync() {
+    kubelet->sync();
+    scheduler->sync();
+  }
+
+  Response logs(const LogRequest& lr) {
+    LogOptions lo;
+    lo.container = lr.container;
+    lo.previous = lr.previous;
+    lo.tail_lines = lr.tail_lines;
+    lo.timestamps = lr.timestamps;
+    Response resp;
+    resp.content_type = "text/plain";
+    resp.body = kubelet->logs(lr.ns, lr.pod, lo);
+    if (!lr.follow) return resp;
+    // Follow: what was printed so far, then each new line as the clock makes the container print it.
+    struct Feed {
+      std::mutex mu;
+      std::condition_variable cv;
+      std::deque<std::string> lines;
+      bool ended = false;
+    };
+    auto feed = std::make_shared<Feed>();
+    Kubelet* k = kubelet.get();
+    const auto id = k->follow(
+        lr.ns, lr.pod, lo,
+        [feed](const std::string& line) {
+          std::lock_guard lk(feed->mu);
+          feed->lines.push_back(line);
+          feed->cv.notify_all();
+        },
+        [feed] {
+          std::lock_guard lk(feed->mu);
+          feed->ended = true;
+          feed->cv.notify_all();
+        });
+    std::string first = std::move(resp.body);
+    resp.body.clear();
+    resp.stream = [k, id, feed, first](const ChunkWriter& write, const std::atomic<bool>& stopping) {
+      bool alive = first.empty() || write(first);
+      while (alive && !stopping) {
+        std::unique_lock lk(feed->mu);
+        feed->cv.wait_for(lk, std::chrono::milliseconds(200), [&] { return feed->ended || !feed->lines.empty(); });
+        auto lines = std::move(feed->lines);
+        feed->lines.clear();
+        const bool ended = feed->ended;
+        lk.unlock();
+        for (const auto& l : lines)
+          if (!(alive = write(l))) break;
+        if (ended) break;
+      }
+      k->unfollow(id);
+    };
+    return resp;
+  }
 
   explicit Impl(EmbeddedOptions o)
       : options(std::move(o)), clock(options.manual_clock ? Clock::manual() : Clock::real()), faults(options.faults) {}
@@ -106,9 +179,14 @@ EmbeddedServer::EmbeddedServer(EmbeddedOptions options) : impl_(std::make_unique
   Store::Options so;
   so.mpijob_version = im.options.mpijob_version;
   im.store = std::make_unique<Store>(im.clock, so);
+  im.quota = std::make_unique<QuotaController>(*im.store);
+  im.scheduler = std::make_unique<Scheduler>(*im.store, im.clock);
+  im.controllers = std::make_unique<Controllers>(*im.store, im.clock);
+  im.kubelet = std::make_unique<Kubelet>(*im.store, im.clock);
   Api::Options ao;
   ao.server_version = im.options.server_version;
   im.api = std::make_unique<Api>(*im.store, ao);
+  im.api->set_log_provider([&im](const LogRequest& lr) { return im.logs(lr); });
 
   // Namespaces every cluster has, then one per user.
   const auto& ns_type = im.store->type("", "namespaces");
@@ -128,6 +206,8 @@ EmbeddedServer::EmbeddedServer(EmbeddedOptions options) : impl_(std::make_unique
     const auto now = std::chrono::time_point_cast<std::chrono::system_clock::duration>(im.clock.now());
     for (const auto& n : topo.nodes) im.store->create(nodes, "", n.to_node_object(now), wo);
   }
+
+  im.sync();
 
   // PKI and identities.
   const KeyPair server_cert = im.ca.issue_server();
@@ -165,6 +245,16 @@ EmbeddedServer::EmbeddedServer(EmbeddedOptions options) : impl_(std::make_unique
                                                  fmt::format("    token: {}\n", user_tokens[u])));
     write_private(cert_kubeconfig(u), kubeconfig_text(server, im.ca.cert_pem(), u, u, cert_block(im.ca.issue_client(u, {}))));
   }
+  if (!im.options.manual_clock) {
+    im.ticker = std::thread([&im] {
+      std::unique_lock lk(im.tick_mu);
+      while (!im.tick_cv.wait_for(lk, std::chrono::milliseconds(200), [&] { return im.tick_stop; })) {
+        lk.unlock();
+        im.sync();
+        lk.lock();
+      }
+    });
+  }
 }
 
 EmbeddedServer::~EmbeddedServer() { stop(); }
@@ -173,7 +263,15 @@ void EmbeddedServer::stop() {
   std::lock_guard lk(impl_->stop_mu);
   if (impl_->stopped) return;
   impl_->stopped = true;
-  impl_->http->stop();
+  if (impl_->http) impl_->http->stop();
+  if (impl_->ticker.joinable()) {
+    {
+      std::lock_guard tl(impl_->tick_mu);
+      impl_->tick_stop = true;
+    }
+    impl_->tick_cv.notify_all();
+    impl_->ticker.join();
+  }
   if (impl_->own_dir) {
     std::error_code ec;
     fs::remove_all(impl_->dir, ec);
@@ -196,7 +294,10 @@ std::chrono::system_clock::time_point EmbeddedServer::now() const {
   return std::chrono::time_point_cast<std::chrono::system_clock::duration>(impl_->clock.now());
 }
 
-void EmbeddedServer::advance(std::chrono::nanoseconds d) { impl_->clock.advance(d); }
+void EmbeddedServer::advance(std::chrono::nanoseconds d) {
+  impl_->clock.advance(d);
+  impl_->sync();
+}
 
 void EmbeddedServer::set_faults(const FaultConfig& faults) { impl_->faults.configure(faults); }
 FaultCounters EmbeddedServer::fault_counters() const { return impl_->faults.counters(); }

@@ -46,11 +46,14 @@ def main():
     seen = []
     w = watch.Watch()
     for ev in w.stream(core.list_namespaced_pod, ns, resource_version=rv, timeout_seconds=10):
-        seen.append("%s %s" % (ev["type"], ev["object"].metadata.name))
-        if len(seen) == 2:
+        # The scheduler and kubelet also modify py-pod-2; keep the first event of each kind.
+        item = "%s %s" % (ev["type"], ev["object"].metadata.name)
+        if item not in seen:
+            seen.append(item)
+        if item == "DELETED py-pod":
             w.stop()
     t.join()
-    print("watched:", ";".join(seen))
+    print("watched:", ";".join(s for s in seen if not s.startswith("MODIFIED")))
 
     dep = client.V1Deployment(
         metadata=client.V1ObjectMeta(name="py-deploy"),

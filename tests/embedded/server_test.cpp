@@ -58,11 +58,13 @@ std::vector<std::vector<std::string>> table_rows(const std::string& text) {
 struct Cluster {
   EmbeddedServer server;
   std::string cache;
-  Cluster() : server(options()) { cache = server.kubeconfig_dir() + "/kubectl-cache"; }
-  static EmbeddedOptions options() {
+  explicit Cluster(std::string topology = "seed") : server(options(std::move(topology))) {
+    cache = server.kubeconfig_dir() + "/kubectl-cache";
+  }
+  static EmbeddedOptions options(std::string topology) {
     EmbeddedOptions o;
     o.users = {"alice", "bob"};
-    o.topology = "seed";
+    o.topology = std::move(topology);
     return o;
   }
   Run kubectl(const std::string& who, const std::string& args) {
@@ -144,7 +146,7 @@ TEST_CASE("kubectl taint, label and cordon change the node; only the admin may")
 }
 
 TEST_CASE("kubectl apply of a guide-style Deployment with PVC, NFS and hostPath volumes; get pods -o wide; delete") {
-  Cluster c;
+  Cluster c("iiis");
   const std::string manifest = std::string(GPUPOOL_SOURCE_DIR) + "/tests/embedded/data/guide-deployment.yaml";
   auto r = c.kubectl("alice", "apply -f " + manifest);
   REQUIRE_MESSAGE(r.code == 0, r.err);
@@ -159,29 +161,37 @@ TEST_CASE("kubectl apply of a guide-style Deployment with PVC, NFS and hostPath 
   r = c.kubectl("alice", "apply -f " + manifest);
   CHECK(r.out == "persistentvolumeclaim/results-pvc unchanged\ndeployment.apps/tf-train unchanged\n");
 
-  // Pods as the scheduler and kubelet would leave them (created directly through the store).
-  const auto& pods = c.type("", "pods");
-  auto pod = json::parse(R"({"metadata":{"name":"tf-train-abc12","labels":{"app":"tf-train"}},
-    "spec":{"nodeName":"cn-beijing.192.168.3.229","containers":[{"name":"trainer","image":"x"}]},
-    "status":{"phase":"Running","podIP":"10.244.1.7","containerStatuses":[{"name":"trainer","ready":true,"restartCount":0}]}})")
-                 .as_object();
-  c.server.store().create(pods, "alice", pod);
+  // The controllers made two pods, the scheduler bound them to GPU nodes, the kubelet starts them
+  // once the clock moves.
+  c.server.advance(30s);
   r = c.kubectl("alice", "get pods -o wide");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   auto rows = table_rows(r.out);
-  REQUIRE(rows.size() == 2);
+  REQUIRE(rows.size() == 3);
   CHECK(rows[0] == std::vector<std::string>{"NAME", "READY", "STATUS", "RESTARTS", "AGE", "IP", "NODE", "NOMINATED",
                                             "NODE", "READINESS", "GATES"});
-  CHECK(rows[1][0] == "tf-train-abc12");
-  CHECK(rows[1][1] == "1/1");
-  CHECK(rows[1][2] == "Running");
-  CHECK(rows[1][5] == "10.244.1.7");
-  CHECK(rows[1][6] == "cn-beijing.192.168.3.229");
+  const auto& nodes = c.type("", "nodes");
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    CAPTURE(r.out);
+    CHECK(rows[i][0].rfind("tf-train-", 0) == 0);
+    CHECK(rows[i][1] == "1/1");
+    CHECK(rows[i][2] == "Running");
+    CHECK(rows[i][4] == "30s");
+    CHECK(c.server.store().find(nodes, "", rows[i][6]));  // NODE is a node of the cluster
+  }
+  const auto& pods = c.type("", "pods");
+  // kubectl logs goes through pods/log to the simulated kubelet.
+  r = c.kubectl("alice", "logs " + rows[1][0]);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(!r.out.empty());
+  r = c.kubectl("alice", "logs " + rows[1][0] + " -c nope");
+  CHECK(r.code == 1);
 
   r = c.kubectl("alice", "delete deployment tf-train");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(r.out == "deployment.apps \"tf-train\" deleted\n");
   CHECK(!c.server.store().find(deploys, "alice", "tf-train"));
+  CHECK(c.server.store().list(pods, "alice").items.empty());  // garbage-collected with their ReplicaSet
   r = c.kubectl("alice", "get deployment tf-train");
   CHECK(r.code == 1);
   CHECK(r.err == "Error from server (NotFound): deployments.apps \"tf-train\" not found\n");
