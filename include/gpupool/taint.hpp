@@ -92,6 +92,8 @@ void validate(const Toleration& toleration, std::string_view field = "toleration
 ///  - "key=value"                -> Equal, any effect
 ///  - "key=value:effect,operator" (Arena's long form; operator Equal|Exists; any part but the key
 ///    may be left out, e.g. "key:NoSchedule,Exists")
+///  - "key[=value]:effect:operator[:tolerationSeconds]" (Arena's newer form, e.g.
+///    "node.kubernetes.io/unreachable:NoExecute:Exists:60")
 /// Throws ValidationError on anything malformed (Arena drops those silently; gpupool refuses).
 Toleration parse_toleration(std::string_view text, std::string_view field = "toleration");
 /// Parses a repeated flag; the results accumulate in order, duplicates collapse. The field of the

@@ -257,22 +257,38 @@ Toleration parse_toleration(std::string_view text, std::string_view field) {
   Toleration t;
   std::string_view rest = text;
   std::optional<TolerationOperator> op;
-  if (std::size_t comma = rest.find(','); comma != std::string_view::npos) {
-    std::string_view o = rest.substr(comma + 1);
-    if (o == "Equal")
-      op = TolerationOperator::Equal;
-    else if (o == "Exists")
-      op = TolerationOperator::Exists;
-    else
-      fail(field, text, "unsupported operator \"" + std::string(o) + "\"; supported values: \"Equal\", \"Exists\"");
+  auto parse_op = [&](std::string_view o) {
+    if (o == "Equal") return TolerationOperator::Equal;
+    if (o == "Exists") return TolerationOperator::Exists;
+    fail(field, text, "unsupported operator \"" + std::string(o) + "\"; supported values: \"Equal\", \"Exists\"");
+  };
+  if (std::size_t comma = rest.find(','); comma != std::string_view::npos) {  // Arena's legacy ",operator"
+    op = parse_op(rest.substr(comma + 1));
     rest = rest.substr(0, comma);
   }
   if (std::size_t colon = rest.find(':'); colon != std::string_view::npos) {
-    std::string_view e = rest.substr(colon + 1);
-    if (e.find(':') != std::string_view::npos)
-      fail(field, text, "a toleration has at most one ':' (key=value:Effect)");
-    if (!e.empty()) t.effect = effect_in(e, text, field);
+    // Arena's newer forms: key[=value]:effect[:operator[:tolerationSeconds]]
+    std::string_view parts = rest.substr(colon + 1);
     rest = rest.substr(0, colon);
+    std::string_view e = parts.substr(0, parts.find(':'));
+    if (!e.empty()) t.effect = effect_in(e, text, field);
+    if (std::size_t c2 = parts.find(':'); c2 != std::string_view::npos) {
+      std::string_view more = parts.substr(c2 + 1);
+      std::string_view o = more.substr(0, more.find(':'));
+      if (op) fail(field, text, "give the operator once (key=value:Effect:Operator or key=value:Effect,Operator)");
+      op = parse_op(o);
+      if (std::size_t c3 = more.find(':'); c3 != std::string_view::npos) {
+        std::string_view secs = more.substr(c3 + 1);
+        std::int64_t v = 0;
+        bool neg = !secs.empty() && secs[0] == '-';
+        std::string_view digits = neg ? secs.substr(1) : secs;
+        if (digits.empty() || digits.size() > 18 ||
+            digits.find_first_not_of("0123456789") != std::string_view::npos)
+          fail(field, text, "tolerationSeconds must be an integer number of seconds");
+        for (char c : digits) v = v * 10 + (c - '0');
+        t.toleration_seconds = neg ? -v : v;
+      }
+    }
   }
   bool has_value = false;
   if (std::size_t eq = rest.find('='); eq != std::string_view::npos) {

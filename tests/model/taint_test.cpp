@@ -275,14 +275,23 @@ TEST_CASE("--toleration forms") {
       {"gpu_node=,Equal", tol("gpu_node", Op::Equal, "")},
       {":NoSchedule", tol("", Op::Exists, "", E::NoSchedule)},
       {"node-role.kubernetes.io/master:NoSchedule", tol("node-role.kubernetes.io/master", Op::Exists, "", E::NoSchedule)},
+      {"node.kubernetes.io/unreachable:NoExecute:Exists:60",
+       tol("node.kubernetes.io/unreachable", Op::Exists, "", E::NoExecute, 60)},
+      {"dedicated=teamA:NoSchedule:Equal", tol("dedicated", Op::Equal, "teamA", E::NoSchedule)},
+      {"dedicated=teamA:NoExecute:Equal:300", tol("dedicated", Op::Equal, "teamA", E::NoExecute, 300)},
+      {"gpu_node:NoSchedule:Exists", tol("gpu_node", Op::Exists, "", E::NoSchedule)},
       {"", std::nullopt},
+      {"dedicated=teamA:NoSchedule:Equal:300", std::nullopt},  // tolerationSeconds needs NoExecute
+      {"dedicated=teamA:NoExecute:Equal:soon", std::nullopt},
+      {"dedicated=teamA:NoExecute:Equal,Equal", std::nullopt},  // operator given twice
+      {"dedicated=teamA:NoExecute:Maybe", std::nullopt},
       {"gpu_node=invalid:NoSchedule,Exists", std::nullopt},  // Exists with a value
       {"gpu_node=invalid:NoSchedule,equal", std::nullopt},   // operator is case-sensitive
       {"gpu_node=invalid:Never", std::nullopt},
       {"gpu node", std::nullopt},
       {"=invalid", std::nullopt},                            // empty key needs Exists
       {"a=b=c", std::nullopt},
-      {"a:NoSchedule:NoExecute", std::nullopt},
+      {"a:NoSchedule:NoExecute", std::nullopt},                // not an operator
       {"gpu_node=bad value", std::nullopt},
       {"ALL", tol("ALL", Op::Exists, "")},                   // only lower-case "all" is special
   };
