@@ -53,8 +53,14 @@ std::map<std::string, Quantity> quantity_map(const json::object* o, const std::s
   for (const auto& kv : *o) {
     std::string f = field + "[" + std::string(kv.key()) + "]";
     const json::value& v = kv.value();
-    if (v.is_string())
-      out.emplace(std::string(kv.key()), Quantity::parse(v.get_string(), f));
+    if (v.is_string()) {
+      // Quantity.UnmarshalJSON trims surrounding whitespace before parsing.
+      std::string_view text = v.get_string();
+      const auto first = text.find_first_not_of(" \t\r\n\v\f");
+      text = first == std::string_view::npos ? std::string_view() : text.substr(first);
+      text = text.substr(0, text.find_last_not_of(" \t\r\n\v\f") + 1);
+      out.emplace(std::string(kv.key()), Quantity::parse(text, f));
+    }
     else if (v.is_int64() || v.is_uint64())
       out.emplace(std::string(kv.key()), Quantity::parse(json::serialize(v), f));
     else

@@ -195,7 +195,12 @@ TEST_CASE("Node::from_json names the bad field") {
       CHECK(e.field() == r.field);
     }
   }
-  // a bare integer quantity is accepted, as Quantity's UnmarshalJSON does
+  // surrounding whitespace is trimmed and a bare integer accepted, as Quantity's UnmarshalJSON does
+  CHECK(Node::from_json(json::parse(R"({"metadata":{"name":"n"},"status":{"capacity":{"cpu":" 4 "}}})"))
+            .capacity.at("cpu")
+            .milli_value() == 4000);
+  CHECK_THROWS_AS(Node::from_json(json::parse(R"({"metadata":{"name":"n"},"status":{"capacity":{"cpu":"  "}}})")),
+                  ValidationError);
   CHECK(Node::from_json(json::parse(R"({"metadata":{"name":"n"},"status":{"capacity":{"pods":110}}})"))
             .capacity.at("pods")
             .value() == 110);
