@@ -33,4 +33,8 @@ std::string to_json(const boost::json::value& value);
 /// document that is not a mapping, or malformed text, is a ConfigError naming `filename` and line.
 std::vector<boost::json::object> parse_manifests(std::string_view text, std::string_view filename = "<manifest>");
 
+/// Reads one YAML (or JSON) document of any shape into a JSON value with the same scalar rules
+/// (null for empty text). More than one document, or malformed text, is a ConfigError.
+boost::json::value parse_yaml(std::string_view text, std::string_view filename = "<yaml>");
+
 }  // namespace gpupool

@@ -263,14 +263,27 @@ std::string to_json(const std::vector<json::object>& objects) {
   return to_json(json::value(std::move(list)));
 }
 
-std::vector<json::object> parse_manifests(std::string_view text, std::string_view filename) {
-  std::string file(filename);
-  std::vector<YAML::Node> docs;
+namespace {
+std::vector<YAML::Node> load_all(std::string_view text, const std::string& file) {
   try {
-    docs = YAML::LoadAll(std::string(text));
+    return YAML::LoadAll(std::string(text));
   } catch (const YAML::Exception& e) {
     throw ConfigError(file, "", fmt::format("not valid YAML or JSON: {}", e.msg), e.mark.line >= 0 ? e.mark.line + 1 : 0);
   }
+}
+}  // namespace
+
+json::value parse_yaml(std::string_view text, std::string_view filename) {
+  std::string file(filename);
+  std::vector<YAML::Node> docs = load_all(text, file);
+  if (docs.empty()) return nullptr;
+  if (docs.size() > 1) throw ConfigError(file, "", "expected one YAML document, found several (separated by ---)", line_of(docs[1]));
+  return from_yaml(docs.front(), file);
+}
+
+std::vector<json::object> parse_manifests(std::string_view text, std::string_view filename) {
+  std::string file(filename);
+  std::vector<YAML::Node> docs = load_all(text, file);
   std::vector<json::object> out;
   for (const auto& doc : docs) {
     if (doc.IsNull() || !doc.IsDefined()) continue;

@@ -161,3 +161,10 @@ TEST_CASE("bad manifests are ConfigErrors naming the file and line") {
   }
   CHECK(parse_manifests("---\n---\n").empty());
 }
+
+TEST_CASE("parse_yaml reads one document of any shape with the same scalar rules") {
+  CHECK(parse_yaml("[1, \"2\", 2.5, yes, true]") == json::parse(R"([1, "2", 2.5, "yes", true])"));
+  CHECK(parse_yaml("").is_null());
+  CHECK(parse_yaml("{\"a\": {\"b\": null}}") == json::parse(R"({"a": {"b": null}})"));
+  CHECK_THROWS_WITH_AS(parse_yaml("a: 1\n---\nb: 2\n", "body"), doctest::Contains("body:3"), ConfigError);
+}
