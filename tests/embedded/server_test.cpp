@@ -1,6 +1,8 @@
 // The embedded server driven by the real clients: /usr/bin/kubectl and the official Python client.
 #include <doctest/doctest.h>
 
+#include <curl/curl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -262,4 +264,118 @@ TEST_CASE("the official Python client lists, creates, patches and watches") {
                      "notfound: 404\n");
   const auto& deploys = c.type("apps", "deployments");
   CHECK(c.server.store().get(deploys, "alice", "py-deploy").at("spec").at("replicas") == 4);
+}
+
+namespace {
+
+struct Http {
+  long status = 0;
+  std::string body, headers;
+  CURLcode code = CURLE_OK;
+};
+
+std::size_t append(char* p, std::size_t size, std::size_t n, void* out) {
+  static_cast<std::string*>(out)->append(p, size * n);
+  return size * n;
+}
+
+// One HTTPS request with libcurl, trusting only the cluster's CA.
+Http https(const EmbeddedServer& s, const std::string& token, const std::string& method, const std::string& path,
+           const std::string& body = "") {
+  Http h;
+  CURL* c = curl_easy_init();
+  REQUIRE(c);
+  const std::string url = s.url() + path;
+  curl_blob ca{const_cast<char*>(s.ca_pem().data()), s.ca_pem().size(), CURL_BLOB_COPY};
+  curl_slist* hdrs = nullptr;
+  hdrs = curl_slist_append(hdrs, ("Authorization: Bearer " + token).c_str());
+  hdrs = curl_slist_append(hdrs, "Content-Type: application/json");
+  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &ca);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+  curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method.c_str());
+  if (!body.empty()) curl_easy_setopt(c, CURLOPT_POSTFIELDS, body.c_str());
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, append);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &h.body);
+  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, append);
+  curl_easy_setopt(c, CURLOPT_HEADERDATA, &h.headers);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT, 10L);
+  h.code = curl_easy_perform(c);
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &h.status);
+  curl_slist_free_all(hdrs);
+  curl_easy_cleanup(c);
+  return h;
+}
+
+std::string token_of(const std::string& kubeconfig) {
+  std::ifstream in(kubeconfig);
+  std::string line;
+  while (std::getline(in, line))
+    if (auto p = line.find("token: "); p != std::string::npos) return line.substr(p + 7);
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("fault injection over HTTPS: 429 with Retry-After, 500, 503, resets, per verb, counted") {
+  Cluster c;
+  const std::string tok = token_of(c.server.kubeconfig("alice"));
+  REQUIRE(!tok.empty());
+  auto ok = https(c.server, tok, "GET", "/api/v1/namespaces/alice/pods");
+  REQUIRE(ok.code == CURLE_OK);
+  CHECK(ok.status == 200);
+  struct Row {
+    FaultRule rule;
+    long status;
+    std::string reason;
+  };
+  const Row rows[] = {
+      {FaultRule{1.0, 0, 0, 0, 0ms, 7}, 429, "TooManyRequests"},
+      {FaultRule{0, 1.0, 0, 0, 0ms, 1}, 500, "InternalError"},
+      {FaultRule{0, 0, 1.0, 0, 0ms, 1}, 503, "ServiceUnavailable"},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.reason);
+    FaultConfig fc;
+    fc.rules["list"] = r.rule;
+    c.server.set_faults(fc);
+    auto h = https(c.server, tok, "GET", "/api/v1/namespaces/alice/pods");
+    REQUIRE(h.code == CURLE_OK);
+    CHECK(h.status == r.status);
+    CHECK(json::parse(h.body).at("reason") == json::value(r.reason));
+    if (r.status == 429) CHECK(h.headers.find("Retry-After: 7") != std::string::npos);
+    // Other verbs are untouched.
+    CHECK(https(c.server, tok, "GET", "/api/v1/nodes/cn-beijing.192.168.3.228").status == 200);
+  }
+  FaultConfig reset;
+  reset.rules["create"] = FaultRule{0, 0, 0, 1.0, 0ms, 1};
+  c.server.set_faults(reset);
+  auto h = https(c.server, tok, "POST", "/api/v1/namespaces/alice/configmaps", R"({"metadata":{"name":"cm"}})");
+  CHECK(h.code != CURLE_OK);  // the connection was reset: no response at all
+  CHECK(!c.server.store().find(c.type("", "configmaps"), "alice", "cm"));
+  const auto counts = c.server.fault_counters();
+  CHECK(counts.too_many_requests == 1);
+  CHECK(counts.internal_error == 1);
+  CHECK(counts.unavailable == 1);
+  CHECK(counts.connection_reset == 1);
+  c.server.set_faults({});
+  auto kubectl = c.kubectl("alice", "get pods");
+  CHECK(kubectl.code == 0);
+}
+
+TEST_CASE("the server stops cleanly with watches open, and its kubeconfigs are private") {
+  auto server = std::make_unique<EmbeddedServer>(Cluster::options("seed"));
+  const auto kc = server->kubeconfig("alice");
+  struct stat st{};
+  REQUIRE(::stat(kc.c_str(), &st) == 0);
+  CHECK((st.st_mode & 077) == 0);
+  const std::string dir = server->kubeconfig_dir();
+  // A watch in another process that would otherwise run for a minute.
+  const std::string cmd = "/usr/bin/kubectl --kubeconfig " + kc + " get pods -w --request-timeout=60s >/dev/null 2>&1 &";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  server->stop();
+  server.reset();
+  CHECK(std::chrono::steady_clock::now() - t0 < 5s);
+  CHECK(!std::filesystem::exists(dir));  // a directory it created itself is removed
 }
