@@ -1,6 +1,7 @@
 #include "gpupool/workload.hpp"
 
 #include "gpupool/error.hpp"
+#include "gpupool/image.hpp"
 #include "gpupool/names.hpp"
 
 #include <fmt/format.h>
@@ -241,6 +242,7 @@ void validate(const Workload& w) {
       fail("metadata.namespace", w.namespace_, fmt::format("a namespace must be a DNS-1123 label: {}", joined(errors)));
   }
   if (w.image.empty()) fail("image", "", "Required value: name an image, e.g. ubuntu-pytorch:1.5.0 or docker.io/library/python:3.11");
+  (void)ImageRef::parse(w.image, "image");  // shorthand is a valid reference too; the profile expands it
   if (!w.command.empty() && !w.shell.empty())
     fail("shell", w.shell, "give either command (an argv list) or shell (a string run by sh -c), not both");
   if (!w.working_dir.empty() && w.working_dir.front() != '/')

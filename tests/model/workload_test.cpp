@@ -118,6 +118,7 @@ TEST_CASE("every other kind of bad spec is an error naming its field") {
   };
   const Row rows[] = {
       {WorkloadKind::Job, [](Workload& w) { w.image.clear(); }, "image", "Required value"},
+      {WorkloadKind::Job, [](Workload& w) { w.image = "Ubuntu:20.04"; }, "image", "lowercase"},
       {WorkloadKind::Job, [](Workload& w) { w.namespace_ = "Zhang.San"; }, "metadata.namespace", "DNS-1123 label"},
       {WorkloadKind::Job, [](Workload& w) { w.command = {"a"}; w.shell = "b"; }, "shell", "not both"},
       {WorkloadKind::Job, [](Workload& w) { w.working_dir = "work"; }, "workingDir", "absolute"},
