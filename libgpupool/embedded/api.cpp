@@ -597,6 +597,7 @@ Response Api::dispatch(const Request& r) const {
           }
         }
         if (queue->closed()) break;
+        if (events.empty() && !write("")) break;  // the client hung up
         if (bookmarks && std::chrono::steady_clock::now() - last_bookmark > std::chrono::seconds(5)) {
           last_bookmark = std::chrono::steady_clock::now();
           const auto rv_now = std::max(last_rv, store->revision());

@@ -30,7 +30,8 @@ struct Request {
   std::vector<std::string> groups;
 };
 
-/// Writes a chunk of a streamed body; false once the client has gone.
+/// Writes a chunk of a streamed body; false once the client has gone. An empty chunk writes
+/// nothing and only checks that the client is still there (streams call it while idle).
 using ChunkWriter = std::function<bool(std::string_view)>;
 
 struct Response {

@@ -1,5 +1,6 @@
 #include "embedded/http_server.hpp"
 
+#include <poll.h>
 #include <sys/socket.h>
 
 #include <atomic>
@@ -264,7 +265,12 @@ struct HttpServer::Impl {
       bool alive = true;
       resp.stream(
           [&](std::string_view chunk) {
-            if (chunk.empty()) return alive;
+            if (chunk.empty()) {
+              // A liveness probe: has the client hung up while the stream was idle?
+              ::pollfd pfd{stream.next_layer().native_handle(), POLLRDHUP, 0};
+              if (alive && ::poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR))) alive = false;
+              return alive;
+            }
             const std::string framed = fmt::format("{:x}\r\n{}\r\n", chunk.size(), chunk);
             net::write(stream, net::buffer(framed), ec);
             if (ec) alive = false;

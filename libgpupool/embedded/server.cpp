@@ -158,6 +158,7 @@ struct EmbeddedServer::Impl {
         for (const auto& l : lines)
           if (!(alive = write(l))) break;
         if (ended) break;
+        if (lines.empty() && !(alive = write(""))) break;  // the client hung up
       }
       k->unfollow(id);
     };
