@@ -1,15 +1,11 @@
-// embedded/base64.hpp — standard base64 (RFC 4648, with padding) for continue tokens and the
-// kubeconfig's *-data fields.
+// embedded/base64.hpp — base64 lives in common/base64.hpp; these names keep embedded code unchanged.
 #pragma once
 
-#include <optional>
-#include <string>
-#include <string_view>
+#include "common/base64.hpp"
 
 namespace gpupool::embedded {
 
-std::string base64_encode(std::string_view bytes);
-/// nullopt when `text` is not valid padded base64.
-std::optional<std::string> base64_decode(std::string_view text);
+using gpupool::base64_decode;
+using gpupool::base64_encode;
 
 }  // namespace gpupool::embedded

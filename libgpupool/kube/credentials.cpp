@@ -19,6 +19,7 @@
 
 #include "gpupool/error.hpp"
 #include "gpupool/node.hpp"
+#include "common/base64.hpp"
 #include "kube/util.hpp"
 
 extern char** environ;

@@ -12,12 +12,12 @@
 
 #include "gpupool/error.hpp"
 #include "gpupool/kubeconfig.hpp"
+#include "common/base64.hpp"
 #include "kube/util.hpp"
 
 namespace gpupool {
 namespace {
 
-using kube::base64_decode;
 using kube::dirname_of;
 using kube::read_file;
 using kube::resolve_against;
@@ -113,7 +113,10 @@ bool bool_field(const Entry& e, const std::string& field) {
 std::string data_field(const Entry& e, const std::string& field) {
   auto s = opt_string(e, field);
   if (!s) return {};
-  auto decoded = base64_decode(*s);
+  std::string compact;  // Go's base64 decoder ignores line breaks; so do we
+  for (char c : *s)
+    if (c != '\n' && c != '\r') compact += c;
+  auto decoded = base64_decode(compact);
   if (!decoded)
     throw ConfigError(e.file, e.key(field), "is not valid base64; paste the output of `base64 -w0 FILE`",
                       line_of(e.body[field]));

@@ -7,11 +7,6 @@
 
 namespace gpupool::kube {
 
-/// Standard base64 (RFC 4648 §4) with padding.
-std::string base64_encode(std::string_view data);
-/// Decodes standard base64; whitespace is skipped. nullopt when the text is not base64.
-std::optional<std::string> base64_decode(std::string_view text);
-
 /// The whole file, or nullopt with `error` set to strerror(errno).
 std::optional<std::string> read_file(const std::string& path, std::string* error = nullptr);
 

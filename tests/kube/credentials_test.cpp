@@ -11,6 +11,7 @@
 #include "gpupool/node.hpp"
 #include "kube/credentials.hpp"
 #include "kube/temp_dir.hpp"
+#include "common/base64.hpp"
 #include "kube/util.hpp"
 
 using namespace std::chrono_literals;
@@ -77,7 +78,7 @@ TEST_CASE("exec plugin: argv without a shell, env for the child only, KUBERNETES
     CHECK(info.at("apiVersion").as_string() == api);
     CHECK(info.at("spec").at("interactive").as_bool() == false);
     CHECK(info.at("spec").at("cluster").at("server").as_string() == "https://10.1.2.3:6443");
-    CHECK(info.at("spec").at("cluster").at("certificate-authority-data").as_string() == gpupool::kube::base64_encode("CA"));
+    CHECK(info.at("spec").at("cluster").at("certificate-authority-data").as_string() == gpupool::base64_encode("CA"));
   }
 }
 

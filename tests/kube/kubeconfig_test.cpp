@@ -8,6 +8,7 @@
 #include "gpupool/error.hpp"
 #include "gpupool/kubeconfig.hpp"
 #include "kube/temp_dir.hpp"
+#include "common/base64.hpp"
 #include "kube/util.hpp"
 
 using gpupool::ConfigError;
@@ -147,8 +148,8 @@ users:
     tokenFile: certs/token
 - name: d
   user:
-    client-certificate-data: )" + gpupool::kube::base64_encode("CERT-DATA") + R"(
-    client-key-data: )" + gpupool::kube::base64_encode("KEY-DATA") + R"(
+    client-certificate-data: )" + gpupool::base64_encode("CERT-DATA") + R"(
+    client-key-data: )" + gpupool::base64_encode("KEY-DATA") + R"(
 contexts:
 - name: c
   context: {cluster: k, user: u, namespace: team}
@@ -314,10 +315,16 @@ TEST_CASE("in-cluster config from the service account") {
 
 TEST_CASE("base64 round trip and rejection") {
   for (const std::string& s : std::vector<std::string>{"", "a", "ab", "abc", "abcd", std::string("\0\xff\x10", 3)}) {
-    CHECK(gpupool::kube::base64_decode(gpupool::kube::base64_encode(s)) == s);
+    CHECK(gpupool::base64_decode(gpupool::base64_encode(s)) == s);
   }
-  CHECK(gpupool::kube::base64_encode("abc") == "YWJj");
-  CHECK_FALSE(gpupool::kube::base64_decode("YWJ"));
-  CHECK_FALSE(gpupool::kube::base64_decode("Y=Jj"));
-  CHECK_FALSE(gpupool::kube::base64_decode("YW*j"));
+  CHECK(gpupool::base64_encode("abc") == "YWJj");
+  CHECK_FALSE(gpupool::base64_decode("YWJ"));
+  CHECK_FALSE(gpupool::base64_decode("Y=Jj"));
+  CHECK_FALSE(gpupool::base64_decode("YW*j"));
+  // In a kubeconfig, *-data may be wrapped over several lines (Go's decoder skips \r and \n).
+  auto cfg = gpupool::parse_kubeconfig("current-context: c\nclusters: [{name: k, cluster: {server: https://k, "
+                                       "certificate-authority-data: \"QUJD\\r\\nREVG\"}}]\n"
+                                       "contexts: [{name: c, context: {cluster: k}}]\n",
+                                       "kc");
+  CHECK(cfg.cluster.certificate_authority_pem == "ABCDEF");
 }
