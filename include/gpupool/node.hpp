@@ -45,6 +45,9 @@ struct Node {
   /// status of the Ready condition: "True", "False", "Unknown"; empty when the node has none.
   std::string ready_status;
   std::string kubelet_version;                 ///< status.nodeInfo.kubeletVersion
+  std::string os_image;                        ///< status.nodeInfo.osImage
+  std::string kernel_version;                  ///< status.nodeInfo.kernelVersion
+  std::string container_runtime_version;       ///< status.nodeInfo.containerRuntimeVersion
   std::optional<time_point> created;           ///< metadata.creationTimestamp
   std::map<std::string, Quantity> capacity;    ///< status.capacity
   std::map<std::string, Quantity> allocatable; ///< status.allocatable
@@ -57,8 +60,10 @@ struct Node {
   /// from_json(to_json()) gives back an equal Node.
   boost::json::object to_json() const;
 
-  /// The first InternalIP address; "" when there is none.
+  /// The first InternalIP address; "" when there is none (kubectl prints "<none>").
   std::string internal_ip() const;
+  /// The first ExternalIP address; "" when there is none.
+  std::string external_ip() const;
   /// kubectl's findNodeRoles: `node-role.kubernetes.io/<role>` label keys and the value of a non-empty
   /// legacy `kubernetes.io/role` label, sorted and unique.
   std::vector<std::string> roles() const;

@@ -182,8 +182,13 @@ Node Node::from_json(const json::value& value) {
         if (string_at(c, "type", f + ".type") == "Ready") n.ready_status = string_at(c, "status", f + ".status");
       }
     }
-    if (const json::object* info = object_at(*status, "nodeInfo", "status.nodeInfo"))
+    if (const json::object* info = object_at(*status, "nodeInfo", "status.nodeInfo")) {
       n.kubelet_version = string_at(*info, "kubeletVersion", "status.nodeInfo.kubeletVersion");
+      n.os_image = string_at(*info, "osImage", "status.nodeInfo.osImage");
+      n.kernel_version = string_at(*info, "kernelVersion", "status.nodeInfo.kernelVersion");
+      n.container_runtime_version =
+          string_at(*info, "containerRuntimeVersion", "status.nodeInfo.containerRuntimeVersion");
+    }
   }
   return n;
 }
@@ -224,7 +229,12 @@ json::object Node::to_json() const {
     for (const auto& a : addresses) as.push_back(json::object{{"type", a.type}, {"address", a.address}});
     status["addresses"] = std::move(as);
   }
-  if (!kubelet_version.empty()) status["nodeInfo"] = json::object{{"kubeletVersion", kubelet_version}};
+  json::object info;
+  if (!kubelet_version.empty()) info["kubeletVersion"] = kubelet_version;
+  if (!os_image.empty()) info["osImage"] = os_image;
+  if (!kernel_version.empty()) info["kernelVersion"] = kernel_version;
+  if (!container_runtime_version.empty()) info["containerRuntimeVersion"] = container_runtime_version;
+  if (!info.empty()) status["nodeInfo"] = std::move(info);
 
   json::object node;
   node["apiVersion"] = "v1";
@@ -239,6 +249,13 @@ json::object Node::to_json() const {
 std::string Node::internal_ip() const {
   for (const auto& a : addresses)
     if (a.type == "InternalIP") return a.address;
+  return {};
+}
+
+// getNodeExternalIP
+std::string Node::external_ip() const {
+  for (const auto& a : addresses)
+    if (a.type == "ExternalIP") return a.address;
   return {};
 }
 

@@ -88,6 +88,10 @@ TEST_CASE("Node::from_json reads a real Node object") {
   CHECK(n.name == "cn-beijing.192.168.3.229");
   CHECK(n.internal_ip() == "192.168.3.229");
   CHECK(n.kubelet_version == "v1.12.6-aliyun.1");
+  CHECK(n.os_image == "CentOS Linux 7 (Core)");
+  CHECK(n.kernel_version == "3.10.0-693.2.2.el7.x86_64");
+  CHECK(n.container_runtime_version == "docker://17.6.2");
+  CHECK(n.external_ip().empty());
   CHECK(n.ready_status == "True");
   CHECK(n.status_column() == "Ready");
   CHECK(n.roles_column() == "<none>");
@@ -125,7 +129,8 @@ TEST_CASE("Node::to_json round-trips") {
   built.taints = {{"node-role.kubernetes.io/master", "", TaintEffect::NoSchedule}};
   built.unschedulable = true;
   built.ready_status = "False";
-  built.addresses = {{"InternalIP", "192.168.3.225"}};
+  built.addresses = {{"InternalIP", "192.168.3.225"}, {"ExternalIP", "47.95.1.2"}};
+  built.os_image = "Ubuntu 22.04.4 LTS";
   built.capacity["virtaitech.com/gpu"] = Quantity::parse("4");
   built.allocatable["virtaitech.com/gpu"] = Quantity::parse("4");
   built.created = parse_rfc3339("2024-01-01T00:00:00Z");
@@ -133,6 +138,8 @@ TEST_CASE("Node::to_json round-trips") {
   CHECK(bo.at("spec").at("unschedulable").as_bool());
   CHECK(Node::from_json(bo) == built);
   CHECK(Node::from_json(bo).status_column() == "NotReady,SchedulingDisabled");
+  CHECK(Node::from_json(bo).external_ip() == "47.95.1.2");
+  CHECK(Node::from_json(bo).internal_ip() == "192.168.3.225");
 }
 
 TEST_CASE("kubectl columns: roles and status") {
