@@ -29,53 +29,50 @@ bool has_backstep(std::string_view path) {
   return false;
 }
 
-struct ModeName {
-  AccessMode mode;
-  std::string_view name, short_name;
+// An enum value with its API name and an optional alias users may type (kubectl's RWO, ...).
+template <class E>
+struct Named {
+  E value;
+  std::string_view name, alias;
 };
-constexpr ModeName kModes[] = {{AccessMode::ReadWriteOnce, "ReadWriteOnce", "RWO"},
-                               {AccessMode::ReadOnlyMany, "ReadOnlyMany", "ROX"},
-                               {AccessMode::ReadWriteMany, "ReadWriteMany", "RWX"},
-                               {AccessMode::ReadWriteOncePod, "ReadWriteOncePod", "RWOP"}};
 
-struct HostPathTypeName {
-  HostPathType type;
-  std::string_view name;
-};
-constexpr HostPathTypeName kHostPathTypes[] = {
-    {HostPathType::Unset, ""},           {HostPathType::DirectoryOrCreate, "DirectoryOrCreate"},
-    {HostPathType::Directory, "Directory"}, {HostPathType::FileOrCreate, "FileOrCreate"},
-    {HostPathType::File, "File"},        {HostPathType::Socket, "Socket"},
-    {HostPathType::CharDevice, "CharDevice"}, {HostPathType::BlockDevice, "BlockDevice"}};
+constexpr Named<AccessMode> kModes[] = {{AccessMode::ReadWriteOnce, "ReadWriteOnce", "RWO"},
+                                        {AccessMode::ReadOnlyMany, "ReadOnlyMany", "ROX"},
+                                        {AccessMode::ReadWriteMany, "ReadWriteMany", "RWX"},
+                                        {AccessMode::ReadWriteOncePod, "ReadWriteOncePod", "RWOP"}};
+
+constexpr Named<HostPathType> kHostPathTypes[] = {
+    {HostPathType::Unset, "", ""},           {HostPathType::DirectoryOrCreate, "DirectoryOrCreate", ""},
+    {HostPathType::Directory, "Directory", ""}, {HostPathType::FileOrCreate, "FileOrCreate", ""},
+    {HostPathType::File, "File", ""},        {HostPathType::Socket, "Socket", ""},
+    {HostPathType::CharDevice, "CharDevice", ""}, {HostPathType::BlockDevice, "BlockDevice", ""}};
+
+template <class E, std::size_t N>
+std::string_view name_in(const Named<E> (&table)[N], E value) {
+  for (const auto& t : table)
+    if (t.value == value) return t.name;
+  return "";
+}
+
+// Throws "supported values: ..." listing every name (and alias) of the table.
+template <class E, std::size_t N>
+E parse_in(const Named<E> (&table)[N], std::string_view text, std::string_view field) {
+  std::string supported;
+  for (const auto& t : table) {
+    if (text == t.name || (!t.alias.empty() && text == t.alias)) return t.value;
+    supported += fmt::format("{}\"{}\"{}", supported.empty() ? "" : ", ", t.name,
+                             t.alias.empty() ? "" : fmt::format(" ({})", t.alias));
+  }
+  fail(std::string(field), std::string(text), "supported values: " + supported);
+}
 
 }  // namespace
 
-std::string_view to_string(AccessMode mode) noexcept {
-  for (const auto& m : kModes)
-    if (m.mode == mode) return m.name;
-  return "";
-}
-
-AccessMode parse_access_mode(std::string_view text, std::string_view field) {
-  for (const auto& m : kModes)
-    if (text == m.name || text == m.short_name) return m.mode;
-  fail(std::string(field), std::string(text),
-       "supported values: \"ReadWriteOnce\" (RWO), \"ReadOnlyMany\" (ROX), \"ReadWriteMany\" (RWX), "
-       "\"ReadWriteOncePod\" (RWOP)");
-}
-
-std::string_view to_string(HostPathType type) noexcept {
-  for (const auto& t : kHostPathTypes)
-    if (t.type == type) return t.name;
-  return "";
-}
-
+std::string_view to_string(AccessMode mode) noexcept { return name_in(kModes, mode); }
+AccessMode parse_access_mode(std::string_view text, std::string_view field) { return parse_in(kModes, text, field); }
+std::string_view to_string(HostPathType type) noexcept { return name_in(kHostPathTypes, type); }
 HostPathType parse_host_path_type(std::string_view text, std::string_view field) {
-  for (const auto& t : kHostPathTypes)
-    if (text == t.name) return t.type;
-  fail(std::string(field), std::string(text),
-       "supported values: \"\", \"DirectoryOrCreate\", \"Directory\", \"FileOrCreate\", \"File\", \"Socket\", "
-       "\"CharDevice\", \"BlockDevice\"");
+  return parse_in(kHostPathTypes, text, field);
 }
 
 void validate(const PvcRequest& pvc, std::string_view field) {
