@@ -168,3 +168,16 @@ TEST_CASE("parse_yaml reads one document of any shape with the same scalar rules
   CHECK(parse_yaml("{\"a\": {\"b\": null}}") == json::parse(R"({"a": {"b": null}})"));
   CHECK_THROWS_WITH_AS(parse_yaml("a: 1\n---\nb: 2\n", "body"), doctest::Contains("body:3"), ConfigError);
 }
+
+TEST_CASE("strings with YAML syntax in them survive a write and read") {
+  const std::string texts[] = {"- x", "#x", "a #b", "key: v", ": ", "@x", "`x", "%x", "!x", "&x", "*x", "|", ">",
+                               " lead", "trail ", "\ttab", "é ü 中文", "{a}", "[a]", "a,b", "'q'", "\"dq\"", "?",
+                               "-", "---", "...", "x\ny\n", "\\", "C:\\path", "~x", "=x", "<<x", "0.0.0.0", "1.14.1"};
+  for (const auto& t : texts) {
+    CAPTURE(t);
+    json::object o;
+    o["v"] = t;
+    o[t] = "as key";
+    CHECK(parse_manifests(to_yaml(json::value(o))).at(0) == o);
+  }
+}
