@@ -472,10 +472,13 @@ ListResult Store::list(const ResourceType& t, std::string_view ns, const ListOpt
       const auto& last = out.items.back();
       const auto& md = metadata_of(*last);
       out.continue_token = encode_continue({out.resource_version, str(md, "namespace"), str(md, "name")});
-      std::int64_t remaining = 0;
-      for (; it != end && (nss.empty() || it->first.first == nss); ++it)
-        if (object_matches(*it->second, o.labels, o.fields)) ++remaining;
-      out.remaining = remaining;
+      // remainingItemCount only without selectors, as the API server does (counting matches
+      // would mean evaluating every remaining object).
+      if (o.labels.empty() && o.fields.empty()) {
+        std::int64_t remaining = 0;
+        for (; it != end && (nss.empty() || it->first.first == nss); ++it) ++remaining;
+        out.remaining = remaining;
+      }
       break;
     }
     out.items.push_back(it->second);

@@ -111,7 +111,7 @@ struct ListResult {
   std::vector<std::shared_ptr<const json::object>> items;
   std::uint64_t resource_version = 0;  ///< the store's revision at list time
   std::string continue_token;          ///< empty when complete
-  std::optional<std::int64_t> remaining;
+  std::optional<std::int64_t> remaining;  ///< remainingItemCount: set for paged lists without selectors
 };
 
 enum class Propagation { Default, Orphan, Background, Foreground };
