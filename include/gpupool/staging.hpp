@@ -1,9 +1,11 @@
 // gpupool/staging.hpp — the guide's SSD routine: stage data into the local SSD cache, run, copy
 // results back to persistent storage, keep the main command's exit code.
 //
-// Rendering uses the pieces here: an init container runs stage_in_script(); the main container
-// runs ["sh", "-c", run_script(), "gpupool-staging", <main argv...>], so the main command reaches
-// the script only as positional parameters ("$@") and is never interpolated into shell text.
+// Rendering uses the pieces here: an init container (same image and mounts) runs
+// stage_in_script() in every pod that computes; when results are to be copied back, the main
+// container runs ["sh", "-c", run_script(), "gpupool-staging", <main argv...>], so the main command
+// reaches the script only as positional parameters ("$@") and is never interpolated into shell
+// text. (An MPIJob's command runs in the launcher, so there only stage-in is supported.)
 // Every path is quoted with shell_quote(). rsync is used when the image has it, `cp -a` otherwise.
 #pragma once
 
