@@ -138,11 +138,12 @@ class CurlTransport final : public Transport {
       curl_easy_cleanup(h);  // the connection state is unknown; do not pool it
       throw TransportError(describe(rc, errbuf, request));
     }
-    long code = 0;
+    long code = 0, new_connections = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &new_connections);
     ex.response.status = static_cast<int>(code);
     release(h);
-    log_exchange(request, ex.response.status, start);
+    log_exchange(request, ex.response.status, start, new_connections > 0);
     return std::move(ex.response);
   }
 
@@ -189,7 +190,7 @@ class CurlTransport final : public Transport {
     curl_easy_cleanup(h);  // a stream's connection was cut or drained; do not reuse it
     if (!cancelled && !ex.stopped_by_sink && result != CURLE_OK) throw TransportError(describe(result, errbuf, request));
     ex.response.status = static_cast<int>(code);
-    log_exchange(request, ex.response.status, start);
+    log_exchange(request, ex.response.status, start, true);
     return std::move(ex.response);
   }
 
@@ -309,10 +310,11 @@ class CurlTransport final : public Transport {
 
   static std::string path_only(const std::string& target) { return target.substr(0, target.find('?')); }
 
-  void log_exchange(const HttpRequest& req, int status, std::chrono::steady_clock::time_point start) const {
+  void log_exchange(const HttpRequest& req, int status, std::chrono::steady_clock::time_point start, bool new_connection) const {
     if (!options_.logger) return;
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
-    options_.logger(LogLevel::debug, fmt::format("{} {} -> {} ({} ms)", req.method, req.target, status, ms));
+    options_.logger(LogLevel::debug, fmt::format("{} {} -> {} ({} ms{})", req.method, req.target, status, ms,
+                                                 new_connection ? ", new connection" : ""));
   }
 
   KubeCluster cluster_;

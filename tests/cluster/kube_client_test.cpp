@@ -94,6 +94,28 @@ TEST_CASE("TLS with the server's CA; a wrong CA is an error, never a silent down
   CHECK(warned);
 }
 
+TEST_CASE("connections are reused across requests and threads") {
+  EmbeddedServer server(server_options({"alice"}));
+  std::vector<std::string> logs;
+  std::mutex mu;
+  Client c(config_for(server.kubeconfig("alice")), fast_retries(&logs, &mu));
+  for (int i = 0; i < 20; ++i) c.list(kConfigMaps, "");
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 10; ++i) c.list(kConfigMaps, "");
+    });
+  for (auto& th : threads) th.join();
+  int requests = 0, connections = 0;
+  for (const auto& m : logs) {
+    requests += m.find("GET /api/v1/namespaces/alice/configmaps ->") != std::string::npos;
+    connections += m.find("new connection") != std::string::npos;
+  }
+  CHECK(requests == 60);
+  CHECK(connections >= 1);
+  CHECK(connections <= 5);  // one for the sequential calls, at most one per concurrent thread
+}
+
 TEST_CASE("tls-server-name is verified against the certificate; proxy-url is used") {
   EmbeddedServer server(server_options({"alice"}));
   auto cfg = config_for(server.kubeconfig("alice"));
