@@ -417,7 +417,10 @@ json::object render_mpijob(const Context& c) {
   if (v2) {
     spec["mpiImplementation"] = "OpenMPI";
     spec["sshAuthMountPath"] = "/root/.ssh";
-    spec["launcherCreationPolicy"] = "AtStartup";
+    // mpi-operator v2beta1 V2beta1MPIJobSpec: "if WaitForWorkersReady, the launcher is created only
+    // after all workers are in Ready state" (default AtStartup). Workers may spend a while in
+    // their stage-in init container; a launcher started at once would burn its backoff budget.
+    spec["launcherCreationPolicy"] = "WaitForWorkersReady";
   }
   json::object replicas;
   replicas["Launcher"] = replica_spec(c, 1, Role::Launcher, "mpi");
