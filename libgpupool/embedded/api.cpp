@@ -1,5 +1,7 @@
 #include "embedded/api.hpp"
 
+#include "common/http_date.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -99,6 +101,10 @@ json::value parse_body(const std::string& body, bool yaml = false) {
 }
 
 json::object parse_object(const Request& r) {
+  if (r.content_type.find("protobuf") != std::string::npos || r.content_type.find("cbor") != std::string::npos)
+    throw StatusError(415, "UnsupportedMediaType",
+                      fmt::format("the body of the request was in an unknown format - accepted media types include: "
+                                  "application/json, application/yaml"));
   const bool yaml = r.content_type.find("yaml") != std::string::npos;
   auto v = parse_body(r.body, yaml);
   if (!v.is_object()) throw StatusError::bad_request("the body of the request must be a JSON object");
@@ -377,6 +383,14 @@ Api::Api(Store& store, Options options) : store_(store), options_(std::move(opti
 Api::~Api() { store_.unsubscribe(crd_subscription_); }
 
 Response Api::handle(const Request& r) const {
+  Response resp = handle_unstamped(r);
+  // Real API servers send Date (Go's net/http); here it is the cluster's clock, so clients can
+  // compute ages against the embedded cluster's (possibly manual) time.
+  resp.headers.emplace_back("Date", detail::format_http_date(store_.clock().now()));
+  return resp;
+}
+
+Response Api::handle_unstamped(const Request& r) const {
   try {
     return dispatch(r);
   } catch (const StatusError& e) {

@@ -101,6 +101,9 @@ TEST_CASE("every Status error, as the API server sends it") {
       {"OPTIONS", "/api/v1/namespaces/alice/pods", "", "admin", "", 405, "MethodNotAllowed", "OPTIONS is not supported"},
       {"POST", "/api/v1/namespaces/ghost/pods", kPod, "admin", "application/json", 404, "NotFound",
        "namespaces \"ghost\" not found"},
+      // Typed clients of kubectl (create deployment, create namespace, expose) send protobuf: refused.
+      {"POST", "/api/v1/namespaces", "k8s\x00", "admin", "application/vnd.kubernetes.protobuf", 415,
+       "UnsupportedMediaType", ""},
   };
   for (const auto& r : rows) {
     CAPTURE(r.method);
