@@ -423,6 +423,9 @@ json::object render_mpijob(const Context& c) {
     spec["launcherCreationPolicy"] = "WaitForWorkersReady";
   }
   json::object replicas;
+  // training-operator kubeflow.org/v1: MPIJobDefaultContainerName = "mpi" (the container the
+  // operator manages), MPIJobDefaultRestartPolicy = Never; mpi-operator v2beta1 uses the first
+  // container, so the same name serves both.
   replicas["Launcher"] = replica_spec(c, 1, Role::Launcher, "mpi");
   replicas["Worker"] = replica_spec(c, c.w.replicas.workers, Role::MpiWorker, "mpi");
   spec["mpiReplicaSpecs"] = std::move(replicas);
