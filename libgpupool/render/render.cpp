@@ -519,6 +519,27 @@ std::vector<json::object> render_tensorboard(const Context& c) {
   // Same placement as the job, so a node-local log directory is reachable on tainted nodes too.
   if (!w.node_selector.empty()) pod["nodeSelector"] = string_map(w.node_selector);
   if (!w.tolerations.empty()) pod["tolerations"] = tolerations_json(w.tolerations);
+  if (volume && std::holds_alternative<HostPathSource>(volume->source)) {
+    // A node-local log directory is only visible on the node that writes it: run TensorBoard
+    // beside the pods that train (for an MPIJob the workers, which the operators label
+    // training.kubeflow.org/replica-type=worker; the ranks write the summaries there).
+    json::object match;
+    match[kJobNameLabel] = w.name;
+    if (w.kind == WorkloadKind::MPIJob)
+      match["training.kubeflow.org/replica-type"] = "worker";
+    else
+      match[kComponentLabel] = "workload";
+    json::object label_selector;
+    label_selector["matchLabels"] = std::move(match);
+    json::object term;
+    term["labelSelector"] = std::move(label_selector);
+    term["topologyKey"] = "kubernetes.io/hostname";
+    json::object pod_affinity;
+    pod_affinity["requiredDuringSchedulingIgnoredDuringExecution"] = json::array{std::move(term)};
+    json::object affinity;
+    affinity["podAffinity"] = std::move(pod_affinity);
+    pod["affinity"] = std::move(affinity);
+  }
   pod["containers"] = json::array{std::move(container)};
   if (volume) pod["volumes"] = json::array{volume_json(*volume)};
 

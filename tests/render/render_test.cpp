@@ -213,6 +213,28 @@ TEST_CASE("TensorBoard reads the volume that holds the log dir when there is one
         json::parse(R"([{"name": "results", "mountPath": "/pvc", "readOnly": true}])"));
   // No extra hostPath volume in the job when a mount covers the log dir.
   CHECK(pod_spec_of(s.workload()).at("volumes").as_array().size() == 1);
+  CHECK_FALSE(tb.contains("affinity"));  // a PVC is reachable from any node
+}
+
+TEST_CASE("TensorBoard over a node-local log dir runs beside the training pods") {
+  struct Row {
+    WorkloadKind kind;
+    std::string key, value;
+  };
+  const Row rows[] = {{WorkloadKind::MPIJob, "training.kubeflow.org/replica-type", "worker"},
+                      {WorkloadKind::Job, "gpupool.io/component", "workload"}};
+  for (const auto& r : rows) {
+    CAPTURE(to_string(r.kind));
+    Workload w = job(r.kind);
+    w.tensorboard.enabled = true;
+    Submission s = render(w, generic());
+    const json::object& tb = s.objects[1].at("spec").at("template").at("spec").as_object();
+    const json::value& term = tb.at("affinity").at("podAffinity").at("requiredDuringSchedulingIgnoredDuringExecution").at(0);
+    CHECK(term.at("topologyKey") == "kubernetes.io/hostname");
+    CHECK(term.at("labelSelector").at("matchLabels").at("gpupool.io/job-name") == "train");
+    CHECK(term.at("labelSelector").at("matchLabels").at(r.key) == json::value(r.value));
+    CHECK(tb.at("volumes").at(0).at("hostPath").at("path") == "/tmp/gpupool-tensorboard/default/train");
+  }
 }
 
 TEST_CASE("MPIJob shapes: v1 workers run no command, v2beta1 workers run sshd") {
