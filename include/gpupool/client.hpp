@@ -146,6 +146,9 @@ class Client {
   const KubeConfig& config() const;
   /// The kubeconfig context's namespace ("default" when it sets none).
   const std::string& default_namespace() const;
+  /// The server's current time as its latest Date header tells (our clock until a response came);
+  /// ages and durations are computed against it, as an embedded cluster's clock may differ.
+  std::chrono::system_clock::time_point server_now() const;
 
   // ---- discovery ----
   ServerVersion server_version() const;
@@ -169,7 +172,8 @@ class Client {
   ListPage list(const ResourceRef& ref, const std::string& ns, const ListOptions& options = {}) const;
   /// Every item, following continue tokens page by page.
   boost::json::array list_all(const ResourceRef& ref, const std::string& ns, ListOptions options = {}) const;
-  /// PUT; the object's metadata.resourceVersion makes it a compare-and-swap.
+  /// PUT; the object's metadata.resourceVersion makes it a compare-and-swap (and replay-safe: if
+  /// a first attempt's answer was lost, the retry reports Conflict even though the write landed).
   boost::json::object update(const ResourceRef& ref, const std::string& ns, const boost::json::object& object,
                              const WriteOptions& options = {}) const;
   boost::json::object patch(const ResourceRef& ref, const std::string& ns, const std::string& name, PatchType type,

@@ -2,6 +2,8 @@
 // (https://kubernetes.io/docs/reference/using-api/api-concepts/): list pagination with
 // limit/continue, watch with resourceVersion + allowWatchBookmarks and 410 Gone meaning "re-list",
 // the four patch content types, dryRun=All, DeleteOptions.propagationPolicy.
+#include "common/http_date.hpp"
+#include <atomic>
 #include "gpupool/client.hpp"
 
 #include <boost/json.hpp>
@@ -103,6 +105,9 @@ struct Client::Impl {
 
   Impl(KubeConfig cfg, ClientOptions opts)
       : config(std::move(cfg)), options(std::move(opts)), credentials(config, options.logger, options.now) {
+    if (config.cluster.server.rfind("https://", 0) != 0 && config.cluster.server.rfind("http://", 0) != 0)
+      throw ConfigError(config.source.empty() ? "kubeconfig" : config.source, "cluster.server",
+                        fmt::format("\"{}\" is not an http(s) URL; set the cluster's server to https://HOST:PORT", config.cluster.server));
     if (options.transport_override) {
       transport = options.transport_override;
     } else {
@@ -153,6 +158,19 @@ struct Client::Impl {
 
   double random01() const { return options.retry.random ? options.retry.random() : thread_random(); }
 
+  /// The server's clock minus ours, from the Date header of the latest response (0 until one came).
+  mutable std::atomic<std::int64_t> server_skew_ms{0};
+
+  void note_server_date(const HttpResponse& resp) const {
+    const std::string* date = resp.header("Date");
+    if (!date) return;
+    auto server = detail::parse_http_date(*date);
+    if (!server) return;
+    auto skew = std::chrono::duration_cast<std::chrono::milliseconds>(*server - std::chrono::system_clock::now());
+    // Date has whole seconds: ignore sub-second differences so a clock in step reads as in step.
+    server_skew_ms.store(std::chrono::abs(skew) < std::chrono::seconds(2) ? 0 : skew.count());
+  }
+
   struct Call {
     std::string method, target, body, content_type;
     bool replay_safe = false;
@@ -183,6 +201,7 @@ struct Client::Impl {
         ++retries;
         continue;
       }
+      note_server_date(resp);
       if (resp.status >= 200 && resp.status < 300) return resp;
       if (resp.status == 401 && !refreshed && credentials.refresh_after_unauthorized(creds)) {
         refreshed = true;  // exec plugin / token file: fetch once more, then give up
@@ -221,7 +240,12 @@ struct Client::Impl {
     const std::string effective_ns = ref.namespaced && !o.all_namespaces ? ns_or_default(ns) : "";
     json::object body = call_object({"GET", with_query(path(ref, ns, {}, o.all_namespaces), q), "", "", true, effective_ns});
     ListPage page;
-    if (auto* items = body.if_contains("items"); items && items->is_array()) page.items = std::move(items->as_array());
+    if (auto* items = body.if_contains("items"); items && items->is_array()) {
+      page.items = std::move(items->as_array());
+    } else if (items && !items->is_null()) {
+      throw TransportError(fmt::format("GET {}: the server's list has \"items\" that is not an array; is it a Kubernetes API server?",
+                                       path(ref, ns, {}, o.all_namespaces)));
+    }
     page.resource_version = meta_string(body, "resourceVersion");
     page.continue_token = meta_string(body, "continue");
     return page;
@@ -235,6 +259,10 @@ Client& Client::operator=(Client&&) noexcept = default;
 
 const KubeConfig& Client::config() const { return impl_->config; }
 const std::string& Client::default_namespace() const { return impl_->config.namespace_name; }
+
+std::chrono::system_clock::time_point Client::server_now() const {
+  return std::chrono::system_clock::now() + std::chrono::milliseconds(impl_->server_skew_ms.load());
+}
 
 // ---- discovery ---------------------------------------------------------------------------------
 
@@ -258,16 +286,16 @@ std::vector<std::string> Client::served_versions(const std::string& group) const
   if (!groups || !groups->is_array()) return out;
   for (const auto& g : groups->as_array()) {
     if (!g.is_object() || !g.as_object().contains("name") || g.at("name") != json::value(group)) continue;
-    std::string preferred;
-    if (const auto* p = g.as_object().if_contains("preferredVersion"); p && p->is_object() && p->as_object().contains("version"))
-      preferred = json::value_to<std::string>(p->at("version"));
+    auto version_of = [](const json::value* v) -> std::string {
+      if (!v || !v->is_object()) return {};
+      const auto* ver = v->as_object().if_contains("version");
+      return ver && ver->is_string() ? std::string(ver->as_string()) : std::string();
+    };
+    const std::string preferred = version_of(g.as_object().if_contains("preferredVersion"));
     if (!preferred.empty()) out.push_back(preferred);
     if (const auto* vs = g.as_object().if_contains("versions"); vs && vs->is_array())
       for (const auto& v : vs->as_array())
-        if (v.is_object() && v.as_object().contains("version")) {
-          auto ver = json::value_to<std::string>(v.at("version"));
-          if (ver != preferred) out.push_back(ver);
-        }
+        if (auto ver = version_of(&v); !ver.empty() && ver != preferred) out.push_back(ver);
   }
   return out;
 }

@@ -37,7 +37,10 @@ struct Merged {
   std::vector<std::string> files;
 };
 
-int line_of(const YAML::Node& node) { return node.Mark().line >= 0 ? node.Mark().line + 1 : 0; }
+int line_of(const YAML::Node& node) {
+  if (!node.IsDefined()) return 0;  // a missing key (yaml-cpp's "zombie" node has no mark)
+  return node.Mark().line >= 0 ? node.Mark().line + 1 : 0;
+}
 
 YAML::Node parse_yaml(std::string_view text, const std::string& file) {
   try {

@@ -439,3 +439,60 @@ TEST_CASE("secrets never appear in errors or logs") {
     CHECK(t.find(kToken) == std::string::npos);
   }
 }
+
+TEST_CASE("mangled server responses give gpupool errors, never crashes or foreign exceptions") {
+  const std::vector<std::string> bodies = {
+      R"({"kind":"PodList","metadata":{"resourceVersion":"5","continue":""},"items":[{"metadata":{"name":"a","namespace":"alice","resourceVersion":"4"}}]})",
+      R"({"groups":[{"name":"kubeflow.org","versions":[{"groupVersion":"kubeflow.org/v1","version":"v1"}],"preferredVersion":{"version":"v1"}}]})",
+      R"({"resources":[{"name":"mpijobs","kind":"MPIJob","namespaced":true,"verbs":["get"],"shortNames":["mj"]}]})",
+      R"({"major":"1","minor":"29","gitVersion":"v1.29.0"})",
+      "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"b\",\"resourceVersion\":\"6\"}}}\n{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410}}\n",
+  };
+  std::uint64_t state = 7;
+  auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<std::size_t>(state >> 33);
+  };
+  const std::string alphabet = "{}[]:,\"0aZ\n\\ ";
+  int errors = 0;
+  for (int i = 0; i < 1500; ++i) {
+    std::string body = bodies[next() % bodies.size()];
+    for (int k = 0, n = 1 + static_cast<int>(next() % 3); k < n; ++k) {
+      std::size_t pos = next() % body.size();
+      if (next() % 2) {
+        body[pos] = alphabet[next() % alphabet.size()];
+      } else {
+        body.erase(pos, 1 + next() % 6);
+      }
+    }
+    const int status = next() % 5 == 0 ? 500 : 200;
+    int calls = 0;
+    Harness h([&](const HttpRequest&, const RequestCredentials&) {
+      if (++calls > 6) return respond(404, "");  // end watches and retries quickly
+      return respond(status, body);
+    });
+    try {
+      switch (i % 5) {
+        case 0: h.client->list_all(kPods, ""); break;
+        case 1: h.client->served_versions("kubeflow.org"); break;
+        case 2: h.client->resources("kubeflow.org", "v1"); break;
+        case 3: h.client->server_version(); break;
+        default: h.client->watch(kPods, "", {.resource_version = "1"}, [](const gpupool::WatchEvent&) { return true; });
+      }
+    } catch (const gpupool::Error&) {
+      ++errors;
+    } catch (const std::exception& e) {
+      const std::string why = std::string("unexpected exception: ") + e.what() + " for body: " + body;
+      FAIL(why);
+    }
+  }
+  CHECK(errors > 100);
+}
+
+TEST_CASE("a client needs an http(s) server URL") {
+  for (std::string server : {"", "k8s.example:6443", "ftp://k8s"}) {
+    gpupool::KubeConfig cfg;
+    cfg.cluster.server = server;
+    CHECK_THROWS_AS(Client(cfg, {}), gpupool::ConfigError);
+  }
+}

@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include "gpupool/error.hpp"
@@ -327,4 +328,36 @@ TEST_CASE("base64 round trip and rejection") {
                                        "contexts: [{name: c, context: {cluster: k}}]\n",
                                        "kc");
   CHECK(cfg.cluster.certificate_authority_pem == "ABCDEF");
+}
+
+TEST_CASE("mangled kubeconfigs give ConfigError or a config, never another exception") {
+  const std::string base = std::string(kFileA) + "    exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: x, args: [a], env: [{name: A, value: b}]}\n";
+  std::uint64_t state = 42;
+  auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<std::size_t>(state >> 33);
+  };
+  const std::string alphabet = "{}[]:,-'\"\n #&*!|>%@`abc012";
+  int config_errors = 0;
+  for (int i = 0; i < 2000; ++i) {
+    std::string text = base;
+    for (int k = 0, n = 1 + static_cast<int>(next() % 4); k < n; ++k) {
+      std::size_t pos = next() % text.size();
+      switch (next() % 3) {
+        case 0: text[pos] = alphabet[next() % alphabet.size()]; break;
+        case 1: text.erase(pos, 1 + next() % 8); break;
+        default: text.insert(pos, 1, alphabet[next() % alphabet.size()]);
+      }
+    }
+    try {
+      gpupool::parse_kubeconfig(text, "fuzz.yaml");
+    } catch (const ConfigError&) {
+      ++config_errors;
+    } catch (const std::exception& e) {
+      CAPTURE(text);
+      const std::string why = std::string("unexpected exception: ") + e.what() + " (" + typeid(e).name() + ")";
+      FAIL(why);
+    }
+  }
+  CHECK(config_errors > 100);
 }
