@@ -1,0 +1,203 @@
+// Bindings of the workload spec (workload.hpp) and the Arena-style options that build one
+// (submit_options.hpp: the one place the option strings are parsed).
+#include "common.hpp"
+
+#include "gpupool/submit_options.hpp"
+#include "gpupool/workload.hpp"
+
+namespace gpupool::py_bindings {
+namespace {
+
+/// Lets a pybind11 enum be given by its member name ("Exists"), as well as by value.
+template <class E>
+void accept_member_names(py::enum_<E>& e) {
+  py::handle type = e;
+  e.def(py::init([type](const std::string& name) {
+          py::dict members = type.attr("__members__");
+          if (!members.contains(name)) {
+            std::string names;
+            for (auto kv : members) names += (names.empty() ? "" : ", ") + kv.first.cast<std::string>();
+            throw py::value_error("\"" + name + "\" is not a " + type.attr("__name__").cast<std::string>() +
+                                  " (one of: " + names + ")");
+          }
+          return members[py::str(name)].cast<E>();
+        }),
+        py::arg("name"));
+  py::implicitly_convertible<py::str, E>();
+}
+
+void bind_enums(py::module_& m) {
+  py::enum_<TolerationOperator> op(m, "TolerationOperator");
+  op.value("Equal", TolerationOperator::Equal).value("Exists", TolerationOperator::Exists);
+  accept_member_names(op);
+
+  py::enum_<MpiJobApi> mpi(m, "MpiJobApi", "Which MPIJob API to render: V1 (training-operator) or V2Beta1 (mpi-operator).");
+  mpi.value("V1", MpiJobApi::V1).value("V2Beta1", MpiJobApi::V2Beta1);
+  accept_member_names(mpi);
+
+  py::enum_<NodeSelectorOperator> nso(m, "NodeSelectorOperator");
+  nso.value("In", NodeSelectorOperator::In)
+      .value("NotIn", NodeSelectorOperator::NotIn)
+      .value("Exists", NodeSelectorOperator::Exists)
+      .value("DoesNotExist", NodeSelectorOperator::DoesNotExist)
+      .value("Gt", NodeSelectorOperator::Gt)
+      .value("Lt", NodeSelectorOperator::Lt);
+  accept_member_names(nso);
+}
+
+void bind_parts(py::module_& m) {
+  py::class_<EnvVar> env(m, "EnvVar", "An environment variable: a literal value, or field_path (valueFrom.fieldRef).");
+  def_kwargs_init(env);
+  env.def(py::init([](std::string name, std::string value, std::string field_path) {
+            return EnvVar{std::move(name), std::move(value), std::move(field_path)};
+          }),
+          py::arg("name"), py::arg("value") = "", py::kw_only(), py::arg("field_path") = "")
+      .def_readwrite("name", &EnvVar::name)
+      .def_readwrite("value", &EnvVar::value)
+      .def_readwrite("field_path", &EnvVar::field_path)
+      // The value is left out: env values may carry credentials.
+      .def("__repr__", [](const EnvVar& self) { return "EnvVar(name='" + self.name + "')"; });
+  def_equality(env);
+
+  py::class_<NodeSelectorRequirement> req(m, "NodeSelectorRequirement",
+                                          "One expression of a required node-affinity term.");
+  def_kwargs_init(req);
+  req.def_readwrite("key", &NodeSelectorRequirement::key)
+      .def_readwrite("operator", &NodeSelectorRequirement::op)
+      .def_readwrite("values", &NodeSelectorRequirement::values)
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "NodeSelectorRequirement", {"key", "operator", "values"});
+      });
+  def_equality(req);
+
+  py::class_<Replicas> rep(m, "Replicas", "Replica counts; each kind reads the ones it has.");
+  def_kwargs_init(rep);
+  rep.def_readwrite("workers", &Replicas::workers)
+      .def_readwrite("ps", &Replicas::ps)
+      .def_readwrite("chief", &Replicas::chief)
+      .def_readwrite("master", &Replicas::master)
+      .def("__repr__", [](py::handle self) { return repr_fields(self, "Replicas", {"workers", "ps", "chief", "master"}); });
+  def_equality(rep);
+
+  py::class_<TensorBoard> tb(m, "TensorBoard", "A TensorBoard Deployment + NodePort Service reading the log dir.");
+  def_kwargs_init(tb);
+  tb.def_readwrite("enabled", &TensorBoard::enabled)
+      .def_readwrite("log_dir", &TensorBoard::log_dir)
+      .def_readwrite("image", &TensorBoard::image)
+      .def("__repr__", [](py::handle self) { return repr_fields(self, "TensorBoard", {"enabled", "log_dir", "image"}); });
+  def_equality(tb);
+}
+
+void bind_workload_class(py::module_& m) {
+  py::class_<Workload> w(m, "Workload",
+                         "One portable spec for a training workload. Build it with keyword arguments, or from "
+                         "Arena-style options with to_workload(). List and dict attributes return copies: assign "
+                         "a whole new list to change one.");
+  def_kwargs_init(w);
+  w.def_readwrite("name", &Workload::name)
+      .def_readwrite("namespace", &Workload::namespace_)
+      .def_readwrite("mpi_api", &Workload::mpi_api)
+      .def_readwrite("image", &Workload::image)
+      .def_readwrite("command", &Workload::command)
+      .def_readwrite("shell", &Workload::shell)
+      .def_readwrite("env", &Workload::env)
+      .def_readwrite("working_dir", &Workload::working_dir)
+      .def_readwrite("resources", &Workload::resources)
+      .def_readwrite("replicas", &Workload::replicas)
+      .def_readwrite("slots_per_worker", &Workload::slots_per_worker)
+      .def_readwrite("tolerations", &Workload::tolerations)
+      .def_readwrite("node_selector", &Workload::node_selector)
+      .def_readwrite("required_node_affinity", &Workload::required_node_affinity)
+      .def_readwrite("pvcs", &Workload::pvcs)
+      .def_readwrite("volumes", &Workload::volumes)
+      .def_readwrite("mounts", &Workload::mounts)
+      .def_readwrite("ssd", &Workload::ssd)
+      .def_readwrite("nfs", &Workload::nfs)
+      .def_readwrite("shm_size", &Workload::shm_size)
+      .def_readwrite("staging", &Workload::staging)
+      .def_readwrite("scheduler_name", &Workload::scheduler_name)
+      .def_readwrite("host_network", &Workload::host_network)
+      .def_readwrite("host_ipc", &Workload::host_ipc)
+      .def_readwrite("priority_class_name", &Workload::priority_class_name)
+      .def_readwrite("image_pull_secrets", &Workload::image_pull_secrets)
+      .def_readwrite("labels", &Workload::labels)
+      .def_readwrite("annotations", &Workload::annotations)
+      .def_readwrite("backoff_limit", &Workload::backoff_limit)
+      .def_readwrite("ttl_seconds_after_finished", &Workload::ttl_seconds_after_finished)
+      .def_readwrite("tensorboard", &Workload::tensorboard)
+      .def("validate", [](const Workload& self) { validate(self); },
+           "Checks the spec as the API server and the operators would; raises ValidationError.")
+      .def("derived_replica_names", [](const Workload& self) { return derived_replica_names(self); })
+      .def("__repr__", [](py::handle self) { return repr_fields(self, "Workload", {"name", "kind", "image"}); });
+  GPUPOOL_PY_ENUM_PROPERTY(w, Workload, "kind", kind, parse_workload_kind, "kind");
+  GPUPOOL_PY_OPTIONAL_ENUM_PROPERTY(w, Workload, "restart_policy", restart_policy, parse_restart_policy,
+                                    "restartPolicy");
+  GPUPOOL_PY_OPTIONAL_ENUM_PROPERTY(w, Workload, "clean_pod_policy", clean_pod_policy, parse_clean_pod_policy,
+                                    "cleanPodPolicy");
+  m.def("validate_workload", [](const Workload& w) { validate(w); }, py::arg("workload"));
+  m.def("parse_workload_kind",
+        [](std::string_view text, std::string_view field) { return std::string(to_string(parse_workload_kind(text, field))); },
+        py::arg("text"), py::arg("field") = "kind", "The Kubernetes kind for what users type (\"mpi\" -> \"MPIJob\").");
+}
+
+void bind_submit_options(py::module_& m) {
+  py::class_<SubmitOptions> o(m, "SubmitOptions",
+                              "Arena-style submission options as users type them (`gpupool submit` flags).");
+  def_kwargs_init(o);
+  o.def_readwrite("kind", &SubmitOptions::kind)
+      .def_readwrite("name", &SubmitOptions::name)
+      .def_readwrite("namespace", &SubmitOptions::namespace_)
+      .def_readwrite("image", &SubmitOptions::image)
+      .def_readwrite("gpus", &SubmitOptions::gpus)
+      .def_readwrite("workers", &SubmitOptions::workers)
+      .def_readwrite("ps", &SubmitOptions::ps)
+      .def_readwrite("chief", &SubmitOptions::chief)
+      .def_readwrite("cpu", &SubmitOptions::cpu)
+      .def_readwrite("memory", &SubmitOptions::memory)
+      .def_readwrite("shm", &SubmitOptions::shm)
+      .def_readwrite("tolerations", &SubmitOptions::tolerations)
+      .def_readwrite("selectors", &SubmitOptions::selectors)
+      .def_readwrite("data", &SubmitOptions::data)
+      .def_readwrite("data_dirs", &SubmitOptions::data_dirs)
+      .def_readwrite("pvc_create", &SubmitOptions::pvc_create)
+      .def_readwrite("env", &SubmitOptions::env)
+      .def_readwrite("ssd", &SubmitOptions::ssd)
+      .def_readwrite("nfs", &SubmitOptions::nfs)
+      .def_readwrite("stage_in", &SubmitOptions::stage_in)
+      .def_readwrite("stage_out", &SubmitOptions::stage_out)
+      .def_readwrite("working_dir", &SubmitOptions::working_dir)
+      .def_readwrite("tensorboard", &SubmitOptions::tensorboard)
+      .def_readwrite("logdir", &SubmitOptions::logdir)
+      .def_readwrite("mpi_api", &SubmitOptions::mpi_api)
+      .def_readwrite("scheduler_name", &SubmitOptions::scheduler_name)
+      .def_readwrite("priority_class", &SubmitOptions::priority_class)
+      .def_readwrite("command", &SubmitOptions::command)
+      .def_readwrite("argv", &SubmitOptions::argv)
+      .def("to_workload", [](const SubmitOptions& self) { return to_workload(self); })
+      .def("__repr__", [](py::handle self) { return repr_fields(self, "SubmitOptions", {"kind", "name", "image", "gpus"}); });
+
+  m.def(
+      "to_workload",
+      [](const std::optional<SubmitOptions>& options, const py::kwargs& kwargs) {
+        if (options && !kwargs.empty())
+          throw py::type_error("to_workload() takes either a SubmitOptions or keyword arguments, not both");
+        return to_workload(options ? *options : from_kwargs<SubmitOptions>(kwargs));
+      },
+      py::arg("options") = py::none(),
+      "Builds and validates the Workload that Arena-style options describe, e.g.\n"
+      "to_workload(kind=\"mpi\", name=\"mpi-dist\", image=\"...\", gpus=1, tolerations=[\"ssd_node\"]).\n"
+      "Raises ValidationError naming the option (\"--data[1]\").");
+  m.def("parse_key_value", &parse_key_value, py::arg("text"), py::arg("field"));
+  m.def("parse_count", &parse_count, py::arg("text"), py::arg("field"));
+}
+
+}  // namespace
+
+void bind_workload(py::module_& m) {
+  bind_enums(m);
+  bind_parts(m);
+  bind_workload_class(m);
+  bind_submit_options(m);
+}
+
+}  // namespace gpupool::py_bindings

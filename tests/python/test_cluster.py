@@ -1,0 +1,179 @@
+"""The facade against the embedded cluster (real HTTPS on 127.0.0.1), as the seed walkthrough does it."""
+import os
+import pathlib
+import signal
+import threading
+import time
+
+import pytest
+
+import gpupool
+from conftest import SEED_NODES, needs_embedded, seed_job
+
+pytestmark = needs_embedded
+
+
+def instance_ips(info):
+    return {i.node_ip for i in info.instances}
+
+
+def test_nodes_as_kubectl_shows_them(seed_cluster):
+    nodes = seed_cluster.nodes()
+    assert [row.node.name for row in nodes] == SEED_NODES
+    assert len(nodes) == 6 and nodes[-1].node.name == SEED_NODES[-1]
+    text = nodes.to_text()
+    assert text.split("\n")[0].split() == ["NAME", "STATUS", "ROLES", "AGE", "VERSION"]
+    assert str(nodes) == text
+    assert "ssd_node=invalid:NoSchedule" in nodes.to_text(wide=True)
+    assert nodes._repr_html_() == nodes.to_html() and "<table" in nodes.to_html()
+    assert nodes[5].node.taints == [gpupool.Taint("ssd_node", "invalid", "NoSchedule")]
+    assert nodes.gpu_resource == "nvidia.com/gpu"
+
+
+def test_taint_and_untaint(seed_cluster):
+    seed_cluster.taint(SEED_NODES[0], "extra=1:PreferNoSchedule", gpupool.TaintChange.parse("other:NoExecute"))
+    taints = seed_cluster.nodes()[0].node.taints
+    assert gpupool.Taint("extra", "1", "PreferNoSchedule") in taints
+    assert gpupool.Taint("other", "", "NoExecute") in taints
+    seed_cluster.taint(SEED_NODES[0], "extra-", "other-")
+    assert all(t.key not in ("extra", "other") for t in seed_cluster.nodes()[0].node.taints)
+    with pytest.raises(gpupool.ValidationError):
+        seed_cluster.taint(SEED_NODES[0], "bad=taint:Sometimes")
+
+
+@pytest.mark.parametrize("tolerations, nodes", [
+    (["ssd_node"], {"192.168.3.230"}),
+    (["ssd_node", "gpu_node"], {"192.168.3.228", "192.168.3.229", "192.168.3.230"}),
+])
+def test_seed_job_lands_on_tolerated_nodes(seed_cluster, tolerations, nodes):
+    result = seed_cluster.submit("mpi", **{k: v for k, v in seed_job(tolerations=tolerations).items() if k != "kind"})
+    assert result.name == "mpi-dist" and any("mpijob" in c for c in result.created)
+    seed_cluster.advance(5)
+    info = seed_cluster.wait("mpi-dist", "Running", timeout=30, progress=False)
+    assert info.status == "RUNNING"
+    assert info.trainer() == "MPIJOB"
+    assert info.instances and instance_ips(info) <= nodes
+    if len(nodes) == 1:
+        assert instance_ips(info) == nodes
+    text = str(info)
+    assert "STATUS: RUNNING" in text and "mpi-dist" in text
+    assert info._repr_html_() == info.to_html()
+    assert [j.name for j in seed_cluster.list()] == ["mpi-dist"]
+    assert "mpi-dist" in gpupool.jobs_to_text(seed_cluster.list())
+
+
+def test_wait_sees_every_change_and_advancing_clock(seed_cluster):
+    seed_cluster.submit(gpupool.to_workload(**seed_job()))
+    seen = []
+
+    def on_change(info):
+        seen.append(info.status)
+        if info.status == "PENDING":
+            seed_cluster.advance(5)  # runs on the calling thread, between watch events
+
+    info = seed_cluster.wait("mpi-dist", until="Running", timeout=30, on_change=on_change, progress=False)
+    assert info.status == "RUNNING" and seen[0] == "PENDING" and seen[-1] == "RUNNING"
+
+
+def test_wait_times_out(seed_cluster):
+    seed_cluster.submit(gpupool.to_workload(**seed_job()))
+    with pytest.raises(gpupool.Error, match="timed out"):
+        seed_cluster.wait("mpi-dist", "Running", timeout=0.2, progress=False)  # the clock never moves
+
+
+def test_ctrl_c_interrupts_wait(seed_cluster):
+    seed_cluster.submit(gpupool.to_workload(**seed_job()))
+    waiting = threading.Event()
+
+    def interrupt():
+        waiting.wait(10)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()  # runs only if wait() releases the GIL
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        seed_cluster.wait("mpi-dist", "Succeeded", timeout=600, on_change=lambda info: waiting.set(), progress=False)
+    assert time.monotonic() - start < 10
+    assert seed_cluster.get("mpi-dist").status == "PENDING"  # the connection is still usable
+
+
+def test_explain_pending_job(seed_cluster):
+    seed_cluster.submit(gpupool.to_workload(**seed_job(name="no-toleration", tolerations=[])))
+    explanation = seed_cluster.explain("no-toleration")
+    assert explanation.name == "no-toleration" and explanation.pods
+    verdicts = explanation.pods[0].nodes
+    assert {v.node for v in verdicts} == set(SEED_NODES)
+    assert not any(v.fits for v in verdicts)
+    reasons = " ".join(r for v in verdicts for r in v.reasons)
+    assert "ssd_node" in reasons and "gpu_node" in reasons
+    assert str(explanation) == explanation.to_text() and explanation._repr_html_() == explanation.to_html()
+
+
+def test_explain_workload_not_submitted(seed_cluster):
+    explanation = seed_cluster.explain(gpupool.to_workload(**seed_job(tolerations=["ssd_node"])))
+    fits = {v.node for p in explanation.pods for v in p.nodes if v.fits}
+    assert fits == {SEED_NODES[5]}
+
+
+def test_logs_iterate(seed_cluster):
+    seed_cluster.submit(gpupool.to_workload(**seed_job()))
+    seed_cluster.advance(5)
+    seed_cluster.wait("mpi-dist", "Running", timeout=30, progress=False)
+    seed_cluster.advance(60)
+    lines = list(seed_cluster.logs("mpi-dist"))
+    assert lines and all(isinstance(line, str) for line in lines)
+    assert list(seed_cluster.logs("mpi-dist", tail_lines=1)) == lines[-1:]
+    with seed_cluster.logs("mpi-dist", follow=True) as it:
+        assert next(it) == lines[0]  # closing stops following
+
+
+def test_api_errors_carry_the_status(seed_cluster):
+    with pytest.raises(gpupool.ApiError) as info:
+        seed_cluster.get("no-such-job")
+    assert info.value.code == 404 and info.value.reason == "NotFound"
+    seed_cluster.submit(gpupool.to_workload(**seed_job()))
+    seed_cluster.delete("mpi-dist")
+    with pytest.raises(gpupool.ApiError):
+        seed_cluster.get("mpi-dist")
+
+
+def test_dry_run_creates_nothing(seed_cluster):
+    result = seed_cluster.submit(gpupool.to_workload(**seed_job()), dry_run=True)
+    assert result.submission.workload()["kind"] == "MPIJob"
+    assert seed_cluster.list() == []
+
+
+def test_user_connection_namespace_and_no_secrets():
+    with gpupool.EmbeddedCluster(topology="seed", users=["alice"]) as embedded:
+        _check_alice(embedded)
+
+
+def _check_alice(embedded):
+    path = embedded.kubeconfig("alice")
+    token = next(line.split(":", 1)[1].strip() for line in pathlib.Path(path).read_text().splitlines()
+                 if line.strip().startswith("token:"))
+    alice = gpupool.connect(kubeconfig=path)
+    assert alice.namespace == "alice"
+    assert token not in repr(alice)
+    with pytest.raises(gpupool.ApiError) as info:
+        alice.taint(SEED_NODES[0], "x=y:NoSchedule")  # nodes are not alice's to change
+    assert info.value.code == 403 and token not in str(info.value)
+    assert embedded.connect("alice").namespace == "alice"
+
+
+def test_pvcs(seed_cluster):
+    seed_cluster.create_pvc(gpupool.PvcRequest(name="data", size="10Gi"))
+    assert [p.name for p in seed_cluster.pvcs()] == ["data"]
+    assert "data" in gpupool.pvcs_to_text(seed_cluster.pvcs())
+    seed_cluster.delete_pvc("data")
+    assert all(p.name != "data" for p in seed_cluster.pvcs())
+
+
+def test_embedded_clock_and_stop():
+    with gpupool.EmbeddedCluster(topology="seed") as cluster:
+        before = cluster.now()
+        cluster.advance(90)
+        assert (cluster.now() - before).total_seconds() == pytest.approx(90, abs=1)
+        assert cluster.url.startswith("https://127.0.0.1:")
+    with pytest.raises(gpupool.Error):
+        cluster.nodes()  # stopped
