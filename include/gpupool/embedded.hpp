@@ -56,6 +56,9 @@ struct EmbeddedOptions {
   bool manual_clock = true;         ///< true: time moves only by advance(); false: wall-clock time
   FaultConfig faults{};
   std::string server_version = "v1.32.0";
+  /// A state file written by save_state(): when it exists, the cluster comes back from it (objects,
+  /// taints, jobs) instead of from the topology. Used by `gpupool --embedded` between commands.
+  std::string state_file{};
 };
 
 class EmbeddedServer {
@@ -84,6 +87,9 @@ class EmbeddedServer {
 
   void set_faults(const FaultConfig& faults);
   FaultCounters fault_counters() const;
+
+  /// Writes every object to `path` (atomically: a temporary file, then rename) for state_file.
+  void save_state(const std::string& path) const;
 
   /// The object store behind the HTTP API, for in-process callers inside the library.
   embedded::Store& store();

@@ -132,7 +132,7 @@ NodeList Cluster::nodes() const {
     out.rows.push_back(std::move(row));
   }
   std::sort(out.rows.begin(), out.rows.end(), [](const NodeRow& a, const NodeRow& b) { return a.node.name < b.node.name; });
-  out.observed = std::chrono::system_clock::now();
+  out.observed = impl_->client->server_now();
   return out;
 }
 

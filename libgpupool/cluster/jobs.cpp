@@ -210,7 +210,7 @@ JobInfo build_info(const Cluster::Impl& impl, const JobLookup& job, std::map<std
     }
     if (!ip.empty()) info.tensorboard_url = fmt::format("http://{}:{}", ip, port);
   }
-  info.observed = Clock::now();
+  info.observed = impl.client->server_now();
   return info;
 }
 

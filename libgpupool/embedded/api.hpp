@@ -77,6 +77,7 @@ class Api {
                         std::string_view name, std::string_view subresource);
 
  private:
+  Response handle_unstamped(const Request& r) const;
   Response dispatch(const Request& r) const;
   Store& store_;
   Options options_;

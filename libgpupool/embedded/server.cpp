@@ -25,6 +25,7 @@
 #include "gpupool/embedded.hpp"
 #include "gpupool/names.hpp"
 #include "gpupool/topology.hpp"
+#include <sstream>
 
 namespace gpupool {
 
@@ -189,6 +190,20 @@ EmbeddedServer::EmbeddedServer(EmbeddedOptions options) : impl_(std::make_unique
   im.api = std::make_unique<Api>(*im.store, ao);
   im.api->set_log_provider([&im](const LogRequest& lr) { return im.logs(lr); });
 
+  // A saved state replaces the topology: the cluster continues where the last command left it.
+  bool restored = false;
+  if (!im.options.state_file.empty() && fs::exists(im.options.state_file)) {
+    std::ifstream in(im.options.state_file, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    boost::system::error_code ec;
+    json::value snap = json::parse(text.str(), ec);
+    if (ec || !snap.is_object())
+      throw ConfigError(im.options.state_file, "", "not a gpupool state file (delete it to start afresh)");
+    im.store->restore(snap.as_object());
+    restored = true;
+  }
+
   // Namespaces every cluster has, then one per user.
   const auto& ns_type = im.store->type("", "namespaces");
   std::vector<std::string> namespaces{"default", "kube-system", "kube-public", "kube-node-lease"};
@@ -198,7 +213,7 @@ EmbeddedServer::EmbeddedServer(EmbeddedOptions options) : impl_(std::make_unique
     im.store->create(ns_type, "", json::object{{"metadata", json::object{{"name", ns},
                                                                        {"labels", json::object{{"kubernetes.io/metadata.name", ns}}}}}});
   }
-  if (!im.options.topology.empty()) {
+  if (!im.options.topology.empty() && !restored) {
     const Topology topo = fs::exists(im.options.topology) ? Topology::load(im.options.topology)
                                                           : Topology::builtin(im.options.topology);
     const auto& nodes = im.store->type("", "nodes");
@@ -302,6 +317,18 @@ void EmbeddedServer::advance(std::chrono::nanoseconds d) {
 
 void EmbeddedServer::set_faults(const FaultConfig& faults) { impl_->faults.configure(faults); }
 FaultCounters EmbeddedServer::fault_counters() const { return impl_->faults.counters(); }
+
+void EmbeddedServer::save_state(const std::string& path) const {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << json::serialize(impl_->store->snapshot());
+    if (!out) throw ConfigError(tmp, "", "cannot write the embedded cluster's state");
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) throw ConfigError(path, "", "cannot save the embedded cluster's state: " + ec.message());
+}
 
 embedded::Store& EmbeddedServer::store() { return *impl_->store; }
 

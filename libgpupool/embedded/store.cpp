@@ -322,6 +322,51 @@ std::uint64_t Store::revision() const {
   return impl_->rv;
 }
 
+json::object Store::snapshot() const {
+  std::lock_guard lk(impl_->mu);
+  json::array objects;
+  for (const auto& t : impl_->types) {
+    auto it = impl_->data.find(&t);
+    if (it == impl_->data.end()) continue;
+    for (const auto& [key, obj] : it->second)
+      objects.push_back(json::object{{"group", t.group}, {"resource", t.resource}, {"object", *obj}});
+  }
+  return json::object{{"revision", impl_->rv}, {"objects", std::move(objects)}};
+}
+
+void Store::restore(const json::object& snapshot) {
+  const auto* objects = snapshot.if_contains("objects");
+  const auto* revision = snapshot.if_contains("revision");
+  if (!objects || !objects->is_array() || !revision || !revision->is_number())
+    throw StatusError::bad_request("snapshot: expected {\"revision\": N, \"objects\": [...]}");
+  // Two passes: CRDs first (their ADDED events register the types the rest may need).
+  for (int pass = 0; pass < 2; ++pass) {
+    {
+      std::lock_guard lk(impl_->mu);
+      impl_->rv = std::max<std::uint64_t>(impl_->rv, revision->to_number<std::uint64_t>());
+      for (const auto& entry : objects->as_array()) {
+        if (!entry.is_object()) throw StatusError::bad_request("snapshot: objects[] must hold objects");
+        const auto& e = entry.as_object();
+        const std::string group = str(e, "group"), resource = str(e, "resource");
+        bool is_crd = group == "apiextensions.k8s.io" && resource == "customresourcedefinitions";
+        if ((pass == 0) != is_crd) continue;
+        const auto* obj = e.if_contains("object");
+        if (!obj || !obj->is_object()) throw StatusError::bad_request("snapshot: an entry has no object");
+        const ResourceType& t = type(group, resource);
+        const auto& md = metadata_of(obj->as_object());
+        Key key{str(md, "namespace"), str(md, "name")};
+        auto& objs = impl_->objects(t);
+        if (objs.count(key)) throw StatusError::already_exists(t, key.second);
+        auto stored = std::make_shared<const json::object>(obj->as_object());
+        objs.emplace(key, stored);
+        impl_->index_owners(t, *stored, true);
+        commit_event(EventType::Added, t, stored, nullptr);
+      }
+    }
+    dispatch();
+  }
+}
+
 void Store::add_admission(std::function<void(AdmissionRequest&)> plugin) {
   std::lock_guard lk(impl_->mu);
   impl_->plugins.push_back(std::move(plugin));

@@ -212,6 +212,16 @@ class Store {
   json::object remove(const ResourceType& t, std::string_view ns, std::string_view name, const DeleteOptions& o = {});
   std::uint64_t revision() const;
 
+  // ---- persistence ----------------------------------------------------------------------------
+  /// Every stored object with its resource, and the revision counter: what `restore` needs to bring
+  /// the cluster back (the embedded CLI keeps its state between commands this way).
+  json::object snapshot() const;
+  /// Loads a snapshot into this store as it was: objects keep uid, resourceVersion and timestamps,
+  /// no admission runs. Subscribers then see each object ADDED (CustomResourceDefinitions first, so
+  /// their types are served before their objects come back); controllers find their children
+  /// already there. Throws StatusError 400 for a malformed snapshot, 409 when an object exists.
+  void restore(const json::object& snapshot);
+
   // ---- watch ----------------------------------------------------------------------------------
   using SubscriptionId = std::uint64_t;
   SubscriptionId subscribe(std::function<void(const WatchEvent&)> callback);

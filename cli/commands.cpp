@@ -1,0 +1,557 @@
+#include "commands.hpp"
+
+#include "connection.hpp"
+#include "embedded/clock.hpp"
+
+#include "gpupool/cluster.hpp"
+#include "gpupool/embedded.hpp"
+#include "gpupool/error.hpp"
+#include "gpupool/manifest.hpp"
+#include "gpupool/submit_options.hpp"
+
+#include <fmt/format.h>
+
+#include <boost/json.hpp>
+
+#include <atomic>
+#include <csignal>
+#include <iostream>
+#include <ostream>
+#include <thread>
+
+namespace gpupool::cli {
+
+namespace {
+
+// ---- flag helpers ------------------------------------------------------------------------------
+
+FlagSpec flag(std::string name, char s, std::string value, std::string help, bool repeatable = false) {
+  return FlagSpec{std::move(name), s, std::move(value), std::move(help), repeatable};
+}
+FlagSpec sw(std::string name, std::string help, char s = 0) { return FlagSpec{std::move(name), s, "", std::move(help), false}; }
+
+std::chrono::milliseconds duration_flag(const ParsedArgs& a, const std::string& name, std::string fallback) {
+  std::string text = a.get(name, fallback);
+  auto d = embedded::parse_duration(text);
+  if (!d || d->count() < 0)
+    throw ValidationError("--" + name, text, "expected a duration such as 30s, 5m or 1h30m");
+  return std::chrono::duration_cast<std::chrono::milliseconds>(*d);
+}
+
+std::int64_t count_flag(const ParsedArgs& a, const std::string& name, std::int64_t fallback) {
+  auto v = a.optional(name);
+  return v ? parse_count(*v, "--" + name) : fallback;
+}
+
+std::string output_flag(const ParsedArgs& a, std::initializer_list<std::string_view> allowed) {
+  std::string o = a.get("output");
+  if (o.empty()) return o;
+  for (auto x : allowed)
+    if (o == x) return o;
+  std::string list;
+  for (auto x : allowed) list += (list.empty() ? "" : ", ") + std::string(x);
+  throw ValidationError("--output", o, "expected one of " + list);
+}
+
+std::string object_json(const boost::json::value& v) { return to_json(v); }
+
+// ---- the submit command ------------------------------------------------------------------------
+
+std::vector<FlagSpec> submit_flags(bool tf) {
+  std::vector<FlagSpec> f = {
+      flag("name", 0, "NAME", "job name (DNS-1123 label)"),
+      flag("image", 'i', "IMAGE", "container image, or a shorthand of the profile's catalog (e.g. ubuntu-pytorch:1.5.0)"),
+      flag("gpus", 0, "N", "GPUs per worker"),
+      flag("workers", 0, "N", "number of workers (Deployment: replicas)"),
+      flag("cpu", 0, "CPU", "CPU request per replica, e.g. 4 or 500m"),
+      flag("memory", 0, "MEM", "memory request per replica, e.g. 16Gi"),
+      flag("shm", 0, "SIZE", "memory-backed /dev/shm of this size, e.g. 8Gi"),
+      flag("toleration", 0, "T", "tolerate tainted nodes: KEY, all, KEY=VALUE:EFFECT, KEY:EFFECT or KEY=VALUE:EFFECT,OPERATOR", true),
+      flag("selector", 0, "K=V", "run only on nodes with this label", true),
+      flag("data", 'd', "PVC:/PATH[:ro]", "mount a PVC", true),
+      flag("data-dir", 0, "/HOST:/PATH[:ro]", "mount a host directory", true),
+      flag("pvc-create", 0, "NAME:CLASS:SIZE[:/PATH]", "create a PVC with the job (CLASS may be the profile's nfs/cephfs alias)", true),
+      sw("ssd", "mount the node's local SSDs at the profile's paths"),
+      sw("nfs", "mount the profile's NFS share (datasets read-only, your own directory read-write)"),
+      flag("stage-in", 0, "SRC:CACHE", "copy SRC (PVC/NFS) into CACHE (SSD) before the command"),
+      flag("stage-out", 0, "RESULTS:TARGET", "copy RESULTS (SSD) to TARGET (PVC) after the command"),
+      flag("env", 'e', "K=V", "environment variable", true),
+      flag("working-dir", 0, "DIR", "working directory of the command"),
+      sw("tensorboard", "run TensorBoard on the log dir, reachable on a NodePort"),
+      flag("logdir", 0, "DIR", "TensorBoard log directory (default /training_logs)"),
+      flag("mpi-api", 0, "VERSION", "MPIJob API: v1 or v2beta1 (default: what the cluster serves)"),
+      flag("scheduler", 0, "NAME", "schedulerName (default: the profile's for GPU jobs)"),
+      flag("priority", 0, "CLASS", "priorityClassName"),
+      flag("loglevel", 0, "LEVEL", "gpupool's own log level: debug, info, warning, error"),
+      sw("dry-run", "validate on the server (dryRun=All) and print nothing is created"),
+      flag("output", 'o', "FORMAT", "print the objects instead of a summary: yaml or json"),
+  };
+  if (tf) {
+    f.push_back(flag("ps", 0, "N", "parameter servers"));
+    f.push_back(sw("chief", "add a chief replica"));
+  }
+  return f;
+}
+
+SubmitOptions submit_options(const std::string& kind, const ParsedArgs& a) {
+  SubmitOptions o;
+  o.kind = kind;
+  o.name = a.get("name");
+  o.namespace_ = a.get("namespace");
+  o.image = a.get("image");
+  o.gpus = count_flag(a, "gpus", 0);
+  o.workers = static_cast<std::int32_t>(count_flag(a, "workers", 1));
+  o.ps = static_cast<std::int32_t>(count_flag(a, "ps", 0));
+  o.chief = a.has("chief");
+  o.cpu = a.get("cpu");
+  o.memory = a.get("memory");
+  o.shm = a.get("shm");
+  o.tolerations = a.all("toleration");
+  o.selectors = a.all("selector");
+  o.data = a.all("data");
+  o.data_dirs = a.all("data-dir");
+  o.pvc_create = a.all("pvc-create");
+  o.env = a.all("env");
+  o.ssd = a.has("ssd");
+  o.nfs = a.has("nfs");
+  o.stage_in = a.get("stage-in");
+  o.stage_out = a.get("stage-out");
+  o.working_dir = a.get("working-dir");
+  o.tensorboard = a.has("tensorboard");
+  o.logdir = a.get("logdir");
+  o.mpi_api = a.get("mpi-api");
+  o.scheduler_name = a.get("scheduler");
+  o.priority_class = a.get("priority");
+  const auto& pos = a.positionals();
+  if (pos.size() == 1)
+    o.command = pos[0];  // Arena's form: one shell string
+  else if (pos.size() > 1)
+    o.argv = pos;        // after --: an argv
+  return o;
+}
+
+int run_submit(const std::string& kind, const ParsedArgs& a, Io& io) {
+  std::string output = output_flag(a, {"yaml", "json"});
+  SubmitOptions options = submit_options(kind, a);
+  Workload workload = to_workload(options);
+  bool dry_run = a.has("dry-run");
+  auto conn = Connection::open(a);
+  if (dry_run && !output.empty() && !a.has("embedded") && !a.has("kubeconfig")) {
+    // Client-side rendering needs no server: the MPIJob version comes from --mpi-api.
+  }
+  SubmitResult r = conn.cluster().submit(workload, dry_run);
+  if (output == "yaml")
+    io.out << to_yaml(r.submission.objects);
+  else if (output == "json")
+    io.out << to_json(r.submission.objects);
+  else
+    for (const auto& c : r.created) io.out << c << (dry_run ? " created (server dry run)\n" : " created\n");
+  conn.close();
+  return 0;
+}
+
+// ---- job commands ------------------------------------------------------------------------------
+
+int run_get(const ParsedArgs& a, Io& io) {
+  std::string output = output_flag(a, {"wide", "json", "yaml"});
+  auto conn = Connection::open(a);
+  JobInfo info = conn.cluster().get(a.positionals()[0]);
+  if (output == "json" || output == "yaml") {
+    boost::json::object o;
+    o["name"] = info.name;
+    o["namespace"] = info.namespace_;
+    o["status"] = to_string(info.status);
+    o["trainer"] = info.trainer();
+    o["priority"] = info.priority;
+    o["trainingDuration"] = human_duration(info.training_duration());
+    boost::json::array instances;
+    for (const auto& i : info.instances)
+      instances.push_back(boost::json::object{{"name", i.name}, {"phase", i.phase}, {"node", i.node}, {"nodeIP", i.node_ip}});
+    o["instances"] = std::move(instances);
+    if (info.tensorboard_url) o["tensorboard"] = *info.tensorboard_url;
+    io.out << (output == "json" ? object_json(o) : to_yaml(boost::json::value(o)));
+  } else {
+    io.out << info.to_text();
+    if (output == "wide") {
+      io.out << "\n";
+      for (const auto& i : info.instances) io.out << fmt::format("{}  {}  {}\n", i.name, i.phase, i.node.empty() ? "<none>" : i.node);
+    }
+  }
+  conn.close();
+  return 0;
+}
+
+int run_list(const ParsedArgs& a, Io& io) {
+  auto conn = Connection::open(a);
+  io.out << jobs_to_text(conn.cluster().list());
+  conn.close();
+  return 0;
+}
+
+int run_delete(const ParsedArgs& a, Io& io) {
+  auto conn = Connection::open(a);
+  int status = 0;
+  for (const auto& name : a.positionals()) {
+    try {
+      conn.cluster().delete_job(name);
+      io.out << fmt::format("job \"{}\" deleted\n", name);
+    } catch (const ApiError& e) {
+      io.err << "error: " << e.what() << "\n";
+      status = 1;
+    }
+  }
+  conn.close();
+  return status;
+}
+
+std::atomic<bool> g_interrupted{false};
+
+int run_logs(const ParsedArgs& a, Io& io) {
+  auto conn = Connection::open(a);
+  JobLogOptions lo;
+  lo.instance = a.get("instance");
+  lo.container = a.get("container");
+  lo.follow = a.has("follow");
+  if (auto t = a.optional("tail")) lo.tail_lines = parse_count(*t, "--tail");
+  conn.cluster().logs(a.positionals()[0], lo, [&](const std::string& line) {
+    io.out << line << "\n";
+    io.out.flush();
+    return !g_interrupted.load();
+  });
+  conn.close();
+  return 0;
+}
+
+int run_wait(const ParsedArgs& a, Io& io) {
+  WaitFor until = parse_wait_for(a.get("for", "Running"), "--for");
+  auto timeout = duration_flag(a, "timeout", "10m");
+  auto conn = Connection::open(a);
+  bool progress = io.out_is_terminal;
+  JobInfo info = conn.cluster().wait(a.positionals()[0], until, timeout, [&](const JobInfo& j) {
+    if (!progress) return;
+    int running = 0;
+    for (const auto& i : j.instances) running += i.phase == "Running";
+    io.out << fmt::format("\r{} {}: {}/{} instances running   ", j.name, to_string(j.status), running, j.instances.size());
+    io.out.flush();
+  });
+  if (progress) io.out << "\n";
+  io.out << fmt::format("job \"{}\" is {}\n", info.name, to_string(info.status));
+  conn.close();
+  return 0;
+}
+
+int run_explain(const ParsedArgs& a, Io& io) {
+  auto conn = Connection::open(a);
+  io.out << conn.cluster().explain(a.positionals()[0]).to_text();
+  conn.close();
+  return 0;
+}
+
+// ---- cluster commands --------------------------------------------------------------------------
+
+int run_nodes(const ParsedArgs& a, Io& io) {
+  std::string output = output_flag(a, {"wide"});
+  auto conn = Connection::open(a);
+  io.out << conn.cluster().nodes().to_text(output == "wide");
+  conn.close();
+  return 0;
+}
+
+int run_top_node(const ParsedArgs& a, Io& io) {
+  auto conn = Connection::open(a);
+  io.out << conn.cluster().nodes().to_top_text();
+  conn.close();
+  return 0;
+}
+
+int run_taint(const ParsedArgs& a, Io& io) {
+  const auto& pos = a.positionals();
+  std::vector<TaintChange> changes;
+  for (size_t i = 1; i < pos.size(); ++i) changes.push_back(parse_taint_change(pos[i], fmt::format("taint[{}]", i - 1)));
+  auto conn = Connection::open(a);
+  conn.cluster().taint(pos[0], changes);
+  io.out << fmt::format("node/{} {}\n", pos[0], changes.size() == 1 && changes[0].remove ? "untainted" : "tainted");
+  conn.close();
+  return 0;
+}
+
+int run_pvc_create(const ParsedArgs& a, Io& io) {
+  PvcRequest pvc;
+  pvc.name = a.positionals()[0];
+  pvc.storage_class = a.get("storage-class");
+  pvc.size = Quantity::parse(a.get("size", "10Gi"), "--size");
+  if (a.has("access-mode")) {
+    pvc.access_modes.clear();
+    for (const auto& m : a.all("access-mode")) pvc.access_modes.push_back(parse_access_mode(m, "--access-mode"));
+  }
+  validate(pvc, "pvc");
+  auto conn = Connection::open(a);
+  conn.cluster().create_pvc(pvc);
+  io.out << fmt::format("persistentvolumeclaim/{} created\n", pvc.name);
+  conn.close();
+  return 0;
+}
+
+int run_pvc_list(const ParsedArgs& a, Io& io) {
+  auto conn = Connection::open(a);
+  {
+    auto pvcs = conn.cluster().pvcs();
+    io.out << pvcs_to_text(pvcs, conn.cluster().client().server_now());
+  }
+  conn.close();
+  return 0;
+}
+
+int run_pvc_delete(const ParsedArgs& a, Io& io) {
+  auto conn = Connection::open(a);
+  for (const auto& name : a.positionals()) {
+    conn.cluster().delete_pvc(name);
+    io.out << fmt::format("persistentvolumeclaim \"{}\" deleted\n", name);
+  }
+  conn.close();
+  return 0;
+}
+
+int run_images(const ParsedArgs& a, Io& io) {
+  Profile profile = a.has("embedded") || a.has("kubeconfig") || a.has("context") ? Connection::open(a).cluster().profile()
+                    : a.get("profile").empty()                                 ? Profile::builtin("generic")
+                    : a.get("profile").find('/') != std::string::npos          ? Profile::load(a.get("profile"))
+                                                                                : Profile::builtin(a.get("profile"));
+  io.out << catalog_to_text(profile.catalog);
+  return 0;
+}
+
+int run_quota(const ParsedArgs& a, Io& io) {
+  auto conn = Connection::open(a);
+  for (const auto& q : conn.cluster().quotas()) {
+    io.out << q.name << "\n";
+    for (const auto& [resource, used, hard] : q.resources) io.out << fmt::format("  {}: {}/{}\n", resource, used, hard);
+  }
+  conn.close();
+  return 0;
+}
+
+std::atomic<bool> g_stop{false};
+
+int run_serve(const ParsedArgs& a, Io& io) {
+  EmbeddedOptions o;
+  o.topology = a.get("topology", "seed");
+  o.port = static_cast<int>(count_flag(a, "port", 0));
+  o.kubeconfig_dir = a.get("kubeconfig-dir");
+  o.manual_clock = false;
+  for (const auto& u : a.all("user")) o.users.push_back(u);
+  o.mpijob_version = a.get("mpi-api", "v1");
+  EmbeddedServer server(o);
+  io.out << fmt::format("gpupool embedded cluster \"{}\" serving on {}\n", o.topology, server.url())
+         << fmt::format("admin kubeconfig: {}\n", server.admin_kubeconfig());
+  for (const auto& u : o.users) io.out << fmt::format("user {} kubeconfig: {}\n", u, server.kubeconfig(u));
+  io.out << "press Ctrl-C to stop\n";
+  io.out.flush();
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  int sig = 0;
+  sigwait(&set, &sig);
+  server.stop();
+  io.out << "stopped\n";
+  return 0;
+}
+
+// ---- the table ---------------------------------------------------------------------------------
+
+std::vector<Command> build_commands() {
+  std::vector<Command> c;
+  auto add = [&](CommandSpec spec, Handler h) { c.push_back(Command{std::move(spec), std::move(h)}); };
+  add({"", "gpupool: launch GPU training workloads on Kubernetes", "COMMAND",
+       "Commands:\n"
+       "  submit mpi|tf|pytorch|job|deployment   submit a training job\n"
+       "  get NAME         a job's status and where each instance runs\n"
+       "  list             jobs in the namespace\n"
+       "  logs NAME        a job's log\n"
+       "  wait NAME        wait until a job is Running or Succeeded\n"
+       "  explain NAME     why a job's pods are pending\n"
+       "  delete NAME...   delete jobs\n"
+       "  nodes            the cluster's nodes\n"
+       "  top node         GPUs per node\n"
+       "  taint NODE K=V:EFFECT[-]...   taint or untaint a node\n"
+       "  pvc create|list|delete   persistent volume claims\n"
+       "  quota            the namespace's resource quotas\n"
+       "  images           the profile's image catalog\n"
+       "  cluster serve    run an embedded cluster in the foreground\n\n"
+       "Run \"gpupool COMMAND --help\" for a command's flags. Without --kubeconfig, the kubeconfig\n"
+       "kubectl would use is read; --embedded seed runs everything on a local embedded cluster.",
+       {}, 0, -1},
+      {});
+  add({"submit", "Submit a training job", "KIND", "Kinds: mpi, tf, pytorch, job, deployment, pod.", {}, 0, -1}, {});
+  struct KindInfo {
+    const char* cmd;
+    const char* kind;
+    const char* what;
+  };
+  for (auto k : {KindInfo{"mpi", "mpi", "an MPIJob (Horovod / mpirun: a launcher and workers)"},
+                 KindInfo{"tf", "tf", "a TFJob (PS / Worker / Chief)"},
+                 KindInfo{"pytorch", "pytorch", "a PyTorchJob (Master + Workers)"},
+                 KindInfo{"job", "job", "a batch/v1 Job"},
+                 KindInfo{"deployment", "deployment", "a Deployment (the guide's long-running GPU container)"},
+                 KindInfo{"pod", "pod", "a bare Pod"}}) {
+    std::string kind = k.kind;
+    add({fmt::format("submit {}", k.cmd), fmt::format("Submit {}", k.what), "[COMMAND | -- ARGV...]",
+         "COMMAND is one shell string (run with sh -c); after --, the words are the argv.\n\n"
+         "Example (the seed's job):\n"
+         "  gpupool submit mpi --name mpi-dist --gpus 1 --workers 1 --toleration ssd_node \\\n"
+         "    --image registry.cn-hangzhou.aliyuncs.com/tensorflow-samples/horovod:0.13.11-tf1.10.0-torch0.4.0-py3.5 \\\n"
+         "    --tensorboard \"mpirun python /benchmarks/scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py --model resnet101\"",
+         submit_flags(kind == "tf"), 0, -1},
+        [kind](const ParsedArgs& a, Io& io) { return run_submit(kind, a, io); });
+  }
+  add({"get", "Show a job: status, duration, and the node of each instance", "NAME", "",
+       {flag("output", 'o', "FORMAT", "wide, json or yaml")}, 1, 1},
+      run_get);
+  add({"list", "List the jobs gpupool submitted in the namespace", "", "", {}, 0, 0}, run_list);
+  add({"logs", "Print a job's log (the launcher / master / first worker unless -i is given)", "NAME", "",
+       {sw("follow", "stream new lines until the pod ends or Ctrl-C", 'f'), flag("instance", 'i', "POD", "the pod to read"),
+        flag("container", 'c', "NAME", "the container"), flag("tail", 't', "N", "only the last N lines")},
+       1, 1},
+      run_logs);
+  add({"delete", "Delete jobs (their pods, services and TensorBoard go with them; PVCs stay)", "NAME...", "", {}, 1, -1},
+      run_delete);
+  add({"wait", "Wait until a job is Running, Succeeded or finished", "NAME", "",
+       {flag("for", 0, "STATE", "Running (default), Succeeded or Finished"),
+        flag("timeout", 0, "DURATION", "give up after this long (default 10m)")},
+       1, 1},
+      run_wait);
+  add({"explain", "Explain why a job's pods are pending (taints, selectors, resources, quota)", "NAME", "", {}, 1, 1},
+      run_explain);
+  add({"nodes", "List the cluster's nodes (NAME STATUS ROLES AGE VERSION)", "", "",
+       {flag("output", 'o', "FORMAT", "wide: add INTERNAL-IP, GPUS and TAINTS")}, 0, 0},
+      run_nodes);
+  add({"top", "Show resource usage", "node", "", {}, 0, -1}, {});
+  add({"top node", "GPUs total and allocated per node, and for the cluster", "", "", {}, 0, 0}, run_top_node);
+  add({"taint", "Taint or untaint a node, like kubectl taint", "NODE KEY[=VALUE]:EFFECT[-]...",
+       "Examples:\n  gpupool taint cn-beijing.192.168.3.228 gpu_node=invalid:NoSchedule\n"
+       "  gpupool taint cn-beijing.192.168.3.228 gpu_node-",
+       {}, 2, -1},
+      run_taint);
+  add({"pvc", "Persistent volume claims", "create|list|delete", "", {}, 0, -1}, {});
+  add({"pvc create", "Create a PVC", "NAME", "",
+       {flag("storage-class", 0, "CLASS", "StorageClass, or the profile's alias (nfs, cephfs)"),
+        flag("size", 0, "SIZE", "requested size (default 10Gi)"),
+        flag("access-mode", 0, "MODE", "ReadWriteMany (default), ReadWriteOnce, ... or RWX/RWO/ROX", true)},
+       1, 1},
+      run_pvc_create);
+  add({"pvc list", "List PVCs in the namespace", "", "", {}, 0, 0}, run_pvc_list);
+  add({"pvc delete", "Delete PVCs (their data may be lost)", "NAME...", "", {}, 1, -1}, run_pvc_delete);
+  add({"quota", "Show the namespace's resource quotas (used / hard)", "", "", {}, 0, 0}, run_quota);
+  add({"images", "List the profile's image catalog", "", "", {}, 0, 0}, run_images);
+  add({"cluster", "The embedded cluster", "serve", "", {}, 0, -1}, {});
+  add({"cluster serve", "Run an embedded Kubernetes API server in the foreground until Ctrl-C", "", "",
+       {flag("topology", 0, "NAME|FILE", "seed (default), iiis, or a topology file"),
+        flag("port", 'p', "PORT", "port on 127.0.0.1 (default: any free port)"),
+        flag("kubeconfig-dir", 0, "DIR", "where to write the kubeconfigs"),
+        flag("user", 'u', "NAME", "a user with a namespace of its own", true),
+        flag("mpi-api", 0, "VERSION", "MPIJob version served: v1 (default) or v2beta1")},
+       0, 0},
+      run_serve);
+  return c;
+}
+
+const Command* find_command(const std::string& path) {
+  for (const auto& c : commands())
+    if (c.spec.path == path) return &c;
+  return nullptr;
+}
+
+bool is_global_with_value(const std::string& arg) {
+  for (const auto& f : global_flags()) {
+    if (f.value_name.empty()) continue;
+    if (arg == "--" + f.name || (f.short_name && arg == std::string("-") + f.short_name)) return true;
+  }
+  return false;
+}
+
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  return text;
+}
+
+}  // namespace
+
+const std::vector<FlagSpec>& global_flags() {
+  static const std::vector<FlagSpec> flags = {
+      flag("kubeconfig", 0, "PATH", "kubeconfig file(s), ':'-separated (default: $KUBECONFIG or ~/.kube/config)"),
+      flag("context", 0, "NAME", "kubeconfig context"),
+      flag("namespace", 'n', "NS", "namespace (default: the context's)"),
+      flag("profile", 0, "NAME|FILE", "site profile: generic (default), iiis, or a file"),
+      flag("embedded", 0, "TOPOLOGY", "use a local embedded cluster (seed, iiis or a file) whose state persists between "
+                                      "commands (also $GPUPOOL_EMBEDDED)"),
+      sw("help", "show help", 'h'),
+  };
+  return flags;
+}
+
+const std::vector<Command>& commands() {
+  static const std::vector<Command> all = build_commands();
+  return all;
+}
+
+int run(const std::vector<std::string>& args, Io& io) {
+  // The command path is the leading words that name a command; global flags may come first.
+  std::string path;
+  std::vector<std::string> rest;
+  bool path_done = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (!path_done && !a.empty() && a[0] != '-') {
+      std::string candidate = path.empty() ? a : path + " " + a;
+      if (find_command(candidate)) {
+        path = candidate;
+        continue;
+      }
+      path_done = true;
+    }
+    if (!path_done && is_global_with_value(a) && i + 1 < args.size()) {
+      rest.push_back(a);
+      rest.push_back(args[++i]);
+      continue;
+    }
+    if (a == "--") path_done = true;
+    rest.push_back(a);
+  }
+  const Command* cmd = find_command(path);
+  Parser parser("gpupool", global_flags());
+  try {
+    bool help = std::find(rest.begin(), rest.end(), "--help") != rest.end() ||
+                std::find(rest.begin(), rest.end(), "-h") != rest.end();
+    auto dashdash = std::find(rest.begin(), rest.end(), "--");
+    if (help && std::find(rest.begin(), dashdash, "--help") == dashdash && std::find(rest.begin(), dashdash, "-h") == dashdash)
+      help = false;
+    if (help || !cmd->run) {
+      if (!help && !rest.empty() && rest.front()[0] != '-')
+        throw UsageError(fmt::format("unknown command \"{}{}\"; see \"gpupool {}--help\"", path.empty() ? "" : path + " ",
+                                     rest.front(), path.empty() ? "" : path + " "));
+      if (!help && path.empty() && rest.empty()) {
+        io.out << parser.help(cmd->spec);
+        return 0;
+      }
+      if (!help) throw UsageError(fmt::format("\"gpupool {}\" needs a subcommand; see \"gpupool {} --help\"", path, path));
+      io.out << parser.help(cmd->spec);
+      return 0;
+    }
+    ParsedArgs parsed = parser.parse(cmd->spec, rest);
+    return cmd->run(parsed, io);
+  } catch (const UsageError& e) {
+    io.err << "error: " << one_line(e.what()) << "\n";
+    return 2;
+  } catch (const ValidationError& e) {
+    io.err << "error: " << one_line(e.what()) << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    io.err << "error: " << one_line(e.what()) << "\n";
+    return 1;
+  }
+}
+
+}  // namespace gpupool::cli
