@@ -9,6 +9,7 @@
 #include "gpupool/client.hpp"
 #include "gpupool/error.hpp"
 #include "kube/fake_transport.hpp"
+#include "kube/mutator.hpp"
 #include "kube/temp_dir.hpp"
 
 using namespace std::chrono_literals;
@@ -448,24 +449,11 @@ TEST_CASE("mangled server responses give gpupool errors, never crashes or foreig
       R"({"major":"1","minor":"29","gitVersion":"v1.29.0"})",
       "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"b\",\"resourceVersion\":\"6\"}}}\n{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410}}\n",
   };
-  std::uint64_t state = 7;
-  auto next = [&] {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return static_cast<std::size_t>(state >> 33);
-  };
-  const std::string alphabet = "{}[]:,\"0aZ\n\\ ";
+  gpupool::test::Mutator mutator(7, "{}[]:,\"0aZ\n\\ ");
   int errors = 0;
   for (int i = 0; i < 1500; ++i) {
-    std::string body = bodies[next() % bodies.size()];
-    for (int k = 0, n = 1 + static_cast<int>(next() % 3); k < n; ++k) {
-      std::size_t pos = next() % body.size();
-      if (next() % 2) {
-        body[pos] = alphabet[next() % alphabet.size()];
-      } else {
-        body.erase(pos, 1 + next() % 6);
-      }
-    }
-    const int status = next() % 5 == 0 ? 500 : 200;
+    const std::string body = mutator.mutate(bodies[mutator.next() % bodies.size()], 3);
+    const int status = mutator.next() % 5 == 0 ? 500 : 200;
     int calls = 0;
     Harness h([&](const HttpRequest&, const RequestCredentials&) {
       if (++calls > 6) return respond(404, "");  // end watches and retries quickly

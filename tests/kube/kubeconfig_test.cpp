@@ -8,6 +8,7 @@
 
 #include "gpupool/error.hpp"
 #include "gpupool/kubeconfig.hpp"
+#include "kube/mutator.hpp"
 #include "kube/temp_dir.hpp"
 #include "common/base64.hpp"
 #include "kube/util.hpp"
@@ -331,24 +332,14 @@ TEST_CASE("base64 round trip and rejection") {
 }
 
 TEST_CASE("mangled kubeconfigs give ConfigError or a config, never another exception") {
-  const std::string base = std::string(kFileA) + "    exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: x, args: [a], env: [{name: A, value: b}]}\n";
-  std::uint64_t state = 42;
-  auto next = [&] {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return static_cast<std::size_t>(state >> 33);
-  };
-  const std::string alphabet = "{}[]:,-'\"\n #&*!|>%@`abc012";
+  std::string base = kFileA;  // with alice's token replaced by an exec plugin
+  base.replace(base.find("{token: token-a}"), 16,
+               "{exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: x, args: [a], env: [{name: A, value: b}]}}");
+  REQUIRE(gpupool::parse_kubeconfig(base, "base.yaml").user.exec.has_value());
+  gpupool::test::Mutator mutator(42, "{}[]:,-'\"\n #&*!|>%@`abc012");
   int config_errors = 0;
   for (int i = 0; i < 2000; ++i) {
-    std::string text = base;
-    for (int k = 0, n = 1 + static_cast<int>(next() % 4); k < n; ++k) {
-      std::size_t pos = next() % text.size();
-      switch (next() % 3) {
-        case 0: text[pos] = alphabet[next() % alphabet.size()]; break;
-        case 1: text.erase(pos, 1 + next() % 8); break;
-        default: text.insert(pos, 1, alphabet[next() % alphabet.size()]);
-      }
-    }
+    const std::string text = mutator.mutate(base, 4);
     try {
       gpupool::parse_kubeconfig(text, "fuzz.yaml");
     } catch (const ConfigError&) {
