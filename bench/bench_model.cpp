@@ -1,0 +1,412 @@
+// bench_model — placement (place/explain) and cluster-snapshot decode, each against a baseline
+// measured in the same run. Run by bench/run.sh; see bench/README.md for the method.
+//
+//   bench_model gen <dir>                      write nodes.json / pods.json (full) and *_small.json
+//   bench_model decode <dir>                   decode time vs boost::json::parse of the same bytes
+//   bench_model mem <file> parse|decode        (child) peak RSS growth while parsing/decoding <file>
+//   bench_model place <dir>                    place() and explain() throughput
+//
+// The generated cluster is deterministic (fixed seed): 5,000 nodes (GPU nodes with 8 GPUs, some
+// tainted gpu_node / ssd_node NoSchedule, some PreferNoSchedule, a few cordoned) and 150,000 pods
+// (plain, nodeSelector, required node affinity, GPU requests with tolerations, ssd tolerations),
+// shaped like what the API server returns for `kubectl get pods -A -o json`.
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <boost/json.hpp>
+
+#include "gpupool/node.hpp"
+#include "gpupool/scheduling.hpp"
+
+namespace json = boost::json;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+constexpr int kNodes = 5000, kPods = 150000;
+constexpr int kSmallNodes = 500, kSmallPods = 5000;  // the subset the Python client decodes
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+std::string ts(int i) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "2026-11-%02dT%02d:%02d:%02dZ", 1 + i % 20, i % 24, i % 60, (i * 7) % 60);
+  return buf;
+}
+
+json::object make_node(int i, std::mt19937& rng) {
+  const std::string name = "gpu-node-" + std::to_string(i);
+  const bool gpu = i % 5 < 3;                 // 60% GPU nodes
+  const bool gpu_taint = gpu && i % 10 < 4;   // most GPU nodes keep non-GPU pods away
+  const bool ssd = i % 10 == 9;               // 10% ssd_node=invalid:NoSchedule
+  const bool prefer = i % 7 == 0;             // PreferNoSchedule on some
+  const bool cordoned = i % 97 == 0;
+  json::object labels{{"kubernetes.io/hostname", name},
+                      {"kubernetes.io/os", "linux"},
+                      {"kubernetes.io/arch", "amd64"},
+                      {"beta.kubernetes.io/os", "linux"},
+                      {"beta.kubernetes.io/arch", "amd64"},
+                      {"topology.kubernetes.io/zone", "zone-" + std::to_string(i % 4)},
+                      {"node.kubernetes.io/instance-type", gpu ? "gpu.8xa100" : "cpu.64c"},
+                      {"pool", i % 3 == 0 ? "train" : (i % 3 == 1 ? "infer" : "batch")}};
+  if (gpu) labels["accelerator"] = (i % 2 ? "nvidia-a100" : "nvidia-v100");
+  if (ssd) labels["ssd"] = "true";
+  json::array taints;
+  if (gpu_taint) taints.push_back(json::object{{"key", "gpu_node"}, {"value", "invalid"}, {"effect", "NoSchedule"}});
+  if (ssd) taints.push_back(json::object{{"key", "ssd_node"}, {"value", "invalid"}, {"effect", "NoSchedule"}});
+  if (prefer) taints.push_back(json::object{{"key", "maintenance"}, {"value", "soon"}, {"effect", "PreferNoSchedule"}});
+  if (cordoned)
+    taints.push_back(json::object{{"key", "node.kubernetes.io/unschedulable"}, {"effect", "NoSchedule"},
+                                  {"timeAdded", ts(i)}});
+  json::object spec{{"podCIDR", "10.244." + std::to_string(i % 256) + ".0/24"},
+                    {"podCIDRs", json::array{"10.244." + std::to_string(i % 256) + ".0/24"}}};
+  if (!taints.empty()) spec["taints"] = std::move(taints);
+  if (cordoned) spec["unschedulable"] = true;
+  json::object cap{{"cpu", "64"}, {"memory", "528280524Ki"}, {"pods", "110"},
+                   {"ephemeral-storage", "1870553636Ki"}, {"hugepages-1Gi", "0"}, {"hugepages-2Mi", "0"}};
+  json::object alloc{{"cpu", "63500m"}, {"memory", "527768524Ki"}, {"pods", "110"},
+                     {"ephemeral-storage", "1723899140157"}, {"hugepages-1Gi", "0"}, {"hugepages-2Mi", "0"}};
+  if (gpu) cap["nvidia.com/gpu"] = "8", alloc["nvidia.com/gpu"] = "8";
+  json::array conditions;
+  for (const char* t : {"MemoryPressure", "DiskPressure", "PIDPressure"})
+    conditions.push_back(json::object{{"type", t}, {"status", "False"}, {"lastHeartbeatTime", ts(i + 1)},
+                                      {"lastTransitionTime", ts(i)}, {"reason", std::string("KubeletHasNo") + t},
+                                      {"message", "kubelet has no pressure"}});
+  conditions.push_back(json::object{{"type", "Ready"}, {"status", "True"}, {"lastHeartbeatTime", ts(i + 1)},
+                                    {"lastTransitionTime", ts(i)}, {"reason", "KubeletReady"},
+                                    {"message", "kubelet is posting ready status"}});
+  json::array images;
+  for (int k = 0; k < 4; ++k)
+    images.push_back(json::object{
+        {"names", json::array{"harbor.example.org/library/pytorch@sha256:" + std::to_string(rng()) + std::to_string(rng()),
+                              "harbor.example.org/library/pytorch:2." + std::to_string(k) + ".0-cuda12"}},
+        {"sizeBytes", 4000000000LL + k}});
+  return json::object{
+      {"metadata", json::object{{"name", name},
+                                {"uid", "0f0c8a6e-" + std::to_string(100000 + i) + "-4b1e-9d7a-52c1e0d1a2b3"},
+                                {"resourceVersion", std::to_string(1000 + i)},
+                                {"creationTimestamp", ts(i)},
+                                {"labels", std::move(labels)},
+                                {"annotations", json::object{{"node.alpha.kubernetes.io/ttl", "0"},
+                                                             {"volumes.kubernetes.io/controller-managed-attach-detach", "true"}}}}},
+      {"spec", std::move(spec)},
+      {"status", json::object{{"capacity", std::move(cap)},
+                              {"allocatable", std::move(alloc)},
+                              {"conditions", std::move(conditions)},
+                              {"addresses", json::array{json::object{{"type", "InternalIP"}, {"address", "192.168." + std::to_string(i / 256) + "." + std::to_string(i % 256)}},
+                                                        json::object{{"type", "Hostname"}, {"address", name}}}},
+                              {"daemonEndpoints", json::object{{"kubeletEndpoint", json::object{{"Port", 10250}}}}},
+                              {"nodeInfo", json::object{{"machineID", std::to_string(rng())}, {"systemUUID", std::to_string(rng())},
+                                                        {"bootID", std::to_string(rng())}, {"kernelVersion", "5.15.0-91-generic"},
+                                                        {"osImage", "Ubuntu 22.04.3 LTS"}, {"containerRuntimeVersion", "containerd://1.7.2"},
+                                                        {"kubeletVersion", "v1.29.4"}, {"kubeProxyVersion", "v1.29.4"},
+                                                        {"operatingSystem", "linux"}, {"architecture", "amd64"}}},
+                              {"images", std::move(images)}}}};
+}
+
+json::object make_pod(int i) {
+  const int job = i / 10;  // ten replicas per owner
+  const std::string ns = "user-" + std::to_string(job % 200);
+  const std::string owner = "train-" + std::to_string(job);
+  const std::string name = owner + "-7d9f8c6b5-" + std::to_string(10000 + i);
+  const int kind = job % 10;  // 0-1 GPU, 2-3 nodeSelector, 4 affinity, 5 ssd toleration, 6-9 plain
+  json::object requests{{"cpu", (i % 3 == 0) ? "500m" : "1"}, {"memory", (i % 2) ? "2Gi" : "1500Mi"}};
+  json::object limits{{"cpu", "2"}, {"memory", "4Gi"}};
+  json::array tolerations{
+      json::object{{"key", "node.kubernetes.io/not-ready"}, {"operator", "Exists"}, {"effect", "NoExecute"}, {"tolerationSeconds", 300}},
+      json::object{{"key", "node.kubernetes.io/unreachable"}, {"operator", "Exists"}, {"effect", "NoExecute"}, {"tolerationSeconds", 300}}};
+  json::object spec;
+  if (kind <= 1) {
+    // GPU pods: few enough that the 24,000 GPUs of the generated cluster hold them.
+    const std::string gpus = (job % 20 == 0) ? "2" : "1";
+    requests["nvidia.com/gpu"] = gpus;
+    limits["nvidia.com/gpu"] = gpus;
+    tolerations.push_back(json::object{{"key", "gpu_node"}, {"operator", "Equal"}, {"value", "invalid"}, {"effect", "NoSchedule"}});
+  } else if (kind <= 3) {
+    spec["nodeSelector"] = json::object{{"pool", kind == 2 ? "infer" : "batch"}, {"kubernetes.io/os", "linux"}};
+  } else if (kind == 4) {
+    json::array exprs{
+        json::object{{"key", "topology.kubernetes.io/zone"}, {"operator", "In"}, {"values", json::array{"zone-1", "zone-2"}}},
+        json::object{{"key", "accelerator"}, {"operator", "DoesNotExist"}}};
+    json::object term{{"matchExpressions", std::move(exprs)}};
+    json::object required{{"nodeSelectorTerms", json::array{std::move(term)}}};
+    json::object node_affinity{{"requiredDuringSchedulingIgnoredDuringExecution", std::move(required)}};
+    spec["affinity"] = json::object{{"nodeAffinity", std::move(node_affinity)}};
+  } else if (kind == 5) {
+    tolerations.push_back(json::object{{"key", "ssd_node"}, {"operator", "Exists"}});
+    spec["nodeSelector"] = json::object{{"ssd", "true"}};
+  }
+  spec["containers"] = json::array{json::object{
+      {"name", "trainer"},
+      {"image", "harbor.example.org/library/pytorch:2.1.0-cuda12"},
+      {"command", json::array{"bash", "-c", "python train.py --epochs 90 --data /data"}},
+      {"env", json::array{json::object{{"name", "NCCL_DEBUG"}, {"value", "INFO"}},
+                          json::object{{"name", "JOB_NAME"}, {"value", owner}}}},
+      {"resources", json::object{{"requests", std::move(requests)}, {"limits", std::move(limits)}}},
+      {"volumeMounts", json::array{json::object{{"name", "data"}, {"mountPath", "/data"}},
+                                   json::object{{"name", "kube-api-access-x"}, {"mountPath", "/var/run/secrets/kubernetes.io/serviceaccount"}, {"readOnly", true}}}},
+      {"terminationMessagePath", "/dev/termination-log"},
+      {"terminationMessagePolicy", "File"},
+      {"imagePullPolicy", "IfNotPresent"}}};
+  spec["volumes"] = json::array{
+      json::object{{"name", "data"}, {"persistentVolumeClaim", json::object{{"claimName", "data-" + ns}}}},
+      json::object{{"name", "kube-api-access-x"}, {"projected", json::object{{"defaultMode", 420}, {"sources", json::array{
+          json::object{{"serviceAccountToken", json::object{{"expirationSeconds", 3607}, {"path", "token"}}}}}}}}}};
+  spec["tolerations"] = std::move(tolerations);
+  spec["restartPolicy"] = "Always";
+  spec["terminationGracePeriodSeconds"] = 30;
+  spec["dnsPolicy"] = "ClusterFirst";
+  spec["serviceAccountName"] = "default";
+  spec["schedulerName"] = "default-scheduler";
+  spec["priority"] = 0;
+  spec["enableServiceLinks"] = true;
+  spec["preemptionPolicy"] = "PreemptLowerPriority";
+  return json::object{
+      {"metadata", json::object{
+           {"name", name}, {"generateName", owner + "-7d9f8c6b5-"}, {"namespace", ns},
+           {"uid", "5b2e7c1a-" + std::to_string(1000000 + i) + "-4c3d-8e9f-0a1b2c3d4e5f"},
+           {"resourceVersion", std::to_string(50000 + i)},
+           {"creationTimestamp", ts(i)},
+           {"labels", json::object{{"app", owner}, {"pod-template-hash", "7d9f8c6b5"}}},
+           {"ownerReferences", json::array{json::object{{"apiVersion", "apps/v1"}, {"kind", "ReplicaSet"},
+                                                        {"name", owner + "-7d9f8c6b5"}, {"uid", "9a8b7c6d-" + std::to_string(job)},
+                                                        {"controller", true}, {"blockOwnerDeletion", true}}}}}},
+      {"spec", std::move(spec)},
+      {"status", json::object{{"phase", "Pending"},
+                              {"conditions", json::array{json::object{{"type", "PodScheduled"}, {"status", "False"},
+                                                                      {"lastProbeTime", nullptr}, {"lastTransitionTime", ts(i)},
+                                                                      {"reason", "Unschedulable"}}}},
+                              {"qosClass", "Burstable"}}}};
+}
+
+std::string list_json(const char* kind, json::array items) {
+  return json::serialize(json::object{{"kind", kind}, {"apiVersion", "v1"},
+                                      {"metadata", json::object{{"resourceVersion", "999999"}}},
+                                      {"items", std::move(items)}});
+}
+
+int cmd_gen(const std::string& dir) {
+  std::mt19937 rng(42);
+  json::array nodes, pods;
+  for (int i = 0; i < kNodes; ++i) nodes.push_back(make_node(i, rng));
+  for (int i = 0; i < kPods; ++i) pods.push_back(make_pod(i));
+  json::array small_nodes(nodes.begin(), nodes.begin() + kSmallNodes);
+  json::array small_pods(pods.begin(), pods.begin() + kSmallPods);
+  write_file(dir + "/nodes.json", list_json("NodeList", std::move(nodes)));
+  write_file(dir + "/pods.json", list_json("PodList", std::move(pods)));
+  write_file(dir + "/nodes_small.json", list_json("NodeList", std::move(small_nodes)));
+  write_file(dir + "/pods_small.json", list_json("PodList", std::move(small_pods)));
+  return 0;
+}
+
+struct Decoded {
+  std::vector<gpupool::Node> nodes;
+  std::vector<gpupool::PodRequirements> pods;
+};
+
+// The gpupool path: parse the bytes, then decode every item into gpupool objects.
+void decode_nodes(const std::string& text, Decoded& out) {
+  const json::value v = json::parse(text);
+  const auto& items = v.at("items").as_array();
+  out.nodes.reserve(items.size());
+  for (const auto& n : items) out.nodes.push_back(gpupool::Node::from_json(n));
+}
+void decode_pods(const std::string& text, Decoded& out) {
+  const json::value v = json::parse(text);
+  const auto& items = v.at("items").as_array();
+  out.pods.reserve(items.size());
+  for (const auto& p : items) out.pods.push_back(gpupool::PodRequirements::from_pod_json(p));
+}
+
+// Peak RSS of a child that reads `file` and then parses or decodes it, less the peak after reading
+// (the bytes themselves), in bytes. A fresh process per measurement, so peaks do not mix.
+long child_peak_growth(const std::string& self, const std::string& file, const char* mode) {
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], 1);
+    execl(self.c_str(), self.c_str(), "mem", file.c_str(), mode, static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(fds[1]);
+  char buf[64] = {};
+  const ssize_t n = read(fds[0], buf, sizeof buf - 1);
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return n > 0 ? std::atol(buf) : -1;
+}
+
+long max_rss_bytes() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss * 1024L;
+}
+
+int cmd_mem(const std::string& file, const std::string& mode) {
+  const std::string text = read_file(file);
+  const long before = max_rss_bytes();
+  Decoded d;
+  std::size_t keep = 0;
+  if (mode == "parse") {
+    const json::value v = json::parse(text);
+    keep = v.at("items").as_array().size();
+  } else if (file.find("nodes") != std::string::npos) {
+    decode_nodes(text, d);
+    keep = d.nodes.size();
+  } else {
+    decode_pods(text, d);
+    keep = d.pods.size();
+  }
+  std::printf("%ld %zu\n", max_rss_bytes() - before, keep);
+  return 0;
+}
+
+int cmd_decode(const std::string& dir, const std::string& self) {
+  std::printf("== snapshot decode (5,000-node NodeList + 150,000-pod PodList; median of 3) ==\n");
+  for (const char* base : {"nodes", "pods", "nodes_small", "pods_small"}) {
+    const std::string path = dir + "/" + base + ".json";
+    const std::string text = read_file(path);
+    const bool is_nodes = std::string(base).rfind("nodes", 0) == 0;
+    std::vector<double> t_parse, t_decode;
+    std::size_t items = 0;
+    const int reps = 3;
+    for (int r = 0; r < reps; ++r) {
+      auto t0 = Clock::now();
+      {
+        const json::value v = json::parse(text);
+        items = v.at("items").as_array().size();
+      }
+      t_parse.push_back(seconds_since(t0));
+      t0 = Clock::now();
+      {
+        Decoded d;
+        if (is_nodes) decode_nodes(text, d); else decode_pods(text, d);
+      }
+      t_decode.push_back(seconds_since(t0));
+    }
+    const double p = median(t_parse), d = median(t_decode);
+    std::printf("%-12s %9zu items %7.1f MB  boost::json::parse %8.1f ms   gpupool decode %8.1f ms"
+                "  (%.2f us/item)  ratio decode/parse %.2fx (target <= 1.5x)\n",
+                base, items, text.size() / 1e6, p * 1e3, d * 1e3, d * 1e6 / static_cast<double>(items), d / p);
+    std::printf("RESULT decode_us_per_item %s %.3f\n", base, d * 1e6 / static_cast<double>(items));
+    if (std::string(base).find("small") == std::string::npos) {
+      const long mp = child_peak_growth(self, path, "parse"), md = child_peak_growth(self, path, "decode");
+      std::printf("%-12s peak RSS growth: parse %.1f MB (%.2fx JSON), decode %.1f MB (%.2fx JSON; target < 2x)\n",
+                  base, mp / 1e6, static_cast<double>(mp) / static_cast<double>(text.size()), md / 1e6,
+                  static_cast<double>(md) / static_cast<double>(text.size()));
+    }
+  }
+  return 0;
+}
+
+std::vector<gpupool::NodeInfo> build_infos(const std::vector<gpupool::Node>& nodes, gpupool::PlacementState& state) {
+  std::vector<gpupool::NodeInfo> infos;
+  infos.reserve(nodes.size());
+  for (const auto& n : nodes) infos.push_back(state.make_node_info(n));
+  return infos;
+}
+
+int cmd_place(const std::string& dir) {
+  Decoded d;
+  decode_nodes(read_file(dir + "/nodes.json"), d);
+  decode_pods(read_file(dir + "/pods.json"), d);
+  std::printf("== placement (%zu pods onto %zu nodes; median of 3) ==\n", d.pods.size(), d.nodes.size());
+  std::vector<double> times;
+  std::size_t bound = 0;
+  for (int r = 0; r < 3; ++r) {
+    gpupool::PlacementState state;
+    auto infos = build_infos(d.nodes, state);
+    bound = 0;
+    const auto t0 = Clock::now();
+    for (const auto& pod : d.pods) {
+      const auto res = gpupool::place(pod, infos, state);
+      if (res.chosen) {
+        state.add_pod(infos[*res.chosen], pod);
+        ++bound;
+      }
+    }
+    times.push_back(seconds_since(t0));
+  }
+  const double t = median(times);
+  const double rate = static_cast<double>(d.pods.size()) / t;
+  std::printf("place()   %8.0f pods/s  (%.2f s; %zu bound, %zu unschedulable)  ratio to target 100,000 pods/s: %.2fx\n",
+              rate, t, bound, d.pods.size() - bound, rate / 1e5);
+  std::printf("RESULT place_pods_per_s %.0f\n", rate);
+
+  // explain() evaluates and scores every node, so it is timed on a sample of pods (every 75th:
+  // 2,000 pods, every kind) against the cluster after the placement run above.
+  gpupool::PlacementState state;
+  auto infos = build_infos(d.nodes, state);
+  for (const auto& pod : d.pods) {
+    const auto res = gpupool::place(pod, infos, state);
+    if (res.chosen) state.add_pod(infos[*res.chosen], pod);
+  }
+  std::vector<double> et;
+  std::size_t sample = 0;
+  for (int r = 0; r < 3; ++r) {
+    sample = 0;
+    const auto t0 = Clock::now();
+    for (std::size_t i = 0; i < d.pods.size(); i += 75, ++sample) {
+      const auto res = gpupool::explain(d.pods[i], infos, state);
+      if (res.verdicts.size() != infos.size()) std::printf("explain: unexpected verdict count\n");
+    }
+    et.push_back(seconds_since(t0));
+  }
+  const double e = median(et);
+  const double erate = static_cast<double>(sample) / e;
+  std::printf("explain() %8.0f pods/s  (%zu pods x %zu nodes = %.0f node verdicts/s)  ratio to place(): %.4fx\n",
+              erate, sample, infos.size(), erate * static_cast<double>(infos.size()), erate / rate);
+  std::printf("RESULT explain_pods_per_s %.0f\n", erate);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    const std::string cmd = argc > 1 ? argv[1] : "";
+    if (cmd == "gen" && argc == 3) return cmd_gen(argv[2]);
+    if (cmd == "decode" && argc == 3) return cmd_decode(argv[2], "/proc/self/exe");
+    if (cmd == "mem" && argc == 4) return cmd_mem(argv[2], argv[3]);
+    if (cmd == "place" && argc == 3) return cmd_place(argv[2]);
+    std::fprintf(stderr, "usage: bench_model gen|decode|place <dir> | mem <file> parse|decode\n");
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_model: %s\n", e.what());
+    return 1;
+  }
+}

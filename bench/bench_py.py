@@ -1,0 +1,261 @@
+#!/usr/bin/python3
+"""Python-side baselines for bench/run.sh (run with Debian's /usr/bin/python3).
+
+  bench_py.py decode <dir>                         official client's ApiClient.deserialize on *_small.json
+  bench_py.py submit-python <kubeconfig> N C       N Deployments via the official client, C processes
+  bench_py.py submit-kubectl <kubeconfig> N C dir  N x `kubectl apply -f`, C at a time
+  bench_py.py import [reps]                        `import gpupool` vs `import kubernetes` (subprocess)
+  bench_py.py call [reps]                          overhead of one gpupool binding call
+
+Each prints human lines and `RESULT <key> <value>` lines that run.sh turns into ratios.
+"""
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from multiprocessing import Pool
+
+
+def cpu_children():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def cpu_self():
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def deployment(name):
+    """The job every submitter sends: a Deployment with tolerations and a PVC mount (bench_submit.cpp
+    builds the same object)."""
+    return {
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name, "labels": {"app": name}},
+        "spec": {
+            "replicas": 1,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {
+                    "containers": [{
+                        "name": "trainer", "image": "harbor.example.org/library/pytorch:2.1.0-cuda12",
+                        "command": ["bash", "-c", "python train.py --data /data"],
+                        "resources": {"limits": {"nvidia.com/gpu": "1"}},
+                        "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+                    }],
+                    "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}],
+                    "tolerations": [
+                        {"key": "gpu_node", "operator": "Equal", "value": "invalid", "effect": "NoSchedule"},
+                        {"key": "ssd_node", "operator": "Exists"},
+                    ],
+                },
+            },
+        },
+    }
+
+
+def cmd_decode(d):
+    from kubernetes.client import ApiClient
+
+    class Resp:  # what ApiClient.deserialize reads: .data (it calls json.loads itself)
+        def __init__(self, data):
+            self.data = data
+
+    api = ApiClient()
+    for base, kind in (("nodes_small", "V1NodeList"), ("pods_small", "V1PodList")):
+        with open(os.path.join(d, base + ".json")) as f:
+            data = f.read()
+        times = []
+        for _ in range(3):
+            t0 = time.perf_counter()
+            obj = api.deserialize(Resp(data), kind)
+            times.append(time.perf_counter() - t0)
+        n = len(obj.items)
+        t = statistics.median(times)
+        print(f"{base:12s} {n:9d} items  official client ApiClient.deserialize {t*1e3:8.1f} ms ({t*1e6/n:.1f} us/item)")
+        print(f"RESULT py_decode_us_per_item {base} {t*1e6/n:.3f}")
+
+
+def _py_worker(args):
+    kubeconfig, names = args
+    from kubernetes import client, config
+    api = client.AppsV1Api(config.new_client_from_config(config_file=kubeconfig))
+    c0 = cpu_self()
+    for n in names:
+        api.create_namespaced_deployment("default", deployment(n))
+    return cpu_self() - c0
+
+
+def cmd_submit_python(kubeconfig, n, conc):
+    names = [f"bench-py-c{conc}-{i}" for i in range(n)]
+    chunks = [(kubeconfig, names[i::conc]) for i in range(conc)]
+    t0 = time.perf_counter()
+    if conc == 1:
+        c0 = cpu_self()
+        _py_worker(chunks[0])
+        cpu = cpu_self() - c0  # includes the import and client setup, as a script's submit would
+    else:
+        with Pool(conc) as p:
+            cpu = sum(p.map(_py_worker, chunks))
+    wall = time.perf_counter() - t0
+    print(f"official Python client, {conc} client(s): {n} jobs in {wall:.2f} s = {n/wall:.1f} jobs/s, "
+          f"client CPU {cpu/n*1e3:.2f} ms/job")
+    print(f"RESULT submit_python_c{conc} {n/wall:.3f} {cpu/n*1e3:.3f}")
+
+
+def cmd_submit_kubectl(kubeconfig, n, conc, d):
+    files = []
+    for i in range(n):
+        p = os.path.join(d, f"kubectl-job-c{conc}-{i}.json")
+        with open(p, "w") as f:
+            json.dump(deployment(f"bench-kubectl-c{conc}-{i}"), f)
+        files.append(p)
+    env = dict(os.environ, KUBECONFIG=kubeconfig)
+
+    def one(p):
+        subprocess.run(["kubectl", "apply", "-f", p], env=env, check=True, stdout=subprocess.DEVNULL)
+
+    c0 = cpu_children()
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(conc) as ex:
+        list(ex.map(one, files))
+    wall = time.perf_counter() - t0
+    cpu = cpu_children() - c0
+    print(f"kubectl apply -f per job, {conc} at a time: {n} jobs in {wall:.2f} s = {n/wall:.2f} jobs/s, "
+          f"client CPU {cpu/n*1e3:.1f} ms/job")
+    print(f"RESULT submit_kubectl_c{conc} {n/wall:.3f} {cpu/n*1e3:.3f}")
+
+
+def time_import(mod, reps):
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", f"import {mod}"], check=True)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def cmd_import(reps):
+    base = time_import("sys", reps)  # the interpreter's own start-up, subtracted from both
+    g = time_import("gpupool", reps) - base
+    k = time_import("kubernetes", reps) - base
+    print(f"python3 start-up {base*1e3:.1f} ms (subtracted); import gpupool {g*1e3:.1f} ms (target < 100 ms), "
+          f"import kubernetes {k*1e3:.1f} ms; ratio kubernetes/gpupool {k/g:.1f}x")
+    print(f"RESULT import_ms gpupool {g*1e3:.2f} kubernetes {k*1e3:.2f}")
+
+
+def cmd_call(reps):
+    import gpupool
+    q = gpupool.Quantity if hasattr(gpupool, "Quantity") else None
+    if q is None:
+        print("binding call: gpupool.Quantity not found; skipped")
+        return
+    # Baseline: a trivial pure-Python call; measured: one binding call doing little work.
+    def py_noop(s):
+        return s
+    for label, fn in (("pure-Python function call", py_noop), ("gpupool.Quantity('500m')", q)):
+        best = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                fn("500m")
+            best.append((time.perf_counter() - t0) / reps)
+        print(f"{label}: {statistics.median(best)*1e9:.0f} ns/call")
+        print(f"RESULT call_ns {label.split('(')[0].split()[0]} {statistics.median(best)*1e9:.1f}")
+
+
+def wall_median(argv, reps, env=None):
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, env=env)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def cmd_command(kubeconfig, gpupool_bin, jobs_dir, reps):
+    """gpupool's command against kubectl on the same server: a client-side dry run printing YAML,
+    and `get` of an existing Deployment (created by the submit section)."""
+    os.makedirs(jobs_dir, exist_ok=True)
+    job = os.path.join(jobs_dir, "command-job.json")
+    with open(job, "w") as f:
+        json.dump(deployment("bench-cmd"), f)
+    env = dict(os.environ, KUBECONFIG=kubeconfig)
+    g_submit = wall_median([gpupool_bin, "--kubeconfig", kubeconfig, "submit", "deployment", "--name", "bench-cmd",
+                            "--image", "harbor.example.org/library/pytorch:2.1.0-cuda12", "--gpus", "1",
+                            "--toleration", "gpu_node", "--toleration", "ssd_node", "--data", "data:/data",
+                            "--dry-run", "-o", "yaml", "python train.py --data /data"], reps, env)
+    k_submit = wall_median(["kubectl", "apply", "--dry-run=client", "-o", "yaml", "-f", job], reps, env)
+    g_get = wall_median([gpupool_bin, "--kubeconfig", kubeconfig, "get", "bench-cxx-c1-0"], reps, env)
+    k_get = wall_median(["kubectl", "get", "deployment", "bench-cxx-c1-0"], reps, env)
+    print(f"gpupool submit --dry-run -o yaml {g_submit*1e3:.1f} ms vs kubectl apply --dry-run=client -o yaml "
+          f"{k_submit*1e3:.1f} ms: {k_submit/g_submit:.1f}x")
+    print(f"gpupool get {g_get*1e3:.1f} ms vs kubectl get {k_get*1e3:.1f} ms: {k_get/g_get:.1f}x")
+    print(f"RESULT command_ms submit {g_submit*1e3:.2f} {k_submit*1e3:.2f} get {g_get*1e3:.2f} {k_get*1e3:.2f}")
+
+
+def cmd_summary(path):
+    r = {}
+    for line in open(path):
+        if line.startswith("RESULT "):
+            f = line.split()[1:]
+            r[f[0] + ("" if len(f) == 2 else ":" + f[1] if not f[1].replace(".", "").isdigit() else "")] = f
+    print("\n== summary: ratios against baselines measured in this run ==")
+
+    def show(label, value, target, ok):
+        print(f"{label:62s} {value:>12s}   target {target:12s} {'met' if ok else 'MISSED'}")
+
+    if "place_pods_per_s" in r:
+        v = float(r["place_pods_per_s"][1])
+        show("place(): pods/s", f"{v:,.0f}", ">= 100,000", v >= 1e5)
+    for base in ("nodes", "pods"):
+        k, ks, kp = f"decode_us_per_item:{base}", f"decode_us_per_item:{base}_small", f"py_decode_us_per_item:{base}_small"
+        if ks in r and kp in r:
+            x = float(r[kp][2]) / float(r[ks][2])
+            show(f"{base}: official Python client deserialize / gpupool decode", f"{x:,.1f}x", ">= 30x", x >= 30)
+    for c in (1, 8):
+        cx, py, kc = r.get(f"submit_cxx_c{c}"), r.get(f"submit_python_c{c}"), r.get(f"submit_kubectl_c{c}")
+        if cx and py:
+            x = float(cx[1]) / float(py[1])
+            show(f"submit, {c} client(s): gpupool C++ / Python client jobs/s", f"{x:.1f}x", ">= 20x", x >= 20)
+            show(f"submit, {c} client(s): Python client / gpupool C++ CPU per job", f"{float(py[2])/float(cx[2]):.1f}x", "-", True)
+        if cx and kc:
+            x = float(cx[1]) / float(kc[1])
+            show(f"submit, {c} client(s): gpupool C++ / kubectl-per-job jobs/s", f"{x:.1f}x", ">= 100x", x >= 100)
+            show(f"submit, {c} client(s): kubectl / gpupool C++ CPU per job", f"{float(kc[2])/float(cx[2]):.1f}x", "-", True)
+    if "import_ms:gpupool" in r:
+        g, k = float(r["import_ms:gpupool"][2]), float(r["import_ms:gpupool"][4])
+        show("import gpupool (ms)", f"{g:.1f}", "< 100 ms", g < 100)
+        show("import kubernetes / import gpupool", f"{k/g:.1f}x", "-", True)
+    if "command_ms:submit" in r:
+        f = r["command_ms:submit"]
+        show("kubectl apply --dry-run=client / gpupool submit --dry-run", f"{float(f[3])/float(f[2]):.1f}x", "-", True)
+        show("kubectl get / gpupool get", f"{float(f[6])/float(f[5]):.1f}x", "-", True)
+
+
+def main(a):
+    if a[0] == "decode":
+        cmd_decode(a[1])
+    elif a[0] == "submit-python":
+        cmd_submit_python(a[1], int(a[2]), int(a[3]))
+    elif a[0] == "submit-kubectl":
+        cmd_submit_kubectl(a[1], int(a[2]), int(a[3]), a[4])
+    elif a[0] == "import":
+        cmd_import(int(a[1]) if len(a) > 1 else 7)
+    elif a[0] == "call":
+        cmd_call(int(a[1]) if len(a) > 1 else 100000)
+    elif a[0] == "command":
+        cmd_command(a[1], a[2], a[3], int(a[4]))
+    elif a[0] == "summary":
+        cmd_summary(a[1])
+    else:
+        sys.exit(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

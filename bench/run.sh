@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# bench/run.sh — build what the benchmarks need in build/bench and run every comparison; each
+# figure is printed with its ratio against a baseline measured in the same run (see README.md).
+#
+#   bench/run.sh                 everything (a few minutes on 2 cores)
+#   bench/run.sh place decode    only some sections: place decode submit python command
+#
+# Environment: N_CXX (1000), N_PY (200), N_KUBECTL (50) submissions per client kind; the ratios
+# are per job, so the counts only trade run time against noise. The machine may be shared: heavy
+# steps run under `nice`, and the load average is printed with the results.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+B=$ROOT/build/bench
+DATA=$B/data
+PY=/usr/bin/python3
+N_CXX=${N_CXX:-1000}
+N_PY=${N_PY:-200}
+N_KUBECTL=${N_KUBECTL:-50}
+SECTIONS=${*:-place decode submit python command}
+want() { [[ " $SECTIONS " == *" $1 "* ]]; }
+
+# RelWithDebInfo (-O2 -g), the project's default build: symbols for perf/callgrind. (Release -O3
+# trips a g++ 12 -Wrestrict false positive in std::string code.)
+cmake -S "$ROOT" -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUPOOL_BUILD_BENCH=ON \
+  -DGPUPOOL_BUILD_TESTS=OFF -DGPUPOOL_BUILD_PYTHON=ON -DPython_EXECUTABLE=$PY >/dev/null
+TARGETS="bench_model bench_submit gpupool_cli"
+want python && TARGETS="$TARGETS gpupool_python_package"
+nice cmake --build "$B" -j2 --target $TARGETS >/dev/null
+export PYTHONPATH=$B/bindings/python
+RESULTS=$B/results.txt
+: >"$RESULTS"
+run() { "$@" | tee -a "$RESULTS"; }
+
+echo "# gpupool benchmarks — $(date -u +%FT%TZ) — $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+if want place || want decode; then
+  mkdir -p "$DATA"
+  [[ -s $DATA/pods.json ]] || nice "$B/bench/bench_model" gen "$DATA"
+fi
+want place && run nice "$B/bench/bench_model" place "$DATA"
+if want decode; then
+  run nice "$B/bench/bench_model" decode "$DATA"
+  run nice $PY "$ROOT/bench/bench_py.py" decode "$DATA"
+fi
+
+if want submit || want command; then
+  # One embedded API server (HTTPS on 127.0.0.1) in its own process serves every client.
+  rm -f "$B/kubeconfig.path"
+  exec 3> >("$B/bench/bench_submit" serve "$B")
+  for _ in $(seq 100); do [[ -s $B/kubeconfig.path ]] && break; sleep 0.1; done
+  KC=$(cat "$B/kubeconfig.path")
+fi
+if want submit; then
+  for c in 1 8; do
+    run "$B/bench/bench_submit" cxx "$KC" "$N_CXX" $c
+    run $PY "$ROOT/bench/bench_py.py" submit-python "$KC" "$N_PY" $c
+    mkdir -p "$B/kubectl-jobs"
+    run $PY "$ROOT/bench/bench_py.py" submit-kubectl "$KC" "$N_KUBECTL" $c "$B/kubectl-jobs"
+  done
+fi
+if want python; then
+  run $PY "$ROOT/bench/bench_py.py" import 7
+  run $PY "$ROOT/bench/bench_py.py" call 100000
+fi
+if want command; then
+  run $PY "$ROOT/bench/bench_py.py" command "$KC" "$B/gpupool" "$B/kubectl-jobs" 7
+fi
+[[ -n ${KC:-} ]] && exec 3>&-
+
+echo "# load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+$PY "$ROOT/bench/bench_py.py" summary "$RESULTS"
