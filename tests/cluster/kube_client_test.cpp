@@ -280,9 +280,7 @@ TEST_CASE("pod logs: a missing pod is NotFound") {
   CHECK_THROWS_WITH_AS(c.logs("", "nope", {}, [](std::string_view) { return true; }), doctest::Contains("NotFound"), ApiError);
 }
 
-// Needs the embedded server to run its simulated kubelet (pods reaching Running and writing log
-// lines on the server clock); until then the pod never starts and has no log. Remove skip then.
-TEST_CASE("pod log lines: tailLines and follow" * doctest::skip(true)) {
+TEST_CASE("pod log lines: tailLines and follow") {
   EmbeddedServer server(server_options({"alice"}, "v1", "seed"));
   Client c(config_for(server.kubeconfig("alice")), fast_retries());
   Client admin(config_for(server.admin_kubeconfig()), fast_retries());
