@@ -175,5 +175,6 @@ def test_embedded_clock_and_stop():
         cluster.advance(90)
         assert (cluster.now() - before).total_seconds() == pytest.approx(90, abs=1)
         assert cluster.url.startswith("https://127.0.0.1:")
-    with pytest.raises(gpupool.Error):
-        cluster.nodes()  # stopped
+    with pytest.raises(gpupool.Error, match="stopped"):
+        cluster.advance(1)
+    cluster.stop()  # idempotent

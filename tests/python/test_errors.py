@@ -25,7 +25,7 @@ def test_hierarchy(name, bases):
     (lambda: gpupool.Toleration.parse("=x:NoSchedule"), "toleration", "=x:NoSchedule"),
     (lambda: gpupool.Taint.parse("gpu_node=invalid:Sometimes"), "taint", "gpu_node=invalid:Sometimes"),
     (lambda: gpupool.Taint("k", "v", "Never"), "effect", "Never"),
-    (lambda: gpupool.ImageRef.parse("UPPER/case"), "image", "UPPER/case"),
+    (lambda: gpupool.ImageRef.parse("ubuntu@sha256:abc"), "image", "ubuntu@sha256:abc"),
     (lambda: gpupool.to_workload(kind="mpi", name="x", image="ubuntu", data=["nocolon"]), "--data[0]", "nocolon"),
     (lambda: gpupool.to_workload(kind="mpi", name="Bad_Name", image="ubuntu"), None, "Bad_Name"),
 ])

@@ -13,7 +13,7 @@ import gpupool
     ("1000m", "1", 1, 1000),
     ("1e3", "1e3", 1000, 1000000),
     ("1.5", "1500m", 2, 1500),
-    ("-0.0005", "-1m", -1, -1),
+    ("-0.0005", "-500u", -1, -1),
 ])
 def test_quantity_parse(text, canonical, value, milli):
     q = gpupool.Quantity(text)

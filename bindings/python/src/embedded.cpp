@@ -16,6 +16,11 @@ struct EmbeddedCluster : Cluster {
       : Cluster(std::move(cluster)), server(std::move(server)) {}
   std::shared_ptr<EmbeddedServer> server;
 
+  void stop() {
+    std::shared_ptr<EmbeddedServer> stopping = std::move(server);
+    py::gil_scoped_release unlocked;
+    stopping.reset();  // ~EmbeddedServer stops serving
+  }
   EmbeddedServer& running() const {
     if (!server) throw Error("the embedded cluster was stopped; create a new EmbeddedCluster");
     return *server;
@@ -54,14 +59,8 @@ void bind_embedded(py::module_& m) {
            py::arg("profile") = py::none(), py::arg("manual_clock") = true, py::arg("mpijob_version") = "v1",
            py::arg("port") = 0, py::arg("kubeconfig_dir") = "")
       .def("__enter__", [](py::object self) { return self; })
-      .def("__exit__", [](EmbeddedCluster& self, py::args) {
-        py::gil_scoped_release unlocked;
-        if (self.server) self.server->stop();
-      })
-      .def("stop", [](EmbeddedCluster& self) {
-        py::gil_scoped_release unlocked;
-        if (self.server) self.server->stop();
-      }, "Stops serving (idempotent); watches end.")
+      .def("__exit__", [](EmbeddedCluster& self, py::args) { self.stop(); })
+      .def("stop", &EmbeddedCluster::stop, "Stops and frees the server (idempotent); watches end.")
       .def_property_readonly("url", [](const EmbeddedCluster& self) { return self.running().url(); })
       .def_property_readonly("port", [](const EmbeddedCluster& self) { return self.running().port(); })
       .def_property_readonly("kubeconfig_dir", [](const EmbeddedCluster& self) { return self.running().kubeconfig_dir(); })
