@@ -4,6 +4,7 @@
 #include <atomic>
 #include <boost/json.hpp>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -176,6 +177,58 @@ printf '{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1",
   } catch (const ApiError& e) {
     CHECK(e.code() == 401);
     CHECK(std::string(e.what()).find("not-a-real-token") == std::string::npos);
+  }
+}
+
+TEST_CASE("in-cluster config: service-account token, CA and namespace files") {
+  EmbeddedServer server(server_options({"alice"}));
+  const auto alice = config_for(server.kubeconfig("alice"));
+  gpupool::test::TempDir sa;
+  sa.write("token", alice.user.token + "\n");
+  sa.write("ca.crt", server.ca_pem());
+  sa.write("namespace", "alice");
+  gpupool::KubeConfigOptions o;
+  o.in_cluster_dir = sa.path();
+  const std::string port = std::to_string(server.port());
+  o.getenv = [&](const std::string& k) -> std::optional<std::string> {
+    if (k == "KUBERNETES_SERVICE_HOST") return "127.0.0.1";
+    if (k == "KUBERNETES_SERVICE_PORT") return port;
+    return std::nullopt;
+  };
+  auto cfg = gpupool::load_kubeconfig(o);  // no KUBECONFIG, no HOME: in-cluster
+  CHECK(cfg.source == "in-cluster");
+  Client c(cfg, fast_retries());
+  c.create(kConfigMaps, "", config_map("in-cluster"));
+  CHECK(name_of(c.get(kConfigMaps, "alice", "in-cluster")) == "in-cluster");
+}
+
+TEST_CASE("tokens never reach logs or error messages, even at debug level") {
+  EmbeddedServer server(server_options({"alice", "bob"}));
+  std::vector<std::string> texts;
+  std::mutex mu;
+  auto good = config_for(server.kubeconfig("alice"));
+  auto bad = good;
+  bad.user.token = "wrong-" + good.user.token;
+  auto collect = [&](auto&& fn) {
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      std::lock_guard lock(mu);
+      texts.emplace_back(e.what());
+    }
+  };
+  Client ok(good, fast_retries(&texts, &mu));
+  Client wrong(bad, fast_retries(&texts, &mu));
+  collect([&] { ok.create(kConfigMaps, "", config_map("s")); });
+  collect([&] { ok.get(kConfigMaps, "", "missing"); });
+  collect([&] { ok.list(kConfigMaps, "bob"); });
+  collect([&] { ok.patch(kConfigMaps, "", "s", gpupool::PatchType::json, json::array{json::object{{"op", "bogus"}}}); });
+  collect([&] { wrong.list(kConfigMaps, ""); });
+  collect([&] { ok.logs("", "missing", {}, [](std::string_view) { return true; }); });
+  CHECK(texts.size() >= 8);
+  for (const auto& t : texts) {
+    CAPTURE(t);
+    CHECK(t.find(good.user.token) == std::string::npos);
   }
 }
 
