@@ -26,10 +26,11 @@ class CMakeBuild(build_ext):
         if shutil.which("cmake") is None:
             raise RuntimeError("cmake is needed to build gpupool: run scripts/setup.sh (or apt-get install cmake)")
         generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-        configure = ["cmake", "-S", str(ROOT), "-B", str(BUILD_DIR), *generator,
-                     "-DCMAKE_BUILD_TYPE=Release", "-DGPUPOOL_BUILD_PYTHON=ON", "-DGPUPOOL_BUILD_TESTS=OFF",
-                     "-DGPUPOOL_WERROR=OFF", f"-DPython_EXECUTABLE={sys.executable}",
-                     *shlex.split(os.environ.get("GPUPOOL_CMAKE_ARGS", ""))]
+        configure = ["cmake", "-S", str(ROOT), "-B", str(BUILD_DIR), "-DGPUPOOL_BUILD_PYTHON=ON",
+                     f"-DPython_EXECUTABLE={sys.executable}"]
+        if not (BUILD_DIR / "CMakeCache.txt").exists():  # a tree of one's own keeps its settings
+            configure += [*generator, "-DCMAKE_BUILD_TYPE=Release", "-DGPUPOOL_BUILD_TESTS=OFF", "-DGPUPOOL_WERROR=OFF"]
+        configure += shlex.split(os.environ.get("GPUPOOL_CMAKE_ARGS", ""))
         subprocess.run(configure, check=True)
         targets = ["gpupool_python"] + (["gpupool_cli_bundled"] if HAVE_CLI else [])
         jobs = os.environ.get("GPUPOOL_JOBS", str(os.cpu_count() or 1))
