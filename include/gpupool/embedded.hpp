@@ -59,6 +59,8 @@ struct EmbeddedOptions {
   /// A state file written by save_state(): when it exists, the cluster comes back from it (objects,
   /// taints, jobs) instead of from the topology. Used by `gpupool --embedded` between commands.
   std::string state_file{};
+  /// Scheduler names served besides "default-scheduler" and those of the built-in profiles.
+  std::vector<std::string> scheduler_names{};
 };
 
 class EmbeddedServer {

@@ -392,14 +392,15 @@ Plan plan_kubeflow_job(const json::object& job, const std::vector<json::object>&
 
   // World size for PyTorch's env (sum of replicas).
   std::int64_t world = 0;
-  for (const auto& t : types) world += replicas_of(*object_at(*specs, {t}), 1);
+  // A replica spec holds `replicas` itself (not under spec, as a Deployment does).
+  for (const auto& t : types) world += int_of(object_at(*specs, {t}), "replicas", 1);
 
   json::object replica_statuses;
   std::map<std::string, std::int64_t> active, succeeded, failed;
   std::vector<std::string> members;  // pod names (for cleanPodPolicy)
   for (const auto& rtype : types) {
     const json::object& rspec = *object_at(*specs, {rtype});
-    const std::int64_t n = replicas_of(rspec, 1);
+    const std::int64_t n = int_of(&rspec, "replicas", 1);
     const std::string rt = lower(rtype);
     const json::object empty;
     const json::object* tmpl = object_at(rspec, {"template"});
@@ -473,7 +474,7 @@ Plan plan_kubeflow_job(const json::object& job, const std::vector<json::object>&
           json::object cluster;
           for (const auto& t : types) {
             json::array hosts;
-            for (std::int64_t k = 0; k < replicas_of(*object_at(*specs, {t}), 1); ++k)
+            for (std::int64_t k = 0; k < int_of(object_at(*specs, {t}), "replicas", 1); ++k)
               hosts.push_back(json::string(fmt::format("{}-{}-{}.{}.svc:{}", name, lower(t), k, ns, f.port)));
             cluster[lower(t)] = std::move(hosts);
           }
@@ -544,7 +545,7 @@ Plan plan_kubeflow_job(const json::object& job, const std::vector<json::object>&
 
   if (!finished) {
     auto total = [&](const std::string& t) {
-      return specs && specs->contains(t) ? replicas_of(*object_at(*specs, {t}), 1) : 0;
+      return specs && specs->contains(t) ? int_of(object_at(*specs, {t}), "replicas", 1) : 0;
     };
     // Who decides success: the launcher (MPI), the master (PyTorch), the chief/master or worker 0
     // (TF's default success policy) — and any permanently failed replica fails the job.

@@ -24,6 +24,7 @@
 #include "embedded/tls.hpp"
 #include "gpupool/embedded.hpp"
 #include "gpupool/names.hpp"
+#include "gpupool/profile.hpp"
 #include "gpupool/topology.hpp"
 #include <sstream>
 
@@ -182,7 +183,13 @@ EmbeddedServer::EmbeddedServer(EmbeddedOptions options) : impl_(std::make_unique
   so.mpijob_version = im.options.mpijob_version;
   im.store = std::make_unique<Store>(im.clock, so);
   im.quota = std::make_unique<QuotaController>(*im.store);
-  im.scheduler = std::make_unique<Scheduler>(*im.store, im.clock);
+  // The default scheduler, plus every scheduler a built-in site profile names (e.g. iiis's
+  // orion-scheduler) and any the caller adds: a workload rendered for a site is scheduled here too.
+  SchedulerOptions sched;
+  for (const auto& name : Profile::builtin_names())
+    if (auto s = Profile::builtin(name).gpu.scheduler_name; !s.empty()) sched.scheduler_names.push_back(s);
+  for (const auto& s : im.options.scheduler_names) sched.scheduler_names.push_back(s);
+  im.scheduler = std::make_unique<Scheduler>(*im.store, im.clock, std::move(sched));
   im.controllers = std::make_unique<Controllers>(*im.store, im.clock);
   im.kubelet = std::make_unique<Kubelet>(*im.store, im.clock);
   Api::Options ao;

@@ -34,6 +34,13 @@ bool read_only_suffix(std::vector<std::string>& parts, const std::string& field,
   throw ValidationError(field, std::string(text), "the third part must be \"ro\" or \"rw\"");
 }
 
+/// A mount path typed in a flag: absolute (the kubelet would resolve a relative one against the
+/// container root).
+void check_mount_path(const std::string& path, const std::string& field, std::string_view text) {
+  if (path.empty() || path[0] != '/')
+    throw ValidationError(field, std::string(text), "the mount path \"" + path + "\" must be absolute, e.g. /data");
+}
+
 Quantity quantity_option(const std::string& text, std::string_view field) {
   Quantity q = Quantity::parse(text, field);
   if (q.is_negative()) throw ValidationError(std::string(field), text, "must not be negative");
@@ -95,6 +102,7 @@ Workload to_workload(const SubmitOptions& o) {
       throw ValidationError(field, o.data[i], "expected PVC_NAME:/mount/path[:ro]");
     bool ro = read_only_suffix(parts, field, o.data[i]);
     validate_dns1123_subdomain(parts[0], field);
+    check_mount_path(parts[1], field, o.data[i]);
     // The volume is named after the claim when that is a valid volume (DNS-1123 label) name.
     std::string volume = is_dns1123_label(parts[0]) ? parts[0] : fmt::format("data-{}", i);
     w.volumes.push_back(Volume{volume, PvcSource{parts[0], ro}});
@@ -107,6 +115,7 @@ Workload to_workload(const SubmitOptions& o) {
       throw ValidationError(field, o.data_dirs[i], "expected /host/path:/mount/path[:ro]");
     bool ro = read_only_suffix(parts, field, o.data_dirs[i]);
     if (parts[0][0] != '/') throw ValidationError(field, o.data_dirs[i], "the host path must be absolute");
+    check_mount_path(parts[1], field, o.data_dirs[i]);
     std::string volume = fmt::format("data-dir-{}", i);
     w.volumes.push_back(Volume{volume, HostPathSource{parts[0], HostPathType::Directory}});
     w.mounts.push_back(VolumeMount{volume, parts[1], "", ro});
@@ -122,6 +131,7 @@ Workload to_workload(const SubmitOptions& o) {
     pvc.size = quantity_option(parts[2], field);
     validate(pvc, field);
     if (parts.size() == 4) {
+      check_mount_path(parts[3], field, o.pvc_create[i]);
       if (!is_dns1123_label(pvc.name))
         throw ValidationError(field, o.pvc_create[i], "to mount it, the claim name must be a DNS-1123 label");
       w.volumes.push_back(Volume{pvc.name, PvcSource{pvc.name, false}});

@@ -5,7 +5,12 @@
 #include "args.hpp"
 #include "commands.hpp"
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -115,4 +120,81 @@ TEST_CASE("no arguments prints the overview") {
   Result r = run_cli({});
   CHECK(r.code == 0);
   CHECK(r.out.find("submit mpi|tf|pytorch|job|deployment") != std::string::npos);
+}
+
+namespace {
+
+/// Runs the installed-style binary with a fresh state directory, like a user at a terminal.
+struct Terminal {
+  std::filesystem::path state = std::filesystem::temp_directory_path() /
+                                ("gpupool-cli-test-" + std::to_string(::getpid()) + "-" + std::to_string(rand()));
+  Terminal() { std::filesystem::create_directories(state); }
+  ~Terminal() { std::filesystem::remove_all(state); }
+
+  Result operator()(const std::string& args) const {
+    std::string cmd = "GPUPOOL_STATE_DIR='" + state.string() + "' '" GPUPOOL_CLI "' --embedded seed " + args +
+                      " 2>" + (state / "err").string();
+    Result r{0, "", ""};
+    FILE* p = ::popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+    int status = ::pclose(p);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::ifstream err(state / "err");
+    r.err.assign(std::istreambuf_iterator<char>(err), {});
+    return r;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("the seed's walkthrough at a terminal: state persists between commands") {
+  Terminal gp;
+  Result nodes = gp("nodes");
+  REQUIRE(nodes.code == 0);
+  CHECK(nodes.out.rfind("NAME                       STATUS   ROLES    AGE     VERSION\n"
+                        "cn-beijing.192.168.3.225   Ready    master   2d23h   v1.12.6-aliyun.1\n",
+                        0) == 0);
+  CHECK(gp("taint cn-beijing.192.168.3.228 gpu_node=invalid:NoSchedule").out ==
+        "node/cn-beijing.192.168.3.228 tainted\n");
+  CHECK(gp("taint cn-beijing.192.168.3.229 gpu_node=invalid:NoSchedule").code == 0);
+  CHECK(gp("taint cn-beijing.192.168.3.230 ssd_node=invalid:NoSchedule").code == 0);
+  // The taints persisted: a second process sees them.
+  CHECK(gp("nodes -o wide").out.find("ssd_node=invalid:NoSchedule") != std::string::npos);
+
+  const std::string submit =
+      "submit mpi --name=mpi-dist --gpus=1 --workers=1 --toleration ssd_node "
+      "--image=registry.cn-hangzhou.aliyuncs.com/tensorflow-samples/horovod:0.13.11-tf1.10.0-torch0.4.0-py3.5 "
+      "--tensorboard --loglevel debug 'mpirun python /benchmarks/scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py'";
+  Result submitted = gp(submit);
+  CAPTURE(submitted.err);
+  REQUIRE(submitted.code == 0);
+  CHECK(submitted.out.find("mpijob.kubeflow.org/mpi-dist created\n") != std::string::npos);
+  REQUIRE(gp("wait mpi-dist --for Running --timeout 1m").code == 0);
+  Result get = gp("get mpi-dist");
+  CAPTURE(get.out);
+  REQUIRE(get.code == 0);
+  CHECK(get.out.rfind("STATUS: RUNNING\nNAMESPACE: default\nPRIORITY: N/A\nTRAINING DURATION: ", 0) == 0);
+  CHECK(get.out.find("\nNAME      STATUS   TRAINER  AGE") != std::string::npos);
+  CHECK(get.out.find("mpi-dist-launcher  192.168.3.230\n") != std::string::npos);
+  CHECK(get.out.find("mpi-dist-worker-0  192.168.3.230\n") != std::string::npos);
+  CHECK(get.out.find("Your tensorboard will be available on:\nhttp://192.168.3.") != std::string::npos);
+
+  // Submitting the same name again is refused in one line, with nothing created twice.
+  Result again = gp(submit);
+  CHECK(again.code == 1);
+  CHECK(one_line(again.err));
+  CHECK(gp("list").out.find("mpi-dist") != std::string::npos);
+
+  CHECK(gp("delete mpi-dist").code == 0);
+  CHECK(gp("get mpi-dist").code == 1);
+
+  // The dry run prints manifests kubectl accepts, and stores nothing.
+  Result dry = gp("submit mpi --name dry --image busybox --toleration ssd_node --dry-run -o yaml 'echo hi'");
+  REQUIRE(dry.code == 0);
+  CHECK(dry.out.find("kind: MPIJob") != std::string::npos);
+  CHECK(dry.out.find("key: ssd_node") != std::string::npos);
+  CHECK(gp("get dry").code == 1);
 }

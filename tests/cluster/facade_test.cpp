@@ -252,3 +252,47 @@ TEST_CASE("users work in their own namespace; elsewhere the error says which one
   // Only the admin changes nodes.
   CHECK_THROWS_AS(alice.taint("cn-beijing.192.168.3.230", {parse_taint_change("x=y:NoSchedule")}), ApiError);
 }
+
+TEST_CASE("the whole lifecycle for every workload kind") {
+  SeedCluster c;
+  struct Row {
+    const char* kind;
+    int workers;
+    std::vector<std::string> pod_prefixes;  // instances, in display order
+    const char* trainer;
+  };
+  const std::vector<Row> rows = {
+      {"mpi", 2, {"life-mpi-launcher", "life-mpi-worker-0", "life-mpi-worker-1"}, "MPIJOB"},
+      {"tf", 2, {"life-tf-worker-0", "life-tf-worker-1"}, "TFJOB"},
+      {"pytorch", 1, {"life-pytorch-master-0", "life-pytorch-worker-0"}, "PYTORCHJOB"},
+      {"job", 1, {"life-job-"}, "JOB"},
+      {"deployment", 2, {"life-deployment-", "life-deployment-"}, "DEPLOYMENT"},
+      {"pod", 1, {"life-pod"}, "POD"},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.kind);
+    SubmitOptions o;
+    o.kind = row.kind;
+    o.name = std::string("life-") + row.kind;
+    o.image = "busybox";
+    o.workers = row.workers;
+    o.gpus = 1;
+    o.command = "sleep 3600";
+    c.admin.submit(to_workload(o));
+    c.server.advance(10s);
+    JobInfo info = c.admin.get(o.name);
+    CAPTURE(info.to_text());
+    CHECK(info.status == JobStatus::Running);
+    CHECK(info.trainer() == row.trainer);
+    REQUIRE(info.instances.size() == row.pod_prefixes.size());
+    for (size_t i = 0; i < row.pod_prefixes.size(); ++i) {
+      CHECK(info.instances[i].name.rfind(row.pod_prefixes[i], 0) == 0);
+      CHECK(info.instances[i].phase == "Running");
+      CHECK_FALSE(info.instances[i].node_ip.empty());
+    }
+    c.admin.delete_job(o.name);
+    c.server.advance(1s);
+    CHECK_THROWS_AS(c.admin.get(o.name), ApiError);
+  }
+  CHECK(c.admin.list().empty());
+}
