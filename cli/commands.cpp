@@ -204,8 +204,6 @@ int run_delete(const ParsedArgs& a, Io& io) {
   return status;
 }
 
-std::atomic<bool> g_interrupted{false};
-
 int run_logs(const ParsedArgs& a, Io& io) {
   auto conn = Connection::open(a);
   JobLogOptions lo;
@@ -216,7 +214,7 @@ int run_logs(const ParsedArgs& a, Io& io) {
   conn.cluster().logs(a.positionals()[0], lo, [&](const std::string& line) {
     io.out << line << "\n";
     io.out.flush();
-    return !g_interrupted.load();
+    return true;  // Ctrl-C ends the command (default SIGINT action)
   });
   conn.close();
   return 0;
@@ -331,8 +329,6 @@ int run_quota(const ParsedArgs& a, Io& io) {
   return 0;
 }
 
-std::atomic<bool> g_stop{false};
-
 int run_serve(const ParsedArgs& a, Io& io) {
   EmbeddedOptions o;
   o.topology = a.get("topology", "seed");
@@ -341,17 +337,19 @@ int run_serve(const ParsedArgs& a, Io& io) {
   o.manual_clock = false;
   for (const auto& u : a.all("user")) o.users.push_back(u);
   o.mpijob_version = a.get("mpi-api", "v1");
+  // Block SIGINT/SIGTERM before the server starts its threads (they inherit the mask), so the
+  // signal reaches sigwait below and the server stops cleanly.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
   EmbeddedServer server(o);
   io.out << fmt::format("gpupool embedded cluster \"{}\" serving on {}\n", o.topology, server.url())
          << fmt::format("admin kubeconfig: {}\n", server.admin_kubeconfig());
   for (const auto& u : o.users) io.out << fmt::format("user {} kubeconfig: {}\n", u, server.kubeconfig(u));
   io.out << "press Ctrl-C to stop\n";
   io.out.flush();
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &set, nullptr);
   int sig = 0;
   sigwait(&set, &sig);
   server.stop();

@@ -6,6 +6,7 @@
 #include "commands.hpp"
 
 #include <sys/wait.h>
+#include <csignal>
 #include <unistd.h>
 
 #include <cstdio>
@@ -197,4 +198,46 @@ TEST_CASE("the seed's walkthrough at a terminal: state persists between commands
   CHECK(dry.out.find("kind: MPIJob") != std::string::npos);
   CHECK(dry.out.find("key: ssd_node") != std::string::npos);
   CHECK(gp("get dry").code == 1);
+}
+
+TEST_CASE("cluster serve: kubectl works against it and SIGTERM stops it cleanly") {
+  auto dir = std::filesystem::temp_directory_path() / ("gpupool-serve-test-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  int out[2];
+  REQUIRE(::pipe(out) == 0);
+  pid_t pid = ::fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    ::dup2(out[1], 1);
+    ::close(out[0]);
+    std::string kd = (dir / "kc").string();
+    ::execl(GPUPOOL_CLI, GPUPOOL_CLI, "cluster", "serve", "--topology", "seed", "--kubeconfig-dir", kd.c_str(), "-u", "alice",
+            static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  // Read until the server says it is ready.
+  std::string banner;
+  char c;
+  while (banner.find("press Ctrl-C to stop\n") == std::string::npos && ::read(out[0], &c, 1) == 1) banner += c;
+  CAPTURE(banner);
+  auto at = banner.find("admin kubeconfig: ");
+  REQUIRE(at != std::string::npos);
+  std::string admin = banner.substr(at + 18, banner.find('\n', at) - at - 18);
+  std::string cmd = "/usr/bin/kubectl --kubeconfig '" + admin + "' get nodes --no-headers 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string nodes;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) nodes.append(buf, n);
+  ::pclose(p);
+  CHECK(nodes.find("cn-beijing.192.168.3.230") != std::string::npos);
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+  ::close(out[0]);
+  std::filesystem::remove_all(dir);
 }
