@@ -18,7 +18,7 @@ from setuptools.command.build_ext import build_ext
 ROOT = pathlib.Path(__file__).resolve().parent
 BUILD_DIR = pathlib.Path(os.environ.get("GPUPOOL_CMAKE_BUILD_DIR", ROOT / "build" / "pip"))
 CLI = BUILD_DIR / "bindings" / "python" / "bin" / "gpupool"
-HAVE_CLI = any((ROOT / "cli").glob("*.cpp"))
+HAVE_CLI = (ROOT / "cli" / "main.cpp").exists()  # the command, once cli/ has its main
 
 
 class CMakeBuild(build_ext):
