@@ -193,7 +193,23 @@ json::value plain_scalar(const std::string& s) {
   return json::value(s);
 }
 
-json::value from_yaml(const YAML::Node& n, const std::string& file) {
+// YAML aliases can make a few hundred bytes expand into billions of nodes ("billion laughs"; found
+// by fuzz/fuzz_manifest as a hang). go-yaml, which kubectl and the API server use, refuses such
+// documents ("document contains excessive aliasing", yaml.v3 decode.go allowedAliasRatio: any
+// ratio up to 400,000 decoded nodes). A document without aliases yields fewer nodes than it has
+// bytes, so a budget of 400,000 + its size never rejects one.
+struct NodeBudget {
+  std::size_t left;
+  void take(const YAML::Node& n, const std::string& file) {
+    if (left == 0)
+      throw ConfigError(file, "", "document contains excessive aliasing (YAML anchors expanding to too many nodes)",
+                        line_of(n));
+    --left;
+  }
+};
+
+json::value from_yaml(const YAML::Node& n, const std::string& file, NodeBudget& budget) {
+  budget.take(n, file);
   switch (n.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:
@@ -209,7 +225,7 @@ json::value from_yaml(const YAML::Node& n, const std::string& file) {
     }
     case YAML::NodeType::Sequence: {
       json::array a;
-      for (const auto& item : n) a.push_back(from_yaml(item, file));
+      for (const auto& item : n) a.push_back(from_yaml(item, file, budget));
       return a;
     }
     case YAML::NodeType::Map: {
@@ -217,7 +233,7 @@ json::value from_yaml(const YAML::Node& n, const std::string& file) {
       for (const auto& kv : n) {
         if (!kv.first.IsScalar())
           throw ConfigError(file, "", "mapping keys must be strings (a Kubernetes object is JSON)", line_of(kv.first));
-        o[kv.first.Scalar()] = from_yaml(kv.second, file);
+        o[kv.first.Scalar()] = from_yaml(kv.second, file, budget);
       }
       return o;
     }
@@ -278,18 +294,20 @@ json::value parse_yaml(std::string_view text, std::string_view filename) {
   std::vector<YAML::Node> docs = load_all(text, file);
   if (docs.empty()) return nullptr;
   if (docs.size() > 1) throw ConfigError(file, "", "expected one YAML document, found several (separated by ---)", line_of(docs[1]));
-  return from_yaml(docs.front(), file);
+  NodeBudget budget{400000 + text.size()};
+  return from_yaml(docs.front(), file, budget);
 }
 
 std::vector<json::object> parse_manifests(std::string_view text, std::string_view filename) {
   std::string file(filename);
   std::vector<YAML::Node> docs = load_all(text, file);
   std::vector<json::object> out;
+  NodeBudget budget{400000 + text.size()};
   for (const auto& doc : docs) {
     if (doc.IsNull() || !doc.IsDefined()) continue;
     if (!doc.IsMap())
       throw ConfigError(file, "", "each document must be a mapping (a Kubernetes object with apiVersion and kind)", line_of(doc));
-    json::value v = from_yaml(doc, file);
+    json::value v = from_yaml(doc, file, budget);
     json::object& o = v.get_object();
     const json::value* kind = o.if_contains("kind");
     const json::value* items = o.if_contains("items");

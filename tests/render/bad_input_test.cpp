@@ -1,0 +1,45 @@
+// Bad input for the manifest reader (issue 8 item 4) and its fuzz regressions (fuzz/fuzz_manifest).
+#include "gpupool/error.hpp"
+#include "gpupool/manifest.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+std::string read(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+TEST_CASE("YAML alias bombs are refused with one ConfigError instead of hanging") {
+  // 9 levels of 10 aliases: 10^9 nodes once expanded (found by fuzz_manifest as a timeout).
+  const std::string bomb =
+      read(std::filesystem::path(GPUPOOL_SOURCE_DIR) / "tests/fuzz_regressions/manifest/billion-laughs.yaml");
+  REQUIRE(bomb.size() > 100);
+  for (int which = 0; which < 2; ++which) {
+    CAPTURE(which);
+    try {
+      if (which == 0) (void)gpupool::parse_manifests(bomb, "bomb.yaml");
+      else (void)gpupool::parse_yaml(bomb, "bomb.yaml");
+      FAIL_CHECK("accepted");
+    } catch (const gpupool::ConfigError& e) {
+      CHECK(e.file() == "bomb.yaml");
+      CHECK(std::string(e.what()).find("excessive aliasing") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("ordinary anchors and aliases still expand") {
+  const auto objects = gpupool::parse_manifests(
+      "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, labels: &l {x: y}}\ndata: {}\nextra: [*l, *l]\n");
+  REQUIRE(objects.size() == 1);
+  CHECK(objects[0].at("extra").as_array().size() == 2);
+  CHECK(objects[0].at("extra").as_array()[1].as_object().at("x").as_string() == "y");
+}
