@@ -2,11 +2,13 @@
 
 #include "gpupool/embedded.hpp"
 #include "gpupool/error.hpp"
+#include "gpupool/logger.hpp"
 
 #include <fmt/format.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 
 namespace gpupool::cli {
 
@@ -49,6 +51,16 @@ Connection Connection::open(const ParsedArgs& args) {
   if (topology.empty() && !args.has("kubeconfig") && !args.has("context"))
     if (const char* e = std::getenv("GPUPOOL_EMBEDDED"); e && *e) topology = e;
   ConnectOptions co;
+  // The library never prints: its notes (insecure TLS, a kubeconfig readable by others, retries)
+  // go to stderr here, warnings always, info/debug with --loglevel.
+  const std::string level = args.get("loglevel", "warning");
+  const LogLevel threshold = level == "debug" ? LogLevel::debug : level == "info" ? LogLevel::info
+                             : level == "error" ? LogLevel::error : LogLevel::warning;
+  if (level != "debug" && level != "info" && level != "warning" && level != "error")
+    throw ValidationError("--loglevel", level, "expected debug, info, warning or error");
+  co.logger = [threshold](LogLevel l, const std::string& message) {
+    if (l >= threshold) std::cerr << to_string(l) << ": " << message << "\n";
+  };
   co.namespace_ = args.get("namespace");
   co.profile = args.get("profile");
   if (!topology.empty()) {
