@@ -18,6 +18,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -340,14 +341,24 @@ std::vector<gpupool::NodeInfo> build_infos(const std::vector<gpupool::Node>& nod
   return infos;
 }
 
+// BENCH_REPS (default 3) repetitions; BENCH_PODS (default all) places only the first pods, for a
+// quick run on a loaded machine (the figure is then for a less full cluster: say so).
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
+
 int cmd_place(const std::string& dir) {
   Decoded d;
   decode_nodes(read_file(dir + "/nodes.json"), d);
   decode_pods(read_file(dir + "/pods.json"), d);
-  std::printf("== placement (%zu pods onto %zu nodes; median of 3) ==\n", d.pods.size(), d.nodes.size());
+  const int reps = env_int("BENCH_REPS", 3);
+  const auto limit = static_cast<std::size_t>(env_int("BENCH_PODS", kPods));
+  if (limit < d.pods.size()) d.pods.resize(limit);
+  std::printf("== placement (%zu pods onto %zu nodes; median of %d) ==\n", d.pods.size(), d.nodes.size(), reps);
   std::vector<double> times;
   std::size_t bound = 0;
-  for (int r = 0; r < 3; ++r) {
+  for (int r = 0; r < reps; ++r) {
     gpupool::PlacementState state;
     auto infos = build_infos(d.nodes, state);
     bound = 0;
@@ -377,7 +388,7 @@ int cmd_place(const std::string& dir) {
   }
   std::vector<double> et;
   std::size_t sample = 0;
-  for (int r = 0; r < 3; ++r) {
+  for (int r = 0; r < reps; ++r) {
     sample = 0;
     const auto t0 = Clock::now();
     for (std::size_t i = 0; i < d.pods.size(); i += 75, ++sample) {
@@ -397,6 +408,7 @@ int cmd_place(const std::string& dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress shows through `tee`
   try {
     const std::string cmd = argc > 1 ? argv[1] : "";
     if (cmd == "gen" && argc == 3) return cmd_gen(argv[2]);
