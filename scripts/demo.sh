@@ -14,7 +14,7 @@ scripts/build.sh gcc -DGPUPOOL_BUILD_PYTHON=ON -DPython_EXECUTABLE=/usr/bin/pyth
 # The embedded cluster keeps its state here between commands; start afresh.
 export GPUPOOL_STATE_DIR="${GPUPOOL_STATE_DIR:-$(mktemp -d)}"
 export GPUPOOL_EMBEDDED=seed
-gpupool() { echo "\$ gpupool $*"; build/gcc/gpupool "$@"; echo; }
+gpupool() { printf '$ gpupool'; printf ' %q' "$@"; echo; build/gcc/gpupool "$@"; echo; }
 
 HOROVOD=registry.cn-hangzhou.aliyuncs.com/tensorflow-samples/horovod:0.13.11-tf1.10.0-torch0.4.0-py3.5
 BENCH="mpirun python /benchmarks/scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py --model resnet101 --batch_size 64 --variable_update horovod --train_dir=/training_logs --summary_verbosity=3 --save_summaries_steps=10"

@@ -10,6 +10,9 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
+#include <cstdlib>
+
 namespace gpupool {
 
 namespace json = boost::json;
@@ -95,13 +98,24 @@ Explanation Cluster::explain(const std::string& name) const {
   PlacementState state;
   std::vector<NodeInfo> nodes = node_infos(*impl_, state);
   json::array events = impl_->client->list_all(kEvents, impl_->ns);
+  // Repeated identical warnings (the scheduler retries) are shown once with their count, as
+  // kubectl describe shows an aggregated event's count.
   auto warnings_about = [&](const std::string& object) {
-    std::vector<std::string> msgs;
+    std::vector<std::pair<std::string, int>> seen;
     for (const auto& e : events) {
       const auto& o = e.as_object();
-      if (str_at(o, {"involvedObject", "name"}) == object && str_at(o, {"type"}) == "Warning")
-        msgs.push_back(fmt::format("{}: {}", str_at(o, {"reason"}), str_at(o, {"message"})));
+      if (str_at(o, {"involvedObject", "name"}) != object || str_at(o, {"type"}) != "Warning") continue;
+      std::string msg = fmt::format("{}: {}", str_at(o, {"reason"}), str_at(o, {"message"}));
+      std::string count = str_at(o, {"count"});
+      int n = count.empty() ? 1 : std::max(1, std::atoi(count.c_str()));
+      auto it = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == msg; });
+      if (it == seen.end())
+        seen.emplace_back(std::move(msg), n);
+      else
+        it->second += n;
     }
+    std::vector<std::string> msgs;
+    for (auto& [msg, n] : seen) msgs.push_back(n > 1 ? fmt::format("{} (x{})", msg, n) : std::move(msg));
     return msgs;
   };
   // Quota rejections are recorded on the controller that could not create the pod.

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <set>
 #include <thread>
 
 using namespace std::chrono_literals;
@@ -139,6 +140,8 @@ TEST_CASE("explain: the scheduler's message and a local fit check of every node"
   const auto& p = e.pods.front();
   CHECK(p.phase == "Pending");
   REQUIRE(!p.events.empty());
+  // The scheduler's retries repeat the message; explain shows it once, with a count.
+  CHECK(std::set<std::string>(p.events.begin(), p.events.end()).size() == p.events.size());
   CHECK(p.events.back().find("0/6 nodes are available: 1 node(s) had untolerated taint {ssd_node: invalid}, 2 node(s) "
                              "had untolerated taint {gpu_node: invalid}, 3 node(s) had untolerated taint "
                              "{node-role.kubernetes.io/master: }") != std::string::npos);
