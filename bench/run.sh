@@ -3,7 +3,7 @@
 # figure is printed with its ratio against a baseline measured in the same run (see README.md).
 #
 #   bench/run.sh                 everything (a few minutes on 2 cores)
-#   bench/run.sh place decode    only some sections: place decode submit python command
+#   bench/run.sh place decode    only some sections: store place decode submit python command
 #
 # Environment: N_CXX (1000), N_PY (200), N_KUBECTL (50) submissions per client kind; the ratios
 # are per job, so the counts only trade run time against noise. The machine may be shared: heavy
@@ -16,14 +16,14 @@ PY=/usr/bin/python3
 N_CXX=${N_CXX:-1000}
 N_PY=${N_PY:-200}
 N_KUBECTL=${N_KUBECTL:-50}
-SECTIONS=${*:-place decode submit python command}
+SECTIONS=${*:-store place decode submit python command}
 want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
 # RelWithDebInfo (-O2 -g), the project's default build: symbols for perf/callgrind. (Release -O3
 # trips a g++ 12 -Wrestrict false positive in std::string code.)
 cmake -S "$ROOT" -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUPOOL_BUILD_BENCH=ON \
   -DGPUPOOL_BUILD_TESTS=OFF -DGPUPOOL_BUILD_PYTHON=ON -DPython_EXECUTABLE=$PY >/dev/null
-TARGETS="bench_model bench_submit gpupool_cli"
+TARGETS="bench_store bench_model bench_submit gpupool_cli"
 want python && TARGETS="$TARGETS gpupool_python_package"
 nice cmake --build "$B" -j2 --target $TARGETS >/dev/null
 export PYTHONPATH=$B/bindings/python
@@ -38,6 +38,7 @@ if want place || want decode; then
   mkdir -p "$DATA"
   [[ -s $DATA/pods.json ]] || nice "$B/bench/bench_model" gen "$DATA"
 fi
+want store && run nice "$B/bench/bench_store"
 want place && run nice "$B/bench/bench_model" place "$DATA"
 if want decode; then
   run nice "$B/bench/bench_model" decode "$DATA"

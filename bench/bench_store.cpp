@@ -1,0 +1,152 @@
+// The embedded API server's store at Kubernetes' supported maxima: 5,000 nodes and 150,000 pods.
+// Prints each figure and its ratio against a baseline measured in the same run: serializing and
+// parsing the same objects with plain Boost.JSON (what any in-memory store has to at least pay to
+// accept and hand out JSON).
+//
+//   bench_store [pods] [nodes]      (defaults 150000 5000)
+#include "embedded/clock.hpp"
+#include "embedded/store.hpp"
+
+#include <boost/json.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace json = boost::json;
+using gpupool::embedded::Clock;
+using gpupool::embedded::FieldSelector;
+using gpupool::embedded::LabelSelector;
+using gpupool::embedded::ListOptions;
+using gpupool::embedded::Store;
+using Steady = std::chrono::steady_clock;
+
+namespace {
+
+double seconds_since(Steady::time_point t0) { return std::chrono::duration<double>(Steady::now() - t0).count(); }
+
+/// Resident memory now, in KiB (/proc/self/statm; max RSS would still hold the baseline's peak).
+long rss_kib() {
+  long pages = 0, resident = 0;
+  if (FILE* f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    std::fclose(f);
+  }
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+json::object node(int i) {
+  return json::parse(fmt::format(R"({{"apiVersion": "v1", "kind": "Node",
+    "metadata": {{"name": "node-{0:05}", "labels": {{"kubernetes.io/hostname": "node-{0:05}", "gpu": "{1}"}}}},
+    "spec": {{"taints": [{{"key": "gpu_node", "value": "invalid", "effect": "NoSchedule"}}]}},
+    "status": {{"capacity": {{"cpu": "64", "memory": "512Gi", "pods": "110", "nvidia.com/gpu": "8"}},
+                "allocatable": {{"cpu": "63800m", "memory": "500Gi", "pods": "110", "nvidia.com/gpu": "8"}},
+                "addresses": [{{"type": "InternalIP", "address": "10.0.{2}.{3}"}}]}}}})",
+                                 i, i % 3 ? "v100" : "a100", i / 250, i % 250))
+      .as_object();
+}
+
+json::object pod(int i, int nodes) {
+  return json::parse(fmt::format(R"({{"apiVersion": "v1", "kind": "Pod",
+    "metadata": {{"name": "job-{0}-worker-{1}", "labels": {{"app": "job-{0}", "tier": "{2}"}}}},
+    "spec": {{"nodeName": "node-{3:05}",
+              "tolerations": [{{"key": "gpu_node", "operator": "Exists"}}],
+              "containers": [{{"name": "main", "image": "harbor.iiis.co/library/ubuntu-pytorch:1.5.0",
+                               "resources": {{"requests": {{"cpu": "1", "memory": "4Gi", "nvidia.com/gpu": "1"}},
+                                              "limits": {{"nvidia.com/gpu": "1"}}}}}}]}},
+    "status": {{"phase": "Running"}}}})",
+                                 i / 8, i % 8, i % 2 ? "train" : "eval", i % nodes))
+      .as_object();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int pods = argc > 1 ? std::atoi(argv[1]) : 150000;
+  const int nodes = argc > 2 ? std::atoi(argv[2]) : 5000;
+  const int namespaces = 100;
+  std::vector<json::object> node_objs, pod_objs;
+  for (int i = 0; i < nodes; ++i) node_objs.push_back(node(i));
+  for (int i = 0; i < pods; ++i) pod_objs.push_back(pod(i, nodes));
+
+  // Baseline: serialize + parse every object once (accepting JSON), then serialize again (listing).
+  auto t0 = Steady::now();
+  std::size_t bytes = 0;
+  std::vector<json::value> copies;
+  copies.reserve(node_objs.size() + pod_objs.size());
+  for (const auto* set : {&node_objs, &pod_objs})
+    for (const auto& o : *set) {
+      std::string text = json::serialize(o);
+      bytes += text.size();
+      copies.push_back(json::parse(text));
+    }
+  const double baseline_accept = seconds_since(t0);
+  t0 = Steady::now();
+  std::size_t out = 0;
+  for (const auto& v : copies) out += json::serialize(v).size();
+  const double baseline_list = seconds_since(t0);
+  copies.clear();
+  copies.shrink_to_fit();
+
+  const long rss0 = rss_kib();
+  Clock clock = Clock::manual();
+  Store store(clock);
+  const auto& ns_type = store.type("", "namespaces");
+  for (int n = 0; n < namespaces; ++n)
+    store.create(ns_type, "", json::object{{"metadata", {{"name", fmt::format("team-{}", n)}}}});
+  const auto& node_type = store.type("", "nodes");
+  const auto& pod_type = store.type("", "pods");
+
+  t0 = Steady::now();
+  for (auto& o : node_objs) store.create(node_type, "", std::move(o));
+  for (int i = 0; i < pods; ++i) store.create(pod_type, fmt::format("team-{}", i % namespaces), std::move(pod_objs[static_cast<std::size_t>(i)]));
+  const double create = seconds_since(t0);
+  const long rss1 = rss_kib();
+
+  t0 = Steady::now();
+  auto all = store.list(pod_type, "");
+  std::size_t listed = 0;
+  for (const auto& p : all.items) listed += json::serialize(*p).size();
+  const double list_all = seconds_since(t0);
+
+  t0 = Steady::now();
+  auto one_ns = store.list(pod_type, "team-7");
+  const double list_ns = seconds_since(t0);
+
+  ListOptions by_label;
+  by_label.labels = LabelSelector::parse("app=job-42");
+  t0 = Steady::now();
+  auto labelled = store.list(pod_type, "", by_label);
+  const double list_label = seconds_since(t0);
+
+  ListOptions by_node;
+  by_node.fields = FieldSelector::parse("spec.nodeName=node-00007");
+  t0 = Steady::now();
+  auto on_node = store.list(pod_type, "", by_node);
+  const double list_field = seconds_since(t0);
+
+  t0 = Steady::now();
+  auto all_nodes = store.list(node_type, "");
+  const double list_nodes = seconds_since(t0);
+
+  fmt::print("embedded store: {} nodes, {} pods in {} namespaces ({:.1f} MiB of JSON)\n", nodes, pods, namespaces,
+             static_cast<double>(bytes) / (1 << 20));
+  fmt::print("  baseline (Boost.JSON serialize+parse of every object): {:.3f} s; serialize all: {:.3f} s\n",
+             baseline_accept, baseline_list);
+  fmt::print("  create all objects      {:8.3f} s  {:8.0f} objects/s  ratio {:.2f}x baseline\n", create,
+             (nodes + pods) / create, create / baseline_accept);
+  fmt::print("  list all pods (+JSON)   {:8.3f} s  ({} items)  ratio {:.2f}x serialize-all\n", list_all,
+             all.items.size(), list_all / baseline_list);
+  fmt::print("  list one namespace      {:8.4f} s  ({} items)\n", list_ns, one_ns.items.size());
+  fmt::print("  list by label           {:8.4f} s  ({} items)\n", list_label, labelled.items.size());
+  fmt::print("  list by spec.nodeName   {:8.4f} s  ({} items)\n", list_field, on_node.items.size());
+  fmt::print("  list all nodes          {:8.4f} s  ({} items)\n", list_nodes, all_nodes.items.size());
+  fmt::print("  memory: resident grew {:.0f} MiB for {:.0f} MiB of JSON ({:.2f}x)\n", (rss1 - rss0) / 1024.0,
+             static_cast<double>(bytes) / (1 << 20), (rss1 - rss0) * 1024.0 / static_cast<double>(bytes));
+  return all.items.size() == static_cast<std::size_t>(pods) && out > 0 && listed > 0 ? 0 : 1;
+}
