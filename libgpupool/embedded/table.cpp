@@ -6,37 +6,6 @@ namespace gpupool::embedded {
 
 namespace json = boost::json;
 
-std::string human_duration(std::chrono::nanoseconds d) {
-  // k8s.io/apimachinery/pkg/util/duration.HumanDuration
-  using namespace std::chrono;
-  const auto seconds = duration_cast<std::chrono::seconds>(d).count();
-  if (seconds < -1) return "<invalid>";
-  if (seconds < 0) return "0s";
-  if (seconds < 60 * 2) return fmt::format("{}s", seconds);
-  const auto minutes = seconds / 60;
-  if (minutes < 10) {
-    const auto s = seconds % 60;
-    return s == 0 ? fmt::format("{}m", minutes) : fmt::format("{}m{}s", minutes, s);
-  }
-  if (minutes < 60 * 3) return fmt::format("{}m", minutes);
-  const auto hours = minutes / 60;
-  if (hours < 8) {
-    const auto m = minutes % 60;
-    return m == 0 ? fmt::format("{}h", hours) : fmt::format("{}h{}m", hours, m);
-  }
-  if (hours < 48) return fmt::format("{}h", hours);
-  if (hours < 24 * 8) {
-    const auto h = hours % 24;
-    return h == 0 ? fmt::format("{}d", hours / 24) : fmt::format("{}d{}h", hours / 24, h);
-  }
-  if (hours < 24 * 365 * 2) return fmt::format("{}d", hours / 24);
-  if (hours < 24 * 365 * 8) {
-    const auto dy = (hours / 24) % 365;
-    return dy == 0 ? fmt::format("{}y", hours / 24 / 365) : fmt::format("{}y{}d", hours / 24 / 365, dy);
-  }
-  return fmt::format("{}y", hours / 24 / 365);
-}
-
 namespace {
 
 struct Column {

@@ -5,6 +5,8 @@
 // additionalPrinterColumns. Columns with priority 1 are the ones `-o wide` adds.
 #pragma once
 
+#include "gpupool/node.hpp"
+
 #include <boost/json.hpp>
 #include <memory>
 #include <string>
@@ -17,8 +19,8 @@ namespace gpupool::embedded {
 
 enum class IncludeObject { None, Metadata, Object };
 
-/// kubectl's duration.HumanDuration ("45s", "3m20s", "2d22h", "3y").
-std::string human_duration(std::chrono::nanoseconds d);
+/// kubectl's AGE formatting: the model's HumanDuration (gpupool/node.hpp), one rule for all.
+using gpupool::human_duration;
 
 boost::json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<const boost::json::object>>& items,
                              Clock::time_point now, IncludeObject include);

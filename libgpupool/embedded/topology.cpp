@@ -8,15 +8,10 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "common/builtin_data.hpp"
 #include "embedded/clock.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/names.hpp"
-
-namespace gpupool::detail {
-// Defined in the generated builtin_data.cpp (cmake/EmbedData.cmake).
-std::string_view builtin_data(std::string_view path);
-std::vector<std::string> builtin_data_names(std::string_view folder);
-}  // namespace gpupool::detail
 
 namespace gpupool {
 namespace {
