@@ -4,12 +4,14 @@
 
 #include <boost/json/serialize.hpp>
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <regex>
+#include <sstream>
 
 namespace gpupool {
 
@@ -280,9 +282,44 @@ std::string to_json(const std::vector<json::object>& objects) {
 }
 
 namespace {
+// yaml-cpp 0.7's LoadAll loops forever, allocating a null document per turn, when a token cannot
+// start a document node: a ',' outside a flow collection ("  - b\n ,"; found by fuzz_manifest as a
+// timeout with 20+ GB of memory; upstream jbeder/yaml-cpp#1040, fixed in 0.8 by #1318/#1319).
+// A first pass over the parser's events stops when a document starts at the very token the
+// previous one did, i.e. the parser made no progress; only then does LoadAll run.
+struct DocumentStarts : YAML::EventHandler {
+  YAML::Mark last{};
+  bool stuck = false, first = true;
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    stuck = !first && mark.pos == last.pos;
+    first = false;
+    last = mark;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
+void check_parser_progress(const std::string& text, const std::string& file) {
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentStarts starts;
+  while (parser.HandleNextDocument(starts))
+    if (starts.stuck)
+      throw ConfigError(file, "", "not valid YAML or JSON: unexpected token (e.g. a ',' outside [ ] or { })",
+                        starts.last.line >= 0 ? starts.last.line + 1 : 0);
+}
+
 std::vector<YAML::Node> load_all(std::string_view text, const std::string& file) {
   try {
-    return YAML::LoadAll(std::string(text));
+    std::string copy(text);
+    check_parser_progress(copy, file);
+    return YAML::LoadAll(copy);
   } catch (const YAML::Exception& e) {
     throw ConfigError(file, "", fmt::format("not valid YAML or JSON: {}", e.msg), e.mark.line >= 0 ? e.mark.line + 1 : 0);
   }

@@ -43,3 +43,38 @@ TEST_CASE("ordinary anchors and aliases still expand") {
   CHECK(objects[0].at("extra").as_array().size() == 2);
   CHECK(objects[0].at("extra").as_array()[1].as_object().at("x").as_string() == "y");
 }
+
+TEST_CASE("a ',' outside a flow collection is a ConfigError, not an endless loop in yaml-cpp's LoadAll") {
+  // Found by fuzz_manifest (timeout, 20+ GB): yaml-cpp 0.7 LoadAll appends null documents forever.
+  for (const char* name : {"loadall-loop-minimal.yaml", "loadall-loop-df0766f5.yaml"}) {
+    CAPTURE(name);
+    const std::string text = read(std::filesystem::path(GPUPOOL_SOURCE_DIR) / "tests/fuzz_regressions/manifest" / name);
+    REQUIRE(text.find(',') != std::string::npos);
+    try {
+      (void)gpupool::parse_manifests(text, name);
+      FAIL_CHECK("accepted");
+    } catch (const gpupool::ConfigError& e) {
+      CHECK(e.file() == name);
+      CHECK(std::string(e.what()).find("not valid YAML") != std::string::npos);
+    }
+    CHECK_THROWS_AS((void)gpupool::parse_yaml(text, name), gpupool::ConfigError);
+  }
+  // Several ordinary documents, empty ones included, still load.
+  CHECK(gpupool::parse_manifests("---\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n\n---\n"
+                                 "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n")
+            .size() == 2);
+}
+
+TEST_CASE("every fuzz_manifest regression input ends in objects or one ConfigError") {
+  std::size_t inputs = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(GPUPOOL_SOURCE_DIR) /
+                                                               "tests/fuzz_regressions/manifest")) {
+    CAPTURE(entry.path().filename().string());
+    ++inputs;
+    try {
+      (void)gpupool::parse_manifests(read(entry.path()), entry.path().filename().string());
+    } catch (const gpupool::ConfigError&) {
+    }
+  }
+  CHECK(inputs >= 3);
+}
