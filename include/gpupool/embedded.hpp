@@ -32,6 +32,9 @@ struct FaultRule {
   double connection_reset = 0;    ///< the connection is reset before any response
   std::chrono::milliseconds latency{0};  ///< added before every answer to this verb
   int retry_after_seconds = 1;
+  /// The request is carried out, then the connection is reset before the answer is sent: the
+  /// client cannot tell whether its write happened (the case idempotent retries must survive).
+  double lost_response = 0;
 };
 
 /// Fault injection: off unless a rule is set. Keys are verbs: "get", "list", "watch", "create",
@@ -44,7 +47,10 @@ struct FaultConfig {
 struct FaultCounters {
   std::uint64_t requests = 0;  ///< requests seen (faulted or not)
   std::uint64_t too_many_requests = 0, internal_error = 0, unavailable = 0, connection_reset = 0, delayed = 0;
-  std::uint64_t total() const noexcept { return too_many_requests + internal_error + unavailable + connection_reset; }
+  std::uint64_t lost_response = 0;
+  std::uint64_t total() const noexcept {
+    return too_many_requests + internal_error + unavailable + connection_reset + lost_response;
+  }
 };
 
 struct EmbeddedOptions {
@@ -86,6 +92,13 @@ class EmbeddedServer {
   std::chrono::system_clock::time_point now() const;
   /// Moves the clock (manual or not) forward and lets everything driven by it catch up.
   void advance(std::chrono::nanoseconds d);
+
+  /// Cuts every streaming response in progress (watches, followed logs) mid-stream, as a dropped
+  /// connection would; returns how many were cut.
+  int disconnect_streams();
+  /// Stops serving (every connection dropped, the port closed) and serves again on the same port
+  /// with the same CA, credentials and objects, as an API server restarted over the same etcd.
+  void restart();
 
   void set_faults(const FaultConfig& faults);
   FaultCounters fault_counters() const;

@@ -34,6 +34,9 @@ FaultInjector::Decision FaultInjector::decide(std::string_view verb) {
   } else if (x < (edge += r.connection_reset)) {
     d.action = Action::Reset;
     ++counters_.connection_reset;
+  } else if (x < (edge += r.lost_response)) {
+    d.action = Action::LostResponse;
+    ++counters_.lost_response;
   }
   return d;
 }

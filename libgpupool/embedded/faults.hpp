@@ -12,7 +12,7 @@ namespace gpupool::embedded {
 
 class FaultInjector {
  public:
-  enum class Action { None, TooManyRequests, InternalError, Unavailable, Reset };
+  enum class Action { None, TooManyRequests, InternalError, Unavailable, Reset, LostResponse };
   struct Decision {
     Action action = Action::None;
     std::chrono::milliseconds latency{0};

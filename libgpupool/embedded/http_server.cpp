@@ -119,11 +119,38 @@ struct HttpServer::Impl {
     std::thread thread;
     int fd = -1;
     std::atomic<bool> done{false};
+    std::atomic<bool> streaming{false};  // a streamed response (watch, followed log) is being written
   };
   std::mutex mu;
   std::list<std::unique_ptr<Conn>> conns;
 
   Impl(Options o, Handler h, FaultInjector& f) : opt(std::move(o)), handler(std::move(h)), faults(f) {}
+
+  /// SO_LINGER 0 then close: the peer sees a TCP RST, not an orderly close.
+  static void reset(tcp::socket& sock) {
+    ::linger lg{1, 0};
+    ::setsockopt(sock.native_handle(), SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+    boost::system::error_code ec;
+    sock.close(ec);
+  }
+
+  void listen() {
+    try {
+      const tcp::endpoint ep(net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(port ? port : opt.port));
+      acceptor.open(ep.protocol());
+      acceptor.set_option(tcp::acceptor::reuse_address(true));
+      acceptor.bind(ep);
+      acceptor.listen();
+      port = acceptor.local_endpoint().port();
+    } catch (const boost::system::system_error& e) {
+      boost::system::error_code ec;
+      acceptor.close(ec);
+      throw Error(fmt::format("embedded server cannot listen on 127.0.0.1:{}: {} (choose another port, or 0 for any)",
+                              port ? port : opt.port, e.code().message()));
+    }
+    stopping = false;
+    accept_thread = std::thread([this] { accept_loop(); });
+  }
 
   void accept_loop() {
     while (!stopping) {
@@ -148,7 +175,7 @@ struct HttpServer::Impl {
       c->fd = sock.native_handle();
       Conn* raw = c.get();
       c->thread = std::thread([this, raw, s = std::move(sock)]() mutable {
-        serve(std::move(s));
+        serve(std::move(s), *raw);
         raw->done = true;
       });
       conns.push_back(std::move(c));
@@ -176,7 +203,7 @@ struct HttpServer::Impl {
     return id;
   }
 
-  void serve(tcp::socket sock) {
+  void serve(tcp::socket sock, Conn& conn) {
     ssl::stream<tcp::socket> stream(std::move(sock), ctx);
     boost::system::error_code ec;
     stream.handshake(ssl::stream_base::server, ec);
@@ -216,10 +243,7 @@ struct HttpServer::Impl {
       const auto decision = faults.decide(verb_of(r));
       if (decision.latency.count() > 0) std::this_thread::sleep_for(decision.latency);
       if (decision.action == FaultInjector::Action::Reset) {
-        // SO_LINGER 0 then close: the peer sees a TCP RST, not an orderly close.
-        ::linger lg{1, 0};
-        ::setsockopt(stream.next_layer().native_handle(), SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
-        stream.next_layer().close(ec);
+        reset(stream.next_layer());
         return;
       }
       Response resp;
@@ -243,6 +267,11 @@ struct HttpServer::Impl {
           }
           resp = handler(r);
       }
+      if (decision.action == FaultInjector::Action::LostResponse) {  // done, but the answer never leaves
+        if (resp.stream) resp.stream([](std::string_view) { return false; }, stopping);  // lets it clean up
+        reset(stream.next_layer());
+        return;
+      }
       if (!resp.stream) {
         http::response<http::string_body> res{static_cast<http::status>(resp.status), req.version()};
         res.set(http::field::content_type, resp.content_type);
@@ -263,6 +292,7 @@ struct HttpServer::Impl {
       net::write(stream, net::buffer(head), ec);
       if (ec) break;
       bool alive = true;
+      conn.streaming = true;
       resp.stream(
           [&](std::string_view chunk) {
             if (chunk.empty()) {
@@ -277,6 +307,7 @@ struct HttpServer::Impl {
             return alive;
           },
           stopping);
+      conn.streaming = false;
       if (!alive) break;
       net::write(stream, net::buffer(std::string_view("0\r\n\r\n")), ec);
       if (ec || !keep_alive) break;
@@ -297,17 +328,10 @@ HttpServer::HttpServer(Options options, Handler handler, FaultInjector& faults)
       im.ctx.add_certificate_authority(net::buffer(im.opt.client_ca_pem));
       im.ctx.set_verify_mode(ssl::verify_peer);  // a certificate is optional; if sent, it must verify
     }
-    const tcp::endpoint ep(net::ip::make_address("127.0.0.1"), static_cast<unsigned short>(im.opt.port));
-    im.acceptor.open(ep.protocol());
-    im.acceptor.set_option(tcp::acceptor::reuse_address(true));
-    im.acceptor.bind(ep);
-    im.acceptor.listen();
-    im.port = im.acceptor.local_endpoint().port();
   } catch (const boost::system::system_error& e) {
-    throw Error(fmt::format("embedded server cannot listen on 127.0.0.1:{}: {} (choose another port, or 0 for any)",
-                            im.opt.port, e.code().message()));
+    throw Error(fmt::format("embedded server: bad TLS material: {}", e.code().message()));
   }
-  im.accept_thread = std::thread([&im] { im.accept_loop(); });
+  im.listen();
 }
 
 HttpServer::~HttpServer() { stop(); }
@@ -330,6 +354,25 @@ void HttpServer::stop() {
     conns.swap(im.conns);
   }
   for (auto& c : conns) c->thread.join();
+}
+
+void HttpServer::restart() {
+  stop();
+  impl_->listen();  // the same port: impl_->port is kept
+}
+
+int HttpServer::disconnect_streams() {
+  auto& im = *impl_;
+  std::lock_guard lk(im.mu);
+  int cut = 0;
+  for (auto& c : im.conns)
+    if (!c->done && c->streaming) {
+      ::linger lg{1, 0};
+      ::setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+      ::shutdown(c->fd, SHUT_RDWR);
+      ++cut;
+    }
+  return cut;
 }
 
 }  // namespace gpupool::embedded

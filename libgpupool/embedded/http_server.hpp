@@ -37,6 +37,10 @@ class HttpServer {
   HttpServer& operator=(const HttpServer&) = delete;
   int port() const;
   void stop();
+  /// stop(), then listen again on the same port.
+  void restart();
+  /// Cuts the connections of streaming responses in progress; returns how many.
+  int disconnect_streams();
 
  private:
   struct Impl;

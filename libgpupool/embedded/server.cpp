@@ -322,6 +322,14 @@ void EmbeddedServer::advance(std::chrono::nanoseconds d) {
   impl_->sync();
 }
 
+int EmbeddedServer::disconnect_streams() { return impl_->http->disconnect_streams(); }
+
+void EmbeddedServer::restart() {
+  std::lock_guard lk(impl_->stop_mu);
+  if (impl_->stopped) throw Error("embedded server: restart() after stop(); create a new server instead");
+  impl_->http->restart();
+}
+
 void EmbeddedServer::set_faults(const FaultConfig& faults) { impl_->faults.configure(faults); }
 FaultCounters EmbeddedServer::fault_counters() const { return impl_->faults.counters(); }
 
