@@ -771,8 +771,11 @@ Response Api::dispatch(const Request& r) const {
                                              {"metadata", json::object{{"resourceVersion", std::to_string(store_.revision())}}},
                                              {"items", std::move(items)}});
     }
-    auto gone_obj = store_.remove(t, tg.ns, tg.name, dopt);
-    if (t.group.empty() && t.resource == "pods") return json_response(200, gone_obj);
+    bool deleted = true;
+    auto gone_obj = store_.remove(t, tg.ns, tg.name, dopt, &deleted);
+    // handlers/delete.go: an object still there (finalizers) comes back as itself, 200 — 202 only
+    // when the request set orphanDependents=false.
+    if (!deleted || (t.group.empty() && t.resource == "pods")) return json_response(200, gone_obj);
     json::object details{{"name", tg.name}, {"kind", t.resource}, {"uid", meta(gone_obj, "uid")}};
     if (!t.group.empty()) details["group"] = t.group;
     return json_response(200, json::object{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object{}},

@@ -163,6 +163,30 @@ std::string str(const json::object& o, std::string_view key) {
   return {};
 }
 
+// The garbage collector's finalizers (k8s.io/apimachinery/pkg/apis/meta/v1: FinalizerDeleteDependents,
+// FinalizerOrphanDependents).
+constexpr std::string_view kForegroundDeletion = "foregroundDeletion";
+
+bool has_finalizer(const json::object& md, std::string_view f) {
+  if (const auto* fs = md.if_contains("finalizers"); fs && fs->is_array())
+    for (const auto& v : fs->as_array())
+      if (v.is_string() && v.as_string() == f) return true;
+  return false;
+}
+bool has_finalizers(const json::object& md) {
+  const auto* fs = md.if_contains("finalizers");
+  return fs && fs->is_array() && !fs->as_array().empty();
+}
+void remove_finalizer(json::object& md, std::string_view f) {
+  auto* fs = md.if_contains("finalizers");
+  if (!fs || !fs->is_array()) return;
+  json::array kept;
+  for (const auto& v : fs->as_array())
+    if (!(v.is_string() && v.as_string() == f)) kept.push_back(v);
+  if (kept.empty()) md.erase("finalizers");
+  else *fs = std::move(kept);
+}
+
 // Everything but metadata and status: a change there bumps metadata.generation.
 bool spec_equal(const json::object& a, const json::object& b) {
   for (const auto& [k, v] : a) {
@@ -196,6 +220,9 @@ struct Store::Impl {
   std::deque<ResourceType> types;                       // address-stable
   std::unordered_map<const ResourceType*, Objects> data;
   std::unordered_map<std::string, std::set<Ref>> dependents;  // owner uid -> dependents
+  // Owners in foreground deletion (deletionTimestamp + the foregroundDeletion finalizer), by uid:
+  // the garbage collector's "waiting for dependents deletion" set.
+  std::unordered_map<std::string, Ref> foreground;
   std::uint64_t rv = 1;
   std::uint64_t compacted = 0;                            // the newest event dropped from history
   std::deque<WatchEvent> history;
@@ -244,12 +271,16 @@ struct Store::Impl {
     auto& objs = objects(t);
     if (auto it = objs.find(k); it != objs.end()) index_owners(t, *it->second, false);
     index_owners(t, *obj, true);
+    const auto& md = metadata_of(*obj);
+    if (md.contains("deletionTimestamp") && has_finalizer(md, kForegroundDeletion))
+      foreground[str(md, "uid")] = Ref{&t, k.first, k.second};
     objs[k] = std::move(obj);
   }
   void erase(const ResourceType& t, const Key& k) {
     auto& objs = objects(t);
     if (auto it = objs.find(k); it != objs.end()) {
       index_owners(t, *it->second, false);
+      foreground.erase(str(metadata_of(*it->second), "uid"));
       objs.erase(it);
     }
   }
@@ -569,8 +600,10 @@ json::object Store::update(const ResourceType& t, std::string_view ns, json::obj
         else next.erase("status");
       }
       auto& nmd = metadata_of(next);
-      for (const char* k : {"uid", "creationTimestamp", "generation"})
+      // rest.BeforeUpdate: uid, creationTimestamp and the deletion fields are the server's.
+      for (const char* k : {"uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"})
         if (const auto* v = old_md.if_contains(k)) nmd[k] = *v;
+        else if (std::string_view(k).starts_with("deletion")) nmd.erase(k);
       if (t.namespaced) nmd["namespace"] = std::string(ns);
       else nmd.erase("namespace");
     }
@@ -587,11 +620,17 @@ json::object Store::update(const ResourceType& t, std::string_view ns, json::obj
     nmd["resourceVersion"] = str(old_md, "resourceVersion");
     if (next == *old) return next;  // a no-op update writes nothing and sends no event
     if (o.dry_run) return next;
-    nmd["resourceVersion"] = std::to_string(++impl_->rv);
-    auto stored = std::make_shared<const json::object>(next);
-    impl_->put(t, key, stored);
-    commit_event(EventType::Modified, t, stored, old);
-    obj = std::move(next);
+    if (nmd.contains("deletionTimestamp") && !has_finalizers(nmd)) {
+      // registry store.go Update: an object being deleted whose last finalizer went is deleted.
+      erase_locked(t, key.first, key.second, std::make_shared<const json::object>(next));
+      obj = std::move(next);
+    } else {
+      nmd["resourceVersion"] = std::to_string(++impl_->rv);
+      auto stored = std::make_shared<const json::object>(next);
+      impl_->put(t, key, stored);
+      commit_event(EventType::Modified, t, stored, old);
+      obj = std::move(next);
+    }
   }
   dispatch();
   return obj;
@@ -611,25 +650,28 @@ json::object Store::mutate(const ResourceType& t, std::string_view ns, std::stri
   }
 }
 
-void Store::delete_locked_recursive(const ResourceType& t, const std::string& ns, const std::string& name,
+// Deletion as the registry and the garbage collector do it together
+// (apiserver/pkg/registry/generic/registry/store.go Delete, pkg/controller/garbagecollector):
+//  - an object with finalizers is not removed: it gets metadata.deletionTimestamp (and
+//    deletionGracePeriodSeconds 0) and stays until an update empties its finalizers;
+//  - Foreground adds the foregroundDeletion finalizer, then the GC deletes the dependents and
+//    removes the finalizer once no dependent with ownerReference.blockOwnerDeletion=true is left;
+//  - Orphan removes the owner's ownerReference from every dependent (the GC's orphan finalizer,
+//    done at once here), then deletes the object;
+//  - Background deletes the object; the GC then deletes the dependents of an owner that is gone.
+// Here the GC runs synchronously under the store's lock, so what a test observes after delete
+// returns is what a real cluster converges to.
+bool Store::delete_locked_recursive(const ResourceType& t, const std::string& ns, const std::string& name,
                                     Propagation p) {
   auto& objs = impl_->objects(t);
   auto it = objs.find({ns, name});
-  if (it == objs.end()) return;
+  if (it == objs.end()) return true;
   const auto old = it->second;
   const std::string uid = str(metadata_of(*old), "uid");
   if (p == Propagation::Default) p = t.orphan_by_default ? Propagation::Orphan : Propagation::Background;
   std::vector<Ref> deps;
   if (auto d = impl_->dependents.find(uid); d != impl_->dependents.end()) deps.assign(d->second.begin(), d->second.end());
-  auto delete_self = [&] {
-    impl_->erase(t, {ns, name});
-    json::object last = *old;
-    metadata_of(last)["resourceVersion"] = std::to_string(++impl_->rv);
-    auto stored = std::make_shared<const json::object>(std::move(last));
-    commit_event(EventType::Deleted, t, stored, old);
-  };
   if (p == Propagation::Orphan) {
-    delete_self();
     for (const auto& d : deps) {
       auto& dobjs = impl_->objects(*d.type);
       auto di = dobjs.find({d.ns, d.name});
@@ -648,18 +690,111 @@ void Store::delete_locked_recursive(const ResourceType& t, const std::string& ns
       impl_->put(*d.type, {d.ns, d.name}, stored);
       commit_event(EventType::Modified, *d.type, stored, prev);
     }
-    return;
   }
-  // Foreground: dependents go first (Kubernetes keeps the owner with a foregroundDeletion
-  // finalizer until they are gone); Background: the owner goes first, the GC then deletes them.
-  if (p == Propagation::Background) delete_self();
-  for (const auto& d : deps) delete_locked_recursive(*d.type, d.ns, d.name, p);
-  if (p == Propagation::Foreground) delete_self();
+  json::object next = *old;
+  auto& md = metadata_of(next);
+  bool changed = false;
+  if (p == Propagation::Foreground && !has_finalizer(md, kForegroundDeletion)) {
+    auto& fs = md["finalizers"];
+    if (!fs.is_array()) fs = json::array{};
+    fs.as_array().push_back(json::value(kForegroundDeletion));
+    changed = true;
+  }
+  if (!has_finalizers(md)) {
+    erase_locked(t, ns, name, old);
+    return true;
+  }
+  if (!md.contains("deletionTimestamp")) {
+    md["deletionTimestamp"] = to_rfc3339(clock_.now());
+    md["deletionGracePeriodSeconds"] = 0;
+    changed = true;
+  }
+  if (changed) {
+    md["resourceVersion"] = std::to_string(++impl_->rv);
+    auto stored = std::make_shared<const json::object>(std::move(next));
+    impl_->put(t, {ns, name}, stored);
+    commit_event(EventType::Modified, t, stored, old);
+  }
+  if (p == Propagation::Foreground) {
+    // attemptToDeleteItem: dependents of an owner waiting for them are deleted in the foreground
+    // when they have dependents of their own, else in the background.
+    for (const auto& d : deps) {
+      const auto dep = impl_->objects(*d.type).find({d.ns, d.name});
+      if (dep == impl_->objects(*d.type).end()) continue;
+      const bool has_deps = impl_->dependents.count(str(metadata_of(*dep->second), "uid")) > 0;
+      delete_locked_recursive(*d.type, d.ns, d.name, has_deps ? Propagation::Foreground : Propagation::Background);
+    }
+    gc_foreground_locked(uid);
+  }
+  return !objs.count({ns, name});
 }
 
-json::object Store::remove(const ResourceType& t, std::string_view ns, std::string_view name, const DeleteOptions& o) {
+void Store::gc_foreground_locked(const std::string& uid) {
+  // processDeletingDependentsItem: with no blocking dependent left, remove the finalizer.
+  auto f = impl_->foreground.find(uid);
+  if (f == impl_->foreground.end()) return;
+  const Ref owner = f->second;
+  auto& objs = impl_->objects(*owner.type);
+  auto it = objs.find({owner.ns, owner.name});
+  if (it == objs.end()) {
+    impl_->foreground.erase(f);
+    return;
+  }
+  if (auto d = impl_->dependents.find(uid); d != impl_->dependents.end()) {
+    for (const auto& dep : d->second) {
+      auto di = impl_->objects(*dep.type).find({dep.ns, dep.name});
+      if (di == impl_->objects(*dep.type).end()) continue;
+      if (const auto* refs = metadata_of(*di->second).if_contains("ownerReferences"); refs && refs->is_array())
+        for (const auto& r : refs->as_array())
+          if (r.is_object() && str(r.as_object(), "uid") == uid && r.as_object().if_contains("blockOwnerDeletion") &&
+              r.as_object().at("blockOwnerDeletion") == true)
+            return;  // still blocked
+    }
+  }
+  const auto old = it->second;
+  json::object next = *old;
+  auto& md = metadata_of(next);
+  remove_finalizer(md, kForegroundDeletion);
+  impl_->foreground.erase(uid);
+  if (!has_finalizers(md)) {
+    erase_locked(*owner.type, owner.ns, owner.name, std::make_shared<const json::object>(std::move(next)));
+    return;
+  }
+  md["resourceVersion"] = std::to_string(++impl_->rv);
+  auto stored = std::make_shared<const json::object>(std::move(next));
+  impl_->put(*owner.type, {owner.ns, owner.name}, stored);
+  commit_event(EventType::Modified, *owner.type, stored, old);
+}
+
+void Store::erase_locked(const ResourceType& t, const std::string& ns, const std::string& name,
+                         std::shared_ptr<const json::object> last) {
+  auto& objs = impl_->objects(t);
+  auto it = objs.find({ns, name});
+  if (it == objs.end()) return;
+  const auto old = it->second;
+  const auto& old_md = metadata_of(*old);
+  const std::string uid = str(old_md, "uid");
+  std::vector<std::string> owners;
+  if (const auto* refs = old_md.if_contains("ownerReferences"); refs && refs->is_array())
+    for (const auto& r : refs->as_array())
+      if (r.is_object()) owners.push_back(str(r.as_object(), "uid"));
+  impl_->erase(t, {ns, name});
+  json::object gone = *last;
+  metadata_of(gone)["resourceVersion"] = std::to_string(++impl_->rv);
+  commit_event(EventType::Deleted, t, std::make_shared<const json::object>(std::move(gone)), old);
+  // The GC: dependents of an owner that no longer exists are deleted (in the background) ...
+  std::vector<Ref> deps;
+  if (auto d = impl_->dependents.find(uid); d != impl_->dependents.end()) deps.assign(d->second.begin(), d->second.end());
+  for (const auto& d : deps) delete_locked_recursive(*d.type, d.ns, d.name, Propagation::Background);
+  // ... and an owner waiting for its dependents may now lose its foregroundDeletion finalizer.
+  for (const auto& o : owners) gc_foreground_locked(o);
+}
+
+json::object Store::remove(const ResourceType& t, std::string_view ns, std::string_view name, const DeleteOptions& o,
+                           bool* deleted) {
   if (!t.namespaced) ns = {};
   json::object result;
+  if (deleted) *deleted = true;
   {
     std::lock_guard lk(impl_->mu);
     auto& objs = impl_->objects(t);
@@ -688,7 +823,11 @@ json::object Store::remove(const ResourceType& t, std::string_view ns, std::stri
         for (const auto& n : names) delete_locked_recursive(*tp, std::string(name), n, Propagation::Background);
       }
     }
-    delete_locked_recursive(t, std::string(ns), std::string(name), o.propagation);
+    const bool erased = delete_locked_recursive(t, std::string(ns), std::string(name), o.propagation);
+    if (!erased) {
+      result = *impl_->objects(t).at(key);  // still there: what it looks like now (deletionTimestamp set)
+      if (deleted) *deleted = false;
+    }
   }
   dispatch();
   return result;

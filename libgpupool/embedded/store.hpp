@@ -206,10 +206,15 @@ class Store {
   json::object mutate(const ResourceType& t, std::string_view ns, std::string_view name,
                       const std::function<void(json::object&)>& fn, const WriteOptions& o = {},
                       std::string_view subresource = {});
-  /// Deletes an object and, per propagation, its dependents (ownerReferences) — Background and
-  /// Foreground delete them (recursively), Orphan removes their ownerReference. Returns the
-  /// deleted object.
-  json::object remove(const ResourceType& t, std::string_view ns, std::string_view name, const DeleteOptions& o = {});
+  /// Deletes an object and, per propagation, its dependents (ownerReferences), with the garbage
+  /// collector's semantics run synchronously: Background deletes the object, then its dependents;
+  /// Foreground sets metadata.deletionTimestamp and the foregroundDeletion finalizer, deletes the
+  /// dependents, and removes the object once no dependent with blockOwnerDeletion is left; Orphan
+  /// removes the object's ownerReference from its dependents. An object with finalizers only gets a
+  /// deletionTimestamp; an update that empties its finalizers removes it. Returns the deleted
+  /// object, or — when it is still there (`*deleted` false) — its current state.
+  json::object remove(const ResourceType& t, std::string_view ns, std::string_view name, const DeleteOptions& o = {},
+                      bool* deleted = nullptr);
   std::uint64_t revision() const;
 
   // ---- persistence ----------------------------------------------------------------------------
@@ -245,7 +250,12 @@ class Store {
   void commit_event(EventType type, const ResourceType& t, std::shared_ptr<const json::object> obj,
                     std::shared_ptr<const json::object> old);
   void dispatch();
-  void delete_locked_recursive(const ResourceType& t, const std::string& ns, const std::string& name, Propagation p);
+  /// true when the object is gone (removed now or absent), false while finalizers hold it.
+  bool delete_locked_recursive(const ResourceType& t, const std::string& ns, const std::string& name, Propagation p);
+  void gc_foreground_locked(const std::string& owner_uid);
+  /// Removes an object (a DELETED event carrying `last`), then runs the GC for its dependents and owners.
+  void erase_locked(const ResourceType& t, const std::string& ns, const std::string& name,
+                    std::shared_ptr<const json::object> last);
   const Clock& clock_;
   std::unique_ptr<Impl> impl_;
 };

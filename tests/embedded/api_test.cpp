@@ -357,7 +357,8 @@ TEST_CASE("discovery lists built-in kinds and CRDs registered at run time") {
 TEST_CASE("fault injection is deterministic per seed, per verb, and counted") {
   FaultConfig cfg;
   cfg.seed = 42;
-  cfg.rules["create"] = FaultRule{0.2, 0.1, 0.1, 0.1, 0ms, 2};
+  cfg.rules["create"] = FaultRule{.too_many_requests = 0.2, .internal_error = 0.1, .unavailable = 0.1, .connection_reset = 0.1,
+                                .latency = 0ms, .retry_after_seconds = 2};
   auto draw = [&] {
     FaultInjector fi(cfg);
     std::vector<int> out;
@@ -374,7 +375,7 @@ TEST_CASE("fault injection is deterministic per seed, per verb, and counted") {
   CHECK(ca.too_many_requests > ca.internal_error);
   CHECK(ca.connection_reset > 0);
   FaultConfig all;
-  all.rules["*"] = FaultRule{0, 0, 1.0, 0, 0ms, 1};
+  all.rules["*"] = FaultRule{.unavailable = 1.0, .retry_after_seconds = 1};
   FaultInjector fi(all);
   CHECK(fi.decide("watch").action == FaultInjector::Action::Unavailable);
 

@@ -330,9 +330,9 @@ TEST_CASE("fault injection over HTTPS: 429 with Retry-After, 500, 503, resets, p
     std::string reason;
   };
   const Row rows[] = {
-      {FaultRule{1.0, 0, 0, 0, 0ms, 7}, 429, "TooManyRequests"},
-      {FaultRule{0, 1.0, 0, 0, 0ms, 1}, 500, "InternalError"},
-      {FaultRule{0, 0, 1.0, 0, 0ms, 1}, 503, "ServiceUnavailable"},
+      {FaultRule{.too_many_requests = 1.0, .retry_after_seconds = 7}, 429, "TooManyRequests"},
+      {FaultRule{.internal_error = 1.0}, 500, "InternalError"},
+      {FaultRule{.unavailable = 1.0}, 503, "ServiceUnavailable"},
   };
   for (const auto& r : rows) {
     CAPTURE(r.reason);
@@ -348,7 +348,7 @@ TEST_CASE("fault injection over HTTPS: 429 with Retry-After, 500, 503, resets, p
     CHECK(https(c.server, tok, "GET", "/api/v1/nodes/cn-beijing.192.168.3.228").status == 200);
   }
   FaultConfig reset;
-  reset.rules["create"] = FaultRule{0, 0, 0, 1.0, 0ms, 1};
+  reset.rules["create"] = FaultRule{.connection_reset = 1.0};
   c.server.set_faults(reset);
   auto h = https(c.server, tok, "POST", "/api/v1/namespaces/alice/configmaps", R"({"metadata":{"name":"cm"}})");
   CHECK(h.code != CURLE_OK);  // the connection was reset: no response at all
@@ -378,4 +378,57 @@ TEST_CASE("the server stops cleanly with watches open, and its kubeconfigs are p
   server.reset();
   CHECK(std::chrono::steady_clock::now() - t0 < 5s);
   CHECK(!std::filesystem::exists(dir));  // a directory it created itself is removed
+}
+
+namespace {
+
+// kubectl apply -f of an inline manifest (written next to the kubeconfigs).
+Run apply_text(Cluster& c, const std::string& who, const std::string& yaml, const std::string& extra = "") {
+  static int n = 0;
+  const std::string path = c.server.kubeconfig_dir() + "/manifest-" + std::to_string(++n) + ".yaml";
+  std::ofstream(path) << yaml;
+  return c.kubectl(who, "apply " + extra + " -f " + path);
+}
+
+}  // namespace
+
+TEST_CASE("kubectl delete --cascade=foreground keeps the owner until its dependents are gone; orphan keeps them") {
+  Cluster c;
+  auto r = apply_text(c, "alice", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: owner\ndata:\n  a: b\n");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const std::string uid = c.kubectl("alice", "get configmap owner -o jsonpath={.metadata.uid}").out;
+  REQUIRE(uid.size() == 36);
+  r = apply_text(c, "alice",
+                 "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dep\n  finalizers: [example.com/cleanup]\n"
+                 "  ownerReferences:\n  - {apiVersion: v1, kind: ConfigMap, name: owner, uid: " + uid +
+                     ", blockOwnerDeletion: true}\n");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  r = c.kubectl("alice", "delete configmap owner --cascade=foreground --wait=false");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out == "configmap \"owner\" deleted\n");
+  // GET still shows it: marked for deletion, waiting for its dependent.
+  r = c.kubectl("alice", "get configmap owner -o jsonpath={.metadata.finalizers}/{.metadata.deletionTimestamp}");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out == "[\"foregroundDeletion\"]/2024-01-01T00:00:00Z");
+  CHECK(c.kubectl("alice", "get configmap dep -o jsonpath={.metadata.deletionTimestamp}").out == "2024-01-01T00:00:00Z");
+  // The dependent's finalizer goes: it is deleted, and so is the owner.
+  r = c.kubectl("alice", R"(patch configmap dep --type=merge -p '{"metadata":{"finalizers":null}}')");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  r = c.kubectl("alice", "get configmap owner dep");
+  CHECK(r.err == "Error from server (NotFound): configmaps \"owner\" not found\n"
+                 "Error from server (NotFound): configmaps \"dep\" not found\n");
+
+  // Orphan: the ReplicaSet stays, without its ownerReference, and keeps its pod.
+  r = apply_text(c, "alice",
+                 "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n"
+                 "  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n"
+                 "    spec:\n      containers:\n      - {name: c, image: busybox}\n");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  r = c.kubectl("alice", "delete deployment web --cascade=orphan");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  r = c.kubectl("alice", "get rs -l app=web -o jsonpath={.items[*].metadata.name}:{.items[*].metadata.ownerReferences}");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out.rfind("web-", 0) == 0);
+  CHECK(r.out.back() == ':');  // no ownerReferences left
+  CHECK(c.server.store().list(c.type("", "pods"), "alice").items.size() == 1);
 }

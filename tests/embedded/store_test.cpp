@@ -281,3 +281,75 @@ TEST_CASE("subscribers see every change in order, including changes made by subs
   f.store.create(f.pods, "alice", f.pod("unseen"));
   CHECK(seen.size() == 3);
 }
+
+TEST_CASE("delete: Foreground keeps the owner (deletionTimestamp, foregroundDeletion) until blocking dependents are gone") {
+  Fixture f;
+  const auto& cms = f.store.type("", "configmaps");
+  auto owner = f.store.create(cms, "alice", obj(R"({"metadata":{"name":"owner"}})"));
+  auto ref = [&](bool block) {
+    return json::array{json::object{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"name", "owner"},
+                                    {"uid", owner.at("metadata").at("uid")}, {"blockOwnerDeletion", block}}};
+  };
+  // A dependent another controller still has to clean up (its own finalizer), one that deletes at
+  // once, and one that does not block its owner.
+  auto held = obj(R"({"metadata":{"name":"held","finalizers":["example.com/cleanup"]}})");
+  held["metadata"].as_object()["ownerReferences"] = ref(true);
+  f.store.create(cms, "alice", held);
+  auto quick = obj(R"({"metadata":{"name":"quick"}})");
+  quick["metadata"].as_object()["ownerReferences"] = ref(true);
+  f.store.create(cms, "alice", quick);
+  f.clock.advance(30s);
+  bool deleted = true;
+  auto now = f.store.remove(cms, "alice", "owner", propagate(Propagation::Foreground), &deleted);
+  CHECK_FALSE(deleted);
+  CHECK(md(now, "deletionTimestamp") == "2024-01-01T00:00:30Z");
+  // GET still shows the owner, marked for deletion with the GC's finalizer.
+  auto still = f.store.get(cms, "alice", "owner");
+  CHECK(json::serialize(still.at("metadata").at("finalizers")) == R"(["foregroundDeletion"])");
+  CHECK(md(still, "deletionTimestamp") == "2024-01-01T00:00:30Z");
+  CHECK(still.at("metadata").at("deletionGracePeriodSeconds") == 0);
+  CHECK(!f.store.find(cms, "alice", "quick"));
+  auto h = f.store.get(cms, "alice", "held");  // being deleted, held by its finalizer
+  CHECK(md(h, "deletionTimestamp") == "2024-01-01T00:00:30Z");
+  // A second delete changes nothing.
+  const auto rv = f.store.revision();
+  f.store.remove(cms, "alice", "owner", propagate(Propagation::Foreground), &deleted);
+  CHECK_FALSE(deleted);
+  CHECK(f.store.revision() == rv);
+  // Updates cannot clear deletionTimestamp.
+  h.at("metadata").as_object().erase("deletionTimestamp");
+  h["data"] = json::object{{"k", "v"}};
+  h = f.store.update(cms, "alice", h);
+  CHECK(md(h, "deletionTimestamp") == "2024-01-01T00:00:30Z");
+  // The dependent's controller finishes: its last finalizer goes, it is deleted, then the owner.
+  h.at("metadata").as_object().erase("finalizers");
+  h.at("metadata").as_object().erase("resourceVersion");
+  f.store.update(cms, "alice", h);
+  CHECK(!f.store.find(cms, "alice", "held"));
+  CHECK(!f.store.find(cms, "alice", "owner"));
+}
+
+TEST_CASE("delete: a non-blocking dependent does not hold the owner; finalizers hold a Background delete") {
+  Fixture f;
+  const auto& cms = f.store.type("", "configmaps");
+  auto owner = f.store.create(cms, "alice", obj(R"({"metadata":{"name":"owner","finalizers":["example.com/x"]}})"));
+  auto dep = obj(R"({"metadata":{"name":"dep","finalizers":["example.com/y"]}})");
+  dep["metadata"].as_object()["ownerReferences"] = json::array{json::object{
+      {"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"name", "owner"}, {"uid", owner.at("metadata").at("uid")}}};
+  f.store.create(cms, "alice", dep);
+  // Background with a finalizer on the owner: the owner stays, its dependent is untouched.
+  bool deleted = true;
+  f.store.remove(cms, "alice", "owner", propagate(Propagation::Background), &deleted);
+  CHECK_FALSE(deleted);
+  CHECK(md(f.store.get(cms, "alice", "dep"), "deletionTimestamp").empty());
+  // Foreground now: the finalizer is added; "dep" does not block (no blockOwnerDeletion).
+  f.store.remove(cms, "alice", "owner", propagate(Propagation::Foreground), &deleted);
+  auto o = f.store.get(cms, "alice", "owner");
+  CHECK(json::serialize(o.at("metadata").at("finalizers")) == R"(["example.com/x"])");
+  CHECK(!md(f.store.get(cms, "alice", "dep"), "deletionTimestamp").empty());
+  // Removing the owner's own finalizer deletes it; the dependent (held by its finalizer) stays marked.
+  o.at("metadata").as_object().erase("finalizers");
+  f.store.update(cms, "alice", o);
+  CHECK(!f.store.find(cms, "alice", "owner"));
+  CHECK(f.store.find(cms, "alice", "dep"));
+}
