@@ -596,27 +596,37 @@ Response Api::dispatch(const Request& r) const {
         return;
       }
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-      auto last_bookmark = std::chrono::steady_clock::now();
+      // Bookmarks follow the cluster's clock (a manual clock in tests): the watch cache sends one
+      // about every minute to watchers that allow them (apiserver/pkg/storage/cacher:
+      // bookmarkFrequency = time.Minute), carrying only kind, apiVersion and resourceVersion.
+      constexpr auto kBookmarkEvery = std::chrono::minutes(1);
+      auto last_bookmark = store->clock().now();
       std::uint64_t last_rv = 0;
-      while (!stopping && std::chrono::steady_clock::now() < deadline) {
-        auto events = queue->next(std::chrono::milliseconds(200));
+      auto send = [&](const std::vector<WatchEvent>& events) {
         for (const auto& ev : events) {
           json::value obj;
           if (table) obj = to_table(*tp, {ev.object}, store->clock().now(), inc);
           else obj = *ev.object;
           last_rv = std::max(last_rv, ev.resource_version);
-          if (!write(json::serialize(json::object{{"type", to_string(ev.type)}, {"object", std::move(obj)}}) + "\n")) {
-            store->close_watch(queue);
-            return;
-          }
+          if (!write(json::serialize(json::object{{"type", to_string(ev.type)}, {"object", std::move(obj)}}) + "\n"))
+            return false;
         }
+        return true;
+      };
+      while (!stopping && std::chrono::steady_clock::now() < deadline) {
+        auto events = queue->next(std::chrono::milliseconds(200));
+        if (!send(events)) break;
         if (queue->closed()) break;
         if (events.empty() && !write("")) break;  // the client hung up
-        if (bookmarks && std::chrono::steady_clock::now() - last_bookmark > std::chrono::seconds(5)) {
-          last_bookmark = std::chrono::steady_clock::now();
-          const auto rv_now = std::max(last_rv, store->revision());
+        if (bookmarks && !stopping && store->clock().now() - last_bookmark >= kBookmarkEvery) {
+          last_bookmark = store->clock().now();
+          // Every event up to the store's revision is already queued for this watcher (events are
+          // queued under the store's lock as they commit): send those first, so that the
+          // bookmark never claims a version whose events the client has not seen.
+          const auto rv_now = store->revision();
+          if (!send(queue->next(std::chrono::milliseconds(0)))) break;
           json::object bm{{"kind", tp->kind}, {"apiVersion", tp->api_version()},
-                          {"metadata", json::object{{"resourceVersion", std::to_string(rv_now)}}}};
+                          {"metadata", json::object{{"resourceVersion", std::to_string(std::max(last_rv, rv_now))}}}};
           if (!write(json::serialize(json::object{{"type", "BOOKMARK"}, {"object", std::move(bm)}}) + "\n")) break;
         }
       }

@@ -471,3 +471,67 @@ TEST_CASE("validation of pods and pod templates: quantities, tolerations, contai
   CHECK(taint.status == 422);
   CHECK(f.json_of(taint)["details"].at("causes").at(0).at("field").as_string().starts_with("spec.taints[0]"));
 }
+
+TEST_CASE("watch bookmarks follow the cluster clock: one a minute with allowWatchBookmarks, none without") {
+  for (const bool allow : {true, false}) {
+    CAPTURE(allow);
+    Fixture f;
+    const auto& pods = f.store.type("", "pods");
+    auto pod = [&](const std::string& name) {
+      auto p = json::parse(kPod).as_object();
+      p["metadata"].as_object()["name"] = name;
+      f.store.create(pods, "alice", p);
+    };
+    Request w;
+    w.method = "GET";
+    w.path = "/api/v1/namespaces/alice/pods";
+    w.query = {{"watch", "1"}, {"resourceVersion", std::to_string(f.store.revision())}};
+    if (allow) w.query.emplace("allowWatchBookmarks", "true");
+    w.user = "alice";
+    auto resp = f.api.handle(w);
+    REQUIRE(resp.stream);
+    pod("p1");
+    // The client reacts to each line: after p1, 30s pass and p2 is created (no bookmark yet);
+    // after p2, 31s more (a minute in all) and p3 is created.
+    std::vector<json::object> lines;
+    std::atomic<bool> stop{false};
+    int idle_probes_after_p3 = 0;  // the stream's liveness probes while nothing happens
+    resp.stream(
+        [&](std::string_view s) {
+          if (s.empty()) {
+            if (lines.size() >= 3) ++idle_probes_after_p3;
+            return true;
+          }
+          lines.push_back(json::parse(s).as_object());
+          const auto& l = lines.back();
+          const auto name = l.at("object").at("metadata").as_object().if_contains("name");
+          if (l.at("type") == "ADDED" && name && *name == "p1") {
+            f.clock.advance(30s);
+            pod("p2");
+          } else if (l.at("type") == "ADDED" && name && *name == "p2") {
+            f.clock.advance(31s);
+            pod("p3");
+          } else {
+            stop = l.at("type") == "BOOKMARK" || (name && *name == "p3" && !allow);
+          }
+          return true;
+        },
+        stop);
+    std::vector<std::string> seen;
+    for (const auto& l : lines) seen.emplace_back(l.at("type").as_string());
+    if (!allow) {
+      CHECK(seen == std::vector<std::string>{"ADDED", "ADDED", "ADDED"});
+      continue;
+    }
+    // p3 was committed before the bookmark was due to be sent: it comes first, and the bookmark's
+    // version covers it.
+    REQUIRE(seen == std::vector<std::string>{"ADDED", "ADDED", "ADDED", "BOOKMARK"});
+    CHECK(idle_probes_after_p3 == 0);  // sent as the clock passed the minute, not after waiting
+    const auto& bm = lines.back().at("object").as_object();
+    CHECK(bm.at("kind") == "Pod");
+    CHECK(bm.at("apiVersion") == "v1");
+    CHECK(bm.at("metadata").as_object().size() == 1);
+    CHECK(bm.at("metadata").at("resourceVersion") == json::value(std::to_string(f.store.revision())));
+    CHECK(bm.at("metadata").at("resourceVersion") == lines[2].at("object").at("metadata").at("resourceVersion"));
+  }
+}
