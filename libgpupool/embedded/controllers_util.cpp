@@ -1,5 +1,12 @@
 #include "embedded/controllers_util.hpp"
 
+#include <atomic>
+
+#include <fmt/format.h>
+
+#include "embedded/clock.hpp"
+#include "embedded/store.hpp"
+
 namespace gpupool::embedded::util {
 
 const json::object* find_condition(const json::array* conditions, std::string_view type) {
@@ -29,6 +36,37 @@ bool set_condition(json::array& conditions, const json::object& condition) {
   }
   conditions.push_back(condition);
   return true;
+}
+
+std::string record_event(Store& store, std::chrono::system_clock::time_point now, const json::object& involved,
+                         std::string_view type, std::string_view reason, const std::string& message,
+                         const std::string& component, std::string_view action) {
+  static std::atomic<std::uint64_t> counter{0};
+  const json::object* md = object_at(involved, {"metadata"});
+  const std::string ns = string_of(md, "namespace"), name = string_of(md, "name");
+  const auto t = std::chrono::time_point_cast<Clock::duration>(now);
+  const std::string ev_name =
+      fmt::format("{}.{:x}", name, static_cast<std::uint64_t>(t.time_since_epoch().count()) + counter++);
+  json::object ref{{"kind", involved.at("kind")}, {"name", name}, {"uid", string_of(md, "uid")},
+                   {"apiVersion", involved.at("apiVersion")}, {"resourceVersion", string_of(md, "resourceVersion")}};
+  if (!ns.empty()) ref["namespace"] = ns;
+  json::object ev{{"apiVersion", "v1"},
+                  {"kind", "Event"},
+                  {"metadata", json::object{{"name", ev_name}, {"namespace", ns.empty() ? "default" : ns}}},
+                  {"involvedObject", std::move(ref)},
+                  {"reason", reason},
+                  {"message", message},
+                  {"source", json::object{{"component", component}}},
+                  {"firstTimestamp", to_rfc3339(t)},
+                  {"lastTimestamp", to_rfc3339(t)},
+                  {"count", 1},
+                  {"type", type},
+                  {"eventTime", nullptr},
+                  {"reportingComponent", component},
+                  {"reportingInstance", component}};
+  if (!action.empty()) ev["action"] = action;
+  store.create(store.type("", "events"), ns.empty() ? "default" : ns, std::move(ev));
+  return ev_name;
 }
 
 }  // namespace gpupool::embedded::util

@@ -3,11 +3,16 @@
 #pragma once
 
 #include <boost/json.hpp>
+#include <chrono>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
+
+namespace gpupool::embedded {
+class Store;
+}
 
 namespace gpupool::embedded::util {
 
@@ -103,5 +108,12 @@ bool set_condition(json::array& conditions, const json::object& condition);
 
 /// The condition of `type`, or nullptr.
 const json::object* find_condition(const json::array* conditions, std::string_view type);
+
+/// Records a core/v1 Event about `involved` (an object with apiVersion, kind and metadata) as
+/// client-go's event recorder writes it: name "<object>.<hex time>", count 1, first/lastTimestamp
+/// `now`, source.component and reportingComponent `component`. Returns the event's name.
+std::string record_event(Store& store, std::chrono::system_clock::time_point now, const json::object& involved,
+                         std::string_view type, std::string_view reason, const std::string& message,
+                         const std::string& component, std::string_view action = {});
 
 }  // namespace gpupool::embedded::util

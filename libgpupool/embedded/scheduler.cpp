@@ -8,6 +8,7 @@
 
 #include "embedded/controllers_util.hpp"
 #include "embedded/store.hpp"
+#include "embedded/volumes.hpp"
 #include "gpupool/node.hpp"
 #include "gpupool/scheduling.hpp"
 
@@ -209,7 +210,6 @@ struct Scheduler::Impl {
   std::set<std::string> pending, unschedulable;
   std::map<std::string, std::string> failure_event;  // pod key -> event name
   bool busy = false;
-  std::uint64_t event_counter = 0;
 
   bool serves(const json::object& pod) const {
     const std::string s = scheduler_of(pod);
@@ -239,11 +239,18 @@ std::vector<std::string> Scheduler::unschedulable() const {
 void Scheduler::on_event(const WatchEvent& e) {
   if (!e.type_info || !e.object || !e.type_info->group.empty()) return;
   const std::string& r = e.type_info->resource;
-  if (r != "pods" && r != "nodes") return;
+  if (r != "pods" && r != "nodes" && r != "persistentvolumeclaims") return;
   bool work = false;
   {
     std::lock_guard lk(impl_->mu);
-    if (r == "nodes") {
+    if (r == "persistentvolumeclaims") {
+      // A claim bound (or created): pods waiting for it are retried.
+      if (e.type == EventType::Deleted || (e.old_object && string_of(object_at(*e.old_object, {"status"}), "phase") ==
+                                                               string_of(object_at(*e.object, {"status"}), "phase")))
+        return;
+      impl_->retry_unschedulable();
+      work = !impl_->pending.empty();
+    } else if (r == "nodes") {
       impl_->dirty = true;
       impl_->retry_unschedulable();
       work = !impl_->pending.empty();
@@ -341,7 +348,15 @@ std::size_t Scheduler::sync() {
       } catch (const ValidationError&) {
         continue;
       }
-      result = place(req, impl_->nodes, impl_->state);
+      // VolumeBinding's PreFilter rejects a pod whose claims are missing or unbound before any node
+      // is filtered.
+      if (auto volumes = volume_prefilter(store_, pod); !volumes.empty()) {
+        result = PlacementResult{};
+        result.num_all_nodes = impl_->nodes.size();
+        result.prefilter_message = std::move(volumes);
+      } else {
+        result = place(req, impl_->nodes, impl_->state);
+      }
       if (result.chosen) {
         impl_->state.add_pod(impl_->nodes[*result.chosen], req);
         impl_->accounted.emplace(key, std::make_pair(result.chosen_node, req));
@@ -353,8 +368,6 @@ std::size_t Scheduler::sync() {
     const auto now = clock_.now();
     const std::string component = scheduler_of(pod);
     auto event = [&](const char* type, const char* reason, const std::string& message, const std::string& existing) {
-      json::object involved{{"kind", "Pod"}, {"namespace", ns}, {"name", name}, {"uid", util::uid_of(pod)},
-                            {"apiVersion", "v1"}, {"resourceVersion", string_of(object_at(pod, {"metadata"}), "resourceVersion")}};
       if (!existing.empty()) {
         // The event recorder's aggregation: the same message again bumps count and lastTimestamp.
         try {
@@ -367,28 +380,8 @@ std::size_t Scheduler::sync() {
         } catch (const StatusError&) {
         }
       }
-      std::string ev_name;
-      {
-        std::lock_guard lk(impl_->mu);
-        ev_name = fmt::format("{}.{:x}", name, now.time_since_epoch().count() + impl_->event_counter++);
-      }
-      store_.create(events, ns,
-                    json::object{{"apiVersion", "v1"},
-                                 {"kind", "Event"},
-                                 {"metadata", json::object{{"name", ev_name}, {"namespace", ns}}},
-                                 {"involvedObject", std::move(involved)},
-                                 {"reason", reason},
-                                 {"message", message},
-                                 {"source", json::object{{"component", component}}},
-                                 {"firstTimestamp", to_rfc3339(now)},
-                                 {"lastTimestamp", to_rfc3339(now)},
-                                 {"count", 1},
-                                 {"type", type},
-                                 {"eventTime", nullptr},
-                                 {"action", "Scheduling"},
-                                 {"reportingComponent", component},
-                                 {"reportingInstance", component}});
-      return ev_name;
+      return util::record_event(store_, std::chrono::time_point_cast<std::chrono::system_clock::duration>(now), pod,
+                                type, reason, message, component, "Scheduling");
     };
     if (result.chosen) {
       try {

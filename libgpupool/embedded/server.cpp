@@ -15,6 +15,7 @@
 
 #include "embedded/api.hpp"
 #include "embedded/controllers.hpp"
+#include "embedded/volumes.hpp"
 #include "embedded/kubelet.hpp"
 #include "embedded/scheduler.hpp"
 #include "embedded/base64.hpp"
@@ -95,6 +96,7 @@ struct EmbeddedServer::Impl {
   std::unique_ptr<QuotaController> quota;
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<Controllers> controllers;
+  std::unique_ptr<VolumeController> volumes;
   std::unique_ptr<Kubelet> kubelet;
   std::unique_ptr<Api> api;
   FaultInjector faults;
@@ -191,6 +193,7 @@ EmbeddedServer::EmbeddedServer(EmbeddedOptions options) : impl_(std::make_unique
   for (const auto& s : im.options.scheduler_names) sched.scheduler_names.push_back(s);
   im.scheduler = std::make_unique<Scheduler>(*im.store, im.clock, std::move(sched));
   im.controllers = std::make_unique<Controllers>(*im.store, im.clock);
+  im.volumes = std::make_unique<VolumeController>(*im.store, im.clock);
   im.kubelet = std::make_unique<Kubelet>(*im.store, im.clock);
   Api::Options ao;
   ao.server_version = im.options.server_version;
@@ -219,6 +222,22 @@ EmbeddedServer::EmbeddedServer(EmbeddedOptions options) : impl_(std::make_unique
     if (im.store->find(ns_type, "", ns)) continue;
     im.store->create(ns_type, "", json::object{{"metadata", json::object{{"name", ns},
                                                                        {"labels", json::object{{"kubernetes.io/metadata.name", ns}}}}}});
+  }
+  if (!restored) {
+    // StorageClasses: "standard", the default class (as kind and minikube install one), and every
+    // class a built-in site profile names (iiis: managed-nfs-storage, ...), all provisioned
+    // immediately by the embedded provisioner.
+    std::vector<std::string> classes{"standard"};
+    for (const auto& name : Profile::builtin_names())
+      for (const auto& [alias, cls] : Profile::builtin(name).storage_classes)
+        if (std::find(classes.begin(), classes.end(), cls) == classes.end()) classes.push_back(cls);
+    const auto& sc_type = im.store->type("storage.k8s.io", "storageclasses");
+    for (const auto& cls : classes) {
+      json::object md{{"name", cls}};
+      if (cls == "standard") md["annotations"] = json::object{{"storageclass.kubernetes.io/is-default-class", "true"}};
+      im.store->create(sc_type, "", json::object{{"metadata", std::move(md)}, {"provisioner", kEmbeddedProvisioner},
+                                                 {"reclaimPolicy", "Delete"}, {"volumeBindingMode", "Immediate"}});
+    }
   }
   if (!im.options.topology.empty() && !restored) {
     const Topology topo = fs::exists(im.options.topology) ? Topology::load(im.options.topology)

@@ -57,6 +57,9 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version) {
   out.push_back(std::move(deploy));
   out.push_back(std::move(rs));
   out.push_back(std::move(job));
+  auto sc = typed("storage.k8s.io", "v1", "storageclasses", "StorageClass", "storageclass", false, {"sc"});
+  sc.has_status = false;
+  out.push_back(std::move(sc));
   auto ev = typed("events.k8s.io", "v1", "events", "Event", "event", true, {"ev"});
   ev.has_status = false;
   out.push_back(std::move(ev));
@@ -269,6 +272,13 @@ void builtin_admission(AdmissionRequest& r) {
     } else if (core && t.resource == "persistentvolumeclaims") {
       set_default(obj_at(obj, "spec"), "volumeMode", "Filesystem");
       set_default(obj_at(obj, "status"), "phase", "Pending");
+    } else if (core && t.resource == "persistentvolumes") {
+      set_default(obj_at(obj, "spec"), "volumeMode", "Filesystem");
+      set_default(obj_at(obj, "spec"), "persistentVolumeReclaimPolicy", "Retain");
+      set_default(obj_at(obj, "status"), "phase", "Pending");
+    } else if (t.group == "storage.k8s.io" && t.resource == "storageclasses") {
+      set_default(obj, "reclaimPolicy", "Delete");
+      set_default(obj, "volumeBindingMode", "Immediate");
     } else if (core && t.resource == "services") {
       auto& spec = obj_at(obj, "spec");
       set_default(spec, "type", "ClusterIP");

@@ -432,3 +432,104 @@ TEST_CASE("kubectl delete --cascade=foreground keeps the owner until its depende
   CHECK(r.out.back() == ':');  // no ownerReferences left
   CHECK(c.server.store().list(c.type("", "pods"), "alice").items.size() == 1);
 }
+
+TEST_CASE("PVCs bind: default class, a named class, a static volume; pods wait for unbound claims") {
+  Cluster c;
+  auto& store = c.server.store();
+  const auto& pvcs = c.type("", "persistentvolumeclaims");
+  const auto& pods = c.type("", "pods");
+  auto claim = [](const std::string& name, const std::string& cls_line) {
+    return "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: " + name + "\nspec:\n" + cls_line +
+           "  accessModes: [ReadWriteOnce]\n  resources:\n    requests:\n      storage: 1Gi\n";
+  };
+  auto pod = [](const std::string& name, const std::string& claim_name) {
+    return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
+           "\nspec:\n  containers:\n  - {name: c, image: busybox, volumeMounts: [{name: d, mountPath: /d}]}\n"
+           "  volumes:\n  - name: d\n    persistentVolumeClaim: {claimName: " + claim_name + "}\n";
+  };
+  auto scheduled_message = [&](const std::string& name) {
+    auto p = store.get(pods, "alice", name);
+    for (const auto& cond : p.at("status").at("conditions").as_array())
+      if (cond.at("type") == "PodScheduled")
+        return std::string(cond.at("status").as_string()) + ": " +
+               std::string(cond.as_object().contains("message") ? cond.at("message").as_string() : "");
+    return std::string("none");
+  };
+
+  // No class: DefaultStorageClass admission picks "standard", the provisioner makes the volume.
+  auto r = apply_text(c, "alice", claim("data", ""));
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  auto pvc = store.get(pvcs, "alice", "data");
+  CHECK(pvc.at("spec").at("storageClassName") == "standard");
+  const std::string pv_name = "pvc-" + std::string(pvc.at("metadata").at("uid").as_string());
+  CHECK(pvc.at("spec").at("volumeName") == json::value(pv_name));
+  CHECK(pvc.at("status").at("phase") == "Bound");
+  CHECK(pvc.at("status").at("capacity").at("storage") == "1Gi");
+  CHECK(pvc.at("metadata").at("annotations").at("pv.kubernetes.io/bind-completed") == "yes");
+  r = c.kubectl("alice", "get pvc data");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  auto rows = table_rows(r.out);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[1] == std::vector<std::string>{"data", "Bound", pv_name, "1Gi", "RWO", "standard", "<unset>", "0s"});
+  auto pv = store.get(c.type("", "persistentvolumes"), "", pv_name);
+  CHECK(pv.at("status").at("phase") == "Bound");
+  CHECK(pv.at("spec").at("claimRef").at("name") == "data");
+  CHECK(pv.at("spec").at("persistentVolumeReclaimPolicy") == "Delete");
+  r = apply_text(c, "alice", pod("uses-data", "data"));
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(!store.get(pods, "alice", "uses-data").at("spec").at("nodeName").as_string().empty());
+
+  // A class that does not exist (yet): the claim stays Pending, and so does a pod using it.
+  r = apply_text(c, "alice", claim("fast", "  storageClassName: fast\n"));
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(store.get(pvcs, "alice", "fast").at("status").at("phase") == "Pending");
+  r = c.kubectl("alice", "get events --field-selector reason=ProvisioningFailed -o jsonpath={.items[*].message}");
+  CHECK(r.out == "storageclass.storage.k8s.io \"fast\" not found");
+  r = apply_text(c, "alice", pod("uses-fast", "fast"));
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(scheduled_message("uses-fast") ==
+        "False: 0/6 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/6 nodes are "
+        "available: 6 Preemption is not helpful for scheduling..");
+  r = apply_text(c, "alice", pod("uses-missing", "missing"));
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(scheduled_message("uses-missing") ==
+        "False: 0/6 nodes are available: persistentvolumeclaim \"missing\" not found. preemption: 0/6 nodes are "
+        "available: 6 Preemption is not helpful for scheduling..");
+  // The admin installs the class: the claim binds and the waiting pod is scheduled.
+  r = apply_text(c, "admin", "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: fast\n"
+                             "provisioner: example.com/fast\n");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(store.get(pvcs, "alice", "fast").at("status").at("phase") == "Bound");
+  CHECK(scheduled_message("uses-fast") == "True: ");
+  CHECK(scheduled_message("uses-missing").rfind("False", 0) == 0);
+  r = c.kubectl("admin", "get sc -o jsonpath={.items[*].metadata.name}");
+  CHECK(r.out.find("fast managed-nfs-storage standard") != std::string::npos);
+
+  // storageClassName "": only a pre-provisioned volume of no class binds, the smallest that fits.
+  for (std::string size : {"10Gi", "2Gi", "512Mi"}) {
+    std::string name = "nfs-" + size;
+    for (auto& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    r = apply_text(c, "admin", "apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: " + name +
+                                   "\nspec:\n  capacity: {storage: " + size +
+                                   "}\n  accessModes: [ReadWriteOnce, ReadWriteMany]\n  nfs: {server: 10.1.0.20, path: /x}\n");
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+  }
+  CHECK(store.get(c.type("", "persistentvolumes"), "", "nfs-2gi").at("status").at("phase") == "Available");
+  r = apply_text(c, "alice", claim("static", "  storageClassName: \"\"\n"));
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  auto st = store.get(pvcs, "alice", "static");
+  CHECK(st.at("status").at("phase") == "Bound");
+  CHECK(st.at("spec").at("volumeName") == "nfs-2gi");
+  CHECK(store.get(c.type("", "persistentvolumes"), "", "nfs-10gi").at("status").at("phase") == "Available");
+  auto big = claim("too-big", "  storageClassName: \"\"\n");
+  big.replace(big.find("1Gi"), 3, "20Gi");
+  REQUIRE(apply_text(c, "alice", big).code == 0);
+  CHECK(store.get(pvcs, "alice", "too-big").at("status").at("phase") == "Pending");
+  r = c.kubectl("alice", "get events --field-selector reason=FailedBinding -o jsonpath={.items[*].message}");
+  CHECK(r.out == "no persistent volumes available for this claim and no storage class is set");
+  // Deleting a claim reclaims its volume: provisioned ones (Delete) go, static ones (Retain) are Released.
+  REQUIRE(c.kubectl("alice", "delete pod uses-data").code == 0);
+  REQUIRE(c.kubectl("alice", "delete pvc data static").code == 0);
+  CHECK(!store.find(c.type("", "persistentvolumes"), "", pv_name));
+  CHECK(store.get(c.type("", "persistentvolumes"), "", "nfs-2gi").at("status").at("phase") == "Released");
+}
