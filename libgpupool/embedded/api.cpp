@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "embedded/events.hpp"
 #include "embedded/patch.hpp"
 #include "embedded/scheduler.hpp"
 #include "embedded/table.hpp"
@@ -494,7 +495,13 @@ Response Api::dispatch(const Request& r) const {
   }
   tg.type = store_.find_type(group, version, resource);
   if (!tg.type) throw StatusError(404, "NotFound", "the server could not find the requested resource");
-  const ResourceType& t = *tg.type;
+  // events.k8s.io/v1 Events are the core/v1 Events seen through a conversion, one store for both
+  // (embedded/events.hpp): `t` is what is stored, `served` what the request names.
+  const ResourceType& served = *tg.type;
+  const bool event_view = served.group == "events.k8s.io" && served.resource == "events";
+  const ResourceType& t = event_view ? store_.type("", "events") : served;
+  auto as_served = [event_view](json::object o) { return event_view ? core_event_to_v1(o) : o; };
+  auto as_stored = [event_view](json::object o) { return event_view ? v1_event_to_core(o) : o; };
   if (!t.namespaced && !tg.ns.empty())
     throw StatusError(404, "NotFound", "the server could not find the requested resource");
   if (q_true(r, "watch")) tg.watch = true;
@@ -508,7 +515,7 @@ Response Api::dispatch(const Request& r) const {
   else if (r.method == "DELETE") verb = tg.name.empty() ? "deletecollection" : "delete";
   else
     throw StatusError(405, "MethodNotAllowed", fmt::format("{} is not supported", r.method));
-  authorize(r, verb, t, tg.ns, tg.name, tg.subresource);
+  authorize(r, verb, served, tg.ns, tg.name, tg.subresource);
   if (!tg.subresource.empty()) {
     const bool ok = (tg.subresource == "status" && t.has_status) || (tg.subresource == "scale" && t.has_scale) ||
                     (t.group.empty() && t.resource == "pods" && (tg.subresource == "binding" || tg.subresource == "log"));
@@ -532,7 +539,7 @@ Response Api::dispatch(const Request& r) const {
     if (tg.subresource == "scale") return json_response(200, scale_of(t, obj));
     if (wants_table(r))
       return json_response(200, to_table(t, {std::make_shared<const json::object>(std::move(obj))}, now, include_object(r)));
-    return json_response(200, obj);
+    return json_response(200, as_served(std::move(obj)));
   }
   if (verb == "list") {
     ListOptions lo;
@@ -551,8 +558,8 @@ Response Api::dispatch(const Request& r) const {
     }
     json::array items;
     items.reserve(res.items.size());
-    for (const auto& it : res.items) items.push_back(*it);
-    return json_response(200, json::object{{"kind", list_kind(t)}, {"apiVersion", t.api_version()},
+    for (const auto& it : res.items) items.push_back(as_served(*it));
+    return json_response(200, json::object{{"kind", list_kind(served)}, {"apiVersion", served.api_version()},
                                            {"metadata", std::move(md)}, {"items", std::move(items)}});
   }
   if (verb == "watch") {
@@ -576,7 +583,7 @@ Response Api::dispatch(const Request& r) const {
     const bool table = wants_table(r);
     const IncludeObject inc = include_object(r);
     Store* store = &store_;
-    const ResourceType* tp = &t;
+    const ResourceType* tp = &served;
     std::shared_ptr<WatchQueue> queue;
     std::optional<StatusError> gone;
     try {
@@ -587,7 +594,7 @@ Response Api::dispatch(const Request& r) const {
     }
     Response resp;
     resp.content_type = table ? "application/json;as=Table;v=v1;g=meta.k8s.io" : "application/json";
-    resp.stream = [store, tp, queue, gone, timeout_s, bookmarks, table, inc](const ChunkWriter& write,
+    resp.stream = [store, tp, queue, gone, timeout_s, bookmarks, table, inc, event_view](const ChunkWriter& write,
                                                                              const std::atomic<bool>& stopping) {
       if (gone) {
         // The watch starts, then reports the expired version as an ERROR event (what client-go's
@@ -605,7 +612,8 @@ Response Api::dispatch(const Request& r) const {
       auto send = [&](const std::vector<WatchEvent>& events) {
         for (const auto& ev : events) {
           json::value obj;
-          if (table) obj = to_table(*tp, {ev.object}, store->clock().now(), inc);
+          if (table) obj = to_table(*ev.type_info, {ev.object}, store->clock().now(), inc);
+          else if (event_view) obj = core_event_to_v1(*ev.object);
           else obj = *ev.object;
           last_rv = std::max(last_rv, ev.resource_version);
           if (!write(json::serialize(json::object{{"type", to_string(ev.type)}, {"object", std::move(obj)}}) + "\n"))
@@ -658,8 +666,9 @@ Response Api::dispatch(const Request& r) const {
     if (const auto kind = str(body, "kind"); !kind.empty() && kind != t.kind)
       throw StatusError::bad_request(
           fmt::format("the kind in the data ({}) does not match the expected kind ({})", kind, t.kind));
-    auto created = store_.create(t, tg.ns, std::move(body), wo);
-    return json_response(201, created);
+    if (event_view) validate_v1_event_create(served, body);
+    auto created = store_.create(t, tg.ns, as_stored(std::move(body)), wo);
+    return json_response(201, as_served(std::move(created)));
   }
   if (verb == "update") {
     auto body = parse_object(r);
@@ -677,7 +686,7 @@ Response Api::dispatch(const Request& r) const {
     if (body_name != tg.name)
       throw StatusError::bad_request(
           fmt::format("the name of the object ({}) does not match the name on the URL ({})", body_name, tg.name));
-    return json_response(200, store_.update(t, tg.ns, std::move(body), wo, tg.subresource));
+    return json_response(200, as_served(store_.update(t, tg.ns, as_stored(std::move(body)), wo, tg.subresource)));
   }
   if (verb == "patch") {
     const std::string ct = r.content_type.substr(0, r.content_type.find(';'));
@@ -703,11 +712,11 @@ Response Api::dispatch(const Request& r) const {
       obj["metadata"].as_object()["managedFields"] = json::array{json::object{
           {"manager", wo.field_manager}, {"operation", "Apply"}, {"apiVersion", t.api_version()},
           {"time", to_rfc3339(now)}, {"fieldsType", "FieldsV1"}, {"fieldsV1", json::object{}}}};
-      return json_response(201, store_.create(t, tg.ns, std::move(obj), wo));
+      return json_response(201, as_served(store_.create(t, tg.ns, as_stored(std::move(obj)), wo)));
     }
     for (int attempt = 0;; ++attempt) {
       json::object cur = store_.get(t, tg.ns, tg.name);
-      json::value base = tg.subresource == "scale" ? json::value(scale_of(t, cur)) : json::value(cur);
+      json::value base = tg.subresource == "scale" ? json::value(scale_of(t, cur)) : json::value(as_served(cur));
       json::value next;
       if (ct == "application/json-patch+json") {
         if (!patch.is_array()) throw StatusError::bad_request("a JSON patch must be an array of operations");
@@ -718,7 +727,7 @@ Response Api::dispatch(const Request& r) const {
         next = strategic_merge_patch(base, patch, tg.subresource == "scale" ? "Scale" : t.kind);
       }
       if (!next.is_object()) throw StatusError::bad_request("the patch did not produce an object");
-      json::object out = std::move(next.as_object());
+      json::object out = as_stored(std::move(next.as_object()));
       if (tg.subresource == "scale") {
         std::int64_t replicas = 0;
         if (const auto* s = out.if_contains("spec"); s && s->is_object())
@@ -736,7 +745,7 @@ Response Api::dispatch(const Request& r) const {
       try {
         auto updated = store_.update(t, tg.ns, std::move(out), wo, tg.subresource == "scale" ? "" : tg.subresource);
         if (tg.subresource == "scale") return json_response(200, scale_of(t, updated));
-        return json_response(200, updated);
+        return json_response(200, as_served(std::move(updated)));
       } catch (const StatusError& e) {
         // The API server retries a patch internally when the object changed under it.
         const bool explicit_rv = patch.is_object() && patch.as_object().if_contains("metadata") &&
@@ -772,12 +781,12 @@ Response Api::dispatch(const Request& r) const {
       json::array items;
       for (const auto& it : res.items) {
         try {
-          items.push_back(store_.remove(t, meta(*it, "namespace"), meta(*it, "name"), dopt));
+          items.push_back(as_served(store_.remove(t, meta(*it, "namespace"), meta(*it, "name"), dopt)));
         } catch (const StatusError& e) {
           if (e.code() != 404) throw;
         }
       }
-      return json_response(200, json::object{{"kind", list_kind(t)}, {"apiVersion", t.api_version()},
+      return json_response(200, json::object{{"kind", list_kind(served)}, {"apiVersion", served.api_version()},
                                              {"metadata", json::object{{"resourceVersion", std::to_string(store_.revision())}}},
                                              {"items", std::move(items)}});
     }
@@ -785,9 +794,9 @@ Response Api::dispatch(const Request& r) const {
     auto gone_obj = store_.remove(t, tg.ns, tg.name, dopt, &deleted);
     // handlers/delete.go: an object still there (finalizers) comes back as itself, 200 — 202 only
     // when the request set orphanDependents=false.
-    if (!deleted || (t.group.empty() && t.resource == "pods")) return json_response(200, gone_obj);
-    json::object details{{"name", tg.name}, {"kind", t.resource}, {"uid", meta(gone_obj, "uid")}};
-    if (!t.group.empty()) details["group"] = t.group;
+    if (!deleted || (t.group.empty() && t.resource == "pods")) return json_response(200, as_served(std::move(gone_obj)));
+    json::object details{{"name", tg.name}, {"kind", served.resource}, {"uid", meta(gone_obj, "uid")}};
+    if (!served.group.empty()) details["group"] = served.group;
     return json_response(200, json::object{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object{}},
                                            {"status", "Success"}, {"details", std::move(details)}});
   }

@@ -458,7 +458,8 @@ TEST_CASE("validation of pods and pod templates: quantities, tolerations, contai
   // Templates are validated with their own paths; defaults are filled in on create.
   auto bad = f.call("POST", "/apis/apps/v1/namespaces/alice/deployments",
                     R"({"metadata":{"name":"d"},"spec":{"template":{"spec":{"containers":[{"name":"Bad","image":"x"}]}}}})");
-  CHECK(bad.status == 422);
+  REQUIRE_MESSAGE(bad.status == 422, bad.body);
+  MESSAGE(bad.body);
   CHECK(f.json_of(bad)["details"].at("causes").at(0).at("field") == "spec.template.spec.containers[0].name");
   auto good = f.json_of(f.call("POST", "/api/v1/namespaces/alice/pods", pod(R"({"containers":[{"name":"c","image":"x:1"}]})")));
   CHECK(good["status"].at("phase") == "Pending");
@@ -534,4 +535,71 @@ TEST_CASE("watch bookmarks follow the cluster clock: one a minute with allowWatc
     CHECK(bm.at("metadata").at("resourceVersion") == json::value(std::to_string(f.store.revision())));
     CHECK(bm.at("metadata").at("resourceVersion") == lines[2].at("object").at("metadata").at("resourceVersion"));
   }
+}
+
+TEST_CASE("events.k8s.io/v1 and core/v1 serve one store of Events, fields converted") {
+  Fixture f;
+  // Created through events.k8s.io/v1 (as client-go's new event recorder writes them) ...
+  auto created = f.call("POST", "/apis/events.k8s.io/v1/namespaces/alice/events", R"({
+    "apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"e1"},
+    "eventTime":"2024-01-01T00:00:00.000000Z","reportingController":"gpupool.io/trainer",
+    "reportingInstance":"trainer-0","action":"Checkpoint","reason":"Saved","type":"Normal",
+    "note":"checkpoint 3 written","regarding":{"kind":"Pod","namespace":"alice","name":"p","apiVersion":"v1"}})", "alice");
+  REQUIRE_MESSAGE(created.status == 201, created.body);
+  auto v1 = f.json_of(created);
+  CHECK(v1["apiVersion"] == "events.k8s.io/v1");
+  CHECK(v1["note"] == "checkpoint 3 written");
+  // ... they are core/v1 Events.
+  auto core = f.json_of(f.call("GET", "/api/v1/namespaces/alice/events/e1", "", "alice"));
+  CHECK(core["apiVersion"] == "v1");
+  CHECK(core["message"] == "checkpoint 3 written");
+  CHECK(core["involvedObject"].at("name") == "p");
+  CHECK(core["reportingComponent"] == "gpupool.io/trainer");
+  CHECK(core["reportingInstance"] == "trainer-0");
+  CHECK(core["eventTime"] == "2024-01-01T00:00:00.000000Z");
+  CHECK(!core.contains("note"));
+  CHECK(!core.contains("regarding"));
+  CHECK(f.call("GET", "/apis/events.k8s.io/v1/namespaces/alice/events/e1", "", "alice").status == 200);
+
+  // A core event (the scheduler's kind) seen through events.k8s.io/v1.
+  REQUIRE(f.call("POST", "/api/v1/namespaces/alice/events", R"({"metadata":{"name":"e2"},
+    "involvedObject":{"kind":"Pod","namespace":"alice","name":"p"},"reason":"FailedScheduling","message":"0/1 nodes",
+    "source":{"component":"default-scheduler"},"firstTimestamp":"2024-01-01T00:00:00Z",
+    "lastTimestamp":"2024-01-01T00:00:05Z","count":2,"type":"Warning"})", "alice").status == 201);
+  auto list = f.json_of(f.call("GET", "/apis/events.k8s.io/v1/namespaces/alice/events", "", "alice"));
+  CHECK(list["kind"] == "EventList");
+  CHECK(list["apiVersion"] == "events.k8s.io/v1");
+  REQUIRE(list["items"].as_array().size() == 2);
+  const auto& e2 = list["items"].at(1).as_object();
+  CHECK(e2.at("note") == "0/1 nodes");
+  CHECK(e2.at("regarding").at("name") == "p");
+  CHECK(e2.at("deprecatedSource").at("component") == "default-scheduler");
+  CHECK(e2.at("deprecatedFirstTimestamp") == "2024-01-01T00:00:00Z");
+  CHECK(e2.at("deprecatedLastTimestamp") == "2024-01-01T00:00:05Z");
+  CHECK(e2.at("deprecatedCount") == 2);
+  CHECK(e2.at("eventTime").is_null());
+  CHECK(!e2.contains("message"));
+  CHECK(f.json_of(f.call("GET", "/api/v1/namespaces/alice/events", "", "alice"))["items"].as_array().size() == 2);
+
+  // A patch through events.k8s.io edits the note; core sees the message change.
+  auto patched = f.call("PATCH", "/apis/events.k8s.io/v1/namespaces/alice/events/e1", R"({"note":"checkpoint 4 written"})",
+                        "alice", "application/merge-patch+json");
+  REQUIRE_MESSAGE(patched.status == 200, patched.body);
+  CHECK(f.json_of(patched)["note"] == "checkpoint 4 written");
+  CHECK(f.json_of(f.call("GET", "/api/v1/namespaces/alice/events/e1", "", "alice"))["message"] == "checkpoint 4 written");
+
+  // events.k8s.io/v1 creation is validated strictly (ValidateEventCreate).
+  auto bad = f.call("POST", "/apis/events.k8s.io/v1/namespaces/alice/events",
+                    R"({"metadata":{"name":"e3"},"note":"x","type":"Normal","deprecatedCount":3})", "alice");
+  REQUIRE_MESSAGE(bad.status == 422, bad.body);
+  const auto status = f.json_of(bad);
+  std::vector<std::string> fields;
+  for (const auto& c : status.at("details").at("causes").as_array()) fields.emplace_back(c.at("field").as_string());
+  CHECK(fields == std::vector<std::string>{"eventTime", "deprecatedCount", "reportingController", "reportingInstance",
+                                           "action", "reason"});
+
+  // Deleting through one API removes it from both.
+  CHECK(f.call("DELETE", "/apis/events.k8s.io/v1/namespaces/alice/events/e2", "", "alice").status == 200);
+  CHECK(f.call("GET", "/api/v1/namespaces/alice/events/e2", "", "alice").status == 404);
+  CHECK(f.store.list(f.store.type("events.k8s.io", "events"), "").items.empty());  // nothing stored twice
 }

@@ -527,6 +527,10 @@ TEST_CASE("PVCs bind: default class, a named class, a static volume; pods wait f
   CHECK(store.get(pvcs, "alice", "too-big").at("status").at("phase") == "Pending");
   r = c.kubectl("alice", "get events --field-selector reason=FailedBinding -o jsonpath={.items[*].message}");
   CHECK(r.out == "no persistent volumes available for this claim and no storage class is set");
+  // The same event through events.k8s.io/v1: one store, the message as `note`.
+  r = c.kubectl("alice", "get events.v1.events.k8s.io --field-selector reason=FailedBinding -o "
+                         "jsonpath={.items[*].note}/{.items[*].regarding.name}/{.items[*].apiVersion}");
+  CHECK(r.out == "no persistent volumes available for this claim and no storage class is set/too-big/events.k8s.io/v1");
   // Deleting a claim reclaims its volume: provisioned ones (Delete) go, static ones (Retain) are Released.
   REQUIRE(c.kubectl("alice", "delete pod uses-data").code == 0);
   REQUIRE(c.kubectl("alice", "delete pvc data static").code == 0);

@@ -1,0 +1,31 @@
+// embedded/events.hpp — events.k8s.io/v1 is another view of the core/v1 Events, not a second store
+// (the API server keeps one `events` resource and converts; pkg/apis/events/v1/conversion.go):
+//
+//   core/v1 Event          events.k8s.io/v1 Event
+//   involvedObject    <->  regarding
+//   message           <->  note
+//   source            <->  deprecatedSource
+//   firstTimestamp    <->  deprecatedFirstTimestamp
+//   lastTimestamp     <->  deprecatedLastTimestamp
+//   count             <->  deprecatedCount
+//   reportingComponent<->  reportingController
+//   eventTime, series, reason, action, related, type, reportingInstance, metadata: the same.
+#pragma once
+
+#include <boost/json.hpp>
+
+namespace gpupool::embedded {
+
+namespace json = boost::json;
+struct ResourceType;
+
+/// A stored core/v1 Event as events.k8s.io/v1 serves it.
+json::object core_event_to_v1(const json::object& core);
+/// An events.k8s.io/v1 Event as it is stored (core/v1).
+json::object v1_event_to_core(const json::object& v1);
+/// ValidateEventCreate's strict rules for events created through events.k8s.io/v1 (eventTime,
+/// type Normal|Warning, reportingController, reportingInstance, action and reason required, no
+/// deprecated fields). Throws StatusError 422 Invalid naming the fields.
+void validate_v1_event_create(const ResourceType& t, const json::object& v1);
+
+}  // namespace gpupool::embedded
