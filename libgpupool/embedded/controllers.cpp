@@ -438,6 +438,11 @@ Plan plan_kubeflow_job(const json::object& job, const std::vector<json::object>&
         else if (int_of(js, "active", 0) > 0) active[rtype] += int_of(js, "ready", 0) > 0 ? 1 : 0;
         continue;
       }
+      // training-operator v1 (pkg/controller.v1/mpi, MPIJobReconciler.newLauncher) creates the
+      // launcher as a Pod named mpiJob.Name + "-launcher" itself; the seed's
+      // "mpi-dist-launcher-jgms7" is the pod of a launcher *Job*, which is what the standalone
+      // mpi-operator (v1alpha1/v1alpha2, and v2beta1's newLauncherJob above) creates. So v1 keeps
+      // the bare name and v2beta1 gives the seed's form.
       const std::string pod_name = f.kind == "MPIJob" && rtype == "Launcher" ? name + "-launcher"
                                                                                : fmt::format("{}-{}-{}", name, rt, i);
       members.push_back(pod_name);

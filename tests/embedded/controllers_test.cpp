@@ -182,3 +182,31 @@ TEST_CASE("batch/v1 Job: parallelism, completions, backoffLimit, conditions") {
     CHECK(found);
   }
 }
+
+TEST_CASE("MPIJob launcher names: training-operator v1 names the pod itself, v2beta1's launcher Job gives it a suffix") {
+  for (const std::string version : {"v1", "v2beta1"}) {
+    CAPTURE(version);
+    Clock clock = Clock::manual();
+    Store store{clock, Store::Options{.history = 10000, .mpijob_version = version}};
+    Controllers controllers{store, clock};
+    store.create(store.type("", "namespaces"), "", obj(R"({"metadata":{"name":"default"}})"));
+    const std::string tmpl = R"({"spec":{"containers":[{"name":"mpi","image":"horovod"}]}})";
+    store.create(store.type("kubeflow.org", "mpijobs"), "default",
+                 obj(R"({"metadata":{"name":"mpi-dist"},"spec":{"mpiReplicaSpecs":{
+                       "Launcher":{"replicas":1,"template":)" + tmpl + R"(},
+                       "Worker":{"replicas":1,"template":)" + tmpl + R"(}}}})"));
+    std::set<std::string> names;
+    for (const auto& p : store.list(store.type("", "pods"), "default").items) names.insert(at(*p, "metadata.name"));
+    REQUIRE(names.size() == 2);
+    CHECK(names.count("mpi-dist-worker-0") == 1);
+    const std::string launcher = *names.begin();
+    if (version == "v1") {
+      CHECK(launcher == "mpi-dist-launcher");
+    } else {
+      // The seed's form: mpi-dist-launcher-jgms7 (generateName of the launcher Job's pods).
+      CHECK(launcher.rfind("mpi-dist-launcher-", 0) == 0);
+      CHECK(launcher.size() == std::string("mpi-dist-launcher-jgms7").size());
+      CHECK(store.find(store.type("batch", "jobs"), "default", "mpi-dist-launcher"));
+    }
+  }
+}
