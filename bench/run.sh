@@ -36,7 +36,11 @@ echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 if want place || want decode; then
   mkdir -p "$DATA"
-  [[ -s $DATA/pods.json ]] || nice "$B/bench/bench_model" gen "$DATA"
+  # Regenerate when the generator changed (GEN_VERSION bumps with bench_model.cpp's cluster shape).
+  GEN_VERSION=2
+  if [[ ! -s $DATA/pods.json || "$(cat "$DATA/gen.version" 2>/dev/null)" != "$GEN_VERSION" ]]; then
+    nice "$B/bench/bench_model" gen "$DATA" && echo "$GEN_VERSION" >"$DATA/gen.version"
+  fi
 fi
 want store && run nice "$B/bench/bench_store"
 want place && run nice "$B/bench/bench_model" place "$DATA"

@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/json/fwd.hpp>
@@ -56,6 +57,10 @@ struct Node {
   /// "status.capacity[cpu]", "spec.taints[1].effect", "metadata.name") for a missing name, a wrong
   /// JSON type, a bad quantity, taint or timestamp. Unknown fields are ignored.
   static Node from_json(const boost::json::value& node);
+  /// Reads the items of a NodeList's JSON text, decoding each node as soon as it is parsed (the whole
+  /// document is never held as a tree: peak memory is the nodes plus one item). Errors as from_json,
+  /// with the field prefixed by "items[<index>]."; malformed JSON is a ValidationError on "items".
+  static std::vector<Node> list_from_json(std::string_view node_list_json);
   /// A core/v1 Node object (apiVersion, kind, metadata, spec, status) holding every field above;
   /// from_json(to_json()) gives back an equal Node.
   boost::json::object to_json() const;

@@ -113,14 +113,18 @@ struct PodRequirements {
   /// "<namespace>/<controller kind>/<controller name>" of the controlling ownerReference, or empty.
   /// Throws ValidationError naming the field path for malformed input.
   static PodRequirements from_pod_json(const boost::json::value& pod);
+  /// Reads the items of a PodList's JSON text, one pod at a time as it is parsed (the document is
+  /// never held as a tree). Errors as from_pod_json, the field prefixed by "items[<index>].".
+  static std::vector<PodRequirements> list_from_json(std::string_view pod_list_json);
 
   /// The NodeAffinity filter: nodeSelector and required node affinity both hold.
   bool matches_node_affinity(const Node& node) const;
 };
 
 /// Amounts by interned resource id (see PlacementState::resource_id): cpu in millicores, the others
-/// in units. cpu, memory, ephemeral-storage and pods are held inline (no pointer to chase in the
-/// filter loop), other resources in a side vector.
+/// in units. The first eight resources interned (cpu, memory, ephemeral-storage, pods, then the
+/// first four extended resources seen, e.g. nvidia.com/gpu) are held inline: no pointer to chase in
+/// the filter loop. Others go to a side vector.
 class ResourceAmounts {
  public:
   std::int64_t get(int id) const noexcept {
@@ -131,7 +135,7 @@ class ResourceAmounts {
   void add(int id, std::int64_t delta);
 
  private:
-  static constexpr int kInline = 4;
+  static constexpr int kInline = 8;
   std::array<std::int64_t, kInline> core_{};
   std::vector<std::int64_t> extra_;
 };
@@ -140,12 +144,20 @@ class ResourceAmounts {
 /// (do not modify `node` afterwards: build a new NodeInfo); account bound pods with
 /// PlacementState::add_pod/remove_pod. The hot fields come first so that filtering a node touches
 /// one or two cache lines.
-struct NodeInfo {
-  ResourceAmounts allocatable;            ///< status.allocatable
-  ResourceAmounts requested;              ///< sum of bound pods' requests
+struct alignas(64) NodeInfo {
+  // Cache line 0 holds what every visit reads and what scoring reads; 1-3 the resources.
+  /// Unique per make_node_info call (0 for a NodeInfo built by hand). place() caches the verdicts of
+  /// the filters that depend only on the node's labels, taints and unschedulable flag under it, so a
+  /// NodeInfo whose `node` changed must be rebuilt with make_node_info.
+  std::uint64_t serial = 0;
   std::int64_t pod_count = 0;
   std::int64_t nonzero_milli_cpu = 0;     ///< bound pods' non-zero cpu requests (scoring)
   std::int64_t nonzero_memory = 0;        ///< bound pods' non-zero memory requests (scoring)
+  /// A 256-bit Bloom filter of the ids in spread_counts (three bits per id, see spread_bits; kept
+  /// by add_pod/remove_pod), so that scoring skips the list for the keys a node surely lacks.
+  std::array<std::uint64_t, 4> spread_mask{};
+  ResourceAmounts allocatable;            ///< status.allocatable
+  ResourceAmounts requested;              ///< sum of bound pods' requests
   bool unschedulable = false;             ///< node.unschedulable
   bool has_filtering_taints = false;      ///< a NoSchedule or NoExecute taint
   bool has_prefer_taints = false;         ///< a PreferNoSchedule taint
@@ -155,9 +167,23 @@ struct NodeInfo {
 
   /// Bound pods with the spread key `id` (0 when none).
   int spread_count(int id) const noexcept {
+    if (id < 0) return 0;
+    const std::array<std::uint64_t, 4> bits = spread_bits(id);
+    for (std::size_t w = 0; w < 4; ++w)
+      if ((spread_mask[w] & bits[w]) != bits[w]) return 0;
     for (const auto& [k, n] : spread_counts)
       if (k == id) return n;
     return 0;
+  }
+  /// The three bits of spread_mask that stand for the id.
+  static std::array<std::uint64_t, 4> spread_bits(int id) noexcept {
+    std::uint64_t h = static_cast<std::uint64_t>(id) * 0x9E3779B97F4A7C15ULL;  // Fibonacci hashing
+    std::array<std::uint64_t, 4> bits{};
+    for (int i = 0; i < 3; ++i, h <<= 8) {
+      const auto bit = static_cast<unsigned>(h >> 56);  // the top 8 bits: 0..255
+      bits[bit / 64] |= std::uint64_t{1} << (bit % 64);
+    }
+    return bits;
   }
 };
 
@@ -192,7 +218,12 @@ struct PlacementResult {
 };
 
 /// Scheduler state kept between attempts: interned resource names, the rotating start index and
-/// reusable scratch space (so place() allocates nothing per node).
+/// reusable scratch space (so place() allocates nothing per node). It also caches, per distinct set
+/// of a pod's constraints (tolerations, nodeSelector, required node affinity) and per node serial,
+/// the verdicts of the filters that do not depend on bound pods (NodeUnschedulable, TaintToleration,
+/// NodeAffinity) and the node's PreferNoSchedule count: the replicas of a workload share them, so
+/// only NodeResourcesFit and scoring run per pod. At most 64 constraint sets are kept (least
+/// recently used dropped).
 class PlacementState {
  public:
   PlacementState();

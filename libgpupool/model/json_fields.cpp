@@ -1,6 +1,12 @@
 #include "model/json_fields.hpp"
 
+#include <exception>
+#include <vector>
+
+#include <boost/json/basic_parser_impl.hpp>
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/json/value_stack.hpp>
 
 #include "gpupool/error.hpp"
 
@@ -67,6 +73,182 @@ std::map<std::string, Quantity> quantity_map(const json::object* o, const std::s
       wrong_type(f, v, "a quantity string such as \"500m\" or \"16Gi\"");
   }
   return out;
+}
+
+namespace {
+
+// A basic_parser handler that builds a value only for each element of the top-level "items" array
+// (the events are those of boost::json's own parser handler, forwarded to a value_stack while inside an
+// item) and hands it over as soon as it is complete.
+class ListItemHandler {
+ public:
+  static constexpr std::size_t max_object_size = json::object::max_size();
+  static constexpr std::size_t max_array_size = json::array::max_size();
+  static constexpr std::size_t max_key_size = json::string::max_size();
+  static constexpr std::size_t max_string_size = json::string::max_size();
+
+  explicit ListItemHandler(const std::function<void(const json::value&, std::size_t)>& item)
+      : item_(item), arena_buffer_(64 * 1024), arena_(arena_buffer_.data(), arena_buffer_.size()) {}
+
+  std::exception_ptr failure;  // what `item` threw
+  std::string problem;         // a shape error (not an object, items not an array)
+
+  bool on_document_begin(json::error_code&) { return true; }
+  bool on_document_end(json::error_code&) { return true; }
+  bool on_object_begin(json::error_code& ec) {
+    if (depth_ == 0) {
+      ++depth_;
+      return true;
+    }
+    return begin_container(ec, false);
+  }
+  bool on_object_end(std::size_t n, json::error_code& ec) {
+    if (in_item_) {
+      stack_.push_object(n);
+      return end_container(ec);
+    }
+    --depth_;
+    return true;
+  }
+  bool on_array_begin(json::error_code& ec) { return depth_ == 0 ? shape_error(ec, "must be a list object") : begin_container(ec, true); }
+  bool on_array_end(std::size_t n, json::error_code& ec) {
+    if (in_item_) {
+      stack_.push_array(n);
+      return end_container(ec);
+    }
+    --depth_;
+    if (depth_ == 1) in_items_ = false;
+    return true;
+  }
+  bool on_key_part(json::string_view s, std::size_t, json::error_code&) {
+    if (in_item_) stack_.push_chars(s);
+    else if (depth_ == 1) key_.append(s.data(), s.size());
+    return true;
+  }
+  bool on_key(json::string_view s, std::size_t, json::error_code&) {
+    if (in_item_) {
+      stack_.push_key(s);
+    } else if (depth_ == 1) {
+      key_.append(s.data(), s.size());
+      items_next_ = key_ == "items";
+      key_.clear();
+    }
+    return true;
+  }
+  bool on_string_part(json::string_view s, std::size_t, json::error_code&) {
+    if (in_item_) stack_.push_chars(s);
+    return true;
+  }
+  bool on_string(json::string_view s, std::size_t, json::error_code& ec) {
+    return scalar(ec, [&] { stack_.push_string(s); });
+  }
+  bool on_number_part(json::string_view, json::error_code&) { return true; }
+  bool on_int64(std::int64_t v, json::string_view, json::error_code& ec) { return scalar(ec, [&] { stack_.push_int64(v); }); }
+  bool on_uint64(std::uint64_t v, json::string_view, json::error_code& ec) { return scalar(ec, [&] { stack_.push_uint64(v); }); }
+  bool on_double(double v, json::string_view, json::error_code& ec) { return scalar(ec, [&] { stack_.push_double(v); }); }
+  bool on_bool(bool v, json::error_code& ec) { return scalar(ec, [&] { stack_.push_bool(v); }); }
+  bool on_null(json::error_code& ec) {
+    if (depth_ == 1 && items_next_) {  // "items": null reads as no items, as a missing field does
+      items_next_ = false;
+      return true;
+    }
+    return scalar(ec, [&] { stack_.push_null(); });
+  }
+  bool on_comment_part(json::string_view, json::error_code&) { return true; }
+  bool on_comment(json::string_view, json::error_code&) { return true; }
+
+ private:
+  // An item starts where a value begins directly inside the items array (depth 2).
+  bool starts_item() const { return in_items_ && !in_item_ && depth_ == 2; }
+  // The value of the top-level "items" key must be an array.
+  bool items_value_not_array(bool is_array) {
+    if (!(depth_ == 1 && items_next_)) return false;
+    items_next_ = false;
+    if (is_array) in_items_ = true;
+    return !is_array;
+  }
+  bool begin_container(json::error_code& ec, bool is_array) {
+    if (items_value_not_array(is_array)) return shape_error(ec, "must be an array");
+    if (starts_item()) {
+      arena_.release();
+      stack_.reset(json::storage_ptr(&arena_));
+      in_item_ = true;
+      item_depth_ = depth_;
+    }
+    ++depth_;
+    return true;
+  }
+  bool end_container(json::error_code& ec) {
+    if (--depth_ == item_depth_) return finish_item(ec);
+    return true;
+  }
+  template <class Push>
+  bool scalar(json::error_code& ec, Push push) {
+    if (depth_ == 0) return shape_error(ec, "must be a list object");
+    if (items_value_not_array(false)) return shape_error(ec, "must be an array");
+    if (in_item_) {
+      push();
+      return true;
+    }
+    if (!starts_item()) return true;  // a top-level field other than items
+    arena_.release();
+    stack_.reset(json::storage_ptr(&arena_));
+    push();
+    return finish_item(ec);
+  }
+  bool finish_item(json::error_code& ec) {
+    in_item_ = false;
+    try {
+      const json::value v = stack_.release();
+      item_(v, index_++);
+    } catch (...) {
+      failure = std::current_exception();
+      ec = json::error::extra_data;  // any error: stops the parser, failure says what happened
+      return false;
+    }
+    return true;
+  }
+  bool shape_error(json::error_code& ec, const char* what) {
+    problem = what;
+    ec = json::error::extra_data;
+    return false;
+  }
+
+  const std::function<void(const json::value&, std::size_t)>& item_;
+  std::vector<unsigned char> arena_buffer_;
+  json::monotonic_resource arena_;
+  json::value_stack stack_;
+  std::string key_;
+  std::size_t depth_ = 0, item_depth_ = 0, index_ = 0;
+  bool items_next_ = false, in_items_ = false, in_item_ = false;
+};
+
+}  // namespace
+
+void for_each_list_item(std::string_view list_json,
+                        const std::function<void(const json::value&, std::size_t)>& item) {
+  std::size_t index = 0;
+  auto counted = [&](const json::value& v, std::size_t i) {
+    index = i;
+    item(v, i);
+  };
+  const std::function<void(const json::value&, std::size_t)> fn = counted;
+  json::basic_parser<ListItemHandler> parser(json::parse_options{}, fn);
+  json::error_code ec;
+  const std::size_t used = parser.write_some(false, list_json.data(), list_json.size(), ec);
+  if (!ec && used < list_json.size()) ec = json::error::extra_data;  // as boost::json::parser::write
+  ListItemHandler& h = parser.handler();
+  if (h.failure) {
+    try {
+      std::rethrow_exception(h.failure);
+    } catch (const ValidationError& e) {
+      const std::string at = "items[" + std::to_string(index) + "]";
+      throw ValidationError(e.field().empty() ? at : at + "." + e.field(), e.value(), e.rule());
+    }
+  }
+  if (!h.problem.empty()) throw ValidationError("items", "", h.problem);
+  if (ec) throw ValidationError("items", "", "must be valid JSON (" + ec.message() + ")");
+  if (!parser.done()) throw ValidationError("items", "", "must be valid JSON (the document is incomplete)");
 }
 
 }  // namespace gpupool::json_fields

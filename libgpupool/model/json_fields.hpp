@@ -3,6 +3,7 @@
 // reads as absent (nullptr / empty string / empty map).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <string_view>
@@ -14,6 +15,15 @@
 #include "gpupool/quantity.hpp"
 
 namespace gpupool::json_fields {
+
+/// Calls `item(value, index)` for each element of the top-level "items" array of a Kubernetes list
+/// (NodeList, PodList...) as it is parsed, without building the whole document: each item's tree
+/// lives in one reused arena and is gone when `item` returns (so peak memory is one item's tree plus
+/// what `item` keeps). Other top-level fields are skipped; a document without "items" has none.
+/// Throws ValidationError("items", ...) for malformed JSON, a non-object document or non-array items;
+/// a ValidationError thrown by `item` comes back with "items[<index>]." prefixed to its field.
+void for_each_list_item(std::string_view list_json,
+                        const std::function<void(const boost::json::value&, std::size_t)>& item);
 
 [[noreturn]] void wrong_type(const std::string& field, const boost::json::value& v, std::string_view want);
 const boost::json::object& as_object(const boost::json::value& v, const std::string& field);

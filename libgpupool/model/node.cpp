@@ -129,6 +129,12 @@ json::object quantity_object(const std::map<std::string, Quantity>& m) {
 
 }  // namespace
 
+std::vector<Node> Node::list_from_json(std::string_view node_list_json) {
+  std::vector<Node> out;
+  json_fields::for_each_list_item(node_list_json, [&](const json::value& item, std::size_t) { out.push_back(from_json(item)); });
+  return out;
+}
+
 Node Node::from_json(const json::value& value) {
   if (!value.is_object()) wrong_type("node", value, "a Node object");
   const json::object& root = value.get_object();

@@ -8,6 +8,7 @@
 #include "gpupool/scheduling.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <set>
@@ -358,7 +359,62 @@ PodRequirements PodRequirements::from_pod_json(const json::value& pod) {
   return p;
 }
 
+std::vector<PodRequirements> PodRequirements::list_from_json(std::string_view pod_list_json) {
+  std::vector<PodRequirements> out;
+  json_fields::for_each_list_item(pod_list_json,
+                                  [&](const json::value& item, std::size_t) { out.push_back(from_pod_json(item)); });
+  return out;
+}
+
 // ---- PlacementState ------------------------------------------------------------------------------
+
+namespace {
+// The pod-independent part of a node's verdict for one constraint set: the first rejecting filter
+// among NodeUnschedulable, NodeName, TaintToleration and NodeAffinity (Pass when none rejects) and,
+// for a node they pass, its count of PreferNoSchedule taints not tolerated (TaintToleration Score).
+struct StaticVerdict {
+  std::uint64_t serial = 0;  // the NodeInfo::serial this entry was computed for; 0: none yet
+  std::int32_t prefer = 0;
+  Kind kind = Kind::Pass;
+};
+struct ShapeVerdicts {
+  std::vector<StaticVerdict> by_node;  // by node index in the span given to place()/explain()
+  std::uint64_t last_used = 0;
+};
+constexpr std::size_t kMaxShapes = 64;
+
+// Appends a length-prefixed string, so that distinct constraint sets never encode alike.
+void put(std::string& out, std::string_view s) {
+  const auto n = static_cast<std::uint32_t>(s.size());
+  out.append(reinterpret_cast<const char*>(&n), sizeof n);
+  out.append(s);
+}
+void put_requirements(std::string& out, const std::vector<NodeSelectorRequirement>& rs) {
+  put(out, std::to_string(rs.size()));
+  for (const auto& r : rs) {
+    put(out, r.key);
+    out.push_back(static_cast<char>(r.op));
+    put(out, std::to_string(r.values.size()));
+    for (const auto& v : r.values) put(out, v);
+  }
+}
+// Everything the cached filters and the PreferNoSchedule count read from the pod (its nodeName is
+// not included: pods naming a node are never cached).
+void shape_key(const PodRequirements& pod, std::string& out) {
+  out.clear();
+  put(out, std::to_string(pod.node_selector.size()));
+  for (const auto& [k, v] : pod.node_selector) put(out, k), put(out, v);
+  put(out, std::to_string(pod.required_node_affinity.size()));
+  for (const auto& t : pod.required_node_affinity) put_requirements(out, t.match_expressions), put_requirements(out, t.match_fields);
+  put(out, std::to_string(pod.tolerations.size()));
+  for (const auto& t : pod.tolerations) {
+    put(out, t.key);
+    out.push_back(static_cast<char>(t.op));
+    put(out, t.value);
+    out.push_back(t.effect ? static_cast<char>(1 + static_cast<int>(*t.effect)) : '\0');
+  }
+}
+}  // namespace
 
 struct PlacementState::Scratch {
   std::vector<std::pair<int, std::int64_t>> requests;  // the pod's requests by resource id
@@ -366,6 +422,28 @@ struct PlacementState::Scratch {
   std::vector<std::size_t> feasible;
   std::vector<std::size_t> candidates;  // after the NodeAffinity PreFilter
   std::vector<std::int64_t> taint_counts, spread_counts, totals;
+  // Static verdicts per constraint set (see PlacementState).
+  std::unordered_map<std::string, ShapeVerdicts> shapes;
+  std::string key;
+  std::uint64_t tick = 0;
+
+  ShapeVerdicts& shape(const PodRequirements& pod, std::size_t num_nodes) {
+    shape_key(pod, key);
+    auto it = shapes.find(key);
+    if (it == shapes.end()) {
+      if (shapes.size() >= kMaxShapes) {
+        auto oldest = std::min_element(shapes.begin(), shapes.end(), [](const auto& a, const auto& b) {
+          return a.second.last_used < b.second.last_used;
+        });
+        shapes.erase(oldest);
+      }
+      it = shapes.emplace(key, ShapeVerdicts{}).first;
+    }
+    ShapeVerdicts& v = it->second;
+    v.last_used = ++tick;
+    if (v.by_node.size() != num_nodes) v.by_node.resize(num_nodes);
+    return v;
+  }
 };
 
 PlacementState::PlacementState() : scratch_(std::make_unique<Scratch>()) {
@@ -400,7 +478,10 @@ int PlacementState::spread_id(std::string_view key) {
 }
 
 NodeInfo PlacementState::make_node_info(Node node) {
+  // Serials are unique across states and threads, so a cached verdict never outlives its node.
+  static std::atomic<std::uint64_t> next_serial{1};
   NodeInfo info;
+  info.serial = next_serial.fetch_add(1, std::memory_order_relaxed);
   info.unschedulable = node.unschedulable;
   for (const auto& t : node.taints) {
     if (t.effect == TaintEffect::PreferNoSchedule)
@@ -443,6 +524,8 @@ void PlacementState::add_pod(NodeInfo& node, const PodRequirements& pod) {
       node.spread_counts.emplace_back(id, 1);
     else
       it->second += 1;
+    const auto bits = NodeInfo::spread_bits(id);
+    for (std::size_t w = 0; w < 4; ++w) node.spread_mask[w] |= bits[w];
   }
 }
 
@@ -455,7 +538,14 @@ void PlacementState::remove_pod(NodeInfo& node, const PodRequirements& pod) {
   node.pod_count -= 1;
   if (int id = spread_id(pod.spread_key); id >= 0) {
     auto it = std::find_if(node.spread_counts.begin(), node.spread_counts.end(), [&](const auto& e) { return e.first == id; });
-    if (it != node.spread_counts.end() && --it->second <= 0) node.spread_counts.erase(it);
+    if (it != node.spread_counts.end() && --it->second <= 0) {
+      node.spread_counts.erase(it);
+      node.spread_mask = {};
+      for (const auto& e : node.spread_counts) {
+        const auto bits = NodeInfo::spread_bits(e.first);
+        for (std::size_t w = 0; w < 4; ++w) node.spread_mask[w] |= bits[w];
+      }
+    }
   }
 }
 
@@ -475,14 +565,12 @@ std::size_t num_feasible_nodes_to_find(std::size_t num_all_nodes, int percentage
 
 namespace {
 
-Kind run_filters(const PodRequirements& pod, const std::vector<std::pair<int, std::int64_t>>& requests,
-                 bool requests_all_zero, const NodeInfo& n) {
+// The filters that read only the pod's constraints and the node's labels, taints, unschedulable flag
+// and name, in the profile's order (NodeResourcesFit, which reads bound pods, comes after them).
+Kind static_filters(const PodRequirements& pod, bool tolerates_unschedulable, const NodeInfo& n) {
   const Node& node = n.node;
   // NodeUnschedulable: "If pod tolerate unschedulable taint, it's also tolerate node.Spec.Unschedulable".
-  if (n.unschedulable) {
-    static const Taint kUnschedulable{"node.kubernetes.io/unschedulable", "", TaintEffect::NoSchedule};
-    if (!tolerated(kUnschedulable, pod.tolerations)) return Kind::Unschedulable;
-  }
+  if (n.unschedulable && !tolerates_unschedulable) return Kind::Unschedulable;
   // NodeName
   if (!pod.node_name.empty() && pod.node_name != node.name) return Kind::NodeName;
   // TaintToleration: NoSchedule and NoExecute taints must be tolerated.
@@ -495,7 +583,12 @@ Kind run_filters(const PodRequirements& pod, const std::vector<std::pair<int, st
   // NodeAffinity
   if ((!pod.node_selector.empty() || !pod.required_node_affinity.empty()) && !pod.matches_node_affinity(node))
     return Kind::Affinity;
-  // NodeResourcesFit (fitsRequest)
+  return Kind::Pass;
+}
+
+// NodeResourcesFit (fitsRequest).
+Kind resources_fit(const std::vector<std::pair<int, std::int64_t>>& requests, bool requests_all_zero,
+                   const NodeInfo& n) {
   if (n.pod_count + 1 > at(n.allocatable, kPods)) return Kind::Resources;
   if (!requests_all_zero) {
     for (const auto& [id, want] : requests) {
@@ -558,7 +651,8 @@ std::int64_t least_allocated(std::int64_t req_cpu, std::int64_t alloc_cpu, std::
   };
   one(req_cpu, alloc_cpu);
   one(req_mem, alloc_mem);
-  return weights == 0 ? 0 : score / weights;
+  // weights is 2 whenever both capacities are set: divide by the constant (same integer result).
+  return weights == 2 ? score / 2 : weights == 0 ? 0 : score / weights;
 }
 
 // BalancedAllocation (balanced_allocation.go): 1 - std of the requested fractions, ×100.
@@ -649,27 +743,57 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
   if (auto it = pod.requests.find("memory"); it != pod.requests.end()) pod_req_mem = it->second.value();
   std::int64_t max_taint = 0, max_spread = 0;
   std::size_t processed = 0;
+  static const Taint kUnschedulable{"node.kubernetes.io/unschedulable", "", TaintEffect::NoSchedule};
+  const bool tolerates_unschedulable = tolerated(kUnschedulable, pod.tolerations);
+  // Pods naming a node (spec.nodeName, or matchFields narrowing) would each make their own constraint
+  // set; they are filtered directly.
+  ShapeVerdicts* cache = pod.node_name.empty() && !narrowed ? &s.shape(pod, nodes.size()) : nullptr;
   const std::size_t start = num_candidates ? state.next_start_index % num_candidates : 0;
+  // The fields before `node` are what filtering and scoring read.
+  const std::ptrdiff_t hot_bytes =
+      reinterpret_cast<const char*>(&nodes[0].node) - reinterpret_cast<const char*>(&nodes[0]);
   for (std::size_t i = 0; i < num_candidates && s.feasible.size() < to_find; ++i) {
     std::size_t pos = (start + i) % num_candidates;
     std::size_t idx = narrowed ? s.candidates[pos] : pos;
-    if (!narrowed) {  // the nodes are visited in order: fetch the hot lines of a node a few steps ahead
+    if (!narrowed) {
+      // The nodes are visited in order: fetch a node's cached verdict 16 steps ahead and, 8 steps
+      // ahead, its first line, or all its hot lines when the verdict says the filters will read them.
       const char* ahead = reinterpret_cast<const char*>(&nodes[(pos + 8) % num_candidates]);
-      __builtin_prefetch(ahead);
-      __builtin_prefetch(ahead + 64);
-      __builtin_prefetch(ahead + 128);
+      if (cache) {
+        __builtin_prefetch(&cache->by_node[(pos + 16) % num_candidates]);
+        __builtin_prefetch(ahead);
+        if (cache->by_node[(pos + 8) % num_candidates].kind == Kind::Pass)
+          for (std::ptrdiff_t line = 64; line < hot_bytes; line += 64) __builtin_prefetch(ahead + line);
+      } else {
+        for (std::ptrdiff_t line = 0; line < hot_bytes; line += 64) __builtin_prefetch(ahead + line);
+      }
     }
-    Kind k = run_filters(pod, s.requests, all_zero, nodes[idx]);
+    const NodeInfo& n = nodes[idx];
     ++processed;
+    Kind k;
+    std::int64_t taint = 0;
+    if (cache && n.serial != 0) {
+      StaticVerdict& v = cache->by_node[idx];
+      if (v.serial != n.serial) {
+        v.kind = static_filters(pod, tolerates_unschedulable, n);
+        v.prefer = v.kind == Kind::Pass && n.has_prefer_taints
+                       ? count_intolerable_prefer_no_schedule(n.node.taints, pod.tolerations)
+                       : 0;
+        v.serial = n.serial;
+      }
+      k = v.kind;
+      taint = v.prefer;
+    } else {
+      k = static_filters(pod, tolerates_unschedulable, n);
+      if (k == Kind::Pass && n.has_prefer_taints) taint = count_intolerable_prefer_no_schedule(n.node.taints, pod.tolerations);
+    }
+    if (k == Kind::Pass) k = resources_fit(s.requests, all_zero, n);
     if (k != Kind::Pass) {
       s.failures.emplace_back(idx, k);
       continue;
     }
-    const NodeInfo& n = nodes[idx];
     s.feasible.push_back(idx);
-    const std::int64_t taint =
-        n.has_prefer_taints ? count_intolerable_prefer_no_schedule(n.node.taints, pod.tolerations) : 0;
-    const std::int64_t same = spread >= 0 && !n.spread_counts.empty() ? n.spread_count(spread) : 0;
+    const std::int64_t same = n.spread_count(spread);
     max_taint = std::max(max_taint, taint);
     max_spread = std::max(max_spread, same);
     s.taint_counts.push_back(taint);

@@ -212,3 +212,45 @@ TEST_CASE("Node::from_json names the bad field") {
             .capacity.at("pods")
             .value() == 110);
 }
+
+TEST_CASE("Node::list_from_json decodes a NodeList item by item") {
+  const json::value real = fixture("node_gpu_worker.json");
+  // A list with other top-level fields around the items (nested arrays and objects are skipped) and
+  // string escapes inside an item.
+  const std::string list = R"({"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"7","x":[[1],{"items":[2]}]},"items":[)" +
+                           json::serialize(real) + R"(,{"metadata":{"name":"n\u0032","labels":{"a\"b":"c\\d"}},"spec":{"taints":[]}}],"z":null})";
+  const std::vector<Node> nodes = Node::list_from_json(list);
+  REQUIRE(nodes.size() == 2);
+  CHECK(nodes[0] == Node::from_json(real));
+  CHECK(nodes[1].name == "n2");
+  CHECK(nodes[1].labels.at("a\"b") == "c\\d");
+  CHECK(Node::list_from_json(R"({"kind":"NodeList"})").empty());
+  CHECK(Node::list_from_json(R"({"items":null})").empty());
+  CHECK(Node::list_from_json(R"({"items":[]})").empty());
+
+  struct Row {
+    std::string json, field, rule_part;
+  };
+  const std::vector<Row> rows = {
+      {R"({"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b","labels":{"k":1}}}]})", "items[1].metadata.labels[k]", "string"},
+      {R"({"items":[{"metadata":{"name":"a"}},5]})", "items[1].node", "object"},
+      {R"({"items":{}})", "items", "array"},
+      {R"({"items":"x"})", "items", "array"},
+      {R"([{"metadata":{"name":"a"}}])", "items", "list object"},
+      {R"("NodeList")", "items", "list object"},
+      {R"({"items":[{"metadata":{"name":"a"}})", "items", "valid JSON"},
+      {R"({"items":[{"metadata":{"name":"a"}}]} trailing)", "items", "valid JSON"},
+      {R"({"items":[{"metadata":{"name":"a"},}]})", "items", "valid JSON"},
+      {"", "items", "valid JSON"},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.json);
+    try {
+      Node::list_from_json(r.json);
+      FAIL("expected a ValidationError");
+    } catch (const ValidationError& e) {
+      CHECK(e.field() == r.field);
+      CHECK(e.rule().find(r.rule_part) != std::string::npos);
+    }
+  }
+}

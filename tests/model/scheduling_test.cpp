@@ -2,6 +2,7 @@
 // numFeasibleNodesToFind, scoring and the seed's walkthrough (Arena --toleration on six nodes).
 #include <doctest/doctest.h>
 
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -560,4 +561,170 @@ TEST_CASE("PodRequirements::from_pod_json") {
       CHECK(e.field() == b.field);
     }
   }
+}
+
+// place() caches the filters that read only the pod's constraints and the node (see PlacementState).
+// Every answer from a state whose cache has seen other pods and rebuilt nodes must equal the answer of
+// a fresh state.
+TEST_CASE("cached filter verdicts equal a fresh state's, across pods and rebuilt nodes") {
+  std::mt19937 rng(7);
+  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
+  const char* keys[] = {"gpu_node", "ssd_node", "maint"};
+  const char* values[] = {"invalid", "soon", ""};
+  const TaintEffect effects[] = {TaintEffect::NoSchedule, TaintEffect::PreferNoSchedule, TaintEffect::NoExecute};
+  auto random_node = [&](int i) {
+    std::vector<Taint> taints;
+    for (int k = 0; k < 3; ++k)
+      if (pick(3) == 0) taints.push_back({keys[k], values[pick(3)], effects[pick(3)]});
+    std::map<std::string, std::string> labels{{"zone", "z" + std::to_string(pick(3))}};
+    if (pick(2)) labels["pool"] = pick(2) ? "train" : "infer";
+    if (pick(4) == 0) labels["rank"] = std::to_string(pick(10));
+    Node n = make_node("n" + std::to_string(i), taints, labels);
+    n.unschedulable = pick(10) == 0;
+    return n;
+  };
+  auto random_pod = [&]() {
+    PodRequirements p;
+    for (int k = 0; k < 3; ++k) {
+      if (pick(3) != 0) continue;
+      Toleration t;
+      t.key = keys[k];
+      t.op = pick(2) ? TolerationOperator::Exists : TolerationOperator::Equal;
+      if (t.op == TolerationOperator::Equal) t.value = values[pick(3)];
+      if (pick(2)) t.effect = effects[pick(3)];
+      p.tolerations.push_back(t);
+    }
+    if (pick(6) == 0) p.tolerations.push_back(exists("node.kubernetes.io/unschedulable"));
+    if (pick(3) == 0) p.node_selector["pool"] = pick(2) ? "train" : "infer";
+    if (pick(3) == 0) {
+      NodeSelectorTerm term;
+      const Op ops[] = {Op::In, Op::NotIn, Op::Exists, Op::DoesNotExist, Op::Gt, Op::Lt};
+      const Op op = ops[pick(6)];
+      NodeSelectorRequirement r{op == Op::Gt || op == Op::Lt ? "rank" : "zone", op, {}};
+      if (op == Op::In || op == Op::NotIn) r.values = {"z" + std::to_string(pick(3))};
+      if (op == Op::Gt || op == Op::Lt) r.values = {std::to_string(pick(10))};
+      term.match_expressions.push_back(r);
+      p.required_node_affinity.push_back(term);
+    }
+    return p;
+  };
+  std::vector<Node> nodes;
+  for (int i = 0; i < 40; ++i) nodes.push_back(random_node(i));
+  PlacementState st;
+  auto ni = infos(st, nodes);
+  int compared = 0, differing_answers = 0;
+  std::string first_answer;
+  for (int round = 0; round < 300; ++round) {
+    if (round % 50 == 49) {  // rebuild a few nodes in place, with other taints and labels
+      for (int k = 0; k < 5; ++k) {
+        const auto i = static_cast<std::size_t>(pick(40));
+        nodes[i] = random_node(static_cast<int>(i));
+        ni[i] = st.make_node_info(nodes[i]);
+      }
+    }
+    const PodRequirements pod = random_pod();
+    const PlacementResult cached = explain(pod, ni, st);
+    const PlacementResult fresh = explain(pod, std::span<const Node>(nodes));
+    REQUIRE(cached.verdicts.size() == fresh.verdicts.size());
+    std::string answer;
+    for (std::size_t i = 0; i < fresh.verdicts.size(); ++i) {
+      const auto &a = cached.verdicts[i], &b = fresh.verdicts[i];
+      CHECK(a.node == b.node);
+      CHECK(a.feasible == b.feasible);
+      CHECK(a.plugin == b.plugin);
+      CHECK(a.reasons == b.reasons);
+      CHECK(a.score == b.score);
+      answer += a.plugin + (a.score ? std::to_string(*a.score) : "") + ";";
+    }
+    CHECK(cached.chosen_node == fresh.chosen_node);
+    // place() with the warm cache picks what a fresh state picks from the same start index.
+    PlacementState cold;
+    auto cold_infos = infos(cold, nodes);
+    cold.next_start_index = st.next_start_index;
+    const PlacementResult placed = place(pod, ni, st), placed_fresh = place(pod, cold_infos, cold);
+    CHECK(placed.chosen == placed_fresh.chosen);
+    CHECK(placed.failed_scheduling_message() == placed_fresh.failed_scheduling_message());
+    if (round == 0) first_answer = answer;
+    if (answer != first_answer) ++differing_answers;
+    ++compared;
+  }
+  CHECK(compared == 300);
+  CHECK(differing_answers > 100);  // the generated pods and nodes do exercise different verdicts
+}
+
+TEST_CASE("a hand-built NodeInfo (serial 0) is filtered without the cache") {
+  PlacementState st;
+  std::vector<NodeInfo> ni(1);
+  ni[0].node = make_node("hand", {kGpu});
+  ni[0].has_filtering_taints = true;
+  ni[0].allocatable = st.make_node_info(ni[0].node).allocatable;
+  auto r = place(PodRequirements{}, ni, st);
+  CHECK_FALSE(r.chosen);
+  ni[0].node.taints.clear();  // allowed for serial 0: nothing was cached
+  ni[0].has_filtering_taints = false;
+  CHECK(place(PodRequirements{}, ni, st).chosen);
+}
+
+TEST_CASE("more constraint sets than the cache keeps") {
+  PlacementState st;
+  std::vector<Node> nodes;
+  for (int i = 0; i < 10; ++i) nodes.push_back(make_node("n" + std::to_string(i), {}, {{"slot", std::to_string(i)}}));
+  auto ni = infos(st, nodes);
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < 200; ++i) {  // 200 distinct nodeSelectors, each matching one node
+      PodRequirements p;
+      p.node_selector["slot"] = std::to_string(i % 10);
+      p.tolerations = {exists("k" + std::to_string(i))};
+      auto r = place(p, ni, st);
+      REQUIRE(r.chosen);
+      CHECK(r.chosen_node == "n" + std::to_string(i % 10));
+    }
+  }
+}
+
+TEST_CASE("PodRequirements::list_from_json reads a PodList item by item") {
+  const std::string list = R"({"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":"9","x":[1,[2]]},
+    "items":[{"metadata":{"name":"a","namespace":"ns"},"spec":{"nodeName":"n1","containers":[{"name":"c",
+      "resources":{"requests":{"cpu":"500m"}}}]}},
+     {"metadata":{"name":"b","namespace":"ns"},"spec":{"tolerations":[{"key":"gpu_node","operator":"Exists"}]}}],
+    "trailing":{"items":[5]}})";
+  const auto pods = PodRequirements::list_from_json(list);
+  REQUIRE(pods.size() == 2);
+  const json::value doc = json::parse(list);
+  CHECK(pods[0].name == "ns/a");
+  CHECK(pods[0].node_name == "n1");
+  CHECK(pods[0].requests == PodRequirements::from_pod_json(doc.at("items").at(0)).requests);
+  CHECK(pods[1].tolerations == PodRequirements::from_pod_json(doc.at("items").at(1)).tolerations);
+  try {
+    PodRequirements::list_from_json(R"({"items":[{"spec":{}},{"spec":{"tolerations":[{"operator":"Sometimes"}]}}]})");
+    FAIL("expected a ValidationError");
+  } catch (const ValidationError& e) {
+    CHECK(e.field() == "items[1].spec.tolerations[0].operator");
+  }
+}
+
+TEST_CASE("spread counts stay exact with many keys on a node (the Bloom filter only skips)") {
+  PlacementState st;
+  auto ni = infos(st, {make_node("a")});
+  std::vector<PodRequirements> pods;
+  for (int i = 0; i < 600; ++i) {
+    PodRequirements p;
+    p.spread_key = "ns/ReplicaSet/job-" + std::to_string(i);
+    pods.push_back(p);
+  }
+  for (int i = 0; i < 600; i += 2) st.add_pod(ni[0], pods[static_cast<std::size_t>(i)]);  // the even keys
+  st.add_pod(ni[0], pods[4]);
+  int present = 0;
+  for (int i = 0; i < 600; ++i) {
+    const int n = ni[0].spread_count(st.spread_id(pods[static_cast<std::size_t>(i)].spread_key));
+    CHECK(n == (i % 2 ? 0 : (i == 4 ? 2 : 1)));
+    present += n > 0;
+  }
+  CHECK(present == 300);
+  for (int i = 0; i < 600; i += 2) st.remove_pod(ni[0], pods[static_cast<std::size_t>(i)]);
+  CHECK(ni[0].spread_count(st.spread_id(pods[4].spread_key)) == 1);
+  CHECK(ni[0].spread_count(st.spread_id(pods[2].spread_key)) == 0);
+  st.remove_pod(ni[0], pods[4]);
+  CHECK(ni[0].spread_counts.empty());
+  CHECK(ni[0].spread_mask == std::array<std::uint64_t, 4>{});
 }
