@@ -1,7 +1,7 @@
 #include "commands.hpp"
 
 #include "connection.hpp"
-#include "embedded/clock.hpp"
+#include "gpupool/duration.hpp"
 
 #include "gpupool/cluster.hpp"
 #include "gpupool/embedded.hpp"
@@ -32,7 +32,7 @@ FlagSpec sw(std::string name, std::string help, char s = 0) { return FlagSpec{st
 
 std::chrono::milliseconds duration_flag(const ParsedArgs& a, const std::string& name, std::string fallback) {
   std::string text = a.get(name, fallback);
-  auto d = embedded::parse_duration(text);
+  auto d = parse_duration(text);
   if (!d || d->count() < 0)
     throw ValidationError("--" + name, text, "expected a duration such as 30s, 5m or 1h30m");
   return std::chrono::duration_cast<std::chrono::milliseconds>(*d);

@@ -65,9 +65,4 @@ std::string to_rfc3339_micro(Clock::time_point t);
 /// alone) when the text is not of that form.
 bool parse_rfc3339(const std::string& text, Clock::time_point& out);
 
-/// Parses a Go duration (time.ParseDuration: "30s", "1h30m", "1.5h", "300ms", units ns us µs ms s
-/// m h) extended with "d" (24h) so kubectl-style ages such as "2d23h" read too. No sign allowed.
-/// nullopt when malformed.
-std::optional<Clock::duration> parse_duration(std::string_view text);
-
 }  // namespace gpupool::embedded

@@ -7,6 +7,7 @@
 
 #include "embedded/controllers_util.hpp"
 #include "embedded/store.hpp"
+#include "gpupool/duration.hpp"
 
 namespace gpupool::embedded {
 namespace {

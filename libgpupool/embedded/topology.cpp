@@ -10,6 +10,7 @@
 
 #include "common/builtin_data.hpp"
 #include "embedded/clock.hpp"
+#include "gpupool/duration.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/names.hpp"
 
@@ -151,7 +152,7 @@ struct Reader {
     } else if (k == "kubeletVersion") {
       node.kubelet_version = scalar(v, field);
     } else if (k == "age") {
-      auto d = embedded::parse_duration(scalar(v, field));
+      auto d = parse_duration(scalar(v, field));
       if (!d) fail(v, field, "must be a duration such as 2d23h, 90m or 30s");
       node.age = std::chrono::duration_cast<std::chrono::seconds>(*d);
     } else if (k == "unschedulable") {
