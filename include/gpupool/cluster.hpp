@@ -38,6 +38,7 @@ struct ConnectOptions {
   std::string namespace_{};  ///< empty: the context's namespace
   std::string profile{};     ///< a built-in profile name or a file path; empty: "generic"
   Logger logger{};  ///< warnings (e.g. insecure TLS, a kubeconfig readable by others); empty: dropped
+  RetryPolicy retry{};  ///< how failed requests are retried (gpupool/retry.hpp); tests inject sleep
 };
 
 /// A node as `gpupool nodes` / `gpupool top node` show it.
@@ -188,14 +189,16 @@ class Cluster {
   /// Deletes the job and everything gpupool created with it (TensorBoard, not PVCs), cascading.
   void delete_job(const std::string& name);
   /// Streams the pod's log lines to on_line until the log ends (or, with follow, until on_line
-  /// returns false or the pod finishes).
+  /// returns false, the pod finishes or `cancel` fires: then it returns within ~50 ms).
   void logs(const std::string& name, const JobLogOptions& options,
-            const std::function<bool(const std::string& line)>& on_line) const;
+            const std::function<bool(const std::string& line)>& on_line, const CancelToken& cancel = {}) const;
   /// Watches the job until the condition holds (returns its info), it can no longer hold
-  /// (Failed while waiting for Succeeded/Running: ApiError-free gpupool::Error saying so), or the
-  /// timeout passes (gpupool::Error). on_change sees every new state.
+  /// (Failed while waiting for Succeeded/Running: ApiError-free gpupool::Error saying so), the
+  /// timeout passes (gpupool::Error "timed out"), or `cancel` fires (gpupool::Error "cancelled",
+  /// within ~50 ms unless a request is in flight). on_change sees every new state. Watches that
+  /// break (disconnects, a server restart) resume where they stopped.
   JobInfo wait(const std::string& name, WaitFor until, std::chrono::milliseconds timeout,
-               const std::function<void(const JobInfo&)>& on_change = {}) const;
+               const std::function<void(const JobInfo&)>& on_change = {}, const CancelToken& cancel = {}) const;
   /// Why the job's pods are pending (events + a local fit check of every node + quota).
   Explanation explain(const std::string& name) const;
   /// Where a workload not yet submitted would fit.

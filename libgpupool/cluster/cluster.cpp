@@ -57,6 +57,7 @@ Cluster Cluster::connect(const ConnectOptions& options) {
   ClientOptions co;
   co.logger = options.logger;
   co.transport.logger = options.logger;
+  co.retry = options.retry;
   impl->client = std::make_unique<Client>(std::move(config), std::move(co));
   return Cluster(std::move(impl));
 }

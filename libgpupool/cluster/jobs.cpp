@@ -272,7 +272,7 @@ void Cluster::delete_job(const std::string& name) {
 }
 
 void Cluster::logs(const std::string& name, const JobLogOptions& options,
-                   const std::function<bool(const std::string& line)>& on_line) const {
+                   const std::function<bool(const std::string& line)>& on_line, const CancelToken& cancel) const {
   std::string pod = options.instance;
   if (pod.empty()) {
     JobInfo info = get(name);
@@ -284,7 +284,7 @@ void Cluster::logs(const std::string& name, const JobLogOptions& options,
   lo.container = options.container;
   lo.follow = options.follow;
   lo.tail_lines = options.tail_lines;
-  impl_->client->logs(impl_->ns, pod, lo, [&](std::string_view line) { return on_line(std::string(line)); });
+  impl_->client->logs(impl_->ns, pod, lo, [&](std::string_view line) { return on_line(std::string(line)); }, cancel);
 }
 
 WaitFor parse_wait_for(std::string_view text, std::string_view field) {
@@ -296,7 +296,7 @@ WaitFor parse_wait_for(std::string_view text, std::string_view field) {
 }
 
 JobInfo Cluster::wait(const std::string& name, WaitFor until, std::chrono::milliseconds timeout,
-                      const std::function<void(const JobInfo&)>& on_change) const {
+                      const std::function<void(const JobInfo&)>& on_change, const CancelToken& cancelled_by) const {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   auto job = find_workload(*impl_, *this, name);
   if (!job) throw ApiError(404, "NotFound", fmt::format("no job \"{}\" in namespace \"{}\"", name, impl_->ns));
@@ -341,7 +341,16 @@ JobInfo Cluster::wait(const std::string& name, WaitFor until, std::chrono::milli
     for (;;) {
       {
         std::unique_lock lock(m);
-        if (!cv.wait_until(lock, deadline, [&] { return generation != seen || watch_error; }))
+        // The caller's token has no way to wake us: look at it every 50 ms.
+        bool woken = false;
+        for (;;) {
+          if (cancelled_by.cancelled())
+            throw Error(fmt::format("waiting for job \"{}\" was cancelled", name));
+          const auto slice = std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(50));
+          woken = cv.wait_until(lock, slice, [&] { return generation != seen || watch_error; });
+          if (woken || std::chrono::steady_clock::now() >= deadline) break;
+        }
+        if (!woken)
           throw Error(fmt::format("timed out after {} waiting for job \"{}\" to be {} (it is {})",
                                   human_duration(timeout), name,
                                   until == WaitFor::Running ? "Running" : until == WaitFor::Succeeded ? "Succeeded" : "finished",

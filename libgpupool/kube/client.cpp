@@ -148,11 +148,19 @@ struct Client::Impl {
     return e;
   }
 
-  void pause(std::chrono::milliseconds d) const {
+  /// Waits before a retry; a long-running call (watch, logs) passes its token so that a
+  /// cancellation ends the wait within 50 ms.
+  void pause(std::chrono::milliseconds d, const CancelToken* cancel = nullptr) const {
     if (options.retry.sleep) {
       options.retry.sleep(d);
-    } else {
-      std::this_thread::sleep_for(d);
+      return;
+    }
+    const auto until = std::chrono::steady_clock::now() + d;
+    for (;;) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= until || (cancel && cancel->cancelled())) return;
+      std::this_thread::sleep_for(cancel ? std::min<std::chrono::steady_clock::duration>(until - now, std::chrono::milliseconds(50))
+                                         : until - now);
     }
   }
 
@@ -583,10 +591,11 @@ std::string Client::watch(const ResourceRef& ref, const std::string& ns, const W
         continue;
       }
     } catch (const TransportError& e) {
+      if (cancel.cancelled()) break;
       auto d = decide_retry(im.options.retry, failures, true, {}, im.random01());
       if (!d.retry) throw;
       im.log(LogLevel::debug, fmt::format("watch {}: {}; resuming from {} in {} ms", ref.resource, e.what(), rv, d.delay.count()));
-      im.pause(d.delay);
+      im.pause(d.delay, &cancel);
       ++failures;
       continue;
     }
@@ -601,21 +610,21 @@ std::string Client::watch(const ResourceRef& ref, const std::string& ns, const W
       ApiError e = im.api_error(resp, ref.namespaced && !o.all_namespaces ? im.ns_or_default(ns) : "");
       auto d = decide_retry(im.options.retry, failures, true, {resp.status, kube::retry_after_seconds(resp)}, im.random01());
       if (!d.retry) throw e;
-      im.pause(d.delay);
+      im.pause(d.delay, &cancel);
       ++failures;
       continue;
     }
     if (stream_error) {
       auto d = decide_retry(im.options.retry, failures, true, {stream_error->code(), stream_error->retry_after_seconds()}, im.random01());
       if (!d.retry) throw *stream_error;
-      im.pause(d.delay);
+      im.pause(d.delay, &cancel);
       ++failures;
     }
     // The server closed the watch (timeoutSeconds or a restart): resume from rv at once, but back
     // off when connections keep closing without delivering anything (no busy loop).
     if (empty_closes == empty_before && !stream_error) {
       ++empty_closes;
-      if (empty_closes > 1) im.pause(im.options.retry.backoff(std::min(empty_closes - 1, 8), im.random01()));
+      if (empty_closes > 1) im.pause(im.options.retry.backoff(std::min(empty_closes - 1, 8), im.random01()), &cancel);
     }
   }
   return rv;
@@ -652,12 +661,14 @@ void Client::logs(const std::string& ns, const std::string& pod, const LogOption
         return lines.feed(chunk);
       }, cancel);
     } catch (const TransportError&) {
+      if (cancel.cancelled()) return;
       // Before any line arrived the GET can be repeated; after, lines would be delivered twice.
       auto d = decide_retry(im.options.retry, retries, !received, {}, im.random01());
       if (!d.retry) throw;
-      im.pause(d.delay);
+      im.pause(d.delay, &cancel);
       continue;
     }
+    if (cancel.cancelled()) return;  // what arrived was delivered; the caller asked to stop
     if (resp.status >= 200 && resp.status < 300) break;
     if (resp.status == 401 && !refreshed && im.credentials.refresh_after_unauthorized(creds)) {
       refreshed = true;
@@ -665,7 +676,7 @@ void Client::logs(const std::string& ns, const std::string& pod, const LogOption
     }
     auto d = decide_retry(im.options.retry, retries, true, {resp.status, kube::retry_after_seconds(resp)}, im.random01());
     if (!d.retry) throw im.api_error(resp, im.ns_or_default(ns));
-    im.pause(d.delay);
+    im.pause(d.delay, &cancel);
   }
   if (!stopped) lines.finish();
 }
