@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "embedded/apply.hpp"
 #include "embedded/events.hpp"
 #include "embedded/patch.hpp"
 #include "embedded/scheduler.hpp"
@@ -667,7 +668,9 @@ Response Api::dispatch(const Request& r) const {
       throw StatusError::bad_request(
           fmt::format("the kind in the data ({}) does not match the expected kind ({})", kind, t.kind));
     if (event_view) validate_v1_event_create(served, body);
-    auto created = store_.create(t, tg.ns, as_stored(std::move(body)), wo);
+    body = as_stored(std::move(body));
+    track_update(nullptr, body, t, update_manager(wo.field_manager, r.user_agent), to_rfc3339(now));
+    auto created = store_.create(t, tg.ns, std::move(body), wo);
     return json_response(201, as_served(std::move(created)));
   }
   if (verb == "update") {
@@ -686,7 +689,11 @@ Response Api::dispatch(const Request& r) const {
     if (body_name != tg.name)
       throw StatusError::bad_request(
           fmt::format("the name of the object ({}) does not match the name on the URL ({})", body_name, tg.name));
-    return json_response(200, as_served(store_.update(t, tg.ns, as_stored(std::move(body)), wo, tg.subresource)));
+    body = as_stored(std::move(body));
+    if (tg.subresource.empty())
+      if (auto old = store_.find(t, tg.ns, tg.name))
+        track_update(old.get(), body, t, update_manager(wo.field_manager, r.user_agent), to_rfc3339(now));
+    return json_response(200, as_served(store_.update(t, tg.ns, std::move(body), wo, tg.subresource)));
   }
   if (verb == "patch") {
     const std::string ct = r.content_type.substr(0, r.content_type.find(';'));
@@ -705,14 +712,13 @@ Response Api::dispatch(const Request& r) const {
                         "application/json-patch+json, application/merge-patch+json, "
                         "application/apply-patch+yaml, application/strategic-merge-patch+json");
     const json::value patch = parse_body(r.body, apply);
+    if (apply && !patch.is_object()) throw StatusError::bad_request("an apply patch must be an object");
+    const bool force = q_true(r, "force");
+    const std::string manager = apply ? wo.field_manager : update_manager(wo.field_manager, r.user_agent);
     if (apply && !store_.find(t, tg.ns, tg.name)) {
       // Server-side apply of an object that does not exist creates it.
-      if (!patch.is_object()) throw StatusError::bad_request("an apply patch must be an object");
-      json::object obj = patch.as_object();
-      obj["metadata"].as_object()["managedFields"] = json::array{json::object{
-          {"manager", wo.field_manager}, {"operation", "Apply"}, {"apiVersion", t.api_version()},
-          {"time", to_rfc3339(now)}, {"fieldsType", "FieldsV1"}, {"fieldsV1", json::object{}}}};
-      return json_response(201, as_served(store_.create(t, tg.ns, as_stored(std::move(obj)), wo)));
+      json::object obj = server_side_apply(nullptr, as_stored(patch.as_object()), t, manager, force, to_rfc3339(now));
+      return json_response(201, as_served(store_.create(t, tg.ns, std::move(obj), wo)));
     }
     for (int attempt = 0;; ++attempt) {
       json::object cur = store_.get(t, tg.ns, tg.name);
@@ -723,6 +729,8 @@ Response Api::dispatch(const Request& r) const {
         next = json_patch(base, patch.as_array());
       } else if (ct == "application/merge-patch+json") {
         next = merge_patch(base, patch);
+      } else if (apply) {
+        next = server_side_apply(&cur, as_stored(patch.as_object()), t, manager, force, to_rfc3339(now));
       } else {
         next = strategic_merge_patch(base, patch, tg.subresource == "scale" ? "Scale" : t.kind);
       }
@@ -737,11 +745,7 @@ Response Api::dispatch(const Request& r) const {
       }
       // A resourceVersion in the patch is a precondition; otherwise the version read above is.
       if (meta(out, "resourceVersion").empty()) out["metadata"].as_object()["resourceVersion"] = meta(cur, "resourceVersion");
-      if (apply) {
-        json::array mf{json::object{{"manager", wo.field_manager}, {"operation", "Apply"}, {"apiVersion", t.api_version()},
-                                    {"time", to_rfc3339(now)}, {"fieldsType", "FieldsV1"}, {"fieldsV1", json::object{}}}};
-        out["metadata"].as_object()["managedFields"] = std::move(mf);
-      }
+      if (!apply && tg.subresource.empty()) track_update(&cur, out, t, manager, to_rfc3339(now));
       try {
         auto updated = store_.update(t, tg.ns, std::move(out), wo, tg.subresource == "scale" ? "" : tg.subresource);
         if (tg.subresource == "scale") return json_response(200, scale_of(t, updated));

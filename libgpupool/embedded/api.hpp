@@ -24,6 +24,7 @@ struct Request {
   std::multimap<std::string, std::string> query;  ///< percent-decoded
   std::string content_type;
   std::string accept;
+  std::string user_agent;  ///< names the field manager of writes without fieldManager
   std::string body;
   // Who is asking (set by authentication; empty user = anonymous).
   std::string user;

@@ -224,6 +224,7 @@ struct HttpServer::Impl {
       parse_target(req.target(), r);
       r.content_type = std::string(req[http::field::content_type]);
       r.accept = std::string(req[http::field::accept]);
+      r.user_agent = std::string(req[http::field::user_agent]);
       r.body = req.body();
       bool bad_token = false;
       const std::string auth(req[http::field::authorization]);

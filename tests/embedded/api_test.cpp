@@ -603,3 +603,54 @@ TEST_CASE("events.k8s.io/v1 and core/v1 serve one store of Events, fields conver
   CHECK(f.call("GET", "/api/v1/namespaces/alice/events/e2", "", "alice").status == 404);
   CHECK(f.store.list(f.store.type("events.k8s.io", "events"), "").items.empty());  // nothing stored twice
 }
+
+TEST_CASE("server-side apply: conflicts name keyed list items and group by manager; updates take fields") {
+  Fixture f;
+  const std::string path = "/apis/apps/v1/namespaces/alice/deployments/d";
+  auto apply = [&](const std::string& body, const std::string& query = "") {
+    return f.call("PATCH", path + "?fieldManager=ci" + query, body, "alice", "application/apply-patch+yaml");
+  };
+  const std::string config = R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d"},
+    "spec":{"replicas":2,"selector":{"matchLabels":{"app":"d"}},"template":{"metadata":{"labels":{"app":"d"}},
+    "spec":{"containers":[{"name":"c","image":"busybox:1","ports":[{"containerPort":80}]}]}}}})";
+  auto created = apply(config);
+  REQUIRE_MESSAGE(created.status == 201, created.body);
+  const auto fields = f.json_of(created)["metadata"].at("managedFields").at(0).at("fieldsV1");
+  // Container ports are keyed by containerPort and protocol (defaulted TCP), the selector is atomic.
+  CHECK(fields.at("f:spec").at("f:template").at("f:spec").at("f:containers").at(R"(k:{"name":"c"})").at("f:ports")
+            .as_object().contains(R"(k:{"containerPort":80,"protocol":"TCP"})"));
+  CHECK(fields.at("f:spec").at("f:selector").as_object().empty());
+  // A PUT-style update by "ops" (User-Agent ops/1.0, no fieldManager) changes image and replicas.
+  Request put;
+  put.method = "PATCH";
+  put.path = path;
+  put.body = R"({"spec":{"replicas":5,"template":{"spec":{"containers":[{"name":"c","image":"busybox:2"}]}}}})";
+  put.content_type = "application/strategic-merge-patch+json";
+  put.user = "alice";
+  put.user_agent = "ops/1.0 (linux)";
+  REQUIRE(f.api.handle(put).status == 200);
+  auto conflict = apply(config);
+  REQUIRE(conflict.status == 409);
+  auto status = f.json_of(conflict);
+  CHECK(status["reason"] == "Conflict");
+  CHECK(status["message"] == "Apply failed with 2 conflicts: conflicts with \"ops\" using apps/v1:\n- .spec.replicas\n"
+                             "- .spec.template.spec.containers[name=\"c\"].image");
+  const auto& causes = status["details"].at("causes").as_array();
+  REQUIRE(causes.size() == 2);
+  CHECK(causes[1].at("reason") == "FieldManagerConflict");
+  CHECK(causes[1].at("message") == "conflict with \"ops\" using apps/v1");
+  CHECK(causes[1].at("field") == ".spec.template.spec.containers[name=\"c\"].image");
+  // Applying the values "ops" set is no conflict (shared ownership); force takes the rest.
+  std::string agree = config;
+  agree.replace(agree.find("\"replicas\":2"), 12, "\"replicas\":5");
+  agree.replace(agree.find("busybox:1"), 9, "busybox:2");
+  CHECK(apply(agree).status == 200);
+  auto forced = apply(config, "&force=true");
+  REQUIRE(forced.status == 200);
+  auto d = f.json_of(forced);
+  CHECK(d["spec"].at("replicas") == 2);
+  CHECK(d["spec"].at("template").at("spec").at("containers").at(0).at("image") == "busybox:1");
+  const auto& mf = d["metadata"].at("managedFields").as_array();
+  REQUIRE(mf.size() == 1);  // "ops" owned nothing else
+  CHECK(mf[0].at("manager") == "ci");
+}

@@ -3,6 +3,7 @@
 Usage: python_client_check.py KUBECONFIG NAMESPACE
 Prints one line per step ("step: result"); the C++ test (server_test.cpp) checks them.
 """
+import json
 import sys
 import threading
 
@@ -66,6 +67,28 @@ def main():
     apps.create_namespaced_deployment(ns, dep)
     scaled = apps.patch_namespaced_deployment_scale("py-deploy", ns, {"spec": {"replicas": 4}})
     print("scaled:", scaled.spec.replicas)
+
+    # Server-side apply (this client version has no apply helper, so through call_api): an
+    # applier, another manager changing its field, a conflict, force.
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "py-ssa"}, "data": {"a": "1"}}
+
+    def apply(force=False):
+        query = [("fieldManager", "py-applier")] + ([("force", "true")] if force else [])
+        return api_client.call_api(
+            "/api/v1/namespaces/{namespace}/configmaps/{name}", "PATCH", {"namespace": ns, "name": "py-ssa"}, query,
+            {"Content-Type": "application/apply-patch+yaml", "Accept": "application/json"}, body=json.dumps(cm),
+            response_type="V1ConfigMap", auth_settings=["BearerToken"], _return_http_data_only=True)
+
+    apply()
+    core.patch_namespaced_config_map("py-ssa", ns, {"data": {"a": "2"}}, field_manager="py-editor")
+    try:
+        apply()
+        print("conflict: none")
+    except ApiException as e:
+        status = json.loads(e.body)
+        print("conflict:", e.status, status["reason"], status["details"]["causes"][0]["field"], "|", status["message"])
+    forced = apply(force=True)
+    print("forced:", forced.data["a"], ",".join(m.manager + "/" + m.operation for m in forced.metadata.managed_fields))
 
     try:
         core.list_namespaced_pod("default")

@@ -260,6 +260,8 @@ TEST_CASE("the official Python client lists, creates, patches and watches") {
                      "listed: py-pod\n"
                      "watched: ADDED py-pod-2;DELETED py-pod\n"
                      "scaled: 4\n"
+                     "conflict: 409 Conflict .data.a | Apply failed with 1 conflict: conflict with \"py-editor\" using v1: .data.a\n"
+                     "forced: 1 py-applier/Apply\n"
                      "forbidden: 403 Forbidden\n"
                      "notfound: 404\n");
   const auto& deploys = c.type("apps", "deployments");
@@ -536,4 +538,67 @@ TEST_CASE("PVCs bind: default class, a named class, a static volume; pods wait f
   REQUIRE(c.kubectl("alice", "delete pvc data static").code == 0);
   CHECK(!store.find(c.type("", "persistentvolumes"), "", pv_name));
   CHECK(store.get(c.type("", "persistentvolumes"), "", "nfs-2gi").at("status").at("phase") == "Released");
+}
+
+TEST_CASE("kubectl apply --server-side: field ownership, conflicts with another manager, --force-conflicts, removal") {
+  Cluster c;
+  const auto& deploys = c.type("apps", "deployments");
+  auto manifest = [](const std::string& extra_label, const std::string& extra_env) {
+    return "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels:\n    app: web\n" + extra_label +
+           "spec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n"
+           "      labels: {app: web}\n    spec:\n      containers:\n      - name: c\n        image: busybox\n"
+           "        env:\n        - {name: A, value: \"1\"}\n" + extra_env;
+  };
+  const std::string full = manifest("    tier: front\n", "        - {name: B, value: \"2\"}\n");
+  auto r = apply_text(c, "alice", full, "--server-side");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out == "deployment.apps/web serverside-applied\n");
+  auto managed = [&] { return c.server.store().get(deploys, "alice", "web").at("metadata").at("managedFields").as_array(); };
+  auto mf = managed();
+  REQUIRE(mf.size() == 1);
+  CHECK(mf[0].at("manager") == "kubectl");
+  CHECK(mf[0].at("operation") == "Apply");
+  CHECK(mf[0].at("fieldsType") == "FieldsV1");
+  const auto& fields = mf[0].at("fieldsV1").as_object();
+  CHECK(fields.at("f:spec").at("f:replicas").as_object().empty());
+  CHECK(fields.at("f:metadata").at("f:labels").as_object().contains("."));
+  const auto& container = fields.at("f:spec").at("f:template").at("f:spec").at("f:containers").at(R"(k:{"name":"c"})");
+  CHECK(container.as_object().contains("."));
+  CHECK(container.at("f:env").as_object().contains(R"(k:{"name":"B"})"));
+
+  // Another manager changes replicas: it owns that field now.
+  r = c.kubectl("alice", R"(patch deployment web --type=merge -p '{"spec":{"replicas":3}}')");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  mf = managed();
+  REQUIRE(mf.size() == 2);
+  CHECK(mf[1].at("manager") == "kubectl-patch");
+  CHECK(mf[1].at("operation") == "Update");
+  CHECK(!mf[0].at("fieldsV1").at("f:spec").as_object().contains("f:replicas"));
+
+  // Applying replicas: 1 again conflicts, with the API server's message.
+  r = apply_text(c, "alice", full, "--server-side");
+  CHECK(r.code == 1);
+  CHECK(r.err.find("Apply failed with 1 conflict: conflict with \"kubectl-patch\" using apps/v1: .spec.replicas") !=
+        std::string::npos);
+  CHECK(c.server.store().get(deploys, "alice", "web").at("spec").at("replicas") == 3);
+  // --force-conflicts takes the field; the other manager, left with nothing, disappears.
+  r = apply_text(c, "alice", full, "--server-side --force-conflicts");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(c.server.store().get(deploys, "alice", "web").at("spec").at("replicas") == 1);
+  mf = managed();
+  REQUIRE(mf.size() == 1);
+  CHECK(mf[0].at("manager") == "kubectl");
+
+  // Fields the applier stops applying are removed: the tier label and env B.
+  r = apply_text(c, "alice", manifest("", ""), "--server-side");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  auto d = c.server.store().get(deploys, "alice", "web");
+  CHECK(json::serialize(d.at("metadata").at("labels")) == R"({"app":"web"})");
+  const auto& env = d.at("spec").at("template").at("spec").at("containers").at(0).at("env").as_array();
+  CHECK(json::serialize(env) == R"([{"name":"A","value":"1"}])");
+  // ... but not a field another manager also set: a label added by kubectl label stays.
+  REQUIRE(c.kubectl("alice", "label deployment web team=ml").code == 0);
+  REQUIRE(apply_text(c, "alice", manifest("    team: ml\n", ""), "--server-side").code == 0);
+  REQUIRE(apply_text(c, "alice", manifest("", ""), "--server-side").code == 0);
+  CHECK(c.server.store().get(deploys, "alice", "web").at("metadata").at("labels").as_object().contains("team"));
 }

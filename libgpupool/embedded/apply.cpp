@@ -1,0 +1,464 @@
+#include "embedded/apply.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "embedded/patch.hpp"
+#include "embedded/store.hpp"
+
+namespace gpupool::embedded {
+
+namespace {
+
+using Path = std::vector<std::string>;  // fieldsV1 keys: "f:spec", "k:{\"name\":\"c\"}", "v:\"x\""
+
+bool typed(const ResourceType& t) {
+  // Built-in kinds have a schema (keyed lists); custom resources are deduced: lists atomic.
+  return t.group.empty() || t.group == "apps" || t.group == "batch" || t.group == "storage.k8s.io" ||
+         t.group == "events.k8s.io";
+}
+
+std::string last_segment(const std::string& dotted) {
+  const auto dot = dotted.rfind('.');
+  return dot == std::string::npos ? dotted : dotted.substr(dot + 1);
+}
+
+// Maps (map[string]T in the Go types): the map itself is a member (".") besides its keys.
+bool granular_map(const std::string& dotted) {
+  static const char* names[] = {"labels", "annotations", "nodeSelector", "matchLabels", "data", "binaryData",
+                                "stringData", "requests", "limits", "capacity", "allocatable", "hard"};
+  const auto last = last_segment(dotted);
+  return std::any_of(std::begin(names), std::end(names), [&](const char* n) { return last == n; });
+}
+
+// Structs marked +structType=atomic that gpupool's kinds carry: LabelSelector of workloads.
+bool atomic_struct(const std::string& dotted, const ResourceType& t) {
+  return (t.group == "apps" || t.group == "batch") && dotted == "spec.selector";
+}
+
+// The key fields of an associative list ("" for atomic lists, "$primitive" for sets), from the
+// types' list-map-keys (x-kubernetes-list-map-keys).
+std::vector<std::string> list_keys(const ResourceType& t, const std::string& dotted) {
+  if (!typed(t)) return {};
+  const auto last = last_segment(dotted);
+  if (last == "ports") {
+    if (dotted == "spec.ports") return {"port", "protocol"};  // ServiceSpec.Ports
+    return {"containerPort", "protocol"};                      // Container.Ports
+  }
+  const std::string key = merge_key(t.kind, dotted);
+  if (key.empty()) return {};
+  return {key};
+}
+
+std::string key_json(const json::object& item, const std::vector<std::string>& keys) {
+  std::vector<std::string> sorted = keys;
+  std::sort(sorted.begin(), sorted.end());
+  json::object k;
+  for (const auto& name : sorted) {
+    if (const auto* v = item.if_contains(name)) k[name] = *v;
+    else if (name == "protocol") k[name] = "TCP";  // defaulted
+  }
+  return json::serialize(k);
+}
+
+bool item_matches(const json::value& item, const json::object& key) {
+  if (!item.is_object()) return false;
+  for (const auto& [k, v] : key) {
+    const auto* iv = item.as_object().if_contains(k);
+    if (iv ? *iv != v : !(k == "protocol" && v == "TCP")) return false;
+  }
+  return true;
+}
+
+json::object set_of_object(const json::object& o, const std::string& dotted, const ResourceType& t);
+
+json::object set_of_value(const json::value& v, const std::string& dotted, const ResourceType& t) {
+  if (v.is_object()) {
+    if (v.as_object().empty() || atomic_struct(dotted, t)) return {};
+    json::object s = set_of_object(v.as_object(), dotted, t);
+    if (granular_map(dotted)) s["."] = json::object{};
+    return s;
+  }
+  if (v.is_array()) {
+    const auto keys = list_keys(t, dotted);
+    if (keys.empty() || v.as_array().empty()) return {};
+    json::object s;
+    for (const auto& item : v.as_array()) {
+      if (keys[0] == "$primitive") {
+        s["v:" + json::serialize(item)] = json::object{};
+      } else if (item.is_object()) {
+        json::object is = set_of_object(item.as_object(), dotted, t);
+        is["."] = json::object{};
+        s["k:" + key_json(item.as_object(), keys)] = std::move(is);
+      }
+    }
+    return s;
+  }
+  return {};
+}
+
+json::object set_of_object(const json::object& o, const std::string& dotted, const ResourceType& t) {
+  json::object out;
+  for (const auto& [k, child] : o) {
+    const std::string path = dotted.empty() ? std::string(k) : dotted + "." + std::string(k);
+    out["f:" + std::string(k)] = set_of_value(child, path, t);
+  }
+  return out;
+}
+
+// Every member of a set (leaves, and nodes marked ".").
+void members(const json::object& s, Path& prefix, std::vector<Path>& out) {
+  for (const auto& [k, v] : s) {
+    if (k == "." || !v.is_object()) continue;
+    prefix.emplace_back(k);
+    const auto& child = v.as_object();
+    if (child.empty() || child.contains(".")) out.push_back(prefix);
+    members(child, prefix, out);
+    prefix.pop_back();
+  }
+}
+std::vector<Path> members(const json::object& s) {
+  std::vector<Path> out;
+  Path prefix;
+  members(s, prefix, out);
+  return out;
+}
+
+const json::object* node_at(const json::object& s, const Path& p) {
+  const json::object* cur = &s;
+  for (const auto& e : p) {
+    const auto* v = cur->if_contains(e);
+    if (!v || !v->is_object()) return nullptr;
+    cur = &v->as_object();
+  }
+  return cur;
+}
+bool contains(const json::object& s, const Path& p) {
+  const auto* n = node_at(s, p);
+  return n && (n->empty() || n->contains("."));
+}
+bool is_leaf(const json::object& s, const Path& p) {
+  const auto* n = node_at(s, p);
+  return n && n->empty();
+}
+
+void remove_member(json::object& s, const Path& p, std::size_t i = 0) {
+  auto* v = s.if_contains(p[i]);
+  if (!v || !v->is_object()) return;
+  auto& n = v->as_object();
+  if (i + 1 == p.size()) {
+    if (!n.empty()) {
+      n.erase(".");
+      if (!n.empty()) return;  // still the parent of other members
+    }
+    s.erase(p[i]);
+    return;
+  }
+  remove_member(n, p, i + 1);
+  if (n.empty()) s.erase(p[i]);
+}
+
+void add_member(json::object& s, const Path& p, bool marked) {
+  json::object* cur = &s;
+  for (const auto& e : p) {
+    auto& v = (*cur)[e];
+    if (!v.is_object()) v = json::object{};
+    cur = &v.as_object();
+  }
+  if (marked) (*cur)["."] = json::object{};
+}
+
+// The value a path names in an object, or null.
+const json::value* value_at(const json::value& root, const Path& p) {
+  const json::value* cur = &root;
+  for (const auto& e : p) {
+    const std::string_view body = std::string_view(e).substr(2);
+    if (e[0] == 'f') {
+      cur = cur->is_object() ? cur->as_object().if_contains(body) : nullptr;
+    } else if (cur->is_array()) {
+      const json::value want = json::parse(body);
+      const json::value* found = nullptr;
+      for (const auto& item : cur->as_array())
+        if (e[0] == 'k' ? item_matches(item, want.as_object()) : item == want) found = &item;
+      cur = found;
+    } else {
+      cur = nullptr;
+    }
+    if (!cur) return nullptr;
+  }
+  return cur;
+}
+
+void remove_value(json::value& root, const Path& p) {
+  if (p.empty()) return;
+  json::value* parent = const_cast<json::value*>(value_at(root, Path(p.begin(), p.end() - 1)));
+  if (!parent) return;
+  const std::string& e = p.back();
+  const std::string_view body = std::string_view(e).substr(2);
+  if (e[0] == 'f' && parent->is_object()) {
+    parent->as_object().erase(body);
+  } else if (parent->is_array()) {
+    const json::value want = json::parse(body);
+    auto& a = parent->as_array();
+    a.erase(std::remove_if(a.begin(), a.end(),
+                           [&](const json::value& item) {
+                             return e[0] == 'k' ? item_matches(item, want.as_object()) : item == want;
+                           }),
+            a.end());
+  }
+}
+
+// fieldpath.Path.String(): .spec.replicas, .spec.containers[name="c"].image, .metadata.finalizers[="x"]
+std::string path_text(const Path& p) {
+  std::string out;
+  for (const auto& e : p) {
+    const std::string body = e.substr(2);
+    if (e[0] == 'f') {
+      out += "." + body;
+    } else if (e[0] == 'v') {
+      out += "[=" + body + "]";
+    } else {
+      out += "[";
+      bool first = true;
+      const json::value key = json::parse(body);
+      for (const auto& [k, v] : key.as_object()) {
+        out += (first ? "" : ",") + std::string(k) + "=" + json::serialize(v);
+        first = false;
+      }
+      out += "]";
+    }
+  }
+  return out;
+}
+
+// The fields the field manager ignores (fieldmanager's stripMeta and the status/spec reset).
+json::object strip(const json::object& o, const ResourceType& t) {
+  json::object out = o;
+  out.erase("apiVersion");
+  out.erase("kind");
+  if (t.has_status) out.erase("status");
+  if (auto* md = out.if_contains("metadata"); md && md->is_object()) {
+    auto& m = md->as_object();
+    for (const char* k : {"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
+                          "managedFields", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"})
+      m.erase(k);
+    if (m.empty()) out.erase("metadata");
+  }
+  return out;
+}
+
+json::value merge(const json::value& live, const json::value& cfg, const std::string& dotted, const ResourceType& t) {
+  if (cfg.is_object() && live.is_object() && !atomic_struct(dotted, t)) {
+    json::object out = live.as_object();
+    for (const auto& [k, v] : cfg.as_object()) {
+      const std::string path = dotted.empty() ? std::string(k) : dotted + "." + std::string(k);
+      const auto* l = out.if_contains(k);
+      out[k] = l ? merge(*l, v, path, t) : v;
+    }
+    return out;
+  }
+  if (cfg.is_array() && live.is_array()) {
+    const auto keys = list_keys(t, dotted);
+    if (!keys.empty() && keys[0] == "$primitive") {
+      json::array out = live.as_array();
+      for (const auto& v : cfg.as_array())
+        if (std::find(out.begin(), out.end(), v) == out.end()) out.push_back(v);
+      return out;
+    }
+    if (!keys.empty()) {
+      json::array out = live.as_array();
+      for (const auto& item : cfg.as_array()) {
+        if (!item.is_object()) continue;
+        const json::value key = json::parse(key_json(item.as_object(), keys));
+        auto it = std::find_if(out.begin(), out.end(), [&](const json::value& l) { return item_matches(l, key.as_object()); });
+        if (it == out.end()) out.push_back(item);
+        else *it = merge(*it, item, dotted, t);
+      }
+      return out;
+    }
+  }
+  return cfg;
+}
+
+json::array managed_fields_of(const json::object& o) {
+  if (const auto* md = o.if_contains("metadata"); md && md->is_object())
+    if (const auto* mf = md->as_object().if_contains("managedFields"); mf && mf->is_array()) return mf->as_array();
+  return {};
+}
+
+std::string str(const json::object& o, std::string_view k) {
+  const auto* v = o.if_contains(k);
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+json::object& fields_of(json::value& entry) {
+  auto& e = entry.as_object();
+  auto& f = e["fieldsV1"];
+  if (!f.is_object()) f = json::object{};
+  return f.as_object();
+}
+
+void set_managed_fields(json::object& o, json::array entries) {
+  auto& md = o["metadata"];
+  if (!md.is_object()) md = json::object{};
+  // An entry that owns nothing is dropped.
+  entries.erase(std::remove_if(entries.begin(), entries.end(),
+                               [](json::value& e) { return !e.is_object() || fields_of(e).empty(); }),
+                entries.end());
+  if (entries.empty()) md.as_object().erase("managedFields");
+  else md.as_object()["managedFields"] = std::move(entries);
+}
+
+json::object entry(const std::string& manager, const char* operation, const ResourceType& t, const std::string& time,
+                   json::object fields) {
+  return {{"manager", manager},         {"operation", operation}, {"apiVersion", t.api_version()},
+          {"time", time},               {"fieldsType", "FieldsV1"}, {"fieldsV1", std::move(fields)}};
+}
+
+}  // namespace
+
+std::string update_manager(std::string_view field_manager, std::string_view user_agent) {
+  // fieldmanager's managerOrUserAgent / prefixFromUserAgent.
+  if (!field_manager.empty()) return std::string(field_manager);
+  const auto product = user_agent.substr(0, user_agent.find('/'));
+  if (product.empty()) return "unknown";
+  return std::string(product.substr(0, 128));
+}
+
+void track_update(const json::object* old, json::object& next, const ResourceType& t, const std::string& manager,
+                  const std::string& time) {
+  json::array entries = managed_fields_of(next);
+  if (entries.empty() && old) entries = managed_fields_of(*old);
+  const json::value old_clean = old ? json::value(strip(*old, t)) : json::value(json::object{});
+  const json::value next_clean = strip(next, t);
+  const json::object next_set = set_of_object(next_clean.as_object(), "", t);
+  const json::object old_set = set_of_object(old_clean.as_object(), "", t);
+  std::vector<std::pair<Path, bool>> changed;  // path, marked (".")
+  std::vector<Path> gone;
+  for (const auto& p : members(next_set)) {
+    const json::value* before = value_at(old_clean, p);
+    const bool marked = !is_leaf(next_set, p);
+    if (!before || (!marked && *before != *value_at(next_clean, p))) changed.emplace_back(p, marked);
+  }
+  for (const auto& p : members(old_set))
+    if (!value_at(next_clean, p)) gone.push_back(p);
+  if (changed.empty() && gone.empty()) {
+    set_managed_fields(next, std::move(entries));
+    return;
+  }
+  // An Update takes what it changed from everyone; what it removed is nobody's any more.
+  json::value* mine = nullptr;
+  for (auto& e : entries) {
+    if (!e.is_object()) continue;
+    auto& fs = fields_of(e);
+    for (const auto& [p, marked] : changed) remove_member(fs, p);
+    for (const auto& p : gone) remove_member(fs, p);
+    const auto& eo = e.as_object();
+    if (str(eo, "manager") == manager && str(eo, "operation") == "Update" && str(eo, "apiVersion") == t.api_version() &&
+        !eo.contains("subresource"))
+      mine = &e;
+  }
+  if (!mine) {
+    entries.push_back(entry(manager, "Update", t, time, {}));
+    mine = &entries.back();
+  }
+  mine->as_object()["time"] = time;
+  for (const auto& [p, marked] : changed) add_member(fields_of(*mine), p, marked);
+  set_managed_fields(next, std::move(entries));
+}
+
+json::object server_side_apply(const json::object* live, const json::object& config, const ResourceType& t,
+                               const std::string& manager, bool force, const std::string& time) {
+  const json::object cfg = strip(config, t);
+  const json::object applied = set_of_object(cfg, "", t);
+  json::array entries = live ? managed_fields_of(*live) : json::array{};
+  json::value merged;
+  if (live) {
+    merged = merge(json::value(*live), json::value(cfg), "", t);
+  } else {
+    merged = config;
+    if (t.has_status) merged.as_object().erase("status");
+  }
+  const json::value before = live ? json::value(*live) : json::value(json::object{});
+  auto is_mine = [&](const json::value& e) {
+    return e.is_object() && str(e.as_object(), "manager") == manager && str(e.as_object(), "operation") == "Apply";
+  };
+
+  // Conflicts: a field this apply changes that another manager owns.
+  struct Conflict {
+    std::size_t entry;
+    Path path;
+  };
+  std::vector<Conflict> conflicts;
+  const auto applied_members = members(applied);
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    if (!entries[i].is_object() || is_mine(entries[i])) continue;
+    const auto& fs = fields_of(entries[i]);
+    for (const auto& p : applied_members) {
+      if (!is_leaf(applied, p) || !contains(fs, p)) continue;
+      const json::value* a = value_at(before, p);
+      const json::value* b = value_at(merged, p);
+      if ((a && b && *a == *b) || (!a && !b)) continue;
+      conflicts.push_back({i, p});
+    }
+  }
+  if (!conflicts.empty() && !force) {
+    // fieldmanager/internal/conflict.go: NewConflictError, printManager.
+    auto who = [&](std::size_t i) {
+      const auto& e = entries[i].as_object();
+      std::string s = fmt::format("\"{}\"", str(e, "manager"));
+      if (str(e, "operation") == "Update") s += " using " + str(e, "apiVersion");
+      return s;
+    };
+    std::vector<StatusCause> causes;
+    for (const auto& c : conflicts) causes.push_back({"FieldManagerConflict", "conflict with " + who(c.entry), path_text(c.path)});
+    std::string message;
+    if (conflicts.size() == 1) {
+      message = fmt::format("Apply failed with 1 conflict: conflict with {}: {}", who(conflicts[0].entry),
+                            path_text(conflicts[0].path));
+    } else {
+      std::vector<std::pair<std::string, std::vector<std::string>>> by_manager;
+      for (const auto& c : conflicts) {
+        const std::string m = who(c.entry);
+        auto it = std::find_if(by_manager.begin(), by_manager.end(), [&](const auto& x) { return x.first == m; });
+        if (it == by_manager.end()) it = by_manager.insert(by_manager.end(), {m, {}});
+        it->second.push_back(path_text(c.path));
+      }
+      std::sort(by_manager.begin(), by_manager.end());
+      std::vector<std::string> lines;
+      for (const auto& [m, paths] : by_manager) {
+        lines.push_back(fmt::format("conflicts with {}:", m));
+        for (const auto& p : paths) lines.push_back("- " + p);
+      }
+      message = fmt::format("Apply failed with {} conflicts: {}", conflicts.size(), fmt::join(lines, "\n"));
+    }
+    throw StatusError(409, "Conflict", message, "", "", "", std::move(causes));
+  }
+  for (const auto& c : conflicts) remove_member(fields_of(entries[c.entry]), c.path);  // force: taken
+
+  // Fields this manager applied before and applies no more go, unless someone else has a say.
+  for (auto& e : entries) {
+    if (!is_mine(e)) continue;
+    for (const auto& p : members(fields_of(e))) {
+      if (contains(applied, p)) continue;
+      bool shared = false;
+      for (auto& other : entries)
+        if (!is_mine(other) && node_at(fields_of(other), p)) shared = true;
+      if (!shared) remove_value(merged, p);
+    }
+  }
+  bool replaced = false;
+  for (auto& e : entries)
+    if (is_mine(e)) {
+      e = entry(manager, "Apply", t, time, applied);
+      replaced = true;
+    }
+  if (!replaced) entries.push_back(entry(manager, "Apply", t, time, applied));
+  json::object out = std::move(merged.as_object());
+  set_managed_fields(out, std::move(entries));
+  return out;
+}
+
+}  // namespace gpupool::embedded
