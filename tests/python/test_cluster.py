@@ -97,6 +97,31 @@ def test_ctrl_c_interrupts_wait(seed_cluster):
     assert seed_cluster.get("mpi-dist").status == "PENDING"  # the connection is still usable
 
 
+def test_ctrl_c_interrupts_following_logs(seed_cluster):
+    seed_cluster.submit(gpupool.to_workload(**seed_job()))
+    seed_cluster.advance(5)
+    seed_cluster.wait("mpi-dist", "Running", timeout=30, progress=False)
+    seed_cluster.advance(60)
+    first = list(seed_cluster.logs("mpi-dist"))[0]
+    reading = threading.Event()
+
+    def interrupt():
+        reading.wait(10)
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=interrupt, daemon=True).start()
+    it = seed_cluster.logs("mpi-dist", follow=True)
+    assert next(it) == first
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        reading.set()
+        for _ in it:  # the clock is frozen: the stream idles until Ctrl-C
+            pass
+    it.close()  # the C++ stream was cancelled and its thread joined; close() does not wait for the server
+    assert time.monotonic() - start < 10
+    assert seed_cluster.get("mpi-dist").status == "RUNNING"
+
+
 def test_explain_pending_job(seed_cluster):
     seed_cluster.submit(gpupool.to_workload(**seed_job(name="no-toleration", tolerations=[])))
     explanation = seed_cluster.explain("no-toleration")

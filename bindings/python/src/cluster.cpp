@@ -1,7 +1,9 @@
 // Bindings of the cluster facade (cluster.hpp). Every call that may touch the network releases the
 // GIL. wait() and logs() run in a worker thread and the calling thread waits in short slices with
-// the GIL released, checking for signals between them, so Ctrl-C interrupts them; Python callbacks
-// (on_change, progress) run on the calling thread only.
+// the GIL released, checking for signals between them, so Ctrl-C interrupts them: the worker's
+// CancelToken is fired and the C++ call ends within ~50 ms (its watches and streams closed) before
+// the KeyboardInterrupt propagates. Python callbacks (on_change, progress) run on the calling
+// thread only.
 #include "cluster.hpp"
 
 #include "gpupool/error.hpp"
@@ -34,6 +36,7 @@ struct Channel {
   std::deque<Item> items;
   bool done = false;
   bool cancelled = false;
+  CancelToken token;  ///< handed to the facade call: cancel() fires it
   std::exception_ptr error;
 
   void push(Item item) {
@@ -54,6 +57,7 @@ struct Channel {
   void cancel() {
     std::lock_guard lock(m);
     cancelled = true;
+    token.cancel();
   }
   /// Waits (GIL released, in slices, checking signals with the GIL held) until an item is available
   /// or the worker finished. Returns the item, or nullopt when finished and drained; rethrows the
@@ -82,9 +86,8 @@ struct Channel {
   }
 };
 
-/// Runs `work` on a thread. If the Python side stops early (Ctrl-C, iterator dropped), the thread is
-/// detached and ends on its own at the facade's next callback (it then sees `cancelled`), or at its
-/// timeout.
+/// Runs `work` on a thread. If the Python side stops early (Ctrl-C, iterator closed or dropped),
+/// the channel's token is cancelled and the thread joined: the facade call ends promptly.
 template <class Item>
 class Worker {
  public:
@@ -105,21 +108,12 @@ class Worker {
   Worker& operator=(const Worker&) = delete;
 
   Channel<Item>& channel() { return *channel_; }
-  /// Joins a finished worker; detaches (after cancelling) one still running.
+  /// Cancels the worker's call (if still running) and joins it, the GIL released meanwhile.
   void stop() {
     if (!thread_.joinable()) return;
-    bool finished;
-    {
-      std::lock_guard lock(channel_->m);
-      finished = channel_->done;
-      channel_->cancelled = true;
-    }
-    if (finished) {
-      py::gil_scoped_release release;
-      thread_.join();
-    } else {
-      thread_.detach();
-    }
+    channel_->cancel();
+    py::gil_scoped_release release;
+    thread_.join();
   }
 
  private:
@@ -136,11 +130,14 @@ class LogIterator {
       : worker_([cluster = std::move(cluster), name = std::move(name), options = std::move(options)](
                     Channel<std::string>& ch) {
           try {
-            cluster.logs(name, options, [&](const std::string& line) {
-              if (ch.is_cancelled()) return false;
-              ch.push(line);
-              return true;
-            });
+            cluster.logs(
+                name, options,
+                [&](const std::string& line) {
+                  if (ch.is_cancelled()) return false;
+                  ch.push(line);
+                  return true;
+                },
+                ch.token);
           } catch (const Cancelled&) {
           }
         }) {}
@@ -162,10 +159,13 @@ JobInfo wait_interruptibly(const Cluster& cluster, const std::string& name, Wait
                            std::chrono::milliseconds timeout, const std::vector<py::object>& callbacks) {
   auto result = std::make_shared<std::optional<JobInfo>>();
   Worker<JobInfo> worker([cluster, name, until, timeout, result](Channel<JobInfo>& ch) {
-    JobInfo info = cluster.wait(name, until, timeout, [&](const JobInfo& change) {
-      if (ch.is_cancelled()) throw Cancelled{};
-      ch.push(change);
-    });
+    JobInfo info = cluster.wait(
+        name, until, timeout,
+        [&](const JobInfo& change) {
+          if (ch.is_cancelled()) throw Cancelled{};
+          ch.push(change);
+        },
+        ch.token);
     *result = std::move(info);  // read only after the channel reports done (under its mutex)
   });
   while (auto change = worker.channel().next()) {
