@@ -7,13 +7,13 @@
 #include <thread>
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include "embedded/apply.hpp"
 #include "embedded/events.hpp"
 #include "embedded/patch.hpp"
 #include "embedded/scheduler.hpp"
 #include "embedded/table.hpp"
+#include "gpupool/manifest.hpp"
 
 namespace gpupool::embedded {
 
@@ -51,46 +51,12 @@ std::vector<std::string> split_path(std::string_view path) {
   return out;
 }
 
-json::value yaml_to_json(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Map: {
-      json::object o;
-      for (const auto& kv : n) o[kv.first.as<std::string>()] = yaml_to_json(kv.second);
-      return o;
-    }
-    case YAML::NodeType::Sequence: {
-      json::array a;
-      for (const auto& e : n) a.push_back(yaml_to_json(e));
-      return a;
-    }
-    case YAML::NodeType::Scalar: {
-      const std::string s = n.Scalar();
-      if (n.Tag() == "!") return json::value(s);  // quoted
-      if (s == "true" || s == "True") return true;
-      if (s == "false" || s == "False") return false;
-      if (s == "null" || s == "~") return nullptr;
-      if (!s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-')) {
-        try {
-          std::size_t pos = 0;
-          const long long v = std::stoll(s, &pos);
-          if (pos == s.size()) return v;
-          const double d = std::stod(s, &pos);
-          if (pos == s.size()) return d;
-        } catch (...) {
-        }
-      }
-      return json::value(s);
-    }
-    default:
-      return nullptr;
-  }
-}
-
 json::value parse_body(const std::string& body, bool yaml = false) {
   if (yaml) {
+    // The library's one YAML reader (render/manifest: YAML 1.2 core scalars, go-yaml's alias budget).
     try {
-      return yaml_to_json(YAML::Load(body));
-    } catch (const YAML::Exception& e) {
+      return parse_yaml(body, "body");
+    } catch (const ConfigError& e) {
       throw StatusError::bad_request(fmt::format("error converting YAML to JSON: {}", e.what()));
     }
   }

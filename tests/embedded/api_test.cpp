@@ -459,7 +459,6 @@ TEST_CASE("validation of pods and pod templates: quantities, tolerations, contai
   auto bad = f.call("POST", "/apis/apps/v1/namespaces/alice/deployments",
                     R"({"metadata":{"name":"d"},"spec":{"template":{"spec":{"containers":[{"name":"Bad","image":"x"}]}}}})");
   REQUIRE_MESSAGE(bad.status == 422, bad.body);
-  MESSAGE(bad.body);
   CHECK(f.json_of(bad)["details"].at("causes").at(0).at("field") == "spec.template.spec.containers[0].name");
   auto good = f.json_of(f.call("POST", "/api/v1/namespaces/alice/pods", pod(R"({"containers":[{"name":"c","image":"x:1"}]})")));
   CHECK(good["status"].at("phase") == "Pending");
@@ -653,4 +652,50 @@ TEST_CASE("server-side apply: conflicts name keyed list items and group by manag
   const auto& mf = d["metadata"].at("managedFields").as_array();
   REQUIRE(mf.size() == 1);  // "ops" owned nothing else
   CHECK(mf[0].at("manager") == "ci");
+}
+
+TEST_CASE("apply-patch YAML bodies: scalar typing, aliases budget, errors") {
+  Fixture f;
+  // A ConfigMap with an extra top-level field `x` (kept, as the store keeps unknown fields) holding
+  // whatever the YAML scalar decodes to.
+  auto decode = [&](const std::string& value) -> json::value {
+    auto r = f.call("PATCH", "/api/v1/namespaces/alice/configmaps/y?fieldManager=t",
+                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\nbinaryData: {}\ndata: {}\nx: " + value + "\n",
+                    "alice", "application/apply-patch+yaml");
+    REQUIRE_MESSAGE(r.status < 300, r.body);
+    auto o = f.json_of(r);
+    f.call("DELETE", "/api/v1/namespaces/alice/configmaps/y", "", "alice");
+    return o.contains("x") ? o["x"] : json::value("<absent>");
+  };
+  struct Row {
+    std::string yaml;
+    json::value want;
+  };
+  const Row rows[] = {
+      {"true", true}, {"False", false}, {"TRUE", true}, {"null", nullptr}, {"~", nullptr}, {"42", 42}, {"-7", -7},
+      {"+3", 3}, {"0x1F", 31}, {"0o17", 15}, {"1.5", 1.5}, {"1e3", 1000.0}, {"\"42\"", "42"}, {"'true'", "true"},
+      {"web-1", "web-1"}, {"12:30", "12:30"},
+      // YAML 1.1 words (go-yaml v2 would read yes/on as booleans): YAML 1.2's core schema, as every
+      // YAML reader of gpupool, keeps them strings.
+      {"yes", "yes"}, {"on", "on"}, {"0777", 777},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.yaml);
+    CHECK(decode(r.yaml) == r.want);
+  }
+  // A billion-laughs body is refused as go-yaml refuses it, instead of expanding.
+  std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n";
+  for (char c = 'b'; c <= 'j'; ++c)
+    bomb += std::string(1, c) + ": &" + c + " [*" + char(c - 1) + ", *" + char(c - 1) + ", *" + char(c - 1) + ", *" +
+            char(c - 1) + ", *" + char(c - 1) + ", *" + char(c - 1) + ", *" + char(c - 1) + ", *" + char(c - 1) + ", *" +
+            char(c - 1) + "]\n";
+  auto refused = f.call("PATCH", "/api/v1/namespaces/alice/configmaps/y?fieldManager=t", bomb, "alice",
+                        "application/apply-patch+yaml");
+  CHECK(refused.status == 400);
+  CHECK(f.json_of(refused)["message"].as_string().find("excessive aliasing") != std::string::npos);
+  // Malformed YAML is a 400 naming the problem.
+  auto bad = f.call("PATCH", "/api/v1/namespaces/alice/configmaps/y?fieldManager=t", "a: [1, 2\n", "alice",
+                    "application/apply-patch+yaml");
+  CHECK(bad.status == 400);
+  CHECK(f.json_of(bad)["message"] == "error converting YAML to JSON: body:2: not valid YAML or JSON: end of sequence flow not found");
 }
