@@ -2,7 +2,7 @@
 //
 //   bench_submit serve <dir>          start the embedded API server (seed topology), write its admin
 //                                     kubeconfig path to <dir>/kubeconfig.path, serve until stdin closes
-//   bench_submit cxx <kubeconfig> N C create N Deployments (tolerations + PVC mount) through
+//   bench_submit cxx <kubeconfig> N C [prefix]  create N Deployments (tolerations + PVC mount) through
 //                                     gpupool::Client, C threads sharing one Client; prints jobs/s and
 //                                     client CPU per job (getrusage of this process: the server runs in
 //                                     another one)
@@ -70,7 +70,7 @@ int cmd_serve(const std::string& dir) {
   return 0;
 }
 
-int cmd_cxx(const std::string& kubeconfig, int n, int conc) {
+int cmd_cxx(const std::string& kubeconfig, int n, int conc, const std::string& prefix) {
   const double c0 = cpu_seconds();
   const auto t0 = std::chrono::steady_clock::now();
   gpupool::KubeConfigOptions kopts;
@@ -81,7 +81,7 @@ int cmd_cxx(const std::string& kubeconfig, int n, int conc) {
   auto work = [&] {
     for (int i = next++; i < n; i = next++) {
       try {
-        client.create(deployments, "default", deployment("bench-cxx-c" + std::to_string(conc) + "-" + std::to_string(i)));
+        client.create(deployments, "default", deployment(prefix + "bench-cxx-c" + std::to_string(conc) + "-" + std::to_string(i)));
       } catch (const std::exception& e) {
         if (failed++ == 0) std::fprintf(stderr, "bench_submit: %s\n", e.what());
       }
@@ -94,7 +94,7 @@ int cmd_cxx(const std::string& kubeconfig, int n, int conc) {
   const double cpu = cpu_seconds() - c0;
   std::printf("gpupool C++ Client, %d client thread(s): %d jobs in %.2f s = %.1f jobs/s, client CPU %.3f ms/job%s\n",
               conc, n, wall, n / wall, cpu / n * 1e3, failed ? " (SOME FAILED)" : "");
-  std::printf("RESULT submit_cxx_c%d %.3f %.4f\n", conc, n / wall, cpu / n * 1e3);
+  std::printf("RESULT submit_cxx_c%d_n%d %.3f %.4f\n", conc, n, n / wall, cpu / n * 1e3);
   return failed ? 1 : 0;
 }
 
@@ -104,8 +104,9 @@ int main(int argc, char** argv) {
   try {
     const std::string cmd = argc > 1 ? argv[1] : "";
     if (cmd == "serve" && argc == 3) return cmd_serve(argv[2]);
-    if (cmd == "cxx" && argc == 5) return cmd_cxx(argv[2], std::stoi(argv[3]), std::stoi(argv[4]));
-    std::fprintf(stderr, "usage: bench_submit serve <dir> | cxx <kubeconfig> N concurrency\n");
+    if (cmd == "cxx" && (argc == 5 || argc == 6))
+      return cmd_cxx(argv[2], std::stoi(argv[3]), std::stoi(argv[4]), argc == 6 ? argv[5] : "");
+    std::fprintf(stderr, "usage: bench_submit serve <dir> | cxx <kubeconfig> N concurrency [name-prefix]\n");
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_submit: %s\n", e.what());

@@ -24,7 +24,7 @@ want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 cmake -S "$ROOT" -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUPOOL_BUILD_BENCH=ON \
   -DGPUPOOL_BUILD_TESTS=OFF -DGPUPOOL_BUILD_PYTHON=ON -DPython_EXECUTABLE=$PY >/dev/null
 TARGETS="bench_store bench_model bench_submit gpupool_cli"
-want python && TARGETS="$TARGETS gpupool_python_package"
+want python && TARGETS="$TARGETS gpupool_python"  # the module (its package copy comes with it)
 nice cmake --build "$B" -j2 --target $TARGETS >/dev/null
 export PYTHONPATH=$B/bindings/python
 RESULTS=$B/results.txt
@@ -49,19 +49,30 @@ if want decode; then
   run nice $PY "$ROOT/bench/bench_py.py" decode "$DATA"
 fi
 
-if want submit || want command; then
-  # One embedded API server (HTTPS on 127.0.0.1) in its own process serves every client.
+# Each measurement gets a fresh embedded API server (HTTPS on 127.0.0.1, in its own process): the
+# server's work per create grows with the objects it already holds (README: what bounds submit), so a
+# shared server would charge each client kind for the ones that ran before it.
+start_server() {
   rm -f "$B/kubeconfig.path"
-  exec 3> >("$B/bench/bench_submit" serve "$B")
-  for _ in $(seq 100); do [[ -s $B/kubeconfig.path ]] && break; sleep 0.1; done
+  exec 3> >(exec "$B/bench/bench_submit" serve "$B")
+  SERVER_PID=$!
+  for _ in $(seq 300); do [[ -s $B/kubeconfig.path ]] && break; sleep 0.1; done
+  [[ -s $B/kubeconfig.path ]] || { echo "bench/run.sh: the embedded server did not start" >&2; exit 1; }
   KC=$(cat "$B/kubeconfig.path")
-fi
+}
+stop_server() {  # closing its stdin stops it; wait, so that runs never overlap
+  exec 3>&-
+  while kill -0 "$SERVER_PID" 2>/dev/null; do sleep 0.1; done
+}
 if want submit; then
+  mkdir -p "$B/kubectl-jobs"
   for c in 1 8; do
-    run "$B/bench/bench_submit" cxx "$KC" "$N_CXX" $c
-    run $PY "$ROOT/bench/bench_py.py" submit-python "$KC" "$N_PY" $c
-    mkdir -p "$B/kubectl-jobs"
-    run $PY "$ROOT/bench/bench_py.py" submit-kubectl "$KC" "$N_KUBECTL" $c "$B/kubectl-jobs"
+    # gpupool C++ at every count, so that each baseline has a gpupool figure at its own count.
+    for n in $(printf '%s\n' "$N_KUBECTL" "$N_PY" "$N_CXX" | sort -nu); do
+      start_server; run "$B/bench/bench_submit" cxx "$KC" "$n" $c; stop_server
+    done
+    start_server; run $PY "$ROOT/bench/bench_py.py" submit-python "$KC" "$N_PY" $c; stop_server
+    start_server; run $PY "$ROOT/bench/bench_py.py" submit-kubectl "$KC" "$N_KUBECTL" $c "$B/kubectl-jobs"; stop_server
   done
 fi
 if want python; then
@@ -69,9 +80,11 @@ if want python; then
   run $PY "$ROOT/bench/bench_py.py" call 100000
 fi
 if want command; then
+  start_server
+  "$B/bench/bench_submit" cxx "$KC" 1 1 >/dev/null  # the Deployment both `get`s read
   run $PY "$ROOT/bench/bench_py.py" command "$KC" "$B/gpupool" "$B/kubectl-jobs" 7
+  stop_server
 fi
-[[ -n ${KC:-} ]] && exec 3>&-
 
 echo "# load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
 $PY "$ROOT/bench/bench_py.py" summary "$RESULTS"
