@@ -9,6 +9,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "common/builtin_data.hpp"
+#include "common/strict_yaml.hpp"
 #include "embedded/clock.hpp"
 #include "gpupool/duration.hpp"
 #include "gpupool/error.hpp"
@@ -17,32 +18,12 @@
 namespace gpupool {
 namespace {
 
-int line_of(const YAML::Node& n) { return n.Mark().is_null() ? 0 : n.Mark().line + 1; }
+// The strict reader shared with site profiles (common/strict_yaml.hpp), plus the topology's kinds
+// of values.
+struct Reader : detail::StrictYamlReader {
+  using StrictYamlReader::StrictYamlReader;
 
-struct Reader {
-  std::string file;
-
-  [[noreturn]] void fail(const YAML::Node& at, const std::string& key, const std::string& message) const {
-    throw ConfigError(file, key, message, line_of(at));
-  }
-
-  std::string scalar(const YAML::Node& n, const std::string& key) const {
-    if (!n.IsScalar()) fail(n, key, "must be a string or number");
-    return n.Scalar();
-  }
-
-  bool boolean(const YAML::Node& n, const std::string& key) const {
-    bool b = false;
-    if (!n.IsScalar() || !YAML::convert<bool>::decode(n, b)) fail(n, key, "must be true or false");
-    return b;
-  }
-
-  std::vector<std::string> strings(const YAML::Node& n, const std::string& key) const {
-    if (!n.IsSequence()) fail(n, key, "must be a list of strings");
-    std::vector<std::string> out;
-    for (std::size_t i = 0; i < n.size(); ++i) out.push_back(scalar(n[i], fmt::format("{}[{}]", key, i)));
-    return out;
-  }
+  std::string scalar(const YAML::Node& n, const std::string& key) const { return string(n, key); }
 
   std::map<std::string, std::string> labels(const YAML::Node& n, const std::string& key) const {
     if (!n.IsMap()) fail(n, key, "must be a map of label keys to values");
@@ -173,13 +154,8 @@ struct Reader {
   }
 
   Topology read(std::string_view text) const {
-    YAML::Node root;
-    try {
-      root = YAML::Load(std::string(text));
-    } catch (const YAML::Exception& e) {
-      throw ConfigError(file, "(yaml)", e.msg, e.mark.is_null() ? 0 : e.mark.line + 1);
-    }
-    if (!root.IsMap()) throw ConfigError(file, "(root)", "a topology is a map with a `nodes` list", line_of(root));
+    const YAML::Node root = load(text, "(yaml)");
+    if (!root.IsMap()) throw ConfigError(file(), "(root)", "a topology is a map with a `nodes` list", line_of(root));
     Topology topo;
     YAML::Node defaults, nodes;
     bool has_defaults = false, has_nodes = false;
@@ -191,7 +167,7 @@ struct Reader {
       else if (k == "nodes") nodes = kv.second, has_nodes = true;
       else fail(kv.first, k, "unknown key (expected name, description, defaults, nodes)");
     }
-    if (!has_nodes) throw ConfigError(file, "nodes", "required: the list of nodes", std::max(1, line_of(root)));
+    if (!has_nodes) throw ConfigError(file(), "nodes", "required: the list of nodes", std::max(1, line_of(root)));
     if (!nodes.IsSequence() || nodes.size() == 0) fail(nodes, "nodes", "must be a non-empty list of nodes");
     if (has_defaults && !defaults.IsMap()) fail(defaults, "defaults", "must be a map");
 

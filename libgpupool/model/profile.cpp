@@ -1,6 +1,7 @@
 #include "gpupool/profile.hpp"
 
 #include "common/builtin_data.hpp"
+#include "common/strict_yaml.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/names.hpp"
 
@@ -16,72 +17,14 @@ namespace gpupool {
 
 namespace {
 
-// Reads one YAML mapping strictly: every key must be consumed, else the first unknown one is a
-// ConfigError naming file, line and the key's path.
-class Reader {
- public:
-  Reader(std::string file) : file_(std::move(file)) {}
+// The strict reader shared with the topology reader (common/strict_yaml.hpp).
+using Reader = detail::StrictYamlReader;
 
-  [[noreturn]] void fail(const YAML::Node& node, const std::string& key, const std::string& message) const {
-    int line = node.IsDefined() && node.Mark().line >= 0 ? node.Mark().line + 1 : 0;
-    throw ConfigError(file_, key, message, line);
-  }
+void absolute(const Reader& r, const YAML::Node& node, const std::string& path, const std::string& value) {
+  if (value.empty() || value.front() != '/') r.fail(node, path, fmt::format("\"{}\" must be an absolute path", value));
+}
 
-  // Runs `read` for each key of the mapping; unknown keys are errors.
-  void mapping(const YAML::Node& node, const std::string& path,
-               const std::map<std::string, std::function<void(const YAML::Node&, const std::string&)>>& fields) const {
-    if (!node.IsMap()) fail(node, path, "must be a mapping (key: value lines)");
-    for (const auto& kv : node) {
-      std::string key = kv.first.Scalar();
-      std::string at = path.empty() ? key : path + "." + key;
-      auto it = fields.find(key);
-      if (it == fields.end()) {
-        std::string known;
-        for (const auto& [k, f] : fields) known += (known.empty() ? "" : ", ") + k;
-        fail(kv.first, at, fmt::format("unknown key; known keys here: {}", known));
-      }
-      it->second(kv.second, at);
-    }
-  }
-
-  std::string string(const YAML::Node& node, const std::string& path) const {
-    if (!node.IsScalar()) fail(node, path, "must be a string");
-    return node.Scalar();
-  }
-  bool boolean(const YAML::Node& node, const std::string& path) const {
-    bool value = false;
-    if (!node.IsScalar() || !YAML::convert<bool>::decode(node, value)) fail(node, path, "must be true or false");
-    return value;
-  }
-  std::vector<std::string> strings(const YAML::Node& node, const std::string& path) const {
-    if (!node.IsSequence()) fail(node, path, "must be a list of strings");
-    std::vector<std::string> out;
-    for (std::size_t i = 0; i < node.size(); ++i) out.push_back(string(node[i], fmt::format("{}[{}]", path, i)));
-    return out;
-  }
-  template <class F>
-  void sequence(const YAML::Node& node, const std::string& path, F&& each) const {
-    if (!node.IsSequence()) fail(node, path, "must be a list");
-    for (std::size_t i = 0; i < node.size(); ++i) each(node[i], fmt::format("{}[{}]", path, i));
-  }
-  // Runs a model validator and turns its ValidationError into a ConfigError at this node.
-  template <class F>
-  void check(const YAML::Node& node, const std::string& path, F&& validator) const {
-    try {
-      validator();
-    } catch (const ValidationError& e) {
-      fail(node, path, fmt::format("invalid value \"{}\": {}", e.value(), e.rule()));
-    }
-  }
-  void absolute(const YAML::Node& node, const std::string& path, const std::string& value) const {
-    if (value.empty() || value.front() != '/') fail(node, path, fmt::format("\"{}\" must be an absolute path", value));
-  }
-
- private:
-  std::string file_;
-};
-
-using Fields = std::map<std::string, std::function<void(const YAML::Node&, const std::string&)>>;
+using Fields = Reader::Fields;
 
 NfsMount read_nfs_mount(const Reader& r, const YAML::Node& node, const std::string& path) {
   NfsMount m;
@@ -93,7 +36,7 @@ NfsMount read_nfs_mount(const Reader& r, const YAML::Node& node, const std::stri
               }},
              {"mount_path", [&](const YAML::Node& n, const std::string& at) {
                 m.mount_path = r.string(n, at);
-                r.absolute(n, at, m.mount_path);
+                absolute(r, n, at, m.mount_path);
               }}});
   if (m.mount_path.empty()) r.fail(node, path + ".mount_path", "Required value");
   return m;
@@ -162,7 +105,7 @@ Profile parse_node(const YAML::Node& root, const std::string& file) {
                     {"path",
                      [&](const YAML::Node& v, const std::string& a) {
                        share.path = r.string(v, a);
-                       r.absolute(v, a, share.path);
+                       absolute(r, v, a, share.path);
                      }},
                     {"datasets", [&](const YAML::Node& v, const std::string& a) { share.datasets = read_nfs_mount(r, v, a); }},
                     {"home", [&](const YAML::Node& v, const std::string& a) { share.home = read_nfs_mount(r, v, a); }}});
@@ -178,11 +121,11 @@ Profile parse_node(const YAML::Node& root, const std::string& file) {
                      {{"host_path",
                        [&](const YAML::Node& v, const std::string& a) {
                          ssd.host_path = r.string(v, a);
-                         r.absolute(v, a, ssd.host_path);
+                         absolute(r, v, a, ssd.host_path);
                        }},
                       {"mount_path", [&](const YAML::Node& v, const std::string& a) {
                          ssd.mount_path = r.string(v, a);
-                         r.absolute(v, a, ssd.mount_path);
+                         absolute(r, v, a, ssd.mount_path);
                        }}});
            if (ssd.host_path.empty() || ssd.mount_path.empty())
              r.fail(item, item_at, "needs both host_path and mount_path");
@@ -251,13 +194,7 @@ Profile parse_node(const YAML::Node& root, const std::string& file) {
 }  // namespace
 
 Profile Profile::parse(std::string_view text, std::string_view filename) {
-  YAML::Node root;
-  try {
-    root = YAML::Load(std::string(text));
-  } catch (const YAML::Exception& e) {
-    throw ConfigError(std::string(filename), "", fmt::format("not valid YAML: {}", e.msg), e.mark.line >= 0 ? e.mark.line + 1 : 0);
-  }
-  return parse_node(root, std::string(filename));
+  return parse_node(Reader(std::string(filename)).load(text), std::string(filename));
 }
 
 Profile Profile::load(const std::string& path) {
