@@ -11,6 +11,7 @@
 #include "embedded/apply.hpp"
 #include "embedded/events.hpp"
 #include "embedded/patch.hpp"
+#include "embedded/protobuf.hpp"
 #include "embedded/scheduler.hpp"
 #include "embedded/table.hpp"
 #include "gpupool/manifest.hpp"
@@ -69,7 +70,8 @@ json::value parse_body(const std::string& body, bool yaml = false) {
 }
 
 json::object parse_object(const Request& r) {
-  if (r.content_type.find("protobuf") != std::string::npos || r.content_type.find("cbor") != std::string::npos)
+  if (r.content_type.find("protobuf") != std::string::npos) return decode_kubernetes_protobuf(r.body);
+  if (r.content_type.find("cbor") != std::string::npos)
     throw StatusError(415, "UnsupportedMediaType",
                       fmt::format("the body of the request was in an unknown format - accepted media types include: "
                                   "application/json, application/yaml"));

@@ -101,9 +101,8 @@ TEST_CASE("every Status error, as the API server sends it") {
       {"OPTIONS", "/api/v1/namespaces/alice/pods", "", "admin", "", 405, "MethodNotAllowed", "OPTIONS is not supported"},
       {"POST", "/api/v1/namespaces/ghost/pods", kPod, "admin", "application/json", 404, "NotFound",
        "namespaces \"ghost\" not found"},
-      // Typed clients of kubectl (create deployment, create namespace, expose) send protobuf: refused.
-      {"POST", "/api/v1/namespaces", "k8s\x00", "admin", "application/vnd.kubernetes.protobuf", 415,
-       "UnsupportedMediaType", ""},
+      // CBOR (client-go's opt-in encoding) is not decoded; protobuf is (see the protobuf test).
+      {"POST", "/api/v1/namespaces", "\xd9\xd9\xf7", "admin", "application/cbor", 415, "UnsupportedMediaType", ""},
   };
   for (const auto& r : rows) {
     CAPTURE(r.method);
@@ -698,4 +697,44 @@ TEST_CASE("apply-patch YAML bodies: scalar typing, aliases budget, errors") {
                     "application/apply-patch+yaml");
   CHECK(bad.status == 400);
   CHECK(f.json_of(bad)["message"] == "error converting YAML to JSON: body:2: not valid YAML or JSON: end of sequence flow not found");
+}
+
+TEST_CASE("protobuf bodies: kubectl 1.32's `create deployment web --image=nginx`, byte for byte") {
+  // The body `kubectl create deployment web --image=nginx -v=8` printed.
+  const unsigned char bytes[] = {
+      0x6b, 0x38, 0x73, 0x00, 0x0a, 0x15, 0x0a, 0x07, 0x61, 0x70, 0x70, 0x73, 0x2f, 0x76, 0x31, 0x12, 0x0a, 0x44, 0x65,
+      0x70, 0x6c, 0x6f, 0x79, 0x6d, 0x65, 0x6e, 0x74, 0x12, 0xab, 0x01, 0x0a, 0x1f, 0x0a, 0x03, 0x77, 0x65, 0x62, 0x12,
+      0x00, 0x1a, 0x00, 0x22, 0x00, 0x2a, 0x00, 0x32, 0x00, 0x38, 0x00, 0x42, 0x00, 0x5a, 0x0a, 0x0a, 0x03, 0x61, 0x70,
+      0x70, 0x12, 0x03, 0x77, 0x65, 0x62, 0x12, 0x7a, 0x08, 0x01, 0x12, 0x0c, 0x0a, 0x0a, 0x0a, 0x03, 0x61, 0x70, 0x70,
+      0x12, 0x03, 0x77, 0x65, 0x62, 0x1a, 0x60, 0x0a, 0x1c, 0x0a, 0x00, 0x12, 0x00, 0x1a, 0x00, 0x22, 0x00, 0x2a, 0x00,
+      0x32, 0x00, 0x38, 0x00, 0x42, 0x00, 0x5a, 0x0a, 0x0a, 0x03, 0x61, 0x70, 0x70, 0x12, 0x03, 0x77, 0x65, 0x62, 0x12,
+      0x40, 0x12, 0x22, 0x0a, 0x05, 0x6e, 0x67, 0x69, 0x6e, 0x78, 0x12, 0x05, 0x6e, 0x67, 0x69, 0x6e, 0x78, 0x2a, 0x00,
+      0x42, 0x00, 0x6a, 0x00, 0x72, 0x00, 0x80, 0x01, 0x00, 0x88, 0x01, 0x00, 0x90, 0x01, 0x00, 0xa2, 0x01, 0x00, 0x1a,
+      0x00, 0x32, 0x00, 0x42, 0x00, 0x4a, 0x00, 0x52, 0x00, 0x58, 0x00, 0x60, 0x00, 0x68, 0x00, 0x82, 0x01, 0x00, 0x8a,
+      0x01, 0x00, 0x9a, 0x01, 0x00, 0xc2, 0x01, 0x00, 0x22, 0x02, 0x0a, 0x00, 0x28, 0x00, 0x38, 0x00, 0x1a, 0x0c, 0x08,
+      0x00, 0x10, 0x00, 0x18, 0x00, 0x20, 0x00, 0x28, 0x00, 0x38, 0x00, 0x1a, 0x00, 0x22, 0x00};
+  const std::string body(reinterpret_cast<const char*>(bytes), sizeof bytes);
+  Fixture f;
+  auto created = f.call("POST", "/apis/apps/v1/namespaces/alice/deployments?fieldManager=kubectl-create", body, "alice",
+                        "application/vnd.kubernetes.protobuf");
+  REQUIRE_MESSAGE(created.status == 201, created.body);
+  auto d = f.store.get(f.store.type("apps", "deployments"), "alice", "web");
+  // Zero values of non-pointer fields are gone (as `omitempty` drops them), so defaults applied;
+  // replicas (a pointer) keeps its value.
+  CHECK(json::serialize(d.at("metadata").at("labels")) == R"({"app":"web"})");
+  CHECK(d.at("spec").at("replicas") == 1);
+  CHECK(json::serialize(d.at("spec").at("selector")) == R"({"matchLabels":{"app":"web"}})");
+  CHECK(json::serialize(d.at("spec").at("template").at("metadata")) == R"({"labels":{"app":"web"}})");
+  const auto& container = d.at("spec").at("template").at("spec").at("containers").at(0).as_object();
+  CHECK(container.at("name") == "nginx");
+  CHECK(container.at("image") == "nginx");
+  CHECK(!container.contains("workingDir"));
+  CHECK(!container.contains("stdin"));
+  CHECK(d.at("spec").at("strategy").at("type") == "RollingUpdate");
+  CHECK(d.at("spec").at("template").at("spec").at("restartPolicy") == "Always");
+  // Truncated or foreign bodies are errors, not crashes.
+  CHECK(f.call("POST", "/apis/apps/v1/namespaces/alice/deployments", body.substr(0, 40), "alice",
+               "application/vnd.kubernetes.protobuf").status == 400);
+  CHECK(f.call("POST", "/apis/apps/v1/namespaces/alice/deployments", "{}", "alice",
+               "application/vnd.kubernetes.protobuf").status == 400);
 }

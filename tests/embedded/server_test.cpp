@@ -602,3 +602,46 @@ TEST_CASE("kubectl apply --server-side: field ownership, conflicts with another 
   REQUIRE(apply_text(c, "alice", manifest("", ""), "--server-side").code == 0);
   CHECK(c.server.store().get(deploys, "alice", "web").at("metadata").at("labels").as_object().contains("team"));
 }
+
+TEST_CASE("kubectl's typed generators send protobuf: create deployment, expose, run, create configmap/secret") {
+  Cluster c;
+  auto r = c.kubectl("alice", "create deployment web --image=nginx --replicas=2 --port=8080 -- sleep 3600");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out == "deployment.apps/web created\n");
+  auto d = c.server.store().get(c.type("apps", "deployments"), "alice", "web");
+  CHECK(d.at("spec").at("replicas") == 2);
+  CHECK(json::serialize(d.at("spec").at("selector")) == R"({"matchLabels":{"app":"web"}})");
+  CHECK(d.at("metadata").at("labels").at("app") == "web");
+  const auto& container = d.at("spec").at("template").at("spec").at("containers").at(0);
+  CHECK(container.at("name") == "nginx");
+  CHECK(container.at("image") == "nginx");
+  CHECK(json::serialize(container.at("command")) == R"(["sleep","3600"])");
+  CHECK(container.at("ports").at(0).at("containerPort") == 8080);
+  CHECK(d.at("spec").at("strategy").at("type") == "RollingUpdate");  // an empty type was defaulted
+  CHECK(d.at("metadata").at("managedFields").at(0).at("manager") == "kubectl-create");
+
+  r = c.kubectl("alice", "expose deployment web --port=80 --target-port=8080 --type=NodePort");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out == "service/web exposed\n");
+  auto svc = c.server.store().get(c.type("", "services"), "alice", "web");
+  CHECK(svc.at("spec").at("type") == "NodePort");
+  CHECK(json::serialize(svc.at("spec").at("selector")) == R"({"app":"web"})");
+  CHECK(svc.at("spec").at("ports").at(0).at("port") == 80);
+  CHECK(svc.at("spec").at("ports").at(0).at("targetPort") == 8080);
+
+  r = c.kubectl("alice", "run pp --image=busybox --restart=Never --labels=x=y -- sleep 10");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  auto pod = c.server.store().get(c.type("", "pods"), "alice", "pp");
+  CHECK(pod.at("spec").at("restartPolicy") == "Never");
+  CHECK(pod.at("metadata").at("labels").at("x") == "y");
+  CHECK(json::serialize(pod.at("spec").at("containers").at(0).at("args")) == R"(["sleep","10"])");
+
+  REQUIRE(c.kubectl("alice", "create configmap cm1 --from-literal=a=b").code == 0);
+  CHECK(c.kubectl("alice", "get configmap cm1 -o jsonpath={.data.a}").out == "b");
+  REQUIRE(c.kubectl("alice", "create secret generic s1 --from-literal=k=v").code == 0);
+  CHECK(c.kubectl("alice", "get secret s1 -o jsonpath={.data.k}").out == "dg==");  // base64 of "v"
+  // A kind not decoded here is still a clear 415.
+  r = c.kubectl("alice", "create job j --image=busybox");
+  CHECK(r.code == 1);
+  CHECK(r.err.find("not batch/v1 Job") != std::string::npos);
+}

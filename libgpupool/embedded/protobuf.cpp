@@ -1,0 +1,309 @@
+#include "embedded/protobuf.hpp"
+
+#include <cstdint>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/base64.hpp"
+#include "embedded/clock.hpp"
+#include "embedded/store.hpp"
+
+namespace gpupool::embedded {
+
+namespace {
+
+// ---- schema ------------------------------------------------------------------------------------
+
+enum class Type { String, Int, Bool, Bytes, Message, MapStringString, MapStringBytes, MapStringQuantity, Quantity,
+                  IntOrString, Time };
+
+struct Message;
+struct Field {
+  int number;
+  const char* json;
+  Type type;
+  bool repeated = false;
+  const Message* message = nullptr;
+  bool pointer = false;  ///< a *T in the Go type: an explicit zero is kept
+};
+struct Message {
+  std::vector<Field> fields;
+  const Field* find(int number) const {
+    for (const auto& f : fields)
+      if (f.number == number) return &f;
+    return nullptr;
+  }
+};
+
+Field str(int n, const char* j) { return {n, j, Type::String}; }
+Field strs(int n, const char* j) { return {n, j, Type::String, true}; }
+Field num(int n, const char* j, bool pointer = false) { return {n, j, Type::Int, false, nullptr, pointer}; }
+Field flag(int n, const char* j, bool pointer = false) { return {n, j, Type::Bool, false, nullptr, pointer}; }
+Field msg(int n, const char* j, const Message& m, bool repeated = false) { return {n, j, Type::Message, repeated, &m}; }
+Field of(int n, const char* j, Type t) { return {n, j, t}; }
+
+struct Schema {
+  // k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto
+  Message owner_reference{{str(1, "kind"), str(3, "name"), str(4, "uid"), str(5, "apiVersion"),
+                           flag(6, "controller", true), flag(7, "blockOwnerDeletion", true)}};
+  Message object_meta{{str(1, "name"), str(2, "generateName"), str(3, "namespace"), of(11, "labels", Type::MapStringString),
+                       of(12, "annotations", Type::MapStringString), msg(13, "ownerReferences", owner_reference, true),
+                       strs(14, "finalizers")}};
+  Message selector_requirement{{str(1, "key"), str(2, "operator"), strs(3, "values")}};
+  Message label_selector{{of(1, "matchLabels", Type::MapStringString),
+                          msg(2, "matchExpressions", selector_requirement, true)}};
+  // k8s.io/api/core/v1/generated.proto
+  Message container_port{{str(1, "name"), num(2, "hostPort"), num(3, "containerPort"), str(4, "protocol"), str(5, "hostIP")}};
+  Message env_var{{str(1, "name"), str(2, "value")}};
+  Message resources{{of(1, "limits", Type::MapStringQuantity), of(2, "requests", Type::MapStringQuantity)}};
+  Message volume_mount{{str(1, "name"), flag(2, "readOnly"), str(3, "mountPath"), str(4, "subPath")}};
+  Message container{{str(1, "name"), str(2, "image"), strs(3, "command"), strs(4, "args"), str(5, "workingDir"),
+                     msg(6, "ports", container_port, true), msg(7, "env", env_var, true), msg(8, "resources", resources),
+                     msg(9, "volumeMounts", volume_mount, true), str(13, "terminationMessagePath"),
+                     str(14, "imagePullPolicy"), flag(16, "stdin"), flag(17, "stdinOnce"), flag(18, "tty"),
+                     str(20, "terminationMessagePolicy")}};
+  Message toleration{{str(1, "key"), str(2, "operator"), str(3, "value"), str(4, "effect"),
+                      num(5, "tolerationSeconds", true)}};
+  Message pod_spec{{msg(2, "containers", container, true), str(3, "restartPolicy"),
+                    num(4, "terminationGracePeriodSeconds", true), num(5, "activeDeadlineSeconds", true),
+                    str(6, "dnsPolicy"), of(7, "nodeSelector", Type::MapStringString), str(8, "serviceAccountName"),
+                    str(9, "serviceAccount"), str(10, "nodeName"), flag(11, "hostNetwork"), flag(12, "hostPID"),
+                    flag(13, "hostIPC"), str(16, "hostname"), str(17, "subdomain"), str(19, "schedulerName"),
+                    msg(20, "initContainers", container, true), msg(22, "tolerations", toleration, true),
+                    str(24, "priorityClassName")}};
+  Message pod_template{{msg(1, "metadata", object_meta), msg(2, "spec", pod_spec)}};
+  Message pod{{msg(1, "metadata", object_meta), msg(2, "spec", pod_spec)}};
+  Message service_port{{str(1, "name"), str(2, "protocol"), num(3, "port"), of(4, "targetPort", Type::IntOrString),
+                        num(5, "nodePort"), str(6, "appProtocol")}};
+  Message service_spec{{msg(1, "ports", service_port, true), of(2, "selector", Type::MapStringString), str(3, "clusterIP"),
+                        str(4, "type"), strs(5, "externalIPs"), str(7, "sessionAffinity"), str(8, "loadBalancerIP"),
+                        str(10, "externalName"), str(11, "externalTrafficPolicy"), strs(18, "clusterIPs"),
+                        strs(19, "ipFamilies"), str(17, "ipFamilyPolicy"), str(22, "internalTrafficPolicy")}};
+  Message service{{msg(1, "metadata", object_meta), msg(2, "spec", service_spec)}};
+  Message config_map{{msg(1, "metadata", object_meta), of(2, "data", Type::MapStringString),
+                      of(3, "binaryData", Type::MapStringBytes), flag(4, "immutable", true)}};
+  Message secret{{msg(1, "metadata", object_meta), of(2, "data", Type::MapStringBytes), str(3, "type"),
+                  of(4, "stringData", Type::MapStringString), flag(5, "immutable", true)}};
+  Message namespace_{{msg(1, "metadata", object_meta)}};
+  // k8s.io/api/apps/v1/generated.proto
+  Message rolling_update{{of(1, "maxUnavailable", Type::IntOrString), of(2, "maxSurge", Type::IntOrString)}};
+  Message strategy{{str(1, "type"), msg(2, "rollingUpdate", rolling_update)}};
+  Message deployment_spec{{num(1, "replicas", true), msg(2, "selector", label_selector), msg(3, "template", pod_template),
+                           msg(4, "strategy", strategy), num(5, "minReadySeconds"), num(6, "revisionHistoryLimit", true),
+                           flag(7, "paused"), num(9, "progressDeadlineSeconds", true)}};
+  Message deployment{{msg(1, "metadata", object_meta), msg(2, "spec", deployment_spec)}};
+
+  const Message* kind(std::string_view api_version, std::string_view kind) const {
+    if (api_version == "v1") {
+      if (kind == "Pod") return &pod;
+      if (kind == "Service") return &service;
+      if (kind == "ConfigMap") return &config_map;
+      if (kind == "Secret") return &secret;
+      if (kind == "Namespace") return &namespace_;
+    }
+    if (api_version == "apps/v1" && kind == "Deployment") return &deployment;
+    return nullptr;
+  }
+};
+
+const Schema& schema() {
+  static const Schema s;
+  return s;
+}
+
+// ---- wire format -------------------------------------------------------------------------------
+
+[[noreturn]] void malformed(const char* what) {
+  throw StatusError::bad_request(fmt::format("the protobuf body could not be decoded: {}", what));
+}
+
+struct Reader {
+  std::string_view in;
+  std::uint64_t varint() {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (in.empty()) malformed("truncated varint");
+      const auto b = static_cast<unsigned char>(in.front());
+      in.remove_prefix(1);
+      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    malformed("varint too long");
+  }
+  std::string_view bytes() {
+    const auto n = varint();
+    if (n > in.size()) malformed("truncated field");
+    auto out = in.substr(0, n);
+    in.remove_prefix(n);
+    return out;
+  }
+  void skip(int wire) {
+    switch (wire) {
+      case 0: varint(); return;
+      case 1: if (in.size() < 8) malformed("truncated fixed64"); in.remove_prefix(8); return;
+      case 2: bytes(); return;
+      case 5: if (in.size() < 4) malformed("truncated fixed32"); in.remove_prefix(4); return;
+      default: malformed("unsupported wire type");
+    }
+  }
+};
+
+// Calls each(number, bytes) for the length-delimited fields of a message, skipping the others.
+template <class F>
+void each_bytes_field(std::string_view message, F&& each) {
+  Reader r{message};
+  while (!r.in.empty()) {
+    const auto key = r.varint();
+    const int number = static_cast<int>(key >> 3), wire = static_cast<int>(key & 7);
+    if (wire == 2) each(number, r.bytes());
+    else r.skip(wire);
+  }
+}
+
+// The (key, value) of a map entry message {key = 1; value = 2} (also TypeMeta {apiVersion = 1; kind = 2}).
+std::pair<std::string_view, std::string_view> map_entry(std::string_view entry) {
+  std::string_view k, v;
+  each_bytes_field(entry, [&](int number, std::string_view bytes) {
+    if (number == 1) k = bytes;
+    else if (number == 2) v = bytes;
+  });
+  return {k, v};
+}
+
+// A message of one string field (resource.Quantity {string = 1}).
+std::string first_string(std::string_view m) { return std::string(map_entry(m).first); }
+
+json::object decode(const Message& m, std::string_view bytes);
+
+// One field's value, or null when it is a zero a Go `omitempty` would drop.
+json::value value_of(const Field& f, Reader& r, int wire) {
+  switch (f.type) {
+    case Type::String: {
+      if (wire != 2) malformed("a string field is not length-delimited");
+      const auto s = r.bytes();
+      if (s.empty() && !f.repeated) return nullptr;
+      return json::value(std::string(s));
+    }
+    case Type::Bytes:
+      return json::value(base64_encode(std::string(r.bytes())));
+    case Type::Int: {
+      if (wire != 0) malformed("an integer field is not a varint");
+      const auto v = static_cast<std::int64_t>(r.varint());  // int32 negatives are sign-extended
+      if (v == 0 && !f.pointer) return nullptr;
+      return v;
+    }
+    case Type::Bool: {
+      if (wire != 0) malformed("a bool field is not a varint");
+      const bool v = r.varint() != 0;
+      if (!v && !f.pointer) return nullptr;
+      return v;
+    }
+    case Type::Message: {
+      json::object o = decode(*f.message, r.bytes());
+      if (o.empty() && !f.repeated) return nullptr;
+      return o;
+    }
+    case Type::Quantity:
+      return json::value(first_string(r.bytes()));
+    case Type::IntOrString: {
+      // intstr.IntOrString {type = 1 (0 Int, 1 String); intVal = 2; strVal = 3}
+      Reader m{r.bytes()};
+      std::int64_t type = 0, int_val = 0;
+      std::string str_val;
+      while (!m.in.empty()) {
+        const auto key = m.varint();
+        const int number = static_cast<int>(key >> 3), w = static_cast<int>(key & 7);
+        if (number == 1 && w == 0) type = static_cast<std::int64_t>(m.varint());
+        else if (number == 2 && w == 0) int_val = static_cast<std::int32_t>(m.varint());
+        else if (number == 3 && w == 2) str_val = std::string(m.bytes());
+        else m.skip(w);
+      }
+      if (type == 1) return json::value(str_val);
+      if (int_val == 0) return nullptr;
+      return int_val;
+    }
+    case Type::Time: {
+      // meta/v1 Time {seconds = 1; nanos = 2}; the zero time is null.
+      Reader m{r.bytes()};
+      std::int64_t seconds = 0;
+      while (!m.in.empty()) {
+        const auto key = m.varint();
+        if ((key >> 3) == 1 && (key & 7) == 0) seconds = static_cast<std::int64_t>(m.varint());
+        else m.skip(static_cast<int>(key & 7));
+      }
+      if (seconds == 0) return nullptr;
+      return json::value(to_rfc3339(Clock::time_point(std::chrono::seconds(seconds))));
+    }
+    default:
+      malformed("unexpected map field");
+  }
+}
+
+json::object decode(const Message& m, std::string_view bytes) {
+  json::object out;
+  Reader r{bytes};
+  while (!r.in.empty()) {
+    const auto key = r.varint();
+    const int number = static_cast<int>(key >> 3), wire = static_cast<int>(key & 7);
+    const Field* f = m.find(number);
+    if (!f) {
+      r.skip(wire);
+      continue;
+    }
+    if (f->type == Type::MapStringString || f->type == Type::MapStringBytes || f->type == Type::MapStringQuantity) {
+      if (wire != 2) malformed("a map entry is not length-delimited");
+      const auto [k, v] = map_entry(r.bytes());
+      auto& map = out[f->json];
+      if (!map.is_object()) map = json::object{};
+      if (f->type == Type::MapStringString) map.as_object()[k] = std::string(v);
+      else if (f->type == Type::MapStringBytes) map.as_object()[k] = base64_encode(std::string(v));
+      else map.as_object()[k] = first_string(v);
+      continue;
+    }
+    json::value v = value_of(*f, r, wire);
+    if (f->repeated) {
+      auto& list = out[f->json];
+      if (!list.is_array()) list = json::array{};
+      list.as_array().push_back(std::move(v));
+    } else if (!v.is_null()) {
+      out[f->json] = std::move(v);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+bool is_kubernetes_protobuf(std::string_view body) { return body.size() >= 4 && body.substr(0, 4) == std::string_view("k8s\0", 4); }
+
+json::object decode_kubernetes_protobuf(std::string_view body) {
+  if (!is_kubernetes_protobuf(body)) malformed("it does not start with the magic \"k8s\\0\"");
+  std::string api_version, kind, content_encoding;
+  std::string_view raw;
+  each_bytes_field(body.substr(4), [&](int number, std::string_view field) {
+    if (number == 1) {
+      const auto [av, k] = map_entry(field);  // TypeMeta {apiVersion = 1; kind = 2}
+      api_version = av;
+      kind = k;
+    } else if (number == 2) {
+      raw = field;
+    } else if (number == 3) {
+      content_encoding = field;  // runtime.Unknown's contentType (4) is always protobuf here
+    }
+  });
+  if (!content_encoding.empty()) malformed("content encodings are not supported");
+  const Message* m = schema().kind(api_version, kind);
+  if (!m)
+    throw StatusError(415, "UnsupportedMediaType",
+                      fmt::format("the body of the request was in an unknown format - accepted media types include: "
+                                  "application/json, application/yaml (protobuf is decoded for v1 Pod, Service, "
+                                  "ConfigMap, Secret, Namespace and apps/v1 Deployment, not {} {})",
+                                  api_version.empty() ? "<no apiVersion>" : api_version, kind));
+  json::object out = decode(*m, raw);
+  json::object obj{{"apiVersion", api_version}, {"kind", kind}};
+  for (auto& [k, v] : out) obj[k] = std::move(v);
+  return obj;
+}
+
+}  // namespace gpupool::embedded
