@@ -378,15 +378,20 @@ int cmd_place(const std::string& dir) {
   if (limit < d.pods.size()) d.pods.resize(limit);
   std::printf("== placement (%zu pods onto %zu nodes; median of %d) ==\n", d.pods.size(), d.nodes.size(), reps);
   std::vector<double> times, cpu_times;
-  std::size_t bound = 0;
+  std::size_t bound = 0, visited = 0;
   for (int r = 0; r < reps; ++r) {
     gpupool::PlacementState state;
     auto infos = build_infos(d.nodes, state);
     bound = 0;
+    visited = 0;
     const auto t0 = Clock::now();
     const double c0 = cpu_seconds();
     for (const auto& pod : d.pods) {
+      const std::size_t before = state.next_start_index;
       const auto res = gpupool::place(pod, infos, state);
+      // place() advances the start index by the nodes it evaluated (a full turn reads as 0).
+      const std::size_t step = (state.next_start_index + infos.size() - before) % infos.size();
+      visited += step == 0 ? infos.size() : step;
       if (res.chosen) {
         state.add_pod(infos[*res.chosen], pod);
         ++bound;
@@ -401,6 +406,10 @@ int cmd_place(const std::string& dir) {
               "  ratio to target 100,000 pods/s: %.2fx (per CPU second %.2fx)\n",
               rate, cpu_rate, t, bound, d.pods.size() - bound, rate / 1e5, cpu_rate / 1e5);
   std::printf("RESULT place_pods_per_s %.0f %.0f\n", rate, cpu_rate);
+  const double per_pod = static_cast<double>(visited) / static_cast<double>(d.pods.size());
+  std::printf("place()   evaluates %.0f nodes per pod on average (it stops at numFeasibleNodesToFind = %zu feasible"
+              " ones): %.1f ns per evaluated node\n",
+              per_pod, gpupool::num_feasible_nodes_to_find(d.nodes.size()), ct * 1e9 / static_cast<double>(visited));
 
   // explain() evaluates and scores every node, so it is timed on a sample of pods (every 75th:
   // 2,000 pods, every kind) against the cluster after the placement run above.
