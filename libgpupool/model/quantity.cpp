@@ -207,7 +207,11 @@ std::string decimal_suffix(long exponent, Quantity::Format format) {
     }
   }
   if (exponent == 0) return "";
-  return "e" + std::to_string(exponent);
+  // Appended rather than `"e" + std::to_string(...)`: g++ 12 at -O3 reports a false -Wrestrict in
+  // operator+(const char*, string&&) (GCC bug 105329).
+  std::string out = "e";
+  out += std::to_string(exponent);
+  return out;
 }
 
 }  // namespace
