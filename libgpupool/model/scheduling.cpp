@@ -752,17 +752,25 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
   // The fields before `node` are what filtering and scoring read.
   const std::ptrdiff_t hot_bytes =
       reinterpret_cast<const char*>(&nodes[0].node) - reinterpret_cast<const char*>(&nodes[0]);
-  for (std::size_t i = 0; i < num_candidates && s.feasible.size() < to_find; ++i) {
-    std::size_t pos = (start + i) % num_candidates;
+  // (start + k) % num_candidates without a division per node: k is below 2 * num_candidates except
+  // for tiny clusters.
+  auto wrap = [num_candidates](std::size_t p) {
+    return p < num_candidates ? p : p - num_candidates < num_candidates ? p - num_candidates : p % num_candidates;
+  };
+  // The Bloom bits of the pod's spread key, once (NodeInfo::spread_count would hash it per node).
+  const std::array<std::uint64_t, 4> spread_bits = NodeInfo::spread_bits(std::max(spread, 0));
+  std::size_t pos = start;
+  for (std::size_t i = 0; i < num_candidates && s.feasible.size() < to_find; ++i, pos = wrap(pos + 1)) {
     std::size_t idx = narrowed ? s.candidates[pos] : pos;
     if (!narrowed) {
       // The nodes are visited in order: fetch a node's cached verdict 16 steps ahead and, 8 steps
       // ahead, its first line, or all its hot lines when the verdict says the filters will read them.
-      const char* ahead = reinterpret_cast<const char*>(&nodes[(pos + 8) % num_candidates]);
+      const std::size_t ahead8 = wrap(pos + 8);
+      const char* ahead = reinterpret_cast<const char*>(&nodes[ahead8]);
       if (cache) {
-        __builtin_prefetch(&cache->by_node[(pos + 16) % num_candidates]);
+        __builtin_prefetch(&cache->by_node[wrap(pos + 16)]);
         __builtin_prefetch(ahead);
-        if (cache->by_node[(pos + 8) % num_candidates].kind == Kind::Pass)
+        if (cache->by_node[ahead8].kind == Kind::Pass)
           for (std::ptrdiff_t line = 64; line < hot_bytes; line += 64) __builtin_prefetch(ahead + line);
       } else {
         for (std::ptrdiff_t line = 0; line < hot_bytes; line += 64) __builtin_prefetch(ahead + line);
@@ -793,7 +801,9 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
       continue;
     }
     s.feasible.push_back(idx);
-    const std::int64_t same = n.spread_count(spread);
+    bool maybe_same = spread >= 0;
+    for (std::size_t w = 0; w < 4; ++w) maybe_same = maybe_same && (n.spread_mask[w] & spread_bits[w]) == spread_bits[w];
+    const std::int64_t same = maybe_same ? n.spread_count(spread) : 0;
     max_taint = std::max(max_taint, taint);
     max_spread = std::max(max_spread, same);
     s.taint_counts.push_back(taint);
