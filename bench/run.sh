@@ -76,7 +76,7 @@ if want submit; then
   done
 fi
 if want python; then
-  run $PY "$ROOT/bench/bench_py.py" import 7
+  run $PY "$ROOT/bench/bench_py.py" import 15
   run $PY "$ROOT/bench/bench_py.py" call 100000
 fi
 if want command; then
