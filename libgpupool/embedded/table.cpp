@@ -188,18 +188,42 @@ json::array job_row(const json::value& o, Clock::time_point now) {
           selector_text(at(o, {"spec", "selector"}))};
 }
 
-json::array pvc_row(const json::value& o, Clock::time_point now) {
+// AccessModes are printed in short form (RWO, ROX, RWX, RWOP).
+std::string access_modes(const json::value& o, std::initializer_list<std::string_view> path) {
   std::vector<std::string> modes;
-  // AccessModes are printed in short form (RWO, ROX, RWX, RWOP).
-  if (const auto* am = at(o, {"status", "accessModes"}); am && am->is_array())
+  if (const auto* am = at(o, path); am && am->is_array())
     for (const auto& m : am->as_array()) {
       const std::string v = m.is_string() ? std::string(m.as_string()) : "";
       modes.push_back(v == "ReadWriteOnce" ? "RWO" : v == "ReadOnlyMany" ? "ROX" : v == "ReadWriteMany" ? "RWX" : "RWOP");
     }
+  return join(modes);
+}
+
+json::array pvc_row(const json::value& o, Clock::time_point now) {
   std::string capacity = s(o, {"status", "capacity", "storage"});
   return {s(o, {"metadata", "name"}), s(o, {"status", "phase"}, "Pending"), s(o, {"spec", "volumeName"}), capacity,
-          join(modes), s(o, {"spec", "storageClassName"}), "<unset>", age(o, now),
+          access_modes(o, {"status", "accessModes"}), s(o, {"spec", "storageClassName"}), "<unset>", age(o, now),
           s(o, {"spec", "volumeMode"}, "Filesystem")};
+}
+
+// printers.go printPersistentVolume: CLAIM is namespace/name.
+json::array pv_row(const json::value& o, Clock::time_point now) {
+  std::string claim;
+  if (const auto* ref = at(o, {"spec", "claimRef"}); ref && ref->is_object())
+    claim = s(*ref, {"namespace"}) + "/" + s(*ref, {"name"});
+  return {s(o, {"metadata", "name"}), s(o, {"spec", "capacity", "storage"}), access_modes(o, {"spec", "accessModes"}),
+          s(o, {"spec", "persistentVolumeReclaimPolicy"}, "Retain"), s(o, {"status", "phase"}, "Pending"), claim,
+          s(o, {"spec", "storageClassName"}), "<unset>", s(o, {"status", "reason"}), age(o, now),
+          s(o, {"spec", "volumeMode"}, "Filesystem")};
+}
+
+// printers.go printStorageClass: the default class is marked "(default)".
+json::array storage_class_row(const json::value& o, Clock::time_point now) {
+  std::string name = s(o, {"metadata", "name"});
+  if (s(o, {"metadata", "annotations", "storageclass.kubernetes.io/is-default-class"}) == "true") name += " (default)";
+  const auto* expand = at(o, {"allowVolumeExpansion"});
+  return {name, s(o, {"provisioner"}), s(o, {"reclaimPolicy"}, "Delete"), s(o, {"volumeBindingMode"}, "Immediate"),
+          expand && expand->is_bool() && expand->as_bool() ? "true" : "false", age(o, now)};
 }
 
 json::array service_row(const json::value& o, Clock::time_point now) {
@@ -266,6 +290,16 @@ json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<c
             {"Capacity", "string", 0},     {"Access Modes", "string", 0}, {"StorageClass", "string", 0},
             {"VolumeAttributesClass", "string", 0}, {"Age", "string", 0}, {"VolumeMode", "string", 1}};
     row = pvc_row;
+  } else if (core && t.resource == "persistentvolumes") {
+    cols = {{"Name", "string", 0, "name"}, {"Capacity", "string", 0},       {"Access Modes", "string", 0},
+            {"Reclaim Policy", "string", 0}, {"Status", "string", 0},       {"Claim", "string", 0},
+            {"StorageClass", "string", 0}, {"VolumeAttributesClass", "string", 0}, {"Reason", "string", 0},
+            {"Age", "string", 0},          {"VolumeMode", "string", 1}};
+    row = pv_row;
+  } else if (t.group == "storage.k8s.io" && t.resource == "storageclasses") {
+    cols = {{"Name", "string", 0, "name"}, {"Provisioner", "string", 0}, {"ReclaimPolicy", "string", 0},
+            {"VolumeBindingMode", "string", 0}, {"AllowVolumeExpansion", "string", 0}, {"Age", "string", 0}};
+    row = storage_class_row;
   } else if (core && t.resource == "services") {
     cols = {{"Name", "string", 0, "name"}, {"Type", "string", 0},     {"Cluster-IP", "string", 0},
             {"External-IP", "string", 0},  {"Port(s)", "string", 0},  {"Age", "string", 0},

@@ -732,9 +732,23 @@ TEST_CASE("protobuf bodies: kubectl 1.32's `create deployment web --image=nginx`
   CHECK(!container.contains("stdin"));
   CHECK(d.at("spec").at("strategy").at("type") == "RollingUpdate");
   CHECK(d.at("spec").at("template").at("spec").at("restartPolicy") == "Always");
-  // Truncated or foreign bodies are errors, not crashes.
+  // Truncated or foreign bodies are errors, not crashes: every prefix of the body, and every
+  // single-byte corruption of it, is answered with a Status (never a 500).
   CHECK(f.call("POST", "/apis/apps/v1/namespaces/alice/deployments", body.substr(0, 40), "alice",
                "application/vnd.kubernetes.protobuf").status == 400);
+  for (std::size_t n = 0; n < body.size(); ++n) {
+    std::string corrupt = body;
+    corrupt[n] = static_cast<char>(corrupt[n] ^ 0x5a);
+    for (const std::string& b : {body.substr(0, n), corrupt}) {
+      auto reply = f.call("POST", "/apis/apps/v1/namespaces/bob/deployments", b, "admin",
+                          "application/vnd.kubernetes.protobuf");
+      CAPTURE(n);
+      CHECK(reply.status != 500);
+      CHECK(f.json_of(reply).contains("kind"));
+      if (reply.status == 201)
+        f.store.remove(f.store.type("apps", "deployments"), "bob", field_value(f.json_of(reply), "metadata.name"));
+    }
+  }
   CHECK(f.call("POST", "/apis/apps/v1/namespaces/alice/deployments", "{}", "alice",
                "application/vnd.kubernetes.protobuf").status == 400);
 }

@@ -506,6 +506,22 @@ TEST_CASE("PVCs bind: default class, a named class, a static volume; pods wait f
   CHECK(scheduled_message("uses-missing").rfind("False", 0) == 0);
   r = c.kubectl("admin", "get sc -o jsonpath={.items[*].metadata.name}");
   CHECK(r.out.find("fast managed-nfs-storage standard") != std::string::npos);
+  // kubectl's columns for StorageClasses and PersistentVolumes.
+  r = c.kubectl("admin", "get sc standard fast");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  rows = table_rows(r.out);
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0] == std::vector<std::string>{"NAME", "PROVISIONER", "RECLAIMPOLICY", "VOLUMEBINDINGMODE",
+                                            "ALLOWVOLUMEEXPANSION", "AGE"});
+  CHECK(rows[1] == std::vector<std::string>{"standard", "(default)", "gpupool.io/embedded-provisioner", "Delete",
+                                            "Immediate", "false", "0s"});
+  CHECK(rows[2] == std::vector<std::string>{"fast", "example.com/fast", "Delete", "Immediate", "false", "0s"});
+  r = c.kubectl("admin", "get pv " + pv_name);
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  rows = table_rows(r.out);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[1] == std::vector<std::string>{pv_name, "1Gi", "RWO", "Delete", "Bound", "alice/data", "standard", "<unset>",
+                                            "0s"});
 
   // storageClassName "": only a pre-provisioned volume of no class binds, the smallest that fits.
   for (std::string size : {"10Gi", "2Gi", "512Mi"}) {
