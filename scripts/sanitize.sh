@@ -2,6 +2,7 @@
 # Builds gpupool with clang + AddressSanitizer + UndefinedBehaviorSanitizer (-DGPUPOOL_SANITIZE=ON,
 # build/asan; the same tree scripts/fuzz.sh uses) and runs the C++ test suites under them with ctest.
 # Any sanitizer report aborts the test (-fno-sanitize-recover=all) and fails the script.
+# CI runs it (scripts/test.sh); figures in RELIABILITY.md.
 #   scripts/sanitize.sh [ctest args...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
