@@ -485,6 +485,10 @@ Response Api::dispatch(const Request& r) const {
   else
     throw StatusError(405, "MethodNotAllowed", fmt::format("{} is not supported", r.method));
   authorize(r, verb, served, tg.ns, tg.name, tg.subresource);
+  // A missing event seen through events.k8s.io is `events.events.k8s.io "x" not found`.
+  if (event_view && !tg.name.empty() && (verb == "get" || verb == "update" || verb == "delete" ||
+                                         (verb == "patch" && r.content_type.find("apply-patch") == std::string::npos)))
+    if (!store_.find(t, tg.ns, tg.name)) throw StatusError::not_found(served, tg.name);
   if (!tg.subresource.empty()) {
     const bool ok = (tg.subresource == "status" && t.has_status) || (tg.subresource == "scale" && t.has_scale) ||
                     (t.group.empty() && t.resource == "pods" && (tg.subresource == "binding" || tg.subresource == "log"));

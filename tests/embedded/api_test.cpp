@@ -599,6 +599,9 @@ TEST_CASE("events.k8s.io/v1 and core/v1 serve one store of Events, fields conver
   // Deleting through one API removes it from both.
   CHECK(f.call("DELETE", "/apis/events.k8s.io/v1/namespaces/alice/events/e2", "", "alice").status == 200);
   CHECK(f.call("GET", "/api/v1/namespaces/alice/events/e2", "", "alice").status == 404);
+  auto missing = f.json_of(f.call("GET", "/apis/events.k8s.io/v1/namespaces/alice/events/e2", "", "alice"));
+  CHECK(missing["message"] == "events.events.k8s.io \"e2\" not found");
+  CHECK(missing["details"].at("group") == "events.k8s.io");
   CHECK(f.store.list(f.store.type("events.k8s.io", "events"), "").items.empty());  // nothing stored twice
 }
 
