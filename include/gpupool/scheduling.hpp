@@ -223,7 +223,12 @@ struct PlacementResult {
 /// the verdicts of the filters that do not depend on bound pods (NodeUnschedulable, TaintToleration,
 /// NodeAffinity) and the node's PreferNoSchedule count: the replicas of a workload share them, so
 /// only NodeResourcesFit and scoring run per pod. At most 64 constraint sets are kept (least
-/// recently used dropped).
+/// recently used dropped). Per constraint set it also keeps the positions of the nodes passing
+/// those filters, so place() visits only them (advancing next_start_index exactly as a walk over
+/// every node would). That index is rebuilt when the span given to place() has another address or
+/// size, or when any NodeInfo was built (make_node_info, in any state) since; so a span may change
+/// only by assigning NodeInfos fresh from make_node_info, never by reordering or copying existing
+/// ones in place. Spans holding a hand-built NodeInfo (serial 0) are walked node by node.
 class PlacementState {
  public:
   PlacementState();

@@ -377,10 +377,27 @@ struct StaticVerdict {
   std::int32_t prefer = 0;
   Kind kind = Kind::Pass;
 };
+// A node that passes a constraint set's static filters: its position in the span and its
+// PreferNoSchedule count (the TaintToleration score's input).
+struct Passing {
+  std::uint32_t pos;
+  std::int32_t prefer;
+};
 struct ShapeVerdicts {
   std::vector<StaticVerdict> by_node;  // by node index in the span given to place()/explain()
   std::uint64_t last_used = 0;
+  // The positions (ascending) of the nodes passing the static filters, so that place() walks only
+  // those. Valid for the span at `index_data`/`index_size` while no NodeInfo has been built since
+  // `index_generation` (next_serial's value when it was built).
+  std::vector<Passing> passing;
+  bool index_valid = false;
+  const void* index_data = nullptr;
+  std::size_t index_size = 0;
+  std::uint64_t index_generation = 0;
 };
+// Serials are unique across states and threads, so a cached verdict never outlives its node; the
+// counter's value also tells place() whether any NodeInfo was built since an index was.
+std::atomic<std::uint64_t> next_serial{1};
 constexpr std::size_t kMaxShapes = 64;
 
 // Appends a length-prefixed string, so that distinct constraint sets never encode alike.
@@ -478,8 +495,6 @@ int PlacementState::spread_id(std::string_view key) {
 }
 
 NodeInfo PlacementState::make_node_info(Node node) {
-  // Serials are unique across states and threads, so a cached verdict never outlives its node.
-  static std::atomic<std::uint64_t> next_serial{1};
   NodeInfo info;
   info.serial = next_serial.fetch_add(1, std::memory_order_relaxed);
   info.unschedulable = node.unschedulable;
@@ -597,6 +612,41 @@ Kind resources_fit(const std::vector<std::pair<int, std::int64_t>>& requests, bo
     }
   }
   return Kind::Pass;
+}
+
+// Brings a node's cached static verdict (and PreferNoSchedule count) up to date with its serial.
+void refresh(StaticVerdict& v, const PodRequirements& pod, bool tolerates_unschedulable, const NodeInfo& n) {
+  if (v.serial == n.serial) return;
+  v.kind = static_filters(pod, tolerates_unschedulable, n);
+  v.prefer = v.kind == Kind::Pass && n.has_prefer_taints ? count_intolerable_prefer_no_schedule(n.node.taints, pod.tolerations)
+                                                          : 0;
+  v.serial = n.serial;
+}
+
+// Makes the constraint set's index of statically passing nodes current for `nodes`. It is rebuilt
+// when the span's address or size differ or any NodeInfo was built since (the span may only change
+// through make_node_info, see PlacementState); a rebuild recomputes only the verdicts whose serial
+// changed. False when the index cannot serve: a hand-built node (serial 0) or over 2^32 nodes.
+bool ensure_index(ShapeVerdicts& c, const PodRequirements& pod, bool tolerates_unschedulable,
+                  std::span<const NodeInfo> nodes) {
+  const std::uint64_t generation = next_serial.load(std::memory_order_acquire);
+  if (c.index_valid && c.index_data == nodes.data() && c.index_size == nodes.size() && c.index_generation == generation)
+    return true;
+  c.index_valid = false;
+  c.passing.clear();
+  if (nodes.size() > std::numeric_limits<std::uint32_t>::max()) return false;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const NodeInfo& n = nodes[i];
+    if (n.serial == 0) return false;
+    StaticVerdict& v = c.by_node[i];
+    refresh(v, pod, tolerates_unschedulable, n);
+    if (v.kind == Kind::Pass) c.passing.push_back({static_cast<std::uint32_t>(i), v.prefer});
+  }
+  c.index_valid = true;
+  c.index_data = nodes.data();
+  c.index_size = nodes.size();
+  c.index_generation = generation;
+  return true;
 }
 
 // The reasons a rejecting plugin gives for one node (strings are built only here, off the hot path).
@@ -759,8 +809,63 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
   };
   // The Bloom bits of the pod's spread key, once (NodeInfo::spread_count would hash it per node).
   const std::array<std::uint64_t, 4> spread_bits = NodeInfo::spread_bits(std::max(spread, 0));
+  // A feasible node: its raw scores, computed while its data is in cache.
+  auto accept = [&](std::size_t idx, const NodeInfo& n, std::int64_t taint) {
+    s.feasible.push_back(idx);
+    bool maybe_same = spread >= 0;
+    for (std::size_t w = 0; w < 4; ++w) maybe_same = maybe_same && (n.spread_mask[w] & spread_bits[w]) == spread_bits[w];
+    const std::int64_t same = maybe_same ? n.spread_count(spread) : 0;
+    max_taint = std::max(max_taint, taint);
+    max_spread = std::max(max_spread, same);
+    s.taint_counts.push_back(taint);
+    s.spread_counts.push_back(same);
+    const std::int64_t alloc_cpu = at(n.allocatable, kCpu), alloc_mem = at(n.allocatable, kMemory);
+    s.totals.push_back(
+        least_allocated(n.nonzero_milli_cpu + pod_cpu, alloc_cpu, n.nonzero_memory + pod_mem, alloc_mem) +
+        balanced_allocation(at(n.requested, kCpu) + pod_req_cpu, alloc_cpu, at(n.requested, kMemory) + pod_req_mem,
+                            alloc_mem));
+  };
+  // The indexed walk: only the nodes passing the static filters are visited, in the order the full
+  // walk below would reach them, and `processed` counts every node the full walk would have
+  // processed (the statically rejected ones in between included), because findNodesThatPassFilters
+  // advances by all of them: `sched.nextStartNodeIndex = (sched.nextStartNodeIndex + processedNodes)
+  // % len(allNodes)` (pkg/scheduler/schedule_one.go), processedNodes = feasible + failed. It serves
+  // place() when no per-node verdict is to be reported; when no node passes, the full walk runs
+  // instead, for the reasons of every node.
+  bool walked = false;
+  if (cache && !explain_all && !state.record_verdicts && ensure_index(*cache, pod, tolerates_unschedulable, nodes)) {
+    const std::vector<Passing>& passing = cache->passing;
+    const std::size_t m = passing.size();
+    const auto first = std::lower_bound(passing.begin(), passing.end(), start,
+                                        [](const Passing& p, std::size_t v) { return p.pos < v; });
+    std::size_t j = static_cast<std::size_t>(first - passing.begin());
+    if (j == m) j = 0;
+    processed = nodes.size();  // no stop: every node was processed
+    for (std::size_t t = 0; t < m && s.feasible.size() < to_find; ++t, j = j + 1 == m ? 0 : j + 1) {
+      // Fetch the hot lines of the node 8 entries ahead: NodeResourcesFit and scoring read them.
+      std::size_t ahead = j + 8;
+      if (ahead >= m) ahead %= m;
+      const char* line0 = reinterpret_cast<const char*>(&nodes[passing[ahead].pos]);
+      for (std::ptrdiff_t line = 0; line < hot_bytes; line += 64) __builtin_prefetch(line0 + line);
+      const std::size_t idx = passing[j].pos;
+      const NodeInfo& n = nodes[idx];
+      if (resources_fit(s.requests, all_zero, n) != Kind::Pass) continue;
+      accept(idx, n, passing[j].prefer);
+      // The full walk would stop right after this node: it processed start..idx, wrapping.
+      if (s.feasible.size() == to_find) processed = (idx + nodes.size() - start) % nodes.size() + 1;
+    }
+    walked = !s.feasible.empty();
+    if (!walked) {
+      s.feasible.clear();
+      s.taint_counts.clear();
+      s.spread_counts.clear();
+      s.totals.clear();
+      max_taint = max_spread = 0;
+      processed = 0;
+    }
+  }
   std::size_t pos = start;
-  for (std::size_t i = 0; i < num_candidates && s.feasible.size() < to_find; ++i, pos = wrap(pos + 1)) {
+  for (std::size_t i = 0; !walked && i < num_candidates && s.feasible.size() < to_find; ++i, pos = wrap(pos + 1)) {
     std::size_t idx = narrowed ? s.candidates[pos] : pos;
     if (!narrowed) {
       // The nodes are visited in order: fetch a node's cached verdict 16 steps ahead and, 8 steps
@@ -782,13 +887,7 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
     std::int64_t taint = 0;
     if (cache && n.serial != 0) {
       StaticVerdict& v = cache->by_node[idx];
-      if (v.serial != n.serial) {
-        v.kind = static_filters(pod, tolerates_unschedulable, n);
-        v.prefer = v.kind == Kind::Pass && n.has_prefer_taints
-                       ? count_intolerable_prefer_no_schedule(n.node.taints, pod.tolerations)
-                       : 0;
-        v.serial = n.serial;
-      }
+      refresh(v, pod, tolerates_unschedulable, n);
       k = v.kind;
       taint = v.prefer;
     } else {
@@ -800,19 +899,7 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
       s.failures.emplace_back(idx, k);
       continue;
     }
-    s.feasible.push_back(idx);
-    bool maybe_same = spread >= 0;
-    for (std::size_t w = 0; w < 4; ++w) maybe_same = maybe_same && (n.spread_mask[w] & spread_bits[w]) == spread_bits[w];
-    const std::int64_t same = maybe_same ? n.spread_count(spread) : 0;
-    max_taint = std::max(max_taint, taint);
-    max_spread = std::max(max_spread, same);
-    s.taint_counts.push_back(taint);
-    s.spread_counts.push_back(same);
-    const std::int64_t alloc_cpu = at(n.allocatable, kCpu), alloc_mem = at(n.allocatable, kMemory);
-    s.totals.push_back(
-        least_allocated(n.nonzero_milli_cpu + pod_cpu, alloc_cpu, n.nonzero_memory + pod_mem, alloc_mem) +
-        balanced_allocation(at(n.requested, kCpu) + pod_req_cpu, alloc_cpu, at(n.requested, kMemory) + pod_req_mem,
-                            alloc_mem));
+    accept(idx, n, taint);
   }
   state.next_start_index = nodes.empty() ? 0 : (state.next_start_index + processed) % nodes.size();
 

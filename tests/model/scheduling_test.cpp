@@ -563,27 +563,27 @@ TEST_CASE("PodRequirements::from_pod_json") {
   }
 }
 
-// place() caches the filters that read only the pod's constraints and the node (see PlacementState).
-// Every answer from a state whose cache has seen other pods and rebuilt nodes must equal the answer of
-// a fresh state.
-TEST_CASE("cached filter verdicts equal a fresh state's, across pods and rebuilt nodes") {
-  std::mt19937 rng(7);
-  auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
-  const char* keys[] = {"gpu_node", "ssd_node", "maint"};
-  const char* values[] = {"invalid", "soon", ""};
-  const TaintEffect effects[] = {TaintEffect::NoSchedule, TaintEffect::PreferNoSchedule, TaintEffect::NoExecute};
-  auto random_node = [&](int i) {
+// Random nodes (taints, labels, cordons) and pods (tolerations, nodeSelector, required affinity)
+// for the differential tests below.
+struct RandomShapes {
+  std::mt19937 rng;
+  explicit RandomShapes(unsigned seed) : rng(seed) {}
+  int pick(int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); }
+  static constexpr const char* keys[] = {"gpu_node", "ssd_node", "maint"};
+  static constexpr const char* values[] = {"invalid", "soon", ""};
+  static constexpr TaintEffect effects[] = {TaintEffect::NoSchedule, TaintEffect::PreferNoSchedule, TaintEffect::NoExecute};
+  Node random_node(int i, std::map<std::string, Quantity> alloc = {}) {
     std::vector<Taint> taints;
     for (int k = 0; k < 3; ++k)
       if (pick(3) == 0) taints.push_back({keys[k], values[pick(3)], effects[pick(3)]});
     std::map<std::string, std::string> labels{{"zone", "z" + std::to_string(pick(3))}};
     if (pick(2)) labels["pool"] = pick(2) ? "train" : "infer";
     if (pick(4) == 0) labels["rank"] = std::to_string(pick(10));
-    Node n = make_node("n" + std::to_string(i), taints, labels);
+    Node n = make_node("n" + std::to_string(i), taints, labels, std::move(alloc));
     n.unschedulable = pick(10) == 0;
     return n;
-  };
-  auto random_pod = [&]() {
+  }
+  PodRequirements random_pod() {
     PodRequirements p;
     for (int k = 0; k < 3; ++k) {
       if (pick(3) != 0) continue;
@@ -607,7 +607,17 @@ TEST_CASE("cached filter verdicts equal a fresh state's, across pods and rebuilt
       p.required_node_affinity.push_back(term);
     }
     return p;
-  };
+  }
+};
+
+// place() caches the filters that read only the pod's constraints and the node (see PlacementState).
+// Every answer from a state whose cache has seen other pods and rebuilt nodes must equal the answer of
+// a fresh state.
+TEST_CASE("cached filter verdicts equal a fresh state's, across pods and rebuilt nodes") {
+  RandomShapes gen(7);
+  auto pick = [&](int n) { return gen.pick(n); };
+  auto random_node = [&](int i) { return gen.random_node(i); };
+  auto random_pod = [&]() { return gen.random_pod(); };
   std::vector<Node> nodes;
   for (int i = 0; i < 40; ++i) nodes.push_back(random_node(i));
   PlacementState st;
@@ -650,6 +660,70 @@ TEST_CASE("cached filter verdicts equal a fresh state's, across pods and rebuilt
   }
   CHECK(compared == 300);
   CHECK(differing_answers > 100);  // the generated pods and nodes do exercise different verdicts
+}
+
+// place() walks only the nodes its per-constraint-set index says pass the static filters. It must
+// choose, word failures and advance next_start_index exactly as the node-by-node walk does (the one
+// taken when verdicts are recorded), with pods bound, nodes rebuilt and the span moved in between.
+TEST_CASE("the index of statically passing nodes answers as the node-by-node walk") {
+  RandomShapes gen(11);
+  const std::size_t kNodes = 600;
+  auto node = [&](std::size_t i) {
+    return gen.random_node(static_cast<int>(i), {{"cpu", Quantity::from_int(8 + gen.pick(32))},
+                                                 {"pods", Quantity::from_int(1 + gen.pick(5))}});
+  };
+  std::vector<Node> nodes;
+  for (std::size_t i = 0; i < kNodes; ++i) nodes.push_back(node(i));
+  PlacementState indexed, walked;
+  walked.record_verdicts = true;
+  // numFeasibleNodesToFind is then 100: walks of the pods that pass many nodes stop early.
+  indexed.percentage_of_nodes_to_score = walked.percentage_of_nodes_to_score = 10;
+  auto a = infos(indexed, nodes), b = infos(walked, nodes);
+  // Another cluster of the same size, built before the loop: now and then placed on in between.
+  std::vector<Node> others;
+  for (std::size_t i = 0; i < kNodes; ++i) others.push_back(node(i));
+  const auto other_a = infos(indexed, others), other_b = infos(walked, others);
+  std::vector<PodRequirements> shapes{PodRequirements{}};
+  for (int i = 0; i < 6; ++i) shapes.push_back(gen.random_pod());
+  int stopped_early = 0, unschedulable = 0, chosen_differs_from_first = 0;
+  for (int round = 0; round < 3000; ++round) {
+    if (round % 400 == 399) {  // rebuild some nodes (their bound pods are forgotten in both)
+      for (int k = 0; k < 10; ++k) {
+        const auto i = static_cast<std::size_t>(gen.pick(static_cast<int>(kNodes)));
+        nodes[i] = node(i);
+        a[i] = indexed.make_node_info(nodes[i]);
+        b[i] = walked.make_node_info(nodes[i]);
+      }
+    }
+    if (round % 700 == 350) a = std::vector<NodeInfo>(a.begin(), a.end());  // the same nodes elsewhere
+    PodRequirements pod = shapes[static_cast<std::size_t>(gen.pick(static_cast<int>(shapes.size())))];
+    pod.requests["cpu"] = Quantity::from_milli(500 * (1 + gen.pick(4)));
+    pod.spread_key = "ns/ReplicaSet/rs" + std::to_string(gen.pick(4));
+    const std::size_t before = indexed.next_start_index;
+    REQUIRE(before == walked.next_start_index);
+    const PlacementResult ra = place(pod, a, indexed), rb = place(pod, b, walked);
+    CHECK(ra.chosen == rb.chosen);
+    CHECK(indexed.next_start_index == walked.next_start_index);
+    CHECK(ra.failed_scheduling_message() == rb.failed_scheduling_message());
+    if (round % 10 == 0) {
+      const PlacementResult oa = place(pod, other_a, indexed), ob = place(pod, other_b, walked);
+      CHECK(oa.chosen == ob.chosen);
+      CHECK(indexed.next_start_index == walked.next_start_index);
+      indexed.next_start_index = walked.next_start_index = before;
+    }
+    if (rb.chosen) {
+      indexed.add_pod(a[*ra.chosen], pod);
+      walked.add_pod(b[*rb.chosen], pod);
+      if (*rb.chosen != before) ++chosen_differs_from_first;
+    } else {
+      ++unschedulable;
+    }
+    if (walked.next_start_index != before) ++stopped_early;  // a full turn leaves it in place
+  }
+  // The sequence exercises early stops, full walks and unschedulable pods.
+  CHECK(stopped_early > 200);
+  CHECK(unschedulable > 100);
+  CHECK(chosen_differs_from_first > 1000);
 }
 
 TEST_CASE("a hand-built NodeInfo (serial 0) is filtered without the cache") {
