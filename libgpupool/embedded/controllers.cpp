@@ -697,9 +697,11 @@ void Controllers::drain() {
 std::vector<json::object> Controllers::owned(const std::string& ns, const std::string& uid,
                                              const std::vector<std::pair<std::string, std::string>>& types) const {
   std::vector<json::object> out;
+  // The owner-uid index (as controllers' informers index by owner and the GC's graph does), then
+  // the controllerRef filter: only dependents whose controller: true reference is this owner.
   for (const auto& [group, resource] : types) {
     const ResourceType& t = store_.type(group, resource);
-    for (const auto& o : store_.list(t, ns).items)
+    for (const auto& o : store_.dependents(t, ns, uid))
       if (util::controller_uid(*o) == uid) out.push_back(*o);
   }
   return out;

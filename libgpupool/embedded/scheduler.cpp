@@ -199,6 +199,15 @@ void QuotaController::refresh(const std::string& ns) {
 
 // ---- Scheduler -----------------------------------------------------------------------------------
 
+// The scheduling queue (pkg/scheduler/internal/queue/scheduling_queue.go, kube-scheduler v1.32):
+// `pending` is the activeQ; a pod that fails goes to `unschedulable` (unschedulablePods) with the
+// time of that attempt and stays there until a cluster event that may make it schedulable moves
+// it back (MoveAllToActiveOrBackoffQueue), or until flushUnschedulablePodsLeftover finds it older
+// than podMaxInUnschedulablePodsDuration (DefaultPodMaxInUnschedulablePodsDuration = 5 min) on the
+// cluster clock. A pod create or another pod failing moves nothing. (No backoffQ: a moved pod is
+// retried at once, as this scheduler always did.)
+constexpr std::chrono::minutes kPodMaxInUnschedulablePodsDuration{5};
+
 struct Scheduler::Impl {
   SchedulerOptions options;
   std::mutex mu;
@@ -207,19 +216,95 @@ struct Scheduler::Impl {
   std::map<std::string, std::size_t> node_index;
   std::map<std::string, std::pair<std::string, PodRequirements>> accounted;  // pod key -> (node, requirements)
   bool dirty = true;
-  std::set<std::string> pending, unschedulable;
+  std::set<std::string> pending;
+  std::map<std::string, Clock::time_point> unschedulable;  // pod key -> time of its last attempt
   std::map<std::string, std::string> failure_event;  // pod key -> event name
   bool busy = false;
+  std::uint64_t attempts = 0;
 
   bool serves(const json::object& pod) const {
     const std::string s = scheduler_of(pod);
     return std::find(options.scheduler_names.begin(), options.scheduler_names.end(), s) != options.scheduler_names.end();
   }
-  void retry_unschedulable() {
-    pending.insert(unschedulable.begin(), unschedulable.end());
+  // MoveAllToActiveOrBackoffQueue: every unschedulable pod is tried again.
+  void move_all_to_active() {
+    for (const auto& [key, when] : unschedulable) pending.insert(key);
     unschedulable.clear();
   }
+  // flushUnschedulablePodsLeftover: `currentTime.Sub(pInfo.Timestamp) > podMaxInUnschedulablePodsDuration`.
+  void flush_leftover(Clock::time_point now) {
+    for (auto it = unschedulable.begin(); it != unschedulable.end();) {
+      if (now - it->second > kPodMaxInUnschedulablePodsDuration) {
+        pending.insert(it->first);
+        it = unschedulable.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
 };
+
+namespace {
+
+const json::value* at_path(const json::object& o, std::initializer_list<std::string_view> path) {
+  const json::object* cur = &o;
+  const json::value* v = nullptr;
+  for (auto k : path) {
+    if (!cur) return nullptr;
+    v = cur->if_contains(k);
+    if (!v) return nullptr;
+    cur = v->is_object() ? &v->as_object() : nullptr;
+  }
+  return v;
+}
+bool same_at(const json::object& a, const json::object& b, std::initializer_list<std::string_view> path) {
+  const json::value* x = at_path(a, path);
+  const json::value* y = at_path(b, path);
+  if (!x || !y) return !x && !y;
+  return *x == *y;
+}
+
+// Node conditions without their heartbeat (nodeConditionsChanged strips LastHeartbeatTime).
+json::array conditions_without_heartbeat(const json::object& node) {
+  json::array out;
+  if (const json::array* cs = util::array_at(node, {"status"}, "conditions"))
+    for (const auto& c : *cs) {
+      json::value v = c;
+      if (v.is_object()) v.as_object().erase("lastHeartbeatTime");
+      out.push_back(std::move(v));
+    }
+  return out;
+}
+
+// framework.NodeSchedulingPropertiesChange (pkg/scheduler/framework/events.go, v1.32): a node
+// update matters to unschedulable pods when spec.unschedulable (UpdateNodeTaint), allocatable
+// (UpdateNodeAllocatable), labels (UpdateNodeLabel), taints (UpdateNodeTaint), conditions other than
+// their heartbeat (UpdateNodeCondition) or annotations (UpdateNodeAnnotation) changed.
+bool node_scheduling_properties_changed(const json::object& old_node, const json::object& node) {
+  return !same_at(old_node, node, {"spec", "unschedulable"}) || !same_at(old_node, node, {"status", "allocatable"}) ||
+         !same_at(old_node, node, {"metadata", "labels"}) || !same_at(old_node, node, {"spec", "taints"}) ||
+         !same_at(old_node, node, {"metadata", "annotations"}) ||
+         conditions_without_heartbeat(old_node) != conditions_without_heartbeat(node);
+}
+
+// isPodUpdated (scheduling_queue.go): an update to an unschedulable pod other than its status,
+// resourceVersion, generation or managedFields moves it (the pod itself may now fit, e.g. a
+// toleration added).
+bool pod_updated(const json::object& old_pod, const json::object& pod) {
+  auto strip = [](const json::object& p) {
+    json::object o = p;
+    o.erase("status");
+    if (auto* md = o.if_contains("metadata"); md && md->is_object()) {
+      md->as_object().erase("resourceVersion");
+      md->as_object().erase("generation");
+      md->as_object().erase("managedFields");
+    }
+    return o;
+  };
+  return strip(old_pod) != strip(pod);
+}
+
+}  // namespace
 
 Scheduler::Scheduler(Store& store, const Clock& clock, SchedulerOptions options)
     : store_(store), clock_(clock), impl_(std::make_unique<Impl>()) {
@@ -233,27 +318,45 @@ Scheduler::~Scheduler() { store_.unsubscribe(subscription_); }
 
 std::vector<std::string> Scheduler::unschedulable() const {
   std::lock_guard lk(impl_->mu);
-  return {impl_->unschedulable.begin(), impl_->unschedulable.end()};
+  std::vector<std::string> out;
+  for (const auto& [key, when] : impl_->unschedulable) out.push_back(key);
+  return out;
+}
+
+std::uint64_t Scheduler::attempts() const {
+  std::lock_guard lk(impl_->mu);
+  return impl_->attempts;
 }
 
 void Scheduler::on_event(const WatchEvent& e) {
-  if (!e.type_info || !e.object || !e.type_info->group.empty()) return;
+  if (!e.type_info || !e.object) return;
   const std::string& r = e.type_info->resource;
-  if (r != "pods" && r != "nodes" && r != "persistentvolumeclaims") return;
+  const bool storage_class = e.type_info->group == "storage.k8s.io" && r == "storageclasses";
+  if (!storage_class && (!e.type_info->group.empty() || (r != "pods" && r != "nodes" && r != "persistentvolumeclaims")))
+    return;
   bool work = false;
   {
     std::lock_guard lk(impl_->mu);
-    if (r == "persistentvolumeclaims") {
-      // A claim bound (or created): pods waiting for it are retried.
+    if (storage_class) {
+      // VolumeBinding also registers StorageClass Add|Update: a class appearing decides whether an
+      // unbound claim of it is immediate or WaitForFirstConsumer.
+      if (e.type == EventType::Deleted) return;
+      impl_->move_all_to_active();
+    } else if (r == "persistentvolumeclaims") {
+      // VolumeBinding's events (PersistentVolumeClaim Add|Update): a claim created or its phase
+      // changed (bound) may let pods waiting for it pass the PreFilter.
       if (e.type == EventType::Deleted || (e.old_object && string_of(object_at(*e.old_object, {"status"}), "phase") ==
                                                                string_of(object_at(*e.object, {"status"}), "phase")))
         return;
-      impl_->retry_unschedulable();
-      work = !impl_->pending.empty();
+      impl_->move_all_to_active();
     } else if (r == "nodes") {
       impl_->dirty = true;
-      impl_->retry_unschedulable();
-      work = !impl_->pending.empty();
+      // NodeAdd moves every unschedulable pod; a NodeUpdate only when a scheduling property
+      // changed. NodeDelete moves none: only PodTopologySpread's hard constraints and inter-pod
+      // affinity (not modelled by place()) register it.
+      if (e.type == EventType::Added ||
+          (e.type == EventType::Modified && (!e.old_object || node_scheduling_properties_changed(*e.old_object, *e.object))))
+        impl_->move_all_to_active();
     } else {
       const std::string key = key_of(*e.object);
       const std::string node = node_of(*e.object);
@@ -262,12 +365,18 @@ void Scheduler::on_event(const WatchEvent& e) {
       if (gone) {
         impl_->pending.erase(key);
         impl_->unschedulable.erase(key);
+        // EventAssignedPodDelete (NodeResourcesFit registers Pod Delete): an assigned pod deleted, or
+        // finishing (it no longer counts against its node), frees resources. A pending pod going
+        // away, or a finished one being deleted, frees nothing.
+        const bool was_running = e.type == EventType::Deleted ? !terminal(*e.object)
+                                                              : e.old_object && !terminal(*e.old_object);
+        const bool frees = acc != impl_->accounted.end() || (!node.empty() && was_running);
         if (acc != impl_->accounted.end()) {
           if (auto n = impl_->node_index.find(acc->second.first); n != impl_->node_index.end() && !impl_->dirty)
             impl_->state.remove_pod(impl_->nodes[n->second], acc->second.second);
           impl_->accounted.erase(acc);
-          impl_->retry_unschedulable();
         }
+        if (frees) impl_->move_all_to_active();
         if (e.type == EventType::Deleted) impl_->failure_event.erase(key);
       } else if (!node.empty()) {
         impl_->pending.erase(key);
@@ -281,11 +390,16 @@ void Scheduler::on_event(const WatchEvent& e) {
           } catch (const ValidationError&) {
           }
         }
-      } else if (impl_->serves(*e.object) && !impl_->unschedulable.count(key)) {
-        impl_->pending.insert(key);
+      } else if (impl_->serves(*e.object)) {
+        if (auto u = impl_->unschedulable.find(key); u == impl_->unschedulable.end()) {
+          impl_->pending.insert(key);
+        } else if (e.old_object && pod_updated(*e.old_object, *e.object)) {
+          impl_->unschedulable.erase(u);  // the pod itself changed: try it again
+          impl_->pending.insert(key);
+        }
       }
-      work = !impl_->pending.empty();
     }
+    work = !impl_->pending.empty();
   }
   if (work) sync();
 }
@@ -295,7 +409,7 @@ std::size_t Scheduler::sync() {
     std::lock_guard lk(impl_->mu);
     if (impl_->busy) return 0;
     impl_->busy = true;
-    impl_->retry_unschedulable();
+    impl_->flush_leftover(clock_.now());
   }
   const auto& pods = store_.type("", "pods");
   const auto& events = store_.type("", "events");
@@ -357,11 +471,12 @@ std::size_t Scheduler::sync() {
       } else {
         result = place(req, impl_->nodes, impl_->state);
       }
+      ++impl_->attempts;
       if (result.chosen) {
         impl_->state.add_pod(impl_->nodes[*result.chosen], req);
         impl_->accounted.emplace(key, std::make_pair(result.chosen_node, req));
       } else {
-        impl_->unschedulable.insert(key);
+        impl_->unschedulable[key] = clock_.now();  // AddUnschedulableIfNotPresent refreshes the timestamp
       }
     }
     const std::string ns = namespace_of(pod), name = name_of(pod);

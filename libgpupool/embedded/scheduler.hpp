@@ -7,8 +7,12 @@
 // the pod (pods/binding semantics: spec.nodeName, condition PodScheduled=True, a Normal "Scheduled"
 // event "Successfully assigned ns/pod to node") or records the failure as kube-scheduler does: a
 // Warning event reason FailedScheduling with failed_scheduling_message(), and the condition
-// PodScheduled=False reason Unschedulable. Unschedulable pods are retried when a node is added or
-// changed (a taint removed, uncordoned) or a pod releases resources (deleted or finished).
+// PodScheduled=False reason Unschedulable. Unschedulable pods wait, as in kube-scheduler's
+// unschedulablePods, until an event that may make them schedulable: a node added or its labels,
+// taints, allocatable, conditions or spec.unschedulable changed; an assigned pod deleted or
+// finished; a claim created or bound, a StorageClass added or changed; the pod itself updated —
+// or until 5 minutes of the cluster clock have passed since their last attempt
+// (podMaxInUnschedulablePodsDuration). Creating other pods does not retry them.
 // Finished (Succeeded/Failed) pods no longer count against their node, as the kubelet admits them.
 //
 // ResourceQuota admission (install_quota_admission) rejects pods over quota with the API server's
@@ -70,9 +74,11 @@ class Scheduler {
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
-  /// Schedules every pending pod it serves (including the unschedulable ones). Returns the number
-  /// of pods bound.
+  /// Schedules every pending pod it serves, after moving back the unschedulable pods whose last
+  /// attempt is more than 5 minutes old on the clock. Returns the number of pods bound.
   std::size_t sync();
+  /// Scheduling attempts (place() calls, PreFilter rejections included) so far.
+  std::uint64_t attempts() const;
   /// Pods currently waiting as unschedulable ("ns/name").
   std::vector<std::string> unschedulable() const;
 

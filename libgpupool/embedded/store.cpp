@@ -487,6 +487,20 @@ std::shared_ptr<const json::object> Store::find(const ResourceType& t, std::stri
   return it == objs.end() ? nullptr : it->second;
 }
 
+std::vector<std::shared_ptr<const json::object>> Store::dependents(const ResourceType& t, std::string_view ns,
+                                                                   std::string_view owner_uid) const {
+  std::vector<std::shared_ptr<const json::object>> out;
+  std::lock_guard lk(impl_->mu);
+  auto d = impl_->dependents.find(std::string(owner_uid));
+  if (d == impl_->dependents.end()) return out;
+  auto& objs = impl_->objects(t);
+  // Refs sort by (type, namespace, name): this type's dependents in `ns` are one run, in key order.
+  for (auto it = d->second.lower_bound(Ref{&t, std::string(ns), std::string()});
+       it != d->second.end() && it->type == &t && it->ns == ns; ++it)
+    if (auto o = objs.find({it->ns, it->name}); o != objs.end()) out.push_back(o->second);
+  return out;
+}
+
 json::object Store::get(const ResourceType& t, std::string_view ns, std::string_view name) const {
   auto p = find(t, ns, name);
   if (!p) throw StatusError::not_found(t, name);

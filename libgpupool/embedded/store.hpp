@@ -216,6 +216,12 @@ class Store {
   json::object remove(const ResourceType& t, std::string_view ns, std::string_view name, const DeleteOptions& o = {},
                       bool* deleted = nullptr);
   std::uint64_t revision() const;
+  /// The objects of type `t` in `ns` whose ownerReferences name `owner_uid`, in key order — read
+  /// from the owner-uid index the store keeps on every write (the garbage collector's dependents
+  /// graph, pkg/controller/garbagecollector/graph.go; what an informer's indexer gives controllers),
+  /// not by scanning the type.
+  std::vector<std::shared_ptr<const json::object>> dependents(const ResourceType& t, std::string_view ns,
+                                                              std::string_view owner_uid) const;
 
   // ---- persistence ----------------------------------------------------------------------------
   /// Every stored object with its resource, and the revision counter: what `restore` needs to bring

@@ -215,3 +215,113 @@ TEST_CASE("ResourceQuota admission: the API server's message, and status.used ke
   CHECK(s.store.get(s.store.type("", "resourcequotas"), "default", "gpu-quota").at("status").at("used").at(
             "requests.nvidia.com/gpu") == "3");
 }
+
+// ---- the scheduling queue: unschedulablePods and the events that move them ------------------------
+
+namespace {
+
+void gpu_pod(Seed& s, const std::string& name, int gpus, const std::string& claim = {}) {
+  const std::string volumes =
+      claim.empty() ? "" : fmt::format(R"(,"volumes":[{{"name":"d","persistentVolumeClaim":{{"claimName":"{}"}}}}])", claim);
+  s.store.create(s.pods, "default",
+                 obj(fmt::format(R"({{"metadata":{{"name":"{}"}},"spec":{{"containers":[{{"name":"c","image":"x",
+                   "resources":{{"limits":{{"nvidia.com/gpu":"{}"}}}}}}]{}}}}})",
+                                 name, gpus, volumes)));
+}
+std::string scheduled_message(const Seed& s, const std::string& name) {
+  const json::object pod = s.pod(name);
+  for (const auto& c : pod.at("status").at("conditions").as_array())
+    if (c.at("type") == "PodScheduled") return at(c.as_object(), "message");
+  return {};
+}
+bool bound(const Seed& s, const std::string& name) { return !at(s.pod(name), "spec.nodeName").empty(); }
+std::int64_t failed_count(const Seed& s, const std::string& name) {
+  for (const auto& e : s.events_for(name))
+    if (at(e, "reason") == "FailedScheduling") return e.at("count").as_int64();
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("scheduling queue: an unschedulable pod is not retried by unrelated creates, only by events that may help it") {
+  Seed s(false);
+  // The three workers have 2 GPUs each: a, b, c take them all, d waits.
+  for (const char* n : {"a", "b", "c"}) gpu_pod(s, n, 2);
+  gpu_pod(s, "d", 1);
+  REQUIRE(!bound(s, "d"));
+  REQUIRE(s.scheduler.unschedulable() == std::vector<std::string>{"default/d"});
+  const auto tried = s.scheduler.attempts();
+  CHECK(failed_count(s, "d") == 1);
+
+  // Five pods that fit and one more that does not: each is tried once, d is not tried again.
+  for (int i = 0; i < 5; ++i) gpu_pod(s, "x" + std::to_string(i), 0);
+  gpu_pod(s, "e", 1);
+  CHECK(s.scheduler.attempts() == tried + 6);
+  CHECK(s.scheduler.unschedulable() == std::vector<std::string>{"default/d", "default/e"});
+  // A node update that changes no scheduling property (status.daemonEndpoints) moves nothing either.
+  s.store.mutate(s.nodes, "", "cn-beijing.192.168.3.228", [](json::object& n) {
+    n["status"].as_object()["daemonEndpoints"] = obj(R"({"kubeletEndpoint":{"Port":10251}})");
+  });
+  s.scheduler.sync();
+  CHECK(s.scheduler.attempts() == tried + 6);
+  CHECK(failed_count(s, "d") == 1);
+  const std::string a_node = at(s.pod("a"), "spec.nodeName");
+
+  SUBCASE("an assigned pod deleted (EventAssignedPodDelete) frees its GPUs") {
+    s.store.remove(s.pods, "default", "a");
+    CHECK(s.scheduler.attempts() == tried + 8);  // d and e, once each
+    CHECK(at(s.pod("d"), "spec.nodeName") == a_node);
+    CHECK(at(s.pod("e"), "spec.nodeName") == a_node);
+    CHECK(s.scheduler.unschedulable().empty());
+  }
+  SUBCASE("a node added (NodeAdd)") {
+    json::object n = s.store.get(s.nodes, "", "cn-beijing.192.168.3.228");
+    json::object& md = n["metadata"].as_object();
+    for (const char* k : {"uid", "resourceVersion", "creationTimestamp", "managedFields"}) md.erase(k);
+    md["name"] = "cn-beijing.192.168.3.231";
+    md["labels"].as_object()["kubernetes.io/hostname"] = "cn-beijing.192.168.3.231";
+    s.store.create(s.nodes, "", std::move(n));
+    CHECK(at(s.pod("d"), "spec.nodeName") == "cn-beijing.192.168.3.231");
+    CHECK(at(s.pod("e"), "spec.nodeName") == "cn-beijing.192.168.3.231");
+  }
+  SUBCASE("more than 5 minutes of the cluster clock (flushUnschedulablePodsLeftover)") {
+    s.clock.advance(5min);
+    s.scheduler.sync();
+    CHECK(s.scheduler.attempts() == tried + 6);  // exactly 5 minutes: not yet (the rule is '>')
+    s.clock.advance(1s);
+    s.scheduler.sync();
+    CHECK(s.scheduler.attempts() == tried + 8);  // d and e tried again, still no GPU free
+    CHECK(s.scheduler.unschedulable().size() == 2);
+    s.scheduler.sync();
+    CHECK(s.scheduler.attempts() == tried + 8);  // their timestamps were refreshed by that attempt
+  }
+}
+
+TEST_CASE("scheduling queue: a node's taint removed, and a claim bound, move waiting pods back") {
+  SUBCASE("taint removed (NodeUpdate, UpdateNodeTaint)") {
+    Seed s;  // every node tainted
+    gpu_pod(s, "t", 0);
+    REQUIRE(!bound(s, "t"));
+    const auto tried = s.scheduler.attempts();
+    s.untaint("cn-beijing.192.168.3.229");
+    CHECK(s.scheduler.attempts() == tried + 1);
+    CHECK(at(s.pod("t"), "spec.nodeName") == "cn-beijing.192.168.3.229");
+  }
+  SUBCASE("claim created, then bound (PersistentVolumeClaim Add / Update)") {
+    Seed s(false);
+    gpu_pod(s, "v", 0, "data");
+    REQUIRE(!bound(s, "v"));
+    CHECK(scheduled_message(s, "v").find("persistentvolumeclaim \"data\" not found") != std::string::npos);
+    const auto tried = s.scheduler.attempts();
+    const auto& pvcs = s.store.type("", "persistentvolumeclaims");
+    s.store.create(pvcs, "default",
+                   obj(R"({"metadata":{"name":"data"},"spec":{"storageClassName":"none","accessModes":["ReadWriteOnce"],
+                     "resources":{"requests":{"storage":"1Gi"}}}})"));
+    CHECK(s.scheduler.attempts() == tried + 1);  // tried again: now the claim is unbound
+    CHECK(!bound(s, "v"));
+    s.store.mutate(pvcs, "default", "data", [](json::object& c) { c["status"] = obj(R"({"phase":"Bound"})"); }, {},
+                   "status");
+    CHECK(s.scheduler.attempts() == tried + 2);
+    CHECK(bound(s, "v"));
+  }
+}

@@ -353,3 +353,34 @@ TEST_CASE("delete: a non-blocking dependent does not hold the owner; finalizers 
   CHECK(!f.store.find(cms, "alice", "owner"));
   CHECK(f.store.find(cms, "alice", "dep"));
 }
+
+TEST_CASE("dependents: the owner-uid index follows creates, ownerReference edits and deletes") {
+  Fixture f;
+  auto rs = f.store.create(f.rs, "alice", obj(R"({"metadata":{"name":"r"},"spec":{}})"));
+  const std::string uid = md(rs, "uid");
+  auto owned_pod = [&](const std::string& name, const std::string& ns = "alice") {
+    auto p = f.pod(name);
+    p["metadata"].as_object()["ownerReferences"] =
+        json::array{json::object{{"apiVersion", "apps/v1"}, {"kind", "ReplicaSet"}, {"name", "r"}, {"uid", uid},
+                                 {"controller", true}}};
+    return f.store.create(f.pods, ns, p);
+  };
+  auto names = [&](const ResourceType& t, const std::string& ns) {
+    std::vector<std::string> out;
+    for (const auto& o : f.store.dependents(t, ns, uid)) out.push_back(md(*o, "name"));
+    return out;
+  };
+  owned_pod("r-b");
+  owned_pod("r-a");
+  owned_pod("r-z", "bob");  // same uid in another namespace: not this namespace's dependent
+  f.store.create(f.pods, "alice", f.pod("unrelated"));
+  CHECK(names(f.pods, "alice") == std::vector<std::string>{"r-a", "r-b"});  // key order, as a list
+  CHECK(names(f.pods, "bob") == std::vector<std::string>{"r-z"});
+  CHECK(names(f.rs, "alice").empty());  // other types are not mixed in
+  // Dropping the ownerReference (as orphaning does) takes the pod out of the index.
+  f.store.mutate(f.pods, "alice", "r-b", [](json::object& p) { p["metadata"].as_object().erase("ownerReferences"); });
+  CHECK(names(f.pods, "alice") == std::vector<std::string>{"r-a"});
+  f.store.remove(f.pods, "alice", "r-a");
+  CHECK(names(f.pods, "alice").empty());
+  CHECK(f.store.dependents(f.pods, "alice", "no-such-uid").empty());
+}
