@@ -77,4 +77,12 @@ class TransportError : public Error {
   explicit TransportError(const std::string& message) : Error(message) {}
 };
 
+/// A response (or one line of a watch / followed log) is larger than
+/// TransportOptions::max_response_bytes: the client stops reading instead of growing without
+/// bound, and does not retry (the same request would get the same answer).
+class ResponseTooLargeError : public TransportError {
+ public:
+  using TransportError::TransportError;
+};
+
 }  // namespace gpupool

@@ -76,6 +76,10 @@ struct TransportOptions {
   std::chrono::milliseconds connect_timeout{10'000};
   std::chrono::milliseconds request_timeout{60'000};  ///< per exchange; streams have none
   std::size_t max_idle_connections = 16;              ///< easy handles kept for reuse
+  /// The largest response body (and the longest watch / log line) accepted; more is a
+  /// ResponseTooLargeError. 1 GiB holds a list of 150,000 pods (~300 MB); page larger lists with
+  /// ListOptions::limit.
+  std::size_t max_response_bytes = std::size_t{1} << 30;
   std::string user_agent = "gpupool/0.1";
   Logger logger;  ///< warnings (TLS verification off) and one debug line per request
 };

@@ -68,9 +68,13 @@ json::object parse_object(const HttpResponse& r, const std::string& what) {
 }
 
 /// Splits a byte stream into lines (the last one delivered at finish()).
+/// A line growing past `max_line` bytes stops the stream (feed returns false; it runs inside the
+/// transport's C callback, so it must not throw) and check_length() then throws
+/// ResponseTooLargeError instead of the buffer growing without bound.
 class LineSplitter {
  public:
-  explicit LineSplitter(std::function<bool(std::string_view)> on_line) : on_line_(std::move(on_line)) {}
+  LineSplitter(std::function<bool(std::string_view)> on_line, std::size_t max_line)
+      : on_line_(std::move(on_line)), max_line_(max_line) {}
   bool feed(std::string_view chunk) {
     buffer_.append(chunk);
     std::size_t start = 0;
@@ -83,15 +87,28 @@ class LineSplitter {
       }
     }
     buffer_.erase(0, start);
+    if (buffer_.size() > max_line_) {  // an unfinished line already past the limit
+      too_long_ = true;
+      buffer_.clear();
+      return false;
+    }
     return true;
   }
   void finish() {
     if (!buffer_.empty()) on_line_(buffer_);
     buffer_.clear();
   }
+  void check_length() const {
+    if (too_long_)
+      throw ResponseTooLargeError(fmt::format("the server sent a line longer than {} bytes "
+                                              "(TransportOptions.max_response_bytes); the stream was stopped",
+                                              max_line_));
+  }
 
  private:
   std::function<bool(std::string_view)> on_line_;
+  std::size_t max_line_;
+  bool too_long_ = false;
   std::string buffer_;
 };
 
@@ -201,6 +218,8 @@ struct Client::Impl {
       HttpResponse resp;
       try {
         resp = transport->send(req, creds);
+      } catch (const ResponseTooLargeError&) {
+        throw;  // the same request would get the same answer
       } catch (const TransportError& e) {
         auto d = decide_retry(options.retry, retries, call.replay_safe, {}, random01());
         if (!d.retry) throw;
@@ -579,17 +598,20 @@ std::string Client::watch(const ResourceRef& ref, const std::string& ns, const W
       if (std::string v_rv = meta_string(obj, "resourceVersion"); !v_rv.empty()) rv = v_rv;
       if (type == "BOOKMARK") return o.deliver_bookmarks ? (handler(WatchEvent{type, std::move(obj)}) || (stop = true, false)) : true;
       return deliver(WatchEvent{type, std::move(obj)});
-    });
+    }, im.options.transport.max_response_bytes);
     HttpResponse resp;
     if (empty_closes < 0) empty_closes = 0;
     const int empty_before = empty_closes;
     try {
       RequestCredentials creds = im.credentials.current();
       resp = im.transport->stream(req, creds, [&](std::string_view chunk) { return lines.feed(chunk) && !stop; }, cancel);
+      lines.check_length();
       if (resp.status == 401 && !refreshed && im.credentials.refresh_after_unauthorized(creds)) {
         refreshed = true;  // once; a second 401 is reported
         continue;
       }
+    } catch (const ResponseTooLargeError&) {
+      throw;  // resuming would meet the same line again
     } catch (const TransportError& e) {
       if (cancel.cancelled()) break;
       auto d = decide_retry(im.options.retry, failures, true, {}, im.random01());
@@ -650,7 +672,7 @@ void Client::logs(const std::string& ns, const std::string& pod, const LogOption
   LineSplitter lines([&](std::string_view line) {
     if (!handler(line)) stopped = true;
     return !stopped;
-  });
+  }, im.options.transport.max_response_bytes);
   bool received = false, refreshed = false;
   for (int retries = 0;; ++retries) {
     RequestCredentials creds = im.credentials.current();
@@ -660,6 +682,9 @@ void Client::logs(const std::string& ns, const std::string& pod, const LogOption
         received = true;
         return lines.feed(chunk);
       }, cancel);
+      lines.check_length();
+    } catch (const ResponseTooLargeError&) {
+      throw;
     } catch (const TransportError&) {
       if (cancel.cancelled()) return;
       // Before any line arrived the GET can be repeated; after, lines would be delivered twice.

@@ -62,6 +62,8 @@ struct Exchange {
   CURL* handle = nullptr;
   bool stopped_by_sink = false;
   std::size_t max_error_body = 4 << 20;
+  std::size_t max_body = std::size_t{1} << 30;  ///< TransportOptions::max_response_bytes
+  bool too_large = false;
 };
 
 size_t on_header(char* data, size_t size, size_t n, void* user) {
@@ -93,6 +95,10 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
     }
   }
   if (ex->response.body.size() + chunk.size() > ex->max_error_body && ex->sink) return chunk.size();
+  if (ex->response.body.size() + chunk.size() > ex->max_body) {
+    ex->too_large = true;
+    return 0;  // curl stops with CURLE_WRITE_ERROR; send() reports ResponseTooLargeError
+  }
   ex->response.body.append(chunk);
   return chunk.size();
 }
@@ -128,6 +134,7 @@ class CurlTransport final : public Transport {
     CURL* h = acquire();
     Exchange ex;
     ex.handle = h;
+    ex.max_body = options_.max_response_bytes;
     curl_slist* headers = configure(h, request, credentials, ex, false);
     char errbuf[CURL_ERROR_SIZE] = {0};
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
@@ -136,6 +143,7 @@ class CurlTransport final : public Transport {
     curl_slist_free_all(headers);
     if (rc != CURLE_OK) {
       curl_easy_cleanup(h);  // the connection state is unknown; do not pool it
+      if (ex.too_large) throw ResponseTooLargeError(too_large_message(request));
       throw TransportError(describe(rc, errbuf, request));
     }
     long code = 0, new_connections = 0;
@@ -152,6 +160,7 @@ class CurlTransport final : public Transport {
     CURL* h = acquire();
     Exchange ex;
     ex.handle = h;
+    ex.max_body = options_.max_response_bytes;
     ex.sink = &sink;
     curl_slist* headers = configure(h, request, credentials, ex, true);
     char errbuf[CURL_ERROR_SIZE] = {0};
@@ -188,6 +197,7 @@ class CurlTransport final : public Transport {
     curl_multi_cleanup(multi);
     curl_slist_free_all(headers);
     curl_easy_cleanup(h);  // a stream's connection was cut or drained; do not reuse it
+    if (ex.too_large) throw ResponseTooLargeError(too_large_message(request));
     if (!cancelled && !ex.stopped_by_sink && result != CURLE_OK) throw TransportError(describe(result, errbuf, request));
     ex.response.status = static_cast<int>(code);
     log_exchange(request, ex.response.status, start, true);
@@ -306,6 +316,12 @@ class CurlTransport final : public Transport {
       default: break;
     }
     return msg;
+  }
+
+  std::string too_large_message(const HttpRequest& req) const {
+    return fmt::format("{} {}{}: the response from {} is larger than {} bytes (TransportOptions.max_response_bytes); "
+                       "list in pages (limit/continue) or raise the limit",
+                       req.method, base_url_, path_only(req.target), cluster_.server, options_.max_response_bytes);
   }
 
   static std::string path_only(const std::string& target) { return target.substr(0, target.find('?')); }

@@ -95,6 +95,25 @@ TEST_CASE("TLS with the server's CA; a wrong CA is an error, never a silent down
   CHECK(warned);
 }
 
+TEST_CASE("a response larger than max_response_bytes is an error, not retried, not an unbounded buffer") {
+  EmbeddedServer server(server_options({"alice"}, "v1", "seed"));
+  auto cfg = config_for(server.admin_kubeconfig());
+  const ResourceRef nodes{"", "v1", "nodes", "Node", false};
+  const std::size_t whole = json::serialize(Client(cfg, fast_retries()).list(nodes, "").items).size();
+  REQUIRE(whole > 4096);
+  auto o = fast_retries();
+  int retries = 0;
+  o.retry.sleep = [&](std::chrono::milliseconds) { ++retries; };
+  o.transport.max_response_bytes = 4096;
+  Client small(cfg, o);
+  CHECK_THROWS_WITH_AS(small.list(nodes, ""), doctest::Contains("larger than 4096 bytes (TransportOptions.max_response_bytes)"),
+                       gpupool::ResponseTooLargeError);
+  CHECK(retries == 0);  // the same request would get the same answer
+  // Small answers still pass, and paging keeps each response under the limit.
+  CHECK(small.server_version().major == "1");
+  CHECK(small.list_all(nodes, "", {.limit = 1}).size() == 6);
+}
+
 TEST_CASE("connections are reused across requests and threads") {
   EmbeddedServer server(server_options({"alice"}));
   std::vector<std::string> logs;

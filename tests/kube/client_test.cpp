@@ -38,7 +38,7 @@ struct Harness {
   std::mutex log_mutex;
   std::unique_ptr<Client> client;
 
-  explicit Harness(FakeTransport::Handler handler, gpupool::KubeConfig cfg = {}) {
+  explicit Harness(FakeTransport::Handler handler, gpupool::KubeConfig cfg = {}, std::size_t max_response_bytes = 0) {
     if (cfg.cluster.server.empty()) {
       cfg.cluster.server = "https://k8s.example:6443";
       cfg.namespace_name = "alice";
@@ -47,6 +47,7 @@ struct Harness {
     transport = std::make_shared<FakeTransport>(std::move(handler));
     gpupool::ClientOptions o;
     o.transport_override = transport;
+    if (max_response_bytes) o.transport.max_response_bytes = max_response_bytes;
     o.retry.initial_backoff = 100ms;
     o.retry.sleep = [this](std::chrono::milliseconds d) { sleeps.push_back(d); };
     o.retry.random = [] { return 0.0; };
@@ -364,6 +365,49 @@ TEST_CASE("logs arrive line by line with the query kubectl sends") {
     return false;  // stop after one
   });
   CHECK(lines.size() == 1);
+}
+
+TEST_CASE("a watch or log line longer than max_response_bytes stops the stream, unretried") {
+  // A hostile or broken server must not make the client buffer without bound.
+  const std::string big(300, 'x');
+  int calls = 0;
+  Harness watch([&](const HttpRequest&, const RequestCredentials&) {
+    ++calls;
+    return respond(200, R"({"type":"ADDED","object":)" + json::serialize(pod("a", "2")) + "}\n{\"type\":\"ADDED\",\"object\":\"" + big);
+  }, {}, 200);
+  std::vector<std::string> seen;
+  CHECK_THROWS_WITH_AS(watch.client->watch(kPods, "", {.resource_version = "1"},
+                                           [&](const gpupool::WatchEvent& e) {
+                                             seen.push_back(e.type);
+                                             return true;
+                                           }),
+                       doctest::Contains("longer than 200 bytes"), gpupool::ResponseTooLargeError);
+  CHECK(seen == std::vector<std::string>{"ADDED"});  // the short line before it was delivered
+  CHECK(calls == 1);
+  CHECK(watch.sleeps.empty());
+
+  calls = 0;
+  Harness logs([&](const HttpRequest&, const RequestCredentials&) {
+    ++calls;
+    return respond(200, "epoch 1\n" + big);
+  }, {}, 200);
+  std::vector<std::string> lines;
+  CHECK_THROWS_AS(logs.client->logs("", "p", {.follow = true},
+                                    [&](std::string_view l) {
+                                      lines.emplace_back(l);
+                                      return true;
+                                    }),
+                  gpupool::ResponseTooLargeError);
+  CHECK(lines == std::vector<std::string>{"epoch 1"});
+  CHECK(calls == 1);
+  // The same log within the limit arrives whole.
+  Harness fits([&](const HttpRequest&, const RequestCredentials&) { return respond(200, "epoch 1\n" + big); }, {}, 400);
+  lines.clear();
+  fits.client->logs("", "p", {}, [&](std::string_view l) {
+    lines.emplace_back(l);
+    return true;
+  });
+  CHECK(lines == std::vector<std::string>{"epoch 1", big});
 }
 
 TEST_CASE("discovery: server version and which MPIJob version is served") {
