@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "embedded/controllers_util.hpp"
 #include "embedded/patch.hpp"
 #include "embedded/store.hpp"
 
@@ -340,7 +341,7 @@ void track_update(const json::object* old, json::object& next, const ResourceTyp
   for (const auto& p : members(next_set)) {
     const json::value* before = value_at(old_clean, p);
     const bool marked = !is_leaf(next_set, p);
-    if (!before || (!marked && *before != *value_at(next_clean, p))) changed.emplace_back(p, marked);
+    if (!before || (!marked && !util::json_equal(*before, *value_at(next_clean, p)))) changed.emplace_back(p, marked);
   }
   for (const auto& p : members(old_set))
     if (!value_at(next_clean, p)) gone.push_back(p);
@@ -400,7 +401,7 @@ json::object server_side_apply(const json::object* live, const json::object& con
       if (!is_leaf(applied, p) || !contains(fs, p)) continue;
       const json::value* a = value_at(before, p);
       const json::value* b = value_at(merged, p);
-      if ((a && b && *a == *b) || (!a && !b)) continue;
+      if ((a && b && util::json_equal(*a, *b)) || (!a && !b)) continue;
       conflicts.push_back({i, p});
     }
   }

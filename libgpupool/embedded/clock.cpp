@@ -23,7 +23,16 @@ std::tm utc(Clock::time_point t) {
 
 std::string to_rfc3339(Clock::time_point t) {
   // One RFC 3339 rule for the library: the model's metav1.Time formatting (gpupool/node.hpp).
-  return format_rfc3339(std::chrono::floor<std::chrono::seconds>(t));
+  // A write stamps the same second many times (conditions, managedFields, events): the last
+  // second formatted on this thread is kept.
+  const auto secs = std::chrono::floor<std::chrono::seconds>(t);
+  thread_local std::chrono::sys_seconds last_secs{std::chrono::seconds::min()};
+  thread_local std::string last_text;
+  if (secs != last_secs) {
+    last_text = format_rfc3339(secs);
+    last_secs = secs;
+  }
+  return last_text;
 }
 
 std::string to_rfc3339_micro(Clock::time_point t) {

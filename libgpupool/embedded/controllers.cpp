@@ -95,7 +95,7 @@ std::string pod_template_hash(const json::object& pod_template) {
 
 // ---- Deployment ------------------------------------------------------------------------------
 
-Plan plan_deployment(const json::object& d, const std::vector<json::object>& replicasets, Clock::time_point now) {
+Plan plan_deployment(const json::object& d, const Children& replicasets, Clock::time_point now) {
   Plan plan;
   const json::object* spec = object_at(d, {"spec"});
   const json::object empty;
@@ -105,7 +105,8 @@ Plan plan_deployment(const json::object& d, const std::vector<json::object>& rep
   const std::int64_t want = replicas_of(d);
   const json::object* current = nullptr;
   std::int64_t revision = 0;
-  for (const auto& rs : replicasets) {
+  for (const auto& rs_ptr : replicasets) {
+    const json::object& rs = *rs_ptr;
     const auto r = util::annotation(rs, "deployment.kubernetes.io/revision");
     if (r) revision = std::max<std::int64_t>(revision, std::atoll(r->c_str()));
     if (labels_key(rs, "pod-template-hash") == hash) current = &rs;
@@ -135,7 +136,8 @@ Plan plan_deployment(const json::object& d, const std::vector<json::object>& rep
                                               fmt::format("Created new replica set \"{}\"", rs_name), now, true));
   }
   // Scale: the current ReplicaSet to spec.replicas, every older one to 0.
-  for (const auto& rs : replicasets) {
+  for (const auto& rs_ptr : replicasets) {
+    const json::object& rs = *rs_ptr;
     const std::int64_t target = &rs == current ? want : 0;
     if (replicas_of(rs, 0) != target) {
       json::object scaled = rs;
@@ -146,7 +148,8 @@ Plan plan_deployment(const json::object& d, const std::vector<json::object>& rep
     }
   }
   std::int64_t replicas = 0, ready = 0, available = 0, updated = 0;
-  for (const auto& rs : replicasets) {
+  for (const auto& rs_ptr : replicasets) {
+    const json::object& rs = *rs_ptr;
     const json::object* st = object_at(rs, {"status"});
     replicas += int_of(st, "replicas", 0);
     ready += int_of(st, "readyReplicas", 0);
@@ -184,18 +187,18 @@ Plan plan_deployment(const json::object& d, const std::vector<json::object>& rep
   });
   status["conditions"] = std::move(conditions);
   const json::object* old = object_at(d, {"status"});
-  if (!old || *old != status) plan.status = std::move(status);
+  if (!old || !util::json_equal(*old, status)) plan.status = std::move(status);
   return plan;
 }
 
 // ---- ReplicaSet ------------------------------------------------------------------------------
 
-Plan plan_replicaset(const json::object& rs, const std::vector<json::object>& pods, Clock::time_point) {
+Plan plan_replicaset(const json::object& rs, const Children& pods, Clock::time_point) {
   Plan plan;
   const std::int64_t want = replicas_of(rs);
   std::vector<const json::object*> active;
   for (const auto& p : pods)
-    if (!terminal(p)) active.push_back(&p);
+    if (!terminal(*p)) active.push_back(p.get());
   const std::int64_t have = static_cast<std::int64_t>(active.size());
   const json::object empty;
   const json::object* tmpl = object_at(rs, {"spec", "template"});
@@ -224,20 +227,21 @@ Plan plan_replicaset(const json::object& rs, const std::vector<json::object>& po
     status["availableReplicas"] = ready;  // minReadySeconds 0: ready pods are available
   }
   const json::object* old = object_at(rs, {"status"});
-  if (!old || *old != status) plan.status = std::move(status);
+  if (!old || !util::json_equal(*old, status)) plan.status = std::move(status);
   return plan;
 }
 
 // ---- Job -------------------------------------------------------------------------------------
 
-Plan plan_job(const json::object& job, const std::vector<json::object>& pods, Clock::time_point now) {
+Plan plan_job(const json::object& job, const Children& pods, Clock::time_point now) {
   Plan plan;
   const json::object* spec = object_at(job, {"spec"});
   const std::int64_t parallelism = int_of(spec, "parallelism", 1);
   const std::int64_t completions = int_of(spec, "completions", 1);
   const std::int64_t backoff_limit = int_of(spec, "backoffLimit", 6);
   std::int64_t active = 0, succeeded = 0, failed = 0, ready = 0;
-  for (const auto& p : pods) {
+  for (const auto& p_ptr : pods) {
+    const json::object& p = *p_ptr;
     const std::string ph = phase_of(p);
     if (ph == "Succeeded") ++succeeded;
     else if (ph == "Failed") ++failed;
@@ -253,7 +257,7 @@ Plan plan_job(const json::object& job, const std::vector<json::object>& pods, Cl
   if (!status.contains("startTime")) status["startTime"] = to_rfc3339(now);
   auto stop_active = [&] {
     for (const auto& p : pods)
-      if (!terminal(p)) plan.remove.push_back({"", "pods", name_of(p)});
+      if (!terminal(*p)) plan.remove.push_back({"", "pods", name_of(*p)});
   };
   if (!finished) {
     // pkg/controller/job/job_controller.go (v1.31+): FailureTarget/SuccessCriteriaMet first, then
@@ -301,7 +305,7 @@ Plan plan_job(const json::object& job, const std::vector<json::object>& pods, Cl
   status["uncountedTerminatedPods"] = json::object{};
   if (!conditions.empty()) status["conditions"] = std::move(conditions);
   const json::object* old = object_at(job, {"status"});
-  if (!old || *old != status) plan.status = std::move(status);
+  if (!old || !util::json_equal(*old, status)) plan.status = std::move(status);
   return plan;
 }
 
@@ -360,7 +364,7 @@ std::string clean_pod_policy(const json::object& job) {
 
 }  // namespace
 
-Plan plan_kubeflow_job(const json::object& job, const std::vector<json::object>& children, Clock::time_point now) {
+Plan plan_kubeflow_job(const json::object& job, const Children& children, Clock::time_point now) {
   Plan plan;
   const Flavor f = flavor_of(job);
   const std::string name = name_of(job), ns = namespace_of(job);
@@ -369,8 +373,8 @@ Plan plan_kubeflow_job(const json::object& job, const std::vector<json::object>&
 
   std::map<std::string, const json::object*> pods_by_name, services_by_name, jobs_by_name;
   for (const auto& c : children) {
-    const std::string kind = string_of(&c, "kind");
-    (kind == "Pod" ? pods_by_name : kind == "Service" ? services_by_name : jobs_by_name)[name_of(c)] = &c;
+    const std::string kind = string_of(c.get(), "kind");
+    (kind == "Pod" ? pods_by_name : kind == "Service" ? services_by_name : jobs_by_name)[name_of(*c)] = c.get();
   }
   json::object status = object_at(job, {"status"}) ? *object_at(job, {"status"}) : json::object{};
   json::array conditions;
@@ -609,7 +613,7 @@ Plan plan_kubeflow_job(const json::object& job, const std::vector<json::object>&
   }
   status["conditions"] = std::move(conditions);
   const json::object* old = object_at(job, {"status"});
-  if (!old || *old != status) plan.status = std::move(status);
+  if (!old || !util::json_equal(*old, status)) plan.status = std::move(status);
   return plan;
 }
 
@@ -694,15 +698,15 @@ void Controllers::drain() {
   draining_ = false;
 }
 
-std::vector<json::object> Controllers::owned(const std::string& ns, const std::string& uid,
+Children Controllers::owned(const std::string& ns, const std::string& uid,
                                              const std::vector<std::pair<std::string, std::string>>& types) const {
-  std::vector<json::object> out;
+  Children out;
   // The owner-uid index (as controllers' informers index by owner and the GC's graph does), then
   // the controllerRef filter: only dependents whose controller: true reference is this owner.
   for (const auto& [group, resource] : types) {
     const ResourceType& t = store_.type(group, resource);
     for (const auto& o : store_.dependents(t, ns, uid))
-      if (util::controller_uid(*o) == uid) out.push_back(*o);
+      if (util::controller_uid(*o) == uid) out.push_back(o);
   }
   return out;
 }
@@ -721,12 +725,12 @@ void Controllers::reconcile(const Key& key) {
 
   for (auto& c : plan.create) {
     try {
-      store_.create(store_.type(c.group, c.resource), key.ns, std::move(c.object));
+      store_.create_shared(store_.type(c.group, c.resource), key.ns, std::move(c.object));
     } catch (const StatusError& e) {
       if (e.code() != 409) throw;  // AlreadyExists: a previous round made it
     }
   }
-  for (auto& u : plan.update) store_.update(store_.type(u.group, u.resource), key.ns, std::move(u.object));
+  for (auto& u : plan.update) store_.update_shared(store_.type(u.group, u.resource), key.ns, std::move(u.object));
   for (const auto& r : plan.remove) {
     try {
       store_.remove(store_.type(r.group, r.resource), key.ns, r.name);
@@ -735,9 +739,20 @@ void Controllers::reconcile(const Key& key) {
     }
   }
   if (plan.status) {
-    json::object next = *owner;
-    next["status"] = std::move(*plan.status);
-    store_.update(t, key.ns, std::move(next), {}, t.has_status ? "status" : "");
+    if (t.has_status) {
+      // The status subresource takes only status from the body; name, namespace, uid and
+      // resourceVersion (the precondition: a conflict if the owner changed meanwhile) identify it.
+      const json::object* md = object_at(*owner, {"metadata"});
+      json::object id;
+      for (const char* k : {"name", "namespace", "uid", "resourceVersion"})
+        if (const json::value* v = md ? md->if_contains(k) : nullptr) id[k] = *v;
+      store_.update_shared(t, key.ns, json::object{{"metadata", std::move(id)}, {"status", std::move(*plan.status)}}, {},
+                           "status");
+    } else {
+      json::object next = *owner;
+      next["status"] = std::move(*plan.status);
+      store_.update_shared(t, key.ns, std::move(next));
+    }
   }
 }
 

@@ -34,6 +34,7 @@
 #include <boost/json.hpp>
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -63,21 +64,24 @@ struct Plan {
   std::optional<json::object> status;  ///< the owner's new status (nullopt: unchanged)
 };
 
+/// The objects an owner controls, as the store holds them (shared, immutable: no copies).
+using Children = std::vector<std::shared_ptr<const json::object>>;
+
 /// pod-template-hash of a pod template (see above).
 std::string pod_template_hash(const json::object& pod_template);
 /// rand.SafeEncodeString's alphabet mapping (k8s.io/apimachinery/pkg/util/rand).
 std::string safe_encode_string(std::string_view s);
 
 /// Deployment: the ReplicaSets to create/scale and the Deployment's status.
-Plan plan_deployment(const json::object& deployment, const std::vector<json::object>& replicasets,
+Plan plan_deployment(const json::object& deployment, const Children& replicasets,
                      Clock::time_point now);
 /// ReplicaSet: pods to create/delete and the ReplicaSet's status.
-Plan plan_replicaset(const json::object& replicaset, const std::vector<json::object>& pods, Clock::time_point now);
+Plan plan_replicaset(const json::object& replicaset, const Children& pods, Clock::time_point now);
 /// batch/v1 Job: pods to create/delete and the Job's status.
-Plan plan_job(const json::object& job, const std::vector<json::object>& pods, Clock::time_point now);
+Plan plan_job(const json::object& job, const Children& pods, Clock::time_point now);
 /// TFJob, PyTorchJob, MPIJob (v1 or v2beta1, from apiVersion): pods, services, the v2beta1
 /// launcher Job, and the job's status. `children` holds every pod, service and Job it owns.
-Plan plan_kubeflow_job(const json::object& job, const std::vector<json::object>& children, Clock::time_point now);
+Plan plan_kubeflow_job(const json::object& job, const Children& children, Clock::time_point now);
 
 /// Runs the plans against a store, reacting to its events (synchronously, inside the store's
 /// subscriber callbacks, so a write returns with the controllers' reactions already applied).
@@ -99,7 +103,7 @@ class Controllers {
   void on_event(const WatchEvent& e);
   void drain();
   void reconcile(const Key& key);
-  std::vector<json::object> owned(const std::string& ns, const std::string& uid,
+  Children owned(const std::string& ns, const std::string& uid,
                                   const std::vector<std::pair<std::string, std::string>>& types) const;
 
   Store& store_;

@@ -9,6 +9,28 @@
 
 namespace gpupool::embedded::util {
 
+bool json_equal(const json::object& a, const json::object& b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (const auto& kv : a) {  // keys are unique in a boost::json::object
+    const json::value* v = b.if_contains(kv.key());
+    if (!v || !json_equal(kv.value(), *v)) return false;
+  }
+  return true;
+}
+
+bool json_equal(const json::array& a, const json::array& b) noexcept {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!json_equal(a[i], b[i])) return false;
+  return true;
+}
+
+bool json_equal(const json::value& a, const json::value& b) noexcept {
+  if (a.is_object()) return b.is_object() && json_equal(a.get_object(), b.get_object());
+  if (a.is_array()) return b.is_array() && json_equal(a.get_array(), b.get_array());
+  return a == b;  // scalars and strings: boost compares them without copying
+}
+
 const json::object* find_condition(const json::array* conditions, std::string_view type) {
   if (!conditions) return nullptr;
   for (const auto& c : *conditions)
@@ -28,7 +50,7 @@ bool set_condition(json::array& conditions, const json::object& condition) {
     bool same = true;
     for (const auto& [k, v] : next)
       if (k != "lastUpdateTime" && k != "lastProbeTime" && k != "lastHeartbeatTime" &&
-          (!old.contains(k) || old.at(k) != v))
+          (!old.contains(k) || !json_equal(old.at(k), v)))
         same = false;
     if (same) return false;
     old = std::move(next);

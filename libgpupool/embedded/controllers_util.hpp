@@ -102,6 +102,15 @@ inline std::optional<std::string> annotation(const json::object& o, std::string_
   return std::string(v->as_string());
 }
 
+/// Deep equality with boost::json's operator== semantics (object members in any order, int64 and
+/// uint64 equal when the numbers are), without its cost: Boost 1.81's object::equal iterates with
+/// `for (auto e : *this)` (boost/json/impl/object.ipp), deep-copying every member at every level,
+/// which made comparing two Deployments cost more than copying them several times. Use this for
+/// every object or array comparison on the server's write path.
+bool json_equal(const json::value& a, const json::value& b) noexcept;
+bool json_equal(const json::object& a, const json::object& b) noexcept;
+bool json_equal(const json::array& a, const json::array& b) noexcept;
+
 /// Sets (or replaces) the condition of `type` in `conditions`, keeping lastTransitionTime when the
 /// status does not change (as every controller's SetCondition helper does). Returns true on change.
 bool set_condition(json::array& conditions, const json::object& condition);

@@ -296,7 +296,7 @@ std::optional<json::object> kubelet_status(const json::object& pod, const NodeAd
     return rank(x) < rank(y);
   });
   status["conditions"] = std::move(conditions);
-  if (old_status && *old_status == status) return std::nullopt;
+  if (old_status && util::json_equal(*old_status, status)) return std::nullopt;
   return status;
 }
 

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "embedded/controllers_util.hpp"
 #include "embedded/store.hpp"
 
 namespace gpupool::embedded {
@@ -169,7 +170,7 @@ json::value json_patch(const json::value& target, const json::array& ops) {
       auto parts = split_pointer(path);
       const json::value* v = resolve(doc, parts, parts.size());
       const auto* want = op.if_contains("value");
-      if (!v || !want || *v != *want)
+      if (!v || !want || !util::json_equal(*v, *want))
         throw StatusError(422, "Invalid", fmt::format("testing value {} failed: test failed", path));
     } else {
       bad_patch(fmt::format("Unexpected kind: {}", kind));
@@ -240,14 +241,14 @@ json::value merge_list(const json::array& cur, const json::array& patch, const s
     const auto* kv = po.if_contains(key);
     if (!kv) bad_patch(fmt::format("map: {} does not contain declared merge key: {}", json::serialize(p), key));
     auto it = std::find_if(out.begin(), out.end(), [&](const json::value& e) {
-      return e.is_object() && e.as_object().if_contains(key) && e.as_object().at(key) == *kv;
+      return e.is_object() && e.as_object().if_contains(key) && util::json_equal(e.as_object().at(key), *kv);
     });
     const auto* directive = po.if_contains("$patch");
     if (directive && *directive == "delete") {
       // Delete every element with that key (several taints may share a key with different effects).
       out.erase(std::remove_if(out.begin(), out.end(),
                                [&](const json::value& e) {
-                                 return e.is_object() && e.as_object().if_contains(key) && e.as_object().at(key) == *kv;
+                                 return e.is_object() && e.as_object().if_contains(key) && util::json_equal(e.as_object().at(key), *kv);
                                }),
                 out.end());
       continue;

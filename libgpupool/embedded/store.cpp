@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "embedded/base64.hpp"
+#include "embedded/controllers_util.hpp"
 #include "embedded/validation.hpp"
 
 namespace gpupool::embedded {
@@ -192,7 +193,7 @@ bool spec_equal(const json::object& a, const json::object& b) {
   for (const auto& [k, v] : a) {
     if (k == "metadata" || k == "status") continue;
     const auto* o = b.if_contains(k);
-    if (!o || *o != v) return false;
+    if (!o || !util::json_equal(*o, v)) return false;
   }
   for (const auto& [k, v] : b) {
     (void)v;
@@ -423,6 +424,12 @@ void Store::commit_event(EventType type, const ResourceType& t, std::shared_ptr<
 }
 
 json::object Store::create(const ResourceType& t, std::string_view ns, json::object obj, const WriteOptions& o) {
+  return *create_shared(t, ns, std::move(obj), o);
+}
+
+std::shared_ptr<const json::object> Store::create_shared(const ResourceType& t, std::string_view ns, json::object obj,
+                                                         const WriteOptions& o) {
+  std::shared_ptr<const json::object> stored;
   // Insert top-level keys first: a reference into `obj` dies when obj grows.
   obj["apiVersion"] = t.api_version();
   obj["kind"] = t.kind;
@@ -470,13 +477,13 @@ json::object Store::create(const ResourceType& t, std::string_view ns, json::obj
       md2.erase("resourceVersion");  // dry run: nothing stored, no version
     }
     md2["generation"] = 1;
-    if (o.dry_run) return obj;
-    auto stored = std::make_shared<const json::object>(obj);
+    if (o.dry_run) return std::make_shared<const json::object>(std::move(obj));
+    stored = std::make_shared<const json::object>(std::move(obj));
     impl_->put(t, key, stored);
     commit_event(EventType::Added, t, stored, nullptr);
   }
   dispatch();
-  return obj;
+  return stored;
 }
 
 std::shared_ptr<const json::object> Store::find(const ResourceType& t, std::string_view ns,
@@ -579,7 +586,13 @@ ListResult Store::list(const ResourceType& t, std::string_view ns, const ListOpt
 
 json::object Store::update(const ResourceType& t, std::string_view ns, json::object obj, const WriteOptions& o,
                            std::string_view subresource) {
+  return *update_shared(t, ns, std::move(obj), o, subresource);
+}
+
+std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, std::string_view ns, json::object obj,
+                                                         const WriteOptions& o, std::string_view subresource) {
   if (!t.namespaced) ns = {};
+  std::shared_ptr<const json::object> result;
   {
     std::lock_guard lk(impl_->mu);
     auto& md = metadata_of(obj);
@@ -632,22 +645,21 @@ json::object Store::update(const ResourceType& t, std::string_view ns, json::obj
     if (!spec_equal(next, *old)) ++gen;
     nmd["generation"] = gen;
     nmd["resourceVersion"] = str(old_md, "resourceVersion");
-    if (next == *old) return next;  // a no-op update writes nothing and sends no event
-    if (o.dry_run) return next;
+    if (util::json_equal(next, *old)) return old;  // a no-op update writes nothing and sends no event
+    if (o.dry_run) return std::make_shared<const json::object>(std::move(next));
     if (nmd.contains("deletionTimestamp") && !has_finalizers(nmd)) {
       // registry store.go Update: an object being deleted whose last finalizer went is deleted.
-      erase_locked(t, key.first, key.second, std::make_shared<const json::object>(next));
-      obj = std::move(next);
+      result = std::make_shared<const json::object>(std::move(next));
+      erase_locked(t, key.first, key.second, result);
     } else {
       nmd["resourceVersion"] = std::to_string(++impl_->rv);
-      auto stored = std::make_shared<const json::object>(next);
-      impl_->put(t, key, stored);
-      commit_event(EventType::Modified, t, stored, old);
-      obj = std::move(next);
+      result = std::make_shared<const json::object>(std::move(next));
+      impl_->put(t, key, result);
+      commit_event(EventType::Modified, t, result, old);
     }
   }
   dispatch();
-  return obj;
+  return result;
 }
 
 json::object Store::mutate(const ResourceType& t, std::string_view ns, std::string_view name,

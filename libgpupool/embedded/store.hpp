@@ -193,6 +193,10 @@ class Store {
   /// Sets uid, resourceVersion, creationTimestamp, generation 1, name from generateName, namespace,
   /// apiVersion/kind; runs admission; fails with 409 AlreadyExists, 404 (namespace missing), 422.
   json::object create(const ResourceType& t, std::string_view ns, json::object obj, const WriteOptions& o = {});
+  /// create() answering the stored object itself (shared, immutable) instead of a copy of it: for
+  /// in-process writers (controllers) that need no copy, or the HTTP layer that only serializes it.
+  std::shared_ptr<const json::object> create_shared(const ResourceType& t, std::string_view ns, json::object obj,
+                                                    const WriteOptions& o = {});
   json::object get(const ResourceType& t, std::string_view ns, std::string_view name) const;
   std::shared_ptr<const json::object> find(const ResourceType& t, std::string_view ns, std::string_view name) const;
   /// ns empty: all namespaces. Items in key order (namespace, name), as etcd lists them.
@@ -202,6 +206,9 @@ class Store {
   /// keeps everything but status. generation is bumped when anything outside metadata/status changes.
   json::object update(const ResourceType& t, std::string_view ns, json::object obj, const WriteOptions& o = {},
                       std::string_view subresource = {});
+  /// update() answering the stored object (or, for a no-op or dry run, the would-be object) shared.
+  std::shared_ptr<const json::object> update_shared(const ResourceType& t, std::string_view ns, json::object obj,
+                                                    const WriteOptions& o = {}, std::string_view subresource = {});
   /// Read-modify-write: calls `fn` on the current object and updates, retrying on conflicts.
   json::object mutate(const ResourceType& t, std::string_view ns, std::string_view name,
                       const std::function<void(json::object&)>& fn, const WriteOptions& o = {},

@@ -1,12 +1,14 @@
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
+#include <random>
 #include <set>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "embedded/controllers.hpp"
+#include "embedded/controllers_util.hpp"
 #include "embedded/kubelet.hpp"
 #include "embedded/store.hpp"
 #include "gpupool/topology.hpp"
@@ -209,4 +211,73 @@ TEST_CASE("MPIJob launcher names: training-operator v1 names the pod itself, v2b
       CHECK(store.find(store.type("batch", "jobs"), "default", "mpi-dist-launcher"));
     }
   }
+}
+
+namespace {
+// A random JSON document: nested objects and arrays of every kind of scalar.
+json::value random_json(std::mt19937& rng, int depth) {
+  const int kind = static_cast<int>(rng() % (depth > 0 ? 9u : 7u));
+  switch (kind) {
+    case 0: return nullptr;
+    case 1: return rng() % 2 == 0;
+    case 2: return static_cast<std::int64_t>(rng() % 5) - 2;
+    case 3: return static_cast<std::uint64_t>(rng() % 3);
+    case 4: return static_cast<double>(rng() % 3);
+    case 5:
+    case 6: return json::string(std::string(1, static_cast<char>('a' + rng() % 3)));
+    case 7: {
+      json::array a;
+      for (unsigned i = 0, n = rng() % 4; i < n; ++i) a.push_back(random_json(rng, depth - 1));
+      return a;
+    }
+    default: {
+      json::object o;
+      for (unsigned i = 0, n = rng() % 4; i < n; ++i)
+        o[std::string(1, static_cast<char>('k' + rng() % 4))] = random_json(rng, depth - 1);
+      return o;
+    }
+  }
+}
+// A copy of `v` with one random change somewhere (or none), members re-inserted in reverse order.
+json::value mutate(const json::value& v, std::mt19937& rng) {
+  if (v.is_object()) {
+    json::object out;
+    const auto& o = v.as_object();
+    const std::size_t pick = o.empty() ? 0 : rng() % (o.size() + 2);
+    std::size_t i = 0;
+    for (auto it = o.end(); it != o.begin();) {
+      --it;
+      out[it->key()] = i++ == pick ? mutate(it->value(), rng) : it->value();
+    }
+    if (pick == o.size() + 1 && rng() % 2) out["new"] = 1;
+    return out;
+  }
+  if (v.is_array()) {
+    json::array out = v.as_array();
+    if (!out.empty() && rng() % 2) out[rng() % out.size()] = mutate(out[rng() % out.size()], rng);
+    else if (rng() % 4 == 0) out.push_back(nullptr);
+    return out;
+  }
+  if (v.is_int64() && v.as_int64() >= 0 && rng() % 2) return static_cast<std::uint64_t>(v.as_int64());
+  return rng() % 3 == 0 ? random_json(rng, 0) : v;
+}
+}  // namespace
+
+TEST_CASE("json_equal answers what boost::json's operator== answers, over random documents") {
+  // util::json_equal replaces operator== on the write path (Boost 1.81's object::equal deep-copies
+  // every member it visits); it must agree with it everywhere, key order and int64/uint64 included.
+  std::mt19937 rng(7);
+  int equal = 0, different = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const json::value a = random_json(rng, 4);
+    const json::value b = mutate(a, rng);
+    const bool want = a == b;
+    INFO("a = " << json::serialize(a) << ", b = " << json::serialize(b));
+    REQUIRE(util::json_equal(a, b) == want);
+    REQUIRE(util::json_equal(b, a) == want);
+    (want ? equal : different)++;
+  }
+  // Both answers were exercised often.
+  CHECK(equal > 2000);
+  CHECK(different > 2000);
 }
