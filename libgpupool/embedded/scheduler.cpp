@@ -186,7 +186,7 @@ void QuotaController::refresh(const std::string& ns) {
       used_json[k] = (used_all.count(k) ? used_all.at(k) : Quantity{}).to_string();
     }
     json::object status{{"hard", std::move(hard_json)}, {"used", std::move(used_json)}};
-    if (const json::object* old = object_at(*q, {"status"}); old && *old == status) continue;
+    if (const json::object* old = object_at(*q, {"status"}); old && util::json_equal(*old, status)) continue;
     json::object next = *q;
     next["status"] = std::move(status);
     try {
@@ -218,6 +218,10 @@ struct Scheduler::Impl {
   bool dirty = true;
   std::set<std::string> pending;
   std::map<std::string, Clock::time_point> unschedulable;  // pod key -> time of its last attempt
+  // No entry of `unschedulable` is older than this (a lower bound: erasing or refreshing an entry
+  // leaves it), so flush_leftover scans the map only when something may be due, not on every
+  // sync (a scan per create made a long run of unschedulable pods quadratic).
+  Clock::time_point unschedulable_since = Clock::time_point::max();
   std::map<std::string, std::string> failure_event;  // pod key -> event name
   bool busy = false;
   std::uint64_t attempts = 0;
@@ -233,14 +237,21 @@ struct Scheduler::Impl {
   }
   // flushUnschedulablePodsLeftover: `currentTime.Sub(pInfo.Timestamp) > podMaxInUnschedulablePodsDuration`.
   void flush_leftover(Clock::time_point now) {
+    if (unschedulable.empty() || now - unschedulable_since <= kPodMaxInUnschedulablePodsDuration) return;
+    unschedulable_since = Clock::time_point::max();
     for (auto it = unschedulable.begin(); it != unschedulable.end();) {
       if (now - it->second > kPodMaxInUnschedulablePodsDuration) {
         pending.insert(it->first);
         it = unschedulable.erase(it);
       } else {
+        unschedulable_since = std::min(unschedulable_since, it->second);
         ++it;
       }
     }
+  }
+  void add_unschedulable(const std::string& key, Clock::time_point now) {
+    unschedulable[key] = now;  // AddUnschedulableIfNotPresent refreshes the timestamp
+    unschedulable_since = std::min(unschedulable_since, now);
   }
 };
 
@@ -261,7 +272,7 @@ bool same_at(const json::object& a, const json::object& b, std::initializer_list
   const json::value* x = at_path(a, path);
   const json::value* y = at_path(b, path);
   if (!x || !y) return !x && !y;
-  return *x == *y;
+  return util::json_equal(*x, *y);
 }
 
 // Node conditions without their heartbeat (nodeConditionsChanged strips LastHeartbeatTime).
@@ -476,7 +487,7 @@ std::size_t Scheduler::sync() {
         impl_->state.add_pod(impl_->nodes[*result.chosen], req);
         impl_->accounted.emplace(key, std::make_pair(result.chosen_node, req));
       } else {
-        impl_->unschedulable[key] = clock_.now();  // AddUnschedulableIfNotPresent refreshes the timestamp
+        impl_->add_unschedulable(key, clock_.now());
       }
     }
     const std::string ns = namespace_of(pod), name = name_of(pod);
