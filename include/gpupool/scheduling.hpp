@@ -142,8 +142,8 @@ class ResourceAmounts {
 
 /// A node with what the scheduler precomputes about it. Build with PlacementState::make_node_info
 /// (do not modify `node` afterwards: build a new NodeInfo); account bound pods with
-/// PlacementState::add_pod/remove_pod. The hot fields come first so that filtering a node touches
-/// one or two cache lines.
+/// PlacementState::add_pod/remove_pod (never by writing the fields: place() keeps a copy of them,
+/// see PlacementState). The hot fields come first so that filtering a node touches few cache lines.
 struct alignas(64) NodeInfo {
   // Cache line 0 holds what every visit reads and what scoring reads; 1-3 the resources.
   /// Unique per make_node_info call (0 for a NodeInfo built by hand). place() caches the verdicts of
@@ -229,6 +229,12 @@ struct PlacementResult {
 /// size, or when any NodeInfo was built (make_node_info, in any state) since; so a span may change
 /// only by assigning NodeInfos fresh from make_node_info, never by reordering or copying existing
 /// ones in place. Spans holding a hand-built NodeInfo (serial 0) are walked node by node.
+/// That walk reads a compact table of the nodes' resource fields (one cache line per node) and, per
+/// spread key, the nodes holding its pods, instead of the NodeInfos; add_pod/remove_pod on a node of
+/// the span last placed on update the table in place. Bound pods must change only through
+/// add_pod/remove_pod (of any state): a change on any other NodeInfo, or through another state,
+/// makes the next place() re-read the span (correct, but one pass over every node; so states used
+/// side by side, e.g. in two threads, cost each other that pass).
 class PlacementState {
  public:
   PlacementState();

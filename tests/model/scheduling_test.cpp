@@ -726,6 +726,107 @@ TEST_CASE("the index of statically passing nodes answers as the node-by-node wal
   CHECK(chosen_differs_from_first > 1000);
 }
 
+// place()'s indexed walk reads its own table of the nodes' hot fields (kept current by add_pod and
+// remove_pod, re-read when a node changes any other way), computes LeastAllocated and
+// BalancedAllocation with two-lane divisions and the normalized TaintToleration and spread scores by
+// table, and reads spread counts from a per-key list of nodes. Over thousands of pods with binds
+// and unbinds, on nodes whose resources make every score vary (capacities below the 100m default,
+// ordinary ones, ones beyond the exact-double range, no memory at all, nodes overcommitted by pods
+// bound elsewhere; GPUs and more extended resources than a node holds inline), it must choose
+// exactly what the node-by-node walk (the plain formulas, one node at a time, taken when verdicts
+// are recorded) chooses from the same state, and advance next_start_index alike. One state and one
+// span, so that the table is updated in place between pods as in a scheduler.
+TEST_CASE("the indexed walk's node table and score arithmetic choose as the node-by-node walk") {
+  RandomShapes gen(23);
+  const std::size_t kNodes = 400;
+  const std::vector<std::string> extended{"nvidia.com/gpu", "example.com/a", "example.com/b",
+                                          "example.com/c",  "example.com/d", "example.com/e"};
+  auto node = [&](std::size_t i) {
+    std::map<std::string, Quantity> alloc{{"pods", Quantity::from_int(2 + gen.pick(30))}};
+    switch (gen.pick(6)) {  // cpu
+      case 0: alloc["cpu"] = Quantity::from_milli(50 + gen.pick(200)); break;  // below the 100m default
+      case 1: alloc["cpu"] = Quantity::from_milli(std::int64_t{1} << 50); break;  // (cap - req) * 100 beyond 2^53
+      default: alloc["cpu"] = Quantity::from_milli(1000 * (4 + gen.pick(60)) + gen.pick(1000));
+    }
+    switch (gen.pick(6)) {  // memory
+      case 0: alloc["memory"] = Quantity::from_int(0); break;  // no capacity: left out of both scores
+      case 1: alloc["memory"] = Quantity::from_int(std::int64_t{1} << 55); break;
+      default: alloc["memory"] = Quantity::from_int((std::int64_t{1} << 30) * (8 + gen.pick(500)) + gen.pick(1 << 20));
+    }
+    for (const auto& r : extended)
+      if (gen.pick(3) == 0) alloc[r] = Quantity::from_int(gen.pick(8));
+    return gen.random_node(static_cast<int>(i), std::move(alloc));
+  };
+  std::vector<Node> nodes;
+  for (std::size_t i = 0; i < kNodes; ++i) nodes.push_back(node(i));
+  PlacementState st, foreign;
+  st.percentage_of_nodes_to_score = 10;  // numFeasibleNodesToFind 100: walks stop early
+  auto a = infos(st, nodes);
+  REQUIRE(st.resource_count() > 8);  // some extended resources are past the inline ones
+  std::vector<PodRequirements> shapes{PodRequirements{}};
+  for (int i = 0; i < 5; ++i) shapes.push_back(gen.random_pod());
+  std::vector<std::pair<std::size_t, PodRequirements>> bound;  // node index, pod
+  int unschedulable = 0, scored_choice = 0, removed = 0, outside = 0;
+  for (int round = 0; round < 4000; ++round) {
+    if (round % 500 == 499) {  // rebuild some nodes; their bound pods are forgotten
+      for (int k = 0; k < 10; ++k) {
+        const auto i = static_cast<std::size_t>(gen.pick(static_cast<int>(kNodes)));
+        nodes[i] = node(i);
+        a[i] = st.make_node_info(nodes[i]);
+        std::erase_if(bound, [&](const auto& e) { return e.first == i; });
+      }
+    }
+    if (round % 900 == 450) a = std::vector<NodeInfo>(a.begin(), a.end());  // the same nodes elsewhere
+    if (round % 13 == 5) {
+      // A pod bound by someone else, fitting or not (spec.nodeName set directly), accounted through
+      // another state: the table must notice the change.
+      const auto i = static_cast<std::size_t>(gen.pick(static_cast<int>(kNodes)));
+      PodRequirements other;
+      other.requests = {{"cpu", Quantity::from_int(2)}, {"memory", Quantity::from_int(std::int64_t{4} << 30)}};
+      foreign.add_pod(a[i], other);
+      bound.emplace_back(i, other);
+      ++outside;
+    }
+    if (round % 7 == 3 && !bound.empty()) {  // an unbind
+      const auto k = static_cast<std::size_t>(gen.pick(static_cast<int>(bound.size())));
+      st.remove_pod(a[bound[k].first], bound[k].second);
+      bound.erase(bound.begin() + static_cast<std::ptrdiff_t>(k));
+      ++removed;
+    }
+    PodRequirements pod = shapes[static_cast<std::size_t>(gen.pick(static_cast<int>(shapes.size())))];
+    if (gen.pick(4)) pod.requests["cpu"] = Quantity::from_milli(100 * (1 + gen.pick(40)));
+    if (gen.pick(4)) pod.requests["memory"] = Quantity::from_int((std::int64_t{1} << 28) * (1 + gen.pick(16)));
+    if (gen.pick(4) == 0) pod.requests[extended[static_cast<std::size_t>(gen.pick(6))]] = Quantity::from_int(1 + gen.pick(2));
+    pod.spread_key = gen.pick(5) == 0 ? "" : "ns/ReplicaSet/rs" + std::to_string(gen.pick(6));
+    // The reference first (it reads only the NodeInfos), then the indexed walk from the same index.
+    const std::size_t before = st.next_start_index;
+    st.record_verdicts = true;
+    const PlacementResult rb = place(pod, a, st);
+    const std::size_t after = st.next_start_index;
+    st.record_verdicts = false;
+    st.next_start_index = before;
+    const PlacementResult ra = place(pod, a, st);
+    REQUIRE(ra.chosen == rb.chosen);
+    REQUIRE(st.next_start_index == after);
+    if (!rb.chosen) {
+      ++unschedulable;
+      continue;
+    }
+    st.add_pod(a[*ra.chosen], pod);
+    bound.emplace_back(*rb.chosen, pod);
+    // The scores decided: the choice is not the first feasible node in walk order.
+    for (const auto& v : rb.verdicts)
+      if (v.feasible) {
+        if (v.node != rb.chosen_node) ++scored_choice;
+        break;
+      }
+  }
+  CHECK(unschedulable > 20);
+  CHECK(scored_choice > 1500);
+  CHECK(removed > 400);
+  CHECK(outside > 250);
+}
+
 TEST_CASE("a hand-built NodeInfo (serial 0) is filtered without the cache") {
   PlacementState st;
   std::vector<NodeInfo> ni(1);
