@@ -651,7 +651,22 @@ void Controllers::on_event(const WatchEvent& e) {
   if (!e.type_info || !e.object) return;
   const ResourceType& t = *e.type_info;
   std::vector<Key> keys;
-  if (is_owner_kind(t) && e.type != EventType::Deleted) keys.push_back({t.group, t.resource, namespace_of(*e.object), name_of(*e.object)});
+  if (is_owner_kind(t)) {
+    Key self{t.group, t.resource, namespace_of(*e.object), name_of(*e.object)};
+    bool own_write = false;
+    {
+      std::lock_guard lk(mu_);
+      if (auto it = own_status_.find(self); it != own_status_.end()) {
+        auto& written = it->second;
+        if (auto w = std::find(written.begin(), written.end(), e.object); w != written.end()) {
+          own_write = e.type == EventType::Modified;
+          written.erase(w);
+        }
+        if (written.empty() || e.type == EventType::Deleted) own_status_.erase(it);
+      }
+    }
+    if (e.type != EventType::Deleted && !own_write) keys.push_back(std::move(self));
+  }
   // A change to an owned object wakes its controller owner.
   if (const json::object* md = object_at(*e.object, {"metadata"}))
     if (const json::value* refs = md->if_contains("ownerReferences"); refs && refs->is_array())
@@ -739,6 +754,7 @@ void Controllers::reconcile(const Key& key) {
     }
   }
   if (plan.status) {
+    std::shared_ptr<const json::object> written;
     if (t.has_status) {
       // The status subresource takes only status from the body; name, namespace, uid and
       // resourceVersion (the precondition: a conflict if the owner changed meanwhile) identify it.
@@ -746,12 +762,16 @@ void Controllers::reconcile(const Key& key) {
       json::object id;
       for (const char* k : {"name", "namespace", "uid", "resourceVersion"})
         if (const json::value* v = md ? md->if_contains(k) : nullptr) id[k] = *v;
-      store_.update_shared(t, key.ns, json::object{{"metadata", std::move(id)}, {"status", std::move(*plan.status)}}, {},
-                           "status");
+      written = store_.update_shared(t, key.ns, json::object{{"metadata", std::move(id)}, {"status", std::move(*plan.status)}},
+                                     {}, "status");
     } else {
       json::object next = *owner;
       next["status"] = std::move(*plan.status);
-      store_.update_shared(t, key.ns, std::move(next));
+      written = store_.update_shared(t, key.ns, std::move(next));
+    }
+    if (written != owner) {
+      std::lock_guard lk(mu_);
+      own_status_[key].push_back(std::move(written));
     }
   }
 }

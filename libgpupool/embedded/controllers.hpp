@@ -34,6 +34,7 @@
 #include <boost/json.hpp>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -113,6 +114,10 @@ class Controllers {
   std::deque<Key> queue_;
   std::set<Key> queued_;
   bool draining_ = false;
+  // The statuses reconciles wrote whose MODIFIED events are not delivered yet: such an event does
+  // not queue the owner again (a reconcile of an owner whose only change is the status it was just
+  // given plans nothing; a change to its children or spec comes with its own event).
+  std::map<Key, std::vector<std::shared_ptr<const json::object>>> own_status_;
 };
 
 }  // namespace gpupool::embedded
