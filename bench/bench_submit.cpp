@@ -1,7 +1,10 @@
 // bench_submit — the submit comparison's server and its gpupool C++ client. Run by bench/run.sh.
 //
-//   bench_submit serve <dir>          start the embedded API server (seed topology), write its admin
-//                                     kubeconfig path to <dir>/kubeconfig.path, serve until stdin closes
+//   bench_submit serve <dir> [--no-pvc]  start the embedded API server (seed topology) with the claim
+//                                     "data" the Deployments mount (bound, as the guide's users mount an
+//                                     existing PVC; --no-pvc leaves it missing, so every pod fails the
+//                                     scheduler's VolumeBinding PreFilter), write its admin kubeconfig
+//                                     path to <dir>/kubeconfig.path, serve until stdin closes
 //   bench_submit cxx <kubeconfig> N C [prefix]  create N Deployments (tolerations + PVC mount) through
 //                                     gpupool::Client, C threads sharing one Client; prints jobs/s and
 //                                     client CPU per job (getrusage of this process: the server runs in
@@ -56,10 +59,23 @@ json::object deployment(const std::string& name) {
                       {"metadata", json::object{{"name", name}, {"labels", labels}}}, {"spec", std::move(spec)}};
 }
 
-int cmd_serve(const std::string& dir) {
+int cmd_serve(const std::string& dir, bool with_pvc) {
   gpupool::EmbeddedOptions options;
   options.topology = "seed";
   gpupool::EmbeddedServer server(options);
+  if (with_pvc) {
+    // The claim every benchmark Deployment mounts (bench_py.py sends the same objects), created
+    // through the API like any user's; the default StorageClass binds it at once.
+    gpupool::KubeConfigOptions kopts;
+    kopts.path = server.admin_kubeconfig();
+    gpupool::Client client(gpupool::load_kubeconfig(kopts));
+    client.create(gpupool::ResourceRef{"", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true}, "default",
+                  json::object{{"apiVersion", "v1"},
+                               {"kind", "PersistentVolumeClaim"},
+                               {"metadata", json::object{{"name", "data"}}},
+                               {"spec", json::object{{"accessModes", json::array{"ReadWriteOnce"}},
+                                                     {"resources", json::object{{"requests", json::object{{"storage", "10Gi"}}}}}}}});
+  }
   {
     std::ofstream out(dir + "/kubeconfig.path");
     out << server.admin_kubeconfig() << "\n";
@@ -103,10 +119,11 @@ int cmd_cxx(const std::string& kubeconfig, int n, int conc, const std::string& p
 int main(int argc, char** argv) {
   try {
     const std::string cmd = argc > 1 ? argv[1] : "";
-    if (cmd == "serve" && argc == 3) return cmd_serve(argv[2]);
+    if (cmd == "serve" && argc == 3) return cmd_serve(argv[2], true);
+    if (cmd == "serve" && argc == 4 && std::string(argv[3]) == "--no-pvc") return cmd_serve(argv[2], false);
     if (cmd == "cxx" && (argc == 5 || argc == 6))
       return cmd_cxx(argv[2], std::stoi(argv[3]), std::stoi(argv[4]), argc == 6 ? argv[5] : "");
-    std::fprintf(stderr, "usage: bench_submit serve <dir> | cxx <kubeconfig> N concurrency [name-prefix]\n");
+    std::fprintf(stderr, "usage: bench_submit serve <dir> [--no-pvc] | cxx <kubeconfig> N concurrency [name-prefix]\n");
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_submit: %s\n", e.what());
