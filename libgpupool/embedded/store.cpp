@@ -642,10 +642,19 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
     auto& nmd = metadata_of(next);
     std::int64_t gen = 1;
     if (const auto* g = old_md.if_contains("generation"); g && g->is_int64()) gen = g->as_int64();
-    if (!spec_equal(next, *old)) ++gen;
+    // The status endpoint never bumps generation (the registries' status strategies keep the old
+    // spec and metadata.generation); `next` is the old object with another status.
+    const bool status_only = subresource == "status";
+    if (!status_only && !spec_equal(next, *old)) ++gen;
     nmd["generation"] = gen;
     nmd["resourceVersion"] = str(old_md, "resourceVersion");
-    if (util::json_equal(next, *old)) return old;  // a no-op update writes nothing and sends no event
+    // A no-op update writes nothing and sends no event. A status write usually changes the status:
+    // compare that first, the whole object only when it is the same.
+    const auto status_of = [](const json::object& o) { return o.if_contains("status"); };
+    const json::value *new_status = status_of(next), *old_status = status_of(*old);
+    const bool status_differs = status_only && (!new_status != !old_status ||
+                                                (new_status && !util::json_equal(*new_status, *old_status)));
+    if (!status_differs && util::json_equal(next, *old)) return old;
     if (o.dry_run) return std::make_shared<const json::object>(std::move(next));
     if (nmd.contains("deletionTimestamp") && !has_finalizers(nmd)) {
       // registry store.go Update: an object being deleted whose last finalizer went is deleted.
