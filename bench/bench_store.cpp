@@ -3,9 +3,21 @@
 // parsing the same objects with plain Boost.JSON (what any in-memory store has to at least pay to
 // accept and hand out JSON).
 //
-//   bench_store [pods] [nodes]      (defaults 150000 5000)
+// Then the embedded scheduler (issue 7, placement "in the embedded scheduler"): a store holding
+// bench_model's generated cluster (cluster_gen.hpp: 5,000 nodes, 150,000 pending pods of the same
+// mix, each pod's PersistentVolumeClaim bound), and the time for embedded::Scheduler to bind them
+// all: constructing it (it queues the pending pods) and sync(), which per pod reads it from the
+// store, runs VolumeBinding's PreFilter and place(), binds it (spec.nodeName, PodScheduled=True)
+// and records the Scheduled event, each write going through the store's watch fan-out. The fill
+// is not timed. Only the scheduler is subscribed (no controllers, no kubelet).
+//
+//   bench_store [pods] [nodes]      (defaults 150000 5000) both sections; BENCH_SCHED=0 skips the second
+//   bench_store sched [pods]        the scheduler section only (default 150000 pods; 5,000 nodes)
 #include "embedded/clock.hpp"
+#include "embedded/scheduler.hpp"
 #include "embedded/store.hpp"
+
+#include "cluster_gen.hpp"
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
@@ -13,8 +25,12 @@
 
 #include <cstdio>
 
+#include <time.h>
+
 #include <chrono>
 #include <cstdlib>
+#include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -23,12 +39,20 @@ using gpupool::embedded::Clock;
 using gpupool::embedded::FieldSelector;
 using gpupool::embedded::LabelSelector;
 using gpupool::embedded::ListOptions;
+using gpupool::embedded::Scheduler;
 using gpupool::embedded::Store;
 using Steady = std::chrono::steady_clock;
 
 namespace {
 
 double seconds_since(Steady::time_point t0) { return std::chrono::duration<double>(Steady::now() - t0).count(); }
+
+// CPU time of this process (the figure that does not depend on how much of a shared core it got).
+double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
+}
 
 /// Resident memory now, in KiB (/proc/self/statm; max RSS would still hold the baseline's peak).
 long rss_kib() {
@@ -64,9 +88,53 @@ json::object pod(int i, int nodes) {
       .as_object();
 }
 
+// The embedded scheduler binding `pods` pending pods of the generated mix onto 5,000 nodes.
+int sched_section(int pods) {
+  Clock clock = Clock::manual();
+  Store store(clock);
+  const auto& pod_type = store.type("", "pods");
+  const auto& pvc_type = store.type("", "persistentvolumeclaims");
+  for (int n = 0; n < 200; ++n) {  // make_pod's namespaces, each with the claim its pods mount
+    const std::string ns = "user-" + std::to_string(n);
+    store.create(store.type("", "namespaces"), "", json::object{{"metadata", {{"name", ns}}}});
+    store.create(pvc_type, ns,
+                 json::parse(R"({"metadata":{"name":"data-)" + ns +
+                             R"("},"spec":{"accessModes":["ReadWriteMany"],"resources":{"requests":{"storage":"1Ti"}}}})")
+                     .as_object());
+    json::object bound = store.get(pvc_type, ns, "data-" + ns);
+    bound["status"] = json::object{{"phase", "Bound"}};
+    store.update(pvc_type, ns, std::move(bound), {}, "status");
+  }
+  std::mt19937 rng(42);
+  for (int i = 0; i < bench::kNodes; ++i) store.create(store.type("", "nodes"), "", bench::make_node(i, rng));
+  for (int i = 0; i < pods; ++i) {
+    json::object p = bench::make_pod(i);
+    const std::string ns(p["metadata"].as_object()["namespace"].as_string());
+    store.create(pod_type, ns, std::move(p));
+  }
+
+  const auto t0 = Steady::now();
+  const double c0 = cpu_seconds();
+  // Kept past the timing: a server's scheduler lives on, and its teardown is not scheduling.
+  auto scheduler = std::make_unique<Scheduler>(store, clock);
+  const std::size_t bound = scheduler->sync();
+  const std::uint64_t attempts = scheduler->attempts();
+  const double cpu = cpu_seconds() - c0, wall = seconds_since(t0);
+  std::size_t on_nodes = 0;
+  for (const auto& p : store.list(pod_type, "").items)
+    if (!gpupool::embedded::field_value(*p, "spec.nodeName").empty()) ++on_nodes;
+  fmt::print("embedded scheduler: {} pending pods onto {} nodes (bench_model's mix), scheduler alone\n", pods, bench::kNodes);
+  fmt::print("  bind all                {:8.3f} s CPU ({:.3f} wall)  {:8.0f} pods per CPU second ({:.0f}/s wall)"
+             "  {} bound, {} attempts  ratio to target 100,000 pods/s: {:.2f}x\n",
+             cpu, wall, pods / cpu, pods / wall, bound, attempts, pods / cpu / 1e5);
+  fmt::print("RESULT sched_embedded_pods_per_s {:.0f} {:.0f}\n", pods / wall, pods / cpu);
+  return on_nodes == bound && bound == static_cast<std::size_t>(pods) ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "sched") return sched_section(argc > 2 ? std::atoi(argv[2]) : 150000);
   const int pods = argc > 1 ? std::atoi(argv[1]) : 150000;
   const int nodes = argc > 2 ? std::atoi(argv[2]) : 5000;
   const int namespaces = 100;
@@ -148,5 +216,8 @@ int main(int argc, char** argv) {
   fmt::print("  list all nodes          {:8.4f} s  ({} items)\n", list_nodes, all_nodes.items.size());
   fmt::print("  memory: resident grew {:.0f} MiB for {:.0f} MiB of JSON ({:.2f}x)\n", (rss1 - rss0) / 1024.0,
              static_cast<double>(bytes) / (1 << 20), (rss1 - rss0) * 1024.0 / static_cast<double>(bytes));
-  return all.items.size() == static_cast<std::size_t>(pods) && out > 0 && listed > 0 ? 0 : 1;
+  const bool ok = all.items.size() == static_cast<std::size_t>(pods) && out > 0 && listed > 0;
+  const char* sched = std::getenv("BENCH_SCHED");
+  if (sched && std::string(sched) == "0") return ok ? 0 : 1;
+  return sched_section(pods) == 0 && ok ? 0 : 1;
 }

@@ -113,6 +113,8 @@ struct PodRequirements {
   /// "<namespace>/<controller kind>/<controller name>" of the controlling ownerReference, or empty.
   /// Throws ValidationError naming the field path for malformed input.
   static PodRequirements from_pod_json(const boost::json::value& pod);
+  /// The same, from the Pod object itself (no copy into a json::value).
+  static PodRequirements from_pod_json(const boost::json::object& pod);
   /// Reads the items of a PodList's JSON text, one pod at a time as it is parsed (the document is
   /// never held as a tree). Errors as from_pod_json, the field prefixed by "items[<index>].".
   static std::vector<PodRequirements> list_from_json(std::string_view pod_list_json);

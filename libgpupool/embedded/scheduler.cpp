@@ -41,17 +41,22 @@ json::object pod_scheduled(bool ok, Clock::time_point now, const std::string& me
   return c;
 }
 
+// Sets the condition in the pod's status (phase Pending when it has none); false when nothing changed.
+bool apply_condition(json::object& pod, const json::object& cond) {
+  json::object& status = util::ensure_object(pod, "status");
+  if (!status.contains("phase")) status["phase"] = "Pending";
+  json::value& conds = status["conditions"];
+  if (!conds.is_array()) conds = json::array{};
+  return util::set_condition(conds.as_array(), cond);
+}
+
 void set_pod_condition(Store& store, const std::string& ns, const std::string& name, const json::object& cond) {
   const auto& pods = store.type("", "pods");
   for (int attempt = 0; attempt < 5; ++attempt) {
     auto cur = store.find(pods, ns, name);
     if (!cur) return;
     json::object next = *cur;
-    json::object& status = util::ensure_object(next, "status");
-    if (!status.contains("phase")) status["phase"] = "Pending";
-    json::value& conds = status["conditions"];
-    if (!conds.is_array()) conds = json::array{};
-    if (!util::set_condition(conds.as_array(), cond)) return;
+    if (!apply_condition(next, cond)) return;
     try {
       store.update(pods, ns, std::move(next), {}, "status");
       return;
@@ -65,15 +70,33 @@ void set_pod_condition(Store& store, const std::string& ns, const std::string& n
 
 void bind_pod(Store& store, const std::string& ns, const std::string& pod, const std::string& node) {
   const auto& pods = store.type("", "pods");
-  // registry/core/pod/storage assignPod: nodeName is set once; the PodScheduled condition follows.
-  store.mutate(pods, ns, pod, [&](json::object& o) {
-    json::object& spec = util::ensure_object(o, "spec");
-    const std::string cur = string_of(&spec, "nodeName");
-    if (!cur.empty())
-      throw StatusError::conflict(pods, pod + "/binding", fmt::format("pod {} is already assigned to node \"{}\"", pod, cur));
-    spec["nodeName"] = node;
-  });
-  set_pod_condition(store, ns, pod, pod_scheduled(true, store.clock().now()));
+  // registry/core/pod/storage assignPod (setPodNodeAndMetadata): a storage-level update, so the pod
+  // update strategy's validation does not run (subresource "binding"); a pod being deleted or
+  // already assigned is refused; nodeName is set once. The PodScheduled condition, which the real
+  // binding sets in the same update, is a second write here (the store's update keeps the old
+  // status unless the subresource is "status").
+  json::object bound = store.mutate(
+      pods, ns, pod,
+      [&](json::object& o) {
+        if (const json::object* md = object_at(o, {"metadata"}); md && md->contains("deletionTimestamp"))
+          throw StatusError::conflict(pods, pod + "/binding", fmt::format("pod {} is being deleted, cannot be assigned to a host", pod));
+        json::object& spec = util::ensure_object(o, "spec");
+        const std::string cur = string_of(&spec, "nodeName");
+        if (!cur.empty())
+          throw StatusError::conflict(pods, pod + "/binding", fmt::format("pod {} is already assigned to node \"{}\"", pod, cur));
+        spec["nodeName"] = node;
+      },
+      {}, "binding");
+  // The condition is written from the object just stored (its resourceVersion guards it), without
+  // reading the pod again; if it changed in between, set_pod_condition re-reads.
+  const json::object cond = pod_scheduled(true, store.clock().now());
+  if (!apply_condition(bound, cond)) return;
+  try {
+    store.update(pods, ns, std::move(bound), {}, "status");
+  } catch (const StatusError& e) {
+    if (e.code() != 409) throw;
+    set_pod_condition(store, ns, pod, cond);
+  }
 }
 
 // ---- ResourceQuota -----------------------------------------------------------------------------
@@ -83,7 +106,7 @@ std::map<std::string, Quantity> pod_quota_usage(const json::object& pod) {
   if (terminal(pod)) return out;
   out["pods"] = Quantity::from_int(1);
   out["count/pods"] = Quantity::from_int(1);
-  const PodRequirements req = PodRequirements::from_pod_json(json::value(pod));
+  const PodRequirements req = PodRequirements::from_pod_json(pod);
   for (const auto& [name, q] : req.requests) {
     if (name == "pods") continue;
     out["requests." + name] = q;
@@ -394,7 +417,7 @@ void Scheduler::on_event(const WatchEvent& e) {
         impl_->unschedulable.erase(key);
         if (acc == impl_->accounted.end() && !impl_->dirty) {
           try {
-            PodRequirements req = PodRequirements::from_pod_json(json::value(*e.object));
+            PodRequirements req = PodRequirements::from_pod_json(*e.object);
             if (auto n = impl_->node_index.find(node); n != impl_->node_index.end())
               impl_->state.add_pod(impl_->nodes[n->second], req);
             impl_->accounted.emplace(key, std::make_pair(node, std::move(req)));
@@ -427,7 +450,7 @@ std::size_t Scheduler::sync() {
   std::size_t bound = 0;
   for (;;) {
     std::string key;
-    json::object pod;
+    std::shared_ptr<const json::object> stored;  // the pod as read (shared with the store, not copied)
     PodRequirements req;
     PlacementResult result;
     {
@@ -449,7 +472,7 @@ std::size_t Scheduler::sync() {
           const std::string node = node_of(*p);
           if (node.empty() || terminal(*p)) continue;
           try {
-            PodRequirements r = PodRequirements::from_pod_json(json::value(*p));
+            PodRequirements r = PodRequirements::from_pod_json(*p);
             if (auto it = impl_->node_index.find(node); it != impl_->node_index.end())
               impl_->state.add_pod(impl_->nodes[it->second], r);
             impl_->accounted.emplace(key_of(*p), std::make_pair(node, std::move(r)));
@@ -467,15 +490,15 @@ std::size_t Scheduler::sync() {
       const auto slash = key.find('/');
       auto cur = store_.find(pods, key.substr(0, slash), key.substr(slash + 1));
       if (!cur || !node_of(*cur).empty() || terminal(*cur) || !impl_->serves(*cur)) continue;
-      pod = *cur;
+      stored = std::move(cur);
       try {
-        req = PodRequirements::from_pod_json(json::value(pod));
+        req = PodRequirements::from_pod_json(*stored);
       } catch (const ValidationError&) {
         continue;
       }
       // VolumeBinding's PreFilter rejects a pod whose claims are missing or unbound before any node
       // is filtered.
-      if (auto volumes = volume_prefilter(store_, pod); !volumes.empty()) {
+      if (auto volumes = volume_prefilter(store_, *stored); !volumes.empty()) {
         result = PlacementResult{};
         result.num_all_nodes = impl_->nodes.size();
         result.prefilter_message = std::move(volumes);
@@ -485,11 +508,12 @@ std::size_t Scheduler::sync() {
       ++impl_->attempts;
       if (result.chosen) {
         impl_->state.add_pod(impl_->nodes[*result.chosen], req);
-        impl_->accounted.emplace(key, std::make_pair(result.chosen_node, req));
+        impl_->accounted.emplace(key, std::make_pair(result.chosen_node, std::move(req)));
       } else {
         impl_->add_unschedulable(key, clock_.now());
       }
     }
+    const json::object& pod = *stored;
     const std::string ns = namespace_of(pod), name = name_of(pod);
     const auto now = clock_.now();
     const std::string component = scheduler_of(pod);

@@ -291,9 +291,10 @@ std::vector<NodeSelectorRequirement> requirements(const json::object& term, std:
 
 }  // namespace
 
-PodRequirements PodRequirements::from_pod_json(const json::value& pod) {
+PodRequirements PodRequirements::from_pod_json(const json::value& pod) { return from_pod_json(as_object(pod, "pod")); }
+
+PodRequirements PodRequirements::from_pod_json(const json::object& root) {
   PodRequirements p;
-  const json::object& root = as_object(pod, "pod");
   std::string ns;
   if (const json::object* meta = object_at(root, "metadata", "metadata")) {
     ns = string_at(*meta, "namespace", "metadata.namespace");

@@ -325,3 +325,41 @@ TEST_CASE("scheduling queue: a node's taint removed, and a claim bound, move wai
     CHECK(bound(s, "v"));
   }
 }
+
+// pods/binding as the registry's setPodNodeAndMetadata: sets spec.nodeName once and PodScheduled=True;
+// a pod already assigned, or being deleted, is refused with 409 Conflict and left as it was.
+TEST_CASE("bind_pod: nodeName and PodScheduled; refused when already assigned or being deleted") {
+  Clock clock = Clock::manual();
+  Store store(clock);
+  const auto& pods = store.type("", "pods");
+  store.create(store.type("", "namespaces"), "", obj(R"({"metadata":{"name":"default"}})"));
+  const char* spec = R"("spec":{"containers":[{"name":"c","image":"busybox"}]})";
+  store.create(pods, "default", obj(fmt::format(R"({{"metadata":{{"name":"a"}},{}}})", spec)));
+  bind_pod(store, "default", "a", "node-1");
+  auto a = store.get(pods, "default", "a");
+  CHECK(at(a, "spec.nodeName") == "node-1");
+  bool scheduled = false;
+  for (const auto& c : a.at("status").at("conditions").as_array())
+    if (c.at("type") == "PodScheduled") scheduled = c.at("status") == "True";
+  CHECK(scheduled);
+  // Binding `pod` to node-2 answers 409 with `message` and leaves the pod's nodeName as it was.
+  auto refused = [&](const std::string& pod, const std::string& message) {
+    const std::string before = at(store.get(pods, "default", pod), "spec.nodeName");
+    try {
+      bind_pod(store, "default", pod, "node-2");
+      FAIL("the binding of " << pod << " must be refused");
+    } catch (const StatusError& e) {
+      CHECK(e.code() == 409);
+      CHECK(std::string(e.what()).find(message) != std::string::npos);
+    }
+    CHECK(at(store.get(pods, "default", pod), "spec.nodeName") == before);
+  };
+  refused("a", "pod a is already assigned to node \"node-1\"");
+
+  // A finalizer keeps the deleted pod, with a deletionTimestamp.
+  store.create(pods, "default", obj(fmt::format(R"({{"metadata":{{"name":"b","finalizers":["example.com/keep"]}},{}}})", spec)));
+  store.remove(pods, "default", "b");
+  REQUIRE(!at(store.get(pods, "default", "b"), "metadata.deletionTimestamp").empty());
+  refused("b", "pod b is being deleted, cannot be assigned to a host");
+  CHECK(at(store.get(pods, "default", "b"), "spec.nodeName").empty());
+}
