@@ -76,8 +76,18 @@ ParsedArgs Parser::parse(const CommandSpec& spec, const std::vector<std::string>
     if (!flag->repeatable && !slot.empty())
       throw UsageError(fmt::format("flag --{} given more than once", flag->name));
     if (flag->value_name.empty()) {
-      if (inline_value && *inline_value != "true" && *inline_value != "false")
-        throw UsageError(fmt::format("flag --{} takes no value (or =true / =false)", flag->name));
+      const auto& values = flag->switch_values;
+      if (inline_value && *inline_value != "false" &&
+          std::find(values.begin(), values.end(), *inline_value) != values.end()) {
+        slot.push_back(*inline_value);
+        continue;
+      }
+      if (inline_value && *inline_value != "true" && *inline_value != "false") {
+        std::string allowed;
+        for (const auto& v : values) allowed += "=" + v + " / ";
+        throw UsageError(fmt::format("flag --{} takes no value (or {}=true / =false), got \"{}\"", flag->name, allowed,
+                                     *inline_value));
+      }
       if (inline_value && *inline_value == "false")
         out.values_.erase(flag->name);
       else
@@ -114,6 +124,8 @@ std::string Parser::help(const CommandSpec& spec) const {
     for (const auto& f : flags) {
       std::string left = f.short_name ? fmt::format("-{}, --{}", f.short_name, f.name) : fmt::format("    --{}", f.name);
       if (!f.value_name.empty()) left += " " + f.value_name;
+      for (size_t v = 0; v < f.switch_values.size(); ++v) left += (v ? "|" : "[=") + f.switch_values[v];
+      if (!f.switch_values.empty()) left += "]";
       width = std::max(width, left.size());
       lefts.push_back(std::move(left));
     }

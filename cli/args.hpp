@@ -22,6 +22,9 @@ struct FlagSpec {
   std::string value_name;  ///< empty: a boolean switch; else shown as --name VALUE
   std::string help;
   bool repeatable = false;
+  /// A switch (empty value_name) that also takes one of these as --name=VALUE, e.g. --dry-run=client;
+  /// the plain switch reads as "true".
+  std::vector<std::string> switch_values{};
 };
 
 struct CommandSpec {

@@ -14,6 +14,7 @@
 #include <boost/json.hpp>
 
 #include <atomic>
+#include <cctype>
 #include <csignal>
 #include <iostream>
 #include <ostream>
@@ -83,7 +84,10 @@ std::vector<FlagSpec> submit_flags(bool tf) {
       flag("scheduler", 0, "NAME", "schedulerName (default: the profile's for GPU jobs)"),
       flag("priority", 0, "CLASS", "priorityClassName"),
       flag("loglevel", 0, "LEVEL", "gpupool's own log level: debug, info, warning, error"),
-      sw("dry-run", "validate on the server (dryRun=All) and print nothing is created"),
+      FlagSpec{"dry-run", 0, "",
+               "create nothing: server (the default) has the server validate every object (dryRun=All); "
+               "client only renders them, without contacting the server",
+               false, {"server", "client"}},
       flag("output", 'o', "FORMAT", "print the objects instead of a summary: yaml or json"),
   };
   if (tf) {
@@ -134,18 +138,36 @@ int run_submit(const std::string& kind, const ParsedArgs& a, Io& io) {
   std::string output = output_flag(a, {"yaml", "json"});
   SubmitOptions options = submit_options(kind, a);
   Workload workload = to_workload(options);
-  bool dry_run = a.has("dry-run");
+  const std::string dry = a.get("dry-run");  // "", "true" / "server", or "client"
+  const bool dry_run = !dry.empty();
   auto conn = Connection::open(a);
-  if (dry_run && !output.empty() && !a.has("embedded") && !a.has("kubeconfig")) {
-    // Client-side rendering needs no server: the MPIJob version comes from --mpi-api.
+  SubmitResult r;
+  if (dry == "client") {
+    // kubectl's --dry-run=client: the kubeconfig (namespace) and profile are read, the server is
+    // not contacted; an MPIJob's version is --mpi-api's (v1 when it is not given).
+    r.submission = conn.cluster().render(workload, /*use_server_mpi_api=*/false);
+    r.name = workload.name;
+    for (const auto& object : r.submission.objects) {
+      // Named as submit names what it created: kind.group/name, e.g. mpijob.kubeflow.org/mpi-dist.
+      std::string kind(object.at("kind").as_string());
+      for (char& ch : kind) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      std::string_view api_version = object.at("apiVersion").as_string();
+      auto slash = api_version.find('/');
+      std::string group = slash == std::string_view::npos ? "" : "." + std::string(api_version.substr(0, slash));
+      r.created.push_back(fmt::format("{}{}/{}", kind, group, object.at("metadata").at("name").as_string().c_str()));
+    }
+  } else {
+    r = conn.cluster().submit(workload, dry_run);
   }
-  SubmitResult r = conn.cluster().submit(workload, dry_run);
   if (output == "yaml")
     io.out << to_yaml(r.submission.objects);
   else if (output == "json")
     io.out << to_json(r.submission.objects);
   else
-    for (const auto& c : r.created) io.out << c << (dry_run ? " created (server dry run)\n" : " created\n");
+    for (const auto& c : r.created)
+      io.out << c << (dry == "client" ? " rendered (client dry run, nothing sent)\n"
+                      : dry_run       ? " created (server dry run)\n"
+                                      : " created\n");
   conn.close();
   return 0;
 }
@@ -312,9 +334,7 @@ int run_pvc_delete(const ParsedArgs& a, Io& io) {
 
 int run_images(const ParsedArgs& a, Io& io) {
   Profile profile = a.has("embedded") || a.has("kubeconfig") || a.has("context") ? Connection::open(a).cluster().profile()
-                    : a.get("profile").empty()                                 ? Profile::builtin("generic")
-                    : a.get("profile").find('/') != std::string::npos          ? Profile::load(a.get("profile"))
-                                                                                : Profile::builtin(a.get("profile"));
+                                                                                : Profile::resolve(a.get("profile"));
   io.out << catalog_to_text(profile.catalog);
   return 0;
 }

@@ -84,6 +84,9 @@ struct Profile {
   static std::vector<std::string> builtin_names();
   /// Reads a profile file; ConfigError when unreadable or invalid.
   static Profile load(const std::string& path);
+  /// What `--profile` / ConnectOptions::profile name: empty -> "generic"; a path (contains '/' or
+  /// ends in .yaml / .yml) -> load(); otherwise builtin().
+  static Profile resolve(const std::string& name_or_path);
   /// Parses profile text; errors name `filename`, the line and the key (e.g. "gpu.env[2].name").
   static Profile parse(std::string_view text, std::string_view filename = "<profile>");
 

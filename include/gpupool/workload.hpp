@@ -32,6 +32,8 @@ WorkloadKind parse_workload_kind(std::string_view text, std::string_view field =
 
 /// Which MPIJob API to render.
 enum class MpiJobApi {
+  /// What the cluster serves (Cluster::render/submit ask discovery); rendered without a cluster, V1.
+  Auto,
   V1,       ///< kubeflow.org/v1, training-operator: workers are kept alive by the operator
   V2Beta1,  ///< kubeflow.org/v2beta1, mpi-operator v2: workers run sshd, launcher connects over SSH
 };
@@ -79,7 +81,7 @@ struct Workload {
   std::string name;
   std::string namespace_;  ///< empty: the profile's default namespace
   WorkloadKind kind = WorkloadKind::Job;
-  MpiJobApi mpi_api = MpiJobApi::V1;
+  MpiJobApi mpi_api = MpiJobApi::Auto;  ///< V1 or V2Beta1 are used as given, even against a cluster
 
   std::string image;  ///< a full reference or a shorthand of the profile's catalog
   /// What to run: `command` as argv, or `shell` run as ["sh", "-c", shell] (the string is one argv

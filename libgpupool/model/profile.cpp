@@ -207,6 +207,12 @@ Profile Profile::load(const std::string& path) {
 
 std::vector<std::string> Profile::builtin_names() { return detail::builtin_data_names("profiles"); }
 
+Profile Profile::resolve(const std::string& spec) {
+  if (spec.empty()) return builtin("generic");
+  bool looks_like_path = spec.find('/') != std::string::npos || spec.ends_with(".yaml") || spec.ends_with(".yml");
+  return looks_like_path ? load(spec) : builtin(spec);
+}
+
 Profile Profile::builtin(std::string_view name) {
   std::string path = fmt::format("profiles/{}.yaml", name);
   std::string_view text = detail::builtin_data(path);

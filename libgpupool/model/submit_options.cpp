@@ -163,10 +163,12 @@ Workload to_workload(const SubmitOptions& o) {
   if (!o.logdir.empty()) w.tensorboard.log_dir = o.logdir;
   if (o.mpi_api == "v2beta1" || o.mpi_api == "kubeflow.org/v2beta1")
     w.mpi_api = MpiJobApi::V2Beta1;
-  else if (o.mpi_api.empty() || o.mpi_api == "v1" || o.mpi_api == "kubeflow.org/v1")
+  else if (o.mpi_api == "v1" || o.mpi_api == "kubeflow.org/v1")
     w.mpi_api = MpiJobApi::V1;
+  else if (o.mpi_api.empty() || o.mpi_api == "auto")
+    w.mpi_api = MpiJobApi::Auto;
   else
-    throw ValidationError("--mpi-api", o.mpi_api, "expected v1 or v2beta1");
+    throw ValidationError("--mpi-api", o.mpi_api, "expected v1, v2beta1 or auto (what the cluster serves)");
   w.scheduler_name = o.scheduler_name;
   w.priority_class_name = o.priority_class;
   validate(w);

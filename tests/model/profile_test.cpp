@@ -67,6 +67,15 @@ TEST_CASE("Profile::load reads a file; every field lands where it belongs") {
                        doctest::Contains("/nonexistent/profile.yaml: cannot read"), ConfigError);
 }
 
+TEST_CASE("Profile::resolve: empty is generic, a name is built in, a path or .yaml name is a file") {
+  CHECK(Profile::resolve("") == Profile::builtin("generic"));
+  CHECK(Profile::resolve("iiis") == Profile::builtin("iiis"));
+  CHECK(Profile::resolve(std::string(GPUPOOL_SOURCE_DIR) + "/tests/model/data/lab-profile.yaml").name == "lab");
+  // A bare file name is a file too (it would otherwise be an unknown built-in name).
+  CHECK_THROWS_WITH_AS(Profile::resolve("my-lab.yaml"), doctest::Contains("my-lab.yaml: cannot read"), ConfigError);
+  CHECK_THROWS_WITH_AS(Profile::resolve("nosuch"), doctest::Contains("iiis"), ConfigError);  // lists the known ones
+}
+
 TEST_CASE("a bad profile is a ConfigError naming the file, the line and the key") {
   struct Row {
     std::string text;

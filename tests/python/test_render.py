@@ -1,5 +1,6 @@
 """Workloads, Arena-style options, rendering with a site profile, and manifest text both ways."""
 import json
+import os
 
 import pytest
 
@@ -35,8 +36,10 @@ def test_workload_by_keywords():
     w.validate()
     w.restart_policy = None
     assert w.restart_policy is None
+    assert w.mpi_api == gpupool.MpiJobApi.Auto  # what the cluster serves, unless set
     w.mpi_api = "V2Beta1"
     assert w.mpi_api == gpupool.MpiJobApi.V2Beta1
+    assert gpupool.to_workload(kind="mpi", name="m", image="busybox", mpi_api="v1").mpi_api == gpupool.MpiJobApi.V1
 
 
 def _containers(obj):
@@ -124,3 +127,8 @@ def test_profiles():
     assert iiis.storage_class("nfs") != "nfs"
     assert iiis.storage_class("my-class") == "my-class"
     assert iiis == gpupool.Profile.builtin("iiis") and iiis != gpupool.Profile.builtin("generic")
+    # A file path is taken wherever a profile name is (one rule: Profile.resolve).
+    lab = os.path.join(os.path.dirname(__file__), "..", "model", "data", "lab-profile.yaml")
+    assert gpupool.Profile.resolve(lab).name == "lab"
+    w = gpupool.Workload(name="train", kind="job", image="torch:2.2")
+    assert gpupool.render(w, profile=lab).workload()["metadata"]["namespace"] == "ml"

@@ -233,8 +233,9 @@ def shell_quote(text: str) -> str: ...
 
 # ---- workload ------------------------------------------------------------------------------------
 class MpiJobApi(enum.Enum):
-    V1 = 0
-    V2Beta1 = 1
+    Auto = 0
+    V1 = 1
+    V2Beta1 = 2
 
 class NodeSelectorOperator(enum.Enum):
     In = 0
@@ -392,6 +393,8 @@ class Profile:
     def builtin(name: str) -> Profile: ...
     @staticmethod
     def builtin_names() -> List[str]: ...
+    @staticmethod
+    def resolve(name_or_path: str) -> Profile: ...
     @staticmethod
     def load(path: str) -> Profile: ...
     @staticmethod

@@ -32,8 +32,9 @@ std::string html_pre(const std::string& text) {
 }
 
 Profile profile_from(py::handle profile) {
-  if (profile.is_none()) return Profile::builtin("generic");
-  if (py::isinstance<py::str>(profile)) return Profile::builtin(profile.cast<std::string>());
+  // A name or a file, as Cluster.connect(profile=...) and the command's --profile take it.
+  if (profile.is_none()) return Profile::resolve("");
+  if (py::isinstance<py::str>(profile)) return Profile::resolve(profile.cast<std::string>());
   return profile.cast<Profile>();
 }
 
@@ -73,6 +74,8 @@ void bind_profile(py::module_& m) {
   def_kwargs_init(p);
   p.def_static("builtin", &Profile::builtin, py::arg("name"), "A profile compiled into the library (\"iiis\", \"generic\").")
       .def_static("builtin_names", &Profile::builtin_names)
+      .def_static("resolve", &Profile::resolve, py::arg("name_or_path"),
+                  "A built-in profile by name, or a file when it contains '/' or ends in .yaml / .yml; \"\" is generic.")
       .def_static("load", &Profile::load, py::arg("path"), "Reads a profile file; ConfigError names file, line and key.")
       .def_static("parse", &Profile::parse, py::arg("text"), py::arg("filename") = "<profile>")
       .def_readwrite("name", &Profile::name)

@@ -31,8 +31,10 @@ void bind_enums(py::module_& m) {
   op.value("Equal", TolerationOperator::Equal).value("Exists", TolerationOperator::Exists);
   accept_member_names(op);
 
-  py::enum_<MpiJobApi> mpi(m, "MpiJobApi", "Which MPIJob API to render: V1 (training-operator) or V2Beta1 (mpi-operator).");
-  mpi.value("V1", MpiJobApi::V1).value("V2Beta1", MpiJobApi::V2Beta1);
+  py::enum_<MpiJobApi> mpi(m, "MpiJobApi",
+                           "Which MPIJob API to render: Auto (what the cluster serves; V1 without a cluster), "
+                           "V1 (training-operator) or V2Beta1 (mpi-operator).");
+  mpi.value("Auto", MpiJobApi::Auto).value("V1", MpiJobApi::V1).value("V2Beta1", MpiJobApi::V2Beta1);
   accept_member_names(mpi);
 
   py::enum_<NodeSelectorOperator> nso(m, "NodeSelectorOperator");
