@@ -200,8 +200,17 @@ json::value plain_scalar(const std::string& s) {
 // documents ("document contains excessive aliasing", yaml.v3 decode.go allowedAliasRatio: any
 // ratio up to 400,000 decoded nodes). A document without aliases yields fewer nodes than it has
 // bytes, so a budget of 400,000 + its size never rejects one.
+//
+// An alias inside the node its anchor names ("a: &x {b: *x}") makes yaml-cpp build a cycle, which a
+// recursive conversion follows until the stack overflows (found by fuzz_manifest). go-yaml refuses
+// it ("anchor 'x' value contains itself", yaml.v3 decode.go). A depth bound catches it, and also
+// nesting no Kubernetes object has: yaml-cpp's own parser refuses documents nested deeper than 500
+// levels (its DepthGuard), and a cycle bypasses that; the same bound applies here.
+constexpr std::size_t kMaxYamlDepth = 500;
+
 struct NodeBudget {
   std::size_t left;
+  std::size_t depth = 0;
   void take(const YAML::Node& n, const std::string& file) {
     if (left == 0)
       throw ConfigError(file, "", "document contains excessive aliasing (YAML anchors expanding to too many nodes)",
@@ -210,8 +219,27 @@ struct NodeBudget {
   }
 };
 
+/// Counts one nesting level for as long as it lives.
+struct Nesting {
+  NodeBudget& budget;
+  Nesting(NodeBudget& b, const YAML::Node& n, const std::string& file) : budget(b) {
+    if (++budget.depth > kMaxYamlDepth) {
+      --budget.depth;
+      throw ConfigError(file, "",
+                        fmt::format("nesting deeper than {} levels, or an alias (*name) inside the value of its own "
+                                    "anchor (&name); an anchor's value must not contain itself",
+                                    kMaxYamlDepth),
+                        line_of(n));
+    }
+  }
+  ~Nesting() { --budget.depth; }
+  Nesting(const Nesting&) = delete;
+  Nesting& operator=(const Nesting&) = delete;
+};
+
 json::value from_yaml(const YAML::Node& n, const std::string& file, NodeBudget& budget) {
   budget.take(n, file);
+  Nesting nesting(budget, n, file);
   switch (n.Type()) {
     case YAML::NodeType::Undefined:
     case YAML::NodeType::Null:

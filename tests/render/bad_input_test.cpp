@@ -36,6 +36,32 @@ TEST_CASE("YAML alias bombs are refused with one ConfigError instead of hanging"
   }
 }
 
+TEST_CASE("an alias inside its own anchor's value is a ConfigError, not a stack overflow") {
+  // Found by fuzz_manifest (ASan stack-overflow): yaml-cpp builds a cycle that a recursive
+  // conversion follows forever. go-yaml: "anchor 'x' value contains itself".
+  for (const char* name : {"alias-contains-itself-minimal.yaml", "alias-contains-itself-1c82ea7d.yaml"}) {
+    CAPTURE(name);
+    const std::string text = read(std::filesystem::path(GPUPOOL_SOURCE_DIR) / "tests/fuzz_regressions/manifest" / name);
+    REQUIRE(text.find('*') != std::string::npos);
+    for (int which = 0; which < 2; ++which) {
+      CAPTURE(which);
+      try {
+        if (which == 0) (void)gpupool::parse_manifests(text, name);
+        else (void)gpupool::parse_yaml(text, name);
+        FAIL_CHECK("accepted");
+      } catch (const gpupool::ConfigError& e) {
+        CHECK(e.file() == name);
+        CHECK(std::string(e.what()).find("must not contain itself") != std::string::npos);
+      }
+    }
+  }
+  // Deep but finite nesting that yaml-cpp's parser accepts still converts.
+  std::string deep;
+  for (int i = 0; i < 200; ++i) deep += "[";
+  for (int i = 0; i < 200; ++i) deep += "]";
+  CHECK_NOTHROW((void)gpupool::parse_yaml(deep, "deep.json"));
+}
+
 TEST_CASE("ordinary anchors and aliases still expand") {
   const auto objects = gpupool::parse_manifests(
       "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, labels: &l {x: y}}\ndata: {}\nextra: [*l, *l]\n");
