@@ -249,6 +249,36 @@ struct Scheduler::Impl {
   bool busy = false;
   std::uint64_t attempts = 0;
 
+  // A node added or changed, applied to the node cache alone (the scheduler's cache.UpdateNode):
+  // its NodeInfo is rebuilt with the pods accounted on it, when what placement reads of it (name,
+  // labels, taints, allocatable, spec.unschedulable) changed; an update of anything else (status
+  // conditions, annotations, addresses) leaves the cache as it is. Rebuilding every node and
+  // re-reading every bound pod, as `dirty` does, costs a pass over all pods per node update and
+  // makes place() rebuild its per-constraint-set indexes and node table.
+  void refresh_node(const json::object& obj) {
+    std::optional<Node> n;
+    try {
+      n = Node::from_json(json::value(obj));
+    } catch (const ValidationError&) {
+      dirty = true;
+      return;
+    }
+    auto it = node_index.find(n->name);
+    if (it != node_index.end()) {
+      const Node& cur = nodes[it->second].node;
+      if (cur.labels == n->labels && cur.taints == n->taints && cur.allocatable == n->allocatable &&
+          cur.unschedulable == n->unschedulable)
+        return;
+    } else {
+      it = node_index.emplace(n->name, nodes.size()).first;
+      nodes.emplace_back();
+    }
+    NodeInfo& info = nodes[it->second];
+    info = state.make_node_info(std::move(*n));
+    for (const auto& [key, acc] : accounted)
+      if (acc.first == info.node.name) state.add_pod(info, acc.second);
+  }
+
   bool serves(const json::object& pod) const {
     const std::string s = scheduler_of(pod);
     return std::find(options.scheduler_names.begin(), options.scheduler_names.end(), s) != options.scheduler_names.end();
@@ -384,7 +414,8 @@ void Scheduler::on_event(const WatchEvent& e) {
         return;
       impl_->move_all_to_active();
     } else if (r == "nodes") {
-      impl_->dirty = true;
+      if (e.type == EventType::Deleted) impl_->dirty = true;  // rare: recount from the store
+      else if (!impl_->dirty) impl_->refresh_node(*e.object);
       // NodeAdd moves every unschedulable pod; a NodeUpdate only when a scheduling property
       // changed. NodeDelete moves none: only PodTopologySpread's hard constraints and inter-pod
       // affinity (not modelled by place()) register it.

@@ -363,3 +363,42 @@ TEST_CASE("bind_pod: nodeName and PodScheduled; refused when already assigned or
   refused("b", "pod b is being deleted, cannot be assigned to a host");
   CHECK(at(store.get(pods, "default", "b"), "spec.nodeName").empty());
 }
+
+// A node update changes only that node's cache entry (cache.UpdateNode), keeping the pods already
+// accounted on it; an added node takes pods at once. Binds must keep counting what each node holds.
+TEST_CASE("scheduler: a node changed or added updates its cache entry with the pods bound to it") {
+  Clock clock = Clock::manual();
+  Store store(clock);
+  Scheduler scheduler(store, clock);
+  const auto& pods = store.type("", "pods");
+  const auto& nodes = store.type("", "nodes");
+  store.create(store.type("", "namespaces"), "", obj(R"({"metadata":{"name":"default"}})"));
+  auto node = [](const std::string& name) {
+    return obj(fmt::format(R"({{"metadata":{{"name":"{}"}},"status":{{"allocatable":
+      {{"cpu":"8","memory":"32Gi","pods":"110","nvidia.com/gpu":"2"}}}}}})", name));
+  };
+  auto gpu_pod = [&](const std::string& name) {
+    store.create(pods, "default", obj(fmt::format(R"({{"metadata":{{"name":"{}"}},"spec":{{"containers":[{{"name":"c",
+      "image":"busybox","resources":{{"limits":{{"nvidia.com/gpu":"2"}}}}}}]}}}})", name)));
+    return at(store.get(pods, "default", name), "spec.nodeName");
+  };
+  store.create(nodes, "", node("n1"));
+  store.create(nodes, "", node("n2"));
+  const std::string first = gpu_pod("p1");
+  REQUIRE((first == "n1" || first == "n2"));
+  const std::string other = first == "n1" ? "n2" : "n1";
+  // A label (a scheduling property) and, separately, an annotation change on the full node.
+  store.mutate(nodes, "", first, [](json::object& n) { n["metadata"].as_object()["labels"] = json::object{{"pool", "a"}}; });
+  store.mutate(nodes, "", first, [](json::object& n) { n["metadata"].as_object()["annotations"] = json::object{{"x", "y"}}; });
+  CHECK(gpu_pod("p2") == other);  // p1's GPUs still count on `first`
+  CHECK(gpu_pod("p3").empty());   // both nodes full
+  CHECK(scheduler.unschedulable() == std::vector<std::string>{"default/p3"});
+  store.create(nodes, "", node("n3"));  // NodeAdd: p3 is retried and fits there
+  CHECK(at(store.get(pods, "default", "p3"), "spec.nodeName") == "n3");
+  // Allocatable raised on `first`: the bound pod still counts, 2 of 4 GPUs are free.
+  store.mutate(nodes, "", first, [](json::object& n) {
+    n["status"].as_object()["allocatable"].as_object()["nvidia.com/gpu"] = "4";
+  }, {}, "status");
+  CHECK(gpu_pod("p4") == first);
+  CHECK(gpu_pod("p5").empty());
+}
