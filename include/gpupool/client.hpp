@@ -124,6 +124,28 @@ struct ApiResourceInfo {
   std::vector<std::string> verbs, short_names;
 };
 
+/// While alive, every request this thread sends through any Client observes `token`: once it
+/// fires, a request in flight is abandoned (libcurl's progress callback, about once a second at
+/// worst) and a retry's back-off ends within 50 ms, and the call throws CancelledError. Long
+/// facade calls (Cluster::wait, Cluster::logs) open one for their CancelToken, so cancelling them
+/// also ends a get() that is waiting on a slow or failing server. Scopes nest; the innermost wins.
+/// A scope without a token makes the thread's requests uncancellable again (used by rollbacks,
+/// which must finish).
+class CancelScope {
+ public:
+  explicit CancelScope(const CancelToken& token);
+  CancelScope();
+  ~CancelScope();
+  CancelScope(const CancelScope&) = delete;
+  CancelScope& operator=(const CancelScope&) = delete;
+  /// The innermost scope's token on this thread, or nullptr.
+  static const CancelToken* current() noexcept;
+
+ private:
+  std::optional<CancelToken> token_;
+  const CancelScope* previous_;
+};
+
 struct ClientOptions {
   RetryPolicy retry;
   TransportOptions transport;

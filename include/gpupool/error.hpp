@@ -85,4 +85,11 @@ class ResponseTooLargeError : public TransportError {
   using TransportError::TransportError;
 };
 
+/// The caller's CancelToken fired while the call was waiting: a request in flight was abandoned or
+/// a retry's back-off cut short (see CancelScope in gpupool/client.hpp). Not retried.
+class CancelledError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace gpupool

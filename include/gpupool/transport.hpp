@@ -38,6 +38,8 @@ struct HttpRequest {
   HttpHeaders headers;  ///< extra headers (Content-Type, Accept); auth is added by the transport
   std::string body;
   std::chrono::milliseconds timeout{0};  ///< whole-exchange limit; 0: the transport's default
+  /// When set, send() abandons the exchange (TransportError) soon after the token fires. Not owned.
+  const CancelToken* cancel = nullptr;
 };
 
 struct HttpResponse {

@@ -32,6 +32,88 @@ std::string random_id() {
   return fmt::format("{:016x}{:016x}", rng(), rng());
 }
 
+struct Placed {
+  ResourceRef ref;
+  std::string ns, name;
+  std::string text() const {
+    return fmt::format("{}{}/{} in namespace \"{}\"", detail::lower(ref.kind), ref.group.empty() ? "" : "." + ref.group, name,
+                       ns);
+  }
+};
+
+/// Whether a failed create may still have stored the object: no answer, or a 429/5xx after the
+/// retries ran out (the write may have landed before the answer was lost). A 4xx other than 429
+/// is the server refusing it (validation, admission, quota, a taken name): nothing was stored.
+bool may_have_landed(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const CancelledError&) {
+    return true;
+  } catch (const ApiError& a) {
+    return a.code() == 429 || a.code() >= 500;
+  } catch (const TransportError&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+/// Deletes what a failed submission stored, newest first, with the client's retries (faults on
+/// the way are retried as for any DELETE); a 404 means already gone. `in_flight`: the object whose
+/// create failed in a way that may have stored it; deleted only if it carries this submission's
+/// id (the name may be someone else's). Returns what could not be removed, each with the reason.
+std::vector<std::string> roll_back(const Client& client, const std::vector<Placed>& created,
+                                   const std::optional<Placed>& in_flight, const std::string& id) {
+  CancelScope uncancellable;  // a cancelled caller still gets its half-done submission undone
+  DeleteOptions d;
+  d.propagation = PropagationPolicy::background;
+  std::vector<std::string> left;
+  auto remove = [&](const Placed& p, const DeleteOptions& options) {
+    try {
+      client.remove(p.ref, p.ns, p.name, options);
+    } catch (const ApiError& e) {
+      if (e.code() != 404) left.push_back(fmt::format("{} ({})", p.text(), e.what()));
+    } catch (const Error& e) {
+      left.push_back(fmt::format("{} ({})", p.text(), e.what()));
+    }
+  };
+  if (in_flight) {
+    try {
+      json::object stored = client.get(in_flight->ref, in_flight->ns, in_flight->name);
+      if (str_at(stored, {"metadata", "annotations", "gpupool.io/submission-id"}) == id) {
+        DeleteOptions mine = d;
+        mine.precondition_uid = str_at(stored, {"metadata", "uid"});  // exactly the object we stored
+        remove(*in_flight, mine);
+      }
+    } catch (const ApiError& e) {
+      if (e.code() != 404) left.push_back(fmt::format("{}, if its create went through ({})", in_flight->text(), e.what()));
+    } catch (const Error& e) {
+      left.push_back(fmt::format("{}, if its create went through ({})", in_flight->text(), e.what()));
+    }
+  }
+  for (auto it = created.rbegin(); it != created.rend(); ++it) remove(*it, d);
+  return left;
+}
+
+/// Rethrows `original` (same type, code and fields) with `note` added to its message.
+[[noreturn]] void rethrow_with_note(std::exception_ptr original, const std::string& note) {
+  try {
+    std::rethrow_exception(original);
+  } catch (const ApiError& e) {
+    throw ApiError(e.code(), e.reason(), e.status_message() + note, e.causes(), e.retry_after_seconds());
+  } catch (const ResponseTooLargeError& e) {
+    throw ResponseTooLargeError(e.what() + note);
+  } catch (const TransportError& e) {
+    throw TransportError(e.what() + note);
+  } catch (const CancelledError& e) {
+    throw CancelledError(e.what() + note);
+  } catch (const ValidationError& e) {
+    throw ValidationError(e.field(), e.value(), e.rule() + note);
+  } catch (const std::exception& e) {
+    throw Error(e.what() + note);
+  }
+}
+
 }  // namespace
 
 Cluster Cluster::connect(const ConnectOptions& options) {
@@ -210,6 +292,7 @@ std::vector<QuotaInfo> Cluster::quotas() const {
 
 Submission Cluster::render(Workload workload, bool use_server_mpi_api) const {
   if (workload.namespace_.empty()) workload.namespace_ = impl_->ns;
+  // Only when the caller left the version to the cluster: an explicit V1 / V2Beta1 is kept.
   if (workload.kind == WorkloadKind::MPIJob && use_server_mpi_api) workload.mpi_api = mpi_job_api();
   return gpupool::render(workload, impl_->profile);
 }
@@ -224,7 +307,8 @@ SubmitResult Cluster::submit(const Workload& workload, bool dry_run) {
   wo.field_manager = "gpupool";
   // One id for every object of this submission: a retried create recognises its own object.
   const std::string id = random_id();
-  std::vector<std::pair<ResourceRef, std::string>> created;
+  std::vector<Placed> created;
+  std::optional<Placed> in_flight;  // the object being created
   try {
     for (auto& object : result.submission.objects) {
       ResourceRef ref = resource_of(*impl_->client, object);
@@ -234,25 +318,27 @@ SubmitResult Cluster::submit(const Workload& workload, bool dry_run) {
       annotations["gpupool.io/submission-id"] = id;
       std::string ns = str_at(object, {"metadata", "namespace"});
       if (ns.empty()) ns = result.namespace_;
+      in_flight = Placed{ref, ns, str_at(object, {"metadata", "name"})};
       json::object stored = impl_->client->create_idempotent(ref, ns, object, wo);
+      in_flight.reset();
       std::string name = str_at(stored, {"metadata", "name"});
-      if (!dry_run) created.emplace_back(ref, ns + "/" + name);
+      if (!dry_run) created.push_back({ref, ns, name});
       result.created.push_back(fmt::format("{}{}/{}", detail::lower(ref.kind),
                                            ref.group.empty() ? "" : "." + ref.group, name));
     }
   } catch (...) {
-    // Leave nothing half done: remove what this submission created, newest first.
-    DeleteOptions d;
-    d.propagation = PropagationPolicy::background;
-    for (auto it = created.rbegin(); it != created.rend(); ++it) {
-      auto slash = it->second.find('/');
-      try {
-        impl_->client->remove(it->first, it->second.substr(0, slash), it->second.substr(slash + 1), d);
-      } catch (const Error&) {
-        // Already gone or unreachable: the original error is the one to report.
-      }
-    }
-    throw;
+    // Leave nothing half done: remove what this submission stored. The error raised is the
+    // original one; if some object could not be removed, it also names what remains.
+    const std::exception_ptr original = std::current_exception();
+    if (dry_run || (!in_flight && created.empty())) throw;
+    if (in_flight && !may_have_landed(original)) in_flight.reset();
+    const std::vector<std::string> left = roll_back(*impl_->client, created, in_flight, id);
+    if (left.empty()) throw;
+    std::string list;
+    for (const auto& l : left) list += (list.empty() ? "" : "; ") + l;
+    rethrow_with_note(original, fmt::format(" [the submission was not completed and {} of its objects could not be "
+                                            "deleted: {}; delete {} yourself, e.g. with kubectl delete]",
+                                            left.size(), list, left.size() == 1 ? "it" : "them"));
   }
   return result;
 }

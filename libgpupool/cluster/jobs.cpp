@@ -275,7 +275,13 @@ void Cluster::logs(const std::string& name, const JobLogOptions& options,
                    const std::function<bool(const std::string& line)>& on_line, const CancelToken& cancel) const {
   std::string pod = options.instance;
   if (pod.empty()) {
-    JobInfo info = get(name);
+    CancelScope scope(cancel);  // a slow or failing server does not hold a cancelled call
+    JobInfo info;
+    try {
+      info = get(name);
+    } catch (const CancelledError&) {
+      return;  // as when the stream is cancelled: the caller asked to stop
+    }
     if (info.instances.empty())
       throw Error(fmt::format("job \"{}\" has no pods yet; try again when `gpupool get {}` lists instances", name, name));
     pod = info.instances.front().name;
@@ -298,7 +304,16 @@ WaitFor parse_wait_for(std::string_view text, std::string_view field) {
 JobInfo Cluster::wait(const std::string& name, WaitFor until, std::chrono::milliseconds timeout,
                       const std::function<void(const JobInfo&)>& on_change, const CancelToken& cancelled_by) const {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto job = find_workload(*impl_, *this, name);
+  // Every request of this thread (find_workload, get) observes the caller's token: a request in
+  // flight or a retry's back-off ends soon after it fires.
+  CancelScope scope(cancelled_by);
+  auto cancelled = [&] { return CancelledError(fmt::format("waiting for job \"{}\" was cancelled", name)); };
+  std::optional<JobLookup> job;
+  try {
+    job = find_workload(*impl_, *this, name);
+  } catch (const CancelledError&) {
+    throw cancelled();
+  }
   if (!job) throw ApiError(404, "NotFound", fmt::format("no job \"{}\" in namespace \"{}\"", name, impl_->ns));
 
   // Two watches — the workload object (its status) and its pods (phases, nodes) — only signal;
@@ -344,8 +359,7 @@ JobInfo Cluster::wait(const std::string& name, WaitFor until, std::chrono::milli
         // The caller's token has no way to wake us: look at it every 50 ms.
         bool woken = false;
         for (;;) {
-          if (cancelled_by.cancelled())
-            throw Error(fmt::format("waiting for job \"{}\" was cancelled", name));
+          if (cancelled_by.cancelled()) throw cancelled();
           const auto slice = std::min(deadline, std::chrono::steady_clock::now() + std::chrono::milliseconds(50));
           woken = cv.wait_until(lock, slice, [&] { return generation != seen || watch_error; });
           if (woken || std::chrono::steady_clock::now() >= deadline) break;
@@ -358,7 +372,12 @@ JobInfo Cluster::wait(const std::string& name, WaitFor until, std::chrono::milli
         if (watch_error) std::rethrow_exception(watch_error);
         seen = generation;
       }
-      JobInfo info = get(name);
+      JobInfo info;
+      try {
+        info = get(name);
+      } catch (const CancelledError&) {
+        throw cancelled();
+      }
       bool changed = !last || last->status != info.status || last->instances.size() != info.instances.size();
       if (changed && on_change) on_change(info);
       last = info;

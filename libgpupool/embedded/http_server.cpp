@@ -242,7 +242,11 @@ struct HttpServer::Impl {
       }
       const bool keep_alive = req.keep_alive();
       const auto decision = faults.decide(verb_of(r));
-      if (decision.latency.count() > 0) std::this_thread::sleep_for(decision.latency);
+      // An injected delay, in slices so that stop() need not wait it out.
+      for (const auto until = std::chrono::steady_clock::now() + decision.latency;
+           !stopping && std::chrono::steady_clock::now() < until;)
+        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+            until - std::chrono::steady_clock::now(), std::chrono::milliseconds(20)));
       if (decision.action == FaultInjector::Action::Reset) {
         reset(stream.next_layer());
         return;

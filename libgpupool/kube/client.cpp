@@ -112,7 +112,16 @@ class LineSplitter {
   std::string buffer_;
 };
 
+thread_local const CancelScope* innermost_scope = nullptr;
+
 }  // namespace
+
+CancelScope::CancelScope(const CancelToken& token) : token_(token), previous_(innermost_scope) { innermost_scope = this; }
+CancelScope::CancelScope() : previous_(innermost_scope) { innermost_scope = this; }
+CancelScope::~CancelScope() { innermost_scope = previous_; }
+const CancelToken* CancelScope::current() noexcept {
+  return innermost_scope && innermost_scope->token_ ? &*innermost_scope->token_ : nullptr;
+}
 
 struct Client::Impl {
   KubeConfig config;
@@ -165,8 +174,8 @@ struct Client::Impl {
     return e;
   }
 
-  /// Waits before a retry; a long-running call (watch, logs) passes its token so that a
-  /// cancellation ends the wait within 50 ms.
+  /// Waits before a retry; a cancellable call (watch, logs, or one under a CancelScope) passes
+  /// its token so that a cancellation ends the wait within 50 ms.
   void pause(std::chrono::milliseconds d, const CancelToken* cancel = nullptr) const {
     if (options.retry.sleep) {
       options.retry.sleep(d);
@@ -210,9 +219,17 @@ struct Client::Impl {
     req.target = call.target;
     req.body = call.body;
     if (!call.content_type.empty()) req.headers.emplace_back("Content-Type", call.content_type);
+    // The caller's cancellation (CancelScope) reaches the transport and every back-off below.
+    const CancelToken* cancel = CancelScope::current();
+    req.cancel = cancel;
+    auto check_cancelled = [&] {
+      if (cancel && cancel->cancelled())
+        throw CancelledError(fmt::format("{} {}: cancelled", call.method, call.target.substr(0, call.target.find('?'))));
+    };
     int retries = 0;
     bool refreshed = false;
     for (;;) {
+      check_cancelled();
       if (attempts) *attempts = retries + 1;
       RequestCredentials creds = credentials.current();
       HttpResponse resp;
@@ -221,10 +238,11 @@ struct Client::Impl {
       } catch (const ResponseTooLargeError&) {
         throw;  // the same request would get the same answer
       } catch (const TransportError& e) {
+        check_cancelled();  // the transport gave up because the token fired
         auto d = decide_retry(options.retry, retries, call.replay_safe, {}, random01());
         if (!d.retry) throw;
         log(LogLevel::debug, fmt::format("{} {}: {}; retrying in {} ms", call.method, call.target, e.what(), d.delay.count()));
-        pause(d.delay);
+        pause(d.delay, cancel);
         ++retries;
         continue;
       }
@@ -238,7 +256,7 @@ struct Client::Impl {
       auto d = decide_retry(options.retry, retries, call.replay_safe, {resp.status, retry_after}, random01());
       if (!d.retry) throw api_error(resp, call.ns);
       log(LogLevel::debug, fmt::format("{} {} -> {}; retrying in {} ms", call.method, call.target, resp.status, d.delay.count()));
-      pause(d.delay);
+      pause(d.delay, cancel);
       ++retries;
     }
   }
@@ -560,7 +578,18 @@ std::string Client::watch(const ResourceRef& ref, const std::string& ns, const W
 
   int failures = 0, empty_closes = 0;
   bool refreshed = false;
-  if (rv.empty()) relist();
+  // A re-list is an ordinary request: let `cancel` end it (and its back-off) too.
+  CancelScope scope(cancel);
+  auto relist_unless_cancelled = [&] {
+    try {
+      relist();
+      return true;
+    } catch (const CancelledError&) {
+      if (!cancel.cancelled()) throw;
+      return false;
+    }
+  };
+  if (rv.empty() && !relist_unless_cancelled()) return rv;
   while (!stop && !cancel.cancelled()) {
     Query q{{"watch", "1"}, {"allowWatchBookmarks", "true"}};
     if (!rv.empty()) q.emplace_back("resourceVersion", rv);
@@ -625,7 +654,7 @@ std::string Client::watch(const ResourceRef& ref, const std::string& ns, const W
     if (resp.status == 410) gone = true;
     if (gone) {  // the version we hold is too old: re-list (client-go Reflector does the same)
       im.log(LogLevel::debug, fmt::format("watch {}: resourceVersion {} is gone; re-listing", ref.resource, rv));
-      relist();
+      if (!relist_unless_cancelled()) break;
       continue;
     }
     if (resp.status < 200 || resp.status >= 300) {

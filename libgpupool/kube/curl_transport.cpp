@@ -64,7 +64,15 @@ struct Exchange {
   std::size_t max_error_body = 4 << 20;
   std::size_t max_body = std::size_t{1} << 30;  ///< TransportOptions::max_response_bytes
   bool too_large = false;
+  const CancelToken* cancel = nullptr;  ///< HttpRequest::cancel (send only; stream() polls its own)
 };
+
+// libcurl calls this about once a second while it waits and more often while data flows; a
+// non-zero return aborts the transfer with CURLE_ABORTED_BY_CALLBACK (CURLOPT_XFERINFOFUNCTION).
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  const auto* ex = static_cast<const Exchange*>(user);
+  return ex->cancel && ex->cancel->cancelled() ? 1 : 0;
+}
 
 size_t on_header(char* data, size_t size, size_t n, void* user) {
   auto* ex = static_cast<Exchange*>(user);
@@ -135,6 +143,7 @@ class CurlTransport final : public Transport {
     Exchange ex;
     ex.handle = h;
     ex.max_body = options_.max_response_bytes;
+    ex.cancel = request.cancel;
     curl_slist* headers = configure(h, request, credentials, ex, false);
     char errbuf[CURL_ERROR_SIZE] = {0};
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
@@ -144,6 +153,8 @@ class CurlTransport final : public Transport {
     if (rc != CURLE_OK) {
       curl_easy_cleanup(h);  // the connection state is unknown; do not pool it
       if (ex.too_large) throw ResponseTooLargeError(too_large_message(request));
+      if (rc == CURLE_ABORTED_BY_CALLBACK)
+        throw TransportError(fmt::format("{} {}{}: cancelled", request.method, base_url_, path_only(request.target)));
       throw TransportError(describe(rc, errbuf, request));
     }
     long code = 0, new_connections = 0;
@@ -295,6 +306,11 @@ class CurlTransport final : public Transport {
     curl_easy_setopt(h, CURLOPT_HEADERDATA, &ex);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &ex);
+    if (ex.cancel) {
+      curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+      curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+      curl_easy_setopt(h, CURLOPT_XFERINFODATA, &ex);
+    }
     return headers;
   }
 

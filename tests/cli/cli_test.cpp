@@ -4,6 +4,10 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "run_cli.hpp"
+#include "embedded/store.hpp"
+#include "gpupool/client.hpp"
+#include "gpupool/embedded.hpp"
 
 #include <sys/wait.h>
 #include <csignal>
@@ -20,21 +24,11 @@
 
 using namespace gpupool::cli;
 
+using gpupool::cli::testing::one_line;
+using gpupool::cli::testing::Result;
+using gpupool::cli::testing::run_cli;
+
 namespace {
-
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-Result run_cli(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  Io io{out, err, false};
-  int code = run(args, io);
-  return {code, out.str(), err.str()};
-}
-
-bool one_line(const std::string& s) { return !s.empty() && s.find('\n') == s.size() - 1; }
 
 }  // namespace
 
@@ -243,4 +237,54 @@ TEST_CASE("cluster serve: kubectl works against it and SIGTERM stops it cleanly"
   CHECK(WEXITSTATUS(status) == 0);
   ::close(out[0]);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("submit failing half-way under faults: exit 1, one line naming the refusal, nothing left") {
+  // The API server runs in this process: the Service (the submission's last object) is refused
+  // as a ResourceQuota refuses it, and 20% of requests fail (500, 503, resets, lost answers).
+  gpupool::EmbeddedOptions eo;
+  eo.users = {"alice"};
+  eo.topology = "seed";
+  gpupool::EmbeddedServer server(eo);
+  server.store().add_admission([](gpupool::embedded::AdmissionRequest& r) {
+    if (r.operation == gpupool::embedded::AdmissionRequest::Operation::Create && r.type && r.type->resource == "services")
+      throw gpupool::embedded::StatusError(403, "Forbidden",
+                                           "services \"half-tensorboard\" is forbidden: exceeded quota: no-services, "
+                                           "requested: services=1, used: services=0, limited: services=0",
+                                           "half-tensorboard", "", "services");
+  });
+  gpupool::FaultConfig faults;
+  faults.seed = 5;
+  faults.rules["*"] = gpupool::FaultRule{.internal_error = 0.05, .unavailable = 0.05, .connection_reset = 0.05,
+                                         .lost_response = 0.05};
+  server.set_faults(faults);
+  const auto err = std::filesystem::temp_directory_path() / ("gpupool-cli-half-" + std::to_string(::getpid()));
+  const std::string cmd = std::string("'" GPUPOOL_CLI "' --kubeconfig '") + server.kubeconfig("alice") +
+                          "' submit job --name half --image busybox --pvc-create half-data:standard:1Gi:/data "
+                          "--tensorboard 'echo hi' >/dev/null 2>'" + err.string() + "'";
+  const int status = std::system(cmd.c_str());
+  const gpupool::FaultCounters injected = server.fault_counters();
+  server.set_faults({});
+  std::ifstream in(err);
+  const std::string stderr_text{std::istreambuf_iterator<char>(in), {}};
+  std::filesystem::remove(err);
+  CAPTURE(stderr_text);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 1);
+  CHECK(one_line(stderr_text));
+  CHECK(stderr_text.rfind("error: Forbidden (403): services \"half-tensorboard\" is forbidden: exceeded quota", 0) == 0);
+  CHECK(injected.total() > 0);
+  // Nothing of the submission remains: PVC, Job, TensorBoard Deployment (and what they made).
+  gpupool::KubeConfigOptions ko;
+  ko.path = server.admin_kubeconfig();
+  gpupool::Client admin(gpupool::load_kubeconfig(ko));
+  for (const gpupool::ResourceRef& ref : {gpupool::ResourceRef{"", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true},
+                                          gpupool::ResourceRef{"batch", "v1", "jobs", "Job", true},
+                                          gpupool::ResourceRef{"apps", "v1", "deployments", "Deployment", true},
+                                          gpupool::ResourceRef{"apps", "v1", "replicasets", "ReplicaSet", true},
+                                          gpupool::ResourceRef{"", "v1", "services", "Service", true},
+                                          gpupool::ResourceRef{"", "v1", "pods", "Pod", true}}) {
+    CAPTURE(ref.resource);
+    CHECK(admin.list_all(ref, "alice").empty());
+  }
 }

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -309,5 +310,89 @@ TEST_CASE("a cancelled wait() or logs(follow) returns promptly") {
     cancel.cancel();  // the stream is idle: the clock does not move
     reader.join();
     CHECK(returned_at - cancelled_at < 5s);
+  }
+}
+
+namespace {
+
+/// Waits until the server's fault counters satisfy `pred` (a guard of 60 s against a hang).
+template <class Pred>
+bool until_counters(const EmbeddedServer& server, Pred pred) {
+  const auto limit = std::chrono::steady_clock::now() + 60s;
+  while (!pred(server.fault_counters())) {
+    if (std::chrono::steady_clock::now() > limit) return false;
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("cancel ends a request wait() or logs() is already retrying: held by the server, or in a back-off") {
+  EmbeddedOptions eo;
+  eo.users = {"alice"};
+  eo.topology = "seed";
+  EmbeddedServer server(eo);
+  Cluster cluster = Cluster::connect({.kubeconfig = server.kubeconfig("alice")});  // real retry waits
+  cluster.submit(small_job("held", "forever"));
+
+  // What the server does to every GET of one object from now on, and how to tell it is doing it.
+  FaultConfig faults;
+  std::function<std::uint64_t(const FaultCounters&)> count;  // of GETs held / answered 429
+  SUBCASE("the server holds the answer for 10 minutes") {
+    faults.rules["get"] = FaultRule{.latency = 600s};
+    count = [](const FaultCounters& c) { return c.delayed; };
+  }
+  SUBCASE("the server answers 429 with Retry-After: 600") {
+    faults.rules["get"] = FaultRule{.too_many_requests = 1.0, .retry_after_seconds = 600};
+    count = [](const FaultCounters& c) { return c.too_many_requests; };
+  }
+
+  for (const bool logs : {false, true}) {
+    CAPTURE(logs);
+    CancelToken cancel;
+    Seen<JobStatus> states;
+    Seen<std::string> ended;  // what the call ended with, once it returned
+    std::thread caller([&] {
+      std::string outcome = "returned";
+      try {
+        if (logs) {
+          JobLogOptions follow;  // no instance given: logs() first looks the job up with GETs
+          follow.follow = true;
+          cluster.logs("held", follow, [](const std::string&) { return true; }, cancel);
+        } else {
+          cluster.wait("held", WaitFor::Succeeded, 600s, [&](const JobInfo& j) { states.add(j.status); }, cancel);
+        }
+      } catch (const CancelledError& e) {
+        outcome = std::string("CancelledError: ") + e.what();
+      } catch (const std::exception& e) {
+        outcome = std::string("other: ") + e.what();
+      }
+      ended.add(outcome);
+    });
+    if (!logs) REQUIRE(states.wait_until([](const auto& v) { return !v.empty(); }));  // its watches are up
+    const std::uint64_t before = count(server.fault_counters());
+    server.set_faults(faults);
+    if (!logs) server.advance(10s);  // the job's pod changes: wait() re-reads the job with GETs
+    REQUIRE(until_counters(server, [&](const FaultCounters& c) { return count(c) > before; }));  // a GET is held / backing off
+    const auto cancelled_at = std::chrono::steady_clock::now();
+    cancel.cancel();
+    const bool returned = ended.wait_until([](const auto& v) { return !v.empty(); }, 30s);
+    const auto took = std::chrono::steady_clock::now() - cancelled_at;
+    server.set_faults({});
+    if (!returned) server.restart();  // ends a held answer, so that the thread can be joined
+    caller.join();
+    REQUIRE(returned);
+    const std::string outcome = ended.copy().front();
+    CAPTURE(outcome);
+    if (logs) {
+      CHECK(outcome == "returned");  // logs() returns when cancelled, as for a cancelled stream
+    } else {
+      CHECK(outcome == "CancelledError: waiting for job \"held\" was cancelled");
+    }
+    CHECK(took < 5s);  // libcurl's progress callback runs about once a second while it waits
+    std::printf("cancel of %s during a %s GET: returned after %lld ms\n", logs ? "logs()" : "wait()",
+                faults.rules["get"].latency.count() ? "held" : "backing-off",
+                static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
   }
 }
