@@ -97,6 +97,68 @@ def test_ctrl_c_interrupts_wait(seed_cluster):
     assert seed_cluster.get("mpi-dist").status == "PENDING"  # the connection is still usable
 
 
+# Run in a child process: the child's wait() blocks on a cluster whose clock never moves; the test
+# (the parent) sends it a real SIGINT once the child's main thread is inside the C++ call (a helper
+# thread in the child sees the main thread's top Python frame at the wait() line, so no Python code
+# of the main thread is running that could take the signal on its own). Without the binding
+# releasing the GIL, the helper never runs and the child never says it is waiting; without it
+# checking for signals, the child sits in wait() for its 600 s timeout. Either way the parent gives
+# up after 30 s, kills the child, and the test fails.
+CTRL_C_CHILD = r"""
+import sys, threading, time
+import gpupool
+main = threading.main_thread().ident
+ready = threading.Event()
+
+
+def tell_parent_when_blocked():
+    ready.wait()
+    while sys._current_frames()[main].f_code.co_name != "<module>":  # still in on_change
+        time.sleep(0.01)
+    print("waiting", flush=True)
+
+
+threading.Thread(target=tell_parent_when_blocked, daemon=True).start()
+with gpupool.EmbeddedCluster(topology="seed") as cluster:
+    cluster.submit("job", name="forever", image="busybox", command="echo hi")
+    try:
+        cluster.wait("forever", "Succeeded", timeout=600, on_change=lambda info: ready.set(), progress=False)
+        print("returned", flush=True)
+    except KeyboardInterrupt:
+        print("KeyboardInterrupt", flush=True)
+        # The call was cancelled cleanly: the connection still answers.
+        print("status", cluster.get("forever").status, flush=True)
+"""
+
+
+def test_ctrl_c_from_outside_interrupts_wait_in_a_child_process():
+    import select
+    import subprocess
+    import sys
+    child = subprocess.Popen([sys.executable, "-c", CTRL_C_CHILD], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+    try:
+        readable, _, _ = select.select([child.stdout], [], [], 30)
+        if not readable:
+            pytest.fail("the child never got inside wait() with the GIL released (30 s)")
+        first = child.stdout.readline()
+        assert first == "waiting\n", child.stderr.read() if child.poll() is not None else first
+        sent = time.monotonic()
+        child.send_signal(signal.SIGINT)
+        try:
+            out, err = child.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            pytest.fail("wait() ignored Ctrl-C: the child had to be killed 30 s after SIGINT")
+        took = time.monotonic() - sent
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert child.returncode == 0, err
+    assert out.splitlines() == ["KeyboardInterrupt", "status PENDING"], (out, err)
+    assert took < 10, took
+
+
 def test_ctrl_c_interrupts_following_logs(seed_cluster):
     seed_cluster.submit(gpupool.to_workload(**seed_job()))
     seed_cluster.advance(5)
