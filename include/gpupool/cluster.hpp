@@ -178,8 +178,8 @@ class Cluster {
   std::vector<QuotaInfo> quotas() const;
 
   /// The objects submit() would create: the workload rendered with the profile, in this
-  /// namespace, with the server's MPIJob version when the workload is an MPIJob and
-  /// `use_server_mpi_api` is set.
+  /// namespace, with the server's MPIJob version when the workload is an MPIJob whose mpi_api is
+  /// Auto and `use_server_mpi_api` is set (an explicit V1 / V2Beta1 is kept).
   Submission render(Workload workload, bool use_server_mpi_api = true) const;
   /// Creates every object of the submission; when one fails, deletes what it created and rethrows.
   /// dry_run: the server validates everything (dryRun=All) and nothing is stored.

@@ -21,12 +21,6 @@ Cluster::Cluster(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 namespace {
 
-Profile load_profile(const std::string& spec) {
-  if (spec.empty()) return Profile::builtin("generic");
-  bool looks_like_path = spec.find('/') != std::string::npos || spec.ends_with(".yaml") || spec.ends_with(".yml");
-  return looks_like_path ? Profile::load(spec) : Profile::builtin(spec);
-}
-
 std::string random_id() {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
   return fmt::format("{:016x}{:016x}", rng(), rng());
@@ -135,7 +129,7 @@ Cluster Cluster::connect(const ConnectOptions& options) {
   auto impl = std::make_shared<Impl>();
   impl->ns = options.namespace_.empty() ? config.namespace_name : options.namespace_;
   impl->kubeconfig_namespace = config.namespace_name;
-  impl->profile = load_profile(options.profile);
+  impl->profile = Profile::resolve(options.profile);
   ClientOptions co;
   co.logger = options.logger;
   co.transport.logger = options.logger;
@@ -293,7 +287,8 @@ std::vector<QuotaInfo> Cluster::quotas() const {
 Submission Cluster::render(Workload workload, bool use_server_mpi_api) const {
   if (workload.namespace_.empty()) workload.namespace_ = impl_->ns;
   // Only when the caller left the version to the cluster: an explicit V1 / V2Beta1 is kept.
-  if (workload.kind == WorkloadKind::MPIJob && use_server_mpi_api) workload.mpi_api = mpi_job_api();
+  if (workload.kind == WorkloadKind::MPIJob && use_server_mpi_api && workload.mpi_api == MpiJobApi::Auto)
+    workload.mpi_api = mpi_job_api();
   return gpupool::render(workload, impl_->profile);
 }
 

@@ -1,0 +1,54 @@
+// Which MPIJob API a submission uses: Auto asks the cluster (discovery); an explicit V1 / V2Beta1
+// is kept even when the cluster serves the other one.
+#include <doctest/doctest.h>
+
+#include "gpupool/cluster.hpp"
+#include "gpupool/embedded.hpp"
+#include "gpupool/submit_options.hpp"
+
+#include <boost/json.hpp>
+
+using namespace gpupool;
+
+namespace {
+
+Workload mpi_job(const std::string& mpi_api) {
+  SubmitOptions o;
+  o.kind = "mpi";
+  o.name = "mpi-api";
+  o.image = "busybox";
+  o.mpi_api = mpi_api;
+  o.command = "echo hi";
+  return to_workload(o);
+}
+
+std::string api_version_rendered(const Cluster& cluster, const Workload& w) {
+  return std::string(cluster.render(w).workload().at("apiVersion").as_string());
+}
+
+}  // namespace
+
+TEST_CASE("--mpi-api: empty or auto means what the cluster serves; v1 / v2beta1 are kept") {
+  CHECK(mpi_job("").mpi_api == MpiJobApi::Auto);
+  CHECK(mpi_job("auto").mpi_api == MpiJobApi::Auto);
+  CHECK(mpi_job("v1").mpi_api == MpiJobApi::V1);
+  CHECK(mpi_job("kubeflow.org/v2beta1").mpi_api == MpiJobApi::V2Beta1);
+
+  for (std::string served : {"v1", "v2beta1"}) {
+    CAPTURE(served);
+    EmbeddedOptions eo;
+    eo.topology = "seed";
+    eo.mpijob_version = served;
+    EmbeddedServer server(eo);
+    Cluster cluster = Cluster::connect({.kubeconfig = server.admin_kubeconfig()});
+    CHECK(api_version_rendered(cluster, mpi_job("")) == "kubeflow.org/" + served);
+    CHECK(api_version_rendered(cluster, mpi_job("v1")) == "kubeflow.org/v1");
+    CHECK(api_version_rendered(cluster, mpi_job("v2beta1")) == "kubeflow.org/v2beta1");
+    // Without asking the cluster, Auto renders v1.
+    CHECK(std::string(cluster.render(mpi_job(""), false).workload().at("apiVersion").as_string()) == "kubeflow.org/v1");
+    // Auto submits what is served; the stored object is of that version.
+    SubmitResult r = cluster.submit(mpi_job(""));
+    CHECK(r.created.back() == "mpijob.kubeflow.org/mpi-api");
+    CHECK(std::string(r.submission.workload().at("apiVersion").as_string()) == "kubeflow.org/" + served);
+  }
+}
