@@ -238,6 +238,7 @@ struct Scheduler::Impl {
   std::vector<NodeInfo> nodes;
   std::map<std::string, std::size_t> node_index;
   std::map<std::string, std::pair<std::string, PodRequirements>> accounted;  // pod key -> (node, requirements)
+  std::map<std::string, std::set<std::string>> accounted_on;  // node -> keys of its pods in `accounted`
   bool dirty = true;
   std::set<std::string> pending;
   std::map<std::string, Clock::time_point> unschedulable;  // pod key -> time of its last attempt
@@ -275,8 +276,19 @@ struct Scheduler::Impl {
     }
     NodeInfo& info = nodes[it->second];
     info = state.make_node_info(std::move(*n));
-    for (const auto& [key, acc] : accounted)
-      if (acc.first == info.node.name) state.add_pod(info, acc.second);
+    if (auto on = accounted_on.find(info.node.name); on != accounted_on.end())
+      for (const auto& key : on->second) state.add_pod(info, accounted.at(key).second);
+  }
+  // `accounted` changes only through these, which keep `accounted_on` in step.
+  void account(const std::string& key, const std::string& node, PodRequirements req) {
+    if (accounted.emplace(key, std::make_pair(node, std::move(req))).second) accounted_on[node].insert(key);
+  }
+  void unaccount(std::map<std::string, std::pair<std::string, PodRequirements>>::iterator it) {
+    if (auto on = accounted_on.find(it->second.first); on != accounted_on.end()) {
+      on->second.erase(it->first);
+      if (on->second.empty()) accounted_on.erase(on);
+    }
+    accounted.erase(it);
   }
 
   bool serves(const json::object& pod) const {
@@ -439,7 +451,7 @@ void Scheduler::on_event(const WatchEvent& e) {
         if (acc != impl_->accounted.end()) {
           if (auto n = impl_->node_index.find(acc->second.first); n != impl_->node_index.end() && !impl_->dirty)
             impl_->state.remove_pod(impl_->nodes[n->second], acc->second.second);
-          impl_->accounted.erase(acc);
+          impl_->unaccount(acc);
         }
         if (frees) impl_->move_all_to_active();
         if (e.type == EventType::Deleted) impl_->failure_event.erase(key);
@@ -451,7 +463,7 @@ void Scheduler::on_event(const WatchEvent& e) {
             PodRequirements req = PodRequirements::from_pod_json(*e.object);
             if (auto n = impl_->node_index.find(node); n != impl_->node_index.end())
               impl_->state.add_pod(impl_->nodes[n->second], req);
-            impl_->accounted.emplace(key, std::make_pair(node, std::move(req)));
+            impl_->account(key, node, std::move(req));
           } catch (const ValidationError&) {
           }
         }
@@ -491,6 +503,7 @@ std::size_t Scheduler::sync() {
         impl_->nodes.clear();
         impl_->node_index.clear();
         impl_->accounted.clear();
+        impl_->accounted_on.clear();
         for (const auto& n : store_.list(store_.type("", "nodes"), "").items) {
           try {
             impl_->node_index[name_of(*n)] = impl_->nodes.size();
@@ -506,7 +519,7 @@ std::size_t Scheduler::sync() {
             PodRequirements r = PodRequirements::from_pod_json(*p);
             if (auto it = impl_->node_index.find(node); it != impl_->node_index.end())
               impl_->state.add_pod(impl_->nodes[it->second], r);
-            impl_->accounted.emplace(key_of(*p), std::make_pair(node, std::move(r)));
+            impl_->account(key_of(*p), node, std::move(r));
           } catch (const ValidationError&) {
           }
         }
@@ -539,7 +552,7 @@ std::size_t Scheduler::sync() {
       ++impl_->attempts;
       if (result.chosen) {
         impl_->state.add_pod(impl_->nodes[*result.chosen], req);
-        impl_->accounted.emplace(key, std::make_pair(result.chosen_node, std::move(req)));
+        impl_->account(key, result.chosen_node, std::move(req));
       } else {
         impl_->add_unschedulable(key, clock_.now());
       }

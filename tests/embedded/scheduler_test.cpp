@@ -401,4 +401,9 @@ TEST_CASE("scheduler: a node changed or added updates its cache entry with the p
   }, {}, "status");
   CHECK(gpu_pod("p4") == first);
   CHECK(gpu_pod("p5").empty());
+  // p4 deleted: p5 takes its GPUs; a later change of that node counts p1 and p5, not p4.
+  store.remove(pods, "default", "p4");
+  CHECK(at(store.get(pods, "default", "p5"), "spec.nodeName") == first);
+  store.mutate(nodes, "", first, [](json::object& n) { n["metadata"].as_object()["labels"] = json::object{{"pool", "b"}}; });
+  CHECK(gpu_pod("p6").empty());
 }
