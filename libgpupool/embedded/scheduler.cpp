@@ -58,7 +58,7 @@ void set_pod_condition(Store& store, const std::string& ns, const std::string& n
     json::object next = *cur;
     if (!apply_condition(next, cond)) return;
     try {
-      store.update(pods, ns, std::move(next), {}, "status");
+      store.update_shared(pods, ns, std::move(next), {}, "status");
       return;
     } catch (const StatusError& e) {
       if (e.code() != 409) throw;
@@ -92,7 +92,7 @@ void bind_pod(Store& store, const std::string& ns, const std::string& pod, const
   const json::object cond = pod_scheduled(true, store.clock().now());
   if (!apply_condition(bound, cond)) return;
   try {
-    store.update(pods, ns, std::move(bound), {}, "status");
+    store.update_shared(pods, ns, std::move(bound), {}, "status");
   } catch (const StatusError& e) {
     if (e.code() != 409) throw;
     set_pod_condition(store, ns, pod, cond);
@@ -360,24 +360,33 @@ bool node_scheduling_properties_changed(const json::object& old_node, const json
   return !same_at(old_node, node, {"spec", "unschedulable"}) || !same_at(old_node, node, {"status", "allocatable"}) ||
          !same_at(old_node, node, {"metadata", "labels"}) || !same_at(old_node, node, {"spec", "taints"}) ||
          !same_at(old_node, node, {"metadata", "annotations"}) ||
-         conditions_without_heartbeat(old_node) != conditions_without_heartbeat(node);
+         !util::json_equal(conditions_without_heartbeat(old_node), conditions_without_heartbeat(node));
 }
 
 // isPodUpdated (scheduling_queue.go): an update to an unschedulable pod other than its status,
 // resourceVersion, generation or managedFields moves it (the pod itself may now fit, e.g. a
 // toleration added).
 bool pod_updated(const json::object& old_pod, const json::object& pod) {
-  auto strip = [](const json::object& p) {
-    json::object o = p;
-    o.erase("status");
-    if (auto* md = o.if_contains("metadata"); md && md->is_object()) {
-      md->as_object().erase("resourceVersion");
-      md->as_object().erase("generation");
-      md->as_object().erase("managedFields");
+  // Compared in place (no stripped copies of both pods): every member but the skipped ones.
+  const auto equal_without = [](const json::object& a, const json::object& b,
+                                std::initializer_list<std::string_view> skip) {
+    const auto skipped = [&](std::string_view k) { return std::find(skip.begin(), skip.end(), k) != skip.end(); };
+    std::size_t na = 0, nb = 0;
+    for (const auto& kv : b) nb += skipped(kv.key()) ? 0 : 1;
+    for (const auto& kv : a) {
+      if (skipped(kv.key())) continue;
+      ++na;
+      const json::value* v = b.if_contains(kv.key());
+      if (!v || !util::json_equal(kv.value(), *v)) return false;
     }
-    return o;
+    return na == nb;
   };
-  return strip(old_pod) != strip(pod);
+  if (!equal_without(old_pod, pod, {"status", "metadata"})) return true;
+  const json::value *a = old_pod.if_contains("metadata"), *b = pod.if_contains("metadata");
+  if (!a || !b) return !a != !b;
+  if (a->is_object() && b->is_object())
+    return !equal_without(a->as_object(), b->as_object(), {"resourceVersion", "generation", "managedFields"});
+  return !util::json_equal(*a, *b);
 }
 
 }  // namespace
