@@ -10,6 +10,8 @@ import gpupool
     ("ConfigError", ("Error",)),
     ("ApiError", ("Error",)),
     ("TransportError", ("Error",)),
+    ("ResponseTooLargeError", ("TransportError", "Error")),
+    ("CancelledError", ("Error",)),
 ])
 def test_hierarchy(name, bases):
     cls = getattr(gpupool, name)

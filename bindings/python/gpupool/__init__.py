@@ -17,7 +17,8 @@ __version__ = "0.1.0"
 # Names re-exported from the extension module (see _gpupool.pyi for their signatures).
 _NATIVE = (
     # errors
-    "Error", "ValidationError", "ConfigError", "ApiError", "TransportError", "StatusCause",
+    "Error", "ValidationError", "ConfigError", "ApiError", "TransportError", "ResponseTooLargeError",
+    "CancelledError", "StatusCause",
     # model
     "Quantity", "Taint", "TaintChange", "Toleration", "TolerationOperator", "Node", "NodeAddress",
     "ImageRef", "CatalogImage", "ImageCatalog", "PvcRequest", "PvcSource", "NfsSource", "HostPathSource",

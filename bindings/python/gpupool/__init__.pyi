@@ -5,6 +5,8 @@ from gpupool._gpupool import (
     ConfigError as ConfigError,
     ApiError as ApiError,
     TransportError as TransportError,
+    ResponseTooLargeError as ResponseTooLargeError,
+    CancelledError as CancelledError,
     StatusCause as StatusCause,
     Quantity as Quantity,
     Taint as Taint,

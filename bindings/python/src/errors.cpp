@@ -3,7 +3,9 @@
 //   ├── ValidationError(Error, ValueError)   .field .value .rule
 //   ├── ConfigError(Error)                   .file .key .line
 //   ├── ApiError(Error)                      .code .reason .status_message .causes .retry_after_seconds
-//   └── TransportError(Error)
+//   ├── TransportError(Error)
+//   │   └── ResponseTooLargeError(TransportError)
+//   └── CancelledError(Error)
 // str(exc) is the C++ what(), which never holds secrets.
 #include "common.hpp"
 
@@ -23,6 +25,8 @@ struct ErrorTypes {
   PyObject* config = nullptr;
   PyObject* api = nullptr;
   PyObject* transport = nullptr;
+  PyObject* too_large = nullptr;
+  PyObject* cancelled = nullptr;
 };
 ErrorTypes& types() {
   static ErrorTypes t;
@@ -84,6 +88,13 @@ void bind_errors(py::module_& m) {
                     {"retry_after_seconds", py::none()}});
   t.transport = new_type(m, "TransportError", "The server could not be reached or the exchange broke.",
                          py::make_tuple(error), {});
+  t.too_large = new_type(m, "ResponseTooLargeError",
+                         "A response body or watch/log line exceeded max_response_bytes; not retried.",
+                         py::make_tuple(py::handle(t.transport)), {});
+  t.cancelled = new_type(m, "CancelledError",
+                         "The call was cancelled while it waited (a request in flight abandoned or a back-off cut "
+                         "short); not retried.",
+                         py::make_tuple(error), {});
 
   py::register_exception_translator([](std::exception_ptr p) {
     auto& t = types();
@@ -102,8 +113,12 @@ void bind_errors(py::module_& m) {
              {"status_message", py::str(e.status_message())},
              {"causes", py::cast(e.causes())},
              {"retry_after_seconds", retry}});
+    } catch (const ResponseTooLargeError& e) {
+      raise(t.too_large, e.what(), {});
     } catch (const TransportError& e) {
       raise(t.transport, e.what(), {});
+    } catch (const CancelledError& e) {
+      raise(t.cancelled, e.what(), {});
     } catch (const Error& e) {
       raise(t.error, e.what(), {});
     }
