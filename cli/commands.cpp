@@ -83,7 +83,6 @@ std::vector<FlagSpec> submit_flags(bool tf) {
       flag("mpi-api", 0, "VERSION", "MPIJob API: v1 or v2beta1 (default: what the cluster serves)"),
       flag("scheduler", 0, "NAME", "schedulerName (default: the profile's for GPU jobs)"),
       flag("priority", 0, "CLASS", "priorityClassName"),
-      flag("loglevel", 0, "LEVEL", "gpupool's own log level: debug, info, warning, error"),
       FlagSpec{"dry-run", 0, "",
                "create nothing: server (the default) has the server validate every object (dryRun=All); "
                "client only renders them, without contacting the server",
@@ -505,6 +504,7 @@ const std::vector<FlagSpec>& global_flags() {
       flag("profile", 0, "NAME|FILE", "site profile: generic (default), iiis, or a file"),
       flag("embedded", 0, "TOPOLOGY", "use a local embedded cluster (seed, iiis or a file) whose state persists between "
                                       "commands (also $GPUPOOL_EMBEDDED)"),
+      flag("loglevel", 0, "LEVEL", "gpupool's own messages on stderr: debug, info, warning (default), error"),
       sw("help", "show help", 'h'),
   };
   return flags;
@@ -547,6 +547,20 @@ int run(const std::vector<std::string>& args, Io& io) {
     if (help && std::find(rest.begin(), dashdash, "--help") == dashdash && std::find(rest.begin(), dashdash, "-h") == dashdash)
       help = false;
     if (help || !cmd->run) {
+      if (!help && path.empty() && !rest.empty() && rest.front()[0] == '-') {
+        // Before any command word: only global flags may come here.
+        const std::string& first = rest.front();
+        std::string name = first.substr(first.find_first_not_of('-'));
+        name = name.substr(0, name.find('='));
+        bool global = false;
+        for (const auto& f : global_flags())
+          global = global || name == f.name || (f.short_name && first.size() == 2 && first[1] == f.short_name);
+        if (!global)
+          throw UsageError(fmt::format("unknown flag {} before the command; command flags go after it (e.g. \"gpupool "
+                                       "get NAME {}\"); see \"gpupool --help\"",
+                                       first, first));
+        throw UsageError("\"gpupool\" needs a command; see \"gpupool --help\"");
+      }
       if (!help && !rest.empty() && rest.front()[0] != '-')
         throw UsageError(fmt::format("unknown command \"{}{}\"; see \"gpupool {}--help\"", path.empty() ? "" : path + " ",
                                      rest.front(), path.empty() ? "" : path + " "));

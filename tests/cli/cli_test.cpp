@@ -97,6 +97,13 @@ TEST_CASE("every command has --help; bad usage exits 2 with one line") {
       {{"wait", "x", "--timeout", "soon"}, 2, "--timeout"},
       {{"wait", "x", "--for", "Dancing"}, 2, "--for"},
       {{"nodes", "--kubeconfig", "/nonexistent/kubeconfig"}, 1, "/nonexistent/kubeconfig"},
+      // --loglevel is global: accepted after any command, and before it.
+      {{"nodes", "--loglevel", "debug", "--kubeconfig", "/nonexistent/kubeconfig"}, 1, "/nonexistent/kubeconfig"},
+      {{"--loglevel", "debug", "nodes", "--kubeconfig", "/nonexistent/kubeconfig"}, 1, "/nonexistent/kubeconfig"},
+      {{"nodes", "--loglevel", "chatty", "--kubeconfig", "/nonexistent/kubeconfig"}, 2, "--loglevel"},
+      // Before the command only global flags may come: a command flag there is named, with the fix.
+      {{"--gpus", "2", "get", "x"}, 2, "unknown flag --gpus before the command; command flags go after it"},
+      {{"--kubeconfig", "/k"}, 2, "\"gpupool\" needs a command"},
   };
   for (const auto& row : rows) {
     std::string joined;
