@@ -71,6 +71,7 @@ if want submit; then
     for n in $(printf '%s\n' "$N_KUBECTL" "$N_PY" "$N_CXX" | sort -nu); do
       start_server; run "$B/bench/bench_submit" cxx "$KC" "$n" $c; stop_server
     done
+    start_server; run $PY "$ROOT/bench/bench_py.py" submit-gpupool "$KC" "$N_PY" $c; stop_server
     start_server; run $PY "$ROOT/bench/bench_py.py" submit-python "$KC" "$N_PY" $c; stop_server
     start_server; run $PY "$ROOT/bench/bench_py.py" submit-kubectl "$KC" "$N_KUBECTL" $c "$B/kubectl-jobs"; stop_server
   done
