@@ -548,14 +548,14 @@ int run(const std::vector<std::string>& args, Io& io) {
       help = false;
     if (help || !cmd->run) {
       if (!help && path.empty() && !rest.empty() && rest.front()[0] == '-') {
-        // Before any command word: only global flags may come here.
+        // Before any command word only global flags may come; "-" and "--" name no flag.
         const std::string& first = rest.front();
-        std::string name = first.substr(first.find_first_not_of('-'));
-        name = name.substr(0, name.find('='));
+        const auto start = first.find_first_not_of('-');
+        const std::string name = start == std::string::npos ? "" : first.substr(start, first.find('=', start) - start);
         bool global = false;
         for (const auto& f : global_flags())
-          global = global || name == f.name || (f.short_name && first.size() == 2 && first[1] == f.short_name);
-        if (!global)
+          global = global || (!name.empty() && (name == f.name || (f.short_name && first.size() == 2 && first[1] == f.short_name)));
+        if (!global && !name.empty())
           throw UsageError(fmt::format("unknown flag {} before the command; command flags go after it (e.g. \"gpupool "
                                        "get NAME {}\"); see \"gpupool --help\"",
                                        first, first));

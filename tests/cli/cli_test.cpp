@@ -104,6 +104,9 @@ TEST_CASE("every command has --help; bad usage exits 2 with one line") {
       // Before the command only global flags may come: a command flag there is named, with the fix.
       {{"--gpus", "2", "get", "x"}, 2, "unknown flag --gpus before the command; command flags go after it"},
       {{"--kubeconfig", "/k"}, 2, "\"gpupool\" needs a command"},
+      {{"-"}, 2, "\"gpupool\" needs a command"},
+      {{"--"}, 2, "\"gpupool\" needs a command"},
+      {{"--gpus=2"}, 2, "unknown flag --gpus=2 before the command"},
   };
   for (const auto& row : rows) {
     std::string joined;
