@@ -14,7 +14,6 @@
 #include <boost/json.hpp>
 
 #include <atomic>
-#include <cctype>
 #include <csignal>
 #include <iostream>
 #include <ostream>
@@ -146,15 +145,7 @@ int run_submit(const std::string& kind, const ParsedArgs& a, Io& io) {
     // not contacted; an MPIJob's version is --mpi-api's (v1 when it is not given).
     r.submission = conn.cluster().render(workload, /*use_server_mpi_api=*/false);
     r.name = workload.name;
-    for (const auto& object : r.submission.objects) {
-      // Named as submit names what it created: kind.group/name, e.g. mpijob.kubeflow.org/mpi-dist.
-      std::string kind(object.at("kind").as_string());
-      for (char& ch : kind) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      std::string_view api_version = object.at("apiVersion").as_string();
-      auto slash = api_version.find('/');
-      std::string group = slash == std::string_view::npos ? "" : "." + std::string(api_version.substr(0, slash));
-      r.created.push_back(fmt::format("{}{}/{}", kind, group, object.at("metadata").at("name").as_string().c_str()));
-    }
+    for (const auto& object : r.submission.objects) r.created.push_back(kubectl_name(object));
   } else {
     r = conn.cluster().submit(workload, dry_run);
   }

@@ -45,6 +45,12 @@ struct Submission {
 /// satisfy (e.g. ssd=true on a profile without local SSDs).
 Submission render(const Workload& workload, const Profile& profile);
 
+/// How kubectl names an object in its output: the kind in lower case, ".group" unless it is the
+/// core group, then "/name" — "mpijob.kubeflow.org/mpi-dist", "service/mpi-dist-tensorboard".
+std::string kubectl_name(std::string_view kind, std::string_view group, std::string_view name);
+/// The same for an object, its group taken from apiVersion.
+std::string kubectl_name(const boost::json::object& object);
+
 /// A standalone PersistentVolumeClaim (`gpupool pvc create`): the profile's storage class aliases
 /// apply; labelled app.kubernetes.io/managed-by=gpupool. Empty ns: the profile's default namespace.
 boost::json::object render_pvc(const PvcRequest& pvc, const Profile& profile, std::string_view ns);

@@ -30,8 +30,7 @@ struct Placed {
   ResourceRef ref;
   std::string ns, name;
   std::string text() const {
-    return fmt::format("{}{}/{} in namespace \"{}\"", detail::lower(ref.kind), ref.group.empty() ? "" : "." + ref.group, name,
-                       ns);
+    return fmt::format("{} in namespace \"{}\"", kubectl_name(ref.kind, ref.group, name), ns);
   }
 };
 
@@ -318,8 +317,7 @@ SubmitResult Cluster::submit(const Workload& workload, bool dry_run) {
       in_flight.reset();
       std::string name = str_at(stored, {"metadata", "name"});
       if (!dry_run) created.push_back({ref, ns, name});
-      result.created.push_back(fmt::format("{}{}/{}", detail::lower(ref.kind),
-                                           ref.group.empty() ? "" : "." + ref.group, name));
+      result.created.push_back(kubectl_name(ref.kind, ref.group, name));
     }
   } catch (...) {
     // Leave nothing half done: remove what this submission stored. The error raised is the

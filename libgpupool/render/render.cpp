@@ -608,6 +608,23 @@ json::object render_pvc(const PvcRequest& pvc, const Profile& profile, std::stri
   return pvc_object(profile, pvc, std::move(m));
 }
 
+std::string kubectl_name(std::string_view kind, std::string_view group, std::string_view name) {
+  return fmt::format("{}{}{}/{}", lower(kind), group.empty() ? "" : ".", group, name);
+}
+
+std::string kubectl_name(const json::object& object) {
+  auto text = [&](std::string_view key) -> std::string_view {
+    const auto* v = object.if_contains(key);
+    return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
+  };
+  std::string_view api_version = text("apiVersion");
+  const auto slash = api_version.find('/');
+  const auto* meta = object.if_contains("metadata");
+  const auto* name = meta && meta->is_object() ? meta->get_object().if_contains("name") : nullptr;
+  return kubectl_name(text("kind"), slash == std::string_view::npos ? "" : api_version.substr(0, slash),
+                      name && name->is_string() ? std::string_view(name->get_string()) : "");
+}
+
 Submission render(const Workload& w, const Profile& p) {
   validate(w);
   if (w.kind != WorkloadKind::Job && w.kind != WorkloadKind::MPIJob && w.kind != WorkloadKind::TFJob &&

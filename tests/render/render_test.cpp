@@ -327,3 +327,13 @@ TEST_CASE("staging: stage-in init container on computing pods, the command wrapp
   for (const auto& a : staged_command(*w.staging, {"python", "train.py"})) expected.emplace_back(a);
   CHECK(container_of(spec).at("command") == expected);
 }
+
+TEST_CASE("kubectl_name: kind.group/name as kubectl prints it, core group without a suffix") {
+  CHECK(kubectl_name("MPIJob", "kubeflow.org", "mpi-dist") == "mpijob.kubeflow.org/mpi-dist");
+  CHECK(kubectl_name("Service", "", "tb") == "service/tb");
+  CHECK(kubectl_name(boost::json::object{{"apiVersion", "apps/v1"}, {"kind", "Deployment"},
+                                         {"metadata", boost::json::object{{"name", "x"}}}}) == "deployment.apps/x");
+  CHECK(kubectl_name(boost::json::object{{"apiVersion", "v1"}, {"kind", "PersistentVolumeClaim"},
+                                         {"metadata", boost::json::object{{"name", "data"}}}}) ==
+        "persistentvolumeclaim/data");
+}
