@@ -14,6 +14,7 @@
 #include "embedded/protobuf.hpp"
 #include "embedded/scheduler.hpp"
 #include "embedded/table.hpp"
+#include "embedded/validation.hpp"
 #include "gpupool/manifest.hpp"
 
 namespace gpupool::embedded {
@@ -650,7 +651,10 @@ Response Api::dispatch(const Request& r) const {
     if (tg.subresource == "scale") {
       std::int64_t replicas = 0;
       if (const auto* s = body.if_contains("spec"); s && s->is_object())
-        if (const auto* rep = s->as_object().if_contains("replicas"); rep && rep->is_int64()) replicas = rep->as_int64();
+        if (const auto* rep = s->as_object().if_contains("replicas"); rep && rep->is_int64()) {
+          validate_scale(tg.name, *rep);
+          replicas = rep->as_int64();
+        }
       const auto want_rv = meta(body, "resourceVersion");
       auto obj = store_.get(t, tg.ns, tg.name);
       if (!want_rv.empty() && want_rv != meta(obj, "resourceVersion")) throw StatusError::conflict(t, tg.name);
@@ -711,7 +715,10 @@ Response Api::dispatch(const Request& r) const {
       if (tg.subresource == "scale") {
         std::int64_t replicas = 0;
         if (const auto* s = out.if_contains("spec"); s && s->is_object())
-          if (const auto* rep = s->as_object().if_contains("replicas"); rep && rep->is_int64()) replicas = rep->as_int64();
+          if (const auto* rep = s->as_object().if_contains("replicas"); rep && rep->is_int64()) {
+            validate_scale(tg.name, *rep);
+            replicas = rep->as_int64();
+          }
         cur["spec"].as_object()["replicas"] = replicas;
         out = std::move(cur);
       }

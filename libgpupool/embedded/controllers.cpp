@@ -75,9 +75,21 @@ std::uint32_t fnv32a(std::string_view s) {
   return h;
 }
 
-std::int64_t replicas_of(const json::object& o, std::int64_t fallback = 1) {
-  return int_of(object_at(o, {"spec"}), "replicas", fallback);
+// A count from an object's spec, never negative: validation refuses negative counts, but an
+// object that slipped past it (an old snapshot, a CRD) must not make a controller index before
+// the start of its pod list.
+std::int64_t count_of(const json::object* spec, std::string_view key, std::int64_t fallback) {
+  return std::max<std::int64_t>(0, int_of(spec, key, fallback));
 }
+
+std::int64_t replicas_of(const json::object& o, std::int64_t fallback = 1) {
+  return count_of(object_at(o, {"spec"}), "replicas", fallback);
+}
+
+// pkg/controller/replicaset: burstReplicas (500), and pkg/controller/job MaxPodCreateDeletePerSync
+// (500): at most that many pods are created or deleted per sync; a huge count converges over
+// several syncs instead of allocating millions of pods at once.
+constexpr std::int64_t kBurstReplicas = 500;
 
 }  // namespace
 
@@ -202,7 +214,7 @@ Plan plan_replicaset(const json::object& rs, const Children& pods, Clock::time_p
   const std::int64_t have = static_cast<std::int64_t>(active.size());
   const json::object empty;
   const json::object* tmpl = object_at(rs, {"spec", "template"});
-  for (std::int64_t i = have; i < want; ++i)
+  for (std::int64_t i = have; i < want && i - have < kBurstReplicas; ++i)
     plan.create.push_back({"", "pods", pod_from_template(tmpl ? *tmpl : empty, rs, "", name_of(rs) + "-", {})});
   if (have > want) {
     // pkg/controller/replicaset getPodsToDelete: unscheduled before scheduled, pending before
@@ -216,7 +228,7 @@ Plan plan_replicaset(const json::object& rs, const Children& pods, Clock::time_p
       return string_of(object_at(*a, {"metadata"}), "creationTimestamp") >
              string_of(object_at(*b, {"metadata"}), "creationTimestamp");
     });
-    for (std::int64_t i = 0; i < have - want; ++i) plan.remove.push_back({"", "pods", name_of(*active[static_cast<std::size_t>(i)])});
+    for (std::int64_t i = 0; i < std::min(have - want, kBurstReplicas); ++i) plan.remove.push_back({"", "pods", name_of(*active[static_cast<std::size_t>(i)])});
   }
   std::int64_t ready = 0;
   for (const auto* p : active) ready += pod_ready(*p) ? 1 : 0;
@@ -236,8 +248,8 @@ Plan plan_replicaset(const json::object& rs, const Children& pods, Clock::time_p
 Plan plan_job(const json::object& job, const Children& pods, Clock::time_point now) {
   Plan plan;
   const json::object* spec = object_at(job, {"spec"});
-  const std::int64_t parallelism = int_of(spec, "parallelism", 1);
-  const std::int64_t completions = int_of(spec, "completions", 1);
+  const std::int64_t parallelism = count_of(spec, "parallelism", 1);
+  const std::int64_t completions = count_of(spec, "completions", 1);
   const std::int64_t backoff_limit = int_of(spec, "backoffLimit", 6);
   std::int64_t active = 0, succeeded = 0, failed = 0, ready = 0;
   for (const auto& p_ptr : pods) {
@@ -282,7 +294,7 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
       const std::string uid = uid_of(job);
       const json::object empty;
       const json::object* tmpl = object_at(job, {"spec", "template"});
-      for (std::int64_t i = active; i < want_active; ++i) {
+      for (std::int64_t i = active; i < want_active && i - active < kBurstReplicas; ++i) {
         json::object pod = pod_from_template(tmpl ? *tmpl : empty, job, "", name_of(job) + "-",
                                              {{"batch.kubernetes.io/controller-uid", uid},
                                               {"batch.kubernetes.io/job-name", name_of(job)},
@@ -290,7 +302,7 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
                                               {"job-name", name_of(job)}});
         plan.create.push_back({"", "pods", std::move(pod)});
       }
-      active = std::max(active, want_active);
+      active = std::max(active, std::min(want_active, active + kBurstReplicas));
     }
   }
   auto set_count = [&](const char* k, std::int64_t v) {
@@ -397,14 +409,14 @@ Plan plan_kubeflow_job(const json::object& job, const Children& children, Clock:
   // World size for PyTorch's env (sum of replicas).
   std::int64_t world = 0;
   // A replica spec holds `replicas` itself (not under spec, as a Deployment does).
-  for (const auto& t : types) world += int_of(object_at(*specs, {t}), "replicas", 1);
+  for (const auto& t : types) world += count_of(object_at(*specs, {t}), "replicas", 1);
 
   json::object replica_statuses;
   std::map<std::string, std::int64_t> active, succeeded, failed;
   std::vector<std::string> members;  // pod names (for cleanPodPolicy)
   for (const auto& rtype : types) {
     const json::object& rspec = *object_at(*specs, {rtype});
-    const std::int64_t n = int_of(&rspec, "replicas", 1);
+    const std::int64_t n = count_of(&rspec, "replicas", 1);
     const std::string rt = lower(rtype);
     const json::object empty;
     const json::object* tmpl = object_at(rspec, {"template"});
@@ -554,7 +566,7 @@ Plan plan_kubeflow_job(const json::object& job, const Children& children, Clock:
 
   if (!finished) {
     auto total = [&](const std::string& t) {
-      return specs && specs->contains(t) ? int_of(object_at(*specs, {t}), "replicas", 1) : 0;
+      return specs && specs->contains(t) ? count_of(object_at(*specs, {t}), "replicas", 1) : 0;
     };
     // Who decides success: the launcher (MPI), the master (PyTorch), the chief/master or worker 0
     // (TF's default success policy) — and any permanently failed replica fails the job.

@@ -2,6 +2,8 @@
 // the simulated kubelet (private to the embedded layer).
 #pragma once
 
+#include <limits>
+
 #include <boost/json.hpp>
 #include <chrono>
 #include <cstdint>
@@ -52,7 +54,14 @@ inline std::int64_t int_of(const json::object* o, std::string_view key, std::int
   if (!v) return fallback;
   if (v->is_int64()) return v->as_int64();
   if (v->is_uint64()) return static_cast<std::int64_t>(v->as_uint64());
-  if (v->is_double()) return static_cast<std::int64_t>(v->as_double());
+  if (v->is_double()) {
+    // Out of range (or NaN) would be undefined behaviour to convert: saturate instead.
+    const double d = v->as_double();
+    if (!(d == d)) return fallback;
+    if (d >= 9.2e18) return std::numeric_limits<std::int64_t>::max();
+    if (d <= -9.2e18) return std::numeric_limits<std::int64_t>::min();
+    return static_cast<std::int64_t>(d);
+  }
   return fallback;
 }
 

@@ -69,7 +69,8 @@ StatusError StatusError::conflict(const ResourceType& t, std::string_view name, 
 }
 StatusError StatusError::invalid(const ResourceType& t, std::string_view name, std::vector<StatusCause> causes) {
   // NewInvalid: `<Kind> "<name>" is invalid: <field>: <message>` (several joined as a list).
-  std::string msg = fmt::format("{} \"{}\" is invalid: ", t.kind, name);
+  // The qualified kind: `Deployment.apps`, `Pod` (core group).
+  std::string msg = fmt::format("{}{}{} \"{}\" is invalid: ", t.kind, t.group.empty() ? "" : ".", t.group, name);
   if (causes.size() == 1) {
     msg += causes[0].field + ": " + causes[0].message;
   } else {

@@ -146,6 +146,21 @@ void default_pod_spec(json::object& spec) {
   }
 }
 
+// An integer field that must not be negative (apimachinery validation.ValidateNonnegativeField):
+// `Invalid value: -1: must be greater than or equal to 0`, the value unquoted as Go prints an int.
+void non_negative(const json::object* o, std::string_view key, const std::string& field, Causes& causes) {
+  if (!o) return;
+  const json::value* v = o->if_contains(key);
+  if (v && v->is_int64() && v->as_int64() < 0)
+    causes.push_back({"FieldValueInvalid",
+                      fmt::format("Invalid value: {}: must be greater than or equal to 0", v->as_int64()), field});
+}
+
+const json::object* spec_of(const json::object& obj) {
+  const json::value* s = obj.if_contains("spec");
+  return s && s->is_object() ? &s->as_object() : nullptr;
+}
+
 void cause_from(const ValidationError& e, Causes& causes, const std::string& prefix = "") {
   causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: \"{}\": {}", e.value(), e.rule()), prefix + e.field()});
 }
@@ -250,6 +265,20 @@ void validate_pod_spec(const json::object& spec, const std::string& prefix, Caus
 
 }  // namespace
 
+void validate_scale(std::string_view name, const json::value& replicas) {
+  // pkg/apis/autoscaling/validation/validation.go ValidateScale.
+  Causes causes;
+  const json::object holder{{"replicas", replicas}};
+  non_negative(&holder, "replicas", "spec.replicas", causes);
+  if (causes.empty()) return;
+  ResourceType scale;
+  scale.group = "autoscaling";
+  scale.version = "v1";
+  scale.kind = "Scale";
+  scale.resource = "scale";
+  throw StatusError::invalid(scale, name, std::move(causes));
+}
+
 void builtin_admission(AdmissionRequest& r) {
   if (!r.object || !r.type) return;
   json::object& obj = *r.object;
@@ -328,6 +357,15 @@ void builtin_admission(AdmissionRequest& r) {
       else causes.push_back({"FieldValueRequired", "Required value", "spec.containers"});
     } else if ((t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets")) ||
                (t.group == "batch" && t.resource == "jobs")) {
+      // pkg/apis/apps/validation/validation.go ValidateDeploymentSpec / ValidateReplicaSetSpec and
+      // pkg/apis/batch/validation/validation.go validateJobSpec: counts are never negative.
+      if (t.group == "apps") {
+        non_negative(spec_of(obj), "replicas", "spec.replicas", causes);
+      } else {
+        non_negative(spec_of(obj), "parallelism", "spec.parallelism", causes);
+        non_negative(spec_of(obj), "completions", "spec.completions", causes);
+        non_negative(spec_of(obj), "backoffLimit", "spec.backoffLimit", causes);
+      }
       if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())
         if (const auto* tpl = spec->as_object().if_contains("template"); tpl && tpl->is_object())
           if (const auto* ps = tpl->as_object().if_contains("spec"); ps && ps->is_object())

@@ -16,4 +16,8 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version);
 /// Throws StatusError 422 Invalid with causes.
 void builtin_admission(AdmissionRequest& r);
 
+/// ValidateScale: the replicas of an autoscaling/v1 Scale written to a scale subresource. Throws
+/// StatusError 422 (`Scale.autoscaling "<name>" is invalid: spec.replicas: ...`).
+void validate_scale(std::string_view name, const boost::json::value& replicas);
+
 }  // namespace gpupool::embedded
