@@ -44,4 +44,11 @@ std::vector<std::string> label_value_errors(std::string_view value);
 bool is_label_value(std::string_view value) noexcept;
 void validate_label_value(std::string_view value, std::string_view field);
 
+/// Environment variable name (container env[].name), as v1.32 checks it with the
+/// RelaxedEnvironmentVariableValidation gate on (the default since v1.32): non-empty and only
+/// printable ASCII other than '=' — `1X` and `A B` are valid, `é` and `A=B` are not.
+std::vector<std::string> env_var_name_errors(std::string_view value);
+bool is_env_var_name(std::string_view value) noexcept;
+void validate_env_var_name(std::string_view value, std::string_view field);
+
 }  // namespace gpupool

@@ -14,6 +14,7 @@
 #include "embedded/protobuf.hpp"
 #include "embedded/scheduler.hpp"
 #include "embedded/table.hpp"
+#include "embedded/typecheck.hpp"
 #include "embedded/validation.hpp"
 #include "gpupool/manifest.hpp"
 
@@ -68,6 +69,18 @@ json::value parse_body(const std::string& body, bool yaml = false) {
     throw StatusError::bad_request(
         fmt::format("the object provided is unrecognized (must be of type JSON): {}", ec.message()));
   return v;
+}
+
+// staging/src/k8s.io/apiserver/pkg/server/config.go: MaxRequestBodyBytes = 3 MiB.
+constexpr std::size_t kMaxRequestBodyBytes = 3 * 1024 * 1024;
+// etcd's --max-request-bytes default (1.5 MiB): a larger object is refused by etcd, and
+// kube-apiserver passes etcd's error on as a 500 with no reason. The embedded server compares the
+// object's JSON length (etcd sees the protobuf encoding, a little shorter).
+constexpr std::size_t kEtcdMaxRequestBytes = 1536 * 1024;
+
+void check_stored_size(const json::object& obj) {
+  if (json::serialize(obj).size() > kEtcdMaxRequestBytes)
+    throw StatusError(500, "", "etcdserver: request is too large");
 }
 
 json::object parse_object(const Request& r) {
@@ -621,6 +634,10 @@ Response Api::dispatch(const Request& r) const {
   }
 
   // ---- writes ----
+  // apiserver's MaxRequestBodyBytes (3 MiB): a longer write body is refused before it is decoded.
+  if (r.body.size() > kMaxRequestBodyBytes)
+    throw StatusError(413, "RequestEntityTooLarge",
+                      fmt::format("Request entity too large: limit is {}", kMaxRequestBodyBytes));
   const WriteOptions wo = write_options(r);
   if (verb == "create") {
     if (tg.subresource == "binding") {
@@ -641,6 +658,8 @@ Response Api::dispatch(const Request& r) const {
       throw StatusError::bad_request(
           fmt::format("the kind in the data ({}) does not match the expected kind ({})", kind, t.kind));
     if (event_view) validate_v1_event_create(served, body);
+    check_body_types(t, body);
+    if (r.body.size() > kEtcdMaxRequestBytes / 2) check_stored_size(body);
     body = as_stored(std::move(body));
     track_update(nullptr, body, t, update_manager(wo.field_manager, r.user_agent), to_rfc3339(now));
     auto created = store_.create(t, tg.ns, std::move(body), wo);
@@ -665,6 +684,8 @@ Response Api::dispatch(const Request& r) const {
     if (body_name != tg.name)
       throw StatusError::bad_request(
           fmt::format("the name of the object ({}) does not match the name on the URL ({})", body_name, tg.name));
+    check_body_types(t, body);
+    if (r.body.size() > kEtcdMaxRequestBytes / 2) check_stored_size(body);
     body = as_stored(std::move(body));
     if (tg.subresource.empty())
       if (auto old = store_.find(t, tg.ns, tg.name))
@@ -702,16 +723,26 @@ Response Api::dispatch(const Request& r) const {
       json::value next;
       if (ct == "application/json-patch+json") {
         if (!patch.is_array()) throw StatusError::bad_request("a JSON patch must be an array of operations");
-        next = json_patch(base, patch.as_array());
+        try {
+          next = json_patch(base, patch.as_array());
+        } catch (const StatusError&) {
+          // apiserver handlers/patch.go applyJSPatch: a patch that does not apply (a missing path,
+          // a failed test, an unknown op) is NewGenericServerResponse(422), its text not shown.
+          throw StatusError(422, "Invalid", "the server rejected our request due to an error in our request");
+        }
       } else if (ct == "application/merge-patch+json") {
         next = merge_patch(base, patch);
       } else if (apply) {
         next = server_side_apply(&cur, as_stored(patch.as_object()), t, manager, force, to_rfc3339(now));
       } else {
+        if (tg.subresource != "scale" && patch.is_object()) check_patched_types(t, patch.as_object(), true);
         next = strategic_merge_patch(base, patch, tg.subresource == "scale" ? "Scale" : t.kind);
       }
       if (!next.is_object()) throw StatusError::bad_request("the patch did not produce an object");
+      if (!apply && tg.subresource != "scale" && ct != "application/strategic-merge-patch+json")
+        check_patched_types(t, next.as_object(), false);
       json::object out = as_stored(std::move(next.as_object()));
+      if (r.body.size() > 4096) check_stored_size(out);
       if (tg.subresource == "scale") {
         std::int64_t replicas = 0;
         if (const auto* s = out.if_contains("spec"); s && s->is_object())

@@ -30,7 +30,7 @@ json::object StatusError::to_status() const {
   s["metadata"] = json::object{};
   s["status"] = "Failure";
   s["message"] = status_message();
-  s["reason"] = reason();
+  if (!reason().empty()) s["reason"] = reason();  // etcd's errors passed on carry none
   json::object details;
   if (!name_.empty()) details["name"] = name_;
   if (!group_.empty()) details["group"] = group_;
@@ -47,7 +47,8 @@ json::object StatusError::to_status() const {
     details["causes"] = std::move(cs);
   }
   if (retry_after_seconds()) details["retryAfterSeconds"] = *retry_after_seconds();
-  if (!details.empty()) s["details"] = std::move(details);
+  // NewGenericServerResponse for 422 (a JSON patch that does not apply) sends `"details": {}`.
+  if (!details.empty() || code() == 422) s["details"] = std::move(details);
   s["code"] = code();
   return s;
 }

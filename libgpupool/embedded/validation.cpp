@@ -198,6 +198,17 @@ void validate_pod_spec(const json::object& spec, const std::string& prefix, Caus
     if (!name.empty() && !names.insert(name).second)
       causes.push_back({"FieldValueDuplicate", fmt::format("Duplicate value: \"{}\"", name), cf + ".name"});
     if (str(c, "image").empty()) causes.push_back({"FieldValueRequired", "Required value", cf + ".image"});
+    // ValidateEnv: names by the model's rule (gpupool::env_var_name_errors, v1.32's relaxed one).
+    if (const auto* env = c.if_contains("env"); env && env->is_array()) {
+      const auto& earr = env->as_array();
+      for (std::size_t j = 0; j < earr.size(); ++j) {
+        if (!earr[j].is_object()) continue;
+        const std::string f = fmt::format("{}.env[{}].name", cf, j);
+        const std::string ename = str(earr[j].as_object(), "name");
+        if (ename.empty()) causes.push_back({"FieldValueRequired", "Required value", f});
+        else add_errors(causes, env_var_name_errors(ename), f, ename);
+      }
+    }
     // Resources: quantities, non-negative, requests <= limits (ValidateResourceRequirements).
     std::map<std::string, Quantity> limits;
     if (const auto* res = c.if_contains("resources"); res && res->is_object()) {
@@ -370,6 +381,11 @@ void builtin_admission(AdmissionRequest& r) {
         if (const auto* tpl = spec->as_object().if_contains("template"); tpl && tpl->is_object())
           if (const auto* ps = tpl->as_object().if_contains("spec"); ps && ps->is_object())
             validate_pod_spec(ps->as_object(), "spec.template.spec.", causes);
+    } else if (core && t.resource == "persistentvolumeclaims") {
+      // ValidatePersistentVolumeClaimSpec: storageClassName is a DNS-1123 subdomain (ValidateClassName).
+      if (const auto* spec = spec_of(obj))
+        if (const auto cls = str(*spec, "storageClassName"); !cls.empty())
+          add_errors(causes, dns1123_subdomain_errors(cls), "spec.storageClassName", cls);
     } else if (core && t.resource == "nodes") {
       // validateNodeTaints through the model's rules.
       if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())

@@ -204,4 +204,25 @@ void validate_label_value(std::string_view value, std::string_view field) {
   if (!is_label_value(value)) throw_if(label_value_errors(value), value, field);
 }
 
+// staging/src/k8s.io/apimachinery/pkg/util/validation/validation.go: IsRelaxedEnvVarName
+// (pkg/apis/core/validation ValidateEnv uses it when AllowRelaxedEnvironmentVariableValidation).
+bool is_env_var_name(std::string_view value) noexcept {
+  if (value.empty()) return false;
+  for (unsigned char c : value)
+    if (c < 0x20 || c > 0x7e || c == '=') return false;  // Go ranges over runes: any byte >= 0x80 is non-ASCII
+  return true;
+}
+
+std::vector<std::string> env_var_name_errors(std::string_view value) {
+  std::vector<std::string> errs;
+  if (value.empty()) errs.push_back("environment variable name must be non-empty");
+  else if (!is_env_var_name(value))
+    errs.push_back("a valid environment variable name must consist only of printable ASCII characters other than '='");
+  return errs;
+}
+
+void validate_env_var_name(std::string_view value, std::string_view field) {
+  if (!is_env_var_name(value)) throw_if(env_var_name_errors(value), value, field);
+}
+
 }  // namespace gpupool

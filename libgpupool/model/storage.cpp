@@ -77,6 +77,10 @@ HostPathType parse_host_path_type(std::string_view text, std::string_view field)
 
 void validate(const PvcRequest& pvc, std::string_view field) {
   validate_dns1123_subdomain(pvc.name, fmt::format("{}.metadata.name", field));
+  // ValidatePersistentVolumeClaimSpec: a class name is a DNS-1123 subdomain (ValidateClassName);
+  // an alias of the site profile is one too.
+  if (!pvc.storage_class.empty())
+    validate_dns1123_subdomain(pvc.storage_class, fmt::format("{}.spec.storageClassName", field));
   if (pvc.access_modes.empty())
     fail(fmt::format("{}.spec.accessModes", field), "", "at least 1 access mode is required");
   std::set<AccessMode> seen(pvc.access_modes.begin(), pvc.access_modes.end());

@@ -171,13 +171,6 @@ void validate_restart(const Workload& w) {
 }
 
 // IsEnvVarName: [-._a-zA-Z][-._a-zA-Z0-9]*
-bool is_env_var_name(std::string_view s) {
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s.front()))) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '.' || c == '_';
-  });
-}
-
 void validate_labels(const std::map<std::string, std::string>& labels, std::string_view field, bool values) {
   for (const auto& [k, v] : labels) {
     validate_qualified_name(k, fmt::format("{}[{}]", field, k));
@@ -245,15 +238,9 @@ void validate(const Workload& w) {
   (void)ImageRef::parse(w.image, "image");  // shorthand is a valid reference too; the profile expands it
   if (!w.command.empty() && !w.shell.empty())
     fail("shell", w.shell, "give either command (an argv list) or shell (a string run by sh -c), not both");
-  if (!w.working_dir.empty() && w.working_dir.front() != '/')
-    fail("workingDir", w.working_dir, "must be an absolute path (start with '/')");
-  for (std::size_t i = 0; i < w.env.size(); ++i) {
-    const EnvVar& e = w.env[i];
-    if (!is_env_var_name(e.name))
-      fail(fmt::format("env[{}].name", i), e.name,
-           "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', and "
-           "must not start with a digit");
-  }
+  // workingDir: v1.32 has no rule for it (a relative directory is accepted, resolved by the
+  // container runtime against the image's working directory).
+  for (std::size_t i = 0; i < w.env.size(); ++i) validate_env_var_name(w.env[i].name, fmt::format("env[{}].name", i));
   validate(w.resources, "resources");
   for (std::size_t i = 0; i < w.tolerations.size(); ++i) validate(w.tolerations[i], fmt::format("tolerations[{}]", i));
   validate_labels(w.node_selector, "nodeSelector", true);

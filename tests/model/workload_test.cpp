@@ -109,6 +109,19 @@ TEST_CASE("a TensorBoard Service name must fit too") {
   CHECK(error_of(w).find("TensorBoard Service") != std::string::npos);
 }
 
+TEST_CASE("what v1.32 accepts, the client accepts: relaxed env names, a relative workingDir") {
+  // Checked on kube-apiserver v1.32.13: env names `1X` and `A B` and workingDir `rel/dir` are stored.
+  for (const char* name : {"1X", "A B", "my.env-name", "_", "~!@#"}) {
+    CAPTURE(name);
+    Workload w = base(WorkloadKind::Job);
+    w.env = {{name, "x", ""}};
+    CHECK(error_of(w).empty());
+  }
+  Workload w = base(WorkloadKind::Job);
+  w.working_dir = "rel/dir";
+  CHECK(error_of(w).empty());
+}
+
 TEST_CASE("every other kind of bad spec is an error naming its field") {
   using Mutate = std::function<void(Workload&)>;
   struct Row {
@@ -121,8 +134,12 @@ TEST_CASE("every other kind of bad spec is an error naming its field") {
       {WorkloadKind::Job, [](Workload& w) { w.image = "Ubuntu:20.04"; }, "image", "lowercase"},
       {WorkloadKind::Job, [](Workload& w) { w.namespace_ = "Zhang.San"; }, "metadata.namespace", "DNS-1123 label"},
       {WorkloadKind::Job, [](Workload& w) { w.command = {"a"}; w.shell = "b"; }, "shell", "not both"},
-      {WorkloadKind::Job, [](Workload& w) { w.working_dir = "work"; }, "workingDir", "absolute"},
-      {WorkloadKind::Job, [](Workload& w) { w.env = {{"1BAD", "x", ""}}; }, "env[0].name", "environment variable name"},
+      {WorkloadKind::Job, [](Workload& w) { w.env = {{"\xc3\xa9", "x", ""}}; }, "env[0].name",
+       "printable ASCII characters other than '='"},
+      {WorkloadKind::Job, [](Workload& w) { w.env = {{"A=B", "x", ""}}; }, "env[0].name", "other than '='"},
+      {WorkloadKind::Job,
+       [](Workload& w) { w.pvcs = {PvcRequest{"v", "Bad_Class", Quantity::parse("1Gi"), {AccessMode::ReadWriteOnce}}}; },
+       "pvcs[0].spec.storageClassName", "RFC 1123 subdomain"},
       {WorkloadKind::Job, [](Workload& w) { w.resources.gpus = -1; }, "resources.gpus", "greater than or equal to 0"},
       {WorkloadKind::Job, [](Workload& w) { w.replicas.workers = 0; }, "replicas.workers", "greater than or equal to 1"},
       {WorkloadKind::Pod, [](Workload& w) { w.replicas.workers = 2; }, "replicas.workers", "must be 1"},

@@ -1,0 +1,39 @@
+// embedded/typecheck.hpp — the JSON types of the fields of the built-in kinds, checked as the API
+// server's Go decoder checks them (encoding/json UnmarshalTypeError): a string where an int32 is
+// expected is refused, not stored.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <boost/json.hpp>
+
+#include "embedded/store.hpp"
+
+namespace gpupool::embedded {
+
+/// The first field of `obj` (in document order) whose JSON type does not fit the Go type of that
+/// field of `t`'s kind, as encoding/json words it: `json: cannot unmarshal string into Go struct
+/// field DeploymentSpec.spec.replicas of type int32`. nullopt when every known field fits (or the
+/// kind has no table: custom resources).
+std::optional<std::string> type_error(const ResourceType& t, const boost::json::object& obj);
+
+/// The strategic merge patch's variant: the Go type of the first field whose value in `patch`
+/// does not fit (`int32`), which kube-apiserver reports as `unrecognized type: int32`.
+std::optional<std::string> patch_type_error(const ResourceType& t, const boost::json::object& patch);
+
+/// Throws the Status kube-apiserver sends for a body whose field types do not fit:
+/// 400 `<Kind> in version "<v>" cannot be handled as a <Kind>: json: cannot unmarshal ...`.
+void check_body_types(const ResourceType& t, const boost::json::object& body);
+
+/// Throws the Status of a patch whose result does not decode (422, field "patch"): `patched` is
+/// the object after a JSON or merge patch; `strategic` is the strategic merge patch itself (then
+/// the value is printed as Go prints a map, and the error is `unrecognized type: <type>`).
+void check_patched_types(const ResourceType& t, const boost::json::object& patched, bool strategic);
+
+/// Go's %v of a decoded JSON value (map[k:v ...], [a b], strings unquoted).
+std::string go_print(const boost::json::value& v);
+/// Go's strconv.Quote (field.Invalid prints string values with %q).
+std::string go_quote(std::string_view s);
+
+}  // namespace gpupool::embedded
