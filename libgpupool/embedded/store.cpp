@@ -229,6 +229,15 @@ struct Store::Impl {
   std::uint64_t rv = 1;
   std::uint64_t compacted = 0;                            // the newest event dropped from history
   std::deque<WatchEvent> history;
+  // The watch cache's window per resource type (apiserver/pkg/storage/cacher/watch_cache.go):
+  // 100 events at least, doubled while its oldest event is fresher than 75 s, halved when a
+  // quarter of it is older; a watch from before the window is 410 Expired.
+  struct WatchWindow {
+    std::size_t capacity = 100;                                         // defaultLowerBoundCapacity
+    std::deque<std::pair<std::uint64_t, Clock::time_point>> events;  // resourceVersion, record time
+    bool removed = false;  // removedEventSinceRelist
+  };
+  std::unordered_map<const ResourceType*, WatchWindow> windows;
   std::map<SubscriptionId, std::function<void(const WatchEvent&)>> subscribers;
   SubscriptionId next_sub = 1;
   std::vector<std::shared_ptr<WatchQueue>> queues;
@@ -396,6 +405,9 @@ void Store::restore(const json::object& snapshot) {
         impl_->index_owners(t, *stored, true);
         commit_event(EventType::Added, t, stored, nullptr);
       }
+      // What happened before the snapshot's revision is unknown: watches from older versions
+      // are 410 Expired (not a replay of the restored objects as ADDED events).
+      impl_->compacted = std::max<std::uint64_t>(impl_->compacted, impl_->rv);
     }
     dispatch();
   }
@@ -416,6 +428,31 @@ void Store::commit_event(EventType type, const ResourceType& t, std::shared_ptr<
   // Called with the lock held, after the data change: history, HTTP watch queues, subscribers.
   WatchEvent ev{type, &t, std::move(obj), std::move(old), impl_->rv};
   impl_->history.push_back(ev);
+  {
+    constexpr std::size_t kLower = 100, kUpper = 100 * 1024;
+    constexpr auto kFresh = std::chrono::seconds(75);  // eventFreshDuration
+    auto& w = impl_->windows[&t];
+    const auto now = clock_.now();
+    auto shrink_to = [&](std::size_t cap) {
+      while (w.events.size() > cap) {
+        w.events.pop_front();
+        w.removed = true;
+      }
+      w.capacity = cap;
+    };
+    // resizeCacheLocked
+    if (w.events.size() >= w.capacity && now - w.events.front().second < kFresh) {
+      w.capacity = std::min(w.capacity * 2, kUpper);
+    } else if (w.events.size() >= w.capacity && w.capacity > kLower &&
+               now - w.events[w.events.size() - w.capacity / 4].second > kFresh) {
+      shrink_to(std::max(w.capacity / 2, kLower));
+    }
+    if (w.events.size() >= w.capacity) {  // full: the oldest event leaves
+      w.events.pop_front();
+      w.removed = true;
+    }
+    w.events.emplace_back(impl_->rv, now);
+  }
   while (impl_->history.size() > impl_->options.history) {
     impl_->compacted = impl_->history.front().resource_version;
     impl_->history.pop_front();
@@ -921,6 +958,13 @@ std::shared_ptr<WatchQueue> Store::open_watch(const ResourceType& t, std::string
     // apiserver/pkg/storage/cacher: `too old resource version: %d (%d)` as 410 Expired.
     if (resource_version < impl_->compacted)
       throw StatusError::gone(fmt::format("too old resource version: {} ({})", resource_version, impl_->compacted + 1));
+    // getAllEventsSinceLocked: once the type's window dropped an event, the oldest version it
+    // can deliver from is that of its first event.
+    if (auto w = impl_->windows.find(&t); w != impl_->windows.end() && w->second.removed && !w->second.events.empty()) {
+      const std::uint64_t oldest = w->second.events.front().first;
+      if (resource_version < oldest - 1)
+        throw StatusError::gone(fmt::format("too old resource version: {} ({})", resource_version, oldest - 1));
+    }
     for (const auto& ev : impl_->history) {
       if (ev.resource_version <= resource_version || ev.type_info != &t) continue;
       q->push(ev);

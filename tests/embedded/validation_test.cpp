@@ -24,9 +24,15 @@ struct Fixture {
     const auto qm = path.find('?');
     r.path = path.substr(0, qm);
     if (qm != std::string::npos) {
-      const auto q = path.substr(qm + 1);
-      const auto eq = q.find('=');
-      r.query.emplace(q.substr(0, eq), q.substr(eq + 1));
+      std::string q = path.substr(qm + 1);
+      for (std::size_t i = 0; i <= q.size();) {
+        auto amp = q.find('&', i);
+        if (amp == std::string::npos) amp = q.size();
+        const auto part = q.substr(i, amp - i);
+        const auto eq = part.find('=');
+        r.query.emplace(part.substr(0, eq), eq == std::string::npos ? "" : part.substr(eq + 1));
+        i = amp + 1;
+      }
     }
     r.body = std::move(body);
     r.content_type = std::move(content_type);
@@ -240,4 +246,43 @@ TEST_CASE("a merge or JSON patch that leaves a field of the wrong type is refuse
     CHECK(std::string(cause.at("message").as_string()) == msg.substr(std::string(R"( "" is invalid: patch: )").size()));
   }
   CHECK(f.store.get(f.store.type("apps", "deployments"), "default", "d1").at("spec").at("replicas") == 1);
+}
+
+TEST_CASE("watch from before the watch cache's window: 410 Expired, not a replay") {
+  // kube-apiserver's watch cache keeps at least 100 events per resource type and grows only while
+  // its oldest event is fresher than 75 s; an older resourceVersion is `too old resource version`.
+  Fixture f;
+  const auto& cms = f.store.type("", "configmaps");
+  auto cm = [&](int i) {
+    f.store.create(cms, "default", json::object{{"metadata", json::object{{"name", "c" + std::to_string(i)}}}});
+  };
+  cm(0);
+  const auto first = f.store.revision();
+  for (int i = 1; i < 150; ++i) cm(i);  // fresh events: the window grows to 200, nothing dropped
+  CHECK_NOTHROW(f.store.open_watch(cms, "default", first - 1, {}, {}));
+  for (int i = 150; i < 250; ++i) {
+    f.clock.advance(std::chrono::seconds(2));  // old events, then a full window: the oldest leave
+    cm(i);
+  }
+  try {
+    f.store.open_watch(cms, "default", first, {}, {});
+    FAIL("no 410");
+  } catch (const StatusError& e) {
+    CHECK(e.code() == 410);
+    CHECK(e.reason() == "Expired");
+    CHECK(std::string(e.what()).find("too old resource version: " + std::to_string(first) + " (") != std::string::npos);
+  }
+  // Over HTTP: the watch starts, then sends the Status as an ERROR event (client-go re-lists).
+  const auto r = f.call("GET", "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=" + std::to_string(first));
+  std::string body;
+  std::atomic<bool> stop{false};
+  REQUIRE(r.stream);
+  r.stream([&](std::string_view chunk) { body += chunk; return true; }, stop);
+  CHECK(body.find(R"({"type":"ERROR","object":{"kind":"Status")") == 0);
+  CHECK(body.find(R"("reason":"Expired")") != std::string::npos);
+  CHECK(body.find("ADDED") == std::string::npos);
+  // Another type's window is its own: pods have no dropped events.
+  CHECK_NOTHROW(f.store.open_watch(f.store.type("", "pods"), "default", 1, {}, {}));
+  // A recent version still resumes.
+  CHECK_NOTHROW(f.store.open_watch(cms, "default", f.store.revision() - 5, {}, {}));
 }
