@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-20}; shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(quantity taint image kubeconfig profile manifest topology api_decode)
+[ ${#targets[@]} -eq 0 ] && targets=(quantity taint image kubeconfig profile manifest topology api_decode api)
 build=build/asan
 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 -DGPUPOOL_SANITIZE=ON \
   -DGPUPOOL_BUILD_FUZZ=ON >/dev/null

@@ -706,6 +706,11 @@ void Controllers::drain() {
     if (draining_) return;
     draining_ = true;
   }
+  // One owner syncs at most kMaxSyncsPerSecond times per second of the cluster's clock (at most
+  // 500 pods each, see kBurstReplicas): a write asking for millions of pods returns once 10,000
+  // exist, and the owner goes on at its first event in a later second, instead of the request
+  // creating them all before it answers (the controllers run inside the write).
+  constexpr int kMaxSyncsPerSecond = 20;
   for (int i = 0; i < 100000; ++i) {
     Key k;
     {
@@ -714,6 +719,15 @@ void Controllers::drain() {
       k = queue_.front();
       queue_.pop_front();
       queued_.erase(k);
+    }
+    {
+      const auto second = std::chrono::duration_cast<std::chrono::seconds>(clock_.now().time_since_epoch()).count();
+      std::lock_guard lk(mu_);
+      if (sync_second_ != second) {
+        sync_second_ = second;
+        syncs_.clear();
+      }
+      if (++syncs_[k] > kMaxSyncsPerSecond) continue;
     }
     try {
       reconcile(k);

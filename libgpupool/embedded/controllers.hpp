@@ -114,6 +114,8 @@ class Controllers {
   std::deque<Key> queue_;
   std::set<Key> queued_;
   bool draining_ = false;
+  std::int64_t sync_second_ = 0;  // the clock's second syncs_ counts in
+  std::map<Key, int> syncs_;      // syncs per owner in that second
   // The statuses reconciles wrote whose MODIFIED events are not delivered yet: such an event does
   // not queue the owner again (a reconcile of an owner whose only change is the status it was just
   // given plans nothing; a change to its children or spec comes with its own event).

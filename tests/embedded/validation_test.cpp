@@ -286,3 +286,23 @@ TEST_CASE("watch from before the watch cache's window: 410 Expired, not a replay
   // A recent version still resumes.
   CHECK_NOTHROW(f.store.open_watch(cms, "default", f.store.revision() - 5, {}, {}));
 }
+
+TEST_CASE("a valid but huge replica count does not hold the write for millions of pods") {
+  // 2,000,000,000 is a valid int32: kube-apiserver stores it and its controller creates pods 500
+  // per sync for ever. The embedded controllers run inside the write: one owner syncs at most 20
+  // times per second of the cluster's clock (10,000 pods), and goes on at an event after that.
+  Fixture f;
+  Controllers controllers(f.store, f.clock);
+  auto rs = deployment("ReplicaSet", "2000000000");
+  REQUIRE(f.call("POST", "/apis/apps/v1/namespaces/default/replicasets", rs).status == 201);
+  // (a generated name that collides with another fails that one create: 10,000 or a little under)
+  const auto first = f.store.list(f.store.type("", "pods"), "default").items.size();
+  CHECK(first <= 10000);
+  CHECK(first >= 9900);
+  f.clock.advance(std::chrono::seconds(1));
+  REQUIRE(f.call("PATCH", "/apis/apps/v1/namespaces/default/replicasets/d1", R"({"metadata":{"labels":{"x":"y"}}})",
+                 "application/merge-patch+json").status == 200);
+  const auto more = f.store.list(f.store.type("", "pods"), "default").items.size();
+  CHECK(more > first + 9000);  // it went on in the next second, again within 20 syncs
+  CHECK(more <= 20000);
+}
