@@ -209,3 +209,78 @@ TEST_CASE("ResourceQuota: scopes select the pods a quota counts") {
   CHECK(f.used("q1", "be").at("pods") == "1");
   CHECK(f.used("q1", "high").at("pods") == "0");
 }
+
+// ---- FailedCreate: the ReplicaSet and Job controllers when admission refuses their pods ---------
+
+namespace {
+std::vector<json::object> events_of(Fixture& f, const std::string& ns, const std::string& kind, const std::string& name) {
+  std::vector<json::object> out;
+  for (const auto& e : f.store.list(f.store.type("", "events"), ns).items)
+    if (field_value(*e, "involvedObject.kind") == kind && field_value(*e, "involvedObject.name") == name) out.push_back(*e);
+  return out;
+}
+const json::object* condition_of(const json::object& o, const std::string& type) {
+  if (const auto* st = o.if_contains("status"); st && st->is_object())
+    if (const auto* cs = st->as_object().if_contains("conditions"); cs && cs->is_array())
+      for (const auto& c : cs->as_array())
+        if (c.as_object().at("type").as_string() == type) return &c.as_object();
+  return nullptr;
+}
+}  // namespace
+
+TEST_CASE("FailedCreate: a Deployment and a Job under a quota their pods do not satisfy") {
+  Fixture f;
+  f.store.create(f.store.type("", "resourcequotas"), "q1", obj(kComputeQuota));
+  // `kubectl create deployment d1 --image=busybox` and `kubectl create job j1 --image=busybox`.
+  CHECK(f.message("/apis/apps/v1/namespaces/q1/deployments", R"({"metadata":{"name":"d1","labels":{"app":"d1"}},"spec":{
+    "replicas":1,"selector":{"matchLabels":{"app":"d1"}},"template":{"metadata":{"labels":{"app":"d1"}},"spec":{
+    "containers":[{"name":"busybox","image":"busybox"}]}}}})") == "201 created");
+  const auto rss = f.store.list(f.store.type("apps", "replicasets"), "q1").items;
+  REQUIRE(rss.size() == 1);
+  const std::string rs = field_value(*rss[0], "metadata.name");
+  CHECK(f.store.list(f.store.type("", "pods"), "q1").items.empty());
+  const auto evs = events_of(f, "q1", "ReplicaSet", rs);
+  REQUIRE(evs.size() == 1);  // slow start: the first refusal stops the batch
+  const json::object& ev = evs[0];
+  CHECK(ev.at("type") == "Warning");
+  CHECK(ev.at("reason") == "FailedCreate");
+  const std::string msg(ev.at("message").as_string());
+  const std::string why = "\" is forbidden: failed quota: compute: must specify limits.cpu for: busybox; limits.memory for: "
+                          "busybox; requests.cpu for: busybox";
+  CHECK(msg.starts_with("Error creating: pods \"" + rs + "-"));
+  CHECK(msg.ends_with(why));
+  CHECK(field_value(ev, "source.component") == "replicaset-controller");
+  CHECK(ev.at("reportingComponent") == "replicaset-controller");
+  CHECK(ev.at("reportingInstance") == "");
+  CHECK(field_value(ev, "involvedObject.apiVersion") == "apps/v1");
+  // The ReplicaSet's ReplicaFailure condition, and the Deployment's copy of it.
+  const auto rs_obj = f.store.get(f.store.type("apps", "replicasets"), "q1", rs);
+  const json::object* cond = condition_of(rs_obj, "ReplicaFailure");
+  REQUIRE(cond);
+  CHECK(cond->at("status") == "True");
+  CHECK(cond->at("reason") == "FailedCreate");
+  CHECK(cond->at("message").as_string() == msg.substr(std::string("Error creating: ").size()));
+  const auto d = f.store.get(f.store.type("apps", "deployments"), "q1", "d1");
+  const json::object* dcond = condition_of(d, "ReplicaFailure");
+  REQUIRE(dcond);
+  CHECK(dcond->at("message") == cond->at("message"));
+  CHECK(dcond->at("lastUpdateTime") == cond->at("lastTransitionTime"));
+
+  CHECK(f.message("/apis/batch/v1/namespaces/q1/jobs", R"({"metadata":{"name":"j1"},"spec":{"template":{"spec":{
+    "containers":[{"name":"j1","image":"busybox"}],"restartPolicy":"Never"}}}})") == "201 created");
+  const auto jevs = events_of(f, "q1", "Job", "j1");
+  REQUIRE(jevs.size() == 1);
+  CHECK(std::string(jevs[0].at("message").as_string()).starts_with("Error creating: pods \"j1-"));
+  CHECK(std::string(jevs[0].at("message").as_string()).ends_with(
+      "\" is forbidden: failed quota: compute: must specify limits.cpu for: j1; limits.memory for: j1; requests.cpu for: j1"));
+  CHECK(field_value(jevs[0], "source.component") == "job-controller");
+  const auto job = f.store.get(f.store.type("batch", "jobs"), "q1", "j1");
+  CHECK(job.at("status").as_object().if_contains("active") == nullptr);  // nothing was created
+
+  // The quota goes: the controllers retry, the pods are created and the condition is cleared.
+  f.store.remove(f.store.type("", "resourcequotas"), "q1", "compute");
+  CHECK(f.store.list(f.store.type("", "pods"), "q1").items.size() == 2);
+  CHECK(!condition_of(f.store.get(f.store.type("apps", "replicasets"), "q1", rs), "ReplicaFailure"));
+  CHECK(!condition_of(f.store.get(f.store.type("apps", "deployments"), "q1", "d1"), "ReplicaFailure"));
+  CHECK(f.store.get(f.store.type("batch", "jobs"), "q1", "j1").at("status").at("active") == 1);
+}
