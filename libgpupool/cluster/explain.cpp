@@ -118,13 +118,16 @@ Explanation Cluster::explain(const std::string& name) const {
     for (auto& [msg, n] : seen) msgs.push_back(n > 1 ? fmt::format("{} (x{})", msg, n) : std::move(msg));
     return msgs;
   };
-  // Quota rejections are recorded on the controller that could not create the pod.
-  std::string quota;
+  // Admission refusals are recorded on the controller that could not create the pod (FailedCreate
+  // "Error creating: pods ... is forbidden: ..."): a quota's, or another plugin's (LimitRange,
+  // PriorityClass).
+  std::string quota, refused;
   for (const auto& e : events) {
     const auto& o = e.as_object();
     std::string msg = str_at(o, {"message"});
-    if (str_at(o, {"involvedObject", "name"}).rfind(name, 0) == 0 && msg.find("exceeded quota") != std::string::npos)
-      quota = msg;
+    if (str_at(o, {"involvedObject", "name"}).rfind(name, 0) != 0) continue;
+    if (msg.find("exceeded quota") != std::string::npos || msg.find("failed quota") != std::string::npos) quota = msg;
+    else if (str_at(o, {"reason"}) == "FailedCreate") refused = "FailedCreate: " + msg;
   }
   for (const auto& inst : info.instances) {
     PodExplanation p;
@@ -142,11 +145,12 @@ Explanation Cluster::explain(const std::string& name) const {
     p.quota = quota;
     out.pods.push_back(std::move(p));
   }
-  if (info.instances.empty() && !quota.empty()) {
+  if (info.instances.empty() && (!quota.empty() || !refused.empty())) {
     PodExplanation p;
     p.pod = name;
     p.phase = "no pods created";
     p.quota = quota;
+    if (!refused.empty()) p.events.push_back(refused);
     out.pods.push_back(std::move(p));
   }
   return out;

@@ -10,6 +10,7 @@
 
 #include "embedded/controllers_util.hpp"
 #include "embedded/store.hpp"
+#include "gpupool/quantity.hpp"
 
 namespace gpupool::embedded {
 namespace {
@@ -197,6 +198,23 @@ Plan plan_deployment(const json::object& d, const Children& replicasets, Clock::
   std::stable_sort(conditions.begin(), conditions.end(), [](const json::value& a, const json::value& b) {
     return string_of(&a.as_object(), "type") == "Available" && string_of(&b.as_object(), "type") != "Available";
   });
+  // progress.go syncRolloutStatus / getReplicaFailures: the new ReplicaSet's ReplicaFailure
+  // condition (else an old one's) becomes the Deployment's (ReplicaSetToDeploymentCondition:
+  // lastUpdateTime = lastTransitionTime); none left removes it.
+  const json::object* failure =
+      current ? util::find_condition(util::array_at(*current, {"status"}, "conditions"), "ReplicaFailure") : nullptr;
+  for (const auto& rs_ptr : replicasets)
+    if (!failure) failure = util::find_condition(util::array_at(*rs_ptr, {"status"}, "conditions"), "ReplicaFailure");
+  conditions.erase(std::remove_if(conditions.begin(), conditions.end(),
+                                  [](const json::value& c) { return string_of(&c.as_object(), "type") == "ReplicaFailure"; }),
+                   conditions.end());
+  if (failure)
+    conditions.push_back(json::object{{"type", "ReplicaFailure"},
+                                      {"status", string_of(failure, "status")},
+                                      {"lastUpdateTime", string_of(failure, "lastTransitionTime")},
+                                      {"lastTransitionTime", string_of(failure, "lastTransitionTime")},
+                                      {"reason", string_of(failure, "reason")},
+                                      {"message", string_of(failure, "message")}});
   status["conditions"] = std::move(conditions);
   const json::object* old = object_at(d, {"status"});
   if (!old || !util::json_equal(*old, status)) plan.status = std::move(status);
@@ -239,6 +257,8 @@ Plan plan_replicaset(const json::object& rs, const Children& pods, Clock::time_p
     status["availableReplicas"] = ready;  // minReadySeconds 0: ready pods are available
   }
   const json::object* old = object_at(rs, {"status"});
+  // Conditions (ReplicaFailure) are the reconcile's to set or clear, from how the creates went.
+  if (const json::value* c = old ? old->if_contains("conditions") : nullptr) status["conditions"] = *c;
   if (!old || !util::json_equal(*old, status)) plan.status = std::move(status);
   return plan;
 }
@@ -691,6 +711,37 @@ void Controllers::on_event(const WatchEvent& e) {
         if (owner && is_owner_kind(*owner))
           keys.push_back({owner->group, owner->resource, namespace_of(*e.object), string_of(&ref, "name")});
       }
+  // What admission decided on changed: retry the owners whose pods it refused.
+  if (const bool quota = t.group.empty() && t.resource == "resourcequotas";
+      quota || (t.group.empty() && t.resource == "limitranges") ||
+      (t.group == "scheduling.k8s.io" && t.resource == "priorityclasses")) {
+    bool retry = !quota || e.type != EventType::Modified || !e.old_object;
+    if (!retry) {
+      // A quota's own status writes matter only when usage went down or the limits changed.
+      const json::object* old_used = object_at(*e.old_object, {"status", "used"});
+      const json::object* new_used = object_at(*e.object, {"status", "used"});
+      const json::object* old_hard = object_at(*e.old_object, {"spec", "hard"});
+      const json::object* new_hard = object_at(*e.object, {"spec", "hard"});
+      retry = (old_hard && new_hard && !util::json_equal(*old_hard, *new_hard)) || !old_used || !new_used;
+      if (!retry)
+        for (const auto& [k, v] : *new_used)
+          if (const json::value* o = old_used->if_contains(k); !o || !util::json_equal(*o, v)) {
+            try {
+              retry = retry || !o->is_string() || !v.is_string() ||
+                      Quantity::parse(v.as_string()) < Quantity::parse(o->as_string());
+            } catch (const ValidationError&) {
+              retry = true;
+            }
+          }
+    }
+    if (retry) {
+      std::lock_guard lk(mu_);
+      const std::string ns = t.namespaced ? namespace_of(*e.object) : std::string();
+      for (auto it = refused_.begin(); it != refused_.end(); ++it)
+        if (ns.empty() || it->first == ns)
+          for (const auto& k : it->second) keys.push_back(k);
+    }
+  }
   if (keys.empty()) return;
   {
     std::lock_guard lk(mu_);
@@ -764,11 +815,69 @@ void Controllers::reconcile(const Key& key) {
   else if (key.resource == "jobs") plan = plan_job(*owner, owned(key.ns, uid, {{"", "pods"}}), now);
   else plan = plan_kubeflow_job(*owner, owned(key.ns, uid, {{"", "pods"}, {"", "services"}, {"batch", "jobs"}}), now);
 
+  // The ReplicaSet and Job controllers create pods in slow-start batches and stop at the first
+  // refusal (pkg/controller/replicaset/replica_set.go manageReplicas, job_controller.go
+  // manageJob); the pod control records it on the owner (pkg/controller/controller_utils.go
+  // createPods: FailedCreate, "Error creating: %v").
+  const bool pod_owner = key.resource == "replicasets" || key.resource == "jobs";
+  std::optional<StatusError> refused;
+  std::int64_t not_created = 0;
   for (auto& c : plan.create) {
+    const bool pod = pod_owner && c.group.empty() && c.resource == "pods";
+    if (pod && refused) {
+      ++not_created;
+      continue;
+    }
     try {
       store_.create_shared(store_.type(c.group, c.resource), key.ns, std::move(c.object));
     } catch (const StatusError& e) {
-      if (e.code() != 409) throw;  // AlreadyExists: a previous round made it
+      if (e.code() == 409) continue;  // AlreadyExists: a previous round made it
+      if (!pod) throw;
+      refused = e;
+      ++not_created;
+      util::record_event(store_, std::chrono::time_point_cast<std::chrono::system_clock::duration>(now), *owner, "Warning",
+                         "FailedCreate", "Error creating: " + e.status_message(),
+                         key.resource == "jobs" ? "job-controller" : "replicaset-controller", {}, "");
+    }
+  }
+  if (pod_owner) {
+    std::lock_guard lk(mu_);
+    if (refused) refused_[key.ns].insert(key);
+    else if (auto it = refused_.find(key.ns); it != refused_.end() && it->second.erase(key) && it->second.empty())
+      refused_.erase(it);
+  }
+  if (key.resource == "jobs" && not_created > 0 && plan.status) {
+    // Pods never created are not active.
+    json::object& st = *plan.status;
+    const std::int64_t active = std::max<std::int64_t>(0, int_of(&st, "active", 0) - not_created);
+    if (active) st["active"] = active;
+    else st.erase("active");
+    if (const json::object* old = object_at(*owner, {"status"}); old && util::json_equal(*old, st)) plan.status.reset();
+  }
+  if (key.resource == "replicasets") {
+    // replica_set_utils.go calculateStatus: a refused create sets ReplicaFailure (reason
+    // FailedCreate, the error as message) once; a sync without error removes it.
+    json::object st = plan.status ? *plan.status : object_at(*owner, {"status"}) ? *object_at(*owner, {"status"}) : json::object{};
+    json::array conds;
+    if (const json::value* c = st.if_contains("conditions"); c && c->is_array()) conds = c->as_array();
+    const bool has = util::find_condition(&conds, "ReplicaFailure") != nullptr;
+    bool changed = false;
+    if (refused && !has) {
+      conds.push_back(json::object{{"type", "ReplicaFailure"}, {"status", "True"}, {"lastTransitionTime", to_rfc3339(now)},
+                                   {"reason", "FailedCreate"}, {"message", refused->status_message()}});
+      changed = true;
+    } else if (!refused && has) {
+      conds.erase(std::remove_if(conds.begin(), conds.end(),
+                                 [](const json::value& c) {
+                                   return c.is_object() && string_of(&c.as_object(), "type") == "ReplicaFailure";
+                                 }),
+                  conds.end());
+      changed = true;
+    }
+    if (changed) {
+      if (conds.empty()) st.erase("conditions");
+      else st["conditions"] = std::move(conds);
+      plan.status = std::move(st);
     }
   }
   for (auto& u : plan.update) store_.update_shared(store_.type(u.group, u.resource), key.ns, std::move(u.object));

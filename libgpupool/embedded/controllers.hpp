@@ -120,6 +120,10 @@ class Controllers {
   // not queue the owner again (a reconcile of an owner whose only change is the status it was just
   // given plans nothing; a change to its children or spec comes with its own event).
   std::map<Key, std::vector<std::shared_ptr<const json::object>>> own_status_;
+  // Owners whose last pod create admission refused, by namespace: retried when what admission
+  // decides on may have changed (a quota's limits raised or usage released, a LimitRange or a
+  // PriorityClass written) — the real controllers retry with backoff until the create succeeds.
+  std::map<std::string, std::set<Key>> refused_;
 };
 
 }  // namespace gpupool::embedded

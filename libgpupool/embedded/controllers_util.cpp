@@ -62,7 +62,8 @@ bool set_condition(json::array& conditions, const json::object& condition) {
 
 std::string record_event(Store& store, std::chrono::system_clock::time_point now, const json::object& involved,
                          std::string_view type, std::string_view reason, const std::string& message,
-                         const std::string& component, std::string_view action) {
+                         const std::string& component, std::string_view action,
+                         std::optional<std::string_view> reporting_instance) {
   static std::atomic<std::uint64_t> counter{0};
   const json::object* md = object_at(involved, {"metadata"});
   const std::string ns = string_of(md, "namespace"), name = string_of(md, "name");
@@ -85,7 +86,7 @@ std::string record_event(Store& store, std::chrono::system_clock::time_point now
                   {"type", type},
                   {"eventTime", nullptr},
                   {"reportingComponent", component},
-                  {"reportingInstance", component}};
+                  {"reportingInstance", reporting_instance ? std::string(*reporting_instance) : component}};
   if (!action.empty()) ev["action"] = action;
   store.create(store.type("", "events"), ns.empty() ? "default" : ns, std::move(ev));
   return ev_name;

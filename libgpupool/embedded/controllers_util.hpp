@@ -129,9 +129,12 @@ const json::object* find_condition(const json::array* conditions, std::string_vi
 
 /// Records a core/v1 Event about `involved` (an object with apiVersion, kind and metadata) as
 /// client-go's event recorder writes it: name "<object>.<hex time>", count 1, first/lastTimestamp
-/// `now`, source.component and reportingComponent `component`. Returns the event's name.
+/// `now`, source.component and reportingComponent `component`, reportingInstance
+/// `reporting_instance` (the component when not given; kube-controller-manager's controllers leave
+/// it ""). Returns the event's name.
 std::string record_event(Store& store, std::chrono::system_clock::time_point now, const json::object& involved,
                          std::string_view type, std::string_view reason, const std::string& message,
-                         const std::string& component, std::string_view action = {});
+                         const std::string& component, std::string_view action = {},
+                         std::optional<std::string_view> reporting_instance = std::nullopt);
 
 }  // namespace gpupool::embedded::util

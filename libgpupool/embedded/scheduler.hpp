@@ -1,4 +1,4 @@
-// embedded/scheduler.hpp — the embedded cluster's scheduler and ResourceQuota admission.
+// embedded/scheduler.hpp — the embedded cluster's scheduler.
 //
 // The scheduler watches the store for pods without spec.nodeName whose spec.schedulerName it
 // serves ("default-scheduler" plus any configured name, e.g. a site profile's "orion-scheduler"),
@@ -14,12 +14,7 @@
 // or until 5 minutes of the cluster clock have passed since their last attempt
 // (podMaxInUnschedulablePodsDuration). Creating other pods does not retry them.
 // Finished (Succeeded/Failed) pods no longer count against their node, as the kubelet admits them.
-//
-// ResourceQuota admission (install_quota_admission) rejects pods over quota with the API server's
-// message (staging/src/k8s.io/apiserver/pkg/admission/plugin/resourcequota/controller.go):
-//   pods "x" is forbidden: exceeded quota: q, requested: requests.nvidia.com/gpu=2,
-//   used: requests.nvidia.com/gpu=7, limited: requests.nvidia.com/gpu=8
-// and the quota controller part keeps status.hard / status.used current.
+// (ResourceQuota admission and the quota controller: embedded/quota.hpp.)
 #pragma once
 
 #include <boost/json.hpp>
@@ -46,26 +41,6 @@ struct SchedulerOptions {
 
 /// pods/binding: sets spec.nodeName (409 Conflict when already bound) and PodScheduled=True.
 void bind_pod(Store& store, const std::string& ns, const std::string& pod, const std::string& node);
-
-/// The quota usage of one pod (pkg/quota/v1/evaluator/core/pods.go): pods, count/pods, cpu and
-/// requests.cpu, memory and requests.memory, limits.cpu, limits.memory, requests.<extended>, ...
-/// Finished pods use nothing.
-std::map<std::string, Quantity> pod_quota_usage(const json::object& pod);
-
-/// Adds the ResourceQuota admission plugin to the store and keeps quotas' status current.
-class QuotaController {
- public:
-  explicit QuotaController(Store& store);
-  ~QuotaController();
-  QuotaController(const QuotaController&) = delete;
-  QuotaController& operator=(const QuotaController&) = delete;
-
- private:
-  void on_event(const WatchEvent& e);
-  void refresh(const std::string& ns);
-  Store& store_;
-  std::uint64_t subscription_ = 0;
-};
 
 class Scheduler {
  public:

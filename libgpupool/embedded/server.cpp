@@ -17,6 +17,7 @@
 #include "embedded/controllers.hpp"
 #include "embedded/volumes.hpp"
 #include "embedded/kubelet.hpp"
+#include "embedded/quota.hpp"
 #include "embedded/scheduler.hpp"
 #include "embedded/base64.hpp"
 #include "embedded/faults.hpp"
@@ -184,7 +185,6 @@ EmbeddedServer::EmbeddedServer(EmbeddedOptions options) : impl_(std::make_unique
   Store::Options so;
   so.mpijob_version = im.options.mpijob_version;
   im.store = std::make_unique<Store>(im.clock, so);
-  im.quota = std::make_unique<QuotaController>(*im.store);
   // The default scheduler, plus every scheduler a built-in site profile names (e.g. iiis's
   // orion-scheduler) and any the caller adds: a workload rendered for a site is scheduled here too.
   SchedulerOptions sched;
@@ -194,6 +194,9 @@ EmbeddedServer::EmbeddedServer(EmbeddedOptions options) : impl_(std::make_unique
   im.scheduler = std::make_unique<Scheduler>(*im.store, im.clock, std::move(sched));
   im.controllers = std::make_unique<Controllers>(*im.store, im.clock);
   im.volumes = std::make_unique<VolumeController>(*im.store, im.clock);
+  // ResourceQuota is the last admission plugin (after DefaultStorageClass and the other mutating
+  // plugins), as in kube-apiserver's plugin order.
+  im.quota = std::make_unique<QuotaController>(*im.store);
   im.kubelet = std::make_unique<Kubelet>(*im.store, im.clock);
   Api::Options ao;
   ao.server_version = im.options.server_version;

@@ -7,6 +7,7 @@
 
 #include "embedded/controllers.hpp"
 #include "embedded/kubelet.hpp"
+#include "embedded/quota.hpp"
 #include "embedded/scheduler.hpp"
 #include "embedded/store.hpp"
 #include "gpupool/topology.hpp"

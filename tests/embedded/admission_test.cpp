@@ -1,0 +1,286 @@
+// Admission as kube-apiserver v1.32 does it: ResourceQuota, LimitRanger, Priority, immutable fields,
+// and the controllers' FailedCreate events when admission refuses a pod. Every expected message
+// below is what a real kube-apiserver v1.32.13 answered to the same request (the oracle of
+// ../shared/oracle), with the names of this test.
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+
+#include "embedded/api.hpp"
+#include "embedded/controllers.hpp"
+#include "embedded/quota.hpp"
+#include "embedded/store.hpp"
+
+using namespace gpupool;
+using namespace gpupool::embedded;
+namespace json = boost::json;
+
+namespace {
+
+json::object obj(std::string_view text) { return json::parse(text).as_object(); }
+
+struct Fixture {
+  Clock clock = Clock::manual();
+  Store store{clock};
+  QuotaController quota{store};
+  Controllers controllers{store, clock};
+  Api api{store, {}};
+  Fixture() {
+    for (const char* ns : {"q1", "q2"})
+      store.create(store.type("", "namespaces"), "", json::object{{"metadata", json::object{{"name", ns}}}});
+  }
+  // An admin request through the REST layer: the status code and the body.
+  std::pair<int, json::object> call(const std::string& method, const std::string& path, const std::string& body = "") {
+    Request r;
+    r.method = method;
+    r.path = path.substr(0, path.find('?'));
+    if (const auto q = path.find('?'); q != std::string::npos) {
+      const std::string kv = path.substr(q + 1);
+      r.query.emplace(kv.substr(0, kv.find('=')), kv.substr(kv.find('=') + 1));
+    }
+    r.body = body;
+    r.content_type = "application/json";
+    r.accept = "application/json";
+    r.user = "admin";
+    r.groups = {"system:masters"};
+    auto resp = api.handle(r);
+    return {resp.status, json::parse(resp.body).as_object()};
+  }
+  std::string message(const std::string& path, const std::string& body) {
+    auto [code, st] = call("POST", path, body);
+    if (code < 400) return fmt::format("{} created", code);
+    return fmt::format("{} {}", code, std::string(st.at("message").as_string()));
+  }
+  json::object used(const std::string& ns, const std::string& name) {
+    return store.get(store.type("", "resourcequotas"), ns, name).at("status").at("used").as_object();
+  }
+};
+
+std::string gpu_pod(const std::string& name, const std::string& gpus) {
+  return fmt::format(R"({{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{}"}},"spec":{{"containers":[{{"name":"c",
+    "image":"x","resources":{{"limits":{{"nvidia.com/gpu":"{}"}}}}}}]}}}})",
+                     name, gpus);
+}
+
+const char* kComputeQuota = R"({"metadata":{"name":"compute"},"spec":{"hard":{"limits.cpu":"2","limits.memory":"2Gi",
+  "requests.cpu":"1","requests.nvidia.com/gpu":"2","pods":"3","count/services":"1","count/deployments.apps":"1",
+  "configmaps":"1"}}})";
+
+}  // namespace
+
+TEST_CASE("ResourceQuota: limits and requests must be set, with the real message and a 403") {
+  Fixture f;
+  f.store.create(f.store.type("", "resourcequotas"), "q1", obj(kComputeQuota));
+  // `main` sets nothing; `side` sets limits.cpu only (its requests.cpu is defaulted from it).
+  auto [code, st] = f.call("POST", "/api/v1/namespaces/q1/pods", R"({"apiVersion":"v1","kind":"Pod",
+    "metadata":{"name":"p1"},"spec":{"containers":[{"name":"main","image":"busybox"},
+    {"name":"side","image":"busybox","resources":{"limits":{"cpu":"100m"}}}]}})");
+  CHECK(code == 403);
+  CHECK(json::serialize(st) ==
+        R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods \"p1\" is forbidden: )"
+        R"(failed quota: compute: must specify limits.cpu for: main; limits.memory for: main,side; requests.cpu for: main",)"
+        R"("reason":"Forbidden","details":{"name":"p1","kind":"pods"},"code":403})");
+  // A generated name is named as generated (the quota plugin validates after the name exists).
+  const std::string msg = f.message("/api/v1/namespaces/q1/pods",
+                                    R"({"metadata":{"generateName":"gen-"},"spec":{"containers":[{"name":"main","image":"b"}]}})");
+  CHECK(msg.starts_with("403 pods \"gen-"));
+  CHECK(msg.ends_with("\" is forbidden: failed quota: compute: must specify limits.cpu for: main; limits.memory for: main; "
+                      "requests.cpu for: main"));
+  CHECK(msg.size() == std::string("403 pods \"gen-xxxxx\" is forbidden: failed quota: compute: must specify limits.cpu for: "
+                                  "main; limits.memory for: main; requests.cpu for: main").size());
+}
+
+TEST_CASE("ResourceQuota: exceeded quota for requests, limits, GPUs, pods and object counts") {
+  Fixture f;
+  f.store.create(f.store.type("", "resourcequotas"), "q1", obj(kComputeQuota));
+  const char* p2 = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"NAME"},"spec":{"containers":[{"name":"main",
+    "image":"busybox","resources":{"limits":{"cpu":"1500m","memory":"1Gi","nvidia.com/gpu":"1"},"requests":{"cpu":"600m"}}}]}})";
+  auto pod = [&](const std::string& name) {
+    std::string b = p2;
+    b.replace(b.find("NAME"), 4, name);
+    return b;
+  };
+  CHECK(f.message("/api/v1/namespaces/q1/pods", pod("p2")) == "201 created");
+  CHECK(f.message("/api/v1/namespaces/q1/pods", pod("p3")) ==
+        "403 pods \"p3\" is forbidden: exceeded quota: compute, requested: limits.cpu=1500m,requests.cpu=600m, used: "
+        "limits.cpu=1500m,requests.cpu=600m, limited: limits.cpu=2,requests.cpu=1");
+  // status.used as the real quota controller and admission keep it.
+  CHECK(json::serialize(f.used("q1", "compute")) ==
+        R"({"configmaps":"0","count/deployments.apps":"0","count/services":"0","limits.cpu":"1500m","limits.memory":"1Gi",)"
+        R"("pods":"1","requests.cpu":"600m","requests.nvidia.com/gpu":"1"})");
+  CHECK(f.store.get(f.store.type("", "resourcequotas"), "q1", "compute").at("status").at("hard") ==
+        f.store.get(f.store.type("", "resourcequotas"), "q1", "compute").at("spec").at("hard"));
+
+  // Object counts: count/<resource>.<group>, count/<core resource>, the legacy names.
+  auto deploy = [](const std::string& name) {
+    return fmt::format(R"({{"metadata":{{"name":"{}"}},"spec":{{"selector":{{"matchLabels":{{"a":"b"}}}},
+      "template":{{"metadata":{{"labels":{{"a":"b"}}}},"spec":{{"containers":[{{"name":"c","image":"x"}}]}}}}}}}})",
+                       name);
+  };
+  CHECK(f.message("/apis/apps/v1/namespaces/q1/deployments", deploy("d1")) == "201 created");
+  CHECK(f.message("/apis/apps/v1/namespaces/q1/deployments", deploy("d2")) ==
+        "403 deployments.apps \"d2\" is forbidden: exceeded quota: compute, requested: count/deployments.apps=1, used: "
+        "count/deployments.apps=1, limited: count/deployments.apps=1");
+  auto [dcode, dst] = f.call("POST", "/apis/apps/v1/namespaces/q1/deployments", deploy("d3"));
+  CHECK(dcode == 403);
+  CHECK(json::serialize(dst.at("details")) == R"({"name":"d3","group":"apps","kind":"deployments"})");
+  const char* svc = R"({"metadata":{"name":"NAME"},"spec":{"ports":[{"port":80}]}})";
+  auto service = [&](const std::string& name) {
+    std::string b = svc;
+    b.replace(b.find("NAME"), 4, name);
+    return b;
+  };
+  CHECK(f.message("/api/v1/namespaces/q1/services", service("s1")) == "201 created");
+  CHECK(f.message("/api/v1/namespaces/q1/services", service("s2")) ==
+        "403 services \"s2\" is forbidden: exceeded quota: compute, requested: count/services=1, used: count/services=1, "
+        "limited: count/services=1");
+  CHECK(f.message("/api/v1/namespaces/q1/configmaps", R"({"metadata":{"name":"c0"}})") == "201 created");
+  CHECK(f.message("/api/v1/namespaces/q1/configmaps", R"({"metadata":{"name":"c1"}})") ==
+        "403 configmaps \"c1\" is forbidden: exceeded quota: compute, requested: configmaps=1, used: configmaps=1, "
+        "limited: configmaps=1");
+  // A deletion gives the usage back (the controller's replenishment).
+  CHECK(f.call("DELETE", "/api/v1/namespaces/q1/services/s1").first == 200);
+  CHECK(f.used("q1", "compute").at("count/services") == "0");
+  CHECK(f.message("/api/v1/namespaces/q1/services", service("s2")) == "201 created");
+  // A dry run is checked but charges nothing.
+  CHECK(f.message("/api/v1/namespaces/q1/configmaps?dryRun=All", R"({"metadata":{"name":"c2"}})").starts_with("403"));
+  CHECK(f.used("q1", "compute").at("count/services") == "1");
+}
+
+TEST_CASE("ResourceQuota: GPUs, pod counts, claims by storage class and node ports") {
+  Fixture f;
+  f.store.create(f.store.type("", "resourcequotas"), "q2", obj(R"({"metadata":{"name":"gpu"},"spec":{"hard":{
+    "requests.nvidia.com/gpu":"2","pods":"2","requests.storage":"1Gi","persistentvolumeclaims":"2",
+    "fast.storageclass.storage.k8s.io/requests.storage":"500Mi","services.nodeports":"1"}}})"));
+  const std::string pods = "/api/v1/namespaces/q2/pods";
+  CHECK(f.message(pods, gpu_pod("a", "1")) == "201 created");
+  CHECK(f.message(pods, gpu_pod("b", "2")) ==
+        "403 pods \"b\" is forbidden: exceeded quota: gpu, requested: requests.nvidia.com/gpu=2, used: "
+        "requests.nvidia.com/gpu=1, limited: requests.nvidia.com/gpu=2");
+  CHECK(f.message(pods, gpu_pod("b0", "0")) == "201 created");
+  CHECK(f.message(pods, gpu_pod("c", "0")) ==
+        "403 pods \"c\" is forbidden: exceeded quota: gpu, requested: pods=1, used: pods=2, limited: pods=2");
+  auto pvc = [](const std::string& name, const std::string& size, const std::string& cls) {
+    return fmt::format(R"({{"metadata":{{"name":"{}"}},"spec":{{"accessModes":["ReadWriteOnce"],{}"resources":{{"requests":{{"storage":"{}"}}}}}}}})",
+                       name, cls.empty() ? "" : "\"storageClassName\":\"" + cls + "\",", size);
+  };
+  const std::string claims = "/api/v1/namespaces/q2/persistentvolumeclaims";
+  CHECK(f.message(claims, pvc("v1", "600Mi", "fast")) ==
+        "403 persistentvolumeclaims \"v1\" is forbidden: exceeded quota: gpu, requested: "
+        "fast.storageclass.storage.k8s.io/requests.storage=600Mi, used: fast.storageclass.storage.k8s.io/requests.storage=0, "
+        "limited: fast.storageclass.storage.k8s.io/requests.storage=500Mi");
+  CHECK(f.message(claims, pvc("v2", "600Mi", "")) == "201 created");
+  CHECK(f.message(claims, pvc("v3", "100Mi", "fast")) == "201 created");
+  CHECK(f.message(claims, pvc("v4", "1.5", "")) ==
+        "403 persistentvolumeclaims \"v4\" is forbidden: exceeded quota: gpu, requested: persistentvolumeclaims=1, used: "
+        "persistentvolumeclaims=2, limited: persistentvolumeclaims=2");
+  CHECK(f.message("/api/v1/namespaces/q2/services",
+                  R"({"metadata":{"name":"np"},"spec":{"type":"NodePort","ports":[{"name":"80","port":80},{"name":"81","port":81}]}})") ==
+        "403 services \"np\" is forbidden: exceeded quota: gpu, requested: services.nodeports=2, used: services.nodeports=0, "
+        "limited: services.nodeports=1");
+  CHECK(json::serialize(f.used("q2", "gpu")) ==
+        R"({"fast.storageclass.storage.k8s.io/requests.storage":"100Mi","persistentvolumeclaims":"2","pods":"2",)"
+        R"("requests.nvidia.com/gpu":"1","requests.storage":"700Mi","services.nodeports":"0"})");
+  // A pod that finishes releases its usage (count/pods would still count it).
+  f.store.mutate(f.store.type("", "pods"), "q2", "a", [](json::object& p) { p["status"].as_object()["phase"] = "Succeeded"; },
+                 {}, "status");
+  CHECK(f.used("q2", "gpu").at("requests.nvidia.com/gpu") == "0");
+  CHECK(f.used("q2", "gpu").at("pods") == "1");
+  CHECK(f.message(pods, gpu_pod("b", "2")) == "201 created");
+}
+
+TEST_CASE("ResourceQuota: scopes select the pods a quota counts") {
+  Fixture f;
+  f.store.create(f.store.type("", "resourcequotas"), "q1", obj(R"({"metadata":{"name":"be"},"spec":{"hard":{"pods":"1"},
+    "scopes":["BestEffort"]}})"));
+  f.store.create(f.store.type("", "resourcequotas"), "q1", obj(R"({"metadata":{"name":"high"},"spec":{"hard":{"pods":"1"},
+    "scopeSelector":{"matchExpressions":[{"scopeName":"PriorityClass","operator":"In","values":["high"]}]}}})"));
+  const std::string pods = "/api/v1/namespaces/q1/pods";
+  auto pod = [](const std::string& name, const std::string& extra) {
+    return fmt::format(R"({{"metadata":{{"name":"{}"}},"spec":{{{}"containers":[{{"name":"c","image":"x"}}]}}}})", name, extra);
+  };
+  CHECK(f.message(pods, pod("a", "")) == "201 created");
+  CHECK(f.message(pods, pod("b", "")) ==
+        "403 pods \"b\" is forbidden: exceeded quota: be, requested: pods=1, used: pods=1, limited: pods=1");
+  // GPUs alone leave a pod BestEffort (QoS looks at cpu and memory only); a cpu request does not.
+  CHECK(f.message(pods, gpu_pod("g", "1")).starts_with("403 pods \"g\" is forbidden: exceeded quota: be"));
+  CHECK(f.message(pods, R"({"metadata":{"name":"burst"},"spec":{"containers":[{"name":"c","image":"x",
+    "resources":{"requests":{"cpu":"1"}}}]}})") == "201 created");
+  CHECK(f.used("q1", "be").at("pods") == "1");
+  CHECK(f.used("q1", "high").at("pods") == "0");
+}
+
+// ---- FailedCreate: the ReplicaSet and Job controllers when admission refuses their pods ---------
+
+namespace {
+std::vector<json::object> events_of(Fixture& f, const std::string& ns, const std::string& kind, const std::string& name) {
+  std::vector<json::object> out;
+  for (const auto& e : f.store.list(f.store.type("", "events"), ns).items)
+    if (field_value(*e, "involvedObject.kind") == kind && field_value(*e, "involvedObject.name") == name) out.push_back(*e);
+  return out;
+}
+const json::object* condition_of(const json::object& o, const std::string& type) {
+  if (const auto* st = o.if_contains("status"); st && st->is_object())
+    if (const auto* cs = st->as_object().if_contains("conditions"); cs && cs->is_array())
+      for (const auto& c : cs->as_array())
+        if (c.as_object().at("type").as_string() == type) return &c.as_object();
+  return nullptr;
+}
+}  // namespace
+
+TEST_CASE("FailedCreate: a Deployment and a Job under a quota their pods do not satisfy") {
+  Fixture f;
+  f.store.create(f.store.type("", "resourcequotas"), "q1", obj(kComputeQuota));
+  // `kubectl create deployment d1 --image=busybox` and `kubectl create job j1 --image=busybox`.
+  CHECK(f.message("/apis/apps/v1/namespaces/q1/deployments", R"({"metadata":{"name":"d1","labels":{"app":"d1"}},"spec":{
+    "replicas":1,"selector":{"matchLabels":{"app":"d1"}},"template":{"metadata":{"labels":{"app":"d1"}},"spec":{
+    "containers":[{"name":"busybox","image":"busybox"}]}}}})") == "201 created");
+  const auto rss = f.store.list(f.store.type("apps", "replicasets"), "q1").items;
+  REQUIRE(rss.size() == 1);
+  const std::string rs = field_value(*rss[0], "metadata.name");
+  CHECK(f.store.list(f.store.type("", "pods"), "q1").items.empty());
+  const auto evs = events_of(f, "q1", "ReplicaSet", rs);
+  REQUIRE(evs.size() == 1);  // slow start: the first refusal stops the batch
+  const json::object& ev = evs[0];
+  CHECK(ev.at("type") == "Warning");
+  CHECK(ev.at("reason") == "FailedCreate");
+  const std::string msg(ev.at("message").as_string());
+  const std::string why = "\" is forbidden: failed quota: compute: must specify limits.cpu for: busybox; limits.memory for: "
+                          "busybox; requests.cpu for: busybox";
+  CHECK(msg.starts_with("Error creating: pods \"" + rs + "-"));
+  CHECK(msg.ends_with(why));
+  CHECK(field_value(ev, "source.component") == "replicaset-controller");
+  CHECK(ev.at("reportingComponent") == "replicaset-controller");
+  CHECK(ev.at("reportingInstance") == "");
+  CHECK(field_value(ev, "involvedObject.apiVersion") == "apps/v1");
+  // The ReplicaSet's ReplicaFailure condition, and the Deployment's copy of it.
+  const auto rs_obj = f.store.get(f.store.type("apps", "replicasets"), "q1", rs);
+  const json::object* cond = condition_of(rs_obj, "ReplicaFailure");
+  REQUIRE(cond);
+  CHECK(cond->at("status") == "True");
+  CHECK(cond->at("reason") == "FailedCreate");
+  CHECK(cond->at("message").as_string() == msg.substr(std::string("Error creating: ").size()));
+  const auto d = f.store.get(f.store.type("apps", "deployments"), "q1", "d1");
+  const json::object* dcond = condition_of(d, "ReplicaFailure");
+  REQUIRE(dcond);
+  CHECK(dcond->at("message") == cond->at("message"));
+  CHECK(dcond->at("lastUpdateTime") == cond->at("lastTransitionTime"));
+
+  CHECK(f.message("/apis/batch/v1/namespaces/q1/jobs", R"({"metadata":{"name":"j1"},"spec":{"template":{"spec":{
+    "containers":[{"name":"j1","image":"busybox"}],"restartPolicy":"Never"}}}})") == "201 created");
+  const auto jevs = events_of(f, "q1", "Job", "j1");
+  REQUIRE(jevs.size() == 1);
+  CHECK(std::string(jevs[0].at("message").as_string()).starts_with("Error creating: pods \"j1-"));
+  CHECK(std::string(jevs[0].at("message").as_string()).ends_with(
+      "\" is forbidden: failed quota: compute: must specify limits.cpu for: j1; limits.memory for: j1; requests.cpu for: j1"));
+  CHECK(field_value(jevs[0], "source.component") == "job-controller");
+  const auto job = f.store.get(f.store.type("batch", "jobs"), "q1", "j1");
+  CHECK(job.at("status").as_object().if_contains("active") == nullptr);  // nothing was created
+
+  // The quota goes: the controllers retry, the pods are created and the condition is cleared.
+  f.store.remove(f.store.type("", "resourcequotas"), "q1", "compute");
+  CHECK(f.store.list(f.store.type("", "pods"), "q1").items.size() == 2);
+  CHECK(!condition_of(f.store.get(f.store.type("apps", "replicasets"), "q1", rs), "ReplicaFailure"));
+  CHECK(!condition_of(f.store.get(f.store.type("apps", "deployments"), "q1", "d1"), "ReplicaFailure"));
+  CHECK(f.store.get(f.store.type("batch", "jobs"), "q1", "j1").at("status").at("active") == 1);
+}
