@@ -27,4 +27,13 @@ StatusError admission_forbidden(const AdmissionRequest& r, std::string_view why,
                      name, r.type->group, r.type->resource);
 }
 
+void install_admission_plugins(Store& store) {
+  // kube-apiserver runs every mutating plugin, then validation, then every validating plugin
+  // (LimitRanger, Priority, ..., ResourceQuota last).
+  store.add_admission([&store](AdmissionRequest& r) { limit_ranger(store, r, true); });
+  store.add_admission([&store](AdmissionRequest& r) { priority_admission(store, r); });
+  store.add_admission([](AdmissionRequest& r) { immutable_fields(r); });
+  store.add_admission([&store](AdmissionRequest& r) { limit_ranger(store, r, false); });
+}
+
 }  // namespace gpupool::embedded

@@ -20,4 +20,30 @@ StatusError admission_forbidden(const AdmissionRequest& r, std::string_view why,
 /// The name admission errors carry (see admission_forbidden).
 std::string admission_name(const AdmissionRequest& r, bool mutating);
 
+/// Installs, in kube-apiserver's order, the admission plugins and update rules that are not part
+/// of a controller: LimitRanger's defaults (mutating), Priority (mutating, and PriorityClass
+/// validation), the immutable fields of updates, LimitRanger's min/max checks (validating).
+/// ResourceQuota (QuotaController, quota.hpp) must be added after these, as the last plugin.
+void install_admission_plugins(Store& store);
+
+/// LimitRanger (plugin/pkg/admission/limitranger): `mutate` fills the Container items' default
+/// requests and limits into a new pod (annotation kubernetes.io/limit-ranger) and defaults new
+/// LimitRange objects; otherwise validates pods and claims against min, max and
+/// maxLimitRequestRatio: 403 `pods "x" is forbidden: maximum cpu usage per Container is 2, but
+/// limit is 3`.
+void limit_ranger(Store& store, AdmissionRequest& r, bool mutate);
+
+/// Priority (plugin/pkg/admission/priority): a new pod gets spec.priority and preemptionPolicy
+/// from its PriorityClass (or the globalDefault class, or 0); an unknown class is 403 `pods "x" is
+/// forbidden: no PriorityClass with name foo was found`. PriorityClass objects are defaulted and
+/// validated (system- names reserved, user values up to 1e9, value immutable, one globalDefault).
+void priority_admission(Store& store, AdmissionRequest& r);
+
+/// The built-in system-node-critical and system-cluster-critical classes (created when absent).
+void create_system_priority_classes(Store& store);
+
+/// The update rules on immutable fields: PVC spec, Job spec.selector and spec.template,
+/// Deployment spec.selector, Service spec.clusterIP (422 Invalid with the real causes).
+void immutable_fields(AdmissionRequest& r);
+
 }  // namespace gpupool::embedded

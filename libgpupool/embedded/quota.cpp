@@ -32,7 +32,7 @@ std::optional<Quantity> quantity_of(const json::value& v) {
   return std::nullopt;
 }
 
-ResourceList list_of(const json::object* o) {
+ResourceList list_of_impl(const json::object* o) {
   ResourceList out;
   if (!o) return out;
   for (const auto& [k, v] : *o)
@@ -40,7 +40,7 @@ ResourceList list_of(const json::object* o) {
   return out;
 }
 
-json::object to_json(const ResourceList& l) {
+json::object to_json_impl(const ResourceList& l) {
   json::object out;
   for (const auto& [k, v] : l) out[k] = v.to_string();
   return out;
@@ -181,8 +181,8 @@ std::vector<ContainerLists> containers_of(const json::object& pod, std::string_v
       if (!c.is_object()) continue;
       ContainerLists cl;
       cl.name = string_of(&c.as_object(), "name");
-      cl.requests = list_of(object_at(c.as_object(), {"resources", "requests"}));
-      cl.limits = list_of(object_at(c.as_object(), {"resources", "limits"}));
+      cl.requests = list_of_impl(object_at(c.as_object(), {"resources", "requests"}));
+      cl.limits = list_of_impl(object_at(c.as_object(), {"resources", "limits"}));
       for (const auto& [k, v] : cl.limits) cl.requests.emplace(k, v);  // SetDefaults_Pod
       cl.restartable = string_of(&c.as_object(), "restartPolicy") == "Always";
       out.push_back(std::move(cl));
@@ -192,7 +192,7 @@ std::vector<ContainerLists> containers_of(const json::object& pod, std::string_v
 
 // component-helpers/resource PodLimits: the model's aggregation of containers, sidecars and init
 // containers (effective_pod_requests) applied to the limits; the overhead adds to limits already set.
-ResourceList pod_limits(const json::object& pod) {
+ResourceList pod_limits_impl(const json::object& pod, bool overhead) {
   auto as_resources = [](const std::vector<ContainerLists>& cs) {
     std::vector<ContainerResources> out;
     for (const auto& c : cs) out.push_back(ContainerResources{c.limits, {}, c.restartable});
@@ -200,8 +200,9 @@ ResourceList pod_limits(const json::object& pod) {
   };
   ResourceList limits =
       effective_pod_requests(as_resources(containers_of(pod, "containers")), as_resources(containers_of(pod, "initContainers")), {});
-  for (const auto& [k, v] : list_of(object_at(pod, {"spec", "overhead"})))
-    if (auto it = limits.find(k); it != limits.end()) it->second += v;
+  if (overhead)
+    for (const auto& [k, v] : list_of_impl(object_at(pod, {"spec", "overhead"})))
+      if (auto it = limits.find(k); it != limits.end()) it->second += v;
   return limits;
 }
 
@@ -229,13 +230,7 @@ ResourceList compute_usage(const ResourceList& requests, const ResourceList& lim
 ResourceList pod_usage(const json::object& pod) {
   ResourceList out{{"count/pods", Quantity::from_int(1)}};
   if (pod_finished(pod)) return out;  // QuotaV1Pod
-  ResourceList requests;
-  try {
-    requests = PodRequirements::from_pod_json(pod).requests;
-  } catch (const ValidationError&) {
-    return out;  // a malformed pod never passes validation; nothing to charge
-  }
-  return add(out, compute_usage(requests, pod_limits(pod)));
+  return add(out, compute_usage(pod_requests(pod), pod_limits(pod)));
 }
 
 ResourceList service_usage(const json::object& svc) {
@@ -272,7 +267,7 @@ ResourceList claim_usage(const json::object& pvc) {
   if (cls.empty()) cls = string_of(object_at(pvc, {"spec"}), "storageClassName");
   const std::string prefix = cls + std::string(kStorageClassSuffix);
   if (!cls.empty()) r[prefix + "persistentvolumeclaims"] = Quantity::from_int(1);
-  const ResourceList req = list_of(object_at(pvc, {"spec", "resources", "requests"}));
+  const ResourceList req = list_of_impl(object_at(pvc, {"spec", "resources", "requests"}));
   if (auto it = req.find("storage"); it != req.end()) {
     // RoundUp(0): a fractional request counts as the next whole byte.
     Quantity q = it->second;
@@ -408,7 +403,7 @@ std::string pod_constraints(const std::vector<std::string>& restricted, const js
 }
 
 ResourceList hard_of(const json::object& quota, std::string_view where) {
-  return list_of(object_at(quota, {where == "status" ? "status" : "spec", "hard"}));
+  return list_of_impl(object_at(quota, {where == "status" ? "status" : "spec", "hard"}));
 }
 
 std::string key_of(const ResourceType& t, std::string_view ns, std::string_view name) {
@@ -416,6 +411,21 @@ std::string key_of(const ResourceType& t, std::string_view ns, std::string_view 
 }
 
 }  // namespace
+
+ResourceList resource_list(const json::object* o) { return list_of_impl(o); }
+json::object resource_list_json(const ResourceList& l) { return to_json_impl(l); }
+
+ResourceList pod_requests(const json::object& pod, bool overhead) {
+  auto as_resources = [](const std::vector<ContainerLists>& cs) {
+    std::vector<ContainerResources> out;
+    for (const auto& c : cs) out.push_back(ContainerResources{c.requests, {}, c.restartable});
+    return out;
+  };
+  return effective_pod_requests(as_resources(containers_of(pod, "containers")),
+                                as_resources(containers_of(pod, "initContainers")),
+                                overhead ? list_of_impl(object_at(pod, {"spec", "overhead"})) : ResourceList{});
+}
+ResourceList pod_limits(const json::object& pod, bool overhead) { return pod_limits_impl(pod, overhead); }
 
 ResourceList quota_usage(const ResourceType& t, const json::object& obj) { return usage_of(evaluator_of(t), t, obj); }
 
@@ -448,7 +458,7 @@ void QuotaController::admit(AdmissionRequest& r) {
     if (e == Evaluator::Pods)
       if (const auto why = pod_constraints(restricted, obj); !why.empty())
         throw admission_forbidden(r, fmt::format("failed quota: {}: {}", name_of(*q), why));
-    const ResourceList used = list_of(object_at(*q, {"status", "used"}));
+    const ResourceList used = list_of_impl(object_at(*q, {"status", "used"}));
     for (const auto& name : restricted)
       if (!used.count(name))
         throw admission_forbidden(r, fmt::format("status unknown for quota: {}, resources: {}", name_of(*q), join(restricted, ",")));
@@ -477,7 +487,7 @@ void QuotaController::admit(AdmissionRequest& r) {
     const ResourceList hard = hard_of(*q, "status");
     // What admission sees as used: the quota's status plus what admitted writes not yet stored
     // (or not yet charged to status) add — the real plugin writes status.used before the object.
-    ResourceList used = list_of(object_at(*q, {"status", "used"}));
+    ResourceList used = list_of_impl(object_at(*q, {"status", "used"}));
     for (const auto& [k, list] : pending_)
       if (k != key)
         for (const auto& p : list)
@@ -536,7 +546,7 @@ void QuotaController::on_event(const WatchEvent& e) {
       store_.mutate(quota_type, ns, p.quota,
                     [&](json::object& q) {
                       json::object& st = util::ensure_object(q, "status");
-                      st["used"] = to_json(add(list_of(object_at(q, {"status", "used"})), p.delta));
+                      st["used"] = to_json_impl(add(list_of_impl(object_at(q, {"status", "used"})), p.delta));
                     },
                     {}, "status");
     } catch (const StatusError&) {
@@ -571,7 +581,7 @@ void QuotaController::recalculate(const json::object& quota) {
   // evaluator tracks keep what they had.
   const std::string ns = namespace_of(quota), name = name_of(quota);
   const ResourceList hard = hard_of(quota, "spec");
-  ResourceList used = mask(list_of(object_at(quota, {"status", "used"})), names_of(hard));
+  ResourceList used = mask(list_of_impl(object_at(quota, {"status", "used"})), names_of(hard));
   for (const auto* t : store_.types()) {
     const Evaluator ev = evaluator_of(*t);
     if (ev == Evaluator::None) continue;
@@ -594,7 +604,7 @@ void QuotaController::recalculate(const json::object& quota) {
   try {
     store_.mutate(store_.type("", "resourcequotas"), ns, name,
                   [&](json::object& q) {
-                    json::object status{{"hard", to_json(hard_of(q, "spec"))}, {"used", to_json(used)}};
+                    json::object status{{"hard", to_json_impl(hard_of(q, "spec"))}, {"used", to_json_impl(used)}};
                     q["status"] = std::move(status);
                   },
                   {}, "status");

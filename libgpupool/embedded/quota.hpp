@@ -50,6 +50,16 @@ ResourceList quota_usage(const ResourceType& t, const json::object& obj);
 /// The quota usage of one pod (quota_usage of a pod).
 ResourceList pod_quota_usage(const json::object& pod);
 
+/// A ResourceList (requests, limits, hard, ...) from its JSON object; unparsable entries are left out.
+ResourceList resource_list(const json::object* o);
+/// A ResourceList as JSON, each quantity in its canonical text.
+json::object resource_list_json(const ResourceList& l);
+/// The pod's requests and limits as component-helpers/resource PodRequests/PodLimits aggregate them
+/// (containers summed, init containers max'ed in, sidecars added; a limit fills a missing request as
+/// API defaulting does). `overhead`: add spec.overhead (to requests, and to limits already set).
+ResourceList pod_requests(const json::object& pod, bool overhead = true);
+ResourceList pod_limits(const json::object& pod, bool overhead = true);
+
 /// Adds the ResourceQuota admission plugin to the store and keeps quotas' status current.
 class QuotaController {
  public:

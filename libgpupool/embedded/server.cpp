@@ -13,6 +13,7 @@
 #include <deque>
 #include <thread>
 
+#include "embedded/admission.hpp"
 #include "embedded/api.hpp"
 #include "embedded/controllers.hpp"
 #include "embedded/volumes.hpp"
@@ -185,6 +186,7 @@ EmbeddedServer::EmbeddedServer(EmbeddedOptions options) : impl_(std::make_unique
   Store::Options so;
   so.mpijob_version = im.options.mpijob_version;
   im.store = std::make_unique<Store>(im.clock, so);
+  install_admission_plugins(*im.store);
   // The default scheduler, plus every scheduler a built-in site profile names (e.g. iiis's
   // orion-scheduler) and any the caller adds: a workload rendered for a site is scheduled here too.
   SchedulerOptions sched;
@@ -226,6 +228,7 @@ EmbeddedServer::EmbeddedServer(EmbeddedOptions options) : impl_(std::make_unique
     im.store->create(ns_type, "", json::object{{"metadata", json::object{{"name", ns},
                                                                        {"labels", json::object{{"kubernetes.io/metadata.name", ns}}}}}});
   }
+  create_system_priority_classes(*im.store);
   if (!restored) {
     // StorageClasses: "standard", the default class (as kind and minikube install one), and every
     // class a built-in site profile names (iiis: managed-nfs-storage, ...), all provisioned

@@ -1,6 +1,8 @@
 #include "embedded/validation.hpp"
 
+#include <cctype>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -39,6 +41,7 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version) {
       core("secrets", "Secret", "secret", true, false, {}),
       core("serviceaccounts", "ServiceAccount", "serviceaccount", true, false, {"sa"}),
       core("endpoints", "Endpoints", "endpoints", true, false, {"ep"}),
+      core("limitranges", "LimitRange", "limitrange", true, false, {"limits"}),
   };
   auto typed = [&](std::string group, std::string version, std::string res, std::string kind, std::string singular,
                    bool ns, std::vector<std::string> short_names, std::vector<std::string> cats = {}) {
@@ -63,6 +66,20 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version) {
   auto ev = typed("events.k8s.io", "v1", "events", "Event", "event", true, {"ev"});
   ev.has_status = false;
   out.push_back(std::move(ev));
+  // Admission and authorization objects (embedded/limitrange, priority, rbac).
+  auto pc = typed("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", "priorityclass", false, {"pc"});
+  pc.has_status = false;
+  out.push_back(std::move(pc));
+  out.push_back(typed("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", "poddisruptionbudget", true, {"pdb"}));
+  for (auto [res, kind, ns] : {std::tuple{"roles", "Role", true}, std::tuple{"rolebindings", "RoleBinding", true},
+                               std::tuple{"clusterroles", "ClusterRole", false},
+                               std::tuple{"clusterrolebindings", "ClusterRoleBinding", false}}) {
+    std::string singular = kind;
+    for (auto& c : singular) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto r = typed("rbac.authorization.k8s.io", "v1", res, kind, singular, ns, {});
+    r.has_status = false;
+    out.push_back(std::move(r));
+  }
   out.push_back(typed("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
                       "customresourcedefinition", false, {"crd", "crds"}));
   out.push_back(typed("kubeflow.org", mpijob_version, "mpijobs", "MPIJob", "mpijob", true, {}));

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "embedded/admission.hpp"
 #include "embedded/api.hpp"
 #include "embedded/controllers.hpp"
 #include "embedded/quota.hpp"
@@ -22,6 +23,7 @@ json::object obj(std::string_view text) { return json::parse(text).as_object(); 
 struct Fixture {
   Clock clock = Clock::manual();
   Store store{clock};
+  bool plugins = (install_admission_plugins(store), create_system_priority_classes(store), true);
   QuotaController quota{store};
   Controllers controllers{store, clock};
   Api api{store, {}};
@@ -283,4 +285,184 @@ TEST_CASE("FailedCreate: a Deployment and a Job under a quota their pods do not 
   CHECK(!condition_of(f.store.get(f.store.type("apps", "replicasets"), "q1", rs), "ReplicaFailure"));
   CHECK(!condition_of(f.store.get(f.store.type("apps", "deployments"), "q1", "d1"), "ReplicaFailure"));
   CHECK(f.store.get(f.store.type("batch", "jobs"), "q1", "j1").at("status").at("active") == 1);
+}
+
+// ---- LimitRanger ----------------------------------------------------------------------------------
+
+TEST_CASE("LimitRange: defaults filled in and noted, min/max refused with the real messages") {
+  Fixture f;
+  CHECK(f.message("/api/v1/namespaces/q1/limitranges", R"({"metadata":{"name":"lim"},"spec":{"limits":[
+    {"type":"Container","default":{"cpu":"500m"},"min":{"memory":"10Mi"},"max":{"cpu":"2","memory":"1Gi"}},
+    {"type":"Pod","max":{"cpu":"3"}},
+    {"type":"PersistentVolumeClaim","min":{"storage":"1Gi"},"max":{"storage":"5Gi"}}]}})") == "201 created");
+  // SetDefaults_LimitRangeItem: default from max, defaultRequest from default.
+  const auto lr = f.store.get(f.store.type("", "limitranges"), "q1", "lim");
+  CHECK(json::serialize(lr.at("spec").at("limits").at(0)) ==
+        R"({"type":"Container","default":{"cpu":"500m","memory":"1Gi"},"min":{"memory":"10Mi"},"max":{"cpu":"2","memory":"1Gi"},)"
+        R"("defaultRequest":{"cpu":"500m","memory":"1Gi"}})");
+  auto pod = [](const std::string& name, const std::string& containers) {
+    return fmt::format(R"({{"metadata":{{"name":"{}"}},"spec":{{"containers":[{}]}}}})", name, containers);
+  };
+  const std::string pods = "/api/v1/namespaces/q1/pods";
+  CHECK(f.message(pods, pod("a", R"({"name":"c","image":"x"})")) == "201 created");
+  auto a = f.store.get(f.store.type("", "pods"), "q1", "a");
+  CHECK(field_value(a, "metadata.annotations.kubernetes.io/limit-ranger").empty());  // dotted path: read it directly
+  CHECK(a.at("metadata").at("annotations").at("kubernetes.io/limit-ranger") ==
+        "LimitRanger plugin set: cpu, memory request for container c; cpu, memory limit for container c");
+  CHECK(json::serialize(a.at("spec").at("containers").at(0).at("resources")) ==
+        R"({"limits":{"cpu":"500m","memory":"1Gi"},"requests":{"cpu":"500m","memory":"1Gi"}})");
+  CHECK(f.message(pods, pod("b", R"({"name":"c","image":"x","resources":{"requests":{"memory":"20Mi"}}})")) == "201 created");
+  CHECK(f.store.get(f.store.type("", "pods"), "q1", "b").at("metadata").at("annotations").at("kubernetes.io/limit-ranger") ==
+        "LimitRanger plugin set: cpu request for container c; cpu, memory limit for container c");
+  CHECK(f.message(pods, pod("c", R"({"name":"c","image":"x","resources":{"limits":{"cpu":"3","memory":"2Gi"},"requests":{"memory":"5Mi"}}})")) ==
+        "403 pods \"c\" is forbidden: [minimum memory usage per Container is 10Mi, but request is 5Mi, maximum cpu usage per "
+        "Container is 2, but limit is 3, maximum memory usage per Container is 1Gi, but limit is 2Gi]");
+  CHECK(f.message(pods, pod("d", R"({"name":"c","image":"x","resources":{"limits":{"cpu":"2","memory":"20Mi"}}},
+    {"name":"e","image":"x","resources":{"limits":{"cpu":"2","memory":"20Mi"}}})")) ==
+        "403 pods \"d\" is forbidden: maximum cpu usage per Pod is 3, but limit is 4");
+  auto pvc = [](const std::string& name, const std::string& size) {
+    return fmt::format(R"({{"metadata":{{"name":"{}"}},"spec":{{"accessModes":["ReadWriteOnce"],"resources":{{"requests":{{"storage":"{}"}}}}}}}})",
+                       name, size);
+  };
+  const std::string claims = "/api/v1/namespaces/q1/persistentvolumeclaims";
+  CHECK(f.message(claims, pvc("small", "500Mi")) ==
+        "403 persistentvolumeclaims \"small\" is forbidden: minimum storage usage per PersistentVolumeClaim is 1Gi, but request "
+        "is 500Mi");
+  CHECK(f.message(claims, pvc("big", "6Gi")) ==
+        "403 persistentvolumeclaims \"big\" is forbidden: maximum storage usage per PersistentVolumeClaim is 5Gi, but request is "
+        "6Gi");
+  CHECK(f.message(claims, pvc("ok", "2Gi")) == "201 created");
+}
+
+TEST_CASE("LimitRange defaults come before ResourceQuota's must-specify check") {
+  Fixture f;
+  f.store.create(f.store.type("", "resourcequotas"), "q1", obj(kComputeQuota));
+  f.store.create(f.store.type("", "limitranges"), "q1", obj(R"({"metadata":{"name":"defaults"},"spec":{"limits":[
+    {"type":"Container","default":{"cpu":"200m","memory":"256Mi"},"defaultRequest":{"cpu":"100m"}}]}})"));
+  CHECK(f.message("/api/v1/namespaces/q1/pods", R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"main","image":"x"}]}})") ==
+        "201 created");
+  CHECK(json::serialize(f.used("q1", "compute")) ==
+        R"({"configmaps":"0","count/deployments.apps":"0","count/services":"0","limits.cpu":"200m","limits.memory":"256Mi",)"
+        R"("pods":"1","requests.cpu":"100m","requests.nvidia.com/gpu":"0"})");
+}
+
+// ---- Priority ---------------------------------------------------------------------------------------
+
+TEST_CASE("Priority: built-in classes, unknown classes refused, spec.priority filled, one global default") {
+  Fixture f;
+  const auto& pcs = f.store.type("scheduling.k8s.io", "priorityclasses");
+  const auto critical = f.store.get(pcs, "", "system-cluster-critical");
+  CHECK(critical.at("value") == 2000000000);
+  CHECK(critical.at("preemptionPolicy") == "PreemptLowerPriority");
+  CHECK(critical.at("description") ==
+        "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.");
+  CHECK(f.store.get(pcs, "", "system-node-critical").at("value") == 2000001000);
+  auto pod = [](const std::string& meta, const std::string& spec) {
+    return fmt::format(R"({{"metadata":{{{}}},"spec":{{{}"containers":[{{"name":"c","image":"x"}}]}}}})", meta, spec);
+  };
+  const std::string pods = "/api/v1/namespaces/q1/pods";
+  CHECK(f.message(pods, pod(R"("name":"a")", "")) == "201 created");
+  auto a = f.store.get(f.store.type("", "pods"), "q1", "a");
+  CHECK(a.at("spec").at("priority") == 0);
+  CHECK(a.at("spec").at("preemptionPolicy") == "PreemptLowerPriority");
+  CHECK(f.message(pods, pod(R"("name":"b")", R"("priorityClassName":"nope",)")) ==
+        "403 pods \"b\" is forbidden: no PriorityClass with name nope was found");
+  // A mutating plugin names a generateName pod by its prefix (the name does not exist yet).
+  CHECK(f.message(pods, pod(R"("generateName":"g-")", R"("priorityClassName":"nope",)")) ==
+        "403 pods \"g-\" is forbidden: no PriorityClass with name nope was found");
+  CHECK(f.message(pods, pod(R"("name":"c")", R"("priorityClassName":"system-cluster-critical",)")) == "201 created");
+  CHECK(f.store.get(f.store.type("", "pods"), "q1", "c").at("spec").at("priority") == 2000000000);
+  CHECK(f.message(pods, pod(R"("name":"d")", R"("priority":5,)")) ==
+        "403 pods \"d\" is forbidden: the integer value of priority (5) must not be provided in pod spec; priority admission "
+        "controller computed 0 from the given PriorityClass name");
+
+  const std::string classes = "/apis/scheduling.k8s.io/v1/priorityclasses";
+  auto [code, high] = f.call("POST", classes, R"({"metadata":{"name":"high"},"value":1000,"globalDefault":true})");
+  CHECK(code == 201);
+  CHECK(high.at("preemptionPolicy") == "PreemptLowerPriority");
+  CHECK(f.message(classes, R"({"metadata":{"name":"high2"},"value":100,"globalDefault":true})") ==
+        "403 priorityclasses.scheduling.k8s.io \"high2\" is forbidden: PriorityClass high is already marked as default. Only "
+        "one default can exist");
+  auto [c1, system_x] = f.call("POST", classes, R"({"metadata":{"name":"system-x"},"value":100})");
+  CHECK(c1 == 422);
+  CHECK(json::serialize(system_x.at("details").at("causes")) ==
+        R"([{"reason":"FieldValueForbidden","message":"Forbidden: priority class names with 'system-' prefix are reserved for )"
+        R"(system use only. error: system-x is not a known system priority class","field":"metadata.name"}])");
+  auto [c2, huge] = f.call("POST", classes, R"({"metadata":{"name":"huge"},"value":2000000000})");
+  CHECK(c2 == 422);
+  CHECK(json::serialize(huge.at("details").at("causes")) ==
+        R"([{"reason":"FieldValueForbidden","message":"Forbidden: maximum allowed value of a user defined priority is )"
+        R"(1000000000","field":"value"}])");
+  auto [c3, changed] = f.call("PUT", classes + "/high", R"({"metadata":{"name":"high"},"value":5,"globalDefault":true})");
+  CHECK(c3 == 422);
+  CHECK(std::string(changed.at("message").as_string()).ends_with(" \"high\" is invalid: value: Forbidden: may not be changed in an update."));
+  // The global default applies to pods without a class.
+  CHECK(f.message(pods, pod(R"("name":"e")", "")) == "201 created");
+  auto e = f.store.get(f.store.type("", "pods"), "q1", "e");
+  CHECK(e.at("spec").at("priorityClassName") == "high");
+  CHECK(e.at("spec").at("priority") == 1000);
+}
+
+// ---- immutable fields ----------------------------------------------------------------------------
+
+TEST_CASE("Immutable fields: Job template and selector, Deployment selector, Service clusterIP, PVC spec") {
+  Fixture f;
+  auto patch = [&](const std::string& path, const std::string& body) {
+    Request r;
+    r.method = "PATCH";
+    r.path = path;
+    r.body = body;
+    r.content_type = "application/merge-patch+json";
+    r.user = "admin";
+    r.groups = {"system:masters"};
+    auto resp = f.api.handle(r);
+    return std::pair{resp.status, json::parse(resp.body).as_object()};
+  };
+  CHECK(f.message("/apis/batch/v1/namespaces/q1/jobs", R"({"metadata":{"name":"j"},"spec":{"selector":{"matchLabels":{"job":"j"}},
+    "template":{"metadata":{"labels":{"job":"j"}},"spec":{"containers":[{"name":"j","image":"busybox"}],"restartPolicy":"Never"}}}})") ==
+        "201 created");
+  auto [c1, s1] = patch("/apis/batch/v1/namespaces/q1/jobs/j",
+                        R"({"spec":{"template":{"spec":{"containers":[{"name":"j","image":"busybox:2"}]}}}})");
+  CHECK(c1 == 422);
+  REQUIRE(s1.at("details").at("causes").as_array().size() == 1);
+  CHECK(s1.at("details").at("causes").at(0).at("field") == "spec.template");
+  CHECK(std::string(s1.at("details").at("causes").at(0).at("message").as_string()).ends_with(": field is immutable"));
+  auto [c2, s2] = patch("/apis/batch/v1/namespaces/q1/jobs/j", R"({"spec":{"selector":{"matchLabels":{"a":"b"}}}})");
+  CHECK(c2 == 422);
+  CHECK(s2.at("details").at("causes").at(0).at("message") ==
+        "Invalid value: v1.LabelSelector{MatchLabels:map[string]string{\"a\":\"b\", \"job\":\"j\"}, "
+        "MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable");
+
+  CHECK(f.message("/apis/apps/v1/namespaces/q1/deployments", R"({"metadata":{"name":"d"},"spec":{"selector":{"matchLabels":{"app":"d"}},
+    "template":{"metadata":{"labels":{"app":"d"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}})") == "201 created");
+  auto [c3, s3] = patch("/apis/apps/v1/namespaces/q1/deployments/d",
+                        R"({"spec":{"selector":{"matchLabels":{"x":"y"}},"template":{"metadata":{"labels":{"x":"y"}}}}})");
+  CHECK(c3 == 422);
+  CHECK(std::string(s3.at("message").as_string()).ends_with(
+      " \"d\" is invalid: spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"d\", "
+      "\"x\":\"y\"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable"));
+  // The template alone may change.
+  CHECK(patch("/apis/apps/v1/namespaces/q1/deployments/d", R"({"spec":{"template":{"spec":{"containers":[{"name":"c","image":"busybox:2"}]}}}})").first == 200);
+
+  CHECK(f.message("/api/v1/namespaces/q1/services", R"({"metadata":{"name":"s"},"spec":{"ports":[{"port":80}]}})") == "201 created");
+  auto [c4, s4] = patch("/api/v1/namespaces/q1/services/s", R"({"spec":{"clusterIP":"10.0.0.99"}})");
+  CHECK(c4 == 422);
+  CHECK(s4.at("message") ==
+        "Service \"s\" is invalid: spec.clusterIPs[0]: Invalid value: []string{\"10.0.0.99\"}: may not change once set");
+  // A full update that leaves the address out keeps it.
+  auto svc = f.store.get(f.store.type("", "services"), "q1", "s");
+  const auto ip = svc.at("spec").at("clusterIP");
+  svc["spec"].as_object().erase("clusterIP");
+  CHECK(f.store.update(f.store.type("", "services"), "q1", svc).at("spec").at("clusterIP") == ip);
+
+  CHECK(f.message("/api/v1/namespaces/q1/persistentvolumeclaims", R"({"metadata":{"name":"c"},"spec":{"accessModes":["ReadWriteOnce"],
+    "storageClassName":"manual","resources":{"requests":{"storage":"1Gi"}}}})") == "201 created");
+  auto [c5, s5] = patch("/api/v1/namespaces/q1/persistentvolumeclaims/c", R"({"spec":{"accessModes":["ReadWriteMany"]}})");
+  CHECK(c5 == 422);
+  CHECK(std::string(s5.at("message").as_string()).starts_with(
+      "PersistentVolumeClaim \"c\" is invalid: spec: Forbidden: spec is immutable after creation except resources.requests and "
+      "volumeAttributesClassName for bound claims"));
+  // The binder may set volumeName once.
+  CHECK(patch("/api/v1/namespaces/q1/persistentvolumeclaims/c", R"({"spec":{"volumeName":"pv1"}})").first == 200);
+  CHECK(patch("/api/v1/namespaces/q1/persistentvolumeclaims/c", R"({"spec":{"volumeName":"pv2"}})").first == 422);
 }
