@@ -10,5 +10,6 @@ case "$cc" in
   *) echo "build.sh: unknown compiler '$cc' (use gcc or clang)" >&2; exit 2 ;;
 esac
 jobs=${GPUPOOL_JOBS:-$(nproc)}
-cmake -S . -B "build/$cc" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" "$@" >/dev/null
+. scripts/ccache.sh
+cmake -S . -B "build/$cc" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" "${CCACHE_LAUNCHER[@]}" "$@" >/dev/null
 cmake --build "build/$cc" -j "$jobs"

@@ -10,7 +10,8 @@ seconds=${1:-20}; shift || true
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(quantity taint image kubeconfig profile manifest topology api_decode api)
 build=build/asan
-cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 -DGPUPOOL_SANITIZE=ON \
+. scripts/ccache.sh
+cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 "${CCACHE_LAUNCHER[@]}" -DGPUPOOL_SANITIZE=ON \
   -DGPUPOOL_BUILD_FUZZ=ON >/dev/null
 cmake --build "$build" -j "${GPUPOOL_JOBS:-$(nproc)}" --target "${targets[@]/#/fuzz_}"
 mkdir -p "$build/fuzz-artifacts"

@@ -29,10 +29,10 @@ StatusError admission_forbidden(const AdmissionRequest& r, std::string_view why,
 
 void install_admission_plugins(Store& store) {
   // kube-apiserver runs every mutating plugin, then validation, then every validating plugin
-  // (LimitRanger, Priority, ..., ResourceQuota last).
+  // (LimitRanger, Priority, ..., ResourceQuota last). The immutable fields of updates are checked by
+  // validation itself (builtin_admission: immutable_causes).
   store.add_admission([&store](AdmissionRequest& r) { limit_ranger(store, r, true); });
   store.add_admission([&store](AdmissionRequest& r) { priority_admission(store, r); });
-  store.add_admission([](AdmissionRequest& r) { immutable_fields(r); });
   store.add_admission([&store](AdmissionRequest& r) { limit_ranger(store, r, false); });
 }
 

@@ -22,7 +22,7 @@ std::string admission_name(const AdmissionRequest& r, bool mutating);
 
 /// Installs, in kube-apiserver's order, the admission plugins and update rules that are not part
 /// of a controller: LimitRanger's defaults (mutating), Priority (mutating, and PriorityClass
-/// validation), the immutable fields of updates, LimitRanger's min/max checks (validating).
+/// validation), LimitRanger's min/max checks (validating).
 /// ResourceQuota (QuotaController, quota.hpp) must be added after these, as the last plugin.
 void install_admission_plugins(Store& store);
 
@@ -43,7 +43,19 @@ void priority_admission(Store& store, AdmissionRequest& r);
 void create_system_priority_classes(Store& store);
 
 /// The update rules on immutable fields: PVC spec, Job spec.selector and spec.template,
-/// Deployment spec.selector, Service spec.clusterIP (422 Invalid with the real causes).
-void immutable_fields(AdmissionRequest& r);
+/// Deployment spec.selector, Service spec.clusterIP (kept when an update leaves it out). Returns the
+/// 422 causes; builtin validation (validation.cpp) adds them to its own, as ValidateXUpdate does.
+std::vector<StatusCause> immutable_causes(AdmissionRequest& r);
+
+/// A new Job as pkg/registry/batch/job PrepareForCreate and SetDefaults_Job leave it: manualSelector
+/// false, podReplacementPolicy, the generated selector on its uid and the four job labels on the
+/// template (unless spec.manualSelector), the Job's labels from the template's when it has none.
+/// Needs metadata.uid.
+void prepare_job_create(json::object& job);
+
+/// batch/validation validateGeneratedSelector and validateJobSpec's selector rules: the generated
+/// labels present, the selector on them (`selector` not auto-generated), the selector matching the
+/// template's labels.
+void job_selector_causes(const json::object& job, std::vector<StatusCause>& causes);
 
 }  // namespace gpupool::embedded

@@ -12,6 +12,7 @@
 #include "embedded/events.hpp"
 #include "embedded/patch.hpp"
 #include "embedded/protobuf.hpp"
+#include "embedded/rbac.hpp"
 #include "embedded/scheduler.hpp"
 #include "embedded/table.hpp"
 #include "embedded/typecheck.hpp"
@@ -99,11 +100,11 @@ std::string str(const json::object& o, std::string_view key) {
   if (const auto* v = o.if_contains(key); v && v->is_string()) return std::string(v->as_string());
   return {};
 }
-std::string meta(const json::object& o, std::string_view key) { return field_value(o, "metadata." + std::string(key)); }
-
-bool is_admin(const Request& r) {
-  return std::find(r.groups.begin(), r.groups.end(), "system:masters") != r.groups.end();
+const json::object* util_object(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v && v->is_object() ? &v->as_object() : nullptr;
 }
+std::string meta(const json::object& o, std::string_view key) { return field_value(o, "metadata." + std::string(key)); }
 
 WriteOptions write_options(const Request& r) {
   WriteOptions o;
@@ -121,7 +122,7 @@ std::string list_kind(const ResourceType& t) { return t.kind + "List"; }
 // ---- discovery -----------------------------------------------------------------------------------
 
 json::array verbs_for(const ResourceType& t) {
-  (void)t;
+  if (is_access_review(t)) return {"create"};
   return {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
 }
 
@@ -320,14 +321,102 @@ Response status_response(const StatusError& e) {
 
 // ---- authorization -------------------------------------------------------------------------------
 
+AccessDecision Api::decide(const AccessAttributes& a) const {
+  // The privileged group first (authorizerfactory's system:masters), then the guide's rule, then RBAC.
+  if (std::find(a.groups.begin(), a.groups.end(), "system:masters") != a.groups.end()) return {true, ""};
+  if (a.resource_request) {
+    const bool read = a.verb == "get" || a.verb == "list" || a.verb == "watch";
+    if (a.group.empty() && a.resource == "nodes" && a.subresource.empty() && read) return {true, ""};  // nodes: visible to all
+    if (a.group.empty() && a.resource == "namespaces" && a.subresource.empty() && read && a.name == a.user) return {true, ""};
+    if (!a.ns.empty() && a.ns == a.user) {
+      const ResourceType* t = nullptr;
+      for (const auto* x : store_.types())
+        if (x->group == a.group && x->resource == a.resource) t = x;
+      if (t && t->namespaced) return {true, ""};
+    }
+  }
+  return rbac_authorize(store_, a);
+}
+
 void Api::authorize(const Request& r, std::string_view verb, const ResourceType& t, std::string_view ns,
-                    std::string_view name, std::string_view subresource) {
-  if (is_admin(r)) return;
-  const bool read = verb == "get" || verb == "list" || verb == "watch";
-  if (t.group.empty() && t.resource == "nodes" && read) return;  // nodes are visible to every user
-  if (t.group.empty() && t.resource == "namespaces" && read && name == r.user) return;
-  if (t.namespaced && !ns.empty() && ns == r.user) return;
+                    std::string_view name, std::string_view subresource) const {
+  AccessAttributes a{r.user, r.groups, std::string(verb), true, t.group, t.resource, std::string(subresource),
+                     t.namespaced ? std::string(ns) : std::string(), std::string(name), {}};
+  if (decide(a).allowed) return;
   throw StatusError::forbidden(r.user, verb, t, t.namespaced ? ns : std::string_view{}, name, subresource);
+}
+
+// staging/src/k8s.io/apiserver/pkg/endpoints/filters/impersonation.go: the requester needs the
+// `impersonate` verb on users (and groups) named by the Impersonate-* headers; the request then runs
+// as that user, with the given groups plus system:authenticated.
+std::optional<Request> Api::impersonated(const Request& r) const {
+  if (r.impersonate_user.empty() && r.impersonate_groups.empty()) return std::nullopt;
+  if (r.impersonate_user.empty())
+    throw StatusError(500, "InternalError",
+                      "Internal error occurred: requested [{Group  " + r.impersonate_groups.front() +
+                          "  authentication.k8s.io/v1  }] without impersonating a user");
+  auto check = [&](const std::string& resource, const std::string& name) {
+    AccessAttributes a{r.user, r.groups, "impersonate", true, "", resource, "", "", name, {}};
+    if (!decide(a).allowed) {
+      ResourceType t;
+      t.resource = resource;
+      throw StatusError::forbidden(r.user, "impersonate", t, {}, name, {});
+    }
+  };
+  check("users", r.impersonate_user);
+  for (const auto& g : r.impersonate_groups) check("groups", g);
+  Request out = r;
+  out.user = r.impersonate_user;
+  out.groups = r.impersonate_groups;
+  if (std::find(out.groups.begin(), out.groups.end(), "system:authenticated") == out.groups.end())
+    out.groups.push_back("system:authenticated");
+  out.impersonate_user.clear();
+  out.impersonate_groups.clear();
+  return out;
+}
+
+// authorization.k8s.io/v1 SelfSubjectAccessReview and SubjectAccessReview
+// (pkg/registry/authorization/*): the review comes back with status.allowed (and RBAC's reason),
+// never stored. A SubjectAccessReview names its user and groups; the self review uses the caller's.
+Response Api::access_review(const Request& r, const ResourceType& t) const {
+  json::object review = parse_object(r);
+  const json::object* spec = util_object(review, "spec");
+  AccessAttributes a;
+  if (t.resource == "subjectaccessreviews") {
+    a.user = spec ? str(*spec, "user") : "";
+    if (const json::value* g = spec ? spec->if_contains("groups") : nullptr; g && g->is_array())
+      for (const auto& x : g->as_array())
+        if (x.is_string()) a.groups.emplace_back(x.as_string());
+  } else {
+    a.user = r.user;
+    a.groups = r.groups;
+  }
+  const json::object* ra = spec ? util_object(*spec, "resourceAttributes") : nullptr;
+  const json::object* nra = spec ? util_object(*spec, "nonResourceAttributes") : nullptr;
+  if (!ra && !nra) {
+    throw StatusError::invalid(t, "", {StatusCause{"FieldValueRequired",
+                                                   "Required value: exactly one of nonResourceAttributes or resourceAttributes must be specified",
+                                                   "spec.resourceAttributes"}});
+  }
+  if (ra) {
+    a.verb = str(*ra, "verb");
+    a.group = str(*ra, "group");
+    a.resource = str(*ra, "resource");
+    a.subresource = str(*ra, "subresource");
+    a.ns = str(*ra, "namespace");
+    a.name = str(*ra, "name");
+  } else {
+    a.resource_request = false;
+    a.verb = str(*nra, "verb");
+    a.path = str(*nra, "path");
+  }
+  const AccessDecision d = decide(a);
+  json::object status{{"allowed", d.allowed}};
+  if (!d.reason.empty()) status["reason"] = d.reason;
+  json::object out{{"kind", t.kind}, {"apiVersion", t.api_version()}, {"metadata", json::object{{"creationTimestamp", nullptr}}}};
+  if (spec) out["spec"] = *spec;
+  out["status"] = std::move(status);
+  return json_response(201, out);
 }
 
 // ---- Api -----------------------------------------------------------------------------------------
@@ -406,6 +495,7 @@ Response Api::dispatch(const Request& r) const {
     return resp;
   }
   if (r.user.empty()) throw StatusError(401, "Unauthorized", "Unauthorized");
+  if (auto as = impersonated(r)) return dispatch(*as);
   if (segs.empty()) {
     return json_response(200, json::object{{"paths", json::array{"/api", "/api/v1", "/apis", "/version"}}});
   }
@@ -478,6 +568,11 @@ Response Api::dispatch(const Request& r) const {
   }
   tg.type = store_.find_type(group, version, resource);
   if (!tg.type) throw StatusError(404, "NotFound", "the server could not find the requested resource");
+  if (is_access_review(*tg.type)) {
+    if (r.method != "POST" || !tg.name.empty() || !tg.subresource.empty() || tg.watch)
+      throw StatusError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+    return access_review(r, *tg.type);
+  }
   // events.k8s.io/v1 Events are the core/v1 Events seen through a conversion, one store for both
   // (embedded/events.hpp): `t` is what is stored, `served` what the request names.
   const ResourceType& served = *tg.type;

@@ -10,10 +10,12 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "embedded/rbac.hpp"
 #include "embedded/store.hpp"
 
 namespace gpupool::embedded {
@@ -29,6 +31,9 @@ struct Request {
   // Who is asking (set by authentication; empty user = anonymous).
   std::string user;
   std::vector<std::string> groups;
+  // Impersonate-User / Impersonate-Group headers (kubectl --as / --as-group).
+  std::string impersonate_user;
+  std::vector<std::string> impersonate_groups;
 };
 
 /// Writes a chunk of a streamed body; false once the client has gone. An empty chunk writes
@@ -71,15 +76,19 @@ class Api {
   void set_log_provider(LogProvider p) { logs_ = std::move(p); }
   Store& store() const noexcept { return store_; }
 
-  /// The authorization rule of the guide's cluster: admins (group system:masters) may do anything;
-  /// other authenticated users may read nodes, namespaces' own entry and discovery, and do
-  /// anything inside the namespace named after them. Throws StatusError 403 otherwise.
-  static void authorize(const Request& r, std::string_view verb, const ResourceType& t, std::string_view ns,
-                        std::string_view name, std::string_view subresource);
+  /// Whether a request may go on: admins (group system:masters) may do anything; by the guide's
+  /// rule, authenticated users may read nodes and their namespace's entry and do anything inside
+  /// the namespace named after them; beyond that, what RBAC objects grant (embedded/rbac.hpp).
+  AccessDecision decide(const AccessAttributes& a) const;
+  /// decide() for a request; throws StatusError 403 (worded as the RBAC authorizer's) when denied.
+  void authorize(const Request& r, std::string_view verb, const ResourceType& t, std::string_view ns,
+                 std::string_view name, std::string_view subresource) const;
 
  private:
   Response handle_unstamped(const Request& r) const;
   Response dispatch(const Request& r) const;
+  std::optional<Request> impersonated(const Request& r) const;
+  Response access_review(const Request& r, const ResourceType& t) const;
   Store& store_;
   Options options_;
   LogProvider logs_;

@@ -231,6 +231,9 @@ struct HttpServer::Impl {
       r.accept = std::string(req[http::field::accept]);
       r.user_agent = std::string(req[http::field::user_agent]);
       r.body = req.body();
+      r.impersonate_user = std::string(req["Impersonate-User"]);
+      for (auto [it, end] = req.equal_range("Impersonate-Group"); it != end; ++it)
+        r.impersonate_groups.emplace_back(it->value());
       bool bad_token = false;
       const std::string auth(req[http::field::authorization]);
       if (auth.rfind("Bearer ", 0) == 0) {

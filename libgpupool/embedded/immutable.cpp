@@ -14,20 +14,23 @@ using util::string_of;
 
 std::string quoted(std::string_view s) { return json::serialize(json::value(s)); }
 
+// fmt %#v of a map[string]string, as field.Invalid prints it (keys sorted, as fmt does).
+std::string go_map(const json::object* m) {
+  if (!m) return "map[string]string(nil)";
+  std::map<std::string, std::string> sorted;
+  for (const auto& [k, v] : *m) sorted[std::string(k)] = v.is_string() ? std::string(v.as_string()) : json::serialize(v);
+  std::string out = "map[string]string{";
+  bool first = true;
+  for (const auto& [k, v] : sorted) {
+    out += (first ? "" : ", ") + quoted(k) + ":" + quoted(v);
+    first = false;
+  }
+  return out + "}";
+}
+
 // fmt %#v of a metav1.LabelSelector, as field.Invalid prints it.
 std::string go_label_selector(const json::object* sel) {
-  std::string labels = "map[string]string(nil)";
-  if (const json::object* ml = sel ? object_at(*sel, {"matchLabels"}) : nullptr; ml) {
-    std::map<std::string, std::string> sorted;
-    for (const auto& [k, v] : *ml) sorted[std::string(k)] = v.is_string() ? std::string(v.as_string()) : json::serialize(v);
-    labels = "map[string]string{";
-    bool first = true;
-    for (const auto& [k, v] : sorted) {
-      labels += (first ? "" : ", ") + quoted(k) + ":" + quoted(v);
-      first = false;
-    }
-    labels += "}";
-  }
+  const std::string labels = go_map(sel ? object_at(*sel, {"matchLabels"}) : nullptr);
   std::string exprs = "[]v1.LabelSelectorRequirement(nil)";
   if (const json::array* me = sel ? util::array_at(*sel, {}, "matchExpressions") : nullptr; me && !me->empty()) {
     exprs = "[]v1.LabelSelectorRequirement{";
@@ -59,13 +62,13 @@ bool same(const json::value* a, const json::value* b) {
 
 }  // namespace
 
-void immutable_fields(AdmissionRequest& r) {
+std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
+  std::vector<StatusCause> causes;
   if (r.operation != AdmissionRequest::Operation::Update || !r.type || !r.object || !r.old_object || !r.subresource.empty())
-    return;
+    return causes;
   const ResourceType& t = *r.type;
   json::object& obj = *r.object;
   const json::object& old = *r.old_object;
-  std::vector<StatusCause> causes;
   if (t.group == "apps" && t.resource == "deployments") {
     // apps/validation ValidateDeploymentUpdate (apps/v1): spec.selector is immutable.
     if (!same(at(old, {"spec"}, "selector"), at(obj, {"spec"}, "selector")))
@@ -131,7 +134,107 @@ void immutable_fields(AdmissionRequest& r) {
                         "volumeAttributesClassName for bound claims",
                         "spec"});
   }
-  if (!causes.empty()) throw StatusError::invalid(t, util::name_of(obj), std::move(causes));
+  return causes;
+}
+
+// ---- Jobs: pkg/registry/batch/job/strategy.go and pkg/apis/batch/validation ----------------------
+
+namespace {
+
+constexpr const char* kControllerUid = "batch.kubernetes.io/controller-uid";
+constexpr const char* kJobName = "batch.kubernetes.io/job-name";
+constexpr const char* kLegacyControllerUid = "controller-uid";
+constexpr const char* kLegacyJobName = "job-name";
+
+bool manual_selector(const json::object& job) {
+  const json::value* m = at(job, {"spec"}, "manualSelector");
+  return m && m->is_bool() && m->as_bool();
+}
+
+// metav1.LabelSelectorAsSelector(...).Matches(labels): matchLabels and matchExpressions
+// (In, NotIn, Exists, DoesNotExist). An unparsable selector matches (the caller skips it, as
+// the real code does on error).
+bool selector_matches(const json::object& sel, const json::object* labels) {
+  auto label = [&](std::string_view k) -> const json::value* { return labels ? labels->if_contains(k) : nullptr; };
+  if (const json::object* ml = object_at(sel, {"matchLabels"}))
+    for (const auto& [k, v] : *ml) {
+      const json::value* have = label(k);
+      if (!have || !util::json_equal(*have, v)) return false;
+    }
+  if (const json::array* me = util::array_at(sel, {}, "matchExpressions"))
+    for (const auto& e : *me) {
+      if (!e.is_object()) continue;
+      const std::string key = string_of(&e.as_object(), "key"), op = string_of(&e.as_object(), "operator");
+      const json::value* have = label(key);
+      bool in = false;
+      if (const json::array* vs = util::array_at(e.as_object(), {}, "values"))
+        for (const auto& v : *vs)
+          if (have && util::json_equal(*have, v)) in = true;
+      if ((op == "In" && !in) || (op == "NotIn" && in) || (op == "Exists" && !have) || (op == "DoesNotExist" && have))
+        return false;
+    }
+  return true;
+}
+
+}  // namespace
+
+void prepare_job_create(json::object& job) {
+  json::object& spec = util::ensure_object(job, "spec");
+  // SetDefaults_Job: manualSelector false, podReplacementPolicy by podFailurePolicy.
+  if (!spec.contains("manualSelector") || spec.at("manualSelector").is_null()) spec["manualSelector"] = false;
+  if (!spec.contains("podReplacementPolicy") || spec.at("podReplacementPolicy").is_null())
+    spec["podReplacementPolicy"] = spec.contains("podFailurePolicy") ? "Failed" : "TerminatingOrFailed";
+  const std::string name = util::name_of(job), uid = string_of(object_at(job, {"metadata"}), "uid");
+  json::object& tpl_meta = util::ensure_object(util::ensure_object(spec, "template"), "metadata");
+  if (!manual_selector(job)) {
+    // generateSelector: the name and uid labels the user did not set, and a selector on the uid.
+    json::object& labels = util::ensure_object(tpl_meta, "labels");
+    for (const char* k : {kLegacyJobName, kJobName})
+      if (!labels.contains(k)) labels[k] = name;
+    for (const char* k : {kLegacyControllerUid, kControllerUid})
+      if (!labels.contains(k)) labels[k] = uid;
+    json::object& match = util::ensure_object(util::ensure_object(spec, "selector"), "matchLabels");
+    if (!match.contains(kControllerUid)) match[kControllerUid] = uid;
+  }
+  // SetDefaults_Job: a Job without labels takes its template's.
+  json::object& meta = util::ensure_object(job, "metadata");
+  const json::object* own = object_at(meta, {"labels"});
+  if ((!own || own->empty()))
+    if (const json::object* tl = object_at(tpl_meta, {"labels"}); tl && !tl->empty()) meta["labels"] = *tl;
+}
+
+void job_selector_causes(const json::object& job, std::vector<StatusCause>& causes) {
+  const json::object* sel = object_at(job, {"spec", "selector"});
+  const json::object* labels = object_at(job, {"spec", "template", "metadata", "labels"});
+  const std::string name = util::name_of(job), uid = string_of(object_at(job, {"metadata"}), "uid");
+  if (!manual_selector(job) && sel) {
+    // validateGeneratedSelector (RequirePrefixedLabels: the batch.kubernetes.io labels too).
+    auto has_label = [&](const char* key, const std::string& want) {
+      const json::value* v = labels ? labels->if_contains(key) : nullptr;
+      const std::string field = fmt::format("spec.template.metadata.labels[{}]", key);
+      if (!v) causes.push_back({"FieldValueRequired", "Required value", field});
+      else if (!v->is_string() || v->as_string() != want)
+        causes.push_back({"FieldValueInvalid",
+                          fmt::format("Invalid value: {}: must be '{}'", v->is_string() ? quoted(v->as_string()) : json::serialize(*v), want),
+                          field});
+    };
+    has_label(kLegacyControllerUid, uid);
+    has_label(kLegacyJobName, name);
+    has_label(kControllerUid, uid);
+    has_label(kJobName, name);
+    json::object expected{{kControllerUid, uid}, {kJobName, name}, {kLegacyControllerUid, uid}, {kLegacyJobName, name}};
+    if (!selector_matches(*sel, &expected))
+      causes.push_back({"FieldValueInvalid",
+                        fmt::format("Invalid value: {}: `selector` not auto-generated", go_label_selector(sel)), "spec.selector"});
+  }
+  // validateJobSpec: a selector is required and must match the template's labels.
+  if (!sel) {
+    causes.push_back({"FieldValueRequired", "Required value", "spec.selector"});
+  } else if (!selector_matches(*sel, labels)) {
+    causes.push_back({"FieldValueInvalid",
+                      fmt::format("Invalid value: {}: `selector` does not match template `labels`", go_map(labels)),
+                      "spec.template.metadata.labels"});
+  }
 }
 
 }  // namespace gpupool::embedded

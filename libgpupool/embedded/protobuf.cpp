@@ -93,17 +93,87 @@ struct Schema {
                            msg(4, "strategy", strategy), num(5, "minReadySeconds"), num(6, "revisionHistoryLimit", true),
                            flag(7, "paused"), num(9, "progressDeadlineSeconds", true)}};
   Message deployment{{msg(1, "metadata", object_meta), msg(2, "spec", deployment_spec)}};
+  // core/v1: what `kubectl create quota|serviceaccount` and LimitRange manifests send.
+  Message scoped_requirement{{str(1, "scopeName"), str(2, "operator"), strs(3, "values")}};
+  Message scope_selector{{msg(1, "matchExpressions", scoped_requirement, true)}};
+  Message quota_spec{{of(1, "hard", Type::MapStringQuantity), strs(2, "scopes"), msg(3, "scopeSelector", scope_selector)}};
+  Message resource_quota{{msg(1, "metadata", object_meta), msg(2, "spec", quota_spec)}};
+  Message object_reference{{str(1, "kind"), str(2, "namespace"), str(3, "name"), str(4, "uid"), str(5, "apiVersion"),
+                            str(6, "resourceVersion"), str(7, "fieldPath")}};
+  Message local_reference{{str(1, "name")}};
+  Message service_account{{msg(1, "metadata", object_meta), msg(2, "secrets", object_reference, true),
+                           msg(3, "imagePullSecrets", local_reference, true),
+                           flag(4, "automountServiceAccountToken", true)}};
+  Message limit_range_item{{str(1, "type"), of(2, "max", Type::MapStringQuantity), of(3, "min", Type::MapStringQuantity),
+                            of(4, "default", Type::MapStringQuantity), of(5, "defaultRequest", Type::MapStringQuantity),
+                            of(6, "maxLimitRequestRatio", Type::MapStringQuantity)}};
+  Message limit_range_spec{{msg(1, "limits", limit_range_item, true)}};
+  Message limit_range{{msg(1, "metadata", object_meta), msg(2, "spec", limit_range_spec)}};
+  // batch/v1 (`kubectl create job`).
+  Message job_spec{{num(1, "parallelism", true), num(2, "completions", true), num(3, "activeDeadlineSeconds", true),
+                    msg(4, "selector", label_selector), flag(5, "manualSelector", true), msg(6, "template", pod_template),
+                    num(7, "backoffLimit", true), num(8, "ttlSecondsAfterFinished", true), str(9, "completionMode"),
+                    flag(10, "suspend", true), num(12, "backoffLimitPerIndex", true), num(13, "maxFailedIndexes", true),
+                    str(14, "podReplacementPolicy"), str(15, "managedBy")}};
+  Message job{{msg(1, "metadata", object_meta), msg(2, "spec", job_spec)}};
+  // scheduling/v1, policy/v1 (`kubectl create priorityclass|pdb`).
+  Message priority_class{{msg(1, "metadata", object_meta), num(2, "value"), flag(3, "globalDefault"), str(4, "description"),
+                          str(5, "preemptionPolicy")}};
+  Message pdb_spec{{of(1, "minAvailable", Type::IntOrString), msg(2, "selector", label_selector),
+                    of(3, "maxUnavailable", Type::IntOrString), str(4, "unhealthyPodEvictionPolicy")}};
+  Message pdb{{msg(1, "metadata", object_meta), msg(2, "spec", pdb_spec)}};
+  // rbac/v1 (`kubectl create role|rolebinding|clusterrole|clusterrolebinding`).
+  Message policy_rule{{strs(1, "verbs"), strs(2, "apiGroups"), strs(3, "resources"), strs(4, "resourceNames"),
+                       strs(5, "nonResourceURLs")}};
+  Message aggregation_rule{{msg(1, "clusterRoleSelectors", label_selector, true)}};
+  Message role{{msg(1, "metadata", object_meta), msg(2, "rules", policy_rule, true),
+                msg(3, "aggregationRule", aggregation_rule)}};
+  Message subject{{str(1, "kind"), str(2, "apiGroup"), str(3, "name"), str(4, "namespace")}};
+  Message role_ref{{str(1, "apiGroup"), str(2, "kind"), str(3, "name")}};
+  Message role_binding{{msg(1, "metadata", object_meta), msg(2, "subjects", subject, true), msg(3, "roleRef", role_ref)}};
+  // authorization/v1 (`kubectl auth can-i`).
+  Message resource_attributes{{str(1, "namespace"), str(2, "verb"), str(3, "group"), str(4, "version"), str(5, "resource"),
+                               str(6, "subresource"), str(7, "name")}};
+  Message non_resource_attributes{{str(1, "path"), str(2, "verb")}};
+  Message ssar_spec{{msg(1, "resourceAttributes", resource_attributes),
+                     msg(2, "nonResourceAttributes", non_resource_attributes)}};
+  Message ssar{{msg(1, "metadata", object_meta), msg(2, "spec", ssar_spec)}};
+
+  struct Kind {
+    const char* api_version;
+    const char* kind;
+    const Message* message;
+  };
+  // Every kind whose protobuf body is decoded (one message serves Role and ClusterRole: Role has
+  // no field 3, ClusterRole's aggregationRule).
+  std::vector<Kind> kinds{{"v1", "Pod", &pod},
+                          {"v1", "Service", &service},
+                          {"v1", "ConfigMap", &config_map},
+                          {"v1", "Secret", &secret},
+                          {"v1", "Namespace", &namespace_},
+                          {"v1", "ResourceQuota", &resource_quota},
+                          {"v1", "ServiceAccount", &service_account},
+                          {"v1", "LimitRange", &limit_range},
+                          {"apps/v1", "Deployment", &deployment},
+                          {"batch/v1", "Job", &job},
+                          {"scheduling.k8s.io/v1", "PriorityClass", &priority_class},
+                          {"policy/v1", "PodDisruptionBudget", &pdb},
+                          {"rbac.authorization.k8s.io/v1", "Role", &role},
+                          {"rbac.authorization.k8s.io/v1", "ClusterRole", &role},
+                          {"rbac.authorization.k8s.io/v1", "RoleBinding", &role_binding},
+                          {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", &role_binding},
+                          {"authorization.k8s.io/v1", "SelfSubjectAccessReview", &ssar},
+                          {"authorization.k8s.io/v1", "SubjectAccessReview", &ssar}};
 
   const Message* kind(std::string_view api_version, std::string_view kind) const {
-    if (api_version == "v1") {
-      if (kind == "Pod") return &pod;
-      if (kind == "Service") return &service;
-      if (kind == "ConfigMap") return &config_map;
-      if (kind == "Secret") return &secret;
-      if (kind == "Namespace") return &namespace_;
-    }
-    if (api_version == "apps/v1" && kind == "Deployment") return &deployment;
+    for (const auto& k : kinds)
+      if (api_version == k.api_version && kind == k.kind) return k.message;
     return nullptr;
+  }
+  std::string kind_list() const {
+    std::string out;
+    for (const auto& k : kinds) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", k.api_version, k.kind);
+    return out;
   }
 };
 
@@ -297,9 +367,8 @@ json::object decode_kubernetes_protobuf(std::string_view body) {
   if (!m)
     throw StatusError(415, "UnsupportedMediaType",
                       fmt::format("the body of the request was in an unknown format - accepted media types include: "
-                                  "application/json, application/yaml (protobuf is decoded for v1 Pod, Service, "
-                                  "ConfigMap, Secret, Namespace and apps/v1 Deployment, not {} {})",
-                                  api_version.empty() ? "<no apiVersion>" : api_version, kind));
+                                  "application/json, application/yaml (protobuf is decoded for {}; not {} {})",
+                                  schema().kind_list(), api_version.empty() ? "<no apiVersion>" : api_version, kind));
   json::object out = decode(*m, raw);
   json::object obj{{"apiVersion", api_version}, {"kind", kind}};
   for (auto& [k, v] : out) obj[k] = std::move(v);

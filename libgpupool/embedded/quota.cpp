@@ -598,7 +598,10 @@ void QuotaController::recalculate(const json::object& quota) {
   {
     // What admitted writes charged is now counted from the objects themselves.
     std::lock_guard lk(mu_);
-    for (auto& [k, list] : pending_) std::erase_if(list, [&](const Pending& p) { return p.quota == name && k.find("/" + ns + "/") != std::string::npos; });
+    for (auto& kv : pending_) {
+      const bool in_ns = kv.first.find("/" + ns + "/") != std::string::npos;
+      std::erase_if(kv.second, [&](const Pending& p) { return in_ns && p.quota == name; });
+    }
     std::erase_if(pending_, [](const auto& kv) { return kv.second.empty(); });
   }
   try {

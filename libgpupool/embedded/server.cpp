@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "embedded/admission.hpp"
+#include "embedded/rbac.hpp"
 #include "embedded/api.hpp"
 #include "embedded/controllers.hpp"
 #include "embedded/volumes.hpp"
@@ -229,6 +230,7 @@ EmbeddedServer::EmbeddedServer(EmbeddedOptions options) : impl_(std::make_unique
                                                                        {"labels", json::object{{"kubernetes.io/metadata.name", ns}}}}}});
   }
   create_system_priority_classes(*im.store);
+  create_bootstrap_rbac(*im.store);
   if (!restored) {
     // StorageClasses: "standard", the default class (as kind and minikube install one), and every
     // class a built-in site profile names (iiis: managed-nfs-storage, ...), all provisioned

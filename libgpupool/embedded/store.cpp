@@ -503,12 +503,14 @@ std::shared_ptr<const json::object> Store::create_shared(const ResourceType& t, 
       if (!impl_->objects(ns_type).count({"", std::string(ns)}))
         throw StatusError::not_found(ns_type, ns);
     }
+    // The create handler fills the system fields (uid) before admission (handlers/create.go
+    // FillObjectMetaSystemFields): the Job strategy's generated selector names the uid.
+    md["uid"] = impl_->new_uid();
     AdmissionRequest req{AdmissionRequest::Operation::Create, &t, "", std::string(ns), &obj, nullptr, &o};
     admit(req);
     const Key key{std::string(ns), name};
     if (impl_->objects(t).count(key)) throw StatusError::already_exists(t, name);
     auto& md2 = metadata_of(obj);
-    md2["uid"] = impl_->new_uid();
     if (!md2.contains("creationTimestamp")) md2["creationTimestamp"] = to_rfc3339(clock_.now());
     if (!o.dry_run) {
       md2["resourceVersion"] = std::to_string(++impl_->rv);

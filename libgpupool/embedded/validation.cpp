@@ -1,5 +1,7 @@
 #include "embedded/validation.hpp"
 
+#include "embedded/admission.hpp"
+
 #include <cctype>
 #include <set>
 #include <tuple>
@@ -80,6 +82,15 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version) {
     r.has_status = false;
     out.push_back(std::move(r));
   }
+  // Access reviews (embedded/rbac): answered on create, never stored.
+  for (auto [res, kind] : {std::pair{"selfsubjectaccessreviews", "SelfSubjectAccessReview"},
+                           std::pair{"subjectaccessreviews", "SubjectAccessReview"}}) {
+    std::string singular = kind;
+    for (auto& c : singular) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto r = typed("authorization.k8s.io", "v1", res, kind, singular, false, {});
+    r.has_status = false;
+    out.push_back(std::move(r));
+  }
   out.push_back(typed("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
                       "customresourcedefinition", false, {"crd", "crds"}));
   out.push_back(typed("kubeflow.org", mpijob_version, "mpijobs", "MPIJob", "mpijob", true, {}));
@@ -108,7 +119,8 @@ void validate_name(const ResourceType& t, const std::string& name, Causes& cause
   if (name.empty()) return;
   if (t.resource == "namespaces") add_errors(causes, dns1123_label_errors(name), "metadata.name", name);
   else if (t.resource == "services") add_errors(causes, dns1035_label_errors(name), "metadata.name", name);
-  else if (t.resource == "nodes" || t.group == "kubeflow.org" || t.resource == "events") {
+  else if (t.resource == "nodes" || t.group == "kubeflow.org" || t.resource == "events" ||
+           t.group == "rbac.authorization.k8s.io") {  // rbac/validation ValidateRBACName: a path segment
     if (name.find('/') != std::string::npos || name == "." || name == "..")
       causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: \"{}\": may not contain '/'", name),
                         "metadata.name"});
@@ -307,6 +319,15 @@ void validate_scale(std::string_view name, const json::value& replicas) {
   throw StatusError::invalid(scale, name, std::move(causes));
 }
 
+// A PodTemplateSpec as the API server returns it: the pod spec defaulted, and the template's
+// metadata present with creationTimestamp null (Go serializes a zero metav1.Time in an embedded
+// ObjectMeta as null).
+void default_pod_template(json::object& tpl) {
+  default_pod_spec(obj_at(tpl, "spec"));
+  json::object& meta = obj_at(tpl, "metadata");
+  if (!meta.contains("creationTimestamp")) meta["creationTimestamp"] = nullptr;
+}
+
 void builtin_admission(AdmissionRequest& r) {
   if (!r.object || !r.type) return;
   json::object& obj = *r.object;
@@ -362,7 +383,7 @@ void builtin_admission(AdmissionRequest& r) {
       set_default(spec, "progressDeadlineSeconds", 600);
       set_default(spec, "strategy", json::object{{"type", "RollingUpdate"},
                                                  {"rollingUpdate", json::object{{"maxUnavailable", "25%"}, {"maxSurge", "25%"}}}});
-      if (auto* tpl = spec.if_contains("template"); tpl && tpl->is_object()) default_pod_spec(obj_at(tpl->as_object(), "spec"));
+      if (auto* tpl = spec.if_contains("template"); tpl && tpl->is_object()) default_pod_template(tpl->as_object());
     } else if (t.group == "apps" && t.resource == "replicasets") {
       set_default(obj_at(obj, "spec"), "replicas", 1);
     } else if (t.group == "batch" && t.resource == "jobs") {
@@ -372,7 +393,8 @@ void builtin_admission(AdmissionRequest& r) {
       set_default(spec, "backoffLimit", 6);
       set_default(spec, "completionMode", "NonIndexed");
       set_default(spec, "suspend", false);
-      if (auto* tpl = spec.if_contains("template"); tpl && tpl->is_object()) default_pod_spec(obj_at(tpl->as_object(), "spec"));
+      if (auto* tpl = spec.if_contains("template"); tpl && tpl->is_object()) default_pod_template(tpl->as_object());
+      prepare_job_create(obj);
     }
   }
   Causes causes;
@@ -398,6 +420,7 @@ void builtin_admission(AdmissionRequest& r) {
         if (const auto* tpl = spec->as_object().if_contains("template"); tpl && tpl->is_object())
           if (const auto* ps = tpl->as_object().if_contains("spec"); ps && ps->is_object())
             validate_pod_spec(ps->as_object(), "spec.template.spec.", causes);
+      if (t.group == "batch") job_selector_causes(obj, causes);
     } else if (core && t.resource == "persistentvolumeclaims") {
       // ValidatePersistentVolumeClaimSpec: storageClassName is a DNS-1123 subdomain (ValidateClassName).
       if (const auto* spec = spec_of(obj))
@@ -422,6 +445,8 @@ void builtin_admission(AdmissionRequest& r) {
         }
     }
   }
+  // ValidateXUpdate: the object's own rules, then the fields an update may not change.
+  for (auto& c : immutable_causes(r)) causes.push_back(std::move(c));
   if (!causes.empty()) throw StatusError::invalid(t, name, std::move(causes));
 }
 

@@ -727,7 +727,7 @@ TEST_CASE("protobuf bodies: kubectl 1.32's `create deployment web --image=nginx`
   CHECK(json::serialize(d.at("metadata").at("labels")) == R"({"app":"web"})");
   CHECK(d.at("spec").at("replicas") == 1);
   CHECK(json::serialize(d.at("spec").at("selector")) == R"({"matchLabels":{"app":"web"}})");
-  CHECK(json::serialize(d.at("spec").at("template").at("metadata")) == R"({"labels":{"app":"web"}})");
+  CHECK(json::serialize(d.at("spec").at("template").at("metadata")) == R"({"labels":{"app":"web"},"creationTimestamp":null})");
   const auto& container = d.at("spec").at("template").at("spec").at("containers").at(0).as_object();
   CHECK(container.at("name") == "nginx");
   CHECK(container.at("image") == "nginx");

@@ -1,0 +1,142 @@
+// The RBAC authorizer (see rbac.hpp).
+#include "embedded/rbac.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "embedded/controllers_util.hpp"
+
+namespace gpupool::embedded {
+namespace {
+
+using util::object_at;
+using util::string_of;
+
+std::vector<std::string> strings(const json::object& o, std::string_view key) {
+  std::vector<std::string> out;
+  if (const json::value* v = o.if_contains(key); v && v->is_array())
+    for (const auto& s : v->as_array())
+      if (s.is_string()) out.emplace_back(s.as_string());
+  return out;
+}
+bool has(const std::vector<std::string>& list, std::string_view x) { return std::find(list.begin(), list.end(), x) != list.end(); }
+
+// pkg/apis/rbac/v1/evaluation_helpers.go: VerbMatches, APIGroupMatches, ResourceMatches,
+// ResourceNameMatches, NonResourceURLMatches.
+bool rule_allows(const json::object& rule, const AccessAttributes& a) {
+  const auto verbs = strings(rule, "verbs");
+  if (!has(verbs, "*") && !has(verbs, a.verb)) return false;
+  if (!a.resource_request) {
+    for (const auto& u : strings(rule, "nonResourceURLs"))
+      if (u == "*" || u == a.path || (u.ends_with("*") && a.path.starts_with(u.substr(0, u.size() - 1)))) return true;
+    return false;
+  }
+  const auto groups = strings(rule, "apiGroups");
+  if (!has(groups, "*") && !has(groups, a.group)) return false;
+  const std::string combined = a.subresource.empty() ? a.resource : a.resource + "/" + a.subresource;
+  bool resource_ok = false;
+  for (const auto& r : strings(rule, "resources"))
+    if (r == "*" || r == combined || (!a.subresource.empty() && r == "*/" + a.subresource)) resource_ok = true;
+  if (!resource_ok) return false;
+  const auto names = strings(rule, "resourceNames");
+  return names.empty() || has(names, a.name);
+}
+
+// plugin/pkg/auth/authorizer/rbac/subject_locator.go appliesToUser; the reason's subject text is
+// rbac.go describeSubject: `User "bob"`, `Group "g"`, `ServiceAccount "name/namespace"`.
+std::string applies_to(const json::object& binding, const AccessAttributes& a, std::string_view binding_ns) {
+  if (const json::value* subjects = binding.if_contains("subjects"); subjects && subjects->is_array())
+    for (const auto& sv : subjects->as_array()) {
+      if (!sv.is_object()) continue;
+      const json::object& s = sv.as_object();
+      const std::string kind = string_of(&s, "kind"), name = string_of(&s, "name");
+      if (kind == "User" && name == a.user) return fmt::format("User \"{}\"", name);
+      if (kind == "Group" && has(a.groups, name)) return fmt::format("Group \"{}\"", name);
+      if (kind == "ServiceAccount") {
+        std::string ns = string_of(&s, "namespace");
+        if (ns.empty()) ns = binding_ns;
+        if (a.user == fmt::format("system:serviceaccount:{}:{}", ns, name))
+          return fmt::format("ServiceAccount \"{}/{}\"", name, ns);
+      }
+    }
+  return {};
+}
+
+}  // namespace
+
+bool is_access_review(const ResourceType& t) {
+  return t.group == "authorization.k8s.io" && (t.resource == "selfsubjectaccessreviews" || t.resource == "subjectaccessreviews");
+}
+
+AccessDecision rbac_authorize(const Store& store, const AccessAttributes& a) {
+  const ResourceType& roles = store.type("rbac.authorization.k8s.io", "roles");
+  const ResourceType& cluster_roles = store.type("rbac.authorization.k8s.io", "clusterroles");
+  // The rules a roleRef names (a missing role grants nothing).
+  auto role_allows = [&](const json::object& binding, std::string_view ns) -> std::string {
+    const json::object* ref = object_at(binding, {"roleRef"});
+    const std::string kind = string_of(ref, "kind"), name = string_of(ref, "name");
+    std::shared_ptr<const json::object> role;
+    if (kind == "ClusterRole") role = store.find(cluster_roles, "", name);
+    else if (kind == "Role" && !ns.empty()) role = store.find(roles, ns, name);
+    if (!role) return {};
+    if (const json::value* rules = role->if_contains("rules"); rules && rules->is_array())
+      for (const auto& rule : rules->as_array())
+        if (rule.is_object() && rule_allows(rule.as_object(), a)) return fmt::format("{} \"{}\"", kind, name);
+    return {};
+  };
+  for (const auto& b : store.list(store.type("rbac.authorization.k8s.io", "clusterrolebindings"), "").items) {
+    const std::string who = applies_to(*b, a, "");
+    if (who.empty()) continue;
+    if (const std::string role = role_allows(*b, ""); !role.empty())
+      return {true, fmt::format("RBAC: allowed by ClusterRoleBinding \"{}\" of {} to {}", util::name_of(*b), role, who)};
+  }
+  if (a.resource_request && !a.ns.empty())
+    for (const auto& b : store.list(store.type("rbac.authorization.k8s.io", "rolebindings"), a.ns).items) {
+      const std::string who = applies_to(*b, a, a.ns);
+      if (who.empty()) continue;
+      if (const std::string role = role_allows(*b, a.ns); !role.empty())
+        return {true, fmt::format("RBAC: allowed by RoleBinding \"{}/{}\" of {} to {}", util::name_of(*b), a.ns, role, who)};
+    }
+  return {};
+}
+
+void create_bootstrap_rbac(Store& store) {
+  // bootstrappolicy/policy.go ClusterRoles() and ClusterRoleBindings(): the objects carry the
+  // rbac-defaults label and the autoupdate annotation.
+  auto meta = [](const char* name) {
+    return json::object{{"name", name},
+                        {"labels", json::object{{"kubernetes.io/bootstrapping", "rbac-defaults"}}},
+                        {"annotations", json::object{{"rbac.authorization.kubernetes.io/autoupdate", "true"}}}};
+  };
+  const ResourceType& cr = store.type("rbac.authorization.k8s.io", "clusterroles");
+  const ResourceType& crb = store.type("rbac.authorization.k8s.io", "clusterrolebindings");
+  auto role = [&](const char* name, json::array rules) {
+    if (!store.find(cr, "", name)) store.create(cr, "", json::object{{"metadata", meta(name)}, {"rules", std::move(rules)}});
+  };
+  auto bind = [&](const char* name, const char* group) {
+    if (store.find(crb, "", name)) return;
+    store.create(crb, "",
+                 json::object{{"metadata", meta(name)},
+                              {"roleRef", json::object{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", name}}},
+                              {"subjects", json::array{json::object{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Group"}, {"name", group}}}}});
+  };
+  role("cluster-admin", json::array{json::object{{"apiGroups", json::array{"*"}}, {"resources", json::array{"*"}}, {"verbs", json::array{"*"}}},
+                                    json::object{{"nonResourceURLs", json::array{"*"}}, {"verbs", json::array{"*"}}}});
+  bind("cluster-admin", "system:masters");
+  role("system:basic-user",
+       json::array{json::object{{"apiGroups", json::array{"authorization.k8s.io"}},
+                                {"resources", json::array{"selfsubjectaccessreviews", "selfsubjectrulesreviews"}},
+                                {"verbs", json::array{"create"}}},
+                   json::object{{"apiGroups", json::array{"authentication.k8s.io"}},
+                                {"resources", json::array{"selfsubjectreviews"}},
+                                {"verbs", json::array{"create"}}}});
+  bind("system:basic-user", "system:authenticated");
+  role("system:discovery",
+       json::array{json::object{{"nonResourceURLs", json::array{"/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez",
+                                                                  "/openapi", "/openapi/*", "/readyz", "/version", "/version/"}},
+                                {"verbs", json::array{"get"}}}});
+  bind("system:discovery", "system:authenticated");
+}
+
+}  // namespace gpupool::embedded

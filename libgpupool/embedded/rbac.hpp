@@ -1,0 +1,44 @@
+// embedded/rbac.hpp — the RBAC authorizer over Role, ClusterRole, RoleBinding and
+// ClusterRoleBinding objects (plugin/pkg/auth/authorizer/rbac/rbac.go and
+// pkg/apis/rbac/v1/evaluation_helpers.go), and the access reviews kubectl auth can-i asks
+// (authorization.k8s.io/v1 SelfSubjectAccessReview, SubjectAccessReview).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "embedded/store.hpp"
+
+namespace gpupool::embedded {
+
+/// What a request asks, as authorizer.Attributes: a resource request (verb on group/resource
+/// [/subresource] [name] in a namespace or at the cluster scope) or a non-resource one (verb on path).
+struct AccessAttributes {
+  std::string user;
+  std::vector<std::string> groups;
+  std::string verb;
+  bool resource_request = true;
+  std::string group, resource, subresource, ns, name;
+  std::string path;  ///< non-resource requests
+};
+
+struct AccessDecision {
+  bool allowed = false;
+  /// RBAC's reason when allowed: `RBAC: allowed by RoleBinding "rb/ns" of Role "r" to User "bob"`.
+  std::string reason;
+};
+
+/// The RBAC decision: allowed when a ClusterRoleBinding, or a RoleBinding in the request's
+/// namespace, binds a subject matching the user (User name, one of its Groups, or the
+/// ServiceAccount the name system:serviceaccount:NS:NAME stands for) to a role with a matching rule.
+AccessDecision rbac_authorize(const Store& store, const AccessAttributes& a);
+
+/// The access review kinds: create-only resources that are answered, never stored.
+bool is_access_review(const ResourceType& t);
+
+/// Creates the bootstrap ClusterRole cluster-admin and its binding to group system:masters, and the
+/// discovery roles every authenticated user holds, as the API server's RBAC post-start hook does
+/// (plugin/pkg/auth/authorizer/rbac/bootstrappolicy), when absent.
+void create_bootstrap_rbac(Store& store);
+
+}  // namespace gpupool::embedded
