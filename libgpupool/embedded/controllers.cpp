@@ -148,6 +148,14 @@ Plan plan_deployment(const json::object& d, const Children& replicasets, Clock::
     util::set_condition(conditions, condition("Progressing", true, "NewReplicaSetCreated",
                                               fmt::format("Created new replica set \"{}\"", rs_name), now, true));
   }
+  // sync.go getNewReplicaSet / SetDeploymentRevision: the Deployment carries its newest
+  // ReplicaSet's revision in the annotation deployment.kubernetes.io/revision.
+  {
+    const auto cur_rev = current ? util::annotation(*current, "deployment.kubernetes.io/revision") : std::nullopt;
+    const std::string rev = cur_rev ? *cur_rev : std::to_string(revision + 1);
+    if (util::annotation(d, "deployment.kubernetes.io/revision") != rev)
+      plan.owner_annotations["deployment.kubernetes.io/revision"] = rev;
+  }
   // Scale: the current ReplicaSet to spec.replicas, every older one to 0.
   for (const auto& rs_ptr : replicasets) {
     const json::object& rs = *rs_ptr;
@@ -907,6 +915,16 @@ void Controllers::reconcile(const Key& key) {
     if (written != owner) {
       std::lock_guard lk(mu_);
       own_status_[key].push_back(std::move(written));
+    }
+  }
+  if (!plan.owner_annotations.empty()) {
+    try {
+      store_.mutate(t, key.ns, key.name, [&](json::object& o) {
+        auto& ann = ensure_object(ensure_object(o, "metadata"), "annotations");
+        for (const auto& kv : plan.owner_annotations) ann[kv.key()] = kv.value();
+      });
+    } catch (const StatusError& e) {
+      if (e.code() != 404) throw;  // deleted meanwhile
     }
   }
 }

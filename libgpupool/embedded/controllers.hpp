@@ -63,6 +63,7 @@ struct Plan {
   std::vector<Remove> remove;
   std::vector<Create> update;      ///< whole-object updates of children (e.g. scaling a ReplicaSet)
   std::optional<json::object> status;  ///< the owner's new status (nullopt: unchanged)
+  json::object owner_annotations;      ///< annotations to set on the owner (after its status)
 };
 
 /// The objects an owner controls, as the store holds them (shared, immutable: no copies).

@@ -151,6 +151,29 @@ std::map<std::string, std::string> labels_of(const json::object& obj) {
 
 namespace {
 
+// metadata.generation is kept only by the registries whose strategies set it: every
+// pkg/registry/*/strategy.go with `Generation = 1` in PrepareForCreate (v1.32), the CRD registry, and
+// custom resources (customresource/strategy.go). Pods, Services, ConfigMaps, PVCs, ServiceAccounts,
+// RBAC objects, quotas... have none.
+bool tracks_generation(const ResourceType& t) {
+  static const std::set<std::string> with = {
+      "daemonsets.apps", "deployments.apps", "replicasets.apps", "statefulsets.apps", "cronjobs.batch", "jobs.batch",
+      "podtemplates", "replicationcontrollers", "endpointslices.discovery.k8s.io",
+      "flowschemas.flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io",
+      "ingresses.networking.k8s.io", "ingressclasses.networking.k8s.io", "networkpolicies.networking.k8s.io",
+      "poddisruptionbudgets.policy", "deviceclasses.resource.k8s.io", "resourceslices.resource.k8s.io",
+      "priorityclasses.scheduling.k8s.io", "customresourcedefinitions.apiextensions.k8s.io"};
+  static const std::set<std::string> builtin_groups = {
+      "", "apps", "batch", "policy", "networking.k8s.io", "rbac.authorization.k8s.io", "scheduling.k8s.io",
+      "storage.k8s.io", "coordination.k8s.io", "events.k8s.io", "authorization.k8s.io", "authentication.k8s.io",
+      "autoscaling", "certificates.k8s.io", "discovery.k8s.io", "node.k8s.io", "flowcontrol.apiserver.k8s.io",
+      "apiregistration.k8s.io", "resource.k8s.io", "storagemigration.k8s.io", "internal.apiserver.k8s.io",
+      "apiextensions.k8s.io"};
+  if (t.group == "admissionregistration.k8s.io") return true;
+  if (with.count(t.group_resource())) return true;
+  return !builtin_groups.count(t.group);  // a custom resource
+}
+
 json::object& metadata_of(json::object& obj) {
   auto& md = obj["metadata"];
   if (!md.is_object()) md = json::object{};
@@ -517,7 +540,8 @@ std::shared_ptr<const json::object> Store::create_shared(const ResourceType& t, 
     } else {
       md2.erase("resourceVersion");  // dry run: nothing stored, no version
     }
-    md2["generation"] = 1;
+    if (tracks_generation(t)) md2["generation"] = 1;
+    else md2.erase("generation");
     if (o.dry_run) return std::make_shared<const json::object>(std::move(obj));
     stored = std::make_shared<const json::object>(std::move(obj));
     impl_->put(t, key, stored);
@@ -687,7 +711,8 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
     // spec and metadata.generation); `next` is the old object with another status.
     const bool status_only = subresource == "status";
     if (!status_only && !spec_equal(next, *old)) ++gen;
-    nmd["generation"] = gen;
+    if (tracks_generation(t)) nmd["generation"] = gen;
+    else nmd.erase("generation");
     nmd["resourceVersion"] = str(old_md, "resourceVersion");
     // A no-op update writes nothing and sends no event. A status write usually changes the status:
     // compare that first, the whole object only when it is the same.

@@ -175,6 +175,87 @@ void default_pod_spec(json::object& spec) {
   }
 }
 
+// SetDefaults_Pod (pkg/apis/core/v1/defaults.go), for pods only, not templates: enableServiceLinks,
+// and each container's requests default to its limits where a request is not given.
+void default_pod(json::object& pod) {
+  auto& spec = obj_at(pod, "spec");
+  set_default(spec, "enableServiceLinks", true);
+  for (const char* list : {"containers", "initContainers"}) {
+    auto* cs = spec.if_contains(list);
+    if (!cs || !cs->is_array()) continue;
+    for (auto& c : cs->as_array()) {
+      if (!c.is_object()) continue;
+      auto* res = c.as_object().if_contains("resources");
+      if (!res || !res->is_object()) continue;
+      const auto* lim = res->as_object().if_contains("limits");
+      if (!lim || !lim->is_object() || lim->as_object().empty()) continue;
+      auto& req = obj_at(res->as_object(), "requests");
+      for (const auto& kv : lim->as_object())
+        if (!req.contains(kv.key())) req[kv.key()] = kv.value();
+    }
+  }
+}
+
+// The DefaultTolerationSeconds admission plugin (plugin/pkg/admission/defaulttolerationseconds):
+// a pod that does not already tolerate node.kubernetes.io/not-ready or /unreachable with effect
+// NoExecute (an empty key or effect counts) gets `Exists`/`NoExecute` for 300 s of each.
+void default_toleration_seconds(json::object& spec) {
+  bool not_ready = false, unreachable = false;
+  if (const auto* ts = spec.if_contains("tolerations"); ts && ts->is_array())
+    for (const auto& tv : ts->as_array()) {
+      if (!tv.is_object()) continue;
+      const std::string key = str(tv.as_object(), "key"), effect = str(tv.as_object(), "effect");
+      if (!effect.empty() && effect != "NoExecute") continue;
+      not_ready = not_ready || key.empty() || key == "node.kubernetes.io/not-ready";
+      unreachable = unreachable || key.empty() || key == "node.kubernetes.io/unreachable";
+    }
+  if (not_ready && unreachable) return;
+  auto& v = spec["tolerations"];
+  if (!v.is_array()) v = json::array{};
+  for (const auto& [key, has] : {std::pair{"node.kubernetes.io/not-ready", not_ready},
+                                 std::pair{"node.kubernetes.io/unreachable", unreachable}})
+    if (!has)
+      v.as_array().push_back(json::object{{"key", key}, {"operator", "Exists"}, {"effect", "NoExecute"},
+                                          {"tolerationSeconds", 300}});
+}
+
+// Two quantities as the API holds them; an unparsable one (validation refuses it later) is unequal.
+bool same_quantity(const json::value& a, const json::value& b) {
+  try {
+    if (!a.is_string() || !b.is_string()) return false;
+    return Quantity::parse(a.as_string()) == Quantity::parse(b.as_string());
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+// pkg/apis/core/helper/qos GetPodQOS: only cpu and memory count. BestEffort when no container sets
+// either; Guaranteed when every container limits both and its requests equal its limits.
+std::string pod_qos_class(const json::object& spec) {
+  bool any = false, guaranteed = true;
+  for (const char* list : {"containers", "initContainers"}) {
+    const auto* cs = spec.if_contains(list);
+    if (!cs || !cs->is_array()) continue;
+    for (const auto& c : cs->as_array()) {
+      if (!c.is_object()) continue;
+      const auto* res = c.as_object().if_contains("resources");
+      const json::object none;
+      const json::object& r = res && res->is_object() ? res->as_object() : none;
+      const auto* lim = r.if_contains("limits");
+      const auto* req = r.if_contains("requests");
+      const json::object& l = lim && lim->is_object() ? lim->as_object() : none;
+      const json::object& q = req && req->is_object() ? req->as_object() : none;
+      for (const char* k : {"cpu", "memory"}) {
+        const bool has_l = l.contains(k), has_q = q.contains(k);
+        if (has_l || has_q) any = true;
+        if (!has_l) guaranteed = false;
+        else if (has_q && !same_quantity(q.at(k), l.at(k))) guaranteed = false;
+      }
+    }
+  }
+  return !any ? "BestEffort" : guaranteed ? "Guaranteed" : "Burstable";
+}
+
 // An integer field that must not be negative (apimachinery validation.ValidateNonnegativeField):
 // `Invalid value: -1: must be greater than or equal to 0`, the value unquoted as Go prints an int.
 void non_negative(const json::object* o, std::string_view key, const std::string& field, Causes& causes) {
@@ -341,9 +422,11 @@ void builtin_admission(AdmissionRequest& r) {
   if (create && r.subresource.empty()) {
     if (core && t.resource == "pods") {
       default_pod_spec(obj_at(obj, "spec"));
+      default_pod(obj);
+      default_toleration_seconds(obj_at(obj, "spec"));
       auto& st = obj_at(obj, "status");
       set_default(st, "phase", "Pending");
-      set_default(st, "qosClass", "BestEffort");
+      set_default(st, "qosClass", json::string(pod_qos_class(obj_at(obj, "spec"))));
     } else if (core && t.resource == "namespaces") {
       set_default(obj_at(obj, "spec"), "finalizers", json::array{"kubernetes"});
       set_default(obj_at(obj, "status"), "phase", "Active");

@@ -661,16 +661,17 @@ TEST_CASE("kubectl's typed generators send protobuf: create deployment, expose, 
 TEST_CASE("kubectl create job|quota|serviceaccount|priorityclass|pdb|role|rolebinding (protobuf) and auth can-i") {
   Cluster c;
   // Each of these sends a protobuf body (kubectl 1.32's typed generators).
-  for (const auto& [args, out] : std::vector<std::pair<std::string, std::string>>{
+  for (const auto& step : std::vector<std::pair<std::string, std::string>>{
            {"create job j --image=busybox", "job.batch/j created\n"},
            {"create quota q --hard=pods=10,requests.cpu=4", "resourcequota/q created\n"},
            {"create serviceaccount sa1", "serviceaccount/sa1 created\n"},
            {"create pdb pdb1 --selector=app=x --min-available=1", "poddisruptionbudget.policy/pdb1 created\n"},
            {"create role r1 --verb=get --resource=pods", "role.rbac.authorization.k8s.io/r1 created\n"},
            {"create rolebinding rb1 --role=r1 --user=bob", "rolebinding.rbac.authorization.k8s.io/rb1 created\n"}}) {
+    const std::string& args = step.first;
     auto r = c.kubectl("alice", args);
     CHECK_MESSAGE(r.code == 0, args, ": ", r.err);
-    CHECK(r.out == out);
+    CHECK(r.out == step.second);
   }
   auto r = c.kubectl("admin", "create priorityclass high --value=1000 --description=urgent");
   REQUIRE_MESSAGE(r.code == 0, r.err);
