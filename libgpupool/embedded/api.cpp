@@ -23,6 +23,37 @@ namespace gpupool::embedded {
 
 namespace {
 
+// The field labels each kind supports (the scheme's AddFieldLabelConversionFunc per kind:
+// pkg/apis/core/v1/conversion.go, pkg/apis/batch/v1/conversion.go; every other kind takes
+// runtime.DefaultMetaV1FieldSelectorConversion), with their 400 BadRequest messages.
+FieldSelector field_selector(const ResourceType& t, std::string_view text) {
+  FieldSelector sel = FieldSelector::parse(text);
+  static const std::map<std::string, std::vector<std::string>> labels = {
+      {"pods", {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
+                "spec.hostNetwork", "status.phase", "status.podIP", "status.podIPs", "status.nominatedNodeName", "spec.host"}},
+      {"nodes", {"spec.unschedulable"}},
+      {"replicationcontrollers", {"status.replicas"}},
+      {"events", {"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
+                  "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason",
+                  "reportingComponent", "source", "type"}},
+      {"namespaces", {"status.phase"}},
+      {"secrets", {"type"}},
+      {"services", {"spec.clusterIP", "spec.type"}},
+      {"jobs.batch", {"status.successful"}}};
+  const auto it = labels.find(t.group_resource());
+  for (const auto& r : sel.requirements()) {
+    if (r.path == "metadata.name" || (r.path == "metadata.namespace" && t.resource != "namespaces")) continue;
+    if (it != labels.end()) {
+      if (std::find(it->second.begin(), it->second.end(), r.path) != it->second.end()) continue;
+      if (t.group == "batch") throw StatusError::bad_request(fmt::format("field label \"{}\" not supported for Job", r.path));
+      throw StatusError::bad_request("field label not supported: " + r.path);
+    }
+    throw StatusError::bad_request(
+        fmt::format("\"{}\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"", r.path));
+  }
+  return sel;
+}
+
 // ---- small helpers -------------------------------------------------------------------------------
 
 std::string q(const Request& r, const std::string& key, std::string dflt = "") {
@@ -626,7 +657,7 @@ Response Api::dispatch(const Request& r) const {
   if (verb == "list") {
     ListOptions lo;
     lo.labels = LabelSelector::parse(q(r, "labelSelector"));
-    lo.fields = FieldSelector::parse(q(r, "fieldSelector"));
+    lo.fields = field_selector(t, q(r, "fieldSelector"));
     if (const auto l = q(r, "limit"); !l.empty()) lo.limit = std::stoll(l);
     lo.continue_token = q(r, "continue");
     auto res = store_.list(t, tg.ns, lo);
@@ -640,7 +671,16 @@ Response Api::dispatch(const Request& r) const {
     }
     json::array items;
     items.reserve(res.items.size());
-    for (const auto& it : res.items) items.push_back(as_served(*it));
+    // A built-in kind's list items carry no kind/apiVersion (typed items are serialized without
+    // TypeMeta); custom resources' items keep theirs (unstructured).
+    const bool bare_items = is_builtin_group(t.group);
+    for (const auto& it : res.items) {
+      items.push_back(as_served(*it));
+      if (bare_items) {
+        items.back().as_object().erase("kind");
+        items.back().as_object().erase("apiVersion");
+      }
+    }
     return json_response(200, json::object{{"kind", list_kind(served)}, {"apiVersion", served.api_version()},
                                            {"metadata", std::move(md)}, {"items", std::move(items)}});
   }
@@ -654,7 +694,7 @@ Response Api::dispatch(const Request& r) const {
       }
     }
     auto labels = LabelSelector::parse(q(r, "labelSelector"));
-    auto fields = FieldSelector::parse(q(r, "fieldSelector"));
+    auto fields = field_selector(t, q(r, "fieldSelector"));
     if (!tg.name.empty()) {
       // GET .../pods/x?watch=1 (legacy single-object watch) = fieldSelector metadata.name=x.
       fields = FieldSelector::parse("metadata.name=" + tg.name);
@@ -885,7 +925,7 @@ Response Api::dispatch(const Request& r) const {
     if (verb == "deletecollection") {
       ListOptions lo;
       lo.labels = LabelSelector::parse(q(r, "labelSelector"));
-      lo.fields = FieldSelector::parse(q(r, "fieldSelector"));
+      lo.fields = field_selector(t, q(r, "fieldSelector"));
       auto res = store_.list(t, tg.ns, lo);
       json::array items;
       for (const auto& it : res.items) {

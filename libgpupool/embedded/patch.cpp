@@ -215,6 +215,47 @@ bool is_builtin_kind(std::string_view kind) {
 
 json::value smp(const json::value& target, const json::value& patch, std::string_view kind, const std::string& path);
 
+// The position of `v` in `list` by merge key (or by value for "$primitive"), -1 when absent.
+long index_in(const json::array& list, const json::value& v, const std::string& key) {
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const json::value& e = list[i];
+    if (key == "$primitive" ? util::json_equal(e, v)
+                            : (e.is_object() && v.is_object() && e.as_object().if_contains(key) &&
+                               v.as_object().if_contains(key) && util::json_equal(e.as_object().at(key), v.as_object().at(key))))
+      return static_cast<long>(i);
+  }
+  return -1;
+}
+
+// strategicpatch mergeSlice's "enforce the order" (normalizeElementOrder + mergeSortedSlice): the
+// merged items named in the patch come in the patch's order, the others in the original's, and
+// each server-only item goes before the next patch item only when both are in the original and it
+// is there first. So `env: [B, A]` patched onto `[A]` gives `[B, A]`, and a new volume goes first.
+json::array enforce_order(json::array merged, const json::array& original, const json::array& patch, const std::string& key) {
+  std::vector<std::pair<long, json::value>> in_patch;
+  json::array server_only;
+  for (auto& item : merged) {
+    const long i = index_in(patch, item, key);
+    if (i >= 0) in_patch.emplace_back(i, std::move(item));
+    else server_only.push_back(std::move(item));
+  }
+  std::stable_sort(in_patch.begin(), in_patch.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  json::array out;
+  std::size_t l = 0, r = 0;
+  while (l < server_only.size() || r < in_patch.size()) {
+    if (r >= in_patch.size()) {
+      out.push_back(std::move(server_only[l++]));
+    } else if (l >= server_only.size()) {
+      out.push_back(std::move(in_patch[r++].second));
+    } else {
+      const long li = index_in(original, server_only[l], key), ri = index_in(original, in_patch[r].second, key);
+      if (li >= 0 && ri >= 0 && li < ri) out.push_back(std::move(server_only[l++]));
+      else out.push_back(std::move(in_patch[r++].second));
+    }
+  }
+  return out;
+}
+
 json::value merge_list(const json::array& cur, const json::array& patch, const std::string& key, std::string_view kind,
                        const std::string& path) {
   // `$patch: replace` as an element replaces the whole list with the other elements.
@@ -229,7 +270,7 @@ json::value merge_list(const json::array& cur, const json::array& patch, const s
     json::array out = cur;
     for (const auto& p : patch)
       if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
-    return out;
+    return enforce_order(std::move(out), cur, patch, key);
   }
   json::array out = cur;
   for (const auto& p : patch) {
@@ -261,7 +302,7 @@ json::value merge_list(const json::array& cur, const json::array& patch, const s
       *it = smp(*it, p, kind, path);
     }
   }
-  return out;
+  return enforce_order(std::move(out), cur, patch, key);
 }
 
 void apply_order(json::array& list, const json::array& order, const std::string& key) {

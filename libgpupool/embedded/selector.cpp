@@ -75,7 +75,10 @@ LabelSelector LabelSelector::parse(std::string_view text) {
       r.op = Op::Equals;
       r.values.emplace_back(trim(part.substr(pos + 1)));
     } else if (auto open = part.find('('); open != std::string_view::npos) {
-      if (part.back() != ')') bad("missing ')'", part);
+      // labels/selector.go parseIdentifiersList: an unclosed list runs to the end of the text,
+      // where the lexer's EndOfString token is the literal ''.
+      if (part.back() != ')')
+        throw StatusError::bad_request("unable to parse requirement: found '', expected: ',' or ')'");
       auto head = trim(part.substr(0, open));
       auto sp = head.find_last_of(" \t");
       if (sp == std::string_view::npos) bad("expected 'in' or 'notin'", part);

@@ -151,6 +151,20 @@ std::map<std::string, std::string> labels_of(const json::object& obj) {
 
 namespace {
 
+}  // namespace
+
+bool is_builtin_group(std::string_view group) {
+  static const std::set<std::string> builtin_groups = {
+      "", "apps", "batch", "policy", "networking.k8s.io", "rbac.authorization.k8s.io", "scheduling.k8s.io",
+      "storage.k8s.io", "coordination.k8s.io", "events.k8s.io", "authorization.k8s.io", "authentication.k8s.io",
+      "autoscaling", "certificates.k8s.io", "discovery.k8s.io", "node.k8s.io", "flowcontrol.apiserver.k8s.io",
+      "apiregistration.k8s.io", "resource.k8s.io", "storagemigration.k8s.io", "internal.apiserver.k8s.io",
+      "apiextensions.k8s.io", "admissionregistration.k8s.io"};
+  return builtin_groups.count(std::string(group)) > 0;
+}
+
+namespace {
+
 // metadata.generation is kept only by the registries whose strategies set it: every
 // pkg/registry/*/strategy.go with `Generation = 1` in PrepareForCreate (v1.32), the CRD registry, and
 // custom resources (customresource/strategy.go). Pods, Services, ConfigMaps, PVCs, ServiceAccounts,
@@ -163,15 +177,9 @@ bool tracks_generation(const ResourceType& t) {
       "ingresses.networking.k8s.io", "ingressclasses.networking.k8s.io", "networkpolicies.networking.k8s.io",
       "poddisruptionbudgets.policy", "deviceclasses.resource.k8s.io", "resourceslices.resource.k8s.io",
       "priorityclasses.scheduling.k8s.io", "customresourcedefinitions.apiextensions.k8s.io"};
-  static const std::set<std::string> builtin_groups = {
-      "", "apps", "batch", "policy", "networking.k8s.io", "rbac.authorization.k8s.io", "scheduling.k8s.io",
-      "storage.k8s.io", "coordination.k8s.io", "events.k8s.io", "authorization.k8s.io", "authentication.k8s.io",
-      "autoscaling", "certificates.k8s.io", "discovery.k8s.io", "node.k8s.io", "flowcontrol.apiserver.k8s.io",
-      "apiregistration.k8s.io", "resource.k8s.io", "storagemigration.k8s.io", "internal.apiserver.k8s.io",
-      "apiextensions.k8s.io"};
   if (t.group == "admissionregistration.k8s.io") return true;
   if (with.count(t.group_resource())) return true;
-  return !builtin_groups.count(t.group);  // a custom resource
+  return !is_builtin_group(t.group);  // a custom resource
 }
 
 json::object& metadata_of(json::object& obj) {

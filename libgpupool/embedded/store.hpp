@@ -63,6 +63,9 @@ struct ResourceType {
   std::string group_resource() const { return group.empty() ? resource : resource + "." + group; }
 };
 
+/// Whether an API group is Kubernetes' own (built-in kinds) rather than a custom resource's.
+bool is_builtin_group(std::string_view group);
+
 /// An ApiError carrying the Status details (name, group, kind) the HTTP layer serialises.
 class StatusError : public ApiError {
  public:

@@ -154,6 +154,16 @@ void default_pod_spec(json::object& spec) {
   set_default(spec, "schedulerName", "default-scheduler");
   set_default(spec, "terminationGracePeriodSeconds", 30);
   set_default(spec, "securityContext", json::object{});
+  // SetDefaults_HostPathVolumeSource (type ""), SetDefaults_{Secret,ConfigMap,DownwardAPI,Projected}
+  // VolumeSource (defaultMode 0644 = 420).
+  if (auto* vs = spec.if_contains("volumes"); vs && vs->is_array())
+    for (auto& v : vs->as_array()) {
+      if (!v.is_object()) continue;
+      auto& vo = v.as_object();
+      if (auto* hp = vo.if_contains("hostPath"); hp && hp->is_object()) set_default(hp->as_object(), "type", "");
+      for (const char* src : {"secret", "configMap", "downwardAPI", "projected"})
+        if (auto* so = vo.if_contains(src); so && so->is_object()) set_default(so->as_object(), "defaultMode", 420);
+    }
   for (const char* list : {"containers", "initContainers"}) {
     auto* cs = spec.if_contains(list);
     if (!cs || !cs->is_array()) continue;
@@ -427,6 +437,8 @@ void builtin_admission(AdmissionRequest& r) {
       auto& st = obj_at(obj, "status");
       set_default(st, "phase", "Pending");
       set_default(st, "qosClass", json::string(pod_qos_class(obj_at(obj, "spec"))));
+    } else if (core && t.resource == "secrets") {
+      set_default(obj, "type", "Opaque");  // SetDefaults_Secret
     } else if (core && t.resource == "namespaces") {
       set_default(obj_at(obj, "spec"), "finalizers", json::array{"kubernetes"});
       set_default(obj_at(obj, "status"), "phase", "Active");

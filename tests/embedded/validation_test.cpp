@@ -231,8 +231,10 @@ TEST_CASE("wrongly typed fields and bad values are refused as kube-apiserver ref
 TEST_CASE("a merge or JSON patch that leaves a field of the wrong type is refused with the patched object") {
   Fixture f;
   REQUIRE(f.call("POST", "/apis/apps/v1/namespaces/default/deployments", deployment("Deployment", "1")).status == 201);
-  for (const auto& [ct, patch] : {std::pair<std::string, std::string>{"application/merge-patch+json", R"({"spec":{"replicas":"x"}})"},
-                                  {"application/json-patch+json", R"([{"op":"replace","path":"/spec/replicas","value":"x"}])"}}) {
+  for (const auto& step : {std::pair<std::string, std::string>{"application/merge-patch+json", R"({"spec":{"replicas":"x"}})"},
+                            {"application/json-patch+json", R"([{"op":"replace","path":"/spec/replicas","value":"x"}])"}}) {
+    const std::string& ct = step.first;  // (a structured binding cannot be captured by clang 14)
+    const std::string& patch = step.second;
     CAPTURE(ct);
     const auto r = f.call("PATCH", "/apis/apps/v1/namespaces/default/deployments/d1", patch, ct);
     CHECK(r.status == 422);

@@ -118,6 +118,38 @@ SCENARIOS = {
         (["create", "configmap", "dry", "--from-literal=a=b", "--dry-run=server", "-o", "json"], None),
         (["get", "configmap", "dry"], None),
     ],
+    "merge": [
+        (["create", "-f", "-"], json.dumps({
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "m"},
+            "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "m"}},
+                     "template": {"metadata": {"labels": {"app": "m"}}, "spec": {
+                         "tolerations": [{"key": "gpu_node", "operator": "Equal", "value": "invalid", "effect": "NoSchedule"}],
+                         "volumes": [{"name": "ssd0", "hostPath": {"path": "/ssd0"}}],
+                         "containers": [{"name": "main", "image": "busybox", "env": [{"name": "A", "value": "1"}],
+                                         "volumeMounts": [{"name": "ssd0", "mountPath": "/ssd0"}]}]}}}})),
+        (["patch", "deployment", "m", "-p", json.dumps({"spec": {"template": {"spec": {
+            "tolerations": [{"key": "ssd_node", "operator": "Exists"}],
+            "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}],
+            "containers": [{"name": "main", "env": [{"name": "B", "value": "2"}, {"name": "A", "value": "3"}]}]}}}})], None),
+        (["get", "deployment", "m", "-o", "jsonpath={.spec.template.spec}"], None),
+        (["apply", "--server-side", "--field-manager=one", "-f", "-"],
+         '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"ssa"},"data":{"a":"1"}}'),
+        (["apply", "--server-side", "--field-manager=two", "-f", "-"],
+         '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"ssa"},"data":{"a":"2"}}'),
+        (["apply", "--server-side", "--field-manager=two", "--force-conflicts", "-f", "-"],
+         '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"ssa"},"data":{"a":"2"}}'),
+        (["get", "configmap", "ssa", "-o", "jsonpath={.data}"], None),
+    ],
+    "lists": [
+        (["create", "secret", "generic", "s1", "--from-literal=k=v"], None),
+        (["create", "secret", "generic", "s2", "--from-literal=k=v"], None),
+        (["create", "secret", "generic", "s3", "--from-literal=k=v"], None),
+        (["get", "--raw", "/api/v1/namespaces/NS/secrets?limit=2"], None),
+        (["get", "secrets", "--field-selector=metadata.name=s2", "-o", "name"], None),
+        (["get", "secrets", "--field-selector=type=Opaque", "-o", "name", "--chunk-size=1"], None),
+        (["get", "secrets", "--field-selector=spec.nope=1"], None),
+        (["get", "secrets", "-l", "a in (b", "-o", "name"], None),
+    ],
 }
 
 UID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -133,6 +165,8 @@ def scrub(v, key=""):
                 continue
             if k in ("uid", "resourceVersion", "creationTimestamp") and isinstance(x, str):
                 out[k] = "<" + k + ">"
+            elif k == "continue" and isinstance(x, str):
+                out[k] = "<continue token>"  # opaque to clients
             elif k in ("clusterIP", "clusterIPs"):
                 out[k] = "<ip>"
             elif k == "status" and v.get("kind") in ("Pod", "PodDisruptionBudget"):
@@ -190,7 +224,7 @@ def run_scenario(kubeconfig, name, steps):
     subprocess.run(base + ["create", "namespace", ns], env=env, capture_output=True, text=True)
     out = []
     for args, stdin in steps:
-        a = args + (["-n", ns] if args[0] not in ("auth",) else ["-n", ns])
+        a = [x.replace("/namespaces/NS/", "/namespaces/%s/" % ns) for x in args] + ["-n", ns]
         p = subprocess.run(base + a, env=env, input=stdin, capture_output=True, text=True)
         shown = " ".join(x if len(x) < 80 else x[:20] + "...(%d)" % len(x) for x in args)
         out.append("$ kubectl " + shown + "\n")
