@@ -455,7 +455,7 @@ std::vector<Command> build_commands() {
   add({"images", "List the profile's image catalog", "", "", {}, 0, 0}, run_images);
   add({"cluster", "The embedded cluster", "serve", "", {}, 0, -1}, {});
   add({"cluster serve", "Run an embedded Kubernetes API server in the foreground until Ctrl-C", "", "",
-       {flag("topology", 0, "NAME|FILE", "seed (default), iiis, or a topology file"),
+       {flag("topology", 0, "NAME|FILE", "seed (default), iiis, a topology file, or none (no nodes: create them with kubectl)"),
         flag("port", 'p', "PORT", "port on 127.0.0.1 (default: any free port)"),
         flag("kubeconfig-dir", 0, "DIR", "where to write the kubeconfigs"),
         flag("user", 'u', "NAME", "a user with a namespace of its own", true),

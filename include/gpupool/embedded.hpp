@@ -57,7 +57,7 @@ struct EmbeddedOptions {
   int port = 0;                     ///< 0: an ephemeral port
   std::vector<std::string> users{}; ///< each gets a namespace, a token and a client certificate
   std::string kubeconfig_dir{};     ///< where kubeconfigs go; empty: a fresh directory under /tmp
-  std::string topology{};           ///< nodes to create: a built-in name ("seed", "iiis") or a file
+  std::string topology{};           ///< nodes to create: a built-in name ("seed", "iiis"), a file, or "none" / empty: no nodes
   std::string mpijob_version = "v1";  ///< kubeflow.org MPIJob served: "v1" or "v2beta1"
   bool manual_clock = true;         ///< true: time moves only by advance(); false: wall-clock time
   FaultConfig faults{};

@@ -27,11 +27,35 @@ StatusError admission_forbidden(const AdmissionRequest& r, std::string_view why,
                      name, r.type->group, r.type->resource);
 }
 
+namespace {
+
+// TaintNodesByCondition (plugin/pkg/admission/nodetaint/admission.go, v1.32): a Node created
+// through the API (not a subresource) gets node.kubernetes.io/not-ready:NoSchedule appended unless
+// a taint with that key and effect is already there (Taint.MatchTaint compares key and effect).
+// Nothing here removes it later: the embedded cluster, like a control plane without kubelets and
+// node lifecycle controller, leaves that to `kubectl taint node N node.kubernetes.io/not-ready-`.
+void node_taint(AdmissionRequest& r) {
+  if (r.operation != AdmissionRequest::Operation::Create || !r.object || !r.subresource.empty() ||
+      !r.type->group.empty() || r.type->resource != "nodes" || (r.options && r.options->seeded_node))
+    return;
+  json::object& spec = util::ensure_object(*r.object, "spec");
+  json::value& taints = spec["taints"];
+  if (!taints.is_array()) taints = json::array{};
+  for (const auto& t : taints.as_array())
+    if (t.is_object() && util::string_of(&t.as_object(), "key") == "node.kubernetes.io/not-ready" &&
+        util::string_of(&t.as_object(), "effect") == "NoSchedule")
+      return;
+  taints.as_array().push_back(json::object{{"key", "node.kubernetes.io/not-ready"}, {"effect", "NoSchedule"}});
+}
+
+}  // namespace
+
 void install_admission_plugins(Store& store) {
   // kube-apiserver runs every mutating plugin, then validation, then every validating plugin
   // (LimitRanger, Priority, ..., ResourceQuota last). The immutable fields of updates are checked by
   // validation itself (builtin_admission: immutable_causes).
   store.add_admission([&store](AdmissionRequest& r) { limit_ranger(store, r, true); });
+  store.add_admission([](AdmissionRequest& r) { node_taint(r); });
   store.add_admission([&store](AdmissionRequest& r) { priority_admission(store, r); });
   store.add_admission([&store](AdmissionRequest& r) { limit_ranger(store, r, false); });
 }

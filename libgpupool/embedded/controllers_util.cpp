@@ -2,6 +2,8 @@
 
 #include <atomic>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "embedded/clock.hpp"
@@ -60,6 +62,18 @@ bool set_condition(json::array& conditions, const json::object& condition) {
   return true;
 }
 
+namespace {
+// An ObjectReference to `involved` (kind, name, namespace, uid, apiVersion, resourceVersion).
+json::object object_reference(const json::object& involved) {
+  const json::object* md = object_at(involved, {"metadata"});
+  const std::string ns = string_of(md, "namespace");
+  json::object ref{{"kind", involved.at("kind")}, {"name", string_of(md, "name")}, {"uid", string_of(md, "uid")},
+                   {"apiVersion", involved.at("apiVersion")}, {"resourceVersion", string_of(md, "resourceVersion")}};
+  if (!ns.empty()) ref["namespace"] = ns;
+  return ref;
+}
+}  // namespace
+
 std::string record_event(Store& store, std::chrono::system_clock::time_point now, const json::object& involved,
                          std::string_view type, std::string_view reason, const std::string& message,
                          const std::string& component, std::string_view action,
@@ -70,9 +84,7 @@ std::string record_event(Store& store, std::chrono::system_clock::time_point now
   const auto t = std::chrono::time_point_cast<Clock::duration>(now);
   const std::string ev_name =
       fmt::format("{}.{:x}", name, static_cast<std::uint64_t>(t.time_since_epoch().count()) + counter++);
-  json::object ref{{"kind", involved.at("kind")}, {"name", name}, {"uid", string_of(md, "uid")},
-                   {"apiVersion", involved.at("apiVersion")}, {"resourceVersion", string_of(md, "resourceVersion")}};
-  if (!ns.empty()) ref["namespace"] = ns;
+  json::object ref = object_reference(involved);
   json::object ev{{"apiVersion", "v1"},
                   {"kind", "Event"},
                   {"metadata", json::object{{"name", ev_name}, {"namespace", ns.empty() ? "default" : ns}}},
@@ -86,8 +98,46 @@ std::string record_event(Store& store, std::chrono::system_clock::time_point now
                   {"type", type},
                   {"eventTime", nullptr},
                   {"reportingComponent", component},
-                  {"reportingInstance", reporting_instance ? std::string(*reporting_instance) : component}};
+                  {"reportingInstance", reporting_instance ? std::string(*reporting_instance) : std::string()}};
   if (!action.empty()) ev["action"] = action;
+  store.create(store.type("", "events"), ns.empty() ? "default" : ns, std::move(ev));
+  return ev_name;
+}
+
+const std::string& host_name() {
+  static const std::string name = [] {
+    char buf[256] = {};
+    return ::gethostname(buf, sizeof buf - 1) == 0 ? std::string(buf) : std::string("localhost");
+  }();
+  return name;
+}
+
+std::string record_series_event(Store& store, std::chrono::system_clock::time_point now, const json::object& involved,
+                                std::string_view type, std::string_view reason, std::string_view action,
+                                const std::string& message, const std::string& controller) {
+  // tools/events recorder.go generateEvent: name "<regarding>.<UnixNano hex>", EventTime now,
+  // ReportingInstance reportingController + "-" + hostname; the core/v1 view of an events.k8s.io
+  // Event leaves first/lastTimestamp zero (null), source empty and count out (0, omitempty).
+  static std::atomic<std::uint64_t> counter{0};
+  const json::object* md = object_at(involved, {"metadata"});
+  const std::string ns = string_of(md, "namespace"), name = string_of(md, "name");
+  const auto t = std::chrono::time_point_cast<Clock::duration>(now);
+  const std::string ev_name =
+      fmt::format("{}.{:x}", name, static_cast<std::uint64_t>(t.time_since_epoch().count()) + counter++);
+  json::object ev{{"apiVersion", "v1"},
+                  {"kind", "Event"},
+                  {"metadata", json::object{{"name", ev_name}, {"namespace", ns.empty() ? "default" : ns}}},
+                  {"involvedObject", object_reference(involved)},
+                  {"reason", reason},
+                  {"message", message},
+                  {"source", json::object{}},
+                  {"firstTimestamp", nullptr},
+                  {"lastTimestamp", nullptr},
+                  {"type", type},
+                  {"eventTime", to_rfc3339_micro(t)},
+                  {"action", action},
+                  {"reportingComponent", controller},
+                  {"reportingInstance", controller + "-" + host_name()}};
   store.create(store.type("", "events"), ns.empty() ? "default" : ns, std::move(ev));
   return ev_name;
 }

@@ -130,11 +130,22 @@ const json::object* find_condition(const json::array* conditions, std::string_vi
 /// Records a core/v1 Event about `involved` (an object with apiVersion, kind and metadata) as
 /// client-go's event recorder writes it: name "<object>.<hex time>", count 1, first/lastTimestamp
 /// `now`, source.component and reportingComponent `component`, reportingInstance
-/// `reporting_instance` (the component when not given; kube-controller-manager's controllers leave
-/// it ""). Returns the event's name.
+/// `reporting_instance` ("" when not given, as kube-controller-manager's controllers leave it).
+/// Returns the event's name.
 std::string record_event(Store& store, std::chrono::system_clock::time_point now, const json::object& involved,
                          std::string_view type, std::string_view reason, const std::string& message,
                          const std::string& component, std::string_view action = {},
                          std::optional<std::string_view> reporting_instance = std::nullopt);
+
+/// Records an Event as the events.k8s.io recorder (client-go tools/events, which kube-scheduler
+/// uses) writes it, seen through core/v1: eventTime `now` in microseconds, first/lastTimestamp null,
+/// no count, source {}, reportingComponent `controller`, reportingInstance "<controller>-<host
+/// name>", and `action`. Returns the event's name.
+std::string record_series_event(Store& store, std::chrono::system_clock::time_point now, const json::object& involved,
+                                std::string_view type, std::string_view reason, std::string_view action,
+                                const std::string& message, const std::string& controller);
+
+/// This machine's host name (os.Hostname), as recorders put it in reportingInstance.
+const std::string& host_name();
 
 }  // namespace gpupool::embedded::util

@@ -125,7 +125,14 @@ struct Scheduler::Impl {
   // leaves it), so flush_leftover scans the map only when something may be due, not on every
   // sync (a scan per create made a long run of unschedulable pods quadratic).
   Clock::time_point unschedulable_since = Clock::time_point::max();
-  std::map<std::string, std::string> failure_event;  // pod key -> event name
+  // The recorder's cache of FailedScheduling events (tools/events eventCache): pod key -> the last
+  // event, the pod's resourceVersion it names (part of the cache key) and whether its series was
+  // written.
+  struct RecordedEvent {
+    std::string name, resource_version;
+    bool series = false;
+  };
+  std::map<std::string, RecordedEvent> failure_event;
   bool busy = false;
   std::uint64_t attempts = 0;
 
@@ -449,44 +456,51 @@ std::size_t Scheduler::sync() {
     const std::string ns = namespace_of(pod), name = name_of(pod);
     const auto now = clock_.now();
     const std::string component = scheduler_of(pod);
-    auto event = [&](const char* type, const char* reason, const std::string& message, const std::string& existing) {
-      if (!existing.empty()) {
-        // The event recorder's aggregation: the same message again bumps count and lastTimestamp.
-        try {
-          store_.mutate(events, ns, existing, [&](json::object& ev) {
-            ev["count"] = util::int_of(&ev, "count", 1) + 1;
-            ev["lastTimestamp"] = to_rfc3339(now);
-            ev["message"] = message;
-          });
-          return existing;
-        } catch (const StatusError&) {
-        }
-      }
-      return util::record_event(store_, std::chrono::time_point_cast<std::chrono::system_clock::duration>(now), pod,
-                                type, reason, message, component, "Scheduling");
-    };
+    const auto wall = std::chrono::time_point_cast<std::chrono::system_clock::duration>(now);
     if (result.chosen) {
       try {
         bind_pod(store_, ns, name, result.chosen_node);
         ++bound;
-        event("Normal", "Scheduled", fmt::format("Successfully assigned {}/{} to {}", ns, name, result.chosen_node), "");
+        // schedule_one.go handleSchedulingFailure / bind: Eventf(pod, nil, Normal, "Scheduled",
+        // "Binding", "Successfully assigned %v/%v to %v").
+        util::record_series_event(store_, wall, pod, "Normal", "Scheduled", "Binding",
+                                  fmt::format("Successfully assigned {}/{} to {}", ns, name, result.chosen_node), component);
       } catch (const StatusError&) {
         std::lock_guard lk(impl_->mu);
         impl_->dirty = true;  // lost a race: recount from the store
       }
     } else {
+      // Every failed attempt records Warning FailedScheduling (action "Scheduling"). The recorder
+      // keys its cache on type, action, reason, reporter and the pod reference with its
+      // resourceVersion, not on the message: an attempt on the same pod version becomes a series
+      // (the first repeat writes series {count: 2}; later ones stay in the recorder's cache), one on
+      // a newer version (the PodScheduled condition written in between) is a new event.
       const std::string message = result.failed_scheduling_message();
-      std::string existing;
+      const std::string rv = string_of(object_at(pod, {"metadata"}), "resourceVersion");
+      std::optional<Impl::RecordedEvent> last;
       {
         std::lock_guard lk(impl_->mu);
-        if (auto it = impl_->failure_event.find(key); it != impl_->failure_event.end()) existing = it->second;
+        if (auto it = impl_->failure_event.find(key); it != impl_->failure_event.end()) last = it->second;
       }
-      const json::object* old = util::find_condition(util::array_at(pod, {"status"}, "conditions"), "PodScheduled");
-      const bool same = old && string_of(old, "message") == message;
-      if (!same || existing.empty()) {
-        const std::string ev = event("Warning", "FailedScheduling", message, existing);
+      Impl::RecordedEvent rec;
+      if (last && last->resource_version == rv) {
+        rec = *last;
+        if (!rec.series) {
+          rec.series = true;
+          try {
+            store_.mutate(events, ns, rec.name, [&](json::object& ev) {
+              ev["series"] = json::object{{"count", 2}, {"lastObservedTime", to_rfc3339_micro(now)}};
+            });
+          } catch (const StatusError&) {
+          }
+        }
+      } else {
+        rec.name = util::record_series_event(store_, wall, pod, "Warning", "FailedScheduling", "Scheduling", message, component);
+        rec.resource_version = rv;
+      }
+      {
         std::lock_guard lk(impl_->mu);
-        impl_->failure_event[key] = ev;
+        impl_->failure_event[key] = rec;
       }
       set_pod_condition(store_, ns, name, pod_scheduled(false, now, message));
     }

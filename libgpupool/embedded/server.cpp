@@ -247,12 +247,15 @@ EmbeddedServer::EmbeddedServer(EmbeddedOptions options) : impl_(std::make_unique
                                                  {"reclaimPolicy", "Delete"}, {"volumeBindingMode", "Immediate"}});
     }
   }
-  if (!im.options.topology.empty() && !restored) {
+  // "none" (or empty): no nodes, as a control plane without kubelets starts; nodes are created
+  // through the API (they then get the not-ready taint, as TaintNodesByCondition gives them).
+  if (!im.options.topology.empty() && im.options.topology != "none" && !restored) {
     const Topology topo = fs::exists(im.options.topology) ? Topology::load(im.options.topology)
                                                           : Topology::builtin(im.options.topology);
     const auto& nodes = im.store->type("", "nodes");
     WriteOptions wo;
     wo.keep_creation_timestamp = true;
+    wo.seeded_node = true;
     const auto now = std::chrono::time_point_cast<std::chrono::system_clock::duration>(im.clock.now());
     for (const auto& n : topo.nodes) im.store->create(nodes, "", n.to_node_object(now), wo);
   }

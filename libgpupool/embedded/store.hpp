@@ -126,6 +126,9 @@ struct WriteOptions {
   std::string field_manager;
   std::string user;  ///< for admission plugins that care
   bool keep_creation_timestamp = false;  ///< in-process seeding (topology nodes): keep a given one
+  /// In-process seeding of a topology's nodes: they join Ready, as if the node lifecycle controller
+  /// had already removed the not-ready taint TaintNodesByCondition gives every new node.
+  bool seeded_node = false;
 };
 
 struct DeleteOptions {

@@ -419,6 +419,25 @@ void default_pod_template(json::object& tpl) {
   if (!meta.contains("creationTimestamp")) meta["creationTimestamp"] = nullptr;
 }
 
+// A Node as the API server stores it after any write: NodeStatus.daemonEndpoints and nodeInfo are
+// structs without omitempty, so a node that never had a kubelet still shows them zeroed
+// (`kubeletEndpoint: {Port: 0}`, ten empty strings), and a condition written without times keeps
+// them as null (metav1.Time serialises its zero value as null).
+void default_node(json::object& node) {
+  json::object& status = obj_at(node, "status");
+  set_default(obj_at(obj_at(status, "daemonEndpoints"), "kubeletEndpoint"), "Port", 0);
+  json::object& info = obj_at(status, "nodeInfo");
+  for (const char* k : {"machineID", "systemUUID", "bootID", "kernelVersion", "osImage", "containerRuntimeVersion",
+                        "kubeletVersion", "kubeProxyVersion", "operatingSystem", "architecture"})
+    set_default(info, k, "");
+  if (auto* conds = status.if_contains("conditions"); conds && conds->is_array())
+    for (auto& c : conds->as_array())
+      if (c.is_object()) {
+        set_default(c.as_object(), "lastHeartbeatTime", nullptr);
+        set_default(c.as_object(), "lastTransitionTime", nullptr);
+      }
+}
+
 void builtin_admission(AdmissionRequest& r) {
   if (!r.object || !r.type) return;
   json::object& obj = *r.object;
@@ -428,6 +447,7 @@ void builtin_admission(AdmissionRequest& r) {
   const std::string name = str(mdv.as_object(), "name");
   const bool create = r.operation == AdmissionRequest::Operation::Create;
   const bool core = t.group.empty();
+  if (core && t.resource == "nodes") default_node(obj);
   // Defaults (on create, as the API server's defaulting of a new object).
   if (create && r.subresource.empty()) {
     if (core && t.resource == "pods") {
@@ -437,6 +457,10 @@ void builtin_admission(AdmissionRequest& r) {
       auto& st = obj_at(obj, "status");
       set_default(st, "phase", "Pending");
       set_default(st, "qosClass", json::string(pod_qos_class(obj_at(obj, "spec"))));
+    } else if (core && t.resource == "nodes") {
+      // kube-controller-manager's TTL controller (pkg/controller/ttl) annotates every node with the
+      // object TTL kubelets use for their caches: 0 s up to 100 nodes, which an embedded cluster is.
+      set_default(obj_at(obj_at(obj, "metadata"), "annotations"), "node.alpha.kubernetes.io/ttl", "0");
     } else if (core && t.resource == "secrets") {
       set_default(obj, "type", "Opaque");  // SetDefaults_Secret
     } else if (core && t.resource == "namespaces") {

@@ -1262,7 +1262,9 @@ std::string PlacementResult::failed_scheduling_message() const {
     if (num_all_nodes > static_cast<std::size_t>(resolvable_nodes))
       preemption[std::string(kPreemptionNotHelpful)] = static_cast<int>(num_all_nodes) - resolvable_nodes;
   }
-  msg += " preemption: " + head + " " + join(histogram(preemption), ", ") + "..";
+  // FitError.Error (framework/types.go, v1.32) appends the PostFilter message with " %v": the
+  // preemption message's own period ends it (older releases added another, "scheduling..").
+  msg += " preemption: " + head + " " + join(histogram(preemption), ", ") + ".";
   return msg;
 }
 

@@ -491,12 +491,12 @@ TEST_CASE("PVCs bind: default class, a named class, a static volume; pods wait f
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(scheduled_message("uses-fast") ==
         "False: 0/6 nodes are available: pod has unbound immediate PersistentVolumeClaims. preemption: 0/6 nodes are "
-        "available: 6 Preemption is not helpful for scheduling..");
+        "available: 6 Preemption is not helpful for scheduling.");
   r = apply_text(c, "alice", pod("uses-missing", "missing"));
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(scheduled_message("uses-missing") ==
         "False: 0/6 nodes are available: persistentvolumeclaim \"missing\" not found. preemption: 0/6 nodes are "
-        "available: 6 Preemption is not helpful for scheduling..");
+        "available: 6 Preemption is not helpful for scheduling.");
   // The admin installs the class: the claim binds and the waiting pod is scheduled.
   r = apply_text(c, "admin", "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: fast\n"
                              "provisioner: example.com/fast\n");

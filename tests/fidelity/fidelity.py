@@ -16,6 +16,7 @@ import difflib
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
 import tempfile
@@ -34,6 +35,103 @@ def pod(name, containers, extra=""):
 C_NONE = [{"name": "main", "image": "busybox"}]
 C_LIM = [{"name": "main", "image": "busybox",
           "resources": {"limits": {"cpu": "500m", "memory": "256Mi", "nvidia.com/gpu": "1"}}}]
+
+def node(name, labels, taints):
+    return json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name, "labels": labels},
+                       "spec": {"taints": taints}})
+
+
+def node_status(gpus):
+    res = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    if gpus:
+        res["nvidia.com/gpu"] = str(gpus)
+    return json.dumps({"status": {"capacity": res, "allocatable": res,
+                                  "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady",
+                                                  "message": "kubelet is posting ready status"}]}})
+
+
+def spod(name, fid=None, tolerations=(), requests=None, affinity=None):
+    """A pod for the scheduling scenario: every one is placed among the scenario's nodes only."""
+    spec = {"containers": [{"name": "main", "image": "busybox"}]}
+    if requests:
+        spec["containers"][0]["resources"] = {"requests": requests, "limits": requests}
+    if fid:
+        spec["nodeSelector"] = {"fid": fid}
+    if tolerations:
+        spec["tolerations"] = list(tolerations)
+    if affinity:
+        spec["affinity"] = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": affinity}]}}}
+    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec})
+
+
+FID_NODES = ["fid-gpu", "fid-ssd", "fid-plain"]
+ALL = {"operator": "Exists"}  # Arena's --toleration all
+
+
+def placed(name, pod_json, ok=True):
+    """Creates a pod, waits for the scheduler's verdict, and prints where it went or why not."""
+    return [
+        (["create", "-f", "-"], pod_json),
+        (["wait", "--for=condition=PodScheduled" + ("" if ok else "=false"), "--timeout=30s", "pod/" + name], None),
+        (["get", "pod", name, "-o",
+          'jsonpath=node={.spec.nodeName} {.status.conditions[?(@.type=="PodScheduled")].reason}: '
+          '{.status.conditions[?(@.type=="PodScheduled")].message}{"\\n"}'], None),
+    ]
+
+
+def scheduling_steps():
+    # Before any node exists (the embedded cluster runs with --topology none, like the oracle).
+    steps = placed("early", spod("early", "none"), ok=False)
+    for name, labels, taints, gpus in [
+        ("fid-gpu", {"fid": "gpu", "gpus": "2"}, [{"key": "gpu_node", "value": "invalid", "effect": "NoSchedule"}], 2),
+        ("fid-ssd", {"fid": "ssd"}, [{"key": "ssd_node", "effect": "NoSchedule"},
+                                     {"key": "noexec", "value": "1", "effect": "NoExecute"}], 0),
+        ("fid-plain", {"fid": "plain"}, [{"key": "pref", "value": "yes", "effect": "PreferNoSchedule"}], 0),
+    ]:
+        steps += [
+            (["create", "-f", "-"], node(name, labels, taints)),
+            (["get", "node", name, "-o", "jsonpath={.spec.taints}"], None),
+            (["patch", "node", name, "--subresource=status", "--type=merge", "-p", node_status(gpus)], None),
+            (["taint", "node", name, "node.kubernetes.io/not-ready:NoSchedule-"], None),
+        ]
+    steps.append((["get", "node", "fid-gpu", "-o", "json"], None))
+    gpu = {"nvidia.com/gpu": "1"}
+    steps += placed("plain", spod("plain", "plain"))  # PreferNoSchedule only scores
+    steps += placed("untolerated", spod("untolerated", "gpu", requests=gpu), ok=False)
+    steps += placed("equal", spod("equal", "gpu", [{"key": "gpu_node", "operator": "Equal", "value": "invalid",
+                                                    "effect": "NoSchedule"}], gpu))
+    steps += placed("wrong-value", spod("wrong-value", "gpu", [{"key": "gpu_node", "operator": "Equal",
+                                                                "value": "valid", "effect": "NoSchedule"}]), ok=False)
+    steps += placed("wrong-effect", spod("wrong-effect", "gpu", [{"key": "gpu_node", "operator": "Equal",
+                                                                  "value": "invalid", "effect": "NoExecute"}]), ok=False)
+    steps += placed("exists", spod("exists", "gpu", [{"key": "gpu_node", "operator": "Exists"}], gpu))
+    steps += placed("gpu-full", spod("gpu-full", "gpu", [ALL], gpu), ok=False)  # both GPUs taken
+    steps += placed("too-many", spod("too-many", None, [ALL], {"nvidia.com/gpu": "3"}), ok=False)
+    steps += placed("ssd-arena", spod("ssd-arena", "ssd", [{"key": "ssd_node", "operator": "Exists"}]), ok=False)
+    steps += placed("ssd-all", spod("ssd-all", "ssd", [ALL]))
+    steps += placed("ssd-noexec", spod("ssd-noexec", "ssd", [
+        {"key": "ssd_node", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "noexec", "operator": "Equal", "value": "1", "effect": "NoExecute", "tolerationSeconds": 60}]))
+    steps += placed("cpu", spod("cpu", None, [ALL], {"cpu": "5", "memory": "1Gi"}), ok=False)
+    steps += placed("cpu-mem", spod("cpu-mem", "plain", [], {"cpu": "5", "memory": "9Gi"}), ok=False)
+    steps += placed("aff-notin", spod("aff-notin", None, [ALL], affinity=[
+        {"key": "fid", "operator": "NotIn", "values": ["gpu", "plain"]}]))
+    steps += placed("aff-gt", spod("aff-gt", None, [ALL], affinity=[
+        {"key": "gpus", "operator": "Gt", "values": ["1"]}, {"key": "fid", "operator": "Exists"}]))
+    steps += placed("aff-lt", spod("aff-lt", None, [ALL], affinity=[
+        {"key": "gpus", "operator": "Lt", "values": ["2"]}]), ok=False)
+    steps += placed("aff-none", spod("aff-none", None, [ALL], affinity=[
+        {"key": "fid", "operator": "DoesNotExist"}]), ok=False)
+    steps += placed("aff-in", spod("aff-in", None, [], affinity=[
+        {"key": "fid", "operator": "In", "values": ["plain", "gpu"]}]))
+    # The scheduler writes one event per attempt whose pod differs (its resourceVersion is part of
+    # the event's key): how many attempts a pod got is timing, so the messages are compared as a set.
+    steps.append((["get", "events", "--field-selector=reason=FailedScheduling,involvedObject.name=untolerated",
+                   "-o", 'jsonpath={range .items[*]}{.message}{"\\n"}{end}'], None, "uniq"))
+    steps.append((["get", "events", "--field-selector=reason=Scheduled,involvedObject.name=equal", "-o", "json"], None))
+    return steps
+
 
 # Each scenario: a list of steps; a step is (kubectl args, stdin or None). NS is the scenario's namespace.
 SCENARIOS = {
@@ -140,6 +238,7 @@ SCENARIOS = {
          '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"ssa"},"data":{"a":"2"}}'),
         (["get", "configmap", "ssa", "-o", "jsonpath={.data}"], None),
     ],
+    "scheduling": scheduling_steps(),
     "lists": [
         (["create", "secret", "generic", "s1", "--from-literal=k=v"], None),
         (["create", "secret", "generic", "s2", "--from-literal=k=v"], None),
@@ -151,6 +250,12 @@ SCENARIOS = {
         (["get", "secrets", "-l", "a in (b", "-o", "name"], None),
     ],
 }
+
+# Quiet steps around a scenario (not compared): cluster-scoped leftovers of an earlier run go first;
+# bound pods are force-deleted (no kubelet confirms their end in the oracle), then the nodes.
+SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES]}
+TEARDOWN = {"scheduling": [["delete", "pods", "--all", "--force", "--grace-period=0"],
+                           ["delete", "node", "--ignore-not-found"] + FID_NODES]}
 
 UID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")
@@ -194,8 +299,15 @@ EXPLAINED = [
 ]
 
 
+HOST = socket.gethostname()
+
+
 def normalize(text, ns):
     text = text.replace(ns, "NS")
+    # Event names: the involved object's name and a hex timestamp; a scheduler's reportingInstance
+    # ends in the host's name.
+    text = re.sub(r'("name": "[^"]+)\.[0-9a-f]{12,16}"', r'\1.<hex>"', text)
+    text = re.sub(r'(scheduler)-' + re.escape(HOST) + '"', r'\1-<host>"', text)
     for rx, repl in EXPLAINED:
         text = rx.sub(repl, text)
     try:
@@ -221,25 +333,32 @@ def run_scenario(kubeconfig, name, steps):
         if subprocess.run(base + ["get", "namespace", ns], env=env, capture_output=True).returncode != 0:
             break
         time.sleep(0.1)
+    for args in SETUP.get(name, []):
+        subprocess.run(base + args, env=env, capture_output=True, text=True)
     subprocess.run(base + ["create", "namespace", ns], env=env, capture_output=True, text=True)
     out = []
-    for args, stdin in steps:
+    for args, stdin, *post in steps:
         a = [x.replace("/namespaces/NS/", "/namespaces/%s/" % ns) for x in args] + ["-n", ns]
         p = subprocess.run(base + a, env=env, input=stdin, capture_output=True, text=True)
         shown = " ".join(x if len(x) < 80 else x[:20] + "...(%d)" % len(x) for x in args)
         out.append("$ kubectl " + shown + "\n")
         out.append("exit %d\n" % p.returncode)
-        if p.stdout:
-            out.append(normalize(p.stdout, ns))
+        stdout = p.stdout
+        if "uniq" in post:
+            stdout = "".join(sorted(set(stdout.splitlines(True))))
+        if stdout:
+            out.append(normalize(stdout, ns))
         if p.stderr:
             out.append("stderr: " + normalize(p.stderr, ns))
+    for args in TEARDOWN.get(name, []):
+        subprocess.run(base + args + ["-n", ns], env=env, capture_output=True, text=True)
     subprocess.run(base + ["delete", "namespace", ns, "--wait=false"], env=env, capture_output=True, text=True)
     return "".join(out)
 
 
 def serve(gpupool, tmp):
     log = open(os.path.join(tmp, "serve.log"), "w")
-    proc = subprocess.Popen([gpupool, "cluster", "serve", "--kubeconfig-dir", tmp], stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen([gpupool, "cluster", "serve", "--topology", "none", "--kubeconfig-dir", tmp], stdout=log, stderr=subprocess.STDOUT)
     kc = os.path.join(tmp, "admin.kubeconfig")
     for _ in range(600):  # polls for the server's own signal, not a fixed wait
         if os.path.exists(kc) and "serving on" in open(os.path.join(tmp, "serve.log")).read():

@@ -118,7 +118,7 @@ TEST_CASE("the seed: Arena --toleration on six tainted nodes") {
     CHECK(r.failed_scheduling_message() ==
           "0/6 nodes are available: 1 node(s) had untolerated taint {ssd_node: invalid}, 2 node(s) had untolerated "
           "taint {gpu_node: invalid}, 3 node(s) had untolerated taint {node-role.kubernetes.io/master: }. "
-          "preemption: 0/6 nodes are available: 6 Preemption is not helpful for scheduling..");
+          "preemption: 0/6 nodes are available: 6 Preemption is not helpful for scheduling.");
     REQUIRE(r.verdicts.size() == 6);
     const NodeVerdict* v = verdict(r, "cn-beijing.192.168.3.230");
     REQUIRE(v);
@@ -267,7 +267,7 @@ TEST_CASE("NodeResourcesFit counts what is already bound") {
   CHECK(r.verdicts[0].reasons == std::vector<std::string>{"Too many pods", "Insufficient nvidia.com/gpu"});
   CHECK(r.failed_scheduling_message() ==
         "0/1 nodes are available: 1 Insufficient nvidia.com/gpu, 1 Too many pods. preemption: 0/1 nodes are "
-        "available: 1 No preemption victims found for incoming pod..");
+        "available: 1 No preemption victims found for incoming pod.");
   st.remove_pod(ni[0], pod);
   CHECK(place(pod, ni, st).chosen);
 }
@@ -280,7 +280,7 @@ TEST_CASE("FailedScheduling messages as kube-scheduler v1.32 assembles them") {
     CHECK(r.failed_scheduling_message() ==
           "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had untolerated taint "
           "{node-role.kubernetes.io/control-plane: }. preemption: 0/2 nodes are available: 1 No preemption victims "
-          "found for incoming pod, 1 Preemption is not helpful for scheduling..");
+          "found for incoming pod, 1 Preemption is not helpful for scheduling.");
   }
   SUBCASE("reasons are sorted as strings, counts included") {
     std::vector<Node> nodes;
@@ -290,7 +290,7 @@ TEST_CASE("FailedScheduling messages as kube-scheduler v1.32 assembles them") {
     CHECK(r.failed_scheduling_message() ==
           "0/12 nodes are available: 10 node(s) had untolerated taint {gpu_node: invalid}, 2 node(s) had untolerated "
           "taint {ssd_node: invalid}. preemption: 0/12 nodes are available: 12 Preemption is not helpful for "
-          "scheduling..");
+          "scheduling.");
   }
   SUBCASE("one node with several insufficient resources counts in each") {
     auto pod = gpu_pod({}, "1");
@@ -298,7 +298,7 @@ TEST_CASE("FailedScheduling messages as kube-scheduler v1.32 assembles them") {
     auto r = explain(pod, std::vector<Node>{make_node("a"), make_node("b", {}, {}, {{"nvidia.com/gpu", q("1")}})});
     CHECK(r.failed_scheduling_message() ==
           "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 2 Insufficient cpu. preemption: 0/2 nodes are "
-          "available: 2 No preemption victims found for incoming pod..");
+          "available: 2 No preemption victims found for incoming pod.");
   }
   SUBCASE("unschedulable and affinity") {
     Node c = make_node("c");
@@ -308,7 +308,7 @@ TEST_CASE("FailedScheduling messages as kube-scheduler v1.32 assembles them") {
     auto r = explain(pod, std::vector<Node>{c, make_node("d"), make_node("e")});
     CHECK(r.failed_scheduling_message() ==
           "0/3 nodes are available: 1 node(s) were unschedulable, 2 node(s) didn't match Pod's node "
-          "affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling..");
+          "affinity/selector. preemption: 0/3 nodes are available: 3 Preemption is not helpful for scheduling.");
   }
   SUBCASE("an empty cluster") {
     PlacementState st;
@@ -331,7 +331,7 @@ TEST_CASE("NodeAffinity PreFilter narrows to the nodes named by matchFields") {
   CHECK(r.failed_scheduling_message() ==
         "0/46 nodes are available: 1 Too many pods, 45 node(s) didn't satisfy plugin(s) [NodeAffinity]. preemption: "
         "0/46 nodes are available: 1 No preemption victims found for incoming pod, 45 Preemption is not helpful for "
-        "scheduling..");
+        "scheduling.");
   auto e = explain(pinned, ni, st);
   CHECK(e.verdicts.size() == 46);
   CHECK(e.failed_scheduling_message() == r.failed_scheduling_message());
@@ -347,7 +347,7 @@ TEST_CASE("NodeAffinity PreFilter narrows to the nodes named by matchFields") {
   auto c = place(conflict, ni, st);
   CHECK(c.failed_scheduling_message() ==
         "0/46 nodes are available: pod affinity terms conflict. preemption: 0/46 nodes are available: 46 Preemption is "
-        "not helpful for scheduling..");
+        "not helpful for scheduling.");
 }
 
 TEST_CASE("numFeasibleNodesToFind") {
