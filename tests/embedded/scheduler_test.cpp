@@ -130,7 +130,8 @@ TEST_CASE("seed walkthrough: no toleration -> FailedScheduling with kube-schedul
   REQUIRE(evs.size() == 1);
   CHECK(at(evs[0], "type") == "Warning");
   CHECK(at(evs[0], "reason") == "FailedScheduling");
-  CHECK(at(evs[0], "source.component") == "default-scheduler");
+  // events.k8s.io events (the scheduler's recorder) show source {} and reportingComponent in core/v1.
+  CHECK(at(evs[0], "reportingComponent") == "default-scheduler");
   CHECK(at(evs[0], "involvedObject.kind") == "Pod");
   CHECK(at(evs[0], "message").rfind(expected, 0) == 0);
   bool unschedulable = false;
@@ -238,7 +239,12 @@ std::string scheduled_message(const Seed& s, const std::string& name) {
 bool bound(const Seed& s, const std::string& name) { return !at(s.pod(name), "spec.nodeName").empty(); }
 std::int64_t failed_count(const Seed& s, const std::string& name) {
   for (const auto& e : s.events_for(name))
-    if (at(e, "reason") == "FailedScheduling") return e.at("count").as_int64();
+    // An events.k8s.io event: the first attempt records it, a repeat for the same resourceVersion
+    // sets series.count (kube-scheduler's recorder); no "count" field.
+    if (at(e, "reason") == "FailedScheduling") {
+      const auto* series = e.if_contains("series");
+      return series && series->is_object() ? series->as_object().at("count").as_int64() : 1;
+    }
   return 0;
 }
 
