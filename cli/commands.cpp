@@ -5,6 +5,8 @@
 
 #include "gpupool/cluster.hpp"
 #include "gpupool/embedded.hpp"
+#include "gpupool/embedded_state.hpp"
+#include "gpupool/topology.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/manifest.hpp"
 #include "gpupool/submit_options.hpp"
@@ -339,6 +341,14 @@ int run_quota(const ParsedArgs& a, Io& io) {
   return 0;
 }
 
+/// Whether `cluster serve` shares the topology's state (issue #16): --state / --state=false, else
+/// yes for a built-in topology (the one `--embedded NAME` commands use), no for none or a file.
+bool serve_shares_state(const ParsedArgs& a, const std::string& topology) {
+  if (a.has("state")) return a.get("state") != "false";
+  const auto names = Topology::builtin_names();
+  return std::find(names.begin(), names.end(), topology) != names.end();
+}
+
 int run_serve(const ParsedArgs& a, Io& io) {
   EmbeddedOptions o;
   o.topology = a.get("topology", "seed");
@@ -347,6 +357,7 @@ int run_serve(const ParsedArgs& a, Io& io) {
   o.manual_clock = false;
   for (const auto& u : a.all("user")) o.users.push_back(u);
   o.mpijob_version = a.get("mpi-api", "v1");
+  const bool shared = serve_shares_state(a, o.topology);
   // Block SIGINT/SIGTERM before the server starts its threads (they inherit the mask), so the
   // signal reaches sigwait below and the server stops cleanly.
   sigset_t set;
@@ -354,16 +365,66 @@ int run_serve(const ParsedArgs& a, Io& io) {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  EmbeddedServer server(o);
-  io.out << fmt::format("gpupool embedded cluster \"{}\" serving on {}\n", o.topology, server.url())
-         << fmt::format("admin kubeconfig: {}\n", server.admin_kubeconfig());
-  for (const auto& u : o.users) io.out << fmt::format("user {} kubeconfig: {}\n", u, server.kubeconfig(u));
+  std::unique_ptr<EmbeddedSession> session;
+  std::unique_ptr<EmbeddedServer> fresh;
+  EmbeddedServer* server = nullptr;
+  if (shared) {
+    session = std::make_unique<EmbeddedSession>(EmbeddedSessionOptions{
+        .topology = o.topology, .state_dir = "", .serve = true, .may_join = false, .server = o,
+        .on_wait = [&io](const std::string& m) { io.err << m << "\n"; }});
+    server = session->server();
+  } else {
+    fresh = std::make_unique<EmbeddedServer>(o);
+    server = fresh.get();
+  }
+  io.out << fmt::format("gpupool embedded cluster \"{}\" serving on {}\n", o.topology, server->url())
+         << fmt::format("admin kubeconfig: {}\n", server->admin_kubeconfig());
+  for (const auto& u : o.users) io.out << fmt::format("user {} kubeconfig: {}\n", u, server->kubeconfig(u));
+  if (shared)
+    io.out << fmt::format("state: {} (shared with `gpupool --embedded {}` commands)\n", session->paths().snapshot,
+                          o.topology);
   io.out << "press Ctrl-C to stop\n";
   io.out.flush();
   int sig = 0;
   sigwait(&set, &sig);
-  server.stop();
+  if (session) session->close();
+  else server->stop();
   io.out << "stopped\n";
+  return 0;
+}
+
+EmbeddedStatePaths state_paths(const ParsedArgs& a) {
+  return EmbeddedStatePaths::of(a.positionals().empty() ? "seed" : a.positionals()[0]);
+}
+
+int run_cluster_status(const ParsedArgs& a, Io& io) {
+  const auto p = state_paths(a);
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const auto size = [&](const std::string& f) { return fs::exists(f) ? fs::file_size(f, ec) : 0; };
+  io.out << fmt::format("topology: {}\n", p.topology);
+  if (auto e = running_embedded(p))
+    io.out << fmt::format("served by: pid {} on {}\nadmin kubeconfig: {}\n", e->pid, e->url, e->admin_kubeconfig);
+  else
+    io.out << "served by: none (each --embedded command runs it in-process)\n";
+  if (fs::exists(p.snapshot) || fs::exists(p.snapshot + ".log"))
+    io.out << fmt::format("state: {} ({} bytes, journal {} bytes)\n", p.snapshot, size(p.snapshot), size(p.snapshot + ".log"));
+  else
+    io.out << fmt::format("state: none yet ({} is created by the first command)\n", p.snapshot);
+  return 0;
+}
+
+int run_cluster_stop(const ParsedArgs& a, Io& io) {
+  const auto p = state_paths(a);
+  if (stop_embedded(p)) io.out << fmt::format("embedded cluster \"{}\" stopped\n", p.topology);
+  else io.out << fmt::format("embedded cluster \"{}\" is not being served\n", p.topology);
+  return 0;
+}
+
+int run_cluster_reset(const ParsedArgs& a, Io& io) {
+  const auto p = state_paths(a);
+  reset_embedded(p);
+  io.out << fmt::format("embedded cluster \"{}\" reset: the next command starts from the topology\n", p.topology);
   return 0;
 }
 
@@ -387,7 +448,8 @@ std::vector<Command> build_commands() {
        "  pvc create|list|delete   persistent volume claims\n"
        "  quota            the namespace's resource quotas\n"
        "  images           the profile's image catalog\n"
-       "  cluster serve    run an embedded cluster in the foreground\n\n"
+       "  cluster serve    run an embedded cluster in the foreground\n"
+       "  cluster status|stop|reset   the embedded cluster's server and state\n\n"
        "Run \"gpupool COMMAND --help\" for a command's flags. Without --kubeconfig, the kubeconfig\n"
        "kubectl would use is read; --embedded seed runs everything on a local embedded cluster.",
        {}, 0, -1},
@@ -453,15 +515,26 @@ std::vector<Command> build_commands() {
   add({"pvc delete", "Delete PVCs (their data may be lost)", "NAME...", "", {}, 1, -1}, run_pvc_delete);
   add({"quota", "Show the namespace's resource quotas (used / hard)", "", "", {}, 0, 0}, run_quota);
   add({"images", "List the profile's image catalog", "", "", {}, 0, 0}, run_images);
-  add({"cluster", "The embedded cluster", "serve", "", {}, 0, -1}, {});
+  add({"cluster", "The embedded cluster", "serve|status|stop|reset", "", {}, 0, -1}, {});
   add({"cluster serve", "Run an embedded Kubernetes API server in the foreground until Ctrl-C", "", "",
        {flag("topology", 0, "NAME|FILE", "seed (default), iiis, a topology file, or none (no nodes: create them with kubectl)"),
         flag("port", 'p', "PORT", "port on 127.0.0.1 (default: any free port)"),
         flag("kubeconfig-dir", 0, "DIR", "where to write the kubeconfigs"),
         flag("user", 'u', "NAME", "a user with a namespace of its own", true),
-        flag("mpi-api", 0, "VERSION", "MPIJob version served: v1 (default) or v2beta1")},
+        flag("mpi-api", 0, "VERSION", "MPIJob version served: v1 (default) or v2beta1"),
+        FlagSpec{"state", 0, "", "serve the topology's shared state, the one `--embedded NAME` commands use "
+                 "(default for seed and iiis; --state=false: a fresh cluster, gone when it stops)", false, {"true", "false"}}},
        0, 0},
       run_serve);
+  add({"cluster status", "Whether the topology's embedded cluster is being served, and where its state is", "[TOPOLOGY]",
+       "", {}, 0, 1},
+      run_cluster_status);
+  add({"cluster stop", "Stop the process serving the topology's embedded cluster (its state is kept)", "[TOPOLOGY]", "",
+       {}, 0, 1},
+      run_cluster_stop);
+  add({"cluster reset", "Delete the topology's embedded cluster state: the next command starts afresh", "[TOPOLOGY]",
+       "", {}, 0, 1},
+      run_cluster_reset);
   return c;
 }
 

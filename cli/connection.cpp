@@ -1,46 +1,20 @@
 #include "connection.hpp"
 
 #include "gpupool/embedded.hpp"
+#include "gpupool/embedded_state.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/logger.hpp"
 
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 
 namespace gpupool::cli {
 
-namespace fs = std::filesystem;
-
 struct Connection::Embedded {
-  std::unique_ptr<EmbeddedServer> server;
-  std::string state_file;
+  std::unique_ptr<EmbeddedSession> session;
 };
-
-namespace {
-
-/// Where --embedded keeps a topology's state: $GPUPOOL_STATE_DIR, else $XDG_STATE_HOME/gpupool,
-/// else ~/.local/state/gpupool; one file per topology.
-std::string state_file_for(const std::string& topology) {
-  fs::path dir;
-  if (const char* d = std::getenv("GPUPOOL_STATE_DIR"); d && *d)
-    dir = d;
-  else if (const char* x = std::getenv("XDG_STATE_HOME"); x && *x)
-    dir = fs::path(x) / "gpupool";
-  else if (const char* h = std::getenv("HOME"); h && *h)
-    dir = fs::path(h) / ".local/state/gpupool";
-  else
-    dir = fs::temp_directory_path() / "gpupool-state";
-  std::string name = topology;
-  for (char& c : name)
-    if (c == '/' || c == '.') c = '_';
-  fs::create_directories(dir);
-  return (dir / ("embedded-" + name + ".json")).string();
-}
-
-}  // namespace
 
 Connection::~Connection() = default;
 Connection::Connection(Connection&&) noexcept = default;
@@ -64,15 +38,16 @@ Connection Connection::open(const ParsedArgs& args) {
   co.namespace_ = args.get("namespace");
   co.profile = args.get("profile");
   if (!topology.empty()) {
+    // The topology's shared state (issue #16): joined over HTTPS while `cluster serve` (or Python)
+    // serves it, else owned by this command until close(), other commands waiting for the lock.
     c.embedded_ = std::make_unique<Embedded>();
-    c.embedded_->state_file = state_file_for(topology);
-    EmbeddedOptions eo;
-    eo.topology = topology;
-    eo.manual_clock = false;
-    eo.state_file = c.embedded_->state_file;
+    EmbeddedSessionOptions so;
+    so.topology = topology;
+    so.server.manual_clock = false;
+    so.on_wait = [](const std::string& m) { std::cerr << m << "\n"; };
     if (co.profile.empty() && topology == "iiis") co.profile = "iiis";
-    c.embedded_->server = std::make_unique<EmbeddedServer>(eo);
-    co.kubeconfig = c.embedded_->server->admin_kubeconfig();
+    c.embedded_->session = std::make_unique<EmbeddedSession>(std::move(so));
+    co.kubeconfig = c.embedded_->session->admin_kubeconfig();
   } else {
     co.kubeconfig = args.get("kubeconfig");
     co.context = args.get("context");
@@ -82,7 +57,7 @@ Connection Connection::open(const ParsedArgs& args) {
 }
 
 void Connection::close() {
-  if (embedded_) embedded_->server->save_state(embedded_->state_file);
+  if (embedded_) embedded_->session->close();
 }
 
 }  // namespace gpupool::cli

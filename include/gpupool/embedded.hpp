@@ -63,8 +63,12 @@ struct EmbeddedOptions {
   FaultConfig faults{};
   std::string server_version = "v1.32.0";
   /// A state file written by save_state(): when it exists, the cluster comes back from it (objects,
-  /// taints, jobs) instead of from the topology. Used by `gpupool --embedded` between commands.
+  /// taints, jobs) instead of from the topology, with the journal `<state_file>.log` of the writes
+  /// committed after it. Every write is journaled durably before it is acknowledged. The caller
+  /// keeps other processes out (EmbeddedSession does, with a lock file).
   std::string state_file{};
+  /// Journal size (bytes) past which it is folded into the snapshot.
+  std::uint64_t journal_limit = 64ull << 20;
   /// Scheduler names served besides "default-scheduler" and those of the built-in profiles.
   std::vector<std::string> scheduler_names{};
 };
@@ -103,7 +107,8 @@ class EmbeddedServer {
   void set_faults(const FaultConfig& faults);
   FaultCounters fault_counters() const;
 
-  /// Writes every object to `path` (atomically: a temporary file, then rename) for state_file.
+  /// Writes every object to `path` durably (a temporary file, fsync, rename); for the state_file
+  /// itself, folds the journal into it.
   void save_state(const std::string& path) const;
 
   /// The object store behind the HTTP API, for in-process callers inside the library.

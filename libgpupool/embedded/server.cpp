@@ -24,6 +24,7 @@
 #include "embedded/base64.hpp"
 #include "embedded/faults.hpp"
 #include "embedded/http_server.hpp"
+#include "embedded/journal.hpp"
 #include "embedded/store.hpp"
 #include "embedded/tls.hpp"
 #include "gpupool/embedded.hpp"
@@ -47,14 +48,9 @@ std::string random_token() {
   return out;
 }
 
-void write_private(const fs::path& path, const std::string& text) {
-  {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out) throw ConfigError(path.string(), "", "cannot write the kubeconfig (check the directory's permissions)");
-    out << text;
-  }
-  ::chmod(path.c_str(), 0600);  // holds a token or a key
-}
+/// A kubeconfig holds a token or a key: created 0600 from the start (never readable by others, not
+/// even for a moment), and complete or absent.
+void write_private(const fs::path& path, const std::string& text) { write_file_durably(path.string(), text); }
 
 std::string kubeconfig_text(const std::string& server, const std::string& ca_pem, const std::string& user,
                             const std::string& ns, const std::string& user_block) {
@@ -105,6 +101,7 @@ struct EmbeddedServer::Impl {
   FaultInjector faults;
   CertificateAuthority ca;
   std::unique_ptr<HttpServer> http;
+  std::shared_ptr<FileJournal> journal;  // with a state file: every committed write, durably
   std::string dir;
   bool own_dir = false;
   std::mutex stop_mu;
@@ -118,6 +115,11 @@ struct EmbeddedServer::Impl {
   void sync() {
     kubelet->sync();
     scheduler->sync();
+    if (journal && journal->size() > options.journal_limit) compact();
+  }
+
+  void compact() {
+    journal->compact([this] { return store->snapshot(); });
   }
 
   Response logs(const LogRequest& lr) {
@@ -206,18 +208,17 @@ EmbeddedServer::EmbeddedServer(EmbeddedOptions options) : impl_(std::make_unique
   im.api = std::make_unique<Api>(*im.store, ao);
   im.api->set_log_provider([&im](const LogRequest& lr) { return im.logs(lr); });
 
-  // A saved state replaces the topology: the cluster continues where the last command left it.
+  // A saved state replaces the topology: the cluster continues where the last command left it
+  // (the snapshot, then the journal of writes committed after it).
   bool restored = false;
-  if (!im.options.state_file.empty() && fs::exists(im.options.state_file)) {
-    std::ifstream in(im.options.state_file, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    boost::system::error_code ec;
-    json::value snap = json::parse(text.str(), ec);
-    if (ec || !snap.is_object())
-      throw ConfigError(im.options.state_file, "", "not a gpupool state file (delete it to start afresh)");
-    im.store->restore(snap.as_object());
-    restored = true;
+  if (!im.options.state_file.empty()) {
+    json::object snap = load_state(im.options.state_file);
+    if (!snap.empty()) {
+      im.store->restore(snap);
+      restored = true;
+    }
+    im.journal = std::make_shared<FileJournal>(im.options.state_file);
+    im.store->set_journal(im.journal);
   }
 
   // Namespaces every cluster has, then one per user.
@@ -364,15 +365,11 @@ void EmbeddedServer::set_faults(const FaultConfig& faults) { impl_->faults.confi
 FaultCounters EmbeddedServer::fault_counters() const { return impl_->faults.counters(); }
 
 void EmbeddedServer::save_state(const std::string& path) const {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << json::serialize(impl_->store->snapshot());
-    if (!out) throw ConfigError(tmp, "", "cannot write the embedded cluster's state");
+  if (impl_->journal && path == impl_->options.state_file) {
+    impl_->compact();  // the snapshot now holds the journal's writes; the journal starts empty
+    return;
   }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw ConfigError(path, "", "cannot save the embedded cluster's state: " + ec.message());
+  write_file_durably(path, json::serialize(impl_->store->snapshot()));
 }
 
 embedded::Store& EmbeddedServer::store() { return *impl_->store; }

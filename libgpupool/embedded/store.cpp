@@ -276,6 +276,7 @@ struct Store::Impl {
   bool dispatching = false;
   std::vector<std::function<void(AdmissionRequest&)>> plugins;
   std::mt19937_64 rng{std::random_device{}()};
+  std::shared_ptr<Journal> journal;
 
   Objects& objects(const ResourceType& t) { return data[&t]; }
 
@@ -458,6 +459,7 @@ void Store::commit_event(EventType type, const ResourceType& t, std::shared_ptr<
                          std::shared_ptr<const json::object> old) {
   // Called with the lock held, after the data change: history, HTTP watch queues, subscribers.
   WatchEvent ev{type, &t, std::move(obj), std::move(old), impl_->rv};
+  if (impl_->journal) impl_->journal->record(ev);
   impl_->history.push_back(ev);
   {
     constexpr std::size_t kLower = 100, kUpper = 100 * 1024;
@@ -555,6 +557,7 @@ std::shared_ptr<const json::object> Store::create_shared(const ResourceType& t, 
     impl_->put(t, key, stored);
     commit_event(EventType::Added, t, stored, nullptr);
   }
+  sync_journal();
   dispatch();
   return stored;
 }
@@ -741,6 +744,7 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
       commit_event(EventType::Modified, t, result, old);
     }
   }
+  sync_journal();
   dispatch();
   return result;
 }
@@ -938,6 +942,7 @@ json::object Store::remove(const ResourceType& t, std::string_view ns, std::stri
       if (deleted) *deleted = false;
     }
   }
+  sync_journal();
   dispatch();
   return result;
 }
@@ -954,6 +959,20 @@ Store::SubscriptionId Store::subscribe(std::function<void(const WatchEvent&)> ca
 void Store::unsubscribe(SubscriptionId id) {
   std::lock_guard lk(impl_->mu);
   impl_->subscribers.erase(id);
+}
+
+void Store::set_journal(std::shared_ptr<Journal> j) {
+  std::lock_guard lk(impl_->mu);
+  impl_->journal = std::move(j);
+}
+
+void Store::sync_journal() {
+  std::shared_ptr<Journal> j;
+  {
+    std::lock_guard lk(impl_->mu);
+    j = impl_->journal;
+  }
+  if (j) j->sync();
 }
 
 void Store::dispatch() {

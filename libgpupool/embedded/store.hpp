@@ -149,6 +149,16 @@ struct AdmissionRequest {
   const WriteOptions* options = nullptr;
 };
 
+/// Where committed changes go to become durable (the embedded server's state journal). record() is
+/// called under the store's lock, in commit order; sync() after the lock is let go and before the
+/// write returns to its caller, so before any client is told it succeeded.
+class Journal {
+ public:
+  virtual ~Journal() = default;
+  virtual void record(const WatchEvent& e) = 0;
+  virtual void sync() = 0;
+};
+
 /// A queue of events for one HTTP watch. Filled by the store, drained by the server.
 class WatchQueue {
  public:
@@ -261,6 +271,9 @@ class Store {
   /// they may read the store (get/list) but must not write to it. Throw StatusError to reject.
   void add_admission(std::function<void(AdmissionRequest&)> plugin);
 
+  /// Every change committed from now on is recorded in `j` (null: none). Set after restore().
+  void set_journal(std::shared_ptr<Journal> j);
+
   const Clock& clock() const noexcept { return clock_; }
 
  private:
@@ -269,6 +282,7 @@ class Store {
   void commit_event(EventType type, const ResourceType& t, std::shared_ptr<const json::object> obj,
                     std::shared_ptr<const json::object> old);
   void dispatch();
+  void sync_journal();
   /// true when the object is gone (removed now or absent), false while finalizers hold it.
   bool delete_locked_recursive(const ResourceType& t, const std::string& ns, const std::string& name, Propagation p);
   void gc_foreground_locked(const std::string& owner_uid);

@@ -219,6 +219,7 @@ TEST_CASE("cluster serve: kubectl works against it and SIGTERM stops it cleanly"
     ::dup2(out[1], 1);
     ::close(out[0]);
     std::string kd = (dir / "kc").string();
+    ::setenv("GPUPOOL_STATE_DIR", (dir / "state").c_str(), 1);  // not the user's own state
     ::execl(GPUPOOL_CLI, GPUPOOL_CLI, "cluster", "serve", "--topology", "seed", "--kubeconfig-dir", kd.c_str(), "-u", "alice",
             static_cast<char*>(nullptr));
     ::_exit(127);

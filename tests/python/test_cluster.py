@@ -265,3 +265,32 @@ def test_embedded_clock_and_stop():
     with pytest.raises(gpupool.Error, match="stopped"):
         cluster.advance(1)
     cluster.stop()  # idempotent
+
+
+def test_shared_state_served_to_the_command_and_kept(tmp_path):
+    """state=True: the topology's shared state (issue #16), served to `gpupool --embedded` commands and
+    kept when the cluster stops; a second EmbeddedCluster on it joins the first."""
+    import subprocess
+    cli = os.environ.get("GPUPOOL_CLI")
+    if not cli:
+        pytest.skip("GPUPOOL_CLI is not set (ctest sets it)")
+    env = dict(os.environ, GPUPOOL_STATE_DIR=str(tmp_path))
+    with gpupool.EmbeddedCluster(topology="seed", state=str(tmp_path)) as owner:
+        assert not owner.joined
+        owner.taint(SEED_NODES[3], "gpu_node=invalid:NoSchedule")
+        with gpupool.EmbeddedCluster(topology="seed", state=str(tmp_path)) as other:
+            assert other.joined and other.url == owner.url and "joined=True" in repr(other)
+            with pytest.raises(gpupool.Error, match="joined the one served by another process"):
+                other.advance(1)
+        # The command joins this process's server instead of loading the file.
+        status = subprocess.run([cli, "cluster", "status", "seed"], env=env, capture_output=True, text=True)
+        assert f"served by: pid {os.getpid()} on {owner.url}" in status.stdout
+        made = subprocess.run([cli, "--embedded", "seed", "submit", "job", "--name", "from-cli", "--image", "busybox",
+                               "--", "true"], env=env, capture_output=True, text=True)
+        assert made.returncode == 0, made.stderr
+        assert any(j.name == "from-cli" for j in owner.list())
+    # Stopped: the next owner (the command, in-process) finds both writes.
+    nodes = subprocess.run([cli, "--embedded", "seed", "nodes", "-o", "wide"], env=env, capture_output=True, text=True)
+    assert "gpu_node=invalid:NoSchedule" in nodes.stdout
+    listed = subprocess.run([cli, "--embedded", "seed", "list"], env=env, capture_output=True, text=True)
+    assert "from-cli" in listed.stdout
