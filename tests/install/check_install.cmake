@@ -44,3 +44,20 @@ execute_process(COMMAND ${build}/render_seed_job_pc OUTPUT_VARIABLE out RESULT_V
 if(rc OR NOT out MATCHES "ssd_node")
   message(FATAL_ERROR "the pkg-config build of the example failed: ${rc}\n${out}")
 endif()
+# The build tree's gpupool.pc: every directory it names exists, and the example builds with it.
+execute_process(COMMAND ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${BINARY_DIR} pkg-config --variable=includedir gpupool
+  OUTPUT_VARIABLE inc OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)
+execute_process(COMMAND ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${BINARY_DIR} pkg-config --variable=libdir gpupool
+  OUTPUT_VARIABLE lib OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(rc OR NOT IS_DIRECTORY "${inc}" OR NOT EXISTS "${inc}/gpupool/error.hpp" OR NOT IS_DIRECTORY "${lib}")
+  message(FATAL_ERROR "the build tree's gpupool.pc names directories that do not exist: includedir='${inc}' libdir='${lib}'")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${BINARY_DIR} pkg-config --cflags --libs gpupool
+  OUTPUT_VARIABLE flags OUTPUT_STRIP_TRAILING_WHITESPACE)
+separate_arguments(flags UNIX_COMMAND "${flags}")
+execute_process(COMMAND ${CXX} ${SOURCE_DIR}/examples/cpp/render_seed_job.cpp ${flags} -Wl,-rpath,${lib}
+  -o ${build}/render_seed_job_buildtree RESULT_VARIABLE rc)
+execute_process(COMMAND ${build}/render_seed_job_buildtree OUTPUT_VARIABLE out RESULT_VARIABLE rc2)
+if(rc OR rc2 OR NOT out MATCHES "ssd_node")
+  message(FATAL_ERROR "the example built with the build tree's gpupool.pc failed: ${rc} ${rc2}\n${out}")
+endif()
