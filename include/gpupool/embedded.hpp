@@ -76,7 +76,7 @@ struct EmbeddedOptions {
 class EmbeddedServer {
  public:
   /// Starts serving before returning. Throws gpupool::Error when it cannot (port taken, ...).
-  explicit EmbeddedServer(EmbeddedOptions options = {});
+  explicit EmbeddedServer(const EmbeddedOptions& options = {});
   ~EmbeddedServer();  ///< stop()
   EmbeddedServer(const EmbeddedServer&) = delete;
   EmbeddedServer& operator=(const EmbeddedServer&) = delete;

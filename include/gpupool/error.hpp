@@ -77,6 +77,14 @@ class TransportError : public Error {
   explicit TransportError(const std::string& message) : Error(message) {}
 };
 
+/// No connection could be made: connection refused, or the host name does not resolve. A client
+/// that has never reached the server gives up at once (a cluster that is down, a wrong context:
+/// retrying for minutes helps nobody); one that was talking to it retries, as for any TransportError.
+class UnreachableError : public TransportError {
+ public:
+  using TransportError::TransportError;
+};
+
 /// A response (or one line of a watch / followed log) is larger than
 /// TransportOptions::max_response_bytes: the client stops reading instead of growing without
 /// bound, and does not retry (the same request would get the same answer).

@@ -178,7 +178,7 @@ struct EmbeddedServer::Impl {
       : options(std::move(o)), clock(options.manual_clock ? Clock::manual() : Clock::real()), faults(options.faults) {}
 };
 
-EmbeddedServer::EmbeddedServer(EmbeddedOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {
+EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make_unique<Impl>(options)) {
   auto& im = *impl_;
   for (const auto& u : im.options.users) {
     validate_dns1123_label(u, "users");  // the user's namespace carries its name

@@ -128,6 +128,12 @@ struct Client::Impl {
   ClientOptions options;
   std::shared_ptr<Transport> transport;
   mutable kube::CredentialSource credentials;
+  /// Whether any request ever got an answer from the server. Until one does, an unreachable server
+  /// (refused, no such host) is reported at once instead of retried for minutes.
+  mutable std::atomic<bool> reached{false};
+  bool give_up_at_once(const TransportError& e) const {
+    return !reached.load() && dynamic_cast<const UnreachableError*>(&e) != nullptr;
+  }
 
   Impl(KubeConfig cfg, ClientOptions opts)
       : config(std::move(cfg)), options(std::move(opts)), credentials(config, options.logger, options.now) {
@@ -235,13 +241,16 @@ struct Client::Impl {
       HttpResponse resp;
       try {
         resp = transport->send(req, creds);
+        reached = true;
       } catch (const ResponseTooLargeError&) {
         throw;  // the same request would get the same answer
       } catch (const TransportError& e) {
         check_cancelled();  // the transport gave up because the token fired
+        if (give_up_at_once(e)) throw;
         auto d = decide_retry(options.retry, retries, call.replay_safe, {}, random01());
         if (!d.retry) throw;
-        log(LogLevel::debug, fmt::format("{} {}: {}; retrying in {} ms", call.method, call.target, e.what(), d.delay.count()));
+        log(LogLevel::warning, fmt::format("retrying ({}/{}) in {} ms: {}", retries + 1, options.retry.max_retries,
+                                           d.delay.count(), e.what()));
         pause(d.delay, cancel);
         ++retries;
         continue;
@@ -255,7 +264,9 @@ struct Client::Impl {
       auto retry_after = kube::retry_after_seconds(resp);
       auto d = decide_retry(options.retry, retries, call.replay_safe, {resp.status, retry_after}, random01());
       if (!d.retry) throw api_error(resp, call.ns);
-      log(LogLevel::debug, fmt::format("{} {} -> {}; retrying in {} ms", call.method, call.target, resp.status, d.delay.count()));
+      log(LogLevel::warning, fmt::format("retrying ({}/{}) in {} ms: {} {}: the server answered {}", retries + 1,
+                                         options.retry.max_retries, d.delay.count(), call.method,
+                                         call.target.substr(0, call.target.find('?')), resp.status));
       pause(d.delay, cancel);
       ++retries;
     }
@@ -634,6 +645,7 @@ std::string Client::watch(const ResourceRef& ref, const std::string& ns, const W
     try {
       RequestCredentials creds = im.credentials.current();
       resp = im.transport->stream(req, creds, [&](std::string_view chunk) { return lines.feed(chunk) && !stop; }, cancel);
+      im.reached = true;
       lines.check_length();
       if (resp.status == 401 && !refreshed && im.credentials.refresh_after_unauthorized(creds)) {
         refreshed = true;  // once; a second 401 is reported
@@ -643,6 +655,7 @@ std::string Client::watch(const ResourceRef& ref, const std::string& ns, const W
       throw;  // resuming would meet the same line again
     } catch (const TransportError& e) {
       if (cancel.cancelled()) break;
+      if (im.give_up_at_once(e)) throw;
       auto d = decide_retry(im.options.retry, failures, true, {}, im.random01());
       if (!d.retry) throw;
       im.log(LogLevel::debug, fmt::format("watch {}: {}; resuming from {} in {} ms", ref.resource, e.what(), rv, d.delay.count()));
@@ -711,11 +724,13 @@ void Client::logs(const std::string& ns, const std::string& pod, const LogOption
         received = true;
         return lines.feed(chunk);
       }, cancel);
+      im.reached = true;
       lines.check_length();
     } catch (const ResponseTooLargeError&) {
       throw;
-    } catch (const TransportError&) {
+    } catch (const TransportError& e) {
       if (cancel.cancelled()) return;
+      if (im.give_up_at_once(e)) throw;
       // Before any line arrived the GET can be repeated; after, lines would be delivered twice.
       auto d = decide_retry(im.options.retry, retries, !received, {}, im.random01());
       if (!d.retry) throw;

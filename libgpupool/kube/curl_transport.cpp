@@ -1,6 +1,7 @@
 // The libcurl Transport: one pool of easy handles per cluster (each keeps its connections alive,
 // so a handle taken from the pool reuses a warm TLS connection), all options set per request
 // after curl_easy_reset, keys and CAs passed as in-memory blobs (never written to disk).
+#include <cerrno>
 #include <curl/curl.h>
 
 #include <chrono>
@@ -151,10 +152,13 @@ class CurlTransport final : public Transport {
     CURLcode rc = curl_easy_perform(h);
     curl_slist_free_all(headers);
     if (rc != CURLE_OK) {
+      long os_errno = 0;
+      curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &os_errno);
       curl_easy_cleanup(h);  // the connection state is unknown; do not pool it
       if (ex.too_large) throw ResponseTooLargeError(too_large_message(request));
       if (rc == CURLE_ABORTED_BY_CALLBACK)
         throw TransportError(fmt::format("{} {}{}: cancelled", request.method, base_url_, path_only(request.target)));
+      if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST) throw UnreachableError(unreachable(rc, errbuf, os_errno));
       throw TransportError(describe(rc, errbuf, request));
     }
     long code = 0, new_connections = 0;
@@ -202,13 +206,16 @@ class CurlTransport final : public Transport {
       // Wake at least every 50 ms to notice cancellation of an idle watch.
       curl_multi_poll(multi, nullptr, 0, 50, nullptr);
     }
-    long code = 0;
+    long code = 0, os_errno = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_getinfo(h, CURLINFO_OS_ERRNO, &os_errno);
     curl_multi_remove_handle(multi, h);
     curl_multi_cleanup(multi);
     curl_slist_free_all(headers);
     curl_easy_cleanup(h);  // a stream's connection was cut or drained; do not reuse it
     if (ex.too_large) throw ResponseTooLargeError(too_large_message(request));
+    if (!cancelled && !ex.stopped_by_sink && (result == CURLE_COULDNT_CONNECT || result == CURLE_COULDNT_RESOLVE_HOST))
+      throw UnreachableError(unreachable(result, errbuf, os_errno));
     if (!cancelled && !ex.stopped_by_sink && result != CURLE_OK) throw TransportError(describe(result, errbuf, request));
     ex.response.status = static_cast<int>(code);
     log_exchange(request, ex.response.status, start, true);
@@ -332,6 +339,18 @@ class CurlTransport final : public Transport {
       default: break;
     }
     return msg;
+  }
+
+  /// `cannot reach https://host:port: connection refused (is the cluster up? check --context)`.
+  std::string unreachable(CURLcode rc, const char* errbuf, long os_errno) const {
+    std::string why;
+    if (rc == CURLE_COULDNT_RESOLVE_HOST) why = "host name not found";
+    else if (os_errno == ECONNREFUSED) why = "connection refused";
+    else if (os_errno == ETIMEDOUT) why = "connection timed out";
+    else if (os_errno == EHOSTUNREACH) why = "no route to host";
+    else if (os_errno == ENETUNREACH) why = "network unreachable";
+    else why = errbuf && *errbuf ? errbuf : curl_easy_strerror(rc);
+    return fmt::format("cannot reach {}: {} (is the cluster up? check --context)", cluster_.server, why);
   }
 
   std::string too_large_message(const HttpRequest& req) const {

@@ -282,8 +282,15 @@ TEST_CASE("submit failing half-way under faults: exit 1, one line naming the ref
   CAPTURE(stderr_text);
   REQUIRE(WIFEXITED(status));
   CHECK(WEXITSTATUS(status) == 1);
-  CHECK(one_line(stderr_text));
-  CHECK(stderr_text.rfind("error: Forbidden (403): services \"half-tensorboard\" is forbidden: exceeded quota", 0) == 0);
+  // One `warning: retrying (n/10) ...` line per retry of a fault, then the one error line.
+  std::vector<std::string> lines;
+  {
+    std::istringstream split(stderr_text);
+    for (std::string l; std::getline(split, l);) lines.push_back(l);
+  }
+  REQUIRE_FALSE(lines.empty());
+  CHECK(lines.back().rfind("error: Forbidden (403): services \"half-tensorboard\" is forbidden: exceeded quota", 0) == 0);
+  for (std::size_t i = 0; i + 1 < lines.size(); ++i) CHECK(lines[i].rfind("warning: retrying (", 0) == 0);
   CHECK(injected.total() > 0);
   // Nothing of the submission remains: PVC, Job, TensorBoard Deployment (and what they made).
   gpupool::KubeConfigOptions ko;
@@ -298,4 +305,20 @@ TEST_CASE("submit failing half-way under faults: exit 1, one line naming the ref
     CAPTURE(ref.resource);
     CHECK(admin.list_all(ref, "alice").empty());
   }
+}
+
+TEST_CASE("an unreachable cluster: one line naming the address and what to check, exit 1, no retries") {
+  // A port that was just bound and closed again refuses connections.
+  gpupool::EmbeddedOptions eo;
+  eo.topology = "none";
+  gpupool::EmbeddedServer server(eo);
+  const std::string url = server.url();
+  const std::string kubeconfig = server.admin_kubeconfig();
+  const auto copy = std::filesystem::temp_directory_path() / ("gpupool-dead-" + std::to_string(::getpid()) + ".kubeconfig");
+  std::filesystem::copy_file(kubeconfig, copy, std::filesystem::copy_options::overwrite_existing);
+  server.stop();
+  Result r = run_cli({"--kubeconfig", copy.string(), "list"});
+  std::filesystem::remove(copy);
+  CHECK(r.code == 1);
+  CHECK(r.err == "error: cannot reach " + url + ": connection refused (is the cluster up? check --context)\n");
 }

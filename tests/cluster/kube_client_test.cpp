@@ -409,3 +409,69 @@ TEST_CASE("8 threads, idempotent creates under 20% faults: every object exactly 
   CHECK(names.size() == 120);
   CHECK(server.fault_counters().total() > 0);
 }
+
+TEST_CASE("a server never reached fails at once; one that answered before is retried, with a warning per retry") {
+  EmbeddedServer server(server_options({"alice"}));
+  auto cfg = config_for(server.kubeconfig("alice"));
+  std::vector<std::string> logs;
+  std::mutex mu;
+  int waits = 0;
+  auto options = [&] {
+    auto o = fast_retries(&logs, &mu);
+    o.retry.max_retries = 3;
+    o.retry.sleep = [&](std::chrono::milliseconds) { ++waits; };
+    return o;
+  };
+  const std::string url = server.url();
+  server.stop();  // the port is closed: connection refused
+
+  SUBCASE("never reached: UnreachableError, no retry") {
+    Client c(cfg, options());
+    try {
+      c.list(kConfigMaps, "alice");
+      FAIL("listed against a closed port");
+    } catch (const gpupool::UnreachableError& e) {
+      CHECK(std::string(e.what()) == "cannot reach " + url + ": connection refused (is the cluster up? check --context)");
+    }
+    CHECK(waits == 0);
+    CHECK(logs.empty());
+  }
+  SUBCASE("no such host: UnreachableError naming it") {
+    auto dns = cfg;
+    dns.cluster.server = "https://no-such-host.invalid:6443";
+    Client c(dns, options());
+    CHECK_THROWS_WITH_AS(c.list(kConfigMaps, "alice"),
+                         "cannot reach https://no-such-host.invalid:6443: host name not found (is the cluster up? check --context)",
+                         gpupool::UnreachableError);
+    CHECK(waits == 0);
+  }
+}
+
+TEST_CASE("a server that answered and then went away is retried, one warning line per retry") {
+  auto server = std::make_unique<EmbeddedServer>(server_options({"alice"}));
+  auto cfg = config_for(server->kubeconfig("alice"));
+  std::vector<std::string> logs;
+  std::mutex mu;
+  int waits = 0;
+  auto o = fast_retries(&logs, &mu);
+  o.retry.max_retries = 3;
+  o.retry.sleep = [&](std::chrono::milliseconds) { ++waits; };
+  std::vector<gpupool::LogLevel> levels;
+  o.logger = [&](gpupool::LogLevel l, const std::string& m) {
+    std::lock_guard lock(mu);
+    if (l < gpupool::LogLevel::warning) return;  // the exchanges' debug lines
+    levels.push_back(l);
+    logs.push_back(m);
+  };
+  Client c(cfg, o);
+  c.list(kConfigMaps, "alice");  // reached once
+  server->stop();
+  CHECK_THROWS_AS(c.list(kConfigMaps, "alice"), gpupool::UnreachableError);
+  CHECK(waits == 3);
+  REQUIRE(logs.size() == 3);
+  for (int i = 0; i < 3; ++i) {
+    CHECK(levels[static_cast<std::size_t>(i)] == gpupool::LogLevel::warning);
+    CHECK(logs[static_cast<std::size_t>(i)].rfind("retrying (" + std::to_string(i + 1) + "/3) in ", 0) == 0);
+    CHECK(logs[static_cast<std::size_t>(i)].find("connection refused") != std::string::npos);
+  }
+}

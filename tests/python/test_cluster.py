@@ -294,3 +294,30 @@ def test_shared_state_served_to_the_command_and_kept(tmp_path):
     assert "gpu_node=invalid:NoSchedule" in nodes.stdout
     listed = subprocess.run([cli, "--embedded", "seed", "list"], env=env, capture_output=True, text=True)
     assert "from-cli" in listed.stdout
+
+
+def test_every_time_and_duration_binding_converts_as_its_stub_says():
+    """Each binding that returns or takes a datetime / timedelta (see _gpupool.pyi) is called once."""
+    import datetime
+    with gpupool.EmbeddedCluster(topology="seed") as cluster:
+        cluster.submit(**seed_job(kind="job", name="timed", tolerations=["all"], command="true"))
+        cluster.create_pvc(gpupool.PvcRequest(name="timed-data", size="1Gi"))
+        cluster.advance(datetime.timedelta(minutes=11))  # advance takes a timedelta (a batch pod runs 10 min) ...
+        cluster.advance(2.5)                             # ... or seconds
+        now = cluster.now()
+        assert isinstance(now, datetime.datetime)
+        info = cluster.wait("timed", until="Finished", timeout=datetime.timedelta(seconds=5))
+        for field in ("created", "observed", "started", "finished"):
+            assert isinstance(getattr(info, field), datetime.datetime), field
+        assert isinstance(info.training_duration(), datetime.timedelta)
+        assert info.training_duration() >= datetime.timedelta(minutes=10)
+        assert all(isinstance(i.created, datetime.datetime) for i in info.instances)
+        nodes = cluster.nodes()
+        assert isinstance(nodes.observed, datetime.datetime)
+        pvcs = cluster.pvcs()
+        assert isinstance(pvcs[0].created, datetime.datetime)
+        assert "timed-data" in gpupool.pvcs_to_text(pvcs, now)
+        assert gpupool.human_duration(datetime.timedelta(hours=2, minutes=3)) == "123m"
+    n = gpupool.Node(name="n", created=datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc))
+    assert isinstance(n.created, datetime.datetime)
+    assert n.age(datetime.datetime(2026, 1, 3, tzinfo=datetime.timezone.utc)) == "2d"

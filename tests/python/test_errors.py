@@ -11,6 +11,7 @@ import gpupool
     ("ApiError", ("Error",)),
     ("TransportError", ("Error",)),
     ("ResponseTooLargeError", ("TransportError", "Error")),
+    ("UnreachableError", ("TransportError", "Error")),
     ("CancelledError", ("Error",)),
 ])
 def test_hierarchy(name, bases):

@@ -17,7 +17,7 @@ __version__ = "0.1.0"
 # Names re-exported from the extension module (see _gpupool.pyi for their signatures).
 _NATIVE = (
     # errors
-    "Error", "ValidationError", "ConfigError", "ApiError", "TransportError", "ResponseTooLargeError",
+    "Error", "ValidationError", "ConfigError", "ApiError", "TransportError", "UnreachableError", "ResponseTooLargeError",
     "CancelledError", "StatusCause",
     # model
     "Quantity", "Taint", "TaintChange", "Toleration", "TolerationOperator", "Node", "NodeAddress",

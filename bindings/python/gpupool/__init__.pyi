@@ -5,6 +5,7 @@ from gpupool._gpupool import (
     ConfigError as ConfigError,
     ApiError as ApiError,
     TransportError as TransportError,
+    UnreachableError as UnreachableError,
     ResponseTooLargeError as ResponseTooLargeError,
     CancelledError as CancelledError,
     StatusCause as StatusCause,

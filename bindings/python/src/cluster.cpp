@@ -9,6 +9,7 @@
 #include "gpupool/error.hpp"
 #include "gpupool/submit_options.hpp"
 
+#include <pybind11/chrono.h>
 #include <pybind11/functional.h>
 
 #include <condition_variable>

@@ -4,6 +4,7 @@
 //   ├── ConfigError(Error)                   .file .key .line
 //   ├── ApiError(Error)                      .code .reason .status_message .causes .retry_after_seconds
 //   ├── TransportError(Error)
+//   │   ├── UnreachableError(TransportError)
 //   │   └── ResponseTooLargeError(TransportError)
 //   └── CancelledError(Error)
 // str(exc) is the C++ what(), which never holds secrets.
@@ -26,6 +27,7 @@ struct ErrorTypes {
   PyObject* api = nullptr;
   PyObject* transport = nullptr;
   PyObject* too_large = nullptr;
+  PyObject* unreachable = nullptr;
   PyObject* cancelled = nullptr;
 };
 ErrorTypes& types() {
@@ -88,6 +90,10 @@ void bind_errors(py::module_& m) {
                     {"retry_after_seconds", py::none()}});
   t.transport = new_type(m, "TransportError", "The server could not be reached or the exchange broke.",
                          py::make_tuple(error), {});
+  t.unreachable = new_type(m, "UnreachableError",
+                           "No connection could be made (refused, host not found); not retried until the server "
+                           "has answered once.",
+                           py::make_tuple(py::handle(t.transport)), {});
   t.too_large = new_type(m, "ResponseTooLargeError",
                          "A response body or watch/log line exceeded max_response_bytes; not retried.",
                          py::make_tuple(py::handle(t.transport)), {});
@@ -113,6 +119,8 @@ void bind_errors(py::module_& m) {
              {"status_message", py::str(e.status_message())},
              {"causes", py::cast(e.causes())},
              {"retry_after_seconds", retry}});
+    } catch (const UnreachableError& e) {
+      raise(t.unreachable, e.what(), {});
     } catch (const ResponseTooLargeError& e) {
       raise(t.too_large, e.what(), {});
     } catch (const TransportError& e) {
