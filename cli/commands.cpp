@@ -67,6 +67,9 @@ std::vector<FlagSpec> submit_flags(bool tf) {
       flag("workers", 0, "N", "number of workers (Deployment: replicas)"),
       flag("cpu", 0, "CPU", "CPU request per replica, e.g. 4 or 500m"),
       flag("memory", 0, "MEM", "memory request per replica, e.g. 16Gi"),
+      flag("cpu-limit", 0, "CPU", "CPU limit per replica (a quota on limits.cpu needs one)"),
+      flag("memory-limit", 0, "MEM", "memory limit per replica (a quota on limits.memory needs one)"),
+      flag("gpu-limit", 0, "N", "GPUs per replica as a limit (the same as --gpus: a GPU request equals its limit)"),
       flag("shm", 0, "SIZE", "memory-backed /dev/shm of this size, e.g. 8Gi"),
       flag("toleration", 0, "T", "tolerate tainted nodes: KEY, all, KEY=VALUE:EFFECT, KEY:EFFECT or KEY=VALUE:EFFECT,OPERATOR", true),
       flag("selector", 0, "K=V", "run only on nodes with this label", true),
@@ -109,6 +112,9 @@ SubmitOptions submit_options(const std::string& kind, const ParsedArgs& a) {
   o.chief = a.has("chief");
   o.cpu = a.get("cpu");
   o.memory = a.get("memory");
+  o.cpu_limit = a.get("cpu-limit");
+  o.memory_limit = a.get("memory-limit");
+  if (a.has("gpu-limit")) o.gpu_limit = count_flag(a, "gpu-limit", 0);
   o.shm = a.get("shm");
   o.tolerations = a.all("toleration");
   o.selectors = a.all("selector");

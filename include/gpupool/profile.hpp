@@ -75,6 +75,9 @@ struct Profile {
   bool host_network = false;
   bool host_ipc = false;
   std::string image_pull_policy;  ///< empty: the API server's default
+  /// A cpu/memory request without a limit gets the request as its limit (Guaranteed pods), as a
+  /// site whose quotas set limits.cpu / limits.memory needs (the guide's quota.yaml).
+  bool limits_from_requests = false;
   std::string tensorboard_image = "tensorflow/tensorflow:2.3.0";
 
   /// A profile compiled into the library ("iiis", "generic"); ConfigError listing the known ones

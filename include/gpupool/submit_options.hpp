@@ -25,6 +25,11 @@ struct SubmitOptions {
   bool chief = false;      ///< TFJob chief
   std::string cpu;         ///< request per replica, e.g. "4" or "500m"; empty: none
   std::string memory;      ///< request per replica, e.g. "16Gi"; empty: none
+  std::string cpu_limit;     ///< limit per replica; empty: none (or the request, with a profile's limits_from_requests)
+  std::string memory_limit;  ///< limit per replica; empty: as cpu_limit
+  /// GPUs per replica as a limit. Kubernetes requires an extended resource's request to equal its
+  /// limit, so this is --gpus by another name: both given must agree.
+  std::int64_t gpu_limit = -1;  ///< -1: not given
   std::string shm;         ///< size of a memory-backed /dev/shm, e.g. "8Gi"; empty: none
   std::vector<std::string> tolerations;  ///< "ssd_node", "all", "key=value:Effect", "key:Effect", "k=v:effect,op"
   std::vector<std::string> selectors;    ///< "key=value" node labels

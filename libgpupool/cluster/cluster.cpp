@@ -1,6 +1,7 @@
 // The Cluster facade: connection, nodes, taints, PVCs, quotas, rendering and submission.
 // Job queries (get/list/wait/logs/delete) are in jobs.cpp, displays in format.cpp.
 #include "cluster/impl.hpp"
+#include "cluster/preflight.hpp"
 
 #include "gpupool/error.hpp"
 #include "gpupool/manifest.hpp"
@@ -296,6 +297,9 @@ SubmitResult Cluster::submit(const Workload& workload, bool dry_run) {
   result.submission = render(workload);
   result.name = workload.name;
   result.namespace_ = workload.namespace_.empty() ? impl_->ns : workload.namespace_;
+  // The namespace's quotas and LimitRanges judge the pods first: a workload whose pods would all
+  // be refused is not created at all.
+  detail::preflight(*impl_->client, result.submission, result.namespace_);
   WriteOptions wo;
   wo.dry_run = dry_run;
   wo.field_manager = "gpupool";

@@ -199,8 +199,10 @@ void default_pod(json::object& pod) {
       if (!res || !res->is_object()) continue;
       const auto* lim = res->as_object().if_contains("limits");
       if (!lim || !lim->is_object() || lim->as_object().empty()) continue;
+      // A copy: adding "requests" may rehash the resources object and move "limits".
+      const json::object limits = lim->as_object();
       auto& req = obj_at(res->as_object(), "requests");
-      for (const auto& kv : lim->as_object())
+      for (const auto& kv : limits)
         if (!req.contains(kv.key())) req[kv.key()] = kv.value();
     }
   }

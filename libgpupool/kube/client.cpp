@@ -167,10 +167,13 @@ struct Client::Impl {
     return p;
   }
 
-  /// The ApiError for a failed response; a 403 in a namespace other than the kubeconfig's says so.
+  /// The ApiError for a failed response; an authorization 403 (`User "x" cannot create resource
+  /// ...`) in a namespace other than the kubeconfig's says so. Admission's 403s (quota, LimitRange)
+  /// are about the object, not the namespace, and get no such hint.
   ApiError api_error(const HttpResponse& r, const std::string& ns) const {
     ApiError e = kube::decode_error(r.status, r.body, kube::retry_after_seconds(r));
-    if (r.status == 403 && !ns.empty() && ns != config.namespace_name) {
+    if (r.status == 403 && !ns.empty() && ns != config.namespace_name &&
+        e.status_message().find(" cannot ") != std::string::npos) {
       return ApiError(e.code(), e.reason(),
                       fmt::format("{}; the request was for namespace \"{}\"; your kubeconfig's namespace is \"{}\": pass -n {} "
                                   "or omit --namespace",
@@ -397,7 +400,9 @@ boost::json::object Client::create(const ResourceRef& ref, const std::string& ns
   Query q;
   Impl::add_write(q, options.dry_run, options.field_manager);
   const std::string n = ref.namespaced ? impl_->ns_or_default(ns) : "";
-  return impl_->call_object({"POST", with_query(impl_->path(ref, ns), q), json::serialize(object), "application/json", false, n});
+  // A dry run stores nothing, so sending it twice is harmless: it is retried like a GET.
+  return impl_->call_object(
+      {"POST", with_query(impl_->path(ref, ns), q), json::serialize(object), "application/json", options.dry_run, n});
 }
 
 boost::json::object Client::create_idempotent(const ResourceRef& ref, const std::string& ns, const boost::json::object& object,

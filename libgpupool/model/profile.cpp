@@ -170,6 +170,8 @@ Profile parse_node(const YAML::Node& root, const std::string& file) {
          r.mapping(n, at,
                    {{"host_network", [&](const YAML::Node& v, const std::string& a) { p.host_network = r.boolean(v, a); }},
                     {"host_ipc", [&](const YAML::Node& v, const std::string& a) { p.host_ipc = r.boolean(v, a); }},
+                    {"limits_from_requests",
+                     [&](const YAML::Node& v, const std::string& a) { p.limits_from_requests = r.boolean(v, a); }},
                     {"image_pull_policy", [&](const YAML::Node& v, const std::string& a) {
                        p.image_pull_policy = r.string(v, a);
                        if (p.image_pull_policy != "Always" && p.image_pull_policy != "IfNotPresent" &&

@@ -81,9 +81,19 @@ Workload to_workload(const SubmitOptions& o) {
   w.replicas.ps = o.ps;
   w.replicas.chief = o.chief ? 1 : 0;
   w.resources.gpus = o.gpus;
+  if (o.gpu_limit < -1) throw ValidationError("--gpu-limit", std::to_string(o.gpu_limit), "must be 0 or more");
   if (o.gpus < 0) throw ValidationError("--gpus", std::to_string(o.gpus), "must be 0 or more");
   if (!o.cpu.empty()) w.resources.cpu_request = quantity_option(o.cpu, "--cpu");
   if (!o.memory.empty()) w.resources.memory_request = quantity_option(o.memory, "--memory");
+  if (!o.cpu_limit.empty()) w.resources.cpu_limit = quantity_option(o.cpu_limit, "--cpu-limit");
+  if (!o.memory_limit.empty()) w.resources.memory_limit = quantity_option(o.memory_limit, "--memory-limit");
+  if (o.gpu_limit >= 0) {
+    if (o.gpus != 0 && o.gpus != o.gpu_limit)
+      throw ValidationError("--gpu-limit", std::to_string(o.gpu_limit),
+                            fmt::format("must equal --gpus ({}): Kubernetes requires a GPU request to equal its limit",
+                                        o.gpus));
+    w.resources.gpus = o.gpu_limit;
+  }
   if (!o.shm.empty()) w.shm_size = quantity_option(o.shm, "--shm");
   w.tolerations = parse_tolerations(o.tolerations, "--toleration");
 

@@ -179,7 +179,9 @@ json::object resources_json(const Context& c, bool gpus) {
   const Resources& r = c.w.resources;
   json::object limits, requests;
   if (r.cpu_limit) limits["cpu"] = r.cpu_limit->to_string();
+  else if (r.cpu_request && c.p.limits_from_requests) limits["cpu"] = r.cpu_request->to_string();
   if (r.memory_limit) limits["memory"] = r.memory_limit->to_string();
+  else if (r.memory_request && c.p.limits_from_requests) limits["memory"] = r.memory_request->to_string();
   if (r.cpu_request) requests["cpu"] = r.cpu_request->to_string();
   if (r.memory_request) requests["memory"] = r.memory_request->to_string();
   // Extended resources: the request must equal the limit, so both are written.

@@ -5,6 +5,7 @@
 #include "embedded/store.hpp"
 #include "gpupool/cluster.hpp"
 #include "gpupool/embedded.hpp"
+#include "gpupool/profile.hpp"
 #include "gpupool/submit_options.hpp"
 
 #include <boost/json.hpp>
@@ -28,12 +29,91 @@ TEST_CASE("explain: a Deployment and a Job whose pods a quota refuses show the F
     o.name = std::string("no-limits-") + kind;
     o.image = "busybox";
     o.command = "sleep 1";
-    admin.submit(to_workload(o));
+    // Made without gpupool's pre-flight (which refuses it, see below), as kubectl apply would.
+    for (const auto& object : admin.render(to_workload(o)).objects) {
+      const std::string kind_name(object.at("kind").as_string());
+      const ResourceRef ref = kind_name == "Job" ? ResourceRef{"batch", "v1", "jobs", "Job", true}
+                                                 : ResourceRef{"apps", "v1", "deployments", "Deployment", true};
+      admin.client().create(ref, "default", object);
+    }
     const Explanation e = admin.explain(o.name);
     const std::string text = e.to_text();
     CAPTURE(text);
     CHECK(text.find("no pods to explain") == std::string::npos);
     CHECK(text.find("no pods created") != std::string::npos);
     CHECK(text.find("is forbidden: failed quota: team: must specify limits.cpu for: ") != std::string::npos);
+  }
+}
+
+TEST_CASE("submit under the guide's quota: refused before anything is created, or created with limits") {
+  EmbeddedOptions eo;
+  eo.topology = "seed";
+  EmbeddedServer server{eo};
+  Cluster admin = Cluster::connect({.kubeconfig = server.admin_kubeconfig()});
+  auto& store = server.store();
+  const auto& quotas = store.type("", "resourcequotas");
+  store.create(quotas, "default",
+               json::parse(R"({"metadata":{"name":"team"},"spec":{"hard":{"limits.cpu":"8","limits.memory":"32Gi",
+                               "requests.nvidia.com/gpu":"2"}}})").as_object());
+  auto count = [&](const char* group, const char* resource) {
+    return store.list(store.type(group, resource), "default", {}).items.size();
+  };
+  SubmitOptions o;
+  o.kind = "deployment";
+  o.name = "train";
+  o.image = "busybox";
+  o.command = "sleep 1000";
+  o.tolerations = {"all"};
+
+  SUBCASE("no limits: the quota's own reason, nothing created") {
+    try {
+      admin.submit(to_workload(o));
+      FAIL("submitted");
+    } catch (const ApiError& e) {
+      CHECK(e.code() == 403);
+      CHECK(std::string(e.status_message()) ==
+            "namespace \"default\" would refuse this job's pods, so nothing was created: failed quota: team: must "
+            "specify limits.cpu for: main; limits.memory for: main");
+    }
+    CHECK(count("apps", "deployments") == 0);
+    CHECK(count("", "pods") == 0);
+  }
+  SUBCASE("with limits: created, and its pods run") {
+    o.cpu = "2";
+    o.memory = "4Gi";
+    o.cpu_limit = "2";
+    o.memory_limit = "4Gi";
+    admin.submit(to_workload(o));
+    CHECK(count("apps", "deployments") == 1);
+    CHECK(count("", "pods") == 1);
+  }
+  SUBCASE("a profile whose limits default to the requests (iiis) needs only --cpu and --memory") {
+    REQUIRE(Profile::builtin("iiis").limits_from_requests);
+    Cluster site = Cluster::connect({.kubeconfig = server.admin_kubeconfig(), .profile = "iiis"});
+    o.cpu = "2";
+    o.memory = "4Gi";
+    site.submit(to_workload(o));
+    const auto pods = store.list(store.type("", "pods"), "default", {}).items;
+    REQUIRE(pods.size() == 1);
+    const auto& limits = pods[0]->at("spec").at("containers").at(0).at("resources").at("limits");
+    CHECK(limits.at("cpu") == "2");
+    CHECK(limits.at("memory") == "4Gi");
+  }
+  SUBCASE("each pod fits, all together do not: refused with what the job asks") {
+    o.kind = "job";
+    o.workers = 3;
+    o.gpus = 1;
+    o.cpu_limit = "1";
+    o.memory_limit = "1Gi";
+    try {
+      admin.submit(to_workload(o));
+      FAIL("submitted");
+    } catch (const ApiError& e) {
+      CHECK(std::string(e.status_message()) ==
+            "namespace \"default\" would refuse this job's pods, so nothing was created: exceeded quota: team, "
+            "requested (all 3 of its pods): requests.nvidia.com/gpu=3, used: requests.nvidia.com/gpu=0, limited: "
+            "requests.nvidia.com/gpu=2");
+    }
+    CHECK(count("batch", "jobs") == 0);
   }
 }

@@ -321,3 +321,27 @@ def test_every_time_and_duration_binding_converts_as_its_stub_says():
     n = gpupool.Node(name="n", created=datetime.datetime(2026, 1, 1, tzinfo=datetime.timezone.utc))
     assert isinstance(n.created, datetime.datetime)
     assert n.age(datetime.datetime(2026, 1, 3, tzinfo=datetime.timezone.utc)) == "2d"
+
+
+def test_quota_preflight_and_limits():
+    """The guide's quota sets limits.cpu / limits.memory: a job without limits is refused before anything
+    is created, with the quota's own reason; cpu_limit= / memory_limit= (or the iiis profile) pass it."""
+    with gpupool.EmbeddedCluster(topology="seed", users=["alice"]) as embedded:
+        import subprocess
+        subprocess.run(["/usr/bin/kubectl", "--kubeconfig", embedded.admin_kubeconfig(), "-n", "alice", "create",
+                        "quota", "team", "--hard=limits.cpu=8,limits.memory=32Gi"], check=True, capture_output=True)
+        alice = embedded.connect("alice")
+        with pytest.raises(gpupool.ApiError) as info:
+            alice.submit("deployment", name="no-limits", image="busybox", command="sleep 1000", cpu="1", memory="1Gi")
+        assert info.value.code == 403
+        assert info.value.status_message.endswith("failed quota: team: must specify limits.cpu for: main; "
+                                                  "limits.memory for: main")
+        assert alice.list() == []
+        alice.submit("deployment", name="limited", image="busybox", command="sleep 1000", cpu="1", memory="1Gi",
+                     cpu_limit="1", memory_limit="1Gi")
+        iiis = embedded.connect("alice", profile="iiis")
+        iiis.submit("deployment", name="guide", image="ubuntu-tensorflow:2.3.0", command="sleep 1000", cpu="1",
+                    memory="1Gi")
+        assert sorted(j.name for j in alice.list()) == ["guide", "limited"]
+        with pytest.raises(gpupool.ValidationError, match="--gpu-limit"):
+            alice.submit("job", name="x", image="busybox", gpus=1, gpu_limit=2)

@@ -328,6 +328,9 @@ class SubmitOptions:
     chief: bool
     cpu: str
     memory: str
+    cpu_limit: str
+    memory_limit: str
+    gpu_limit: int
     shm: str
     tolerations: List[str]
     selectors: List[str]
@@ -389,6 +392,7 @@ class Profile:
     gpu: GpuConvention
     host_network: bool
     host_ipc: bool
+    limits_from_requests: bool
     image_pull_policy: str
     tensorboard_image: str
     def __init__(self, **fields: Any) -> None: ...

@@ -88,6 +88,7 @@ void bind_profile(py::module_& m) {
       .def_readwrite("gpu", &Profile::gpu)
       .def_readwrite("host_network", &Profile::host_network)
       .def_readwrite("host_ipc", &Profile::host_ipc)
+      .def_readwrite("limits_from_requests", &Profile::limits_from_requests)
       .def_readwrite("image_pull_policy", &Profile::image_pull_policy)
       .def_readwrite("tensorboard_image", &Profile::tensorboard_image)
       .def("storage_class", &Profile::storage_class, py::arg("alias_or_name"))

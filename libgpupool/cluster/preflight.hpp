@@ -1,0 +1,16 @@
+// The quota pre-flight of Cluster::submit: see preflight.cpp.
+#pragma once
+
+#include "gpupool/client.hpp"
+#include "gpupool/render.hpp"
+
+#include <string>
+
+namespace gpupool::detail {
+
+/// Throws ApiError (403 Forbidden, one line naming the quota or LimitRange, the resource, used /
+/// hard and what the job asks) when the namespace would refuse the submission's pods; returns
+/// when they would be admitted. Creates nothing (dry-run requests and reads only).
+void preflight(const Client& client, const Submission& submission, const std::string& ns);
+
+}  // namespace gpupool::detail
