@@ -108,6 +108,24 @@ std::string pod_template_hash(const json::object& pod_template) {
 
 // ---- Deployment ------------------------------------------------------------------------------
 
+// maxSurge of the RollingUpdate strategy resolved against the replicas, rounded up
+// (deployment/util MaxSurge, intstr.GetScaledValueFromIntOrPercent); default 25%; Recreate: 0.
+std::int64_t max_surge(const json::object& d, std::int64_t replicas) {
+  const json::object* strategy = object_at(d, {"spec", "strategy"});
+  if (strategy && string_of(strategy, "type") == "Recreate") return 0;
+  const json::value* v = strategy ? [&]() -> const json::value* {
+    const json::object* ru = object_at(*strategy, {"rollingUpdate"});
+    return ru ? ru->if_contains("maxSurge") : nullptr;
+  }() : nullptr;
+  if (v && v->is_int64()) return v->as_int64();
+  std::string text = v && v->is_string() ? std::string(v->as_string()) : std::string("25%");
+  if (!text.empty() && text.back() == '%') {
+    const std::int64_t percent = std::atoll(text.substr(0, text.size() - 1).c_str());
+    return (replicas * percent + 99) / 100;
+  }
+  return std::atoll(text.c_str());
+}
+
 Plan plan_deployment(const json::object& d, const Children& replicasets, Clock::time_point now) {
   Plan plan;
   const json::object* spec = object_at(d, {"spec"});
@@ -139,7 +157,7 @@ Plan plan_deployment(const json::object& d, const Children& replicasets, Clock::
                                               {"namespace", namespace_of(d)},
                                               {"labels", std::move(labels)},
                                               {"annotations", json::object{{"deployment.kubernetes.io/desired-replicas", std::to_string(want)},
-                                                                           {"deployment.kubernetes.io/max-replicas", std::to_string(want)},
+                                                                           {"deployment.kubernetes.io/max-replicas", std::to_string(want + max_surge(d, want))},
                                                                            {"deployment.kubernetes.io/revision", std::to_string(revision + 1)}}},
                                               {"ownerReferences", json::array{util::controller_reference(d)}}}},
                     {"spec", json::object{{"replicas", want}, {"selector", std::move(selector)}, {"template", std::move(rs_tmpl)}}}};
@@ -163,8 +181,9 @@ Plan plan_deployment(const json::object& d, const Children& replicasets, Clock::
     if (replicas_of(rs, 0) != target) {
       json::object scaled = rs;
       ensure_object(scaled, "spec")["replicas"] = target;
-      ensure_object(ensure_object(scaled, "metadata"), "annotations")["deployment.kubernetes.io/desired-replicas"] =
-          std::to_string(want);
+      auto& ann = ensure_object(ensure_object(scaled, "metadata"), "annotations");
+      ann["deployment.kubernetes.io/desired-replicas"] = std::to_string(want);
+      ann["deployment.kubernetes.io/max-replicas"] = std::to_string(want + max_surge(d, want));
       plan.update.push_back({"apps", "replicasets", std::move(scaled)});
     }
   }
@@ -837,7 +856,17 @@ void Controllers::reconcile(const Key& key) {
       continue;
     }
     try {
-      store_.create_shared(store_.type(c.group, c.resource), key.ns, std::move(c.object));
+      auto made = store_.create_shared(store_.type(c.group, c.resource), key.ns, std::move(c.object));
+      // The controllers' events (controller_utils.go createPods: SuccessfulCreate "Created pod: %v";
+      // deployment sync.go getNewReplicaSet: ScalingReplicaSet "Scaled up replica set %s from 0 to %d").
+      const auto when = std::chrono::time_point_cast<std::chrono::system_clock::duration>(now);
+      if (pod)
+        util::record_event(store_, when, *owner, "Normal", "SuccessfulCreate", "Created pod: " + name_of(*made),
+                           key.resource == "jobs" ? "job-controller" : "replicaset-controller", {}, "");
+      else if (key.resource == "deployments" && c.resource == "replicasets" && replicas_of(*made, 0) > 0)
+        util::record_event(store_, when, *owner, "Normal", "ScalingReplicaSet",
+                           fmt::format("Scaled up replica set {} from 0 to {}", name_of(*made), replicas_of(*made, 0)),
+                           "deployment-controller", {}, "");
     } catch (const StatusError& e) {
       if (e.code() == 409) continue;  // AlreadyExists: a previous round made it
       if (!pod) throw;
@@ -888,10 +917,27 @@ void Controllers::reconcile(const Key& key) {
       plan.status = std::move(st);
     }
   }
-  for (auto& u : plan.update) store_.update_shared(store_.type(u.group, u.resource), key.ns, std::move(u.object));
+  const auto when = std::chrono::time_point_cast<std::chrono::system_clock::duration>(now);
+  for (auto& u : plan.update) {
+    const ResourceType& ut = store_.type(u.group, u.resource);
+    std::int64_t before = -1;
+    if (key.resource == "deployments" && u.resource == "replicasets")
+      if (auto old = store_.find(ut, key.ns, name_of(u.object))) before = replicas_of(*old, 0);
+    auto written = store_.update_shared(ut, key.ns, std::move(u.object));
+    // deployment sync.go scaleReplicaSet: "Scaled up|down replica set %s from %d to %d".
+    if (before >= 0 && before != replicas_of(*written, 0))
+      util::record_event(store_, when, *owner, "Normal", "ScalingReplicaSet",
+                         fmt::format("Scaled {} replica set {} from {} to {}", replicas_of(*written, 0) > before ? "up" : "down",
+                                     name_of(*written), before, replicas_of(*written, 0)),
+                         "deployment-controller", {}, "");
+  }
   for (const auto& r : plan.remove) {
     try {
       store_.remove(store_.type(r.group, r.resource), key.ns, r.name);
+      // controller_utils.go DeletePod: SuccessfulDelete "Deleted pod: %v".
+      if (pod_owner && r.group.empty() && r.resource == "pods")
+        util::record_event(store_, when, *owner, "Normal", "SuccessfulDelete", "Deleted pod: " + r.name,
+                           key.resource == "jobs" ? "job-controller" : "replicaset-controller", {}, "");
     } catch (const StatusError& e) {
       if (e.code() != 404) throw;
     }

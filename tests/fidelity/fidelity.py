@@ -133,6 +133,44 @@ def scheduling_steps():
     return steps
 
 
+def workload_steps():
+    """Deployment -> ReplicaSet -> Pods, the controllers' events, and garbage collection in its three
+    propagation modes. No node exists, so the pods stay unscheduled (and are deleted at once)."""
+    pods = ["get", "pods", "-l", "app=web", "-o",
+            'jsonpath={range .items[*]}{.metadata.ownerReferences[0].kind} {.metadata.labels.app} '
+            '{.metadata.deletionTimestamp}{"\\n"}{end}']
+    rs = ["get", "rs", "-l", "app=web", "-o",
+          'jsonpath={range .items[*]}{.spec.replicas} {.metadata.ownerReferences[0].kind} '
+          '{.metadata.ownerReferences[0].blockOwnerDeletion} {.metadata.annotations}{"\\n"}{end}']
+    events = ["get", "events", "-o", 'jsonpath={range .items[*]}{.involvedObject.kind} {.type} {.reason} '
+              '{.message} {.source.component} {.reportingComponent}{"\\n"}{end}']
+    return [
+        (["create", "deployment", "web", "--image=busybox", "--replicas=2"], None),
+        (["wait", "--for=jsonpath={.status.replicas}=2", "--timeout=30s", "deployment/web"], None),
+        (["get", "deployment", "web", "-o", "jsonpath={.status}"], None),
+        (rs, None),
+        (pods, None, "uniq"),
+        (events, None, "uniq"),
+        (["scale", "deployment", "web", "--replicas=1"], None),
+        (["wait", "--for=jsonpath={.status.replicas}=1", "--timeout=30s", "deployment/web"], None),
+        (pods, None, "uniq"),
+        # Orphan: the ReplicaSet stays, without its owner reference.
+        (["delete", "deployment", "web", "--cascade=orphan"], None),
+        (["wait", "--for=delete", "--timeout=30s", "deployment/web"], None),  # the orphan finalizer is done
+        (rs, None),
+        # Foreground: the pods go first, then the ReplicaSet.
+        (["delete", "rs", "-l", "app=web", "--cascade=foreground", "--wait=true", "--timeout=30s"], None),
+        (pods, None),
+        # Background (the default): the owner goes at once, the garbage collector takes the rest.
+        (["create", "deployment", "web", "--image=busybox", "--replicas=1"], None),
+        (["wait", "--for=jsonpath={.status.replicas}=1", "--timeout=30s", "deployment/web"], None),
+        (["delete", "deployment", "web"], None),
+        (["wait", "--for=delete", "--timeout=30s", "rs", "-l", "app=web"], None),
+        (["wait", "--for=delete", "--timeout=30s", "pods", "-l", "app=web"], None),
+        (rs, None),
+    ]
+
+
 # Each scenario: a list of steps; a step is (kubectl args, stdin or None). NS is the scenario's namespace.
 SCENARIOS = {
     "quota": [
@@ -239,6 +277,7 @@ SCENARIOS = {
         (["get", "configmap", "ssa", "-o", "jsonpath={.data}"], None),
     ],
     "scheduling": scheduling_steps(),
+    "workloads": workload_steps(),
     "lists": [
         (["create", "secret", "generic", "s1", "--from-literal=k=v"], None),
         (["create", "secret", "generic", "s2", "--from-literal=k=v"], None),
@@ -308,6 +347,9 @@ def normalize(text, ns):
     # ends in the host's name.
     text = re.sub(r'("name": "[^"]+)\.[0-9a-f]{12,16}"', r'\1.<hex>"', text)
     text = re.sub(r'(scheduler)-' + re.escape(HOST) + '"', r'\1-<host>"', text)
+    # 8: pod-template-hash (and the pods' random suffixes) in the workloads scenario's names.
+    text = re.sub(r"\bweb-[a-z0-9]{6,10}-[a-z0-9]{5}\b", "web-<hash>-<rand>", text)
+    text = re.sub(r"\bweb-[a-z0-9]{6,10}\b", "web-<hash>", text)
     for rx, repl in EXPLAINED:
         text = rx.sub(repl, text)
     try:
