@@ -262,6 +262,7 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
   }
 
   im.sync();
+  im.store->start_watch_cache();
 
   // PKI and identities.
   const KeyPair server_cert = im.ca.issue_server();

@@ -961,6 +961,11 @@ void Store::unsubscribe(SubscriptionId id) {
   impl_->subscribers.erase(id);
 }
 
+void Store::start_watch_cache() {
+  std::lock_guard lk(impl_->mu);
+  impl_->compacted = std::max(impl_->compacted, impl_->rv);
+}
+
 void Store::set_journal(std::shared_ptr<Journal> j) {
   std::lock_guard lk(impl_->mu);
   impl_->journal = std::move(j);
@@ -1011,7 +1016,7 @@ std::shared_ptr<WatchQueue> Store::open_watch(const ResourceType& t, std::string
   } else {
     // apiserver/pkg/storage/cacher: `too old resource version: %d (%d)` as 410 Expired.
     if (resource_version < impl_->compacted)
-      throw StatusError::gone(fmt::format("too old resource version: {} ({})", resource_version, impl_->compacted + 1));
+      throw StatusError::gone(fmt::format("too old resource version: {} ({})", resource_version, impl_->compacted));
     // getAllEventsSinceLocked: once the type's window dropped an event, the oldest version it
     // can deliver from is that of its first event.
     if (auto w = impl_->windows.find(&t); w != impl_->windows.end() && w->second.removed && !w->second.events.empty()) {

@@ -271,6 +271,11 @@ class Store {
   /// they may read the store (get/list) but must not write to it. Throw StatusError to reject.
   void add_admission(std::function<void(AdmissionRequest&)> plugin);
 
+  /// As kube-apiserver's watch cache starts with a LIST at the current revision
+  /// (cacher/watch_cache.go listResourceVersion): from now on a watch from an older version is
+  /// 410 Expired, `too old resource version: RV (now)`. The embedded server calls it once seeded.
+  void start_watch_cache();
+
   /// Every change committed from now on is recorded in `j` (null: none). Set after restore().
   void set_journal(std::shared_ptr<Journal> j);
 

@@ -148,6 +148,10 @@ def workload_steps():
         (["create", "deployment", "web", "--image=busybox", "--replicas=2"], None),
         (["wait", "--for=jsonpath={.status.replicas}=2", "--timeout=30s", "deployment/web"], None),
         (["get", "deployment", "web", "-o", "jsonpath={.status}"], None),
+        (["get", "deployment", "web", "-o", "wide"], None),
+        (["get", "rs", "-o", "wide"], None),
+        (["get", "pods", "-o", "wide"], None, "uniq"),
+        (["describe", "deployment", "web"], None),
         (rs, None),
         (pods, None, "uniq"),
         (events, None, "uniq"),
@@ -278,6 +282,26 @@ SCENARIOS = {
     ],
     "scheduling": scheduling_steps(),
     "workloads": workload_steps(),
+    "watch": [
+        # Labelled: a real control plane also publishes kube-root-ca.crt into each new namespace, at
+        # a moment of its own; the watches select the scenario's own ConfigMaps.
+        (["create", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "1"},
+                                            "metadata": {"name": "a", "labels": {"fid": "w"}}})),
+        (["get", "configmap", "a", "-o", "jsonpath={.metadata.resourceVersion}"], None, "capture:RV"),
+        (["create", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "1"},
+                                            "metadata": {"name": "b", "labels": {"fid": "w"}}})),
+        (["patch", "configmap", "a", "--type=merge", "-p", '{"data":{"k":"2"}}'], None),
+        (["delete", "configmap", "b"], None),
+        # Every change after RV, in order, then the server ends the watch (timeoutSeconds).
+        (["get", "--raw", "/api/v1/namespaces/NS/configmaps?watch=1&resourceVersion={RV}&timeoutSeconds=1"
+                          "&labelSelector=fid%3Dw"], None),
+        # Field and label selectors apply to watches too.
+        (["get", "--raw", "/api/v1/namespaces/NS/configmaps?watch=1&resourceVersion={RV}&timeoutSeconds=1"
+                          "&fieldSelector=metadata.name%3Db"], None),
+        # A version older than the watch cache's window: 410 Gone, as an ERROR event.
+        (["get", "--raw", "/api/v1/namespaces/NS/configmaps?watch=1&resourceVersion=1&timeoutSeconds=1"
+                          "&labelSelector=fid%3Dw"], None),
+    ],
     "lists": [
         (["create", "secret", "generic", "s1", "--from-literal=k=v"], None),
         (["create", "secret", "generic", "s2", "--from-literal=k=v"], None),
@@ -347,11 +371,23 @@ def normalize(text, ns):
     # ends in the host's name.
     text = re.sub(r'("name": "[^"]+)\.[0-9a-f]{12,16}"', r'\1.<hex>"', text)
     text = re.sub(r'(scheduler)-' + re.escape(HOST) + '"', r'\1-<host>"', text)
+    # The oldest version a watch cache still holds depends on the server's history.
+    text = re.sub(r"too old resource version: (\d+) \(\d+\)", r"too old resource version: \1 (<oldest>)", text)
     # 8: pod-template-hash (and the pods' random suffixes) in the workloads scenario's names.
     text = re.sub(r"\bweb-[a-z0-9]{6,10}-[a-z0-9]{5}\b", "web-<hash>-<rand>", text)
     text = re.sub(r"\bweb-[a-z0-9]{6,10}\b", "web-<hash>", text)
+    text = re.sub(r"pod-template-hash=[a-z0-9]{6,10}\b", "pod-template-hash=<hash>", text)
+    # kubectl describe prints times as RFC 1123.
+    text = re.sub(r"\b[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d [+-]\d{4}\b", "<time>", text)
     for rx, repl in EXPLAINED:
         text = rx.sub(repl, text)
+    # A watch: one JSON event per line.
+    lines = text.splitlines()
+    if len(lines) > 1 and all(l.startswith("{") for l in lines):
+        try:
+            return "".join(json.dumps(scrub(json.loads(l)), sort_keys=True) + "\n" for l in lines)
+        except ValueError:
+            pass
     try:
         doc = json.loads(text)
         text = json.dumps(scrub(doc), indent=1, sort_keys=True) + "\n"
@@ -379,13 +415,20 @@ def run_scenario(kubeconfig, name, steps):
         subprocess.run(base + args, env=env, capture_output=True, text=True)
     subprocess.run(base + ["create", "namespace", ns], env=env, capture_output=True, text=True)
     out = []
+    captured = {}
     for args, stdin, *post in steps:
         a = [x.replace("/namespaces/NS/", "/namespaces/%s/" % ns) for x in args] + ["-n", ns]
+        for k, v in captured.items():
+            a = [x.replace("{" + k + "}", v) for x in a]
         p = subprocess.run(base + a, env=env, input=stdin, capture_output=True, text=True)
         shown = " ".join(x if len(x) < 80 else x[:20] + "...(%d)" % len(x) for x in args)
         out.append("$ kubectl " + shown + "\n")
         out.append("exit %d\n" % p.returncode)
         stdout = p.stdout
+        capture = [x[8:] for x in post if x.startswith("capture:")]
+        if capture:  # a value later steps use ({NAME}); it differs between servers, so it is not shown
+            captured[capture[0]] = stdout.strip()
+            stdout = ""
         if "uniq" in post:
             stdout = "".join(sorted(set(stdout.splitlines(True))))
         if stdout:
