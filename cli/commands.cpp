@@ -287,8 +287,8 @@ int run_taint(const ParsedArgs& a, Io& io) {
   std::vector<TaintChange> changes;
   for (size_t i = 1; i < pos.size(); ++i) changes.push_back(parse_taint_change(pos[i], fmt::format("taint[{}]", i - 1)));
   auto conn = Connection::open(a);
-  conn.cluster().taint(pos[0], changes);
-  io.out << fmt::format("node/{} {}\n", pos[0], changes.size() == 1 && changes[0].remove ? "untainted" : "tainted");
+  const std::string done = conn.cluster().taint(pos[0], changes, a.has("overwrite"));
+  io.out << fmt::format("node/{} {}\n", pos[0], done);
   conn.close();
   return 0;
 }
@@ -508,7 +508,7 @@ std::vector<Command> build_commands() {
   add({"taint", "Taint or untaint a node, like kubectl taint", "NODE KEY[=VALUE]:EFFECT[-]...",
        "Examples:\n  gpupool taint cn-beijing.192.168.3.228 gpu_node=invalid:NoSchedule\n"
        "  gpupool taint cn-beijing.192.168.3.228 gpu_node-",
-       {}, 2, -1},
+       {sw("overwrite", "replace a taint the node has with the same key and effect (else an error, as kubectl)")}, 2, -1},
       run_taint);
   add({"pvc", "Persistent volume claims", "create|list|delete", "", {}, 0, -1}, {});
   add({"pvc create", "Create a PVC", "NAME", "",

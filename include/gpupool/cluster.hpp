@@ -169,8 +169,9 @@ class Cluster {
   MpiJobApi mpi_job_api() const;
 
   NodeList nodes() const;
-  /// Applies kubectl-style taint changes to a node (strategic merge patch of spec.taints).
-  void taint(const std::string& node, const std::vector<TaintChange>& changes);
+  /// As `kubectl taint nodes NODE CHANGES... [--overwrite]` (see taint_node in taint.hpp); returns
+  /// what kubectl prints after node/NODE: "tainted", "untainted" or "modified".
+  std::string taint(const std::string& node, const std::vector<TaintChange>& changes, bool overwrite = false);
 
   std::vector<PvcInfo> pvcs() const;
   void create_pvc(const PvcRequest& pvc);

@@ -59,6 +59,20 @@ Taint parse_taint(std::string_view text, std::string_view field = "taint");
 std::vector<Taint> apply_taint_changes(std::vector<Taint> taints, const std::vector<TaintChange>& changes,
                                        bool overwrite = true);
 
+/// What `kubectl taint nodes NODE CHANGES... [--overwrite]` does to the node (kubectl's
+/// pkg/cmd/taint: validateNoTaintOverwrites, reorganizeTaints): the new taint list, and the word
+/// kubectl prints, "tainted", "untainted" or "modified" ("modified" with --overwrite, or when the
+/// change both adds and removes). Without `overwrite`, adding a key+effect the node has is refused
+/// (`node N already has KEY taint(s) with same effect(s) and --overwrite is false`); removing what
+/// the node does not have is refused (`taint "KEY[:Effect]" not found`). Both are gpupool::Error;
+/// malformed changes are ValidationError, as in apply_taint_changes.
+struct TaintOutcome {
+  std::vector<Taint> taints;
+  std::string operation;
+};
+TaintOutcome taint_node(std::string_view node, const std::vector<Taint>& taints, const std::vector<TaintChange>& changes,
+                        bool overwrite);
+
 enum class TolerationOperator { Equal, Exists };
 
 struct Toleration {

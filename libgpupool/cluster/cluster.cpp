@@ -213,11 +213,12 @@ NodeList Cluster::nodes() const {
   return out;
 }
 
-void Cluster::taint(const std::string& node, const std::vector<TaintChange>& changes) {
+std::string Cluster::taint(const std::string& node, const std::vector<TaintChange>& changes, bool overwrite) {
   json::object object = impl_->client->get(kNodes, "", node);
   Node current = Node::from_json(object);
   Node changed = current;
-  changed.taints = apply_taint_changes(current.taints, changes);
+  TaintOutcome outcome = taint_node(node, current.taints, changes, overwrite);
+  changed.taints = std::move(outcome.taints);
   // spec.taints has no patch strategy in core/v1 types.go, so a strategic merge patch replaces the
   // whole list, as kubectl taint's patch does. The resourceVersion makes it a compare-and-swap.
   json::object spec;
@@ -229,6 +230,7 @@ void Cluster::taint(const std::string& node, const std::vector<TaintChange>& cha
   json::object patch{{"metadata", json::object{{"resourceVersion", str_at(object, {"metadata", "resourceVersion"})}}},
                      {"spec", std::move(spec)}};
   impl_->client->patch(kNodes, "", node, PatchType::strategic, patch);
+  return outcome.operation;
 }
 
 // ---- storage and quotas ------------------------------------------------------------------------

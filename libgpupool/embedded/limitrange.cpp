@@ -25,10 +25,11 @@ void default_limit_range(json::object& lr) {
     if (!item.is_object() || string_of(&item.as_object(), "type") != "Container") continue;
     json::object& it = item.as_object();
     auto fill = [&](const char* to, const char* from) {
-      const json::object* src = object_at(it, {from});
-      if (!src || src->empty()) return;
+      const json::object* found = object_at(it, {from});
+      if (!found || found->empty()) return;
+      const json::object src = *found;  // a copy: adding `to` may rehash `it` and move `from`
       json::object& dst = util::ensure_object(it, to);
-      for (const auto& [k, v] : *src)
+      for (const auto& [k, v] : src)
         if (!dst.contains(k)) dst[k] = v;
     };
     fill("default", "max");

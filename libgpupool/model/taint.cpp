@@ -8,6 +8,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "gpupool/error.hpp"
 #include "gpupool/names.hpp"
 
@@ -193,6 +195,45 @@ std::vector<Taint> apply_taint_changes(std::vector<Taint> taints, const std::vec
     }
   }
   return result;
+}
+
+TaintOutcome taint_node(std::string_view node, const std::vector<Taint>& taints, const std::vector<TaintChange>& changes,
+                        bool overwrite) {
+  if (!overwrite)
+    for (const auto& c : changes) {
+      if (c.remove) continue;
+      for (const auto& old : taints)
+        if (old.key == c.taint.key && old.effect == c.taint.effect)
+          throw Error(fmt::format("node {} already has {} taint(s) with same effect(s) and --overwrite is false", node,
+                                  c.taint.key));
+    }
+  std::size_t added_count = 0;
+  for (const auto& c : changes) added_count += c.remove ? 0 : 1;
+  bool removed_any = false;
+  for (const auto& c : changes) removed_any = removed_any || c.remove;
+  TaintOutcome out;
+  try {
+    out.taints = apply_taint_changes(taints, changes, true);
+  } catch (const ValidationError& e) {
+    // deleteTaints: `taint "key" not found` (key, or key:Effect when an effect was given).
+    if (e.rule().rfind("taint \"", 0) == 0 && e.rule().find("\" not found") != std::string::npos) {
+      std::string shown = e.value();
+      if (!shown.empty() && shown.back() == ':') shown.pop_back();
+      throw Error(fmt::format("taint \"{}\" not found", shown));
+    }
+    throw;
+  }
+  // addTaints: "added" when the old taints plus the new ones are more than the old ones.
+  std::size_t kept_old = 0;
+  for (const auto& old : taints) {
+    bool replaced = false;
+    for (const auto& c : changes)
+      if (!c.remove && c.taint.key == old.key && c.taint.effect == old.effect) replaced = true;
+    kept_old += replaced ? 0 : 1;
+  }
+  const bool added = taints.size() != kept_old + added_count;
+  out.operation = (added && removed_any) || overwrite ? "modified" : added ? "tainted" : "untainted";
+  return out;
 }
 
 // core/v1 ToleratesTaint:

@@ -375,3 +375,28 @@ TEST_CASE("TaintToleration filter and score") {
     CHECK(count_intolerable_prefer_no_schedule(r.taints, r.tolerations) == r.prefer);
   }
 }
+
+TEST_CASE("taint_node: kubectl taint's refusals and the word it prints") {
+  auto changes = [](std::initializer_list<const char*> specs) {
+    std::vector<TaintChange> out;
+    for (const char* s : specs) out.push_back(parse_taint_change(s));
+    return out;
+  };
+  const Taint b1{"b", "1", TaintEffect::NoSchedule};
+  // kubectl v1.32 against a real API server printed each of these.
+  CHECK(taint_node("n", {}, changes({"b=1:NoSchedule"}), false).operation == "tainted");
+  CHECK_THROWS_WITH_AS(taint_node("n", {b1}, changes({"b=2:NoSchedule"}), false),
+                       "node n already has b taint(s) with same effect(s) and --overwrite is false", Error);
+  const auto replaced = taint_node("n", {b1}, changes({"b=2:NoSchedule"}), true);
+  CHECK(replaced.operation == "modified");
+  REQUIRE(replaced.taints.size() == 1);
+  CHECK(replaced.taints[0].value == "2");
+  CHECK(taint_node("n", {b1}, changes({"b-"}), false).operation == "untainted");
+  CHECK(taint_node("n", {b1}, changes({"b-"}), false).taints.empty());
+  CHECK_THROWS_WITH_AS(taint_node("n", {}, changes({"b-"}), false), "taint \"b\" not found", Error);
+  CHECK_THROWS_WITH_AS(taint_node("n", {}, changes({"b:NoSchedule-"}), false), "taint \"b:NoSchedule\" not found", Error);
+  // Adding one and removing another: "modified" (reorganizeTaints: added && deleted).
+  CHECK(taint_node("n", {b1}, changes({"c=1:NoExecute", "b-"}), false).operation == "modified");
+  // Another effect of the same key is a new taint, not an overwrite.
+  CHECK(taint_node("n", {b1}, changes({"b=1:NoExecute"}), false).operation == "tainted");
+}

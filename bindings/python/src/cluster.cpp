@@ -352,7 +352,7 @@ void bind_cluster_class(py::module_& m) {
       .def("nodes", &Cluster::nodes, release(), "Nodes with roles, taints and GPUs total/allocated.")
       .def(
           "taint",
-          [](Cluster& self, const std::string& node, py::args changes) {
+          [](Cluster& self, const std::string& node, py::args changes, bool overwrite) {
             std::vector<TaintChange> parsed;
             std::size_t i = 0;
             for (auto change : changes) {
@@ -363,9 +363,9 @@ void bind_cluster_class(py::module_& m) {
               ++i;
             }
             py::gil_scoped_release unlocked;
-            self.taint(node, parsed);
+            return self.taint(node, parsed, overwrite);
           },
-          py::arg("node"),
+          py::arg("node"), py::arg("overwrite") = false,
           "kubectl-style taint changes on a node: taint(\"node\", \"gpu_node=invalid:NoSchedule\", \"old-\").")
       .def("pvcs", &Cluster::pvcs, release())
       .def("create_pvc", &Cluster::create_pvc, release(), py::arg("pvc"))
