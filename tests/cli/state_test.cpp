@@ -15,6 +15,8 @@
 #include <sstream>
 #include <string>
 
+#include "run_cli.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -26,14 +28,8 @@ struct Shell {
 
 /// Runs a shell command line; stdout captured, stderr merged into it.
 Shell sh(const std::string& cmd) {
-  Shell r{0, ""};
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
-  const int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  const auto r = gpupool::cli::testing::run_shell(cmd);
+  return {r.code, r.out};
 }
 
 int count_lines_starting(const std::string& text, const std::string& prefix) {

@@ -9,24 +9,12 @@
 #include <vector>
 
 #include "gpupool/embedded.hpp"
+#include "run_cli.hpp"
 
 namespace {
 
-struct Run {
-  int code;
-  std::string out;
-};
-
-Run run(const std::string& cmd) {
-  Run r{0, ""};
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
-  const int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using Run = gpupool::cli::testing::Result;
+Run run(const std::string& cmd) { return gpupool::cli::testing::run_shell(cmd); }
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
   for (auto at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
