@@ -7,6 +7,10 @@
 #include "gpupool/embedded.hpp"
 #include "gpupool/embedded_state.hpp"
 #include "gpupool/topology.hpp"
+#include "gpupool/version.hpp"
+#include "gpupool/kubeconfig.hpp"
+#include "gpupool/profile.hpp"
+#include "gpupool/render.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/manifest.hpp"
 #include "gpupool/submit_options.hpp"
@@ -16,6 +20,7 @@
 #include <boost/json.hpp>
 
 #include <atomic>
+#include <optional>
 #include <csignal>
 #include <iostream>
 #include <ostream>
@@ -59,12 +64,13 @@ std::string object_json(const boost::json::value& v) { return to_json(v); }
 
 // ---- the submit command ------------------------------------------------------------------------
 
-std::vector<FlagSpec> submit_flags(bool tf) {
+/// The flags of `submit KIND`: each kind lists only what applies to it (--workers not for a pod,
+/// --mpi-api for MPIJobs, --ps / --chief for TFJobs).
+std::vector<FlagSpec> submit_flags(const std::string& kind) {
   std::vector<FlagSpec> f = {
       flag("name", 0, "NAME", "job name (DNS-1123 label)"),
       flag("image", 'i', "IMAGE", "container image, or a shorthand of the profile's catalog (e.g. ubuntu-pytorch:1.5.0)"),
       flag("gpus", 0, "N", "GPUs per worker"),
-      flag("workers", 0, "N", "number of workers (Deployment: replicas)"),
       flag("cpu", 0, "CPU", "CPU request per replica, e.g. 4 or 500m"),
       flag("memory", 0, "MEM", "memory request per replica, e.g. 16Gi"),
       flag("cpu-limit", 0, "CPU", "CPU limit per replica (a quota on limits.cpu needs one)"),
@@ -84,7 +90,6 @@ std::vector<FlagSpec> submit_flags(bool tf) {
       flag("working-dir", 0, "DIR", "working directory of the command"),
       sw("tensorboard", "run TensorBoard on the log dir, reachable on a NodePort"),
       flag("logdir", 0, "DIR", "TensorBoard log directory (default /training_logs)"),
-      flag("mpi-api", 0, "VERSION", "MPIJob API: v1 or v2beta1 (default: what the cluster serves)"),
       flag("scheduler", 0, "NAME", "schedulerName (default: the profile's for GPU jobs)"),
       flag("priority", 0, "CLASS", "priorityClassName"),
       FlagSpec{"dry-run", 0, "",
@@ -93,7 +98,10 @@ std::vector<FlagSpec> submit_flags(bool tf) {
                false, {"server", "client"}},
       flag("output", 'o', "FORMAT", "print the objects instead of a summary: yaml or json"),
   };
-  if (tf) {
+  if (kind != "pod")
+    f.insert(f.begin() + 3, flag("workers", 0, "N", kind == "deployment" ? "replicas" : kind == "job" ? "pods, run in parallel (parallelism = completions)" : "number of workers"));
+  if (kind == "mpi") f.push_back(flag("mpi-api", 0, "VERSION", "MPIJob API: v1 or v2beta1 (default: what the cluster serves)"));
+  if (kind == "tf") {
     f.push_back(flag("ps", 0, "N", "parameter servers"));
     f.push_back(sw("chief", "add a chief replica"));
   }
@@ -146,16 +154,31 @@ int run_submit(const std::string& kind, const ParsedArgs& a, Io& io) {
   Workload workload = to_workload(options);
   const std::string dry = a.get("dry-run");  // "", "true" / "server", or "client"
   const bool dry_run = !dry.empty();
-  auto conn = Connection::open(a);
   SubmitResult r;
+  std::optional<Connection> conn;
   if (dry == "client") {
-    // kubectl's --dry-run=client: the kubeconfig (namespace) and profile are read, the server is
-    // not contacted; an MPIJob's version is --mpi-api's (v1 when it is not given).
-    r.submission = conn.cluster().render(workload, /*use_server_mpi_api=*/false);
+    // kubectl's --dry-run=client: nothing is contacted and no kubeconfig is needed. The namespace is
+    // -n's, else the kubeconfig's context's when there is one, else "default"; an MPIJob's version
+    // is --mpi-api's (v1 when it is not given).
+    if (workload.namespace_.empty()) workload.namespace_ = a.get("namespace");
+    if (workload.namespace_.empty() && !a.has("embedded")) {
+      try {
+        KubeConfigOptions ko;
+        ko.path = a.get("kubeconfig");
+        ko.context = a.get("context");
+        workload.namespace_ = load_kubeconfig(ko).namespace_name;
+      } catch (const Error&) {  // no kubeconfig (or an unusable one): not needed here
+      }
+    }
+    if (workload.namespace_.empty()) workload.namespace_ = "default";
+    std::string profile = a.get("profile");
+    if (profile.empty() && a.get("embedded") == "iiis") profile = "iiis";
+    r.submission = render(workload, Profile::resolve(profile));
     r.name = workload.name;
     for (const auto& object : r.submission.objects) r.created.push_back(kubectl_name(object));
   } else {
-    r = conn.cluster().submit(workload, dry_run);
+    conn.emplace(Connection::open(a));
+    r = conn->cluster().submit(workload, dry_run);
   }
   if (output == "yaml")
     io.out << to_yaml(r.submission.objects);
@@ -166,7 +189,7 @@ int run_submit(const std::string& kind, const ParsedArgs& a, Io& io) {
       io.out << c << (dry == "client" ? " rendered (client dry run, nothing sent)\n"
                       : dry_run       ? " created (server dry run)\n"
                                       : " created\n");
-  conn.close();
+  if (conn) conn->close();
   return 0;
 }
 
@@ -339,7 +362,9 @@ int run_images(const ParsedArgs& a, Io& io) {
 
 int run_quota(const ParsedArgs& a, Io& io) {
   auto conn = Connection::open(a);
-  for (const auto& q : conn.cluster().quotas()) {
+  const auto quotas = conn.cluster().quotas();
+  if (quotas.empty()) io.out << fmt::format("no ResourceQuota in namespace \"{}\"\n", conn.cluster().namespace_name());
+  for (const auto& q : quotas) {
     io.out << q.name << "\n";
     for (const auto& [resource, used, hard] : q.resources) io.out << fmt::format("  {}: {}/{}\n", resource, used, hard);
   }
@@ -403,6 +428,17 @@ EmbeddedStatePaths state_paths(const ParsedArgs& a) {
   return EmbeddedStatePaths::of(a.positionals().empty() ? "seed" : a.positionals()[0]);
 }
 
+int run_version(const ParsedArgs& a, Io& io) {
+  io.out << fmt::format("Client Version: gpupool {}\n", gpupool::version());
+  if (a.has("client")) return 0;
+  io.out.flush();
+  auto conn = Connection::open(a);
+  const auto v = conn.cluster().client().server_version();
+  io.out << fmt::format("Server Version: {}\n", v.git_version);
+  conn.close();
+  return 0;
+}
+
 int run_cluster_status(const ParsedArgs& a, Io& io) {
   const auto p = state_paths(a);
   namespace fs = std::filesystem;
@@ -454,6 +490,7 @@ std::vector<Command> build_commands() {
        "  pvc create|list|delete   persistent volume claims\n"
        "  quota            the namespace's resource quotas\n"
        "  images           the profile's image catalog\n"
+       "  version          client and server versions (also --version: the client's)\n"
        "  cluster serve    run an embedded cluster in the foreground\n"
        "  cluster status|stop|reset   the embedded cluster's server and state\n\n"
        "Run \"gpupool COMMAND --help\" for a command's flags. Without --kubeconfig, the kubeconfig\n"
@@ -479,7 +516,7 @@ std::vector<Command> build_commands() {
          "  gpupool submit mpi --name mpi-dist --gpus 1 --workers 1 --toleration ssd_node \\\n"
          "    --image registry.cn-hangzhou.aliyuncs.com/tensorflow-samples/horovod:0.13.11-tf1.10.0-torch0.4.0-py3.5 \\\n"
          "    --tensorboard \"mpirun python /benchmarks/scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py --model resnet101\"",
-         submit_flags(kind == "tf"), 0, -1},
+         submit_flags(kind), 0, -1},
         [kind](const ParsedArgs& a, Io& io) { return run_submit(kind, a, io); });
   }
   add({"get", "Show a job: status, duration, and the node of each instance", "NAME", "",
@@ -521,6 +558,9 @@ std::vector<Command> build_commands() {
   add({"pvc delete", "Delete PVCs (their data may be lost)", "NAME...", "", {}, 1, -1}, run_pvc_delete);
   add({"quota", "Show the namespace's resource quotas (used / hard)", "", "", {}, 0, 0}, run_quota);
   add({"images", "List the profile's image catalog", "", "", {}, 0, 0}, run_images);
+  add({"version", "Print the client's version and the server's (kubectl version's two lines)", "", "",
+       {sw("client", "the client's version only, without contacting the server")}, 0, 0},
+      run_version);
   add({"cluster", "The embedded cluster", "serve|status|stop|reset", "", {}, 0, -1}, {});
   add({"cluster serve", "Run an embedded Kubernetes API server in the foreground until Ctrl-C", "", "",
        {flag("topology", 0, "NAME|FILE", "seed (default), iiis, a topology file, or none (no nodes: create them with kubectl)"),
@@ -608,6 +648,10 @@ int run(const std::vector<std::string>& args, Io& io) {
     if (a == "--") path_done = true;
     rest.push_back(a);
   }
+  if (args.size() == 1 && args[0] == "--version") {  // the client only, as `kubectl version --client`
+    io.out << fmt::format("gpupool {}\n", gpupool::version());
+    return 0;
+  }
   const Command* cmd = find_command(path);
   Parser parser("gpupool", global_flags());
   try {
@@ -625,6 +669,8 @@ int run(const std::vector<std::string>& args, Io& io) {
         bool global = false;
         for (const auto& f : global_flags())
           global = global || (!name.empty() && (name == f.name || (f.short_name && first.size() == 2 && first[1] == f.short_name)));
+        if (global && rest.size() == 1 && is_global_with_value(first))
+          throw UsageError(fmt::format("flag {} needs a value; see \"gpupool --help\"", first));
         if (!global && !name.empty())
           throw UsageError(fmt::format("unknown flag {} before the command; command flags go after it (e.g. \"gpupool "
                                        "get NAME {}\"); see \"gpupool --help\"",

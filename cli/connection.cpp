@@ -4,6 +4,7 @@
 #include "gpupool/embedded_state.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/logger.hpp"
+#include "gpupool/profile.hpp"
 
 #include <fmt/format.h>
 
@@ -37,6 +38,12 @@ Connection Connection::open(const ParsedArgs& args) {
   };
   co.namespace_ = args.get("namespace");
   co.profile = args.get("profile");
+  // A --profile that names no profile (or a file that is not one) is bad usage: exit 2.
+  if (!co.profile.empty()) try {
+      (void)Profile::resolve(co.profile);
+    } catch (const ConfigError& e) {
+      throw UsageError(std::string("--profile: ") + e.what());
+    }
   if (!topology.empty()) {
     // The topology's shared state (issue #16): joined over HTTPS while `cluster serve` (or Python)
     // serves it, else owned by this command until close(), other commands waiting for the lock.

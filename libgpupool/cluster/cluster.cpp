@@ -130,6 +130,7 @@ Cluster Cluster::connect(const ConnectOptions& options) {
   impl->ns = options.namespace_.empty() ? config.namespace_name : options.namespace_;
   impl->kubeconfig_namespace = config.namespace_name;
   impl->profile = Profile::resolve(options.profile);
+  impl->logger = options.logger;
   ClientOptions co;
   co.logger = options.logger;
   co.transport.logger = options.logger;
@@ -261,7 +262,9 @@ std::vector<PvcInfo> Cluster::pvcs() const {
 }
 
 void Cluster::create_pvc(const PvcRequest& pvc) {
-  impl_->client->create_idempotent(kPvcs, impl_->ns, render_pvc(pvc, impl_->profile, impl_->ns));
+  const json::object claim = render_pvc(pvc, impl_->profile, impl_->ns);
+  detail::warn_unknown_storage_classes(*impl_->client, {claim}, impl_->logger);
+  impl_->client->create_idempotent(kPvcs, impl_->ns, claim);
 }
 
 void Cluster::delete_pvc(const std::string& name) { impl_->client->remove(kPvcs, impl_->ns, name); }
@@ -302,6 +305,7 @@ SubmitResult Cluster::submit(const Workload& workload, bool dry_run) {
   // The namespace's quotas and LimitRanges judge the pods first: a workload whose pods would all
   // be refused is not created at all.
   detail::preflight(*impl_->client, result.submission, result.namespace_);
+  detail::warn_unknown_storage_classes(*impl_->client, result.submission.objects, impl_->logger);
   WriteOptions wo;
   wo.dry_run = dry_run;
   wo.field_manager = "gpupool";

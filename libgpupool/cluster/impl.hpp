@@ -20,6 +20,7 @@ struct Cluster::Impl {
   Profile profile;
   std::string ns;                    ///< the namespace this connection works in
   std::string kubeconfig_namespace;  ///< the context's namespace (for Forbidden hints)
+  Logger logger;                     ///< ConnectOptions::logger (warnings for the caller)
   mutable std::mutex mu;
   mutable std::optional<MpiJobApi> mpi;              ///< discovered MPIJob version
   mutable std::map<std::string, bool> served;        ///< "group/version/resource" -> served

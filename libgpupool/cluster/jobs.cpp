@@ -315,6 +315,11 @@ JobInfo Cluster::wait(const std::string& name, WaitFor until, std::chrono::milli
     throw cancelled();
   }
   if (!job) throw ApiError(404, "NotFound", fmt::format("no job \"{}\" in namespace \"{}\"", name, impl_->ns));
+  // A Deployment runs until deleted: waiting for it to succeed or finish
+  // could only time out.
+  if ((job->kind == WorkloadKind::Deployment) && until != WaitFor::Running)
+    throw Error(fmt::format("deployment \"{}\" never succeeds or finishes: a Deployment runs until it is deleted; "
+                            "wait for Running instead", name));
 
   // Two watches — the workload object (its status) and its pods (phases, nodes) — only signal;
   // this thread re-reads the job on every signal. Nothing polls.

@@ -20,6 +20,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -142,6 +143,30 @@ void preflight(const Client& client, const Submission& submission, const std::st
                            return n;
                          }(), pretty(requested), pretty(used_of), pretty(limited)),
              nullptr);
+  }
+}
+
+void warn_unknown_storage_classes(const Client& client, const std::vector<json::object>& objects, const Logger& logger) {
+  if (!logger) return;
+  std::vector<std::string> wanted;
+  for (const auto& o : objects)
+    if (str_at(o, {"kind"}) == "PersistentVolumeClaim")
+      if (auto cls = str_at(o, {"spec", "storageClassName"}); !cls.empty()) wanted.push_back(cls);
+  if (wanted.empty()) return;
+  static const ResourceRef kStorageClasses{"storage.k8s.io", "v1", "storageclasses", "StorageClass", false};
+  std::vector<std::string> known;
+  try {
+    for (const auto& sc : client.list_all(kStorageClasses, "")) known.push_back(str_at(sc.as_object(), {"metadata", "name"}));
+  } catch (const ApiError&) {
+    return;  // not allowed to list them: nothing to say
+  }
+  for (const auto& cls : wanted) {
+    if (std::find(known.begin(), known.end(), cls) != known.end()) continue;
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    logger(LogLevel::warning,
+           fmt::format("storage class \"{}\" does not exist in this cluster (it has: {}); a claim of that class stays "
+                       "Pending until it is created", cls, list.empty() ? "none" : list));
   }
 }
 

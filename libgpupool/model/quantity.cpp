@@ -17,6 +17,10 @@
 #include "gpupool/quantity.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <string>
+
+#include <fmt/format.h>
 #include <limits>
 
 #include "gpupool/error.hpp"
@@ -41,6 +45,24 @@ constexpr std::string_view kErrTooLarge =
 }
 
 bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+
+/// "16GB", "16gib", "512MB": a byte unit as people write it. Kubernetes wants "16Gi" (2^30) or "16G"
+/// (10^9); the suggestion names both. Empty when the text is not of that form.
+std::string byte_unit_hint(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size() && (is_digit(text[i]) || text[i] == '.')) ++i;
+  if (i == 0 || i == text.size()) return {};
+  std::string unit(text.substr(i));
+  for (auto& c : unit) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  static const std::string_view prefixes = "KMGTPE";
+  if (unit.size() < 2 || unit.size() > 3 || prefixes.find(unit[0]) == std::string_view::npos || unit.back() != 'B' ||
+      (unit.size() == 3 && unit[1] != 'I'))
+    return {};
+  const std::string number(text.substr(0, i));
+  const char p = unit[0] == 'K' ? 'k' : unit[0];
+  return fmt::format("; did you mean \"{}{}i\" ({}×2^{} bytes) or \"{}{}\" ({}×10^{})?", number, unit[0], number,
+                     10 * (prefixes.find(unit[0]) + 1), number, p, number, 3 * (prefixes.find(unit[0]) + 1));
+}
 
 struct Scanned {
   bool positive = true;
@@ -224,7 +246,7 @@ Quantity Quantity::parse(std::string_view text, std::string_view field) {
     return q;
   }
   Scanned sc;
-  if (!scan(text, sc)) fail(field, text, kErrFormatWrong);
+  if (!scan(text, sc)) fail(field, text, std::string(kErrFormatWrong) + byte_unit_hint(text));
   Suffix suf{};
   if (!interpret(sc.suffix, suf)) fail(field, text, kErrSuffix);
 

@@ -8,6 +8,7 @@
 #include "embedded/store.hpp"
 #include "gpupool/client.hpp"
 #include "gpupool/embedded.hpp"
+#include "gpupool/version.hpp"
 
 #include <sys/wait.h>
 #include <csignal>
@@ -321,4 +322,49 @@ TEST_CASE("an unreachable cluster: one line naming the address and what to check
   std::filesystem::remove(copy);
   CHECK(r.code == 1);
   CHECK(r.err == "error: cannot reach " + url + ": connection refused (is the cluster up? check --context)\n");
+}
+
+TEST_CASE("messages of the daily-loop trial (issue #14 item 13)") {
+  // A global flag without its value.
+  Result r = run_cli({"--profile"});
+  CHECK(r.code == 2);
+  CHECK(r.err == "error: flag --profile needs a value; see \"gpupool --help\"\n");
+  // Versions.
+  r = run_cli({"--version"});
+  CHECK(r.code == 0);
+  CHECK(r.out == "gpupool " + std::string(gpupool::version()) + "\n");
+  Terminal gp;
+  Result v = gp("version");
+  CHECK(v.code == 0);
+  CHECK(v.out == "Client Version: gpupool " + std::string(gpupool::version()) + "\nServer Version: v1.32.0\n");
+  // A byte unit as people write it.
+  Result mem = gp("submit job --name m --image busybox --memory 16GB -- true");
+  CHECK(mem.code == 2);
+  CHECK(mem.err.find("did you mean \"16Gi\" (16×2^30 bytes) or \"16G\" (16×10^9)?") != std::string::npos);
+  // No quota at all is said, not printed as nothing.
+  CHECK(gp("quota").out == "no ResourceQuota in namespace \"default\"\n");
+  // A Deployment never succeeds: refused at once, not after the timeout.
+  REQUIRE(gp("submit deployment --name d --image busybox -- sleep 100").code == 0);
+  Result w = gp("wait d --for Succeeded --timeout 10m");
+  CHECK(w.code == 1);
+  CHECK(w.err == "error: deployment \"d\" never succeeds or finishes: a Deployment runs until it is deleted; wait for "
+                 "Running instead\n");
+  // A profile that does not exist is bad usage.
+  Result p = gp("--profile nosuch nodes");
+  CHECK(p.code == 2);
+  CHECK(p.err.rfind("error: --profile: nosuch: no built-in profile of this name", 0) == 0);
+  // A claim of a class the cluster lacks: created, with a warning naming the classes there are.
+  Result c = gp("pvc create lost --storage-class nosuch");
+  CHECK(c.code == 0);
+  CHECK(c.err.find("warning: storage class \"nosuch\" does not exist in this cluster (it has: cephfs, "
+                   "managed-nfs-storage, standard)") != std::string::npos);
+  // Each kind lists only its own flags.
+  CHECK(run_cli({"submit", "pod", "--name", "x", "--image", "busybox", "--workers", "2"}).code == 2);
+  CHECK(run_cli({"submit", "tf", "--help"}).out.find("--mpi-api") == std::string::npos);
+  CHECK(run_cli({"submit", "mpi", "--help"}).out.find("--mpi-api") != std::string::npos);
+  // --dry-run=client needs no kubeconfig: -n's namespace, else "default".
+  const auto render = gpupool::cli::testing::run_shell(
+      "HOME=/nonexistent KUBECONFIG= '" GPUPOOL_CLI "' submit job --name x --image busybox --dry-run=client -o yaml -- true");
+  CHECK(render.code == 0);
+  CHECK(render.out.find("namespace: default") != std::string::npos);
 }

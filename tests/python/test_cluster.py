@@ -343,5 +343,5 @@ def test_quota_preflight_and_limits():
         iiis.submit("deployment", name="guide", image="ubuntu-tensorflow:2.3.0", command="sleep 1000", cpu="1",
                     memory="1Gi")
         assert sorted(j.name for j in alice.list()) == ["guide", "limited"]
-        with pytest.raises(gpupool.ValidationError, match="--gpu-limit"):
+        with pytest.raises(gpupool.ValidationError, match="gpu_limit"):
             alice.submit("job", name="x", image="busybox", gpus=1, gpu_limit=2)

@@ -29,7 +29,10 @@ def test_hierarchy(name, bases):
     (lambda: gpupool.Taint.parse("gpu_node=invalid:Sometimes"), "taint", "gpu_node=invalid:Sometimes"),
     (lambda: gpupool.Taint("k", "v", "Never"), "effect", "Never"),
     (lambda: gpupool.ImageRef.parse("ubuntu@sha256:abc"), "image", "ubuntu@sha256:abc"),
-    (lambda: gpupool.to_workload(kind="mpi", name="x", image="ubuntu", data=["nocolon"]), "--data[0]", "nocolon"),
+    (lambda: gpupool.to_workload(kind="mpi", name="x", image="ubuntu", data=["nocolon"]), "data[0]", "nocolon"),
+    (lambda: gpupool.to_workload(kind="mpi", name="x", image="ubuntu", tolerations=["=x:NoSchedule"]), "tolerations[0]",
+     "=x:NoSchedule"),
+    (lambda: gpupool.to_workload(kind="job", name="x", image="ubuntu", cpu_limit="lots"), "cpu_limit", "lots"),
     (lambda: gpupool.to_workload(kind="mpi", name="Bad_Name", image="ubuntu"), None, "Bad_Name"),
 ])
 def test_validation_error_attributes(call, field, value):

@@ -26,4 +26,4 @@ def test_launcher_runs_the_seed_job(capsys):
 def test_launcher_reports_bad_options(capsys):
     code = _launcher().main(["--embedded", "seed", "--name", "x", "--image", SEED_IMAGE, "--data", "nocolon"])
     assert code == 1
-    assert "--data[0]" in capsys.readouterr().err
+    assert "data[0]: invalid value \"nocolon\"" in capsys.readouterr().err  # the keyword argument it set

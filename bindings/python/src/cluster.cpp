@@ -183,7 +183,7 @@ Workload workload_from(py::handle workload, const py::kwargs& options) {
   }
   if (py::isinstance<SubmitOptions>(workload)) {
     if (!options.empty()) throw py::type_error("submit() takes SubmitOptions or keyword options, not both");
-    return to_workload(workload.cast<SubmitOptions>());
+    return to_workload_python(workload.cast<SubmitOptions>());
   }
   py::dict kw;
   for (auto item : options) kw[item.first] = item.second;
@@ -192,7 +192,7 @@ Workload workload_from(py::handle workload, const py::kwargs& options) {
       throw py::type_error("submit() takes a Workload, SubmitOptions, or a kind (\"mpi\", ...) with keyword options");
     kw["kind"] = workload;
   }
-  return to_workload(from_kwargs<SubmitOptions>(kw));
+  return to_workload_python(from_kwargs<SubmitOptions>(kw));
 }
 
 void bind_results(py::module_& m) {

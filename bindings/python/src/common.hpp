@@ -12,7 +12,16 @@
 #include <string>
 #include <string_view>
 
+namespace gpupool {
+struct SubmitOptions;
+struct Workload;
+}  // namespace gpupool
+
 namespace gpupool::py_bindings {
+
+/// to_workload() for Python callers: a ValidationError names the keyword argument
+/// ("tolerations[0]", "data_dirs[1]", "cpu_limit") instead of the command's flag ("--toleration[0]").
+Workload to_workload_python(const SubmitOptions& options);
 
 namespace py = pybind11;
 

@@ -2,6 +2,8 @@
 // (submit_options.hpp: the one place the option strings are parsed).
 #include "common.hpp"
 
+#include "gpupool/error.hpp"
+
 #include "gpupool/submit_options.hpp"
 #include "gpupool/workload.hpp"
 
@@ -178,7 +180,7 @@ void bind_submit_options(py::module_& m) {
       .def_readwrite("priority_class", &SubmitOptions::priority_class)
       .def_readwrite("command", &SubmitOptions::command)
       .def_readwrite("argv", &SubmitOptions::argv)
-      .def("to_workload", [](const SubmitOptions& self) { return to_workload(self); })
+      .def("to_workload", [](const SubmitOptions& self) { return to_workload_python(self); })
       .def("__repr__", [](py::handle self) { return repr_fields(self, "SubmitOptions", {"kind", "name", "image", "gpus"}); });
 
   m.def(
@@ -186,7 +188,7 @@ void bind_submit_options(py::module_& m) {
       [](const std::optional<SubmitOptions>& options, const py::kwargs& kwargs) {
         if (options && !kwargs.empty())
           throw py::type_error("to_workload() takes either a SubmitOptions or keyword arguments, not both");
-        return to_workload(options ? *options : from_kwargs<SubmitOptions>(kwargs));
+        return to_workload_python(options ? *options : from_kwargs<SubmitOptions>(kwargs));
       },
       py::arg("options") = py::none(),
       "Builds and validates the Workload that Arena-style options describe, e.g.\n"
@@ -197,6 +199,23 @@ void bind_submit_options(py::module_& m) {
 }
 
 }  // namespace
+
+Workload to_workload_python(const SubmitOptions& options) {
+  try {
+    return to_workload(options);
+  } catch (const ValidationError& e) {
+    const std::string& field = e.field();
+    if (field.rfind("--", 0) != 0) throw;
+    const auto bracket = field.find('[');
+    std::string flag = field.substr(2, bracket == std::string::npos ? std::string::npos : bracket - 2);
+    // Repeatable flags are plural keyword arguments.
+    if (flag == "toleration" || flag == "selector") flag += "s";
+    else if (flag == "data-dir") flag = "data-dirs";
+    for (auto& c : flag)
+      if (c == '-') c = '_';
+    throw ValidationError(flag + (bracket == std::string::npos ? "" : field.substr(bracket)), e.value(), e.rule());
+  }
+}
 
 void bind_workload(py::module_& m) {
   bind_enums(m);
