@@ -9,6 +9,8 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <functional>
+#include <set>
 #include <condition_variable>
 #include <thread>
 
@@ -95,6 +97,52 @@ std::string fallback_selector(WorkloadKind kind, const json::object& workload, c
   }
 }
 
+std::string controller_uid(const json::object& o) {
+  if (const auto* refs = arr_at(o, {"metadata", "ownerReferences"}))
+    for (const auto& r : *refs)
+      if (r.is_object() && r.as_object().if_contains("controller") && r.as_object().at("controller").is_bool() &&
+          r.as_object().at("controller").as_bool())
+        return str_at(r.as_object(), {"uid"});
+  return "";
+}
+
+/// Keeps the pods the workload controls, through its ReplicaSets (Deployment) or Jobs (an MPIJob's
+/// launcher) or directly: labels alone are not enough, since the guide's Deployments share labels
+/// (name=my-ubuntu-tf), and a selector then matches the others' pods too.
+json::array owned_pods(const Cluster::Impl& impl, WorkloadKind kind, const json::object& workload, json::array pods) {
+  std::set<std::string> owners{str_at(workload, {"metadata", "uid"})};
+  auto add_children = [&](const ResourceRef& ref) {
+    for (const auto& c : impl.client->list_all(ref, impl.ns))
+      if (c.is_object() && owners.count(controller_uid(c.as_object())))
+        owners.insert(str_at(c.as_object(), {"metadata", "uid"}));
+  };
+  if (kind == WorkloadKind::Deployment) add_children(kReplicaSets);
+  else if (kind != WorkloadKind::Job) add_children(kJobs);
+  json::array out;
+  for (auto& p : pods)
+    if (p.is_object() && owners.count(controller_uid(p.as_object()))) out.push_back(std::move(p));
+  return out;
+}
+
+/// The priority class the job's pods run with (what Arena's get shows as PRIORITY): the pods'
+/// (admission may have filled in a globalDefault class), else the first pod template's.
+std::string priority_class_of(const json::object& workload, const json::array& pods) {
+  for (const auto& p : pods)
+    if (p.is_object())
+      if (auto pc = str_at(p.as_object(), {"spec", "priorityClassName"}); !pc.empty()) return pc;
+  std::function<std::string(const json::object&)> find = [&](const json::object& o) -> std::string {
+    for (const auto& [k, v] : o) {
+      if (!v.is_object()) continue;
+      if (k == "template")
+        if (auto pc = str_at(v.as_object(), {"spec", "priorityClassName"}); !pc.empty()) return pc;
+      if (auto pc = find(v.as_object()); !pc.empty()) return pc;
+    }
+    return "";
+  };
+  if (const auto* spec = obj_at(workload, {"spec"})) return find(*spec);
+  return "";
+}
+
 int instance_rank(const std::string& pod) {
   for (auto [needle, rank] : {std::pair{"-launcher", 0}, {"-master-", 1}, {"-chief-", 2}, {"-worker-", 3}, {"-ps-", 4}})
     if (pod.find(needle) != std::string::npos) return rank;
@@ -140,8 +188,6 @@ JobInfo build_info(const Cluster::Impl& impl, const JobLookup& job, std::map<std
   info.created = time_at(o, {"metadata", "creationTimestamp"}).value_or(Clock::time_point{});
   info.started = time_at(o, {"status", "startTime"});
   info.finished = time_at(o, {"status", "completionTime"});
-  std::string pc = str_at(o, {"spec", "template", "spec", "priorityClassName"});
-  if (!pc.empty()) info.priority = pc;
 
   json::array pods;
   if (job.kind == WorkloadKind::Pod) {
@@ -152,9 +198,10 @@ JobInfo build_info(const Cluster::Impl& impl, const JobLookup& job, std::map<std
     pods = impl.client->list_all(kPods, impl.ns, lo);
     if (pods.empty()) {
       lo.label_selector = fallback_selector(job.kind, o, info.name);
-      if (!lo.label_selector.empty()) pods = impl.client->list_all(kPods, impl.ns, lo);
+      if (!lo.label_selector.empty()) pods = owned_pods(impl, job.kind, o, impl.client->list_all(kPods, impl.ns, lo));
     }
   }
+  if (std::string pc = priority_class_of(o, pods); !pc.empty()) info.priority = pc;
   auto ip_of = [&](const std::string& node) -> std::string {
     if (node.empty()) return "";
     auto it = node_ips.find(node);
@@ -274,17 +321,51 @@ void Cluster::delete_job(const std::string& name) {
 void Cluster::logs(const std::string& name, const JobLogOptions& options,
                    const std::function<bool(const std::string& line)>& on_line, const CancelToken& cancel) const {
   std::string pod = options.instance;
-  if (pod.empty()) {
+  {
     CancelScope scope(cancel);  // a slow or failing server does not hold a cancelled call
     JobInfo info;
     try {
       info = get(name);
+      if (!pod.empty()) {
+        // -i POD: one of this job's own pods only.
+        std::string names;
+        bool mine = false;
+        for (const auto& i : info.instances) {
+          mine = mine || i.name == pod;
+          names += (names.empty() ? "" : ", ") + i.name;
+        }
+        if (!mine)
+          throw Error(fmt::format("pod \"{}\" is not an instance of job \"{}\"; its instances: {}", pod, name,
+                                  names.empty() ? "none yet" : names));
+      } else {
+        if (info.instances.empty())
+          throw Error(fmt::format("job \"{}\" has no pods yet; try again when `gpupool get {}` lists instances", name, name));
+        pod = info.instances.front().name;
+      }
+      const auto started = [&] {
+        for (const auto& i : info.instances)
+          if (i.name == pod) return i.phase != "Pending";
+        return false;
+      };
+      if (!started()) {
+        if (options.follow) {
+          // -f: wait for it to start (wait() shows progress on a terminal), then stream.
+          wait(name, WaitFor::Running, std::chrono::hours(24), {}, cancel);
+        } else {
+          // No log yet: say why it has not started, from explain.
+          std::string why;
+          for (const auto& p : explain(name).pods)
+            if (p.pod == pod) {
+              if (!p.quota.empty()) why = p.quota;
+              else if (!p.events.empty()) why = p.events.back();
+            }
+          throw Error(fmt::format("job \"{}\" is PENDING: pod \"{}\" has not started, so it has no log yet{}{}", name,
+                                  pod, why.empty() ? "" : ": ", why));
+        }
+      }
     } catch (const CancelledError&) {
       return;  // as when the stream is cancelled: the caller asked to stop
     }
-    if (info.instances.empty())
-      throw Error(fmt::format("job \"{}\" has no pods yet; try again when `gpupool get {}` lists instances", name, name));
-    pod = info.instances.front().name;
   }
   LogOptions lo;
   lo.container = options.container;

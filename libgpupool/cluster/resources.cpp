@@ -15,6 +15,7 @@ const ResourceRef kServices{"", "v1", "services", "Service"};
 const ResourceRef kQuotas{"", "v1", "resourcequotas", "ResourceQuota"};
 const ResourceRef kEvents{"", "v1", "events", "Event"};
 const ResourceRef kDeployments{"apps", "v1", "deployments", "Deployment"};
+const ResourceRef kReplicaSets{"apps", "v1", "replicasets", "ReplicaSet"};
 const ResourceRef kJobs{"batch", "v1", "jobs", "Job"};
 const ResourceRef kTfJobs{"kubeflow.org", "v1", "tfjobs", "TFJob"};
 const ResourceRef kPyTorchJobs{"kubeflow.org", "v1", "pytorchjobs", "PyTorchJob"};

@@ -11,7 +11,7 @@
 
 namespace gpupool::detail {
 
-extern const ResourceRef kPods, kNodes, kPvcs, kServices, kQuotas, kEvents, kDeployments, kJobs, kTfJobs,
+extern const ResourceRef kPods, kNodes, kPvcs, kServices, kQuotas, kEvents, kDeployments, kReplicaSets, kJobs, kTfJobs,
     kPyTorchJobs, kMpiJobsV1, kMpiJobsV2;
 
 /// The resource of a built-in or Kubeflow apiVersion/kind; nullopt for anything else.

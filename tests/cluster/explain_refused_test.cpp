@@ -117,3 +117,62 @@ TEST_CASE("submit under the guide's quota: refused before anything is created, o
     CHECK(count("batch", "jobs") == 0);
   }
 }
+
+TEST_CASE("get: a job's pods are the ones it owns, not every pod its labels match; PRIORITY from its pods") {
+  EmbeddedOptions eo;
+  eo.topology = "seed";
+  EmbeddedServer server{eo};
+  Cluster admin = Cluster::connect({.kubeconfig = server.admin_kubeconfig()});
+  auto& store = server.store();
+  store.create(store.type("scheduling.k8s.io", "priorityclasses"), "",
+               json::parse(R"({"metadata":{"name":"high"},"value":1000})").as_object());
+  // The guide's Deployments, made with kubectl apply: the same labels and selector on both.
+  for (const char* name : {"my-first-ubuntu-tf", "my-second-ubuntu-tf"}) {
+    json::object d = json::parse(R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"labels":{"name":"my-ubuntu-tf"}},
+      "spec":{"replicas":1,"selector":{"matchLabels":{"name":"my-ubuntu-tf"}},
+              "template":{"metadata":{"labels":{"name":"my-ubuntu-tf"}},
+                          "spec":{"priorityClassName":"high","tolerations":[{"operator":"Exists"}],
+                                  "containers":[{"name":"main","image":"busybox"}]}}}})").as_object();
+    d["metadata"].as_object()["name"] = name;
+    admin.client().create(ResourceRef{"apps", "v1", "deployments", "Deployment", true}, "default", d);
+  }
+  REQUIRE(store.list(store.type("", "pods"), "default", {}).items.size() == 2);
+  const JobInfo first = admin.get("my-first-ubuntu-tf");
+  REQUIRE(first.instances.size() == 1);
+  CHECK(first.instances[0].name.rfind("my-first-ubuntu-tf-", 0) == 0);
+  CHECK(first.priority == "high");
+  const JobInfo second = admin.get("my-second-ubuntu-tf");
+  REQUIRE(second.instances.size() == 1);
+  CHECK(second.instances[0].name.rfind("my-second-ubuntu-tf-", 0) == 0);
+}
+
+TEST_CASE("logs: a pending job says why in one error; -i must name one of the job's pods") {
+  EmbeddedOptions eo;
+  eo.topology = "seed";
+  EmbeddedServer server{eo};
+  Cluster admin = Cluster::connect({.kubeconfig = server.admin_kubeconfig()});
+  SubmitOptions o;
+  o.kind = "job";
+  o.name = "pending";
+  o.image = "busybox";
+  o.command = "echo hi";
+  o.selectors = {"no-such-label=x"};  // no node has it: the pod stays Pending
+  admin.submit(to_workload(o));
+  const std::string pod = admin.get("pending").instances.at(0).name;
+  auto collect = [](const std::string&) { return true; };
+  try {
+    admin.logs("pending", {}, collect);
+    FAIL("logs of a pending job");
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    CAPTURE(what);
+    CHECK(what.rfind("job \"pending\" is PENDING: pod \"" + pod + "\" has not started, so it has no log yet: FailedScheduling: 0/6 nodes are "
+                     "available: ", 0) == 0);
+    CHECK(what.find("didn't match Pod's node affinity/selector") != std::string::npos);
+  }
+  JobLogOptions other;
+  other.instance = "someone-elses-pod";
+  CHECK_THROWS_WITH_AS(admin.logs("pending", other, collect),
+                       ("pod \"someone-elses-pod\" is not an instance of job \"pending\"; its instances: " + pod).c_str(),
+                       Error);
+}
