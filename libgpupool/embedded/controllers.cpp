@@ -321,17 +321,26 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
   if (!finished) {
     // pkg/controller/job/job_controller.go (v1.31+): FailureTarget/SuccessCriteriaMet first, then
     // the terminal Failed/Complete condition, with the same reason and message.
+    // A Job's conditions carry lastProbeTime as well (job_controller.go newCondition).
+    auto job_condition = [&](std::string_view type, std::string_view reason, std::string_view msg) {
+      json::object c = condition(type, true, reason, msg, now);
+      c["lastProbeTime"] = to_rfc3339(now);
+      return c;
+    };
     if (failed > backoff_limit) {
       const char* msg = "Job has reached the specified backoff limit";
-      util::set_condition(conditions, condition("FailureTarget", true, "BackoffLimitExceeded", msg, now));
-      util::set_condition(conditions, condition("Failed", true, "BackoffLimitExceeded", msg, now));
+      util::set_condition(conditions, job_condition("FailureTarget", "BackoffLimitExceeded", msg));
+      util::set_condition(conditions, job_condition("Failed", "BackoffLimitExceeded", msg));
+      // job_controller.go: the failure's reason and message as a Warning event.
+      plan.events.push_back({"Warning", "BackoffLimitExceeded", msg});
       stop_active();
       active = 0;
       ready = 0;
     } else if (succeeded >= completions) {
       const char* msg = "Reached expected number of succeeded pods";
-      util::set_condition(conditions, condition("SuccessCriteriaMet", true, "CompletionsReached", msg, now));
-      util::set_condition(conditions, condition("Complete", true, "CompletionsReached", msg, now));
+      util::set_condition(conditions, job_condition("SuccessCriteriaMet", "CompletionsReached", msg));
+      util::set_condition(conditions, job_condition("Complete", "CompletionsReached", msg));
+      plan.events.push_back({"Normal", "Completed", "Job completed"});
       status["completionTime"] = to_rfc3339(now);
       stop_active();
       active = 0;
@@ -963,6 +972,11 @@ void Controllers::reconcile(const Key& key) {
       own_status_[key].push_back(std::move(written));
     }
   }
+  for (const auto& ev : plan.events)
+    util::record_event(store_, when, *owner, ev.type, ev.reason, ev.message,
+                       key.resource == "jobs" ? "job-controller" : key.resource == "deployments" ? "deployment-controller"
+                                                                                             : "replicaset-controller",
+                       {}, "");
   if (!plan.owner_annotations.empty()) {
     try {
       store_.mutate(t, key.ns, key.name, [&](json::object& o) {

@@ -64,6 +64,10 @@ struct Plan {
   std::vector<Create> update;      ///< whole-object updates of children (e.g. scaling a ReplicaSet)
   std::optional<json::object> status;  ///< the owner's new status (nullopt: unchanged)
   json::object owner_annotations;      ///< annotations to set on the owner (after its status)
+  struct Event {
+    std::string type, reason, message;
+  };
+  std::vector<Event> events;  ///< to record on the owner once the plan is carried out
 };
 
 /// The objects an owner controls, as the store holds them (shared, immutable: no copies).

@@ -181,6 +181,10 @@ void default_pod_spec(json::object& spec) {
       set_default(co, "terminationMessagePath", "/dev/termination-log");
       set_default(co, "terminationMessagePolicy", "File");
       set_default(co, "resources", json::object{});
+      // SetDefaults_ContainerPort: protocol TCP.
+      if (auto* ports = co.if_contains("ports"); ports && ports->is_array())
+        for (auto& p : ports->as_array())
+          if (p.is_object()) set_default(p.as_object(), "protocol", "TCP");
     }
   }
 }
@@ -497,7 +501,13 @@ void builtin_admission(AdmissionRequest& r) {
             set_default(po, "nodePort", 30000 + (h + k++) % 2768);
         }
       }
-    } else if (t.group == "apps" && t.resource == "deployments") {
+    }
+  }
+  // Scheme defaults (SetDefaults_*) run on every decode of a body, updates and patches included: a
+  // volume or container patched into a workload's template later gets its defaults too. (What
+  // comes from strategies' PrepareForCreate or admission plugins stays on create, above.)
+  if ((create || r.operation == AdmissionRequest::Operation::Update) && r.subresource.empty()) {
+    if (t.group == "apps" && t.resource == "deployments") {
       auto& spec = obj_at(obj, "spec");
       set_default(spec, "replicas", 1);
       set_default(spec, "revisionHistoryLimit", 10);
@@ -515,7 +525,7 @@ void builtin_admission(AdmissionRequest& r) {
       set_default(spec, "completionMode", "NonIndexed");
       set_default(spec, "suspend", false);
       if (auto* tpl = spec.if_contains("template"); tpl && tpl->is_object()) default_pod_template(tpl->as_object());
-      prepare_job_create(obj);
+      if (create) prepare_job_create(obj);
     }
   }
   Causes causes;
