@@ -181,6 +181,13 @@ void default_pod_spec(json::object& spec) {
       set_default(co, "terminationMessagePath", "/dev/termination-log");
       set_default(co, "terminationMessagePolicy", "File");
       set_default(co, "resources", json::object{});
+      // SetDefaults_ObjectFieldSelector: a fieldRef's apiVersion is v1.
+      if (auto* env = co.if_contains("env"); env && env->is_array())
+        for (auto& e : env->as_array())
+          if (e.is_object())
+            if (auto* from = e.as_object().if_contains("valueFrom"); from && from->is_object())
+              if (auto* ref = from->as_object().if_contains("fieldRef"); ref && ref->is_object())
+                set_default(ref->as_object(), "apiVersion", "v1");
       // SetDefaults_ContainerPort: protocol TCP.
       if (auto* ports = co.if_contains("ports"); ports && ports->is_array())
         for (auto& p : ports->as_array())

@@ -211,6 +211,19 @@ def job_steps():
     return steps
 
 
+def submission_steps():
+    """The objects gpupool submits (tests/fidelity/data/submissions.json: `gpupool submit ... --dry-run=client
+    -o json` of the guide's Deployment with its SSD, NFS, PVC and shm volumes and staging, a Job with
+    tolerations, a selector and a hostPath, a bare GPU pod), as the server stores them after defaulting."""
+    data = json.load(open(os.path.join(HERE, "data", "submissions.json")))
+    steps = []
+    for key, kind in [("guide", "deployment"), ("job", "job"), ("pod", "pod")]:
+        obj = data[key]
+        steps += [(["create", "-f", "-"], json.dumps(obj)),
+                  (["get", kind, obj["metadata"]["name"], "-o", "json"], None)]
+    return steps
+
+
 # Each scenario: a list of steps; a step is (kubectl args, stdin or None). NS is the scenario's namespace.
 SCENARIOS = {
     "quota": [
@@ -339,6 +352,7 @@ SCENARIOS = {
                           "&labelSelector=fid%3Dw"], None),
     ],
     "jobs": job_steps(),
+    "submissions": submission_steps(),
     "lists": [
         (["create", "secret", "generic", "s1", "--from-literal=k=v"], None),
         (["create", "secret", "generic", "s2", "--from-literal=k=v"], None),
