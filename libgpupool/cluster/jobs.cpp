@@ -159,7 +159,9 @@ struct JobLookup {
 
 namespace {
 
-std::optional<JobLookup> find_workload(const Cluster::Impl& impl, const Cluster& cluster, const std::string& name) {
+/// The workloads named `name`, one per kind at most; stops at the first unless `all`.
+std::vector<JobLookup> find_workloads(const Cluster::Impl& impl, const std::string& name, bool all) {
+  std::vector<JobLookup> out;
   for (WorkloadKind kind : kAllKinds) {
     ResourceRef ref = workload_resource(kind, MpiJobApi::V1);
     if (kind == WorkloadKind::MPIJob) {
@@ -170,13 +172,25 @@ std::optional<JobLookup> find_workload(const Cluster::Impl& impl, const Cluster&
       continue;
     }
     try {
-      return JobLookup{kind, ref, impl.client->get(ref, impl.ns, name)};
+      out.push_back(JobLookup{kind, ref, impl.client->get(ref, impl.ns, name)});
+      if (!all) break;
     } catch (const ApiError& e) {
       if (e.code() != 404) throw;
     }
   }
-  (void)cluster;
-  return std::nullopt;
+  return out;
+}
+
+std::optional<JobLookup> find_workload(const Cluster::Impl& impl, const Cluster&, const std::string& name) {
+  auto found = find_workloads(impl, name, false);
+  if (found.empty()) return std::nullopt;
+  return std::move(found.front());
+}
+
+std::string kinds_list(const std::vector<JobLookup>& found, const std::string& name) {
+  std::string out;
+  for (const auto& j : found) out += (out.empty() ? "" : ", ") + kubectl_name(j.ref.kind, j.ref.group, name);
+  return out;
 }
 
 JobInfo build_info(const Cluster::Impl& impl, const JobLookup& job, std::map<std::string, std::string>& node_ips) {
@@ -300,8 +314,14 @@ std::vector<JobInfo> Cluster::list() const {
 }
 
 void Cluster::delete_job(const std::string& name) {
-  auto job = find_workload(*impl_, *this, name);
-  if (!job) throw ApiError(404, "NotFound", fmt::format("no job \"{}\" in namespace \"{}\"", name, impl_->ns));
+  const auto found = find_workloads(*impl_, name, true);
+  if (found.empty()) throw ApiError(404, "NotFound", fmt::format("no job \"{}\" in namespace \"{}\"", name, impl_->ns));
+  // Made by other tools, one name may hold several kinds: deleting one of them at a guess is not
+  // what the user asked.
+  if (found.size() > 1)
+    throw Error(fmt::format("\"{}\" names {} workloads in namespace \"{}\": {}; delete the one you mean with kubectl "
+                            "delete KIND/{}", name, found.size(), impl_->ns, kinds_list(found, name), name));
+  const JobLookup* job = &found.front();
   DeleteOptions d;
   d.propagation = PropagationPolicy::background;
   impl_->client->remove(job->ref, impl_->ns, name, d);
@@ -317,6 +337,19 @@ void Cluster::delete_job(const std::string& name) {
       }
     }
 }
+
+namespace detail {
+
+void refuse_taken_name(const Cluster::Impl& impl, const std::string& name) {
+  const auto found = find_workloads(impl, name, false);
+  if (!found.empty())
+    throw ApiError(409, "AlreadyExists",
+                   fmt::format("a job named \"{}\" already exists in namespace \"{}\" ({}); delete it first (gpupool "
+                               "delete {}) or choose another --name",
+                               name, impl.ns, kinds_list(found, name), name));
+}
+
+}  // namespace detail
 
 void Cluster::logs(const std::string& name, const JobLogOptions& options,
                    const std::function<bool(const std::string& line)>& on_line, const CancelToken& cancel) const {

@@ -176,3 +176,36 @@ TEST_CASE("logs: a pending job says why in one error; -i must name one of the jo
                        ("pod \"someone-elses-pod\" is not an instance of job \"pending\"; its instances: " + pod).c_str(),
                        Error);
 }
+
+TEST_CASE("one job name, one kind: a name taken by another kind is refused before anything is created") {
+  EmbeddedOptions eo;
+  eo.topology = "seed";
+  EmbeddedServer server{eo};
+  Cluster admin = Cluster::connect({.kubeconfig = server.admin_kubeconfig()});
+  SubmitOptions o;
+  o.kind = "deployment";
+  o.name = "dup";
+  o.image = "busybox";
+  o.command = "sleep 1000";
+  admin.submit(to_workload(o));
+  o.kind = "job";
+  try {
+    admin.submit(to_workload(o));
+    FAIL("a second job named dup");
+  } catch (const ApiError& e) {
+    CHECK(e.code() == 409);
+    CHECK(e.status_message() == "a job named \"dup\" already exists in namespace \"default\" (deployment.apps/dup); "
+                                "delete it first (gpupool delete dup) or choose another --name");
+  }
+  auto& store = server.store();
+  CHECK(store.list(store.type("batch", "jobs"), "default", {}).items.empty());
+  // Made by another tool, the name held by two kinds: delete says which, and deletes neither.
+  admin.client().create(ResourceRef{"batch", "v1", "jobs", "Job", true}, "default",
+                        admin.render(to_workload(o)).workload());
+  CHECK_THROWS_WITH_AS(admin.delete_job("dup"),
+                       "\"dup\" names 2 workloads in namespace \"default\": job.batch/dup, deployment.apps/dup; delete the "
+                       "one you mean with kubectl delete KIND/dup",
+                       Error);
+  CHECK(store.list(store.type("batch", "jobs"), "default", {}).items.size() == 1);
+  CHECK(store.list(store.type("apps", "deployments"), "default", {}).items.size() == 1);
+}
