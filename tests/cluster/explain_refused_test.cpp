@@ -13,11 +13,35 @@
 using namespace gpupool;
 namespace json = boost::json;
 
-TEST_CASE("explain: a Deployment and a Job whose pods a quota refuses show the FailedCreate reason") {
-  EmbeddedOptions eo;
-  eo.topology = "seed";
-  EmbeddedServer server{eo};
+namespace {
+
+/// An embedded cluster with the seed's nodes, and its admin.
+struct Seed {
+  static EmbeddedOptions options() {
+    EmbeddedOptions eo;
+    eo.topology = "seed";
+    return eo;
+  }
+  EmbeddedServer server{options()};
   Cluster admin = Cluster::connect({.kubeconfig = server.admin_kubeconfig()});
+};
+
+/// What a user types for a job (the command's flags).
+SubmitOptions job_options(const char* kind, const char* name, const char* command) {
+  SubmitOptions o;
+  o.kind = kind;
+  o.name = name;
+  o.image = "busybox";
+  o.command = command;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("explain: a Deployment and a Job whose pods a quota refuses show the FailedCreate reason") {
+  Seed seed;
+  EmbeddedServer& server = seed.server;
+  Cluster& admin = seed.admin;
   // The guide's quota: limits.cpu and limits.memory, so pods without limits are refused.
   server.store().create(server.store().type("", "resourcequotas"), "default",
                         json::parse(R"({"metadata":{"name":"team"},"spec":{"hard":{"limits.cpu":"8","limits.memory":"32Gi"}}})")
@@ -46,10 +70,9 @@ TEST_CASE("explain: a Deployment and a Job whose pods a quota refuses show the F
 }
 
 TEST_CASE("submit under the guide's quota: refused before anything is created, or created with limits") {
-  EmbeddedOptions eo;
-  eo.topology = "seed";
-  EmbeddedServer server{eo};
-  Cluster admin = Cluster::connect({.kubeconfig = server.admin_kubeconfig()});
+  Seed seed;
+  EmbeddedServer& server = seed.server;
+  Cluster& admin = seed.admin;
   auto& store = server.store();
   const auto& quotas = store.type("", "resourcequotas");
   store.create(quotas, "default",
@@ -119,10 +142,9 @@ TEST_CASE("submit under the guide's quota: refused before anything is created, o
 }
 
 TEST_CASE("get: a job's pods are the ones it owns, not every pod its labels match; PRIORITY from its pods") {
-  EmbeddedOptions eo;
-  eo.topology = "seed";
-  EmbeddedServer server{eo};
-  Cluster admin = Cluster::connect({.kubeconfig = server.admin_kubeconfig()});
+  Seed seed;
+  EmbeddedServer& server = seed.server;
+  Cluster& admin = seed.admin;
   auto& store = server.store();
   store.create(store.type("scheduling.k8s.io", "priorityclasses"), "",
                json::parse(R"({"metadata":{"name":"high"},"value":1000})").as_object());
@@ -147,15 +169,9 @@ TEST_CASE("get: a job's pods are the ones it owns, not every pod its labels matc
 }
 
 TEST_CASE("logs: a pending job says why in one error; -i must name one of the job's pods") {
-  EmbeddedOptions eo;
-  eo.topology = "seed";
-  EmbeddedServer server{eo};
-  Cluster admin = Cluster::connect({.kubeconfig = server.admin_kubeconfig()});
-  SubmitOptions o;
-  o.kind = "job";
-  o.name = "pending";
-  o.image = "busybox";
-  o.command = "echo hi";
+  Seed seed;
+  Cluster& admin = seed.admin;
+  SubmitOptions o = job_options("job", "pending", "echo hi");
   o.selectors = {"no-such-label=x"};  // no node has it: the pod stays Pending
   admin.submit(to_workload(o));
   const std::string pod = admin.get("pending").instances.at(0).name;
@@ -178,15 +194,10 @@ TEST_CASE("logs: a pending job says why in one error; -i must name one of the jo
 }
 
 TEST_CASE("one job name, one kind: a name taken by another kind is refused before anything is created") {
-  EmbeddedOptions eo;
-  eo.topology = "seed";
-  EmbeddedServer server{eo};
-  Cluster admin = Cluster::connect({.kubeconfig = server.admin_kubeconfig()});
-  SubmitOptions o;
-  o.kind = "deployment";
-  o.name = "dup";
-  o.image = "busybox";
-  o.command = "sleep 1000";
+  Seed seed;
+  EmbeddedServer& server = seed.server;
+  Cluster& admin = seed.admin;
+  SubmitOptions o = job_options("deployment", "dup", "sleep 1000");
   admin.submit(to_workload(o));
   o.kind = "job";
   try {
