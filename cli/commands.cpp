@@ -267,14 +267,22 @@ int run_wait(const ParsedArgs& a, Io& io) {
   WaitFor until = parse_wait_for(a.get("for", "Running"), "--for");
   auto timeout = duration_flag(a, "timeout", "10m");
   auto conn = Connection::open(a);
-  bool progress = io.out_is_terminal;
-  JobInfo info = conn.cluster().wait(a.positionals()[0], until, timeout, [&](const JobInfo& j) {
-    if (!progress) return;
-    int running = 0;
-    for (const auto& i : j.instances) running += i.phase == "Running";
-    io.out << fmt::format("\r{} {}: {}/{} instances running   ", j.name, to_string(j.status), running, j.instances.size());
-    io.out.flush();
-  });
+  bool progress = io.out_is_terminal, shown = false;
+  JobInfo info;
+  try {
+    info = conn.cluster().wait(a.positionals()[0], until, timeout, [&](const JobInfo& j) {
+      if (!progress) return;
+      int running = 0;
+      for (const auto& i : j.instances) running += i.phase == "Running";
+      io.out << fmt::format("\r{} {}: {}/{} instances running   ", j.name, to_string(j.status), running, j.instances.size());
+      io.out.flush();
+      shown = true;
+    });
+  } catch (...) {
+    // The error goes on a line of its own, not after a half-overwritten progress line.
+    if (shown) io.out << "\r\x1b[K" << std::flush;
+    throw;
+  }
   if (progress) io.out << "\n";
   io.out << fmt::format("job \"{}\" is {}\n", info.name, to_string(info.status));
   conn.close();

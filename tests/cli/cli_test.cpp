@@ -368,3 +368,27 @@ TEST_CASE("messages of the daily-loop trial (issue #14 item 13)") {
   CHECK(render.code == 0);
   CHECK(render.out.find("namespace: default") != std::string::npos);
 }
+
+TEST_CASE("wait on a terminal: a failure clears the progress line before the error") {
+  gpupool::EmbeddedOptions eo;
+  eo.topology = "seed";
+  eo.manual_clock = false;
+  gpupool::EmbeddedServer server(eo);
+  // A job whose only pod exits 1 at once (the embedded kubelet's simulation annotations).
+  auto job = boost::json::parse(R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"fails"},
+    "spec":{"backoffLimit":0,"template":{"metadata":{"annotations":{"gpupool.io/simulate-startup":"0s",
+      "gpupool.io/simulate-duration":"0s","gpupool.io/simulate-exit-code":"1"}},
+      "spec":{"restartPolicy":"Never","tolerations":[{"operator":"Exists"}],
+              "containers":[{"name":"main","image":"busybox"}]}}}})").as_object();
+  server.store().create(server.store().type("batch", "jobs"), "default", job);
+  std::ostringstream out, err;
+  Io io{out, err, /*out_is_terminal=*/true};
+  const int code = run({"--kubeconfig", server.admin_kubeconfig(), "wait", "fails", "--for", "Succeeded", "--timeout", "1m"}, io);
+  CHECK(code == 1);
+  CHECK(err.str().find("failed") != std::string::npos);
+  const std::string shown = out.str();
+  CAPTURE(shown);
+  REQUIRE(shown.find('\r') != std::string::npos);  // the progress line was drawn
+  CHECK(shown.size() >= 4);
+  CHECK(shown.substr(shown.size() - 4) == "\r\x1b[K");  // and cleared before the error
+}
