@@ -19,7 +19,11 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <optional>
 #include <csignal>
 #include <iostream>
@@ -190,6 +194,68 @@ int run_submit(const std::string& kind, const ParsedArgs& a, Io& io) {
                       : dry_run       ? " created (server dry run)\n"
                                       : " created\n");
   if (conn) conn->close();
+  return 0;
+}
+
+// ---- apply -------------------------------------------------------------------------------------
+
+/// The manifests of every -f: a file, "-" (standard input), or a directory's .yaml/.yml/.json files
+/// (with -R its subdirectories' too), as kubectl apply reads them.
+std::vector<boost::json::object> read_manifests(const ParsedArgs& a) {
+  namespace fs = std::filesystem;
+  std::vector<boost::json::object> out;
+  auto read_file = [&](const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ValidationError("--filename", path.string(), "cannot read this file");
+    std::stringstream text;
+    text << in.rdbuf();
+    for (auto& o : parse_manifests(text.str(), path.string())) out.push_back(std::move(o));
+  };
+  if (a.all("filename").empty()) throw UsageError("apply needs -f FILE, -f DIR or -f - (standard input)");
+  for (const auto& f : a.all("filename")) {
+    if (f == "-") {
+      std::stringstream text;
+      text << std::cin.rdbuf();
+      for (auto& o : parse_manifests(text.str(), "<stdin>")) out.push_back(std::move(o));
+    } else if (fs::is_directory(f)) {
+      std::vector<fs::path> files;
+      auto take = [&](const fs::directory_entry& e) {
+        const auto ext = e.path().extension();
+        if (e.is_regular_file() && (ext == ".yaml" || ext == ".yml" || ext == ".json")) files.push_back(e.path());
+      };
+      if (a.has("recursive"))
+        for (const auto& e : fs::recursive_directory_iterator(f)) take(e);
+      else
+        for (const auto& e : fs::directory_iterator(f)) take(e);
+      std::sort(files.begin(), files.end());
+      for (const auto& p : files) read_file(p);
+    } else if (fs::exists(f)) {
+      read_file(f);
+    } else {
+      throw ValidationError("--filename", f, "no such file or directory");
+    }
+  }
+  if (out.empty()) throw ValidationError("--filename", a.all("filename").front(), "no objects to apply");
+  return out;
+}
+
+int run_apply(const ParsedArgs& a, Io& io) {
+  const std::string output = output_flag(a, {"yaml", "json"});
+  const std::string dry = a.get("dry-run");  // "", "true" / "server", or "client"
+  auto objects = read_manifests(a);
+  auto conn = Connection::open(a);
+  ApplyResult r;
+  if (dry == "client") {  // checked against the profile, nothing sent
+    r.objects = conn.cluster().prepare_manifests(std::move(objects));
+    for (const auto& o : r.objects) r.lines.push_back(kubectl_name(o) + " checked (client dry run, nothing sent)");
+  } else {
+    r = conn.cluster().apply(std::move(objects), !dry.empty(), a.has("force-conflicts"));
+  }
+  if (output == "yaml") io.out << to_yaml(r.objects);
+  else if (output == "json") io.out << to_json(r.objects);
+  else
+    for (const auto& line : r.lines) io.out << line << "\n";
+  conn.close();
   return 0;
 }
 
@@ -486,6 +552,7 @@ std::vector<Command> build_commands() {
   add({"", "gpupool: launch GPU training workloads on Kubernetes", "COMMAND",
        "Commands:\n"
        "  submit mpi|tf|pytorch|job|deployment   submit a training job\n"
+       "  apply -f FILE    apply existing manifests (server-side apply), checked against the profile\n"
        "  get NAME         a job's status and where each instance runs\n"
        "  list             jobs in the namespace\n"
        "  logs NAME        a job's log\n"
@@ -527,6 +594,20 @@ std::vector<Command> build_commands() {
          submit_flags(kind), 0, -1},
         [kind](const ParsedArgs& a, Io& io) { return run_submit(kind, a, io); });
   }
+  add({"apply", "Apply existing manifests (YAML or JSON) with server-side apply, as kubectl apply", "",
+       "Every object is checked against the profile first (catalog images, the GPU resource, the namespace)\n"
+       "and the namespace's quotas; on a failure, what this apply created is deleted again.\n\n"
+       "Examples:\n  gpupool --profile iiis apply -f deployment.yaml\n  gpupool apply -f manifests/ -R --dry-run=server",
+       {flag("filename", 'f', "FILE|DIR|-", "a manifest file, a directory of them, or - for standard input", true),
+        sw("recursive", "with -f DIR, also its subdirectories", 'R'),
+        FlagSpec{"dry-run", 0, "",
+                 "send nothing to store: server (the default) has the server validate and admit every object; "
+                 "client only checks them against the profile",
+                 false, {"server", "client"}},
+        sw("force-conflicts", "take over fields another manager owns (server-side apply --force-conflicts)"),
+        flag("output", 'o', "FORMAT", "print the applied objects: yaml or json")},
+       0, 0},
+      run_apply);
   add({"get", "Show a job: status, duration, and the node of each instance", "NAME", "",
        {flag("output", 'o', "FORMAT", "wide, json or yaml")}, 1, 1},
       run_get);

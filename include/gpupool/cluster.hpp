@@ -105,6 +105,14 @@ struct SubmitResult {
   Submission submission;             ///< the objects as sent (after the profile was applied)
 };
 
+/// What apply() did, as `kubectl apply` reports it.
+struct ApplyResult {
+  /// "deployment.apps/x created", "... configured", "... unchanged"; with a server dry run the
+  /// verb is followed by " (server dry run)".
+  std::vector<std::string> lines;
+  std::vector<boost::json::object> objects;  ///< as the server returned them
+};
+
 /// Why pods are (or would be) where they are.
 struct PodExplanation {
   std::string pod;                 ///< pod name, or the replica name for a workload not submitted
@@ -185,6 +193,16 @@ class Cluster {
   /// Creates every object of the submission; when one fails, deletes what it created and rethrows.
   /// dry_run: the server validates everything (dryRun=All) and nothing is stored.
   SubmitResult submit(const Workload& workload, bool dry_run = false);
+  /// Checks existing manifests against the profile, without contacting the server: image
+  /// shorthand resolved through the catalog (a warning for a name that looks like a mistyped
+  /// catalog image), the GPU resource name (ValidationError naming the field and the profile's
+  /// resource), an object's namespace against the connection's. Returns the objects to send.
+  std::vector<boost::json::object> prepare_manifests(std::vector<boost::json::object> objects) const;
+  /// `kubectl apply --server-side` of existing manifests (field manager "gpupool"), after
+  /// prepare_manifests() and the quota pre-flight; each object is reported created, configured or
+  /// unchanged. When one fails, the objects this call created are deleted again and the error
+  /// rethrown. dry_run: the server validates everything and stores nothing.
+  ApplyResult apply(std::vector<boost::json::object> objects, bool dry_run = false, bool force_conflicts = false);
   JobInfo get(const std::string& name) const;
   std::vector<JobInfo> list() const;
   /// Deletes the job and everything gpupool created with it (TensorBoard, not PVCs), cascading.

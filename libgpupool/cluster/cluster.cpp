@@ -4,13 +4,17 @@
 #include "cluster/preflight.hpp"
 
 #include "gpupool/error.hpp"
+#include "gpupool/image.hpp"
 #include "gpupool/manifest.hpp"
 
 #include <fmt/format.h>
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <cstdlib>
+#include <functional>
+#include <optional>
 #include <random>
 
 namespace gpupool {
@@ -343,6 +347,153 @@ SubmitResult Cluster::submit(const Workload& workload, bool dry_run) {
     rethrow_with_note(original, fmt::format(" [the submission was not completed and {} of its objects could not be "
                                             "deleted: {}; delete {} yourself, e.g. with kubectl delete]",
                                             left.size(), list, left.size() == 1 ? "it" : "them"));
+  }
+  return result;
+}
+
+}  // namespace gpupool
+
+// ---- apply -------------------------------------------------------------------------------------
+
+namespace gpupool {
+
+namespace {
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+/// Every pod spec inside `o` (a Pod's spec, templates, Kubeflow replica specs), with its path.
+void for_each_pod_spec(json::object& o, const std::string& path,
+                       const std::function<void(json::object&, const std::string&)>& fn) {
+  if (o.contains("containers") && o.at("containers").is_array()) {
+    fn(o, path);
+    return;
+  }
+  for (auto& [k, v] : o)
+    if (v.is_object()) for_each_pod_spec(v.as_object(), path + "." + std::string(k), fn);
+}
+
+/// An object without what the server and controllers change by themselves (versions, managed
+/// fields, status): what is left is what an apply configures.
+json::object without_bookkeeping(json::object o) {
+  o.erase("status");
+  if (auto* md = o.if_contains("metadata"); md && md->is_object())
+    for (const char* k : {"managedFields", "resourceVersion", "generation"}) md->as_object().erase(k);
+  return o;
+}
+
+}  // namespace
+
+std::vector<json::object> Cluster::prepare_manifests(std::vector<json::object> objects) const {
+  const Profile& p = impl_->profile;
+  for (auto& object : objects) {
+    const std::string kind = str_at(object, {"kind"});
+    if (kind.empty() || str_at(object, {"apiVersion"}).empty() || str_at(object, {"metadata", "name"}).empty())
+      throw ValidationError("manifest", kind.empty() ? "<no kind>" : kind,
+                            "every object needs apiVersion, kind and metadata.name");
+    // kubectl's rule: an object's own namespace must be the one the command works in.
+    if (const std::string ns = str_at(object, {"metadata", "namespace"}); !ns.empty() && ns != impl_->ns)
+      throw ValidationError("metadata.namespace", ns,
+                            fmt::format("{}/{} is for namespace \"{}\", this connection works in \"{}\"; pass -n {} to "
+                                        "apply it there",
+                                        detail::lower(kind), str_at(object, {"metadata", "name"}), ns, impl_->ns, ns));
+    if (!object.contains("spec") || !object.at("spec").is_object()) continue;
+    for_each_pod_spec(object["spec"].as_object(), "spec", [&](json::object& spec, const std::string& path) {
+      for (const char* list : {"initContainers", "containers"}) {
+        auto* cs = spec.if_contains(list);
+        if (!cs || !cs->is_array()) continue;
+        std::size_t i = 0;
+        for (auto& c : cs->as_array()) {
+          const std::string field = fmt::format("{}.{}[{}]", path, list, i++);
+          if (!c.is_object()) continue;
+          auto& co = c.as_object();
+          if (auto* image = co.if_contains("image"); image && image->is_string()) {
+            const std::string written(image->as_string());
+            const std::string resolved = p.catalog.resolve(written, field + ".image");
+            if (resolved != written) *image = resolved;
+            // A short name the catalog does not list but nearly does: probably a typo.
+            const ImageRef ref = ImageRef::parse(resolved, field + ".image");
+            if (resolved == written && ref.domain.empty() && ref.path.find('/') == std::string::npos && impl_->logger)
+              for (const auto& entry : p.catalog.images)
+                if (entry.name != ref.path && edit_distance(entry.name, ref.path) <= 2)
+                  impl_->logger(LogLevel::warning,
+                                fmt::format("{}.image: \"{}\" is not in the {} profile's catalog; did you mean {}?", field,
+                                            written, p.name, entry.name));
+          }
+          // GPUs: the site's resource name only (a request for another is never scheduled there).
+          for (const char* part : {"limits", "requests"})
+            if (const auto* res = obj_at(co, {"resources", part}))
+              for (const auto& [name, q] : *res) {
+                const std::string n(name);
+                if (n != p.gpu.resource && n.size() > 4 && n.compare(n.size() - 4, 4, "/gpu") == 0)
+                  throw ValidationError(fmt::format("{}.resources.{}", field, part), n,
+                                        fmt::format("this cluster's GPUs are \"{}\" (profile {}); ask for that resource",
+                                                    p.gpu.resource, p.name));
+              }
+        }
+      }
+    });
+  }
+  return objects;
+}
+
+ApplyResult Cluster::apply(std::vector<json::object> objects, bool dry_run, bool force_conflicts) {
+  ApplyResult result;
+  Submission checked;
+  checked.objects = prepare_manifests(std::move(objects));
+  detail::preflight(*impl_->client, checked, impl_->ns);
+  detail::warn_unknown_storage_classes(*impl_->client, checked.objects, impl_->logger);
+  PatchOptions po;
+  po.dry_run = dry_run;
+  po.field_manager = "gpupool";
+  po.force = force_conflicts;
+  std::vector<Placed> created;
+  try {
+    for (const auto& object : checked.objects) {
+      const ResourceRef ref = resource_of(*impl_->client, object);
+      const std::string ns = ref.namespaced ? impl_->ns : "";
+      const std::string name = str_at(object, {"metadata", "name"});
+      std::optional<json::object> before;
+      try {
+        before = impl_->client->get(ref, ns, name);
+      } catch (const ApiError& e) {
+        if (e.code() != 404) throw;
+      }
+      json::object stored = impl_->client->patch(ref, ns, name, PatchType::apply, object, po);
+      // kubectl's words: created, or configured when the apply changed anything, else unchanged.
+      // Compared by content, not resourceVersion: controllers write status (a claim's binding) at
+      // moments of their own, and a dry run stores nothing.
+      const char* verb = !before ? "created"
+                         : without_bookkeeping(*before) == without_bookkeeping(stored) ? "unchanged"
+                                                                                      : "configured";
+      if (!before && !dry_run) created.push_back({ref, ns, name});
+      result.lines.push_back(fmt::format("{} {}{}", kubectl_name(ref.kind, ref.group, name), verb,
+                                         dry_run ? " (server dry run)" : ""));
+      result.objects.push_back(std::move(stored));
+    }
+  } catch (...) {
+    // Undo what this apply created; what it configured stays configured (the objects that were
+    // there before are not this call's to delete).
+    const std::exception_ptr original = std::current_exception();
+    if (dry_run || created.empty()) throw;
+    const std::vector<std::string> left = roll_back(*impl_->client, created, std::nullopt, "");
+    if (left.empty()) throw;
+    std::string list;
+    for (const auto& l : left) list += (list.empty() ? "" : "; ") + l;
+    rethrow_with_note(original, fmt::format(" [the apply was not completed and {} of the objects it created could not be "
+                                            "deleted: {}]", left.size(), list));
   }
   return result;
 }

@@ -215,3 +215,25 @@ TEST_CASE("a damaged state file is refused in one line naming it and the fix, an
   CHECK(state.gp("cluster reset seed").code == 0);
   CHECK(state.gp("--embedded seed nodes").code == 0);
 }
+
+TEST_CASE("apply -f: a directory, standard input, -R, and what bad input says") {
+  StateDir state;
+  const std::string dir = std::string(GPUPOOL_SOURCE_DIR) + "/examples/manifests";
+  Shell applied = state.gp("--embedded iiis apply -f '" + dir + "'");
+  CHECK(applied.code == 0);
+  CHECK(applied.out == "persistentvolumeclaim/my-pvc created\ndeployment.apps/my-first-ubuntu-tf created\n");
+  Shell again = sh("cat '" + dir + "/ubuntu-tf-example.yaml' | " + state.env() + "'" GPUPOOL_CLI "' --embedded iiis apply -f -");
+  CHECK(again.out == "deployment.apps/my-first-ubuntu-tf unchanged\n");
+  // -R: subdirectories too (nothing new there, so all unchanged).
+  const fs::path nested = state.path / "m" / "deeper";
+  fs::create_directories(nested);
+  fs::copy_file(dir + "/nfs-pvc-example.yaml", nested / "pvc.yaml");
+  CHECK(state.gp("--embedded iiis apply -f '" + (state.path / "m").string() + "'").code == 2);  // no files at the top
+  CHECK(state.gp("--embedded iiis apply -R -f '" + (state.path / "m").string() + "'").out ==
+        "persistentvolumeclaim/my-pvc unchanged\n");
+  // Bad input: one line, exit 2, nothing applied.
+  Shell missing = state.gp("--embedded iiis apply -f /no/such/file.yaml");
+  CHECK(missing.code == 2);
+  CHECK(missing.out == "error: --filename: invalid value \"/no/such/file.yaml\": no such file or directory\n");
+  CHECK(state.gp("--embedded iiis apply").code == 2);
+}

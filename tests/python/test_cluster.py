@@ -345,3 +345,24 @@ def test_quota_preflight_and_limits():
         assert sorted(j.name for j in alice.list()) == ["guide", "limited"]
         with pytest.raises(gpupool.ValidationError, match="gpu_limit"):
             alice.submit("job", name="x", image="busybox", gpus=1, gpu_limit=2)
+
+
+def test_apply_existing_manifests():
+    """Cluster.apply: the guide's manifests as text or dicts, kubectl's words, and a dry run."""
+    manifests = (pathlib.Path(__file__).resolve().parents[2] / "examples" / "manifests")
+    text = (manifests / "nfs-pvc-example.yaml").read_text() + "\n---\n" + (manifests / "ubuntu-tf-example.yaml").read_text()
+    with gpupool.EmbeddedCluster(topology="iiis", profile="iiis") as cluster:
+        assert cluster.apply(text, dry_run=True).lines == [
+            "persistentvolumeclaim/my-pvc created (server dry run)",
+            "deployment.apps/my-first-ubuntu-tf created (server dry run)"]
+        result = cluster.apply(text)
+        assert result.lines == ["persistentvolumeclaim/my-pvc created", "deployment.apps/my-first-ubuntu-tf created"]
+        image = result.objects[1]["spec"]["template"]["spec"]["containers"][0]["image"]
+        assert image == "harbor.iiis.co/library/ubuntu-tensorflow:2.3.0"
+        objects = gpupool.parse_manifests(text)
+        objects[1]["spec"]["replicas"] = 2
+        assert cluster.apply(objects).lines == ["persistentvolumeclaim/my-pvc unchanged",
+                                                "deployment.apps/my-first-ubuntu-tf configured"]
+        assert "ApplyResult(lines=[" in repr(result)
+        with pytest.raises(TypeError):
+            cluster.apply([1, 2])

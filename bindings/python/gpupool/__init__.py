@@ -32,7 +32,7 @@ _NATIVE = (
     "NfsMount", "NfsShare", "LocalSsd", "GpuConvention", "Profile", "Submission", "render",
     "to_yaml", "to_json", "parse_manifests",
     # cluster (present once the library has the facade)
-    "Cluster", "NodeRow", "NodeList", "Instance", "JobInfo", "SubmitResult", "PodExplanation", "Verdict",
+    "Cluster", "NodeRow", "NodeList", "Instance", "JobInfo", "SubmitResult", "ApplyResult", "PodExplanation", "Verdict",
     "Explanation", "QuotaInfo", "PvcInfo", "LogIterator", "jobs_to_text", "pvcs_to_text", "connect",
     # embedded cluster (present once the library has the embedded server)
     "EmbeddedCluster",

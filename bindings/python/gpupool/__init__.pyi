@@ -68,6 +68,7 @@ from gpupool._gpupool import (
     Instance as Instance,
     JobInfo as JobInfo,
     SubmitResult as SubmitResult,
+    ApplyResult as ApplyResult,
     PodExplanation as PodExplanation,
     Verdict as Verdict,
     Explanation as Explanation,

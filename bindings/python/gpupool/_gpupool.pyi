@@ -481,6 +481,10 @@ class SubmitResult:
     created: List[str]
     submission: Submission
 
+class ApplyResult:
+    lines: List[str]
+    objects: List[JSONObject]
+
 class PodExplanation:
     class Verdict:
         node: str
@@ -543,6 +547,8 @@ class Cluster:
     def submit(self, workload: Union[Workload, SubmitOptions], *, dry_run: bool = False) -> SubmitResult: ...
     @overload
     def submit(self, kind: Optional[str] = None, *, dry_run: bool = False, **options: Any) -> SubmitResult: ...
+    def apply(self, manifests: Union[str, Sequence[JSONObject]], *, dry_run: bool = False,
+              force_conflicts: bool = False) -> ApplyResult: ...
     def get(self, name: str) -> JobInfo: ...
     def list(self) -> List[JobInfo]: ...
     def delete(self, name: str) -> None: ...

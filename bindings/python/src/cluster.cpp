@@ -7,6 +7,7 @@
 #include "cluster.hpp"
 
 #include "gpupool/error.hpp"
+#include "gpupool/manifest.hpp"
 #include "gpupool/submit_options.hpp"
 
 #include <pybind11/chrono.h>
@@ -263,6 +264,20 @@ void bind_results(py::module_& m) {
       .def_readonly("submission", &SubmitResult::submission)
       .def("__repr__", [](py::handle self) { return repr_fields(self, "SubmitResult", {"name", "namespace", "created"}); });
 
+  py::class_<ApplyResult>(m, "ApplyResult", "What apply() did, in kubectl's words.")
+      .def_readonly("lines", &ApplyResult::lines)
+      .def_property_readonly("objects",
+                             [](const ApplyResult& self) {
+                               py::list out;
+                               for (const auto& o : self.objects) out.append(to_python(o));
+                               return out;
+                             })
+      .def("__repr__", [](const ApplyResult& self) {
+        std::string lines;
+        for (const auto& l : self.lines) lines += (lines.empty() ? "'" : ", '") + l + "'";
+        return "ApplyResult(lines=[" + lines + "])";
+      });
+
   py::class_<PodExplanation> pe(m, "PodExplanation", "Why one pod is (or would be) where it is.");
   py::class_<PodExplanation::Verdict>(pe, "Verdict", "The local fit check of one node.")
       .def_readonly("node", &PodExplanation::Verdict::node)
@@ -383,6 +398,26 @@ void bind_cluster_class(py::module_& m) {
           py::arg("workload") = py::none(), py::kw_only(), py::arg("dry_run") = false,
           "Creates every object of a submission. Pass a Workload, or a kind with Arena-style options:\n"
           "submit(\"mpi\", name=\"mpi-dist\", image=\"...\", gpus=1, tolerations=[\"ssd_node\"]).")
+      .def(
+          "apply",
+          [](Cluster& self, py::object manifests, bool dry_run, bool force_conflicts) {
+            // YAML or JSON text (one or many documents), or objects (dicts).
+            std::vector<boost::json::object> objects;
+            if (py::isinstance<py::str>(manifests)) {
+              objects = parse_manifests(manifests.cast<std::string>(), "<manifests>");
+            } else {
+              for (auto item : manifests) {
+                boost::json::value v = from_python(item);
+                if (!v.is_object()) throw py::type_error("apply() takes YAML/JSON text or a list of objects (dicts)");
+                objects.push_back(std::move(v.as_object()));
+              }
+            }
+            py::gil_scoped_release unlocked;
+            return self.apply(std::move(objects), dry_run, force_conflicts);
+          },
+          py::arg("manifests"), py::kw_only(), py::arg("dry_run") = false, py::arg("force_conflicts") = false,
+          "Server-side apply of existing manifests (`gpupool apply -f`): checked against the profile and the\n"
+          "namespace's quotas first; what it created is deleted again when an object fails.")
       .def("get", &Cluster::get, release(), py::arg("name"), "What `arena get NAME` shows.")
       .def("list", &Cluster::list, release(), "Every gpupool job of the namespace.")
       .def("delete", &Cluster::delete_job, release(), py::arg("name"),
