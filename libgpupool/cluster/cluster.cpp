@@ -432,6 +432,25 @@ std::vector<json::object> Cluster::prepare_manifests(std::vector<json::object> o
                                 fmt::format("{}.image: \"{}\" is not in the {} profile's catalog; did you mean {}?", field,
                                             written, p.name, entry.name));
           }
+          // A GPU container without the env the site's GPUs need (Orion's ORION_*): a warning, since the
+          // manifest's author may set it another way (an envFrom, an image default).
+          bool wants_gpu = false;
+          for (const char* part : {"limits", "requests"})
+            if (const auto* r = obj_at(co, {"resources", part}); r && r->contains(p.gpu.resource)) wants_gpu = true;
+          if (impl_->logger && !p.gpu.env.empty() && wants_gpu) {
+            std::string missing;
+            for (const auto& e : p.gpu.env) {
+              bool has = false;
+              if (const auto* env = co.if_contains("env"); env && env->is_array())
+                for (const auto& v : env->as_array())
+                  has = has || (v.is_object() && str_at(v.as_object(), {"name"}) == e.name);
+              if (!has) missing += (missing.empty() ? "" : ", ") + e.name;
+            }
+            if (!missing.empty())
+              impl_->logger(LogLevel::warning,
+                            fmt::format("{}: asks for {} but lacks {}, which the {} profile sets for GPU containers", field,
+                                        p.gpu.resource, missing, p.name));
+          }
           // GPUs: the site's resource name only (a request for another is never scheduled there).
           for (const char* part : {"limits", "requests"})
             if (const auto* res = obj_at(co, {"resources", part}))

@@ -559,6 +559,39 @@ void builtin_admission(AdmissionRequest& r) {
           if (const auto* ps = tpl->as_object().if_contains("spec"); ps && ps->is_object())
             validate_pod_spec(ps->as_object(), "spec.template.spec.", causes);
       if (t.group == "batch") job_selector_causes(obj, causes);
+    } else if (core && t.resource == "services") {
+      // ValidateService (pkg/apis/core/validation): with more than one port each needs a name; port
+      // and a numeric targetPort in 1..65535. Then the NodePort allocator's range (30000-32767).
+      if (const auto* spec = spec_of(obj))
+        if (const auto* ports = spec->if_contains("ports"); ports && ports->is_array()) {
+          const auto& arr = ports->as_array();
+          auto in_range = [&](const json::object& p, const char* key, const std::string& field) {
+            const json::value* v = p.if_contains(key);
+            if (v && v->is_int64() && (v->as_int64() < 1 || v->as_int64() > 65535))
+              causes.push_back({"FieldValueInvalid",
+                                fmt::format("Invalid value: {}: must be between 1 and 65535, inclusive", v->as_int64()), field});
+          };
+          for (std::size_t i = 0; i < arr.size(); ++i) {
+            if (!arr[i].is_object()) continue;
+            const auto& p = arr[i].as_object();
+            const std::string f = fmt::format("spec.ports[{}]", i);
+            if (arr.size() > 1 && str(p, "name").empty()) causes.push_back({"FieldValueRequired", "Required value", f + ".name"});
+            in_range(p, "port", f + ".port");
+            in_range(p, "targetPort", f + ".targetPort");
+          }
+          if (causes.empty())
+            for (std::size_t i = 0; i < arr.size(); ++i) {
+              const json::value* np = arr[i].is_object() ? arr[i].as_object().if_contains("nodePort") : nullptr;
+              if (np && np->is_int64() && np->as_int64() != 0 && (np->as_int64() < 30000 || np->as_int64() > 32767)) {
+                causes.push_back({"FieldValueInvalid",
+                                  fmt::format("Invalid value: {}: provided port is not in the valid range. The range of "
+                                              "valid ports is 30000-32767",
+                                              np->as_int64()),
+                                  fmt::format("spec.ports[{}].nodePort", i)});
+                break;
+              }
+            }
+        }
     } else if (core && t.resource == "persistentvolumeclaims") {
       // ValidatePersistentVolumeClaimSpec: storageClassName is a DNS-1123 subdomain (ValidateClassName).
       if (const auto* spec = spec_of(obj))

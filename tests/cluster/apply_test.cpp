@@ -132,3 +132,17 @@ TEST_CASE("apply: when an object fails, what this apply created is deleted and t
   CHECK(site.count("", "persistentvolumeclaims") == 0);
   CHECK(site.count("", "configmaps") <= 1);  // kube-root-ca.crt at most: no Bad_Name
 }
+
+TEST_CASE("apply: a GPU container without the site's GPU env is applied, with a warning naming what is missing") {
+  Site site;
+  auto deployment = example("ubuntu-tf-example.yaml");
+  site.cluster.apply(deployment, true);
+  CHECK(site.warnings.empty());  // the example sets all of it
+  auto& env = deployment[0]["spec"].as_object()["template"].as_object()["spec"].as_object()["containers"]
+                  .as_array()[0].as_object()["env"].as_array();
+  env.erase(env.begin(), env.begin() + 2);  // ORION_GMEM, ORION_RATIO
+  site.cluster.apply(deployment, true);
+  REQUIRE(site.warnings.size() == 1);
+  CHECK(site.warnings[0] == "spec.template.spec.containers[0]: asks for virtaitech.com/gpu but lacks ORION_GMEM, "
+                            "ORION_RATIO, which the iiis profile sets for GPU containers");
+}

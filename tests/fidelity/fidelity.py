@@ -279,6 +279,15 @@ SCENARIOS = {
         (["create", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
                                             "metadata": {"name": "l", "labels": {"k": "v" * 63}}})),
     ],
+    "services": [
+        (["create", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "bad"}, "spec": {
+            "ports": [{"port": 99999}, {"port": 0, "targetPort": 70000, "name": "b"}]}})),
+        (["create", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "bad2"}, "spec": {
+            "type": "NodePort", "ports": [{"port": 80, "nodePort": 80}]}})),
+        (["create", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "two"}, "spec": {
+            "selector": {"app": "x"}, "ports": [{"port": 80, "name": "http"}, {"port": 6006, "targetPort": "tb", "name": "tb"}]}})),
+        (["get", "service", "two", "-o", "jsonpath={.spec.ports}"], None),
+    ],
     "conflict": [
         (["create", "configmap", "x", "--from-literal=a=1"], None),
         (["create", "configmap", "x", "--from-literal=a=1"], None),
