@@ -111,19 +111,18 @@ std::string pod_template_hash(const json::object& pod_template) {
 // maxSurge of the RollingUpdate strategy resolved against the replicas, rounded up
 // (deployment/util MaxSurge, intstr.GetScaledValueFromIntOrPercent); default 25%; Recreate: 0.
 std::int64_t max_surge(const json::object& d, std::int64_t replicas) {
-  const json::object* strategy = object_at(d, {"spec", "strategy"});
-  if (strategy && string_of(strategy, "type") == "Recreate") return 0;
-  const json::value* v = strategy ? [&]() -> const json::value* {
-    const json::object* ru = object_at(*strategy, {"rollingUpdate"});
-    return ru ? ru->if_contains("maxSurge") : nullptr;
-  }() : nullptr;
+  if (string_of(object_at(d, {"spec", "strategy"}), "type") == "Recreate") return 0;
+  const json::object* ru = object_at(d, {"spec", "strategy", "rollingUpdate"});
+  const json::value* v = ru ? ru->if_contains("maxSurge") : nullptr;
   if (v && v->is_int64()) return v->as_int64();
-  std::string text = v && v->is_string() ? std::string(v->as_string()) : std::string("25%");
-  if (!text.empty() && text.back() == '%') {
-    const std::int64_t percent = std::atoll(text.substr(0, text.size() - 1).c_str());
-    return (replicas * percent + 99) / 100;
-  }
+  const std::string text = v && v->is_string() ? std::string(v->as_string()) : std::string("25%");
+  if (!text.empty() && text.back() == '%') return (replicas * std::atoll(text.c_str()) + 99) / 100;
   return std::atoll(text.c_str());
+}
+
+/// The controller that records events about a `resource` it owns (kube-controller-manager's names).
+const char* controller_name(std::string_view resource) {
+  return resource == "jobs" ? "job-controller" : resource == "deployments" ? "deployment-controller" : "replicaset-controller";
 }
 
 Plan plan_deployment(const json::object& d, const Children& replicasets, Clock::time_point now) {
@@ -134,6 +133,7 @@ Plan plan_deployment(const json::object& d, const Children& replicasets, Clock::
   const std::string hash = pod_template_hash(tmpl);
   const std::string rs_name = name_of(d) + "-" + hash;
   const std::int64_t want = replicas_of(d);
+  const std::string max_replicas = std::to_string(want + max_surge(d, want));
   const json::object* current = nullptr;
   std::int64_t revision = 0;
   for (const auto& rs_ptr : replicasets) {
@@ -157,7 +157,7 @@ Plan plan_deployment(const json::object& d, const Children& replicasets, Clock::
                                               {"namespace", namespace_of(d)},
                                               {"labels", std::move(labels)},
                                               {"annotations", json::object{{"deployment.kubernetes.io/desired-replicas", std::to_string(want)},
-                                                                           {"deployment.kubernetes.io/max-replicas", std::to_string(want + max_surge(d, want))},
+                                                                           {"deployment.kubernetes.io/max-replicas", max_replicas},
                                                                            {"deployment.kubernetes.io/revision", std::to_string(revision + 1)}}},
                                               {"ownerReferences", json::array{util::controller_reference(d)}}}},
                     {"spec", json::object{{"replicas", want}, {"selector", std::move(selector)}, {"template", std::move(rs_tmpl)}}}};
@@ -183,7 +183,7 @@ Plan plan_deployment(const json::object& d, const Children& replicasets, Clock::
       ensure_object(scaled, "spec")["replicas"] = target;
       auto& ann = ensure_object(ensure_object(scaled, "metadata"), "annotations");
       ann["deployment.kubernetes.io/desired-replicas"] = std::to_string(want);
-      ann["deployment.kubernetes.io/max-replicas"] = std::to_string(want + max_surge(d, want));
+      ann["deployment.kubernetes.io/max-replicas"] = max_replicas;
       plan.update.push_back({"apps", "replicasets", std::move(scaled)});
     }
   }
@@ -845,6 +845,7 @@ void Controllers::reconcile(const Key& key) {
   if (!owner) return;
   const std::string uid = uid_of(*owner);
   const auto now = clock_.now();
+  const auto when = std::chrono::time_point_cast<std::chrono::system_clock::duration>(now);  // events' time
   Plan plan;
   if (key.resource == "deployments") plan = plan_deployment(*owner, owned(key.ns, uid, {{"apps", "replicasets"}}), now);
   else if (key.resource == "replicasets") plan = plan_replicaset(*owner, owned(key.ns, uid, {{"", "pods"}}), now);
@@ -868,22 +869,21 @@ void Controllers::reconcile(const Key& key) {
       auto made = store_.create_shared(store_.type(c.group, c.resource), key.ns, std::move(c.object));
       // The controllers' events (controller_utils.go createPods: SuccessfulCreate "Created pod: %v";
       // deployment sync.go getNewReplicaSet: ScalingReplicaSet "Scaled up replica set %s from 0 to %d").
-      const auto when = std::chrono::time_point_cast<std::chrono::system_clock::duration>(now);
       if (pod)
         util::record_event(store_, when, *owner, "Normal", "SuccessfulCreate", "Created pod: " + name_of(*made),
-                           key.resource == "jobs" ? "job-controller" : "replicaset-controller", {}, "");
+                           controller_name(key.resource), {}, "");
       else if (key.resource == "deployments" && c.resource == "replicasets" && replicas_of(*made, 0) > 0)
         util::record_event(store_, when, *owner, "Normal", "ScalingReplicaSet",
                            fmt::format("Scaled up replica set {} from 0 to {}", name_of(*made), replicas_of(*made, 0)),
-                           "deployment-controller", {}, "");
+                           controller_name(key.resource), {}, "");
     } catch (const StatusError& e) {
       if (e.code() == 409) continue;  // AlreadyExists: a previous round made it
       if (!pod) throw;
       refused = e;
       ++not_created;
-      util::record_event(store_, std::chrono::time_point_cast<std::chrono::system_clock::duration>(now), *owner, "Warning",
+      util::record_event(store_, when, *owner, "Warning",
                          "FailedCreate", "Error creating: " + e.status_message(),
-                         key.resource == "jobs" ? "job-controller" : "replicaset-controller", {}, "");
+                         controller_name(key.resource), {}, "");
     }
   }
   if (pod_owner) {
@@ -926,7 +926,6 @@ void Controllers::reconcile(const Key& key) {
       plan.status = std::move(st);
     }
   }
-  const auto when = std::chrono::time_point_cast<std::chrono::system_clock::duration>(now);
   for (auto& u : plan.update) {
     const ResourceType& ut = store_.type(u.group, u.resource);
     std::int64_t before = -1;
@@ -938,7 +937,7 @@ void Controllers::reconcile(const Key& key) {
       util::record_event(store_, when, *owner, "Normal", "ScalingReplicaSet",
                          fmt::format("Scaled {} replica set {} from {} to {}", replicas_of(*written, 0) > before ? "up" : "down",
                                      name_of(*written), before, replicas_of(*written, 0)),
-                         "deployment-controller", {}, "");
+                         controller_name(key.resource), {}, "");
   }
   for (const auto& r : plan.remove) {
     try {
@@ -946,7 +945,7 @@ void Controllers::reconcile(const Key& key) {
       // controller_utils.go DeletePod: SuccessfulDelete "Deleted pod: %v".
       if (pod_owner && r.group.empty() && r.resource == "pods")
         util::record_event(store_, when, *owner, "Normal", "SuccessfulDelete", "Deleted pod: " + r.name,
-                           key.resource == "jobs" ? "job-controller" : "replicaset-controller", {}, "");
+                           controller_name(key.resource), {}, "");
     } catch (const StatusError& e) {
       if (e.code() != 404) throw;
     }
@@ -974,8 +973,7 @@ void Controllers::reconcile(const Key& key) {
   }
   for (const auto& ev : plan.events)
     util::record_event(store_, when, *owner, ev.type, ev.reason, ev.message,
-                       key.resource == "jobs" ? "job-controller" : key.resource == "deployments" ? "deployment-controller"
-                                                                                             : "replicaset-controller",
+                       controller_name(key.resource),
                        {}, "");
   if (!plan.owner_annotations.empty()) {
     try {

@@ -72,36 +72,43 @@ json::object object_reference(const json::object& involved) {
   if (!ns.empty()) ref["namespace"] = ns;
   return ref;
 }
+
+// Both recorders: an Event named "<object>.<hex time>" in the object's namespace ("default" for a
+// cluster-scoped one), about `involved`; `fields` are the rest of it. Returns its name.
+std::string store_event(Store& store, std::chrono::system_clock::time_point now, const json::object& involved,
+                        json::object fields) {
+  static std::atomic<std::uint64_t> counter{0};
+  const json::object* md = object_at(involved, {"metadata"});
+  const std::string ns = string_of(md, "namespace").empty() ? "default" : string_of(md, "namespace");
+  const auto t = std::chrono::time_point_cast<Clock::duration>(now);
+  const std::string name = fmt::format("{}.{:x}", string_of(md, "name"),
+                                       static_cast<std::uint64_t>(t.time_since_epoch().count()) + counter++);
+  fields["apiVersion"] = "v1";
+  fields["kind"] = "Event";
+  fields["metadata"] = json::object{{"name", name}, {"namespace", ns}};
+  fields["involvedObject"] = object_reference(involved);
+  store.create(store.type("", "events"), ns, std::move(fields));
+  return name;
+}
 }  // namespace
 
 std::string record_event(Store& store, std::chrono::system_clock::time_point now, const json::object& involved,
                          std::string_view type, std::string_view reason, const std::string& message,
                          const std::string& component, std::string_view action,
                          std::optional<std::string_view> reporting_instance) {
-  static std::atomic<std::uint64_t> counter{0};
-  const json::object* md = object_at(involved, {"metadata"});
-  const std::string ns = string_of(md, "namespace"), name = string_of(md, "name");
-  const auto t = std::chrono::time_point_cast<Clock::duration>(now);
-  const std::string ev_name =
-      fmt::format("{}.{:x}", name, static_cast<std::uint64_t>(t.time_since_epoch().count()) + counter++);
-  json::object ref = object_reference(involved);
-  json::object ev{{"apiVersion", "v1"},
-                  {"kind", "Event"},
-                  {"metadata", json::object{{"name", ev_name}, {"namespace", ns.empty() ? "default" : ns}}},
-                  {"involvedObject", std::move(ref)},
-                  {"reason", reason},
+  const std::string t = to_rfc3339(std::chrono::time_point_cast<Clock::duration>(now));
+  json::object ev{{"reason", reason},
                   {"message", message},
                   {"source", json::object{{"component", component}}},
-                  {"firstTimestamp", to_rfc3339(t)},
-                  {"lastTimestamp", to_rfc3339(t)},
+                  {"firstTimestamp", t},
+                  {"lastTimestamp", t},
                   {"count", 1},
                   {"type", type},
                   {"eventTime", nullptr},
                   {"reportingComponent", component},
                   {"reportingInstance", reporting_instance ? std::string(*reporting_instance) : std::string()}};
   if (!action.empty()) ev["action"] = action;
-  store.create(store.type("", "events"), ns.empty() ? "default" : ns, std::move(ev));
-  return ev_name;
+  return store_event(store, now, involved, std::move(ev));
 }
 
 const std::string& host_name() {
@@ -118,28 +125,17 @@ std::string record_series_event(Store& store, std::chrono::system_clock::time_po
   // tools/events recorder.go generateEvent: name "<regarding>.<UnixNano hex>", EventTime now,
   // ReportingInstance reportingController + "-" + hostname; the core/v1 view of an events.k8s.io
   // Event leaves first/lastTimestamp zero (null), source empty and count out (0, omitempty).
-  static std::atomic<std::uint64_t> counter{0};
-  const json::object* md = object_at(involved, {"metadata"});
-  const std::string ns = string_of(md, "namespace"), name = string_of(md, "name");
-  const auto t = std::chrono::time_point_cast<Clock::duration>(now);
-  const std::string ev_name =
-      fmt::format("{}.{:x}", name, static_cast<std::uint64_t>(t.time_since_epoch().count()) + counter++);
-  json::object ev{{"apiVersion", "v1"},
-                  {"kind", "Event"},
-                  {"metadata", json::object{{"name", ev_name}, {"namespace", ns.empty() ? "default" : ns}}},
-                  {"involvedObject", object_reference(involved)},
-                  {"reason", reason},
-                  {"message", message},
-                  {"source", json::object{}},
-                  {"firstTimestamp", nullptr},
-                  {"lastTimestamp", nullptr},
-                  {"type", type},
-                  {"eventTime", to_rfc3339_micro(t)},
-                  {"action", action},
-                  {"reportingComponent", controller},
-                  {"reportingInstance", controller + "-" + host_name()}};
-  store.create(store.type("", "events"), ns.empty() ? "default" : ns, std::move(ev));
-  return ev_name;
+  return store_event(store, now, involved,
+                     json::object{{"reason", reason},
+                                  {"message", message},
+                                  {"source", json::object{}},
+                                  {"firstTimestamp", nullptr},
+                                  {"lastTimestamp", nullptr},
+                                  {"type", type},
+                                  {"eventTime", to_rfc3339_micro(std::chrono::time_point_cast<Clock::duration>(now))},
+                                  {"action", action},
+                                  {"reportingComponent", controller},
+                                  {"reportingInstance", controller + "-" + host_name()}});
 }
 
 }  // namespace gpupool::embedded::util

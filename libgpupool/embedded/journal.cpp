@@ -48,13 +48,6 @@ void fsync_dir(const std::string& file) {
   ::close(d);
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::string str(const json::object& o, const char* key) {
   const auto* v = o.if_contains(key);
   return v && v->is_string() ? std::string(v->as_string()) : std::string();
@@ -125,6 +118,13 @@ struct Replay {
 };
 
 }  // namespace
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
 
 void write_file_durably(const std::string& path, const std::string& text) {
   std::ostringstream tid;

@@ -25,6 +25,9 @@ namespace gpupool::embedded {
 
 namespace json = boost::json;
 
+/// A whole file's bytes ("" when it cannot be read).
+std::string read_file(const std::string& path);
+
 /// Writes `text` to `path` so that after return it survives a crash: a temporary file unique to
 /// this process and thread, mode 0600, fsync, rename over `path`, fsync of the directory.
 void write_file_durably(const std::string& path, const std::string& text);

@@ -71,13 +71,6 @@ std::vector<std::string> names_of(const ResourceList& l) {
   return out;
 }
 
-// resourcequota/controller.go prettyPrint: sorted "name=value" joined by ",".
-std::string pretty(const ResourceList& m) {
-  std::string out;
-  for (const auto& [k, v] : m) out += (out.empty() ? "" : ",") + k + "=" + v.to_string();
-  return out;
-}
-
 std::string join(const std::vector<std::string>& v, std::string_view sep) {
   std::string out;
   for (const auto& s : v) out += (out.empty() ? "" : std::string(sep)) + s;
@@ -614,6 +607,13 @@ void QuotaController::recalculate(const json::object& quota) {
   } catch (const StatusError&) {
     // Deleted meanwhile.
   }
+}
+
+// resourcequota/controller.go prettyPrint: sorted "name=value" joined by ",".
+std::string pretty(const ResourceList& m) {
+  std::string out;
+  for (const auto& [k, v] : m) out += (out.empty() ? "" : ",") + k + "=" + v.to_string();
+  return out;
 }
 
 }  // namespace gpupool::embedded

@@ -52,6 +52,9 @@ ResourceList pod_quota_usage(const json::object& pod);
 
 /// A ResourceList (requests, limits, hard, ...) from its JSON object; unparsable entries are left out.
 ResourceList resource_list(const json::object* o);
+/// "name=value,..." sorted by name, as the quota admission's messages print a ResourceList
+/// (resourcequota/controller.go prettyPrint).
+std::string pretty(const ResourceList& l);
 /// A ResourceList as JSON, each quantity in its canonical text.
 json::object resource_list_json(const ResourceList& l);
 /// The pod's requests and limits as component-helpers/resource PodRequests/PodLimits aggregate them

@@ -38,13 +38,6 @@ void make_private_dir(const fs::path& dir) {
   if (::stat(dir.c_str(), &st) == 0 && st.st_uid == ::getuid() && (st.st_mode & 077) != 0) ::chmod(dir.c_str(), 0700);
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 bool pid_alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
 
 /// An open lock file; flock() on it. Closing the descriptor releases the lock (also on kill -9).
@@ -92,7 +85,7 @@ bool lock_held(const std::string& path) {
 std::optional<EmbeddedEndpoint> read_endpoint(const std::string& path) {
   if (!fs::exists(path)) return std::nullopt;
   boost::system::error_code ec;
-  json::value v = json::parse(read_text(path), ec);
+  json::value v = json::parse(embedded::read_file(path), ec);
   if (ec || !v.is_object()) return std::nullopt;
   const auto& o = v.as_object();
   EmbeddedEndpoint e;
@@ -147,7 +140,6 @@ struct EmbeddedSession::Impl {
   std::unique_ptr<LockFile> lock;
   std::unique_ptr<EmbeddedServer> server;
   std::optional<EmbeddedEndpoint> joined;
-  bool closed = false;
 };
 
 EmbeddedSession::EmbeddedSession(EmbeddedSessionOptions options) : impl_(std::make_unique<Impl>()) {
@@ -220,9 +212,7 @@ std::string EmbeddedSession::url() const { return impl_->joined ? impl_->joined-
 
 void EmbeddedSession::close() {
   auto& im = *impl_;
-  if (im.closed) return;
-  im.closed = true;
-  if (!im.server) return;
+  if (!im.server) return;  // joined, or closed already
   std::error_code ec;
   if (im.options.serve) fs::remove(im.paths.endpoint, ec);
   im.server->stop();
