@@ -374,17 +374,6 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-/// Every pod spec inside `o` (a Pod's spec, templates, Kubeflow replica specs), with its path.
-void for_each_pod_spec(json::object& o, const std::string& path,
-                       const std::function<void(json::object&, const std::string&)>& fn) {
-  if (o.contains("containers") && o.at("containers").is_array()) {
-    fn(o, path);
-    return;
-  }
-  for (auto& [k, v] : o)
-    if (v.is_object()) for_each_pod_spec(v.as_object(), path + "." + std::string(k), fn);
-}
-
 /// An object without what the server and controllers change by themselves (versions, managed
 /// fields, status): what is left is what an apply configures.
 json::object without_bookkeeping(json::object o) {
@@ -409,8 +398,10 @@ std::vector<json::object> Cluster::prepare_manifests(std::vector<json::object> o
                             fmt::format("{}/{} is for namespace \"{}\", this connection works in \"{}\"; pass -n {} to "
                                         "apply it there",
                                         detail::lower(kind), str_at(object, {"metadata", "name"}), ns, impl_->ns, ns));
-    if (!object.contains("spec") || !object.at("spec").is_object()) continue;
-    for_each_pod_spec(object["spec"].as_object(), "spec", [&](json::object& spec, const std::string& path) {
+    for (const auto& at : pod_templates(object)) {
+      // pod_templates() points into `object`, which is ours to change.
+      json::object& spec = const_cast<json::object&>(*obj_at(*at.tmpl, {"spec"}));
+      const std::string& path = at.spec_path;
       for (const char* list : {"initContainers", "containers"}) {
         auto* cs = spec.if_contains(list);
         if (!cs || !cs->is_array()) continue;
@@ -463,7 +454,7 @@ std::vector<json::object> Cluster::prepare_manifests(std::vector<json::object> o
               }
         }
       }
-    });
+    }
   }
   return objects;
 }

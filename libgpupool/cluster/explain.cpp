@@ -61,30 +61,19 @@ std::vector<PodExplanation::Verdict> verdicts(const PodRequirements& pod, const 
   return out;
 }
 
-/// The pod templates of a rendered workload object: (replica name, pod object).
-std::vector<std::pair<std::string, json::object>> pod_templates(const json::object& workload) {
+/// The pods a rendered workload object makes, one per template: (replica name, pod object).
+std::vector<std::pair<std::string, json::object>> replica_pods(const json::object& workload) {
   std::vector<std::pair<std::string, json::object>> out;
-  std::string name = str_at(workload, {"metadata", "name"});
-  std::string kind = str_at(workload, {"kind"});
-  auto from_template = [&](const json::object* t) {
-    json::object pod;
-    if (!t) return pod;
-    if (const auto* m = obj_at(*t, {"metadata"})) pod["metadata"] = *m;
-    if (const auto* s = obj_at(*t, {"spec"})) pod["spec"] = *s;
-    return pod;
-  };
-  if (kind == "Pod") {
-    out.emplace_back(name, workload);
-  } else if (kind == "Deployment" || kind == "Job") {
-    out.emplace_back(name, from_template(obj_at(workload, {"spec", "template"})));
-  } else if (const auto* spec = obj_at(workload, {"spec"})) {
-    for (const auto& [key, value] : *spec) {
-      if (!key.ends_with("ReplicaSpecs") || !value.is_object()) continue;
-      for (const auto& [type, replica] : value.get_object()) {
-        if (!replica.is_object()) continue;
-        out.emplace_back(fmt::format("{}-{}", name, lower(type)), from_template(obj_at(replica.get_object(), {"template"})));
-      }
+  const std::string name = str_at(workload, {"metadata", "name"});
+  for (const auto& t : pod_templates(workload)) {
+    if (t.tmpl == &workload) {  // a Pod is its own template
+      out.emplace_back(name, workload);
+      continue;
     }
+    json::object pod;
+    if (const auto* m = obj_at(*t.tmpl, {"metadata"})) pod["metadata"] = *m;
+    if (const auto* s = obj_at(*t.tmpl, {"spec"})) pod["spec"] = *s;
+    out.emplace_back(t.replica.empty() ? name : fmt::format("{}-{}", name, lower(t.replica)), std::move(pod));
   }
   return out;
 }
@@ -162,7 +151,7 @@ Explanation Cluster::explain(const Workload& workload) const {
   out.name = workload.name;
   PlacementState state;
   std::vector<NodeInfo> nodes = node_infos(*impl_, state);
-  for (const auto& [replica, pod] : pod_templates(s.workload())) {
+  for (const auto& [replica, pod] : replica_pods(s.workload())) {
     PodExplanation p;
     p.pod = replica;
     p.nodes = verdicts(PodRequirements::from_pod_json(pod), nodes, state);

@@ -1,5 +1,6 @@
 // Job queries of the facade: get, list, delete, logs and wait.
 #include "cluster/impl.hpp"
+#include "embedded/controllers_util.hpp"
 
 #include "gpupool/error.hpp"
 #include "gpupool/render.hpp"
@@ -97,15 +98,6 @@ std::string fallback_selector(WorkloadKind kind, const json::object& workload, c
   }
 }
 
-std::string controller_uid(const json::object& o) {
-  if (const auto* refs = arr_at(o, {"metadata", "ownerReferences"}))
-    for (const auto& r : *refs)
-      if (r.is_object() && r.as_object().if_contains("controller") && r.as_object().at("controller").is_bool() &&
-          r.as_object().at("controller").as_bool())
-        return str_at(r.as_object(), {"uid"});
-  return "";
-}
-
 /// Keeps the pods the workload controls, through its ReplicaSets (Deployment) or Jobs (an MPIJob's
 /// launcher) or directly: labels alone are not enough, since the guide's Deployments share labels
 /// (name=my-ubuntu-tf), and a selector then matches the others' pods too.
@@ -113,14 +105,14 @@ json::array owned_pods(const Cluster::Impl& impl, WorkloadKind kind, const json:
   std::set<std::string> owners{str_at(workload, {"metadata", "uid"})};
   auto add_children = [&](const ResourceRef& ref) {
     for (const auto& c : impl.client->list_all(ref, impl.ns))
-      if (c.is_object() && owners.count(controller_uid(c.as_object())))
+      if (c.is_object() && owners.count(embedded::util::controller_uid(c.as_object())))
         owners.insert(str_at(c.as_object(), {"metadata", "uid"}));
   };
   if (kind == WorkloadKind::Deployment) add_children(kReplicaSets);
   else if (kind != WorkloadKind::Job) add_children(kJobs);
   json::array out;
   for (auto& p : pods)
-    if (p.is_object() && owners.count(controller_uid(p.as_object()))) out.push_back(std::move(p));
+    if (p.is_object() && owners.count(embedded::util::controller_uid(p.as_object()))) out.push_back(std::move(p));
   return out;
 }
 
@@ -130,16 +122,8 @@ std::string priority_class_of(const json::object& workload, const json::array& p
   for (const auto& p : pods)
     if (p.is_object())
       if (auto pc = str_at(p.as_object(), {"spec", "priorityClassName"}); !pc.empty()) return pc;
-  std::function<std::string(const json::object&)> find = [&](const json::object& o) -> std::string {
-    for (const auto& [k, v] : o) {
-      if (!v.is_object()) continue;
-      if (k == "template")
-        if (auto pc = str_at(v.as_object(), {"spec", "priorityClassName"}); !pc.empty()) return pc;
-      if (auto pc = find(v.as_object()); !pc.empty()) return pc;
-    }
-    return "";
-  };
-  if (const auto* spec = obj_at(workload, {"spec"})) return find(*spec);
+  for (const auto& t : pod_templates(workload))
+    if (auto pc = str_at(*t.tmpl, {"spec", "priorityClassName"}); !pc.empty()) return pc;
   return "";
 }
 

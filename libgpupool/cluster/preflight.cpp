@@ -30,39 +30,6 @@ namespace json = boost::json;
 
 namespace {
 
-struct PodTemplate {
-  const json::object* tmpl;  // {metadata, spec}
-  std::int64_t count;
-};
-
-std::int64_t int_or(const json::object& o, const char* key, std::int64_t fallback) {
-  const auto* v = o.if_contains(key);
-  return v && v->is_int64() ? v->as_int64() : v && v->is_uint64() ? static_cast<std::int64_t>(v->as_uint64()) : fallback;
-}
-
-/// Every pod template under `o` (spec.template of Deployments and Jobs, the replica specs of the
-/// Kubeflow kinds), each with how many pods it makes (replicas / parallelism, default 1).
-void collect(const json::object& o, std::vector<PodTemplate>& out) {
-  for (const auto& [key, value] : o) {
-    if (!value.is_object()) continue;
-    const auto& child = value.as_object();
-    if (key == "template") {
-      const auto* spec = child.if_contains("spec");
-      if (spec && spec->is_object() && spec->as_object().contains("containers")) {
-        out.push_back({&child, std::max<std::int64_t>(0, int_or(o, "replicas", int_or(o, "parallelism", 1)))});
-        continue;
-      }
-    }
-    collect(child, out);
-  }
-}
-
-std::string pretty(const embedded::ResourceList& l) {
-  std::string s;
-  for (const auto& [k, v] : l) s += (s.empty() ? "" : ",") + k + "=" + v.to_string();
-  return s;
-}
-
 [[noreturn]] void refuse(const std::string& ns, const std::string& what, const ApiError* from) {
   throw ApiError(from ? from->code() : 403, from ? from->reason() : "Forbidden",
                  fmt::format("namespace \"{}\" would refuse this job's pods, so nothing was created: {}", ns, what),
@@ -72,22 +39,19 @@ std::string pretty(const embedded::ResourceList& l) {
 }  // namespace
 
 void preflight(const Client& client, const Submission& submission, const std::string& ns) {
-  std::vector<PodTemplate> templates;
-  for (const auto& object : submission.objects) {
-    if (str_at(object, {"kind"}) == "Pod") {
-      templates.push_back({&object, 1});
-      continue;
-    }
-    if (const auto* spec = obj_at(object, {"spec"})) collect(*spec, templates);
-  }
+  std::vector<PodTemplateAt> templates;
+  for (const auto& object : submission.objects)
+    for (auto& t : pod_templates(object)) templates.push_back(std::move(t));
   if (templates.empty()) return;
 
   embedded::ResourceList total;
+  std::int64_t pods = 0;  // every pod of the submission
+  for (const auto& t : templates) pods += t.pods;
   WriteOptions dry;
   dry.dry_run = true;
   dry.field_manager = "gpupool";
   for (const auto& t : templates) {
-    if (t.count == 0) continue;
+    if (t.pods == 0) continue;
     json::object pod{{"apiVersion", "v1"}, {"kind", "Pod"}};
     json::object md;
     if (const auto* m = obj_at(*t.tmpl, {"metadata"})) md = *m;
@@ -109,7 +73,7 @@ void preflight(const Client& client, const Submission& submission, const std::st
       refuse(ns, why, &e);
     }
     const auto usage = embedded::pod_quota_usage(admitted);
-    for (const auto& [resource, q] : usage) total[resource] += q * t.count;
+    for (const auto& [resource, q] : usage) total[resource] += q * t.pods;
   }
 
   // All the pods together, against each quota's room. Scoped quotas (Terminating, BestEffort,
@@ -137,11 +101,7 @@ void preflight(const Client& client, const Submission& submission, const std::st
     if (!requested.empty())
       refuse(ns,
              fmt::format("exceeded quota: {}, requested (all {} of its pods): {}, used: {}, limited: {}",
-                         str_at(quota, {"metadata", "name"}), [&] {
-                           std::int64_t n = 0;
-                           for (const auto& t : templates) n += t.count;
-                           return n;
-                         }(), pretty(requested), pretty(used_of), pretty(limited)),
+                         str_at(quota, {"metadata", "name"}), pods, embedded::pretty(requested), embedded::pretty(used_of), embedded::pretty(limited)),
              nullptr);
   }
 }

@@ -94,4 +94,44 @@ const boost::json::array* arr_at(const boost::json::object& o, std::initializer_
   return v && v->is_array() ? &v->get_array() : nullptr;
 }
 
+namespace {
+
+std::int64_t count_or(const boost::json::object& o, const char* key, std::int64_t fallback) {
+  const auto* v = o.if_contains(key);
+  return v && v->is_int64() ? v->as_int64() : v && v->is_uint64() ? static_cast<std::int64_t>(v->as_uint64()) : fallback;
+}
+
+/// `replica`: the key `o` has in a "...ReplicaSpecs" map, else "".
+void collect_templates(const boost::json::object& o, const std::string& path, const std::string& replica,
+                       std::vector<PodTemplateAt>& out) {
+  for (const auto& [key, value] : o) {
+    if (!value.is_object()) continue;
+    const auto& child = value.as_object();
+    const std::string at = path + "." + std::string(key);
+    if (key == "template") {
+      const auto* spec = child.if_contains("spec");
+      if (spec && spec->is_object() && spec->as_object().contains("containers")) {
+        out.push_back({&child, at + ".spec", std::max<std::int64_t>(0, count_or(o, "replicas", count_or(o, "parallelism", 1))),
+                       replica});
+        continue;
+      }
+    }
+    if (key.ends_with("ReplicaSpecs"))
+      for (const auto& [type, spec] : child) {
+        if (spec.is_object()) collect_templates(spec.as_object(), at + "." + std::string(type), std::string(type), out);
+      }
+    else
+      collect_templates(child, at, "", out);
+  }
+}
+
+}  // namespace
+
+std::vector<PodTemplateAt> pod_templates(const boost::json::object& object) {
+  std::vector<PodTemplateAt> out;
+  if (str_at(object, {"kind"}) == "Pod") out.push_back({&object, "spec", 1, ""});
+  else if (const auto* spec = obj_at(object, {"spec"})) collect_templates(*spec, "spec", "", out);
+  return out;
+}
+
 }  // namespace gpupool::detail

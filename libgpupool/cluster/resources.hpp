@@ -6,8 +6,10 @@
 
 #include <boost/json/object.hpp>
 
+#include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gpupool::detail {
 
@@ -20,6 +22,17 @@ std::optional<ResourceRef> known_resource(std::string_view api_version, std::str
 ResourceRef resource_of(const Client& client, const boost::json::object& object);
 /// The workload kind's resource (MPIJob at the given API).
 ResourceRef workload_resource(WorkloadKind kind, MpiJobApi mpi);
+
+/// A pod template inside a workload object.
+struct PodTemplateAt {
+  const boost::json::object* tmpl;  ///< {metadata, spec}; for a Pod, the Pod itself
+  std::string spec_path;            ///< where its pod spec is: "spec.template.spec", "spec" for a Pod
+  std::int64_t pods;                ///< how many pods it makes: replicas / parallelism, else 1
+  std::string replica;              ///< the replica type of a Kubeflow replica spec ("Worker"), else ""
+};
+/// Every pod template of `object`: a Pod's own, spec.template of Deployments and Jobs, the replica
+/// specs of the Kubeflow kinds (each "template" under spec whose spec has containers).
+std::vector<PodTemplateAt> pod_templates(const boost::json::object& object);
 
 /// Small accessors on JSON objects that tolerate missing fields.
 std::string str_at(const boost::json::object& o, std::initializer_list<std::string_view> path);
