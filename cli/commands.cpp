@@ -446,10 +446,13 @@ int run_quota(const ParsedArgs& a, Io& io) {
   return 0;
 }
 
-/// Whether `cluster serve` shares the topology's state (issue #16): --state / --state=false, else
-/// yes for a built-in topology (the one `--embedded NAME` commands use), no for none or a file.
+/// Whether `cluster serve` shares the topology's state (issue #16): --state / --fresh, else yes for
+/// a built-in topology (the one `--embedded NAME` commands use), no for none or a file. (A switch
+/// given =false reads as absent, so "not shared" needs a switch of its own.)
 bool serve_shares_state(const ParsedArgs& a, const std::string& topology) {
-  if (a.has("state")) return a.get("state") != "false";
+  if (a.has("state") && a.has("fresh")) throw UsageError("--state and --fresh exclude each other");
+  if (a.has("fresh")) return false;
+  if (a.has("state")) return true;
   const auto names = Topology::builtin_names();
   return std::find(names.begin(), names.end(), topology) != names.end();
 }
@@ -657,8 +660,9 @@ std::vector<Command> build_commands() {
         flag("kubeconfig-dir", 0, "DIR", "where to write the kubeconfigs"),
         flag("user", 'u', "NAME", "a user with a namespace of its own", true),
         flag("mpi-api", 0, "VERSION", "MPIJob version served: v1 (default) or v2beta1"),
-        FlagSpec{"state", 0, "", "serve the topology's shared state, the one `--embedded NAME` commands use "
-                 "(default for seed and iiis; --state=false: a fresh cluster, gone when it stops)", false, {"true", "false"}}},
+        sw("state", "serve the topology's shared state, the one `--embedded NAME` commands use (the default for "
+                    "seed and iiis; also for a topology file)"),
+        sw("fresh", "serve a cluster of its own instead, started from the topology and gone when it stops")},
        0, 0},
       run_serve);
   add({"cluster status", "Whether the topology's embedded cluster is being served, and where its state is", "[TOPOLOGY]",

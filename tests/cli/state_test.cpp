@@ -237,3 +237,16 @@ TEST_CASE("apply -f: a directory, standard input, -R, and what bad input says") 
   CHECK(missing.out == "error: --filename: invalid value \"/no/such/file.yaml\": no such file or directory\n");
   CHECK(state.gp("--embedded iiis apply").code == 2);
 }
+
+TEST_CASE("cluster serve --fresh: a cluster of its own, the shared state untouched; --state with --fresh is bad usage") {
+  StateDir state;
+  {
+    Serve fresh(state, "--fresh");
+    REQUIRE(!fresh.admin.empty());
+    CHECK(fresh.banner.find("state:") == std::string::npos);
+    CHECK(sh(fresh.kubectl("create configmap only-here")).code == 0);
+    CHECK(state.gp("cluster status seed").out.find("served by: none") != std::string::npos);
+  }
+  CHECK_FALSE(fs::exists(state.path / "embedded-seed.json"));
+  CHECK(state.gp("cluster serve --state --fresh").code == 2);
+}
