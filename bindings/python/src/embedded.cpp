@@ -21,26 +21,25 @@ struct EmbeddedCluster : Cluster {
       : Cluster(std::move(cluster)), server(std::move(server)), session(std::move(session)) {}
   std::shared_ptr<EmbeddedServer> server;
   std::shared_ptr<EmbeddedSession> session;
-  bool stopped = false;
 
   void stop() {
     std::shared_ptr<EmbeddedServer> stopping = std::move(server);
     std::shared_ptr<EmbeddedSession> closing = std::move(session);
-    stopped = true;
     py::gil_scoped_release unlocked;
     stopping.reset();  // ~EmbeddedServer stops serving
     if (closing) closing->close();  // the owner folds its journal into the snapshot, lets go of the lock
   }
+  bool stopped() const { return !server && !session; }  // one of the two while it runs
   bool joined() const { return session && session->joined(); }
   EmbeddedServer& running() const {
-    if (stopped) throw Error("the embedded cluster was stopped; create a new EmbeddedCluster");
+    if (stopped()) throw Error("the embedded cluster was stopped; create a new EmbeddedCluster");
     if (joined())
       throw Error(fmt::format("this EmbeddedCluster joined the one served by another process ({}); its server, "
                               "clock and user kubeconfigs are that process's", session->url()));
     return server ? *server : *session->server();
   }
   std::string url() const {
-    if (stopped) throw Error("the embedded cluster was stopped; create a new EmbeddedCluster");
+    if (stopped()) throw Error("the embedded cluster was stopped; create a new EmbeddedCluster");
     return joined() ? session->url() : running().url();
   }
 };
@@ -134,7 +133,7 @@ void bind_embedded(py::module_& m) {
           },
           py::arg("by"), "Moves the cluster clock forward (seconds or a timedelta); pods progress accordingly.")
       .def("__repr__", [](const EmbeddedCluster& self) {
-        return "EmbeddedCluster(url='" + (self.stopped ? std::string("stopped") : self.url()) + "', namespace='" +
+        return "EmbeddedCluster(url='" + (self.stopped() ? std::string("stopped") : self.url()) + "', namespace='" +
                self.namespace_name() + "'" + (self.joined() ? ", joined=True" : "") + ")";
       });
 }
