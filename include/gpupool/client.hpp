@@ -59,6 +59,9 @@ struct ListPage {
 struct WriteOptions {
   bool dry_run = false;       ///< dryRun=All: validated and admitted, not stored
   std::string field_manager{};  ///< fieldManager; required for PatchType::apply
+  /// Log the server's warnings (Warning headers) at warning level. Off for a probe whose warnings
+  /// the real write repeats (the quota pre-flight's dry-run pods).
+  bool report_warnings = true;
 };
 
 enum class PatchType {
@@ -72,6 +75,7 @@ struct PatchOptions {
   bool dry_run = false;
   std::string field_manager{};
   bool force = false;  ///< apply only: take ownership of conflicting fields
+  bool report_warnings = true;  ///< as WriteOptions::report_warnings
 };
 
 enum class PropagationPolicy { server_default, background, foreground, orphan };

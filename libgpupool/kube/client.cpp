@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <map>
 #include <random>
+#include <strings.h>
 #include <thread>
 
 #include "gpupool/error.hpp"
@@ -183,6 +184,18 @@ struct Client::Impl {
     return e;
   }
 
+  /// The API server's warnings (`Warning: 299 - "text"` headers: a duplicate env name, a
+  /// deprecated field or annotation, ...), one log line each at warning level, as kubectl prints
+  /// them. RFC 7234 warn-code warn-agent "warn-text"; k8s.io/apiserver/pkg/endpoints/handlers
+  /// writes code 299 and agent "-".
+  void report_warnings(const HttpResponse& resp) const {
+    if (!options.logger) return;
+    for (const auto& [name, value] : resp.headers) {
+      if (name.size() != 7 || ::strncasecmp(name.c_str(), "Warning", 7) != 0) continue;
+      for (const auto& text : kube::warning_texts(value)) log(LogLevel::warning, text);
+    }
+  }
+
   /// Waits before a retry; a cancellable call (watch, logs, or one under a CancelScope) passes
   /// its token so that a cancellation ends the wait within 50 ms.
   void pause(std::chrono::milliseconds d, const CancelToken* cancel = nullptr) const {
@@ -218,6 +231,7 @@ struct Client::Impl {
     std::string method, target, body, content_type;
     bool replay_safe = false;
     std::string ns;  // for the 403 message ("" when cluster-scoped)
+    bool report_warnings = true;
   };
 
   /// One request with retries and one credential refresh after 401. Returns a 2xx response;
@@ -259,6 +273,7 @@ struct Client::Impl {
         continue;
       }
       note_server_date(resp);
+      if (call.report_warnings) report_warnings(resp);
       if (resp.status >= 200 && resp.status < 300) return resp;
       if (resp.status == 401 && !refreshed && credentials.refresh_after_unauthorized(creds)) {
         refreshed = true;  // exec plugin / token file: fetch once more, then give up
@@ -402,7 +417,8 @@ boost::json::object Client::create(const ResourceRef& ref, const std::string& ns
   const std::string n = ref.namespaced ? impl_->ns_or_default(ns) : "";
   // A dry run stores nothing, so sending it twice is harmless: it is retried like a GET.
   return impl_->call_object(
-      {"POST", with_query(impl_->path(ref, ns), q), json::serialize(object), "application/json", options.dry_run, n});
+      {"POST", with_query(impl_->path(ref, ns), q), json::serialize(object), "application/json", options.dry_run, n,
+       options.report_warnings});
 }
 
 boost::json::object Client::create_idempotent(const ResourceRef& ref, const std::string& ns, const boost::json::object& object,
@@ -476,7 +492,8 @@ boost::json::object Client::update(const ResourceRef& ref, const std::string& ns
   const std::string n = ref.namespaced ? impl_->ns_or_default(ns) : "";
   // A PUT with resourceVersion is a compare-and-swap, so replaying it cannot overwrite a newer write.
   const bool replay_safe = !meta_string(object, "resourceVersion").empty();
-  return impl_->call_object({"PUT", with_query(impl_->path(ref, ns, name), q), json::serialize(object), "application/json", replay_safe, n});
+  return impl_->call_object({"PUT", with_query(impl_->path(ref, ns, name), q), json::serialize(object), "application/json",
+                             replay_safe, n, options.report_warnings});
 }
 
 boost::json::object Client::patch(const ResourceRef& ref, const std::string& ns, const std::string& name, PatchType type,
@@ -505,7 +522,7 @@ boost::json::object Client::patch(const ResourceRef& ref, const std::string& ns,
   const std::string n = ref.namespaced ? impl_->ns_or_default(ns) : "";
   // Apply is declarative (same result when replayed); other patches may not be.
   return impl_->call_object({"PATCH", with_query(impl_->path(ref, ns, name), q), json::serialize(patch), content_type,
-                             type == PatchType::apply, n});
+                             type == PatchType::apply, n, options.report_warnings});
 }
 
 boost::json::object Client::remove(const ResourceRef& ref, const std::string& ns, const std::string& name,

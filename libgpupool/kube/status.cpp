@@ -17,6 +17,51 @@ std::optional<int> retry_after_seconds(const HttpResponse& response) {
   return v;
 }
 
+std::vector<std::string> warning_texts(std::string_view v) {
+  std::vector<std::string> out;
+  auto skip_spaces = [&] {
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+  };
+  for (;;) {
+    skip_spaces();
+    // warn-code: three digits; warn-agent: a token (the API server writes "-").
+    if (v.size() < 4 || v.find_first_not_of("0123456789") != 3 || v[3] != ' ') return out;
+    v.remove_prefix(4);
+    const auto agent_end = v.find(' ');
+    if (agent_end == 0 || agent_end == std::string_view::npos) return out;
+    v.remove_prefix(agent_end + 1);
+    if (v.empty() || v.front() != '"') return out;
+    v.remove_prefix(1);
+    std::string text;
+    bool closed = false;
+    while (!v.empty()) {
+      char c = v.front();
+      v.remove_prefix(1);
+      if (c == '\\' && !v.empty()) {
+        text += v.front();
+        v.remove_prefix(1);
+      } else if (c == '"') {
+        closed = true;
+        break;
+      } else {
+        text += c;
+      }
+    }
+    if (!closed) return out;
+    out.push_back(std::move(text));
+    // An optional warn-date ("..."), then ',' before the next warning.
+    skip_spaces();
+    if (!v.empty() && v.front() == '"') {
+      const auto end = v.find('"', 1);
+      if (end == std::string_view::npos) return out;
+      v.remove_prefix(end + 1);
+      skip_spaces();
+    }
+    if (v.empty() || v.front() != ',') return out;
+    v.remove_prefix(1);
+  }
+}
+
 const char* reason_for_code(int code) {
   switch (code) {
     case 400: return "BadRequest";

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "gpupool/error.hpp"
 #include "gpupool/transport.hpp"
@@ -11,6 +13,11 @@ namespace gpupool::kube {
 
 /// The integer Retry-After header (client-go retryAfterSeconds: HTTP dates are ignored).
 std::optional<int> retry_after_seconds(const HttpResponse& response);
+
+/// The texts of one `Warning` header's warnings (RFC 7234 §5.5: `299 - "text"`, several
+/// comma-separated allowed; backslash escapes in the quoted text), as client-go's
+/// ParseWarningHeader reads them. A malformed value yields what was read before the fault.
+std::vector<std::string> warning_texts(std::string_view header_value);
 
 /// The ApiError for a non-2xx response: from its Status body (code, reason, message,
 /// details.causes) or, for any other body (HTML, text, truncated JSON), a generic reason for the

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "kube/status.hpp"
+
 #include <atomic>
 #include <boost/json.hpp>
 #include <map>
@@ -273,6 +275,48 @@ TEST_CASE("a 403 in another namespace says which namespace the kubeconfig gives"
   } catch (const ApiError& e) {
     CHECK(std::string(e.what()).find("your kubeconfig's namespace") == std::string::npos);
   }
+}
+
+TEST_CASE("a 403 that is not about the namespace gets no namespace hint") {
+  // Admission refusals (quota, a missing PriorityClass) are 403 too; they are about the object.
+  for (const char* message : {"pods \\\"p\\\" is forbidden: exceeded quota: q, requested: cpu=2, used: cpu=0, limited: cpu=1",
+                              "pods \\\"p\\\" is forbidden: no PriorityClass with name nosuch was found"}) {
+    Harness h([&](const HttpRequest&, const RequestCredentials&) { return respond(403, status_body(403, "Forbidden", message)); });
+    try {
+      h.client->create(kPods, "bob", pod("p"));
+      FAIL("no error");
+    } catch (const ApiError& e) {
+      CHECK(e.code() == 403);
+      CHECK(std::string(e.what()).find("is forbidden: ") != std::string::npos);
+      CHECK(std::string(e.what()).find("kubeconfig") == std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("the server's Warning headers are logged, one line each, as kubectl prints them") {
+  Harness h([](const HttpRequest&, const RequestCredentials&) {
+    HttpResponse r = respond(201, json::serialize(pod("p")));
+    r.headers.emplace_back("Warning", "299 - \"spec.containers[0].env[1]: hides previous definition of \\\"A\\\", which may be "
+                                      "dropped when using apply\"");
+    r.headers.emplace_back("warning", "299 - \"first\", 299 - \"second, with a comma\" \"Wed, 21 Oct 2015 07:28:00 GMT\"");
+    r.headers.emplace_back("Warning", "malformed");
+    return r;
+  });
+  h.client->create(kPods, "alice", pod("p"));
+  CHECK(h.logs == std::vector<std::string>{
+                      "spec.containers[0].env[1]: hides previous definition of \"A\", which may be dropped when using apply",
+                      "first", "second, with a comma"});
+}
+
+TEST_CASE("Warning header values parse as client-go's ParseWarningHeader reads them") {
+  using gpupool::kube::warning_texts;
+  CHECK(warning_texts("299 - \"a\"") == std::vector<std::string>{"a"});
+  CHECK(warning_texts("299 kube-apiserver \"a \\\"b\\\"\"") == std::vector<std::string>{"a \"b\""});
+  CHECK(warning_texts("299 - \"a\",299 - \"b\"") == std::vector<std::string>{"a", "b"});
+  CHECK(warning_texts("299 - \"unterminated").empty());
+  CHECK(warning_texts("29 - \"short code\"").empty());
+  CHECK(warning_texts("299 \"no agent\"").empty());
+  CHECK(warning_texts("").empty());
 }
 
 TEST_CASE("a 401 re-reads a changed token file once, then gives up") {
