@@ -71,6 +71,9 @@ struct EmbeddedOptions {
   std::uint64_t journal_limit = 64ull << 20;
   /// Scheduler names served besides "default-scheduler" and those of the built-in profiles.
   std::vector<std::string> scheduler_names{};
+  /// Whether the Kubeflow operators run. false: MPIJob, TFJob and PyTorchJob are served and stored
+  /// but nothing acts on them, as on a cluster with the CRDs installed and no operator.
+  bool kubeflow_operators = true;
 };
 
 class EmbeddedServer {

@@ -1,5 +1,7 @@
 #include "embedded/api.hpp"
 
+#include "common/limits.hpp"
+
 #include "common/http_date.hpp"
 
 #include <algorithm>
@@ -66,6 +68,51 @@ bool q_true(const Request& r, const std::string& key) {
   return v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True";
 }
 
+// ValidateListOptions and validateWatchOptions (apimachinery/pkg/apis/meta/internalversion/
+// validation/validation.go, v1.32, WatchList on): throws 422 `ListOptions.meta.k8s.io "" is invalid`.
+void validate_list_options(const Request& r, bool watch) {
+  const std::string send_initial = q(r, "sendInitialEvents"), match = q(r, "resourceVersionMatch");
+  const bool has_continue = !q(r, "continue").empty();
+  std::vector<StatusCause> causes;
+  auto forbidden = [&](const char* field, std::string msg) {
+    causes.push_back({"FieldValueForbidden", "Forbidden: " + std::move(msg), field});
+  };
+  if (watch) {
+    if (!send_initial.empty() && match != "NotOlderThan")
+      forbidden("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan");
+    if (!match.empty()) {
+      if (send_initial.empty())
+        forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided");
+      if (match != "NotOlderThan")
+        causes.push_back({"FieldValueNotSupported",
+                          fmt::format("Unsupported value: \"{}\": supported values: \"NotOlderThan\"", match),
+                          "resourceVersionMatch"});
+      if (has_continue) forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided");
+    }
+  } else {
+    const std::string rv = q(r, "resourceVersion");
+    if (!match.empty()) {
+      if (rv.empty()) forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided");
+      if (has_continue) forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided");
+      if (match != "Exact" && match != "NotOlderThan")
+        causes.push_back({"FieldValueNotSupported",
+                          fmt::format("Unsupported value: \"{}\": supported values: \"Exact\", \"NotOlderThan\", \"\"", match),
+                          "resourceVersionMatch"});
+      if (match == "Exact" && rv == "0")
+        forbidden("resourceVersionMatch", "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"");
+    }
+    if (!send_initial.empty()) forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list");
+  }
+  if (causes.empty()) return;
+  static const ResourceType kListOptions = [] {
+    ResourceType t;
+    t.group = "meta.k8s.io";
+    t.kind = "ListOptions";
+    return t;
+  }();
+  throw StatusError::invalid(kListOptions, "", std::move(causes));
+}
+
 Response json_response(int status, const json::value& v) {
   Response resp;
   resp.status = status;
@@ -103,16 +150,17 @@ json::value parse_body(const std::string& body, bool yaml = false) {
   return v;
 }
 
-// staging/src/k8s.io/apiserver/pkg/server/config.go: MaxRequestBodyBytes = 3 MiB.
-constexpr std::size_t kMaxRequestBodyBytes = 3 * 1024 * 1024;
-// etcd's --max-request-bytes default (1.5 MiB): a larger object is refused by etcd, and
-// kube-apiserver passes etcd's error on as a 500 with no reason. The embedded server compares the
-// object's JSON length (etcd sees the protobuf encoding, a little shorter).
-constexpr std::size_t kEtcdMaxRequestBytes = 1536 * 1024;
+using limits::kMaxRequestBodyBytes;
+// kube-apiserver passes etcd's refusal of a larger object on as a 500 with no reason.
+constexpr std::size_t kEtcdMaxRequestBytes = limits::kMaxStoredObjectBytes;
 
 void check_stored_size(const json::object& obj) {
-  if (json::serialize(obj).size() > kEtcdMaxRequestBytes)
-    throw StatusError(500, "", "etcdserver: request is too large");
+  const std::size_t size = json::serialize(obj).size();
+  if (size > limits::kEtcdClientMaxSendBytes)
+    throw StatusError(500, "",
+                      fmt::format("rpc error: code = ResourceExhausted desc = trying to send message larger than max ({} vs. {})",
+                                  size, limits::kEtcdClientMaxSendBytes));
+  if (size > kEtcdMaxRequestBytes) throw StatusError(500, "", "etcdserver: request is too large");
 }
 
 json::object parse_object(const Request& r) {
@@ -145,6 +193,7 @@ WriteOptions write_options(const Request& r) {
   o.dry_run = dry == "All";
   o.field_manager = q(r, "fieldManager");
   o.user = r.user;
+  o.warnings = &r.warnings;
   return o;
 }
 
@@ -491,6 +540,19 @@ Response Api::handle(const Request& r) const {
   // Real API servers send Date (Go's net/http); here it is the cluster's clock, so clients can
   // compute ages against the embedded cluster's (possibly manual) time.
   resp.headers.emplace_back("Date", detail::format_http_date(store_.clock().now()));
+  // Each warning once, as `299 - "text"` (k8s.io/apiserver/pkg/warning and
+  // apimachinery/pkg/util/net NewWarningHeader: code 299, agent "-", " and \ escaped).
+  std::vector<std::string> sent;
+  for (const auto& w : r.warnings) {
+    if (std::find(sent.begin(), sent.end(), w) != sent.end()) continue;
+    sent.push_back(w);
+    std::string quoted = "\"";
+    for (char c : w) {
+      if (c == '"' || c == '\\') quoted += '\\';
+      quoted += c;
+    }
+    resp.headers.emplace_back("Warning", "299 - " + quoted + "\"");
+  }
   return resp;
 }
 
@@ -655,6 +717,7 @@ Response Api::dispatch(const Request& r) const {
     return json_response(200, as_served(std::move(obj)));
   }
   if (verb == "list") {
+    validate_list_options(r, false);
     ListOptions lo;
     lo.labels = LabelSelector::parse(q(r, "labelSelector"));
     lo.fields = field_selector(t, q(r, "fieldSelector"));
@@ -702,22 +765,32 @@ Response Api::dispatch(const Request& r) const {
     std::int64_t timeout_s = 1800;
     if (const auto ts = q(r, "timeoutSeconds"); !ts.empty()) timeout_s = std::stoll(ts);
     const bool bookmarks = q_true(r, "allowWatchBookmarks");
+    // Watch lists (WatchList, beta and on in v1.32): validateWatchOptions
+    // (apimachinery/pkg/apis/meta/internalversion/validation), then sendInitialEvents=true sends
+    // the current objects as ADDED events and a BOOKMARK annotated k8s.io/initial-events-end.
+    const std::string send_initial = q(r, "sendInitialEvents");
+    validate_list_options(r, true);
+    const bool initial_events = send_initial == "true";
+    // sendInitialEvents=false without a version: from now on, no synthetic ADDED events.
+    if (send_initial == "false" && rv == 0) rv = store_.revision();
     const bool table = wants_table(r);
     const IncludeObject inc = include_object(r);
     Store* store = &store_;
     const ResourceType* tp = &served;
     std::shared_ptr<WatchQueue> queue;
     std::optional<StatusError> gone;
+    std::uint64_t initial_rv = 0;  // the version the initial events show (sendInitialEvents)
     try {
-      queue = store_.open_watch(t, tg.ns, rv, labels, fields);
+      queue = store_.open_watch(t, tg.ns, initial_events ? 0 : rv, labels, fields);
+      if (initial_events) initial_rv = store_.revision();
     } catch (const StatusError& e) {
       if (e.code() != 410) throw;
       gone = e;
     }
     Response resp;
     resp.content_type = table ? "application/json;as=Table;v=v1;g=meta.k8s.io" : "application/json";
-    resp.stream = [store, tp, queue, gone, timeout_s, bookmarks, table, inc, event_view](const ChunkWriter& write,
-                                                                             const std::atomic<bool>& stopping) {
+    resp.stream = [store, tp, queue, gone, timeout_s, bookmarks, table, inc, event_view, initial_events, initial_rv](
+                      const ChunkWriter& write, const std::atomic<bool>& stopping) {
       if (gone) {
         // The watch starts, then reports the expired version as an ERROR event (what client-go's
         // reflector expects in order to re-list).
@@ -743,6 +816,25 @@ Response Api::dispatch(const Request& r) const {
         }
         return true;
       };
+      // A bookmark carries the type, the version and nothing else of an empty object (its zero
+      // creationTimestamp is encoded as null, as metav1.Time does).
+      auto bookmark = [&](std::uint64_t version, bool initial_end) {
+        json::object md{{"resourceVersion", std::to_string(version)}, {"creationTimestamp", nullptr}};
+        if (initial_end) md["annotations"] = json::object{{"k8s.io/initial-events-end", "true"}};
+        json::object bm{{"kind", tp->kind}, {"apiVersion", tp->api_version()}, {"metadata", std::move(md)}};
+        return write(json::serialize(json::object{{"type", "BOOKMARK"}, {"object", std::move(bm)}}) + "\n");
+      };
+      if (initial_events) {
+        // open_watch queued the current objects (and any change committed since) before it
+        // returned: all of it goes out before the bookmark that ends the initial events.
+        // The bookmark that ends them goes only to watchers that allow bookmarks (cacher.go
+        // setInitialEventsEndBookmarkIfRequested); the others get the events alone.
+        if (!send(queue->next(std::chrono::milliseconds(0))) ||
+            (bookmarks && !bookmark(std::max(last_rv, initial_rv), true))) {
+          store->close_watch(queue);
+          return;
+        }
+      }
       while (!stopping && std::chrono::steady_clock::now() < deadline) {
         auto events = queue->next(std::chrono::milliseconds(200));
         if (!send(events)) break;
@@ -755,9 +847,7 @@ Response Api::dispatch(const Request& r) const {
           // bookmark never claims a version whose events the client has not seen.
           const auto rv_now = store->revision();
           if (!send(queue->next(std::chrono::milliseconds(0)))) break;
-          json::object bm{{"kind", tp->kind}, {"apiVersion", tp->api_version()},
-                          {"metadata", json::object{{"resourceVersion", std::to_string(std::max(last_rv, rv_now))}}}};
-          if (!write(json::serialize(json::object{{"type", "BOOKMARK"}, {"object", std::move(bm)}}) + "\n")) break;
+          if (!bookmark(std::max(last_rv, rv_now), false)) break;
         }
       }
       store->close_watch(queue);

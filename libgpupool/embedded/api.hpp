@@ -34,6 +34,8 @@ struct Request {
   // Impersonate-User / Impersonate-Group headers (kubectl --as / --as-group).
   std::string impersonate_user;
   std::vector<std::string> impersonate_groups;
+  /// The warnings this request earned (admission, strategies), sent as Warning headers.
+  mutable std::vector<std::string> warnings;
 };
 
 /// Writes a chunk of a streamed body; false once the client has gone. An empty chunk writes

@@ -695,7 +695,7 @@ bool is_owner_kind(const ResourceType& t) {
 }
 }  // namespace
 
-Controllers::Controllers(Store& store, const Clock& clock) : store_(store), clock_(clock) {
+Controllers::Controllers(Store& store, const Clock& clock, bool kubeflow) : store_(store), clock_(clock), kubeflow_(kubeflow) {
   subscription_ = store_.subscribe([this](const WatchEvent& e) { on_event(e); });
 }
 
@@ -850,6 +850,7 @@ void Controllers::reconcile(const Key& key) {
   if (key.resource == "deployments") plan = plan_deployment(*owner, owned(key.ns, uid, {{"apps", "replicasets"}}), now);
   else if (key.resource == "replicasets") plan = plan_replicaset(*owner, owned(key.ns, uid, {{"", "pods"}}), now);
   else if (key.resource == "jobs") plan = plan_job(*owner, owned(key.ns, uid, {{"", "pods"}}), now);
+  else if (!kubeflow_) return;  // no operator runs
   else plan = plan_kubeflow_job(*owner, owned(key.ns, uid, {{"", "pods"}, {"", "services"}, {"batch", "jobs"}}), now);
 
   // The ReplicaSet and Job controllers create pods in slow-start batches and stop at the first
@@ -950,22 +951,21 @@ void Controllers::reconcile(const Key& key) {
       if (e.code() != 404) throw;
     }
   }
-  if (plan.status) {
+  // The revision annotation goes with the status, as the deployment controller writes it
+  // (sync.go: SetDeploymentRevision, then UpdateStatus, whose strategy keeps the new annotations
+  // and does not bump metadata.generation).
+  if (plan.status || (!plan.owner_annotations.empty() && t.has_status)) {
     std::shared_ptr<const json::object> written;
-    if (t.has_status) {
-      // The status subresource takes only status from the body; name, namespace, uid and
-      // resourceVersion (the precondition: a conflict if the owner changed meanwhile) identify it.
-      const json::object* md = object_at(*owner, {"metadata"});
-      json::object id;
-      for (const char* k : {"name", "namespace", "uid", "resourceVersion"})
-        if (const json::value* v = md ? md->if_contains(k) : nullptr) id[k] = *v;
-      written = store_.update_shared(t, key.ns, json::object{{"metadata", std::move(id)}, {"status", std::move(*plan.status)}},
-                                     {}, "status");
-    } else {
-      json::object next = *owner;
-      next["status"] = std::move(*plan.status);
-      written = store_.update_shared(t, key.ns, std::move(next));
+    json::object next = *owner;
+    if (plan.status) next["status"] = std::move(*plan.status);
+    if (!plan.owner_annotations.empty()) {
+      auto& ann = ensure_object(ensure_object(next, "metadata"), "annotations");
+      for (const auto& kv : plan.owner_annotations) ann[kv.key()] = kv.value();
+      plan.owner_annotations.clear();
     }
+    // The status subresource: the owner as read, resourceVersion its precondition (a conflict
+    // if it changed meanwhile).
+    written = store_.update_shared(t, key.ns, std::move(next), {}, t.has_status ? "status" : "");
     if (written != owner) {
       std::lock_guard lk(mu_);
       own_status_[key].push_back(std::move(written));

@@ -93,7 +93,9 @@ Plan plan_kubeflow_job(const json::object& job, const Children& children, Clock:
 /// subscriber callbacks, so a write returns with the controllers' reactions already applied).
 class Controllers {
  public:
-  Controllers(Store& store, const Clock& clock);
+  /// `kubeflow`: whether the Kubeflow operators (MPIJob, TFJob, PyTorchJob) act; off, their jobs
+  /// are stored and nothing happens, as on a cluster with the CRDs but no operator.
+  Controllers(Store& store, const Clock& clock, bool kubeflow = true);
   ~Controllers();
   Controllers(const Controllers&) = delete;
   Controllers& operator=(const Controllers&) = delete;
@@ -114,6 +116,7 @@ class Controllers {
 
   Store& store_;
   const Clock& clock_;
+  const bool kubeflow_;
   std::uint64_t subscription_ = 0;
   std::mutex mu_;
   std::deque<Key> queue_;

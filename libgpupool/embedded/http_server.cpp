@@ -289,7 +289,7 @@ struct HttpServer::Impl {
         http::response<http::string_body> res{static_cast<http::status>(resp.status), req.version()};
         res.set(http::field::content_type, resp.content_type);
         res.set(http::field::cache_control, "no-cache, private");
-        for (const auto& [k, v] : resp.headers) res.set(k, v);
+        for (const auto& [k, v] : resp.headers) res.insert(k, v);
         res.body() = std::move(resp.body);
         res.keep_alive(keep_alive);
         res.prepare_payload();

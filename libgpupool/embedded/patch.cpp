@@ -29,7 +29,13 @@ json::value merge_patch(const json::value& target, const json::value& patch) {
 
 namespace {
 
-[[noreturn]] void bad_patch(const std::string& why) { throw StatusError::bad_request(why); }
+// A JSON patch that decodes but does not apply (a missing path, a bad pointer or index, a missing
+// op, path or value, a failed test) is a 422 whose message is NewGenericServerResponse's, without
+// the patch library's own words (handlers/patch.go applyJSPatch: patchObj.Apply error).
+[[noreturn]] void bad_patch(const std::string& why) {
+  (void)why;  // what went wrong, for a reader of this file; the API server does not say it
+  throw StatusError(422, "Invalid", "the server rejected our request due to an error in our request");
+}
 
 std::vector<std::string> split_pointer(std::string_view ptr) {
   std::vector<std::string> out;
@@ -82,8 +88,8 @@ void add_at(json::value& root, const std::string& path, json::value v, bool repl
   if (!parent) bad_patch(fmt::format("doc is missing path: \"{}\": missing value", path));
   const auto& last = parts.back();
   if (parent->is_object()) {
-    if (replace && !parent->as_object().contains(last))
-      bad_patch(fmt::format("replace operation does not apply: doc is missing key: {}: missing value", path));
+    // evanphx/json-patch v4 (what the API server uses): replacing a missing key of an object sets
+    // it, as add does; only arrays check the index.
     parent->as_object()[last] = std::move(v);
   } else if (parent->is_array()) {
     auto& a = parent->as_array();
@@ -148,14 +154,15 @@ std::string op_str(const json::object& op, std::string_view key) {
 json::value json_patch(const json::value& target, const json::array& ops) {
   json::value doc = target;
   for (const auto& opv : ops) {
-    if (!opv.is_object()) bad_patch("a JSON patch must be an array of operation objects");
+    // Not decodable as a list of operations: 400, as DecodePatch's error.
+    if (!opv.is_object()) throw StatusError::bad_request("a JSON patch must be an array of operation objects");
     const auto& op = opv.as_object();
     const std::string kind = op_str(op, "op");
     const std::string path = op_str(op, "path");
     if (kind == "add" || kind == "replace") {
+      // v4: an operation without "value" writes null.
       const auto* v = op.if_contains("value");
-      if (!v) bad_patch(fmt::format("missing value for \"{}\" operation", kind));
-      add_at(doc, path, *v, kind == "replace");
+      add_at(doc, path, v ? *v : json::value(nullptr), kind == "replace");
     } else if (kind == "remove") {
       remove_at(doc, path);
     } else if (kind == "move") {
@@ -170,8 +177,7 @@ json::value json_patch(const json::value& target, const json::array& ops) {
       auto parts = split_pointer(path);
       const json::value* v = resolve(doc, parts, parts.size());
       const auto* want = op.if_contains("value");
-      if (!v || !want || !util::json_equal(*v, *want))
-        throw StatusError(422, "Invalid", fmt::format("testing value {} failed: test failed", path));
+      if (!v || !want || !util::json_equal(*v, *want)) bad_patch(fmt::format("testing value {} failed: test failed", path));
     } else {
       bad_patch(fmt::format("Unexpected kind: {}", kind));
     }

@@ -197,7 +197,7 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
     if (auto s = Profile::builtin(name).gpu.scheduler_name; !s.empty()) sched.scheduler_names.push_back(s);
   for (const auto& s : im.options.scheduler_names) sched.scheduler_names.push_back(s);
   im.scheduler = std::make_unique<Scheduler>(*im.store, im.clock, std::move(sched));
-  im.controllers = std::make_unique<Controllers>(*im.store, im.clock);
+  im.controllers = std::make_unique<Controllers>(*im.store, im.clock, im.options.kubeflow_operators);
   im.volumes = std::make_unique<VolumeController>(*im.store, im.clock);
   // ResourceQuota is the last admission plugin (after DefaultStorageClass and the other mutating
   // plugins), as in kube-apiserver's plugin order.

@@ -696,6 +696,19 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
       next = *old;
       if (const auto* st = obj.if_contains("status")) next["status"] = *st;
       else next.erase("status");
+      // The workload and pod status strategies keep the spec only (apps/deployment, replicaset,
+      // statefulset, daemonset, batch/job, cronjob, core/pod strategy.go): the body's labels,
+      // annotations, finalizers and ownerReferences are taken, except a Deployment's labels and
+      // a pod's ownerReferences. The others reset metadata (metav1.ResetObjectMetaForStatus).
+      if (t.group == "apps" || t.group == "batch" || (t.group.empty() && t.resource == "pods")) {
+        auto& nmd = metadata_of(next);
+        for (const char* k : {"labels", "annotations", "finalizers", "ownerReferences"}) {
+          if (std::string_view(k) == "labels" && t.resource == "deployments") continue;
+          if (std::string_view(k) == "ownerReferences" && t.resource == "pods") continue;
+          if (const auto* v = md.if_contains(k)) nmd[k] = *v;
+          else nmd.erase(k);
+        }
+      }
     } else {
       next = std::move(obj);
       if (t.has_status) {
@@ -722,6 +735,13 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
     // spec and metadata.generation); `next` is the old object with another status.
     const bool status_only = subresource == "status";
     if (!status_only && !spec_equal(next, *old)) ++gen;
+    // pkg/registry/apps/deployment/strategy.go PrepareForUpdate: a Deployment's annotations count
+    // too (they once carried rollback requests).
+    else if (!status_only && t.group == "apps" && t.resource == "deployments") {
+      const json::value* na = metadata_of(next).if_contains("annotations");
+      const json::value* oa = old_md.if_contains("annotations");
+      if (!na != !oa || (na && !util::json_equal(*na, *oa))) ++gen;
+    }
     if (tracks_generation(t)) nmd["generation"] = gen;
     else nmd.erase("generation");
     nmd["resourceVersion"] = str(old_md, "resourceVersion");

@@ -129,6 +129,8 @@ struct WriteOptions {
   /// In-process seeding of a topology's nodes: they join Ready, as if the node lifecycle controller
   /// had already removed the not-ready taint TaintNodesByCondition gives every new node.
   bool seeded_node = false;
+  /// Where the API's warnings for this request go (the response's Warning headers); null: dropped.
+  std::vector<std::string>* warnings = nullptr;
 };
 
 struct DeleteOptions {

@@ -1,6 +1,8 @@
 #include "embedded/validation.hpp"
 
 #include "embedded/admission.hpp"
+#include "embedded/controllers_util.hpp"
+#include "embedded/warnings.hpp"
 
 #include <cctype>
 #include <set>
@@ -619,6 +621,40 @@ void builtin_admission(AdmissionRequest& r) {
   // ValidateXUpdate: the object's own rules, then the fields an update may not change.
   for (auto& c : immutable_causes(r)) causes.push_back(std::move(c));
   if (!causes.empty()) throw StatusError::invalid(t, name, std::move(causes));
+  // Warnings, once the object is valid (rest.BeforeCreate / BeforeUpdate): a new pod's
+  // (podStrategy.WarningsOnUpdate returns none), a workload's template on create or when its spec
+  // changes (the strategies' WarningsOnUpdate check the generation).
+  if (r.options && r.options->warnings && r.subresource.empty()) {
+    std::vector<std::string> w;
+    if (core && t.resource == "pods" && create) {
+      if (const auto* spec = spec_of(obj)) w = pod_warnings(md, *spec, "");
+    } else if ((t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets" ||
+                                      t.resource == "statefulsets" || t.resource == "daemonsets")) ||
+               (t.group == "batch" && t.resource == "jobs")) {
+      const json::object* old_spec = r.old_object ? spec_of(*r.old_object) : nullptr;
+      const json::object* spec = spec_of(obj);
+      auto member = [](const json::object& o, std::string_view key) -> const json::object* {
+        const auto* v = o.if_contains(key);
+        return v && v->is_object() ? &v->as_object() : nullptr;
+      };
+      const json::object* tpl = spec ? member(*spec, "template") : nullptr;
+      // The strategies warn when the generation moves: the spec changed, or for a Deployment its
+      // annotations (deployment/strategy.go PrepareForUpdate).
+      auto annotations = [&](const json::object& o) -> const json::value* {
+        const auto* m = o.if_contains("metadata");
+        return m && m->is_object() ? m->as_object().if_contains("annotations") : nullptr;
+      };
+      const json::value* na = annotations(obj);
+      const json::value* oa = r.old_object ? annotations(*r.old_object) : nullptr;
+      const bool annotations_moved = t.resource == "deployments" && (!na != !oa || (na && !util::json_equal(*na, *oa)));
+      if (tpl && (create || !old_spec || annotations_moved || !util::json_equal(*old_spec, *spec))) {
+        static const json::object kEmpty;
+        const json::object* tmeta = member(*tpl, "metadata");
+        if (const json::object* tspec = member(*tpl, "spec")) w = pod_warnings(tmeta ? *tmeta : kEmpty, *tspec, "spec.template.");
+      }
+    }
+    for (auto& x : w) r.options->warnings->push_back(std::move(x));
+  }
 }
 
 }  // namespace gpupool::embedded

@@ -14,6 +14,9 @@ namespace json = boost::json;
 
 namespace {
 
+const char* kPod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","labels":{"app":"a"}},
+  "spec":{"containers":[{"name":"c","image":"busybox","resources":{"requests":{"cpu":"1"}}}]}})";
+
 struct Fixture {
   Clock clock = Clock::manual();
   Store store{clock};
@@ -52,10 +55,14 @@ struct Fixture {
     return api.handle(r);
   }
   json::object json_of(const Response& r) { return json::parse(r.body).as_object(); }
+  /// kPod named `name` in alice's namespace, written to the store directly.
+  void create_pod(const std::string& name) {
+    auto p = json::parse(kPod).as_object();
+    p["metadata"].as_object()["name"] = name;
+    store.create(store.type("", "pods"), "alice", p);
+  }
 };
 
-const char* kPod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","labels":{"app":"a"}},
-  "spec":{"containers":[{"name":"c","image":"busybox","resources":{"requests":{"cpu":"1"}}}]}})";
 
 }  // namespace
 
@@ -477,12 +484,7 @@ TEST_CASE("watch bookmarks follow the cluster clock: one a minute with allowWatc
   for (const bool allow : {true, false}) {
     CAPTURE(allow);
     Fixture f;
-    const auto& pods = f.store.type("", "pods");
-    auto pod = [&](const std::string& name) {
-      auto p = json::parse(kPod).as_object();
-      p["metadata"].as_object()["name"] = name;
-      f.store.create(pods, "alice", p);
-    };
+    auto pod = [&](const std::string& name) { f.create_pod(name); };
     Request w;
     w.method = "GET";
     w.path = "/api/v1/namespaces/alice/pods";
@@ -531,10 +533,91 @@ TEST_CASE("watch bookmarks follow the cluster clock: one a minute with allowWatc
     const auto& bm = lines.back().at("object").as_object();
     CHECK(bm.at("kind") == "Pod");
     CHECK(bm.at("apiVersion") == "v1");
-    CHECK(bm.at("metadata").as_object().size() == 1);
+    // An empty object's metadata: the version and the zero creationTimestamp metav1.Time encodes as null.
+    CHECK(bm.at("metadata").as_object().size() == 2);
+    CHECK(bm.at("metadata").at("creationTimestamp").is_null());
     CHECK(bm.at("metadata").at("resourceVersion") == json::value(std::to_string(f.store.revision())));
     CHECK(bm.at("metadata").at("resourceVersion") == lines[2].at("object").at("metadata").at("resourceVersion"));
   }
+}
+
+TEST_CASE("watch lists: sendInitialEvents=true sends the objects, then a bookmark marks the end") {
+  for (const bool allow : {true, false}) {
+    CAPTURE(allow);
+    Fixture f;
+    const auto& pods = f.store.type("", "pods");
+    auto pod = [&](const std::string& name) { f.create_pod(name); };
+    pod("a");
+    pod("b");
+    const std::string rv_initial = std::to_string(f.store.revision());
+    Request w;
+    w.method = "GET";
+    w.path = "/api/v1/namespaces/alice/pods";
+    w.query = {{"watch", "1"}, {"sendInitialEvents", "true"}, {"resourceVersionMatch", "NotOlderThan"},
+               {"resourceVersion", "1"}};
+    if (allow) w.query.emplace("allowWatchBookmarks", "true");
+    w.user = "alice";
+    auto resp = f.api.handle(w);
+    REQUIRE(resp.stream);
+    std::vector<json::object> lines;
+    std::atomic<bool> stop{false};
+    resp.stream(
+        [&](std::string_view s) {
+          if (s.empty()) {
+            // Idle: the initial events are out. A change now is a plain event after them.
+            if (f.store.find(pods, "alice", "c") == nullptr) pod("c");
+            return true;
+          }
+          lines.push_back(json::parse(s).as_object());
+          const auto* name = lines.back().at("object").at("metadata").as_object().if_contains("name");
+          stop = name && *name == "c";
+          return true;
+        },
+        stop);
+    std::vector<std::string> seen;
+    for (const auto& l : lines) {
+      const auto* name = l.at("object").at("metadata").as_object().if_contains("name");
+      seen.push_back(std::string(l.at("type").as_string()) + " " + (name ? std::string(name->as_string()) : ""));
+    }
+    if (!allow) {
+      // No bookmark for a watcher that does not allow them (cacher.go setInitialEventsEndBookmarkIfRequested).
+      CHECK(seen == std::vector<std::string>{"ADDED a", "ADDED b", "ADDED c"});
+      continue;
+    }
+    REQUIRE(seen == std::vector<std::string>{"ADDED a", "ADDED b", "BOOKMARK ", "ADDED c"});
+    const auto& md = lines[2].at("object").at("metadata").as_object();
+    CHECK(md.at("annotations") == json::object{{"k8s.io/initial-events-end", "true"}});
+    // The bookmark's version is the state the initial events showed, not the later change's.
+    CHECK(md.at("resourceVersion") == json::value(rv_initial));
+    CHECK(lines[3].at("object").at("metadata").at("resourceVersion") == json::value(std::to_string(f.store.revision())));
+  }
+}
+
+TEST_CASE("watch and list options are validated as the API server does (ListOptions 422)") {
+  Fixture f;
+  auto reason = [&](const std::string& query) {
+    auto r = f.call("GET", "/api/v1/namespaces/alice/pods?" + query, "", "alice");
+    CAPTURE(query);
+    CHECK(r.status == 422);
+    return r.status == 422 ? std::string(f.json_of(r).at("message").as_string()) : r.body;
+  };
+  CHECK(reason("watch=1&sendInitialEvents=true") ==
+        "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting "
+        "resourceVersionMatch to NotOlderThan");
+  CHECK(reason("watch=1&resourceVersionMatch=NotOlderThan") ==
+        "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for "
+        "watch unless sendInitialEvents is provided");
+  CHECK(reason("resourceVersionMatch=Exact") ==
+        "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden "
+        "unless resourceVersion is provided");
+  CHECK(reason("sendInitialEvents=false") ==
+        "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list");
+  CHECK(reason("resourceVersion=0&resourceVersionMatch=Exact") ==
+        "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is "
+        "forbidden for resourceVersion \"0\"");
+  // Valid combinations pass.
+  CHECK(f.call("GET", "/api/v1/namespaces/alice/pods?resourceVersion=0&resourceVersionMatch=NotOlderThan", "", "alice")
+            .status == 200);
 }
 
 TEST_CASE("events.k8s.io/v1 and core/v1 serve one store of Events, fields converted") {

@@ -717,3 +717,43 @@ TEST_CASE("kubectl create job|quota|serviceaccount|priorityclass|pdb|role|rolebi
   CHECK(c.kubectl("admin", "get selfsubjectaccessreviews").err ==
         "Error from server (MethodNotAllowed): the server does not allow this method on the requested resource\n");
 }
+
+TEST_CASE("kubectl prints the API's warnings: duplicate env, deprecated labels, fractional bytes") {
+  Cluster c;
+  const std::string dir = c.server.kubeconfig_dir();
+  {
+    std::ofstream f(dir + "/warn.yaml");
+    f << R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: warn}
+spec:
+  selector: {matchLabels: {app: warn}}
+  template:
+    metadata: {labels: {app: warn}}
+    spec:
+      nodeSelector: {beta.kubernetes.io/arch: amd64}
+      containers:
+      - name: main
+        image: busybox
+        resources: {requests: {memory: 100m}}
+        env: [{name: A, value: "1"}, {name: A, value: "2"}, {name: B, value: "1"}, {name: B, value: "$(B)x"}]
+)";
+  }
+  auto r = c.kubectl("alice", "apply -f " + dir + "/warn.yaml");
+  CAPTURE(r.err);
+  CHECK(r.code == 0);
+  CHECK(r.err ==
+        "Warning: spec.template.spec.nodeSelector[beta.kubernetes.io/arch]: deprecated since v1.14; use "
+        "\"kubernetes.io/arch\" instead\n"
+        "Warning: spec.template.spec.containers[0].resources.requests[memory]: fractional byte value \"100m\" is "
+        "invalid, must be an integer\n"
+        "Warning: spec.template.spec.containers[0].env[1]: hides previous definition of \"A\", which may be dropped "
+        "when using apply\n");
+  // The same spec again: no change, no warnings (the strategies warn when the spec changes).
+  r = c.kubectl("alice", "apply -f " + dir + "/warn.yaml");
+  CHECK(r.err.empty());
+  // A pod is warned on create.
+  r = c.kubectl("alice", "run p --image=busybox --env=X=1 --env=X=2");
+  CHECK(r.code == 0);
+  CHECK(r.err.find("Warning: spec.containers[0].env[1]: hides previous definition of \"X\"") != std::string::npos);
+}

@@ -1,0 +1,211 @@
+// The API server's warnings on pods and pod templates (pkg/api/pod/warnings.go
+// warningsForPodSpecAndMeta, v1.32.13 as the oracle runs it), in its order: they reach the client as Warning headers and
+// kubectl prints each as "Warning: ...". Not modelled: node affinity terms, pod (anti-)affinity
+// null selectors, overlapping projected paths, seccomp/AppArmor annotations, IP formats.
+#include "embedded/warnings.hpp"
+
+#include "gpupool/error.hpp"
+#include "gpupool/quantity.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+#include <string_view>
+
+namespace gpupool::embedded {
+
+namespace json = boost::json;
+
+namespace {
+
+// pkg/api/node/util.go deprecatedNodeLabels.
+const std::map<std::string_view, std::string_view> kDeprecatedNodeLabels = {
+    {"beta.kubernetes.io/arch", "deprecated since v1.14; use \"kubernetes.io/arch\" instead"},
+    {"beta.kubernetes.io/os", "deprecated since v1.14; use \"kubernetes.io/os\" instead"},
+    {"failure-domain.beta.kubernetes.io/region", "deprecated since v1.17; use \"topology.kubernetes.io/region\" instead"},
+    {"failure-domain.beta.kubernetes.io/zone", "deprecated since v1.17; use \"topology.kubernetes.io/zone\" instead"},
+    {"beta.kubernetes.io/instance-type", "deprecated since v1.17; use \"node.kubernetes.io/instance-type\" instead"},
+    {"app.kubernetes.io/created-by", "deprecated since v1.9"},
+    {"scheduler.alpha.kubernetes.io/preferAvoidPods", "deprecated since v1.22; use Taints and Tolerations instead"},
+    {"node-role.kubernetes.io/master", "use \"node-role.kubernetes.io/control-plane\" instead"},
+};
+
+// warnings.go deprecatedAnnotations.
+constexpr std::pair<std::string_view, std::string_view> kDeprecatedAnnotations[] = {
+    {"scheduler.alpha.kubernetes.io/critical-pod", "non-functional in v1.16+; use the \"priorityClassName\" field instead"},
+    {"security.alpha.kubernetes.io/sysctls", "non-functional in v1.11+; use the \"sysctls\" field instead"},
+    {"security.alpha.kubernetes.io/unsafe-sysctls", "non-functional in v1.11+; use the \"sysctls\" field instead"},
+};
+
+// Removed or deprecated volume plugins, in the order warnings.go checks them: the JSON field, the
+// name the warning gives it (the Go field's), the message.
+struct DeprecatedVolume {
+  std::string_view json, shown, message;
+};
+constexpr DeprecatedVolume kDeprecatedVolumes[] = {
+    {"photonPersistentDisk", "photonPersistentDisk", "deprecated in v1.11, non-functional in v1.16+"},
+    {"gitRepo", "gitRepo", "deprecated in v1.11"},
+    {"scaleIO", "scaleIO", "deprecated in v1.16, non-functional in v1.22+"},
+    {"flocker", "flocker", "deprecated in v1.22, non-functional in v1.25+"},
+    {"storageos", "storageOS", "deprecated in v1.22, non-functional in v1.25+"},
+    {"quobyte", "quobyte", "deprecated in v1.22, non-functional in v1.25+"},
+    {"glusterfs", "glusterfs", "deprecated in v1.25, non-functional in v1.26+"},
+    {"cephfs", "cephfs", "deprecated in v1.28, non-functional in v1.31+"},
+    {"rbd", "rbd", "deprecated in v1.28, non-functional in v1.31+"},
+};
+
+std::string str_of(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+
+std::int64_t int_of(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v && v->is_int64() ? v->as_int64() : 0;
+}
+
+const json::object* object_of(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v && v->is_object() ? &v->as_object() : nullptr;
+}
+
+const json::array* array_of(const json::object& o, std::string_view key) {
+  const auto* v = o.if_contains(key);
+  return v && v->is_array() ? &v->as_array() : nullptr;
+}
+
+/// A memory or ephemeral-storage quantity with a fraction of a byte, in Go's canonical form.
+std::optional<std::string> fractional_bytes(const json::value* v) {
+  if (!v || !v->is_string()) return std::nullopt;
+  try {
+    const Quantity q = Quantity::parse(v->as_string());
+    if (q.milli_value() % 1000 != 0) return q.to_string();
+  } catch (const ValidationError&) {
+  }
+  return std::nullopt;
+}
+
+/// Go's %q of an ASCII string: quotes, with " and \ escaped.
+std::string quoted(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::vector<std::string> pod_warnings(const json::object& meta, const json::object& spec, std::string_view at) {
+  std::vector<std::string> out;
+  const std::string p(at);  // "" for a Pod, "spec.template." for a template
+  if (const auto* sel = object_of(spec, "nodeSelector"))
+    for (const auto& [k, v] : *sel)
+      if (auto it = kDeprecatedNodeLabels.find(std::string_view(k)); it != kDeprecatedNodeLabels.end())
+        out.push_back(fmt::format("{}spec.nodeSelector[{}]: {}", p, std::string_view(k), it->second));
+  if (const auto* tsc = array_of(spec, "topologySpreadConstraints"))
+    for (std::size_t i = 0; i < tsc->size(); ++i) {
+      if (!(*tsc)[i].is_object()) continue;
+      const auto& c = (*tsc)[i].as_object();
+      const std::string key = str_of(c, "topologyKey");
+      if (auto it = kDeprecatedNodeLabels.find(key); it != kDeprecatedNodeLabels.end())
+        out.push_back(fmt::format("{}spec.topologySpreadConstraints[{}].topologyKey: {} is {}", p, i, key, it->second));
+      if (!object_of(c, "labelSelector"))
+        out.push_back(
+            fmt::format("{}spec.topologySpreadConstraints[{}].labelSelector: a null labelSelector results in matching no pod", p, i));
+    }
+  if (const auto* ann = object_of(meta, "annotations"))
+    for (const auto& [key, message] : kDeprecatedAnnotations)
+      if (ann->contains(key)) out.push_back(fmt::format("{}metadata.annotations[{}]: {}", p, key, message));
+  if (const auto* vols = array_of(spec, "volumes"))
+    for (std::size_t i = 0; i < vols->size(); ++i) {
+      if (!(*vols)[i].is_object()) continue;
+      for (const auto& v : kDeprecatedVolumes)
+        if ((*vols)[i].as_object().contains(v.json)) out.push_back(fmt::format("{}spec.volumes[{}].{}: {}", p, i, v.shown, v.message));
+    }
+  if (const auto* secrets = array_of(spec, "imagePullSecrets")) {
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < secrets->size() && secrets->size() > 1; ++i) {
+      const std::string name = (*secrets)[i].is_object() ? str_of((*secrets)[i].as_object(), "name") : "";
+      if (!seen.insert(name).second)
+        out.push_back(fmt::format("{}spec.imagePullSecrets[{}].name: duplicate name {}", p, i, quoted(name)));
+    }
+    for (std::size_t i = 0; i < secrets->size(); ++i)
+      if (!(*secrets)[i].is_object() || str_of((*secrets)[i].as_object(), "name").empty())
+        out.push_back(fmt::format("{}spec.imagePullSecrets[{}].name: invalid empty name \"\"", p, i));
+  }
+  if (const auto* overhead = object_of(spec, "overhead"))
+    for (const char* r : {"memory", "ephemeral-storage"})
+      if (auto q = fractional_bytes(overhead->if_contains(r)))
+        out.push_back(fmt::format("{}spec.overhead[{}]: fractional byte value {} is invalid, must be an integer", p, r, quoted(*q)));
+
+  // Every container, as pods.VisitContainersWithPath walks them.
+  struct Port {
+    std::string field;
+    std::string host_ip;
+    std::int64_t host_port;
+  };
+  std::vector<std::pair<std::string, const json::object*>> containers;
+  for (const char* list : {"initContainers", "containers", "ephemeralContainers"})
+    if (const auto* cs = array_of(spec, list))
+      for (std::size_t i = 0; i < cs->size(); ++i)
+        if ((*cs)[i].is_object()) containers.emplace_back(fmt::format("{}spec.{}[{}]", p, list, i), &(*cs)[i].as_object());
+  for (const auto& [f, c] : containers) {
+    // fractional memory / ephemeral-storage (limits, then requests, per resource)
+    if (const auto* res = object_of(*c, "resources"))
+      for (const char* r : {"memory", "ephemeral-storage"})
+        for (const char* kind : {"limits", "requests"})
+          if (const auto* list = object_of(*res, kind))
+            if (auto q = fractional_bytes(list->if_contains(r)))
+              out.push_back(fmt::format("{}.resources.{}[{}]: fractional byte value {} is invalid, must be an integer", f,
+                                        kind, r, quoted(*q)));
+    // a duplicate env name, unless the redefinition refers to the previous value ("$(X)..."),
+    // which then is not lost by apply
+    const auto* env = array_of(*c, "env");
+    if (!env || env->size() < 2) continue;
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < env->size(); ++i) {
+      if (!(*env)[i].is_object()) continue;
+      const auto& item = (*env)[i].as_object();
+      const std::string name = str_of(item, "name");
+      if (names.insert(name).second) continue;
+      const std::string ref = "$(" + name + ")";
+      const std::string value = str_of(item, "value");
+      if (item.contains("valueFrom") || value == ref || value.find(ref) == std::string::npos)
+        out.push_back(fmt::format("{}.env[{}]: hides previous definition of {}, which may be dropped when using apply", f, i,
+                                  quoted(name)));
+    }
+  }
+  // Ports across all containers: the same containerPort/protocol twice.
+  std::map<std::string, std::vector<Port>> ports;
+  for (const auto& [f, c] : containers) {
+    const auto* list = array_of(*c, "ports");
+    if (!list) continue;
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      if (!(*list)[i].is_object()) continue;
+      const auto& port = (*list)[i].as_object();
+      Port mine{fmt::format("{}.ports[{}]", f, i), str_of(port, "hostIP"), int_of(port, "hostPort")};
+      std::string protocol = str_of(port, "protocol");
+      if (protocol.empty()) protocol = "TCP";
+      auto& others = ports[fmt::format("{}/{}", int_of(port, "containerPort"), protocol)];
+      for (const auto& other : others) {
+        if (mine.host_ip == other.host_ip && mine.host_port == other.host_port)
+          out.push_back(fmt::format("{}: duplicate port definition with {}", mine.field, other.field));
+        else if (mine.host_port == 0 || other.host_port == 0)
+          out.push_back(fmt::format("{}: overlapping port definition with {}", mine.field, other.field));
+        else if (mine.host_port == other.host_port && (mine.host_ip.empty() != other.host_ip.empty()))
+          out.push_back(fmt::format("{}: dangerously ambiguous port definition with {}", mine.field, other.field));
+      }
+      others.push_back(std::move(mine));
+    }
+  }
+  if (const auto* g = spec.if_contains("terminationGracePeriodSeconds"); g && g->is_int64() && g->as_int64() < 0)
+    out.push_back(fmt::format("{}spec.terminationGracePeriodSeconds: must be >= 0; negative values are invalid and will be "
+                              "treated as 1",
+                              p));
+  return out;
+}
+
+}  // namespace gpupool::embedded

@@ -1,0 +1,19 @@
+// The API server's warnings on pods and pod templates (see warnings.cpp).
+#pragma once
+
+#include <boost/json.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gpupool::embedded {
+
+/// The warnings kube-apiserver v1.32 returns for a pod (at = "") or a workload's pod template
+/// (at = "spec.template."): deprecated node labels, annotations and volume plugins, duplicate
+/// image pull secrets, env names and ports, fractional byte quantities, a negative
+/// grace period. Each is "<field path>: <what>", as kubectl prints after "Warning: ".
+std::vector<std::string> pod_warnings(const boost::json::object& meta, const boost::json::object& spec,
+                                      std::string_view at);
+
+}  // namespace gpupool::embedded
