@@ -278,6 +278,11 @@ int run_get(const ParsedArgs& a, Io& io) {
       instances.push_back(boost::json::object{{"name", i.name}, {"phase", i.phase}, {"node", i.node}, {"nodeIP", i.node_ip}});
     o["instances"] = std::move(instances);
     if (info.tensorboard_url) o["tensorboard"] = *info.tensorboard_url;
+    if (!info.notes.empty()) {
+      boost::json::array notes;
+      for (const auto& n : info.notes) notes.push_back(boost::json::string(n));
+      o["notes"] = std::move(notes);
+    }
     io.out << (output == "json" ? object_json(o) : to_yaml(boost::json::value(o)));
   } else {
     io.out << info.to_text();

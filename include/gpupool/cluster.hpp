@@ -85,7 +85,11 @@ struct JobInfo {
   std::optional<std::chrono::system_clock::time_point> started, finished;
   std::chrono::system_clock::time_point observed;  ///< server time the info was read at
   std::vector<Instance> instances;
-  std::optional<std::string> tensorboard_url;  ///< http://<node ip>:<node port>
+  std::optional<std::string> tensorboard_url;  ///< http://<node ip>:<node port>, once its pod runs
+  /// Why the job is stuck, when gpupool can tell, one line each: no operator acts on a Kubeflow
+  /// kind, no scheduler of the pods' schedulerName runs, the API refused its pods (FailedCreate),
+  /// the TensorBoard pod does not run.
+  std::vector<std::string> notes;
 
   std::string trainer() const;  ///< "MPIJOB", "TFJOB", "PYTORCHJOB", "JOB", "DEPLOYMENT", "POD"
   std::chrono::seconds training_duration() const;  ///< started (or created) to finished (or observed)
@@ -130,6 +134,7 @@ struct PodExplanation {
 struct Explanation {
   std::string name;
   std::vector<PodExplanation> pods;
+  std::vector<std::string> notes;  ///< as JobInfo::notes: why the job is stuck, when gpupool can tell
   std::string to_text() const;
   std::string to_html() const;
 };

@@ -51,6 +51,11 @@ std::string kubectl_name(std::string_view kind, std::string_view group, std::str
 /// The same for an object, its group taken from apiVersion.
 std::string kubectl_name(const boost::json::object& object);
 
+/// Throws ValidationError (field: the object's kubectl name) when the object is larger than the
+/// API server can store (etcd's 1.5 MiB request limit), naming its size and what to do, so that
+/// nothing is sent; render() and Cluster::apply() check every object.
+void check_object_size(const boost::json::object& object);
+
 /// A standalone PersistentVolumeClaim (`gpupool pvc create`): the profile's storage class aliases
 /// apply; labelled app.kubernetes.io/managed-by=gpupool. Empty ns: the profile's default namespace.
 boost::json::object render_pvc(const PvcRequest& pvc, const Profile& profile, std::string_view ns);

@@ -392,6 +392,7 @@ std::vector<json::object> Cluster::prepare_manifests(std::vector<json::object> o
     if (kind.empty() || str_at(object, {"apiVersion"}).empty() || str_at(object, {"metadata", "name"}).empty())
       throw ValidationError("manifest", kind.empty() ? "<no kind>" : kind,
                             "every object needs apiVersion, kind and metadata.name");
+    check_object_size(object);
     // kubectl's rule: an object's own namespace must be the one the command works in.
     if (const std::string ns = str_at(object, {"metadata", "namespace"}); !ns.empty() && ns != impl_->ns)
       throw ValidationError("metadata.namespace", ns,

@@ -108,16 +108,17 @@ Explanation Cluster::explain(const std::string& name) const {
     return msgs;
   };
   // Admission refusals are recorded on the controller that could not create the pod (FailedCreate
-  // "Error creating: pods ... is forbidden: ..."): a quota's, or another plugin's (LimitRange,
-  // PriorityClass).
-  std::string quota, refused;
+  // "Error creating: pods ... is forbidden: ..."): a quota's is shown with each pod; every refusal,
+  // a missing scheduler or operator come from get() as notes.
+  std::string quota;
   for (const auto& e : events) {
     const auto& o = e.as_object();
     std::string msg = str_at(o, {"message"});
     if (str_at(o, {"involvedObject", "name"}).rfind(name, 0) != 0) continue;
     if (msg.find("exceeded quota") != std::string::npos || msg.find("failed quota") != std::string::npos) quota = msg;
-    else if (str_at(o, {"reason"}) == "FailedCreate") refused = "FailedCreate: " + msg;
   }
+  for (const auto& n : info.notes)
+    if (quota.empty() || n.find(quota) == std::string::npos) out.notes.push_back(n);
   for (const auto& inst : info.instances) {
     PodExplanation p;
     p.pod = inst.name;
@@ -134,12 +135,11 @@ Explanation Cluster::explain(const std::string& name) const {
     p.quota = quota;
     out.pods.push_back(std::move(p));
   }
-  if (info.instances.empty() && (!quota.empty() || !refused.empty())) {
+  if (info.instances.empty() && !quota.empty()) {
     PodExplanation p;
     p.pod = name;
     p.phase = "no pods created";
     p.quota = quota;
-    if (!refused.empty()) p.events.push_back(refused);
     out.pods.push_back(std::move(p));
   }
   return out;

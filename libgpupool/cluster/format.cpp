@@ -61,6 +61,8 @@ std::string JobInfo::to_text() const {
                                 namespace_, priority, human_duration(training_duration()));
   out += format_table(instance_rows(*this), 2);
   if (tensorboard_url) out += fmt::format("\nYour tensorboard will be available on:\n{}\n", *tensorboard_url);
+  if (!notes.empty()) out += "\n";
+  for (const auto& n : notes) out += "NOTE: " + n + "\n";
   return out;
 }
 
@@ -72,6 +74,7 @@ std::string JobInfo::to_html() const {
   out += html_table(instance_rows(*this));
   if (tensorboard_url)
     out += fmt::format("<p>TensorBoard: <a href=\"{0}\">{0}</a></p>\n", html_escape(*tensorboard_url));
+  for (const auto& n : notes) out += "<p><b>NOTE:</b> " + html_escape(n) + "</p>\n";
   return out + "</div>\n";
 }
 
@@ -187,7 +190,8 @@ std::string Explanation::to_text() const {
       start = end + 1;
     }
   }
-  if (pods.empty()) out = fmt::format("{}: no pods to explain\n", name);
+  for (const auto& n : notes) out += "NOTE: " + n + "\n";
+  if (pods.empty() && notes.empty()) out = fmt::format("{}: no pods to explain\n", name);
   return out;
 }
 
@@ -200,6 +204,7 @@ std::string Explanation::to_html() const {
     if (!p.quota.empty()) out += "<p>quota: " + html_escape(p.quota) + "</p>\n";
     out += html_table(verdict_rows(p));
   }
+  for (const auto& n : notes) out += "<p><b>NOTE:</b> " + html_escape(n) + "</p>\n";
   return out + "</div>\n";
 }
 

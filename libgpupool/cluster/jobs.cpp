@@ -1,4 +1,5 @@
 // Job queries of the facade: get, list, delete, logs and wait.
+#include "cluster/diagnose.hpp"
 #include "cluster/impl.hpp"
 #include "embedded/controllers_util.hpp"
 
@@ -25,12 +26,6 @@ namespace {
 
 constexpr WorkloadKind kAllKinds[] = {WorkloadKind::MPIJob, WorkloadKind::TFJob, WorkloadKind::PyTorchJob,
                                       WorkloadKind::Job,    WorkloadKind::Deployment, WorkloadKind::Pod};
-
-std::optional<Clock::time_point> time_at(const json::object& o, std::initializer_list<std::string_view> path) {
-  std::string text = str_at(o, path);
-  if (text.empty()) return std::nullopt;
-  return parse_rfc3339(text, "timestamp");
-}
 
 bool condition_true(const json::object& o, std::string_view type) {
   if (const auto* conds = arr_at(o, {"status", "conditions"}))
@@ -231,6 +226,12 @@ JobInfo build_info(const Cluster::Impl& impl, const JobLookup& job, std::map<std
     return std::pair(instance_rank(a.name), a.name) < std::pair(instance_rank(b.name), b.name);
   });
   info.status = derive_status(job.kind, o, info.instances);
+  info.observed = impl.client->server_now();
+  if (info.status == JobStatus::Pending || info.instances.empty()) {
+    // Stuck? Say why when the API can tell (a missing scheduler or operator, refused pods).
+    const json::array events = impl.client->list_all(kEvents, impl.ns);
+    info.notes = stuck_notes(impl, StuckInput{job.kind, job.ref.group, o, pods, &events, info.observed});
+  }
 
   // TensorBoard: the NodePort of the job's TensorBoard Service, on the IP of the node running it
   // (or of the first node when it is not scheduled yet).
@@ -241,21 +242,21 @@ JobInfo build_info(const Cluster::Impl& impl, const JobLookup& job, std::map<std
     if (!ports || ports->empty() || !ports->front().is_object()) continue;
     std::string port = str_at(ports->front().as_object(), {"nodePort"});
     if (port.empty()) continue;
+    // The URL only once the TensorBoard pod runs; until then, why it does not (issue #20).
     std::string ip;
-    for (const auto& p : impl.client->list_all(kPods, impl.ns, so))
-      if (auto n = str_at(p.as_object(), {"spec", "nodeName"}); !n.empty()) ip = ip_of(n);
-    if (ip.empty()) {
-      try {
-        ListOptions one;
-        one.limit = 1;
-        auto page = impl.client->list(kNodes, "", one);
-        if (!page.items.empty()) ip = Node::from_json(page.items.front()).internal_ip();
-      } catch (const ApiError&) {
-      }
+    const json::object* waiting = nullptr;
+    const json::array tb_pods = impl.client->list_all(kPods, impl.ns, so);
+    for (const auto& p : tb_pods) {
+      if (str_at(p.as_object(), {"status", "phase"}) == "Running")
+        ip = ip_of(str_at(p.as_object(), {"spec", "nodeName"}));
+      else if (!waiting)
+        waiting = &p.as_object();
     }
-    if (!ip.empty()) info.tensorboard_url = fmt::format("http://{}:{}", ip, port);
+    if (!ip.empty())
+      info.tensorboard_url = fmt::format("http://{}:{}", ip, port);
+    else
+      info.notes.push_back(waiting ? tensorboard_note(*waiting) : "TensorBoard is not running: its Deployment has no pod yet");
   }
-  info.observed = impl.client->server_now();
   return info;
 }
 

@@ -50,6 +50,7 @@ void preflight(const Client& client, const Submission& submission, const std::st
   WriteOptions dry;
   dry.dry_run = true;
   dry.field_manager = "gpupool";
+  dry.report_warnings = false;  // the workload's own create warns about its template
   for (const auto& t : templates) {
     if (t.pods == 0) continue;
     json::object pod{{"apiVersion", "v1"}, {"kind", "Pod"}};

@@ -1,6 +1,7 @@
 #include "cluster/resources.hpp"
 
 #include "gpupool/error.hpp"
+#include "gpupool/node.hpp"
 
 #include <fmt/format.h>
 
@@ -92,6 +93,13 @@ std::string str_at(const boost::json::object& o, std::initializer_list<std::stri
 const boost::json::array* arr_at(const boost::json::object& o, std::initializer_list<std::string_view> path) {
   const auto* v = value_at(o, path);
   return v && v->is_array() ? &v->get_array() : nullptr;
+}
+
+std::optional<std::chrono::system_clock::time_point> time_at(const boost::json::object& o,
+                                                             std::initializer_list<std::string_view> path) {
+  std::string text = str_at(o, path);
+  if (text.empty()) return std::nullopt;
+  return parse_rfc3339(text, "timestamp");
 }
 
 namespace {

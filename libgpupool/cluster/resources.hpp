@@ -6,6 +6,7 @@
 
 #include <boost/json/object.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -38,5 +39,8 @@ std::vector<PodTemplateAt> pod_templates(const boost::json::object& object);
 std::string str_at(const boost::json::object& o, std::initializer_list<std::string_view> path);
 const boost::json::object* obj_at(const boost::json::object& o, std::initializer_list<std::string_view> path);
 const boost::json::array* arr_at(const boost::json::object& o, std::initializer_list<std::string_view> path);
+/// An RFC 3339 timestamp field (metadata.creationTimestamp, ...); nullopt when absent.
+std::optional<std::chrono::system_clock::time_point> time_at(const boost::json::object& o,
+                                                             std::initializer_list<std::string_view> path);
 
 }  // namespace gpupool::detail

@@ -1,9 +1,12 @@
 #include "gpupool/render.hpp"
 
+#include "common/limits.hpp"
+
 #include "gpupool/error.hpp"
 #include "gpupool/image.hpp"
 
 #include <boost/json/array.hpp>
+#include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -660,7 +663,18 @@ Submission render(const Workload& w, const Profile& p) {
   }
   if (w.tensorboard.enabled)
     for (auto& o : render_tensorboard(c)) s.objects.push_back(std::move(o));
+  for (const auto& o : s.objects) check_object_size(o);
   return s;
+}
+
+void check_object_size(const json::object& object) {
+  const std::size_t size = json::serialize(object).size();
+  if (size <= limits::kMaxStoredObjectBytes) return;
+  throw ValidationError(kubectl_name(object), fmt::format("{} bytes", size),
+                        fmt::format("the API server stores at most {} bytes per object (etcd's request limit, 1.5 MiB) "
+                                    "and would refuse it: move large data (a script, a config, a dataset) into a "
+                                    "ConfigMap, a volume or the image",
+                                    limits::kMaxStoredObjectBytes));
 }
 
 }  // namespace gpupool

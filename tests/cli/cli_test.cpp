@@ -392,3 +392,13 @@ TEST_CASE("wait on a terminal: a failure clears the progress line before the err
   CHECK(shown.size() >= 4);
   CHECK(shown.substr(shown.size() - 4) == "\r\x1b[K");  // and cleared before the error
 }
+
+TEST_CASE("the server's warnings are printed, one line each") {
+  Terminal gp;
+  Result r = gp("submit job --name envdup --image busybox -e A=1 -e A=2 'sleep 1'");
+  CAPTURE(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(r.err ==
+        "warning: spec.template.spec.containers[0].env[1]: hides previous definition of \"A\", which may be dropped "
+        "when using apply\n");
+}

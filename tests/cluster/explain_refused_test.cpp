@@ -2,6 +2,8 @@
 // "no pods to explain" (issue #13).
 #include <doctest/doctest.h>
 
+#include "seed_cluster.hpp"
+
 #include "embedded/store.hpp"
 #include "gpupool/cluster.hpp"
 #include "gpupool/embedded.hpp"
@@ -15,16 +17,7 @@ namespace json = boost::json;
 
 namespace {
 
-/// An embedded cluster with the seed's nodes, and its admin.
-struct Seed {
-  static EmbeddedOptions options() {
-    EmbeddedOptions eo;
-    eo.topology = "seed";
-    return eo;
-  }
-  EmbeddedServer server{options()};
-  Cluster admin = Cluster::connect({.kubeconfig = server.admin_kubeconfig()});
-};
+using testing::Seed;
 
 /// What a user types for a job (the command's flags).
 SubmitOptions job_options(const char* kind, const char* name, const char* command) {

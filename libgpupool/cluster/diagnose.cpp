@@ -1,0 +1,133 @@
+// Dead ends a job can sit in for ever while the API shows nothing wrong (issue #20 item 4): a
+// scheduler the profile names that does not run, a Kubeflow kind no operator acts on, pods the API
+// refused (FailedCreate on the controller), a TensorBoard that is not running. `get` and `explain`
+// both call stuck_notes(); each note is one line saying what is wrong and what to do.
+#include "cluster/diagnose.hpp"
+
+#include "gpupool/duration.hpp"
+#include "gpupool/error.hpp"
+#include "gpupool/render.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace gpupool::detail {
+
+namespace json = boost::json;
+
+namespace {
+
+/// Whether any scheduler has looked at the pod: kube-scheduler (and any scheduler built on its
+/// framework) sets the PodScheduled condition when it binds the pod or finds it unschedulable
+/// (pkg/scheduler/schedule_one.go handleSchedulingFailure / bind).
+bool seen_by_a_scheduler(const json::object& pod) {
+  if (!str_at(pod, {"spec", "nodeName"}).empty()) return true;
+  if (const auto* conds = arr_at(pod, {"status", "conditions"}))
+    for (const auto& c : *conds)
+      if (c.is_object() && str_at(c.as_object(), {"type"}) == "PodScheduled") return true;
+  return false;
+}
+
+/// Whether some pod with this schedulerName is on a node: the scheduler ran at least once. Reads
+/// every namespace when allowed, else the user's own.
+bool scheduler_ever_bound(const Cluster::Impl& impl, const std::string& scheduler) {
+  ListOptions lo;
+  lo.field_selector = fmt::format("spec.schedulerName={},spec.nodeName!=", scheduler);
+  lo.limit = 1;
+  try {
+    lo.all_namespaces = true;
+    return !impl.client->list(kPods, "", lo).items.empty();
+  } catch (const ApiError& e) {
+    if (e.code() != 403) throw;
+  }
+  lo.all_namespaces = false;
+  return !impl.client->list(kPods, impl.ns, lo).items.empty();
+}
+
+std::string operator_for(WorkloadKind kind) {
+  return kind == WorkloadKind::MPIJob ? "the MPI Operator (kubeflow/mpi-operator)"
+                                      : "the Kubeflow Training Operator (kubeflow/training-operator)";
+}
+
+bool has_conditions(const json::object& job) {
+  const auto* conds = arr_at(job, {"status", "conditions"});
+  return conds && !conds->empty();
+}
+
+}  // namespace
+
+std::vector<std::string> stuck_notes(const Cluster::Impl& impl, const StuckInput& in) {
+  std::vector<std::string> notes;
+  const std::string name = str_at(in.job, {"metadata", "name"});
+  auto age_of = [&](const json::object& o) -> std::chrono::seconds {
+    auto created = time_at(o, {"metadata", "creationTimestamp"});
+    if (!created || in.now < *created) return std::chrono::seconds(0);
+    return std::chrono::duration_cast<std::chrono::seconds>(in.now - *created);
+  };
+
+  // A Kubeflow kind the API serves but no operator runs: the object never gets a status and no
+  // pod appears. Operators set a Created condition within a second of the create.
+  if ((in.kind == WorkloadKind::MPIJob || in.kind == WorkloadKind::TFJob || in.kind == WorkloadKind::PyTorchJob) && in.pods.empty() && !has_conditions(in.job) && age_of(in.job) >= kOperatorGrace)
+    notes.push_back(fmt::format(
+        "no operator has acted on {} in {} (no status, no pods): the cluster serves the {} API but nothing runs "
+        "it; install {} or ask the cluster's admin",
+        kubectl_name(std::string(to_string(in.kind)), in.group, name), human_duration(age_of(in.job)),
+        to_string(in.kind), operator_for(in.kind)));
+
+  // A scheduler that does not run: the pod waits unbound, no scheduler has looked at it, and no
+  // pod with that schedulerName is on any node the user can see.
+  std::vector<std::string> checked;
+  for (const auto& v : in.pods) {
+    const auto& pod = v.as_object();
+    if (seen_by_a_scheduler(pod) || age_of(pod) < kSchedulerGrace) continue;
+    std::string scheduler = str_at(pod, {"spec", "schedulerName"});
+    if (scheduler.empty()) scheduler = "default-scheduler";
+    if (std::find(checked.begin(), checked.end(), scheduler) != checked.end()) continue;
+    checked.push_back(scheduler);
+    if (scheduler_ever_bound(impl, scheduler)) continue;
+    const bool from_profile = scheduler == impl.profile.gpu.scheduler_name;
+    notes.push_back(fmt::format(
+        "no scheduler named \"{}\" seems to run in this cluster: pod {} has waited {} without any scheduler looking at "
+        "it, and no pod with schedulerName \"{}\" is on a node{}",
+        scheduler, str_at(pod, {"metadata", "name"}), human_duration(age_of(pod)), scheduler,
+        from_profile ? fmt::format("; the profile \"{}\" asks for it: submit with --profile default, or ask the "
+                                   "cluster's admin to run it",
+                                   impl.profile.name)
+                     : "; ask the cluster's admin to run it, or set another schedulerName"));
+  }
+
+  // Pods the API refused: the controller records FailedCreate with the admission plugin's words
+  // (quota, LimitRange, PriorityClass, PodSecurity, a webhook, ...), each shown once.
+  if (in.events) {
+    std::vector<std::string> seen;
+    for (const auto& e : *in.events) {
+      const auto& o = e.as_object();
+      if (str_at(o, {"reason"}) != "FailedCreate") continue;
+      const std::string object = str_at(o, {"involvedObject", "name"});
+      if (object.rfind(name, 0) != 0) continue;
+      std::string msg = str_at(o, {"message"});
+      if (std::find(seen.begin(), seen.end(), msg) != seen.end()) continue;
+      seen.push_back(msg);
+      notes.push_back(fmt::format("{} {} could not create pods: {}", lower(str_at(o, {"involvedObject", "kind"})),
+                                  object, msg));
+    }
+  }
+  return notes;
+}
+
+std::string tensorboard_note(const json::object& pod) {
+  const std::string pod_name = str_at(pod, {"metadata", "name"});
+  std::string phase = str_at(pod, {"status", "phase"});
+  if (phase.empty()) phase = "Pending";
+  std::string why;
+  if (const auto* conds = arr_at(pod, {"status", "conditions"}))
+    for (const auto& c : *conds)
+      if (c.is_object() && str_at(c.as_object(), {"type"}) == "PodScheduled" &&
+          str_at(c.as_object(), {"status"}) == "False")
+        why = str_at(c.as_object(), {"message"});
+  if (why.empty() && str_at(pod, {"spec", "nodeName"}).empty()) why = "not scheduled yet";
+  return fmt::format("TensorBoard is not running yet: pod {} is {}{}", pod_name, phase, why.empty() ? "" : ": " + why);
+}
+
+}  // namespace gpupool::detail
