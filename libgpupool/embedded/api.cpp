@@ -17,6 +17,7 @@
 #include "embedded/rbac.hpp"
 #include "embedded/scheduler.hpp"
 #include "embedded/table.hpp"
+#include "embedded/schema.hpp"
 #include "embedded/typecheck.hpp"
 #include "embedded/validation.hpp"
 #include "gpupool/manifest.hpp"
@@ -103,14 +104,7 @@ void validate_list_options(const Request& r, bool watch) {
     }
     if (!send_initial.empty()) forbidden("sendInitialEvents", "sendInitialEvents is forbidden for list");
   }
-  if (causes.empty()) return;
-  static const ResourceType kListOptions = [] {
-    ResourceType t;
-    t.group = "meta.k8s.io";
-    t.kind = "ListOptions";
-    return t;
-  }();
-  throw StatusError::invalid(kListOptions, "", std::move(causes));
+  if (!causes.empty()) throw StatusError::invalid_options("ListOptions", std::move(causes));
 }
 
 Response json_response(int status, const json::value& v) {
@@ -268,8 +262,8 @@ json::object group_list(const Store& store) {
 // Just enough for kubectl: the root lists one document per group version, and each document has
 // the PATCH operation of every kind with the fieldValidation parameter. kubectl's
 // QueryParamVerifierV3 (cli-runtime/pkg/resource/query_param_verifier_v3.go) then validates on
-// the server (fieldValidation=Strict) instead of downloading the v2 schema. No schemas are served:
-// `kubectl explain` is not supported. /openapi/v2 is 404, which kubectl apply tolerates (it falls
+// the server (fieldValidation=Strict) instead of downloading the v2 schema. The schemas are
+// Kubernetes' own (data/openapi/, recorded from kube-apiserver v1.32), so `kubectl explain` works. /openapi/v2 is 404, which kubectl apply tolerates (it falls
 // back to the patch metadata compiled into it).
 Response openapi(const Store& store, const std::vector<std::string>& segs, const std::string& version) {
   if (segs.size() < 2 || segs[1] != "v3") throw StatusError(404, "NotFound", "the server could not find the requested resource");
@@ -301,9 +295,44 @@ Response openapi(const Store& store, const std::vector<std::string>& segs, const
                                                       {"x-kubernetes-action", "patch"},
                                                       {"x-kubernetes-group-version-kind", std::move(gvk)}}}};
   }
+  // The kinds' schemas: Kubernetes' own for the built-in group versions (embedded/schema.hpp);
+  // a custom resource's from its CRD (openAPIV3Schema), named as the API server names it
+  // (the group reversed, the version, the kind: org.kubeflow.v1.TFJob).
+  json::object schemas;
+  const ResourceType& first = *it->second.front();
+  if (const json::object* builtin = schema::components(first.group, first.version)) schemas = *builtin;
+  const ResourceType& crds = store.type("apiextensions.k8s.io", "customresourcedefinitions");
+  for (const auto* t : it->second) {
+    if (is_builtin_group(t->group)) continue;
+    const auto crd = store.find(crds, "", t->resource + "." + t->group);
+    const json::object* openapi = nullptr;
+    const json::value* versions = crd ? crd->at("spec").as_object().if_contains("versions") : nullptr;
+    static const json::array kNone;
+    for (const auto& v : versions && versions->is_array() ? versions->as_array() : kNone) {
+      const json::value* sch = v.is_object() && v.as_object().if_contains("name") && v.at("name") == json::value(t->version)
+                                   ? v.as_object().if_contains("schema")
+                                   : nullptr;
+      const json::value* o = sch && sch->is_object() ? sch->as_object().if_contains("openAPIV3Schema") : nullptr;
+      if (o && o->is_object()) openapi = &o->as_object();
+    }
+    // A kind without a schema is published as an object that keeps every field.
+    static const json::object kOpen{{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}};
+    if (!openapi) openapi = &kOpen;
+    std::string name;
+    for (std::string_view g = t->group; !g.empty();) {
+      const auto dot = g.rfind('.');
+      name += std::string(dot == std::string_view::npos ? g : g.substr(dot + 1)) + ".";
+      g = dot == std::string_view::npos ? std::string_view{} : g.substr(0, dot);
+    }
+    json::object s = *openapi;
+    s["x-kubernetes-group-version-kind"] =
+        json::array{json::object{{"group", t->group}, {"kind", t->kind}, {"version", t->version}}};
+    schemas[name + t->version + "." + t->kind] = std::move(s);
+  }
   return json_response(200, json::object{{"openapi", "3.0.0"},
                                          {"info", json::object{{"title", "Kubernetes"}, {"version", version}}},
-                                         {"paths", std::move(paths)}});
+                                         {"paths", std::move(paths)},
+                                         {"components", json::object{{"schemas", std::move(schemas)}}}});
 }
 
 // ---- CRDs ----------------------------------------------------------------------------------------
@@ -878,12 +907,13 @@ Response Api::dispatch(const Request& r) const {
                                              {"status", "Success"}, {"code", 201}});
     }
     if (!tg.name.empty()) throw StatusError(405, "MethodNotAllowed", "POST is not supported on a named object");
+    const FieldValidation fv = field_validation(q(r, "fieldValidation"), "CreateOptions");
     auto body = parse_object(r);
     if (const auto kind = str(body, "kind"); !kind.empty() && kind != t.kind)
       throw StatusError::bad_request(
           fmt::format("the kind in the data ({}) does not match the expected kind ({})", kind, t.kind));
     if (event_view) validate_v1_event_create(served, body);
-    check_body_types(t, body);
+    decode_body(served, body, fv, &r.warnings);
     if (r.body.size() > kEtcdMaxRequestBytes / 2) check_stored_size(body);
     body = as_stored(std::move(body));
     track_update(nullptr, body, t, update_manager(wo.field_manager, r.user_agent), to_rfc3339(now));
@@ -891,6 +921,7 @@ Response Api::dispatch(const Request& r) const {
     return json_response(201, as_served(std::move(created)));
   }
   if (verb == "update") {
+    const FieldValidation fv = field_validation(q(r, "fieldValidation"), "UpdateOptions");
     auto body = parse_object(r);
     if (tg.subresource == "scale") {
       std::int64_t replicas = 0;
@@ -909,7 +940,7 @@ Response Api::dispatch(const Request& r) const {
     if (body_name != tg.name)
       throw StatusError::bad_request(
           fmt::format("the name of the object ({}) does not match the name on the URL ({})", body_name, tg.name));
-    check_body_types(t, body);
+    decode_body(served, body, fv, &r.warnings);
     if (r.body.size() > kEtcdMaxRequestBytes / 2) check_stored_size(body);
     body = as_stored(std::move(body));
     if (tg.subresource.empty())
@@ -936,6 +967,7 @@ Response Api::dispatch(const Request& r) const {
     const json::value patch = parse_body(r.body, apply);
     if (apply && !patch.is_object()) throw StatusError::bad_request("an apply patch must be an object");
     const bool force = q_true(r, "force");
+    const FieldValidation fv = field_validation(q(r, "fieldValidation"), "PatchOptions");
     const std::string manager = apply ? wo.field_manager : update_manager(wo.field_manager, r.user_agent);
     if (apply && !store_.find(t, tg.ns, tg.name)) {
       // Server-side apply of an object that does not exist creates it.
@@ -966,6 +998,7 @@ Response Api::dispatch(const Request& r) const {
       if (!next.is_object()) throw StatusError::bad_request("the patch did not produce an object");
       if (!apply && tg.subresource != "scale" && ct != "application/strategic-merge-patch+json")
         check_patched_types(t, next.as_object(), false);
+      if (!apply && tg.subresource != "scale") decode_patched(served, next.as_object(), fv, &r.warnings);
       json::object out = as_stored(std::move(next.as_object()));
       if (r.body.size() > 4096) check_stored_size(out);
       if (tg.subresource == "scale") {

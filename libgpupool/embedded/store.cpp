@@ -85,6 +85,12 @@ StatusError StatusError::invalid(const ResourceType& t, std::string_view name, s
   const std::string group = t.group;
   return StatusError(422, "Invalid", msg, std::string(name), group, t.kind, std::move(causes));
 }
+StatusError StatusError::invalid_options(std::string_view kind, std::vector<StatusCause> causes) {
+  ResourceType t;
+  t.group = "meta.k8s.io";
+  t.kind = std::string(kind);
+  return invalid(t, "", std::move(causes));
+}
 StatusError StatusError::bad_request(std::string message) { return StatusError(400, "BadRequest", std::move(message)); }
 StatusError StatusError::gone(std::string message) { return StatusError(410, "Expired", std::move(message)); }
 StatusError StatusError::forbidden(std::string_view user, std::string_view verb, const ResourceType& t,

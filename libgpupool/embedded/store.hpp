@@ -83,6 +83,8 @@ class StatusError : public ApiError {
   static StatusError conflict(const ResourceType& t, std::string_view name, std::string_view why =
       "the object has been modified; please apply your changes to the latest version and try again");
   static StatusError invalid(const ResourceType& t, std::string_view name, std::vector<StatusCause> causes);
+  /// A request's options refused (`ListOptions.meta.k8s.io "" is invalid: ...`).
+  static StatusError invalid_options(std::string_view kind, std::vector<StatusCause> causes);
   static StatusError bad_request(std::string message);
   static StatusError gone(std::string message);
   static StatusError forbidden(std::string_view user, std::string_view verb, const ResourceType& t,

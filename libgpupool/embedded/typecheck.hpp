@@ -5,6 +5,8 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <boost/json.hpp>
 
@@ -30,6 +32,23 @@ void check_body_types(const ResourceType& t, const boost::json::object& body);
 /// the object after a JSON or merge patch; `strategic` is the strategic merge patch itself (then
 /// the value is printed as Go prints a map, and the error is `unrecognized type: <type>`).
 void check_patched_types(const ResourceType& t, const boost::json::object& patched, bool strategic);
+
+/// The fieldValidation directive of a write (metav1.FieldValidation*): what unknown fields do.
+enum class FieldValidation { Ignore, Warn, Strict };
+/// Parses the query parameter ("" is Warn, as handlers/rest.go fieldValidation defaults it).
+/// Throws 422 `<options_kind>.meta.k8s.io "" is invalid: fieldValidation: Unsupported value ...`.
+FieldValidation field_validation(std::string_view value, std::string_view options_kind);
+
+/// Decodes a create or update body as the API server does: a field of the wrong type is 400
+/// (check_body_types); unknown fields are 400 `strict decoding error: unknown field "spec.x", ...`
+/// under Strict, a warning each under Warn; in every case they are dropped from `body`.
+void decode_body(const ResourceType& t, boost::json::object& body, FieldValidation fv,
+                 std::vector<std::string>* warnings);
+
+/// The same for the object a JSON or merge patch produced (handlers/patch.go): under Strict,
+/// 422 `patch: Invalid value: "<patched object>": strict decoding error: ...`.
+void decode_patched(const ResourceType& t, boost::json::object& patched, FieldValidation fv,
+                    std::vector<std::string>* warnings);
 
 /// Go's %v of a decoded JSON value (map[k:v ...], [a b], strings unquoted).
 std::string go_print(const boost::json::value& v);

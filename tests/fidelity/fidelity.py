@@ -225,6 +225,13 @@ def submission_steps():
 
 
 # Each scenario: a list of steps; a step is (kubectl args, stdin or None). NS is the scenario's namespace.
+UNKNOWN_DEPLOYMENT = json.dumps({
+    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "unk", "labels": {"a": "b"}, "bogus": 1},
+    "spec": {"replica": 2, "replicas": 0, "selector": {"matchLabels": {"app": "unk"}},
+             "template": {"metadata": {"labels": {"app": "unk"}},
+                          "spec": {"containers": [{"name": "c", "image": "busybox", "imagee": "x",
+                                                   "ports": [{"containerPort": 80, "hostport": 1}]}]}}}})
+
 SCENARIOS = {
     "quota": [
         (["create", "quota", "compute", "--hard=limits.cpu=1,limits.memory=1Gi,requests.nvidia.com/gpu=1,pods=2,count/services=1"], None),
@@ -384,6 +391,33 @@ SCENARIOS = {
     ],
     "jobs": job_steps(),
     "submissions": submission_steps(),
+    # Decoding by the kinds' schemas: unknown fields under each fieldValidation (kubectl create sends
+    # Strict, --validate=warn Warn, --validate=false Ignore; kubectl patch sends none, so Warn), an
+    # unknown directive, and unknown fields dropped from what is stored.
+    "unknown": [
+        (["create", "-f", "-"], UNKNOWN_DEPLOYMENT),
+        (["create", "-f", "-", "--validate=warn"], UNKNOWN_DEPLOYMENT),
+        (["get", "deployment", "unk", "-o", "jsonpath={.metadata.name}{.metadata.labels}{.spec.template.spec.containers}{.spec.replicas}"], None),
+        (["patch", "deployment", "unk", "-p", '{"spec":{"foo":1}}'], None),
+        (["patch", "deployment", "unk", "--type=merge", "-p", '{"spec":{"template":{"spec":{"bar":{"x":1}}}}}'], None),
+        (["patch", "deployment", "unk", "--type=json", "-p", '[{"op":"add","path":"/spec/baz","value":1}]'], None),
+        (["create", "--raw", "/apis/apps/v1/namespaces/NS/deployments?fieldValidation=Bogus", "-f", "-"], UNKNOWN_DEPLOYMENT),
+        (["create", "-f", "-", "--validate=false", "--dry-run=server", "-o", "jsonpath={.spec.template.spec.containers}"],
+         UNKNOWN_DEPLOYMENT.replace('"unk"', '"unk2"')),
+        (["create", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"},
+                                            "data": {"a": 1}})),
+        (["create", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                                            "spec": {"containers": {"name": "c"}}})),
+    ],
+    # kubectl explain reads the schemas the server publishes at /openapi/v3.
+    "explain": [
+        (["explain", "deployment.spec.replicas"], None),
+        (["explain", "pod.spec.tolerations"], None),
+        (["explain", "job.spec", "--recursive"], None),
+        (["explain", "persistentvolumeclaims.spec.resources"], None),
+        (["explain", "priorityclass"], None),
+        (["explain", "pod.spec.nosuchfield"], None),
+    ],
     # The API's warnings (pkg/api/pod/warnings.go), which kubectl prints as "Warning: ...".
     "warnings": [
         (["create", "-f", "-"], json.dumps({

@@ -1,0 +1,306 @@
+#include "embedded/schema.hpp"
+
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include <boost/json/parse.hpp>
+#include <fmt/format.h>
+
+#include "common/builtin_data.hpp"
+
+namespace gpupool::embedded::schema {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr std::string_view kRef = "#/components/schemas/";
+
+// A schema compiled for decoding: what Go type a JSON value must fit.
+struct Node {
+  enum class Type { Any, Object, Map, Array, String, Bool, Int32, Int64, Float64 } type = Type::Any;
+  std::string go_struct;  // Object: the struct's name ("DeploymentSpec")
+  std::string go_type;    // as encoding/json prints it: "int32", "v1.DeploymentSpec", "[]v1.Container"
+  std::map<std::string, const Node*, std::less<>> fields;  // Object
+  const Node* elem = nullptr;                               // Array, Map
+};
+
+// Types with their own JSON decoding (UnmarshalJSON), accepted as any JSON value here.
+const std::set<std::string, std::less<>> kCustomDecoded = {
+    "io.k8s.apimachinery.pkg.api.resource.Quantity",     "io.k8s.apimachinery.pkg.util.intstr.IntOrString",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.Time",         "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",     "io.k8s.apimachinery.pkg.runtime.RawExtension",
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON",
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrArray",
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrBool",
+    "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrStringArray",
+};
+
+// One group version's document and its compiled nodes.
+struct Doc {
+  json::object schemas;
+  std::map<std::string, Node*, std::less<>> by_name;
+  std::deque<Node> nodes;
+  std::map<std::string, const Node*, std::less<>> kinds;
+
+  const json::object* schema(std::string_view name) const {
+    const auto* v = schemas.if_contains(name);
+    return v && v->is_object() ? &v->as_object() : nullptr;
+  }
+
+  static std::string_view ref_of(const json::object& s) {
+    const json::value* r = s.if_contains("$ref");
+    if (!r) {
+      // A field that refers to a component is written {"allOf": [{"$ref": ...}], "default": ...}.
+      if (const auto* all = s.if_contains("allOf"); all && all->is_array() && all->as_array().size() == 1 &&
+                                                      all->as_array()[0].is_object())
+        r = all->as_array()[0].as_object().if_contains("$ref");
+    }
+    if (!r || !r->is_string()) return {};
+    std::string_view ref = r->as_string();
+    return ref.starts_with(kRef) ? ref.substr(kRef.size()) : std::string_view{};
+  }
+
+  // "io.k8s.api.apps.v1.DeploymentSpec" -> "v1.DeploymentSpec" (Go's package.Type).
+  static std::string go_name(std::string_view component) {
+    const auto last = component.rfind('.');
+    const auto pkg = component.rfind('.', last - 1);
+    return std::string(component.substr(pkg + 1));
+  }
+
+  const Node* component(std::string_view name) {
+    if (auto it = by_name.find(name); it != by_name.end()) return it->second;
+    Node& n = nodes.emplace_back();
+    by_name.emplace(std::string(name), &n);  // before the fields: schemas may refer to themselves
+    const json::object* s = schema(name);
+    if (!s || kCustomDecoded.count(name)) return &n;
+    compile(*s, n);
+    if (n.type == Node::Type::Object) {
+      n.go_type = go_name(name);
+      n.go_struct = n.go_type.substr(n.go_type.find('.') + 1);
+    }
+    return &n;
+  }
+
+  const Node* inline_node(const json::object& s) {
+    if (const auto ref = ref_of(s); !ref.empty()) return component(ref);
+    Node& n = nodes.emplace_back();
+    compile(s, n);
+    return &n;
+  }
+
+  void compile(const json::object& s, Node& n) {
+    if (s.contains("x-kubernetes-int-or-string") || s.contains("x-kubernetes-preserve-unknown-fields") ||
+        s.contains("oneOf") || s.contains("anyOf"))
+      return;  // Any
+    const json::value* tv = s.if_contains("type");
+    const std::string_view type = tv && tv->is_string() ? std::string_view(tv->as_string()) : std::string_view{};
+    const json::value* fmtv = s.if_contains("format");
+    const std::string_view format = fmtv && fmtv->is_string() ? std::string_view(fmtv->as_string()) : std::string_view{};
+    if (type == "string") {
+      if (format == "date-time") return;  // metav1.Time decodes itself
+      n.type = Node::Type::String;
+      n.go_type = format == "byte" ? "[]uint8" : "string";
+    } else if (type == "boolean") {
+      n.type = Node::Type::Bool;
+      n.go_type = "bool";
+    } else if (type == "integer") {
+      n.type = format == "int32" ? Node::Type::Int32 : Node::Type::Int64;
+      n.go_type = format == "int32" ? "int32" : "int64";
+    } else if (type == "number") {
+      n.type = Node::Type::Float64;
+      n.go_type = "float64";
+    } else if (type == "array") {
+      const json::value* items = s.if_contains("items");
+      if (!items || !items->is_object()) return;
+      n.elem = inline_node(items->as_object());
+      n.type = Node::Type::Array;
+      n.go_type = "[]" + n.elem->go_type;
+    } else if (type == "object") {
+      if (const auto* props = s.if_contains("properties"); props && props->is_object()) {
+        n.type = Node::Type::Object;
+        for (const auto& [k, v] : props->as_object())
+          if (v.is_object()) n.fields.emplace(std::string(k), inline_node(v.as_object()));
+      } else if (const auto* add = s.if_contains("additionalProperties"); add && add->is_object()) {
+        n.elem = inline_node(add->as_object());
+        n.type = Node::Type::Map;
+        n.go_type = "map[string]" + n.elem->go_type;
+      }
+    }
+  }
+};
+
+struct Registry {
+  std::map<std::string, Doc, std::less<>> docs;  // "apps/v1", "v1"
+};
+
+const Registry& registry() {
+  static const Registry r = [] {
+    Registry reg;
+    for (const auto& name : detail::builtin_data_names("openapi")) {
+      // "apps_v1" -> group "apps", version "v1"; "core_v1" -> the core group.
+      const auto us = name.rfind('_');
+      const std::string group = name.substr(0, us) == "core" ? "" : name.substr(0, us);
+      const std::string version = name.substr(us + 1);
+      const std::string gv = group.empty() ? version : group + "/" + version;
+      Doc& d = reg.docs[gv];
+      json::value v = json::parse(detail::builtin_data("openapi/" + name + ".json"));
+      d.schemas = std::move(v.as_object()["components"].as_object()["schemas"].as_object());
+      std::vector<std::pair<std::string, std::string>> roots;  // kind, component
+      for (const auto& [cname, s] : d.schemas) {
+        const auto* gvks = s.as_object().if_contains("x-kubernetes-group-version-kind");
+        if (!gvks || !gvks->is_array()) continue;
+        for (const auto& g : gvks->as_array()) {
+          const auto& o = g.as_object();
+          if (o.at("group").as_string() == group && o.at("version").as_string() == version)
+            roots.emplace_back(std::string(o.at("kind").as_string()), std::string(cname));
+        }
+      }
+      for (const auto& [kind, cname] : roots) d.kinds[kind] = d.component(cname);
+    }
+    return reg;
+  }();
+  return r;
+}
+
+const Node* root(std::string_view group, std::string_view version, std::string_view kind) {
+  const auto& docs = registry().docs;
+  const std::string gv = group.empty() ? std::string(version) : fmt::format("{}/{}", group, version);
+  auto d = docs.find(gv);
+  if (d == docs.end()) return nullptr;
+  auto k = d->second.kinds.find(kind);
+  return k == d->second.kinds.end() ? nullptr : k->second;
+}
+
+// The JSON kind as encoding/json names it in UnmarshalTypeError.Value; for a number that does
+// not fit an integer type, "number <literal>".
+std::string json_kind(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::string: return "string";
+    case json::kind::bool_: return "bool";
+    case json::kind::object: return "object";
+    case json::kind::array: return "array";
+    default: return "number";
+  }
+}
+
+std::string number_text(const json::value& v) {
+  if (v.is_int64()) return std::to_string(v.as_int64());
+  if (v.is_uint64()) return std::to_string(v.as_uint64());
+  return fmt::format("{}", v.as_double());
+}
+
+// Does `v` fit node `n`'s type? nullopt when it does, else UnmarshalTypeError.Value.
+std::optional<std::string> misfit(const json::value& v, const Node& n) {
+  if (v.is_null()) return std::nullopt;  // null leaves a Go field at its zero value
+  switch (n.type) {
+    case Node::Type::Any: return std::nullopt;
+    case Node::Type::String: return v.is_string() ? std::nullopt : std::optional(json_kind(v));
+    case Node::Type::Bool: return v.is_bool() ? std::nullopt : std::optional(json_kind(v));
+    case Node::Type::Object:
+    case Node::Type::Map: return v.is_object() ? std::nullopt : std::optional(json_kind(v));
+    case Node::Type::Array: return v.is_array() ? std::nullopt : std::optional(json_kind(v));
+    case Node::Type::Float64: return v.is_number() ? std::nullopt : std::optional(json_kind(v));
+    case Node::Type::Int32:
+    case Node::Type::Int64: {
+      if (!v.is_number()) return json_kind(v);
+      const bool i32 = n.type == Node::Type::Int32;
+      const std::int64_t lo = i32 ? INT32_MIN : INT64_MIN, hi = i32 ? INT32_MAX : INT64_MAX;
+      if (v.is_int64() && v.as_int64() >= lo && v.as_int64() <= hi) return std::nullopt;
+      return "number " + number_text(v);
+    }
+  }
+  return std::nullopt;
+}
+
+struct Walker {
+  Decoded& out;
+  bool prune;
+  std::string path;     // sigs.k8s.io/json's field path, with [i] for elements
+  std::string go_path;  // encoding/json's Field: the keys from the root, without indexes
+
+  // The fields of an object of struct node `n`, in document order.
+  void fields(const Node& n, json::object& o) {
+    const std::size_t plen = path.size(), glen = go_path.size();
+    std::vector<std::string> unknown;
+    for (auto& [k, child] : o) {
+      path.resize(plen);
+      go_path.resize(glen);
+      if (!path.empty()) path += '.';
+      path += k;
+      auto f = n.fields.find(std::string_view(k));
+      if (f == n.fields.end()) {
+        out.unknown_fields.push_back(path);
+        if (prune) unknown.emplace_back(k);
+        continue;
+      }
+      if (!go_path.empty()) go_path += '.';
+      go_path += k;
+      walk(*f->second, child, n.go_struct);
+    }
+    for (const auto& k : unknown) o.erase(k);
+    path.resize(plen);
+    go_path.resize(glen);
+  }
+
+  // `v` is the value of a field of Go struct `in_struct`.
+  void walk(const Node& n, json::value& v, const std::string& in_struct) {
+    if (auto m = misfit(v, n)) {
+      if (!out.type_error) {
+        out.type_error = fmt::format("json: cannot unmarshal {} into Go struct field {}.{} of type {}", *m, in_struct,
+                                     go_path, n.go_type);
+        out.misfit_go_type = n.go_type;
+      }
+      return;
+    }
+    if (v.is_null()) return;
+    const std::size_t plen = path.size(), glen = go_path.size();
+    switch (n.type) {
+      case Node::Type::Object: fields(n, v.as_object()); break;
+      case Node::Type::Map:
+        for (auto& [k, child] : v.as_object()) {
+          path.resize(plen);
+          path += fmt::format("[{}]", std::string_view(k));
+          walk(*n.elem, child, in_struct);
+        }
+        break;
+      case Node::Type::Array: {
+        std::size_t i = 0;
+        for (auto& child : v.as_array()) {
+          path.resize(plen);
+          path += fmt::format("[{}]", i++);
+          walk(*n.elem, child, in_struct);
+        }
+        break;
+      }
+      default: break;
+    }
+    path.resize(plen);
+    go_path.resize(glen);
+  }
+};
+
+}  // namespace
+
+bool known(std::string_view group, std::string_view version, std::string_view kind) {
+  return root(group, version, kind) != nullptr;
+}
+
+Decoded decode(std::string_view group, std::string_view version, std::string_view kind, json::object& obj, bool prune) {
+  Decoded out;
+  const Node* r = root(group, version, kind);
+  if (!r) return out;
+  Walker w{out, prune, {}, {}};
+  w.fields(*r, obj);
+  return out;
+}
+
+const json::object* components(std::string_view group, std::string_view version) {
+  const auto& docs = registry().docs;
+  auto d = docs.find(group.empty() ? std::string(version) : fmt::format("{}/{}", group, version));
+  return d == docs.end() ? nullptr : &d->second.schemas;
+}
+
+}  // namespace gpupool::embedded::schema

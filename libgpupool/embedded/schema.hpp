@@ -1,0 +1,39 @@
+// embedded/schema.hpp — the built-in kinds' schemas, as Kubernetes v1.32 publishes them at
+// /openapi/v3 (recorded from the oracle by tests/fidelity/record_openapi.py into data/openapi/).
+//
+// One schema serves three things: decoding a request body as the API server's Go decoder does
+// (a value of the wrong JSON type is refused; unknown fields are reported and dropped), the
+// /openapi/v3 documents, and so `kubectl explain`.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <boost/json/object.hpp>
+
+namespace gpupool::embedded::schema {
+
+/// What decoding `obj` as the kind found, in the order Go's decoder meets it (document order).
+struct Decoded {
+  /// encoding/json's UnmarshalTypeError of the first misfit: `json: cannot unmarshal string into
+  /// Go struct field DeploymentSpec.spec.replicas of type int32`.
+  std::optional<std::string> type_error;
+  std::string misfit_go_type;  ///< that field's Go type ("int32"), for strategic merge patches
+  /// The unknown fields' paths as sigs.k8s.io/json words them: `spec.template.spec.containers[0].imagee`.
+  std::vector<std::string> unknown_fields;
+};
+
+/// Whether a recorded schema exists for this built-in kind (custom resources have none here).
+bool known(std::string_view group, std::string_view version, std::string_view kind);
+
+/// Decodes `obj` as kind (group, version, kind). With `prune`, unknown fields are removed from
+/// `obj`, as decoding into a Go struct drops them. A kind without a schema decodes as is.
+Decoded decode(std::string_view group, std::string_view version, std::string_view kind, boost::json::object& obj,
+               bool prune);
+
+/// The recorded OpenAPI v3 `components.schemas` of a group version, or nullptr.
+const boost::json::object* components(std::string_view group, std::string_view version);
+
+}  // namespace gpupool::embedded::schema

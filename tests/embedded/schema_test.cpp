@@ -1,0 +1,198 @@
+// Decoding by Kubernetes' published schemas (embedded/schema.hpp): field types, unknown fields
+// under each fieldValidation, the /openapi/v3 documents — and every object gpupool renders decodes
+// without an unknown field (a real API server would drop it and warn).
+#include <doctest/doctest.h>
+
+#include "embedded/api.hpp"
+#include "embedded/schema.hpp"
+#include "gpupool/manifest.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace gpupool;
+using namespace gpupool::embedded;
+namespace json = boost::json;
+
+namespace {
+
+schema::Decoded decode(std::string_view group, std::string_view kind, std::string_view text, bool prune = false) {
+  auto obj = json::parse(text).as_object();
+  return schema::decode(group, "v1", kind, obj, prune);
+}
+
+std::pair<std::string, std::string> group_version(const json::object& o) {
+  const std::string api = std::string(o.at("apiVersion").as_string());
+  const auto slash = api.find('/');
+  return slash == std::string::npos ? std::pair{std::string(), api} : std::pair{api.substr(0, slash), api.substr(slash + 1)};
+}
+
+// Every pod template inside a Kubeflow job (spec.<x>ReplicaSpecs.<role>.template).
+void pod_templates(const json::value& v, std::vector<json::object>& out) {
+  if (v.is_object()) {
+    for (const auto& [k, c] : v.as_object()) {
+      if (k == "template" && c.is_object()) {
+        json::object pod{{"apiVersion", "v1"}, {"kind", "Pod"}};
+        for (const char* f : {"metadata", "spec"})
+          if (const auto* x = c.as_object().if_contains(f)) pod[f] = *x;
+        out.push_back(std::move(pod));
+      } else {
+        pod_templates(c, out);
+      }
+    }
+  } else if (v.is_array()) {
+    for (const auto& c : v.as_array()) pod_templates(c, out);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("schema decoding: the Go decoder's type errors, from the published schema of any built-in kind") {
+  CHECK(decode("apps", "Deployment", R"({"spec":{"replicas":"x"}})").type_error ==
+        "json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32");
+  // Kinds the hand-written tables never covered.
+  CHECK(decode("scheduling.k8s.io", "PriorityClass", R"({"value":"high"})").type_error ==
+        "json: cannot unmarshal string into Go struct field PriorityClass.value of type int32");
+  CHECK(decode("", "Pod", R"({"spec":{"containers":{"name":"c"}}})").type_error ==
+        "json: cannot unmarshal object into Go struct field PodSpec.spec.containers of type []v1.Container");
+  CHECK(decode("", "Pod", R"({"spec":{"containers":[{"name":"c","ports":[{"containerPort":"eighty"}]}]}})").type_error ==
+        "json: cannot unmarshal string into Go struct field ContainerPort.spec.containers.ports.containerPort of type int32");
+  CHECK(decode("", "ConfigMap", R"({"data":{"a":1}})").type_error ==
+        "json: cannot unmarshal number into Go struct field ConfigMap.data of type string");
+  CHECK(decode("", "Pod", R"({"spec":{"priority":3000000000}})").type_error ==
+        "json: cannot unmarshal number 3000000000 into Go struct field PodSpec.spec.priority of type int32");
+  // The first misfit in document order wins; types that decode themselves take any value.
+  CHECK(decode("apps", "Deployment", R"({"spec":{"paused":1,"replicas":"x"}})").misfit_go_type == "bool");
+  CHECK_FALSE(decode("", "Pod", R"({"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":2}}}]}})").type_error);
+  CHECK_FALSE(decode("", "Service", R"({"spec":{"ports":[{"port":80,"targetPort":"http"}]}})").type_error);
+  CHECK_FALSE(decode("", "Pod", R"({"spec":{"containers":null}})").type_error);
+}
+
+TEST_CASE("schema decoding: unknown fields are named as sigs.k8s.io/json names them, and pruned") {
+  const char* body = R"({"metadata":{"name":"d","bogus":1,"labels":{"any-key":"v"}},
+    "spec":{"replica":2,"template":{"spec":{"containers":[{"name":"a"},{"name":"b","imagee":"x",
+      "ports":[{"containerPort":80,"hostport":1}]}]}}},"status":{"x":1}})";
+  auto d = decode("apps", "Deployment", body);
+  CHECK(d.unknown_fields == std::vector<std::string>{"metadata.bogus", "spec.replica",
+                                                     "spec.template.spec.containers[1].imagee",
+                                                     "spec.template.spec.containers[1].ports[0].hostport", "status.x"});
+  auto obj = json::parse(body).as_object();
+  schema::decode("apps", "v1", "Deployment", obj, true);
+  CHECK(json::serialize(obj) ==
+        R"({"metadata":{"name":"d","labels":{"any-key":"v"}},"spec":{"template":{"spec":{"containers":[{"name":"a"},)"
+        R"({"name":"b","ports":[{"containerPort":80}]}]}}},"status":{}})");
+  // Free-form fields keep what they hold: annotations, managedFields' FieldsV1, a CRD's schema.
+  CHECK(decode("", "Pod", R"({"metadata":{"managedFields":[{"fieldsV1":{"f:spec":{"f:x":{}}}}]}})").unknown_fields.empty());
+  CHECK(decode("apiextensions.k8s.io", "CustomResourceDefinition",
+               R"({"spec":{"versions":[{"name":"v1","schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true,
+                  "properties":{"spec":{"type":"object","default":{"a":1}}}}}}]}})")
+            .unknown_fields.empty());
+  // Custom resources have no recorded schema: they decode as they are.
+  CHECK_FALSE(schema::known("kubeflow.org", "v1", "TFJob"));
+  CHECK(decode("kubeflow.org", "TFJob", R"({"spec":{"anything":1}})").unknown_fields.empty());
+}
+
+TEST_CASE("every object gpupool renders decodes without a type error or an unknown field") {
+  const std::filesystem::path dir = std::filesystem::path(GPUPOOL_SOURCE_DIR) / "tests/render/golden";
+  int objects = 0, templates = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".yaml") continue;
+    std::ifstream in(entry.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    for (auto obj : parse_manifests(text.str(), entry.path().string())) {
+      CAPTURE(entry.path().filename().string());
+      CAPTURE(json::serialize(obj));
+      const auto [group, version] = group_version(obj);
+      std::vector<json::object> to_check;
+      if (schema::known(group, version, std::string(obj.at("kind").as_string()))) {
+        to_check.push_back(obj);
+        ++objects;
+      } else {
+        pod_templates(obj, to_check);
+        templates += static_cast<int>(to_check.size());
+      }
+      for (auto& o : to_check) {
+        const auto [g, v] = group_version(o);
+        auto d = schema::decode(g, v, std::string(o.at("kind").as_string()), o, false);
+        CHECK_FALSE(d.type_error);
+        CHECK(d.unknown_fields.empty());
+      }
+    }
+  }
+  // The goldens hold a Deployment, a Job, a Pod, Services and PVCs, and Kubeflow jobs' templates.
+  CHECK(objects >= 5);
+  CHECK(templates >= 6);
+}
+
+TEST_CASE("fieldValidation: Strict refuses unknown fields, Warn warns, Ignore drops them silently") {
+  Clock clock = Clock::manual();
+  Store store{clock};
+  Api api{store, {}};
+  store.create(store.type("", "namespaces"), "", json::object{{"metadata", json::object{{"name", "a"}}}});
+  auto create = [&](const std::string& name, const std::string& fv) {
+    Request r;
+    r.method = "POST";
+    r.path = "/api/v1/namespaces/a/configmaps";
+    if (!fv.empty()) r.query.emplace("fieldValidation", fv);
+    r.body = R"({"metadata":{"name":")" + name + R"(","colour":"red"},"data":{"k":"v"},"extra":1})";
+    r.content_type = "application/json";
+    r.user = "admin";
+    r.groups = {"system:masters"};
+    auto resp = api.handle(r);
+    return std::pair{resp, r.warnings};
+  };
+  auto [strict, w1] = create("s", "Strict");
+  CHECK(strict.status == 400);
+  CHECK(json::parse(strict.body).at("message") ==
+        "ConfigMap in version \"v1\" cannot be handled as a ConfigMap: strict decoding error: unknown field "
+        "\"metadata.colour\", unknown field \"extra\"");
+  CHECK(w1.empty());
+  CHECK_FALSE(store.find(store.type("", "configmaps"), "a", "s"));
+
+  auto [warn, w2] = create("w", "");  // no directive: Warn
+  CHECK(warn.status == 201);
+  CHECK(w2 == std::vector<std::string>{"unknown field \"metadata.colour\"", "unknown field \"extra\""});
+  auto stored = store.find(store.type("", "configmaps"), "a", "w");
+  REQUIRE(stored);
+  CHECK_FALSE(stored->contains("extra"));
+  CHECK_FALSE(stored->at("metadata").as_object().contains("colour"));
+
+  auto [ignore, w3] = create("i", "Ignore");
+  CHECK(ignore.status == 201);
+  CHECK(w3.empty());
+  CHECK_FALSE(store.find(store.type("", "configmaps"), "a", "i")->contains("extra"));
+
+  auto [bogus, w4] = create("b", "Bogus");
+  CHECK(bogus.status == 422);
+  CHECK(json::parse(bogus.body).at("message") ==
+        "CreateOptions.meta.k8s.io \"\" is invalid: fieldValidation: Unsupported value: \"Bogus\": supported values: "
+        "\"\", \"Ignore\", \"Strict\", \"Warn\"");
+}
+
+TEST_CASE("/openapi/v3 serves the kinds' schemas, which kubectl explain reads") {
+  Clock clock = Clock::manual();
+  Store store{clock};
+  Api api{store, {}};
+  Request r;
+  r.method = "GET";
+  r.path = "/openapi/v3/apis/apps/v1";
+  r.user = "admin";
+  r.groups = {"system:masters"};
+  auto resp = api.handle(r);
+  REQUIRE(resp.status == 200);
+  const auto doc = json::parse(resp.body).as_object();
+  const auto& schemas = doc.at("components").at("schemas").as_object();
+  const auto& deployment = schemas.at("io.k8s.api.apps.v1.Deployment").as_object();
+  CHECK(deployment.at("x-kubernetes-group-version-kind").at(0).at("kind") == "Deployment");
+  CHECK(schemas.at("io.k8s.api.apps.v1.DeploymentSpec").at("properties").at("replicas").at("format") == "int32");
+  // The PATCH operations kubectl's field-validation check looks for are still there.
+  CHECK(doc.at("paths").as_object().contains("/apis/apps/v1/namespaces/{namespace}/deployments/{name}"));
+  // Custom resources: a kind without a CRD schema is an open object.
+  r.path = "/openapi/v3/apis/kubeflow.org/v1";
+  auto cr = json::parse(api.handle(r).body).as_object();
+  const auto& tf = cr.at("components").at("schemas").at("org.kubeflow.v1.TFJob").as_object();
+  CHECK(tf.at("x-kubernetes-preserve-unknown-fields") == true);
+  CHECK(tf.at("x-kubernetes-group-version-kind").at(0).at("kind") == "TFJob");
+}
