@@ -9,11 +9,19 @@
 // Asserted after every request: no crash, hang or sanitizer report; the response is JSON; an
 // error is a Status whose code is the HTTP status; a success is an object (with kind) and after
 // a write the store holds an object of that name whose resourceVersion is not newer than the
-// store's; every stored object has a name and a resourceVersion.
+// store's; every stored object has a name and a resourceVersion; and the state a watcher builds
+// from the store's events (ADDED/MODIFIED/DELETED, subscribed before the first request) is the
+// stored state, object for object and version for version.
+//
+// GPUPOOL_FUZZ_TRACE=<file>: every request and its status are appended to <file> as JSON lines,
+// and {"end": true} after each input, so that fuzz/oracle_compare.py can send the same sequences
+// to a real kube-apiserver and compare the status codes.
 #include <fuzzer/FuzzedDataProvider.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -174,6 +182,58 @@ void check_store(Store& store) {
   }
 }
 
+// Requests sent over the whole run, printed at exit (RELIABILITY.md counts requests, not inputs).
+struct RequestCount {
+  std::uint64_t n = 0;
+  ~RequestCount() { std::fprintf(stderr, "fuzz_api: %llu requests\n", static_cast<unsigned long long>(n)); }
+} g_requests;
+
+// The trace file of GPUPOOL_FUZZ_TRACE, or null.
+std::ofstream* trace() {
+  static std::ofstream* t = [] {
+    const char* path = std::getenv("GPUPOOL_FUZZ_TRACE");
+    return path && *path ? new std::ofstream(path, std::ios::app) : nullptr;
+  }();
+  return t;
+}
+
+void trace_request(const Request& r, int status) {
+  if (!trace()) return;
+  std::string path = r.path;
+  for (const auto& [k, v] : r.query) path += (path.find('?') == std::string::npos ? "?" : "&") + k + "=" + v;
+  *trace() << json::serialize(json::object{{"method", r.method}, {"path", path}, {"content_type", r.content_type},
+                                           {"body", r.body}, {"status", status}})
+           << "\n";
+}
+
+// A watcher's view: what the events say is stored, by type, namespace/name.
+using View = std::map<std::tuple<std::string, std::string, std::string>, std::string>;  // -> resourceVersion
+
+void check_view(Store& store, const View& view) {
+  View stored;
+  for (const Kind& k : kKinds) {
+    const auto& t = store.type(k.group, k.resource);
+    for (const auto& obj : store.list(t, "", {}).items) {
+      const auto& md = obj->at("metadata").as_object();
+      const auto* ns = md.if_contains("namespace");
+      stored[{k.resource, ns && ns->is_string() ? std::string(ns->as_string()) : "", std::string(md.at("name").as_string())}] =
+          std::string(md.at("resourceVersion").as_string());
+    }
+  }
+  for (const auto& [key, rv] : stored) {
+    auto it = view.find(key);
+    if (it == view.end()) fail("a stored object no watch event announced", std::get<0>(key) + "/" + std::get<2>(key));
+    if (it->second != rv) fail("a watcher's version of an object differs from the store's", std::get<2>(key) + " " + rv);
+  }
+  auto fuzzed = [](const std::string& resource) {
+    for (const Kind& k : kKinds)
+      if (resource == k.resource) return true;
+    return false;
+  };
+  for (const auto& [key, rv] : view)
+    if (fuzzed(std::get<0>(key)) && !stored.count(key)) fail("a watcher still sees an object the store no longer holds", std::get<2>(key) + " " + rv);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -183,6 +243,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   Controllers controllers(store, clock);
   Api api(store, {});
   store.create(store.type("", "namespaces"), "", json::object{{"metadata", json::object{{"name", "default"}}}});
+  View view;
+  const auto sub = store.subscribe([&](const WatchEvent& e) {
+    const auto& md = e.object->at("metadata").as_object();
+    const auto* ns = md.if_contains("namespace");
+    const std::tuple key{e.type_info->resource, ns && ns->is_string() ? std::string(ns->as_string()) : "",
+                         std::string(md.at("name").as_string())};
+    if (e.type == EventType::Deleted) view.erase(key);
+    else view[key] = std::to_string(e.resource_version);
+  });
   static const char* const names[] = {"a", "b", "c-1"};
   for (int step = 0; step < 12 && in.remaining_bytes() > 0; ++step) {
     const Kind& k = kKinds[in.ConsumeIntegralInRange<std::size_t>(0, std::size(kKinds) - 1)];
@@ -249,6 +318,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       default: r = request("GET", k.prefix, "", ""); write = false; break;
     }
     const Response resp = api.handle(r);
+    ++g_requests.n;
+    trace_request(r, resp.status);
     if (resp.stream) continue;
     boost::system::error_code ec;
     const json::value v = json::parse(resp.body, ec);
@@ -272,7 +343,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         fail("a write answered with no or a future resourceVersion", resp.body);
     }
     check_store(store);
+    check_view(store, view);
     clock.advance(std::chrono::seconds(in.ConsumeIntegralInRange<int>(0, 90)));
   }
+  store.unsubscribe(sub);
+  if (trace()) *trace() << "{\"end\":true}\n" << std::flush;
   return 0;
 }

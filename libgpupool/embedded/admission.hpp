@@ -57,5 +57,9 @@ void prepare_job_create(json::object& job);
 /// labels present, the selector on them (`selector` not auto-generated), the selector matching the
 /// template's labels.
 void job_selector_causes(const json::object& job, std::vector<StatusCause>& causes);
+/// A Deployment's or ReplicaSet's selector (required, not empty) and its template's labels.
+void replicated_template_causes(const json::object& obj, std::vector<StatusCause>& causes);
+/// The template's restartPolicy: Always for apps workloads, OnFailure or Never for Jobs.
+void template_restart_policy_causes(const ResourceType& t, const json::object& obj, std::vector<StatusCause>& causes);
 
 }  // namespace gpupool::embedded

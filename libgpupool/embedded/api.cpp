@@ -127,6 +127,68 @@ std::vector<std::string> split_path(std::string_view path) {
   return out;
 }
 
+
+std::size_t utf8_sequence(std::string_view s, std::size_t i);
+
+// utf8.Valid.
+bool valid_utf8(std::string_view s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const std::size_t n = utf8_sequence(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
+
+// The length of the valid UTF-8 sequence at s[i] (Go's utf8.DecodeRune rules: shortest form, no
+// surrogates, at most U+10FFFF), or 0.
+std::size_t utf8_sequence(std::string_view s, std::size_t i) {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = b(i);
+  if (c < 0x80) return 1;
+  std::size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 0;
+  if (n == 0 || c > 0xF4 || i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k)
+    if ((b(i + k) & 0xC0) != 0x80) return 0;
+  if (c == 0xE0 && b(i + 1) < 0xA0) return 0;   // overlong
+  if (c == 0xED && b(i + 1) > 0x9F) return 0;   // surrogates
+  if (c == 0xF0 && b(i + 1) < 0x90) return 0;   // overlong
+  if (c == 0xF4 && b(i + 1) > 0x8F) return 0;   // beyond U+10FFFF
+  return n;
+}
+
+// Each byte that starts no valid sequence becomes U+FFFD, as Go's decoder does.
+std::string to_valid_utf8(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size();) {
+    const std::size_t n = utf8_sequence(s, i);
+    if (n == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+    } else {
+      out.append(s.substr(i, n));
+      i += n;
+    }
+  }
+  return out;
+}
+
+void replace_invalid_utf8(json::value& v) {
+  if (v.is_string()) {
+    if (!valid_utf8(v.as_string())) v = json::string(to_valid_utf8(v.as_string()));
+  } else if (v.is_array()) {
+    for (auto& c : v.as_array()) replace_invalid_utf8(c);
+  } else if (v.is_object()) {
+    json::object fixed;
+    for (auto& [k, c] : v.as_object()) {
+      replace_invalid_utf8(c);
+      fixed[valid_utf8(k) ? std::string(k) : to_valid_utf8(k)] = std::move(c);
+    }
+    v = std::move(fixed);
+  }
+}
+
 json::value parse_body(const std::string& body, bool yaml = false) {
   if (yaml) {
     // The library's one YAML reader (render/manifest: YAML 1.2 core scalars, go-yaml's alias budget).
@@ -136,11 +198,17 @@ json::value parse_body(const std::string& body, bool yaml = false) {
       throw StatusError::bad_request(fmt::format("error converting YAML to JSON: {}", e.what()));
     }
   }
+  // Go's encoding/json takes invalid UTF-8 in strings, each bad byte becoming U+FFFD, and nests
+  // up to 10000 levels; Boost.JSON refuses both by default.
+  json::parse_options opts;
+  opts.allow_invalid_utf8 = true;
+  opts.max_depth = 10000;
   boost::system::error_code ec;
-  auto v = json::parse(body, ec);
+  auto v = json::parse(body, ec, {}, opts);
   if (ec)
     throw StatusError::bad_request(
         fmt::format("the object provided is unrecognized (must be of type JSON): {}", ec.message()));
+  if (!valid_utf8(body)) replace_invalid_utf8(v);
   return v;
 }
 
@@ -178,6 +246,13 @@ const json::object* util_object(const json::object& o, std::string_view key) {
   return v && v->is_object() ? &v->as_object() : nullptr;
 }
 std::string meta(const json::object& o, std::string_view key) { return field_value(o, "metadata." + std::string(key)); }
+
+bool allows_create_on_update(const ResourceType& t) {
+  if (t.group.empty())
+    return t.resource == "services" || t.resource == "endpoints" || t.resource == "events" || t.resource == "limitranges";
+  return t.group == "rbac.authorization.k8s.io" || (t.group == "events.k8s.io" && t.resource == "events") ||
+         t.group == "coordination.k8s.io" || (t.group == "node.k8s.io" && t.resource == "runtimeclasses");
+}
 
 WriteOptions write_options(const Request& r) {
   WriteOptions o;
@@ -946,6 +1021,12 @@ Response Api::dispatch(const Request& r) const {
     if (tg.subresource.empty())
       if (auto old = store_.find(t, tg.ns, tg.name))
         track_update(old.get(), body, t, update_manager(wo.field_manager, r.user_agent), to_rfc3339(now));
+    // A PUT of a missing object creates it for the kinds whose strategies AllowCreateOnUpdate
+    // (pkg/registry: Service, Endpoints, Event, LimitRange, the RBAC kinds), else 404.
+    if (tg.subresource.empty() && allows_create_on_update(t) && !store_.find(t, tg.ns, tg.name)) {
+      track_update(nullptr, body, t, update_manager(wo.field_manager, r.user_agent), to_rfc3339(now));
+      return json_response(201, as_served(store_.create(t, tg.ns, std::move(body), wo)));
+    }
     return json_response(200, as_served(store_.update(t, tg.ns, std::move(body), wo, tg.subresource)));
   }
   if (verb == "patch") {
@@ -954,7 +1035,8 @@ Response Api::dispatch(const Request& r) const {
     if (apply && wo.field_manager.empty())
       throw StatusError(422, "Invalid",
                         "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch");
-    if (ct == "application/strategic-merge-patch+json" && !t.group.empty() && t.group != "apps" && t.group != "batch")
+    // Every built-in kind takes strategic merge patches; custom resources do not.
+    if (ct == "application/strategic-merge-patch+json" && !is_builtin_group(t.group))
       throw StatusError(415, "UnsupportedMediaType",
                         "the body of the request was in an unknown format - accepted media types include: "
                         "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml");
@@ -964,6 +1046,9 @@ Response Api::dispatch(const Request& r) const {
                         "the body of the request was in an unknown format - accepted media types include: "
                         "application/json-patch+json, application/merge-patch+json, "
                         "application/apply-patch+yaml, application/strategic-merge-patch+json");
+    // handlers/patch.go reads the object before it applies the patch: a missing one is 404
+    // whatever the patch holds (an apply patch creates it instead).
+    if (!apply) store_.get(t, tg.ns, tg.name);
     const json::value patch = parse_body(r.body, apply);
     if (apply && !patch.is_object()) throw StatusError::bad_request("an apply patch must be an object");
     const bool force = q_true(r, "force");

@@ -1,6 +1,8 @@
 #include "embedded/controllers.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <cctype>
 #include <map>
 #include <optional>
@@ -114,10 +116,18 @@ std::int64_t max_surge(const json::object& d, std::int64_t replicas) {
   if (string_of(object_at(d, {"spec", "strategy"}), "type") == "Recreate") return 0;
   const json::object* ru = object_at(d, {"spec", "strategy", "rollingUpdate"});
   const json::value* v = ru ? ru->if_contains("maxSurge") : nullptr;
-  if (v && v->is_int64()) return v->as_int64();
+  // Computed as Go does (float64, then math.Ceil) and kept within int32, the type of the
+  // replica counts it is added to: a huge percentage must not overflow (fuzz_api finding).
+  auto clamp = [](double x) -> std::int64_t {
+    constexpr double kMax = std::numeric_limits<std::int32_t>::max();
+    if (!(x > 0)) return 0;  // also NaN
+    return x > kMax ? static_cast<std::int64_t>(kMax) : static_cast<std::int64_t>(x);
+  };
+  if (v && v->is_int64()) return clamp(static_cast<double>(v->as_int64()));
   const std::string text = v && v->is_string() ? std::string(v->as_string()) : std::string("25%");
-  if (!text.empty() && text.back() == '%') return (replicas * std::atoll(text.c_str()) + 99) / 100;
-  return std::atoll(text.c_str());
+  const double n = std::strtod(text.c_str(), nullptr);
+  if (!text.empty() && text.back() == '%') return clamp(std::ceil(n * static_cast<double>(replicas) / 100.0));
+  return clamp(n);
 }
 
 /// The controller that records events about a `resource` it owns (kube-controller-manager's names).

@@ -32,7 +32,9 @@ std::string go_map(const json::object* m) {
 std::string go_label_selector(const json::object* sel) {
   const std::string labels = go_map(sel ? object_at(*sel, {"matchLabels"}) : nullptr);
   std::string exprs = "[]v1.LabelSelectorRequirement(nil)";
-  if (const json::array* me = sel ? util::array_at(*sel, {}, "matchExpressions") : nullptr; me && !me->empty()) {
+  if (const json::array* me = sel ? util::array_at(*sel, {}, "matchExpressions") : nullptr; me && me->empty())
+    exprs = "[]v1.LabelSelectorRequirement{}";
+  else if (me) {
     exprs = "[]v1.LabelSelectorRequirement{";
     for (std::size_t i = 0; i < me->size(); ++i) {
       const json::object* e = (*me)[i].is_object() ? &(*me)[i].as_object() : nullptr;
@@ -234,6 +236,44 @@ void job_selector_causes(const json::object& job, std::vector<StatusCause>& caus
     causes.push_back({"FieldValueInvalid",
                       fmt::format("Invalid value: {}: `selector` does not match template `labels`", go_map(labels)),
                       "spec.template.metadata.labels"});
+  }
+}
+
+void replicated_template_causes(const json::object& obj, std::vector<StatusCause>& causes) {
+  // apps/validation ValidateDeploymentSpec / ValidateReplicaSetSpec: a selector is required and may
+  // not be empty; the template's labels must match it (a missing selector matches nothing).
+  const json::object* sel = object_at(obj, {"spec", "selector"});
+  const json::object* labels = object_at(obj, {"spec", "template", "metadata", "labels"});
+  bool empty = false;  // an empty selector selects everything: no label check
+  if (!sel) {
+    causes.push_back({"FieldValueRequired", "Required value", "spec.selector"});
+  } else {
+    const json::object* ml = object_at(*sel, {"matchLabels"});
+    const json::array* me = util::array_at(*sel, {}, "matchExpressions");
+    empty = (!ml || ml->empty()) && (!me || me->empty());
+    if (empty)
+      causes.push_back({"FieldValueInvalid",
+                        fmt::format("Invalid value: {}: empty selector is invalid for deployment", go_label_selector(sel)),
+                        "spec.selector"});
+  }
+  if (!sel || (!empty && !selector_matches(*sel, labels)))
+    causes.push_back({"FieldValueInvalid",
+                      fmt::format("Invalid value: {}: `selector` does not match template `labels`", go_map(labels)),
+                      "spec.template.metadata.labels"});
+}
+
+void template_restart_policy_causes(const ResourceType& t, const json::object& obj, std::vector<StatusCause>& causes) {
+  const std::string policy = string_of(object_at(obj, {"spec", "template", "spec"}), "restartPolicy");
+  if (t.group == "batch") {
+    // batch/validation validateJobSpec: OnFailure or Never (the template default Always is not).
+    if (policy != "OnFailure" && policy != "Never")
+      causes.push_back({"FieldValueRequired", "Required value: valid values: \"OnFailure\", \"Never\"",
+                        "spec.template.spec.restartPolicy"});
+  } else if (policy != "Always" && !policy.empty()) {  // empty: no template, whose default would be Always
+    // apps/validation ValidatePodTemplateSpecForReplicaSet: Always only.
+    causes.push_back({"FieldValueNotSupported",
+                      fmt::format("Unsupported value: {}: supported values: \"Always\"", quoted(policy)),
+                      "spec.template.spec.restartPolicy"});
   }
 }
 

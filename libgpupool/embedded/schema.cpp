@@ -6,9 +6,12 @@
 #include <set>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 
 #include "common/builtin_data.hpp"
+#include "gpupool/error.hpp"
+#include "gpupool/quantity.hpp"
 
 namespace gpupool::embedded::schema {
 
@@ -20,7 +23,7 @@ constexpr std::string_view kRef = "#/components/schemas/";
 
 // A schema compiled for decoding: what Go type a JSON value must fit.
 struct Node {
-  enum class Type { Any, Object, Map, Array, String, Bool, Int32, Int64, Float64 } type = Type::Any;
+  enum class Type { Any, Object, Map, Array, String, Bool, Int32, Int64, Float64, Quantity } type = Type::Any;
   std::string go_struct;  // Object: the struct's name ("DeploymentSpec")
   std::string go_type;    // as encoding/json prints it: "int32", "v1.DeploymentSpec", "[]v1.Container"
   std::map<std::string, const Node*, std::less<>> fields;  // Object
@@ -28,8 +31,9 @@ struct Node {
 };
 
 // Types with their own JSON decoding (UnmarshalJSON), accepted as any JSON value here.
+constexpr std::string_view kQuantity = "io.k8s.apimachinery.pkg.api.resource.Quantity";
 const std::set<std::string, std::less<>> kCustomDecoded = {
-    "io.k8s.apimachinery.pkg.api.resource.Quantity",     "io.k8s.apimachinery.pkg.util.intstr.IntOrString",
+    "io.k8s.apimachinery.pkg.util.intstr.IntOrString",
     "io.k8s.apimachinery.pkg.apis.meta.v1.Time",         "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime",
     "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",     "io.k8s.apimachinery.pkg.runtime.RawExtension",
     "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON",
@@ -75,7 +79,8 @@ struct Doc {
     Node& n = nodes.emplace_back();
     by_name.emplace(std::string(name), &n);  // before the fields: schemas may refer to themselves
     const json::object* s = schema(name);
-    if (!s || kCustomDecoded.count(name)) return &n;
+    if (name == kQuantity) n.type = Node::Type::Quantity;
+    if (!s || kCustomDecoded.count(name) || name == kQuantity) return &n;
     compile(*s, n);
     if (n.type == Node::Type::Object) {
       n.go_type = go_name(name);
@@ -196,7 +201,8 @@ std::string number_text(const json::value& v) {
 std::optional<std::string> misfit(const json::value& v, const Node& n) {
   if (v.is_null()) return std::nullopt;  // null leaves a Go field at its zero value
   switch (n.type) {
-    case Node::Type::Any: return std::nullopt;
+    case Node::Type::Any:
+    case Node::Type::Quantity: return std::nullopt;
     case Node::Type::String: return v.is_string() ? std::nullopt : std::optional(json_kind(v));
     case Node::Type::Bool: return v.is_bool() ? std::nullopt : std::optional(json_kind(v));
     case Node::Type::Object:
@@ -236,6 +242,11 @@ struct Walker {
         if (prune) unknown.emplace_back(k);
         continue;
       }
+      // null leaves the Go field at its zero value: stored, it is as if absent.
+      if (child.is_null()) {
+        if (prune) unknown.emplace_back(k);
+        continue;
+      }
       if (!go_path.empty()) go_path += '.';
       go_path += k;
       walk(*f->second, child, n.go_struct);
@@ -247,6 +258,22 @@ struct Walker {
 
   // `v` is the value of a field of Go struct `in_struct`.
   void walk(const Node& n, json::value& v, const std::string& in_struct) {
+    if (out.decode_error) return;  // decoding stopped
+    if (n.type == Node::Type::Quantity) {
+      // resource.Quantity's UnmarshalJSON: null, a string or a bare number, parsed by
+      // ParseQuantity; its error stops decoding and is the answer.
+      if (v.is_null()) return;
+      const std::string text = v.is_string() ? std::string(v.as_string()) : json::serialize(v);
+      try {
+        Quantity::parse(text);
+      } catch (const ValidationError& e) {
+        if (e.rule().find("magnitude too large") == std::string::npos)  // gpupool's own limit, not Go's
+          out.decode_error = e.rule().find("suffix") != std::string::npos
+                                 ? "unable to parse quantity's suffix"
+                                 : "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+      }
+      return;
+    }
     if (auto m = misfit(v, n)) {
       if (!out.type_error) {
         out.type_error = fmt::format("json: cannot unmarshal {} into Go struct field {}.{} of type {}", *m, in_struct,

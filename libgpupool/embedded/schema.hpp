@@ -21,6 +21,9 @@ struct Decoded {
   /// Go struct field DeploymentSpec.spec.replicas of type int32`.
   std::optional<std::string> type_error;
   std::string misfit_go_type;  ///< that field's Go type ("int32"), for strategic merge patches
+  /// An error of a type that decodes itself, which stops decoding and wins over type_error:
+  /// resource.Quantity's `quantities must match the regular expression ...`.
+  std::optional<std::string> decode_error;
   /// The unknown fields' paths as sigs.k8s.io/json words them: `spec.template.spec.containers[0].imagee`.
   std::vector<std::string> unknown_fields;
 };
@@ -28,8 +31,8 @@ struct Decoded {
 /// Whether a recorded schema exists for this built-in kind (custom resources have none here).
 bool known(std::string_view group, std::string_view version, std::string_view kind);
 
-/// Decodes `obj` as kind (group, version, kind). With `prune`, unknown fields are removed from
-/// `obj`, as decoding into a Go struct drops them. A kind without a schema decodes as is.
+/// Decodes `obj` as kind (group, version, kind). With `prune`, unknown fields and fields set to
+/// null are removed from `obj`, as decoding into a Go struct leaves them out. A kind without a schema decodes as is.
 Decoded decode(std::string_view group, std::string_view version, std::string_view kind, boost::json::object& obj,
                bool prune);
 

@@ -94,27 +94,29 @@ void warn_unknown(const std::vector<std::string>& fields, std::vector<std::strin
 }  // namespace
 
 void decode_body(const ResourceType& t, json::object& body, FieldValidation fv, std::vector<std::string>* warnings) {
-  check_body_types(t, body);
-  const auto d = schema::decode(t.group, t.version, t.kind, body, false);
+  // apimachinery runtime/serializer: NewBadRequest("<Kind> in version \"<v>\" cannot be handled as a <Kind>: <err>")
+  auto refuse = [&](const std::string& err) {
+    return StatusError::bad_request(
+        fmt::format("{} in version \"{}\" cannot be handled as a {}: {}", t.kind, t.version, t.kind, err));
+  };
+  const auto d = schema::decode(t.group, t.version, t.kind, body, true);
+  if (d.decode_error) throw refuse(*d.decode_error);
+  if (d.type_error) throw refuse(*d.type_error);
   if (d.unknown_fields.empty()) return;
-  if (fv == FieldValidation::Strict)
-    throw StatusError::bad_request(fmt::format("{} in version \"{}\" cannot be handled as a {}: {}", t.kind, t.version,
-                                               t.kind, unknown_list(d.unknown_fields)));
+  if (fv == FieldValidation::Strict) throw refuse(unknown_list(d.unknown_fields));
   if (fv == FieldValidation::Warn) warn_unknown(d.unknown_fields, warnings);
-  schema::decode(t.group, t.version, t.kind, body, true);
 }
 
 void decode_patched(const ResourceType& t, json::object& patched, FieldValidation fv, std::vector<std::string>* warnings) {
-  const auto d = schema::decode(t.group, t.version, t.kind, patched, false);
+  const std::string before = fv == FieldValidation::Strict ? json::serialize(patched) : std::string();
+  const auto d = schema::decode(t.group, t.version, t.kind, patched, true);
   if (d.unknown_fields.empty()) return;
   if (fv == FieldValidation::Strict) {
-    const std::string cause =
-        fmt::format("Invalid value: {}: {}", go_quote(json::serialize(patched)), unknown_list(d.unknown_fields));
+    const std::string cause = fmt::format("Invalid value: {}: {}", go_quote(before), unknown_list(d.unknown_fields));
     throw StatusError(422, "Invalid", fmt::format(" \"\" is invalid: patch: {}", cause), "", "", "",
                       {{"FieldValueInvalid", cause, "patch"}});
   }
   if (fv == FieldValidation::Warn) warn_unknown(d.unknown_fields, warnings);
-  schema::decode(t.group, t.version, t.kind, patched, true);
 }
 
 std::string go_print(const json::value& v) {

@@ -525,7 +525,9 @@ void builtin_admission(AdmissionRequest& r) {
                                                  {"rollingUpdate", json::object{{"maxUnavailable", "25%"}, {"maxSurge", "25%"}}}});
       if (auto* tpl = spec.if_contains("template"); tpl && tpl->is_object()) default_pod_template(tpl->as_object());
     } else if (t.group == "apps" && t.resource == "replicasets") {
-      set_default(obj_at(obj, "spec"), "replicas", 1);
+      auto& spec = obj_at(obj, "spec");
+      set_default(spec, "replicas", 1);
+      if (auto* tpl = spec.if_contains("template"); tpl && tpl->is_object()) default_pod_template(tpl->as_object());
     } else if (t.group == "batch" && t.resource == "jobs") {
       auto& spec = obj_at(obj, "spec");
       set_default(spec, "parallelism", 1);
@@ -551,15 +553,20 @@ void builtin_admission(AdmissionRequest& r) {
       // pkg/apis/batch/validation/validation.go validateJobSpec: counts are never negative.
       if (t.group == "apps") {
         non_negative(spec_of(obj), "replicas", "spec.replicas", causes);
+        replicated_template_causes(obj, causes);
       } else {
         non_negative(spec_of(obj), "parallelism", "spec.parallelism", causes);
         non_negative(spec_of(obj), "completions", "spec.completions", causes);
         non_negative(spec_of(obj), "backoffLimit", "spec.backoffLimit", causes);
       }
+      // The template's pod spec is validated even when absent (an empty PodSpec has no containers).
+      static const json::object kNoPodSpec;
+      const json::object* ps = nullptr;
       if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())
         if (const auto* tpl = spec->as_object().if_contains("template"); tpl && tpl->is_object())
-          if (const auto* ps = tpl->as_object().if_contains("spec"); ps && ps->is_object())
-            validate_pod_spec(ps->as_object(), "spec.template.spec.", causes);
+          if (const auto* p = tpl->as_object().if_contains("spec"); p && p->is_object()) ps = &p->as_object();
+      validate_pod_spec(ps ? *ps : kNoPodSpec, "spec.template.spec.", causes);
+      template_restart_policy_causes(t, obj, causes);
       if (t.group == "batch") job_selector_causes(obj, causes);
     } else if (core && t.resource == "services") {
       // ValidateService (pkg/apis/core/validation): with more than one port each needs a name; port
@@ -594,6 +601,9 @@ void builtin_admission(AdmissionRequest& r) {
               }
             }
         }
+    } else if (t.group == "storage.k8s.io" && t.resource == "storageclasses") {
+      // storage/validation ValidateStorageClass: validateProvisioner.
+      if (str(obj, "provisioner").empty()) causes.push_back({"FieldValueRequired", "Required value", "provisioner"});
     } else if (core && t.resource == "persistentvolumeclaims") {
       // ValidatePersistentVolumeClaimSpec: storageClassName is a DNS-1123 subdomain (ValidateClassName).
       if (const auto* spec = spec_of(obj))

@@ -321,8 +321,10 @@ TEST_CASE("list, dryRun, delete propagation and a watch stream over the API") {
   CHECK(ev["object"].at("reason") == "Expired");
 
   // Deleting a Deployment in the background removes what it owns; pods return the object.
-  auto dep = f.json_of(f.call("POST", "/apis/apps/v1/namespaces/alice/deployments", R"({"metadata":{"name":"d"},"spec":{}})"));
-  auto rs = json::parse(R"({"metadata":{"name":"d-1"},"spec":{}})").as_object();
+  const std::string spec = R"("spec":{"selector":{"matchLabels":{"app":"d"}},"template":{"metadata":{"labels":{"app":"d"}},)"
+                           R"("spec":{"containers":[{"name":"c","image":"busybox"}]}}})";
+  auto dep = f.json_of(f.call("POST", "/apis/apps/v1/namespaces/alice/deployments", R"({"metadata":{"name":"d"},)" + spec + "}"));
+  auto rs = json::parse(R"({"metadata":{"name":"d-1"},)" + spec + "}").as_object();
   rs["metadata"].as_object()["ownerReferences"] = json::array{json::object{
       {"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "d"}, {"uid", dep["metadata"].at("uid")}}};
   f.store.create(f.store.type("apps", "replicasets"), "alice", rs);
@@ -424,9 +426,7 @@ TEST_CASE("validation of pods and pod templates: quantities, tolerations, contai
       {pod(R"({"containers":[{"name":"c","image":"x","resources":{"requests":{"cpu":"-1"}}}]})"),
        "Pod \"v\" is invalid: spec.containers[0].resources.requests[cpu]: Invalid value: \"-1\": must be greater than "
        "or equal to 0"},
-      {pod(R"({"containers":[{"name":"c","image":"x","resources":{"requests":{"memory":"lots"}}}]})"),
-       "Pod \"v\" is invalid: spec.containers[0].resources.requests[memory]: Invalid value: \"lots\": quantities must "
-       "match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
+      // (An unparsable quantity is refused earlier, by decoding: 400, tests/embedded/schema_test.cpp.)
       {pod(R"({"containers":[{"name":"c","image":"x","resources":{"limits":{"cpu":"1"},"requests":{"cpu":"2"}}}]})"),
        "Pod \"v\" is invalid: spec.containers[0].resources.requests[cpu]: Invalid value: \"2\": must be less than or "
        "equal to cpu limit of 1"},
@@ -451,7 +451,7 @@ TEST_CASE("validation of pods and pod templates: quantities, tolerations, contai
     const auto& r = rows[i];
     CAPTURE(r.body);
     auto resp = f.call("POST", "/api/v1/namespaces/alice/pods?dryRun=All", r.body);
-    if (i == 8) {
+    if (r.body.find(R"("operator":"Exists","value":"v")") != std::string::npos) {
       CHECK(resp.status == 422);
       CHECK(f.json_of(resp)["details"].at("causes").at(0).at("field") == "spec.tolerations[0].operator");
       continue;
@@ -465,7 +465,8 @@ TEST_CASE("validation of pods and pod templates: quantities, tolerations, contai
   }
   // Templates are validated with their own paths; defaults are filled in on create.
   auto bad = f.call("POST", "/apis/apps/v1/namespaces/alice/deployments",
-                    R"({"metadata":{"name":"d"},"spec":{"template":{"spec":{"containers":[{"name":"Bad","image":"x"}]}}}})");
+                    R"({"metadata":{"name":"d"},"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},)"
+                    R"("spec":{"containers":[{"name":"Bad","image":"x"}]}}}})");
   REQUIRE_MESSAGE(bad.status == 422, bad.body);
   CHECK(f.json_of(bad)["details"].at("causes").at(0).at("field") == "spec.template.spec.containers[0].name");
   auto good = f.json_of(f.call("POST", "/api/v1/namespaces/alice/pods", pod(R"({"containers":[{"name":"c","image":"x:1"}]})")));

@@ -281,3 +281,25 @@ TEST_CASE("json_equal answers what boost::json's operator== answers, over random
   CHECK(equal > 2000);
   CHECK(different > 2000);
 }
+
+TEST_CASE("a huge maxSurge percentage is resolved within int32, not overflowed (fuzz_api finding)") {
+  // Found by fuzz/fuzz_api.cpp under UBSan: 9163737455847408640% of 25 replicas overflowed int64.
+  // Kubernetes resolves it in float64 (intstr.GetScaledValueFromIntOrPercent, math.Ceil); the
+  // embedded controller keeps the result within int32, the replica counts' type.
+  for (const char* surge : {R"("9163737455847408640%")", R"("nan%")", "9163737455847408640", R"("50%")"}) {
+    CAPTURE(surge);
+    World w;
+    auto d = obj(kDeployment);
+    d["spec"].as_object()["replicas"] = 25;
+    d["spec"].as_object()["strategy"] =
+        json::parse(fmt::format(R"({{"type":"RollingUpdate","rollingUpdate":{{"maxSurge":{}}}}})", surge));
+    w.store.create(w.store.type("apps", "deployments"), "default", d);
+    const auto rs = w.list("apps", "replicasets");
+    REQUIRE(rs.size() == 1);
+    const std::string max_replicas(
+        rs[0].at("metadata").at("annotations").at("deployment.kubernetes.io/max-replicas").as_string());
+    if (std::string(surge) == R"("50%")") CHECK(max_replicas == "38");  // 25 + ceil(12.5)
+    else if (std::string(surge) == R"("nan%")") CHECK(max_replicas == "25");
+    else CHECK(max_replicas == std::to_string(25LL + 2147483647LL));
+  }
+}

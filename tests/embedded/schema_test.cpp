@@ -69,6 +69,24 @@ TEST_CASE("schema decoding: the Go decoder's type errors, from the published sch
   CHECK_FALSE(decode("", "Pod", R"({"spec":{"containers":null}})").type_error);
 }
 
+TEST_CASE("schema decoding: a quantity that does not parse stops decoding (400, as the oracle answers)") {
+  // kubectl create of a pod requesting memory "lots" on kube-apiserver v1.32.13: BadRequest `Pod in
+  // version "v1" cannot be handled as a Pod: quantities must match the regular expression ...`.
+  const auto d = decode("", "Pod", R"({"spec":{"containers":[{"name":"c","resources":{"requests":{"memory":"lots"}}}],
+                                        "priority":"x"}})");
+  CHECK(d.decode_error == "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+  CHECK_FALSE(d.type_error);  // decoding stopped before spec.priority
+  CHECK(decode("", "Pod", R"({"spec":{"containers":[{"name":"c","resources":{"requests":{"memory":{"a":1}}}}]}})")
+            .decode_error.has_value());
+  // A bare number and null are quantities too.
+  CHECK_FALSE(decode("", "Pod", R"({"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":1.5,"memory":null}}}]}})")
+                  .decode_error);
+  // Fields set to null are dropped (Go's zero value), so validation sees them as absent.
+  auto sc = json::parse(R"({"metadata":{"name":"s"},"provisioner":null,"parameters":{"a":"b"}})").as_object();
+  schema::decode("storage.k8s.io", "v1", "StorageClass", sc, true);
+  CHECK(json::serialize(sc) == R"({"metadata":{"name":"s"},"parameters":{"a":"b"}})");
+}
+
 TEST_CASE("schema decoding: unknown fields are named as sigs.k8s.io/json names them, and pruned") {
   const char* body = R"({"metadata":{"name":"d","bogus":1,"labels":{"any-key":"v"}},
     "spec":{"replica":2,"template":{"spec":{"containers":[{"name":"a"},{"name":"b","imagee":"x",

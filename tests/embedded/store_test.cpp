@@ -41,6 +41,16 @@ struct Fixture {
     store.create(ns, "", obj(R"({"metadata":{"name":"alice"}})"));
     store.create(ns, "", obj(R"({"metadata":{"name":"bob"}})"));
   }
+  /// A valid Deployment `name` with `spec_extra` fields ("\"replicas\":1,") in its spec.
+  static json::object deployment(std::string name, std::string spec_extra = "") {
+    return workload(name, spec_extra);
+  }
+  /// The same body serves a ReplicaSet (selector, template).
+  static json::object workload(std::string name, std::string spec_extra = "") {
+    return obj(R"({"metadata":{"name":")" + name + R"("},"spec":{)" + spec_extra +
+               R"("selector":{"matchLabels":{"app":"d"}},"template":{"metadata":{"labels":{"app":"d"}},)"
+               R"("spec":{"containers":[{"name":"c","image":"busybox"}]}}}})");
+  }
   json::object pod(std::string name, std::string labels = "{}", std::string node = "") {
     return obj(R"({"metadata":{"name":")" + name + R"(","labels":)" + labels + R"(},"spec":{"nodeName":")" + node +
                R"(","containers":[{"name":"c","image":"busybox"}]}})");
@@ -78,7 +88,7 @@ TEST_CASE("create fills metadata; errors are Status errors worded like the API s
       {[&] { f.store.get(f.pods, "alice", "nope"); }, 404, "NotFound", "pods \"nope\" not found"},
       {[&] { f.store.create(f.pods, "alice", f.pod("p1")); }, 409, "AlreadyExists", "pods \"p1\" already exists"},
       {[&] { f.store.create(f.pods, "ghost", f.pod("p1")); }, 404, "NotFound", "namespaces \"ghost\" not found"},
-      {[&] { f.store.create(f.deploys, "alice", obj(R"({"metadata":{"name":"x"}})")); f.store.get(f.deploys, "alice", "y"); },
+      {[&] { f.store.create(f.deploys, "alice", Fixture::deployment("x")); f.store.get(f.deploys, "alice", "y"); },
        404, "NotFound", "deployments.apps \"y\" not found"},
       {[&] { f.store.create(f.pods, "alice", f.pod("Bad_Name")); }, 422, "Invalid",
        "Pod \"Bad_Name\" is invalid: metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain must "
@@ -120,7 +130,7 @@ TEST_CASE("create fills metadata; errors are Status errors worded like the API s
 
 TEST_CASE("update: generation bumps on spec change only, status subresource, no-op writes nothing") {
   Fixture f;
-  auto d = f.store.create(f.deploys, "alice", obj(R"({"metadata":{"name":"d"},"spec":{"replicas":1}})"));
+  auto d = f.store.create(f.deploys, "alice", Fixture::deployment("d", R"("replicas":1,)"));
   const auto rv0 = f.store.revision();
   auto same = f.store.update(f.deploys, "alice", d);
   CHECK(f.store.revision() == rv0);
@@ -191,12 +201,12 @@ TEST_CASE("delete: ownerReference garbage collection per propagation policy") {
   for (auto policy : {Propagation::Background, Propagation::Foreground, Propagation::Orphan, Propagation::Default}) {
     CAPTURE(static_cast<int>(policy));
     Fixture f;
-    auto d = f.store.create(f.deploys, "alice", obj(R"({"metadata":{"name":"d"},"spec":{}})"));
+    auto d = f.store.create(f.deploys, "alice", Fixture::deployment("d"));
     auto owner = [](const json::object& o) {
       return json::array{json::object{{"apiVersion", o.at("apiVersion")}, {"kind", o.at("kind")},
                                       {"name", o.at("metadata").at("name")}, {"uid", o.at("metadata").at("uid")}}};
     };
-    auto r = obj(R"({"metadata":{"name":"d-1"},"spec":{}})");
+    auto r = Fixture::workload("d-1");
     r["metadata"].as_object()["ownerReferences"] = owner(d);
     auto rsobj = f.store.create(f.rs, "alice", r);
     auto p = f.pod("d-1-x");
@@ -272,9 +282,9 @@ TEST_CASE("subscribers see every change in order, including changes made by subs
     seen.push_back(std::string(to_string(e.type)) + " " + e.type_info->resource + " " + md(*e.object, "name"));
     // A toy controller: every Deployment gets a ReplicaSet.
     if (e.type == EventType::Added && e.type_info->resource == "deployments")
-      f.store.create(f.rs, md(*e.object, "namespace"), obj(R"({"metadata":{"name":"rs-of-d"},"spec":{}})"));
+      f.store.create(f.rs, md(*e.object, "namespace"), Fixture::workload("rs-of-d"));
   });
-  f.store.create(f.deploys, "alice", obj(R"({"metadata":{"name":"d"},"spec":{}})"));
+  f.store.create(f.deploys, "alice", Fixture::deployment("d"));
   f.store.create(f.pods, "alice", f.pod("after"));
   CHECK(seen == std::vector<std::string>{"ADDED deployments d", "ADDED replicasets rs-of-d", "ADDED pods after"});
   f.store.unsubscribe(id);
@@ -356,7 +366,7 @@ TEST_CASE("delete: a non-blocking dependent does not hold the owner; finalizers 
 
 TEST_CASE("dependents: the owner-uid index follows creates, ownerReference edits and deletes") {
   Fixture f;
-  auto rs = f.store.create(f.rs, "alice", obj(R"({"metadata":{"name":"r"},"spec":{}})"));
+  auto rs = f.store.create(f.rs, "alice", Fixture::workload("r"));
   const std::string uid = md(rs, "uid");
   auto owned_pod = [&](const std::string& name, const std::string& ns = "alice") {
     auto p = f.pod(name);

@@ -225,6 +225,17 @@ def submission_steps():
 
 
 # Each scenario: a list of steps; a step is (kubectl args, stdin or None). NS is the scenario's namespace.
+def workload_json(kind, selector, restart=None):
+    """A Deployment whose template is labelled app=w, with `selector` (None: no selector field)."""
+    spec = {"template": {"metadata": {"labels": {"app": "w"}},
+                         "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}
+    if selector is not None:
+        spec["selector"] = selector
+    if restart:
+        spec["template"]["spec"]["restartPolicy"] = restart
+    return json.dumps({"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": "w"}, "spec": spec})
+
+
 UNKNOWN_DEPLOYMENT = json.dumps({
     "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "unk", "labels": {"a": "b"}, "bogus": 1},
     "spec": {"replica": 2, "replicas": 0, "selector": {"matchLabels": {"app": "unk"}},
@@ -408,6 +419,34 @@ SCENARIOS = {
                                             "data": {"a": 1}})),
         (["create", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
                                             "spec": {"containers": {"name": "c"}}})),
+    ],
+    # What the API fuzzer's comparison with the oracle found (fuzz/oracle_compare.py): workload spec
+    # rules (selector, template labels, restartPolicy), fields set to null, a missing provisioner,
+    # invalid UTF-8, an unparsable quantity, PUT creating a Service, PATCH of a missing object.
+    "specrules": [
+        (["create", "--dry-run=server", "-f", "-"], workload_json("Deployment", None)),
+        (["create", "--dry-run=server", "-f", "-"], workload_json("Deployment", {})),
+        (["create", "--dry-run=server", "-f", "-"], workload_json("Deployment", {"matchLabels": {}})),
+        (["create", "--dry-run=server", "-f", "-"], workload_json("Deployment", {"matchLabels": None})),
+        (["create", "--dry-run=server", "-f", "-"], workload_json("Deployment", {"matchLabels": {"app": "other"}})),
+        (["create", "--dry-run=server", "-f", "-"], workload_json("Deployment", {"matchLabels": {"app": "w"}}, "Never")),
+        (["create", "--dry-run=server", "-f", "-"], json.dumps({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                                                                "metadata": {"name": "r"}, "spec": {}})),
+        (["create", "--dry-run=server", "-f", "-"], json.dumps({"apiVersion": "batch/v1", "kind": "Job",
+                                                                "metadata": {"name": "j"}, "spec": None})),
+        (["create", "--dry-run=server", "-f", "-"], json.dumps({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+            "spec": {"template": {"spec": {"restartPolicy": "Always", "containers": [{"name": "c", "image": "b"}]}}}})),
+        (["create", "--dry-run=server", "-f", "-"], json.dumps({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+                                                                "metadata": {"name": "s"}, "provisioner": None})),
+        (["create", "--dry-run=server", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "q"},
+            "spec": {"containers": [{"name": "c", "image": "b", "resources": {"requests": {"cpu": "lots"}}}]}})),
+        (["create", "-f", "-"], '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"u8"},"data":{"k":"a\udcffb"}}'),
+        (["get", "configmap", "u8", "-o", "jsonpath={.data.k}"], None),
+        (["replace", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "put"},
+                                             "spec": {"ports": [{"port": 80}]}})),
+        (["replace", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "put"}})),
+        (["patch", "deployment", "missing", "--type=merge", "-p", '{"spec":{"replicas":"x"}}'], None),
+        (["patch", "storageclass", "missing", "-p", '{"metadata":{"labels":{"a":"b"}}}'], None),
     ],
     # kubectl explain reads the schemas the server publishes at /openapi/v3.
     "explain": [
@@ -622,7 +661,7 @@ def run_scenario(kubeconfig, name, steps):
         a = [x.replace("/namespaces/NS/", "/namespaces/%s/" % ns) for x in args] + ["-n", ns]
         for k, v in captured.items():
             a = [x.replace("{" + k + "}", v) for x in a]
-        p = subprocess.run(base + a, env=env, input=stdin, capture_output=True, text=True)
+        p = subprocess.run(base + a, env=env, input=stdin, capture_output=True, text=True, errors="surrogateescape")
         shown = " ".join(x if len(x) < 80 else x[:20] + "...(%d)" % len(x) for x in args)
         out.append("$ kubectl " + shown + "\n")
         out.append("exit %d\n" % p.returncode)
