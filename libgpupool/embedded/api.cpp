@@ -1084,6 +1084,7 @@ Response Api::dispatch(const Request& r) const {
       if (!apply && tg.subresource != "scale" && ct != "application/strategic-merge-patch+json")
         check_patched_types(t, next.as_object(), false);
       if (!apply && tg.subresource != "scale") decode_patched(served, next.as_object(), fv, &r.warnings);
+      if (tg.subresource == "scale") check_scale_patched(next.as_object());
       json::object out = as_stored(std::move(next.as_object()));
       if (r.body.size() > 4096) check_stored_size(out);
       if (tg.subresource == "scale") {

@@ -34,7 +34,6 @@ struct Node {
 constexpr std::string_view kQuantity = "io.k8s.apimachinery.pkg.api.resource.Quantity";
 const std::set<std::string, std::less<>> kCustomDecoded = {
     "io.k8s.apimachinery.pkg.util.intstr.IntOrString",
-    "io.k8s.apimachinery.pkg.apis.meta.v1.Time",         "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime",
     "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",     "io.k8s.apimachinery.pkg.runtime.RawExtension",
     "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON",
     "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrArray",
@@ -105,7 +104,8 @@ struct Doc {
     const json::value* fmtv = s.if_contains("format");
     const std::string_view format = fmtv && fmtv->is_string() ? std::string_view(fmtv->as_string()) : std::string_view{};
     if (type == "string") {
-      if (format == "date-time") return;  // metav1.Time decodes itself
+      // metav1.Time decodes itself, from a JSON string: any other kind is encoding/json's type
+      // error `... of type string` (its text is not checked here).
       n.type = Node::Type::String;
       n.go_type = format == "byte" ? "[]uint8" : "string";
     } else if (type == "boolean") {

@@ -119,6 +119,26 @@ void decode_patched(const ResourceType& t, json::object& patched, FieldValidatio
   if (fv == FieldValidation::Warn) warn_unknown(d.unknown_fields, warnings);
 }
 
+void check_scale_patched(const json::object& scale) {
+  // autoscaling/v1 Scale: spec.replicas is an int32 (ScaleSpec), the only typed field a patch of
+  // the scale subresource sets. Worded as check_patched_types words a patched object.
+  const json::value* spec = scale.if_contains("spec");
+  const json::value* rep = spec && spec->is_object() ? spec->as_object().if_contains("replicas") : nullptr;
+  if (!rep || rep->is_null()) return;
+  std::string kind;
+  if (rep->is_string()) kind = "string";
+  else if (rep->is_bool()) kind = "bool";
+  else if (rep->is_object()) kind = "object";
+  else if (rep->is_array()) kind = "array";
+  else if (!rep->is_int64() || rep->as_int64() < INT32_MIN || rep->as_int64() > INT32_MAX) kind = "number " + number_text(*rep);
+  if (kind.empty()) return;
+  const std::string cause =
+      fmt::format("Invalid value: {}: json: cannot unmarshal {} into Go struct field ScaleSpec.spec.replicas of type int32",
+                  go_quote(json::serialize(scale)), kind);
+  throw StatusError(422, "Invalid", fmt::format(" \"\" is invalid: patch: {}", cause), "", "", "",
+                    {{"FieldValueInvalid", cause, "patch"}});
+}
+
 std::string go_print(const json::value& v) {
   switch (v.kind()) {
     case json::kind::object: {
@@ -153,9 +173,13 @@ std::string go_quote(std::string_view s) {
     switch (c) {
       case '"': out += "\\\""; break;
       case '\\': out += "\\\\"; break;
+      case '\a': out += "\\a"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
       case '\n': out += "\\n"; break;
       case '\t': out += "\\t"; break;
       case '\r': out += "\\r"; break;
+      case '\v': out += "\\v"; break;
       default:
         if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
         else out += static_cast<char>(c);

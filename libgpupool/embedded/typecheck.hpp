@@ -50,6 +50,9 @@ void decode_body(const ResourceType& t, boost::json::object& body, FieldValidati
 void decode_patched(const ResourceType& t, boost::json::object& patched, FieldValidation fv,
                     std::vector<std::string>* warnings);
 
+/// The scale subresource's patched Scale: spec.replicas must decode as an int32 (422 as above).
+void check_scale_patched(const boost::json::object& scale);
+
 /// Go's %v of a decoded JSON value (map[k:v ...], [a b], strings unquoted).
 std::string go_print(const boost::json::value& v);
 /// Go's strconv.Quote (field.Invalid prints string values with %q).

@@ -1,4 +1,5 @@
 #include "embedded/validation.hpp"
+#include "embedded/typecheck.hpp"
 
 #include "embedded/admission.hpp"
 #include "embedded/controllers_util.hpp"
@@ -112,22 +113,26 @@ std::string str(const json::object& o, std::string_view key) {
 
 void add_errors(Causes& causes, const std::vector<std::string>& errs, const std::string& field,
                 const std::string& value) {
-  // field.ErrorList: `Invalid value: "<value>": <detail>`
-  for (const auto& e : errs)
-    causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: \"{}\": {}", value, e), field});
+  // field.ErrorList: `Invalid value: "<value>": <detail>`, the value quoted as Go's %q quotes it.
+  for (const auto& e : errs) causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(value), e), field});
 }
 
-void validate_name(const ResourceType& t, const std::string& name, Causes& causes) {
+// The kind's name rule (ValidateObjectMeta's nameFn) on metadata.name, or with `prefix` on
+// metadata.generateName, whose trailing dash is masked first (apimachinery maskTrailingDash).
+void validate_name(const ResourceType& t, const std::string& name, Causes& causes, bool prefix = false) {
   if (name.empty()) return;
-  if (t.resource == "namespaces") add_errors(causes, dns1123_label_errors(name), "metadata.name", name);
-  else if (t.resource == "services") add_errors(causes, dns1035_label_errors(name), "metadata.name", name);
+  const char* field = prefix ? "metadata.generateName" : "metadata.name";
+  std::string checked = name;
+  if (prefix && checked.size() > 1 && checked.back() == '-') checked.back() = 'a';
+  auto add = [&](const std::vector<std::string>& errors) { add_errors(causes, errors, field, name); };
+  if (t.resource == "namespaces") add(dns1123_label_errors(checked));
+  else if (t.resource == "services") add(dns1035_label_errors(checked));
   else if (t.resource == "nodes" || t.group == "kubeflow.org" || t.resource == "events" ||
            t.group == "rbac.authorization.k8s.io") {  // rbac/validation ValidateRBACName: a path segment
-    if (name.find('/') != std::string::npos || name == "." || name == "..")
-      causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: \"{}\": may not contain '/'", name),
-                        "metadata.name"});
+    if (checked.find('/') != std::string::npos || checked == "." || checked == "..")
+      causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: \"{}\": may not contain '/'", name), field});
   } else {
-    add_errors(causes, dns1123_subdomain_errors(name), "metadata.name", name);
+    add(dns1123_subdomain_errors(checked));
   }
 }
 
@@ -541,7 +546,10 @@ void builtin_admission(AdmissionRequest& r) {
   }
   Causes causes;
   const auto& md = obj["metadata"].as_object();
-  if (create) validate_name(t, name, causes);
+  if (create) {
+    validate_name(t, str(md, "generateName"), causes, true);
+    validate_name(t, name, causes);
+  }
   validate_labels(md, causes);
   if (r.subresource.empty()) {
     if (core && t.resource == "pods") {

@@ -447,6 +447,15 @@ SCENARIOS = {
         (["replace", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "put"}})),
         (["patch", "deployment", "missing", "--type=merge", "-p", '{"spec":{"replicas":"x"}}'], None),
         (["patch", "storageclass", "missing", "-p", '{"metadata":{"labels":{"a":"b"}}}'], None),
+        (["create", "--dry-run=server", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
+                                                                "metadata": {"name": "t", "deletionTimestamp": 5}})),
+        (["create", "--dry-run=server", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
+                                                                "metadata": {"name": "g", "generateName": "Bad_Name-"}})),
+        (["create", "--dry-run=server", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "ConfigMap",
+                                                                "metadata": {"generateName": "Bad\fName"}})),
+        (["create", "-f", "-"], workload_json("Deployment", {"matchLabels": {"app": "w"}})),
+        (["patch", "deployment", "w", "--subresource=scale", "--type=merge", "-p", '{"spec":{"replicas":false}}'], None),
+        (["patch", "deployment", "w", "--subresource=scale", "--type=merge", "-p", '{"spec":{"replicas":3000000000}}'], None),
     ],
     # kubectl explain reads the schemas the server publishes at /openapi/v3.
     "explain": [
@@ -612,6 +621,8 @@ def normalize(text, ns):
     # does not encode.
     text = re.sub(r"trying to send message larger than max \(\d+ vs\. 2097152\)",
                   "trying to send message larger than max (<size> vs. 2097152)", text)
+    # A name generated from generateName ends in 5 random characters.
+    text = re.sub(r"(Bad\\fName)[a-z0-9]{5}\b", r"\1<suffix>", text)
     # The oldest version a watch cache still holds depends on the server's history.
     text = re.sub(r"too old resource version: (\d+) \(\d+\)", r"too old resource version: \1 (<oldest>)", text)
     # 8: pod-template-hash (and the pods' random suffixes) in the workloads scenario's names.
