@@ -968,6 +968,14 @@ Response Api::dispatch(const Request& r) const {
     throw StatusError(413, "RequestEntityTooLarge",
                       fmt::format("Request entity too large: limit is {}", kMaxRequestBodyBytes));
   const WriteOptions wo = write_options(r);
+  // The same options, with the writer's managedFields recorded after decoding and defaulting.
+  auto tracking = [&](std::string manager) {
+    WriteOptions o = wo;
+    o.track_fields = [&t, manager = std::move(manager), time = to_rfc3339(now)](const json::object* old, json::object& next) {
+      track_update(old, next, t, manager, time);
+    };
+    return o;
+  };
   if (verb == "create") {
     if (tg.subresource == "binding") {
       // pods/binding (registry/core/pod/storage: assignPod), implemented by the scheduler's bind_pod.
@@ -991,8 +999,7 @@ Response Api::dispatch(const Request& r) const {
     decode_body(served, body, fv, &r.warnings);
     if (r.body.size() > kEtcdMaxRequestBytes / 2) check_stored_size(body);
     body = as_stored(std::move(body));
-    track_update(nullptr, body, t, update_manager(wo.field_manager, r.user_agent), to_rfc3339(now));
-    auto created = store_.create(t, tg.ns, std::move(body), wo);
+    auto created = store_.create(t, tg.ns, std::move(body), tracking(update_manager(wo.field_manager, r.user_agent)));
     return json_response(201, as_served(std::move(created)));
   }
   if (verb == "update") {
@@ -1018,16 +1025,12 @@ Response Api::dispatch(const Request& r) const {
     decode_body(served, body, fv, &r.warnings);
     if (r.body.size() > kEtcdMaxRequestBytes / 2) check_stored_size(body);
     body = as_stored(std::move(body));
-    if (tg.subresource.empty())
-      if (auto old = store_.find(t, tg.ns, tg.name))
-        track_update(old.get(), body, t, update_manager(wo.field_manager, r.user_agent), to_rfc3339(now));
+    const WriteOptions uo = tg.subresource.empty() ? tracking(update_manager(wo.field_manager, r.user_agent)) : wo;
     // A PUT of a missing object creates it for the kinds whose strategies AllowCreateOnUpdate
     // (pkg/registry: Service, Endpoints, Event, LimitRange, the RBAC kinds), else 404.
-    if (tg.subresource.empty() && allows_create_on_update(t) && !store_.find(t, tg.ns, tg.name)) {
-      track_update(nullptr, body, t, update_manager(wo.field_manager, r.user_agent), to_rfc3339(now));
-      return json_response(201, as_served(store_.create(t, tg.ns, std::move(body), wo)));
-    }
-    return json_response(200, as_served(store_.update(t, tg.ns, std::move(body), wo, tg.subresource)));
+    if (tg.subresource.empty() && allows_create_on_update(t) && !store_.find(t, tg.ns, tg.name))
+      return json_response(201, as_served(store_.create(t, tg.ns, std::move(body), uo)));
+    return json_response(200, as_served(store_.update(t, tg.ns, std::move(body), uo, tg.subresource)));
   }
   if (verb == "patch") {
     const std::string ct = r.content_type.substr(0, r.content_type.find(';'));
@@ -1099,9 +1102,9 @@ Response Api::dispatch(const Request& r) const {
       }
       // A resourceVersion in the patch is a precondition; otherwise the version read above is.
       if (meta(out, "resourceVersion").empty()) out["metadata"].as_object()["resourceVersion"] = meta(cur, "resourceVersion");
-      if (!apply && tg.subresource.empty()) track_update(&cur, out, t, manager, to_rfc3339(now));
       try {
-        auto updated = store_.update(t, tg.ns, std::move(out), wo, tg.subresource == "scale" ? "" : tg.subresource);
+        auto updated = store_.update(t, tg.ns, std::move(out), !apply && tg.subresource.empty() ? tracking(manager) : wo,
+                                     tg.subresource == "scale" ? "" : tg.subresource);
         if (tg.subresource == "scale") return json_response(200, scale_of(t, updated));
         return json_response(200, as_served(std::move(updated)));
       } catch (const StatusError& e) {

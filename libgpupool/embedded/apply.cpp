@@ -1,5 +1,7 @@
 #include "embedded/apply.hpp"
 
+#include "embedded/schema.hpp"
+
 #include <algorithm>
 #include <vector>
 
@@ -34,9 +36,11 @@ bool granular_map(const std::string& dotted) {
   return std::any_of(std::begin(names), std::end(names), [&](const char* n) { return last == n; });
 }
 
-// Structs marked +structType=atomic that gpupool's kinds carry: LabelSelector of workloads.
+// Structs and maps marked atomic (x-kubernetes-map-type) that gpupool's kinds carry: the
+// LabelSelector of workloads, a Service's selector map.
 bool atomic_struct(const std::string& dotted, const ResourceType& t) {
-  return (t.group == "apps" || t.group == "batch") && dotted == "spec.selector";
+  return (t.group == "apps" || t.group == "batch" || (t.group.empty() && t.resource == "services")) &&
+         dotted == "spec.selector";
 }
 
 // The key fields of an associative list ("" for atomic lists, "$primitive" for sets), from the
@@ -73,13 +77,17 @@ bool item_matches(const json::value& item, const json::object& key) {
   return true;
 }
 
-json::object set_of_object(const json::object& o, const std::string& dotted, const ResourceType& t);
+json::object set_of_object(const json::object& o, const std::string& dotted, const ResourceType& t, bool update);
 
-json::object set_of_value(const json::value& v, const std::string& dotted, const ResourceType& t) {
+// The field set of a value. `update`: the set an Update compares (structured-merge-diff's
+// compare): every granular map, struct and associative list is a member itself ("."), so one that
+// a write adds is owned by its writer; track_update keeps only what changed. Otherwise the set of
+// an applied configuration, where a granular map is marked.
+json::object set_of_value(const json::value& v, const std::string& dotted, const ResourceType& t, bool update = false) {
   if (v.is_object()) {
     if (v.as_object().empty() || atomic_struct(dotted, t)) return {};
-    json::object s = set_of_object(v.as_object(), dotted, t);
-    if (granular_map(dotted)) s["."] = json::object{};
+    json::object s = set_of_object(v.as_object(), dotted, t, update);
+    if (update || granular_map(dotted)) s["."] = json::object{};
     return s;
   }
   if (v.is_array()) {
@@ -90,21 +98,22 @@ json::object set_of_value(const json::value& v, const std::string& dotted, const
       if (keys[0] == "$primitive") {
         s["v:" + json::serialize(item)] = json::object{};
       } else if (item.is_object()) {
-        json::object is = set_of_object(item.as_object(), dotted, t);
+        json::object is = set_of_object(item.as_object(), dotted, t, update);
         is["."] = json::object{};
         s["k:" + key_json(item.as_object(), keys)] = std::move(is);
       }
     }
+    if (update) s["."] = json::object{};
     return s;
   }
   return {};
 }
 
-json::object set_of_object(const json::object& o, const std::string& dotted, const ResourceType& t) {
+json::object set_of_object(const json::object& o, const std::string& dotted, const ResourceType& t, bool update = false) {
   json::object out;
   for (const auto& [k, child] : o) {
     const std::string path = dotted.empty() ? std::string(k) : dotted + "." + std::string(k);
-    out["f:" + std::string(k)] = set_of_value(child, path, t);
+    out["f:" + std::string(k)] = set_of_value(child, path, t, update);
   }
   return out;
 }
@@ -332,10 +341,13 @@ void track_update(const json::object* old, json::object& next, const ResourceTyp
                   const std::string& time) {
   json::array entries = managed_fields_of(next);
   if (entries.empty() && old) entries = managed_fields_of(*old);
-  const json::value old_clean = old ? json::value(strip(*old, t)) : json::value(json::object{});
+  // A created object is compared with the kind's zero value, as the fieldmanager compares it with
+  // r.New(): the structs that zero value holds (spec, template, strategy, ...) are nobody's.
+  json::value old_clean = old ? json::value(strip(*old, t)) : json::value(strip(schema::zero_object(t.group, t.version, t.kind), t));
+  if (!old_clean.as_object().contains("metadata")) old_clean.as_object()["metadata"] = json::object{};  // always there
   const json::value next_clean = strip(next, t);
-  const json::object next_set = set_of_object(next_clean.as_object(), "", t);
-  const json::object old_set = set_of_object(old_clean.as_object(), "", t);
+  const json::object next_set = set_of_object(next_clean.as_object(), "", t, true);
+  const json::object old_set = set_of_object(old_clean.as_object(), "", t, true);
   std::vector<std::pair<Path, bool>> changed;  // path, marked (".")
   std::vector<Path> gone;
   for (const auto& p : members(next_set)) {

@@ -182,10 +182,6 @@ bool selector_matches(const json::object& sel, const json::object* labels) {
 
 void prepare_job_create(json::object& job) {
   json::object& spec = util::ensure_object(job, "spec");
-  // SetDefaults_Job: manualSelector false, podReplacementPolicy by podFailurePolicy.
-  if (!spec.contains("manualSelector") || spec.at("manualSelector").is_null()) spec["manualSelector"] = false;
-  if (!spec.contains("podReplacementPolicy") || spec.at("podReplacementPolicy").is_null())
-    spec["podReplacementPolicy"] = spec.contains("podFailurePolicy") ? "Failed" : "TerminatingOrFailed";
   const std::string name = util::name_of(job), uid = string_of(object_at(job, {"metadata"}), "uid");
   json::object& tpl_meta = util::ensure_object(util::ensure_object(spec, "template"), "metadata");
   if (!manual_selector(job)) {

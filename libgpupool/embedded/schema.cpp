@@ -47,6 +47,7 @@ struct Doc {
   std::map<std::string, Node*, std::less<>> by_name;
   std::deque<Node> nodes;
   std::map<std::string, const Node*, std::less<>> kinds;
+  std::map<std::string, std::string, std::less<>> kind_components;  // kind -> its component's name
 
   const json::object* schema(std::string_view name) const {
     const auto* v = schemas.if_contains(name);
@@ -163,7 +164,10 @@ const Registry& registry() {
             roots.emplace_back(std::string(o.at("kind").as_string()), std::string(cname));
         }
       }
-      for (const auto& [kind, cname] : roots) d.kinds[kind] = d.component(cname);
+      for (const auto& [kind, cname] : roots) {
+        d.kinds[kind] = d.component(cname);
+        d.kind_components[kind] = cname;
+      }
     }
     return reg;
   }();
@@ -322,6 +326,42 @@ Decoded decode(std::string_view group, std::string_view version, std::string_vie
   Walker w{out, prune, {}, {}};
   w.fields(*r, obj);
   return out;
+}
+
+namespace {
+
+json::object zero_of(const Doc& d, const json::object& s, int depth) {
+  json::object out;
+  const json::value* props = s.if_contains("properties");
+  if (!props || !props->is_object() || depth > 16) return out;
+  std::set<std::string, std::less<>> required;
+  if (const auto* req = s.if_contains("required"); req && req->is_array())
+    for (const auto& r : req->as_array())
+      if (r.is_string()) required.emplace(r.as_string());
+  for (const auto& [k, p] : props->as_object()) {
+    if (!p.is_object()) continue;
+    const auto& po = p.as_object();
+    const json::value* def = po.if_contains("default");
+    const std::string_view ref = Doc::ref_of(po);
+    const json::object* target = ref.empty() ? nullptr : d.schema(ref);
+    if (def && def->is_object() && def->as_object().empty() && target && target->contains("properties"))
+      out[k] = zero_of(d, *target, depth + 1);  // a struct, not a pointer
+    else if (required.count(std::string_view(k)) || k == "creationTimestamp")
+      out[k] = nullptr;  // no omitempty (metav1.Time ignores it): encoded as its zero
+  }
+  return out;
+}
+
+}  // namespace
+
+json::object zero_object(std::string_view group, std::string_view version, std::string_view kind) {
+  const auto& docs = registry().docs;
+  auto d = docs.find(group.empty() ? std::string(version) : fmt::format("{}/{}", group, version));
+  if (d == docs.end()) return {};
+  auto k = d->second.kind_components.find(kind);
+  if (k == d->second.kind_components.end()) return {};
+  const json::object* s = d->second.schema(k->second);
+  return s ? zero_of(d->second, *s, 0) : json::object{};
 }
 
 const json::object* components(std::string_view group, std::string_view version) {

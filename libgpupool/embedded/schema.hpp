@@ -36,6 +36,13 @@ bool known(std::string_view group, std::string_view version, std::string_view ki
 Decoded decode(std::string_view group, std::string_view version, std::string_view kind, boost::json::object& obj,
                bool prune);
 
+/// The kind's zero value as Go encodes it (what `r.New()` is as JSON): the fields that are
+/// structs, not pointers (the schema gives them `default: {}`), as objects; the fields without
+/// omitempty (the schema's `required`) and ObjectMeta's creationTimestamp as null. The field
+/// manager compares a created object with this, so what it holds is no one's change. A kind
+/// without a schema: an empty object.
+boost::json::object zero_object(std::string_view group, std::string_view version, std::string_view kind);
+
 /// The recorded OpenAPI v3 `components.schemas` of a group version, or nullptr.
 const boost::json::object* components(std::string_view group, std::string_view version);
 

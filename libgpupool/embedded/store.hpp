@@ -133,6 +133,9 @@ struct WriteOptions {
   bool seeded_node = false;
   /// Where the API's warnings for this request go (the response's Warning headers); null: dropped.
   std::vector<std::string>* warnings = nullptr;
+  /// Records the writer's managedFields: called by admission once the scheme defaults are in and
+  /// before strategies and plugins change the object (old: null on create). Unset: not tracked.
+  std::function<void(const json::object* old, json::object& next)> track_fields;
 };
 
 struct DeleteOptions {

@@ -468,31 +468,19 @@ void builtin_admission(AdmissionRequest& r) {
   const bool create = r.operation == AdmissionRequest::Operation::Create;
   const bool core = t.group.empty();
   if (core && t.resource == "nodes") default_node(obj);
-  // Defaults (on create, as the API server's defaulting of a new object).
+  // Scheme defaults (SetDefaults_*, applied as a body is decoded): the writer's managedFields
+  // include them. (Here on create only for most kinds; see below for the workloads.)
   if (create && r.subresource.empty()) {
     if (core && t.resource == "pods") {
       default_pod_spec(obj_at(obj, "spec"));
       default_pod(obj);
-      default_toleration_seconds(obj_at(obj, "spec"));
-      auto& st = obj_at(obj, "status");
-      set_default(st, "phase", "Pending");
-      set_default(st, "qosClass", json::string(pod_qos_class(obj_at(obj, "spec"))));
-    } else if (core && t.resource == "nodes") {
-      // kube-controller-manager's TTL controller (pkg/controller/ttl) annotates every node with the
-      // object TTL kubelets use for their caches: 0 s up to 100 nodes, which an embedded cluster is.
-      set_default(obj_at(obj_at(obj, "metadata"), "annotations"), "node.alpha.kubernetes.io/ttl", "0");
     } else if (core && t.resource == "secrets") {
       set_default(obj, "type", "Opaque");  // SetDefaults_Secret
-    } else if (core && t.resource == "namespaces") {
-      set_default(obj_at(obj, "spec"), "finalizers", json::array{"kubernetes"});
-      set_default(obj_at(obj, "status"), "phase", "Active");
     } else if (core && t.resource == "persistentvolumeclaims") {
       set_default(obj_at(obj, "spec"), "volumeMode", "Filesystem");
-      set_default(obj_at(obj, "status"), "phase", "Pending");
     } else if (core && t.resource == "persistentvolumes") {
       set_default(obj_at(obj, "spec"), "volumeMode", "Filesystem");
       set_default(obj_at(obj, "spec"), "persistentVolumeReclaimPolicy", "Retain");
-      set_default(obj_at(obj, "status"), "phase", "Pending");
     } else if (t.group == "storage.k8s.io" && t.resource == "storageclasses") {
       set_default(obj, "reclaimPolicy", "Delete");
       set_default(obj, "volumeBindingMode", "Immediate");
@@ -500,26 +488,18 @@ void builtin_admission(AdmissionRequest& r) {
       auto& spec = obj_at(obj, "spec");
       set_default(spec, "type", "ClusterIP");
       set_default(spec, "sessionAffinity", "None");
-      // A stable address per namespace/name in 10.96.0.0/16, and a NodePort in 30000-32767.
-      std::uint32_t h = 2166136261u;
-      for (char ch : str(mdv.as_object(), "namespace") + "/" + name) h = (h ^ static_cast<unsigned char>(ch)) * 16777619u;
-      if (str(spec, "clusterIP") != "None") set_default(spec, "clusterIP", json::value(fmt::format("10.96.{}.{}", (h >> 8) % 256, h % 254 + 1)));
-      if (auto* ports = spec.if_contains("ports"); ports && ports->is_array()) {
-        std::uint32_t k = 0;
+      if (str(spec, "type") != "ExternalName") set_default(spec, "internalTrafficPolicy", "Cluster");
+      if (auto* ports = spec.if_contains("ports"); ports && ports->is_array())
         for (auto& p : ports->as_array()) {
           if (!p.is_object()) continue;
           auto& po = p.as_object();
           set_default(po, "protocol", "TCP");
           if (po.contains("port")) set_default(po, "targetPort", po.at("port"));
-          if (str(spec, "type") == "NodePort" || str(spec, "type") == "LoadBalancer")
-            set_default(po, "nodePort", 30000 + (h + k++) % 2768);
         }
-      }
     }
   }
   // Scheme defaults (SetDefaults_*) run on every decode of a body, updates and patches included: a
-  // volume or container patched into a workload's template later gets its defaults too. (What
-  // comes from strategies' PrepareForCreate or admission plugins stays on create, above.)
+  // volume or container patched into a workload's template later gets its defaults too.
   if ((create || r.operation == AdmissionRequest::Operation::Update) && r.subresource.empty()) {
     if (t.group == "apps" && t.resource == "deployments") {
       auto& spec = obj_at(obj, "spec");
@@ -540,8 +520,53 @@ void builtin_admission(AdmissionRequest& r) {
       set_default(spec, "backoffLimit", 6);
       set_default(spec, "completionMode", "NonIndexed");
       set_default(spec, "suspend", false);
+      // SetDefaults_Job: manualSelector false, podReplacementPolicy by podFailurePolicy.
+      set_default(spec, "manualSelector", false);
+      set_default(spec, "podReplacementPolicy", spec.contains("podFailurePolicy") ? "Failed" : "TerminatingOrFailed");
       if (auto* tpl = spec.if_contains("template"); tpl && tpl->is_object()) default_pod_template(tpl->as_object());
-      if (create) prepare_job_create(obj);
+    }
+  }
+  // The fieldmanager runs here, between decoding and the strategies and admission plugins
+  // (handlers/create.go, update.go, patch.go): what follows is owned by no writer.
+  if (r.options && r.options->track_fields && r.subresource.empty()) r.options->track_fields(r.old_object, obj);
+  // The strategies' PrepareForCreate, the REST layer's allocations and the admission plugins.
+  if (create && r.subresource.empty()) {
+    if (core && t.resource == "pods") {
+      default_toleration_seconds(obj_at(obj, "spec"));
+      auto& st = obj_at(obj, "status");
+      set_default(st, "phase", "Pending");
+      set_default(st, "qosClass", json::string(pod_qos_class(obj_at(obj, "spec"))));
+    } else if (core && t.resource == "nodes") {
+      // kube-controller-manager's TTL controller (pkg/controller/ttl) annotates every node with the
+      // object TTL kubelets use for their caches: 0 s up to 100 nodes, which an embedded cluster is.
+      set_default(obj_at(obj_at(obj, "metadata"), "annotations"), "node.alpha.kubernetes.io/ttl", "0");
+    } else if (core && t.resource == "namespaces") {
+      set_default(obj_at(obj, "spec"), "finalizers", json::array{"kubernetes"});
+      set_default(obj_at(obj, "status"), "phase", "Active");
+    } else if (core && (t.resource == "persistentvolumeclaims" || t.resource == "persistentvolumes")) {
+      set_default(obj_at(obj, "status"), "phase", "Pending");
+    } else if (core && t.resource == "services") {
+      auto& spec = obj_at(obj, "spec");
+      // A stable address per namespace/name in 10.96.0.0/16, and a NodePort in 30000-32767.
+      std::uint32_t h = 2166136261u;
+      for (char ch : str(mdv.as_object(), "namespace") + "/" + name) h = (h ^ static_cast<unsigned char>(ch)) * 16777619u;
+      if (str(spec, "clusterIP") != "None") set_default(spec, "clusterIP", json::value(fmt::format("10.96.{}.{}", (h >> 8) % 256, h % 254 + 1)));
+      // The REST layer's IP family fields (a single-stack IPv4 cluster).
+      if (str(spec, "type") != "ExternalName") {
+        set_default(spec, "clusterIPs", json::array{spec.at("clusterIP")});
+        set_default(spec, "ipFamilies", json::array{"IPv4"});
+        set_default(spec, "ipFamilyPolicy", "SingleStack");
+      }
+      if (auto* ports = spec.if_contains("ports"); ports && ports->is_array()) {
+        std::uint32_t k = 0;
+        for (auto& p : ports->as_array()) {
+          if (!p.is_object()) continue;
+          if (str(spec, "type") == "NodePort" || str(spec, "type") == "LoadBalancer")
+            set_default(p.as_object(), "nodePort", 30000 + (h + k++) % 2768);
+        }
+      }
+    } else if (t.group == "batch" && t.resource == "jobs") {
+      prepare_job_create(obj);
     }
   }
   Causes causes;

@@ -214,3 +214,13 @@ TEST_CASE("/openapi/v3 serves the kinds' schemas, which kubectl explain reads") 
   CHECK(tf.at("x-kubernetes-preserve-unknown-fields") == true);
   CHECK(tf.at("x-kubernetes-group-version-kind").at(0).at("kind") == "TFJob");
 }
+
+TEST_CASE("zero_object: the kind's zero value as Go encodes it (what the field manager compares a create with)") {
+  // json.Marshal(appsv1.Deployment{}) and json.Marshal(corev1.Pod{}), v1.32.
+  CHECK(json::serialize(schema::zero_object("apps", "v1", "Deployment")) ==
+        R"({"metadata":{"creationTimestamp":null},"spec":{"selector":null,"strategy":{},)"
+        R"("template":{"metadata":{"creationTimestamp":null},"spec":{"containers":null}}},"status":{}})");
+  CHECK(json::serialize(schema::zero_object("", "v1", "Pod")) ==
+        R"({"metadata":{"creationTimestamp":null},"spec":{"containers":null},"status":{}})");
+  CHECK(schema::zero_object("kubeflow.org", "v1", "TFJob").empty());
+}

@@ -457,6 +457,30 @@ SCENARIOS = {
         (["patch", "deployment", "w", "--subresource=scale", "--type=merge", "-p", '{"spec":{"replicas":false}}'], None),
         (["patch", "deployment", "w", "--subresource=scale", "--type=merge", "-p", '{"spec":{"replicas":3000000000}}'], None),
     ],
+    # The writer's managedFields include the fields the scheme defaults filled in (they are tracked
+    # after decoding), not what strategies, allocators and admission plugins add; so a server-side
+    # apply of a defaulted field conflicts with the creator.
+    "managedfields": [
+        (["create", "-f", "-"], workload_json("Deployment", {"matchLabels": {"app": "w"}})),
+        (["get", "deployment", "w", "-o", 'jsonpath={.metadata.managedFields[?(@.manager=="kubectl-create")].fieldsV1}'], None),
+        (["run", "p", "--image=busybox"], None),
+        (["get", "pod", "p", "-o", 'jsonpath={.metadata.managedFields[?(@.manager=="kubectl-run")].fieldsV1}'], None),
+        (["create", "service", "clusterip", "s", "--tcp=80"], None),
+        (["get", "service", "s", "-o", 'jsonpath={.metadata.managedFields[?(@.manager=="kubectl-create")].fieldsV1}'], None),
+        (["create", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "c"},
+                                            "spec": {"accessModes": ["ReadWriteOnce"],
+                                                     "resources": {"requests": {"storage": "1Gi"}}}})),
+        (["get", "pvc", "c", "-o", 'jsonpath={.metadata.managedFields[?(@.manager=="kubectl-create")].fieldsV1}'], None),
+        (["create", "job", "j", "--image=busybox"], None),
+        (["get", "job", "j", "-o", 'jsonpath={.metadata.managedFields[?(@.manager=="kubectl-create")].fieldsV1}'], None),
+        (["patch", "deployment", "w", "--type=merge", "-p", '{"spec":{"minReadySeconds":3}}'], None),
+        (["get", "deployment", "w", "-o", 'jsonpath={.metadata.managedFields[?(@.manager=="kubectl-patch")].fieldsV1}'], None),
+        (["apply", "--server-side", "--field-manager=tool", "-f", "-"], json.dumps({
+            "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w"},
+            "spec": {"revisionHistoryLimit": 5, "selector": {"matchLabels": {"app": "w"}},
+                     "template": {"metadata": {"labels": {"app": "w"}},
+                                  "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}})),
+    ],
     # kubectl explain reads the schemas the server publishes at /openapi/v3.
     "explain": [
         (["explain", "deployment.spec.replicas"], None),
