@@ -24,6 +24,9 @@ enum class AccessMode { ReadWriteOnce, ReadOnlyMany, ReadWriteMany, ReadWriteOnc
 /// "ReadWriteOnce" etc.; parse_access_mode also takes kubectl's short forms RWO, ROX, RWX, RWOP.
 std::string_view to_string(AccessMode mode) noexcept;
 AccessMode parse_access_mode(std::string_view text, std::string_view field = "accessModes");
+/// The ACCESS MODES column of kubectl get pvc/pv (pkg/apis/core/helper GetAccessModesAsString):
+/// the short forms in the fixed order RWO, ROX, RWX, RWOP, each once, unknown modes left out.
+std::string access_modes_column(const std::vector<std::string>& api_names);
 
 /// A PersistentVolumeClaim to create with a submission.
 struct PvcRequest {

@@ -6,6 +6,7 @@
 #include "gpupool/error.hpp"
 #include "gpupool/image.hpp"
 #include "gpupool/manifest.hpp"
+#include "gpupool/storage.hpp"
 
 #include <fmt/format.h>
 
@@ -250,12 +251,10 @@ std::vector<PvcInfo> Cluster::pvcs() const {
     p.volume = str_at(o, {"spec", "volumeName"});
     p.capacity = str_at(o, {"status", "capacity", "storage"});
     if (const auto* modes = arr_at(o, {"status", "accessModes"}); modes || (modes = arr_at(o, {"spec", "accessModes"}))) {
-      for (const auto& m : *modes) {
-        std::string_view mode = m.is_string() ? std::string_view(m.get_string()) : "";
-        std::string shortname = mode == "ReadWriteOnce" ? "RWO" : mode == "ReadOnlyMany" ? "ROX"
-                                : mode == "ReadWriteMany" ? "RWX" : mode == "ReadWriteOncePod" ? "RWOP" : std::string(mode);
-        p.access_modes += (p.access_modes.empty() ? "" : ",") + shortname;
-      }
+      std::vector<std::string> names;
+      for (const auto& m : *modes)
+        if (m.is_string()) names.emplace_back(m.get_string());
+      p.access_modes = access_modes_column(names);
     }
     p.storage_class = str_at(o, {"spec", "storageClassName"});
     std::string ts = str_at(o, {"metadata", "creationTimestamp"});

@@ -1,4 +1,5 @@
 #include "embedded/table.hpp"
+#include "gpupool/storage.hpp"
 
 #include <fmt/format.h>
 
@@ -188,15 +189,13 @@ json::array job_row(const json::value& o, Clock::time_point now) {
           selector_text(at(o, {"spec", "selector"}))};
 }
 
-// AccessModes are printed in short form (RWO, ROX, RWX, RWOP).
+// AccessModes in kubectl's short form (the model's access_modes_column).
 std::string access_modes(const json::value& o, std::initializer_list<std::string_view> path) {
   std::vector<std::string> modes;
   if (const auto* am = at(o, path); am && am->is_array())
-    for (const auto& m : am->as_array()) {
-      const std::string v = m.is_string() ? std::string(m.as_string()) : "";
-      modes.push_back(v == "ReadWriteOnce" ? "RWO" : v == "ReadOnlyMany" ? "ROX" : v == "ReadWriteMany" ? "RWX" : "RWOP");
-    }
-  return join(modes);
+    for (const auto& m : am->as_array())
+      if (m.is_string()) modes.emplace_back(m.as_string());
+  return access_modes_column(modes);
 }
 
 json::array pvc_row(const json::value& o, Clock::time_point now) {

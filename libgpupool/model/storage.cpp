@@ -41,6 +41,18 @@ constexpr Named<AccessMode> kModes[] = {{AccessMode::ReadWriteOnce, "ReadWriteOn
                                         {AccessMode::ReadWriteMany, "ReadWriteMany", "RWX"},
                                         {AccessMode::ReadWriteOncePod, "ReadWriteOncePod", "RWOP"}};
 
+}  // namespace
+
+std::string access_modes_column(const std::vector<std::string>& api_names) {
+  std::string out;
+  for (const auto& m : kModes)
+    if (std::find(api_names.begin(), api_names.end(), m.name) != api_names.end())
+      out += (out.empty() ? "" : ",") + std::string(m.alias);
+  return out;
+}
+
+namespace {
+
 constexpr Named<HostPathType> kHostPathTypes[] = {
     {HostPathType::Unset, "", ""},           {HostPathType::DirectoryOrCreate, "DirectoryOrCreate", ""},
     {HostPathType::Directory, "Directory", ""}, {HostPathType::FileOrCreate, "FileOrCreate", ""},

@@ -138,3 +138,11 @@ TEST_CASE("resources: negative values, request above limit and fractional extend
   }
   CHECK_NOTHROW(validate(Resources{q("4"), q("4"), q("8Gi"), q("10Gi"), 1, {{"ephemeral-storage", q("500m")}}}));
 }
+
+TEST_CASE("access_modes_column: kubectl's ACCESS MODES, fixed order, each once, unknown left out") {
+  // pkg/apis/core/helper GetAccessModesAsString.
+  CHECK(access_modes_column({"ReadWriteMany", "ReadWriteOnce", "ReadWriteOnce"}) == "RWO,RWX");
+  CHECK(access_modes_column({"ReadWriteOncePod", "ReadOnlyMany"}) == "ROX,RWOP");
+  CHECK(access_modes_column({"Sideways"}).empty());
+  CHECK(access_modes_column({}).empty());
+}
