@@ -38,6 +38,8 @@ void validate(const Taint& taint, std::string_view field = "taint");
 /// Validates a node's taint list (validateNodeTaints): each taint as above (fields "<field>[i].key"...)
 /// and "taints must be unique by key and effect pair".
 void validate(const std::vector<Taint>& taints, std::string_view field = "spec.taints");
+/// The rule's one home: the indexes of the taints whose key and effect an earlier taint has.
+std::vector<std::size_t> duplicate_taints(const std::vector<Taint>& taints);
 
 /// One argument of `kubectl taint nodes NODE ...`: a taint to add, or a removal.
 struct TaintChange {

@@ -647,6 +647,8 @@ void builtin_admission(AdmissionRequest& r) {
       if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())
         if (const auto* taints = spec->as_object().if_contains("taints"); taints && taints->is_array()) {
           const auto& arr = taints->as_array();
+          std::vector<Taint> parsed;
+          std::vector<std::size_t> index;  // parsed[k] is arr[index[k]]
           for (std::size_t i = 0; i < arr.size(); ++i) {
             if (!arr[i].is_object()) continue;
             const std::string f = fmt::format("spec.taints[{}]", i);
@@ -654,9 +656,23 @@ void builtin_admission(AdmissionRequest& r) {
               Taint taint{str(arr[i].as_object(), "key"), str(arr[i].as_object(), "value"), TaintEffect::NoSchedule};
               taint.effect = parse_taint_effect(str(arr[i].as_object(), "effect"), f + ".effect");
               validate(taint, f);
+              parsed.push_back(taint);
+              index.push_back(i);
             } catch (const ValidationError& e) {
               cause_from(e, causes);
             }
+          }
+          // The model's uniqueness rule, worded as validateNodeTaints words it (its path is
+          // metadata.taints[i], sic, and the value core.Taint's %#v).
+          for (const std::size_t k : duplicate_taints(parsed)) {
+            const auto& o = arr[index[k]].as_object();
+            if (o.contains("timeAdded")) continue;  // its time.Time printing is not reproduced
+            causes.push_back({"FieldValueDuplicate",
+                              fmt::format("Duplicate value: core.Taint{{Key:{}, Value:{}, Effect:{}, TimeAdded:<nil>}}: "
+                                          "taints must be unique by key and effect pair",
+                                          go_quote(parsed[k].key), go_quote(parsed[k].value),
+                                          go_quote(to_string(parsed[k].effect))),
+                              fmt::format("metadata.taints[{}]", index[k])});
           }
         }
     }

@@ -85,14 +85,25 @@ void validate(const Taint& taint, std::string_view field) {
     fail(sub(field, "value"), taint.value, join(errs, ";"));
 }
 
+std::vector<std::size_t> duplicate_taints(const std::vector<Taint>& taints) {
+  // validateNodeTaints: "taints must be unique by key and effect pair".
+  std::vector<std::size_t> out;
+  for (std::size_t i = 0; i < taints.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (taints[j].key == taints[i].key && taints[j].effect == taints[i].effect) {
+        out.push_back(i);
+        break;
+      }
+  return out;
+}
+
 void validate(const std::vector<Taint>& taints, std::string_view field) {
+  const auto dups = duplicate_taints(taints);
   for (std::size_t i = 0; i < taints.size(); ++i) {
     std::string idx = std::string(field) + "[" + std::to_string(i) + "]";
     validate(taints[i], idx);
-    // "taints must be unique by key and effect pair"
-    for (std::size_t j = 0; j < i; ++j)
-      if (taints[j].key == taints[i].key && taints[j].effect == taints[i].effect)
-        fail(idx, taints[i].to_string(), "Duplicate value: taints must be unique by key and effect pair");
+    if (std::find(dups.begin(), dups.end(), i) != dups.end())
+      fail(idx, taints[i].to_string(), "Duplicate value: taints must be unique by key and effect pair");
   }
 }
 

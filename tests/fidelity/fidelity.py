@@ -456,6 +456,10 @@ SCENARIOS = {
         (["create", "-f", "-"], workload_json("Deployment", {"matchLabels": {"app": "w"}})),
         (["patch", "deployment", "w", "--subresource=scale", "--type=merge", "-p", '{"spec":{"replicas":false}}'], None),
         (["patch", "deployment", "w", "--subresource=scale", "--type=merge", "-p", '{"spec":{"replicas":3000000000}}'], None),
+        # validateNodeTaints: unique by key and effect (reported at metadata.taints[i]).
+        (["create", "--dry-run=server", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "dupt"},
+            "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}, {"key": "k", "value": "v", "effect": "NoSchedule"},
+                                {"key": "k", "effect": "NoExecute"}, {"key": "k", "value": "w", "effect": "NoSchedule"}]}})),
     ],
     # The writer's managedFields include the fields the scheme defaults filled in (they are tracked
     # after decoding), not what strategies, allocators and admission plugins add; so a server-side
