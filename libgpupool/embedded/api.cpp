@@ -1088,6 +1088,16 @@ Response Api::dispatch(const Request& r) const {
         check_patched_types(t, next.as_object(), false);
       if (!apply && tg.subresource != "scale") decode_patched(served, next.as_object(), fv, &r.warnings);
       if (tg.subresource == "scale") check_scale_patched(next.as_object());
+      if (!apply && tg.subresource != "scale") {
+        // handlers/rest.go checkName: the patched object keeps the URL's name.
+        const std::string patched_name = meta(next.as_object(), "name");
+        if (patched_name.empty())
+          throw StatusError::bad_request(fmt::format(
+              "the name of the object ({} based on URL) was undeterminable: name must be provided", tg.name));
+        if (patched_name != tg.name)
+          throw StatusError::bad_request(fmt::format(
+              "the name of the object ({}) does not match the name on the URL ({})", patched_name, tg.name));
+      }
       json::object out = as_stored(std::move(next.as_object()));
       if (r.body.size() > 4096) check_stored_size(out);
       if (tg.subresource == "scale") {

@@ -302,6 +302,8 @@ struct Walker {
         for (auto& child : v.as_array()) {
           path.resize(plen);
           path += fmt::format("[{}]", i++);
+          // A null element of a list of structs decodes to the zero struct.
+          if (prune && child.is_null() && n.elem->type == Node::Type::Object) child = json::object{};
           walk(*n.elem, child, in_struct);
         }
         break;

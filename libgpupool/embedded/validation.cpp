@@ -462,9 +462,10 @@ void builtin_admission(AdmissionRequest& r) {
   if (!r.object || !r.type) return;
   json::object& obj = *r.object;
   const ResourceType& t = *r.type;
-  auto& mdv = obj["metadata"];
-  if (!mdv.is_object()) mdv = json::object{};
-  const std::string name = str(mdv.as_object(), "name");
+  // (No reference into `obj` is kept: the defaults below insert keys, which may rehash it.)
+  if (auto& mdv = obj["metadata"]; !mdv.is_object()) mdv = json::object{};
+  const std::string name = str(obj["metadata"].as_object(), "name");
+  const std::string obj_namespace = str(obj["metadata"].as_object(), "namespace");
   const bool create = r.operation == AdmissionRequest::Operation::Create;
   const bool core = t.group.empty();
   if (core && t.resource == "nodes") default_node(obj);
@@ -506,8 +507,14 @@ void builtin_admission(AdmissionRequest& r) {
       set_default(spec, "replicas", 1);
       set_default(spec, "revisionHistoryLimit", 10);
       set_default(spec, "progressDeadlineSeconds", 600);
-      set_default(spec, "strategy", json::object{{"type", "RollingUpdate"},
-                                                 {"rollingUpdate", json::object{{"maxUnavailable", "25%"}, {"maxSurge", "25%"}}}});
+      // SetDefaults_Deployment: strategy type RollingUpdate, whose rollingUpdate gets 25% / 25%.
+      auto& strategy = obj_at(spec, "strategy");
+      set_default(strategy, "type", "RollingUpdate");
+      if (str(strategy, "type") == "RollingUpdate") {
+        auto& ru = obj_at(strategy, "rollingUpdate");
+        set_default(ru, "maxUnavailable", "25%");
+        set_default(ru, "maxSurge", "25%");
+      }
       if (auto* tpl = spec.if_contains("template"); tpl && tpl->is_object()) default_pod_template(tpl->as_object());
     } else if (t.group == "apps" && t.resource == "replicasets") {
       auto& spec = obj_at(obj, "spec");
@@ -549,7 +556,7 @@ void builtin_admission(AdmissionRequest& r) {
       auto& spec = obj_at(obj, "spec");
       // A stable address per namespace/name in 10.96.0.0/16, and a NodePort in 30000-32767.
       std::uint32_t h = 2166136261u;
-      for (char ch : str(mdv.as_object(), "namespace") + "/" + name) h = (h ^ static_cast<unsigned char>(ch)) * 16777619u;
+      for (char ch : obj_namespace + "/" + name) h = (h ^ static_cast<unsigned char>(ch)) * 16777619u;
       if (str(spec, "clusterIP") != "None") set_default(spec, "clusterIP", json::value(fmt::format("10.96.{}.{}", (h >> 8) % 256, h % 254 + 1)));
       // The REST layer's IP family fields (a single-stack IPv4 cluster).
       if (str(spec, "type") != "ExternalName") {
@@ -584,13 +591,31 @@ void builtin_admission(AdmissionRequest& r) {
                (t.group == "batch" && t.resource == "jobs")) {
       // pkg/apis/apps/validation/validation.go ValidateDeploymentSpec / ValidateReplicaSetSpec and
       // pkg/apis/batch/validation/validation.go validateJobSpec: counts are never negative.
+      static const json::object kNoSpec;
+      const json::object& sp = spec_of(obj) ? *spec_of(obj) : kNoSpec;
       if (t.group == "apps") {
         non_negative(spec_of(obj), "replicas", "spec.replicas", causes);
         replicated_template_causes(obj, causes);
+        // ValidateDeploymentStrategy: Recreate or RollingUpdate (the strategy printed with %#v;
+        // with a rollingUpdate Go prints its address, which is not reproduced).
+        if (const auto* st = sp.if_contains("strategy"); t.resource == "deployments" && st && st->is_object()) {
+          const std::string type = str(st->as_object(), "type");
+          if (type != "Recreate" && type != "RollingUpdate" && !st->as_object().contains("rollingUpdate"))
+            causes.push_back({"FieldValueNotSupported",
+                              fmt::format("Unsupported value: apps.DeploymentStrategy{{Type:{}, "
+                                          "RollingUpdate:(*apps.RollingUpdateDeployment)(nil)}}: supported values: "
+                                          "\"Recreate\", \"RollingUpdate\"",
+                                          go_quote(type)),
+                              "spec.strategy"});
+        }
       } else {
         non_negative(spec_of(obj), "parallelism", "spec.parallelism", causes);
         non_negative(spec_of(obj), "completions", "spec.completions", causes);
         non_negative(spec_of(obj), "backoffLimit", "spec.backoffLimit", causes);
+        if (const std::string mode = str(sp, "completionMode"); mode != "NonIndexed" && mode != "Indexed")
+          causes.push_back({"FieldValueNotSupported",
+                            fmt::format("Unsupported value: {}: supported values: \"NonIndexed\", \"Indexed\"", go_quote(mode)),
+                            "spec.completionMode"});
       }
       // The template's pod spec is validated even when absent (an empty PodSpec has no containers).
       static const json::object kNoPodSpec;
@@ -602,8 +627,21 @@ void builtin_admission(AdmissionRequest& r) {
       template_restart_policy_causes(t, obj, causes);
       if (t.group == "batch") job_selector_causes(obj, causes);
     } else if (core && t.resource == "services") {
-      // ValidateService (pkg/apis/core/validation): with more than one port each needs a name; port
-      // and a numeric targetPort in 1..65535. Then the NodePort allocator's range (30000-32767).
+      // ValidateService (pkg/apis/core/validation): a known type; ports unless headless or
+      // ExternalName; with more than one port each needs a name; port and a numeric targetPort in
+      // 1..65535. Then the NodePort allocator's range (30000-32767).
+      static const json::object kNoSpec;
+      const json::object& sp = spec_of(obj) ? *spec_of(obj) : kNoSpec;
+      const std::string type = str(sp, "type");
+      if (type != "ClusterIP" && type != "ExternalName" && type != "LoadBalancer" && type != "NodePort")
+        causes.push_back({"FieldValueNotSupported",
+                          fmt::format("Unsupported value: {}: supported values: \"ClusterIP\", \"ExternalName\", "
+                                      "\"LoadBalancer\", \"NodePort\"",
+                                      go_quote(type)),
+                          "spec.type"});
+      const json::value* pv = sp.if_contains("ports");
+      if ((!pv || !pv->is_array() || pv->as_array().empty()) && type != "ExternalName" && str(sp, "clusterIP") != "None")
+        causes.push_back({"FieldValueRequired", "Required value", "spec.ports"});
       if (const auto* spec = spec_of(obj))
         if (const auto* ports = spec->if_contains("ports"); ports && ports->is_array()) {
           const auto& arr = ports->as_array();
@@ -638,10 +676,31 @@ void builtin_admission(AdmissionRequest& r) {
       // storage/validation ValidateStorageClass: validateProvisioner.
       if (str(obj, "provisioner").empty()) causes.push_back({"FieldValueRequired", "Required value", "provisioner"});
     } else if (core && t.resource == "persistentvolumeclaims") {
-      // ValidatePersistentVolumeClaimSpec: storageClassName is a DNS-1123 subdomain (ValidateClassName).
-      if (const auto* spec = spec_of(obj))
-        if (const auto cls = str(*spec, "storageClassName"); !cls.empty())
-          add_errors(causes, dns1123_subdomain_errors(cls), "spec.storageClassName", cls);
+      // ValidatePersistentVolumeClaimSpec: at least one access mode; a storage request above zero;
+      // storageClassName a DNS-1123 subdomain (ValidateClassName).
+      static const json::object kNoSpec;
+      const json::object& sp = spec_of(obj) ? *spec_of(obj) : kNoSpec;
+      const json::value* modes = sp.if_contains("accessModes");
+      if (!modes || !modes->is_array() || modes->as_array().empty())
+        causes.push_back({"FieldValueRequired", "Required value: at least 1 access mode is required", "spec.accessModes"});
+      const json::value* req = nullptr;
+      if (const auto* res = sp.if_contains("resources"); res && res->is_object())
+        if (const auto* rq = res->as_object().if_contains("requests"); rq && rq->is_object())
+          req = rq->as_object().if_contains("storage");
+      if (!req || req->is_null()) {
+        causes.push_back({"FieldValueRequired", "Required value", "spec.resources[storage]"});
+      } else {
+        try {
+          const Quantity q = Quantity::parse(req->is_string() ? std::string(req->as_string()) : json::serialize(*req));
+          if (!(q > Quantity::parse("0")))
+            causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: must be greater than zero", go_quote(q.to_string())),
+                              "spec.resources[storage]"});
+        } catch (const ValidationError&) {
+          // decoding refused it already
+        }
+      }
+      if (const auto cls = str(sp, "storageClassName"); !cls.empty())
+        add_errors(causes, dns1123_subdomain_errors(cls), "spec.storageClassName", cls);
     } else if (core && t.resource == "nodes") {
       // validateNodeTaints through the model's rules.
       if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())
