@@ -70,7 +70,7 @@ struct Node {
   /// The first ExternalIP address; "" when there is none.
   std::string external_ip() const;
   /// kubectl's findNodeRoles: `node-role.kubernetes.io/<role>` label keys and the value of a non-empty
-  /// legacy `kubernetes.io/role` label, sorted and unique.
+  /// legacy `kubernetes.io/role` label, sorted and unique (node_roles of the labels).
   std::vector<std::string> roles() const;
   /// ROLES column: roles joined by ",", or "<none>".
   std::string roles_column() const;
@@ -82,6 +82,12 @@ struct Node {
 
   bool operator==(const Node&) const = default;
 };
+
+/// kubectl's findNodeRoles over a node's labels (the one home of the ROLES rule, used by Node and
+/// by the embedded server's table).
+std::vector<std::string> node_roles(const std::map<std::string, std::string>& labels);
+/// The ROLES column of those roles: joined by ",", or "<none>".
+std::string node_roles_column(const std::vector<std::string>& roles);
 
 /// RFC 3339 timestamps as metav1.Time writes and reads them ("2024-01-01T00:00:00Z"; offsets and
 /// fractions accepted on input, truncated to seconds). parse_rfc3339 throws ValidationError(field...).

@@ -1,4 +1,5 @@
 #include "embedded/table.hpp"
+#include "gpupool/node.hpp"
 #include "gpupool/storage.hpp"
 
 #include <fmt/format.h>
@@ -92,22 +93,16 @@ json::array node_row(const json::value& o, Clock::time_point now) {
     for (const auto& c : cs->as_array())
       if (s(c, {"type"}) == "Ready") status = s(c, {"status"}) == "True" ? "Ready" : "NotReady";
   if (const auto* u = at(o, {"spec", "unschedulable"}); u && u->is_bool() && u->as_bool()) status += ",SchedulingDisabled";
-  std::vector<std::string> roles;
+  std::map<std::string, std::string> labels;
   if (const auto* ls = at(o, {"metadata", "labels"}); ls && ls->is_object())
-    for (const auto& [k, v] : ls->as_object()) {
-      const std::string key(k);
-      if (key.rfind("node-role.kubernetes.io/", 0) == 0 && key.size() > 24) roles.push_back(key.substr(24));
-      else if (key == "kubernetes.io/role" && v.is_string()) roles.push_back(std::string(v.as_string()));
-    }
-  std::sort(roles.begin(), roles.end());
-  roles.erase(std::unique(roles.begin(), roles.end()), roles.end());
+    for (const auto& [k, v] : ls->as_object()) labels[std::string(k)] = v.is_string() ? std::string(v.as_string()) : "";
   std::string internal, external;
   if (const auto* as = at(o, {"status", "addresses"}); as && as->is_array())
     for (const auto& a : as->as_array()) {
       if (s(a, {"type"}) == "InternalIP" && internal.empty()) internal = s(a, {"address"});
       if (s(a, {"type"}) == "ExternalIP" && external.empty()) external = s(a, {"address"});
     }
-  return {s(o, {"metadata", "name"}), status, roles.empty() ? "<none>" : join(roles), age(o, now),
+  return {s(o, {"metadata", "name"}), status, node_roles_column(node_roles(labels)), age(o, now),
           s(o, {"status", "nodeInfo", "kubeletVersion"}), none_if_empty(internal), none_if_empty(external),
           s(o, {"status", "nodeInfo", "osImage"}), s(o, {"status", "nodeInfo", "kernelVersion"}),
           s(o, {"status", "nodeInfo", "containerRuntimeVersion"})};

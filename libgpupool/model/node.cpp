@@ -266,7 +266,7 @@ std::string Node::external_ip() const {
 }
 
 // findNodeRoles: "a node-role.kubernetes.io/<role>="" label" or "a kubernetes.io/role="<role>" label".
-std::vector<std::string> Node::roles() const {
+std::vector<std::string> node_roles(const std::map<std::string, std::string>& labels) {
   static constexpr std::string_view kPrefix = "node-role.kubernetes.io/";
   std::set<std::string> roles;
   for (const auto& [k, v] : labels) {
@@ -279,14 +279,18 @@ std::vector<std::string> Node::roles() const {
   return {roles.begin(), roles.end()};
 }
 
-std::string Node::roles_column() const {
+std::string node_roles_column(const std::vector<std::string>& roles) {
   std::string out;
-  for (const auto& r : roles()) {
+  for (const auto& r : roles) {
     if (!out.empty()) out += ',';
     out += r;
   }
   return out.empty() ? "<none>" : out;
 }
+
+std::vector<std::string> Node::roles() const { return node_roles(labels); }
+
+std::string Node::roles_column() const { return node_roles_column(roles()); }
 
 // printNode: Ready when the Ready condition is True, NotReady otherwise, Unknown without one; then
 // SchedulingDisabled for spec.unschedulable.

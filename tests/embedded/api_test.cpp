@@ -252,6 +252,13 @@ TEST_CASE("tables: columns kubectl prints, -o wide columns at priority 1, ages f
   CHECK(wide.front() == "Internal-IP");
   CHECK(t["rows"].at(0).at("cells") == json::parse(R"(["n1","Ready","master","0s","v1.32.0","<none>","<none>","","",""])"));
   CHECK(t["rows"].at(0).at("object").at("kind") == "PartialObjectMetadata");
+  // ROLES is the model's findNodeRoles: an empty legacy kubernetes.io/role label is no role.
+  f.store.create(f.store.type("", "nodes"), "",
+                 json::parse(R"({"metadata":{"name":"n2","labels":{"kubernetes.io/role":"","node-role.kubernetes.io/gpu":""}}})")
+                     .as_object());
+  auto two = f.json_of(f.call("GET", "/api/v1/nodes/n2", "", "admin", "", "application/json;as=Table;v=v1;g=meta.k8s.io"));
+  CHECK(two["rows"].at(0).at("cells").at(2) == "gpu");
+  f.store.remove(f.store.type("", "nodes"), "", "n2");
   f.clock.advance(std::chrono::hours(70));
   t = f.json_of(f.call("GET", "/api/v1/nodes?includeObject=None", "", "admin", "", "application/json;as=Table;v=v1;g=meta.k8s.io"));
   CHECK(t["rows"].at(0).at("cells").at(3) == "2d22h");
