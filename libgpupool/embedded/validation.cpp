@@ -305,6 +305,55 @@ void cause_from(const ValidationError& e, Causes& causes, const std::string& pre
   causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: \"{}\": {}", e.value(), e.rule()), prefix + e.field()});
 }
 
+// The required node affinity's requirements, by the model's rule (scheduling.hpp validate, one
+// copy of ValidateNodeSelectorRequirement), worded as field.ErrorList words them.
+void validate_node_affinity(const json::object& spec, const std::string& prefix, Causes& causes) {
+  const json::value* terms = nullptr;
+  if (const auto* a = spec.if_contains("affinity"); a && a->is_object())
+    if (const auto* na = a->as_object().if_contains("nodeAffinity"); na && na->is_object())
+      if (const auto* req = na->as_object().if_contains("requiredDuringSchedulingIgnoredDuringExecution"); req && req->is_object())
+        terms = req->as_object().if_contains("nodeSelectorTerms");
+  if (!terms || !terms->is_array()) return;
+  static const std::pair<std::string_view, NodeSelectorOperator> kOps[] = {
+      {"In", NodeSelectorOperator::In}, {"NotIn", NodeSelectorOperator::NotIn}, {"Exists", NodeSelectorOperator::Exists},
+      {"DoesNotExist", NodeSelectorOperator::DoesNotExist}, {"Gt", NodeSelectorOperator::Gt}, {"Lt", NodeSelectorOperator::Lt}};
+  for (std::size_t i = 0; i < terms->as_array().size(); ++i) {
+    const auto& term = terms->as_array()[i];
+    if (!term.is_object()) continue;
+    for (const char* list : {"matchExpressions", "matchFields"}) {
+      const auto* rs = term.as_object().if_contains(list);
+      if (!rs || !rs->is_array()) continue;
+      for (std::size_t j = 0; j < rs->as_array().size(); ++j) {
+        if (!rs->as_array()[j].is_object()) continue;
+        const auto& r = rs->as_array()[j].as_object();
+        const std::string f = fmt::format("{}affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+                                          "nodeSelectorTerms[{}].{}[{}]",
+                                          prefix, i, list, j);
+        NodeSelectorRequirement req;
+        req.key = str(r, "key");
+        const std::string op = str(r, "operator");
+        const auto known = std::find_if(std::begin(kOps), std::end(kOps), [&](const auto& o) { return o.first == op; });
+        if (known == std::end(kOps)) {
+          causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: not a valid selector operator", go_quote(op)),
+                            f + ".operator"});
+          continue;
+        }
+        req.op = known->second;
+        if (const auto* vs = r.if_contains("values"); vs && vs->is_array())
+          for (const auto& v : vs->as_array()) req.values.push_back(v.is_string() ? std::string(v.as_string()) : "");
+        try {
+          validate(req, std::string_view(list) == "matchFields", f);
+        } catch (const ValidationError& e) {
+          const std::string& rule = e.rule();
+          if (rule.starts_with("Required value")) causes.push_back({"FieldValueRequired", rule, e.field()});
+          else if (rule.starts_with("Forbidden")) causes.push_back({"FieldValueForbidden", rule, e.field()});
+          else cause_from(e, causes);
+        }
+      }
+    }
+  }
+}
+
 // ValidatePodSpec for the fields gpupool writes: containers (names, images, resources), volumes and
 // their mounts, tolerations. `prefix` is the path of the pod spec ("spec." or "spec.template.spec.").
 void validate_pod_spec(const json::object& spec, const std::string& prefix, Causes& causes) {
@@ -412,6 +461,7 @@ void validate_pod_spec(const json::object& spec, const std::string& prefix, Caus
       cause_from(moved, causes);
     }
   }
+  validate_node_affinity(spec, prefix, causes);
 }
 
 }  // namespace

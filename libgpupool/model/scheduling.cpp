@@ -95,19 +95,15 @@ void validate(const NodeSelectorRequirement& r, bool is_field, std::string_view 
     case O::DoesNotExist:
       if (!r.values.empty())
         throw ValidationError(f + ".values", r.values.front(),
-                              "may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
+                              "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
       break;
     case O::Gt:
-    case O::Lt: {
+    case O::Lt:
+      // One value; v1.32 does not check that it is an integer (kube-apiserver accepts "abc" and
+      // "1-2"): a value that does not parse just never matches (matches() below).
       if (r.values.size() != 1)
-        throw ValidationError(f + ".values", "", "must be specified single value when `operator` is 'Lt' or 'Gt'");
-      const std::string& v = r.values.front();
-      std::size_t i = (!v.empty() && (v[0] == '-' || v[0] == '+')) ? 1 : 0;
-      bool ok = i < v.size() && v.size() - i <= 18 &&
-                std::all_of(v.begin() + static_cast<std::ptrdiff_t>(i), v.end(), [](char c) { return c >= '0' && c <= '9'; });
-      if (!ok) throw ValidationError(f + ".values[0]", v, "must be an integer when `operator` is 'Lt' or 'Gt'");
+        throw ValidationError(f + ".values", "", "Required value: must be specified single value when `operator` is 'Lt' or 'Gt'");
       break;
-    }
   }
 }
 

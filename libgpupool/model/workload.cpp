@@ -1,4 +1,5 @@
 #include "gpupool/workload.hpp"
+#include "gpupool/scheduling.hpp"
 
 #include "gpupool/error.hpp"
 #include "gpupool/image.hpp"
@@ -247,28 +248,8 @@ void validate(const Workload& w) {
   for (std::size_t i = 0; i < w.required_node_affinity.size(); ++i) {
     const auto& req = w.required_node_affinity[i];
     std::string at = fmt::format("nodeAffinity.matchExpressions[{}]", i);
-    validate_qualified_name(req.key, at + ".key");
-    // ValidateNodeSelectorRequirement: In/NotIn need values, Exists/DoesNotExist none, Gt/Lt exactly one integer.
-    switch (req.op) {
-      case NodeSelectorOperator::In:
-      case NodeSelectorOperator::NotIn:
-        if (req.values.empty()) fail(at + ".values", "", "must be specified when `operator` is 'In' or 'NotIn'");
-        break;
-      case NodeSelectorOperator::Exists:
-      case NodeSelectorOperator::DoesNotExist:
-        if (!req.values.empty())
-          fail(at + ".values", req.values.front(), "may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
-        break;
-      case NodeSelectorOperator::Gt:
-      case NodeSelectorOperator::Lt: {
-        bool integer = req.values.size() == 1 && !req.values[0].empty() &&
-                       req.values[0].find_first_not_of("-0123456789") == std::string::npos;
-        if (!integer)
-          fail(at + ".values", req.values.empty() ? "" : req.values[0],
-               "must be specified single value when `operator` is 'Lt' or 'Gt', and it must be an integer");
-        break;
-      }
-    }
+    // ValidateNodeSelectorRequirement: the scheduling model's one copy of the rule.
+    validate(req, false, at);
   }
   std::set<std::string> pvc_names;
   for (std::size_t i = 0; i < w.pvcs.size(); ++i) {

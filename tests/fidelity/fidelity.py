@@ -473,6 +473,22 @@ SCENARIOS = {
         (["create", "--dry-run=server", "-f", "-"], json.dumps({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "w2"},
             "spec": {"strategy": {"type": "Sideways"}, "selector": {"matchLabels": {"app": "w"}},
                      "template": {"metadata": {"labels": {"app": "w"}}, "spec": {"containers": [{"name": "c", "image": "b"}]}}}})),
+        # ValidateNodeSelectorRequirement: Gt/Lt take one value, not necessarily an integer.
+        (["create", "--dry-run=server", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gt"},
+            "spec": {"containers": [{"name": "c", "image": "b"}], "affinity": {"nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "gpu", "operator": "Gt", "values": ["1-2"]}]}]}}}}})),
+        (["create", "--dry-run=server", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "gt"},
+            "spec": {"containers": [{"name": "c", "image": "b"}], "affinity": {"nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "gpu", "operator": "Lt", "values": ["1", "2"]}]}]}}}}})),
+        (["create", "--dry-run=server", "-f", "-"], json.dumps({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "aff"},
+            "spec": {"selector": {"matchLabels": {"app": "a"}}, "template": {"metadata": {"labels": {"app": "a"}}, "spec": {
+                "containers": [{"name": "c", "image": "b"}], "affinity": {"nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "gpu", "operator": "Exists", "values": ["x"]},
+                                              {"key": "gpu", "operator": "Near", "values": ["x"]},
+                                              {"key": "gpu", "operator": "In"}]}]}}}}}}})),
         # validateNodeTaints: unique by key and effect (reported at metadata.taints[i]).
         (["create", "--dry-run=server", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "dupt"},
             "spec": {"taints": [{"key": "k", "effect": "NoSchedule"}, {"key": "k", "value": "v", "effect": "NoSchedule"},

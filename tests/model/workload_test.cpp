@@ -159,8 +159,8 @@ TEST_CASE("every other kind of bad spec is an error naming its field") {
        [](Workload& w) { w.required_node_affinity = {{"zone", NodeSelectorOperator::Exists, {"a"}}}; },
        "nodeAffinity.matchExpressions[0].values", "'Exists' or 'DoesNotExist'"},
       {WorkloadKind::Job,
-       [](Workload& w) { w.required_node_affinity = {{"gpus", NodeSelectorOperator::Gt, {"two"}}}; },
-       "nodeAffinity.matchExpressions[0].values", "integer"},
+       [](Workload& w) { w.required_node_affinity = {{"gpus", NodeSelectorOperator::Gt, {"1", "2"}}}; },
+       "nodeAffinity.matchExpressions[0].values", "single value"},
       {WorkloadKind::Job,
        [](Workload& w) {
          w.pvcs = {PvcRequest{"a", "", Quantity::parse("1Gi"), {AccessMode::ReadWriteOnce}},
