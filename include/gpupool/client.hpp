@@ -170,6 +170,8 @@ class Client {
   Client& operator=(Client&&) noexcept;
 
   const KubeConfig& config() const;
+  /// The options the client was made with (its submission-id annotation key, retries, ...).
+  const ClientOptions& options() const;
   /// The kubeconfig context's namespace ("default" when it sets none).
   const std::string& default_namespace() const;
   /// The server's current time as its latest Date header tells (our clock until a response came);

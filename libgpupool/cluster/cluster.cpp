@@ -79,7 +79,7 @@ std::vector<std::string> roll_back(const Client& client, const std::vector<Place
   if (in_flight) {
     try {
       json::object stored = client.get(in_flight->ref, in_flight->ns, in_flight->name);
-      if (str_at(stored, {"metadata", "annotations", "gpupool.io/submission-id"}) == id) {
+      if (str_at(stored, {"metadata", "annotations", client.options().submission_id_annotation}) == id) {
         DeleteOptions mine = d;
         mine.precondition_uid = str_at(stored, {"metadata", "uid"});  // exactly the object we stored
         remove(*in_flight, mine);
@@ -323,7 +323,7 @@ SubmitResult Cluster::submit(const Workload& workload, bool dry_run) {
       auto& meta = object["metadata"].as_object();
       auto& annotations = meta["annotations"].is_object() ? meta["annotations"].as_object()
                                                           : meta["annotations"].emplace_object();
-      annotations["gpupool.io/submission-id"] = id;
+      annotations[impl_->client->options().submission_id_annotation] = id;
       std::string ns = str_at(object, {"metadata", "namespace"});
       if (ns.empty()) ns = result.namespace_;
       in_flight = Placed{ref, ns, str_at(object, {"metadata", "name"})};

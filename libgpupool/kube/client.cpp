@@ -334,6 +334,8 @@ Client& Client::operator=(Client&&) noexcept = default;
 const KubeConfig& Client::config() const { return impl_->config; }
 const std::string& Client::default_namespace() const { return impl_->config.namespace_name; }
 
+const ClientOptions& Client::options() const { return impl_->options; }
+
 std::chrono::system_clock::time_point Client::server_now() const {
   return std::chrono::system_clock::now() + std::chrono::milliseconds(impl_->server_skew_ms.load());
 }
