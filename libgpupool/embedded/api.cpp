@@ -1051,7 +1051,7 @@ Response Api::dispatch(const Request& r) const {
                         "application/apply-patch+yaml, application/strategic-merge-patch+json");
     // handlers/patch.go reads the object before it applies the patch: a missing one is 404
     // whatever the patch holds (an apply patch creates it instead).
-    if (!apply) store_.get(t, tg.ns, tg.name);
+    if (!apply && !store_.find(t, tg.ns, tg.name)) throw StatusError::not_found(t, tg.name);
     const json::value patch = parse_body(r.body, apply);
     if (apply && !patch.is_object()) throw StatusError::bad_request("an apply patch must be an object");
     const bool force = q_true(r, "force");

@@ -195,11 +195,6 @@ std::string json_kind(const json::value& v) {
   }
 }
 
-std::string number_text(const json::value& v) {
-  if (v.is_int64()) return std::to_string(v.as_int64());
-  if (v.is_uint64()) return std::to_string(v.as_uint64());
-  return fmt::format("{}", v.as_double());
-}
 
 // Does `v` fit node `n`'s type? nullopt when it does, else UnmarshalTypeError.Value.
 std::optional<std::string> misfit(const json::value& v, const Node& n) {
@@ -316,6 +311,17 @@ struct Walker {
 };
 
 }  // namespace
+
+std::string number_text(const json::value& v) {
+  if (v.is_int64()) return std::to_string(v.as_int64());
+  if (v.is_uint64()) return std::to_string(v.as_uint64());
+  return fmt::format("{}", v.as_double());
+}
+
+std::optional<std::string> int32_misfit(const json::value& v) {
+  static const Node kInt32{Node::Type::Int32, {}, "int32", {}, nullptr};
+  return misfit(v, kInt32);
+}
 
 bool known(std::string_view group, std::string_view version, std::string_view kind) {
   return root(group, version, kind) != nullptr;

@@ -43,6 +43,12 @@ Decoded decode(std::string_view group, std::string_view version, std::string_vie
 /// without a schema: an empty object.
 boost::json::object zero_object(std::string_view group, std::string_view version, std::string_view kind);
 
+/// encoding/json's UnmarshalTypeError.Value for `v` decoded into an int32 ("string", "number
+/// 3000000000"), or nullopt when it fits (null fits: it leaves the zero value).
+std::optional<std::string> int32_misfit(const boost::json::value& v);
+/// A JSON number as Go prints it in those errors and with %v.
+std::string number_text(const boost::json::value& v);
+
 /// The recorded OpenAPI v3 `components.schemas` of a group version, or nullptr.
 const boost::json::object* components(std::string_view group, std::string_view version);
 

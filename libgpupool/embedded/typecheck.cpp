@@ -23,12 +23,6 @@ std::optional<std::string> first_type_error(const ResourceType& t, const json::o
   return d.type_error;
 }
 
-std::string number_text(const json::value& v) {
-  if (v.is_int64()) return std::to_string(v.as_int64());
-  if (v.is_uint64()) return std::to_string(v.as_uint64());
-  return fmt::format("{}", v.as_double());
-}
-
 }  // namespace
 
 std::optional<std::string> type_error(const ResourceType& t, const json::object& obj) {
@@ -39,13 +33,6 @@ std::optional<std::string> patch_type_error(const ResourceType& t, const json::o
   std::string go_type;
   if (!first_type_error(t, patch, &go_type)) return std::nullopt;
   return go_type;
-}
-
-void check_body_types(const ResourceType& t, const json::object& body) {
-  // apimachinery runtime/serializer: NewBadRequest("<Kind> in version \"<v>\" cannot be handled as a <Kind>: <err>")
-  if (auto e = type_error(t, body))
-    throw StatusError::bad_request(
-        fmt::format("{} in version \"{}\" cannot be handled as a {}: {}", t.kind, t.version, t.kind, *e));
 }
 
 void check_patched_types(const ResourceType& t, const json::object& patched, bool strategic) {
@@ -124,17 +111,12 @@ void check_scale_patched(const json::object& scale) {
   // the scale subresource sets. Worded as check_patched_types words a patched object.
   const json::value* spec = scale.if_contains("spec");
   const json::value* rep = spec && spec->is_object() ? spec->as_object().if_contains("replicas") : nullptr;
-  if (!rep || rep->is_null()) return;
-  std::string kind;
-  if (rep->is_string()) kind = "string";
-  else if (rep->is_bool()) kind = "bool";
-  else if (rep->is_object()) kind = "object";
-  else if (rep->is_array()) kind = "array";
-  else if (!rep->is_int64() || rep->as_int64() < INT32_MIN || rep->as_int64() > INT32_MAX) kind = "number " + number_text(*rep);
-  if (kind.empty()) return;
+  if (!rep) return;
+  const auto kind = schema::int32_misfit(*rep);
+  if (!kind) return;
   const std::string cause =
       fmt::format("Invalid value: {}: json: cannot unmarshal {} into Go struct field ScaleSpec.spec.replicas of type int32",
-                  go_quote(json::serialize(scale)), kind);
+                  go_quote(json::serialize(scale)), *kind);
   throw StatusError(422, "Invalid", fmt::format(" \"\" is invalid: patch: {}", cause), "", "", "",
                     {{"FieldValueInvalid", cause, "patch"}});
 }
@@ -163,7 +145,7 @@ std::string go_print(const json::value& v) {
     case json::kind::string: return std::string(v.as_string());
     case json::kind::bool_: return v.as_bool() ? "true" : "false";
     case json::kind::null: return "<nil>";
-    default: return number_text(v);
+    default: return schema::number_text(v);
   }
 }
 

@@ -300,6 +300,12 @@ const json::object* spec_of(const json::object& obj) {
   const json::value* s = obj.if_contains("spec");
   return s && s->is_object() ? &s->as_object() : nullptr;
 }
+// The spec, or an empty one: validated as Go validates a zero spec struct.
+const json::object& spec_or_empty(const json::object& obj) {
+  static const json::object kNoSpec;
+  const json::object* s = spec_of(obj);
+  return s ? *s : kNoSpec;
+}
 
 void cause_from(const ValidationError& e, Causes& causes, const std::string& prefix = "") {
   causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: \"{}\": {}", e.value(), e.rule()), prefix + e.field()});
@@ -641,8 +647,7 @@ void builtin_admission(AdmissionRequest& r) {
                (t.group == "batch" && t.resource == "jobs")) {
       // pkg/apis/apps/validation/validation.go ValidateDeploymentSpec / ValidateReplicaSetSpec and
       // pkg/apis/batch/validation/validation.go validateJobSpec: counts are never negative.
-      static const json::object kNoSpec;
-      const json::object& sp = spec_of(obj) ? *spec_of(obj) : kNoSpec;
+      const json::object& sp = spec_or_empty(obj);
       if (t.group == "apps") {
         non_negative(spec_of(obj), "replicas", "spec.replicas", causes);
         replicated_template_causes(obj, causes);
@@ -680,8 +685,7 @@ void builtin_admission(AdmissionRequest& r) {
       // ValidateService (pkg/apis/core/validation): a known type; ports unless headless or
       // ExternalName; with more than one port each needs a name; port and a numeric targetPort in
       // 1..65535. Then the NodePort allocator's range (30000-32767).
-      static const json::object kNoSpec;
-      const json::object& sp = spec_of(obj) ? *spec_of(obj) : kNoSpec;
+      const json::object& sp = spec_or_empty(obj);
       const std::string type = str(sp, "type");
       if (type != "ClusterIP" && type != "ExternalName" && type != "LoadBalancer" && type != "NodePort")
         causes.push_back({"FieldValueNotSupported",
@@ -728,8 +732,7 @@ void builtin_admission(AdmissionRequest& r) {
     } else if (core && t.resource == "persistentvolumeclaims") {
       // ValidatePersistentVolumeClaimSpec: at least one access mode; a storage request above zero;
       // storageClassName a DNS-1123 subdomain (ValidateClassName).
-      static const json::object kNoSpec;
-      const json::object& sp = spec_of(obj) ? *spec_of(obj) : kNoSpec;
+      const json::object& sp = spec_or_empty(obj);
       const json::value* modes = sp.if_contains("accessModes");
       if (!modes || !modes->is_array() || modes->as_array().empty())
         causes.push_back({"FieldValueRequired", "Required value: at least 1 access mode is required", "spec.accessModes"});
