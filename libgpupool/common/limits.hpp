@@ -19,4 +19,8 @@ inline constexpr std::size_t kMaxStoredObjectBytes = 1536 * 1024;
 /// send message larger than max (N vs. 2097152)`, before etcd sees it.
 inline constexpr std::size_t kEtcdClientMaxSendBytes = 2 * 1024 * 1024;
 
+/// Go's encoding/json nests up to this many levels (scanner.go maxNestingDepth); a CRD's schema
+/// goes far deeper than Boost.JSON's default of 32, so every JSON read of API objects uses it.
+inline constexpr std::size_t kMaxJsonDepth = 10000;
+
 }  // namespace gpupool::limits

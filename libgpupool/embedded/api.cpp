@@ -1,5 +1,8 @@
 #include "embedded/api.hpp"
 
+#include "embedded/crd_schema.hpp"
+
+#include "common/json_depth.hpp"
 #include "common/limits.hpp"
 
 #include "common/http_date.hpp"
@@ -200,9 +203,8 @@ json::value parse_body(const std::string& body, bool yaml = false) {
   }
   // Go's encoding/json takes invalid UTF-8 in strings, each bad byte becoming U+FFFD, and nests
   // up to 10000 levels; Boost.JSON refuses both by default.
-  json::parse_options opts;
+  json::parse_options opts = deep_json();
   opts.allow_invalid_utf8 = true;
-  opts.max_depth = 10000;
   boost::system::error_code ec;
   auto v = json::parse(body, ec, {}, opts);
   if (ec)
@@ -371,25 +373,14 @@ Response openapi(const Store& store, const std::vector<std::string>& segs, const
                                                       {"x-kubernetes-group-version-kind", std::move(gvk)}}}};
   }
   // The kinds' schemas: Kubernetes' own for the built-in group versions (embedded/schema.hpp);
-  // a custom resource's from its CRD (openAPIV3Schema), named as the API server names it
+  // a custom resource's from its CRD (openAPIV3Schema, ResourceType::schema), named as the API server names it
   // (the group reversed, the version, the kind: org.kubeflow.v1.TFJob).
   json::object schemas;
   const ResourceType& first = *it->second.front();
   if (const json::object* builtin = schema::components(first.group, first.version)) schemas = *builtin;
-  const ResourceType& crds = store.type("apiextensions.k8s.io", "customresourcedefinitions");
   for (const auto* t : it->second) {
     if (is_builtin_group(t->group)) continue;
-    const auto crd = store.find(crds, "", t->resource + "." + t->group);
-    const json::object* openapi = nullptr;
-    const json::value* versions = crd ? crd->at("spec").as_object().if_contains("versions") : nullptr;
-    static const json::array kNone;
-    for (const auto& v : versions && versions->is_array() ? versions->as_array() : kNone) {
-      const json::value* sch = v.is_object() && v.as_object().if_contains("name") && v.at("name") == json::value(t->version)
-                                   ? v.as_object().if_contains("schema")
-                                   : nullptr;
-      const json::value* o = sch && sch->is_object() ? sch->as_object().if_contains("openAPIV3Schema") : nullptr;
-      if (o && o->is_object()) openapi = &o->as_object();
-    }
+    const json::object* openapi = t->schema ? &t->schema->root : nullptr;
     // A kind without a schema is published as an object that keeps every field.
     static const json::object kOpen{{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}};
     if (!openapi) openapi = &kOpen;
@@ -411,46 +402,6 @@ Response openapi(const Store& store, const std::vector<std::string>& segs, const
 }
 
 // ---- CRDs ----------------------------------------------------------------------------------------
-
-std::optional<ResourceType> crd_type(const json::object& crd) {
-  const auto* spec = crd.if_contains("spec");
-  if (!spec || !spec->is_object()) return std::nullopt;
-  const auto& s = spec->as_object();
-  ResourceType t;
-  t.group = str(s, "group");
-  const auto* names = s.if_contains("names");
-  if (!names || !names->is_object()) return std::nullopt;
-  t.resource = str(names->as_object(), "plural");
-  t.kind = str(names->as_object(), "kind");
-  t.singular = str(names->as_object(), "singular");
-  if (t.singular.empty()) {
-    t.singular = t.kind;
-    for (auto& c : t.singular) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  if (const auto* sn = names->as_object().if_contains("shortNames"); sn && sn->is_array())
-    for (const auto& x : sn->as_array())
-      if (x.is_string()) t.short_names.emplace_back(x.as_string());
-  if (const auto* cs = names->as_object().if_contains("categories"); cs && cs->is_array())
-    for (const auto& x : cs->as_array())
-      if (x.is_string()) t.categories.emplace_back(x.as_string());
-  t.namespaced = str(s, "scope") != "Cluster";
-  if (const auto* vs = s.if_contains("versions"); vs && vs->is_array()) {
-    for (const auto& v : vs->as_array()) {
-      if (!v.is_object()) continue;
-      const auto& vo = v.as_object();
-      const bool served = !vo.if_contains("served") || vo.at("served") == true;
-      const bool storage = vo.if_contains("storage") && vo.at("storage") == true;
-      if (served && (t.version.empty() || storage)) {
-        t.version = str(vo, "name");
-        const auto* sub = vo.if_contains("subresources");
-        t.has_status = sub && sub->is_object() && sub->as_object().contains("status");
-        t.has_scale = sub && sub->is_object() && sub->as_object().contains("scale");
-      }
-    }
-  }
-  if (t.group.empty() || t.resource.empty() || t.kind.empty() || t.version.empty()) return std::nullopt;
-  return t;
-}
 
 // ---- paths ---------------------------------------------------------------------------------------
 
@@ -608,7 +559,7 @@ Response Api::access_review(const Request& r, const ResourceType& t) const {
 Api::Api(Store& store, Options options) : store_(store), options_(std::move(options)) {
   crd_subscription_ = store_.subscribe([this](const WatchEvent& ev) {
     if (ev.type_info->group != "apiextensions.k8s.io" || ev.type_info->resource != "customresourcedefinitions") return;
-    auto t = crd_type(*ev.object);
+    auto t = crd::resource_type(*ev.object);
     if (!t) return;
     if (ev.type == EventType::Deleted) {
       store_.unregister_type(t->group, t->resource);

@@ -1,4 +1,5 @@
 #include "embedded/journal.hpp"
+#include "common/json_depth.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -77,7 +78,7 @@ struct Replay {
       const std::size_t nl = text.find('\n', pos);
       if (nl == std::string::npos) break;  // torn tail: the write never returned to its client
       boost::system::error_code ec;
-      json::value v = json::parse(std::string_view(text).substr(pos, nl - pos), ec);
+      json::value v = json::parse(std::string_view(text).substr(pos, nl - pos), ec, {}, deep_json());
       pos = nl + 1;
       if (ec || !v.is_object() || !v.as_object().contains("rv"))
         throw ConfigError(path, "", fmt::format("the embedded cluster's journal is corrupt; {}", kResetHint), line);
@@ -157,7 +158,7 @@ json::object load_state(const std::string& snapshot_path) {
   Replay replay;
   if (has_snapshot) {
     boost::system::error_code ec;
-    json::value snap = json::parse(read_file(snapshot_path), ec);
+    json::value snap = json::parse(read_file(snapshot_path), ec, {}, deep_json());
     const json::object* o = !ec && snap.is_object() ? &snap.as_object() : nullptr;
     const auto* objects = o ? o->if_contains("objects") : nullptr;
     const auto* revision = o ? o->if_contains("revision") : nullptr;

@@ -327,6 +327,23 @@ bool known(std::string_view group, std::string_view version, std::string_view ki
   return root(group, version, kind) != nullptr;
 }
 
+Decoded decode_object_meta(json::object& obj, bool prune) {
+  // A custom resource's metadata: schemaobjectmeta.GetObjectMetaWithOptions decodes it into
+  // metav1.ObjectMeta (the core group version's document holds that schema).
+  Decoded out;
+  json::value* md = obj.if_contains("metadata");
+  if (!md || !md->is_object()) return out;
+  // Compiled with the core kinds (every one has metadata): looked up, never compiled here.
+  const auto& docs = registry().docs;
+  auto d = docs.find("v1");
+  if (d == docs.end()) return out;
+  auto meta = d->second.by_name.find("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta");
+  if (meta == d->second.by_name.end()) return out;
+  Walker w{out, prune, "metadata", "metadata"};
+  w.fields(*meta->second, md->as_object());
+  return out;
+}
+
 Decoded decode(std::string_view group, std::string_view version, std::string_view kind, json::object& obj, bool prune) {
   Decoded out;
   const Node* r = root(group, version, kind);

@@ -36,6 +36,10 @@ bool known(std::string_view group, std::string_view version, std::string_view ki
 Decoded decode(std::string_view group, std::string_view version, std::string_view kind, boost::json::object& obj,
                bool prune);
 
+/// Decodes a custom resource's `metadata` as metav1.ObjectMeta (unknown fields reported as
+/// "metadata.x", pruned with `prune`); a missing or non-object metadata decodes as nothing.
+Decoded decode_object_meta(boost::json::object& obj, bool prune);
+
 /// The kind's zero value as Go encodes it (what `r.New()` is as JSON): the fields that are
 /// structs, not pointers (the schema gives them `default: {}`), as objects; the fields without
 /// omitempty (the schema's `required`) and ObjectMeta's creationTimestamp as null. The field

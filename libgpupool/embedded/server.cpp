@@ -17,6 +17,7 @@
 #include "embedded/rbac.hpp"
 #include "embedded/api.hpp"
 #include "embedded/controllers.hpp"
+#include "embedded/crd_schema.hpp"
 #include "embedded/volumes.hpp"
 #include "embedded/kubelet.hpp"
 #include "embedded/quota.hpp"
@@ -232,6 +233,13 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
   }
   create_system_priority_classes(*im.store);
   create_bootstrap_rbac(*im.store);
+  // The Kubeflow operators' CRDs, as a cluster with the operators installed lists them.
+  const auto& crd_type = im.store->type("apiextensions.k8s.io", "customresourcedefinitions");
+  for (const auto& c : crd::kubeflow_crds(im.options.mpijob_version)) {
+    const auto* md = c.if_contains("metadata");
+    const auto* name = md && md->is_object() ? md->as_object().if_contains("name") : nullptr;
+    if (name && name->is_string() && !im.store->find(crd_type, "", name->as_string())) im.store->create(crd_type, "", c);
+  }
   if (!restored) {
     // StorageClasses: "standard", the default class (as kind and minikube install one), and every
     // class a built-in site profile names (iiis: managed-nfs-storage, ...), all provisioned

@@ -1,5 +1,6 @@
 // EmbeddedSession: who owns a topology's shared state, and how the others reach it (issue #16).
 #include "gpupool/embedded_state.hpp"
+#include "common/json_depth.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -85,7 +86,7 @@ bool lock_held(const std::string& path) {
 std::optional<EmbeddedEndpoint> read_endpoint(const std::string& path) {
   if (!fs::exists(path)) return std::nullopt;
   boost::system::error_code ec;
-  json::value v = json::parse(embedded::read_file(path), ec);
+  json::value v = json::parse(embedded::read_file(path), ec, {}, deep_json());
   if (ec || !v.is_object()) return std::nullopt;
   const auto& o = v.as_object();
   EmbeddedEndpoint e;

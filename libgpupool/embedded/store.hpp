@@ -47,6 +47,10 @@ namespace json = boost::json;
 
 /// One served resource (a row of discovery). Built-in types are registered by the Store's
 /// constructor; CRDs add more at run time.
+namespace crd {
+struct Schema;
+}
+
 struct ResourceType {
   std::string group;    ///< "" for core
   std::string version;  ///< "v1", "v2beta1"
@@ -59,6 +63,8 @@ struct ResourceType {
   bool orphan_by_default = false;  ///< default propagationPolicy Orphan (batch/v1 Job, core RC)
   std::vector<std::string> short_names;
   std::vector<std::string> categories;  ///< "all"
+  /// A custom resource's structural schema (its CRD's served version); null for built-in kinds.
+  std::shared_ptr<const crd::Schema> schema;
   std::string api_version() const { return group.empty() ? version : group + "/" + version; }
   std::string group_resource() const { return group.empty() ? resource : resource + "." + group; }
 };

@@ -2,7 +2,12 @@
 #include "gpupool/node.hpp"
 #include "gpupool/storage.hpp"
 
+#include <functional>
+
+#include <boost/json/serialize.hpp>
 #include <fmt/format.h>
+
+#include "embedded/crd_schema.hpp"
 
 namespace gpupool::embedded {
 
@@ -251,7 +256,8 @@ json::array event_row(const json::value& o, Clock::time_point now) {
 json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<const json::object>>& items,
                       Clock::time_point now, IncludeObject include) {
   std::vector<Column> cols;
-  json::array (*row)(const json::value&, Clock::time_point) = nullptr;
+  std::function<json::array(const json::value&, Clock::time_point)> row;
+  std::vector<std::string> owned;  // names and types of printer columns, which `cols` points into
   const bool core = t.group.empty();
   if (core && t.resource == "nodes") {
     cols = {{"Name", "string", 0, "name"}, {"Status", "string", 0},       {"Roles", "string", 0},
@@ -307,6 +313,52 @@ json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<c
     cols = {{"Name", "string", 0, "name"}, {"Status", "string", 0}, {"Age", "string", 0}};
     row = [](const json::value& o, Clock::time_point now) -> json::array {
       return {s(o, {"metadata", "name"}), s(o, {"status", "phase"}, "Active"), age(o, now)};
+    };
+  } else if (t.schema && !t.schema->printer_columns.empty()) {
+    // A CRD's additionalPrinterColumns (customresource/tableconvertor): NAME, then each column's
+    // JSONPath; a date is shown as an age, a missing value as an empty cell.
+    const auto& pc = t.schema->printer_columns;
+    owned.reserve(pc.size() * 2);
+    cols = {{"Name", "string", 0, "name"}};
+    for (const auto& c : pc) {
+      const json::object* o = c.is_object() ? &c.as_object() : nullptr;
+      owned.push_back(o ? s(c, {"name"}) : "");
+      const char* name = owned.back().c_str();
+      owned.push_back(o ? s(c, {"type"}) : "");
+      const int prio = o ? static_cast<int>(n(c, {"priority"})) : 0;
+      cols.push_back({name, owned.back().c_str(), prio});
+    }
+    row = [&pc](const json::value& o, Clock::time_point now) -> json::array {
+      json::array cells{s(o, {"metadata", "name"})};
+      for (const auto& c : pc) {
+        const std::string type = s(c, {"type"});
+        const auto found = crd::json_path(o, s(c, {"jsonPath"}));
+        const json::value* v = found.empty() ? nullptr : found.front();
+        if (!v || v->is_null()) {
+          cells.emplace_back(nullptr);
+        } else if (type == "date") {
+          Clock::time_point at{};
+          if (!v->is_string()) cells.emplace_back(nullptr);
+          else cells.emplace_back(parse_rfc3339(std::string(v->as_string()), at) ? human_duration(now - at) : "<invalid>");
+        } else if (type == "string") {
+          cells.emplace_back(v->is_string() ? std::string(v->as_string()) : json::serialize(*v));
+        } else if ((type == "integer" || type == "number") && v->is_number()) {
+          // cellForJSONValue: an integer column truncates a float, a number column widens an int.
+          const double d = v->to_number<double>();
+          cells.push_back(type == "integer" ? json::value(static_cast<std::int64_t>(d)) : json::value(d));
+        } else if (type == "boolean" && v->is_bool()) {
+          cells.push_back(*v);
+        } else {
+          cells.emplace_back(nullptr);
+        }
+      }
+      return cells;
+    };
+  } else if (t.group == "apiextensions.k8s.io" && t.resource == "customresourcedefinitions") {
+    // The CRD's own printer columns (apiextensions' customresourcedefinition table): NAME, CREATED AT.
+    cols = {{"Name", "string", 0, "name"}, {"Created At", "date", 0}};
+    row = [](const json::value& o, Clock::time_point) -> json::array {
+      return {s(o, {"metadata", "name"}), s(o, {"metadata", "creationTimestamp"})};
     };
   } else {
     cols = {{"Name", "string", 0, "name"}, {"Age", "date", 0}};

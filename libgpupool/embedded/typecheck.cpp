@@ -1,5 +1,6 @@
 #include "embedded/typecheck.hpp"
 
+#include "embedded/crd_schema.hpp"
 #include "embedded/schema.hpp"
 
 #include <map>
@@ -80,13 +81,27 @@ void warn_unknown(const std::vector<std::string>& fields, std::vector<std::strin
 
 }  // namespace
 
+namespace {
+
+// A custom resource's decoding (customresource_handler.go schemaCoercingDecoder): its metadata as
+// ObjectMeta, the rest pruned by the structural schema; then the codec's defaulting. The unknown
+// fields: metadata's first, then the pruned ones, sorted.
+schema::Decoded decode_custom(const ResourceType& t, json::object& obj) {
+  schema::Decoded d = schema::decode_object_meta(obj, true);
+  for (auto& f : crd::coerce(obj, *t.schema)) d.unknown_fields.push_back(std::move(f));
+  crd::apply_defaults(obj, *t.schema);
+  return d;
+}
+
+}  // namespace
+
 void decode_body(const ResourceType& t, json::object& body, FieldValidation fv, std::vector<std::string>* warnings) {
   // apimachinery runtime/serializer: NewBadRequest("<Kind> in version \"<v>\" cannot be handled as a <Kind>: <err>")
   auto refuse = [&](const std::string& err) {
     return StatusError::bad_request(
         fmt::format("{} in version \"{}\" cannot be handled as a {}: {}", t.kind, t.version, t.kind, err));
   };
-  const auto d = schema::decode(t.group, t.version, t.kind, body, true);
+  const auto d = t.schema ? decode_custom(t, body) : schema::decode(t.group, t.version, t.kind, body, true);
   if (d.decode_error) throw refuse(*d.decode_error);
   if (d.type_error) throw refuse(*d.type_error);
   if (d.unknown_fields.empty()) return;
@@ -96,7 +111,7 @@ void decode_body(const ResourceType& t, json::object& body, FieldValidation fv, 
 
 void decode_patched(const ResourceType& t, json::object& patched, FieldValidation fv, std::vector<std::string>* warnings) {
   const std::string before = fv == FieldValidation::Strict ? json::serialize(patched) : std::string();
-  const auto d = schema::decode(t.group, t.version, t.kind, patched, true);
+  const auto d = t.schema ? decode_custom(t, patched) : schema::decode(t.group, t.version, t.kind, patched, true);
   if (d.unknown_fields.empty()) return;
   if (fv == FieldValidation::Strict) {
     const std::string cause = fmt::format("Invalid value: {}: {}", go_quote(before), unknown_list(d.unknown_fields));

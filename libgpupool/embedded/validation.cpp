@@ -3,6 +3,7 @@
 
 #include "embedded/admission.hpp"
 #include "embedded/controllers_util.hpp"
+#include "embedded/crd_schema.hpp"
 #include "embedded/warnings.hpp"
 
 #include <cctype>
@@ -96,9 +97,9 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version) {
   }
   out.push_back(typed("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
                       "customresourcedefinition", false, {"crd", "crds"}));
-  out.push_back(typed("kubeflow.org", mpijob_version, "mpijobs", "MPIJob", "mpijob", true, {}));
-  out.push_back(typed("kubeflow.org", "v1", "tfjobs", "TFJob", "tfjob", true, {}));
-  out.push_back(typed("kubeflow.org", "v1", "pytorchjobs", "PyTorchJob", "pytorchjob", true, {}));
+  // The Kubeflow kinds as their operators' CRDs define them (installed by the server too).
+  for (const auto& c : crd::kubeflow_crds(mpijob_version))
+    if (auto k = crd::resource_type(c)) out.push_back(std::move(*k));
   return out;
 }
 
@@ -754,6 +755,9 @@ void builtin_admission(AdmissionRequest& r) {
       }
       if (const auto cls = str(sp, "storageClassName"); !cls.empty())
         add_errors(causes, dns1123_subdomain_errors(cls), "spec.storageClassName", cls);
+    } else if (t.schema) {
+      // customResourceStrategy.Validate / ValidateUpdate: the structural schema's rules.
+      for (auto& c : crd::validate(obj, r.old_object, *t.schema)) causes.push_back(std::move(c));
     } else if (core && t.resource == "nodes") {
       // validateNodeTaints through the model's rules.
       if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())
@@ -789,6 +793,8 @@ void builtin_admission(AdmissionRequest& r) {
         }
     }
   }
+  if (r.subresource == "status" && t.schema && r.old_object)
+    for (auto& c : crd::validate_status(obj, *r.old_object, *t.schema)) causes.push_back(std::move(c));
   // ValidateXUpdate: the object's own rules, then the fields an update may not change.
   for (auto& c : immutable_causes(r)) causes.push_back(std::move(c));
   if (!causes.empty()) throw StatusError::invalid(t, name, std::move(causes));

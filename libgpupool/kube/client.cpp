@@ -3,6 +3,7 @@
 // limit/continue, watch with resourceVersion + allowWatchBookmarks and 410 Gone meaning "re-list",
 // the four patch content types, dryRun=All, DeleteOptions.propagationPolicy.
 #include "common/http_date.hpp"
+#include "common/json_depth.hpp"
 #include <atomic>
 #include "gpupool/client.hpp"
 
@@ -60,7 +61,7 @@ std::string meta_string(const json::object& o, const char* key) {
 
 json::object parse_object(const HttpResponse& r, const std::string& what) {
   json::error_code ec;
-  json::value v = json::parse(r.body, ec);
+  json::value v = json::parse(r.body, ec, {}, deep_json());
   if (ec || !v.is_object())
     throw TransportError(fmt::format("{}: the server answered {} with {} bytes that are not a JSON object; is the server a "
                                      "Kubernetes API server?",
@@ -638,7 +639,7 @@ std::string Client::watch(const ResourceRef& ref, const std::string& ns, const W
     LineSplitter lines([&](std::string_view line) {
       if (line.empty()) return true;
       json::error_code ec;
-      json::value v = json::parse(line, ec);
+      json::value v = json::parse(line, ec, {}, deep_json());
       if (ec || !v.is_object()) {
         stream_error = ApiError(500, "InternalError", fmt::format("the watch stream sent a line that is not a JSON event ({} bytes)", line.size()));
         return false;

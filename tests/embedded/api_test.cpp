@@ -200,7 +200,8 @@ TEST_CASE("patch types: merge, JSON, strategic (merge keys and directives), serv
   CHECK(svc["metadata"].at("labels").at("a") == "b");
   CHECK(svc["metadata"].at("managedFields").at(0).at("manager") == "gpupool");
   // Strategic merge on a custom resource is refused (415), as for CRDs.
-  auto mpi = f.call("POST", "/apis/kubeflow.org/v1/namespaces/alice/mpijobs", R"({"metadata":{"name":"m"},"spec":{}})");
+  auto mpi = f.call("POST", "/apis/kubeflow.org/v1/namespaces/alice/mpijobs",
+                    R"({"metadata":{"name":"m"},"spec":{"mpiReplicaSpecs":{}}})");
   REQUIRE(mpi.status == 201);
   CHECK(f.call("PATCH", "/apis/kubeflow.org/v1/namespaces/alice/mpijobs/m", "{}", "admin",
                "application/strategic-merge-patch+json")

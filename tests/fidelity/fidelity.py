@@ -243,6 +243,80 @@ UNKNOWN_DEPLOYMENT = json.dumps({
                           "spec": {"containers": [{"name": "c", "image": "busybox", "imagee": "x",
                                                    "ports": [{"containerPort": 80, "hostport": 1}]}]}}}})
 
+# Custom resources (issue #20): a CRD's structural schema prunes, defaults and validates as
+# apiextensions-apiserver does; printer columns, the status and scale subresources, the CEL
+# transition rule `self == oldSelf`. Widget (tests/fidelity/data/widget-crd.json) exercises every
+# schema keyword; PyTorchJob is training-operator v1.9.0's own CRD, which the embedded server ships.
+# (Cases with errors under two properties are left out: kube-openapi visits properties in Go map
+# order, so the real server's order of those errors varies from run to run.)
+def widget(name, spec):
+    return json.dumps({"apiVersion": "fid.example.com/v1", "kind": "Widget", "metadata": {"name": name}, "spec": spec})
+
+
+def pytorchjob(spec, metadata=None):
+    return json.dumps({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+                       "metadata": metadata or {"name": "p"}, "spec": spec})
+
+
+PT_POD = {"containers": [{"name": "pytorch", "image": "busybox"}]}
+CRD_DRY = ["create", "--dry-run=server", "-f", "-", "-o", "json"]
+CRD_CASES = [
+    {}, {"size": "medium"}, {"size": "small", "replicas": 11}, {"size": "small", "replicas": -1},
+    {"size": "small", "name": "toolong"}, {"size": "small", "name": "AB"}, {"size": "small", "short": "a"},
+    {"size": "small", "tags": ["a", "b", "a"]}, {"size": "small", "tags": ["a", "b", "c", "d"]},
+    {"size": "small", "ports": [{"name": "a"}, {"name": "a", "port": 1}]}, {"size": "small", "ports": [{"port": 1}]},
+    {"size": "small", "port": True}, {"size": "small", "ratio": 1.5},
+    {"size": "small", "labels": {"a": "1", "b": "2", "c": "3"}}, {"size": "small", "labels": {"a": 1}},
+    {"size": "small", "since": "yesterday"}, {"size": "small", "since": "2024-01-02T03:04:05Z"},
+    {"size": "small", "note": None, "mode": None, "owner": None, "extra": {"known": "x", "free": {"a": 1}},
+     "ports": [{"name": "p"}], "port": "http"},
+    {"size": "small", "replicas": 2.0},
+]
+CRD_STEPS = [(CRD_DRY, widget("x", c)) for c in CRD_CASES] + [
+    (["create", "--dry-run=server", "-f", "-"], widget("x", {"size": "small", "bogus": 1})),
+    (["create", "--validate=warn", "--dry-run=server", "-f", "-", "-o", "json"],
+     widget("x", {"size": "small", "bogus": 1, "note": None, "extra": {"known": 1, "free": 2}})),
+    (["create", "-f", "-"], widget("big", {"size": "large", "replicas": 3, "tags": ["t1", "t2"],
+                                           "ports": [{"name": "a"}, {"name": "b"}], "owner": "me"})),
+    (["create", "-f", "-"], widget("small", {"size": "small"})),
+    (["get", "widgets"], None),
+    (["get", "wg", "-o", "wide"], None),
+    (["patch", "widget", "big", "--type=merge", "-p", '{"spec":{"owner":"you"}}'], None),
+    (["patch", "widget", "big", "--type=merge", "-p", '{"spec":{"owner":"me","size":"small"}}'], None),
+    (["patch", "widget", "big", "--type=merge", "-p", '{"spec":{"replicas":"x"}}'], None),
+    (["patch", "widget", "big", "--type=json", "-p", '[{"op":"add","path":"/spec/zzz","value":1}]'], None),
+    (["patch", "widget", "big", "--type=strategic", "-p", '{"spec":{}}'], None),
+    (["patch", "widget", "big", "--type=merge", "-p", '{"status":{"ready":true}}'], None),
+    (["patch", "widget", "big", "--subresource=status", "--type=merge", "-p", '{"status":{"ready":true,"replicas":"x"}}'], None),
+    (["patch", "widget", "big", "--subresource=status", "--type=merge", "-p", '{"status":{"ready":true,"replicas":3}}'], None),
+    (["get", "widget", "big", "-o", 'jsonpath={.metadata.generation} {.status} {.spec.size}{"\\n"}'], None),
+    (["scale", "widget", "big", "--replicas=4"], None),
+    (["get", "widget", "big", "-o", "json"], None),
+    (["get", "crd", "widgets.fid.example.com", "-o",
+      'jsonpath={.status.conditions[*].type} {.status.acceptedNames.kind} {.status.storedVersions}{"\\n"}'], None),
+    (["explain", "widget.spec.ports"], None),
+    (["delete", "widget", "big", "small"], None),
+    # training-operator v1.9.0's PyTorchJob: its schema as shipped.
+    (["create", "--dry-run=server", "-f", "-"], pytorchjob(
+        {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": {"metadata": {"labels": {"a": "b"}, "bogus": 1},
+                                                                        "spec": {"containers": [{"name": "pytorch", "image": "busybox", "imagee": "x"}]}}}},
+         "foo": None}, {"name": "p", "bogus": 1})),
+    (CRD_DRY, pytorchjob({"runPolicy": {"backoffLimit": "x"}})),
+    (CRD_DRY, pytorchjob({"pytorchReplicaSpecs": {"Master": {"template": {"spec": {"containers": [{"image": "b"}]}}}}})),
+    (CRD_DRY, pytorchjob({"pytorchReplicaSpecs": {"Master": {"template": {"spec": {"containers": [
+        {"name": "a", "image": "b", "resources": {"limits": {"cpu": "lots"}}}]}}}}})),
+    (CRD_DRY, pytorchjob(5)),
+    (CRD_DRY, pytorchjob({"pytorchReplicaSpecs": {"Worker": {"replicas": 1.5}}})),
+    (CRD_DRY, pytorchjob({"pytorchReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": {"containers": [
+        {"name": "a", "image": "b"}, {"name": "a", "image": "c"}]}}}}})),
+    (CRD_DRY, pytorchjob({"pytorchReplicaSpecs": {"Worker": {"replicas": 1, "template": {"spec": {"containers": [
+        {"name": "pytorch", "image": "busybox", "env": [{"name": "A", "valueFrom": {"configMapKeyRef": {"key": "k"}}}],
+         "ports": [{"containerPort": 80}]}]}}}}, "runPolicy": {"suspend": None, "cleanPodPolicy": None}})),
+    (["get", "crd", "pytorchjobs.kubeflow.org", "-o",
+      'jsonpath={.spec.versions[0].additionalPrinterColumns[*].name} {.status.acceptedNames.kind}{"\\n"}'], None),
+    (["explain", "pytorchjob.spec.runPolicy.schedulingPolicy.queue"], None),
+]
+
 SCENARIOS = {
     "quota": [
         (["create", "quota", "compute", "--hard=limits.cpu=1,limits.memory=1Gi,requests.nvidia.com/gpu=1,pods=2,count/services=1"], None),
@@ -519,6 +593,7 @@ SCENARIOS = {
                                   "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}})),
     ],
     # kubectl explain reads the schemas the server publishes at /openapi/v3.
+    "crd": CRD_STEPS,
     "explain": [
         (["explain", "deployment.spec.replicas"], None),
         (["explain", "pod.spec.tolerations"], None),
@@ -618,7 +693,13 @@ SCENARIOS = {
 
 # Quiet steps around a scenario (not compared): cluster-scoped leftovers of an earlier run go first;
 # bound pods are force-deleted (no kubelet confirms their end in the oracle), then the nodes.
-SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES]}
+CRD_FILES = [os.path.join(HERE, "data", "widget-crd.json"),
+             os.path.join(HERE, "..", "..", "data", "crds", "training-operator_pytorchjobs.json")]
+SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES],
+         # The CRDs (the embedded server ships PyTorchJob's: its create fails, as intended).
+         "crd": [["create", "-f", f] for f in CRD_FILES] +
+                [["wait", "--for=condition=established", "--timeout=30s", "crd/widgets.fid.example.com",
+                  "crd/pytorchjobs.kubeflow.org"]]}
 TEARDOWN = {"scheduling": [["delete", "pods", "--all", "--force", "--grace-period=0"],
                            ["delete", "node", "--ignore-not-found"] + FID_NODES]}
 

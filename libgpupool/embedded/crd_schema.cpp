@@ -1,0 +1,830 @@
+#include "embedded/crd_schema.hpp"
+#include "common/json_depth.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <regex>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <fmt/format.h>
+
+#include "common/builtin_data.hpp"
+#include "embedded/controllers_util.hpp"
+#include "embedded/typecheck.hpp"
+
+namespace gpupool::embedded::crd {
+
+namespace json = boost::json;
+
+namespace {
+
+// ---- reading a schema node -----------------------------------------------------------------------
+
+const json::object* member(const json::object* s, std::string_view key) {
+  if (!s) return nullptr;
+  const json::value* v = s->if_contains(key);
+  return v && v->is_object() ? &v->as_object() : nullptr;
+}
+const json::object* property(const json::object* s, std::string_view key) {
+  return member(member(s, "properties"), key);
+}
+const json::object* additional(const json::object* s) { return member(s, "additionalProperties"); }
+const json::object* items(const json::object* s) { return member(s, "items"); }
+bool flag(const json::object* s, std::string_view key) {
+  const json::value* v = s ? s->if_contains(key) : nullptr;
+  return v && v->is_bool() && v->as_bool();
+}
+std::string text(const json::object* s, std::string_view key) {
+  const json::value* v = s ? s->if_contains(key) : nullptr;
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+const json::value* default_of(const json::object* s) {
+  const json::value* v = s ? s->if_contains("default") : nullptr;
+  return v && !v->is_null() ? v : nullptr;
+}
+bool nullable(const json::object* s) { return flag(s, "nullable"); }
+
+bool any_rules(const json::value& v) {
+  if (v.is_object()) {
+    for (const auto& [k, c] : v.as_object())
+      if (k == "x-kubernetes-validations" || any_rules(c)) return true;
+  } else if (v.is_array()) {
+    for (const auto& c : v.as_array())
+      if (any_rules(c)) return true;
+  }
+  return false;
+}
+
+// ---- pruning (schema/pruning/algorithm.go) -------------------------------------------------------
+
+bool is_meta_field(std::string_view k) { return k == "apiVersion" || k == "kind" || k == "metadata"; }
+
+struct Pruner {
+  std::vector<std::string> unknown;
+  std::string path;  // UnknownFieldPathOptions.ParentPath, joined
+
+  void append_key(std::string_view k) {
+    if (!path.empty()) path += '.';
+    path += k;
+  }
+  void record(std::string_view k) {
+    const std::size_t len = path.size();
+    append_key(k);
+    unknown.push_back(path);
+    path.resize(len);
+  }
+
+  // prune, or with `preserve` skipPrune (under x-kubernetes-preserve-unknown-fields unknown fields
+  // stay; known ones are still pruned inside).
+  void prune(json::value& x, const json::object* s, bool embedded, bool preserve = false) {
+    if (!preserve && s && flag(s, "x-kubernetes-preserve-unknown-fields")) return prune(x, s, false, true);
+    if (preserve && !s) return;
+    const std::size_t len = path.size();
+    if (x.is_object()) {
+      auto& o = x.as_object();
+      std::vector<std::string> drop;
+      for (auto& [k, v] : o) {
+        if (!s) {
+          record(k);
+          drop.emplace_back(k);
+          continue;
+        }
+        if ((embedded || flag(s, "x-kubernetes-embedded-resource")) && is_meta_field(k)) continue;
+        const json::object* child = property(s, k);
+        if (!child) child = additional(s);
+        if (child) {
+          append_key(k);
+          prune(v, child, false);
+        } else if (!preserve) {
+          if (!is_meta_field(k) || !path.empty()) record(k);
+          drop.emplace_back(k);
+        }
+        path.resize(len);
+      }
+      for (const auto& k : drop) o.erase(k);
+    } else if (x.is_array()) {
+      std::size_t i = 0;
+      for (auto& v : x.as_array()) {
+        path += fmt::format("[{}]", i++);
+        prune(v, s ? items(s) : nullptr, false, preserve);
+        path.resize(len);
+      }
+    }
+  }
+};
+
+// schema/defaulting/prunenulls.go
+const json::object* field_schema(const json::object* s, std::string_view k) {
+  if (!s) return nullptr;
+  if (const json::object* p = property(s, k)) return p;
+  return additional(s);
+}
+
+void prune_nulls(json::value& x, const json::object* s) {
+  if (x.is_object()) {
+    auto& o = x.as_object();
+    std::vector<std::string> drop;
+    for (auto& [k, v] : o) {
+      const json::object* fs = field_schema(s, k);
+      if (v.is_null() && fs && !nullable(fs) && !default_of(fs)) drop.emplace_back(k);
+      else prune_nulls(v, fs);
+    }
+    for (const auto& k : drop) o.erase(k);
+  } else if (x.is_array()) {
+    for (auto& v : x.as_array()) prune_nulls(v, s ? items(s) : nullptr);
+  }
+}
+
+// schema/defaulting/algorithm.go Default
+void default_value(json::value& x, const json::object* s) {
+  if (!s) return;
+  auto non_nullable_null = [](const json::value& v, const json::object* fs) { return v.is_null() && fs && !nullable(fs); };
+  if (x.is_object()) {
+    auto& o = x.as_object();
+    if (const json::object* props = member(s, "properties"))
+      for (const auto& [k, p] : *props) {
+        const json::object* ps = p.is_object() ? &p.as_object() : nullptr;
+        const json::value* d = default_of(ps);
+        if (!d) continue;
+        const json::value* cur = o.if_contains(k);
+        if (!cur || non_nullable_null(*cur, ps)) o[k] = *d;
+      }
+    for (auto& [k, v] : o) {
+      if (const json::object* p = property(s, k)) {
+        default_value(v, p);
+      } else if (const json::object* a = additional(s)) {
+        if (non_nullable_null(v, a)) {
+          if (const json::value* d = default_of(a)) v = *d;
+        }
+        default_value(v, a);
+      }
+    }
+  } else if (x.is_array()) {
+    const json::object* is = items(s);
+    for (auto& v : x.as_array()) {
+      if (non_nullable_null(v, is))
+        if (const json::value* d = default_of(is)) v = *d;
+      default_value(v, is);
+    }
+  }
+}
+
+// ---- printing values as Go prints them -----------------------------------------------------------
+
+// strconv.FormatFloat(f, 'g', -1, 64): what %v prints for a float64.
+std::string go_float(double d) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  std::string sci(buf, r.ptr);  // "1.2345e+04"
+  const auto e = sci.find('e');
+  std::string digits = sci.substr(0, e);
+  const int exp = std::stoi(sci.substr(e + 1));
+  std::string sign;
+  if (!digits.empty() && digits[0] == '-') {
+    sign = "-";
+    digits.erase(0, 1);
+  }
+  digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
+  const int nd = static_cast<int>(digits.size()), dp = exp + 1;
+  int eprec = 6;
+  if (eprec > nd && nd >= dp) eprec = nd;
+  if (exp < -4 || exp >= eprec) {
+    std::string m = digits.substr(0, 1);
+    if (nd > 1) m += "." + digits.substr(1);
+    return fmt::format("{}{}e{}{:02d}", sign, m, exp < 0 ? '-' : '+', std::abs(exp));
+  }
+  if (dp <= 0) return sign + "0." + std::string(static_cast<std::size_t>(-dp), '0') + digits;
+  if (dp >= nd) return sign + digits + std::string(static_cast<std::size_t>(dp - nd), '0');
+  return sign + digits.substr(0, static_cast<std::size_t>(dp)) + "." + digits.substr(static_cast<std::size_t>(dp));
+}
+
+std::string go_number(const json::value& v) {
+  if (v.is_int64()) return std::to_string(v.as_int64());
+  if (v.is_uint64()) return std::to_string(v.as_uint64());
+  return go_float(v.as_double());
+}
+
+// %#v of a decoded JSON value (map[string]interface {}{"k":"v"}, []interface {}{1, "a"}).
+std::string go_sharp(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::object: {
+      std::vector<std::pair<std::string, const json::value*>> kv;
+      for (const auto& [k, c] : v.as_object()) kv.emplace_back(std::string(k), &c);
+      std::sort(kv.begin(), kv.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::string out = "map[string]interface {}{";
+      for (std::size_t i = 0; i < kv.size(); ++i)
+        out += fmt::format("{}{}:{}", i ? ", " : "", go_quote(kv[i].first), go_sharp(*kv[i].second));
+      return out + "}";
+    }
+    case json::kind::array: {
+      std::string out = "[]interface {}{";
+      bool first = true;
+      for (const auto& c : v.as_array()) {
+        out += (first ? "" : ", ") + go_sharp(c);
+        first = false;
+      }
+      return out + "}";
+    }
+    case json::kind::string: return go_quote(v.as_string());
+    case json::kind::bool_: return v.as_bool() ? "true" : "false";
+    case json::kind::null: return "interface {}(nil)";
+    default: return go_number(v);
+  }
+}
+
+// field.Error.ErrorBody's value: simple types with %v, strings with %q, the rest with %#v.
+std::string bad_value(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::null: return "\"null\"";
+    case json::kind::string: return go_quote(v.as_string());
+    case json::kind::bool_: return v.as_bool() ? "true" : "false";
+    case json::kind::object:
+    case json::kind::array: return go_sharp(v);
+    default: return go_number(v);
+  }
+}
+
+// ---- kube-openapi's SchemaValidator (validation/validate) ----------------------------------------
+
+// The schema's type as spec.StringOrArray (x-kubernetes-int-or-string is "integer,string").
+std::vector<std::string> types_of(const json::object& s) {
+  if (flag(&s, "x-kubernetes-int-or-string")) return {"integer", "string"};
+  if (auto t = text(&s, "type"); !t.empty()) return {t};
+  return {};
+}
+bool contains(const std::vector<std::string>& v, std::string_view x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+std::string joined(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : ",") + x;
+  return out;
+}
+
+// typeValidator.schemaInfoForType for decoded JSON.
+std::string type_name(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::string: return "string";
+    case json::kind::bool_: return "boolean";
+    case json::kind::int64:
+    case json::kind::uint64: return "integer";
+    case json::kind::double_: return "number";
+    case json::kind::array: return "array";
+    case json::kind::object: return "object";
+    default: return "";
+  }
+}
+
+bool is_integral(double d) { return d == static_cast<double>(static_cast<long long>(d)) && std::abs(d) < 9.2e18; }
+
+double as_double(const json::value& v) {
+  if (v.is_int64()) return static_cast<double>(v.as_int64());
+  if (v.is_uint64()) return static_cast<double>(v.as_uint64());
+  return v.as_double();
+}
+
+// strfmt's date-time (ParseDateTime's layouts: RFC 3339 with or without fractions and colon in
+// the zone, the ISO 8601 local and reduced-precision forms).
+bool is_date_time(std::string_view s) {
+  static const std::regex re(
+      R"(^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}:?\d{2})?$)");
+  if (!std::regex_match(s.begin(), s.end(), re)) return false;
+  const int month = std::stoi(std::string(s.substr(5, 2))), day = std::stoi(std::string(s.substr(8, 2)));
+  const int hour = std::stoi(std::string(s.substr(11, 2))), minute = std::stoi(std::string(s.substr(14, 2)));
+  return month >= 1 && month <= 12 && day >= 1 && day <= 31 && hour <= 23 && minute <= 59;
+}
+
+struct Validator {
+  std::vector<StatusCause>& out;
+  std::string field_prefix = {};  // the field.Path the schema's root stands at ("status"), or none
+
+  // One kube-openapi error, converted as kubeOpenAPIResultToFieldErrors converts it.
+  enum class Code { Type, Required, Enum, TooLong, TooMany, Other };
+  void error(Code code, const std::string& name, const std::string& message, const json::value& value,
+             const std::vector<std::string>& enum_values = {}, std::int64_t limit = -1) {
+    std::string path = name;
+    if (!path.empty() && path != ".") {
+      if (path[0] == '.') path.erase(0, 1);
+      if (!field_prefix.empty()) path = field_prefix + "." + path;
+    } else {
+      path = field_prefix.empty() ? "<nil>" : field_prefix;
+    }
+    switch (code) {
+      case Code::Required: out.push_back({"FieldValueRequired", "Required value", path}); break;
+      case Code::Enum: {
+        std::string values;
+        for (const auto& v : enum_values) values += (values.empty() ? "" : ", ") + go_quote(v);
+        out.push_back({"FieldValueNotSupported", fmt::format("Unsupported value: {}: supported values: {}", bad_value(value), values), path});
+        break;
+      }
+      case Code::TooLong:
+        out.push_back({"FieldValueTooLong", fmt::format("Too long: may not be more than {} bytes", limit), path});
+        break;
+      case Code::TooMany:
+        out.push_back({"FieldValueTooMany", fmt::format("Too many: {}: must have at most {} items", bad_value(value), limit), path});
+        break;
+      // A nil Value is printed as "" (kubeOpenAPIResultToFieldErrors), not as null.
+      case Code::Type:
+        out.push_back({"FieldValueTypeInvalid", fmt::format("Invalid value: {}: {}", value.is_null() ? "\"\"" : bad_value(value), message), path});
+        break;
+      case Code::Other:
+        out.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", value.is_null() ? "\"\"" : bad_value(value), message), path});
+        break;
+    }
+  }
+
+  // errors.InvalidType: typeFailWithData when the value is a string.
+  void invalid_type(const std::string& path, const std::string& type, const std::string& value) {
+    error(Code::Type, path, fmt::format("{} in body must be of type {}: {}", path, type, go_quote(value)), json::value(value));
+  }
+
+  // SchemaValidator.Validate: type, schema props (anyOf/allOf/oneOf/not), string, format,
+  // number, slice, common (enum), object, in that order.
+  void validate(const json::value& data, const json::object& s, const std::string& path) {
+    const auto types = types_of(s);
+    const std::string format = text(&s, "format");
+    if (data.is_null()) {
+      if (!types.empty() && !nullable(&s)) invalid_type(path, joined(types), "null");
+      enum_check(data, s, path);
+      return;
+    }
+    // typeValidator (formats other than those apiextensions keeps are stripped first).
+    if (!types.empty()) {
+      const std::string t = type_name(data);
+      const bool float_int = t == "number" && is_integral(data.as_double()) && contains(types, "integer");
+      const bool int_float = t == "integer" && contains(types, "number");
+      if (!(contains(types, t) || float_int || int_float)) invalid_type(path, joined(types), t);
+    }
+    any_of(data, s, path);
+    if (data.is_string()) string_checks(data.as_string(), s, path, format);
+    if (data.is_number()) number_checks(data, s, path);
+    if (data.is_array()) slice_checks(data.as_array(), s, path);
+    enum_check(data, s, path);
+    if (data.is_object()) object_checks(data.as_object(), s, path);
+  }
+
+  // schemaPropsValidator: allOf, anyOf, oneOf. Their own errors are not openapierrors.Validation,
+  // so kubeOpenAPIResultToFieldErrors reports them at the root ("<nil>") with an empty value.
+  void any_of(const json::value& data, const json::object& s, const std::string& path) {
+    auto composite = [&](std::string message) { out.push_back({"FieldValueInvalid", "Invalid value: \"\": " + message, "<nil>"}); };
+    for (const char* key : {"anyOf", "oneOf", "allOf"}) {
+      const json::value* v = s.if_contains(key);
+      if (!v || !v->is_array() || v->as_array().empty()) continue;
+      std::vector<std::vector<StatusCause>> results;
+      std::size_t valid = 0;
+      for (const auto& sub : v->as_array()) {
+        if (!sub.is_object()) continue;
+        std::vector<StatusCause> r;
+        Validator{r, field_prefix}.validate(data, sub.as_object(), path);
+        if (r.empty()) ++valid;
+        results.push_back(std::move(r));
+      }
+      const std::string_view k = key;
+      const std::vector<StatusCause>* best = nullptr;  // the first failure (MatchCount is not tracked)
+      for (const auto& r : results)
+        if (!r.empty()) {
+          best = &r;
+          break;
+        }
+      if (k == "anyOf" && valid == 0) {
+        composite(fmt::format("{} must validate at least one schema (anyOf)", go_quote(path)));
+        if (best) out.insert(out.end(), best->begin(), best->end());
+      } else if (k == "oneOf" && valid != 1) {
+        composite(fmt::format("{} must validate one and only one schema (oneOf). {}", go_quote(path),
+                              valid == 0 ? "" : fmt::format("Found {} valid alternatives", valid)));
+        if (valid == 0 && best) out.insert(out.end(), best->begin(), best->end());
+      } else if (k == "allOf") {
+        for (const auto& r : results) out.insert(out.end(), r.begin(), r.end());
+        if (valid != results.size())
+          composite(fmt::format("{} must validate all the schemas (allOf). Failing at least {} schemas", go_quote(path),
+                                results.size() - valid));
+      }
+    }
+  }
+
+  void string_checks(std::string_view str, const json::object& s, const std::string& path, const std::string& format) {
+    std::int64_t runes = 0;
+    for (unsigned char c : str) runes += (c & 0xC0) != 0x80;
+    if (const json::value* m = s.if_contains("maxLength"); m && m->is_number() && runes > m->to_number<std::int64_t>()) {
+      error(Code::TooLong, path, "", json::value(str), {}, m->to_number<std::int64_t>());
+    } else if (const json::value* n = s.if_contains("minLength"); n && n->is_number() && runes < n->to_number<std::int64_t>()) {
+      error(Code::Other, path, fmt::format("{} in body should be at least {} chars long", path, n->to_number<std::int64_t>()),
+            json::value(str));
+    } else if (const std::string pattern = text(&s, "pattern"); !pattern.empty()) {
+      bool ok = true;
+      try {
+        const std::regex re(pattern, std::regex::ECMAScript);
+        ok = std::regex_search(str.begin(), str.end(), re);
+      } catch (const std::regex_error&) {
+        // A pattern std::regex cannot compile (RE2-only syntax) is not enforced.
+      }
+      if (!ok) error(Code::Other, path, fmt::format("{} in body should match '{}'", path, pattern), json::value(str));
+    }
+    // formatValidator: of the formats apiextensions keeps, date-time is the one CRDs use.
+    if ((format == "date-time" || format == "datetime") && !is_date_time(str))
+      error(Code::Type, path, fmt::format("{} in body must be of type {}: {}", path, format, go_quote(str)), json::value(str));
+  }
+
+  void number_checks(const json::value& data, const json::object& s, const std::string& path) {
+    const double d = as_double(data);
+    auto limit = [&](const char* key) -> std::optional<double> {
+      const json::value* v = s.if_contains(key);
+      if (!v || !v->is_number()) return std::nullopt;
+      return as_double(*v);
+    };
+    if (auto m = limit("multipleOf"); m && *m > 0 && std::fmod(d, *m) != 0)
+      error(Code::Other, path, fmt::format("{} in body should be a multiple of {}", path, go_float(*m)), data);
+    if (auto m = limit("minimum")) {
+      const bool excl = flag(&s, "exclusiveMinimum");
+      if (excl ? d <= *m : d < *m)
+        error(Code::Other, path,
+              fmt::format("{} in body should be greater than {}{}", path, excl ? "" : "or equal to ", go_float(*m)), data);
+    }
+    if (auto m = limit("maximum")) {
+      const bool excl = flag(&s, "exclusiveMaximum");
+      if (excl ? d >= *m : d > *m)
+        error(Code::Other, path, fmt::format("{} in body should be less than {}{}", path, excl ? "" : "or equal to ", go_float(*m)),
+              data);
+    }
+  }
+
+  void slice_checks(const json::array& a, const json::object& s, const std::string& path) {
+    if (const json::object* is = items(&s))
+      for (std::size_t i = 0; i < a.size(); ++i) validate(a[i], *is, fmt::format("{}[{}]", path, i));
+    const auto size = static_cast<std::int64_t>(a.size());
+    if (const json::value* m = s.if_contains("minItems"); m && m->is_number() && size < m->to_number<std::int64_t>())
+      error(Code::Other, path, fmt::format("{} in body should have at least {} items", path, m->to_number<std::int64_t>()),
+            json::value(size));
+    if (const json::value* m = s.if_contains("maxItems"); m && m->is_number() && size > m->to_number<std::int64_t>())
+      error(Code::TooMany, path, "", json::value(size), {}, m->to_number<std::int64_t>());
+    if (flag(&s, "uniqueItems"))
+      for (std::size_t i = 0; i < a.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+          if (util::json_equal(a[i], a[j])) {
+            error(Code::Other, path, fmt::format("{} in body shouldn't contain duplicates", path), json::value(""));
+            return;
+          }
+  }
+
+  void enum_check(const json::value& data, const json::object& s, const std::string& path) {
+    const json::value* e = s.if_contains("enum");
+    if (!e || !e->is_array() || e->as_array().empty()) return;
+    std::vector<std::string> values;
+    for (const auto& v : e->as_array()) {
+      if (util::json_equal(v, data) ||
+          (v.is_number() && data.is_number() && as_double(v) == as_double(data)))
+        return;
+      values.push_back(v.is_string() ? std::string(v.as_string()) : json::serialize(v));
+    }
+    error(Code::Enum, path, "", data, values);
+  }
+
+  void object_checks(const json::object& o, const json::object& s, const std::string& path) {
+    const auto n = static_cast<std::int64_t>(o.size());
+    if (const json::value* m = s.if_contains("minProperties"); m && m->is_number() && n < m->to_number<std::int64_t>())
+      error(Code::Other, path, fmt::format("{} in body should have at least {} properties", path, m->to_number<std::int64_t>()),
+            json::value(n));
+    if (const json::value* m = s.if_contains("maxProperties"); m && m->is_number() && n > m->to_number<std::int64_t>())
+      error(Code::TooMany, path, "", json::value(n), {}, m->to_number<std::int64_t>());
+    const json::object* props = member(&s, "properties");
+    if (const json::object* a = additional(&s))
+      for (const auto& [k, v] : o)
+        if (!props || !props->contains(k)) validate(v, *a, path + "." + std::string(k));
+    if (props)
+      for (const auto& [k, p] : *props) {
+        const json::value* v = o.if_contains(k);
+        if (v && p.is_object()) validate(*v, p.as_object(), path.empty() ? std::string(k) : path + "." + std::string(k));
+      }
+    if (const json::value* req = s.if_contains("required"); req && req->is_array())
+      for (const auto& r : req->as_array())
+        if (r.is_string() && !o.contains(r.as_string()))
+          error(Code::Required, path + "." + std::string(r.as_string()), "", json::value(nullptr));
+  }
+};
+
+// ---- the scale subresource's replicas paths (customResourceValidator.ValidateScaleSpec/Status) ----------
+
+// unstructured.NestedInt64's errors: `<.path> accessor error: <v> is of the type <T>, expected <U>`.
+std::string go_type_of(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::string: return "string";
+    case json::kind::bool_: return "bool";
+    case json::kind::object: return "map[string]interface {}";
+    case json::kind::array: return "[]interface {}";
+    case json::kind::double_: return "float64";
+    case json::kind::null: return "<nil>";
+    default: return "int64";
+  }
+}
+std::string go_plain(const json::value& v) {  // %v
+  if (v.is_string()) return std::string(v.as_string());
+  if (v.is_number()) return go_number(v);
+  return go_print(v);
+}
+
+void replicas_at(const json::object& obj, const std::string& replicas_path, std::vector<StatusCause>& out) {
+  if (replicas_path.empty()) return;
+  const std::string p = replicas_path[0] == '.' ? replicas_path.substr(1) : replicas_path;
+  std::vector<std::string> keys;
+  for (std::size_t start = 0;;) {
+    const auto dot = p.find('.', start);
+    keys.push_back(p.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  auto accessor_error = [&](std::size_t upto, const json::value& v, const char* expected) {
+    std::string path;
+    for (std::size_t i = 0; i <= upto; ++i) path += "." + keys[i];
+    out.push_back({"FieldValueInvalid",
+                   fmt::format("Invalid value: 0: {} accessor error: {} is of the type {}, expected {}", path, go_plain(v),
+                               go_type_of(v), expected),
+                   replicas_path});
+  };
+  const json::value* cur = nullptr;
+  const json::object* o = &obj;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (!o) return accessor_error(i, *cur, "map[string]interface{}");
+    cur = o->if_contains(keys[i]);
+    if (!cur) return;  // not found: nothing to check
+    o = cur->is_object() ? &cur->as_object() : nullptr;
+  }
+  if (!cur->is_int64()) return accessor_error(keys.size() - 1, *cur, "int64");
+  const std::int64_t n = cur->as_int64();
+  if (n < 0)
+    out.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: should be a non-negative integer", n), replicas_path});
+  else if (n > 2147483647)
+    out.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: should be less than or equal to 2147483647", n), replicas_path});
+}
+
+// ---- x-kubernetes-list-type (schema/listtype/validation.go) --------------------------------------
+
+struct ListTypes {
+  std::vector<StatusCause>& out;
+
+  void object(const json::object& o, const json::object* s, const std::string& path) {
+    if (!s) return;
+    if (const json::object* a = additional(s))
+      for (const auto& [k, v] : o) value(v, a, fmt::format("{}[{}]", path, std::string_view(k)));
+    if (member(s, "properties"))
+      for (const auto& [k, v] : o)
+        if (const json::object* p = property(s, k)) value(v, p, path.empty() ? std::string(k) : path + "." + std::string(k));
+  }
+  void value(const json::value& v, const json::object* s, const std::string& path) {
+    if (v.is_array()) array(v.as_array(), s, path);
+    else if (v.is_object()) object(v.as_object(), s, path);
+  }
+  // validateListSet: the index of the second occurrence of each repeated value.
+  static std::vector<std::size_t> repeats(const std::vector<std::string>& keys) {
+    std::map<std::string, int> seen;
+    std::vector<std::size_t> out;
+    for (std::size_t i = 0; i < keys.size(); ++i)
+      if (++seen[keys[i]] == 2) out.push_back(i);
+    return out;
+  }
+  void array(const json::array& a, const json::object* s, const std::string& path) {
+    const std::string type = text(s, "x-kubernetes-list-type");
+    if (type == "set" && a.size() > 1) {
+      std::vector<std::string> keys;
+      for (const auto& x : a) keys.push_back(json::serialize(x));
+      for (auto i : repeats(keys)) out.push_back({"FieldValueDuplicate", "Duplicate value: " + bad_value(a[i]), fmt::format("{}[{}]", path, i)});
+    } else if (type == "map") {
+      for (std::size_t i = 0; i < a.size(); ++i)
+        if (!a[i].is_null() && !a[i].is_object()) {
+          out.push_back({"FieldValueInvalid",
+                         fmt::format("Invalid value: {}: must be an object for an array of list-type map", bad_value(a[i])),
+                         fmt::format("{}[{}]", path, i)});
+          return;
+        }
+      std::vector<std::string> names;
+      if (const json::value* ks = s ? s->if_contains("x-kubernetes-list-map-keys") : nullptr; ks && ks->is_array())
+        for (const auto& k : ks->as_array())
+          if (k.is_string()) names.emplace_back(k.as_string());
+      if (a.size() > 1 && !names.empty()) {
+        std::vector<std::string> keys;
+        std::vector<json::object> shown;
+        for (const auto& x : a) {
+          json::object key;
+          if (x.is_object())
+            for (const auto& n : names)
+              if (const json::value* kv = x.as_object().if_contains(n)) key[n] = *kv;
+          keys.push_back(names.size() == 1 && key.empty() ? std::string("\x01unspecified") : json::serialize(key));
+          shown.push_back(std::move(key));
+        }
+        for (auto i : repeats(keys))
+          out.push_back({"FieldValueDuplicate", "Duplicate value: " + go_sharp(shown[i]), fmt::format("{}[{}]", path, i)});
+      }
+    }
+    if (const json::object* is = items(s))
+      for (std::size_t i = 0; i < a.size(); ++i) value(a[i], is, fmt::format("{}[{}]", path, i));
+  }
+};
+
+// ---- CEL: the transition rule `self == oldSelf` (immutability) -----------------------------------
+
+void immutability(const json::value& now, const json::value& old, const json::object* s, const std::string& path,
+                  std::vector<StatusCause>& out) {
+  if (!s) return;
+  if (const json::value* rules = s->if_contains("x-kubernetes-validations"); rules && rules->is_array())
+    for (const auto& r : rules->as_array()) {
+      if (!r.is_object() || text(&r.as_object(), "rule") != "self == oldSelf") continue;
+      if (util::json_equal(now, old)) continue;
+      std::string msg = text(&r.as_object(), "message");
+      if (msg.empty()) msg = "failed rule: self == oldSelf";
+      out.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(text(s, "type")), msg),
+                     path.empty() ? "<nil>" : path});
+    }
+  if (now.is_object() && old.is_object())
+    for (const auto& [k, v] : now.as_object())
+      if (const json::value* ov = old.as_object().if_contains(k))
+        if (const json::object* p = field_schema(s, k)) immutability(v, *ov, p, path.empty() ? std::string(k) : path + "." + std::string(k), out);
+}
+
+std::string text_of(const json::object& o, std::string_view key) { return text(&o, key); }
+
+}  // namespace
+
+std::optional<ResourceType> resource_type(const json::object& crd) {
+  const auto* spec = crd.if_contains("spec");
+  if (!spec || !spec->is_object()) return std::nullopt;
+  const auto& s = spec->as_object();
+  ResourceType t;
+  t.group = text_of(s, "group");
+  const auto* names = s.if_contains("names");
+  if (!names || !names->is_object()) return std::nullopt;
+  t.resource = text_of(names->as_object(), "plural");
+  t.kind = text_of(names->as_object(), "kind");
+  t.singular = text_of(names->as_object(), "singular");
+  if (t.singular.empty()) {
+    t.singular = t.kind;
+    for (auto& c : t.singular) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (const auto* sn = names->as_object().if_contains("shortNames"); sn && sn->is_array())
+    for (const auto& x : sn->as_array())
+      if (x.is_string()) t.short_names.emplace_back(x.as_string());
+  if (const auto* cs = names->as_object().if_contains("categories"); cs && cs->is_array())
+    for (const auto& x : cs->as_array())
+      if (x.is_string()) t.categories.emplace_back(x.as_string());
+  t.namespaced = text_of(s, "scope") != "Cluster";
+  if (const auto* vs = s.if_contains("versions"); vs && vs->is_array()) {
+    for (const auto& v : vs->as_array()) {
+      if (!v.is_object()) continue;
+      const auto& vo = v.as_object();
+      const bool served = !vo.if_contains("served") || vo.at("served") == true;
+      const bool storage = vo.if_contains("storage") && vo.at("storage") == true;
+      if (served && (t.version.empty() || storage)) {
+        t.version = text_of(vo, "name");
+        t.schema = crd::from_version(vo);
+        const auto* sub = vo.if_contains("subresources");
+        t.has_status = sub && sub->is_object() && sub->as_object().contains("status");
+        t.has_scale = sub && sub->is_object() && sub->as_object().contains("scale");
+      }
+    }
+  }
+  if (t.group.empty() || t.resource.empty() || t.kind.empty() || t.version.empty()) return std::nullopt;
+  return t;
+}
+
+const std::vector<json::object>& kubeflow_crds(std::string_view mpijob_version) {
+  static const auto load = [](std::initializer_list<const char*> names) {
+    std::vector<json::object> out;
+    for (const char* n : names)
+      out.push_back(json::parse(detail::builtin_data(fmt::format("crds/{}.json", n)), {}, deep_json()).as_object());
+    return out;
+  };
+  static const std::vector<json::object> v1 =
+      load({"training-operator_mpijobs", "training-operator_tfjobs", "training-operator_pytorchjobs"});
+  static const std::vector<json::object> v2 =
+      load({"mpi-operator_mpijobs", "training-operator_tfjobs", "training-operator_pytorchjobs"});
+  return mpijob_version == "v2beta1" ? v2 : v1;
+}
+
+std::vector<const json::value*> json_path(const json::value& root, std::string_view path) {
+  std::vector<const json::value*> cur{&root};
+  std::size_t i = 0;
+  auto step_key = [&](std::string_view key) {
+    std::vector<const json::value*> next;
+    for (const auto* v : cur)
+      if (v->is_object())
+        if (const json::value* c = v->as_object().if_contains(key)) next.push_back(c);
+    cur = std::move(next);
+  };
+  while (i < path.size()) {
+    if (path[i] == '.') {
+      const std::size_t end = path.find_first_of(".[", i + 1);
+      const std::string_view key = path.substr(i + 1, end == std::string_view::npos ? std::string_view::npos : end - i - 1);
+      if (!key.empty()) step_key(key);
+      i = end == std::string_view::npos ? path.size() : end;
+    } else if (path[i] == '[') {
+      const std::size_t close = path.find(']', i);
+      if (close == std::string_view::npos) return {};
+      std::string_view sel = path.substr(i + 1, close - i - 1);
+      i = close + 1;
+      if (sel.size() >= 2 && (sel.front() == '\'' || sel.front() == '"')) {
+        step_key(sel.substr(1, sel.size() - 2));
+        continue;
+      }
+      std::vector<const json::value*> next;
+      for (const auto* v : cur) {
+        if (!v->is_array()) continue;
+        const auto& a = v->as_array();
+        const auto n = static_cast<long long>(a.size());
+        auto bound = [&](std::string_view s, long long dflt) {
+          if (s.empty()) return dflt;
+          long long x = 0;
+          std::from_chars(s.data(), s.data() + s.size(), x);
+          if (x < 0) x += n;
+          return std::clamp(x, 0LL, n);
+        };
+        if (sel == "*") {
+          for (const auto& e : a) next.push_back(&e);
+        } else if (const auto colon = sel.find(':'); colon != std::string_view::npos) {
+          const long long from = bound(sel.substr(0, colon), 0), to = bound(sel.substr(colon + 1), n);
+          for (long long k = from; k < to; ++k) next.push_back(&a[static_cast<std::size_t>(k)]);
+        } else {
+          long long k = 0;
+          std::from_chars(sel.data(), sel.data() + sel.size(), k);
+          if (k < 0) k += n;
+          if (k >= 0 && k < n) next.push_back(&a[static_cast<std::size_t>(k)]);
+        }
+      }
+      cur = std::move(next);
+    } else {
+      return {};
+    }
+  }
+  return cur;
+}
+
+std::shared_ptr<const Schema> from_version(const json::object& version) {
+  const json::object* sch = member(member(&version, "schema"), "openAPIV3Schema");
+  if (!sch) return nullptr;
+  auto out = std::make_shared<Schema>();
+  out->root = *sch;
+  out->has_validation_rules = any_rules(json::value(*sch));
+  out->spec_replicas_path = text(member(member(&version, "subresources"), "scale"), "specReplicasPath");
+  out->status_replicas_path = text(member(member(&version, "subresources"), "scale"), "statusReplicasPath");
+  if (const json::value* cols = version.if_contains("additionalPrinterColumns"); cols && cols->is_array())
+    out->printer_columns = cols->as_array();
+  return out;
+}
+
+std::vector<std::string> coerce(json::object& obj, const Schema& s) {
+  Pruner p;
+  json::value v(std::move(obj));
+  p.prune(v, &s.root, true);
+  prune_nulls(v, &s.root);
+  obj = std::move(v.as_object());
+  std::sort(p.unknown.begin(), p.unknown.end());
+  return std::move(p.unknown);
+}
+
+void apply_defaults(json::object& obj, const Schema& s) {
+  json::value v(std::move(obj));
+  default_value(v, &s.root);
+  obj = std::move(v.as_object());
+}
+
+namespace {
+
+// strategy.go hasBlockingErr: after these error types the CEL rules are not run.
+void cel_rules(const json::object& obj, const json::object* old, const Schema& s, std::vector<StatusCause>& out) {
+  if (!s.has_validation_rules) return;
+  const bool blocking = std::any_of(out.begin(), out.end(), [](const StatusCause& c) {
+    return c.reason == "FieldValueNotSupported" || c.reason == "FieldValueRequired" || c.reason == "FieldValueTooLong" ||
+           c.reason == "FieldValueTooMany" || c.reason == "FieldValueTypeInvalid";
+  });
+  if (blocking)
+    out.push_back({"FieldValueInvalid",
+                   "Invalid value: \"null\": some validation rules were not checked because the object was invalid; "
+                   "correct the existing errors to complete validation",
+                   "<nil>"});
+  else if (old)
+    immutability(json::value(obj), json::value(*old), &s.root, "", out);
+}
+
+}  // namespace
+
+std::vector<StatusCause> validate(const json::object& obj, const json::object* old, const Schema& s) {
+  std::vector<StatusCause> out;
+  Validator{out}.validate(json::value(obj), s.root, "");
+  replicas_at(obj, s.spec_replicas_path, out);
+  replicas_at(obj, s.status_replicas_path, out);
+  ListTypes{out}.object(obj, &s.root, "");
+  cel_rules(obj, old, s, out);
+  return out;
+}
+
+std::vector<StatusCause> validate_status(const json::object& obj, const json::object& old, const Schema& s) {
+  std::vector<StatusCause> out;
+  if (const json::value* st = obj.if_contains("status"))
+    if (const json::object* ss = property(&s.root, "status")) Validator{out, "status"}.validate(*st, *ss, "");
+  replicas_at(obj, s.status_replicas_path, out);
+  std::vector<StatusCause> lists, old_lists;
+  ListTypes{lists}.object(obj, &s.root, "");
+  if (!lists.empty()) ListTypes{old_lists}.object(old, &s.root, "");
+  if (old_lists.empty()) out.insert(out.end(), lists.begin(), lists.end());
+  cel_rules(obj, &old, s, out);
+  return out;
+}
+
+}  // namespace gpupool::embedded::crd

@@ -1,0 +1,71 @@
+// embedded/crd_schema.hpp — a custom resource's structural schema (its CRD's openAPIV3Schema) and
+// what kube-apiserver's apiextensions-apiserver does with it on every write: pruning of unknown
+// fields, removal of nulls, defaulting, and validation (kube-openapi's schema validator, list-type
+// invariants, the scale subresource's replicas path).
+//
+// Sources (Kubernetes v1.32, staging/src/k8s.io/apiextensions-apiserver/pkg):
+//   apiserver/customresource_handler.go   unstructuredSchemaCoercer.apply (decode-time coercion)
+//   apiserver/schema/pruning/algorithm.go  PruneWithOptions
+//   apiserver/schema/defaulting/           PruneNonNullableNullsWithoutDefaults, Default
+//   apiserver/validation/validation.go     kubeOpenAPIResultToFieldErrors
+//   registry/customresource/strategy.go    customResourceStrategy.Validate / ValidateUpdate
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+
+#include "embedded/store.hpp"
+#include "gpupool/error.hpp"
+
+namespace gpupool::embedded::crd {
+
+/// One served version of a CRD: its schema and what the API server derives from it.
+struct Schema {
+  boost::json::object root;          ///< spec.versions[].schema.openAPIV3Schema
+  bool has_validation_rules = false;  ///< some x-kubernetes-validations (CEL) rule is declared
+  std::string spec_replicas_path;     ///< subresources.scale.specReplicasPath (".spec.replicas"), or ""
+  std::string status_replicas_path;   ///< subresources.scale.statusReplicasPath, or ""
+  boost::json::array printer_columns;  ///< additionalPrinterColumns (name, type, jsonPath, priority)
+};
+
+/// The values a printer column's JSONPath selects (k8s.io/client-go/util/jsonpath, the subset
+/// CRDs use: `.a.b`, `[n]`, `[a:b]` with negative bounds, `[*]`, `['key']`), missing keys allowed.
+std::vector<const boost::json::value*> json_path(const boost::json::value& root, std::string_view path);
+
+/// The resource type a CRD defines: names, scope, the served (storage) version with its schema
+/// and subresources; nullopt when the CRD lacks group, names or a served version.
+std::optional<ResourceType> resource_type(const boost::json::object& crd);
+
+/// The CRDs the Kubeflow operators install, as released (data/crds/): training-operator v1.9.0's
+/// TFJob, PyTorchJob and MPIJob v1, or with `mpijob_version` "v2beta1" mpi-operator v0.8.2's MPIJob.
+const std::vector<boost::json::object>& kubeflow_crds(std::string_view mpijob_version);
+
+/// The schema of one `spec.versions[]` entry of a CRD, or nullptr when it declares none.
+std::shared_ptr<const Schema> from_version(const boost::json::object& version);
+
+/// unstructuredSchemaCoercer.apply on a decoded body: unknown fields are pruned (except under
+/// x-kubernetes-preserve-unknown-fields), nulls of non-nullable fields without a default are
+/// removed. Returns the unknown fields' paths as the API server reports them (sorted).
+/// `metadata` is the caller's: decode it as ObjectMeta.
+std::vector<std::string> coerce(boost::json::object& obj, const Schema& s);
+
+/// structuraldefaulting.Default: every missing (or null, non-nullable) property with a default
+/// gets a copy of it, at every depth.
+void apply_defaults(boost::json::object& obj, const Schema& s);
+
+/// The schema part of customResourceStrategy.Validate (create, `old` null) and ValidateUpdate:
+/// kube-openapi's validation of `obj` against the schema, the scale subresource's replicas path,
+/// the x-kubernetes-list-type map/set invariants, and the CEL gate. Of CEL rules only the
+/// transition rule `self == oldSelf` is evaluated; FIDELITY.md lists the rest.
+std::vector<StatusCause> validate(const boost::json::object& obj, const boost::json::object* old, const Schema& s);
+
+/// statusStrategy.ValidateUpdate: a write to the status subresource validates `status` by its
+/// own schema (errors at "status.x", worded "x in body ..."), the scale's status replicas path,
+/// the list types (unless the old object already broke them) and the CEL gate.
+std::vector<StatusCause> validate_status(const boost::json::object& obj, const boost::json::object& old, const Schema& s);
+
+}  // namespace gpupool::embedded::crd
