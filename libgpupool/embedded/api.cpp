@@ -946,8 +946,8 @@ Response Api::dispatch(const Request& r) const {
     if (const auto kind = str(body, "kind"); !kind.empty() && kind != t.kind)
       throw StatusError::bad_request(
           fmt::format("the kind in the data ({}) does not match the expected kind ({})", kind, t.kind));
-    if (event_view) validate_v1_event_create(served, body);
     decode_body(served, body, fv, &r.warnings);
+    if (event_view) validate_v1_event_create(served, body, tg.ns);
     if (r.body.size() > kEtcdMaxRequestBytes / 2) check_stored_size(body);
     body = as_stored(std::move(body));
     auto created = store_.create(t, tg.ns, std::move(body), tracking(update_manager(wo.field_manager, r.user_agent)));

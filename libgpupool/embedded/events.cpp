@@ -4,7 +4,11 @@
 #include <string_view>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "embedded/store.hpp"
+#include "embedded/typecheck.hpp"
+#include "gpupool/names.hpp"
 
 namespace gpupool::embedded {
 
@@ -49,20 +53,60 @@ json::object core_event_to_v1(const json::object& core) {
 
 json::object v1_event_to_core(const json::object& v1) { return convert(v1, false); }
 
-void validate_v1_event_create(const ResourceType& t, const json::object& v1) {
-  // pkg/apis/core/validation/events.go ValidateEventCreate (strict for events.k8s.io/v1).
+void validate_v1_event_create(const ResourceType& t, const json::object& v1, std::string_view ns) {
+  // pkg/apis/core/validation/events.go ValidateEventCreate for events.k8s.io/v1: legacyValidateEvent
+  // (with eventTime set: the regarding object's namespace, the reporting fields and their
+  // lengths; without: the namespaces must agree), then the strict rules of the new API.
   std::vector<StatusCause> causes;
-  if (!set(v1, "eventTime")) causes.push_back({"FieldValueRequired", "Required value", "eventTime"});
-  const auto* type = v1.if_contains("type");
-  if (!type || !type->is_string() || (type->as_string() != "Normal" && type->as_string() != "Warning")) {
-    std::string value = type && type->is_string() ? std::string(type->as_string()) : std::string();
-    causes.push_back({"FieldValueInvalid", "Invalid value: \"\": has invalid value: " + value, "type"});
+  auto text = [&](std::string_view key) {
+    const auto* v = v1.if_contains(key);
+    return v && v->is_string() ? std::string(v->as_string()) : std::string();
+  };
+  std::string regarding_ns;
+  if (const auto* r = v1.if_contains("regarding"); r && r->is_object())
+    if (const auto* n = r->as_object().if_contains("namespace"); n && n->is_string()) regarding_ns = n->as_string();
+  auto mismatch = [&] {
+    causes.push_back({"FieldValueInvalid", "Invalid value: " + go_quote(regarding_ns) + ": does not match event.namespace",
+                      "involvedObject.namespace"});
+  };
+  auto at_most = [&](std::string_view key, std::string_view field, std::size_t limit) {
+    if (text(key).size() > limit)
+      causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: \"\": can have at most {} characters", limit),
+                        std::string(field)});
+  };
+  if (!set(v1, "eventTime")) {
+    if (regarding_ns.empty() ? (!ns.empty() && ns != "default") : regarding_ns != ns) mismatch();
+  } else {
+    if (regarding_ns.empty() && ns != "default" && ns != "kube-system") mismatch();
+    const std::string controller = text("reportingController");
+    if (controller.empty()) causes.push_back({"FieldValueRequired", "Required value", "reportingController"});
+    for (const auto& e : qualified_name_errors(controller))
+      causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(controller), e), "reportingController"});
+    if (text("reportingInstance").empty()) causes.push_back({"FieldValueRequired", "Required value", "reportingInstance"});
+    at_most("reportingInstance", "reportingInstance", 128);  // ReportingInstanceLengthLimit
+    if (text("action").empty()) causes.push_back({"FieldValueRequired", "Required value", "action"});
+    at_most("action", "action", 128);  // ActionLengthLimit
+    if (text("reason").empty()) causes.push_back({"FieldValueRequired", "Required value", "reason"});
+    at_most("reason", "reason", 128);  // ReasonLengthLimit
+    at_most("note", "message", 1024);  // NoteLengthLimit
   }
-  for (const char* deprecated : {"deprecatedFirstTimestamp", "deprecatedLastTimestamp", "deprecatedCount", "deprecatedSource"})
+  // The strict rules of events.k8s.io/v1.
+  if (const auto* series = v1.if_contains("series"); series && series->is_object()) {
+    const auto& so = series->as_object();
+    const auto* count = so.if_contains("count");
+    if (!count || !count->is_int64() || count->as_int64() < 2)
+      causes.push_back({"FieldValueInvalid", "Invalid value: \"\": should be at least 2", "series.count"});
+    if (!set(so, "lastObservedTime")) causes.push_back({"FieldValueRequired", "Required value", "series.lastObservedTime"});
+  }
+  if (!set(v1, "eventTime")) causes.push_back({"FieldValueRequired", "Required value", "eventTime"});
+  if (const std::string type = text("type"); type != "Normal" && type != "Warning")
+    causes.push_back({"FieldValueInvalid", "Invalid value: \"\": has invalid value: " + type, "type"});
+  // firstTimestamp, lastTimestamp, count, source: named as the core fields they are stored in.
+  for (auto [deprecated, field] : {std::pair{"deprecatedFirstTimestamp", "firstTimestamp"},
+                                   std::pair{"deprecatedLastTimestamp", "lastTimestamp"},
+                                   std::pair{"deprecatedCount", "count"}, std::pair{"deprecatedSource", "source"}})
     if (set(v1, deprecated) && !(v1.at(deprecated).is_object() && v1.at(deprecated).as_object().empty()))
-      causes.push_back({"FieldValueInvalid", "Invalid value: \"\": needs to be unset", deprecated});
-  for (const char* required : {"reportingController", "reportingInstance", "action", "reason"})
-    if (!set(v1, required)) causes.push_back({"FieldValueRequired", "Required value", required});
+      causes.push_back({"FieldValueInvalid", "Invalid value: \"\": needs to be unset", field});
   if (!causes.empty()) {
     std::string name;
     if (const auto* md = v1.if_contains("metadata"); md && md->is_object())

@@ -23,9 +23,10 @@ struct ResourceType;
 json::object core_event_to_v1(const json::object& core);
 /// An events.k8s.io/v1 Event as it is stored (core/v1).
 json::object v1_event_to_core(const json::object& v1);
-/// ValidateEventCreate's strict rules for events created through events.k8s.io/v1 (eventTime,
-/// type Normal|Warning, reportingController, reportingInstance, action and reason required, no
-/// deprecated fields). Throws StatusError 422 Invalid naming the fields.
-void validate_v1_event_create(const ResourceType& t, const json::object& v1);
+/// ValidateEventCreate for events created through events.k8s.io/v1 in namespace `ns`: the legacy
+/// rules (the regarding object's namespace, reportingController a qualified name, the required
+/// reporting fields and their lengths), then the strict ones (series, eventTime, type
+/// Normal|Warning, no deprecated fields). Throws StatusError 422 Invalid naming the fields.
+void validate_v1_event_create(const ResourceType& t, const json::object& v1, std::string_view ns);
 
 }  // namespace gpupool::embedded

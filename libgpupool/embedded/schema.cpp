@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "common/builtin_data.hpp"
+#include "embedded/typecheck.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/quantity.hpp"
 
@@ -23,7 +24,7 @@ constexpr std::string_view kRef = "#/components/schemas/";
 
 // A schema compiled for decoding: what Go type a JSON value must fit.
 struct Node {
-  enum class Type { Any, Object, Map, Array, String, Bool, Int32, Int64, Float64, Quantity } type = Type::Any;
+  enum class Type { Any, Object, Map, Array, String, Bool, Int32, Int64, Float64, Quantity, Time, MicroTime } type = Type::Any;
   std::string go_struct;  // Object: the struct's name ("DeploymentSpec")
   std::string go_type;    // as encoding/json prints it: "int32", "v1.DeploymentSpec", "[]v1.Container"
   std::map<std::string, const Node*, std::less<>> fields;  // Object
@@ -32,6 +33,8 @@ struct Node {
 
 // Types with their own JSON decoding (UnmarshalJSON), accepted as any JSON value here.
 constexpr std::string_view kQuantity = "io.k8s.apimachinery.pkg.api.resource.Quantity";
+constexpr std::string_view kTime = "io.k8s.apimachinery.pkg.apis.meta.v1.Time";
+constexpr std::string_view kMicroTime = "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime";
 const std::set<std::string, std::less<>> kCustomDecoded = {
     "io.k8s.apimachinery.pkg.util.intstr.IntOrString",
     "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",     "io.k8s.apimachinery.pkg.runtime.RawExtension",
@@ -81,6 +84,11 @@ struct Doc {
     const json::object* s = schema(name);
     if (name == kQuantity) n.type = Node::Type::Quantity;
     if (!s || kCustomDecoded.count(name) || name == kQuantity) return &n;
+    if (name == kTime || name == kMicroTime) {
+      n.type = name == kTime ? Node::Type::Time : Node::Type::MicroTime;
+      n.go_type = "string";  // UnmarshalJSON reads a JSON string first: encoding/json's errors say so
+      return &n;
+    }
     compile(*s, n);
     if (n.type == Node::Type::Object) {
       n.go_type = go_name(name);
@@ -202,7 +210,9 @@ std::optional<std::string> misfit(const json::value& v, const Node& n) {
   switch (n.type) {
     case Node::Type::Any:
     case Node::Type::Quantity: return std::nullopt;
-    case Node::Type::String: return v.is_string() ? std::nullopt : std::optional(json_kind(v));
+    case Node::Type::String:
+    case Node::Type::Time:
+    case Node::Type::MicroTime: return v.is_string() ? std::nullopt : std::optional(json_kind(v));
     case Node::Type::Bool: return v.is_bool() ? std::nullopt : std::optional(json_kind(v));
     case Node::Type::Object:
     case Node::Type::Map: return v.is_object() ? std::nullopt : std::optional(json_kind(v));
@@ -217,6 +227,98 @@ std::optional<std::string> misfit(const json::value& v, const Node& n) {
       return "number " + number_text(v);
     }
   }
+  return std::nullopt;
+}
+
+// Go's time.Parse of `value` with layout RFC3339 ("2006-01-02T15:04:05Z07:00") or, for
+// metav1.MicroTime, RFC3339Micro ("2006-01-02T15:04:05.000000Z07:00"): nullopt when it parses,
+// else the error text (`parsing time "x" as "<layout>": cannot parse "x" as "2006"`, `parsing time
+// "x": month out of range`, `parsing time "x": extra text: "y"`). Go's general parser (time/format.go
+// Parse), element by element, with its digit counts and range checks.
+std::optional<std::string> go_time_error(std::string_view value, bool micro) {
+  const std::string layout = micro ? "2006-01-02T15:04:05.000000Z07:00" : "2006-01-02T15:04:05Z07:00";
+  std::string_view v = value;
+  auto cannot = [&](std::string_view elem) {
+    return fmt::format("parsing time {} as {}: cannot parse {} as {}", go_quote(value), go_quote(layout), go_quote(v),
+                       go_quote(elem));
+  };
+  auto range = [&](std::string_view what) { return fmt::format("parsing time {}: {} out of range", go_quote(value), what); };
+  auto digit = [&](std::size_t i) { return i < v.size() && v[i] >= '0' && v[i] <= '9'; };
+  // getnum: one or two digits (fixed: exactly two).
+  auto num = [&](bool fixed, int& out) {
+    if (!digit(0)) return false;
+    if (!digit(1)) {
+      if (fixed) return false;
+      out = v[0] - '0';
+      v.remove_prefix(1);
+      return true;
+    }
+    out = (v[0] - '0') * 10 + (v[1] - '0');
+    v.remove_prefix(2);
+    return true;
+  };
+  auto literal = [&](char c) {
+    if (v.empty() || v[0] != c) return false;
+    v.remove_prefix(1);
+    return true;
+  };
+  if (v.size() < 4 || !digit(0) || !digit(1) || !digit(2) || !digit(3)) return cannot("2006");
+  const int year = std::stoi(std::string(v.substr(0, 4)));
+  v.remove_prefix(4);
+  int month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  if (!literal('-')) return cannot("-");
+  if (!num(true, month)) return cannot("01");
+  if (month < 1 || month > 12) return range("month");
+  if (!literal('-')) return cannot("-");
+  if (!num(true, day)) return cannot("02");
+  if (day > 31) return range("day");
+  if (!literal('T')) return cannot("T");
+  if (!num(false, hour)) return cannot("15");
+  if (hour > 23) return range("hour");
+  if (!literal(':')) return cannot(":");
+  if (!num(true, minute)) return cannot("04");
+  if (minute > 59) return range("minute");
+  if (!literal(':')) return cannot(":");
+  if (!num(true, second)) return cannot("05");
+  if (second > 59) return range("second");
+  if (micro) {
+    // stdFracSecond0: exactly six digits after a period or comma.
+    if (v.size() < 7 || (v[0] != '.' && v[0] != ',')) return cannot(".000000");
+    for (std::size_t i = 1; i < 7; ++i)
+      if (!digit(i)) return cannot(".000000");
+    v.remove_prefix(7);
+  } else if (v.size() >= 2 && (v[0] == '.' || v[0] == ',') && digit(1)) {
+    // A fractional second the layout does not mention is taken when parsing.
+    std::size_t n = 2;
+    while (digit(n)) ++n;
+    v.remove_prefix(n);
+  }
+  // stdISO8601ColonTZ: "Z", or ±hh:mm.
+  if (!v.empty() && v[0] == 'Z') {
+    v.remove_prefix(1);
+  } else {
+    if (v.size() < 6 || v[3] != ':') return cannot("Z07:00");
+    // An element's error shows the value where the element began (Parse's `hold`).
+    const std::string_view tz = v.substr(0, 6), hold = v;
+    v.remove_prefix(6);
+    auto two = [&](std::size_t i, int& out) {
+      if (!(tz[i] >= '0' && tz[i] <= '9' && tz[i + 1] >= '0' && tz[i + 1] <= '9')) return false;
+      out = (tz[i] - '0') * 10 + (tz[i + 1] - '0');
+      return true;
+    };
+    int zh = 0, zm = 0;
+    const bool ok = two(1, zh) && two(4, zm);
+    if (zh > 24) return range("time zone offset hour");
+    if (zm > 60) return range("time zone offset minute");
+    if (!ok || (tz[0] != '+' && tz[0] != '-')) {
+      v = hold;
+      return cannot("Z07:00");
+    }
+  }
+  if (!v.empty()) return fmt::format("parsing time {}: extra text: {}", go_quote(value), go_quote(v));
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  if (day < 1 || day > kDays[month - 1] + (month == 2 && leap ? 1 : 0)) return range("day");
   return std::nullopt;
 }
 
@@ -271,6 +373,11 @@ struct Walker {
                                  ? "unable to parse quantity's suffix"
                                  : "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
       }
+      return;
+    }
+    if ((n.type == Node::Type::Time || n.type == Node::Type::MicroTime) && v.is_string()) {
+      // metav1.Time / MicroTime UnmarshalJSON: time.Parse's error stops decoding.
+      if (auto e = go_time_error(v.as_string(), n.type == Node::Type::MicroTime)) out.decode_error = *e;
       return;
     }
     if (auto m = misfit(v, n)) {

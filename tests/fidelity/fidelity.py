@@ -317,6 +317,43 @@ CRD_STEPS = [(CRD_DRY, widget("x", c)) for c in CRD_CASES] + [
     (["explain", "pytorchjob.spec.runPolicy.schedulingPolicy.queue"], None),
 ]
 
+# metav1.Time and MicroTime decode themselves with Go's time.Parse (RFC 3339, RFC 3339 with six
+# fractional digits): its error texts, element by element. Sent raw: kubectl would refuse them first.
+TIMES = ["yesterday", "2024-13-01T00:00:00Z", "2024-01-01T00:00:00", "2024-01-01T24:00:00Z", "2024-02-30T00:00:00Z",
+         "2023-02-29T00:00:00Z", "2024-02-29T00:00:00Z", "2024-01-01 00:00:00Z", "", None, "2024-01-01T00:00:00.5Z",
+         "2024-01-01T00:00:00,5Z", "2024-01-01T00:00:00+25:00", "2024-01-01T00:00:00+01:61",
+         "2024-01-01T00:00:00x01:00", "2024-01-01T00:00:00+0100", "2024-01-01T1:00:00Z", "2024-01-01T00:00:00Zjunk",
+         "2024-1-01T00:00:00Z", "20240101", 5]
+MICRO_TIMES = ["2024-01-01T00:00:00Z", "2024-01-01T00:00:00.123456Z", "2024-01-01T00:00:00.123Z",
+               "2024-01-01T00:00:00.1234567Z"]
+TIMESTAMP_STEPS = [
+    (["create", "--raw", "/api/v1/namespaces/NS/configmaps?dryRun=All", "-f", "-", "-o", "jsonpath={.metadata.name}"],
+     json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "t", "creationTimestamp": t}}))
+    for t in TIMES] + [
+    (["create", "--raw", "/apis/events.k8s.io/v1/namespaces/NS/events?dryRun=All", "-f", "-"],
+     json.dumps({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e"}, "eventTime": t,
+                 "reportingController": "a/b", "reportingInstance": "i", "action": "A", "reason": "R", "type": "Normal",
+                 "regarding": {"kind": "Pod", "name": "p"}}))
+    for t in MICRO_TIMES]
+
+# events.k8s.io/v1 creates: legacyValidateEvent, then the strict rules (ValidateEventCreate).
+def v1_event(**fields):
+    return json.dumps(dict({"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "e"}}, **fields))
+
+
+EVENT_OK = {"eventTime": "2024-01-01T00:00:00.000000Z", "reportingController": "a/b", "reportingInstance": "i",
+            "action": "A", "reason": "R", "type": "Normal"}
+EVENT_STEPS = [(["create", "--raw", "/apis/events.k8s.io/v1/namespaces/NS/events?dryRun=All", "-f", "-"], body) for body in [
+    v1_event(),
+    v1_event(eventTime="2024-01-01T00:00:00.000000Z"),
+    v1_event(regarding={"namespace": "other"}, type="x"),
+    v1_event(**dict(EVENT_OK, reportingController="bad name!", regarding={"namespace": "NAMESPACE"})),
+    v1_event(**dict(EVENT_OK, regarding={"namespace": "NAMESPACE"}, series={"count": 1}, deprecatedCount=3,
+                    deprecatedSource={"component": "x"}, deprecatedFirstTimestamp="2024-01-01T00:00:00Z")),
+    v1_event(**dict(EVENT_OK, regarding={"namespace": "NAMESPACE"}, note="x" * 1100)),
+    v1_event(**dict(EVENT_OK, regarding={"namespace": "NAMESPACE"}, action="a" * 129, reason="r" * 129)),
+]]
+
 SCENARIOS = {
     "quota": [
         (["create", "quota", "compute", "--hard=limits.cpu=1,limits.memory=1Gi,requests.nvidia.com/gpu=1,pods=2,count/services=1"], None),
@@ -594,6 +631,8 @@ SCENARIOS = {
     ],
     # kubectl explain reads the schemas the server publishes at /openapi/v3.
     "crd": CRD_STEPS,
+    "timestamps": TIMESTAMP_STEPS,
+    "events": EVENT_STEPS,
     "explain": [
         (["explain", "deployment.spec.replicas"], None),
         (["explain", "pod.spec.tolerations"], None),
@@ -814,6 +853,8 @@ def run_scenario(kubeconfig, name, steps):
         a = [x.replace("/namespaces/NS/", "/namespaces/%s/" % ns) for x in args] + ["-n", ns]
         for k, v in captured.items():
             a = [x.replace("{" + k + "}", v) for x in a]
+        if stdin:  # a body naming the scenario's namespace
+            stdin = stdin.replace('"NAMESPACE"', json.dumps(ns))
         p = subprocess.run(base + a, env=env, input=stdin, capture_output=True, text=True, errors="surrogateescape")
         shown = " ".join(x if len(x) < 80 else x[:20] + "...(%d)" % len(x) for x in args)
         out.append("$ kubectl " + shown + "\n")
