@@ -54,6 +54,9 @@ class Quantity {
   Quantity operator*(std::int64_t n) const;
   /// Negation (Go's Neg); keeps the format.
   Quantity operator-() const;
+  /// Go's RoundUp(-3), which the API server applies to every ResourceList value
+  /// (SetDefaults_ResourceList): finer than a thousandth rounds away from zero ("1n" -> "1m").
+  Quantity round_up_milli() const;
 
   /// Compares values only ("1Gi" == "1024Mi"; format is ignored).
   friend bool operator==(const Quantity& a, const Quantity& b) noexcept { return a.nanos_ == b.nanos_; }

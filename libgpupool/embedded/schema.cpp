@@ -327,6 +327,7 @@ struct Walker {
   bool prune;
   std::string path;     // sigs.k8s.io/json's field path, with [i] for elements
   std::string go_path;  // encoding/json's Field: the keys from the root, without indexes
+  bool in_resource_list = false;  // walking the values of a map of quantities
 
   // The fields of an object of struct node `n`, in document order.
   void fields(const Node& n, json::object& o) {
@@ -364,10 +365,24 @@ struct Walker {
       // resource.Quantity's UnmarshalJSON: null, a string or a bare number, parsed by
       // ParseQuantity; its error stops decoding and is the answer.
       if (v.is_null()) return;
-      const std::string text = v.is_string() ? std::string(v.as_string()) : json::serialize(v);
+      // A bare number is parsed from its JSON text (approximated from the decoded number: 0.25,
+      // 1e30, as clients write them).
+      std::string text;
+      if (v.is_string()) {
+        text = v.as_string();
+      } else if (v.is_double()) {
+        text = fmt::format("{}", v.as_double());
+        if (const auto plus = text.find("e+"); plus != std::string::npos) text.erase(plus + 1, 1);
+      } else {
+        text = json::serialize(v);
+      }
       try {
-        Quantity::parse(text);
+        Quantity q = Quantity::parse(text);
+        // Decoded for storage, a quantity is what Go encodes again: its canonical text, a
+        // ResourceList's value first rounded up to thousandths (SetDefaults_ResourceList).
+        if (prune) v = (in_resource_list ? q.round_up_milli() : q).to_string();
       } catch (const ValidationError& e) {
+        if (prune && e.rule().find("magnitude too large") != std::string::npos) v = text;  // kept as given
         if (e.rule().find("magnitude too large") == std::string::npos)  // gpupool's own limit, not Go's
           out.decode_error = e.rule().find("suffix") != std::string::npos
                                  ? "unable to parse quantity's suffix"
@@ -393,11 +408,14 @@ struct Walker {
     switch (n.type) {
       case Node::Type::Object: fields(n, v.as_object()); break;
       case Node::Type::Map:
+        // map[ResourceName]Quantity: a ResourceList (requests, limits, capacity, hard, ...).
+        in_resource_list = n.elem->type == Node::Type::Quantity;
         for (auto& [k, child] : v.as_object()) {
           path.resize(plen);
           path += fmt::format("[{}]", std::string_view(k));
           walk(*n.elem, child, in_struct);
         }
+        in_resource_list = false;
         break;
       case Node::Type::Array: {
         std::size_t i = 0;
@@ -446,7 +464,7 @@ Decoded decode_object_meta(json::object& obj, bool prune) {
   if (d == docs.end()) return out;
   auto meta = d->second.by_name.find("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta");
   if (meta == d->second.by_name.end()) return out;
-  Walker w{out, prune, "metadata", "metadata"};
+  Walker w{out, prune, "metadata", "metadata", false};
   w.fields(*meta->second, md->as_object());
   return out;
 }
@@ -455,7 +473,7 @@ Decoded decode(std::string_view group, std::string_view version, std::string_vie
   Decoded out;
   const Node* r = root(group, version, kind);
   if (!r) return out;
-  Walker w{out, prune, {}, {}};
+  Walker w{out, prune, {}, {}, false};
   w.fields(*r, obj);
   return out;
 }

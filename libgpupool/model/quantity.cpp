@@ -401,4 +401,13 @@ Quantity Quantity::operator*(std::int64_t n) const {
 
 Quantity Quantity::operator-() const { return from_nanos(-nanos_, format_); }
 
+Quantity Quantity::round_up_milli() const {
+  // resource.Quantity.RoundUp(-3): exact values keep their text; the others round away from
+  // zero (the text is dropped, the format kept).
+  constexpr i128 kMilli = 1'000'000;
+  const i128 rest = nanos_ % kMilli;
+  if (rest == 0) return *this;
+  return from_nanos(nanos_ - rest + (nanos_ < 0 ? -kMilli : kMilli), format_);
+}
+
 }  // namespace gpupool

@@ -354,6 +354,26 @@ EVENT_STEPS = [(["create", "--raw", "/apis/events.k8s.io/v1/namespaces/NS/events
     v1_event(**dict(EVENT_OK, regarding={"namespace": "NAMESPACE"}, action="a" * 129, reason="r" * 129)),
 ]]
 
+# Quantities are stored as Go encodes them again: canonical text (or the text as given when
+# ParseQuantity keeps it), ResourceList values rounded up to thousandths (SetDefaults_ResourceList),
+# an emptyDir sizeLimit not. Sent raw, so the server sees the text (and bare numbers) as written.
+QUANTITIES = ["0.5", "1.5Gi", "1024Mi", "2000m", "1.5", "100M", "1e3", "0.1", "1536Mi", "1.0", "01", "+1", "1000",
+              "1.50", "12e2", 2, 0.25, "1Ki", "1000Ki", "1.5Ki", "1e30", "123456789012345678901234567890", "1.5E40",
+              "9223372036854775807", "9223372036854775808", "0.000000001", "1n", "0.1n", "1Ei", "8Ei", "100000Ei",
+              "1e-30", "1000000000000000000000m", "-1.5", "-0.0001"]
+QUANTITY_STEPS = [
+    (["create", "--raw", "/api/v1/namespaces/NS/limitranges?dryRun=All", "-f", "-", "-o", "jsonpath={.spec.limits[0].max.cpu}"],
+     json.dumps({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "q"},
+                 "spec": {"limits": [{"type": "Container", "max": {"cpu": q}}]}}))
+    for q in QUANTITIES] + [
+    (["create", "--raw", "/api/v1/namespaces/NS/pods?dryRun=All", "-f", "-"],
+     json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "q"},
+                 "spec": {"containers": [{"name": "c", "image": "busybox",
+                                          "resources": {"requests": {"cpu": "0.5", "memory": "1.5Gi"},
+                                                        "limits": {"cpu": "1.0001", "memory": "1536Mi"}},
+                                          "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}]}],
+                          "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "0.0000001"}}]}}))]
+
 SCENARIOS = {
     "quota": [
         (["create", "quota", "compute", "--hard=limits.cpu=1,limits.memory=1Gi,requests.nvidia.com/gpu=1,pods=2,count/services=1"], None),
@@ -633,6 +653,7 @@ SCENARIOS = {
     "crd": CRD_STEPS,
     "timestamps": TIMESTAMP_STEPS,
     "events": EVENT_STEPS,
+    "quantities": QUANTITY_STEPS,
     "explain": [
         (["explain", "deployment.spec.replicas"], None),
         (["explain", "pod.spec.tolerations"], None),

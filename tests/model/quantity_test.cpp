@@ -417,3 +417,15 @@ TEST_CASE("Quantity: constructors (TestMilliNewSet, TestNewSet) and multiplicati
   CHECK(Quantity::parse("-1").is_negative());
   CHECK(Quantity::parse("1Ki").milli_value() == 1024000);
 }
+
+TEST_CASE("Quantity::round_up_milli: RoundUp(-3) as SetDefaults_ResourceList applies it") {
+  // Each row as kube-apiserver v1.32.13 stored it in a LimitRange (fidelity scenario quantities).
+  const std::pair<const char*, const char*> rows[] = {
+      {"0.5", "500m"},   {"1n", "1m"},     {"0.000000001", "1m"}, {"0.1n", "1m"},   {"1e-30", "1e-3"},
+      {"1.0001", "1001m"}, {"-0.0001", "-1m"}, {"1.5Gi", "1536Mi"}, {"+1", "+1"}, {"250m", "250m"},
+  };
+  for (const auto& [in, want] : rows) {
+    CAPTURE(in);
+    CHECK(Quantity::parse(in).round_up_milli().to_string() == want);
+  }
+}
