@@ -224,6 +224,20 @@ def submission_steps():
     return steps
 
 
+def kubeflow_steps():
+    """The Kubeflow jobs gpupool submits (tests/fidelity/data/kubeflow.json: `gpupool submit mpi|pytorch|tf
+    ... --dry-run=client -o json`: GPUs, workers, tolerations, SSD, NFS, shm and PVC volumes, env), created
+    against training-operator v1.9.0's CRDs: the stored spec after pruning and defaulting. (Only the spec:
+    the embedded operator runs, the oracle has none, so status differs by design.)"""
+    data = json.load(open(os.path.join(HERE, "data", "kubeflow.json")))
+    steps = []
+    for key, kind in [("mpi", "mpijob"), ("pytorch", "pytorchjob"), ("tf", "tfjob")]:
+        obj = data[key]
+        steps += [(["create", "-f", "-", "-o", "jsonpath={.spec}"], json.dumps(obj)),
+                  (["get", kind, obj["metadata"]["name"], "-o", "jsonpath={.metadata.generation} {.metadata.labels}"], None)]
+    return steps
+
+
 # Each scenario: a list of steps; a step is (kubectl args, stdin or None). NS is the scenario's namespace.
 def workload_json(kind, selector, restart=None):
     """A Deployment whose template is labelled app=w, with `selector` (None: no selector field)."""
@@ -533,6 +547,7 @@ SCENARIOS = {
     ],
     "jobs": job_steps(),
     "submissions": submission_steps(),
+    "kubeflow": kubeflow_steps(),
     # Decoding by the kinds' schemas: unknown fields under each fieldValidation (kubectl create sends
     # Strict, --validate=warn Warn, --validate=false Ignore; kubectl patch sends none, so Warn), an
     # unknown directive, and unknown fields dropped from what is stored.
@@ -753,10 +768,15 @@ SCENARIOS = {
 
 # Quiet steps around a scenario (not compared): cluster-scoped leftovers of an earlier run go first;
 # bound pods are force-deleted (no kubelet confirms their end in the oracle), then the nodes.
+KUBEFLOW_CRDS = [os.path.join(HERE, "..", "..", "data", "crds", n + ".json")
+                 for n in ("training-operator_mpijobs", "training-operator_tfjobs")]
 CRD_FILES = [os.path.join(HERE, "data", "widget-crd.json"),
              os.path.join(HERE, "..", "..", "data", "crds", "training-operator_pytorchjobs.json")]
 SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES],
          # The CRDs (the embedded server ships PyTorchJob's: its create fails, as intended).
+         "kubeflow": [["create", "-f", f] for f in CRD_FILES[1:] + KUBEFLOW_CRDS] +
+                     [["wait", "--for=condition=established", "--timeout=30s"] + ["crd/" + n for n in
+                      ("mpijobs.kubeflow.org", "tfjobs.kubeflow.org", "pytorchjobs.kubeflow.org")]],
          "crd": [["create", "-f", f] for f in CRD_FILES] +
                 [["wait", "--for=condition=established", "--timeout=30s", "crd/widgets.fid.example.com",
                   "crd/pytorchjobs.kubeflow.org"]]}
