@@ -3,6 +3,7 @@
 #include "embedded/schema.hpp"
 
 #include <algorithm>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -317,6 +318,13 @@ void set_managed_fields(json::object& o, json::array entries) {
   entries.erase(std::remove_if(entries.begin(), entries.end(),
                                [](json::value& e) { return !e.is_object() || fields_of(e).empty(); }),
                 entries.end());
+  // fieldmanager's sortEncodedManagedFields: by operation (Apply before Update), time, manager,
+  // apiVersion, subresource. (RFC 3339 times in one format compare as strings.)
+  auto key = [](const json::value& e) {
+    const auto& o = e.as_object();
+    return std::tuple{str(o, "operation"), str(o, "time"), str(o, "manager"), str(o, "apiVersion"), str(o, "subresource")};
+  };
+  std::stable_sort(entries.begin(), entries.end(), [&](const json::value& a, const json::value& b) { return key(a) < key(b); });
   if (entries.empty()) md.as_object().erase("managedFields");
   else md.as_object()["managedFields"] = std::move(entries);
 }
@@ -417,6 +425,19 @@ json::object server_side_apply(const json::object* live, const json::object& con
       conflicts.push_back({i, p});
     }
   }
+  // In fieldpath.Set's iteration order (structured-merge-diff): at each level the paths that end
+  // there before the deeper ones, each group in PathElement order (field names, keys, values, indexes).
+  std::stable_sort(conflicts.begin(), conflicts.end(), [](const Conflict& x, const Conflict& y) {
+    const Path &a = x.path, &b = y.path;
+    std::size_t i = 0;
+    while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
+    if (i == a.size() || i == b.size()) return a.size() < b.size();
+    const bool a_leaf = i + 1 == a.size(), b_leaf = i + 1 == b.size();
+    if (a_leaf != b_leaf) return a_leaf;
+    auto rank = [](const std::string& e) { return e[0] == 'f' ? 0 : e[0] == 'k' ? 1 : e[0] == 'v' ? 2 : 3; };
+    if (rank(a[i]) != rank(b[i])) return rank(a[i]) < rank(b[i]);
+    return a[i].compare(2, std::string::npos, b[i], 2, std::string::npos) < 0;
+  });
   if (!conflicts.empty() && !force) {
     // fieldmanager/internal/conflict.go: NewConflictError, printManager.
     auto who = [&](std::size_t i) {
@@ -462,13 +483,26 @@ json::object server_side_apply(const json::object* live, const json::object& con
       if (!shared) remove_value(merged, p);
     }
   }
+  // managedFieldsUpdater.Apply: the entry's time moves only when the apply changed the object;
+  // a manager that only co-owns fields keeps its old time, or gets none.
+  auto without_fields = [](json::value v) {
+    if (auto* md = v.is_object() ? v.as_object().if_contains("metadata") : nullptr; md && md->is_object())
+      md->as_object().erase("managedFields");
+    return v;
+  };
+  const bool changed = !live || !util::json_equal(without_fields(merged), without_fields(before));
   bool replaced = false;
   for (auto& e : entries)
     if (is_mine(e)) {
-      e = entry(manager, "Apply", t, time, applied);
+      const std::string old_time = str(e.as_object(), "time");
+      e = entry(manager, "Apply", t, changed ? time : old_time, applied);
+      if (!changed && old_time.empty()) e.as_object().erase("time");
       replaced = true;
     }
-  if (!replaced) entries.push_back(entry(manager, "Apply", t, time, applied));
+  if (!replaced) {
+    entries.push_back(entry(manager, "Apply", t, time, applied));
+    if (!changed) entries.back().as_object().erase("time");
+  }
   json::object out = std::move(merged.as_object());
   set_managed_fields(out, std::move(entries));
   return out;

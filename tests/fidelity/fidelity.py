@@ -388,6 +388,37 @@ QUANTITY_STEPS = [
                                           "volumeMounts": [{"name": "shm", "mountPath": "/dev/shm"}]}],
                           "volumes": [{"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "0.0000001"}}]}}))]
 
+# Server-side apply with several managers: conflicts over several fields at once (a list item by its
+# merge key), --force-conflicts taking them over, a conflict with another applier, and the order of
+# the managedFields entries (sortEncodedManagedFields: Apply first, then time and manager).
+def ssa_deployment(labels_team, replicas, image, x):
+    return json.dumps({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "ssa", "labels": {"team": labels_team}},
+                       "spec": {"replicas": replicas, "selector": {"matchLabels": {"app": "ssa"}},
+                                "template": {"metadata": {"labels": {"app": "ssa"}},
+                                             "spec": {"containers": [{"name": "busybox", "image": image,
+                                                                      "env": [{"name": "X", "value": x}]}]}}}})
+
+
+def ssa_configmap(data):
+    return json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm1"}, "data": data})
+
+
+APPLY_STEPS = [
+    (["create", "deployment", "ssa", "--image=busybox", "--replicas=2"], None),
+    (["apply", "--server-side", "--field-manager=mgr-a", "-f", "-"], ssa_deployment("a", 3, "nginx", "1")),
+    (["apply", "--server-side", "--field-manager=mgr-a", "--force-conflicts", "-f", "-"], ssa_deployment("a", 3, "nginx", "1")),
+    (["apply", "--server-side", "--field-manager=mgr-b", "-f", "-"], ssa_deployment("b", 4, "redis", "2")),
+    # (Only the appliers: the Deployment controller's own entry is known difference 14.)
+    (["get", "deployment", "ssa", "-o",
+      'jsonpath={.spec.replicas} {.metadata.managedFields[?(@.operation=="Apply")].manager}{"\\n"}'], None),
+    (["create", "configmap", "cm1", "--from-literal=a=1", "--from-literal=b=2"], None),
+    (["apply", "--server-side", "--field-manager=mgr-c", "-f", "-"], ssa_configmap({"a": "9", "b": "8", "c": "7"})),
+    (["apply", "--server-side", "--field-manager=mgr-c", "--force-conflicts", "-f", "-"], ssa_configmap({"a": "9", "b": "8", "c": "7"})),
+    (["apply", "--server-side", "--field-manager=mgr-d", "-f", "-"], ssa_configmap({"c": "6"})),
+    (["apply", "--server-side", "--field-manager=mgr-d", "-f", "-"], ssa_configmap({"c": "7"})),
+    (["get", "configmap", "cm1", "-o", 'jsonpath={.data} {.metadata.managedFields[*].manager}{"\\n"}'], None),
+]
+
 SCENARIOS = {
     "quota": [
         (["create", "quota", "compute", "--hard=limits.cpu=1,limits.memory=1Gi,requests.nvidia.com/gpu=1,pods=2,count/services=1"], None),
@@ -669,6 +700,7 @@ SCENARIOS = {
     "timestamps": TIMESTAMP_STEPS,
     "events": EVENT_STEPS,
     "quantities": QUANTITY_STEPS,
+    "applyconflicts": APPLY_STEPS,
     "explain": [
         (["explain", "deployment.spec.replicas"], None),
         (["explain", "pod.spec.tolerations"], None),
