@@ -380,7 +380,7 @@ Response openapi(const Store& store, const std::vector<std::string>& segs, const
   if (const json::object* builtin = schema::components(first.group, first.version)) schemas = *builtin;
   for (const auto* t : it->second) {
     if (is_builtin_group(t->group)) continue;
-    const json::object* openapi = t->schema ? &t->schema->root : nullptr;
+    const json::object* openapi = t->schema ? t->schema->root.get() : nullptr;
     // A kind without a schema is published as an object that keeps every field.
     static const json::object kOpen{{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}};
     if (!openapi) openapi = &kOpen;
@@ -559,13 +559,16 @@ Response Api::access_review(const Request& r, const ResourceType& t) const {
 Api::Api(Store& store, Options options) : store_(store), options_(std::move(options)) {
   crd_subscription_ = store_.subscribe([this](const WatchEvent& ev) {
     if (ev.type_info->group != "apiextensions.k8s.io" || ev.type_info->resource != "customresourcedefinitions") return;
-    auto t = crd::resource_type(*ev.object);
+    auto t = crd::resource_type(*ev.object, ev.object);
     if (!t) return;
     if (ev.type == EventType::Deleted) {
       store_.unregister_type(t->group, t->resource);
       return;
     }
     store_.register_type(*t);
+    // Established already (a restored CRD, or this very status write): nothing to do.
+    if (const auto* st = ev.object->if_contains("status"); st && st->is_object() && st->as_object().contains("conditions"))
+      return;
     const auto name = meta(*ev.object, "name");
     const auto now = to_rfc3339(store_.clock().now());
     try {

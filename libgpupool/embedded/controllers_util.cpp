@@ -1,5 +1,9 @@
 #include "embedded/controllers_util.hpp"
 
+#include <deque>
+#include <map>
+#include <mutex>
+
 #include <atomic>
 
 #include <unistd.h>
@@ -108,7 +112,41 @@ std::string record_event(Store& store, std::chrono::system_clock::time_point now
                   {"reportingComponent", component},
                   {"reportingInstance", reporting_instance ? std::string(*reporting_instance) : std::string()}};
   if (!action.empty()) ev["action"] = action;
-  return store_event(store, now, involved, std::move(ev));
+  // client-go's EventCorrelator (eventObserve): an event like one recorded before (same source,
+  // involved object, type, reason and message) is the old one with count + 1 and a new
+  // lastTimestamp. Like the recorder's LRU cache (4096 keys), the names of recent events are kept.
+  const json::object* md = object_at(involved, {"metadata"});
+  const std::string ns = string_of(md, "namespace").empty() ? "default" : string_of(md, "namespace");
+  const std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", static_cast<const void*>(&store), ns,
+                                      component, string_of(md, "uid"), string_of(md, "name"), type, reason, message);
+  static std::mutex mu;
+  static std::map<std::string, std::string> recent;  // key -> event name
+  static std::deque<std::string> order;
+  std::string existing;
+  {
+    std::lock_guard lk(mu);
+    if (auto it = recent.find(key); it != recent.end()) existing = it->second;
+  }
+  if (!existing.empty()) {
+    try {
+      store.mutate(store.type("", "events"), ns, existing, [&](json::object& o) {
+        o["count"] = int_of(&o, "count", 1) + 1;
+        o["lastTimestamp"] = t;
+      });
+      return existing;
+    } catch (const StatusError&) {
+      // deleted since: record a new one
+    }
+  }
+  const std::string name = store_event(store, now, involved, std::move(ev));
+  std::lock_guard lk(mu);
+  if (recent.emplace(key, name).second) order.push_back(key);
+  else recent[key] = name;
+  while (order.size() > 4096) {
+    recent.erase(order.front());
+    order.pop_front();
+  }
+  return name;
 }
 
 const std::string& host_name() {
@@ -137,5 +175,31 @@ std::string record_series_event(Store& store, std::chrono::system_clock::time_po
                                   {"reportingComponent", controller},
                                   {"reportingInstance", controller + "-" + host_name()}});
 }
+
+// metav1.LabelSelectorAsSelector(...).Matches(labels): matchLabels and matchExpressions
+// (In, NotIn, Exists, DoesNotExist). An unparsable selector matches (the caller skips it, as
+// the real code does on error).
+bool selector_matches(const json::object& sel, const json::object* labels) {
+  auto label = [&](std::string_view k) -> const json::value* { return labels ? labels->if_contains(k) : nullptr; };
+  if (const json::object* ml = object_at(sel, {"matchLabels"}))
+    for (const auto& [k, v] : *ml) {
+      const json::value* have = label(k);
+      if (!have || !util::json_equal(*have, v)) return false;
+    }
+  if (const json::array* me = util::array_at(sel, {}, "matchExpressions"))
+    for (const auto& e : *me) {
+      if (!e.is_object()) continue;
+      const std::string key = string_of(&e.as_object(), "key"), op = string_of(&e.as_object(), "operator");
+      const json::value* have = label(key);
+      bool in = false;
+      if (const json::array* vs = util::array_at(e.as_object(), {}, "values"))
+        for (const auto& v : *vs)
+          if (have && util::json_equal(*have, v)) in = true;
+      if ((op == "In" && !in) || (op == "NotIn" && in) || (op == "Exists" && !have) || (op == "DoesNotExist" && have))
+        return false;
+    }
+  return true;
+}
+
 
 }  // namespace gpupool::embedded::util

@@ -124,6 +124,10 @@ bool json_equal(const json::array& a, const json::array& b) noexcept;
 /// status does not change (as every controller's SetCondition helper does). Returns true on change.
 bool set_condition(json::array& conditions, const json::object& condition);
 
+/// metav1.LabelSelectorAsSelector(sel).Matches(labels): matchLabels and matchExpressions (In,
+/// NotIn, Exists, DoesNotExist); `labels` may be null (no labels).
+bool selector_matches(const json::object& sel, const json::object* labels);
+
 /// The condition of `type`, or nullptr.
 const json::object* find_condition(const json::array* conditions, std::string_view type);
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <mutex>
 #include <regex>
 
 #include <boost/json/parse.hpp>
@@ -46,6 +47,12 @@ const json::value* default_of(const json::object* s) {
 }
 bool nullable(const json::object* s) { return flag(s, "nullable"); }
 
+bool any_rules(const json::value& v);
+bool any_rules(const json::object& o) {
+  for (const auto& [k, c] : o)
+    if (k == "x-kubernetes-validations" || any_rules(c)) return true;
+  return false;
+}
 bool any_rules(const json::value& v) {
   if (v.is_object()) {
     for (const auto& [k, c] : v.as_object())
@@ -643,7 +650,7 @@ std::string text_of(const json::object& o, std::string_view key) { return text(&
 
 }  // namespace
 
-std::optional<ResourceType> resource_type(const json::object& crd) {
+std::optional<ResourceType> resource_type(const json::object& crd, const std::shared_ptr<const json::object>& owner) {
   const auto* spec = crd.if_contains("spec");
   if (!spec || !spec->is_object()) return std::nullopt;
   const auto& s = spec->as_object();
@@ -673,7 +680,7 @@ std::optional<ResourceType> resource_type(const json::object& crd) {
       const bool storage = vo.if_contains("storage") && vo.at("storage") == true;
       if (served && (t.version.empty() || storage)) {
         t.version = text_of(vo, "name");
-        t.schema = crd::from_version(vo);
+        t.schema = crd::from_version(vo, owner);
         const auto* sub = vo.if_contains("subresources");
         t.has_status = sub && sub->is_object() && sub->as_object().contains("status");
         t.has_scale = sub && sub->is_object() && sub->as_object().contains("scale");
@@ -684,18 +691,49 @@ std::optional<ResourceType> resource_type(const json::object& crd) {
   return t;
 }
 
-const std::vector<json::object>& kubeflow_crds(std::string_view mpijob_version) {
-  static const auto load = [](std::initializer_list<const char*> names) {
-    std::vector<json::object> out;
-    for (const char* n : names)
-      out.push_back(json::parse(detail::builtin_data(fmt::format("crds/{}.json", n)), {}, deep_json()).as_object());
-    return out;
-  };
-  static const std::vector<json::object> v1 =
-      load({"training-operator_mpijobs", "training-operator_tfjobs", "training-operator_pytorchjobs"});
-  static const std::vector<json::object> v2 =
-      load({"mpi-operator_mpijobs", "training-operator_tfjobs", "training-operator_pytorchjobs"});
-  return mpijob_version == "v2beta1" ? v2 : v1;
+namespace {
+
+constexpr const char* kShipped[] = {"training-operator_mpijobs", "mpi-operator_mpijobs", "training-operator_tfjobs",
+                                    "training-operator_pytorchjobs"};
+
+// A shipped CRD by its data/crds key, parsed when first asked for (then kept).
+const json::object* shipped(std::string_view key) {
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<const json::object>, std::less<>> parsed;
+  std::lock_guard lk(mu);
+  if (auto it = parsed.find(key); it != parsed.end()) return it->second.get();
+  const auto text = detail::builtin_data(fmt::format("crds/{}.json", key));
+  if (text.empty()) return nullptr;
+  auto obj = std::make_unique<const json::object>(json::parse(text, {}, deep_json()).as_object());
+  return parsed.emplace(std::string(key), std::move(obj)).first->second.get();
+}
+
+}  // namespace
+
+std::vector<std::shared_ptr<const json::object>> kubeflow_crds(std::string_view mpijob_version) {
+  std::vector<std::shared_ptr<const json::object>> out;
+  for (const char* n : {mpijob_version == "v2beta1" ? "mpi-operator_mpijobs" : "training-operator_mpijobs",
+                        "training-operator_tfjobs", "training-operator_pytorchjobs"})
+    if (const json::object* c = shipped(n)) out.emplace_back(std::shared_ptr<const json::object>(), c);  // (kept for good)
+  return out;
+}
+
+std::string shipped_key(const json::object& crd) {
+  const json::value* spec = crd.if_contains("spec");
+  if (!spec) return {};
+  const std::string name = text(member(&crd, "metadata"), "name");
+  for (const char* key : kShipped) {
+    // (the name is in the key: parse no file of another CRD)
+    if (name != fmt::format("{}.kubeflow.org", std::string_view(key).substr(std::string_view(key).find('_') + 1))) continue;
+    const json::object* c = shipped(key);
+    if (c && util::json_equal(c->at("spec"), *spec)) return key;
+  }
+  return {};
+}
+
+const json::object* shipped_spec(std::string_view key) {
+  const json::object* c = shipped(key);
+  return c ? &c->at("spec").as_object() : nullptr;
 }
 
 std::vector<const json::value*> json_path(const json::value& root, std::string_view path) {
@@ -755,12 +793,12 @@ std::vector<const json::value*> json_path(const json::value& root, std::string_v
   return cur;
 }
 
-std::shared_ptr<const Schema> from_version(const json::object& version) {
+std::shared_ptr<const Schema> from_version(const json::object& version, const std::shared_ptr<const json::object>& owner) {
   const json::object* sch = member(member(&version, "schema"), "openAPIV3Schema");
   if (!sch) return nullptr;
   auto out = std::make_shared<Schema>();
-  out->root = *sch;
-  out->has_validation_rules = any_rules(json::value(*sch));
+  out->root = owner ? std::shared_ptr<const json::object>(owner, sch) : std::make_shared<const json::object>(*sch);
+  out->has_validation_rules = any_rules(*sch);
   out->spec_replicas_path = text(member(member(&version, "subresources"), "scale"), "specReplicasPath");
   out->status_replicas_path = text(member(member(&version, "subresources"), "scale"), "statusReplicasPath");
   if (const json::value* cols = version.if_contains("additionalPrinterColumns"); cols && cols->is_array())
@@ -771,8 +809,8 @@ std::shared_ptr<const Schema> from_version(const json::object& version) {
 std::vector<std::string> coerce(json::object& obj, const Schema& s) {
   Pruner p;
   json::value v(std::move(obj));
-  p.prune(v, &s.root, true);
-  prune_nulls(v, &s.root);
+  p.prune(v, s.root.get(), true);
+  prune_nulls(v, s.root.get());
   obj = std::move(v.as_object());
   std::sort(p.unknown.begin(), p.unknown.end());
   return std::move(p.unknown);
@@ -780,7 +818,7 @@ std::vector<std::string> coerce(json::object& obj, const Schema& s) {
 
 void apply_defaults(json::object& obj, const Schema& s) {
   json::value v(std::move(obj));
-  default_value(v, &s.root);
+  default_value(v, s.root.get());
   obj = std::move(v.as_object());
 }
 
@@ -799,17 +837,17 @@ void cel_rules(const json::object& obj, const json::object* old, const Schema& s
                    "correct the existing errors to complete validation",
                    "<nil>"});
   else if (old)
-    immutability(json::value(obj), json::value(*old), &s.root, "", out);
+    immutability(json::value(obj), json::value(*old), s.root.get(), "", out);
 }
 
 }  // namespace
 
 std::vector<StatusCause> validate(const json::object& obj, const json::object* old, const Schema& s) {
   std::vector<StatusCause> out;
-  Validator{out}.validate(json::value(obj), s.root, "");
+  Validator{out}.validate(json::value(obj), *s.root, "");
   replicas_at(obj, s.spec_replicas_path, out);
   replicas_at(obj, s.status_replicas_path, out);
-  ListTypes{out}.object(obj, &s.root, "");
+  ListTypes{out}.object(obj, s.root.get(), "");
   cel_rules(obj, old, s, out);
   return out;
 }
@@ -817,11 +855,11 @@ std::vector<StatusCause> validate(const json::object& obj, const json::object* o
 std::vector<StatusCause> validate_status(const json::object& obj, const json::object& old, const Schema& s) {
   std::vector<StatusCause> out;
   if (const json::value* st = obj.if_contains("status"))
-    if (const json::object* ss = property(&s.root, "status")) Validator{out, "status"}.validate(*st, *ss, "");
+    if (const json::object* ss = property(s.root.get(), "status")) Validator{out, "status"}.validate(*st, *ss, "");
   replicas_at(obj, s.status_replicas_path, out);
   std::vector<StatusCause> lists, old_lists;
-  ListTypes{lists}.object(obj, &s.root, "");
-  if (!lists.empty()) ListTypes{old_lists}.object(old, &s.root, "");
+  ListTypes{lists}.object(obj, s.root.get(), "");
+  if (!lists.empty()) ListTypes{old_lists}.object(old, s.root.get(), "");
   if (old_lists.empty()) out.insert(out.end(), lists.begin(), lists.end());
   cel_rules(obj, &old, s, out);
   return out;

@@ -25,7 +25,8 @@ namespace gpupool::embedded::crd {
 
 /// One served version of a CRD: its schema and what the API server derives from it.
 struct Schema {
-  boost::json::object root;          ///< spec.versions[].schema.openAPIV3Schema
+  /// spec.versions[].schema.openAPIV3Schema; it may point into the CRD object that holds it.
+  std::shared_ptr<const boost::json::object> root;
   bool has_validation_rules = false;  ///< some x-kubernetes-validations (CEL) rule is declared
   std::string spec_replicas_path;     ///< subresources.scale.specReplicasPath (".spec.replicas"), or ""
   std::string status_replicas_path;   ///< subresources.scale.statusReplicasPath, or ""
@@ -38,14 +39,27 @@ std::vector<const boost::json::value*> json_path(const boost::json::value& root,
 
 /// The resource type a CRD defines: names, scope, the served (storage) version with its schema
 /// and subresources; nullopt when the CRD lacks group, names or a served version.
-std::optional<ResourceType> resource_type(const boost::json::object& crd);
+/// With `owner` (the shared object `crd` is), the schema points into it instead of a copy.
+std::optional<ResourceType> resource_type(const boost::json::object& crd,
+                                          const std::shared_ptr<const boost::json::object>& owner = nullptr);
 
 /// The CRDs the Kubeflow operators install, as released (data/crds/): training-operator v1.9.0's
 /// TFJob, PyTorchJob and MPIJob v1, or with `mpijob_version` "v2beta1" mpi-operator v0.8.2's MPIJob.
-const std::vector<boost::json::object>& kubeflow_crds(std::string_view mpijob_version);
+/// They are parsed once and kept for the process (the pointers own nothing).
+std::vector<std::shared_ptr<const boost::json::object>> kubeflow_crds(std::string_view mpijob_version);
+
+/// The state file's short form of a shipped CRD (kubeflow_crds) left as shipped: its key
+/// ("training-operator_tfjobs") when `crd` has a shipped CRD's name and spec, else "". The state
+/// then keeps the object without its spec (a quarter of a megabyte each), which
+/// shipped_spec(key) gives back when the state is loaded.
+std::string shipped_key(const boost::json::object& crd);
+/// The spec of the shipped CRD `key`, or nullptr for an unknown key.
+const boost::json::object* shipped_spec(std::string_view key);
 
 /// The schema of one `spec.versions[]` entry of a CRD, or nullptr when it declares none.
-std::shared_ptr<const Schema> from_version(const boost::json::object& version);
+/// With `owner` (the object `version` lives in), the schema points into it instead of a copy.
+std::shared_ptr<const Schema> from_version(const boost::json::object& version,
+                                           const std::shared_ptr<const boost::json::object>& owner = nullptr);
 
 /// unstructuredSchemaCoercer.apply on a decoded body: unknown fields are pruned (except under
 /// x-kubernetes-preserve-unknown-fields), nulls of non-nullable fields without a default are

@@ -153,30 +153,7 @@ bool manual_selector(const json::object& job) {
   return m && m->is_bool() && m->as_bool();
 }
 
-// metav1.LabelSelectorAsSelector(...).Matches(labels): matchLabels and matchExpressions
-// (In, NotIn, Exists, DoesNotExist). An unparsable selector matches (the caller skips it, as
-// the real code does on error).
-bool selector_matches(const json::object& sel, const json::object* labels) {
-  auto label = [&](std::string_view k) -> const json::value* { return labels ? labels->if_contains(k) : nullptr; };
-  if (const json::object* ml = object_at(sel, {"matchLabels"}))
-    for (const auto& [k, v] : *ml) {
-      const json::value* have = label(k);
-      if (!have || !util::json_equal(*have, v)) return false;
-    }
-  if (const json::array* me = util::array_at(sel, {}, "matchExpressions"))
-    for (const auto& e : *me) {
-      if (!e.is_object()) continue;
-      const std::string key = string_of(&e.as_object(), "key"), op = string_of(&e.as_object(), "operator");
-      const json::value* have = label(key);
-      bool in = false;
-      if (const json::array* vs = util::array_at(e.as_object(), {}, "values"))
-        for (const auto& v : *vs)
-          if (have && util::json_equal(*have, v)) in = true;
-      if ((op == "In" && !in) || (op == "NotIn" && in) || (op == "Exists" && !have) || (op == "DoesNotExist" && have))
-        return false;
-    }
-  return true;
-}
+using util::selector_matches;
 
 }  // namespace
 

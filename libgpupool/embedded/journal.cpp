@@ -1,4 +1,5 @@
 #include "embedded/journal.hpp"
+#include "embedded/crd_schema.hpp"
 #include "common/json_depth.hpp"
 
 #include <fcntl.h>
@@ -54,6 +55,28 @@ std::string str(const json::object& o, const char* key) {
   return v && v->is_string() ? std::string(v->as_string()) : std::string();
 }
 
+bool is_crd(std::string_view g, std::string_view r) {
+  return g == "apiextensions.k8s.io" && r == "customresourcedefinitions";
+}
+
+// A record or snapshot entry of a shipped CRD left as shipped holds no spec, but its key
+// (crd::shipped_key): the state stays small. pack() writes that form, unpack() reads it.
+void pack(json::object& entry) {
+  auto* obj = entry.if_contains("object");
+  if (!obj || !obj->is_object() || !is_crd(str(entry, "group"), str(entry, "resource"))) return;
+  if (const std::string key = crd::shipped_key(obj->as_object()); !key.empty()) {
+    obj->as_object().erase("spec");
+    entry["shipped"] = key;
+  }
+}
+void unpack(json::object& entry) {
+  const std::string key = str(entry, "shipped");
+  auto* obj = entry.if_contains("object");
+  if (key.empty() || !obj || !obj->is_object()) return;
+  if (const json::object* spec = crd::shipped_spec(key)) obj->as_object()["spec"] = *spec;
+  entry.erase("shipped");
+}
+
 /// The objects of a snapshot by (group, resource, namespace, name), to replay a journal onto.
 struct Replay {
   std::uint64_t base = 0;      // the snapshot's revision: records up to it are in the snapshot
@@ -82,7 +105,8 @@ struct Replay {
       pos = nl + 1;
       if (ec || !v.is_object() || !v.as_object().contains("rv"))
         throw ConfigError(path, "", fmt::format("the embedded cluster's journal is corrupt; {}", kResetHint), line);
-      const auto& rec = v.as_object();
+      auto& rec = v.as_object();
+      unpack(rec);
       const auto rv = rec.at("rv").to_number<std::uint64_t>();
       if (rv <= base) continue;  // the snapshot already holds it
       revision = std::max(revision, rv);
@@ -166,7 +190,8 @@ json::object load_state(const std::string& snapshot_path) {
       throw ConfigError(snapshot_path, "",
                         fmt::format("not a gpupool state file (truncated or corrupt); {}", kResetHint));
     replay.base = replay.revision = revision->to_number<std::uint64_t>();
-    for (const auto& e : objects->as_array()) {
+    for (auto& e : snap.as_object()["objects"].as_array()) {
+      if (e.is_object()) unpack(e.as_object());
       const auto* entry = e.if_object();
       const auto* obj = entry ? entry->if_contains("object") : nullptr;
       if (!obj || !obj->is_object())
@@ -247,6 +272,7 @@ void FileJournal::sync() {
                      {"group", p.rt->group},
                      {"resource", p.rt->resource},
                      {"object", *p.object}};
+    pack(rec);
     out += json::serialize(rec);
     out += '\n';
   }
@@ -274,7 +300,11 @@ void FileJournal::compact(const std::function<json::object()>& take) {
     open_log();  // also fsyncs the directory: the rename is durable
   }
   sync();  // what was queued before the set-aside goes to the new journal (replay skips it if old)
-  write_file_durably(snapshot_path_, json::serialize(take()));
+  json::object snap = take();
+  if (auto* objects = snap.if_contains("objects"); objects && objects->is_array())
+    for (auto& e : objects->as_array())
+      if (e.is_object()) pack(e.as_object());
+  write_file_durably(snapshot_path_, json::serialize(snap));
   ::unlink(old.c_str());
   fsync_dir(old);
 }

@@ -19,6 +19,8 @@
 #include "embedded/controllers.hpp"
 #include "embedded/crd_schema.hpp"
 #include "embedded/volumes.hpp"
+#include "embedded/endpoints.hpp"
+#include "embedded/disruption.hpp"
 #include "embedded/kubelet.hpp"
 #include "embedded/quota.hpp"
 #include "embedded/scheduler.hpp"
@@ -97,6 +99,8 @@ struct EmbeddedServer::Impl {
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<Controllers> controllers;
   std::unique_ptr<VolumeController> volumes;
+  std::unique_ptr<EndpointsController> endpoints;
+  std::unique_ptr<DisruptionController> disruption;
   std::unique_ptr<Kubelet> kubelet;
   std::unique_ptr<Api> api;
   FaultInjector faults;
@@ -120,6 +124,11 @@ struct EmbeddedServer::Impl {
   }
 
   void compact() {
+    // Nothing written since the snapshot (a read-only command): it stands as it is.
+    journal->sync();
+    if (journal->size() == 0 && std::filesystem::exists(options.state_file) &&
+        !std::filesystem::exists(options.state_file + ".log.old"))
+      return;
     journal->compact([this] { return store->snapshot(); });
   }
 
@@ -200,6 +209,8 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
   im.scheduler = std::make_unique<Scheduler>(*im.store, im.clock, std::move(sched));
   im.controllers = std::make_unique<Controllers>(*im.store, im.clock, im.options.kubeflow_operators);
   im.volumes = std::make_unique<VolumeController>(*im.store, im.clock);
+  im.endpoints = std::make_unique<EndpointsController>(*im.store, im.clock);
+  im.disruption = std::make_unique<DisruptionController>(*im.store, im.clock);
   // ResourceQuota is the last admission plugin (after DefaultStorageClass and the other mutating
   // plugins), as in kube-apiserver's plugin order.
   im.quota = std::make_unique<QuotaController>(*im.store);
@@ -236,9 +247,9 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
   // The Kubeflow operators' CRDs, as a cluster with the operators installed lists them.
   const auto& crd_type = im.store->type("apiextensions.k8s.io", "customresourcedefinitions");
   for (const auto& c : crd::kubeflow_crds(im.options.mpijob_version)) {
-    const auto* md = c.if_contains("metadata");
+    const auto* md = c->if_contains("metadata");
     const auto* name = md && md->is_object() ? md->as_object().if_contains("name") : nullptr;
-    if (name && name->is_string() && !im.store->find(crd_type, "", name->as_string())) im.store->create(crd_type, "", c);
+    if (name && name->is_string() && !im.store->find(crd_type, "", name->as_string())) im.store->create(crd_type, "", *c);
   }
   if (!restored) {
     // StorageClasses: "standard", the default class (as kind and minikube install one), and every

@@ -59,6 +59,35 @@ std::string join(const std::vector<std::string>& v, const char* sep = ",") {
   return out;
 }
 
+// The printers' lists of at most three ("a,b,c + 2 more..."), `none` when empty.
+std::string first_three(const std::vector<std::string>& all, const char* none) {
+  if (all.empty()) return none;
+  std::vector<std::string> shown(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(all.size(), 3)));
+  std::string out = join(shown);
+  if (all.size() > 3) out += fmt::format(" + {} more...", all.size() - 3);
+  return out;
+}
+
+// formatEndpoints: ip:port for every port of every subset (an address alone without ports).
+std::string endpoints_text(const json::value& o) {
+  const auto* subsets = at(o, {"subsets"});
+  if (!subsets || !subsets->is_array() || subsets->as_array().empty()) return "<none>";
+  std::vector<std::string> list;
+  for (const auto& ss : subsets->as_array()) {
+    std::vector<std::string> ips;
+    if (const auto* as = at(ss, {"addresses"}); as && as->is_array())
+      for (const auto& a : as->as_array()) ips.push_back(s(a, {"ip"}));
+    const auto* ports = at(ss, {"ports"});
+    if (!ports || !ports->is_array() || ports->as_array().empty()) {
+      list.insert(list.end(), ips.begin(), ips.end());
+      continue;
+    }
+    for (const auto& p : ports->as_array())
+      for (const auto& ip : ips) list.push_back(ip + ":" + std::to_string(n(p, {"port"})));
+  }
+  return first_three(list, "");
+}
+
 // Containers, Images, Selector of workload controllers' -o wide.
 void containers_images(const json::value& spec_template, std::string& names, std::string& images) {
   std::vector<std::string> ns, is;
@@ -353,6 +382,44 @@ json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<c
         }
       }
       return cells;
+    };
+  } else if (t.group == "policy" && t.resource == "poddisruptionbudgets") {
+    cols = {{"Name", "string", 0, "name"}, {"Min Available", "string", 0}, {"Max Unavailable", "string", 0},
+            {"Allowed Disruptions", "integer", 0}, {"Age", "string", 0}};
+    row = [](const json::value& o, Clock::time_point now) -> json::array {
+      // printPodDisruptionBudget: an int-or-string, or N/A.
+      auto field = [&](std::string_view key) -> std::string {
+        const auto* v = at(o, {"spec", key});
+        if (!v || v->is_null()) return "N/A";
+        return v->is_string() ? std::string(v->as_string()) : std::to_string(n(o, {"spec", key}));
+      };
+      return {s(o, {"metadata", "name"}), field("minAvailable"), field("maxUnavailable"), n(o, {"status", "disruptionsAllowed"}),
+              age(o, now)};
+    };
+  } else if (core && t.resource == "endpoints") {
+    cols = {{"Name", "string", 0, "name"}, {"Endpoints", "string", 0}, {"Age", "string", 0}};
+    row = [](const json::value& o, Clock::time_point now) -> json::array {
+      return {s(o, {"metadata", "name"}), endpoints_text(o), age(o, now)};
+    };
+  } else if (t.group == "discovery.k8s.io" && t.resource == "endpointslices") {
+    cols = {{"Name", "string", 0, "name"}, {"AddressType", "string", 0}, {"Ports", "string", 0},
+            {"Endpoints", "string", 0}, {"Age", "string", 0}};
+    row = [](const json::value& o, Clock::time_point now) -> json::array {
+      // formatDiscoveryPorts / formatDiscoveryEndpoints: the first three, then "+ N more...".
+      std::vector<std::string> ports, addresses;
+      if (const auto* ps = at(o, {"ports"}); ps && ps->is_array())
+        for (const auto& p : ps->as_array()) {
+          if (const auto* n = at(p, {"port"}); n && n->is_int64()) ports.push_back(std::to_string(n->as_int64()));
+          else if (const auto* nm = at(p, {"name"}); nm && nm->is_string()) ports.emplace_back(nm->as_string());
+          else ports.emplace_back("*");
+        }
+      if (const auto* es = at(o, {"endpoints"}); es && es->is_array())
+        for (const auto& e : es->as_array())
+          if (const auto* as = at(e, {"addresses"}); as && as->is_array())
+            for (const auto& a : as->as_array())
+              if (a.is_string()) addresses.emplace_back(a.as_string());
+      return {s(o, {"metadata", "name"}), s(o, {"addressType"}), first_three(ports, "<unset>"),
+              first_three(addresses, "<unset>"), age(o, now)};
     };
   } else if (t.group == "apiextensions.k8s.io" && t.resource == "customresourcedefinitions") {
     // The CRD's own printer columns (apiextensions' customresourcedefinition table): NAME, CREATED AT.

@@ -77,6 +77,10 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version) {
   pc.has_status = false;
   out.push_back(std::move(pc));
   out.push_back(typed("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", "poddisruptionbudget", true, {"pdb"}));
+  // The endpoints controller's slices (embedded/endpoints), which `kubectl describe service` reads.
+  auto slices = typed("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", "endpointslice", true, {});
+  slices.has_status = false;
+  out.push_back(std::move(slices));
   for (auto [res, kind, ns] : {std::tuple{"roles", "Role", true}, std::tuple{"rolebindings", "RoleBinding", true},
                                std::tuple{"clusterroles", "ClusterRole", false},
                                std::tuple{"clusterrolebindings", "ClusterRoleBinding", false}}) {
@@ -99,7 +103,7 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version) {
                       "customresourcedefinition", false, {"crd", "crds"}));
   // The Kubeflow kinds as their operators' CRDs define them (installed by the server too).
   for (const auto& c : crd::kubeflow_crds(mpijob_version))
-    if (auto k = crd::resource_type(c)) out.push_back(std::move(*k));
+    if (auto k = crd::resource_type(*c, c)) out.push_back(std::move(*k));
   return out;
 }
 
@@ -526,6 +530,13 @@ void builtin_admission(AdmissionRequest& r) {
   const bool create = r.operation == AdmissionRequest::Operation::Create;
   const bool core = t.group.empty();
   if (core && t.resource == "nodes") default_node(obj);
+  // SetDefaults_Namespace and the namespace strategy's Canonicalize: every named namespace carries
+  // kubernetes.io/metadata.name with its name.
+  if (core && t.resource == "namespaces" && !name.empty()) {
+    auto& labels = obj["metadata"].as_object()["labels"];
+    if (!labels.is_object()) labels = json::object{};
+    labels.as_object()["kubernetes.io/metadata.name"] = name;
+  }
   // Scheme defaults (SetDefaults_*, applied as a body is decoded): the writer's managedFields
   // include them. (Here on create only for most kinds; see below for the workloads.)
   if (create && r.subresource.empty()) {

@@ -16,7 +16,7 @@ namespace {
 
 crd::Schema widget_schema() {
   crd::Schema s;
-  s.root = json::parse(R"({"type":"object","properties":{
+  s.root = std::make_shared<const json::object>(json::parse(R"({"type":"object","properties":{
     "spec":{"type":"object","required":["size"],"properties":{
       "size":{"type":"string","enum":["small","large"]},
       "replicas":{"type":"integer","minimum":0,"maximum":1000000,"default":1},
@@ -31,7 +31,7 @@ crd::Schema widget_schema() {
       "template":{"type":"object","x-kubernetes-embedded-resource":true,"properties":{"spec":{"type":"object"}}},
       "owner":{"type":"string","x-kubernetes-validations":[{"rule":"self == oldSelf","message":"owner is immutable"}]}}},
     "status":{"type":"object","properties":{"replicas":{"type":"integer"}}}}})")
-               .as_object();
+                                                    .as_object());
   s.has_validation_rules = true;
   s.spec_replicas_path = ".spec.replicas";
   return s;
@@ -161,7 +161,7 @@ TEST_CASE("every Kubeflow job gpupool renders passes its operator's CRD as relea
       const ResourceType* type = nullptr;
       std::optional<ResourceType> t;
       for (const auto& c : crd::kubeflow_crds(version))
-        if ((t = crd::resource_type(c)) && t->kind == obj.at("kind").as_string() && t->version == version) {
+        if ((t = crd::resource_type(*c)) && t->kind == obj.at("kind").as_string() && t->version == version) {
           type = &*t;
           break;
         }
@@ -180,7 +180,7 @@ TEST_CASE("the shipped Kubeflow CRDs define the kinds the embedded server serves
   for (const char* v : {"v1", "v2beta1"}) {
     std::vector<std::string> kinds;
     for (const auto& c : crd::kubeflow_crds(v)) {
-      auto t = crd::resource_type(c);
+      auto t = crd::resource_type(*c);
       REQUIRE(t);
       CHECK(t->schema);
       kinds.push_back(t->kind + "/" + t->version);

@@ -759,3 +759,33 @@ spec:
   CHECK(r.code == 0);
   CHECK(r.err.find("Warning: spec.containers[0].env[1]: hides previous definition of \"X\"") != std::string::npos);
 }
+
+TEST_CASE("a Service's Endpoints and EndpointSlice follow its pods; describe service shows them") {
+  Cluster c("iiis");
+  REQUIRE(c.kubectl("alice", "create deployment web --image=nginx --replicas=2 --port=8080").code == 0);
+  auto r = c.kubectl("alice", "expose deployment web --port=80 --target-port=8080");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  // No pod runs yet: the objects exist, with nothing in them (as kube-controller-manager makes them).
+  const auto& endpoints = c.type("", "endpoints");
+  CHECK(!c.server.store().get(endpoints, "alice", "web").contains("subsets"));
+  c.server.advance(30s);  // the kubelet starts the pods: each gets an IP and becomes Ready
+  auto ep = c.server.store().get(endpoints, "alice", "web");
+  REQUIRE(ep.contains("subsets"));
+  const auto& subset = ep.at("subsets").at(0).as_object();
+  REQUIRE(subset.at("addresses").as_array().size() == 2);
+  CHECK(subset.at("ports").at(0).at("port") == 8080);
+  CHECK(subset.at("addresses").at(0).at("targetRef").at("kind") == "Pod");
+  r = c.kubectl("alice", "get endpointslices -o jsonpath={.items[0].endpoints[*].conditions.ready}");
+  CHECK(r.out == "true true");
+  r = c.kubectl("alice", "describe service web");
+  CHECK(r.out.find("Endpoints:                " + std::string(subset.at("addresses").at(0).at("ip").as_string()) + ":8080,") !=
+        std::string::npos);
+  // Scaled to nothing: empty again; deleted: gone (the slice with its owner).
+  REQUIRE(c.kubectl("alice", "scale deployment web --replicas=0").code == 0);
+  c.server.advance(60s);
+  CHECK(!c.server.store().get(endpoints, "alice", "web").contains("subsets"));
+  REQUIRE(c.kubectl("alice", "delete service web").code == 0);
+  c.server.advance(1s);
+  CHECK(!c.server.store().find(endpoints, "alice", "web"));
+  CHECK(c.kubectl("alice", "get endpointslices -o name").out.empty());
+}

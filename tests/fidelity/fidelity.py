@@ -419,6 +419,39 @@ APPLY_STEPS = [
     (["get", "configmap", "cm1", "-o", 'jsonpath={.data} {.metadata.managedFields[*].manager}{"\\n"}'], None),
 ]
 
+# kubectl describe of the kinds users meet besides workloads (kubectl's describers read the objects,
+# their Endpoints/EndpointSlices and events): a Service's endpoints, a budget's status and NoPods
+# event from the disruption controller, quota, LimitRange, RBAC, a namespace's labels.
+DESCRIBE_STEPS = [
+    (["create", "configmap", "dc", "--from-literal=a=1"], None),
+    (["create", "service", "clusterip", "dsvc", "--tcp=80:8080", "--tcp=443:8443"], None),
+    (["create", "service", "clusterip", "dheadless", "--clusterip=None"], None),
+    (["create", "quota", "dq", "--hard=pods=3,requests.cpu=2"], None),
+    (["create", "serviceaccount", "dsa"], None),
+    (["create", "secret", "generic", "dsec", "--from-literal=k=v"], None),
+    (["create", "role", "drole", "--verb=get", "--resource=pods"], None),
+    (["create", "rolebinding", "drb", "--role=drole", "--user=bob"], None),
+    (["create", "pdb", "dpdb", "--selector=app=x", "--min-available=1"], None),
+    (["create", "pdb", "dpdb2", "--selector=app=y", "--max-unavailable=50%"], None),
+    (["create", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "dlr"},
+                                        "spec": {"limits": [{"type": "Container", "default": {"cpu": "300m"},
+                                                             "max": {"cpu": "1"}}]}})),
+    (["wait", "--for=jsonpath={.status.observedGeneration}=1", "pdb/dpdb", "pdb/dpdb2"], None),
+    (["wait", "--for=jsonpath={.metadata.name}=dsvc", "endpoints/dsvc"], None),
+] + [(["describe", r], None) for r in
+     ["configmap/dc", "service/dsvc", "service/dheadless", "quota/dq", "serviceaccount/dsa", "secret/dsec",
+      "role/drole", "rolebinding/drb", "pdb/dpdb", "pdb/dpdb2", "limitrange/dlr"]] + [
+    (["get", "pdb"], None),
+    (["get", "pdb", "dpdb", "-o", "jsonpath={.status}"], None),
+    (["get", "endpoints"], None),
+    (["get", "endpoints", "dheadless", "-o", "json"], None),
+    (["get", "endpointslices", "-o", 'jsonpath={range .items[*]}{.metadata.generateName} {.addressType} '
+      '{.metadata.labels} {.metadata.ownerReferences[0].kind} {.endpoints} {.ports}{"\\n"}{end}'], None, "uniq"),
+    (["get", "namespace", "NAMESPACE", "-o", "jsonpath={.metadata.labels}"], None),
+    (["delete", "service", "dsvc"], None),
+    (["get", "endpoints", "-o", "name"], None),
+]
+
 SCENARIOS = {
     "quota": [
         (["create", "quota", "compute", "--hard=limits.cpu=1,limits.memory=1Gi,requests.nvidia.com/gpu=1,pods=2,count/services=1"], None),
@@ -701,6 +734,7 @@ SCENARIOS = {
     "events": EVENT_STEPS,
     "quantities": QUANTITY_STEPS,
     "applyconflicts": APPLY_STEPS,
+    "describe": DESCRIBE_STEPS,
     "explain": [
         (["explain", "deployment.spec.replicas"], None),
         (["explain", "pod.spec.tolerations"], None),
@@ -923,7 +957,7 @@ def run_scenario(kubeconfig, name, steps):
     out = []
     captured = {}
     for args, stdin, *post in steps:
-        a = [x.replace("/namespaces/NS/", "/namespaces/%s/" % ns) for x in args] + ["-n", ns]
+        a = [ns if x == "NAMESPACE" else x.replace("/namespaces/NS/", "/namespaces/%s/" % ns) for x in args] + ["-n", ns]
         for k, v in captured.items():
             a = [x.replace("{" + k + "}", v) for x in a]
         if stdin:  # a body naming the scenario's namespace

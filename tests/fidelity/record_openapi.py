@@ -26,6 +26,7 @@ SERVED = {
     "apis/rbac.authorization.k8s.io/v1": ["Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"],
     "apis/authorization.k8s.io/v1": ["SelfSubjectAccessReview", "SubjectAccessReview"],
     "apis/apiextensions.k8s.io/v1": ["CustomResourceDefinition"],
+    "apis/discovery.k8s.io/v1": ["EndpointSlice"],
 }
 REF = "#/components/schemas/"
 
