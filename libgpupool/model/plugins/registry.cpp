@@ -13,28 +13,27 @@
 
 namespace gpupool::plugins {
 
-// Each defined in its own file of this folder.
-const Plugin& node_unschedulable();
-const Plugin& node_name();
-const Plugin& taint_toleration();
-const Plugin& node_affinity();
-const Plugin& node_resources_fit();
-const Plugin& pod_topology_spread();
-const Plugin& balanced_allocation();
+// The one list of built-in plugins, in the default profile's order. Each entry names the factory
+// function its own file of this folder defines (`const Plugin& name()`, via instance<>()).
+#define GPUPOOL_BUILTIN_PLUGINS(X) \
+  X(node_unschedulable)            \
+  X(node_name)                     \
+  X(taint_toleration)              \
+  X(node_affinity)                 \
+  X(node_resources_fit)            \
+  X(pod_topology_spread)           \
+  X(balanced_allocation)
+
+#define GPUPOOL_DECLARE_PLUGIN(name) const Plugin& name();
+GPUPOOL_BUILTIN_PLUGINS(GPUPOOL_DECLARE_PLUGIN)
+#undef GPUPOOL_DECLARE_PLUGIN
 
 namespace {
 
-// The one list of built-in plugins, in the default profile's order.
 std::vector<const Plugin*> builtin_plugins() {
-  return {
-      &node_unschedulable(),
-      &node_name(),
-      &taint_toleration(),
-      &node_affinity(),
-      &node_resources_fit(),
-      &pod_topology_spread(),
-      &balanced_allocation(),
-  };
+#define GPUPOOL_PLUGIN_ENTRY(name) &name(),
+  return {GPUPOOL_BUILTIN_PLUGINS(GPUPOOL_PLUGIN_ENTRY)};
+#undef GPUPOOL_PLUGIN_ENTRY
 }
 
 // Derives what the runtime needs from the plugins' declarations.
