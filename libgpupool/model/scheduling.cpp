@@ -615,6 +615,12 @@ namespace {
 using plugins::Cycle;
 using plugins::Plugin;
 
+// A plugin's raw score of a node. Raw scores are never negative (Plugin::score); one that is
+// counts as 0, so that no score table is indexed below its start.
+std::int64_t raw_score(const Plugin& plugin, const Cycle& cycle, const NodeInfo& n) {
+  return std::max<std::int64_t>(plugin.score(cycle, n), 0);
+}
+
 // The NodeSpec filters in order (RunFilterPlugins stops at the first rejection) and, for a node
 // they pass, the cached scorer's raw score.
 StaticVerdict evaluate_static(const SchedulerProfile& profile, const Cycle& cycle, const NodeInfo& n) {
@@ -626,9 +632,10 @@ StaticVerdict evaluate_static(const SchedulerProfile& profile, const Cycle& cycl
       return v;
     }
   }
-  if (profile.cached_score >= 0)
-    v.raw = static_cast<std::int32_t>(
-        profile.plugins[profile.scorers[static_cast<std::size_t>(profile.cached_score)]]->score(cycle, n));
+  if (profile.cached_score >= 0) {
+    const Plugin& scorer = *profile.plugins[profile.scorers[static_cast<std::size_t>(profile.cached_score)]];
+    v.raw = static_cast<std::int32_t>(std::min<std::int64_t>(raw_score(scorer, cycle, n), std::numeric_limits<std::int32_t>::max()));
+  }
   return v;
 }
 
@@ -683,11 +690,11 @@ std::vector<std::string> histogram(const std::map<std::string, int>& counts) {
 constexpr std::int64_t kMaxTable = 4096;
 
 // prioritizeNodes and selectHost (schedule_one.go), the one place scores are totalled: each
-// scorer's raw scores of the m feasible nodes (s.columns, one per SchedulerProfile::scorers entry, with
-// their highest in s.column_hi, kept by the walks; raw scores are never negative) go through its
+// scorer's raw scores of the m feasible nodes (s.columns, one per SchedulerProfile::scorers entry,
+// with their highest in s.column_hi, kept by the walks; never negative) go through its
 // NormalizeScore, are multiplied by its weight and summed per node (into s.totals when
-// `keep_totals`, for the verdicts). Returns the index
-// of the first node with the highest total: ties go to the first in evaluation order.
+// `keep_totals`, for the verdicts). Returns the index of the first node with the highest total:
+// ties go to the first in evaluation order.
 std::size_t select_host(const SchedulerProfile& profile, PlacementState::Scratch& s, std::size_t m, bool keep_totals) {
   // Up to two normalized columns are summed in the final pass through tables of their weighted
   // normalized scores, up to two others by multiplying; any further column gets a pass of its own.
@@ -992,7 +999,7 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
     s.feasible.push_back(idx);
     for (std::size_t k = 0; k < profile.scorers.size(); ++k) {
       const std::int64_t raw =
-          static_cast<int>(k) == profile.cached_score ? v->raw : profile.plugins[profile.scorers[k]]->score(cycle, n);
+          static_cast<int>(k) == profile.cached_score ? v->raw : raw_score(*profile.plugins[profile.scorers[k]], cycle, n);
       s.columns[k].push_back(raw);
       s.column_hi[k] = std::max(s.column_hi[k], raw);
     }
