@@ -123,12 +123,9 @@ struct PodExplanation {
   std::string phase;
   std::string node;                ///< where it runs, if bound
   std::vector<std::string> events; ///< FailedScheduling (and other warning) messages, newest last
-  struct Verdict {
-    std::string node;
-    bool fits = false;
-    std::vector<std::string> reasons;  ///< the scheduler's wording, e.g. "node(s) had untolerated taint {gpu_node: invalid}"
-  };
-  std::vector<Verdict> nodes;      ///< a local fit check of every node
+  /// A local fit check of every node (reasons in the scheduler's wording, e.g. "node(s) had
+  /// untolerated taint {gpu_node: invalid}").
+  std::vector<NodeVerdict> nodes;
   std::string quota;               ///< an exceeded-quota message, if any
 };
 struct Explanation {

@@ -9,16 +9,17 @@
 //   if (r.chosen) state.add_pod(nodes[*r.chosen], pod);   // account the binding
 //   else event(r.failed_scheduling_message());            // "0/6 nodes are available: ..."
 //
-// Filters (kube-scheduler v1.32 default profile, in its order; a node's verdict comes from the first
-// plugin that rejects it): NodeUnschedulable, NodeName, TaintToleration, NodeAffinity (nodeSelector +
+// The rules are kube-scheduler's plugins, one source file each (libgpupool/model/plugins/, listed in
+// its registry.cpp). Filters (kube-scheduler v1.32 default profile, in its order; a node's verdict
+// comes from the first plugin that rejects it): NodeUnschedulable, NodeName, TaintToleration, NodeAffinity (nodeSelector +
 // required node affinity, with its PreFilter narrowing to the nodes named by matchFields
 // metadata.name), NodeResourcesFit (pods count, cpu, memory, ephemeral-storage and every extended
 // resource; zero requests skip). Reasons are worded as the plugins word them.
 //
 // Scores (the default weights): TaintToleration ×3 (PreferNoSchedule taints not tolerated, normalized
 // in reverse), NodeResourcesFit LeastAllocated ×1 (cpu and memory, with the 100m/200Mi non-zero
-// defaults), NodeResourcesBalancedAllocation ×1, and a simple spread ×2 standing in for
-// PodTopologySpread's system defaults: fewer pods with the same spread_key score higher
+// defaults), NodeResourcesBalancedAllocation ×1, and PodTopologySpread ×2, a simple spread standing
+// in for its system defaults: fewer pods with the same spread_key score higher
 // (100 × (max − count) / max). Not modelled: NodePorts, volumes, inter-pod affinity, preferred node
 // affinity, image locality, and preemption (no victims are ever found; see
 // PlacementResult::failed_scheduling_message).
@@ -189,10 +190,12 @@ struct alignas(64) NodeInfo {
   }
 };
 
-/// Why a node was rejected, or that it passed.
+/// The scheduler's verdict on one node: why it was rejected, or that the pod fits. place() and
+/// explain() give one per node (PlacementResult::verdicts), and Cluster::explain() one per node
+/// for each pod (PodExplanation::nodes).
 struct NodeVerdict {
   std::string node;
-  bool feasible = false;
+  bool fits = false;                  ///< the node passed every filter (a feasible node)
   std::string plugin;                 ///< the rejecting plugin, e.g. "TaintToleration"
   std::vector<std::string> reasons;   ///< worded as the plugin words them
   std::optional<std::int64_t> score;  ///< total weighted score, when feasible nodes were scored

@@ -53,12 +53,8 @@ std::vector<NodeInfo> node_infos(const Cluster::Impl& impl, PlacementState& stat
   return infos;
 }
 
-std::vector<PodExplanation::Verdict> verdicts(const PodRequirements& pod, const std::vector<NodeInfo>& nodes,
-                                              PlacementState& state) {
-  std::vector<PodExplanation::Verdict> out;
-  for (const auto& v : explain(pod, nodes, state).verdicts)
-    out.push_back(PodExplanation::Verdict{v.node, v.feasible, v.reasons});
-  return out;
+std::vector<NodeVerdict> verdicts(const PodRequirements& pod, const std::vector<NodeInfo>& nodes, PlacementState& state) {
+  return explain(pod, nodes, state).verdicts;
 }
 
 /// The pods a rendered workload object makes, one per template: (replica name, pod object).

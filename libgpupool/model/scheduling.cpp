@@ -1,44 +1,39 @@
-// kube-scheduler v1.32 rules used by the embedded scheduler and explain(). Sources (read, not copied):
-//  pkg/scheduler/framework/plugins/{nodeunschedulable,nodename,tainttoleration,nodeaffinity,
-//  noderesources (fit.go, least_allocated.go, balanced_allocation.go)}, pkg/scheduler/schedule_one.go
-//  (numFeasibleNodesToFind, findNodesThatPassFilters, selectHost), framework/types.go
-//  (FitError.Error), plugins/defaultpreemption + preemption.go (nodesWherePreemptionMightHelp,
-//  SelectVictimsOnNode), component-helpers/scheduling/corev1/nodeaffinity, and
-//  component-helpers/resource (PodRequests).
+// The scheduler's runtime and the pod's scheduling view, used by the embedded scheduler and
+// explain(). The rules themselves are plugins, one file each in model/plugins/ (listed in
+// registry.cpp); this file runs them as kube-scheduler v1.32's framework does. Sources (read, not
+// copied): pkg/scheduler/schedule_one.go (numFeasibleNodesToFind, findNodesThatPassFilters,
+// prioritizeNodes, selectHost), framework/runtime/framework.go (RunPreFilterPlugins,
+// RunFilterPlugins, RunScorePlugins), framework/types.go (FitError.Error),
+// plugins/defaultpreemption + preemption.go (nodesWherePreemptionMightHelp, SelectVictimsOnNode),
+// and component-helpers/resource (PodRequests).
 #include "gpupool/scheduling.hpp"
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
+#include <iterator>
 #include <limits>
 #include <set>
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include <boost/json.hpp>
 
 #include "gpupool/error.hpp"
 #include "gpupool/names.hpp"
 #include "model/json_fields.hpp"
+#include "model/plugins/noderesources.hpp"
+#include "model/plugins/plugin.hpp"
 
 namespace gpupool {
 namespace json = boost::json;
 
 namespace {
 
-constexpr int kCpu = 0, kMemory = 1, kPods = 3;  // ephemeral-storage is 2
-constexpr std::int64_t kMaxNodeScore = 100;
+using plugins::kCpu;
+using plugins::kMaxNodeScore;
+using plugins::kMemory;
+using plugins::kPods;
 constexpr std::int64_t kDefaultMilliCpuRequest = 100;               // schedutil.DefaultMilliCPURequest
 constexpr std::int64_t kDefaultMemoryRequest = 200LL * 1024 * 1024;  // schedutil.DefaultMemoryRequest
 
-// Plugin reasons, worded as the plugins word them.
-constexpr std::string_view kReasonUnschedulable = "node(s) were unschedulable";
-constexpr std::string_view kReasonNodeName = "node(s) didn't match the requested node name";
-constexpr std::string_view kReasonAffinity = "node(s) didn't match Pod's node affinity/selector";
-constexpr std::string_view kReasonAffinityPrefilter = "node(s) didn't satisfy plugin(s) [NodeAffinity]";
-constexpr std::string_view kReasonAffinityConflict = "pod affinity terms conflict";
 constexpr std::string_view kPreemptionNotHelpful = "Preemption is not helpful for scheduling";
 constexpr std::string_view kPreemptionNoVictims = "No preemption victims found for incoming pod";
 
@@ -51,21 +46,6 @@ bool is_scalar_resource(std::string_view name) {
 
 std::int64_t amount(std::string_view name, const Quantity& q) { return name == "cpu" ? q.milli_value() : q.value(); }
 
-enum class Kind : std::uint8_t { Pass, Unschedulable, NodeName, Taint, Affinity, Resources };
-
-const char* plugin_of(Kind k) {
-  switch (k) {
-    case Kind::Unschedulable: return "NodeUnschedulable";
-    case Kind::NodeName: return "NodeName";
-    case Kind::Taint: return "TaintToleration";
-    case Kind::Affinity: return "NodeAffinity";
-    case Kind::Resources: return "NodeResourcesFit";
-    case Kind::Pass: break;
-  }
-  return "";
-}
-
-std::int64_t at(const ResourceAmounts& v, int id) { return v.get(id); }
 void add_at(ResourceAmounts& v, int id, std::int64_t d) { v.add(id, d); }
 
 }  // namespace
@@ -105,72 +85,6 @@ void validate(const NodeSelectorRequirement& r, bool is_field, std::string_view 
         throw ValidationError(f + ".values", "", "Required value: must be specified single value when `operator` is 'Lt' or 'Gt'");
       break;
   }
-}
-
-namespace {
-bool parse_int64(std::string_view s, std::int64_t& out) {
-  if (s.empty()) return false;
-  bool neg = false;
-  std::size_t i = 0;
-  if (s[0] == '-' || s[0] == '+') {
-    neg = s[0] == '-';
-    i = 1;
-  }
-  if (i == s.size()) return false;
-  std::int64_t v = 0;
-  for (; i < s.size(); ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
-    if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s[i] - '0', &v)) return false;
-  }
-  out = neg ? -v : v;
-  return true;
-}
-}  // namespace
-
-// labels.Requirement.Matches as built by nodeaffinity: In/NotIn/Exists/DoesNotExist/Gt/Lt; Gt and Lt
-// need the label to exist and parse as an integer.
-bool matches(const NodeSelectorRequirement& r, const Node& node, bool is_field) {
-  using O = NodeSelectorOperator;
-  const std::string* value = nullptr;
-  if (is_field) {
-    if (r.key == "metadata.name") value = &node.name;
-  } else if (auto it = node.labels.find(r.key); it != node.labels.end()) {
-    value = &it->second;
-  }
-  auto in_values = [&] { return value && std::find(r.values.begin(), r.values.end(), *value) != r.values.end(); };
-  switch (r.op) {
-    case O::In: return in_values();
-    case O::NotIn: return !in_values();
-    case O::Exists: return value != nullptr;
-    case O::DoesNotExist: return value == nullptr;
-    case O::Gt:
-    case O::Lt: {
-      std::int64_t have = 0, want = 0;
-      if (!value || r.values.size() != 1 || !parse_int64(*value, have) || !parse_int64(r.values.front(), want))
-        return false;
-      return r.op == O::Gt ? have > want : have < want;
-    }
-  }
-  return false;
-}
-
-bool matches(const NodeSelectorTerm& term, const Node& node) {
-  if (term.match_expressions.empty() && term.match_fields.empty()) return false;
-  for (const auto& r : term.match_expressions)
-    if (!matches(r, node, false)) return false;
-  for (const auto& r : term.match_fields)
-    if (!matches(r, node, true)) return false;
-  return true;
-}
-
-bool PodRequirements::matches_node_affinity(const Node& node) const {
-  for (const auto& [k, v] : node_selector) {
-    auto it = node.labels.find(k);
-    if (it == node.labels.end() || it->second != v) return false;
-  }
-  if (required_node_affinity.empty()) return true;
-  return std::any_of(required_node_affinity.begin(), required_node_affinity.end(),
-                     [&](const NodeSelectorTerm& t) { return matches(t, node); });
 }
 
 // ---- requests ------------------------------------------------------------------------------------
@@ -370,19 +284,20 @@ std::vector<PodRequirements> PodRequirements::list_from_json(std::string_view po
 // ---- PlacementState ------------------------------------------------------------------------------
 
 namespace {
-// The pod-independent part of a node's verdict for one constraint set: the first rejecting filter
-// among NodeUnschedulable, NodeName, TaintToleration and NodeAffinity (Pass when none rejects) and,
-// for a node they pass, its count of PreferNoSchedule taints not tolerated (TaintToleration Score).
+using plugins::SchedulerProfile;
+// The pod-independent part of a node's verdict for one constraint set: the first plugin whose
+// NodeSpec filter rejects the node (SchedulerProfile::kNone when none does) and, for a node they pass, the
+// raw score of the profile's cached NodeSpec scorer (TaintToleration's PreferNoSchedule count).
 struct StaticVerdict {
   std::uint64_t serial = 0;  // the NodeInfo::serial this entry was computed for; 0: none yet
-  std::int32_t prefer = 0;
-  Kind kind = Kind::Pass;
+  std::int32_t raw = 0;
+  std::uint8_t reject = SchedulerProfile::kNone;
 };
-// A node that passes a constraint set's static filters: its position in the span and its
-// PreferNoSchedule count (the TaintToleration score's input).
+// A node that passes a constraint set's static filters: its position in the span and the cached
+// raw score.
 struct Passing {
   std::uint32_t pos;
-  std::int32_t prefer;
+  std::int32_t raw;
 };
 struct ShapeVerdicts {
   std::vector<StaticVerdict> by_node;  // by node index in the span given to place()/explain()
@@ -446,9 +361,7 @@ struct HotTable {
     r.req_mem = n.requested.get(kMemory);
     r.nz_cpu = n.nonzero_milli_cpu;
     r.nz_mem = n.nonzero_memory;
-    // fitsRequest: `len(nodeInfo.Pods)+1 > allowedPodNumber` fails, i.e. free_pods < 1.
-    if (__builtin_sub_overflow(n.allocatable.get(kPods), n.pod_count, &r.free_pods))
-      r.free_pods = std::numeric_limits<std::int64_t>::min();
+    r.free_pods = plugins::free_pods(n.allocatable.get(kPods), n.pod_count);
     for (int id = 0; id < kHotInline; ++id)
       free[i][static_cast<std::size_t>(id)] = n.allocatable.get(id) - n.requested.get(id);
   }
@@ -506,66 +419,53 @@ struct HotTable {
   }
 };
 
-// One feasible node of the indexed walk: its position, PreferNoSchedule count, bound pods with the
-// pod's spread key, and LeastAllocated + BalancedAllocation.
-struct Candidate {
-  std::uint32_t pos;
-  std::int32_t prefer;
-  std::int32_t same;
-  std::int32_t fit_score;
-};
-
-// Appends a length-prefixed string, so that distinct constraint sets never encode alike.
-void put(std::string& out, std::string_view s) {
-  const auto n = static_cast<std::uint32_t>(s.size());
-  out.append(reinterpret_cast<const char*>(&n), sizeof n);
-  out.append(s);
-}
-void put_requirements(std::string& out, const std::vector<NodeSelectorRequirement>& rs) {
-  put(out, std::to_string(rs.size()));
-  for (const auto& r : rs) {
-    put(out, r.key);
-    out.push_back(static_cast<char>(r.op));
-    put(out, std::to_string(r.values.size()));
-    for (const auto& v : r.values) put(out, v);
-  }
-}
-// Everything the cached filters and the PreferNoSchedule count read from the pod (its nodeName is
-// not included: pods naming a node are never cached).
-void shape_key(const PodRequirements& pod, std::string& out) {
+// The cache key of a pod: every keyed plugin's shape_key(), each followed by its length (so that
+// parts never run into each other). False when a plugin refuses caching for this pod.
+bool shape_key(const SchedulerProfile& profile, const PodRequirements& pod, std::string& out) {
   out.clear();
-  put(out, std::to_string(pod.node_selector.size()));
-  for (const auto& [k, v] : pod.node_selector) put(out, k), put(out, v);
-  put(out, std::to_string(pod.required_node_affinity.size()));
-  for (const auto& t : pod.required_node_affinity) put_requirements(out, t.match_expressions), put_requirements(out, t.match_fields);
-  put(out, std::to_string(pod.tolerations.size()));
-  for (const auto& t : pod.tolerations) {
-    put(out, t.key);
-    out.push_back(static_cast<char>(t.op));
-    put(out, t.value);
-    out.push_back(t.effect ? static_cast<char>(1 + static_cast<int>(*t.effect)) : '\0');
+  for (const std::uint8_t i : profile.keyed) {
+    const std::size_t before = out.size();
+    if (!profile.plugins[i]->shape_key(pod, out)) return false;
+    const auto n = static_cast<std::uint32_t>(out.size() - before);
+    out.append(reinterpret_cast<const char*>(&n), sizeof n);
   }
+  return true;
 }
 }  // namespace
 
 struct PlacementState::Scratch {
   std::vector<std::pair<int, std::int64_t>> requests;  // the pod's requests by resource id
-  std::vector<std::pair<std::size_t, Kind>> failures;   // processed nodes that failed
+  std::vector<std::pair<std::size_t, std::uint8_t>> failures;  // processed nodes that failed, and the plugin
   std::vector<std::size_t> feasible;
-  std::vector<std::size_t> candidates;  // after the NodeAffinity PreFilter
-  std::vector<std::int64_t> taint_counts, spread_counts, totals;
-  // Static verdicts per constraint set (see PlacementState).
+  std::vector<std::size_t> candidates;  // after the PreFilter narrowing
+  // Raw scores of the feasible nodes, one column per scorer of the profile (SchedulerProfile::scorers).
+  std::vector<std::vector<std::int64_t>> columns;
+  std::vector<std::int64_t> column_hi;  // per column: its highest raw score (from 0)
+  std::vector<std::int64_t> totals, zeros;
+  std::vector<std::vector<std::int64_t>> tables;    // per column: weighted normalized score by raw score
+  // The plugins (registry snapshot) and the generation it was taken at.
+  std::shared_ptr<const SchedulerProfile> profile;
+  // Static verdicts per constraint set (see PlacementState), for `profile`.
   std::unordered_map<std::string, ShapeVerdicts> shapes;
   std::string key;
   std::uint64_t tick = 0;
   HotTable hot;                               // the indexed walk's node data (see HotTable)
-  std::vector<Candidate> candidates_fast;     // the indexed walk's feasible nodes
+  std::vector<std::uint32_t> found_pos;       // the indexed walk's feasible nodes
   std::vector<std::pair<int, std::int64_t>> extra_requests;  // requests other than cpu and memory
-  std::vector<std::int64_t> taint_scores, spread_scores;     // normalized scores by raw count
   std::string name;                           // lookup buffer for resource_id/spread_id
 
-  ShapeVerdicts& shape(const PodRequirements& pod, std::size_t num_nodes) {
-    shape_key(pod, key);
+  // The current profile; the cached verdicts go when it changed.
+  const SchedulerProfile& current_profile() {
+    if (!profile || profile->generation != plugins::profile_generation()) {
+      profile = plugins::current_profile();
+      shapes.clear();
+    }
+    return *profile;
+  }
+
+  // The cached verdicts of the pod's constraint set; null when the pod is not to be cached.
+  ShapeVerdicts* shape(const PodRequirements& pod, std::size_t num_nodes) {
+    if (!shape_key(*profile, pod, key)) return nullptr;
     auto it = shapes.find(key);
     if (it == shapes.end()) {
       if (shapes.size() >= kMaxShapes) {
@@ -579,7 +479,7 @@ struct PlacementState::Scratch {
     ShapeVerdicts& v = it->second;
     v.last_used = ++tick;
     if (v.by_node.size() != num_nodes) v.by_node.resize(num_nodes);
-    return v;
+    return &v;
   }
 };
 
@@ -708,59 +608,47 @@ std::size_t num_feasible_nodes_to_find(std::size_t num_all_nodes, int percentage
   return static_cast<std::size_t>(std::max<long long>(found, 100));
 }
 
-// ---- filters -------------------------------------------------------------------------------------
+// ---- the runtime ---------------------------------------------------------------------------------
 
 namespace {
 
-// The filters that read only the pod's constraints and the node's labels, taints, unschedulable flag
-// and name, in the profile's order (NodeResourcesFit, which reads bound pods, comes after them).
-Kind static_filters(const PodRequirements& pod, bool tolerates_unschedulable, const NodeInfo& n) {
-  const Node& node = n.node;
-  // NodeUnschedulable: "If pod tolerate unschedulable taint, it's also tolerate node.Spec.Unschedulable".
-  if (n.unschedulable && !tolerates_unschedulable) return Kind::Unschedulable;
-  // NodeName
-  if (!pod.node_name.empty() && pod.node_name != node.name) return Kind::NodeName;
-  // TaintToleration: NoSchedule and NoExecute taints must be tolerated.
-  if (n.has_filtering_taints) {
-    for (const auto& taint : node.taints) {
-      if (taint.effect == TaintEffect::PreferNoSchedule) continue;
-      if (!tolerated(taint, pod.tolerations)) return Kind::Taint;
-    }
-  }
-  // NodeAffinity
-  if ((!pod.node_selector.empty() || !pod.required_node_affinity.empty()) && !pod.matches_node_affinity(node))
-    return Kind::Affinity;
-  return Kind::Pass;
+using plugins::Cycle;
+using plugins::Plugin;
+
+// A plugin's raw score of a node. Raw scores are never negative (Plugin::score); one that is
+// counts as 0, so that no score table is indexed below its start.
+std::int64_t raw_score(const Plugin& plugin, const Cycle& cycle, const NodeInfo& n) {
+  return std::max<std::int64_t>(plugin.score(cycle, n), 0);
 }
 
-// NodeResourcesFit (fitsRequest).
-Kind resources_fit(const std::vector<std::pair<int, std::int64_t>>& requests, bool requests_all_zero,
-                   const NodeInfo& n) {
-  if (n.pod_count + 1 > at(n.allocatable, kPods)) return Kind::Resources;
-  if (!requests_all_zero) {
-    for (const auto& [id, want] : requests) {
-      if (want <= 0) continue;  // "Skip in case request quantity is zero"
-      if (want > at(n.allocatable, id) - at(n.requested, id)) return Kind::Resources;
-    }
-  }
-  return Kind::Pass;
-}
-
-// Brings a node's cached static verdict (and PreferNoSchedule count) up to date with its serial.
-void refresh(StaticVerdict& v, const PodRequirements& pod, bool tolerates_unschedulable, const NodeInfo& n) {
-  if (v.serial == n.serial) return;
-  v.kind = static_filters(pod, tolerates_unschedulable, n);
-  v.prefer = v.kind == Kind::Pass && n.has_prefer_taints ? count_intolerable_prefer_no_schedule(n.node.taints, pod.tolerations)
-                                                          : 0;
+// The NodeSpec filters in order (RunFilterPlugins stops at the first rejection) and, for a node
+// they pass, the cached scorer's raw score.
+StaticVerdict evaluate_static(const SchedulerProfile& profile, const Cycle& cycle, const NodeInfo& n) {
+  StaticVerdict v;
   v.serial = n.serial;
+  for (const std::uint8_t i : profile.static_filters) {
+    if (!profile.plugins[i]->filter(cycle, n)) {
+      v.reject = i;
+      return v;
+    }
+  }
+  if (profile.cached_score >= 0) {
+    const Plugin& scorer = *profile.plugins[profile.scorers[static_cast<std::size_t>(profile.cached_score)]];
+    v.raw = static_cast<std::int32_t>(std::min<std::int64_t>(raw_score(scorer, cycle, n), std::numeric_limits<std::int32_t>::max()));
+  }
+  return v;
+}
+
+// Brings a node's cached static verdict up to date with its serial.
+void refresh(StaticVerdict& v, const SchedulerProfile& profile, const Cycle& cycle, const NodeInfo& n) {
+  if (v.serial != n.serial) v = evaluate_static(profile, cycle, n);
 }
 
 // Makes the constraint set's index of statically passing nodes current for `nodes`. It is rebuilt
 // when the span's address or size differ or any NodeInfo was built since (the span may only change
 // through make_node_info, see PlacementState); a rebuild recomputes only the verdicts whose serial
 // changed. False when the index cannot serve: a hand-built node (serial 0) or over 2^32 nodes.
-bool ensure_index(ShapeVerdicts& c, const PodRequirements& pod, bool tolerates_unschedulable,
-                  std::span<const NodeInfo> nodes) {
+bool ensure_index(ShapeVerdicts& c, const SchedulerProfile& profile, const Cycle& cycle, std::span<const NodeInfo> nodes) {
   const std::uint64_t generation = next_serial.load(std::memory_order_acquire);
   if (c.index_valid && c.index_data == nodes.data() && c.index_size == nodes.size() && c.index_generation == generation)
     return true;
@@ -771,40 +659,14 @@ bool ensure_index(ShapeVerdicts& c, const PodRequirements& pod, bool tolerates_u
     const NodeInfo& n = nodes[i];
     if (n.serial == 0) return false;
     StaticVerdict& v = c.by_node[i];
-    refresh(v, pod, tolerates_unschedulable, n);
-    if (v.kind == Kind::Pass) c.passing.push_back({static_cast<std::uint32_t>(i), v.prefer});
+    refresh(v, profile, cycle, n);
+    if (v.reject == SchedulerProfile::kNone) c.passing.push_back({static_cast<std::uint32_t>(i), v.raw});
   }
   c.index_valid = true;
   c.index_data = nodes.data();
   c.index_size = nodes.size();
   c.index_generation = generation;
   return true;
-}
-
-// The reasons a rejecting plugin gives for one node (strings are built only here, off the hot path).
-std::vector<std::string> reasons_for(Kind kind, const PodRequirements& pod,
-                                     const std::vector<std::pair<int, std::int64_t>>& requests, const NodeInfo& n,
-                                     const PlacementState& state) {
-  switch (kind) {
-    case Kind::Pass: return {};
-    case Kind::Unschedulable: return {std::string(kReasonUnschedulable)};
-    case Kind::NodeName: return {std::string(kReasonNodeName)};
-    case Kind::Affinity: return {std::string(kReasonAffinity)};
-    case Kind::Taint: {
-      auto t = first_untolerated_filtering_taint(n.node.taints, pod.tolerations);
-      return {"node(s) had untolerated taint {" + (t ? t->key + ": " + t->value : std::string(": ")) + "}"};
-    }
-    case Kind::Resources: {
-      std::vector<std::string> out;
-      if (n.pod_count + 1 > at(n.allocatable, kPods)) out.emplace_back("Too many pods");
-      for (const auto& [id, want] : requests) {
-        if (want <= 0) continue;
-        if (want > at(n.allocatable, id) - at(n.requested, id)) out.push_back("Insufficient " + state.resource_name(id));
-      }
-      return out;
-    }
-  }
-  return {};
 }
 
 std::string join(const std::vector<std::string>& v, std::string_view sep) {
@@ -823,120 +685,113 @@ std::vector<std::string> histogram(const std::map<std::string, int>& counts) {
   return out;
 }
 
-// LeastAllocated (least_allocated.go) over cpu and memory, weight 1 each.
-std::int64_t least_allocated(std::int64_t req_cpu, std::int64_t alloc_cpu, std::int64_t req_mem, std::int64_t alloc_mem) {
-  std::int64_t score = 0, weights = 0;
-  auto one = [&](std::int64_t requested, std::int64_t capacity) {
-    if (capacity == 0) return;
-    score += requested > capacity ? 0 : (capacity - requested) * kMaxNodeScore / capacity;
-    weights += 1;
-  };
-  one(req_cpu, alloc_cpu);
-  one(req_mem, alloc_mem);
-  // weights is 2 whenever both capacities are set: divide by the constant (same integer result).
-  return weights == 2 ? score / 2 : weights == 0 ? 0 : score / weights;
-}
-
-// BalancedAllocation (balanced_allocation.go): 1 - std of the requested fractions, ×100.
-std::int64_t balanced_allocation(std::int64_t req_cpu, std::int64_t alloc_cpu, std::int64_t req_mem, std::int64_t alloc_mem) {
-  double fractions[2];
-  int n = 0;
-  auto one = [&](std::int64_t requested, std::int64_t capacity) {
-    if (capacity == 0) return;
-    double f = static_cast<double>(requested) / static_cast<double>(capacity);
-    fractions[n++] = f > 1 ? 1 : f;
-  };
-  one(req_cpu, alloc_cpu);
-  one(req_mem, alloc_mem);
-  double std_dev = n == 2 ? std::abs((fractions[0] - fractions[1]) / 2) : 0.0;
-  return static_cast<std::int64_t>((1 - std_dev) * static_cast<double>(kMaxNodeScore));
-}
-
-// The largest capacity for which (capacity - requested) * 100 is exact as a double (below 2^53).
-constexpr std::int64_t kExactCapacity = (std::int64_t{1} << 53) / kMaxNodeScore;
-
-// least_allocated and balanced_allocation with the same results, computed with one two-lane
-// division each (cpu and memory at once). Both capacities must be set (non-zero).
-// LeastAllocated: leastRequestedScore's integer `(capacity - requested) * MaxNodeScore / capacity`
-// is the truncated double quotient, corrected down by one where the double rounded up to the next
-// integer (exact for numerators below 2^53; larger capacities take the integer division).
-// BalancedAllocation: the same IEEE divisions as `float64(requested) / float64(allocable)`, so the
-// fractions, std and truncation are bit for bit balancedResourceScorer's.
-inline std::int64_t fit_scores(std::int64_t nz_cpu, std::int64_t nz_mem, std::int64_t req_cpu, std::int64_t req_mem,
-                               std::int64_t alloc_cpu, std::int64_t alloc_mem) {
-  if (alloc_cpu <= 0 || alloc_mem <= 0 || alloc_cpu > kExactCapacity || alloc_mem > kExactCapacity || nz_cpu < 0 ||
-      nz_mem < 0)
-    return least_allocated(nz_cpu, alloc_cpu, nz_mem, alloc_mem) + balanced_allocation(req_cpu, alloc_cpu, req_mem, alloc_mem);
-  // requested > capacity scores 0: a zero numerator.
-  const std::int64_t num_cpu = std::max<std::int64_t>(alloc_cpu - nz_cpu, 0) * kMaxNodeScore;
-  const std::int64_t num_mem = std::max<std::int64_t>(alloc_mem - nz_mem, 0) * kMaxNodeScore;
-#if defined(__SSE2__)
-  const __m128d cap = _mm_set_pd(static_cast<double>(alloc_mem), static_cast<double>(alloc_cpu));
-  const __m128d q = _mm_div_pd(_mm_set_pd(static_cast<double>(num_mem), static_cast<double>(num_cpu)), cap);
-  std::int64_t q_cpu = _mm_cvttsd_si64(q), q_mem = _mm_cvttsd_si64(_mm_unpackhi_pd(q, q));
-  __m128d f = _mm_div_pd(_mm_set_pd(static_cast<double>(req_mem), static_cast<double>(req_cpu)), cap);
-  f = _mm_min_pd(f, _mm_set1_pd(1.0));  // `if fraction > 1 { fraction = 1 }` (never NaN: capacity != 0)
-  const double f_cpu = _mm_cvtsd_f64(f), f_mem = _mm_cvtsd_f64(_mm_unpackhi_pd(f, f));
-#else
-  std::int64_t q_cpu = static_cast<std::int64_t>(static_cast<double>(num_cpu) / static_cast<double>(alloc_cpu));
-  std::int64_t q_mem = static_cast<std::int64_t>(static_cast<double>(num_mem) / static_cast<double>(alloc_mem));
-  double f_cpu = static_cast<double>(req_cpu) / static_cast<double>(alloc_cpu);
-  double f_mem = static_cast<double>(req_mem) / static_cast<double>(alloc_mem);
-  f_cpu = f_cpu > 1 ? 1 : f_cpu;
-  f_mem = f_mem > 1 ? 1 : f_mem;
-#endif
-  q_cpu -= q_cpu * alloc_cpu > num_cpu;
-  q_mem -= q_mem * alloc_mem > num_mem;
-  const double std_dev = std::abs((f_cpu - f_mem) / 2);
-  return (q_cpu + q_mem) / 2 + static_cast<std::int64_t>((1 - std_dev) * static_cast<double>(kMaxNodeScore));
-}
-
-// The normalized scores of run()'s final pass for every raw count up to `max`, so that the indexed
-// walk's final pass divides nothing: TaintToleration's DefaultNormalizeScore in reverse,
-// `maxPriority - maxPriority * count / maxCount`, and the spread's `100 * (max - count) / max`;
-// both 100 when max is 0. Empty (the caller divides) above kMaxTable.
+// Weighted normalized scores are looked up in a table built per attempt when a column's raw scores
+// lie in 0..this.
 constexpr std::int64_t kMaxTable = 4096;
-void normalized_table(std::vector<std::int64_t>& out, std::int64_t max, bool reverse) {
-  out.clear();
-  if (max > kMaxTable) return;
-  for (std::int64_t c = 0; c <= max; ++c) {
-    if (max == 0) out.push_back(kMaxNodeScore);
-    else out.push_back(reverse ? kMaxNodeScore - kMaxNodeScore * c / max : kMaxNodeScore * (max - c) / max);
-  }
-}
 
-// The pod as the indexed walk reads it. Requests at or below zero are skipped (want = INT64_MIN).
-struct IndexedPod {
-  std::int64_t want_cpu, want_mem;        // NodeResourcesFit
-  std::int64_t nz_cpu, nz_mem;            // LeastAllocated
-  std::int64_t req_cpu, req_mem;          // BalancedAllocation
-  int spread;                             // spread id, -1 for none
-};
+// prioritizeNodes and selectHost (schedule_one.go), the one place scores are totalled: each
+// scorer's raw scores of the m feasible nodes (s.columns, one per SchedulerProfile::scorers entry,
+// with their highest in s.column_hi, kept by the walks; never negative) go through its
+// NormalizeScore, are multiplied by its weight and summed per node (into s.totals when
+// `keep_totals`, for the verdicts). Returns the index of the first node with the highest total:
+// ties go to the first in evaluation order.
+std::size_t select_host(const SchedulerProfile& profile, PlacementState::Scratch& s, std::size_t m, bool keep_totals) {
+  // Up to two normalized columns are summed in the final pass through tables of their weighted
+  // normalized scores, up to two others by multiplying; any further column gets a pass of its own.
+  constexpr std::size_t kTabled = 2, kLinear = 2;
+  static const std::int64_t kZero[1] = {0};
+  if (s.zeros.size() < m) s.zeros.resize(m);  // never written: stays zero
+  const std::int64_t* tabled[kTabled] = {s.zeros.data(), s.zeros.data()};
+  const std::int64_t* table[kTabled] = {kZero, kZero};
+  const std::int64_t* linear[kLinear] = {s.zeros.data(), s.zeros.data()};
+  std::int64_t weight_of[kLinear] = {0, 0};
+  std::size_t num_tabled = 0, num_linear = 0;
+  bool passes = false;  // a column summed on its own into s.totals
+  if (s.tables.size() < profile.scorers.size()) s.tables.resize(profile.scorers.size());
+  for (std::size_t k = 0; k < profile.scorers.size(); ++k) {
+    const Plugin& pl = *profile.plugins[profile.scorers[k]];
+    const std::int64_t weight = pl.weight(), hi = s.column_hi[k];
+    const bool normalizes = pl.normalizes();
+    const std::int64_t* column = s.columns[k].data();
+    if (!normalizes && num_linear < kLinear) {
+      linear[num_linear] = column;
+      weight_of[num_linear++] = weight;
+      continue;
+    }
+    if (normalizes && num_tabled < kTabled && hi <= kMaxTable) {
+      std::vector<std::int64_t>& t = s.tables[k];
+      t.resize(static_cast<std::size_t>(hi) + 1);
+      std::int64_t* out = t.data();
+      for (std::int64_t c = 0; c <= hi; ++c) out[c] = weight * pl.normalize(c, hi);
+      tabled[num_tabled] = column;
+      table[num_tabled++] = out;
+      continue;
+    }
+    if (!passes) s.totals.assign(m, 0);
+    passes = true;
+    std::int64_t* total = s.totals.data();
+    for (std::size_t j = 0; j < m; ++j) total[j] += weight * (normalizes ? pl.normalize(column[j], hi) : column[j]);
+  }
+  auto sum = [&](std::size_t j) {
+    return table[0][tabled[0][j]] + table[1][tabled[1][j]] + weight_of[0] * linear[0][j] + weight_of[1] * linear[1][j];
+  };
+  std::size_t best = 0;
+  std::int64_t best_total = std::numeric_limits<std::int64_t>::min();
+  auto consider = [&](std::size_t j, std::int64_t t) {
+    if (t > best_total) {  // strictly greater: the first in evaluation order wins ties
+      best_total = t;
+      best = j;
+    }
+  };
+  if (!passes && !keep_totals) {
+    for (std::size_t j = 0; j < m; ++j) consider(j, sum(j));
+    return best;
+  }
+  if (!passes) s.totals.assign(m, 0);
+  std::int64_t* total = s.totals.data();
+  for (std::size_t j = 0; j < m; ++j) consider(j, total[j] += sum(j));
+  return best;
+}
 
 // Filters and scores the nodes passing the constraint set's static filters, from `start`, until
 // `to_find` fit, reading the hot rows; returns the chosen position (none when no node fits) and
 // sets `processed` as the node-by-node walk would. Same choice as that walk: same nodes in the
-// same order, same scores, the first of the highest total wins.
-std::optional<std::size_t> indexed_walk(const ShapeVerdicts& c, PlacementState::Scratch& s, std::span<const NodeInfo> nodes,
-                                        const IndexedPod& p, std::size_t start, std::size_t to_find, std::size_t& processed) {
+// same order, same raw scores (the profile's kernels: NodeResourcesFit's fitsRequest, LeastAllocated
+// and BalancedAllocation in one two-lane kernel, the spread count by merging), totalled by select_host.
+std::optional<std::size_t> indexed_walk(const ShapeVerdicts& c, const SchedulerProfile& profile, const Cycle& cycle,
+                                        PlacementState::Scratch& s, std::span<const NodeInfo> nodes, std::size_t start,
+                                        std::size_t to_find, std::size_t& processed) {
   const std::vector<Passing>& passing = c.passing;
   const std::size_t m = passing.size();
   if (m == 0) return std::nullopt;
   const HotRow* rows = s.hot.rows.data();
   const auto& free = s.hot.free;
-  const auto& extra = s.extra_requests;
-  std::vector<Candidate>& out = s.candidates_fast;
-  if (out.size() < std::min(to_find, m)) out.resize(std::min(to_find, m));
+  const std::size_t cap = std::min(to_find, m);
+  if (s.found_pos.size() < cap) s.found_pos.resize(cap);
+  for (auto& col : s.columns)
+    if (col.size() < cap) col.resize(cap);
+  auto column = [&](int k) { return k < 0 ? nullptr : s.columns[static_cast<std::size_t>(k)].data(); };
+  std::int64_t* const cached_col = column(profile.cached_score);
+  std::int64_t* const least_col = column(profile.least_allocated);
+  std::int64_t* const balanced_col = column(profile.balanced_allocation);
+  std::int64_t* const spread_col = column(profile.spread_count);
+  const bool fit_scores = least_col || balanced_col, fits_request = profile.fits_request;
+  // Locals, so that the loop's stores cannot make the compiler reload them.
+  const plugins::FitRequest want = cycle.fit;
+  const std::int64_t nz_cpu = cycle.nonzero_cpu, nz_mem = cycle.nonzero_memory;
+  const std::int64_t req_cpu = cycle.request_cpu, req_mem = cycle.request_memory;
   std::size_t found = 0;
-  std::int64_t max_taint = 0, max_spread = 0;
+  std::int64_t cached_hi = 0, spread_hi = 0;
   const auto first = std::lower_bound(passing.begin(), passing.end(), start,
                                       [](const Passing& e, std::size_t v) { return e.pos < v; });
   std::size_t j = static_cast<std::size_t>(first - passing.begin());
   if (j == m) j = 0;
   // The nodes holding the pod's spread key, merged with the walk by position.
   static const std::vector<SpreadEntry> kNone;
-  const std::vector<SpreadEntry>& holders =
-      p.spread >= 0 && static_cast<std::size_t>(p.spread) < s.hot.by_spread.size() ? s.hot.by_spread[static_cast<std::size_t>(p.spread)] : kNone;
+  const std::vector<SpreadEntry>& holders = spread_col && cycle.spread >= 0 &&
+                                                    static_cast<std::size_t>(cycle.spread) < s.hot.by_spread.size()
+                                                ? s.hot.by_spread[static_cast<std::size_t>(cycle.spread)]
+                                                : kNone;
   std::size_t h = static_cast<std::size_t>(
       std::lower_bound(holders.begin(), holders.end(), passing[j].pos, [](const SpreadEntry& e, std::size_t v) { return e.pos < v; }) -
       holders.begin());
@@ -948,29 +803,34 @@ std::optional<std::size_t> indexed_walk(const ShapeVerdicts& c, PlacementState::
     __builtin_prefetch(&rows[passing[ahead].pos]);
     const std::size_t pos = passing[j].pos;
     const HotRow& r = rows[pos];
-    // NodeResourcesFit (fitsRequest): pods, then each requested resource.
-    if (r.free_pods < 1 || p.want_cpu > r.alloc_cpu - r.req_cpu || p.want_mem > r.alloc_mem - r.req_mem) continue;
-    bool fits = true;
-    for (const auto& [id, want] : extra) {
-      const std::int64_t left = id < kHotInline ? free[pos][static_cast<std::size_t>(id)]
-                                                : nodes[pos].allocatable.get(id) - nodes[pos].requested.get(id);
-      if (want > left) {
-        fits = false;
-        break;
-      }
+    if (fits_request) {
+      const auto left = [&](int id) -> std::int64_t {
+        return id < kHotInline ? free[pos][static_cast<std::size_t>(id)] : nodes[pos].allocatable.get(id) - nodes[pos].requested.get(id);
+      };
+      if (!plugins::fits_request(want, r.free_pods, r.alloc_cpu - r.req_cpu, r.alloc_mem - r.req_mem, left,
+                                 [](int) { return false; }))
+        continue;
     }
-    if (!fits) continue;
     // A feasible node: its raw scores.
-    while (h < holders.size() && holders[h].pos < pos) ++h;
-    const std::int64_t same = h < holders.size() && holders[h].pos == pos ? holders[h].count : 0;
-    Candidate& e = out[found++];
-    e.pos = static_cast<std::uint32_t>(pos);
-    e.prefer = passing[j].prefer;
-    e.same = static_cast<std::int32_t>(same);
-    e.fit_score = static_cast<std::int32_t>(
-        fit_scores(r.nz_cpu + p.nz_cpu, r.nz_mem + p.nz_mem, r.req_cpu + p.req_cpu, r.req_mem + p.req_mem, r.alloc_cpu, r.alloc_mem));
-    max_taint = std::max<std::int64_t>(max_taint, e.prefer);
-    max_spread = std::max(max_spread, same);
+    const std::size_t k = found++;
+    s.found_pos[k] = static_cast<std::uint32_t>(pos);
+    if (cached_col) {
+      const std::int64_t v = passing[j].raw;
+      cached_col[k] = v;
+      cached_hi = v > cached_hi ? v : cached_hi;
+    }
+    if (spread_col) {
+      while (h < holders.size() && holders[h].pos < pos) ++h;
+      const std::int64_t v = h < holders.size() && holders[h].pos == pos ? holders[h].count : 0;
+      spread_col[k] = v;
+      spread_hi = v > spread_hi ? v : spread_hi;  // counts: never below 0
+    }
+    if (fit_scores) {
+      const plugins::FitScores f = plugins::fit_scores(r.nz_cpu + nz_cpu, r.nz_mem + nz_mem, r.req_cpu + req_cpu,
+                                                       r.req_mem + req_mem, r.alloc_cpu, r.alloc_mem);
+      if (least_col) least_col[k] = f.least_allocated;
+      if (balanced_col) balanced_col[k] = f.balanced_allocation;
+    }
     if (found == to_find) {
       // The full walk would stop right after this node: it processed start..pos, wrapping.
       processed = (pos + nodes.size() - start) % nodes.size() + 1;
@@ -978,30 +838,15 @@ std::optional<std::size_t> indexed_walk(const ShapeVerdicts& c, PlacementState::
     }
   }
   if (found == 0) return std::nullopt;
-  // Scoring (a single feasible node is chosen unscored, as schedulePod does; the result is the same).
-  // TaintToleration (weight 3, normalized in reverse) and the spread (weight 2), by table.
-  normalized_table(s.taint_scores, max_taint, true);
-  normalized_table(s.spread_scores, max_spread, false);
-  const bool tables = !s.taint_scores.empty() && !s.spread_scores.empty();
-  std::size_t best = out[0].pos;
-  std::int64_t best_total = std::numeric_limits<std::int64_t>::min();
-  for (std::size_t k = 0; k < found; ++k) {
-    const Candidate& e = out[k];
-    std::int64_t taint, spreading;
-    if (tables) {
-      taint = s.taint_scores[static_cast<std::size_t>(e.prefer)];
-      spreading = s.spread_scores[static_cast<std::size_t>(e.same)];
-    } else {
-      taint = max_taint == 0 ? kMaxNodeScore : kMaxNodeScore - kMaxNodeScore * e.prefer / max_taint;
-      spreading = max_spread == 0 ? kMaxNodeScore : kMaxNodeScore * (max_spread - e.same) / max_spread;
-    }
-    const std::int64_t total = e.fit_score + 3 * taint + 2 * spreading;
-    if (total > best_total) {  // strictly greater: the first in evaluation order wins ties
-      best_total = total;
-      best = e.pos;
-    }
-  }
-  return best;
+  // The highest raw scores (LeastAllocated and BalancedAllocation lie in 0..MaxNodeScore).
+  auto highest = [&](int col, std::int64_t hi) {
+    if (col >= 0) s.column_hi[static_cast<std::size_t>(col)] = hi;
+  };
+  highest(profile.cached_score, cached_hi);
+  highest(profile.spread_count, spread_hi);
+  highest(profile.least_allocated, kMaxNodeScore);
+  highest(profile.balanced_allocation, kMaxNodeScore);
+  return s.found_pos[select_host(profile, s, found, false)];
 }
 
 PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes, PlacementState& state,
@@ -1010,47 +855,58 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
   result.num_all_nodes = nodes.size();
   if (nodes.empty()) return result;
   auto& s = state.scratch();
+  const SchedulerProfile& profile = s.current_profile();
 
   // The pod's requests by interned resource id (computeNodeResourcesFitPreFilterState).
   s.requests.clear();
-  bool all_zero = true;
   for (const auto& [name, q] : pod.requests) {
     if (name == "pods") continue;
     if (name != "cpu" && name != "memory" && name != "ephemeral-storage" && !is_scalar_resource(name)) continue;
-    std::int64_t a = amount(name, q);
-    s.requests.emplace_back(state.resource_id(name), a);
-    if (a != 0) all_zero = false;
+    s.requests.emplace_back(state.resource_id(name), amount(name, q));
   }
   // fitsRequest checks cpu, memory, ephemeral-storage, then the scalar resources.
   std::sort(s.requests.begin(), s.requests.end());
-
-  // NodeAffinity PreFilter: when every term names nodes with matchFields metadata.name In, only
-  // those nodes are candidates; others are "node(s) didn't satisfy plugin(s) [NodeAffinity]".
-  std::optional<std::set<std::string>> named;
-  for (const auto& term : pod.required_node_affinity) {
-    std::optional<std::set<std::string>> term_names;
-    for (const auto& r : term.match_fields) {
-      if (r.key != "metadata.name" || r.op != NodeSelectorOperator::In) continue;
-      std::set<std::string> vs(r.values.begin(), r.values.end());
-      if (!term_names) {
-        term_names = std::move(vs);
-      } else {
-        std::set<std::string> both;
-        std::set_intersection(term_names->begin(), term_names->end(), vs.begin(), vs.end(),
-                              std::inserter(both, both.begin()));
-        term_names = std::move(both);
-      }
-    }
-    if (!term_names) {
-      named.reset();
-      break;
-    }
-    if (!named) named.emplace();
-    named->insert(term_names->begin(), term_names->end());
+  plugins::FitRequest fit;
+  s.extra_requests.clear();
+  for (const auto& [id, want] : s.requests) {
+    if (want <= 0) continue;  // "Skip in case request quantity is zero"
+    if (id == kCpu) fit.cpu = want;
+    else if (id == kMemory) fit.memory = want;
+    else s.extra_requests.emplace_back(id, want);
   }
-  if (named && named->empty()) {
-    result.prefilter_message = std::string(kReasonAffinityConflict);
-    return result;
+  fit.others = s.extra_requests;
+  std::int64_t pod_req_cpu = 0, pod_req_mem = 0;
+  if (auto it = pod.requests.find("cpu"); it != pod.requests.end()) pod_req_cpu = it->second.milli_value();
+  if (auto it = pod.requests.find("memory"); it != pod.requests.end()) pod_req_mem = it->second.value();
+  const Cycle cycle{pod, state, fit, nonzero_cpu(pod), nonzero_memory(pod), pod_req_cpu, pod_req_mem,
+                    state.spread_id(pod.spread_key)};
+
+  // RunPreFilterPlugins: a rejection ends the attempt; node names narrow the nodes to filter (the
+  // intersection over the plugins), the others get the absent-nodes status.
+  std::optional<std::set<std::string>> named;
+  std::vector<std::string> narrowing;  // sets.List: sorted
+  for (const Plugin* pl : profile.plugins) {
+    plugins::PreFilterResult r = pl->pre_filter(pod);
+    if (!r.rejection.empty()) {
+      result.prefilter_message = std::move(r.rejection);
+      return result;
+    }
+    if (!r.node_names) continue;
+    narrowing.insert(std::upper_bound(narrowing.begin(), narrowing.end(), pl->name()), std::string(pl->name()));
+    if (!named) {
+      named = std::move(r.node_names);
+    } else {
+      std::set<std::string> both;
+      std::set_intersection(named->begin(), named->end(), r.node_names->begin(), r.node_names->end(),
+                            std::inserter(both, both.begin()));
+      named = std::move(both);
+    }
+    if (named->empty()) {
+      result.prefilter_message = narrowing.size() == 1
+                                     ? "node(s) didn't satisfy plugin " + narrowing.front()
+                                     : "node(s) didn't satisfy plugin(s) [" + join(narrowing, " ") + "] simultaneously";
+      return result;
+    }
   }
   s.candidates.clear();
   if (named) {
@@ -1060,28 +916,18 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
   const bool narrowed = named.has_value();
   const std::size_t num_candidates = narrowed ? s.candidates.size() : nodes.size();
   const std::size_t absent = nodes.size() - num_candidates;
+  const std::string absent_reason = narrowed ? "node(s) didn't satisfy plugin(s) [" + join(narrowing, " ") + "]" : "";
 
   // findNodesThatPassFilters: start at next_start_index, stop after numNodesToFind feasible nodes.
   const std::size_t to_find =
       explain_all ? num_candidates : num_feasible_nodes_to_find(num_candidates, state.percentage_of_nodes_to_score);
   s.feasible.clear();
   s.failures.clear();
-  s.taint_counts.clear();
-  s.spread_counts.clear();
-  s.totals.clear();
-  // Raw scores are computed as soon as a node passes, while its data is in cache.
-  const std::int64_t pod_cpu = nonzero_cpu(pod), pod_mem = nonzero_memory(pod);
-  const int spread = state.spread_id(pod.spread_key);
-  std::int64_t pod_req_cpu = 0, pod_req_mem = 0;
-  if (auto it = pod.requests.find("cpu"); it != pod.requests.end()) pod_req_cpu = it->second.milli_value();
-  if (auto it = pod.requests.find("memory"); it != pod.requests.end()) pod_req_mem = it->second.value();
-  std::int64_t max_taint = 0, max_spread = 0;
+  s.columns.resize(profile.scorers.size());
+  s.column_hi.assign(profile.scorers.size(), 0);
   std::size_t processed = 0;
-  static const Taint kUnschedulable{"node.kubernetes.io/unschedulable", "", TaintEffect::NoSchedule};
-  const bool tolerates_unschedulable = tolerated(kUnschedulable, pod.tolerations);
-  // Pods naming a node (spec.nodeName, or matchFields narrowing) would each make their own constraint
-  // set; they are filtered directly.
-  ShapeVerdicts* cache = pod.node_name.empty() && !narrowed ? &s.shape(pod, nodes.size()) : nullptr;
+  // Narrowed pods (node names) would each make their own constraint set; they are filtered directly.
+  ShapeVerdicts* cache = narrowed ? nullptr : s.shape(pod, nodes.size());
   const std::size_t start = num_candidates ? state.next_start_index % num_candidates : 0;
   // The fields before `node` are what filtering and scoring read.
   const std::ptrdiff_t hot_bytes =
@@ -1091,49 +937,16 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
   auto wrap = [num_candidates](std::size_t p) {
     return p < num_candidates ? p : p - num_candidates < num_candidates ? p - num_candidates : p % num_candidates;
   };
-  // The Bloom bits of the pod's spread key, once (NodeInfo::spread_count would hash it per node).
-  const std::array<std::uint64_t, 4> spread_bits = NodeInfo::spread_bits(std::max(spread, 0));
-  // A feasible node: its raw scores, computed while its data is in cache.
-  auto accept = [&](std::size_t idx, const NodeInfo& n, std::int64_t taint) {
-    s.feasible.push_back(idx);
-    bool maybe_same = spread >= 0;
-    for (std::size_t w = 0; w < 4; ++w) maybe_same = maybe_same && (n.spread_mask[w] & spread_bits[w]) == spread_bits[w];
-    const std::int64_t same = maybe_same ? n.spread_count(spread) : 0;
-    max_taint = std::max(max_taint, taint);
-    max_spread = std::max(max_spread, same);
-    s.taint_counts.push_back(taint);
-    s.spread_counts.push_back(same);
-    const std::int64_t alloc_cpu = at(n.allocatable, kCpu), alloc_mem = at(n.allocatable, kMemory);
-    s.totals.push_back(
-        least_allocated(n.nonzero_milli_cpu + pod_cpu, alloc_cpu, n.nonzero_memory + pod_mem, alloc_mem) +
-        balanced_allocation(at(n.requested, kCpu) + pod_req_cpu, alloc_cpu, at(n.requested, kMemory) + pod_req_mem,
-                            alloc_mem));
-  };
   // The indexed walk: only the nodes passing the static filters are visited, in the order the full
   // walk below would reach them, and `processed` counts every node the full walk would have
   // processed (the statically rejected ones in between included), because findNodesThatPassFilters
   // advances by all of them: `sched.nextStartNodeIndex = (sched.nextStartNodeIndex + processedNodes)
   // % len(allNodes)` (pkg/scheduler/schedule_one.go), processedNodes = feasible + failed. It serves
-  // place() when no per-node verdict is to be reported; when no node passes, the full walk runs
-  // instead, for the reasons of every node. It reads the nodes' hot rows (HotTable), not the
-  // NodeInfos, and computes the same scores with fewer divisions (see indexed_walk).
-  if (cache && !explain_all && !state.record_verdicts && ensure_index(*cache, pod, tolerates_unschedulable, nodes) &&
+  // place() when no per-node verdict is to be reported and the profile's plugins all have kernels;
+  // when no node passes, the full walk runs instead, for the reasons of every node.
+  if (profile.indexed && cache && !explain_all && !state.record_verdicts && ensure_index(*cache, profile, cycle, nodes) &&
       s.hot.ensure(nodes)) {
-    IndexedPod p;
-    p.want_cpu = p.want_mem = std::numeric_limits<std::int64_t>::min();
-    s.extra_requests.clear();
-    for (const auto& [id, want] : s.requests) {
-      if (want <= 0) continue;  // "Skip in case request quantity is zero"
-      if (id == kCpu) p.want_cpu = want;
-      else if (id == kMemory) p.want_mem = want;
-      else s.extra_requests.emplace_back(id, want);
-    }
-    p.nz_cpu = pod_cpu;
-    p.nz_mem = pod_mem;
-    p.req_cpu = pod_req_cpu;
-    p.req_mem = pod_req_mem;
-    p.spread = spread;
-    if (const auto chosen = indexed_walk(*cache, s, nodes, p, start, to_find, processed)) {
+    if (const auto chosen = indexed_walk(*cache, profile, cycle, s, nodes, start, to_find, processed)) {
       state.next_start_index = (state.next_start_index + processed) % nodes.size();
       result.chosen = *chosen;
       result.chosen_node = nodes[*chosen].node.name;
@@ -1141,9 +954,9 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
     }
     processed = 0;
   }
-  const bool walked = false;
+  for (auto& col : s.columns) col.clear();
   std::size_t pos = start;
-  for (std::size_t i = 0; !walked && i < num_candidates && s.feasible.size() < to_find; ++i, pos = wrap(pos + 1)) {
+  for (std::size_t i = 0; i < num_candidates && s.feasible.size() < to_find; ++i, pos = wrap(pos + 1)) {
     std::size_t idx = narrowed ? s.candidates[pos] : pos;
     if (!narrowed) {
       // The nodes are visited in order: fetch a node's cached verdict 16 steps ahead and, 8 steps
@@ -1153,7 +966,7 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
       if (cache) {
         __builtin_prefetch(&cache->by_node[wrap(pos + 16)]);
         __builtin_prefetch(ahead);
-        if (cache->by_node[ahead8].kind == Kind::Pass)
+        if (cache->by_node[ahead8].reject == SchedulerProfile::kNone)
           for (std::ptrdiff_t line = 64; line < hot_bytes; line += 64) __builtin_prefetch(ahead + line);
       } else {
         for (std::ptrdiff_t line = 0; line < hot_bytes; line += 64) __builtin_prefetch(ahead + line);
@@ -1161,39 +974,52 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
     }
     const NodeInfo& n = nodes[idx];
     ++processed;
-    Kind k;
-    std::int64_t taint = 0;
+    StaticVerdict fresh;
+    const StaticVerdict* v = &fresh;
     if (cache && n.serial != 0) {
-      StaticVerdict& v = cache->by_node[idx];
-      refresh(v, pod, tolerates_unschedulable, n);
-      k = v.kind;
-      taint = v.prefer;
+      refresh(cache->by_node[idx], profile, cycle, n);
+      v = &cache->by_node[idx];
     } else {
-      k = static_filters(pod, tolerates_unschedulable, n);
-      if (k == Kind::Pass && n.has_prefer_taints) taint = count_intolerable_prefer_no_schedule(n.node.taints, pod.tolerations);
+      fresh = evaluate_static(profile, cycle, n);
     }
-    if (k == Kind::Pass) k = resources_fit(s.requests, all_zero, n);
-    if (k != Kind::Pass) {
-      s.failures.emplace_back(idx, k);
+    // The BoundPods filters, in the profile's order: those before the rejecting NodeSpec one.
+    std::uint8_t reject = v->reject;
+    for (const std::uint8_t f : profile.dynamic_filters) {
+      if (f > reject) break;
+      if (!profile.plugins[f]->filter(cycle, n)) {
+        reject = f;
+        break;
+      }
+    }
+    if (reject != SchedulerProfile::kNone) {
+      s.failures.emplace_back(idx, reject);
       continue;
     }
-    accept(idx, n, taint);
+    // A feasible node: its raw scores, computed while its data is in cache.
+    s.feasible.push_back(idx);
+    for (std::size_t k = 0; k < profile.scorers.size(); ++k) {
+      const std::int64_t raw =
+          static_cast<int>(k) == profile.cached_score ? v->raw : raw_score(*profile.plugins[profile.scorers[k]], cycle, n);
+      s.columns[k].push_back(raw);
+      s.column_hi[k] = std::max(s.column_hi[k], raw);
+    }
   }
-  state.next_start_index = nodes.empty() ? 0 : (state.next_start_index + processed) % nodes.size();
+  state.next_start_index = (state.next_start_index + processed) % nodes.size();
 
   const bool record = explain_all || state.record_verdicts || s.feasible.empty();
   if (record) {
-    for (const auto& [idx, kind] : s.failures) {
+    for (const auto& [idx, plugin] : s.failures) {
+      const Plugin& pl = *profile.plugins[plugin];
       NodeVerdict v;
       v.node = nodes[idx].node.name;
-      v.plugin = plugin_of(kind);
-      v.reasons = reasons_for(kind, pod, s.requests, nodes[idx], state);
+      v.plugin = pl.name();
+      v.reasons = pl.reasons(cycle, nodes[idx]);  // strings are built only here, off the hot path
       result.verdicts.push_back(std::move(v));
     }
     if (explain_all && narrowed) {
       for (std::size_t i = 0; i < nodes.size(); ++i) {
         if (named->count(nodes[i].node.name)) continue;
-        result.verdicts.push_back({nodes[i].node.name, false, "NodeAffinity", {std::string(kReasonAffinityPrefilter)}, {}});
+        result.verdicts.push_back({nodes[i].node.name, false, join(narrowing, " "), {absent_reason}, {}});
       }
     }
   }
@@ -1203,7 +1029,7 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
     for (const auto& v : result.verdicts)
       for (const auto& r : v.reasons) counts[r] += 1;
     // Nodes the PreFilter left out carry its absent-nodes status (explain() already listed them).
-    if (absent && !explain_all) counts[std::string(kReasonAffinityPrefilter)] += static_cast<int>(absent);
+    if (absent && !explain_all) counts[absent_reason] += static_cast<int>(absent);
     result.filter_reasons = histogram(counts);
     return result;
   }
@@ -1211,20 +1037,9 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
   // Scoring (skipped with a single feasible node, as schedulePod does).
   std::size_t best = s.feasible.front();
   if (s.feasible.size() > 1 || explain_all) {
-    const std::size_t m = s.feasible.size();
-    std::int64_t best_total = std::numeric_limits<std::int64_t>::min();
-    for (std::size_t j = 0; j < m; ++j) {
-      // DefaultNormalizeScore(MaxNodeScore, reverse=true) for TaintToleration, weight 3.
-      std::int64_t taint = max_taint == 0 ? kMaxNodeScore : kMaxNodeScore - kMaxNodeScore * s.taint_counts[j] / max_taint;
-      std::int64_t spreading = max_spread == 0 ? kMaxNodeScore : kMaxNodeScore * (max_spread - s.spread_counts[j]) / max_spread;
-      s.totals[j] += 3 * taint + 2 * spreading;
-      if (s.totals[j] > best_total) {  // strictly greater: the first in evaluation order wins ties
-        best_total = s.totals[j];
-        best = s.feasible[j];
-      }
-    }
+    best = s.feasible[select_host(profile, s, s.feasible.size(), record)];
     if (record) {
-      for (std::size_t j = 0; j < m; ++j)
+      for (std::size_t j = 0; j < s.feasible.size(); ++j)
         result.verdicts.push_back({nodes[s.feasible[j]].node.name, true, "", {}, s.totals[j]});
     }
   } else if (record) {
@@ -1248,12 +1063,15 @@ std::string PlacementResult::failed_scheduling_message() const {
     preemption[std::string(kPreemptionNotHelpful)] = static_cast<int>(num_all_nodes);
   } else {
     if (!filter_reasons.empty()) msg += " " + join(filter_reasons, ", ") + ".";
-    // nodesWherePreemptionMightHelp: only NodeResourcesFit answers Unschedulable (the other filters
-    // answer UnschedulableAndUnresolvable), so only nodes it rejected are tried,
-    // and without lower-priority pods there are no victims on them.
+    // nodesWherePreemptionMightHelp: only nodes rejected with Unschedulable (of the plugins here,
+    // NodeResourcesFit; the others answer UnschedulableAndUnresolvable) are tried, and without
+    // lower-priority pods there are no victims on them.
     int resolvable_nodes = 0;
-    for (const auto& v : verdicts)
-      if (!v.feasible && v.plugin == "NodeResourcesFit") ++resolvable_nodes;
+    const auto profile = plugins::current_profile();
+    for (const auto& v : verdicts) {
+      const plugins::Plugin* p = v.fits ? nullptr : profile->find(v.plugin);
+      if (p && p->code() == plugins::Code::Unschedulable) ++resolvable_nodes;
+    }
     if (resolvable_nodes) preemption[std::string(kPreemptionNoVictims)] = resolvable_nodes;
     if (num_all_nodes > static_cast<std::size_t>(resolvable_nodes))
       preemption[std::string(kPreemptionNotHelpful)] = static_cast<int>(num_all_nodes) - resolvable_nodes;

@@ -110,7 +110,7 @@ TEST_CASE("the seed: Arena --toleration on six tainted nodes") {
     auto r = explain(pod, ni, st);
     CHECK(r.chosen);
     CHECK(r.verdicts.size() == 6);
-    for (const auto& v : r.verdicts) CHECK(v.feasible);
+    for (const auto& v : r.verdicts) CHECK(v.fits);
   }
   SUBCASE("no toleration: the FailedScheduling message") {
     auto r = place(gpu_pod({}), ni, st);
@@ -240,7 +240,7 @@ TEST_CASE("filters: each plugin's rule and wording") {
     auto res = explain(r.pod, std::vector<Node>{r.node});
     REQUIRE(res.verdicts.size() == 1);
     const auto& v = res.verdicts[0];
-    CHECK(v.feasible == r.plugin.empty());
+    CHECK(v.fits == r.plugin.empty());
     CHECK(v.plugin == r.plugin);
     CHECK(v.reasons == r.reasons);
     CHECK(res.chosen.has_value() == r.plugin.empty());
@@ -644,7 +644,7 @@ TEST_CASE("cached filter verdicts equal a fresh state's, across pods and rebuilt
     for (std::size_t i = 0; i < fresh.verdicts.size(); ++i) {
       const auto &a = cached.verdicts[i], &b = fresh.verdicts[i];
       CHECK(a.node == b.node);
-      CHECK(a.feasible == b.feasible);
+      CHECK(a.fits == b.fits);
       CHECK(a.plugin == b.plugin);
       CHECK(a.reasons == b.reasons);
       CHECK(a.score == b.score);
@@ -820,7 +820,7 @@ TEST_CASE("the indexed walk's node table and score arithmetic choose as the node
     bound.emplace_back(*rb.chosen, pod);
     // The scores decided: the choice is not the first feasible node in walk order.
     for (const auto& v : rb.verdicts)
-      if (v.feasible) {
+      if (v.fits) {
         if (v.node != rb.chosen_node) ++scored_choice;
         break;
       }

@@ -280,10 +280,10 @@ void bind_results(py::module_& m) {
       });
 
   py::class_<PodExplanation> pe(m, "PodExplanation", "Why one pod is (or would be) where it is.");
-  py::class_<PodExplanation::Verdict>(pe, "Verdict", "The local fit check of one node.")
-      .def_readonly("node", &PodExplanation::Verdict::node)
-      .def_readonly("fits", &PodExplanation::Verdict::fits)
-      .def_readonly("reasons", &PodExplanation::Verdict::reasons)
+  py::class_<NodeVerdict>(pe, "Verdict", "The local fit check of one node.")
+      .def_readonly("node", &NodeVerdict::node)
+      .def_readonly("fits", &NodeVerdict::fits)
+      .def_readonly("reasons", &NodeVerdict::reasons)
       .def("__repr__", [](py::handle self) { return repr_fields(self, "Verdict", {"node", "fits", "reasons"}); });
   pe.def_readonly("pod", &PodExplanation::pod)
       .def_readonly("phase", &PodExplanation::phase)
