@@ -4,6 +4,7 @@
 #include "embedded/admission.hpp"
 #include "embedded/controllers_util.hpp"
 #include "embedded/crd_schema.hpp"
+#include "embedded/validation_kinds.hpp"
 #include "embedded/warnings.hpp"
 
 #include <cctype>
@@ -530,6 +531,7 @@ void builtin_admission(AdmissionRequest& r) {
   const bool create = r.operation == AdmissionRequest::Operation::Create;
   const bool core = t.group.empty();
   if (core && t.resource == "nodes") default_node(obj);
+  if (r.subresource.empty()) default_kind(t, obj);
   // SetDefaults_Namespace and the namespace strategy's Canonicalize: every named namespace carries
   // kubernetes.io/metadata.name with its name.
   if (core && t.resource == "namespaces" && !name.empty()) {
@@ -748,6 +750,14 @@ void builtin_admission(AdmissionRequest& r) {
       const json::value* modes = sp.if_contains("accessModes");
       if (!modes || !modes->is_array() || modes->as_array().empty())
         causes.push_back({"FieldValueRequired", "Required value: at least 1 access mode is required", "spec.accessModes"});
+      else
+        for (const auto& m : modes->as_array())
+          if (m.is_string() && m != "ReadOnlyMany" && m != "ReadWriteMany" && m != "ReadWriteOnce" && m != "ReadWriteOncePod")
+            causes.push_back({"FieldValueNotSupported",
+                              fmt::format("Unsupported value: {}: supported values: \"ReadOnlyMany\", \"ReadWriteMany\", "
+                                          "\"ReadWriteOnce\", \"ReadWriteOncePod\"",
+                                          go_quote(m.as_string())),
+                              "spec.accessModes"});
       const json::value* req = nullptr;
       if (const auto* res = sp.if_contains("resources"); res && res->is_object())
         if (const auto* rq = res->as_object().if_contains("requests"); rq && rq->is_object())
@@ -766,6 +776,10 @@ void builtin_admission(AdmissionRequest& r) {
       }
       if (const auto cls = str(sp, "storageClassName"); !cls.empty())
         add_errors(causes, dns1123_subdomain_errors(cls), "spec.storageClassName", cls);
+      if (const auto mode = str(sp, "volumeMode"); !mode.empty() && mode != "Block" && mode != "Filesystem")
+        causes.push_back({"FieldValueNotSupported",
+                          fmt::format("Unsupported value: {}: supported values: \"Block\", \"Filesystem\"", go_quote(mode)),
+                          "spec.volumeMode"});
     } else if (t.schema) {
       // customResourceStrategy.Validate / ValidateUpdate: the structural schema's rules.
       for (auto& c : crd::validate(obj, r.old_object, *t.schema)) causes.push_back(std::move(c));
@@ -804,6 +818,7 @@ void builtin_admission(AdmissionRequest& r) {
         }
     }
   }
+  if (r.subresource.empty()) validate_kind(t, obj, causes);
   if (r.subresource == "status" && t.schema && r.old_object)
     for (auto& c : crd::validate_status(obj, *r.old_object, *t.schema)) causes.push_back(std::move(c));
   // ValidateXUpdate: the object's own rules, then the fields an update may not change.

@@ -452,6 +452,48 @@ DESCRIBE_STEPS = [
     (["get", "endpoints", "-o", "name"], None),
 ]
 
+# The value rules of the other kinds users write (ConfigMap and Secret keys and types, quota names
+# and values, LimitRange types, RBAC rules and bindings, StorageClass, PV and PVC enums, priority
+# limits, budgets, Job and Deployment counts): the answers of a server dry run.
+KIND_BODIES = [
+    # (one error per map: Go visits a map's keys in random order)
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"bad key": "1"}},
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"ok": "2"}, "binaryData": {"ok": "AA=="}},
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}, "data": {"..x": "3"}},
+    {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "data": {"bad key": "AA=="}},
+    {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "type": "kubernetes.io/tls", "data": {}},
+    {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "type": "kubernetes.io/basic-auth"},
+    {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"}, "type": "kubernetes.io/dockerconfigjson",
+     "data": {".dockerconfigjson": "e30="}},
+    {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q"}, "spec": {"hard": {"bad/name/x": "1"}}},
+    {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q"}, "spec": {"hard": {"pods": "-1"}}},
+    {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "q"}, "spec": {"hard": {"gpus": "1"}}},
+    {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "l"}, "spec": {"limits": [{"type": "Bogus"}]}},
+    {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "p"}, "value": 2000000000},
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "rb"},
+     "roleRef": {"kind": "Role", "name": ""}, "subjects": [{"kind": "User"}]},
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "rb"},
+     "roleRef": {"kind": "Thing", "name": "r"}, "subjects": [{"kind": "Robot", "name": "x"}]},
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r"},
+     "rules": [{"verbs": [], "resources": ["pods"]}, {"verbs": ["get"], "apiGroups": [""]}]},
+    {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "sc"}, "provisioner": "x",
+     "reclaimPolicy": "Bogus", "volumeBindingMode": "Sometimes"},
+    {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "p"},
+     "spec": {"accessModes": ["ReadWriteMany", "Bogus"], "volumeMode": "Bogus", "resources": {"requests": {"storage": "1Gi"}}}},
+    {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv"},
+     "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "hostPath": {"path": "/x"},
+              "persistentVolumeReclaimPolicy": "Bogus"}},
+    {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "p"}, "spec": {"minAvailable": -1}},
+    {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "p"}, "spec": {"maxUnavailable": "half"}},
+    {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+     "spec": {"ttlSecondsAfterFinished": -1,
+              "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "b"}]}}}},
+    {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+     "spec": {"minReadySeconds": -1, "revisionHistoryLimit": -1, "selector": {"matchLabels": {"a": "b"}},
+              "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "b"}]}}}},
+]
+KIND_STEPS = [(["create", "--dry-run=server", "-f", "-"], json.dumps(b)) for b in KIND_BODIES]
+
 SCENARIOS = {
     "quota": [
         (["create", "quota", "compute", "--hard=limits.cpu=1,limits.memory=1Gi,requests.nvidia.com/gpu=1,pods=2,count/services=1"], None),
@@ -735,6 +777,7 @@ SCENARIOS = {
     "quantities": QUANTITY_STEPS,
     "applyconflicts": APPLY_STEPS,
     "describe": DESCRIBE_STEPS,
+    "kinds": KIND_STEPS,
     "explain": [
         (["explain", "deployment.spec.replicas"], None),
         (["explain", "pod.spec.tolerations"], None),
