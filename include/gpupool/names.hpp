@@ -51,4 +51,16 @@ std::vector<std::string> env_var_name_errors(std::string_view value);
 bool is_env_var_name(std::string_view value) noexcept;
 void validate_env_var_name(std::string_view value, std::string_view field);
 
+/// Port name (IANA_SVC_NAME, IsValidPortName): container and service port names, and a probe's
+/// named port — at most 15 of `[-a-z0-9]`, a letter, no `--`, no leading or trailing '-'.
+std::vector<std::string> port_name_errors(std::string_view value);
+bool is_port_name(std::string_view value) noexcept;
+
+/// ConfigMap / Secret key (IsConfigMapKey): at most 253 of `[-._a-zA-Z0-9]`, not `.`/`..`/`..*`.
+std::vector<std::string> config_map_key_errors(std::string_view value);
+bool is_config_map_key(std::string_view value) noexcept;
+
+/// HTTP header name (IsHTTPHeaderName): `[-A-Za-z0-9]+`.
+std::vector<std::string> http_header_name_errors(std::string_view value);
+bool is_http_header_name(std::string_view value) noexcept;
 }  // namespace gpupool

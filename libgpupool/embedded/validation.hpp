@@ -16,6 +16,16 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version);
 /// Throws StatusError 422 Invalid with causes.
 void builtin_admission(AdmissionRequest& r);
 
+/// Whose pod spec is validated: a Pod's (with ValidatePodCreate's pod-only rules) or a workload
+/// template's (ValidatePodTemplateSpec's).
+enum class PodSpecOf { Pod, Template };
+
+/// ValidatePodSpec (pkg/apis/core/validation) on a defaulted pod spec, appending its causes in
+/// Kubernetes' order; `prefix` is the spec's path ("spec." or "spec.template.spec.").
+/// (embedded/validation_pod.cpp)
+void validate_pod_spec(const boost::json::object& spec, const std::string& prefix, PodSpecOf of,
+                       std::vector<StatusCause>& causes);
+
 /// ValidateScale: the replicas of an autoscaling/v1 Scale written to a scale subresource. Throws
 /// StatusError 422 (`Scale.autoscaling "<name>" is invalid: spec.replicas: ...`).
 void validate_scale(std::string_view name, const boost::json::value& replicas);

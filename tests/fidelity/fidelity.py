@@ -224,6 +224,171 @@ def submission_steps():
     return steps
 
 
+def vpod(name, containers=None, **spec):
+    """A pod for the podvalues scenario: one valid container unless `containers`, plus `spec` fields."""
+    body = {"containers": containers if containers is not None else [{"name": "main", "image": "busybox"}]}
+    body.update(spec)
+    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": body})
+
+
+def vc(**fields):
+    """A container named main running busybox, with `fields`."""
+    c = {"name": "main", "image": "busybox"}
+    c.update(fields)
+    return c
+
+
+def podvalues_steps():
+    """Value rules of ValidatePodSpec and friends (issue #20): each bad pod is sent as a server dry run,
+    so the answer is the 422 with its causes in Kubernetes' order; good pods show the defaults."""
+    dry = ["create", "--dry-run=server", "-f", "-"]
+    show = ["create", "--dry-run=server", "-o", "json", "-f", "-"]
+    probe = {"exec": {"command": ["true"]}}
+    bad = [
+        vpod("cnames", [{"name": "Bad_Name", "image": "busybox"}, {"name": "a"}, {"name": "a", "image": "b"}, {"image": "c"}]),
+        vpod("ports", [vc(ports=[{"containerPort": 0}, {"containerPort": 70000, "hostPort": -1, "protocol": "tcp"},
+                                 {"containerPort": 80, "name": "web"}, {"containerPort": 81, "name": "web"},
+                                 {"containerPort": 82, "name": "Bad_Port"}, {"containerPort": 83, "name": "123"},
+                                 {"containerPort": 84, "name": "a--b"}, {"containerPort": 85, "name": "abcdefghijklmnopq"}])]),
+        vpod("hostports", [vc(ports=[{"containerPort": 80, "hostPort": 8080}]),
+                           vc(name="side", ports=[{"containerPort": 81, "hostPort": 8080}])]),
+        vpod("hostnet", [vc(ports=[{"containerPort": 80, "hostPort": 81}])], hostNetwork=True),
+        vpod("policies", [vc(imagePullPolicy="Sometimes", terminationMessagePolicy="Nope")]),
+        vpod("imagews", [vc(image=" busybox ")]),
+        vpod("env", [vc(env=[{"name": "A", "valueFrom": {}}, {"name": "B", "value": "x", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                             {"name": "C", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}, "secretKeyRef": {"name": "s", "key": "k"}}},
+                             {"name": "D", "valueFrom": {"fieldRef": {"fieldPath": "metadata.foo"}}},
+                             {"name": "E", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['a b']"}}},
+                             {"name": "F", "valueFrom": {"configMapKeyRef": {"name": "Bad_Name", "key": "a b"}}},
+                             {"name": "G", "valueFrom": {"secretKeyRef": {"name": "", "key": ""}}},
+                             {"name": "H", "valueFrom": {"resourceFieldRef": {"resource": "limits.foo"}}},
+                             {"name": "I", "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu", "divisor": "1Mi"}}},
+                             {"name": "", "value": "x"}])]),
+        vpod("envfrom", [vc(envFrom=[{}, {"prefix": "A=B", "configMapRef": {"name": "c"}},
+                                     {"configMapRef": {"name": "c"}, "secretRef": {"name": "s"}},
+                                     {"configMapRef": {"name": "Bad_Name"}}, {"secretRef": {"name": ""}}])]),
+        vpod("negcpu", [vc(resources={"requests": {"cpu": "-1"}})]),
+        vpod("reqlim", [vc(resources={"limits": {"cpu": "1"}, "requests": {"cpu": "2"}})]),
+        vpod("gpunolimit", [vc(resources={"requests": {"nvidia.com/gpu": "1"}})]),
+        vpod("gpuneq", [vc(resources={"limits": {"nvidia.com/gpu": "2"}, "requests": {"nvidia.com/gpu": "1"}})]),
+        vpod("gpufrac", [vc(resources={"limits": {"nvidia.com/gpu": "0.5"}})]),
+        vpod("resname", [vc(resources={"limits": {"foo": "1"}})]),
+        vpod("resnative", [vc(resources={"limits": {"kubernetes.io/foo": "1"}})]),
+        vpod("resbadname", [vc(resources={"limits": {"example.com/a b": "1"}})]),
+        vpod("hugepages", [vc(resources={"limits": {"hugepages-2Mi": "2Mi"}})]),
+        vpod("mounts", [vc(volumeMounts=[{"name": "nope", "mountPath": "/a"}, {"name": "v", "mountPath": ""},
+                                         {"name": "v", "mountPath": "/a"}, {"name": "v", "mountPath": "/b", "subPath": "../x"},
+                                         {"name": "v", "mountPath": "/c", "subPath": "/abs"},
+                                         {"name": "v", "mountPath": "/d", "subPath": "s", "subPathExpr": "e"},
+                                         {"name": "v", "mountPath": "/e", "mountPropagation": "Bogus"},
+                                         {"name": "", "mountPath": "/f"}])],
+             volumes=[{"name": "v", "emptyDir": {}}]),
+        vpod("probes", [vc(livenessProbe={"initialDelaySeconds": -1, "successThreshold": 2},
+                           readinessProbe={"exec": {"command": ["true"]}, "httpGet": {"port": 80}, "terminationGracePeriodSeconds": 5},
+                           startupProbe={"tcpSocket": {"port": 70000}, "successThreshold": 3, "timeoutSeconds": -1})]),
+        vpod("handlers", [vc(livenessProbe={"httpGet": {"port": "Bad_Name", "scheme": "FTP", "httpHeaders": [{"name": "a b", "value": "x"}]},
+                                            "terminationGracePeriodSeconds": 0},
+                             readinessProbe={"exec": {}}, startupProbe={"grpc": {"port": 0}},
+                             lifecycle={"postStart": {}, "preStop": {"sleep": {"seconds": 100}}})]),
+        vpod("sleepzero", [vc(lifecycle={"preStop": {"sleep": {"seconds": 0}}})], terminationGracePeriodSeconds=10),
+        vpod("csec", [vc(securityContext={"runAsUser": -1, "runAsGroup": -1, "procMount": "Bogus",
+                                          "seccompProfile": {"type": "Bogus"}})]),
+        vpod("csec2", [vc(securityContext={"privileged": True, "allowPrivilegeEscalation": False,
+                                           "capabilities": {"add": ["CAP_SYS_ADMIN"]},
+                                           "seccompProfile": {"type": "Localhost"}})]),
+        vpod("csec3", [vc(securityContext={"seccompProfile": {"type": "RuntimeDefault", "localhostProfile": "p"}})]),
+        vpod("psec", securityContext={"fsGroup": -1, "runAsUser": -1, "runAsGroup": 2147483648, "supplementalGroups": [1, -1],
+                                      "sysctls": [{"name": "", "value": "1"}, {"name": "Bad Name", "value": "1"},
+                                                  {"name": "net.ipv4.ip_forward", "value": "1"}, {"name": "net.ipv4.ip_forward", "value": "0"}],
+                                      "fsGroupChangePolicy": "Bogus", "seccompProfile": {"type": "Localhost", "localhostProfile": "../p"}},
+             hostNetwork=True),
+        vpod("psec2", shareProcessNamespace=True, hostPID=True, hostUsers=False, hostIPC=True,
+             securityContext={"sysctls": [{"name": "kernel.shm_rmid_forced", "value": "1"}, {"name": "kernel/msgmax", "value": "1"}]}),
+        vpod("dnspolicy", dnsPolicy="Bogus"),
+        vpod("dnsnone", dnsPolicy="None"),
+        vpod("dnsnone2", dnsPolicy="None", dnsConfig={"searches": ["a"]}),
+        vpod("dnsconfig", dnsConfig={"nameservers": ["1.1.1.1", "1.0.0.1", "8.8.8.8", "x"], "searches": ["Bad_Domain", "ok.example.", "."],
+                                     "options": [{"name": ""}, {"name": "ndots", "value": "2"}]}),
+        vpod("hostaliases", hostAliases=[{"ip": "x", "hostnames": ["Bad_Host", "ok"]}, {"ip": "::1", "hostnames": ["a"]}]),
+        vpod("spread", topologySpreadConstraints=[
+            {"maxSkew": 0, "topologyKey": "", "whenUnsatisfiable": "Bogus"},
+            {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway", "minDomains": 0},
+            {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway", "nodeAffinityPolicy": "Bogus", "nodeTaintsPolicy": "Bogus"},
+            {"maxSkew": 1, "topologyKey": "host", "whenUnsatisfiable": "DoNotSchedule", "matchLabelKeys": ["app", "Bad Key"],
+             "labelSelector": {"matchLabels": {"app": "x"}}}]),
+        vpod("spread2", topologySpreadConstraints=[
+            {"maxSkew": 1, "topologyKey": "host", "whenUnsatisfiable": "DoNotSchedule", "matchLabelKeys": ["app"]},
+            {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+             "labelSelector": {"matchExpressions": [{"key": "app", "operator": "Bogus"}]}}]),
+        vpod("tolerations", tolerations=[{"key": "a", "operator": "Bogus"}, {"key": "b", "operator": "Exists", "value": "v"},
+                                         {"key": "c", "effect": "NoSchedule", "tolerationSeconds": 5}, {"operator": "Equal", "value": "v"},
+                                         {"key": "d", "effect": "Bogus"}, {"key": "Bad Key", "value": "Bad Value!"}]),
+        vpod("volumes", [vc(volumeMounts=[{"name": "two", "mountPath": "/two"}])], volumes=[
+            {"name": "two", "emptyDir": {}, "hostPath": {"path": "/x"}},
+            {"name": "Bad_Name", "emptyDir": {}}, {"name": "dup", "emptyDir": {}}, {"name": "dup", "emptyDir": {}},
+            {"name": "hp1", "hostPath": {"path": ""}}, {"name": "hp2", "hostPath": {"path": "/a/../b", "type": "Bogus"}},
+            {"name": "nfs", "nfs": {"server": "", "path": "rel"}}, {"name": "ed", "emptyDir": {"sizeLimit": "-1"}},
+            {"name": "pvc", "persistentVolumeClaim": {"claimName": ""}},
+            {"name": "sec", "secret": {"secretName": "", "defaultMode": 512, "items": [{"key": "", "path": ""}, {"key": "k", "path": "../x", "mode": -1}]}},
+            {"name": "cm", "configMap": {"name": "", "items": [{"key": "k", "path": "/abs"}, {"key": "k", "path": "..data/x"}]}},
+            {"name": "", "emptyDir": {}}]),
+        vpod("volumes2", volumes=[{"name": "csi", "csi": {"driver": ""}}, {"name": "dapi", "downwardAPI": {"items": [{"path": "x", "fieldRef": {"fieldPath": "metadata.foo"}}]}},
+                                  {"name": "pj", "projected": {"sources": [{"configMap": {"name": "c"}}, {}]}}]),
+        vpod("podfields", restartPolicy="Sometimes", activeDeadlineSeconds=0, readinessGates=[{"conditionType": "bad type!"}],
+             nodeName="Bad_Node!", hostname="Bad_Host", subdomain="Bad.Sub", serviceAccountName="Bad_SA",
+             schedulingGates=[{"name": "a"}, {"name": "a"}, {"name": "bad gate"}]),
+        vpod("podfields2", activeDeadlineSeconds=4294967296, nodeSelector={"bad key!": "v"}, os={"name": "plan9"}),
+        vpod("nodeselector", nodeSelector={"k": "bad value!"}, nodeName="n1", schedulingGates=[{"name": "g"}]),
+        vpod("priorityname", priorityClassName="Bad_Name"),
+        vpod("init", [vc()], initContainers=[
+            vc(name="main"), vc(name="i1", restartPolicy="Never", lifecycle={"postStart": probe}, livenessProbe=probe,
+                                readinessProbe=probe, startupProbe=probe),
+            vc(name="side", restartPolicy="Always", livenessProbe={"exec": {"command": ["true"]}, "successThreshold": 2},
+               lifecycle={"preStop": {}}),
+            vc(name="i2", ports=[{"containerPort": 80, "hostPort": 80}, {"containerPort": 81, "hostPort": 80}]),
+            {"name": "", "image": ""}]),
+        vpod("regular", [vc(restartPolicy="Always")]),
+        vpod("ephemeral", ephemeralContainers=[{"name": "debug", "image": "busybox"}]),
+        vpod("nocontainers", []),
+        vpod("gpu", [vc(resources={"limits": {"nvidia.com/gpu": "1", "cpu": "1"}, "requests": {"nvidia.com/gpu": "1", "cpu": "2"}})]),
+    ]
+    good = vpod("good", [vc(ports=[{"containerPort": 80, "name": "http"}, {"containerPort": 53, "protocol": "UDP"}],
+                            env=[{"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                                 {"name": "LIM", "valueFrom": {"resourceFieldRef": {"resource": "limits.memory", "divisor": "1Mi"}}},
+                                 {"name": "ANN", "valueFrom": {"fieldRef": {"fieldPath": "metadata.annotations['a']"}}}],
+                            envFrom=[{"prefix": "P_", "configMapRef": {"name": "c", "optional": True}}],
+                            resources={"limits": {"cpu": "1", "memory": "64Mi", "nvidia.com/gpu": "1"}},
+                            livenessProbe={"httpGet": {"port": "http"}}, readinessProbe={"tcpSocket": {"port": 80}},
+                            startupProbe={"grpc": {"port": 9000}}, lifecycle={"preStop": {"sleep": {"seconds": 5}}},
+                            volumeMounts=[{"name": "data", "mountPath": "/data", "subPath": "a/b"}, {"name": "shm", "mountPath": "/dev/shm"}],
+                            securityContext={"runAsUser": 1000, "allowPrivilegeEscalation": False, "seccompProfile": {"type": "RuntimeDefault"}})],
+                initContainers=[vc(name="side", restartPolicy="Always", readinessProbe={"exec": {"command": ["true"]}})],
+                volumes=[{"name": "data", "hostPath": {"path": "/mnt/ssd", "type": "DirectoryOrCreate"}},
+                         {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}},
+                         {"name": "nfs", "nfs": {"server": "nfs.example", "path": "/share"}}, {"name": "dflt"}],
+                securityContext={"fsGroup": 1000, "sysctls": [{"name": "net.ipv4.ip_local_port_range", "value": "1024 65000"}]},
+                dnsPolicy="None", dnsConfig={"nameservers": ["1.1.1.1"], "searches": ["example.com"], "options": [{"name": "ndots", "value": "2"}]},
+                hostAliases=[{"ip": "127.0.0.1", "hostnames": ["foo.local"]}],
+                topologySpreadConstraints=[{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", "minDomains": 2,
+                                            "labelSelector": {"matchLabels": {"app": "x"}}, "matchLabelKeys": ["pod-template-hash"]}],
+                tolerations=[{"key": "gpu", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}, {"operator": "Exists"}],
+                restartPolicy="OnFailure", activeDeadlineSeconds=100, readinessGates=[{"conditionType": "example.com/ready"}])
+    tpl_spec = {"containers": [vc(ports=[{"containerPort": 0}], livenessProbe={})], "volumes": [{"name": "v", "hostPath": {"path": "/a/../b"}}]}
+    deploy = json.dumps({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+                         "spec": {"selector": {"matchLabels": {"app": "d"}},
+                                  "template": {"metadata": {"labels": {"app": "d"}}, "spec": tpl_spec}}})
+    job = json.dumps({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+                      "spec": {"template": {"spec": {"restartPolicy": "Never", "dnsPolicy": "None",
+                                                     "containers": [vc(resources={"requests": {"nvidia.com/gpu": "1"}})]}}}})
+    tplhost = json.dumps({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "h"},
+                          "spec": {"selector": {"matchLabels": {"app": "h"}},
+                                   "template": {"metadata": {"labels": {"app": "h"}},
+                                                "spec": {"hostNetwork": True, "containers": [vc(ports=[{"containerPort": 80}])],
+                                                         "ephemeralContainers": [{"name": "e", "image": "busybox"}]}}}})
+    return ([(dry, b) for b in bad] + [(show, good), (dry, deploy), (dry, job), (dry, tplhost),
+            (show, vpod("hostnetok", [vc(ports=[{"containerPort": 80}])], hostNetwork=True))])
+
+
 # Each scenario: a list of steps; a step is (kubectl args, stdin or None). NS is the scenario's namespace.
 def workload_json(kind, selector, restart=None):
     """A Deployment whose template is labelled app=w, with `selector` (None: no selector field)."""
@@ -401,6 +566,7 @@ SCENARIOS = {
                           "&resourceVersionMatch=Exact&timeoutSeconds=1"], None),
     ],
     "jobs": job_steps(),
+    "podvalues": podvalues_steps(),
     "submissions": submission_steps(),
     # Decoding by the kinds' schemas: unknown fields under each fieldValidation (kubectl create sends
     # Strict, --validate=warn Warn, --validate=false Ignore; kubectl patch sends none, so Warn), an
@@ -663,6 +829,8 @@ EXPLAINED = [
     (re.compile(r"spec\.template: Invalid value: .*: field is immutable"), "spec.template: Invalid value: <template>: field is immutable"),
     # 8: pod-template-hash is a hash of Go's printing of the template.
     (re.compile(r'ReplicaSet \\"(\w+)-[a-z0-9]{6,10}\\"'), r'ReplicaSet \\"\1-<hash>\\"'),
+    # 15: a Go struct printed with %#v shows its pointer fields' addresses.
+    (re.compile(r"\)\(0x[0-9a-f]+\)"), ")(0x<address>)"),
 ]
 
 

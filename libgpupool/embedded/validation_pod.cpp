@@ -1,0 +1,1269 @@
+// embedded/validation_pod.cpp — the value rules of a pod spec, as kube-apiserver v1.32 applies them
+// (pkg/apis/core/validation/validation.go ValidatePodSpec and the functions it calls, in the order
+// they append to the field.ErrorList: the order of the causes is part of the answer).
+//
+// Each cause is worded as apimachinery's field.Error words it: `Required value[: detail]`,
+// `Invalid value: <value>: detail` (strings quoted as %q, integers bare, named types with a String
+// method bare), `Unsupported value: <value>: supported values: "a", "b"`, `Forbidden: detail`,
+// `Duplicate value: <value>`, `Not found: <value>`.
+#include "embedded/validation.hpp"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "embedded/typecheck.hpp"
+#include "gpupool/names.hpp"
+#include "gpupool/quantity.hpp"
+#include "gpupool/scheduling.hpp"
+#include "gpupool/storage.hpp"
+#include "gpupool/taint.hpp"
+
+namespace gpupool::embedded {
+namespace {
+
+namespace json = boost::json;
+using Causes = std::vector<StatusCause>;
+
+const json::object kNone;
+
+const json::object* object_at(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_object() ? &v->as_object() : nullptr;
+}
+const json::array* array_at(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_array() ? &v->as_array() : nullptr;
+}
+std::string string_at(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+bool present(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && !v->is_null();
+}
+std::optional<std::int64_t> int_at(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  if (v && v->is_int64()) return v->as_int64();
+  if (v && v->is_uint64()) return static_cast<std::int64_t>(v->as_uint64());
+  return std::nullopt;
+}
+bool true_at(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_bool() && v->as_bool();
+}
+std::string q(std::string_view s) { return go_quote(s); }
+
+// The items of a list of structs (an item that is no object counts as Go's zero struct).
+std::vector<const json::object*> items(const json::object& o, std::string_view key) {
+  std::vector<const json::object*> out;
+  if (const json::array* a = array_at(o, key))
+    for (const auto& v : *a) out.push_back(v.is_object() ? &v.as_object() : &kNone);
+  return out;
+}
+
+// The text of a quantity as JSON holds it (a string, or a bare number).
+std::string quantity_text(const json::value& v) {
+  if (v.is_string()) return std::string(v.as_string());
+  if (v.is_number()) return json::serialize(v);
+  return {};
+}
+std::optional<Quantity> quantity_of(const json::value& v) {
+  try {
+    return Quantity::parse(quantity_text(v));
+  } catch (const std::exception&) {
+    return std::nullopt;  // decoding refused it already
+  }
+}
+
+// field.ErrorList, appended in order.
+struct Errors {
+  Causes& out;
+  void required(const std::string& f, std::string_view detail = {}) {
+    out.push_back({"FieldValueRequired", detail.empty() ? "Required value" : fmt::format("Required value: {}", detail), f});
+  }
+  void invalid(const std::string& f, const std::string& shown, std::string_view detail) {
+    out.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", shown, detail), f});
+  }
+  void invalid(const std::string& f, const std::string& value, const std::vector<std::string>& details) {
+    for (const auto& d : details) invalid(f, q(value), d);
+  }
+  void not_supported(const std::string& f, const std::string& value, std::initializer_list<std::string_view> supported) {
+    std::string list;
+    for (auto s : supported) list += (list.empty() ? "" : ", ") + q(s);
+    out.push_back({"FieldValueNotSupported", fmt::format("Unsupported value: {}: supported values: {}", q(value), list), f});
+  }
+  void forbidden(const std::string& f, std::string_view detail) {
+    out.push_back({"FieldValueForbidden", fmt::format("Forbidden: {}", detail), f});
+  }
+  void duplicate(const std::string& f, const std::string& shown) {
+    out.push_back({"FieldValueDuplicate", fmt::format("Duplicate value: {}", shown), f});
+  }
+  void not_found(const std::string& f, const std::string& shown) {
+    out.push_back({"FieldValueNotFound", fmt::format("Not found: {}", shown), f});
+  }
+};
+
+constexpr std::int64_t kMaxInt32 = 2147483647;
+const char* const kRangeError = "must be between 0 and 2147483647, inclusive";  // IsValidUserID / IsValidGroupID
+const char* const kPortRange = "must be between 1 and 65535, inclusive";         // IsValidPortNum
+const char* const kFileMode = "must be a number between 0 and 0777 (octal), both inclusive";
+
+// A Go pointer field as %#v prints it: `(*T)(nil)`, or with an address (which differs on every
+// request of the real server; FIDELITY.md, known difference 15).
+std::string go_pointer(std::string_view type, bool set) {
+  return fmt::format("(*{})({})", type, set ? "0xc000000000" : "nil");
+}
+
+// ---- volumes ---------------------------------------------------------------------------------
+
+// validateLocalDescendingPath / validatePathNoBacksteps / ValidateLocalNonReservedPath, through
+// the model's rules (storage.hpp), which gpupool's own checks use too.
+void local_descending_path(Errors& e, const std::string& f, const std::string& path) {
+  e.invalid(f, path, local_descending_path_errors(path));
+}
+void local_non_reserved_path(Errors& e, const std::string& f, const std::string& path) {
+  local_descending_path(e, f, path);
+  if (path.starts_with("..") && !path.starts_with("../")) e.invalid(f, q(path), "must not start with '..'");
+}
+
+// validateKeyToPath.
+void key_to_path(Errors& e, const json::object& kp, const std::string& f) {
+  if (string_at(kp, "key").empty()) e.required(f + ".key");
+  const std::string path = string_at(kp, "path");
+  if (path.empty()) e.required(f + ".path");
+  local_non_reserved_path(e, f + ".path", path);
+  if (auto m = int_at(kp, "mode"); m && (*m > 0777 || *m < 0)) e.invalid(f + ".mode", std::to_string(*m), kFileMode);
+}
+
+void file_mode(Errors& e, const json::object& src, const std::string& f) {
+  if (auto m = int_at(src, "defaultMode"); m && (*m > 0777 || *m < 0))
+    e.invalid(f + ".defaultMode", std::to_string(*m), kFileMode);
+}
+
+// fieldpath.SplitMaybeSubscriptedPath: `path['subscript']`.
+bool split_subscript(const std::string& s, std::string& path, std::string& subscript) {
+  if (!s.ends_with("']")) return false;
+  const std::string body = s.substr(0, s.size() - 2);
+  const auto at = body.find("['");
+  if (at == std::string::npos || at == 0) return false;
+  path = body.substr(0, at);
+  subscript = body.substr(at + 2);
+  return true;
+}
+
+// validateObjectFieldSelector with podshelper.ConvertDownwardAPIFieldLabel.
+void object_field_selector(Errors& e, const json::object& fs, const std::set<std::string>& expressions,
+                           const std::string& f) {
+  const std::string version = string_at(fs, "apiVersion");
+  const std::string label = string_at(fs, "fieldPath");
+  if (version.empty()) return e.required(f + ".apiVersion");
+  if (label.empty()) return e.required(f + ".fieldPath");
+  static const std::set<std::string> kLabels = {
+      "metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace", "metadata.uid",
+      "spec.nodeName", "spec.restartPolicy", "spec.serviceAccountName", "spec.schedulerName", "status.phase",
+      "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"};
+  std::string path, subscript, converted = label;
+  if (version != "v1") {
+    return e.invalid(f + ".fieldPath", q(label), fmt::format("error converting fieldPath: unsupported pod version: {}", version));
+  } else if (split_subscript(label, path, subscript)) {
+    if (path != "metadata.annotations" && path != "metadata.labels")
+      return e.invalid(f + ".fieldPath", q(label),
+                       fmt::format("error converting fieldPath: field label does not support subscript: {}", label));
+  } else if (label == "spec.host") {
+    converted = "spec.nodeName";
+  } else if (!kLabels.count(label)) {
+    return e.invalid(f + ".fieldPath", q(label), fmt::format("error converting fieldPath: field label not supported: {}", label));
+  }
+  if (split_subscript(converted, path, subscript)) {
+    if (path == "metadata.annotations") {
+      std::string lower = subscript;
+      for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      e.invalid(f, lower, qualified_name_errors(lower));
+    } else if (path == "metadata.labels") {
+      e.invalid(f, subscript, qualified_name_errors(subscript));
+    } else {
+      e.invalid(f, q(path), "does not support subscript");
+    }
+  } else if (!expressions.count(converted)) {
+    std::string list;
+    for (const auto& s : expressions) list += (list.empty() ? "" : ", ") + q(s);
+    e.out.push_back({"FieldValueNotSupported", fmt::format("Unsupported value: {}: supported values: {}", q(converted), list),
+                     f + ".fieldPath"});
+  }
+}
+
+const std::set<std::string> kContainerResourceFields = {"limits.cpu",   "limits.ephemeral-storage",   "limits.memory",
+                                                         "requests.cpu", "requests.ephemeral-storage", "requests.memory"};
+
+// validateContainerResourceFieldSelector + validateContainerResourceDivisor.
+void resource_field_selector(Errors& e, const json::object& fs, const std::string& f, bool volume) {
+  const std::string res = string_at(fs, "resource");
+  if (volume && string_at(fs, "containerName").empty()) {
+    e.required(f + ".containerName");
+  } else if (res.empty()) {
+    e.required(f + ".resource");
+  } else if (!kContainerResourceFields.count(res) && !res.starts_with("limits.hugepages-") &&
+             !res.starts_with("requests.hugepages-")) {
+    std::string list;
+    for (const auto& s : kContainerResourceFields) list += (list.empty() ? "" : ", ") + q(s);
+    e.out.push_back({"FieldValueNotSupported", fmt::format("Unsupported value: {}: supported values: {}", q(res), list),
+                     f + ".resource"});
+  }
+  const json::value* d = fs.if_contains("divisor");
+  if (!d || d->is_null()) return;
+  const auto divisor = quantity_of(*d);
+  if (!divisor || divisor->is_zero()) return;
+  const std::string shown = divisor->to_string();
+  static const std::set<std::string> kBytes = {"1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei"};
+  const char* bytes_values = "1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei";
+  if ((res == "limits.cpu" || res == "requests.cpu") && shown != "1m" && shown != "1")
+    e.invalid(f + ".divisor", q(res), "only divisor's values 1m and 1 are supported with the cpu resource");
+  if ((res == "limits.memory" || res == "requests.memory") && !kBytes.count(shown))
+    e.invalid(f + ".divisor", q(res), fmt::format("only divisor's values {} are supported with the memory resource", bytes_values));
+  if ((res == "limits.ephemeral-storage" || res == "requests.ephemeral-storage") && !kBytes.count(shown))
+    e.invalid(f + ".divisor", q(res),
+              fmt::format("only divisor's values {} are supported with the local ephemeral storage resource", bytes_values));
+  if ((res.starts_with("requests.hugepages-") || res.starts_with("limits.hugepages-")) && !kBytes.count(shown))
+    e.invalid(f + ".divisor", q(res), fmt::format("only divisor's values {} are supported with the hugepages resource", bytes_values));
+}
+
+// validateDownwardAPIVolumeFile (its paths are the source's own, not the item's: sic).
+void downward_api_file(Errors& e, const json::object& file, const std::string& f) {
+  static const std::set<std::string> kVolumeFields = {"metadata.annotations", "metadata.labels", "metadata.name",
+                                                      "metadata.namespace", "metadata.uid"};
+  const std::string path = string_at(file, "path");
+  if (path.empty()) e.required(f + ".path");
+  local_non_reserved_path(e, f + ".path", path);
+  if (const auto* ref = object_at(file, "fieldRef")) {
+    object_field_selector(e, *ref, kVolumeFields, f + ".fieldRef");
+    if (present(file, "resourceFieldRef")) e.invalid(f, q("resource"), "fieldRef and resourceFieldRef can not be specified simultaneously");
+  } else if (const auto* rref = object_at(file, "resourceFieldRef")) {
+    resource_field_selector(e, *rref, f + ".resourceFieldRef", true);
+  } else {
+    e.required(f, "one of fieldRef and resourceFieldRef is required");
+  }
+  if (auto m = int_at(file, "mode"); m && (*m > 0777 || *m < 0)) e.invalid(f + ".mode", std::to_string(*m), kFileMode);
+}
+
+// validateVolumeSource: exactly one source (the others Forbidden), each source's own rules for
+// the sources gpupool and its users write; the rest are counted only (FIDELITY.md).
+void volume_source(Errors& e, const json::object& v, const std::string& f) {
+  // {JSON key, the path Kubernetes names when it is one source too many}, in validateVolumeSource's order.
+  static const std::pair<const char*, const char*> kSources[] = {
+      {"emptyDir", "emptyDir"}, {"hostPath", "hostPath"}, {"gitRepo", "gitRepo"},
+      {"gcePersistentDisk", "gcePersistentDisk"}, {"awsElasticBlockStore", "awsElasticBlockStore"},
+      {"secret", "secret"}, {"nfs", "nfs"}, {"iscsi", "iscsi"}, {"glusterfs", "glusterfs"}, {"flocker", "flocker"},
+      {"persistentVolumeClaim", "persistentVolumeClaim"}, {"rbd", "rbd"}, {"cinder", "cinder"}, {"cephfs", "cephFS"},
+      {"quobyte", "quobyte"}, {"downwardAPI", "downwarAPI"}, {"fc", "fc"}, {"flexVolume", "flexVolume"},
+      {"configMap", "configMap"}, {"azureFile", "azureFile"}, {"vsphereVolume", "vsphereVolume"},
+      {"photonPersistentDisk", "photonPersistentDisk"}, {"portworxVolume", "portworxVolume"}, {"azureDisk", "azureDisk"},
+      {"storageos", "storageos"}, {"projected", "projected"}, {"scaleIO", "scaleIO"}, {"csi", "csi"},
+      {"ephemeral", "ephemeral"}, {"image", "image"}};
+  int count = 0;
+  for (const auto& [key, forbidden_as] : kSources) {
+    const json::object* src = object_at(v, key);
+    if (!src) continue;
+    if (count++ > 0) {
+      e.forbidden(fmt::format("{}.{}", f, forbidden_as), "may not specify more than 1 volume type");
+      continue;
+    }
+    const std::string sf = fmt::format("{}.{}", f, key);
+    const std::string k = key;
+    if (k == "emptyDir") {
+      if (const json::value* sl = src->if_contains("sizeLimit"); sl && !sl->is_null())
+        if (auto lim = quantity_of(*sl); lim && lim->is_negative())
+          e.forbidden(sf + ".sizeLimit", "SizeLimit field must be a valid resource quantity");
+    } else if (k == "hostPath") {
+      // validateHostPathVolumeSource + validateHostPathType.
+      const std::string path = string_at(*src, "path");
+      if (path.empty()) {
+        e.required(sf + ".path");
+        continue;
+      }
+      e.invalid(sf + ".path", path, path_backstep_errors(path));
+      static const std::set<std::string> kTypes = {"", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate",
+                                                   "File", "FileOrCreate", "Socket"};
+      if (present(*src, "type") && !kTypes.count(string_at(*src, "type")))
+        e.not_supported(sf + ".type", string_at(*src, "type"),
+                        {"", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"});
+    } else if (k == "secret" || k == "configMap") {
+      // validateSecretVolumeSource / validateConfigMapVolumeSource.
+      const char* name_key = k == "secret" ? "secretName" : "name";
+      if (string_at(*src, name_key).empty()) e.required(fmt::format("{}.{}", sf, name_key));
+      file_mode(e, *src, sf);
+      if (const auto* items = array_at(*src, "items"))
+        for (std::size_t i = 0; i < items->size(); ++i)
+          if ((*items)[i].is_object()) key_to_path(e, (*items)[i].as_object(), fmt::format("{}.items[{}]", sf, i));
+    } else if (k == "nfs") {
+      // validateNFSVolumeSource.
+      if (string_at(*src, "server").empty()) e.required(sf + ".server");
+      const std::string path = string_at(*src, "path");
+      if (path.empty()) e.required(sf + ".path");
+      if (!path.starts_with('/')) e.invalid(sf + ".path", q(path), "must be an absolute path");
+    } else if (k == "persistentVolumeClaim") {
+      if (string_at(*src, "claimName").empty()) e.required(sf + ".claimName");
+    } else if (k == "downwardAPI") {
+      file_mode(e, *src, sf);
+      if (const auto* items = array_at(*src, "items"))
+        for (const auto& item : *items)
+          if (item.is_object()) downward_api_file(e, item.as_object(), sf);
+    } else if (k == "csi") {
+      // ValidateCSIDriverName.
+      const std::string driver = string_at(*src, "driver");
+      if (driver.empty()) e.required(sf + ".driver");
+      if (driver.size() > 63) e.out.push_back({"FieldValueTooLong", "Too long: may not be more than 63 bytes", sf + ".driver"});
+      std::string lower = driver;
+      for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      e.invalid(sf + ".driver", driver, dns1123_subdomain_errors(lower));
+    }
+  }
+  if (count == 0) e.required(f, "must specify a volume type");
+}
+
+// ValidateVolumes: the volumes without errors, by name (what mounts may refer to).
+std::map<std::string, const json::object*> validate_volumes(Errors& e, const json::object& spec, const std::string& prefix) {
+  std::map<std::string, const json::object*> vols;
+  const auto vs = items(spec, "volumes");
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < vs.size(); ++i) {
+    const json::object& v = *vs[i];
+    const std::string f = fmt::format("{}volumes[{}]", prefix, i);
+    Causes el;
+    Errors ve{el};
+    volume_source(ve, v, f);
+    const std::string name = string_at(v, "name");
+    if (name.empty()) ve.required(f + ".name");
+    else ve.invalid(f + ".name", name, dns1123_label_errors(name));
+    if (names.count(name)) ve.duplicate(f + ".name", q(name));
+    if (el.empty()) {
+      names.insert(name);
+      vols.emplace(name, &v);
+    }
+    for (auto& c : el) e.out.push_back(std::move(c));
+  }
+  return vols;
+}
+
+// ---- containers ------------------------------------------------------------------------------
+
+// validateContainerPorts.
+void container_ports(Errors& e, const json::object& c, const std::string& f) {
+  const auto ports = items(c, "ports");
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < ports.size(); ++i) {
+    const json::object& p = *ports[i];
+    const std::string pf = fmt::format("{}.ports[{}]", f, i);
+    const std::string name = string_at(p, "name");
+    if (!name.empty()) {
+      if (auto errs = port_name_errors(name); !errs.empty()) e.invalid(pf + ".name", name, errs);
+      else if (!names.insert(name).second) e.duplicate(pf + ".name", q(name));
+    }
+    const std::int64_t cp = int_at(p, "containerPort").value_or(0);
+    if (cp == 0) e.required(pf + ".containerPort");
+    else if (cp < 1 || cp > 65535) e.invalid(pf + ".containerPort", std::to_string(cp), kPortRange);
+    const std::int64_t hp = int_at(p, "hostPort").value_or(0);
+    if (hp != 0 && (hp < 1 || hp > 65535)) e.invalid(pf + ".hostPort", std::to_string(hp), kPortRange);
+    const std::string proto = string_at(p, "protocol");
+    if (proto.empty()) e.required(pf + ".protocol");
+    else if (proto != "TCP" && proto != "UDP" && proto != "SCTP") e.not_supported(pf + ".protocol", proto, {"SCTP", "TCP", "UDP"});
+  }
+}
+
+const std::set<std::string> kEnvFieldPaths = {"metadata.name",   "metadata.namespace", "metadata.uid",
+                                              "spec.nodeName",   "spec.serviceAccountName", "status.hostIP",
+                                              "status.hostIPs",  "status.podIP",       "status.podIPs"};
+
+// validateConfigMapKeySelector / validateSecretKeySelector.
+void key_selector(Errors& e, const json::object& s, const std::string& f) {
+  const std::string name = string_at(s, "name");
+  e.invalid(f + ".name", name, dns1123_subdomain_errors(name));
+  const std::string key = string_at(s, "key");
+  if (key.empty()) e.required(f + ".key");
+  else e.invalid(f + ".key", key, config_map_key_errors(key));
+}
+
+// ValidateEnv with validateEnvVarValueFrom (names by v1.32's relaxed rule).
+void container_env(Errors& e, const json::object& c, const std::string& f) {
+  const auto env = items(c, "env");
+  for (std::size_t i = 0; i < env.size(); ++i) {
+    const json::object& ev = *env[i];
+    const std::string ef = fmt::format("{}.env[{}]", f, i);
+    const std::string name = string_at(ev, "name");
+    if (name.empty()) e.required(ef + ".name");
+    else e.invalid(ef + ".name", name, env_var_name_errors(name));
+    const json::object* from = object_at(ev, "valueFrom");
+    if (!from) continue;
+    const std::string vf = ef + ".valueFrom";
+    int sources = 0;
+    if (const auto* r = object_at(*from, "fieldRef")) {
+      ++sources;
+      object_field_selector(e, *r, kEnvFieldPaths, vf + ".fieldRef");
+    }
+    if (const auto* r = object_at(*from, "resourceFieldRef")) {
+      ++sources;
+      resource_field_selector(e, *r, vf + ".resourceFieldRef", false);
+    }
+    if (const auto* r = object_at(*from, "configMapKeyRef")) {
+      ++sources;
+      key_selector(e, *r, vf + ".configMapKeyRef");
+    }
+    if (const auto* r = object_at(*from, "secretKeyRef")) {
+      ++sources;
+      key_selector(e, *r, vf + ".secretKeyRef");
+    }
+    if (sources == 0)
+      e.invalid(vf, q(""), "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`");
+    else if (!string_at(ev, "value").empty())
+      e.invalid(vf, q(""), "may not be specified when `value` is not empty");
+    else if (sources > 1)
+      e.invalid(vf, q(""), "may not have more than one field specified at a time");
+  }
+}
+
+// ConfigMap and Secret names taken as a prefix (ValidateConfigMapName(name, true)).
+std::vector<std::string> subdomain_prefix_errors(std::string name) {
+  if (name.size() > 1 && name.back() == '-') name.back() = 'a';  // maskTrailingDash
+  return dns1123_subdomain_errors(name);
+}
+
+// ValidateEnvFrom (its "one source" errors name the list, not the item: sic).
+void container_env_from(Errors& e, const json::object& c, const std::string& f) {
+  const auto from = items(c, "envFrom");
+  for (std::size_t i = 0; i < from.size(); ++i) {
+    const json::object& ev = *from[i];
+    const std::string ef = fmt::format("{}.envFrom[{}]", f, i);
+    if (const std::string prefix = string_at(ev, "prefix"); !prefix.empty())
+      e.invalid(ef + ".prefix", prefix, env_var_name_errors(prefix));
+    int sources = 0;
+    for (const char* key : {"configMapRef", "secretRef"})
+      if (const auto* ref = object_at(ev, key)) {
+        ++sources;
+        const std::string name = string_at(*ref, "name");
+        if (name.empty()) e.required(fmt::format("{}.{}.name", ef, key));
+        else e.invalid(fmt::format("{}.{}.name", ef, key), name, subdomain_prefix_errors(name));
+      }
+    if (sources == 0) e.invalid(f + ".envFrom", q(""), "must specify one of: `configMapRef` or `secretRef`");
+    else if (sources > 1) e.invalid(f + ".envFrom", q(""), "may not have more than one field specified at a time");
+  }
+}
+
+// ValidateVolumeMounts (subPath, subPathExpr and mountPropagation errors name the list: sic).
+void volume_mounts(Errors& e, const json::object& c, const std::map<std::string, const json::object*>& vols,
+                   const std::string& f) {
+  const auto mounts = items(c, "volumeMounts");
+  const std::string lf = f + ".volumeMounts";
+  std::set<std::string> points;
+  const json::object* sc = object_at(c, "securityContext");
+  const bool privileged = sc && true_at(*sc, "privileged");
+  for (std::size_t i = 0; i < mounts.size(); ++i) {
+    const json::object& m = *mounts[i];
+    const std::string mf = fmt::format("{}[{}]", lf, i);
+    const std::string name = string_at(m, "name");
+    if (name.empty()) e.required(mf + ".name");
+    if (!vols.count(name)) e.not_found(mf + ".name", q(name));
+    const std::string path = string_at(m, "mountPath");
+    if (path.empty()) e.required(mf + ".mountPath");
+    if (points.count(path)) e.invalid(mf + ".mountPath", q(path), "must be unique");
+    points.insert(path);
+    const std::string sub = string_at(m, "subPath");
+    const std::string expr = string_at(m, "subPathExpr");
+    if (!sub.empty()) local_descending_path(e, lf + ".subPath", sub);
+    if (!expr.empty()) {
+      if (!sub.empty()) e.invalid(mf + ".subPathExpr", q(expr), "subPathExpr and subPath are mutually exclusive");
+      local_descending_path(e, lf + ".subPathExpr", expr);
+    }
+    if (present(m, "mountPropagation")) {
+      // validateMountPropagation.
+      const std::string mp = string_at(m, "mountPropagation");
+      if (mp != "Bidirectional" && mp != "HostToContainer" && mp != "None")
+        e.not_supported(lf + ".mountPropagation", mp, {"Bidirectional", "HostToContainer", "None"});
+      if (mp == "Bidirectional" && !privileged)
+        e.forbidden(lf + ".mountPropagation", "Bidirectional mount propagation is available only to privileged containers");
+    }
+  }
+}
+
+// helper.IsNativeResource, IsHugePageResourceName, IsExtendedResourceName, IsOvercommitAllowed.
+bool native_resource(const std::string& n) {
+  return n.find('/') == std::string::npos || n.find("kubernetes.io/") != std::string::npos;
+}
+bool hugepages(const std::string& n) { return n.starts_with("hugepages-"); }
+bool extended_resource(const std::string& n) {
+  if (native_resource(n) || n.starts_with("requests.")) return false;
+  return qualified_name_errors("requests." + n).empty();
+}
+bool overcommit_allowed(const std::string& n) { return native_resource(n) && !hugepages(n); }
+
+// validateContainerResourceName (the value, a ResourceName, prints bare: it has a String method).
+void container_resource_name(Errors& e, const std::string& n, const std::string& f) {
+  static const std::set<std::string> kStandard = {
+      "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory", "requests.ephemeral-storage",
+      "limits.cpu", "limits.memory", "limits.ephemeral-storage", "pods", "quotas", "services",
+      "replicationcontrollers", "secrets", "configmaps", "persistentvolumeclaims", "storage", "requests.storage",
+      "services.nodeports", "services.loadbalancers"};
+  // validateResourceName (which stops at a malformed name), then the container's own rule.
+  const bool unprefixed = n.find('/') == std::string::npos;
+  if (auto errs = qualified_name_errors(n); !errs.empty()) {
+    for (const auto& m : errs) e.invalid(f, n, m);
+  } else if (unprefixed && !kStandard.count(n) && !hugepages(n) && !n.starts_with("requests.hugepages-")) {
+    e.invalid(f, n, "must be a standard resource type or fully qualified");
+  }
+  if (unprefixed) {
+    if (n != "cpu" && n != "memory" && n != "ephemeral-storage" && !hugepages(n))
+      e.invalid(f, n, "must be a standard resource for containers");
+  } else if (!native_resource(n) && !extended_resource(n)) {
+    e.invalid(f, n, "doesn't follow extended resource name standard");
+  }
+}
+
+// Go's %#v of a resource.Quantity held as an int64Amount (what ParseQuantity makes of a short
+// decimal): `resource.Quantity{i:resource.int64Amount{value:5, scale:-1}, ...}`.
+std::string go_quantity(const std::string& text) {
+  std::string digits, fraction;
+  std::size_t i = 0;
+  bool negative = false;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) negative = text[i++] == '-';
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) digits += text[i++];
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) fraction += text[i++];
+  }
+  const std::string suffix = text.substr(i);
+  static const std::map<std::string, int> kSi = {{"", 0}, {"n", -9}, {"u", -6}, {"m", -3}, {"k", 3},
+                                                 {"M", 6}, {"G", 9},  {"T", 12}, {"P", 15}, {"E", 18}};
+  int exponent = 0;
+  std::string format = "DecimalSI";
+  if (auto it = kSi.find(suffix); it != kSi.end()) {
+    exponent = it->second;
+  } else if (!suffix.empty() && (suffix[0] == 'e' || suffix[0] == 'E')) {
+    exponent = std::stoi(suffix.substr(1));
+    format = "DecimalExponent";
+  }
+  const std::string shifted = digits + fraction;
+  const int scale = exponent - static_cast<int>(fraction.size());
+  const std::int64_t value = (negative ? -1 : 1) * std::stoll(shifted.empty() ? "0" : shifted);
+  const bool kept = scale % 3 == 0 && !shifted.ends_with("000") && !shifted.empty() && shifted[0] != '0';
+  return fmt::format("resource.Quantity{{i:resource.int64Amount{{value:{}, scale:{}}}, "
+                     "d:resource.infDecAmount{{Dec:(*inf.Dec)(nil)}}, s:{}, Format:\"{}\"}}",
+                     value, scale, q(kept ? text : ""), format);
+}
+
+// ValidateResourceQuantityValue.
+void resource_quantity(Errors& e, const std::string& n, const json::value& v, const std::string& f) {
+  const auto qv = quantity_of(v);
+  if (!qv) return;
+  if (qv->is_negative()) e.invalid(f, q(qv->to_string()), "must be greater than or equal to 0");
+  // IsIntegerResourceName: the object counts and every extended resource.
+  static const std::set<std::string> kInteger = {"pods", "quotas", "services", "replicationcontrollers", "secrets",
+                                                 "configmaps", "persistentvolumeclaims", "services.nodeports",
+                                                 "services.loadbalancers"};
+  if ((kInteger.count(n) || extended_resource(n)) && qv->milli_value() % 1000 != 0)
+    e.invalid(f, go_quantity(quantity_text(v)), "must be an integer");
+}
+
+// validateResourceRequirements with validateContainerResourceName. (Kubernetes walks the two Go
+// maps in random order; the embedded server walks them in the object's order.)
+void container_resources(Errors& e, const json::object& c, const std::string& f) {
+  const json::object* res = object_at(c, "resources");
+  if (!res) return;
+  const std::string rf = f + ".resources";
+  const json::object* limits = object_at(*res, "limits");
+  const json::object* requests = object_at(*res, "requests");
+  bool cpu_or_memory = false, huge = false;
+  // Each list's names and quantities; for requests, then the limit they must respect.
+  for (const json::object* list : {limits, requests}) {
+    if (!list) continue;
+    const char* kind = list == limits ? "limits" : "requests";
+    for (const auto& [k, v] : *list) {
+      const std::string n(k);
+      const std::string kf = fmt::format("{}.{}[{}]", rf, kind, n);
+      container_resource_name(e, n, kf);
+      resource_quantity(e, n, v, kf);
+      huge = huge || hugepages(n);
+      cpu_or_memory = cpu_or_memory || n == "cpu" || n == "memory";
+      if (list == limits) continue;
+      const json::value* lim = limits ? limits->if_contains(k) : nullptr;
+      const auto req = quantity_of(v);
+      if (lim && req) {
+        if (const auto l = quantity_of(*lim)) {
+          if (*req != *l && !overcommit_allowed(n))
+            e.invalid(rf + ".requests", q(req->to_string()), fmt::format("must be equal to {} limit of {}", n, l->to_string()));
+          else if (*req > *l)
+            e.invalid(rf + ".requests", q(req->to_string()),
+                      fmt::format("must be less than or equal to {} limit of {}", n, l->to_string()));
+        }
+      } else if (!lim && !overcommit_allowed(n)) {
+        e.required(rf + ".limits", "Limit must be set for non overcommitable resources");
+      }
+    }
+  }
+  if (!cpu_or_memory && huge) e.forbidden(rf, "HugePages require cpu or memory");
+}
+
+// validateSeccompProfileField.
+void seccomp_profile(Errors& e, const json::object* sp, const std::string& f) {
+  if (!sp) return;
+  const std::string type = string_at(*sp, "type");
+  // validateSeccompProfileType.
+  if (type.empty()) e.required(f + ".type", "type is required when seccompProfile is set");
+  else if (type != "Localhost" && type != "RuntimeDefault" && type != "Unconfined")
+    e.not_supported(f + ".type", type, {"Localhost", "RuntimeDefault", "Unconfined"});
+  const bool has_profile = present(*sp, "localhostProfile");
+  if (type == "Localhost") {
+    if (!has_profile) e.required(f + ".localhostProfile", "must be set when seccomp type is Localhost");
+    else local_descending_path(e, f + ".localhostProfile", string_at(*sp, "localhostProfile"));
+  } else if (has_profile) {
+    e.invalid(f + ".localhostProfile",
+              fmt::format("core.SeccompProfile{{Type:{}, LocalhostProfile:{}}}", q(type), go_pointer("string", true)),
+              "can only be set when seccomp type is Localhost");
+  }
+}
+
+// %#v of a container's core.SecurityContext (field order of the Go struct).
+std::string go_security_context(const json::object& sc) {
+  static const std::pair<const char*, const char*> kFields[] = {
+      {"capabilities", "Capabilities:(*core.Capabilities)"}, {"privileged", "Privileged:(*bool)"},
+      {"seLinuxOptions", "SELinuxOptions:(*core.SELinuxOptions)"},
+      {"windowsOptions", "WindowsOptions:(*core.WindowsSecurityContextOptions)"}, {"runAsUser", "RunAsUser:(*int64)"},
+      {"runAsGroup", "RunAsGroup:(*int64)"}, {"runAsNonRoot", "RunAsNonRoot:(*bool)"},
+      {"readOnlyRootFilesystem", "ReadOnlyRootFilesystem:(*bool)"},
+      {"allowPrivilegeEscalation", "AllowPrivilegeEscalation:(*bool)"}, {"procMount", "ProcMount:(*core.ProcMountType)"},
+      {"seccompProfile", "SeccompProfile:(*core.SeccompProfile)"}, {"appArmorProfile", "AppArmorProfile:(*core.AppArmorProfile)"}};
+  std::string out = "core.SecurityContext{";
+  bool first = true;
+  for (const auto& [key, shown] : kFields) {
+    out += first ? "" : ", ";
+    first = false;
+    out += fmt::format("{}({})", shown, present(sc, key) ? "0xc000000000" : "nil");
+  }
+  return out + "}";
+}
+
+// IsValidUserID / IsValidGroupID on each of `keys` that is set.
+void id_ranges(Errors& e, const json::object& sc, std::initializer_list<const char*> keys, const std::string& f) {
+  for (const char* k : keys)
+    if (auto id = int_at(sc, k); id && (*id < 0 || *id > kMaxInt32))
+      e.invalid(fmt::format("{}.{}", f, k), std::to_string(*id), kRangeError);
+}
+
+// ValidateSecurityContext (the cluster allows privileged containers: --allow-privileged).
+void security_context(Errors& e, const json::object& c, const std::string& f) {
+  const json::object* sc = object_at(c, "securityContext");
+  if (!sc) return;
+  const std::string sf = f + ".securityContext";
+  id_ranges(e, *sc, {"runAsUser", "runAsGroup"}, sf);
+  // (procMount needs the ProcMountType gate, off in v1.32: the field is dropped, not validated.)
+  seccomp_profile(e, object_at(*sc, "seccompProfile"), sf + ".seccompProfile");
+  const json::value* ape = sc->if_contains("allowPrivilegeEscalation");
+  if (ape && ape->is_bool() && !ape->as_bool()) {
+    if (true_at(*sc, "privileged"))
+      e.invalid(sf, go_security_context(*sc), "cannot set `allowPrivilegeEscalation` to false and `privileged` to true");
+    if (const auto* caps = object_at(*sc, "capabilities"))
+      if (const auto* add = array_at(*caps, "add"))
+        for (const auto& cap : *add)
+          if (cap.is_string() && cap.as_string() == "CAP_SYS_ADMIN")
+            e.invalid(sf, go_security_context(*sc), "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN");
+  }
+}
+
+// validateContainerCommon.
+void container_common(Errors& e, const json::object& c, const std::string& f,
+                      const std::map<std::string, const json::object*>& vols) {
+  const std::string name = string_at(c, "name");
+  if (name.empty()) e.required(f + ".name");
+  else e.invalid(f + ".name", name, dns1123_label_errors(name));
+  if (string_at(c, "image").empty()) e.required(f + ".image");
+  const std::string tmp = string_at(c, "terminationMessagePolicy");
+  if (tmp.empty()) e.required(f + ".terminationMessagePolicy");
+  else if (tmp != "File" && tmp != "FallbackToLogsOnError")
+    e.not_supported(f + ".terminationMessagePolicy", tmp, {"File", "FallbackToLogsOnError"});
+  container_ports(e, c, f);
+  container_env(e, c, f);
+  container_env_from(e, c, f);
+  volume_mounts(e, c, vols, f);
+  const std::string pull = string_at(c, "imagePullPolicy");
+  if (pull.empty()) e.required(f + ".imagePullPolicy");
+  else if (pull != "Always" && pull != "IfNotPresent" && pull != "Never")
+    e.not_supported(f + ".imagePullPolicy", pull, {"Always", "IfNotPresent", "Never"});
+  container_resources(e, c, f);
+  security_context(e, c, f);
+}
+
+// ValidatePortNumOrName.
+void port_num_or_name(Errors& e, const json::value* port, const std::string& f) {
+  if (port && port->is_string()) {
+    const std::string name(port->as_string());
+    e.invalid(f, name, port_name_errors(name));
+  } else {
+    const std::int64_t n = port && port->is_int64() ? port->as_int64() : 0;
+    if (n < 1 || n > 65535) e.invalid(f, std::to_string(n), kPortRange);
+  }
+}
+
+// validateHandler: exactly one of the handler types (probes: exec, httpGet, tcpSocket, grpc;
+// lifecycle: exec, httpGet, tcpSocket, sleep).
+void handler(Errors& e, const json::object& h, bool lifecycle, std::optional<std::int64_t> grace, const std::string& f) {
+  int count = 0;
+  for (const char* type : {"exec", "httpGet", "tcpSocket", "grpc", "sleep"}) {
+    const std::string t = type;
+    if ((t == "grpc" && lifecycle) || (t == "sleep" && !lifecycle)) continue;
+    const json::object* a = object_at(h, type);
+    if (!a) continue;
+    const std::string af = f + "." + t;
+    if (count++ > 0) {
+      e.forbidden(af, "may not specify more than 1 handler type");
+      continue;
+    }
+    if (t == "exec") {
+      const json::array* cmd = array_at(*a, "command");
+      if (!cmd || cmd->empty()) e.required(af + ".command");
+    } else if (t == "httpGet") {
+      if (string_at(*a, "path").empty()) e.required(af + ".path");
+      port_num_or_name(e, a->if_contains("port"), af + ".port");
+      const std::string scheme = string_at(*a, "scheme");
+      if (scheme != "HTTP" && scheme != "HTTPS") e.not_supported(af + ".scheme", scheme, {"HTTP", "HTTPS"});
+      if (const auto* headers = array_at(*a, "httpHeaders"))
+        for (const auto& hv : *headers)
+          if (hv.is_object()) {
+            const std::string hn = string_at(hv.as_object(), "name");
+            e.invalid(af + ".httpHeaders", hn, http_header_name_errors(hn));
+          }
+    } else if (t == "tcpSocket") {
+      port_num_or_name(e, a->if_contains("port"), af + ".port");
+    } else if (t == "grpc") {
+      const std::int64_t port = int_at(*a, "port").value_or(0);
+      if (port < 1 || port > 65535) e.invalid(af + ".port", std::to_string(port), kPortRange);
+    } else if (t == "sleep") {
+      // validateSleepAction (PodLifecycleSleepActionAllowZero is off in v1.32).
+      const std::int64_t s = int_at(*a, "seconds").value_or(0);
+      if (grace && (s <= 0 || s > *grace))
+        e.invalid(af, std::to_string(s),
+                  fmt::format("must be greater than 0 and less than terminationGracePeriodSeconds ({}). Enable "
+                              "AllowPodLifecycleSleepActionZeroValue feature gate for zero sleep.",
+                              *grace));
+    }
+  }
+  if (count == 0) e.required(f, "must specify a handler type");
+}
+
+void lifecycle(Errors& e, const json::object& c, std::optional<std::int64_t> grace, const std::string& f) {
+  const json::object* lc = object_at(c, "lifecycle");
+  if (!lc) return;
+  for (const char* hook : {"postStart", "preStop"})
+    if (const auto* h = object_at(*lc, hook)) handler(e, *h, true, grace, fmt::format("{}.lifecycle.{}", f, hook));
+}
+
+// validateLivenessProbe / validateReadinessProbe / validateStartupProbe around validateProbe.
+void probe(Errors& e, const json::object& c, const char* which, std::optional<std::int64_t> grace, const std::string& f) {
+  const json::object* p = object_at(c, which);
+  if (!p) return;
+  const std::string pf = fmt::format("{}.{}", f, which);
+  handler(e, *p, false, grace, pf);
+  for (const char* k : {"initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold"})
+    if (auto v = int_at(*p, k); v && *v < 0)
+      e.invalid(fmt::format("{}.{}", pf, k), std::to_string(*v), "must be greater than or equal to 0");
+  const auto tgps = int_at(*p, "terminationGracePeriodSeconds");
+  if (tgps && *tgps <= 0) e.invalid(pf + ".terminationGracePeriodSeconds", std::to_string(*tgps), "must be greater than 0");
+  const std::string w = which;
+  if (w == "readinessProbe") {
+    if (tgps) e.invalid(pf + ".terminationGracePeriodSeconds", std::to_string(*tgps), "must not be set for readinessProbes");
+  } else if (const std::int64_t st = int_at(*p, "successThreshold").value_or(0); st != 1) {
+    e.invalid(pf + ".successThreshold", std::to_string(st), "must be 1");
+  }
+}
+
+void probes_and_lifecycle(Errors& e, const json::object& c, std::optional<std::int64_t> grace, const std::string& f) {
+  lifecycle(e, c, grace, f);
+  for (const char* which : {"livenessProbe", "readinessProbe", "startupProbe"}) probe(e, c, which, grace, f);
+}
+
+// checkHostPortConflicts: `<protocol>/<hostIP>/<hostPort>` unique across `containers`.
+void host_port_conflicts(Errors& e, const std::vector<std::pair<const json::object*, std::size_t>>& containers,
+                         const std::string& list) {
+  std::set<std::string> seen;
+  for (const auto& [c, ci] : containers) {
+    const json::array* ports = array_at(*c, "ports");
+    if (!ports) continue;
+    for (std::size_t pi = 0; pi < ports->size(); ++pi) {
+      if (!(*ports)[pi].is_object()) continue;
+      const json::object& p = (*ports)[pi].as_object();
+      const std::int64_t hp = int_at(p, "hostPort").value_or(0);
+      if (hp == 0) continue;
+      const std::string key = fmt::format("{}/{}/{}", string_at(p, "protocol"), string_at(p, "hostIP"), hp);
+      // AccumulateUniqueHostPorts indexes the container in the list it was given (sic for init
+      // containers: always [0]).
+      if (!seen.insert(key).second) e.duplicate(fmt::format("{}[{}].ports[{}].hostPort", list, ci, pi), q(key));
+    }
+  }
+}
+
+
+// ---- pod-level fields ------------------------------------------------------------------------
+
+// netutils.ParseIPSloppy: IPv4 (leading zeros allowed) or IPv6.
+bool valid_ip(const std::string& s) {
+  in6_addr v6{};
+  if (s.find(':') != std::string::npos) return inet_pton(AF_INET6, s.c_str(), &v6) == 1;
+  int parts = 0;
+  std::size_t i = 0;
+  while (i <= s.size()) {
+    std::size_t j = i;
+    while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+    if (j == i || j - i > 3 || std::stoi(s.substr(i, j - i)) > 255) return false;
+    ++parts;
+    if (j == s.size()) break;
+    if (s[j] != '.') return false;
+    i = j + 1;
+  }
+  return parts == 4;
+}
+
+// IsValidSysctlName: at most 253 characters of SysctlContainSlashFmt,
+// `([a-z0-9]([-_a-z0-9]*[a-z0-9])?[./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?`.
+bool is_sysctl_name(const std::string& name) {
+  if (name.empty() || name.size() > 253) return false;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = name.find_first_of("./", start);
+    const std::string seg = name.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    auto edge = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+    if (seg.empty() || !edge(seg.front()) || !edge(seg.back())) return false;
+    for (char c : seg)
+      if (!edge(c) && c != '-' && c != '_') return false;
+    if (end == std::string::npos) return true;
+    start = end + 1;
+  }
+}
+
+// validatePodDNSConfig.
+void dns_config(Errors& e, const json::object& spec, const std::string& prefix) {
+  const std::string f = prefix + "dnsConfig";
+  const json::object* dc = object_at(spec, "dnsConfig");
+  const json::array* ns = dc ? array_at(*dc, "nameservers") : nullptr;
+  if (string_at(spec, "dnsPolicy") == "None") {
+    if (!dc) return e.required(f, "must provide `dnsConfig` when `dnsPolicy` is None");
+    if (!ns || ns->empty()) return e.required(f + ".nameservers", "must provide at least one DNS nameserver when `dnsPolicy` is None");
+  }
+  if (!dc) return;
+  auto strings = [](const json::array* a) {
+    std::vector<std::string> out;
+    if (a)
+      for (const auto& v : *a) out.push_back(v.is_string() ? std::string(v.as_string()) : "");
+    return out;
+  };
+  // A []string prints as Go's %#v: []string{"a", "b"}.
+  auto go_strings = [](const std::vector<std::string>& v) {
+    std::string out = "[]string{";
+    for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + go_quote(v[i]);
+    return out + "}";
+  };
+  const auto servers = strings(ns);
+  if (servers.size() > 3) e.invalid(f + ".nameservers", go_strings(servers), "must not have more than 3 nameservers");
+  for (std::size_t i = 0; i < servers.size(); ++i)
+    if (!valid_ip(servers[i]))
+      e.invalid(fmt::format("{}.nameservers[{}]", f, i), q(servers[i]), "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)");
+  const auto searches = strings(array_at(*dc, "searches"));
+  if (searches.size() > 32) e.invalid(f + ".searches", go_strings(searches), "must not have more than 32 search paths");
+  std::size_t chars = searches.empty() ? 0 : searches.size() - 1;
+  for (const auto& s : searches) chars += s.size();
+  if (chars > 2048)
+    e.invalid(f + ".searches", go_strings(searches), "must not have more than 2048 characters (including spaces) in the search list");
+  for (std::size_t i = 0; i < searches.size(); ++i) {
+    // (RelaxedDNSSearchValidation is off in v1.32.)
+    std::string s = searches[i];
+    if (s.ends_with('.')) s.pop_back();
+    e.invalid(fmt::format("{}.searches[{}]", f, i), s, dns1123_subdomain_errors(s));
+  }
+  if (const json::array* opts = array_at(*dc, "options"))
+    for (std::size_t i = 0; i < opts->size(); ++i)
+      if ((*opts)[i].is_object() && string_at((*opts)[i].as_object(), "name").empty())
+        e.required(fmt::format("{}.options[{}]", f, i), "must not be empty");
+}
+
+// ValidateLabelSelector (matchLabels, then each requirement).
+void label_selector(Errors& e, const json::object& sel, const std::string& f) {
+  if (const json::object* ml = object_at(sel, "matchLabels"))
+    for (const auto& [k, v] : *ml) {
+      e.invalid(f + ".matchLabels", std::string(k), qualified_name_errors(k));
+      const std::string val = v.is_string() ? std::string(v.as_string()) : "";
+      e.invalid(f + ".matchLabels", val, label_value_errors(val));
+    }
+  const auto exprs = items(sel, "matchExpressions");
+  for (std::size_t i = 0; i < exprs.size(); ++i) {
+    const json::object& r = *exprs[i];
+    const std::string rf = fmt::format("{}.matchExpressions[{}]", f, i);
+    const std::string op = string_at(r, "operator");
+    const json::array* values = array_at(r, "values");
+    const std::size_t n = values ? values->size() : 0;
+    if (op == "In" || op == "NotIn") {
+      if (n == 0) e.required(rf + ".values", "must be specified when `operator` is 'In' or 'NotIn'");
+    } else if (op == "Exists" || op == "DoesNotExist") {
+      if (n > 0) e.forbidden(rf + ".values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
+    } else {
+      e.invalid(rf + ".operator", q(op), "not a valid selector operator");
+    }
+    const std::string key = string_at(r, "key");
+    e.invalid(rf + ".key", key, qualified_name_errors(key));
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::string val = (*values)[j].is_string() ? std::string((*values)[j].as_string()) : "";
+      e.invalid(fmt::format("{}.values[{}]", rf, j), val, label_value_errors(val));
+    }
+  }
+}
+
+// validateTopologySpreadConstraints.
+void topology_spread(Errors& e, const json::object& spec, const std::string& prefix) {
+  const auto cs = items(spec, "topologySpreadConstraints");
+  for (std::size_t i = 0; i < cs.size(); ++i) {
+    const json::object& c = *cs[i];
+    const std::string f = fmt::format("{}topologySpreadConstraints[{}]", prefix, i);
+    const std::int64_t skew = int_at(c, "maxSkew").value_or(0);
+    if (skew <= 0) e.invalid(f + ".maxSkew", std::to_string(skew), "must be greater than zero");
+    const std::string key = string_at(c, "topologyKey");
+    if (key.empty()) e.required(f + ".topologyKey", "can not be empty");
+    const std::string when = string_at(c, "whenUnsatisfiable");
+    if (when != "DoNotSchedule" && when != "ScheduleAnyway")
+      e.not_supported(f + ".whenUnsatisfiable", when, {"DoNotSchedule", "ScheduleAnyway"});
+    for (std::size_t j = i + 1; j < cs.size(); ++j) {
+      const json::object& o = *cs[j];
+      if (string_at(o, "topologyKey") == key && string_at(o, "whenUnsatisfiable") == when) {
+        e.duplicate(f + ".{topologyKey, whenUnsatisfiable}", q(fmt::format("{{{}, {}}}", key, when)));
+        break;
+      }
+    }
+    if (auto md = int_at(c, "minDomains")) {
+      if (*md <= 0) e.invalid(f + ".minDomains", std::to_string(*md), "must be greater than zero");
+      if (when != "DoNotSchedule")
+        e.invalid(f + ".minDomains", std::to_string(*md),
+                  fmt::format("can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {}", when));
+    }
+    for (const char* policy : {"nodeAffinityPolicy", "nodeTaintsPolicy"})
+      if (present(c, policy)) {
+        const std::string p = string_at(c, policy);
+        if (p != "Honor" && p != "Ignore") e.not_supported(fmt::format("{}.{}", f, policy), p, {"Honor", "Ignore"});
+      }
+    const json::object* sel = object_at(c, "labelSelector");
+    // validateMatchLabelKeysInTopologySpread.
+    if (const json::array* keys = array_at(c, "matchLabelKeys"); keys && !keys->empty()) {
+      std::set<std::string> selector_keys;
+      if (sel) {
+        if (const auto* ml = object_at(*sel, "matchLabels"))
+          for (const auto& kv : *ml) selector_keys.insert(std::string(kv.key()));
+        if (const auto* me = array_at(*sel, "matchExpressions"))
+          for (const auto& r : *me)
+            if (r.is_object()) selector_keys.insert(string_at(r.as_object(), "key"));
+      } else {
+        e.forbidden(f + ".matchLabelKeys", "must not be specified when labelSelector is not set");
+      }
+      for (std::size_t j = 0; j < keys->size(); ++j) {
+        const std::string k = (*keys)[j].is_string() ? std::string((*keys)[j].as_string()) : "";
+        const std::string kf = fmt::format("{}.matchLabelKeys[{}]", f, j);
+        e.invalid(kf, k, qualified_name_errors(k));
+        if (selector_keys.count(k)) e.invalid(kf, q(k), "exists in both matchLabelKeys and labelSelector");
+      }
+    }
+    if (sel) label_selector(e, *sel, f + ".labelSelector");
+  }
+}
+
+// ValidateTolerations, by the model's rule for one toleration (taint.hpp toleration_errors).
+void tolerations(Errors& e, const json::object& spec, const std::string& prefix) {
+  const auto ts = items(spec, "tolerations");
+  for (std::size_t i = 0; i < ts.size(); ++i) {
+    const json::object& t = *ts[i];
+    const auto errs = toleration_errors(string_at(t, "key"), string_at(t, "operator"), string_at(t, "value"),
+                                        string_at(t, "effect"), present(t, "tolerationSeconds"),
+                                        fmt::format("{}tolerations[{}]", prefix, i));
+    for (const auto& fe : errs) {
+      if (fe.supported.empty()) e.invalid(fe.field, q(fe.value), fe.detail);
+      else {
+        std::string list;
+        for (const auto& s : fe.supported) list += (list.empty() ? "" : ", ") + q(s);
+        e.out.push_back({"FieldValueNotSupported", fmt::format("Unsupported value: {}: supported values: {}", q(fe.value), list), fe.field});
+      }
+    }
+  }
+}
+
+// The required node affinity's requirements, by the model's rule (scheduling.hpp validate, one
+// copy of ValidateNodeSelectorRequirement), worded as field.ErrorList words them.
+void node_affinity(Errors& e, const json::object& spec, const std::string& prefix) {
+  const json::value* terms = nullptr;
+  if (const auto* a = object_at(spec, "affinity"))
+    if (const auto* na = object_at(*a, "nodeAffinity"))
+      if (const auto* req = object_at(*na, "requiredDuringSchedulingIgnoredDuringExecution"))
+        terms = req->if_contains("nodeSelectorTerms");
+  if (!terms || !terms->is_array()) return;
+  static const std::pair<std::string_view, NodeSelectorOperator> kOps[] = {
+      {"In", NodeSelectorOperator::In}, {"NotIn", NodeSelectorOperator::NotIn}, {"Exists", NodeSelectorOperator::Exists},
+      {"DoesNotExist", NodeSelectorOperator::DoesNotExist}, {"Gt", NodeSelectorOperator::Gt}, {"Lt", NodeSelectorOperator::Lt}};
+  for (std::size_t i = 0; i < terms->as_array().size(); ++i) {
+    const auto& term = terms->as_array()[i];
+    if (!term.is_object()) continue;
+    for (const char* list : {"matchExpressions", "matchFields"}) {
+      const auto* rs = array_at(term.as_object(), list);
+      if (!rs) continue;
+      for (std::size_t j = 0; j < rs->size(); ++j) {
+        if (!(*rs)[j].is_object()) continue;
+        const auto& r = (*rs)[j].as_object();
+        const std::string f = fmt::format("{}affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+                                          "nodeSelectorTerms[{}].{}[{}]",
+                                          prefix, i, list, j);
+        NodeSelectorRequirement req;
+        req.key = string_at(r, "key");
+        const std::string op = string_at(r, "operator");
+        const auto known = std::find_if(std::begin(kOps), std::end(kOps), [&](const auto& o) { return o.first == op; });
+        if (known == std::end(kOps)) {
+          e.invalid(f + ".operator", q(op), "not a valid selector operator");
+          continue;
+        }
+        req.op = known->second;
+        if (const auto* vs = array_at(r, "values"))
+          for (const auto& v : *vs) req.values.push_back(v.is_string() ? std::string(v.as_string()) : "");
+        try {
+          validate(req, std::string_view(list) == "matchFields", f);
+        } catch (const ValidationError& err) {
+          const std::string& rule = err.rule();
+          if (rule.starts_with("Required value")) e.out.push_back({"FieldValueRequired", rule, err.field()});
+          else if (rule.starts_with("Forbidden")) e.out.push_back({"FieldValueForbidden", rule, err.field()});
+          else e.invalid(err.field(), q(err.value()), rule);
+        }
+      }
+    }
+  }
+}
+
+// validatePodSpecSecurityContext (hostNetwork, hostPID and hostIPC live in it in the internal type).
+void pod_security_context(Errors& e, const json::object& spec, const std::string& prefix) {
+  const json::object* sc = object_at(spec, "securityContext");
+  if (!sc) return;
+  const std::string f = prefix + "securityContext";
+  id_ranges(e, *sc, {"fsGroup", "runAsUser", "runAsGroup"}, f);
+  if (const json::array* groups = array_at(*sc, "supplementalGroups"))
+    for (std::size_t i = 0; i < groups->size(); ++i) {
+      const json::value& g = (*groups)[i];
+      const std::int64_t gid = g.is_int64() ? g.as_int64() : g.is_uint64() ? static_cast<std::int64_t>(g.as_uint64()) : 0;
+      if (gid < 0 || gid > kMaxInt32) e.invalid(fmt::format("{}.supplementalGroups[{}]", f, i), std::to_string(gid), kRangeError);
+    }
+  if (true_at(spec, "shareProcessNamespace") && true_at(spec, "hostPID"))
+    e.invalid(f + ".shareProcessNamespace", "true", "ShareProcessNamespace and HostPID cannot both be enabled");
+  if (const json::array* sysctls = array_at(*sc, "sysctls")) {
+    // validateSysctls with ValidateHostSysctl.
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < sysctls->size(); ++i) {
+      const json::object& s = (*sysctls)[i].is_object() ? (*sysctls)[i].as_object() : kNone;
+      const std::string nf = fmt::format("{}.sysctls[{}].name", f, i);
+      const std::string name = string_at(s, "name");
+      if (name.empty()) e.required(nf);
+      else if (!is_sysctl_name(name))
+        e.invalid(nf, q(name),
+                  "must have at most 253 characters and match regex ^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*"
+                  "[a-z0-9]([-_a-z0-9]*[a-z0-9])?$");
+      else if (names.count(name)) e.duplicate(nf, q(name));
+      // utilsysctl.GetNamespace: the name with '/' separators as '.', then its namespace.
+      std::string n = name;
+      if (const auto sep = n.find_first_of("./"); sep != std::string::npos && n[sep] == '/')
+        for (auto& c : n) c = c == '/' ? '.' : c == '.' ? '/' : c;
+      if (const auto star = n.find('*'); star != std::string::npos) n.resize(star);
+      static const std::set<std::string> kIpc = {"kernel.sem", "kernel.shmall", "kernel.shmmax", "kernel.shmmni",
+                                                 "kernel.shm_rmid_forced", "kernel.shm", "kernel.msgmax",
+                                                 "kernel.msgmnb", "kernel.msgmni", "kernel.msg"};
+      const bool net = n.starts_with("net.");
+      const bool ipc = kIpc.count(n) || n.starts_with("fs.mqueue.");
+      if (true_at(spec, "hostNetwork") && net) e.invalid(nf, q(name), "may not be specified when 'hostNetwork' is true");
+      else if (true_at(spec, "hostIPC") && ipc) e.invalid(nf, q(name), "may not be specified when 'hostIPC' is true");
+      names.insert(name);
+    }
+  }
+  if (present(*sc, "fsGroupChangePolicy")) {
+    const std::string p = string_at(*sc, "fsGroupChangePolicy");
+    if (p != "Always" && p != "OnRootMismatch") e.not_supported(f + ".fsGroupChangePolicy", p, {"Always", "OnRootMismatch"});
+  }
+  seccomp_profile(e, object_at(*sc, "seccompProfile"), f + ".seccompProfile");
+}
+
+void name_rule(Errors& e, const json::object& spec, const char* key, const std::string& prefix,
+               std::vector<std::string> (*rule)(std::string_view)) {
+  const std::string v = string_at(spec, key);
+  if (!v.empty()) e.invalid(prefix + key, v, rule(v));
+}
+
+}  // namespace
+
+// ValidatePodSpec, then for a pod validatePodMetadataAndSpec's and ValidatePodCreate's own checks,
+// for a template ValidatePodTemplateSpec's.
+void validate_pod_spec(const json::object& spec, const std::string& prefix, PodSpecOf of, Causes& causes) {
+  Errors e{causes};
+  const bool pod = of == PodSpecOf::Pod;
+  const std::optional<std::int64_t> grace = int_at(spec, "terminationGracePeriodSeconds");
+  if (!present(spec, "terminationGracePeriodSeconds")) e.required(prefix + "terminationGracePeriodSeconds");
+  // (spec.hostUsers needs the UserNamespacesSupport gate, off in v1.32: the field is dropped, and
+  // validateHostUsers has nothing to check.)
+  const auto vols = validate_volumes(e, spec, prefix);
+
+  // validateContainers.
+  const auto containers = items(spec, "containers");
+  if (containers.empty()) {
+    e.required(prefix + "containers");
+  } else {
+    std::set<std::string> names;
+    std::vector<std::pair<const json::object*, std::size_t>> all;
+    for (std::size_t i = 0; i < containers.size(); ++i) {
+      const json::object& c = *containers[i];
+      const std::string f = fmt::format("{}containers[{}]", prefix, i);
+      container_common(e, c, f, vols);
+      const std::string name = string_at(c, "name");
+      if (!names.insert(name).second) e.duplicate(f + ".name", q(name));
+      probes_and_lifecycle(e, c, grace, f);
+      if (present(c, "restartPolicy")) e.forbidden(f + ".restartPolicy", "may not be set for non-init containers");
+      all.emplace_back(&c, i);
+    }
+    host_port_conflicts(e, all, prefix + "containers");
+  }
+  // validateInitContainers.
+  {
+    std::set<std::string> names;
+    for (const auto* c : containers) names.insert(string_at(*c, "name"));
+    const auto inits = items(spec, "initContainers");
+    for (std::size_t i = 0; i < inits.size(); ++i) {
+      const json::object& c = *inits[i];
+      const std::string f = fmt::format("{}initContainers[{}]", prefix, i);
+      container_common(e, c, f, vols);
+      bool always = false;
+      if (present(c, "restartPolicy")) {
+        const std::string rp = string_at(c, "restartPolicy");
+        if (rp != "Always") e.not_supported(f + ".restartPolicy", rp, {"Always"});
+        always = rp == "Always";
+      }
+      const std::string name = string_at(c, "name");
+      if (names.count(name)) e.duplicate(f + ".name", q(name));
+      else if (!name.empty()) names.insert(name);
+      host_port_conflicts(e, {{&c, 0}}, prefix + "initContainers");
+      if (always) {
+        probes_and_lifecycle(e, c, grace, f);
+      } else {
+        for (const char* k : {"lifecycle", "livenessProbe", "readinessProbe", "startupProbe"})
+          if (present(c, k)) e.forbidden(fmt::format("{}.{}", f, k), "may not be set for init containers without restartPolicy=Always");
+      }
+    }
+  }
+  // validatePodHostNetworkDeps: with hostNetwork, a host port is its container port (a pod's are
+  // defaulted so; a template may leave them 0).
+  if (true_at(spec, "hostNetwork"))
+    for (std::size_t i = 0; i < containers.size(); ++i)
+      if (const json::array* ports = array_at(*containers[i], "ports"))
+        for (std::size_t j = 0; j < ports->size(); ++j) {
+          const json::object& p = (*ports)[j].is_object() ? (*ports)[j].as_object() : kNone;
+          const std::int64_t hp = int_at(p, "hostPort").value_or(0), cp = int_at(p, "containerPort").value_or(0);
+          if ((pod || hp != 0) && hp != cp)
+            e.invalid(fmt::format("{}containers[{}].ports[{}].hostPort", prefix, i, j), std::to_string(hp),
+                      "must match `containerPort` when `hostNetwork` is true");
+        }
+  // validateRestartPolicy, validateDNSPolicy.
+  const std::string restart = string_at(spec, "restartPolicy");
+  if (restart.empty()) e.required(prefix + "restartPolicy");
+  else if (restart != "Always" && restart != "OnFailure" && restart != "Never")
+    e.not_supported(prefix + "restartPolicy", restart, {"Always", "OnFailure", "Never"});
+  const std::string dns = string_at(spec, "dnsPolicy");
+  if (dns.empty()) e.required(prefix + "dnsPolicy");
+  else if (dns != "ClusterFirstWithHostNet" && dns != "ClusterFirst" && dns != "Default" && dns != "None")
+    e.not_supported(prefix + "dnsPolicy", dns, {"ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"});
+  // ValidateLabels(nodeSelector).
+  if (const json::object* ns = object_at(spec, "nodeSelector"))
+    for (const auto& [k, v] : *ns) {
+      e.invalid(prefix + "nodeSelector", std::string(k), qualified_name_errors(k));
+      const std::string val = v.is_string() ? std::string(v.as_string()) : "";
+      e.invalid(prefix + "nodeSelector", val, label_value_errors(val));
+    }
+  pod_security_context(e, spec, prefix);
+  node_affinity(e, spec, prefix);
+  dns_config(e, spec, prefix);
+  // validateReadinessGates, validateSchedulingGates.
+  if (const json::array* gates = array_at(spec, "readinessGates"))
+    for (std::size_t i = 0; i < gates->size(); ++i) {
+      const std::string t = (*gates)[i].is_object() ? string_at((*gates)[i].as_object(), "conditionType") : "";
+      e.invalid(fmt::format("{}readinessGates[{}].conditionType", prefix, i), t, qualified_name_errors(t));
+    }
+  if (const json::array* gates = array_at(spec, "schedulingGates")) {
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < gates->size(); ++i) {
+      const std::string n = (*gates)[i].is_object() ? string_at((*gates)[i].as_object(), "name") : "";
+      const std::string f = fmt::format("{}schedulingGates[{}]", prefix, i);
+      e.invalid(f, n, qualified_name_errors(n));
+      if (!seen.insert(n).second) e.duplicate(f, q(n));
+    }
+  }
+  topology_spread(e, spec, prefix);
+  name_rule(e, spec, "serviceAccountName", prefix, dns1123_subdomain_errors);
+  name_rule(e, spec, "nodeName", prefix, dns1123_subdomain_errors);
+  if (auto ads = int_at(spec, "activeDeadlineSeconds"); ads && (*ads < 1 || *ads > kMaxInt32))
+    e.invalid(prefix + "activeDeadlineSeconds", std::to_string(*ads), "must be between 1 and 2147483647, inclusive");
+  name_rule(e, spec, "hostname", prefix, dns1123_label_errors);
+  name_rule(e, spec, "subdomain", prefix, dns1123_label_errors);
+  tolerations(e, spec, prefix);
+  // ValidateHostAliases.
+  if (const json::array* aliases = array_at(spec, "hostAliases"))
+    for (std::size_t i = 0; i < aliases->size(); ++i) {
+      const json::object& a = (*aliases)[i].is_object() ? (*aliases)[i].as_object() : kNone;
+      const std::string ip = string_at(a, "ip");
+      if (!valid_ip(ip))
+        e.invalid(fmt::format("{}hostAliases[{}].ip", prefix, i), q(ip), "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)");
+      if (const json::array* hosts = array_at(a, "hostnames"))
+        for (std::size_t j = 0; j < hosts->size(); ++j) {
+          const std::string h = (*hosts)[j].is_string() ? std::string((*hosts)[j].as_string()) : "";
+          e.invalid(fmt::format("{}hostAliases[{}].hostnames[{}]", prefix, i, j), h, dns1123_subdomain_errors(h));
+        }
+    }
+  // A pod's priority class and runtime class were resolved by admission, which refuses unknown
+  // names before validation runs (Priority: `no PriorityClass with name X was found`), so the name
+  // rules matter for templates only.
+  if (!pod) name_rule(e, spec, "priorityClassName", prefix, dns1123_subdomain_errors);
+  if (!pod && present(spec, "runtimeClassName")) {
+    const std::string rc = string_at(spec, "runtimeClassName");
+    e.invalid(prefix + "runtimeClassName", rc, dns1123_subdomain_errors(rc));
+  }
+  if (present(spec, "preemptionPolicy")) {
+    const std::string pp = string_at(spec, "preemptionPolicy");
+    if (pp.empty()) e.required(prefix + "preemptionPolicy");
+    else if (pp != "PreemptLowerPriority" && pp != "Never")
+      e.not_supported(prefix + "preemptionPolicy", pp, {"PreemptLowerPriority", "Never"});
+  }
+  if (const json::object* os = object_at(spec, "os")) {
+    // validateOS.
+    const std::string name = string_at(*os, "name");
+    if (name.empty()) e.required(prefix + "os.name", "cannot be empty");
+    else if (name != "linux" && name != "windows") e.not_supported(prefix + "os", name, {"linux", "windows"});
+  }
+  if (pod) {
+    // validateContainersOnlyForPod.
+    for (const char* list : {"containers", "initContainers"}) {
+      const auto cs = items(spec, list);
+      for (std::size_t i = 0; i < cs.size(); ++i) {
+        const std::string image = string_at(*cs[i], "image");
+        const auto b = image.find_first_not_of(" \t\n\v\f\r");
+        if (!image.empty() && (b != 0 || image.find_last_not_of(" \t\n\v\f\r") != image.size() - 1))
+          e.invalid(fmt::format("{}{}[{}].image", prefix, list, i), q(image), "must not have leading or trailing whitespace");
+      }
+    }
+    // ValidatePodCreate.
+    const json::array* eph = array_at(spec, "ephemeralContainers");
+    if (eph && !eph->empty()) e.forbidden(prefix + "ephemeralContainers", "cannot be set on create");
+    const json::array* gates = array_at(spec, "schedulingGates");
+    if (!string_at(spec, "nodeName").empty() && gates && !gates->empty())
+      e.forbidden(prefix + "nodeName", "cannot be set until all schedulingGates have been cleared");
+  } else {
+    const json::array* eph = array_at(spec, "ephemeralContainers");
+    if (eph && !eph->empty()) e.forbidden(prefix + "ephemeralContainers", "ephemeral containers not allowed in pod template");
+  }
+}
+
+}  // namespace gpupool::embedded
