@@ -258,13 +258,12 @@ void validate(const Workload& w) {
       fail(fmt::format("pvcs[{}].metadata.name", i), w.pvcs[i].name, "Duplicate value: two claims share this name");
   }
   validate_volumes(w.volumes, w.mounts);
-  if (w.shm_size && (w.shm_size->is_negative() || w.shm_size->is_zero()))
-    fail("shmSize", w.shm_size->to_string(), "must be greater than zero");
+  // The shm volume is an emptyDir: its sizeLimit may be zero, not negative (validateVolumeSource).
+  if (w.shm_size && w.shm_size->is_negative())
+    fail("shmSize", w.shm_size->to_string(), "Forbidden: SizeLimit field must be a valid resource quantity");
   if (w.staging) validate(*w.staging, "staging");
-  if (!w.scheduler_name.empty()) validate_dns1123_subdomain(w.scheduler_name, "schedulerName");
+  // (v1.32's ValidatePodSpec checks neither schedulerName nor the imagePullSecrets' names.)
   if (!w.priority_class_name.empty()) validate_dns1123_subdomain(w.priority_class_name, "priorityClassName");
-  for (std::size_t i = 0; i < w.image_pull_secrets.size(); ++i)
-    validate_dns1123_subdomain(w.image_pull_secrets[i], fmt::format("imagePullSecrets[{}].name", i));
   validate_labels(w.labels, "metadata.labels", true);
   validate_labels(w.annotations, "metadata.annotations", false);
   validate_restart(w);

@@ -385,7 +385,13 @@ def podvalues_steps():
                                    "template": {"metadata": {"labels": {"app": "h"}},
                                                 "spec": {"hostNetwork": True, "containers": [vc(ports=[{"containerPort": 80}])],
                                                          "ephemeralContainers": [{"name": "e", "image": "busybox"}]}}}})
-    return ([(dry, b) for b in bad] + [(show, good), (dry, deploy), (dry, job), (dry, tplhost),
+    # What v1.32 takes and gpupool's client checks must take too (tests/model/workload_test.cpp).
+    lenient = vpod("lenient", [vc(volumeMounts=[{"name": "dshm", "mountPath": "rel"}, {"name": "p", "mountPath": "/a/"},
+                                                {"name": "p", "mountPath": "/a", "subPath": "x"}])],
+                   schedulerName="Orion Scheduler", imagePullSecrets=[{"name": "Reg Cred"}],
+                   volumes=[{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "0"}},
+                            {"name": "p", "persistentVolumeClaim": {"claimName": "Bad Claim"}}])
+    return ([(dry, b) for b in bad] + [(show, good), (dry, lenient), (dry, deploy), (dry, job), (dry, tplhost),
             (show, vpod("hostnetok", [vc(ports=[{"containerPort": 80}])], hostNetwork=True))])
 
 
