@@ -185,8 +185,63 @@ void default_probes_and_hooks(json::object& c) {
       if (auto* h = lc->as_object().if_contains(hook); h && h->is_object()) default_handler(h->as_object());
 }
 
+// pkg/api/pod dropDisabledFields: the fields whose feature gates are off in v1.32 are dropped as
+// a pod or template is written (UserNamespacesSupport, SupplementalGroupsPolicy, PodLevelResources,
+// DynamicResourceAllocation, ClusterTrustBundleProjection, InPlacePodVerticalScaling, ImageVolume,
+// SELinuxChangePolicy), and a procMount is forced to Default (ProcMountType).
+void drop_disabled_fields(json::object& spec) {
+  for (const char* key : {"hostUsers", "resources", "resourceClaims"}) spec.erase(key);
+  if (auto* sc = spec.if_contains("securityContext"); sc && sc->is_object())
+    for (const char* key : {"supplementalGroupsPolicy", "seLinuxChangePolicy"}) sc->as_object().erase(key);
+  if (auto* vs = spec.if_contains("volumes"); vs && vs->is_array()) {
+    auto& arr = vs->as_array();
+    for (std::size_t i = arr.size(); i-- > 0;) {
+      if (!arr[i].is_object()) continue;
+      auto& v = arr[i].as_object();
+      if (v.contains("image")) {
+        arr.erase(arr.begin() + static_cast<std::ptrdiff_t>(i));
+        continue;
+      }
+      if (auto* pj = v.if_contains("projected"); pj && pj->is_object())
+        if (auto* srcs = pj->as_object().if_contains("sources"); srcs && srcs->is_array())
+          for (auto& src : srcs->as_array())
+            if (src.is_object()) src.as_object().erase("clusterTrustBundle");
+    }
+  }
+  for (const char* list : {"containers", "initContainers", "ephemeralContainers"})
+    if (auto* cs = spec.if_contains(list); cs && cs->is_array())
+      for (auto& c : cs->as_array()) {
+        if (!c.is_object()) continue;
+        auto& co = c.as_object();
+        co.erase("resizePolicy");
+        if (auto* res = co.if_contains("resources"); res && res->is_object()) res->as_object().erase("claims");
+        if (auto* sc = co.if_contains("securityContext"); sc && sc->is_object() && sc->as_object().contains("procMount"))
+          sc->as_object()["procMount"] = "Default";
+      }
+}
+
+// SetDefaults_ResourceList: quantities are rounded up to milli precision ("0.0001" is 1m). (Other
+// quantities keep their text, which validation's messages quote as Go parsed it; Kubernetes
+// writes them back canonically: FIDELITY.md.)
+void round_up_to_milli(json::object& resources) {
+  for (const char* kind : {"limits", "requests"})
+    if (auto* list = resources.if_contains(kind); list && list->is_object())
+      for (auto& kv : list->as_object()) {
+        if (!kv.value().is_string()) continue;
+        try {
+          // (milli_value rounds away from zero: up, for the positive values this concerns.)
+          const Quantity q = Quantity::parse(kv.value().as_string());
+          const Quantity rounded = Quantity::from_milli(q.milli_value());
+          if (rounded != q && !q.is_negative()) kv.value() = json::string(rounded.to_string());
+        } catch (const std::exception&) {
+          // decoding refused it already
+        }
+      }
+}
+
 // Pod defaulting (pkg/apis/core/v1/defaults.go) for what shows in `kubectl get -o yaml`.
 void default_pod_spec(json::object& spec) {
+  drop_disabled_fields(spec);
   set_default(spec, "restartPolicy", "Always");
   set_default(spec, "dnsPolicy", "ClusterFirst");
   set_default(spec, "schedulerName", "default-scheduler");
@@ -214,8 +269,13 @@ void default_pod_spec(json::object& spec) {
       default_items(vo.if_contains("downwardAPI"));
       if (auto* pj = vo.if_contains("projected"); pj && pj->is_object())
         if (auto* srcs = pj->as_object().if_contains("sources"); srcs && srcs->is_array())
-          for (auto& src : srcs->as_array())
-            if (src.is_object()) default_items(src.as_object().if_contains("downwardAPI"));
+          for (auto& src : srcs->as_array()) {
+            if (!src.is_object()) continue;
+            default_items(src.as_object().if_contains("downwardAPI"));
+            // SetDefaults_ServiceAccountTokenProjection: an hour.
+            if (auto* sat = src.as_object().if_contains("serviceAccountToken"); sat && sat->is_object())
+              set_default(sat->as_object(), "expirationSeconds", 3600);
+          }
     }
   for (const char* list : {"containers", "initContainers", "ephemeralContainers"}) {
     auto* cs = spec.if_contains(list);
@@ -235,6 +295,7 @@ void default_pod_spec(json::object& spec) {
       set_default(co, "terminationMessagePath", "/dev/termination-log");
       set_default(co, "terminationMessagePolicy", "File");
       set_default(co, "resources", json::object{});
+      if (auto* res = co.if_contains("resources"); res && res->is_object()) round_up_to_milli(res->as_object());
       // SetDefaults_ObjectFieldSelector: a fieldRef's apiVersion is v1.
       if (auto* env = co.if_contains("env"); env && env->is_array())
         for (auto& e : env->as_array())

@@ -254,6 +254,55 @@ void downward_api_file(Errors& e, const json::object& file, const std::string& f
   if (auto m = int_at(file, "mode"); m && (*m > 0777 || *m < 0)) e.invalid(f + ".mode", std::to_string(*m), kFileMode);
 }
 
+// validateProjectedVolumeSource with validateProjectionSources: each source's own rules, and no
+// two files at one path ("conflicting duplicate paths" names the projection and shows the
+// source's name for secrets and configMaps, the path otherwise: sic).
+void projected(Errors& e, const json::object& pj, const std::string& f) {
+  file_mode(e, pj, f);
+  std::set<std::string> paths;
+  auto claim = [&](const std::string& path, const std::string& shown) {
+    if (path.empty()) return;
+    if (!paths.insert(path).second) e.invalid(f, q(shown), "conflicting duplicate paths");
+  };
+  const auto sources = items(pj, "sources");
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    const json::object& src = *sources[i];
+    const std::string sp = fmt::format("{}.sources[{}]", f, i);
+    int count = 0;
+    for (const char* kind : {"secret", "configMap"})
+      if (const auto* o = object_at(src, kind)) {
+        ++count;
+        const std::string kf = fmt::format("{}.{}", sp, kind);
+        if (string_at(*o, "name").empty()) e.required(kf + ".name");
+        const auto list = items(*o, "items");
+        for (std::size_t j = 0; j < list.size(); ++j) {
+          key_to_path(e, *list[j], fmt::format("{}.items[{}]", kf, j));
+          claim(string_at(*list[j], "path"), string_at(*o, "name"));
+        }
+      }
+    if (const auto* o = object_at(src, "downwardAPI")) {
+      ++count;
+      for (const auto* file : items(*o, "items")) {
+        downward_api_file(e, *file, sp + ".downwardAPI");
+        claim(string_at(*file, "path"), string_at(*file, "path"));
+      }
+    }
+    if (const auto* o = object_at(src, "serviceAccountToken")) {
+      ++count;
+      const std::int64_t secs = int_at(*o, "expirationSeconds").value_or(0);
+      if (secs < 600)
+        e.invalid(sp + ".serviceAccountToken.expirationSeconds", std::to_string(secs), "may not specify a duration less than 10 minutes");
+      if (secs > (std::int64_t{1} << 32))
+        e.invalid(sp + ".serviceAccountToken.expirationSeconds", std::to_string(secs), "may not specify a duration larger than 2^32 seconds");
+      const std::string path = string_at(*o, "path");
+      if (path.empty()) e.required(f + ".path");
+      else local_non_reserved_path(e, f + ".path", path);
+    }
+    if (present(src, "clusterTrustBundle")) ++count;  // (its rules are not checked: FIDELITY.md)
+    if (count > 1) e.forbidden(sp, "may not specify more than 1 volume type per source");
+  }
+}
+
 // validateVolumeSource: exactly one source (the others Forbidden), each source's own rules for
 // the sources gpupool and its users write; the rest are counted only (FIDELITY.md).
 void volume_source(Errors& e, const json::object& v, const std::string& f) {
@@ -316,6 +365,8 @@ void volume_source(Errors& e, const json::object& v, const std::string& f) {
       if (const auto* items = array_at(*src, "items"))
         for (const auto& item : *items)
           if (item.is_object()) downward_api_file(e, item.as_object(), sf);
+    } else if (k == "projected") {
+      projected(e, *src, sf);
     } else if (k == "csi") {
       // ValidateCSIDriverName.
       const std::string driver = string_at(*src, "driver");
@@ -456,12 +507,50 @@ void container_env_from(Errors& e, const json::object& c, const std::string& f) 
   }
 }
 
+// GetVolumeMountMap / GetVolumeDeviceMap: name -> path (the last of a name wins).
+std::map<std::string, std::string> path_map(const json::object& c, std::string_view list, std::string_view path_key) {
+  std::map<std::string, std::string> out;
+  for (const auto* m : items(c, list)) out[string_at(*m, "name")] = string_at(*m, path_key);
+  return out;
+}
+std::map<std::string, std::string> device_map(const json::object& c) { return path_map(c, "volumeDevices", "devicePath"); }
+
+// ValidateVolumeDevices: block devices come from claims (PVC or ephemeral volumes).
+void volume_devices(Errors& e, const json::object& c, const std::map<std::string, const json::object*>& vols,
+                    const std::string& f) {
+  const auto mounts = path_map(c, "volumeMounts", "mountPath");
+  const auto devs = items(c, "volumeDevices");
+  std::set<std::string> paths, names;
+  for (std::size_t i = 0; i < devs.size(); ++i) {
+    const json::object& d = *devs[i];
+    const std::string df = fmt::format("{}.volumeDevices[{}]", f, i);
+    const std::string name = string_at(d, "name"), path = string_at(d, "devicePath");
+    const auto vol = vols.find(name);
+    const bool matched = vol != vols.end();
+    const bool claim = matched && (present(*vol->second, "persistentVolumeClaim") || present(*vol->second, "ephemeral"));
+    if (name.empty()) e.required(df + ".name");
+    if (names.count(name)) e.invalid(df + ".name", q(name), "must be unique");
+    if (matched && !claim)
+      e.invalid(df + ".name", q(name), "can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode");
+    if (!matched) e.not_found(df + ".name", q(name));
+    if (path.empty()) e.required(df + ".devicePath");
+    if (paths.count(path)) e.invalid(df + ".devicePath", q(path), "must be unique");
+    if (!path.empty() && !path_backstep_errors(path).empty()) e.invalid(df + ".devicePath", q(path), "can not contain backsteps ('..')");
+    else paths.insert(path);
+    if (mounts.count(name)) e.invalid(df + ".name", q(name), "must not already exist in volumeMounts");
+    if (std::any_of(mounts.begin(), mounts.end(), [&](const auto& m) { return m.second == path; }))
+      e.invalid(df + ".devicePath", q(path), "must not already exist as a path in volumeMounts");
+    if (!name.empty()) names.insert(name);
+  }
+}
+
 // ValidateVolumeMounts (subPath, subPathExpr and mountPropagation errors name the list: sic).
 void volume_mounts(Errors& e, const json::object& c, const std::map<std::string, const json::object*>& vols,
                    const std::string& f) {
   const auto mounts = items(c, "volumeMounts");
   const std::string lf = f + ".volumeMounts";
   std::set<std::string> points;
+  const auto devices = device_map(c);
   const json::object* sc = object_at(c, "securityContext");
   const bool privileged = sc && true_at(*sc, "privileged");
   for (std::size_t i = 0; i < mounts.size(); ++i) {
@@ -474,6 +563,9 @@ void volume_mounts(Errors& e, const json::object& c, const std::map<std::string,
     if (path.empty()) e.required(mf + ".mountPath");
     if (points.count(path)) e.invalid(mf + ".mountPath", q(path), "must be unique");
     points.insert(path);
+    if (devices.count(name)) e.invalid(mf + ".name", q(name), "must not already exist in volumeDevices");
+    if (std::any_of(devices.begin(), devices.end(), [&](const auto& d) { return d.second == path; }))
+      e.invalid(mf + ".mountPath", q(path), "must not already exist as a path in volumeDevices");
     const std::string sub = string_at(m, "subPath");
     const std::string expr = string_at(m, "subPathExpr");
     if (!sub.empty()) local_descending_path(e, lf + ".subPath", sub);
@@ -488,6 +580,17 @@ void volume_mounts(Errors& e, const json::object& c, const std::map<std::string,
         e.not_supported(lf + ".mountPropagation", mp, {"Bidirectional", "HostToContainer", "None"});
       if (mp == "Bidirectional" && !privileged)
         e.forbidden(lf + ".mountPropagation", "Bidirectional mount propagation is available only to privileged containers");
+    }
+    // validateMountRecursiveReadOnly.
+    if (present(m, "recursiveReadOnly")) {
+      const std::string rro = string_at(m, "recursiveReadOnly");
+      if (rro == "Enabled" || rro == "IfPossible") {
+        if (!true_at(m, "readOnly")) e.forbidden(lf + ".recursiveReadOnly", "may only be specified when readOnly is true");
+        if (present(m, "mountPropagation") && string_at(m, "mountPropagation") != "None")
+          e.forbidden(lf + ".recursiveReadOnly", "may only be specified when mountPropagation is None or not specified");
+      } else if (rro != "Disabled") {
+        e.not_supported(lf + ".recursiveReadOnly", rro, {"Disabled", "Enabled", "IfPossible"});
+      }
     }
   }
 }
@@ -628,6 +731,34 @@ void seccomp_profile(Errors& e, const json::object* sp, const std::string& f) {
   }
 }
 
+// ValidateAppArmorProfileField.
+void apparmor_profile(Errors& e, const json::object* p, const std::string& f) {
+  if (!p) return;
+  const std::string type = string_at(*p, "type");
+  const bool has_profile = present(*p, "localhostProfile");
+  const std::string profile = string_at(*p, "localhostProfile");
+  if (type == "Localhost") {
+    if (!has_profile) {
+      e.required(f + ".localhostProfile", "must be set when AppArmor type is Localhost");
+    } else {
+      const auto b = profile.find_first_not_of(" \t\n\v\f\r");
+      const auto l = profile.find_last_not_of(" \t\n\v\f\r");
+      if (b == std::string::npos ? !profile.empty() : (b != 0 || l != profile.size() - 1))
+        e.invalid(f + ".localhostProfile", q(profile), "must not be padded with whitespace");
+      else if (profile.empty())
+        e.required(f + ".localhostProfile", "must be set when AppArmor type is Localhost");
+      if (profile.size() > 4095)
+        e.out.push_back({"FieldValueTooLong", "Too long: may not be more than 4095 bytes", f + ".localhostProfile"});
+    }
+  } else if (type == "RuntimeDefault" || type == "Unconfined") {
+    if (has_profile) e.invalid(f + ".localhostProfile", q(profile), "can only be set when AppArmor type is Localhost");
+  } else if (type.empty()) {
+    e.required(f + ".type", "type is required when appArmorProfile is set");
+  } else {
+    e.not_supported(f + ".type", type, {"Localhost", "RuntimeDefault", "Unconfined"});
+  }
+}
+
 // %#v of a container's core.SecurityContext (field order of the Go struct).
 std::string go_security_context(const json::object& sc) {
   static const std::pair<const char*, const char*> kFields[] = {
@@ -673,6 +804,7 @@ void security_context(Errors& e, const json::object& c, const std::string& f) {
           if (cap.is_string() && cap.as_string() == "CAP_SYS_ADMIN")
             e.invalid(sf, go_security_context(*sc), "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN");
   }
+  apparmor_profile(e, object_at(*sc, "appArmorProfile"), sf + ".appArmorProfile");
 }
 
 // validateContainerCommon.
@@ -690,6 +822,7 @@ void container_common(Errors& e, const json::object& c, const std::string& f,
   container_env(e, c, f);
   container_env_from(e, c, f);
   volume_mounts(e, c, vols, f);
+  volume_devices(e, c, vols, f);
   const std::string pull = string_at(c, "imagePullPolicy");
   if (pull.empty()) e.required(f + ".imagePullPolicy");
   else if (pull != "Always" && pull != "IfNotPresent" && pull != "Never")
@@ -994,50 +1127,119 @@ void tolerations(Errors& e, const json::object& spec, const std::string& prefix)
   }
 }
 
-// The required node affinity's requirements, by the model's rule (scheduling.hpp validate, one
+// ValidateNodeFieldSelectorRequirement, with all its errors. (The model's validate(..., is_field)
+// throws one error of its own wording; scheduling.hpp is to adopt this one.)
+void node_field_requirement(Errors& e, const json::object& r, const std::string& f) {
+  const std::string op = string_at(r, "operator");
+  const json::array* values = array_at(r, "values");
+  const std::size_t n = values ? values->size() : 0;
+  if (op == "In" || op == "NotIn") {
+    if (n != 1) e.required(f + ".values", "must be only one value when `operator` is 'In' or 'NotIn' for node field selector");
+  } else {
+    e.invalid(f + ".operator", q(op), "not a valid selector operator");
+  }
+  const std::string key = string_at(r, "key");
+  if (key != "metadata.name") return e.invalid(f + ".key", q(key), "not a valid field selector key");
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string v = (*values)[i].is_string() ? std::string((*values)[i].as_string()) : "";
+    e.invalid(fmt::format("{}.values[{}]", f, i), v, dns1123_subdomain_errors(v));  // ValidateNodeName
+  }
+}
+
+// ValidateNodeSelectorTerm: each requirement by the model's rule (scheduling.hpp validate, one
 // copy of ValidateNodeSelectorRequirement), worded as field.ErrorList words them.
-void node_affinity(Errors& e, const json::object& spec, const std::string& prefix) {
-  const json::value* terms = nullptr;
-  if (const auto* a = object_at(spec, "affinity"))
-    if (const auto* na = object_at(*a, "nodeAffinity"))
-      if (const auto* req = object_at(*na, "requiredDuringSchedulingIgnoredDuringExecution"))
-        terms = req->if_contains("nodeSelectorTerms");
-  if (!terms || !terms->is_array()) return;
+void node_selector_term(Errors& e, const json::object& term, const std::string& tf) {
   static const std::pair<std::string_view, NodeSelectorOperator> kOps[] = {
       {"In", NodeSelectorOperator::In}, {"NotIn", NodeSelectorOperator::NotIn}, {"Exists", NodeSelectorOperator::Exists},
       {"DoesNotExist", NodeSelectorOperator::DoesNotExist}, {"Gt", NodeSelectorOperator::Gt}, {"Lt", NodeSelectorOperator::Lt}};
-  for (std::size_t i = 0; i < terms->as_array().size(); ++i) {
-    const auto& term = terms->as_array()[i];
-    if (!term.is_object()) continue;
-    for (const char* list : {"matchExpressions", "matchFields"}) {
-      const auto* rs = array_at(term.as_object(), list);
-      if (!rs) continue;
-      for (std::size_t j = 0; j < rs->size(); ++j) {
-        if (!(*rs)[j].is_object()) continue;
-        const auto& r = (*rs)[j].as_object();
-        const std::string f = fmt::format("{}affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
-                                          "nodeSelectorTerms[{}].{}[{}]",
-                                          prefix, i, list, j);
-        NodeSelectorRequirement req;
-        req.key = string_at(r, "key");
-        const std::string op = string_at(r, "operator");
-        const auto known = std::find_if(std::begin(kOps), std::end(kOps), [&](const auto& o) { return o.first == op; });
-        if (known == std::end(kOps)) {
-          e.invalid(f + ".operator", q(op), "not a valid selector operator");
-          continue;
-        }
-        req.op = known->second;
-        if (const auto* vs = array_at(r, "values"))
-          for (const auto& v : *vs) req.values.push_back(v.is_string() ? std::string(v.as_string()) : "");
-        try {
-          validate(req, std::string_view(list) == "matchFields", f);
-        } catch (const ValidationError& err) {
-          const std::string& rule = err.rule();
-          if (rule.starts_with("Required value")) e.out.push_back({"FieldValueRequired", rule, err.field()});
-          else if (rule.starts_with("Forbidden")) e.out.push_back({"FieldValueForbidden", rule, err.field()});
-          else e.invalid(err.field(), q(err.value()), rule);
-        }
+  for (const char* list : {"matchExpressions", "matchFields"}) {
+    const auto rs = items(term, list);
+    for (std::size_t j = 0; j < rs.size(); ++j) {
+      const json::object& r = *rs[j];
+      const std::string f = fmt::format("{}.{}[{}]", tf, list, j);
+      if (std::string_view(list) == "matchFields") {
+        node_field_requirement(e, r, f);
+        continue;
       }
+      NodeSelectorRequirement req;
+      req.key = string_at(r, "key");
+      const std::string op = string_at(r, "operator");
+      const auto known = std::find_if(std::begin(kOps), std::end(kOps), [&](const auto& o) { return o.first == op; });
+      if (known == std::end(kOps)) {
+        e.invalid(f + ".operator", q(op), "not a valid selector operator");
+        continue;
+      }
+      req.op = known->second;
+      if (const auto* vs = array_at(r, "values"))
+        for (const auto& v : *vs) req.values.push_back(v.is_string() ? std::string(v.as_string()) : "");
+      try {
+        validate(req, std::string_view(list) == "matchFields", f);
+      } catch (const ValidationError& err) {
+        const std::string& rule = err.rule();
+        if (rule.starts_with("Required value")) e.out.push_back({"FieldValueRequired", rule, err.field()});
+        else if (rule.starts_with("Forbidden")) e.out.push_back({"FieldValueForbidden", rule, err.field()});
+        else e.invalid(err.field(), q(err.value()), rule);
+      }
+    }
+  }
+}
+
+// A weight of a preferred term (ValidatePreferredSchedulingTerms, validateWeightedPodAffinityTerms).
+void weight(Errors& e, const json::object& term, const std::string& f) {
+  const std::int64_t w = int_at(term, "weight").value_or(0);
+  if (w <= 0 || w > 100) e.invalid(f + ".weight", std::to_string(w), "must be in the range 1-100");
+}
+
+// validatePodAffinityTerm (matchLabelKeys and mismatchLabelKeys, which v1.32 merges into the
+// selector first, are not checked: FIDELITY.md).
+void pod_affinity_term(Errors& e, const json::object& term, const std::string& f) {
+  if (const auto* sel = object_at(term, "labelSelector")) label_selector(e, *sel, f + ".labelSelector");
+  if (const auto* sel = object_at(term, "namespaceSelector")) label_selector(e, *sel, f + ".namespaceSelector");
+  if (const json::array* nss = array_at(term, "namespaces"))
+    for (const auto& ns : *nss) {
+      const std::string n = ns.is_string() ? std::string(ns.as_string()) : "";
+      e.invalid(f + ".namespace", n, dns1123_label_errors(n));
+    }
+  const std::string key = string_at(term, "topologyKey");
+  if (key.empty()) e.required(f + ".topologyKey", "can not be empty");
+  e.invalid(f + ".topologyKey", key, qualified_name_errors(key));
+}
+
+// validateAffinity: node affinity (ValidateNodeSelector, ValidatePreferredSchedulingTerms), then
+// pod affinity and anti-affinity (required terms, then weighted ones).
+void affinity(Errors& e, const json::object& spec, const std::string& prefix) {
+  const json::object* a = object_at(spec, "affinity");
+  if (!a) return;
+  const std::string af = prefix + "affinity";
+  if (const auto* na = object_at(*a, "nodeAffinity")) {
+    const std::string nf = af + ".nodeAffinity";
+    if (const auto* req = object_at(*na, "requiredDuringSchedulingIgnoredDuringExecution")) {
+      const std::string tf = nf + ".requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
+      const auto terms = items(*req, "nodeSelectorTerms");
+      if (terms.empty()) e.required(tf, "must have at least one node selector term");
+      for (std::size_t i = 0; i < terms.size(); ++i) node_selector_term(e, *terms[i], fmt::format("{}[{}]", tf, i));
+    }
+    const auto preferred = items(*na, "preferredDuringSchedulingIgnoredDuringExecution");
+    for (std::size_t i = 0; i < preferred.size(); ++i) {
+      const std::string pf = fmt::format("{}.preferredDuringSchedulingIgnoredDuringExecution[{}]", nf, i);
+      weight(e, *preferred[i], pf);
+      node_selector_term(e, object_at(*preferred[i], "preference") ? *object_at(*preferred[i], "preference") : kNone,
+                         pf + ".preference");
+    }
+  }
+  for (const char* kind : {"podAffinity", "podAntiAffinity"}) {
+    const json::object* pa = object_at(*a, kind);
+    if (!pa) continue;
+    const std::string pf = fmt::format("{}.{}", af, kind);
+    const auto required = items(*pa, "requiredDuringSchedulingIgnoredDuringExecution");
+    for (std::size_t i = 0; i < required.size(); ++i)
+      pod_affinity_term(e, *required[i], fmt::format("{}.requiredDuringSchedulingIgnoredDuringExecution[{}]", pf, i));
+    const auto preferred = items(*pa, "preferredDuringSchedulingIgnoredDuringExecution");
+    for (std::size_t i = 0; i < preferred.size(); ++i) {
+      const std::string wf = fmt::format("{}.preferredDuringSchedulingIgnoredDuringExecution[{}]", pf, i);
+      weight(e, *preferred[i], wf);
+      const json::object* term = object_at(*preferred[i], "podAffinityTerm");
+      pod_affinity_term(e, term ? *term : kNone, wf + ".podAffinityTerm");
     }
   }
 }
@@ -1089,12 +1291,21 @@ void pod_security_context(Errors& e, const json::object& spec, const std::string
     if (p != "Always" && p != "OnRootMismatch") e.not_supported(f + ".fsGroupChangePolicy", p, {"Always", "OnRootMismatch"});
   }
   seccomp_profile(e, object_at(*sc, "seccompProfile"), f + ".seccompProfile");
+  apparmor_profile(e, object_at(*sc, "appArmorProfile"), f + ".appArmorProfile");
 }
 
 void name_rule(Errors& e, const json::object& spec, const char* key, const std::string& prefix,
                std::vector<std::string> (*rule)(std::string_view)) {
   const std::string v = string_at(spec, key);
   if (!v.empty()) e.invalid(prefix + key, v, rule(v));
+}
+
+// validateContainerOnlyForPod: an image without leading or trailing whitespace (strings.TrimSpace).
+void image_whitespace(Errors& e, const json::object& c, const std::string& f) {
+  const std::string image = string_at(c, "image");
+  const auto b = image.find_first_not_of(" \t\n\v\f\r");
+  const bool padded = b == std::string::npos ? !image.empty() : (b != 0 || image.find_last_not_of(" \t\n\v\f\r") != image.size() - 1);
+  if (padded) e.invalid(f + ".image", q(image), "must not have leading or trailing whitespace");
 }
 
 }  // namespace
@@ -1156,6 +1367,45 @@ void validate_pod_spec(const json::object& spec, const std::string& prefix, PodS
       }
     }
   }
+  // validateEphemeralContainers (run for templates too; ValidatePodCreate and
+  // ValidatePodTemplateSpec then refuse them anyway).
+  if (const auto eph = items(spec, "ephemeralContainers"); !eph.empty()) {
+    std::set<std::string> others, all;
+    for (const char* list : {"containers", "initContainers"})
+      for (const auto* c : items(spec, list)) {
+        others.insert(string_at(*c, "name"));
+        all.insert(string_at(*c, "name"));
+      }
+    // Container's fields in Go's order, and whether an ephemeral container may set them.
+    static const std::pair<const char*, bool> kFields[] = {
+        {"name", true}, {"image", true}, {"command", true}, {"args", true}, {"workingDir", true}, {"ports", false},
+        {"envFrom", true}, {"env", true}, {"resources", false}, {"resizePolicy", false}, {"restartPolicy", false},
+        {"volumeMounts", true}, {"volumeDevices", true}, {"livenessProbe", false}, {"readinessProbe", false},
+        {"startupProbe", false}, {"lifecycle", false}, {"terminationMessagePath", true},
+        {"terminationMessagePolicy", true}, {"imagePullPolicy", true}, {"securityContext", true}, {"stdin", true},
+        {"stdinOnce", true}, {"tty", true}};
+    for (std::size_t i = 0; i < eph.size(); ++i) {
+      const json::object& c = *eph[i];
+      const std::string f = fmt::format("{}ephemeralContainers[{}]", prefix, i);
+      container_common(e, c, f, vols);
+      image_whitespace(e, c, f);
+      const std::string name = string_at(c, "name");
+      if (!all.insert(name).second) e.duplicate(f + ".name", q(name));
+      const std::string target = string_at(c, "targetContainerName");
+      if (!target.empty() && !others.count(target)) e.not_found(f + ".targetContainerName", q(target));
+      for (const auto& [key, allowed] : kFields) {
+        const json::value* v = c.if_contains(key);
+        const bool zero = !v || v->is_null() || (v->is_object() && v->as_object().empty()) ||
+                          (v->is_array() && v->as_array().empty()) || (v->is_bool() && !v->as_bool());
+        if (!allowed && !zero) e.forbidden(fmt::format("{}.{}", f, key), "cannot be set for an Ephemeral Container");
+      }
+      const auto mounts = items(c, "volumeMounts");
+      for (std::size_t j = 0; j < mounts.size(); ++j)
+        for (const char* key : {"subPath", "subPathExpr"})
+          if (!string_at(*mounts[j], key).empty())
+            e.forbidden(fmt::format("{}.volumeMounts[{}].{}", f, j, key), "cannot be set for an Ephemeral Container");
+    }
+  }
   // validatePodHostNetworkDeps: with hostNetwork, a host port is its container port (a pod's are
   // defaulted so; a template may leave them 0).
   if (true_at(spec, "hostNetwork"))
@@ -1185,7 +1435,7 @@ void validate_pod_spec(const json::object& spec, const std::string& prefix, PodS
       e.invalid(prefix + "nodeSelector", val, label_value_errors(val));
     }
   pod_security_context(e, spec, prefix);
-  node_affinity(e, spec, prefix);
+  affinity(e, spec, prefix);
   dns_config(e, spec, prefix);
   // validateReadinessGates, validateSchedulingGates.
   if (const json::array* gates = array_at(spec, "readinessGates"))
@@ -1244,15 +1494,22 @@ void validate_pod_spec(const json::object& spec, const std::string& prefix, PodS
     else if (name != "linux" && name != "windows") e.not_supported(prefix + "os", name, {"linux", "windows"});
   }
   if (pod) {
+    // validatePodMetadataAndSpec: a token projection needs a service account.
+    if (string_at(spec, "serviceAccountName").empty()) {
+      const auto vs = items(spec, "volumes");
+      for (std::size_t i = 0; i < vs.size(); ++i)
+        if (const json::object* pj = object_at(*vs[i], "projected")) {
+          const auto srcs = items(*pj, "sources");
+          for (std::size_t j = 0; j < srcs.size(); ++j)
+            if (present(*srcs[j], "serviceAccountToken"))
+              e.forbidden(fmt::format("{}volumes[{}].projected.sources[{}].serviceAccountToken", prefix, i, j),
+                          "must not be specified when serviceAccountName is not set");
+        }
+    }
     // validateContainersOnlyForPod.
     for (const char* list : {"containers", "initContainers"}) {
       const auto cs = items(spec, list);
-      for (std::size_t i = 0; i < cs.size(); ++i) {
-        const std::string image = string_at(*cs[i], "image");
-        const auto b = image.find_first_not_of(" \t\n\v\f\r");
-        if (!image.empty() && (b != 0 || image.find_last_not_of(" \t\n\v\f\r") != image.size() - 1))
-          e.invalid(fmt::format("{}{}[{}].image", prefix, list, i), q(image), "must not have leading or trailing whitespace");
-      }
+      for (std::size_t i = 0; i < cs.size(); ++i) image_whitespace(e, *cs[i], fmt::format("{}{}[{}]", prefix, list, i));
     }
     // ValidatePodCreate.
     const json::array* eph = array_at(spec, "ephemeralContainers");

@@ -125,6 +125,15 @@ std::vector<std::string> pod_warnings(const json::object& meta, const json::obje
       for (const auto& v : kDeprecatedVolumes)
         if ((*vols)[i].as_object().contains(v.json)) out.push_back(fmt::format("{}spec.volumes[{}].{}: {}", p, i, v.shown, v.message));
     }
+  // warningsForOverlappingVirtualPaths, its first rule: a projection without a source. (The
+  // overlapping paths themselves are not reported: FIDELITY.md.)
+  if (const auto* vols = array_of(spec, "volumes"))
+    for (const auto& v : *vols)
+      if (const auto* pj = v.is_object() ? object_of(v.as_object(), "projected") : nullptr)
+        if (const auto* srcs = array_of(*pj, "sources"))
+          for (const auto& src : *srcs)
+            if (!src.is_object() || src.as_object().empty())
+              out.push_back(fmt::format("volume {} (Projected) has no sources provided", quoted(str_of(v.as_object(), "name"))));
   if (const auto* secrets = array_of(spec, "imagePullSecrets")) {
     std::set<std::string> seen;
     for (std::size_t i = 0; i < secrets->size() && secrets->size() > 1; ++i) {

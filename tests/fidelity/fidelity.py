@@ -348,6 +348,42 @@ def podvalues_steps():
             vc(name="i2", ports=[{"containerPort": 80, "hostPort": 80}, {"containerPort": 81, "hostPort": 80}]),
             {"name": "", "image": ""}]),
         vpod("regular", [vc(restartPolicy="Always")]),
+        vpod("affinity", affinity={
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []},
+                             "preferredDuringSchedulingIgnoredDuringExecution": [
+                                 {"weight": 0, "preference": {"matchExpressions": [{"key": "a", "operator": "Bogus"}]}},
+                                 {"weight": 101, "preference": {"matchFields": [{"key": "metadata.name", "operator": "Exists"}]}}]},
+            "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchExpressions": [{"key": "app", "operator": "In"}]}, "topologyKey": ""},
+                {"namespaces": ["Bad_NS"], "namespaceSelector": {"matchLabels": {"bad key!": "x"}}, "topologyKey": "bad key!"}]},
+            "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 200, "podAffinityTerm": {"labelSelector": {"matchExpressions": [{"key": "app", "operator": "Exists", "values": ["x"]}]},
+                                                    "topologyKey": "zone"}}]}}),
+        vpod("projected", volumes=[{"name": "pj", "projected": {"defaultMode": 1000, "sources": [
+            {"configMap": {"name": "", "items": [{"key": "k", "path": "a"}]}},
+            {"secret": {"name": "s", "items": [{"key": "k", "path": "a"}]}},
+            {"downwardAPI": {"items": [{"path": "a", "fieldRef": {"fieldPath": "metadata.name"}}]}},
+            {"serviceAccountToken": {"path": "", "expirationSeconds": 60}},
+            {"configMap": {"name": "c"}, "secret": {"name": "s"}}]}}]),
+        vpod("projected2", volumes=[{"name": "pj", "projected": {"sources": [{"serviceAccountToken": {"path": "../t"}}]}}]),
+        vpod("devices", [vc(volumeDevices=[{"name": "ed", "devicePath": "/dev/a"}, {"name": "pvc", "devicePath": "/dev/../b"},
+                                           {"name": "pvc", "devicePath": "/m"}, {"name": "nope", "devicePath": ""}],
+                            volumeMounts=[{"name": "pvc", "mountPath": "/m"}])],
+             volumes=[{"name": "ed", "emptyDir": {}}, {"name": "pvc", "persistentVolumeClaim": {"claimName": "c"}}]),
+        vpod("rro", [vc(volumeMounts=[{"name": "v", "mountPath": "/a", "recursiveReadOnly": "Enabled", "mountPropagation": "HostToContainer"},
+                                      {"name": "v", "mountPath": "/b", "recursiveReadOnly": "Bogus"},
+                                      {"name": "v", "mountPath": "/c", "mountPropagation": "Bidirectional"}])],
+             volumes=[{"name": "v", "emptyDir": {}}]),
+        vpod("apparmor", [vc(securityContext={"appArmorProfile": {"type": "Localhost", "localhostProfile": " p "}}),
+                          vc(name="b", securityContext={"appArmorProfile": {"type": "Bogus"}}),
+                          vc(name="c", securityContext={"appArmorProfile": {"type": "RuntimeDefault", "localhostProfile": "p"}}),
+                          vc(name="d", securityContext={"appArmorProfile": {"type": "Localhost"}})],
+             securityContext={"appArmorProfile": {"type": "Localhost", "localhostProfile": ""}}),
+        vpod("ephemeral2", ephemeralContainers=[
+            {"name": "main", "image": "busybox", "ports": [{"containerPort": 80}], "targetContainerName": "nope",
+             "volumeMounts": [{"name": "v", "mountPath": "/v", "subPath": "x"}], "lifecycle": {"preStop": {"exec": {"command": ["x"]}}}},
+            {"name": "", "image": " b", "resources": {"limits": {"cpu": "1"}}, "stdin": True}],
+             volumes=[{"name": "v", "emptyDir": {}}]),
         vpod("ephemeral", ephemeralContainers=[{"name": "debug", "image": "busybox"}]),
         vpod("nocontainers", []),
         vpod("gpu", [vc(resources={"limits": {"nvidia.com/gpu": "1", "cpu": "1"}, "requests": {"nvidia.com/gpu": "1", "cpu": "2"}})]),
@@ -391,7 +427,16 @@ def podvalues_steps():
                    schedulerName="Orion Scheduler", imagePullSecrets=[{"name": "Reg Cred"}],
                    volumes=[{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "0"}},
                             {"name": "p", "persistentVolumeClaim": {"claimName": "Bad Claim"}}])
-    return ([(dry, b) for b in bad] + [(show, good), (dry, lenient), (dry, deploy), (dry, job), (dry, tplhost),
+    # Fields whose feature gates are off in v1.32 are dropped (a procMount becomes Default), and
+    # quantities are rounded up to milli precision.
+    gated = vpod("gated", [vc(resizePolicy=[{"resourceName": "cpu", "restartPolicy": "NotRequired"}],
+                              securityContext={"procMount": "Bogus"},
+                              resources={"claims": [{"name": "c"}], "requests": {"cpu": "0.0001"}})],
+                 hostUsers=False, resources={"limits": {"cpu": "1"}}, resourceClaims=[{"name": "c", "resourceClaimName": "x"}],
+                 securityContext={"supplementalGroupsPolicy": "Strict", "seLinuxChangePolicy": "Recursive"},
+                 volumes=[{"name": "img", "image": {"reference": "busybox"}},
+                          {"name": "pj", "projected": {"sources": [{"clusterTrustBundle": {"name": "x", "path": "p"}}]}}])
+    return ([(dry, b) for b in bad] + [(show, good), (show, gated), (dry, lenient), (dry, deploy), (dry, job), (dry, tplhost),
             (show, vpod("hostnetok", [vc(ports=[{"containerPort": 80}])], hostNetwork=True))])
 
 
