@@ -207,6 +207,7 @@ void drop_disabled_fields(json::object& spec) {
           for (auto& src : srcs->as_array())
             if (src.is_object()) src.as_object().erase("clusterTrustBundle");
     }
+    if (arr.empty()) spec.erase("volumes");  // (omitempty: no volumes left, no field)
   }
   for (const char* list : {"containers", "initContainers", "ephemeralContainers"})
     if (auto* cs = spec.if_contains(list); cs && cs->is_array())

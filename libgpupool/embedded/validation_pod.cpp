@@ -673,6 +673,20 @@ void resource_quantity(Errors& e, const std::string& n, const json::value& v, co
     e.invalid(f, go_quantity(quantity_text(v)), "must be an integer");
 }
 
+// validateResourceQuantityHugePageValue: a whole number of pages (IsHugePageResourceValueDivisible).
+void hugepage_value(Errors& e, const std::string& n, const json::value& v, const std::string& f) {
+  if (!hugepages(n)) return;
+  const auto qv = quantity_of(v);
+  if (!qv) return;
+  std::optional<Quantity> page;
+  try {
+    page = Quantity::parse(n.substr(std::string_view("hugepages-").size()));
+  } catch (const std::exception&) {
+  }
+  const bool divisible = page && page->milli_value() > 0 && page->milli_value() % 1000 == 0 && qv->value() % page->value() == 0;
+  if (!divisible) e.invalid(f, q(qv->to_string()), fmt::format("{} is not positive integer multiple of {}", qv->to_string(), n));
+}
+
 // validateResourceRequirements with validateContainerResourceName. (Kubernetes walks the two Go
 // maps in random order; the embedded server walks them in the object's order.)
 void container_resources(Errors& e, const json::object& c, const std::string& f) {
@@ -691,6 +705,7 @@ void container_resources(Errors& e, const json::object& c, const std::string& f)
       const std::string kf = fmt::format("{}.{}[{}]", rf, kind, n);
       container_resource_name(e, n, kf);
       resource_quantity(e, n, v, kf);
+      if (list == limits) hugepage_value(e, n, v, kf);
       huge = huge || hugepages(n);
       cpu_or_memory = cpu_or_memory || n == "cpu" || n == "memory";
       if (list == limits) continue;
@@ -707,6 +722,7 @@ void container_resources(Errors& e, const json::object& c, const std::string& f)
       } else if (!lim && !overcommit_allowed(n)) {
         e.required(rf + ".limits", "Limit must be set for non overcommitable resources");
       }
+      hugepage_value(e, n, v, kf);
     }
   }
   if (!cpu_or_memory && huge) e.forbidden(rf, "HugePages require cpu or memory");
@@ -1473,15 +1489,16 @@ void validate_pod_spec(const json::object& spec, const std::string& prefix, PodS
           e.invalid(fmt::format("{}hostAliases[{}].hostnames[{}]", prefix, i, j), h, dns1123_subdomain_errors(h));
         }
     }
-  // A pod's priority class and runtime class were resolved by admission, which refuses unknown
-  // names before validation runs (Priority: `no PriorityClass with name X was found`), so the name
-  // rules matter for templates only.
+  // A pod's priority class, preemption policy and runtime class were resolved by admission, which
+  // refuses unknown names and other policies before validation runs (Priority: `no PriorityClass
+  // with name X was found`, `the string value of PreemptionPolicy (X) must not be provided`), so
+  // these rules matter for templates only.
   if (!pod) name_rule(e, spec, "priorityClassName", prefix, dns1123_subdomain_errors);
   if (!pod && present(spec, "runtimeClassName")) {
     const std::string rc = string_at(spec, "runtimeClassName");
     e.invalid(prefix + "runtimeClassName", rc, dns1123_subdomain_errors(rc));
   }
-  if (present(spec, "preemptionPolicy")) {
+  if (!pod && present(spec, "preemptionPolicy")) {  // (a pod's: Priority admission, as above)
     const std::string pp = string_at(spec, "preemptionPolicy");
     if (pp.empty()) e.required(prefix + "preemptionPolicy");
     else if (pp != "PreemptLowerPriority" && pp != "Never")

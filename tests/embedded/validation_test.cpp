@@ -401,6 +401,29 @@ TEST_CASE("pod spec values: the causes of ValidatePodSpec in Kubernetes' order")
                          "Forbidden: may not be set for init containers without restartPolicy=Always"}}})},
       {"a regular container's restartPolicy", "pods", one(R"(,"restartPolicy":"Always")"),
        invalid("Pod", {{{"FieldValueForbidden", "spec.containers[0].restartPolicy", "Forbidden: may not be set for non-init containers"}}})},
+      {"hugepages not a whole number of pages (limit, and the request defaulted from it)", "pods",
+       one(R"(,"resources":{"limits":{"hugepages-2Mi":"3Mi","memory":"1Gi"}})"),
+       invalid("Pod", {{{"FieldValueInvalid", "spec.containers[0].resources.limits[hugepages-2Mi]",
+                         "Invalid value: \"3Mi\": 3Mi is not positive integer multiple of hugepages-2Mi"},
+                        {"FieldValueInvalid", "spec.containers[0].resources.requests[hugepages-2Mi]",
+                         "Invalid value: \"3Mi\": 3Mi is not positive integer multiple of hugepages-2Mi"}}})},
+      {"affinity: weights and a pod affinity term's topologyKey", "pods",
+       one("", R"("affinity":{"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":0,"preference":{}}]},
+                  "podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"topologyKey":"zone"},{"topologyKey":""}]}},)"),
+       invalid("Pod", {{{"FieldValueInvalid", "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight",
+                         "Invalid value: 0: must be in the range 1-100"},
+                        {"FieldValueRequired", "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[1].topologyKey",
+                         "Required value: can not be empty"},
+                        {"FieldValueInvalid", "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[1].topologyKey",
+                         "Invalid value: \"\": name part must be non-empty"},
+                        {"FieldValueInvalid", "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[1].topologyKey",
+                         "Invalid value: \"\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start "
+                         "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+                         "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"}}})},
+      {"an ephemeral container's ports, then the create's refusal", "pods",
+       one("", R"("ephemeralContainers":[{"name":"e","image":"b","ports":[{"containerPort":80}]}],)"),
+       invalid("Pod", {{{"FieldValueForbidden", "spec.ephemeralContainers[0].ports", "Forbidden: cannot be set for an Ephemeral Container"},
+                        {"FieldValueForbidden", "spec.ephemeralContainers", "Forbidden: cannot be set on create"}}})},
       {"a template's bad port, with the template's path", "deployments",
        R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"v"},"spec":{"selector":{"matchLabels":{"a":"b"}},
            "template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"b","ports":[{"containerPort":0}]}]}}}})",
@@ -430,4 +453,25 @@ TEST_CASE("pod spec values: what v1.32 takes is stored with the defaults its rul
   CHECK(c.at("startupProbe").at("grpc") == json::parse(R"({"port":9000,"service":""})"));
   CHECK(c.at("ports").at(0).at("hostPort") == 80);
   CHECK(spec.at("volumes").at(0) == json::parse(R"({"name":"dflt","emptyDir":{}})"));
+}
+
+TEST_CASE("pod spec values: the fields of v1.32's disabled feature gates are dropped, not validated") {
+  Fixture f;
+  // Golden podvalues, pod "gated": hostUsers, pod-level resources, resource claims, resize policies,
+  // image volumes go; a procMount, even an unknown one, becomes Default; 0.0001 cpu becomes 1m.
+  const std::string body =
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"gated"},"spec":{"hostUsers":false,"resources":{"limits":{"cpu":"1"}},
+          "volumes":[{"name":"img","image":{"reference":"busybox"}}],
+          "containers":[{"name":"main","image":"busybox","resizePolicy":[{"resourceName":"cpu","restartPolicy":"NotRequired"}],
+                         "securityContext":{"procMount":"Bogus"},"resources":{"requests":{"cpu":"0.0001"}}}]}})";
+  const auto resp = f.call("POST", "/api/v1/namespaces/default/pods", body);
+  REQUIRE(resp.status == 201);
+  const auto spec = json::parse(resp.body).at("spec").as_object();
+  CHECK_FALSE(spec.contains("hostUsers"));
+  CHECK_FALSE(spec.contains("resources"));
+  CHECK_FALSE(spec.contains("volumes"));
+  const auto& c = spec.at("containers").at(0).as_object();
+  CHECK_FALSE(c.contains("resizePolicy"));
+  CHECK(c.at("securityContext").at("procMount") == "Default");
+  CHECK(c.at("resources").at("requests").at("cpu") == "1m");
 }

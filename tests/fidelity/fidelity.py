@@ -276,6 +276,8 @@ def podvalues_steps():
         vpod("resnative", [vc(resources={"limits": {"kubernetes.io/foo": "1"}})]),
         vpod("resbadname", [vc(resources={"limits": {"example.com/a b": "1"}})]),
         vpod("hugepages", [vc(resources={"limits": {"hugepages-2Mi": "2Mi"}})]),
+        vpod("hugepages2", [vc(resources={"limits": {"hugepages-2Mi": "3Mi", "memory": "1Gi"}})]),
+        vpod("hugepages3", [vc(resources={"limits": {"hugepages-1Gi": "2Gi", "cpu": "1"}, "requests": {"hugepages-1Gi": "1Gi"}})]),
         vpod("mounts", [vc(volumeMounts=[{"name": "nope", "mountPath": "/a"}, {"name": "v", "mountPath": ""},
                                          {"name": "v", "mountPath": "/a"}, {"name": "v", "mountPath": "/b", "subPath": "../x"},
                                          {"name": "v", "mountPath": "/c", "subPath": "/abs"},
@@ -340,6 +342,7 @@ def podvalues_steps():
         vpod("podfields2", activeDeadlineSeconds=4294967296, nodeSelector={"bad key!": "v"}, os={"name": "plan9"}),
         vpod("nodeselector", nodeSelector={"k": "bad value!"}, nodeName="n1", schedulingGates=[{"name": "g"}]),
         vpod("priorityname", priorityClassName="Bad_Name"),
+        vpod("preemption", preemptionPolicy="Bogus"),
         vpod("init", [vc()], initContainers=[
             vc(name="main"), vc(name="i1", restartPolicy="Never", lifecycle={"postStart": probe}, livenessProbe=probe,
                                 readinessProbe=probe, startupProbe=probe),
@@ -420,6 +423,7 @@ def podvalues_steps():
                           "spec": {"selector": {"matchLabels": {"app": "h"}},
                                    "template": {"metadata": {"labels": {"app": "h"}},
                                                 "spec": {"hostNetwork": True, "containers": [vc(ports=[{"containerPort": 80}])],
+                                                         "preemptionPolicy": "Bogus", "priorityClassName": "Bad_Name",
                                                          "ephemeralContainers": [{"name": "e", "image": "busybox"}]}}}})
     # What v1.32 takes and gpupool's client checks must take too (tests/model/workload_test.cpp).
     lenient = vpod("lenient", [vc(volumeMounts=[{"name": "dshm", "mountPath": "rel"}, {"name": "p", "mountPath": "/a/"},
