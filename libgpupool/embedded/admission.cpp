@@ -53,10 +53,10 @@ void node_taint(AdmissionRequest& r) {
 void install_admission_plugins(Store& store) {
   // kube-apiserver runs every mutating plugin, then validation, then every validating plugin
   // (LimitRanger, Priority, ..., ResourceQuota last). The immutable fields of updates are checked by
-  // validation itself (builtin_admission: immutable_causes).
-  store.add_admission([&store](AdmissionRequest& r) { limit_ranger(store, r, true); });
-  store.add_admission([](AdmissionRequest& r) { node_taint(r); });
-  store.add_admission([&store](AdmissionRequest& r) { priority_admission(store, r); });
+  // validation itself (builtin_validation: immutable_causes). Priority's refusals are its Admit's.
+  store.add_admission([&store](AdmissionRequest& r) { limit_ranger(store, r, true); }, AdmissionStage::Mutating);
+  store.add_admission([](AdmissionRequest& r) { node_taint(r); }, AdmissionStage::Mutating);
+  store.add_admission([&store](AdmissionRequest& r) { priority_admission(store, r); }, AdmissionStage::Mutating);
   store.add_admission([&store](AdmissionRequest& r) { limit_ranger(store, r, false); });
 }
 

@@ -474,7 +474,7 @@ void default_node(json::object& node) {
       }
 }
 
-void builtin_admission(AdmissionRequest& r) {
+void builtin_defaults(AdmissionRequest& r) {
   if (!r.object || !r.type) return;
   json::object& obj = *r.object;
   const ResourceType& t = *r.type;
@@ -592,6 +592,16 @@ void builtin_admission(AdmissionRequest& r) {
       prepare_job_create(obj);
     }
   }
+}
+
+void builtin_validation(AdmissionRequest& r) {
+  if (!r.object || !r.type) return;
+  json::object& obj = *r.object;
+  const ResourceType& t = *r.type;
+  if (auto& mdv = obj["metadata"]; !mdv.is_object()) mdv = json::object{};
+  const std::string name = str(obj["metadata"].as_object(), "name");
+  const bool create = r.operation == AdmissionRequest::Operation::Create;
+  const bool core = t.group.empty();
   Causes causes;
   const auto& md = obj["metadata"].as_object();
   if (create) {

@@ -12,9 +12,15 @@ namespace gpupool::embedded {
 /// apiextensions CRDs, kubeflow.org with the given MPIJob version).
 std::vector<ResourceType> builtin_types(const std::string& mpijob_version);
 
-/// Defaulting + validation run by Store for every create/update before admission plugins.
-/// Throws StatusError 422 Invalid with causes.
-void builtin_admission(AdmissionRequest& r);
+/// What Store runs for every write before the mutating admission plugins: scheme defaults (as a
+/// body is decoded), the fieldmanager, the strategies' PrepareForCreate and the REST layer's
+/// allocations.
+void builtin_defaults(AdmissionRequest& r);
+
+/// What Store runs after the mutating admission plugins and before the validating ones (the
+/// strategies' Validate in rest.BeforeCreate / BeforeUpdate, then their warnings): throws
+/// StatusError 422 Invalid with causes.
+void builtin_validation(AdmissionRequest& r);
 
 /// Whose pod spec is validated: a Pod's (with ValidatePodCreate's pod-only rules) or a workload
 /// template's (ValidatePodTemplateSpec's).

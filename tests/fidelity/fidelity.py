@@ -441,7 +441,13 @@ def podvalues_steps():
                  volumes=[{"name": "img", "image": {"reference": "busybox"}},
                           {"name": "pj", "projected": {"sources": [{"clusterTrustBundle": {"name": "x", "path": "p"}}]}}])
     return ([(dry, b) for b in bad] + [(show, good), (show, gated), (dry, lenient), (dry, deploy), (dry, job), (dry, tplhost),
-            (show, vpod("hostnetok", [vc(ports=[{"containerPort": 80}])], hostNetwork=True))])
+            (show, vpod("hostnetok", [vc(ports=[{"containerPort": 80}])], hostNetwork=True)),
+            # Mutating admission runs before validation: a LimitRange's default limit below the
+            # request is refused by validation; an unknown priority class by Priority before it.
+            (["create", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "lr"},
+                                                "spec": {"limits": [{"type": "Container", "default": {"cpu": "500m"}}]}})),
+            (dry, vpod("overdefault", [vc(resources={"requests": {"cpu": "1"}})])),
+            (dry, vpod("unknownclass", [vc(name="Bad_Name")], priorityClassName="nope"))])
 
 
 # Each scenario: a list of steps; a step is (kubectl args, stdin or None). NS is the scenario's namespace.
