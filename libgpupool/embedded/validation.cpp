@@ -6,6 +6,7 @@
 #include "embedded/warnings.hpp"
 
 #include <cctype>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -474,16 +475,29 @@ void default_node(json::object& node) {
       }
 }
 
+namespace {
+// What both phases read of a write: the object (with a metadata object), its kind and name.
+struct Written {
+  json::object& obj;
+  const ResourceType& t;
+  std::string name;
+  bool create;
+  bool core;
+};
+std::optional<Written> written(AdmissionRequest& r) {
+  if (!r.object || !r.type) return std::nullopt;
+  if (auto& mdv = (*r.object)["metadata"]; !mdv.is_object()) mdv = json::object{};
+  return Written{*r.object, *r.type, str((*r.object)["metadata"].as_object(), "name"),
+                 r.operation == AdmissionRequest::Operation::Create, r.type->group.empty()};
+}
+}  // namespace
+
 void builtin_defaults(AdmissionRequest& r) {
-  if (!r.object || !r.type) return;
-  json::object& obj = *r.object;
-  const ResourceType& t = *r.type;
+  const auto w = written(r);
+  if (!w) return;
+  auto& [obj, t, name, create, core] = *w;
   // (No reference into `obj` is kept: the defaults below insert keys, which may rehash it.)
-  if (auto& mdv = obj["metadata"]; !mdv.is_object()) mdv = json::object{};
-  const std::string name = str(obj["metadata"].as_object(), "name");
   const std::string obj_namespace = str(obj["metadata"].as_object(), "namespace");
-  const bool create = r.operation == AdmissionRequest::Operation::Create;
-  const bool core = t.group.empty();
   if (core && t.resource == "nodes") default_node(obj);
   // Scheme defaults (SetDefaults_*, applied as a body is decoded): the writer's managedFields
   // include them. (Here on create only for most kinds; see below for the workloads.)
@@ -595,13 +609,9 @@ void builtin_defaults(AdmissionRequest& r) {
 }
 
 void builtin_validation(AdmissionRequest& r) {
-  if (!r.object || !r.type) return;
-  json::object& obj = *r.object;
-  const ResourceType& t = *r.type;
-  if (auto& mdv = obj["metadata"]; !mdv.is_object()) mdv = json::object{};
-  const std::string name = str(obj["metadata"].as_object(), "name");
-  const bool create = r.operation == AdmissionRequest::Operation::Create;
-  const bool core = t.group.empty();
+  const auto w = written(r);
+  if (!w) return;
+  auto& [obj, t, name, create, core] = *w;
   Causes causes;
   const auto& md = obj["metadata"].as_object();
   if (create) {
