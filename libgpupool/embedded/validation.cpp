@@ -241,6 +241,33 @@ void round_up_to_milli(json::object& resources) {
       }
 }
 
+// A quantity is decoded into Go's resource.Quantity and encoded back with its String(): "0.5" is
+// stored as 500m, "1.5Gi" as 1536Mi, "1000" as 1k (Quantity::to_string keeps what Go keeps, "1e3").
+// Done once the object is valid: validation's messages show the quantities as Go parsed them.
+void canonical_quantity(json::value& v) {
+  if (!v.is_string()) return;
+  try {
+    v = json::string(Quantity::parse(v.as_string()).to_string());
+  } catch (const std::exception&) {
+    // decoding refused it already
+  }
+}
+void canonical_quantities(json::object& spec) {
+  if (auto* overhead = spec.if_contains("overhead"); overhead && overhead->is_object())
+    for (auto& kv : overhead->as_object()) canonical_quantity(kv.value());
+  if (auto* vs = spec.if_contains("volumes"); vs && vs->is_array())
+    for (auto& v : vs->as_array())
+      if (auto* ed = v.is_object() ? v.as_object().if_contains("emptyDir") : nullptr; ed && ed->is_object())
+        if (auto* sl = ed->as_object().if_contains("sizeLimit")) canonical_quantity(*sl);
+  for (const char* list : {"containers", "initContainers", "ephemeralContainers"})
+    if (auto* cs = spec.if_contains(list); cs && cs->is_array())
+      for (auto& c : cs->as_array())
+        if (auto* res = c.is_object() ? c.as_object().if_contains("resources") : nullptr; res && res->is_object())
+          for (const char* kind : {"limits", "requests"})
+            if (auto* l = res->as_object().if_contains(kind); l && l->is_object())
+              for (auto& kv : l->as_object()) canonical_quantity(kv.value());
+}
+
 // Pod defaulting (pkg/apis/core/v1/defaults.go) for what shows in `kubectl get -o yaml`.
 void default_pod_spec(json::object& spec) {
   drop_disabled_fields(spec);
@@ -810,6 +837,17 @@ void builtin_validation(AdmissionRequest& r) {
       }
     }
     for (auto& x : w) r.options->warnings->push_back(std::move(x));
+  }
+  // The object is stored as Kubernetes encodes it: its pod spec's quantities as Go prints them.
+  if (r.subresource.empty()) {
+    if (core && t.resource == "pods") {
+      if (auto* spec = obj.if_contains("spec"); spec && spec->is_object()) canonical_quantities(spec->as_object());
+    } else if ((t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets")) ||
+               (t.group == "batch" && t.resource == "jobs")) {
+      if (auto* spec = obj.if_contains("spec"); spec && spec->is_object())
+        if (auto* tpl = spec->as_object().if_contains("template"); tpl && tpl->is_object())
+          if (auto* ps = tpl->as_object().if_contains("spec"); ps && ps->is_object()) canonical_quantities(ps->as_object());
+    }
   }
 }
 

@@ -440,7 +440,11 @@ def podvalues_steps():
                  securityContext={"supplementalGroupsPolicy": "Strict", "seLinuxChangePolicy": "Recursive"},
                  volumes=[{"name": "img", "image": {"reference": "busybox"}},
                           {"name": "pj", "projected": {"sources": [{"clusterTrustBundle": {"name": "x", "path": "p"}}]}}])
-    return ([(dry, b) for b in bad] + [(show, good), (show, gated), (dry, lenient), (dry, deploy), (dry, job), (dry, tplhost),
+    # Quantities are stored as Go prints them.
+    canon = vpod("canon", [vc(resources={"limits": {"cpu": "0.5", "memory": "1.5Gi", "ephemeral-storage": "1e3", "example.com/x": "2000m"},
+                                         "requests": {"cpu": "250m", "memory": "1000Mi", "ephemeral-storage": "1000"}})],
+                 volumes=[{"name": "a", "emptyDir": {"sizeLimit": "1.5Gi"}}])
+    return ([(dry, b) for b in bad] + [(show, good), (show, gated), (show, canon), (dry, lenient), (dry, deploy), (dry, job), (dry, tplhost),
             (show, vpod("hostnetok", [vc(ports=[{"containerPort": 80}])], hostNetwork=True)),
             # Mutating admission runs before validation: a LimitRange's default limit below the
             # request is refused by validation; an unknown priority class by Priority before it.
