@@ -137,14 +137,31 @@ void validate_name(const ResourceType& t, const std::string& name, Causes& cause
   }
 }
 
-void validate_labels(const json::object& md, Causes& causes) {
+}  // namespace
+
+// ValidateObjectMeta's ValidateLabels and ValidateAnnotations (keys are qualified names, case
+// aside; keys and values together at most 256 KiB). `at` is "metadata." for an object's own
+// metadata, "spec.template." for a pod template's (ValidatePodTemplateSpec: sic, no "metadata").
+void validate_labels_and_annotations(const json::object& md, const std::string& at, Causes& causes) {
   if (const auto* l = md.if_contains("labels"); l && l->is_object())
     for (const auto& [k, v] : l->as_object()) {
-      add_errors(causes, qualified_name_errors(k), "metadata.labels", std::string(k));
+      add_errors(causes, qualified_name_errors(k), at + "labels", std::string(k));
       const std::string val = v.is_string() ? std::string(v.as_string()) : "";
-      add_errors(causes, label_value_errors(val), fmt::format("metadata.labels"), val);
+      add_errors(causes, label_value_errors(val), at + "labels", val);
     }
+  if (const auto* a = md.if_contains("annotations"); a && a->is_object()) {
+    std::size_t size = 0;
+    for (const auto& [k, v] : a->as_object()) {
+      std::string lower(k);
+      for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      add_errors(causes, qualified_name_errors(lower), at + "annotations", std::string(k));
+      size += k.size() + (v.is_string() ? v.as_string().size() : 0);
+    }
+    if (size > 256 * 1024) causes.push_back({"FieldValueTooLong", "Too long: may not be more than 262144 bytes", at + "annotations"});
+  }
 }
+
+namespace {
 
 json::object& obj_at(json::object& o, std::string_view key) {
   auto& v = o[key];
@@ -645,10 +662,11 @@ void builtin_validation(AdmissionRequest& r) {
     validate_name(t, str(md, "generateName"), causes, true);
     validate_name(t, name, causes);
   }
-  validate_labels(md, causes);
+  validate_labels_and_annotations(md, "metadata.", causes);
   if (r.subresource.empty()) {
     if (core && t.resource == "pods") {
-      if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object()) validate_pod_spec(spec->as_object(), "spec.", PodSpecOf::Pod, causes);
+      if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())
+        validate_pod_spec(spec->as_object(), &md, "spec.", PodSpecOf::Pod, causes);
       else causes.push_back({"FieldValueRequired", "Required value", "spec.containers"});
     } else if ((t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets")) ||
                (t.group == "batch" && t.resource == "jobs")) {
@@ -687,10 +705,15 @@ void builtin_validation(AdmissionRequest& r) {
         return spec;
       }();
       const json::object* ps = nullptr;
+      const json::object* tmeta = nullptr;
       if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())
-        if (const auto* tpl = spec->as_object().if_contains("template"); tpl && tpl->is_object())
+        if (const auto* tpl = spec->as_object().if_contains("template"); tpl && tpl->is_object()) {
           if (const auto* p = tpl->as_object().if_contains("spec"); p && p->is_object()) ps = &p->as_object();
-      validate_pod_spec(ps ? *ps : kNoPodSpec, "spec.template.spec.", PodSpecOf::Template, causes);
+          if (const auto* m = tpl->as_object().if_contains("metadata"); m && m->is_object()) tmeta = &m->as_object();
+        }
+      // ValidatePodTemplateSpec: the template's labels and annotations, then its pod spec.
+      if (tmeta) validate_labels_and_annotations(*tmeta, "spec.template.", causes);
+      validate_pod_spec(ps ? *ps : kNoPodSpec, tmeta, "spec.template.spec.", PodSpecOf::Template, causes);
       template_restart_policy_causes(t, obj, causes);
       if (t.group == "batch") job_selector_causes(obj, causes);
     } else if (core && t.resource == "services") {

@@ -26,11 +26,16 @@ void builtin_validation(AdmissionRequest& r);
 /// template's (ValidatePodTemplateSpec's).
 enum class PodSpecOf { Pod, Template };
 
-/// ValidatePodSpec (pkg/apis/core/validation) on a defaulted pod spec, appending its causes in
+/// ValidatePodSpecificAnnotations on `meta` (the pod's or template's metadata, if any), then
+/// ValidatePodSpec (pkg/apis/core/validation) on a defaulted pod spec, appending their causes in
 /// Kubernetes' order; `prefix` is the spec's path ("spec." or "spec.template.spec.").
 /// (embedded/validation_pod.cpp)
-void validate_pod_spec(const boost::json::object& spec, const std::string& prefix, PodSpecOf of,
-                       std::vector<StatusCause>& causes);
+void validate_pod_spec(const boost::json::object& spec, const boost::json::object* meta, const std::string& prefix,
+                       PodSpecOf of, std::vector<StatusCause>& causes);
+
+/// ValidateObjectMeta's label and annotation rules, under `at` ("metadata." or "spec.template.").
+void validate_labels_and_annotations(const boost::json::object& meta, const std::string& at,
+                                     std::vector<StatusCause>& causes);
 
 /// ValidateScale: the replicas of an autoscaling/v1 Scale written to a scale subresource. Throws
 /// StatusError 422 (`Scale.autoscaling "<name>" is invalid: spec.replicas: ...`).

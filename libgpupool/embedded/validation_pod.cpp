@@ -1316,6 +1316,56 @@ void name_rule(Errors& e, const json::object& spec, const char* key, const std::
   if (!v.empty()) e.invalid(prefix + key, v, rule(v));
 }
 
+// ValidateSeccompProfile: an annotation's seccomp profile.
+void seccomp_annotation(Errors& e, const std::string& profile, const std::string& f) {
+  if (profile == "runtime/default" || profile == "docker/default" || profile == "unconfined") return;
+  if (profile.starts_with("localhost/")) return local_descending_path(e, f, profile.substr(10));
+  e.invalid(f, q(profile), "must be a valid seccomp profile");
+}
+
+// ValidatePodSpecificAnnotations: a mirror pod names its node, a deletion cost is an int32, and the
+// seccomp and AppArmor annotations (seccomp's paths name the key as a child, `.key`: sic). (The
+// tolerations annotation is not checked: FIDELITY.md.)
+void pod_annotations(Errors& e, const json::object& ann, const json::object& spec, const std::string& f) {
+  auto value = [&](std::string_view key) { return string_at(ann, key); };
+  if (ann.contains("kubernetes.io/config.mirror") && string_at(spec, "nodeName").empty())
+    e.invalid(f + "[kubernetes.io/config.mirror]", q(value("kubernetes.io/config.mirror")),
+              "must set spec.nodeName if mirror pod annotation is set");
+  if (ann.contains("controller.kubernetes.io/pod-deletion-cost")) {
+    // GetDeletionCostFromPodAnnotations: no '+', no leading zero, a 32-bit integer.
+    const std::string v = value("controller.kubernetes.io/pod-deletion-cost");
+    bool ok = !v.empty() && (v[0] == '-' || v == "0" || (v[0] >= '1' && v[0] <= '9'));
+    if (ok) {
+      const std::string digits = v[0] == '-' ? v.substr(1) : v;
+      ok = !digits.empty() && digits.size() <= 10 &&
+           std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+      if (ok) {
+        const std::int64_t n = std::stoll(v);
+        ok = n >= -2147483648LL && n <= kMaxInt32;
+      }
+    }
+    if (!ok) e.invalid(f + "[controller.kubernetes.io/pod-deletion-cost]", q(v), "must be a 32bit integer");
+  }
+  if (ann.contains("seccomp.security.alpha.kubernetes.io/pod"))
+    seccomp_annotation(e, value("seccomp.security.alpha.kubernetes.io/pod"), f + ".seccomp.security.alpha.kubernetes.io/pod");
+  for (const auto& [k, v] : ann)
+    if (k.starts_with("container.seccomp.security.alpha.kubernetes.io/"))
+      seccomp_annotation(e, v.is_string() ? std::string(v.as_string()) : "", fmt::format("{}.{}", f, std::string_view(k)));
+  static constexpr std::string_view kAppArmor = "container.apparmor.security.beta.kubernetes.io/";
+  for (const auto& [k, v] : ann) {
+    if (!k.starts_with(kAppArmor)) continue;
+    const std::string container(k.substr(kAppArmor.size()));
+    bool found = false;
+    for (const char* list : {"containers", "initContainers", "ephemeralContainers"})
+      for (const auto* c : items(spec, list)) found = found || string_at(*c, "name") == container;
+    const std::string kf = fmt::format("{}[{}]", f, std::string_view(k));
+    if (!found) e.invalid(kf, q(container), "container not found");
+    const std::string profile = v.is_string() ? std::string(v.as_string()) : "";
+    if (!profile.empty() && profile != "runtime/default" && profile != "unconfined" && !profile.starts_with("localhost/"))
+      e.invalid(kf, q(profile), fmt::format("invalid AppArmor profile name: {}", q(profile)));
+  }
+}
+
 // validateContainerOnlyForPod: an image without leading or trailing whitespace (strings.TrimSpace).
 void image_whitespace(Errors& e, const json::object& c, const std::string& f) {
   const std::string image = string_at(c, "image");
@@ -1328,9 +1378,12 @@ void image_whitespace(Errors& e, const json::object& c, const std::string& f) {
 
 // ValidatePodSpec, then for a pod validatePodMetadataAndSpec's and ValidatePodCreate's own checks,
 // for a template ValidatePodTemplateSpec's.
-void validate_pod_spec(const json::object& spec, const std::string& prefix, PodSpecOf of, Causes& causes) {
+void validate_pod_spec(const json::object& spec, const json::object* meta, const std::string& prefix, PodSpecOf of,
+                       Causes& causes) {
   Errors e{causes};
   const bool pod = of == PodSpecOf::Pod;
+  if (const json::object* ann = meta ? object_at(*meta, "annotations") : nullptr)
+    pod_annotations(e, *ann, spec, pod ? "metadata.annotations" : "spec.template.annotations");
   const std::optional<std::int64_t> grace = int_at(spec, "terminationGracePeriodSeconds");
   if (!present(spec, "terminationGracePeriodSeconds")) e.required(prefix + "terminationGracePeriodSeconds");
   // (spec.hostUsers needs the UserNamespacesSupport gate, off in v1.32: the field is dropped, and

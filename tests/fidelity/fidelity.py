@@ -351,6 +351,15 @@ def podvalues_steps():
             vc(name="i2", ports=[{"containerPort": 80, "hostPort": 80}, {"containerPort": 81, "hostPort": 80}]),
             {"name": "", "image": ""}]),
         vpod("regular", [vc(restartPolicy="Always")]),
+        json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "annotations", "annotations": {
+            "Bad Key": "x", "kubernetes.io/config.mirror": "m", "controller.kubernetes.io/pod-deletion-cost": "+10",
+            "seccomp.security.alpha.kubernetes.io/pod": "localhost/../p",
+            "container.apparmor.security.beta.kubernetes.io/nope": "bogus"}},
+            "spec": {"containers": [vc()]}}),
+        json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "annotations2", "annotations": {
+            "controller.kubernetes.io/pod-deletion-cost": "4294967296", "seccomp.security.alpha.kubernetes.io/pod": "bogus"}},
+            "spec": {"containers": [vc()]}}),
+        json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "annotations": {"a/b/c": "x"}}}),
         vpod("affinity", affinity={
             "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []},
                              "preferredDuringSchedulingIgnoredDuringExecution": [
@@ -415,7 +424,10 @@ def podvalues_steps():
     tpl_spec = {"containers": [vc(ports=[{"containerPort": 0}], livenessProbe={})], "volumes": [{"name": "v", "hostPath": {"path": "/a/../b"}}]}
     deploy = json.dumps({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
                          "spec": {"selector": {"matchLabels": {"app": "d"}},
-                                  "template": {"metadata": {"labels": {"app": "d"}}, "spec": tpl_spec}}})
+                                  "template": {"metadata": {"labels": {"app": "d", "bad key!": "v"},
+                                                            "annotations": {"Bad Key": "x",
+                                                                            "controller.kubernetes.io/pod-deletion-cost": "x"}},
+                                               "spec": tpl_spec}}})
     job = json.dumps({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
                       "spec": {"template": {"spec": {"restartPolicy": "Never", "dnsPolicy": "None",
                                                      "containers": [vc(resources={"requests": {"nvidia.com/gpu": "1"}})]}}}})
