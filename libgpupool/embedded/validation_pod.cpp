@@ -22,6 +22,7 @@
 #include "embedded/typecheck.hpp"
 #include "gpupool/names.hpp"
 #include "gpupool/quantity.hpp"
+#include "gpupool/resources.hpp"
 #include "gpupool/scheduling.hpp"
 #include "gpupool/storage.hpp"
 #include "gpupool/taint.hpp"
@@ -595,37 +596,10 @@ void volume_mounts(Errors& e, const json::object& c, const std::map<std::string,
   }
 }
 
-// helper.IsNativeResource, IsHugePageResourceName, IsExtendedResourceName, IsOvercommitAllowed.
-bool native_resource(const std::string& n) {
-  return n.find('/') == std::string::npos || n.find("kubernetes.io/") != std::string::npos;
-}
-bool hugepages(const std::string& n) { return n.starts_with("hugepages-"); }
-bool extended_resource(const std::string& n) {
-  if (native_resource(n) || n.starts_with("requests.")) return false;
-  return qualified_name_errors("requests." + n).empty();
-}
-bool overcommit_allowed(const std::string& n) { return native_resource(n) && !hugepages(n); }
-
-// validateContainerResourceName (the value, a ResourceName, prints bare: it has a String method).
+// validateContainerResourceName, by the model's rule (resources.hpp, which gpupool's own checks
+// use too); the value, a ResourceName, prints bare: it has a String method.
 void container_resource_name(Errors& e, const std::string& n, const std::string& f) {
-  static const std::set<std::string> kStandard = {
-      "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory", "requests.ephemeral-storage",
-      "limits.cpu", "limits.memory", "limits.ephemeral-storage", "pods", "quotas", "services",
-      "replicationcontrollers", "secrets", "configmaps", "persistentvolumeclaims", "storage", "requests.storage",
-      "services.nodeports", "services.loadbalancers"};
-  // validateResourceName (which stops at a malformed name), then the container's own rule.
-  const bool unprefixed = n.find('/') == std::string::npos;
-  if (auto errs = qualified_name_errors(n); !errs.empty()) {
-    for (const auto& m : errs) e.invalid(f, n, m);
-  } else if (unprefixed && !kStandard.count(n) && !hugepages(n) && !n.starts_with("requests.hugepages-")) {
-    e.invalid(f, n, "must be a standard resource type or fully qualified");
-  }
-  if (unprefixed) {
-    if (n != "cpu" && n != "memory" && n != "ephemeral-storage" && !hugepages(n))
-      e.invalid(f, n, "must be a standard resource for containers");
-  } else if (!native_resource(n) && !extended_resource(n)) {
-    e.invalid(f, n, "doesn't follow extended resource name standard");
-  }
+  for (const auto& m : container_resource_name_errors(n)) e.invalid(f, n, m);
 }
 
 // Go's %#v of a resource.Quantity held as an int64Amount (what ParseQuantity makes of a short
@@ -666,16 +640,13 @@ void resource_quantity(Errors& e, const std::string& n, const json::value& v, co
   if (!qv) return;
   if (qv->is_negative()) e.invalid(f, q(qv->to_string()), "must be greater than or equal to 0");
   // IsIntegerResourceName: the object counts and every extended resource.
-  static const std::set<std::string> kInteger = {"pods", "quotas", "services", "replicationcontrollers", "secrets",
-                                                 "configmaps", "persistentvolumeclaims", "services.nodeports",
-                                                 "services.loadbalancers"};
-  if ((kInteger.count(n) || extended_resource(n)) && qv->milli_value() % 1000 != 0)
+  if (is_integer_resource_name(n) && qv->milli_value() % 1000 != 0)
     e.invalid(f, go_quantity(quantity_text(v)), "must be an integer");
 }
 
 // validateResourceQuantityHugePageValue: a whole number of pages (IsHugePageResourceValueDivisible).
 void hugepage_value(Errors& e, const std::string& n, const json::value& v, const std::string& f) {
-  if (!hugepages(n)) return;
+  if (!is_hugepages_resource_name(n)) return;
   const auto qv = quantity_of(v);
   if (!qv) return;
   std::optional<Quantity> page;
@@ -706,20 +677,20 @@ void container_resources(Errors& e, const json::object& c, const std::string& f)
       container_resource_name(e, n, kf);
       resource_quantity(e, n, v, kf);
       if (list == limits) hugepage_value(e, n, v, kf);
-      huge = huge || hugepages(n);
+      huge = huge || is_hugepages_resource_name(n);
       cpu_or_memory = cpu_or_memory || n == "cpu" || n == "memory";
       if (list == limits) continue;
       const json::value* lim = limits ? limits->if_contains(k) : nullptr;
       const auto req = quantity_of(v);
       if (lim && req) {
         if (const auto l = quantity_of(*lim)) {
-          if (*req != *l && !overcommit_allowed(n))
+          if (*req != *l && !is_overcommit_allowed(n))
             e.invalid(rf + ".requests", q(req->to_string()), fmt::format("must be equal to {} limit of {}", n, l->to_string()));
           else if (*req > *l)
             e.invalid(rf + ".requests", q(req->to_string()),
                       fmt::format("must be less than or equal to {} limit of {}", n, l->to_string()));
         }
-      } else if (!lim && !overcommit_allowed(n)) {
+      } else if (!lim && !is_overcommit_allowed(n)) {
         e.required(rf + ".limits", "Limit must be set for non overcommitable resources");
       }
       hugepage_value(e, n, v, kf);

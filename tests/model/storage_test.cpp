@@ -124,6 +124,13 @@ TEST_CASE("resources: negative values, request above limit and fractional extend
        "resources.extra[example.com/fpga]", "must be an integer"},
       {{std::nullopt, std::nullopt, std::nullopt, std::nullopt, 0, {{"cpu", q("1")}}}, "resources.extra[cpu]", "own fields"},
       {{std::nullopt, std::nullopt, std::nullopt, std::nullopt, 0, {{"bad key!", q("1")}}}, "resources.extra[bad key!]", ""},
+      // validateContainerResourceName (golden podvalues, pods "resname" and "resbadname").
+      {{std::nullopt, std::nullopt, std::nullopt, std::nullopt, 0, {{"foo", q("1")}}}, "resources.extra[foo]",
+       "must be a standard resource type or fully qualified"},
+      {{std::nullopt, std::nullopt, std::nullopt, std::nullopt, 0, {{"pods", q("1")}}}, "resources.extra[pods]",
+       "must be a standard resource for containers"},
+      {{std::nullopt, std::nullopt, std::nullopt, std::nullopt, 0, {{"example.com/a b", q("1")}}},
+       "resources.extra[example.com/a b]", "name part must consist of"},
   };
   for (const auto& r : rows) {
     CAPTURE(r.field);
@@ -136,6 +143,8 @@ TEST_CASE("resources: negative values, request above limit and fractional extend
     }
   }
   CHECK_NOTHROW(validate(Resources{q("4"), q("4"), q("8Gi"), q("10Gi"), 1, {{"ephemeral-storage", q("500m")}}}));
+  // A prefixed native resource is taken as v1.32 takes it (golden podvalues, pod "resnative").
+  CHECK_NOTHROW(validate(Resources{std::nullopt, std::nullopt, std::nullopt, std::nullopt, 0, {{"kubernetes.io/foo", q("1")}}}));
 }
 
 TEST_CASE("access_modes_column: kubectl's ACCESS MODES, fixed order, each once, unknown left out") {
