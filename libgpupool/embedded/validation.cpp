@@ -152,12 +152,12 @@ void validate_labels_and_annotations(const json::object& md, const std::string& 
   if (const auto* a = md.if_contains("annotations"); a && a->is_object()) {
     std::size_t size = 0;
     for (const auto& [k, v] : a->as_object()) {
-      std::string lower(k);
-      for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      add_errors(causes, qualified_name_errors(lower), at + "annotations", std::string(k));
+      add_errors(causes, annotation_key_errors(k), at + "annotations", std::string(k));
       size += k.size() + (v.is_string() ? v.as_string().size() : 0);
     }
-    if (size > 256 * 1024) causes.push_back({"FieldValueTooLong", "Too long: may not be more than 262144 bytes", at + "annotations"});
+    if (size > kMaxAnnotationsBytes)
+      causes.push_back({"FieldValueTooLong", fmt::format("Too long: may not be more than {} bytes", kMaxAnnotationsBytes),
+                        at + "annotations"});
   }
 }
 

@@ -259,6 +259,14 @@ std::vector<std::string> config_map_key_errors(std::string_view value) {
 }
 bool is_config_map_key(std::string_view value) noexcept { return config_map_key_errors(value).empty(); }
 
+// ValidateAnnotations: "the rule is QualifiedName except that case doesn't matter".
+std::vector<std::string> annotation_key_errors(std::string_view key) {
+  std::string lower(key);
+  for (auto& c : lower)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return qualified_name_errors(lower);
+}
+
 // IsHTTPHeaderName.
 std::vector<std::string> http_header_name_errors(std::string_view value) {
   bool ok = !value.empty();

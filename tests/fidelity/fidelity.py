@@ -443,6 +443,7 @@ def podvalues_steps():
                    schedulerName="Orion Scheduler", imagePullSecrets=[{"name": "Reg Cred"}],
                    volumes=[{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "0"}},
                             {"name": "p", "persistentVolumeClaim": {"claimName": "Bad Claim"}}])
+    lenient = lenient.replace('"name": "lenient"}', '"name": "lenient", "annotations": {"Example.com/Key": "x"}}')
     # Fields whose feature gates are off in v1.32 are dropped (a procMount becomes Default), and
     # quantities are rounded up to milli precision.
     gated = vpod("gated", [vc(resizePolicy=[{"resourceName": "cpu", "restartPolicy": "NotRequired"}],

@@ -132,7 +132,13 @@ TEST_CASE("what v1.32 accepts, the client accepts: scheduler and pull secret nam
   w.shm_size = Quantity::parse("0");
   w.volumes = {{"p", PvcSource{"Bad Claim", false}}};
   w.mounts = {{"p", "rel", "", false}, {"p", "/a/", "", false}, {"p", "/a", "x", false}};
+  w.annotations = {{"Example.com/Key", "x"}};  // an annotation key's case does not matter
   CHECK(error_of(w).empty());
+  // ... but their size does: no more than 256 KiB of keys and values.
+  w.annotations = {{"big", std::string(256 * 1024, 'x')}};
+  std::string field;
+  CHECK(error_of(w, &field).find("Too long: may not be more than 262144 bytes") != std::string::npos);
+  CHECK(field == "metadata.annotations");
 }
 
 TEST_CASE("every other kind of bad spec is an error naming its field") {
