@@ -666,7 +666,7 @@ void builtin_validation(AdmissionRequest& r) {
   if (r.subresource.empty()) {
     if (core && t.resource == "pods") {
       if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())
-        validate_pod_spec(spec->as_object(), &md, "spec.", PodSpecOf::Pod, causes);
+        validate_pod_spec(spec->as_object(), &md, "spec.", create ? PodSpecOf::NewPod : PodSpecOf::UpdatedPod, causes);
       else causes.push_back({"FieldValueRequired", "Required value", "spec.containers"});
     } else if ((t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets")) ||
                (t.group == "batch" && t.resource == "jobs")) {

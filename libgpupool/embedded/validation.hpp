@@ -22,9 +22,10 @@ void builtin_defaults(AdmissionRequest& r);
 /// StatusError 422 Invalid with causes.
 void builtin_validation(AdmissionRequest& r);
 
-/// Whose pod spec is validated: a Pod's (with ValidatePodCreate's pod-only rules) or a workload
-/// template's (ValidatePodTemplateSpec's).
-enum class PodSpecOf { Pod, Template };
+/// Whose pod spec is validated: a new Pod's (with ValidatePodCreate's rules), an updated Pod's
+/// (validatePodMetadataAndSpec's, as ValidatePodUpdate runs them) or a workload template's
+/// (ValidatePodTemplateSpec's).
+enum class PodSpecOf { NewPod, UpdatedPod, Template };
 
 /// ValidatePodSpecificAnnotations on `meta` (the pod's or template's metadata, if any), then
 /// ValidatePodSpec (pkg/apis/core/validation) on a defaulted pod spec, appending their causes in

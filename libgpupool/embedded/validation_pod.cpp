@@ -1352,7 +1352,7 @@ void image_whitespace(Errors& e, const json::object& c, const std::string& f) {
 void validate_pod_spec(const json::object& spec, const json::object* meta, const std::string& prefix, PodSpecOf of,
                        Causes& causes) {
   Errors e{causes};
-  const bool pod = of == PodSpecOf::Pod;
+  const bool pod = of != PodSpecOf::Template;
   if (const json::object* ann = meta ? object_at(*meta, "annotations") : nullptr)
     pod_annotations(e, *ann, spec, pod ? "metadata.annotations" : "spec.template.annotations");
   const std::optional<std::int64_t> grace = int_at(spec, "terminationGracePeriodSeconds");
@@ -1552,13 +1552,15 @@ void validate_pod_spec(const json::object& spec, const json::object* meta, const
       const auto cs = items(spec, list);
       for (std::size_t i = 0; i < cs.size(); ++i) image_whitespace(e, *cs[i], fmt::format("{}{}[{}]", prefix, list, i));
     }
+  }
+  if (of == PodSpecOf::NewPod) {
     // ValidatePodCreate.
     const json::array* eph = array_at(spec, "ephemeralContainers");
     if (eph && !eph->empty()) e.forbidden(prefix + "ephemeralContainers", "cannot be set on create");
     const json::array* gates = array_at(spec, "schedulingGates");
     if (!string_at(spec, "nodeName").empty() && gates && !gates->empty())
       e.forbidden(prefix + "nodeName", "cannot be set until all schedulingGates have been cleared");
-  } else {
+  } else if (of == PodSpecOf::Template) {
     const json::array* eph = array_at(spec, "ephemeralContainers");
     if (eph && !eph->empty()) e.forbidden(prefix + "ephemeralContainers", "ephemeral containers not allowed in pod template");
   }
