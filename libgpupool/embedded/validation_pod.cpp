@@ -604,7 +604,9 @@ void container_resource_name(Errors& e, const std::string& n, const std::string&
 
 // Go's %#v of a resource.Quantity held as an int64Amount (what ParseQuantity makes of a short
 // decimal): `resource.Quantity{i:resource.int64Amount{value:5, scale:-1}, ...}`.
-std::string go_quantity(const std::string& text) {
+// Not reproduced (nullopt): binary suffixes, and what Go keeps as an inf.Dec (more than 18 digits
+// or below nano scale).
+std::optional<std::string> go_quantity(const std::string& text) {
   std::string digits, fraction;
   std::size_t i = 0;
   bool negative = false;
@@ -621,13 +623,18 @@ std::string go_quantity(const std::string& text) {
   std::string format = "DecimalSI";
   if (auto it = kSi.find(suffix); it != kSi.end()) {
     exponent = it->second;
-  } else if (!suffix.empty() && (suffix[0] == 'e' || suffix[0] == 'E')) {
+  } else if (suffix.size() > 1 && suffix.size() < 5 && (suffix[0] == 'e' || suffix[0] == 'E') &&
+             std::all_of(suffix.begin() + (suffix[1] == '-' || suffix[1] == '+' ? 2 : 1), suffix.end(),
+                         [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
     exponent = std::stoi(suffix.substr(1));
     format = "DecimalExponent";
+  } else {
+    return std::nullopt;
   }
   const std::string shifted = digits + fraction;
   const int scale = exponent - static_cast<int>(fraction.size());
-  const std::int64_t value = (negative ? -1 : 1) * std::stoll(shifted.empty() ? "0" : shifted);
+  if (shifted.empty() || shifted.size() > 18 || scale < -9) return std::nullopt;
+  const std::int64_t value = (negative ? -1 : 1) * std::stoll(shifted);
   const bool kept = scale % 3 == 0 && !shifted.ends_with("000") && !shifted.empty() && shifted[0] != '0';
   return fmt::format("resource.Quantity{{i:resource.int64Amount{{value:{}, scale:{}}}, "
                      "d:resource.infDecAmount{{Dec:(*inf.Dec)(nil)}}, s:{}, Format:\"{}\"}}",
@@ -641,7 +648,7 @@ void resource_quantity(Errors& e, const std::string& n, const json::value& v, co
   if (qv->is_negative()) e.invalid(f, q(qv->to_string()), "must be greater than or equal to 0");
   // IsIntegerResourceName: the object counts and every extended resource.
   if (is_integer_resource_name(n) && qv->milli_value() % 1000 != 0)
-    e.invalid(f, go_quantity(quantity_text(v)), "must be an integer");
+    e.invalid(f, go_quantity(quantity_text(v)).value_or(q(qv->to_string())), "must be an integer");
 }
 
 // validateResourceQuantityHugePageValue: a whole number of pages (IsHugePageResourceValueDivisible).

@@ -437,6 +437,18 @@ TEST_CASE("pod spec values: the causes of ValidatePodSpec in Kubernetes' order")
   }
 }
 
+TEST_CASE("pod spec values: a fractional extended resource in any notation is a 422, never a crash") {
+  Fixture f;
+  for (const std::string q : {"0.0005Ki", "1e-1", "1.5e0", "0.1234567890123456789", "0.0000000001", "+0.5"}) {
+    CAPTURE(q);
+    const std::string body = std::string(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"v"},"spec":{"containers":[)") +
+                             R"({"name":"main","image":"busybox","resources":{"limits":{"example.com/x":")" + q + R"("}}}]}})";
+    const auto resp = f.call("POST", "/api/v1/namespaces/default/pods?dryRun=All", body);
+    CHECK(resp.status == 422);
+    CHECK(resp.body.find("must be an integer") != std::string::npos);
+  }
+}
+
 TEST_CASE("pod spec values: what v1.32 takes is stored with the defaults its rules rely on") {
   Fixture f;
   const std::string body =
