@@ -71,15 +71,17 @@ StatusError StatusError::conflict(const ResourceType& t, std::string_view name, 
 StatusError StatusError::invalid(const ResourceType& t, std::string_view name, std::vector<StatusCause> causes) {
   // NewInvalid: `<Kind> "<name>" is invalid: <field>: <message>` (several joined as a list).
   // The qualified kind: `Deployment.apps`, `Pod` (core group).
+  // The message is ErrorList.ToAggregate's: each distinct error once (the causes keep them all).
   std::string msg = fmt::format("{}{}{} \"{}\" is invalid: ", t.kind, t.group.empty() ? "" : ".", t.group, name);
-  if (causes.size() == 1) {
-    msg += causes[0].field + ": " + causes[0].message;
+  std::vector<std::string> distinct;
+  for (const auto& c : causes)
+    if (std::string m = c.field + ": " + c.message; std::find(distinct.begin(), distinct.end(), m) == distinct.end())
+      distinct.push_back(std::move(m));
+  if (distinct.size() == 1) {
+    msg += distinct[0];
   } else {
     msg += "[";
-    for (std::size_t i = 0; i < causes.size(); ++i) {
-      if (i) msg += ", ";
-      msg += causes[i].field + ": " + causes[i].message;
-    }
+    for (std::size_t i = 0; i < distinct.size(); ++i) msg += (i ? ", " : "") + distinct[i];
     msg += "]";
   }
   const std::string group = t.group;

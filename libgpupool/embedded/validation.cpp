@@ -258,33 +258,6 @@ void round_up_to_milli(json::object& resources) {
       }
 }
 
-// A quantity is decoded into Go's resource.Quantity and encoded back with its String(): "0.5" is
-// stored as 500m, "1.5Gi" as 1536Mi, "1000" as 1k (Quantity::to_string keeps what Go keeps, "1e3").
-// Done once the object is valid: validation's messages show the quantities as Go parsed them.
-void canonical_quantity(json::value& v) {
-  if (!v.is_string()) return;
-  try {
-    v = json::string(Quantity::parse(v.as_string()).to_string());
-  } catch (const std::exception&) {
-    // decoding refused it already
-  }
-}
-void canonical_quantities(json::object& spec) {
-  if (auto* overhead = spec.if_contains("overhead"); overhead && overhead->is_object())
-    for (auto& kv : overhead->as_object()) canonical_quantity(kv.value());
-  if (auto* vs = spec.if_contains("volumes"); vs && vs->is_array())
-    for (auto& v : vs->as_array())
-      if (auto* ed = v.is_object() ? v.as_object().if_contains("emptyDir") : nullptr; ed && ed->is_object())
-        if (auto* sl = ed->as_object().if_contains("sizeLimit")) canonical_quantity(*sl);
-  for (const char* list : {"containers", "initContainers", "ephemeralContainers"})
-    if (auto* cs = spec.if_contains(list); cs && cs->is_array())
-      for (auto& c : cs->as_array())
-        if (auto* res = c.is_object() ? c.as_object().if_contains("resources") : nullptr; res && res->is_object())
-          for (const char* kind : {"limits", "requests"})
-            if (auto* l = res->as_object().if_contains(kind); l && l->is_object())
-              for (auto& kv : l->as_object()) canonical_quantity(kv.value());
-}
-
 // Pod defaulting (pkg/apis/core/v1/defaults.go) for what shows in `kubectl get -o yaml`.
 void default_pod_spec(json::object& spec) {
   drop_disabled_fields(spec);
@@ -545,6 +518,12 @@ void builtin_defaults(AdmissionRequest& r) {
   if (core && t.resource == "nodes") default_node(obj);
   // Scheme defaults (SetDefaults_*, applied as a body is decoded): the writer's managedFields
   // include them. (Here on create only for most kinds; see below for the workloads.)
+  // A pod's defaults come on update too: a PUT's body is decoded (and defaulted) like a create's,
+  // and ValidatePodUpdate compares it with the stored pod.
+  if (core && t.resource == "pods" && r.subresource.empty() && r.operation == AdmissionRequest::Operation::Update) {
+    default_pod_spec(obj_at(obj, "spec"));
+    default_pod(obj);
+  }
   if (create && r.subresource.empty()) {
     if (core && t.resource == "pods") {
       default_pod_spec(obj_at(obj, "spec"));
@@ -611,6 +590,9 @@ void builtin_defaults(AdmissionRequest& r) {
   // (handlers/create.go, update.go, patch.go): what follows is owned by no writer.
   if (r.options && r.options->track_fields && r.subresource.empty()) r.options->track_fields(r.old_object, obj);
   // The strategies' PrepareForCreate, the REST layer's allocations and the admission plugins.
+  // DefaultTolerationSeconds handles creates and updates.
+  if (core && t.resource == "pods" && r.subresource.empty() && r.operation == AdmissionRequest::Operation::Update)
+    default_toleration_seconds(obj_at(obj, "spec"));
   if (create && r.subresource.empty()) {
     if (core && t.resource == "pods") {
       default_toleration_seconds(obj_at(obj, "spec"));
@@ -668,6 +650,8 @@ void builtin_validation(AdmissionRequest& r) {
       if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())
         validate_pod_spec(spec->as_object(), &md, "spec.", create ? PodSpecOf::NewPod : PodSpecOf::UpdatedPod, causes);
       else causes.push_back({"FieldValueRequired", "Required value", "spec.containers"});
+      if (const json::object* old_spec = r.old_object ? spec_of(*r.old_object) : nullptr; !create && old_spec)
+        validate_pod_update(spec_or_empty(obj), *old_spec, causes);
     } else if ((t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets")) ||
                (t.group == "batch" && t.resource == "jobs")) {
       // pkg/apis/apps/validation/validation.go ValidateDeploymentSpec / ValidateReplicaSetSpec and

@@ -34,6 +34,16 @@ enum class PodSpecOf { NewPod, UpdatedPod, Template };
 void validate_pod_spec(const boost::json::object& spec, const boost::json::object* meta, const std::string& prefix,
                        PodSpecOf of, std::vector<StatusCause>& causes);
 
+/// A pod spec's quantities (containers' limits and requests, emptyDir size limits, overhead) as
+/// Go prints them after decoding: "0.5" is 500m, "1.5Gi" 1536Mi.
+void canonical_quantities(boost::json::object& spec);
+
+/// ValidatePodUpdate's own rules (after the updated pod's values are validated): containers are
+/// neither added nor removed and keep an image, activeDeadlineSeconds only shrinks, tolerations
+/// are only added, scheduling gates only removed, and nothing else of the spec changes.
+void validate_pod_update(const boost::json::object& spec, const boost::json::object& old_spec,
+                         std::vector<StatusCause>& causes);
+
 /// ValidateObjectMeta's label and annotation rules, under `at` ("metadata." or "spec.template.").
 void validate_labels_and_annotations(const boost::json::object& meta, const std::string& at,
                                      std::vector<StatusCause>& causes);

@@ -1354,6 +1354,154 @@ void image_whitespace(Errors& e, const json::object& c, const std::string& f) {
 
 }  // namespace
 
+// A quantity is decoded into Go's resource.Quantity and encoded back with its String(): "0.5" is
+// stored as 500m, "1.5Gi" as 1536Mi, "1000" as 1k (Quantity::to_string keeps what Go keeps, "1e3").
+// Done once the object is valid: validation's messages show the quantities as Go parsed them.
+namespace {
+void canonical_quantity(json::value& v) {
+  if (!v.is_string()) return;
+  try {
+    v = json::string(Quantity::parse(v.as_string()).to_string());
+  } catch (const std::exception&) {
+    // decoding refused it already
+  }
+}
+}  // namespace
+
+void canonical_quantities(json::object& spec) {
+  if (auto* overhead = spec.if_contains("overhead"); overhead && overhead->is_object())
+    for (auto& kv : overhead->as_object()) canonical_quantity(kv.value());
+  if (auto* vs = spec.if_contains("volumes"); vs && vs->is_array())
+    for (auto& v : vs->as_array())
+      if (auto* ed = v.is_object() ? v.as_object().if_contains("emptyDir") : nullptr; ed && ed->is_object())
+        if (auto* sl = ed->as_object().if_contains("sizeLimit")) canonical_quantity(*sl);
+  for (const char* list : {"containers", "initContainers", "ephemeralContainers"})
+    if (auto* cs = spec.if_contains(list); cs && cs->is_array())
+      for (auto& c : cs->as_array())
+        if (auto* res = c.is_object() ? c.as_object().if_contains("resources") : nullptr; res && res->is_object())
+          for (const char* kind : {"limits", "requests"})
+            if (auto* l = res->as_object().if_contains(kind); l && l->is_object())
+              for (auto& kv : l->as_object()) canonical_quantity(kv.value());
+}
+
+namespace {
+
+// apiequality.Semantic.DeepEqual on two decoded specs: an absent, null, empty list or empty object
+// field is Go's zero value (nil and empty slices and maps are equal); numbers compare by value.
+bool zero_value(const json::value* v) {
+  return !v || v->is_null() || (v->is_array() && v->as_array().empty()) || (v->is_object() && v->as_object().empty());
+}
+bool semantic_equal(const json::value& a, const json::value& b) {
+  if (a.is_object() && b.is_object()) {
+    for (const auto* side : {&a.as_object(), &b.as_object()})
+      for (const auto& kv : *side) {
+        const json::value* x = a.as_object().if_contains(kv.key());
+        const json::value* y = b.as_object().if_contains(kv.key());
+        if (zero_value(x) && zero_value(y)) continue;
+        if (!x || !y || !semantic_equal(*x, *y)) return false;
+      }
+    return true;
+  }
+  if (a.is_array() && b.is_array()) {
+    if (a.as_array().size() != b.as_array().size()) return false;
+    for (std::size_t i = 0; i < a.as_array().size(); ++i)
+      if (!semantic_equal(a.as_array()[i], b.as_array()[i])) return false;
+    return true;
+  }
+  if (a.is_number() && b.is_number() && !a.is_double() && !b.is_double())
+    return a.to_number<std::int64_t>() == b.to_number<std::int64_t>();
+  return a == b;
+}
+
+// A toleration equal to another but for its tolerationSeconds.
+bool same_toleration(const json::object& a, const json::object& b) {
+  json::object x = a, y = b;
+  x.erase("tolerationSeconds");
+  y.erase("tolerationSeconds");
+  return semantic_equal(x, y);
+}
+
+}  // namespace
+
+// ValidatePodUpdate after validatePodMetadataAndSpec: ValidateContainerUpdates (which stops at a
+// changed count), activeDeadlineSeconds, validateOnlyAddedTolerations (then ValidateTolerations
+// again: the causes repeat, the message says each once), validateOnlyDeletedSchedulingGates, and
+// the munged spec. The Forbidden cause's go-cmp diff of the two specs is not reproduced
+// (FIDELITY.md, known difference 1). A gated pod's node selector and affinity may change, and
+// their mutation rules are not checked.
+void validate_pod_update(const json::object& spec, const json::object& old_spec, Causes& causes) {
+  Errors e{causes};
+  for (const char* list : {"containers", "initContainers"}) {
+    const auto now = items(spec, list), before = items(old_spec, list);
+    if (now.size() != before.size()) return e.forbidden(fmt::format("spec.{}", list), "pod updates may not add or remove containers");
+    for (std::size_t i = 0; i < now.size(); ++i) {
+      const std::string f = fmt::format("spec.{}[{}]", list, i);
+      if (string_at(*now[i], "image").empty()) e.required(f + ".image");
+      image_whitespace(e, *now[i], f);
+    }
+  }
+  const auto ads = int_at(spec, "activeDeadlineSeconds"), old_ads = int_at(old_spec, "activeDeadlineSeconds");
+  if (ads) {
+    if (*ads < 0 || *ads > kMaxInt32)
+      return e.invalid("spec.activeDeadlineSeconds", std::to_string(*ads), "must be between 0 and 2147483647, inclusive");
+    if (old_ads && *old_ads < *ads)
+      return e.invalid("spec.activeDeadlineSeconds", std::to_string(*ads), "must be less than or equal to previous value");
+  } else if (old_ads) {
+    e.invalid("spec.activeDeadlineSeconds", q("null"), "must not update from a positive integer to nil value");  // (a nil pointer: "null", quoted)
+  }
+  {
+    const auto now = items(spec, "tolerations");
+    bool kept = true;
+    for (const auto* old : items(old_spec, "tolerations"))
+      kept = kept && std::any_of(now.begin(), now.end(), [&](const json::object* t) { return same_toleration(*old, *t); });
+    if (!kept) e.forbidden("spec.tolerations", "existing toleration can not be modified except its tolerationSeconds");
+    else tolerations(e, spec, "spec.");
+  }
+  {
+    std::set<std::string> old_gates;
+    for (const auto* g : items(old_spec, "schedulingGates")) old_gates.insert(string_at(*g, "name"));
+    const auto gates = items(spec, "schedulingGates");
+    for (std::size_t i = 0; i < gates.size(); ++i)
+      if (const std::string n = string_at(*gates[i], "name"); !old_gates.count(n))
+        e.forbidden(fmt::format("spec.schedulingGates[{}].name", i),
+                    fmt::format("only deletion is allowed, but found new scheduling gate '{}'", n));
+  }
+  json::object now = spec, before = old_spec;
+  canonical_quantities(now);
+  canonical_quantities(before);
+  if (semantic_equal(now, before)) return;
+  // The munged spec: what may change taken from the old one.
+  for (const char* list : {"containers", "initContainers"})
+    if (auto* cs = now.if_contains(list); cs && cs->is_array())
+      for (std::size_t i = 0; i < cs->as_array().size(); ++i)
+        if (auto& c = cs->as_array()[i]; c.is_object()) {
+          const auto old = items(before, list);
+          c.as_object()["image"] = json::string(string_at(*old[i], "image"));
+        }
+  for (const char* key : {"activeDeadlineSeconds", "schedulingGates", "tolerations"}) {
+    now.erase(key);
+    if (const json::value* v = before.if_contains(key)) now[key] = *v;
+  }
+  const auto old_grace = int_at(before, "terminationGracePeriodSeconds");
+  if (old_grace && *old_grace < 0 && int_at(now, "terminationGracePeriodSeconds") == 1) now["terminationGracePeriodSeconds"] = *old_grace;
+  if (!items(before, "schedulingGates").empty()) {
+    now.erase("nodeSelector");
+    if (const json::value* v = before.if_contains("nodeSelector")) now["nodeSelector"] = *v;
+    json::value old_na = nullptr;
+    if (const json::object* a = object_at(before, "affinity"))
+      if (const json::value* na = a->if_contains("nodeAffinity")) old_na = *na;
+    json::value& aff = now["affinity"];
+    if (!aff.is_object()) aff = json::object{};
+    aff.as_object().erase("nodeAffinity");
+    if (!old_na.is_null()) aff.as_object()["nodeAffinity"] = old_na;
+  }
+  if (!semantic_equal(now, before))
+    e.forbidden("spec",
+                "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,"
+                "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),"
+                "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)");
+}
+
 // ValidatePodSpec, then for a pod validatePodMetadataAndSpec's and ValidatePodCreate's own checks,
 // for a template ValidatePodTemplateSpec's.
 void validate_pod_spec(const json::object& spec, const json::object* meta, const std::string& prefix, PodSpecOf of,

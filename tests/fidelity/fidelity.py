@@ -464,7 +464,28 @@ def podvalues_steps():
             (["create", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "lr"},
                                                 "spec": {"limits": [{"type": "Container", "default": {"cpu": "500m"}}]}})),
             (dry, vpod("overdefault", [vc(resources={"requests": {"cpu": "1"}})])),
-            (dry, vpod("unknownclass", [vc(name="Bad_Name")], priorityClassName="nope"))])
+            (dry, vpod("unknownclass", [vc(name="Bad_Name")], priorityClassName="nope")),
+            # ValidatePodUpdate: what an update of a pod may change.
+            (["create", "-f", "-"], vpod("upd", [vc(env=[{"name": "A", "value": "1"}], resources={"limits": {"cpu": "0.5"}})],
+                                         activeDeadlineSeconds=100, tolerations=[{"key": "a", "operator": "Exists"}])),
+        ] + [(["patch", "pod", "upd", "--type=" + kind, "-p", body], None) for kind, body in [
+            ("json", '[{"op":"replace","path":"/spec/containers/0/env/0/value","value":"2"}]'),
+            ("json", '[{"op":"replace","path":"/spec/activeDeadlineSeconds","value":200}]'),
+            ("json", '[{"op":"remove","path":"/spec/activeDeadlineSeconds"}]'),
+            ("json", '[{"op":"replace","path":"/spec/containers/0/image","value":""}]'),
+            ("json", '[{"op":"replace","path":"/spec/tolerations/0/key","value":"b"}]'),
+            ("json", '[{"op":"add","path":"/spec/containers/-","value":{"name":"x","image":"busybox"}}]'),
+            ("json", '[{"op":"add","path":"/spec/schedulingGates","value":[{"name":"g"}]}]'),
+            ("merge", '{"spec":{"activeDeadlineSeconds":50,"containers":[{"name":"main","image":"busybox:1.36"}],'
+                      '"tolerations":[{"key":"a","operator":"Exists"},{"key":"c","operator":"Exists"}]}}'),
+            ("strategic", '{"spec":{"activeDeadlineSeconds":50,"containers":[{"name":"main","image":"busybox:1.36"}]}}'),
+            ("json", '[{"op":"add","path":"/spec/tolerations/-","value":{"key":"c","operator":"Exists"}}]'),
+        ]] + [
+            (["replace", "-f", "-"], vpod("upd", [vc(image="busybox:1.36", env=[{"name": "A", "value": "1"}],
+                                                     resources={"limits": {"cpu": "500m"}})],
+                                          activeDeadlineSeconds=50, tolerations=[{"key": "a", "operator": "Exists"},
+                                                                                 {"key": "c", "operator": "Exists"}])),
+            (["get", "pod", "upd", "-o", "jsonpath={.spec.containers[0].image} {.spec.activeDeadlineSeconds} {.spec.tolerations[*].key}"], None)])
 
 
 # Each scenario: a list of steps; a step is (kubectl args, stdin or None). NS is the scenario's namespace.
@@ -907,6 +928,9 @@ EXPLAINED = [
     (re.compile(r"spec\.template: Invalid value: .*: field is immutable"), "spec.template: Invalid value: <template>: field is immutable"),
     # 8: pod-template-hash is a hash of Go's printing of the template.
     (re.compile(r'ReplicaSet \\"(\w+)-[a-z0-9]{6,10}\\"'), r'ReplicaSet \\"\1-<hash>\\"'),
+    # 1: the go-cmp diff of two specs after an immutability message (pods: ValidatePodUpdate); its
+    # lines start with a space, a non-breaking space (go-cmp's, at random), '-' or '+'.
+    (re.compile(r"(if it was previously negative\))\n(?:(?!\$ kubectl|\* ).*\n)*"), r"\1\n"),
     # 15: a Go struct printed with %#v shows its pointer fields' addresses.
     (re.compile(r"\)\(0x[0-9a-f]+\)"), ")(0x<address>)"),
 ]
