@@ -386,6 +386,44 @@ void default_toleration_seconds(json::object& spec) {
                                           {"tolerationSeconds", 300}});
 }
 
+// podStrategy.PrepareForCreate mutatePodAffinity (MatchLabelKeysInPodAffinity, on in v1.32): each
+// pod (anti-)affinity term with a label selector gets `key In (value)` for its matchLabelKeys and
+// `key NotIn (value)` for its mismatchLabelKeys that the pod's labels hold (preferred terms first).
+void apply_match_label_keys(json::object& pod) {
+  const json::object* md = pod.contains("metadata") && pod.at("metadata").is_object() ? &pod.at("metadata").as_object() : nullptr;
+  const json::value* lv = md ? md->if_contains("labels") : nullptr;
+  if (!lv || !lv->is_object()) return;
+  const json::object labels = lv->as_object();
+  auto apply = [&](json::value& term) {
+    if (!term.is_object()) return;
+    auto* sel = term.as_object().if_contains("labelSelector");
+    if (!sel || !sel->is_object()) return;
+    for (const auto& [list, op] : {std::pair{"matchLabelKeys", "In"}, std::pair{"mismatchLabelKeys", "NotIn"}}) {
+      const auto* keys = term.as_object().if_contains(list);
+      if (!keys || !keys->is_array()) continue;
+      for (const auto& k : keys->as_array()) {
+        const auto* value = k.is_string() ? labels.if_contains(k.as_string()) : nullptr;
+        if (!value) continue;
+        auto& exprs = sel->as_object()["matchExpressions"];
+        if (!exprs.is_array()) exprs = json::array{};
+        exprs.as_array().push_back(json::object{{"key", k}, {"operator", op}, {"values", json::array{*value}}});
+      }
+    }
+  };
+  auto* spec = pod.if_contains("spec");
+  auto* aff = spec && spec->is_object() ? spec->as_object().if_contains("affinity") : nullptr;
+  if (!aff || !aff->is_object()) return;
+  for (const char* kind : {"podAffinity", "podAntiAffinity"}) {
+    auto* pa = aff->as_object().if_contains(kind);
+    if (!pa || !pa->is_object()) continue;
+    if (auto* pref = pa->as_object().if_contains("preferredDuringSchedulingIgnoredDuringExecution"); pref && pref->is_array())
+      for (auto& w : pref->as_array())
+        if (auto* term = w.is_object() ? w.as_object().if_contains("podAffinityTerm") : nullptr) apply(*term);
+    if (auto* req = pa->as_object().if_contains("requiredDuringSchedulingIgnoredDuringExecution"); req && req->is_array())
+      for (auto& term : req->as_array()) apply(term);
+  }
+}
+
 // Two quantities as the API holds them; an unparsable one (validation refuses it later) is unequal.
 bool same_quantity(const json::value& a, const json::value& b) {
   try {
@@ -596,6 +634,7 @@ void builtin_defaults(AdmissionRequest& r) {
   if (create && r.subresource.empty()) {
     if (core && t.resource == "pods") {
       default_toleration_seconds(obj_at(obj, "spec"));
+      apply_match_label_keys(obj);
       auto& st = obj_at(obj, "status");
       set_default(st, "phase", "Pending");
       set_default(st, "qosClass", json::string(pod_qos_class(obj_at(obj, "spec"))));

@@ -1184,8 +1184,49 @@ void weight(Errors& e, const json::object& term, const std::string& f) {
   if (w <= 0 || w > 100) e.invalid(f + ".weight", std::to_string(w), "must be in the range 1-100");
 }
 
-// validatePodAffinityTerm (matchLabelKeys and mismatchLabelKeys, which v1.32 merges into the
-// selector first, are not checked: FIDELITY.md).
+std::vector<std::string> strings_at(const json::object& o, std::string_view key) {
+  std::vector<std::string> out;
+  if (const json::array* a = array_at(o, key))
+    for (const auto& v : *a) out.push_back(v.is_string() ? std::string(v.as_string()) : "");
+  return out;
+}
+
+// validateMatchLabelKeysAndMismatchLabelKeys (after a new pod's keys were merged into the
+// selector: a key both listed and in the selector is one the user gave twice). Its "exists in both
+// matchLabelKeys and labelSelector" names the term indexed by the key's position (sic).
+void match_label_keys(Errors& e, const json::object& term, const std::string& f) {
+  const json::object* sel = object_at(term, "labelSelector");
+  const auto match = strings_at(term, "matchLabelKeys"), mismatch = strings_at(term, "mismatchLabelKeys");
+  for (const auto& [list, keys] : {std::pair{"matchLabelKeys", &match}, std::pair{"mismatchLabelKeys", &mismatch}}) {
+    if (keys->empty()) continue;
+    const std::string lf = fmt::format("{}.{}", f, list);
+    if (!sel) {
+      e.forbidden(lf, "must not be specified when labelSelector is not set");
+      continue;
+    }
+    for (std::size_t i = 0; i < keys->size(); ++i)
+      e.invalid(fmt::format("{}[{}]", lf, i), (*keys)[i], qualified_name_errors((*keys)[i]));
+  }
+  if (sel) {
+    std::map<std::string, std::size_t> index;
+    for (std::size_t i = 0; i < match.size(); ++i) index[match[i]] = i;
+    std::set<std::string> seen;
+    if (const auto* ml = object_at(*sel, "matchLabels"))
+      for (const auto& kv : *ml) seen.insert(std::string(kv.key()));
+    for (const auto* r : items(*sel, "matchExpressions")) {
+      const std::string key = string_at(*r, "key");
+      if (auto it = index.find(key); it != index.end() && seen.count(key))
+        e.invalid(fmt::format("{}[{}]", f, it->second), q(key), "exists in both matchLabelKeys and labelSelector");
+      seen.insert(key);
+    }
+  }
+  const std::set<std::string> mismatched(mismatch.begin(), mismatch.end());
+  for (std::size_t i = 0; i < match.size(); ++i)
+    if (mismatched.count(match[i]))
+      e.invalid(fmt::format("{}.matchLabelKeys[{}]", f, i), q(match[i]), "exists in both matchLabelKeys and mismatchLabelKeys");
+}
+
+// validatePodAffinityTerm.
 void pod_affinity_term(Errors& e, const json::object& term, const std::string& f) {
   if (const auto* sel = object_at(term, "labelSelector")) label_selector(e, *sel, f + ".labelSelector");
   if (const auto* sel = object_at(term, "namespaceSelector")) label_selector(e, *sel, f + ".namespaceSelector");
@@ -1194,6 +1235,7 @@ void pod_affinity_term(Errors& e, const json::object& term, const std::string& f
       const std::string n = ns.is_string() ? std::string(ns.as_string()) : "";
       e.invalid(f + ".namespace", n, dns1123_label_errors(n));
     }
+  match_label_keys(e, term, f);
   const std::string key = string_at(term, "topologyKey");
   if (key.empty()) e.required(f + ".topologyKey", "can not be empty");
   e.invalid(f + ".topologyKey", key, qualified_name_errors(key));

@@ -371,6 +371,15 @@ def podvalues_steps():
             "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
                 {"weight": 200, "podAffinityTerm": {"labelSelector": {"matchExpressions": [{"key": "app", "operator": "Exists", "values": ["x"]}]},
                                                     "topologyKey": "zone"}}]}}),
+        json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "labelkeys", "labels": {"app": "x", "tier": "t"}},
+                    "spec": {"containers": [vc()], "affinity": {
+                        "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                            {"topologyKey": "zone", "matchLabelKeys": ["app"]},
+                            {"topologyKey": "zone", "labelSelector": {"matchExpressions": [{"key": "app", "operator": "Exists"}]},
+                             "matchLabelKeys": ["app", "Bad Key"], "mismatchLabelKeys": ["app"]}]},
+                        "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                            {"weight": 1, "podAffinityTerm": {"topologyKey": "zone", "labelSelector": {"matchLabels": {"tier": "t"}},
+                                                              "mismatchLabelKeys": ["tier"]}}]}}}}),
         vpod("projected", volumes=[{"name": "pj", "projected": {"defaultMode": 1000, "sources": [
             {"configMap": {"name": "", "items": [{"key": "k", "path": "a"}]}},
             {"secret": {"name": "s", "items": [{"key": "k", "path": "a"}]}},
@@ -457,7 +466,13 @@ def podvalues_steps():
     canon = vpod("canon", [vc(resources={"limits": {"cpu": "0.5", "memory": "1.5Gi", "ephemeral-storage": "1e3", "example.com/x": "2000m"},
                                          "requests": {"cpu": "250m", "memory": "1000Mi", "ephemeral-storage": "1000"}})],
                  volumes=[{"name": "a", "emptyDir": {"sizeLimit": "1.5Gi"}}])
-    return ([(dry, b) for b in bad] + [(show, good), (show, gated), (show, canon), (dry, lenient), (dry, deploy), (dry, job), (dry, tplhost),
+    # matchLabelKeys and mismatchLabelKeys of pod (anti-)affinity are merged into the selector.
+    labelkeys = json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "labelkeysok", "labels": {"app": "x", "tier": "t"}},
+                            "spec": {"containers": [vc()], "affinity": {"podAntiAffinity": {
+                                "requiredDuringSchedulingIgnoredDuringExecution": [
+                                    {"topologyKey": "zone", "labelSelector": {"matchLabels": {"a": "b"}},
+                                     "matchLabelKeys": ["app", "missing"], "mismatchLabelKeys": ["tier"]}]}}}})
+    return ([(dry, b) for b in bad] + [(show, good), (show, gated), (show, canon), (show, labelkeys), (dry, lenient), (dry, deploy), (dry, job), (dry, tplhost),
             (show, vpod("hostnetok", [vc(ports=[{"containerPort": 80}])], hostNetwork=True)),
             # Mutating admission runs before validation: a LimitRange's default limit below the
             # request is refused by validation; an unknown priority class by Priority before it.
