@@ -343,6 +343,8 @@ def podvalues_steps():
         vpod("nodeselector", nodeSelector={"k": "bad value!"}, nodeName="n1", schedulingGates=[{"name": "g"}]),
         vpod("priorityname", priorityClassName="Bad_Name"),
         vpod("preemption", preemptionPolicy="Bogus"),
+        vpod("runtimeclass", [vc(name="Bad_Name")], runtimeClassName="gvisor"),
+        vpod("overhead", overhead={"cpu": "100m"}),
         vpod("init", [vc()], initContainers=[
             vc(name="main"), vc(name="i1", restartPolicy="Never", lifecycle={"postStart": probe}, livenessProbe=probe,
                                 readinessProbe=probe, startupProbe=probe),
