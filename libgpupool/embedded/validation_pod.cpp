@@ -667,10 +667,8 @@ void hugepage_value(Errors& e, const std::string& n, const json::value& v, const
 
 // validateResourceRequirements with validateContainerResourceName. (Kubernetes walks the two Go
 // maps in random order; the embedded server walks them in the object's order.)
-void container_resources(Errors& e, const json::object& c, const std::string& f) {
-  const json::object* res = object_at(c, "resources");
+void resource_requirements(Errors& e, const json::object* res, const std::string& rf) {
   if (!res) return;
-  const std::string rf = f + ".resources";
   const json::object* limits = object_at(*res, "limits");
   const json::object* requests = object_at(*res, "requests");
   bool cpu_or_memory = false, huge = false;
@@ -704,6 +702,9 @@ void container_resources(Errors& e, const json::object& c, const std::string& f)
     }
   }
   if (!cpu_or_memory && huge) e.forbidden(rf, "HugePages require cpu or memory");
+}
+void container_resources(Errors& e, const json::object& c, const std::string& f) {
+  resource_requirements(e, object_at(c, "resources"), f + ".resources");
 }
 
 // validateSeccompProfileField.
@@ -1725,11 +1726,28 @@ void validate_pod_spec(const json::object& spec, const json::object* meta, const
     else if (pp != "PreemptLowerPriority" && pp != "Never")
       e.not_supported(prefix + "preemptionPolicy", pp, {"PreemptLowerPriority", "Never"});
   }
+  if (const json::object* overhead = object_at(spec, "overhead")) {
+    // validateOverhead: the container rules, as limits (so `overhead.limits[cpu]`, sic).
+    const json::object as_limits{{"limits", *overhead}};
+    resource_requirements(e, &as_limits, prefix + "overhead");
+  }
   if (const json::object* os = object_at(spec, "os")) {
-    // validateOS.
+    // validateOS, then validateLinux (validateWindows' list of Linux-only fields is not checked).
     const std::string name = string_at(*os, "name");
     if (name.empty()) e.required(prefix + "os.name", "cannot be empty");
     else if (name != "linux" && name != "windows") e.not_supported(prefix + "os", name, {"linux", "windows"});
+    else if (name == "linux") {
+      const json::object* psc = object_at(spec, "securityContext");
+      if (psc && present(*psc, "windowsOptions"))
+        e.forbidden(prefix + "securityContext.windowsOptions", "windows options cannot be set for a linux pod");
+      for (const char* list : {"initContainers", "containers", "ephemeralContainers"}) {  // VisitContainersWithPath's order
+        const auto cs = items(spec, list);
+        for (std::size_t i = 0; i < cs.size(); ++i)
+          if (const json::object* sc = object_at(*cs[i], "securityContext"); sc && present(*sc, "windowsOptions"))
+            e.forbidden(fmt::format("{}{}[{}].securityContext.windowsOptions", prefix, list, i),
+                        "windows options cannot be set for a linux pod");
+      }
+    }
   }
   if (pod) {
     // validatePodMetadataAndSpec: a token projection needs a service account.

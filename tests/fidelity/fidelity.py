@@ -345,6 +345,10 @@ def podvalues_steps():
         vpod("preemption", preemptionPolicy="Bogus"),
         vpod("runtimeclass", [vc(name="Bad_Name")], runtimeClassName="gvisor"),
         vpod("overhead", overhead={"cpu": "100m"}),
+        vpod("overhead2", overhead={"cpu": "-1"}),
+        vpod("oslinux", [vc(securityContext={"windowsOptions": {"runAsUserName": "u"}})], initContainers=[
+            vc(name="i", securityContext={"windowsOptions": {"runAsUserName": "u"}})], os={"name": "linux"},
+             securityContext={"windowsOptions": {"runAsUserName": "u"}}),
         vpod("init", [vc()], initContainers=[
             vc(name="main"), vc(name="i1", restartPolicy="Never", lifecycle={"postStart": probe}, livenessProbe=probe,
                                 readinessProbe=probe, startupProbe=probe),
