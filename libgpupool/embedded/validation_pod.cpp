@@ -1387,6 +1387,44 @@ void pod_annotations(Errors& e, const json::object& ann, const json::object& spe
   }
 }
 
+// validateWindows: the Linux-only fields a Windows pod may not set, the pod's (in the internal
+// PodSecurityContext's order, hostPID, hostIPC and shareProcessNamespace among them) and each
+// container's, init containers first.
+void windows_only(Errors& e, const json::object& spec, const std::string& prefix) {
+  const char* const kForbidden = "cannot be set for a windows pod";
+  const json::object& psc = object_at(spec, "securityContext") ? *object_at(spec, "securityContext") : kNone;
+  // {JSON object (the spec or its securityContext), key, path under the prefix, set when true only}
+  struct Field {
+    bool in_spec;
+    const char* key;
+    const char* path;
+  };
+  static constexpr Field kPod[] = {
+      {false, "appArmorProfile", "securityContext.appArmorProfile"}, {false, "seLinuxOptions", "securityContext.seLinuxOptions"},
+      {true, "hostPID", "hostPID"}, {true, "hostIPC", "hostIPC"}, {false, "seccompProfile", "securityContext.seccompProfile"},
+      {false, "fsGroup", "securityContext.fsGroup"}, {false, "fsGroupChangePolicy", "securityContext.fsGroupChangePolicy"},
+      {false, "sysctls", "securityContext.sysctls"}, {true, "shareProcessNamespace", "shareProcessNamespace"},
+      {false, "runAsUser", "securityContext.runAsUser"}, {false, "runAsGroup", "securityContext.runAsGroup"},
+      {false, "supplementalGroups", "securityContext.supplementalGroups"}};
+  for (const auto& fd : kPod) {
+    const json::object& o = fd.in_spec ? spec : psc;
+    const std::string k = fd.key;
+    // hostPID and hostIPC are bools (set when true); sysctls counts when not empty.
+    const bool set = (k == "hostPID" || k == "hostIPC") ? true_at(o, fd.key)
+                     : k == "sysctls"                   ? !items(o, fd.key).empty()
+                                                        : present(o, fd.key);
+    if (set) e.forbidden(prefix + fd.path, kForbidden);
+  }
+  for (const char* list : {"initContainers", "containers", "ephemeralContainers"}) {
+    const auto cs = items(spec, list);
+    for (std::size_t i = 0; i < cs.size(); ++i)
+      if (const json::object* sc = object_at(*cs[i], "securityContext"))
+        for (const char* key : {"appArmorProfile", "seLinuxOptions", "seccompProfile", "capabilities", "readOnlyRootFilesystem",
+                                "privileged", "allowPrivilegeEscalation", "procMount", "runAsUser", "runAsGroup"})
+          if (present(*sc, key)) e.forbidden(fmt::format("{}{}[{}].securityContext.{}", prefix, list, i, key), kForbidden);
+  }
+}
+
 // validateContainerOnlyForPod: an image without leading or trailing whitespace (strings.TrimSpace).
 void image_whitespace(Errors& e, const json::object& c, const std::string& f) {
   const std::string image = string_at(c, "image");
@@ -1732,10 +1770,11 @@ void validate_pod_spec(const json::object& spec, const json::object* meta, const
     resource_requirements(e, &as_limits, prefix + "overhead");
   }
   if (const json::object* os = object_at(spec, "os")) {
-    // validateOS, then validateLinux (validateWindows' list of Linux-only fields is not checked).
+    // validateOS, then validateLinux or validateWindows.
     const std::string name = string_at(*os, "name");
     if (name.empty()) e.required(prefix + "os.name", "cannot be empty");
     else if (name != "linux" && name != "windows") e.not_supported(prefix + "os", name, {"linux", "windows"});
+    else if (name == "windows") windows_only(e, spec, prefix);
     else if (name == "linux") {
       const json::object* psc = object_at(spec, "securityContext");
       if (psc && present(*psc, "windowsOptions"))

@@ -346,6 +346,11 @@ def podvalues_steps():
         vpod("runtimeclass", [vc(name="Bad_Name")], runtimeClassName="gvisor"),
         vpod("overhead", overhead={"cpu": "100m"}),
         vpod("overhead2", overhead={"cpu": "-1"}),
+        vpod("oswindows", [vc(securityContext={"runAsUser": 1, "privileged": False, "capabilities": {}, "readOnlyRootFilesystem": True})],
+             initContainers=[vc(name="i", securityContext={"seccompProfile": {"type": "RuntimeDefault"}, "procMount": "Default"})],
+             os={"name": "windows"}, hostPID=True, hostIPC=False, shareProcessNamespace=False,
+             securityContext={"fsGroup": 1, "runAsGroup": 1, "supplementalGroups": [], "sysctls": [{"name": "kernel.msgmax", "value": "1"}],
+                              "seLinuxOptions": {"level": "s0"}}),
         vpod("oslinux", [vc(securityContext={"windowsOptions": {"runAsUserName": "u"}})], initContainers=[
             vc(name="i", securityContext={"windowsOptions": {"runAsUserName": "u"}})], os={"name": "linux"},
              securityContext={"windowsOptions": {"runAsUserName": "u"}}),
