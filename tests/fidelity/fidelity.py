@@ -483,7 +483,16 @@ def podvalues_steps():
                                 "requiredDuringSchedulingIgnoredDuringExecution": [
                                     {"topologyKey": "zone", "labelSelector": {"matchLabels": {"a": "b"}},
                                      "matchLabelKeys": ["app", "missing"], "mismatchLabelKeys": ["tier"]}]}}}})
-    return ([(dry, b) for b in bad] + [(show, good), (show, gated), (show, canon), (show, labelkeys), (dry, lenient), (dry, deploy), (dry, job), (dry, tplhost),
+    # Files of configMap, secret, downward API and projected volumes that overlap: warnings.
+    overlap = vpod("overlap", volumes=[
+        {"name": "cm", "configMap": {"name": "c", "items": [{"key": "a", "path": "x"}, {"key": "b", "path": "x/y/"}, {"key": "c", "path": "x"}]}},
+        {"name": "sec", "secret": {"secretName": "s", "items": [{"key": "a", "path": "p"}, {"key": "b", "path": "p"}]}},
+        {"name": "pj", "projected": {"sources": [
+            {"configMap": {"name": "c", "items": [{"key": "a", "path": "t"}]}},
+            {"serviceAccountToken": {"path": "t/token"}}, {"configMap": {"name": "d"}},
+            {"downwardAPI": {"items": [{"path": "t/x", "fieldRef": {"fieldPath": "metadata.name"}}]}}]}}],
+        serviceAccountName="default")
+    return ([(dry, b) for b in bad] + [(show, good), (show, gated), (show, canon), (show, labelkeys), (dry, overlap), (dry, lenient), (dry, deploy), (dry, job), (dry, tplhost),
             (show, vpod("hostnetok", [vc(ports=[{"containerPort": 80}])], hostNetwork=True)),
             # Mutating admission runs before validation: a LimitRange's default limit below the
             # request is refused by validation; an unknown priority class by Priority before it.
