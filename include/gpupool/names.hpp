@@ -11,6 +11,7 @@
 // are DNS-1035 labels; label keys, annotation keys and taint/toleration keys are qualified names.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,4 +52,22 @@ std::vector<std::string> env_var_name_errors(std::string_view value);
 bool is_env_var_name(std::string_view value) noexcept;
 void validate_env_var_name(std::string_view value, std::string_view field);
 
+/// Port name (IANA_SVC_NAME, IsValidPortName): container and service port names, and a probe's
+/// named port — at most 15 of `[-a-z0-9]`, a letter, no `--`, no leading or trailing '-'.
+std::vector<std::string> port_name_errors(std::string_view value);
+bool is_port_name(std::string_view value) noexcept;
+
+/// ConfigMap / Secret key (IsConfigMapKey): at most 253 of `[-._a-zA-Z0-9]`, not `.`/`..`/`..*`.
+std::vector<std::string> config_map_key_errors(std::string_view value);
+bool is_config_map_key(std::string_view value) noexcept;
+
+/// Annotation key (ValidateAnnotations): a qualified name once lower-cased, so `Example.com/key`
+/// is valid; all keys and values of an object's annotations together hold at most
+/// kMaxAnnotationsBytes bytes.
+std::vector<std::string> annotation_key_errors(std::string_view key);
+inline constexpr std::size_t kMaxAnnotationsBytes = 256 * 1024;
+
+/// HTTP header name (IsHTTPHeaderName): `[-A-Za-z0-9]+`.
+std::vector<std::string> http_header_name_errors(std::string_view value);
+bool is_http_header_name(std::string_view value) noexcept;
 }  // namespace gpupool

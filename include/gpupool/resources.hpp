@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpupool {
 
@@ -26,5 +27,16 @@ struct Resources {
 
 /// Throws ValidationError naming `field`.<resource> and the broken rule.
 void validate(const Resources& resources, std::string_view field = "resources");
+
+/// validateContainerResourceName: every message for the name of a container's resource, in the
+/// API server's order (a qualified name; unprefixed, a standard resource and one for containers;
+/// prefixed outside kubernetes.io, an extended resource name). The embedded API server uses it too.
+std::vector<std::string> container_resource_name_errors(std::string_view name);
+/// helper.IsHugePageResourceName: "hugepages-<size>".
+bool is_hugepages_resource_name(std::string_view name) noexcept;
+/// helper.IsIntegerResourceName: object counts and extended resources are whole numbers.
+bool is_integer_resource_name(std::string_view name);
+/// helper.IsOvercommitAllowed: a request may differ from its limit (native resources, not hugepages).
+bool is_overcommit_allowed(std::string_view name) noexcept;
 
 }  // namespace gpupool

@@ -2,10 +2,12 @@
 //
 // Rules follow the API server's validation (pkg/apis/core/validation/validation.go):
 //  - ValidateVolumes: volume names are DNS-1123 labels and unique; NFS needs a server and an
-//    absolute path; hostPath needs a path without ".." elements; emptyDir.sizeLimit is not negative.
+//    absolute path; hostPath needs a path without ".." elements; emptyDir.sizeLimit is not negative;
+//    a PVC volume names its claim.
 //  - ValidateVolumeMounts: a mount names an existing volume, mountPath is set and unique within the
-//    container, subPath is a relative path without "..". gpupool also requires an absolute
-//    mountPath (the kubelet would resolve a relative one against the container root; say so).
+//    container (as written), subPath is a relative path without "..".
+// The embedded API server applies the same path rules (path_backstep_errors,
+// local_descending_path_errors) to every pod it is sent.
 //  - ValidatePersistentVolumeClaimSpec: at least one access mode, a storage request above zero,
 //    ReadWriteOncePod not combined with another mode.
 #pragma once
@@ -86,6 +88,12 @@ struct VolumeMount {
   bool read_only = false;
   bool operator==(const VolumeMount&) const = default;
 };
+
+/// validatePathNoBacksteps: {"must not contain '..'"} when an element of `path` is "..", else {}.
+std::vector<std::string> path_backstep_errors(std::string_view path);
+/// validateLocalDescendingPath: "must be a relative path" when `path` starts with '/', then the
+/// backstep error (subPath, subPathExpr, key paths, seccomp localhost profiles).
+std::vector<std::string> local_descending_path_errors(std::string_view path);
 
 /// Checks volumes and the mounts of one container together (field: "volumes" / "volumeMounts"
 /// prefixed with `field_prefix`, e.g. "spec."). Throws ValidationError on the first problem.

@@ -100,6 +100,21 @@ struct Toleration {
 /// "<field>.key", "<field>.operator", "<field>.effect" as the API server names them.
 void validate(const Toleration& toleration, std::string_view field = "toleration");
 
+/// One error of a Kubernetes field.ErrorList: the field, the value it shows and the detail;
+/// `supported` holds the values an "Unsupported value" error lists (empty for "Invalid value").
+struct FieldRuleError {
+  std::string field, value, detail;
+  std::vector<std::string> supported;
+  bool operator==(const FieldRuleError&) const = default;
+};
+
+/// ValidateTolerations for one toleration as the API holds it (`op` "" means Equal, `effect` ""
+/// any): every error in Kubernetes' order. validate(Toleration) throws the first of them; the
+/// embedded API server reports them all.
+std::vector<FieldRuleError> toleration_errors(std::string_view key, std::string_view op, std::string_view value,
+                                              std::string_view effect, bool has_toleration_seconds,
+                                              std::string_view field);
+
 /// Parses what users type after --toleration:
 ///  - "ssd_node"                 -> key ssd_node, Exists, any effect (Arena's short form)
 ///  - "all"                      -> Toleration::all()

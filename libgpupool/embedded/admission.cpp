@@ -48,16 +48,35 @@ void node_taint(AdmissionRequest& r) {
   taints.as_array().push_back(json::object{{"key", "node.kubernetes.io/not-ready"}, {"effect", "NoSchedule"}});
 }
 
+// RuntimeClass (plugin/pkg/admission/runtimeclass, v1.32), on pod creation. The embedded cluster
+// serves no RuntimeClass objects, so every class a pod names is one that is not found (Admit), and
+// a pod may not bring an overhead of its own (Validate: no class defines one).
+void runtime_class(AdmissionRequest& r, bool mutate) {
+  if (r.operation != AdmissionRequest::Operation::Create || !r.object || !r.subresource.empty() ||
+      !r.type->group.empty() || r.type->resource != "pods")
+    return;
+  const json::object* spec = util::object_at(*r.object, {"spec"});
+  const json::value* cls = spec ? spec->if_contains("runtimeClassName") : nullptr;
+  if (cls && cls->is_string() && !cls->as_string().empty())
+    throw admission_forbidden(r, fmt::format("pod rejected: RuntimeClass \"{}\" not found", std::string_view(cls->as_string())),
+                              mutate);
+  const json::value* overhead = spec ? spec->if_contains("overhead") : nullptr;
+  if (!mutate && overhead && !overhead->is_null())
+    throw admission_forbidden(r, "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead", false);
+}
+
 }  // namespace
 
 void install_admission_plugins(Store& store) {
   // kube-apiserver runs every mutating plugin, then validation, then every validating plugin
   // (LimitRanger, Priority, ..., ResourceQuota last). The immutable fields of updates are checked by
-  // validation itself (builtin_admission: immutable_causes).
-  store.add_admission([&store](AdmissionRequest& r) { limit_ranger(store, r, true); });
-  store.add_admission([](AdmissionRequest& r) { node_taint(r); });
-  store.add_admission([&store](AdmissionRequest& r) { priority_admission(store, r); });
+  // validation itself (builtin_validation: immutable_causes). Priority's refusals are its Admit's.
+  store.add_admission([&store](AdmissionRequest& r) { limit_ranger(store, r, true); }, AdmissionStage::Mutating);
+  store.add_admission([](AdmissionRequest& r) { node_taint(r); }, AdmissionStage::Mutating);
+  store.add_admission([&store](AdmissionRequest& r) { priority_admission(store, r); }, AdmissionStage::Mutating);
+  store.add_admission([](AdmissionRequest& r) { runtime_class(r, true); }, AdmissionStage::Mutating);
   store.add_admission([&store](AdmissionRequest& r) { limit_ranger(store, r, false); });
+  store.add_admission([](AdmissionRequest& r) { runtime_class(r, false); });
 }
 
 }  // namespace gpupool::embedded

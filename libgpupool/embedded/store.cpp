@@ -71,15 +71,17 @@ StatusError StatusError::conflict(const ResourceType& t, std::string_view name, 
 StatusError StatusError::invalid(const ResourceType& t, std::string_view name, std::vector<StatusCause> causes) {
   // NewInvalid: `<Kind> "<name>" is invalid: <field>: <message>` (several joined as a list).
   // The qualified kind: `Deployment.apps`, `Pod` (core group).
+  // The message is ErrorList.ToAggregate's: each distinct error once (the causes keep them all).
   std::string msg = fmt::format("{}{}{} \"{}\" is invalid: ", t.kind, t.group.empty() ? "" : ".", t.group, name);
-  if (causes.size() == 1) {
-    msg += causes[0].field + ": " + causes[0].message;
+  std::vector<std::string> distinct;
+  for (const auto& c : causes)
+    if (std::string m = c.field + ": " + c.message; std::find(distinct.begin(), distinct.end(), m) == distinct.end())
+      distinct.push_back(std::move(m));
+  if (distinct.size() == 1) {
+    msg += distinct[0];
   } else {
     msg += "[";
-    for (std::size_t i = 0; i < causes.size(); ++i) {
-      if (i) msg += ", ";
-      msg += causes[i].field + ": " + causes[i].message;
-    }
+    for (std::size_t i = 0; i < distinct.size(); ++i) msg += (i ? ", " : "") + distinct[i];
     msg += "]";
   }
   const std::string group = t.group;
@@ -280,7 +282,7 @@ struct Store::Impl {
   std::vector<std::shared_ptr<WatchQueue>> queues;
   std::deque<WatchEvent> pending;                         // for subscribers
   bool dispatching = false;
-  std::vector<std::function<void(AdmissionRequest&)>> plugins;
+  std::vector<std::pair<AdmissionStage, std::function<void(AdmissionRequest&)>>> plugins;
   std::mt19937_64 rng{std::random_device{}()};
   std::shared_ptr<Journal> journal;
 
@@ -451,14 +453,20 @@ void Store::restore(const json::object& snapshot) {
   }
 }
 
-void Store::add_admission(std::function<void(AdmissionRequest&)> plugin) {
+void Store::add_admission(std::function<void(AdmissionRequest&)> plugin, AdmissionStage stage) {
   std::lock_guard lk(impl_->mu);
-  impl_->plugins.push_back(std::move(plugin));
+  impl_->plugins.emplace_back(stage, std::move(plugin));
 }
 
 void Store::admit(AdmissionRequest& r) {
-  builtin_admission(r);
-  for (const auto& p : impl_->plugins) p(r);
+  // handlers/create.go, update.go: decoding's defaults and the fieldmanager, mutating admission,
+  // then the registry's BeforeCreate/BeforeUpdate (validation), then validating admission.
+  builtin_defaults(r);
+  for (const auto& [stage, p] : impl_->plugins)
+    if (stage == AdmissionStage::Mutating) p(r);
+  builtin_validation(r);
+  for (const auto& [stage, p] : impl_->plugins)
+    if (stage == AdmissionStage::Validating) p(r);
 }
 
 void Store::commit_event(EventType type, const ResourceType& t, std::shared_ptr<const json::object> obj,
@@ -950,7 +958,7 @@ json::object Store::remove(const ResourceType& t, std::string_view ns, std::stri
                                *o.precondition_resource_version, str(md, "resourceVersion")));
     result = *it->second;
     AdmissionRequest req{AdmissionRequest::Operation::Delete, &t, "", std::string(ns), nullptr, it->second.get(), nullptr};
-    for (const auto& p : impl_->plugins) p(req);
+    for (const auto& [stage, p] : impl_->plugins) p(req);
     if (o.dry_run) return result;
     // Deleting a namespace deletes everything in it (the namespace controller's job).
     if (&t == &type("", "namespaces")) {

@@ -195,6 +195,10 @@ class WatchQueue {
   FieldSelector fields_;
 };
 
+/// When an admission plugin runs: before the built-in validation (it may change the object, as
+/// LimitRanger's defaults and Priority do) or after it (it only judges).
+enum class AdmissionStage { Mutating, Validating };
+
 class Store {
  public:
   struct Options {
@@ -280,9 +284,11 @@ class Store {
   void close_watch(const std::shared_ptr<WatchQueue>& q);
 
   // ---- admission ------------------------------------------------------------------------------
-  /// Plugins run in order after built-in defaulting/validation, under the store's (recursive) lock:
-  /// they may read the store (get/list) but must not write to it. Throw StatusError to reject.
-  void add_admission(std::function<void(AdmissionRequest&)> plugin);
+  /// Plugins run in order under the store's (recursive) lock: they may read the store (get/list)
+  /// but must not write to it. Throw StatusError to reject. As in kube-apiserver's create and
+  /// update handlers, a write is defaulted (builtin_defaults), then the Mutating plugins run, then
+  /// the built-in validation (builtin_validation), then the Validating plugins.
+  void add_admission(std::function<void(AdmissionRequest&)> plugin, AdmissionStage stage = AdmissionStage::Validating);
 
   /// As kube-apiserver's watch cache starts with a LIST at the current revision
   /// (cacher/watch_cache.go listResourceVersion): from now on a watch from an older version is

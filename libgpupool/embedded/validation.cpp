@@ -8,6 +8,7 @@
 #include "embedded/warnings.hpp"
 
 #include <cctype>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -142,14 +143,31 @@ void validate_name(const ResourceType& t, const std::string& name, Causes& cause
   }
 }
 
-void validate_labels(const json::object& md, Causes& causes) {
+}  // namespace
+
+// ValidateObjectMeta's ValidateLabels and ValidateAnnotations (keys are qualified names, case
+// aside; keys and values together at most 256 KiB). `at` is "metadata." for an object's own
+// metadata, "spec.template." for a pod template's (ValidatePodTemplateSpec: sic, no "metadata").
+void validate_labels_and_annotations(const json::object& md, const std::string& at, Causes& causes) {
   if (const auto* l = md.if_contains("labels"); l && l->is_object())
     for (const auto& [k, v] : l->as_object()) {
-      add_errors(causes, qualified_name_errors(k), "metadata.labels", std::string(k));
+      add_errors(causes, qualified_name_errors(k), at + "labels", std::string(k));
       const std::string val = v.is_string() ? std::string(v.as_string()) : "";
-      add_errors(causes, label_value_errors(val), fmt::format("metadata.labels"), val);
+      add_errors(causes, label_value_errors(val), at + "labels", val);
     }
+  if (const auto* a = md.if_contains("annotations"); a && a->is_object()) {
+    std::size_t size = 0;
+    for (const auto& [k, v] : a->as_object()) {
+      add_errors(causes, annotation_key_errors(k), at + "annotations", std::string(k));
+      size += k.size() + (v.is_string() ? v.as_string().size() : 0);
+    }
+    if (size > kMaxAnnotationsBytes)
+      causes.push_back({"FieldValueTooLong", fmt::format("Too long: may not be more than {} bytes", kMaxAnnotationsBytes),
+                        at + "annotations"});
+  }
 }
+
+namespace {
 
 json::object& obj_at(json::object& o, std::string_view key) {
   auto& v = o[key];
@@ -160,8 +178,95 @@ void set_default(json::object& o, std::string_view key, json::value v) {
   if (!o.contains(key) || o.at(key).is_null()) o[key] = std::move(v);
 }
 
+// A field Go defaults when it is zero (absent, null or 0).
+void default_if_zero(json::object& o, std::string_view key, std::int64_t v) {
+  const json::value* cur = o.if_contains(key);
+  if (!cur || cur->is_null() || (cur->is_int64() && cur->as_int64() == 0)) o[key] = v;
+}
+
+// The handlers' defaults (SetDefaults_HTTPGetAction: path "/", scheme HTTP; a gRPC probe's
+// service ""), and SetDefaults_Probe's counts for each probe of a container.
+void default_handler(json::object& h) {
+  if (auto* get = h.if_contains("httpGet"); get && get->is_object()) {
+    auto& g = get->as_object();
+    if (str(g, "path").empty()) g["path"] = "/";
+    if (str(g, "scheme").empty()) g["scheme"] = "HTTP";
+  }
+  if (auto* grpc = h.if_contains("grpc"); grpc && grpc->is_object()) set_default(grpc->as_object(), "service", "");
+}
+void default_probes_and_hooks(json::object& c) {
+  for (const char* which : {"livenessProbe", "readinessProbe", "startupProbe"})
+    if (auto* p = c.if_contains(which); p && p->is_object()) {
+      auto& po = p->as_object();
+      default_if_zero(po, "timeoutSeconds", 1);
+      default_if_zero(po, "periodSeconds", 10);
+      default_if_zero(po, "successThreshold", 1);
+      default_if_zero(po, "failureThreshold", 3);
+      default_handler(po);
+    }
+  if (auto* lc = c.if_contains("lifecycle"); lc && lc->is_object())
+    for (const char* hook : {"postStart", "preStop"})
+      if (auto* h = lc->as_object().if_contains(hook); h && h->is_object()) default_handler(h->as_object());
+}
+
+// pkg/api/pod dropDisabledFields: the fields whose feature gates are off in v1.32 are dropped as
+// a pod or template is written (UserNamespacesSupport, SupplementalGroupsPolicy, PodLevelResources,
+// DynamicResourceAllocation, ClusterTrustBundleProjection, InPlacePodVerticalScaling, ImageVolume,
+// SELinuxChangePolicy), and a procMount is forced to Default (ProcMountType).
+void drop_disabled_fields(json::object& spec) {
+  for (const char* key : {"hostUsers", "resources", "resourceClaims"}) spec.erase(key);
+  if (auto* sc = spec.if_contains("securityContext"); sc && sc->is_object())
+    for (const char* key : {"supplementalGroupsPolicy", "seLinuxChangePolicy"}) sc->as_object().erase(key);
+  if (auto* vs = spec.if_contains("volumes"); vs && vs->is_array()) {
+    auto& arr = vs->as_array();
+    for (std::size_t i = arr.size(); i-- > 0;) {
+      if (!arr[i].is_object()) continue;
+      auto& v = arr[i].as_object();
+      if (v.contains("image")) {
+        arr.erase(arr.begin() + static_cast<std::ptrdiff_t>(i));
+        continue;
+      }
+      if (auto* pj = v.if_contains("projected"); pj && pj->is_object())
+        if (auto* srcs = pj->as_object().if_contains("sources"); srcs && srcs->is_array())
+          for (auto& src : srcs->as_array())
+            if (src.is_object()) src.as_object().erase("clusterTrustBundle");
+    }
+    if (arr.empty()) spec.erase("volumes");  // (omitempty: no volumes left, no field)
+  }
+  for (const char* list : {"containers", "initContainers", "ephemeralContainers"})
+    if (auto* cs = spec.if_contains(list); cs && cs->is_array())
+      for (auto& c : cs->as_array()) {
+        if (!c.is_object()) continue;
+        auto& co = c.as_object();
+        co.erase("resizePolicy");
+        if (auto* res = co.if_contains("resources"); res && res->is_object()) res->as_object().erase("claims");
+        if (auto* sc = co.if_contains("securityContext"); sc && sc->is_object() && sc->as_object().contains("procMount"))
+          sc->as_object()["procMount"] = "Default";
+      }
+}
+
+// SetDefaults_ResourceList: quantities are rounded up to milli precision ("0.0001" is 1m). (Other
+// quantities keep their text, which validation's messages quote as Go parsed it; Kubernetes
+// writes them back canonically: FIDELITY.md.)
+void round_up_to_milli(json::object& resources) {
+  for (const char* kind : {"limits", "requests"})
+    if (auto* list = resources.if_contains(kind); list && list->is_object())
+      for (auto& kv : list->as_object()) {
+        if (!kv.value().is_string()) continue;
+        try {
+          // (milli_value rounds away from zero: up, for the positive values this concerns.)
+          const Quantity q = Quantity::parse(kv.value().as_string());
+          const Quantity rounded = Quantity::from_milli(q.milli_value());
+          if (rounded != q && !q.is_negative()) kv.value() = json::string(rounded.to_string());
+        } catch (const std::exception&) {
+          // decoding refused it already
+        }
+      }
+}
+
 // Pod defaulting (pkg/apis/core/v1/defaults.go) for what shows in `kubectl get -o yaml`.
 void default_pod_spec(json::object& spec) {
+  drop_disabled_fields(spec);
   set_default(spec, "restartPolicy", "Always");
   set_default(spec, "dnsPolicy", "ClusterFirst");
   set_default(spec, "schedulerName", "default-scheduler");
@@ -173,16 +278,37 @@ void default_pod_spec(json::object& spec) {
     for (auto& v : vs->as_array()) {
       if (!v.is_object()) continue;
       auto& vo = v.as_object();
+      // SetDefaults_Volume: a volume without a source is an emptyDir.
+      if (std::none_of(vo.begin(), vo.end(), [](const auto& kv) { return kv.key() != "name" && !kv.value().is_null(); }))
+        vo["emptyDir"] = json::object{};
       if (auto* hp = vo.if_contains("hostPath"); hp && hp->is_object()) set_default(hp->as_object(), "type", "");
       for (const char* src : {"secret", "configMap", "downwardAPI", "projected"})
         if (auto* so = vo.if_contains(src); so && so->is_object()) set_default(so->as_object(), "defaultMode", 420);
+      // SetDefaults_ObjectFieldSelector for the downward API's files, in the volume or projected.
+      auto default_items = [](json::value* src) {
+        if (auto* items = src && src->is_object() ? src->as_object().if_contains("items") : nullptr; items && items->is_array())
+          for (auto& it : items->as_array())
+            if (auto* ref = it.is_object() ? it.as_object().if_contains("fieldRef") : nullptr; ref && ref->is_object())
+              set_default(ref->as_object(), "apiVersion", "v1");
+      };
+      default_items(vo.if_contains("downwardAPI"));
+      if (auto* pj = vo.if_contains("projected"); pj && pj->is_object())
+        if (auto* srcs = pj->as_object().if_contains("sources"); srcs && srcs->is_array())
+          for (auto& src : srcs->as_array()) {
+            if (!src.is_object()) continue;
+            default_items(src.as_object().if_contains("downwardAPI"));
+            // SetDefaults_ServiceAccountTokenProjection: an hour.
+            if (auto* sat = src.as_object().if_contains("serviceAccountToken"); sat && sat->is_object())
+              set_default(sat->as_object(), "expirationSeconds", 3600);
+          }
     }
-  for (const char* list : {"containers", "initContainers"}) {
+  for (const char* list : {"containers", "initContainers", "ephemeralContainers"}) {
     auto* cs = spec.if_contains(list);
     if (!cs || !cs->is_array()) continue;
     for (auto& c : cs->as_array()) {
       if (!c.is_object()) continue;
       auto& co = c.as_object();
+      default_probes_and_hooks(co);
       // SetDefaults_Container: Always for ":latest" or no tag, else IfNotPresent.
       const std::string image = str(co, "image");
       const auto slash = image.rfind('/');
@@ -194,6 +320,7 @@ void default_pod_spec(json::object& spec) {
       set_default(co, "terminationMessagePath", "/dev/termination-log");
       set_default(co, "terminationMessagePolicy", "File");
       set_default(co, "resources", json::object{});
+      if (auto* res = co.if_contains("resources"); res && res->is_object()) round_up_to_milli(res->as_object());
       // SetDefaults_ObjectFieldSelector: a fieldRef's apiVersion is v1.
       if (auto* env = co.if_contains("env"); env && env->is_array())
         for (auto& e : env->as_array())
@@ -214,6 +341,16 @@ void default_pod_spec(json::object& spec) {
 void default_pod(json::object& pod) {
   auto& spec = obj_at(pod, "spec");
   set_default(spec, "enableServiceLinks", true);
+  // defaultHostNetworkPorts: with hostNetwork, an unset host port is the container port.
+  if (const auto* hn = spec.if_contains("hostNetwork"); hn && hn->is_bool() && hn->as_bool())
+    for (const char* list : {"containers", "initContainers"})
+      if (auto* cs = spec.if_contains(list); cs && cs->is_array())
+        for (auto& c : cs->as_array())
+          if (auto* ports = c.is_object() ? c.as_object().if_contains("ports") : nullptr; ports && ports->is_array())
+            for (auto& p : ports->as_array())
+              if (const auto* cp = p.is_object() ? p.as_object().if_contains("containerPort") : nullptr;
+                  cp && cp->is_int64() && cp->as_int64() != 0)
+                default_if_zero(p.as_object(), "hostPort", cp->as_int64());
   for (const char* list : {"containers", "initContainers"}) {
     auto* cs = spec.if_contains(list);
     if (!cs || !cs->is_array()) continue;
@@ -253,6 +390,44 @@ void default_toleration_seconds(json::object& spec) {
     if (!has)
       v.as_array().push_back(json::object{{"key", key}, {"operator", "Exists"}, {"effect", "NoExecute"},
                                           {"tolerationSeconds", 300}});
+}
+
+// podStrategy.PrepareForCreate mutatePodAffinity (MatchLabelKeysInPodAffinity, on in v1.32): each
+// pod (anti-)affinity term with a label selector gets `key In (value)` for its matchLabelKeys and
+// `key NotIn (value)` for its mismatchLabelKeys that the pod's labels hold (preferred terms first).
+void apply_match_label_keys(json::object& pod) {
+  const json::object* md = pod.contains("metadata") && pod.at("metadata").is_object() ? &pod.at("metadata").as_object() : nullptr;
+  const json::value* lv = md ? md->if_contains("labels") : nullptr;
+  if (!lv || !lv->is_object()) return;
+  const json::object labels = lv->as_object();
+  auto apply = [&](json::value& term) {
+    if (!term.is_object()) return;
+    auto* sel = term.as_object().if_contains("labelSelector");
+    if (!sel || !sel->is_object()) return;
+    for (const auto& [list, op] : {std::pair{"matchLabelKeys", "In"}, std::pair{"mismatchLabelKeys", "NotIn"}}) {
+      const auto* keys = term.as_object().if_contains(list);
+      if (!keys || !keys->is_array()) continue;
+      for (const auto& k : keys->as_array()) {
+        const auto* value = k.is_string() ? labels.if_contains(k.as_string()) : nullptr;
+        if (!value) continue;
+        auto& exprs = sel->as_object()["matchExpressions"];
+        if (!exprs.is_array()) exprs = json::array{};
+        exprs.as_array().push_back(json::object{{"key", k}, {"operator", op}, {"values", json::array{*value}}});
+      }
+    }
+  };
+  auto* spec = pod.if_contains("spec");
+  auto* aff = spec && spec->is_object() ? spec->as_object().if_contains("affinity") : nullptr;
+  if (!aff || !aff->is_object()) return;
+  for (const char* kind : {"podAffinity", "podAntiAffinity"}) {
+    auto* pa = aff->as_object().if_contains(kind);
+    if (!pa || !pa->is_object()) continue;
+    if (auto* pref = pa->as_object().if_contains("preferredDuringSchedulingIgnoredDuringExecution"); pref && pref->is_array())
+      for (auto& w : pref->as_array())
+        if (auto* term = w.is_object() ? w.as_object().if_contains("podAffinityTerm") : nullptr) apply(*term);
+    if (auto* req = pa->as_object().if_contains("requiredDuringSchedulingIgnoredDuringExecution"); req && req->is_array())
+      for (auto& term : req->as_array()) apply(term);
+  }
 }
 
 // Two quantities as the API holds them; an unparsable one (validation refuses it later) is unequal.
@@ -317,165 +492,6 @@ void cause_from(const ValidationError& e, Causes& causes, const std::string& pre
   causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: \"{}\": {}", e.value(), e.rule()), prefix + e.field()});
 }
 
-// The required node affinity's requirements, by the model's rule (scheduling.hpp validate, one
-// copy of ValidateNodeSelectorRequirement), worded as field.ErrorList words them.
-void validate_node_affinity(const json::object& spec, const std::string& prefix, Causes& causes) {
-  const json::value* terms = nullptr;
-  if (const auto* a = spec.if_contains("affinity"); a && a->is_object())
-    if (const auto* na = a->as_object().if_contains("nodeAffinity"); na && na->is_object())
-      if (const auto* req = na->as_object().if_contains("requiredDuringSchedulingIgnoredDuringExecution"); req && req->is_object())
-        terms = req->as_object().if_contains("nodeSelectorTerms");
-  if (!terms || !terms->is_array()) return;
-  static const std::pair<std::string_view, NodeSelectorOperator> kOps[] = {
-      {"In", NodeSelectorOperator::In}, {"NotIn", NodeSelectorOperator::NotIn}, {"Exists", NodeSelectorOperator::Exists},
-      {"DoesNotExist", NodeSelectorOperator::DoesNotExist}, {"Gt", NodeSelectorOperator::Gt}, {"Lt", NodeSelectorOperator::Lt}};
-  for (std::size_t i = 0; i < terms->as_array().size(); ++i) {
-    const auto& term = terms->as_array()[i];
-    if (!term.is_object()) continue;
-    for (const char* list : {"matchExpressions", "matchFields"}) {
-      const auto* rs = term.as_object().if_contains(list);
-      if (!rs || !rs->is_array()) continue;
-      for (std::size_t j = 0; j < rs->as_array().size(); ++j) {
-        if (!rs->as_array()[j].is_object()) continue;
-        const auto& r = rs->as_array()[j].as_object();
-        const std::string f = fmt::format("{}affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
-                                          "nodeSelectorTerms[{}].{}[{}]",
-                                          prefix, i, list, j);
-        NodeSelectorRequirement req;
-        req.key = str(r, "key");
-        const std::string op = str(r, "operator");
-        const auto known = std::find_if(std::begin(kOps), std::end(kOps), [&](const auto& o) { return o.first == op; });
-        if (known == std::end(kOps)) {
-          causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: not a valid selector operator", go_quote(op)),
-                            f + ".operator"});
-          continue;
-        }
-        req.op = known->second;
-        if (const auto* vs = r.if_contains("values"); vs && vs->is_array())
-          for (const auto& v : vs->as_array()) req.values.push_back(v.is_string() ? std::string(v.as_string()) : "");
-        try {
-          validate(req, std::string_view(list) == "matchFields", f);
-        } catch (const ValidationError& e) {
-          const std::string& rule = e.rule();
-          if (rule.starts_with("Required value")) causes.push_back({"FieldValueRequired", rule, e.field()});
-          else if (rule.starts_with("Forbidden")) causes.push_back({"FieldValueForbidden", rule, e.field()});
-          else cause_from(e, causes);
-        }
-      }
-    }
-  }
-}
-
-// ValidatePodSpec for the fields gpupool writes: containers (names, images, resources), volumes and
-// their mounts, tolerations. `prefix` is the path of the pod spec ("spec." or "spec.template.spec.").
-void validate_pod_spec(const json::object& spec, const std::string& prefix, Causes& causes) {
-  std::set<std::string> volumes;
-  if (const auto* vs = spec.if_contains("volumes"); vs && vs->is_array()) {
-    const auto& arr = vs->as_array();
-    for (std::size_t i = 0; i < arr.size(); ++i) {
-      if (!arr[i].is_object()) continue;
-      const std::string f = fmt::format("{}volumes[{}].name", prefix, i);
-      const std::string name = str(arr[i].as_object(), "name");
-      if (name.empty()) causes.push_back({"FieldValueRequired", "Required value", f});
-      else add_errors(causes, dns1123_label_errors(name), f, name);
-      if (!name.empty() && !volumes.insert(name).second)
-        causes.push_back({"FieldValueDuplicate", fmt::format("Duplicate value: \"{}\"", name), f});
-    }
-  }
-  const auto* cs = spec.if_contains("containers");
-  if (!cs || !cs->is_array() || cs->as_array().empty()) {
-    causes.push_back({"FieldValueRequired", "Required value", prefix + "containers"});
-    return;
-  }
-  std::set<std::string> names;
-  const auto& arr = cs->as_array();
-  for (std::size_t i = 0; i < arr.size(); ++i) {
-    if (!arr[i].is_object()) continue;
-    const auto& c = arr[i].as_object();
-    const std::string cf = fmt::format("{}containers[{}]", prefix, i);
-    const std::string name = str(c, "name");
-    if (name.empty()) causes.push_back({"FieldValueRequired", "Required value", cf + ".name"});
-    else add_errors(causes, dns1123_label_errors(name), cf + ".name", name);
-    if (!name.empty() && !names.insert(name).second)
-      causes.push_back({"FieldValueDuplicate", fmt::format("Duplicate value: \"{}\"", name), cf + ".name"});
-    if (str(c, "image").empty()) causes.push_back({"FieldValueRequired", "Required value", cf + ".image"});
-    // ValidateEnv: names by the model's rule (gpupool::env_var_name_errors, v1.32's relaxed one).
-    if (const auto* env = c.if_contains("env"); env && env->is_array()) {
-      const auto& earr = env->as_array();
-      for (std::size_t j = 0; j < earr.size(); ++j) {
-        if (!earr[j].is_object()) continue;
-        const std::string f = fmt::format("{}.env[{}].name", cf, j);
-        const std::string ename = str(earr[j].as_object(), "name");
-        if (ename.empty()) causes.push_back({"FieldValueRequired", "Required value", f});
-        else add_errors(causes, env_var_name_errors(ename), f, ename);
-      }
-    }
-    // Resources: quantities, non-negative, requests <= limits (ValidateResourceRequirements).
-    std::map<std::string, Quantity> limits;
-    if (const auto* res = c.if_contains("resources"); res && res->is_object()) {
-      for (const char* kind : {"limits", "requests"}) {
-        const auto* m = res->as_object().if_contains(kind);
-        if (!m || !m->is_object()) continue;
-        for (const auto& [rk, rv] : m->as_object()) {
-          const std::string f = fmt::format("{}.resources.{}[{}]", cf, kind, std::string(rk));
-          const std::string text = rv.is_string() ? std::string(rv.as_string())
-                                   : rv.is_number() ? json::serialize(rv) : std::string();
-          try {
-            const Quantity qv = Quantity::parse(text, f);
-            if (qv.is_negative()) {
-              causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: \"{}\": must be greater than or equal to 0", text), f});
-              continue;
-            }
-            if (std::string(kind) == "limits") {
-              limits.emplace(std::string(rk), qv);
-            } else if (auto l = limits.find(std::string(rk)); l != limits.end() && qv > l->second) {
-              causes.push_back({"FieldValueInvalid",
-                                fmt::format("Invalid value: \"{}\": must be less than or equal to {} limit of {}",
-                                            qv.to_string(), std::string(rk), l->second.to_string()),
-                                f});
-            }
-          } catch (const ValidationError& e) {
-            causes.push_back({"FieldValueInvalid",
-                              fmt::format("Invalid value: \"{}\": quantities must match the regular expression "
-                                          "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
-                                          text),
-                              f});
-          }
-        }
-      }
-    }
-    // volumeMounts: each names a volume of the pod; mount paths unique in the container.
-    std::set<std::string> paths;
-    if (const auto* ms = c.if_contains("volumeMounts"); ms && ms->is_array()) {
-      const auto& marr = ms->as_array();
-      for (std::size_t j = 0; j < marr.size(); ++j) {
-        if (!marr[j].is_object()) continue;
-        const auto& m = marr[j].as_object();
-        const std::string mf = fmt::format("{}.volumeMounts[{}]", cf, j);
-        const std::string vname = str(m, "name");
-        if (vname.empty()) causes.push_back({"FieldValueRequired", "Required value", mf + ".name"});
-        else if (!volumes.count(vname))
-          causes.push_back({"FieldValueNotFound", fmt::format("Not found: \"{}\"", vname), mf + ".name"});
-        const std::string path = str(m, "mountPath");
-        if (path.empty()) causes.push_back({"FieldValueRequired", "Required value", mf + ".mountPath"});
-        else if (!paths.insert(path).second)
-          causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: \"{}\": must be unique", path), mf + ".mountPath"});
-      }
-    }
-  }
-  // Tolerations, through the model's parser + gpupool::validate(Toleration).
-  if (const auto* tols = spec.if_contains("tolerations"); tols && tols->is_array()) {
-    try {
-      PodRequirements::from_pod_json(json::object{{"spec", json::object{{"tolerations", *tols}}}});
-    } catch (const ValidationError& e) {
-      // from_pod_json names fields "spec.tolerations[i]..."; re-root them under `prefix`.
-      ValidationError moved(prefix + e.field().substr(e.field().rfind("spec.", 0) == 0 ? 5 : 0), e.value(), e.rule());
-      cause_from(moved, causes);
-    }
-  }
-  validate_node_affinity(spec, prefix, causes);
-}
-
 }  // namespace
 
 void validate_scale(std::string_view name, const json::value& replicas) {
@@ -520,16 +536,29 @@ void default_node(json::object& node) {
       }
 }
 
-void builtin_admission(AdmissionRequest& r) {
-  if (!r.object || !r.type) return;
-  json::object& obj = *r.object;
-  const ResourceType& t = *r.type;
+namespace {
+// What both phases read of a write: the object (with a metadata object), its kind and name.
+struct Written {
+  json::object& obj;
+  const ResourceType& t;
+  std::string name;
+  bool create;
+  bool core;
+};
+std::optional<Written> written(AdmissionRequest& r) {
+  if (!r.object || !r.type) return std::nullopt;
+  if (auto& mdv = (*r.object)["metadata"]; !mdv.is_object()) mdv = json::object{};
+  return Written{*r.object, *r.type, str((*r.object)["metadata"].as_object(), "name"),
+                 r.operation == AdmissionRequest::Operation::Create, r.type->group.empty()};
+}
+}  // namespace
+
+void builtin_defaults(AdmissionRequest& r) {
+  const auto w = written(r);
+  if (!w) return;
+  auto& [obj, t, name, create, core] = *w;
   // (No reference into `obj` is kept: the defaults below insert keys, which may rehash it.)
-  if (auto& mdv = obj["metadata"]; !mdv.is_object()) mdv = json::object{};
-  const std::string name = str(obj["metadata"].as_object(), "name");
   const std::string obj_namespace = str(obj["metadata"].as_object(), "namespace");
-  const bool create = r.operation == AdmissionRequest::Operation::Create;
-  const bool core = t.group.empty();
   if (core && t.resource == "nodes") default_node(obj);
   if (r.subresource.empty()) default_kind(t, obj);
   // SetDefaults_Namespace and the namespace strategy's Canonicalize: every named namespace carries
@@ -541,6 +570,12 @@ void builtin_admission(AdmissionRequest& r) {
   }
   // Scheme defaults (SetDefaults_*, applied as a body is decoded): the writer's managedFields
   // include them. (Here on create only for most kinds; see below for the workloads.)
+  // A pod's defaults come on update too: a PUT's body is decoded (and defaulted) like a create's,
+  // and ValidatePodUpdate compares it with the stored pod.
+  if (core && t.resource == "pods" && r.subresource.empty() && r.operation == AdmissionRequest::Operation::Update) {
+    default_pod_spec(obj_at(obj, "spec"));
+    default_pod(obj);
+  }
   if (create && r.subresource.empty()) {
     if (core && t.resource == "pods") {
       default_pod_spec(obj_at(obj, "spec"));
@@ -607,9 +642,13 @@ void builtin_admission(AdmissionRequest& r) {
   // (handlers/create.go, update.go, patch.go): what follows is owned by no writer.
   if (r.options && r.options->track_fields && r.subresource.empty()) r.options->track_fields(r.old_object, obj);
   // The strategies' PrepareForCreate, the REST layer's allocations and the admission plugins.
+  // DefaultTolerationSeconds handles creates and updates.
+  if (core && t.resource == "pods" && r.subresource.empty() && r.operation == AdmissionRequest::Operation::Update)
+    default_toleration_seconds(obj_at(obj, "spec"));
   if (create && r.subresource.empty()) {
     if (core && t.resource == "pods") {
       default_toleration_seconds(obj_at(obj, "spec"));
+      apply_match_label_keys(obj);
       auto& st = obj_at(obj, "status");
       set_default(st, "phase", "Pending");
       set_default(st, "qosClass", json::string(pod_qos_class(obj_at(obj, "spec"))));
@@ -646,17 +685,26 @@ void builtin_admission(AdmissionRequest& r) {
       prepare_job_create(obj);
     }
   }
+}
+
+void builtin_validation(AdmissionRequest& r) {
+  const auto w = written(r);
+  if (!w) return;
+  auto& [obj, t, name, create, core] = *w;
   Causes causes;
   const auto& md = obj["metadata"].as_object();
   if (create) {
     validate_name(t, str(md, "generateName"), causes, true);
     validate_name(t, name, causes);
   }
-  validate_labels(md, causes);
+  validate_labels_and_annotations(md, "metadata.", causes);
   if (r.subresource.empty()) {
     if (core && t.resource == "pods") {
-      if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object()) validate_pod_spec(spec->as_object(), "spec.", causes);
+      if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())
+        validate_pod_spec(spec->as_object(), &md, "spec.", create ? PodSpecOf::NewPod : PodSpecOf::UpdatedPod, causes);
       else causes.push_back({"FieldValueRequired", "Required value", "spec.containers"});
+      if (const json::object* old_spec = r.old_object ? spec_of(*r.old_object) : nullptr; !create && old_spec)
+        validate_pod_update(spec_or_empty(obj), *old_spec, causes);
     } else if ((t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets")) ||
                (t.group == "batch" && t.resource == "jobs")) {
       // pkg/apis/apps/validation/validation.go ValidateDeploymentSpec / ValidateReplicaSetSpec and
@@ -687,12 +735,22 @@ void builtin_admission(AdmissionRequest& r) {
                             "spec.completionMode"});
       }
       // The template's pod spec is validated even when absent (an empty PodSpec has no containers).
-      static const json::object kNoPodSpec;
+      // (The template is a struct in Go: absent, it is decoded as a zero one and defaulted.)
+      static const json::object kNoPodSpec = [] {
+        json::object spec;
+        default_pod_spec(spec);
+        return spec;
+      }();
       const json::object* ps = nullptr;
+      const json::object* tmeta = nullptr;
       if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())
-        if (const auto* tpl = spec->as_object().if_contains("template"); tpl && tpl->is_object())
+        if (const auto* tpl = spec->as_object().if_contains("template"); tpl && tpl->is_object()) {
           if (const auto* p = tpl->as_object().if_contains("spec"); p && p->is_object()) ps = &p->as_object();
-      validate_pod_spec(ps ? *ps : kNoPodSpec, "spec.template.spec.", causes);
+          if (const auto* m = tpl->as_object().if_contains("metadata"); m && m->is_object()) tmeta = &m->as_object();
+        }
+      // ValidatePodTemplateSpec: the template's labels and annotations, then its pod spec.
+      if (tmeta) validate_labels_and_annotations(*tmeta, "spec.template.", causes);
+      validate_pod_spec(ps ? *ps : kNoPodSpec, tmeta, "spec.template.spec.", PodSpecOf::Template, causes);
       template_restart_policy_causes(t, obj, causes);
       if (t.group == "batch") job_selector_causes(obj, causes);
     } else if (core && t.resource == "services") {
@@ -857,6 +915,17 @@ void builtin_admission(AdmissionRequest& r) {
       }
     }
     for (auto& x : w) r.options->warnings->push_back(std::move(x));
+  }
+  // The object is stored as Kubernetes encodes it: its pod spec's quantities as Go prints them.
+  if (r.subresource.empty()) {
+    if (core && t.resource == "pods") {
+      if (auto* spec = obj.if_contains("spec"); spec && spec->is_object()) canonical_quantities(spec->as_object());
+    } else if ((t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets")) ||
+               (t.group == "batch" && t.resource == "jobs")) {
+      if (auto* spec = obj.if_contains("spec"); spec && spec->is_object())
+        if (auto* tpl = spec->as_object().if_contains("template"); tpl && tpl->is_object())
+          if (auto* ps = tpl->as_object().if_contains("spec"); ps && ps->is_object()) canonical_quantities(ps->as_object());
+    }
   }
 }
 

@@ -12,9 +12,41 @@ namespace gpupool::embedded {
 /// apiextensions CRDs, kubeflow.org with the given MPIJob version).
 std::vector<ResourceType> builtin_types(const std::string& mpijob_version);
 
-/// Defaulting + validation run by Store for every create/update before admission plugins.
-/// Throws StatusError 422 Invalid with causes.
-void builtin_admission(AdmissionRequest& r);
+/// What Store runs for every write before the mutating admission plugins: scheme defaults (as a
+/// body is decoded), the fieldmanager, the strategies' PrepareForCreate and the REST layer's
+/// allocations.
+void builtin_defaults(AdmissionRequest& r);
+
+/// What Store runs after the mutating admission plugins and before the validating ones (the
+/// strategies' Validate in rest.BeforeCreate / BeforeUpdate, then their warnings): throws
+/// StatusError 422 Invalid with causes.
+void builtin_validation(AdmissionRequest& r);
+
+/// Whose pod spec is validated: a new Pod's (with ValidatePodCreate's rules), an updated Pod's
+/// (validatePodMetadataAndSpec's, as ValidatePodUpdate runs them) or a workload template's
+/// (ValidatePodTemplateSpec's).
+enum class PodSpecOf { NewPod, UpdatedPod, Template };
+
+/// ValidatePodSpecificAnnotations on `meta` (the pod's or template's metadata, if any), then
+/// ValidatePodSpec (pkg/apis/core/validation) on a defaulted pod spec, appending their causes in
+/// Kubernetes' order; `prefix` is the spec's path ("spec." or "spec.template.spec.").
+/// (embedded/validation_pod.cpp)
+void validate_pod_spec(const boost::json::object& spec, const boost::json::object* meta, const std::string& prefix,
+                       PodSpecOf of, std::vector<StatusCause>& causes);
+
+/// A pod spec's quantities (containers' limits and requests, emptyDir size limits, overhead) as
+/// Go prints them after decoding: "0.5" is 500m, "1.5Gi" 1536Mi.
+void canonical_quantities(boost::json::object& spec);
+
+/// ValidatePodUpdate's own rules (after the updated pod's values are validated): containers are
+/// neither added nor removed and keep an image, activeDeadlineSeconds only shrinks, tolerations
+/// are only added, scheduling gates only removed, and nothing else of the spec changes.
+void validate_pod_update(const boost::json::object& spec, const boost::json::object& old_spec,
+                         std::vector<StatusCause>& causes);
+
+/// ValidateObjectMeta's label and annotation rules, under `at` ("metadata." or "spec.template.").
+void validate_labels_and_annotations(const boost::json::object& meta, const std::string& at,
+                                     std::vector<StatusCause>& causes);
 
 /// ValidateScale: the replicas of an autoscaling/v1 Scale written to a scale subresource. Throws
 /// StatusError 422 (`Scale.autoscaling "<name>" is invalid: spec.replicas: ...`).

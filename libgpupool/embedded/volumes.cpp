@@ -106,7 +106,7 @@ VolumeController::VolumeController(Store& store, const Clock& clock) : store_(st
         chosen = sc;
     }
     if (chosen) spec["storageClassName"] = name_of(*chosen);
-  });
+  }, AdmissionStage::Mutating);
   subscription_ = store_.subscribe([this](const WatchEvent& e) { on_event(e); });
   resync();
 }

@@ -98,6 +98,92 @@ std::string quoted(std::string_view s) {
 
 }  // namespace
 
+namespace {
+
+// warningsForOverlappingVirtualPaths (pkg/api/pod/warnings.go): the files a configMap, secret,
+// downward API or projected volume maps must not land on one another ("a" and "a/b" overlap).
+struct PathAndSource {
+  std::string path, source;
+  bool operator==(const PathAndSource&) const = default;
+  std::string shown() const { return source.empty() ? quoted(path) : fmt::format("{} ({})", quoted(path), source); }
+};
+std::vector<PathAndSource> paths_of(const json::array* items, const std::string& source) {
+  std::vector<PathAndSource> out;
+  if (items)
+    for (const auto& it : *items) out.push_back({it.is_object() ? str_of(it.as_object(), "path") : "", source});
+  return out;
+}
+// checkForOverlap: an equal entry, or one path a directory of the other.
+std::vector<PathAndSource> overlaps(const std::vector<PathAndSource>& haystack, const PathAndSource& needle) {
+  std::vector<PathAndSource> out;
+  if (needle.path.empty()) return out;
+  for (const auto& item : haystack) {
+    if (item.path.empty()) continue;
+    if (item == needle || (item.path + "/").starts_with(needle.path + "/") || (needle.path + "/").starts_with(item.path + "/"))
+      out.push_back(item);
+  }
+  return out;
+}
+std::string trim_slashes(std::string p) {
+  while (!p.empty() && p.back() == '/') p.pop_back();
+  return p;
+}
+std::vector<std::string> overlapping_virtual_paths(const json::object& spec) {
+  std::vector<std::string> out;
+  const auto* vols = array_of(spec, "volumes");
+  if (!vols) return out;
+  for (const auto& vv : *vols) {
+    if (!vv.is_object()) continue;
+    const auto& v = vv.as_object();
+    const std::string name = str_of(v, "name");
+    auto warn = [&](const std::string& desc, const std::string& body) {
+      out.push_back(fmt::format("volume {} ({}): overlapping paths: {}", quoted(name), desc, body));
+    };
+    // checkVolumeMappingForOverlap for one source's items.
+    auto mapping = [&](const json::object* src, const std::string& desc) {
+      const json::array* items = src ? array_of(*src, "items") : nullptr;
+      if (!items) return;
+      std::vector<PathAndSource> all;
+      for (auto ps : paths_of(items, "")) {
+        ps.path = trim_slashes(ps.path);
+        for (const auto& c : overlaps(all, ps)) warn(desc, fmt::format("{} with {}", ps.shown(), c.shown()));
+        all.push_back(ps);
+      }
+    };
+    if (const auto* cm = object_of(v, "configMap")) mapping(cm, fmt::format("ConfigMap {}", quoted(str_of(*cm, "name"))));
+    if (const auto* sec = object_of(v, "secret")) mapping(sec, fmt::format("Secret {}", quoted(str_of(*sec, "secretName"))));
+    if (const auto* dapi = object_of(v, "downwardAPI")) mapping(dapi, "DownwardAPI");
+    const auto* pj = object_of(v, "projected");
+    const auto* sources = pj ? array_of(*pj, "sources") : nullptr;
+    if (!sources) continue;
+    // (sourcePaths outlives each source: one matching no case maps its predecessor's paths again, sic.)
+    std::vector<PathAndSource> source_paths, all;
+    for (const auto& sv : *sources) {
+      if (!sv.is_object() || sv.as_object().empty()) {
+        out.push_back(fmt::format("volume {} (Projected) has no sources provided", quoted(name)));
+        continue;
+      }
+      const auto& src = sv.as_object();
+      const json::object* cm = object_of(src, "configMap");
+      const json::object* sec = object_of(src, "secret");
+      const json::object* dapi = object_of(src, "downwardAPI");
+      const json::object* sat = object_of(src, "serviceAccountToken");
+      if (cm && array_of(*cm, "items")) source_paths = paths_of(array_of(*cm, "items"), fmt::format("ConfigMap {}", quoted(str_of(*cm, "name"))));
+      else if (sec && array_of(*sec, "items")) source_paths = paths_of(array_of(*sec, "items"), fmt::format("Secret {}", quoted(str_of(*sec, "name"))));
+      else if (dapi && array_of(*dapi, "items")) source_paths = paths_of(array_of(*dapi, "items"), "DownwardAPI");
+      else if (sat) source_paths = {{str_of(*sat, "path"), "ServiceAccountToken"}};
+      for (auto ps : source_paths) {
+        ps.path = trim_slashes(ps.path);
+        for (const auto& c : overlaps(all, ps)) warn("Projected", fmt::format("{} with {}", ps.shown(), c.shown()));
+        all.push_back(ps);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::string> pod_warnings(const json::object& meta, const json::object& spec, std::string_view at) {
   std::vector<std::string> out;
   const std::string p(at);  // "" for a Pod, "spec.template." for a template
@@ -125,6 +211,7 @@ std::vector<std::string> pod_warnings(const json::object& meta, const json::obje
       for (const auto& v : kDeprecatedVolumes)
         if ((*vols)[i].as_object().contains(v.json)) out.push_back(fmt::format("{}spec.volumes[{}].{}: {}", p, i, v.shown, v.message));
     }
+  for (auto& w : overlapping_virtual_paths(spec)) out.push_back(std::move(w));
   if (const auto* secrets = array_of(spec, "imagePullSecrets")) {
     std::set<std::string> seen;
     for (std::size_t i = 0; i < secrets->size() && secrets->size() > 1; ++i) {

@@ -225,4 +225,56 @@ void validate_env_var_name(std::string_view value, std::string_view field) {
   if (!is_env_var_name(value)) throw_if(env_var_name_errors(value), value, field);
 }
 
+// IsValidPortName: each failed condition adds its message, in this order.
+std::vector<std::string> port_name_errors(std::string_view value) {
+  std::vector<std::string> errs;
+  if (value.size() > 15) errs.push_back(max_len_error(15));
+  bool charset = !value.empty(), letter = false;
+  for (char c : value) {
+    charset = charset && (lower_alnum(c) || c == '-');
+    letter = letter || (c >= 'a' && c <= 'z');
+  }
+  if (!charset) errs.push_back("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)");
+  if (!letter) errs.push_back("must contain at least one letter (a-z)");
+  if (value.find("--") != std::string_view::npos) errs.push_back("must not contain consecutive hyphens");
+  if (!value.empty() && (value.front() == '-' || value.back() == '-'))
+    errs.push_back("must not begin or end with a hyphen");
+  return errs;
+}
+bool is_port_name(std::string_view value) noexcept { return port_name_errors(value).empty(); }
+
+// IsConfigMapKey: MaxLenError(253), the regex, then hasChDirPrefix.
+std::vector<std::string> config_map_key_errors(std::string_view value) {
+  std::vector<std::string> errs;
+  if (value.size() > kSubdomainMax) errs.push_back(max_len_error(kSubdomainMax));
+  bool charset = !value.empty();
+  for (char c : value) charset = charset && (alnum(c) || c == '-' || c == '.' || c == '_');
+  if (!charset)
+    errs.push_back(regex_error("a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
+                               "[-._a-zA-Z0-9]+", {"key.name", "KEY_NAME", "key-name"}));
+  if (value == ".") errs.push_back("must not be '.'");
+  else if (value == "..") errs.push_back("must not be '..'");
+  else if (value.starts_with("..")) errs.push_back("must not start with '..'");
+  return errs;
+}
+bool is_config_map_key(std::string_view value) noexcept { return config_map_key_errors(value).empty(); }
+
+// ValidateAnnotations: "the rule is QualifiedName except that case doesn't matter".
+std::vector<std::string> annotation_key_errors(std::string_view key) {
+  std::string lower(key);
+  for (auto& c : lower)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return qualified_name_errors(lower);
+}
+
+// IsHTTPHeaderName.
+std::vector<std::string> http_header_name_errors(std::string_view value) {
+  bool ok = !value.empty();
+  for (char c : value) ok = ok && (alnum(c) || c == '-');
+  if (ok) return {};
+  return {regex_error("a valid HTTP header must consist of alphanumeric characters or '-'", "[-A-Za-z0-9]+",
+                      {"X-Header-Name"})};
+}
+bool is_http_header_name(std::string_view value) noexcept { return http_header_name_errors(value).empty(); }
+
 }  // namespace gpupool

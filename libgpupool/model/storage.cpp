@@ -17,17 +17,6 @@ namespace {
   throw ValidationError(std::move(field), std::move(value), std::move(rule));
 }
 
-// validatePathNoBacksteps / validateLocalDescendingPath: no ".." element.
-bool has_backstep(std::string_view path) {
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    auto end = path.find('/', start);
-    if (end == std::string_view::npos) end = path.size();
-    if (path.substr(start, end - start) == "..") return true;
-    start = end + 1;
-  }
-  return false;
-}
 
 // An enum value with its API name and an optional alias users may type (kubectl's RWO, ...).
 template <class E>
@@ -42,6 +31,26 @@ constexpr Named<AccessMode> kModes[] = {{AccessMode::ReadWriteOnce, "ReadWriteOn
                                         {AccessMode::ReadWriteOncePod, "ReadWriteOncePod", "RWOP"}};
 
 }  // namespace
+
+// validatePathNoBacksteps: one error, however many ".." elements.
+std::vector<std::string> path_backstep_errors(std::string_view path) {
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    auto end = path.find('/', start);
+    if (end == std::string_view::npos) end = path.size();
+    if (path.substr(start, end - start) == "..") return {"must not contain '..'"};
+    start = end + 1;
+  }
+  return {};
+}
+
+// validateLocalDescendingPath: relative (path.IsAbs is a leading '/'), then no "..".
+std::vector<std::string> local_descending_path_errors(std::string_view path) {
+  std::vector<std::string> errs;
+  if (path.starts_with('/')) errs.push_back("must be a relative path");
+  for (auto& e : path_backstep_errors(path)) errs.push_back(std::move(e));
+  return errs;
+}
 
 std::string access_modes_column(const std::vector<std::string>& api_names) {
   std::string out;
@@ -117,14 +126,17 @@ void validate_volumes(const std::vector<Volume>& volumes, const std::vector<Volu
       if (nfs->path.empty() || nfs->path.front() != '/') fail(at + ".nfs.path", nfs->path, "must be an absolute path");
     } else if (const auto* host = std::get_if<HostPathSource>(&v.source)) {
       if (host->path.empty()) fail(at + ".hostPath.path", "", "Required value: the node's directory");
-      if (has_backstep(host->path)) fail(at + ".hostPath.path", host->path, "must not contain '..'");
+      for (const auto& e : path_backstep_errors(host->path)) fail(at + ".hostPath.path", host->path, e);
     } else if (const auto* pvc = std::get_if<PvcSource>(&v.source)) {
-      validate_dns1123_subdomain(pvc->claim_name, at + ".persistentVolumeClaim.claimName");
+      // validatePersistentClaimVolumeSource: the claim's name is only required here.
+      if (pvc->claim_name.empty()) fail(at + ".persistentVolumeClaim.claimName", "", "Required value");
     } else if (const auto* empty = std::get_if<EmptyDirSource>(&v.source)) {
       if (empty->size_limit && empty->size_limit->is_negative())
-        fail(at + ".emptyDir.sizeLimit", empty->size_limit->to_string(), "must be greater than or equal to 0");
+        fail(at + ".emptyDir.sizeLimit", empty->size_limit->to_string(),
+             "Forbidden: SizeLimit field must be a valid resource quantity");
     }
   }
+  // ValidateVolumeMounts: mount paths are compared as written.
   std::map<std::string, std::size_t> paths;
   for (std::size_t i = 0; i < mounts.size(); ++i) {
     const VolumeMount& m = mounts[i];
@@ -132,19 +144,12 @@ void validate_volumes(const std::vector<Volume>& volumes, const std::vector<Volu
     if (!names.count(m.volume))
       fail(at + ".name", m.volume, "Not found: no volume has this name; add the volume or fix the mount's name");
     if (m.mount_path.empty()) fail(at + ".mountPath", "", "Required value");
-    if (m.mount_path.front() != '/')
-      fail(at + ".mountPath", m.mount_path, "must be an absolute path (start with '/')");
-    std::string normalized = m.mount_path;
-    while (normalized.size() > 1 && normalized.back() == '/') normalized.pop_back();
-    auto [it, fresh] = paths.emplace(normalized, i);
+    auto [it, fresh] = paths.emplace(m.mount_path, i);
     if (!fresh)
       fail(at + ".mountPath", m.mount_path,
            fmt::format("must be unique: volumeMounts[{}] (volume \"{}\") is already mounted there", it->second,
                        mounts[it->second].volume));
-    if (!m.sub_path.empty()) {
-      if (m.sub_path.front() == '/') fail(at + ".subPath", m.sub_path, "must be a relative path");
-      if (has_backstep(m.sub_path)) fail(at + ".subPath", m.sub_path, "must not contain '..'");
-    }
+    for (const auto& e : local_descending_path_errors(m.sub_path)) fail(at + ".subPath", m.sub_path, e);
   }
 }
 

@@ -282,22 +282,36 @@ Toleration Toleration::all() {
   return t;
 }
 
-// ValidateTolerations, for one toleration.
+// ValidateTolerations, for one toleration: the key, the empty key's operator, the seconds'
+// effect, the operator and its value, then the effect.
+std::vector<FieldRuleError> toleration_errors(std::string_view key, std::string_view op, std::string_view value,
+                                              std::string_view effect, bool has_toleration_seconds,
+                                              std::string_view field) {
+  std::vector<FieldRuleError> out;
+  auto add = [&](std::string_view child, std::string_view shown, std::string detail, std::vector<std::string> supported = {}) {
+    out.push_back({sub(field, child), std::string(shown), std::move(detail), std::move(supported)});
+  };
+  if (!key.empty())
+    for (auto& m : qualified_name_errors(key)) add("key", key, std::move(m));
+  if (key.empty() && op != "Exists")
+    add("operator", op, "operator must be Exists when `key` is empty, which means \"match all values and all keys\"");
+  if (has_toleration_seconds && effect != "NoExecute") add("effect", effect, "effect must be 'NoExecute' when `tolerationSeconds` is set");
+  if (op.empty() || op == "Equal") {
+    if (auto errs = label_value_errors(value); !errs.empty()) add("operator", value, join(errs, ";"));
+  } else if (op == "Exists") {
+    if (!value.empty()) add("operator", value, "value must be empty when `operator` is 'Exists'");
+  } else {
+    add("operator", op, "", {"Equal", "Exists"});
+  }
+  if (!effect.empty() && effect != "NoSchedule" && effect != "PreferNoSchedule" && effect != "NoExecute")
+    add("effect", effect, "", {"NoSchedule", "PreferNoSchedule", "NoExecute"});
+  return out;
+}
+
 void validate(const Toleration& t, std::string_view field) {
-  if (!t.key.empty()) {
-    if (auto errs = qualified_name_errors(t.key); !errs.empty()) fail(sub(field, "key"), t.key, join(errs, "; "));
-  }
-  if (t.key.empty() && t.op != TolerationOperator::Exists)
-    fail(sub(field, "operator"), "Equal",
-         "operator must be Exists when `key` is empty, which means \"match all values and all keys\"");
-  if (t.toleration_seconds && t.effect != TaintEffect::NoExecute)
-    fail(sub(field, "effect"), t.effect ? std::string(gpupool::to_string(*t.effect)) : "",
-         "effect must be 'NoExecute' when `tolerationSeconds` is set");
-  if (t.op == TolerationOperator::Equal) {
-    if (auto errs = label_value_errors(t.value); !errs.empty()) fail(sub(field, "operator"), t.value, join(errs, ";"));
-  } else if (!t.value.empty()) {
-    fail(sub(field, "operator"), t.value, "value must be empty when `operator` is 'Exists'");
-  }
+  const auto errs = toleration_errors(t.key, t.op == TolerationOperator::Exists ? "Exists" : "Equal", t.value,
+                                      t.effect ? gpupool::to_string(*t.effect) : "", t.toleration_seconds.has_value(), field);
+  if (!errs.empty()) fail(errs.front().field, errs.front().value, errs.front().detail);
 }
 
 // The forms users type after --toleration (see taint.hpp):

@@ -172,11 +172,22 @@ void validate_restart(const Workload& w) {
 }
 
 // IsEnvVarName: [-._a-zA-Z][-._a-zA-Z0-9]*
-void validate_labels(const std::map<std::string, std::string>& labels, std::string_view field, bool values) {
+void validate_labels(const std::map<std::string, std::string>& labels, std::string_view field) {
   for (const auto& [k, v] : labels) {
     validate_qualified_name(k, fmt::format("{}[{}]", field, k));
-    if (values) validate_label_value(v, fmt::format("{}[{}]", field, k));
+    validate_label_value(v, fmt::format("{}[{}]", field, k));
   }
+}
+
+// ValidateAnnotations: keys by annotation_key_errors, and the total size.
+void validate_annotations(const std::map<std::string, std::string>& annotations, std::string_view field) {
+  std::size_t size = 0;
+  for (const auto& [k, v] : annotations) {
+    if (auto errs = annotation_key_errors(k); !errs.empty()) fail(fmt::format("{}[{}]", field, k), k, errs.front());
+    size += k.size() + v.size();
+  }
+  if (size > kMaxAnnotationsBytes)
+    fail(std::string(field), std::to_string(size), fmt::format("Too long: may not be more than {} bytes", kMaxAnnotationsBytes));
 }
 
 }  // namespace
@@ -244,7 +255,7 @@ void validate(const Workload& w) {
   for (std::size_t i = 0; i < w.env.size(); ++i) validate_env_var_name(w.env[i].name, fmt::format("env[{}].name", i));
   validate(w.resources, "resources");
   for (std::size_t i = 0; i < w.tolerations.size(); ++i) validate(w.tolerations[i], fmt::format("tolerations[{}]", i));
-  validate_labels(w.node_selector, "nodeSelector", true);
+  validate_labels(w.node_selector, "nodeSelector");
   for (std::size_t i = 0; i < w.required_node_affinity.size(); ++i) {
     const auto& req = w.required_node_affinity[i];
     std::string at = fmt::format("nodeAffinity.matchExpressions[{}]", i);
@@ -258,15 +269,14 @@ void validate(const Workload& w) {
       fail(fmt::format("pvcs[{}].metadata.name", i), w.pvcs[i].name, "Duplicate value: two claims share this name");
   }
   validate_volumes(w.volumes, w.mounts);
-  if (w.shm_size && (w.shm_size->is_negative() || w.shm_size->is_zero()))
-    fail("shmSize", w.shm_size->to_string(), "must be greater than zero");
+  // The shm volume is an emptyDir: its sizeLimit may be zero, not negative (validateVolumeSource).
+  if (w.shm_size && w.shm_size->is_negative())
+    fail("shmSize", w.shm_size->to_string(), "Forbidden: SizeLimit field must be a valid resource quantity");
   if (w.staging) validate(*w.staging, "staging");
-  if (!w.scheduler_name.empty()) validate_dns1123_subdomain(w.scheduler_name, "schedulerName");
+  // (v1.32's ValidatePodSpec checks neither schedulerName nor the imagePullSecrets' names.)
   if (!w.priority_class_name.empty()) validate_dns1123_subdomain(w.priority_class_name, "priorityClassName");
-  for (std::size_t i = 0; i < w.image_pull_secrets.size(); ++i)
-    validate_dns1123_subdomain(w.image_pull_secrets[i], fmt::format("imagePullSecrets[{}].name", i));
-  validate_labels(w.labels, "metadata.labels", true);
-  validate_labels(w.annotations, "metadata.annotations", false);
+  validate_labels(w.labels, "metadata.labels");
+  validate_annotations(w.annotations, "metadata.annotations");
   validate_restart(w);
   if (w.backoff_limit && *w.backoff_limit < 0)
     fail("backoffLimit", std::to_string(*w.backoff_limit), "must be greater than or equal to 0");

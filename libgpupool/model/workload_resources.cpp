@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace gpupool {
 
 namespace {
@@ -21,7 +23,50 @@ void request_within_limit(const std::optional<Quantity>& request, const std::opt
                           fmt::format("must be less than or equal to {} limit of {}", name, limit->to_string()));
 }
 
+// helper.IsNativeResource: no domain, or one in kubernetes.io.
+bool is_native_resource(std::string_view n) noexcept {
+  return n.find('/') == std::string_view::npos || n.find("kubernetes.io/") != std::string_view::npos;
+}
+// helper.IsExtendedResourceName: outside kubernetes.io, not "requests.", and a qualified name as
+// the quota's "requests.<name>".
+bool is_extended_resource_name(std::string_view n) {
+  if (is_native_resource(n) || n.starts_with("requests.")) return false;
+  return is_qualified_name("requests." + std::string(n));
+}
+
 }  // namespace
+
+bool is_hugepages_resource_name(std::string_view n) noexcept { return n.starts_with("hugepages-"); }
+
+bool is_overcommit_allowed(std::string_view n) noexcept { return is_native_resource(n) && !is_hugepages_resource_name(n); }
+
+bool is_integer_resource_name(std::string_view n) {
+  static constexpr std::string_view kCounts[] = {"pods", "quotas", "services", "replicationcontrollers", "secrets",
+                                                 "configmaps", "persistentvolumeclaims", "services.nodeports",
+                                                 "services.loadbalancers"};
+  return std::find(std::begin(kCounts), std::end(kCounts), n) != std::end(kCounts) || is_extended_resource_name(n);
+}
+
+// validateResourceName stops at a malformed name; validateContainerResourceName goes on.
+std::vector<std::string> container_resource_name_errors(std::string_view n) {
+  static constexpr std::string_view kStandard[] = {
+      "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory", "requests.ephemeral-storage",
+      "limits.cpu", "limits.memory", "limits.ephemeral-storage", "pods", "quotas", "services",
+      "replicationcontrollers", "secrets", "configmaps", "persistentvolumeclaims", "storage", "requests.storage",
+      "services.nodeports", "services.loadbalancers"};
+  const bool unprefixed = n.find('/') == std::string_view::npos;
+  std::vector<std::string> errs = qualified_name_errors(n);
+  if (errs.empty() && unprefixed && std::find(std::begin(kStandard), std::end(kStandard), n) == std::end(kStandard) &&
+      !is_hugepages_resource_name(n) && !n.starts_with("requests.hugepages-"))
+    errs.push_back("must be a standard resource type or fully qualified");
+  if (unprefixed) {
+    if (n != "cpu" && n != "memory" && n != "ephemeral-storage" && !is_hugepages_resource_name(n))
+      errs.push_back("must be a standard resource for containers");
+  } else if (!is_native_resource(n) && !is_extended_resource_name(n)) {
+    errs.push_back("doesn't follow extended resource name standard");
+  }
+  return errs;
+}
 
 void validate(const Resources& r, std::string_view field) {
   non_negative(r.cpu_request, fmt::format("{}.requests[cpu]", field));
@@ -36,11 +81,10 @@ void validate(const Resources& r, std::string_view field) {
     std::string at = fmt::format("{}.extra[{}]", field, name);
     if (name == "cpu" || name == "memory")
       throw ValidationError(at, name, "set cpu and memory through their own fields (requests and limits differ)");
-    validate_qualified_name(name, at);
+    if (const auto errs = container_resource_name_errors(name); !errs.empty()) throw ValidationError(at, name, errs.front());
     if (q.is_negative()) throw ValidationError(at, q.to_string(), "must be greater than or equal to 0");
-    // Extended resources (a domain outside kubernetes.io) must be whole numbers.
-    bool extended = name.find('/') != std::string::npos && name.find("kubernetes.io/") == std::string::npos;
-    if (extended && q.nano_value() % 1000000000 != 0)
+    // ValidateResourceQuantityValue: extended resources are whole numbers.
+    if (is_integer_resource_name(name) && q.milli_value() % 1000 != 0)
       throw ValidationError(at, q.to_string(), "must be an integer (extended resources are counted in whole units)");
   }
 }

@@ -346,6 +346,20 @@ TEST_CASE("LimitRange defaults come before ResourceQuota's must-specify check") 
         R"("pods":"1","requests.cpu":"100m","requests.nvidia.com/gpu":"0"})");
 }
 
+TEST_CASE("mutating admission comes before validation: LimitRange defaults are validated, Priority refuses first") {
+  // Answers of kube-apiserver v1.32.13 (golden podvalues, its last steps).
+  Fixture f;
+  f.store.create(f.store.type("", "limitranges"), "q1",
+                 obj(R"({"metadata":{"name":"lr"},"spec":{"limits":[{"type":"Container","default":{"cpu":"500m"}}]}})"));
+  CHECK(f.message("/api/v1/namespaces/q1/pods",
+                  R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"main","image":"x","resources":{"requests":{"cpu":"1"}}}]}})") ==
+        "422 Pod \"p\" is invalid: spec.containers[0].resources.requests: Invalid value: \"1\": must be less than or equal to cpu "
+        "limit of 500m");
+  CHECK(f.message("/api/v1/namespaces/q1/pods",
+                  R"({"metadata":{"name":"p"},"spec":{"priorityClassName":"nope","containers":[{"name":"Bad_Name","image":"x"}]}})") ==
+        "403 pods \"p\" is forbidden: no PriorityClass with name nope was found");
+}
+
 // ---- Priority ---------------------------------------------------------------------------------------
 
 TEST_CASE("Priority: built-in classes, unknown classes refused, spec.priority filled, one global default") {

@@ -48,8 +48,10 @@ struct World {
   void bind_all() {
     for (const auto& p : list("", "pods"))
       if (at(p, "spec.nodeName").empty())
-        store.mutate(pods, "default", at(p, "metadata.name"),
-                     [](json::object& o) { o["spec"].as_object()["nodeName"] = "cn-beijing.192.168.3.230"; });
+        // (As the scheduler binds: through pods/binding, which ValidatePodUpdate does not judge.)
+        store.mutate(
+            pods, "default", at(p, "metadata.name"),
+            [](json::object& o) { o["spec"].as_object()["nodeName"] = "cn-beijing.192.168.3.230"; }, {}, "binding");
   }
   void advance(Clock::duration d) {
     bind_all();

@@ -3,6 +3,8 @@
 // v1.32.13 (the oracle), code, reason, message and causes.
 #include <doctest/doctest.h>
 
+#include <array>
+
 #include "embedded/api.hpp"
 #include "embedded/controllers.hpp"
 
@@ -307,4 +309,216 @@ TEST_CASE("a valid but huge replica count does not hold the write for millions o
   const auto more = f.store.list(f.store.type("", "pods"), "default").items.size();
   CHECK(more > first + 9000);  // it went on in the next second, again within 20 syncs
   CHECK(more <= 20000);
+}
+
+// ValidatePodSpec's value rules (embedded/validation_pod.cpp). Each expected Status is what
+// kube-apiserver v1.32.13 answered (tests/fidelity/golden/podvalues.txt has them all, in kubectl's
+// words): causes in its order, the message joining them.
+TEST_CASE("pod spec values: the causes of ValidatePodSpec in Kubernetes' order") {
+  Fixture f;
+  auto pod = [](const std::string& spec) { return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"v"},"spec":)" + spec + "}"; };
+  auto one = [](const std::string& containers_extra, const std::string& spec_extra = "") {
+    return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"v"},"spec":{)" + spec_extra +
+           R"("containers":[{"name":"main","image":"busybox")" + containers_extra + "}]}}";
+  };
+  // A 422's status_of: the causes as `reason field message`, and the message built from them.
+  auto invalid = [](const std::string& kind, const std::vector<std::array<std::string, 3>>& causes) {
+    std::string list, tail;
+    for (const auto& [reason, field, message] : causes) {
+      list += (list.empty() ? "" : ", ") + field + ": " + message;
+      tail += " | " + reason + " " + field + " " + message;
+    }
+    return "422 Invalid " + kind + " \"v\" is invalid: " + (causes.size() > 1 ? "[" + list + "]" : list) + tail;
+  };
+  const std::string port_range = "must be between 1 and 65535, inclusive";
+  struct Row {
+    std::string what, path, body, expected;
+  };
+  const Row rows[] = {
+      {"ports: required, range, protocol", "pods",
+       one(R"(,"ports":[{"containerPort":0},{"containerPort":70000,"hostPort":-1,"protocol":"tcp"}])"),
+       invalid("Pod", {{{"FieldValueRequired", "spec.containers[0].ports[0].containerPort", "Required value"},
+                        {"FieldValueInvalid", "spec.containers[0].ports[1].containerPort", "Invalid value: 70000: " + port_range},
+                        {"FieldValueInvalid", "spec.containers[0].ports[1].hostPort", "Invalid value: -1: " + port_range},
+                        {"FieldValueNotSupported", "spec.containers[0].ports[1].protocol",
+                         "Unsupported value: \"tcp\": supported values: \"SCTP\", \"TCP\", \"UDP\""}}})},
+      {"host ports conflict across containers", "pods",
+       pod(R"({"containers":[{"name":"a","image":"b","ports":[{"containerPort":80,"hostPort":8080}]},
+                             {"name":"c","image":"b","ports":[{"containerPort":81,"hostPort":8080}]}]})"),
+       invalid("Pod", {{{"FieldValueDuplicate", "spec.containers[1].ports[0].hostPort", "Duplicate value: \"TCP//8080\""}}})},
+      {"valueFrom without a source", "pods", one(R"(,"env":[{"name":"A","valueFrom":{}}])"),
+       invalid("Pod", {{{"FieldValueInvalid", "spec.containers[0].env[0].valueFrom",
+                         "Invalid value: \"\": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"}}})},
+      {"a GPU request without a limit", "pods", one(R"(,"resources":{"requests":{"nvidia.com/gpu":"1"}})"),
+       invalid("Pod", {{{"FieldValueRequired", "spec.containers[0].resources.limits",
+                         "Required value: Limit must be set for non overcommitable resources"}}})},
+      {"a GPU request other than its limit", "pods",
+       one(R"(,"resources":{"limits":{"nvidia.com/gpu":"2"},"requests":{"nvidia.com/gpu":"1"}})"),
+       invalid("Pod", {{{"FieldValueInvalid", "spec.containers[0].resources.requests",
+                         "Invalid value: \"1\": must be equal to nvidia.com/gpu limit of 2"}}})},
+      {"half a GPU (the limit, and the request defaulted from it)", "pods",
+       one(R"(,"resources":{"limits":{"nvidia.com/gpu":"0.5"}})"),
+       [&] {
+         const std::string q = "Invalid value: resource.Quantity{i:resource.int64Amount{value:5, scale:-1}, "
+                               "d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"\", Format:\"DecimalSI\"}: must be an integer";
+         return invalid("Pod", {{{"FieldValueInvalid", "spec.containers[0].resources.limits[nvidia.com/gpu]", q},
+                                 {"FieldValueInvalid", "spec.containers[0].resources.requests[nvidia.com/gpu]", q}}});
+       }()},
+      {"an unknown resource name", "pods", one(R"(,"resources":{"requests":{"foo":"1"}})"),
+       invalid("Pod", {{{"FieldValueInvalid", "spec.containers[0].resources.requests[foo]",
+                         "Invalid value: foo: must be a standard resource type or fully qualified"},
+                        {"FieldValueInvalid", "spec.containers[0].resources.requests[foo]",
+                         "Invalid value: foo: must be a standard resource for containers"}}})},
+      {"a subPath with '..' (the list is named, not the mount)", "pods",
+       one(R"(,"volumeMounts":[{"name":"v","mountPath":"/b","subPath":"../x"}])", R"("volumes":[{"name":"v"}],)"),
+       invalid("Pod", {{{"FieldValueInvalid", "spec.containers[0].volumeMounts.subPath", "Invalid value: \"../x\": must not contain '..'"}}})},
+      {"a probe without handler (its counts are defaulted)", "pods", one(R"(,"livenessProbe":{}, "startupProbe":{"exec":{"command":["x"]},"successThreshold":2})"),
+       invalid("Pod", {{{"FieldValueRequired", "spec.containers[0].livenessProbe", "Required value: must specify a handler type"},
+                        {"FieldValueInvalid", "spec.containers[0].startupProbe.successThreshold", "Invalid value: 2: must be 1"}}})},
+      {"a preStop sleep of zero", "pods", one(R"(,"lifecycle":{"preStop":{"sleep":{"seconds":0}}})", R"("terminationGracePeriodSeconds":10,)"),
+       invalid("Pod", {{{"FieldValueInvalid", "spec.containers[0].lifecycle.preStop.sleep",
+                         "Invalid value: 0: must be greater than 0 and less than terminationGracePeriodSeconds (10). Enable "
+                         "AllowPodLifecycleSleepActionZeroValue feature gate for zero sleep."}}})},
+      {"security contexts' ids", "pods", one(R"(,"securityContext":{"runAsUser":-1})", R"("securityContext":{"fsGroup":-1},)"),
+       invalid("Pod", {{{"FieldValueInvalid", "spec.containers[0].securityContext.runAsUser",
+                         "Invalid value: -1: must be between 0 and 2147483647, inclusive"},
+                        {"FieldValueInvalid", "spec.securityContext.fsGroup", "Invalid value: -1: must be between 0 and 2147483647, inclusive"}}})},
+      {"dnsPolicy None without dnsConfig", "pods", one("", R"("dnsPolicy":"None",)"),
+       invalid("Pod", {{{"FieldValueRequired", "spec.dnsConfig", "Required value: must provide `dnsConfig` when `dnsPolicy` is None"}}})},
+      {"a toleration's unknown operator", "pods", one("", R"("tolerations":[{"key":"a","operator":"Bogus"}],)"),
+       invalid("Pod", {{{"FieldValueNotSupported", "spec.tolerations[0].operator",
+                         "Unsupported value: \"Bogus\": supported values: \"Equal\", \"Exists\""}}})},
+      {"two volume sources: the volume is not there for its mount", "pods",
+       one(R"(,"volumeMounts":[{"name":"two","mountPath":"/two"}])", R"("volumes":[{"name":"two","emptyDir":{},"hostPath":{"path":"/x"}}],)"),
+       invalid("Pod", {{{"FieldValueForbidden", "spec.volumes[0].hostPath", "Forbidden: may not specify more than 1 volume type"},
+                        {"FieldValueNotFound", "spec.containers[0].volumeMounts[0].name", "Not found: \"two\""}}})},
+      {"init containers: restartPolicy Never, a probe without Always", "pods",
+       one("", R"("initContainers":[{"name":"i","image":"b","restartPolicy":"Never","livenessProbe":{"exec":{"command":["x"]}}},
+                                    {"name":"side","image":"b","restartPolicy":"Always","livenessProbe":{"exec":{"command":["x"]}}}],)"),
+       invalid("Pod", {{{"FieldValueNotSupported", "spec.initContainers[0].restartPolicy",
+                         "Unsupported value: \"Never\": supported values: \"Always\""},
+                        {"FieldValueForbidden", "spec.initContainers[0].livenessProbe",
+                         "Forbidden: may not be set for init containers without restartPolicy=Always"}}})},
+      {"a regular container's restartPolicy", "pods", one(R"(,"restartPolicy":"Always")"),
+       invalid("Pod", {{{"FieldValueForbidden", "spec.containers[0].restartPolicy", "Forbidden: may not be set for non-init containers"}}})},
+      {"hugepages not a whole number of pages (limit, and the request defaulted from it)", "pods",
+       one(R"(,"resources":{"limits":{"hugepages-2Mi":"3Mi","memory":"1Gi"}})"),
+       invalid("Pod", {{{"FieldValueInvalid", "spec.containers[0].resources.limits[hugepages-2Mi]",
+                         "Invalid value: \"3Mi\": 3Mi is not positive integer multiple of hugepages-2Mi"},
+                        {"FieldValueInvalid", "spec.containers[0].resources.requests[hugepages-2Mi]",
+                         "Invalid value: \"3Mi\": 3Mi is not positive integer multiple of hugepages-2Mi"}}})},
+      {"affinity: weights and a pod affinity term's topologyKey", "pods",
+       one("", R"("affinity":{"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":0,"preference":{}}]},
+                  "podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"topologyKey":"zone"},{"topologyKey":""}]}},)"),
+       invalid("Pod", {{{"FieldValueInvalid", "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight",
+                         "Invalid value: 0: must be in the range 1-100"},
+                        {"FieldValueRequired", "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[1].topologyKey",
+                         "Required value: can not be empty"},
+                        {"FieldValueInvalid", "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[1].topologyKey",
+                         "Invalid value: \"\": name part must be non-empty"},
+                        {"FieldValueInvalid", "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[1].topologyKey",
+                         "Invalid value: \"\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start "
+                         "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+                         "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"}}})},
+      {"an ephemeral container's ports, then the create's refusal", "pods",
+       one("", R"("ephemeralContainers":[{"name":"e","image":"b","ports":[{"containerPort":80}]}],)"),
+       invalid("Pod", {{{"FieldValueForbidden", "spec.ephemeralContainers[0].ports", "Forbidden: cannot be set for an Ephemeral Container"},
+                        {"FieldValueForbidden", "spec.ephemeralContainers", "Forbidden: cannot be set on create"}}})},
+      {"a template's bad port, with the template's path", "deployments",
+       R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"v"},"spec":{"selector":{"matchLabels":{"a":"b"}},
+           "template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"b","ports":[{"containerPort":0}]}]}}}})",
+       invalid("Deployment.apps", {{{"FieldValueRequired", "spec.template.spec.containers[0].ports[0].containerPort", "Required value"}}})},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.what);
+    const std::string path = r.path == "pods" ? "/api/v1/namespaces/default/pods?dryRun=All"
+                                              : "/apis/apps/v1/namespaces/default/deployments?dryRun=All";
+    CHECK(status_of(f.call("POST", path, r.body)) == r.expected);
+  }
+}
+
+TEST_CASE("pod spec values: a fractional extended resource in any notation is a 422, never a crash") {
+  Fixture f;
+  for (const std::string q : {"0.0005Ki", "1e-1", "1.5e0", "0.1234567890123456789", "0.0000000001", "+0.5"}) {
+    CAPTURE(q);
+    const std::string body = std::string(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"v"},"spec":{"containers":[)") +
+                             R"({"name":"main","image":"busybox","resources":{"limits":{"example.com/x":")" + q + R"("}}}]}})";
+    const auto resp = f.call("POST", "/api/v1/namespaces/default/pods?dryRun=All", body);
+    CHECK(resp.status == 422);
+    CHECK(resp.body.find("must be an integer") != std::string::npos);
+  }
+}
+
+TEST_CASE("pod spec values: what v1.32 takes is stored with the defaults its rules rely on") {
+  Fixture f;
+  const std::string body =
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"good"},"spec":{"hostNetwork":true,"containers":[{"name":"main","image":"busybox",
+          "ports":[{"containerPort":80}],"livenessProbe":{"httpGet":{"port":"http"}},"startupProbe":{"grpc":{"port":9000}}}],
+          "volumes":[{"name":"dflt"}],"tolerations":[{"key":"gpu","operator":"Exists","effect":"NoExecute","tolerationSeconds":60}]}})";
+  const auto resp = f.call("POST", "/api/v1/namespaces/default/pods", body);
+  REQUIRE(resp.status == 201);
+  const auto spec = json::parse(resp.body).at("spec").as_object();
+  const auto& c = spec.at("containers").at(0).as_object();
+  // SetDefaults_Probe, SetDefaults_HTTPGetAction, the gRPC service, defaultHostNetworkPorts, SetDefaults_Volume.
+  CHECK(c.at("livenessProbe") == json::parse(R"({"httpGet":{"port":"http","path":"/","scheme":"HTTP"},"timeoutSeconds":1,
+                                                 "periodSeconds":10,"successThreshold":1,"failureThreshold":3})"));
+  CHECK(c.at("startupProbe").at("grpc") == json::parse(R"({"port":9000,"service":""})"));
+  CHECK(c.at("ports").at(0).at("hostPort") == 80);
+  CHECK(spec.at("volumes").at(0) == json::parse(R"({"name":"dflt","emptyDir":{}})"));
+}
+
+TEST_CASE("pod spec values: the fields of v1.32's disabled feature gates are dropped, not validated") {
+  Fixture f;
+  // Golden podvalues, pod "gated": hostUsers, pod-level resources, resource claims, resize policies,
+  // image volumes go; a procMount, even an unknown one, becomes Default; 0.0001 cpu becomes 1m.
+  const std::string body =
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"gated"},"spec":{"hostUsers":false,"resources":{"limits":{"cpu":"1"}},
+          "volumes":[{"name":"img","image":{"reference":"busybox"}}],
+          "containers":[{"name":"main","image":"busybox","resizePolicy":[{"resourceName":"cpu","restartPolicy":"NotRequired"}],
+                         "securityContext":{"procMount":"Bogus"},"resources":{"requests":{"cpu":"0.0001"}}}]}})";
+  const auto resp = f.call("POST", "/api/v1/namespaces/default/pods", body);
+  REQUIRE(resp.status == 201);
+  const auto spec = json::parse(resp.body).at("spec").as_object();
+  CHECK_FALSE(spec.contains("hostUsers"));
+  CHECK_FALSE(spec.contains("resources"));
+  CHECK_FALSE(spec.contains("volumes"));
+  const auto& c = spec.at("containers").at(0).as_object();
+  CHECK_FALSE(c.contains("resizePolicy"));
+  CHECK(c.at("securityContext").at("procMount") == "Default");
+  CHECK(c.at("resources").at("requests").at("cpu") == "1m");
+}
+
+TEST_CASE("pod updates: only images, a shorter deadline and added tolerations may change (ValidatePodUpdate)") {
+  // Answers of kube-apiserver v1.32.13 (golden podvalues, pod "upd"); Kubernetes appends a go-cmp
+  // diff of the two specs to the Forbidden message, which is not reproduced (FIDELITY.md).
+  Fixture f;
+  REQUIRE(f.call("POST", "/api/v1/namespaces/default/pods",
+                 R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"u"},"spec":{"activeDeadlineSeconds":100,
+                     "containers":[{"name":"main","image":"busybox","env":[{"name":"A","value":"1"}]}]}})")
+              .status == 201);
+  auto patch = [&](const std::string& ops) {
+    return status_of(f.call("PATCH", "/api/v1/namespaces/default/pods/u", ops, "application/json-patch+json"));
+  };
+  CHECK(patch(R"([{"op":"replace","path":"/spec/containers/0/env/0/value","value":"2"}])") ==
+        "422 Invalid Pod \"u\" is invalid: spec: Forbidden: pod updates may not change fields other than "
+        "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only "
+        "additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was "
+        "previously negative) | FieldValueForbidden spec Forbidden: pod updates may not change fields other than "
+        "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only "
+        "additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was "
+        "previously negative)");
+  CHECK(patch(R"([{"op":"replace","path":"/spec/activeDeadlineSeconds","value":200}])") ==
+        "422 Invalid Pod \"u\" is invalid: spec.activeDeadlineSeconds: Invalid value: 200: must be less than or equal to "
+        "previous value | FieldValueInvalid spec.activeDeadlineSeconds Invalid value: 200: must be less than or equal to "
+        "previous value");
+  // An empty image: validation's cause and ValidateContainerUpdates' are both kept; the message says it once.
+  CHECK(patch(R"([{"op":"replace","path":"/spec/containers/0/image","value":""}])") ==
+        "422 Invalid Pod \"u\" is invalid: spec.containers[0].image: Required value | FieldValueRequired "
+        "spec.containers[0].image Required value | FieldValueRequired spec.containers[0].image Required value");
+  CHECK(f.call("PATCH", "/api/v1/namespaces/default/pods/u",
+               R"([{"op":"replace","path":"/spec/containers/0/image","value":"busybox:1.36"},
+                   {"op":"replace","path":"/spec/activeDeadlineSeconds","value":50},
+                   {"op":"add","path":"/spec/tolerations/-","value":{"key":"c","operator":"Exists"}}])",
+               "application/json-patch+json")
+            .status == 200);
 }

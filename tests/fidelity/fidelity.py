@@ -238,6 +238,305 @@ def kubeflow_steps():
     return steps
 
 
+def vpod(name, containers=None, **spec):
+    """A pod for the podvalues scenario: one valid container unless `containers`, plus `spec` fields."""
+    body = {"containers": containers if containers is not None else [{"name": "main", "image": "busybox"}]}
+    body.update(spec)
+    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": body})
+
+
+def vc(**fields):
+    """A container named main running busybox, with `fields`."""
+    c = {"name": "main", "image": "busybox"}
+    c.update(fields)
+    return c
+
+
+def podvalues_steps():
+    """Value rules of ValidatePodSpec and friends (issue #20): each bad pod is sent as a server dry run,
+    so the answer is the 422 with its causes in Kubernetes' order; good pods show the defaults."""
+    dry = ["create", "--dry-run=server", "-f", "-"]
+    show = ["create", "--dry-run=server", "-o", "json", "-f", "-"]
+    probe = {"exec": {"command": ["true"]}}
+    bad = [
+        vpod("cnames", [{"name": "Bad_Name", "image": "busybox"}, {"name": "a"}, {"name": "a", "image": "b"}, {"image": "c"}]),
+        vpod("ports", [vc(ports=[{"containerPort": 0}, {"containerPort": 70000, "hostPort": -1, "protocol": "tcp"},
+                                 {"containerPort": 80, "name": "web"}, {"containerPort": 81, "name": "web"},
+                                 {"containerPort": 82, "name": "Bad_Port"}, {"containerPort": 83, "name": "123"},
+                                 {"containerPort": 84, "name": "a--b"}, {"containerPort": 85, "name": "abcdefghijklmnopq"}])]),
+        vpod("hostports", [vc(ports=[{"containerPort": 80, "hostPort": 8080}]),
+                           vc(name="side", ports=[{"containerPort": 81, "hostPort": 8080}])]),
+        vpod("hostnet", [vc(ports=[{"containerPort": 80, "hostPort": 81}])], hostNetwork=True),
+        vpod("policies", [vc(imagePullPolicy="Sometimes", terminationMessagePolicy="Nope")]),
+        vpod("imagews", [vc(image=" busybox ")]),
+        vpod("env", [vc(env=[{"name": "A", "valueFrom": {}}, {"name": "B", "value": "x", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                             {"name": "C", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}, "secretKeyRef": {"name": "s", "key": "k"}}},
+                             {"name": "D", "valueFrom": {"fieldRef": {"fieldPath": "metadata.foo"}}},
+                             {"name": "E", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['a b']"}}},
+                             {"name": "F", "valueFrom": {"configMapKeyRef": {"name": "Bad_Name", "key": "a b"}}},
+                             {"name": "G", "valueFrom": {"secretKeyRef": {"name": "", "key": ""}}},
+                             {"name": "H", "valueFrom": {"resourceFieldRef": {"resource": "limits.foo"}}},
+                             {"name": "I", "valueFrom": {"resourceFieldRef": {"resource": "limits.cpu", "divisor": "1Mi"}}},
+                             {"name": "", "value": "x"}])]),
+        vpod("envfrom", [vc(envFrom=[{}, {"prefix": "A=B", "configMapRef": {"name": "c"}},
+                                     {"configMapRef": {"name": "c"}, "secretRef": {"name": "s"}},
+                                     {"configMapRef": {"name": "Bad_Name"}}, {"secretRef": {"name": ""}}])]),
+        vpod("negcpu", [vc(resources={"requests": {"cpu": "-1"}})]),
+        vpod("reqlim", [vc(resources={"limits": {"cpu": "1"}, "requests": {"cpu": "2"}})]),
+        vpod("gpunolimit", [vc(resources={"requests": {"nvidia.com/gpu": "1"}})]),
+        vpod("gpuneq", [vc(resources={"limits": {"nvidia.com/gpu": "2"}, "requests": {"nvidia.com/gpu": "1"}})]),
+        vpod("gpufrac", [vc(resources={"limits": {"nvidia.com/gpu": "0.5"}})]),
+        vpod("resname", [vc(resources={"limits": {"foo": "1"}})]),
+        vpod("resnative", [vc(resources={"limits": {"kubernetes.io/foo": "1"}})]),
+        vpod("resbadname", [vc(resources={"limits": {"example.com/a b": "1"}})]),
+        vpod("hugepages", [vc(resources={"limits": {"hugepages-2Mi": "2Mi"}})]),
+        vpod("hugepages2", [vc(resources={"limits": {"hugepages-2Mi": "3Mi", "memory": "1Gi"}})]),
+        vpod("hugepages3", [vc(resources={"limits": {"hugepages-1Gi": "2Gi", "cpu": "1"}, "requests": {"hugepages-1Gi": "1Gi"}})]),
+        vpod("mounts", [vc(volumeMounts=[{"name": "nope", "mountPath": "/a"}, {"name": "v", "mountPath": ""},
+                                         {"name": "v", "mountPath": "/a"}, {"name": "v", "mountPath": "/b", "subPath": "../x"},
+                                         {"name": "v", "mountPath": "/c", "subPath": "/abs"},
+                                         {"name": "v", "mountPath": "/d", "subPath": "s", "subPathExpr": "e"},
+                                         {"name": "v", "mountPath": "/e", "mountPropagation": "Bogus"},
+                                         {"name": "", "mountPath": "/f"}])],
+             volumes=[{"name": "v", "emptyDir": {}}]),
+        vpod("probes", [vc(livenessProbe={"initialDelaySeconds": -1, "successThreshold": 2},
+                           readinessProbe={"exec": {"command": ["true"]}, "httpGet": {"port": 80}, "terminationGracePeriodSeconds": 5},
+                           startupProbe={"tcpSocket": {"port": 70000}, "successThreshold": 3, "timeoutSeconds": -1})]),
+        vpod("handlers", [vc(livenessProbe={"httpGet": {"port": "Bad_Name", "scheme": "FTP", "httpHeaders": [{"name": "a b", "value": "x"}]},
+                                            "terminationGracePeriodSeconds": 0},
+                             readinessProbe={"exec": {}}, startupProbe={"grpc": {"port": 0}},
+                             lifecycle={"postStart": {}, "preStop": {"sleep": {"seconds": 100}}})]),
+        vpod("sleepzero", [vc(lifecycle={"preStop": {"sleep": {"seconds": 0}}})], terminationGracePeriodSeconds=10),
+        vpod("csec", [vc(securityContext={"runAsUser": -1, "runAsGroup": -1, "procMount": "Bogus",
+                                          "seccompProfile": {"type": "Bogus"}})]),
+        vpod("csec2", [vc(securityContext={"privileged": True, "allowPrivilegeEscalation": False,
+                                           "capabilities": {"add": ["CAP_SYS_ADMIN"]},
+                                           "seccompProfile": {"type": "Localhost"}})]),
+        vpod("csec3", [vc(securityContext={"seccompProfile": {"type": "RuntimeDefault", "localhostProfile": "p"}})]),
+        vpod("psec", securityContext={"fsGroup": -1, "runAsUser": -1, "runAsGroup": 2147483648, "supplementalGroups": [1, -1],
+                                      "sysctls": [{"name": "", "value": "1"}, {"name": "Bad Name", "value": "1"},
+                                                  {"name": "net.ipv4.ip_forward", "value": "1"}, {"name": "net.ipv4.ip_forward", "value": "0"}],
+                                      "fsGroupChangePolicy": "Bogus", "seccompProfile": {"type": "Localhost", "localhostProfile": "../p"}},
+             hostNetwork=True),
+        vpod("psec2", shareProcessNamespace=True, hostPID=True, hostUsers=False, hostIPC=True,
+             securityContext={"sysctls": [{"name": "kernel.shm_rmid_forced", "value": "1"}, {"name": "kernel/msgmax", "value": "1"}]}),
+        vpod("dnspolicy", dnsPolicy="Bogus"),
+        vpod("dnsnone", dnsPolicy="None"),
+        vpod("dnsnone2", dnsPolicy="None", dnsConfig={"searches": ["a"]}),
+        vpod("dnsconfig", dnsConfig={"nameservers": ["1.1.1.1", "1.0.0.1", "8.8.8.8", "x"], "searches": ["Bad_Domain", "ok.example.", "."],
+                                     "options": [{"name": ""}, {"name": "ndots", "value": "2"}]}),
+        vpod("hostaliases", hostAliases=[{"ip": "x", "hostnames": ["Bad_Host", "ok"]}, {"ip": "::1", "hostnames": ["a"]}]),
+        vpod("spread", topologySpreadConstraints=[
+            {"maxSkew": 0, "topologyKey": "", "whenUnsatisfiable": "Bogus"},
+            {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway", "minDomains": 0},
+            {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "ScheduleAnyway", "nodeAffinityPolicy": "Bogus", "nodeTaintsPolicy": "Bogus"},
+            {"maxSkew": 1, "topologyKey": "host", "whenUnsatisfiable": "DoNotSchedule", "matchLabelKeys": ["app", "Bad Key"],
+             "labelSelector": {"matchLabels": {"app": "x"}}}]),
+        vpod("spread2", topologySpreadConstraints=[
+            {"maxSkew": 1, "topologyKey": "host", "whenUnsatisfiable": "DoNotSchedule", "matchLabelKeys": ["app"]},
+            {"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule",
+             "labelSelector": {"matchExpressions": [{"key": "app", "operator": "Bogus"}]}}]),
+        vpod("tolerations", tolerations=[{"key": "a", "operator": "Bogus"}, {"key": "b", "operator": "Exists", "value": "v"},
+                                         {"key": "c", "effect": "NoSchedule", "tolerationSeconds": 5}, {"operator": "Equal", "value": "v"},
+                                         {"key": "d", "effect": "Bogus"}, {"key": "Bad Key", "value": "Bad Value!"}]),
+        vpod("volumes", [vc(volumeMounts=[{"name": "two", "mountPath": "/two"}])], volumes=[
+            {"name": "two", "emptyDir": {}, "hostPath": {"path": "/x"}},
+            {"name": "Bad_Name", "emptyDir": {}}, {"name": "dup", "emptyDir": {}}, {"name": "dup", "emptyDir": {}},
+            {"name": "hp1", "hostPath": {"path": ""}}, {"name": "hp2", "hostPath": {"path": "/a/../b", "type": "Bogus"}},
+            {"name": "nfs", "nfs": {"server": "", "path": "rel"}}, {"name": "ed", "emptyDir": {"sizeLimit": "-1"}},
+            {"name": "pvc", "persistentVolumeClaim": {"claimName": ""}},
+            {"name": "sec", "secret": {"secretName": "", "defaultMode": 512, "items": [{"key": "", "path": ""}, {"key": "k", "path": "../x", "mode": -1}]}},
+            {"name": "cm", "configMap": {"name": "", "items": [{"key": "k", "path": "/abs"}, {"key": "k", "path": "..data/x"}]}},
+            {"name": "", "emptyDir": {}}]),
+        vpod("volumes2", volumes=[{"name": "csi", "csi": {"driver": ""}}, {"name": "dapi", "downwardAPI": {"items": [{"path": "x", "fieldRef": {"fieldPath": "metadata.foo"}}]}},
+                                  {"name": "pj", "projected": {"sources": [{"configMap": {"name": "c"}}, {}]}}]),
+        vpod("podfields", restartPolicy="Sometimes", activeDeadlineSeconds=0, readinessGates=[{"conditionType": "bad type!"}],
+             nodeName="Bad_Node!", hostname="Bad_Host", subdomain="Bad.Sub", serviceAccountName="Bad_SA",
+             schedulingGates=[{"name": "a"}, {"name": "a"}, {"name": "bad gate"}]),
+        vpod("podfields2", activeDeadlineSeconds=4294967296, nodeSelector={"bad key!": "v"}, os={"name": "plan9"}),
+        vpod("nodeselector", nodeSelector={"k": "bad value!"}, nodeName="n1", schedulingGates=[{"name": "g"}]),
+        vpod("priorityname", priorityClassName="Bad_Name"),
+        vpod("preemption", preemptionPolicy="Bogus"),
+        vpod("runtimeclass", [vc(name="Bad_Name")], runtimeClassName="gvisor"),
+        vpod("overhead", overhead={"cpu": "100m"}),
+        vpod("overhead2", overhead={"cpu": "-1"}),
+        vpod("oswindows", [vc(securityContext={"runAsUser": 1, "privileged": False, "capabilities": {}, "readOnlyRootFilesystem": True})],
+             initContainers=[vc(name="i", securityContext={"seccompProfile": {"type": "RuntimeDefault"}, "procMount": "Default"})],
+             os={"name": "windows"}, hostPID=True, hostIPC=False, shareProcessNamespace=False,
+             securityContext={"fsGroup": 1, "runAsGroup": 1, "supplementalGroups": [], "sysctls": [{"name": "kernel.msgmax", "value": "1"}],
+                              "seLinuxOptions": {"level": "s0"}}),
+        vpod("oslinux", [vc(securityContext={"windowsOptions": {"runAsUserName": "u"}})], initContainers=[
+            vc(name="i", securityContext={"windowsOptions": {"runAsUserName": "u"}})], os={"name": "linux"},
+             securityContext={"windowsOptions": {"runAsUserName": "u"}}),
+        vpod("init", [vc()], initContainers=[
+            vc(name="main"), vc(name="i1", restartPolicy="Never", lifecycle={"postStart": probe}, livenessProbe=probe,
+                                readinessProbe=probe, startupProbe=probe),
+            vc(name="side", restartPolicy="Always", livenessProbe={"exec": {"command": ["true"]}, "successThreshold": 2},
+               lifecycle={"preStop": {}}),
+            vc(name="i2", ports=[{"containerPort": 80, "hostPort": 80}, {"containerPort": 81, "hostPort": 80}]),
+            {"name": "", "image": ""}]),
+        vpod("regular", [vc(restartPolicy="Always")]),
+        json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "annotations", "annotations": {
+            "Bad Key": "x", "kubernetes.io/config.mirror": "m", "controller.kubernetes.io/pod-deletion-cost": "+10",
+            "seccomp.security.alpha.kubernetes.io/pod": "localhost/../p",
+            "container.apparmor.security.beta.kubernetes.io/nope": "bogus"}},
+            "spec": {"containers": [vc()]}}),
+        json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "annotations2", "annotations": {
+            "controller.kubernetes.io/pod-deletion-cost": "4294967296", "seccomp.security.alpha.kubernetes.io/pod": "bogus"}},
+            "spec": {"containers": [vc()]}}),
+        json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm", "annotations": {"a/b/c": "x"}}}),
+        vpod("affinity", affinity={
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []},
+                             "preferredDuringSchedulingIgnoredDuringExecution": [
+                                 {"weight": 0, "preference": {"matchExpressions": [{"key": "a", "operator": "Bogus"}]}},
+                                 {"weight": 101, "preference": {"matchFields": [{"key": "metadata.name", "operator": "Exists"}]}}]},
+            "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"labelSelector": {"matchExpressions": [{"key": "app", "operator": "In"}]}, "topologyKey": ""},
+                {"namespaces": ["Bad_NS"], "namespaceSelector": {"matchLabels": {"bad key!": "x"}}, "topologyKey": "bad key!"}]},
+            "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 200, "podAffinityTerm": {"labelSelector": {"matchExpressions": [{"key": "app", "operator": "Exists", "values": ["x"]}]},
+                                                    "topologyKey": "zone"}}]}}),
+        json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "labelkeys", "labels": {"app": "x", "tier": "t"}},
+                    "spec": {"containers": [vc()], "affinity": {
+                        "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                            {"topologyKey": "zone", "matchLabelKeys": ["app"]},
+                            {"topologyKey": "zone", "labelSelector": {"matchExpressions": [{"key": "app", "operator": "Exists"}]},
+                             "matchLabelKeys": ["app", "Bad Key"], "mismatchLabelKeys": ["app"]}]},
+                        "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                            {"weight": 1, "podAffinityTerm": {"topologyKey": "zone", "labelSelector": {"matchLabels": {"tier": "t"}},
+                                                              "mismatchLabelKeys": ["tier"]}}]}}}}),
+        vpod("projected", volumes=[{"name": "pj", "projected": {"defaultMode": 1000, "sources": [
+            {"configMap": {"name": "", "items": [{"key": "k", "path": "a"}]}},
+            {"secret": {"name": "s", "items": [{"key": "k", "path": "a"}]}},
+            {"downwardAPI": {"items": [{"path": "a", "fieldRef": {"fieldPath": "metadata.name"}}]}},
+            {"serviceAccountToken": {"path": "", "expirationSeconds": 60}},
+            {"configMap": {"name": "c"}, "secret": {"name": "s"}}]}}]),
+        vpod("projected2", volumes=[{"name": "pj", "projected": {"sources": [{"serviceAccountToken": {"path": "../t"}}]}}]),
+        vpod("devices", [vc(volumeDevices=[{"name": "ed", "devicePath": "/dev/a"}, {"name": "pvc", "devicePath": "/dev/../b"},
+                                           {"name": "pvc", "devicePath": "/m"}, {"name": "nope", "devicePath": ""}],
+                            volumeMounts=[{"name": "pvc", "mountPath": "/m"}])],
+             volumes=[{"name": "ed", "emptyDir": {}}, {"name": "pvc", "persistentVolumeClaim": {"claimName": "c"}}]),
+        vpod("rro", [vc(volumeMounts=[{"name": "v", "mountPath": "/a", "recursiveReadOnly": "Enabled", "mountPropagation": "HostToContainer"},
+                                      {"name": "v", "mountPath": "/b", "recursiveReadOnly": "Bogus"},
+                                      {"name": "v", "mountPath": "/c", "mountPropagation": "Bidirectional"}])],
+             volumes=[{"name": "v", "emptyDir": {}}]),
+        vpod("apparmor", [vc(securityContext={"appArmorProfile": {"type": "Localhost", "localhostProfile": " p "}}),
+                          vc(name="b", securityContext={"appArmorProfile": {"type": "Bogus"}}),
+                          vc(name="c", securityContext={"appArmorProfile": {"type": "RuntimeDefault", "localhostProfile": "p"}}),
+                          vc(name="d", securityContext={"appArmorProfile": {"type": "Localhost"}})],
+             securityContext={"appArmorProfile": {"type": "Localhost", "localhostProfile": ""}}),
+        vpod("ephemeral2", ephemeralContainers=[
+            {"name": "main", "image": "busybox", "ports": [{"containerPort": 80}], "targetContainerName": "nope",
+             "volumeMounts": [{"name": "v", "mountPath": "/v", "subPath": "x"}], "lifecycle": {"preStop": {"exec": {"command": ["x"]}}}},
+            {"name": "", "image": " b", "resources": {"limits": {"cpu": "1"}}, "stdin": True}],
+             volumes=[{"name": "v", "emptyDir": {}}]),
+        vpod("ephemeral", ephemeralContainers=[{"name": "debug", "image": "busybox"}]),
+        vpod("nocontainers", []),
+        vpod("gpu", [vc(resources={"limits": {"nvidia.com/gpu": "1", "cpu": "1"}, "requests": {"nvidia.com/gpu": "1", "cpu": "2"}})]),
+    ]
+    good = vpod("good", [vc(ports=[{"containerPort": 80, "name": "http"}, {"containerPort": 53, "protocol": "UDP"}],
+                            env=[{"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+                                 {"name": "LIM", "valueFrom": {"resourceFieldRef": {"resource": "limits.memory", "divisor": "1Mi"}}},
+                                 {"name": "ANN", "valueFrom": {"fieldRef": {"fieldPath": "metadata.annotations['a']"}}}],
+                            envFrom=[{"prefix": "P_", "configMapRef": {"name": "c", "optional": True}}],
+                            resources={"limits": {"cpu": "1", "memory": "64Mi", "nvidia.com/gpu": "1"}},
+                            livenessProbe={"httpGet": {"port": "http"}}, readinessProbe={"tcpSocket": {"port": 80}},
+                            startupProbe={"grpc": {"port": 9000}}, lifecycle={"preStop": {"sleep": {"seconds": 5}}},
+                            volumeMounts=[{"name": "data", "mountPath": "/data", "subPath": "a/b"}, {"name": "shm", "mountPath": "/dev/shm"}],
+                            securityContext={"runAsUser": 1000, "allowPrivilegeEscalation": False, "seccompProfile": {"type": "RuntimeDefault"}})],
+                initContainers=[vc(name="side", restartPolicy="Always", readinessProbe={"exec": {"command": ["true"]}})],
+                volumes=[{"name": "data", "hostPath": {"path": "/mnt/ssd", "type": "DirectoryOrCreate"}},
+                         {"name": "shm", "emptyDir": {"medium": "Memory", "sizeLimit": "1Gi"}},
+                         {"name": "nfs", "nfs": {"server": "nfs.example", "path": "/share"}}, {"name": "dflt"}],
+                securityContext={"fsGroup": 1000, "sysctls": [{"name": "net.ipv4.ip_local_port_range", "value": "1024 65000"}]},
+                dnsPolicy="None", dnsConfig={"nameservers": ["1.1.1.1"], "searches": ["example.com"], "options": [{"name": "ndots", "value": "2"}]},
+                hostAliases=[{"ip": "127.0.0.1", "hostnames": ["foo.local"]}],
+                topologySpreadConstraints=[{"maxSkew": 1, "topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", "minDomains": 2,
+                                            "labelSelector": {"matchLabels": {"app": "x"}}, "matchLabelKeys": ["pod-template-hash"]}],
+                tolerations=[{"key": "gpu", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}, {"operator": "Exists"}],
+                restartPolicy="OnFailure", activeDeadlineSeconds=100, readinessGates=[{"conditionType": "example.com/ready"}])
+    tpl_spec = {"containers": [vc(ports=[{"containerPort": 0}], livenessProbe={})], "volumes": [{"name": "v", "hostPath": {"path": "/a/../b"}}]}
+    deploy = json.dumps({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+                         "spec": {"selector": {"matchLabels": {"app": "d"}},
+                                  "template": {"metadata": {"labels": {"app": "d", "bad key!": "v"},
+                                                            "annotations": {"Bad Key": "x",
+                                                                            "controller.kubernetes.io/pod-deletion-cost": "x"}},
+                                               "spec": tpl_spec}}})
+    job = json.dumps({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+                      "spec": {"template": {"spec": {"restartPolicy": "Never", "dnsPolicy": "None",
+                                                     "containers": [vc(resources={"requests": {"nvidia.com/gpu": "1"}})]}}}})
+    tplhost = json.dumps({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "h"},
+                          "spec": {"selector": {"matchLabels": {"app": "h"}},
+                                   "template": {"metadata": {"labels": {"app": "h"}},
+                                                "spec": {"hostNetwork": True, "containers": [vc(ports=[{"containerPort": 80}])],
+                                                         "preemptionPolicy": "Bogus", "priorityClassName": "Bad_Name",
+                                                         "ephemeralContainers": [{"name": "e", "image": "busybox"}]}}}})
+    # What v1.32 takes and gpupool's client checks must take too (tests/model/workload_test.cpp).
+    lenient = vpod("lenient", [vc(volumeMounts=[{"name": "dshm", "mountPath": "rel"}, {"name": "p", "mountPath": "/a/"},
+                                                {"name": "p", "mountPath": "/a", "subPath": "x"}])],
+                   schedulerName="Orion Scheduler", imagePullSecrets=[{"name": "Reg Cred"}],
+                   volumes=[{"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "0"}},
+                            {"name": "p", "persistentVolumeClaim": {"claimName": "Bad Claim"}}])
+    lenient = lenient.replace('"name": "lenient"}', '"name": "lenient", "annotations": {"Example.com/Key": "x"}}')
+    # Fields whose feature gates are off in v1.32 are dropped (a procMount becomes Default), and
+    # quantities are rounded up to milli precision.
+    gated = vpod("gated", [vc(resizePolicy=[{"resourceName": "cpu", "restartPolicy": "NotRequired"}],
+                              securityContext={"procMount": "Bogus"},
+                              resources={"claims": [{"name": "c"}], "requests": {"cpu": "0.0001"}})],
+                 hostUsers=False, resources={"limits": {"cpu": "1"}}, resourceClaims=[{"name": "c", "resourceClaimName": "x"}],
+                 securityContext={"supplementalGroupsPolicy": "Strict", "seLinuxChangePolicy": "Recursive"},
+                 volumes=[{"name": "img", "image": {"reference": "busybox"}},
+                          {"name": "pj", "projected": {"sources": [{"clusterTrustBundle": {"name": "x", "path": "p"}}]}}])
+    # Quantities are stored as Go prints them.
+    canon = vpod("canon", [vc(resources={"limits": {"cpu": "0.5", "memory": "1.5Gi", "ephemeral-storage": "1e3", "example.com/x": "2000m"},
+                                         "requests": {"cpu": "250m", "memory": "1000Mi", "ephemeral-storage": "1000"}})],
+                 volumes=[{"name": "a", "emptyDir": {"sizeLimit": "1.5Gi"}}])
+    # matchLabelKeys and mismatchLabelKeys of pod (anti-)affinity are merged into the selector.
+    labelkeys = json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "labelkeysok", "labels": {"app": "x", "tier": "t"}},
+                            "spec": {"containers": [vc()], "affinity": {"podAntiAffinity": {
+                                "requiredDuringSchedulingIgnoredDuringExecution": [
+                                    {"topologyKey": "zone", "labelSelector": {"matchLabels": {"a": "b"}},
+                                     "matchLabelKeys": ["app", "missing"], "mismatchLabelKeys": ["tier"]}]}}}})
+    # Files of configMap, secret, downward API and projected volumes that overlap: warnings.
+    overlap = vpod("overlap", volumes=[
+        {"name": "cm", "configMap": {"name": "c", "items": [{"key": "a", "path": "x"}, {"key": "b", "path": "x/y/"}, {"key": "c", "path": "x"}]}},
+        {"name": "sec", "secret": {"secretName": "s", "items": [{"key": "a", "path": "p"}, {"key": "b", "path": "p"}]}},
+        {"name": "pj", "projected": {"sources": [
+            {"configMap": {"name": "c", "items": [{"key": "a", "path": "t"}]}},
+            {"serviceAccountToken": {"path": "t/token"}}, {"configMap": {"name": "d"}},
+            {"downwardAPI": {"items": [{"path": "t/x", "fieldRef": {"fieldPath": "metadata.name"}}]}}]}}],
+        serviceAccountName="default")
+    return ([(dry, b) for b in bad] + [(show, good), (show, gated), (show, canon), (show, labelkeys), (dry, overlap), (dry, lenient), (dry, deploy), (dry, job), (dry, tplhost),
+            (show, vpod("hostnetok", [vc(ports=[{"containerPort": 80}])], hostNetwork=True)),
+            # Mutating admission runs before validation: a LimitRange's default limit below the
+            # request is refused by validation; an unknown priority class by Priority before it.
+            (["create", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "lr"},
+                                                "spec": {"limits": [{"type": "Container", "default": {"cpu": "500m"}}]}})),
+            (dry, vpod("overdefault", [vc(resources={"requests": {"cpu": "1"}})])),
+            (dry, vpod("unknownclass", [vc(name="Bad_Name")], priorityClassName="nope")),
+            # ValidatePodUpdate: what an update of a pod may change.
+            (["create", "-f", "-"], vpod("upd", [vc(env=[{"name": "A", "value": "1"}], resources={"limits": {"cpu": "0.5"}})],
+                                         activeDeadlineSeconds=100, tolerations=[{"key": "a", "operator": "Exists"}])),
+        ] + [(["patch", "pod", "upd", "--type=" + kind, "-p", body], None) for kind, body in [
+            ("json", '[{"op":"replace","path":"/spec/containers/0/env/0/value","value":"2"}]'),
+            ("json", '[{"op":"replace","path":"/spec/activeDeadlineSeconds","value":200}]'),
+            ("json", '[{"op":"remove","path":"/spec/activeDeadlineSeconds"}]'),
+            ("json", '[{"op":"replace","path":"/spec/containers/0/image","value":""}]'),
+            ("json", '[{"op":"replace","path":"/spec/tolerations/0/key","value":"b"}]'),
+            ("json", '[{"op":"add","path":"/spec/containers/-","value":{"name":"x","image":"busybox"}}]'),
+            ("json", '[{"op":"add","path":"/spec/schedulingGates","value":[{"name":"g"}]}]'),
+            ("merge", '{"spec":{"activeDeadlineSeconds":50,"containers":[{"name":"main","image":"busybox:1.36"}],'
+                      '"tolerations":[{"key":"a","operator":"Exists"},{"key":"c","operator":"Exists"}]}}'),
+            ("strategic", '{"spec":{"activeDeadlineSeconds":50,"containers":[{"name":"main","image":"busybox:1.36"}]}}'),
+            ("json", '[{"op":"add","path":"/spec/tolerations/-","value":{"key":"c","operator":"Exists"}}]'),
+        ]] + [
+            (["replace", "-f", "-"], vpod("upd", [vc(image="busybox:1.36", env=[{"name": "A", "value": "1"}],
+                                                     resources={"limits": {"cpu": "500m"}})],
+                                          activeDeadlineSeconds=50, tolerations=[{"key": "a", "operator": "Exists"},
+                                                                                 {"key": "c", "operator": "Exists"}])),
+            (["get", "pod", "upd", "-o", "jsonpath={.spec.containers[0].image} {.spec.activeDeadlineSeconds} {.spec.tolerations[*].key}"], None)])
+
+
 # Each scenario: a list of steps; a step is (kubectl args, stdin or None). NS is the scenario's namespace.
 def workload_json(kind, selector, restart=None):
     """A Deployment whose template is labelled app=w, with `selector` (None: no selector field)."""
@@ -652,6 +951,7 @@ SCENARIOS = {
                           "&resourceVersionMatch=Exact&timeoutSeconds=1"], None),
     ],
     "jobs": job_steps(),
+    "podvalues": podvalues_steps(),
     "submissions": submission_steps(),
     "kubeflow": kubeflow_steps(),
     # Decoding by the kinds' schemas: unknown fields under each fieldValidation (kubectl create sends
@@ -933,6 +1233,11 @@ EXPLAINED = [
     (re.compile(r"spec\.template: Invalid value: .*: field is immutable"), "spec.template: Invalid value: <template>: field is immutable"),
     # 8: pod-template-hash is a hash of Go's printing of the template.
     (re.compile(r'ReplicaSet \\"(\w+)-[a-z0-9]{6,10}\\"'), r'ReplicaSet \\"\1-<hash>\\"'),
+    # 1: the go-cmp diff of two specs after an immutability message (pods: ValidatePodUpdate); its
+    # lines start with a space, a non-breaking space (go-cmp's, at random), '-' or '+'.
+    (re.compile(r"(if it was previously negative\))\n(?:(?!\$ kubectl|\* ).*\n)*"), r"\1\n"),
+    # 19: a Go struct printed with %#v shows its pointer fields' addresses.
+    (re.compile(r"\)\(0x[0-9a-f]+\)"), ")(0x<address>)"),
 ]
 
 

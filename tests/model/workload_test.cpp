@@ -122,6 +122,25 @@ TEST_CASE("what v1.32 accepts, the client accepts: relaxed env names, a relative
   CHECK(error_of(w).empty());
 }
 
+TEST_CASE("what v1.32 accepts, the client accepts: scheduler and pull secret names, an empty shm, mount paths") {
+  // Golden podvalues, pod "lenient": kube-apiserver v1.32.13 checks neither schedulerName nor the
+  // names of imagePullSecrets, takes a zero emptyDir sizeLimit, a relative or trailing-slash mount
+  // path and a claim name that is no DNS subdomain.
+  Workload w = base(WorkloadKind::Job);
+  w.scheduler_name = "Orion Scheduler";
+  w.image_pull_secrets = {"Reg Cred"};
+  w.shm_size = Quantity::parse("0");
+  w.volumes = {{"p", PvcSource{"Bad Claim", false}}};
+  w.mounts = {{"p", "rel", "", false}, {"p", "/a/", "", false}, {"p", "/a", "x", false}};
+  w.annotations = {{"Example.com/Key", "x"}};  // an annotation key's case does not matter
+  CHECK(error_of(w).empty());
+  // ... but their size does: no more than 256 KiB of keys and values.
+  w.annotations = {{"big", std::string(256 * 1024, 'x')}};
+  std::string field;
+  CHECK(error_of(w, &field).find("Too long: may not be more than 262144 bytes") != std::string::npos);
+  CHECK(field == "metadata.annotations");
+}
+
 TEST_CASE("every other kind of bad spec is an error naming its field") {
   using Mutate = std::function<void(Workload&)>;
   struct Row {
@@ -168,14 +187,12 @@ TEST_CASE("every other kind of bad spec is an error naming its field") {
        },
        "pvcs[1].metadata.name", "Duplicate value"},
       {WorkloadKind::Job, [](Workload& w) { w.mounts = {{"missing", "/x", "", false}}; }, "volumeMounts[0].name", "Not found"},
-      {WorkloadKind::Job, [](Workload& w) { w.shm_size = Quantity::parse("0"); }, "shmSize", "greater than zero"},
+      {WorkloadKind::Job, [](Workload& w) { w.shm_size = Quantity::parse("-1Gi"); }, "shmSize", "SizeLimit field"},
       {WorkloadKind::Job, [](Workload& w) { w.staging = SsdStaging{"data", "/mnt/data1/x", "", ""}; }, "staging.source",
        "absolute"},
       {WorkloadKind::Job, [](Workload& w) { w.staging = SsdStaging{"/pvc/d", "/mnt/data1/x", "/mnt/data1/out", ""}; },
        "staging.results_target", "go together"},
-      {WorkloadKind::Job, [](Workload& w) { w.scheduler_name = "Orion Scheduler"; }, "schedulerName", ""},
       {WorkloadKind::Job, [](Workload& w) { w.priority_class_name = "High_Priority"; }, "priorityClassName", ""},
-      {WorkloadKind::Job, [](Workload& w) { w.image_pull_secrets = {"Reg Cred"}; }, "imagePullSecrets[0].name", ""},
       {WorkloadKind::Job, [](Workload& w) { w.labels = {{"team", "vision team"}}; }, "metadata.labels[team]", ""},
       {WorkloadKind::Job, [](Workload& w) { w.annotations = {{"bad key", "x"}}; }, "metadata.annotations[bad key]", ""},
       {WorkloadKind::Deployment, [](Workload& w) { w.restart_policy = RestartPolicy::Never; }, "restartPolicy", "\"Always\""},

@@ -174,8 +174,10 @@ def test_storage_values():
     assert isinstance(vols[1].source, gpupool.HostPathSource) and vols[1].source.type == "DirectoryOrCreate"
     mounts = [gpupool.VolumeMount(volume="data", mount_path="/data"), gpupool.VolumeMount(volume="ssd", mount_path="/mnt/data1")]
     gpupool.validate_volumes(vols, mounts)
+    # v1.32 takes a relative mount path (ValidateVolumeMounts does not check it), not a "..".
+    gpupool.validate_volumes(vols, [gpupool.VolumeMount(volume="data", mount_path="relative")])
     with pytest.raises(gpupool.ValidationError):
-        gpupool.validate_volumes(vols, [gpupool.VolumeMount(volume="data", mount_path="relative")])
+        gpupool.validate_volumes(vols, [gpupool.VolumeMount(volume="data", mount_path="/d", sub_path="../x")])
 
 
 def test_kwargs_constructors_reject_unknown_names():

@@ -1,0 +1,1823 @@
+// embedded/validation_pod.cpp — the value rules of a pod spec, as kube-apiserver v1.32 applies them
+// (pkg/apis/core/validation/validation.go ValidatePodSpec and the functions it calls, in the order
+// they append to the field.ErrorList: the order of the causes is part of the answer).
+//
+// Each cause is worded as apimachinery's field.Error words it: `Required value[: detail]`,
+// `Invalid value: <value>: detail` (strings quoted as %q, integers bare, named types with a String
+// method bare), `Unsupported value: <value>: supported values: "a", "b"`, `Forbidden: detail`,
+// `Duplicate value: <value>`, `Not found: <value>`.
+#include "embedded/validation.hpp"
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "embedded/typecheck.hpp"
+#include "gpupool/names.hpp"
+#include "gpupool/quantity.hpp"
+#include "gpupool/resources.hpp"
+#include "gpupool/scheduling.hpp"
+#include "gpupool/storage.hpp"
+#include "gpupool/taint.hpp"
+
+namespace gpupool::embedded {
+namespace {
+
+namespace json = boost::json;
+using Causes = std::vector<StatusCause>;
+
+const json::object kNone;
+
+const json::object* object_at(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_object() ? &v->as_object() : nullptr;
+}
+const json::array* array_at(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_array() ? &v->as_array() : nullptr;
+}
+std::string string_at(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+bool present(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && !v->is_null();
+}
+std::optional<std::int64_t> int_at(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  if (v && v->is_int64()) return v->as_int64();
+  if (v && v->is_uint64()) return static_cast<std::int64_t>(v->as_uint64());
+  return std::nullopt;
+}
+bool true_at(const json::object& o, std::string_view key) {
+  const json::value* v = o.if_contains(key);
+  return v && v->is_bool() && v->as_bool();
+}
+std::string q(std::string_view s) { return go_quote(s); }
+
+// The items of a list of structs (an item that is no object counts as Go's zero struct).
+std::vector<const json::object*> items(const json::object& o, std::string_view key) {
+  std::vector<const json::object*> out;
+  if (const json::array* a = array_at(o, key))
+    for (const auto& v : *a) out.push_back(v.is_object() ? &v.as_object() : &kNone);
+  return out;
+}
+
+// The text of a quantity as JSON holds it (a string, or a bare number).
+std::string quantity_text(const json::value& v) {
+  if (v.is_string()) return std::string(v.as_string());
+  if (v.is_number()) return json::serialize(v);
+  return {};
+}
+std::optional<Quantity> quantity_of(const json::value& v) {
+  try {
+    return Quantity::parse(quantity_text(v));
+  } catch (const std::exception&) {
+    return std::nullopt;  // decoding refused it already
+  }
+}
+
+// field.ErrorList, appended in order.
+struct Errors {
+  Causes& out;
+  void required(const std::string& f, std::string_view detail = {}) {
+    out.push_back({"FieldValueRequired", detail.empty() ? "Required value" : fmt::format("Required value: {}", detail), f});
+  }
+  void invalid(const std::string& f, const std::string& shown, std::string_view detail) {
+    out.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", shown, detail), f});
+  }
+  void invalid(const std::string& f, const std::string& value, const std::vector<std::string>& details) {
+    for (const auto& d : details) invalid(f, q(value), d);
+  }
+  void not_supported(const std::string& f, const std::string& value, std::initializer_list<std::string_view> supported) {
+    std::string list;
+    for (auto s : supported) list += (list.empty() ? "" : ", ") + q(s);
+    out.push_back({"FieldValueNotSupported", fmt::format("Unsupported value: {}: supported values: {}", q(value), list), f});
+  }
+  void forbidden(const std::string& f, std::string_view detail) {
+    out.push_back({"FieldValueForbidden", fmt::format("Forbidden: {}", detail), f});
+  }
+  void duplicate(const std::string& f, const std::string& shown) {
+    out.push_back({"FieldValueDuplicate", fmt::format("Duplicate value: {}", shown), f});
+  }
+  void not_found(const std::string& f, const std::string& shown) {
+    out.push_back({"FieldValueNotFound", fmt::format("Not found: {}", shown), f});
+  }
+};
+
+constexpr std::int64_t kMaxInt32 = 2147483647;
+const char* const kRangeError = "must be between 0 and 2147483647, inclusive";  // IsValidUserID / IsValidGroupID
+const char* const kPortRange = "must be between 1 and 65535, inclusive";         // IsValidPortNum
+const char* const kFileMode = "must be a number between 0 and 0777 (octal), both inclusive";
+
+// A Go pointer field as %#v prints it: `(*T)(nil)`, or with an address (which differs on every
+// request of the real server; FIDELITY.md, known difference 15).
+std::string go_pointer(std::string_view type, bool set) {
+  return fmt::format("(*{})({})", type, set ? "0xc000000000" : "nil");
+}
+
+// ---- volumes ---------------------------------------------------------------------------------
+
+// validateLocalDescendingPath / validatePathNoBacksteps / ValidateLocalNonReservedPath, through
+// the model's rules (storage.hpp), which gpupool's own checks use too.
+void local_descending_path(Errors& e, const std::string& f, const std::string& path) {
+  e.invalid(f, path, local_descending_path_errors(path));
+}
+void local_non_reserved_path(Errors& e, const std::string& f, const std::string& path) {
+  local_descending_path(e, f, path);
+  if (path.starts_with("..") && !path.starts_with("../")) e.invalid(f, q(path), "must not start with '..'");
+}
+
+// validateKeyToPath.
+void key_to_path(Errors& e, const json::object& kp, const std::string& f) {
+  if (string_at(kp, "key").empty()) e.required(f + ".key");
+  const std::string path = string_at(kp, "path");
+  if (path.empty()) e.required(f + ".path");
+  local_non_reserved_path(e, f + ".path", path);
+  if (auto m = int_at(kp, "mode"); m && (*m > 0777 || *m < 0)) e.invalid(f + ".mode", std::to_string(*m), kFileMode);
+}
+
+void file_mode(Errors& e, const json::object& src, const std::string& f) {
+  if (auto m = int_at(src, "defaultMode"); m && (*m > 0777 || *m < 0))
+    e.invalid(f + ".defaultMode", std::to_string(*m), kFileMode);
+}
+
+// fieldpath.SplitMaybeSubscriptedPath: `path['subscript']`.
+bool split_subscript(const std::string& s, std::string& path, std::string& subscript) {
+  if (!s.ends_with("']")) return false;
+  const std::string body = s.substr(0, s.size() - 2);
+  const auto at = body.find("['");
+  if (at == std::string::npos || at == 0) return false;
+  path = body.substr(0, at);
+  subscript = body.substr(at + 2);
+  return true;
+}
+
+// validateObjectFieldSelector with podshelper.ConvertDownwardAPIFieldLabel.
+void object_field_selector(Errors& e, const json::object& fs, const std::set<std::string>& expressions,
+                           const std::string& f) {
+  const std::string version = string_at(fs, "apiVersion");
+  const std::string label = string_at(fs, "fieldPath");
+  if (version.empty()) return e.required(f + ".apiVersion");
+  if (label.empty()) return e.required(f + ".fieldPath");
+  static const std::set<std::string> kLabels = {
+      "metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace", "metadata.uid",
+      "spec.nodeName", "spec.restartPolicy", "spec.serviceAccountName", "spec.schedulerName", "status.phase",
+      "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"};
+  std::string path, subscript, converted = label;
+  if (version != "v1") {
+    return e.invalid(f + ".fieldPath", q(label), fmt::format("error converting fieldPath: unsupported pod version: {}", version));
+  } else if (split_subscript(label, path, subscript)) {
+    if (path != "metadata.annotations" && path != "metadata.labels")
+      return e.invalid(f + ".fieldPath", q(label),
+                       fmt::format("error converting fieldPath: field label does not support subscript: {}", label));
+  } else if (label == "spec.host") {
+    converted = "spec.nodeName";
+  } else if (!kLabels.count(label)) {
+    return e.invalid(f + ".fieldPath", q(label), fmt::format("error converting fieldPath: field label not supported: {}", label));
+  }
+  if (split_subscript(converted, path, subscript)) {
+    if (path == "metadata.annotations") {
+      std::string lower = subscript;
+      for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      e.invalid(f, lower, qualified_name_errors(lower));
+    } else if (path == "metadata.labels") {
+      e.invalid(f, subscript, qualified_name_errors(subscript));
+    } else {
+      e.invalid(f, q(path), "does not support subscript");
+    }
+  } else if (!expressions.count(converted)) {
+    std::string list;
+    for (const auto& s : expressions) list += (list.empty() ? "" : ", ") + q(s);
+    e.out.push_back({"FieldValueNotSupported", fmt::format("Unsupported value: {}: supported values: {}", q(converted), list),
+                     f + ".fieldPath"});
+  }
+}
+
+const std::set<std::string> kContainerResourceFields = {"limits.cpu",   "limits.ephemeral-storage",   "limits.memory",
+                                                         "requests.cpu", "requests.ephemeral-storage", "requests.memory"};
+
+// validateContainerResourceFieldSelector + validateContainerResourceDivisor.
+void resource_field_selector(Errors& e, const json::object& fs, const std::string& f, bool volume) {
+  const std::string res = string_at(fs, "resource");
+  if (volume && string_at(fs, "containerName").empty()) {
+    e.required(f + ".containerName");
+  } else if (res.empty()) {
+    e.required(f + ".resource");
+  } else if (!kContainerResourceFields.count(res) && !res.starts_with("limits.hugepages-") &&
+             !res.starts_with("requests.hugepages-")) {
+    std::string list;
+    for (const auto& s : kContainerResourceFields) list += (list.empty() ? "" : ", ") + q(s);
+    e.out.push_back({"FieldValueNotSupported", fmt::format("Unsupported value: {}: supported values: {}", q(res), list),
+                     f + ".resource"});
+  }
+  const json::value* d = fs.if_contains("divisor");
+  if (!d || d->is_null()) return;
+  const auto divisor = quantity_of(*d);
+  if (!divisor || divisor->is_zero()) return;
+  const std::string shown = divisor->to_string();
+  static const std::set<std::string> kBytes = {"1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei"};
+  const char* bytes_values = "1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei";
+  if ((res == "limits.cpu" || res == "requests.cpu") && shown != "1m" && shown != "1")
+    e.invalid(f + ".divisor", q(res), "only divisor's values 1m and 1 are supported with the cpu resource");
+  if ((res == "limits.memory" || res == "requests.memory") && !kBytes.count(shown))
+    e.invalid(f + ".divisor", q(res), fmt::format("only divisor's values {} are supported with the memory resource", bytes_values));
+  if ((res == "limits.ephemeral-storage" || res == "requests.ephemeral-storage") && !kBytes.count(shown))
+    e.invalid(f + ".divisor", q(res),
+              fmt::format("only divisor's values {} are supported with the local ephemeral storage resource", bytes_values));
+  if ((res.starts_with("requests.hugepages-") || res.starts_with("limits.hugepages-")) && !kBytes.count(shown))
+    e.invalid(f + ".divisor", q(res), fmt::format("only divisor's values {} are supported with the hugepages resource", bytes_values));
+}
+
+// validateDownwardAPIVolumeFile (its paths are the source's own, not the item's: sic).
+void downward_api_file(Errors& e, const json::object& file, const std::string& f) {
+  static const std::set<std::string> kVolumeFields = {"metadata.annotations", "metadata.labels", "metadata.name",
+                                                      "metadata.namespace", "metadata.uid"};
+  const std::string path = string_at(file, "path");
+  if (path.empty()) e.required(f + ".path");
+  local_non_reserved_path(e, f + ".path", path);
+  if (const auto* ref = object_at(file, "fieldRef")) {
+    object_field_selector(e, *ref, kVolumeFields, f + ".fieldRef");
+    if (present(file, "resourceFieldRef")) e.invalid(f, q("resource"), "fieldRef and resourceFieldRef can not be specified simultaneously");
+  } else if (const auto* rref = object_at(file, "resourceFieldRef")) {
+    resource_field_selector(e, *rref, f + ".resourceFieldRef", true);
+  } else {
+    e.required(f, "one of fieldRef and resourceFieldRef is required");
+  }
+  if (auto m = int_at(file, "mode"); m && (*m > 0777 || *m < 0)) e.invalid(f + ".mode", std::to_string(*m), kFileMode);
+}
+
+// validateProjectedVolumeSource with validateProjectionSources: each source's own rules, and no
+// two files at one path ("conflicting duplicate paths" names the projection and shows the
+// source's name for secrets and configMaps, the path otherwise: sic).
+void projected(Errors& e, const json::object& pj, const std::string& f) {
+  file_mode(e, pj, f);
+  std::set<std::string> paths;
+  auto claim = [&](const std::string& path, const std::string& shown) {
+    if (path.empty()) return;
+    if (!paths.insert(path).second) e.invalid(f, q(shown), "conflicting duplicate paths");
+  };
+  const auto sources = items(pj, "sources");
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    const json::object& src = *sources[i];
+    const std::string sp = fmt::format("{}.sources[{}]", f, i);
+    int count = 0;
+    for (const char* kind : {"secret", "configMap"})
+      if (const auto* o = object_at(src, kind)) {
+        ++count;
+        const std::string kf = fmt::format("{}.{}", sp, kind);
+        if (string_at(*o, "name").empty()) e.required(kf + ".name");
+        const auto list = items(*o, "items");
+        for (std::size_t j = 0; j < list.size(); ++j) {
+          key_to_path(e, *list[j], fmt::format("{}.items[{}]", kf, j));
+          claim(string_at(*list[j], "path"), string_at(*o, "name"));
+        }
+      }
+    if (const auto* o = object_at(src, "downwardAPI")) {
+      ++count;
+      for (const auto* file : items(*o, "items")) {
+        downward_api_file(e, *file, sp + ".downwardAPI");
+        claim(string_at(*file, "path"), string_at(*file, "path"));
+      }
+    }
+    if (const auto* o = object_at(src, "serviceAccountToken")) {
+      ++count;
+      const std::int64_t secs = int_at(*o, "expirationSeconds").value_or(0);
+      if (secs < 600)
+        e.invalid(sp + ".serviceAccountToken.expirationSeconds", std::to_string(secs), "may not specify a duration less than 10 minutes");
+      if (secs > (std::int64_t{1} << 32))
+        e.invalid(sp + ".serviceAccountToken.expirationSeconds", std::to_string(secs), "may not specify a duration larger than 2^32 seconds");
+      const std::string path = string_at(*o, "path");
+      if (path.empty()) e.required(f + ".path");
+      else local_non_reserved_path(e, f + ".path", path);
+    }
+    if (present(src, "clusterTrustBundle")) ++count;  // (its rules are not checked: FIDELITY.md)
+    if (count > 1) e.forbidden(sp, "may not specify more than 1 volume type per source");
+  }
+}
+
+// validateVolumeSource: exactly one source (the others Forbidden), each source's own rules for
+// the sources gpupool and its users write; the rest are counted only (FIDELITY.md).
+void volume_source(Errors& e, const json::object& v, const std::string& f) {
+  // {JSON key, the path Kubernetes names when it is one source too many}, in validateVolumeSource's order.
+  static const std::pair<const char*, const char*> kSources[] = {
+      {"emptyDir", "emptyDir"}, {"hostPath", "hostPath"}, {"gitRepo", "gitRepo"},
+      {"gcePersistentDisk", "gcePersistentDisk"}, {"awsElasticBlockStore", "awsElasticBlockStore"},
+      {"secret", "secret"}, {"nfs", "nfs"}, {"iscsi", "iscsi"}, {"glusterfs", "glusterfs"}, {"flocker", "flocker"},
+      {"persistentVolumeClaim", "persistentVolumeClaim"}, {"rbd", "rbd"}, {"cinder", "cinder"}, {"cephfs", "cephFS"},
+      {"quobyte", "quobyte"}, {"downwardAPI", "downwarAPI"}, {"fc", "fc"}, {"flexVolume", "flexVolume"},
+      {"configMap", "configMap"}, {"azureFile", "azureFile"}, {"vsphereVolume", "vsphereVolume"},
+      {"photonPersistentDisk", "photonPersistentDisk"}, {"portworxVolume", "portworxVolume"}, {"azureDisk", "azureDisk"},
+      {"storageos", "storageos"}, {"projected", "projected"}, {"scaleIO", "scaleIO"}, {"csi", "csi"},
+      {"ephemeral", "ephemeral"}, {"image", "image"}};
+  int count = 0;
+  for (const auto& [key, forbidden_as] : kSources) {
+    const json::object* src = object_at(v, key);
+    if (!src) continue;
+    if (count++ > 0) {
+      e.forbidden(fmt::format("{}.{}", f, forbidden_as), "may not specify more than 1 volume type");
+      continue;
+    }
+    const std::string sf = fmt::format("{}.{}", f, key);
+    const std::string k = key;
+    if (k == "emptyDir") {
+      if (const json::value* sl = src->if_contains("sizeLimit"); sl && !sl->is_null())
+        if (auto lim = quantity_of(*sl); lim && lim->is_negative())
+          e.forbidden(sf + ".sizeLimit", "SizeLimit field must be a valid resource quantity");
+    } else if (k == "hostPath") {
+      // validateHostPathVolumeSource + validateHostPathType.
+      const std::string path = string_at(*src, "path");
+      if (path.empty()) {
+        e.required(sf + ".path");
+        continue;
+      }
+      e.invalid(sf + ".path", path, path_backstep_errors(path));
+      static const std::set<std::string> kTypes = {"", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate",
+                                                   "File", "FileOrCreate", "Socket"};
+      if (present(*src, "type") && !kTypes.count(string_at(*src, "type")))
+        e.not_supported(sf + ".type", string_at(*src, "type"),
+                        {"", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"});
+    } else if (k == "secret" || k == "configMap") {
+      // validateSecretVolumeSource / validateConfigMapVolumeSource.
+      const char* name_key = k == "secret" ? "secretName" : "name";
+      if (string_at(*src, name_key).empty()) e.required(fmt::format("{}.{}", sf, name_key));
+      file_mode(e, *src, sf);
+      if (const auto* items = array_at(*src, "items"))
+        for (std::size_t i = 0; i < items->size(); ++i)
+          if ((*items)[i].is_object()) key_to_path(e, (*items)[i].as_object(), fmt::format("{}.items[{}]", sf, i));
+    } else if (k == "nfs") {
+      // validateNFSVolumeSource.
+      if (string_at(*src, "server").empty()) e.required(sf + ".server");
+      const std::string path = string_at(*src, "path");
+      if (path.empty()) e.required(sf + ".path");
+      if (!path.starts_with('/')) e.invalid(sf + ".path", q(path), "must be an absolute path");
+    } else if (k == "persistentVolumeClaim") {
+      if (string_at(*src, "claimName").empty()) e.required(sf + ".claimName");
+    } else if (k == "downwardAPI") {
+      file_mode(e, *src, sf);
+      if (const auto* items = array_at(*src, "items"))
+        for (const auto& item : *items)
+          if (item.is_object()) downward_api_file(e, item.as_object(), sf);
+    } else if (k == "projected") {
+      projected(e, *src, sf);
+    } else if (k == "csi") {
+      // ValidateCSIDriverName.
+      const std::string driver = string_at(*src, "driver");
+      if (driver.empty()) e.required(sf + ".driver");
+      if (driver.size() > 63) e.out.push_back({"FieldValueTooLong", "Too long: may not be more than 63 bytes", sf + ".driver"});
+      std::string lower = driver;
+      for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      e.invalid(sf + ".driver", driver, dns1123_subdomain_errors(lower));
+    }
+  }
+  if (count == 0) e.required(f, "must specify a volume type");
+}
+
+// ValidateVolumes: the volumes without errors, by name (what mounts may refer to).
+std::map<std::string, const json::object*> validate_volumes(Errors& e, const json::object& spec, const std::string& prefix) {
+  std::map<std::string, const json::object*> vols;
+  const auto vs = items(spec, "volumes");
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < vs.size(); ++i) {
+    const json::object& v = *vs[i];
+    const std::string f = fmt::format("{}volumes[{}]", prefix, i);
+    Causes el;
+    Errors ve{el};
+    volume_source(ve, v, f);
+    const std::string name = string_at(v, "name");
+    if (name.empty()) ve.required(f + ".name");
+    else ve.invalid(f + ".name", name, dns1123_label_errors(name));
+    if (names.count(name)) ve.duplicate(f + ".name", q(name));
+    if (el.empty()) {
+      names.insert(name);
+      vols.emplace(name, &v);
+    }
+    for (auto& c : el) e.out.push_back(std::move(c));
+  }
+  return vols;
+}
+
+// ---- containers ------------------------------------------------------------------------------
+
+// validateContainerPorts.
+void container_ports(Errors& e, const json::object& c, const std::string& f) {
+  const auto ports = items(c, "ports");
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < ports.size(); ++i) {
+    const json::object& p = *ports[i];
+    const std::string pf = fmt::format("{}.ports[{}]", f, i);
+    const std::string name = string_at(p, "name");
+    if (!name.empty()) {
+      if (auto errs = port_name_errors(name); !errs.empty()) e.invalid(pf + ".name", name, errs);
+      else if (!names.insert(name).second) e.duplicate(pf + ".name", q(name));
+    }
+    const std::int64_t cp = int_at(p, "containerPort").value_or(0);
+    if (cp == 0) e.required(pf + ".containerPort");
+    else if (cp < 1 || cp > 65535) e.invalid(pf + ".containerPort", std::to_string(cp), kPortRange);
+    const std::int64_t hp = int_at(p, "hostPort").value_or(0);
+    if (hp != 0 && (hp < 1 || hp > 65535)) e.invalid(pf + ".hostPort", std::to_string(hp), kPortRange);
+    const std::string proto = string_at(p, "protocol");
+    if (proto.empty()) e.required(pf + ".protocol");
+    else if (proto != "TCP" && proto != "UDP" && proto != "SCTP") e.not_supported(pf + ".protocol", proto, {"SCTP", "TCP", "UDP"});
+  }
+}
+
+const std::set<std::string> kEnvFieldPaths = {"metadata.name",   "metadata.namespace", "metadata.uid",
+                                              "spec.nodeName",   "spec.serviceAccountName", "status.hostIP",
+                                              "status.hostIPs",  "status.podIP",       "status.podIPs"};
+
+// validateConfigMapKeySelector / validateSecretKeySelector.
+void key_selector(Errors& e, const json::object& s, const std::string& f) {
+  const std::string name = string_at(s, "name");
+  e.invalid(f + ".name", name, dns1123_subdomain_errors(name));
+  const std::string key = string_at(s, "key");
+  if (key.empty()) e.required(f + ".key");
+  else e.invalid(f + ".key", key, config_map_key_errors(key));
+}
+
+// ValidateEnv with validateEnvVarValueFrom (names by v1.32's relaxed rule).
+void container_env(Errors& e, const json::object& c, const std::string& f) {
+  const auto env = items(c, "env");
+  for (std::size_t i = 0; i < env.size(); ++i) {
+    const json::object& ev = *env[i];
+    const std::string ef = fmt::format("{}.env[{}]", f, i);
+    const std::string name = string_at(ev, "name");
+    if (name.empty()) e.required(ef + ".name");
+    else e.invalid(ef + ".name", name, env_var_name_errors(name));
+    const json::object* from = object_at(ev, "valueFrom");
+    if (!from) continue;
+    const std::string vf = ef + ".valueFrom";
+    int sources = 0;
+    if (const auto* r = object_at(*from, "fieldRef")) {
+      ++sources;
+      object_field_selector(e, *r, kEnvFieldPaths, vf + ".fieldRef");
+    }
+    if (const auto* r = object_at(*from, "resourceFieldRef")) {
+      ++sources;
+      resource_field_selector(e, *r, vf + ".resourceFieldRef", false);
+    }
+    if (const auto* r = object_at(*from, "configMapKeyRef")) {
+      ++sources;
+      key_selector(e, *r, vf + ".configMapKeyRef");
+    }
+    if (const auto* r = object_at(*from, "secretKeyRef")) {
+      ++sources;
+      key_selector(e, *r, vf + ".secretKeyRef");
+    }
+    if (sources == 0)
+      e.invalid(vf, q(""), "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`");
+    else if (!string_at(ev, "value").empty())
+      e.invalid(vf, q(""), "may not be specified when `value` is not empty");
+    else if (sources > 1)
+      e.invalid(vf, q(""), "may not have more than one field specified at a time");
+  }
+}
+
+// ConfigMap and Secret names taken as a prefix (ValidateConfigMapName(name, true)).
+std::vector<std::string> subdomain_prefix_errors(std::string name) {
+  if (name.size() > 1 && name.back() == '-') name.back() = 'a';  // maskTrailingDash
+  return dns1123_subdomain_errors(name);
+}
+
+// ValidateEnvFrom (its "one source" errors name the list, not the item: sic).
+void container_env_from(Errors& e, const json::object& c, const std::string& f) {
+  const auto from = items(c, "envFrom");
+  for (std::size_t i = 0; i < from.size(); ++i) {
+    const json::object& ev = *from[i];
+    const std::string ef = fmt::format("{}.envFrom[{}]", f, i);
+    if (const std::string prefix = string_at(ev, "prefix"); !prefix.empty())
+      e.invalid(ef + ".prefix", prefix, env_var_name_errors(prefix));
+    int sources = 0;
+    for (const char* key : {"configMapRef", "secretRef"})
+      if (const auto* ref = object_at(ev, key)) {
+        ++sources;
+        const std::string name = string_at(*ref, "name");
+        if (name.empty()) e.required(fmt::format("{}.{}.name", ef, key));
+        else e.invalid(fmt::format("{}.{}.name", ef, key), name, subdomain_prefix_errors(name));
+      }
+    if (sources == 0) e.invalid(f + ".envFrom", q(""), "must specify one of: `configMapRef` or `secretRef`");
+    else if (sources > 1) e.invalid(f + ".envFrom", q(""), "may not have more than one field specified at a time");
+  }
+}
+
+// GetVolumeMountMap / GetVolumeDeviceMap: name -> path (the last of a name wins).
+std::map<std::string, std::string> path_map(const json::object& c, std::string_view list, std::string_view path_key) {
+  std::map<std::string, std::string> out;
+  for (const auto* m : items(c, list)) out[string_at(*m, "name")] = string_at(*m, path_key);
+  return out;
+}
+std::map<std::string, std::string> device_map(const json::object& c) { return path_map(c, "volumeDevices", "devicePath"); }
+
+// ValidateVolumeDevices: block devices come from claims (PVC or ephemeral volumes).
+void volume_devices(Errors& e, const json::object& c, const std::map<std::string, const json::object*>& vols,
+                    const std::string& f) {
+  const auto mounts = path_map(c, "volumeMounts", "mountPath");
+  const auto devs = items(c, "volumeDevices");
+  std::set<std::string> paths, names;
+  for (std::size_t i = 0; i < devs.size(); ++i) {
+    const json::object& d = *devs[i];
+    const std::string df = fmt::format("{}.volumeDevices[{}]", f, i);
+    const std::string name = string_at(d, "name"), path = string_at(d, "devicePath");
+    const auto vol = vols.find(name);
+    const bool matched = vol != vols.end();
+    const bool claim = matched && (present(*vol->second, "persistentVolumeClaim") || present(*vol->second, "ephemeral"));
+    if (name.empty()) e.required(df + ".name");
+    if (names.count(name)) e.invalid(df + ".name", q(name), "must be unique");
+    if (matched && !claim)
+      e.invalid(df + ".name", q(name), "can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode");
+    if (!matched) e.not_found(df + ".name", q(name));
+    if (path.empty()) e.required(df + ".devicePath");
+    if (paths.count(path)) e.invalid(df + ".devicePath", q(path), "must be unique");
+    if (!path.empty() && !path_backstep_errors(path).empty()) e.invalid(df + ".devicePath", q(path), "can not contain backsteps ('..')");
+    else paths.insert(path);
+    if (mounts.count(name)) e.invalid(df + ".name", q(name), "must not already exist in volumeMounts");
+    if (std::any_of(mounts.begin(), mounts.end(), [&](const auto& m) { return m.second == path; }))
+      e.invalid(df + ".devicePath", q(path), "must not already exist as a path in volumeMounts");
+    if (!name.empty()) names.insert(name);
+  }
+}
+
+// ValidateVolumeMounts (subPath, subPathExpr and mountPropagation errors name the list: sic).
+void volume_mounts(Errors& e, const json::object& c, const std::map<std::string, const json::object*>& vols,
+                   const std::string& f) {
+  const auto mounts = items(c, "volumeMounts");
+  const std::string lf = f + ".volumeMounts";
+  std::set<std::string> points;
+  const auto devices = device_map(c);
+  const json::object* sc = object_at(c, "securityContext");
+  const bool privileged = sc && true_at(*sc, "privileged");
+  for (std::size_t i = 0; i < mounts.size(); ++i) {
+    const json::object& m = *mounts[i];
+    const std::string mf = fmt::format("{}[{}]", lf, i);
+    const std::string name = string_at(m, "name");
+    if (name.empty()) e.required(mf + ".name");
+    if (!vols.count(name)) e.not_found(mf + ".name", q(name));
+    const std::string path = string_at(m, "mountPath");
+    if (path.empty()) e.required(mf + ".mountPath");
+    if (points.count(path)) e.invalid(mf + ".mountPath", q(path), "must be unique");
+    points.insert(path);
+    if (devices.count(name)) e.invalid(mf + ".name", q(name), "must not already exist in volumeDevices");
+    if (std::any_of(devices.begin(), devices.end(), [&](const auto& d) { return d.second == path; }))
+      e.invalid(mf + ".mountPath", q(path), "must not already exist as a path in volumeDevices");
+    const std::string sub = string_at(m, "subPath");
+    const std::string expr = string_at(m, "subPathExpr");
+    if (!sub.empty()) local_descending_path(e, lf + ".subPath", sub);
+    if (!expr.empty()) {
+      if (!sub.empty()) e.invalid(mf + ".subPathExpr", q(expr), "subPathExpr and subPath are mutually exclusive");
+      local_descending_path(e, lf + ".subPathExpr", expr);
+    }
+    if (present(m, "mountPropagation")) {
+      // validateMountPropagation.
+      const std::string mp = string_at(m, "mountPropagation");
+      if (mp != "Bidirectional" && mp != "HostToContainer" && mp != "None")
+        e.not_supported(lf + ".mountPropagation", mp, {"Bidirectional", "HostToContainer", "None"});
+      if (mp == "Bidirectional" && !privileged)
+        e.forbidden(lf + ".mountPropagation", "Bidirectional mount propagation is available only to privileged containers");
+    }
+    // validateMountRecursiveReadOnly.
+    if (present(m, "recursiveReadOnly")) {
+      const std::string rro = string_at(m, "recursiveReadOnly");
+      if (rro == "Enabled" || rro == "IfPossible") {
+        if (!true_at(m, "readOnly")) e.forbidden(lf + ".recursiveReadOnly", "may only be specified when readOnly is true");
+        if (present(m, "mountPropagation") && string_at(m, "mountPropagation") != "None")
+          e.forbidden(lf + ".recursiveReadOnly", "may only be specified when mountPropagation is None or not specified");
+      } else if (rro != "Disabled") {
+        e.not_supported(lf + ".recursiveReadOnly", rro, {"Disabled", "Enabled", "IfPossible"});
+      }
+    }
+  }
+}
+
+// validateContainerResourceName, by the model's rule (resources.hpp, which gpupool's own checks
+// use too); the value, a ResourceName, prints bare: it has a String method.
+void container_resource_name(Errors& e, const std::string& n, const std::string& f) {
+  for (const auto& m : container_resource_name_errors(n)) e.invalid(f, n, m);
+}
+
+// Go's %#v of a resource.Quantity held as an int64Amount (what ParseQuantity makes of a short
+// decimal): `resource.Quantity{i:resource.int64Amount{value:5, scale:-1}, ...}`.
+// Not reproduced (nullopt): binary suffixes, and what Go keeps as an inf.Dec (more than 18 digits
+// or below nano scale).
+std::optional<std::string> go_quantity(const std::string& text) {
+  std::string digits, fraction;
+  std::size_t i = 0;
+  bool negative = false;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) negative = text[i++] == '-';
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) digits += text[i++];
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) fraction += text[i++];
+  }
+  const std::string suffix = text.substr(i);
+  static const std::map<std::string, int> kSi = {{"", 0}, {"n", -9}, {"u", -6}, {"m", -3}, {"k", 3},
+                                                 {"M", 6}, {"G", 9},  {"T", 12}, {"P", 15}, {"E", 18}};
+  int exponent = 0;
+  std::string format = "DecimalSI";
+  if (auto it = kSi.find(suffix); it != kSi.end()) {
+    exponent = it->second;
+  } else if (suffix.size() > 1 && suffix.size() < 5 && (suffix[0] == 'e' || suffix[0] == 'E') &&
+             std::all_of(suffix.begin() + (suffix[1] == '-' || suffix[1] == '+' ? 2 : 1), suffix.end(),
+                         [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+    exponent = std::stoi(suffix.substr(1));
+    format = "DecimalExponent";
+  } else {
+    return std::nullopt;
+  }
+  const std::string shifted = digits + fraction;
+  const int scale = exponent - static_cast<int>(fraction.size());
+  if (shifted.empty() || shifted.size() > 18 || scale < -9) return std::nullopt;
+  const std::int64_t value = (negative ? -1 : 1) * std::stoll(shifted);
+  const bool kept = scale % 3 == 0 && !shifted.ends_with("000") && !shifted.empty() && shifted[0] != '0';
+  return fmt::format("resource.Quantity{{i:resource.int64Amount{{value:{}, scale:{}}}, "
+                     "d:resource.infDecAmount{{Dec:(*inf.Dec)(nil)}}, s:{}, Format:\"{}\"}}",
+                     value, scale, q(kept ? text : ""), format);
+}
+
+// ValidateResourceQuantityValue.
+void resource_quantity(Errors& e, const std::string& n, const json::value& v, const std::string& f) {
+  const auto qv = quantity_of(v);
+  if (!qv) return;
+  if (qv->is_negative()) e.invalid(f, q(qv->to_string()), "must be greater than or equal to 0");
+  // IsIntegerResourceName: the object counts and every extended resource.
+  if (is_integer_resource_name(n) && qv->milli_value() % 1000 != 0)
+    e.invalid(f, go_quantity(quantity_text(v)).value_or(q(qv->to_string())), "must be an integer");
+}
+
+// validateResourceQuantityHugePageValue: a whole number of pages (IsHugePageResourceValueDivisible).
+void hugepage_value(Errors& e, const std::string& n, const json::value& v, const std::string& f) {
+  if (!is_hugepages_resource_name(n)) return;
+  const auto qv = quantity_of(v);
+  if (!qv) return;
+  std::optional<Quantity> page;
+  try {
+    page = Quantity::parse(n.substr(std::string_view("hugepages-").size()));
+  } catch (const std::exception&) {
+  }
+  const bool divisible = page && page->milli_value() > 0 && page->milli_value() % 1000 == 0 && qv->value() % page->value() == 0;
+  if (!divisible) e.invalid(f, q(qv->to_string()), fmt::format("{} is not positive integer multiple of {}", qv->to_string(), n));
+}
+
+// validateResourceRequirements with validateContainerResourceName. (Kubernetes walks the two Go
+// maps in random order; the embedded server walks them in the object's order.)
+void resource_requirements(Errors& e, const json::object* res, const std::string& rf) {
+  if (!res) return;
+  const json::object* limits = object_at(*res, "limits");
+  const json::object* requests = object_at(*res, "requests");
+  bool cpu_or_memory = false, huge = false;
+  // Each list's names and quantities; for requests, then the limit they must respect.
+  for (const json::object* list : {limits, requests}) {
+    if (!list) continue;
+    const char* kind = list == limits ? "limits" : "requests";
+    for (const auto& [k, v] : *list) {
+      const std::string n(k);
+      const std::string kf = fmt::format("{}.{}[{}]", rf, kind, n);
+      container_resource_name(e, n, kf);
+      resource_quantity(e, n, v, kf);
+      if (list == limits) hugepage_value(e, n, v, kf);
+      huge = huge || is_hugepages_resource_name(n);
+      cpu_or_memory = cpu_or_memory || n == "cpu" || n == "memory";
+      if (list == limits) continue;
+      const json::value* lim = limits ? limits->if_contains(k) : nullptr;
+      const auto req = quantity_of(v);
+      if (lim && req) {
+        if (const auto l = quantity_of(*lim)) {
+          if (*req != *l && !is_overcommit_allowed(n))
+            e.invalid(rf + ".requests", q(req->to_string()), fmt::format("must be equal to {} limit of {}", n, l->to_string()));
+          else if (*req > *l)
+            e.invalid(rf + ".requests", q(req->to_string()),
+                      fmt::format("must be less than or equal to {} limit of {}", n, l->to_string()));
+        }
+      } else if (!lim && !is_overcommit_allowed(n)) {
+        e.required(rf + ".limits", "Limit must be set for non overcommitable resources");
+      }
+      hugepage_value(e, n, v, kf);
+    }
+  }
+  if (!cpu_or_memory && huge) e.forbidden(rf, "HugePages require cpu or memory");
+}
+void container_resources(Errors& e, const json::object& c, const std::string& f) {
+  resource_requirements(e, object_at(c, "resources"), f + ".resources");
+}
+
+// validateSeccompProfileField.
+void seccomp_profile(Errors& e, const json::object* sp, const std::string& f) {
+  if (!sp) return;
+  const std::string type = string_at(*sp, "type");
+  // validateSeccompProfileType.
+  if (type.empty()) e.required(f + ".type", "type is required when seccompProfile is set");
+  else if (type != "Localhost" && type != "RuntimeDefault" && type != "Unconfined")
+    e.not_supported(f + ".type", type, {"Localhost", "RuntimeDefault", "Unconfined"});
+  const bool has_profile = present(*sp, "localhostProfile");
+  if (type == "Localhost") {
+    if (!has_profile) e.required(f + ".localhostProfile", "must be set when seccomp type is Localhost");
+    else local_descending_path(e, f + ".localhostProfile", string_at(*sp, "localhostProfile"));
+  } else if (has_profile) {
+    e.invalid(f + ".localhostProfile",
+              fmt::format("core.SeccompProfile{{Type:{}, LocalhostProfile:{}}}", q(type), go_pointer("string", true)),
+              "can only be set when seccomp type is Localhost");
+  }
+}
+
+// ValidateAppArmorProfileField.
+void apparmor_profile(Errors& e, const json::object* p, const std::string& f) {
+  if (!p) return;
+  const std::string type = string_at(*p, "type");
+  const bool has_profile = present(*p, "localhostProfile");
+  const std::string profile = string_at(*p, "localhostProfile");
+  if (type == "Localhost") {
+    if (!has_profile) {
+      e.required(f + ".localhostProfile", "must be set when AppArmor type is Localhost");
+    } else {
+      const auto b = profile.find_first_not_of(" \t\n\v\f\r");
+      const auto l = profile.find_last_not_of(" \t\n\v\f\r");
+      if (b == std::string::npos ? !profile.empty() : (b != 0 || l != profile.size() - 1))
+        e.invalid(f + ".localhostProfile", q(profile), "must not be padded with whitespace");
+      else if (profile.empty())
+        e.required(f + ".localhostProfile", "must be set when AppArmor type is Localhost");
+      if (profile.size() > 4095)
+        e.out.push_back({"FieldValueTooLong", "Too long: may not be more than 4095 bytes", f + ".localhostProfile"});
+    }
+  } else if (type == "RuntimeDefault" || type == "Unconfined") {
+    if (has_profile) e.invalid(f + ".localhostProfile", q(profile), "can only be set when AppArmor type is Localhost");
+  } else if (type.empty()) {
+    e.required(f + ".type", "type is required when appArmorProfile is set");
+  } else {
+    e.not_supported(f + ".type", type, {"Localhost", "RuntimeDefault", "Unconfined"});
+  }
+}
+
+// %#v of a container's core.SecurityContext (field order of the Go struct).
+std::string go_security_context(const json::object& sc) {
+  static const std::pair<const char*, const char*> kFields[] = {
+      {"capabilities", "Capabilities:(*core.Capabilities)"}, {"privileged", "Privileged:(*bool)"},
+      {"seLinuxOptions", "SELinuxOptions:(*core.SELinuxOptions)"},
+      {"windowsOptions", "WindowsOptions:(*core.WindowsSecurityContextOptions)"}, {"runAsUser", "RunAsUser:(*int64)"},
+      {"runAsGroup", "RunAsGroup:(*int64)"}, {"runAsNonRoot", "RunAsNonRoot:(*bool)"},
+      {"readOnlyRootFilesystem", "ReadOnlyRootFilesystem:(*bool)"},
+      {"allowPrivilegeEscalation", "AllowPrivilegeEscalation:(*bool)"}, {"procMount", "ProcMount:(*core.ProcMountType)"},
+      {"seccompProfile", "SeccompProfile:(*core.SeccompProfile)"}, {"appArmorProfile", "AppArmorProfile:(*core.AppArmorProfile)"}};
+  std::string out = "core.SecurityContext{";
+  bool first = true;
+  for (const auto& [key, shown] : kFields) {
+    out += first ? "" : ", ";
+    first = false;
+    out += fmt::format("{}({})", shown, present(sc, key) ? "0xc000000000" : "nil");
+  }
+  return out + "}";
+}
+
+// IsValidUserID / IsValidGroupID on each of `keys` that is set.
+void id_ranges(Errors& e, const json::object& sc, std::initializer_list<const char*> keys, const std::string& f) {
+  for (const char* k : keys)
+    if (auto id = int_at(sc, k); id && (*id < 0 || *id > kMaxInt32))
+      e.invalid(fmt::format("{}.{}", f, k), std::to_string(*id), kRangeError);
+}
+
+// ValidateSecurityContext (the cluster allows privileged containers: --allow-privileged).
+void security_context(Errors& e, const json::object& c, const std::string& f) {
+  const json::object* sc = object_at(c, "securityContext");
+  if (!sc) return;
+  const std::string sf = f + ".securityContext";
+  id_ranges(e, *sc, {"runAsUser", "runAsGroup"}, sf);
+  // (procMount needs the ProcMountType gate, off in v1.32: the field is dropped, not validated.)
+  seccomp_profile(e, object_at(*sc, "seccompProfile"), sf + ".seccompProfile");
+  const json::value* ape = sc->if_contains("allowPrivilegeEscalation");
+  if (ape && ape->is_bool() && !ape->as_bool()) {
+    if (true_at(*sc, "privileged"))
+      e.invalid(sf, go_security_context(*sc), "cannot set `allowPrivilegeEscalation` to false and `privileged` to true");
+    if (const auto* caps = object_at(*sc, "capabilities"))
+      if (const auto* add = array_at(*caps, "add"))
+        for (const auto& cap : *add)
+          if (cap.is_string() && cap.as_string() == "CAP_SYS_ADMIN")
+            e.invalid(sf, go_security_context(*sc), "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN");
+  }
+  apparmor_profile(e, object_at(*sc, "appArmorProfile"), sf + ".appArmorProfile");
+}
+
+// validateContainerCommon.
+void container_common(Errors& e, const json::object& c, const std::string& f,
+                      const std::map<std::string, const json::object*>& vols) {
+  const std::string name = string_at(c, "name");
+  if (name.empty()) e.required(f + ".name");
+  else e.invalid(f + ".name", name, dns1123_label_errors(name));
+  if (string_at(c, "image").empty()) e.required(f + ".image");
+  const std::string tmp = string_at(c, "terminationMessagePolicy");
+  if (tmp.empty()) e.required(f + ".terminationMessagePolicy");
+  else if (tmp != "File" && tmp != "FallbackToLogsOnError")
+    e.not_supported(f + ".terminationMessagePolicy", tmp, {"File", "FallbackToLogsOnError"});
+  container_ports(e, c, f);
+  container_env(e, c, f);
+  container_env_from(e, c, f);
+  volume_mounts(e, c, vols, f);
+  volume_devices(e, c, vols, f);
+  const std::string pull = string_at(c, "imagePullPolicy");
+  if (pull.empty()) e.required(f + ".imagePullPolicy");
+  else if (pull != "Always" && pull != "IfNotPresent" && pull != "Never")
+    e.not_supported(f + ".imagePullPolicy", pull, {"Always", "IfNotPresent", "Never"});
+  container_resources(e, c, f);
+  security_context(e, c, f);
+}
+
+// ValidatePortNumOrName.
+void port_num_or_name(Errors& e, const json::value* port, const std::string& f) {
+  if (port && port->is_string()) {
+    const std::string name(port->as_string());
+    e.invalid(f, name, port_name_errors(name));
+  } else {
+    const std::int64_t n = port && port->is_int64() ? port->as_int64() : 0;
+    if (n < 1 || n > 65535) e.invalid(f, std::to_string(n), kPortRange);
+  }
+}
+
+// validateHandler: exactly one of the handler types (probes: exec, httpGet, tcpSocket, grpc;
+// lifecycle: exec, httpGet, tcpSocket, sleep).
+void handler(Errors& e, const json::object& h, bool lifecycle, std::optional<std::int64_t> grace, const std::string& f) {
+  int count = 0;
+  for (const char* type : {"exec", "httpGet", "tcpSocket", "grpc", "sleep"}) {
+    const std::string t = type;
+    if ((t == "grpc" && lifecycle) || (t == "sleep" && !lifecycle)) continue;
+    const json::object* a = object_at(h, type);
+    if (!a) continue;
+    const std::string af = f + "." + t;
+    if (count++ > 0) {
+      e.forbidden(af, "may not specify more than 1 handler type");
+      continue;
+    }
+    if (t == "exec") {
+      const json::array* cmd = array_at(*a, "command");
+      if (!cmd || cmd->empty()) e.required(af + ".command");
+    } else if (t == "httpGet") {
+      if (string_at(*a, "path").empty()) e.required(af + ".path");
+      port_num_or_name(e, a->if_contains("port"), af + ".port");
+      const std::string scheme = string_at(*a, "scheme");
+      if (scheme != "HTTP" && scheme != "HTTPS") e.not_supported(af + ".scheme", scheme, {"HTTP", "HTTPS"});
+      if (const auto* headers = array_at(*a, "httpHeaders"))
+        for (const auto& hv : *headers)
+          if (hv.is_object()) {
+            const std::string hn = string_at(hv.as_object(), "name");
+            e.invalid(af + ".httpHeaders", hn, http_header_name_errors(hn));
+          }
+    } else if (t == "tcpSocket") {
+      port_num_or_name(e, a->if_contains("port"), af + ".port");
+    } else if (t == "grpc") {
+      const std::int64_t port = int_at(*a, "port").value_or(0);
+      if (port < 1 || port > 65535) e.invalid(af + ".port", std::to_string(port), kPortRange);
+    } else if (t == "sleep") {
+      // validateSleepAction (PodLifecycleSleepActionAllowZero is off in v1.32).
+      const std::int64_t s = int_at(*a, "seconds").value_or(0);
+      if (grace && (s <= 0 || s > *grace))
+        e.invalid(af, std::to_string(s),
+                  fmt::format("must be greater than 0 and less than terminationGracePeriodSeconds ({}). Enable "
+                              "AllowPodLifecycleSleepActionZeroValue feature gate for zero sleep.",
+                              *grace));
+    }
+  }
+  if (count == 0) e.required(f, "must specify a handler type");
+}
+
+void lifecycle(Errors& e, const json::object& c, std::optional<std::int64_t> grace, const std::string& f) {
+  const json::object* lc = object_at(c, "lifecycle");
+  if (!lc) return;
+  for (const char* hook : {"postStart", "preStop"})
+    if (const auto* h = object_at(*lc, hook)) handler(e, *h, true, grace, fmt::format("{}.lifecycle.{}", f, hook));
+}
+
+// validateLivenessProbe / validateReadinessProbe / validateStartupProbe around validateProbe.
+void probe(Errors& e, const json::object& c, const char* which, std::optional<std::int64_t> grace, const std::string& f) {
+  const json::object* p = object_at(c, which);
+  if (!p) return;
+  const std::string pf = fmt::format("{}.{}", f, which);
+  handler(e, *p, false, grace, pf);
+  for (const char* k : {"initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold"})
+    if (auto v = int_at(*p, k); v && *v < 0)
+      e.invalid(fmt::format("{}.{}", pf, k), std::to_string(*v), "must be greater than or equal to 0");
+  const auto tgps = int_at(*p, "terminationGracePeriodSeconds");
+  if (tgps && *tgps <= 0) e.invalid(pf + ".terminationGracePeriodSeconds", std::to_string(*tgps), "must be greater than 0");
+  const std::string w = which;
+  if (w == "readinessProbe") {
+    if (tgps) e.invalid(pf + ".terminationGracePeriodSeconds", std::to_string(*tgps), "must not be set for readinessProbes");
+  } else if (const std::int64_t st = int_at(*p, "successThreshold").value_or(0); st != 1) {
+    e.invalid(pf + ".successThreshold", std::to_string(st), "must be 1");
+  }
+}
+
+void probes_and_lifecycle(Errors& e, const json::object& c, std::optional<std::int64_t> grace, const std::string& f) {
+  lifecycle(e, c, grace, f);
+  for (const char* which : {"livenessProbe", "readinessProbe", "startupProbe"}) probe(e, c, which, grace, f);
+}
+
+// checkHostPortConflicts: `<protocol>/<hostIP>/<hostPort>` unique across `containers`.
+void host_port_conflicts(Errors& e, const std::vector<std::pair<const json::object*, std::size_t>>& containers,
+                         const std::string& list) {
+  std::set<std::string> seen;
+  for (const auto& [c, ci] : containers) {
+    const json::array* ports = array_at(*c, "ports");
+    if (!ports) continue;
+    for (std::size_t pi = 0; pi < ports->size(); ++pi) {
+      if (!(*ports)[pi].is_object()) continue;
+      const json::object& p = (*ports)[pi].as_object();
+      const std::int64_t hp = int_at(p, "hostPort").value_or(0);
+      if (hp == 0) continue;
+      const std::string key = fmt::format("{}/{}/{}", string_at(p, "protocol"), string_at(p, "hostIP"), hp);
+      // AccumulateUniqueHostPorts indexes the container in the list it was given (sic for init
+      // containers: always [0]).
+      if (!seen.insert(key).second) e.duplicate(fmt::format("{}[{}].ports[{}].hostPort", list, ci, pi), q(key));
+    }
+  }
+}
+
+
+// ---- pod-level fields ------------------------------------------------------------------------
+
+// netutils.ParseIPSloppy: IPv4 (leading zeros allowed) or IPv6.
+bool valid_ip(const std::string& s) {
+  in6_addr v6{};
+  if (s.find(':') != std::string::npos) return inet_pton(AF_INET6, s.c_str(), &v6) == 1;
+  int parts = 0;
+  std::size_t i = 0;
+  while (i <= s.size()) {
+    std::size_t j = i;
+    while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+    if (j == i || j - i > 3 || std::stoi(s.substr(i, j - i)) > 255) return false;
+    ++parts;
+    if (j == s.size()) break;
+    if (s[j] != '.') return false;
+    i = j + 1;
+  }
+  return parts == 4;
+}
+
+// IsValidSysctlName: at most 253 characters of SysctlContainSlashFmt,
+// `([a-z0-9]([-_a-z0-9]*[a-z0-9])?[./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?`.
+bool is_sysctl_name(const std::string& name) {
+  if (name.empty() || name.size() > 253) return false;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = name.find_first_of("./", start);
+    const std::string seg = name.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    auto edge = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+    if (seg.empty() || !edge(seg.front()) || !edge(seg.back())) return false;
+    for (char c : seg)
+      if (!edge(c) && c != '-' && c != '_') return false;
+    if (end == std::string::npos) return true;
+    start = end + 1;
+  }
+}
+
+// validatePodDNSConfig.
+void dns_config(Errors& e, const json::object& spec, const std::string& prefix) {
+  const std::string f = prefix + "dnsConfig";
+  const json::object* dc = object_at(spec, "dnsConfig");
+  const json::array* ns = dc ? array_at(*dc, "nameservers") : nullptr;
+  if (string_at(spec, "dnsPolicy") == "None") {
+    if (!dc) return e.required(f, "must provide `dnsConfig` when `dnsPolicy` is None");
+    if (!ns || ns->empty()) return e.required(f + ".nameservers", "must provide at least one DNS nameserver when `dnsPolicy` is None");
+  }
+  if (!dc) return;
+  auto strings = [](const json::array* a) {
+    std::vector<std::string> out;
+    if (a)
+      for (const auto& v : *a) out.push_back(v.is_string() ? std::string(v.as_string()) : "");
+    return out;
+  };
+  // A []string prints as Go's %#v: []string{"a", "b"}.
+  auto go_strings = [](const std::vector<std::string>& v) {
+    std::string out = "[]string{";
+    for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + go_quote(v[i]);
+    return out + "}";
+  };
+  const auto servers = strings(ns);
+  if (servers.size() > 3) e.invalid(f + ".nameservers", go_strings(servers), "must not have more than 3 nameservers");
+  for (std::size_t i = 0; i < servers.size(); ++i)
+    if (!valid_ip(servers[i]))
+      e.invalid(fmt::format("{}.nameservers[{}]", f, i), q(servers[i]), "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)");
+  const auto searches = strings(array_at(*dc, "searches"));
+  if (searches.size() > 32) e.invalid(f + ".searches", go_strings(searches), "must not have more than 32 search paths");
+  std::size_t chars = searches.empty() ? 0 : searches.size() - 1;
+  for (const auto& s : searches) chars += s.size();
+  if (chars > 2048)
+    e.invalid(f + ".searches", go_strings(searches), "must not have more than 2048 characters (including spaces) in the search list");
+  for (std::size_t i = 0; i < searches.size(); ++i) {
+    // (RelaxedDNSSearchValidation is off in v1.32.)
+    std::string s = searches[i];
+    if (s.ends_with('.')) s.pop_back();
+    e.invalid(fmt::format("{}.searches[{}]", f, i), s, dns1123_subdomain_errors(s));
+  }
+  if (const json::array* opts = array_at(*dc, "options"))
+    for (std::size_t i = 0; i < opts->size(); ++i)
+      if ((*opts)[i].is_object() && string_at((*opts)[i].as_object(), "name").empty())
+        e.required(fmt::format("{}.options[{}]", f, i), "must not be empty");
+}
+
+// ValidateLabelSelector (matchLabels, then each requirement).
+void label_selector(Errors& e, const json::object& sel, const std::string& f) {
+  if (const json::object* ml = object_at(sel, "matchLabels"))
+    for (const auto& [k, v] : *ml) {
+      e.invalid(f + ".matchLabels", std::string(k), qualified_name_errors(k));
+      const std::string val = v.is_string() ? std::string(v.as_string()) : "";
+      e.invalid(f + ".matchLabels", val, label_value_errors(val));
+    }
+  const auto exprs = items(sel, "matchExpressions");
+  for (std::size_t i = 0; i < exprs.size(); ++i) {
+    const json::object& r = *exprs[i];
+    const std::string rf = fmt::format("{}.matchExpressions[{}]", f, i);
+    const std::string op = string_at(r, "operator");
+    const json::array* values = array_at(r, "values");
+    const std::size_t n = values ? values->size() : 0;
+    if (op == "In" || op == "NotIn") {
+      if (n == 0) e.required(rf + ".values", "must be specified when `operator` is 'In' or 'NotIn'");
+    } else if (op == "Exists" || op == "DoesNotExist") {
+      if (n > 0) e.forbidden(rf + ".values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
+    } else {
+      e.invalid(rf + ".operator", q(op), "not a valid selector operator");
+    }
+    const std::string key = string_at(r, "key");
+    e.invalid(rf + ".key", key, qualified_name_errors(key));
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::string val = (*values)[j].is_string() ? std::string((*values)[j].as_string()) : "";
+      e.invalid(fmt::format("{}.values[{}]", rf, j), val, label_value_errors(val));
+    }
+  }
+}
+
+// validateTopologySpreadConstraints.
+void topology_spread(Errors& e, const json::object& spec, const std::string& prefix) {
+  const auto cs = items(spec, "topologySpreadConstraints");
+  for (std::size_t i = 0; i < cs.size(); ++i) {
+    const json::object& c = *cs[i];
+    const std::string f = fmt::format("{}topologySpreadConstraints[{}]", prefix, i);
+    const std::int64_t skew = int_at(c, "maxSkew").value_or(0);
+    if (skew <= 0) e.invalid(f + ".maxSkew", std::to_string(skew), "must be greater than zero");
+    const std::string key = string_at(c, "topologyKey");
+    if (key.empty()) e.required(f + ".topologyKey", "can not be empty");
+    const std::string when = string_at(c, "whenUnsatisfiable");
+    if (when != "DoNotSchedule" && when != "ScheduleAnyway")
+      e.not_supported(f + ".whenUnsatisfiable", when, {"DoNotSchedule", "ScheduleAnyway"});
+    for (std::size_t j = i + 1; j < cs.size(); ++j) {
+      const json::object& o = *cs[j];
+      if (string_at(o, "topologyKey") == key && string_at(o, "whenUnsatisfiable") == when) {
+        e.duplicate(f + ".{topologyKey, whenUnsatisfiable}", q(fmt::format("{{{}, {}}}", key, when)));
+        break;
+      }
+    }
+    if (auto md = int_at(c, "minDomains")) {
+      if (*md <= 0) e.invalid(f + ".minDomains", std::to_string(*md), "must be greater than zero");
+      if (when != "DoNotSchedule")
+        e.invalid(f + ".minDomains", std::to_string(*md),
+                  fmt::format("can only use minDomains if whenUnsatisfiable=DoNotSchedule, not {}", when));
+    }
+    for (const char* policy : {"nodeAffinityPolicy", "nodeTaintsPolicy"})
+      if (present(c, policy)) {
+        const std::string p = string_at(c, policy);
+        if (p != "Honor" && p != "Ignore") e.not_supported(fmt::format("{}.{}", f, policy), p, {"Honor", "Ignore"});
+      }
+    const json::object* sel = object_at(c, "labelSelector");
+    // validateMatchLabelKeysInTopologySpread.
+    if (const json::array* keys = array_at(c, "matchLabelKeys"); keys && !keys->empty()) {
+      std::set<std::string> selector_keys;
+      if (sel) {
+        if (const auto* ml = object_at(*sel, "matchLabels"))
+          for (const auto& kv : *ml) selector_keys.insert(std::string(kv.key()));
+        if (const auto* me = array_at(*sel, "matchExpressions"))
+          for (const auto& r : *me)
+            if (r.is_object()) selector_keys.insert(string_at(r.as_object(), "key"));
+      } else {
+        e.forbidden(f + ".matchLabelKeys", "must not be specified when labelSelector is not set");
+      }
+      for (std::size_t j = 0; j < keys->size(); ++j) {
+        const std::string k = (*keys)[j].is_string() ? std::string((*keys)[j].as_string()) : "";
+        const std::string kf = fmt::format("{}.matchLabelKeys[{}]", f, j);
+        e.invalid(kf, k, qualified_name_errors(k));
+        if (selector_keys.count(k)) e.invalid(kf, q(k), "exists in both matchLabelKeys and labelSelector");
+      }
+    }
+    if (sel) label_selector(e, *sel, f + ".labelSelector");
+  }
+}
+
+// ValidateTolerations, by the model's rule for one toleration (taint.hpp toleration_errors).
+void tolerations(Errors& e, const json::object& spec, const std::string& prefix) {
+  const auto ts = items(spec, "tolerations");
+  for (std::size_t i = 0; i < ts.size(); ++i) {
+    const json::object& t = *ts[i];
+    const auto errs = toleration_errors(string_at(t, "key"), string_at(t, "operator"), string_at(t, "value"),
+                                        string_at(t, "effect"), present(t, "tolerationSeconds"),
+                                        fmt::format("{}tolerations[{}]", prefix, i));
+    for (const auto& fe : errs) {
+      if (fe.supported.empty()) e.invalid(fe.field, q(fe.value), fe.detail);
+      else {
+        std::string list;
+        for (const auto& s : fe.supported) list += (list.empty() ? "" : ", ") + q(s);
+        e.out.push_back({"FieldValueNotSupported", fmt::format("Unsupported value: {}: supported values: {}", q(fe.value), list), fe.field});
+      }
+    }
+  }
+}
+
+// ValidateNodeFieldSelectorRequirement, with all its errors. (The model's validate(..., is_field)
+// throws one error of its own wording; scheduling.hpp is to adopt this one.)
+void node_field_requirement(Errors& e, const json::object& r, const std::string& f) {
+  const std::string op = string_at(r, "operator");
+  const json::array* values = array_at(r, "values");
+  const std::size_t n = values ? values->size() : 0;
+  if (op == "In" || op == "NotIn") {
+    if (n != 1) e.required(f + ".values", "must be only one value when `operator` is 'In' or 'NotIn' for node field selector");
+  } else {
+    e.invalid(f + ".operator", q(op), "not a valid selector operator");
+  }
+  const std::string key = string_at(r, "key");
+  if (key != "metadata.name") return e.invalid(f + ".key", q(key), "not a valid field selector key");
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::string v = (*values)[i].is_string() ? std::string((*values)[i].as_string()) : "";
+    e.invalid(fmt::format("{}.values[{}]", f, i), v, dns1123_subdomain_errors(v));  // ValidateNodeName
+  }
+}
+
+// ValidateNodeSelectorTerm: each requirement by the model's rule (scheduling.hpp validate, one
+// copy of ValidateNodeSelectorRequirement), worded as field.ErrorList words them.
+void node_selector_term(Errors& e, const json::object& term, const std::string& tf) {
+  static const std::pair<std::string_view, NodeSelectorOperator> kOps[] = {
+      {"In", NodeSelectorOperator::In}, {"NotIn", NodeSelectorOperator::NotIn}, {"Exists", NodeSelectorOperator::Exists},
+      {"DoesNotExist", NodeSelectorOperator::DoesNotExist}, {"Gt", NodeSelectorOperator::Gt}, {"Lt", NodeSelectorOperator::Lt}};
+  for (const char* list : {"matchExpressions", "matchFields"}) {
+    const auto rs = items(term, list);
+    for (std::size_t j = 0; j < rs.size(); ++j) {
+      const json::object& r = *rs[j];
+      const std::string f = fmt::format("{}.{}[{}]", tf, list, j);
+      if (std::string_view(list) == "matchFields") {
+        node_field_requirement(e, r, f);
+        continue;
+      }
+      NodeSelectorRequirement req;
+      req.key = string_at(r, "key");
+      const std::string op = string_at(r, "operator");
+      const auto known = std::find_if(std::begin(kOps), std::end(kOps), [&](const auto& o) { return o.first == op; });
+      if (known == std::end(kOps)) {
+        e.invalid(f + ".operator", q(op), "not a valid selector operator");
+        continue;
+      }
+      req.op = known->second;
+      if (const auto* vs = array_at(r, "values"))
+        for (const auto& v : *vs) req.values.push_back(v.is_string() ? std::string(v.as_string()) : "");
+      try {
+        validate(req, std::string_view(list) == "matchFields", f);
+      } catch (const ValidationError& err) {
+        const std::string& rule = err.rule();
+        if (rule.starts_with("Required value")) e.out.push_back({"FieldValueRequired", rule, err.field()});
+        else if (rule.starts_with("Forbidden")) e.out.push_back({"FieldValueForbidden", rule, err.field()});
+        else e.invalid(err.field(), q(err.value()), rule);
+      }
+    }
+  }
+}
+
+// A weight of a preferred term (ValidatePreferredSchedulingTerms, validateWeightedPodAffinityTerms).
+void weight(Errors& e, const json::object& term, const std::string& f) {
+  const std::int64_t w = int_at(term, "weight").value_or(0);
+  if (w <= 0 || w > 100) e.invalid(f + ".weight", std::to_string(w), "must be in the range 1-100");
+}
+
+std::vector<std::string> strings_at(const json::object& o, std::string_view key) {
+  std::vector<std::string> out;
+  if (const json::array* a = array_at(o, key))
+    for (const auto& v : *a) out.push_back(v.is_string() ? std::string(v.as_string()) : "");
+  return out;
+}
+
+// validateMatchLabelKeysAndMismatchLabelKeys (after a new pod's keys were merged into the
+// selector: a key both listed and in the selector is one the user gave twice). Its "exists in both
+// matchLabelKeys and labelSelector" names the term indexed by the key's position (sic).
+void match_label_keys(Errors& e, const json::object& term, const std::string& f) {
+  const json::object* sel = object_at(term, "labelSelector");
+  const auto match = strings_at(term, "matchLabelKeys"), mismatch = strings_at(term, "mismatchLabelKeys");
+  for (const auto& [list, keys] : {std::pair{"matchLabelKeys", &match}, std::pair{"mismatchLabelKeys", &mismatch}}) {
+    if (keys->empty()) continue;
+    const std::string lf = fmt::format("{}.{}", f, list);
+    if (!sel) {
+      e.forbidden(lf, "must not be specified when labelSelector is not set");
+      continue;
+    }
+    for (std::size_t i = 0; i < keys->size(); ++i)
+      e.invalid(fmt::format("{}[{}]", lf, i), (*keys)[i], qualified_name_errors((*keys)[i]));
+  }
+  if (sel) {
+    std::map<std::string, std::size_t> index;
+    for (std::size_t i = 0; i < match.size(); ++i) index[match[i]] = i;
+    std::set<std::string> seen;
+    if (const auto* ml = object_at(*sel, "matchLabels"))
+      for (const auto& kv : *ml) seen.insert(std::string(kv.key()));
+    for (const auto* r : items(*sel, "matchExpressions")) {
+      const std::string key = string_at(*r, "key");
+      if (auto it = index.find(key); it != index.end() && seen.count(key))
+        e.invalid(fmt::format("{}[{}]", f, it->second), q(key), "exists in both matchLabelKeys and labelSelector");
+      seen.insert(key);
+    }
+  }
+  const std::set<std::string> mismatched(mismatch.begin(), mismatch.end());
+  for (std::size_t i = 0; i < match.size(); ++i)
+    if (mismatched.count(match[i]))
+      e.invalid(fmt::format("{}.matchLabelKeys[{}]", f, i), q(match[i]), "exists in both matchLabelKeys and mismatchLabelKeys");
+}
+
+// validatePodAffinityTerm.
+void pod_affinity_term(Errors& e, const json::object& term, const std::string& f) {
+  if (const auto* sel = object_at(term, "labelSelector")) label_selector(e, *sel, f + ".labelSelector");
+  if (const auto* sel = object_at(term, "namespaceSelector")) label_selector(e, *sel, f + ".namespaceSelector");
+  if (const json::array* nss = array_at(term, "namespaces"))
+    for (const auto& ns : *nss) {
+      const std::string n = ns.is_string() ? std::string(ns.as_string()) : "";
+      e.invalid(f + ".namespace", n, dns1123_label_errors(n));
+    }
+  match_label_keys(e, term, f);
+  const std::string key = string_at(term, "topologyKey");
+  if (key.empty()) e.required(f + ".topologyKey", "can not be empty");
+  e.invalid(f + ".topologyKey", key, qualified_name_errors(key));
+}
+
+// validateAffinity: node affinity (ValidateNodeSelector, ValidatePreferredSchedulingTerms), then
+// pod affinity and anti-affinity (required terms, then weighted ones).
+void affinity(Errors& e, const json::object& spec, const std::string& prefix) {
+  const json::object* a = object_at(spec, "affinity");
+  if (!a) return;
+  const std::string af = prefix + "affinity";
+  if (const auto* na = object_at(*a, "nodeAffinity")) {
+    const std::string nf = af + ".nodeAffinity";
+    if (const auto* req = object_at(*na, "requiredDuringSchedulingIgnoredDuringExecution")) {
+      const std::string tf = nf + ".requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
+      const auto terms = items(*req, "nodeSelectorTerms");
+      if (terms.empty()) e.required(tf, "must have at least one node selector term");
+      for (std::size_t i = 0; i < terms.size(); ++i) node_selector_term(e, *terms[i], fmt::format("{}[{}]", tf, i));
+    }
+    const auto preferred = items(*na, "preferredDuringSchedulingIgnoredDuringExecution");
+    for (std::size_t i = 0; i < preferred.size(); ++i) {
+      const std::string pf = fmt::format("{}.preferredDuringSchedulingIgnoredDuringExecution[{}]", nf, i);
+      weight(e, *preferred[i], pf);
+      node_selector_term(e, object_at(*preferred[i], "preference") ? *object_at(*preferred[i], "preference") : kNone,
+                         pf + ".preference");
+    }
+  }
+  for (const char* kind : {"podAffinity", "podAntiAffinity"}) {
+    const json::object* pa = object_at(*a, kind);
+    if (!pa) continue;
+    const std::string pf = fmt::format("{}.{}", af, kind);
+    const auto required = items(*pa, "requiredDuringSchedulingIgnoredDuringExecution");
+    for (std::size_t i = 0; i < required.size(); ++i)
+      pod_affinity_term(e, *required[i], fmt::format("{}.requiredDuringSchedulingIgnoredDuringExecution[{}]", pf, i));
+    const auto preferred = items(*pa, "preferredDuringSchedulingIgnoredDuringExecution");
+    for (std::size_t i = 0; i < preferred.size(); ++i) {
+      const std::string wf = fmt::format("{}.preferredDuringSchedulingIgnoredDuringExecution[{}]", pf, i);
+      weight(e, *preferred[i], wf);
+      const json::object* term = object_at(*preferred[i], "podAffinityTerm");
+      pod_affinity_term(e, term ? *term : kNone, wf + ".podAffinityTerm");
+    }
+  }
+}
+
+// validatePodSpecSecurityContext (hostNetwork, hostPID and hostIPC live in it in the internal type).
+void pod_security_context(Errors& e, const json::object& spec, const std::string& prefix) {
+  const json::object* sc = object_at(spec, "securityContext");
+  if (!sc) return;
+  const std::string f = prefix + "securityContext";
+  id_ranges(e, *sc, {"fsGroup", "runAsUser", "runAsGroup"}, f);
+  if (const json::array* groups = array_at(*sc, "supplementalGroups"))
+    for (std::size_t i = 0; i < groups->size(); ++i) {
+      const json::value& g = (*groups)[i];
+      const std::int64_t gid = g.is_int64() ? g.as_int64() : g.is_uint64() ? static_cast<std::int64_t>(g.as_uint64()) : 0;
+      if (gid < 0 || gid > kMaxInt32) e.invalid(fmt::format("{}.supplementalGroups[{}]", f, i), std::to_string(gid), kRangeError);
+    }
+  if (true_at(spec, "shareProcessNamespace") && true_at(spec, "hostPID"))
+    e.invalid(f + ".shareProcessNamespace", "true", "ShareProcessNamespace and HostPID cannot both be enabled");
+  if (const json::array* sysctls = array_at(*sc, "sysctls")) {
+    // validateSysctls with ValidateHostSysctl.
+    std::set<std::string> names;
+    for (std::size_t i = 0; i < sysctls->size(); ++i) {
+      const json::object& s = (*sysctls)[i].is_object() ? (*sysctls)[i].as_object() : kNone;
+      const std::string nf = fmt::format("{}.sysctls[{}].name", f, i);
+      const std::string name = string_at(s, "name");
+      if (name.empty()) e.required(nf);
+      else if (!is_sysctl_name(name))
+        e.invalid(nf, q(name),
+                  "must have at most 253 characters and match regex ^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*"
+                  "[a-z0-9]([-_a-z0-9]*[a-z0-9])?$");
+      else if (names.count(name)) e.duplicate(nf, q(name));
+      // utilsysctl.GetNamespace: the name with '/' separators as '.', then its namespace.
+      std::string n = name;
+      if (const auto sep = n.find_first_of("./"); sep != std::string::npos && n[sep] == '/')
+        for (auto& c : n) c = c == '/' ? '.' : c == '.' ? '/' : c;
+      if (const auto star = n.find('*'); star != std::string::npos) n.resize(star);
+      static const std::set<std::string> kIpc = {"kernel.sem", "kernel.shmall", "kernel.shmmax", "kernel.shmmni",
+                                                 "kernel.shm_rmid_forced", "kernel.shm", "kernel.msgmax",
+                                                 "kernel.msgmnb", "kernel.msgmni", "kernel.msg"};
+      const bool net = n.starts_with("net.");
+      const bool ipc = kIpc.count(n) || n.starts_with("fs.mqueue.");
+      if (true_at(spec, "hostNetwork") && net) e.invalid(nf, q(name), "may not be specified when 'hostNetwork' is true");
+      else if (true_at(spec, "hostIPC") && ipc) e.invalid(nf, q(name), "may not be specified when 'hostIPC' is true");
+      names.insert(name);
+    }
+  }
+  if (present(*sc, "fsGroupChangePolicy")) {
+    const std::string p = string_at(*sc, "fsGroupChangePolicy");
+    if (p != "Always" && p != "OnRootMismatch") e.not_supported(f + ".fsGroupChangePolicy", p, {"Always", "OnRootMismatch"});
+  }
+  seccomp_profile(e, object_at(*sc, "seccompProfile"), f + ".seccompProfile");
+  apparmor_profile(e, object_at(*sc, "appArmorProfile"), f + ".appArmorProfile");
+}
+
+void name_rule(Errors& e, const json::object& spec, const char* key, const std::string& prefix,
+               std::vector<std::string> (*rule)(std::string_view)) {
+  const std::string v = string_at(spec, key);
+  if (!v.empty()) e.invalid(prefix + key, v, rule(v));
+}
+
+// ValidateSeccompProfile: an annotation's seccomp profile.
+void seccomp_annotation(Errors& e, const std::string& profile, const std::string& f) {
+  if (profile == "runtime/default" || profile == "docker/default" || profile == "unconfined") return;
+  if (profile.starts_with("localhost/")) return local_descending_path(e, f, profile.substr(10));
+  e.invalid(f, q(profile), "must be a valid seccomp profile");
+}
+
+// ValidatePodSpecificAnnotations: a mirror pod names its node, a deletion cost is an int32, and the
+// seccomp and AppArmor annotations (seccomp's paths name the key as a child, `.key`: sic). (The
+// tolerations annotation is not checked: FIDELITY.md.)
+void pod_annotations(Errors& e, const json::object& ann, const json::object& spec, const std::string& f) {
+  auto value = [&](std::string_view key) { return string_at(ann, key); };
+  if (ann.contains("kubernetes.io/config.mirror") && string_at(spec, "nodeName").empty())
+    e.invalid(f + "[kubernetes.io/config.mirror]", q(value("kubernetes.io/config.mirror")),
+              "must set spec.nodeName if mirror pod annotation is set");
+  if (ann.contains("controller.kubernetes.io/pod-deletion-cost")) {
+    // GetDeletionCostFromPodAnnotations: no '+', no leading zero, a 32-bit integer.
+    const std::string v = value("controller.kubernetes.io/pod-deletion-cost");
+    bool ok = !v.empty() && (v[0] == '-' || v == "0" || (v[0] >= '1' && v[0] <= '9'));
+    if (ok) {
+      const std::string digits = v[0] == '-' ? v.substr(1) : v;
+      ok = !digits.empty() && digits.size() <= 10 &&
+           std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+      if (ok) {
+        const std::int64_t n = std::stoll(v);
+        ok = n >= -2147483648LL && n <= kMaxInt32;
+      }
+    }
+    if (!ok) e.invalid(f + "[controller.kubernetes.io/pod-deletion-cost]", q(v), "must be a 32bit integer");
+  }
+  if (ann.contains("seccomp.security.alpha.kubernetes.io/pod"))
+    seccomp_annotation(e, value("seccomp.security.alpha.kubernetes.io/pod"), f + ".seccomp.security.alpha.kubernetes.io/pod");
+  for (const auto& [k, v] : ann)
+    if (k.starts_with("container.seccomp.security.alpha.kubernetes.io/"))
+      seccomp_annotation(e, v.is_string() ? std::string(v.as_string()) : "", fmt::format("{}.{}", f, std::string_view(k)));
+  static constexpr std::string_view kAppArmor = "container.apparmor.security.beta.kubernetes.io/";
+  for (const auto& [k, v] : ann) {
+    if (!k.starts_with(kAppArmor)) continue;
+    const std::string container(k.substr(kAppArmor.size()));
+    bool found = false;
+    for (const char* list : {"containers", "initContainers", "ephemeralContainers"})
+      for (const auto* c : items(spec, list)) found = found || string_at(*c, "name") == container;
+    const std::string kf = fmt::format("{}[{}]", f, std::string_view(k));
+    if (!found) e.invalid(kf, q(container), "container not found");
+    const std::string profile = v.is_string() ? std::string(v.as_string()) : "";
+    if (!profile.empty() && profile != "runtime/default" && profile != "unconfined" && !profile.starts_with("localhost/"))
+      e.invalid(kf, q(profile), fmt::format("invalid AppArmor profile name: {}", q(profile)));
+  }
+}
+
+// validateWindows: the Linux-only fields a Windows pod may not set, the pod's (in the internal
+// PodSecurityContext's order, hostPID, hostIPC and shareProcessNamespace among them) and each
+// container's, init containers first.
+void windows_only(Errors& e, const json::object& spec, const std::string& prefix) {
+  const char* const kForbidden = "cannot be set for a windows pod";
+  const json::object& psc = object_at(spec, "securityContext") ? *object_at(spec, "securityContext") : kNone;
+  // {JSON object (the spec or its securityContext), key, path under the prefix, set when true only}
+  struct Field {
+    bool in_spec;
+    const char* key;
+    const char* path;
+  };
+  static constexpr Field kPod[] = {
+      {false, "appArmorProfile", "securityContext.appArmorProfile"}, {false, "seLinuxOptions", "securityContext.seLinuxOptions"},
+      {true, "hostPID", "hostPID"}, {true, "hostIPC", "hostIPC"}, {false, "seccompProfile", "securityContext.seccompProfile"},
+      {false, "fsGroup", "securityContext.fsGroup"}, {false, "fsGroupChangePolicy", "securityContext.fsGroupChangePolicy"},
+      {false, "sysctls", "securityContext.sysctls"}, {true, "shareProcessNamespace", "shareProcessNamespace"},
+      {false, "runAsUser", "securityContext.runAsUser"}, {false, "runAsGroup", "securityContext.runAsGroup"},
+      {false, "supplementalGroups", "securityContext.supplementalGroups"}};
+  for (const auto& fd : kPod) {
+    const json::object& o = fd.in_spec ? spec : psc;
+    const std::string k = fd.key;
+    // hostPID and hostIPC are bools (set when true); sysctls counts when not empty.
+    const bool set = (k == "hostPID" || k == "hostIPC") ? true_at(o, fd.key)
+                     : k == "sysctls"                   ? !items(o, fd.key).empty()
+                                                        : present(o, fd.key);
+    if (set) e.forbidden(prefix + fd.path, kForbidden);
+  }
+  for (const char* list : {"initContainers", "containers", "ephemeralContainers"}) {
+    const auto cs = items(spec, list);
+    for (std::size_t i = 0; i < cs.size(); ++i)
+      if (const json::object* sc = object_at(*cs[i], "securityContext"))
+        for (const char* key : {"appArmorProfile", "seLinuxOptions", "seccompProfile", "capabilities", "readOnlyRootFilesystem",
+                                "privileged", "allowPrivilegeEscalation", "procMount", "runAsUser", "runAsGroup"})
+          if (present(*sc, key)) e.forbidden(fmt::format("{}{}[{}].securityContext.{}", prefix, list, i, key), kForbidden);
+  }
+}
+
+// validateContainerOnlyForPod: an image without leading or trailing whitespace (strings.TrimSpace).
+void image_whitespace(Errors& e, const json::object& c, const std::string& f) {
+  const std::string image = string_at(c, "image");
+  const auto b = image.find_first_not_of(" \t\n\v\f\r");
+  const bool padded = b == std::string::npos ? !image.empty() : (b != 0 || image.find_last_not_of(" \t\n\v\f\r") != image.size() - 1);
+  if (padded) e.invalid(f + ".image", q(image), "must not have leading or trailing whitespace");
+}
+
+}  // namespace
+
+// A quantity is decoded into Go's resource.Quantity and encoded back with its String(): "0.5" is
+// stored as 500m, "1.5Gi" as 1536Mi, "1000" as 1k (Quantity::to_string keeps what Go keeps, "1e3").
+// Done once the object is valid: validation's messages show the quantities as Go parsed them.
+namespace {
+void canonical_quantity(json::value& v) {
+  if (!v.is_string()) return;
+  try {
+    v = json::string(Quantity::parse(v.as_string()).to_string());
+  } catch (const std::exception&) {
+    // decoding refused it already
+  }
+}
+}  // namespace
+
+void canonical_quantities(json::object& spec) {
+  if (auto* overhead = spec.if_contains("overhead"); overhead && overhead->is_object())
+    for (auto& kv : overhead->as_object()) canonical_quantity(kv.value());
+  if (auto* vs = spec.if_contains("volumes"); vs && vs->is_array())
+    for (auto& v : vs->as_array())
+      if (auto* ed = v.is_object() ? v.as_object().if_contains("emptyDir") : nullptr; ed && ed->is_object())
+        if (auto* sl = ed->as_object().if_contains("sizeLimit")) canonical_quantity(*sl);
+  for (const char* list : {"containers", "initContainers", "ephemeralContainers"})
+    if (auto* cs = spec.if_contains(list); cs && cs->is_array())
+      for (auto& c : cs->as_array())
+        if (auto* res = c.is_object() ? c.as_object().if_contains("resources") : nullptr; res && res->is_object())
+          for (const char* kind : {"limits", "requests"})
+            if (auto* l = res->as_object().if_contains(kind); l && l->is_object())
+              for (auto& kv : l->as_object()) canonical_quantity(kv.value());
+}
+
+namespace {
+
+// apiequality.Semantic.DeepEqual on two decoded specs: an absent, null, empty list or empty object
+// field is Go's zero value (nil and empty slices and maps are equal); numbers compare by value.
+bool zero_value(const json::value* v) {
+  return !v || v->is_null() || (v->is_array() && v->as_array().empty()) || (v->is_object() && v->as_object().empty());
+}
+bool semantic_equal(const json::value& a, const json::value& b) {
+  if (a.is_object() && b.is_object()) {
+    for (const auto* side : {&a.as_object(), &b.as_object()})
+      for (const auto& kv : *side) {
+        const json::value* x = a.as_object().if_contains(kv.key());
+        const json::value* y = b.as_object().if_contains(kv.key());
+        if (zero_value(x) && zero_value(y)) continue;
+        if (!x || !y || !semantic_equal(*x, *y)) return false;
+      }
+    return true;
+  }
+  if (a.is_array() && b.is_array()) {
+    if (a.as_array().size() != b.as_array().size()) return false;
+    for (std::size_t i = 0; i < a.as_array().size(); ++i)
+      if (!semantic_equal(a.as_array()[i], b.as_array()[i])) return false;
+    return true;
+  }
+  if (a.is_number() && b.is_number() && !a.is_double() && !b.is_double())
+    return a.to_number<std::int64_t>() == b.to_number<std::int64_t>();
+  return a == b;
+}
+
+// A toleration equal to another but for its tolerationSeconds.
+bool same_toleration(const json::object& a, const json::object& b) {
+  json::object x = a, y = b;
+  x.erase("tolerationSeconds");
+  y.erase("tolerationSeconds");
+  return semantic_equal(x, y);
+}
+
+}  // namespace
+
+// ValidatePodUpdate after validatePodMetadataAndSpec: ValidateContainerUpdates (which stops at a
+// changed count), activeDeadlineSeconds, validateOnlyAddedTolerations (then ValidateTolerations
+// again: the causes repeat, the message says each once), validateOnlyDeletedSchedulingGates, and
+// the munged spec. The Forbidden cause's go-cmp diff of the two specs is not reproduced
+// (FIDELITY.md, known difference 1). A gated pod's node selector and affinity may change, and
+// their mutation rules are not checked.
+void validate_pod_update(const json::object& spec, const json::object& old_spec, Causes& causes) {
+  Errors e{causes};
+  for (const char* list : {"containers", "initContainers"}) {
+    const auto now = items(spec, list), before = items(old_spec, list);
+    if (now.size() != before.size()) return e.forbidden(fmt::format("spec.{}", list), "pod updates may not add or remove containers");
+    for (std::size_t i = 0; i < now.size(); ++i) {
+      const std::string f = fmt::format("spec.{}[{}]", list, i);
+      if (string_at(*now[i], "image").empty()) e.required(f + ".image");
+      image_whitespace(e, *now[i], f);
+    }
+  }
+  const auto ads = int_at(spec, "activeDeadlineSeconds"), old_ads = int_at(old_spec, "activeDeadlineSeconds");
+  if (ads) {
+    if (*ads < 0 || *ads > kMaxInt32)
+      return e.invalid("spec.activeDeadlineSeconds", std::to_string(*ads), "must be between 0 and 2147483647, inclusive");
+    if (old_ads && *old_ads < *ads)
+      return e.invalid("spec.activeDeadlineSeconds", std::to_string(*ads), "must be less than or equal to previous value");
+  } else if (old_ads) {
+    e.invalid("spec.activeDeadlineSeconds", q("null"), "must not update from a positive integer to nil value");  // (a nil pointer: "null", quoted)
+  }
+  {
+    const auto now = items(spec, "tolerations");
+    bool kept = true;
+    for (const auto* old : items(old_spec, "tolerations"))
+      kept = kept && std::any_of(now.begin(), now.end(), [&](const json::object* t) { return same_toleration(*old, *t); });
+    if (!kept) e.forbidden("spec.tolerations", "existing toleration can not be modified except its tolerationSeconds");
+    else tolerations(e, spec, "spec.");
+  }
+  {
+    std::set<std::string> old_gates;
+    for (const auto* g : items(old_spec, "schedulingGates")) old_gates.insert(string_at(*g, "name"));
+    const auto gates = items(spec, "schedulingGates");
+    for (std::size_t i = 0; i < gates.size(); ++i)
+      if (const std::string n = string_at(*gates[i], "name"); !old_gates.count(n))
+        e.forbidden(fmt::format("spec.schedulingGates[{}].name", i),
+                    fmt::format("only deletion is allowed, but found new scheduling gate '{}'", n));
+  }
+  json::object now = spec, before = old_spec;
+  canonical_quantities(now);
+  canonical_quantities(before);
+  if (semantic_equal(now, before)) return;
+  // The munged spec: what may change taken from the old one.
+  for (const char* list : {"containers", "initContainers"})
+    if (auto* cs = now.if_contains(list); cs && cs->is_array())
+      for (std::size_t i = 0; i < cs->as_array().size(); ++i)
+        if (auto& c = cs->as_array()[i]; c.is_object()) {
+          const auto old = items(before, list);
+          c.as_object()["image"] = json::string(string_at(*old[i], "image"));
+        }
+  for (const char* key : {"activeDeadlineSeconds", "schedulingGates", "tolerations"}) {
+    now.erase(key);
+    if (const json::value* v = before.if_contains(key)) now[key] = *v;
+  }
+  const auto old_grace = int_at(before, "terminationGracePeriodSeconds");
+  if (old_grace && *old_grace < 0 && int_at(now, "terminationGracePeriodSeconds") == 1) now["terminationGracePeriodSeconds"] = *old_grace;
+  if (!items(before, "schedulingGates").empty()) {
+    now.erase("nodeSelector");
+    if (const json::value* v = before.if_contains("nodeSelector")) now["nodeSelector"] = *v;
+    json::value old_na = nullptr;
+    if (const json::object* a = object_at(before, "affinity"))
+      if (const json::value* na = a->if_contains("nodeAffinity")) old_na = *na;
+    json::value& aff = now["affinity"];
+    if (!aff.is_object()) aff = json::object{};
+    aff.as_object().erase("nodeAffinity");
+    if (!old_na.is_null()) aff.as_object()["nodeAffinity"] = old_na;
+  }
+  if (!semantic_equal(now, before))
+    e.forbidden("spec",
+                "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,"
+                "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),"
+                "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)");
+}
+
+// ValidatePodSpec, then for a pod validatePodMetadataAndSpec's and ValidatePodCreate's own checks,
+// for a template ValidatePodTemplateSpec's.
+void validate_pod_spec(const json::object& spec, const json::object* meta, const std::string& prefix, PodSpecOf of,
+                       Causes& causes) {
+  Errors e{causes};
+  const bool pod = of != PodSpecOf::Template;
+  if (const json::object* ann = meta ? object_at(*meta, "annotations") : nullptr)
+    pod_annotations(e, *ann, spec, pod ? "metadata.annotations" : "spec.template.annotations");
+  const std::optional<std::int64_t> grace = int_at(spec, "terminationGracePeriodSeconds");
+  if (!present(spec, "terminationGracePeriodSeconds")) e.required(prefix + "terminationGracePeriodSeconds");
+  // (spec.hostUsers needs the UserNamespacesSupport gate, off in v1.32: the field is dropped, and
+  // validateHostUsers has nothing to check.)
+  const auto vols = validate_volumes(e, spec, prefix);
+
+  // validateContainers.
+  const auto containers = items(spec, "containers");
+  if (containers.empty()) {
+    e.required(prefix + "containers");
+  } else {
+    std::set<std::string> names;
+    std::vector<std::pair<const json::object*, std::size_t>> all;
+    for (std::size_t i = 0; i < containers.size(); ++i) {
+      const json::object& c = *containers[i];
+      const std::string f = fmt::format("{}containers[{}]", prefix, i);
+      container_common(e, c, f, vols);
+      const std::string name = string_at(c, "name");
+      if (!names.insert(name).second) e.duplicate(f + ".name", q(name));
+      probes_and_lifecycle(e, c, grace, f);
+      if (present(c, "restartPolicy")) e.forbidden(f + ".restartPolicy", "may not be set for non-init containers");
+      all.emplace_back(&c, i);
+    }
+    host_port_conflicts(e, all, prefix + "containers");
+  }
+  // validateInitContainers.
+  {
+    std::set<std::string> names;
+    for (const auto* c : containers) names.insert(string_at(*c, "name"));
+    const auto inits = items(spec, "initContainers");
+    for (std::size_t i = 0; i < inits.size(); ++i) {
+      const json::object& c = *inits[i];
+      const std::string f = fmt::format("{}initContainers[{}]", prefix, i);
+      container_common(e, c, f, vols);
+      bool always = false;
+      if (present(c, "restartPolicy")) {
+        const std::string rp = string_at(c, "restartPolicy");
+        if (rp != "Always") e.not_supported(f + ".restartPolicy", rp, {"Always"});
+        always = rp == "Always";
+      }
+      const std::string name = string_at(c, "name");
+      if (names.count(name)) e.duplicate(f + ".name", q(name));
+      else if (!name.empty()) names.insert(name);
+      host_port_conflicts(e, {{&c, 0}}, prefix + "initContainers");
+      if (always) {
+        probes_and_lifecycle(e, c, grace, f);
+      } else {
+        for (const char* k : {"lifecycle", "livenessProbe", "readinessProbe", "startupProbe"})
+          if (present(c, k)) e.forbidden(fmt::format("{}.{}", f, k), "may not be set for init containers without restartPolicy=Always");
+      }
+    }
+  }
+  // validateEphemeralContainers (run for templates too; ValidatePodCreate and
+  // ValidatePodTemplateSpec then refuse them anyway).
+  if (const auto eph = items(spec, "ephemeralContainers"); !eph.empty()) {
+    std::set<std::string> others, all;
+    for (const char* list : {"containers", "initContainers"})
+      for (const auto* c : items(spec, list)) {
+        others.insert(string_at(*c, "name"));
+        all.insert(string_at(*c, "name"));
+      }
+    // Container's fields in Go's order, and whether an ephemeral container may set them.
+    static const std::pair<const char*, bool> kFields[] = {
+        {"name", true}, {"image", true}, {"command", true}, {"args", true}, {"workingDir", true}, {"ports", false},
+        {"envFrom", true}, {"env", true}, {"resources", false}, {"resizePolicy", false}, {"restartPolicy", false},
+        {"volumeMounts", true}, {"volumeDevices", true}, {"livenessProbe", false}, {"readinessProbe", false},
+        {"startupProbe", false}, {"lifecycle", false}, {"terminationMessagePath", true},
+        {"terminationMessagePolicy", true}, {"imagePullPolicy", true}, {"securityContext", true}, {"stdin", true},
+        {"stdinOnce", true}, {"tty", true}};
+    for (std::size_t i = 0; i < eph.size(); ++i) {
+      const json::object& c = *eph[i];
+      const std::string f = fmt::format("{}ephemeralContainers[{}]", prefix, i);
+      container_common(e, c, f, vols);
+      image_whitespace(e, c, f);
+      const std::string name = string_at(c, "name");
+      if (!all.insert(name).second) e.duplicate(f + ".name", q(name));
+      const std::string target = string_at(c, "targetContainerName");
+      if (!target.empty() && !others.count(target)) e.not_found(f + ".targetContainerName", q(target));
+      for (const auto& [key, allowed] : kFields) {
+        const json::value* v = c.if_contains(key);
+        const bool zero = !v || v->is_null() || (v->is_object() && v->as_object().empty()) ||
+                          (v->is_array() && v->as_array().empty()) || (v->is_bool() && !v->as_bool());
+        if (!allowed && !zero) e.forbidden(fmt::format("{}.{}", f, key), "cannot be set for an Ephemeral Container");
+      }
+      const auto mounts = items(c, "volumeMounts");
+      for (std::size_t j = 0; j < mounts.size(); ++j)
+        for (const char* key : {"subPath", "subPathExpr"})
+          if (!string_at(*mounts[j], key).empty())
+            e.forbidden(fmt::format("{}.volumeMounts[{}].{}", f, j, key), "cannot be set for an Ephemeral Container");
+    }
+  }
+  // validatePodHostNetworkDeps: with hostNetwork, a host port is its container port (a pod's are
+  // defaulted so; a template may leave them 0).
+  if (true_at(spec, "hostNetwork"))
+    for (std::size_t i = 0; i < containers.size(); ++i)
+      if (const json::array* ports = array_at(*containers[i], "ports"))
+        for (std::size_t j = 0; j < ports->size(); ++j) {
+          const json::object& p = (*ports)[j].is_object() ? (*ports)[j].as_object() : kNone;
+          const std::int64_t hp = int_at(p, "hostPort").value_or(0), cp = int_at(p, "containerPort").value_or(0);
+          if ((pod || hp != 0) && hp != cp)
+            e.invalid(fmt::format("{}containers[{}].ports[{}].hostPort", prefix, i, j), std::to_string(hp),
+                      "must match `containerPort` when `hostNetwork` is true");
+        }
+  // validateRestartPolicy, validateDNSPolicy.
+  const std::string restart = string_at(spec, "restartPolicy");
+  if (restart.empty()) e.required(prefix + "restartPolicy");
+  else if (restart != "Always" && restart != "OnFailure" && restart != "Never")
+    e.not_supported(prefix + "restartPolicy", restart, {"Always", "OnFailure", "Never"});
+  const std::string dns = string_at(spec, "dnsPolicy");
+  if (dns.empty()) e.required(prefix + "dnsPolicy");
+  else if (dns != "ClusterFirstWithHostNet" && dns != "ClusterFirst" && dns != "Default" && dns != "None")
+    e.not_supported(prefix + "dnsPolicy", dns, {"ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"});
+  // ValidateLabels(nodeSelector).
+  if (const json::object* ns = object_at(spec, "nodeSelector"))
+    for (const auto& [k, v] : *ns) {
+      e.invalid(prefix + "nodeSelector", std::string(k), qualified_name_errors(k));
+      const std::string val = v.is_string() ? std::string(v.as_string()) : "";
+      e.invalid(prefix + "nodeSelector", val, label_value_errors(val));
+    }
+  pod_security_context(e, spec, prefix);
+  affinity(e, spec, prefix);
+  dns_config(e, spec, prefix);
+  // validateReadinessGates, validateSchedulingGates.
+  if (const json::array* gates = array_at(spec, "readinessGates"))
+    for (std::size_t i = 0; i < gates->size(); ++i) {
+      const std::string t = (*gates)[i].is_object() ? string_at((*gates)[i].as_object(), "conditionType") : "";
+      e.invalid(fmt::format("{}readinessGates[{}].conditionType", prefix, i), t, qualified_name_errors(t));
+    }
+  if (const json::array* gates = array_at(spec, "schedulingGates")) {
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < gates->size(); ++i) {
+      const std::string n = (*gates)[i].is_object() ? string_at((*gates)[i].as_object(), "name") : "";
+      const std::string f = fmt::format("{}schedulingGates[{}]", prefix, i);
+      e.invalid(f, n, qualified_name_errors(n));
+      if (!seen.insert(n).second) e.duplicate(f, q(n));
+    }
+  }
+  topology_spread(e, spec, prefix);
+  name_rule(e, spec, "serviceAccountName", prefix, dns1123_subdomain_errors);
+  name_rule(e, spec, "nodeName", prefix, dns1123_subdomain_errors);
+  if (auto ads = int_at(spec, "activeDeadlineSeconds"); ads && (*ads < 1 || *ads > kMaxInt32))
+    e.invalid(prefix + "activeDeadlineSeconds", std::to_string(*ads), "must be between 1 and 2147483647, inclusive");
+  name_rule(e, spec, "hostname", prefix, dns1123_label_errors);
+  name_rule(e, spec, "subdomain", prefix, dns1123_label_errors);
+  tolerations(e, spec, prefix);
+  // ValidateHostAliases.
+  if (const json::array* aliases = array_at(spec, "hostAliases"))
+    for (std::size_t i = 0; i < aliases->size(); ++i) {
+      const json::object& a = (*aliases)[i].is_object() ? (*aliases)[i].as_object() : kNone;
+      const std::string ip = string_at(a, "ip");
+      if (!valid_ip(ip))
+        e.invalid(fmt::format("{}hostAliases[{}].ip", prefix, i), q(ip), "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)");
+      if (const json::array* hosts = array_at(a, "hostnames"))
+        for (std::size_t j = 0; j < hosts->size(); ++j) {
+          const std::string h = (*hosts)[j].is_string() ? std::string((*hosts)[j].as_string()) : "";
+          e.invalid(fmt::format("{}hostAliases[{}].hostnames[{}]", prefix, i, j), h, dns1123_subdomain_errors(h));
+        }
+    }
+  // A pod's priority class, preemption policy and runtime class were resolved by admission, which
+  // refuses unknown names and other policies before validation runs (Priority: `no PriorityClass
+  // with name X was found`, `the string value of PreemptionPolicy (X) must not be provided`), so
+  // these rules matter for templates only.
+  if (!pod) name_rule(e, spec, "priorityClassName", prefix, dns1123_subdomain_errors);
+  if (!pod && present(spec, "runtimeClassName")) {
+    const std::string rc = string_at(spec, "runtimeClassName");
+    e.invalid(prefix + "runtimeClassName", rc, dns1123_subdomain_errors(rc));
+  }
+  if (!pod && present(spec, "preemptionPolicy")) {  // (a pod's: Priority admission, as above)
+    const std::string pp = string_at(spec, "preemptionPolicy");
+    if (pp.empty()) e.required(prefix + "preemptionPolicy");
+    else if (pp != "PreemptLowerPriority" && pp != "Never")
+      e.not_supported(prefix + "preemptionPolicy", pp, {"PreemptLowerPriority", "Never"});
+  }
+  if (const json::object* overhead = object_at(spec, "overhead")) {
+    // validateOverhead: the container rules, as limits (so `overhead.limits[cpu]`, sic).
+    const json::object as_limits{{"limits", *overhead}};
+    resource_requirements(e, &as_limits, prefix + "overhead");
+  }
+  if (const json::object* os = object_at(spec, "os")) {
+    // validateOS, then validateLinux or validateWindows.
+    const std::string name = string_at(*os, "name");
+    if (name.empty()) e.required(prefix + "os.name", "cannot be empty");
+    else if (name != "linux" && name != "windows") e.not_supported(prefix + "os", name, {"linux", "windows"});
+    else if (name == "windows") windows_only(e, spec, prefix);
+    else if (name == "linux") {
+      const json::object* psc = object_at(spec, "securityContext");
+      if (psc && present(*psc, "windowsOptions"))
+        e.forbidden(prefix + "securityContext.windowsOptions", "windows options cannot be set for a linux pod");
+      for (const char* list : {"initContainers", "containers", "ephemeralContainers"}) {  // VisitContainersWithPath's order
+        const auto cs = items(spec, list);
+        for (std::size_t i = 0; i < cs.size(); ++i)
+          if (const json::object* sc = object_at(*cs[i], "securityContext"); sc && present(*sc, "windowsOptions"))
+            e.forbidden(fmt::format("{}{}[{}].securityContext.windowsOptions", prefix, list, i),
+                        "windows options cannot be set for a linux pod");
+      }
+    }
+  }
+  if (pod) {
+    // validatePodMetadataAndSpec: a token projection needs a service account.
+    if (string_at(spec, "serviceAccountName").empty()) {
+      const auto vs = items(spec, "volumes");
+      for (std::size_t i = 0; i < vs.size(); ++i)
+        if (const json::object* pj = object_at(*vs[i], "projected")) {
+          const auto srcs = items(*pj, "sources");
+          for (std::size_t j = 0; j < srcs.size(); ++j)
+            if (present(*srcs[j], "serviceAccountToken"))
+              e.forbidden(fmt::format("{}volumes[{}].projected.sources[{}].serviceAccountToken", prefix, i, j),
+                          "must not be specified when serviceAccountName is not set");
+        }
+    }
+    // validateContainersOnlyForPod.
+    for (const char* list : {"containers", "initContainers"}) {
+      const auto cs = items(spec, list);
+      for (std::size_t i = 0; i < cs.size(); ++i) image_whitespace(e, *cs[i], fmt::format("{}{}[{}]", prefix, list, i));
+    }
+  }
+  if (of == PodSpecOf::NewPod) {
+    // ValidatePodCreate.
+    const json::array* eph = array_at(spec, "ephemeralContainers");
+    if (eph && !eph->empty()) e.forbidden(prefix + "ephemeralContainers", "cannot be set on create");
+    const json::array* gates = array_at(spec, "schedulingGates");
+    if (!string_at(spec, "nodeName").empty() && gates && !gates->empty())
+      e.forbidden(prefix + "nodeName", "cannot be set until all schedulingGates have been cleared");
+  } else if (of == PodSpecOf::Template) {
+    const json::array* eph = array_at(spec, "ephemeralContainers");
+    if (eph && !eph->empty()) e.forbidden(prefix + "ephemeralContainers", "ephemeral containers not allowed in pod template");
+  }
+}
+
+}  // namespace gpupool::embedded
