@@ -353,7 +353,8 @@ void track_update(const json::object* old, json::object& next, const ResourceTyp
   // r.New(): the structs that zero value holds (spec, template, strategy, ...) are nobody's.
   json::value old_clean = old ? json::value(strip(*old, t)) : json::value(strip(schema::zero_object(t.group, t.version, t.kind), t));
   if (!old_clean.as_object().contains("metadata")) old_clean.as_object()["metadata"] = json::object{};  // always there
-  const json::value next_clean = strip(next, t);
+  json::value next_clean = strip(next, t);
+  if (!next_clean.as_object().contains("metadata")) next_clean.as_object()["metadata"] = json::object{};  // the same
   const json::object next_set = set_of_object(next_clean.as_object(), "", t, true);
   const json::object old_set = set_of_object(old_clean.as_object(), "", t, true);
   std::vector<std::pair<Path, bool>> changed;  // path, marked (".")

@@ -377,12 +377,15 @@ struct Walker {
         text = json::serialize(v);
       }
       try {
-        Quantity q = Quantity::parse(text);
-        // Decoded for storage, a quantity is what Go encodes again: its canonical text, a
-        // ResourceList's value first rounded up to thousandths (SetDefaults_ResourceList).
-        if (prune) v = (in_resource_list ? q.round_up_milli() : q).to_string();
+        const Quantity q = Quantity::parse(text);
+        // SetDefaults_ResourceList (part of decoding): a ResourceList's value rounded up to
+        // thousandths. Otherwise the text stays as written until the object is valid
+        // (canonical_quantities): validation's messages show the quantity as Go parsed it.
+        if (prune && in_resource_list) {
+          const Quantity rounded = q.round_up_milli();
+          if (rounded.nano_value() != q.nano_value()) v = rounded.to_string();
+        }
       } catch (const ValidationError& e) {
-        if (prune && e.rule().find("magnitude too large") != std::string::npos) v = text;  // kept as given
         if (e.rule().find("magnitude too large") == std::string::npos)  // gpupool's own limit, not Go's
           out.decode_error = e.rule().find("suffix") != std::string::npos
                                  ? "unable to parse quantity's suffix"
@@ -450,6 +453,58 @@ std::optional<std::string> int32_misfit(const json::value& v) {
 
 bool known(std::string_view group, std::string_view version, std::string_view kind) {
   return root(group, version, kind) != nullptr;
+}
+
+namespace {
+
+// The same text of a bare JSON number as decoding reads it (see Walker::walk).
+std::string quantity_text(const json::value& v) {
+  if (v.is_string()) return std::string(v.as_string());
+  if (v.is_double()) {
+    std::string text = fmt::format("{}", v.as_double());
+    if (const auto plus = text.find("e+"); plus != std::string::npos) text.erase(plus + 1, 1);
+    return text;
+  }
+  return json::serialize(v);
+}
+
+void canonical(const Node& n, json::value& v, int depth) {
+  if (depth > 64) return;
+  switch (n.type) {
+    case Node::Type::Quantity: {
+      if (!v.is_string() && !v.is_number()) return;
+      const std::string text = quantity_text(v);
+      try {
+        v = Quantity::parse(text).to_string();
+      } catch (const ValidationError&) {
+        if (v.is_number()) v = text;  // beyond gpupool's range: kept as written (FIDELITY.md)
+      }
+      return;
+    }
+    case Node::Type::Object:
+      if (v.is_object())
+        for (auto& [k, child] : v.as_object())
+          if (auto f = n.fields.find(std::string_view(k)); f != n.fields.end()) canonical(*f->second, child, depth + 1);
+      return;
+    case Node::Type::Map:
+      if (v.is_object())
+        for (auto& [k, child] : v.as_object()) canonical(*n.elem, child, depth + 1);
+      return;
+    case Node::Type::Array:
+      if (v.is_array())
+        for (auto& child : v.as_array()) canonical(*n.elem, child, depth + 1);
+      return;
+    default: return;
+  }
+}
+
+}  // namespace
+
+void canonical_quantities(std::string_view group, std::string_view version, std::string_view kind, json::object& obj) {
+  const Node* r = root(group, version, kind);
+  if (!r) return;
+  for (auto& [k, child] : obj)
+    if (auto f = r->fields.find(std::string_view(k)); f != r->fields.end()) canonical(*f->second, child, 0);
 }
 
 Decoded decode_object_meta(json::object& obj, bool prune) {

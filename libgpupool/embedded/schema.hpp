@@ -36,6 +36,11 @@ bool known(std::string_view group, std::string_view version, std::string_view ki
 Decoded decode(std::string_view group, std::string_view version, std::string_view kind, boost::json::object& obj,
                bool prune);
 
+/// Writes every resource.Quantity field of `obj` (a built-in kind) as Go encodes it again: its
+/// canonical text, or the text ParseQuantity keeps ("+1", "1.5E40"). Done once the object is valid.
+void canonical_quantities(std::string_view group, std::string_view version, std::string_view kind,
+                          boost::json::object& obj);
+
 /// Decodes a custom resource's `metadata` as metav1.ObjectMeta (unknown fields reported as
 /// "metadata.x", pruned with `prune`); a missing or non-object metadata decodes as nothing.
 Decoded decode_object_meta(boost::json::object& obj, bool prune);

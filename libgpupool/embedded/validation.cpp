@@ -4,6 +4,7 @@
 #include "embedded/admission.hpp"
 #include "embedded/controllers_util.hpp"
 #include "embedded/crd_schema.hpp"
+#include "embedded/schema.hpp"
 #include "embedded/validation_kinds.hpp"
 #include "embedded/warnings.hpp"
 
@@ -916,17 +917,9 @@ void builtin_validation(AdmissionRequest& r) {
     }
     for (auto& x : w) r.options->warnings->push_back(std::move(x));
   }
-  // The object is stored as Kubernetes encodes it: its pod spec's quantities as Go prints them.
-  if (r.subresource.empty()) {
-    if (core && t.resource == "pods") {
-      if (auto* spec = obj.if_contains("spec"); spec && spec->is_object()) canonical_quantities(spec->as_object());
-    } else if ((t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets")) ||
-               (t.group == "batch" && t.resource == "jobs")) {
-      if (auto* spec = obj.if_contains("spec"); spec && spec->is_object())
-        if (auto* tpl = spec->as_object().if_contains("template"); tpl && tpl->is_object())
-          if (auto* ps = tpl->as_object().if_contains("spec"); ps && ps->is_object()) canonical_quantities(ps->as_object());
-    }
-  }
+  // The object is stored as Kubernetes encodes it: every quantity as Go prints it (once valid,
+  // since validation's messages show them as Go parsed them).
+  if (r.subresource != "scale") schema::canonical_quantities(t.group, t.version, t.kind, obj);
 }
 
 }  // namespace gpupool::embedded
