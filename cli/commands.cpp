@@ -1,7 +1,7 @@
 #include "commands.hpp"
 
 #include "connection.hpp"
-#include "gpupool/duration.hpp"
+#include "gpupool/time.hpp"
 
 #include "gpupool/cluster.hpp"
 #include "gpupool/embedded.hpp"

@@ -4,7 +4,7 @@
 // both call stuck_notes(); each note is one line saying what is wrong and what to do.
 #include "cluster/diagnose.hpp"
 
-#include "gpupool/duration.hpp"
+#include "gpupool/time.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/render.hpp"
 

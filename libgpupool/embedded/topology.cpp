@@ -11,7 +11,7 @@
 #include "common/builtin_data.hpp"
 #include "common/strict_yaml.hpp"
 #include "embedded/clock.hpp"
-#include "gpupool/duration.hpp"
+#include "gpupool/time.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/names.hpp"
 
