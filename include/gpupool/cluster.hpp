@@ -30,6 +30,10 @@
 
 namespace gpupool {
 
+namespace detail {
+struct ClusterImpl;  // the connection's state (libgpupool/cluster/impl.hpp)
+}
+
 /// How to reach a cluster. Empty fields take the kubeconfig's values (KUBECONFIG, then
 /// ~/.kube/config; in a pod, the service account).
 struct ConnectOptions {
@@ -225,10 +229,10 @@ class Cluster {
   /// Where a workload not yet submitted would fit.
   Explanation explain(const Workload& workload) const;
 
-  struct Impl;  ///< internal
-  explicit Cluster(std::shared_ptr<Impl> impl);
 
  private:
+  using Impl = detail::ClusterImpl;
+  explicit Cluster(std::shared_ptr<Impl> impl);
   std::shared_ptr<Impl> impl_;
 };
 

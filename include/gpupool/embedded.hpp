@@ -20,10 +20,6 @@
 
 namespace gpupool {
 
-namespace embedded {
-class Store;  // the object store (libgpupool/embedded/store.hpp), for in-process use by the library
-}
-
 /// How often one verb fails. Rates are probabilities in [0, 1], tried in this order.
 struct FaultRule {
   double too_many_requests = 0;   ///< 429 TooManyRequests with Retry-After
@@ -114,10 +110,8 @@ class EmbeddedServer {
   /// itself, folds the journal into it.
   void save_state(const std::string& path) const;
 
-  /// The object store behind the HTTP API, for in-process callers inside the library.
-  embedded::Store& store();
-
  private:
+  friend struct EmbeddedServerAccess;  // the library's in-process callers (libgpupool/embedded/server_store.hpp)
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -148,7 +148,7 @@ const std::string& Cluster::namespace_name() const { return impl_->ns; }
 const Profile& Cluster::profile() const { return impl_->profile; }
 const Client& Cluster::client() const { return *impl_->client; }
 
-bool Cluster::Impl::serves(const ResourceRef& ref) const {
+bool detail::ClusterImpl::serves(const ResourceRef& ref) const {
   if (ref.group.empty() || ref.group == "apps" || ref.group == "batch") return true;
   std::lock_guard lock(mu);
   auto key = ref.group + "/" + ref.version + "/" + ref.resource;

@@ -3,7 +3,7 @@
 // of the submission refused for good — as a ResourceQuota refuses it ("exceeded quota", 403).
 #include <doctest/doctest.h>
 
-#include "embedded/store.hpp"
+#include "embedded/server_store.hpp"
 #include "gpupool/client.hpp"
 #include "gpupool/cluster.hpp"
 #include "gpupool/embedded.hpp"
@@ -47,7 +47,7 @@ Workload job_with_extras(const std::string& name, int pvcs) {
 /// `services: 0` quota (k8s.io/apiserver/pkg/admission/plugin/resourcequota: 403 Forbidden,
 /// "exceeded quota"): the last object of a job_with_extras submission fails for good.
 void refuse_services(EmbeddedServer& server) {
-  server.store().add_admission([](embedded::AdmissionRequest& r) {
+  embedded::store_of(server).add_admission([](embedded::AdmissionRequest& r) {
     if (r.operation != embedded::AdmissionRequest::Operation::Create || !r.type || r.type->resource != "services" ||
         !r.object)
       return;
@@ -216,7 +216,7 @@ TEST_CASE("the rollback's deletes are retried through faults; one that finally f
   }
 
   SUBCASE("a delete refused for good (403, not retried) is named too; the others are deleted") {
-    s.server.store().add_admission([](embedded::AdmissionRequest& r) {
+    embedded::store_of(s.server).add_admission([](embedded::AdmissionRequest& r) {
       if (r.operation == embedded::AdmissionRequest::Operation::Delete && r.type && r.type->resource == "jobs")
         throw embedded::StatusError(403, "Forbidden", "jobs.batch \"kept\" is forbidden: deletion denied by policy", "kept",
                                     "batch", "jobs");
