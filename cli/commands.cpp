@@ -64,8 +64,6 @@ std::string output_flag(const ParsedArgs& a, std::initializer_list<std::string_v
   throw ValidationError("--output", o, "expected one of " + list);
 }
 
-std::string object_json(const boost::json::value& v) { return to_json(v); }
-
 // ---- the submit command ------------------------------------------------------------------------
 
 /// The flags of `submit KIND`: each kind lists only what applies to it (--workers not for a pod,
@@ -266,24 +264,8 @@ int run_get(const ParsedArgs& a, Io& io) {
   auto conn = Connection::open(a);
   JobInfo info = conn.cluster().get(a.positionals()[0]);
   if (output == "json" || output == "yaml") {
-    boost::json::object o;
-    o["name"] = info.name;
-    o["namespace"] = info.namespace_;
-    o["status"] = to_string(info.status);
-    o["trainer"] = info.trainer();
-    o["priority"] = info.priority;
-    o["trainingDuration"] = human_duration(info.training_duration());
-    boost::json::array instances;
-    for (const auto& i : info.instances)
-      instances.push_back(boost::json::object{{"name", i.name}, {"phase", i.phase}, {"node", i.node}, {"nodeIP", i.node_ip}});
-    o["instances"] = std::move(instances);
-    if (info.tensorboard_url) o["tensorboard"] = *info.tensorboard_url;
-    if (!info.notes.empty()) {
-      boost::json::array notes;
-      for (const auto& n : info.notes) notes.push_back(boost::json::string(n));
-      o["notes"] = std::move(notes);
-    }
-    io.out << (output == "json" ? object_json(o) : to_yaml(boost::json::value(o)));
+    const boost::json::value o = info.to_json();
+    io.out << (output == "json" ? to_json(o) : to_yaml(o));
   } else {
     io.out << info.to_text();
     if (output == "wide") {
@@ -338,15 +320,17 @@ int run_wait(const ParsedArgs& a, Io& io) {
   WaitFor until = parse_wait_for(a.get("for", "Running"), "--for");
   auto timeout = duration_flag(a, "timeout", "10m");
   auto conn = Connection::open(a);
-  bool progress = io.out_is_terminal, shown = false;
+  const bool progress = io.out_is_terminal;
+  bool shown = false;
+  std::size_t width = 0;  // of the line shown last: a shorter one pads it out
   JobInfo info;
   try {
     info = conn.cluster().wait(a.positionals()[0], until, timeout, [&](const JobInfo& j) {
       if (!progress) return;
-      int running = 0;
-      for (const auto& i : j.instances) running += i.phase == "Running";
-      io.out << fmt::format("\r{} {}: {}/{} instances running   ", j.name, to_string(j.status), running, j.instances.size());
+      const std::string line = j.progress_text();
+      io.out << "\r" << line << std::string(width > line.size() ? width - line.size() : 0, ' ');
       io.out.flush();
+      width = line.size();
       shown = true;
     });
   } catch (...) {
@@ -386,8 +370,7 @@ int run_top_node(const ParsedArgs& a, Io& io) {
 
 int run_taint(const ParsedArgs& a, Io& io) {
   const auto& pos = a.positionals();
-  std::vector<TaintChange> changes;
-  for (size_t i = 1; i < pos.size(); ++i) changes.push_back(parse_taint_change(pos[i], fmt::format("taint[{}]", i - 1)));
+  const std::vector<TaintChange> changes = parse_taint_changes({pos.begin() + 1, pos.end()});
   auto conn = Connection::open(a);
   const std::string done = conn.cluster().taint(pos[0], changes, a.has("overwrite"));
   io.out << fmt::format("node/{} {}\n", pos[0], done);

@@ -28,14 +28,7 @@ Connection Connection::open(const ParsedArgs& args) {
   ConnectOptions co;
   // The library never prints: its notes (insecure TLS, a kubeconfig readable by others, retries)
   // go to stderr here, warnings always, info/debug with --loglevel.
-  const std::string level = args.get("loglevel", "warning");
-  const LogLevel threshold = level == "debug" ? LogLevel::debug : level == "info" ? LogLevel::info
-                             : level == "error" ? LogLevel::error : LogLevel::warning;
-  if (level != "debug" && level != "info" && level != "warning" && level != "error")
-    throw ValidationError("--loglevel", level, "expected debug, info, warning or error");
-  co.logger = [threshold](LogLevel l, const std::string& message) {
-    if (l >= threshold) std::cerr << to_string(l) << ": " << message << "\n";
-  };
+  co.logger = stream_logger(std::cerr, parse_log_level(args.get("loglevel", "warning"), "--loglevel"));
   co.namespace_ = args.get("namespace");
   co.profile = args.get("profile");
   // A --profile that names no profile (or a file that is not one) is bad usage: exit 2.

@@ -101,6 +101,11 @@ struct JobInfo {
   /// (NAME STATUS TRAINER AGE INSTANCE NODE), and the TensorBoard lines.
   std::string to_text() const;
   std::string to_html() const;
+  /// One line for a display that follows wait(): "mpi-dist: RUNNING (1/2 instances running)".
+  std::string progress_text() const;
+  /// `gpupool get -o json`: name, namespace, status, trainer, priority, trainingDuration, instances
+  /// (name, phase, node, nodeIP), and tensorboard and notes when there are any.
+  boost::json::object to_json() const;
 };
 /// `arena list`: NAME STATUS TRAINER AGE NODE.
 std::string jobs_to_text(const std::vector<JobInfo>& jobs);
@@ -186,6 +191,9 @@ class Cluster {
   /// As `kubectl taint nodes NODE CHANGES... [--overwrite]` (see taint_node in taint.hpp); returns
   /// what kubectl prints after node/NODE: "tainted", "untainted" or "modified".
   std::string taint(const std::string& node, const std::vector<TaintChange>& changes, bool overwrite = false);
+  /// The same with kubectl's words ("gpu_node=invalid:NoSchedule", "gpu_node-"), parsed by
+  /// parse_taint_changes (a ValidationError names "taint[i]").
+  std::string taint(const std::string& node, const std::vector<std::string>& changes, bool overwrite = false);
 
   std::vector<PvcInfo> pvcs() const;
   void create_pvc(const PvcRequest& pvc);

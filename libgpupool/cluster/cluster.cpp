@@ -219,6 +219,10 @@ NodeList Cluster::nodes() const {
   return out;
 }
 
+std::string Cluster::taint(const std::string& node, const std::vector<std::string>& changes, bool overwrite) {
+  return taint(node, parse_taint_changes(changes), overwrite);
+}
+
 std::string Cluster::taint(const std::string& node, const std::vector<TaintChange>& changes, bool overwrite) {
   json::object object = impl_->client->get(kNodes, "", node);
   Node current = Node::from_json(object);

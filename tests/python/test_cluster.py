@@ -58,6 +58,11 @@ def test_seed_job_lands_on_tolerated_nodes(seed_cluster, tolerations, nodes):
     text = str(info)
     assert "STATUS: RUNNING" in text and "mpi-dist" in text
     assert info._repr_html_() == info.to_html()
+    running = sum(1 for i in info.instances if i.phase == "Running")
+    assert info.progress_text() == f"mpi-dist: RUNNING ({running}/{len(info.instances)} instances running)"
+    as_json = info.to_json()
+    assert as_json["status"] == "RUNNING" and as_json["trainer"] == "MPIJOB"
+    assert {i["nodeIP"] for i in as_json["instances"]} == instance_ips(info)
     assert [j.name for j in seed_cluster.list()] == ["mpi-dist"]
     assert "mpi-dist" in gpupool.jobs_to_text(seed_cluster.list())
 
