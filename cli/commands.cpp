@@ -5,6 +5,7 @@
 
 #include "gpupool/cluster.hpp"
 #include "gpupool/embedded.hpp"
+#include "gpupool/embedded_cluster.hpp"
 #include "gpupool/embedded_state.hpp"
 #include "gpupool/topology.hpp"
 #include "gpupool/version.hpp"
@@ -174,7 +175,7 @@ int run_submit(const std::string& kind, const ParsedArgs& a, Io& io) {
     }
     if (workload.namespace_.empty()) workload.namespace_ = "default";
     std::string profile = a.get("profile");
-    if (profile.empty() && a.get("embedded") == "iiis") profile = "iiis";
+    if (profile.empty()) profile = topology_profile(a.get("embedded"));
     r.submission = render(workload, Profile::resolve(profile));
     r.name = workload.name;
     for (const auto& object : r.submission.objects) r.created.push_back(kubectl_name(object));
@@ -446,14 +447,19 @@ bool serve_shares_state(const ParsedArgs& a, const std::string& topology) {
 }
 
 int run_serve(const ParsedArgs& a, Io& io) {
-  EmbeddedOptions o;
+  EmbeddedClusterOptions o;
   o.topology = a.get("topology", "seed");
-  o.port = static_cast<int>(count_flag(a, "port", 0));
-  o.kubeconfig_dir = a.get("kubeconfig-dir");
   o.manual_clock = false;
-  for (const auto& u : a.all("user")) o.users.push_back(u);
-  o.mpijob_version = a.get("mpi-api", "v1");
+  o.server.port = static_cast<int>(count_flag(a, "port", 0));
+  o.server.kubeconfig_dir = a.get("kubeconfig-dir");
+  o.server.users = a.all("user");
+  o.server.mpijob_version = a.get("mpi-api", "v1");
   const bool shared = serve_shares_state(a, o.topology);
+  if (shared) {
+    o.state = "";
+    o.may_join = false;
+    o.on_wait = [&io](const std::string& m) { io.err << m << "\n"; };
+  }
   // Block SIGINT/SIGTERM before the server starts its threads (they inherit the mask), so the
   // signal reaches sigwait below and the server stops cleanly.
   sigset_t set;
@@ -461,30 +467,20 @@ int run_serve(const ParsedArgs& a, Io& io) {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  std::unique_ptr<EmbeddedSession> session;
-  std::unique_ptr<EmbeddedServer> fresh;
-  EmbeddedServer* server = nullptr;
-  if (shared) {
-    session = std::make_unique<EmbeddedSession>(EmbeddedSessionOptions{
-        .topology = o.topology, .state_dir = "", .serve = true, .may_join = false, .server = o,
-        .on_wait = [&io](const std::string& m) { io.err << m << "\n"; }});
-    server = session->server();
-  } else {
-    fresh = std::make_unique<EmbeddedServer>(o);
-    server = fresh.get();
-  }
-  io.out << fmt::format("gpupool embedded cluster \"{}\" serving on {}\n", o.topology, server->url())
-         << fmt::format("admin kubeconfig: {}\n", server->admin_kubeconfig());
-  for (const auto& u : o.users) io.out << fmt::format("user {} kubeconfig: {}\n", u, server->kubeconfig(u));
+  EmbeddedCluster cluster(o);
+  const EmbeddedServer& server = cluster.server();
+  const std::string topology = a.get("topology", "seed");
+  io.out << fmt::format("gpupool embedded cluster \"{}\" serving on {}\n", topology, server.url())
+         << fmt::format("admin kubeconfig: {}\n", server.admin_kubeconfig());
+  for (const auto& u : a.all("user")) io.out << fmt::format("user {} kubeconfig: {}\n", u, server.kubeconfig(u));
   if (shared)
-    io.out << fmt::format("state: {} (shared with `gpupool --embedded {}` commands)\n", session->paths().snapshot,
-                          o.topology);
+    io.out << fmt::format("state: {} (shared with `gpupool --embedded {}` commands)\n",
+                          EmbeddedStatePaths::of(topology).snapshot, topology);
   io.out << "press Ctrl-C to stop\n";
   io.out.flush();
   int sig = 0;
   sigwait(&set, &sig);
-  if (session) session->close();
-  else server->stop();
+  cluster.stop();
   io.out << "stopped\n";
   return 0;
 }

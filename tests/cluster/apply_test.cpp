@@ -8,7 +8,7 @@
 
 #include "embedded/server_store.hpp"
 #include "gpupool/cluster.hpp"
-#include "gpupool/embedded.hpp"
+#include "gpupool/embedded_cluster.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/manifest.hpp"
 
@@ -25,19 +25,14 @@ std::vector<json::object> example(const char* file) {
 }
 
 struct Site {
-  static EmbeddedOptions options() {
-    EmbeddedOptions eo;
-    eo.topology = "iiis";
-    return eo;
-  }
-  EmbeddedServer server{options()};
   std::mutex mu;
   std::vector<std::string> warnings;
-  Cluster cluster = Cluster::connect({.kubeconfig = server.admin_kubeconfig(), .profile = "iiis",
-                                      .logger = [this](LogLevel l, const std::string& m) {
-                                        std::lock_guard lk(mu);
-                                        if (l == LogLevel::warning) warnings.push_back(m);
-                                      }});
+  // The iiis topology picks the iiis profile.
+  EmbeddedCluster cluster{{.topology = "iiis", .connect = {.logger = [this](LogLevel l, const std::string& m) {
+                             std::lock_guard lk(mu);
+                             if (l == LogLevel::warning) warnings.push_back(m);
+                           }}}};
+  EmbeddedServer& server = cluster.server();
   std::size_t count(const char* group, const char* resource) {
     return embedded::store_of(server).list(embedded::store_of(server).type(group, resource), "default", {}).items.size();
   }
