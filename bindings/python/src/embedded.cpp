@@ -51,7 +51,11 @@ void bind_embedded(py::module_& m) {
            py::arg("profile") = py::none(), py::arg("manual_clock") = py::none(), py::arg("mpijob_version") = "v1",
            py::arg("port") = 0, py::arg("kubeconfig_dir") = "", py::arg("state") = false)
       .def("__enter__", [](py::object self) { return self; })
-      .def("__exit__", [](EmbeddedCluster& self, py::args) { self.stop(); }, py::call_guard<py::gil_scoped_release>())
+      .def("__exit__",
+           [](EmbeddedCluster& self, const py::args&) {
+             py::gil_scoped_release unlocked;  // the arguments stay the caller's: no reference dropped unlocked
+             self.stop();
+           })
       .def("stop", &EmbeddedCluster::stop, py::call_guard<py::gil_scoped_release>(),
            "Stops and frees the server (idempotent); watches end.")
       .def_property_readonly("stopped", &EmbeddedCluster::stopped)
