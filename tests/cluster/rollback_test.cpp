@@ -6,7 +6,7 @@
 #include "embedded/server_store.hpp"
 #include "gpupool/client.hpp"
 #include "gpupool/cluster.hpp"
-#include "gpupool/embedded.hpp"
+#include "gpupool/embedded_cluster.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/submit_options.hpp"
 
@@ -75,29 +75,20 @@ FaultRule twenty_percent() {
 }
 
 struct Setup {
-  EmbeddedServer server;
-  Cluster cluster;
-  Client admin;
-  static EmbeddedOptions options() {
-    EmbeddedOptions eo;
-    eo.users = {"alice"};
-    eo.topology = "seed";
-    return eo;
-  }
-  static ConnectOptions connect(const std::string& kubeconfig, RetryPolicy retry) {
-    ConnectOptions co{.kubeconfig = kubeconfig};
+  EmbeddedCluster embedded;
+  EmbeddedServer& server = embedded.server();
+  Cluster cluster = embedded.connect("alice");
+  Client admin = [&] {
+    KubeConfigOptions ko;
+    ko.path = embedded.admin_kubeconfig();
+    return Client(load_kubeconfig(ko));
+  }();
+  static RetryPolicy without_sleeps(RetryPolicy retry) {
     retry.sleep = [](std::chrono::milliseconds) {};  // waits recorded nowhere: the test runs at the server's speed
-    co.retry = retry;
-    return co;
+    return retry;
   }
   explicit Setup(RetryPolicy retry = {})
-      : server(options()),
-        cluster(Cluster::connect(connect(server.kubeconfig("alice"), retry))),
-        admin([&] {
-          KubeConfigOptions ko;
-          ko.path = server.admin_kubeconfig();
-          return Client(load_kubeconfig(ko));
-        }()) {}
+      : embedded({.topology = "seed", .connect = {.retry = without_sleeps(retry)}, .server = {.users = {"alice"}}}) {}
 };
 
 }  // namespace
