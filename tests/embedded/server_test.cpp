@@ -767,9 +767,9 @@ TEST_CASE("a Service's Endpoints and EndpointSlice follow its pods; describe ser
   REQUIRE_MESSAGE(r.code == 0, r.err);
   // No pod runs yet: the objects exist, with nothing in them (as kube-controller-manager makes them).
   const auto& endpoints = c.type("", "endpoints");
-  CHECK(!c.server.store().get(endpoints, "alice", "web").contains("subsets"));
+  CHECK(!store_of(c.server).get(endpoints, "alice", "web").contains("subsets"));
   c.server.advance(30s);  // the kubelet starts the pods: each gets an IP and becomes Ready
-  auto ep = c.server.store().get(endpoints, "alice", "web");
+  auto ep = store_of(c.server).get(endpoints, "alice", "web");
   REQUIRE(ep.contains("subsets"));
   const auto& subset = ep.at("subsets").at(0).as_object();
   REQUIRE(subset.at("addresses").as_array().size() == 2);
@@ -783,9 +783,9 @@ TEST_CASE("a Service's Endpoints and EndpointSlice follow its pods; describe ser
   // Scaled to nothing: empty again; deleted: gone (the slice with its owner).
   REQUIRE(c.kubectl("alice", "scale deployment web --replicas=0").code == 0);
   c.server.advance(60s);
-  CHECK(!c.server.store().get(endpoints, "alice", "web").contains("subsets"));
+  CHECK(!store_of(c.server).get(endpoints, "alice", "web").contains("subsets"));
   REQUIRE(c.kubectl("alice", "delete service web").code == 0);
   c.server.advance(1s);
-  CHECK(!c.server.store().find(endpoints, "alice", "web"));
+  CHECK(!store_of(c.server).find(endpoints, "alice", "web"));
   CHECK(c.kubectl("alice", "get endpointslices -o name").out.empty());
 }
