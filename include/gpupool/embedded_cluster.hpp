@@ -51,7 +51,8 @@ struct EmbeddedClusterOptions {
 std::string topology_profile(const std::string& topology);
 
 /// A Cluster whose server runs in this process (or, with a shared state, in the process that
-/// serves it). Copies of the Cluster base share the connection but not the server's lifetime.
+/// serves it). Copies of the Cluster base share the connection but not the server's lifetime; own
+/// it as an EmbeddedCluster (Cluster has no virtual destructor).
 class EmbeddedCluster : public Cluster {
  public:
   /// Starts the server (or joins the shared state's) and connects as the admin. Throws
