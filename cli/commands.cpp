@@ -1,10 +1,11 @@
 #include "commands.hpp"
 
 #include "connection.hpp"
-#include "gpupool/duration.hpp"
+#include "gpupool/time.hpp"
 
 #include "gpupool/cluster.hpp"
 #include "gpupool/embedded.hpp"
+#include "gpupool/embedded_cluster.hpp"
 #include "gpupool/embedded_state.hpp"
 #include "gpupool/topology.hpp"
 #include "gpupool/version.hpp"
@@ -63,8 +64,6 @@ std::string output_flag(const ParsedArgs& a, std::initializer_list<std::string_v
   for (auto x : allowed) list += (list.empty() ? "" : ", ") + std::string(x);
   throw ValidationError("--output", o, "expected one of " + list);
 }
-
-std::string object_json(const boost::json::value& v) { return to_json(v); }
 
 // ---- the submit command ------------------------------------------------------------------------
 
@@ -176,7 +175,7 @@ int run_submit(const std::string& kind, const ParsedArgs& a, Io& io) {
     }
     if (workload.namespace_.empty()) workload.namespace_ = "default";
     std::string profile = a.get("profile");
-    if (profile.empty() && a.get("embedded") == "iiis") profile = "iiis";
+    if (profile.empty()) profile = topology_profile(a.get("embedded"));
     r.submission = render(workload, Profile::resolve(profile));
     r.name = workload.name;
     for (const auto& object : r.submission.objects) r.created.push_back(kubectl_name(object));
@@ -266,24 +265,8 @@ int run_get(const ParsedArgs& a, Io& io) {
   auto conn = Connection::open(a);
   JobInfo info = conn.cluster().get(a.positionals()[0]);
   if (output == "json" || output == "yaml") {
-    boost::json::object o;
-    o["name"] = info.name;
-    o["namespace"] = info.namespace_;
-    o["status"] = to_string(info.status);
-    o["trainer"] = info.trainer();
-    o["priority"] = info.priority;
-    o["trainingDuration"] = human_duration(info.training_duration());
-    boost::json::array instances;
-    for (const auto& i : info.instances)
-      instances.push_back(boost::json::object{{"name", i.name}, {"phase", i.phase}, {"node", i.node}, {"nodeIP", i.node_ip}});
-    o["instances"] = std::move(instances);
-    if (info.tensorboard_url) o["tensorboard"] = *info.tensorboard_url;
-    if (!info.notes.empty()) {
-      boost::json::array notes;
-      for (const auto& n : info.notes) notes.push_back(boost::json::string(n));
-      o["notes"] = std::move(notes);
-    }
-    io.out << (output == "json" ? object_json(o) : to_yaml(boost::json::value(o)));
+    const boost::json::value o = info.to_json();
+    io.out << (output == "json" ? to_json(o) : to_yaml(o));
   } else {
     io.out << info.to_text();
     if (output == "wide") {
@@ -338,15 +321,17 @@ int run_wait(const ParsedArgs& a, Io& io) {
   WaitFor until = parse_wait_for(a.get("for", "Running"), "--for");
   auto timeout = duration_flag(a, "timeout", "10m");
   auto conn = Connection::open(a);
-  bool progress = io.out_is_terminal, shown = false;
+  const bool progress = io.out_is_terminal;
+  bool shown = false;
+  std::size_t width = 0;  // of the line shown last: a shorter one pads it out
   JobInfo info;
   try {
     info = conn.cluster().wait(a.positionals()[0], until, timeout, [&](const JobInfo& j) {
       if (!progress) return;
-      int running = 0;
-      for (const auto& i : j.instances) running += i.phase == "Running";
-      io.out << fmt::format("\r{} {}: {}/{} instances running   ", j.name, to_string(j.status), running, j.instances.size());
+      const std::string line = j.progress_text();
+      io.out << "\r" << line << std::string(width > line.size() ? width - line.size() : 0, ' ');
       io.out.flush();
+      width = line.size();
       shown = true;
     });
   } catch (...) {
@@ -386,8 +371,7 @@ int run_top_node(const ParsedArgs& a, Io& io) {
 
 int run_taint(const ParsedArgs& a, Io& io) {
   const auto& pos = a.positionals();
-  std::vector<TaintChange> changes;
-  for (size_t i = 1; i < pos.size(); ++i) changes.push_back(parse_taint_change(pos[i], fmt::format("taint[{}]", i - 1)));
+  const std::vector<TaintChange> changes = parse_taint_changes({pos.begin() + 1, pos.end()});
   auto conn = Connection::open(a);
   const std::string done = conn.cluster().taint(pos[0], changes, a.has("overwrite"));
   io.out << fmt::format("node/{} {}\n", pos[0], done);
@@ -463,14 +447,19 @@ bool serve_shares_state(const ParsedArgs& a, const std::string& topology) {
 }
 
 int run_serve(const ParsedArgs& a, Io& io) {
-  EmbeddedOptions o;
+  EmbeddedClusterOptions o;
   o.topology = a.get("topology", "seed");
-  o.port = static_cast<int>(count_flag(a, "port", 0));
-  o.kubeconfig_dir = a.get("kubeconfig-dir");
   o.manual_clock = false;
-  for (const auto& u : a.all("user")) o.users.push_back(u);
-  o.mpijob_version = a.get("mpi-api", "v1");
+  o.server.port = static_cast<int>(count_flag(a, "port", 0));
+  o.server.kubeconfig_dir = a.get("kubeconfig-dir");
+  o.server.users = a.all("user");
+  o.server.mpijob_version = a.get("mpi-api", "v1");
   const bool shared = serve_shares_state(a, o.topology);
+  if (shared) {
+    o.state = "";
+    o.may_join = false;
+    o.on_wait = [&io](const std::string& m) { io.err << m << "\n"; };
+  }
   // Block SIGINT/SIGTERM before the server starts its threads (they inherit the mask), so the
   // signal reaches sigwait below and the server stops cleanly.
   sigset_t set;
@@ -478,30 +467,20 @@ int run_serve(const ParsedArgs& a, Io& io) {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
-  std::unique_ptr<EmbeddedSession> session;
-  std::unique_ptr<EmbeddedServer> fresh;
-  EmbeddedServer* server = nullptr;
-  if (shared) {
-    session = std::make_unique<EmbeddedSession>(EmbeddedSessionOptions{
-        .topology = o.topology, .state_dir = "", .serve = true, .may_join = false, .server = o,
-        .on_wait = [&io](const std::string& m) { io.err << m << "\n"; }});
-    server = session->server();
-  } else {
-    fresh = std::make_unique<EmbeddedServer>(o);
-    server = fresh.get();
-  }
-  io.out << fmt::format("gpupool embedded cluster \"{}\" serving on {}\n", o.topology, server->url())
-         << fmt::format("admin kubeconfig: {}\n", server->admin_kubeconfig());
-  for (const auto& u : o.users) io.out << fmt::format("user {} kubeconfig: {}\n", u, server->kubeconfig(u));
+  EmbeddedCluster cluster(o);
+  const EmbeddedServer& server = cluster.server();
+  const std::string topology = a.get("topology", "seed");
+  io.out << fmt::format("gpupool embedded cluster \"{}\" serving on {}\n", topology, server.url())
+         << fmt::format("admin kubeconfig: {}\n", server.admin_kubeconfig());
+  for (const auto& u : a.all("user")) io.out << fmt::format("user {} kubeconfig: {}\n", u, server.kubeconfig(u));
   if (shared)
-    io.out << fmt::format("state: {} (shared with `gpupool --embedded {}` commands)\n", session->paths().snapshot,
-                          o.topology);
+    io.out << fmt::format("state: {} (shared with `gpupool --embedded {}` commands)\n",
+                          EmbeddedStatePaths::of(topology).snapshot, topology);
   io.out << "press Ctrl-C to stop\n";
   io.out.flush();
   int sig = 0;
   sigwait(&set, &sig);
-  if (session) session->close();
-  else server->stop();
+  cluster.stop();
   io.out << "stopped\n";
   return 0;
 }

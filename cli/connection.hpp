@@ -5,27 +5,27 @@
 #include "args.hpp"
 
 #include "gpupool/cluster.hpp"
+#include "gpupool/embedded_cluster.hpp"
 
 #include <memory>
 
 namespace gpupool::cli {
 
-/// A connected cluster plus, for --embedded, the in-process server that serves it (its state is
-/// saved when the Connection is closed).
+/// A connected cluster: a kubeconfig's, or for --embedded an EmbeddedCluster on the topology's
+/// shared state (saved when the Connection is closed).
 class Connection {
  public:
   static Connection open(const ParsedArgs& args);
   ~Connection();
   Connection(Connection&&) noexcept;
-  Cluster& cluster() { return *cluster_; }
+  Cluster& cluster();
   /// Saves the embedded cluster's state (no-op for real clusters). Called on success.
   void close();
 
  private:
   Connection() = default;
-  struct Embedded;
-  std::unique_ptr<Embedded> embedded_;
-  std::unique_ptr<Cluster> cluster_;
+  std::unique_ptr<EmbeddedCluster> embedded_;
+  std::unique_ptr<Cluster> remote_;
 };
 
 }  // namespace gpupool::cli

@@ -30,6 +30,10 @@
 
 namespace gpupool {
 
+namespace detail {
+struct ClusterImpl;  // the connection's state (libgpupool/cluster/impl.hpp)
+}
+
 /// How to reach a cluster. Empty fields take the kubeconfig's values (KUBECONFIG, then
 /// ~/.kube/config; in a pod, the service account).
 struct ConnectOptions {
@@ -97,6 +101,11 @@ struct JobInfo {
   /// (NAME STATUS TRAINER AGE INSTANCE NODE), and the TensorBoard lines.
   std::string to_text() const;
   std::string to_html() const;
+  /// One line for a display that follows wait(): "mpi-dist: RUNNING (1/2 instances running)".
+  std::string progress_text() const;
+  /// `gpupool get -o json`: name, namespace, status, trainer, priority, trainingDuration, instances
+  /// (name, phase, node, nodeIP), and tensorboard and notes when there are any.
+  boost::json::object to_json() const;
 };
 /// `arena list`: NAME STATUS TRAINER AGE NODE.
 std::string jobs_to_text(const std::vector<JobInfo>& jobs);
@@ -182,6 +191,9 @@ class Cluster {
   /// As `kubectl taint nodes NODE CHANGES... [--overwrite]` (see taint_node in taint.hpp); returns
   /// what kubectl prints after node/NODE: "tainted", "untainted" or "modified".
   std::string taint(const std::string& node, const std::vector<TaintChange>& changes, bool overwrite = false);
+  /// The same with kubectl's words ("gpu_node=invalid:NoSchedule", "gpu_node-"), parsed by
+  /// parse_taint_changes (a ValidationError names "taint[i]").
+  std::string taint(const std::string& node, const std::vector<std::string>& changes, bool overwrite = false);
 
   std::vector<PvcInfo> pvcs() const;
   void create_pvc(const PvcRequest& pvc);
@@ -225,10 +237,10 @@ class Cluster {
   /// Where a workload not yet submitted would fit.
   Explanation explain(const Workload& workload) const;
 
-  struct Impl;  ///< internal
-  explicit Cluster(std::shared_ptr<Impl> impl);
 
  private:
+  using Impl = detail::ClusterImpl;
+  explicit Cluster(std::shared_ptr<Impl> impl);
   std::shared_ptr<Impl> impl_;
 };
 

@@ -20,10 +20,6 @@
 
 namespace gpupool {
 
-namespace embedded {
-class Store;  // the object store (libgpupool/embedded/store.hpp), for in-process use by the library
-}
-
 /// How often one verb fails. Rates are probabilities in [0, 1], tried in this order.
 struct FaultRule {
   double too_many_requests = 0;   ///< 429 TooManyRequests with Retry-After
@@ -60,7 +56,6 @@ struct EmbeddedOptions {
   std::string topology{};           ///< nodes to create: a built-in name ("seed", "iiis"), a file, or "none" / empty: no nodes
   std::string mpijob_version = "v1";  ///< kubeflow.org MPIJob served: "v1" or "v2beta1"
   bool manual_clock = true;         ///< true: time moves only by advance(); false: wall-clock time
-  FaultConfig faults{};
   std::string server_version = "v1.32.0";
   /// A state file written by save_state(): when it exists, the cluster comes back from it (objects,
   /// taints, jobs) instead of from the topology, with the journal `<state_file>.log` of the writes
@@ -74,6 +69,9 @@ struct EmbeddedOptions {
   /// Whether the Kubeflow operators run. false: MPIJob, TFJob and PyTorchJob are served and stored
   /// but nothing acts on them, as on a cluster with the CRDs installed and no operator.
   bool kubeflow_operators = true;
+  /// Injected faults. (The last member: g++ 12 misreads the unwinding of its map past a later
+  /// member's throwing initializer as a use before initialization.)
+  FaultConfig faults{};
 };
 
 class EmbeddedServer {
@@ -114,10 +112,8 @@ class EmbeddedServer {
   /// itself, folds the journal into it.
   void save_state(const std::string& path) const;
 
-  /// The object store behind the HTTP API, for in-process callers inside the library.
-  embedded::Store& store();
-
  private:
+  friend struct EmbeddedServerAccess;  // the library's in-process callers (libgpupool/embedded/server_store.hpp)
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <functional>
+#include <iosfwd>
 #include <string>
+#include <string_view>
 
 namespace gpupool {
 
@@ -17,5 +19,11 @@ using Logger = std::function<void(LogLevel, const std::string& message)>;
 
 /// Returns "debug", "info", "warning" or "error".
 const char* to_string(LogLevel level) noexcept;
+/// The inverse of to_string; ValidationError naming `field` for anything else.
+LogLevel parse_log_level(std::string_view text, std::string_view field = "loglevel");
+
+/// A Logger writing "<level>: <message>" lines to `out` for messages at `threshold` or above (what
+/// the command does on stderr). `out` must outlive the Logger; lines from several threads do not mix.
+Logger stream_logger(std::ostream& out, LogLevel threshold = LogLevel::warning);
 
 }  // namespace gpupool

@@ -20,12 +20,9 @@
 
 #include "gpupool/quantity.hpp"
 #include "gpupool/taint.hpp"
+#include "gpupool/time.hpp"
 
 namespace gpupool {
-
-/// kubectl's HumanDuration (k8s.io/apimachinery/pkg/util/duration): "29s", "5m10s", "2d23h",
-/// "3y45d"...; "0s" for up to a second in the future, "<invalid>" beyond.
-std::string human_duration(std::chrono::nanoseconds d);
 
 /// One entry of status.addresses.
 struct NodeAddress {
@@ -35,7 +32,7 @@ struct NodeAddress {
 };
 
 struct Node {
-  using time_point = std::chrono::time_point<std::chrono::system_clock, std::chrono::seconds>;
+  using time_point = std::chrono::sys_seconds;
 
   std::string name;
   std::map<std::string, std::string> labels;
@@ -88,10 +85,5 @@ struct Node {
 std::vector<std::string> node_roles(const std::map<std::string, std::string>& labels);
 /// The ROLES column of those roles: joined by ",", or "<none>".
 std::string node_roles_column(const std::vector<std::string>& roles);
-
-/// RFC 3339 timestamps as metav1.Time writes and reads them ("2024-01-01T00:00:00Z"; offsets and
-/// fractions accepted on input, truncated to seconds). parse_rfc3339 throws ValidationError(field...).
-std::string format_rfc3339(Node::time_point t);
-Node::time_point parse_rfc3339(std::string_view text, std::string_view field = "timestamp");
 
 }  // namespace gpupool

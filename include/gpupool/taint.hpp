@@ -50,6 +50,9 @@ struct TaintChange {
 /// Parses kubectl's taint syntax: "key=value:Effect", "key:Effect", "key-", "key:Effect-",
 /// "key=value:Effect-". Throws ValidationError for anything malformed.
 TaintChange parse_taint_change(std::string_view text, std::string_view field = "taint");
+/// Parses the changes of one `kubectl taint` command line, in order; the field of the i-th text is
+/// "<field>[i]".
+std::vector<TaintChange> parse_taint_changes(const std::vector<std::string>& texts, std::string_view field = "taint");
 /// Parses a taint to add (removal forms are rejected).
 Taint parse_taint(std::string_view text, std::string_view field = "taint");
 /// Applies changes to a node's taint list as kubectl's reorganizeTaints does: the added taints come

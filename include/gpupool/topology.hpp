@@ -9,6 +9,7 @@
 //
 //   name: seed
 //   description: ...
+//   profile: iiis                      # the site profile clients of this cluster use (default: generic)
 //   defaults:
 //     kubeletVersion: v1.12.6-aliyun.1
 //     age: 2d22h                       # creationTimestamp = now - age
@@ -67,6 +68,9 @@ struct TopologyNode {
 struct Topology {
   std::string name;
   std::string description;
+  /// The site profile (profile.hpp) a client of a cluster with these nodes uses: the one whose GPU
+  /// resource, scheduler and storage the nodes offer. Empty: "generic".
+  std::string profile;
   std::vector<TopologyNode> nodes;
 
   /// Parses YAML text; `file` names the source in errors. Throws ConfigError(file, key, message,

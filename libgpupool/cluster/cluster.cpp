@@ -148,7 +148,7 @@ const std::string& Cluster::namespace_name() const { return impl_->ns; }
 const Profile& Cluster::profile() const { return impl_->profile; }
 const Client& Cluster::client() const { return *impl_->client; }
 
-bool Cluster::Impl::serves(const ResourceRef& ref) const {
+bool detail::ClusterImpl::serves(const ResourceRef& ref) const {
   if (ref.group.empty() || ref.group == "apps" || ref.group == "batch") return true;
   std::lock_guard lock(mu);
   auto key = ref.group + "/" + ref.version + "/" + ref.resource;
@@ -217,6 +217,10 @@ NodeList Cluster::nodes() const {
   std::sort(out.rows.begin(), out.rows.end(), [](const NodeRow& a, const NodeRow& b) { return a.node.name < b.node.name; });
   out.observed = impl_->client->server_now();
   return out;
+}
+
+std::string Cluster::taint(const std::string& node, const std::vector<std::string>& changes, bool overwrite) {
+  return taint(node, parse_taint_changes(changes), overwrite);
 }
 
 std::string Cluster::taint(const std::string& node, const std::vector<TaintChange>& changes, bool overwrite) {

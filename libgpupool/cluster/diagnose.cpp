@@ -4,7 +4,7 @@
 // both call stuck_notes(); each note is one line saying what is wrong and what to do.
 #include "cluster/diagnose.hpp"
 
-#include "gpupool/duration.hpp"
+#include "gpupool/time.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/render.hpp"
 
@@ -31,7 +31,7 @@ bool seen_by_a_scheduler(const json::object& pod) {
 
 /// Whether some pod with this schedulerName is on a node: the scheduler ran at least once. Reads
 /// every namespace when allowed, else the user's own.
-bool scheduler_ever_bound(const Cluster::Impl& impl, const std::string& scheduler) {
+bool scheduler_ever_bound(const detail::ClusterImpl& impl, const std::string& scheduler) {
   ListOptions lo;
   lo.field_selector = fmt::format("spec.schedulerName={},spec.nodeName!=", scheduler);
   lo.limit = 1;
@@ -57,7 +57,7 @@ bool has_conditions(const json::object& job) {
 
 }  // namespace
 
-std::vector<std::string> stuck_notes(const Cluster::Impl& impl, const StuckInput& in) {
+std::vector<std::string> stuck_notes(const detail::ClusterImpl& impl, const StuckInput& in) {
   std::vector<std::string> notes;
   const std::string name = str_at(in.job, {"metadata", "name"});
   auto age_of = [&](const json::object& o) -> std::chrono::seconds {

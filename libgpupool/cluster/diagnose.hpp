@@ -28,7 +28,7 @@ struct StuckInput {
 
 /// One line per dead end found: a Kubeflow job no operator acts on, pods no scheduler looks at
 /// (the scheduler does not run), each distinct FailedCreate refusal of its controllers.
-std::vector<std::string> stuck_notes(const Cluster::Impl& impl, const StuckInput& in);
+std::vector<std::string> stuck_notes(const detail::ClusterImpl& impl, const StuckInput& in);
 
 /// Why a TensorBoard pod is not running: its phase and the scheduler's message.
 std::string tensorboard_note(const boost::json::object& pod);

@@ -28,7 +28,7 @@ namespace {
 
 /// The cluster's nodes with the pods bound to them accounted (cluster-wide when the user may list
 /// every namespace's pods, else its own).
-std::vector<NodeInfo> node_infos(const Cluster::Impl& impl, PlacementState& state) {
+std::vector<NodeInfo> node_infos(const detail::ClusterImpl& impl, PlacementState& state) {
   std::vector<NodeInfo> infos;
   std::map<std::string, size_t> index;
   for (const auto& item : impl.client->list_all(kNodes, "")) {

@@ -66,6 +66,32 @@ std::string JobInfo::to_text() const {
   return out;
 }
 
+std::string JobInfo::progress_text() const {
+  const auto running = std::count_if(instances.begin(), instances.end(), [](const Instance& i) { return i.phase == "Running"; });
+  return fmt::format("{}: {} ({}/{} instances running)", name, to_string(status), running, instances.size());
+}
+
+boost::json::object JobInfo::to_json() const {
+  boost::json::object o;
+  o["name"] = name;
+  o["namespace"] = namespace_;
+  o["status"] = to_string(status);
+  o["trainer"] = trainer();
+  o["priority"] = priority;
+  o["trainingDuration"] = human_duration(training_duration());
+  boost::json::array items;
+  for (const auto& i : instances)
+    items.push_back(boost::json::object{{"name", i.name}, {"phase", i.phase}, {"node", i.node}, {"nodeIP", i.node_ip}});
+  o["instances"] = std::move(items);
+  if (tensorboard_url) o["tensorboard"] = *tensorboard_url;
+  if (!notes.empty()) {
+    boost::json::array lines;
+    for (const auto& n : notes) lines.push_back(boost::json::string(n));
+    o["notes"] = std::move(lines);
+  }
+  return o;
+}
+
 std::string JobInfo::to_html() const {
   std::string out = fmt::format(
       "<div class=\"gpupool-job\"><p><b>STATUS:</b> {} &nbsp; <b>NAMESPACE:</b> {} &nbsp; <b>PRIORITY:</b> {} &nbsp; "

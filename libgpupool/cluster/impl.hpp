@@ -1,4 +1,4 @@
-// Cluster::Impl and helpers shared by the facade's source files.
+// The state behind a Cluster (detail::ClusterImpl) and helpers shared by the facade's source files.
 #pragma once
 
 #include "cluster/resources.hpp"
@@ -15,7 +15,7 @@
 
 namespace gpupool {
 
-struct Cluster::Impl {
+struct detail::ClusterImpl {
   std::unique_ptr<Client> client;
   Profile profile;
   std::string ns;                    ///< the namespace this connection works in
@@ -36,7 +36,7 @@ Quantity pod_requests(const boost::json::object& pod, const std::string& resourc
 std::string lower(std::string_view text);
 /// Refuses (409 AlreadyExists, naming the kind that holds it) a job name that a workload of any
 /// kind already has in the connection's namespace: gpupool's commands find jobs by name alone.
-void refuse_taken_name(const Cluster::Impl& impl, const std::string& name);
+void refuse_taken_name(const detail::ClusterImpl& impl, const std::string& name);
 
 }  // namespace detail
 }  // namespace gpupool

@@ -96,7 +96,7 @@ std::string fallback_selector(WorkloadKind kind, const json::object& workload, c
 /// Keeps the pods the workload controls, through its ReplicaSets (Deployment) or Jobs (an MPIJob's
 /// launcher) or directly: labels alone are not enough, since the guide's Deployments share labels
 /// (name=my-ubuntu-tf), and a selector then matches the others' pods too.
-json::array owned_pods(const Cluster::Impl& impl, WorkloadKind kind, const json::object& workload, json::array pods) {
+json::array owned_pods(const detail::ClusterImpl& impl, WorkloadKind kind, const json::object& workload, json::array pods) {
   std::set<std::string> owners{str_at(workload, {"metadata", "uid"})};
   auto add_children = [&](const ResourceRef& ref) {
     for (const auto& c : impl.client->list_all(ref, impl.ns))
@@ -139,7 +139,7 @@ struct JobLookup {
 namespace {
 
 /// The workloads named `name`, one per kind at most; stops at the first unless `all`.
-std::vector<JobLookup> find_workloads(const Cluster::Impl& impl, const std::string& name, bool all) {
+std::vector<JobLookup> find_workloads(const detail::ClusterImpl& impl, const std::string& name, bool all) {
   std::vector<JobLookup> out;
   for (WorkloadKind kind : kAllKinds) {
     ResourceRef ref = workload_resource(kind, MpiJobApi::V1);
@@ -160,7 +160,7 @@ std::vector<JobLookup> find_workloads(const Cluster::Impl& impl, const std::stri
   return out;
 }
 
-std::optional<JobLookup> find_workload(const Cluster::Impl& impl, const Cluster&, const std::string& name) {
+std::optional<JobLookup> find_workload(const detail::ClusterImpl& impl, const Cluster&, const std::string& name) {
   auto found = find_workloads(impl, name, false);
   if (found.empty()) return std::nullopt;
   return std::move(found.front());
@@ -172,7 +172,7 @@ std::string kinds_list(const std::vector<JobLookup>& found, const std::string& n
   return out;
 }
 
-JobInfo build_info(const Cluster::Impl& impl, const JobLookup& job, std::map<std::string, std::string>& node_ips) {
+JobInfo build_info(const detail::ClusterImpl& impl, const JobLookup& job, std::map<std::string, std::string>& node_ips) {
   JobInfo info;
   const auto& o = job.object;
   info.name = str_at(o, {"metadata", "name"});
@@ -325,7 +325,7 @@ void Cluster::delete_job(const std::string& name) {
 
 namespace detail {
 
-void refuse_taken_name(const Cluster::Impl& impl, const std::string& name) {
+void refuse_taken_name(const detail::ClusterImpl& impl, const std::string& name) {
   const auto found = find_workloads(impl, name, false);
   if (!found.empty())
     throw ApiError(409, "AlreadyExists",

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "gpupool/error.hpp"
-#include "gpupool/node.hpp"
+#include "gpupool/time.hpp"
 
 namespace gpupool::embedded {
 namespace {
@@ -22,7 +22,7 @@ std::tm utc(Clock::time_point t) {
 }  // namespace
 
 std::string to_rfc3339(Clock::time_point t) {
-  // One RFC 3339 rule for the library: the model's metav1.Time formatting (gpupool/node.hpp).
+  // One RFC 3339 rule for the library: the model's metav1.Time formatting (gpupool/time.hpp).
   // A write stamps the same second many times (conditions, managedFields, events): the last
   // second formatted on this thread is kept.
   const auto secs = std::chrono::floor<std::chrono::seconds>(t);
@@ -44,7 +44,7 @@ std::string to_rfc3339_micro(Clock::time_point t) {
 }
 
 bool parse_rfc3339(const std::string& text, Clock::time_point& out) {
-  // The model's parser (gpupool/node.hpp) keeps whole seconds, as metav1.Time does.
+  // The model's parser (gpupool/time.hpp) keeps whole seconds, as metav1.Time does.
   try {
     out = std::chrono::time_point_cast<Clock::duration>(gpupool::parse_rfc3339(text));
     return true;

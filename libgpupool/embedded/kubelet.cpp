@@ -7,7 +7,7 @@
 
 #include "embedded/controllers_util.hpp"
 #include "embedded/store.hpp"
-#include "gpupool/duration.hpp"
+#include "gpupool/time.hpp"
 
 namespace gpupool::embedded {
 namespace {

@@ -28,7 +28,7 @@
 #include "embedded/faults.hpp"
 #include "embedded/http_server.hpp"
 #include "embedded/journal.hpp"
-#include "embedded/store.hpp"
+#include "embedded/server_store.hpp"
 #include "embedded/tls.hpp"
 #include "gpupool/embedded.hpp"
 #include "gpupool/names.hpp"
@@ -392,6 +392,6 @@ void EmbeddedServer::save_state(const std::string& path) const {
   write_file_durably(path, json::serialize(impl_->store->snapshot()));
 }
 
-embedded::Store& EmbeddedServer::store() { return *impl_->store; }
+embedded::Store& EmbeddedServerAccess::store(EmbeddedServer& server) { return *server.impl_->store; }
 
 }  // namespace gpupool

@@ -5,7 +5,7 @@
 // additionalPrinterColumns. Columns with priority 1 are the ones `-o wide` adds.
 #pragma once
 
-#include "gpupool/node.hpp"
+#include "gpupool/time.hpp"
 
 #include <boost/json.hpp>
 #include <memory>
@@ -19,7 +19,7 @@ namespace gpupool::embedded {
 
 enum class IncludeObject { None, Metadata, Object };
 
-/// kubectl's AGE formatting: the model's HumanDuration (gpupool/node.hpp), one rule for all.
+/// kubectl's AGE formatting: the model's HumanDuration (gpupool/time.hpp), one rule for all.
 using gpupool::human_duration;
 
 boost::json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<const boost::json::object>>& items,

@@ -11,7 +11,7 @@
 #include "common/builtin_data.hpp"
 #include "common/strict_yaml.hpp"
 #include "embedded/clock.hpp"
-#include "gpupool/duration.hpp"
+#include "gpupool/time.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/names.hpp"
 
@@ -163,9 +163,10 @@ struct Reader : detail::StrictYamlReader {
       const std::string k = scalar(kv.first, "(root)");
       if (k == "name") topo.name = scalar(kv.second, "name");
       else if (k == "description") topo.description = scalar(kv.second, "description");
+      else if (k == "profile") topo.profile = scalar(kv.second, "profile");
       else if (k == "defaults") defaults = kv.second, has_defaults = true;
       else if (k == "nodes") nodes = kv.second, has_nodes = true;
-      else fail(kv.first, k, "unknown key (expected name, description, defaults, nodes)");
+      else fail(kv.first, k, "unknown key (expected name, description, profile, defaults, nodes)");
     }
     if (!has_nodes) throw ConfigError(file(), "nodes", "required: the list of nodes", std::max(1, line_of(root)));
     if (!nodes.IsSequence() || nodes.size() == 0) fail(nodes, "nodes", "must be a non-empty list of nodes");

@@ -18,7 +18,7 @@
 #include <map>
 
 #include "gpupool/error.hpp"
-#include "gpupool/node.hpp"
+#include "gpupool/time.hpp"
 #include "common/base64.hpp"
 #include "kube/util.hpp"
 

@@ -5,20 +5,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "gpupool/logger.hpp"
-
-namespace gpupool {
-const char* to_string(LogLevel level) noexcept {
-  switch (level) {
-    case LogLevel::debug: return "debug";
-    case LogLevel::info: return "info";
-    case LogLevel::warning: return "warning";
-    case LogLevel::error: return "error";
-  }
-  return "unknown";
-}
-}  // namespace gpupool
-
 namespace gpupool::kube {
 
 std::optional<std::string> read_file(const std::string& path, std::string* error) {

@@ -1,10 +1,9 @@
 // Node: core/v1 Node <-> value type, and kubectl's node columns.
 // Sources: kubectl printNode/findNodeRoles/getNodeInternalIP (pkg/printers/internalversion/printers.go),
-// translateTimestampSince, and k8s.io/apimachinery/pkg/util/duration.HumanDuration.
+// translateTimestampSince (with human_duration of gpupool/time.hpp).
 #include "gpupool/node.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <set>
 
 #include <boost/json.hpp>
@@ -14,103 +13,6 @@
 
 namespace gpupool {
 namespace json = boost::json;
-
-std::string human_duration(std::chrono::nanoseconds d) {
-  using namespace std::chrono;
-  // "Allow deviation no more than 2 seconds(excluded) to tolerate machine time inconsistence".
-  const long long seconds = duration_cast<std::chrono::seconds>(d).count();  // truncates like int(d.Seconds())
-  if (seconds < -1) return "<invalid>";
-  if (seconds < 0) return "0s";
-  if (seconds < 60 * 2) return std::to_string(seconds) + "s";
-  const long long minutes = seconds / 60;
-  if (minutes < 10) {
-    const long long s = seconds % 60;
-    return s == 0 ? std::to_string(minutes) + "m" : std::to_string(minutes) + "m" + std::to_string(s) + "s";
-  }
-  if (minutes < 60 * 3) return std::to_string(minutes) + "m";
-  const long long hours = minutes / 60;
-  if (hours < 8) {
-    const long long m = minutes % 60;
-    return m == 0 ? std::to_string(hours) + "h" : std::to_string(hours) + "h" + std::to_string(m) + "m";
-  }
-  if (hours < 48) return std::to_string(hours) + "h";
-  if (hours < 24 * 8) {
-    const long long h = hours % 24;
-    return h == 0 ? std::to_string(hours / 24) + "d" : std::to_string(hours / 24) + "d" + std::to_string(h) + "h";
-  }
-  if (hours < 24 * 365 * 2) return std::to_string(hours / 24) + "d";
-  if (hours < 24 * 365 * 8) {
-    const long long dy = (hours / 24) % 365;
-    return dy == 0 ? std::to_string(hours / 24 / 365) + "y"
-                   : std::to_string(hours / 24 / 365) + "y" + std::to_string(dy) + "d";
-  }
-  return std::to_string(hours / 24 / 365) + "y";
-}
-
-std::string format_rfc3339(Node::time_point t) {
-  using namespace std::chrono;
-  const sys_days day = floor<days>(t);
-  const year_month_day ymd(day);
-  const hh_mm_ss<seconds> hms(t - day);
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02ld:%02ld:%02ldZ", static_cast<int>(ymd.year()),
-                static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
-                static_cast<long>(hms.hours().count()), static_cast<long>(hms.minutes().count()),
-                static_cast<long>(hms.seconds().count()));
-  return buf;
-}
-
-Node::time_point parse_rfc3339(std::string_view text, std::string_view field) {
-  auto bad = [&]() -> ValidationError {
-    return ValidationError(std::string(field), std::string(text),
-                           "must be an RFC 3339 timestamp such as \"2024-01-01T00:00:00Z\"");
-  };
-  auto num = [&](std::size_t pos, std::size_t len) {
-    if (pos + len > text.size()) throw bad();
-    int v = 0;
-    for (std::size_t i = pos; i < pos + len; ++i) {
-      if (text[i] < '0' || text[i] > '9') throw bad();
-      v = v * 10 + (text[i] - '0');
-    }
-    return v;
-  };
-  auto expect = [&](std::size_t pos, char c) {
-    if (pos >= text.size() || (text[pos] != c && !(c == 'T' && text[pos] == 't'))) throw bad();
-  };
-  const int y = num(0, 4);
-  expect(4, '-');
-  const int mo = num(5, 2);
-  expect(7, '-');
-  const int d = num(8, 2);
-  expect(10, 'T');
-  const int h = num(11, 2);
-  expect(13, ':');
-  const int mi = num(14, 2);
-  expect(16, ':');
-  const int s = num(17, 2);
-  std::size_t i = 19;
-  if (i < text.size() && text[i] == '.') {
-    const std::size_t begin = ++i;
-    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
-    if (i == begin) throw bad();
-  }
-  long offset = 0;
-  if (i < text.size() && (text[i] == 'Z' || text[i] == 'z')) {
-    ++i;
-  } else if (i < text.size() && (text[i] == '+' || text[i] == '-')) {
-    const int oh = num(i + 1, 2);
-    expect(i + 3, ':');
-    const int om = num(i + 4, 2);
-    offset = (oh * 3600L + om * 60L) * (text[i] == '+' ? 1 : -1);
-    i += 6;
-  } else {
-    throw bad();
-  }
-  using namespace std::chrono;
-  const year_month_day ymd{year{y}, month{static_cast<unsigned>(mo)}, day{static_cast<unsigned>(d)}};
-  if (i != text.size() || !ymd.ok() || h > 23 || mi > 59 || s > 60) throw bad();
-  return time_point_cast<seconds>(sys_days(ymd)) + hours(h) + minutes(mi) + seconds(s) - seconds(offset);
-}
 
 namespace {
 using namespace json_fields;

@@ -374,6 +374,14 @@ Toleration parse_toleration(std::string_view text, std::string_view field) {
   return t;
 }
 
+std::vector<TaintChange> parse_taint_changes(const std::vector<std::string>& texts, std::string_view field) {
+  std::vector<TaintChange> out;
+  out.reserve(texts.size());
+  for (std::size_t i = 0; i < texts.size(); ++i)
+    out.push_back(parse_taint_change(texts[i], std::string(field) + "[" + std::to_string(i) + "]"));
+  return out;
+}
+
 std::vector<Toleration> parse_tolerations(const std::vector<std::string>& texts, std::string_view field) {
   std::vector<Toleration> out;
   out.reserve(texts.size());

@@ -5,7 +5,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "run_cli.hpp"
-#include "embedded/store.hpp"
+#include "embedded/server_store.hpp"
 #include "gpupool/client.hpp"
 #include "gpupool/embedded.hpp"
 #include "gpupool/version.hpp"
@@ -258,7 +258,7 @@ TEST_CASE("submit failing half-way under faults: exit 1, one line naming the ref
   eo.users = {"alice"};
   eo.topology = "seed";
   gpupool::EmbeddedServer server(eo);
-  server.store().add_admission([](gpupool::embedded::AdmissionRequest& r) {
+  gpupool::embedded::store_of(server).add_admission([](gpupool::embedded::AdmissionRequest& r) {
     if (r.operation == gpupool::embedded::AdmissionRequest::Operation::Create && r.type && r.type->resource == "services")
       throw gpupool::embedded::StatusError(403, "Forbidden",
                                            "services \"half-tensorboard\" is forbidden: exceeded quota: no-services, "
@@ -380,7 +380,7 @@ TEST_CASE("wait on a terminal: a failure clears the progress line before the err
       "gpupool.io/simulate-duration":"0s","gpupool.io/simulate-exit-code":"1"}},
       "spec":{"restartPolicy":"Never","tolerations":[{"operator":"Exists"}],
               "containers":[{"name":"main","image":"busybox"}]}}}})").as_object();
-  server.store().create(server.store().type("batch", "jobs"), "default", job);
+  gpupool::embedded::store_of(server).create(gpupool::embedded::store_of(server).type("batch", "jobs"), "default", job);
   std::ostringstream out, err;
   Io io{out, err, /*out_is_terminal=*/true};
   const int code = run({"--kubeconfig", server.admin_kubeconfig(), "wait", "fails", "--for", "Succeeded", "--timeout", "1m"}, io);

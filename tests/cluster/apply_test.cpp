@@ -6,9 +6,9 @@
 #include <mutex>
 #include <sstream>
 
-#include "embedded/store.hpp"
+#include "embedded/server_store.hpp"
 #include "gpupool/cluster.hpp"
-#include "gpupool/embedded.hpp"
+#include "gpupool/embedded_cluster.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/manifest.hpp"
 
@@ -25,21 +25,16 @@ std::vector<json::object> example(const char* file) {
 }
 
 struct Site {
-  static EmbeddedOptions options() {
-    EmbeddedOptions eo;
-    eo.topology = "iiis";
-    return eo;
-  }
-  EmbeddedServer server{options()};
   std::mutex mu;
   std::vector<std::string> warnings;
-  Cluster cluster = Cluster::connect({.kubeconfig = server.admin_kubeconfig(), .profile = "iiis",
-                                      .logger = [this](LogLevel l, const std::string& m) {
-                                        std::lock_guard lk(mu);
-                                        if (l == LogLevel::warning) warnings.push_back(m);
-                                      }});
+  // The iiis topology picks the iiis profile.
+  EmbeddedCluster cluster{{.topology = "iiis", .connect = {.logger = [this](LogLevel l, const std::string& m) {
+                             std::lock_guard lk(mu);
+                             if (l == LogLevel::warning) warnings.push_back(m);
+                           }}}};
+  EmbeddedServer& server = cluster.server();
   std::size_t count(const char* group, const char* resource) {
-    return server.store().list(server.store().type(group, resource), "default", {}).items.size();
+    return embedded::store_of(server).list(embedded::store_of(server).type(group, resource), "default", {}).items.size();
   }
 };
 
@@ -59,7 +54,7 @@ TEST_CASE("apply: the guide's manifests created, then unchanged, then configured
   CHECK(first.lines == std::vector<std::string>{"persistentvolumeclaim/my-pvc created",
                                                 "deployment.apps/my-first-ubuntu-tf created"});
   // The catalog's shorthand went out as the full reference.
-  const auto d = site.server.store().get(site.server.store().type("apps", "deployments"), "default", "my-first-ubuntu-tf");
+  const auto d = embedded::store_of(site.server).get(embedded::store_of(site.server).type("apps", "deployments"), "default", "my-first-ubuntu-tf");
   CHECK(d.at("spec").at("template").at("spec").at("containers").at(0).at("image") ==
         "harbor.iiis.co/library/ubuntu-tensorflow:2.3.0");
   CHECK(site.cluster.apply(objects).lines == std::vector<std::string>{"persistentvolumeclaim/my-pvc unchanged",
@@ -102,7 +97,7 @@ TEST_CASE("apply: the profile's checks refuse before anything is sent") {
   }
   SUBCASE("the guide's quota wants limits the manifest lacks") {
     container["resources"].as_object().erase("limits");
-    site.server.store().create(site.server.store().type("", "resourcequotas"), "default",
+    embedded::store_of(site.server).create(embedded::store_of(site.server).type("", "resourcequotas"), "default",
                                json::parse(R"({"metadata":{"name":"team"},"spec":{"hard":{"limits.cpu":"8","limits.memory":"32Gi"}}})")
                                    .as_object());
     CHECK_THROWS_AS(site.cluster.apply(deployment), ApiError);

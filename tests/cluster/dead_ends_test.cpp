@@ -6,7 +6,7 @@
 #include "seed_cluster.hpp"
 
 #include "gpupool/cluster.hpp"
-#include "gpupool/embedded.hpp"
+#include "gpupool/embedded_cluster.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/render.hpp"
 #include "gpupool/submit_options.hpp"
@@ -128,11 +128,9 @@ TEST_CASE("an object larger than the API server stores is refused before anythin
 }
 
 TEST_CASE("get and explain name a Kubeflow kind no operator acts on") {
-  EmbeddedOptions eo;
-  eo.topology = "seed";
-  eo.kubeflow_operators = false;  // the CRDs are served, no operator runs
-  EmbeddedServer server(eo);
-  Cluster admin = Cluster::connect({.kubeconfig = server.admin_kubeconfig()});
+  // The CRDs are served, no operator runs.
+  EmbeddedCluster admin({.topology = "seed", .server = {.kubeflow_operators = false}});
+  EmbeddedServer& server = admin.server();
   for (const char* kind : {"mpi", "tf", "pytorch"}) {
     CAPTURE(kind);
     const std::string name = std::string("orphan-") + kind;

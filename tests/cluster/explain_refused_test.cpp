@@ -4,7 +4,7 @@
 
 #include "seed_cluster.hpp"
 
-#include "embedded/store.hpp"
+#include "embedded/server_store.hpp"
 #include "gpupool/cluster.hpp"
 #include "gpupool/embedded.hpp"
 #include "gpupool/profile.hpp"
@@ -36,7 +36,7 @@ TEST_CASE("explain: a Deployment and a Job whose pods a quota refuses show the F
   EmbeddedServer& server = seed.server;
   Cluster& admin = seed.admin;
   // The guide's quota: limits.cpu and limits.memory, so pods without limits are refused.
-  server.store().create(server.store().type("", "resourcequotas"), "default",
+  embedded::store_of(server).create(embedded::store_of(server).type("", "resourcequotas"), "default",
                         json::parse(R"({"metadata":{"name":"team"},"spec":{"hard":{"limits.cpu":"8","limits.memory":"32Gi"}}})")
                             .as_object());
   for (const char* kind : {"job", "deployment"}) {
@@ -66,7 +66,7 @@ TEST_CASE("submit under the guide's quota: refused before anything is created, o
   Seed seed;
   EmbeddedServer& server = seed.server;
   Cluster& admin = seed.admin;
-  auto& store = server.store();
+  auto& store = embedded::store_of(server);
   const auto& quotas = store.type("", "resourcequotas");
   store.create(quotas, "default",
                json::parse(R"({"metadata":{"name":"team"},"spec":{"hard":{"limits.cpu":"8","limits.memory":"32Gi",
@@ -138,7 +138,7 @@ TEST_CASE("get: a job's pods are the ones it owns, not every pod its labels matc
   Seed seed;
   EmbeddedServer& server = seed.server;
   Cluster& admin = seed.admin;
-  auto& store = server.store();
+  auto& store = embedded::store_of(server);
   store.create(store.type("scheduling.k8s.io", "priorityclasses"), "",
                json::parse(R"({"metadata":{"name":"high"},"value":1000})").as_object());
   // The guide's Deployments, made with kubectl apply: the same labels and selector on both.
@@ -201,7 +201,7 @@ TEST_CASE("one job name, one kind: a name taken by another kind is refused befor
     CHECK(e.status_message() == "a job named \"dup\" already exists in namespace \"default\" (deployment.apps/dup); "
                                 "delete it first (gpupool delete dup) or choose another --name");
   }
-  auto& store = server.store();
+  auto& store = embedded::store_of(server);
   CHECK(store.list(store.type("batch", "jobs"), "default", {}).items.empty());
   // Made by another tool, the name held by two kinds: delete says which, and deletes neither.
   admin.client().create(ResourceRef{"batch", "v1", "jobs", "Job", true}, "default",

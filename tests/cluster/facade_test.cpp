@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "gpupool/cluster.hpp"
-#include "gpupool/embedded.hpp"
+#include "gpupool/embedded_cluster.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/submit_options.hpp"
 
@@ -38,16 +38,9 @@ Workload seed_mpi(const std::string& name, std::vector<std::string> tolerations)
   return to_workload(o);
 }
 
-EmbeddedOptions seed_options() {
-  EmbeddedOptions o;
-  o.users = {"alice", "bob"};
-  o.topology = "seed";
-  return o;
-}
-
 struct SeedCluster {
-  EmbeddedServer server{seed_options()};
-  Cluster admin = Cluster::connect({.kubeconfig = server.admin_kubeconfig()});
+  EmbeddedCluster admin{{.topology = "seed", .server = {.users = {"alice", "bob"}}}};
+  EmbeddedServer& server = admin.server();
 
   void taint_like_the_seed() {
     admin.taint("cn-beijing.192.168.3.228", {parse_taint_change("gpu_node=invalid:NoSchedule")});

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "gpupool/cluster.hpp"
-#include "gpupool/embedded.hpp"
+#include "gpupool/embedded_cluster.hpp"
 #include "gpupool/submit_options.hpp"
 
 #include <boost/json.hpp>
@@ -36,11 +36,7 @@ TEST_CASE("--mpi-api: empty or auto means what the cluster serves; v1 / v2beta1 
 
   for (std::string served : {"v1", "v2beta1"}) {
     CAPTURE(served);
-    EmbeddedOptions eo;
-    eo.topology = "seed";
-    eo.mpijob_version = served;
-    EmbeddedServer server(eo);
-    Cluster cluster = Cluster::connect({.kubeconfig = server.admin_kubeconfig()});
+    EmbeddedCluster cluster({.topology = "seed", .server = {.mpijob_version = served}});
     CHECK(api_version_rendered(cluster, mpi_job("")) == "kubeflow.org/" + served);
     CHECK(api_version_rendered(cluster, mpi_job("v1")) == "kubeflow.org/v1");
     CHECK(api_version_rendered(cluster, mpi_job("v2beta1")) == "kubeflow.org/v2beta1");

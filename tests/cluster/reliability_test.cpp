@@ -5,7 +5,7 @@
 
 #include "gpupool/client.hpp"
 #include "gpupool/cluster.hpp"
-#include "gpupool/embedded.hpp"
+#include "gpupool/embedded_cluster.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/submit_options.hpp"
 
@@ -217,12 +217,10 @@ TEST_CASE("a watch survives 100 forced mid-stream disconnects without missing or
 }
 
 TEST_CASE("wait() survives a restart of the server (same port, state kept)") {
-  EmbeddedOptions eo;
-  eo.users = {"alice"};
-  eo.topology = "seed";
-  EmbeddedServer server(eo);
+  EmbeddedCluster embedded({.topology = "seed", .server = {.users = {"alice"}}});
+  EmbeddedServer& server = embedded.server();
   const int port = server.port();
-  Cluster cluster = Cluster::connect({.kubeconfig = server.kubeconfig("alice")});  // real retry waits
+  Cluster cluster = embedded.connect("alice");  // real retry waits
   cluster.submit(small_job("survivor", "20s"));
 
   Seen<JobStatus> states;
@@ -264,11 +262,9 @@ TEST_CASE("wait() survives a restart of the server (same port, state kept)") {
 }
 
 TEST_CASE("a cancelled wait() or logs(follow) returns promptly") {
-  EmbeddedOptions eo;
-  eo.users = {"alice"};
-  eo.topology = "seed";
-  EmbeddedServer server(eo);
-  Cluster cluster = Cluster::connect({.kubeconfig = server.kubeconfig("alice")});
+  EmbeddedCluster embedded({.topology = "seed", .server = {.users = {"alice"}}});
+  EmbeddedServer& server = embedded.server();
+  Cluster cluster = embedded.connect("alice");
   cluster.submit(small_job("forever", "forever"));
 
   SUBCASE("wait") {
@@ -329,11 +325,9 @@ bool until_counters(const EmbeddedServer& server, Pred pred) {
 }  // namespace
 
 TEST_CASE("cancel ends a request wait() or logs() is already retrying: held by the server, or in a back-off") {
-  EmbeddedOptions eo;
-  eo.users = {"alice"};
-  eo.topology = "seed";
-  EmbeddedServer server(eo);
-  Cluster cluster = Cluster::connect({.kubeconfig = server.kubeconfig("alice")});  // real retry waits
+  EmbeddedCluster embedded({.topology = "seed", .server = {.users = {"alice"}}});
+  EmbeddedServer& server = embedded.server();
+  Cluster cluster = embedded.connect("alice");  // real retry waits
   cluster.submit(small_job("held", "forever"));
 
   // What the server does to every GET of one object from now on, and how to tell it is doing it.

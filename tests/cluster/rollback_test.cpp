@@ -3,10 +3,10 @@
 // of the submission refused for good — as a ResourceQuota refuses it ("exceeded quota", 403).
 #include <doctest/doctest.h>
 
-#include "embedded/store.hpp"
+#include "embedded/server_store.hpp"
 #include "gpupool/client.hpp"
 #include "gpupool/cluster.hpp"
-#include "gpupool/embedded.hpp"
+#include "gpupool/embedded_cluster.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/submit_options.hpp"
 
@@ -47,7 +47,7 @@ Workload job_with_extras(const std::string& name, int pvcs) {
 /// `services: 0` quota (k8s.io/apiserver/pkg/admission/plugin/resourcequota: 403 Forbidden,
 /// "exceeded quota"): the last object of a job_with_extras submission fails for good.
 void refuse_services(EmbeddedServer& server) {
-  server.store().add_admission([](embedded::AdmissionRequest& r) {
+  embedded::store_of(server).add_admission([](embedded::AdmissionRequest& r) {
     if (r.operation != embedded::AdmissionRequest::Operation::Create || !r.type || r.type->resource != "services" ||
         !r.object)
       return;
@@ -75,29 +75,20 @@ FaultRule twenty_percent() {
 }
 
 struct Setup {
-  EmbeddedServer server;
-  Cluster cluster;
-  Client admin;
-  static EmbeddedOptions options() {
-    EmbeddedOptions eo;
-    eo.users = {"alice"};
-    eo.topology = "seed";
-    return eo;
-  }
-  static ConnectOptions connect(const std::string& kubeconfig, RetryPolicy retry) {
-    ConnectOptions co{.kubeconfig = kubeconfig};
+  EmbeddedCluster embedded;
+  EmbeddedServer& server = embedded.server();
+  Cluster cluster = embedded.connect("alice");
+  Client admin = [&] {
+    KubeConfigOptions ko;
+    ko.path = embedded.admin_kubeconfig();
+    return Client(load_kubeconfig(ko));
+  }();
+  static RetryPolicy without_sleeps(RetryPolicy retry) {
     retry.sleep = [](std::chrono::milliseconds) {};  // waits recorded nowhere: the test runs at the server's speed
-    co.retry = retry;
-    return co;
+    return retry;
   }
   explicit Setup(RetryPolicy retry = {})
-      : server(options()),
-        cluster(Cluster::connect(connect(server.kubeconfig("alice"), retry))),
-        admin([&] {
-          KubeConfigOptions ko;
-          ko.path = server.admin_kubeconfig();
-          return Client(load_kubeconfig(ko));
-        }()) {}
+      : embedded({.topology = "seed", .connect = {.retry = without_sleeps(retry)}, .server = {.users = {"alice"}}}) {}
 };
 
 }  // namespace
@@ -216,7 +207,7 @@ TEST_CASE("the rollback's deletes are retried through faults; one that finally f
   }
 
   SUBCASE("a delete refused for good (403, not retried) is named too; the others are deleted") {
-    s.server.store().add_admission([](embedded::AdmissionRequest& r) {
+    embedded::store_of(s.server).add_admission([](embedded::AdmissionRequest& r) {
       if (r.operation == embedded::AdmissionRequest::Operation::Delete && r.type && r.type->resource == "jobs")
         throw embedded::StatusError(403, "Forbidden", "jobs.batch \"kept\" is forbidden: deletion denied by policy", "kept",
                                     "batch", "jobs");

@@ -2,19 +2,13 @@
 // cluster tests share.
 #pragma once
 
-#include "gpupool/cluster.hpp"
-#include "gpupool/embedded.hpp"
+#include "gpupool/embedded_cluster.hpp"
 
 namespace gpupool::testing {
 
 struct Seed {
-  static EmbeddedOptions options() {
-    EmbeddedOptions eo;
-    eo.topology = "seed";
-    return eo;
-  }
-  EmbeddedServer server{options()};
-  Cluster admin = Cluster::connect({.kubeconfig = server.admin_kubeconfig()});
+  EmbeddedCluster admin{};  // the seed topology, a cluster of its own, on a manual clock
+  EmbeddedServer& server = admin.server();
 };
 
 }  // namespace gpupool::testing

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "embedded/store.hpp"
+#include "embedded/server_store.hpp"
 #include "gpupool/embedded.hpp"
 
 using namespace gpupool;
@@ -73,7 +73,7 @@ struct Cluster {
     const std::string kc = who == "admin" ? server.admin_kubeconfig() : server.kubeconfig(who);
     return run("/usr/bin/kubectl --kubeconfig " + kc + " --cache-dir " + cache + " " + args, server.kubeconfig_dir());
   }
-  const ResourceType& type(const char* g, const char* r) { return server.store().type(g, r); }
+  const ResourceType& type(const char* g, const char* r) { return store_of(server).type(g, r); }
 };
 
 const char* kMaster = "cn-beijing.192.168.3.225";
@@ -109,7 +109,7 @@ TEST_CASE("kubectl taint, label and cordon change the node; only the admin may")
   Cluster c;
   const auto& nodes = c.type("", "nodes");
   auto taints = [&] {
-    auto n = c.server.store().get(nodes, "", kWorker);
+    auto n = store_of(c.server).get(nodes, "", kWorker);
     const auto* t = n.at("spec").as_object().if_contains("taints");
     return t ? json::serialize(*t) : std::string("none");
   };
@@ -138,7 +138,7 @@ TEST_CASE("kubectl taint, label and cordon change the node; only the admin may")
   REQUIRE_MESSAGE(r.code == 0, r.err);
   rows = table_rows(c.kubectl("admin", std::string("get node ") + kWorker).out);
   CHECK(rows[1][1] == "Ready,SchedulingDisabled");
-  CHECK(c.server.store().get(nodes, "", kWorker).at("spec").at("unschedulable") == true);
+  CHECK(store_of(c.server).get(nodes, "", kWorker).at("spec").at("unschedulable") == true);
 
   r = c.kubectl("alice", std::string("taint nodes ") + kWorker + " x=y:NoSchedule");
   CHECK(r.code != 0);
@@ -154,7 +154,7 @@ TEST_CASE("kubectl apply of a guide-style Deployment with PVC, NFS and hostPath 
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(r.out == "persistentvolumeclaim/results-pvc created\ndeployment.apps/tf-train created\n");
   const auto& deploys = c.type("apps", "deployments");
-  auto d = c.server.store().get(deploys, "alice", "tf-train");
+  auto d = store_of(c.server).get(deploys, "alice", "tf-train");
   const auto& vols = d.at("spec").at("template").at("spec").at("volumes").as_array();
   REQUIRE(vols.size() == 4);
   CHECK(vols[1].at("nfs").at("server") == "10.1.0.20");
@@ -181,7 +181,7 @@ TEST_CASE("kubectl apply of a guide-style Deployment with PVC, NFS and hostPath 
     CHECK(rows[i][1] == "1/1");
     CHECK(rows[i][2] == "Running");
     CHECK(rows[i][4] == "30s");
-    CHECK(c.server.store().find(nodes, "", rows[i][6]));  // NODE is a node of the cluster
+    CHECK(store_of(c.server).find(nodes, "", rows[i][6]));  // NODE is a node of the cluster
   }
   const auto& pods = c.type("", "pods");
   // kubectl logs goes through pods/log to the simulated kubelet.
@@ -194,8 +194,8 @@ TEST_CASE("kubectl apply of a guide-style Deployment with PVC, NFS and hostPath 
   r = c.kubectl("alice", "delete deployment tf-train");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(r.out == "deployment.apps \"tf-train\" deleted\n");
-  CHECK(!c.server.store().find(deploys, "alice", "tf-train"));
-  CHECK(c.server.store().list(pods, "alice").items.empty());  // garbage-collected with their ReplicaSet
+  CHECK(!store_of(c.server).find(deploys, "alice", "tf-train"));
+  CHECK(store_of(c.server).list(pods, "alice").items.empty());  // garbage-collected with their ReplicaSet
   r = c.kubectl("alice", "get deployment tf-train");
   CHECK(r.code == 1);
   CHECK(r.err == "Error from server (NotFound): deployments.apps \"tf-train\" not found\n");
@@ -267,7 +267,7 @@ TEST_CASE("the official Python client lists, creates, patches and watches") {
                      "forbidden: 403 Forbidden\n"
                      "notfound: 404\n");
   const auto& deploys = c.type("apps", "deployments");
-  CHECK(c.server.store().get(deploys, "alice", "py-deploy").at("spec").at("replicas") == 4);
+  CHECK(store_of(c.server).get(deploys, "alice", "py-deploy").at("spec").at("replicas") == 4);
 }
 
 namespace {
@@ -356,7 +356,7 @@ TEST_CASE("fault injection over HTTPS: 429 with Retry-After, 500, 503, resets, p
   c.server.set_faults(reset);
   auto h = https(c.server, tok, "POST", "/api/v1/namespaces/alice/configmaps", R"({"metadata":{"name":"cm"}})");
   CHECK(h.code != CURLE_OK);  // the connection was reset: no response at all
-  CHECK(!c.server.store().find(c.type("", "configmaps"), "alice", "cm"));
+  CHECK(!store_of(c.server).find(c.type("", "configmaps"), "alice", "cm"));
   const auto counts = c.server.fault_counters();
   CHECK(counts.too_many_requests == 1);
   CHECK(counts.internal_error == 1);
@@ -434,12 +434,12 @@ TEST_CASE("kubectl delete --cascade=foreground keeps the owner until its depende
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(r.out.rfind("web-", 0) == 0);
   CHECK(r.out.back() == ':');  // no ownerReferences left
-  CHECK(c.server.store().list(c.type("", "pods"), "alice").items.size() == 1);
+  CHECK(store_of(c.server).list(c.type("", "pods"), "alice").items.size() == 1);
 }
 
 TEST_CASE("PVCs bind: default class, a named class, a static volume; pods wait for unbound claims") {
   Cluster c;
-  auto& store = c.server.store();
+  auto& store = store_of(c.server);
   const auto& pvcs = c.type("", "persistentvolumeclaims");
   const auto& pods = c.type("", "pods");
   auto claim = [](const std::string& name, const std::string& cls_line) {
@@ -571,7 +571,7 @@ TEST_CASE("kubectl apply --server-side: field ownership, conflicts with another 
   auto r = apply_text(c, "alice", full, "--server-side");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(r.out == "deployment.apps/web serverside-applied\n");
-  auto managed = [&] { return c.server.store().get(deploys, "alice", "web").at("metadata").at("managedFields").as_array(); };
+  auto managed = [&] { return store_of(c.server).get(deploys, "alice", "web").at("metadata").at("managedFields").as_array(); };
   auto mf = managed();
   REQUIRE(mf.size() == 1);
   CHECK(mf[0].at("manager") == "kubectl");
@@ -598,11 +598,11 @@ TEST_CASE("kubectl apply --server-side: field ownership, conflicts with another 
   CHECK(r.code == 1);
   CHECK(r.err.find("Apply failed with 1 conflict: conflict with \"kubectl-patch\" using apps/v1: .spec.replicas") !=
         std::string::npos);
-  CHECK(c.server.store().get(deploys, "alice", "web").at("spec").at("replicas") == 3);
+  CHECK(store_of(c.server).get(deploys, "alice", "web").at("spec").at("replicas") == 3);
   // --force-conflicts takes the field; the other manager, left with nothing, disappears.
   r = apply_text(c, "alice", full, "--server-side --force-conflicts");
   REQUIRE_MESSAGE(r.code == 0, r.err);
-  CHECK(c.server.store().get(deploys, "alice", "web").at("spec").at("replicas") == 1);
+  CHECK(store_of(c.server).get(deploys, "alice", "web").at("spec").at("replicas") == 1);
   mf = managed();
   REQUIRE(mf.size() == 1);
   CHECK(mf[0].at("manager") == "kubectl");
@@ -610,7 +610,7 @@ TEST_CASE("kubectl apply --server-side: field ownership, conflicts with another 
   // Fields the applier stops applying are removed: the tier label and env B.
   r = apply_text(c, "alice", manifest("", ""), "--server-side");
   REQUIRE_MESSAGE(r.code == 0, r.err);
-  auto d = c.server.store().get(deploys, "alice", "web");
+  auto d = store_of(c.server).get(deploys, "alice", "web");
   CHECK(json::serialize(d.at("metadata").at("labels")) == R"({"app":"web"})");
   const auto& env = d.at("spec").at("template").at("spec").at("containers").at(0).at("env").as_array();
   CHECK(json::serialize(env) == R"([{"name":"A","value":"1"}])");
@@ -618,7 +618,7 @@ TEST_CASE("kubectl apply --server-side: field ownership, conflicts with another 
   REQUIRE(c.kubectl("alice", "label deployment web team=ml").code == 0);
   REQUIRE(apply_text(c, "alice", manifest("    team: ml\n", ""), "--server-side").code == 0);
   REQUIRE(apply_text(c, "alice", manifest("", ""), "--server-side").code == 0);
-  CHECK(c.server.store().get(deploys, "alice", "web").at("metadata").at("labels").as_object().contains("team"));
+  CHECK(store_of(c.server).get(deploys, "alice", "web").at("metadata").at("labels").as_object().contains("team"));
 }
 
 TEST_CASE("kubectl's typed generators send protobuf: create deployment, expose, run, create configmap/secret") {
@@ -626,7 +626,7 @@ TEST_CASE("kubectl's typed generators send protobuf: create deployment, expose, 
   auto r = c.kubectl("alice", "create deployment web --image=nginx --replicas=2 --port=8080 -- sleep 3600");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(r.out == "deployment.apps/web created\n");
-  auto d = c.server.store().get(c.type("apps", "deployments"), "alice", "web");
+  auto d = store_of(c.server).get(c.type("apps", "deployments"), "alice", "web");
   CHECK(d.at("spec").at("replicas") == 2);
   CHECK(json::serialize(d.at("spec").at("selector")) == R"({"matchLabels":{"app":"web"}})");
   CHECK(d.at("metadata").at("labels").at("app") == "web");
@@ -641,7 +641,7 @@ TEST_CASE("kubectl's typed generators send protobuf: create deployment, expose, 
   r = c.kubectl("alice", "expose deployment web --port=80 --target-port=8080 --type=NodePort");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(r.out == "service/web exposed\n");
-  auto svc = c.server.store().get(c.type("", "services"), "alice", "web");
+  auto svc = store_of(c.server).get(c.type("", "services"), "alice", "web");
   CHECK(svc.at("spec").at("type") == "NodePort");
   CHECK(json::serialize(svc.at("spec").at("selector")) == R"({"app":"web"})");
   CHECK(svc.at("spec").at("ports").at(0).at("port") == 80);
@@ -649,7 +649,7 @@ TEST_CASE("kubectl's typed generators send protobuf: create deployment, expose, 
 
   r = c.kubectl("alice", "run pp --image=busybox --restart=Never --labels=x=y -- sleep 10");
   REQUIRE_MESSAGE(r.code == 0, r.err);
-  auto pod = c.server.store().get(c.type("", "pods"), "alice", "pp");
+  auto pod = store_of(c.server).get(c.type("", "pods"), "alice", "pp");
   CHECK(pod.at("spec").at("restartPolicy") == "Never");
   CHECK(pod.at("metadata").at("labels").at("x") == "y");
   CHECK(json::serialize(pod.at("spec").at("containers").at(0).at("args")) == R"(["sleep","10"])");
@@ -677,18 +677,18 @@ TEST_CASE("kubectl create job|quota|serviceaccount|priorityclass|pdb|role|rolebi
   }
   auto r = c.kubectl("admin", "create priorityclass high --value=1000 --description=urgent");
   REQUIRE_MESSAGE(r.code == 0, r.err);
-  CHECK(c.server.store().get(c.type("scheduling.k8s.io", "priorityclasses"), "", "high").at("value") == 1000);
+  CHECK(store_of(c.server).get(c.type("scheduling.k8s.io", "priorityclasses"), "", "high").at("value") == 1000);
   // The Job as the real registry stores it: the generated selector on its uid, the four labels.
-  const auto job = c.server.store().get(c.type("batch", "jobs"), "alice", "j");
+  const auto job = store_of(c.server).get(c.type("batch", "jobs"), "alice", "j");
   const std::string uid(job.at("metadata").at("uid").as_string());
   CHECK(json::serialize(job.at("spec").at("selector")) == R"({"matchLabels":{"batch.kubernetes.io/controller-uid":")" + uid + R"("}})");
   CHECK(job.at("spec").at("template").at("metadata").at("labels").at("job-name") == "j");
   CHECK(job.at("metadata").at("labels").at("controller-uid").as_string() == uid);
   CHECK(job.at("spec").at("manualSelector") == false);
   CHECK(job.at("spec").at("podReplacementPolicy") == "TerminatingOrFailed");
-  const auto quota = c.server.store().get(c.type("", "resourcequotas"), "alice", "q");
+  const auto quota = store_of(c.server).get(c.type("", "resourcequotas"), "alice", "q");
   CHECK(json::serialize(quota.at("spec").at("hard")) == R"({"pods":"10","requests.cpu":"4"})");
-  CHECK(c.server.store().get(c.type("policy", "poddisruptionbudgets"), "alice", "pdb1").at("spec").at("minAvailable") == 1);
+  CHECK(store_of(c.server).get(c.type("policy", "poddisruptionbudgets"), "alice", "pdb1").at("spec").at("minAvailable") == 1);
 
   // RBAC: alice's Role lets bob get pods in alice's namespace, nothing more.
   auto can = [&](const std::string& who, const std::string& args) {
@@ -767,9 +767,9 @@ TEST_CASE("a Service's Endpoints and EndpointSlice follow its pods; describe ser
   REQUIRE_MESSAGE(r.code == 0, r.err);
   // No pod runs yet: the objects exist, with nothing in them (as kube-controller-manager makes them).
   const auto& endpoints = c.type("", "endpoints");
-  CHECK(!c.server.store().get(endpoints, "alice", "web").contains("subsets"));
+  CHECK(!store_of(c.server).get(endpoints, "alice", "web").contains("subsets"));
   c.server.advance(30s);  // the kubelet starts the pods: each gets an IP and becomes Ready
-  auto ep = c.server.store().get(endpoints, "alice", "web");
+  auto ep = store_of(c.server).get(endpoints, "alice", "web");
   REQUIRE(ep.contains("subsets"));
   const auto& subset = ep.at("subsets").at(0).as_object();
   REQUIRE(subset.at("addresses").as_array().size() == 2);
@@ -783,9 +783,9 @@ TEST_CASE("a Service's Endpoints and EndpointSlice follow its pods; describe ser
   // Scaled to nothing: empty again; deleted: gone (the slice with its owner).
   REQUIRE(c.kubectl("alice", "scale deployment web --replicas=0").code == 0);
   c.server.advance(60s);
-  CHECK(!c.server.store().get(endpoints, "alice", "web").contains("subsets"));
+  CHECK(!store_of(c.server).get(endpoints, "alice", "web").contains("subsets"));
   REQUIRE(c.kubectl("alice", "delete service web").code == 0);
   c.server.advance(1s);
-  CHECK(!c.server.store().find(endpoints, "alice", "web"));
+  CHECK(!store_of(c.server).find(endpoints, "alice", "web"));
   CHECK(c.kubectl("alice", "get endpointslices -o name").out.empty());
 }

@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 
 #include "embedded/journal.hpp"
-#include "embedded/store.hpp"
+#include "embedded/server_store.hpp"
 #include "gpupool/embedded.hpp"
 #include "gpupool/embedded_state.hpp"
 #include "gpupool/error.hpp"
@@ -66,29 +66,29 @@ TEST_CASE("an acknowledged write survives a server that never saved: the journal
   std::uint64_t revision = 0;
   {
     EmbeddedServer a(with_state(state));
-    auto& cms = a.store().type("", "configmaps");
-    for (int i = 0; i < 20; ++i) a.store().create(cms, "default", config_map("cm-" + std::to_string(i)));
-    a.store().remove(cms, "default", "cm-7");
-    a.store().mutate(cms, "default", "cm-3", [](json::object& o) { o["data"].as_object()["k"] = "changed"; });
-    revision = a.store().revision();
+    auto& cms = store_of(a).type("", "configmaps");
+    for (int i = 0; i < 20; ++i) store_of(a).create(cms, "default", config_map("cm-" + std::to_string(i)));
+    store_of(a).remove(cms, "default", "cm-7");
+    store_of(a).mutate(cms, "default", "cm-3", [](json::object& o) { o["data"].as_object()["k"] = "changed"; });
+    revision = store_of(a).revision();
     // Dropped as kill -9 would leave it: no save_state(), so no snapshot, only the journal.
   }
   CHECK_FALSE(fs::exists(state));
   REQUIRE(fs::exists(state + ".log"));
 
   EmbeddedServer b(with_state(state));
-  auto& cms = b.store().type("", "configmaps");
-  CHECK(b.store().find(cms, "default", "cm-19"));
-  CHECK_FALSE(b.store().find(cms, "default", "cm-7"));
-  CHECK(b.store().get(cms, "default", "cm-3").at("data").at("k") == "changed");
-  CHECK(b.store().find(b.store().type("", "nodes"), "", "cn-beijing.192.168.3.228"));  // the topology, once
+  auto& cms = store_of(b).type("", "configmaps");
+  CHECK(store_of(b).find(cms, "default", "cm-19"));
+  CHECK_FALSE(store_of(b).find(cms, "default", "cm-7"));
+  CHECK(store_of(b).get(cms, "default", "cm-3").at("data").at("k") == "changed");
+  CHECK(store_of(b).find(store_of(b).type("", "nodes"), "", "cn-beijing.192.168.3.228"));  // the topology, once
   // resourceVersions keep growing; a watch from before the restart is 410 Gone, as after an etcd
   // compaction, so a client relists instead of missing what happened in between.
-  CHECK(b.store().revision() >= revision);
-  auto created = b.store().create(cms, "default", config_map("after"));
+  CHECK(store_of(b).revision() >= revision);
+  auto created = store_of(b).create(cms, "default", config_map("after"));
   CHECK(std::stoull(std::string(created.at("metadata").at("resourceVersion").as_string())) > revision);
   try {
-    b.store().open_watch(cms, "default", revision - 3);
+    store_of(b).open_watch(cms, "default", revision - 3);
     FAIL("a watch from before the restart was accepted");
   } catch (const StatusError& e) {
     CHECK(e.code() == 410);
@@ -101,13 +101,13 @@ TEST_CASE("save_state folds the journal into the snapshot; loading it again give
   const std::string state = (dir.path / "s.json").string();
   {
     EmbeddedServer a(with_state(state));
-    a.store().create(a.store().type("", "configmaps"), "default", config_map("kept"));
+    store_of(a).create(store_of(a).type("", "configmaps"), "default", config_map("kept"));
     a.save_state(state);
     CHECK(fs::file_size(state + ".log") == 0);
     CHECK(slurp(state).find("\"kept\"") != std::string::npos);
   }
   EmbeddedServer b(with_state(state));
-  CHECK(b.store().find(b.store().type("", "configmaps"), "default", "kept"));
+  CHECK(store_of(b).find(store_of(b).type("", "configmaps"), "default", "kept"));
 }
 
 TEST_CASE("a torn last journal line was never acknowledged and is dropped; other damage is refused") {
@@ -116,16 +116,16 @@ TEST_CASE("a torn last journal line was never acknowledged and is dropped; other
   {
     EmbeddedServer a(with_state(state));
     a.save_state(state);
-    a.store().create(a.store().type("", "configmaps"), "default", config_map("whole"));
+    store_of(a).create(store_of(a).type("", "configmaps"), "default", config_map("whole"));
   }
   SUBCASE("torn tail") {
     std::ofstream(state + ".log", std::ios::app) << R"({"rv":999999,"op":"put","group":"","resource":"configmaps","obj)";
     EmbeddedServer b(with_state(state));
-    CHECK(b.store().find(b.store().type("", "configmaps"), "default", "whole"));
-    CHECK(b.store().revision() < 999999);
+    CHECK(store_of(b).find(store_of(b).type("", "configmaps"), "default", "whole"));
+    CHECK(store_of(b).revision() < 999999);
     // The next record starts on a line of its own: the journal stays readable.
-    b.store().create(b.store().type("", "configmaps"), "default", config_map("next"));
-    CHECK(load_state(state).at("revision").to_number<std::uint64_t>() == b.store().revision());
+    store_of(b).create(store_of(b).type("", "configmaps"), "default", config_map("next"));
+    CHECK(load_state(state).at("revision").to_number<std::uint64_t>() == store_of(b).revision());
   }
   SUBCASE("a corrupt line in the middle") {
     std::string log = slurp(state + ".log");
@@ -162,7 +162,7 @@ TEST_CASE("compaction while writers write: every write is in snapshot + journal"
     EmbeddedOptions o = with_state(state);
     o.journal_limit = 8 * 1024;  // compact often
     EmbeddedServer a(o);
-    auto& cms = a.store().type("", "configmaps");
+    auto& cms = store_of(a).type("", "configmaps");
     std::atomic<bool> done{false};
     std::thread compactor([&] {
       while (!done) a.advance(1ms);  // each sync() compacts once the journal passes the limit
@@ -171,7 +171,7 @@ TEST_CASE("compaction while writers write: every write is in snapshot + journal"
     for (int t = 0; t < kThreads; ++t)
       writers.emplace_back([&, t] {
         for (int i = 0; i < kEach; ++i)
-          a.store().create(cms, "default", config_map(fmt::format("w{}-{}", t, i)));
+          store_of(a).create(cms, "default", config_map(fmt::format("w{}-{}", t, i)));
       });
     for (auto& w : writers) w.join();
     done = true;
@@ -180,10 +180,10 @@ TEST_CASE("compaction while writers write: every write is in snapshot + journal"
     CHECK(fs::file_size(state + ".log") < 64 * 1024);    // and the journal did not keep everything
   }
   EmbeddedServer b(with_state(state));
-  auto& cms = b.store().type("", "configmaps");
+  auto& cms = store_of(b).type("", "configmaps");
   int found = 0;
   for (int t = 0; t < kThreads; ++t)
-    for (int i = 0; i < kEach; ++i) found += b.store().find(cms, "default", fmt::format("w{}-{}", t, i)) != nullptr;
+    for (int i = 0; i < kEach; ++i) found += store_of(b).find(cms, "default", fmt::format("w{}-{}", t, i)) != nullptr;
   CHECK(found == kThreads * kEach);
 }
 
@@ -198,7 +198,7 @@ TEST_CASE("the state directory is private and holds no secrets") {
     so.serve = true;
     so.server.users = {"alice"};
     EmbeddedSession s(so);
-    s.server()->store().create(s.server()->store().type("", "configmaps"), "alice", config_map("x"));
+    store_of(*s.server()).create(store_of(*s.server()).type("", "configmaps"), "alice", config_map("x"));
     const std::string kc = slurp(s.server()->kubeconfig("alice"));
     token = kc.substr(kc.find("token: ") + 7, 48);
     CHECK(mode_of(dir.path) == 0700);

@@ -28,6 +28,14 @@ endif()
 if(NOT out MATCHES "ssd_node")
   message(FATAL_ERROR "the example's output lacks the toleration:\n${out}")
 endif()
+# The seed's walkthrough against an embedded cluster: with --toleration ssd_node every instance
+# lands on the one node tainted ssd_node, and none elsewhere.
+execute_process(COMMAND ${build}/seed_scenario OUTPUT_VARIABLE out ERROR_VARIABLE err RESULT_VARIABLE rc)
+if(rc OR NOT out MATCHES "mpi-dist-launcher[^\n]* landed on cn-beijing\\.192\\.168\\.3\\.230 "
+   OR NOT out MATCHES "mpi-dist-worker-0[^\n]* landed on cn-beijing\\.192\\.168\\.3\\.230 "
+   OR out MATCHES "landed on cn-beijing\\.192\\.168\\.3\\.22")
+  message(FATAL_ERROR "the seed scenario example failed: ${rc}\n${out}${err}")
+endif()
 # pkg-config consumer: compile the same example with the flags gpupool.pc gives.
 execute_process(COMMAND ${CMAKE_COMMAND} -E env PKG_CONFIG_PATH=${prefix}/lib/pkgconfig pkg-config --cflags --libs gpupool
   OUTPUT_VARIABLE flags OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE rc)

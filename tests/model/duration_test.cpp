@@ -1,7 +1,7 @@
 // gpupool::parse_duration: Go's time.ParseDuration plus days.
 #include <doctest/doctest.h>
 
-#include "gpupool/duration.hpp"
+#include "gpupool/time.hpp"
 
 using namespace gpupool;
 using namespace std::chrono_literals;

@@ -58,6 +58,11 @@ def test_seed_job_lands_on_tolerated_nodes(seed_cluster, tolerations, nodes):
     text = str(info)
     assert "STATUS: RUNNING" in text and "mpi-dist" in text
     assert info._repr_html_() == info.to_html()
+    running = sum(1 for i in info.instances if i.phase == "Running")
+    assert info.progress_text() == f"mpi-dist: RUNNING ({running}/{len(info.instances)} instances running)"
+    as_json = info.to_json()
+    assert as_json["status"] == "RUNNING" and as_json["trainer"] == "MPIJOB"
+    assert {i["nodeIP"] for i in as_json["instances"]} == instance_ips(info)
     assert [j.name for j in seed_cluster.list()] == ["mpi-dist"]
     assert "mpi-dist" in gpupool.jobs_to_text(seed_cluster.list())
 
@@ -262,6 +267,8 @@ def test_embedded_clock_and_stop():
         cluster.advance(90)
         assert (cluster.now() - before).total_seconds() == pytest.approx(90, abs=1)
         assert cluster.url.startswith("https://127.0.0.1:")
+        assert not cluster.stopped and cluster.profile.name == "generic"
+    assert cluster.stopped
     with pytest.raises(gpupool.Error, match="stopped"):
         cluster.advance(1)
     cluster.stop()  # idempotent
@@ -351,7 +358,8 @@ def test_apply_existing_manifests():
     """Cluster.apply: the guide's manifests as text or dicts, kubectl's words, and a dry run."""
     manifests = (pathlib.Path(__file__).resolve().parents[2] / "examples" / "manifests")
     text = (manifests / "nfs-pvc-example.yaml").read_text() + "\n---\n" + (manifests / "ubuntu-tf-example.yaml").read_text()
-    with gpupool.EmbeddedCluster(topology="iiis", profile="iiis") as cluster:
+    with gpupool.EmbeddedCluster(topology="iiis") as cluster:  # the topology's own profile: iiis
+        assert cluster.profile.name == "iiis"
         assert cluster.apply(text, dry_run=True).lines == [
             "persistentvolumeclaim/my-pvc created (server dry run)",
             "deployment.apps/my-first-ubuntu-tf created (server dry run)"]

@@ -73,9 +73,15 @@ def test_stub_members_exist():
 
 
 class _Info:
+    """Stands in for a JobInfo: the line's words are the library's (JobInfo.progress_text)."""
+
     def __init__(self, status, phases):
         self.name, self.status = "job", status
         self.instances = [type("I", (), {"phase": p})() for p in phases]
+
+    def progress_text(self):
+        running = sum(1 for i in self.instances if i.phase == "Running")
+        return f"{self.name}: {self.status} ({running}/{len(self.instances)} instances running)"
 
 
 def test_progress_choice(monkeypatch):

@@ -24,7 +24,7 @@ _NATIVE = (
     "ImageRef", "CatalogImage", "ImageCatalog", "PvcRequest", "PvcSource", "NfsSource", "HostPathSource",
     "EmptyDirSource", "Volume", "VolumeMount", "Resources", "SsdStaging", "EnvVar", "NodeSelectorRequirement",
     "NodeSelectorOperator", "Replicas", "TensorBoard", "Workload", "MpiJobApi", "SubmitOptions",
-    "validate_taints", "apply_taint_changes", "parse_taint", "parse_toleration", "parse_tolerations",
+    "validate_taints", "apply_taint_changes", "parse_taint", "parse_taint_changes", "parse_toleration", "parse_tolerations",
     "tolerated", "first_untolerated_filtering_taint", "count_intolerable_prefer_no_schedule",
     "human_duration", "validate_volumes", "shell_quote", "validate_workload", "parse_workload_kind",
     "to_workload", "parse_key_value", "parse_count",

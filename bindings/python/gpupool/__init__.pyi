@@ -41,6 +41,7 @@ from gpupool._gpupool import (
     parse_taint as parse_taint,
     parse_toleration as parse_toleration,
     parse_tolerations as parse_tolerations,
+    parse_taint_changes as parse_taint_changes,
     tolerated as tolerated,
     first_untolerated_filtering_taint as first_untolerated_filtering_taint,
     count_intolerable_prefer_no_schedule as count_intolerable_prefer_no_schedule,

@@ -1,6 +1,6 @@
 """Progress display for Cluster.wait(): live HTML in a notebook, one line on a terminal, nothing
-otherwise. The text and HTML come from the C++ JobInfo.to_text()/to_html(); only where they go is
-decided here."""
+otherwise. The text and HTML come from the C++ JobInfo.progress_text()/to_html(); only where they go
+is decided here."""
 from __future__ import annotations
 
 import sys
@@ -34,15 +34,14 @@ class _NotebookProgress:
 
 
 class _TerminalProgress:
-    """Rewrites one line: `<job>: <STATUS> (<n>/<total> instances running)`."""
+    """Rewrites one line: JobInfo.progress_text(), padded over a longer line shown before."""
 
     def __init__(self, stream: Any) -> None:
         self._stream = stream
         self._width = 0
 
     def __call__(self, info: Any) -> None:
-        running = sum(1 for i in info.instances if i.phase == "Running")
-        line = f"{info.name}: {info.status} ({running}/{len(info.instances)} instances running)"
+        line = info.progress_text()
         pad = max(0, self._width - len(line))
         self._width = len(line)
         self._stream.write("\r" + line + " " * pad)

@@ -252,6 +252,9 @@ void bind_results(py::module_& m) {
       .def("training_duration", &JobInfo::training_duration)
       .def("to_text", &JobInfo::to_text)
       .def("to_html", &JobInfo::to_html)
+      .def("progress_text", &JobInfo::progress_text,
+           "One line for a display that follows wait(): \"mpi-dist: RUNNING (1/2 instances running)\".")
+      .def("to_json", [](const JobInfo& self) { return to_python(self.to_json()); }, "What `gpupool get -o json` prints.")
       .def("_repr_html_", &JobInfo::to_html)
       .def("__str__", &JobInfo::to_text)
       .def("__repr__", [](py::handle self) { return repr_fields(self, "JobInfo", {"name", "namespace", "kind", "status"}); });
@@ -370,17 +373,25 @@ void bind_cluster_class(py::module_& m) {
       .def(
           "taint",
           [](Cluster& self, const std::string& node, py::args changes, bool overwrite) {
-            std::vector<TaintChange> parsed;
-            std::size_t i = 0;
+            // kubectl's words go to the library as they are; TaintChange values are taken as given.
+            std::vector<std::string> words;
+            std::vector<TaintChange> values;
             for (auto change : changes) {
-              if (py::isinstance<py::str>(change))
-                parsed.push_back(parse_taint_change(change.cast<std::string>(), "taint[" + std::to_string(i) + "]"));
-              else
-                parsed.push_back(change.cast<TaintChange>());
-              ++i;
+              if (py::isinstance<py::str>(change)) words.push_back(change.cast<std::string>());
+              else values.push_back(change.cast<TaintChange>());
+            }
+            if (!words.empty() && !values.empty()) {  // a mix: each word parsed where it stands
+              values.clear();
+              std::size_t i = 0;
+              for (auto change : changes) {
+                values.push_back(py::isinstance<py::str>(change)
+                                     ? parse_taint_change(change.cast<std::string>(), "taint[" + std::to_string(i) + "]")
+                                     : change.cast<TaintChange>());
+                ++i;
+              }
             }
             py::gil_scoped_release unlocked;
-            return self.taint(node, parsed, overwrite);
+            return values.empty() ? self.taint(node, words, overwrite) : self.taint(node, values, overwrite);
           },
           py::arg("node"), py::arg("overwrite") = false,
           "kubectl-style taint changes on a node: taint(\"node\", \"gpu_node=invalid:NoSchedule\", \"old-\").")

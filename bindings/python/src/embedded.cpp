@@ -1,80 +1,37 @@
-// EmbeddedCluster: an embedded API server (embedded.hpp) plus a Cluster connected to it as the admin,
-// usable as a context manager:  with gpupool.EmbeddedCluster(topology="seed") as cluster: ...
+// EmbeddedCluster (embedded_cluster.hpp): an embedded API server plus a Cluster connected to it as the
+// admin, usable as a context manager:  with gpupool.EmbeddedCluster(topology="seed") as cluster: ...
 #include "cluster.hpp"
 
-#include "gpupool/embedded.hpp"
-#include "gpupool/embedded_state.hpp"
-#include "gpupool/error.hpp"
+#include "gpupool/embedded_cluster.hpp"
 
 #include <pybind11/chrono.h>
-
-#include <fmt/format.h>
 
 namespace gpupool::py_bindings {
 namespace {
 
-/// The Python EmbeddedCluster: a Cluster (connected with the admin kubeconfig) that owns its server,
-/// or, with state=, a session on the topology's shared state (issue #16): it serves that state to
-/// other processes (`gpupool --embedded`, kubectl), or joins the process that serves it already.
-struct EmbeddedCluster : Cluster {
-  EmbeddedCluster(Cluster cluster, std::shared_ptr<EmbeddedServer> server, std::shared_ptr<EmbeddedSession> session)
-      : Cluster(std::move(cluster)), server(std::move(server)), session(std::move(session)) {}
-  std::shared_ptr<EmbeddedServer> server;
-  std::shared_ptr<EmbeddedSession> session;
-
-  void stop() {
-    std::shared_ptr<EmbeddedServer> stopping = std::move(server);
-    std::shared_ptr<EmbeddedSession> closing = std::move(session);
-    py::gil_scoped_release unlocked;
-    stopping.reset();  // ~EmbeddedServer stops serving
-    if (closing) closing->close();  // the owner folds its journal into the snapshot, lets go of the lock
-  }
-  bool stopped() const { return !server && !session; }  // one of the two while it runs
-  bool joined() const { return session && session->joined(); }
-  EmbeddedServer& running() const {
-    if (stopped()) throw Error("the embedded cluster was stopped; create a new EmbeddedCluster");
-    if (joined())
-      throw Error(fmt::format("this EmbeddedCluster joined the one served by another process ({}); its server, "
-                              "clock and user kubeconfigs are that process's", session->url()));
-    return server ? *server : *session->server();
-  }
-  std::string url() const {
-    if (stopped()) throw Error("the embedded cluster was stopped; create a new EmbeddedCluster");
-    return joined() ? session->url() : running().url();
-  }
-};
+/// state: False (a cluster of its own), True (the topology's shared state in the default directory)
+/// or a directory.
+std::optional<std::string> state_dir(py::handle state) {
+  if (py::isinstance<py::str>(state)) return state.cast<std::string>();
+  if (!state.is_none() && state.cast<bool>()) return std::string();
+  return std::nullopt;
+}
 
 std::unique_ptr<EmbeddedCluster> start(std::string topology, std::vector<std::string> users, std::optional<std::string> profile,
                                        std::optional<bool> manual_clock, std::string mpijob_version, int port,
                                        std::string kubeconfig_dir, py::object state) {
-  EmbeddedOptions o;
+  EmbeddedClusterOptions o;
   o.topology = std::move(topology);
-  o.users = std::move(users);
-  o.mpijob_version = std::move(mpijob_version);
-  o.port = port;
-  o.kubeconfig_dir = std::move(kubeconfig_dir);
-  // state: False (a cluster of its own), True (the topology's shared state in the default
-  // directory) or a directory.
-  std::optional<std::string> state_dir;
-  if (py::isinstance<py::str>(state)) state_dir = state.cast<std::string>();
-  else if (!state.is_none() && state.cast<bool>()) state_dir = "";
-  // A shared cluster runs on the wall clock unless asked otherwise: other processes see it move.
-  o.manual_clock = manual_clock.value_or(!state_dir.has_value());
-  ConnectOptions c;
-  c.profile = profile.value_or("");
-  c.logger = python_logger();
+  o.state = state_dir(state);
+  o.manual_clock = manual_clock;
+  o.server.users = std::move(users);
+  o.server.mpijob_version = std::move(mpijob_version);
+  o.server.port = port;
+  o.server.kubeconfig_dir = std::move(kubeconfig_dir);
+  o.connect.profile = profile.value_or("");
+  o.connect.logger = python_logger();
   py::gil_scoped_release unlocked;
-  if (state_dir) {
-    const std::string name = o.topology;
-    auto session = std::make_shared<EmbeddedSession>(
-        EmbeddedSessionOptions{.topology = name, .state_dir = *state_dir, .serve = true, .server = std::move(o)});
-    c.kubeconfig = session->admin_kubeconfig();
-    if (c.profile.empty() && session->paths().topology == "iiis") c.profile = "iiis";
-    return std::make_unique<EmbeddedCluster>(Cluster::connect(c), nullptr, std::move(session));
-  }
-  auto server = std::make_shared<EmbeddedServer>(std::move(o));
-  c.kubeconfig = server->admin_kubeconfig();
-  return std::make_unique<EmbeddedCluster>(Cluster::connect(c), std::move(server), nullptr);
+  return std::make_unique<EmbeddedCluster>(o);
 }
 
 }  // namespace
@@ -86,6 +43,7 @@ void bind_embedded(py::module_& m) {
       "    with gpupool.EmbeddedCluster(topology=\"seed\") as cluster:\n"
       "        print(cluster.nodes())\n"
       "With manual_clock (the default) time moves only by advance(), so pods start when you advance the clock.\n"
+      "profile=None takes the topology's own (iiis for the iiis topology), else generic.\n"
       "state=True (or a directory) serves the topology's shared state, the one `gpupool --embedded TOPOLOGY`\n"
       "commands and kubectl see, or joins the process that serves it already (see `joined`); its writes\n"
       "are kept across runs. A shared cluster runs on the wall clock unless manual_clock=True.")
@@ -93,41 +51,39 @@ void bind_embedded(py::module_& m) {
            py::arg("profile") = py::none(), py::arg("manual_clock") = py::none(), py::arg("mpijob_version") = "v1",
            py::arg("port") = 0, py::arg("kubeconfig_dir") = "", py::arg("state") = false)
       .def("__enter__", [](py::object self) { return self; })
-      .def("__exit__", [](EmbeddedCluster& self, py::args) { self.stop(); })
-      .def("stop", &EmbeddedCluster::stop, "Stops and frees the server (idempotent); watches end.")
-      .def_property_readonly("url", [](const EmbeddedCluster& self) { return self.url(); })
+      .def("__exit__",
+           [](EmbeddedCluster& self, const py::args&) {
+             py::gil_scoped_release unlocked;  // the arguments stay the caller's: no reference dropped unlocked
+             self.stop();
+           })
+      .def("stop", &EmbeddedCluster::stop, py::call_guard<py::gil_scoped_release>(),
+           "Stops and frees the server (idempotent); watches end.")
+      .def_property_readonly("stopped", &EmbeddedCluster::stopped)
+      .def_property_readonly("url", &EmbeddedCluster::url)
       .def_property_readonly("joined", &EmbeddedCluster::joined,
                              "True when state= found the topology served by another process and joined it.")
-      .def_property_readonly("port", [](const EmbeddedCluster& self) { return self.running().port(); })
-      .def_property_readonly("kubeconfig_dir", [](const EmbeddedCluster& self) { return self.running().kubeconfig_dir(); })
-      .def("admin_kubeconfig",
-           [](const EmbeddedCluster& self) {
-             return self.joined() ? self.session->admin_kubeconfig() : self.running().admin_kubeconfig();
-           },
+      .def_property_readonly("port", [](const EmbeddedCluster& self) { return self.server().port(); })
+      .def_property_readonly("kubeconfig_dir", [](const EmbeddedCluster& self) { return self.server().kubeconfig_dir(); })
+      .def("admin_kubeconfig", &EmbeddedCluster::admin_kubeconfig,
            "Path of the admin's kubeconfig (client certificate in system:masters).")
-      .def("kubeconfig", [](const EmbeddedCluster& self, const std::string& user) { return self.running().kubeconfig(user); },
+      .def("kubeconfig", [](const EmbeddedCluster& self, const std::string& user) { return self.server().kubeconfig(user); },
            py::arg("user"), "Path of a user's kubeconfig (bearer token; namespace = user).")
       .def("cert_kubeconfig",
-           [](const EmbeddedCluster& self, const std::string& user) { return self.running().cert_kubeconfig(user); },
+           [](const EmbeddedCluster& self, const std::string& user) { return self.server().cert_kubeconfig(user); },
            py::arg("user"))
       .def(
           "connect",
           [](const EmbeddedCluster& self, const std::string& user, std::optional<std::string> profile) {
-            ConnectOptions c;
-            c.kubeconfig = self.running().kubeconfig(user);
-            c.profile = profile.value_or(self.profile().name);
-            c.logger = python_logger();
-            py::gil_scoped_release unlocked;
-            return Cluster::connect(c);
+            return self.connect(user, profile.value_or(""));
           },
-          py::arg("user"), py::kw_only(), py::arg("profile") = py::none(),
+          py::arg("user"), py::kw_only(), py::arg("profile") = py::none(), py::call_guard<py::gil_scoped_release>(),
           "A Cluster acting as one of the users (in the user's own namespace).")
-      .def("now", [](const EmbeddedCluster& self) { return to_datetime(self.running().now()); }, "The cluster clock.")
+      .def("now", [](const EmbeddedCluster& self) { return to_datetime(self.server().now()); }, "The cluster clock.")
       .def(
           "advance",
           [](EmbeddedCluster& self, py::object by) {
             auto d = duration_from(by);
-            EmbeddedServer& server = self.running();
+            EmbeddedServer& server = self.server();
             py::gil_scoped_release unlocked;
             server.advance(d);
           },

@@ -152,6 +152,8 @@ void bind_taints(py::module_& m) {
         "Parses a repeated --toleration flag; results accumulate in order, duplicates collapse.");
   m.def("parse_taint", [](std::string_view text, std::string_view field) { return parse_taint(text, field); },
         py::arg("text"), py::arg("field") = "taint");
+  m.def("parse_taint_changes", &parse_taint_changes, py::arg("texts"), py::arg("field") = "taint",
+        "Parses the changes of one `kubectl taint` command line (\"k=v:NoSchedule\", \"k-\"), in order.");
   m.def("tolerated", &tolerated, py::arg("taint"), py::arg("tolerations"));
   m.def("first_untolerated_filtering_taint", &first_untolerated_filtering_taint, py::arg("taints"),
         py::arg("tolerations"), "The scheduler's TaintToleration filter: the first NoSchedule/NoExecute taint not tolerated.");
