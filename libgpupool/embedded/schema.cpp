@@ -230,6 +230,20 @@ std::optional<std::string> misfit(const json::value& v, const Node& n) {
   return std::nullopt;
 }
 
+}  // namespace
+
+std::string quantity_text(const json::value& v) {
+  if (v.is_string()) return std::string(v.as_string());
+  if (v.is_double()) {
+    std::string text = fmt::format("{}", v.as_double());
+    if (const auto plus = text.find("e+"); plus != std::string::npos) text.erase(plus + 1, 1);
+    return text;
+  }
+  return json::serialize(v);
+}
+
+namespace {
+
 // Go's time.Parse of `value` with layout RFC3339 ("2006-01-02T15:04:05Z07:00") or, for
 // metav1.MicroTime, RFC3339Micro ("2006-01-02T15:04:05.000000Z07:00"): nullopt when it parses,
 // else the error text (`parsing time "x" as "<layout>": cannot parse "x" as "2006"`, `parsing time
@@ -365,17 +379,7 @@ struct Walker {
       // resource.Quantity's UnmarshalJSON: null, a string or a bare number, parsed by
       // ParseQuantity; its error stops decoding and is the answer.
       if (v.is_null()) return;
-      // A bare number is parsed from its JSON text (approximated from the decoded number: 0.25,
-      // 1e30, as clients write them).
-      std::string text;
-      if (v.is_string()) {
-        text = v.as_string();
-      } else if (v.is_double()) {
-        text = fmt::format("{}", v.as_double());
-        if (const auto plus = text.find("e+"); plus != std::string::npos) text.erase(plus + 1, 1);
-      } else {
-        text = json::serialize(v);
-      }
+      const std::string text = quantity_text(v);
       try {
         const Quantity q = Quantity::parse(text);
         // SetDefaults_ResourceList (part of decoding): a ResourceList's value rounded up to
@@ -456,17 +460,6 @@ bool known(std::string_view group, std::string_view version, std::string_view ki
 }
 
 namespace {
-
-// The same text of a bare JSON number as decoding reads it (see Walker::walk).
-std::string quantity_text(const json::value& v) {
-  if (v.is_string()) return std::string(v.as_string());
-  if (v.is_double()) {
-    std::string text = fmt::format("{}", v.as_double());
-    if (const auto plus = text.find("e+"); plus != std::string::npos) text.erase(plus + 1, 1);
-    return text;
-  }
-  return json::serialize(v);
-}
 
 void canonical(const Node& n, json::value& v, int depth) {
   if (depth > 64) return;

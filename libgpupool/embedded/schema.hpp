@@ -55,6 +55,9 @@ boost::json::object zero_object(std::string_view group, std::string_view version
 /// encoding/json's UnmarshalTypeError.Value for `v` decoded into an int32 ("string", "number
 /// 3000000000"), or nullopt when it fits (null fits: it leaves the zero value).
 std::optional<std::string> int32_misfit(const boost::json::value& v);
+/// The text a resource.Quantity decodes from: a string as is, a bare number as clients write it
+/// ("0.25", "1e30"; the decoded number's shortest form stands for the literal).
+std::string quantity_text(const boost::json::value& v);
 /// A JSON number as Go prints it in those errors and with %v.
 std::string number_text(const boost::json::value& v);
 

@@ -7,6 +7,7 @@
 // method bare), `Unsupported value: <value>: supported values: "a", "b"`, `Forbidden: detail`,
 // `Duplicate value: <value>`, `Not found: <value>`.
 #include "embedded/validation.hpp"
+#include "embedded/schema.hpp"
 
 #include <arpa/inet.h>
 
@@ -72,11 +73,7 @@ std::vector<const json::object*> items(const json::object& o, std::string_view k
 }
 
 // The text of a quantity as JSON holds it (a string, or a bare number).
-std::string quantity_text(const json::value& v) {
-  if (v.is_string()) return std::string(v.as_string());
-  if (v.is_number()) return json::serialize(v);
-  return {};
-}
+using schema::quantity_text;
 std::optional<Quantity> quantity_of(const json::value& v) {
   try {
     return Quantity::parse(quantity_text(v));
