@@ -37,10 +37,6 @@ bool flag(const json::object* s, std::string_view key) {
   const json::value* v = s ? s->if_contains(key) : nullptr;
   return v && v->is_bool() && v->as_bool();
 }
-std::string text(const json::object* s, std::string_view key) {
-  const json::value* v = s ? s->if_contains(key) : nullptr;
-  return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
 const json::value* default_of(const json::object* s) {
   const json::value* v = s ? s->if_contains("default") : nullptr;
   return v && !v->is_null() ? v : nullptr;
@@ -258,7 +254,7 @@ std::string bad_value(const json::value& v) {
 // The schema's type as spec.StringOrArray (x-kubernetes-int-or-string is "integer,string").
 std::vector<std::string> types_of(const json::object& s) {
   if (flag(&s, "x-kubernetes-int-or-string")) return {"integer", "string"};
-  if (auto t = text(&s, "type"); !t.empty()) return {t};
+  if (auto t = util::string_of(&s, "type"); !t.empty()) return {t};
   return {};
 }
 bool contains(const std::vector<std::string>& v, std::string_view x) { return std::find(v.begin(), v.end(), x) != v.end(); }
@@ -349,7 +345,7 @@ struct Validator {
   // number, slice, common (enum), object, in that order.
   void validate(const json::value& data, const json::object& s, const std::string& path) {
     const auto types = types_of(s);
-    const std::string format = text(&s, "format");
+    const std::string format = util::string_of(&s, "format");
     if (data.is_null()) {
       if (!types.empty() && !nullable(&s)) invalid_type(path, joined(types), "null");
       enum_check(data, s, path);
@@ -417,7 +413,7 @@ struct Validator {
     } else if (const json::value* n = s.if_contains("minLength"); n && n->is_number() && runes < n->to_number<std::int64_t>()) {
       error(Code::Other, path, fmt::format("{} in body should be at least {} chars long", path, n->to_number<std::int64_t>()),
             json::value(str));
-    } else if (const std::string pattern = text(&s, "pattern"); !pattern.empty()) {
+    } else if (const std::string pattern = util::string_of(&s, "pattern"); !pattern.empty()) {
       bool ok = true;
       try {
         const std::regex re(pattern, std::regex::ECMAScript);
@@ -589,7 +585,7 @@ struct ListTypes {
     return out;
   }
   void array(const json::array& a, const json::object* s, const std::string& path) {
-    const std::string type = text(s, "x-kubernetes-list-type");
+    const std::string type = util::string_of(s, "x-kubernetes-list-type");
     if (type == "set" && a.size() > 1) {
       std::vector<std::string> keys;
       for (const auto& x : a) keys.push_back(json::serialize(x));
@@ -633,11 +629,11 @@ void immutability(const json::value& now, const json::value& old, const json::ob
   if (!s) return;
   if (const json::value* rules = s->if_contains("x-kubernetes-validations"); rules && rules->is_array())
     for (const auto& r : rules->as_array()) {
-      if (!r.is_object() || text(&r.as_object(), "rule") != "self == oldSelf") continue;
+      if (!r.is_object() || util::string_of(&r.as_object(), "rule") != "self == oldSelf") continue;
       if (util::json_equal(now, old)) continue;
-      std::string msg = text(&r.as_object(), "message");
+      std::string msg = util::string_of(&r.as_object(), "message");
       if (msg.empty()) msg = "failed rule: self == oldSelf";
-      out.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(text(s, "type")), msg),
+      out.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(util::string_of(s, "type")), msg),
                      path.empty() ? "<nil>" : path});
     }
   if (now.is_object() && old.is_object())
@@ -646,7 +642,6 @@ void immutability(const json::value& now, const json::value& old, const json::ob
         if (const json::object* p = field_schema(s, k)) immutability(v, *ov, p, path.empty() ? std::string(k) : path + "." + std::string(k), out);
 }
 
-std::string text_of(const json::object& o, std::string_view key) { return text(&o, key); }
 
 }  // namespace
 
@@ -655,12 +650,12 @@ std::optional<ResourceType> resource_type(const json::object& crd, const std::sh
   if (!spec || !spec->is_object()) return std::nullopt;
   const auto& s = spec->as_object();
   ResourceType t;
-  t.group = text_of(s, "group");
+  t.group = util::string_of(&s, "group");
   const auto* names = s.if_contains("names");
   if (!names || !names->is_object()) return std::nullopt;
-  t.resource = text_of(names->as_object(), "plural");
-  t.kind = text_of(names->as_object(), "kind");
-  t.singular = text_of(names->as_object(), "singular");
+  t.resource = util::string_of(&names->as_object(), "plural");
+  t.kind = util::string_of(&names->as_object(), "kind");
+  t.singular = util::string_of(&names->as_object(), "singular");
   if (t.singular.empty()) {
     t.singular = t.kind;
     for (auto& c : t.singular) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -671,7 +666,7 @@ std::optional<ResourceType> resource_type(const json::object& crd, const std::sh
   if (const auto* cs = names->as_object().if_contains("categories"); cs && cs->is_array())
     for (const auto& x : cs->as_array())
       if (x.is_string()) t.categories.emplace_back(x.as_string());
-  t.namespaced = text_of(s, "scope") != "Cluster";
+  t.namespaced = util::string_of(&s, "scope") != "Cluster";
   if (const auto* vs = s.if_contains("versions"); vs && vs->is_array()) {
     for (const auto& v : vs->as_array()) {
       if (!v.is_object()) continue;
@@ -679,7 +674,7 @@ std::optional<ResourceType> resource_type(const json::object& crd, const std::sh
       const bool served = !vo.if_contains("served") || vo.at("served") == true;
       const bool storage = vo.if_contains("storage") && vo.at("storage") == true;
       if (served && (t.version.empty() || storage)) {
-        t.version = text_of(vo, "name");
+        t.version = util::string_of(&vo, "name");
         t.schema = crd::from_version(vo, owner);
         const auto* sub = vo.if_contains("subresources");
         t.has_status = sub && sub->is_object() && sub->as_object().contains("status");
@@ -721,7 +716,7 @@ std::vector<std::shared_ptr<const json::object>> kubeflow_crds(std::string_view 
 std::string shipped_key(const json::object& crd) {
   const json::value* spec = crd.if_contains("spec");
   if (!spec) return {};
-  const std::string name = text(member(&crd, "metadata"), "name");
+  const std::string name = util::string_of(member(&crd, "metadata"), "name");
   for (const char* key : kShipped) {
     // (the name is in the key: parse no file of another CRD)
     if (name != fmt::format("{}.kubeflow.org", std::string_view(key).substr(std::string_view(key).find('_') + 1))) continue;
@@ -799,8 +794,8 @@ std::shared_ptr<const Schema> from_version(const json::object& version, const st
   auto out = std::make_shared<Schema>();
   out->root = owner ? std::shared_ptr<const json::object>(owner, sch) : std::make_shared<const json::object>(*sch);
   out->has_validation_rules = any_rules(*sch);
-  out->spec_replicas_path = text(member(member(&version, "subresources"), "scale"), "specReplicasPath");
-  out->status_replicas_path = text(member(member(&version, "subresources"), "scale"), "statusReplicasPath");
+  out->spec_replicas_path = util::string_of(member(member(&version, "subresources"), "scale"), "specReplicasPath");
+  out->status_replicas_path = util::string_of(member(member(&version, "subresources"), "scale"), "statusReplicasPath");
   if (const json::value* cols = version.if_contains("additionalPrinterColumns"); cols && cols->is_array())
     out->printer_columns = cols->as_array();
   return out;

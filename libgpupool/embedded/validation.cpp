@@ -470,14 +470,6 @@ std::string pod_qos_class(const json::object& spec) {
 
 // An integer field that must not be negative (apimachinery validation.ValidateNonnegativeField):
 // `Invalid value: -1: must be greater than or equal to 0`, the value unquoted as Go prints an int.
-void non_negative(const json::object* o, std::string_view key, const std::string& field, Causes& causes) {
-  if (!o) return;
-  const json::value* v = o->if_contains(key);
-  if (v && v->is_int64() && v->as_int64() < 0)
-    causes.push_back({"FieldValueInvalid",
-                      fmt::format("Invalid value: {}: must be greater than or equal to 0", v->as_int64()), field});
-}
-
 const json::object* spec_of(const json::object& obj) {
   const json::value* s = obj.if_contains("spec");
   return s && s->is_object() ? &s->as_object() : nullptr;

@@ -60,14 +60,6 @@ void not_supported(const json::object& o, std::string_view key, std::string_view
                     std::string(field)});
 }
 
-// ValidateNonnegativeField on an optional integer.
-void non_negative(const json::object* o, std::string_view key, std::string field, std::vector<StatusCause>& causes) {
-  const json::value* v = o ? o->if_contains(key) : nullptr;
-  if (v && v->is_int64() && v->as_int64() < 0)
-    causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: must be greater than or equal to 0", v->as_int64()),
-                      std::move(field)});
-}
-
 // ValidateNonnegativeOrPercent for an IntOrString.
 void non_negative_or_percent(const json::object* o, std::string_view key, std::string field, std::vector<StatusCause>& causes) {
   const json::value* v = o ? o->if_contains(key) : nullptr;
@@ -87,6 +79,13 @@ void non_negative_or_percent(const json::object* o, std::string_view key, std::s
 }
 
 }  // namespace
+
+void non_negative(const json::object* o, std::string_view key, std::string field, std::vector<StatusCause>& causes) {
+  const json::value* v = o ? o->if_contains(key) : nullptr;
+  if (v && v->is_int64() && v->as_int64() < 0)
+    causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: must be greater than or equal to 0", v->as_int64()),
+                      std::move(field)});
+}
 
 void default_kind(const ResourceType& t, json::object& obj) {
   if (t.group != "rbac.authorization.k8s.io" || (t.resource != "rolebindings" && t.resource != "clusterrolebindings")) return;

@@ -4,6 +4,8 @@
 // apps/batch/policy/scheduling validation), worded as kube-apiserver v1.32 words them.
 #pragma once
 
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/json/object.hpp>
@@ -12,6 +14,10 @@
 #include "gpupool/error.hpp"
 
 namespace gpupool::embedded {
+
+/// ValidateNonnegativeField on the optional integer `key` of `o` (null: nothing to check).
+void non_negative(const boost::json::object* o, std::string_view key, std::string field,
+                  std::vector<StatusCause>& causes);
 
 /// Defaults those rules rely on (SetDefaults_RoleBinding / _Subject: the RBAC API group).
 void default_kind(const ResourceType& t, boost::json::object& obj);
