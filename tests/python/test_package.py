@@ -115,3 +115,13 @@ def test_pip_install_into_a_venv(tmp_path):
     assert out.strip() == "1Gi"
     if (repo / "cli" / "main.cpp").exists():
         assert (venv / "bin" / "gpupool").exists() and os.access(venv / "bin" / "gpupool", os.X_OK)
+
+
+def test_version_is_written_once():
+    # VERSION is the one place the version is written: CMake, setuptools and this package read it.
+    root = pathlib.Path(__file__).resolve().parents[2]
+    written = (root / "VERSION").read_text().strip()
+    assert gpupool.__version__ == written
+    assert _gpupool.__version__ == written
+    for path in ("pyproject.toml", "CMakeLists.txt", "bindings/python/gpupool/__init__.py"):
+        assert written not in (root / path).read_text(), f"{path} repeats the version {written}"

@@ -12,8 +12,6 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__version__ = "0.1.0"
-
 # Names re-exported from the extension module (see _gpupool.pyi for their signatures).
 _NATIVE = (
     # errors
@@ -44,7 +42,9 @@ __all__ = sorted(set(_NATIVE) | set(_PYTHON) | {"__version__"})
 
 
 def __getattr__(name: str) -> Any:
-    if name in _PYTHON:
+    if name == "__version__":  # the library's, written once in the source tree's VERSION file
+        value = importlib.import_module("gpupool._gpupool").__version__
+    elif name in _PYTHON:
         value = getattr(importlib.import_module(_PYTHON[name]), name)
     elif name in _NATIVE:
         native = importlib.import_module("gpupool._gpupool")

@@ -1,9 +1,12 @@
 // gpupool._gpupool: the extension module behind the `gpupool` Python package.
 #include "common.hpp"
 
+#include <gpupool/version.hpp>
+
 PYBIND11_MODULE(_gpupool, m) {
   using namespace gpupool::py_bindings;
   m.doc() = "C++ core of gpupool (use the `gpupool` package, not this module).";
+  m.attr("__version__") = std::string(gpupool::version());
   bind_errors(m);
   bind_model(m);
   bind_workload(m);
