@@ -119,9 +119,7 @@ std::string aggregate(const std::vector<std::string>& errs) {
   for (const auto& e : errs)
     if (std::find(seen.begin(), seen.end(), e) == seen.end()) seen.push_back(e);
   if (seen.size() == 1) return seen.front();
-  std::string out;
-  for (const auto& e : seen) out += (out.empty() ? "" : ", ") + e;
-  return "[" + out + "]";
+  return fmt::format("[{}]", fmt::join(seen, ", "));
 }
 
 // min, max and maxLimitRequestRatio of one item against requests/limits (map keys in sorted
@@ -179,13 +177,8 @@ void mutate_pod(const json::object& lr, json::object& pod) {
         }
       }
       const std::string name = string_of(&c, "name");
-      auto join = [](const std::set<std::string>& s) {
-        std::string out;
-        for (const auto& x : s) out += (out.empty() ? "" : ", ") + x;
-        return out;
-      };
-      if (!set_req.empty()) notes.push_back(fmt::format("{} request for {} {}", join(set_req), prefix, name));
-      if (!set_lim.empty()) notes.push_back(fmt::format("{} limit for {} {}", join(set_lim), prefix, name));
+      if (!set_req.empty()) notes.push_back(fmt::format("{} request for {} {}", fmt::join(set_req, ", "), prefix, name));
+      if (!set_lim.empty()) notes.push_back(fmt::format("{} limit for {} {}", fmt::join(set_lim, ", "), prefix, name));
     }
   }
   if (notes.empty()) return;

@@ -11,6 +11,7 @@
 #include "embedded/store.hpp"
 #include "gpupool/names.hpp"
 #include "gpupool/scheduling.hpp"
+#include "common/join.hpp"
 
 namespace gpupool::embedded {
 namespace {
@@ -68,12 +69,6 @@ ResourceList mask(const ResourceList& l, const Names& names) {
 std::vector<std::string> names_of(const ResourceList& l) {
   std::vector<std::string> out;
   for (const auto& [k, v] : l) out.push_back(k);
-  return out;
-}
-
-std::string join(const std::vector<std::string>& v, std::string_view sep) {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : std::string(sep)) + s;
   return out;
 }
 
@@ -391,8 +386,8 @@ std::string pod_constraints(const std::vector<std::string>& restricted, const js
   if (missing.empty()) return {};
   std::vector<std::string> parts;
   for (const auto& [r, names] : missing)
-    parts.push_back(r + " for: " + join(std::vector<std::string>(names.begin(), names.end()), ","));
-  return "must specify " + join(parts, "; ");
+    parts.push_back(r + " for: " + text::join(names, ","));
+  return "must specify " + text::join(parts, "; ");
 }
 
 ResourceList hard_of(const json::object& quota, std::string_view where) {
@@ -454,7 +449,7 @@ void QuotaController::admit(AdmissionRequest& r) {
     const ResourceList used = list_of_impl(object_at(*q, {"status", "used"}));
     for (const auto& name : restricted)
       if (!used.count(name))
-        throw admission_forbidden(r, fmt::format("status unknown for quota: {}, resources: {}", name_of(*q), join(restricted, ",")));
+        throw admission_forbidden(r, fmt::format("status unknown for quota: {}, resources: {}", name_of(*q), text::join(restricted, ",")));
     interesting.push_back(q);
   }
   ResourceList delta = usage_of(e, *r.type, obj);
@@ -462,7 +457,7 @@ void QuotaController::admit(AdmissionRequest& r) {
   for (const auto& [k, v] : delta)
     if (v.is_negative()) negative.push_back(k);
   if (!negative.empty())
-    throw admission_forbidden(r, fmt::format("quota usage is negative for resource(s): {}", join(negative, ",")));
+    throw admission_forbidden(r, fmt::format("quota usage is negative for resource(s): {}", text::join(negative, ",")));
   if (r.operation == AdmissionRequest::Operation::Update && r.old_object) {
     // SubtractWithNonNegativeResult: an update is charged only what it adds.
     const ResourceList prev = usage_of(e, *r.type, *r.old_object);

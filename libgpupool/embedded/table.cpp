@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "embedded/crd_schema.hpp"
+#include "common/join.hpp"
 
 namespace gpupool::embedded {
 
@@ -50,20 +51,11 @@ std::string age(const json::value& obj, Clock::time_point now) {
   return human_duration(now - created);
 }
 
-std::string join(const std::vector<std::string>& v, const char* sep = ",") {
-  std::string out;
-  for (const auto& x : v) {
-    if (!out.empty()) out += sep;
-    out += x;
-  }
-  return out;
-}
-
 // The printers' lists of at most three ("a,b,c + 2 more..."), `none` when empty.
 std::string first_three(const std::vector<std::string>& all, const char* none) {
   if (all.empty()) return none;
   std::vector<std::string> shown(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(all.size(), 3)));
-  std::string out = join(shown);
+  std::string out = text::join(shown, ",");
   if (all.size() > 3) out += fmt::format(" + {} more...", all.size() - 3);
   return out;
 }
@@ -96,8 +88,8 @@ void containers_images(const json::value& spec_template, std::string& names, std
       ns.push_back(s(c, {"name"}));
       is.push_back(s(c, {"image"}));
     }
-  names = join(ns);
-  images = join(is);
+  names = text::join(ns, ",");
+  images = text::join(is, ",");
 }
 std::string selector_text(const json::value* sel) {
   if (!sel || !sel->is_object()) return "<none>";
@@ -111,12 +103,12 @@ std::string selector_text(const json::value* sel) {
         for (const auto& v : vs->as_array()) vals.push_back(v.is_string() ? std::string(v.as_string()) : "");
       const std::string op = s(e, {"operator"});
       const std::string key = s(e, {"key"});
-      if (op == "In") parts.push_back(key + " in (" + join(vals) + ")");
-      else if (op == "NotIn") parts.push_back(key + " notin (" + join(vals) + ")");
+      if (op == "In") parts.push_back(key + " in (" + text::join(vals, ",") + ")");
+      else if (op == "NotIn") parts.push_back(key + " notin (" + text::join(vals, ",") + ")");
       else if (op == "Exists") parts.push_back(key);
       else parts.push_back("!" + key);
     }
-  return parts.empty() ? "<none>" : join(parts);
+  return parts.empty() ? "<none>" : text::join(parts, ",");
 }
 
 json::array node_row(const json::value& o, Clock::time_point now) {
@@ -267,7 +259,7 @@ json::array service_row(const json::value& o, Clock::time_point now) {
   if (const auto* ss = at(o, {"spec", "selector"}); ss && ss->is_object())
     for (const auto& [k, v] : ss->as_object()) sel.push_back(std::string(k) + "=" + std::string(v.is_string() ? v.as_string() : ""));
   return {s(o, {"metadata", "name"}), s(o, {"spec", "type"}, "ClusterIP"), none_if_empty(s(o, {"spec", "clusterIP"})),
-          "<none>", ports.empty() ? "<none>" : join(ports), age(o, now), sel.empty() ? "<none>" : join(sel)};
+          "<none>", ports.empty() ? "<none>" : text::join(ports, ","), age(o, now), sel.empty() ? "<none>" : text::join(sel, ",")};
 }
 
 json::array event_row(const json::value& o, Clock::time_point now) {

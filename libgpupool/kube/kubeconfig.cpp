@@ -14,6 +14,7 @@
 #include "gpupool/kubeconfig.hpp"
 #include "common/base64.hpp"
 #include "kube/util.hpp"
+#include "common/join.hpp"
 
 namespace gpupool {
 namespace {
@@ -282,14 +283,8 @@ std::string join_names(const std::map<std::string, Entry>& m) {
   return out.empty() ? "(none)" : out;
 }
 
-std::string join_files(const std::vector<std::string>& files) {
-  std::string out;
-  for (const auto& f : files) out += (out.empty() ? "" : ":") + f;
-  return out;
-}
-
 KubeConfig resolve(const Merged& m, const std::string& context_override, const Logger& logger) {
-  const std::string files = join_files(m.files);
+  const std::string files = text::join(m.files, ":");
   const std::string ctx_name = !context_override.empty() ? context_override : m.current_context;
   if (ctx_name.empty())
     throw ConfigError(files, "current-context",
@@ -417,7 +412,7 @@ KubeConfig load_kubeconfig(const KubeConfigOptions& options) {
     // The deferred loader falls back to in-cluster config when no kubeconfig provides anything.
     auto host = lookup(options, "KUBERNETES_SERVICE_HOST");
     if (!explicit_path && host && !host->empty()) return in_cluster_config(options);
-    throw ConfigError(candidates.empty() ? "~/.kube/config" : join_files(candidates), "",
+    throw ConfigError(candidates.empty() ? "~/.kube/config" : text::join(candidates, ":"), "",
                       "no kubeconfig found; set KUBECONFIG, pass a kubeconfig path, or create ~/.kube/config");
   }
   return resolve(m, options.context, options.logger);

@@ -5,6 +5,7 @@
 #include "gpupool/names.hpp"
 
 #include "gpupool/error.hpp"
+#include "common/join.hpp"
 
 namespace gpupool {
 namespace {
@@ -73,17 +74,8 @@ std::string regex_error(std::string_view msg, std::string_view fmt, std::initial
   return out;
 }
 
-std::string join(const std::vector<std::string>& msgs) {
-  std::string out;
-  for (const auto& m : msgs) {
-    if (!out.empty()) out += "; ";
-    out += m;
-  }
-  return out;
-}
-
 void throw_if(const std::vector<std::string>& msgs, std::string_view value, std::string_view field) {
-  if (!msgs.empty()) throw ValidationError(std::string(field), std::string(value), join(msgs));
+  if (!msgs.empty()) throw ValidationError(std::string(field), std::string(value), text::join(msgs, "; "));
 }
 
 }  // namespace

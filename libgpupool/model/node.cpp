@@ -10,6 +10,7 @@
 
 #include "gpupool/error.hpp"
 #include "model/json_fields.hpp"
+#include "common/join.hpp"
 
 namespace gpupool {
 namespace json = boost::json;
@@ -182,12 +183,7 @@ std::vector<std::string> node_roles(const std::map<std::string, std::string>& la
 }
 
 std::string node_roles_column(const std::vector<std::string>& roles) {
-  std::string out;
-  for (const auto& r : roles) {
-    if (!out.empty()) out += ',';
-    out += r;
-  }
-  return out.empty() ? "<none>" : out;
+  return roles.empty() ? "<none>" : text::join(roles, ",");
 }
 
 std::vector<std::string> Node::roles() const { return node_roles(labels); }

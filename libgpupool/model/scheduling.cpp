@@ -21,6 +21,7 @@
 #include "model/json_fields.hpp"
 #include "model/plugins/noderesources.hpp"
 #include "model/plugins/plugin.hpp"
+#include "common/join.hpp"
 
 namespace gpupool {
 namespace json = boost::json;
@@ -669,15 +670,6 @@ bool ensure_index(ShapeVerdicts& c, const SchedulerProfile& profile, const Cycle
   return true;
 }
 
-std::string join(const std::vector<std::string>& v, std::string_view sep) {
-  std::string out;
-  for (const auto& s : v) {
-    if (!out.empty()) out += sep;
-    out += s;
-  }
-  return out;
-}
-
 std::vector<std::string> histogram(const std::map<std::string, int>& counts) {
   std::vector<std::string> out;
   for (const auto& [reason, n] : counts) out.push_back(std::to_string(n) + " " + reason);
@@ -904,7 +896,7 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
     if (named->empty()) {
       result.prefilter_message = narrowing.size() == 1
                                      ? "node(s) didn't satisfy plugin " + narrowing.front()
-                                     : "node(s) didn't satisfy plugin(s) [" + join(narrowing, " ") + "] simultaneously";
+                                     : "node(s) didn't satisfy plugin(s) [" + text::join(narrowing, " ") + "] simultaneously";
       return result;
     }
   }
@@ -916,7 +908,7 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
   const bool narrowed = named.has_value();
   const std::size_t num_candidates = narrowed ? s.candidates.size() : nodes.size();
   const std::size_t absent = nodes.size() - num_candidates;
-  const std::string absent_reason = narrowed ? "node(s) didn't satisfy plugin(s) [" + join(narrowing, " ") + "]" : "";
+  const std::string absent_reason = narrowed ? "node(s) didn't satisfy plugin(s) [" + text::join(narrowing, " ") + "]" : "";
 
   // findNodesThatPassFilters: start at next_start_index, stop after numNodesToFind feasible nodes.
   const std::size_t to_find =
@@ -1019,7 +1011,7 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
     if (explain_all && narrowed) {
       for (std::size_t i = 0; i < nodes.size(); ++i) {
         if (named->count(nodes[i].node.name)) continue;
-        result.verdicts.push_back({nodes[i].node.name, false, join(narrowing, " "), {absent_reason}, {}});
+        result.verdicts.push_back({nodes[i].node.name, false, text::join(narrowing, " "), {absent_reason}, {}});
       }
     }
   }
@@ -1062,7 +1054,7 @@ std::string PlacementResult::failed_scheduling_message() const {
     msg += " " + prefilter_message + ".";
     preemption[std::string(kPreemptionNotHelpful)] = static_cast<int>(num_all_nodes);
   } else {
-    if (!filter_reasons.empty()) msg += " " + join(filter_reasons, ", ") + ".";
+    if (!filter_reasons.empty()) msg += " " + text::join(filter_reasons, ", ") + ".";
     // nodesWherePreemptionMightHelp: only nodes rejected with Unschedulable (of the plugins here,
     // NodeResourcesFit; the others answer UnschedulableAndUnresolvable) are tried, and without
     // lower-priority pods there are no victims on them.
@@ -1078,7 +1070,7 @@ std::string PlacementResult::failed_scheduling_message() const {
   }
   // FitError.Error (framework/types.go, v1.32) appends the PostFilter message with " %v": the
   // preemption message's own period ends it (older releases added another, "scheduling..").
-  msg += " preemption: " + head + " " + join(histogram(preemption), ", ") + ".";
+  msg += " preemption: " + head + " " + text::join(histogram(preemption), ", ") + ".";
   return msg;
 }
 

@@ -12,21 +12,13 @@
 
 #include "gpupool/error.hpp"
 #include "gpupool/names.hpp"
+#include "common/join.hpp"
 
 namespace gpupool {
 namespace {
 
 constexpr std::string_view kSupportedEffects =
     "supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"";
-
-std::string join(const std::vector<std::string>& msgs, std::string_view sep) {
-  std::string out;
-  for (const auto& m : msgs) {
-    if (!out.empty()) out += sep;
-    out += m;
-  }
-  return out;
-}
 
 [[noreturn]] void fail(std::string_view field, std::string_view value, std::string rule) {
   throw ValidationError(std::string(field), std::string(value), std::move(rule));
@@ -80,9 +72,9 @@ std::string Taint::to_string() const {
 
 // validateNodeTaints, for one taint: the key is a qualified name, the value a label value.
 void validate(const Taint& taint, std::string_view field) {
-  if (auto errs = qualified_name_errors(taint.key); !errs.empty()) fail(sub(field, "key"), taint.key, join(errs, "; "));
+  if (auto errs = qualified_name_errors(taint.key); !errs.empty()) fail(sub(field, "key"), taint.key, text::join(errs, "; "));
   if (auto errs = label_value_errors(taint.value); !errs.empty())
-    fail(sub(field, "value"), taint.value, join(errs, ";"));
+    fail(sub(field, "value"), taint.value, text::join(errs, ";"));
 }
 
 std::vector<std::size_t> duplicate_taints(const std::vector<Taint>& taints) {
@@ -133,10 +125,10 @@ ParsedTaint parse_taint_spec(std::string_view spec, std::string_view whole, std:
       if (value.find('=') != std::string_view::npos)
         fail(field, whole, "invalid taint spec: a taint has at most one '=' (key=value:Effect)");
       if (auto errs = label_value_errors(value); !errs.empty())
-        fail(field, whole, "invalid taint spec: " + join(errs, "; "));
+        fail(field, whole, "invalid taint spec: " + text::join(errs, "; "));
     }
   }
-  if (auto errs = qualified_name_errors(key); !errs.empty()) fail(field, whole, "invalid taint spec: " + join(errs, "; "));
+  if (auto errs = qualified_name_errors(key); !errs.empty()) fail(field, whole, "invalid taint spec: " + text::join(errs, "; "));
   out.taint.key = std::string(key);
   out.taint.value = std::string(value);
   return out;
@@ -297,7 +289,7 @@ std::vector<FieldRuleError> toleration_errors(std::string_view key, std::string_
     add("operator", op, "operator must be Exists when `key` is empty, which means \"match all values and all keys\"");
   if (has_toleration_seconds && effect != "NoExecute") add("effect", effect, "effect must be 'NoExecute' when `tolerationSeconds` is set");
   if (op.empty() || op == "Equal") {
-    if (auto errs = label_value_errors(value); !errs.empty()) add("operator", value, join(errs, ";"));
+    if (auto errs = label_value_errors(value); !errs.empty()) add("operator", value, text::join(errs, ";"));
   } else if (op == "Exists") {
     if (!value.empty()) add("operator", value, "value must be empty when `operator` is 'Exists'");
   } else {

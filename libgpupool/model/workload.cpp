@@ -68,7 +68,6 @@ bool is_kubeflow(WorkloadKind k) {
   return k == WorkloadKind::MPIJob || k == WorkloadKind::TFJob || k == WorkloadKind::PyTorchJob;
 }
 
-std::string joined(const std::vector<std::string>& errors) { return fmt::format("{}", fmt::join(errors, "; ")); }
 
 // The name rule each kind's API applies:
 //  - Pod, Deployment: metadata.name is a DNS-1123 subdomain (ValidatePodName, ValidateDeploymentName).
@@ -85,7 +84,7 @@ void validate_name(const Workload& w) {
     case WorkloadKind::Deployment: {
       auto errors = dns1123_subdomain_errors(w.name);
       if (!errors.empty())
-        fail("metadata.name", w.name, fmt::format("a {} name must be a DNS-1123 subdomain: {}", kind, joined(errors)));
+        fail("metadata.name", w.name, fmt::format("a {} name must be a DNS-1123 subdomain: {}", kind, fmt::join(errors, "; ")));
       break;
     }
     case WorkloadKind::Job: {
@@ -93,19 +92,19 @@ void validate_name(const Workload& w) {
       if (errors.empty() && w.name.size() > 63)
         errors.push_back("must be no more than 63 characters (it becomes the pods' job-name label value)");
       if (!errors.empty())
-        fail("metadata.name", w.name, fmt::format("a Job name must be a DNS-1123 subdomain and a label value: {}", joined(errors)));
+        fail("metadata.name", w.name, fmt::format("a Job name must be a DNS-1123 subdomain and a label value: {}", fmt::join(errors, "; ")));
       break;
     }
     default: {
       auto errors = dns1035_label_errors(w.name);
       if (!errors.empty())
-        fail("metadata.name", w.name, fmt::format("a {} name must be a DNS-1035 label: {}", kind, joined(errors)));
+        fail("metadata.name", w.name, fmt::format("a {} name must be a DNS-1035 label: {}", kind, fmt::join(errors, "; ")));
       for (const auto& derived : derived_replica_names(w)) {
         auto derived_errors = dns1035_label_errors(derived);
         if (!derived_errors.empty())
           fail("metadata.name", w.name,
                fmt::format("the {} operator names a Service \"{}\", which must be a DNS-1035 label: {}; use a shorter name",
-                           kind, derived, joined(derived_errors)));
+                           kind, derived, fmt::join(derived_errors, "; ")));
       }
     }
   }
@@ -115,7 +114,7 @@ void validate_name(const Workload& w) {
     if (!errors.empty())
       fail("metadata.name", w.name,
            fmt::format("the TensorBoard Service \"{}\" must be a DNS-1035 label: {}; use a shorter name", service,
-                       joined(errors)));
+                       fmt::join(errors, "; ")));
   }
 }
 
@@ -244,7 +243,7 @@ void validate(const Workload& w) {
   if (!w.namespace_.empty()) {
     auto errors = dns1123_label_errors(w.namespace_);
     if (!errors.empty())
-      fail("metadata.namespace", w.namespace_, fmt::format("a namespace must be a DNS-1123 label: {}", joined(errors)));
+      fail("metadata.namespace", w.namespace_, fmt::format("a namespace must be a DNS-1123 label: {}", fmt::join(errors, "; ")));
   }
   if (w.image.empty()) fail("image", "", "Required value: name an image, e.g. ubuntu-pytorch:1.5.0 or docker.io/library/python:3.11");
   (void)ImageRef::parse(w.image, "image");  // shorthand is a valid reference too; the profile expands it
