@@ -2,6 +2,7 @@
 
 #include "gpupool/error.hpp"
 #include "gpupool/node.hpp"
+#include "common/json_path.hpp"
 
 #include <fmt/format.h>
 
@@ -55,29 +56,11 @@ ResourceRef workload_resource(WorkloadKind kind, MpiJobApi mpi) {
 }
 
 const boost::json::object* obj_at(const boost::json::object& o, std::initializer_list<std::string_view> path) {
-  const boost::json::object* cur = &o;
-  for (auto key : path) {
-    auto it = cur->find(key);
-    if (it == cur->end() || !it->value().is_object()) return nullptr;
-    cur = &it->value().get_object();
-  }
-  return cur;
+  return jpath::object_at(o, path);
 }
 
 namespace {
-const boost::json::value* value_at(const boost::json::object& o, std::initializer_list<std::string_view> path) {
-  const boost::json::object* cur = &o;
-  const boost::json::value* v = nullptr;
-  size_t i = 0;
-  for (auto key : path) {
-    if (!cur) return nullptr;
-    auto it = cur->find(key);
-    if (it == cur->end()) return nullptr;
-    v = &it->value();
-    cur = ++i < path.size() && v->is_object() ? &v->get_object() : nullptr;
-  }
-  return v;
-}
+using jpath::value_at;
 }  // namespace
 
 std::string str_at(const boost::json::object& o, std::initializer_list<std::string_view> path) {
@@ -91,8 +74,7 @@ std::string str_at(const boost::json::object& o, std::initializer_list<std::stri
 }
 
 const boost::json::array* arr_at(const boost::json::object& o, std::initializer_list<std::string_view> path) {
-  const auto* v = value_at(o, path);
-  return v && v->is_array() ? &v->get_array() : nullptr;
+  return jpath::array_at(o, path);
 }
 
 std::optional<std::chrono::system_clock::time_point> time_at(const boost::json::object& o,

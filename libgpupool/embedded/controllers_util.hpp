@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "common/json_path.hpp"
+
 namespace gpupool::embedded {
 class Store;
 }
@@ -21,15 +23,7 @@ namespace gpupool::embedded::util {
 namespace json = boost::json;
 
 /// The object at a path of keys, or nullptr when a step is missing or not an object.
-inline const json::object* object_at(const json::object& o, std::initializer_list<std::string_view> path) {
-  const json::object* cur = &o;
-  for (auto k : path) {
-    const json::value* v = cur->if_contains(k);
-    if (!v || !v->is_object()) return nullptr;
-    cur = &v->as_object();
-  }
-  return cur;
-}
+using jpath::object_at;
 
 /// The array at a path, or nullptr.
 inline const json::array* array_at(const json::object& o, std::initializer_list<std::string_view> path,

@@ -11,6 +11,7 @@
 #include "embedded/volumes.hpp"
 #include "gpupool/node.hpp"
 #include "gpupool/scheduling.hpp"
+#include "common/json_path.hpp"
 
 namespace gpupool::embedded {
 namespace {
@@ -208,20 +209,9 @@ struct Scheduler::Impl {
 
 namespace {
 
-const json::value* at_path(const json::object& o, std::initializer_list<std::string_view> path) {
-  const json::object* cur = &o;
-  const json::value* v = nullptr;
-  for (auto k : path) {
-    if (!cur) return nullptr;
-    v = cur->if_contains(k);
-    if (!v) return nullptr;
-    cur = v->is_object() ? &v->as_object() : nullptr;
-  }
-  return v;
-}
 bool same_at(const json::object& a, const json::object& b, std::initializer_list<std::string_view> path) {
-  const json::value* x = at_path(a, path);
-  const json::value* y = at_path(b, path);
+  const json::value* x = jpath::value_at(a, path);
+  const json::value* y = jpath::value_at(b, path);
   if (!x || !y) return !x && !y;
   return util::json_equal(*x, *y);
 }

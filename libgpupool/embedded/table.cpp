@@ -9,6 +9,7 @@
 
 #include "embedded/crd_schema.hpp"
 #include "common/join.hpp"
+#include "common/json_path.hpp"
 
 namespace gpupool::embedded {
 
@@ -23,22 +24,14 @@ struct Column {
   const char* format = "";
 };
 
-const json::value* at(const json::value& v, std::initializer_list<std::string_view> path) {
-  const json::value* cur = &v;
-  for (auto p : path) {
-    if (!cur->is_object()) return nullptr;
-    cur = cur->as_object().if_contains(p);
-    if (!cur) return nullptr;
-  }
-  return cur;
-}
+using jpath::value_at;
 std::string s(const json::value& v, std::initializer_list<std::string_view> path, std::string dflt = "") {
-  const auto* x = at(v, path);
+  const auto* x = value_at(v, path);
   if (x && x->is_string()) return std::string(x->as_string());
   return dflt;
 }
 std::int64_t n(const json::value& v, std::initializer_list<std::string_view> path) {
-  const auto* x = at(v, path);
+  const auto* x = value_at(v, path);
   if (x && x->is_int64()) return x->as_int64();
   if (x && x->is_uint64()) return static_cast<std::int64_t>(x->as_uint64());
   return 0;
@@ -62,14 +55,14 @@ std::string first_three(const std::vector<std::string>& all, const char* none) {
 
 // formatEndpoints: ip:port for every port of every subset (an address alone without ports).
 std::string endpoints_text(const json::value& o) {
-  const auto* subsets = at(o, {"subsets"});
+  const auto* subsets = value_at(o, {"subsets"});
   if (!subsets || !subsets->is_array() || subsets->as_array().empty()) return "<none>";
   std::vector<std::string> list;
   for (const auto& ss : subsets->as_array()) {
     std::vector<std::string> ips;
-    if (const auto* as = at(ss, {"addresses"}); as && as->is_array())
+    if (const auto* as = value_at(ss, {"addresses"}); as && as->is_array())
       for (const auto& a : as->as_array()) ips.push_back(s(a, {"ip"}));
-    const auto* ports = at(ss, {"ports"});
+    const auto* ports = value_at(ss, {"ports"});
     if (!ports || !ports->is_array() || ports->as_array().empty()) {
       list.insert(list.end(), ips.begin(), ips.end());
       continue;
@@ -83,7 +76,7 @@ std::string endpoints_text(const json::value& o) {
 // Containers, Images, Selector of workload controllers' -o wide.
 void containers_images(const json::value& spec_template, std::string& names, std::string& images) {
   std::vector<std::string> ns, is;
-  if (const auto* cs = at(spec_template, {"spec", "containers"}); cs && cs->is_array())
+  if (const auto* cs = value_at(spec_template, {"spec", "containers"}); cs && cs->is_array())
     for (const auto& c : cs->as_array()) {
       ns.push_back(s(c, {"name"}));
       is.push_back(s(c, {"image"}));
@@ -99,7 +92,7 @@ std::string selector_text(const json::value* sel) {
   if (const auto* me = sel->as_object().if_contains("matchExpressions"); me && me->is_array())
     for (const auto& e : me->as_array()) {
       std::vector<std::string> vals;
-      if (const auto* vs = at(e, {"values"}); vs && vs->is_array())
+      if (const auto* vs = value_at(e, {"values"}); vs && vs->is_array())
         for (const auto& v : vs->as_array()) vals.push_back(v.is_string() ? std::string(v.as_string()) : "");
       const std::string op = s(e, {"operator"});
       const std::string key = s(e, {"key"});
@@ -115,15 +108,15 @@ json::array node_row(const json::value& o, Clock::time_point now) {
   // printNode: STATUS from the Ready condition (+ SchedulingDisabled), ROLES from
   // node-role.kubernetes.io/<role> and kubernetes.io/role labels.
   std::string status = "Unknown";
-  if (const auto* cs = at(o, {"status", "conditions"}); cs && cs->is_array())
+  if (const auto* cs = value_at(o, {"status", "conditions"}); cs && cs->is_array())
     for (const auto& c : cs->as_array())
       if (s(c, {"type"}) == "Ready") status = s(c, {"status"}) == "True" ? "Ready" : "NotReady";
-  if (const auto* u = at(o, {"spec", "unschedulable"}); u && u->is_bool() && u->as_bool()) status += ",SchedulingDisabled";
+  if (const auto* u = value_at(o, {"spec", "unschedulable"}); u && u->is_bool() && u->as_bool()) status += ",SchedulingDisabled";
   std::map<std::string, std::string> labels;
-  if (const auto* ls = at(o, {"metadata", "labels"}); ls && ls->is_object())
+  if (const auto* ls = value_at(o, {"metadata", "labels"}); ls && ls->is_object())
     for (const auto& [k, v] : ls->as_object()) labels[std::string(k)] = v.is_string() ? std::string(v.as_string()) : "";
   std::string internal, external;
-  if (const auto* as = at(o, {"status", "addresses"}); as && as->is_array())
+  if (const auto* as = value_at(o, {"status", "addresses"}); as && as->is_array())
     for (const auto& a : as->as_array()) {
       if (s(a, {"type"}) == "InternalIP" && internal.empty()) internal = s(a, {"address"});
       if (s(a, {"type"}) == "ExternalIP" && external.empty()) external = s(a, {"address"});
@@ -138,13 +131,13 @@ json::array pod_row(const json::value& o, Clock::time_point now) {
   // printPod: READY ready/total containers, STATUS the reason or phase (a waiting or terminated
   // container's reason overrides), RESTARTS summed.
   std::int64_t total = 0, ready = 0, restarts = 0;
-  if (const auto* cs = at(o, {"spec", "containers"}); cs && cs->is_array()) total = static_cast<std::int64_t>(cs->as_array().size());
+  if (const auto* cs = value_at(o, {"spec", "containers"}); cs && cs->is_array()) total = static_cast<std::int64_t>(cs->as_array().size());
   std::string reason = s(o, {"status", "reason"});
   if (reason.empty()) reason = s(o, {"status", "phase"}, "Pending");
-  if (const auto* st = at(o, {"status", "containerStatuses"}); st && st->is_array())
+  if (const auto* st = value_at(o, {"status", "containerStatuses"}); st && st->is_array())
     for (const auto& c : st->as_array()) {
       restarts += n(c, {"restartCount"});
-      if (const auto* r = at(c, {"ready"}); r && r->is_bool() && r->as_bool()) ++ready;
+      if (const auto* r = value_at(c, {"ready"}); r && r->is_bool() && r->as_bool()) ++ready;
       const std::string waiting = s(c, {"state", "waiting", "reason"});
       const std::string term = s(c, {"state", "terminated", "reason"});
       if (!waiting.empty()) reason = waiting;
@@ -163,7 +156,7 @@ json::array pod_row(const json::value& o, Clock::time_point now) {
 
 json::array deployment_row(const json::value& o, Clock::time_point now) {
   std::string names, images;
-  if (const auto* t = at(o, {"spec", "template"})) containers_images(*t, names, images);
+  if (const auto* t = value_at(o, {"spec", "template"})) containers_images(*t, names, images);
   return {s(o, {"metadata", "name"}),
           fmt::format("{}/{}", n(o, {"status", "readyReplicas"}), n(o, {"spec", "replicas"})),
           n(o, {"status", "updatedReplicas"}),
@@ -171,21 +164,21 @@ json::array deployment_row(const json::value& o, Clock::time_point now) {
           age(o, now),
           names,
           images,
-          selector_text(at(o, {"spec", "selector"}))};
+          selector_text(value_at(o, {"spec", "selector"}))};
 }
 
 json::array replicaset_row(const json::value& o, Clock::time_point now) {
   std::string names, images;
-  if (const auto* t = at(o, {"spec", "template"})) containers_images(*t, names, images);
+  if (const auto* t = value_at(o, {"spec", "template"})) containers_images(*t, names, images);
   return {s(o, {"metadata", "name"}), n(o, {"spec", "replicas"}), n(o, {"status", "replicas"}),
-          n(o, {"status", "readyReplicas"}), age(o, now), names, images, selector_text(at(o, {"spec", "selector"}))};
+          n(o, {"status", "readyReplicas"}), age(o, now), names, images, selector_text(value_at(o, {"spec", "selector"}))};
 }
 
 json::array job_row(const json::value& o, Clock::time_point now) {
   // printJob (1.32): STATUS from conditions (Complete, Failed, Suspended, Running), COMPLETIONS
   // succeeded/completions, DURATION start..completion (or ..now).
   std::string status = "Running";
-  if (const auto* cs = at(o, {"status", "conditions"}); cs && cs->is_array())
+  if (const auto* cs = value_at(o, {"status", "conditions"}); cs && cs->is_array())
     for (const auto& c : cs->as_array())
       if (s(c, {"status"}) == "True") {
         const auto t = s(c, {"type"});
@@ -193,7 +186,7 @@ json::array job_row(const json::value& o, Clock::time_point now) {
         if (t == "FailureTarget") status = "FailureTarget";
         if (t == "SuccessCriteriaMet") status = "SuccessCriteriaMet";
       }
-  const auto* comp = at(o, {"spec", "completions"});
+  const auto* comp = value_at(o, {"spec", "completions"});
   const std::string completions = comp && comp->is_int64() ? fmt::format("{}/{}", n(o, {"status", "succeeded"}), comp->as_int64())
                                                              : fmt::format("{}/1 of {}", n(o, {"status", "succeeded"}),
                                                                            n(o, {"spec", "parallelism"}));
@@ -205,15 +198,15 @@ json::array job_row(const json::value& o, Clock::time_point now) {
     duration = human_duration(end - start);
   }
   std::string names, images;
-  if (const auto* t = at(o, {"spec", "template"})) containers_images(*t, names, images);
+  if (const auto* t = value_at(o, {"spec", "template"})) containers_images(*t, names, images);
   return {s(o, {"metadata", "name"}), status, completions, duration, age(o, now), names, images,
-          selector_text(at(o, {"spec", "selector"}))};
+          selector_text(value_at(o, {"spec", "selector"}))};
 }
 
 // AccessModes in kubectl's short form (the model's access_modes_column).
 std::string access_modes(const json::value& o, std::initializer_list<std::string_view> path) {
   std::vector<std::string> modes;
-  if (const auto* am = at(o, path); am && am->is_array())
+  if (const auto* am = value_at(o, path); am && am->is_array())
     for (const auto& m : am->as_array())
       if (m.is_string()) modes.emplace_back(m.as_string());
   return access_modes_column(modes);
@@ -229,7 +222,7 @@ json::array pvc_row(const json::value& o, Clock::time_point now) {
 // printers.go printPersistentVolume: CLAIM is namespace/name.
 json::array pv_row(const json::value& o, Clock::time_point now) {
   std::string claim;
-  if (const auto* ref = at(o, {"spec", "claimRef"}); ref && ref->is_object())
+  if (const auto* ref = value_at(o, {"spec", "claimRef"}); ref && ref->is_object())
     claim = s(*ref, {"namespace"}) + "/" + s(*ref, {"name"});
   return {s(o, {"metadata", "name"}), s(o, {"spec", "capacity", "storage"}), access_modes(o, {"spec", "accessModes"}),
           s(o, {"spec", "persistentVolumeReclaimPolicy"}, "Retain"), s(o, {"status", "phase"}, "Pending"), claim,
@@ -241,14 +234,14 @@ json::array pv_row(const json::value& o, Clock::time_point now) {
 json::array storage_class_row(const json::value& o, Clock::time_point now) {
   std::string name = s(o, {"metadata", "name"});
   if (s(o, {"metadata", "annotations", "storageclass.kubernetes.io/is-default-class"}) == "true") name += " (default)";
-  const auto* expand = at(o, {"allowVolumeExpansion"});
+  const auto* expand = value_at(o, {"allowVolumeExpansion"});
   return {name, s(o, {"provisioner"}), s(o, {"reclaimPolicy"}, "Delete"), s(o, {"volumeBindingMode"}, "Immediate"),
           expand && expand->is_bool() && expand->as_bool() ? "true" : "false", age(o, now)};
 }
 
 json::array service_row(const json::value& o, Clock::time_point now) {
   std::vector<std::string> ports;
-  if (const auto* ps = at(o, {"spec", "ports"}); ps && ps->is_array())
+  if (const auto* ps = value_at(o, {"spec", "ports"}); ps && ps->is_array())
     for (const auto& p : ps->as_array()) {
       std::string x = std::to_string(n(p, {"port"}));
       if (n(p, {"nodePort"})) x += ":" + std::to_string(n(p, {"nodePort"}));
@@ -256,7 +249,7 @@ json::array service_row(const json::value& o, Clock::time_point now) {
       ports.push_back(x);
     }
   std::vector<std::string> sel;
-  if (const auto* ss = at(o, {"spec", "selector"}); ss && ss->is_object())
+  if (const auto* ss = value_at(o, {"spec", "selector"}); ss && ss->is_object())
     for (const auto& [k, v] : ss->as_object()) sel.push_back(std::string(k) + "=" + std::string(v.is_string() ? v.as_string() : ""));
   return {s(o, {"metadata", "name"}), s(o, {"spec", "type"}, "ClusterIP"), none_if_empty(s(o, {"spec", "clusterIP"})),
           "<none>", ports.empty() ? "<none>" : text::join(ports, ","), age(o, now), sel.empty() ? "<none>" : text::join(sel, ",")};
@@ -381,7 +374,7 @@ json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<c
     row = [](const json::value& o, Clock::time_point now) -> json::array {
       // printPodDisruptionBudget: an int-or-string, or N/A.
       auto field = [&](std::string_view key) -> std::string {
-        const auto* v = at(o, {"spec", key});
+        const auto* v = value_at(o, {"spec", key});
         if (!v || v->is_null()) return "N/A";
         return v->is_string() ? std::string(v->as_string()) : std::to_string(n(o, {"spec", key}));
       };
@@ -399,15 +392,15 @@ json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<c
     row = [](const json::value& o, Clock::time_point now) -> json::array {
       // formatDiscoveryPorts / formatDiscoveryEndpoints: the first three, then "+ N more...".
       std::vector<std::string> ports, addresses;
-      if (const auto* ps = at(o, {"ports"}); ps && ps->is_array())
+      if (const auto* ps = value_at(o, {"ports"}); ps && ps->is_array())
         for (const auto& p : ps->as_array()) {
-          if (const auto* n = at(p, {"port"}); n && n->is_int64()) ports.push_back(std::to_string(n->as_int64()));
-          else if (const auto* nm = at(p, {"name"}); nm && nm->is_string()) ports.emplace_back(nm->as_string());
+          if (const auto* n = value_at(p, {"port"}); n && n->is_int64()) ports.push_back(std::to_string(n->as_int64()));
+          else if (const auto* nm = value_at(p, {"name"}); nm && nm->is_string()) ports.emplace_back(nm->as_string());
           else ports.emplace_back("*");
         }
-      if (const auto* es = at(o, {"endpoints"}); es && es->is_array())
+      if (const auto* es = value_at(o, {"endpoints"}); es && es->is_array())
         for (const auto& e : es->as_array())
-          if (const auto* as = at(e, {"addresses"}); as && as->is_array())
+          if (const auto* as = value_at(e, {"addresses"}); as && as->is_array())
             for (const auto& a : as->as_array())
               if (a.is_string()) addresses.emplace_back(a.as_string());
       return {s(o, {"metadata", "name"}), s(o, {"addressType"}), first_three(ports, "<unset>"),
