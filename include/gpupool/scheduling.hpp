@@ -14,13 +14,14 @@
 // comes from the first plugin that rejects it): NodeUnschedulable, NodeName, TaintToleration, NodeAffinity (nodeSelector +
 // required node affinity, with its PreFilter narrowing to the nodes named by matchFields
 // metadata.name), NodeResourcesFit (pods count, cpu, memory, ephemeral-storage and every extended
-// resource; zero requests skip). Reasons are worded as the plugins word them.
+// resource; zero requests skip). PreFilter only: VolumeBinding (missing, deleting or unbound
+// Immediate claims, from PodRequirements::claims). Reasons are worded as the plugins word them.
 //
 // Scores (the default weights): TaintToleration ×3 (PreferNoSchedule taints not tolerated, normalized
 // in reverse), NodeResourcesFit LeastAllocated ×1 (cpu and memory, with the 100m/200Mi non-zero
 // defaults), NodeResourcesBalancedAllocation ×1, and PodTopologySpread ×2, a simple spread standing
 // in for its system defaults: fewer pods with the same spread_key score higher
-// (100 × (max − count) / max). Not modelled: NodePorts, volumes, inter-pod affinity, preferred node
+// (100 × (max − count) / max). Not modelled: NodePorts, volume filters (node affinity of bound volumes, limits, zones), inter-pod affinity, preferred node
 // affinity, image locality, and preemption (no victims are ever found; see
 // PlacementResult::failed_scheduling_message).
 //
@@ -96,6 +97,16 @@ std::map<std::string, Quantity> effective_pod_requests(const std::vector<Contain
                                                        const std::map<std::string, Quantity>& overhead = {},
                                                        bool non_missing_defaults = false);
 
+/// What the scheduler knows of a PersistentVolumeClaim a pod's volume names (the VolumeBinding
+/// plugin's PreFilter reads it). Unknown: not looked up (the claim is not checked).
+enum class ClaimStatus { Unknown, Missing, Deleting, Bound, UnboundImmediate, UnboundWaitForFirstConsumer };
+
+struct PodClaim {
+  std::string name;  ///< spec.volumes[].persistentVolumeClaim.claimName
+  ClaimStatus status = ClaimStatus::Unknown;
+  bool operator==(const PodClaim&) const = default;
+};
+
 /// What the scheduler needs to know about a pod.
 struct PodRequirements {
   std::string name;                              ///< "namespace/name", for messages only
@@ -108,9 +119,12 @@ struct PodRequirements {
   std::vector<Toleration> tolerations;
   std::string node_name;                         ///< spec.nodeName
   std::string spread_key;                        ///< pods sharing it are spread (e.g. the owner)
+  /// The claims of the pod's volumes, in order. from_pod_json fills the names (status Unknown); a
+  /// caller that can read the claims and their StorageClasses sets each status.
+  std::vector<PodClaim> claims;
 
   /// Reads a core/v1 Pod object: containers' and init containers' resources, overhead,
-  /// nodeSelector, required node affinity, tolerations, nodeName; spread_key is
+  /// nodeSelector, required node affinity, tolerations, nodeName, the volumes' claims; spread_key is
   /// "<namespace>/<controller kind>/<controller name>" of the controlling ownerReference, or empty.
   /// Throws ValidationError naming the field path for malformed input.
   static PodRequirements from_pod_json(const boost::json::value& pod);

@@ -425,15 +425,9 @@ std::size_t Scheduler::sync() {
       } catch (const ValidationError&) {
         continue;
       }
-      // VolumeBinding's PreFilter rejects a pod whose claims are missing or unbound before any node
-      // is filtered.
-      if (auto volumes = volume_prefilter(store_, *stored); !volumes.empty()) {
-        result = PlacementResult{};
-        result.num_all_nodes = impl_->nodes.size();
-        result.prefilter_message = std::move(volumes);
-      } else {
-        result = place(req, impl_->nodes, impl_->state);
-      }
+      // What VolumeBinding's PreFilter (a plugin of place()) reads of the pod's claims.
+      resolve_claims(store_, namespace_of(*stored), req.claims);
+      result = place(req, impl_->nodes, impl_->state);
       ++impl_->attempts;
       if (result.chosen) {
         impl_->state.add_pod(impl_->nodes[*result.chosen], req);

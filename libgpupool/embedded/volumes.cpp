@@ -71,22 +71,22 @@ void set_annotation(json::object& o, std::string_view key, std::string value) {
 
 }  // namespace
 
-std::string volume_prefilter(const Store& store, const json::object& pod) {
-  // VolumeBinding PreFilter (pkg/scheduler/framework/plugins/volumebinding): podHasPVCs, then
-  // GetPodVolumeClaims' unboundClaimsImmediate.
+void resolve_claims(const Store& store, const std::string& ns, std::vector<PodClaim>& claims) {
+  // What VolumeBinding's PreFilter reads through its listers (podHasPVCs, GetPodVolumeClaims): the
+  // claim, its deletion, its phase and, for an unbound one, its class's binding mode (no class, or a
+  // class that does not exist, binds Immediately).
   const auto& pvcs = store.type("", "persistentvolumeclaims");
-  bool unbound_immediate = false;
-  for (const auto& name : claims_of(pod)) {
-    auto pvc = store.find(pvcs, namespace_of(pod), name);
-    if (!pvc) return fmt::format("persistentvolumeclaim \"{}\" not found", name);
-    if (object_at(*pvc, {"metadata"})->contains("deletionTimestamp"))
-      return fmt::format("persistentvolumeclaim \"{}\" is being deleted", name);
-    if (phase_of(*pvc) == "Bound") continue;
-    const std::string cls = class_of(*pvc);
-    auto sc = cls.empty() ? nullptr : storage_class(store, cls);
-    if (!sc || !wait_for_first_consumer(*sc)) unbound_immediate = true;
+  for (PodClaim& c : claims) {
+    auto pvc = store.find(pvcs, ns, c.name);
+    if (!pvc) c.status = ClaimStatus::Missing;
+    else if (object_at(*pvc, {"metadata"})->contains("deletionTimestamp")) c.status = ClaimStatus::Deleting;
+    else if (phase_of(*pvc) == "Bound") c.status = ClaimStatus::Bound;
+    else {
+      const std::string cls = class_of(*pvc);
+      auto sc = cls.empty() ? nullptr : storage_class(store, cls);
+      c.status = sc && wait_for_first_consumer(*sc) ? ClaimStatus::UnboundWaitForFirstConsumer : ClaimStatus::UnboundImmediate;
+    }
   }
-  return unbound_immediate ? "pod has unbound immediate PersistentVolumeClaims" : "";
 }
 
 VolumeController::VolumeController(Store& store, const Clock& clock) : store_(store), clock_(clock) {

@@ -17,7 +17,7 @@
 //    for this claim and no storage class is set`, WaitForFirstConsumer. A deleted claim's volume is
 //    deleted (reclaim policy Delete) or Released (Retain).
 //
-// The scheduler asks volume_prefilter() for the VolumeBinding plugin's PreFilter verdict on a pod.
+// The scheduler asks resolve_claims() what it knows of a pod's claims; the VolumeBinding plugin judges.
 #pragma once
 
 #include <boost/json.hpp>
@@ -25,6 +25,7 @@
 #include <string>
 
 #include "embedded/clock.hpp"
+#include "gpupool/scheduling.hpp"
 
 namespace gpupool::embedded {
 
@@ -32,10 +33,9 @@ class Store;
 struct WatchEvent;
 namespace json = boost::json;
 
-/// "" when the pod's claims allow scheduling, else the PreFilter rejection as kube-scheduler v1.32
-/// words it: `persistentvolumeclaim "x" not found`, `persistentvolumeclaim "x" is being deleted`,
-/// `pod has unbound immediate PersistentVolumeClaims`.
-std::string volume_prefilter(const Store& store, const json::object& pod);
+/// Sets the status of each claim (of a pod in namespace `ns`) from the store, for the
+/// VolumeBinding plugin (model/plugins/volume_binding.cpp), which decides what they mean.
+void resolve_claims(const Store& store, const std::string& ns, std::vector<PodClaim>& claims);
 
 /// The provisioner name of the StorageClasses the embedded cluster creates.
 inline constexpr const char* kEmbeddedProvisioner = "gpupool.io/embedded-provisioner";

@@ -231,6 +231,14 @@ PodRequirements PodRequirements::from_pod_json(const json::object& root) {
   p.nonzero_milli_cpu = cpu == nonzero.end() ? 0 : cpu->second.milli_value();
   p.nonzero_memory = mem == nonzero.end() ? 0 : mem->second.value();
   p.node_name = string_at(*spec, "nodeName", "spec.nodeName");
+  if (const json::array* volumes = array_at(*spec, "volumes", "spec.volumes")) {
+    for (std::size_t i = 0; i < volumes->size(); ++i) {
+      const std::string f = "spec.volumes[" + std::to_string(i) + "]";
+      const json::object& v = as_object((*volumes)[i], f);
+      if (const json::object* c = object_at(v, "persistentVolumeClaim", f + ".persistentVolumeClaim"))
+        p.claims.push_back({string_at(*c, "claimName", f + ".persistentVolumeClaim.claimName"), ClaimStatus::Unknown});
+    }
+  }
   p.node_selector = string_map(object_at(*spec, "nodeSelector", "spec.nodeSelector"), "spec.nodeSelector");
   if (const json::object* aff = object_at(*spec, "affinity", "spec.affinity")) {
     if (const json::object* na = object_at(*aff, "nodeAffinity", "spec.affinity.nodeAffinity")) {

@@ -350,6 +350,47 @@ TEST_CASE("NodeAffinity PreFilter narrows to the nodes named by matchFields") {
         "not helpful for scheduling.");
 }
 
+TEST_CASE("VolumeBinding PreFilter: the pod's claims, read from spec.volumes") {
+  json::value pod = json::parse(R"({"metadata":{"name":"p","namespace":"team"},"spec":{"containers":[],"volumes":[
+      {"name":"a","persistentVolumeClaim":{"claimName":"data"}},{"name":"b","emptyDir":{}},
+      {"name":"c","persistentVolumeClaim":{"claimName":"out","readOnly":true}}]}})");
+  PodRequirements req = PodRequirements::from_pod_json(pod);
+  REQUIRE(req.claims == std::vector<PodClaim>{{"data", ClaimStatus::Unknown}, {"out", ClaimStatus::Unknown}});
+  CHECK_THROWS_AS(PodRequirements::from_pod_json(json::parse(
+                      R"({"spec":{"volumes":[{"name":"a","persistentVolumeClaim":{"claimName":7}}]}})")),
+                  ValidationError);
+
+  auto nodes = seed_nodes();
+  PlacementState st;
+  auto ni = infos(st, nodes);
+  req.tolerations = {exists("ssd_node"), exists("gpu_node"), exists("node-role.kubernetes.io/master")};
+  auto message = [&](ClaimStatus first, ClaimStatus second) {
+    PodRequirements r = req;
+    r.claims[0].status = first;
+    r.claims[1].status = second;
+    return place(r, ni, st).failed_scheduling_message();
+  };
+  // Claims not looked up, bound, or waiting for their first consumer do not stop the pod.
+  for (ClaimStatus ok : {ClaimStatus::Unknown, ClaimStatus::Bound, ClaimStatus::UnboundWaitForFirstConsumer})
+    CHECK(message(ok, ClaimStatus::Bound).empty());
+  const std::string tail = ". preemption: 0/6 nodes are available: 6 Preemption is not helpful for scheduling.";
+  CHECK(message(ClaimStatus::Missing, ClaimStatus::Bound) ==
+        "0/6 nodes are available: persistentvolumeclaim \"data\" not found" + tail);
+  CHECK(message(ClaimStatus::Bound, ClaimStatus::Deleting) ==
+        "0/6 nodes are available: persistentvolumeclaim \"out\" is being deleted" + tail);
+  CHECK(message(ClaimStatus::UnboundImmediate, ClaimStatus::Bound) ==
+        "0/6 nodes are available: pod has unbound immediate PersistentVolumeClaims" + tail);
+  // GetPodVolumeClaims returns at the first missing claim, even after an unbound immediate one.
+  CHECK(message(ClaimStatus::UnboundImmediate, ClaimStatus::Missing) ==
+        "0/6 nodes are available: persistentvolumeclaim \"out\" not found" + tail);
+  // The rejection comes from a PreFilter: no node is filtered, none is chosen.
+  PodRequirements r = req;
+  r.claims[0].status = ClaimStatus::UnboundImmediate;
+  auto placed = place(r, ni, st);
+  CHECK_FALSE(placed.chosen);
+  CHECK(placed.verdicts.empty());
+}
+
 TEST_CASE("numFeasibleNodesToFind") {
   struct Row {
     std::size_t nodes;

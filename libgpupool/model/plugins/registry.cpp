@@ -21,6 +21,7 @@ namespace gpupool::plugins {
   X(taint_toleration)              \
   X(node_affinity)                 \
   X(node_resources_fit)            \
+  X(volume_binding)                \
   X(pod_topology_spread)           \
   X(balanced_allocation)
 
