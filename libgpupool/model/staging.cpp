@@ -87,7 +87,7 @@ std::string run_script(const SsdStaging& s) {
       "  if [ \"$term\" = 0 ]; then term=1; if [ -n \"$pid\" ]; then stop; fi; fi\n"
       "}}\n"
       "trap on_term TERM\n"
-      "exec 3<&0\n"
+      "{{ command exec 3<&0; }} 2>/dev/null || exec 3</dev/null  # (stdin may be closed)\n"
       "\"$@\" <&3 3<&- &\n"
       "pid=$!\n"
       "exec 3<&-\n"

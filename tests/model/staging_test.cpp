@@ -40,7 +40,7 @@ struct TempDir {
 };
 
 // Starts `shell` with argv (argv[0] is always "sh" here, which puts bash in POSIX mode; commands looked up in PATH=`path`), its
-// stdin from `in` (or /dev/null), stdout and stderr into `log` (or /dev/null: clean test output).
+// stdin from `in` (or /dev/null; "-": closed), stdout and stderr into `log` (or /dev/null: clean test output).
 pid_t spawn(const std::vector<std::string>& argv, const std::string& path, const std::string& in = "",
             const std::string& log = "", const std::string& shell = "/bin/sh") {
   pid_t pid = fork();
@@ -49,12 +49,13 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& path, const
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
-    int in_fd = open(in.empty() ? "/dev/null" : in.c_str(), O_RDONLY);
+    int in_fd = open(in.empty() || in == "-" ? "/dev/null" : in.c_str(), O_RDONLY);
     int log_fd = open(log.empty() ? "/dev/null" : log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (in_fd < 0 || log_fd < 0) _exit(126);
     dup2(in_fd, 0);
     dup2(log_fd, 1);
     dup2(log_fd, 2);
+    if (in == "-") close(0);  // no stdin at all
     std::string env_path = "PATH=" + path;
     char* envp[] = {env_path.data(), nullptr};
     execve(shell.c_str(), args.data(), envp);
@@ -241,6 +242,12 @@ TEST_CASE("run script: the main command reads the container's stdin") {
                     (dir.path / "stdin").string());
   CHECK(finish(pid) == 0);
   CHECK(slurp(target / "in.txt") == "typed input");
+  // Without a stdin at all, the command runs (and finds none).
+  fs::path log = dir.path / "log";
+  pid = spawn(staged_command(s, {"sh", "-c", "printf ran > \"$0\"/ran.txt", results.string()}), "/usr/bin:/bin", "-",
+              log.string());
+  CHECK(finish(pid) == 0);
+  CHECK(slurp(target / "ran.txt") == "ran");
 }
 
 // The kubelet's stop: SIGTERM to the container's PID 1 (the script), SIGKILL after the grace period.
