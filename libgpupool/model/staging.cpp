@@ -111,7 +111,8 @@ std::string run_script(const SsdStaging& s) {
       "fi\n"
       "exit \"$status\"\n",
       fmt::arg("stop", stop_seconds), fmt::arg("results", shell_quote(s.results)),
-      fmt::arg("target", shell_quote(s.results_target)), fmt::arg("copy", copy_tree_command(s.results, s.results_target)));
+      fmt::arg("target", shell_quote(s.results_target)),
+      fmt::arg("copy", copy_tree_command(s.results, s.results_target)));
   return script;
 }
 

@@ -201,8 +201,8 @@ ValidationError with_option_names(const ValidationError& e) {
   auto starts = [&](std::string_view prefix) { return f.rfind(prefix, 0) == 0; };
   std::string option;
   if (starts("staging.inputs[")) {
-    const auto close = f.find(']');
-    option = "--stage-in" + f.substr(std::string_view("staging.inputs").size(), close - std::string_view("staging.inputs").size() + 1);
+    const std::size_t open = std::string_view("staging.inputs").size();
+    option = "--stage-in" + f.substr(open, f.find(']') - open + 1);  // "[i]"
   } else if (f == "staging.results" || f == "staging.results_target") {
     option = "--stage-out";
   } else if (f == "staging.grace_period_seconds") {

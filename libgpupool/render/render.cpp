@@ -317,7 +317,8 @@ json::object pod_spec(const Context& c, Role role, const std::string& container_
     command = {"/usr/sbin/sshd", "-De"};  // mpi-operator v2: the launcher reaches workers over SSH
   }
   // Stage data into the SSD before the pods that compute start (MPI: the workers).
-  bool stages = w.staging && !w.staging->inputs.empty() && (role == Role::Single || role == Role::Computing || role == Role::MpiWorker);
+  bool stages = w.staging && !w.staging->inputs.empty() &&
+                (role == Role::Single || role == Role::Computing || role == Role::MpiWorker);
   if (stages) {
     json::object init = container_json(c, "stage-in", {"sh", "-c", stage_in_script(*w.staging)}, false, false);
     init.erase("env");

@@ -48,7 +48,8 @@ TEST_CASE("submit: --stage-in is repeatable, --stage-out works alone, --stage-ou
   CHECK(grace_alone.err ==
         "error: --stage-out-grace: invalid value \"600\": applies to copying results back: give --stage-out "
         "RESULTS:TARGET too\n");
-  auto bad_second = run_cli(submit({"--data", "data:/pvc", "--stage-in", "/pvc/a:/mnt/data1/a", "--stage-in", "/pvc/b"}));
+  auto bad_second =
+      run_cli(submit({"--data", "data:/pvc", "--stage-in", "/pvc/a:/mnt/data1/a", "--stage-in", "/pvc/b"}));
   CHECK(bad_second.code == 2);
   CHECK(bad_second.err.rfind("error: --stage-in[1]: invalid value \"/pvc/b\": expected SOURCE:CACHE", 0) == 0);
 }

@@ -265,7 +265,8 @@ def gpupool_apply_steps():
     guide's quota refusing a job before anything is created, and the rollback of a half-done apply."""
     gp = ["gpupool", "--profile", "iiis"]
     deployment = open(os.path.join(GUIDE_MANIFESTS, "ubuntu-tf-example.yaml")).read()
-    relabelled = deployment.replace("  labels:\n    name: my-ubuntu-tf\nspec:", "  labels:\n    name: my-ubuntu-tf\n    team: vision\nspec:", 1)
+    relabelled = deployment.replace("  labels:\n    name: my-ubuntu-tf\nspec:",
+                                    "  labels:\n    name: my-ubuntu-tf\n    team: vision\nspec:", 1)
     assert relabelled != deployment
     small = {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "100m", "memory": "64Mi"}}
 
@@ -282,7 +283,8 @@ def gpupool_apply_steps():
     return [
         (gp + ["apply", "-f", GUIDE_MANIFESTS, "--dry-run=client"], None),
         (gp + ["apply", "-f", GUIDE_MANIFESTS, "--dry-run=server"], None),
-        (gp + ["apply", "-f", os.path.join(GUIDE_MANIFESTS, "nfs-pvc-example.yaml"), "--dry-run=server", "-o", "json"], None),
+        (gp + ["apply", "-f", os.path.join(GUIDE_MANIFESTS, "nfs-pvc-example.yaml"), "--dry-run=server", "-o", "json"],
+         None),
         (["get", "deployments,pvc", "-o", "name"], None),  # nothing stored yet
         (gp + ["apply", "-f", GUIDE_MANIFESTS], None),
         (gp + ["apply", "-f", GUIDE_MANIFESTS], None),
