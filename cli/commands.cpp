@@ -87,8 +87,11 @@ std::vector<FlagSpec> submit_flags(const std::string& kind) {
       flag("pvc-create", 0, "NAME:CLASS:SIZE[:/PATH]", "create a PVC with the job (CLASS may be the profile's nfs/cephfs alias)", true),
       sw("ssd", "mount the node's local SSDs at the profile's paths"),
       sw("nfs", "mount the profile's NFS share (datasets read-only, your own directory read-write)"),
-      flag("stage-in", 0, "SRC:CACHE", "copy SRC (PVC/NFS) into CACHE (SSD) before the command"),
-      flag("stage-out", 0, "RESULTS:TARGET", "copy RESULTS (SSD) to TARGET (PVC) after the command"),
+      flag("stage-in", 0, "SRC:CACHE", "copy SRC (PVC/NFS) into CACHE (SSD) before the command", true),
+      flag("stage-out", 0, "RESULTS:TARGET",
+           "copy RESULTS (SSD) to TARGET (a writable PVC/NFS path) after the command, also when the pod is stopped"),
+      flag("stage-out-grace", 0, "SECONDS",
+           "after SIGTERM, time to stop the command and copy results back (default 300)"),
       flag("env", 'e', "K=V", "environment variable", true),
       flag("working-dir", 0, "DIR", "working directory of the command"),
       sw("tensorboard", "run TensorBoard on the log dir, reachable on a NodePort"),
@@ -135,8 +138,9 @@ SubmitOptions submit_options(const std::string& kind, const ParsedArgs& a) {
   o.env = a.all("env");
   o.ssd = a.has("ssd");
   o.nfs = a.has("nfs");
-  o.stage_in = a.get("stage-in");
+  o.stage_in = a.all("stage-in");
   o.stage_out = a.get("stage-out");
+  o.stage_out_grace = count_flag(a, "stage-out-grace", -1);
   o.working_dir = a.get("working-dir");
   o.tensorboard = a.has("tensorboard");
   o.logdir = a.get("logdir");
@@ -176,12 +180,20 @@ int run_submit(const std::string& kind, const ParsedArgs& a, Io& io) {
     if (workload.namespace_.empty()) workload.namespace_ = "default";
     std::string profile = a.get("profile");
     if (profile.empty()) profile = topology_profile(a.get("embedded"));
-    r.submission = render(workload, Profile::resolve(profile));
+    try {
+      r.submission = render(workload, Profile::resolve(profile));
+    } catch (const ValidationError& e) {
+      throw with_option_names(e);  // checks against the profile's mounts name the flag
+    }
     r.name = workload.name;
     for (const auto& object : r.submission.objects) r.created.push_back(kubectl_name(object));
   } else {
     conn.emplace(Connection::open(a));
-    r = conn->cluster().submit(workload, dry_run);
+    try {
+      r = conn->cluster().submit(workload, dry_run);
+    } catch (const ValidationError& e) {
+      throw with_option_names(e);
+    }
   }
   if (output == "yaml")
     io.out << to_yaml(r.submission.objects);

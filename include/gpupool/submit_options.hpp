@@ -5,6 +5,7 @@
 // SubmitOptions and call to_workload(): the mini-syntaxes of the flags are parsed here, once.
 #pragma once
 
+#include "gpupool/error.hpp"
 #include "gpupool/workload.hpp"
 
 #include <cstdint>
@@ -39,8 +40,14 @@ struct SubmitOptions {
   std::vector<std::string> env;          ///< "KEY=VALUE"
   bool ssd = false;        ///< mount the profile's local SSDs
   bool nfs = false;        ///< mount the profile's NFS share
-  std::string stage_in;    ///< "SOURCE:CACHE": copy SOURCE (PVC/NFS path) into CACHE (SSD) before the run
-  std::string stage_out;   ///< "RESULTS:TARGET": copy RESULTS (SSD) back to TARGET (PVC) after the run
+  /// "SOURCE:CACHE" each: copy SOURCE (PVC/NFS path) into CACHE (SSD) before the run, in order.
+  std::vector<std::string> stage_in;
+  /// "RESULTS:TARGET": copy RESULTS (SSD) back to TARGET (a writable PVC/NFS path) after the run,
+  /// also when the pod is terminated (with or without stage_in).
+  std::string stage_out;
+  /// Seconds the pod gets after SIGTERM to stop the command and copy results back (its
+  /// terminationGracePeriodSeconds); -1: kDefaultStageOutGraceSeconds. Only with stage_out.
+  std::int64_t stage_out_grace = -1;
   std::string working_dir;
   bool tensorboard = false;
   std::string logdir;      ///< TensorBoard log dir; empty: /training_logs
@@ -54,6 +61,12 @@ struct SubmitOptions {
 /// Builds and validates the Workload these options describe. Throws ValidationError naming the
 /// option (e.g. field "--data[1]") and the syntax it expects.
 Workload to_workload(const SubmitOptions& options);
+
+/// An error about a Workload field that an option set, renamed to that option: render() and
+/// Cluster::submit() check a job against the profile's mounts, after to_workload(), and name the
+/// Workload's fields ("staging.results_target"); for a job built from options the error should
+/// name the flag ("--stage-out"). Errors about other fields are returned unchanged.
+ValidationError with_option_names(const ValidationError& error);
 
 /// "key=value" -> {key, value}; throws ValidationError(field, text, ...) when there is no '=' or
 /// the key is empty.

@@ -153,11 +153,11 @@ Workload to_workload(const SubmitOptions& o) {
   w.nfs = o.nfs;
   if (!o.stage_in.empty() || !o.stage_out.empty()) {
     SsdStaging s;
-    if (!o.stage_in.empty()) {
-      auto parts = split_colon(o.stage_in, 2);
-      if (parts.size() != 2) throw ValidationError("--stage-in", o.stage_in, "expected SOURCE:CACHE (absolute paths)");
-      s.source = parts[0];
-      s.cache = parts[1];
+    for (size_t i = 0; i < o.stage_in.size(); ++i) {
+      auto parts = split_colon(o.stage_in[i], 2);
+      if (parts.size() != 2)
+        throw ValidationError(indexed("--stage-in", i), o.stage_in[i], "expected SOURCE:CACHE (absolute paths)");
+      s.inputs.push_back(StageIn{parts[0], parts[1]});
     }
     if (!o.stage_out.empty()) {
       auto parts = split_colon(o.stage_out, 2);
@@ -167,6 +167,12 @@ Workload to_workload(const SubmitOptions& o) {
       s.results_target = parts[1];
     }
     w.staging = s;
+  }
+  if (o.stage_out_grace != -1) {
+    if (o.stage_out.empty())
+      throw ValidationError("--stage-out-grace", std::to_string(o.stage_out_grace),
+                            "applies to copying results back: give --stage-out RESULTS:TARGET too");
+    w.staging->grace_period_seconds = o.stage_out_grace;
   }
   w.working_dir = o.working_dir;
   w.tensorboard.enabled = o.tensorboard;
@@ -181,8 +187,34 @@ Workload to_workload(const SubmitOptions& o) {
     throw ValidationError("--mpi-api", o.mpi_api, "expected v1, v2beta1 or auto (what the cluster serves)");
   w.scheduler_name = o.scheduler_name;
   w.priority_class_name = o.priority_class;
-  validate(w);
+  try {
+    validate(w);
+  } catch (const ValidationError& e) {
+    throw with_option_names(e);
+  }
   return w;
+}
+
+ValidationError with_option_names(const ValidationError& e) {
+  // staging.inputs[i].source|cache -> --stage-in[i]; staging.results|results_target -> --stage-out.
+  const std::string& f = e.field();
+  auto starts = [&](std::string_view prefix) { return f.rfind(prefix, 0) == 0; };
+  std::string option;
+  if (starts("staging.inputs[")) {
+    const std::size_t open = std::string_view("staging.inputs").size();
+    option = "--stage-in" + f.substr(open, f.find(']') - open + 1);  // "[i]"
+  } else if (f == "staging.results" || f == "staging.results_target") {
+    option = "--stage-out";
+  } else if (f == "staging.grace_period_seconds") {
+    option = "--stage-out-grace";
+  } else if (f == "staging") {
+    option = "--stage-in";
+  } else if (f == "ssd" || f == "nfs") {
+    option = "--" + f;
+  } else {
+    return e;
+  }
+  return ValidationError(option, e.value(), e.rule());
 }
 
 }  // namespace gpupool

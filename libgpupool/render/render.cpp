@@ -308,12 +308,17 @@ json::object pod_spec(const Context& c, Role role, const std::string& container_
   std::vector<std::string> command;
   if (runs_command) {
     command = main_argv(w);
-    if (w.staging && !w.staging->results.empty()) command = staged_command(*w.staging, command);
+    if (w.staging && !w.staging->results.empty()) {
+      command = staged_command(*w.staging, command);
+      // Time to stop the command and copy results back after SIGTERM (staging.hpp).
+      spec["terminationGracePeriodSeconds"] = w.staging->grace_period_seconds;
+    }
   } else if (w.mpi_api == MpiJobApi::V2Beta1) {
     command = {"/usr/sbin/sshd", "-De"};  // mpi-operator v2: the launcher reaches workers over SSH
   }
   // Stage data into the SSD before the pods that compute start (MPI: the workers).
-  bool stages = w.staging && (role == Role::Single || role == Role::Computing || role == Role::MpiWorker);
+  bool stages = w.staging && !w.staging->inputs.empty() &&
+                (role == Role::Single || role == Role::Computing || role == Role::MpiWorker);
   if (stages) {
     json::object init = container_json(c, "stage-in", {"sh", "-c", stage_in_script(*w.staging)}, false, false);
     init.erase("env");
@@ -573,19 +578,50 @@ std::vector<json::object> render_tensorboard(const Context& c) {
   return {std::move(deployment), std::move(service)};
 }
 
+// The mount a path is under: the one with the longest mount path (as the kernel resolves nested
+// mounts); nullptr when none.
+const VolumeMount* mount_of(const Context& c, const std::string& path) {
+  const VolumeMount* best = nullptr;
+  for (const auto& m : c.mounts)
+    if (path_within(path, m.mount_path) && (!best || m.mount_path.size() > best->mount_path.size())) best = &m;
+  return best;
+}
+
+// Why writing under this mount fails, or "" when it is writable: a readOnly mount, or a volume the
+// kubelet mounts read-only (persistentVolumeClaim.readOnly, nfs.readOnly).
+std::string read_only_reason(const Context& c, const VolumeMount& m) {
+  if (m.read_only) return "readOnly";
+  for (const auto& v : c.volumes) {
+    if (v.name != m.volume) continue;
+    if (const auto* pvc = std::get_if<PvcSource>(&v.source); pvc && pvc->read_only)
+      return fmt::format("persistentVolumeClaim {} is readOnly", pvc->claim_name);
+    if (const auto* nfs = std::get_if<NfsSource>(&v.source); nfs && nfs->read_only) return "nfs readOnly";
+  }
+  return "";
+}
+
 void check_staging(const Context& c) {
   const Workload& w = c.w;
   if (!w.staging) return;
   const SsdStaging& s = *w.staging;
-  auto covered = [&](const std::string& path) {
-    return std::any_of(c.mounts.begin(), c.mounts.end(), [&](const VolumeMount& m) { return path_within(path, m.mount_path); });
+  // A path the staging writes to: under a mount (else it is lost with the container), and writable.
+  auto writable = [&](const std::string& path, const std::string& field, std::string_view fix) {
+    const VolumeMount* m = mount_of(c, path);
+    if (!m) throw ValidationError(field, path, fmt::format("is not under any mount; {}", fix));
+    if (std::string why = read_only_reason(c, *m); !why.empty())
+      throw ValidationError(field, path,
+                            fmt::format("is on the read-only mount {} (volume \"{}\", {}); choose a path on a "
+                                        "writable mount",
+                                        m->mount_path, m->volume, why));
   };
-  if (!covered(s.source))
-    throw ValidationError("staging.source", s.source, "is not under any mount; mount the PVC or NFS share that holds the data");
-  if (!covered(s.cache))
-    throw ValidationError("staging.cache", s.cache, "is not under any mount; set ssd=true to mount the local SSDs");
-  if (!s.results_target.empty() && !covered(s.results_target))
-    throw ValidationError("staging.results_target", s.results_target, "is not under any mount; mount the PVC to copy results to");
+  for (std::size_t i = 0; i < s.inputs.size(); ++i) {
+    if (!mount_of(c, s.inputs[i].source))
+      throw ValidationError(fmt::format("staging.inputs[{}].source", i), s.inputs[i].source,
+                            "is not under any mount; mount the PVC or NFS share that holds the data");
+    writable(s.inputs[i].cache, fmt::format("staging.inputs[{}].cache", i), "set ssd=true to mount the local SSDs");
+  }
+  if (!s.results_target.empty())
+    writable(s.results_target, "staging.results_target", "mount the PVC to copy results to");
   if (!s.results.empty() && main_argv(w).empty())
     throw ValidationError("staging.results", s.results, "copying results back needs a command (command or shell) to wrap");
   if (!s.results.empty() && w.kind == WorkloadKind::MPIJob)

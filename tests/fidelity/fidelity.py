@@ -7,7 +7,8 @@ and the embedded cluster, answers normalized and compared with goldens recorded 
   fidelity.py --serve GPUPOOL --check     start `GPUPOOL cluster serve` and check it (what ctest runs)
 
 Every step is a real /usr/bin/kubectl call (so protobuf bodies, strategic merge and dry-run go the way
-kubectl sends them). Output is normalized: uids, resourceVersions, timestamps, ages, managedFields,
+kubectl sends them), or a `gpupool` command run against the same server (`--gpupool PATH`; with
+--serve, the served binary). Output is normalized: uids, resourceVersions, timestamps, ages, managedFields,
 generated name suffixes, cluster IPs; pods lose status and nodeName (the oracle has no kubelet and
 its nodes are not the embedded topology's). Known differences are explained in FIDELITY.md.
 """
@@ -250,6 +251,72 @@ def vc(**fields):
     c = {"name": "main", "image": "busybox"}
     c.update(fields)
     return c
+
+
+REPO = os.path.dirname(os.path.dirname(HERE))
+GUIDE_MANIFESTS = os.path.join(REPO, "examples", "manifests")  # the guide's Deployment and PVC, unchanged
+GUIDE_QUOTA = os.path.join(HERE, "data", "guide-quota.yaml")
+
+
+def gpupool_apply_steps():
+    """`gpupool apply` and the quota pre-flight of submit/apply (issue #14 items 1 and 2), run as a user
+    runs them (`gpupool --kubeconfig K -n NS ...`): the guide's manifests applied unchanged (client and
+    server dry runs, created, unchanged, configured), the objects and field manager they leave, the
+    guide's quota refusing a job before anything is created, and the rollback of a half-done apply."""
+    gp = ["gpupool", "--profile", "iiis"]
+    deployment = open(os.path.join(GUIDE_MANIFESTS, "ubuntu-tf-example.yaml")).read()
+    relabelled = deployment.replace("  labels:\n    name: my-ubuntu-tf\nspec:",
+                                    "  labels:\n    name: my-ubuntu-tf\n    team: vision\nspec:", 1)
+    assert relabelled != deployment
+    small = {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"cpu": "100m", "memory": "64Mi"}}
+
+    def dep(name, labels, selector, resources=None):
+        c = {"name": "main", "image": "busybox", "command": ["sleep", "infinity"]}
+        if resources:
+            c["resources"] = resources
+        return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": name},
+                "spec": {"replicas": 1, "selector": {"matchLabels": selector},
+                         "template": {"metadata": {"labels": labels}, "spec": {"containers": [c]}}}}
+    half_done = "\n---\n".join(json.dumps(o) for o in [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "first"}, "data": {"a": "1"}},
+        dep("mismatch", {"app": "a"}, {"app": "b"}, small)])  # the server refuses the selector
+    return [
+        (gp + ["apply", "-f", GUIDE_MANIFESTS, "--dry-run=client"], None),
+        (gp + ["apply", "-f", GUIDE_MANIFESTS, "--dry-run=server"], None),
+        (gp + ["apply", "-f", os.path.join(GUIDE_MANIFESTS, "nfs-pvc-example.yaml"), "--dry-run=server", "-o", "json"],
+         None),
+        (["get", "deployments,pvc", "-o", "name"], None),  # nothing stored yet
+        (gp + ["apply", "-f", GUIDE_MANIFESTS], None),
+        (gp + ["apply", "-f", GUIDE_MANIFESTS], None),
+        (gp + ["apply", "-f", "-"], relabelled),
+        (["get", "deployment", "my-first-ubuntu-tf", "-o", "json"], None),
+        # The claim as applied; whether it binds is the provisioner's affair (FIDELITY.md, difference 22).
+        (["get", "pvc", "my-pvc", "-o", "jsonpath={.metadata.labels} {.spec.storageClassName} {.spec.accessModes} "
+          "{.spec.resources} {.spec.volumeMode}{\"\\n\"}"], None),
+        (["get", "deployment,pvc", "-o", 'jsonpath={range .items[*]}{.kind}: '
+          '{.metadata.managedFields[?(@.operation=="Apply")].manager}{"\\n"}{end}'], None),
+        # The guide's quota, applied as it is; its controller counts the Deployment's pod.
+        (gp + ["apply", "-f", GUIDE_QUOTA], None),
+        (["wait", "--for=jsonpath={.status.used.limits\\.cpu}=4", "--timeout=30s", "resourcequota/compute"], None),
+        (["get", "resourcequota", "compute", "-o", "jsonpath={.status}"], None),
+        # Refused before anything is created: no limits (the generic profile does not copy requests) ...
+        (["gpupool", "--profile", "generic", "submit", "deployment", "--name", "nolimits", "--image", "busybox",
+          "--cpu", "1", "--memory", "1Gi", "--", "sleep", "infinity"], None),
+        # ... and more than the quota's room, all pods together (the iiis profile's limits are the requests).
+        (gp + ["submit", "deployment", "--name", "big", "--image", "busybox", "--workers", "2", "--cpu", "3",
+               "--memory", "4Gi", "--", "sleep", "infinity"], None),
+        (gp + ["submit", "job", "--name", "fits", "--image", "busybox", "--cpu", "1", "--memory", "1Gi",
+               "--dry-run", "--", "true"], None),
+        (gp + ["apply", "-f", "-"], json.dumps(dep("nolimits-applied", {"app": "n"}, {"app": "n"},
+                                                     {"requests": {"cpu": "100m"}}))),
+        (gp + ["apply", "-f", "-"], json.dumps(dep("big-applied", {"app": "b"}, {"app": "b"},
+                                                     {"requests": {"cpu": "5", "memory": "1Gi"},
+                                                      "limits": {"cpu": "5", "memory": "1Gi"}}))),
+        # A half-done apply: the ConfigMap it created is deleted again.
+        (gp + ["apply", "-f", "-"], half_done),
+        (["get", "configmap", "first"], None),
+        (["get", "deployments,jobs,pvc", "-o", "name"], None),
+    ]
 
 
 def podvalues_steps():
@@ -953,6 +1020,7 @@ SCENARIOS = {
     "jobs": job_steps(),
     "podvalues": podvalues_steps(),
     "submissions": submission_steps(),
+    "gpupoolapply": gpupool_apply_steps(),
     "kubeflow": kubeflow_steps(),
     # Decoding by the kinds' schemas: unknown fields under each fieldValidation (kubectl create sends
     # Strict, --validate=warn Warn, --validate=false Ignore; kubectl patch sends none, so Warn), an
@@ -1189,7 +1257,10 @@ SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES],
          "crd": [["create", "-f", f] for f in CRD_FILES] +
                 [["wait", "--for=condition=established", "--timeout=30s", "crd/widgets.fid.example.com",
                   "crd/pytorchjobs.kubeflow.org"]]}
-TEARDOWN = {"scheduling": [["delete", "pods", "--all", "--force", "--grace-period=0"],
+# The guide's PVC names the NFS class; with the class present, neither server warns about it.
+SETUP["gpupoolapply"] = [["create", "-f", os.path.join(HERE, "data", "nfs-storageclass.json")]]
+TEARDOWN = {"gpupoolapply": [["delete", "storageclass", "managed-nfs-storage", "--ignore-not-found"]],
+            "scheduling": [["delete", "pods", "--all", "--force", "--grace-period=0"],
                            ["delete", "node", "--ignore-not-found"] + FID_NODES]}
 
 UID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
@@ -1232,7 +1303,7 @@ EXPLAINED = [
     # 3: the old Job template is printed as a Go struct by Kubernetes, as JSON by the embedded server.
     (re.compile(r"spec\.template: Invalid value: .*: field is immutable"), "spec.template: Invalid value: <template>: field is immutable"),
     # 8: pod-template-hash is a hash of Go's printing of the template.
-    (re.compile(r'ReplicaSet \\"(\w+)-[a-z0-9]{6,10}\\"'), r'ReplicaSet \\"\1-<hash>\\"'),
+    (re.compile(r'ReplicaSet \\"([\w-]+)-[a-z0-9]{6,10}\\"'), r'ReplicaSet \\"\1-<hash>\\"'),
     # 1: the go-cmp diff of two specs after an immutability message (pods: ValidatePodUpdate); its
     # lines start with a space, a non-breaking space (go-cmp's, at random), '-' or '+'.
     (re.compile(r"(if it was previously negative\))\n(?:(?!\$ kubectl|\* ).*\n)*"), r"\1\n"),
@@ -1310,9 +1381,17 @@ def run_scenario(kubeconfig, name, steps):
             a = [x.replace("{" + k + "}", v) for x in a]
         if stdin:  # a body naming the scenario's namespace
             stdin = stdin.replace('"NAMESPACE"', json.dumps(ns))
-        p = subprocess.run(base + a, env=env, input=stdin, capture_output=True, text=True, errors="surrogateescape")
-        shown = " ".join(x if len(x) < 80 else x[:20] + "...(%d)" % len(x) for x in args)
-        out.append("$ kubectl " + shown + "\n")
+        if args[0] == "gpupool":  # the command as a user runs it, against the same server
+            if not GPUPOOL[0]:
+                sys.exit("fidelity: scenario %s runs gpupool: give --gpupool PATH (or --serve)" % name)
+            cmd = [GPUPOOL[0], "--kubeconfig", kubeconfig, "-n", ns] + a[1:-2]
+            p = subprocess.run(cmd, env=env, input=stdin, capture_output=True, text=True, errors="surrogateescape")
+            shown = " ".join(os.path.relpath(x, REPO) if x.startswith(REPO + "/") else x for x in args)
+            out.append("$ " + shown + "\n")
+        else:
+            p = subprocess.run(base + a, env=env, input=stdin, capture_output=True, text=True, errors="surrogateescape")
+            shown = " ".join(x if len(x) < 80 else x[:20] + "...(%d)" % len(x) for x in args)
+            out.append("$ kubectl " + shown + "\n")
         out.append("exit %d\n" % p.returncode)
         stdout = p.stdout
         capture = [x[8:] for x in post if x.startswith("capture:")]
@@ -1335,6 +1414,9 @@ def run_scenario(kubeconfig, name, steps):
     return "".join(out)
 
 
+GPUPOOL = [None]  # the gpupool command of the scenarios' gpupool steps (--gpupool, or --serve's)
+
+
 def serve(gpupool, tmp):
     log = open(os.path.join(tmp, "serve.log"), "w")
     proc = subprocess.Popen([gpupool, "cluster", "serve", "--topology", "none", "--kubeconfig-dir", tmp], stdout=log, stderr=subprocess.STDOUT)
@@ -1353,6 +1435,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kubeconfig")
     ap.add_argument("--serve", metavar="GPUPOOL", help="start GPUPOOL cluster serve and use it")
+    ap.add_argument("--gpupool", metavar="GPUPOOL", help="the gpupool command that scenarios run as a client "
+                    "(default: --serve's, else build/gcc/gpupool)")
     mode = ap.add_mutually_exclusive_group(required=True)
     mode.add_argument("--record", action="store_true")
     mode.add_argument("--check", action="store_true")
@@ -1362,6 +1446,8 @@ def main():
         ap.error("give exactly one of --kubeconfig and --serve")
     if o.record and o.serve:
         ap.error("--record takes answers from a real control plane (--kubeconfig), never from the embedded one")
+    GPUPOOL[0] = o.gpupool or o.serve or (os.path.join(REPO, "build", "gcc", "gpupool")
+                                          if os.path.exists(os.path.join(REPO, "build", "gcc", "gpupool")) else None)
     names = o.scenarios or sorted(SCENARIOS)
     for n in names:
         if n not in SCENARIOS:

@@ -86,7 +86,7 @@ TEST_CASE("malformed submit options give one ValidationError naming the option")
       {"image with a space", [](SubmitOptions& o) { o.image = "ubuntu 20.04"; }, "image"},
       {"image with empty tag", [](SubmitOptions& o) { o.image = "ubuntu:"; }, "image"},
       {"image with short digest", [](SubmitOptions& o) { o.image = "ubuntu@sha256:abc"; }, "image"},
-      {"stage-in without target", [](SubmitOptions& o) { o.stage_in = "nocolon"; }, "stage"},
+      {"stage-in without target", [](SubmitOptions& o) { o.stage_in = {"nocolon"}; }, "stage"},
       {"unknown MPI API version", [](SubmitOptions& o) { o.mpi_api = "v3"; o.kind = "mpi"; }, "mpi"},
       {"unknown kind", [](SubmitOptions& o) { o.kind = "cronjob"; }, "kind"},
       {"command and argv both", [](SubmitOptions& o) { o.argv = {"echo"}; }, "command"},

@@ -79,7 +79,7 @@ TEST_CASE("env, selectors, resources, staging") {
   o.selectors = {"gpu=v100"};
   o.cpu = "500m";
   o.memory = "16Gi";
-  o.stage_in = "/pvc/data:/mnt/data1/job";
+  o.stage_in = {"/pvc/data:/mnt/data1/job"};
   o.stage_out = "/mnt/data1/job/out:/pvc/results";
   auto w = to_workload(o);
   REQUIRE(w.env.size() == 2);
@@ -89,7 +89,10 @@ TEST_CASE("env, selectors, resources, staging") {
   CHECK(w.resources.cpu_request == Quantity::parse("0.5"));
   CHECK(w.resources.memory_request == Quantity::parse("16384Mi"));
   REQUIRE(w.staging.has_value());
-  CHECK(w.staging->source == "/pvc/data");
+  REQUIRE(w.staging->inputs.size() == 1);
+  CHECK(w.staging->inputs[0].source == "/pvc/data");
+  CHECK(w.staging->inputs[0].cache == "/mnt/data1/job");
+  CHECK(w.staging->grace_period_seconds == kDefaultStageOutGraceSeconds);
   CHECK(w.staging->results_target == "/pvc/results");
 }
 
@@ -115,7 +118,12 @@ TEST_CASE("bad options name the flag") {
       {"negative gpus", [](SubmitOptions& o) { o.gpus = -1; }, "--gpus"},
       {"unknown mpi api", [](SubmitOptions& o) { o.mpi_api = "v3"; }, "--mpi-api"},
       {"both command forms", [](SubmitOptions& o) { o.argv = {"python", "x.py"}; }, "command"},
-      {"bad stage-in", [](SubmitOptions& o) { o.stage_in = "/only-one"; }, "--stage-in"},
+      {"bad stage-in", [](SubmitOptions& o) { o.stage_in = {"/a:/b", "/only-one"}; }, "--stage-in[1]"},
+      {"relative stage-in cache", [](SubmitOptions& o) { o.stage_in = {"/a:/b", "/c:d"}; }, "--stage-in[1]"},
+      {"relative stage-out target", [](SubmitOptions& o) { o.stage_out = "/ssd/out:pvc/out"; }, "--stage-out"},
+      {"stage-out without target", [](SubmitOptions& o) { o.stage_out = "/ssd/out"; }, "--stage-out"},
+      {"grace without stage-out", [](SubmitOptions& o) { o.stage_out_grace = 60; }, "--stage-out-grace"},
+      {"grace too short", [](SubmitOptions& o) { o.stage_out = "/ssd/out:/pvc/out"; o.stage_out_grace = 1; }, "--stage-out-grace"},
   };
   for (const auto& row : rows) {
     CAPTURE(row.what);
@@ -139,4 +147,49 @@ TEST_CASE("parse_count and parse_key_value") {
   }
   CHECK(parse_key_value("a=b", "f") == std::pair<std::string, std::string>{"a", "b"});
   CHECK(parse_key_value("a=", "f") == std::pair<std::string, std::string>{"a", ""});
+}
+
+TEST_CASE("staging options: --stage-in is repeatable, --stage-out works alone, --stage-out-grace sets the grace") {
+  auto o = seed_mpi();
+  o.kind = "job";
+  o.stage_in = {"/pvc/a:/mnt/data1/a", "/share/datasets/b:/mnt/data1/b"};
+  Workload w = to_workload(o);
+  REQUIRE(w.staging.has_value());
+  CHECK(w.staging->inputs == std::vector<StageIn>{{"/pvc/a", "/mnt/data1/a"}, {"/share/datasets/b", "/mnt/data1/b"}});
+  CHECK(w.staging->results.empty());
+
+  o.stage_in.clear();
+  o.stage_out = "/mnt/data1/out:/pvc/out";
+  w = to_workload(o);
+  REQUIRE(w.staging.has_value());
+  CHECK(w.staging->inputs.empty());
+  CHECK(w.staging->results == "/mnt/data1/out");
+  CHECK(w.staging->results_target == "/pvc/out");
+  CHECK(w.staging->grace_period_seconds == kDefaultStageOutGraceSeconds);
+
+  o.stage_out_grace = 900;
+  CHECK(to_workload(o).staging->grace_period_seconds == 900);
+}
+
+TEST_CASE("with_option_names renames the staging fields a later check names to their flags") {
+  struct Row {
+    const char* field;
+    const char* option;
+  };
+  const Row rows[] = {
+      {"staging.inputs[0].source", "--stage-in[0]"},
+      {"staging.inputs[12].cache", "--stage-in[12]"},
+      {"staging.results", "--stage-out"},
+      {"staging.results_target", "--stage-out"},
+      {"staging.grace_period_seconds", "--stage-out-grace"},
+      {"ssd", "--ssd"},
+      {"spec.containers[0].image", "spec.containers[0].image"},  // not an option's: unchanged
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.field);
+    ValidationError e = with_option_names(ValidationError(r.field, "/pvc/out", "is on the read-only mount /pvc"));
+    CHECK(e.field() == r.option);
+    CHECK(e.value() == "/pvc/out");
+    CHECK(e.rule() == "is on the read-only mount /pvc");
+  }
 }

@@ -104,7 +104,7 @@ Workload pytorchjob() {
   w.pvcs = {PvcRequest{"torch-data", "cephfs", Quantity::parse("100Gi"), {AccessMode::ReadWriteMany}}};
   w.volumes = {Volume{"data", PvcSource{"torch-data", false}}};
   w.mounts = {VolumeMount{"data", "/pvc", "", false}};
-  w.staging = SsdStaging{"/pvc/dataset", "/mnt/data1/torch-ddp/data", "/mnt/data1/torch-ddp/out", "/pvc/results/torch-ddp"};
+  w.staging = SsdStaging{{{"/pvc/dataset", "/mnt/data1/torch-ddp/data"}}, "/mnt/data1/torch-ddp/out", "/pvc/results/torch-ddp"};
   w.env = {{"NCCL_DEBUG", "INFO", ""}, {"ORION_GMEM", "20000", ""}};
   return w;
 }

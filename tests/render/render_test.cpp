@@ -4,11 +4,13 @@
 #include "gpupool/error.hpp"
 #include "gpupool/profile.hpp"
 #include "gpupool/render.hpp"
+#include "gpupool/submit_options.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 
 using namespace gpupool;
@@ -273,19 +275,19 @@ TEST_CASE("what render refuses, beyond validate()") {
       {[](Workload& w) { w.name = "Bad_Name"; }, "metadata.name", "DNS-1123"},
       {[](Workload& w) { w.kind = WorkloadKind::Deployment; w.backoff_limit = 3; }, "backoffLimit", "a Deployment has no such field"},
       {[](Workload& w) { w.kind = WorkloadKind::Pod; w.ttl_seconds_after_finished = 3; }, "ttlSecondsAfterFinished", "a Pod"},
-      {[](Workload& w) { w.staging = SsdStaging{"/pvc/data", "/mnt/data1/x", "", ""}; }, "staging.source", "not under any mount"},
+      {[](Workload& w) { w.staging = SsdStaging{{{"/pvc/data", "/mnt/data1/x"}}, "", ""}; }, "staging.inputs[0].source", "not under any mount"},
       {[](Workload& w) {
          w.volumes = {Volume{"d", PvcSource{"d", false}}};
          w.mounts = {VolumeMount{"d", "/pvc", "", false}};
-         w.staging = SsdStaging{"/pvc/data", "/mnt/data1/x", "", ""};
+         w.staging = SsdStaging{{{"/pvc/data", "/mnt/data1/x"}}, "", ""};
        },
-       "staging.cache", "ssd=true"},
+       "staging.inputs[0].cache", "ssd=true"},
       {[](Workload& w) {
          w.kind = WorkloadKind::MPIJob;
          w.ssd = true;
          w.volumes = {Volume{"d", PvcSource{"d", false}}};
          w.mounts = {VolumeMount{"d", "/pvc", "", false}};
-         w.staging = SsdStaging{"/pvc/data", "/mnt/data1/x", "/mnt/data1/out", "/pvc/out"};
+         w.staging = SsdStaging{{{"/pvc/data", "/mnt/data1/x"}}, "/mnt/data1/out", "/pvc/out"};
        },
        "staging.results", "launcher"},
       {[](Workload& w) {
@@ -293,7 +295,7 @@ TEST_CASE("what render refuses, beyond validate()") {
          w.ssd = true;
          w.volumes = {Volume{"d", PvcSource{"d", false}}};
          w.mounts = {VolumeMount{"d", "/pvc", "", false}};
-         w.staging = SsdStaging{"/pvc/data", "/mnt/data1/x", "/mnt/data1/out", "/pvc/out"};
+         w.staging = SsdStaging{{{"/pvc/data", "/mnt/data1/x"}}, "/mnt/data1/out", "/pvc/out"};
        },
        "staging.results", "needs a command"},
   };
@@ -311,12 +313,115 @@ TEST_CASE("what render refuses, beyond validate()") {
   }
 }
 
+TEST_CASE("staging: a stage-out target or a cache on a read-only mount is refused, naming the mount") {
+  struct Row {
+    const char* what;
+    std::optional<Volume> volume;  // mounted at `mount`
+    const char* mount;
+    bool mount_read_only;
+    SsdStaging staging;
+    const char* field;
+    const char* path;
+    const char* why;  // the mount and why it is read-only
+  };
+  const Row rows[] = {
+      {"PVC mounted :ro", Volume{"d", PvcSource{"d", false}}, "/pvc", true, SsdStaging{{}, "/mnt/data1/out", "/pvc/out"},
+       "staging.results_target", "/pvc/out", "is on the read-only mount /pvc (volume \"d\", readOnly)"},
+      {"PVC source readOnly", Volume{"d", PvcSource{"claim-x", true}}, "/pvc", false,
+       SsdStaging{{}, "/mnt/data1/out", "/pvc/out"}, "staging.results_target", "/pvc/out",
+       "(volume \"d\", persistentVolumeClaim claim-x is readOnly)"},
+      {"the profile's NFS datasets (read-only)", std::nullopt, "", false,
+       SsdStaging{{}, "/mnt/data1/out", "/share/datasets/out"}, "staging.results_target", "/share/datasets/out",
+       "is on the read-only mount /share/datasets (volume \"nfs-share\""},
+      {"a hostPath mounted readOnly", Volume{"h", HostPathSource{"/data", HostPathType::Directory}}, "/host", true,
+       SsdStaging{{}, "/mnt/data1/out", "/host/out"}, "staging.results_target", "/host/out",
+       "is on the read-only mount /host (volume \"h\", readOnly)"},
+      {"an NFS volume readOnly, stage-in cache on it", Volume{"n", NfsSource{"nfs.example", "/export", true}}, "/nfs", false,
+       SsdStaging{{{"/mnt/data1/in", "/mnt/data1/x"}, {"/mnt/data1/in", "/nfs/cache"}}, "", ""},
+       "staging.inputs[1].cache", "/nfs/cache", "(volume \"n\", nfs readOnly)"},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.what);
+    Workload w = job();
+    w.ssd = true;
+    w.nfs = !r.volume;  // the profile's share
+    if (r.volume) {
+      w.volumes = {*r.volume};
+      w.mounts = {VolumeMount{r.volume->name, r.mount, "", r.mount_read_only}};
+    }
+    w.staging = r.staging;
+    try {
+      (void)render(w, iiis());
+      FAIL("accepted");
+    } catch (const ValidationError& e) {
+      CHECK(e.field() == r.field);
+      CHECK(e.value() == r.path);
+      CHECK(e.rule().find(r.why) != std::string::npos);
+    }
+  }
+  // The deepest mount decides: a writable directory mounted inside a read-only one takes results.
+  Workload w = job();
+  w.ssd = true;
+  w.nfs = true;
+  w.volumes = {Volume{"d", PvcSource{"d", false}}};
+  w.mounts = {VolumeMount{"d", "/share/datasets/mine", "", false}};
+  w.staging = SsdStaging{{}, "/mnt/data1/out", "/share/datasets/mine/out"};
+  CHECK_NOTHROW(render(w, iiis()));
+  w.staging = SsdStaging{{}, "/mnt/data1/out", "/share/zhangsan/out"};  // the NFS home is writable
+  w.namespace_ = "zhangsan";
+  CHECK_NOTHROW(render(w, iiis()));
+}
+
+TEST_CASE("staging: options with a read-only stage-out target fail with one error naming --stage-out and the mount") {
+  SubmitOptions o;
+  o.name = "ro-target";
+  o.image = "busybox";
+  o.command = "python train.py";
+  o.ssd = true;
+  o.data = {"results-pvc:/results:ro"};
+  o.stage_out = "/mnt/data1/out:/results/run-1";
+  Workload w = to_workload(o);  // the flags are well formed; the mounts are checked with the profile's
+  try {
+    (void)render(w, iiis());
+    FAIL("accepted");
+  } catch (const ValidationError& e) {
+    ValidationError named = with_option_names(e);
+    CHECK(std::string(named.what()) ==
+          "--stage-out: invalid value \"/results/run-1\": is on the read-only mount /results (volume "
+          "\"results-pvc\", readOnly); choose a path on a writable mount");
+  }
+}
+
+TEST_CASE("staging: stage-out alone wraps the command, adds no init container, and sets the grace period") {
+  Workload w = job();
+  w.ssd = true;
+  w.volumes = {Volume{"d", PvcSource{"d", false}}};
+  w.mounts = {VolumeMount{"d", "/pvc", "", false}};
+  w.staging = SsdStaging{{}, "/mnt/data1/out", "/pvc/out"};
+  Submission sub = render(w, iiis());
+  const json::object& spec = pod_spec_of(sub.workload());
+  CHECK_FALSE(spec.contains("initContainers"));
+  CHECK(spec.at("terminationGracePeriodSeconds") == json::value(kDefaultStageOutGraceSeconds));
+  json::array expected;
+  for (const auto& a : staged_command(*w.staging, {"python", "train.py"})) expected.emplace_back(a);
+  CHECK(container_of(spec).at("command") == expected);
+  w.staging->grace_period_seconds = 900;
+  CHECK(pod_spec_of(render(w, iiis()).workload()).at("terminationGracePeriodSeconds") == json::value(900));
+  // Stage-in alone: the init container, the command as it is, Kubernetes' default grace period.
+  w.staging = SsdStaging{{{"/pvc/a", "/mnt/data1/a"}, {"/pvc/b", "/mnt/data1/b"}}, "", ""};
+  Submission sub2 = render(w, iiis());
+  const json::object& spec2 = pod_spec_of(sub2.workload());
+  CHECK(spec2.at("initContainers").at(0).at("command").at(2) == json::value(stage_in_script(*w.staging)));
+  CHECK_FALSE(spec2.contains("terminationGracePeriodSeconds"));
+  CHECK(container_of(spec2).at("command") == json::array{"python", "train.py"});
+}
+
 TEST_CASE("staging: stage-in init container on computing pods, the command wrapped for copy-back") {
   Workload w = job();
   w.ssd = true;
   w.volumes = {Volume{"d", PvcSource{"d", false}}};
   w.mounts = {VolumeMount{"d", "/pvc", "", false}};
-  w.staging = SsdStaging{"/pvc/data", "/mnt/data1/x", "/mnt/data1/out", "/pvc/out"};
+  w.staging = SsdStaging{{{"/pvc/data", "/mnt/data1/x"}}, "/mnt/data1/out", "/pvc/out"};
   Submission sub6 = render(w, iiis());
   const json::object& spec = pod_spec_of(sub6.workload());
   const json::object& init = spec.at("initContainers").at(0).as_object();

@@ -28,6 +28,8 @@ from gpupool._gpupool import (
     VolumeMount as VolumeMount,
     Resources as Resources,
     SsdStaging as SsdStaging,
+    StageIn as StageIn,
+    DEFAULT_STAGE_OUT_GRACE_SECONDS as DEFAULT_STAGE_OUT_GRACE_SECONDS,
     EnvVar as EnvVar,
     NodeSelectorRequirement as NodeSelectorRequirement,
     NodeSelectorOperator as NodeSelectorOperator,

@@ -226,12 +226,20 @@ class Resources:
                  gpus: int = ..., extra: Dict[str, QuantityLike] = ...) -> None: ...
     def validate(self, field: str = "resources") -> None: ...
 
-class SsdStaging:
+class StageIn:
     source: str
     cache: str
+    def __init__(self, *, source: str = ..., cache: str = ...) -> None: ...
+
+DEFAULT_STAGE_OUT_GRACE_SECONDS: int
+
+class SsdStaging:
+    inputs: List[StageIn]
     results: str
     results_target: str
-    def __init__(self, *, source: str = ..., cache: str = ..., results: str = ..., results_target: str = ...) -> None: ...
+    grace_period_seconds: int
+    def __init__(self, *, inputs: Sequence[StageIn] = ..., results: str = ..., results_target: str = ...,
+                 grace_period_seconds: int = ...) -> None: ...
     def validate(self, field: str = "staging") -> None: ...
 def shell_quote(text: str) -> str: ...
 
@@ -341,8 +349,12 @@ class SubmitOptions:
     env: List[str]
     ssd: bool
     nfs: bool
-    stage_in: str
+    @property
+    def stage_in(self) -> List[str]: ...
+    @stage_in.setter
+    def stage_in(self, value: Union[str, Sequence[str]]) -> None: ...
     stage_out: str
+    stage_out_grace: int
     working_dir: str
     tensorboard: bool
     logdir: str

@@ -405,8 +405,15 @@ void bind_cluster_class(py::module_& m) {
           "submit",
           [](Cluster& self, py::object workload, bool dry_run, const py::kwargs& options) {
             Workload w = workload_from(workload, options);
+            const bool from_options = !py::isinstance<Workload>(workload);
             py::gil_scoped_release unlocked;
-            return self.submit(w, dry_run);
+            try {
+              return self.submit(w, dry_run);
+            } catch (const ValidationError& e) {
+              // Checks against the profile's mounts (e.g. a read-only stage_out target) name the option.
+              if (from_options) throw with_keyword_names(with_option_names(e));
+              throw;
+            }
           },
           py::arg("workload") = py::none(), py::kw_only(), py::arg("dry_run") = false,
           "Creates every object of a submission. Pass a Workload, or a kind with Arena-style options:\n"

@@ -15,6 +15,7 @@
 namespace gpupool {
 struct SubmitOptions;
 struct Workload;
+class ValidationError;
 }  // namespace gpupool
 
 namespace gpupool::py_bindings {
@@ -22,6 +23,8 @@ namespace gpupool::py_bindings {
 /// to_workload() for Python callers: a ValidationError names the keyword argument
 /// ("tolerations[0]", "data_dirs[1]", "cpu_limit") instead of the command's flag ("--toleration[0]").
 Workload to_workload_python(const SubmitOptions& options);
+/// The same renaming for an error naming a flag ("--stage-out" -> "stage_out"); others unchanged.
+ValidationError with_keyword_names(const ValidationError& error);
 
 namespace py = pybind11;
 

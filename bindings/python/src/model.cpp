@@ -354,18 +354,27 @@ void bind_resources(py::module_& m) {
 }
 
 void bind_staging(py::module_& m) {
-  py::class_<SsdStaging> st(m, "SsdStaging", "Stage data into the local SSD before the run, copy results back after.");
+  py::class_<StageIn> in(m, "StageIn", "One directory copied into the SSD cache before the run.");
+  def_kwargs_init(in);
+  in.def_readwrite("source", &StageIn::source)
+      .def_readwrite("cache", &StageIn::cache)
+      .def("__repr__", [](py::handle self) { return repr_fields(self, "StageIn", {"source", "cache"}); });
+  def_equality(in);
+  py::class_<SsdStaging> st(m, "SsdStaging",
+                            "Stage data into the local SSD before the run, copy results back after (also when the "
+                            "pod is terminated, within grace_period_seconds).");
   def_kwargs_init(st);
-  st.def_readwrite("source", &SsdStaging::source)
-      .def_readwrite("cache", &SsdStaging::cache)
+  st.def_readwrite("inputs", &SsdStaging::inputs)
       .def_readwrite("results", &SsdStaging::results)
       .def_readwrite("results_target", &SsdStaging::results_target)
+      .def_readwrite("grace_period_seconds", &SsdStaging::grace_period_seconds)
       .def("validate", [](const SsdStaging& self, std::string_view field) { validate(self, field); },
            py::arg("field") = "staging")
       .def("__repr__", [](py::handle self) {
-        return repr_fields(self, "SsdStaging", {"source", "cache", "results", "results_target"});
+        return repr_fields(self, "SsdStaging", {"inputs", "results", "results_target", "grace_period_seconds"});
       });
   def_equality(st);
+  m.attr("DEFAULT_STAGE_OUT_GRACE_SECONDS") = kDefaultStageOutGraceSeconds;
   m.def("shell_quote", &shell_quote, py::arg("text"), "POSIX single-quoting: one shell word whose value is text.");
 }
 

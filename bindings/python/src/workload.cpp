@@ -170,8 +170,17 @@ void bind_submit_options(py::module_& m) {
       .def_readwrite("env", &SubmitOptions::env)
       .def_readwrite("ssd", &SubmitOptions::ssd)
       .def_readwrite("nfs", &SubmitOptions::nfs)
-      .def_readwrite("stage_in", &SubmitOptions::stage_in)
+      .def_property(
+          "stage_in", [](const SubmitOptions& self) { return self.stage_in; },
+          [](SubmitOptions& self, py::object value) {
+            // One "SOURCE:CACHE" string, or a list of them (--stage-in is repeatable).
+            if (py::isinstance<py::str>(value))
+              self.stage_in = {value.cast<std::string>()};
+            else
+              self.stage_in = value.cast<std::vector<std::string>>();
+          })
       .def_readwrite("stage_out", &SubmitOptions::stage_out)
+      .def_readwrite("stage_out_grace", &SubmitOptions::stage_out_grace)
       .def_readwrite("working_dir", &SubmitOptions::working_dir)
       .def_readwrite("tensorboard", &SubmitOptions::tensorboard)
       .def_readwrite("logdir", &SubmitOptions::logdir)
@@ -204,8 +213,14 @@ Workload to_workload_python(const SubmitOptions& options) {
   try {
     return to_workload(options);
   } catch (const ValidationError& e) {
+    throw with_keyword_names(e);
+  }
+}
+
+ValidationError with_keyword_names(const ValidationError& e) {
+  {
     const std::string& field = e.field();
-    if (field.rfind("--", 0) != 0) throw;
+    if (field.rfind("--", 0) != 0) return e;
     const auto bracket = field.find('[');
     std::string flag = field.substr(2, bracket == std::string::npos ? std::string::npos : bracket - 2);
     // Repeatable flags are plural keyword arguments.
@@ -213,7 +228,7 @@ Workload to_workload_python(const SubmitOptions& options) {
     else if (flag == "data-dir") flag = "data-dirs";
     for (auto& c : flag)
       if (c == '-') c = '_';
-    throw ValidationError(flag + (bracket == std::string::npos ? "" : field.substr(bracket)), e.value(), e.rule());
+    return ValidationError(flag + (bracket == std::string::npos ? "" : field.substr(bracket)), e.value(), e.rule());
   }
 }
 
