@@ -45,6 +45,11 @@ struct Submission {
 /// satisfy (e.g. ssd=true on a profile without local SSDs).
 Submission render(const Workload& workload, const Profile& profile);
 
+/// Accepts exactly what render(workload, profile) accepts, throwing the same ValidationError:
+/// validate(workload) and the checks that need the profile (catalog image, SSD / NFS shares, the
+/// staging paths' mounts, volume names with the profile's mounts, object sizes).
+void validate(const Workload& workload, const Profile& profile);
+
 /// How kubectl names an object in its output: the kind in lower case, ".group" unless it is the
 /// core group, then "/name" — "mpijob.kubeflow.org/mpi-dist", "service/mpi-dist-tensorboard".
 std::string kubectl_name(std::string_view kind, std::string_view group, std::string_view name);

@@ -124,8 +124,10 @@ struct Workload {
 };
 
 /// Checks the spec as the API server and the operators would (names per kind, replica counts,
-/// resources, env, labels, tolerations, volumes and mounts, restart policy per kind). Throws
-/// ValidationError naming the field and the rule.
+/// resources, env, labels, tolerations, volumes and mounts, restart policy and fields per kind).
+/// Throws ValidationError naming the field and the rule. These are the rules that need no site
+/// profile; validate(workload, profile) in render.hpp adds the profile's (and accepts exactly what
+/// render() accepts).
 void validate(const Workload& workload);
 
 /// Names of the pods/services the kind derives from the job name, e.g. {"mpi-dist-launcher",

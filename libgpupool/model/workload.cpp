@@ -249,6 +249,11 @@ void validate(const Workload& w) {
   (void)ImageRef::parse(w.image, "image");  // shorthand is a valid reference too; the profile expands it
   if (!w.command.empty() && !w.shell.empty())
     fail("shell", w.shell, "give either command (an argv list) or shell (a string run by sh -c), not both");
+  if (w.kind != WorkloadKind::Job && w.kind != WorkloadKind::MPIJob && w.kind != WorkloadKind::TFJob &&
+      w.kind != WorkloadKind::PyTorchJob && (w.backoff_limit || w.ttl_seconds_after_finished))
+    fail(w.backoff_limit ? "backoffLimit" : "ttlSecondsAfterFinished",
+         std::to_string(w.backoff_limit.value_or(w.ttl_seconds_after_finished.value_or(0))),
+         fmt::format("a {} has no such field; use a Job or a Kubeflow kind", to_string(w.kind)));
   // workingDir: v1.32 has no rule for it (a relative directory is accepted, resolved by the
   // container runtime against the image's working directory).
   for (std::size_t i = 0; i < w.env.size(); ++i) validate_env_var_name(w.env[i].name, fmt::format("env[{}].name", i));

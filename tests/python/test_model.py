@@ -193,3 +193,15 @@ def test_shell_quote_is_one_word_with_that_value(text):
     out = subprocess.run(["sh", "-c", "printf %s " + gpupool.shell_quote(text)], capture_output=True, text=True,
                          check=True).stdout
     assert out == text
+
+
+def test_validate_workload_refuses_what_render_refuses():
+    # ssd=True needs a profile listing local SSDs: the generic profile (the default) has none.
+    w = gpupool.to_workload(kind="job", name="j", image="ubuntu:22.04", command="true", ssd=True)
+    with pytest.raises(gpupool.ValidationError) as rendered:
+        gpupool.render(w)
+    with pytest.raises(gpupool.ValidationError) as validated:
+        gpupool.validate_workload(w)
+    assert str(validated.value) == str(rendered.value) and validated.value.field == "ssd"
+    gpupool.validate_workload(w, profile="iiis")  # the iiis profile has local SSDs
+    gpupool.render(w, profile="iiis")

@@ -11,6 +11,7 @@
 
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 
 using namespace gpupool;
@@ -299,18 +300,32 @@ TEST_CASE("what render refuses, beyond validate()") {
        },
        "staging.results", "needs a command"},
   };
+  // validate(w, profile) refuses exactly what render refuses, with the same error; validate(w)
+  // already refuses the rules that need no profile (names, fields per kind).
+  const std::set<std::string> profile_free = {"metadata.name", "backoffLimit", "ttlSecondsAfterFinished"};
   for (const auto& r : rows) {
     CAPTURE(r.field);
     Workload w = job();
     r.mutate(w);
+    std::string rendered_error;
     try {
       (void)render(w, iiis());
       FAIL("accepted");
     } catch (const ValidationError& e) {
       CHECK(e.field() == r.field);
       CHECK(std::string(e.what()).find(r.rule_part) != std::string::npos);
+      rendered_error = e.what();
     }
+    try {
+      validate(w, iiis());
+      FAIL("validate(w, profile) accepted what render refuses");
+    } catch (const ValidationError& e) {
+      CHECK(e.what() == rendered_error);
+    }
+    if (profile_free.count(r.field)) CHECK_THROWS_AS(validate(w), ValidationError);
+    else CHECK_NOTHROW(validate(w));
   }
+  CHECK_NOTHROW(validate(job(), iiis()));
 }
 
 TEST_CASE("staging: a stage-out target or a cache on a read-only mount is refused, naming the mount") {

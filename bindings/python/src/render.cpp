@@ -138,6 +138,12 @@ void bind_render(py::module_& m) {
       "Workload + site profile -> the Kubernetes objects of its submission. `profile` is a Profile or the name of\n"
       "a built-in one (\"iiis\", \"generic\"); None means \"generic\".");
 
+  m.def(
+      "validate_workload", [](const Workload& w, py::object profile) { validate(w, profile_from(profile)); },
+      py::arg("workload"), py::arg("profile") = py::none(),
+      "Raises ValidationError for exactly what render(workload, profile) refuses (profile: a Profile, a built-in\n"
+      "name, or None for \"generic\").");
+
   // A workload shows its YAML (rendered with the generic profile) in a notebook.
   py::type::of<Workload>().attr("_repr_html_") = py::cpp_function(
       [](const Workload& self) -> std::string {

@@ -138,7 +138,6 @@ void bind_workload_class(py::module_& m) {
                                     "restartPolicy");
   GPUPOOL_PY_OPTIONAL_ENUM_PROPERTY(w, Workload, "clean_pod_policy", clean_pod_policy, parse_clean_pod_policy,
                                     "cleanPodPolicy");
-  m.def("validate_workload", [](const Workload& w) { validate(w); }, py::arg("workload"));
   m.def("parse_workload_kind",
         [](std::string_view text, std::string_view field) { return std::string(to_string(parse_workload_kind(text, field))); },
         py::arg("text"), py::arg("field") = "kind", "The Kubernetes kind for what users type (\"mpi\" -> \"MPIJob\").");
