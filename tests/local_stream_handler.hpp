@@ -1,0 +1,126 @@
+// A gpupool::StreamHandler for tests: exec runs the argv as a local child process (with the
+// request's descriptors as its stdin/stdout/stderr); port-forward connects to a 127.0.0.1 echo
+// server on the forwarded port 80 and refuses other ports. Shared by the tests of the embedded
+// server, the facade, the command and the Python package.
+#pragma once
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <list>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpupool/embedded.hpp"
+#include "gpupool/error.hpp"
+
+extern char** environ;
+
+namespace gpupool::testing {
+
+/// Echoes each connection's bytes back until the peer half-closes; then closes.
+class EchoServer {
+ public:
+  EchoServer() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ::listen(fd_, 16);
+    socklen_t len = sizeof a;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] {
+      for (;;) {
+        const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
+        if (c < 0) return;
+        std::lock_guard lk(mu_);
+        conns_.emplace_back([c] {
+          char buf[4096];
+          ssize_t n;
+          while ((n = ::read(c, buf, sizeof buf)) > 0)
+            if (::write(c, buf, static_cast<std::size_t>(n)) != n) break;
+          ::close(c);
+        });
+        ++accepted_;
+      }
+    });
+  }
+  ~EchoServer() {
+    ::shutdown(fd_, SHUT_RDWR);
+    thread_.join();
+    ::close(fd_);
+    std::lock_guard lk(mu_);
+    for (auto& t : conns_) t.join();
+  }
+  int port() const { return port_; }
+  int accepted() const { return accepted_; }
+
+ private:
+  int fd_ = -1, port_ = 0;
+  std::atomic<int> accepted_{0};
+  std::thread thread_;
+  std::mutex mu_;
+  std::list<std::thread> conns_;
+};
+
+class LocalStreamHandler : public StreamHandler {
+ public:
+  explicit LocalStreamHandler(int echo_port) : echo_port_(echo_port) {}
+
+  int exec(const ExecRequest& r) override {
+    if (r.command.empty()) throw Error("no command given");
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    auto wire = [&](int fd, int target, int flags) {
+      if (fd >= 0) posix_spawn_file_actions_adddup2(&fa, fd, target);
+      else posix_spawn_file_actions_addopen(&fa, target, "/dev/null", flags, 0);
+    };
+    wire(r.stdin_fd, 0, O_RDONLY);
+    wire(r.stdout_fd, 1, O_WRONLY);
+    wire(r.stderr_fd >= 0 ? r.stderr_fd : (r.tty ? r.stdout_fd : -1), 2, O_WRONLY);
+    std::vector<char*> argv;
+    for (const auto& a : r.command) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    pid_t pid = 0;
+    const int rc = ::posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) throw Error("exec: \"" + r.command[0] + "\": executable file not found in $PATH");
+    ++execs;
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  int port_forward(const PodTarget&, int port) override {
+    if (port != 80) throw Error("dial tcp4 127.0.0.1:" + std::to_string(port) + ": connect: connection refused");
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<std::uint16_t>(echo_port_));
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+      ::close(fd);
+      throw Error("cannot reach the echo server");
+    }
+    ++forwards;
+    return fd;
+  }
+
+  std::atomic<int> execs{0}, forwards{0};
+
+ private:
+  int echo_port_;
+};
+
+}  // namespace gpupool::testing
