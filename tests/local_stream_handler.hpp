@@ -1,6 +1,6 @@
 // A gpupool::StreamHandler for tests: exec runs the argv as a local child process (with the
 // request's descriptors as its stdin/stdout/stderr); port-forward connects to a 127.0.0.1 echo
-// server on the forwarded port 80 and refuses other ports. Shared by the tests of the embedded
+// server and refuses other ports. Shared by the tests of the embedded
 // server, the facade, the command and the Python package.
 #pragma once
 
@@ -103,7 +103,7 @@ class LocalStreamHandler : public StreamHandler {
   }
 
   int port_forward(const PodTarget&, int port) override {
-    if (port != 80) throw Error("dial tcp4 127.0.0.1:" + std::to_string(port) + ": connect: connection refused");
+    if (port != 80 && port != 6006) throw Error("dial tcp4 127.0.0.1:" + std::to_string(port) + ": connect: connection refused");
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
