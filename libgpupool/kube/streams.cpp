@@ -435,8 +435,14 @@ int exec_in_pod(const StreamContext& ctx, const std::string& path, const ExecOpt
         }
     throw TransportError("error stream protocol error: no ExitCode cause given");
   }
+  // Any other failure: the Status as an ApiError (the channel's Status carries no kind/apiVersion).
+  auto text = [&](const char* key) {
+    const auto* v = o.if_contains(key);
+    return v && v->is_string() ? std::string(v->as_string()) : std::string();
+  };
   const auto* code = o.if_contains("code");
-  throw decode_error(code && code->is_int64() ? static_cast<int>(code->as_int64()) : 500, status);
+  throw ApiError(code && code->is_int64() ? static_cast<int>(code->as_int64()) : 500, text("reason"),
+                 text("message").empty() ? status : text("message"));
 }
 
 // ---- port-forward ----------------------------------------------------------------------------------
