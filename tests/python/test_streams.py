@@ -1,5 +1,6 @@
 """Cluster.exec / port_forward / tensorboard from Python, against an embedded server whose
 StreamHandler runs exec locally and forwards ports to an echo server (tests/streams_server.cpp)."""
+import os
 import pathlib
 import socket
 import subprocess
@@ -56,25 +57,21 @@ def test_exec_returns_exit_code_and_output(streams_cluster):
 
 
 @needs_cluster
-def test_exec_releases_the_gil(streams_cluster):
-    # Another Python thread runs while exec waits for its command.
-    ticks = []
-    done = threading.Event()
+def test_exec_releases_the_gil(streams_cluster, tmp_path):
+    # The command waits for a Python thread to write to a FIFO: only possible while exec() has
+    # released the GIL (without it the command gives up after 20 s and fails).
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
 
-    def tick():
-        while not done.is_set():
-            ticks.append(1)
-            done.wait(0.001)
+    def writer():
+        with open(fifo, "w") as f:
+            f.write("from another thread\n")
 
-    t = threading.Thread(target=tick)
+    t = threading.Thread(target=writer)
     t.start()
-    try:
-        r = streams_cluster.exec("train", ["sh", "-c", "head -c 1 >/dev/null"], stdin="x")
-    finally:
-        done.set()
-        t.join()
-    assert r.exit_code == 0
-    assert ticks
+    r = streams_cluster.exec("train", ["timeout", "20", "cat", str(fifo)])
+    t.join()
+    assert (r.exit_code, r.stdout) == (0, "from another thread\n")
 
 
 @needs_cluster
