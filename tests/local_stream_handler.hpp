@@ -12,7 +12,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <signal.h>
+
 #include <atomic>
+#include <cstdio>
 #include <list>
 #include <mutex>
 #include <string>
@@ -123,4 +126,59 @@ class LocalStreamHandler : public StreamHandler {
   int echo_port_;
 };
 
+/// Sends `message` to 127.0.0.1:port, half-closes, and returns everything read back.
+inline std::string echo_through(int port, const std::string& message) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  std::string got;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+      ::write(fd, message.data(), message.size()) == static_cast<ssize_t>(message.size())) {
+    ::shutdown(fd, SHUT_WR);
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::read(fd, buf, sizeof buf)) > 0) got.append(buf, static_cast<std::size_t>(n));
+  } else {
+    got = "<cannot connect to 127.0.0.1:" + std::to_string(port) + ">";
+  }
+  ::close(fd);
+  return got;
+}
+
+/// A command line run in the background (sh -c, stderr merged into stdout): its first line is
+/// read at once; the rest stays readable from `out`; SIGTERM when destroyed.
+struct Background {
+  pid_t pid = -1;
+  FILE* out = nullptr;
+  std::string first_line;
+  explicit Background(const std::string& cmd) {
+    int fds[2];
+    if (::pipe(fds) != 0) return;
+    pid = ::fork();
+    if (pid == 0) {
+      ::dup2(fds[1], 1);
+      ::close(fds[0]);
+      ::execl("/bin/sh", "sh", "-c", ("exec " + cmd + " 2>&1").c_str(), nullptr);
+      ::_exit(127);
+    }
+    ::close(fds[1]);
+    out = ::fdopen(fds[0], "r");
+    char line[512];
+    if (std::fgets(line, sizeof line, out)) first_line = line;
+  }
+  ~Background() {
+    if (pid > 0) {
+      ::kill(pid, SIGTERM);
+      int st;
+      ::waitpid(pid, &st, 0);
+    }
+    if (out) std::fclose(out);
+  }
+  Background(const Background&) = delete;
+  Background& operator=(const Background&) = delete;
+};
+
 }  // namespace gpupool::testing
+

@@ -42,32 +42,6 @@ namespace gpupool::kube {
 
 namespace {
 
-struct Url {
-  std::string scheme, host, port, path;
-};
-
-Url parse_url(const std::string& server) {
-  Url u;
-  const auto sep = server.find("://");
-  u.scheme = server.substr(0, sep);
-  std::string rest = sep == std::string::npos ? server : server.substr(sep + 3);
-  const auto slash = rest.find('/');
-  std::string authority = rest.substr(0, slash);
-  if (slash != std::string::npos) u.path = rest.substr(slash);
-  while (!u.path.empty() && u.path.back() == '/') u.path.pop_back();
-  if (!authority.empty() && authority.front() == '[') {
-    const auto close = authority.find(']');
-    u.host = authority.substr(1, close - 1);
-    if (close + 1 < authority.size() && authority[close + 1] == ':') u.port = authority.substr(close + 2);
-  } else {
-    const auto colon = authority.rfind(':');
-    u.host = authority.substr(0, colon);
-    if (colon != std::string::npos) u.port = authority.substr(colon + 1);
-  }
-  if (u.port.empty()) u.port = u.scheme == "http" ? "80" : "443";
-  return u;
-}
-
 std::string openssl_error() {
   const unsigned long e = ERR_get_error();
   if (!e) return "TLS error";
@@ -132,7 +106,7 @@ void use_client_certificate(SSL_CTX* ctx, const RequestCredentials& cred) {
 std::unique_ptr<Connection> open_upgrade(const StreamContext& ctx, const RequestCredentials& cred, const std::string& method,
                                          const std::string& target, const std::vector<std::pair<std::string, std::string>>& headers) {
   const KubeCluster& cluster = ctx.config.cluster;
-  const Url u = parse_url(cluster.server);
+  const ServerUrl u = parse_server_url(cluster.server);
   if (u.scheme != "https")
     throw ConfigError(ctx.config.source.empty() ? "kubeconfig" : ctx.config.source, "cluster.server",
                       "exec and port-forward need an https:// server");

@@ -38,22 +38,7 @@ struct StreamsCluster {
   }
 };
 
-std::string echo_through(int port, const std::string& message) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  REQUIRE(::write(fd, message.data(), message.size()) == static_cast<ssize_t>(message.size()));
-  ::shutdown(fd, SHUT_WR);
-  std::string got;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0) got.append(buf, static_cast<std::size_t>(n));
-  ::close(fd);
-  return got;
-}
+using testing::echo_through;
 
 }  // namespace
 

@@ -72,53 +72,16 @@ struct Fixture {
   Run kubectl(const std::string& args) { return sh(kubectl_prefix() + args, server.kubeconfig_dir()); }
 };
 
-/// kubectl port-forward in the background: its pid and the local port it reports.
-struct PortForwardProcess {
-  pid_t pid = -1;
-  FILE* out = nullptr;
+/// kubectl port-forward in the background, and the local port it reports.
+struct PortForwardProcess : testing::Background {
   int local_port = 0;
-  std::string first_line;
-  PortForwardProcess(const std::string& cmd) {
-    int fds[2];
-    REQUIRE(::pipe(fds) == 0);
-    pid = ::fork();
-    if (pid == 0) {
-      ::dup2(fds[1], 1);
-      ::close(fds[0]);
-      ::execl("/bin/sh", "sh", "-c", ("exec " + cmd + " 2>&1").c_str(), nullptr);
-      ::_exit(127);
-    }
-    ::close(fds[1]);
-    out = ::fdopen(fds[0], "r");
-    char line[512];
-    if (std::fgets(line, sizeof line, out)) first_line = line;
+  explicit PortForwardProcess(const std::string& cmd) : Background(cmd) {
     std::smatch m;
     if (std::regex_search(first_line, m, std::regex(R"(Forwarding from 127\.0\.0\.1:(\d+) -> 80)"))) local_port = std::stoi(m[1]);
   }
-  ~PortForwardProcess() {
-    ::kill(pid, SIGTERM);
-    int st;
-    ::waitpid(pid, &st, 0);
-    std::fclose(out);
-  }
 };
 
-std::string echo_through(int port, const std::string& message) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  a.sin_port = htons(static_cast<std::uint16_t>(port));
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  REQUIRE(::write(fd, message.data(), message.size()) == static_cast<ssize_t>(message.size()));
-  ::shutdown(fd, SHUT_WR);
-  std::string got;
-  char buf[4096];
-  ssize_t n;
-  while ((n = ::read(fd, buf, sizeof buf)) > 0) got.append(buf, static_cast<std::size_t>(n));
-  ::close(fd);
-  return got;
-}
+using testing::echo_through;
 
 }  // namespace
 
