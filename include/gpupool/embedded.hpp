@@ -105,9 +105,10 @@ struct EmbeddedOptions {
   bool kubeflow_operators = true;
   /// Runs exec and port-forward for pods (see StreamHandler); null: none, as without kubelets.
   std::shared_ptr<StreamHandler> stream_handler{};
-  /// false: port-forward refuses WebSocket upgrades (as with the API server's PortForwardWebsockets
-  /// feature off), so clients fall back to SPDY/3.1 (a test of that fallback).
-  bool portforward_websockets = true;
+  /// false: exec and port-forward refuse WebSocket upgrades, as an API server before v1.30 (or with
+  /// its TranslateStreamCloseWebsocketRequests / PortForwardWebsockets features off) does, so
+  /// clients fall back to SPDY/3.1 (how tests exercise that fallback).
+  bool websockets = true;
   /// Injected faults. (The last member: g++ 12 misreads the unwinding of its map past a later
   /// member's throwing initializer as a use before initialization.)
   FaultConfig faults{};

@@ -221,7 +221,7 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
   ao.server_version = im.options.server_version;
   im.api = std::make_unique<Api>(*im.store, ao);
   im.api->set_log_provider([&im](const LogRequest& lr) { return im.logs(lr); });
-  im.streams = std::make_unique<Streams>(*im.store, im.options.stream_handler, im.options.portforward_websockets);
+  im.streams = std::make_unique<Streams>(*im.store, im.options.stream_handler, im.options.websockets);
   im.api->set_connect_handler([streams = im.streams.get()](const Request& r, const std::string& ns, const std::string& name,
                                                           const std::string& sub) { return streams->connect(r, ns, name, sub); });
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -236,44 +237,133 @@ bool write_all(int fd, std::string_view data) {
   return true;
 }
 
-// ---- exec over WebSocket -------------------------------------------------------------------------
+// ---- exec ------------------------------------------------------------------------------------------
 
-void serve_exec(SSL* ssl, int fd, const std::string& leftover, const Request& r, const std::string& protocol,
+/// One exec over an upgraded connection: WebSocket (channels as the first byte of each binary
+/// message; `protocol` v5 or v4.channel.k8s.io) or SPDY/3.1 (v4.channel.k8s.io: one stream per
+/// channel, named by its streamtype header; the kubelet's remotecommand server).
+void serve_exec(SSL* ssl, int fd, const std::string& leftover, const Request& r, const std::string& protocol, bool spdy_mode,
                 const Location& loc, StreamHandler* handler, const std::string& refusal) {
   TlsPump pump(ssl, fd);
-  pump.send(websocket_101(r, protocol));
-  auto send_channel = [&pump](char channel, std::string_view data) {
-    std::string m(1, channel);
-    m += data;
-    pump.send(ws::frame(ws::kBinary, m, false));
-  };
-  auto send_close = [&pump] { pump.send(ws::frame(ws::kClose, std::string("\x03\xe8", 2), false)); };
+  pump.send(spdy_mode ? "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n"
+                        "X-Stream-Protocol-Version: " + protocol + "\r\n\r\n"
+                      : websocket_101(r, protocol));
   ws::Decoder decoder;
+  spdy::Codec codec;
+  std::mutex mu;  // the SPDY streams and the order of compressed header blocks
+  std::condition_variable streams_cv;
+  std::map<std::string, std::uint32_t> stream_of;  // SPDY: streamtype -> stream id
+  bool gone = false;
+  auto send_channel = [&](char channel, std::string_view data) {
+    if (!spdy_mode) {
+      std::string m(1, channel);
+      m += data;
+      pump.send(ws::frame(ws::kBinary, m, false));
+      return;
+    }
+    static const char* names[] = {"stdin", "stdout", "stderr", "error", "resize"};
+    std::lock_guard lk(mu);
+    if (auto it = stream_of.find(names[static_cast<int>(channel)]); it != stream_of.end())
+      pump.send(spdy::Codec::data(it->second, data, false));
+  };
   std::atomic<bool> closing{false};
-  auto on_bytes_common = [&](std::string_view bytes, const std::function<void(std::string_view)>& on_data) {
-    decoder.feed(bytes);
+  auto send_close = [&] {
+    if (closing.exchange(true)) return;
+    if (!spdy_mode) {
+      pump.send(ws::frame(ws::kClose, std::string("\x03\xe8", 2), false));
+      return;
+    }
+    std::lock_guard lk(mu);
+    for (const auto& [type, id] : stream_of) pump.send(spdy::Codec::data(id, {}, true));
+  };
+  int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
+  std::mutex stdin_mu;
+  auto close_stdin = [&] {
+    std::lock_guard lk(stdin_mu);
+    close_fd(in[1]);
+  };
+  auto write_stdin = [&](std::string_view data) {
+    std::lock_guard lk(stdin_mu);
+    if (in[1] >= 0 && !write_all(in[1], data)) close_fd(in[1]);
+  };
+  auto on_bytes = [&](std::string_view bytes) {
     try {
+      if (spdy_mode) {
+        codec.feed(bytes);
+        while (auto f = codec.next()) {
+          if (f->type == spdy::kSynStream) {
+            const std::string* type = spdy::find_header(f->headers, "streamtype");
+            std::lock_guard lk(mu);
+            pump.send(codec.syn_reply(f->stream_id, {}));
+            if (type) stream_of[*type] = f->stream_id;
+            streams_cv.notify_all();
+          } else if (f->type == spdy::kData || f->type == spdy::kRstStream) {
+            std::uint32_t stdin_id = 0;
+            {
+              std::lock_guard lk(mu);
+              if (auto it = stream_of.find("stdin"); it != stream_of.end()) stdin_id = it->second;
+            }
+            if (f->stream_id != stdin_id) continue;  // resize and error: nothing to do here
+            if (!f->data.empty()) write_stdin(f->data);
+            if (f->fin() || f->type == spdy::kRstStream) close_stdin();
+          } else if (f->type == spdy::kPing) {
+            pump.send(spdy::Codec::ping(f->value));
+          } else if (f->type == spdy::kGoAway) {
+            pump.finish();
+          }
+        }
+        return;
+      }
+      decoder.feed(bytes);
       while (auto m = decoder.next()) {
-        if (m->opcode == ws::kPing) pump.send(ws::frame(ws::kPong, m->payload, false));
-        else if (m->opcode == ws::kClose) {
-          if (!closing.exchange(true)) send_close();
+        if (m->opcode == ws::kPing) {
+          pump.send(ws::frame(ws::kPong, m->payload, false));
+        } else if (m->opcode == ws::kClose) {
+          send_close();
           pump.finish();
-        } else if (m->opcode == ws::kBinary || m->opcode == ws::kText) {
-          on_data(m->payload);
+        } else if ((m->opcode == ws::kBinary || m->opcode == ws::kText) && !m->payload.empty()) {
+          const auto channel = static_cast<unsigned char>(m->payload[0]);
+          const std::string_view data = std::string_view(m->payload).substr(1);
+          if (channel == static_cast<unsigned char>(kStdin)) write_stdin(data);
+          else if (channel == kCloseChannel && protocol == "v5.channel.k8s.io" && !data.empty() && data[0] == kStdin)
+            close_stdin();
+          // kResize: terminal size changes; nothing to resize for a handler's process (no pty).
         }
       }
-    } catch (const ws::ProtocolError&) {
+    } catch (const std::exception&) {
       pump.abort();
     }
   };
+  /// SPDY: the client opens its streams first (error, then stdin/stdout/stderr/resize as asked).
+  auto wait_for_streams = [&] {
+    if (!spdy_mode) return true;
+    std::size_t expected = 1 + (query_true(r, "stdin") ? 1 : 0) + (query_true(r, "stdout") ? 1 : 0) +
+                           (query_true(r, "stderr") && !query_true(r, "tty") ? 1 : 0) + (query_true(r, "tty") ? 1 : 0);
+    std::unique_lock lk(mu);
+    streams_cv.wait(lk, [&] { return gone || stream_of.size() >= expected; });
+    return !gone;
+  };
+  // Serves the connection until it ends; then whoever waits for streams gives up.
+  auto serve = [&] {
+    if (!leftover.empty()) on_bytes(leftover);
+    pump.run(on_bytes);
+    {
+      std::lock_guard lk(mu);
+      gone = true;
+    }
+    streams_cv.notify_all();
+  };
   if (!handler) {
     // What the API server's WebSocket translator says when it cannot reach the kubelet.
-    send_channel(kError, channel_status("Failure", "Internal error occurred: " + refusal, "InternalError",
-                                        json::array{json::object{{"message", refusal}}}, 500));
-    closing = true;
-    send_close();
-    pump.finish();
-    pump.run([&](std::string_view b) { on_bytes_common(b, [](std::string_view) {}); });
+    std::thread answer([&] {
+      if (!wait_for_streams()) return;
+      send_channel(kError, channel_status("Failure", "Internal error occurred: " + refusal, "InternalError",
+                                          json::array{json::object{{"message", refusal}}}, 500));
+      send_close();
+      pump.finish();
+    });
+    serve();
+    answer.join();
     return;
   }
   ExecRequest req;
@@ -281,15 +371,9 @@ void serve_exec(SSL* ssl, int fd, const std::string& leftover, const Request& r,
   req.container = loc.container;
   for (auto [it, end] = r.query.equal_range("command"); it != end; ++it) req.command.push_back(it->second);
   req.tty = query_true(r, "tty");
-  int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1};
   if (query_true(r, "stdin") && ::pipe2(in, O_CLOEXEC) == 0) req.stdin_fd = in[0];
   if (query_true(r, "stdout") && ::pipe2(out, O_CLOEXEC) == 0) req.stdout_fd = out[1];
   if (query_true(r, "stderr") && !req.tty && ::pipe2(err, O_CLOEXEC) == 0) req.stderr_fd = err[1];
-  std::mutex stdin_mu;
-  auto close_stdin = [&] {
-    std::lock_guard lk(stdin_mu);
-    close_fd(in[1]);
-  };
   auto reader = [&](int rfd, char channel) {
     return std::thread([&, rfd, channel] {
       char buf[16384];
@@ -301,12 +385,14 @@ void serve_exec(SSL* ssl, int fd, const std::string& leftover, const Request& r,
       }
     });
   };
-  std::thread out_reader, err_reader;
-  if (out[0] >= 0) out_reader = reader(out[0], kStdout);
-  if (err[0] >= 0) err_reader = reader(err[0], kStderr);
   std::thread runner([&] {
+    std::thread out_reader, err_reader;
+    const bool ready = wait_for_streams();
+    if (out[0] >= 0) out_reader = reader(out[0], kStdout);
+    if (err[0] >= 0) err_reader = reader(err[0], kStderr);
     std::string status;
     try {
+      if (!ready) throw Error("the client left before opening its streams");
       const int code = handler->exec(req);
       if (code == 0) {
         status = channel_status("Success", "", "", {}, 0);
@@ -325,25 +411,10 @@ void serve_exec(SSL* ssl, int fd, const std::string& leftover, const Request& r,
     if (out_reader.joinable()) out_reader.join();
     if (err_reader.joinable()) err_reader.join();
     send_channel(kError, status);
-    if (!closing.exchange(true)) send_close();
+    send_close();
     pump.finish();
   });
-  if (!leftover.empty()) decoder.feed(leftover);
-  pump.run([&](std::string_view b) {
-    on_bytes_common(b, [&](std::string_view m) {
-      if (m.empty()) return;
-      const auto channel = static_cast<unsigned char>(m[0]);
-      m.remove_prefix(1);
-      if (channel == static_cast<unsigned char>(kStdin)) {
-        std::lock_guard lk(stdin_mu);
-        if (in[1] >= 0 && !write_all(in[1], m)) close_fd(in[1]);
-      } else if (channel == kCloseChannel && protocol == "v5.channel.k8s.io") {
-        if (!m.empty() && m[0] == kStdin) close_stdin();
-      } else if (channel == static_cast<unsigned char>(kResize)) {
-        // Terminal size changes: nothing to resize for a handler's process (no pty).
-      }
-    });
-  });
+  serve();
   close_stdin();  // the client is gone or done: the command sees EOF
   runner.join();
   close_fd(in[0]);
@@ -530,6 +601,9 @@ Response Streams::connect(const Request& r, const std::string& ns, const std::st
                                       : fmt::format("dial tcp: lookup {}: no such host", loc.address);
   StreamHandler* handler = sub == "attach" ? nullptr : handler_.get();  // nothing to attach to
   Response resp;
+  // An API server older than v1.30 (or with the WebSocket feature gates off) refuses the WebSocket
+  // upgrade; clients then fall back to SPDY/3.1.
+  if (websocket && !websockets_) throw StatusError::bad_request("Upgrade request required");
   if (!portforward && websocket) {
     std::string protocol;
     const auto offered = header_tokens(r, "sec-websocket-protocol");
@@ -542,14 +616,22 @@ Response Streams::connect(const Request& r, const std::string& ns, const std::st
                                             name, loc.container, kubelet_query(r, sub == "exec"), dial_refused);
     resp.takeover = [r, protocol, loc, handler, refusal, keep = handler_](SSL* ssl, int fd, std::string leftover,
                                                                          const std::atomic<bool>&) {
-      serve_exec(ssl, fd, leftover, r, protocol, loc, handler, refusal);
+      serve_exec(ssl, fd, leftover, r, protocol, false, loc, handler, refusal);
     };
     return resp;
   }
-  if (!handler || !portforward)  // the kubelet cannot be dialed (or exec over SPDY, not served here)
-    throw StatusError(500, "", fmt::format("error dialing backend: {}", dial_refused));
+  // SPDY/3.1 is proxied to the kubelet as it is: without one, dialing it fails first.
+  if (!handler) throw StatusError(500, "", fmt::format("error dialing backend: {}", dial_refused));
+  if (!portforward) {
+    const auto versions = header_tokens(r, "x-stream-protocol-version");
+    if (std::find(versions.begin(), versions.end(), "v4.channel.k8s.io") == versions.end())
+      throw StatusError::bad_request("unable to upgrade: X-Stream-Protocol-Version v4.channel.k8s.io was not offered");
+    resp.takeover = [r, loc, handler, keep = handler_](SSL* ssl, int fd, std::string leftover, const std::atomic<bool>&) {
+      serve_exec(ssl, fd, leftover, r, "v4.channel.k8s.io", true, loc, handler, "");
+    };
+    return resp;
+  }
   if (websocket) {
-    if (!portforward_websockets_) throw StatusError::bad_request("Upgrade request required");
     const auto offered = header_tokens(r, "sec-websocket-protocol");
     if (std::find(offered.begin(), offered.end(), "SPDY/3.1+portforward.k8s.io") == offered.end())
       throw StatusError::bad_request("unable to upgrade: the WebSocket subprotocol SPDY/3.1+portforward.k8s.io was not offered");

@@ -18,15 +18,15 @@ namespace gpupool::embedded {
 
 class Streams {
  public:
-  Streams(Store& store, std::shared_ptr<StreamHandler> handler, bool portforward_websockets)
-      : store_(store), handler_(std::move(handler)), portforward_websockets_(portforward_websockets) {}
+  Streams(Store& store, std::shared_ptr<StreamHandler> handler, bool websockets)
+      : store_(store), handler_(std::move(handler)), websockets_(websockets) {}
   /// For Api::set_connect_handler. Throws StatusError for the refusals before an upgrade.
   Response connect(const Request& r, const std::string& ns, const std::string& name, const std::string& subresource) const;
 
  private:
   Store& store_;
   std::shared_ptr<StreamHandler> handler_;
-  bool portforward_websockets_;
+  bool websockets_;
 };
 
 }  // namespace gpupool::embedded

@@ -286,6 +286,49 @@ bool write_all(int fd, std::string_view data) {
 
 // ---- exec ------------------------------------------------------------------------------------------
 
+namespace {
+
+/// remotecommand's errorDecoderV4: Success is 0, NonZeroExitCode gives the code of its ExitCode
+/// cause; any other Status is an ApiError.
+int exit_code_from_status(const std::string& status) {
+  boost::json::error_code ec;
+  const auto v = boost::json::parse(status, ec);
+  if (ec || !v.is_object()) throw TransportError(fmt::format("error stream protocol error: {} in \"{}\"", ec.message(), status));
+  const auto& o = v.as_object();
+  auto text = [&](const boost::json::object& obj, const char* key) {
+    const auto* x = obj.if_contains(key);
+    return x && x->is_string() ? std::string(x->as_string()) : std::string();
+  };
+  if (text(o, "status") == "Success") return 0;
+  if (text(o, "reason") == "NonZeroExitCode") {
+    if (const auto* details = o.if_contains("details"); details && details->is_object())
+      if (const auto* causes = details->as_object().if_contains("causes"); causes && causes->is_array())
+        for (const auto& cause : causes->as_array()) {
+          if (!cause.is_object() || text(cause.as_object(), "reason") != "ExitCode") continue;
+          const std::string code = text(cause.as_object(), "message");
+          if (code.empty() || code.size() > 3 || code.find_first_not_of("0123456789") != std::string::npos || std::stoi(code) > 255)
+            throw TransportError(fmt::format("error stream protocol error: invalid exit code value \"{}\"", code));
+          return std::stoi(code);
+        }
+    throw TransportError("error stream protocol error: no ExitCode cause given");
+  }
+  // Any other failure: the Status as an ApiError (the channel's Status carries no kind/apiVersion).
+  const auto* code = o.if_contains("code");
+  const std::string message = text(o, "message");
+  throw ApiError(code && code->is_int64() ? static_cast<int>(code->as_int64()) : 500, text(o, "reason"),
+                 message.empty() ? status : message);
+}
+
+/// How one exec's channels travel: WebSocket messages or SPDY streams.
+struct ExecWire {
+  std::function<void(std::string_view)> send_stdin;
+  std::function<void()> close_stdin;
+  std::function<void(std::string_view)> send_resize;
+  std::function<void(std::string_view)> on_bytes;
+};
+
+}  // namespace
+
 int exec_in_pod(const StreamContext& ctx, const std::string& path, const ExecOptions& options, const ExecIO& io,
                 const CancelToken& cancel) {
   if (options.command.empty()) throw ValidationError("command", "", "exec needs a command to run: give it after --");
@@ -298,21 +341,113 @@ int exec_in_pod(const StreamContext& ctx, const std::string& path, const ExecOpt
   if (options.with_stderr && !options.tty) target += "stderr=true&";
   if (options.tty) target += "tty=true&";
   target.pop_back();
+  // WebSocket first (GET); when the server refuses the upgrade, SPDY/3.1 (POST) as kubectl's
+  // fallback executor does (remotecommand/fallback.go).
   const std::string key = ws::new_key();
   auto c = upgrade(ctx, "GET", target, websocket_headers(key, "v5.channel.k8s.io, v4.channel.k8s.io"));
-  if (c->status != 101) throw decode_error(c->status, c->body);
-  check_websocket_accept(*c, key);
-  const std::string* chosen = c->header("sec-websocket-protocol");
-  const bool v5 = chosen && *chosen == "v5.channel.k8s.io";
-  if (!chosen || (!v5 && *chosen != "v4.channel.k8s.io"))
-    throw TransportError("the server chose no remotecommand subprotocol this client speaks (v5.channel.k8s.io, v4.channel.k8s.io)");
+  const bool spdy_mode = c->status != 101;
+  bool v5 = false;
+  if (spdy_mode) {
+    c = upgrade(ctx, "POST", target,
+                {{"Connection", "Upgrade"}, {"Upgrade", "SPDY/3.1"}, {"X-Stream-Protocol-Version", "v4.channel.k8s.io"}});
+    if (c->status != 101) throw decode_error(c->status, c->body);
+    const std::string* chosen = c->header("x-stream-protocol-version");
+    if (!chosen || *chosen != "v4.channel.k8s.io")
+      throw TransportError("the server chose no remotecommand protocol this client speaks over SPDY (v4.channel.k8s.io)");
+  } else {
+    check_websocket_accept(*c, key);
+    const std::string* chosen = c->header("sec-websocket-protocol");
+    v5 = chosen && *chosen == "v5.channel.k8s.io";
+    if (!chosen || (!v5 && *chosen != "v4.channel.k8s.io"))
+      throw TransportError("the server chose no remotecommand subprotocol this client speaks (v5.channel.k8s.io, v4.channel.k8s.io)");
+  }
 
   TlsPump pump(c->ssl, c->fd);
-  auto send_channel = [&pump](char channel, std::string_view data) {
-    std::string m(1, channel);
-    m += data;
-    pump.send(ws::frame(ws::kBinary, m, true));
+  std::string status;
+  bool have_status = false, protocol_error = false;
+  auto deliver = [&](int channel, std::string_view data) {
+    if (channel == 1 && io.on_stdout) io.on_stdout(data);
+    else if (channel == 2 && io.on_stderr) io.on_stderr(data);
+    else if (channel == 3) {
+      status += data;
+      have_status = true;
+    }
   };
+  ExecWire wire;
+  ws::Decoder decoder;
+  spdy::Codec codec_out, codec_in;
+  std::mutex spdy_mu;
+  std::map<std::uint32_t, int> channel_of;  // SPDY stream id -> remotecommand channel
+  std::uint32_t stdin_id = 0, resize_id = 0;
+  int open_outputs = 0;  // SPDY: error/stdout/stderr streams the server has not finished
+  if (!spdy_mode) {
+    auto send_channel = [&pump](char channel, std::string_view data) {
+      std::string m(1, channel);
+      m += data;
+      pump.send(ws::frame(ws::kBinary, m, true));
+    };
+    wire.send_stdin = [=](std::string_view d) { send_channel(0, d); };
+    // v5: {255, 0} closes stdin, so the command sees EOF (remotecommand StreamClose).
+    wire.close_stdin = [=] {
+      if (v5) send_channel(static_cast<char>(255), std::string(1, '\0'));
+    };
+    wire.send_resize = [=](std::string_view d) { send_channel(4, d); };
+    wire.on_bytes = [&](std::string_view bytes) {
+      decoder.feed(bytes);
+      while (auto m = decoder.next()) {
+        if (m->opcode == ws::kPing) {
+          pump.send(ws::frame(ws::kPong, m->payload, true));
+        } else if (m->opcode == ws::kClose) {
+          pump.send(ws::frame(ws::kClose, std::string("\x03\xe8", 2), true));
+          pump.finish();
+        } else if ((m->opcode == ws::kBinary || m->opcode == ws::kText) && !m->payload.empty()) {
+          deliver(static_cast<unsigned char>(m->payload[0]), std::string_view(m->payload).substr(1));
+        }
+      }
+    };
+  } else {
+    // remotecommand v2-v4 createStreams: error, then stdin, stdout, stderr (not with a tty), resize.
+    std::uint32_t next_id = 1;
+    auto open = [&](const char* type, int channel) {
+      const std::uint32_t id = next_id;
+      next_id += 2;
+      pump.send(codec_out.syn_stream(id, {{"streamtype", type}}));
+      channel_of[id] = channel;
+      if (channel >= 1 && channel <= 3) ++open_outputs;
+      return id;
+    };
+    open("error", 3);
+    if (options.with_stdin) stdin_id = open("stdin", 0);
+    if (options.with_stdout) open("stdout", 1);
+    if (options.with_stderr && !options.tty) open("stderr", 2);
+    if (options.tty) resize_id = open("resize", 4);
+    wire.send_stdin = [&](std::string_view d) { pump.send(spdy::Codec::data(stdin_id, d, false)); };
+    wire.close_stdin = [&] { pump.send(spdy::Codec::data(stdin_id, {}, true)); };
+    wire.send_resize = [&](std::string_view d) {
+      if (resize_id) pump.send(spdy::Codec::data(resize_id, d, false));
+    };
+    wire.on_bytes = [&](std::string_view bytes) {
+      codec_in.feed(bytes);
+      while (auto f = codec_in.next()) {
+        if (f->type == spdy::kPing) {
+          pump.send(spdy::Codec::ping(f->value));
+        } else if (f->type == spdy::kGoAway) {
+          pump.finish();
+        } else if (f->type == spdy::kData || f->type == spdy::kRstStream) {
+          std::lock_guard lk(spdy_mu);
+          const auto it = channel_of.find(f->stream_id);
+          if (it == channel_of.end()) continue;
+          const int channel = it->second;
+          if (!f->data.empty()) deliver(channel, f->data);
+          if ((f->fin() || f->type == spdy::kRstStream) && channel >= 1 && channel <= 3) {
+            channel_of.erase(it);
+            if (--open_outputs == 0) pump.finish();  // the command ended and its output is all here
+          }
+        }
+      }
+    };
+  }
+
   std::atomic<bool> done{false};
   Wakeup wakeup;
   // The input side: stdin, terminal sizes, cancellation.
@@ -323,7 +458,7 @@ int exec_in_pod(const StreamContext& ctx, const std::string& path, const ExecOpt
       const auto size = io.terminal_size();
       if (!size || size == last_size) return;
       last_size = size;
-      send_channel(4, fmt::format(R"({{"Width":{},"Height":{}}})", size->first, size->second));
+      wire.send_resize(fmt::format(R"({{"Width":{},"Height":{}}})", size->first, size->second));
     };
     send_size();
     bool reading = options.with_stdin && io.stdin_fd >= 0;
@@ -340,39 +475,18 @@ int exec_in_pod(const StreamContext& ctx, const std::string& path, const ExecOpt
       if (reading && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
         const ssize_t n = ::read(io.stdin_fd, buf, sizeof buf);
         if (n > 0) {
-          send_channel(0, std::string_view(buf, static_cast<std::size_t>(n)));
+          wire.send_stdin(std::string_view(buf, static_cast<std::size_t>(n)));
         } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
           reading = false;
-          // v5: {255, 0} closes stdin, so the command sees EOF (remotecommand StreamClose).
-          if (v5) send_channel(static_cast<char>(255), std::string(1, '\0'));
+          wire.close_stdin();
         }
       }
     }
   });
-  ws::Decoder decoder;
-  std::string status;
-  bool have_status = false, protocol_error = false;
   auto on_bytes = [&](std::string_view bytes) {
-    decoder.feed(bytes);
     try {
-      while (auto m = decoder.next()) {
-        if (m->opcode == ws::kPing) {
-          pump.send(ws::frame(ws::kPong, m->payload, true));
-        } else if (m->opcode == ws::kClose) {
-          pump.send(ws::frame(ws::kClose, std::string("\x03\xe8", 2), true));
-          pump.finish();
-        } else if ((m->opcode == ws::kBinary || m->opcode == ws::kText) && !m->payload.empty()) {
-          const char channel = m->payload[0];
-          const std::string_view data = std::string_view(m->payload).substr(1);
-          if (channel == 1 && io.on_stdout) io.on_stdout(data);
-          else if (channel == 2 && io.on_stderr) io.on_stderr(data);
-          else if (channel == 3) {
-            status += data;
-            have_status = true;
-          }
-        }
-      }
-    } catch (const ws::ProtocolError&) {
+      wire.on_bytes(bytes);
+    } catch (const std::exception&) {
       protocol_error = true;
       pump.abort();
     }
@@ -383,40 +497,9 @@ int exec_in_pod(const StreamContext& ctx, const std::string& path, const ExecOpt
   wakeup.wake();
   input.join();
   if (cancel.cancelled()) throw TransportError("exec cancelled");
-  if (protocol_error) throw TransportError("the server's WebSocket stream is malformed");
+  if (protocol_error) throw TransportError("the server's exec stream is malformed");
   if (!have_status) throw TransportError("the connection to the server ended before the command's exit status arrived");
-  // remotecommand errorDecoderV4: Success, or NonZeroExitCode with the code in an ExitCode cause.
-  boost::json::error_code ec;
-  const auto v = boost::json::parse(status, ec);
-  if (ec || !v.is_object()) throw TransportError(fmt::format("error stream protocol error: {} in \"{}\"", ec.message(), status));
-  const auto& o = v.as_object();
-  const auto* st = o.if_contains("status");
-  if (st && st->is_string() && st->as_string() == "Success") return 0;
-  const auto* reason = o.if_contains("reason");
-  if (reason && reason->is_string() && reason->as_string() == "NonZeroExitCode") {
-    if (const auto* details = o.if_contains("details"); details && details->is_object())
-      if (const auto* causes = details->as_object().if_contains("causes"); causes && causes->is_array())
-        for (const auto& cause : causes->as_array()) {
-          if (!cause.is_object()) continue;
-          const auto* r = cause.as_object().if_contains("reason");
-          const auto* m = cause.as_object().if_contains("message");
-          if (r && r->is_string() && r->as_string() == "ExitCode" && m && m->is_string()) {
-            const std::string text(m->as_string());
-            if (text.empty() || text.size() > 3 || text.find_first_not_of("0123456789") != std::string::npos || std::stoi(text) > 255)
-              throw TransportError(fmt::format("error stream protocol error: invalid exit code value \"{}\"", text));
-            return std::stoi(text);
-          }
-        }
-    throw TransportError("error stream protocol error: no ExitCode cause given");
-  }
-  // Any other failure: the Status as an ApiError (the channel's Status carries no kind/apiVersion).
-  auto text = [&](const char* key) {
-    const auto* v = o.if_contains(key);
-    return v && v->is_string() ? std::string(v->as_string()) : std::string();
-  };
-  const auto* code = o.if_contains("code");
-  throw ApiError(code && code->is_int64() ? static_cast<int>(code->as_int64()) : 500, text("reason"),
-                 text("message").empty() ? status : text("message"));
+  return exit_code_from_status(status);
 }
 
 // ---- port-forward ----------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ struct StreamsCluster {
   EmbeddedCluster admin;
   explicit StreamsCluster(bool websockets = true)
       : admin(EmbeddedClusterOptions{.topology = "seed",
-                                     .server = {.users = {"alice"}, .stream_handler = handler, .portforward_websockets = websockets}}) {
+                                     .server = {.users = {"alice"}, .stream_handler = handler, .websockets = websockets}}) {
     SubmitOptions o;
     o.kind = "mpi";
     o.name = "train";
@@ -109,9 +109,18 @@ TEST_CASE("port_forward: local ports reach the pod's; a refused port is reported
   CHECK(c.handler->forwards == 2);
 }
 
-TEST_CASE("port_forward falls back to plain SPDY/3.1 when the WebSocket upgrade is refused") {
+TEST_CASE("exec and port_forward fall back to plain SPDY/3.1 when the WebSocket upgrade is refused") {
   StreamsCluster c(false);
   c.admin.server().advance(30s);
+  JobExecOptions o;
+  o.input = std::string(200000, 's');
+  ExecResult r = c.admin.exec("train", {"sh", "-c", "wc -c; echo e >&2; exit 9"}, o);
+  CHECK(r.exit_code == 9);
+  CHECK(r.stdout_text.find("200000") != std::string::npos);
+  CHECK(r.stderr_text == "e\n");
+  JobExecOptions bad;
+  bad.container = "zz";
+  CHECK_THROWS_WITH_AS(c.admin.exec("train", {"true"}, bad), doctest::Contains("container zz is not valid"), ApiError);
   auto pf = c.admin.port_forward("train", {{0, 80}}, "train-worker-0");
   CHECK(echo_through(pf->ports()[0].local, "via spdy") == "via spdy");
   CHECK(c.handler->forwards == 1);

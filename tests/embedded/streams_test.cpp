@@ -63,7 +63,7 @@ struct Fixture {
     o.users = {"alice"};
     o.topology = "seed";
     o.stream_handler = std::move(h);
-    o.portforward_websockets = websockets;
+    o.websockets = websockets;
     return o;
   }
   std::string kubectl_prefix() const {
@@ -130,6 +130,18 @@ TEST_CASE("kubectl port-forward falls back to plain SPDY/3.1 when the WebSocket 
   REQUIRE_MESSAGE(pf.local_port > 0, pf.first_line);
   CHECK(echo_through(pf.local_port, "over spdy\n") == "over spdy\n");
   CHECK(f.handler->forwards == 1);
+}
+
+TEST_CASE("kubectl exec falls back to SPDY/3.1 (v4.channel.k8s.io) when the WebSocket upgrade is refused") {
+  Fixture f(true, false);
+  auto r = sh("printf 'over spdy\\n' | " + f.kubectl_prefix() + "exec -i p1 -- sh -c 'cat; echo to-stderr >&2; exit 2'",
+              f.server.kubeconfig_dir());
+  CHECK(r.out == "over spdy\n");
+  CHECK(r.err.find("to-stderr\n") != std::string::npos);
+  CHECK(r.code == 2);
+  r = f.kubectl("exec p1 -- true");
+  CHECK(r.code == 0);
+  CHECK(f.handler->execs == 2);
 }
 
 TEST_CASE("without a handler exec and port-forward answer as a server whose kubelets cannot be reached") {
