@@ -46,15 +46,15 @@ class EchoServer {
       for (;;) {
         const int c = ::accept4(fd_, nullptr, nullptr, SOCK_CLOEXEC);
         if (c < 0) return;
+        ++accepted_;  // before any byte is echoed
         std::lock_guard lk(mu_);
         conns_.emplace_back([c] {
           char buf[4096];
           ssize_t n;
           while ((n = ::read(c, buf, sizeof buf)) > 0)
-            if (::write(c, buf, static_cast<std::size_t>(n)) != n) break;
+            if (::send(c, buf, static_cast<std::size_t>(n), MSG_NOSIGNAL) != n) break;
           ::close(c);
         });
-        ++accepted_;
       }
     });
   }
@@ -135,7 +135,7 @@ inline std::string echo_through(int port, const std::string& message) {
   a.sin_port = htons(static_cast<std::uint16_t>(port));
   std::string got;
   if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
-      ::write(fd, message.data(), message.size()) == static_cast<ssize_t>(message.size())) {
+      ::send(fd, message.data(), message.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(message.size())) {
     ::shutdown(fd, SHUT_WR);
     char buf[4096];
     ssize_t n;

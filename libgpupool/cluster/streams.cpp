@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cluster/diagnose.hpp"
+#include "common/sigpipe.hpp"
 #include "cluster/impl.hpp"
 #include "cluster/resources.hpp"
 #include "gpupool/error.hpp"
@@ -104,6 +105,7 @@ ExecResult Cluster::exec(const std::string& name, const std::vector<std::string>
     io.stdin_fd = input->read;
     // A writer of its own: a large input must not wait for the command to read it first.
     feeder = std::thread([&] {
+      SigpipeBlock no_sigpipe;  // the read end closes early when the call fails
       std::string_view rest = *options.input;
       while (!rest.empty()) {
         const ssize_t n = ::write(input->write, rest.data(), rest.size());

@@ -1,5 +1,7 @@
 #include "common/tls_pump.hpp"
 
+#include "common/sigpipe.hpp"
+
 #include <fcntl.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -50,6 +52,8 @@ void TlsPump::abort() {
 }
 
 bool TlsPump::run(const std::function<void(std::string_view)>& on_bytes) {
+  // This thread writes to the socket (and, through on_bytes, to pipes and local sockets).
+  SigpipeBlock no_sigpipe;
   std::string pending;  // being written (SSL_write must be retried with the same bytes)
   bool ok = true;
   auto end = [&](bool result) {

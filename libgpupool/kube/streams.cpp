@@ -31,6 +31,7 @@
 #include <fmt/format.h>
 
 #include "common/base64.hpp"
+#include "common/sigpipe.hpp"
 #include "common/spdy.hpp"
 #include "common/tls_pump.hpp"
 #include "common/websocket.hpp"
@@ -105,6 +106,7 @@ void use_client_certificate(SSL_CTX* ctx, const RequestCredentials& cred) {
 /// is 101, the body).
 std::unique_ptr<Connection> open_upgrade(const StreamContext& ctx, const RequestCredentials& cred, const std::string& method,
                                          const std::string& target, const std::vector<std::pair<std::string, std::string>>& headers) {
+  SigpipeBlock no_sigpipe;  // a server that hangs up mid-request is an error, not a signal
   const KubeCluster& cluster = ctx.config.cluster;
   const ServerUrl u = parse_server_url(cluster.server);
   if (u.scheme != "https")
@@ -656,12 +658,17 @@ class SpdyPortForward final : public PortForward {
       send_raw(spdy::Codec::data(data_id, std::string_view(buf, static_cast<std::size_t>(n)), false));
     }
     send_raw(spdy::Codec::data(data_id, {}, true));
+    // As portforward.go's handleConnection: the remote side done, then the error stream read to
+    // its end, reported, and only then the local connection closed.
     std::unique_lock lk(mu_);
-    streams_cv_.wait(lk, [&] { return streams_[data_id].remote_done || stopped_ || ended_; });
+    streams_cv_.wait(lk, [&] { return (streams_[data_id].remote_done && streams_[error_id].remote_done) || stopped_ || ended_; });
+    const std::string error_text = streams_[error_id].error_text;
     streams_.erase(data_id);
+    streams_.erase(error_id);
+    lk.unlock();
+    if (!error_text.empty() && on_error_)
+      on_error_(fmt::format("an error occurred forwarding {} -> {}: {}", port.local, port.remote, error_text));
     ::close(fd);
-    // The error stream's text, when it ended before the data stream.
-    if (auto it = streams_.find(error_id); it != streams_.end() && it->second.remote_done) streams_.erase(it);
   }
 
   void on_bytes(std::string_view bytes) {
@@ -692,29 +699,24 @@ class SpdyPortForward final : public PortForward {
       return;
     }
     if (f.type != spdy::kData && f.type != spdy::kRstStream) return;  // SYN_REPLY, SETTINGS, ...
-    std::string report;
-    {
-      std::lock_guard lk(mu_);
-      auto it = streams_.find(f.stream_id);
-      if (it == streams_.end()) return;
-      StreamState& s = it->second;
-      const bool end = f.type == spdy::kRstStream || f.fin();
-      if (s.is_error) {
-        s.error_text += f.data;
-        if (end && !s.error_text.empty())
-          report = fmt::format("an error occurred forwarding {} -> {}: {}", s.local, s.remote, s.error_text);
-        if (end) s.remote_done = true;
-      } else {
-        if (!f.data.empty() && s.local_fd >= 0 && !write_all(s.local_fd, f.data)) ::shutdown(s.local_fd, SHUT_RDWR);
-        if (f.type == spdy::kRstStream && s.local_fd >= 0) ::shutdown(s.local_fd, SHUT_RDWR);
-        else if (f.fin() && s.local_fd >= 0) ::shutdown(s.local_fd, SHUT_WR);
-        if (end) {
-          s.remote_done = true;
-          streams_cv_.notify_all();
-        }
-      }
+    std::lock_guard lk(mu_);
+    auto it = streams_.find(f.stream_id);
+    if (it == streams_.end()) return;
+    StreamState& s = it->second;
+    const bool end = f.type == spdy::kRstStream || f.fin();
+    if (s.is_error) {
+      s.error_text += f.data;
+    } else {
+      if (!f.data.empty() && s.local_fd >= 0 && !write_all(s.local_fd, f.data)) ::shutdown(s.local_fd, SHUT_RDWR);
+      // A reset stops reading the local side (the connection closes once the error is reported);
+      // a FIN passes the half-close on.
+      if (f.type == spdy::kRstStream && s.local_fd >= 0) ::shutdown(s.local_fd, SHUT_RD);
+      else if (f.fin() && s.local_fd >= 0) ::shutdown(s.local_fd, SHUT_WR);
     }
-    if (!report.empty() && on_error_) on_error_(report);
+    if (end) {
+      s.remote_done = true;
+      streams_cv_.notify_all();
+    }
   }
 
   std::unique_ptr<Connection> conn_;
