@@ -109,9 +109,11 @@ std::unique_ptr<Connection> open_upgrade(const StreamContext& ctx, const Request
   SigpipeBlock no_sigpipe;  // a server that hangs up mid-request is an error, not a signal
   const KubeCluster& cluster = ctx.config.cluster;
   const ServerUrl u = parse_server_url(cluster.server);
-  if (u.scheme != "https")
-    throw ConfigError(ctx.config.source.empty() ? "kubeconfig" : ctx.config.source, "cluster.server",
-                      "exec and port-forward need an https:// server");
+  const std::string source = ctx.config.source.empty() ? "kubeconfig" : ctx.config.source;
+  if (u.scheme != "https") throw ConfigError(source, "cluster.server", "exec and port-forward need an https:// server");
+  if (!cluster.proxy_url.empty())
+    throw ConfigError(source, "cluster.proxy-url",
+                      "exec and port-forward do not go through a proxy yet; use kubectl for them on this cluster");
   auto c = std::make_unique<Connection>();
   // TCP.
   addrinfo hints{};
@@ -123,7 +125,19 @@ std::unique_ptr<Connection> open_upgrade(const StreamContext& ctx, const Request
   for (addrinfo* a = res; a && c->fd < 0; a = a->ai_next) {
     const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
     if (fd < 0) continue;
-    if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+    // A connect bounded by TransportOptions::connect_timeout: non-blocking, then poll.
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
+    if (rc != 0 && errno == EINPROGRESS) {
+      ::pollfd p{fd, POLLOUT, 0};
+      rc = ::poll(&p, 1, static_cast<int>(ctx.connect_timeout.count()));
+      int so_error = 0;
+      socklen_t len = sizeof so_error;
+      if (rc == 1 && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &len) == 0 && so_error == 0) rc = 0;
+      else errno = rc == 0 ? ETIMEDOUT : (so_error ? so_error : errno), rc = -1;
+    }
+    if (rc == 0) {
+      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
       c->fd = fd;
     } else {
       last_errno = errno;
@@ -593,7 +607,8 @@ class SpdyPortForward final : public PortForward {
     if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 64) != 0) {
       const int err = errno;
       ::close(fd);
-      stop_listeners();
+      for (int l : listeners_) ::close(l);  // no accept thread runs yet
+      listeners_.clear();
       throw TransportError(fmt::format("unable to listen on 127.0.0.1:{}: {}; choose another local port (0 picks a free one)",
                                        p.local, std::strerror(err)));
     }

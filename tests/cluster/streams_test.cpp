@@ -102,6 +102,14 @@ TEST_CASE("port_forward: local ports reach the pod's; a refused port is reported
   CHECK(echo_through(pf->ports()[0].local, "hello") == "hello");
   CHECK(echo_through(pf->ports()[0].local, std::string(100000, 'q')) == std::string(100000, 'q'));
   CHECK(echo_through(pf->ports()[1].local, "nobody") == "");
+  // A local port in use: nothing half started, one error naming the port.
+  const int taken = pf->ports()[0].local;
+  try {
+    c.admin.port_forward("train", {{0, 80}, {taken, 80}});
+    FAIL("expected a TransportError");
+  } catch (const TransportError& e) {
+    CHECK(std::string(e.what()).find("unable to listen on 127.0.0.1:" + std::to_string(taken)) != std::string::npos);
+  }
   pf->stop();
   std::lock_guard lk(mu);
   REQUIRE(errors.size() == 1);
