@@ -12,9 +12,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <list>
 #include <mutex>
@@ -99,11 +103,34 @@ class LocalStreamHandler : public StreamHandler {
     posix_spawn_file_actions_destroy(&fa);
     if (rc != 0) throw Error("exec: \"" + r.command[0] + "\": executable file not found in $PATH");
     ++execs;
+    // Wait for the child or for the client to go (then the child is killed): a pidfd and the
+    // request's hangup descriptor, polled together.
+    const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+    for (bool killed = false; pidfd >= 0;) {
+      ::pollfd fds[2] = {{pidfd, POLLIN, 0}, {killed ? -1 : r.hangup_fd, POLLIN, 0}};
+      if (::poll(fds, 2, -1) < 0 && errno == EINTR) continue;
+      if (fds[0].revents) break;
+      if (fds[1].revents) {
+        ::kill(pid, SIGKILL);
+        killed = true;
+        std::lock_guard lk(hangup_mu_);
+        ++hangups;
+        hangup_cv_.notify_all();
+      }
+    }
+    if (pidfd >= 0) ::close(pidfd);
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   }
+
+  /// Waits (at most 30 s) until `n` commands were stopped because their client went away.
+  bool wait_for_hangups(int n) {
+    std::unique_lock lk(hangup_mu_);
+    return hangup_cv_.wait_for(lk, std::chrono::seconds(30), [&] { return hangups >= n; });
+  }
+  int hangups = 0;
 
   int port_forward(const PodTarget&, int port) override {
     if (port != 80 && port != 6006) throw Error("dial tcp4 127.0.0.1:" + std::to_string(port) + ": connect: connection refused");
@@ -124,6 +151,8 @@ class LocalStreamHandler : public StreamHandler {
 
  private:
   int echo_port_;
+  std::mutex hangup_mu_;
+  std::condition_variable hangup_cv_;
 };
 
 /// Sends `message` to 127.0.0.1:port, half-closes, and returns everything read back.

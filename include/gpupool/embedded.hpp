@@ -65,6 +65,9 @@ struct ExecRequest {
   int stdin_fd = -1;   ///< read end of the client's stdin; -1 when the client sends none; EOF when it closes
   int stdout_fd = -1;  ///< write end; -1 when the client did not ask for stdout
   int stderr_fd = -1;  ///< write end; -1 when the client did not ask for stderr (or with tty)
+  /// Becomes readable (EOF) when the client has gone before the command ended (or the server
+  /// stops): poll it alongside the command and stop the command then, so exec() returns.
+  int hangup_fd = -1;
 };
 
 /// What the kubelet's container runtime does for the streaming subresources. Without one (the

@@ -374,6 +374,8 @@ void serve_exec(SSL* ssl, int fd, const std::string& leftover, const Request& r,
   if (query_true(r, "stdin") && ::pipe2(in, O_CLOEXEC) == 0) req.stdin_fd = in[0];
   if (query_true(r, "stdout") && ::pipe2(out, O_CLOEXEC) == 0) req.stdout_fd = out[1];
   if (query_true(r, "stderr") && !req.tty && ::pipe2(err, O_CLOEXEC) == 0) req.stderr_fd = err[1];
+  int hangup[2] = {-1, -1};
+  if (::pipe2(hangup, O_CLOEXEC) == 0) req.hangup_fd = hangup[0];
   auto reader = [&](int rfd, char channel) {
     return std::thread([&, rfd, channel] {
       char buf[16384];
@@ -415,8 +417,10 @@ void serve_exec(SSL* ssl, int fd, const std::string& leftover, const Request& r,
     pump.finish();
   });
   serve();
-  close_stdin();  // the client is gone or done: the command sees EOF
+  close_stdin();         // the client is gone or done: the command sees EOF
+  close_fd(hangup[1]);   // and the handler learns it should stop the command
   runner.join();
+  close_fd(hangup[0]);
   close_fd(in[0]);
   close_fd(out[0]);
   close_fd(err[0]);

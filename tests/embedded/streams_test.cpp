@@ -104,6 +104,15 @@ TEST_CASE("kubectl exec: stdin, stdout, stderr and the exit code go through the 
   CHECK(r.err.find("executable file not found") != std::string::npos);
 }
 
+TEST_CASE("kubectl exec: when the client goes, the handler is told to stop the command") {
+  Fixture f;
+  {
+    testing::Background exec(f.kubectl_prefix() + "exec p1 -- sh -c 'echo started; exec sleep 600'");
+    CHECK(exec.first_line == "started\n");
+  }  // kubectl is terminated here
+  CHECK(f.handler->wait_for_hangups(1));
+}
+
 TEST_CASE("kubectl exec: the API server's refusals before the upgrade") {
   Fixture f;
   auto r = f.kubectl("exec p1 -c zz -- ls");
