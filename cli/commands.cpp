@@ -1,6 +1,7 @@
 #include "commands.hpp"
 
 #include "connection.hpp"
+#include "streams.hpp"
 #include "gpupool/time.hpp"
 
 #include "gpupool/cluster.hpp"
@@ -557,6 +558,9 @@ std::vector<Command> build_commands() {
        "  logs NAME        a job's log\n"
        "  wait NAME        wait until a job is Running or Succeeded\n"
        "  explain NAME     why a job's pods are pending\n"
+       "  exec NAME -- CMD...   run a command in a job's pod\n"
+       "  port-forward NAME [LOCAL:]REMOTE...   forward local ports to a job's pod\n"
+       "  tensorboard NAME   the job's TensorBoard on http://127.0.0.1:PORT\n"
        "  delete NAME...   delete jobs\n"
        "  nodes            the cluster's nodes\n"
        "  top node         GPUs per node\n"
@@ -616,6 +620,19 @@ std::vector<Command> build_commands() {
         flag("container", 'c', "NAME", "the container"), flag("tail", 't', "N", "only the last N lines")},
        1, 1},
       run_logs);
+  add({"exec", "Run a command in one of a job's pods, as kubectl exec; exits with the command's code", "NAME -- COMMAND [ARGS...]",
+       "Examples:\n  gpupool exec mpi-dist -- nvidia-smi\n  gpupool exec mpi-dist -i mpi-dist-worker-0 -it -- bash",
+       {flag("instance", 'i', "POD", "the pod (default: the job's first running pod)"), flag("container", 'c', "NAME", "the container"),
+        sw("stdin", "send standard input to the command"), sw("tty", "allocate a terminal (raw mode when stdin is one)", 't')},
+       2, -1},
+      run_exec);
+  add({"port-forward", "Forward local ports to one of a job's pods, as kubectl port-forward (until Ctrl-C)",
+       "NAME [LOCAL:]REMOTE...", "Examples:\n  gpupool port-forward mpi-dist 8888:8888\n  gpupool port-forward mpi-dist :6006",
+       {flag("instance", 'i', "POD", "the pod (default: the job's first running pod)")}, 2, -1},
+      run_port_forward);
+  add({"tensorboard", "Open the job's TensorBoard (--tensorboard) on http://127.0.0.1:PORT (until Ctrl-C)", "NAME", "",
+       {flag("port", 0, "PORT", "the local port (default: a free one)")}, 1, 1},
+      run_tensorboard);
   add({"delete", "Delete jobs (their pods, services and TensorBoard go with them; PVCs stay)", "NAME...", "", {}, 1, -1},
       run_delete);
   add({"wait", "Wait until a job is Running, Succeeded or finished", "NAME", "",
@@ -741,6 +758,7 @@ int run(const std::vector<std::string>& args, Io& io) {
     io.out << fmt::format("gpupool {}\n", gpupool::version());
     return 0;
   }
+  if (path == "exec") rest = expand_exec_shorthand(std::move(rest));
   const Command* cmd = find_command(path);
   Parser parser("gpupool", global_flags());
   try {

@@ -162,6 +162,43 @@ struct ClientOptions {
   std::function<std::chrono::system_clock::time_point()> now;
 };
 
+/// What to run for Client::exec (PodExecOptions).
+struct ExecOptions {
+  std::vector<std::string> command;  ///< argv; required
+  std::string container;             ///< empty: the pod's only container
+  bool with_stdin = false;           ///< send ExecIO::stdin_fd's bytes
+  bool with_stdout = true, with_stderr = true;
+  bool tty = false;                  ///< a terminal: stderr is merged into stdout
+};
+
+/// Where an exec's streams go. Callbacks run on the call's own I/O thread.
+struct ExecIO {
+  int stdin_fd = -1;  ///< read (poll()ed) until EOF when ExecOptions::with_stdin; not closed
+  std::function<void(std::string_view)> on_stdout, on_stderr;
+  /// With tty: the terminal's size (columns, rows), asked at start and then every 250 ms;
+  /// a change is sent to the container (remotecommand's resize channel).
+  std::function<std::optional<std::pair<int, int>>()> terminal_size;
+};
+
+/// A running port-forward (Client::port_forward): listeners on 127.0.0.1, one tunnel to the
+/// API server. Destroying it stops it.
+class PortForward {
+ public:
+  struct Port {
+    int local = 0;   ///< 0 asks for a free port; ports() reports the one chosen
+    int remote = 0;
+  };
+  virtual ~PortForward() = default;
+  virtual const std::vector<Port>& ports() const = 0;
+  /// Closes the listeners and the tunnel; idempotent; thread-safe.
+  virtual void stop() = 0;
+  /// Blocks until stop() or until the tunnel to the server ends (then throws TransportError).
+  virtual void wait() = 0;
+};
+
+/// Reports per-connection errors of a port-forward (`an error occurred forwarding 8080 -> 80: ...`).
+using PortForwardErrorHandler = std::function<void(const std::string& message)>;
+
 class Client {
  public:
   explicit Client(KubeConfig config, ClientOptions options = {});
@@ -220,6 +257,17 @@ class Client {
   /// A pod's log, line by line, until the end (or, with follow, until cancelled / handler false).
   void logs(const std::string& ns, const std::string& pod, const LogOptions& options, const LineHandler& handler,
             const CancelToken& cancel = {}) const;
+  /// Runs a command in a pod's container (pods/exec over WebSocket, v5.channel.k8s.io or
+  /// v4.channel.k8s.io, as kubectl 1.32) and returns its exit code, taken from the error channel.
+  /// A refusal before the upgrade is an ApiError (the server's Status); a failure reported on the
+  /// error channel other than a non-zero exit code is an ApiError too. `cancel` ends the call.
+  int exec(const std::string& ns, const std::string& pod, const ExecOptions& options, const ExecIO& io,
+           const CancelToken& cancel = {}) const;
+  /// Forwards local ports to a pod's ports (pods/portforward: SPDY/3.1 tunnelled in a WebSocket,
+  /// SPDY/3.1+portforward.k8s.io, or a plain SPDY/3.1 upgrade when the server refuses the
+  /// WebSocket one, as kubectl 1.32). Listens before returning.
+  std::unique_ptr<PortForward> port_forward(const std::string& ns, const std::string& pod, std::vector<PortForward::Port> ports,
+                                            PortForwardErrorHandler on_error = {}) const;
 
  private:
   struct Impl;

@@ -156,6 +156,28 @@ struct JobLogOptions {
   std::optional<std::int64_t> tail_lines;
 };
 
+/// How Cluster::exec runs a command in one of a job's pods.
+struct JobExecOptions {
+  std::string instance;   ///< pod name (one of the job's); empty: its first running pod
+  std::string container;  ///< empty: the pod's only container
+  std::optional<std::string> input;  ///< sent as the command's stdin, then EOF
+  int stdin_fd = -1;      ///< or: stdin read from this descriptor until EOF (the command line's)
+  bool tty = false;       ///< allocate a terminal (stderr is merged into stdout)
+  /// Where output goes as it arrives; unset: captured into ExecResult.
+  std::function<void(std::string_view)> on_stdout, on_stderr;
+  std::function<std::optional<std::pair<int, int>>()> terminal_size;  ///< with tty: (columns, rows)
+};
+
+/// What a command run by Cluster::exec did.
+struct ExecResult {
+  int exit_code = 0;
+  std::string stdout_text, stderr_text;  ///< captured output (empty when streamed to sinks)
+};
+
+/// Parses kubectl's port specs: "8080:80", "80" (the same port locally), ":80" (a free local port).
+/// ValidationError naming "ports[i]" otherwise.
+std::vector<PortForward::Port> parse_port_specs(const std::vector<std::string>& specs);
+
 /// A quota of the namespace: name and, per resource, used / hard.
 struct QuotaInfo {
   std::string name;
@@ -232,6 +254,18 @@ class Cluster {
   /// break (disconnects, a server restart) resume where they stopped.
   JobInfo wait(const std::string& name, WaitFor until, std::chrono::milliseconds timeout,
                const std::function<void(const JobInfo&)>& on_change = {}, const CancelToken& cancel = {}) const;
+  /// Runs a command in one of the job's pods (pods/exec, as `kubectl exec`): waits for it and
+  /// returns its exit code and output. -i INSTANCE must be one of the job's pods; a completed pod
+  /// is refused as kubectl refuses it. `cancel` ends the call.
+  ExecResult exec(const std::string& name, const std::vector<std::string>& command, const JobExecOptions& options = {},
+                  const CancelToken& cancel = {}) const;
+  /// Forwards local ports (on 127.0.0.1; local 0 picks a free port, reported by ports()) to one
+  /// of the job's running pods (`instance`, or the first running one), as `kubectl port-forward`.
+  std::unique_ptr<PortForward> port_forward(const std::string& name, const std::vector<PortForward::Port>& ports,
+                                            const std::string& instance = {}, PortForwardErrorHandler on_error = {}) const;
+  /// Forwards a local port (0: a free one) to the job's TensorBoard pod (--tensorboard); the URL
+  /// is http://127.0.0.1:<ports()[0].local>. gpupool::Error saying why when its pod does not run.
+  std::unique_ptr<PortForward> tensorboard(const std::string& name, int local_port = 0, PortForwardErrorHandler on_error = {}) const;
   /// Why the job's pods are pending (events + a local fit check of every node + quota).
   Explanation explain(const std::string& name) const;
   /// Where a workload not yet submitted would fit.

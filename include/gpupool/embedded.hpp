@@ -49,6 +49,43 @@ struct FaultCounters {
   }
 };
 
+/// The pod a stream request is for (pods/exec, pods/attach, pods/portforward).
+struct PodTarget {
+  std::string namespace_name, name, uid, node_name;
+};
+
+/// One `exec` into a container. The descriptors belong to the server: the handler uses them
+/// (typically dup2()s them into a child process) and must not close them; it keeps no copy
+/// past its return.
+struct ExecRequest {
+  PodTarget pod;
+  std::string container;              ///< already checked to be one of the pod's containers
+  std::vector<std::string> command;   ///< argv, as the client sent it (may be empty)
+  bool tty = false;
+  int stdin_fd = -1;   ///< read end of the client's stdin; -1 when the client sends none; EOF when it closes
+  int stdout_fd = -1;  ///< write end; -1 when the client did not ask for stdout
+  int stderr_fd = -1;  ///< write end; -1 when the client did not ask for stderr (or with tty)
+  /// Becomes readable (EOF) when the client has gone before the command ended (or the server
+  /// stops): poll it alongside the command and stop the command then, so exec() returns.
+  int hangup_fd = -1;
+};
+
+/// What the kubelet's container runtime does for the streaming subresources. Without one (the
+/// default: the embedded kubelet only simulates containers) the server answers exec, attach and
+/// port-forward as an API server whose kubelets cannot be reached does. A "run locally" mode
+/// installs one that runs the command or reaches the port on this machine. Implementations are
+/// called from the server's connection threads, several at once.
+class StreamHandler {
+ public:
+  virtual ~StreamHandler() = default;
+  /// Runs `request.command` in the container and returns its exit code (0..255) once it ended.
+  /// Throws gpupool::Error when it cannot run it: the message goes back on the error channel.
+  virtual int exec(const ExecRequest& request) = 0;
+  /// A connected stream socket to `port` of the pod; the caller owns (and closes) it. Throws
+  /// gpupool::Error when it cannot connect: the message goes back on the port's error stream.
+  virtual int port_forward(const PodTarget& pod, int port) = 0;
+};
+
 struct EmbeddedOptions {
   int port = 0;                     ///< 0: an ephemeral port
   std::vector<std::string> users{}; ///< each gets a namespace, a token and a client certificate
@@ -69,6 +106,12 @@ struct EmbeddedOptions {
   /// Whether the Kubeflow operators run. false: MPIJob, TFJob and PyTorchJob are served and stored
   /// but nothing acts on them, as on a cluster with the CRDs installed and no operator.
   bool kubeflow_operators = true;
+  /// Runs exec and port-forward for pods (see StreamHandler); null: none, as without kubelets.
+  std::shared_ptr<StreamHandler> stream_handler{};
+  /// false: exec and port-forward refuse WebSocket upgrades, as an API server before v1.30 (or with
+  /// its TranslateStreamCloseWebsocketRequests / PortForwardWebsockets features off) does, so
+  /// clients fall back to SPDY/3.1 (how tests exercise that fallback).
+  bool websockets = true;
   /// Injected faults. (The last member: g++ 12 misreads the unwinding of its map past a later
   /// member's throwing initializer as a use before initialization.)
   FaultConfig faults{};

@@ -336,6 +336,19 @@ void refuse_taken_name(const detail::ClusterImpl& impl, const std::string& name)
 
 }  // namespace detail
 
+void detail::check_instance_of(const JobInfo& info, const std::string& pod) {
+  // -i POD: one of this job's own pods only.
+  std::string names;
+  bool mine = false;
+  for (const auto& i : info.instances) {
+    mine = mine || i.name == pod;
+    names += (names.empty() ? "" : ", ") + i.name;
+  }
+  if (!mine)
+    throw Error(fmt::format("pod \"{}\" is not an instance of job \"{}\"; its instances: {}", pod, info.name,
+                            names.empty() ? "none yet" : names));
+}
+
 void Cluster::logs(const std::string& name, const JobLogOptions& options,
                    const std::function<bool(const std::string& line)>& on_line, const CancelToken& cancel) const {
   std::string pod = options.instance;
@@ -345,16 +358,7 @@ void Cluster::logs(const std::string& name, const JobLogOptions& options,
     try {
       info = get(name);
       if (!pod.empty()) {
-        // -i POD: one of this job's own pods only.
-        std::string names;
-        bool mine = false;
-        for (const auto& i : info.instances) {
-          mine = mine || i.name == pod;
-          names += (names.empty() ? "" : ", ") + i.name;
-        }
-        if (!mine)
-          throw Error(fmt::format("pod \"{}\" is not an instance of job \"{}\"; its instances: {}", pod, name,
-                                  names.empty() ? "none yet" : names));
+        detail::check_instance_of(info, pod);
       } else {
         if (info.instances.empty())
           throw Error(fmt::format("job \"{}\" has no pods yet; try again when `gpupool get {}` lists instances", name, name));

@@ -306,8 +306,11 @@ json::object resource_list(const Store& store, std::string_view group, std::stri
     if (t->has_status) sub("status", t->kind, {"get", "patch", "update"});
     if (t->has_scale) sub("scale", "Scale", {"get", "patch", "update"}, "autoscaling", "v1");
     if (t->group.empty() && t->resource == "pods") {
+      sub("attach", "PodAttachOptions", {"create", "get"});
       sub("binding", "Binding", {"create"});
+      sub("exec", "PodExecOptions", {"create", "get"});
       sub("log", "Pod", {"get"});
+      sub("portforward", "PodPortForwardOptions", {"create", "get"});
     }
   }
   return {{"kind", "APIResourceList"}, {"apiVersion", "v1"},
@@ -735,6 +738,15 @@ Response Api::dispatch(const Request& r) const {
     throw StatusError(404, "NotFound", "the server could not find the requested resource");
   if (q_true(r, "watch")) tg.watch = true;
 
+  // pods/exec, pods/attach, pods/portforward: connect subresources (registry/core/pod/rest/
+  // subresources.go), GET or POST only (ConnectMethods), authorized as get/create.
+  if (t.group.empty() && t.resource == "pods" && !tg.name.empty() && connect_ &&
+      (tg.subresource == "exec" || tg.subresource == "attach" || tg.subresource == "portforward")) {
+    if (r.method != "GET" && r.method != "POST")
+      throw StatusError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+    authorize(r, r.method == "GET" ? "get" : "create", served, tg.ns, tg.name, tg.subresource);
+    return connect_(r, tg.ns, tg.name, tg.subresource);
+  }
   // Verb.
   std::string verb;
   if (r.method == "GET") verb = tg.watch ? "watch" : tg.name.empty() ? "list" : "get";

@@ -18,6 +18,8 @@
 #include "embedded/rbac.hpp"
 #include "embedded/store.hpp"
 
+typedef struct ssl_st SSL;
+
 namespace gpupool::embedded {
 
 struct Request {
@@ -34,6 +36,9 @@ struct Request {
   // Impersonate-User / Impersonate-Group headers (kubectl --as / --as-group).
   std::string impersonate_user;
   std::vector<std::string> impersonate_groups;
+  /// For upgrade requests (a Connection: Upgrade header): Upgrade, Sec-WebSocket-*,
+  /// X-Stream-Protocol-Version, names lower-cased (embedded/streams.cpp negotiates with them).
+  std::vector<std::pair<std::string, std::string>> upgrade_headers;
   /// The warnings this request earned (admission, strategies), sent as Warning headers.
   mutable std::vector<std::string> warnings;
 };
@@ -50,6 +55,11 @@ struct Response {
   /// Streamed bodies (watch, log follow): called after the headers went out; returns when the
   /// stream ends, the client left (write returned false) or `stopping` became true.
   std::function<void(const ChunkWriter& write, const std::atomic<bool>& stopping)> stream;
+  /// Upgraded connections (exec, attach, port-forward): the server hands over the TLS connection
+  /// (`ssl` reading and writing socket `fd`, both freed by the server afterwards) and the bytes
+  /// already read past the request; the function writes the 101 and speaks the protocol until
+  /// the exchange ends. status/body/stream are then unused.
+  std::function<void(SSL* ssl, int fd, std::string leftover, const std::atomic<bool>& stopping)> takeover;
 };
 
 /// Serves logs for pods/log (the simulated kubelet provides them). `follow` streams until the
@@ -76,6 +86,11 @@ class Api {
   /// Never throws: errors come back as Status responses.
   Response handle(const Request& r) const;
   void set_log_provider(LogProvider p) { logs_ = std::move(p); }
+  /// pods/exec, pods/attach, pods/portforward (embedded/streams.hpp); unset: 404 for them.
+  void set_connect_handler(std::function<Response(const Request&, const std::string& ns, const std::string& name,
+                                                  const std::string& subresource)> h) {
+    connect_ = std::move(h);
+  }
   Store& store() const noexcept { return store_; }
 
   /// Whether a request may go on: admins (group system:masters) may do anything; by the guide's
@@ -94,6 +109,7 @@ class Api {
   Store& store_;
   Options options_;
   LogProvider logs_;
+  std::function<Response(const Request&, const std::string&, const std::string&, const std::string&)> connect_;
   Store::SubscriptionId crd_subscription_ = 0;
 };
 

@@ -234,6 +234,13 @@ struct HttpServer::Impl {
       r.impersonate_user = std::string(req["Impersonate-User"]);
       for (auto [it, end] = req.equal_range("Impersonate-Group"); it != end; ++it)
         r.impersonate_groups.emplace_back(it->value());
+      if (boost::beast::http::token_list(req[http::field::connection]).exists("upgrade"))
+        for (const auto& f : req) {
+          std::string name(f.name_string());
+          for (auto& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+          if (name == "upgrade" || name.rfind("sec-websocket-", 0) == 0 || name == "x-stream-protocol-version")
+            r.upgrade_headers.emplace_back(std::move(name), std::string(f.value()));
+        }
       bool bad_token = false;
       const std::string auth(req[http::field::authorization]);
       if (auth.rfind("Bearer ", 0) == 0) {
@@ -284,6 +291,20 @@ struct HttpServer::Impl {
         if (resp.stream) resp.stream([](std::string_view) { return false; }, stopping);  // lets it clean up
         reset(stream.next_layer());
         return;
+      }
+      if (resp.takeover) {
+        // The connection is the handler's from here on: it speaks to the socket through OpenSSL
+        // directly (Asio's engine keeps ciphertext in a memory BIO pair; the client sent nothing
+        // past the request, so nothing is stranded there) and the connection closes after.
+        SSL* ssl = stream.native_handle();
+        BIO* bio = BIO_new_socket(stream.next_layer().native_handle(), BIO_NOCLOSE);
+        SSL_set_bio(ssl, bio, bio);
+        const auto leftover = buf.data();
+        std::string rest(static_cast<const char*>(leftover.data()), leftover.size());
+        conn.streaming = true;
+        resp.takeover(ssl, stream.next_layer().native_handle(), std::move(rest), stopping);
+        conn.streaming = false;
+        break;
       }
       if (!resp.stream) {
         http::response<http::string_body> res{static_cast<http::status>(resp.status), req.version()};

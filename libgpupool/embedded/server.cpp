@@ -29,6 +29,7 @@
 #include "embedded/http_server.hpp"
 #include "embedded/journal.hpp"
 #include "embedded/server_store.hpp"
+#include "embedded/streams.hpp"
 #include "embedded/tls.hpp"
 #include "gpupool/embedded.hpp"
 #include "gpupool/names.hpp"
@@ -103,6 +104,7 @@ struct EmbeddedServer::Impl {
   std::unique_ptr<DisruptionController> disruption;
   std::unique_ptr<Kubelet> kubelet;
   std::unique_ptr<Api> api;
+  std::unique_ptr<Streams> streams;
   FaultInjector faults;
   CertificateAuthority ca;
   std::unique_ptr<HttpServer> http;
@@ -219,6 +221,9 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
   ao.server_version = im.options.server_version;
   im.api = std::make_unique<Api>(*im.store, ao);
   im.api->set_log_provider([&im](const LogRequest& lr) { return im.logs(lr); });
+  im.streams = std::make_unique<Streams>(*im.store, im.options.stream_handler, im.options.websockets);
+  im.api->set_connect_handler([streams = im.streams.get()](const Request& r, const std::string& ns, const std::string& name,
+                                                          const std::string& sub) { return streams->connect(r, ns, name, sub); });
 
   // A saved state replaces the topology: the cluster continues where the last command left it
   // (the snapshot, then the journal of writes committed after it).

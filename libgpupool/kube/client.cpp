@@ -17,6 +17,7 @@
 #include "gpupool/error.hpp"
 #include "kube/credentials.hpp"
 #include "kube/status.hpp"
+#include "kube/streams.hpp"
 #include "kube/util.hpp"
 
 namespace gpupool {
@@ -717,6 +718,22 @@ std::string Client::watch(const ResourceRef& ref, const std::string& ns, const W
     }
   }
   return rv;
+}
+
+int Client::exec(const std::string& ns, const std::string& pod, const ExecOptions& options, const ExecIO& io,
+                 const CancelToken& cancel) const {
+  if (pod.empty()) throw ValidationError("pod", "", "a pod name is required for exec");
+  const Impl& im = *impl_;
+  const kube::StreamContext ctx{im.config, im.credentials, im.options.transport.user_agent, im.options.transport.connect_timeout};
+  return kube::exec_in_pod(ctx, im.path(ResourceRef{"", "v1", "pods", "Pod", true}, ns, pod), options, io, cancel);
+}
+
+std::unique_ptr<PortForward> Client::port_forward(const std::string& ns, const std::string& pod, std::vector<PortForward::Port> ports,
+                                                  PortForwardErrorHandler on_error) const {
+  if (pod.empty()) throw ValidationError("pod", "", "a pod name is required for port-forward");
+  const Impl& im = *impl_;
+  const kube::StreamContext ctx{im.config, im.credentials, im.options.transport.user_agent, im.options.transport.connect_timeout};
+  return kube::forward_ports(ctx, im.path(ResourceRef{"", "v1", "pods", "Pod", true}, ns, pod), std::move(ports), std::move(on_error));
 }
 
 void Client::logs(const std::string& ns, const std::string& pod, const LogOptions& o, const LineHandler& handler,

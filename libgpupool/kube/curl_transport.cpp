@@ -12,6 +12,7 @@
 
 #include "gpupool/error.hpp"
 #include "gpupool/transport.hpp"
+#include "kube/util.hpp"
 
 namespace gpupool {
 
@@ -27,32 +28,6 @@ void global_init_once() {
   // A function-local static is initialised exactly once even with concurrent first callers.
   static const CURLcode rc = curl_global_init(CURL_GLOBAL_DEFAULT);
   if (rc != CURLE_OK) throw TransportError(std::string("libcurl could not be initialised: ") + curl_easy_strerror(rc));
-}
-
-struct ServerUrl {
-  std::string scheme, host, port, path;  // host without brackets
-};
-
-ServerUrl parse_server(const std::string& server) {
-  ServerUrl u;
-  auto sep = server.find("://");
-  u.scheme = server.substr(0, sep);
-  std::string rest = server.substr(sep + 3);
-  auto slash = rest.find('/');
-  std::string authority = rest.substr(0, slash);
-  if (slash != std::string::npos) u.path = rest.substr(slash);
-  while (!u.path.empty() && u.path.back() == '/') u.path.pop_back();
-  if (!authority.empty() && authority.front() == '[') {
-    auto close = authority.find(']');
-    u.host = authority.substr(1, close - 1);
-    if (close + 1 < authority.size() && authority[close + 1] == ':') u.port = authority.substr(close + 2);
-  } else {
-    auto colon = authority.rfind(':');
-    u.host = authority.substr(0, colon);
-    if (colon != std::string::npos) u.port = authority.substr(colon + 1);
-  }
-  if (u.port.empty()) u.port = u.scheme == "http" ? "80" : "443";
-  return u;
 }
 
 std::string bracket(const std::string& host) { return host.find(':') != std::string::npos ? "[" + host + "]" : host; }
@@ -116,7 +91,7 @@ class CurlTransport final : public Transport {
  public:
   CurlTransport(const KubeCluster& cluster, TransportOptions options) : cluster_(cluster), options_(std::move(options)) {
     global_init_once();
-    ServerUrl u = parse_server(cluster.server);
+    const kube::ServerUrl u = kube::parse_server_url(cluster.server);
     const std::string authority = bracket(u.host) + ":" + u.port;
     if (!cluster.tls_server_name.empty() && u.scheme == "https") {
       // Verify (and send SNI for) tls-server-name while connecting to the server's address:

@@ -58,4 +58,26 @@ std::string trim(std::string_view text) {
   return std::string(text.substr(b, e - b + 1));
 }
 
+ServerUrl parse_server_url(const std::string& server) {
+  ServerUrl u;
+  const auto sep = server.find("://");
+  u.scheme = sep == std::string::npos ? std::string() : server.substr(0, sep);
+  std::string rest = sep == std::string::npos ? server : server.substr(sep + 3);
+  const auto slash = rest.find('/');
+  std::string authority = rest.substr(0, slash);
+  if (slash != std::string::npos) u.path = rest.substr(slash);
+  while (!u.path.empty() && u.path.back() == '/') u.path.pop_back();
+  if (!authority.empty() && authority.front() == '[') {
+    const auto close = authority.find(']');
+    u.host = authority.substr(1, close - 1);
+    if (close + 1 < authority.size() && authority[close + 1] == ':') u.port = authority.substr(close + 2);
+  } else {
+    const auto colon = authority.rfind(':');
+    u.host = authority.substr(0, colon);
+    if (colon != std::string::npos) u.port = authority.substr(colon + 1);
+  }
+  if (u.port.empty()) u.port = u.scheme == "http" ? "80" : "443";
+  return u;
+}
+
 }  // namespace gpupool::kube

@@ -18,6 +18,13 @@ std::string resolve_against(const std::string& dir, const std::string& path);
 /// Percent-encodes a query value or path segment (RFC 3986 unreserved characters kept).
 std::string url_encode(std::string_view text);
 
+/// A kubeconfig server URL's parts: scheme, host (without brackets), port (the scheme's default when
+/// absent) and path (without trailing slashes).
+struct ServerUrl {
+  std::string scheme, host, port, path;
+};
+ServerUrl parse_server_url(const std::string& server);
+
 /// Removes leading and trailing ASCII whitespace.
 std::string trim(std::string_view text);
 

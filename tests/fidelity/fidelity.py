@@ -861,6 +861,35 @@ KIND_BODIES = [
 KIND_STEPS = [(["create", "--dry-run=server", "-f", "-"], json.dumps(b)) for b in KIND_BODIES]
 
 SCENARIOS = {
+    # pods/exec, pods/attach, pods/portforward (strategy.go streamLocation / PortForwardLocation):
+    # what an API server without kubelets answers; kubectl 1.32 execs over WebSocket. (-n before
+    # "--": the -n the runner appends lands in the remote command.)
+    "streams": [
+        (["create", "-f", "-"], pod("p1", C_NONE, '"nodeName":"streams-fid-n1",')),
+        (["create", "-f", "-"], pod("p2", [{"name": "main", "image": "busybox"}, {"name": "side", "image": "busybox"}],
+                                    '"nodeName":"streams-fid-n2",')),
+        (["create", "-f", "-"], pod("p3", C_NONE, '"schedulerName":"streams-no-such-scheduler",')),
+        (["create", "-f", "-"], pod("p4", C_NONE, '"nodeName":"streams-fid-ghost",')),
+        (["exec", "-n", "NAMESPACE", "p1", "--", "ls"], None),
+        (["exec", "-n", "NAMESPACE", "p1", "-c", "zz", "--", "ls"], None),
+        (["exec", "-n", "NAMESPACE", "p2", "-c", "side", "--", "ls", "-l"], None),
+        (["exec", "-n", "NAMESPACE", "p3", "--", "ls"], None),
+        (["exec", "-n", "NAMESPACE", "p4", "--", "ls"], None),
+        (["exec", "-n", "NAMESPACE", "nope", "--", "ls"], None),
+        (["attach", "p1"], None),
+        (["get", "--raw", "/api/v1/namespaces/NS/pods/p1/exec?command=ls&stdout=true"], None),
+        (["get", "--raw", "/api/v1/namespaces/NS/pods/p2/exec?command=ls&stdout=true"], None),
+        (["get", "--raw", "/api/v1/namespaces/NS/pods/p2/exec?command=ls&stdout=true&container=side"], None),
+        (["create", "--raw", "/api/v1/namespaces/NS/pods/p2/exec?command=ls&stdout=true&container=side", "-f", "-"], "{}"),
+        (["replace", "--raw", "/api/v1/namespaces/NS/pods/p1/exec?command=ls", "-f", "-"], "{}"),
+        (["get", "--raw", "/api/v1/namespaces/NS/pods/p1/portforward?ports=8080,abc"], None),
+        (["get", "--raw", "/api/v1/namespaces/NS/pods/p1/portforward?ports=70000"], None),
+        (["get", "--raw", "/api/v1/namespaces/NS/pods/p1/portforward?ports=80"], None),
+        (["get", "--raw", "/api/v1/namespaces/NS/pods/p3/portforward"], None),
+        (["create", "--raw", "/api/v1/namespaces/NS/pods/p2/portforward", "-f", "-"], "{}"),
+        # p3 stays Pending on both (no scheduler of its name): kubectl refuses before any request.
+        (["port-forward", "p3", "8080:80"], None),
+    ],
     "quota": [
         (["create", "quota", "compute", "--hard=limits.cpu=1,limits.memory=1Gi,requests.nvidia.com/gpu=1,pods=2,count/services=1"], None),
         (["create", "-f", "-"], pod("nolimits", C_NONE)),
@@ -1249,7 +1278,14 @@ KUBEFLOW_CRDS = [os.path.join(HERE, "..", "..", "data", "crds", n + ".json")
                  for n in ("training-operator_mpijobs", "training-operator_tfjobs")]
 CRD_FILES = [os.path.join(HERE, "data", "widget-crd.json"),
              os.path.join(HERE, "..", "..", "data", "crds", "training-operator_pytorchjobs.json")]
+STREAMS_NODES = ["streams-fid-n1", "streams-fid-n2"]
 SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES],
+         # pods/exec, attach, portforward: a node without addresses, and one whose InternalIP has no kubelet.
+         "streams": [["delete", "node", "--ignore-not-found"] + STREAMS_NODES,
+                     ["create", "-f", os.path.join(HERE, "data", "streams-node-n1.json")],
+                     ["create", "-f", os.path.join(HERE, "data", "streams-node-n2.json")],
+                     ["patch", "node", "streams-fid-n2", "--subresource=status", "--type=merge", "-p",
+                      '{"status":{"addresses":[{"type":"InternalIP","address":"127.0.0.1"}]}}']],
          # The CRDs (the embedded server ships PyTorchJob's: its create fails, as intended).
          "kubeflow": [["create", "-f", f] for f in CRD_FILES[1:] + KUBEFLOW_CRDS] +
                      [["wait", "--for=condition=established", "--timeout=30s"] + ["crd/" + n for n in
@@ -1260,6 +1296,8 @@ SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES],
 # The guide's PVC names the NFS class; with the class present, neither server warns about it.
 SETUP["gpupoolapply"] = [["create", "-f", os.path.join(HERE, "data", "nfs-storageclass.json")]]
 TEARDOWN = {"gpupoolapply": [["delete", "storageclass", "managed-nfs-storage", "--ignore-not-found"]],
+            "streams": [["delete", "pods", "--all", "--force", "--grace-period=0"],
+                        ["delete", "node", "--ignore-not-found"] + STREAMS_NODES],
             "scheduling": [["delete", "pods", "--all", "--force", "--grace-period=0"],
                            ["delete", "node", "--ignore-not-found"] + FID_NODES]}
 

@@ -78,6 +78,8 @@ from gpupool._gpupool import (
     QuotaInfo as QuotaInfo,
     PvcInfo as PvcInfo,
     LogIterator as LogIterator,
+    ExecResult as ExecResult,
+    PortForward as PortForward,
     jobs_to_text as jobs_to_text,
     pvcs_to_text as pvcs_to_text,
     connect as connect,

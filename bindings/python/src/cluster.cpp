@@ -510,6 +510,11 @@ void bind_cluster_class(py::module_& m) {
 
 }  // namespace
 
+PortForwardErrorHandler python_error_logger() {
+  const Logger log = python_logger();
+  return [log](const std::string& message) { log(LogLevel::error, message); };
+}
+
 Logger python_logger() {
   return [](LogLevel level, const std::string& message) {
     if (!Py_IsInitialized()) return;
@@ -533,9 +538,110 @@ std::chrono::milliseconds duration_from(py::handle value) {
   return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000.0));
 }
 
+namespace {
+
+/// `ports` as kubectl's specs ("8080:80", ":80", "80"), ints (the same port locally) or
+/// (local, remote) tuples.
+std::vector<PortForward::Port> ports_from(py::handle ports) {
+  if (py::isinstance<py::str>(ports) || py::isinstance<py::int_>(ports)) ports = py::make_tuple(ports);
+  std::vector<PortForward::Port> out;
+  std::size_t i = 0;
+  for (auto item : ports) {
+    std::string spec = py::str(item).cast<std::string>();
+    if (py::isinstance<py::tuple>(item) && py::len(item) == 2) {
+      auto t = item.cast<py::tuple>();
+      spec = py::str(t[0]).cast<std::string>() + ":" + py::str(t[1]).cast<std::string>();
+    }
+    try {
+      out.push_back(parse_port_specs({spec}).front());
+    } catch (const ValidationError& e) {  // the library's check, named by its place in `ports`
+      throw ValidationError("ports[" + std::to_string(i) + "]", e.value(), e.rule());
+    }
+    ++i;
+  }
+  if (out.empty()) throw ValidationError("ports", "", "give at least one port: [LOCAL:]REMOTE, e.g. \"8080:80\"");
+  return out;
+}
+
+py::str decoded(const std::string& bytes) {
+  return py::reinterpret_steal<py::str>(PyUnicode_DecodeUTF8(bytes.data(), static_cast<Py_ssize_t>(bytes.size()), "replace"));
+}
+
+void bind_streams(py::module_& m) {
+  py::class_<ExecResult>(m, "ExecResult", "What a command run by Cluster.exec() did.")
+      .def_readonly("exit_code", &ExecResult::exit_code)
+      .def_property_readonly("stdout", [](const ExecResult& r) { return decoded(r.stdout_text); })
+      .def_property_readonly("stderr", [](const ExecResult& r) { return decoded(r.stderr_text); })
+      .def("__repr__", [](const ExecResult& r) {
+        return "ExecResult(exit_code=" + std::to_string(r.exit_code) + ", stdout=" + py::repr(decoded(r.stdout_text)).cast<std::string>() +
+               ", stderr=" + py::repr(decoded(r.stderr_text)).cast<std::string>() + ")";
+      });
+  py::class_<PortForward>(m, "PortForward",
+                          "Local ports on 127.0.0.1 forwarded to a pod; a context manager (leaving it stops forwarding).")
+      .def_property_readonly("ports",
+                             [](const PortForward& pf) {
+                               std::vector<std::pair<int, int>> out;
+                               for (const auto& p : pf.ports()) out.emplace_back(p.local, p.remote);
+                               return out;
+                             },
+                             "(local, remote) pairs; local ports asked as 0 are the ones chosen.")
+      .def_property_readonly("local_port", [](const PortForward& pf) { return pf.ports().front().local; },
+                             "The first local port.")
+      .def_property_readonly("url", [](const PortForward& pf) { return "http://127.0.0.1:" + std::to_string(pf.ports().front().local); },
+                             "http://127.0.0.1:<first local port> (TensorBoard's address).")
+      .def("stop", &PortForward::stop, py::call_guard<py::gil_scoped_release>())
+      .def("__enter__", [](PortForward& pf) -> PortForward& { return pf; }, py::return_value_policy::reference)
+      .def("__exit__", [](PortForward& pf, py::args) {
+        py::gil_scoped_release unlocked;
+        pf.stop();
+      });
+
+  auto c = py::reinterpret_borrow<py::class_<Cluster>>(m.attr("Cluster"));
+  c.def(
+       "exec",
+       [](const Cluster& self, const std::string& name, std::vector<std::string> command, std::optional<std::string> instance,
+          std::optional<std::string> container, py::object input, bool tty) {
+         JobExecOptions o;
+         o.instance = instance.value_or("");
+         o.container = container.value_or("");
+         o.tty = tty;
+         if (py::isinstance<py::bytes>(input)) o.input = input.cast<std::string>();
+         else if (!input.is_none()) o.input = input.cast<std::string>();
+         py::gil_scoped_release unlocked;
+         return self.exec(name, command, o);
+       },
+       py::arg("name"), py::arg("command"), py::kw_only(), py::arg("instance") = py::none(), py::arg("container") = py::none(),
+       py::arg("stdin") = py::none(), py::arg("tty") = false,
+       "Runs a command (a list of words) in one of the job's pods, as `kubectl exec`, and waits for it:\n"
+       "ExecResult(exit_code, stdout, stderr). stdin: text or bytes sent as its input. instance: the pod\n"
+       "(default: the job's first running pod).")
+      .def(
+          "port_forward",
+          [](const Cluster& self, const std::string& name, py::object ports, std::optional<std::string> instance) {
+            auto specs = ports_from(ports);
+            py::gil_scoped_release unlocked;
+            return self.port_forward(name, specs, instance.value_or(""), python_error_logger());
+          },
+          py::arg("name"), py::arg("ports"), py::kw_only(), py::arg("instance") = py::none(),
+          "Forwards local ports to one of the job's running pods, as `kubectl port-forward`: ports are\n"
+          "\"LOCAL:REMOTE\" / \":REMOTE\" (a free local port) / REMOTE strings, ints or (local, remote) tuples.\n"
+          "Use it as a context manager: `with cluster.port_forward(\"job\", [\":8888\"]) as pf: pf.local_port`.")
+      .def(
+          "tensorboard",
+          [](const Cluster& self, const std::string& name, int port) {
+            py::gil_scoped_release unlocked;
+            return self.tensorboard(name, port, python_error_logger());
+          },
+          py::arg("name"), py::kw_only(), py::arg("port") = 0,
+          "Forwards a local port (0: a free one) to the job's TensorBoard pod; .url is its address.");
+}
+
+}  // namespace
+
 void bind_cluster(py::module_& m) {
   bind_results(m);
   bind_cluster_class(m);
+  bind_streams(m);
 }
 
 }  // namespace gpupool::py_bindings
