@@ -1,4 +1,5 @@
 #include "embedded/api.hpp"
+#include "embedded/api_handlers.hpp"
 
 #include "embedded/crd_schema.hpp"
 
@@ -27,7 +28,7 @@
 
 namespace gpupool::embedded {
 
-namespace {
+namespace api {
 
 // The field labels each kind supports (the scheme's AddFieldLabelConversionFunc per kind:
 // pkg/apis/core/v1/conversion.go, pkg/apis/batch/v1/conversion.go; every other kind takes
@@ -62,7 +63,7 @@ FieldSelector field_selector(const ResourceType& t, std::string_view text) {
 
 // ---- small helpers -------------------------------------------------------------------------------
 
-std::string q(const Request& r, const std::string& key, std::string dflt = "") {
+std::string q(const Request& r, const std::string& key, std::string dflt) {
   auto it = r.query.find(key);
   return it == r.query.end() ? dflt : it->second;
 }
@@ -192,7 +193,7 @@ void replace_invalid_utf8(json::value& v) {
   }
 }
 
-json::value parse_body(const std::string& body, bool yaml = false) {
+json::value parse_body(const std::string& body, bool yaml) {
   if (yaml) {
     // The library's one YAML reader (render/manifest: YAML 1.2 core scalars, go-yaml's alias budget).
     try {
@@ -214,9 +215,7 @@ json::value parse_body(const std::string& body, bool yaml = false) {
   return v;
 }
 
-using limits::kMaxRequestBodyBytes;
 // kube-apiserver passes etcd's refusal of a larger object on as a 500 with no reason.
-constexpr std::size_t kEtcdMaxRequestBytes = limits::kMaxStoredObjectBytes;
 
 void check_stored_size(const json::object& obj) {
   const std::size_t size = json::serialize(obj).size();
@@ -404,16 +403,6 @@ Response openapi(const Store& store, const std::vector<std::string>& segs, const
                                          {"components", json::object{{"schemas", std::move(schemas)}}}});
 }
 
-// ---- CRDs ----------------------------------------------------------------------------------------
-
-// ---- paths ---------------------------------------------------------------------------------------
-
-struct Target {
-  const ResourceType* type = nullptr;
-  std::string ns, name, subresource;
-  bool watch = false;
-};
-
 // ---- responses -----------------------------------------------------------------------------------
 
 json::object scale_of(const ResourceType& t, const json::object& obj) {
@@ -440,6 +429,15 @@ json::object scale_of(const ResourceType& t, const json::object& obj) {
           {"status", json::object{{"replicas", status_replicas}, {"selector", selector}}}};
 }
 
+std::int64_t scale_replicas(std::string_view name, const json::object& scale) {
+  if (const auto* s = scale.if_contains("spec"); s && s->is_object())
+    if (const auto* rep = s->as_object().if_contains("replicas"); rep && rep->is_int64()) {
+      validate_scale(name, *rep);
+      return rep->as_int64();
+    }
+  return 0;
+}
+
 bool wants_table(const Request& r) { return r.accept.find("as=Table") != std::string::npos; }
 
 IncludeObject include_object(const Request& r) {
@@ -449,7 +447,20 @@ IncludeObject include_object(const Request& r) {
   return IncludeObject::Metadata;
 }
 
-}  // namespace
+json::object Call::as_served(json::object o) const { return event_view ? core_event_to_v1(o) : o; }
+json::object Call::as_stored(json::object o) const { return event_view ? v1_event_to_core(o) : o; }
+
+WriteOptions Call::tracking(std::string manager) const {
+  WriteOptions o = wo;
+  o.track_fields = [t = &t, manager = std::move(manager), time = to_rfc3339(now)](const json::object* old, json::object& next) {
+    track_update(old, next, *t, manager, time);
+  };
+  return o;
+}
+
+}  // namespace api
+
+using namespace api;
 
 Response status_response(const StatusError& e) {
   Response resp = json_response(e.code(), e.to_status());
@@ -732,8 +743,6 @@ Response Api::dispatch(const Request& r) const {
   const ResourceType& served = *tg.type;
   const bool event_view = served.group == "events.k8s.io" && served.resource == "events";
   const ResourceType& t = event_view ? store_.type("", "events") : served;
-  auto as_served = [event_view](json::object o) { return event_view ? core_event_to_v1(o) : o; };
-  auto as_stored = [event_view](json::object o) { return event_view ? v1_event_to_core(o) : o; };
   if (!t.namespaced && !tg.ns.empty())
     throw StatusError(404, "NotFound", "the server could not find the requested resource");
   if (q_true(r, "watch")) tg.watch = true;
@@ -766,378 +775,20 @@ Response Api::dispatch(const Request& r) const {
                     (t.group.empty() && t.resource == "pods" && (tg.subresource == "binding" || tg.subresource == "log"));
     if (!ok) throw StatusError(404, "NotFound", "the server could not find the requested resource");
   }
-  const auto now = store_.clock().now();
-
-  // ---- reads ----
-  if (verb == "get") {
-    if (tg.subresource == "log") {
-      LogRequest lr{tg.ns, tg.name, q(r, "container"), q_true(r, "follow"), std::nullopt, q_true(r, "previous"),
-                    q_true(r, "timestamps")};
-      if (const auto tl = q(r, "tailLines"); !tl.empty()) lr.tail_lines = std::stoll(tl);
-      store_.get(t, tg.ns, tg.name);  // 404 for a missing pod
-      if (logs_) return logs_(lr);
-      Response resp;
-      resp.content_type = "text/plain";
-      return resp;
-    }
-    auto obj = store_.get(t, tg.ns, tg.name);
-    if (tg.subresource == "scale") return json_response(200, scale_of(t, obj));
-    if (wants_table(r))
-      return json_response(200, to_table(t, {std::make_shared<const json::object>(std::move(obj))}, now, include_object(r)));
-    return json_response(200, as_served(std::move(obj)));
-  }
-  if (verb == "list") {
-    validate_list_options(r, false);
-    ListOptions lo;
-    lo.labels = LabelSelector::parse(q(r, "labelSelector"));
-    lo.fields = field_selector(t, q(r, "fieldSelector"));
-    if (const auto l = q(r, "limit"); !l.empty()) lo.limit = std::stoll(l);
-    lo.continue_token = q(r, "continue");
-    auto res = store_.list(t, tg.ns, lo);
-    json::object md{{"resourceVersion", std::to_string(res.resource_version)}};
-    if (!res.continue_token.empty()) md["continue"] = res.continue_token;
-    if (res.remaining) md["remainingItemCount"] = *res.remaining;
-    if (wants_table(r)) {
-      auto table = to_table(t, res.items, now, include_object(r));
-      table["metadata"] = std::move(md);
-      return json_response(200, table);
-    }
-    json::array items;
-    items.reserve(res.items.size());
-    // A built-in kind's list items carry no kind/apiVersion (typed items are serialized without
-    // TypeMeta); custom resources' items keep theirs (unstructured).
-    const bool bare_items = is_builtin_group(t.group);
-    for (const auto& it : res.items) {
-      items.push_back(as_served(*it));
-      if (bare_items) {
-        items.back().as_object().erase("kind");
-        items.back().as_object().erase("apiVersion");
-      }
-    }
-    return json_response(200, json::object{{"kind", list_kind(served)}, {"apiVersion", served.api_version()},
-                                           {"metadata", std::move(md)}, {"items", std::move(items)}});
-  }
-  if (verb == "watch") {
-    std::uint64_t rv = 0;
-    if (const auto v = q(r, "resourceVersion"); !v.empty()) {
-      try {
-        rv = std::stoull(v);
-      } catch (...) {
-        throw StatusError::bad_request(fmt::format("invalid resource version: {}", v));
-      }
-    }
-    auto labels = LabelSelector::parse(q(r, "labelSelector"));
-    auto fields = field_selector(t, q(r, "fieldSelector"));
-    if (!tg.name.empty()) {
-      // GET .../pods/x?watch=1 (legacy single-object watch) = fieldSelector metadata.name=x.
-      fields = FieldSelector::parse("metadata.name=" + tg.name);
-    }
-    std::int64_t timeout_s = 1800;
-    if (const auto ts = q(r, "timeoutSeconds"); !ts.empty()) timeout_s = std::stoll(ts);
-    const bool bookmarks = q_true(r, "allowWatchBookmarks");
-    // Watch lists (WatchList, beta and on in v1.32): validateWatchOptions
-    // (apimachinery/pkg/apis/meta/internalversion/validation), then sendInitialEvents=true sends
-    // the current objects as ADDED events and a BOOKMARK annotated k8s.io/initial-events-end.
-    const std::string send_initial = q(r, "sendInitialEvents");
-    validate_list_options(r, true);
-    const bool initial_events = send_initial == "true";
-    // sendInitialEvents=false without a version: from now on, no synthetic ADDED events.
-    if (send_initial == "false" && rv == 0) rv = store_.revision();
-    const bool table = wants_table(r);
-    const IncludeObject inc = include_object(r);
-    Store* store = &store_;
-    const ResourceType* tp = &served;
-    std::shared_ptr<WatchQueue> queue;
-    std::optional<StatusError> gone;
-    std::uint64_t initial_rv = 0;  // the version the initial events show (sendInitialEvents)
-    try {
-      queue = store_.open_watch(t, tg.ns, initial_events ? 0 : rv, labels, fields);
-      if (initial_events) initial_rv = store_.revision();
-    } catch (const StatusError& e) {
-      if (e.code() != 410) throw;
-      gone = e;
-    }
-    Response resp;
-    resp.content_type = table ? "application/json;as=Table;v=v1;g=meta.k8s.io" : "application/json";
-    resp.stream = [store, tp, queue, gone, timeout_s, bookmarks, table, inc, event_view, initial_events, initial_rv](
-                      const ChunkWriter& write, const std::atomic<bool>& stopping) {
-      if (gone) {
-        // The watch starts, then reports the expired version as an ERROR event (what client-go's
-        // reflector expects in order to re-list).
-        write(json::serialize(json::object{{"type", "ERROR"}, {"object", gone->to_status()}}) + "\n");
-        return;
-      }
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-      // Bookmarks follow the cluster's clock (a manual clock in tests): the watch cache sends one
-      // about every minute to watchers that allow them (apiserver/pkg/storage/cacher:
-      // bookmarkFrequency = time.Minute), carrying only kind, apiVersion and resourceVersion.
-      constexpr auto kBookmarkEvery = std::chrono::minutes(1);
-      auto last_bookmark = store->clock().now();
-      std::uint64_t last_rv = 0;
-      auto send = [&](const std::vector<WatchEvent>& events) {
-        for (const auto& ev : events) {
-          json::value obj;
-          if (table) obj = to_table(*ev.type_info, {ev.object}, store->clock().now(), inc);
-          else if (event_view) obj = core_event_to_v1(*ev.object);
-          else obj = *ev.object;
-          last_rv = std::max(last_rv, ev.resource_version);
-          if (!write(json::serialize(json::object{{"type", to_string(ev.type)}, {"object", std::move(obj)}}) + "\n"))
-            return false;
-        }
-        return true;
-      };
-      // A bookmark carries the type, the version and nothing else of an empty object (its zero
-      // creationTimestamp is encoded as null, as metav1.Time does).
-      auto bookmark = [&](std::uint64_t version, bool initial_end) {
-        json::object md{{"resourceVersion", std::to_string(version)}, {"creationTimestamp", nullptr}};
-        if (initial_end) md["annotations"] = json::object{{"k8s.io/initial-events-end", "true"}};
-        json::object bm{{"kind", tp->kind}, {"apiVersion", tp->api_version()}, {"metadata", std::move(md)}};
-        return write(json::serialize(json::object{{"type", "BOOKMARK"}, {"object", std::move(bm)}}) + "\n");
-      };
-      if (initial_events) {
-        // open_watch queued the current objects (and any change committed since) before it
-        // returned: all of it goes out before the bookmark that ends the initial events.
-        // The bookmark that ends them goes only to watchers that allow bookmarks (cacher.go
-        // setInitialEventsEndBookmarkIfRequested); the others get the events alone.
-        if (!send(queue->next(std::chrono::milliseconds(0))) ||
-            (bookmarks && !bookmark(std::max(last_rv, initial_rv), true))) {
-          store->close_watch(queue);
-          return;
-        }
-      }
-      while (!stopping && std::chrono::steady_clock::now() < deadline) {
-        auto events = queue->next(std::chrono::milliseconds(200));
-        if (!send(events)) break;
-        if (queue->closed()) break;
-        if (events.empty() && !write("")) break;  // the client hung up
-        if (bookmarks && !stopping && store->clock().now() - last_bookmark >= kBookmarkEvery) {
-          last_bookmark = store->clock().now();
-          // Every event up to the store's revision is already queued for this watcher (events are
-          // queued under the store's lock as they commit): send those first, so that the
-          // bookmark never claims a version whose events the client has not seen.
-          const auto rv_now = store->revision();
-          if (!send(queue->next(std::chrono::milliseconds(0)))) break;
-          if (!bookmark(std::max(last_rv, rv_now), false)) break;
-        }
-      }
-      store->close_watch(queue);
-    };
-    if (gone) resp.stream = [gone](const ChunkWriter& write, const std::atomic<bool>&) {
-      write(json::serialize(json::object{{"type", "ERROR"}, {"object", gone->to_status()}}) + "\n");
-    };
-    return resp;
-  }
-
+  Call c{r, tg, served, t, event_view, store_.clock().now(), verb, {}};
+  if (verb == "get") return serve_get(c);
+  if (verb == "list") return serve_list(c);
+  if (verb == "watch") return serve_watch(c);
   // ---- writes ----
   // apiserver's MaxRequestBodyBytes (3 MiB): a longer write body is refused before it is decoded.
   if (r.body.size() > kMaxRequestBodyBytes)
     throw StatusError(413, "RequestEntityTooLarge",
                       fmt::format("Request entity too large: limit is {}", kMaxRequestBodyBytes));
-  const WriteOptions wo = write_options(r);
-  // The same options, with the writer's managedFields recorded after decoding and defaulting.
-  auto tracking = [&](std::string manager) {
-    WriteOptions o = wo;
-    o.track_fields = [&t, manager = std::move(manager), time = to_rfc3339(now)](const json::object* old, json::object& next) {
-      track_update(old, next, t, manager, time);
-    };
-    return o;
-  };
-  if (verb == "create") {
-    if (tg.subresource == "binding") {
-      // pods/binding (registry/core/pod/storage: assignPod), implemented by the scheduler's bind_pod.
-      auto body = parse_object(r);
-      std::string node;
-      if (const auto* target = body.if_contains("target"); target && target->is_object())
-        node = str(target->as_object(), "name");
-      if (node.empty())
-        throw StatusError::invalid(t, tg.name, {{"FieldValueRequired", "Required value", "target.name"}});
-      if (!wo.dry_run) bind_pod(store_, tg.ns, tg.name, node);
-      return json_response(201, json::object{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object{}},
-                                             {"status", "Success"}, {"code", 201}});
-    }
-    if (!tg.name.empty()) throw StatusError(405, "MethodNotAllowed", "POST is not supported on a named object");
-    const FieldValidation fv = field_validation(q(r, "fieldValidation"), "CreateOptions");
-    auto body = parse_object(r);
-    if (const auto kind = str(body, "kind"); !kind.empty() && kind != t.kind)
-      throw StatusError::bad_request(
-          fmt::format("the kind in the data ({}) does not match the expected kind ({})", kind, t.kind));
-    decode_body(served, body, fv, &r.warnings);
-    if (event_view) validate_v1_event_create(served, body, tg.ns);
-    if (r.body.size() > kEtcdMaxRequestBytes / 2) check_stored_size(body);
-    body = as_stored(std::move(body));
-    auto created = store_.create(t, tg.ns, std::move(body), tracking(update_manager(wo.field_manager, r.user_agent)));
-    return json_response(201, as_served(std::move(created)));
-  }
-  if (verb == "update") {
-    const FieldValidation fv = field_validation(q(r, "fieldValidation"), "UpdateOptions");
-    auto body = parse_object(r);
-    if (tg.subresource == "scale") {
-      std::int64_t replicas = 0;
-      if (const auto* s = body.if_contains("spec"); s && s->is_object())
-        if (const auto* rep = s->as_object().if_contains("replicas"); rep && rep->is_int64()) {
-          validate_scale(tg.name, *rep);
-          replicas = rep->as_int64();
-        }
-      const auto want_rv = meta(body, "resourceVersion");
-      auto obj = store_.get(t, tg.ns, tg.name);
-      if (!want_rv.empty() && want_rv != meta(obj, "resourceVersion")) throw StatusError::conflict(t, tg.name);
-      obj["spec"].as_object()["replicas"] = replicas;
-      return json_response(200, scale_of(t, store_.update(t, tg.ns, std::move(obj), wo)));
-    }
-    const auto body_name = meta(body, "name");
-    if (body_name != tg.name)
-      throw StatusError::bad_request(
-          fmt::format("the name of the object ({}) does not match the name on the URL ({})", body_name, tg.name));
-    decode_body(served, body, fv, &r.warnings);
-    if (r.body.size() > kEtcdMaxRequestBytes / 2) check_stored_size(body);
-    body = as_stored(std::move(body));
-    const WriteOptions uo = tg.subresource.empty() ? tracking(update_manager(wo.field_manager, r.user_agent)) : wo;
-    // A PUT of a missing object creates it for the kinds whose strategies AllowCreateOnUpdate
-    // (pkg/registry: Service, Endpoints, Event, LimitRange, the RBAC kinds), else 404.
-    if (tg.subresource.empty() && allows_create_on_update(t) && !store_.find(t, tg.ns, tg.name))
-      return json_response(201, as_served(store_.create(t, tg.ns, std::move(body), uo)));
-    return json_response(200, as_served(store_.update(t, tg.ns, std::move(body), uo, tg.subresource)));
-  }
-  if (verb == "patch") {
-    const std::string ct = r.content_type.substr(0, r.content_type.find(';'));
-    const bool apply = ct == "application/apply-patch+yaml";
-    if (apply && wo.field_manager.empty())
-      throw StatusError(422, "Invalid",
-                        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch");
-    // Every built-in kind takes strategic merge patches; custom resources do not.
-    if (ct == "application/strategic-merge-patch+json" && !is_builtin_group(t.group))
-      throw StatusError(415, "UnsupportedMediaType",
-                        "the body of the request was in an unknown format - accepted media types include: "
-                        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml");
-    if (ct != "application/merge-patch+json" && ct != "application/strategic-merge-patch+json" &&
-        ct != "application/json-patch+json" && !apply)
-      throw StatusError(415, "UnsupportedMediaType",
-                        "the body of the request was in an unknown format - accepted media types include: "
-                        "application/json-patch+json, application/merge-patch+json, "
-                        "application/apply-patch+yaml, application/strategic-merge-patch+json");
-    // handlers/patch.go reads the object before it applies the patch: a missing one is 404
-    // whatever the patch holds (an apply patch creates it instead).
-    if (!apply && !store_.find(t, tg.ns, tg.name)) throw StatusError::not_found(t, tg.name);
-    const json::value patch = parse_body(r.body, apply);
-    if (apply && !patch.is_object()) throw StatusError::bad_request("an apply patch must be an object");
-    const bool force = q_true(r, "force");
-    const FieldValidation fv = field_validation(q(r, "fieldValidation"), "PatchOptions");
-    const std::string manager = apply ? wo.field_manager : update_manager(wo.field_manager, r.user_agent);
-    if (apply && !store_.find(t, tg.ns, tg.name)) {
-      // Server-side apply of an object that does not exist creates it.
-      json::object obj = server_side_apply(nullptr, as_stored(patch.as_object()), t, manager, force, to_rfc3339(now));
-      return json_response(201, as_served(store_.create(t, tg.ns, std::move(obj), wo)));
-    }
-    for (int attempt = 0;; ++attempt) {
-      json::object cur = store_.get(t, tg.ns, tg.name);
-      json::value base = tg.subresource == "scale" ? json::value(scale_of(t, cur)) : json::value(as_served(cur));
-      json::value next;
-      if (ct == "application/json-patch+json") {
-        if (!patch.is_array()) throw StatusError::bad_request("a JSON patch must be an array of operations");
-        try {
-          next = json_patch(base, patch.as_array());
-        } catch (const StatusError&) {
-          // apiserver handlers/patch.go applyJSPatch: a patch that does not apply (a missing path,
-          // a failed test, an unknown op) is NewGenericServerResponse(422), its text not shown.
-          throw StatusError(422, "Invalid", "the server rejected our request due to an error in our request");
-        }
-      } else if (ct == "application/merge-patch+json") {
-        next = merge_patch(base, patch);
-      } else if (apply) {
-        next = server_side_apply(&cur, as_stored(patch.as_object()), t, manager, force, to_rfc3339(now));
-      } else {
-        if (tg.subresource != "scale" && patch.is_object()) check_patched_types(t, patch.as_object(), true);
-        next = strategic_merge_patch(base, patch, tg.subresource == "scale" ? "Scale" : t.kind);
-      }
-      if (!next.is_object()) throw StatusError::bad_request("the patch did not produce an object");
-      if (!apply && tg.subresource != "scale" && ct != "application/strategic-merge-patch+json")
-        check_patched_types(t, next.as_object(), false);
-      if (!apply && tg.subresource != "scale") decode_patched(served, next.as_object(), fv, &r.warnings);
-      if (tg.subresource == "scale") check_scale_patched(next.as_object());
-      if (!apply && tg.subresource != "scale") {
-        // handlers/rest.go checkName: the patched object keeps the URL's name.
-        const std::string patched_name = meta(next.as_object(), "name");
-        if (patched_name.empty())
-          throw StatusError::bad_request(fmt::format(
-              "the name of the object ({} based on URL) was undeterminable: name must be provided", tg.name));
-        if (patched_name != tg.name)
-          throw StatusError::bad_request(fmt::format(
-              "the name of the object ({}) does not match the name on the URL ({})", patched_name, tg.name));
-      }
-      json::object out = as_stored(std::move(next.as_object()));
-      if (r.body.size() > 4096) check_stored_size(out);
-      if (tg.subresource == "scale") {
-        std::int64_t replicas = 0;
-        if (const auto* s = out.if_contains("spec"); s && s->is_object())
-          if (const auto* rep = s->as_object().if_contains("replicas"); rep && rep->is_int64()) {
-            validate_scale(tg.name, *rep);
-            replicas = rep->as_int64();
-          }
-        cur["spec"].as_object()["replicas"] = replicas;
-        out = std::move(cur);
-      }
-      // A resourceVersion in the patch is a precondition; otherwise the version read above is.
-      if (meta(out, "resourceVersion").empty()) out["metadata"].as_object()["resourceVersion"] = meta(cur, "resourceVersion");
-      try {
-        auto updated = store_.update(t, tg.ns, std::move(out), !apply && tg.subresource.empty() ? tracking(manager) : wo,
-                                     tg.subresource == "scale" ? "" : tg.subresource);
-        if (tg.subresource == "scale") return json_response(200, scale_of(t, updated));
-        return json_response(200, as_served(std::move(updated)));
-      } catch (const StatusError& e) {
-        // The API server retries a patch internally when the object changed under it.
-        const bool explicit_rv = patch.is_object() && patch.as_object().if_contains("metadata") &&
-                                 patch.as_object().at("metadata").is_object() &&
-                                 patch.as_object().at("metadata").as_object().contains("resourceVersion");
-        if (e.reason() != "Conflict" || explicit_rv || attempt >= 5) throw;
-      }
-    }
-  }
-  if (verb == "delete" || verb == "deletecollection") {
-    DeleteOptions dopt;
-    dopt.dry_run = wo.dry_run;
-    if (!r.body.empty()) {
-      auto body = parse_body(r.body);
-      if (body.is_object()) {
-        const auto& b = body.as_object();
-        if (const auto p = str(b, "propagationPolicy"); !p.empty()) dopt.propagation = parse_propagation(p);
-        if (const auto* orphan = b.if_contains("orphanDependents"); orphan && orphan->is_bool())
-          dopt.propagation = orphan->as_bool() ? Propagation::Orphan : Propagation::Background;
-        if (const auto* dr = b.if_contains("dryRun"); dr && dr->is_array() && !dr->as_array().empty()) dopt.dry_run = true;
-        if (const auto* pre = b.if_contains("preconditions"); pre && pre->is_object()) {
-          if (const auto u = str(pre->as_object(), "uid"); !u.empty()) dopt.precondition_uid = u;
-          if (const auto v = str(pre->as_object(), "resourceVersion"); !v.empty()) dopt.precondition_resource_version = v;
-        }
-      }
-    }
-    if (const auto p = q(r, "propagationPolicy"); !p.empty()) dopt.propagation = parse_propagation(p);
-    if (verb == "deletecollection") {
-      ListOptions lo;
-      lo.labels = LabelSelector::parse(q(r, "labelSelector"));
-      lo.fields = field_selector(t, q(r, "fieldSelector"));
-      auto res = store_.list(t, tg.ns, lo);
-      json::array items;
-      for (const auto& it : res.items) {
-        try {
-          items.push_back(as_served(store_.remove(t, meta(*it, "namespace"), meta(*it, "name"), dopt)));
-        } catch (const StatusError& e) {
-          if (e.code() != 404) throw;
-        }
-      }
-      return json_response(200, json::object{{"kind", list_kind(served)}, {"apiVersion", served.api_version()},
-                                             {"metadata", json::object{{"resourceVersion", std::to_string(store_.revision())}}},
-                                             {"items", std::move(items)}});
-    }
-    bool deleted = true;
-    auto gone_obj = store_.remove(t, tg.ns, tg.name, dopt, &deleted);
-    // handlers/delete.go: an object still there (finalizers) comes back as itself, 200 — 202 only
-    // when the request set orphanDependents=false.
-    if (!deleted || (t.group.empty() && t.resource == "pods")) return json_response(200, as_served(std::move(gone_obj)));
-    json::object details{{"name", tg.name}, {"kind", served.resource}, {"uid", meta(gone_obj, "uid")}};
-    if (!served.group.empty()) details["group"] = served.group;
-    return json_response(200, json::object{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object{}},
-                                           {"status", "Success"}, {"details", std::move(details)}});
-  }
-  throw StatusError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+  c.wo = write_options(r);
+  if (verb == "create") return serve_create(c);
+  if (verb == "update") return serve_update(c);
+  if (verb == "patch") return serve_patch(c);
+  return serve_delete(c);
 }
 
 }  // namespace gpupool::embedded

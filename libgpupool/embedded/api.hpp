@@ -73,6 +73,10 @@ struct LogRequest {
 };
 using LogProvider = std::function<Response(const LogRequest&)>;
 
+namespace api {
+struct Call;
+}
+
 class Api {
  public:
   struct Options {
@@ -106,6 +110,15 @@ class Api {
   Response dispatch(const Request& r) const;
   std::optional<Request> impersonated(const Request& r) const;
   Response access_review(const Request& r, const ResourceType& t) const;
+  // One handler per verb (api_read.cpp, api_watch.cpp, api_create.cpp, api_patch.cpp,
+  // api_delete.cpp), given the request dispatch() resolved and authorized.
+  Response serve_get(const api::Call& c) const;
+  Response serve_list(const api::Call& c) const;
+  Response serve_watch(const api::Call& c) const;
+  Response serve_create(const api::Call& c) const;
+  Response serve_update(const api::Call& c) const;
+  Response serve_patch(const api::Call& c) const;
+  Response serve_delete(const api::Call& c) const;
   Store& store_;
   Options options_;
   LogProvider logs_;

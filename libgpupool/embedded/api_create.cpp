@@ -1,0 +1,66 @@
+// Api::serve_create, Api::serve_update: POST and PUT (apiserver endpoints/handlers/create.go,
+// update.go).
+#include <fmt/format.h>
+
+#include "embedded/api_handlers.hpp"
+
+namespace gpupool::embedded {
+
+using namespace api;
+
+Response Api::serve_create(const Call& c) const {
+  const auto& [r, tg, served, t, event_view, now, verb, wo] = c;
+  if (tg.subresource == "binding") {
+    // pods/binding (registry/core/pod/storage: assignPod), implemented by the scheduler's bind_pod.
+    auto body = parse_object(r);
+    std::string node;
+    if (const auto* target = body.if_contains("target"); target && target->is_object())
+      node = str(target->as_object(), "name");
+    if (node.empty())
+      throw StatusError::invalid(t, tg.name, {{"FieldValueRequired", "Required value", "target.name"}});
+    if (!wo.dry_run) bind_pod(store_, tg.ns, tg.name, node);
+    return json_response(201, json::object{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object{}},
+                                           {"status", "Success"}, {"code", 201}});
+  }
+  if (!tg.name.empty()) throw StatusError(405, "MethodNotAllowed", "POST is not supported on a named object");
+  const FieldValidation fv = field_validation(q(r, "fieldValidation"), "CreateOptions");
+  auto body = parse_object(r);
+  if (const auto kind = str(body, "kind"); !kind.empty() && kind != t.kind)
+    throw StatusError::bad_request(
+        fmt::format("the kind in the data ({}) does not match the expected kind ({})", kind, t.kind));
+  decode_body(served, body, fv, &r.warnings);
+  if (event_view) validate_v1_event_create(served, body, tg.ns);
+  if (r.body.size() > kEtcdMaxRequestBytes / 2) check_stored_size(body);
+  body = c.as_stored(std::move(body));
+  auto created = store_.create(t, tg.ns, std::move(body), c.tracking(update_manager(wo.field_manager, r.user_agent)));
+  return json_response(201, c.as_served(std::move(created)));
+}
+
+Response Api::serve_update(const Call& c) const {
+  const auto& [r, tg, served, t, event_view, now, verb, wo] = c;
+  const FieldValidation fv = field_validation(q(r, "fieldValidation"), "UpdateOptions");
+  auto body = parse_object(r);
+  if (tg.subresource == "scale") {
+    const std::int64_t replicas = scale_replicas(tg.name, body);
+    const auto want_rv = meta(body, "resourceVersion");
+    auto obj = store_.get(t, tg.ns, tg.name);
+    if (!want_rv.empty() && want_rv != meta(obj, "resourceVersion")) throw StatusError::conflict(t, tg.name);
+    obj["spec"].as_object()["replicas"] = replicas;
+    return json_response(200, scale_of(t, store_.update(t, tg.ns, std::move(obj), wo)));
+  }
+  const auto body_name = meta(body, "name");
+  if (body_name != tg.name)
+    throw StatusError::bad_request(
+        fmt::format("the name of the object ({}) does not match the name on the URL ({})", body_name, tg.name));
+  decode_body(served, body, fv, &r.warnings);
+  if (r.body.size() > kEtcdMaxRequestBytes / 2) check_stored_size(body);
+  body = c.as_stored(std::move(body));
+  const WriteOptions uo = tg.subresource.empty() ? c.tracking(update_manager(wo.field_manager, r.user_agent)) : wo;
+  // A PUT of a missing object creates it for the kinds whose strategies AllowCreateOnUpdate
+  // (pkg/registry: Service, Endpoints, Event, LimitRange, the RBAC kinds), else 404.
+  if (tg.subresource.empty() && allows_create_on_update(t) && !store_.find(t, tg.ns, tg.name))
+    return json_response(201, c.as_served(store_.create(t, tg.ns, std::move(body), uo)));
+  return json_response(200, c.as_served(store_.update(t, tg.ns, std::move(body), uo, tg.subresource)));
+}
+
+}  // namespace gpupool::embedded

@@ -1,0 +1,101 @@
+// Api::serve_patch: PATCH in its four types (apiserver endpoints/handlers/patch.go).
+#include <fmt/format.h>
+
+#include "embedded/api_handlers.hpp"
+
+namespace gpupool::embedded {
+
+using namespace api;
+
+Response Api::serve_patch(const Call& c) const {
+  const auto& [r, tg, served, t, event_view, now, verb, wo] = c;
+  const std::string ct = r.content_type.substr(0, r.content_type.find(';'));
+  const bool apply = ct == "application/apply-patch+yaml";
+  if (apply && wo.field_manager.empty())
+    throw StatusError(422, "Invalid",
+                      "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch");
+  // Every built-in kind takes strategic merge patches; custom resources do not.
+  if (ct == "application/strategic-merge-patch+json" && !is_builtin_group(t.group))
+    throw StatusError(415, "UnsupportedMediaType",
+                      "the body of the request was in an unknown format - accepted media types include: "
+                      "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml");
+  if (ct != "application/merge-patch+json" && ct != "application/strategic-merge-patch+json" &&
+      ct != "application/json-patch+json" && !apply)
+    throw StatusError(415, "UnsupportedMediaType",
+                      "the body of the request was in an unknown format - accepted media types include: "
+                      "application/json-patch+json, application/merge-patch+json, "
+                      "application/apply-patch+yaml, application/strategic-merge-patch+json");
+  // handlers/patch.go reads the object before it applies the patch: a missing one is 404
+  // whatever the patch holds (an apply patch creates it instead).
+  if (!apply && !store_.find(t, tg.ns, tg.name)) throw StatusError::not_found(t, tg.name);
+  const json::value patch = parse_body(r.body, apply);
+  if (apply && !patch.is_object()) throw StatusError::bad_request("an apply patch must be an object");
+  const bool force = q_true(r, "force");
+  const FieldValidation fv = field_validation(q(r, "fieldValidation"), "PatchOptions");
+  const std::string manager = apply ? wo.field_manager : update_manager(wo.field_manager, r.user_agent);
+  if (apply && !store_.find(t, tg.ns, tg.name)) {
+    // Server-side apply of an object that does not exist creates it.
+    json::object obj = server_side_apply(nullptr, c.as_stored(patch.as_object()), t, manager, force, to_rfc3339(now));
+    return json_response(201, c.as_served(store_.create(t, tg.ns, std::move(obj), wo)));
+  }
+  for (int attempt = 0;; ++attempt) {
+    json::object cur = store_.get(t, tg.ns, tg.name);
+    json::value base = tg.subresource == "scale" ? json::value(scale_of(t, cur)) : json::value(c.as_served(cur));
+    json::value next;
+    if (ct == "application/json-patch+json") {
+      if (!patch.is_array()) throw StatusError::bad_request("a JSON patch must be an array of operations");
+      try {
+        next = json_patch(base, patch.as_array());
+      } catch (const StatusError&) {
+        // apiserver handlers/patch.go applyJSPatch: a patch that does not apply (a missing path,
+        // a failed test, an unknown op) is NewGenericServerResponse(422), its text not shown.
+        throw StatusError(422, "Invalid", "the server rejected our request due to an error in our request");
+      }
+    } else if (ct == "application/merge-patch+json") {
+      next = merge_patch(base, patch);
+    } else if (apply) {
+      next = server_side_apply(&cur, c.as_stored(patch.as_object()), t, manager, force, to_rfc3339(now));
+    } else {
+      if (tg.subresource != "scale" && patch.is_object()) check_patched_types(t, patch.as_object(), true);
+      next = strategic_merge_patch(base, patch, tg.subresource == "scale" ? "Scale" : t.kind);
+    }
+    if (!next.is_object()) throw StatusError::bad_request("the patch did not produce an object");
+    if (!apply && tg.subresource != "scale" && ct != "application/strategic-merge-patch+json")
+      check_patched_types(t, next.as_object(), false);
+    if (!apply && tg.subresource != "scale") decode_patched(served, next.as_object(), fv, &r.warnings);
+    if (tg.subresource == "scale") check_scale_patched(next.as_object());
+    if (!apply && tg.subresource != "scale") {
+      // handlers/rest.go checkName: the patched object keeps the URL's name.
+      const std::string patched_name = meta(next.as_object(), "name");
+      if (patched_name.empty())
+        throw StatusError::bad_request(fmt::format(
+            "the name of the object ({} based on URL) was undeterminable: name must be provided", tg.name));
+      if (patched_name != tg.name)
+        throw StatusError::bad_request(fmt::format(
+            "the name of the object ({}) does not match the name on the URL ({})", patched_name, tg.name));
+    }
+    json::object out = c.as_stored(std::move(next.as_object()));
+    if (r.body.size() > 4096) check_stored_size(out);
+    if (tg.subresource == "scale") {
+      const std::int64_t replicas = scale_replicas(tg.name, out);
+      cur["spec"].as_object()["replicas"] = replicas;
+      out = std::move(cur);
+    }
+    // A resourceVersion in the patch is a precondition; otherwise the version read above is.
+    if (meta(out, "resourceVersion").empty()) out["metadata"].as_object()["resourceVersion"] = meta(cur, "resourceVersion");
+    try {
+      auto updated = store_.update(t, tg.ns, std::move(out), !apply && tg.subresource.empty() ? c.tracking(manager) : wo,
+                                   tg.subresource == "scale" ? "" : tg.subresource);
+      if (tg.subresource == "scale") return json_response(200, scale_of(t, updated));
+      return json_response(200, c.as_served(std::move(updated)));
+    } catch (const StatusError& e) {
+      // The API server retries a patch internally when the object changed under it.
+      const bool explicit_rv = patch.is_object() && patch.as_object().if_contains("metadata") &&
+                               patch.as_object().at("metadata").is_object() &&
+                               patch.as_object().at("metadata").as_object().contains("resourceVersion");
+      if (e.reason() != "Conflict" || explicit_rv || attempt >= 5) throw;
+    }
+  }
+}
+
+}  // namespace gpupool::embedded
