@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "common/builtin_data.hpp"
+#include "embedded/cel.hpp"
 #include "embedded/controllers_util.hpp"
 #include "embedded/typecheck.hpp"
 
@@ -176,32 +177,7 @@ void default_value(json::value& x, const json::object* s) {
 
 // ---- printing values as Go prints them -----------------------------------------------------------
 
-// strconv.FormatFloat(f, 'g', -1, 64): what %v prints for a float64.
-std::string go_float(double d) {
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
-  std::string sci(buf, r.ptr);  // "1.2345e+04"
-  const auto e = sci.find('e');
-  std::string digits = sci.substr(0, e);
-  const int exp = std::stoi(sci.substr(e + 1));
-  std::string sign;
-  if (!digits.empty() && digits[0] == '-') {
-    sign = "-";
-    digits.erase(0, 1);
-  }
-  digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
-  const int nd = static_cast<int>(digits.size()), dp = exp + 1;
-  int eprec = 6;
-  if (eprec > nd && nd >= dp) eprec = nd;
-  if (exp < -4 || exp >= eprec) {
-    std::string m = digits.substr(0, 1);
-    if (nd > 1) m += "." + digits.substr(1);
-    return fmt::format("{}{}e{}{:02d}", sign, m, exp < 0 ? '-' : '+', std::abs(exp));
-  }
-  if (dp <= 0) return sign + "0." + std::string(static_cast<std::size_t>(-dp), '0') + digits;
-  if (dp >= nd) return sign + digits + std::string(static_cast<std::size_t>(dp - nd), '0');
-  return sign + digits.substr(0, static_cast<std::size_t>(dp)) + "." + digits.substr(static_cast<std::size_t>(dp));
-}
+using cel::go_float;
 
 std::string go_number(const json::value& v) {
   if (v.is_int64()) return std::to_string(v.as_int64());
@@ -297,6 +273,29 @@ bool is_date_time(std::string_view s) {
   return month >= 1 && month <= 12 && day >= 1 && day <= 31 && hour <= 23 && minute <= 59;
 }
 
+// CorrelatedObject.correlateOldValueForChildAtNewIndex (apiserver/pkg/cel/common/equality.go): an
+// item of a list-type map correlates with the old item of the same keys; other lists' items do not.
+const json::value* correlated_item(const json::object& s, const json::array* old, const json::value& item) {
+  if (!old || util::string_of(&s, "x-kubernetes-list-type") != "map" || !item.is_object()) return nullptr;
+  const json::value* keys = s.if_contains("x-kubernetes-list-map-keys");
+  if (!keys || !keys->is_array()) return nullptr;
+  for (const auto& o : *old) {
+    if (!o.is_object()) continue;
+    bool same = true;
+    for (const auto& k : keys->as_array()) {
+      if (!k.is_string()) continue;
+      const json::value* a = item.as_object().if_contains(k.as_string());
+      const json::value* b = o.as_object().if_contains(k.as_string());
+      if (!a != !b || (a && !util::json_equal(*a, *b))) {
+        same = false;
+        break;
+      }
+    }
+    if (same) return &o;
+  }
+  return nullptr;
+}
+
 struct Validator {
   std::vector<StatusCause>& out;
   std::string field_prefix = {};  // the field.Path the schema's root stands at ("status"), or none
@@ -342,8 +341,17 @@ struct Validator {
   }
 
   // SchemaValidator.Validate: type, schema props (anyOf/allOf/oneOf/not), string, format,
-  // number, slice, common (enum), object, in that order.
-  void validate(const json::value& data, const json::object& s, const std::string& path) {
+  // number, slice, common (enum), object, in that order. With `old`, the value `data` had before
+  // an update (where the old object correlates with it): validation ratcheting
+  // (apiserver/validation/ratcheting.go ratchetingValueValidator.Validate) drops the errors of a
+  // value left unchanged.
+  void validate(const json::value& data, const json::object& s, const std::string& path, const json::value* old = nullptr) {
+    const std::size_t mark = out.size();
+    check(data, s, path, old);
+    if (old && out.size() > mark && util::json_equal(data, *old))
+      out.erase(out.begin() + static_cast<std::ptrdiff_t>(mark), out.end());
+  }
+  void check(const json::value& data, const json::object& s, const std::string& path, const json::value* old) {
     const auto types = types_of(s);
     const std::string format = util::string_of(&s, "format");
     if (data.is_null()) {
@@ -361,9 +369,9 @@ struct Validator {
     any_of(data, s, path);
     if (data.is_string()) string_checks(data.as_string(), s, path, format);
     if (data.is_number()) number_checks(data, s, path);
-    if (data.is_array()) slice_checks(data.as_array(), s, path);
+    if (data.is_array()) slice_checks(data.as_array(), s, path, old && old->is_array() ? &old->as_array() : nullptr);
     enum_check(data, s, path);
-    if (data.is_object()) object_checks(data.as_object(), s, path);
+    if (data.is_object()) object_checks(data.as_object(), s, path, old && old->is_object() ? &old->as_object() : nullptr);
   }
 
   // schemaPropsValidator: allOf, anyOf, oneOf. Their own errors are not openapierrors.Validation,
@@ -451,9 +459,9 @@ struct Validator {
     }
   }
 
-  void slice_checks(const json::array& a, const json::object& s, const std::string& path) {
+  void slice_checks(const json::array& a, const json::object& s, const std::string& path, const json::array* old) {
     if (const json::object* is = items(&s))
-      for (std::size_t i = 0; i < a.size(); ++i) validate(a[i], *is, fmt::format("{}[{}]", path, i));
+      for (std::size_t i = 0; i < a.size(); ++i) validate(a[i], *is, fmt::format("{}[{}]", path, i), correlated_item(s, old, a[i]));
     const auto size = static_cast<std::int64_t>(a.size());
     if (const json::value* m = s.if_contains("minItems"); m && m->is_number() && size < m->to_number<std::int64_t>())
       error(Code::Other, path, fmt::format("{} in body should have at least {} items", path, m->to_number<std::int64_t>()),
@@ -482,7 +490,12 @@ struct Validator {
     error(Code::Enum, path, "", data, values);
   }
 
-  void object_checks(const json::object& o, const json::object& s, const std::string& path) {
+  void object_checks(const json::object& o, const json::object& s, const std::string& path, const json::object* old) {
+    // CorrelatedObject.Key; the root's apiVersion and kind are not ratcheted.
+    auto old_of = [&](std::string_view k) -> const json::value* {
+      if (!old || (path.empty() && field_prefix.empty() && (k == "apiVersion" || k == "kind"))) return nullptr;
+      return old->if_contains(k);
+    };
     const auto n = static_cast<std::int64_t>(o.size());
     if (const json::value* m = s.if_contains("minProperties"); m && m->is_number() && n < m->to_number<std::int64_t>())
       error(Code::Other, path, fmt::format("{} in body should have at least {} properties", path, m->to_number<std::int64_t>()),
@@ -492,11 +505,11 @@ struct Validator {
     const json::object* props = member(&s, "properties");
     if (const json::object* a = additional(&s))
       for (const auto& [k, v] : o)
-        if (!props || !props->contains(k)) validate(v, *a, path + "." + std::string(k));
+        if (!props || !props->contains(k)) validate(v, *a, path + "." + std::string(k), old_of(k));
     if (props)
       for (const auto& [k, p] : *props) {
         const json::value* v = o.if_contains(k);
-        if (v && p.is_object()) validate(*v, p.as_object(), path.empty() ? std::string(k) : path + "." + std::string(k));
+        if (v && p.is_object()) validate(*v, p.as_object(), path.empty() ? std::string(k) : path + "." + std::string(k), old_of(k));
       }
     if (const json::value* req = s.if_contains("required"); req && req->is_array())
       for (const auto& r : req->as_array())
@@ -622,26 +635,150 @@ struct ListTypes {
   }
 };
 
-// ---- CEL: the transition rule `self == oldSelf` (immutability) -----------------------------------
+// ---- CEL: x-kubernetes-validations (apiserver/schema/cel/validation.go) ---------------------------
 
-void immutability(const json::value& now, const json::value& old, const json::object* s, const std::string& path,
-                  std::vector<StatusCause>& out) {
-  if (!s) return;
-  if (const json::value* rules = s->if_contains("x-kubernetes-validations"); rules && rules->is_array())
-    for (const auto& r : rules->as_array()) {
-      if (!r.is_object() || util::string_of(&r.as_object(), "rule") != "self == oldSelf") continue;
-      if (util::json_equal(now, old)) continue;
-      std::string msg = util::string_of(&r.as_object(), "message");
-      if (msg.empty()) msg = "failed rule: self == oldSelf";
-      out.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(util::string_of(s, "type")), msg),
-                     path.empty() ? "<nil>" : path});
-    }
-  if (now.is_object() && old.is_object())
-    for (const auto& [k, v] : now.as_object())
-      if (const json::value* ov = old.as_object().if_contains(k))
-        if (const json::object* p = field_schema(s, k)) immutability(v, *ov, p, path.empty() ? std::string(k) : path + "." + std::string(k), out);
+// fieldErrorForReason: a failed rule's error by its `reason`; the value shown is the schema's type.
+StatusCause rule_error(const std::string& path, const std::string& type, const std::string& detail, const std::string& reason) {
+  if (reason == "FieldValueForbidden") return {"FieldValueForbidden", "Forbidden: " + detail, path};
+  if (reason == "FieldValueRequired") return {"FieldValueRequired", "Required value: " + detail, path};
+  if (reason == "FieldValueDuplicate") return {"FieldValueDuplicate", "Duplicate value: " + go_quote(type), path};
+  return {"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(type), detail), path};
 }
 
+// The rules of one schema node, compiled (compilation.go Compile).
+struct CompiledRule {
+  const json::object* rule;
+  cel::Program program, message;
+  bool optional_old_self = false;
+};
+std::vector<CompiledRule> compile_rules(const json::object& s, bool root) {
+  std::vector<CompiledRule> out;
+  const json::value* rules = s.if_contains("x-kubernetes-validations");
+  if (!rules || !rules->is_array()) return out;
+  for (const auto& r : rules->as_array()) {
+    if (!r.is_object()) continue;
+    const json::object& ro = r.as_object();
+    CompiledRule c{&ro, {}, {}, false};
+    if (const json::value* o = ro.if_contains("optionalOldSelf"); o && o->is_bool()) c.optional_old_self = o->as_bool();
+    c.program = cel::compile(util::string_of(&ro, "rule"), &s, root, c.optional_old_self);
+    if (const std::string me = util::string_of(&ro, "messageExpression"); !me.empty()) c.message = cel::compile(me, &s, root, false);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// ruleErrorString / ruleMessageOrDefault.
+std::string trimmed(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return std::string(s);
+}
+std::string rule_error_string(const json::object& r) {
+  const std::string m = util::string_of(&r, "message");
+  return trimmed(m.empty() ? util::string_of(&r, "rule") : m);
+}
+std::string rule_message(const json::object& r) {
+  const std::string m = util::string_of(&r, "message");
+  return m.empty() ? "failed rule: " + rule_error_string(r) : trimmed(m);
+}
+
+// Validator.validate: the rules of every node holding a value, depth first. `old` is the value
+// the node had (self's oldSelf: map keys, list-type map items by their keys); ratcheting: a
+// failed rule that does not use oldSelf on a value equal to its old one (or, where the value
+// does not correlate, under an unchanged nearest correlatable parent) is a warning, not an error.
+struct CelWalk {
+  std::vector<StatusCause>& out;
+  std::vector<std::string>* warnings;
+
+  // `rold`: the value the ratcheting correlation found for this node (null: none); `parent_equal`:
+  // whether the nearest correlated ancestor is unchanged (ratchetingOptions.shouldRatchetError).
+  void value(const json::value& v, const json::value* old, const json::object* s, const std::string& path, bool root,
+             const json::value* rold, bool parent_equal) {
+    if (!s || v.is_null()) return;
+    const bool ratchet = rold ? util::json_equal(v, *rold) : parent_equal;
+    rules(v, old, *s, path, root, ratchet);
+    // allOf's own rules (their errors are ratcheted by the nearest parent only).
+    if (const json::value* all = s->if_contains("allOf"); all && all->is_array())
+      for (const auto& sub : all->as_array())
+        if (sub.is_object()) rules(v, old, sub.as_object(), path, false, parent_equal);
+    const bool child_parent_equal = rold ? ratchet : parent_equal;
+    if (v.is_object()) {
+      const json::object* oo = old && old->is_object() ? &old->as_object() : nullptr;
+      const json::object* ro = rold && rold->is_object() ? &rold->as_object() : nullptr;
+      const std::string map_type = util::string_of(s, "x-kubernetes-map-type");
+      const bool correlatable = map_type.empty() || map_type == "granular" || map_type == "atomic";
+      const json::object* props = member(s, "properties");
+      const json::object* add = additional(s);
+      for (const auto& [k, x] : v.as_object()) {
+        const bool declared = props && props->contains(k);
+        const json::object* ks = declared ? property(s, k) : add;
+        if (!ks) continue;
+        const bool typemeta = root && (k == "apiVersion" || k == "kind");
+        const json::value* ox = oo && correlatable ? oo->if_contains(k) : nullptr;
+        const json::value* rx = ro && !typemeta ? ro->if_contains(k) : nullptr;
+        const std::string child = !declared ? fmt::format("{}[{}]", path, std::string_view(k))
+                                  : path.empty() ? std::string(k)
+                                                 : path + "." + std::string(k);
+        value(x, ox, ks, child, false, rx, typemeta ? false : child_parent_equal);
+      }
+    } else if (v.is_array()) {
+      const json::object* is = items(s);
+      const json::array* oa = old && old->is_array() ? &old->as_array() : nullptr;
+      const json::array* ra = rold && rold->is_array() ? &rold->as_array() : nullptr;
+      for (std::size_t i = 0; i < v.as_array().size(); ++i) {
+        const json::value& x = v.as_array()[i];
+        value(x, correlated_item(*s, oa, x), is, fmt::format("{}[{}]", path, i), false, correlated_item(*s, ra, x),
+              child_parent_equal);
+      }
+    }
+  }
+
+  void rules(const json::value& v, const json::value* old, const json::object& s, const std::string& path, bool root, bool ratchet) {
+    if (!s.contains("x-kubernetes-validations")) return;
+    const std::string type = util::string_of(&s, "type");
+    const std::string shown = path.empty() ? "<nil>" : path;
+    for (const auto& c : compile_rules(s, root)) {
+      if (!c.program.ast) {
+        out.push_back(rule_error(shown, type, "rule compile error: compilation failed: " + c.program.error, ""));
+        continue;
+      }
+      // Transition rules run only on an update with a comparable old value (unless optionalOldSelf).
+      if (c.program.uses_old_self && !old && !c.optional_old_self) continue;
+      const cel::Result r = cel::evaluate(c.program, v, old, &s, root, c.optional_old_self);
+      if (r.kind == cel::Result::Kind::Error) {
+        if (r.text.starts_with("no such overload"))
+          out.push_back(rule_error(shown, type,
+                                   fmt::format("'{}': call arguments did not match a supported operator, function or macro "
+                                               "signature for rule: {}",
+                                               r.text, rule_error_string(*c.rule)),
+                                   ""));
+        else
+          out.push_back(rule_error(shown, type, fmt::format("{} evaluating rule: {}", r.text, rule_error_string(*c.rule)), ""));
+        continue;
+      }
+      if (r.is_true) continue;
+      std::string at = shown;
+      if (std::string fp = util::string_of(c.rule, "fieldPath"); !fp.empty()) {
+        if (fp[0] == '.') fp.erase(0, 1);
+        at = path.empty() ? fp : path + "." + fp;
+      }
+      std::string detail = rule_message(*c.rule);
+      if (c.message.ast) {  // evalMessageExpression: a failure falls back to the message
+        const cel::Result m = cel::evaluate(c.message, v, old, &s, root, false);
+        if (m.kind == cel::Result::Kind::Value && m.type == "string") {
+          const std::string t = trimmed(m.str);
+          if (!t.empty() && t.find('\n') == std::string::npos) detail = t;
+        }
+      }
+      StatusCause e = rule_error(at, type, detail, util::string_of(c.rule, "reason"));
+      if (!c.program.uses_old_self && ratchet) {
+        if (warnings) warnings->push_back(e.field + ": " + e.message);
+      } else {
+        out.push_back(std::move(e));
+      }
+    }
+  }
+};
 
 }  // namespace
 
@@ -820,7 +957,8 @@ void apply_defaults(json::object& obj, const Schema& s) {
 namespace {
 
 // strategy.go hasBlockingErr: after these error types the CEL rules are not run.
-void cel_rules(const json::object& obj, const json::object* old, const Schema& s, std::vector<StatusCause>& out) {
+void cel_rules(const json::object& obj, const json::object* old, const Schema& s, std::vector<StatusCause>& out,
+               std::vector<std::string>* warnings) {
   if (!s.has_validation_rules) return;
   const bool blocking = std::any_of(out.begin(), out.end(), [](const StatusCause& c) {
     return c.reason == "FieldValueNotSupported" || c.reason == "FieldValueRequired" || c.reason == "FieldValueTooLong" ||
@@ -831,32 +969,127 @@ void cel_rules(const json::object& obj, const json::object* old, const Schema& s
                    "Invalid value: \"null\": some validation rules were not checked because the object was invalid; "
                    "correct the existing errors to complete validation",
                    "<nil>"});
-  else if (old)
-    immutability(json::value(obj), json::value(*old), s.root.get(), "", out);
+  else if (old) {
+    const json::value now(obj), before(*old);
+    CelWalk{out, warnings}.value(now, &before, s.root.get(), "", true, &before, false);
+  } else {
+    CelWalk{out, warnings}.value(json::value(obj), nullptr, s.root.get(), "", true, nullptr, false);
+  }
 }
 
 }  // namespace
 
-std::vector<StatusCause> validate(const json::object& obj, const json::object* old, const Schema& s) {
+std::vector<StatusCause> validate(const json::object& obj, const json::object* old, const Schema& s,
+                                  std::vector<std::string>* warnings) {
   std::vector<StatusCause> out;
-  Validator{out}.validate(json::value(obj), *s.root, "");
+  const json::value now(obj);
+  const json::value before = old ? json::value(*old) : json::value();
+  Validator{out}.validate(now, *s.root, "", old ? &before : nullptr);
   replicas_at(obj, s.spec_replicas_path, out);
   replicas_at(obj, s.status_replicas_path, out);
   ListTypes{out}.object(obj, s.root.get(), "");
-  cel_rules(obj, old, s, out);
+  cel_rules(obj, old, s, out, warnings);
   return out;
 }
 
-std::vector<StatusCause> validate_status(const json::object& obj, const json::object& old, const Schema& s) {
+std::vector<StatusCause> validate_status(const json::object& obj, const json::object& old, const Schema& s,
+                                         std::vector<std::string>* warnings) {
   std::vector<StatusCause> out;
   if (const json::value* st = obj.if_contains("status"))
-    if (const json::object* ss = property(s.root.get(), "status")) Validator{out, "status"}.validate(*st, *ss, "");
+    if (const json::object* ss = property(s.root.get(), "status")) Validator{out, "status"}.validate(*st, *ss, "", old.if_contains("status"));
   replicas_at(obj, s.status_replicas_path, out);
   std::vector<StatusCause> lists, old_lists;
   ListTypes{lists}.object(obj, s.root.get(), "");
   if (!lists.empty()) ListTypes{old_lists}.object(old, s.root.get(), "");
   if (old_lists.empty()) out.insert(out.end(), lists.begin(), lists.end());
-  cel_rules(obj, &old, s, out);
+  cel_rules(obj, &old, s, out, warnings);
+  return out;
+}
+
+}  // namespace gpupool::embedded::crd
+
+namespace gpupool::embedded::crd {
+
+namespace {
+
+// %#v of an apiextensions.ValidationRule, as the CRD's errors show it (a set pointer field prints
+// its address in Go, which is not reproducible: shown as 0xc000000000).
+std::string rule_go_value(const json::object& r) {
+  auto ptr = [&](const char* key, const char* type) -> std::string {
+    const json::value* v = r.if_contains(key);
+    return fmt::format("(*{})({})", type, v && !v->is_null() ? "0xc000000000" : "nil");
+  };
+  return fmt::format("apiextensions.ValidationRule{{Rule:{}, Message:{}, MessageExpression:{}, Reason:{}, FieldPath:{}, "
+                     "OptionalOldSelf:{}}}",
+                     go_quote(util::string_of(&r, "rule")), go_quote(util::string_of(&r, "message")),
+                     go_quote(util::string_of(&r, "messageExpression")),
+                     ptr("reason", "apiextensions.FieldValueErrorReason"), go_quote(util::string_of(&r, "fieldPath")),
+                     ptr("optionalOldSelf", "bool"));
+}
+
+// validation.go validateCustomResourceDefinitionValidation's CEL part: every node's rules compile.
+void definition_rules(const json::object& s, const std::string& path, bool root, std::vector<StatusCause>& out) {
+  if (s.contains("x-kubernetes-validations")) {
+    const auto& rules = s.at("x-kubernetes-validations");
+    if (!rules.is_array()) return;
+    const auto compiled = compile_rules(s, root);
+    for (std::size_t k = 0; k < compiled.size(); ++k) {
+      const CompiledRule& c = compiled[k];
+      const std::size_t index = static_cast<std::size_t>(
+          std::find_if(rules.as_array().begin(), rules.as_array().end(),
+                       [&](const json::value& v) { return v.is_object() && &v.as_object() == c.rule; }) -
+          rules.as_array().begin());
+      const std::string at = fmt::format("{}.x-kubernetes-validations[{}]", path, index);
+      if (util::string_of(c.rule, "rule").empty()) {
+        out.push_back({"FieldValueRequired", "Required value", at + ".rule"});
+        continue;
+      }
+      if (!c.program.ast)
+        out.push_back({"FieldValueInvalid",
+                       fmt::format("Invalid value: {}: compilation failed: {}", rule_go_value(*c.rule), c.program.error), at + ".rule"});
+      else if (c.program.result_type != "bool")
+        out.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: cel expression must evaluate to a bool", rule_go_value(*c.rule)),
+                       at + ".rule"});
+      if (util::string_of(c.rule, "messageExpression").empty()) continue;
+      if (!c.message.ast)
+        out.push_back({"FieldValueInvalid",
+                       fmt::format("Invalid value: {}: messageExpression compilation failed: {}", rule_go_value(*c.rule), c.message.error),
+                       at + ".messageExpression"});
+      else if (c.message.result_type != "string")
+        out.push_back({"FieldValueInvalid",
+                       fmt::format("Invalid value: {}: messageExpression must evaluate to a string", rule_go_value(*c.rule)),
+                       at + ".messageExpression"});
+    }
+  }
+  if (const json::object* p = member(&s, "properties"))
+    for (const auto& [k, v] : *p)
+      if (v.is_object()) definition_rules(v.as_object(), fmt::format("{}.properties[{}]", path, std::string_view(k)), false, out);
+  if (const json::object* is = items(&s)) definition_rules(*is, path + ".items", false, out);
+  if (const json::object* a = additional(&s)) definition_rules(*a, path + ".additionalProperties", false, out);
+}
+
+}  // namespace
+
+std::vector<StatusCause> validate_definition(const json::object& crd) {
+  std::vector<StatusCause> out;
+  const json::object* spec = member(&crd, "spec");
+  const json::value* versions = spec ? spec->if_contains("versions") : nullptr;
+  if (!versions || !versions->is_array()) return out;
+  const auto& vs = versions->as_array();
+  // The internal version keeps one spec.validation when every version has the same schema.
+  bool same = true;
+  for (std::size_t i = 1; i < vs.size(); ++i)
+    if (!util::json_equal(vs[i].is_object() ? vs[i].as_object().contains("schema") ? vs[i].as_object().at("schema") : json::value() : json::value(),
+                          vs[0].is_object() ? vs[0].as_object().contains("schema") ? vs[0].as_object().at("schema") : json::value() : json::value()))
+      same = false;
+  for (std::size_t i = 0; i < vs.size(); ++i) {
+    if (!vs[i].is_object()) continue;
+    const json::object* sch = member(member(&vs[i].as_object(), "schema"), "openAPIV3Schema");
+    if (!sch) continue;
+    definition_rules(*sch, same ? std::string("spec.validation.openAPIV3Schema") : fmt::format("spec.versions[{}].schema.openAPIV3Schema", i),
+                     true, out);
+    if (same) break;
+  }
   return out;
 }
 

@@ -1,0 +1,2179 @@
+// embedded/cel.cpp — see cel.hpp. A recursive-descent parser of CEL's grammar (cel-go
+// parser/gen/CEL.g4), a checker that types each node from the structural schema (cel-go checker,
+// apiserver/pkg/cel/common/schemas.go), and a tree-walking evaluator with cel-go's runtime errors
+// (common/types/err.go, overflow.go) and its commutative && / || (interpreter/interpretable.go).
+#include "embedded/cel.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <ctime>
+#include <limits>
+#include <regex>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "embedded/typecheck.hpp"
+
+namespace gpupool::embedded::cel {
+
+namespace json = boost::json;
+
+std::string go_float(double d) {
+  if (std::isnan(d)) return "NaN";
+  if (std::isinf(d)) return d > 0 ? "+Inf" : "-Inf";
+  if (d == 0) return std::signbit(d) ? "-0" : "0";
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
+  std::string sci(buf, r.ptr);  // "1.2345e+04"
+  const auto e = sci.find('e');
+  std::string digits = sci.substr(0, e);
+  const int exp = std::stoi(sci.substr(e + 1));
+  std::string sign;
+  if (!digits.empty() && digits[0] == '-') {
+    sign = "-";
+    digits.erase(0, 1);
+  }
+  digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
+  const int nd = static_cast<int>(digits.size()), dp = exp + 1;
+  int eprec = 6;
+  if (eprec > nd && nd >= dp) eprec = nd;
+  if (exp < -4 || exp >= eprec) {
+    std::string m = digits.substr(0, 1);
+    if (nd > 1) m += "." + digits.substr(1);
+    return fmt::format("{}{}e{}{:02d}", sign, m, exp < 0 ? '-' : '+', std::abs(exp));
+  }
+  if (dp <= 0) return sign + "0." + std::string(static_cast<std::size_t>(-dp), '0') + digits;
+  if (dp >= nd) return sign + digits + std::string(static_cast<std::size_t>(dp - nd), '0');
+  return sign + digits.substr(0, static_cast<std::size_t>(dp)) + "." + digits.substr(static_cast<std::size_t>(dp));
+}
+
+namespace {
+
+// ---- static types --------------------------------------------------------------------------------
+
+struct Type;
+using TypeP = std::shared_ptr<const Type>;
+struct Type {
+  enum K { Dyn, Null, Bool, Int, Uint, Double, String, Bytes, List, Map, Object, Timestamp, Duration, Optional } k = Dyn;
+  TypeP a, b;                            // list element / optional value; map key and value
+  const json::object* schema = nullptr;  // Object: its schema
+  bool root = false;                     // Object: the resource itself (apiVersion, kind, metadata)
+  bool meta = false;                     // Object: the resource's metadata (name, generateName)
+};
+
+TypeP mk(Type::K k, TypeP a = nullptr, TypeP b = nullptr) {
+  auto t = std::make_shared<Type>();
+  t->k = k;
+  t->a = std::move(a);
+  t->b = std::move(b);
+  return t;
+}
+TypeP prim(Type::K k) {
+  static const TypeP cache[] = {
+      mk(Type::Dyn),    mk(Type::Null),
+      mk(Type::Bool),   mk(Type::Int),
+      mk(Type::Uint),   mk(Type::Double),
+      mk(Type::String), mk(Type::Bytes)};
+  if (k <= Type::Bytes) return cache[k];
+  return mk(k);
+}
+TypeP list_of(TypeP e) { return mk(Type::List, std::move(e)); }
+TypeP map_of(TypeP k, TypeP v) { return mk(Type::Map, std::move(k), std::move(v)); }
+TypeP optional_of(TypeP e) { return mk(Type::Optional, std::move(e)); }
+
+std::string type_name(const TypeP& t) {
+  switch (t->k) {
+    case Type::Dyn: return "dyn";
+    case Type::Null: return "null_type";
+    case Type::Bool: return "bool";
+    case Type::Int: return "int";
+    case Type::Uint: return "uint";
+    case Type::Double: return "double";
+    case Type::String: return "string";
+    case Type::Bytes: return "bytes";
+    case Type::List: return "list(" + type_name(t->a) + ")";
+    case Type::Map: return "map(" + type_name(t->a) + ", " + type_name(t->b) + ")";
+    case Type::Object: return "object";
+    case Type::Timestamp: return "google.protobuf.Timestamp";
+    case Type::Duration: return "google.protobuf.Duration";
+    case Type::Optional: return "optional_type(" + type_name(t->a) + ")";
+  }
+  return "dyn";
+}
+
+const json::object* obj_member(const json::object* s, std::string_view key) {
+  if (!s) return nullptr;
+  const json::value* v = s->if_contains(key);
+  return v && v->is_object() ? &v->as_object() : nullptr;
+}
+std::string str_member(const json::object* s, std::string_view key) {
+  if (!s) return {};
+  const json::value* v = s->if_contains(key);
+  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+}
+bool flag_member(const json::object* s, std::string_view key) {
+  if (!s) return false;
+  const json::value* v = s->if_contains(key);
+  return v && v->is_bool() && v->as_bool();
+}
+
+// apiserver/pkg/cel/common/schemas.go SchemaDeclType: the CEL type of a structural schema node.
+TypeP of_schema(const json::object* s, bool root = false) {
+  if (!s) return prim(Type::Dyn);
+  if (flag_member(s, "x-kubernetes-int-or-string")) return prim(Type::Dyn);
+  const std::string type = str_member(s, "type");
+  const std::string format = str_member(s, "format");
+  if (type == "integer") return prim(Type::Int);
+  if (type == "number") return prim(Type::Double);
+  if (type == "boolean") return prim(Type::Bool);
+  if (type == "string") {
+    if (format == "date-time") return prim(Type::Timestamp);
+    if (format == "duration") return prim(Type::Duration);
+    return prim(Type::String);
+  }
+  if (type == "array") return list_of(of_schema(obj_member(s, "items")));
+  if (type == "object" || root) {
+    if (const json::object* add = obj_member(s, "additionalProperties"); add && !obj_member(s, "properties"))
+      return map_of(prim(Type::String), of_schema(add));
+    if (!obj_member(s, "properties") && flag_member(s, "x-kubernetes-preserve-unknown-fields") && !root)
+      return prim(Type::Dyn);
+    auto t = std::const_pointer_cast<Type>(mk(Type::Object));
+    t->schema = s;
+    t->root = root;
+    return t;
+  }
+  return prim(Type::Dyn);
+}
+
+// The type of `field` of an object type, or null when the schema does not declare it.
+TypeP field_type(const Type& t, std::string_view field) {
+  if (t.meta) {
+    if (field == "name" || field == "generateName") return prim(Type::String);
+    return nullptr;
+  }
+  if (t.root) {
+    if (field == "apiVersion" || field == "kind") return prim(Type::String);
+    if (field == "metadata") {
+      auto m = std::const_pointer_cast<Type>(mk(Type::Object));
+      m->meta = true;
+      return m;
+    }
+  }
+  if (const json::object* p = obj_member(obj_member(t.schema, "properties"), field)) return of_schema(p);
+  return nullptr;
+}
+
+bool assignable(const TypeP& a, const TypeP& b) {
+  if (a->k == Type::Dyn || b->k == Type::Dyn) return true;
+  if (a->k != b->k) return false;
+  switch (a->k) {
+    case Type::List:
+    case Type::Optional: return assignable(a->a, b->a);
+    case Type::Map: return assignable(a->a, b->a) && assignable(a->b, b->b);
+    case Type::Object: return a->schema == b->schema && a->root == b->root && a->meta == b->meta;
+    default: return true;
+  }
+}
+// The more specific of two assignable types (for list literals and the ternary).
+TypeP join(const TypeP& a, const TypeP& b) { return a->k == Type::Dyn ? b : a; }
+
+// ---- values --------------------------------------------------------------------------------------
+
+struct Value;
+using List = std::vector<Value>;
+using Map = std::vector<std::pair<Value, Value>>;
+struct Value {
+  enum K { Null, Bool, Int, Uint, Double, String, Bytes, ListV, MapV, Timestamp, Duration, Optional, Error } k = Null;
+  bool b = false;
+  std::int64_t i = 0;  // Int; Timestamp: seconds since the epoch; Duration: nanoseconds
+  std::uint64_t u = 0;  // Uint; Timestamp: nanoseconds within the second
+  double d = 0;
+  std::string s;  // String, Bytes, Error (its message)
+  std::shared_ptr<const List> list;  // ListV; Optional: none when empty
+  std::shared_ptr<const Map> map;
+  bool object = false;  // a MapV that is an object of the schema
+
+  static Value boolean(bool v) { Value x; x.k = Bool; x.b = v; return x; }
+  static Value integer(std::int64_t v) { Value x; x.k = Int; x.i = v; return x; }
+  static Value unsigned_(std::uint64_t v) { Value x; x.k = Uint; x.u = v; return x; }
+  static Value dbl(double v) { Value x; x.k = Double; x.d = v; return x; }
+  static Value string(std::string v, K k = String) { Value x; x.k = k; x.s = std::move(v); return x; }
+  static Value error(std::string msg) { Value x; x.k = Error; x.s = std::move(msg); return x; }
+  static Value of_list(List l) { Value x; x.k = ListV; x.list = std::make_shared<const List>(std::move(l)); return x; }
+  static Value of_map(Map m, bool object = false) {
+    Value x;
+    x.k = MapV;
+    x.map = std::make_shared<const Map>(std::move(m));
+    x.object = object;
+    return x;
+  }
+  static Value duration(std::int64_t nanos) { Value x; x.k = Duration; x.i = nanos; return x; }
+  static Value timestamp(std::int64_t secs, std::uint64_t nanos) { Value x; x.k = Timestamp; x.i = secs; x.u = nanos; return x; }
+  bool is_error() const { return k == Error; }
+};
+
+Value no_overload() { return Value::error("no such overload"); }
+
+std::string value_type_name(const Value& v) {
+  switch (v.k) {
+    case Value::Null: return "null_type";
+    case Value::Bool: return "bool";
+    case Value::Int: return "int";
+    case Value::Uint: return "uint";
+    case Value::Double: return "double";
+    case Value::String: return "string";
+    case Value::Bytes: return "bytes";
+    case Value::ListV: return "list";
+    case Value::MapV: return v.object ? "object" : "map";
+    case Value::Timestamp: return "google.protobuf.Timestamp";
+    case Value::Duration: return "google.protobuf.Duration";
+    case Value::Optional: return "optional_type";
+    case Value::Error: return "";
+  }
+  return "";
+}
+
+// Go's RFC 3339 with nanoseconds (time.RFC3339Nano), in UTC.
+std::string format_timestamp(std::int64_t secs, std::uint64_t nanos) {
+  std::time_t t = static_cast<std::time_t>(secs);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::string out = fmt::format("{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                                tm.tm_hour, tm.tm_min, tm.tm_sec);
+  if (nanos) {
+    std::string f = fmt::format("{:09d}", nanos);
+    while (!f.empty() && f.back() == '0') f.pop_back();
+    out += "." + f;
+  }
+  return out + "Z";
+}
+// strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s": cel-go's string(duration).
+std::string format_duration(std::int64_t nanos) {
+  const bool neg = nanos < 0;
+  const unsigned __int128 n = neg ? static_cast<unsigned __int128>(-static_cast<__int128>(nanos)) : nanos;
+  std::string frac = fmt::format("{:09d}", static_cast<std::uint64_t>(n % 1000000000));
+  while (!frac.empty() && frac.back() == '0') frac.pop_back();
+  return fmt::format("{}{}{}s", neg ? "-" : "", static_cast<std::uint64_t>(n / 1000000000), frac.empty() ? "" : "." + frac);
+}
+
+std::string display(const Value& v) {
+  switch (v.k) {
+    case Value::Null: return "null";
+    case Value::Bool: return v.b ? "true" : "false";
+    case Value::Int: return std::to_string(v.i);
+    case Value::Uint: return std::to_string(v.u) + "u";
+    case Value::Double: return go_float(v.d);
+    case Value::String: return go_quote(v.s);
+    case Value::Bytes: return "b" + go_quote(v.s);
+    case Value::ListV: {
+      std::string out = "[";
+      for (std::size_t i = 0; i < v.list->size(); ++i) out += (i ? ", " : "") + display((*v.list)[i]);
+      return out + "]";
+    }
+    case Value::MapV: {
+      std::string out = "{";
+      for (std::size_t i = 0; i < v.map->size(); ++i)
+        out += (i ? ", " : "") + display((*v.map)[i].first) + ": " + display((*v.map)[i].second);
+      return out + "}";
+    }
+    case Value::Timestamp: return "timestamp(\"" + format_timestamp(v.i, v.u) + "\")";
+    case Value::Duration: return "duration(\"" + format_duration(v.i) + "\")";
+    case Value::Optional: return v.list->empty() ? "optional.none()" : "optional.of(" + display(v.list->front()) + ")";
+    case Value::Error: return "error: " + v.s;
+  }
+  return "";
+}
+
+// ---- time ----------------------------------------------------------------------------------------
+
+// days_from_civil (H. Hinnant): days since 1970-01-01 of a proleptic Gregorian date.
+std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+// time.Parse(time.RFC3339, s): "2006-01-02T15:04:05Z07:00" with optional fractional seconds.
+bool parse_rfc3339(std::string_view s, std::int64_t& secs, std::uint64_t& nanos) {
+  auto digits = [&](std::size_t at, std::size_t n, int& out) {
+    if (at + n > s.size()) return false;
+    out = 0;
+    for (std::size_t i = at; i < at + n; ++i) {
+      if (s[i] < '0' || s[i] > '9') return false;
+      out = out * 10 + (s[i] - '0');
+    }
+    return true;
+  };
+  int y, mo, d, h, mi, se;
+  if (!digits(0, 4, y) || s.size() < 20 || s[4] != '-' || !digits(5, 2, mo) || s[7] != '-' || !digits(8, 2, d) ||
+      (s[10] != 'T' && s[10] != 't') || !digits(11, 2, h) || s[13] != ':' || !digits(14, 2, mi) || s[16] != ':' ||
+      !digits(17, 2, se))
+    return false;
+  static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || (mo == 2 && d == 29 && !leap) || h > 23 || mi > 59 || se > 59)
+    return false;
+  std::size_t i = 19;
+  nanos = 0;
+  if (i < s.size() && s[i] == '.') {
+    std::size_t n = 0;
+    ++i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+      if (n < 9) nanos = nanos * 10 + static_cast<std::uint64_t>(s[i] - '0');
+      ++n;
+      ++i;
+    }
+    if (n == 0) return false;
+    for (; n < 9; ++n) nanos *= 10;
+  }
+  int offset = 0;
+  if (i < s.size() && (s[i] == 'Z' || s[i] == 'z')) {
+    ++i;
+  } else if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+    int oh, om;
+    if (!digits(i + 1, 2, oh) || i + 3 >= s.size() || s[i + 3] != ':' || !digits(i + 4, 2, om) || oh > 23 || om > 59)
+      return false;
+    offset = (oh * 60 + om) * 60 * (s[i] == '-' ? -1 : 1);
+    i += 6;
+  } else {
+    return false;
+  }
+  if (i != s.size()) return false;
+  secs = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400 + h * 3600 + mi * 60 + se - offset;
+  return true;
+}
+
+// time.ParseDuration: [-+]?([0-9]*(\.[0-9]*)?[a-z]+)+, or "0".
+bool parse_duration(std::string_view s, std::int64_t& out) {
+  bool neg = false;
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
+    neg = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  if (s == "0") {
+    out = 0;
+    return true;
+  }
+  if (s.empty()) return false;
+  long double total = 0;
+  while (!s.empty()) {
+    std::size_t i = 0;
+    while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.')) ++i;
+    if (i == 0) return false;
+    const std::string num(s.substr(0, i));
+    if (num == ".") return false;
+    s.remove_prefix(i);
+    std::size_t j = 0;
+    while (j < s.size() && !((s[j] >= '0' && s[j] <= '9') || s[j] == '.')) ++j;
+    const std::string_view unit = s.substr(0, j);
+    s.remove_prefix(j);
+    long double scale;
+    if (unit == "ns") scale = 1;
+    else if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs") scale = 1e3L;
+    else if (unit == "ms") scale = 1e6L;
+    else if (unit == "s") scale = 1e9L;
+    else if (unit == "m") scale = 60e9L;
+    else if (unit == "h") scale = 3600e9L;
+    else return false;
+    total += std::strtold(num.c_str(), nullptr) * scale;
+  }
+  if (total > 9.223372036854775807e18L) return false;
+  out = static_cast<std::int64_t>(neg ? -total : total);
+  return true;
+}
+
+// ---- JSON (by its schema) to values: apiserver/pkg/cel/common/values.go UnstructuredToVal --------
+
+Value to_value(const json::value& v, const json::object* s, bool root = false) {
+  const std::string type = str_member(s, "type");
+  switch (v.kind()) {
+    case json::kind::null: return Value{};
+    case json::kind::bool_: return Value::boolean(v.as_bool());
+    case json::kind::int64:
+      if (type == "number") return Value::dbl(static_cast<double>(v.as_int64()));
+      return Value::integer(v.as_int64());
+    case json::kind::uint64:
+      if (type == "number") return Value::dbl(static_cast<double>(v.as_uint64()));
+      if (v.as_uint64() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+        return Value::unsigned_(v.as_uint64());
+      return Value::integer(static_cast<std::int64_t>(v.as_uint64()));
+    case json::kind::double_:
+      if (type == "integer" && std::abs(v.as_double()) < 9.2e18 && v.as_double() == std::trunc(v.as_double()))
+        return Value::integer(static_cast<std::int64_t>(v.as_double()));
+      return Value::dbl(v.as_double());
+    case json::kind::string: {
+      const std::string format = str_member(s, "format");
+      const std::string str(v.as_string());
+      if (type == "string" && format == "date-time") {
+        std::int64_t secs;
+        std::uint64_t nanos;
+        if (!parse_rfc3339(str, secs, nanos)) return Value::error("Invalid date-time formatted string " + str);
+        return Value::timestamp(secs, nanos);
+      }
+      if (type == "string" && format == "duration") {
+        std::int64_t n;
+        if (!parse_duration(str, n)) return Value::error("Invalid duration " + str);
+        return Value::duration(n);
+      }
+      return Value::string(str);
+    }
+    case json::kind::array: {
+      List l;
+      const json::object* is = obj_member(s, "items");
+      for (const auto& x : v.as_array()) l.push_back(to_value(x, is));
+      return Value::of_list(std::move(l));
+    }
+    case json::kind::object: {
+      Map m;
+      const json::object* props = obj_member(s, "properties");
+      const json::object* add = obj_member(s, "additionalProperties");
+      for (const auto& [k, x] : v.as_object()) {
+        if (root && k == "metadata") {  // model.WithTypeAndObjectMeta: name and generateName only
+          Map meta;
+          if (x.is_object())
+            for (const char* f : {"name", "generateName"})
+              if (const json::value* y = x.as_object().if_contains(f)) meta.emplace_back(Value::string(f), to_value(*y, nullptr));
+          m.emplace_back(Value::string("metadata"), Value::of_map(std::move(meta), true));
+          continue;
+        }
+        const json::object* ks = obj_member(props, k);
+        if (!ks) ks = add;
+        if (!ks && props && !(root && (k == "apiVersion" || k == "kind"))) continue;  // not visible to CEL
+        m.emplace_back(Value::string(std::string(k)), to_value(x, ks));
+      }
+      return Value::of_map(std::move(m), props != nullptr || root);
+    }
+  }
+  return Value{};
+}
+
+// ---- lexer ---------------------------------------------------------------------------------------
+
+struct Tok {
+  enum T { End, Int, Uint, Double, String, Bytes, Ident, Punct, Bad } t = End;
+  std::string text;  // the token as written
+  std::size_t pos = 0;
+  Value v;  // a literal's value
+};
+
+struct Issue {
+  std::size_t pos;
+  std::string msg;
+};
+
+bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+void append_utf8(std::string& out, std::uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+struct Lexer {
+  std::string_view src;
+  std::vector<Issue>& issues;
+
+  std::vector<Tok> run() {
+    std::vector<Tok> out;
+    std::size_t i = 0;
+    while (true) {
+      while (i < src.size() && (src[i] == ' ' || src[i] == '\t' || src[i] == '\n' || src[i] == '\r' || src[i] == '\f')) ++i;
+      if (i + 1 < src.size() && src[i] == '/' && src[i + 1] == '/') {  // a comment to the end of the line
+        while (i < src.size() && src[i] != '\n') ++i;
+        continue;
+      }
+      Tok t;
+      t.pos = i;
+      if (i >= src.size()) {
+        t.t = Tok::End;
+        t.text = "<EOF>";
+        out.push_back(t);
+        return out;
+      }
+      const char c = src[i];
+      // string and bytes literals, with r/b prefixes (r, b, rb, br in either case)
+      auto lower = [&](std::size_t k) { return k < src.size() ? static_cast<char>(std::tolower(static_cast<unsigned char>(src[k]))) : '\0'; };
+      auto quote = [&](std::size_t k) { return k < src.size() && (src[k] == '"' || src[k] == '\''); };
+      std::size_t p = i;
+      bool raw = false, bytes = false;
+      if ((lower(i) == 'r' || lower(i) == 'b') && quote(i + 1)) {
+        raw = lower(i) == 'r';
+        bytes = lower(i) == 'b';
+        p = i + 1;
+      } else if (((lower(i) == 'r' && lower(i + 1) == 'b') || (lower(i) == 'b' && lower(i + 1) == 'r')) && quote(i + 2)) {
+        raw = bytes = true;
+        p = i + 2;
+      }
+      if (quote(p)) {
+        if (!string_literal(p, raw, bytes, t)) {
+          t.t = Tok::Bad;
+          out.push_back(t);
+          return out;
+        }
+        t.text = std::string(src.substr(i, p - i));
+        i = p;
+        out.push_back(std::move(t));
+        continue;
+      }
+      if (is_ident_start(c)) {
+        std::size_t j = i;
+        while (j < src.size() && (is_ident_start(src[j]) || is_digit(src[j]))) ++j;
+        t.t = Tok::Ident;
+        t.text = std::string(src.substr(i, j - i));
+        i = j;
+        out.push_back(std::move(t));
+        continue;
+      }
+      if (is_digit(c) || (c == '.' && i + 1 < src.size() && is_digit(src[i + 1]))) {
+        i = number(i, t);
+        out.push_back(std::move(t));
+        continue;
+      }
+      static const char* const puncts[] = {"==", "!=", "<=", ">=", "&&", "||", "<", ">", "!", "+", "-", "*", "/", "%",
+                                           "?", ":", ".", ",", "[", "]", "{", "}", "(", ")"};
+      bool found = false;
+      for (const char* pn : puncts)
+        if (src.substr(i).starts_with(pn)) {
+          t.t = Tok::Punct;
+          t.text = pn;
+          i += t.text.size();
+          found = true;
+          break;
+        }
+      if (!found) {
+        issues.push_back({i, fmt::format("Syntax error: token recognition error at: '{}'", src.substr(i, 1))});
+        ++i;
+        continue;
+      }
+      out.push_back(std::move(t));
+    }
+  }
+
+  std::size_t number(std::size_t i, Tok& t) {
+    std::size_t j = i;
+    if (src.substr(i).starts_with("0x") || src.substr(i).starts_with("0X")) {
+      j = i + 2;
+      while (j < src.size() && std::isxdigit(static_cast<unsigned char>(src[j]))) ++j;
+      const std::string digits(src.substr(i + 2, j - i - 2));
+      const bool u = j < src.size() && (src[j] == 'u' || src[j] == 'U');
+      t.text = std::string(src.substr(i, j - i + (u ? 1 : 0)));
+      std::uint64_t n = 0;
+      const auto r = std::from_chars(digits.data(), digits.data() + digits.size(), n, 16);
+      if (r.ec != std::errc() || digits.empty()) issues.push_back({i, fmt::format("invalid {} literal", u ? "uint" : "int")});
+      t.t = u ? Tok::Uint : Tok::Int;
+      t.v = u ? Value::unsigned_(n) : Value::unsigned_(n);  // an int's range is checked by the parser (sign)
+      return j + (u ? 1 : 0);
+    }
+    bool is_float = false;
+    while (j < src.size() && is_digit(src[j])) ++j;
+    if (j + 1 < src.size() && src[j] == '.' && is_digit(src[j + 1])) {
+      is_float = true;
+      ++j;
+      while (j < src.size() && is_digit(src[j])) ++j;
+    }
+    if (j < src.size() && (src[j] == 'e' || src[j] == 'E')) {
+      std::size_t k = j + 1;
+      if (k < src.size() && (src[k] == '+' || src[k] == '-')) ++k;
+      if (k < src.size() && is_digit(src[k])) {
+        is_float = true;
+        j = k;
+        while (j < src.size() && is_digit(src[j])) ++j;
+      }
+    }
+    const std::string text(src.substr(i, j - i));
+    if (is_float) {
+      t.t = Tok::Double;
+      t.text = text;
+      t.v = Value::dbl(std::strtod(text.c_str(), nullptr));
+      return j;
+    }
+    const bool u = j < src.size() && (src[j] == 'u' || src[j] == 'U');
+    std::uint64_t n = 0;
+    const auto r = std::from_chars(text.data(), text.data() + text.size(), n, 10);
+    if (r.ec != std::errc()) issues.push_back({i, fmt::format("invalid {} literal", u ? "uint" : "int")});
+    t.t = u ? Tok::Uint : Tok::Int;
+    t.text = text + (u ? "u" : "");
+    t.v = Value::unsigned_(n);
+    return j + (u ? 1 : 0);
+  }
+
+  // cel-go parser/unescape.go: the escapes of a quoted literal (not of a raw one).
+  bool string_literal(std::size_t& p, bool raw, bool bytes, Tok& t) {
+    const char q = src[p];
+    const bool triple = src.substr(p).starts_with(std::string(3, q));
+    const std::size_t start = p;
+    p += triple ? 3 : 1;
+    std::string out;
+    while (true) {
+      if (p >= src.size() || (!triple && (src[p] == '\n' || src[p] == '\r'))) {
+        issues.push_back({start, fmt::format("Syntax error: token recognition error at: '{}'", src.substr(start, p - start))});
+        return false;
+      }
+      if (triple ? src.substr(p).starts_with(std::string(3, q)) : src[p] == q) {
+        p += triple ? 3 : 1;
+        break;
+      }
+      if (src[p] == '\\' && !raw) {
+        if (p + 1 >= src.size()) return false;
+        const char e = src[p + 1];
+        p += 2;
+        switch (e) {
+          case 'a': out += '\a'; break;
+          case 'b': out += '\b'; break;
+          case 'f': out += '\f'; break;
+          case 'n': out += '\n'; break;
+          case 'r': out += '\r'; break;
+          case 't': out += '\t'; break;
+          case 'v': out += '\v'; break;
+          case '\\': out += '\\'; break;
+          case '\'': out += '\''; break;
+          case '"': out += '"'; break;
+          case '`': out += '`'; break;
+          case '?': out += '?'; break;
+          case 'x':
+          case 'X':
+          case 'u':
+          case 'U': {
+            const std::size_t n = (e == 'x' || e == 'X') ? 2 : e == 'u' ? 4 : 8;
+            std::uint32_t cp = 0;
+            const auto r = std::from_chars(src.data() + p, src.data() + std::min(src.size(), p + n), cp, 16);
+            if (r.ptr != src.data() + p + n) {
+              issues.push_back({start, "Syntax error: token recognition error at: '" + std::string(src.substr(start, p - start)) + "'"});
+              return false;
+            }
+            p += n;
+            if (bytes && n == 2) out += static_cast<char>(cp);
+            else append_utf8(out, cp);
+            break;
+          }
+          default:
+            if (e >= '0' && e <= '3' && p + 1 < src.size() && src[p] >= '0' && src[p] <= '7' && src[p + 1] >= '0' &&
+                src[p + 1] <= '7') {
+              const unsigned cp = static_cast<unsigned>((e - '0') * 64 + (src[p] - '0') * 8 + (src[p + 1] - '0'));
+              p += 2;
+              if (bytes) out += static_cast<char>(cp);
+              else append_utf8(out, cp);
+              break;
+            }
+            issues.push_back({start, "Syntax error: token recognition error at: '" + std::string(src.substr(start, p - start)) + "'"});
+            return false;
+        }
+        continue;
+      }
+      out += src[p++];
+    }
+    t.t = bytes ? Tok::Bytes : Tok::String;
+    t.v = Value::string(std::move(out), bytes ? Value::Bytes : Value::String);
+    return true;
+  }
+};
+
+// ---- the syntax tree and parser ------------------------------------------------------------------
+
+enum class Macro { None, All, Exists, ExistsOne, Map, MapFilter, Filter };
+
+struct Node {
+  enum Op { Lit, Ident, Select, Has, Call, ListLit, MapLit, Compr, Index, Cond, And, Or } op = Lit;
+  std::size_t pos = 0;
+  std::string name;     // Ident, Select/Has field, Call function
+  Value lit;            // Lit
+  bool member = false;  // Call: args[0] is the target
+  Macro macro = Macro::None;
+  std::string var;  // Compr: the iteration variable
+  std::vector<std::unique_ptr<Node>> args;
+  TypeP type;
+};
+using NodeP = std::unique_ptr<Node>;
+
+NodeP node(Node::Op op, std::size_t pos) {
+  auto n = std::make_unique<Node>();
+  n->op = op;
+  n->pos = pos;
+  return n;
+}
+NodeP call(std::string name, std::size_t pos, std::vector<NodeP> args, bool member = false) {
+  auto n = node(Node::Call, pos);
+  n->name = std::move(name);
+  n->args = std::move(args);
+  n->member = member;
+  return n;
+}
+
+struct Parser {
+  std::vector<Tok> toks;
+  std::vector<Issue>& issues;
+  std::size_t at = 0;
+  int depth = 0;
+
+  const Tok& peek(std::size_t ahead = 0) const { return toks[std::min(at + ahead, toks.size() - 1)]; }
+  bool is(std::string_view p, std::size_t ahead = 0) const {
+    const Tok& t = peek(ahead);
+    return t.t == Tok::Punct && t.text == p;
+  }
+  bool is_kw(std::string_view k) const { return peek().t == Tok::Ident && peek().text == k; }
+  struct Fail {};
+  [[noreturn]] void fail(std::string msg, std::size_t pos) {
+    issues.push_back({pos, std::move(msg)});
+    throw Fail{};
+  }
+  void expect(std::string_view p) {
+    if (!is(p)) fail(fmt::format("Syntax error: missing '{}' at '{}'", p, peek().text), peek().pos);
+    ++at;
+  }
+
+  NodeP parse() {
+    try {
+      NodeP e = expr();
+      if (peek().t != Tok::End)
+        fail(fmt::format("Syntax error: extraneous input '{}' expecting <EOF>", peek().text), peek().pos);
+      return e;
+    } catch (const Fail&) {
+      return nullptr;
+    }
+  }
+
+  NodeP expr() {
+    if (++depth > 250) fail("expression recursion limit exceeded", peek().pos);
+    NodeP c = or_expr();
+    if (is("?")) {
+      const std::size_t pos = peek().pos;
+      ++at;
+      NodeP t = or_expr();
+      expect(":");
+      NodeP f = expr();
+      auto n = node(Node::Cond, pos);
+      n->args.push_back(std::move(c));
+      n->args.push_back(std::move(t));
+      n->args.push_back(std::move(f));
+      c = std::move(n);
+    }
+    --depth;
+    return c;
+  }
+  NodeP or_expr() {
+    NodeP l = and_expr();
+    while (is("||")) {
+      const std::size_t pos = peek().pos;
+      ++at;
+      auto n = node(Node::Or, pos);
+      n->args.push_back(std::move(l));
+      n->args.push_back(and_expr());
+      l = std::move(n);
+    }
+    return l;
+  }
+  NodeP and_expr() {
+    NodeP l = relation();
+    while (is("&&")) {
+      const std::size_t pos = peek().pos;
+      ++at;
+      auto n = node(Node::And, pos);
+      n->args.push_back(std::move(l));
+      n->args.push_back(relation());
+      l = std::move(n);
+    }
+    return l;
+  }
+  NodeP relation() {
+    NodeP l = addition();
+    while (true) {
+      std::string op;
+      for (const char* o : {"==", "!=", "<=", ">=", "<", ">"})
+        if (is(o)) op = o;
+      if (op.empty() && is_kw("in")) op = "in";
+      if (op.empty()) return l;
+      const std::size_t pos = peek().pos;
+      ++at;
+      std::vector<NodeP> args;
+      args.push_back(std::move(l));
+      args.push_back(addition());
+      l = call(op == "in" ? "@in" : "_" + op + "_", pos, std::move(args));
+    }
+  }
+  NodeP addition() {
+    NodeP l = multiplication();
+    while (is("+") || is("-")) {
+      const std::string op = peek().text;
+      const std::size_t pos = peek().pos;
+      ++at;
+      std::vector<NodeP> args;
+      args.push_back(std::move(l));
+      args.push_back(multiplication());
+      l = call("_" + op + "_", pos, std::move(args));
+    }
+    return l;
+  }
+  NodeP multiplication() {
+    NodeP l = unary();
+    while (is("*") || is("/") || is("%")) {
+      const std::string op = peek().text;
+      const std::size_t pos = peek().pos;
+      ++at;
+      std::vector<NodeP> args;
+      args.push_back(std::move(l));
+      args.push_back(unary());
+      l = call("_" + op + "_", pos, std::move(args));
+    }
+    return l;
+  }
+  NodeP unary() {
+    if (is("!")) {
+      const std::size_t pos = peek().pos;
+      ++at;
+      std::vector<NodeP> args;
+      args.push_back(unary());
+      return call("!_", pos, std::move(args));
+    }
+    if (is("-")) {
+      const std::size_t pos = peek().pos;
+      // A negative number literal: -9223372036854775808 is an int.
+      if (peek(1).t == Tok::Int || peek(1).t == Tok::Double) {
+        ++at;
+        NodeP lit = member();
+        if (lit->op == Node::Lit && lit->lit.k == Value::Uint && lit->name == "int") {
+          if (lit->lit.u > 9223372036854775808ull) fail("invalid int literal", pos);
+          lit->lit = Value::integer(static_cast<std::int64_t>(0 - lit->lit.u));
+          lit->name.clear();
+          lit->pos = pos;
+          return lit;
+        }
+        if (lit->op == Node::Lit && lit->lit.k == Value::Double && lit->name == "double") {
+          lit->lit.d = -lit->lit.d;
+          lit->name.clear();
+          lit->pos = pos;
+          return lit;
+        }
+        std::vector<NodeP> args;
+        args.push_back(std::move(lit));
+        return call("-_", pos, std::move(args));
+      }
+      ++at;
+      std::vector<NodeP> args;
+      args.push_back(unary());
+      return call("-_", pos, std::move(args));
+    }
+    NodeP n = member();
+    fix_int(n.get());
+    return n;
+  }
+  // An int literal not negated: its range is int64's.
+  void fix_int(Node* n) {
+    if (n->op == Node::Lit && n->name == "int") {
+      if (n->lit.u > 9223372036854775807ull) fail("invalid int literal", n->pos);
+      n->lit = Value::integer(static_cast<std::int64_t>(n->lit.u));
+      n->name.clear();
+    } else if (n->op == Node::Lit && n->name == "double") {
+      n->name.clear();
+    }
+  }
+
+  NodeP member() {
+    NodeP e = primary();
+    while (true) {
+      if (is(".")) {
+        const std::size_t pos = peek().pos;
+        ++at;
+        if (peek().t != Tok::Ident)
+          fail(fmt::format("Syntax error: mismatched input '{}' expecting IDENTIFIER", peek().text), peek().pos);
+        const std::string name = peek().text;
+        ++at;
+        fix_int(e.get());
+        if (is("(")) {
+          const std::size_t cpos = peek().pos;
+          ++at;
+          std::vector<NodeP> args = arg_list(")");
+          e = method(std::move(e), name, cpos, std::move(args));
+        } else {
+          auto n = node(Node::Select, pos);
+          n->name = name;
+          n->args.push_back(std::move(e));
+          e = std::move(n);
+        }
+      } else if (is("[")) {
+        const std::size_t pos = peek().pos;
+        ++at;
+        fix_int(e.get());
+        auto n = node(Node::Index, pos);
+        n->args.push_back(std::move(e));
+        n->args.push_back(expr());
+        expect("]");
+        e = std::move(n);
+      } else {
+        return e;
+      }
+    }
+  }
+
+  std::vector<NodeP> arg_list(std::string_view close) {
+    std::vector<NodeP> args;
+    if (is(close)) {
+      ++at;
+      return args;
+    }
+    while (true) {
+      args.push_back(expr());
+      if (is(",")) {
+        ++at;
+        if (is(close)) break;  // a trailing comma
+        continue;
+      }
+      break;
+    }
+    expect(close);
+    return args;
+  }
+
+  // The macros (cel-go parser/macro.go) and member calls.
+  NodeP method(NodeP target, const std::string& name, std::size_t pos, std::vector<NodeP> args) {
+    Macro m = Macro::None;
+    if (name == "all" && args.size() == 2) m = Macro::All;
+    else if (name == "exists" && args.size() == 2) m = Macro::Exists;
+    else if (name == "exists_one" && args.size() == 2) m = Macro::ExistsOne;
+    else if (name == "map" && args.size() == 2) m = Macro::Map;
+    else if (name == "map" && args.size() == 3) m = Macro::MapFilter;
+    else if (name == "filter" && args.size() == 2) m = Macro::Filter;
+    if (m != Macro::None) {
+      if (args[0]->op != Node::Ident) fail("argument must be a simple name", args[0]->pos);
+      auto n = node(Node::Compr, pos);
+      n->macro = m;
+      n->name = name;
+      n->var = args[0]->name;
+      n->args.push_back(std::move(target));
+      for (std::size_t i = 1; i < args.size(); ++i) n->args.push_back(std::move(args[i]));
+      return n;
+    }
+    std::vector<NodeP> all;
+    all.push_back(std::move(target));
+    for (auto& a : args) all.push_back(std::move(a));
+    return call(name, pos, std::move(all), true);
+  }
+
+  NodeP primary() {
+    const Tok& t = peek();
+    switch (t.t) {
+      case Tok::Int:
+      case Tok::Uint:
+      case Tok::Double:
+      case Tok::String:
+      case Tok::Bytes: {
+        auto n = node(Node::Lit, t.pos);
+        n->lit = t.v;
+        if (t.t == Tok::Int) n->name = "int";  // a range still to check, once the sign is known
+        if (t.t == Tok::Double) n->name = "double";
+        ++at;
+        return n;
+      }
+      case Tok::Ident: {
+        const std::string name = t.text;
+        const std::size_t pos = t.pos;
+        if (name == "true" || name == "false") {
+          auto n = node(Node::Lit, pos);
+          n->lit = Value::boolean(name == "true");
+          ++at;
+          return n;
+        }
+        if (name == "null") {
+          ++at;
+          return node(Node::Lit, pos);
+        }
+        ++at;
+        if (is("(")) {
+          const std::size_t cpos = peek().pos;
+          ++at;
+          std::vector<NodeP> args = arg_list(")");
+          if (name == "has") {
+            if (args.size() != 1 || args[0]->op != Node::Select) fail("invalid argument to has() macro", cpos);
+            args[0]->op = Node::Has;
+            return std::move(args[0]);
+          }
+          return call(name, cpos, std::move(args));
+        }
+        auto n = node(Node::Ident, pos);
+        n->name = name;
+        return n;
+      }
+      case Tok::Punct:
+        if (t.text == "(") {
+          ++at;
+          NodeP e = expr();
+          expect(")");
+          return e;
+        }
+        if (t.text == "[") {
+          auto n = node(Node::ListLit, t.pos);
+          ++at;
+          n->args = arg_list("]");
+          return n;
+        }
+        if (t.text == "{") {
+          auto n = node(Node::MapLit, t.pos);
+          ++at;
+          if (is("}")) {
+            ++at;
+            return n;
+          }
+          while (true) {
+            n->args.push_back(expr());
+            expect(":");
+            n->args.push_back(expr());
+            if (is(",")) {
+              ++at;
+              if (is("}")) break;
+              continue;
+            }
+            break;
+          }
+          expect("}");
+          return n;
+        }
+        break;
+      default: break;
+    }
+    fail(fmt::format("Syntax error: mismatched input '{}' expecting {{'[', '{{', '(', '.', '-', '!', 'true', 'false', "
+                     "'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}}",
+                     t.text),
+         t.pos);
+  }
+};
+
+}  // namespace
+
+struct Ast {
+  NodeP root;
+  std::string source;
+};
+
+namespace {
+
+// ---- the checker ---------------------------------------------------------------------------------
+
+struct Checker {
+  std::vector<Issue>& issues;
+  std::vector<std::pair<std::string, TypeP>> scope;
+
+  TypeP lookup(const std::string& name) const {
+    for (auto it = scope.rbegin(); it != scope.rend(); ++it)
+      if (it->first == name) return it->second;
+    return nullptr;
+  }
+  TypeP error(std::size_t pos, std::string msg) {
+    issues.push_back({pos, std::move(msg)});
+    return prim(Type::Dyn);
+  }
+  TypeP no_match(const Node& n, const std::vector<TypeP>& args) {
+    std::string shown;
+    std::size_t from = 0;
+    if (n.member) {
+      shown = type_name(args[0]) + ".";
+      from = 1;
+    }
+    shown += "(";
+    for (std::size_t i = from; i < args.size(); ++i) shown += (i > from ? ", " : "") + type_name(args[i]);
+    return error(n.pos, fmt::format("found no matching overload for '{}' applied to '{})'", n.name, shown));
+  }
+
+  TypeP check(Node& n) {
+    n.type = check_node(n);
+    return n.type;
+  }
+
+  TypeP check_node(Node& n) {
+    switch (n.op) {
+      case Node::Lit:
+        switch (n.lit.k) {
+          case Value::Null: return prim(Type::Null);
+          case Value::Bool: return prim(Type::Bool);
+          case Value::Int: return prim(Type::Int);
+          case Value::Uint: return prim(Type::Uint);
+          case Value::Double: return prim(Type::Double);
+          case Value::String: return prim(Type::String);
+          case Value::Bytes: return prim(Type::Bytes);
+          default: return prim(Type::Dyn);
+        }
+      case Node::Ident:
+        if (TypeP t = lookup(n.name)) return t;
+        return error(n.pos, fmt::format("undeclared reference to '{}' (in container '')", n.name));
+      case Node::Select:
+      case Node::Has: {
+        const TypeP t = check(*n.args[0]);
+        TypeP ft;
+        if (t->k == Type::Object) {
+          ft = field_type(*t, n.name);
+          if (!ft) return error(n.pos, fmt::format("undefined field '{}'", n.name));
+        } else if (t->k == Type::Map) {
+          ft = t->b;
+        } else if (t->k == Type::Dyn) {
+          ft = prim(Type::Dyn);
+        } else {
+          return error(n.pos, fmt::format("type '{}' does not support field selection", type_name(t)));
+        }
+        return n.op == Node::Has ? prim(Type::Bool) : ft;
+      }
+      case Node::ListLit: {
+        TypeP elem;
+        for (auto& a : n.args) {
+          const TypeP t = check(*a);
+          if (!elem) elem = t;
+          else if (!assignable(elem, t)) elem = prim(Type::Dyn);
+          else elem = join(elem, t);
+        }
+        return list_of(elem ? elem : prim(Type::Dyn));
+      }
+      case Node::MapLit: {
+        TypeP k, v;
+        for (std::size_t i = 0; i + 1 < n.args.size(); i += 2) {
+          const TypeP kt = check(*n.args[i]), vt = check(*n.args[i + 1]);
+          k = !k ? kt : assignable(k, kt) ? join(k, kt) : prim(Type::Dyn);
+          v = !v ? vt : assignable(v, vt) ? join(v, vt) : prim(Type::Dyn);
+        }
+        return map_of(k ? k : prim(Type::Dyn), v ? v : prim(Type::Dyn));
+      }
+      case Node::Index: {
+        const TypeP c = check(*n.args[0]), i = check(*n.args[1]);
+        if (c->k == Type::List && (i->k == Type::Int || i->k == Type::Uint || i->k == Type::Dyn)) return c->a;
+        if (c->k == Type::Map && assignable(c->a, i)) return c->b;
+        if (c->k == Type::Dyn) return prim(Type::Dyn);
+        Node shown;
+        shown.name = "_[_]";
+        shown.pos = n.pos;
+        return no_match(shown, {c, i});
+      }
+      case Node::Cond: {
+        const TypeP c = check(*n.args[0]), t = check(*n.args[1]), f = check(*n.args[2]);
+        if ((c->k != Type::Bool && c->k != Type::Dyn) || !assignable(t, f)) {
+          Node shown;
+          shown.name = "_?_:_";
+          shown.pos = n.pos;
+          return no_match(shown, {c, t, f});
+        }
+        return join(t, f);
+      }
+      case Node::And:
+      case Node::Or: {
+        const TypeP l = check(*n.args[0]), r = check(*n.args[1]);
+        if ((l->k != Type::Bool && l->k != Type::Dyn) || (r->k != Type::Bool && r->k != Type::Dyn)) {
+          Node shown;
+          shown.name = n.op == Node::And ? "_&&_" : "_||_";
+          shown.pos = n.pos;
+          return no_match(shown, {l, r});
+        }
+        return prim(Type::Bool);
+      }
+      case Node::Compr: {
+        const TypeP range = check(*n.args[0]);
+        TypeP var;
+        if (range->k == Type::List) var = range->a;
+        else if (range->k == Type::Map) var = range->a;
+        else if (range->k == Type::Dyn) var = prim(Type::Dyn);
+        else return error(n.args[0]->pos, fmt::format("expression of type '{}' cannot be range of a comprehension (must be list, map, or dynamic)", type_name(range)));
+        scope.emplace_back(n.var, var);
+        std::vector<TypeP> bodies;
+        for (std::size_t i = 1; i < n.args.size(); ++i) bodies.push_back(check(*n.args[i]));
+        scope.pop_back();
+        const bool has_pred = n.macro != Macro::Map;
+        if (has_pred && bodies[0]->k != Type::Bool && bodies[0]->k != Type::Dyn) {
+          Node shown;
+          shown.name = n.macro == Macro::All ? "_&&_" : n.macro == Macro::Exists ? "_||_" : "_?_:_";
+          shown.pos = n.args[1]->pos;
+          return no_match(shown, n.macro == Macro::All || n.macro == Macro::Exists
+                                     ? std::vector<TypeP>{prim(Type::Bool), bodies[0]}
+                                     : std::vector<TypeP>{bodies[0], prim(Type::Dyn), prim(Type::Dyn)});
+        }
+        switch (n.macro) {
+          case Macro::Map: return list_of(bodies[0]);
+          case Macro::MapFilter: return list_of(bodies[1]);
+          case Macro::Filter: return list_of(var);
+          default: return prim(Type::Bool);
+        }
+      }
+      case Node::Call: break;
+    }
+    std::vector<TypeP> args;
+    for (auto& a : n.args) args.push_back(check(*a));
+    if (TypeP r = resolve(n, args)) return r;
+    return prim(Type::Dyn);
+  }
+
+  // The overloads of cel-go's standard library, ext.Strings and Kubernetes' lists library.
+  TypeP resolve(Node& n, const std::vector<TypeP>& a) {
+    const std::string& f = n.name;
+    auto is = [](const TypeP& t, Type::K k) { return t->k == k || t->k == Type::Dyn; };
+    auto numeric = [&](const TypeP& t) { return is(t, Type::Int) || is(t, Type::Uint) || is(t, Type::Double); };
+    const std::size_t argc = a.size() - (n.member ? 1 : 0);
+    auto known = [&](std::initializer_list<const char*> names) {
+      return std::any_of(names.begin(), names.end(), [&](const char* x) { return f == x; });
+    };
+    if (f == "_==_" || f == "_!=_") {
+      if (assignable(a[0], a[1]) || a[0]->k == Type::Null || a[1]->k == Type::Null) return prim(Type::Bool);
+      return no_match(n, a);
+    }
+    if (f == "_<_" || f == "_<=_" || f == "_>_" || f == "_>=_") {
+      const auto k0 = a[0]->k, k1 = a[1]->k;
+      const bool num0 = k0 == Type::Int || k0 == Type::Uint || k0 == Type::Double;
+      const bool num1 = k1 == Type::Int || k1 == Type::Uint || k1 == Type::Double;
+      if (k0 == Type::Dyn || k1 == Type::Dyn) {
+        const TypeP& other = k0 == Type::Dyn ? a[1] : a[0];
+        if (other->k == Type::Dyn || numeric(other) || other->k == Type::String || other->k == Type::Bytes ||
+            other->k == Type::Bool || other->k == Type::Timestamp || other->k == Type::Duration)
+          return prim(Type::Bool);
+        return no_match(n, a);
+      }
+      if ((num0 && num1) || (k0 == k1 && (k0 == Type::String || k0 == Type::Bytes || k0 == Type::Bool ||
+                                          k0 == Type::Timestamp || k0 == Type::Duration)))
+        return prim(Type::Bool);
+      return no_match(n, a);
+    }
+    if (f == "_+_" || f == "_-_" || f == "_*_" || f == "_/_" || f == "_%_") {
+      const auto k0 = a[0]->k, k1 = a[1]->k;
+      if (k0 == Type::Dyn && k1 == Type::Dyn) return prim(Type::Dyn);
+      if (k0 == Type::Dyn || k1 == Type::Dyn) {
+        const TypeP& other = k0 == Type::Dyn ? a[1] : a[0];
+        if (f == "_+_" && other->k == Type::List) return other;
+        return prim(Type::Dyn);
+      }
+      if (k0 == k1 && (k0 == Type::Int || k0 == Type::Uint || (k0 == Type::Double && f != "_%_"))) return a[0];
+      if (f == "_+_") {
+        if (k0 == k1 && (k0 == Type::String || k0 == Type::Bytes || k0 == Type::Duration)) return a[0];
+        if (k0 == Type::List && k1 == Type::List && assignable(a[0]->a, a[1]->a)) return list_of(join(a[0]->a, a[1]->a));
+        if (k0 == Type::List && k1 == Type::List) return list_of(prim(Type::Dyn));
+        if ((k0 == Type::Timestamp && k1 == Type::Duration) || (k0 == Type::Duration && k1 == Type::Timestamp))
+          return prim(Type::Timestamp);
+      }
+      if (f == "_-_") {
+        if (k0 == Type::Timestamp && k1 == Type::Timestamp) return prim(Type::Duration);
+        if (k0 == Type::Timestamp && k1 == Type::Duration) return prim(Type::Timestamp);
+        if (k0 == Type::Duration && k1 == Type::Duration) return prim(Type::Duration);
+      }
+      return no_match(n, a);
+    }
+    if (f == "-_") {
+      if (a[0]->k == Type::Int || a[0]->k == Type::Double || a[0]->k == Type::Dyn) return a[0];
+      return no_match(n, a);
+    }
+    if (f == "!_") {
+      if (is(a[0], Type::Bool)) return prim(Type::Bool);
+      return no_match(n, a);
+    }
+    if (f == "@in") {
+      if (a[1]->k == Type::Dyn) return prim(Type::Bool);
+      if (a[1]->k == Type::List && assignable(a[0], a[1]->a)) return prim(Type::Bool);
+      if (a[1]->k == Type::Map && assignable(a[0], a[1]->a)) return prim(Type::Bool);
+      return no_match(n, a);
+    }
+    if (f == "size") {
+      if (argc == 0 && n.member) {
+        const auto k = a[0]->k;
+        if (k == Type::String || k == Type::Bytes || k == Type::List || k == Type::Map || k == Type::Dyn) return prim(Type::Int);
+      } else if (argc == 1 && !n.member) {
+        const auto k = a[0]->k;
+        if (k == Type::String || k == Type::Bytes || k == Type::List || k == Type::Map || k == Type::Dyn) return prim(Type::Int);
+      }
+      return no_match(n, a);
+    }
+    // conversions
+    if (!n.member && argc == 1 && known({"int", "uint", "double", "string", "bytes", "bool", "dyn", "duration", "timestamp"})) {
+      const auto k = a[0]->k;
+      if (f == "dyn") return prim(Type::Dyn);
+      bool ok = k == Type::Dyn;
+      if (f == "int") ok = ok || k == Type::Int || k == Type::Uint || k == Type::Double || k == Type::String || k == Type::Timestamp;
+      if (f == "uint") ok = ok || k == Type::Int || k == Type::Uint || k == Type::Double || k == Type::String;
+      if (f == "double") ok = ok || k == Type::Int || k == Type::Uint || k == Type::Double || k == Type::String;
+      if (f == "string")
+        ok = ok || k == Type::Int || k == Type::Uint || k == Type::Double || k == Type::String || k == Type::Bytes ||
+             k == Type::Bool || k == Type::Timestamp || k == Type::Duration;
+      if (f == "bytes") ok = ok || k == Type::Bytes || k == Type::String;
+      if (f == "bool") ok = ok || k == Type::Bool || k == Type::String;
+      if (f == "duration") ok = ok || k == Type::Duration || k == Type::String;
+      if (f == "timestamp") ok = ok || k == Type::Timestamp || k == Type::String || k == Type::Int;
+      if (!ok) return no_match(n, a);
+      static const std::pair<const char*, Type::K> result[] = {
+          {"int", Type::Int},       {"uint", Type::Uint}, {"double", Type::Double},     {"string", Type::String},
+          {"bytes", Type::Bytes},   {"bool", Type::Bool}, {"duration", Type::Duration}, {"timestamp", Type::Timestamp}};
+      for (const auto& [name, k2] : result)
+        if (f == name) return prim(k2);
+    }
+    if (n.member) {
+      const TypeP& t = a[0];
+      auto args_are = [&](std::initializer_list<Type::K> ks) {
+        if (argc != ks.size()) return false;
+        std::size_t i = 1;
+        for (auto k : ks)
+          if (!is(a[i++], k)) return false;
+        return true;
+      };
+      const bool str = is(t, Type::String);
+      if (known({"contains", "startsWith", "endsWith", "matches"})) {
+        if (str && args_are({Type::String})) {
+          if (f == "matches") check_regex(n);
+          return prim(Type::Bool);
+        }
+        return no_match(n, a);
+      }
+      if (known({"lowerAscii", "upperAscii", "trim", "reverse"})) {
+        if (str && argc == 0) return prim(Type::String);
+        if (f == "reverse" && t->k == Type::List && argc == 0) return t;
+        return no_match(n, a);
+      }
+      if (f == "charAt") {
+        if (str && args_are({Type::Int})) return prim(Type::String);
+        return no_match(n, a);
+      }
+      if (f == "indexOf" || f == "lastIndexOf") {
+        if (str && (args_are({Type::String}) || args_are({Type::String, Type::Int}))) return prim(Type::Int);
+        if (t->k == Type::List && argc == 1 && assignable(t->a, a[1])) return prim(Type::Int);
+        return no_match(n, a);
+      }
+      if (f == "replace") {
+        if (str && (args_are({Type::String, Type::String}) || args_are({Type::String, Type::String, Type::Int})))
+          return prim(Type::String);
+        return no_match(n, a);
+      }
+      if (f == "split") {
+        if (str && (args_are({Type::String}) || args_are({Type::String, Type::Int}))) return list_of(prim(Type::String));
+        return no_match(n, a);
+      }
+      if (f == "substring") {
+        if (str && (args_are({Type::Int}) || args_are({Type::Int, Type::Int}))) return prim(Type::String);
+        return no_match(n, a);
+      }
+      if (f == "join") {
+        if ((t->k == Type::Dyn || (t->k == Type::List && is(t->a, Type::String))) && (argc == 0 || args_are({Type::String})))
+          return prim(Type::String);
+        return no_match(n, a);
+      }
+      if (known({"isSorted", "sum", "min", "max"})) {
+        if (argc == 0 && (t->k == Type::List || t->k == Type::Dyn)) {
+          const TypeP e = t->k == Type::List ? t->a : prim(Type::Dyn);
+          const bool comparable = e->k == Type::Dyn || e->k == Type::Int || e->k == Type::Uint || e->k == Type::Double ||
+                                  e->k == Type::String || e->k == Type::Bytes || e->k == Type::Bool ||
+                                  e->k == Type::Timestamp || e->k == Type::Duration;
+          const bool summable = e->k == Type::Dyn || e->k == Type::Int || e->k == Type::Uint || e->k == Type::Double ||
+                                e->k == Type::Duration;
+          if (f == "isSorted" && comparable) return prim(Type::Bool);
+          if (f == "sum" && summable) return e;
+          if ((f == "min" || f == "max") && comparable) return e;
+        }
+        return no_match(n, a);
+      }
+      if (t->k == Type::Optional || t->k == Type::Dyn) {
+        if (f == "hasValue" && argc == 0) return prim(Type::Bool);
+        if (f == "value" && argc == 0) return t->k == Type::Optional ? t->a : t;
+        if (f == "orValue" && argc == 1 && (t->k == Type::Dyn || assignable(t->a, a[1]))) return t->k == Type::Optional ? join(t->a, a[1]) : a[1];
+        if (known({"hasValue", "value", "orValue"})) return no_match(n, a);
+      }
+    }
+    return error(n.pos, fmt::format("undeclared reference to '{}' (in container '')", f));
+  }
+
+  // cel-go's regex validator: a constant pattern must compile.
+  void check_regex(const Node& n) {
+    const Node& pat = *n.args[1];
+    if (pat.op != Node::Lit || pat.lit.k != Value::String) return;
+    try {
+      std::regex re(pat.lit.s, std::regex::ECMAScript);
+    } catch (const std::regex_error&) {
+      issues.push_back({pat.pos, "invalid matches argument"});
+    }
+  }
+};
+
+// ---- evaluation ----------------------------------------------------------------------------------
+
+int compare_numbers(const Value& a, const Value& b) {  // -1, 0, 1; 2 for NaN
+  auto as_ld = [](const Value& v) -> long double {
+    return v.k == Value::Int ? static_cast<long double>(v.i) : v.k == Value::Uint ? static_cast<long double>(v.u) : v.d;
+  };
+  if (a.k == Value::Int && b.k == Value::Int) return a.i < b.i ? -1 : a.i > b.i;
+  if (a.k == Value::Uint && b.k == Value::Uint) return a.u < b.u ? -1 : a.u > b.u;
+  if (a.k == Value::Int && b.k == Value::Uint) return a.i < 0 ? -1 : static_cast<std::uint64_t>(a.i) < b.u ? -1 : static_cast<std::uint64_t>(a.i) > b.u;
+  if (a.k == Value::Uint && b.k == Value::Int) return -compare_numbers(b, a);
+  const long double x = as_ld(a), y = as_ld(b);
+  if (std::isnan(x) || std::isnan(y)) return 2;
+  return x < y ? -1 : x > y;
+}
+bool is_number(const Value& v) { return v.k == Value::Int || v.k == Value::Uint || v.k == Value::Double; }
+
+// cel-go's heterogeneous equality: numbers across types, lists and maps member by member.
+Value equals(const Value& a, const Value& b) {
+  if (a.is_error()) return a;
+  if (b.is_error()) return b;
+  if (is_number(a) && is_number(b)) return Value::boolean(compare_numbers(a, b) == 0);
+  if (a.k != b.k) return Value::boolean(false);
+  switch (a.k) {
+    case Value::Null: return Value::boolean(true);
+    case Value::Bool: return Value::boolean(a.b == b.b);
+    case Value::String:
+    case Value::Bytes: return Value::boolean(a.s == b.s);
+    case Value::Timestamp: return Value::boolean(a.i == b.i && a.u == b.u);
+    case Value::Duration: return Value::boolean(a.i == b.i);
+    case Value::ListV:
+    case Value::Optional: {
+      if (a.list->size() != b.list->size()) return Value::boolean(false);
+      for (std::size_t i = 0; i < a.list->size(); ++i) {
+        Value e = equals((*a.list)[i], (*b.list)[i]);
+        if (e.is_error() || !e.b) return e;
+      }
+      return Value::boolean(true);
+    }
+    case Value::MapV: {
+      if (a.map->size() != b.map->size()) return Value::boolean(false);
+      for (const auto& [k, v] : *a.map) {
+        const Value* other = nullptr;
+        for (const auto& [k2, v2] : *b.map)
+          if (auto e = equals(k, k2); !e.is_error() && e.b) other = &v2;
+        if (!other) return Value::boolean(false);
+        Value e = equals(v, *other);
+        if (e.is_error() || !e.b) return e;
+      }
+      return Value::boolean(true);
+    }
+    default: return Value::boolean(false);
+  }
+}
+
+// -1, 0, 1, or 2 when the two cannot be ordered (an error).
+int compare(const Value& a, const Value& b) {
+  if (is_number(a) && is_number(b)) return compare_numbers(a, b);
+  if (a.k != b.k) return 2;
+  switch (a.k) {
+    case Value::String:
+    case Value::Bytes: return a.s < b.s ? -1 : a.s > b.s;
+    case Value::Bool: return a.b < b.b ? -1 : a.b > b.b;
+    case Value::Duration: return a.i < b.i ? -1 : a.i > b.i;
+    case Value::Timestamp: return a.i != b.i ? (a.i < b.i ? -1 : 1) : (a.u < b.u ? -1 : a.u > b.u);
+    default: return 2;
+  }
+}
+
+std::size_t runes(std::string_view s) {
+  std::size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+// The byte offset of code point `i` (s.size() when i is the length).
+std::size_t rune_offset(std::string_view s, std::size_t i) {
+  std::size_t n = 0;
+  for (std::size_t b = 0; b < s.size(); ++b)
+    if ((static_cast<unsigned char>(s[b]) & 0xC0) != 0x80) {
+      if (n == i) return b;
+      ++n;
+    }
+  return s.size();
+}
+
+constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+
+Value int_overflow() { return Value::error("integer overflow"); }
+Value uint_overflow() { return Value::error("unsigned integer overflow"); }
+
+Value arith(const std::string& op, const Value& a, const Value& b) {
+  if (a.k == Value::Int && b.k == Value::Int) {
+    std::int64_t r;
+    if (op == "_+_") return __builtin_add_overflow(a.i, b.i, &r) ? int_overflow() : Value::integer(r);
+    if (op == "_-_") return __builtin_sub_overflow(a.i, b.i, &r) ? int_overflow() : Value::integer(r);
+    if (op == "_*_") return __builtin_mul_overflow(a.i, b.i, &r) ? int_overflow() : Value::integer(r);
+    if (op == "_/_") {
+      if (b.i == 0) return Value::error("division by zero");
+      if (a.i == kMin && b.i == -1) return int_overflow();
+      return Value::integer(a.i / b.i);
+    }
+    if (op == "_%_") {
+      if (b.i == 0) return Value::error("modulus by zero");
+      if (a.i == kMin && b.i == -1) return int_overflow();
+      return Value::integer(a.i % b.i);
+    }
+  }
+  if (a.k == Value::Uint && b.k == Value::Uint) {
+    std::uint64_t r;
+    if (op == "_+_") return __builtin_add_overflow(a.u, b.u, &r) ? uint_overflow() : Value::unsigned_(r);
+    if (op == "_-_") return __builtin_sub_overflow(a.u, b.u, &r) ? uint_overflow() : Value::unsigned_(r);
+    if (op == "_*_") return __builtin_mul_overflow(a.u, b.u, &r) ? uint_overflow() : Value::unsigned_(r);
+    if (op == "_/_") return b.u == 0 ? Value::error("division by zero") : Value::unsigned_(a.u / b.u);
+    if (op == "_%_") return b.u == 0 ? Value::error("modulus by zero") : Value::unsigned_(a.u % b.u);
+  }
+  if (a.k == Value::Double && b.k == Value::Double) {
+    if (op == "_+_") return Value::dbl(a.d + b.d);
+    if (op == "_-_") return Value::dbl(a.d - b.d);
+    if (op == "_*_") return Value::dbl(a.d * b.d);
+    if (op == "_/_") return Value::dbl(a.d / b.d);
+  }
+  if (op == "_+_") {
+    if (a.k == Value::String && b.k == Value::String) return Value::string(a.s + b.s);
+    if (a.k == Value::Bytes && b.k == Value::Bytes) return Value::string(a.s + b.s, Value::Bytes);
+    if (a.k == Value::ListV && b.k == Value::ListV) {
+      List l = *a.list;
+      l.insert(l.end(), b.list->begin(), b.list->end());
+      return Value::of_list(std::move(l));
+    }
+  }
+  // time arithmetic (cel-go common/types/timestamp.go, duration.go)
+  std::int64_t r;
+  if (a.k == Value::Duration && b.k == Value::Duration) {
+    if (op == "_+_") return __builtin_add_overflow(a.i, b.i, &r) ? int_overflow() : Value::duration(r);
+    if (op == "_-_") return __builtin_sub_overflow(a.i, b.i, &r) ? int_overflow() : Value::duration(r);
+  }
+  auto shift = [](const Value& t, std::int64_t nanos) {
+    __int128 total = static_cast<__int128>(t.i) * 1000000000 + t.u + nanos;
+    std::int64_t secs = static_cast<std::int64_t>(total / 1000000000);
+    __int128 rem = total % 1000000000;
+    if (rem < 0) {
+      rem += 1000000000;
+      --secs;
+    }
+    return Value::timestamp(secs, static_cast<std::uint64_t>(rem));
+  };
+  if (op == "_+_" && a.k == Value::Timestamp && b.k == Value::Duration) return shift(a, b.i);
+  if (op == "_+_" && a.k == Value::Duration && b.k == Value::Timestamp) return shift(b, a.i);
+  if (op == "_-_" && a.k == Value::Timestamp && b.k == Value::Duration) {
+    if (b.i == kMin) return int_overflow();
+    return shift(a, -b.i);
+  }
+  if (op == "_-_" && a.k == Value::Timestamp && b.k == Value::Timestamp) {
+    const __int128 d = (static_cast<__int128>(a.i) - b.i) * 1000000000 + (static_cast<__int128>(a.u) - b.u);
+    if (d > kMax || d < kMin) return int_overflow();
+    return Value::duration(static_cast<std::int64_t>(d));
+  }
+  return no_overload();
+}
+
+Value convert(const std::string& f, const Value& v) {
+  if (f == "dyn") return v;
+  if (f == "int") {
+    switch (v.k) {
+      case Value::Int: return v;
+      case Value::Uint: return v.u > static_cast<std::uint64_t>(kMax) ? int_overflow() : Value::integer(static_cast<std::int64_t>(v.u));
+      case Value::Double:
+        if (!(v.d > -9223372036854775808.0 && v.d < 9223372036854775807.0)) return int_overflow();
+        return Value::integer(static_cast<std::int64_t>(v.d));
+      case Value::String: {
+        std::int64_t n;
+        const auto r = std::from_chars(v.s.data(), v.s.data() + v.s.size(), n);
+        if (r.ec != std::errc() || r.ptr != v.s.data() + v.s.size() || v.s.empty())
+          return Value::error("type conversion error from 'string' to 'int'");
+        return Value::integer(n);
+      }
+      case Value::Timestamp: return Value::integer(v.i);
+      default: break;
+    }
+  }
+  if (f == "uint") {
+    switch (v.k) {
+      case Value::Uint: return v;
+      case Value::Int: return v.i < 0 ? uint_overflow() : Value::unsigned_(static_cast<std::uint64_t>(v.i));
+      case Value::Double:
+        if (!(v.d > -1 && v.d < 18446744073709551616.0)) return uint_overflow();
+        return Value::unsigned_(static_cast<std::uint64_t>(v.d));
+      case Value::String: {
+        std::uint64_t n;
+        const auto r = std::from_chars(v.s.data(), v.s.data() + v.s.size(), n);
+        if (r.ec != std::errc() || r.ptr != v.s.data() + v.s.size() || v.s.empty())
+          return Value::error("type conversion error from 'string' to 'uint'");
+        return Value::unsigned_(n);
+      }
+      default: break;
+    }
+  }
+  if (f == "double") {
+    switch (v.k) {
+      case Value::Double: return v;
+      case Value::Int: return Value::dbl(static_cast<double>(v.i));
+      case Value::Uint: return Value::dbl(static_cast<double>(v.u));
+      case Value::String: {
+        char* end = nullptr;
+        const double d = std::strtod(v.s.c_str(), &end);
+        if (v.s.empty() || end != v.s.c_str() + v.s.size()) return Value::error("type conversion error from 'string' to 'double'");
+        return Value::dbl(d);
+      }
+      default: break;
+    }
+  }
+  if (f == "string") {
+    switch (v.k) {
+      case Value::String: return v;
+      case Value::Int: return Value::string(std::to_string(v.i));
+      case Value::Uint: return Value::string(std::to_string(v.u));
+      case Value::Double: return Value::string(go_float(v.d));
+      case Value::Bool: return Value::string(v.b ? "true" : "false");
+      case Value::Bytes: return Value::string(v.s);
+      case Value::Timestamp: return Value::string(format_timestamp(v.i, v.u));
+      case Value::Duration: return Value::string(format_duration(v.i));
+      default: break;
+    }
+  }
+  if (f == "bytes") {
+    if (v.k == Value::Bytes) return v;
+    if (v.k == Value::String) return Value::string(v.s, Value::Bytes);
+  }
+  if (f == "bool") {
+    if (v.k == Value::Bool) return v;
+    if (v.k == Value::String) {  // strconv.ParseBool
+      for (const char* t : {"1", "t", "T", "TRUE", "true", "True"})
+        if (v.s == t) return Value::boolean(true);
+      for (const char* t : {"0", "f", "F", "FALSE", "false", "False"})
+        if (v.s == t) return Value::boolean(false);
+      return Value::error("type conversion error from 'string' to 'bool'");
+    }
+  }
+  if (f == "duration") {
+    if (v.k == Value::Duration) return v;
+    if (v.k == Value::String) {
+      std::int64_t n;
+      if (!parse_duration(v.s, n)) return Value::error("type conversion error from 'string' to 'google.protobuf.Duration'");
+      return Value::duration(n);
+    }
+  }
+  if (f == "timestamp") {
+    if (v.k == Value::Timestamp) return v;
+    if (v.k == Value::Int) return Value::timestamp(v.i, 0);
+    if (v.k == Value::String) {
+      std::int64_t secs;
+      std::uint64_t nanos;
+      if (!parse_rfc3339(v.s, secs, nanos)) return Value::error("type conversion error from 'string' to 'google.protobuf.Timestamp'");
+      return Value::timestamp(secs, nanos);
+    }
+  }
+  return no_overload();
+}
+
+std::string ascii_case(std::string s, bool upper) {
+  for (char& c : s) c = static_cast<char>(upper ? std::toupper(static_cast<unsigned char>(c)) : std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// strings.TrimSpace's set, as ext.Strings trims (unicode.IsSpace).
+std::string trim_space(std::string_view s) {
+  auto space_at_front = [&](std::size_t& n) {
+    if (s.empty()) return false;
+    const unsigned char c = static_cast<unsigned char>(s[0]);
+    if (c == ' ' || (c >= '\t' && c <= '\r')) return n = 1, true;
+    if (s.starts_with("\xC2\x85") || s.starts_with("\xC2\xA0")) return n = 2, true;
+    if (s.starts_with("\xE2\x80\xA8") || s.starts_with("\xE2\x80\xA9") || s.starts_with("\xE3\x80\x80")) return n = 3, true;
+    return false;
+  };
+  std::size_t n = 0;
+  while (space_at_front(n)) s.remove_prefix(n);
+  while (!s.empty()) {
+    const unsigned char c = static_cast<unsigned char>(s.back());
+    if (c == ' ' || (c >= '\t' && c <= '\r')) s.remove_suffix(1);
+    else if (s.ends_with("\xC2\x85") || s.ends_with("\xC2\xA0")) s.remove_suffix(2);
+    else if (s.ends_with("\xE2\x80\xA8") || s.ends_with("\xE2\x80\xA9") || s.ends_with("\xE3\x80\x80")) s.remove_suffix(3);
+    else break;
+  }
+  return std::string(s);
+}
+
+Value member_call(const std::string& f, const std::vector<Value>& a) {
+  const Value& t = a[0];
+  const std::size_t argc = a.size() - 1;
+  auto arg_is = [&](std::size_t i, Value::K k) { return i < a.size() && a[i].k == k; };
+  if (f == "size" && argc == 0) {
+    if (t.k == Value::String) return Value::integer(static_cast<std::int64_t>(runes(t.s)));
+    if (t.k == Value::Bytes) return Value::integer(static_cast<std::int64_t>(t.s.size()));
+    if (t.k == Value::ListV) return Value::integer(static_cast<std::int64_t>(t.list->size()));
+    if (t.k == Value::MapV) return Value::integer(static_cast<std::int64_t>(t.map->size()));
+    return no_overload();
+  }
+  if (t.k == Value::String) {
+    const std::string& s = t.s;
+    if (f == "contains" && arg_is(1, Value::String)) return Value::boolean(s.find(a[1].s) != std::string::npos);
+    if (f == "startsWith" && arg_is(1, Value::String)) return Value::boolean(s.starts_with(a[1].s));
+    if (f == "endsWith" && arg_is(1, Value::String)) return Value::boolean(s.ends_with(a[1].s));
+    if (f == "matches" && arg_is(1, Value::String)) {
+      try {
+        const std::regex re(a[1].s, std::regex::ECMAScript);
+        return Value::boolean(std::regex_search(s, re));
+      } catch (const std::regex_error&) {
+        return Value::error("error parsing regexp: " + a[1].s);
+      }
+    }
+    if (f == "lowerAscii" && argc == 0) return Value::string(ascii_case(s, false));
+    if (f == "upperAscii" && argc == 0) return Value::string(ascii_case(s, true));
+    if (f == "trim" && argc == 0) return Value::string(trim_space(s));
+    if (f == "reverse" && argc == 0) {
+      std::vector<std::string> cps;
+      for (std::size_t i = 0; i < s.size();) {
+        std::size_t j = i + 1;
+        while (j < s.size() && (static_cast<unsigned char>(s[j]) & 0xC0) == 0x80) ++j;
+        cps.emplace_back(s.substr(i, j - i));
+        i = j;
+      }
+      std::string out;
+      for (auto it = cps.rbegin(); it != cps.rend(); ++it) out += *it;
+      return Value::string(out);
+    }
+    if (f == "charAt" && arg_is(1, Value::Int)) {
+      const std::int64_t i = a[1].i, n = static_cast<std::int64_t>(runes(s));
+      if (i < 0 || i > n) return Value::error(fmt::format("index out of range: {}", i));
+      if (i == n) return Value::string("");
+      const std::size_t b = rune_offset(s, static_cast<std::size_t>(i)), e = rune_offset(s, static_cast<std::size_t>(i + 1));
+      return Value::string(s.substr(b, e - b));
+    }
+    if ((f == "indexOf" || f == "lastIndexOf") && arg_is(1, Value::String) && (argc == 1 || arg_is(2, Value::Int))) {
+      const std::string& sub = a[1].s;
+      const std::int64_t n = static_cast<std::int64_t>(runes(s));
+      if (f == "indexOf") {
+        const std::int64_t from = argc == 2 ? a[2].i : 0;
+        if (from < 0 || from > n) return Value::error(fmt::format("index out of range: {}", from));
+        const auto p = s.find(sub, rune_offset(s, static_cast<std::size_t>(from)));
+        return Value::integer(p == std::string::npos ? -1 : static_cast<std::int64_t>(runes(s.substr(0, p))));
+      }
+      const std::int64_t from = argc == 2 ? a[2].i : n;
+      if (from < 0 || from > n) return Value::error(fmt::format("index out of range: {}", from));
+      const auto p = s.rfind(sub, rune_offset(s, static_cast<std::size_t>(from)));
+      return Value::integer(p == std::string::npos ? -1 : static_cast<std::int64_t>(runes(s.substr(0, p))));
+    }
+    if (f == "replace" && arg_is(1, Value::String) && arg_is(2, Value::String) && (argc == 2 || arg_is(3, Value::Int))) {
+      std::int64_t limit = argc == 3 ? a[3].i : -1;
+      const std::string& from = a[1].s;
+      const std::string& to = a[2].s;
+      std::string out;
+      std::size_t i = 0;
+      while (limit != 0) {
+        std::size_t p;
+        if (from.empty()) {  // Go's strings.Replace: the empty string matches between every rune
+          if (i > s.size()) break;
+          out += to;
+          --limit;
+          if (i == s.size()) {
+            i = s.size() + 1;
+            break;
+          }
+          std::size_t j = i + 1;
+          while (j < s.size() && (static_cast<unsigned char>(s[j]) & 0xC0) == 0x80) ++j;
+          out += s.substr(i, j - i);
+          i = j;
+          continue;
+        }
+        if ((p = s.find(from, i)) == std::string::npos) break;
+        out += s.substr(i, p - i) + to;
+        i = p + from.size();
+        --limit;
+      }
+      if (i <= s.size()) out += s.substr(i);
+      return Value::string(out);
+    }
+    if (f == "split" && arg_is(1, Value::String) && (argc == 1 || arg_is(2, Value::Int))) {
+      const std::int64_t limit = argc == 2 ? a[2].i : -1;
+      const std::string& sep = a[1].s;
+      List out;
+      if (limit == 0) return Value::of_list(std::move(out));
+      if (sep.empty()) {
+        std::size_t i = 0;
+        while (i < s.size()) {
+          if (limit > 0 && static_cast<std::int64_t>(out.size()) == limit - 1) {
+            out.push_back(Value::string(s.substr(i)));
+            return Value::of_list(std::move(out));
+          }
+          std::size_t j = i + 1;
+          while (j < s.size() && (static_cast<unsigned char>(s[j]) & 0xC0) == 0x80) ++j;
+          out.push_back(Value::string(s.substr(i, j - i)));
+          i = j;
+        }
+        return Value::of_list(std::move(out));
+      }
+      std::size_t i = 0;
+      while (true) {
+        if (limit > 0 && static_cast<std::int64_t>(out.size()) == limit - 1) break;
+        const auto p = s.find(sep, i);
+        if (p == std::string::npos) break;
+        out.push_back(Value::string(s.substr(i, p - i)));
+        i = p + sep.size();
+      }
+      out.push_back(Value::string(s.substr(i)));
+      return Value::of_list(std::move(out));
+    }
+    if (f == "substring" && arg_is(1, Value::Int) && (argc == 1 || arg_is(2, Value::Int))) {
+      const std::int64_t n = static_cast<std::int64_t>(runes(s));
+      const std::int64_t b = a[1].i, e = argc == 2 ? a[2].i : n;
+      if (b < 0 || b > n) return Value::error(fmt::format("index out of range: {}", b));
+      if (e < 0 || e > n) return Value::error(fmt::format("index out of range: {}", e));
+      if (b > e) return Value::error(fmt::format("invalid substring range. start: {}, end: {}", b, e));
+      const std::size_t bb = rune_offset(s, static_cast<std::size_t>(b)), eb = rune_offset(s, static_cast<std::size_t>(e));
+      return Value::string(s.substr(bb, eb - bb));
+    }
+  }
+  if (t.k == Value::ListV) {
+    const List& l = *t.list;
+    if (f == "join" && (argc == 0 || arg_is(1, Value::String))) {
+      std::string out;
+      for (std::size_t i = 0; i < l.size(); ++i) {
+        if (l[i].k != Value::String) return no_overload();
+        out += (i && argc == 1 ? a[1].s : "") + l[i].s;
+      }
+      return Value::string(out);
+    }
+    if (f == "reverse" && argc == 0) return Value::of_list(List(l.rbegin(), l.rend()));
+    if ((f == "indexOf" || f == "lastIndexOf") && argc == 1) {
+      std::int64_t found = -1;
+      for (std::size_t i = 0; i < l.size(); ++i) {
+        Value e = equals(l[i], a[1]);
+        if (e.is_error()) return e;
+        if (e.b) {
+          found = static_cast<std::int64_t>(i);
+          if (f == "indexOf") break;
+        }
+      }
+      return Value::integer(found);
+    }
+    // apiserver/pkg/cel/library/lists.go
+    if (f == "isSorted" && argc == 0) {
+      for (std::size_t i = 1; i < l.size(); ++i) {
+        const int c = compare(l[i - 1], l[i]);
+        if (c == 2) return no_overload();
+        if (c > 0) return Value::boolean(false);
+      }
+      return Value::boolean(true);
+    }
+    if ((f == "min" || f == "max") && argc == 0) {
+      if (l.empty()) return Value::error(fmt::format("{}(list) argument must not be empty", f));
+      Value best = l[0];
+      for (std::size_t i = 1; i < l.size(); ++i) {
+        const int c = compare(l[i], best);
+        if (c == 2) return no_overload();
+        if ((f == "min" && c < 0) || (f == "max" && c > 0)) best = l[i];
+      }
+      return best;
+    }
+    if (f == "sum" && argc == 0) {
+      if (l.empty()) return Value::integer(0);
+      Value acc = l[0];
+      for (std::size_t i = 1; i < l.size(); ++i) {
+        acc = arith("_+_", acc, l[i]);
+        if (acc.is_error()) return acc;
+      }
+      return acc;
+    }
+  }
+  if (t.k == Value::Optional) {
+    if (f == "hasValue" && argc == 0) return Value::boolean(!t.list->empty());
+    if (f == "value" && argc == 0) return t.list->empty() ? Value::error("optional.none() dereference") : t.list->front();
+    if (f == "orValue" && argc == 1) return t.list->empty() ? a[1] : t.list->front();
+  }
+  return no_overload();
+}
+
+struct Evaluator {
+  std::vector<std::pair<std::string, Value>> env;
+
+  const Value* lookup(const std::string& name) const {
+    for (auto it = env.rbegin(); it != env.rend(); ++it)
+      if (it->first == name) return &it->second;
+    return nullptr;
+  }
+
+  static Value select(const Value& v, const std::string& field, bool presence) {
+    if (v.is_error()) return v;
+    if (v.k != Value::MapV) return no_overload();
+    for (const auto& [k, x] : *v.map)
+      if (k.k == Value::String && k.s == field) return presence ? Value::boolean(true) : x;
+    if (presence) return Value::boolean(false);
+    return Value::error("no such key: " + field);
+  }
+
+  Value truth(const Value& v) { return v.k == Value::Bool || v.is_error() ? v : no_overload(); }
+
+  Value eval(const Node& n) {
+    switch (n.op) {
+      case Node::Lit: return n.lit;
+      case Node::Ident: {
+        if (const Value* v = lookup(n.name)) return *v;
+        return Value::error("no such attribute: " + n.name);
+      }
+      case Node::Select: return select(eval(*n.args[0]), n.name, false);
+      case Node::Has: return select(eval(*n.args[0]), n.name, true);
+      case Node::ListLit: {
+        List l;
+        for (const auto& a : n.args) {
+          Value v = eval(*a);
+          if (v.is_error()) return v;
+          l.push_back(std::move(v));
+        }
+        return Value::of_list(std::move(l));
+      }
+      case Node::MapLit: {
+        Map m;
+        for (std::size_t i = 0; i + 1 < n.args.size(); i += 2) {
+          Value k = eval(*n.args[i]);
+          if (k.is_error()) return k;
+          if (k.k != Value::String && k.k != Value::Int && k.k != Value::Uint && k.k != Value::Bool)
+            return Value::error(fmt::format("unsupported key type: {}", value_type_name(k)));
+          Value v = eval(*n.args[i + 1]);
+          if (v.is_error()) return v;
+          for (const auto& [k2, v2] : m)
+            if (auto e = equals(k, k2); !e.is_error() && e.b) return Value::error("Failed with repeated key");
+          m.emplace_back(std::move(k), std::move(v));
+        }
+        return Value::of_map(std::move(m));
+      }
+      case Node::Index: {
+        Value c = eval(*n.args[0]);
+        if (c.is_error()) return c;
+        Value i = eval(*n.args[1]);
+        if (i.is_error()) return i;
+        if (c.k == Value::ListV) {
+          std::int64_t idx;
+          if (i.k == Value::Int) idx = i.i;
+          else if (i.k == Value::Uint && i.u <= static_cast<std::uint64_t>(kMax)) idx = static_cast<std::int64_t>(i.u);
+          else if (i.k == Value::Double && i.d == std::trunc(i.d) && std::abs(i.d) < 9e18) idx = static_cast<std::int64_t>(i.d);
+          else return Value::error("unsupported index type '" + value_type_name(i) + "' in list");
+          if (idx < 0 || idx >= static_cast<std::int64_t>(c.list->size()))
+            return Value::error(fmt::format("index '{}' out of range in list size '{}'", idx, c.list->size()));
+          return (*c.list)[static_cast<std::size_t>(idx)];
+        }
+        if (c.k == Value::MapV) {
+          for (const auto& [k, v] : *c.map)
+            if (auto e = equals(k, i); !e.is_error() && e.b) return v;
+          return Value::error("no such key: " + (i.k == Value::String ? i.s : display(i)));
+        }
+        return no_overload();
+      }
+      case Node::Cond: {
+        Value c = eval(*n.args[0]);
+        if (c.is_error()) return c;
+        if (c.k != Value::Bool) return no_overload();
+        return eval(*n.args[c.b ? 1 : 2]);
+      }
+      case Node::And:
+      case Node::Or: {
+        // interpreter/interpretable.go evalAnd/evalOr: a deciding operand wins over an error on either side.
+        const bool decide = n.op == Node::Or;
+        Value l = truth(eval(*n.args[0]));
+        if (l.k == Value::Bool && l.b == decide) return l;
+        Value r = truth(eval(*n.args[1]));
+        if (r.k == Value::Bool && r.b == decide) return r;
+        if (l.is_error()) return l;
+        if (r.is_error()) return r;
+        return Value::boolean(!decide);
+      }
+      case Node::Compr: return comprehension(n);
+      case Node::Call: break;
+    }
+    std::vector<Value> args;
+    for (const auto& a : n.args) {
+      Value v = eval(*a);
+      if (v.is_error()) return v;
+      args.push_back(std::move(v));
+    }
+    return apply(n, args);
+  }
+
+  Value comprehension(const Node& n) {
+    Value range = eval(*n.args[0]);
+    if (range.is_error()) return range;
+    List items;
+    if (range.k == Value::ListV) items = *range.list;
+    else if (range.k == Value::MapV)
+      for (const auto& [k, v] : *range.map) items.push_back(k);
+    else return no_overload();
+    Value result = n.macro == Macro::All ? Value::boolean(true) : Value::boolean(false);
+    std::int64_t count = 0;
+    List out;
+    for (const Value& x : items) {
+      env.emplace_back(n.var, x);
+      Value p = eval(*n.args[1]);
+      Value t;
+      if (n.macro == Macro::MapFilter && p.k == Value::Bool && p.b) t = eval(*n.args[2]);
+      env.pop_back();
+      switch (n.macro) {
+        case Macro::All:
+        case Macro::Exists: {
+          const bool decide = n.macro == Macro::Exists;
+          p = truth(p);
+          if (p.k == Value::Bool && p.b == decide) return p;
+          if (p.is_error() && !result.is_error()) result = p;
+          break;
+        }
+        case Macro::ExistsOne:
+          p = truth(p);
+          if (p.is_error()) return p;
+          count += p.b;
+          break;
+        case Macro::Map:
+          if (p.is_error()) return p;
+          out.push_back(std::move(p));
+          break;
+        case Macro::MapFilter:
+          p = truth(p);
+          if (p.is_error()) return p;
+          if (p.b) {
+            if (t.is_error()) return t;
+            out.push_back(std::move(t));
+          }
+          break;
+        case Macro::Filter:
+          p = truth(p);
+          if (p.is_error()) return p;
+          if (p.b) out.push_back(x);
+          break;
+        case Macro::None: break;
+      }
+    }
+    switch (n.macro) {
+      case Macro::All:
+      case Macro::Exists: return result;
+      case Macro::ExistsOne: return Value::boolean(count == 1);
+      default: return Value::of_list(std::move(out));
+    }
+  }
+
+  Value apply(const Node& n, const std::vector<Value>& a) {
+    const std::string& f = n.name;
+    if (f == "_==_") return equals(a[0], a[1]);
+    if (f == "_!=_") {
+      Value e = equals(a[0], a[1]);
+      if (!e.is_error()) e.b = !e.b;
+      return e;
+    }
+    if (f == "_<_" || f == "_<=_" || f == "_>_" || f == "_>=_") {
+      const int c = compare(a[0], a[1]);
+      if (c == 2) return (is_number(a[0]) && is_number(a[1])) ? Value::boolean(false) : no_overload();
+      if (f == "_<_") return Value::boolean(c < 0);
+      if (f == "_<=_") return Value::boolean(c <= 0);
+      if (f == "_>_") return Value::boolean(c > 0);
+      return Value::boolean(c >= 0);
+    }
+    if (f == "_+_" || f == "_-_" || f == "_*_" || f == "_/_" || f == "_%_") return arith(f, a[0], a[1]);
+    if (f == "-_") {
+      if (a[0].k == Value::Int) return a[0].i == kMin ? int_overflow() : Value::integer(-a[0].i);
+      if (a[0].k == Value::Double) return Value::dbl(-a[0].d);
+      return no_overload();
+    }
+    if (f == "!_") return a[0].k == Value::Bool ? Value::boolean(!a[0].b) : no_overload();
+    if (f == "@in") {
+      if (a[1].k == Value::ListV) {
+        for (const auto& x : *a[1].list)
+          if (auto e = equals(x, a[0]); !e.is_error() && e.b) return Value::boolean(true);
+        return Value::boolean(false);
+      }
+      if (a[1].k == Value::MapV) {
+        for (const auto& [k, v] : *a[1].map)
+          if (auto e = equals(k, a[0]); !e.is_error() && e.b) return Value::boolean(true);
+        return Value::boolean(false);
+      }
+      return no_overload();
+    }
+    if (!n.member && f == "size" && a.size() == 1) return member_call("size", a);
+    if (!n.member && a.size() == 1) {
+      for (const char* c : {"int", "uint", "double", "string", "bytes", "bool", "dyn", "duration", "timestamp"})
+        if (f == c) return convert(f, a[0]);
+    }
+    if (n.member) return member_call(f, a);
+    return no_overload();
+  }
+};
+
+// cel-go common.Source: "ERROR: <input>:L:C: msg" and the line with a caret under the column.
+std::string format_issues(std::string_view src, std::vector<Issue> issues) {
+  std::stable_sort(issues.begin(), issues.end(), [](const Issue& a, const Issue& b) { return a.pos < b.pos; });
+  std::string out;
+  for (const auto& is : issues) {
+    std::size_t line = 1, line_start = 0;
+    for (std::size_t i = 0; i < is.pos && i < src.size(); ++i)
+      if (src[i] == '\n') {
+        ++line;
+        line_start = i + 1;
+      }
+    const std::size_t col = runes(src.substr(line_start, is.pos - line_start));
+    std::size_t line_end = src.find('\n', line_start);
+    if (line_end == std::string_view::npos) line_end = src.size();
+    if (!out.empty()) out += "\n";
+    out += fmt::format("ERROR: <input>:{}:{}: {}\n | {}\n | {}^", line, col + 1, is.msg, src.substr(line_start, line_end - line_start),
+                       std::string(col, '.'));
+  }
+  return out;
+}
+
+bool references(const Node& n, std::string_view name) {
+  if (n.op == Node::Ident && n.name == name) return true;
+  return std::any_of(n.args.begin(), n.args.end(), [&](const NodeP& a) { return references(*a, name); });
+}
+
+}  // namespace
+
+Program compile(std::string_view expr, const json::object* schema, bool resource_root, bool optional_old_self) {
+  Program p;
+  std::vector<Issue> issues;
+  Lexer lx{expr, issues};
+  std::vector<Tok> toks = lx.run();
+  if (!issues.empty()) {
+    p.error = format_issues(expr, issues);
+    return p;
+  }
+  Parser ps{std::move(toks), issues};
+  NodeP root = ps.parse();
+  if (!root || !issues.empty()) {
+    p.error = format_issues(expr, issues);
+    return p;
+  }
+  const TypeP self = of_schema(schema, resource_root);
+  Checker ck{issues, {}};
+  ck.scope.emplace_back("self", self);
+  ck.scope.emplace_back("oldSelf", optional_old_self ? optional_of(self) : self);
+  const TypeP result = ck.check(*root);
+  if (!issues.empty()) {
+    p.error = format_issues(expr, issues);
+    return p;
+  }
+  p.result_type = type_name(result);
+  p.uses_old_self = references(*root, "oldSelf");
+  auto ast = std::make_shared<Ast>();
+  ast->root = std::move(root);
+  ast->source = std::string(expr);
+  p.ast = std::move(ast);
+  return p;
+}
+
+Result evaluate(const Program& p, const json::value& self, const json::value* old_self, const json::object* schema,
+                bool resource_root, bool optional_old_self) {
+  Result r;
+  if (!p.ast) {
+    r.kind = Result::Kind::Error;
+    r.text = p.error;
+    return r;
+  }
+  Evaluator ev;
+  ev.env.emplace_back("self", to_value(self, schema, resource_root));
+  if (optional_old_self) {
+    Value o;
+    o.k = Value::Optional;
+    List l;
+    if (old_self) l.push_back(to_value(*old_self, schema, resource_root));
+    o.list = std::make_shared<const List>(std::move(l));
+    ev.env.emplace_back("oldSelf", std::move(o));
+  } else if (old_self) {
+    ev.env.emplace_back("oldSelf", to_value(*old_self, schema, resource_root));
+  }
+  const Value v = ev.eval(*p.ast->root);
+  if (v.is_error()) {
+    r.kind = Result::Kind::Error;
+    r.text = v.s;
+    return r;
+  }
+  r.type = value_type_name(v);
+  r.text = display(v);
+  r.is_true = v.k == Value::Bool && v.b;
+  if (v.k == Value::String) r.str = v.s;
+  return r;
+}
+
+}  // namespace gpupool::embedded::cel

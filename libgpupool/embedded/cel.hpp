@@ -1,0 +1,66 @@
+// embedded/cel.hpp — the Common Expression Language as apiextensions-apiserver runs it for a CRD's
+// `x-kubernetes-validations` rules: parsing, type checking against the structural schema of the
+// node the rule sits on (`self`, `oldSelf`), and evaluation of JSON values.
+//
+// Sources (Kubernetes v1.32): vendor/github.com/google/cel-go (parser, checker, interpreter,
+// common/types, ext/strings.go), staging/src/k8s.io/apiserver/pkg/cel/library (lists, regex),
+// staging/src/k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/compilation.go and
+// staging/src/k8s.io/apiserver/pkg/cel/common/values.go (how schema values become CEL values).
+//
+// Supported: every literal (int, uint, double, strings with escapes, raw and triple-quoted, bytes,
+// bool, null, lists, maps), field selection, has(), indexing, arithmetic with CEL's overflow
+// errors, comparisons (numeric ones across int/uint/double), &&/|| with CEL's error absorption,
+// !, ?:, `in`, size(), the macros all/exists/exists_one/map/filter, the conversions int, uint,
+// double, string, bytes, bool, dyn, duration, timestamp, the ext string library (charAt, indexOf,
+// lastIndexOf, lowerAscii, upperAscii, replace, split, substring, trim, join, reverse), matches()
+// (ECMAScript std::regex standing in for RE2: the same for the usual patterns), the Kubernetes
+// list library (isSorted, sum, min, max, indexOf, lastIndexOf), optional oldSelf (hasValue, value,
+// orValue). Not supported (a rule using them does not compile): quantity(), url(), ip(), cidr(),
+// format(), the regex find/findAll, timestamp accessors, `.?` selection. Cost limits are not kept.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+namespace gpupool::embedded::cel {
+
+struct Ast;  // a checked expression (cel.cpp)
+
+/// One compiled expression: `ast` is null when compilation failed, and then `error` holds cel-go's
+/// issues as apiextensions prints them after "compilation failed: " (`ERROR: <input>:1:5: ...`).
+struct Program {
+  std::shared_ptr<const Ast> ast;
+  std::string error;
+  std::string result_type;     ///< the checked type of the expression ("bool", "string", "dyn", ...)
+  bool uses_old_self = false;  ///< a transition rule: it references oldSelf
+};
+
+/// Compiles `expr` with `self` (and `oldSelf`) typed by `schema`, the structural schema node the
+/// rule is declared on (null: dyn). `resource_root`: the node is the custom resource itself, so
+/// apiVersion, kind and metadata.name/generateName are visible too. `optional_old_self` types
+/// oldSelf as optional (rule.optionalOldSelf).
+Program compile(std::string_view expr, const boost::json::object* schema, bool resource_root = false,
+                bool optional_old_self = false);
+
+/// The outcome of an evaluation.
+struct Result {
+  enum class Kind { Value, Error } kind = Kind::Value;
+  std::string type;     ///< the value's CEL type name ("bool", "string", "list(dyn)"...), or "" for an error
+  std::string text;     ///< the value in CEL syntax (true, 1u, "a", [1, 2], {"a": 1}), or the error message
+  bool is_true = false;  ///< the value is the bool true
+  std::string str;       ///< the value when it is a string
+};
+
+/// Evaluates a compiled program. `old_self` null: oldSelf is unset (optional none with
+/// `optional_old_self`). `schema`/`resource_root` as given to compile().
+Result evaluate(const Program& p, const boost::json::value& self, const boost::json::value* old_self,
+                const boost::json::object* schema, bool resource_root = false, bool optional_old_self = false);
+
+/// strconv.FormatFloat(d, 'g', -1, 64): how Go (and CEL's string(double)) prints a double.
+std::string go_float(double d);
+
+}  // namespace gpupool::embedded::cel
