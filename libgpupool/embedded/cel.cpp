@@ -166,19 +166,23 @@ TypeP field_type(const Type& t, std::string_view field) {
   return nullptr;
 }
 
-bool assignable(const TypeP& a, const TypeP& b) {
-  if (a->k == Type::Dyn || b->k == Type::Dyn) return true;
+// Whether a value of type b may stand where a is expected (dyn on either side matches anything),
+// or with `exact` Type.IsEquivalentType: the same type, dyn only to dyn.
+bool same_type(const TypeP& a, const TypeP& b, bool exact) {
+  if (!exact && (a->k == Type::Dyn || b->k == Type::Dyn)) return true;
   if (a->k != b->k) return false;
   switch (a->k) {
     case Type::List:
-    case Type::Optional: return assignable(a->a, b->a);
-    case Type::Map: return assignable(a->a, b->a) && assignable(a->b, b->b);
+    case Type::Optional: return same_type(a->a, b->a, exact);
+    case Type::Map: return same_type(a->a, b->a, exact) && same_type(a->b, b->b, exact);
     case Type::Object: return a->schema == b->schema && a->root == b->root && a->meta == b->meta;
     default: return true;
   }
 }
-// The more specific of two assignable types (for list literals and the ternary).
-TypeP join(const TypeP& a, const TypeP& b) { return a->k == Type::Dyn ? b : a; }
+bool assignable(const TypeP& a, const TypeP& b) { return same_type(a, b, false); }
+bool equivalent(const TypeP& a, const TypeP& b) { return same_type(a, b, true); }
+// The more general of two assignable types (cel-go mostGeneral: list literals, the ternary).
+TypeP join(const TypeP& a, const TypeP& b) { return b->k == Type::Dyn ? b : a; }
 
 // ---- values --------------------------------------------------------------------------------------
 
@@ -944,6 +948,11 @@ struct Parser {
 
   // The macros (cel-go parser/macro.go) and member calls.
   NodeP method(NodeP target, const std::string& name, std::size_t pos, std::vector<NodeP> args) {
+    // Namespaced functions: ext.Sets' sets.contains/equivalent/intersects, optional.of/none.
+    if (target->op == Node::Ident &&
+        ((target->name == "sets" && (name == "contains" || name == "equivalent" || name == "intersects")) ||
+         (target->name == "optional" && (name == "of" || name == "none"))))
+      return call(target->name + "." + name, pos, std::move(args));
     Macro m = Macro::None;
     if (name == "all" && args.size() == 2) m = Macro::All;
     else if (name == "exists" && args.size() == 2) m = Macro::Exists;
@@ -1069,6 +1078,7 @@ namespace {
 struct Checker {
   std::vector<Issue>& issues;
   std::vector<std::pair<std::string, TypeP>> scope;
+  std::vector<Issue> late;  // the AST validators' issues, reported when the checker finds none
 
   TypeP lookup(const std::string& name) const {
     for (auto it = scope.rbegin(); it != scope.rend(); ++it)
@@ -1089,6 +1099,11 @@ struct Checker {
     shown += "(";
     for (std::size_t i = from; i < args.size(); ++i) shown += (i > from ? ", " : "") + type_name(args[i]);
     return error(n.pos, fmt::format("found no matching overload for '{}' applied to '{})'", n.name, shown));
+  }
+
+  static TypeP joined(const TypeP& prev, const TypeP& t) {
+    if (!prev) return t;
+    return assignable(prev, t) ? join(prev, t) : prim(Type::Dyn);
   }
 
   TypeP check(Node& n) {
@@ -1128,22 +1143,37 @@ struct Checker {
         }
         return n.op == Node::Has ? prim(Type::Bool) : ft;
       }
+      // cel.ValidateHomogeneousAggregateLiterals (cel/validator.go): a literal's elements (keys,
+      // values) have one type; a list reports its first odd element, a map every odd entry.
       case Node::ListLit: {
-        TypeP elem;
+        TypeP elem, first;
+        bool reported = false;
         for (auto& a : n.args) {
           const TypeP t = check(*a);
-          if (!elem) elem = t;
-          else if (!assignable(elem, t)) elem = prim(Type::Dyn);
-          else elem = join(elem, t);
+          if (!first) first = t;
+          else if (!reported && !equivalent(first, t)) {
+            late.push_back({a->pos, fmt::format("expected type '{}' but found '{}'", type_name(first), type_name(t))});
+            reported = true;
+          }
+          elem = joined(elem, t);
         }
         return list_of(elem ? elem : prim(Type::Dyn));
       }
       case Node::MapLit: {
-        TypeP k, v;
+        TypeP k, v, k0, v0;
         for (std::size_t i = 0; i + 1 < n.args.size(); i += 2) {
           const TypeP kt = check(*n.args[i]), vt = check(*n.args[i + 1]);
-          k = !k ? kt : assignable(k, kt) ? join(k, kt) : prim(Type::Dyn);
-          v = !v ? vt : assignable(v, vt) ? join(v, vt) : prim(Type::Dyn);
+          if (!k0) {
+            k0 = kt;
+            v0 = vt;
+          } else {
+            if (!equivalent(k0, kt))
+              late.push_back({n.args[i]->pos, fmt::format("expected type '{}' but found '{}'", type_name(k0), type_name(kt))});
+            if (!equivalent(v0, vt))
+              late.push_back({n.args[i + 1]->pos, fmt::format("expected type '{}' but found '{}'", type_name(v0), type_name(vt))});
+          }
+          k = joined(k, kt);
+          v = joined(v, vt);
         }
         return map_of(k ? k : prim(Type::Dyn), v ? v : prim(Type::Dyn));
       }
@@ -1293,6 +1323,12 @@ struct Checker {
     if (!n.member && argc == 1 && known({"int", "uint", "double", "string", "bytes", "bool", "dyn", "duration", "timestamp"})) {
       const auto k = a[0]->k;
       if (f == "dyn") return prim(Type::Dyn);
+      if ((f == "duration" || f == "timestamp") && n.args[0]->op == Node::Lit && n.args[0]->lit.k == Value::String) {
+        std::int64_t x;
+        std::uint64_t y;
+        const bool valid = f == "duration" ? parse_duration(n.args[0]->lit.s, x) : parse_rfc3339(n.args[0]->lit.s, x, y);
+        if (!valid) late.push_back({n.args[0]->pos, fmt::format("invalid {} argument", f)});
+      }
       bool ok = k == Type::Dyn;
       if (f == "int") ok = ok || k == Type::Int || k == Type::Uint || k == Type::Double || k == Type::String || k == Type::Timestamp;
       if (f == "uint") ok = ok || k == Type::Int || k == Type::Uint || k == Type::Double || k == Type::String;
@@ -1311,6 +1347,13 @@ struct Checker {
       for (const auto& [name, k2] : result)
         if (f == name) return prim(k2);
     }
+    if (!n.member && (f == "sets.contains" || f == "sets.equivalent" || f == "sets.intersects")) {
+      if (argc == 2 && (a[0]->k == Type::List || a[0]->k == Type::Dyn) && (a[1]->k == Type::List || a[1]->k == Type::Dyn))
+        return prim(Type::Bool);
+      return no_match(n, a);
+    }
+    if (!n.member && f == "optional.of" && argc == 1) return optional_of(a[0]);
+    if (!n.member && f == "optional.none" && argc == 0) return optional_of(prim(Type::Dyn));
     if (n.member) {
       const TypeP& t = a[0];
       auto args_are = [&](std::initializer_list<Type::K> ks) {
@@ -1328,9 +1371,14 @@ struct Checker {
         }
         return no_match(n, a);
       }
-      if (known({"lowerAscii", "upperAscii", "trim", "reverse"})) {
+      if (known({"lowerAscii", "upperAscii", "trim"})) {
         if (str && argc == 0) return prim(Type::String);
-        if (f == "reverse" && t->k == Type::List && argc == 0) return t;
+        return no_match(n, a);
+      }
+      // apiserver/pkg/cel/library/regex.go
+      if (f == "find" || f == "findAll") {
+        if (str && f == "find" && args_are({Type::String})) return prim(Type::String);
+        if (str && f == "findAll" && (args_are({Type::String}) || args_are({Type::String, Type::Int}))) return list_of(prim(Type::String));
         return no_match(n, a);
       }
       if (f == "charAt") {
@@ -1391,7 +1439,7 @@ struct Checker {
     try {
       std::regex re(pat.lit.s, std::regex::ECMAScript);
     } catch (const std::regex_error&) {
-      issues.push_back({pat.pos, "invalid matches argument"});
+      late.push_back({pat.pos, "invalid matches argument"});
     }
   }
 };
@@ -1706,21 +1754,28 @@ Value member_call(const std::string& f, const std::vector<Value>& a) {
         return Value::error("error parsing regexp: " + a[1].s);
       }
     }
+    if ((f == "find" || f == "findAll") && arg_is(1, Value::String) && (argc == 1 || (f == "findAll" && arg_is(2, Value::Int)))) {
+      std::regex re;
+      try {
+        re = std::regex(a[1].s, std::regex::ECMAScript);
+      } catch (const std::regex_error&) {
+        return Value::error("error parsing regexp: " + a[1].s);
+      }
+      if (f == "find") {
+        std::smatch m;
+        return Value::string(std::regex_search(s, m, re) ? m.str(0) : std::string());
+      }
+      const std::int64_t limit = argc == 2 ? a[2].i : -1;
+      List out;
+      for (auto it = std::sregex_iterator(s.begin(), s.end(), re); it != std::sregex_iterator(); ++it) {
+        if (limit >= 0 && static_cast<std::int64_t>(out.size()) >= limit) break;
+        out.push_back(Value::string(it->str(0)));
+      }
+      return Value::of_list(std::move(out));
+    }
     if (f == "lowerAscii" && argc == 0) return Value::string(ascii_case(s, false));
     if (f == "upperAscii" && argc == 0) return Value::string(ascii_case(s, true));
     if (f == "trim" && argc == 0) return Value::string(trim_space(s));
-    if (f == "reverse" && argc == 0) {
-      std::vector<std::string> cps;
-      for (std::size_t i = 0; i < s.size();) {
-        std::size_t j = i + 1;
-        while (j < s.size() && (static_cast<unsigned char>(s[j]) & 0xC0) == 0x80) ++j;
-        cps.emplace_back(s.substr(i, j - i));
-        i = j;
-      }
-      std::string out;
-      for (auto it = cps.rbegin(); it != cps.rend(); ++it) out += *it;
-      return Value::string(out);
-    }
     if (f == "charAt" && arg_is(1, Value::Int)) {
       const std::int64_t i = a[1].i, n = static_cast<std::int64_t>(runes(s));
       if (i < 0 || i > n) return Value::error(fmt::format("index out of range: {}", i));
@@ -1822,7 +1877,6 @@ Value member_call(const std::string& f, const std::vector<Value>& a) {
       }
       return Value::string(out);
     }
-    if (f == "reverse" && argc == 0) return Value::of_list(List(l.rbegin(), l.rend()));
     if ((f == "indexOf" || f == "lastIndexOf") && argc == 1) {
       std::int64_t found = -1;
       for (std::size_t i = 0; i < l.size(); ++i) {
@@ -1937,7 +1991,7 @@ struct Evaluator {
           else if (i.k == Value::Double && i.d == std::trunc(i.d) && std::abs(i.d) < 9e18) idx = static_cast<std::int64_t>(i.d);
           else return Value::error("unsupported index type '" + value_type_name(i) + "' in list");
           if (idx < 0 || idx >= static_cast<std::int64_t>(c.list->size()))
-            return Value::error(fmt::format("index '{}' out of range in list size '{}'", idx, c.list->size()));
+            return Value::error(fmt::format("index out of bounds: {}", idx));
           return (*c.list)[static_cast<std::size_t>(idx)];
         }
         if (c.k == Value::MapV) {
@@ -2078,6 +2132,34 @@ struct Evaluator {
         if (f == c) return convert(f, a[0]);
     }
     if (n.member) return member_call(f, a);
+    // ext/sets.go
+    if ((f == "sets.contains" || f == "sets.equivalent" || f == "sets.intersects") && a.size() == 2 &&
+        a[0].k == Value::ListV && a[1].k == Value::ListV) {
+      auto has = [](const List& l, const Value& x) {
+        return std::any_of(l.begin(), l.end(), [&](const Value& y) {
+          const Value e = equals(x, y);
+          return !e.is_error() && e.b;
+        });
+      };
+      auto contains = [&](const List& l, const List& sub) {
+        return std::all_of(sub.begin(), sub.end(), [&](const Value& x) { return has(l, x); });
+      };
+      if (f == "sets.contains") return Value::boolean(contains(*a[0].list, *a[1].list));
+      if (f == "sets.equivalent") return Value::boolean(contains(*a[0].list, *a[1].list) && contains(*a[1].list, *a[0].list));
+      return Value::boolean(std::any_of(a[0].list->begin(), a[0].list->end(), [&](const Value& x) { return has(*a[1].list, x); }));
+    }
+    if (f == "optional.of" && a.size() == 1) {
+      Value o;
+      o.k = Value::Optional;
+      o.list = std::make_shared<const List>(List{a[0]});
+      return o;
+    }
+    if (f == "optional.none" && a.empty()) {
+      Value o;
+      o.k = Value::Optional;
+      o.list = std::make_shared<const List>();
+      return o;
+    }
     return no_overload();
   }
 };
@@ -2103,6 +2185,18 @@ std::string format_issues(std::string_view src, std::vector<Issue> issues) {
   return out;
 }
 
+std::string constant_conversions(const Node& n) {
+  if (n.op == Node::Call && !n.member && n.args.size() == 1 && n.args[0]->op == Node::Lit)
+    for (const char* c : {"int", "uint", "double", "string", "bytes", "bool", "duration", "timestamp"})
+      if (n.name == c) {
+        const Value v = convert(n.name, n.args[0]->lit);
+        if (v.is_error()) return v.s;
+      }
+  for (const auto& a : n.args)
+    if (std::string err = constant_conversions(*a); !err.empty()) return err;
+  return {};
+}
+
 bool references(const Node& n, std::string_view name) {
   if (n.op == Node::Ident && n.name == name) return true;
   return std::any_of(n.args.begin(), n.args.end(), [&](const NodeP& a) { return references(*a, name); });
@@ -2126,12 +2220,19 @@ Program compile(std::string_view expr, const json::object* schema, bool resource
     return p;
   }
   const TypeP self = of_schema(schema, resource_root);
-  Checker ck{issues, {}};
+  Checker ck{issues, {}, {}};
   ck.scope.emplace_back("self", self);
   ck.scope.emplace_back("oldSelf", optional_old_self ? optional_of(self) : self);
   const TypeP result = ck.check(*root);
+  if (issues.empty()) issues = std::move(ck.late);
   if (!issues.empty()) {
     p.error = format_issues(expr, issues);
+    return p;
+  }
+  // The planner evaluates a conversion of a literal when it builds the program.
+  if (std::string err = constant_conversions(*root); !err.empty()) {
+    p.error = std::move(err);
+    p.instantiation_failed = true;
     return p;
   }
   p.result_type = type_name(result);

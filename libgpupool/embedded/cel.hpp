@@ -11,12 +11,15 @@
 // bool, null, lists, maps), field selection, has(), indexing, arithmetic with CEL's overflow
 // errors, comparisons (numeric ones across int/uint/double), &&/|| with CEL's error absorption,
 // !, ?:, `in`, size(), the macros all/exists/exists_one/map/filter, the conversions int, uint,
-// double, string, bytes, bool, dyn, duration, timestamp, the ext string library (charAt, indexOf,
-// lastIndexOf, lowerAscii, upperAscii, replace, split, substring, trim, join, reverse), matches()
-// (ECMAScript std::regex standing in for RE2: the same for the usual patterns), the Kubernetes
-// list library (isSorted, sum, min, max, indexOf, lastIndexOf), optional oldSelf (hasValue, value,
-// orValue). Not supported (a rule using them does not compile): quantity(), url(), ip(), cidr(),
-// format(), the regex find/findAll, timestamp accessors, `.?` selection. Cost limits are not kept.
+// double, string, bytes, bool, dyn, duration, timestamp, the ext string library v2 (charAt,
+// indexOf, lastIndexOf, lowerAscii, upperAscii, replace, split, substring, trim, join), ext.Sets
+// (sets.contains/equivalent/intersects), matches(), find(), findAll() (ECMAScript std::regex
+// standing in for RE2: the same for the usual patterns), the Kubernetes list library (isSorted,
+// sum, min, max, indexOf, lastIndexOf), optionals (optional oldSelf's hasValue, value, orValue;
+// optional.of/none), the checker's homogeneous-literal, regex, duration and timestamp literal
+// validators. Not supported (a rule using them does not compile, so such a CRD is refused):
+// quantity(), url(), ip(), cidr(), format(), strings.quote, timestamp accessors (getFullYear...),
+// `.?`/`[?]` selection, type(). Cost limits are not kept.
 #pragma once
 
 #include <memory>
@@ -31,10 +34,13 @@ namespace gpupool::embedded::cel {
 struct Ast;  // a checked expression (cel.cpp)
 
 /// One compiled expression: `ast` is null when compilation failed, and then `error` holds cel-go's
-/// issues as apiextensions prints them after "compilation failed: " (`ERROR: <input>:1:5: ...`).
+/// issues as apiextensions prints them after "compilation failed: " (`ERROR: <input>:1:5: ...`),
+/// or with `instantiation_failed` the error of building the program (a conversion of a literal
+/// that fails, `int('x')`), printed after "program instantiation failed: ".
 struct Program {
   std::shared_ptr<const Ast> ast;
   std::string error;
+  bool instantiation_failed = false;
   std::string result_type;     ///< the checked type of the expression ("bool", "string", "dyn", ...)
   bool uses_old_self = false;  ///< a transition rule: it references oldSelf
 };

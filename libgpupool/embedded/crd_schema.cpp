@@ -667,6 +667,11 @@ std::vector<CompiledRule> compile_rules(const json::object& s, bool root) {
   return out;
 }
 
+// compilation.go compileRule's error details.
+std::string compile_error(const cel::Program& p, std::string_view compile, std::string_view instantiate) {
+  return std::string(p.instantiation_failed ? instantiate : compile) + p.error;
+}
+
 // ruleErrorString / ruleMessageOrDefault.
 std::string trimmed(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -739,7 +744,7 @@ struct CelWalk {
     const std::string shown = path.empty() ? "<nil>" : path;
     for (const auto& c : compile_rules(s, root)) {
       if (!c.program.ast) {
-        out.push_back(rule_error(shown, type, "rule compile error: compilation failed: " + c.program.error, ""));
+        out.push_back(rule_error(shown, type, "rule compile error: " + compile_error(c.program, "compilation failed: ", "program instantiation failed: "), ""));
         continue;
       }
       // Transition rules run only on an update with a comparable old value (unless optionalOldSelf).
@@ -1046,14 +1051,18 @@ void definition_rules(const json::object& s, const std::string& path, bool root,
       }
       if (!c.program.ast)
         out.push_back({"FieldValueInvalid",
-                       fmt::format("Invalid value: {}: compilation failed: {}", rule_go_value(*c.rule), c.program.error), at + ".rule"});
+                       fmt::format("Invalid value: {}: {}", rule_go_value(*c.rule),
+                                   compile_error(c.program, "compilation failed: ", "program instantiation failed: ")),
+                       at + ".rule"});
       else if (c.program.result_type != "bool")
         out.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: cel expression must evaluate to a bool", rule_go_value(*c.rule)),
                        at + ".rule"});
       if (util::string_of(c.rule, "messageExpression").empty()) continue;
       if (!c.message.ast)
         out.push_back({"FieldValueInvalid",
-                       fmt::format("Invalid value: {}: messageExpression compilation failed: {}", rule_go_value(*c.rule), c.message.error),
+                       fmt::format("Invalid value: {}: {}", rule_go_value(*c.rule),
+                                   compile_error(c.message, "messageExpression compilation failed: ",
+                                                 "messageExpression instantiation failed: ")),
                        at + ".messageExpression"});
       else if (c.message.result_type != "string")
         out.push_back({"FieldValueInvalid",

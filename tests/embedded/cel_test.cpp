@@ -47,7 +47,9 @@ TEST_CASE("cel: literals, operators, functions and macros evaluate as cel-go eva
       // literals
       {"1", "1"}, {"-9223372036854775808", "-9223372036854775808"}, {"0x1F", "31"}, {"7u", "7u"}, {"2.5e3", "2500"},
       {"'a\\tb'", "\"a\\tb\""}, {"r'a\\tb'", "\"a\\\\tb\""}, {"\"\"\"x\"y\"\"\"", "\"x\\\"y\""}, {"'\\u00e9'", "\"é\""},
-      {"b'ab'", "b\"ab\""}, {"null", "null"}, {"[1, 'a', true]", "[1, \"a\", true]"}, {"{'a': 1}", "{\"a\": 1}"},
+      {"b'ab'", "b\"ab\""}, {"null", "null"}, {"[dyn(1), dyn('a')]", "[1, \"a\"]"}, {"{'a': 1}", "{\"a\": 1}"},
+      {"[1, 'a']", "compile"}, {"[1, dyn(2)]", "compile"}, {"{'a': 1, 'b': 'x'}", "compile"}, {"sets.contains([1, 2], [2])", "true"}, {"sets.intersects([1], [2])", "false"},
+      {"'a1b22'.findAll('[0-9]+')", "[\"1\", \"22\"]"}, {"'a1b22'.find('[0-9]+')", "\"1\""},
       // arithmetic and CEL's overflow errors (oracle)
       {"self.n * 2 + 1", "7"}, {"7 / 2", "3"}, {"-7 % 3", "-1"}, {"1.0 / 0.0", "+Inf"},
       {"9223372036854775807 + 1", "error: integer overflow"}, {"-9223372036854775808 - 1", "error: integer overflow"},
@@ -61,7 +63,7 @@ TEST_CASE("cel: literals, operators, functions and macros evaluate as cel-go eva
       {"true && 1 / 0 == 1", "error: division by zero"}, {"!true", "false"}, {"self.n > 2 ? 'big' : 'small'", "\"big\""},
       // fields, has(), indexing, in
       {"has(self.o.x)", "false"}, {"has(self.n)", "true"}, {"self.o.x", "error: no such key: x"}, {"self.l[1]", "1"},
-      {"self.l[3]", "error: index '3' out of range in list size '3'"}, {"self.m['k']", "\"v\""}, {"self.m['z']", "error: no such key: z"},
+      {"self.l[3]", "error: index out of bounds: 3"}, {"self.m['k']", "\"v\""}, {"self.m['z']", "error: no such key: z"},
       {"2 in self.l", "true"}, {"'k' in self.m", "true"}, {"'z' in self.m", "false"},
       // size and strings
       {"size(self.s)", "12"}, {"self.s.size()", "12"}, {"size('é')", "1"}, {"self.l.size()", "3"},
@@ -70,7 +72,7 @@ TEST_CASE("cel: literals, operators, functions and macros evaluate as cel-go eva
       {"'  x '.trim()", "\"x\""}, {"'a,b,c'.split(',')", "[\"a\", \"b\", \"c\"]"}, {"'a,b,c'.split(',', 2)", "[\"a\", \"b,c\"]"},
       {"self.ls.join('-')", "\"a-b\""}, {"self.s.indexOf('o')", "4"}, {"self.s.lastIndexOf('o')", "8"},
       {"self.s.substring(7)", "\"World\""}, {"self.s.substring(0, 5)", "\"Hello\""}, {"'abc'.charAt(1)", "\"b\""},
-      {"'aaa'.replace('a', 'b', 2)", "\"bba\""}, {"'abc'.reverse()", "\"cba\""},
+      {"'aaa'.replace('a', 'b', 2)", "\"bba\""}, {"'abc'.reverse()", "compile"},
       {"'abc'.substring(2, 1)", "error: invalid substring range. start: 2, end: 1"},
       // macros
       {"self.l.all(x, x > 0)", "true"}, {"self.l.exists(x, x > 2)", "true"}, {"self.l.exists_one(x, x > 1)", "false"},
@@ -82,8 +84,9 @@ TEST_CASE("cel: literals, operators, functions and macros evaluate as cel-go eva
       {"[1, 2].indexOf(2)", "1"}, {"[].min()", "error: min(list) argument must not be empty"},
       // conversions
       {"int('42')", "42"}, {"int(2.9)", "2"}, {"uint(3)", "3u"}, {"double(1)", "1"}, {"string(1.5)", "\"1.5\""},
-      {"string(self.n)", "\"3\""}, {"int('x')", "error: type conversion error from 'string' to 'int'"},
-      {"uint(-1)", "error: unsigned integer overflow"}, {"int(1e19)", "error: integer overflow"}, {"bool('true')", "true"},
+      {"string(self.n)", "\"3\""}, {"int(self.s)", "error: type conversion error from 'string' to 'int'"},
+      {"uint(self.n - 4)", "error: unsigned integer overflow"}, {"int(self.d * 1e19)", "error: integer overflow"},
+      {"int('x')", "compile"}, {"duration('x')", "compile"}, {"timestamp('2024-13-01T00:00:00Z')", "compile"}, {"bool('true')", "true"},
       {"string(1e21)", "\"1e+21\""}, {"string(1000000.0)", "\"1e+06\""},
       // int-or-string is dyn: either overload at run time
       {"self.ios == '50%'", "true"}, {"self.ios + 1", "error: no such overload"},
@@ -94,7 +97,10 @@ TEST_CASE("cel: literals, operators, functions and macros evaluate as cel-go eva
   };
   for (const auto& [expr, want] : rows) {
     CAPTURE(std::string(expr));
-    CHECK(eval(expr) == want);
+    if (std::string_view(want) == "compile")
+      CHECK(eval(expr).starts_with("compile: "));
+    else
+      CHECK(eval(expr) == want);
   }
 }
 
