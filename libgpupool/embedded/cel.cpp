@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "common/base64.hpp"
 #include "embedded/typecheck.hpp"
 
 namespace gpupool::embedded::cel {
@@ -120,32 +121,70 @@ bool flag_member(const json::object* s, std::string_view key) {
   return v && v->is_bool() && v->as_bool();
 }
 
-// apiserver/pkg/cel/common/schemas.go SchemaDeclType: the CEL type of a structural schema node.
+// apiserver/pkg/cel/common/schemas.go SchemaDeclType: the CEL type of a structural schema node, or
+// null when it has none (no type and not int-or-string, an array without items): such a field is
+// not visible to rules. A resource's root and an x-kubernetes-embedded-resource object also show
+// apiVersion, kind and metadata.name/generateName.
 TypeP of_schema(const json::object* s, bool root = false) {
-  if (!s) return prim(Type::Dyn);
+  if (!s) return nullptr;
   if (flag_member(s, "x-kubernetes-int-or-string")) return prim(Type::Dyn);
+  root = root || flag_member(s, "x-kubernetes-embedded-resource");
   const std::string type = str_member(s, "type");
   const std::string format = str_member(s, "format");
   if (type == "integer") return prim(Type::Int);
   if (type == "number") return prim(Type::Double);
   if (type == "boolean") return prim(Type::Bool);
   if (type == "string") {
-    if (format == "date-time") return prim(Type::Timestamp);
+    if (format == "date-time" || format == "date") return prim(Type::Timestamp);
     if (format == "duration") return prim(Type::Duration);
+    if (format == "byte") return prim(Type::Bytes);
     return prim(Type::String);
   }
-  if (type == "array") return list_of(of_schema(obj_member(s, "items")));
+  if (type == "array") {
+    TypeP e = of_schema(obj_member(s, "items"));
+    return e ? list_of(std::move(e)) : nullptr;
+  }
   if (type == "object" || root) {
-    if (const json::object* add = obj_member(s, "additionalProperties"); add && !obj_member(s, "properties"))
-      return map_of(prim(Type::String), of_schema(add));
-    if (!obj_member(s, "properties") && flag_member(s, "x-kubernetes-preserve-unknown-fields") && !root)
-      return prim(Type::Dyn);
+    if (const json::object* add = obj_member(s, "additionalProperties")) {
+      TypeP v = of_schema(add);
+      return v ? map_of(prim(Type::String), std::move(v)) : nullptr;
+    }
     auto t = std::const_pointer_cast<Type>(mk(Type::Object));
     t->schema = s;
     t->root = root;
     return t;
   }
-  return prim(Type::Dyn);
+  return nullptr;
+}
+
+// apiserver/pkg/cel/escaping.go Escape: the CEL name of a property ("x-y" is x__dash__y,
+// "namespace" __namespace__), or "" when it has none (a leading digit, other characters).
+std::string escape(std::string_view name) {
+  static const char* const reserved[] = {"true", "false", "null", "in", "as", "break", "const", "continue", "else", "for",
+                                         "function", "if", "import", "let", "loop", "package", "namespace", "return",
+                                         "var", "void", "while"};
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return {};
+  for (const char* r : reserved)
+    if (name == r) return "__" + std::string(name) + "__";
+  std::string out;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    if (c == '_' && i + 1 < name.size() && name[i + 1] == '_') {
+      out += "__underscores__";
+      ++i;
+    } else if (c == '.') {
+      out += "__dot__";
+    } else if (c == '-') {
+      out += "__dash__";
+    } else if (c == '/') {
+      out += "__slash__";
+    } else if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+      out += c;
+    } else {
+      return {};
+    }
+  }
+  return out;
 }
 
 // The type of `field` of an object type, or null when the schema does not declare it.
@@ -162,7 +201,9 @@ TypeP field_type(const Type& t, std::string_view field) {
       return m;
     }
   }
-  if (const json::object* p = obj_member(obj_member(t.schema, "properties"), field)) return of_schema(p);
+  if (const json::object* props = obj_member(t.schema, "properties"))
+    for (const auto& [k, v] : *props)
+      if (v.is_object() && escape(k) == field) return of_schema(&v.as_object());  // null: not visible
   return nullptr;
 }
 
@@ -395,6 +436,7 @@ bool parse_duration(std::string_view s, std::int64_t& out) {
 // ---- JSON (by its schema) to values: apiserver/pkg/cel/common/values.go UnstructuredToVal --------
 
 Value to_value(const json::value& v, const json::object* s, bool root = false) {
+  root = root || flag_member(s, "x-kubernetes-embedded-resource");
   const std::string type = str_member(s, "type");
   switch (v.kind()) {
     case json::kind::null: return Value{};
@@ -419,6 +461,17 @@ Value to_value(const json::value& v, const json::object* s, bool root = false) {
         std::uint64_t nanos;
         if (!parse_rfc3339(str, secs, nanos)) return Value::error("Invalid date-time formatted string " + str);
         return Value::timestamp(secs, nanos);
+      }
+      if (type == "string" && format == "date") {
+        std::int64_t secs;
+        std::uint64_t nanos;
+        if (!parse_rfc3339(str + "T00:00:00Z", secs, nanos) || str.size() != 10) return Value::error("Invalid date formatted string " + str);
+        return Value::timestamp(secs, nanos);
+      }
+      if (type == "string" && format == "byte") {
+        auto bytes = base64_decode(str);
+        if (!bytes) return Value::error("Invalid byte formatted string " + str);
+        return Value::string(std::move(*bytes), Value::Bytes);
       }
       if (type == "string" && format == "duration") {
         std::int64_t n;
@@ -449,7 +502,13 @@ Value to_value(const json::value& v, const json::object* s, bool root = false) {
         const json::object* ks = obj_member(props, k);
         if (!ks) ks = add;
         if (!ks && props && !(root && (k == "apiVersion" || k == "kind"))) continue;  // not visible to CEL
-        m.emplace_back(Value::string(std::string(k)), to_value(x, ks));
+        // An object's fields go by their CEL names; a map's keys stay as they are.
+        std::string key(k);
+        if (props) {
+          key = escape(k);
+          if (key.empty()) continue;
+        }
+        m.emplace_back(Value::string(std::move(key)), to_value(x, ks));
       }
       return Value::of_map(std::move(m), props != nullptr || root);
     }
@@ -2219,7 +2278,8 @@ Program compile(std::string_view expr, const json::object* schema, bool resource
     p.error = format_issues(expr, issues);
     return p;
   }
-  const TypeP self = of_schema(schema, resource_root);
+  TypeP self = of_schema(schema, resource_root);
+  if (!self) self = prim(Type::Dyn);
   Checker ck{issues, {}, {}};
   ck.scope.emplace_back("self", self);
   ck.scope.emplace_back("oldSelf", optional_old_self ? optional_of(self) : self);

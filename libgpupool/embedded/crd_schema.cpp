@@ -667,6 +667,73 @@ std::vector<CompiledRule> compile_rules(const json::object& s, bool root) {
   return out;
 }
 
+// cel.ValidFieldPath: a rule's fieldPath (`.a.b`, `['a.b']`, a map's `.key` or `['key']`) through
+// the schema's properties, as the field.Path it names ("a.b", "m[key]"); nullopt when invalid.
+std::optional<std::string> valid_field_path(std::string_view jp, const json::object& schema) {
+  // The scanner: '.', '[' and ']' alone, a single-quoted string whole, other text up to a delimiter.
+  std::vector<std::string> toks;
+  for (std::size_t i = 0; i < jp.size();) {
+    if (jp[i] == '.' || jp[i] == '[' || jp[i] == ']') {
+      toks.emplace_back(1, jp[i++]);
+    } else if (jp[i] == '\'') {
+      std::size_t j = i + 1;
+      while (j < jp.size() && !(jp[j] == '\'' && jp[j - 1] != '\\')) ++j;
+      if (j >= jp.size()) return std::nullopt;
+      toks.emplace_back(jp.substr(i, j + 1 - i));
+      i = j + 1;
+    } else {
+      std::size_t j = i;
+      while (j < jp.size() && jp[j] != '.' && jp[j] != '[' && jp[j] != ']') ++j;
+      toks.emplace_back(jp.substr(i, j - i));
+      i = j;
+    }
+  }
+  const json::object* s = &schema;
+  std::string out;
+  auto step = [&](const std::string& name) {
+    if (member(s, "properties")) {
+      s = property(s, name);
+      if (!s) return false;
+      out += (out.empty() ? "" : ".") + name;
+    } else if (const json::object* a = additional(s)) {
+      s = a;
+      out += "[" + name + "]";
+    } else {
+      return false;
+    }
+    return true;
+  };
+  for (std::size_t i = 0; i < toks.size(); ++i) {
+    if (toks[i] == "[") {
+      if (i + 2 >= toks.size() || toks[i + 1].size() < 2 || toks[i + 1].front() != '\'' || toks[i + 1].back() != '\'' ||
+          toks[i + 2] != "]")
+        return std::nullopt;
+      // unescapeSingleQuote
+      std::string key;
+      const std::string& q = toks[i + 1];
+      for (std::size_t k = 1; k + 1 < q.size(); ++k) {
+        if (q[k] != '\\') {
+          key += q[k];
+          continue;
+        }
+        if (k + 2 >= q.size()) return std::nullopt;
+        static const std::string_view from = "abfnrtv'\\", to = "\a\b\f\n\r\t\v'\\";
+        const auto at = from.find(q[++k]);
+        if (at == std::string_view::npos) return std::nullopt;
+        key += to[at];
+      }
+      if (!step(key)) return std::nullopt;
+      i += 2;
+    } else if (toks[i] == ".") {
+      if (i + 1 >= toks.size() || !step(toks[i + 1])) return std::nullopt;
+      ++i;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
 // compilation.go compileRule's error details.
 std::string compile_error(const cel::Program& p, std::string_view compile, std::string_view instantiate) {
   return std::string(p.instantiation_failed ? instantiate : compile) + p.error;
@@ -763,10 +830,8 @@ struct CelWalk {
       }
       if (r.is_true) continue;
       std::string at = shown;
-      if (std::string fp = util::string_of(c.rule, "fieldPath"); !fp.empty()) {
-        if (fp[0] == '.') fp.erase(0, 1);
-        at = path.empty() ? fp : path + "." + fp;
-      }
+      if (const std::string fp = util::string_of(c.rule, "fieldPath"); !fp.empty())
+        if (const auto normalized = valid_field_path(fp, s)) at = path.empty() ? *normalized : path + "." + *normalized;
       std::string detail = rule_message(*c.rule);
       if (c.message.ast) {  // evalMessageExpression: a failure falls back to the message
         const cel::Result m = cel::evaluate(c.message, v, old, &s, root, false);
@@ -1032,49 +1097,104 @@ std::string rule_go_value(const json::object& r) {
                      ptr("optionalOldSelf", "bool"));
 }
 
-// validation.go validateCustomResourceDefinitionValidation's CEL part: every node's rules compile.
-void definition_rules(const json::object& s, const std::string& path, bool root, std::vector<StatusCause>& out) {
-  if (s.contains("x-kubernetes-validations")) {
-    const auto& rules = s.at("x-kubernetes-validations");
-    if (!rules.is_array()) return;
-    const auto compiled = compile_rules(s, root);
-    for (std::size_t k = 0; k < compiled.size(); ++k) {
-      const CompiledRule& c = compiled[k];
-      const std::size_t index = static_cast<std::size_t>(
-          std::find_if(rules.as_array().begin(), rules.as_array().end(),
-                       [&](const json::value& v) { return v.is_object() && &v.as_object() == c.rule; }) -
-          rules.as_array().begin());
-      const std::string at = fmt::format("{}.x-kubernetes-validations[{}]", path, index);
-      if (util::string_of(c.rule, "rule").empty()) {
-        out.push_back({"FieldValueRequired", "Required value", at + ".rule"});
-        continue;
-      }
-      if (!c.program.ast)
-        out.push_back({"FieldValueInvalid",
-                       fmt::format("Invalid value: {}: {}", rule_go_value(*c.rule),
-                                   compile_error(c.program, "compilation failed: ", "program instantiation failed: ")),
-                       at + ".rule"});
-      else if (c.program.result_type != "bool")
-        out.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: cel expression must evaluate to a bool", rule_go_value(*c.rule)),
-                       at + ".rule"});
-      if (util::string_of(c.rule, "messageExpression").empty()) continue;
-      if (!c.message.ast)
-        out.push_back({"FieldValueInvalid",
-                       fmt::format("Invalid value: {}: {}", rule_go_value(*c.rule),
-                                   compile_error(c.message, "messageExpression compilation failed: ",
-                                                 "messageExpression instantiation failed: ")),
-                       at + ".messageExpression"});
-      else if (c.message.result_type != "string")
-        out.push_back({"FieldValueInvalid",
-                       fmt::format("Invalid value: {}: messageExpression must evaluate to a string", rule_go_value(*c.rule)),
-                       at + ".messageExpression"});
-    }
-  }
+bool has_newlines(std::string_view s) { return s.find('\n') != std::string_view::npos; }
+
+// ValidateCustomResourceDefinitionOpenAPISchema's x-kubernetes-validations part. The rules' own
+// fields first (schema errors); when the node and its children have none, every rule and
+// messageExpression must compile (a rule to a bool, a messageExpression to a string), a rule
+// using oldSelf must not sit where old values do not correlate (items of lists other than
+// list-type map), and optionalOldSelf needs oldSelf. `uncorrelatable`: the path of the highest
+// such list, or "".
+void definition_rules(const json::object& s, const std::string& path, bool root, const std::string& uncorrelatable,
+                      std::vector<StatusCause>& schema_errors, std::vector<StatusCause>& cel_errors) {
+  const std::size_t mark = schema_errors.size();
   if (const json::object* p = member(&s, "properties"))
     for (const auto& [k, v] : *p)
-      if (v.is_object()) definition_rules(v.as_object(), fmt::format("{}.properties[{}]", path, std::string_view(k)), false, out);
-  if (const json::object* is = items(&s)) definition_rules(*is, path + ".items", false, out);
-  if (const json::object* a = additional(&s)) definition_rules(*a, path + ".additionalProperties", false, out);
+      if (v.is_object())
+        definition_rules(v.as_object(), fmt::format("{}.properties[{}]", path, std::string_view(k)), false, uncorrelatable,
+                         schema_errors, cel_errors);
+  if (const json::object* is = items(&s)) {
+    const bool map_list = util::string_of(&s, "x-kubernetes-list-type") == "map";
+    definition_rules(*is, path + ".items", false, !uncorrelatable.empty() || map_list ? uncorrelatable : path, schema_errors, cel_errors);
+  }
+  if (const json::object* a = additional(&s)) definition_rules(*a, path + ".additionalProperties", false, uncorrelatable, schema_errors, cel_errors);
+  const json::value* rules = s.if_contains("x-kubernetes-validations");
+  if (!rules || !rules->is_array()) return;
+  const auto& list = rules->as_array();
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_object()) continue;
+    const json::object& r = list[i].as_object();
+    const std::string at = fmt::format("{}.x-kubernetes-validations[{}]", path, i);
+    const std::string rule = trimmed(util::string_of(&r, "rule")), msg = util::string_of(&r, "message");
+    if (rule.empty())
+      schema_errors.push_back({"FieldValueRequired", "Required value: rule is not specified", at + ".rule"});
+    else if (!msg.empty() && trimmed(msg).empty())
+      schema_errors.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: message must be non-empty if specified", go_quote(msg)), at + ".message"});
+    else if (has_newlines(trimmed(msg)))
+      schema_errors.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: message must not contain line breaks", go_quote(msg)), at + ".message"});
+    else if (has_newlines(rule) && trimmed(msg).empty())
+      schema_errors.push_back({"FieldValueRequired", "Required value: message must be specified if rule contains line breaks", at + ".message"});
+    if (const std::string me = util::string_of(&r, "messageExpression"); !me.empty() && trimmed(me).empty())
+      schema_errors.push_back({"FieldValueRequired", "Required value: messageExpression must be non-empty if specified", at + ".messageExpression"});
+    if (const json::value* reason = r.if_contains("reason"); reason && reason->is_string()) {
+      const std::string_view rs = reason->as_string();
+      if (rs != "FieldValueRequired" && rs != "FieldValueForbidden" && rs != "FieldValueInvalid" && rs != "FieldValueDuplicate")
+        schema_errors.push_back({"FieldValueNotSupported",
+                                 fmt::format("Unsupported value: {}: supported values: \"FieldValueDuplicate\", \"FieldValueForbidden\", "
+                                             "\"FieldValueInvalid\", \"FieldValueRequired\"",
+                                             go_quote(rs)),
+                                 at + ".reason"});
+    }
+    if (const std::string fp = util::string_of(&r, "fieldPath"); !fp.empty()) {
+      if (trimmed(fp).empty())
+        schema_errors.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: fieldPath must be non-empty if specified", go_quote(fp)), at + ".fieldPath"});
+      if (has_newlines(fp))
+        schema_errors.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: fieldPath must not contain line breaks", go_quote(fp)), at + ".fieldPath"});
+      if (!valid_field_path(fp, s))
+        schema_errors.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: fieldPath must be a valid path", go_quote(fp)), at + ".fieldPath"});
+    }
+  }
+  // "If any schema related validation errors have been found at this level or deeper, skip CEL
+  // expression validation."
+  if (schema_errors.size() > mark) return;
+  const auto compiled = compile_rules(s, root);
+  for (const CompiledRule& c : compiled) {
+    const std::size_t index = static_cast<std::size_t>(
+        std::find_if(list.begin(), list.end(), [&](const json::value& v) { return v.is_object() && &v.as_object() == c.rule; }) -
+        list.begin());
+    const std::string at = fmt::format("{}.x-kubernetes-validations[{}]", path, index);
+    if (!c.program.ast)
+      cel_errors.push_back({"FieldValueInvalid",
+                            fmt::format("Invalid value: {}: {}", rule_go_value(*c.rule),
+                                        compile_error(c.program, "compilation failed: ", "program instantiation failed: ")),
+                            at + ".rule"});
+    else if (c.program.result_type != "bool")
+      cel_errors.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: cel expression must evaluate to a bool", rule_go_value(*c.rule)),
+                            at + ".rule"});
+    if (!util::string_of(c.rule, "messageExpression").empty()) {
+      if (!c.message.ast)
+        cel_errors.push_back({"FieldValueInvalid",
+                              fmt::format("Invalid value: {}: {}", rule_go_value(*c.rule),
+                                          compile_error(c.message, "messageExpression compilation failed: ",
+                                                        "messageExpression instantiation failed: ")),
+                              at + ".messageExpression"});
+      else if (c.message.result_type != "string")
+        cel_errors.push_back({"FieldValueInvalid",
+                              fmt::format("Invalid value: {}: messageExpression must evaluate to a string", rule_go_value(*c.rule)),
+                              at + ".messageExpression"});
+    }
+    if (c.program.uses_old_self) {
+      if (!uncorrelatable.empty())
+        cel_errors.push_back({"FieldValueInvalid",
+                              fmt::format("Invalid value: {}: oldSelf cannot be used on the uncorrelatable portion of the schema within {}",
+                                          go_quote(util::string_of(c.rule, "rule")), uncorrelatable),
+                              at + ".rule"});
+    } else if (const json::value* o = c.rule->if_contains("optionalOldSelf"); o && o->is_bool()) {
+      cel_errors.push_back({"FieldValueInvalid",
+                            fmt::format("Invalid value: {}: may not be set if oldSelf is not used in rule", o->as_bool() ? "true" : "false"),
+                            at + ".optionalOldSelf"});
+    }
+  }
 }
 
 }  // namespace
@@ -1095,8 +1215,11 @@ std::vector<StatusCause> validate_definition(const json::object& crd) {
     if (!vs[i].is_object()) continue;
     const json::object* sch = member(member(&vs[i].as_object(), "schema"), "openAPIV3Schema");
     if (!sch) continue;
+    std::vector<StatusCause> schema_errors, cel_errors;
     definition_rules(*sch, same ? std::string("spec.validation.openAPIV3Schema") : fmt::format("spec.versions[{}].schema.openAPIV3Schema", i),
-                     true, out);
+                     true, "", schema_errors, cel_errors);
+    out.insert(out.end(), schema_errors.begin(), schema_errors.end());
+    out.insert(out.end(), cel_errors.begin(), cel_errors.end());
     if (same) break;
   }
   return out;

@@ -22,14 +22,16 @@ const json::object& schema() {
     "l":{"type":"array","items":{"type":"integer"}},"ls":{"type":"array","items":{"type":"string"}},
     "m":{"type":"object","additionalProperties":{"type":"string"}},
     "o":{"type":"object","properties":{"x":{"type":"integer"}}},
-    "ios":{"x-kubernetes-int-or-string":true},
+    "ios":{"x-kubernetes-int-or-string":true},"x-y":{"type":"string"},"namespace":{"type":"string"},
+    "free":{"type":"object","x-kubernetes-preserve-unknown-fields":true},"untyped":{"x-kubernetes-preserve-unknown-fields":true},
+    "day":{"type":"string","format":"date"},"raw":{"type":"string","format":"byte"},
     "t":{"type":"string","format":"date-time"},"du":{"type":"string","format":"duration"}}})J")
                                   .as_object();
   return s;
 }
 const json::value& self() {
   static const json::value v = json::parse(R"J({"n":3,"d":1.5,"s":"Hello, World","b":true,"l":[3,1,2],"ls":["a","b"],
-    "m":{"k":"v"},"o":{},"ios":"50%","t":"2024-01-02T03:04:05Z","du":"1h30m"})J");
+    "m":{"k":"v"},"o":{},"ios":"50%","x-y":"dash","namespace":"ns","free":{"a":1},"untyped":1,"day":"2024-01-02","raw":"aGk=","t":"2024-01-02T03:04:05Z","du":"1h30m"})J");
   return v;
 }
 
@@ -65,6 +67,12 @@ TEST_CASE("cel: literals, operators, functions and macros evaluate as cel-go eva
       {"has(self.o.x)", "false"}, {"has(self.n)", "true"}, {"self.o.x", "error: no such key: x"}, {"self.l[1]", "1"},
       {"self.l[3]", "error: index out of bounds: 3"}, {"self.m['k']", "\"v\""}, {"self.m['z']", "error: no such key: z"},
       {"2 in self.l", "true"}, {"'k' in self.m", "true"}, {"'z' in self.m", "false"},
+      // property names CEL cannot spell are escaped (apiserver/pkg/cel/escaping.go)
+      {"self.x__dash__y", "\"dash\""}, {"self.__namespace__", "\"ns\""}, {"has(self.x__dash__y)", "true"},
+      {"self.x_y", "compile"},
+      // an object without properties has no fields, even with x-kubernetes-preserve-unknown-fields;
+      // a field with no type is not visible (SchemaDeclType)
+      {"self.free.a", "compile"}, {"self.untyped", "compile"}, {"self.day < self.t", "true"}, {"self.raw == b'hi'", "true"},
       // size and strings
       {"size(self.s)", "12"}, {"self.s.size()", "12"}, {"size('é')", "1"}, {"self.l.size()", "3"},
       {"self.s.startsWith('Hello')", "true"}, {"self.s.endsWith('World')", "true"}, {"self.s.contains(', ')", "true"},

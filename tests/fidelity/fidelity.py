@@ -649,10 +649,32 @@ def gadget(name, spec=None, **top):
 CEL_VALUES = {"n": 3, "d": 1.5, "s": "Hello, World", "b": True, "l": [3, 1, 2], "ls": ["a", "b"], "m": {"k": "v"},
               "o": {}, "ios": "50%", "t": "2024-01-02T03:04:05Z", "du": "1h30m"}
 CEL_DRY = ["create", "--dry-run=server", "-f", "-"]
+
+
+def cel_bad_crd(rules, items_of=None):
+    """A CRD whose spec.x (a string list, or with `items_of` its items) carries `rules`."""
+    x = {"type": "array", "maxItems": 5, "items": {"type": "string", "maxLength": 5}}
+    if items_of:
+        x["items"]["x-kubernetes-validations"] = rules
+    else:
+        x["x-kubernetes-validations"] = rules
+    return json.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                       "metadata": {"name": "gadgetbads.fid.example.com"},
+                       "spec": {"group": "fid.example.com", "scope": "Cluster", "names": {"kind": "GadgetBad", "plural": "gadgetbads"},
+                                "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                                    "type": "object", "properties": {"spec": {"type": "object", "properties": {"x": x}}}}}}]}})
+
 CEL_STEPS = [
     (["get", "crd", "gadgets.fid.example.com", "-o",
       'jsonpath={.spec.versions[0].schema.openAPIV3Schema.properties.spec.x-kubernetes-validations[*].rule}{"\\n"}'], None),
     (["create", "--dry-run=server", "-f", "-"], open(os.path.join(HERE, "data", "cel-crd-bad.json")).read()),
+    # a rule's own fields are checked first; with errors there, no rule of the node is compiled
+    (["create", "--dry-run=server", "-f", "-"], cel_bad_crd([
+        {"rule": ""}, {"rule": "true", "message": "   "}, {"rule": "true", "message": "a\nb"}, {"rule": "true ||\nfalse"},
+        {"rule": "true", "messageExpression": "  "}, {"rule": "true", "reason": "Bogus"}, {"rule": "true", "fieldPath": ".nosuch"},
+        {"rule": "true", "fieldPath": " "}, {"rule": "self.nosuch"}])),
+    (["create", "--dry-run=server", "-f", "-"], cel_bad_crd([
+        {"rule": "self == oldSelf"}, {"rule": "self.size() > 0", "optionalOldSelf": False}, {"rule": "self.size() > 0"}], items_of=True)),
     (CEL_DRY, gadget("cel-checks", checks=CEL_VALUES)),
     (CEL_DRY, gadget("cel-errs", errs=CEL_VALUES)),
     (CEL_DRY, gadget("cel-x", {"minReplicas": 5, "maxReplicas": 2})),
@@ -667,6 +689,17 @@ CEL_STEPS = [
     (CEL_DRY, gadget("x-bad", {})),
     (CEL_DRY, gadget("cel-x", {"minReplicas": "x"})),
     (CEL_DRY + ["-o", "jsonpath={.spec}"], gadget("cel-x", {"size": 5, "tags": ["a", "b"], "mode": "slow"})),
+    # property names CEL cannot spell (x-y, namespace), int-or-string
+    (CEL_DRY, gadget("cel-x", misc={"x-y": "a", "namespace": "a"})),
+    (CEL_DRY, gadget("cel-x", misc={"x-y": "a", "namespace": "b", "ios": 5, "free": {"a": 2}})),
+    (CEL_DRY, gadget("cel-x", misc={"ios": "6%"})),
+    (CEL_DRY, gadget("cel-x", misc={"ios": "5%"})),
+    # the status subresource runs the rules too
+    (["create", "-f", "-"], gadget("cel-st", {})),
+    (["patch", "gadget", "cel-st", "--subresource=status", "--type=merge", "-p", '{"status":{"phase":"Weird"}}'], None),
+    (["patch", "gadget", "cel-st", "--subresource=status", "--type=merge", "-p", '{"status":{"phase":"Ok"}}'], None),
+    (["patch", "gadget", "cel-st", "--type=merge", "-p", '{"status":{"phase":"Weird"},"extra":"e"}'], None),
+    (["delete", "gadget", "cel-st"], None),
     # transition rules run on update only
     (["create", "-f", "-"], gadget("cel-one", {"minReplicas": 2, "maxReplicas": 5, "size": 3})),
     (["patch", "gadget", "cel-one", "--type=merge", "-p", '{"spec":{"minReplicas":1}}'], None),

@@ -69,14 +69,28 @@ spec = {"type": "object",
                         "properties": {"name": {"type": "string"}, "port": {"type": "integer"}},
                         "x-kubernetes-validations": [{"rule": "self.port % 2 == 0", "message": "even ports only"}]}},
   }}
-root = {"type": "object", "properties": {"spec": spec, "extra": {"type": "string"}, "checks": checks, "errs": errs},
+misc = {"type": "object",
+        "x-kubernetes-validations": [
+            {"rule": "!has(self.x__dash__y) || !has(self.__namespace__) || self.x__dash__y != self.__namespace__",
+             "message": "x-y must differ from namespace"},
+            {"rule": "!has(self.ios) || self.ios == 5 || self.ios == '5%'",
+             "message": "ios is 5 or 5%"}],
+        "properties": {"x-y": {"type": "string"}, "namespace": {"type": "string"},
+                       "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+                       "ios": {"x-kubernetes-int-or-string": True}}}
+status = {"type": "object",
+          "x-kubernetes-validations": [{"rule": "!has(self.phase) || self.phase in ['Ok', 'Failed']", "message": "unknown phase"}],
+          "properties": {"phase": {"type": "string", "maxLength": 10}, "ready": {"type": "boolean"}}}
+root = {"type": "object", "properties": {"spec": spec, "extra": {"type": "string"}, "checks": checks, "errs": errs,
+                                         "misc": misc, "status": status},
         "x-kubernetes-validations": [{"rule": "self.metadata.name.startsWith('cel-')", "message": "names start with cel-"}]}
 def crd(schema):
     return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
             "metadata": {"name": "gadgets.fid.example.com"},
             "spec": {"group": "fid.example.com", "scope": "Cluster",
                      "names": {"kind": "Gadget", "plural": "gadgets", "singular": "gadget", "listKind": "GadgetList"},
-                     "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": schema}}]}}
+                     "versions": [{"name": "v1", "served": True, "storage": True, "subresources": {"status": {}},
+                                   "schema": {"openAPIV3Schema": schema}}]}}
 def strip(s):
     if isinstance(s, dict):
         return {k: strip(v) for k, v in s.items() if k not in ("x-kubernetes-validations", "maximum")}
