@@ -17,6 +17,8 @@
 
 #include "common/base64.hpp"
 #include "embedded/typecheck.hpp"
+#include "gpupool/error.hpp"
+#include "gpupool/quantity.hpp"
 
 namespace gpupool::embedded::cel {
 
@@ -58,7 +60,7 @@ namespace {
 struct Type;
 using TypeP = std::shared_ptr<const Type>;
 struct Type {
-  enum K { Dyn, Null, Bool, Int, Uint, Double, String, Bytes, List, Map, Object, Timestamp, Duration, Optional } k = Dyn;
+  enum K { Dyn, Null, Bool, Int, Uint, Double, String, Bytes, List, Map, Object, Timestamp, Duration, Optional, Quantity, TypeT } k = Dyn;
   TypeP a, b;                            // list element / optional value; map key and value
   const json::object* schema = nullptr;  // Object: its schema
   bool root = false;                     // Object: the resource itself (apiVersion, kind, metadata)
@@ -101,6 +103,8 @@ std::string type_name(const TypeP& t) {
     case Type::Timestamp: return "google.protobuf.Timestamp";
     case Type::Duration: return "google.protobuf.Duration";
     case Type::Optional: return "optional_type(" + type_name(t->a) + ")";
+    case Type::Quantity: return "kubernetes.Quantity";
+    case Type::TypeT: return "type";
   }
   return "dyn";
 }
@@ -225,13 +229,20 @@ bool equivalent(const TypeP& a, const TypeP& b) { return same_type(a, b, true); 
 // The more general of two assignable types (cel-go mostGeneral: list literals, the ternary).
 TypeP join(const TypeP& a, const TypeP& b) { return b->k == Type::Dyn ? b : a; }
 
+// The type names an expression may use as values: `type(x) == string`.
+bool type_ident(std::string_view name) {
+  for (const char* t : {"int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type"})
+    if (name == t) return true;
+  return false;
+}
+
 // ---- values --------------------------------------------------------------------------------------
 
 struct Value;
 using List = std::vector<Value>;
 using Map = std::vector<std::pair<Value, Value>>;
 struct Value {
-  enum K { Null, Bool, Int, Uint, Double, String, Bytes, ListV, MapV, Timestamp, Duration, Optional, Error } k = Null;
+  enum K { Null, Bool, Int, Uint, Double, String, Bytes, ListV, MapV, Timestamp, Duration, Optional, QuantityV, TypeV, Error } k = Null;
   bool b = false;
   std::int64_t i = 0;  // Int; Timestamp: seconds since the epoch; Duration: nanoseconds
   std::uint64_t u = 0;  // Uint; Timestamp: nanoseconds within the second
@@ -276,6 +287,8 @@ std::string value_type_name(const Value& v) {
     case Value::Timestamp: return "google.protobuf.Timestamp";
     case Value::Duration: return "google.protobuf.Duration";
     case Value::Optional: return "optional_type";
+    case Value::QuantityV: return "kubernetes.Quantity";
+    case Value::TypeV: return "type";
     case Value::Error: return "";
   }
   return "";
@@ -327,6 +340,8 @@ std::string display(const Value& v) {
     case Value::Timestamp: return "timestamp(\"" + format_timestamp(v.i, v.u) + "\")";
     case Value::Duration: return "duration(\"" + format_duration(v.i) + "\")";
     case Value::Optional: return v.list->empty() ? "optional.none()" : "optional.of(" + display(v.list->front()) + ")";
+    case Value::QuantityV: return "quantity(" + go_quote(v.s) + ")";
+    case Value::TypeV: return v.s;
     case Value::Error: return "error: " + v.s;
   }
   return "";
@@ -755,7 +770,7 @@ struct Lexer {
 enum class Macro { None, All, Exists, ExistsOne, Map, MapFilter, Filter };
 
 struct Node {
-  enum Op { Lit, Ident, Select, Has, Call, ListLit, MapLit, Compr, Index, Cond, And, Or } op = Lit;
+  enum Op { Lit, Ident, Select, Has, OptSelect, Call, ListLit, MapLit, Compr, Index, Cond, And, Or } op = Lit;
   std::size_t pos = 0;
   std::string name;     // Ident, Select/Has field, Call function
   Value lit;            // Lit
@@ -955,6 +970,11 @@ struct Parser {
       if (is(".")) {
         const std::size_t pos = peek().pos;
         ++at;
+        bool optional = false;
+        if (is("?")) {  // cel.OptionalTypes: `.?field`
+          optional = true;
+          ++at;
+        }
         if (peek().t != Tok::Ident)
           fail(fmt::format("Syntax error: mismatched input '{}' expecting IDENTIFIER", peek().text), peek().pos);
         const std::string name = peek().text;
@@ -966,7 +986,7 @@ struct Parser {
           std::vector<NodeP> args = arg_list(")");
           e = method(std::move(e), name, cpos, std::move(args));
         } else {
-          auto n = node(Node::Select, pos);
+          auto n = node(optional ? Node::OptSelect : Node::Select, pos);
           n->name = name;
           n->args.push_back(std::move(e));
           e = std::move(n);
@@ -1185,10 +1205,14 @@ struct Checker {
         }
       case Node::Ident:
         if (TypeP t = lookup(n.name)) return t;
+        if (type_ident(n.name)) return prim(Type::TypeT);
         return error(n.pos, fmt::format("undeclared reference to '{}' (in container '')", n.name));
       case Node::Select:
-      case Node::Has: {
-        const TypeP t = check(*n.args[0]);
+      case Node::Has:
+      case Node::OptSelect: {
+        TypeP t = check(*n.args[0]);
+        const bool chained = n.op == Node::OptSelect && t->k == Type::Optional;
+        if (chained) t = t->a;
         TypeP ft;
         if (t->k == Type::Object) {
           ft = field_type(*t, n.name);
@@ -1200,6 +1224,7 @@ struct Checker {
         } else {
           return error(n.pos, fmt::format("type '{}' does not support field selection", type_name(t)));
         }
+        if (n.op == Node::OptSelect) return optional_of(ft);
         return n.op == Node::Has ? prim(Type::Bool) : ft;
       }
       // cel.ValidateHomogeneousAggregateLiterals (cel/validator.go): a literal's elements (keys,
@@ -1411,6 +1436,26 @@ struct Checker {
         return prim(Type::Bool);
       return no_match(n, a);
     }
+    // apiserver/pkg/cel/library/quantity.go
+    if (!n.member && (f == "quantity" || f == "isQuantity")) {
+      if (argc == 1 && (a[0]->k == Type::String || a[0]->k == Type::Dyn)) return prim(f == "quantity" ? Type::Quantity : Type::Bool);
+      return no_match(n, a);
+    }
+    if (a.size() >= 1 && a[0]->k == Type::Quantity &&
+        (f == "sign" || f == "isGreaterThan" || f == "isLessThan" || f == "compareTo" || f == "asApproximateFloat" ||
+         f == "asInteger" || f == "isInteger" || f == "add" || f == "sub")) {
+      const bool unary = f == "sign" || f == "asApproximateFloat" || f == "asInteger" || f == "isInteger";
+      if (unary && argc == (n.member ? 0u : 1u) && n.member == (f != "sign"))
+        return prim(f == "sign" || f == "asInteger" ? Type::Int : f == "isInteger" ? Type::Bool : Type::Double);
+      if (!unary && n.member && argc == 1) {
+        const auto k = a[1]->k;
+        if ((f == "add" || f == "sub") && (k == Type::Quantity || k == Type::Int || k == Type::Dyn)) return prim(Type::Quantity);
+        if (f != "add" && f != "sub" && (k == Type::Quantity || k == Type::Dyn))
+          return prim(f == "compareTo" ? Type::Int : Type::Bool);
+      }
+      return no_match(n, a);
+    }
+    if (!n.member && f == "type" && argc == 1) return prim(Type::TypeT);
     if (!n.member && f == "optional.of" && argc == 1) return optional_of(a[0]);
     if (!n.member && f == "optional.none" && argc == 0) return optional_of(prim(Type::Dyn));
     if (n.member) {
@@ -1481,6 +1526,14 @@ struct Checker {
         }
         return no_match(n, a);
       }
+      // cel-go's timestamp and duration accessors (checker/decls standard library)
+      if (known({"getFullYear", "getMonth", "getDayOfYear", "getDayOfMonth", "getDate", "getDayOfWeek", "getHours",
+                 "getMinutes", "getSeconds", "getMilliseconds"})) {
+        const bool for_duration = known({"getHours", "getMinutes", "getSeconds", "getMilliseconds"});
+        if ((t->k == Type::Timestamp || t->k == Type::Dyn) && (argc == 0 || args_are({Type::String}))) return prim(Type::Int);
+        if (for_duration && t->k == Type::Duration && argc == 0) return prim(Type::Int);
+        return no_match(n, a);
+      }
       if (t->k == Type::Optional || t->k == Type::Dyn) {
         if (f == "hasValue" && argc == 0) return prim(Type::Bool);
         if (f == "value" && argc == 0) return t->k == Type::Optional ? t->a : t;
@@ -1532,6 +1585,8 @@ Value equals(const Value& a, const Value& b) {
     case Value::Bytes: return Value::boolean(a.s == b.s);
     case Value::Timestamp: return Value::boolean(a.i == b.i && a.u == b.u);
     case Value::Duration: return Value::boolean(a.i == b.i);
+    case Value::QuantityV: return Value::boolean(Quantity::parse(a.s) == Quantity::parse(b.s));
+    case Value::TypeV: return Value::boolean(a.s == b.s);
     case Value::ListV:
     case Value::Optional: {
       if (a.list->size() != b.list->size()) return Value::boolean(false);
@@ -1789,6 +1844,31 @@ std::string trim_space(std::string_view s) {
   return std::string(s);
 }
 
+// The Kubernetes quantity library's methods (library/quantity.go), on gpupool's Quantity.
+Value quantity_call(const std::string& f, const std::vector<Value>& a) {
+  const Quantity q = Quantity::parse(a[0].s);
+  const __int128 n = q.nano_value();
+  if (a.size() == 1) {
+    if (f == "sign") return Value::integer(n > 0 ? 1 : n < 0 ? -1 : 0);
+    if (f == "asApproximateFloat") return Value::dbl(static_cast<double>(static_cast<long double>(n) / 1e9L));
+    const bool integral = n % 1000000000 == 0 && n / 1000000000 <= kMax && n / 1000000000 >= kMin;
+    if (f == "isInteger") return Value::boolean(integral);
+    if (f == "asInteger") return integral ? Value::integer(static_cast<std::int64_t>(n / 1000000000)) : Value::error("cannot convert value to integer");
+    return no_overload();
+  }
+  const Value& b = a[1];
+  Quantity other;
+  if (b.k == Value::QuantityV) other = Quantity::parse(b.s);
+  else if (b.k == Value::Int && (f == "add" || f == "sub")) other = Quantity::from_int(b.i);
+  else return no_overload();
+  if (f == "add" || f == "sub") return Value::string((f == "add" ? q + other : q - other).to_string(), Value::QuantityV);
+  const int c = q < other ? -1 : q > other ? 1 : 0;
+  if (f == "compareTo") return Value::integer(c);
+  if (f == "isGreaterThan") return Value::boolean(c == 1);
+  if (f == "isLessThan") return Value::boolean(c == -1);
+  return no_overload();
+}
+
 Value member_call(const std::string& f, const std::vector<Value>& a) {
   const Value& t = a[0];
   const std::size_t argc = a.size() - 1;
@@ -1977,6 +2057,42 @@ Value member_call(const std::string& f, const std::vector<Value>& a) {
       return acc;
     }
   }
+  if (t.k == Value::QuantityV) return quantity_call(f, a);
+  if (t.k == Value::Duration && argc == 0) {
+    if (f == "getHours") return Value::integer(t.i / 3600000000000LL);
+    if (f == "getMinutes") return Value::integer(t.i / 60000000000LL);
+    if (f == "getSeconds") return Value::integer(t.i / 1000000000LL);
+    if (f == "getMilliseconds") return Value::integer(t.i / 1000000LL);
+  }
+  if (t.k == Value::Timestamp && (argc == 0 || arg_is(1, Value::String))) {
+    // A time zone: UTC, or a fixed offset [+-]HH:MM (IANA names are not known here).
+    std::int64_t offset = 0;
+    if (argc == 1 && a[1].s != "UTC") {
+      const std::string& z = a[1].s;
+      int h = 0, m = 0;
+      if (z.size() != 6 || (z[0] != '+' && z[0] != '-') || z[3] != ':' || std::sscanf(z.c_str() + 1, "%2d:%2d", &h, &m) != 2)
+        return Value::error("unknown time zone " + z);
+      offset = (h * 3600 + m * 60) * (z[0] == '-' ? -1 : 1);
+    }
+    const std::int64_t secs = t.i + offset;
+    const std::int64_t days = secs >= 0 ? secs / 86400 : (secs - 86399) / 86400;
+    const std::int64_t sod = secs - days * 86400;
+    // civil_from_days (H. Hinnant)
+    const std::int64_t z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
+    const std::int64_t doe = z - era * 146097, yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    const std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+    const std::int64_t d = doy - (153 * mp + 2) / 5 + 1, mo = mp < 10 ? mp + 3 : mp - 9, y = yoe + era * 400 + (mo <= 2);
+    if (f == "getFullYear") return Value::integer(y);
+    if (f == "getMonth") return Value::integer(mo - 1);
+    if (f == "getDayOfMonth") return Value::integer(d - 1);
+    if (f == "getDate") return Value::integer(d);
+    if (f == "getDayOfYear") return Value::integer(days - days_from_civil(y, 1, 1));
+    if (f == "getDayOfWeek") return Value::integer(((days % 7) + 11) % 7);  // 1970-01-01 was a Thursday
+    if (f == "getHours") return Value::integer(sod / 3600);
+    if (f == "getMinutes") return Value::integer(sod / 60 % 60);
+    if (f == "getSeconds") return Value::integer(sod % 60);
+    if (f == "getMilliseconds") return Value::integer(static_cast<std::int64_t>(t.u / 1000000));
+  }
   if (t.k == Value::Optional) {
     if (f == "hasValue" && argc == 0) return Value::boolean(!t.list->empty());
     if (f == "value" && argc == 0) return t.list->empty() ? Value::error("optional.none() dereference") : t.list->front();
@@ -2010,10 +2126,27 @@ struct Evaluator {
       case Node::Lit: return n.lit;
       case Node::Ident: {
         if (const Value* v = lookup(n.name)) return *v;
+        if (type_ident(n.name)) return Value::string(n.name, Value::TypeV);
         return Value::error("no such attribute: " + n.name);
       }
       case Node::Select: return select(eval(*n.args[0]), n.name, false);
       case Node::Has: return select(eval(*n.args[0]), n.name, true);
+      case Node::OptSelect: {
+        Value v = eval(*n.args[0]);
+        Value none;
+        none.k = Value::Optional;
+        none.list = std::make_shared<const List>();
+        if (v.k == Value::Optional) {
+          if (v.list->empty()) return none;
+          v = v.list->front();
+        }
+        const Value present = select(v, n.name, true);
+        if (present.is_error()) return present;
+        if (!present.b) return none;
+        Value some = none;
+        some.list = std::make_shared<const List>(List{select(v, n.name, false)});
+        return some;
+      }
       case Node::ListLit: {
         List l;
         for (const auto& a : n.args) {
@@ -2206,6 +2339,31 @@ struct Evaluator {
       if (f == "sets.contains") return Value::boolean(contains(*a[0].list, *a[1].list));
       if (f == "sets.equivalent") return Value::boolean(contains(*a[0].list, *a[1].list) && contains(*a[1].list, *a[0].list));
       return Value::boolean(std::any_of(a[0].list->begin(), a[0].list->end(), [&](const Value& x) { return has(*a[1].list, x); }));
+    }
+    if ((f == "quantity" || f == "isQuantity") && a.size() == 1 && a[0].k == Value::String) {
+      try {
+        (void)Quantity::parse(a[0].s);
+      } catch (const ValidationError& e) {
+        if (f == "isQuantity") return Value::boolean(false);
+        // resource.ParseQuantity's errors (gpupool's hints after them are not Go's).
+        std::string msg = e.rule();
+        for (std::string_view go : {"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+                                    "unable to parse quantity's suffix", "unable to parse numeric part of quantity"})
+          if (msg.starts_with(go)) msg = std::string(go);
+        return Value::error(msg);
+      }
+      if (f == "isQuantity") return Value::boolean(true);
+      return Value::string(a[0].s, Value::QuantityV);
+    }
+    if (f == "sign" && a.size() == 1 && a[0].k == Value::QuantityV) return quantity_call(f, a);
+    if (f == "type" && a.size() == 1) {
+      static const std::pair<Value::K, const char*> names[] = {
+          {Value::Int, "int"},       {Value::Uint, "uint"},   {Value::Double, "double"}, {Value::Bool, "bool"},
+          {Value::String, "string"}, {Value::Bytes, "bytes"}, {Value::ListV, "list"},    {Value::MapV, "map"},
+          {Value::Null, "null_type"}, {Value::TypeV, "type"}};
+      for (const auto& [k, name] : names)
+        if (a[0].k == k) return Value::string(name, Value::TypeV);
+      return Value::string(value_type_name(a[0]), Value::TypeV);
     }
     if (f == "optional.of" && a.size() == 1) {
       Value o;

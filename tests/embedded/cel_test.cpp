@@ -96,6 +96,20 @@ TEST_CASE("cel: literals, operators, functions and macros evaluate as cel-go eva
       {"uint(self.n - 4)", "error: unsigned integer overflow"}, {"int(self.d * 1e19)", "error: integer overflow"},
       {"int('x')", "compile"}, {"duration('x')", "compile"}, {"timestamp('2024-13-01T00:00:00Z')", "compile"}, {"bool('true')", "true"},
       {"string(1e21)", "\"1e+21\""}, {"string(1000000.0)", "\"1e+06\""},
+      // the Kubernetes quantity library
+      {"quantity('1.5Gi').isGreaterThan(quantity('1G'))", "true"}, {"quantity('500m').compareTo(quantity('0.5'))", "0"},
+      {"quantity('1k') == quantity('1000')", "true"}, {"quantity('50k').add(20) == quantity('50020')", "true"},
+      {"sign(quantity('50k').sub(quantity('100k')))", "-1"}, {"quantity('2k').asInteger()", "2000"},
+      {"quantity('1.5').isInteger()", "false"}, {"quantity('1.5').asApproximateFloat()", "1.5"},
+      {"isQuantity('1x')", "false"}, {"quantity(self.s)", "error: quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"},
+      {"quantity('1.5').asInteger()", "error: cannot convert value to integer"}, {"quantity('1').add('2')", "compile"},
+      // type(), optional field selection, timestamp and duration accessors
+      {"type(self.ios) == string", "true"}, {"type(self.n) == int", "true"}, {"type(self.l) == list", "true"},
+      {"self.?n.orValue(1)", "3"}, {"self.o.?x.orValue(7)", "7"}, {"self.o.?x.hasValue()", "false"},
+      {"self.t.getFullYear()", "2024"}, {"self.t.getMonth()", "0"}, {"self.t.getDate()", "2"}, {"self.t.getDayOfMonth()", "1"},
+      {"self.t.getDayOfWeek()", "2"}, {"self.t.getDayOfYear()", "1"}, {"self.t.getHours()", "3"}, {"self.t.getHours('+02:00')", "5"},
+      {"self.t.getMinutes()", "4"}, {"self.t.getSeconds()", "5"}, {"self.du.getMinutes()", "90"}, {"quantity('1').sign()", "compile"},
+      {"sign(quantity('-1'))", "-1"},
       // int-or-string is dyn: either overload at run time
       {"self.ios == '50%'", "true"}, {"self.ios + 1", "error: no such overload"},
       // durations and timestamps (format date-time and duration are typed so)

@@ -27,13 +27,21 @@ TRUE_RULES = [
     "string(self.du) == '5400s'", "self.t + duration('1h') > self.t", "string(self.t) == '2024-01-02T03:04:05Z'",
     "timestamp('2024-01-02T04:04:05+01:00') == self.t", "string(duration('1.5s')) == '1.5s'",
 "sets.contains([1, 2], [2])", "!sets.intersects([1], [2])",
-    "'a1b22'.findAll('[0-9]+') == ['1', '22']", "'a1b22'.find('[0-9]+') == '1'", "self.l.all(x, self.l.exists(y, y == x))",
+    "'a1b22'.findAll('[0-9]+') == ['1', '22']",
+    "quantity('1.5Gi').isGreaterThan(quantity('1G'))", "quantity('500m').compareTo(quantity('0.5')) == 0",
+    "quantity('1k') == quantity('1000')", "quantity('50k').add(20) == quantity('50020')",
+    "sign(quantity('50k').sub(quantity('100k'))) == -1", "quantity('2k').asInteger() == 2000", "!quantity('1.5').isInteger()",
+    "quantity('1.5').asApproximateFloat() == 1.5", "!isQuantity('1x')", "type(self.ios) == string", "type(self.n) == int",
+    "type(self.l) == list", "self.?n.orValue(1) == 3", "self.o.?x.orValue(7) == 7", "!self.o.?x.hasValue()",
+    "self.t.getFullYear() == 2024", "self.t.getMonth() == 0", "self.t.getDate() == 2", "self.t.getDayOfMonth() == 1",
+    "self.t.getDayOfWeek() == 2", "self.t.getDayOfYear() == 1", "self.t.getHours() == 3", "self.t.getHours('+02:00') == 5",
+    "self.t.getMinutes() == 4", "self.t.getSeconds() == 5", "self.du.getMinutes() == 90", "'a1b22'.find('[0-9]+') == '1'", "self.l.all(x, self.l.exists(y, y == x))",
 ]
 ERR_RULES = [
     "9223372036854775807 + self.n > 0", "-9223372036854775808 - self.n < 0", "1 / (self.n - 3) == 1",
     "1 % (self.n - 3) == 1", "1u - 2u == 0u", "true && 1 / 0 == 1", "self.o.x == 1", "self.l[3] == 1",
     "self.m['z'] == 'v'", "'abc'.substring(2, 1) == ''", "int(self.s) == 1", "uint(self.n - 4) == 1u", "int(self.d * 1e19) == 1",
-    "[0].all(x, 1 / x > 0)", "self.ios + 1 == 2", "self.s.charAt(20) == ''", "self.n == 4",
+    "[0].all(x, 1 / x > 0)", "self.ios + 1 == 2", "sign(quantity(self.s)) == 1", "quantity('1.5').asInteger() == 1", "self.s.charAt(20) == ''", "self.n == 4",
 ]
 VALUES = {"type": "object", "properties": {
     "n": {"type": "integer"}, "d": {"type": "number"}, "s": {"type": "string", "maxLength": 20}, "b": {"type": "boolean"},
@@ -106,7 +114,8 @@ BAD_RULES = [{"rule": "self.n > 1"}, {"rule": "self.nosuch > 1"}, {"rule": "self
              {"rule": "self.s.matches('[')"}, {"rule": "[1, 'a', true].size() == 3"}, {"rule": "[1, dyn('a'), true].size() == 3"},
              {"rule": "int('x') == self.n"}, {"rule": "duration('x') > duration('1s')"}, {"rule": "self.n > 1 &&"},
              {"rule": "self.s.reverse() == ''"}, {"rule": "{'a': 1, 'b': 'x'}.size() == 2"}, {"rule": "self.l[0] == 1u"},
-             {"rule": "self.m.nope == 'x' || self.o.y == 1"}, {"rule": "size(self.n) == 1"}, {"rule": "self.s in self.l"}]
+             {"rule": "self.m.nope == 'x' || self.o.y == 1"}, {"rule": "quantity('1').sign() == 1"},
+             {"rule": "quantity('1').add('2') == quantity('3')"}, {"rule": "size(self.n) == 1"}, {"rule": "self.s in self.l"}]
 bad = {"type": "object", "properties": {"spec": dict(copy.deepcopy(VALUES), **{"x-kubernetes-validations": BAD_RULES})}}
 b = crd(bad)
 b["metadata"]["name"] = "gadgetbads.fid.example.com"
