@@ -602,10 +602,9 @@ struct Lexer {
         p = i + 2;
       }
       if (quote(p)) {
-        if (!string_literal(p, raw, bytes, t)) {
-          t.t = Tok::Bad;
-          out.push_back(t);
-          return out;
+        if (!string_literal(p, raw, bytes, t)) {  // ANTLR's lexer reports it and goes on after it
+          i = p;
+          continue;
         }
         t.text = std::string(src.substr(i, p - i));
         i = p;
@@ -817,12 +816,28 @@ struct Parser {
     if (!is(p)) fail(fmt::format("Syntax error: missing '{}' at '{}'", p, peek().text), peek().pos);
     ++at;
   }
+  // ANTLR's report when the token is not the one a rule needs: "mismatched input", or
+  // "extraneous input" when dropping it would let the parse go on (the next token fits).
+  void expect_one_of(std::string_view p, std::string_view expecting) {
+    if (is(p)) {
+      ++at;
+      return;
+    }
+    fail(fmt::format("Syntax error: mismatched input '{}' expecting {}", peek().text, expecting), peek().pos);
+  }
+  static bool starts_primary(const Tok& t) {
+    if (t.t == Tok::Punct) return t.text == "[" || t.text == "{" || t.text == "(" || t.text == "." || t.text == "-" || t.text == "!";
+    return t.t != Tok::End && t.t != Tok::Bad;
+  }
+  bool call_args = false;  // the primary being parsed may also be a call's closing ')'
 
   NodeP parse() {
     try {
       NodeP e = expr();
       if (peek().t != Tok::End)
-        fail(fmt::format("Syntax error: extraneous input '{}' expecting <EOF>", peek().text), peek().pos);
+        fail(fmt::format("Syntax error: {} input '{}' expecting <EOF>", peek(1).t == Tok::End ? "extraneous" : "mismatched",
+                         peek().text),
+             peek().pos);
       return e;
     } catch (const Fail&) {
       return nullptr;
@@ -836,7 +851,7 @@ struct Parser {
       const std::size_t pos = peek().pos;
       ++at;
       NodeP t = or_expr();
-      expect(":");
+      expect_one_of(":", "':'");
       NodeP f = expr();
       auto n = node(Node::Cond, pos);
       n->args.push_back(std::move(c));
@@ -976,7 +991,8 @@ struct Parser {
           ++at;
         }
         if (peek().t != Tok::Ident)
-          fail(fmt::format("Syntax error: mismatched input '{}' expecting IDENTIFIER", peek().text), peek().pos);
+          fail(fmt::format("Syntax error: no viable alternative at input '.{}'", peek().t == Tok::End ? "" : peek().text),
+               peek().pos);
         const std::string name = peek().text;
         ++at;
         fix_int(e.get());
@@ -1013,6 +1029,7 @@ struct Parser {
       return args;
     }
     while (true) {
+      call_args = close == ")" && args.empty();
       args.push_back(expr());
       if (is(",")) {
         ++at;
@@ -1021,7 +1038,7 @@ struct Parser {
       }
       break;
     }
-    expect(close);
+    expect_one_of(close, fmt::format("{{'{}', ','}}", close));
     return args;
   }
 
@@ -1057,6 +1074,9 @@ struct Parser {
 
   NodeP primary() {
     const Tok& t = peek();
+    const bool in_call_args = call_args;
+    call_args = false;
+    if (in_call_args && !starts_primary(t)) call_args = true;  // kept for the message below
     switch (t.t) {
       case Tok::Int:
       case Tok::Uint:
@@ -1089,7 +1109,8 @@ struct Parser {
           ++at;
           std::vector<NodeP> args = arg_list(")");
           if (name == "has") {
-            if (args.size() != 1 || args[0]->op != Node::Select) fail("invalid argument to has() macro", cpos);
+            if (args.size() != 1 || args[0]->op != Node::Select)
+              fail("invalid argument to has() macro", args.empty() ? cpos : args[0]->pos);
             args[0]->op = Node::Has;
             return std::move(args[0]);
           }
@@ -1121,7 +1142,7 @@ struct Parser {
           }
           while (true) {
             n->args.push_back(expr());
-            expect(":");
+            expect_one_of(":", "':'");
             n->args.push_back(expr());
             if (is(",")) {
               ++at;
@@ -1130,15 +1151,15 @@ struct Parser {
             }
             break;
           }
-          expect("}");
+          expect_one_of("}", "{'}', ','}");
           return n;
         }
         break;
       default: break;
     }
-    fail(fmt::format("Syntax error: mismatched input '{}' expecting {{'[', '{{', '(', '.', '-', '!', 'true', 'false', "
+    fail(fmt::format("Syntax error: {} input '{}' expecting {{'[', '{{', '(', {}'.', '-', '!', 'true', 'false', "
                      "'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}}",
-                     t.text),
+                     t.t != Tok::End && starts_primary(peek(1)) ? "extraneous" : "mismatched", t.text, call_args ? "')', " : ""),
          t.pos);
   }
 };
@@ -2426,10 +2447,6 @@ Program compile(std::string_view expr, const json::object* schema, bool resource
   std::vector<Issue> issues;
   Lexer lx{expr, issues};
   std::vector<Tok> toks = lx.run();
-  if (!issues.empty()) {
-    p.error = format_issues(expr, issues);
-    return p;
-  }
   Parser ps{std::move(toks), issues};
   NodeP root = ps.parse();
   if (!root || !issues.empty()) {

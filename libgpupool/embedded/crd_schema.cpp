@@ -761,12 +761,19 @@ std::string rule_message(const json::object& r) {
 struct CelWalk {
   std::vector<StatusCause>& out;
   std::vector<std::string>* warnings;
+  std::map<const json::object*, bool> has_rules = {};  // whether a schema node's subtree declares rules
+
+  bool rules_below(const json::object& s) {
+    auto [it, fresh] = has_rules.try_emplace(&s, false);
+    if (fresh) it->second = any_rules(s);
+    return it->second;
+  }
 
   // `rold`: the value the ratcheting correlation found for this node (null: none); `parent_equal`:
   // whether the nearest correlated ancestor is unchanged (ratchetingOptions.shouldRatchetError).
   void value(const json::value& v, const json::value* old, const json::object* s, const std::string& path, bool root,
              const json::value* rold, bool parent_equal) {
-    if (!s || v.is_null()) return;
+    if (!s || v.is_null() || !rules_below(*s)) return;  // (equality is only worked out where rules are)
     const bool ratchet = rold ? util::json_equal(v, *rold) : parent_equal;
     rules(v, old, *s, path, root, ratchet);
     // allOf's own rules (their errors are ratcheted by the nearest parent only).

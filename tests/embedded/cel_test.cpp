@@ -137,6 +137,18 @@ TEST_CASE("cel: compile errors as cel-go reports them (oracle)") {
   CHECK(eval("self.n +") ==
         "compile: ERROR: <input>:1:9: Syntax error: mismatched input '<EOF>' expecting {'[', '{', '(', '.', '-', '!', 'true', "
         "'false', 'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}\n | self.n +\n | ........^");
+  // ANTLR's wording: extraneous when dropping the token lets the parse go on, else mismatched (oracle)
+  CHECK(eval("self.n > > 1").starts_with("compile: ERROR: <input>:1:10: Syntax error: extraneous input '>' expecting {'['"));
+  CHECK(eval("self.n self.n") == "compile: ERROR: <input>:1:8: Syntax error: mismatched input 'self' expecting <EOF>\n | self.n self.n\n | .......^");
+  CHECK(eval("self.n > 1)") == "compile: ERROR: <input>:1:11: Syntax error: extraneous input ')' expecting <EOF>\n | self.n > 1)\n | ..........^");
+  CHECK(eval("(self.n > 1") == "compile: ERROR: <input>:1:12: Syntax error: missing ')' at '<EOF>'\n | (self.n > 1\n | ...........^");
+  CHECK(eval("[1, 2") == "compile: ERROR: <input>:1:6: Syntax error: mismatched input '<EOF>' expecting {']', ','}\n | [1, 2\n | .....^");
+  CHECK(eval("self.") == "compile: ERROR: <input>:1:6: Syntax error: no viable alternative at input '.'\n | self.\n | .....^");
+  CHECK(eval("self.n # 1") ==
+        "compile: ERROR: <input>:1:8: Syntax error: token recognition error at: '#'\n | self.n # 1\n | .......^\n"
+        "ERROR: <input>:1:10: Syntax error: extraneous input '1' expecting <EOF>\n | self.n # 1\n | .........^");
+  CHECK(eval("has(self)") == "compile: ERROR: <input>:1:5: invalid argument to has() macro\n | has(self)\n | ....^");
+  CHECK(eval("99999999999999999999 > 1") == "compile: ERROR: <input>:1:1: invalid int literal\n | 99999999999999999999 > 1\n | ^");
   CHECK(eval("'abc'.matches('[')") == "compile: ERROR: <input>:1:15: invalid matches argument\n | 'abc'.matches('[')\n | ..............^");
   CHECK(cel::compile("self.n", &schema()).result_type == "int");
   CHECK(cel::compile("self.ios", &schema()).result_type == "dyn");

@@ -673,6 +673,11 @@ CEL_STEPS = [
         {"rule": ""}, {"rule": "true", "message": "   "}, {"rule": "true", "message": "a\nb"}, {"rule": "true ||\nfalse"},
         {"rule": "true", "messageExpression": "  "}, {"rule": "true", "reason": "Bogus"}, {"rule": "true", "fieldPath": ".nosuch"},
         {"rule": "true", "fieldPath": " "}, {"rule": "self.nosuch"}])),
+    # syntax errors as cel-go's ANTLR parser words them
+    (["create", "--dry-run=server", "-f", "-"], cel_bad_crd([{"rule": r} for r in [
+        "self.n > > 1", "(self.n > 1", "self.n > 1)", "self.", "1 +* 2 == 3", "self.n self.n", "self.n == 1 ? true", "'abc",
+        "self.n # 1", "[1, 2", "{'a': 1", "self.l.all(1, true)", "has(self)", "self.n.foo(", "1.5u == 1u",
+        "99999999999999999999 > 1", "-9223372036854775809 < 0", "r'\\d' == b\"x\"", "'\\q' == ''"]])),
     (["create", "--dry-run=server", "-f", "-"], cel_bad_crd([
         {"rule": "self == oldSelf"}, {"rule": "self.size() > 0", "optionalOldSelf": False}, {"rule": "self.size() > 0"}], items_of=True)),
     (CEL_DRY, gadget("cel-checks", checks=CEL_VALUES)),
