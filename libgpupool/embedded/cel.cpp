@@ -769,7 +769,7 @@ struct Lexer {
 enum class Macro { None, All, Exists, ExistsOne, Map, MapFilter, Filter };
 
 struct Node {
-  enum Op { Lit, Ident, Select, Has, OptSelect, Call, ListLit, MapLit, Compr, Index, Cond, And, Or } op = Lit;
+  enum Op { Lit, Ident, Select, Has, OptSelect, Call, ListLit, MapLit, Compr, Index, OptIndex, Cond, And, Or } op = Lit;
   std::size_t pos = 0;
   std::string name;     // Ident, Select/Has field, Call function
   Value lit;            // Lit
@@ -1011,7 +1011,12 @@ struct Parser {
         const std::size_t pos = peek().pos;
         ++at;
         fix_int(e.get());
-        auto n = node(Node::Index, pos);
+        bool optional = false;
+        if (is("?")) {  // cel.OptionalTypes: `[?key]`
+          optional = true;
+          ++at;
+        }
+        auto n = node(optional ? Node::OptIndex : Node::Index, pos);
         n->args.push_back(std::move(e));
         n->args.push_back(expr());
         expect("]");
@@ -1282,11 +1287,15 @@ struct Checker {
         }
         return map_of(k ? k : prim(Type::Dyn), v ? v : prim(Type::Dyn));
       }
-      case Node::Index: {
-        const TypeP c = check(*n.args[0]), i = check(*n.args[1]);
-        if (c->k == Type::List && (i->k == Type::Int || i->k == Type::Uint || i->k == Type::Dyn)) return c->a;
-        if (c->k == Type::Map && assignable(c->a, i)) return c->b;
-        if (c->k == Type::Dyn) return prim(Type::Dyn);
+      case Node::Index:
+      case Node::OptIndex: {
+        TypeP c = check(*n.args[0]);
+        const TypeP i = check(*n.args[1]);
+        if (n.op == Node::OptIndex && c->k == Type::Optional) c = c->a;
+        auto wrap = [&](TypeP t) { return n.op == Node::OptIndex ? optional_of(std::move(t)) : t; };
+        if (c->k == Type::List && (i->k == Type::Int || i->k == Type::Uint || i->k == Type::Dyn)) return wrap(c->a);
+        if (c->k == Type::Map && assignable(c->a, i)) return wrap(c->b);
+        if (c->k == Type::Dyn) return wrap(prim(Type::Dyn));
         Node shown;
         shown.name = "_[_]";
         shown.pos = n.pos;
@@ -2140,6 +2149,25 @@ struct Evaluator {
     return Value::error("no such key: " + field);
   }
 
+  static Value index(const Value& c, const Value& i) {
+    if (c.k == Value::ListV) {
+      std::int64_t idx;
+      if (i.k == Value::Int) idx = i.i;
+      else if (i.k == Value::Uint && i.u <= static_cast<std::uint64_t>(kMax)) idx = static_cast<std::int64_t>(i.u);
+      else if (i.k == Value::Double && i.d == std::trunc(i.d) && std::abs(i.d) < 9e18) idx = static_cast<std::int64_t>(i.d);
+      else return Value::error("unsupported index type '" + value_type_name(i) + "' in list");
+      if (idx < 0 || idx >= static_cast<std::int64_t>(c.list->size()))
+        return Value::error(fmt::format("index out of bounds: {}", idx));
+      return (*c.list)[static_cast<std::size_t>(idx)];
+    }
+    if (c.k == Value::MapV) {
+      for (const auto& [k, v] : *c.map)
+        if (auto e = equals(k, i); !e.is_error() && e.b) return v;
+      return Value::error("no such key: " + (i.k == Value::String ? i.s : display(i)));
+    }
+    return no_overload();
+  }
+
   Value truth(const Value& v) { return v.k == Value::Bool || v.is_error() ? v : no_overload(); }
 
   Value eval(const Node& n) {
@@ -2192,27 +2220,31 @@ struct Evaluator {
         }
         return Value::of_map(std::move(m));
       }
+      case Node::OptIndex: {
+        Value c = eval(*n.args[0]);
+        Value none;
+        none.k = Value::Optional;
+        none.list = std::make_shared<const List>();
+        if (c.k == Value::Optional) {
+          if (c.list->empty()) return none;
+          c = c.list->front();
+        }
+        if (c.is_error()) return c;
+        Value i = eval(*n.args[1]);
+        if (i.is_error()) return i;
+        Value v = index(c, i);
+        if (v.is_error() && (v.s.starts_with("index out of bounds") || v.s.starts_with("no such key"))) return none;
+        if (v.is_error()) return v;
+        Value some = none;
+        some.list = std::make_shared<const List>(List{std::move(v)});
+        return some;
+      }
       case Node::Index: {
         Value c = eval(*n.args[0]);
         if (c.is_error()) return c;
         Value i = eval(*n.args[1]);
         if (i.is_error()) return i;
-        if (c.k == Value::ListV) {
-          std::int64_t idx;
-          if (i.k == Value::Int) idx = i.i;
-          else if (i.k == Value::Uint && i.u <= static_cast<std::uint64_t>(kMax)) idx = static_cast<std::int64_t>(i.u);
-          else if (i.k == Value::Double && i.d == std::trunc(i.d) && std::abs(i.d) < 9e18) idx = static_cast<std::int64_t>(i.d);
-          else return Value::error("unsupported index type '" + value_type_name(i) + "' in list");
-          if (idx < 0 || idx >= static_cast<std::int64_t>(c.list->size()))
-            return Value::error(fmt::format("index out of bounds: {}", idx));
-          return (*c.list)[static_cast<std::size_t>(idx)];
-        }
-        if (c.k == Value::MapV) {
-          for (const auto& [k, v] : *c.map)
-            if (auto e = equals(k, i); !e.is_error() && e.b) return v;
-          return Value::error("no such key: " + (i.k == Value::String ? i.s : display(i)));
-        }
-        return no_overload();
+        return index(c, i);
       }
       case Node::Cond: {
         Value c = eval(*n.args[0]);

@@ -106,6 +106,7 @@ TEST_CASE("cel: literals, operators, functions and macros evaluate as cel-go eva
       // type(), optional field selection, timestamp and duration accessors
       {"type(self.ios) == string", "true"}, {"type(self.n) == int", "true"}, {"type(self.l) == list", "true"},
       {"self.?n.orValue(1)", "3"}, {"self.o.?x.orValue(7)", "7"}, {"self.o.?x.hasValue()", "false"},
+      {"self.m[?'k'].orValue('')", "\"v\""}, {"self.m[?'z'].orValue('none')", "\"none\""}, {"self.l[?5].hasValue()", "false"},
       {"self.t.getFullYear()", "2024"}, {"self.t.getMonth()", "0"}, {"self.t.getDate()", "2"}, {"self.t.getDayOfMonth()", "1"},
       {"self.t.getDayOfWeek()", "2"}, {"self.t.getDayOfYear()", "1"}, {"self.t.getHours()", "3"}, {"self.t.getHours('+02:00')", "5"},
       {"self.t.getMinutes()", "4"}, {"self.t.getSeconds()", "5"}, {"self.du.getMinutes()", "90"}, {"quantity('1').sign()", "compile"},

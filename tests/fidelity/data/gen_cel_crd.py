@@ -33,6 +33,7 @@ TRUE_RULES = [
     "sign(quantity('50k').sub(quantity('100k'))) == -1", "quantity('2k').asInteger() == 2000", "!quantity('1.5').isInteger()",
     "quantity('1.5').asApproximateFloat() == 1.5", "!isQuantity('1x')", "type(self.ios) == string", "type(self.n) == int",
     "type(self.l) == list", "self.?n.orValue(1) == 3", "self.o.?x.orValue(7) == 7", "!self.o.?x.hasValue()",
+    "self.m[?'k'].orValue('') == 'v'", "self.m[?'z'].orValue('none') == 'none'", "!self.l[?5].hasValue()",
     "self.t.getFullYear() == 2024", "self.t.getMonth() == 0", "self.t.getDate() == 2", "self.t.getDayOfMonth() == 1",
     "self.t.getDayOfWeek() == 2", "self.t.getDayOfYear() == 1", "self.t.getHours() == 3", "self.t.getHours('+02:00') == 5",
     "self.t.getMinutes() == 4", "self.t.getSeconds() == 5", "self.du.getMinutes() == 90", "'a1b22'.find('[0-9]+') == '1'", "self.l.all(x, self.l.exists(y, y == x))",
