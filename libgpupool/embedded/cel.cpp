@@ -266,6 +266,12 @@ struct Value {
     x.object = object;
     return x;
   }
+  static Value optional(const Value* v) {  // optional.of(*v), or optional.none() for null
+    Value x;
+    x.k = Optional;
+    x.list = std::make_shared<const List>(v ? List{*v} : List{});
+    return x;
+  }
   static Value duration(std::int64_t nanos) { Value x; x.k = Duration; x.i = nanos; return x; }
   static Value timestamp(std::int64_t secs, std::uint64_t nanos) { Value x; x.k = Timestamp; x.i = secs; x.u = nanos; return x; }
   bool is_error() const { return k == Error; }
@@ -2182,19 +2188,15 @@ struct Evaluator {
       case Node::Has: return select(eval(*n.args[0]), n.name, true);
       case Node::OptSelect: {
         Value v = eval(*n.args[0]);
-        Value none;
-        none.k = Value::Optional;
-        none.list = std::make_shared<const List>();
         if (v.k == Value::Optional) {
-          if (v.list->empty()) return none;
+          if (v.list->empty()) return v;
           v = v.list->front();
         }
         const Value present = select(v, n.name, true);
         if (present.is_error()) return present;
-        if (!present.b) return none;
-        Value some = none;
-        some.list = std::make_shared<const List>(List{select(v, n.name, false)});
-        return some;
+        if (!present.b) return Value::optional(nullptr);
+        const Value field = select(v, n.name, false);
+        return Value::optional(&field);
       }
       case Node::ListLit: {
         List l;
@@ -2222,22 +2224,16 @@ struct Evaluator {
       }
       case Node::OptIndex: {
         Value c = eval(*n.args[0]);
-        Value none;
-        none.k = Value::Optional;
-        none.list = std::make_shared<const List>();
         if (c.k == Value::Optional) {
-          if (c.list->empty()) return none;
+          if (c.list->empty()) return c;
           c = c.list->front();
         }
         if (c.is_error()) return c;
-        Value i = eval(*n.args[1]);
+        const Value i = eval(*n.args[1]);
         if (i.is_error()) return i;
-        Value v = index(c, i);
-        if (v.is_error() && (v.s.starts_with("index out of bounds") || v.s.starts_with("no such key"))) return none;
-        if (v.is_error()) return v;
-        Value some = none;
-        some.list = std::make_shared<const List>(List{std::move(v)});
-        return some;
+        const Value v = index(c, i);
+        if (v.is_error() && (v.s.starts_with("index out of bounds") || v.s.starts_with("no such key"))) return Value::optional(nullptr);
+        return v.is_error() ? v : Value::optional(&v);
       }
       case Node::Index: {
         Value c = eval(*n.args[0]);
@@ -2418,18 +2414,8 @@ struct Evaluator {
         if (a[0].k == k) return Value::string(name, Value::TypeV);
       return Value::string(value_type_name(a[0]), Value::TypeV);
     }
-    if (f == "optional.of" && a.size() == 1) {
-      Value o;
-      o.k = Value::Optional;
-      o.list = std::make_shared<const List>(List{a[0]});
-      return o;
-    }
-    if (f == "optional.none" && a.empty()) {
-      Value o;
-      o.k = Value::Optional;
-      o.list = std::make_shared<const List>();
-      return o;
-    }
+    if (f == "optional.of" && a.size() == 1) return Value::optional(&a[0]);
+    if (f == "optional.none" && a.empty()) return Value::optional(nullptr);
     return no_overload();
   }
 };
@@ -2522,12 +2508,8 @@ Result evaluate(const Program& p, const json::value& self, const json::value* ol
   Evaluator ev;
   ev.env.emplace_back("self", to_value(self, schema, resource_root));
   if (optional_old_self) {
-    Value o;
-    o.k = Value::Optional;
-    List l;
-    if (old_self) l.push_back(to_value(*old_self, schema, resource_root));
-    o.list = std::make_shared<const List>(std::move(l));
-    ev.env.emplace_back("oldSelf", std::move(o));
+    const Value old = old_self ? to_value(*old_self, schema, resource_root) : Value{};
+    ev.env.emplace_back("oldSelf", Value::optional(old_self ? &old : nullptr));
   } else if (old_self) {
     ev.env.emplace_back("oldSelf", to_value(*old_self, schema, resource_root));
   }
