@@ -547,9 +547,10 @@ struct Tok {
 };
 
 struct Issue {
-  std::size_t pos;
+  std::size_t pos;  // kNoLocation: the whole expression
   std::string msg;
 };
+constexpr std::size_t kNoLocation = static_cast<std::size_t>(-1);
 
 bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
@@ -784,6 +785,7 @@ struct Node {
   std::string var;  // Compr: the iteration variable
   std::vector<std::unique_ptr<Node>> args;
   TypeP type;
+  std::size_t depth = 0;  // how deep parser.go's Visit recurses into this node (see Parser::settle)
 };
 using NodeP = std::unique_ptr<Node>;
 
@@ -814,6 +816,32 @@ struct Parser {
   }
   bool is_kw(std::string_view k) const { return peek().t == Tok::Ident && peek().text == k; }
   struct Fail {};
+  // The depth parser.go's Visit reaches, worked out as each node is built: relations, arithmetic,
+  // member calls (macros too), selections, indexes and conditionals count; global calls, literals,
+  // unary operators and the balanced && / || do not. Over 250 the expression is refused, which
+  // also bounds how deep the checker and the evaluator recurse.
+  NodeP settle(NodeP n) {
+    std::size_t below = 0;
+    for (const auto& a : n->args) below = std::max(below, a->depth);
+    bool counted = false;
+    switch (n->op) {
+      case Node::Select:
+      case Node::Has:
+      case Node::OptSelect:
+      case Node::Index:
+      case Node::OptIndex:
+      case Node::Cond:
+      case Node::Compr: counted = true; break;
+      case Node::Call:
+        counted = n->member || n->name == "@in" || (n->name.size() > 2 && n->name.front() == '_' && n->name.back() == '_');
+        break;
+      default: break;
+    }
+    n->depth = below + (counted ? 1 : 0);
+    if (n->depth > 250) fail("max recursion depth exceeded", kNoLocation);
+    return n;
+  }
+
   [[noreturn]] void fail(std::string msg, std::size_t pos) {
     issues.push_back({pos, std::move(msg)});
     throw Fail{};
@@ -851,7 +879,7 @@ struct Parser {
   }
 
   NodeP expr() {
-    if (++depth > 250) fail("expression recursion limit exceeded", peek().pos);
+    if (++depth > 250) fail("expression recursion limit exceeded: 250", kNoLocation);
     NodeP c = or_expr();
     if (is("?")) {
       const std::size_t pos = peek().pos;
@@ -863,35 +891,40 @@ struct Parser {
       n->args.push_back(std::move(c));
       n->args.push_back(std::move(t));
       n->args.push_back(std::move(f));
-      c = std::move(n);
+      c = settle(std::move(n));
     }
     --depth;
     return c;
   }
-  NodeP or_expr() {
-    NodeP l = and_expr();
-    while (is("||")) {
-      const std::size_t pos = peek().pos;
-      ++at;
-      auto n = node(Node::Or, pos);
-      n->args.push_back(std::move(l));
-      n->args.push_back(and_expr());
-      l = std::move(n);
-    }
-    return l;
+  // A chain of || (&&) becomes a balanced tree, as cel-go's parser/helper.go balancer builds it.
+  static NodeP balanced(Node::Op op, std::vector<NodeP>& terms, const std::vector<std::size_t>& ops, std::size_t lo,
+                        std::size_t hi) {
+    const std::size_t mid = (lo + hi + 1) / 2;
+    auto n = node(op, ops[mid]);
+    n->args.push_back(mid == lo ? std::move(terms[mid]) : balanced(op, terms, ops, lo, mid - 1));
+    n->args.push_back(mid == hi ? std::move(terms[mid + 1]) : balanced(op, terms, ops, mid + 1, hi));
+    return n;  // (not counted; settled by the caller)
   }
-  NodeP and_expr() {
-    NodeP l = relation();
-    while (is("&&")) {
-      const std::size_t pos = peek().pos;
+  NodeP logical(Node::Op op, std::string_view token, NodeP (Parser::*operand)()) {
+    std::vector<NodeP> terms;
+    std::vector<std::size_t> ops;
+    terms.push_back((this->*operand)());
+    while (is(token)) {
+      ops.push_back(peek().pos);
       ++at;
-      auto n = node(Node::And, pos);
-      n->args.push_back(std::move(l));
-      n->args.push_back(relation());
-      l = std::move(n);
+      terms.push_back((this->*operand)());
     }
-    return l;
+    if (ops.empty()) return std::move(terms[0]);
+    return settle_tree(balanced(op, terms, ops, 0, ops.size() - 1));
   }
+  // A balanced tree's own nodes are not counted: their depth is their deepest term's.
+  NodeP settle_tree(NodeP n) {
+    for (auto& a : n->args)
+      if (a->op == n->op) a = settle_tree(std::move(a));
+    return settle(std::move(n));
+  }
+  NodeP or_expr() { return logical(Node::Or, "||", &Parser::and_expr); }
+  NodeP and_expr() { return logical(Node::And, "&&", &Parser::relation); }
   NodeP relation() {
     NodeP l = addition();
     while (true) {
@@ -905,7 +938,7 @@ struct Parser {
       std::vector<NodeP> args;
       args.push_back(std::move(l));
       args.push_back(addition());
-      l = call(op == "in" ? "@in" : "_" + op + "_", pos, std::move(args));
+      l = settle(call(op == "in" ? "@in" : "_" + op + "_", pos, std::move(args)));
     }
   }
   NodeP addition() {
@@ -917,7 +950,7 @@ struct Parser {
       std::vector<NodeP> args;
       args.push_back(std::move(l));
       args.push_back(multiplication());
-      l = call("_" + op + "_", pos, std::move(args));
+      l = settle(call("_" + op + "_", pos, std::move(args)));
     }
     return l;
   }
@@ -930,45 +963,44 @@ struct Parser {
       std::vector<NodeP> args;
       args.push_back(std::move(l));
       args.push_back(unary());
-      l = call("_" + op + "_", pos, std::move(args));
+      l = settle(call("_" + op + "_", pos, std::move(args)));
     }
     return l;
   }
+  // CEL.g4: unary is `member`, `'!'+ member` or `'-'+ member`; an even run of either is the member
+  // itself (parser.go VisitLogicalNot, VisitNegate), a '-' before a number literal makes it negative.
   NodeP unary() {
-    if (is("!")) {
+    const bool negative_literal = is("-") && (peek(1).t == Tok::Int || peek(1).t == Tok::Double);
+    if (is("!") || (is("-") && !negative_literal)) {
+      const std::string op = peek().text;
       const std::size_t pos = peek().pos;
-      ++at;
-      std::vector<NodeP> args;
-      args.push_back(unary());
-      return call("!_", pos, std::move(args));
-    }
-    if (is("-")) {
-      const std::size_t pos = peek().pos;
-      // A negative number literal: -9223372036854775808 is an int.
-      if (peek(1).t == Tok::Int || peek(1).t == Tok::Double) {
+      std::size_t count = 0;
+      while (is(op)) {
         ++at;
-        NodeP lit = member();
-        if (lit->op == Node::Lit && lit->lit.k == Value::Uint && lit->name == "int") {
-          if (lit->lit.u > 9223372036854775808ull) fail("invalid int literal", pos);
-          lit->lit = Value::integer(static_cast<std::int64_t>(0 - lit->lit.u));
-          lit->name.clear();
-          lit->pos = pos;
-          return lit;
-        }
-        if (lit->op == Node::Lit && lit->lit.k == Value::Double && lit->name == "double") {
-          lit->lit.d = -lit->lit.d;
-          lit->name.clear();
-          lit->pos = pos;
-          return lit;
-        }
-        std::vector<NodeP> args;
-        args.push_back(std::move(lit));
-        return call("-_", pos, std::move(args));
+        ++count;
       }
-      ++at;
+      NodeP m = member();
+      if (count % 2 == 0) {
+        fix_int(m.get());
+        return m;
+      }
+      if (op == "-" && m->op == Node::Lit && m->lit.k == Value::Uint && m->name == "int") {
+        if (m->lit.u > 9223372036854775808ull) fail("invalid int literal", pos);
+        m->lit = Value::integer(static_cast<std::int64_t>(0 - m->lit.u));
+        m->name.clear();
+        m->pos = pos;
+        return m;
+      }
+      if (op == "-" && m->op == Node::Lit && m->lit.k == Value::Double && m->name == "double") {
+        m->lit.d = -m->lit.d;
+        m->name.clear();
+        m->pos = pos;
+        return m;
+      }
+      fix_int(m.get());
       std::vector<NodeP> args;
-      args.push_back(unary());
-      return call("-_", pos, std::move(args));
+      args.push_back(std::move(m));
+      return settle(call(op == "!" ? "!_" : "-_", pos, std::move(args)));
     }
     NodeP n = member();
     fix_int(n.get());
@@ -1006,12 +1038,12 @@ struct Parser {
           const std::size_t cpos = peek().pos;
           ++at;
           std::vector<NodeP> args = arg_list(")");
-          e = method(std::move(e), name, cpos, std::move(args));
+          e = settle(method(std::move(e), name, cpos, std::move(args)));
         } else {
           auto n = node(optional ? Node::OptSelect : Node::Select, pos);
           n->name = name;
           n->args.push_back(std::move(e));
-          e = std::move(n);
+          e = settle(std::move(n));
         }
       } else if (is("[")) {
         const std::size_t pos = peek().pos;
@@ -1026,7 +1058,7 @@ struct Parser {
         n->args.push_back(std::move(e));
         n->args.push_back(expr());
         expect("]");
-        e = std::move(n);
+        e = settle(std::move(n));
       } else {
         return e;
       }
@@ -1123,15 +1155,29 @@ struct Parser {
             if (args.size() != 1 || args[0]->op != Node::Select)
               fail("invalid argument to has() macro", args.empty() ? cpos : args[0]->pos);
             args[0]->op = Node::Has;
-            return std::move(args[0]);
+            return settle(std::move(args[0]));
           }
-          return call(name, cpos, std::move(args));
+          return settle(call(name, cpos, std::move(args)));
         }
         auto n = node(Node::Ident, pos);
         n->name = name;
         return n;
       }
       case Tok::Punct:
+        // CEL.g4 literal: a '-' sign is part of a number literal (`!-1` is `!` of -1).
+        if (t.text == "-" && (peek(1).t == Tok::Int || peek(1).t == Tok::Double)) {
+          const std::size_t pos = t.pos;
+          ++at;
+          auto n = node(Node::Lit, pos);
+          if (peek().t == Tok::Int) {
+            if (peek().v.u > 9223372036854775808ull) fail("invalid int literal", pos);
+            n->lit = Value::integer(static_cast<std::int64_t>(0 - peek().v.u));
+          } else {
+            n->lit = Value::dbl(-peek().v.d);
+          }
+          ++at;
+          return n;
+        }
         if (t.text == "(") {
           ++at;
           NodeP e = expr();
@@ -1142,7 +1188,7 @@ struct Parser {
           auto n = node(Node::ListLit, t.pos);
           ++at;
           n->args = arg_list("]");
-          return n;
+          return settle(std::move(n));
         }
         if (t.text == "{") {
           auto n = node(Node::MapLit, t.pos);
@@ -1163,7 +1209,7 @@ struct Parser {
             break;
           }
           expect_one_of("}", "{'}', ','}");
-          return n;
+          return settle(std::move(n));
         }
         break;
       default: break;
@@ -2425,6 +2471,10 @@ std::string format_issues(std::string_view src, std::vector<Issue> issues) {
   std::stable_sort(issues.begin(), issues.end(), [](const Issue& a, const Issue& b) { return a.pos < b.pos; });
   std::string out;
   for (const auto& is : issues) {
+    if (is.pos == kNoLocation) {
+      out += (out.empty() ? "" : "\n") + fmt::format("ERROR: <input>:-1:0: {}", is.msg);
+      continue;
+    }
     std::size_t line = 1, line_start = 0;
     for (std::size_t i = 0; i < is.pos && i < src.size(); ++i)
       if (src[i] == '\n') {
@@ -2463,6 +2513,11 @@ bool references(const Node& n, std::string_view name) {
 Program compile(std::string_view expr, const json::object* schema, bool resource_root, bool optional_old_self) {
   Program p;
   std::vector<Issue> issues;
+  // parser.go: at most 100,000 code points; the visitor's recursion at most 250 deep.
+  if (const std::size_t size = runes(expr); size > 100000) {
+    p.error = format_issues(expr, {{kNoLocation, fmt::format("expression code point size exceeds limit: size: {}, limit 100000", size)}});
+    return p;
+  }
   Lexer lx{expr, issues};
   std::vector<Tok> toks = lx.run();
   Parser ps{std::move(toks), issues};

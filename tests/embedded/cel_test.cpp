@@ -151,6 +151,21 @@ TEST_CASE("cel: compile errors as cel-go reports them (oracle)") {
   CHECK(eval("has(self)") == "compile: ERROR: <input>:1:5: invalid argument to has() macro\n | has(self)\n | ....^");
   CHECK(eval("99999999999999999999 > 1") == "compile: ERROR: <input>:1:1: invalid int literal\n | 99999999999999999999 > 1\n | ^");
   CHECK(eval("'abc'.matches('[')") == "compile: ERROR: <input>:1:15: invalid matches argument\n | 'abc'.matches('[')\n | ..............^");
+  // cel-go's limits (oracle): 250 nested rules, a visit 250 deep, 100,000 code points; long runs of
+  // ! and - and long && / || chains are flat, and nothing here recurses without bound.
+  auto repeat = [](std::string_view x, std::size_t n) {
+    std::string out;
+    for (std::size_t i = 0; i < n; ++i) out += x;
+    return out;
+  };
+  CHECK(eval(repeat("(", 300) + "true" + repeat(")", 300)) == "compile: ERROR: <input>:-1:0: expression recursion limit exceeded: 250");
+  CHECK(eval("1" + repeat(" + 1", 5000) + " > 0") == "compile: ERROR: <input>:-1:0: max recursion depth exceeded");
+  CHECK(eval("'" + repeat("a", 100001) + "' == ''") ==
+        "compile: ERROR: <input>:-1:0: expression code point size exceeds limit: size: 100009, limit 100000");
+  CHECK(eval(repeat("!", 30001) + "true") == "false");
+  CHECK(eval(repeat("-", 300) + "1 < 0") == "false");
+  CHECK(eval("true" + repeat(" && true", 12000)) == "true");
+  CHECK(eval("!-1") == "compile: ERROR: <input>:1:1: found no matching overload for '!_' applied to '(int)'\n | !-1\n | ^");  // -1 is a literal
   CHECK(cel::compile("self.n", &schema()).result_type == "int");
   CHECK(cel::compile("self.ios", &schema()).result_type == "dyn");
   // oldSelf is declared like self; a rule that names it is a transition rule.

@@ -677,7 +677,9 @@ CEL_STEPS = [
     (["create", "--dry-run=server", "-f", "-"], cel_bad_crd([{"rule": r} for r in [
         "self.n > > 1", "(self.n > 1", "self.n > 1)", "self.", "1 +* 2 == 3", "self.n self.n", "self.n == 1 ? true", "'abc",
         "self.n # 1", "[1, 2", "{'a': 1", "self.l.all(1, true)", "has(self)", "self.n.foo(", "1.5u == 1u",
-        "99999999999999999999 > 1", "-9223372036854775809 < 0", "r'\\d' == b\"x\"", "'\\q' == ''"]])),
+        "99999999999999999999 > 1", "-9223372036854775809 < 0", "r'\\d' == b\"x\"", "'\\q' == ''",
+        # cel-go's limits: rules nested 250 deep, a visit 250 deep; runs of ! and - are flat
+        "(" * 260 + "true" + ")" * 260, "1" + " + 1" * 260 + " > 0", "!" * 301 + "true", "-" * 300 + "1 < 0", "!-1"]])),
     (["create", "--dry-run=server", "-f", "-"], cel_bad_crd([
         {"rule": "self == oldSelf"}, {"rule": "self.size() > 0", "optionalOldSelf": False}, {"rule": "self.size() > 0"}], items_of=True)),
     (CEL_DRY, gadget("cel-checks", checks=CEL_VALUES)),
