@@ -10,9 +10,14 @@
 #include <cstdint>
 #include <ctime>
 #include <limits>
-#include <regex>
+#include <map>
+#include <mutex>
 #include <vector>
 
+// The matcher keeps its backtracking state on the heap, up to BOOST_REGEX_MAX_BLOCKS blocks of 4 KiB
+// (32 MiB: enough for `^(a|b)*$` on a string as large as a stored object may be).
+#define BOOST_REGEX_MAX_BLOCKS 8192
+#include <boost/regex.hpp>
 #include <fmt/format.h>
 
 #include "common/base64.hpp"
@@ -23,6 +28,40 @@
 namespace gpupool::embedded::cel {
 
 namespace json = boost::json;
+
+struct Regex::Impl {
+  boost::regex re;
+};
+
+std::shared_ptr<const Regex> Regex::compile(std::string_view pattern) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<const Regex>, std::less<>> cache;
+  std::lock_guard lock(mu);
+  if (auto it = cache.find(pattern); it != cache.end()) return it->second;
+  std::shared_ptr<const Regex> out;
+  try {
+    auto impl = std::make_shared<Impl>();
+    impl->re = boost::regex(pattern.begin(), pattern.end(), boost::regex::perl);
+    auto r = std::make_shared<Regex>();
+    r->impl = std::move(impl);
+    out = std::move(r);
+  } catch (const boost::regex_error&) {
+    // does not compile: nullptr
+  }
+  if (cache.size() > 512) cache.clear();  // a bound on what hostile CRDs can make it hold
+  cache.emplace(std::string(pattern), out);
+  return out;
+}
+
+std::optional<std::pair<std::size_t, std::size_t>> Regex::search(std::string_view text, std::size_t from) const {
+  boost::match_results<std::string_view::const_iterator> m;
+  // As RE2 without flags: '.' does not match a newline, ^ and $ match at the ends of the text only.
+  if (!boost::regex_search(text.begin() + static_cast<std::ptrdiff_t>(from), text.end(), m, impl->re,
+                           boost::match_not_dot_newline | boost::match_single_line | (from > 0 ? boost::match_prev_avail : boost::match_default)))
+    return std::nullopt;
+  const auto begin = static_cast<std::size_t>(m[0].first - text.begin());
+  return std::make_pair(begin, begin + static_cast<std::size_t>(m[0].length()));
+}
 
 std::string go_float(double d) {
   if (std::isnan(d)) return "NaN";
@@ -1630,11 +1669,7 @@ struct Checker {
   void check_regex(const Node& n) {
     const Node& pat = *n.args[1];
     if (pat.op != Node::Lit || pat.lit.k != Value::String) return;
-    try {
-      std::regex re(pat.lit.s, std::regex::ECMAScript);
-    } catch (const std::regex_error&) {
-      late.push_back({pat.pos, "invalid matches argument"});
-    }
+    if (!Regex::compile(pat.lit.s)) late.push_back({pat.pos, "invalid matches argument"});
   }
 };
 
@@ -1967,32 +2002,28 @@ Value member_call(const std::string& f, const std::vector<Value>& a) {
     if (f == "contains" && arg_is(1, Value::String)) return Value::boolean(s.find(a[1].s) != std::string::npos);
     if (f == "startsWith" && arg_is(1, Value::String)) return Value::boolean(s.starts_with(a[1].s));
     if (f == "endsWith" && arg_is(1, Value::String)) return Value::boolean(s.ends_with(a[1].s));
-    if (f == "matches" && arg_is(1, Value::String)) {
+    if ((f == "matches" || f == "find" || f == "findAll") && arg_is(1, Value::String) &&
+        (argc == 1 || (f == "findAll" && argc == 2 && arg_is(2, Value::Int)))) {
+      const auto re = Regex::compile(a[1].s);
+      if (!re) return Value::error("error parsing regexp: " + a[1].s);
       try {
-        const std::regex re(a[1].s, std::regex::ECMAScript);
-        return Value::boolean(std::regex_search(s, re));
-      } catch (const std::regex_error&) {
-        return Value::error("error parsing regexp: " + a[1].s);
+        if (f == "matches") return Value::boolean(re->search(s).has_value());
+        if (f == "find") {
+          const auto m = re->search(s);
+          return Value::string(m ? s.substr(m->first, m->second - m->first) : std::string());
+        }
+        const std::int64_t limit = argc == 2 ? a[2].i : -1;
+        List out;
+        for (std::size_t from = 0; from <= s.size() && (limit < 0 || static_cast<std::int64_t>(out.size()) < limit);) {
+          const auto m = re->search(s, from);
+          if (!m) break;
+          out.push_back(Value::string(s.substr(m->first, m->second - m->first)));
+          from = m->second > m->first ? m->second : m->second + 1;  // past an empty match
+        }
+        return Value::of_list(std::move(out));
+      } catch (const std::runtime_error& e) {
+        return Value::error(e.what());
       }
-    }
-    if ((f == "find" || f == "findAll") && arg_is(1, Value::String) && (argc == 1 || (f == "findAll" && arg_is(2, Value::Int)))) {
-      std::regex re;
-      try {
-        re = std::regex(a[1].s, std::regex::ECMAScript);
-      } catch (const std::regex_error&) {
-        return Value::error("error parsing regexp: " + a[1].s);
-      }
-      if (f == "find") {
-        std::smatch m;
-        return Value::string(std::regex_search(s, m, re) ? m.str(0) : std::string());
-      }
-      const std::int64_t limit = argc == 2 ? a[2].i : -1;
-      List out;
-      for (auto it = std::sregex_iterator(s.begin(), s.end(), re); it != std::sregex_iterator(); ++it) {
-        if (limit >= 0 && static_cast<std::int64_t>(out.size()) >= limit) break;
-        out.push_back(Value::string(it->str(0)));
-      }
-      return Value::of_list(std::move(out));
     }
     if (f == "lowerAscii" && argc == 0) return Value::string(ascii_case(s, false));
     if (f == "upperAscii" && argc == 0) return Value::string(ascii_case(s, true));
@@ -2183,8 +2214,24 @@ Value member_call(const std::string& f, const std::vector<Value>& a) {
   return no_overload();
 }
 
+// The cost of a value an operation reads: strings by their length, aggregates by their size.
+std::uint64_t size_cost(const Value& v) {
+  switch (v.k) {
+    case Value::String:
+    case Value::Bytes: return v.s.size() / 10;
+    case Value::ListV: return v.list->size();
+    case Value::MapV: return v.map->size();
+    default: return 0;
+  }
+}
+
+// interpreter: what an evaluation stopped by its cost limit answers.
+constexpr const char* kCancelled = "operation cancelled: actual cost limit exceeded";
+
 struct Evaluator {
   std::vector<std::pair<std::string, Value>> env;
+  std::uint64_t cost = 0, limit = 0;  // evaluation steps so far, and how many the call may take
+  bool cancelled() const { return cost > limit; }
 
   const Value* lookup(const std::string& name) const {
     for (auto it = env.rbegin(); it != env.rend(); ++it)
@@ -2223,6 +2270,7 @@ struct Evaluator {
   Value truth(const Value& v) { return v.k == Value::Bool || v.is_error() ? v : no_overload(); }
 
   Value eval(const Node& n) {
+    if (++cost > limit) return Value::error(kCancelled);
     switch (n.op) {
       case Node::Lit: return n.lit;
       case Node::Ident: {
@@ -2330,6 +2378,7 @@ struct Evaluator {
     std::int64_t count = 0;
     List out;
     for (const Value& x : items) {
+      if (cancelled()) return Value::error(kCancelled);
       env.emplace_back(n.var, x);
       Value p = eval(*n.args[1]);
       Value t;
@@ -2379,6 +2428,8 @@ struct Evaluator {
 
   Value apply(const Node& n, const std::vector<Value>& a) {
     const std::string& f = n.name;
+    for (const auto& x : a) cost += size_cost(x);
+    if (cancelled()) return Value::error(kCancelled);
     if (f == "_==_") return equals(a[0], a[1]);
     if (f == "_!=_") {
       Value e = equals(a[0], a[1]);
@@ -2553,7 +2604,7 @@ Program compile(std::string_view expr, const json::object* schema, bool resource
 }
 
 Result evaluate(const Program& p, const json::value& self, const json::value* old_self, const json::object* schema,
-                bool resource_root, bool optional_old_self) {
+                bool resource_root, bool optional_old_self, std::uint64_t limit) {
   Result r;
   if (!p.ast) {
     r.kind = Result::Kind::Error;
@@ -2561,6 +2612,7 @@ Result evaluate(const Program& p, const json::value& self, const json::value* ol
     return r;
   }
   Evaluator ev;
+  ev.limit = limit;
   ev.env.emplace_back("self", to_value(self, schema, resource_root));
   if (optional_old_self) {
     const Value old = old_self ? to_value(*old_self, schema, resource_root) : Value{};
@@ -2568,7 +2620,9 @@ Result evaluate(const Program& p, const json::value& self, const json::value* ol
   } else if (old_self) {
     ev.env.emplace_back("oldSelf", to_value(*old_self, schema, resource_root));
   }
-  const Value v = ev.eval(*p.ast->root);
+  Value v = ev.eval(*p.ast->root);
+  r.cost = ev.cost;
+  if (ev.cancelled()) v = Value::error(kCancelled);  // even where && or || would have absorbed it
   if (v.is_error()) {
     r.kind = Result::Kind::Error;
     r.text = v.s;

@@ -26,7 +26,9 @@
 // run time). Cost limits are not kept (FIDELITY.md 16).
 #pragma once
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -63,12 +65,29 @@ struct Result {
   std::string text;     ///< the value in CEL syntax (true, 1u, "a", [1, 2], {"a": 1}), or the error message
   bool is_true = false;  ///< the value is the bool true
   std::string str;       ///< the value when it is a string
+  std::uint64_t cost = 0;  ///< the evaluation's cost (its steps, and the sizes of the values operations read)
 };
 
 /// Evaluates a compiled program. `old_self` null: oldSelf is unset (optional none with
-/// `optional_old_self`). `schema`/`resource_root` as given to compile().
+/// `optional_old_self`). `schema`/`resource_root` as given to compile(). An evaluation whose cost
+/// goes over `limit` (celconfig.PerCallLimit) stops with "operation cancelled: actual cost limit
+/// exceeded"; the cost is counted in evaluation steps, not by cel-go's cost model.
 Result evaluate(const Program& p, const boost::json::value& self, const boost::json::value* old_self,
-                const boost::json::object* schema, bool resource_root = false, bool optional_old_self = false);
+                const boost::json::object* schema, bool resource_root = false, bool optional_old_self = false,
+                std::uint64_t limit = 1'000'000);
+
+/// The regular expressions of CRDs (`pattern`, CEL's matches/find/findAll), which Kubernetes runs
+/// with Go's RE2: Boost.Regex's Perl syntax stands in (the same for the usual patterns; RE2 has no
+/// backreferences or lookaround), with its non-recursive matcher, so no input exhausts the stack.
+struct Regex {
+  /// The compiled pattern, or nullptr when it does not compile (cached; shared between threads).
+  static std::shared_ptr<const Regex> compile(std::string_view pattern);
+  /// The first match of the pattern in `text` ([begin, end) offsets), nullopt when none; throws
+  /// std::runtime_error when the match is too complex to finish.
+  std::optional<std::pair<std::size_t, std::size_t>> search(std::string_view text, std::size_t from = 0) const;
+  struct Impl;
+  std::shared_ptr<const Impl> impl;
+};
 
 /// strconv.FormatFloat(d, 'g', -1, 64): how Go (and CEL's string(double)) prints a double.
 std::string go_float(double d);

@@ -423,11 +423,12 @@ struct Validator {
             json::value(str));
     } else if (const std::string pattern = util::string_of(&s, "pattern"); !pattern.empty()) {
       bool ok = true;
-      try {
-        const std::regex re(pattern, std::regex::ECMAScript);
-        ok = std::regex_search(str.begin(), str.end(), re);
-      } catch (const std::regex_error&) {
-        // A pattern std::regex cannot compile (RE2-only syntax) is not enforced.
+      if (const auto re = cel::Regex::compile(pattern)) {  // (one that does not compile is not enforced)
+        try {
+          ok = re->search(str).has_value();
+        } catch (const std::runtime_error&) {
+          ok = false;  // too complex to finish matching: refused
+        }
       }
       if (!ok) error(Code::Other, path, fmt::format("{} in body should match '{}'", path, pattern), json::value(str));
     }
@@ -762,6 +763,10 @@ struct CelWalk {
   std::vector<StatusCause>& out;
   std::vector<std::string>* warnings;
   std::map<const json::object*, bool> has_rules = {};  // whether a schema node's subtree declares rules
+  // celconfig.RuntimeCELCostBudget: what the request's rules may cost together (in cel.hpp's units);
+  // once spent, or once one rule goes over celconfig.PerCallLimit, no further rule runs.
+  std::int64_t budget = 10'000'000;
+  bool stopped = false;
 
   bool rules_below(const json::object& s) {
     auto [it, fresh] = has_rules.try_emplace(&s, false);
@@ -773,7 +778,7 @@ struct CelWalk {
   // whether the nearest correlated ancestor is unchanged (ratchetingOptions.shouldRatchetError).
   void value(const json::value& v, const json::value* old, const json::object* s, const std::string& path, bool root,
              const json::value* rold, bool parent_equal) {
-    if (!s || v.is_null() || !rules_below(*s)) return;  // (equality is only worked out where rules are)
+    if (stopped || !s || v.is_null() || !rules_below(*s)) return;  // (equality is only worked out where rules are)
     const bool ratchet = rold ? util::json_equal(v, *rold) : parent_equal;
     rules(v, old, *s, path, root, ratchet);
     // allOf's own rules (their errors are ratcheted by the nearest parent only).
@@ -823,7 +828,27 @@ struct CelWalk {
       }
       // Transition rules run only on an update with a comparable old value (unless optionalOldSelf).
       if (c.program.uses_old_self && !old && !c.optional_old_self) continue;
+      if (stopped) return;
+      if (budget <= 0) {
+        out.push_back(rule_error(shown, type, "validation failed due to running out of cost budget, no further validation rules will be run", ""));
+        stopped = true;
+        return;
+      }
       const cel::Result r = cel::evaluate(c.program, v, old, &s, root, c.optional_old_self);
+      if (r.kind == cel::Result::Kind::Error && r.text.starts_with("operation cancelled: actual cost limit exceeded")) {
+        out.push_back(rule_error(shown, type,
+                                 fmt::format("'{}': no further validation rules will be run due to call cost exceeds limit for rule: {}",
+                                             r.text, rule_error_string(*c.rule)),
+                                 ""));
+        stopped = true;
+        return;
+      }
+      if (static_cast<std::int64_t>(r.cost) > budget) {
+        out.push_back(rule_error(shown, type, "validation failed due to running out of cost budget, no further validation rules will be run", ""));
+        stopped = true;
+        return;
+      }
+      budget -= static_cast<std::int64_t>(r.cost);
       if (r.kind == cel::Result::Kind::Error) {
         if (r.text.starts_with("no such overload"))
           out.push_back(rule_error(shown, type,

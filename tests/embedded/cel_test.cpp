@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
 
 #include "embedded/cel.hpp"
 #include "embedded/crd_schema.hpp"
@@ -166,6 +167,22 @@ TEST_CASE("cel: compile errors as cel-go reports them (oracle)") {
   CHECK(eval(repeat("-", 300) + "1 < 0") == "false");
   CHECK(eval("true" + repeat(" && true", 12000)) == "true");
   CHECK(eval("!-1") == "compile: ERROR: <input>:1:1: found no matching overload for '!_' applied to '(int)'\n | !-1\n | ^");  // -1 is a literal
+  // Regular expressions run without recursion: a long input does not exhaust the stack; one too
+  // long for the matcher's heap budget (32 MiB) is an error, where RE2 would finish.
+  {
+    const json::object sch = json::parse(R"J({"type":"object","properties":{"s":{"type":"string"}}})J").as_object();
+    const cel::Program p = cel::compile("self.s.matches('^(a|b)*$') && !self.s.matches('^a*$') && self.s.find('a+b').size() > 0", &sch);
+    REQUIRE(p.ast);
+    const json::value long_one = json::object{{"s", std::string(300'000, 'a') + "b"}};
+    CHECK(cel::evaluate(p, long_one, nullptr, &sch).is_true);
+    const json::value huge = json::object{{"s", std::string(3'000'000, 'a') + "b"}};
+    CHECK(cel::evaluate(p, huge, nullptr, &sch, false, false, UINT64_MAX).text ==
+          "Ran out of stack space trying to match the regular expression.");
+    // The per-call cost limit stops it first (celconfig.PerCallLimit).
+    CHECK(cel::evaluate(p, huge, nullptr, &sch).text == "operation cancelled: actual cost limit exceeded");
+    CHECK(eval("'ab\\ncd'.matches('^cd')") == "false");
+    CHECK(eval("'ab\\ncd'.matches('b.c')") == "false");
+  }
   CHECK(cel::compile("self.n", &schema()).result_type == "int");
   CHECK(cel::compile("self.ios", &schema()).result_type == "dyn");
   // oldSelf is declared like self; a rule that names it is a transition rule.
@@ -267,4 +284,22 @@ TEST_CASE("crd::validate_definition refuses rules that do not compile, with apie
         "value: apiextensions.ValidationRule{Rule:\"self.n > 1\", Message:\"\", MessageExpression:\"1\", "
         "Reason:(*apiextensions.FieldValueErrorReason)(nil), FieldPath:\"\", OptionalOldSelf:(*bool)(nil)}: messageExpression "
         "must evaluate to a string\n");
+}
+
+TEST_CASE("crd::validate stops rules that cost too much, as the runtime cost budget does") {
+  crd::Schema s;
+  s.root = std::make_shared<const json::object>(json::parse(R"J({"type":"object","properties":{
+    "spec":{"type":"object","properties":{"l":{"type":"array","items":{"type":"integer"}}},
+      "x-kubernetes-validations":[{"rule":"self.l.all(x, self.l.all(y, self.l.all(z, x + y + z >= 0)))"},
+                                  {"rule":"size(self.l) < 1000"}]}}})J")
+                                                    .as_object());
+  s.has_validation_rules = true;
+  json::array l;
+  for (int i = 0; i < 200; ++i) l.push_back(i);
+  // 8,000,000 iterations: the first rule is cancelled, and no rule runs after it.
+  CHECK(causes(crd::validate(with_spec(json::serialize(json::object{{"l", l}})), nullptr, s)) ==
+        "spec FieldValueInvalid Invalid value: \"object\": 'operation cancelled: actual cost limit exceeded': no further "
+        "validation rules will be run due to call cost exceeds limit for rule: self.l.all(x, self.l.all(y, self.l.all(z, x + y + z >= 0)))\n");
+  json::array small{1, 2};
+  CHECK(causes(crd::validate(with_spec(json::serialize(json::object{{"l", small}})), nullptr, s)).empty());
 }
