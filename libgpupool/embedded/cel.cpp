@@ -703,7 +703,7 @@ struct Lexer {
       const auto r = std::from_chars(digits.data(), digits.data() + digits.size(), n, 16);
       if (r.ec != std::errc() || digits.empty()) issues.push_back({i, fmt::format("invalid {} literal", u ? "uint" : "int")});
       t.t = u ? Tok::Uint : Tok::Int;
-      t.v = u ? Value::unsigned_(n) : Value::unsigned_(n);  // an int's range is checked by the parser (sign)
+      t.v = Value::unsigned_(n);  // an int's range is checked by the parser, once the sign is known
       return j + (u ? 1 : 0);
     }
     bool is_float = false;
