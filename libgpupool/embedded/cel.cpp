@@ -1275,6 +1275,7 @@ struct Checker {
   std::vector<Issue>& issues;
   std::vector<std::pair<std::string, TypeP>> scope;
   std::vector<Issue> late;  // the AST validators' issues, reported when the checker finds none
+  int in_format = 0;  // the checker is under a format() call (inExemptFunction)
 
   TypeP lookup(const std::string& name) const {
     for (auto it = scope.rbegin(); it != scope.rend(); ++it)
@@ -1348,7 +1349,7 @@ struct Checker {
       // values) have one type; a list reports its first odd element, a map every odd entry.
       case Node::ListLit: {
         TypeP elem, first;
-        bool reported = false;
+        bool reported = in_format > 0;  // (literals under a format() call are exempt)
         for (auto& a : n.args) {
           const TypeP t = check(*a);
           if (!first) first = t;
@@ -1367,7 +1368,7 @@ struct Checker {
           if (!k0) {
             k0 = kt;
             v0 = vt;
-          } else {
+          } else if (in_format == 0) {
             if (!equivalent(k0, kt))
               late.push_back({n.args[i]->pos, fmt::format("expected type '{}' but found '{}'", type_name(k0), type_name(kt))});
             if (!equivalent(v0, vt))
@@ -1442,8 +1443,11 @@ struct Checker {
       }
       case Node::Call: break;
     }
+    const bool format = n.member && n.name == "format";
+    in_format += format;
     std::vector<TypeP> args;
     for (auto& a : n.args) args.push_back(check(*a));
+    in_format -= format;
     if (TypeP r = resolve(n, args)) return r;
     return prim(Type::Dyn);
   }
@@ -1600,6 +1604,14 @@ struct Checker {
         if (str && argc == 0) return prim(Type::String);
         return no_match(n, a);
       }
+      // ext.Strings v1 format (its arguments' list is exempt from the homogeneous-literal rule)
+      if (f == "format") {
+        if (str && argc == 1 && (a[1]->k == Type::List || a[1]->k == Type::Dyn)) {
+          check_format(n);
+          return prim(Type::String);
+        }
+        return no_match(n, a);
+      }
       // apiserver/pkg/cel/library/regex.go
       if (f == "find" || f == "findAll") {
         if (str && f == "find" && args_are({Type::String})) return prim(Type::String);
@@ -1663,6 +1675,79 @@ struct Checker {
       }
     }
     return error(n.pos, fmt::format("undeclared reference to '{}' (in container '')", f));
+  }
+
+  // ext/formatting.go stringFormatValidator: a literal format string with a literal list of
+  // arguments is checked when the rule is compiled, clause by clause against the arguments' types.
+  void check_format(const Node& n) {
+    const Node& fmt_node = *n.args[0];
+    const Node& list = *n.args[1];
+    if (fmt_node.op != Node::Lit || fmt_node.lit.k != Value::String || list.op != Node::ListLit) return;
+    const std::string& f = fmt_node.lit.s;
+    auto kind_name = [](const TypeP& t) {
+      return t->k == Type::List ? std::string("list") : t->k == Type::Map ? std::string("map") : type_name(t);
+    };
+    std::size_t argi = 0;
+    for (std::size_t i = 0; i < f.size();) {
+      if (f[i] != '%') {
+        ++i;
+        continue;
+      }
+      if (i + 1 < f.size() && f[i + 1] == '%') {
+        i += 2;
+        continue;
+      }
+      if (argi >= list.args.size()) return late.push_back({n.pos, fmt::format("index {} out of range", argi)});
+      if (i + 1 >= f.size()) return late.push_back({n.pos, "unexpected end of string"});
+      const Node& arg = *list.args[argi++];
+      ++i;
+      if (f[i] == '.') {
+        std::size_t j = i + 1;
+        while (j < f.size() && f[j] >= '0' && f[j] <= '9') ++j;
+        if (j >= f.size())
+          return late.push_back({n.pos, "could not parse formatting clause: error while parsing precision: could not find end of precision specifier"});
+        i = j;
+      }
+      const char c = f[i++];
+      const Type::K k = arg.type ? arg.type->k : Type::Dyn;
+      auto one_of = [&](std::initializer_list<Type::K> ks) {
+        return k == Type::Dyn || std::find(ks.begin(), ks.end(), k) != ks.end();
+      };
+      std::string bad;
+      switch (c) {
+        case 's':
+          if (!one_of({Type::String, Type::Bool, Type::Bytes, Type::Int, Type::Uint, Type::Double, Type::Map, Type::List,
+                       Type::TypeT, Type::Duration, Type::Timestamp, Type::Null}))
+            bad = "string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps";
+          break;
+        case 'd':
+          if (!one_of({Type::Int, Type::Uint})) bad = "decimal clause can only be used on integers";
+          break;
+        case 'f':
+          if (!one_of({Type::Double})) bad = "fixed-point clause can only be used on doubles";
+          break;
+        case 'e':
+          if (!one_of({Type::Double})) bad = "scientific clause can only be used on doubles";
+          break;
+        case 'b':
+          if (!one_of({Type::Int, Type::Uint, Type::Bool})) bad = "only integers and bools can be formatted as binary";
+          break;
+        case 'x':
+        case 'X':
+          if (!one_of({Type::Int, Type::Uint, Type::String, Type::Bytes}))
+            bad = "only integers, byte buffers, and strings can be formatted as hex";
+          break;
+        case 'o':
+          if (!one_of({Type::Int, Type::Uint})) bad = "octal clause can only be used on integers";
+          break;
+        default:
+          return late.push_back({n.pos, fmt::format("could not parse formatting clause: unrecognized formatting clause \"{}\"", c)});
+      }
+      if (!bad.empty())
+        return late.push_back({arg.pos, fmt::format("error during formatting: {}, was given {}", bad, kind_name(arg.type))});
+    }
+    if (list.args.size() > argi)
+      late.push_back({n.pos, fmt::format("too many arguments supplied to string.format (expected {}, got {})", argi, list.args.size())});
   }
 
   // cel-go's regex validator: a constant pattern must compile.
@@ -1961,6 +2046,175 @@ std::string trim_space(std::string_view s) {
   return std::string(s);
 }
 
+// ---- ext/formatting.go: string.format(list) ---------------------------------------------------------
+
+// The type names format's errors give.
+std::string format_type_name(const Value& v) {
+  switch (v.k) {
+    case Value::ListV: return "list";
+    case Value::MapV: return "map";
+    default: return value_type_name(v);
+  }
+}
+
+// en_US grouping of an integer part, as golang.org/x/text/message prints %f and %e.
+std::string group_thousands(std::string num) {
+  const std::size_t start = (!num.empty() && num[0] == '-') ? 1 : 0;
+  std::size_t end = num.find_first_of(".e", start);
+  if (end == std::string::npos) end = num.size();
+  for (std::ptrdiff_t i = static_cast<std::ptrdiff_t>(end) - 3; i > static_cast<std::ptrdiff_t>(start); i -= 3)
+    num.insert(static_cast<std::size_t>(i), ",");
+  return num;
+}
+
+std::string format_value(const Value& v, bool quoted, std::string& err);
+
+// How golang.org/x/text/message prints %e for en_US: "1.234500 × 10⁰³", narrow no-break spaces
+// around the ×. (ext/formatting.go builds "%<precision>e", a width: the precision is always 6.)
+std::string en_us_scientific(double d) {
+  const std::string e = fmt::format("{:.6e}", d);  // "1.234500e+03"
+  const auto at = e.find('e');
+  static const char* const sup[] = {"⁰", "¹", "²", "³", "⁴", "⁵", "⁶", "⁷", "⁸", "⁹"};
+  std::string out = e.substr(0, at) + "\u202f×\u202f10";
+  if (e[at + 1] == '-') out += "⁻";
+  for (std::size_t i = at + 2; i < e.size(); ++i) out += sup[e[i] - '0'];
+  return out;
+}
+
+// FormatString (%s), and the CEL-literal forms lists and maps print their members in.
+std::string format_string(const Value& v, std::string& err) {
+  switch (v.k) {
+    case Value::ListV: {
+      std::string out = "[";
+      for (std::size_t i = 0; i < v.list->size() && err.empty(); ++i)
+        out += (i ? ", " : "") + format_value((*v.list)[i], true, err);
+      return out + "]";
+    }
+    case Value::MapV: {
+      std::vector<std::pair<std::string, std::string>> pairs;
+      for (const auto& [k, x] : *v.map) pairs.emplace_back(format_value(k, true, err), format_value(x, true, err));
+      std::stable_sort(pairs.begin(), pairs.end());
+      std::string out = "{";
+      for (std::size_t i = 0; i < pairs.size(); ++i) out += (i ? ", " : "") + pairs[i].first + ":" + pairs[i].second;
+      return out + "}";
+    }
+    case Value::Null: return "null";
+    case Value::Int:
+    case Value::Uint:
+    case Value::Double:
+    case Value::Bool:
+    case Value::String:
+    case Value::Bytes:
+    case Value::Timestamp:
+    case Value::Duration: return convert("string", v).s;
+    case Value::TypeV: return v.s;
+    default:
+      err = "string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and "
+            "timestamps, was given " + format_type_name(v);
+      return {};
+  }
+}
+
+// clauseForType and quoteForCEL: a list's or a map's member as a CEL literal.
+std::string format_value(const Value& v, bool quoted, std::string& err) {
+  switch (v.k) {
+    case Value::Timestamp: return "timestamp(" + go_quote(format_timestamp(v.i, v.u)) + ")";
+    case Value::Duration: return "duration(" + go_quote(format_duration(v.i)) + ")";
+    case Value::Double:
+      if (std::isnan(v.d) || std::isinf(v.d)) return go_quote(convert("string", v).s);
+      return fmt::format("{:.6f}", v.d);
+    case Value::TypeV: return "type(" + v.s + ")";
+    case Value::String: return quoted ? go_quote(v.s) : v.s;
+    case Value::Bytes: return quoted ? "b" + go_quote(v.s) : v.s;
+    default: return format_string(v, err);
+  }
+}
+
+Value format(const std::string& f, const List& args) {
+  std::string out, err;
+  std::size_t argi = 0;
+  for (std::size_t i = 0; i < f.size();) {
+    if (f[i] != '%') {
+      out += f[i++];
+      continue;
+    }
+    if (i + 1 < f.size() && f[i + 1] == '%') {
+      out += '%';
+      i += 2;
+      continue;
+    }
+    if (argi >= args.size()) return Value::error(fmt::format("index {} out of range", argi));
+    if (i + 1 >= f.size()) return Value::error("unexpected end of string");
+    const Value& v = args[argi++];
+    ++i;
+    std::optional<int> precision;
+    if (f[i] == '.') {
+      std::size_t j = i + 1;
+      while (j < f.size() && f[j] >= '0' && f[j] <= '9') ++j;
+      if (j >= f.size())
+        return Value::error("could not parse formatting clause: error while parsing precision: could not find end of precision specifier");
+      precision = j > i + 1 ? std::stoi(f.substr(i + 1, j - i - 1)) : 0;
+      i = j;
+    }
+    const char c = f[i++];
+    auto fail = [&](const std::string& what) { return Value::error("error during formatting: " + what); };
+    const std::string tn = format_type_name(v);
+    switch (c) {
+      case 's': {
+        const std::string x = format_string(v, err);
+        if (!err.empty()) return fail(err);
+        out += x;
+        break;
+      }
+      case 'd':
+        if (v.k == Value::Int) out += std::to_string(v.i);
+        else if (v.k == Value::Uint) out += std::to_string(v.u);
+        else return fail("decimal clause can only be used on integers, was given " + tn);
+        break;
+      case 'f':
+      case 'e': {
+        double d;
+        if (v.k == Value::Double) d = v.d;
+        else if (v.k == Value::String && (v.s == "NaN" || v.s == "Infinity" || v.s == "-Infinity"))
+          d = v.s == "NaN" ? std::nan("") : v.s == "Infinity" ? HUGE_VAL : -HUGE_VAL;
+        else
+          return fail(std::string(c == 'f' ? "fixed-point" : "scientific") + " clause can only be used on doubles, was given " + tn);
+        const int p = precision.value_or(6);
+        if (std::isnan(d)) out += "NaN";
+        else if (std::isinf(d)) out += d > 0 ? "+Inf" : "-Inf";
+        else if (c == 'f') out += group_thousands(fmt::format("{:.{}f}", d, p));
+        else out += en_us_scientific(d);
+        break;
+      }
+      case 'b':
+        if (v.k == Value::Int) out += (v.i < 0 ? "-" : "") + fmt::format("{:b}", v.i < 0 ? 0 - static_cast<std::uint64_t>(v.i) : static_cast<std::uint64_t>(v.i));
+        else if (v.k == Value::Uint) out += fmt::format("{:b}", v.u);
+        else if (v.k == Value::Bool) out += v.b ? "1" : "0";
+        else return fail("only integers and bools can be formatted as binary, was given " + tn);
+        break;
+      case 'x':
+      case 'X': {
+        std::string x;
+        if (v.k == Value::Int) x = (v.i < 0 ? "-" : "") + fmt::format("{:x}", v.i < 0 ? 0 - static_cast<std::uint64_t>(v.i) : static_cast<std::uint64_t>(v.i));
+        else if (v.k == Value::Uint) x = fmt::format("{:x}", v.u);
+        else if (v.k == Value::String || v.k == Value::Bytes)
+          for (unsigned char ch : v.s) x += fmt::format("{:02x}", ch);
+        else return fail("only integers, byte buffers, and strings can be formatted as hex, was given " + tn);
+        if (c == 'X') x = ascii_case(x, true);
+        out += x;
+        break;
+      }
+      case 'o':
+        if (v.k == Value::Int) out += (v.i < 0 ? "-" : "") + fmt::format("{:o}", v.i < 0 ? 0 - static_cast<std::uint64_t>(v.i) : static_cast<std::uint64_t>(v.i));
+        else if (v.k == Value::Uint) out += fmt::format("{:o}", v.u);
+        else return fail("octal clause can only be used on integers, was given " + tn);
+        break;
+      default: return Value::error(fmt::format("could not parse formatting clause: unrecognized formatting clause \"{}\"", c));
+    }
+  }
+  return Value::string(out);
+}
+
 // The Kubernetes quantity library's methods (library/quantity.go), on gpupool's Quantity.
 Value quantity_call(const std::string& f, const std::vector<Value>& a) {
   const Quantity q = Quantity::parse(a[0].s);
@@ -2025,6 +2279,7 @@ Value member_call(const std::string& f, const std::vector<Value>& a) {
         return Value::error(e.what());
       }
     }
+    if (f == "format" && argc == 1 && a[1].k == Value::ListV) return format(s, *a[1].list);
     if (f == "lowerAscii" && argc == 0) return Value::string(ascii_case(s, false));
     if (f == "upperAscii" && argc == 0) return Value::string(ascii_case(s, true));
     if (f == "trim" && argc == 0) return Value::string(trim_space(s));

@@ -12,7 +12,8 @@
 // errors, comparisons (numeric ones across int/uint/double), &&/|| with CEL's error absorption,
 // !, ?:, `in`, size(), the macros all/exists/exists_one/map/filter, the conversions int, uint,
 // double, string, bytes, bool, dyn, duration, timestamp, the ext string library v2 (charAt,
-// indexOf, lastIndexOf, lowerAscii, upperAscii, replace, split, substring, trim, join), ext.Sets
+// indexOf, lastIndexOf, lowerAscii, upperAscii, replace, split, substring, trim, join, format with
+// its checks of literal format strings and en_US number printing), ext.Sets
 // (sets.contains/equivalent/intersects), matches(), find(), findAll() (ECMAScript std::regex
 // standing in for RE2: the same for the usual patterns), the Kubernetes list library (isSorted,
 // sum, min, max, indexOf, lastIndexOf), the Kubernetes quantity library (quantity, isQuantity,
@@ -21,7 +22,7 @@
 // optional.of/none), the timestamp and duration accessors (UTC or a fixed offset), property names
 // escaped as Kubernetes escapes them (x__dash__y, __namespace__), the checker's homogeneous-literal,
 // regex, duration and timestamp literal validators, and conversions of literals failing when the
-// program is built. Not supported: url(), ip(), cidr(), format(), strings.quote (a rule using them
+// program is built. Not supported: url(), ip(), cidr(), strings.quote (a rule using them
 // does not compile, so such a CRD is refused), IANA time zone names in the accessors (an error at
 // run time). Cost limits are not kept (FIDELITY.md 16).
 #pragma once

@@ -112,6 +112,13 @@ TEST_CASE("cel: literals, operators, functions and macros evaluate as cel-go eva
       {"self.t.getDayOfWeek()", "2"}, {"self.t.getDayOfYear()", "1"}, {"self.t.getHours()", "3"}, {"self.t.getHours('+02:00')", "5"},
       {"self.t.getMinutes()", "4"}, {"self.t.getSeconds()", "5"}, {"self.du.getMinutes()", "90"}, {"quantity('1').sign()", "compile"},
       {"sign(quantity('-1'))", "-1"},
+      // ext.Strings format (its list of arguments may mix types)
+      {"'%s-%d-%s'.format(['a', 1, true])", "\"a-1-true\""}, {"'%.2f|%e|%.1e'.format([1234.5, 1234.5, 0.000123])", "\"1,234.50|1.234500\u202f×\u202f10⁰³|1.230000\u202f×\u202f10⁻⁰⁴\""},
+      {"'%s'.format([[1, 'a', 2.5]])", "\"[1, \\\"a\\\", 2.500000]\""}, {"'%x %X %o %b'.format([255, 'hi', 8, 5])", "\"ff 6869 10 101\""},
+      {"'%s %s'.format([self.t, self.du])", "\"2024-01-02T03:04:05Z 5400s\""}, {"'100%%'.format([])", "\"100%\""},
+      {"'%d'.format(self.ls)", "error: error during formatting: decimal clause can only be used on integers, was given string"},
+      {"'%d %d'.format(self.l)", "\"3 1\""}, {"'%d %d %d %d'.format(self.l)", "error: index 3 out of range"},
+      {"'%d'.format(['x'])", "compile"}, {"'%d %d'.format([1])", "compile"},
       // int-or-string is dyn: either overload at run time
       {"self.ios == '50%'", "true"}, {"self.ios + 1", "error: no such overload"},
       // durations and timestamps (format date-time and duration are typed so)

@@ -33,6 +33,10 @@ TRUE_RULES = [
     "sign(quantity('50k').sub(quantity('100k'))) == -1", "quantity('2k').asInteger() == 2000", "!quantity('1.5').isInteger()",
     "quantity('1.5').asApproximateFloat() == 1.5", "!isQuantity('1x')", "type(self.ios) == string", "type(self.n) == int",
     "type(self.l) == list", "self.?n.orValue(1) == 3", "self.o.?x.orValue(7) == 7", "!self.o.?x.hasValue()",
+    "'%s-%d-%s'.format(['a', 1, true]) == 'a-1-true'", "'%.2f|%e|%.1e'.format([1234.5, 1234.5, 0.000123]) == '1,234.50|1.234500\u202f\u00d7\u202f10\u2070\u00b3|1.230000\u202f\u00d7\u202f10\u207b\u2070\u2074'",
+    "'%s'.format([[1, 'a', 2.5]]) == '[1, \"a\", 2.500000]'", "'%x %X %o %b'.format([255, 'hi', 8, 5]) == 'ff 6869 10 101'",
+    "'%s %s'.format([self.t, self.du]) == '2024-01-02T03:04:05Z 5400s'", "'100%%'.format([]) == '100%'",
+    "'%s'.format([{'b': 1, 'a': 2}]) == '{\"a\":2, \"b\":1}'", "'%.3f'.format([-1234567.0]) == '-1,234,567.000'",
     "self.m[?'k'].orValue('') == 'v'", "self.m[?'z'].orValue('none') == 'none'", "!self.l[?5].hasValue()",
     "self.t.getFullYear() == 2024", "self.t.getMonth() == 0", "self.t.getDate() == 2", "self.t.getDayOfMonth() == 1",
     "self.t.getDayOfWeek() == 2", "self.t.getDayOfYear() == 1", "self.t.getHours() == 3", "self.t.getHours('+02:00') == 5",
@@ -42,7 +46,8 @@ ERR_RULES = [
     "9223372036854775807 + self.n > 0", "-9223372036854775808 - self.n < 0", "1 / (self.n - 3) == 1",
     "1 % (self.n - 3) == 1", "1u - 2u == 0u", "true && 1 / 0 == 1", "self.o.x == 1", "self.l[3] == 1",
     "self.m['z'] == 'v'", "'abc'.substring(2, 1) == ''", "int(self.s) == 1", "uint(self.n - 4) == 1u", "int(self.d * 1e19) == 1",
-    "[0].all(x, 1 / x > 0)", "self.ios + 1 == 2", "sign(quantity(self.s)) == 1", "quantity('1.5').asInteger() == 1", "self.s.charAt(20) == ''", "self.n == 4",
+    "[0].all(x, 1 / x > 0)", "self.ios + 1 == 2", "sign(quantity(self.s)) == 1", "quantity('1.5').asInteger() == 1",
+    "'%d'.format(self.ls) == ''", "'%d %d'.format(self.l) == ''", "'%s'.format([self.n]).size() == 0", "self.s.charAt(20) == ''", "self.n == 4",
 ]
 VALUES = {"type": "object", "properties": {
     "n": {"type": "integer"}, "d": {"type": "number"}, "s": {"type": "string", "maxLength": 20}, "b": {"type": "boolean"},
@@ -115,7 +120,8 @@ BAD_RULES = [{"rule": "self.n > 1"}, {"rule": "self.nosuch > 1"}, {"rule": "self
              {"rule": "self.s.matches('[')"}, {"rule": "[1, 'a', true].size() == 3"}, {"rule": "[1, dyn('a'), true].size() == 3"},
              {"rule": "int('x') == self.n"}, {"rule": "duration('x') > duration('1s')"}, {"rule": "self.n > 1 &&"},
              {"rule": "self.s.reverse() == ''"}, {"rule": "{'a': 1, 'b': 'x'}.size() == 2"}, {"rule": "self.l[0] == 1u"},
-             {"rule": "self.m.nope == 'x' || self.o.y == 1"}, {"rule": "quantity('1').sign() == 1"},
+             {"rule": "self.m.nope == 'x' || self.o.y == 1"}, {"rule": "'%d'.format([self.s]) == ''"},
+             {"rule": "'%d %d'.format([self.n]) == ''"}, {"rule": "'%d'.format([1, 2]) == ''"}, {"rule": "'%q'.format([1]) == ''"}, {"rule": "quantity('1').sign() == 1"},
              {"rule": "quantity('1').add('2') == quantity('3')"}, {"rule": "size(self.n) == 1"}, {"rule": "self.s in self.l"}]
 bad = {"type": "object", "properties": {"spec": dict(copy.deepcopy(VALUES), **{"x-kubernetes-validations": BAD_RULES})}}
 b = crd(bad)
