@@ -668,6 +668,12 @@ CEL_STEPS = [
     (["get", "crd", "gadgets.fid.example.com", "-o",
       'jsonpath={.spec.versions[0].schema.openAPIV3Schema.properties.spec.x-kubernetes-validations[*].rule}{"\\n"}'], None),
     (["create", "--dry-run=server", "-f", "-"], open(os.path.join(HERE, "data", "cel-crd-bad.json")).read()),
+    # versions with different schemas: each version's rules, at spec.versions[i]
+    (["create", "--dry-run=server", "-f", "-"], json.dumps(dict(json.loads(cel_bad_crd([])), spec=dict(
+        json.loads(cel_bad_crd([]))["spec"], versions=[
+            {"name": v, "served": True, "storage": v == "v1", "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                "spec": {"type": "object", "x-kubernetes-validations": [{"rule": r}], "properties": {"n": {"type": "integer"}}}}}}}
+            for v, r in (("v1", "self.n > 0"), ("v2", "self.m > 0"))])))),
     # a rule's own fields are checked first; with errors there, no rule of the node is compiled
     (["create", "--dry-run=server", "-f", "-"], cel_bad_crd([
         {"rule": ""}, {"rule": "true", "message": "   "}, {"rule": "true", "message": "a\nb"}, {"rule": "true ||\nfalse"},
