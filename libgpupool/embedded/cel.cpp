@@ -1420,7 +1420,10 @@ struct Checker {
         if (range->k == Type::List) var = range->a;
         else if (range->k == Type::Map) var = range->a;
         else if (range->k == Type::Dyn) var = prim(Type::Dyn);
-        else return error(n.args[0]->pos, fmt::format("expression of type '{}' cannot be range of a comprehension (must be list, map, or dynamic)", type_name(range)));
+        else
+          return error(n.args[0]->pos, fmt::format("expression of type '{}' cannot be range of a comprehension "
+                                                   "(must be list, map, or dynamic)",
+                                                   type_name(range)));
         scope.emplace_back(n.var, var);
         std::vector<TypeP> bodies;
         for (std::size_t i = 1; i < n.args.size(); ++i) bodies.push_back(check(*n.args[i]));
@@ -1705,7 +1708,8 @@ struct Checker {
         std::size_t j = i + 1;
         while (j < f.size() && f[j] >= '0' && f[j] <= '9') ++j;
         if (j >= f.size())
-          return late.push_back({n.pos, "could not parse formatting clause: error while parsing precision: could not find end of precision specifier"});
+          return late.push_back({n.pos, "could not parse formatting clause: error while parsing precision: could not find "
+                                        "end of precision specifier"});
         i = j;
       }
       const char c = f[i++];
@@ -1766,7 +1770,11 @@ int compare_numbers(const Value& a, const Value& b) {  // -1, 0, 1; 2 for NaN
   };
   if (a.k == Value::Int && b.k == Value::Int) return a.i < b.i ? -1 : a.i > b.i;
   if (a.k == Value::Uint && b.k == Value::Uint) return a.u < b.u ? -1 : a.u > b.u;
-  if (a.k == Value::Int && b.k == Value::Uint) return a.i < 0 ? -1 : static_cast<std::uint64_t>(a.i) < b.u ? -1 : static_cast<std::uint64_t>(a.i) > b.u;
+  if (a.k == Value::Int && b.k == Value::Uint) {
+    if (a.i < 0) return -1;
+    const auto u = static_cast<std::uint64_t>(a.i);
+    return u < b.u ? -1 : u > b.u;
+  }
   if (a.k == Value::Uint && b.k == Value::Int) return -compare_numbers(b, a);
   const long double x = as_ld(a), y = as_ld(b);
   if (std::isnan(x) || std::isnan(y)) return 2;
@@ -2130,6 +2138,13 @@ std::string format_value(const Value& v, bool quoted, std::string& err) {
   }
 }
 
+// Go's %b, %x, %o of an int64: a sign, then the magnitude.
+std::string signed_in_base(std::int64_t i, char base) {
+  const std::uint64_t m = i < 0 ? 0 - static_cast<std::uint64_t>(i) : static_cast<std::uint64_t>(i);
+  const std::string digits = base == 'b' ? fmt::format("{:b}", m) : base == 'x' ? fmt::format("{:x}", m) : fmt::format("{:o}", m);
+  return (i < 0 ? "-" : "") + digits;
+}
+
 Value format(const std::string& f, const List& args) {
   std::string out, err;
   std::size_t argi = 0;
@@ -2187,7 +2202,7 @@ Value format(const std::string& f, const List& args) {
         break;
       }
       case 'b':
-        if (v.k == Value::Int) out += (v.i < 0 ? "-" : "") + fmt::format("{:b}", v.i < 0 ? 0 - static_cast<std::uint64_t>(v.i) : static_cast<std::uint64_t>(v.i));
+        if (v.k == Value::Int) out += signed_in_base(v.i, 'b');
         else if (v.k == Value::Uint) out += fmt::format("{:b}", v.u);
         else if (v.k == Value::Bool) out += v.b ? "1" : "0";
         else return fail("only integers and bools can be formatted as binary, was given " + tn);
@@ -2195,7 +2210,7 @@ Value format(const std::string& f, const List& args) {
       case 'x':
       case 'X': {
         std::string x;
-        if (v.k == Value::Int) x = (v.i < 0 ? "-" : "") + fmt::format("{:x}", v.i < 0 ? 0 - static_cast<std::uint64_t>(v.i) : static_cast<std::uint64_t>(v.i));
+        if (v.k == Value::Int) x = signed_in_base(v.i, 'x');
         else if (v.k == Value::Uint) x = fmt::format("{:x}", v.u);
         else if (v.k == Value::String || v.k == Value::Bytes)
           for (unsigned char ch : v.s) x += fmt::format("{:02x}", ch);
@@ -2205,7 +2220,7 @@ Value format(const std::string& f, const List& args) {
         break;
       }
       case 'o':
-        if (v.k == Value::Int) out += (v.i < 0 ? "-" : "") + fmt::format("{:o}", v.i < 0 ? 0 - static_cast<std::uint64_t>(v.i) : static_cast<std::uint64_t>(v.i));
+        if (v.k == Value::Int) out += signed_in_base(v.i, 'o');
         else if (v.k == Value::Uint) out += fmt::format("{:o}", v.u);
         else return fail("octal clause can only be used on integers, was given " + tn);
         break;
@@ -2224,7 +2239,8 @@ Value quantity_call(const std::string& f, const std::vector<Value>& a) {
     if (f == "asApproximateFloat") return Value::dbl(static_cast<double>(static_cast<long double>(n) / 1e9L));
     const bool integral = n % 1000000000 == 0 && n / 1000000000 <= kMax && n / 1000000000 >= kMin;
     if (f == "isInteger") return Value::boolean(integral);
-    if (f == "asInteger") return integral ? Value::integer(static_cast<std::int64_t>(n / 1000000000)) : Value::error("cannot convert value to integer");
+    if (f == "asInteger")
+      return integral ? Value::integer(static_cast<std::int64_t>(n / 1000000000)) : Value::error("cannot convert value to integer");
     return no_overload();
   }
   const Value& b = a[1];

@@ -823,7 +823,8 @@ struct CelWalk {
     const std::string shown = path.empty() ? "<nil>" : path;
     for (const auto& c : compile_rules(s, root)) {
       if (!c.program.ast) {
-        out.push_back(rule_error(shown, type, "rule compile error: " + compile_error(c.program, "compilation failed: ", "program instantiation failed: "), ""));
+        const std::string err = compile_error(c.program, "compilation failed: ", "program instantiation failed: ");
+        out.push_back(rule_error(shown, type, "rule compile error: " + err, ""));
         continue;
       }
       // Transition rules run only on an update with a comparable old value (unless optionalOldSelf).
@@ -1158,12 +1159,15 @@ void definition_rules(const json::object& s, const std::string& path, bool root,
     const json::object& r = list[i].as_object();
     const std::string at = fmt::format("{}.x-kubernetes-validations[{}]", path, i);
     const std::string rule = trimmed(util::string_of(&r, "rule")), msg = util::string_of(&r, "message");
+    auto invalid = [&](const std::string& value, std::string_view what, std::string_view field) {
+      schema_errors.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(value), what), at + std::string(field)});
+    };
     if (rule.empty())
       schema_errors.push_back({"FieldValueRequired", "Required value: rule is not specified", at + ".rule"});
     else if (!msg.empty() && trimmed(msg).empty())
-      schema_errors.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: message must be non-empty if specified", go_quote(msg)), at + ".message"});
+      invalid(msg, "message must be non-empty if specified", ".message");
     else if (has_newlines(trimmed(msg)))
-      schema_errors.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: message must not contain line breaks", go_quote(msg)), at + ".message"});
+      invalid(msg, "message must not contain line breaks", ".message");
     else if (has_newlines(rule) && trimmed(msg).empty())
       schema_errors.push_back({"FieldValueRequired", "Required value: message must be specified if rule contains line breaks", at + ".message"});
     if (const std::string me = util::string_of(&r, "messageExpression"); !me.empty() && trimmed(me).empty())
@@ -1179,11 +1183,11 @@ void definition_rules(const json::object& s, const std::string& path, bool root,
     }
     if (const std::string fp = util::string_of(&r, "fieldPath"); !fp.empty()) {
       if (trimmed(fp).empty())
-        schema_errors.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: fieldPath must be non-empty if specified", go_quote(fp)), at + ".fieldPath"});
+        invalid(fp, "fieldPath must be non-empty if specified", ".fieldPath");
       if (has_newlines(fp))
-        schema_errors.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: fieldPath must not contain line breaks", go_quote(fp)), at + ".fieldPath"});
+        invalid(fp, "fieldPath must not contain line breaks", ".fieldPath");
       if (!valid_field_path(fp, s))
-        schema_errors.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: fieldPath must be a valid path", go_quote(fp)), at + ".fieldPath"});
+        invalid(fp, "fieldPath must be a valid path", ".fieldPath");
     }
   }
   // "If any schema related validation errors have been found at this level or deeper, skip CEL
