@@ -99,7 +99,7 @@ namespace {
 struct Type;
 using TypeP = std::shared_ptr<const Type>;
 struct Type {
-  enum K { Dyn, Null, Bool, Int, Uint, Double, String, Bytes, List, Map, Object, Timestamp, Duration, Optional, Quantity, TypeT } k = Dyn;
+  enum K { Dyn, Null, Bool, Int, Uint, Double, String, Bytes, List, Map, Object, Timestamp, Duration, Optional, Quantity, TypeT, Url } k = Dyn;
   TypeP a, b;                            // list element / optional value; map key and value
   const json::object* schema = nullptr;  // Object: its schema
   bool root = false;                     // Object: the resource itself (apiVersion, kind, metadata)
@@ -144,6 +144,7 @@ std::string type_name(const TypeP& t) {
     case Type::Optional: return "optional_type(" + type_name(t->a) + ")";
     case Type::Quantity: return "kubernetes.Quantity";
     case Type::TypeT: return "type";
+    case Type::Url: return "kubernetes.URL";
   }
   return "dyn";
 }
@@ -281,7 +282,7 @@ struct Value;
 using List = std::vector<Value>;
 using Map = std::vector<std::pair<Value, Value>>;
 struct Value {
-  enum K { Null, Bool, Int, Uint, Double, String, Bytes, ListV, MapV, Timestamp, Duration, Optional, QuantityV, TypeV, Error } k = Null;
+  enum K { Null, Bool, Int, Uint, Double, String, Bytes, ListV, MapV, Timestamp, Duration, Optional, QuantityV, TypeV, UrlV, Error } k = Null;
   bool b = false;
   std::int64_t i = 0;  // Int; Timestamp: seconds since the epoch; Duration: nanoseconds
   std::uint64_t u = 0;  // Uint; Timestamp: nanoseconds within the second
@@ -334,6 +335,7 @@ std::string value_type_name(const Value& v) {
     case Value::Optional: return "optional_type";
     case Value::QuantityV: return "kubernetes.Quantity";
     case Value::TypeV: return "type";
+    case Value::UrlV: return "kubernetes.URL";
     case Value::Error: return "";
   }
   return "";
@@ -387,6 +389,7 @@ std::string display(const Value& v) {
     case Value::Optional: return v.list->empty() ? "optional.none()" : "optional.of(" + display(v.list->front()) + ")";
     case Value::QuantityV: return "quantity(" + go_quote(v.s) + ")";
     case Value::TypeV: return v.s;
+    case Value::UrlV: return "url(" + go_quote(v.s) + ")";
     case Value::Error: return "error: " + v.s;
   }
   return "";
@@ -1564,6 +1567,16 @@ struct Checker {
         return prim(Type::Bool);
       return no_match(n, a);
     }
+    // apiserver/pkg/cel/library/urls.go
+    if (!n.member && (f == "url" || f == "isURL")) {
+      if (argc == 1 && (a[0]->k == Type::String || a[0]->k == Type::Dyn)) return prim(f == "url" ? Type::Url : Type::Bool);
+      return no_match(n, a);
+    }
+    if (n.member && a[0]->k == Type::Url &&
+        (f == "getScheme" || f == "getHost" || f == "getHostname" || f == "getPort" || f == "getEscapedPath" || f == "getQuery")) {
+      if (argc != 0) return no_match(n, a);
+      return f == "getQuery" ? map_of(prim(Type::String), list_of(prim(Type::String))) : prim(Type::String);
+    }
     // apiserver/pkg/cel/library/quantity.go
     if (!n.member && (f == "quantity" || f == "isQuantity")) {
       if (argc == 1 && (a[0]->k == Type::String || a[0]->k == Type::Dyn)) return prim(f == "quantity" ? Type::Quantity : Type::Bool);
@@ -1796,7 +1809,8 @@ Value equals(const Value& a, const Value& b) {
     case Value::Timestamp: return Value::boolean(a.i == b.i && a.u == b.u);
     case Value::Duration: return Value::boolean(a.i == b.i);
     case Value::QuantityV: return Value::boolean(Quantity::parse(a.s) == Quantity::parse(b.s));
-    case Value::TypeV: return Value::boolean(a.s == b.s);
+    case Value::TypeV:
+    case Value::UrlV: return Value::boolean(a.s == b.s);
     case Value::ListV:
     case Value::Optional: {
       if (a.list->size() != b.list->size()) return Value::boolean(false);
@@ -2230,6 +2244,129 @@ Value format(const std::string& f, const List& args) {
   return Value::string(out);
 }
 
+// ---- library/urls.go on Go's net/url ----------------------------------------------------------------
+
+// The parts of a URL as url.Parse splits it.
+struct UrlParts {
+  std::string scheme, authority, host, path, query;
+  bool has_authority = false;
+};
+UrlParts split_url(std::string_view s) {
+  UrlParts u;
+  if (const auto hash = s.find('#'); hash != std::string_view::npos) s = s.substr(0, hash);
+  std::size_t i = 0;
+  if (!s.empty() && std::isalpha(static_cast<unsigned char>(s[0]))) {
+    while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '+' || s[i] == '-' || s[i] == '.')) ++i;
+    if (i < s.size() && s[i] == ':') {
+      u.scheme = ascii_case(std::string(s.substr(0, i)), false);
+      s.remove_prefix(i + 1);
+    }
+  }
+  if (const auto q = s.find('?'); q != std::string_view::npos) {
+    u.query = std::string(s.substr(q + 1));
+    s = s.substr(0, q);
+  }
+  if (s.starts_with("//")) {
+    u.has_authority = true;
+    s.remove_prefix(2);
+    const auto slash = s.find('/');
+    u.authority = std::string(s.substr(0, slash));
+    s = slash == std::string_view::npos ? std::string_view() : s.substr(slash);
+    const auto at = u.authority.rfind('@');
+    u.host = at == std::string::npos ? u.authority : u.authority.substr(at + 1);
+  }
+  u.path = std::string(s);
+  return u;
+}
+
+// url.ParseRequestURI's verdict: "" when `s` is an absolute URI or an absolute path, else Go's error.
+std::string url_error(const std::string& s) {
+  const std::string quoted = "parse " + go_quote(s) + ": ";
+  for (unsigned char c : s)
+    if (c < 0x20 || c == 0x7f) return quoted + "net/url: invalid control character in URL";
+  if (s.empty()) return quoted + "empty url";
+  if (s[0] == ':') return quoted + "missing protocol scheme";
+  const UrlParts u = split_url(s);
+  if (u.scheme.empty() && (s.empty() || s[0] != '/')) return quoted + "invalid URI for request";
+  if (!u.scheme.empty() && !u.has_authority && (u.path.empty() || u.path[0] != '/')) return quoted + "invalid URI for request";
+  if (u.has_authority) {
+    std::string host = u.host;
+    if (!host.empty() && host[0] == '[') {
+      const auto close = host.find(']');
+      if (close == std::string::npos) return quoted + "missing ']' in host";
+      const std::string rest = host.substr(close + 1);
+      if (!rest.empty() && (rest[0] != ':' || rest.find_first_not_of("0123456789", 1) != std::string::npos))
+        return quoted + "invalid port " + go_quote(rest) + " after host";
+    } else if (const auto colon = host.rfind(':'); colon != std::string::npos) {
+      const std::string port = host.substr(colon);
+      if (port.find_first_not_of("0123456789", 1) != std::string::npos)
+        return quoted + "invalid port " + go_quote(port) + " after host";
+      host = host.substr(0, colon);
+    }
+    for (unsigned char c : host)
+      if (!(std::isalnum(c) || std::string_view("-._~!$&'()*+,;=:[]%").find(static_cast<char>(c)) != std::string_view::npos) &&
+          c < 0x80)
+        return quoted + "invalid character " + go_quote(std::string(1, static_cast<char>(c))) + " in host name";
+  }
+  return {};
+}
+
+// net/url's unescape of a query component: '+' is a space, %XX a byte.
+std::string query_unescape(std::string_view s) {
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') out += ' ';
+    else if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
+             std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
+      out += static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16));
+      i += 2;
+    } else out += s[i];
+  }
+  return out;
+}
+
+Value url_call(const std::string& f, const std::string& s) {
+  const UrlParts u = split_url(s);
+  // URL.Hostname and URL.Port: a trailing ":digits" is the port; IPv6 brackets go.
+  std::string hostname = u.host, port;
+  if (const auto colon = hostname.rfind(':');
+      colon != std::string::npos && hostname.find_first_not_of("0123456789", colon + 1) == std::string::npos &&
+      (hostname[0] != '[' || hostname.rfind(']') < colon)) {
+    port = hostname.substr(colon + 1);
+    hostname = hostname.substr(0, colon);
+  }
+  if (hostname.size() >= 2 && hostname.front() == '[' && hostname.back() == ']') hostname = hostname.substr(1, hostname.size() - 2);
+  if (f == "getScheme") return Value::string(u.scheme);
+  if (f == "getHost") return Value::string(u.host);
+  if (f == "getHostname") return Value::string(hostname);
+  if (f == "getPort") return Value::string(port);
+  if (f == "getEscapedPath") return Value::string(u.path);
+  if (f == "getQuery") {  // url.Values: pairs split at '&' (one with ';' is dropped), values in order
+    Map m;
+    std::size_t from = 0;
+    while (from <= u.query.size() && !u.query.empty()) {
+      const auto amp = u.query.find('&', from);
+      const std::string pair = u.query.substr(from, amp == std::string::npos ? std::string::npos : amp - from);
+      from = amp == std::string::npos ? u.query.size() + 1 : amp + 1;
+      if (pair.empty() || pair.find(';') != std::string::npos) continue;
+      const auto eq = pair.find('=');
+      const Value key = Value::string(query_unescape(pair.substr(0, eq)));
+      const Value val = Value::string(eq == std::string::npos ? "" : query_unescape(pair.substr(eq + 1)));
+      bool found = false;
+      for (auto& [k, v] : m)
+        if (k.s == key.s) {
+          List l = *v.list;
+          l.push_back(val);
+          v = Value::of_list(std::move(l));
+          found = true;
+        }
+      if (!found) m.emplace_back(key, Value::of_list(List{val}));
+    }
+    return Value::of_map(std::move(m));
+  }
+  return no_overload();
+}
+
 // The Kubernetes quantity library's methods (library/quantity.go), on gpupool's Quantity.
 Value quantity_call(const std::string& f, const std::vector<Value>& a) {
   const Quantity q = Quantity::parse(a[0].s);
@@ -2442,6 +2579,7 @@ Value member_call(const std::string& f, const std::vector<Value>& a) {
     }
   }
   if (t.k == Value::QuantityV) return quantity_call(f, a);
+  if (t.k == Value::UrlV && argc == 0) return url_call(f, t.s);
   if (t.k == Value::Duration && argc == 0) {
     if (f == "getHours") return Value::integer(t.i / 3600000000000LL);
     if (f == "getMinutes") return Value::integer(t.i / 60000000000LL);
@@ -2756,6 +2894,12 @@ struct Evaluator {
       if (f == "sets.contains") return Value::boolean(contains(*a[0].list, *a[1].list));
       if (f == "sets.equivalent") return Value::boolean(contains(*a[0].list, *a[1].list) && contains(*a[1].list, *a[0].list));
       return Value::boolean(std::any_of(a[0].list->begin(), a[0].list->end(), [&](const Value& x) { return has(*a[1].list, x); }));
+    }
+    if ((f == "url" || f == "isURL") && a.size() == 1 && a[0].k == Value::String) {
+      const std::string err = url_error(a[0].s);
+      if (f == "isURL") return Value::boolean(err.empty());
+      if (!err.empty()) return Value::error("URL parse error during conversion from string: " + err);
+      return Value::string(a[0].s, Value::UrlV);
     }
     if ((f == "quantity" || f == "isQuantity") && a.size() == 1 && a[0].k == Value::String) {
       try {

@@ -16,13 +16,14 @@
 // its checks of literal format strings and en_US number printing), ext.Sets
 // (sets.contains/equivalent/intersects), matches(), find(), findAll() (ECMAScript std::regex
 // standing in for RE2: the same for the usual patterns), the Kubernetes list library (isSorted,
-// sum, min, max, indexOf, lastIndexOf), the Kubernetes quantity library (quantity, isQuantity,
+// sum, min, max, indexOf, lastIndexOf), the Kubernetes URL library (url, isURL, getScheme, getHost,
+// getHostname, getPort, getEscapedPath, getQuery), the Kubernetes quantity library (quantity, isQuantity,
 // sign, compareTo, isGreaterThan, isLessThan, add, sub, asInteger, isInteger, asApproximateFloat),
 // type() and the type names, optionals (`.?field`, `[?key]`, optional oldSelf's hasValue, value, orValue;
 // optional.of/none), the timestamp and duration accessors (UTC or a fixed offset), property names
 // escaped as Kubernetes escapes them (x__dash__y, __namespace__), the checker's homogeneous-literal,
 // regex, duration and timestamp literal validators, and conversions of literals failing when the
-// program is built. Not supported: url(), ip(), cidr(), strings.quote (a rule using them
+// program is built. Not supported: ip(), cidr(), strings.quote (a rule using them
 // does not compile, so such a CRD is refused), IANA time zone names in the accessors (an error at
 // run time). Cost limits are not kept (FIDELITY.md 16).
 #pragma once

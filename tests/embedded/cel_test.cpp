@@ -119,6 +119,13 @@ TEST_CASE("cel: literals, operators, functions and macros evaluate as cel-go eva
       {"'%d'.format(self.ls)", "error: error during formatting: decimal clause can only be used on integers, was given string"},
       {"'%d %d'.format(self.l)", "\"3 1\""}, {"'%d %d %d %d'.format(self.l)", "error: index 3 out of range"},
       {"'%d'.format(['x'])", "compile"}, {"'%d %d'.format([1])", "compile"},
+      // the Kubernetes URL library
+      {"isURL('https://user@example.com:8443/a/b?x=1&y=2&x=3')", "true"}, {"isURL('example.com')", "false"}, {"isURL('/a/b')", "true"},
+      {"url('HTTPS://Example.com:8443/a').getScheme()", "\"https\""}, {"url('https://example.com:8443/a').getHost()", "\"example.com:8443\""},
+      {"url('https://[::1]:80/').getHostname()", "\"::1\""}, {"url('https://example.com:8443/a').getPort()", "\"8443\""},
+      {"url('https://example.com/a%20b').getEscapedPath()", "\"/a%20b\""},
+      {"url('https://e.com/?x=1&y=a+b&x=3').getQuery()", "{\"x\": [\"1\", \"3\"], \"y\": [\"a b\"]}"},
+      {"url(self.s)", "error: URL parse error during conversion from string: parse \"Hello, World\": invalid URI for request"},
       // int-or-string is dyn: either overload at run time
       {"self.ios == '50%'", "true"}, {"self.ios + 1", "error: no such overload"},
       // durations and timestamps (format date-time and duration are typed so)

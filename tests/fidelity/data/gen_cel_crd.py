@@ -37,6 +37,12 @@ TRUE_RULES = [
     "'%s'.format([[1, 'a', 2.5]]) == '[1, \"a\", 2.500000]'", "'%x %X %o %b'.format([255, 'hi', 8, 5]) == 'ff 6869 10 101'",
     "'%s %s'.format([self.t, self.du]) == '2024-01-02T03:04:05Z 5400s'", "'100%%'.format([]) == '100%'",
     "'%s'.format([{'b': 1, 'a': 2}]) == '{\"a\":2, \"b\":1}'", "'%.3f'.format([-1234567.0]) == '-1,234,567.000'",
+    "isURL('https://user@example.com:8443/a/b?x=1&y=2&x=3')", "!isURL('example.com')", "isURL('/a/b')",
+    "url('HTTPS://Example.com:8443/a').getScheme() == 'https'", "url('https://example.com:8443/a').getHost() == 'example.com:8443'",
+    "url('https://[::1]:80/').getHostname() == '::1'", "url('https://example.com:8443/a').getPort() == '8443'",
+    "url('https://example.com/a%20b').getEscapedPath() == '/a%20b'",
+    "url('https://e.com/?x=1&y=a+b&x=3').getQuery() == {'x': ['1', '3'], 'y': ['a b']}",
+    "!isURL('http://exa mple.com/')", "!isURL('http://example.com:80x/')", "url('http://example.com').getEscapedPath() == ''",
     "self.m[?'k'].orValue('') == 'v'", "self.m[?'z'].orValue('none') == 'none'", "!self.l[?5].hasValue()",
     "self.t.getFullYear() == 2024", "self.t.getMonth() == 0", "self.t.getDate() == 2", "self.t.getDayOfMonth() == 1",
     "self.t.getDayOfWeek() == 2", "self.t.getDayOfYear() == 1", "self.t.getHours() == 3", "self.t.getHours('+02:00') == 5",
@@ -47,6 +53,7 @@ ERR_RULES = [
     "1 % (self.n - 3) == 1", "1u - 2u == 0u", "true && 1 / 0 == 1", "self.o.x == 1", "self.l[3] == 1",
     "self.m['z'] == 'v'", "'abc'.substring(2, 1) == ''", "int(self.s) == 1", "uint(self.n - 4) == 1u", "int(self.d * 1e19) == 1",
     "[0].all(x, 1 / x > 0)", "self.ios + 1 == 2", "sign(quantity(self.s)) == 1", "quantity('1.5').asInteger() == 1",
+    "url(self.s).getHost() == ''", "url('http://a.com:x/').getHost() == ''",
     "'%d'.format(self.ls) == ''", "'%d %d'.format(self.l) == ''", "'%s'.format([self.n]).size() == 0", "self.s.charAt(20) == ''", "self.n == 4",
 ]
 VALUES = {"type": "object", "properties": {
