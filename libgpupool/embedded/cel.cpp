@@ -18,6 +18,7 @@
 // (32 MiB: enough for `^(a|b)*$` on a string as large as a stored object may be).
 #define BOOST_REGEX_MAX_BLOCKS 8192
 #include <boost/regex.hpp>
+#include <arpa/inet.h>
 #include <fmt/format.h>
 
 #include "common/base64.hpp"
@@ -99,7 +100,7 @@ namespace {
 struct Type;
 using TypeP = std::shared_ptr<const Type>;
 struct Type {
-  enum K { Dyn, Null, Bool, Int, Uint, Double, String, Bytes, List, Map, Object, Timestamp, Duration, Optional, Quantity, TypeT, Url } k = Dyn;
+  enum K { Dyn, Null, Bool, Int, Uint, Double, String, Bytes, List, Map, Object, Timestamp, Duration, Optional, Quantity, TypeT, Url, Ip, Cidr } k = Dyn;
   TypeP a, b;                            // list element / optional value; map key and value
   const json::object* schema = nullptr;  // Object: its schema
   bool root = false;                     // Object: the resource itself (apiVersion, kind, metadata)
@@ -145,6 +146,8 @@ std::string type_name(const TypeP& t) {
     case Type::Quantity: return "kubernetes.Quantity";
     case Type::TypeT: return "type";
     case Type::Url: return "kubernetes.URL";
+    case Type::Ip: return "net.IP";
+    case Type::Cidr: return "net.CIDR";
   }
   return "dyn";
 }
@@ -282,7 +285,7 @@ struct Value;
 using List = std::vector<Value>;
 using Map = std::vector<std::pair<Value, Value>>;
 struct Value {
-  enum K { Null, Bool, Int, Uint, Double, String, Bytes, ListV, MapV, Timestamp, Duration, Optional, QuantityV, TypeV, UrlV, Error } k = Null;
+  enum K { Null, Bool, Int, Uint, Double, String, Bytes, ListV, MapV, Timestamp, Duration, Optional, QuantityV, TypeV, UrlV, IpV, CidrV, Error } k = Null;
   bool b = false;
   std::int64_t i = 0;  // Int; Timestamp: seconds since the epoch; Duration: nanoseconds
   std::uint64_t u = 0;  // Uint; Timestamp: nanoseconds within the second
@@ -336,6 +339,8 @@ std::string value_type_name(const Value& v) {
     case Value::QuantityV: return "kubernetes.Quantity";
     case Value::TypeV: return "type";
     case Value::UrlV: return "kubernetes.URL";
+    case Value::IpV: return "net.IP";
+    case Value::CidrV: return "net.CIDR";
     case Value::Error: return "";
   }
   return "";
@@ -390,6 +395,8 @@ std::string display(const Value& v) {
     case Value::QuantityV: return "quantity(" + go_quote(v.s) + ")";
     case Value::TypeV: return v.s;
     case Value::UrlV: return "url(" + go_quote(v.s) + ")";
+    case Value::IpV: return "ip(" + go_quote(v.s) + ")";
+    case Value::CidrV: return "cidr(" + go_quote(v.s) + ")";
     case Value::Error: return "error: " + v.s;
   }
   return "";
@@ -1132,6 +1139,7 @@ struct Parser {
     // Namespaced functions: ext.Sets' sets.contains/equivalent/intersects, optional.of/none.
     if (target->op == Node::Ident &&
         ((target->name == "sets" && (name == "contains" || name == "equivalent" || name == "intersects")) ||
+         (target->name == "ip" && name == "isCanonical") ||
          (target->name == "optional" && (name == "of" || name == "none"))))
       return call(target->name + "." + name, pos, std::move(args));
     Macro m = Macro::None;
@@ -1550,7 +1558,7 @@ struct Checker {
       if (f == "double") ok = ok || k == Type::Int || k == Type::Uint || k == Type::Double || k == Type::String;
       if (f == "string")
         ok = ok || k == Type::Int || k == Type::Uint || k == Type::Double || k == Type::String || k == Type::Bytes ||
-             k == Type::Bool || k == Type::Timestamp || k == Type::Duration;
+             k == Type::Bool || k == Type::Timestamp || k == Type::Duration || k == Type::Ip || k == Type::Cidr;
       if (f == "bytes") ok = ok || k == Type::Bytes || k == Type::String;
       if (f == "bool") ok = ok || k == Type::Bool || k == Type::String;
       if (f == "duration") ok = ok || k == Type::Duration || k == Type::String;
@@ -1576,6 +1584,31 @@ struct Checker {
         (f == "getScheme" || f == "getHost" || f == "getHostname" || f == "getPort" || f == "getEscapedPath" || f == "getQuery")) {
       if (argc != 0) return no_match(n, a);
       return f == "getQuery" ? map_of(prim(Type::String), list_of(prim(Type::String))) : prim(Type::String);
+    }
+    // apiserver/pkg/cel/library/ip.go, cidr.go
+    if (!n.member && (f == "ip" || f == "isIP" || f == "cidr" || f == "isCIDR")) {
+      if (argc == 1 && (a[0]->k == Type::String || a[0]->k == Type::Dyn))
+        return prim(f == "ip" ? Type::Ip : f == "cidr" ? Type::Cidr : Type::Bool);
+      return no_match(n, a);
+    }
+    if (!n.member && f == "ip.isCanonical") {
+      if (argc == 1 && (a[0]->k == Type::String || a[0]->k == Type::Dyn)) return prim(Type::Bool);
+      return no_match(n, a);
+    }
+    if (n.member && a[0]->k == Type::Ip &&
+        (f == "family" || f == "isUnspecified" || f == "isLoopback" || f == "isLinkLocalMulticast" || f == "isLinkLocalUnicast" ||
+         f == "isGlobalUnicast")) {
+      if (argc != 0) return no_match(n, a);
+      return prim(f == "family" ? Type::Int : Type::Bool);
+    }
+    if (n.member && a[0]->k == Type::Cidr && (f == "containsIP" || f == "containsCIDR" || f == "ip" || f == "prefixLength" || f == "masked")) {
+      if (f == "containsIP" && argc == 1 && (a[1]->k == Type::Ip || a[1]->k == Type::String || a[1]->k == Type::Dyn)) return prim(Type::Bool);
+      if (f == "containsCIDR" && argc == 1 && (a[1]->k == Type::Cidr || a[1]->k == Type::String || a[1]->k == Type::Dyn))
+        return prim(Type::Bool);
+      if (argc == 0 && f == "ip") return prim(Type::Ip);
+      if (argc == 0 && f == "prefixLength") return prim(Type::Int);
+      if (argc == 0 && f == "masked") return prim(Type::Cidr);
+      return no_match(n, a);
     }
     // apiserver/pkg/cel/library/quantity.go
     if (!n.member && (f == "quantity" || f == "isQuantity")) {
@@ -1810,7 +1843,9 @@ Value equals(const Value& a, const Value& b) {
     case Value::Duration: return Value::boolean(a.i == b.i);
     case Value::QuantityV: return Value::boolean(Quantity::parse(a.s) == Quantity::parse(b.s));
     case Value::TypeV:
-    case Value::UrlV: return Value::boolean(a.s == b.s);
+    case Value::UrlV:
+    case Value::IpV:
+    case Value::CidrV: return Value::boolean(a.s == b.s);  // (IPs and CIDRs are held in canonical form)
     case Value::ListV:
     case Value::Optional: {
       if (a.list->size() != b.list->size()) return Value::boolean(false);
@@ -2003,6 +2038,8 @@ Value convert(const std::string& f, const Value& v) {
       case Value::Bytes: return Value::string(v.s);
       case Value::Timestamp: return Value::string(format_timestamp(v.i, v.u));
       case Value::Duration: return Value::string(format_duration(v.i));
+      case Value::IpV:
+      case Value::CidrV: return Value::string(v.s);
       default: break;
     }
   }
@@ -2242,6 +2279,157 @@ Value format(const std::string& f, const List& args) {
     }
   }
   return Value::string(out);
+}
+
+// ---- library/ip.go and cidr.go on Go's net/netip ------------------------------------------------------
+
+// An address's 16 bytes (IPv4 in the first 4) and its family; the canonical text of netip's String.
+struct Addr {
+  unsigned char b[16] = {};
+  int family = 0;  // 4 or 6
+};
+bool read_addr(const std::string& s, Addr& a) {
+  if (s.find(':') == std::string::npos) {
+    a.family = 4;
+    return inet_pton(AF_INET, s.c_str(), a.b) == 1;
+  }
+  a.family = 6;
+  return s.find('%') == std::string::npos && inet_pton(AF_INET6, s.c_str(), a.b) == 1;
+}
+std::string addr_text(const Addr& a) {
+  char buf[INET6_ADDRSTRLEN];
+  inet_ntop(a.family == 4 ? AF_INET : AF_INET6, a.b, buf, sizeof buf);
+  return buf;
+}
+bool v4_mapped(const Addr& a) {
+  static const unsigned char prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+  return a.family == 6 && std::equal(prefix, prefix + 12, a.b);
+}
+
+// parseIPAddr: the canonical text of an IP, or an error in `err`.
+std::string parse_ip(const std::string& s, std::string& err) {
+  Addr a;
+  if (s.find('%') != std::string::npos && s.find(':') != std::string::npos) {
+    err = fmt::format("IP address {} with zone value is not allowed", go_quote(s));
+    return {};
+  }
+  if (!read_addr(s, a)) {
+    err = fmt::format("IP Address {} parse error during conversion from string: ParseAddr({}): unable to parse IP", go_quote(s),
+                      go_quote(s));
+    return {};
+  }
+  if (v4_mapped(a)) {
+    err = fmt::format("IPv4-mapped IPv6 address {} is not allowed", go_quote(s));
+    return {};
+  }
+  return addr_text(a);
+}
+
+// parseCIDR: "addr/bits" with the address as given (netip.Prefix keeps its host bits); an error
+// as parseCIDR words it around netip.ParsePrefix's.
+std::string parse_cidr(const std::string& s, std::string& err) {
+  const std::string context = "network address parse error during conversion from string: netip.ParsePrefix(" + go_quote(s) + "): ";
+  const auto slash = s.rfind('/');
+  if (slash == std::string::npos) {
+    err = context + "no '/'";
+    return {};
+  }
+  Addr a;
+  const std::string addr = s.substr(0, slash), n = s.substr(slash + 1);
+  if (!read_addr(addr, a) || (addr.find('%') != std::string::npos)) {
+    err = context + "ParseAddr(" + go_quote(addr) + "): unable to parse IP";
+    return {};
+  }
+  if (n.empty() || n.size() > 3 || n.find_first_not_of("0123456789") != std::string::npos || (n.size() > 1 && n[0] == '0')) {
+    err = context + "bad bits after slash: " + go_quote(n);
+    return {};
+  }
+  const int bits = std::stoi(n);
+  if (bits > (a.family == 4 ? 32 : 128)) {
+    err = context + "prefix length out of range";
+    return {};
+  }
+  if (v4_mapped(a)) {
+    err = fmt::format("IPv4-mapped IPv6 address {} is not allowed", go_quote(s));
+    return {};
+  }
+  return addr_text(a) + "/" + std::to_string(bits);
+}
+
+// The first `bits` bits of an address, the rest zero.
+Addr masked_addr(Addr a, int bits) {
+  const int len = a.family == 4 ? 4 : 16;
+  for (int i = 0; i < len; ++i) {
+    const int keep = std::clamp(bits - i * 8, 0, 8);
+    a.b[i] = static_cast<unsigned char>(a.b[i] & (0xff00 >> keep));
+  }
+  return a;
+}
+
+bool same_prefix(const Addr& x, const Addr& y, int bits) {
+  const Addr mx = masked_addr(x, bits), my = masked_addr(y, bits);
+  return std::equal(mx.b, mx.b + 16, my.b);
+}
+
+Value net_call(const std::string& f, const std::vector<Value>& args) {
+  const Value& t = args[0];
+  if (t.k == Value::IpV && args.size() == 1) {
+    Addr a;
+    read_addr(t.s, a);
+    const unsigned char* b = a.b;
+    const bool v4 = a.family == 4;
+    if (f == "family") return Value::integer(a.family);
+    if (f == "isUnspecified") return Value::boolean(std::all_of(b, b + (v4 ? 4 : 16), [](unsigned char c) { return c == 0; }));
+    if (f == "isLoopback") {
+      if (v4) return Value::boolean(b[0] == 127);
+      return Value::boolean(std::all_of(b, b + 15, [](unsigned char c) { return c == 0; }) && b[15] == 1);
+    }
+    if (f == "isLinkLocalMulticast") return Value::boolean(v4 ? (b[0] == 224 && b[1] == 0 && b[2] == 0) : (b[0] == 0xff && (b[1] & 0x0f) == 0x02));
+    if (f == "isLinkLocalUnicast") return Value::boolean(v4 ? (b[0] == 169 && b[1] == 254) : (b[0] == 0xfe && (b[1] & 0xc0) == 0x80));
+    if (f == "isGlobalUnicast") {  // netip.Addr.IsGlobalUnicast
+      const bool unspecified = std::all_of(b, b + (v4 ? 4 : 16), [](unsigned char c) { return c == 0; });
+      if (v4)
+        return Value::boolean(!unspecified && !(b[0] == 255 && b[1] == 255 && b[2] == 255 && b[3] == 255) && b[0] != 127 &&
+                              !(b[0] >= 224 && b[0] <= 239) && !(b[0] == 169 && b[1] == 254));
+      const bool loopback = std::all_of(b, b + 15, [](unsigned char c) { return c == 0; }) && b[15] == 1;
+      return Value::boolean(!unspecified && !loopback && b[0] != 0xff && !(b[0] == 0xfe && (b[1] & 0xc0) == 0x80));
+    }
+    return no_overload();
+  }
+  if (t.k == Value::CidrV) {
+    const auto slash = t.s.find('/');
+    Addr a;
+    read_addr(t.s.substr(0, slash), a);
+    const int bits = std::stoi(t.s.substr(slash + 1));
+    if (args.size() == 1) {
+      if (f == "ip") return Value::string(addr_text(a), Value::IpV);
+      if (f == "prefixLength") return Value::integer(bits);
+      if (f == "masked") return Value::string(addr_text(masked_addr(a, bits)) + "/" + std::to_string(bits), Value::CidrV);
+      return no_overload();
+    }
+    const Value& o = args[1];
+    std::string err;
+    if (f == "containsIP") {
+      const std::string ip = o.k == Value::IpV ? o.s : o.k == Value::String ? parse_ip(o.s, err) : std::string();
+      if (o.k != Value::IpV && o.k != Value::String) return no_overload();
+      if (!err.empty()) return Value::error(err);
+      Addr x;
+      read_addr(ip, x);
+      return Value::boolean(x.family == a.family && same_prefix(x, a, bits));
+    }
+    if (f == "containsCIDR") {
+      const std::string c = o.k == Value::CidrV ? o.s : o.k == Value::String ? parse_cidr(o.s, err) : std::string();
+      if (o.k != Value::CidrV && o.k != Value::String) return no_overload();
+      if (!err.empty()) return Value::error("network address parse error during conversion from string: " + err);
+      const auto cs = c.find('/');
+      Addr x;
+      read_addr(c.substr(0, cs), x);
+      const int xbits = std::stoi(c.substr(cs + 1));
+      // Prefix.Overlaps and a prefix no longer than the other's
+      return Value::boolean(x.family == a.family && bits <= xbits && same_prefix(x, a, bits));
+    }
+  }
+  return no_overload();
 }
 
 // ---- library/urls.go on Go's net/url ----------------------------------------------------------------
@@ -2580,6 +2768,7 @@ Value member_call(const std::string& f, const std::vector<Value>& a) {
   }
   if (t.k == Value::QuantityV) return quantity_call(f, a);
   if (t.k == Value::UrlV && argc == 0) return url_call(f, t.s);
+  if (t.k == Value::IpV || t.k == Value::CidrV) return net_call(f, a);
   if (t.k == Value::Duration && argc == 0) {
     if (f == "getHours") return Value::integer(t.i / 3600000000000LL);
     if (f == "getMinutes") return Value::integer(t.i / 60000000000LL);
@@ -2894,6 +3083,22 @@ struct Evaluator {
       if (f == "sets.contains") return Value::boolean(contains(*a[0].list, *a[1].list));
       if (f == "sets.equivalent") return Value::boolean(contains(*a[0].list, *a[1].list) && contains(*a[1].list, *a[0].list));
       return Value::boolean(std::any_of(a[0].list->begin(), a[0].list->end(), [&](const Value& x) { return has(*a[1].list, x); }));
+    }
+    if ((f == "ip" || f == "isIP" || f == "ip.isCanonical") && a.size() == 1 && a[0].k == Value::String) {
+      std::string err;
+      const std::string canonical = parse_ip(a[0].s, err);
+      if (f == "isIP") return Value::boolean(err.empty());
+      if (!err.empty()) return Value::error(err);
+      if (f == "ip.isCanonical") return Value::boolean(canonical == a[0].s);
+      return Value::string(canonical, Value::IpV);
+    }
+    if ((f == "cidr" || f == "isCIDR") && a.size() == 1 && a[0].k == Value::String) {
+      std::string err;
+      const std::string canonical = parse_cidr(a[0].s, err);
+      if (f == "isCIDR") return Value::boolean(err.empty());
+      // (parseCIDR and stringToCIDR both put their context before netip's error)
+      if (!err.empty()) return Value::error("network address parse error during conversion from string: " + err);
+      return Value::string(canonical, Value::CidrV);
     }
     if ((f == "url" || f == "isURL") && a.size() == 1 && a[0].k == Value::String) {
       const std::string err = url_error(a[0].s);

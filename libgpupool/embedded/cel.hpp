@@ -17,15 +17,17 @@
 // (sets.contains/equivalent/intersects), matches(), find(), findAll() (ECMAScript std::regex
 // standing in for RE2: the same for the usual patterns), the Kubernetes list library (isSorted,
 // sum, min, max, indexOf, lastIndexOf), the Kubernetes URL library (url, isURL, getScheme, getHost,
-// getHostname, getPort, getEscapedPath, getQuery), the Kubernetes quantity library (quantity, isQuantity,
+// getHostname, getPort, getEscapedPath, getQuery), the IP and CIDR libraries (ip, isIP, ip.isCanonical,
+// family, isUnspecified, isLoopback, isLinkLocal*, isGlobalUnicast, cidr, isCIDR, containsIP,
+// containsCIDR, ip, prefixLength, masked), the Kubernetes quantity library (quantity, isQuantity,
 // sign, compareTo, isGreaterThan, isLessThan, add, sub, asInteger, isInteger, asApproximateFloat),
 // type() and the type names, optionals (`.?field`, `[?key]`, optional oldSelf's hasValue, value, orValue;
 // optional.of/none), the timestamp and duration accessors (UTC or a fixed offset), property names
 // escaped as Kubernetes escapes them (x__dash__y, __namespace__), the checker's homogeneous-literal,
 // regex, duration and timestamp literal validators, and conversions of literals failing when the
-// program is built. Not supported: ip(), cidr(), strings.quote (a rule using them
+// program is built. Not supported: strings.quote (a rule using it
 // does not compile, so such a CRD is refused), IANA time zone names in the accessors (an error at
-// run time). Cost limits are not kept (FIDELITY.md 16).
+// run time). Cost is counted in evaluation steps, not by cel-go's cost model (FIDELITY.md 16).
 #pragma once
 
 #include <cstdint>

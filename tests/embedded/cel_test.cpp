@@ -126,6 +126,13 @@ TEST_CASE("cel: literals, operators, functions and macros evaluate as cel-go eva
       {"url('https://example.com/a%20b').getEscapedPath()", "\"/a%20b\""},
       {"url('https://e.com/?x=1&y=a+b&x=3').getQuery()", "{\"x\": [\"1\", \"3\"], \"y\": [\"a b\"]}"},
       {"url(self.s)", "error: URL parse error during conversion from string: parse \"Hello, World\": invalid URI for request"},
+      // the Kubernetes IP and CIDR libraries
+      {"isIP('01.2.3.4')", "false"}, {"string(ip('2001:DB8:0:0::1'))", "\"2001:db8::1\""}, {"ip('fe80::1').isLinkLocalUnicast()", "true"},
+      {"ip.isCanonical('2001:DB8::1')", "false"}, {"ip('10.0.0.1').isGlobalUnicast()", "true"}, {"isIP('::ffff:1.2.3.4')", "false"},
+      {"string(cidr('10.1.2.3/8').masked())", "\"10.0.0.0/8\""}, {"cidr('10.0.0.0/8').containsIP('10.2.3.4')", "true"},
+      {"cidr('10.1.0.0/16').containsCIDR(cidr('10.0.0.0/8'))", "false"}, {"cidr('2001:db8::/32').containsIP('2001:db8:1::1')", "true"},
+      {"cidr(self.s)", "error: network address parse error during conversion from string: network address parse error during "
+                       "conversion from string: netip.ParsePrefix(\"Hello, World\"): no '/'"},
       // int-or-string is dyn: either overload at run time
       {"self.ios == '50%'", "true"}, {"self.ios + 1", "error: no such overload"},
       // durations and timestamps (format date-time and duration are typed so)
