@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "common/builtin_data.hpp"
+#include "embedded/cel.hpp"
 #include "embedded/controllers_util.hpp"
 #include "embedded/typecheck.hpp"
 
@@ -176,32 +177,7 @@ void default_value(json::value& x, const json::object* s) {
 
 // ---- printing values as Go prints them -----------------------------------------------------------
 
-// strconv.FormatFloat(f, 'g', -1, 64): what %v prints for a float64.
-std::string go_float(double d) {
-  char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, d, std::chars_format::scientific);
-  std::string sci(buf, r.ptr);  // "1.2345e+04"
-  const auto e = sci.find('e');
-  std::string digits = sci.substr(0, e);
-  const int exp = std::stoi(sci.substr(e + 1));
-  std::string sign;
-  if (!digits.empty() && digits[0] == '-') {
-    sign = "-";
-    digits.erase(0, 1);
-  }
-  digits.erase(std::remove(digits.begin(), digits.end(), '.'), digits.end());
-  const int nd = static_cast<int>(digits.size()), dp = exp + 1;
-  int eprec = 6;
-  if (eprec > nd && nd >= dp) eprec = nd;
-  if (exp < -4 || exp >= eprec) {
-    std::string m = digits.substr(0, 1);
-    if (nd > 1) m += "." + digits.substr(1);
-    return fmt::format("{}{}e{}{:02d}", sign, m, exp < 0 ? '-' : '+', std::abs(exp));
-  }
-  if (dp <= 0) return sign + "0." + std::string(static_cast<std::size_t>(-dp), '0') + digits;
-  if (dp >= nd) return sign + digits + std::string(static_cast<std::size_t>(dp - nd), '0');
-  return sign + digits.substr(0, static_cast<std::size_t>(dp)) + "." + digits.substr(static_cast<std::size_t>(dp));
-}
+using cel::go_float;
 
 std::string go_number(const json::value& v) {
   if (v.is_int64()) return std::to_string(v.as_int64());
@@ -297,6 +273,29 @@ bool is_date_time(std::string_view s) {
   return month >= 1 && month <= 12 && day >= 1 && day <= 31 && hour <= 23 && minute <= 59;
 }
 
+// CorrelatedObject.correlateOldValueForChildAtNewIndex (apiserver/pkg/cel/common/equality.go): an
+// item of a list-type map correlates with the old item of the same keys; other lists' items do not.
+const json::value* correlated_item(const json::object& s, const json::array* old, const json::value& item) {
+  if (!old || util::string_of(&s, "x-kubernetes-list-type") != "map" || !item.is_object()) return nullptr;
+  const json::value* keys = s.if_contains("x-kubernetes-list-map-keys");
+  if (!keys || !keys->is_array()) return nullptr;
+  for (const auto& o : *old) {
+    if (!o.is_object()) continue;
+    bool same = true;
+    for (const auto& k : keys->as_array()) {
+      if (!k.is_string()) continue;
+      const json::value* a = item.as_object().if_contains(k.as_string());
+      const json::value* b = o.as_object().if_contains(k.as_string());
+      if (!a != !b || (a && !util::json_equal(*a, *b))) {
+        same = false;
+        break;
+      }
+    }
+    if (same) return &o;
+  }
+  return nullptr;
+}
+
 struct Validator {
   std::vector<StatusCause>& out;
   std::string field_prefix = {};  // the field.Path the schema's root stands at ("status"), or none
@@ -342,8 +341,17 @@ struct Validator {
   }
 
   // SchemaValidator.Validate: type, schema props (anyOf/allOf/oneOf/not), string, format,
-  // number, slice, common (enum), object, in that order.
-  void validate(const json::value& data, const json::object& s, const std::string& path) {
+  // number, slice, common (enum), object, in that order. With `old`, the value `data` had before
+  // an update (where the old object correlates with it): validation ratcheting
+  // (apiserver/validation/ratcheting.go ratchetingValueValidator.Validate) drops the errors of a
+  // value left unchanged.
+  void validate(const json::value& data, const json::object& s, const std::string& path, const json::value* old = nullptr) {
+    const std::size_t mark = out.size();
+    check(data, s, path, old);
+    if (old && out.size() > mark && util::json_equal(data, *old))
+      out.erase(out.begin() + static_cast<std::ptrdiff_t>(mark), out.end());
+  }
+  void check(const json::value& data, const json::object& s, const std::string& path, const json::value* old) {
     const auto types = types_of(s);
     const std::string format = util::string_of(&s, "format");
     if (data.is_null()) {
@@ -361,9 +369,9 @@ struct Validator {
     any_of(data, s, path);
     if (data.is_string()) string_checks(data.as_string(), s, path, format);
     if (data.is_number()) number_checks(data, s, path);
-    if (data.is_array()) slice_checks(data.as_array(), s, path);
+    if (data.is_array()) slice_checks(data.as_array(), s, path, old && old->is_array() ? &old->as_array() : nullptr);
     enum_check(data, s, path);
-    if (data.is_object()) object_checks(data.as_object(), s, path);
+    if (data.is_object()) object_checks(data.as_object(), s, path, old && old->is_object() ? &old->as_object() : nullptr);
   }
 
   // schemaPropsValidator: allOf, anyOf, oneOf. Their own errors are not openapierrors.Validation,
@@ -415,11 +423,12 @@ struct Validator {
             json::value(str));
     } else if (const std::string pattern = util::string_of(&s, "pattern"); !pattern.empty()) {
       bool ok = true;
-      try {
-        const std::regex re(pattern, std::regex::ECMAScript);
-        ok = std::regex_search(str.begin(), str.end(), re);
-      } catch (const std::regex_error&) {
-        // A pattern std::regex cannot compile (RE2-only syntax) is not enforced.
+      if (const auto re = cel::Regex::compile(pattern)) {  // (one that does not compile is not enforced)
+        try {
+          ok = re->search(str).has_value();
+        } catch (const std::runtime_error&) {
+          ok = false;  // too complex to finish matching: refused
+        }
       }
       if (!ok) error(Code::Other, path, fmt::format("{} in body should match '{}'", path, pattern), json::value(str));
     }
@@ -451,9 +460,9 @@ struct Validator {
     }
   }
 
-  void slice_checks(const json::array& a, const json::object& s, const std::string& path) {
+  void slice_checks(const json::array& a, const json::object& s, const std::string& path, const json::array* old) {
     if (const json::object* is = items(&s))
-      for (std::size_t i = 0; i < a.size(); ++i) validate(a[i], *is, fmt::format("{}[{}]", path, i));
+      for (std::size_t i = 0; i < a.size(); ++i) validate(a[i], *is, fmt::format("{}[{}]", path, i), correlated_item(s, old, a[i]));
     const auto size = static_cast<std::int64_t>(a.size());
     if (const json::value* m = s.if_contains("minItems"); m && m->is_number() && size < m->to_number<std::int64_t>())
       error(Code::Other, path, fmt::format("{} in body should have at least {} items", path, m->to_number<std::int64_t>()),
@@ -482,7 +491,12 @@ struct Validator {
     error(Code::Enum, path, "", data, values);
   }
 
-  void object_checks(const json::object& o, const json::object& s, const std::string& path) {
+  void object_checks(const json::object& o, const json::object& s, const std::string& path, const json::object* old) {
+    // CorrelatedObject.Key; the root's apiVersion and kind are not ratcheted.
+    auto old_of = [&](std::string_view k) -> const json::value* {
+      if (!old || (path.empty() && field_prefix.empty() && (k == "apiVersion" || k == "kind"))) return nullptr;
+      return old->if_contains(k);
+    };
     const auto n = static_cast<std::int64_t>(o.size());
     if (const json::value* m = s.if_contains("minProperties"); m && m->is_number() && n < m->to_number<std::int64_t>())
       error(Code::Other, path, fmt::format("{} in body should have at least {} properties", path, m->to_number<std::int64_t>()),
@@ -492,11 +506,11 @@ struct Validator {
     const json::object* props = member(&s, "properties");
     if (const json::object* a = additional(&s))
       for (const auto& [k, v] : o)
-        if (!props || !props->contains(k)) validate(v, *a, path + "." + std::string(k));
+        if (!props || !props->contains(k)) validate(v, *a, path + "." + std::string(k), old_of(k));
     if (props)
       for (const auto& [k, p] : *props) {
         const json::value* v = o.if_contains(k);
-        if (v && p.is_object()) validate(*v, p.as_object(), path.empty() ? std::string(k) : path + "." + std::string(k));
+        if (v && p.is_object()) validate(*v, p.as_object(), path.empty() ? std::string(k) : path + "." + std::string(k), old_of(k));
       }
     if (const json::value* req = s.if_contains("required"); req && req->is_array())
       for (const auto& r : req->as_array())
@@ -622,26 +636,252 @@ struct ListTypes {
   }
 };
 
-// ---- CEL: the transition rule `self == oldSelf` (immutability) -----------------------------------
+// ---- CEL: x-kubernetes-validations (apiserver/schema/cel/validation.go) ---------------------------
 
-void immutability(const json::value& now, const json::value& old, const json::object* s, const std::string& path,
-                  std::vector<StatusCause>& out) {
-  if (!s) return;
-  if (const json::value* rules = s->if_contains("x-kubernetes-validations"); rules && rules->is_array())
-    for (const auto& r : rules->as_array()) {
-      if (!r.is_object() || util::string_of(&r.as_object(), "rule") != "self == oldSelf") continue;
-      if (util::json_equal(now, old)) continue;
-      std::string msg = util::string_of(&r.as_object(), "message");
-      if (msg.empty()) msg = "failed rule: self == oldSelf";
-      out.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(util::string_of(s, "type")), msg),
-                     path.empty() ? "<nil>" : path});
-    }
-  if (now.is_object() && old.is_object())
-    for (const auto& [k, v] : now.as_object())
-      if (const json::value* ov = old.as_object().if_contains(k))
-        if (const json::object* p = field_schema(s, k)) immutability(v, *ov, p, path.empty() ? std::string(k) : path + "." + std::string(k), out);
+// fieldErrorForReason: a failed rule's error by its `reason`; the value shown is the schema's type.
+StatusCause rule_error(const std::string& path, const std::string& type, const std::string& detail, const std::string& reason) {
+  if (reason == "FieldValueForbidden") return {"FieldValueForbidden", "Forbidden: " + detail, path};
+  if (reason == "FieldValueRequired") return {"FieldValueRequired", "Required value: " + detail, path};
+  if (reason == "FieldValueDuplicate") return {"FieldValueDuplicate", "Duplicate value: " + go_quote(type), path};
+  return {"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(type), detail), path};
 }
 
+// The rules of one schema node, compiled (compilation.go Compile).
+struct CompiledRule {
+  const json::object* rule;
+  cel::Program program, message;
+  bool optional_old_self = false;
+};
+std::vector<CompiledRule> compile_rules(const json::object& s, bool root) {
+  std::vector<CompiledRule> out;
+  const json::value* rules = s.if_contains("x-kubernetes-validations");
+  if (!rules || !rules->is_array()) return out;
+  for (const auto& r : rules->as_array()) {
+    if (!r.is_object()) continue;
+    const json::object& ro = r.as_object();
+    CompiledRule c{&ro, {}, {}, false};
+    if (const json::value* o = ro.if_contains("optionalOldSelf"); o && o->is_bool()) c.optional_old_self = o->as_bool();
+    c.program = cel::compile(util::string_of(&ro, "rule"), &s, root, c.optional_old_self);
+    if (const std::string me = util::string_of(&ro, "messageExpression"); !me.empty()) c.message = cel::compile(me, &s, root, false);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// cel.ValidFieldPath: a rule's fieldPath (`.a.b`, `['a.b']`, a map's `.key` or `['key']`) through
+// the schema's properties, as the field.Path it names ("a.b", "m[key]"); nullopt when invalid.
+std::optional<std::string> valid_field_path(std::string_view jp, const json::object& schema) {
+  // The scanner: '.', '[' and ']' alone, a single-quoted string whole, other text up to a delimiter.
+  std::vector<std::string> toks;
+  for (std::size_t i = 0; i < jp.size();) {
+    if (jp[i] == '.' || jp[i] == '[' || jp[i] == ']') {
+      toks.emplace_back(1, jp[i++]);
+    } else if (jp[i] == '\'') {
+      std::size_t j = i + 1;
+      while (j < jp.size() && !(jp[j] == '\'' && jp[j - 1] != '\\')) ++j;
+      if (j >= jp.size()) return std::nullopt;
+      toks.emplace_back(jp.substr(i, j + 1 - i));
+      i = j + 1;
+    } else {
+      std::size_t j = i;
+      while (j < jp.size() && jp[j] != '.' && jp[j] != '[' && jp[j] != ']') ++j;
+      toks.emplace_back(jp.substr(i, j - i));
+      i = j;
+    }
+  }
+  const json::object* s = &schema;
+  std::string out;
+  auto step = [&](const std::string& name) {
+    if (member(s, "properties")) {
+      s = property(s, name);
+      if (!s) return false;
+      out += (out.empty() ? "" : ".") + name;
+    } else if (const json::object* a = additional(s)) {
+      s = a;
+      out += "[" + name + "]";
+    } else {
+      return false;
+    }
+    return true;
+  };
+  for (std::size_t i = 0; i < toks.size(); ++i) {
+    if (toks[i] == "[") {
+      if (i + 2 >= toks.size() || toks[i + 1].size() < 2 || toks[i + 1].front() != '\'' || toks[i + 1].back() != '\'' ||
+          toks[i + 2] != "]")
+        return std::nullopt;
+      // unescapeSingleQuote
+      std::string key;
+      const std::string& q = toks[i + 1];
+      for (std::size_t k = 1; k + 1 < q.size(); ++k) {
+        if (q[k] != '\\') {
+          key += q[k];
+          continue;
+        }
+        if (k + 2 >= q.size()) return std::nullopt;
+        static const std::string_view from = "abfnrtv'\\", to = "\a\b\f\n\r\t\v'\\";
+        const auto at = from.find(q[++k]);
+        if (at == std::string_view::npos) return std::nullopt;
+        key += to[at];
+      }
+      if (!step(key)) return std::nullopt;
+      i += 2;
+    } else if (toks[i] == ".") {
+      if (i + 1 >= toks.size() || !step(toks[i + 1])) return std::nullopt;
+      ++i;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+// compilation.go compileRule's error details.
+std::string compile_error(const cel::Program& p, std::string_view compile, std::string_view instantiate) {
+  return std::string(p.instantiation_failed ? instantiate : compile) + p.error;
+}
+
+// ruleErrorString / ruleMessageOrDefault.
+std::string trimmed(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return std::string(s);
+}
+std::string rule_error_string(const json::object& r) {
+  const std::string m = util::string_of(&r, "message");
+  return trimmed(m.empty() ? util::string_of(&r, "rule") : m);
+}
+std::string rule_message(const json::object& r) {
+  const std::string m = util::string_of(&r, "message");
+  return m.empty() ? "failed rule: " + rule_error_string(r) : trimmed(m);
+}
+
+// Validator.validate: the rules of every node holding a value, depth first. `old` is the value
+// the node had (self's oldSelf: map keys, list-type map items by their keys); ratcheting: a
+// failed rule that does not use oldSelf on a value equal to its old one (or, where the value
+// does not correlate, under an unchanged nearest correlatable parent) is a warning, not an error.
+struct CelWalk {
+  std::vector<StatusCause>& out;
+  std::vector<std::string>* warnings;
+  std::map<const json::object*, bool> has_rules = {};  // whether a schema node's subtree declares rules
+  // celconfig.RuntimeCELCostBudget: what the request's rules may cost together (in cel.hpp's units);
+  // once spent, or once one rule goes over celconfig.PerCallLimit, no further rule runs.
+  std::int64_t budget = 10'000'000;
+  bool stopped = false;
+
+  bool rules_below(const json::object& s) {
+    auto [it, fresh] = has_rules.try_emplace(&s, false);
+    if (fresh) it->second = any_rules(s);
+    return it->second;
+  }
+
+  // `rold`: the value the ratcheting correlation found for this node (null: none); `parent_equal`:
+  // whether the nearest correlated ancestor is unchanged (ratchetingOptions.shouldRatchetError).
+  void value(const json::value& v, const json::value* old, const json::object* s, const std::string& path, bool root,
+             const json::value* rold, bool parent_equal) {
+    if (stopped || !s || v.is_null() || !rules_below(*s)) return;  // (equality is only worked out where rules are)
+    const bool ratchet = rold ? util::json_equal(v, *rold) : parent_equal;
+    rules(v, old, *s, path, root, ratchet);
+    // allOf's own rules (their errors are ratcheted by the nearest parent only).
+    if (const json::value* all = s->if_contains("allOf"); all && all->is_array())
+      for (const auto& sub : all->as_array())
+        if (sub.is_object()) rules(v, old, sub.as_object(), path, false, parent_equal);
+    const bool child_parent_equal = rold ? ratchet : parent_equal;
+    if (v.is_object()) {
+      const json::object* oo = old && old->is_object() ? &old->as_object() : nullptr;
+      const json::object* ro = rold && rold->is_object() ? &rold->as_object() : nullptr;
+      const std::string map_type = util::string_of(s, "x-kubernetes-map-type");
+      const bool correlatable = map_type.empty() || map_type == "granular" || map_type == "atomic";
+      const json::object* props = member(s, "properties");
+      const json::object* add = additional(s);
+      for (const auto& [k, x] : v.as_object()) {
+        const bool declared = props && props->contains(k);
+        const json::object* ks = declared ? property(s, k) : add;
+        if (!ks) continue;
+        const bool typemeta = root && (k == "apiVersion" || k == "kind");
+        const json::value* ox = oo && correlatable ? oo->if_contains(k) : nullptr;
+        const json::value* rx = ro && !typemeta ? ro->if_contains(k) : nullptr;
+        const std::string child = !declared ? fmt::format("{}[{}]", path, std::string_view(k))
+                                  : path.empty() ? std::string(k)
+                                                 : path + "." + std::string(k);
+        value(x, ox, ks, child, false, rx, typemeta ? false : child_parent_equal);
+      }
+    } else if (v.is_array()) {
+      const json::object* is = items(s);
+      const json::array* oa = old && old->is_array() ? &old->as_array() : nullptr;
+      const json::array* ra = rold && rold->is_array() ? &rold->as_array() : nullptr;
+      for (std::size_t i = 0; i < v.as_array().size(); ++i) {
+        const json::value& x = v.as_array()[i];
+        value(x, correlated_item(*s, oa, x), is, fmt::format("{}[{}]", path, i), false, correlated_item(*s, ra, x),
+              child_parent_equal);
+      }
+    }
+  }
+
+  void rules(const json::value& v, const json::value* old, const json::object& s, const std::string& path, bool root, bool ratchet) {
+    if (!s.contains("x-kubernetes-validations")) return;
+    const std::string type = util::string_of(&s, "type");
+    const std::string shown = path.empty() ? "<nil>" : path;
+    for (const auto& c : compile_rules(s, root)) {
+      if (!c.program.ast) {
+        const std::string err = compile_error(c.program, "compilation failed: ", "program instantiation failed: ");
+        out.push_back(rule_error(shown, type, "rule compile error: " + err, ""));
+        continue;
+      }
+      // Transition rules run only on an update with a comparable old value (unless optionalOldSelf).
+      if (c.program.uses_old_self && !old && !c.optional_old_self) continue;
+      if (stopped) return;
+      if (budget <= 0) {
+        out.push_back(rule_error(shown, type, "validation failed due to running out of cost budget, no further validation rules will be run", ""));
+        stopped = true;
+        return;
+      }
+      const cel::Result r = cel::evaluate(c.program, v, old, &s, root, c.optional_old_self);
+      if (r.kind == cel::Result::Kind::Error && r.text.starts_with("operation cancelled: actual cost limit exceeded")) {
+        out.push_back(rule_error(shown, type,
+                                 fmt::format("'{}': no further validation rules will be run due to call cost exceeds limit for rule: {}",
+                                             r.text, rule_error_string(*c.rule)),
+                                 ""));
+        stopped = true;
+        return;
+      }
+      if (static_cast<std::int64_t>(r.cost) > budget) {
+        out.push_back(rule_error(shown, type, "validation failed due to running out of cost budget, no further validation rules will be run", ""));
+        stopped = true;
+        return;
+      }
+      budget -= static_cast<std::int64_t>(r.cost);
+      if (r.kind == cel::Result::Kind::Error) {
+        if (r.text.starts_with("no such overload"))
+          out.push_back(rule_error(shown, type,
+                                   fmt::format("'{}': call arguments did not match a supported operator, function or macro "
+                                               "signature for rule: {}",
+                                               r.text, rule_error_string(*c.rule)),
+                                   ""));
+        else
+          out.push_back(rule_error(shown, type, fmt::format("{} evaluating rule: {}", r.text, rule_error_string(*c.rule)), ""));
+        continue;
+      }
+      if (r.is_true) continue;
+      std::string at = shown;
+      if (const std::string fp = util::string_of(c.rule, "fieldPath"); !fp.empty())
+        if (const auto normalized = valid_field_path(fp, s)) at = path.empty() ? *normalized : path + "." + *normalized;
+      std::string detail = rule_message(*c.rule);
+      if (c.message.ast) {  // evalMessageExpression: a failure falls back to the message
+        const cel::Result m = cel::evaluate(c.message, v, old, &s, root, false);
+        if (m.kind == cel::Result::Kind::Value && m.type == "string") {
+          const std::string t = trimmed(m.str);
+          if (!t.empty() && t.find('\n') == std::string::npos) detail = t;
+        }
+      }
+      StatusCause e = rule_error(at, type, detail, util::string_of(c.rule, "reason"));
+      if (!c.program.uses_old_self && ratchet) {
+        if (warnings) warnings->push_back(e.field + ": " + e.message);
+      } else {
+        out.push_back(std::move(e));
+      }
+    }
+  }
+};
 
 }  // namespace
 
@@ -820,7 +1060,8 @@ void apply_defaults(json::object& obj, const Schema& s) {
 namespace {
 
 // strategy.go hasBlockingErr: after these error types the CEL rules are not run.
-void cel_rules(const json::object& obj, const json::object* old, const Schema& s, std::vector<StatusCause>& out) {
+void cel_rules(const json::object& obj, const json::object* old, const Schema& s, std::vector<StatusCause>& out,
+               std::vector<std::string>* warnings) {
   if (!s.has_validation_rules) return;
   const bool blocking = std::any_of(out.begin(), out.end(), [](const StatusCause& c) {
     return c.reason == "FieldValueNotSupported" || c.reason == "FieldValueRequired" || c.reason == "FieldValueTooLong" ||
@@ -831,32 +1072,192 @@ void cel_rules(const json::object& obj, const json::object* old, const Schema& s
                    "Invalid value: \"null\": some validation rules were not checked because the object was invalid; "
                    "correct the existing errors to complete validation",
                    "<nil>"});
-  else if (old)
-    immutability(json::value(obj), json::value(*old), s.root.get(), "", out);
+  else if (old) {
+    const json::value now(obj), before(*old);
+    CelWalk{out, warnings}.value(now, &before, s.root.get(), "", true, &before, false);
+  } else {
+    CelWalk{out, warnings}.value(json::value(obj), nullptr, s.root.get(), "", true, nullptr, false);
+  }
 }
 
 }  // namespace
 
-std::vector<StatusCause> validate(const json::object& obj, const json::object* old, const Schema& s) {
+std::vector<StatusCause> validate(const json::object& obj, const json::object* old, const Schema& s,
+                                  std::vector<std::string>* warnings) {
   std::vector<StatusCause> out;
-  Validator{out}.validate(json::value(obj), *s.root, "");
+  const json::value now(obj);
+  const json::value before = old ? json::value(*old) : json::value();
+  Validator{out}.validate(now, *s.root, "", old ? &before : nullptr);
   replicas_at(obj, s.spec_replicas_path, out);
   replicas_at(obj, s.status_replicas_path, out);
   ListTypes{out}.object(obj, s.root.get(), "");
-  cel_rules(obj, old, s, out);
+  cel_rules(obj, old, s, out, warnings);
   return out;
 }
 
-std::vector<StatusCause> validate_status(const json::object& obj, const json::object& old, const Schema& s) {
+std::vector<StatusCause> validate_status(const json::object& obj, const json::object& old, const Schema& s,
+                                         std::vector<std::string>* warnings) {
   std::vector<StatusCause> out;
   if (const json::value* st = obj.if_contains("status"))
-    if (const json::object* ss = property(s.root.get(), "status")) Validator{out, "status"}.validate(*st, *ss, "");
+    if (const json::object* ss = property(s.root.get(), "status")) Validator{out, "status"}.validate(*st, *ss, "", old.if_contains("status"));
   replicas_at(obj, s.status_replicas_path, out);
   std::vector<StatusCause> lists, old_lists;
   ListTypes{lists}.object(obj, s.root.get(), "");
   if (!lists.empty()) ListTypes{old_lists}.object(old, s.root.get(), "");
   if (old_lists.empty()) out.insert(out.end(), lists.begin(), lists.end());
-  cel_rules(obj, &old, s, out);
+  cel_rules(obj, &old, s, out, warnings);
+  return out;
+}
+
+}  // namespace gpupool::embedded::crd
+
+namespace gpupool::embedded::crd {
+
+namespace {
+
+// %#v of an apiextensions.ValidationRule, as the CRD's errors show it (a set pointer field prints
+// its address in Go, which is not reproducible: shown as 0xc000000000).
+std::string rule_go_value(const json::object& r) {
+  auto ptr = [&](const char* key, const char* type) -> std::string {
+    const json::value* v = r.if_contains(key);
+    return fmt::format("(*{})({})", type, v && !v->is_null() ? "0xc000000000" : "nil");
+  };
+  return fmt::format("apiextensions.ValidationRule{{Rule:{}, Message:{}, MessageExpression:{}, Reason:{}, FieldPath:{}, "
+                     "OptionalOldSelf:{}}}",
+                     go_quote(util::string_of(&r, "rule")), go_quote(util::string_of(&r, "message")),
+                     go_quote(util::string_of(&r, "messageExpression")),
+                     ptr("reason", "apiextensions.FieldValueErrorReason"), go_quote(util::string_of(&r, "fieldPath")),
+                     ptr("optionalOldSelf", "bool"));
+}
+
+bool has_newlines(std::string_view s) { return s.find('\n') != std::string_view::npos; }
+
+// ValidateCustomResourceDefinitionOpenAPISchema's x-kubernetes-validations part. The rules' own
+// fields first (schema errors); when the node and its children have none, every rule and
+// messageExpression must compile (a rule to a bool, a messageExpression to a string), a rule
+// using oldSelf must not sit where old values do not correlate (items of lists other than
+// list-type map), and optionalOldSelf needs oldSelf. `uncorrelatable`: the path of the highest
+// such list, or "".
+void definition_rules(const json::object& s, const std::string& path, bool root, const std::string& uncorrelatable,
+                      std::vector<StatusCause>& schema_errors, std::vector<StatusCause>& cel_errors) {
+  const std::size_t mark = schema_errors.size();
+  if (const json::object* p = member(&s, "properties"))
+    for (const auto& [k, v] : *p)
+      if (v.is_object())
+        definition_rules(v.as_object(), fmt::format("{}.properties[{}]", path, std::string_view(k)), false, uncorrelatable,
+                         schema_errors, cel_errors);
+  if (const json::object* is = items(&s)) {
+    const bool map_list = util::string_of(&s, "x-kubernetes-list-type") == "map";
+    definition_rules(*is, path + ".items", false, !uncorrelatable.empty() || map_list ? uncorrelatable : path, schema_errors, cel_errors);
+  }
+  if (const json::object* a = additional(&s)) definition_rules(*a, path + ".additionalProperties", false, uncorrelatable, schema_errors, cel_errors);
+  const json::value* rules = s.if_contains("x-kubernetes-validations");
+  if (!rules || !rules->is_array()) return;
+  const auto& list = rules->as_array();
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_object()) continue;
+    const json::object& r = list[i].as_object();
+    const std::string at = fmt::format("{}.x-kubernetes-validations[{}]", path, i);
+    const std::string rule = trimmed(util::string_of(&r, "rule")), msg = util::string_of(&r, "message");
+    auto invalid = [&](const std::string& value, std::string_view what, std::string_view field) {
+      schema_errors.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(value), what), at + std::string(field)});
+    };
+    if (rule.empty())
+      schema_errors.push_back({"FieldValueRequired", "Required value: rule is not specified", at + ".rule"});
+    else if (!msg.empty() && trimmed(msg).empty())
+      invalid(msg, "message must be non-empty if specified", ".message");
+    else if (has_newlines(trimmed(msg)))
+      invalid(msg, "message must not contain line breaks", ".message");
+    else if (has_newlines(rule) && trimmed(msg).empty())
+      schema_errors.push_back({"FieldValueRequired", "Required value: message must be specified if rule contains line breaks", at + ".message"});
+    if (const std::string me = util::string_of(&r, "messageExpression"); !me.empty() && trimmed(me).empty())
+      schema_errors.push_back({"FieldValueRequired", "Required value: messageExpression must be non-empty if specified", at + ".messageExpression"});
+    if (const json::value* reason = r.if_contains("reason"); reason && reason->is_string()) {
+      const std::string_view rs = reason->as_string();
+      if (rs != "FieldValueRequired" && rs != "FieldValueForbidden" && rs != "FieldValueInvalid" && rs != "FieldValueDuplicate")
+        schema_errors.push_back({"FieldValueNotSupported",
+                                 fmt::format("Unsupported value: {}: supported values: \"FieldValueDuplicate\", \"FieldValueForbidden\", "
+                                             "\"FieldValueInvalid\", \"FieldValueRequired\"",
+                                             go_quote(rs)),
+                                 at + ".reason"});
+    }
+    if (const std::string fp = util::string_of(&r, "fieldPath"); !fp.empty()) {
+      if (trimmed(fp).empty())
+        invalid(fp, "fieldPath must be non-empty if specified", ".fieldPath");
+      if (has_newlines(fp))
+        invalid(fp, "fieldPath must not contain line breaks", ".fieldPath");
+      if (!valid_field_path(fp, s))
+        invalid(fp, "fieldPath must be a valid path", ".fieldPath");
+    }
+  }
+  // "If any schema related validation errors have been found at this level or deeper, skip CEL
+  // expression validation."
+  if (schema_errors.size() > mark) return;
+  const auto compiled = compile_rules(s, root);
+  for (const CompiledRule& c : compiled) {
+    const std::size_t index = static_cast<std::size_t>(
+        std::find_if(list.begin(), list.end(), [&](const json::value& v) { return v.is_object() && &v.as_object() == c.rule; }) -
+        list.begin());
+    const std::string at = fmt::format("{}.x-kubernetes-validations[{}]", path, index);
+    if (!c.program.ast)
+      cel_errors.push_back({"FieldValueInvalid",
+                            fmt::format("Invalid value: {}: {}", rule_go_value(*c.rule),
+                                        compile_error(c.program, "compilation failed: ", "program instantiation failed: ")),
+                            at + ".rule"});
+    else if (c.program.result_type != "bool")
+      cel_errors.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: cel expression must evaluate to a bool", rule_go_value(*c.rule)),
+                            at + ".rule"});
+    if (!util::string_of(c.rule, "messageExpression").empty()) {
+      if (!c.message.ast)
+        cel_errors.push_back({"FieldValueInvalid",
+                              fmt::format("Invalid value: {}: {}", rule_go_value(*c.rule),
+                                          compile_error(c.message, "messageExpression compilation failed: ",
+                                                        "messageExpression instantiation failed: ")),
+                              at + ".messageExpression"});
+      else if (c.message.result_type != "string")
+        cel_errors.push_back({"FieldValueInvalid",
+                              fmt::format("Invalid value: {}: messageExpression must evaluate to a string", rule_go_value(*c.rule)),
+                              at + ".messageExpression"});
+    }
+    if (c.program.uses_old_self) {
+      if (!uncorrelatable.empty())
+        cel_errors.push_back({"FieldValueInvalid",
+                              fmt::format("Invalid value: {}: oldSelf cannot be used on the uncorrelatable portion of the schema within {}",
+                                          go_quote(util::string_of(c.rule, "rule")), uncorrelatable),
+                              at + ".rule"});
+    } else if (const json::value* o = c.rule->if_contains("optionalOldSelf"); o && o->is_bool()) {
+      cel_errors.push_back({"FieldValueInvalid",
+                            fmt::format("Invalid value: {}: may not be set if oldSelf is not used in rule", o->as_bool() ? "true" : "false"),
+                            at + ".optionalOldSelf"});
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<StatusCause> validate_definition(const json::object& crd) {
+  std::vector<StatusCause> out;
+  const json::object* spec = member(&crd, "spec");
+  const json::value* versions = spec ? spec->if_contains("versions") : nullptr;
+  if (!versions || !versions->is_array()) return out;
+  const auto& vs = versions->as_array();
+  // The internal version keeps one spec.validation when every version has the same schema.
+  bool same = true;
+  for (std::size_t i = 1; i < vs.size(); ++i)
+    if (!util::json_equal(vs[i].is_object() ? vs[i].as_object().contains("schema") ? vs[i].as_object().at("schema") : json::value() : json::value(),
+                          vs[0].is_object() ? vs[0].as_object().contains("schema") ? vs[0].as_object().at("schema") : json::value() : json::value()))
+      same = false;
+  for (std::size_t i = 0; i < vs.size(); ++i) {
+    if (!vs[i].is_object()) continue;
+    const json::object* sch = member(member(&vs[i].as_object(), "schema"), "openAPIV3Schema");
+    if (!sch) continue;
+    std::vector<StatusCause> schema_errors, cel_errors;
+    definition_rules(*sch, same ? std::string("spec.validation.openAPIV3Schema") : fmt::format("spec.versions[{}].schema.openAPIV3Schema", i),
+                     true, "", schema_errors, cel_errors);
+    out.insert(out.end(), schema_errors.begin(), schema_errors.end());
+    out.insert(out.end(), cel_errors.begin(), cel_errors.end());
+    if (same) break;
+  }
   return out;
 }
 

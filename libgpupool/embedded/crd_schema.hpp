@@ -73,13 +73,24 @@ void apply_defaults(boost::json::object& obj, const Schema& s);
 
 /// The schema part of customResourceStrategy.Validate (create, `old` null) and ValidateUpdate:
 /// kube-openapi's validation of `obj` against the schema, the scale subresource's replicas path,
-/// the x-kubernetes-list-type map/set invariants, and the CEL gate. Of CEL rules only the
-/// transition rule `self == oldSelf` is evaluated; FIDELITY.md lists the rest.
-std::vector<StatusCause> validate(const boost::json::object& obj, const boost::json::object* old, const Schema& s);
+/// the x-kubernetes-list-type map/set invariants, and the x-kubernetes-validations (CEL) rules
+/// (embedded/cel.hpp). On update, validation ratcheting (CRDValidationRatcheting, on in v1.32):
+/// schema errors of values left unchanged are dropped, and failed rules that do not use oldSelf
+/// on unchanged values become `warnings` ("<path>: Invalid value: ...") instead of errors.
+std::vector<StatusCause> validate(const boost::json::object& obj, const boost::json::object* old, const Schema& s,
+                                  std::vector<std::string>* warnings = nullptr);
 
 /// statusStrategy.ValidateUpdate: a write to the status subresource validates `status` by its
 /// own schema (errors at "status.x", worded "x in body ..."), the scale's status replicas path,
-/// the list types (unless the old object already broke them) and the CEL gate.
-std::vector<StatusCause> validate_status(const boost::json::object& obj, const boost::json::object& old, const Schema& s);
+/// the list types (unless the old object already broke them) and the CEL rules, ratcheted as
+/// validate() ratchets them.
+std::vector<StatusCause> validate_status(const boost::json::object& obj, const boost::json::object& old, const Schema& s,
+                                         std::vector<std::string>* warnings = nullptr);
+
+/// The CRD's own validation of its rules (apiextensions/validation ValidateCustomResourceDefinition,
+/// the x-kubernetes-validations part): each rule and messageExpression must compile, a rule to a
+/// bool, a messageExpression to a string. Causes at spec.validation.openAPIV3Schema... (one
+/// version) or spec.versions[i].schema.openAPIV3Schema....
+std::vector<StatusCause> validate_definition(const boost::json::object& crd);
 
 }  // namespace gpupool::embedded::crd

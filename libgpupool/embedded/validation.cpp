@@ -833,7 +833,8 @@ void builtin_validation(AdmissionRequest& r) {
                           "spec.volumeMode"});
     } else if (t.schema) {
       // customResourceStrategy.Validate / ValidateUpdate: the structural schema's rules.
-      for (auto& c : crd::validate(obj, r.old_object, *t.schema)) causes.push_back(std::move(c));
+      for (auto& c : crd::validate(obj, r.old_object, *t.schema, r.options ? r.options->warnings : nullptr))
+        causes.push_back(std::move(c));
     } else if (core && t.resource == "nodes") {
       // validateNodeTaints through the model's rules.
       if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())
@@ -871,7 +872,11 @@ void builtin_validation(AdmissionRequest& r) {
   }
   if (r.subresource.empty()) validate_kind(t, obj, causes);
   if (r.subresource == "status" && t.schema && r.old_object)
-    for (auto& c : crd::validate_status(obj, *r.old_object, *t.schema)) causes.push_back(std::move(c));
+    for (auto& c : crd::validate_status(obj, *r.old_object, *t.schema, r.options ? r.options->warnings : nullptr))
+      causes.push_back(std::move(c));
+  // A CRD's x-kubernetes-validations rules must compile (crd_schema.hpp validate_definition).
+  if (t.group == "apiextensions.k8s.io" && t.resource == "customresourcedefinitions" && r.subresource.empty())
+    for (auto& c : crd::validate_definition(obj)) causes.push_back(std::move(c));
   // ValidateXUpdate: the object's own rules, then the fields an update may not change.
   for (auto& c : immutable_causes(r)) causes.push_back(std::move(c));
   if (!causes.empty()) throw StatusError::invalid(t, name, std::move(causes));

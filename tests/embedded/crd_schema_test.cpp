@@ -188,3 +188,35 @@ TEST_CASE("the shipped Kubeflow CRDs define the kinds the embedded server serves
     CHECK(kinds == std::vector<std::string>{std::string("MPIJob/") + v, "TFJob/v1", "PyTorchJob/v1"});
   }
 }
+
+TEST_CASE("validate ratchets schema errors on update: unchanged values keep their old errors silently") {
+  const auto s = widget_schema();
+  // Stored before a stricter schema: replicas over the maximum, and an odd item in a list-type map.
+  const auto old = spec_of(R"({"size":"small","replicas":2000000,"ports":[{"name":"a","proto":"tcp","port":"x"}]})");
+  // Another field changes: the unchanged bad values are let be.
+  CHECK(causes_text(crd::validate(spec_of(R"({"size":"large","replicas":2000000,"ports":[{"name":"a","proto":"tcp","port":"x"}]})"),
+                                  &old, s))
+            .empty());
+  // The item is found again by its keys, wherever it moved; changing a value brings its errors back.
+  CHECK(causes_text(crd::validate(spec_of(R"({"size":"small","replicas":2000001,
+                                             "ports":[{"name":"b","proto":"tcp"},{"name":"a","proto":"tcp","port":"x"}]})"),
+                                  &old, s)) ==
+        "spec.replicas: Invalid value: 2000001: spec.replicas in body should be less than or equal to 1e+06\n");
+  // On create, nothing is ratcheted.
+  CHECK_FALSE(causes_text(crd::validate(old, nullptr, s)).empty());
+}
+
+TEST_CASE("validate_status ratchets the status by its old value") {
+  auto s = widget_schema();
+  const auto with_status = [](json::value status) {
+    auto o = spec_of(R"({"size":"small"})");
+    o["status"] = std::move(status);
+    return o;
+  };
+  const auto old = with_status(json::object{{"replicas", "x"}});
+  CHECK(causes_text(crd::validate_status(with_status(json::object{{"replicas", "x"}}), old, s)).empty());
+  CHECK(causes_text(crd::validate_status(with_status(json::object{{"replicas", "y"}}), old, s)) ==
+        "status.replicas: Invalid value: \"string\": replicas in body must be of type integer: \"string\"\n"
+        "<nil>: Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the "
+        "existing errors to complete validation\n");
+}

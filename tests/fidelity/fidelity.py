@@ -697,6 +697,106 @@ CRD_STEPS = [(CRD_DRY, widget("x", c)) for c in CRD_CASES] + [
     (["explain", "pytorchjob.spec.runPolicy.schedulingPolicy.queue"], None),
 ]
 
+# CEL rules (x-kubernetes-validations) and validation ratcheting (issue #20): Gadget
+# (tests/fidelity/data/cel-crd.json, made by gen_cel_crd.py) carries a table of rules that must all
+# hold (`checks`), rules that fail at run time (`errs`), and the rule kinds CRD authors write on
+# `spec`: message, messageExpression, reason, fieldPath, transition rules, optionalOldSelf. The
+# cel-old objects were stored under the same CRD without rules (SETUP), so updates of them are
+# ratcheted. A CRD whose rules do not compile is refused (cel-crd-bad.json). Each failing request
+# fails at one schema node: Go visits properties in map order, so errors of two nodes come in an
+# order that varies from run to run.
+def gadget(name, spec=None, **top):
+    body = {"apiVersion": "fid.example.com/v1", "kind": "Gadget", "metadata": {"name": name}}
+    if spec is not None:
+        body["spec"] = spec
+    body.update(top)
+    return json.dumps(body)
+
+
+CEL_VALUES = {"n": 3, "d": 1.5, "s": "Hello, World", "b": True, "l": [3, 1, 2], "ls": ["a", "b"], "m": {"k": "v"},
+              "o": {}, "ios": "50%", "t": "2024-01-02T03:04:05Z", "du": "1h30m"}
+CEL_DRY = ["create", "--dry-run=server", "-f", "-"]
+
+
+def cel_bad_crd(rules, items_of=None):
+    """A CRD whose spec.x (a string list, or with `items_of` its items) carries `rules`."""
+    x = {"type": "array", "maxItems": 5, "items": {"type": "string", "maxLength": 5}}
+    if items_of:
+        x["items"]["x-kubernetes-validations"] = rules
+    else:
+        x["x-kubernetes-validations"] = rules
+    return json.dumps({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                       "metadata": {"name": "gadgetbads.fid.example.com"},
+                       "spec": {"group": "fid.example.com", "scope": "Cluster", "names": {"kind": "GadgetBad", "plural": "gadgetbads"},
+                                "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {
+                                    "type": "object", "properties": {"spec": {"type": "object", "properties": {"x": x}}}}}}]}})
+
+CEL_STEPS = [
+    (["get", "crd", "gadgets.fid.example.com", "-o",
+      'jsonpath={.spec.versions[0].schema.openAPIV3Schema.properties.spec.x-kubernetes-validations[*].rule}{"\\n"}'], None),
+    (["create", "--dry-run=server", "-f", "-"], open(os.path.join(HERE, "data", "cel-crd-bad.json")).read()),
+    # versions with different schemas: each version's rules, at spec.versions[i]
+    (["create", "--dry-run=server", "-f", "-"], json.dumps(dict(json.loads(cel_bad_crd([])), spec=dict(
+        json.loads(cel_bad_crd([]))["spec"], versions=[
+            {"name": v, "served": True, "storage": v == "v1", "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                "spec": {"type": "object", "x-kubernetes-validations": [{"rule": r}], "properties": {"n": {"type": "integer"}}}}}}}
+            for v, r in (("v1", "self.n > 0"), ("v2", "self.m > 0"))])))),
+    # a rule's own fields are checked first; with errors there, no rule of the node is compiled
+    (["create", "--dry-run=server", "-f", "-"], cel_bad_crd([
+        {"rule": ""}, {"rule": "true", "message": "   "}, {"rule": "true", "message": "a\nb"}, {"rule": "true ||\nfalse"},
+        {"rule": "true", "messageExpression": "  "}, {"rule": "true", "reason": "Bogus"}, {"rule": "true", "fieldPath": ".nosuch"},
+        {"rule": "true", "fieldPath": " "}, {"rule": "self.nosuch"}])),
+    # syntax errors as cel-go's ANTLR parser words them
+    (["create", "--dry-run=server", "-f", "-"], cel_bad_crd([{"rule": r} for r in [
+        "self.n > > 1", "(self.n > 1", "self.n > 1)", "self.", "1 +* 2 == 3", "self.n self.n", "self.n == 1 ? true", "'abc",
+        "self.n # 1", "[1, 2", "{'a': 1", "self.l.all(1, true)", "has(self)", "self.n.foo(", "1.5u == 1u",
+        "99999999999999999999 > 1", "-9223372036854775809 < 0", "r'\\d' == b\"x\"", "'\\q' == ''",
+        # cel-go's limits: rules nested 250 deep, a visit 250 deep; runs of ! and - are flat
+        "(" * 260 + "true" + ")" * 260, "1" + " + 1" * 260 + " > 0", "!" * 301 + "true", "-" * 300 + "1 < 0", "!-1"]])),
+    (["create", "--dry-run=server", "-f", "-"], cel_bad_crd([
+        {"rule": "self == oldSelf"}, {"rule": "self.size() > 0", "optionalOldSelf": False}, {"rule": "self.size() > 0"}], items_of=True)),
+    (CEL_DRY, gadget("cel-checks", checks=CEL_VALUES)),
+    (CEL_DRY, gadget("cel-errs", errs=CEL_VALUES)),
+    (CEL_DRY, gadget("cel-x", {"minReplicas": 5, "maxReplicas": 2})),
+    (CEL_DRY, gadget("cel-x", {"banned": "x"})),
+    (CEL_DRY, gadget("cel-x", {"name": "averylongname"})),
+    (CEL_DRY, gadget("cel-x", {"team": "t"})),
+    (CEL_DRY, gadget("cel-x", {"tags": ["a", "a"]})),
+    (CEL_DRY, gadget("cel-x", {"mode": "turbo"})),
+    (CEL_DRY, gadget("cel-x", {"mode": "broken"})),
+    (CEL_DRY, gadget("cel-x", {"ports": [{"name": "a", "port": 3}]})),
+    (CEL_DRY, gadget("cel-x", {"count": 101})),
+    (CEL_DRY, gadget("x-bad", {})),
+    (CEL_DRY, gadget("cel-x", {"minReplicas": "x"})),
+    (CEL_DRY + ["-o", "jsonpath={.spec}"], gadget("cel-x", {"size": 5, "tags": ["a", "b"], "mode": "slow"})),
+    # property names CEL cannot spell (x-y, namespace), int-or-string
+    (CEL_DRY, gadget("cel-x", misc={"x-y": "a", "namespace": "a"})),
+    (CEL_DRY, gadget("cel-x", misc={"x-y": "a", "namespace": "b", "ios": 5, "free": {"a": 2}})),
+    (CEL_DRY, gadget("cel-x", misc={"ios": "6%"})),
+    (CEL_DRY, gadget("cel-x", misc={"ios": "5%"})),
+    # the status subresource runs the rules too
+    (["create", "-f", "-"], gadget("cel-st", {})),
+    (["patch", "gadget", "cel-st", "--subresource=status", "--type=merge", "-p", '{"status":{"phase":"Weird"}}'], None),
+    (["patch", "gadget", "cel-st", "--subresource=status", "--type=merge", "-p", '{"status":{"phase":"Ok"}}'], None),
+    (["patch", "gadget", "cel-st", "--type=merge", "-p", '{"status":{"phase":"Weird"},"extra":"e"}'], None),
+    (["delete", "gadget", "cel-st"], None),
+    # transition rules run on update only
+    (["create", "-f", "-"], gadget("cel-one", {"minReplicas": 2, "maxReplicas": 5, "size": 3})),
+    (["patch", "gadget", "cel-one", "--type=merge", "-p", '{"spec":{"minReplicas":1}}'], None),
+    (["patch", "gadget", "cel-one", "--type=merge", "-p", '{"spec":{"size":2}}'], None),
+    (["patch", "gadget", "cel-one", "--type=merge", "-p", '{"spec":{"minReplicas":3,"size":4}}'], None),
+    # ratcheting: values stored before the rules came are let be while unchanged
+    (["get", "gadget", "cel-old", "cel-old2", "-o", 'jsonpath={range .items[*]}{.spec}{"\\n"}{end}'], None),
+    (["patch", "gadget", "cel-old", "--type=merge", "-p", '{"extra":"x"}'], None),
+    (["patch", "gadget", "cel-old", "--type=merge", "-p", '{"spec":{"note":"n"}}'], None),
+    (["patch", "gadget", "cel-old", "--type=merge", "-p", '{"spec":{"count":150}}'], None),
+    (["patch", "gadget", "cel-old2", "--type=json", "-p", '[{"op":"add","path":"/spec/ports/-","value":{"name":"c","port":6}}]'], None),
+    (["patch", "gadget", "cel-old2", "--type=json", "-p", '[{"op":"replace","path":"/spec/ports/0/port","value":5}]'], None),
+    (["label", "gadget", "cel-old2", "x=y"], None),
+    (["get", "gadget", "cel-old2", "-o", "jsonpath={.spec.ports}"], None),
+    (["delete", "gadget", "cel-one", "cel-old", "cel-old2"], None),
+]
+
 # metav1.Time and MicroTime decode themselves with Go's time.Parse (RFC 3339, RFC 3339 with six
 # fractional digits): its error texts, element by element. Sent raw: kubectl would refuse them first.
 TIMES = ["yesterday", "2024-13-01T00:00:00Z", "2024-01-01T00:00:00", "2024-01-01T24:00:00Z", "2024-02-30T00:00:00Z",
@@ -1169,6 +1269,7 @@ SCENARIOS = {
     ],
     # kubectl explain reads the schemas the server publishes at /openapi/v3.
     "crd": CRD_STEPS,
+    "cel": CEL_STEPS,
     "timestamps": TIMESTAMP_STEPS,
     "events": EVENT_STEPS,
     "quantities": QUANTITY_STEPS,
@@ -1290,12 +1391,19 @@ SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES],
          "kubeflow": [["create", "-f", f] for f in CRD_FILES[1:] + KUBEFLOW_CRDS] +
                      [["wait", "--for=condition=established", "--timeout=30s"] + ["crd/" + n for n in
                       ("mpijobs.kubeflow.org", "tfjobs.kubeflow.org", "pytorchjobs.kubeflow.org")]],
+         # The Gadget CRD without its rules, two objects it then accepts, then the CRD with them.
+         "cel": [["delete", "crd", "gadgets.fid.example.com", "--ignore-not-found"],
+                 ["create", "-f", os.path.join(HERE, "data", "cel-crd-lax.json")],
+                 ["wait", "--for=condition=established", "--timeout=30s", "crd/gadgets.fid.example.com"],
+                 ["create", "-f", os.path.join(HERE, "data", "cel-old.yaml")],
+                 ["replace", "-f", os.path.join(HERE, "data", "cel-crd.json")]],
          "crd": [["create", "-f", f] for f in CRD_FILES] +
                 [["wait", "--for=condition=established", "--timeout=30s", "crd/widgets.fid.example.com",
                   "crd/pytorchjobs.kubeflow.org"]]}
 # The guide's PVC names the NFS class; with the class present, neither server warns about it.
 SETUP["gpupoolapply"] = [["create", "-f", os.path.join(HERE, "data", "nfs-storageclass.json")]]
-TEARDOWN = {"gpupoolapply": [["delete", "storageclass", "managed-nfs-storage", "--ignore-not-found"]],
+TEARDOWN = {"cel": [["delete", "crd", "gadgets.fid.example.com", "--ignore-not-found"]],
+            "gpupoolapply": [["delete", "storageclass", "managed-nfs-storage", "--ignore-not-found"]],
             "streams": [["delete", "pods", "--all", "--force", "--grace-period=0"],
                         ["delete", "node", "--ignore-not-found"] + STREAMS_NODES],
             "scheduling": [["delete", "pods", "--all", "--force", "--grace-period=0"],
