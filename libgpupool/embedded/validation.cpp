@@ -552,7 +552,10 @@ void builtin_defaults(AdmissionRequest& r) {
   auto& [obj, t, name, create, core] = *w;
   // (No reference into `obj` is kept: the defaults below insert keys, which may rehash it.)
   const std::string obj_namespace = str(obj["metadata"].as_object(), "namespace");
-  if (core && t.resource == "nodes") default_node(obj);
+  if (core && t.resource == "nodes") {
+    default_node(obj);
+    if (r.subresource.empty()) default_node_spec(obj, r.old_object);
+  }
   if (r.subresource.empty()) default_kind(t, obj);
   // SetDefaults_Namespace and the namespace strategy's Canonicalize: every named namespace carries
   // kubernetes.io/metadata.name with its name.
@@ -642,6 +645,7 @@ void builtin_defaults(AdmissionRequest& r) {
     if (core && t.resource == "pods") {
       default_toleration_seconds(obj_at(obj, "spec"));
       apply_match_label_keys(obj);
+      apparmor_version_skew(obj, r.options ? r.options->warnings : nullptr);
       auto& st = obj_at(obj, "status");
       set_default(st, "phase", "Pending");
       set_default(st, "qosClass", json::string(pod_qos_class(obj_at(obj, "spec"))));
@@ -678,6 +682,45 @@ void builtin_defaults(AdmissionRequest& r) {
       prepare_job_create(obj);
     }
   }
+}
+
+// ValidatePersistentVolumeClaimSpec (a claim's, or an ephemeral volume's claim template's, at
+// `prefix`): at least one access mode; a storage request above zero; storageClassName a DNS-1123
+// subdomain (ValidateClassName); a known volumeMode.
+void pvc_spec_causes(const json::object& sp, const std::string& prefix, std::vector<StatusCause>& causes) {
+  const json::value* modes = sp.if_contains("accessModes");
+  if (!modes || !modes->is_array() || modes->as_array().empty())
+    causes.push_back({"FieldValueRequired", "Required value: at least 1 access mode is required", prefix + "accessModes"});
+  else
+    for (const auto& m : modes->as_array())
+      if (m.is_string() && m != "ReadOnlyMany" && m != "ReadWriteMany" && m != "ReadWriteOnce" && m != "ReadWriteOncePod")
+        causes.push_back({"FieldValueNotSupported",
+                          fmt::format("Unsupported value: {}: supported values: \"ReadOnlyMany\", \"ReadWriteMany\", "
+                                      "\"ReadWriteOnce\", \"ReadWriteOncePod\"",
+                                      go_quote(m.as_string())),
+                          prefix + "accessModes"});
+  const json::value* req = nullptr;
+  if (const auto* res = sp.if_contains("resources"); res && res->is_object())
+    if (const auto* rq = res->as_object().if_contains("requests"); rq && rq->is_object())
+      req = rq->as_object().if_contains("storage");
+  if (!req || req->is_null()) {
+    causes.push_back({"FieldValueRequired", "Required value", prefix + "resources[storage]"});
+  } else {
+    try {
+      const Quantity q = Quantity::parse(req->is_string() ? std::string(req->as_string()) : json::serialize(*req));
+      if (!(q > Quantity::parse("0")))
+        causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: must be greater than zero", go_quote(q.to_string())),
+                          prefix + "resources[storage]"});
+    } catch (const ValidationError&) {
+      // decoding refused it already
+    }
+  }
+  if (const auto cls = str(sp, "storageClassName"); !cls.empty())
+    add_errors(causes, dns1123_subdomain_errors(cls), prefix + "storageClassName", cls);
+  if (const auto mode = str(sp, "volumeMode"); !mode.empty() && mode != "Block" && mode != "Filesystem")
+    causes.push_back({"FieldValueNotSupported",
+                      fmt::format("Unsupported value: {}: supported values: \"Block\", \"Filesystem\"", go_quote(mode)),
+                      prefix + "volumeMode"});
 }
 
 void builtin_validation(AdmissionRequest& r) {
@@ -795,42 +838,7 @@ void builtin_validation(AdmissionRequest& r) {
       // storage/validation ValidateStorageClass: validateProvisioner.
       if (str(obj, "provisioner").empty()) causes.push_back({"FieldValueRequired", "Required value", "provisioner"});
     } else if (core && t.resource == "persistentvolumeclaims") {
-      // ValidatePersistentVolumeClaimSpec: at least one access mode; a storage request above zero;
-      // storageClassName a DNS-1123 subdomain (ValidateClassName).
-      const json::object& sp = spec_or_empty(obj);
-      const json::value* modes = sp.if_contains("accessModes");
-      if (!modes || !modes->is_array() || modes->as_array().empty())
-        causes.push_back({"FieldValueRequired", "Required value: at least 1 access mode is required", "spec.accessModes"});
-      else
-        for (const auto& m : modes->as_array())
-          if (m.is_string() && m != "ReadOnlyMany" && m != "ReadWriteMany" && m != "ReadWriteOnce" && m != "ReadWriteOncePod")
-            causes.push_back({"FieldValueNotSupported",
-                              fmt::format("Unsupported value: {}: supported values: \"ReadOnlyMany\", \"ReadWriteMany\", "
-                                          "\"ReadWriteOnce\", \"ReadWriteOncePod\"",
-                                          go_quote(m.as_string())),
-                              "spec.accessModes"});
-      const json::value* req = nullptr;
-      if (const auto* res = sp.if_contains("resources"); res && res->is_object())
-        if (const auto* rq = res->as_object().if_contains("requests"); rq && rq->is_object())
-          req = rq->as_object().if_contains("storage");
-      if (!req || req->is_null()) {
-        causes.push_back({"FieldValueRequired", "Required value", "spec.resources[storage]"});
-      } else {
-        try {
-          const Quantity q = Quantity::parse(req->is_string() ? std::string(req->as_string()) : json::serialize(*req));
-          if (!(q > Quantity::parse("0")))
-            causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: must be greater than zero", go_quote(q.to_string())),
-                              "spec.resources[storage]"});
-        } catch (const ValidationError&) {
-          // decoding refused it already
-        }
-      }
-      if (const auto cls = str(sp, "storageClassName"); !cls.empty())
-        add_errors(causes, dns1123_subdomain_errors(cls), "spec.storageClassName", cls);
-      if (const auto mode = str(sp, "volumeMode"); !mode.empty() && mode != "Block" && mode != "Filesystem")
-        causes.push_back({"FieldValueNotSupported",
-                          fmt::format("Unsupported value: {}: supported values: \"Block\", \"Filesystem\"", go_quote(mode)),
-                          "spec.volumeMode"});
+      pvc_spec_causes(spec_or_empty(obj), "spec.", causes);
     } else if (t.schema) {
       // customResourceStrategy.Validate / ValidateUpdate: the structural schema's rules.
       for (auto& c : crd::validate(obj, r.old_object, *t.schema)) causes.push_back(std::move(c));
@@ -870,6 +878,7 @@ void builtin_validation(AdmissionRequest& r) {
     }
   }
   if (r.subresource.empty()) validate_kind(t, obj, causes);
+  if (r.subresource.empty() && !create && r.old_object) validate_kind_update(t, obj, *r.old_object, causes);
   if (r.subresource == "status" && t.schema && r.old_object)
     for (auto& c : crd::validate_status(obj, *r.old_object, *t.schema)) causes.push_back(std::move(c));
   // ValidateXUpdate: the object's own rules, then the fields an update may not change.
@@ -882,6 +891,8 @@ void builtin_validation(AdmissionRequest& r) {
     std::vector<std::string> w;
     if (core && t.resource == "pods" && create) {
       if (const auto* spec = spec_of(obj)) w = pod_warnings(md, *spec, "");
+    } else if (core && t.resource == "nodes") {
+      w = node_warnings(obj);
     } else if ((t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets" ||
                                       t.resource == "statefulsets" || t.resource == "daemonsets")) ||
                (t.group == "batch" && t.resource == "jobs")) {

@@ -48,6 +48,21 @@ void validate_pod_update(const boost::json::object& spec, const boost::json::obj
 void validate_labels_and_annotations(const boost::json::object& meta, const std::string& at,
                                      std::vector<StatusCause>& causes);
 
+/// ValidatePersistentVolumeClaimSpec's rules on `spec`, its fields named under `prefix` ("spec."),
+/// for claims and ephemeral volumes' claim templates. (embedded/validation.cpp)
+void pvc_spec_causes(const boost::json::object& spec, const std::string& prefix, std::vector<StatusCause>& causes);
+
+/// unversionedvalidation.ValidateLabelSelector on `selector` at `field`. (embedded/validation_pod.cpp)
+void validate_label_selector(const boost::json::object& selector, const std::string& field,
+                             std::vector<StatusCause>& causes);
+
+/// netutils.ParseIPSloppy accepts `s`: IPv4 (leading zeros allowed) or IPv6.
+bool valid_ip(const std::string& s);
+
+/// The pod strategy's applyAppArmorVersionSkew on a new pod: AppArmor annotations and profile
+/// fields made to agree, a deprecation warning appended for each annotation without a field.
+void apparmor_version_skew(boost::json::object& pod, std::vector<std::string>* warnings);
+
 /// ValidateScale: the replicas of an autoscaling/v1 Scale written to a scale subresource. Throws
 /// StatusError 422 (`Scale.autoscaling "<name>" is invalid: spec.replicas: ...`).
 void validate_scale(std::string_view name, const boost::json::value& replicas);

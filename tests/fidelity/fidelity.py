@@ -537,6 +537,173 @@ def podvalues_steps():
             (["get", "pod", "upd", "-o", "jsonpath={.spec.containers[0].image} {.spec.activeDeadlineSeconds} {.spec.tolerations[*].key}"], None)])
 
 
+def valleft_steps():
+    """Rules of issue #20 the embedded server once skipped: Node podCIDRs (ValidateNode and
+    ValidateNodeUpdate), LimitRange cross-field rules (their values printed as Go's
+    resource.Quantity), PodDisruptionBudget bounds, and the inner rules of every volume source."""
+    dry = ["create", "--dry-run=server", "-f", "-"]
+    spec = ["create", "--dry-run=server", "-o", "jsonpath={.spec}", "-f", "-"]
+
+    def nd(name, **spec_fields):
+        return json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "spec": spec_fields})
+
+    steps = [(dry, nd("valleft-bad", podCIDR="10.0.0.0/33", podCIDRs=["10.0.0.0/33", "10.1.0.0/24", "fd00::/64"])),
+             (dry, nd("valleft-bad", podCIDR="10.0.0.0/24", podCIDRs=["10.0.0.0/24", "10.1.0.0/24"])),
+             (dry, nd("valleft-bad", podCIDRs=["x", "10.0.0.0/24", "x"])),
+             (dry, nd("valleft-bad", podCIDRs=["10.0.0.0/24", "fd00::/64", "10.2.0.0/24"])),
+             (dry, nd("valleft-bad", podCIDRs=[""])),
+             (dry, nd("valleft-bad", podCIDRs=["fd00::/64", "fd00::/64"])),
+             (dry, nd("valleft-bad", podCIDRs=["10.0.0.0/024", "::ffff:10.0.0.0/120"])),
+             (spec, nd("valleft-ok", podCIDR="10.0.0.0/24")),
+             (spec, nd("valleft-ok", podCIDR="10.0.0.0/24", podCIDRs=["10.1.0.0/24", "fd00::/64"])),
+             (spec, nd("valleft-ok", podCIDRs=["fd00::/64", "010.2.0.0/24"])),
+             (spec, nd("valleft-ok", configSource={"configMap": {"name": "a"}}, unschedulable=True)),
+             (["create", "-o", "jsonpath={.spec}", "-f", "-"], nd("valleft-n1", podCIDR="10.0.0.0/24", providerID="p1", externalID="e1")),
+             (["patch", "node", "valleft-n1", "--type=merge", "-p", '{"spec":{"podCIDR":"10.9.0.0/24"}}'], None),
+             (["patch", "node", "valleft-n1", "--type=merge", "-p", '{"spec":{"podCIDRs":["10.0.0.0/24","fd00::/64"]}}'], None),
+             (["patch", "node", "valleft-n1", "--type=merge", "-p", '{"spec":{"providerID":"p2","externalID":"e2"}}'], None),
+             (["patch", "node", "valleft-n1", "--type=merge", "-p", '{"spec":{"unschedulable":true}}'], None),
+             (["delete", "node", "valleft-n1"], None)]
+
+    def lr(*items):
+        return json.dumps({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "lr"}, "spec": {"limits": list(items)}})
+    for items in [
+        [{"type": "Container", "min": {"cpu": "2"}, "max": {"cpu": "1"}}],
+        [{"type": "Container", "min": {"memory": "2Gi"}, "max": {"memory": "1.5Gi"}}],
+        [{"type": "Container", "min": {"cpu": "500m"}, "max": {"cpu": "1"}, "default": {"cpu": "2"}, "defaultRequest": {"cpu": "100m"}}],
+        [{"type": "Container", "default": {"cpu": "1"}, "defaultRequest": {"cpu": "2"}}],
+        [{"type": "Container", "max": {"memory": "1Gi"}, "defaultRequest": {"memory": "1.5Gi"}}],
+        [{"type": "Container", "maxLimitRequestRatio": {"cpu": "0.5"}}],
+        [{"type": "Container", "min": {"cpu": "1"}, "max": {"cpu": "2"}, "maxLimitRequestRatio": {"cpu": "3"}}],
+        [{"type": "Container", "min": {"cpu": "0"}, "max": {"cpu": "2"}, "maxLimitRequestRatio": {"cpu": "3"}}],
+        [{"type": "Container", "min": {"memory": "100Mi"}, "max": {"memory": "1Gi"}, "maxLimitRequestRatio": {"memory": "12.5"}}],
+        [{"type": "Container", "default": {"nvidia.com/gpu": "2"}, "defaultRequest": {"nvidia.com/gpu": "1"}}],
+        [{"type": "Container", "max": {"hugepages-2Mi": "4Mi"}, "defaultRequest": {"hugepages-2Mi": "2Mi"}}],
+        [{"type": "Pod", "default": {"cpu": "1"}, "defaultRequest": {"cpu": "1"}, "min": {"cpu": "2"}, "max": {"cpu": "1"}}],
+        [{"type": "PersistentVolumeClaim", "max": {"cpu": "1"}}],
+        [{"type": "PersistentVolumeClaim", "min": {"storage": "2Gi"}, "max": {"storage": "1Gi"}}],
+        [{"type": "Container"}, {"type": "Container"}],
+        [{"type": "Container", "max": {"foo": "1"}}],
+        [{"type": "Container", "min": {"example.com/a b": "1"}}],
+        [{"type": "example.com/custom", "max": {"foo": "1"}}],
+        [{"type": "Container", "min": {"cpu": "1.5"}, "max": {"cpu": "1"}}],
+        [{"type": "Container", "min": {"cpu": "0.0000000001"}, "max": {"cpu": "10n"}, "default": {"cpu": "1e-10"}}],
+    ]:
+        steps.append((dry, lr(*items)))
+    steps.append((["create", "-o", "jsonpath={.spec}", "-f", "-"],
+                  lr({"type": "Container", "min": {"cpu": "100m"}, "max": {"cpu": "2"}, "maxLimitRequestRatio": {"cpu": "4"}})))
+    steps.append((["delete", "limitrange", "lr"], None))
+
+    def pdb(**spec_fields):
+        return json.dumps({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "b"}, "spec": spec_fields})
+    for fields in [dict(minAvailable=1, maxUnavailable=1), dict(minAvailable="50%", maxUnavailable="10%", selector={"matchLabels": {"a": "b"}}),
+                   dict(minAvailable="150%"), dict(maxUnavailable="101%"), dict(minAvailable="000100%"), dict(minAvailable="99999999999999999999%"),
+                   dict(minAvailable=1, maxUnavailable="x", unhealthyPodEvictionPolicy="AlwaysAllow"),
+                   dict(unhealthyPodEvictionPolicy="Bogus"), dict(selector={"matchLabels": {"bad key!": "x"},
+                                                                           "matchExpressions": [{"key": "a", "operator": "In"}]})]:
+        steps.append((dry, pdb(**fields)))
+
+    volumes = [
+        {"name": "git", "gitRepo": {"repository": "", "directory": "../x"}},
+        {"name": "gce", "gcePersistentDisk": {"pdName": "", "partition": 256}},
+        {"name": "aws", "awsElasticBlockStore": {"volumeID": "", "partition": -1}},
+        {"name": "iscsi", "iscsi": {"targetPortal": "", "iqn": "bogus", "lun": 256, "chapAuthSession": True, "initiatorName": "iqn.bad"}},
+        {"name": "iscsi2", "iscsi": {"targetPortal": "t", "iqn": "eui.123", "initiatorName": "naa.1"}},
+        {"name": "iscsi3", "iscsi": {"targetPortal": "x" * 60, "iqn": "iqn.2001-04.com.example:storage", "initiatorName": "x"}},
+        {"name": "gluster", "glusterfs": {"endpoints": "", "path": ""}},
+        {"name": "flocker", "flocker": {}},
+        {"name": "flocker2", "flocker": {"datasetName": "a/b", "datasetUUID": "u"}},
+        {"name": "rbd", "rbd": {"monitors": [], "image": ""}},
+        {"name": "cinder", "cinder": {"volumeID": "", "secretRef": {}}},
+        {"name": "ceph", "cephfs": {"monitors": []}},
+        {"name": "quobyte", "quobyte": {"registry": "host,[::1]:80,h:1:2", "volume": ""}},
+        {"name": "quobyte2", "quobyte": {"registry": "", "volume": "v"}},
+        {"name": "quobyte3", "quobyte": {"registry": "h:1", "tenant": "t" * 65, "volume": "v"}},
+        {"name": "fc", "fc": {}},
+        {"name": "fc2", "fc": {"targetWWNs": ["a", "b"], "wwids": ["c"]}},
+        {"name": "fc3", "fc": {"targetWWNs": ["a"], "lun": 300}},
+        {"name": "flex", "flexVolume": {"driver": "", "options": {"Kubernetes.IO/x": "1", "ok": "3"}}},
+        {"name": "azf", "azureFile": {"secretName": "", "shareName": ""}},
+        {"name": "vs", "vsphereVolume": {"volumePath": ""}},
+        {"name": "photon", "photonPersistentDisk": {"pdID": ""}},
+        {"name": "pwx", "portworxVolume": {"volumeID": ""}},
+        {"name": "azd", "azureDisk": {"diskName": "", "diskURI": "", "cachingMode": "Bogus", "kind": "Bogus"}},
+        {"name": "azd2", "azureDisk": {"diskName": "d", "diskURI": "https://x", "kind": "Managed"}},
+        {"name": "sos", "storageos": {"volumeName": "Bad_Name", "volumeNamespace": "Bad_NS", "secretRef": {}}},
+        {"name": "sio", "scaleIO": {"gateway": "", "system": "", "volumeName": "", "secretRef": {"name": "s"}}},
+        {"name": "csi", "csi": {"driver": "d.example.com", "nodePublishSecretRef": {"name": "Bad_Secret"}}},
+        {"name": "csi2", "csi": {"driver": "d.example.com", "nodePublishSecretRef": {}}},
+        {"name": "eph", "ephemeral": {}},
+        {"name": "eph2", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["Bogus"], "storageClassName": "Bad_Class",
+                                                                         "resources": {"requests": {"storage": "0"}}}}}},
+    ]
+    steps.append((dry, vpod("volsources", volumes=volumes)))
+
+    # windowsOptions (validateWindowsSecurityContextOptions) and hostProcess consistency.
+    def wo(**o):
+        return {"windowsOptions": o}
+    steps += [
+        (dry, vpod("win", [vc(securityContext=wo(gmsaCredentialSpecName="Bad_Name", gmsaCredentialSpec="", runAsUserName="")),
+                           vc(name="b", securityContext=wo(runAsUserName="a\\b\\c")),
+                           vc(name="c", securityContext=wo(runAsUserName="bad domain!\\" + "u" * 105)),
+                           vc(name="d", securityContext=wo(runAsUserName="dom\\..")),
+                           vc(name="e", securityContext=wo(runAsUserName="x\u0007y")),
+                           vc(name="f", securityContext=wo(runAsUserName="d\\u@v")),
+                           vc(name="g", securityContext=wo(runAsUserName="ok.example.com\\user"))],
+                   securityContext=wo(runAsUserName="\\"))),
+        (dry, vpod("hostprocess", [vc(securityContext=wo(hostProcess=False)), vc(name="b")],
+                   initContainers=[vc(name="i", securityContext=wo(hostProcess=True))], securityContext=wo(hostProcess=True))),
+        (dry, vpod("hostprocess2", [vc(securityContext=wo(hostProcess=True)), vc(name="b")])),
+        (dry, vpod("hostprocess3", [vc(securityContext=wo(hostProcess=True))], hostNetwork=True)),
+    ]
+
+    # seccomp and AppArmor annotations against the fields (ValidatePodCreate), the AppArmor
+    # annotations copied into the fields and back (applyAppArmorVersionSkew), their warnings.
+    def apod(name, annotations, containers, **spec_fields):
+        body = json.loads(vpod(name, containers, **spec_fields))
+        body["metadata"]["annotations"] = annotations
+        return json.dumps(body)
+    sc_ann = "container.seccomp.security.alpha.kubernetes.io/"
+    aa_ann = "container.apparmor.security.beta.kubernetes.io/"
+    steps += [
+        (dry, apod("mismatch", {"seccomp.security.alpha.kubernetes.io/pod": "runtime/default", sc_ann + "main": "localhost/a",
+                                sc_ann + "b": "unconfined", aa_ann + "main": "localhost/x", aa_ann + "b": "unconfined",
+                                aa_ann + "c": "runtime/default"},
+                   [vc(securityContext={"seccompProfile": {"type": "Localhost", "localhostProfile": "b"},
+                                        "appArmorProfile": {"type": "Localhost", "localhostProfile": "y"}}),
+                    vc(name="b", securityContext={"seccompProfile": {"type": "RuntimeDefault"}}),
+                    vc(name="c", securityContext={"seccompProfile": {"type": "Unconfined"}})],
+                   securityContext={"seccompProfile": {"type": "Unconfined"}, "appArmorProfile": {"type": "Localhost", "localhostProfile": "p"}})),
+        (["create", "--dry-run=server", "-o", "json", "-f", "-"],
+         apod("skew", {aa_ann + "main": "localhost/x", aa_ann + "b": "runtime/default", aa_ann + "c": "bogus", aa_ann + "i": "unconfined",
+                       "seccomp.security.alpha.kubernetes.io/pod": "runtime/default", sc_ann + "main": "unconfined"},
+              [vc(), vc(name="b"), vc(name="c"), vc(name="d", securityContext={"appArmorProfile": {"type": "Localhost", "localhostProfile": "q"}}),
+               vc(name="e")],
+              initContainers=[vc(name="i")], securityContext={"appArmorProfile": {"type": "RuntimeDefault"}})),
+        (["create", "--dry-run=server", "-o", "json", "-f", "-"],
+         apod("skewok", {aa_ann + "main": "localhost/x", aa_ann + "b": "runtime/default", aa_ann + "i": "unconfined",
+                         "seccomp.security.alpha.kubernetes.io/pod": "runtime/default",
+                         sc_ann + "main": "unconfined"},
+              [vc(), vc(name="b"), vc(name="c", securityContext={"runAsUser": 1}),
+               vc(name="d", securityContext={"appArmorProfile": {"type": "Localhost", "localhostProfile": "q"}}), vc(name="e")],
+              initContainers=[vc(name="i")], securityContext={"appArmorProfile": {"type": "RuntimeDefault"}})),
+        (["create", "--dry-run=server", "-o", "jsonpath={.metadata.annotations}", "-f", "-"],
+         apod("skewwin", {aa_ann + "main": "localhost/x"}, [vc()], os={"name": "windows"})),
+        (dry, json.dumps({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "tplann"},
+                          "spec": {"selector": {"matchLabels": {"app": "t"}},
+                                   "template": {"metadata": {"labels": {"app": "t"}, "annotations": {
+                                       aa_ann + "main": "runtime/default", aa_ann + "b": "unconfined",
+                                       sc_ann + "main": "unconfined", "seccomp.security.alpha.kubernetes.io/pod": "unconfined"}},
+                                                "spec": {"containers": [vc(), vc(name="b", securityContext={"appArmorProfile": {"type": "Unconfined"}})]}}}})),
+    ]
+
+    # The tolerations annotation (ValidateTolerationsInPodAnnotations).
+    for value in ['[{"key":"a","operator":"Bogus"},{"Key":"b","Operator":"Exists","Value":"v"},{"key":"c","effect":"NoSchedule","tolerationSeconds":5}]',
+                  'x', '{"key":"a"}', '[1]', '[{"key":1}]', '[{"tolerationSeconds":"5"}]', '', '[{"key":"ok","operator":"Exists"}]', '  ']:
+        steps.append((dry, apod("tolann", {"scheduler.alpha.kubernetes.io/tolerations": value}, [vc()])))
+    return steps
+
+
 # Each scenario: a list of steps; a step is (kubectl args, stdin or None). NS is the scenario's namespace.
 def workload_json(kind, selector, restart=None):
     """A Deployment whose template is labelled app=w, with `selector` (None: no selector field)."""
@@ -1078,6 +1245,7 @@ SCENARIOS = {
     "applyconflicts": APPLY_STEPS,
     "describe": DESCRIBE_STEPS,
     "kinds": KIND_STEPS,
+    "valleft": valleft_steps(),
     "explain": [
         (["explain", "deployment.spec.replicas"], None),
         (["explain", "pod.spec.tolerations"], None),
@@ -1182,6 +1350,7 @@ KUBEFLOW_CRDS = [os.path.join(HERE, "..", "..", "data", "crds", n + ".json")
 CRD_FILES = [os.path.join(HERE, "data", "widget-crd.json"),
              os.path.join(HERE, "..", "..", "data", "crds", "training-operator_pytorchjobs.json")]
 SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES],
+         "valleft": [["delete", "node", "--ignore-not-found", "valleft-n1"]],
          # The CRDs (the embedded server ships PyTorchJob's: its create fails, as intended).
          "kubeflow": [["create", "-f", f] for f in CRD_FILES[1:] + KUBEFLOW_CRDS] +
                      [["wait", "--for=condition=established", "--timeout=30s"] + ["crd/" + n for n in
@@ -1189,7 +1358,8 @@ SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES],
          "crd": [["create", "-f", f] for f in CRD_FILES] +
                 [["wait", "--for=condition=established", "--timeout=30s", "crd/widgets.fid.example.com",
                   "crd/pytorchjobs.kubeflow.org"]]}
-TEARDOWN = {"scheduling": [["delete", "pods", "--all", "--force", "--grace-period=0"],
+TEARDOWN = {"valleft": [["delete", "node", "--ignore-not-found", "valleft-n1"]],
+            "scheduling": [["delete", "pods", "--all", "--force", "--grace-period=0"],
                            ["delete", "node", "--ignore-not-found"] + FID_NODES]}
 
 UID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
