@@ -1859,7 +1859,7 @@ namespace {
 void canonical_quantity(json::value& v) {
   if (!v.is_string()) return;
   try {
-    v = json::string(Quantity::parse(v.as_string()).to_string());
+    v = json::string(Quantity::canonical(v.as_string()));
   } catch (const std::exception&) {
     // decoding refused it already
   }

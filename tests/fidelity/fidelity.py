@@ -697,6 +697,15 @@ def valleft_steps():
                                                 "spec": {"containers": [vc(), vc(name="b", securityContext={"appArmorProfile": {"type": "Unconfined"}})]}}}})),
     ]
 
+    # Quantities beyond gpupool's 128-bit range, stored in Go's canonical form (or as written
+    # when ParseQuantity keeps the text).
+    for q in ["1e400", "123e400", "1000e400", "1e399", "1.5e400", "-2e31", "100000000000000000000000000000000",
+              "1234567890123456789012345678901234.5", "200000000000000000000000000000000000000E",
+              "100000000000000000000000000000000.0000000001", "99999999999999999999999999999999999Ei", "1e30k"]:
+        steps.append((["create", "--raw", "/api/v1/namespaces/NS/limitranges?dryRun=All", "-f", "-"],
+                      json.dumps({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "q"},
+                                  "spec": {"limits": [{"type": "Container", "max": {"cpu": q}}]}})))
+
     # The tolerations annotation (ValidateTolerationsInPodAnnotations).
     for value in ['[{"key":"a","operator":"Bogus"},{"Key":"b","Operator":"Exists","Value":"v"},{"key":"c","effect":"NoSchedule","tolerationSeconds":5}]',
                   'x', '{"key":"a"}', '[1]', '[{"key":1}]', '[{"tolerationSeconds":"5"}]', '', '[{"key":"ok","operator":"Exists"}]', '  ']:
@@ -842,7 +851,7 @@ QUANTITIES = ["0.5", "1.5Gi", "1024Mi", "2000m", "1.5", "100M", "1e3", "0.1", "1
               "9223372036854775807", "9223372036854775808", "0.000000001", "1n", "0.1n", "1Ei", "8Ei", "100000Ei",
               "1e-30", "1000000000000000000000m", "-1.5", "-0.0001"]
 QUANTITY_STEPS = [
-    (["create", "--raw", "/api/v1/namespaces/NS/limitranges?dryRun=All", "-f", "-", "-o", "jsonpath={.spec.limits[0].max.cpu}"],
+    (["create", "--raw", "/api/v1/namespaces/NS/limitranges?dryRun=All", "-f", "-"],
      json.dumps({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "q"},
                  "spec": {"limits": [{"type": "Container", "max": {"cpu": q}}]}}))
     for q in QUANTITIES] + [
