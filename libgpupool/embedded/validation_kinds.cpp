@@ -98,7 +98,7 @@ std::optional<int> cidr_family(const std::string& s) {
   const auto slash = s.find('/');
   if (slash == std::string::npos) return std::nullopt;
   const std::string ip = s.substr(0, slash), bits = s.substr(slash + 1);
-  if (!valid_ip(ip) || bits.empty() || bits.size() > 3 ||
+  if (!valid_ip(ip) || bits.empty() || bits.size() > 8 ||  // (dtoi: leading zeros allowed)
       !std::all_of(bits.begin(), bits.end(), [](char c) { return c >= '0' && c <= '9'; }))
     return std::nullopt;
   // An IPv4-mapped IPv6 address counts as IPv4 (IPFamilyOfCIDR: To4() != nil).

@@ -556,7 +556,8 @@ def valleft_steps():
              (dry, nd("valleft-bad", podCIDRs=["10.0.0.0/024", "::ffff:10.0.0.0/120"])),
              (spec, nd("valleft-ok", podCIDR="10.0.0.0/24")),
              (spec, nd("valleft-ok", podCIDR="10.0.0.0/24", podCIDRs=["10.1.0.0/24", "fd00::/64"])),
-             (spec, nd("valleft-ok", podCIDRs=["fd00::/64", "010.2.0.0/24"])),
+             (spec, nd("valleft-ok", podCIDRs=["fd00::/0000064", "010.2.0.0/24"])),
+             (dry, nd("valleft-bad", podCIDRs=["10.0.0.0/+24"])),
              (spec, nd("valleft-ok", configSource={"configMap": {"name": "a"}}, unschedulable=True)),
              (["create", "-o", "jsonpath={.spec}", "-f", "-"], nd("valleft-n1", podCIDR="10.0.0.0/24", providerID="p1", externalID="e1")),
              (["patch", "node", "valleft-n1", "--type=merge", "-p", '{"spec":{"podCIDR":"10.9.0.0/24"}}'], None),
@@ -705,6 +706,11 @@ def valleft_steps():
         steps.append((["create", "--raw", "/api/v1/namespaces/NS/limitranges?dryRun=All", "-f", "-"],
                       json.dumps({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "q"},
                                   "spec": {"limits": [{"type": "Container", "max": {"cpu": q}}]}})))
+
+    # A fractional extended resource shows the resource.Quantity ParseQuantity made: an inf.Dec for
+    # a binary suffix with a fraction, an int64Amount for a short decimal.
+    for q in ["0.0005Ki", "1.5e-1"]:
+        steps.append((dry, vpod("frac", [vc(resources={"limits": {"example.com/x": q}})])))
 
     # The tolerations annotation (ValidateTolerationsInPodAnnotations).
     for value in ['[{"key":"a","operator":"Bogus"},{"Key":"b","Operator":"Exists","Value":"v"},{"key":"c","effect":"NoSchedule","tolerationSeconds":5}]',
