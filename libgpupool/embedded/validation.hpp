@@ -56,6 +56,11 @@ void pvc_spec_causes(const boost::json::object& spec, const std::string& prefix,
 void validate_label_selector(const boost::json::object& selector, const std::string& field,
                              std::vector<StatusCause>& causes);
 
+/// ValidateResourceQuantityValue on resource `name`'s quantity `value` at `field`: not negative, and
+/// a whole number for the integer resources. (embedded/validation_pod.cpp)
+void validate_resource_quantity_value(const std::string& name, const boost::json::value& value, const std::string& field,
+                                      std::vector<StatusCause>& causes);
+
 /// netutils.ParseIPSloppy accepts `s`: IPv4 (leading zeros allowed) or IPv6.
 bool valid_ip(const std::string& s);
 

@@ -541,7 +541,19 @@ void validate_kind(const ResourceType& t, const json::object& obj, std::vector<S
     non_negative(spec, "minReadySeconds", "spec.minReadySeconds", causes);
     non_negative(spec, "revisionHistoryLimit", "spec.revisionHistoryLimit", causes);
   } else if (core && t.resource == "nodes") {
-    node_pod_cidrs(spec, causes);  // (after the taints: validation.cpp)
+    // (after the taints: validation.cpp)
+    node_resources(obj, causes);
+    node_pod_cidrs(spec, causes);
+  }
+}
+
+void node_resources(const json::object& node, std::vector<StatusCause>& causes) {
+  // ValidateNodeResources: status.capacity, then status.allocatable (Go walks each map in random
+  // order; here sorted), each entry by ValidateResourceQuantityValue (its path a child: sic).
+  for (const char* list : {"capacity", "allocatable"}) {
+    const json::object* res = object_at(node, {"status", list});
+    for (const auto& k : sorted_keys(res))
+      validate_resource_quantity_value(k, res->at(k), fmt::format("status.{}.{}", list, k), causes);
   }
 }
 

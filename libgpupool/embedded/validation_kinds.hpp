@@ -55,6 +55,9 @@ void validate_kind(const ResourceType& t, const boost::json::object& obj, std::v
 void validate_kind_update(const ResourceType& t, const boost::json::object& obj, const boost::json::object& old,
                           std::vector<StatusCause>& causes);
 
+/// ValidateNodeResources: the quantities of a Node's status.capacity and status.allocatable.
+void node_resources(const boost::json::object& node, std::vector<StatusCause>& causes);
+
 /// A Node's spec as decoding and the strategy's PrepareForCreate / PrepareForUpdate leave it
 /// (podCIDR and podCIDRs made one, configSource dropped unless the old node has one); `old` is
 /// the stored node of an update (null on create).

@@ -1778,6 +1778,11 @@ void image_whitespace(Errors& e, const json::object& c, const std::string& f) {
 
 }  // namespace
 
+void validate_resource_quantity_value(const std::string& name, const json::value& value, const std::string& field, Causes& causes) {
+  Errors e{causes};
+  resource_quantity(e, name, value, field);
+}
+
 void validate_label_selector(const json::object& selector, const std::string& field, Causes& causes) {
   Errors e{causes};
   label_selector(e, selector, field);

@@ -558,12 +558,16 @@ def valleft_steps():
              (spec, nd("valleft-ok", podCIDR="10.0.0.0/24", podCIDRs=["10.1.0.0/24", "fd00::/64"])),
              (spec, nd("valleft-ok", podCIDRs=["fd00::/0000064", "010.2.0.0/24"])),
              (dry, nd("valleft-bad", podCIDRs=["10.0.0.0/+24"])),
+             (dry, json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "valleft-bad"},
+                               "status": {"capacity": {"cpu": "-1"}, "allocatable": {"pods": "1.5"}}})),
              (spec, nd("valleft-ok", configSource={"configMap": {"name": "a"}}, unschedulable=True)),
              (["create", "-o", "jsonpath={.spec}", "-f", "-"], nd("valleft-n1", podCIDR="10.0.0.0/24", providerID="p1", externalID="e1")),
              (["patch", "node", "valleft-n1", "--type=merge", "-p", '{"spec":{"podCIDR":"10.9.0.0/24"}}'], None),
              (["patch", "node", "valleft-n1", "--type=merge", "-p", '{"spec":{"podCIDRs":["10.0.0.0/24","fd00::/64"]}}'], None),
              (["patch", "node", "valleft-n1", "--type=merge", "-p", '{"spec":{"providerID":"p2","externalID":"e2"}}'], None),
              (["patch", "node", "valleft-n1", "--type=merge", "-p", '{"spec":{"unschedulable":true}}'], None),
+             (["patch", "node", "valleft-n1", "--subresource=status", "--type=merge", "-p",
+               '{"status":{"capacity":{"cpu":"-1","memory":"1Gi"},"allocatable":{"example.com/x":"0.5"}}}'], None),
              (["delete", "node", "valleft-n1"], None)]
 
     def lr(*items):
