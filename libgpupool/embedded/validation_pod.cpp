@@ -308,7 +308,7 @@ void projected(Errors& e, const json::object& pj, const std::string& f) {
 // validateGitRepoVolumeSource, validateGCEPersistentDiskVolumeSource (whose path is
 // `persistentDisk`: sic), ..., validateEphemeralVolumeSource), for source `k` of volume `v` at `f`.
 void other_volume_source(Errors& e, const std::string& k, const json::object& src, const json::object& v,
-                         const std::string& sf, const std::string& f) {
+                         const std::string& sf, const std::string& f, const std::string& pod_name) {
   auto need = [&](const char* key) {
     if (string_at(src, key).empty()) e.required(fmt::format("{}.{}", sf, key));
   };
@@ -473,21 +473,43 @@ void other_volume_source(Errors& e, const std::string& k, const json::object& sr
     need("system");
     need("volumeName");
   } else if (k == "ephemeral") {
-    // validateEphemeralVolumeSource: a claim template (ValidatePersistentVolumeClaimTemplate's
-    // spec rules; the claim's name, pod name + "-" + volume name, is not checked here).
+    // validateEphemeralVolumeSource: a claim template (ValidatePersistentVolumeClaimTemplate:
+    // ValidateTemplateObjectMeta, then the spec; the claim's name, pod name + "-" + volume name,
+    // is not checked here).
     const json::object* tpl = object_at(src, "volumeClaimTemplate");
     if (!tpl) e.required(sf + ".volumeClaimTemplate");
     else {
       static const json::object kEmpty;
+      if (const json::object* md = object_at(*tpl, "metadata")) {
+        const std::string mf = sf + ".volumeClaimTemplate.metadata.";
+        // Annotations, then labels, then every other ObjectMeta field that is set (not Go's zero
+        // value: a list counts even when empty), in the struct's order.
+        for (const char* part : {"annotations", "labels"})
+          if (const json::value* v = md->if_contains(part)) validate_labels_and_annotations(json::object{{part, *v}}, mf, e.out);
+        for (const char* k : {"name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
+                              "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "ownerReferences",
+                              "finalizers", "managedFields"}) {
+          const json::value* v = md->if_contains(k);
+          const bool set = v && !v->is_null() && !(v->is_string() && v->as_string().empty()) &&
+                           !(v->is_int64() && v->as_int64() == 0) && !(v->is_uint64() && v->as_uint64() == 0);
+          if (set) e.forbidden(mf + k, "cannot be set");
+        }
+      }
       const json::object* spec = object_at(*tpl, "spec");
       pvc_spec_causes(spec ? *spec : kEmpty, sf + ".volumeClaimTemplate.spec.", e.out);
+    }
+    // The claim it makes, <pod>-<volume>, must be a valid name (ValidatePersistentVolumeName).
+    if (const std::string vol = string_at(v, "name"); !pod_name.empty() && !vol.empty()) {
+      const std::string claim = pod_name + "-" + vol;
+      for (const auto& msg : dns1123_subdomain_errors(claim))
+        e.invalid(f + ".name", q(vol), fmt::format("PVC name {}: {}", q(claim), msg));
     }
   }
 }
 
 // validateVolumeSource: exactly one source (the others Forbidden), each source's own rules for
 // the sources gpupool and its users write; the rest are counted only (FIDELITY.md).
-void volume_source(Errors& e, const json::object& v, const std::string& f) {
+void volume_source(Errors& e, const json::object& v, const std::string& f, const std::string& pod_name) {
   // {JSON key, the path Kubernetes names when it is one source too many}, in validateVolumeSource's order.
   static const std::pair<const char*, const char*> kSources[] = {
       {"emptyDir", "emptyDir"}, {"hostPath", "hostPath"}, {"gitRepo", "gitRepo"},
@@ -564,14 +586,15 @@ void volume_source(Errors& e, const json::object& v, const std::string& f) {
         else e.invalid(sf + ".name", name, dns1123_subdomain_errors(name));
       }
     } else {
-      other_volume_source(e, k, *src, v, sf, f);
+      other_volume_source(e, k, *src, v, sf, f, pod_name);
     }
   }
   if (count == 0) e.required(f, "must specify a volume type");
 }
 
 // ValidateVolumes: the volumes without errors, by name (what mounts may refer to).
-std::map<std::string, const json::object*> validate_volumes(Errors& e, const json::object& spec, const std::string& prefix) {
+std::map<std::string, const json::object*> validate_volumes(Errors& e, const json::object& spec, const std::string& prefix,
+                                                            const std::string& pod_name) {
   std::map<std::string, const json::object*> vols;
   const auto vs = items(spec, "volumes");
   std::set<std::string> names;
@@ -580,7 +603,7 @@ std::map<std::string, const json::object*> validate_volumes(Errors& e, const jso
     const std::string f = fmt::format("{}volumes[{}]", prefix, i);
     Causes el;
     Errors ve{el};
-    volume_source(ve, v, f);
+    volume_source(ve, v, f, pod_name);
     const std::string name = string_at(v, "name");
     if (name.empty()) ve.required(f + ".name");
     else ve.invalid(f + ".name", name, dns1123_label_errors(name));
@@ -2017,7 +2040,7 @@ void validate_pod_spec(const json::object& spec, const json::object* meta, const
   if (!present(spec, "terminationGracePeriodSeconds")) e.required(prefix + "terminationGracePeriodSeconds");
   // (spec.hostUsers needs the UserNamespacesSupport gate, off in v1.32: the field is dropped, and
   // validateHostUsers has nothing to check.)
-  const auto vols = validate_volumes(e, spec, prefix);
+  const auto vols = validate_volumes(e, spec, prefix, meta ? string_at(*meta, "name") : "");
 
   // validateContainers.
   const auto containers = items(spec, "containers");

@@ -639,10 +639,14 @@ def valleft_steps():
         {"name": "csi", "csi": {"driver": "d.example.com", "nodePublishSecretRef": {"name": "Bad_Secret"}}},
         {"name": "csi2", "csi": {"driver": "d.example.com", "nodePublishSecretRef": {}}},
         {"name": "eph", "ephemeral": {}},
-        {"name": "eph2", "ephemeral": {"volumeClaimTemplate": {"spec": {"accessModes": ["Bogus"], "storageClassName": "Bad_Class",
+        {"name": "eph2", "ephemeral": {"volumeClaimTemplate": {"metadata": {
+            "name": "x", "namespace": "y", "labels": {"bad key!": "v"}, "annotations": {"Bad Key": "x"}, "generateName": "g",
+            "finalizers": [], "creationTimestamp": None, "generation": 0}, "spec": {"accessModes": ["Bogus"], "storageClassName": "Bad_Class",
                                                                          "resources": {"requests": {"storage": "0"}}}}}},
     ]
     steps.append((dry, vpod("volsources", volumes=volumes)))
+    steps.append((dry, vpod("p" * 190, volumes=[{"name": "v" * 63, "ephemeral": {"volumeClaimTemplate": {"spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}}])))
 
     # windowsOptions (validateWindowsSecurityContextOptions) and hostProcess consistency.
     def wo(**o):
