@@ -9,6 +9,7 @@
 #include "embedded/warnings.hpp"
 
 #include <cctype>
+#include <map>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -18,7 +19,6 @@
 #include "gpupool/names.hpp"
 #include "gpupool/quantity.hpp"
 #include "gpupool/scheduling.hpp"
-#include "gpupool/taint.hpp"
 
 namespace gpupool::embedded {
 
@@ -481,10 +481,6 @@ const json::object& spec_or_empty(const json::object& obj) {
   return s ? *s : kNoSpec;
 }
 
-void cause_from(const ValidationError& e, Causes& causes, const std::string& prefix = "") {
-  causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: \"{}\": {}", e.value(), e.rule()), prefix + e.field()});
-}
-
 }  // namespace
 
 void validate_scale(std::string_view name, const json::value& replicas) {
@@ -684,6 +680,43 @@ void builtin_defaults(AdmissionRequest& r) {
   }
 }
 
+// validateNodeTaints on `taints` at path `at`: each key a qualified name, each value a label value
+// (its messages joined by ";"), an effect Kubernetes knows, and no key twice for one effect (the
+// taint shown as core.Taint's %#v; a set timeAdded's time.Time printing is not reproduced).
+void node_taints(const json::array& taints, const std::string& at, std::vector<StatusCause>& causes) {
+  std::map<std::string, std::set<std::string>> seen;  // effect -> keys
+  static const json::object kEmpty;
+  for (std::size_t i = 0; i < taints.size(); ++i) {
+    const json::object& t = taints[i].is_object() ? taints[i].as_object() : kEmpty;
+    const std::string f = fmt::format("{}[{}]", at, i);
+    const std::string key = str(t, "key"), value = str(t, "value"), effect = str(t, "effect");
+    for (const auto& msg : qualified_name_errors(key))
+      causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(key), msg), f + ".key"});
+    if (const auto errs = label_value_errors(value); !errs.empty()) {
+      std::string joined;
+      for (const auto& m : errs) joined += (joined.empty() ? "" : ";") + m;
+      causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(value), joined), f + ".value"});
+    }
+    if (effect.empty())
+      causes.push_back({"FieldValueRequired", "Required value", f + ".effect"});
+    else if (effect != "NoSchedule" && effect != "PreferNoSchedule" && effect != "NoExecute")
+      causes.push_back({"FieldValueNotSupported",
+                        fmt::format("Unsupported value: {}: supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"",
+                                    go_quote(effect)),
+                        f + ".effect"});
+    if (seen[effect].count(key)) {
+      if (!t.contains("timeAdded") || t.at("timeAdded").is_null())
+        causes.push_back({"FieldValueDuplicate",
+                          fmt::format("Duplicate value: core.Taint{{Key:{}, Value:{}, Effect:{}, TimeAdded:<nil>}}: taints must be "
+                                      "unique by key and effect pair",
+                                      go_quote(key), go_quote(value), go_quote(effect)),
+                          f});
+      continue;
+    }
+    seen[effect].insert(key);
+  }
+}
+
 // ValidatePersistentVolumeClaimSpec (a claim's, or an ephemeral volume's claim template's, at
 // `prefix`): at least one access mode; a storage request above zero; storageClassName a DNS-1123
 // subdomain (ValidateClassName); a known volumeMode.
@@ -843,38 +876,21 @@ void builtin_validation(AdmissionRequest& r) {
       // customResourceStrategy.Validate / ValidateUpdate: the structural schema's rules.
       for (auto& c : crd::validate(obj, r.old_object, *t.schema)) causes.push_back(std::move(c));
     } else if (core && t.resource == "nodes") {
-      // validateNodeTaints through the model's rules.
+      // ValidateNodeSpecificAnnotations (the taints annotation, decoded as []core.Taint), then the
+      // spec's taints.
+      const json::object* ann = md.if_contains("annotations") && md.at("annotations").is_object() ? &md.at("annotations").as_object() : nullptr;
+      if (const std::string tv = ann ? str(*ann, "scheduler.alpha.kubernetes.io/taints") : ""; !tv.empty()) {
+        static const GoField kFields[] = {{"key", "Key", "string"}, {"value", "Value", "string"}, {"effect", "Effect", "core.TaintEffect"}};
+        json::array list;
+        if (const auto error = go_decode_list(tv, "Taint", kFields, list))
+          causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: \"scheduler.alpha.kubernetes.io/taints\": {}", *error),
+                            "metadata.annotations"});
+        else
+          node_taints(list, "metadata.annotations.scheduler.alpha.kubernetes.io/taints", causes);
+      }
       if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())
-        if (const auto* taints = spec->as_object().if_contains("taints"); taints && taints->is_array()) {
-          const auto& arr = taints->as_array();
-          std::vector<Taint> parsed;
-          std::vector<std::size_t> index;  // parsed[k] is arr[index[k]]
-          for (std::size_t i = 0; i < arr.size(); ++i) {
-            if (!arr[i].is_object()) continue;
-            const std::string f = fmt::format("spec.taints[{}]", i);
-            try {
-              Taint taint{str(arr[i].as_object(), "key"), str(arr[i].as_object(), "value"), TaintEffect::NoSchedule};
-              taint.effect = parse_taint_effect(str(arr[i].as_object(), "effect"), f + ".effect");
-              validate(taint, f);
-              parsed.push_back(taint);
-              index.push_back(i);
-            } catch (const ValidationError& e) {
-              cause_from(e, causes);
-            }
-          }
-          // The model's uniqueness rule, worded as validateNodeTaints words it (its path is
-          // metadata.taints[i], sic, and the value core.Taint's %#v).
-          for (const std::size_t k : duplicate_taints(parsed)) {
-            const auto& o = arr[index[k]].as_object();
-            if (o.contains("timeAdded")) continue;  // its time.Time printing is not reproduced
-            causes.push_back({"FieldValueDuplicate",
-                              fmt::format("Duplicate value: core.Taint{{Key:{}, Value:{}, Effect:{}, TimeAdded:<nil>}}: "
-                                          "taints must be unique by key and effect pair",
-                                          go_quote(parsed[k].key), go_quote(parsed[k].value),
-                                          go_quote(to_string(parsed[k].effect))),
-                              fmt::format("metadata.taints[{}]", index[k])});
-          }
-        }
+        if (const auto* taints = spec->as_object().if_contains("taints"); taints && taints->is_array())
+          node_taints(taints->as_array(), "metadata.taints", causes);  // (sic: validateNodeTaints is given metadata's path)
     }
   }
   if (r.subresource.empty()) validate_kind(t, obj, causes);

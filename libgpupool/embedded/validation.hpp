@@ -2,6 +2,10 @@
 // validation of the objects gpupool writes (apis/core/validation, apps/validation, batch/validation).
 #pragma once
 
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "embedded/store.hpp"
@@ -60,6 +64,20 @@ void validate_label_selector(const boost::json::object& selector, const std::str
 /// a whole number for the integer resources. (embedded/validation_pod.cpp)
 void validate_resource_quantity_value(const std::string& name, const boost::json::value& value, const std::string& field,
                                       std::vector<StatusCause>& causes);
+
+/// A field of an internal Go struct that encoding/json fills from an annotation's JSON: its JSON
+/// name (matched case-insensitively), Go name and Go type ("string" kinds, or "int64").
+struct GoField {
+  const char* json;
+  const char* go;
+  const char* go_type;
+};
+
+/// encoding/json's Unmarshal of `text` into []core.<type> (the tolerations and taints
+/// annotations): the first error as Go words it, or nullopt with `out` holding each element's
+/// known fields under their JSON names. (embedded/validation_pod.cpp)
+std::optional<std::string> go_decode_list(const std::string& text, std::string_view type, std::span<const GoField> fields,
+                                          boost::json::array& out);
 
 /// netutils.ParseIPSloppy accepts `s`: IPv4 (leading zeros allowed) or IPv6.
 bool valid_ip(const std::string& s);

@@ -19,6 +19,7 @@
 #include <optional>
 #include <regex>
 #include <set>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -1606,56 +1607,16 @@ void pod_annotations(Errors& e, const json::object& ann, const json::object& spe
   if (ann.contains("kubernetes.io/config.mirror") && string_at(spec, "nodeName").empty())
     e.invalid(f + "[kubernetes.io/config.mirror]", q(value("kubernetes.io/config.mirror")),
               "must set spec.nodeName if mirror pod annotation is set");
-  // ValidateTolerationsInPodAnnotations: the annotation's JSON decoded into []core.Toleration
-  // (encoding/json: fields match case-insensitively; the first error is the answer), then
-  // ValidateTolerations under the key.
+  // ValidateTolerationsInPodAnnotations: the annotation's JSON decoded into []core.Toleration,
+  // then ValidateTolerations under the key.
   if (const std::string tv = value("scheduler.alpha.kubernetes.io/tolerations"); !tv.empty()) {
-    boost::system::error_code ec;
-    const json::value parsed = json::parse(tv, ec);
-    auto kind = [](const json::value& v) {
-      return v.is_object() ? "object" : v.is_array() ? "array" : v.is_string() ? "string" : v.is_bool() ? "bool" : "number";
-    };
-    std::optional<std::string> error;
+    static const GoField kFields[] = {{"key", "Key", "string"},
+                                      {"operator", "Operator", "core.TolerationOperator"},
+                                      {"value", "Value", "string"},
+                                      {"effect", "Effect", "core.TaintEffect"},
+                                      {"tolerationSeconds", "TolerationSeconds", "int64"}};
     json::array list;
-    if (ec) {
-      // A syntax error: Go names the first character that cannot begin a value; deeper syntax
-      // errors are worded by offset in Go and generically here.
-      const auto at = tv.find_first_not_of(" \t\r\n");
-      const char c = at == std::string::npos ? '\0' : tv[at];
-      if (at == std::string::npos) error = "unexpected end of JSON input";
-      else if (std::string_view("[{\"-0123456789tfn").find(c) == std::string_view::npos)
-        error = fmt::format("invalid character '{}' looking for beginning of value", c);
-      else
-        error = "invalid JSON: " + ec.message();
-    } else if (!parsed.is_array() && !parsed.is_null()) {
-      error = fmt::format("json: cannot unmarshal {} into Go value of type []core.Toleration", kind(parsed));
-    } else if (parsed.is_array()) {
-      static const std::pair<const char*, const char*> kFields[] = {
-          {"key", "Key string"}, {"operator", "Operator core.TolerationOperator"}, {"value", "Value string"},
-          {"effect", "Effect core.TaintEffect"}, {"tolerationSeconds", "TolerationSeconds int64"}};
-      for (const auto& t : parsed.as_array()) {
-        json::object canonical;
-        if (!t.is_object() && !t.is_null() && !error)
-          error = fmt::format("json: cannot unmarshal {} into Go value of type core.Toleration", kind(t));
-        if (t.is_object())
-          for (const auto& [k, v] : t.as_object())
-            for (const auto& [field, go] : kFields) {
-              if (k.size() != std::strlen(field) ||
-                  !std::equal(k.begin(), k.end(), field, [](char x, char y) { return std::tolower(x) == std::tolower(y); }))
-                continue;
-              const bool seconds = std::string_view(field) == "tolerationSeconds";
-              const bool fits = v.is_null() || (seconds ? v.is_int64() : v.is_string());
-              if (!fits && !error) {
-                const std::string_view g(go);
-                error = fmt::format("json: cannot unmarshal {} into Go struct field Toleration.{} of type {}", kind(v),
-                                    g.substr(0, g.find(' ')), g.substr(g.find(' ') + 1));
-              }
-              if (fits && !v.is_null()) canonical[field] = v;
-            }
-        list.push_back(std::move(canonical));
-      }
-    }
-    if (error) {
+    if (const auto error = go_decode_list(tv, "Toleration", kFields, list)) {
       e.invalid(f, q("scheduler.alpha.kubernetes.io/tolerations"), *error);
     } else if (!list.empty()) {
       json::object as_spec;
@@ -1800,6 +1761,47 @@ void image_whitespace(Errors& e, const json::object& c, const std::string& f) {
 }
 
 }  // namespace
+
+std::optional<std::string> go_decode_list(const std::string& text, std::string_view type, std::span<const GoField> fields,
+                                          json::array& out) {
+  boost::system::error_code ec;
+  const json::value parsed = json::parse(text, ec);
+  auto kind = [](const json::value& v) {
+    return v.is_object() ? "object" : v.is_array() ? "array" : v.is_string() ? "string" : v.is_bool() ? "bool" : "number";
+  };
+  if (ec) {
+    // A syntax error: Go names the first character that cannot begin a value; deeper syntax
+    // errors are worded by offset in Go and generically here.
+    const auto at = text.find_first_not_of(" \t\r\n");
+    const char c = at == std::string::npos ? '\0' : text[at];
+    if (at == std::string::npos) return "unexpected end of JSON input";
+    if (std::string_view("[{\"-0123456789tfn").find(c) == std::string_view::npos)
+      return fmt::format("invalid character '{}' looking for beginning of value", c);
+    return "invalid JSON: " + ec.message();
+  }
+  if (parsed.is_null()) return std::nullopt;
+  if (!parsed.is_array()) return fmt::format("json: cannot unmarshal {} into Go value of type []core.{}", kind(parsed), type);
+  std::optional<std::string> error;  // the first; decoding goes on
+  for (const auto& item : parsed.as_array()) {
+    json::object canonical;
+    if (!item.is_object() && !item.is_null() && !error)
+      error = fmt::format("json: cannot unmarshal {} into Go value of type core.{}", kind(item), type);
+    if (item.is_object())
+      for (const auto& [k, v] : item.as_object())
+        for (const auto& fd : fields) {
+          if (k.size() != std::strlen(fd.json) ||
+              !std::equal(k.begin(), k.end(), fd.json, [](char x, char y) { return std::tolower(x) == std::tolower(y); }))
+            continue;
+          const bool integer = std::string_view(fd.go_type) == "int64";
+          const bool fits = v.is_null() || (integer ? v.is_int64() : v.is_string());
+          if (!fits && !error)
+            error = fmt::format("json: cannot unmarshal {} into Go struct field {}.{} of type {}", kind(v), type, fd.go, fd.go_type);
+          if (fits && !v.is_null()) canonical[fd.json] = v;
+        }
+    out.push_back(std::move(canonical));
+  }
+  return error;
+}
 
 void validate_resource_quantity_value(const std::string& name, const json::value& value, const std::string& field, Causes& causes) {
   Errors e{causes};

@@ -558,6 +558,14 @@ def valleft_steps():
              (spec, nd("valleft-ok", podCIDR="10.0.0.0/24", podCIDRs=["10.1.0.0/24", "fd00::/64"])),
              (spec, nd("valleft-ok", podCIDRs=["fd00::/0000064", "010.2.0.0/24"])),
              (dry, nd("valleft-bad", podCIDRs=["10.0.0.0/+24"])),
+             (dry, nd("valleft-bad", taints=[{"key": "bad key!", "value": "bad value!", "effect": ""}, {"key": "a", "effect": "Bogus"},
+                                             {"key": "a", "effect": "Bogus"}, {"key": "", "effect": "NoSchedule"}])),
+             (dry, json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "valleft-bad", "annotations": {
+                 "scheduler.alpha.kubernetes.io/taints": '[{"Key":"bad key!","effect":"NoSchedule"},{"key":"bad key!","EFFECT":"NoSchedule"}]'}}})),
+             (dry, json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "valleft-bad", "annotations": {
+                 "scheduler.alpha.kubernetes.io/taints": '{"key":"a"}'}}})),
+             (dry, json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "valleft-bad", "annotations": {
+                 "scheduler.alpha.kubernetes.io/taints": '[{"value":1}]'}}})),
              (dry, json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "valleft-bad"},
                                "status": {"capacity": {"cpu": "-1"}, "allocatable": {"pods": "1.5"}}})),
              (spec, nd("valleft-ok", configSource={"configMap": {"name": "a"}}, unschedulable=True)),
