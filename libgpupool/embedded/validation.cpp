@@ -895,7 +895,10 @@ void builtin_validation(AdmissionRequest& r) {
   }
   if (r.subresource.empty()) validate_kind(t, obj, causes);
   if (r.subresource.empty() && !create && r.old_object) validate_kind_update(t, obj, *r.old_object, causes);
-  if (r.subresource == "status" && core && t.resource == "nodes") node_resources(obj, causes);  // ValidateNodeUpdate's
+  if (r.subresource == "status" && core && t.resource == "nodes") {  // ValidateNodeUpdate's
+    node_resources(obj, causes);
+    node_addresses(obj, causes);
+  }
   if (r.subresource == "status" && t.schema && r.old_object)
     for (auto& c : crd::validate_status(obj, *r.old_object, *t.schema)) causes.push_back(std::move(c));
   // ValidateXUpdate: the object's own rules, then the fields an update may not change.

@@ -557,13 +557,30 @@ void node_resources(const json::object& node, std::vector<StatusCause>& causes) 
   }
 }
 
+void node_addresses(const json::object& node, std::vector<StatusCause>& causes) {
+  // ValidateNodeUpdate: no address twice in status.addresses (the repeat shown as
+  // core.NodeAddress's %#v).
+  if (const json::array* addresses = util::array_at(node, {"status"}, "addresses")) {
+    std::set<std::pair<std::string, std::string>> seen;
+    for (std::size_t i = 0; i < addresses->size(); ++i) {
+      const json::object* a = (*addresses)[i].is_object() ? &(*addresses)[i].as_object() : nullptr;
+      const std::string type = string_of(a, "type"), address = string_of(a, "address");
+      if (!seen.emplace(type, address).second)
+        causes.push_back({"FieldValueDuplicate",
+                          fmt::format("Duplicate value: core.NodeAddress{{Type:{}, Address:{}}}", go_quote(type), go_quote(address)),
+                          fmt::format("status.addresses[{}]", i)});
+    }
+  }
+}
+
 void validate_kind_update(const ResourceType& t, const json::object& obj, const json::object& old,
                           std::vector<StatusCause>& causes) {
   if (!t.group.empty() || t.resource != "nodes") return;
-  // ValidateNodeUpdate: podCIDRs may only be set where none were, providerID likewise, and
-  // externalID never changes.
+  // ValidateNodeUpdate: no address twice, podCIDRs may only be set where none were, providerID
+  // likewise, and externalID never changes.
   const json::object* spec = object_at(obj, {"spec"});
   const json::object* old_spec = object_at(old, {"spec"});
+  node_addresses(obj, causes);
   const json::array* now = spec ? util::array_at(*spec, {}, "podCIDRs") : nullptr;
   const json::array* before = old_spec ? util::array_at(*old_spec, {}, "podCIDRs") : nullptr;
   if (before && !before->empty()) {

@@ -58,6 +58,9 @@ void validate_kind_update(const ResourceType& t, const boost::json::object& obj,
 /// ValidateNodeResources: the quantities of a Node's status.capacity and status.allocatable.
 void node_resources(const boost::json::object& node, std::vector<StatusCause>& causes);
 
+/// ValidateNodeUpdate's status.addresses rule: no address twice.
+void node_addresses(const boost::json::object& node, std::vector<StatusCause>& causes);
+
 /// A Node's spec as decoding and the strategy's PrepareForCreate / PrepareForUpdate leave it
 /// (podCIDR and podCIDRs made one, configSource dropped unless the old node has one); `old` is
 /// the stored node of an update (null on create).

@@ -575,6 +575,9 @@ def valleft_steps():
              (["patch", "node", "valleft-n1", "--type=merge", "-p", '{"spec":{"providerID":"p2","externalID":"e2"}}'], None),
              (["patch", "node", "valleft-n1", "--type=merge", "-p", '{"spec":{"unschedulable":true}}'], None),
              (["patch", "node", "valleft-n1", "--subresource=status", "--type=merge", "-p",
+               '{"status":{"addresses":[{"type":"InternalIP","address":"1.2.3.4"},{"type":"Hostname","address":"h"},'
+               '{"type":"InternalIP","address":"1.2.3.4"}]}}'], None),
+             (["patch", "node", "valleft-n1", "--subresource=status", "--type=merge", "-p",
                '{"status":{"capacity":{"cpu":"-1","memory":"1Gi"},"allocatable":{"example.com/x":"0.5"}}}'], None),
              (["delete", "node", "valleft-n1"], None)]
 
