@@ -1951,12 +1951,109 @@ bool same_toleration(const json::object& a, const json::object& b) {
 
 }  // namespace
 
+namespace {
+
+// Go's %#v of a []string field (nil when absent).
+std::string go_string_slice(const json::object& o, std::string_view key) {
+  const json::array* a = array_at(o, key);
+  if (!a) return "[]string(nil)";
+  std::string out = "[]string{";
+  for (std::size_t i = 0; i < a->size(); ++i) out += (i ? ", " : "") + q((*a)[i].is_string() ? std::string((*a)[i].as_string()) : "");
+  return out + "}";
+}
+
+// Go's %#v of a []core.NodeSelectorRequirement field.
+std::string go_requirements(const json::object& term, std::string_view key) {
+  const json::array* a = array_at(term, key);
+  if (!a) return "[]core.NodeSelectorRequirement(nil)";
+  std::string out = "[]core.NodeSelectorRequirement{";
+  for (std::size_t i = 0; i < a->size(); ++i) {
+    const json::object& r = (*a)[i].is_object() ? (*a)[i].as_object() : kNone;
+    out += fmt::format("{}core.NodeSelectorRequirement{{Key:{}, Operator:{}, Values:{}}}", i ? ", " : "", q(string_at(r, "key")),
+                       q(string_at(r, "operator")), go_string_slice(r, "values"));
+  }
+  return out + "}";
+}
+
+std::string go_term(const json::object& t) {
+  return fmt::format("core.NodeSelectorTerm{{MatchExpressions:{}, MatchFields:{}}}", go_requirements(t, "matchExpressions"),
+                     go_requirements(t, "matchFields"));
+}
+
+// The required node selector terms of a spec's node affinity (nullopt: no required selector).
+std::optional<std::vector<const json::object*>> required_terms(const json::object& spec) {
+  const json::object* a = object_at(spec, "affinity");
+  const json::object* na = a ? object_at(*a, "nodeAffinity") : nullptr;
+  const json::object* req = na ? object_at(*na, "requiredDuringSchedulingIgnoredDuringExecution") : nullptr;
+  if (!req) return std::nullopt;
+  return items(*req, "nodeSelectorTerms");
+}
+
+// ValidatePodUpdate's rules for a gated pod: validateNodeSelectorMutation (only additions to
+// spec.nodeSelector) and validateNodeAffinityMutation (a non-empty list of required terms keeps
+// its length, and each term only gains requirements).
+void gated_pod_mutations(Errors& e, const json::object& now, const json::object& before) {
+  const json::object* ns = object_at(now, "nodeSelector");
+  const json::object* old_ns = object_at(before, "nodeSelector");
+  if (old_ns)
+    for (const auto& [k, v] : *old_ns) {
+      const json::value* n = ns ? ns->if_contains(k) : nullptr;
+      if (n && *n == v) continue;
+      std::string shown = "map[string]string(nil)";
+      if (ns) {
+        std::vector<std::string> keys;
+        for (const auto& kv : *ns) keys.emplace_back(kv.key());
+        std::sort(keys.begin(), keys.end());
+        shown = "map[string]string{";
+        for (std::size_t i = 0; i < keys.size(); ++i)
+          shown += fmt::format("{}{}:{}", i ? ", " : "", q(keys[i]), q(string_at(*ns, keys[i])));
+        shown += "}";
+      }
+      e.invalid("spec.nodeSelector", shown, "only additions to spec.nodeSelector are allowed (no mutations or deletions)");
+      break;
+    }
+  const auto old_terms = required_terms(before);
+  if (!old_terms) return;
+  const auto new_terms = required_terms(now).value_or(std::vector<const json::object*>{});
+  const std::string tf = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
+  if (!old_terms->empty() && old_terms->size() != new_terms.size()) {
+    // (nil unless the new spec holds a list, possibly empty)
+    const json::object* a = object_at(now, "affinity");
+    const json::object* na = a ? object_at(*a, "nodeAffinity") : nullptr;
+    const json::object* req = na ? object_at(*na, "requiredDuringSchedulingIgnoredDuringExecution") : nullptr;
+    std::string shown = "[]core.NodeSelectorTerm(nil)";
+    if (req && array_at(*req, "nodeSelectorTerms")) {
+      shown = "[]core.NodeSelectorTerm{";
+      for (std::size_t i = 0; i < new_terms.size(); ++i) shown += (i ? ", " : "") + go_term(*new_terms[i]);
+      shown += "}";
+    }
+    return e.invalid(tf, shown, "no additions/deletions to non-empty NodeSelectorTerms list are allowed");
+  }
+  for (std::size_t i = 0; i < old_terms->size(); ++i) {
+    const json::object& o = *(*old_terms)[i];
+    const json::object& n = *new_terms[i];
+    bool ok = true;
+    const auto oe = items(o, "matchExpressions"), of = items(o, "matchFields");
+    const auto ne = items(n, "matchExpressions"), nf = items(n, "matchFields");
+    if (oe.empty() && of.empty() && (!ne.empty() || !nf.empty())) ok = false;
+    for (const auto& [olds, news] : {std::pair{&oe, &ne}, std::pair{&of, &nf}}) {
+      if (olds->empty()) continue;
+      if (news->size() < olds->size()) ok = false;
+      else
+        for (std::size_t j = 0; j < olds->size(); ++j) ok = ok && semantic_equal(*(*olds)[j], *(*news)[j]);
+    }
+    if (!ok) e.invalid(fmt::format("{}[{}]", tf, i), go_term(n), "only additions are allowed (no mutations or deletions)");
+  }
+}
+
+}  // namespace
+
 // ValidatePodUpdate after validatePodMetadataAndSpec: ValidateContainerUpdates (which stops at a
 // changed count), activeDeadlineSeconds, validateOnlyAddedTolerations (then ValidateTolerations
 // again: the causes repeat, the message says each once), validateOnlyDeletedSchedulingGates, and
 // the munged spec. The Forbidden cause's go-cmp diff of the two specs is not reproduced
-// (FIDELITY.md, known difference 1). A gated pod's node selector and affinity may change, and
-// their mutation rules are not checked.
+// (FIDELITY.md, known difference 1). A gated pod's node selector and required node affinity may
+// only gain entries (gated_pod_mutations).
 void validate_pod_update(const json::object& spec, const json::object& old_spec, Causes& causes) {
   Errors e{causes};
   for (const char* list : {"containers", "initContainers"}) {
@@ -2013,6 +2110,7 @@ void validate_pod_update(const json::object& spec, const json::object& old_spec,
   const auto old_grace = int_at(before, "terminationGracePeriodSeconds");
   if (old_grace && *old_grace < 0 && int_at(now, "terminationGracePeriodSeconds") == 1) now["terminationGracePeriodSeconds"] = *old_grace;
   if (!items(before, "schedulingGates").empty()) {
+    gated_pod_mutations(e, now, before);
     now.erase("nodeSelector");
     if (const json::value* v = before.if_contains("nodeSelector")) now["nodeSelector"] = *v;
     json::value old_na = nullptr;

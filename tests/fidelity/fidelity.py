@@ -731,6 +731,25 @@ def valleft_steps():
     for q in ["0.0005Ki", "1.5e-1"]:
         steps.append((dry, vpod("frac", [vc(resources={"limits": {"example.com/x": q}})])))
 
+    # A gated pod's node selector and required node affinity: only additions (ValidatePodUpdate).
+    req = {"key": "zone", "operator": "In", "values": ["a"]}
+    steps.append((["create", "-f", "-"], vpod("gated", [vc()], schedulingGates=[{"name": "g"}], nodeSelector={"a": "1"},
+                                            affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                                                "nodeSelectorTerms": [{"matchExpressions": [req]}, {"matchFields": [
+                                                    {"key": "metadata.name", "operator": "In", "values": ["n"]}]}]}}})))
+    for patch in ['{"spec":{"nodeSelector":{"a":"1","b":"2"}}}', '{"spec":{"nodeSelector":{"a":"2","b":"2"}}}',
+                  '{"spec":{"nodeSelector":null}}',
+                  '{"spec":{"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":['
+                  '{"matchExpressions":[{"key":"zone","operator":"In","values":["a"]},{"key":"x","operator":"Exists"}]},'
+                  '{"matchFields":[{"key":"metadata.name","operator":"In","values":["n"]}]}]}}}}}',
+                  '{"spec":{"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":['
+                  '{"matchExpressions":[{"key":"zone","operator":"In","values":["b"]}]},{"matchFields":[]}]}}}}}',
+                  '{"spec":{"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":['
+                  '{"matchExpressions":[{"key":"zone","operator":"In","values":["a"]}]}]}}}}}',
+                  '{"spec":{"affinity":null}}']:
+        steps.append((["patch", "pod", "gated", "--type=merge", "-p", patch], None))
+    steps.append((["get", "pod", "gated", "-o", "jsonpath={.spec.nodeSelector} {.spec.affinity}"], None))
+
     # The tolerations annotation (ValidateTolerationsInPodAnnotations).
     for value in ['[{"key":"a","operator":"Bogus"},{"Key":"b","Operator":"Exists","Value":"v"},{"key":"c","effect":"NoSchedule","tolerationSeconds":5}]',
                   'x', '{"key":"a"}', '[1]', '[{"key":1}]', '[{"tolerationSeconds":"5"}]', '', '[{"key":"ok","operator":"Exists"}]', '  ']:
