@@ -772,8 +772,12 @@ void builtin_validation(AdmissionRequest& r) {
       if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())
         validate_pod_spec(spec->as_object(), &md, "spec.", create ? PodSpecOf::NewPod : PodSpecOf::UpdatedPod, causes);
       else causes.push_back({"FieldValueRequired", "Required value", "spec.containers"});
-      if (const json::object* old_spec = r.old_object ? spec_of(*r.old_object) : nullptr; !create && old_spec)
+      if (const json::object* old_spec = r.old_object ? spec_of(*r.old_object) : nullptr; !create && old_spec) {
+        const json::value* old_md = r.old_object->if_contains("metadata");
+        validate_pod_annotation_updates(md, old_md && old_md->is_object() ? old_md->as_object() : json::object{},
+                                        spec_or_empty(obj), causes);
         validate_pod_update(spec_or_empty(obj), *old_spec, causes);
+      }
     } else if ((t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets")) ||
                (t.group == "batch" && t.resource == "jobs")) {
       // pkg/apis/apps/validation/validation.go ValidateDeploymentSpec / ValidateReplicaSetSpec and

@@ -42,6 +42,11 @@ void validate_pod_spec(const boost::json::object& spec, const boost::json::objec
 /// Go prints them after decoding: "0.5" is 500m, "1.5Gi" 1536Mi.
 void canonical_quantities(boost::json::object& spec);
 
+/// ValidatePodSpecificAnnotationUpdates: AppArmor and mirror pod annotations are neither added,
+/// removed nor changed by an update, then the pod's annotations are validated again.
+void validate_pod_annotation_updates(const boost::json::object& meta, const boost::json::object& old_meta,
+                                     const boost::json::object& spec, std::vector<StatusCause>& causes);
+
 /// ValidatePodUpdate's own rules (after the updated pod's values are validated): containers are
 /// neither added nor removed and keep an image, activeDeadlineSeconds only shrinks, tolerations
 /// are only added, scheduling gates only removed, and nothing else of the spec changes.

@@ -2048,6 +2048,29 @@ void gated_pod_mutations(Errors& e, const json::object& now, const json::object&
 
 }  // namespace
 
+void validate_pod_annotation_updates(const json::object& meta, const json::object& old_meta, const json::object& spec,
+                                     Causes& causes) {
+  Errors e{causes};
+  const json::object& now = object_at(meta, "annotations") ? *object_at(meta, "annotations") : kNone;
+  const json::object& before = object_at(old_meta, "annotations") ? *object_at(old_meta, "annotations") : kNone;
+  constexpr std::string_view kAppArmor = "container.apparmor.security.beta.kubernetes.io/";
+  constexpr std::string_view kMirror = "kubernetes.io/config.mirror";
+  // (Go walks both maps in random order; here in the objects' order.)
+  for (const auto& [k, v] : before) {
+    if (const json::value* n = now.if_contains(k); n && *n == v) continue;
+    const std::string f = fmt::format("metadata.annotations[{}]", std::string_view(k));
+    if (k.starts_with(kAppArmor)) e.forbidden(f, "may not remove or update AppArmor annotations");
+    if (k == kMirror) e.forbidden(f, "may not remove or update mirror pod annotation");
+  }
+  for (const auto& [k, v] : now) {
+    if (before.contains(k)) continue;
+    const std::string f = fmt::format("metadata.annotations[{}]", std::string_view(k));
+    if (k.starts_with(kAppArmor)) e.forbidden(f, "may not add AppArmor annotations");
+    if (k == kMirror) e.forbidden(f, "may not add mirror pod annotation");
+  }
+  pod_annotations(e, now, spec, "metadata.annotations");
+}
+
 // ValidatePodUpdate after validatePodMetadataAndSpec: ValidateContainerUpdates (which stops at a
 // changed count), activeDeadlineSeconds, validateOnlyAddedTolerations (then ValidateTolerations
 // again: the causes repeat, the message says each once), validateOnlyDeletedSchedulingGates, and

@@ -750,6 +750,15 @@ def valleft_steps():
         steps.append((["patch", "pod", "gated", "--type=merge", "-p", patch], None))
     steps.append((["get", "pod", "gated", "-o", "jsonpath={.spec.nodeSelector} {.spec.affinity}"], None))
 
+    # ValidatePodSpecificAnnotationUpdates: AppArmor and mirror annotations stay as they are.
+    steps.append((["create", "-f", "-"], apod("annupd", {aa_ann + "main": "runtime/default"}, [vc()])))
+    for patch in ['{"metadata":{"annotations":{"' + aa_ann + 'main":"unconfined"}}}',
+                  '{"metadata":{"annotations":{"' + aa_ann + 'main":null}}}',
+                  '{"metadata":{"annotations":{"kubernetes.io/config.mirror":"x"}}}',
+                  '{"metadata":{"annotations":{"controller.kubernetes.io/pod-deletion-cost":"x"}}}',
+                  '{"metadata":{"annotations":{"ok":"1"}}}']:
+        steps.append((["patch", "pod", "annupd", "--type=merge", "-p", patch], None))
+
     # The tolerations annotation (ValidateTolerationsInPodAnnotations).
     for value in ['[{"key":"a","operator":"Bogus"},{"Key":"b","Operator":"Exists","Value":"v"},{"key":"c","effect":"NoSchedule","tolerationSeconds":5}]',
                   'x', '{"key":"a"}', '[1]', '[{"key":1}]', '[{"tolerationSeconds":"5"}]', '', '[{"key":"ok","operator":"Exists"}]', '  ']:
