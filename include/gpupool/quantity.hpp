@@ -23,6 +23,11 @@ class Quantity {
   Quantity() = default;  ///< zero, DecimalSI
   /// Parses a quantity; throws ValidationError(field, text, rule) when it is malformed.
   static Quantity parse(std::string_view text, std::string_view field = "quantity");
+  /// What Go's String() prints of ParseQuantity(text) (after RoundUp(-3) with `round_up_milli`,
+  /// as SetDefaults_ResourceList does): parse(text).to_string(), and for the magnitudes parse
+  /// refuses (beyond about 1.7e29), Go's canonical form computed on the decimal digits ("1e400"
+  /// is "10e399"). Throws ValidationError for malformed text.
+  static std::string canonical(std::string_view text, bool round_up_milli = false, std::string_view field = "quantity");
   static Quantity from_milli(std::int64_t milli);  ///< DecimalSI
   static Quantity from_int(std::int64_t value, Format format = Format::DecimalSI);
   /// Exact value in units of 1e-9.

@@ -390,10 +390,13 @@ struct Walker {
           if (rounded.nano_value() != q.nano_value()) v = rounded.to_string();
         }
       } catch (const ValidationError& e) {
-        if (e.rule().find("magnitude too large") == std::string::npos)  // gpupool's own limit, not Go's
+        if (e.rule().find("magnitude too large") != std::string::npos) {  // gpupool's own limit, not Go's
+          if (prune && in_resource_list) v = Quantity::canonical(text, true);
+        } else {
           out.decode_error = e.rule().find("suffix") != std::string::npos
                                  ? "unable to parse quantity's suffix"
                                  : "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+        }
       }
       return;
     }
@@ -468,9 +471,9 @@ void canonical(const Node& n, json::value& v, int depth) {
       if (!v.is_string() && !v.is_number()) return;
       const std::string text = quantity_text(v);
       try {
-        v = Quantity::parse(text).to_string();
+        v = Quantity::canonical(text);
       } catch (const ValidationError&) {
-        if (v.is_number()) v = text;  // beyond gpupool's range: kept as written (FIDELITY.md)
+        if (v.is_number()) v = text;  // (decoding refused it already)
       }
       return;
     }

@@ -9,6 +9,7 @@
 #include "embedded/warnings.hpp"
 
 #include <cctype>
+#include <map>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -18,7 +19,6 @@
 #include "gpupool/names.hpp"
 #include "gpupool/quantity.hpp"
 #include "gpupool/scheduling.hpp"
-#include "gpupool/taint.hpp"
 
 namespace gpupool::embedded {
 
@@ -481,10 +481,6 @@ const json::object& spec_or_empty(const json::object& obj) {
   return s ? *s : kNoSpec;
 }
 
-void cause_from(const ValidationError& e, Causes& causes, const std::string& prefix = "") {
-  causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: \"{}\": {}", e.value(), e.rule()), prefix + e.field()});
-}
-
 }  // namespace
 
 void validate_scale(std::string_view name, const json::value& replicas) {
@@ -552,7 +548,10 @@ void builtin_defaults(AdmissionRequest& r) {
   auto& [obj, t, name, create, core] = *w;
   // (No reference into `obj` is kept: the defaults below insert keys, which may rehash it.)
   const std::string obj_namespace = str(obj["metadata"].as_object(), "namespace");
-  if (core && t.resource == "nodes") default_node(obj);
+  if (core && t.resource == "nodes") {
+    default_node(obj);
+    if (r.subresource.empty()) default_node_spec(obj, r.old_object);
+  }
   if (r.subresource.empty()) default_kind(t, obj);
   // SetDefaults_Namespace and the namespace strategy's Canonicalize: every named namespace carries
   // kubernetes.io/metadata.name with its name.
@@ -642,6 +641,7 @@ void builtin_defaults(AdmissionRequest& r) {
     if (core && t.resource == "pods") {
       default_toleration_seconds(obj_at(obj, "spec"));
       apply_match_label_keys(obj);
+      apparmor_version_skew(obj, r.options ? r.options->warnings : nullptr);
       auto& st = obj_at(obj, "status");
       set_default(st, "phase", "Pending");
       set_default(st, "qosClass", json::string(pod_qos_class(obj_at(obj, "spec"))));
@@ -680,6 +680,82 @@ void builtin_defaults(AdmissionRequest& r) {
   }
 }
 
+// validateNodeTaints on `taints` at path `at`: each key a qualified name, each value a label value
+// (its messages joined by ";"), an effect Kubernetes knows, and no key twice for one effect (the
+// taint shown as core.Taint's %#v; a set timeAdded's time.Time printing is not reproduced).
+void node_taints(const json::array& taints, const std::string& at, std::vector<StatusCause>& causes) {
+  std::map<std::string, std::set<std::string>> seen;  // effect -> keys
+  static const json::object kEmpty;
+  for (std::size_t i = 0; i < taints.size(); ++i) {
+    const json::object& t = taints[i].is_object() ? taints[i].as_object() : kEmpty;
+    const std::string f = fmt::format("{}[{}]", at, i);
+    const std::string key = str(t, "key"), value = str(t, "value"), effect = str(t, "effect");
+    for (const auto& msg : qualified_name_errors(key))
+      causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(key), msg), f + ".key"});
+    if (const auto errs = label_value_errors(value); !errs.empty()) {
+      std::string joined;
+      for (const auto& m : errs) joined += (joined.empty() ? "" : ";") + m;
+      causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(value), joined), f + ".value"});
+    }
+    if (effect.empty())
+      causes.push_back({"FieldValueRequired", "Required value", f + ".effect"});
+    else if (effect != "NoSchedule" && effect != "PreferNoSchedule" && effect != "NoExecute")
+      causes.push_back({"FieldValueNotSupported",
+                        fmt::format("Unsupported value: {}: supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"",
+                                    go_quote(effect)),
+                        f + ".effect"});
+    if (seen[effect].count(key)) {
+      if (!t.contains("timeAdded") || t.at("timeAdded").is_null())
+        causes.push_back({"FieldValueDuplicate",
+                          fmt::format("Duplicate value: core.Taint{{Key:{}, Value:{}, Effect:{}, TimeAdded:<nil>}}: taints must be "
+                                      "unique by key and effect pair",
+                                      go_quote(key), go_quote(value), go_quote(effect)),
+                          f});
+      continue;
+    }
+    seen[effect].insert(key);
+  }
+}
+
+// ValidatePersistentVolumeClaimSpec (a claim's, or an ephemeral volume's claim template's, at
+// `prefix`): at least one access mode; a storage request above zero; storageClassName a DNS-1123
+// subdomain (ValidateClassName); a known volumeMode.
+void pvc_spec_causes(const json::object& sp, const std::string& prefix, std::vector<StatusCause>& causes) {
+  const json::value* modes = sp.if_contains("accessModes");
+  if (!modes || !modes->is_array() || modes->as_array().empty())
+    causes.push_back({"FieldValueRequired", "Required value: at least 1 access mode is required", prefix + "accessModes"});
+  else
+    for (const auto& m : modes->as_array())
+      if (m.is_string() && m != "ReadOnlyMany" && m != "ReadWriteMany" && m != "ReadWriteOnce" && m != "ReadWriteOncePod")
+        causes.push_back({"FieldValueNotSupported",
+                          fmt::format("Unsupported value: {}: supported values: \"ReadOnlyMany\", \"ReadWriteMany\", "
+                                      "\"ReadWriteOnce\", \"ReadWriteOncePod\"",
+                                      go_quote(m.as_string())),
+                          prefix + "accessModes"});
+  const json::value* req = nullptr;
+  if (const auto* res = sp.if_contains("resources"); res && res->is_object())
+    if (const auto* rq = res->as_object().if_contains("requests"); rq && rq->is_object())
+      req = rq->as_object().if_contains("storage");
+  if (!req || req->is_null()) {
+    causes.push_back({"FieldValueRequired", "Required value", prefix + "resources[storage]"});
+  } else {
+    try {
+      const Quantity q = Quantity::parse(req->is_string() ? std::string(req->as_string()) : json::serialize(*req));
+      if (!(q > Quantity::parse("0")))
+        causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: must be greater than zero", go_quote(q.to_string())),
+                          prefix + "resources[storage]"});
+    } catch (const ValidationError&) {
+      // decoding refused it already
+    }
+  }
+  if (const auto cls = str(sp, "storageClassName"); !cls.empty())
+    add_errors(causes, dns1123_subdomain_errors(cls), prefix + "storageClassName", cls);
+  if (const auto mode = str(sp, "volumeMode"); !mode.empty() && mode != "Block" && mode != "Filesystem")
+    causes.push_back({"FieldValueNotSupported",
+                      fmt::format("Unsupported value: {}: supported values: \"Block\", \"Filesystem\"", go_quote(mode)),
+                      prefix + "volumeMode"});
+}
+
 void builtin_validation(AdmissionRequest& r) {
   const auto w = written(r);
   if (!w) return;
@@ -696,8 +772,12 @@ void builtin_validation(AdmissionRequest& r) {
       if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())
         validate_pod_spec(spec->as_object(), &md, "spec.", create ? PodSpecOf::NewPod : PodSpecOf::UpdatedPod, causes);
       else causes.push_back({"FieldValueRequired", "Required value", "spec.containers"});
-      if (const json::object* old_spec = r.old_object ? spec_of(*r.old_object) : nullptr; !create && old_spec)
+      if (const json::object* old_spec = r.old_object ? spec_of(*r.old_object) : nullptr; !create && old_spec) {
+        const json::value* old_md = r.old_object->if_contains("metadata");
+        validate_pod_annotation_updates(md, old_md && old_md->is_object() ? old_md->as_object() : json::object{},
+                                        spec_or_empty(obj), causes);
         validate_pod_update(spec_or_empty(obj), *old_spec, causes);
+      }
     } else if ((t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets")) ||
                (t.group == "batch" && t.resource == "jobs")) {
       // pkg/apis/apps/validation/validation.go ValidateDeploymentSpec / ValidateReplicaSetSpec and
@@ -795,82 +875,35 @@ void builtin_validation(AdmissionRequest& r) {
       // storage/validation ValidateStorageClass: validateProvisioner.
       if (str(obj, "provisioner").empty()) causes.push_back({"FieldValueRequired", "Required value", "provisioner"});
     } else if (core && t.resource == "persistentvolumeclaims") {
-      // ValidatePersistentVolumeClaimSpec: at least one access mode; a storage request above zero;
-      // storageClassName a DNS-1123 subdomain (ValidateClassName).
-      const json::object& sp = spec_or_empty(obj);
-      const json::value* modes = sp.if_contains("accessModes");
-      if (!modes || !modes->is_array() || modes->as_array().empty())
-        causes.push_back({"FieldValueRequired", "Required value: at least 1 access mode is required", "spec.accessModes"});
-      else
-        for (const auto& m : modes->as_array())
-          if (m.is_string() && m != "ReadOnlyMany" && m != "ReadWriteMany" && m != "ReadWriteOnce" && m != "ReadWriteOncePod")
-            causes.push_back({"FieldValueNotSupported",
-                              fmt::format("Unsupported value: {}: supported values: \"ReadOnlyMany\", \"ReadWriteMany\", "
-                                          "\"ReadWriteOnce\", \"ReadWriteOncePod\"",
-                                          go_quote(m.as_string())),
-                              "spec.accessModes"});
-      const json::value* req = nullptr;
-      if (const auto* res = sp.if_contains("resources"); res && res->is_object())
-        if (const auto* rq = res->as_object().if_contains("requests"); rq && rq->is_object())
-          req = rq->as_object().if_contains("storage");
-      if (!req || req->is_null()) {
-        causes.push_back({"FieldValueRequired", "Required value", "spec.resources[storage]"});
-      } else {
-        try {
-          const Quantity q = Quantity::parse(req->is_string() ? std::string(req->as_string()) : json::serialize(*req));
-          if (!(q > Quantity::parse("0")))
-            causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: must be greater than zero", go_quote(q.to_string())),
-                              "spec.resources[storage]"});
-        } catch (const ValidationError&) {
-          // decoding refused it already
-        }
-      }
-      if (const auto cls = str(sp, "storageClassName"); !cls.empty())
-        add_errors(causes, dns1123_subdomain_errors(cls), "spec.storageClassName", cls);
-      if (const auto mode = str(sp, "volumeMode"); !mode.empty() && mode != "Block" && mode != "Filesystem")
-        causes.push_back({"FieldValueNotSupported",
-                          fmt::format("Unsupported value: {}: supported values: \"Block\", \"Filesystem\"", go_quote(mode)),
-                          "spec.volumeMode"});
+      pvc_spec_causes(spec_or_empty(obj), "spec.", causes);
     } else if (t.schema) {
       // customResourceStrategy.Validate / ValidateUpdate: the structural schema's rules.
       for (auto& c : crd::validate(obj, r.old_object, *t.schema, r.options ? r.options->warnings : nullptr))
         causes.push_back(std::move(c));
     } else if (core && t.resource == "nodes") {
-      // validateNodeTaints through the model's rules.
+      // ValidateNodeSpecificAnnotations (the taints annotation, decoded as []core.Taint), then the
+      // spec's taints.
+      const json::object* ann = md.if_contains("annotations") && md.at("annotations").is_object() ? &md.at("annotations").as_object() : nullptr;
+      if (const std::string tv = ann ? str(*ann, "scheduler.alpha.kubernetes.io/taints") : ""; !tv.empty()) {
+        static const GoField kFields[] = {{"key", "Key", "string"}, {"value", "Value", "string"}, {"effect", "Effect", "core.TaintEffect"}};
+        json::array list;
+        if (const auto error = go_decode_list(tv, "Taint", kFields, list))
+          causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: \"scheduler.alpha.kubernetes.io/taints\": {}", *error),
+                            "metadata.annotations"});
+        else
+          node_taints(list, "metadata.annotations.scheduler.alpha.kubernetes.io/taints", causes);
+      }
       if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())
-        if (const auto* taints = spec->as_object().if_contains("taints"); taints && taints->is_array()) {
-          const auto& arr = taints->as_array();
-          std::vector<Taint> parsed;
-          std::vector<std::size_t> index;  // parsed[k] is arr[index[k]]
-          for (std::size_t i = 0; i < arr.size(); ++i) {
-            if (!arr[i].is_object()) continue;
-            const std::string f = fmt::format("spec.taints[{}]", i);
-            try {
-              Taint taint{str(arr[i].as_object(), "key"), str(arr[i].as_object(), "value"), TaintEffect::NoSchedule};
-              taint.effect = parse_taint_effect(str(arr[i].as_object(), "effect"), f + ".effect");
-              validate(taint, f);
-              parsed.push_back(taint);
-              index.push_back(i);
-            } catch (const ValidationError& e) {
-              cause_from(e, causes);
-            }
-          }
-          // The model's uniqueness rule, worded as validateNodeTaints words it (its path is
-          // metadata.taints[i], sic, and the value core.Taint's %#v).
-          for (const std::size_t k : duplicate_taints(parsed)) {
-            const auto& o = arr[index[k]].as_object();
-            if (o.contains("timeAdded")) continue;  // its time.Time printing is not reproduced
-            causes.push_back({"FieldValueDuplicate",
-                              fmt::format("Duplicate value: core.Taint{{Key:{}, Value:{}, Effect:{}, TimeAdded:<nil>}}: "
-                                          "taints must be unique by key and effect pair",
-                                          go_quote(parsed[k].key), go_quote(parsed[k].value),
-                                          go_quote(to_string(parsed[k].effect))),
-                              fmt::format("metadata.taints[{}]", index[k])});
-          }
-        }
+        if (const auto* taints = spec->as_object().if_contains("taints"); taints && taints->is_array())
+          node_taints(taints->as_array(), "metadata.taints", causes);  // (sic: validateNodeTaints is given metadata's path)
     }
   }
   if (r.subresource.empty()) validate_kind(t, obj, causes);
+  if (r.subresource.empty() && !create && r.old_object) validate_kind_update(t, obj, *r.old_object, causes);
+  if (r.subresource == "status" && core && t.resource == "nodes") {  // ValidateNodeUpdate's
+    node_resources(obj, causes);
+    node_addresses(obj, causes);
+  }
   if (r.subresource == "status" && t.schema && r.old_object)
     for (auto& c : crd::validate_status(obj, *r.old_object, *t.schema, r.options ? r.options->warnings : nullptr))
       causes.push_back(std::move(c));
@@ -887,6 +920,8 @@ void builtin_validation(AdmissionRequest& r) {
     std::vector<std::string> w;
     if (core && t.resource == "pods" && create) {
       if (const auto* spec = spec_of(obj)) w = pod_warnings(md, *spec, "");
+    } else if (core && t.resource == "nodes") {
+      w = node_warnings(obj);
     } else if ((t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets" ||
                                       t.resource == "statefulsets" || t.resource == "daemonsets")) ||
                (t.group == "batch" && t.resource == "jobs")) {

@@ -2,6 +2,10 @@
 // validation of the objects gpupool writes (apis/core/validation, apps/validation, batch/validation).
 #pragma once
 
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "embedded/store.hpp"
@@ -38,6 +42,11 @@ void validate_pod_spec(const boost::json::object& spec, const boost::json::objec
 /// Go prints them after decoding: "0.5" is 500m, "1.5Gi" 1536Mi.
 void canonical_quantities(boost::json::object& spec);
 
+/// ValidatePodSpecificAnnotationUpdates: AppArmor and mirror pod annotations are neither added,
+/// removed nor changed by an update, then the pod's annotations are validated again.
+void validate_pod_annotation_updates(const boost::json::object& meta, const boost::json::object& old_meta,
+                                     const boost::json::object& spec, std::vector<StatusCause>& causes);
+
 /// ValidatePodUpdate's own rules (after the updated pod's values are validated): containers are
 /// neither added nor removed and keep an image, activeDeadlineSeconds only shrinks, tolerations
 /// are only added, scheduling gates only removed, and nothing else of the spec changes.
@@ -47,6 +56,40 @@ void validate_pod_update(const boost::json::object& spec, const boost::json::obj
 /// ValidateObjectMeta's label and annotation rules, under `at` ("metadata." or "spec.template.").
 void validate_labels_and_annotations(const boost::json::object& meta, const std::string& at,
                                      std::vector<StatusCause>& causes);
+
+/// ValidatePersistentVolumeClaimSpec's rules on `spec`, its fields named under `prefix` ("spec."),
+/// for claims and ephemeral volumes' claim templates. (embedded/validation.cpp)
+void pvc_spec_causes(const boost::json::object& spec, const std::string& prefix, std::vector<StatusCause>& causes);
+
+/// unversionedvalidation.ValidateLabelSelector on `selector` at `field`. (embedded/validation_pod.cpp)
+void validate_label_selector(const boost::json::object& selector, const std::string& field,
+                             std::vector<StatusCause>& causes);
+
+/// ValidateResourceQuantityValue on resource `name`'s quantity `value` at `field`: not negative, and
+/// a whole number for the integer resources. (embedded/validation_pod.cpp)
+void validate_resource_quantity_value(const std::string& name, const boost::json::value& value, const std::string& field,
+                                      std::vector<StatusCause>& causes);
+
+/// A field of an internal Go struct that encoding/json fills from an annotation's JSON: its JSON
+/// name (matched case-insensitively), Go name and Go type ("string" kinds, or "int64").
+struct GoField {
+  const char* json;
+  const char* go;
+  const char* go_type;
+};
+
+/// encoding/json's Unmarshal of `text` into []core.<type> (the tolerations and taints
+/// annotations): the first error as Go words it, or nullopt with `out` holding each element's
+/// known fields under their JSON names. (embedded/validation_pod.cpp)
+std::optional<std::string> go_decode_list(const std::string& text, std::string_view type, std::span<const GoField> fields,
+                                          boost::json::array& out);
+
+/// netutils.ParseIPSloppy accepts `s`: IPv4 (leading zeros allowed) or IPv6.
+bool valid_ip(const std::string& s);
+
+/// The pod strategy's applyAppArmorVersionSkew on a new pod: AppArmor annotations and profile
+/// fields made to agree, a deprecation warning appended for each annotation without a field.
+void apparmor_version_skew(boost::json::object& pod, std::vector<std::string>* warnings);
 
 /// ValidateScale: the replicas of an autoscaling/v1 Scale written to a scale subresource. Throws
 /// StatusError 422 (`Scale.autoscaling "<name>" is invalid: spec.replicas: ...`).

@@ -1,6 +1,9 @@
 #include "embedded/validation_kinds.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <string>
@@ -8,9 +11,12 @@
 #include <fmt/format.h>
 
 #include "embedded/controllers_util.hpp"
+#include "embedded/schema.hpp"
 #include "embedded/typecheck.hpp"
+#include "embedded/validation.hpp"
 #include "gpupool/names.hpp"
 #include "gpupool/quantity.hpp"
+#include "gpupool/resources.hpp"
 
 namespace gpupool::embedded {
 
@@ -78,6 +84,282 @@ void non_negative_or_percent(const json::object* o, std::string_view key, std::s
                       std::move(field)});
 }
 
+
+// A []string as Go's %#v prints it: []string{"a", "b"}.
+std::string go_strings(const json::array& a) {
+  std::string out = "[]string{";
+  for (std::size_t i = 0; i < a.size(); ++i) out += (i ? ", " : "") + go_quote(a[i].is_string() ? std::string(a[i].as_string()) : "");
+  return out + "}";
+}
+
+// netutils.ParseCIDRSloppy: an address (IPv4 with leading zeros allowed, or IPv6), '/', and a
+// decimal prefix length within the family's bits. The family (4 or 6), or nullopt.
+std::optional<int> cidr_family(const std::string& s) {
+  const auto slash = s.find('/');
+  if (slash == std::string::npos) return std::nullopt;
+  const std::string ip = s.substr(0, slash), bits = s.substr(slash + 1);
+  if (!valid_ip(ip) || bits.empty() || bits.size() > 8 ||  // (dtoi: leading zeros allowed)
+      !std::all_of(bits.begin(), bits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  // An IPv4-mapped IPv6 address counts as IPv4 (IPFamilyOfCIDR: To4() != nil).
+  const bool v6 = ip.find(':') != std::string::npos;
+  const bool mapped = v6 && ip.find('.') != std::string::npos && (ip.starts_with("::ffff:") || ip.starts_with("::FFFF:"));
+  if (std::stoi(bits) > (v6 ? 128 : 32)) return std::nullopt;
+  return v6 && !mapped ? 6 : 4;
+}
+
+// ValidateNode's podCIDRs rules (IsValidCIDR on each, then IsDualStackCIDRStrings: at most one
+// CIDR per family, none twice).
+void node_pod_cidrs(const json::object* spec, std::vector<StatusCause>& causes) {
+  const json::array* cidrs = spec ? util::array_at(*spec, {}, "podCIDRs") : nullptr;
+  if (!cidrs || cidrs->empty()) return;
+  auto text = [&](std::size_t i) { return (*cidrs)[i].is_string() ? std::string((*cidrs)[i].as_string()) : std::string(); };
+  std::optional<std::size_t> first_bad;
+  bool v4 = false, v6 = false;
+  for (std::size_t i = 0; i < cidrs->size(); ++i) {
+    const auto family = cidr_family(text(i));
+    if (!family) {
+      causes.push_back({"FieldValueInvalid",
+                        fmt::format("Invalid value: {}: must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)", go_quote(text(i))),
+                        fmt::format("spec.podCIDRs[{}]", i)});
+      if (!first_bad) first_bad = i;
+    }
+    (family == 6 ? v6 : v4) = true;
+  }
+  if (cidrs->size() < 2) return;
+  if (first_bad)
+    causes.push_back({"InternalError",
+                      fmt::format("Internal error: invalid PodCIDRs. failed to check with dual stack with error:invalid "
+                                  "CIDR[{}]: <nil> (invalid CIDR address: {})",
+                                  *first_bad, text(*first_bad)),
+                      "spec.podCIDRs"});
+  if (first_bad || !(v4 && v6) || cidrs->size() > 2)
+    causes.push_back({"FieldValueInvalid",
+                      fmt::format("Invalid value: {}: may specify no more than one CIDR for each IP family", go_strings(*cidrs)),
+                      "spec.podCIDRs"});
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < cidrs->size(); ++i)
+    if (!seen.insert(text(i)).second)
+      causes.push_back({"FieldValueDuplicate", fmt::format("Duplicate value: {}", go_quote(text(i))), fmt::format("spec.podCIDRs[{}]", i)});
+}
+
+}  // namespace
+
+int GoQuantity::cmp(const GoQuantity& y) {
+  if (dec || y.dec) dec = true, i_value = 0, i_scale = 0;
+  return value < y.value ? -1 : value > y.value ? 1 : 0;
+}
+
+const std::string& GoQuantity::str() {
+  if (s.empty()) s = value.to_string();
+  return s;
+}
+
+std::string GoQuantity::go() const {
+  return fmt::format("resource.Quantity{{i:resource.int64Amount{{value:{}, scale:{}}}, d:resource.infDecAmount{{Dec:(*inf.Dec)({})}}, "
+                     "s:{}, Format:\"{}\"}}",
+                     i_value, i_scale, dec ? "0xc000000000" : "nil", go_quote(s), format);
+}
+
+// resource.ParseQuantity's result for a valid `text` (nullopt beyond gpupool's range): its fast
+// path keeps an int64Amount (and the text itself when it is canonical), the rest an inf.Dec.
+std::optional<GoQuantity> go_parse_quantity(const std::string& text) {
+  GoQuantity g;
+  try {
+    g.value = Quantity::parse(text);
+  } catch (const ValidationError&) {
+    return std::nullopt;
+  }
+  g.text = text;
+  if (text == "0") {
+    g.s = "0";
+    return g;
+  }
+  std::size_t i = 0;
+  bool positive = true;
+  if (i < text.size() && (text[i] == '+' || text[i] == '-')) positive = text[i++] != '-';
+  while (i < text.size() && text[i] == '0') ++i;
+  std::string num, denom;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) num += text[i++];
+  if (num.empty()) num = "0";
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) denom += text[i++];
+  }
+  const std::string suffix = text.substr(i);
+  static const std::map<std::string, int, std::less<>> kSi = {{"", 0},  {"n", -9}, {"u", -6}, {"m", -3}, {"k", 3},
+                                                              {"M", 6}, {"G", 9},  {"T", 12}, {"P", 15}, {"E", 18}};
+  static const std::map<std::string, int, std::less<>> kBinary = {{"Ki", 10}, {"Mi", 20}, {"Gi", 30},
+                                                                  {"Ti", 40}, {"Pi", 50}, {"Ei", 60}};
+  int exponent = 0, precision = 0, scale = 0;
+  std::int64_t mantissa = 1;
+  bool binary = false;
+  if (auto it = kSi.find(suffix); it != kSi.end()) {
+    exponent = it->second;
+  } else if (auto b = kBinary.find(suffix); b != kBinary.end()) {
+    exponent = b->second;
+    binary = true;
+    g.format = "BinarySI";
+  } else {
+    exponent = std::stoi(suffix.substr(1));  // e<n> / E<n> (Quantity::parse checked it)
+    g.format = "DecimalExponent";
+  }
+  if (!binary) {
+    scale = exponent;
+    precision = 18 - static_cast<int>(num.size() + denom.size());
+  } else if (denom.empty()) {
+    mantissa = std::int64_t{1} << exponent;
+    precision = 15 - static_cast<int>(num.size()) - static_cast<int>(static_cast<float>(exponent) * 3 / 10) - 1;
+  } else {
+    precision = -1;
+  }
+  if (precision >= 0) {
+    scale -= static_cast<int>(denom.size());
+    const std::string shifted = num + denom;
+    std::int64_t v = 0, result = 0;
+    if (scale >= -9 && shifted.size() <= 18 && (v = std::stoll(shifted), !__builtin_mul_overflow(v, mantissa, &result))) {
+      g.i_value = positive ? result : -result;
+      g.i_scale = scale;
+      const bool canonical = binary ? exponent % 10 == 0 && (v & 7) != 0
+                                    : scale % 3 == 0 && !shifted.ends_with("000") && shifted[0] != '0';
+      if (canonical) g.s = text;
+      return g;
+    }
+  }
+  g.dec = true;
+  // Below one, a binary quantity is printed in decimal.
+  if (binary && g.value.nano_value() != 0 && g.value.nano_value() > -1000000000 && g.value.nano_value() < 1000000000)
+    g.format = "DecimalSI";
+  return g;
+}
+
+namespace {
+
+// ValidateLimitRange for item `limit` at `f`: resource names (validateLimitRangeResourceName:
+// validateContainerResourceName for Pod and Container items, validateResourceName otherwise),
+// defaults forbidden for Pod items, storage bounds for PersistentVolumeClaim items, then each
+// resource's cross-field rules in Go's order. (Kubernetes walks its maps in random order; the
+// embedded server in sorted order: FIDELITY.md, known difference 2.)
+void limit_range_item(const json::object& limit, const std::string& f, std::vector<StatusCause>& causes) {
+  const std::string type = string_of(&limit, "type");
+  const bool container_like = type == "Pod" || type == "Container";
+  std::set<std::string> keys;
+  auto names = [&](const char* list) {
+    for (const auto& k : sorted_keys(object_at(limit, {list}))) {
+      keys.insert(k);
+      for (const auto& msg : container_resource_name_errors(k)) {
+        if (!container_like && (msg == "must be a standard resource for containers" || msg == "doesn't follow extended resource name standard"))
+          continue;  // validateResourceName stops before the container rules
+        causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", k, msg), fmt::format("{}.{}[{}]", f, list, k)});
+      }
+    }
+  };
+  names("max");
+  names("min");
+  if (type == "Pod") {
+    for (const char* list : {"default", "defaultRequest"})
+      if (const json::object* o = object_at(limit, {list}); o && !o->empty())
+        causes.push_back({"FieldValueForbidden", "Forbidden: may not be specified when `type` is 'Pod'", fmt::format("{}.{}", f, list)});
+  } else {
+    names("default");
+    names("defaultRequest");
+  }
+  if (type == "PersistentVolumeClaim") {
+    const json::object* mn = object_at(limit, {"min"});
+    const json::object* mx = object_at(limit, {"max"});
+    if (!(mn && mn->contains("storage")) && !(mx && mx->contains("storage")))
+      causes.push_back({"FieldValueRequired", "Required value: either minimum or maximum storage value is required, but neither was provided",
+                        f + ".limits"});
+  }
+  names("maxLimitRequestRatio");
+  for (const auto& k : keys) {
+    auto get = [&](const char* list) -> std::optional<GoQuantity> {
+      if (type == "Pod" && (std::string_view(list) == "default" || std::string_view(list) == "defaultRequest")) return std::nullopt;
+      const json::object* o = object_at(limit, {list});
+      const json::value* v = o ? o->if_contains(k) : nullptr;
+      if (!v || v->is_null()) return std::nullopt;
+      return go_parse_quantity(schema::quantity_text(*v));
+    };
+    auto mn = get("min"), mx = get("max"), def = get("default"), req = get("defaultRequest"), ratio = get("maxLimitRequestRatio");
+    auto invalid = [&](const char* list, GoQuantity& shown, std::string detail) {
+      causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", shown.go(), detail), fmt::format("{}.{}[{}]", f, list, k)});
+    };
+    // The pairs Go compares, in its order: {greater, lesser, the list named, the value shown,
+    // the words of each side}. (Each message's String() calls run before its value is printed,
+    // as Go evaluates them.)
+    struct Pair {
+      std::optional<GoQuantity>* big;
+      std::optional<GoQuantity>* small;
+      const char* list;
+      std::optional<GoQuantity>* shown;
+      const char* big_words;
+      const char* small_words;
+    };
+    const Pair pairs[] = {{&mn, &mx, "min", &mn, "min value", "max value"},
+                          {&mn, &req, "defaultRequest", &req, "min value", "default request value"},
+                          {&req, &mx, "defaultRequest", &req, "default request value", "max value"},
+                          {&req, &def, "defaultRequest", &req, "default request value", "default limit value"},
+                          {&mn, &def, "default", &mn, "min value", "default value"},
+                          {&def, &mx, "default", &mx, "default value", "max value"}};
+    for (const auto& p : pairs) {
+      if (!*p.big || !*p.small || (*p.big)->cmp(**p.small) <= 0) continue;
+      std::string d = fmt::format("{} {} is greater than {} {}", p.big_words, (*p.big)->str(), p.small_words, (*p.small)->str());
+      invalid(p.list, **p.shown, d);
+    }
+    if (ratio && ratio->cmp(*go_parse_quantity("1")) < 0) {
+      std::string d = fmt::format("ratio {} is less than 1", ratio->str());
+      invalid("maxLimitRequestRatio", *ratio, d);
+    }
+    if (ratio && mn && mx) {
+      // In thousandths while all three fit, else in units (Value / MilliValue round up).
+      constexpr std::int64_t kMaxMilli = INT64_MAX / 1000;
+      double r = static_cast<double>(ratio->value.value());
+      std::int64_t lo = mn->value.value(), hi = mx->value.value();
+      if (ratio->value.value() < kMaxMilli && lo < kMaxMilli && hi < kMaxMilli) {
+        r = static_cast<double>(ratio->value.milli_value()) / 1000;
+        lo = mn->value.milli_value();
+        hi = mx->value.milli_value();
+      }
+      const double limit_ratio = static_cast<double>(hi) / static_cast<double>(lo);
+      if (r > limit_ratio) {
+        // Go's %f: six decimals, +Inf / NaN spelled its way.
+        const std::string shown = std::isinf(limit_ratio) ? (limit_ratio > 0 ? "+Inf" : "-Inf")
+                                  : std::isnan(limit_ratio) ? "NaN"
+                                                            : fmt::format("{:f}", limit_ratio);
+        std::string d = fmt::format("ratio {} is greater than max/min = {}", ratio->str(), shown);
+        invalid("maxLimitRequestRatio", *ratio, d);
+      }
+    }
+    // Resources that may not be overcommitted (extended resources, hugepages): default equals
+    // defaultRequest.
+    if (!is_overcommit_allowed(k) && def && req && def->cmp(*req) != 0) {
+      std::string d = fmt::format("default value {} must equal to defaultRequest value {} in {}", def->str(), req->str(), k);
+      invalid("defaultRequest", *req, d);
+    }
+  }
+}
+
+// A PodDisruptionBudgetSpec's pointer field as %#v prints it.
+std::string go_pointer(const json::object* spec, std::string_view key, std::string_view type) {
+  const json::value* v = spec ? spec->if_contains(key) : nullptr;
+  return fmt::format("(*{})({})", type, v && !v->is_null() ? "0xc000000000" : "nil");
+}
+
+// IsNotMoreThan100Percent: a valid percent above 100 (strconv.Atoi saturates).
+void not_more_than_100_percent(const json::object* o, std::string_view key, std::string field, std::vector<StatusCause>& causes) {
+  const json::value* v = o ? o->if_contains(key) : nullptr;
+  if (!v || !v->is_string()) return;
+  static const std::regex percent("^[0-9]+%$");
+  const std::string s(v->as_string());
+  if (!std::regex_match(s, percent)) return;
+  const std::string digits = s.substr(0, s.size() - 1);
+  const auto first = digits.find_first_not_of('0');
+  const bool above = first != std::string::npos && (digits.size() - first > 3 || std::stoi(digits.substr(first)) > 100);
+  if (above)
+    causes.push_back({"FieldValueInvalid",
+                      fmt::format("Invalid value: intstr.IntOrString{{Type:1, IntVal:0, StrVal:{}}}: must not be greater than 100%", go_quote(s)),
+                      std::move(field)});
+}
 }  // namespace
 
 void non_negative(const json::object* o, std::string_view key, std::string field, std::vector<StatusCause>& causes) {
@@ -169,10 +451,14 @@ void validate_kind(const ResourceType& t, const json::object& obj, std::vector<S
       }
     }
   } else if (core && t.resource == "limitranges") {
-    // validateLimitRangeTypeName: a standard type, or a qualified name with a prefix.
-    if (const json::array* limits = spec ? util::array_at(*spec, {}, "limits") : nullptr)
+    // ValidateLimitRange: each item's type (validateLimitRangeTypeName: a standard type, or a
+    // qualified name with a prefix), no type twice, then the item's resources.
+    if (const json::array* limits = spec ? util::array_at(*spec, {}, "limits") : nullptr) {
+      std::set<std::string> types;
       for (std::size_t i = 0; i < limits->size(); ++i) {
-        const std::string type = (*limits)[i].is_object() ? string_of(&(*limits)[i].as_object(), "type") : "";
+        static const json::object kEmpty;
+        const json::object& item = (*limits)[i].is_object() ? (*limits)[i].as_object() : kEmpty;
+        const std::string type = string_of(&item, "type");
         const std::string field = fmt::format("spec.limits[{}].type", i);
         const auto errs = qualified_name_errors(type);
         for (const auto& e : errs) causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(type), e), field});
@@ -180,7 +466,10 @@ void validate_kind(const ResourceType& t, const json::object& obj, std::vector<S
             type != "PersistentVolumeClaim")
           causes.push_back({"FieldValueInvalid",
                             fmt::format("Invalid value: {}: must be a standard limit type or fully qualified", go_quote(type)), field});
+        if (!types.insert(type).second) causes.push_back({"FieldValueDuplicate", fmt::format("Duplicate value: {}", go_quote(type)), field});
+        limit_range_item(item, fmt::format("spec.limits[{}]", i), causes);
       }
+    }
   } else if (core && t.resource == "persistentvolumes" && spec) {
     not_supported(*spec, "persistentVolumeReclaimPolicy", "spec.persistentVolumeReclaimPolicy", {"Delete", "Recycle", "Retain"},
                   causes);
@@ -228,14 +517,117 @@ void validate_kind(const ResourceType& t, const json::object& obj, std::vector<S
     if (v && v->is_int64() && v->as_int64() > 1000000000 && string_of(object_at(obj, {"metadata"}), "name").rfind("system-", 0) != 0)
       causes.push_back({"FieldValueForbidden", "Forbidden: maximum allowed value of a user defined priority is 1000000000", "value"});
   } else if (t.group == "policy" && t.resource == "poddisruptionbudgets") {
-    non_negative_or_percent(spec, "minAvailable", "spec.minAvailable", causes);
-    non_negative_or_percent(spec, "maxUnavailable", "spec.maxUnavailable", causes);
+    // ValidatePodDisruptionBudgetSpec: not both bounds (the spec printed with %#v, its pointers
+    // with addresses), each bound a non-negative integer or a percent up to 100%, the selector,
+    // the eviction policy.
+    auto set = [&](const char* k) { return spec && spec->contains(k) && !spec->at(k).is_null(); };
+    if (set("minAvailable") && set("maxUnavailable"))
+      causes.push_back({"FieldValueInvalid",
+                        fmt::format("Invalid value: policy.PodDisruptionBudgetSpec{{MinAvailable:{}, Selector:{}, MaxUnavailable:{}, "
+                                    "UnhealthyPodEvictionPolicy:{}}}: minAvailable and maxUnavailable cannot be both set",
+                                    go_pointer(spec, "minAvailable", "intstr.IntOrString"), go_pointer(spec, "selector", "v1.LabelSelector"),
+                                    go_pointer(spec, "maxUnavailable", "intstr.IntOrString"),
+                                    go_pointer(spec, "unhealthyPodEvictionPolicy", "policy.UnhealthyPodEvictionPolicyType")),
+                        "spec"});
+    for (const char* k : {"minAvailable", "maxUnavailable"}) {
+      non_negative_or_percent(spec, k, fmt::format("spec.{}", k), causes);
+      not_more_than_100_percent(spec, k, fmt::format("spec.{}", k), causes);
+    }
+    if (const json::object* sel = spec ? object_at(*spec, {"selector"}) : nullptr) validate_label_selector(*sel, "spec.selector", causes);
+    if (spec) not_supported(*spec, "unhealthyPodEvictionPolicy", "spec.unhealthyPodEvictionPolicy", {"AlwaysAllow", "IfHealthyBudget"}, causes);
   } else if (t.group == "batch" && t.resource == "jobs") {
     non_negative(spec, "ttlSecondsAfterFinished", "spec.ttlSecondsAfterFinished", causes);
   } else if (t.group == "apps" && t.resource == "deployments") {
     non_negative(spec, "minReadySeconds", "spec.minReadySeconds", causes);
     non_negative(spec, "revisionHistoryLimit", "spec.revisionHistoryLimit", causes);
+  } else if (core && t.resource == "nodes") {
+    // (after the taints: validation.cpp)
+    node_resources(obj, causes);
+    node_pod_cidrs(spec, causes);
   }
+}
+
+void node_resources(const json::object& node, std::vector<StatusCause>& causes) {
+  // ValidateNodeResources: status.capacity, then status.allocatable (Go walks each map in random
+  // order; here sorted), each entry by ValidateResourceQuantityValue (its path a child: sic).
+  for (const char* list : {"capacity", "allocatable"}) {
+    const json::object* res = object_at(node, {"status", list});
+    for (const auto& k : sorted_keys(res))
+      validate_resource_quantity_value(k, res->at(k), fmt::format("status.{}.{}", list, k), causes);
+  }
+}
+
+void node_addresses(const json::object& node, std::vector<StatusCause>& causes) {
+  // ValidateNodeUpdate: no address twice in status.addresses (the repeat shown as
+  // core.NodeAddress's %#v).
+  if (const json::array* addresses = util::array_at(node, {"status"}, "addresses")) {
+    std::set<std::pair<std::string, std::string>> seen;
+    for (std::size_t i = 0; i < addresses->size(); ++i) {
+      const json::object* a = (*addresses)[i].is_object() ? &(*addresses)[i].as_object() : nullptr;
+      const std::string type = string_of(a, "type"), address = string_of(a, "address");
+      if (!seen.emplace(type, address).second)
+        causes.push_back({"FieldValueDuplicate",
+                          fmt::format("Duplicate value: core.NodeAddress{{Type:{}, Address:{}}}", go_quote(type), go_quote(address)),
+                          fmt::format("status.addresses[{}]", i)});
+    }
+  }
+}
+
+void validate_kind_update(const ResourceType& t, const json::object& obj, const json::object& old,
+                          std::vector<StatusCause>& causes) {
+  if (!t.group.empty() || t.resource != "nodes") return;
+  // ValidateNodeUpdate: no address twice, podCIDRs may only be set where none were, providerID
+  // likewise, and externalID never changes.
+  const json::object* spec = object_at(obj, {"spec"});
+  const json::object* old_spec = object_at(old, {"spec"});
+  node_addresses(obj, causes);
+  const json::array* now = spec ? util::array_at(*spec, {}, "podCIDRs") : nullptr;
+  const json::array* before = old_spec ? util::array_at(*old_spec, {}, "podCIDRs") : nullptr;
+  if (before && !before->empty()) {
+    const std::string msg = "Forbidden: node updates may not change podCIDR except from \"\" to valid";
+    if (!now || now->size() != before->size()) {
+      causes.push_back({"FieldValueForbidden", msg, "spec.podCIDRs"});
+    } else {
+      for (std::size_t i = 0; i < before->size(); ++i)  // one cause per changed element
+        if (!util::json_equal((*before)[i], (*now)[i])) causes.push_back({"FieldValueForbidden", msg, "spec.podCIDRs"});
+    }
+  }
+  const std::string provider = string_of(old_spec, "providerID");
+  if (!provider.empty() && provider != string_of(spec, "providerID"))
+    causes.push_back({"FieldValueForbidden", "Forbidden: node updates may not change providerID except from \"\" to valid",
+                      "spec.providerID"});
+  if (string_of(old_spec, "externalID") != string_of(spec, "externalID"))
+    causes.push_back({"FieldValueForbidden", "Forbidden: may not be updated", "spec.externalID"});
+}
+
+void default_node_spec(json::object& node, const json::object* old) {
+  auto* sv = node.if_contains("spec");
+  if (!sv || !sv->is_object()) return;
+  auto& spec = sv->as_object();
+  // Convert_v1_NodeSpec_To_core_NodeSpec and back: podCIDR wins over a podCIDRs that starts
+  // elsewhere (and replaces it), fills an empty podCIDRs, and is podCIDRs[0] once encoded.
+  const std::string single = string_of(&spec, "podCIDR");
+  const json::array* list = util::array_at(spec, {}, "podCIDRs");
+  const bool listed = list && !list->empty();
+  if (!single.empty() && (!listed || !((*list)[0].is_string() && (*list)[0].as_string() == single)))
+    spec["podCIDRs"] = json::array{json::string(single)};
+  if (const json::array* l = util::array_at(spec, {}, "podCIDRs"); l && !l->empty() && (*l)[0].is_string() && !(*l)[0].as_string().empty())
+    spec["podCIDR"] = (*l)[0];
+  // dropDisabledFields: configSource only while an update's old node has one; status.config
+  // never on create.
+  const json::object* old_spec = old ? object_at(*old, {"spec"}) : nullptr;
+  if (!old_spec || !old_spec->contains("configSource")) spec.erase("configSource");
+  if (!old)
+    if (auto* st = node.if_contains("status"); st && st->is_object()) st->as_object().erase("config");
+}
+
+std::vector<std::string> node_warnings(const json::object& node) {
+  // nodeStrategy's fieldIsDeprecatedWarnings.
+  std::vector<std::string> out;
+  const json::object* spec = object_at(node, {"spec"});
+  if (spec && spec->contains("configSource") && !spec->at("configSource").is_null()) out.push_back("spec.configSource: the feature is removed");
+  if (!string_of(spec, "externalID").empty()) out.push_back("spec.externalID: this field is deprecated, and is unused by Kubernetes");
+  return out;
 }
 
 }  // namespace gpupool::embedded

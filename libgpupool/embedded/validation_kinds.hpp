@@ -4,6 +4,8 @@
 // apps/batch/policy/scheduling validation), worded as kube-apiserver v1.32 words them.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,8 +14,31 @@
 
 #include "embedded/store.hpp"
 #include "gpupool/error.hpp"
+#include "gpupool/quantity.hpp"
 
 namespace gpupool::embedded {
+
+/// Go's resource.Quantity as ParseQuantity leaves it, and as the methods validation calls change
+/// it: Cmp turns its receiver into an inf.Dec when either side is one (AsDec), and String caches
+/// the canonical text in s. Printed with %#v, its inf.Dec pointer shows an address (0xc000000000
+/// here; the fidelity suite normalizes addresses).
+struct GoQuantity {
+  Quantity value;
+  std::string text;  ///< as written
+  bool dec = false;  ///< held as an inf.Dec (else as an int64Amount{i_value, i_scale})
+  std::int64_t i_value = 0;
+  int i_scale = 0;
+  std::string s;  ///< the cached string
+  const char* format = "DecimalSI";
+
+  int cmp(const GoQuantity& y);  ///< Cmp
+  const std::string& str();      ///< String
+  std::string go() const;        ///< %#v
+};
+
+/// resource.ParseQuantity's result for a valid `text` (nullopt beyond gpupool's range): its fast
+/// path keeps an int64Amount (and the text itself when it is canonical), the rest an inf.Dec.
+std::optional<GoQuantity> go_parse_quantity(const std::string& text);
 
 /// ValidateNonnegativeField on the optional integer `key` of `o` (null: nothing to check).
 void non_negative(const boost::json::object* o, std::string_view key, std::string field,
@@ -24,5 +49,24 @@ void default_kind(const ResourceType& t, boost::json::object& obj);
 
 /// Appends the causes of `obj` (a write of kind `t`) in the order Kubernetes lists them.
 void validate_kind(const ResourceType& t, const boost::json::object& obj, std::vector<StatusCause>& causes);
+
+/// The rules of an update of kind `t` from `old` to `obj` that Validate leaves to ValidateUpdate
+/// (ValidateNodeUpdate: podCIDRs and providerID only set once, externalID never changed).
+void validate_kind_update(const ResourceType& t, const boost::json::object& obj, const boost::json::object& old,
+                          std::vector<StatusCause>& causes);
+
+/// ValidateNodeResources: the quantities of a Node's status.capacity and status.allocatable.
+void node_resources(const boost::json::object& node, std::vector<StatusCause>& causes);
+
+/// ValidateNodeUpdate's status.addresses rule: no address twice.
+void node_addresses(const boost::json::object& node, std::vector<StatusCause>& causes);
+
+/// A Node's spec as decoding and the strategy's PrepareForCreate / PrepareForUpdate leave it
+/// (podCIDR and podCIDRs made one, configSource dropped unless the old node has one); `old` is
+/// the stored node of an update (null on create).
+void default_node_spec(boost::json::object& node, const boost::json::object* old);
+
+/// nodeStrategy's warnings (deprecated configSource and externalID).
+std::vector<std::string> node_warnings(const boost::json::object& node);
 
 }  // namespace gpupool::embedded

@@ -14,13 +14,17 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <optional>
+#include <regex>
 #include <set>
+#include <span>
 
 #include <fmt/format.h>
 
 #include "embedded/typecheck.hpp"
+#include "embedded/validation_kinds.hpp"
 #include "gpupool/names.hpp"
 #include "gpupool/quantity.hpp"
 #include "gpupool/resources.hpp"
@@ -301,9 +305,212 @@ void projected(Errors& e, const json::object& pj, const std::string& f) {
   }
 }
 
+// The rules of validateVolumeSource's other sources (pkg/apis/core/validation/validation.go
+// validateGitRepoVolumeSource, validateGCEPersistentDiskVolumeSource (whose path is
+// `persistentDisk`: sic), ..., validateEphemeralVolumeSource), for source `k` of volume `v` at `f`.
+void other_volume_source(Errors& e, const std::string& k, const json::object& src, const json::object& v,
+                         const std::string& sf, const std::string& f, const std::string& pod_name) {
+  auto need = [&](const char* key) {
+    if (string_at(src, key).empty()) e.required(fmt::format("{}.{}", sf, key));
+  };
+  auto need_list = [&](const char* key) {
+    if (items(src, key).empty()) e.required(fmt::format("{}.{}", sf, key));
+  };
+  // A secretRef's name (cinder, storageos).
+  auto secret_ref = [&] {
+    if (const auto* ref = object_at(src, "secretRef"); ref && string_at(*ref, "name").empty()) e.required(sf + ".secretRef.name");
+  };
+  // iscsiInitiatorIqnRegex / EuiRegex / NaaRegex.
+  auto iscsi_name = [&](const std::string& name, const std::string& at, bool prefix_else) {
+    static const std::regex iqn(R"(iqn\.\d{4}-\d{2}\.([[:alnum:].-]+)(:[^,;*&$|\s]+)$)");
+    static const std::regex eui("^eui.[[:alnum:]]{16}$");
+    static const std::regex naa("^naa.[[:alnum:]]{32}$");
+    const bool is_iqn = name.starts_with("iqn"), is_eui = name.starts_with("eui"), is_naa = name.starts_with("naa");
+    if (!is_iqn && !is_eui && !is_naa) {
+      e.invalid(at, q(name), "must be valid format starting with iqn, eui, or naa");
+      if (prefix_else) return;
+    }
+    if ((is_iqn && !std::regex_search(name, iqn)) || (is_eui && !std::regex_match(name, eui)) ||
+        (is_naa && !std::regex_match(name, naa)))
+      e.invalid(at, q(name), "must be valid format");
+  };
+  auto partition = [&] {
+    if (auto p = int_at(src, "partition"); p && (*p < 0 || *p > 255))
+      e.invalid(sf + ".partition", std::to_string(*p), "must be between 1 and 255, inclusive");
+  };
+  if (k == "gitRepo") {
+    need("repository");
+    local_descending_path(e, sf + ".directory", string_at(src, "directory"));
+  } else if (k == "gcePersistentDisk") {
+    if (string_at(src, "pdName").empty()) e.required(f + ".persistentDisk.pdName");
+    if (auto p = int_at(src, "partition"); p && (*p < 0 || *p > 255))
+      e.invalid(f + ".persistentDisk.partition", std::to_string(*p), "must be between 1 and 255, inclusive");
+  } else if (k == "awsElasticBlockStore") {
+    need("volumeID");
+    partition();
+  } else if (k == "iscsi") {
+    need("targetPortal");
+    const std::string iqn = string_at(src, "iqn");
+    if (iqn.empty()) e.required(sf + ".iqn");
+    else iscsi_name(iqn, sf + ".iqn", true);
+    if (auto lun = int_at(src, "lun"); lun && (*lun < 0 || *lun > 255))
+      e.invalid(sf + ".lun", std::to_string(*lun), "must be between 0 and 255, inclusive");
+    if ((true_at(src, "chapAuthDiscovery") || true_at(src, "chapAuthSession")) && !present(src, "secretRef"))
+      e.required(sf + ".secretRef");
+    if (const json::value* in = src.if_contains("initiatorName"); in && in->is_string())
+      iscsi_name(std::string(in->as_string()), sf + ".initiatorname", false);
+    if (present(src, "initiatorName") && string_at(v, "name").size() + 1 + string_at(src, "targetPortal").size() > 64)
+      e.invalid(f + ".name", q(string_at(v, "name")),
+                "Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters if iscsi.initiatorName is specified.");
+  } else if (k == "glusterfs") {
+    need("endpoints");
+    need("path");
+  } else if (k == "flocker") {
+    const std::string name = string_at(src, "datasetName"), uuid = string_at(src, "datasetUUID");
+    if (name.empty() && uuid.empty()) e.required(sf, "one of datasetName and datasetUUID is required");
+    if (!name.empty() && !uuid.empty()) e.invalid(sf, q("resource"), "datasetName and datasetUUID can not be specified simultaneously");
+    if (name.find('/') != std::string::npos) e.invalid(sf + ".datasetName", q(name), "must not contain '/'");
+  } else if (k == "rbd") {
+    need_list("monitors");
+    need("image");
+  } else if (k == "cinder") {
+    need("volumeID");
+    secret_ref();
+  } else if (k == "cephfs") {
+    need_list("monitors");
+  } else if (k == "quobyte") {
+    const std::string registry = string_at(src, "registry");
+    if (registry.empty()) {
+      e.required(sf + ".registry", "must be a host:port pair or multiple pairs separated by commas");
+    } else if (string_at(src, "tenant").size() >= 65) {
+      e.required(sf + ".tenant", "must be a UUID and may not exceed a length of 64 characters");
+    } else {
+      // net.SplitHostPort of each pair: host:port, [host]:port; one colon outside brackets.
+      std::size_t start = 0;
+      while (true) {
+        const std::size_t comma = registry.find(',', start);
+        const std::string pair = registry.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        bool ok;
+        if (pair.starts_with('[')) {
+          const auto close = pair.find(']');
+          ok = close != std::string::npos && close + 1 < pair.size() && pair[close + 1] == ':' &&
+               pair.find_first_of("[]", close + 1) == std::string::npos && pair.find('[', 1) == std::string::npos;
+        } else {
+          const auto colon = pair.rfind(':');
+          ok = colon != std::string::npos && pair.find(':') == colon && pair.find_first_of("[]") == std::string::npos;
+        }
+        if (!ok) e.invalid(sf + ".registry", q(registry), "must be a host:port pair or multiple pairs separated by commas");
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+    }
+    need("volume");
+  } else if (k == "fc") {
+    const auto wwns = items(src, "targetWWNs");
+    const std::size_t wwids = items(src, "wwids").size();
+    if (wwns.empty() && wwids == 0) e.required(sf + ".targetWWNs", "must specify either targetWWNs or wwids, but not both");
+    if (!wwns.empty() && wwids != 0) {
+      std::string shown = "[]string{";
+      if (const json::array* a = array_at(src, "targetWWNs"))
+        for (std::size_t i = 0; i < a->size(); ++i)
+          shown += (i ? ", " : "") + q((*a)[i].is_string() ? std::string((*a)[i].as_string()) : "");
+      e.invalid(sf + ".targetWWNs", shown + "}", "targetWWNs and wwids can not be specified simultaneously");
+    }
+    if (!wwns.empty()) {
+      if (auto lun = int_at(src, "lun"); !lun) e.required(sf + ".lun", "lun is required if targetWWNs is specified");
+      else if (*lun < 0 || *lun > 255) e.invalid(sf + ".lun", std::to_string(*lun), "must be between 0 and 255, inclusive");
+    }
+  } else if (k == "flexVolume") {
+    need("driver");
+    // (Go walks the options map in random order; here in sorted order.)
+    std::vector<std::string> keys;
+    if (const json::object* opts = object_at(src, "options"))
+      for (const auto& kv : *opts) keys.emplace_back(kv.key());
+    std::sort(keys.begin(), keys.end());
+    for (const auto& key : keys) {
+      std::string ns = key.substr(0, key.find('/'));
+      std::string normalized = "." + ns;
+      for (auto& c : normalized) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (normalized.ends_with(".kubernetes.io") || normalized.ends_with(".k8s.io"))
+        e.invalid(fmt::format("{}.options[{}]", sf, key), q(key), "kubernetes.io and k8s.io namespaces are reserved");
+    }
+  } else if (k == "azureFile") {
+    need("secretName");
+    need("shareName");
+  } else if (k == "vsphereVolume") {
+    need("volumePath");
+  } else if (k == "photonPersistentDisk") {
+    need("pdID");
+  } else if (k == "portworxVolume") {
+    need("volumeID");
+  } else if (k == "azureDisk") {
+    need("diskName");
+    need("diskURI");
+    const std::string uri = string_at(src, "diskURI");
+    if (present(src, "cachingMode")) {
+      const std::string mode = string_at(src, "cachingMode");
+      if (mode != "None" && mode != "ReadOnly" && mode != "ReadWrite")
+        e.not_supported(sf + ".cachingMode", mode, {"None", "ReadOnly", "ReadWrite"});
+    }
+    if (present(src, "kind")) {
+      const std::string kind = string_at(src, "kind");
+      if (kind != "Dedicated" && kind != "Managed" && kind != "Shared")
+        e.not_supported(sf + ".kind", kind, {"Dedicated", "Managed", "Shared"});
+      if (kind == "Managed" && !uri.starts_with("/subscriptions/"))
+        e.not_supported(sf + ".diskURI", uri,
+                        {"/subscriptions/{sub-id}/resourcegroups/{group-name}/providers/microsoft.compute/disks/{disk-id}"});
+      if (kind != "Managed" && !uri.starts_with("https://"))
+        e.not_supported(sf + ".diskURI", uri, {"https://{account-name}.blob.core.windows.net/{container-name}/{disk-name}.vhd"});
+    }
+  } else if (k == "storageos") {
+    const std::string name = string_at(src, "volumeName");
+    if (name.empty()) e.required(sf + ".volumeName");
+    else e.invalid(sf + ".volumeName", name, dns1123_label_errors(name));
+    if (const std::string ns = string_at(src, "volumeNamespace"); !ns.empty())
+      e.invalid(sf + ".volumeNamespace", ns, dns1123_label_errors(ns));
+    secret_ref();
+  } else if (k == "scaleIO") {
+    need("gateway");
+    need("system");
+    need("volumeName");
+  } else if (k == "ephemeral") {
+    // validateEphemeralVolumeSource: a claim template (ValidatePersistentVolumeClaimTemplate:
+    // ValidateTemplateObjectMeta, then the spec; the claim's name, pod name + "-" + volume name,
+    // is not checked here).
+    const json::object* tpl = object_at(src, "volumeClaimTemplate");
+    if (!tpl) e.required(sf + ".volumeClaimTemplate");
+    else {
+      static const json::object kEmpty;
+      if (const json::object* md = object_at(*tpl, "metadata")) {
+        const std::string mf = sf + ".volumeClaimTemplate.metadata.";
+        // Annotations, then labels, then every other ObjectMeta field that is set (not Go's zero
+        // value: a list counts even when empty), in the struct's order.
+        for (const char* part : {"annotations", "labels"})
+          if (const json::value* v = md->if_contains(part)) validate_labels_and_annotations(json::object{{part, *v}}, mf, e.out);
+        for (const char* k : {"name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
+                              "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "ownerReferences",
+                              "finalizers", "managedFields"}) {
+          const json::value* v = md->if_contains(k);
+          const bool set = v && !v->is_null() && !(v->is_string() && v->as_string().empty()) &&
+                           !(v->is_int64() && v->as_int64() == 0) && !(v->is_uint64() && v->as_uint64() == 0);
+          if (set) e.forbidden(mf + k, "cannot be set");
+        }
+      }
+      const json::object* spec = object_at(*tpl, "spec");
+      pvc_spec_causes(spec ? *spec : kEmpty, sf + ".volumeClaimTemplate.spec.", e.out);
+    }
+    // The claim it makes, <pod>-<volume>, must be a valid name (ValidatePersistentVolumeName).
+    if (const std::string vol = string_at(v, "name"); !pod_name.empty() && !vol.empty()) {
+      const std::string claim = pod_name + "-" + vol;
+      for (const auto& msg : dns1123_subdomain_errors(claim))
+        e.invalid(f + ".name", q(vol), fmt::format("PVC name {}: {}", q(claim), msg));
+    }
+  }
+}
+
 // validateVolumeSource: exactly one source (the others Forbidden), each source's own rules for
 // the sources gpupool and its users write; the rest are counted only (FIDELITY.md).
-void volume_source(Errors& e, const json::object& v, const std::string& f) {
+void volume_source(Errors& e, const json::object& v, const std::string& f, const std::string& pod_name) {
   // {JSON key, the path Kubernetes names when it is one source too many}, in validateVolumeSource's order.
   static const std::pair<const char*, const char*> kSources[] = {
       {"emptyDir", "emptyDir"}, {"hostPath", "hostPath"}, {"gitRepo", "gitRepo"},
@@ -366,20 +573,29 @@ void volume_source(Errors& e, const json::object& v, const std::string& f) {
     } else if (k == "projected") {
       projected(e, *src, sf);
     } else if (k == "csi") {
-      // ValidateCSIDriverName.
+      // validateCSIVolumeSource: ValidateCSIDriverName, then the secret reference (whose name's
+      // errors name `csi.name`: sic).
       const std::string driver = string_at(*src, "driver");
       if (driver.empty()) e.required(sf + ".driver");
       if (driver.size() > 63) e.out.push_back({"FieldValueTooLong", "Too long: may not be more than 63 bytes", sf + ".driver"});
       std::string lower = driver;
       for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       e.invalid(sf + ".driver", driver, dns1123_subdomain_errors(lower));
+      if (const auto* ref = object_at(*src, "nodePublishSecretRef")) {
+        const std::string name = string_at(*ref, "name");
+        if (name.empty()) e.required(sf + ".nodePublishSecretRef.name");
+        else e.invalid(sf + ".name", name, dns1123_subdomain_errors(name));
+      }
+    } else {
+      other_volume_source(e, k, *src, v, sf, f, pod_name);
     }
   }
   if (count == 0) e.required(f, "must specify a volume type");
 }
 
 // ValidateVolumes: the volumes without errors, by name (what mounts may refer to).
-std::map<std::string, const json::object*> validate_volumes(Errors& e, const json::object& spec, const std::string& prefix) {
+std::map<std::string, const json::object*> validate_volumes(Errors& e, const json::object& spec, const std::string& prefix,
+                                                            const std::string& pod_name) {
   std::map<std::string, const json::object*> vols;
   const auto vs = items(spec, "volumes");
   std::set<std::string> names;
@@ -388,7 +604,7 @@ std::map<std::string, const json::object*> validate_volumes(Errors& e, const jso
     const std::string f = fmt::format("{}volumes[{}]", prefix, i);
     Causes el;
     Errors ve{el};
-    volume_source(ve, v, f);
+    volume_source(ve, v, f, pod_name);
     const std::string name = string_at(v, "name");
     if (name.empty()) ve.required(f + ".name");
     else ve.invalid(f + ".name", name, dns1123_label_errors(name));
@@ -599,43 +815,10 @@ void container_resource_name(Errors& e, const std::string& n, const std::string&
   for (const auto& m : container_resource_name_errors(n)) e.invalid(f, n, m);
 }
 
-// Go's %#v of a resource.Quantity held as an int64Amount (what ParseQuantity makes of a short
-// decimal): `resource.Quantity{i:resource.int64Amount{value:5, scale:-1}, ...}`.
-// Not reproduced (nullopt): binary suffixes, and what Go keeps as an inf.Dec (more than 18 digits
-// or below nano scale).
+// Go's %#v of a resource.Quantity as ParseQuantity left it (validation_kinds.hpp GoQuantity).
 std::optional<std::string> go_quantity(const std::string& text) {
-  std::string digits, fraction;
-  std::size_t i = 0;
-  bool negative = false;
-  if (i < text.size() && (text[i] == '+' || text[i] == '-')) negative = text[i++] == '-';
-  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) digits += text[i++];
-  if (i < text.size() && text[i] == '.') {
-    ++i;
-    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) fraction += text[i++];
-  }
-  const std::string suffix = text.substr(i);
-  static const std::map<std::string, int> kSi = {{"", 0}, {"n", -9}, {"u", -6}, {"m", -3}, {"k", 3},
-                                                 {"M", 6}, {"G", 9},  {"T", 12}, {"P", 15}, {"E", 18}};
-  int exponent = 0;
-  std::string format = "DecimalSI";
-  if (auto it = kSi.find(suffix); it != kSi.end()) {
-    exponent = it->second;
-  } else if (suffix.size() > 1 && suffix.size() < 5 && (suffix[0] == 'e' || suffix[0] == 'E') &&
-             std::all_of(suffix.begin() + (suffix[1] == '-' || suffix[1] == '+' ? 2 : 1), suffix.end(),
-                         [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-    exponent = std::stoi(suffix.substr(1));
-    format = "DecimalExponent";
-  } else {
-    return std::nullopt;
-  }
-  const std::string shifted = digits + fraction;
-  const int scale = exponent - static_cast<int>(fraction.size());
-  if (shifted.empty() || shifted.size() > 18 || scale < -9) return std::nullopt;
-  const std::int64_t value = (negative ? -1 : 1) * std::stoll(shifted);
-  const bool kept = scale % 3 == 0 && !shifted.ends_with("000") && !shifted.empty() && shifted[0] != '0';
-  return fmt::format("resource.Quantity{{i:resource.int64Amount{{value:{}, scale:{}}}, "
-                     "d:resource.infDecAmount{{Dec:(*inf.Dec)(nil)}}, s:{}, Format:\"{}\"}}",
-                     value, scale, q(kept ? text : ""), format);
+  if (auto g = go_parse_quantity(text)) return g->go();
+  return std::nullopt;
 }
 
 // ValidateResourceQuantityValue.
@@ -751,6 +934,75 @@ void apparmor_profile(Errors& e, const json::object* p, const std::string& f) {
   }
 }
 
+// validateWindowsSecurityContextOptions: a gMSA credential spec's name (a DNS-1123 subdomain)
+// and size, and runAsUserName's domain and user parts. (Go's regexes count runes, these bytes.)
+void windows_options(Errors& e, const json::object* wo, const std::string& f) {
+  if (!wo) return;
+  if (const json::value* n = wo->if_contains("gmsaCredentialSpecName"); n && n->is_string())
+    e.invalid(f + ".gmsaCredentialSpecName", std::string(n->as_string()), dns1123_subdomain_errors(n->as_string()));
+  if (const json::value* c = wo->if_contains("gmsaCredentialSpec"); c && c->is_string()) {
+    const std::string spec(c->as_string());
+    if (spec.empty()) e.invalid(f + ".gmsaCredentialSpec", q(spec), "gmsaCredentialSpec cannot be an empty string");
+    else if (spec.size() > 64 * 1024) e.invalid(f + ".gmsaCredentialSpec", q(spec), "gmsaCredentialSpec size must be under 64 KiB");
+  }
+  const json::value* u = wo->if_contains("runAsUserName");
+  if (!u || !u->is_string()) return;
+  const std::string name(u->as_string());
+  const std::string uf = f + ".runAsUserName";
+  if (name.empty()) return e.invalid(uf, q(name), "runAsUserName cannot be an empty string");
+  if (std::any_of(name.begin(), name.end(), [](char c) { return static_cast<unsigned char>(c) < 32 || c == 127; }))
+    return e.invalid(uf, q(name), "runAsUserName cannot contain control characters");
+  const auto slash = name.find('\\');
+  if (slash != std::string::npos && name.find('\\', slash + 1) != std::string::npos)
+    return e.invalid(uf, q(name), "runAsUserName cannot contain more than one backslash");
+  const bool has_domain = slash != std::string::npos;
+  const std::string domain = has_domain ? name.substr(0, slash) : "";
+  const std::string user = has_domain ? name.substr(slash + 1) : name;
+  if (domain.size() >= 256) e.invalid(uf, q(name), "runAsUserName's Domain length must be under 256 characters");
+  static const std::regex netbios(R"(^[^\\/:\*\?"<>|\.][^\\/:\*\?"<>|]{0,14}$)");
+  static const std::regex dns(R"(^[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$)");
+  if (has_domain && !std::regex_match(domain, netbios) && !std::regex_match(domain, dns))
+    e.invalid(uf, q(name), "runAsUserName's Domain doesn't match the NetBios nor the DNS format");
+  if (user.empty()) e.invalid(uf, q(name), "runAsUserName's User cannot be empty");
+  else if (user.size() > 104) e.invalid(uf, q(name), "runAsUserName's User length must not be longer than 104 characters");
+  if (!user.empty() && user.find_first_not_of(". ") == std::string::npos)
+    e.invalid(uf, q(name), "runAsUserName's User cannot contain only periods or spaces");
+  if (user.find_first_of("\"/\\:;|=,+*?<>@[]") != std::string::npos)
+    e.invalid(uf, q(name), R"(runAsUserName's User cannot contain the following characters: "/\:;|=,+*?<>@[])");
+}
+
+// validateWindowsHostProcessPod: a hostProcess container's pod runs only hostProcess containers
+// (set or inherited) on the host network. (The cluster allows privileged containers.)
+void windows_host_process(Errors& e, const json::object& spec, const std::string& prefix) {
+  auto host_process = [](const json::object* sc) -> std::optional<bool> {
+    const json::object* wo = sc ? object_at(*sc, "windowsOptions") : nullptr;
+    const json::value* hp = wo ? wo->if_contains("hostProcess") : nullptr;
+    if (hp && hp->is_bool()) return hp->as_bool();
+    return std::nullopt;
+  };
+  const auto pod = host_process(object_at(spec, "securityContext"));
+  std::size_t count = 0, host = 0;
+  for (const char* list : {"initContainers", "containers", "ephemeralContainers"}) {  // VisitContainersWithPath's order
+    const auto cs = items(spec, list);
+    for (std::size_t i = 0; i < cs.size(); ++i) {
+      ++count;
+      const auto c = host_process(object_at(*cs[i], "securityContext"));
+      if (pod && c && *pod != *c)
+        e.invalid(fmt::format("{}{}[{}].securityContext.windowsOptions.hostProcess", prefix, list, i), *c ? "true" : "false",
+                  fmt::format("pod hostProcess value must be identical if both are specified, was {}", *pod ? "true" : "false"));
+      if (c.value_or(pod.value_or(false))) ++host;
+    }
+  }
+  if (host == 0) return;
+  if (host != count) {
+    std::string at = prefix;
+    if (at.ends_with('.')) at.pop_back();
+    e.invalid(at, q(""), "If pod contains any hostProcess containers then all containers must be HostProcess containers");
+  }
+  if (!true_at(spec, "hostNetwork"))
+    e.invalid(prefix + "hostNetwork", "false", "hostNetwork must be true if pod contains any hostProcess containers");
+}
+
 // %#v of a container's core.SecurityContext (field order of the Go struct).
 std::string go_security_context(const json::object& sc) {
   static const std::pair<const char*, const char*> kFields[] = {
@@ -796,6 +1048,7 @@ void security_context(Errors& e, const json::object& c, const std::string& f) {
           if (cap.is_string() && cap.as_string() == "CAP_SYS_ADMIN")
             e.invalid(sf, go_security_context(*sc), "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN");
   }
+  windows_options(e, object_at(*sc, "windowsOptions"), sf + ".windowsOptions");
   apparmor_profile(e, object_at(*sc, "appArmorProfile"), sf + ".appArmorProfile");
 }
 
@@ -934,6 +1187,8 @@ void host_port_conflicts(Errors& e, const std::vector<std::pair<const json::obje
 
 // ---- pod-level fields ------------------------------------------------------------------------
 
+}  // namespace
+
 // netutils.ParseIPSloppy: IPv4 (leading zeros allowed) or IPv6.
 bool valid_ip(const std::string& s) {
   in6_addr v6{};
@@ -951,6 +1206,8 @@ bool valid_ip(const std::string& s) {
   }
   return parts == 4;
 }
+
+namespace {
 
 // IsValidSysctlName: at most 253 characters of SysctlContainSlashFmt,
 // `([a-z0-9]([-_a-z0-9]*[a-z0-9])?[./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?`.
@@ -1325,6 +1582,7 @@ void pod_security_context(Errors& e, const json::object& spec, const std::string
     if (p != "Always" && p != "OnRootMismatch") e.not_supported(f + ".fsGroupChangePolicy", p, {"Always", "OnRootMismatch"});
   }
   seccomp_profile(e, object_at(*sc, "seccompProfile"), f + ".seccompProfile");
+  windows_options(e, object_at(*sc, "windowsOptions"), f + ".windowsOptions");
   apparmor_profile(e, object_at(*sc, "appArmorProfile"), f + ".appArmorProfile");
 }
 
@@ -1342,13 +1600,30 @@ void seccomp_annotation(Errors& e, const std::string& profile, const std::string
 }
 
 // ValidatePodSpecificAnnotations: a mirror pod names its node, a deletion cost is an int32, and the
-// seccomp and AppArmor annotations (seccomp's paths name the key as a child, `.key`: sic). (The
-// tolerations annotation is not checked: FIDELITY.md.)
+// seccomp and AppArmor annotations (seccomp's paths name the key as a child, `.key`: sic), and the
+// tolerations annotation (its path too).
 void pod_annotations(Errors& e, const json::object& ann, const json::object& spec, const std::string& f) {
   auto value = [&](std::string_view key) { return string_at(ann, key); };
   if (ann.contains("kubernetes.io/config.mirror") && string_at(spec, "nodeName").empty())
     e.invalid(f + "[kubernetes.io/config.mirror]", q(value("kubernetes.io/config.mirror")),
               "must set spec.nodeName if mirror pod annotation is set");
+  // ValidateTolerationsInPodAnnotations: the annotation's JSON decoded into []core.Toleration,
+  // then ValidateTolerations under the key.
+  if (const std::string tv = value("scheduler.alpha.kubernetes.io/tolerations"); !tv.empty()) {
+    static const GoField kFields[] = {{"key", "Key", "string"},
+                                      {"operator", "Operator", "core.TolerationOperator"},
+                                      {"value", "Value", "string"},
+                                      {"effect", "Effect", "core.TaintEffect"},
+                                      {"tolerationSeconds", "TolerationSeconds", "int64"}};
+    json::array list;
+    if (const auto error = go_decode_list(tv, "Toleration", kFields, list)) {
+      e.invalid(f, q("scheduler.alpha.kubernetes.io/tolerations"), *error);
+    } else if (!list.empty()) {
+      json::object as_spec;
+      as_spec["tolerations"] = std::move(list);
+      tolerations(e, as_spec, f + ".scheduler.alpha.kubernetes.io/");
+    }
+  }
   if (ann.contains("controller.kubernetes.io/pod-deletion-cost")) {
     // GetDeletionCostFromPodAnnotations: no '+', no leading zero, a 32-bit integer.
     const std::string v = value("controller.kubernetes.io/pod-deletion-cost");
@@ -1381,6 +1656,61 @@ void pod_annotations(Errors& e, const json::object& ann, const json::object& spe
     const std::string profile = v.is_string() ? std::string(v.as_string()) : "";
     if (!profile.empty() && profile != "runtime/default" && profile != "unconfined" && !profile.starts_with("localhost/"))
       e.invalid(kf, q(profile), fmt::format("invalid AppArmor profile name: {}", q(profile)));
+  }
+}
+
+// ValidatePodCreate's validateSeccompAnnotationsAndFields and
+// validateAppArmorAnnotationsAndFieldsMatchOnCreate: where an annotation and a field both give a
+// profile (the pod's, then each container's in VisitContainersWithPath's order), they agree.
+void annotations_match_fields(Errors& e, const json::object& ann, const json::object& spec, const std::string& prefix) {
+  // validateSeccompAnnotationsAndFieldsMatch.
+  auto seccomp = [&](const std::string& annotation, const json::object& field, const std::string& f) {
+    const std::string type = string_at(field, "type");
+    const char* kType = "seccomp type in annotation and field must match";
+    if (type == "Unconfined" && annotation != "unconfined") e.forbidden(f + ".type", kType);
+    else if (type == "RuntimeDefault" && annotation != "runtime/default" && annotation != "docker/default") e.forbidden(f + ".type", kType);
+    else if (type == "Localhost") {
+      if (!annotation.starts_with("localhost/")) e.forbidden(f + ".type", kType);
+      else if (!present(field, "localhostProfile") || annotation.substr(10) != string_at(field, "localhostProfile"))
+        e.forbidden(f + ".localhostProfile", "seccomp profile in annotation and field must match");
+    }
+  };
+  const json::object* psc = object_at(spec, "securityContext");
+  if (const json::object* sp = psc ? object_at(*psc, "seccompProfile") : nullptr)
+    if (const json::value* a = ann.if_contains("seccomp.security.alpha.kubernetes.io/pod"); a && a->is_string())
+      seccomp(std::string(a->as_string()), *sp, prefix + "securityContext.seccompProfile");
+  for (const char* list : {"initContainers", "containers", "ephemeralContainers"}) {
+    const auto cs = items(spec, list);
+    for (std::size_t i = 0; i < cs.size(); ++i) {
+      const json::object* sc = object_at(*cs[i], "securityContext");
+      const json::object* sp = sc ? object_at(*sc, "seccompProfile") : nullptr;
+      const json::value* a = ann.if_contains("container.seccomp.security.alpha.kubernetes.io/" + string_at(*cs[i], "name"));
+      if (sp && a && a->is_string())
+        seccomp(std::string(a->as_string()), *sp, fmt::format("{}{}[{}].securityContext.seccompProfile", prefix, list, i));
+    }
+  }
+  // AppArmor (not for Windows pods): the container's profile, else the pod's.
+  if (const json::object* os = object_at(spec, "os"); os && string_at(*os, "name") == "windows") return;
+  const json::object* pod_profile = psc ? object_at(*psc, "appArmorProfile") : nullptr;
+  for (const char* list : {"initContainers", "containers", "ephemeralContainers"}) {
+    const auto cs = items(spec, list);
+    for (std::size_t i = 0; i < cs.size(); ++i) {
+      const json::object* sc = object_at(*cs[i], "securityContext");
+      const json::object* profile = sc && object_at(*sc, "appArmorProfile") ? object_at(*sc, "appArmorProfile") : pod_profile;
+      const json::value* a = ann.if_contains("container.apparmor.security.beta.kubernetes.io/" + string_at(*cs[i], "name"));
+      if (!profile || !a || !a->is_string()) continue;
+      const std::string annotation(a->as_string());
+      const std::string f = fmt::format("{}{}[{}].securityContext.appArmorProfile", prefix, list, i);
+      const std::string type = string_at(*profile, "type");
+      const char* kType = "apparmor type in annotation and field must match";
+      if (type == "Unconfined" && annotation != "unconfined") e.forbidden(f + ".type", kType);
+      else if (type == "RuntimeDefault" && annotation != "runtime/default") e.forbidden(f + ".type", kType);
+      else if (type == "Localhost") {
+        if (!annotation.starts_with("localhost/")) e.forbidden(f + ".type", kType);
+        else if (!present(*profile, "localhostProfile") || annotation.substr(10) != string_at(*profile, "localhostProfile"))
+          e.forbidden(f + ".localhostProfile", "apparmor profile in annotation and field must match");
+      }
+    }
   }
 }
 
@@ -1432,6 +1762,126 @@ void image_whitespace(Errors& e, const json::object& c, const std::string& f) {
 
 }  // namespace
 
+std::optional<std::string> go_decode_list(const std::string& text, std::string_view type, std::span<const GoField> fields,
+                                          json::array& out) {
+  boost::system::error_code ec;
+  const json::value parsed = json::parse(text, ec);
+  auto kind = [](const json::value& v) {
+    return v.is_object() ? "object" : v.is_array() ? "array" : v.is_string() ? "string" : v.is_bool() ? "bool" : "number";
+  };
+  if (ec) {
+    // A syntax error: Go names the first character that cannot begin a value; deeper syntax
+    // errors are worded by offset in Go and generically here.
+    const auto at = text.find_first_not_of(" \t\r\n");
+    const char c = at == std::string::npos ? '\0' : text[at];
+    if (at == std::string::npos) return "unexpected end of JSON input";
+    if (std::string_view("[{\"-0123456789tfn").find(c) == std::string_view::npos)
+      return fmt::format("invalid character '{}' looking for beginning of value", c);
+    return "invalid JSON: " + ec.message();
+  }
+  if (parsed.is_null()) return std::nullopt;
+  if (!parsed.is_array()) return fmt::format("json: cannot unmarshal {} into Go value of type []core.{}", kind(parsed), type);
+  std::optional<std::string> error;  // the first; decoding goes on
+  for (const auto& item : parsed.as_array()) {
+    json::object canonical;
+    if (!item.is_object() && !item.is_null() && !error)
+      error = fmt::format("json: cannot unmarshal {} into Go value of type core.{}", kind(item), type);
+    if (item.is_object())
+      for (const auto& [k, v] : item.as_object())
+        for (const auto& fd : fields) {
+          if (k.size() != std::strlen(fd.json) ||
+              !std::equal(k.begin(), k.end(), fd.json, [](char x, char y) { return std::tolower(x) == std::tolower(y); }))
+            continue;
+          const bool integer = std::string_view(fd.go_type) == "int64";
+          const bool fits = v.is_null() || (integer ? v.is_int64() : v.is_string());
+          if (!fits && !error)
+            error = fmt::format("json: cannot unmarshal {} into Go struct field {}.{} of type {}", kind(v), type, fd.go, fd.go_type);
+          if (fits && !v.is_null()) canonical[fd.json] = v;
+        }
+    out.push_back(std::move(canonical));
+  }
+  return error;
+}
+
+void validate_resource_quantity_value(const std::string& name, const json::value& value, const std::string& field, Causes& causes) {
+  Errors e{causes};
+  resource_quantity(e, name, value, field);
+}
+
+void validate_label_selector(const json::object& selector, const std::string& field, Causes& causes) {
+  Errors e{causes};
+  label_selector(e, selector, field);
+}
+
+// The pod strategy's applyAppArmorVersionSkew (not for Windows pods): a container whose AppArmor
+// annotation is missing gets one from its profile (or the pod's); one with an annotation but no
+// profile gets the annotation's profile unless it is the pod's, with a deprecation warning (also
+// when the annotation makes no valid profile).
+void apparmor_version_skew(json::object& pod, std::vector<std::string>* warnings) {
+  json::value& mdv = pod["metadata"];  // (first: inserting it would move the spec)
+  if (!mdv.is_object()) mdv = json::object{};
+  json::value* sv = pod.if_contains("spec");
+  if (!sv || !sv->is_object()) return;
+  json::object& spec = sv->as_object();
+  if (const json::object* os = object_at(spec, "os"); os && string_at(*os, "name") == "windows") return;
+  const json::object* psc = object_at(spec, "securityContext");
+  const json::object* pod_profile = psc ? object_at(*psc, "appArmorProfile") : nullptr;
+  auto annotation_for = [](const json::object& profile) -> std::string {
+    const std::string type = string_at(profile, "type");
+    if (type == "Unconfined") return "unconfined";
+    if (type == "RuntimeDefault") return "runtime/default";
+    if (type == "Localhost" && present(profile, "localhostProfile")) return "localhost/" + string_at(profile, "localhostProfile");
+    return "";
+  };
+  for (const char* list : {"initContainers", "containers", "ephemeralContainers"}) {
+    json::value* cs = spec.if_contains(list);
+    if (!cs || !cs->is_array()) continue;
+    for (auto& cv : cs->as_array()) {
+      if (!cv.is_object()) continue;
+      json::object& c = cv.as_object();
+      const std::string key = "container.apparmor.security.beta.kubernetes.io/" + string_at(c, "name");
+      json::object* ann = mdv.as_object().contains("annotations") && mdv.as_object()["annotations"].is_object()
+                              ? &mdv.as_object()["annotations"].as_object()
+                              : nullptr;
+      const json::object* sc = object_at(c, "securityContext");
+      const json::object* profile = sc ? object_at(*sc, "appArmorProfile") : nullptr;
+      if (!ann || !ann->contains(key)) {
+        const std::string value = profile ? annotation_for(*profile) : pod_profile ? annotation_for(*pod_profile) : "";
+        if (value.empty()) continue;
+        json::value& av = mdv.as_object()["annotations"];
+        if (!av.is_object()) av = json::object{};
+        av.as_object()[key] = value;
+        continue;
+      }
+      if (profile) continue;
+      const json::value& a = ann->at(key);
+      const std::string annotation = a.is_string() ? std::string(a.as_string()) : "";
+      std::optional<json::object> field;
+      if (annotation == "unconfined") field = json::object{{"type", "Unconfined"}};
+      else if (annotation == "runtime/default") field = json::object{{"type", "RuntimeDefault"}};
+      else if (annotation.starts_with("localhost/") && annotation.size() > 10)
+        field = json::object{{"type", "Localhost"}, {"localhostProfile", annotation.substr(10)}};
+      if (field) {
+        Causes errs;
+        Errors check{errs};
+        apparmor_profile(check, &*field, "");
+        if (!errs.empty()) field.reset();  // an invalid profile is not copied
+      }
+      bool warn = !field;
+      if (field && !(pod_profile && string_at(*pod_profile, "type") == string_at(*field, "type") &&
+                     present(*pod_profile, "localhostProfile") == present(*field, "localhostProfile") &&
+                     string_at(*pod_profile, "localhostProfile") == string_at(*field, "localhostProfile"))) {
+        json::value& scv = c["securityContext"];
+        if (!scv.is_object()) scv = json::object{};
+        scv.as_object()["appArmorProfile"] = std::move(*field);
+        warn = true;
+      }
+      if (warn && warnings)
+        warnings->push_back(fmt::format("metadata.annotations[{}]: deprecated since v1.30; use the \"appArmorProfile\" field instead", key));
+    }
+  }
+}
+
 // A quantity is decoded into Go's resource.Quantity and encoded back with its String(): "0.5" is
 // stored as 500m, "1.5Gi" as 1536Mi, "1000" as 1k (Quantity::to_string keeps what Go keeps, "1e3").
 // Done once the object is valid: validation's messages show the quantities as Go parsed them.
@@ -1439,7 +1889,7 @@ namespace {
 void canonical_quantity(json::value& v) {
   if (!v.is_string()) return;
   try {
-    v = json::string(Quantity::parse(v.as_string()).to_string());
+    v = json::string(Quantity::canonical(v.as_string()));
   } catch (const std::exception&) {
     // decoding refused it already
   }
@@ -1501,12 +1951,132 @@ bool same_toleration(const json::object& a, const json::object& b) {
 
 }  // namespace
 
+namespace {
+
+// Go's %#v of a []string field (nil when absent).
+std::string go_string_slice(const json::object& o, std::string_view key) {
+  const json::array* a = array_at(o, key);
+  if (!a) return "[]string(nil)";
+  std::string out = "[]string{";
+  for (std::size_t i = 0; i < a->size(); ++i) out += (i ? ", " : "") + q((*a)[i].is_string() ? std::string((*a)[i].as_string()) : "");
+  return out + "}";
+}
+
+// Go's %#v of a []core.NodeSelectorRequirement field.
+std::string go_requirements(const json::object& term, std::string_view key) {
+  const json::array* a = array_at(term, key);
+  if (!a) return "[]core.NodeSelectorRequirement(nil)";
+  std::string out = "[]core.NodeSelectorRequirement{";
+  for (std::size_t i = 0; i < a->size(); ++i) {
+    const json::object& r = (*a)[i].is_object() ? (*a)[i].as_object() : kNone;
+    out += fmt::format("{}core.NodeSelectorRequirement{{Key:{}, Operator:{}, Values:{}}}", i ? ", " : "", q(string_at(r, "key")),
+                       q(string_at(r, "operator")), go_string_slice(r, "values"));
+  }
+  return out + "}";
+}
+
+std::string go_term(const json::object& t) {
+  return fmt::format("core.NodeSelectorTerm{{MatchExpressions:{}, MatchFields:{}}}", go_requirements(t, "matchExpressions"),
+                     go_requirements(t, "matchFields"));
+}
+
+// The required node selector terms of a spec's node affinity (nullopt: no required selector).
+std::optional<std::vector<const json::object*>> required_terms(const json::object& spec) {
+  const json::object* a = object_at(spec, "affinity");
+  const json::object* na = a ? object_at(*a, "nodeAffinity") : nullptr;
+  const json::object* req = na ? object_at(*na, "requiredDuringSchedulingIgnoredDuringExecution") : nullptr;
+  if (!req) return std::nullopt;
+  return items(*req, "nodeSelectorTerms");
+}
+
+// ValidatePodUpdate's rules for a gated pod: validateNodeSelectorMutation (only additions to
+// spec.nodeSelector) and validateNodeAffinityMutation (a non-empty list of required terms keeps
+// its length, and each term only gains requirements).
+void gated_pod_mutations(Errors& e, const json::object& now, const json::object& before) {
+  const json::object* ns = object_at(now, "nodeSelector");
+  const json::object* old_ns = object_at(before, "nodeSelector");
+  if (old_ns)
+    for (const auto& [k, v] : *old_ns) {
+      const json::value* n = ns ? ns->if_contains(k) : nullptr;
+      if (n && *n == v) continue;
+      std::string shown = "map[string]string(nil)";
+      if (ns) {
+        std::vector<std::string> keys;
+        for (const auto& kv : *ns) keys.emplace_back(kv.key());
+        std::sort(keys.begin(), keys.end());
+        shown = "map[string]string{";
+        for (std::size_t i = 0; i < keys.size(); ++i)
+          shown += fmt::format("{}{}:{}", i ? ", " : "", q(keys[i]), q(string_at(*ns, keys[i])));
+        shown += "}";
+      }
+      e.invalid("spec.nodeSelector", shown, "only additions to spec.nodeSelector are allowed (no mutations or deletions)");
+      break;
+    }
+  const auto old_terms = required_terms(before);
+  if (!old_terms) return;
+  const auto new_terms = required_terms(now).value_or(std::vector<const json::object*>{});
+  const std::string tf = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms";
+  if (!old_terms->empty() && old_terms->size() != new_terms.size()) {
+    // (nil unless the new spec holds a list, possibly empty)
+    const json::object* a = object_at(now, "affinity");
+    const json::object* na = a ? object_at(*a, "nodeAffinity") : nullptr;
+    const json::object* req = na ? object_at(*na, "requiredDuringSchedulingIgnoredDuringExecution") : nullptr;
+    std::string shown = "[]core.NodeSelectorTerm(nil)";
+    if (req && array_at(*req, "nodeSelectorTerms")) {
+      shown = "[]core.NodeSelectorTerm{";
+      for (std::size_t i = 0; i < new_terms.size(); ++i) shown += (i ? ", " : "") + go_term(*new_terms[i]);
+      shown += "}";
+    }
+    return e.invalid(tf, shown, "no additions/deletions to non-empty NodeSelectorTerms list are allowed");
+  }
+  for (std::size_t i = 0; i < old_terms->size(); ++i) {
+    const json::object& o = *(*old_terms)[i];
+    const json::object& n = *new_terms[i];
+    bool ok = true;
+    const auto oe = items(o, "matchExpressions"), of = items(o, "matchFields");
+    const auto ne = items(n, "matchExpressions"), nf = items(n, "matchFields");
+    if (oe.empty() && of.empty() && (!ne.empty() || !nf.empty())) ok = false;
+    for (const auto& [olds, news] : {std::pair{&oe, &ne}, std::pair{&of, &nf}}) {
+      if (olds->empty()) continue;
+      if (news->size() < olds->size()) ok = false;
+      else
+        for (std::size_t j = 0; j < olds->size(); ++j) ok = ok && semantic_equal(*(*olds)[j], *(*news)[j]);
+    }
+    if (!ok) e.invalid(fmt::format("{}[{}]", tf, i), go_term(n), "only additions are allowed (no mutations or deletions)");
+  }
+}
+
+}  // namespace
+
+void validate_pod_annotation_updates(const json::object& meta, const json::object& old_meta, const json::object& spec,
+                                     Causes& causes) {
+  Errors e{causes};
+  const json::object& now = object_at(meta, "annotations") ? *object_at(meta, "annotations") : kNone;
+  const json::object& before = object_at(old_meta, "annotations") ? *object_at(old_meta, "annotations") : kNone;
+  constexpr std::string_view kAppArmor = "container.apparmor.security.beta.kubernetes.io/";
+  constexpr std::string_view kMirror = "kubernetes.io/config.mirror";
+  // (Go walks both maps in random order; here in the objects' order.)
+  for (const auto& [k, v] : before) {
+    if (const json::value* n = now.if_contains(k); n && *n == v) continue;
+    const std::string f = fmt::format("metadata.annotations[{}]", std::string_view(k));
+    if (k.starts_with(kAppArmor)) e.forbidden(f, "may not remove or update AppArmor annotations");
+    if (k == kMirror) e.forbidden(f, "may not remove or update mirror pod annotation");
+  }
+  for (const auto& [k, v] : now) {
+    if (before.contains(k)) continue;
+    const std::string f = fmt::format("metadata.annotations[{}]", std::string_view(k));
+    if (k.starts_with(kAppArmor)) e.forbidden(f, "may not add AppArmor annotations");
+    if (k == kMirror) e.forbidden(f, "may not add mirror pod annotation");
+  }
+  pod_annotations(e, now, spec, "metadata.annotations");
+}
+
 // ValidatePodUpdate after validatePodMetadataAndSpec: ValidateContainerUpdates (which stops at a
 // changed count), activeDeadlineSeconds, validateOnlyAddedTolerations (then ValidateTolerations
 // again: the causes repeat, the message says each once), validateOnlyDeletedSchedulingGates, and
 // the munged spec. The Forbidden cause's go-cmp diff of the two specs is not reproduced
-// (FIDELITY.md, known difference 1). A gated pod's node selector and affinity may change, and
-// their mutation rules are not checked.
+// (FIDELITY.md, known difference 1). A gated pod's node selector and required node affinity may
+// only gain entries (gated_pod_mutations).
 void validate_pod_update(const json::object& spec, const json::object& old_spec, Causes& causes) {
   Errors e{causes};
   for (const char* list : {"containers", "initContainers"}) {
@@ -1563,6 +2133,7 @@ void validate_pod_update(const json::object& spec, const json::object& old_spec,
   const auto old_grace = int_at(before, "terminationGracePeriodSeconds");
   if (old_grace && *old_grace < 0 && int_at(now, "terminationGracePeriodSeconds") == 1) now["terminationGracePeriodSeconds"] = *old_grace;
   if (!items(before, "schedulingGates").empty()) {
+    gated_pod_mutations(e, now, before);
     now.erase("nodeSelector");
     if (const json::value* v = before.if_contains("nodeSelector")) now["nodeSelector"] = *v;
     json::value old_na = nullptr;
@@ -1592,7 +2163,7 @@ void validate_pod_spec(const json::object& spec, const json::object* meta, const
   if (!present(spec, "terminationGracePeriodSeconds")) e.required(prefix + "terminationGracePeriodSeconds");
   // (spec.hostUsers needs the UserNamespacesSupport gate, off in v1.32: the field is dropped, and
   // validateHostUsers has nothing to check.)
-  const auto vols = validate_volumes(e, spec, prefix);
+  const auto vols = validate_volumes(e, spec, prefix, meta ? string_at(*meta, "name") : "");
 
   // validateContainers.
   const auto containers = items(spec, "containers");
@@ -1726,6 +2297,7 @@ void validate_pod_spec(const json::object& spec, const json::object* meta, const
     }
   }
   topology_spread(e, spec, prefix);
+  windows_host_process(e, spec, prefix);
   name_rule(e, spec, "serviceAccountName", prefix, dns1123_subdomain_errors);
   name_rule(e, spec, "nodeName", prefix, dns1123_subdomain_errors);
   if (auto ads = int_at(spec, "activeDeadlineSeconds"); ads && (*ads < 1 || *ads > kMaxInt32))
@@ -1811,6 +2383,7 @@ void validate_pod_spec(const json::object& spec, const json::object* meta, const
     const json::array* gates = array_at(spec, "schedulingGates");
     if (!string_at(spec, "nodeName").empty() && gates && !gates->empty())
       e.forbidden(prefix + "nodeName", "cannot be set until all schedulingGates have been cleared");
+    if (meta) annotations_match_fields(e, object_at(*meta, "annotations") ? *object_at(*meta, "annotations") : kNone, spec, prefix);
   } else if (of == PodSpecOf::Template) {
     const json::array* eph = array_at(spec, "ephemeralContainers");
     if (eph && !eph->empty()) e.forbidden(prefix + "ephemeralContainers", "ephemeral containers not allowed in pod template");

@@ -227,6 +227,16 @@ std::vector<std::string> pod_warnings(const json::object& meta, const json::obje
     for (const char* r : {"memory", "ephemeral-storage"})
       if (auto q = fractional_bytes(overhead->if_contains(r)))
         out.push_back(fmt::format("{}spec.overhead[{}]: fractional byte value {} is invalid, must be an integer", p, r, quoted(*q)));
+  // The seccomp annotations without their fields; a template's AppArmor annotations without a
+  // field (a pod's warn as they are copied into the fields: apparmor_version_skew).
+  const auto* annotations = object_of(meta, "annotations");
+  auto annotated = [&](const std::string& key) { return annotations && annotations->contains(key); };
+  const auto* psc = object_of(spec, "securityContext");
+  if ((!psc || !object_of(*psc, "seccompProfile")) && annotated("seccomp.security.alpha.kubernetes.io/pod"))
+    out.push_back(fmt::format("{}metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]: non-functional in v1.27+; use the "
+                              "\"seccompProfile\" field instead",
+                              p));
+  const bool pod_apparmor = psc && object_of(*psc, "appArmorProfile");
 
   // Every container, as pods.VisitContainersWithPath walks them.
   struct Port {
@@ -240,6 +250,17 @@ std::vector<std::string> pod_warnings(const json::object& meta, const json::obje
       for (std::size_t i = 0; i < cs->size(); ++i)
         if ((*cs)[i].is_object()) containers.emplace_back(fmt::format("{}spec.{}[{}]", p, list, i), &(*cs)[i].as_object());
   for (const auto& [f, c] : containers) {
+    const auto* sc = object_of(*c, "securityContext");
+    const std::string name = str_of(*c, "name");
+    if ((!sc || !object_of(*sc, "seccompProfile")) && annotated("container.seccomp.security.alpha.kubernetes.io/" + name))
+      out.push_back(fmt::format("{}metadata.annotations[container.seccomp.security.alpha.kubernetes.io/{}]: non-functional in "
+                                "v1.27+; use the \"seccompProfile\" field instead",
+                                p, name));
+    if (!p.empty() && !pod_apparmor && !(sc && object_of(*sc, "appArmorProfile")) &&
+        annotated("container.apparmor.security.beta.kubernetes.io/" + name))
+      out.push_back(fmt::format("{}metadata.annotations[container.apparmor.security.beta.kubernetes.io/{}]: deprecated since "
+                                "v1.30; use the \"appArmorProfile\" field instead",
+                                p, name));
     // fractional memory / ephemeral-storage (limits, then requests, per resource)
     if (const auto* res = object_of(*c, "resources"))
       for (const char* r : {"memory", "ephemeral-storage"})

@@ -11,8 +11,9 @@
 //  - BinarySI values strictly between -1 and 1 become DecimalSI.
 //  - CanonicalizeBytes: BinarySI is printed in base 1024 only when |v| >= 1024 and v is an integer;
 //    otherwise DecimalSI. Decimal forms move all factors of ten into the exponent, then lower the
-//    exponent to a multiple of three. DecimalSI has no suffix above "E" (10^18): larger exponents, and
-//    BinarySI values past "Ei", are printed in exponent notation.
+//    exponent to a multiple of three. DecimalSI has no suffix above "E" (10^18): Go's
+//    CanonicalizeBytes ignores the failed suffix lookup, so a larger exponent is printed as no
+//    suffix at all ("1e21" in DecimalSI prints "1", sic).
 //  - Add/Sub: the result keeps the receiver's format unless the receiver is zero.
 #include "gpupool/quantity.hpp"
 
@@ -225,7 +226,7 @@ std::string decimal_suffix(long exponent, Quantity::Format format) {
       case 12: return "T";
       case 15: return "P";
       case 18: return "E";
-      default: break;
+      default: return "";  // no suffix: Go ignores constructBytes' miss, so 1e21 in DecimalSI prints as "1" (sic)
     }
   }
   if (exponent == 0) return "";
@@ -234,6 +235,26 @@ std::string decimal_suffix(long exponent, Quantity::Format format) {
   std::string out = "e";
   out += std::to_string(exponent);
   return out;
+}
+
+// Go's fast path keeps the input string when it is already canonical; mirror its condition.
+bool go_keeps_text(const Scanned& sc, const Suffix& suf) {
+  if (suf.base == 10) {
+    std::size_t digits = sc.num.size() + sc.denom.size();
+    long scale = suf.exponent - static_cast<long>(sc.denom.size());
+    if (digits <= 18 && scale >= -9) {
+      std::string shifted = std::string(sc.num) + std::string(sc.denom);
+      return scale % 3 == 0 && !(shifted.size() >= 3 && shifted.ends_with("000")) && shifted[0] != '0';
+    }
+  } else if (sc.denom.empty()) {
+    long precision = 15 - static_cast<long>(sc.num.size()) - suf.exponent * 3 / 10 - 1;
+    if (precision >= 0) {
+      i128 v = 0;
+      digits_to_i128(sc.num, v);
+      return (v & 7) != 0;
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -252,24 +273,7 @@ Quantity Quantity::parse(std::string_view text, std::string_view field) {
 
   Quantity q;
   q.format_ = suf.format;
-
-  // Go's fast path keeps the input string when it is already canonical; mirror its condition.
-  bool keep_text = false;
-  if (suf.base == 10) {
-    std::size_t digits = sc.num.size() + sc.denom.size();
-    long scale = suf.exponent - static_cast<long>(sc.denom.size());
-    if (digits <= 18 && scale >= -9) {
-      std::string shifted = std::string(sc.num) + std::string(sc.denom);
-      keep_text = scale % 3 == 0 && !(shifted.size() >= 3 && shifted.ends_with("000")) && shifted[0] != '0';
-    }
-  } else if (sc.denom.empty()) {
-    long precision = 15 - static_cast<long>(sc.num.size()) - suf.exponent * 3 / 10 - 1;
-    if (precision >= 0) {
-      i128 v = 0;
-      digits_to_i128(sc.num, v);
-      keep_text = (v & 7) != 0;
-    }
-  }
+  const bool keep_text = go_keeps_text(sc, suf);
 
   // value = digits × 2^binexp × 10^(decexp - len(denom)), in nanos: shift by 9 more.
   std::string digits = std::string(sc.num) + std::string(sc.denom);
@@ -304,6 +308,54 @@ Quantity Quantity::parse(std::string_view text, std::string_view field) {
   q.nanos_ = sc.positive ? magnitude : -magnitude;
   if (keep_text) q.verbatim_ = std::string(text);
   return q;
+}
+
+std::string Quantity::canonical(std::string_view text, bool round_up_milli, std::string_view field) {
+  try {
+    const Quantity q = parse(text, field);
+    if (!round_up_milli) return q.to_string();
+    const Quantity rounded = q.round_up_milli();
+    return (rounded == q ? q : rounded).to_string();
+  } catch (const ValidationError& e) {
+    if (e.rule() != kErrTooLarge) throw;
+  }
+  // Beyond the __int128 range: what Go's String() prints of ParseQuantity's result, by decimal
+  // digits. (A binary quantity is capped at 2^63-1 first.)
+  Scanned sc;
+  scan(text, sc);
+  Suffix suf{};
+  interpret(sc.suffix, suf);
+  if (suf.base == 2) return from_nanos((sc.positive ? 1 : -1) * static_cast<i128>(kInt64Max) * kNano, Format::BinarySI).to_string();
+  if (go_keeps_text(sc, suf)) return std::string(text);
+  std::string digits = std::string(sc.num) + std::string(sc.denom);
+  long exponent = suf.exponent - static_cast<long>(sc.denom.size());
+  const long finest = round_up_milli ? -3 : -9;
+  if (exponent < finest) {  // finer than a nano (or a thousandth): rounded away from zero
+    const std::size_t drop = static_cast<std::size_t>(finest - exponent);
+    const bool up = digits.substr(digits.size() - std::min(drop, digits.size())).find_first_not_of('0') != std::string::npos;
+    digits.resize(digits.size() - std::min(drop, digits.size()));
+    if (up) {
+      digits.insert(digits.begin(), '0');
+      std::size_t i = digits.size();
+      while (i > 0 && digits[i - 1] == '9') digits[--i] = '0';
+      if (i > 0) ++digits[i - 1];
+    }
+    exponent = finest;
+  }
+  const std::size_t first = digits.find_first_not_of('0');
+  if (first == std::string::npos) return "0";
+  digits.erase(0, first);
+  // AsCanonicalBytes: factors of ten into the exponent, then the exponent down to a multiple of 3.
+  while (digits.size() > 1 && digits.back() == '0') {
+    digits.pop_back();
+    ++exponent;
+  }
+  while (exponent % 3 != 0) {
+    digits += '0';
+    --exponent;
+  }
+  Format format = suf.format;
+  return (sc.positive ? "" : "-") + digits + decimal_suffix(exponent, format);
 }
 
 Quantity Quantity::from_nanos(__int128 nanos, Format format) {
@@ -357,7 +409,6 @@ std::string Quantity::to_string() const {
     mantissa *= 10;
     --exponent;
   }
-  if (format == Format::DecimalSI && exponent > 18) format = Format::DecimalExponent;
   append_i128(out, nanos_ < 0 ? -mantissa : mantissa);
   out += decimal_suffix(exponent, format);
   return out;

@@ -522,3 +522,93 @@ TEST_CASE("pod updates: only images, a shorter deadline and added tolerations ma
                "application/json-patch+json")
             .status == 200);
 }
+
+TEST_CASE("built-in kinds: node podCIDRs, LimitRange bounds, budgets (answers pasted from the oracle)") {
+  Fixture f;
+  auto post = [&](const std::string& path, const std::string& body) { return status_of(f.call("POST", path + "?dryRun=All", body)); };
+  // ValidateNode: each CIDR, then the dual-stack rules (the Internal error names the first bad one).
+  CHECK(post("/api/v1/nodes", R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n"},"spec":{"podCIDRs":["x","10.0.0.0/24","x"]}})") ==
+        "422 Invalid Node \"n\" is invalid: [spec.podCIDRs[0]: Invalid value: \"x\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or "
+        "2001:db8::/64), spec.podCIDRs[2]: Invalid value: \"x\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64), "
+        "spec.podCIDRs: Internal error: invalid PodCIDRs. failed to check with dual stack with error:invalid CIDR[0]: <nil> (invalid "
+        "CIDR address: x), spec.podCIDRs: Invalid value: []string{\"x\", \"10.0.0.0/24\", \"x\"}: may specify no more than one CIDR "
+        "for each IP family, spec.podCIDRs[2]: Duplicate value: \"x\"]"
+        " | FieldValueInvalid spec.podCIDRs[0] Invalid value: \"x\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
+        " | FieldValueInvalid spec.podCIDRs[2] Invalid value: \"x\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
+        " | InternalError spec.podCIDRs Internal error: invalid PodCIDRs. failed to check with dual stack with error:invalid CIDR[0]: "
+        "<nil> (invalid CIDR address: x)"
+        " | FieldValueInvalid spec.podCIDRs Invalid value: []string{\"x\", \"10.0.0.0/24\", \"x\"}: may specify no more than one CIDR "
+        "for each IP family"
+        " | FieldValueDuplicate spec.podCIDRs[2] Duplicate value: \"x\"");
+  // podCIDR wins over a podCIDRs starting elsewhere; once set, neither changes.
+  auto created = f.call("POST", "/api/v1/nodes",
+                        R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"spec":{"podCIDR":"10.0.0.0/24","podCIDRs":["10.1.0.0/24","fd00::/64"],"providerID":"p"}})");
+  REQUIRE(created.status == 201);
+  const auto spec = json::parse(created.body).at("spec").as_object();
+  CHECK(json::serialize(spec.at("podCIDRs")) == R"(["10.0.0.0/24"])");
+  CHECK(spec.at("podCIDR") == "10.0.0.0/24");
+  auto patch = [&](const std::string& body) {
+    return f.call("PATCH", "/api/v1/nodes/n1", body, "application/merge-patch+json");
+  };
+  CHECK(status_of(patch(R"({"spec":{"podCIDRs":["10.0.0.0/24","fd00::/64"],"providerID":"q"}})")) ==
+        "422 Invalid Node \"n1\" is invalid: [spec.podCIDRs: Forbidden: node updates may not change podCIDR except from \"\" to valid, "
+        "spec.providerID: Forbidden: node updates may not change providerID except from \"\" to valid]"
+        " | FieldValueForbidden spec.podCIDRs Forbidden: node updates may not change podCIDR except from \"\" to valid"
+        " | FieldValueForbidden spec.providerID Forbidden: node updates may not change providerID except from \"\" to valid");
+  CHECK(patch(R"({"spec":{"unschedulable":true}})").status == 200);
+
+  // ValidateLimitRange: the Quantity printed as Go's %#v, after Cmp made it an inf.Dec.
+  const std::string lr = post("/api/v1/namespaces/default/limitranges",
+                              R"({"apiVersion":"v1","kind":"LimitRange","metadata":{"name":"lr"},"spec":{"limits":[{"type":"Container","min":{"memory":"2Gi"},"max":{"memory":"1.5Gi"}}]}})");
+  CHECK(lr.find(" | FieldValueInvalid spec.limits[0].min[memory] Invalid value: resource.Quantity{i:resource.int64Amount{value:0, "
+                "scale:0}, d:resource.infDecAmount{Dec:(*inf.Dec)(0xc000000000)}, s:\"2Gi\", Format:\"BinarySI\"}: min value 2Gi is "
+                "greater than max value 1536Mi") != std::string::npos);
+  CHECK(post("/api/v1/namespaces/default/limitranges",
+             R"({"apiVersion":"v1","kind":"LimitRange","metadata":{"name":"lr"},"spec":{"limits":[{"type":"Container","min":{"cpu":"1"},"max":{"cpu":"2"},"maxLimitRequestRatio":{"cpu":"3"}}]}})")
+            .ends_with(" | FieldValueInvalid spec.limits[0].maxLimitRequestRatio[cpu] Invalid value: resource.Quantity{i:resource.int64Amount{"
+                       "value:3, scale:0}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"3\", Format:\"DecimalSI\"}: ratio 3 is greater "
+                       "than max/min = 2.000000"));
+  // ValidatePodDisruptionBudgetSpec: not both bounds; percents up to 100%.
+  const std::string both = post("/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+                                R"({"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"b"},"spec":{"minAvailable":1,"maxUnavailable":"150%"}})");
+  CHECK(both.find(" | FieldValueInvalid spec Invalid value: policy.PodDisruptionBudgetSpec{MinAvailable:(*intstr.IntOrString)(0xc000000000), "
+                  "Selector:(*v1.LabelSelector)(nil), MaxUnavailable:(*intstr.IntOrString)(0xc000000000), "
+                  "UnhealthyPodEvictionPolicy:(*policy.UnhealthyPodEvictionPolicyType)(nil)}: minAvailable and maxUnavailable cannot be both "
+                  "set | FieldValueInvalid spec.maxUnavailable Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:\"150%\"}: must "
+                  "not be greater than 100%") != std::string::npos);
+}
+
+TEST_CASE("pod spec values: volume sources, windowsOptions and annotations against the fields") {
+  Fixture f;
+  auto pod = [](const std::string& annotations, const std::string& spec) {
+    return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"v","annotations":)" + annotations + R"(},"spec":)" + spec + "}";
+  };
+  auto post = [&](const std::string& body) { return f.call("POST", "/api/v1/namespaces/default/pods?dryRun=All", body); };
+  const std::string c = R"({"name":"main","image":"busybox"})";
+  auto has = [](const Response& r, const std::string& cause) {
+    CAPTURE(r.body);
+    return status_of(r).find(" | " + cause) != std::string::npos;
+  };
+  const auto vols = post(pod("{}", R"({"containers":[)" + c + R"(],"volumes":[{"name":"g","gcePersistentDisk":{"partition":256}},)"
+                                      R"({"name":"i","iscsi":{"targetPortal":"t","iqn":"eui.123"}},{"name":"e","ephemeral":{}}]})"));
+  CHECK(vols.status == 422);
+  CHECK(has(vols, "FieldValueRequired spec.volumes[0].persistentDisk.pdName Required value"));
+  CHECK(has(vols, "FieldValueInvalid spec.volumes[0].persistentDisk.partition Invalid value: 256: must be between 1 and 255, inclusive"));
+  CHECK(has(vols, "FieldValueInvalid spec.volumes[1].iscsi.iqn Invalid value: \"eui.123\": must be valid format"));
+  CHECK(has(vols, "FieldValueRequired spec.volumes[2].ephemeral.volumeClaimTemplate Required value"));
+  const auto win = post(pod("{}", R"({"containers":[{"name":"main","image":"busybox","securityContext":{"windowsOptions":{"runAsUserName":"a\\b\\c","hostProcess":true}}}]})"));
+  CHECK(has(win, "FieldValueInvalid spec.containers[0].securityContext.windowsOptions.runAsUserName Invalid value: \"a\\\\b\\\\c\": "
+                 "runAsUserName cannot contain more than one backslash"));
+  CHECK(has(win, "FieldValueInvalid spec.hostNetwork Invalid value: false: hostNetwork must be true if pod contains any hostProcess containers"));
+  const auto mismatch = post(pod(R"({"container.seccomp.security.alpha.kubernetes.io/main":"unconfined"})",
+                                 R"({"containers":[{"name":"main","image":"busybox","securityContext":{"seccompProfile":{"type":"RuntimeDefault"}}}]})"));
+  CHECK(has(mismatch, "FieldValueForbidden spec.containers[0].securityContext.seccompProfile.type Forbidden: seccomp type in annotation and field must match"));
+  const auto tol = post(pod(R"({"scheduler.alpha.kubernetes.io/tolerations":"[{\"key\":1}]"})", R"({"containers":[)" + c + "]}"));
+  CHECK(has(tol, "FieldValueInvalid metadata.annotations Invalid value: \"scheduler.alpha.kubernetes.io/tolerations\": json: cannot "
+                 "unmarshal number into Go struct field Toleration.Key of type string"));
+  // applyAppArmorVersionSkew: an annotation becomes the container's field.
+  const auto skew = post(pod(R"({"container.apparmor.security.beta.kubernetes.io/main":"localhost/x"})", R"({"containers":[)" + c + "]}"));
+  REQUIRE(skew.status == 201);
+  CHECK(json::serialize(json::parse(skew.body).at("spec").at("containers").at(0).at("securityContext")) ==
+        R"({"appArmorProfile":{"type":"Localhost","localhostProfile":"x"}})");
+}

@@ -604,6 +604,235 @@ def podvalues_steps():
             (["get", "pod", "upd", "-o", "jsonpath={.spec.containers[0].image} {.spec.activeDeadlineSeconds} {.spec.tolerations[*].key}"], None)])
 
 
+def valleft_steps():
+    """Rules of issue #20 the embedded server once skipped: Node podCIDRs (ValidateNode and
+    ValidateNodeUpdate), LimitRange cross-field rules (their values printed as Go's
+    resource.Quantity), PodDisruptionBudget bounds, and the inner rules of every volume source."""
+    dry = ["create", "--dry-run=server", "-f", "-"]
+    spec = ["create", "--dry-run=server", "-o", "jsonpath={.spec}", "-f", "-"]
+
+    def nd(name, **spec_fields):
+        return json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "spec": spec_fields})
+
+    steps = [(dry, nd("valleft-bad", podCIDR="10.0.0.0/33", podCIDRs=["10.0.0.0/33", "10.1.0.0/24", "fd00::/64"])),
+             (dry, nd("valleft-bad", podCIDR="10.0.0.0/24", podCIDRs=["10.0.0.0/24", "10.1.0.0/24"])),
+             (dry, nd("valleft-bad", podCIDRs=["x", "10.0.0.0/24", "x"])),
+             (dry, nd("valleft-bad", podCIDRs=["10.0.0.0/24", "fd00::/64", "10.2.0.0/24"])),
+             (dry, nd("valleft-bad", podCIDRs=[""])),
+             (dry, nd("valleft-bad", podCIDRs=["fd00::/64", "fd00::/64"])),
+             (dry, nd("valleft-bad", podCIDRs=["10.0.0.0/024", "::ffff:10.0.0.0/120"])),
+             (spec, nd("valleft-ok", podCIDR="10.0.0.0/24")),
+             (spec, nd("valleft-ok", podCIDR="10.0.0.0/24", podCIDRs=["10.1.0.0/24", "fd00::/64"])),
+             (spec, nd("valleft-ok", podCIDRs=["fd00::/0000064", "010.2.0.0/24"])),
+             (dry, nd("valleft-bad", podCIDRs=["10.0.0.0/+24"])),
+             (dry, nd("valleft-bad", taints=[{"key": "bad key!", "value": "bad value!", "effect": ""}, {"key": "a", "effect": "Bogus"},
+                                             {"key": "a", "effect": "Bogus"}, {"key": "", "effect": "NoSchedule"}])),
+             (dry, json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "valleft-bad", "annotations": {
+                 "scheduler.alpha.kubernetes.io/taints": '[{"Key":"bad key!","effect":"NoSchedule"},{"key":"bad key!","EFFECT":"NoSchedule"}]'}}})),
+             (dry, json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "valleft-bad", "annotations": {
+                 "scheduler.alpha.kubernetes.io/taints": '{"key":"a"}'}}})),
+             (dry, json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "valleft-bad", "annotations": {
+                 "scheduler.alpha.kubernetes.io/taints": '[{"value":1}]'}}})),
+             (dry, json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "valleft-bad"},
+                               "status": {"capacity": {"cpu": "-1"}, "allocatable": {"pods": "1.5"}}})),
+             (spec, nd("valleft-ok", configSource={"configMap": {"name": "a"}}, unschedulable=True)),
+             (["create", "-o", "jsonpath={.spec}", "-f", "-"], nd("valleft-n1", podCIDR="10.0.0.0/24", providerID="p1", externalID="e1")),
+             (["patch", "node", "valleft-n1", "--type=merge", "-p", '{"spec":{"podCIDR":"10.9.0.0/24"}}'], None),
+             (["patch", "node", "valleft-n1", "--type=merge", "-p", '{"spec":{"podCIDRs":["10.0.0.0/24","fd00::/64"]}}'], None),
+             (["patch", "node", "valleft-n1", "--type=merge", "-p", '{"spec":{"providerID":"p2","externalID":"e2"}}'], None),
+             (["patch", "node", "valleft-n1", "--type=merge", "-p", '{"spec":{"unschedulable":true}}'], None),
+             (["patch", "node", "valleft-n1", "--subresource=status", "--type=merge", "-p",
+               '{"status":{"addresses":[{"type":"InternalIP","address":"1.2.3.4"},{"type":"Hostname","address":"h"},'
+               '{"type":"InternalIP","address":"1.2.3.4"}]}}'], None),
+             (["patch", "node", "valleft-n1", "--subresource=status", "--type=merge", "-p",
+               '{"status":{"capacity":{"cpu":"-1","memory":"1Gi"},"allocatable":{"example.com/x":"0.5"}}}'], None),
+             (["delete", "node", "valleft-n1"], None)]
+
+    def lr(*items):
+        return json.dumps({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "lr"}, "spec": {"limits": list(items)}})
+    for items in [
+        [{"type": "Container", "min": {"cpu": "2"}, "max": {"cpu": "1"}}],
+        [{"type": "Container", "min": {"memory": "2Gi"}, "max": {"memory": "1.5Gi"}}],
+        [{"type": "Container", "min": {"cpu": "500m"}, "max": {"cpu": "1"}, "default": {"cpu": "2"}, "defaultRequest": {"cpu": "100m"}}],
+        [{"type": "Container", "default": {"cpu": "1"}, "defaultRequest": {"cpu": "2"}}],
+        [{"type": "Container", "max": {"memory": "1Gi"}, "defaultRequest": {"memory": "1.5Gi"}}],
+        [{"type": "Container", "maxLimitRequestRatio": {"cpu": "0.5"}}],
+        [{"type": "Container", "min": {"cpu": "1"}, "max": {"cpu": "2"}, "maxLimitRequestRatio": {"cpu": "3"}}],
+        [{"type": "Container", "min": {"cpu": "0"}, "max": {"cpu": "2"}, "maxLimitRequestRatio": {"cpu": "3"}}],
+        [{"type": "Container", "min": {"memory": "100Mi"}, "max": {"memory": "1Gi"}, "maxLimitRequestRatio": {"memory": "12.5"}}],
+        [{"type": "Container", "default": {"nvidia.com/gpu": "2"}, "defaultRequest": {"nvidia.com/gpu": "1"}}],
+        [{"type": "Container", "max": {"hugepages-2Mi": "4Mi"}, "defaultRequest": {"hugepages-2Mi": "2Mi"}}],
+        [{"type": "Pod", "default": {"cpu": "1"}, "defaultRequest": {"cpu": "1"}, "min": {"cpu": "2"}, "max": {"cpu": "1"}}],
+        [{"type": "PersistentVolumeClaim", "max": {"cpu": "1"}}],
+        [{"type": "PersistentVolumeClaim", "min": {"storage": "2Gi"}, "max": {"storage": "1Gi"}}],
+        [{"type": "Container"}, {"type": "Container"}],
+        [{"type": "Container", "max": {"foo": "1"}}],
+        [{"type": "Container", "min": {"example.com/a b": "1"}}],
+        [{"type": "example.com/custom", "max": {"foo": "1"}}],
+        [{"type": "Container", "min": {"cpu": "1.5"}, "max": {"cpu": "1"}}],
+        [{"type": "Container", "min": {"cpu": "0.0000000001"}, "max": {"cpu": "10n"}, "default": {"cpu": "1e-10"}}],
+    ]:
+        steps.append((dry, lr(*items)))
+    steps.append((["create", "-o", "jsonpath={.spec}", "-f", "-"],
+                  lr({"type": "Container", "min": {"cpu": "100m"}, "max": {"cpu": "2"}, "maxLimitRequestRatio": {"cpu": "4"}})))
+    steps.append((["delete", "limitrange", "lr"], None))
+
+    def pdb(**spec_fields):
+        return json.dumps({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "b"}, "spec": spec_fields})
+    for fields in [dict(minAvailable=1, maxUnavailable=1), dict(minAvailable="50%", maxUnavailable="10%", selector={"matchLabels": {"a": "b"}}),
+                   dict(minAvailable="150%"), dict(maxUnavailable="101%"), dict(minAvailable="000100%"), dict(minAvailable="99999999999999999999%"),
+                   dict(minAvailable=1, maxUnavailable="x", unhealthyPodEvictionPolicy="AlwaysAllow"),
+                   dict(unhealthyPodEvictionPolicy="Bogus"), dict(selector={"matchLabels": {"bad key!": "x"},
+                                                                           "matchExpressions": [{"key": "a", "operator": "In"}]})]:
+        steps.append((dry, pdb(**fields)))
+
+    volumes = [
+        {"name": "git", "gitRepo": {"repository": "", "directory": "../x"}},
+        {"name": "gce", "gcePersistentDisk": {"pdName": "", "partition": 256}},
+        {"name": "aws", "awsElasticBlockStore": {"volumeID": "", "partition": -1}},
+        {"name": "iscsi", "iscsi": {"targetPortal": "", "iqn": "bogus", "lun": 256, "chapAuthSession": True, "initiatorName": "iqn.bad"}},
+        {"name": "iscsi2", "iscsi": {"targetPortal": "t", "iqn": "eui.123", "initiatorName": "naa.1"}},
+        {"name": "iscsi3", "iscsi": {"targetPortal": "x" * 60, "iqn": "iqn.2001-04.com.example:storage", "initiatorName": "x"}},
+        {"name": "gluster", "glusterfs": {"endpoints": "", "path": ""}},
+        {"name": "flocker", "flocker": {}},
+        {"name": "flocker2", "flocker": {"datasetName": "a/b", "datasetUUID": "u"}},
+        {"name": "rbd", "rbd": {"monitors": [], "image": ""}},
+        {"name": "cinder", "cinder": {"volumeID": "", "secretRef": {}}},
+        {"name": "ceph", "cephfs": {"monitors": []}},
+        {"name": "quobyte", "quobyte": {"registry": "host,[::1]:80,h:1:2", "volume": ""}},
+        {"name": "quobyte2", "quobyte": {"registry": "", "volume": "v"}},
+        {"name": "quobyte3", "quobyte": {"registry": "h:1", "tenant": "t" * 65, "volume": "v"}},
+        {"name": "fc", "fc": {}},
+        {"name": "fc2", "fc": {"targetWWNs": ["a", "b"], "wwids": ["c"]}},
+        {"name": "fc3", "fc": {"targetWWNs": ["a"], "lun": 300}},
+        {"name": "flex", "flexVolume": {"driver": "", "options": {"Kubernetes.IO/x": "1", "ok": "3"}}},
+        {"name": "azf", "azureFile": {"secretName": "", "shareName": ""}},
+        {"name": "vs", "vsphereVolume": {"volumePath": ""}},
+        {"name": "photon", "photonPersistentDisk": {"pdID": ""}},
+        {"name": "pwx", "portworxVolume": {"volumeID": ""}},
+        {"name": "azd", "azureDisk": {"diskName": "", "diskURI": "", "cachingMode": "Bogus", "kind": "Bogus"}},
+        {"name": "azd2", "azureDisk": {"diskName": "d", "diskURI": "https://x", "kind": "Managed"}},
+        {"name": "sos", "storageos": {"volumeName": "Bad_Name", "volumeNamespace": "Bad_NS", "secretRef": {}}},
+        {"name": "sio", "scaleIO": {"gateway": "", "system": "", "volumeName": "", "secretRef": {"name": "s"}}},
+        {"name": "csi", "csi": {"driver": "d.example.com", "nodePublishSecretRef": {"name": "Bad_Secret"}}},
+        {"name": "csi2", "csi": {"driver": "d.example.com", "nodePublishSecretRef": {}}},
+        {"name": "eph", "ephemeral": {}},
+        {"name": "eph2", "ephemeral": {"volumeClaimTemplate": {"metadata": {
+            "name": "x", "namespace": "y", "labels": {"bad key!": "v"}, "annotations": {"Bad Key": "x"}, "generateName": "g",
+            "finalizers": [], "creationTimestamp": None, "generation": 0}, "spec": {"accessModes": ["Bogus"], "storageClassName": "Bad_Class",
+                                                                         "resources": {"requests": {"storage": "0"}}}}}},
+    ]
+    steps.append((dry, vpod("volsources", volumes=volumes)))
+    steps.append((dry, vpod("p" * 190, volumes=[{"name": "v" * 63, "ephemeral": {"volumeClaimTemplate": {"spec": {
+        "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}}}])))
+
+    # windowsOptions (validateWindowsSecurityContextOptions) and hostProcess consistency.
+    def wo(**o):
+        return {"windowsOptions": o}
+    steps += [
+        (dry, vpod("win", [vc(securityContext=wo(gmsaCredentialSpecName="Bad_Name", gmsaCredentialSpec="", runAsUserName="")),
+                           vc(name="b", securityContext=wo(runAsUserName="a\\b\\c")),
+                           vc(name="c", securityContext=wo(runAsUserName="bad domain!\\" + "u" * 105)),
+                           vc(name="d", securityContext=wo(runAsUserName="dom\\..")),
+                           vc(name="e", securityContext=wo(runAsUserName="x\u0007y")),
+                           vc(name="f", securityContext=wo(runAsUserName="d\\u@v")),
+                           vc(name="g", securityContext=wo(runAsUserName="ok.example.com\\user"))],
+                   securityContext=wo(runAsUserName="\\"))),
+        (dry, vpod("hostprocess", [vc(securityContext=wo(hostProcess=False)), vc(name="b")],
+                   initContainers=[vc(name="i", securityContext=wo(hostProcess=True))], securityContext=wo(hostProcess=True))),
+        (dry, vpod("hostprocess2", [vc(securityContext=wo(hostProcess=True)), vc(name="b")])),
+        (dry, vpod("hostprocess3", [vc(securityContext=wo(hostProcess=True))], hostNetwork=True)),
+    ]
+
+    # seccomp and AppArmor annotations against the fields (ValidatePodCreate), the AppArmor
+    # annotations copied into the fields and back (applyAppArmorVersionSkew), their warnings.
+    def apod(name, annotations, containers, **spec_fields):
+        body = json.loads(vpod(name, containers, **spec_fields))
+        body["metadata"]["annotations"] = annotations
+        return json.dumps(body)
+    sc_ann = "container.seccomp.security.alpha.kubernetes.io/"
+    aa_ann = "container.apparmor.security.beta.kubernetes.io/"
+    steps += [
+        (dry, apod("mismatch", {"seccomp.security.alpha.kubernetes.io/pod": "runtime/default", sc_ann + "main": "localhost/a",
+                                sc_ann + "b": "unconfined", aa_ann + "main": "localhost/x", aa_ann + "b": "unconfined",
+                                aa_ann + "c": "runtime/default"},
+                   [vc(securityContext={"seccompProfile": {"type": "Localhost", "localhostProfile": "b"},
+                                        "appArmorProfile": {"type": "Localhost", "localhostProfile": "y"}}),
+                    vc(name="b", securityContext={"seccompProfile": {"type": "RuntimeDefault"}}),
+                    vc(name="c", securityContext={"seccompProfile": {"type": "Unconfined"}})],
+                   securityContext={"seccompProfile": {"type": "Unconfined"}, "appArmorProfile": {"type": "Localhost", "localhostProfile": "p"}})),
+        (["create", "--dry-run=server", "-o", "json", "-f", "-"],
+         apod("skew", {aa_ann + "main": "localhost/x", aa_ann + "b": "runtime/default", aa_ann + "c": "bogus", aa_ann + "i": "unconfined",
+                       "seccomp.security.alpha.kubernetes.io/pod": "runtime/default", sc_ann + "main": "unconfined"},
+              [vc(), vc(name="b"), vc(name="c"), vc(name="d", securityContext={"appArmorProfile": {"type": "Localhost", "localhostProfile": "q"}}),
+               vc(name="e")],
+              initContainers=[vc(name="i")], securityContext={"appArmorProfile": {"type": "RuntimeDefault"}})),
+        (["create", "--dry-run=server", "-o", "json", "-f", "-"],
+         apod("skewok", {aa_ann + "main": "localhost/x", aa_ann + "b": "runtime/default", aa_ann + "i": "unconfined",
+                         "seccomp.security.alpha.kubernetes.io/pod": "runtime/default",
+                         sc_ann + "main": "unconfined"},
+              [vc(), vc(name="b"), vc(name="c", securityContext={"runAsUser": 1}),
+               vc(name="d", securityContext={"appArmorProfile": {"type": "Localhost", "localhostProfile": "q"}}), vc(name="e")],
+              initContainers=[vc(name="i")], securityContext={"appArmorProfile": {"type": "RuntimeDefault"}})),
+        (["create", "--dry-run=server", "-o", "jsonpath={.metadata.annotations}", "-f", "-"],
+         apod("skewwin", {aa_ann + "main": "localhost/x"}, [vc()], os={"name": "windows"})),
+        (dry, json.dumps({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "tplann"},
+                          "spec": {"selector": {"matchLabels": {"app": "t"}},
+                                   "template": {"metadata": {"labels": {"app": "t"}, "annotations": {
+                                       aa_ann + "main": "runtime/default", aa_ann + "b": "unconfined",
+                                       sc_ann + "main": "unconfined", "seccomp.security.alpha.kubernetes.io/pod": "unconfined"}},
+                                                "spec": {"containers": [vc(), vc(name="b", securityContext={"appArmorProfile": {"type": "Unconfined"}})]}}}})),
+    ]
+
+    # Quantities beyond gpupool's 128-bit range, stored in Go's canonical form (or as written
+    # when ParseQuantity keeps the text).
+    for q in ["1e400", "123e400", "1000e400", "1e399", "1.5e400", "-2e31", "100000000000000000000000000000000",
+              "1234567890123456789012345678901234.5", "200000000000000000000000000000000000000E",
+              "100000000000000000000000000000000.0000000001", "99999999999999999999999999999999999Ei", "1e30k"]:
+        steps.append((["create", "--raw", "/api/v1/namespaces/NS/limitranges?dryRun=All", "-f", "-"],
+                      json.dumps({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "q"},
+                                  "spec": {"limits": [{"type": "Container", "max": {"cpu": q}}]}})))
+
+    # A fractional extended resource shows the resource.Quantity ParseQuantity made: an inf.Dec for
+    # a binary suffix with a fraction, an int64Amount for a short decimal.
+    for q in ["0.0005Ki", "1.5e-1"]:
+        steps.append((dry, vpod("frac", [vc(resources={"limits": {"example.com/x": q}})])))
+
+    # A gated pod's node selector and required node affinity: only additions (ValidatePodUpdate).
+    req = {"key": "zone", "operator": "In", "values": ["a"]}
+    steps.append((["create", "-f", "-"], vpod("gated", [vc()], schedulingGates=[{"name": "g"}], nodeSelector={"a": "1"},
+                                            affinity={"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                                                "nodeSelectorTerms": [{"matchExpressions": [req]}, {"matchFields": [
+                                                    {"key": "metadata.name", "operator": "In", "values": ["n"]}]}]}}})))
+    for patch in ['{"spec":{"nodeSelector":{"a":"1","b":"2"}}}', '{"spec":{"nodeSelector":{"a":"2","b":"2"}}}',
+                  '{"spec":{"nodeSelector":null}}',
+                  '{"spec":{"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":['
+                  '{"matchExpressions":[{"key":"zone","operator":"In","values":["a"]},{"key":"x","operator":"Exists"}]},'
+                  '{"matchFields":[{"key":"metadata.name","operator":"In","values":["n"]}]}]}}}}}',
+                  '{"spec":{"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":['
+                  '{"matchExpressions":[{"key":"zone","operator":"In","values":["b"]}]},{"matchFields":[]}]}}}}}',
+                  '{"spec":{"affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":['
+                  '{"matchExpressions":[{"key":"zone","operator":"In","values":["a"]}]}]}}}}}',
+                  '{"spec":{"affinity":null}}']:
+        steps.append((["patch", "pod", "gated", "--type=merge", "-p", patch], None))
+    steps.append((["get", "pod", "gated", "-o", "jsonpath={.spec.nodeSelector} {.spec.affinity}"], None))
+
+    # ValidatePodSpecificAnnotationUpdates: AppArmor and mirror annotations stay as they are.
+    steps.append((["create", "-f", "-"], apod("annupd", {aa_ann + "main": "runtime/default"}, [vc()])))
+    for patch in ['{"metadata":{"annotations":{"' + aa_ann + 'main":"unconfined"}}}',
+                  '{"metadata":{"annotations":{"' + aa_ann + 'main":null}}}',
+                  '{"metadata":{"annotations":{"kubernetes.io/config.mirror":"x"}}}',
+                  '{"metadata":{"annotations":{"controller.kubernetes.io/pod-deletion-cost":"x"}}}',
+                  '{"metadata":{"annotations":{"ok":"1"}}}']:
+        steps.append((["patch", "pod", "annupd", "--type=merge", "-p", patch], None))
+
+    # The tolerations annotation (ValidateTolerationsInPodAnnotations).
+    for value in ['[{"key":"a","operator":"Bogus"},{"Key":"b","Operator":"Exists","Value":"v"},{"key":"c","effect":"NoSchedule","tolerationSeconds":5}]',
+                  'x', '{"key":"a"}', '[1]', '[{"key":1}]', '[{"tolerationSeconds":"5"}]', '', '[{"key":"ok","operator":"Exists"}]', '  ']:
+        steps.append((dry, apod("tolann", {"scheduler.alpha.kubernetes.io/tolerations": value}, [vc()])))
+    return steps
+
+
 # Each scenario: a list of steps; a step is (kubectl args, stdin or None). NS is the scenario's namespace.
 def workload_json(kind, selector, restart=None):
     """A Deployment whose template is labelled app=w, with `selector` (None: no selector field)."""
@@ -842,7 +1071,7 @@ QUANTITIES = ["0.5", "1.5Gi", "1024Mi", "2000m", "1.5", "100M", "1e3", "0.1", "1
               "9223372036854775807", "9223372036854775808", "0.000000001", "1n", "0.1n", "1Ei", "8Ei", "100000Ei",
               "1e-30", "1000000000000000000000m", "-1.5", "-0.0001"]
 QUANTITY_STEPS = [
-    (["create", "--raw", "/api/v1/namespaces/NS/limitranges?dryRun=All", "-f", "-", "-o", "jsonpath={.spec.limits[0].max.cpu}"],
+    (["create", "--raw", "/api/v1/namespaces/NS/limitranges?dryRun=All", "-f", "-"],
      json.dumps({"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "q"},
                  "spec": {"limits": [{"type": "Container", "max": {"cpu": q}}]}}))
     for q in QUANTITIES] + [
@@ -1276,6 +1505,7 @@ SCENARIOS = {
     "applyconflicts": APPLY_STEPS,
     "describe": DESCRIBE_STEPS,
     "kinds": KIND_STEPS,
+    "valleft": valleft_steps(),
     "explain": [
         (["explain", "deployment.spec.replicas"], None),
         (["explain", "pod.spec.tolerations"], None),
@@ -1387,6 +1617,7 @@ SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES],
                      ["create", "-f", os.path.join(HERE, "data", "streams-node-n2.json")],
                      ["patch", "node", "streams-fid-n2", "--subresource=status", "--type=merge", "-p",
                       '{"status":{"addresses":[{"type":"InternalIP","address":"127.0.0.1"}]}}']],
+         "valleft": [["delete", "node", "--ignore-not-found", "valleft-n1"]],
          # The CRDs (the embedded server ships PyTorchJob's: its create fails, as intended).
          "kubeflow": [["create", "-f", f] for f in CRD_FILES[1:] + KUBEFLOW_CRDS] +
                      [["wait", "--for=condition=established", "--timeout=30s"] + ["crd/" + n for n in
@@ -1402,7 +1633,8 @@ SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES],
                   "crd/pytorchjobs.kubeflow.org"]]}
 # The guide's PVC names the NFS class; with the class present, neither server warns about it.
 SETUP["gpupoolapply"] = [["create", "-f", os.path.join(HERE, "data", "nfs-storageclass.json")]]
-TEARDOWN = {"cel": [["delete", "crd", "gadgets.fid.example.com", "--ignore-not-found"]],
+TEARDOWN = {"valleft": [["delete", "node", "--ignore-not-found", "valleft-n1"]],
+            "cel": [["delete", "crd", "gadgets.fid.example.com", "--ignore-not-found"]],
             "gpupoolapply": [["delete", "storageclass", "managed-nfs-storage", "--ignore-not-found"]],
             "streams": [["delete", "pods", "--all", "--force", "--grace-period=0"],
                         ["delete", "node", "--ignore-not-found"] + STREAMS_NODES],
