@@ -303,8 +303,9 @@ int run_delete(const ParsedArgs& a, Io& io) {
   int status = 0;
   for (const auto& name : a.positionals()) {
     try {
-      conn.cluster().delete_job(name);
-      io.out << fmt::format("job \"{}\" deleted\n", name);
+      // kubectl's line: `deployment.apps "x" deleted`.
+      const std::string deleted = conn.cluster().delete_job(name);
+      io.out << fmt::format("{} \"{}\" deleted\n", deleted.substr(0, deleted.rfind('/')), name);
     } catch (const ApiError& e) {
       io.err << "error: " << e.what() << "\n";
       status = 1;

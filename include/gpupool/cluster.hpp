@@ -242,7 +242,8 @@ class Cluster {
   JobInfo get(const std::string& name) const;
   std::vector<JobInfo> list() const;
   /// Deletes the job and everything gpupool created with it (TensorBoard, not PVCs), cascading.
-  void delete_job(const std::string& name);
+  /// Returns what was deleted as kubectl names it, e.g. "deployment.apps/loopd".
+  std::string delete_job(const std::string& name);
   /// Streams the pod's log lines to on_line until the log ends (or, with follow, until on_line
   /// returns false, the pod finishes or `cancel` fires: then it returns within ~50 ms).
   void logs(const std::string& name, const JobLogOptions& options,

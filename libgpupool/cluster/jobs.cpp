@@ -298,7 +298,7 @@ std::vector<JobInfo> Cluster::list() const {
   return out;
 }
 
-void Cluster::delete_job(const std::string& name) {
+std::string Cluster::delete_job(const std::string& name) {
   const auto found = find_workloads(*impl_, name, true);
   if (found.empty()) throw ApiError(404, "NotFound", fmt::format("no job \"{}\" in namespace \"{}\"", name, impl_->ns));
   // Made by other tools, one name may hold several kinds: deleting one of them at a guess is not
@@ -321,6 +321,7 @@ void Cluster::delete_job(const std::string& name) {
         if (e.code() != 404) throw;
       }
     }
+  return kubectl_name(job->ref.kind, job->ref.group, name);
 }
 
 namespace detail {

@@ -106,7 +106,7 @@ TEST_CASE("the seed's walkthrough: --toleration ssd_node lands on .230, both tol
   CHECK(info.tensorboard_url->rfind("http://192.168.3.", 0) == 0);
   CHECK(text.find("Your tensorboard will be available on:\n" + *info.tensorboard_url) != std::string::npos);
 
-  c.admin.delete_job("mpi-dist");
+  CHECK(c.admin.delete_job("mpi-dist") == "mpijob.kubeflow.org/mpi-dist");
   c.server.advance(1s);
   CHECK_THROWS_AS(c.admin.get("mpi-dist"), ApiError);
 

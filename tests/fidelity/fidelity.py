@@ -319,6 +319,46 @@ def gpupool_apply_steps():
     ]
 
 
+def gpupool_loop_steps():
+    """The daily loop of issue #14 after a submit, run with the gpupool command as a user runs it on a
+    cluster where the job cannot start (no node fits: both servers leave its pod Pending): get, list,
+    logs and explain say why; exec, port-forward and tensorboard refuse; a name held by another kind;
+    wait --for Succeeded of a Deployment; logs -i of a pod that is not the job's; quota with none;
+    taint and untaint as kubectl does them (on an unschedulable node, so no pod lands there)."""
+    gp = ["gpupool"]
+    node = "loop-fid-n1"
+    return [
+        (gp + ["submit", "job", "--name", "loop1", "--image", "busybox", "--", "sleep", "100"], None),
+        (["wait", "--for=condition=PodScheduled=false", "pod", "-l", "job-name=loop1", "--timeout=30s"], None),
+        (["get", "pods", "-l", "job-name=loop1", "-o", "jsonpath={.items[0].metadata.name}"], None, "capture:POD"),
+        (gp + ["get", "loop1"], None),
+        (gp + ["list"], None),
+        (gp + ["logs", "loop1"], None),
+        (gp + ["logs", "loop1", "-i", "nosuchpod"], None),
+        (gp + ["explain", "loop1"], None),
+        (gp + ["exec", "loop1", "--", "ls"], None),
+        (gp + ["port-forward", "loop1", "8080:80"], None),
+        (gp + ["tensorboard", "loop1"], None),
+        # Another kind holding the name: a second submit is refused; get and delete name the kinds.
+        (["create", "deployment", "loop1", "--image=busybox"], None),
+        (gp + ["submit", "deployment", "--name", "loop1", "--image", "busybox", "--", "sleep", "100"], None),
+        (gp + ["delete", "loop1"], None),
+        (["delete", "deployment", "loop1"], None),
+        (gp + ["submit", "deployment", "--name", "loopd", "--image", "busybox", "--", "sleep", "100"], None),
+        (gp + ["wait", "loopd", "--for", "Succeeded"], None),
+        (gp + ["logs", "loopd", "-i", "{POD}"], None),
+        (gp + ["quota"], None),
+        (gp + ["taint", node, "a=b:NoSchedule"], None),
+        (gp + ["taint", node, "a=c:NoSchedule"], None),
+        (gp + ["taint", node, "a=c:NoSchedule", "--overwrite"], None),
+        (gp + ["taint", node, "a:"], None),
+        (gp + ["taint", node, "a-"], None),
+        (["get", "node", node, "-o", 'jsonpath={.spec.taints[?(@.key=="a")]}'], None),
+        (gp + ["delete", "loop1", "loopd"], None),
+        (["get", "jobs,deployments", "-o", "name"], None),
+    ]
+
+
 def podvalues_steps():
     """Value rules of ValidatePodSpec and friends (issue #20): each bad pod is sent as a server dry run,
     so the answer is the 422 with its causes in Kubernetes' order; good pods show the defaults."""
@@ -1379,6 +1419,7 @@ SCENARIOS = {
     "podvalues": podvalues_steps(),
     "submissions": submission_steps(),
     "gpupoolapply": gpupool_apply_steps(),
+    "gpupoolloop": gpupool_loop_steps(),
     "kubeflow": kubeflow_steps(),
     # Decoding by the kinds' schemas: unknown fields under each fieldValidation (kubectl create sends
     # Strict, --validate=warn Warn, --validate=false Ignore; kubectl patch sends none, so Warn), an
@@ -1633,7 +1674,10 @@ SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES],
                   "crd/pytorchjobs.kubeflow.org"]]}
 # The guide's PVC names the NFS class; with the class present, neither server warns about it.
 SETUP["gpupoolapply"] = [["create", "-f", os.path.join(HERE, "data", "nfs-storageclass.json")]]
-TEARDOWN = {"valleft": [["delete", "node", "--ignore-not-found", "valleft-n1"]],
+SETUP["gpupoolloop"] = [["delete", "node", "--ignore-not-found", "loop-fid-n1"],
+                        ["create", "-f", os.path.join(HERE, "data", "loop-node.json")]]
+TEARDOWN = {"gpupoolloop": [["delete", "node", "--ignore-not-found", "loop-fid-n1"]],
+            "valleft": [["delete", "node", "--ignore-not-found", "valleft-n1"]],
             "cel": [["delete", "crd", "gadgets.fid.example.com", "--ignore-not-found"]],
             "gpupoolapply": [["delete", "storageclass", "managed-nfs-storage", "--ignore-not-found"]],
             "streams": [["delete", "pods", "--all", "--force", "--grace-period=0"],
@@ -1714,6 +1758,8 @@ def normalize(text, ns):
     text = re.sub(r"\bweb-[a-z0-9]{6,10}-[a-z0-9]{5}\b", "web-<hash>-<rand>", text)
     text = re.sub(r"\bweb-[a-z0-9]{6,10}\b", "web-<hash>", text)
     text = re.sub(r"pod-template-hash=[a-z0-9]{6,10}\b", "pod-template-hash=<hash>", text)
+    # The gpupoolloop scenario's pods: a Job's (name-xxxxx) and a Deployment's (name-<hash>-xxxxx).
+    text = re.sub(r"\b(loop1|loopd)-(?:[a-z0-9]{6,10}-)?[a-z0-9]{5}\b", r"\1-<rand>", text)
     # kubectl describe prints times as RFC 1123.
     text = re.sub(r"\b[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d [+-]\d{4}\b", "<time>", text)
     for rx, repl in EXPLAINED:
@@ -1784,8 +1830,12 @@ def run_scenario(kubeconfig, name, steps):
                 stdout = re.sub(r"\b" + re.escape(v) + r"\b", "<" + k + ">", stdout)
         if stdout:
             out.append(normalize(stdout, ns))
-        if p.stderr:
-            out.append("stderr: " + normalize(p.stderr, ns))
+        stderr = p.stderr
+        for k, v in captured.items():
+            if v and not v.isdigit():
+                stderr = re.sub(r"\b" + re.escape(v) + r"\b", "<" + k + ">", stderr)
+        if stderr:
+            out.append("stderr: " + normalize(stderr, ns))
     for args in TEARDOWN.get(name, []):
         subprocess.run(base + args + ["-n", ns], env=env, capture_output=True, text=True)
     subprocess.run(base + ["delete", "namespace", ns, "--wait=false"], env=env, capture_output=True, text=True)

@@ -224,7 +224,7 @@ def test_api_errors_carry_the_status(seed_cluster):
         seed_cluster.get("no-such-job")
     assert info.value.code == 404 and info.value.reason == "NotFound"
     seed_cluster.submit(gpupool.to_workload(**seed_job()))
-    seed_cluster.delete("mpi-dist")
+    assert seed_cluster.delete("mpi-dist") == "mpijob.kubeflow.org/mpi-dist"
     with pytest.raises(gpupool.ApiError):
         seed_cluster.get("mpi-dist")
 

@@ -441,7 +441,8 @@ void bind_cluster_class(py::module_& m) {
       .def("get", &Cluster::get, release(), py::arg("name"), "What `arena get NAME` shows.")
       .def("list", &Cluster::list, release(), "Every gpupool job of the namespace.")
       .def("delete", &Cluster::delete_job, release(), py::arg("name"),
-           "Deletes the job and what gpupool created with it (not PVCs), cascading.")
+           "Deletes the job and what gpupool created with it (not PVCs), cascading; returns what was deleted as\n"
+           "kubectl names it, e.g. \"deployment.apps/web\".")
       .def(
           "logs",
           [](const Cluster& self, const std::string& name, std::string instance, std::string container, bool follow,
