@@ -9,7 +9,7 @@ PKGS=(
   doctest-dev pybind11-dev
   python3 python3-dev python3-pytest python3-pybind11 python3-kubernetes
   python3-nbclient python3-ipykernel python3-nbformat python3-setuptools python3-pip python3-wheel
-  valgrind rsync ccache
+  valgrind rsync ccache libtsan2
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds with g++ and clang (-Wall -Wextra -Werror) and runs every test,
-# then the C++ tests under ASan + UBSan and a short run of every fuzz target.
+# then the C++ tests under ASan + UBSan, the threaded suites under TSan, and a short run of every
+# fuzz target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -19,6 +20,8 @@ done
 if [ "${GPUPOOL_SANITIZE:-1}" != 0 ]; then
   echo "== sanitizers (clang ASan + UBSan)"
   scripts/sanitize.sh || status=1
+  echo "== ThreadSanitizer (g++; client, embedded server, Python worker threads)"
+  scripts/tsan.sh || status=1
   echo "== fuzz (${GPUPOOL_FUZZ_SECONDS:-15} s per target)"
   scripts/fuzz.sh "${GPUPOOL_FUZZ_SECONDS:-15}" || status=1
 fi
