@@ -3,9 +3,11 @@
 // Services.
 //
 // Each controller is split in two: a pure "plan" function of the owner object and the objects it
-// owns (what to create, what to delete, the owner's new status), testable without a store, and
-// the Controllers class that feeds the plans from the store's events and applies them through
-// the same Store calls the HTTP layer uses.
+// owns (what to create, what to delete, the owner's new status), testable without a store, in a
+// file of its own (controller_deployment.cpp, controller_replicaset.cpp, controller_job.cpp,
+// controller_kubeflow.cpp; their shared helpers in controllers_util.hpp, namespace ctrl), and
+// the Controllers class (controllers.cpp) that feeds the plans from the store's events and applies
+// them through the same Store calls the HTTP layer uses.
 //
 // Names and labels follow the real controllers:
 //  - ReplicaSet `<deployment>-<pod-template-hash>`, its pods `<replicaset>-<5 random chars>`;

@@ -203,3 +203,38 @@ bool selector_matches(const json::object& sel, const json::object* labels) {
 
 
 }  // namespace gpupool::embedded::util
+
+namespace gpupool::embedded::ctrl {
+
+json::object condition(std::string_view type, bool status, std::string_view reason, std::string_view message,
+                       Clock::time_point now, bool with_update_time) {
+  json::object c{{"type", type},
+                 {"status", status ? "True" : "False"},
+                 {"reason", reason},
+                 {"message", message},
+                 {"lastTransitionTime", to_rfc3339(now)}};
+  if (with_update_time) c["lastUpdateTime"] = to_rfc3339(now);
+  return c;
+}
+
+json::object pod_from_template(const json::object& tmpl, const json::object& owner, const std::string& name,
+                               const std::string& generate_name, const std::map<std::string, std::string>& extra_labels) {
+  using util::object_at;
+  json::object md;
+  if (const json::object* tmd = object_at(tmpl, {"metadata"})) {
+    for (const char* k : {"labels", "annotations"})
+      if (const json::value* v = tmd->if_contains(k)) md[k] = *v;
+  }
+  auto& labels = util::ensure_object(md, "labels");
+  for (const auto& [k, v] : extra_labels) labels[k] = v;
+  if (!name.empty()) md["name"] = name;
+  else md["generateName"] = generate_name;
+  md["namespace"] = util::namespace_of(owner);
+  md["ownerReferences"] = json::array{util::controller_reference(owner)};
+  json::object pod{{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(md)}};
+  if (const json::object* spec = object_at(tmpl, {"spec"})) pod["spec"] = *spec;
+  else pod["spec"] = json::object{};
+  return pod;
+}
+
+}  // namespace gpupool::embedded::ctrl

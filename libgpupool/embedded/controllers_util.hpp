@@ -6,13 +6,16 @@
 
 #include <boost/json.hpp>
 #include <chrono>
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "common/json_path.hpp"
+#include "embedded/clock.hpp"
 
 namespace gpupool::embedded {
 class Store;
@@ -147,3 +150,66 @@ std::string record_series_event(Store& store, std::chrono::system_clock::time_po
 const std::string& host_name();
 
 }  // namespace gpupool::embedded::util
+
+// Helpers shared by the workload controllers (controller_*.cpp and the Controllers registry in
+// controllers.cpp); a namespace of their own so that files with local helpers of the same name
+// (scheduler.cpp's terminal, volumes.cpp's phase_of) do not see two candidates.
+namespace gpupool::embedded::ctrl {
+
+namespace json = boost::json;
+
+// The util helpers every controller reads objects with, so that `using namespace ctrl` is all a
+// controller file needs.
+using util::ensure_object;
+using util::int_of;
+using util::name_of;
+using util::namespace_of;
+using util::object_at;
+using util::string_of;
+using util::uid_of;
+
+/// A pod's status.phase ("" when unset).
+inline std::string phase_of(const json::object& pod) { return util::string_of(util::object_at(pod, {"status"}), "phase"); }
+/// Whether a pod has ended (phase Succeeded or Failed).
+inline bool terminal(const json::object& pod) {
+  const std::string p = phase_of(pod);
+  return p == "Succeeded" || p == "Failed";
+}
+/// Whether a pod's Ready condition is True.
+inline bool pod_ready(const json::object& pod) {
+  const json::object* c = util::find_condition(util::array_at(pod, {"status"}, "conditions"), "Ready");
+  return c && util::string_of(c, "status") == "True";
+}
+/// The label `key` of an object ("" when absent).
+inline std::string labels_key(const json::object& o, std::string_view key) {
+  return util::string_of(util::object_at(o, {"metadata", "labels"}), key);
+}
+
+/// A status condition {type, status, reason, message, lastTransitionTime `now`}, with
+/// lastUpdateTime `now` too when `with_update_time` (Deployment conditions carry both).
+json::object condition(std::string_view type, bool status, std::string_view reason, std::string_view message,
+                       Clock::time_point now, bool with_update_time = false);
+
+/// A pod from a template: labels/annotations/spec of the template, ownerReference to `owner`;
+/// named `name`, or generated from `generate_name` when `name` is empty; `extra_labels` added.
+json::object pod_from_template(const json::object& tmpl, const json::object& owner, const std::string& name,
+                               const std::string& generate_name, const std::map<std::string, std::string>& extra_labels);
+
+/// A count from an object's spec, never negative: validation refuses negative counts, but an
+/// object that slipped past it (an old snapshot, a CRD) must not make a controller index before
+/// the start of its pod list.
+inline std::int64_t count_of(const json::object* spec, std::string_view key, std::int64_t fallback) {
+  return std::max<std::int64_t>(0, util::int_of(spec, key, fallback));
+}
+
+/// spec.replicas of an object (`fallback` when unset), never negative.
+inline std::int64_t replicas_of(const json::object& o, std::int64_t fallback = 1) {
+  return count_of(util::object_at(o, {"spec"}), "replicas", fallback);
+}
+
+/// pkg/controller/replicaset: burstReplicas (500), and pkg/controller/job MaxPodCreateDeletePerSync
+/// (500): at most that many pods are created or deleted per sync; a huge count converges over
+/// several syncs instead of allocating millions of pods at once.
+inline constexpr std::int64_t kBurstReplicas = 500;
+
+}  // namespace gpupool::embedded::ctrl

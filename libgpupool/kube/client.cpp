@@ -2,20 +2,16 @@
 // (https://kubernetes.io/docs/reference/using-api/api-concepts/): list pagination with
 // limit/continue, watch with resourceVersion + allowWatchBookmarks and 410 Gone meaning "re-list",
 // the four patch content types, dryRun=All, DeleteOptions.propagationPolicy.
-#include "common/http_date.hpp"
-#include "common/json_depth.hpp"
-#include <atomic>
 #include "gpupool/client.hpp"
 
 #include <boost/json.hpp>
 #include <fmt/format.h>
 #include <map>
 #include <random>
-#include <strings.h>
-#include <thread>
 
 #include "gpupool/error.hpp"
-#include "kube/credentials.hpp"
+#include "kube/client_core.hpp"
+#include "kube/reflector.hpp"
 #include "kube/status.hpp"
 #include "kube/streams.hpp"
 #include "kube/util.hpp"
@@ -25,9 +21,7 @@ namespace gpupool {
 namespace json = boost::json;
 using kube::url_encode;
 
-namespace {
-
-using Query = std::vector<std::pair<std::string, std::string>>;
+namespace kube {
 
 std::string with_query(std::string path, const Query& q) {
   char sep = '?';
@@ -41,11 +35,6 @@ std::string with_query(std::string path, const Query& q) {
 double thread_random() {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   return std::uniform_real_distribution<double>(0.0, 1.0)(rng);
-}
-
-std::string new_submission_id() {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  return fmt::format("{:016x}{:016x}", rng(), rng());
 }
 
 const json::object& metadata_of(const json::object& o) {
@@ -70,50 +59,21 @@ json::object parse_object(const HttpResponse& r, const std::string& what) {
   return std::move(v.as_object());
 }
 
-/// Splits a byte stream into lines (the last one delivered at finish()).
-/// A line growing past `max_line` bytes stops the stream (feed returns false; it runs inside the
-/// transport's C callback, so it must not throw) and check_length() then throws
-/// ResponseTooLargeError instead of the buffer growing without bound.
-class LineSplitter {
- public:
-  LineSplitter(std::function<bool(std::string_view)> on_line, std::size_t max_line)
-      : on_line_(std::move(on_line)), max_line_(max_line) {}
-  bool feed(std::string_view chunk) {
-    buffer_.append(chunk);
-    std::size_t start = 0;
-    for (std::size_t nl; (nl = buffer_.find('\n', start)) != std::string::npos; start = nl + 1) {
-      std::string_view line(buffer_.data() + start, nl - start);
-      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-      if (!on_line_(line)) {
-        buffer_.erase(0, nl + 1);
-        return false;
-      }
-    }
-    buffer_.erase(0, start);
-    if (buffer_.size() > max_line_) {  // an unfinished line already past the limit
-      too_long_ = true;
-      buffer_.clear();
-      return false;
-    }
-    return true;
-  }
-  void finish() {
-    if (!buffer_.empty()) on_line_(buffer_);
-    buffer_.clear();
-  }
-  void check_length() const {
-    if (too_long_)
-      throw ResponseTooLargeError(fmt::format("the server sent a line longer than {} bytes "
-                                              "(TransportOptions.max_response_bytes); the stream was stopped",
-                                              max_line_));
-  }
+}  // namespace kube
 
- private:
-  std::function<bool(std::string_view)> on_line_;
-  std::size_t max_line_;
-  bool too_long_ = false;
-  std::string buffer_;
-};
+using kube::LineSplitter;
+using kube::meta_string;
+using kube::metadata_of;
+using kube::parse_object;
+using kube::Query;
+using kube::with_query;
+
+namespace {
+
+std::string new_submission_id() {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  return fmt::format("{:016x}{:016x}", rng(), rng());
+}
 
 thread_local const CancelScope* innermost_scope = nullptr;
 
@@ -126,206 +86,8 @@ const CancelToken* CancelScope::current() noexcept {
   return innermost_scope && innermost_scope->token_ ? &*innermost_scope->token_ : nullptr;
 }
 
-struct Client::Impl {
-  KubeConfig config;
-  ClientOptions options;
-  std::shared_ptr<Transport> transport;
-  mutable kube::CredentialSource credentials;
-  /// Whether any request ever got an answer from the server. Until one does, an unreachable server
-  /// (refused, no such host) is reported at once instead of retried for minutes.
-  mutable std::atomic<bool> reached{false};
-  bool give_up_at_once(const TransportError& e) const {
-    return !reached.load() && dynamic_cast<const UnreachableError*>(&e) != nullptr;
-  }
-
-  Impl(KubeConfig cfg, ClientOptions opts)
-      : config(std::move(cfg)), options(std::move(opts)), credentials(config, options.logger, options.now) {
-    if (config.cluster.server.rfind("https://", 0) != 0 && config.cluster.server.rfind("http://", 0) != 0)
-      throw ConfigError(config.source.empty() ? "kubeconfig" : config.source, "cluster.server",
-                        fmt::format("\"{}\" is not an http(s) URL; set the cluster's server to https://HOST:PORT", config.cluster.server));
-    if (options.transport_override) {
-      transport = options.transport_override;
-    } else {
-      TransportOptions t = options.transport;
-      if (!t.logger) t.logger = options.logger;
-      transport = make_curl_transport(config.cluster, std::move(t));
-    }
-  }
-
-  void log(LogLevel level, const std::string& msg) const {
-    if (options.logger) options.logger(level, msg);
-  }
-
-  std::string ns_or_default(const std::string& ns) const { return ns.empty() ? config.namespace_name : ns; }
-
-  std::string path(const ResourceRef& r, const std::string& ns, const std::string& name = {}, bool all_namespaces = false,
-                   const std::string& sub = {}) const {
-    if (r.version.empty() || r.resource.empty())
-      throw ValidationError("resource", r.api_version() + "/" + r.resource, "a ResourceRef needs a version and a resource");
-    std::string p = r.group.empty() ? "/api/" + url_encode(r.version) : "/apis/" + url_encode(r.group) + "/" + url_encode(r.version);
-    if (r.namespaced && !all_namespaces) p += "/namespaces/" + url_encode(ns_or_default(ns));
-    p += "/" + url_encode(r.resource);
-    if (!name.empty()) p += "/" + url_encode(name);
-    if (!sub.empty()) p += "/" + sub;
-    return p;
-  }
-
-  /// The ApiError for a failed response; an authorization 403 (`User "x" cannot create resource
-  /// ...`) in a namespace other than the kubeconfig's says so. Admission's 403s (quota, LimitRange)
-  /// are about the object, not the namespace, and get no such hint.
-  ApiError api_error(const HttpResponse& r, const std::string& ns) const {
-    ApiError e = kube::decode_error(r.status, r.body, kube::retry_after_seconds(r));
-    if (r.status == 403 && !ns.empty() && ns != config.namespace_name &&
-        e.status_message().find(" cannot ") != std::string::npos) {
-      return ApiError(e.code(), e.reason(),
-                      fmt::format("{}; the request was for namespace \"{}\"; your kubeconfig's namespace is \"{}\": pass -n {} "
-                                  "or omit --namespace",
-                                  e.status_message(), ns, config.namespace_name, config.namespace_name),
-                      e.causes(), e.retry_after_seconds());
-    }
-    return e;
-  }
-
-  /// The API server's warnings (`Warning: 299 - "text"` headers: a duplicate env name, a
-  /// deprecated field or annotation, ...), one log line each at warning level, as kubectl prints
-  /// them. RFC 7234 warn-code warn-agent "warn-text"; k8s.io/apiserver/pkg/endpoints/handlers
-  /// writes code 299 and agent "-".
-  void report_warnings(const HttpResponse& resp) const {
-    if (!options.logger) return;
-    for (const auto& [name, value] : resp.headers) {
-      if (name.size() != 7 || ::strncasecmp(name.c_str(), "Warning", 7) != 0) continue;
-      for (const auto& text : kube::warning_texts(value)) log(LogLevel::warning, text);
-    }
-  }
-
-  /// Waits before a retry; a cancellable call (watch, logs, or one under a CancelScope) passes
-  /// its token so that a cancellation ends the wait within 50 ms.
-  void pause(std::chrono::milliseconds d, const CancelToken* cancel = nullptr) const {
-    if (options.retry.sleep) {
-      options.retry.sleep(d);
-      return;
-    }
-    const auto until = std::chrono::steady_clock::now() + d;
-    for (;;) {
-      const auto now = std::chrono::steady_clock::now();
-      if (now >= until || (cancel && cancel->cancelled())) return;
-      std::this_thread::sleep_for(cancel ? std::min<std::chrono::steady_clock::duration>(until - now, std::chrono::milliseconds(50))
-                                         : until - now);
-    }
-  }
-
-  double random01() const { return options.retry.random ? options.retry.random() : thread_random(); }
-
-  /// The server's clock minus ours, from the Date header of the latest response (0 until one came).
-  mutable std::atomic<std::int64_t> server_skew_ms{0};
-
-  void note_server_date(const HttpResponse& resp) const {
-    const std::string* date = resp.header("Date");
-    if (!date) return;
-    auto server = detail::parse_http_date(*date);
-    if (!server) return;
-    auto skew = std::chrono::duration_cast<std::chrono::milliseconds>(*server - std::chrono::system_clock::now());
-    // Date has whole seconds: ignore sub-second differences so a clock in step reads as in step.
-    server_skew_ms.store(std::chrono::abs(skew) < std::chrono::seconds(2) ? 0 : skew.count());
-  }
-
-  struct Call {
-    std::string method, target, body, content_type;
-    bool replay_safe = false;
-    std::string ns;  // for the 403 message ("" when cluster-scoped)
-    bool report_warnings = true;
-  };
-
-  /// One request with retries and one credential refresh after 401. Returns a 2xx response;
-  /// throws ApiError / TransportError otherwise. `attempts` receives how many were sent.
-  HttpResponse execute(const Call& call, int* attempts = nullptr) const {
-    HttpRequest req;
-    req.method = call.method;
-    req.target = call.target;
-    req.body = call.body;
-    if (!call.content_type.empty()) req.headers.emplace_back("Content-Type", call.content_type);
-    // The caller's cancellation (CancelScope) reaches the transport and every back-off below.
-    const CancelToken* cancel = CancelScope::current();
-    req.cancel = cancel;
-    auto check_cancelled = [&] {
-      if (cancel && cancel->cancelled())
-        throw CancelledError(fmt::format("{} {}: cancelled", call.method, call.target.substr(0, call.target.find('?'))));
-    };
-    int retries = 0;
-    bool refreshed = false;
-    for (;;) {
-      check_cancelled();
-      if (attempts) *attempts = retries + 1;
-      RequestCredentials creds = credentials.current();
-      HttpResponse resp;
-      try {
-        resp = transport->send(req, creds);
-        reached = true;
-      } catch (const ResponseTooLargeError&) {
-        throw;  // the same request would get the same answer
-      } catch (const TransportError& e) {
-        check_cancelled();  // the transport gave up because the token fired
-        if (give_up_at_once(e)) throw;
-        auto d = decide_retry(options.retry, retries, call.replay_safe, {}, random01());
-        if (!d.retry) throw;
-        log(LogLevel::warning, fmt::format("retrying ({}/{}) in {} ms: {}", retries + 1, options.retry.max_retries,
-                                           d.delay.count(), e.what()));
-        pause(d.delay, cancel);
-        ++retries;
-        continue;
-      }
-      note_server_date(resp);
-      if (call.report_warnings) report_warnings(resp);
-      if (resp.status >= 200 && resp.status < 300) return resp;
-      if (resp.status == 401 && !refreshed && credentials.refresh_after_unauthorized(creds)) {
-        refreshed = true;  // exec plugin / token file: fetch once more, then give up
-        continue;
-      }
-      auto retry_after = kube::retry_after_seconds(resp);
-      auto d = decide_retry(options.retry, retries, call.replay_safe, {resp.status, retry_after}, random01());
-      if (!d.retry) throw api_error(resp, call.ns);
-      log(LogLevel::warning, fmt::format("retrying ({}/{}) in {} ms: {} {}: the server answered {}", retries + 1,
-                                         options.retry.max_retries, d.delay.count(), call.method,
-                                         call.target.substr(0, call.target.find('?')), resp.status));
-      pause(d.delay, cancel);
-      ++retries;
-    }
-  }
-
-  json::object call_object(const Call& call) const {
-    HttpResponse r = execute(call);
-    return parse_object(r, call.method + " " + call.target.substr(0, call.target.find('?')));
-  }
-
-  json::object get_path(const std::string& target) const {
-    return call_object({"GET", target, "", "", true, ""});
-  }
-
-  static void add_write(Query& q, bool dry_run, const std::string& field_manager) {
-    if (dry_run) q.emplace_back("dryRun", "All");
-    if (!field_manager.empty()) q.emplace_back("fieldManager", field_manager);
-  }
-
-  ListPage list(const ResourceRef& ref, const std::string& ns, const ListOptions& o) const {
-    Query q;
-    if (!o.label_selector.empty()) q.emplace_back("labelSelector", o.label_selector);
-    if (!o.field_selector.empty()) q.emplace_back("fieldSelector", o.field_selector);
-    if (o.limit > 0) q.emplace_back("limit", std::to_string(o.limit));
-    if (!o.continue_token.empty()) q.emplace_back("continue", o.continue_token);
-    if (!o.resource_version.empty()) q.emplace_back("resourceVersion", o.resource_version);
-    const std::string effective_ns = ref.namespaced && !o.all_namespaces ? ns_or_default(ns) : "";
-    json::object body = call_object({"GET", with_query(path(ref, ns, {}, o.all_namespaces), q), "", "", true, effective_ns});
-    ListPage page;
-    if (auto* items = body.if_contains("items"); items && items->is_array()) {
-      page.items = std::move(items->as_array());
-    } else if (items && !items->is_null()) {
-      throw TransportError(fmt::format("GET {}: the server's list has \"items\" that is not an array; is it a Kubernetes API server?",
-                                       path(ref, ns, {}, o.all_namespaces)));
-    }
-    page.resource_version = meta_string(body, "resourceVersion");
-    page.continue_token = meta_string(body, "continue");
-    return page;
-  }
+struct Client::Impl : kube::ClientCore {
+  using ClientCore::ClientCore;
 };
 
 Client::Client(KubeConfig config, ClientOptions options) : impl_(std::make_shared<Impl>(std::move(config), std::move(options))) {}
@@ -566,158 +328,7 @@ boost::json::object Client::remove(const ResourceRef& ref, const std::string& ns
 
 std::string Client::watch(const ResourceRef& ref, const std::string& ns, const WatchOptions& o, const WatchHandler& handler,
                           const CancelToken& cancel) const {
-  const Impl& im = *impl_;
-  std::string rv = o.resource_version;
-  std::map<std::string, json::object> known;  // namespace/name -> last object delivered
-  auto key_of = [](const json::object& obj) { return meta_string(obj, "namespace") + "/" + meta_string(obj, "name"); };
-  bool stop = false;
-  auto deliver = [&](WatchEvent ev) {
-    if (ev.type == "DELETED") {
-      known.erase(key_of(ev.object));
-    } else {
-      known[key_of(ev.object)] = ev.object;
-    }
-    if (!handler(ev)) stop = true;
-    return !stop;
-  };
-  // (Re-)list: deliver what changed since the objects we know of, then watch from the list's version.
-  auto relist = [&]() {
-    ListOptions lo;
-    lo.label_selector = o.label_selector;
-    lo.field_selector = o.field_selector;
-    lo.all_namespaces = o.all_namespaces;
-    lo.limit = 500;
-    std::map<std::string, json::object> seen;
-    std::string list_rv;
-    for (;;) {
-      ListPage page = im.list(ref, ns, lo);
-      list_rv = page.resource_version;
-      for (auto& item : page.items)
-        if (item.is_object()) seen[key_of(item.as_object())] = std::move(item.as_object());
-      if (page.continue_token.empty()) break;
-      lo.continue_token = page.continue_token;
-    }
-    std::vector<WatchEvent> events;
-    for (const auto& [k, obj] : known)
-      if (!seen.count(k)) events.push_back({"DELETED", obj});
-    for (auto& [k, obj] : seen) {
-      auto it = known.find(k);
-      if (it == known.end()) {
-        events.push_back({"ADDED", obj});
-      } else if (meta_string(it->second, "resourceVersion") != meta_string(obj, "resourceVersion")) {
-        events.push_back({"MODIFIED", obj});
-      }
-    }
-    for (auto& ev : events)
-      if (!deliver(std::move(ev))) break;
-    rv = list_rv;
-  };
-
-  int failures = 0, empty_closes = 0;
-  bool refreshed = false;
-  // A re-list is an ordinary request: let `cancel` end it (and its back-off) too.
-  CancelScope scope(cancel);
-  auto relist_unless_cancelled = [&] {
-    try {
-      relist();
-      return true;
-    } catch (const CancelledError&) {
-      if (!cancel.cancelled()) throw;
-      return false;
-    }
-  };
-  if (rv.empty() && !relist_unless_cancelled()) return rv;
-  while (!stop && !cancel.cancelled()) {
-    Query q{{"watch", "1"}, {"allowWatchBookmarks", "true"}};
-    if (!rv.empty()) q.emplace_back("resourceVersion", rv);
-    if (!o.label_selector.empty()) q.emplace_back("labelSelector", o.label_selector);
-    if (!o.field_selector.empty()) q.emplace_back("fieldSelector", o.field_selector);
-    if (o.timeout_seconds > 0) q.emplace_back("timeoutSeconds", std::to_string(o.timeout_seconds));
-    HttpRequest req;
-    req.target = with_query(im.path(ref, ns, {}, o.all_namespaces), q);
-    bool gone = false;
-    std::optional<ApiError> stream_error;
-    LineSplitter lines([&](std::string_view line) {
-      if (line.empty()) return true;
-      json::error_code ec;
-      json::value v = json::parse(line, ec, {}, deep_json());
-      if (ec || !v.is_object()) {
-        stream_error = ApiError(500, "InternalError", fmt::format("the watch stream sent a line that is not a JSON event ({} bytes)", line.size()));
-        return false;
-      }
-      auto& ev = v.as_object();
-      std::string type = ev.contains("type") && ev.at("type").is_string() ? std::string(ev.at("type").as_string()) : "";
-      json::object obj = ev.contains("object") && ev.at("object").is_object() ? std::move(ev.at("object").as_object()) : json::object();
-      if (type == "ERROR") {
-        ApiError e = kube::decode_error(obj.contains("code") && obj.at("code").is_int64() ? static_cast<int>(obj.at("code").as_int64()) : 500,
-                                        json::serialize(obj));
-        if (e.code() == 410) {
-          gone = true;
-        } else {
-          stream_error = e;
-        }
-        return false;
-      }
-      failures = 0;
-      empty_closes = -1;  // this connection delivered something
-      refreshed = false;
-      if (std::string v_rv = meta_string(obj, "resourceVersion"); !v_rv.empty()) rv = v_rv;
-      if (type == "BOOKMARK") return o.deliver_bookmarks ? (handler(WatchEvent{type, std::move(obj)}) || (stop = true, false)) : true;
-      return deliver(WatchEvent{type, std::move(obj)});
-    }, im.options.transport.max_response_bytes);
-    HttpResponse resp;
-    if (empty_closes < 0) empty_closes = 0;
-    const int empty_before = empty_closes;
-    try {
-      RequestCredentials creds = im.credentials.current();
-      resp = im.transport->stream(req, creds, [&](std::string_view chunk) { return lines.feed(chunk) && !stop; }, cancel);
-      im.reached = true;
-      lines.check_length();
-      if (resp.status == 401 && !refreshed && im.credentials.refresh_after_unauthorized(creds)) {
-        refreshed = true;  // once; a second 401 is reported
-        continue;
-      }
-    } catch (const ResponseTooLargeError&) {
-      throw;  // resuming would meet the same line again
-    } catch (const TransportError& e) {
-      if (cancel.cancelled()) break;
-      if (im.give_up_at_once(e)) throw;
-      auto d = decide_retry(im.options.retry, failures, true, {}, im.random01());
-      if (!d.retry) throw;
-      im.log(LogLevel::debug, fmt::format("watch {}: {}; resuming from {} in {} ms", ref.resource, e.what(), rv, d.delay.count()));
-      im.pause(d.delay, &cancel);
-      ++failures;
-      continue;
-    }
-    if (stop || cancel.cancelled()) break;
-    if (resp.status == 410) gone = true;
-    if (gone) {  // the version we hold is too old: re-list (client-go Reflector does the same)
-      im.log(LogLevel::debug, fmt::format("watch {}: resourceVersion {} is gone; re-listing", ref.resource, rv));
-      if (!relist_unless_cancelled()) break;
-      continue;
-    }
-    if (resp.status < 200 || resp.status >= 300) {
-      ApiError e = im.api_error(resp, ref.namespaced && !o.all_namespaces ? im.ns_or_default(ns) : "");
-      auto d = decide_retry(im.options.retry, failures, true, {resp.status, kube::retry_after_seconds(resp)}, im.random01());
-      if (!d.retry) throw e;
-      im.pause(d.delay, &cancel);
-      ++failures;
-      continue;
-    }
-    if (stream_error) {
-      auto d = decide_retry(im.options.retry, failures, true, {stream_error->code(), stream_error->retry_after_seconds()}, im.random01());
-      if (!d.retry) throw *stream_error;
-      im.pause(d.delay, &cancel);
-      ++failures;
-    }
-    // The server closed the watch (timeoutSeconds or a restart): resume from rv at once, but back
-    // off when connections keep closing without delivering anything (no busy loop).
-    if (empty_closes == empty_before && !stream_error) {
-      ++empty_closes;
-      if (empty_closes > 1) im.pause(im.options.retry.backoff(std::min(empty_closes - 1, 8), im.random01()), &cancel);
-    }
-  }
-  return rv;
+  return kube::Reflector(*impl_, ref, ns, o, handler, cancel).list_and_watch();
 }
 
 int Client::exec(const std::string& ns, const std::string& pod, const ExecOptions& options, const ExecIO& io,

@@ -1,0 +1,100 @@
+// embedded/controller_job.cpp — the batch/v1 Job controller (pkg/controller/job): plan_job.
+#include "embedded/controllers.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "embedded/controllers_util.hpp"
+
+namespace gpupool::embedded {
+using namespace ctrl;  // the controllers' helpers (controllers_util.hpp)
+
+Plan plan_job(const json::object& job, const Children& pods, Clock::time_point now) {
+  Plan plan;
+  const json::object* spec = object_at(job, {"spec"});
+  const std::int64_t parallelism = count_of(spec, "parallelism", 1);
+  const std::int64_t completions = count_of(spec, "completions", 1);
+  const std::int64_t backoff_limit = int_of(spec, "backoffLimit", 6);
+  std::int64_t active = 0, succeeded = 0, failed = 0, ready = 0;
+  for (const auto& p_ptr : pods) {
+    const json::object& p = *p_ptr;
+    const std::string ph = phase_of(p);
+    if (ph == "Succeeded") ++succeeded;
+    else if (ph == "Failed") ++failed;
+    else {
+      ++active;
+      if (pod_ready(p)) ++ready;
+    }
+  }
+  json::object status = object_at(job, {"status"}) ? *object_at(job, {"status"}) : json::object{};
+  json::array conditions;
+  if (const json::array* c = util::array_at(job, {"status"}, "conditions")) conditions = *c;
+  const bool finished = util::find_condition(&conditions, "Complete") || util::find_condition(&conditions, "Failed");
+  if (!status.contains("startTime")) status["startTime"] = to_rfc3339(now);
+  auto stop_active = [&] {
+    for (const auto& p : pods)
+      if (!terminal(*p)) plan.remove.push_back({"", "pods", name_of(*p)});
+  };
+  if (!finished) {
+    // pkg/controller/job/job_controller.go (v1.31+): FailureTarget/SuccessCriteriaMet first, then
+    // the terminal Failed/Complete condition, with the same reason and message.
+    // A Job's conditions carry lastProbeTime as well (job_controller.go newCondition).
+    auto job_condition = [&](std::string_view type, std::string_view reason, std::string_view msg) {
+      json::object c = condition(type, true, reason, msg, now);
+      c["lastProbeTime"] = to_rfc3339(now);
+      return c;
+    };
+    if (failed > backoff_limit) {
+      const char* msg = "Job has reached the specified backoff limit";
+      util::set_condition(conditions, job_condition("FailureTarget", "BackoffLimitExceeded", msg));
+      util::set_condition(conditions, job_condition("Failed", "BackoffLimitExceeded", msg));
+      // job_controller.go: the failure's reason and message as a Warning event.
+      plan.events.push_back({"Warning", "BackoffLimitExceeded", msg});
+      stop_active();
+      active = 0;
+      ready = 0;
+    } else if (succeeded >= completions) {
+      const char* msg = "Reached expected number of succeeded pods";
+      util::set_condition(conditions, job_condition("SuccessCriteriaMet", "CompletionsReached", msg));
+      util::set_condition(conditions, job_condition("Complete", "CompletionsReached", msg));
+      plan.events.push_back({"Normal", "Completed", "Job completed"});
+      status["completionTime"] = to_rfc3339(now);
+      stop_active();
+      active = 0;
+      ready = 0;
+    } else {
+      const std::int64_t want_active = std::min(parallelism, completions - succeeded);
+      const std::string uid = uid_of(job);
+      const json::object empty;
+      const json::object* tmpl = object_at(job, {"spec", "template"});
+      for (std::int64_t i = active; i < want_active && i - active < kBurstReplicas; ++i) {
+        json::object pod = pod_from_template(tmpl ? *tmpl : empty, job, "", name_of(job) + "-",
+                                             {{"batch.kubernetes.io/controller-uid", uid},
+                                              {"batch.kubernetes.io/job-name", name_of(job)},
+                                              {"controller-uid", uid},
+                                              {"job-name", name_of(job)}});
+        plan.create.push_back({"", "pods", std::move(pod)});
+      }
+      active = std::max(active, std::min(want_active, active + kBurstReplicas));
+    }
+  }
+  auto set_count = [&](const char* k, std::int64_t v) {
+    if (v) status[k] = v;
+    else status.erase(k);
+  };
+  set_count("active", active);
+  set_count("succeeded", succeeded);
+  set_count("failed", failed);
+  status["ready"] = ready;
+  status["terminating"] = 0;
+  status["uncountedTerminatedPods"] = json::object{};
+  if (!conditions.empty()) status["conditions"] = std::move(conditions);
+  const json::object* old = object_at(job, {"status"});
+  if (!old || !util::json_equal(*old, status)) plan.status = std::move(status);
+  return plan;
+}
+
+}  // namespace gpupool::embedded

@@ -1,0 +1,292 @@
+// kube/client_core.hpp — the REST client's core, private to the kube layer: configuration,
+// transport, credentials, retries and the helpers of one request. Client (client.cpp) is the
+// public face over it; Reflector (reflector.cpp) runs watches with it.
+#pragma once
+
+#include <strings.h>
+
+#include <atomic>
+#include <boost/json.hpp>
+#include <chrono>
+#include <fmt/format.h>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "common/http_date.hpp"
+#include "common/json_depth.hpp"
+#include "gpupool/client.hpp"
+#include "gpupool/error.hpp"
+#include "kube/credentials.hpp"
+#include "kube/status.hpp"
+#include "kube/util.hpp"
+
+namespace gpupool::kube {
+
+namespace json = boost::json;
+
+using Query = std::vector<std::pair<std::string, std::string>>;
+
+/// `path` with the query `q` appended, each key and value percent-encoded.
+std::string with_query(std::string path, const Query& q);
+/// A uniform random number in [0, 1) from a per-thread generator.
+double thread_random();
+/// An object's metadata (an empty object when absent or not an object).
+const json::object& metadata_of(const json::object& o);
+/// metadata.`key` as a string ("" when absent or not a string).
+std::string meta_string(const json::object& o, const char* key);
+/// The response body as a JSON object; TransportError naming `what` when it is not one.
+json::object parse_object(const HttpResponse& r, const std::string& what);
+
+/// Splits a byte stream into lines (the last one delivered at finish()).
+/// A line growing past `max_line` bytes stops the stream (feed returns false; it runs inside the
+/// transport's C callback, so it must not throw) and check_length() then throws
+/// ResponseTooLargeError instead of the buffer growing without bound.
+class LineSplitter {
+ public:
+  LineSplitter(std::function<bool(std::string_view)> on_line, std::size_t max_line)
+      : on_line_(std::move(on_line)), max_line_(max_line) {}
+  bool feed(std::string_view chunk) {
+    buffer_.append(chunk);
+    std::size_t start = 0;
+    for (std::size_t nl; (nl = buffer_.find('\n', start)) != std::string::npos; start = nl + 1) {
+      std::string_view line(buffer_.data() + start, nl - start);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (!on_line_(line)) {
+        buffer_.erase(0, nl + 1);
+        return false;
+      }
+    }
+    buffer_.erase(0, start);
+    if (buffer_.size() > max_line_) {  // an unfinished line already past the limit
+      too_long_ = true;
+      buffer_.clear();
+      return false;
+    }
+    return true;
+  }
+  void finish() {
+    if (!buffer_.empty()) on_line_(buffer_);
+    buffer_.clear();
+  }
+  void check_length() const {
+    if (too_long_)
+      throw ResponseTooLargeError(fmt::format("the server sent a line longer than {} bytes "
+                                              "(TransportOptions.max_response_bytes); the stream was stopped",
+                                              max_line_));
+  }
+
+ private:
+  std::function<bool(std::string_view)> on_line_;
+  std::size_t max_line_;
+  bool too_long_ = false;
+  std::string buffer_;
+};
+
+struct ClientCore {
+  KubeConfig config;
+  ClientOptions options;
+  std::shared_ptr<Transport> transport;
+  mutable kube::CredentialSource credentials;
+  /// Whether any request ever got an answer from the server. Until one does, an unreachable server
+  /// (refused, no such host) is reported at once instead of retried for minutes.
+  mutable std::atomic<bool> reached{false};
+  bool give_up_at_once(const TransportError& e) const {
+    return !reached.load() && dynamic_cast<const UnreachableError*>(&e) != nullptr;
+  }
+
+  ClientCore(KubeConfig cfg, ClientOptions opts)
+      : config(std::move(cfg)), options(std::move(opts)), credentials(config, options.logger, options.now) {
+    if (config.cluster.server.rfind("https://", 0) != 0 && config.cluster.server.rfind("http://", 0) != 0)
+      throw ConfigError(config.source.empty() ? "kubeconfig" : config.source, "cluster.server",
+                        fmt::format("\"{}\" is not an http(s) URL; set the cluster's server to https://HOST:PORT", config.cluster.server));
+    if (options.transport_override) {
+      transport = options.transport_override;
+    } else {
+      TransportOptions t = options.transport;
+      if (!t.logger) t.logger = options.logger;
+      transport = make_curl_transport(config.cluster, std::move(t));
+    }
+  }
+
+  void log(LogLevel level, const std::string& msg) const {
+    if (options.logger) options.logger(level, msg);
+  }
+
+  std::string ns_or_default(const std::string& ns) const { return ns.empty() ? config.namespace_name : ns; }
+
+  std::string path(const ResourceRef& r, const std::string& ns, const std::string& name = {}, bool all_namespaces = false,
+                   const std::string& sub = {}) const {
+    if (r.version.empty() || r.resource.empty())
+      throw ValidationError("resource", r.api_version() + "/" + r.resource, "a ResourceRef needs a version and a resource");
+    std::string p = r.group.empty() ? "/api/" + url_encode(r.version) : "/apis/" + url_encode(r.group) + "/" + url_encode(r.version);
+    if (r.namespaced && !all_namespaces) p += "/namespaces/" + url_encode(ns_or_default(ns));
+    p += "/" + url_encode(r.resource);
+    if (!name.empty()) p += "/" + url_encode(name);
+    if (!sub.empty()) p += "/" + sub;
+    return p;
+  }
+
+  /// The ApiError for a failed response; an authorization 403 (`User "x" cannot create resource
+  /// ...`) in a namespace other than the kubeconfig's says so. Admission's 403s (quota, LimitRange)
+  /// are about the object, not the namespace, and get no such hint.
+  ApiError api_error(const HttpResponse& r, const std::string& ns) const {
+    ApiError e = kube::decode_error(r.status, r.body, kube::retry_after_seconds(r));
+    if (r.status == 403 && !ns.empty() && ns != config.namespace_name &&
+        e.status_message().find(" cannot ") != std::string::npos) {
+      return ApiError(e.code(), e.reason(),
+                      fmt::format("{}; the request was for namespace \"{}\"; your kubeconfig's namespace is \"{}\": pass -n {} "
+                                  "or omit --namespace",
+                                  e.status_message(), ns, config.namespace_name, config.namespace_name),
+                      e.causes(), e.retry_after_seconds());
+    }
+    return e;
+  }
+
+  /// The API server's warnings (`Warning: 299 - "text"` headers: a duplicate env name, a
+  /// deprecated field or annotation, ...), one log line each at warning level, as kubectl prints
+  /// them. RFC 7234 warn-code warn-agent "warn-text"; k8s.io/apiserver/pkg/endpoints/handlers
+  /// writes code 299 and agent "-".
+  void report_warnings(const HttpResponse& resp) const {
+    if (!options.logger) return;
+    for (const auto& [name, value] : resp.headers) {
+      if (name.size() != 7 || ::strncasecmp(name.c_str(), "Warning", 7) != 0) continue;
+      for (const auto& text : kube::warning_texts(value)) log(LogLevel::warning, text);
+    }
+  }
+
+  /// Waits before a retry; a cancellable call (watch, logs, or one under a CancelScope) passes
+  /// its token so that a cancellation ends the wait within 50 ms.
+  void pause(std::chrono::milliseconds d, const CancelToken* cancel = nullptr) const {
+    if (options.retry.sleep) {
+      options.retry.sleep(d);
+      return;
+    }
+    const auto until = std::chrono::steady_clock::now() + d;
+    for (;;) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= until || (cancel && cancel->cancelled())) return;
+      std::this_thread::sleep_for(cancel ? std::min<std::chrono::steady_clock::duration>(until - now, std::chrono::milliseconds(50))
+                                         : until - now);
+    }
+  }
+
+  double random01() const { return options.retry.random ? options.retry.random() : thread_random(); }
+
+  /// The server's clock minus ours, from the Date header of the latest response (0 until one came).
+  mutable std::atomic<std::int64_t> server_skew_ms{0};
+
+  void note_server_date(const HttpResponse& resp) const {
+    const std::string* date = resp.header("Date");
+    if (!date) return;
+    auto server = detail::parse_http_date(*date);
+    if (!server) return;
+    auto skew = std::chrono::duration_cast<std::chrono::milliseconds>(*server - std::chrono::system_clock::now());
+    // Date has whole seconds: ignore sub-second differences so a clock in step reads as in step.
+    server_skew_ms.store(std::chrono::abs(skew) < std::chrono::seconds(2) ? 0 : skew.count());
+  }
+
+  struct Call {
+    std::string method, target, body, content_type;
+    bool replay_safe = false;
+    std::string ns;  // for the 403 message ("" when cluster-scoped)
+    bool report_warnings = true;
+  };
+
+  /// One request with retries and one credential refresh after 401. Returns a 2xx response;
+  /// throws ApiError / TransportError otherwise. `attempts` receives how many were sent.
+  HttpResponse execute(const Call& call, int* attempts = nullptr) const {
+    HttpRequest req;
+    req.method = call.method;
+    req.target = call.target;
+    req.body = call.body;
+    if (!call.content_type.empty()) req.headers.emplace_back("Content-Type", call.content_type);
+    // The caller's cancellation (CancelScope) reaches the transport and every back-off below.
+    const CancelToken* cancel = CancelScope::current();
+    req.cancel = cancel;
+    auto check_cancelled = [&] {
+      if (cancel && cancel->cancelled())
+        throw CancelledError(fmt::format("{} {}: cancelled", call.method, call.target.substr(0, call.target.find('?'))));
+    };
+    int retries = 0;
+    bool refreshed = false;
+    for (;;) {
+      check_cancelled();
+      if (attempts) *attempts = retries + 1;
+      RequestCredentials creds = credentials.current();
+      HttpResponse resp;
+      try {
+        resp = transport->send(req, creds);
+        reached = true;
+      } catch (const ResponseTooLargeError&) {
+        throw;  // the same request would get the same answer
+      } catch (const TransportError& e) {
+        check_cancelled();  // the transport gave up because the token fired
+        if (give_up_at_once(e)) throw;
+        auto d = decide_retry(options.retry, retries, call.replay_safe, {}, random01());
+        if (!d.retry) throw;
+        log(LogLevel::warning, fmt::format("retrying ({}/{}) in {} ms: {}", retries + 1, options.retry.max_retries,
+                                           d.delay.count(), e.what()));
+        pause(d.delay, cancel);
+        ++retries;
+        continue;
+      }
+      note_server_date(resp);
+      if (call.report_warnings) report_warnings(resp);
+      if (resp.status >= 200 && resp.status < 300) return resp;
+      if (resp.status == 401 && !refreshed && credentials.refresh_after_unauthorized(creds)) {
+        refreshed = true;  // exec plugin / token file: fetch once more, then give up
+        continue;
+      }
+      auto retry_after = kube::retry_after_seconds(resp);
+      auto d = decide_retry(options.retry, retries, call.replay_safe, {resp.status, retry_after}, random01());
+      if (!d.retry) throw api_error(resp, call.ns);
+      log(LogLevel::warning, fmt::format("retrying ({}/{}) in {} ms: {} {}: the server answered {}", retries + 1,
+                                         options.retry.max_retries, d.delay.count(), call.method,
+                                         call.target.substr(0, call.target.find('?')), resp.status));
+      pause(d.delay, cancel);
+      ++retries;
+    }
+  }
+
+  json::object call_object(const Call& call) const {
+    HttpResponse r = execute(call);
+    return parse_object(r, call.method + " " + call.target.substr(0, call.target.find('?')));
+  }
+
+  json::object get_path(const std::string& target) const {
+    return call_object({"GET", target, "", "", true, ""});
+  }
+
+  static void add_write(Query& q, bool dry_run, const std::string& field_manager) {
+    if (dry_run) q.emplace_back("dryRun", "All");
+    if (!field_manager.empty()) q.emplace_back("fieldManager", field_manager);
+  }
+
+  ListPage list(const ResourceRef& ref, const std::string& ns, const ListOptions& o) const {
+    Query q;
+    if (!o.label_selector.empty()) q.emplace_back("labelSelector", o.label_selector);
+    if (!o.field_selector.empty()) q.emplace_back("fieldSelector", o.field_selector);
+    if (o.limit > 0) q.emplace_back("limit", std::to_string(o.limit));
+    if (!o.continue_token.empty()) q.emplace_back("continue", o.continue_token);
+    if (!o.resource_version.empty()) q.emplace_back("resourceVersion", o.resource_version);
+    const std::string effective_ns = ref.namespaced && !o.all_namespaces ? ns_or_default(ns) : "";
+    json::object body = call_object({"GET", with_query(path(ref, ns, {}, o.all_namespaces), q), "", "", true, effective_ns});
+    ListPage page;
+    if (auto* items = body.if_contains("items"); items && items->is_array()) {
+      page.items = std::move(items->as_array());
+    } else if (items && !items->is_null()) {
+      throw TransportError(fmt::format("GET {}: the server's list has \"items\" that is not an array; is it a Kubernetes API server?",
+                                       path(ref, ns, {}, o.all_namespaces)));
+    }
+    page.resource_version = meta_string(body, "resourceVersion");
+    page.continue_token = meta_string(body, "continue");
+    return page;
+  }
+};
+
+}  // namespace gpupool::kube
