@@ -46,11 +46,15 @@
 
 #include <boost/json/fwd.hpp>
 
+#include "gpupool/detail/scheduling_internals.hpp"  // NodeInfo
 #include "gpupool/node.hpp"
 #include "gpupool/quantity.hpp"
 #include "gpupool/taint.hpp"
 
 namespace gpupool {
+namespace detail {
+struct PlacementStateAccess;
+}
 
 enum class NodeSelectorOperator { In, NotIn, Exists, DoesNotExist, Gt, Lt };
 
@@ -138,71 +142,10 @@ struct PodRequirements {
   bool matches_node_affinity(const Node& node) const;
 };
 
-/// Amounts by interned resource id (see PlacementState::resource_id): cpu in millicores, the others
-/// in units. The first eight resources interned (cpu, memory, ephemeral-storage, pods, then the
-/// first four extended resources seen, e.g. nvidia.com/gpu) are held inline: no pointer to chase in
-/// the filter loop. Others go to a side vector.
-class ResourceAmounts {
- public:
-  std::int64_t get(int id) const noexcept {
-    if (id < kInline) return core_[static_cast<std::size_t>(id)];
-    const auto i = static_cast<std::size_t>(id - kInline);
-    return i < extra_.size() ? extra_[i] : 0;
-  }
-  void add(int id, std::int64_t delta);
-
- private:
-  static constexpr int kInline = 8;
-  std::array<std::int64_t, kInline> core_{};
-  std::vector<std::int64_t> extra_;
-};
-
-/// A node with what the scheduler precomputes about it. Build with PlacementState::make_node_info
-/// (do not modify `node` afterwards: build a new NodeInfo); account bound pods with
-/// PlacementState::add_pod/remove_pod (never by writing the fields: place() keeps a copy of them,
-/// see PlacementState). The hot fields come first so that filtering a node touches few cache lines.
-struct alignas(64) NodeInfo {
-  // Cache line 0 holds what every visit reads and what scoring reads; 1-3 the resources.
-  /// Unique per make_node_info call (0 for a NodeInfo built by hand). place() caches the verdicts of
-  /// the filters that depend only on the node's labels, taints and unschedulable flag under it, so a
-  /// NodeInfo whose `node` changed must be rebuilt with make_node_info.
-  std::uint64_t serial = 0;
-  std::int64_t pod_count = 0;
-  std::int64_t nonzero_milli_cpu = 0;     ///< bound pods' non-zero cpu requests (scoring)
-  std::int64_t nonzero_memory = 0;        ///< bound pods' non-zero memory requests (scoring)
-  /// A 256-bit Bloom filter of the ids in spread_counts (three bits per id, see spread_bits; kept
-  /// by add_pod/remove_pod), so that scoring skips the list for the keys a node surely lacks.
-  std::array<std::uint64_t, 4> spread_mask{};
-  ResourceAmounts allocatable;            ///< status.allocatable
-  ResourceAmounts requested;              ///< sum of bound pods' requests
-  bool unschedulable = false;             ///< node.unschedulable
-  bool has_filtering_taints = false;      ///< a NoSchedule or NoExecute taint
-  bool has_prefer_taints = false;         ///< a PreferNoSchedule taint
-  /// Bound pods per spread key, as (PlacementState::spread_id(key), count); a short flat list.
-  std::vector<std::pair<int, int>> spread_counts;
-  Node node;
-
-  /// Bound pods with the spread key `id` (0 when none).
-  int spread_count(int id) const noexcept {
-    if (id < 0) return 0;
-    const std::array<std::uint64_t, 4> bits = spread_bits(id);
-    for (std::size_t w = 0; w < 4; ++w)
-      if ((spread_mask[w] & bits[w]) != bits[w]) return 0;
-    for (const auto& [k, n] : spread_counts)
-      if (k == id) return n;
-    return 0;
-  }
-  /// The three bits of spread_mask that stand for the id.
-  static std::array<std::uint64_t, 4> spread_bits(int id) noexcept {
-    std::uint64_t h = static_cast<std::uint64_t>(id) * 0x9E3779B97F4A7C15ULL;  // Fibonacci hashing
-    std::array<std::uint64_t, 4> bits{};
-    for (int i = 0; i < 3; ++i, h <<= 8) {
-      const auto bit = static_cast<unsigned>(h >> 56);  // the top 8 bits: 0..255
-      bits[bit / 64] |= std::uint64_t{1} << (bit % 64);
-    }
-    return bits;
-  }
-};
+// NodeInfo: a node with what the scheduler precomputes about it (gpupool/detail/
+// scheduling_internals.hpp holds its layout, tuned for the filter loop). Build one with
+// PlacementState::make_node_info, account bound pods with PlacementState::add_pod/remove_pod, and
+// read only its `node`.
 
 /// The scheduler's verdict on one node: why it was rejected, or that the pod fits. place() and
 /// explain() give one per node (PlacementResult::verdicts), and Cluster::explain() one per node
@@ -237,23 +180,10 @@ struct PlacementResult {
 };
 
 /// Scheduler state kept between attempts: interned resource names, the rotating start index and
-/// reusable scratch space (so place() allocates nothing per node). It also caches, per distinct set
-/// of a pod's constraints (tolerations, nodeSelector, required node affinity) and per node serial,
-/// the verdicts of the filters that do not depend on bound pods (NodeUnschedulable, TaintToleration,
-/// NodeAffinity) and the node's PreferNoSchedule count: the replicas of a workload share them, so
-/// only NodeResourcesFit and scoring run per pod. At most 64 constraint sets are kept (least
-/// recently used dropped). Per constraint set it also keeps the positions of the nodes passing
-/// those filters, so place() visits only them (advancing next_start_index exactly as a walk over
-/// every node would). That index is rebuilt when the span given to place() has another address or
-/// size, or when any NodeInfo was built (make_node_info, in any state) since; so a span may change
-/// only by assigning NodeInfos fresh from make_node_info, never by reordering or copying existing
-/// ones in place. Spans holding a hand-built NodeInfo (serial 0) are walked node by node.
-/// That walk reads a compact table of the nodes' resource fields (one cache line per node) and, per
-/// spread key, the nodes holding its pods, instead of the NodeInfos; add_pod/remove_pod on a node of
-/// the span last placed on update the table in place. Bound pods must change only through
-/// add_pod/remove_pod (of any state): a change on any other NodeInfo, or through another state,
-/// makes the next place() re-read the span (correct, but one pass over every node; so states used
-/// side by side, e.g. in two threads, cost each other that pass).
+/// caches (of the filters that do not depend on bound pods, per set of a pod's constraints), so the
+/// replicas of a workload cost little more than one pod. Give place() the same span of NodeInfos
+/// made by make_node_info, and change bound pods only with add_pod/remove_pod; what invalidates
+/// the caches is told in gpupool/detail/scheduling_internals.hpp.
 class PlacementState {
  public:
   PlacementState();
@@ -280,11 +210,9 @@ class PlacementState {
   void add_pod(NodeInfo& node, const PodRequirements& pod);
   void remove_pod(NodeInfo& node, const PodRequirements& pod);
 
-  /// Internal scratch space, reused across place() calls.
-  struct Scratch;
-  Scratch& scratch() { return *scratch_; }
-
  private:
+  friend struct detail::PlacementStateAccess;
+  struct Scratch;  // place()'s reusable buffers and caches (model/scheduling.cpp)
   std::vector<std::string> names_;
   std::unordered_map<std::string, int> ids_;
   std::unordered_map<std::string, int> spread_ids_;

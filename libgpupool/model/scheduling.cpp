@@ -492,6 +492,14 @@ struct PlacementState::Scratch {
   }
 };
 
+// The free functions below (place, explain and their helpers) reach the state's scratch through this
+// friend; the public header does not show it.
+struct detail::PlacementStateAccess {
+  using Scratch = PlacementState::Scratch;
+  static Scratch& scratch(PlacementState& state) { return *state.scratch_; }
+};
+using Scratch = detail::PlacementStateAccess::Scratch;
+
 PlacementState::PlacementState() : scratch_(std::make_unique<Scratch>()) {
   for (const char* n : {"cpu", "memory", "ephemeral-storage", "pods"}) resource_id(n);
 }
@@ -695,7 +703,7 @@ constexpr std::int64_t kMaxTable = 4096;
 // NormalizeScore, are multiplied by its weight and summed per node (into s.totals when
 // `keep_totals`, for the verdicts). Returns the index of the first node with the highest total:
 // ties go to the first in evaluation order.
-std::size_t select_host(const SchedulerProfile& profile, PlacementState::Scratch& s, std::size_t m, bool keep_totals) {
+std::size_t select_host(const SchedulerProfile& profile, Scratch& s, std::size_t m, bool keep_totals) {
   // Up to two normalized columns are summed in the final pass through tables of their weighted
   // normalized scores, up to two others by multiplying; any further column gets a pass of its own.
   constexpr std::size_t kTabled = 2, kLinear = 2;
@@ -759,7 +767,7 @@ std::size_t select_host(const SchedulerProfile& profile, PlacementState::Scratch
 // same order, same raw scores (the profile's kernels: NodeResourcesFit's fitsRequest, LeastAllocated
 // and BalancedAllocation in one two-lane kernel, the spread count by merging), totalled by select_host.
 std::optional<std::size_t> indexed_walk(const ShapeVerdicts& c, const SchedulerProfile& profile, const Cycle& cycle,
-                                        PlacementState::Scratch& s, std::span<const NodeInfo> nodes, std::size_t start,
+                                        Scratch& s, std::span<const NodeInfo> nodes, std::size_t start,
                                         std::size_t to_find, std::size_t& processed) {
   const std::vector<Passing>& passing = c.passing;
   const std::size_t m = passing.size();
@@ -854,7 +862,7 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
   PlacementResult result;
   result.num_all_nodes = nodes.size();
   if (nodes.empty()) return result;
-  auto& s = state.scratch();
+  auto& s = detail::PlacementStateAccess::scratch(state);
   const SchedulerProfile& profile = s.current_profile();
 
   // The pod's requests by interned resource id (computeNodeResourcesFitPreFilterState).
