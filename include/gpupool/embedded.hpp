@@ -86,6 +86,17 @@ class StreamHandler {
   virtual int port_forward(const PodTarget& pod, int port) = 0;
 };
 
+/// How the embedded kubelet runs containers.
+///  - Simulate (the default): nothing runs; pods move Pending -> Running -> Succeeded/Failed on
+///    the cluster's clock, as the gpupool.io/simulate-* annotations say, with synthetic logs.
+///  - Local: each container's command + args runs for real as a child process of this process
+///    (never the image: nothing is pulled), with its env, a per-pod working directory, its output
+///    as the pod's log and its exit code as the container state. Runs only what was submitted.
+enum class RunMode { Simulate, Local };
+/// "simulate" or "local"; anything else throws ValidationError naming `field`.
+RunMode parse_run_mode(const std::string& text, const std::string& field = "run");
+const char* to_string(RunMode mode) noexcept;
+
 struct EmbeddedOptions {
   int port = 0;                     ///< 0: an ephemeral port
   std::vector<std::string> users{}; ///< each gets a namespace, a token and a client certificate
@@ -112,6 +123,10 @@ struct EmbeddedOptions {
   /// its TranslateStreamCloseWebsocketRequests / PortForwardWebsockets features off) does, so
   /// clients fall back to SPDY/3.1 (how tests exercise that fallback).
   bool websockets = true;
+  /// Simulate (default) or Local (see RunMode). Local: pod directories and logs go under
+  /// `<state_file's directory>/local`, or a temporary directory removed at stop without a state
+  /// file; exec runs the command in the pod's directory and env unless stream_handler is set.
+  RunMode run = RunMode::Simulate;
   /// Injected faults. (The last member: g++ 12 misreads the unwinding of its map past a later
   /// member's throwing initializer as a use before initialization.)
   FaultConfig faults{};
