@@ -97,6 +97,15 @@ enum class RunMode { Simulate, Local };
 RunMode parse_run_mode(const std::string& text, const std::string& field = "run");
 const char* to_string(RunMode mode) noexcept;
 
+/// The reusable part of a StreamHandler that runs exec'd commands on this machine: runs
+/// `request.command` as a child process in its own process group (killed if this process dies),
+/// wired to the request's descriptors (stderr to stdout with a tty; /dev/null where absent), in `dir`
+/// with `env` ("NAME=value"; empty: this process's environment). Kills the group when
+/// request.hangup_fd becomes readable (then `*hung_up` is set). Returns the exit code, 128 + signal
+/// when killed. Throws gpupool::Error naming the command when it cannot start (empty, not found).
+int run_exec_locally(const ExecRequest& request, const std::string& dir, const std::vector<std::string>& env,
+                     bool* hung_up = nullptr);
+
 struct EmbeddedOptions {
   int port = 0;                     ///< 0: an ephemeral port
   std::vector<std::string> users{}; ///< each gets a namespace, a token and a client certificate

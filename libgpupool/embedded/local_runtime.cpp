@@ -21,6 +21,8 @@
 #include "gpupool/error.hpp"
 #include "gpupool/time.hpp"
 
+extern char** environ;
+
 namespace gpupool::embedded {
 
 namespace fs = std::filesystem;
@@ -78,6 +80,8 @@ std::string log_path(const std::string& dir, const std::string& container, int a
 
 // Forks argv with stdout/stderr to `out_fd` (or the given descriptors); the exec error, if any,
 // comes back through a close-on-exec pipe. Everything the child touches is prepared before fork.
+}  // namespace
+
 pid_t spawn(const std::vector<std::string>& argv, const std::string& dir, const std::vector<std::string>& env,
             int in_fd, int out_fd, int err_fd, std::string& error) {
   if (argv.empty()) {
@@ -144,8 +148,6 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& dir, const 
 
 int exit_code_of(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
 
-}  // namespace
-
 std::optional<std::string> downward_field(const json::object& pod, const NodeAddress& where, const std::string& path) {
   const json::object* md = object_at(pod, {"metadata"});
   const json::object* spec = object_at(pod, {"spec"});
@@ -196,6 +198,43 @@ LocalRuntime::LocalRuntime(Store& store, const Clock& clock, std::string root, b
                            std::function<void(const std::string&)> on_exit)
     : store_(store), clock_(clock), root_(std::move(root)), own_root_(own_root), on_exit_(std::move(on_exit)) {
   fs::create_directories(root_);
+  spawner_ = std::thread([this] {
+    std::unique_lock lk(spawn_mu_);
+    for (;;) {
+      spawn_cv_.wait(lk, [&] { return spawn_stop_ || !spawn_queue_.empty(); });
+      if (spawn_queue_.empty()) return;
+      auto jobs = std::move(spawn_queue_);
+      spawn_queue_.clear();
+      lk.unlock();
+      for (auto& j : jobs) j();
+      lk.lock();
+    }
+  });
+}
+
+pid_t LocalRuntime::spawn_on_spawner(const std::vector<std::string>& argv, const std::string& dir,
+                                     const std::vector<std::string>& env, int out_fd, std::string& error) {
+  std::mutex done_mu;
+  std::condition_variable done_cv;
+  bool done = false;
+  pid_t pid = -1;
+  {
+    std::lock_guard lk(spawn_mu_);
+    if (spawn_stop_) {
+      error = "the cluster is stopping";
+      return -1;
+    }
+    spawn_queue_.push_back([&] {
+      pid = spawn(argv, dir, env, -1, out_fd, out_fd, error);
+      std::lock_guard l(done_mu);
+      done = true;
+      done_cv.notify_all();
+    });
+    spawn_cv_.notify_all();
+  }
+  std::unique_lock l(done_mu);
+  done_cv.wait(l, [&] { return done; });
+  return pid;
 }
 
 LocalRuntime::~LocalRuntime() { shutdown(); }
@@ -214,6 +253,12 @@ void LocalRuntime::shutdown() {
     threads.swap(threads_);
   }
   for (auto& t : threads) t.join();
+  {
+    std::lock_guard lk(spawn_mu_);
+    spawn_stop_ = true;
+    spawn_cv_.notify_all();
+  }
+  if (spawner_.joinable()) spawner_.join();
   if (own_root_) {
     std::error_code ec;
     fs::remove_all(root_, ec);
@@ -277,7 +322,7 @@ void LocalRuntime::start(Pod& pod, Container& c, const json::object& podobj, con
   const std::string log = log_path(pod.dir, c.name, c.attempt);
   const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
   std::string error;
-  const pid_t pid = argv.empty() ? -1 : spawn(argv, dir, env, -1, fd, fd, error);
+  const pid_t pid = argv.empty() ? -1 : spawn_on_spawner(argv, dir, env, fd, error);
   if (fd >= 0) ::close(fd);
   c.started = now;
   c.restart_at.reset();
@@ -566,29 +611,42 @@ std::optional<LocalRuntime::ExecContext> LocalRuntime::exec_context(const std::s
   return std::nullopt;
 }
 
-int run_local_command(const std::vector<std::string>& argv, const std::string& dir, const std::vector<std::string>& env,
-                      int stdin_fd, int stdout_fd, int stderr_fd, int hangup_fd) {
+}  // namespace gpupool::embedded
+
+namespace gpupool {
+
+int run_exec_locally(const ExecRequest& r, const std::string& dir, const std::vector<std::string>& env, bool* hung_up) {
+  if (r.command.empty()) throw Error("no command given");
+  std::vector<std::string> environment = env;
+  if (environment.empty())
+    for (char** e = environ; e && *e; ++e) environment.emplace_back(*e);
   std::string error;
-  const pid_t pid = spawn(argv, dir, env, stdin_fd, stdout_fd, stderr_fd, error);
+  const int err = r.stderr_fd >= 0 ? r.stderr_fd : (r.tty ? r.stdout_fd : -1);
+  const pid_t pid = embedded::spawn(r.command, dir, environment, r.stdin_fd, r.stdout_fd, err, error);
   if (pid < 0) throw Error(error);
   // Wait for the child or for the client to go (then the group is killed): a pidfd and the
   // hangup descriptor, polled together.
   const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   for (bool killed = false; pidfd >= 0;) {
-    ::pollfd fds[2] = {{pidfd, POLLIN, 0}, {killed ? -1 : hangup_fd, POLLIN, 0}};
+    ::pollfd fds[2] = {{pidfd, POLLIN, 0}, {killed ? -1 : r.hangup_fd, POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0 && errno == EINTR) continue;
     if (fds[0].revents) break;
     if (fds[1].revents) {
       ::kill(-pid, SIGKILL);
       killed = true;
+      if (hung_up) *hung_up = true;
     }
   }
   if (pidfd >= 0) ::close(pidfd);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  return exit_code_of(status);
+  return embedded::exit_code_of(status);
 }
+
+}  // namespace gpupool
+
+namespace gpupool::embedded {
 
 namespace {
 
@@ -596,11 +654,9 @@ class LocalStreams : public StreamHandler {
  public:
   explicit LocalStreams(const LocalRuntime& runtime) : runtime_(runtime) {}
   int exec(const ExecRequest& r) override {
-    if (r.command.empty()) throw Error("no command given");
     auto ctx = runtime_.exec_context(r.pod.namespace_name + "/" + r.pod.name, r.container);
     if (!ctx) throw Error(fmt::format("container {} of pod {} is not running locally", r.container, r.pod.name));
-    const int err = r.stderr_fd >= 0 ? r.stderr_fd : (r.tty ? r.stdout_fd : -1);
-    return run_local_command(r.command, ctx->dir, ctx->env, r.stdin_fd, r.stdout_fd, err, r.hangup_fd);
+    return run_exec_locally(r, ctx->dir, ctx->env);
   }
   int port_forward(const PodTarget&, int port) override {
     throw Error(fmt::format("port-forward to port {} is not supported in run mode local yet", port));

@@ -73,6 +73,10 @@ class LocalRuntime {
   struct Pod;
   void start(Pod& pod, Container& c, const json::object& podobj, const json::object& spec, Clock::time_point now);
   void reap(std::string key, pid_t pid);
+  /// spawn() on the spawner thread: PR_SET_PDEATHSIG fires when the *thread* that forked a child
+  /// ends, so every container is forked by one thread that lives as long as the runtime.
+  pid_t spawn_on_spawner(const std::vector<std::string>& argv, const std::string& dir,
+                         const std::vector<std::string>& env, int out_fd, std::string& error);
 
   Store& store_;
   const Clock& clock_;
@@ -84,6 +88,11 @@ class LocalRuntime {
   std::vector<std::thread> threads_;                  // reapers and killers
   bool stopping_ = false;
   std::condition_variable stop_cv_;
+  std::mutex spawn_mu_;
+  std::condition_variable spawn_cv_;
+  std::vector<std::function<void()>> spawn_queue_;
+  bool spawn_stop_ = false;
+  std::thread spawner_;
 };
 
 /// The downward-API value of `path` (metadata.name, metadata.namespace, metadata.uid,
@@ -95,12 +104,13 @@ std::optional<std::string> downward_field(const json::object& pod, const NodeAdd
 /// defined names are replaced, $$ is a literal $, anything else stays as written.
 std::string expand_env_refs(const std::string& in, const std::vector<std::string>& env);
 
-/// Runs argv as a child process with the given descriptors (-1: /dev/null), directory and env, in
-/// its own process group with PR_SET_PDEATHSIG; polls `hangup_fd` (when >= 0) and kills the group
-/// when it becomes readable. Returns the exit code (128 + signal when killed). Throws gpupool::Error
-/// when the command cannot be started (the message names it).
-int run_local_command(const std::vector<std::string>& argv, const std::string& dir, const std::vector<std::string>& env,
-                      int stdin_fd, int stdout_fd, int stderr_fd, int hangup_fd);
+/// Forks `argv` in its own process group (SIGKILL when this process dies), with the descriptors
+/// (-1: /dev/null) as stdin/stdout/stderr, in `dir` with `env`. Returns the pid, or -1 with `error`
+/// set as the container runtime words it (exec: "x": executable file not found in $PATH).
+pid_t spawn(const std::vector<std::string>& argv, const std::string& dir, const std::vector<std::string>& env,
+            int in_fd, int out_fd, int err_fd, std::string& error);
+/// A waitpid status as an exit code: the code, or 128 + the signal.
+int exit_code_of(int status);
 
 /// The StreamHandler of RunMode::Local: exec runs the argv in the pod's directory and env.
 /// port-forward connects to the port on 127.0.0.1 (the pod's processes share this host's network).
