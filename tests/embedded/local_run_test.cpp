@@ -122,7 +122,8 @@ TEST_CASE("local run: the command runs for real; its exit code and output become
 
   c.run("ok", container_spec(R"("command":["true"])"));
   REQUIRE(c.wait_phase("ok", "Succeeded"));
-  const auto& ok = c.pod("ok").at("status").at("containerStatuses").at(0).at("state").at("terminated").as_object();
+  const auto okpod = c.pod("ok");
+  const auto& ok = okpod.at("status").at("containerStatuses").at(0).at("state").at("terminated").as_object();
   CHECK(ok.at("exitCode").as_int64() == 0);
   CHECK(ok.at("reason") == "Completed");
 }
@@ -194,8 +195,9 @@ TEST_CASE("local run: OnFailure restarts a failed container after the backoff, o
 
 TEST_CASE("local run: deleting the pod kills its process group") {
   LocalCluster c;
-  // The shell prints its PID (the group leader), then waits on a child sleeping in its group.
-  c.run("sleeper", container_spec(R"("command":["sh","-c","echo $$; sleep 1000 & wait"])") +
+  // The shell prints its PID (the group leader), then waits on a child sleeping in its group. ($$
+  // is the kubelet's escape of $, as in Kubernetes: the shell sees `echo $$`.)
+  c.run("sleeper", container_spec(R"("command":["sh","-c","echo $$$$; sleep 1000 & wait"])") +
                        R"(,"terminationGracePeriodSeconds":5)");
   REQUIRE(c.wait([&] { return c.phase("sleeper") == "Running" && !c.log("sleeper").empty(); }));
   const pid_t pid = std::stoi(c.log("sleeper"));
