@@ -8,6 +8,7 @@
 
 #include <boost/json.hpp>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -260,4 +261,34 @@ TEST_CASE("run mode: parsed by name, errors name the field") {
   } catch (const gpupool::ValidationError& e) {
     CHECK(std::string(e.what()).find("--run") != std::string::npos);
   }
+}
+
+TEST_CASE("local run: a followed log gets the process's new lines, then ends with it") {
+  LocalCluster c;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::string got;
+  bool ended = false;
+  // Prints one line, then a second once the test creates `go` in the pod's directory.
+  c.run("chatty", container_spec(R"("command":["sh","-c","echo one; while [ ! -f go ]; do sleep 0.01; done; echo two"])"));
+  REQUIRE(c.wait([&] { return c.phase("chatty") == "Running" && c.log("chatty") == "one\n"; }));
+  c.kubelet.follow(
+      "default", "chatty", {},
+      [&](const std::string& line) {
+        std::lock_guard lk(mu);
+        got += line;
+      },
+      [&] {
+        std::lock_guard lk(mu);
+        ended = true;
+        cv.notify_all();
+      });
+  const std::string dir = c.root + "/default/chatty." + field_value(c.pod("chatty"), "metadata.uid");
+  std::FILE* go = std::fopen((dir + "/go").c_str(), "w");
+  REQUIRE(go);
+  std::fclose(go);
+  // The exit makes the kubelet sync, which feeds followers and ends them once the pod has finished.
+  std::unique_lock lk(mu);
+  REQUIRE(cv.wait_for(lk, 30s, [&] { return ended; }));
+  CHECK(got == "two\n");  // only what was printed after follow(): the earlier lines are logs()'s
 }
