@@ -468,6 +468,7 @@ int run_serve(const ParsedArgs& a, Io& io) {
   o.server.kubeconfig_dir = a.get("kubeconfig-dir");
   o.server.users = a.all("user");
   o.server.mpijob_version = a.get("mpi-api", "v1");
+  o.server.run = run_mode_flag(a);
   const bool shared = serve_shares_state(a, o.topology);
   if (shared) {
     o.state = "";
@@ -721,6 +722,8 @@ const std::vector<FlagSpec>& global_flags() {
       flag("profile", 0, "NAME|FILE", "site profile: generic (default), iiis, or a file"),
       flag("embedded", 0, "TOPOLOGY", "use a local embedded cluster (seed, iiis or a file) whose state persists between "
                                       "commands (also $GPUPOOL_EMBEDDED)"),
+      flag("run", 0, "MODE", "with --embedded: simulate (default: containers are simulated) or local: the commands "
+                             "you submitted run for real as local processes (the image is not pulled or run)"),
       flag("loglevel", 0, "LEVEL", "gpupool's own messages on stderr: debug, info, warning (default), error"),
       sw("help", "show help", 'h'),
   };

@@ -24,6 +24,15 @@ std::string embedded_topology(const ParsedArgs& args) {
 
 }  // namespace
 
+RunMode run_mode_flag(const ParsedArgs& args) {
+  if (!args.has("run")) return RunMode::Simulate;
+  try {
+    return parse_run_mode(args.get("run"), "--run");
+  } catch (const ValidationError& e) {
+    throw UsageError(e.what());
+  }
+}
+
 Connection Connection::open(const ParsedArgs& args) {
   Connection c;
   const std::string topology = embedded_topology(args);
@@ -47,8 +56,10 @@ Connection Connection::open(const ParsedArgs& args) {
         .state = "",
         .serve = false,
         .connect = co,
-        .on_wait = [](const std::string& m) { std::cerr << m << "\n"; }});
+        .on_wait = [](const std::string& m) { std::cerr << m << "\n"; },
+        .server = EmbeddedOptions{.run = run_mode_flag(args)}});
   } else {
+    if (args.has("run")) throw UsageError("--run: a run mode is for an embedded cluster; add --embedded TOPOLOGY");
     co.kubeconfig = args.get("kubeconfig");
     co.context = args.get("context");
     c.remote_ = std::make_unique<Cluster>(Cluster::connect(co));

@@ -11,6 +11,9 @@
 
 namespace gpupool::cli {
 
+/// --run simulate|local (default simulate); a bad value is a UsageError naming --run.
+RunMode run_mode_flag(const ParsedArgs& args);
+
 /// A connected cluster: a kubeconfig's, or for --embedded an EmbeddedCluster on the topology's
 /// shared state (saved when the Connection is closed).
 class Connection {

@@ -7,7 +7,6 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
-#include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -28,8 +27,6 @@
 
 #include "gpupool/embedded.hpp"
 #include "gpupool/error.hpp"
-
-extern char** environ;
 
 namespace gpupool::testing {
 
@@ -85,44 +82,21 @@ class LocalStreamHandler : public StreamHandler {
   explicit LocalStreamHandler(int echo_port) : echo_port_(echo_port) {}
 
   int exec(const ExecRequest& r) override {
-    if (r.command.empty()) throw Error("no command given");
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    auto wire = [&](int fd, int target, int flags) {
-      if (fd >= 0) posix_spawn_file_actions_adddup2(&fa, fd, target);
-      else posix_spawn_file_actions_addopen(&fa, target, "/dev/null", flags, 0);
-    };
-    wire(r.stdin_fd, 0, O_RDONLY);
-    wire(r.stdout_fd, 1, O_WRONLY);
-    wire(r.stderr_fd >= 0 ? r.stderr_fd : (r.tty ? r.stdout_fd : -1), 2, O_WRONLY);
-    std::vector<char*> argv;
-    for (const auto& a : r.command) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    pid_t pid = 0;
-    const int rc = ::posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) throw Error("exec: \"" + r.command[0] + "\": executable file not found in $PATH");
-    ++execs;
-    // Wait for the child or for the client to go (then the child is killed): a pidfd and the
-    // request's hangup descriptor, polled together.
-    const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-    for (bool killed = false; pidfd >= 0;) {
-      ::pollfd fds[2] = {{pidfd, POLLIN, 0}, {killed ? -1 : r.hangup_fd, POLLIN, 0}};
-      if (::poll(fds, 2, -1) < 0 && errno == EINTR) continue;
-      if (fds[0].revents) break;
-      if (fds[1].revents) {
-        ::kill(pid, SIGKILL);
-        killed = true;
-        std::lock_guard lk(hangup_mu_);
-        ++hangups;
-        hangup_cv_.notify_all();
+    // The library's local exec (in this process's directory and environment).
+    bool hung_up = false;
+    struct Counted {
+      LocalStreamHandler& h;
+      bool& hung_up;
+      ~Counted() {
+        if (!hung_up) return;
+        std::lock_guard lk(h.hangup_mu_);
+        ++h.hangups;
+        h.hangup_cv_.notify_all();
       }
-    }
-    if (pidfd >= 0) ::close(pidfd);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    } counted{*this, hung_up};
+    const int code = run_exec_locally(r, ".", {}, &hung_up);
+    ++execs;
+    return code;
   }
 
   /// Waits (at most 30 s) until `n` commands were stopped because their client went away.

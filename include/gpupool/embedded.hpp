@@ -86,6 +86,26 @@ class StreamHandler {
   virtual int port_forward(const PodTarget& pod, int port) = 0;
 };
 
+/// How the embedded kubelet runs containers.
+///  - Simulate (the default): nothing runs; pods move Pending -> Running -> Succeeded/Failed on
+///    the cluster's clock, as the gpupool.io/simulate-* annotations say, with synthetic logs.
+///  - Local: each container's command + args runs for real as a child process of this process
+///    (never the image: nothing is pulled), with its env, a per-pod working directory, its output
+///    as the pod's log and its exit code as the container state. Runs only what was submitted.
+enum class RunMode { Simulate, Local };
+/// "simulate" or "local"; anything else throws ValidationError naming `field`.
+RunMode parse_run_mode(const std::string& text, const std::string& field = "run");
+const char* to_string(RunMode mode) noexcept;
+
+/// The reusable part of a StreamHandler that runs exec'd commands on this machine: runs
+/// `request.command` as a child process in its own process group (killed if this process dies),
+/// wired to the request's descriptors (stderr to stdout with a tty; /dev/null where absent), in `dir`
+/// with `env` ("NAME=value"; empty: this process's environment). Kills the group when
+/// request.hangup_fd becomes readable (then `*hung_up` is set). Returns the exit code, 128 + signal
+/// when killed. Throws gpupool::Error naming the command when it cannot start (empty, not found).
+int run_exec_locally(const ExecRequest& request, const std::string& dir, const std::vector<std::string>& env,
+                     bool* hung_up = nullptr);
+
 struct EmbeddedOptions {
   int port = 0;                     ///< 0: an ephemeral port
   std::vector<std::string> users{}; ///< each gets a namespace, a token and a client certificate
@@ -112,6 +132,10 @@ struct EmbeddedOptions {
   /// its TranslateStreamCloseWebsocketRequests / PortForwardWebsockets features off) does, so
   /// clients fall back to SPDY/3.1 (how tests exercise that fallback).
   bool websockets = true;
+  /// Simulate (default) or Local (see RunMode). Local: pod directories and logs go under
+  /// `<state_file's directory>/local`, or a temporary directory removed at stop without a state
+  /// file; exec runs the command in the pod's directory and env unless stream_handler is set.
+  RunMode run = RunMode::Simulate;
   /// Injected faults. (The last member: g++ 12 misreads the unwinding of its map past a later
   /// member's throwing initializer as a use before initialization.)
   FaultConfig faults{};

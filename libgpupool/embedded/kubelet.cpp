@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "embedded/controllers_util.hpp"
+#include "embedded/local_runtime.hpp"
 #include "embedded/store.hpp"
 #include "gpupool/time.hpp"
 
@@ -33,6 +34,8 @@ StatusError invalid_annotation(const json::object& pod, std::string_view key, co
 
 std::string time_text(Clock::time_point t) { return to_rfc3339(t); }
 
+}  // namespace
+
 std::optional<Clock::time_point> time_at(const json::object* o, std::string_view key) {
   const std::string s = string_of(o, key);
   Clock::time_point t;
@@ -49,7 +52,7 @@ bool restarts_after(const std::string& policy, int exit_code) {
   return policy == "Always" || (policy == "OnFailure" && exit_code != 0);
 }
 
-std::vector<const json::object*> containers_of(const json::object& pod, std::string_view key = "containers") {
+std::vector<const json::object*> containers_of(const json::object& pod, std::string_view key) {
   std::vector<const json::object*> out;
   if (const json::array* cs = util::array_at(pod, {"spec"}, key))
     for (const auto& c : *cs)
@@ -82,6 +85,8 @@ std::string qos_class(const json::object& pod) {
   if (!any) return "BestEffort";
   return guaranteed ? "Guaranteed" : "Burstable";
 }
+
+namespace {
 
 // Where a pod's containers are at `now`.
 struct Attempt {
@@ -124,6 +129,8 @@ Attempt attempt_at(const json::object& pod, Clock::time_point start, Clock::time
   return a;
 }
 
+}  // namespace
+
 std::string shell_join(const json::object& c) {
   std::string out;
   for (const char* key : {"command", "args"}) {
@@ -141,6 +148,8 @@ std::string shell_join(const json::object& c) {
   return out;
 }
 
+namespace {
+
 std::string human(Clock::duration d) {
   auto s = std::chrono::duration_cast<std::chrono::seconds>(d).count();
   if (s < 60) return fmt::format("{}s", s);
@@ -148,13 +157,13 @@ std::string human(Clock::duration d) {
   return fmt::format("{}h{}m", s / 3600, (s % 3600) / 60);
 }
 
+}  // namespace
+
 std::string go_slice(const std::vector<std::string>& names) {
   std::string out = "[";
   for (std::size_t i = 0; i < names.size(); ++i) out += (i ? " " : "") + names[i];
   return out + "]";
 }
-
-}  // namespace
 
 void validate_simulation_annotations(const json::object& pod) {
   if (auto v = util::annotation(pod, kStartupAnnotation); v && !parse_duration(*v))
@@ -181,6 +190,28 @@ PodSimulation simulation_of(const json::object& pod, const KubeletOptions& optio
   }
   if (auto v = util::annotation(pod, kExitCodeAnnotation)) sim.exit_code = std::stoi(*v);
   return sim;
+}
+
+json::object pod_condition(const char* type, bool ok, const std::string& reason, const std::string& message,
+                           Clock::time_point at) {
+  json::object c{{"type", type}, {"status", ok ? "True" : "False"}, {"lastProbeTime", nullptr},
+                 {"lastTransitionTime", time_text(at)}};
+  if (!reason.empty()) c["reason"] = reason;
+  if (!message.empty()) c["message"] = message;
+  return c;
+}
+
+void order_pod_conditions(json::array& conditions) {
+  // Conditions the kubelet does not own (PodScheduled) stay; order them as the kubelet lists them.
+  static const std::vector<std::string> order{"PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady",
+                                              "PodScheduled"};
+  std::stable_sort(conditions.begin(), conditions.end(), [](const json::value& x, const json::value& y) {
+    auto rank = [](const json::value& v) {
+      const std::string t = v.is_object() ? string_of(&v.as_object(), "type") : "";
+      return std::find(order.begin(), order.end(), t) - order.begin();
+    };
+    return rank(x) < rank(y);
+  });
 }
 
 std::optional<json::object> kubelet_status(const json::object& pod, const NodeAddress& where, Clock::time_point now,
@@ -264,11 +295,7 @@ std::optional<json::object> kubelet_status(const json::object& pod, const NodeAd
                                                                          : a.finished;
   auto cond = [&](const char* type, bool ok, std::string reason = {}, std::string message = {},
                   Clock::time_point at = {}) {
-    json::object c{{"type", type}, {"status", ok ? "True" : "False"}, {"lastProbeTime", nullptr},
-                   {"lastTransitionTime", time_text(at == Clock::time_point{} ? changed : at)}};
-    if (!reason.empty()) c["reason"] = reason;
-    if (!message.empty()) c["message"] = message;
-    return c;
+    return pod_condition(type, ok, reason, message, at == Clock::time_point{} ? changed : at);
   };
   json::array conditions;
   if (const json::value* v = old_status ? old_status->if_contains("conditions") : nullptr; v && v->is_array())
@@ -285,16 +312,7 @@ std::optional<json::object> kubelet_status(const json::object& pod, const NodeAd
   util::set_condition(conditions, cond("Initialized", true, {}, {}, bound));
   util::set_condition(conditions, cond("Ready", ready, not_ready_reason, not_ready_message));
   util::set_condition(conditions, cond("ContainersReady", ready, not_ready_reason, not_ready_message));
-  // Conditions the kubelet does not own (PodScheduled) stay; order them as the kubelet lists them.
-  static const std::vector<std::string> order{"PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady",
-                                              "PodScheduled"};
-  std::stable_sort(conditions.begin(), conditions.end(), [](const json::value& x, const json::value& y) {
-    auto rank = [](const json::value& v) {
-      const std::string t = v.is_object() ? string_of(&v.as_object(), "type") : "";
-      return std::find(order.begin(), order.end(), t) - order.begin();
-    };
-    return rank(x) < rank(y);
-  });
+  order_pod_conditions(conditions);
   status["conditions"] = std::move(conditions);
   if (old_status && util::json_equal(*old_status, status)) return std::nullopt;
   return status;
@@ -441,13 +459,40 @@ Kubelet::Kubelet(Store& store, const Clock& clock, KubeletOptions options)
   for (const auto& p : store_.list(pods, "").items) schedule(*p);
 }
 
-Kubelet::~Kubelet() { store_.unsubscribe(subscription_); }
+Kubelet::~Kubelet() {
+  store_.unsubscribe(subscription_);
+  stop_local();
+}
+
+void Kubelet::stop_local() {
+  if (local_) local_->shutdown();  // kills and reaps every local process while the kubelet is whole
+}
+
+void Kubelet::run_locally(const std::string& root, bool own_root) {
+  local_ = std::make_unique<LocalRuntime>(store_, clock_, root, own_root, [this](const std::string& key) {
+    {
+      std::lock_guard lk(mu_);
+      local_due_[key] = Clock::time_point{};  // a process ended: the pod's status is due at once
+      if (auto it = due_of_.find(key); it != due_of_.end()) due_.erase({it->second, key});
+      due_of_[key] = Clock::time_point{};
+      due_.insert({Clock::time_point{}, key});
+    }
+    sync();
+  });
+}
 
 void Kubelet::schedule(const json::object& pod) {
   const std::string key = util::namespace_of(pod) + "/" + util::name_of(pod);
   std::optional<Clock::time_point> when;
-  if (!string_of(object_at(pod, {"spec"}), "nodeName").empty()) when = next_transition(pod, options_);
   std::lock_guard lk(mu_);
+  if (string_of(object_at(pod, {"spec"}), "nodeName").empty()) {
+  } else if (!local_) {
+    when = next_transition(pod, options_);
+  } else if (const std::string phase = string_of(object_at(pod, {"status"}), "phase");
+             phase != "Succeeded" && phase != "Failed") {
+    auto it = local_due_.find(key);
+    when = it == local_due_.end() ? Clock::time_point{} : it->second;  // never seen: due at once
+  }
   if (auto it = due_of_.find(key); it != due_of_.end()) {
     due_.erase({it->second, key});
     due_of_.erase(it);
@@ -468,6 +513,12 @@ void Kubelet::on_event(const WatchEvent& e) {
       due_of_.erase(it);
     }
     pod_ips_.erase(key);
+    if (local_) {
+      local_due_.erase(key);
+      // The pod's terminationGracePeriodSeconds (default 30) between SIGTERM and SIGKILL.
+      const auto grace = util::int_of(object_at(*e.object, {"spec"}), "terminationGracePeriodSeconds", 30);
+      local_->forget(key, std::chrono::seconds(std::max<std::int64_t>(grace, 0)));
+    }
     return;
   }
   schedule(*e.object);
@@ -524,10 +575,17 @@ std::size_t Kubelet::sync() {
       where.pod_ip = host_network && host_network->is_bool() && host_network->as_bool() ? where.host_ip
                                                                                          : pod_ip_for(node, key);
       std::optional<json::object> status;
-      try {
-        status = kubelet_status(*current, where, clock_.now(), options_);
-      } catch (const StatusError&) {
-        break;  // malformed simulation annotations: the pod stays as it is
+      if (local_) {
+        std::optional<Clock::time_point> next;
+        status = local_->status(*current, where, clock_.now(), next);
+        std::lock_guard lk(mu_);
+        local_due_[key] = next;
+      } else {
+        try {
+          status = kubelet_status(*current, where, clock_.now(), options_);
+        } catch (const StatusError&) {
+          break;  // malformed simulation annotations: the pod stays as it is
+        }
       }
       if (!status) {
         schedule(*current);
@@ -559,7 +617,32 @@ std::string Kubelet::logs(const std::string& ns, const std::string& pod, const L
   const auto& pods = store_.type("", "pods");
   auto current = store_.find(pods, ns, pod);
   if (!current) throw StatusError::not_found(pods, pod);
-  return pod_log(*current, options, clock_.now(), options_);
+  if (!local_) return pod_log(*current, options, clock_.now(), options_);
+  std::string out;
+  for (const auto& l : lines_of(*current, options)) out += format_log_line(l, options.timestamps);
+  if (options.limit_bytes && *options.limit_bytes >= 0 && out.size() > static_cast<std::size_t>(*options.limit_bytes))
+    out.resize(static_cast<std::size_t>(*options.limit_bytes));
+  return out;
+}
+
+std::vector<LogLine> Kubelet::lines_of(const json::object& pod, const LogOptions& options) const {
+  if (!local_) return container_log_lines(pod, options, clock_.now(), options_);
+  // The API server's and kubelet's errors (unknown container, waiting to start, no previous
+  // attempt) as in Simulate mode; then the lines the process printed, stamped with its start.
+  LogOptions all = options;
+  all.tail_lines.reset();
+  all.since_seconds.reset();
+  const auto simulated = container_log_lines(pod, all, clock_.now(), options_);
+  std::string container = options.container;
+  if (container.empty() && containers_of(pod).size() == 1) container = string_of(containers_of(pod)[0], "name");
+  auto printed = local_->log_lines(pod, container, options.previous);
+  if (!printed) return simulated;
+  const Clock::time_point at = simulated.empty() ? clock_.now() : simulated.front().time;
+  std::vector<LogLine> lines;
+  for (auto& text : *printed) lines.push_back({at, std::move(text)});
+  if (options.tail_lines && *options.tail_lines >= 0 && static_cast<std::size_t>(*options.tail_lines) < lines.size())
+    lines.erase(lines.begin(), lines.end() - *options.tail_lines);
+  return lines;
 }
 
 Kubelet::FollowId Kubelet::follow(const std::string& ns, const std::string& pod, const LogOptions& options,
@@ -577,7 +660,7 @@ Kubelet::FollowId Kubelet::follow(const std::string& ns, const std::string& pod,
   const auto& pods = store_.type("", "pods");
   if (auto current = store_.find(pods, ns, pod)) {
     try {
-      f->emitted = container_log_lines(*current, f->options, clock_.now(), options_).size();
+      f->emitted = lines_of(*current, f->options).size();
     } catch (const StatusError&) {
       f->emitted = 0;  // not started yet: every line is new
     }
@@ -610,7 +693,7 @@ void Kubelet::feed_followers() {
     }
     std::vector<LogLine> lines;
     try {
-      lines = container_log_lines(*current, f->options, clock_.now(), options_);
+      lines = lines_of(*current, f->options);
     } catch (const StatusError&) {
       continue;  // still waiting to start
     }

@@ -35,6 +35,7 @@
 namespace gpupool::embedded {
 
 class Store;
+class LocalRuntime;
 struct WatchEvent;
 namespace json = boost::json;
 
@@ -99,6 +100,28 @@ std::string pod_log(const json::object& pod, const LogOptions& options, Clock::t
 /// One line as the log endpoint prints it.
 std::string format_log_line(const LogLine& line, bool timestamps);
 
+// Pieces of the kubelet's status shared by the simulated and the local runtime.
+std::optional<Clock::time_point> time_at(const json::object* o, std::string_view key);
+/// spec.restartPolicy, "Always" when unset.
+std::string restart_policy(const json::object& pod);
+/// Whether a container that exited with `exit_code` is restarted under `policy`.
+bool restarts_after(const std::string& policy, int exit_code);
+/// spec.containers (or spec.initContainers with key "initContainers").
+std::vector<const json::object*> containers_of(const json::object& pod, std::string_view key = "containers");
+/// A stable containerd-style ID of one attempt of a container.
+std::string container_id(const json::object& pod, const std::string& container, std::int64_t attempt);
+/// status.qosClass (pkg/apis/core/helper/qos GetPodQOS).
+std::string qos_class(const json::object& pod);
+/// command + args as a shell would show them ("(entrypoint of IMAGE)" when both are empty).
+std::string shell_join(const json::object& container);
+/// A pod condition as the kubelet writes it (lastProbeTime null; reason/message when not empty).
+json::object pod_condition(const char* type, bool ok, const std::string& reason, const std::string& message,
+                           Clock::time_point at);
+/// Orders the kubelet's conditions as it lists them; PodScheduled (not the kubelet's) last.
+void order_pod_conditions(json::array& conditions);
+/// Names as Go prints a []string: "[a b]".
+std::string go_slice(const std::vector<std::string>& names);
+
 /// The kubelets of every node, driven by the store's events and by sync().
 class Kubelet {
  public:
@@ -127,12 +150,21 @@ class Kubelet {
 
   const KubeletOptions& options() const noexcept { return options_; }
 
+  /// RunMode::Local: from now on containers run as local processes (see local_runtime.hpp) under
+  /// `root` (removed when the kubelet goes if `own_root`), instead of being simulated.
+  void run_locally(const std::string& root, bool own_root);
+  /// Local mode: kills every process (the cluster stops); nothing starts afterwards.
+  void stop_local();
+  /// The local runtime, or null when containers are simulated.
+  const LocalRuntime* local_runtime() const noexcept { return local_.get(); }
+
  private:
   struct Follower;
   void on_event(const WatchEvent& e);
   void schedule(const json::object& pod);
   std::string pod_ip_for(const std::string& node, const std::string& key);
   void feed_followers();
+  std::vector<LogLine> lines_of(const json::object& pod, const LogOptions& options) const;
 
   Store& store_;
   const Clock& clock_;
@@ -146,6 +178,10 @@ class Kubelet {
   std::map<std::string, std::string> pod_ips_;  // "ns/name" -> IP
   std::map<FollowId, std::shared_ptr<Follower>> followers_;
   FollowId next_follow_ = 1;
+  // Local mode: the runtime and, per pod it has seen, its next restart time (nullopt: none; a
+  // process exit makes the pod due at once).
+  std::unique_ptr<LocalRuntime> local_;
+  std::map<std::string, std::optional<Clock::time_point>> local_due_;
 };
 
 }  // namespace gpupool::embedded

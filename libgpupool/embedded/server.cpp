@@ -22,6 +22,7 @@
 #include "embedded/endpoints.hpp"
 #include "embedded/disruption.hpp"
 #include "embedded/kubelet.hpp"
+#include "embedded/local_runtime.hpp"
 #include "embedded/quota.hpp"
 #include "embedded/scheduler.hpp"
 #include "embedded/base64.hpp"
@@ -190,6 +191,15 @@ struct EmbeddedServer::Impl {
       : options(std::move(o)), clock(options.manual_clock ? Clock::manual() : Clock::real()), faults(options.faults) {}
 };
 
+RunMode parse_run_mode(const std::string& text, const std::string& field) {
+  if (text == "simulate") return RunMode::Simulate;
+  if (text == "local") return RunMode::Local;
+  throw ValidationError(field, text, "must be \"simulate\" (the default: containers are simulated) or \"local\" "
+                                     "(their commands run as local processes)");
+}
+
+const char* to_string(RunMode mode) noexcept { return mode == RunMode::Local ? "local" : "simulate"; }
+
 EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make_unique<Impl>(options)) {
   auto& im = *impl_;
   for (const auto& u : im.options.users) {
@@ -217,6 +227,21 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
   // plugins), as in kube-apiserver's plugin order.
   im.quota = std::make_unique<QuotaController>(*im.store);
   im.kubelet = std::make_unique<Kubelet>(*im.store, im.clock);
+  if (im.options.run == RunMode::Local) {
+    // Pod directories live beside the state file (kept across commands), else in a fresh
+    // temporary directory of this server's.
+    std::string root;
+    const bool own = im.options.state_file.empty();
+    if (own) {
+      std::string tmpl = (std::filesystem::temp_directory_path() / "gpupool-local-XXXXXX").string();
+      if (!::mkdtemp(tmpl.data())) throw Error("run mode local: cannot create a temporary directory for the pods");
+      root = tmpl;
+    } else {
+      root = (std::filesystem::absolute(im.options.state_file).parent_path() / "local").string();
+    }
+    im.kubelet->run_locally(root, own);
+    if (!im.options.stream_handler) im.options.stream_handler = local_stream_handler(*im.kubelet->local_runtime());
+  }
   Api::Options ao;
   ao.server_version = im.options.server_version;
   im.api = std::make_unique<Api>(*im.store, ao);
@@ -343,6 +368,7 @@ void EmbeddedServer::stop() {
   if (impl_->stopped) return;
   impl_->stopped = true;
   if (impl_->http) impl_->http->stop();
+  if (impl_->kubelet) impl_->kubelet->stop_local();
   if (impl_->ticker.joinable()) {
     {
       std::lock_guard tl(impl_->tick_mu);

@@ -250,3 +250,30 @@ TEST_CASE("cluster serve --fresh: a cluster of its own, the shared state untouch
   CHECK_FALSE(fs::exists(state.path / "embedded-seed.json"));
   CHECK(state.gp("cluster serve --state --fresh").code == 2);
 }
+
+TEST_CASE("cluster serve --run local: a submitted job runs for real; logs and kubectl exec reach it") {
+  StateDir state;
+  Serve serve(state, "--run local");
+  REQUIRE(!serve.admin.empty());
+  CHECK(state.gp("--embedded seed submit job --name localrun-hi --image busybox \"echo hi; exit 0\"").code == 0);
+  // kubectl wait watches the pod: a bounded wait on events, no sleep.
+  const Shell waited = sh(serve.kubectl("wait --for=jsonpath='{.status.phase}'=Succeeded pod -l job-name=localrun-hi "
+                                        "--timeout=60s"));
+  CHECK(waited.code == 0);
+  CHECK(state.gp("--embedded seed logs localrun-hi").out == "hi\n");
+  const Shell events = sh(serve.kubectl("get events --field-selector reason=LocalProcess -o jsonpath='{.items[0].message}'"));
+  CHECK(events.out.find("image not pulled or run") != std::string::npos);
+
+  // A pod that keeps running: kubectl exec runs in its directory with its env.
+  CHECK(state.gp("--embedded seed submit pod --name localrun-sleeper --image busybox -- sleep 1000").code == 0);
+  CHECK(sh(serve.kubectl("wait --for=condition=Ready pod/localrun-sleeper --timeout=60s")).code == 0);
+  const Shell exec = sh(serve.kubectl("exec localrun-sleeper -- sh -c 'echo $HOSTNAME; basename $(pwd)'"));
+  CHECK(exec.code == 0);
+  CHECK(exec.out.rfind("localrun-sleeper\nlocalrun-sleeper.", 0) == 0);
+  CHECK(sh(serve.kubectl("delete pod localrun-sleeper --wait=true --timeout=60s")).code == 0);
+
+  // A bad run mode is one usage error naming the flag.
+  const Shell bad = state.gp("--embedded seed --run container list");
+  CHECK(bad.code == 2);
+  CHECK(bad.out.find("--run") != std::string::npos);
+}

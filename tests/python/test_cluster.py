@@ -374,3 +374,21 @@ def test_apply_existing_manifests():
         assert "ApplyResult(lines=[" in repr(result)
         with pytest.raises(TypeError):
             cluster.apply([1, 2])
+
+
+def test_embedded_run_local_runs_the_command_for_real():
+    """run="local" (issue #17): the job's command runs as a local process; its output is the log and
+    exec runs beside it. The default stays the simulation."""
+    with pytest.raises(gpupool.Error, match="run"):
+        gpupool.EmbeddedCluster(topology="seed", run="container")
+    with gpupool.EmbeddedCluster(topology="seed", run="local", manual_clock=False) as cluster:
+        cluster.submit("job", name="pylocal", image="busybox", command="echo hi from $HOSTNAME; exit 0")
+        info = cluster.wait("pylocal", "Succeeded", timeout=60)
+        assert info.status == "SUCCEEDED"
+        lines = list(cluster.logs("pylocal"))
+        assert len(lines) == 1 and lines[0].startswith("hi from pylocal-")
+        cluster.submit("pod", name="pysleeper", image="busybox", command="sleep 1000")
+        cluster.wait("pysleeper", "Running", timeout=60)
+        r = cluster.exec("pysleeper", ["sh", "-c", "echo $HOSTNAME; exit 7"])
+        assert (r.exit_code, r.stdout) == (7, "pysleeper\n")
+        cluster.delete("pysleeper")

@@ -19,7 +19,7 @@ std::optional<std::string> state_dir(py::handle state) {
 
 std::unique_ptr<EmbeddedCluster> start(std::string topology, std::vector<std::string> users, std::optional<std::string> profile,
                                        std::optional<bool> manual_clock, std::string mpijob_version, int port,
-                                       std::string kubeconfig_dir, py::object state) {
+                                       std::string kubeconfig_dir, py::object state, std::string run) {
   EmbeddedClusterOptions o;
   o.topology = std::move(topology);
   o.state = state_dir(state);
@@ -28,6 +28,7 @@ std::unique_ptr<EmbeddedCluster> start(std::string topology, std::vector<std::st
   o.server.mpijob_version = std::move(mpijob_version);
   o.server.port = port;
   o.server.kubeconfig_dir = std::move(kubeconfig_dir);
+  o.server.run = parse_run_mode(run);
   o.connect.profile = profile.value_or("");
   o.connect.logger = python_logger();
   py::gil_scoped_release unlocked;
@@ -46,10 +47,14 @@ void bind_embedded(py::module_& m) {
       "profile=None takes the topology's own (iiis for the iiis topology), else generic.\n"
       "state=True (or a directory) serves the topology's shared state, the one `gpupool --embedded TOPOLOGY`\n"
       "commands and kubectl see, or joins the process that serves it already (see `joined`); its writes\n"
-      "are kept across runs. A shared cluster runs on the wall clock unless manual_clock=True.")
+      "are kept across runs. A shared cluster runs on the wall clock unless manual_clock=True.\n"
+      "run=\"simulate\" (the default) simulates containers; run=\"local\" runs each container's command for real\n"
+      "as a local process (the image is not pulled or run): its output is the pod's log, its exit code the\n"
+      "container's state, and exec runs in the pod's directory and env. Only the commands you submit run.")
       .def(py::init(&start), py::kw_only(), py::arg("topology") = "seed", py::arg("users") = std::vector<std::string>{},
            py::arg("profile") = py::none(), py::arg("manual_clock") = py::none(), py::arg("mpijob_version") = "v1",
-           py::arg("port") = 0, py::arg("kubeconfig_dir") = "", py::arg("state") = false)
+           py::arg("port") = 0, py::arg("kubeconfig_dir") = "", py::arg("state") = false,
+           py::arg("run") = "simulate")
       .def("__enter__", [](py::object self) { return self; })
       .def("__exit__",
            [](EmbeddedCluster& self, const py::args&) {

@@ -1,0 +1,119 @@
+// embedded/local_runtime.hpp — the container runtime of RunMode::Local: each container's
+// command + args runs as a child process of this process, for real.
+//
+// Per pod: a working directory `<root>/<namespace>/<name>.<uid>` (the container's workingDir when
+// that exists on this machine), the container's env (literal values and the downward-API
+// fieldRefs), stdout + stderr appended to `<pod dir>/logs/<container>.<attempt>.log`, which
+// pods/log serves. Init containers run one after the other before the main containers; the exit
+// code becomes the container's terminated state and restartPolicy Never / OnFailure / Always is
+// honoured with the kubelet's crash-loop backoff (10s doubling to 5m) on the cluster's clock.
+// Each process leads its own process group and gets SIGKILL when this process dies
+// (PR_SET_PDEATHSIG); forget() (the pod was deleted) sends SIGTERM to the group, then SIGKILL after
+// the pod's grace period. The image is never pulled or run: an event LocalProcess on the pod says so.
+#pragma once
+
+#include <boost/json.hpp>
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "embedded/clock.hpp"
+#include "embedded/kubelet.hpp"
+#include "gpupool/embedded.hpp"
+
+namespace gpupool::embedded {
+
+class Store;
+namespace json = boost::json;
+
+class LocalRuntime {
+ public:
+  /// `root`: where pod directories go (created); `own_root`: removed when the runtime goes.
+  /// `on_exit(key)` is called (from a reaper thread) when a process of pod "ns/name" has ended.
+  LocalRuntime(Store& store, const Clock& clock, std::string root, bool own_root,
+               std::function<void(const std::string&)> on_exit);
+  ~LocalRuntime();  ///< shutdown()
+  /// Every process group gets SIGKILL and is reaped; nothing starts afterwards. Idempotent.
+  void shutdown();
+  LocalRuntime(const LocalRuntime&) = delete;
+  LocalRuntime& operator=(const LocalRuntime&) = delete;
+
+  /// Drives the pod's processes (starts, restarts) and returns its status at `now` (nullopt: the
+  /// status it has is right). `next_due` is set to the next restart time, if any.
+  std::optional<json::object> status(const json::object& pod, const NodeAddress& where, Clock::time_point now,
+                                     std::optional<Clock::time_point>& next_due);
+  /// The pod is gone: SIGTERM to its process groups, SIGKILL after `grace`.
+  void forget(const std::string& key, std::chrono::seconds grace);
+
+  /// The lines a container attempt printed (the pod's log file), or nullopt when this pod never ran
+  /// here. `previous`: the attempt before the current one.
+  std::optional<std::vector<std::string>> log_lines(const json::object& pod, const std::string& container,
+                                                    bool previous) const;
+
+  /// The directory and environment a container of the pod runs with (for exec); nullopt when the
+  /// pod is not running here.
+  struct ExecContext {
+    std::string dir;
+    std::vector<std::string> env;  ///< "NAME=value"
+  };
+  std::optional<ExecContext> exec_context(const std::string& key, const std::string& container) const;
+
+  const std::string& root() const noexcept { return root_; }
+
+ private:
+  struct Container;
+  struct Pod;
+  void start(Pod& pod, Container& c, const json::object& podobj, const json::object& spec, Clock::time_point now);
+  void reap(std::string key, pid_t pid);
+  /// spawn() on the spawner thread: PR_SET_PDEATHSIG fires when the *thread* that forked a child
+  /// ends, so every container is forked by one thread that lives as long as the runtime.
+  pid_t spawn_on_spawner(const std::vector<std::string>& argv, const std::string& dir,
+                         const std::vector<std::string>& env, int out_fd, std::string& error);
+
+  Store& store_;
+  const Clock& clock_;
+  std::string root_;
+  bool own_root_;
+  std::function<void(const std::string&)> on_exit_;
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<Pod>> pods_;  // "ns/name"
+  std::vector<std::thread> threads_;                  // reapers and killers
+  bool stopping_ = false;
+  std::condition_variable stop_cv_;
+  std::mutex spawn_mu_;
+  std::condition_variable spawn_cv_;
+  std::vector<std::function<void()>> spawn_queue_;
+  bool spawn_stop_ = false;
+  std::thread spawner_;
+};
+
+/// The downward-API value of `path` (metadata.name, metadata.namespace, metadata.uid,
+/// metadata.labels['k'], metadata.annotations['k'], spec.nodeName, spec.serviceAccountName,
+/// status.podIP, status.hostIP) for `pod` running at `where`; nullopt for other paths.
+std::optional<std::string> downward_field(const json::object& pod, const NodeAddress& where, const std::string& path);
+
+/// Expands $(VAR) references in a command or argument as the kubelet does (expansion.go):
+/// defined names are replaced, $$ is a literal $, anything else stays as written.
+std::string expand_env_refs(const std::string& in, const std::vector<std::string>& env);
+
+/// Forks `argv` in its own process group (SIGKILL when this process dies), with the descriptors
+/// (-1: /dev/null) as stdin/stdout/stderr, in `dir` with `env`. Returns the pid, or -1 with `error`
+/// set as the container runtime words it (exec: "x": executable file not found in $PATH).
+pid_t spawn(const std::vector<std::string>& argv, const std::string& dir, const std::vector<std::string>& env,
+            int in_fd, int out_fd, int err_fd, std::string& error);
+/// A waitpid status as an exit code: the code, or 128 + the signal.
+int exit_code_of(int status);
+
+/// The StreamHandler of RunMode::Local: exec runs the argv in the pod's directory and env.
+/// port-forward connects to the port on 127.0.0.1 (the pod's processes share this host's network).
+std::shared_ptr<StreamHandler> local_stream_handler(const LocalRuntime& runtime);
+
+}  // namespace gpupool::embedded
