@@ -46,6 +46,7 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& path, const
   pid_t pid = fork();
   REQUIRE(pid >= 0);
   if (pid == 0) {
+    setpgid(0, 0);  // a group of its own: finish() ends whatever the script left behind
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
@@ -65,7 +66,7 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& path, const
 }
 
 // Waits (at most `seconds`) for `pid` to exit; its exit status, 128 + the signal that killed it,
-// or -1 when it is still running (then it is killed).
+// or -1 when it is still running (then it is killed). Then ends what is left of its process group.
 int finish(pid_t pid, int seconds = 60) {
   int pidfd = static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
   REQUIRE(pidfd >= 0);
@@ -75,6 +76,7 @@ int finish(pid_t pid, int seconds = 60) {
   if (ready != 1) kill(pid, SIGKILL);
   int status = 0;
   waitpid(pid, &status, 0);
+  kill(-pid, SIGKILL);  // the script's group: a command or watchdog still running is not leaked
   if (ready != 1) return -1;
   return WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : -1;
 }
