@@ -15,6 +15,7 @@
 #include "embedded/cel.hpp"
 #include "embedded/controllers_util.hpp"
 #include "embedded/typecheck.hpp"
+#include "common/join.hpp"
 
 namespace gpupool::embedded::crd {
 
@@ -234,11 +235,6 @@ std::vector<std::string> types_of(const json::object& s) {
   return {};
 }
 bool contains(const std::vector<std::string>& v, std::string_view x) { return std::find(v.begin(), v.end(), x) != v.end(); }
-std::string joined(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& x : v) out += (out.empty() ? "" : ",") + x;
-  return out;
-}
 
 // typeValidator.schemaInfoForType for decoded JSON.
 std::string type_name(const json::value& v) {
@@ -355,7 +351,7 @@ struct Validator {
     const auto types = types_of(s);
     const std::string format = util::string_of(&s, "format");
     if (data.is_null()) {
-      if (!types.empty() && !nullable(&s)) invalid_type(path, joined(types), "null");
+      if (!types.empty() && !nullable(&s)) invalid_type(path, text::join(types, ","), "null");
       enum_check(data, s, path);
       return;
     }
@@ -364,7 +360,7 @@ struct Validator {
       const std::string t = type_name(data);
       const bool float_int = t == "number" && is_integral(data.as_double()) && contains(types, "integer");
       const bool int_float = t == "integer" && contains(types, "number");
-      if (!(contains(types, t) || float_int || int_float)) invalid_type(path, joined(types), t);
+      if (!(contains(types, t) || float_int || int_float)) invalid_type(path, text::join(types, ","), t);
     }
     any_of(data, s, path);
     if (data.is_string()) string_checks(data.as_string(), s, path, format);
