@@ -13,6 +13,7 @@
 
 #include "embedded/server_store.hpp"
 #include "gpupool/embedded.hpp"
+#include "shell_run.hpp"
 
 using namespace gpupool;
 using namespace gpupool::embedded;
@@ -21,27 +22,8 @@ namespace json = boost::json;
 
 namespace {
 
-struct Run {
-  int code = -1;
-  std::string out, err;
-};
-
-Run run(const std::string& cmd, const std::string& scratch) {
-  Run r;
-  const std::string err_path = scratch + "/stderr.txt";
-  FILE* p = ::popen((cmd + " 2>" + err_path).c_str(), "r");
-  REQUIRE(p);
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int status = ::pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_path);
-  std::stringstream ss;
-  ss << e.rdbuf();
-  r.err = ss.str();
-  return r;
-}
+using Run = testing::ShellRun;
+Run run(const std::string& cmd, const std::string& scratch) { return testing::shell_run(cmd, scratch); }
 
 std::vector<std::vector<std::string>> table_rows(const std::string& text) {
   std::vector<std::vector<std::string>> rows;
