@@ -152,8 +152,8 @@ const std::string& host_name();
 }  // namespace gpupool::embedded::util
 
 // Helpers shared by the workload controllers (controller_*.cpp and the Controllers registry in
-// controllers.cpp); a namespace of their own so that files with local helpers of the same name
-// (scheduler.cpp's terminal, volumes.cpp's phase_of) do not see two candidates.
+// controllers.cpp), the scheduler and the volume controller; a namespace of their own, taken whole
+// by the controller files (`using namespace ctrl`) and name by name by the others.
 namespace gpupool::embedded::ctrl {
 
 namespace json = boost::json;
@@ -168,7 +168,7 @@ using util::object_at;
 using util::string_of;
 using util::uid_of;
 
-/// A pod's status.phase ("" when unset).
+/// An object's status.phase ("" when unset): a pod's, a claim's, a volume's.
 inline std::string phase_of(const json::object& pod) { return util::string_of(util::object_at(pod, {"status"}), "phase"); }
 /// Whether a pod has ended (phase Succeeded or Failed).
 inline bool terminal(const json::object& pod) {

@@ -21,10 +21,7 @@ using util::namespace_of;
 using util::object_at;
 using util::string_of;
 
-bool terminal(const json::object& pod) {
-  const std::string p = string_of(object_at(pod, {"status"}), "phase");
-  return p == "Succeeded" || p == "Failed";
-}
+using ctrl::terminal;
 std::string key_of(const json::object& o) { return namespace_of(o) + "/" + name_of(o); }
 std::string node_of(const json::object& pod) { return string_of(object_at(pod, {"spec"}), "nodeName"); }
 std::string scheduler_of(const json::object& pod) {

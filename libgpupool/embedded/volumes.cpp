@@ -19,7 +19,7 @@ constexpr const char* kComponent = "persistentvolume-controller";
 constexpr const char* kDefaultClassAnnotation = "storageclass.kubernetes.io/is-default-class";
 
 std::string class_of(const json::object& o) { return string_of(object_at(o, {"spec"}), "storageClassName"); }
-std::string phase_of(const json::object& o) { return string_of(object_at(o, {"status"}), "phase"); }
+using ctrl::phase_of;  // status.phase, of claims and volumes here
 
 std::optional<Quantity> storage_at(const json::object& o, std::initializer_list<std::string_view> path) {
   const json::object* m = object_at(o, path);
