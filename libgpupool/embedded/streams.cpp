@@ -327,7 +327,9 @@ void serve_exec(SSL* ssl, int fd, const std::string& leftover, const Request& r,
           if (channel == static_cast<unsigned char>(kStdin)) write_stdin(data);
           else if (channel == kCloseChannel && protocol == "v5.channel.k8s.io" && !data.empty() && data[0] == kStdin)
             close_stdin();
-          // kResize: terminal size changes; nothing to resize for a handler's process (no pty).
+          else if (channel == static_cast<unsigned char>(kResize)) {
+            // Terminal size changes: nothing to resize for a handler's process (no pty).
+          }
         }
       }
     } catch (const std::exception&) {

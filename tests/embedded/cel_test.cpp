@@ -140,7 +140,9 @@ TEST_CASE("cel: literals, operators, functions and macros evaluate as cel-go eva
       {"self.t + duration('1h') > self.t", "true"}, {"string(self.t)", "\"2024-01-02T03:04:05Z\""},
       {"timestamp('2024-01-02T04:04:05+01:00') == self.t", "true"}, {"string(duration('1.5s'))", "\"1.5s\""},
   };
-  for (const auto& [expr, want] : rows) {
+  for (const auto& row : rows) {
+    const char* expr = row.first;
+    const char* want = row.second;
     CAPTURE(std::string(expr));
     if (std::string_view(want) == "compile")
       CHECK(eval(expr).starts_with("compile: "));

@@ -441,7 +441,9 @@ TEST_CASE("Quantity::canonical: beyond the 128-bit range, Go's String() by decim
       {"-2e31", "-20e30"}, {"100000000000000000000000000000000", "100"},
       {"200000000000000000000000000000000000000E", "200"}, {"99999999999999999999999999999999999Ei", "9223372036854775807"},
       {"0.5", "500m"}, {"1.5Gi", "1536Mi"}};
-  for (const auto& [text, expect] : rows) {
+  for (const auto& row : rows) {
+    const char* text = row.first;
+    const char* expect = row.second;
     CAPTURE(text);
     CHECK(Quantity::canonical(text) == expect);
   }
