@@ -15,6 +15,7 @@
 #include "gpupool/embedded_cluster.hpp"
 #include "gpupool/submit_options.hpp"
 #include "local_stream_handler.hpp"
+#include "streams_job.hpp"
 #include "run_cli.hpp"
 
 using namespace std::chrono_literals;
@@ -32,15 +33,7 @@ struct Fixture {
   EmbeddedCluster admin{EmbeddedClusterOptions{.topology = "seed", .server = {.users = {"alice"}, .stream_handler = handler}}};
   std::string kubeconfig = admin.server().admin_kubeconfig();
   Fixture() {
-    SubmitOptions o;
-    o.kind = "mpi";
-    o.name = "train";
-    o.gpus = 1;
-    o.workers = 1;
-    o.image = "registry.example.com/horovod:latest";
-    o.tensorboard = true;
-    o.command = "python train.py";
-    admin.submit(to_workload(o));
+    admin.submit(to_workload(gpupool::testing::streams_job()));
     admin.server().advance(30s);
   }
   std::string cli() const { return std::string(GPUPOOL_CLI) + " --kubeconfig " + kubeconfig + " "; }

@@ -13,6 +13,7 @@
 #include "gpupool/error.hpp"
 #include "gpupool/submit_options.hpp"
 #include "local_stream_handler.hpp"
+#include "streams_job.hpp"
 
 using namespace std::chrono_literals;
 using namespace gpupool;
@@ -26,15 +27,7 @@ struct StreamsCluster {
   explicit StreamsCluster(bool websockets = true)
       : admin(EmbeddedClusterOptions{.topology = "seed",
                                      .server = {.users = {"alice"}, .stream_handler = handler, .websockets = websockets}}) {
-    SubmitOptions o;
-    o.kind = "mpi";
-    o.name = "train";
-    o.gpus = 1;
-    o.workers = 1;
-    o.image = "registry.example.com/horovod:latest";
-    o.tensorboard = true;
-    o.command = "python train.py";
-    admin.submit(to_workload(o));
+    admin.submit(to_workload(gpupool::testing::streams_job()));
   }
 };
 
