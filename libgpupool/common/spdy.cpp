@@ -1,6 +1,9 @@
 #include "common/spdy.hpp"
 
+#include <unistd.h>
 #include <zlib.h>
+
+#include <cerrno>
 
 #include <cstring>
 #include <stdexcept>
@@ -234,6 +237,16 @@ std::optional<Frame> Codec::next() {
       break;
   }
   return f;
+}
+
+void pump_fd_to_stream(int fd, std::uint32_t id, const std::function<void(std::string)>& send) {
+  char buf[16384];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    send(Codec::data(id, std::string_view(buf, static_cast<std::size_t>(n)), false));
+  }
 }
 
 }  // namespace gpupool::spdy

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -82,5 +83,9 @@ class Codec {
   std::unique_ptr<Zlib> z_;
   std::string in_;
 };
+
+/// Reads `fd` until end of file or an error, handing each chunk to `send` as a DATA frame of stream
+/// `id` (without FIN): the port-forward pump of both ends.
+void pump_fd_to_stream(int fd, std::uint32_t id, const std::function<void(std::string)>& send);
 
 }  // namespace gpupool::spdy

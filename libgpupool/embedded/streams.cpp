@@ -550,13 +550,7 @@ class PortForwardSession {
     p->fd = fd;
     const std::uint32_t data_id = p->data_id, error_id = p->error_id;
     p->reader = std::thread([this, fd, data_id, error_id] {
-      char buf[16384];
-      for (;;) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        send(spdy::Codec::data(data_id, std::string_view(buf, static_cast<std::size_t>(n)), false));
-      }
+      spdy::pump_fd_to_stream(fd, data_id, [this](std::string frame) { send(std::move(frame)); });
       // The port closed its side: close both streams (portForward's deferred Close calls).
       send(spdy::Codec::data(data_id, {}, true));
       send(spdy::Codec::data(error_id, {}, true));

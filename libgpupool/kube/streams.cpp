@@ -665,13 +665,7 @@ class SpdyPortForward final : public PortForward {
       h[0].second = "data";
       send_raw(codec_.syn_stream(data_id, h));
     }
-    char buf[16384];
-    for (;;) {
-      const ssize_t n = ::read(fd, buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      send_raw(spdy::Codec::data(data_id, std::string_view(buf, static_cast<std::size_t>(n)), false));
-    }
+    spdy::pump_fd_to_stream(fd, data_id, [this](std::string frame) { send_raw(std::move(frame)); });
     send_raw(spdy::Codec::data(data_id, {}, true));
     // As portforward.go's handleConnection: the remote side done, then the error stream read to
     // its end, reported, and only then the local connection closed.
