@@ -28,9 +28,9 @@
 
 #include <boost/json.hpp>
 
+#include "cluster_gen.hpp"
 #include "gpupool/node.hpp"
 #include "gpupool/scheduling.hpp"
-#include "cluster_gen.hpp"
 
 namespace json = boost::json;
 using Clock = std::chrono::steady_clock;
@@ -43,9 +43,7 @@ using bench::make_node;
 using bench::make_pod;
 constexpr int kSmallNodes = 500, kSmallPods = 5000;  // the subset the Python client decodes
 
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // CPU time of this process: on a shared machine, the rate per CPU second is the figure that does not
 // depend on how much of a core the process got (wall-clock rates are printed next to it).
@@ -79,7 +77,8 @@ void write_file(const std::string& path, const std::string& text) {
 }
 
 std::string list_json(const char* kind, json::array items) {
-  return json::serialize(json::object{{"kind", kind}, {"apiVersion", "v1"},
+  return json::serialize(json::object{{"kind", kind},
+                                      {"apiVersion", "v1"},
                                       {"metadata", json::object{{"resourceVersion", "999999"}}},
                                       {"items", std::move(items)}});
 }
@@ -180,24 +179,28 @@ int cmd_decode(const std::string& dir, const std::string& self) {
       c0 = cpu_seconds();
       {
         Decoded d;
-        if (is_nodes) decode_nodes(text, d); else decode_pods(text, d);
+        if (is_nodes)
+          decode_nodes(text, d);
+        else
+          decode_pods(text, d);
       }
       t_decode.push_back(cpu_seconds() - c0);
       w_decode.push_back(seconds_since(t0));
     }
     const double p = median(t_parse), d = median(t_decode);
-    std::printf("%-12s %9zu items %7.1f MB  boost::json::parse %8.1f ms CPU (%.1f wall)   gpupool decode %8.1f ms CPU"
-                " (%.1f wall; %.2f us/item)  ratio decode/parse %.2fx (target <= 1.5x)\n",
-                base, items, text.size() / 1e6, p * 1e3, median(w_parse) * 1e3, d * 1e3, median(w_decode) * 1e3,
-                d * 1e6 / static_cast<double>(items), d / p);
+    std::printf(
+        "%-12s %9zu items %7.1f MB  boost::json::parse %8.1f ms CPU (%.1f wall)   gpupool decode %8.1f ms CPU"
+        " (%.1f wall; %.2f us/item)  ratio decode/parse %.2fx (target <= 1.5x)\n",
+        base, items, text.size() / 1e6, p * 1e3, median(w_parse) * 1e3, d * 1e3, median(w_decode) * 1e3,
+        d * 1e6 / static_cast<double>(items), d / p);
     std::printf("RESULT decode_us_per_item %s %.3f\n", base, d * 1e6 / static_cast<double>(items));
     std::printf("RESULT decode_over_parse %s %.3f\n", base, d / p);
     if (std::string(base).find("small") == std::string::npos) {
       const long mp = child_peak_growth(self, path, "parse"), md = child_peak_growth(self, path, "decode");
       const double rp = static_cast<double>(mp) / static_cast<double>(text.size());
       const double rd = static_cast<double>(md) / static_cast<double>(text.size());
-      std::printf("%-12s peak RSS growth: parse %.1f MB (%.2fx JSON), decode %.1f MB (%.2fx JSON; target < 2x)\n",
-                  base, mp / 1e6, rp, md / 1e6, rd);
+      std::printf("%-12s peak RSS growth: parse %.1f MB (%.2fx JSON), decode %.1f MB (%.2fx JSON; target < 2x)\n", base,
+                  mp / 1e6, rp, md / 1e6, rd);
       std::printf("RESULT peak_rss_over_json %s %.3f %.3f\n", base, rp, rd);
     }
   }
@@ -254,16 +257,18 @@ int cmd_place(const std::string& dir) {
   }
   const double t = median(times), ct = median(cpu_times);
   const double rate = static_cast<double>(d.pods.size()) / t, cpu_rate = static_cast<double>(d.pods.size()) / ct;
-  std::printf("place()   %8.0f pods/s wall, %8.0f pods per CPU second  (%.2f s; %zu bound, %zu unschedulable)"
-              "  ratio to target 100,000 pods/s: %.2fx (per CPU second %.2fx)\n",
-              rate, cpu_rate, t, bound, d.pods.size() - bound, rate / 1e5, cpu_rate / 1e5);
+  std::printf(
+      "place()   %8.0f pods/s wall, %8.0f pods per CPU second  (%.2f s; %zu bound, %zu unschedulable)"
+      "  ratio to target 100,000 pods/s: %.2fx (per CPU second %.2fx)\n",
+      rate, cpu_rate, t, bound, d.pods.size() - bound, rate / 1e5, cpu_rate / 1e5);
   std::printf("RESULT place_pods_per_s %.0f %.0f\n", rate, cpu_rate);
   std::printf("place()   choices hash %016llx (FNV-1a of every chosen node index, in order)\n",
               static_cast<unsigned long long>(choices));
   const double per_pod = static_cast<double>(visited) / static_cast<double>(d.pods.size());
-  std::printf("place()   evaluates %.0f nodes per pod on average (it stops at numFeasibleNodesToFind = %zu feasible"
-              " ones): %.1f ns per evaluated node\n",
-              per_pod, gpupool::num_feasible_nodes_to_find(d.nodes.size()), ct * 1e9 / static_cast<double>(visited));
+  std::printf(
+      "place()   evaluates %.0f nodes per pod on average (it stops at numFeasibleNodesToFind = %zu feasible"
+      " ones): %.1f ns per evaluated node\n",
+      per_pod, gpupool::num_feasible_nodes_to_find(d.nodes.size()), ct * 1e9 / static_cast<double>(visited));
 
   // explain() evaluates and scores every node, so it is timed on a sample of pods (every 75th:
   // 2,000 pods, every kind) against the cluster after the placement run above. BENCH_EXPLAIN=0
@@ -288,8 +293,8 @@ int cmd_place(const std::string& dir) {
   }
   const double e = median(et);
   const double erate = static_cast<double>(sample) / e;
-  std::printf("explain() %8.0f pods/s  (%zu pods x %zu nodes = %.0f node verdicts/s)  ratio to place(): %.4fx\n",
-              erate, sample, infos.size(), erate * static_cast<double>(infos.size()), erate / rate);
+  std::printf("explain() %8.0f pods/s  (%zu pods x %zu nodes = %.0f node verdicts/s)  ratio to place(): %.4fx\n", erate,
+              sample, infos.size(), erate * static_cast<double>(infos.size()), erate / rate);
   std::printf("RESULT explain_pods_per_s %.0f\n", erate);
   return 0;
 }

@@ -19,9 +19,9 @@
 
 #include "cluster_gen.hpp"
 
-#include <boost/json.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
+#include <boost/json.hpp>
 
 #include <cstdio>
 
@@ -97,10 +97,11 @@ int sched_section(int pods) {
   for (int n = 0; n < 200; ++n) {  // make_pod's namespaces, each with the claim its pods mount
     const std::string ns = "user-" + std::to_string(n);
     store.create(store.type("", "namespaces"), "", json::object{{"metadata", {{"name", ns}}}});
-    store.create(pvc_type, ns,
-                 json::parse(R"({"metadata":{"name":"data-)" + ns +
-                             R"("},"spec":{"accessModes":["ReadWriteMany"],"resources":{"requests":{"storage":"1Ti"}}}})")
-                     .as_object());
+    store.create(
+        pvc_type, ns,
+        json::parse(R"({"metadata":{"name":"data-)" + ns +
+                    R"("},"spec":{"accessModes":["ReadWriteMany"],"resources":{"requests":{"storage":"1Ti"}}}})")
+            .as_object());
     json::object bound = store.get(pvc_type, ns, "data-" + ns);
     bound["status"] = json::object{{"phase", "Bound"}};
     store.update(pvc_type, ns, std::move(bound), {}, "status");
@@ -132,10 +133,12 @@ int sched_section(int pods) {
   std::size_t on_nodes = 0;
   for (const auto& p : store.list(pod_type, "").items)
     if (!gpupool::embedded::field_value(*p, "spec.nodeName").empty()) ++on_nodes;
-  fmt::print("embedded scheduler: {} pending pods onto {} nodes (bench_model's mix), scheduler alone\n", pods, bench::kNodes);
-  fmt::print("  bind all                {:8.3f} s CPU ({:.3f} wall)  {:8.0f} pods per CPU second ({:.0f}/s wall)"
-             "  {} bound, {} attempts  ratio to target 100,000 pods/s: {:.2f}x\n",
-             cpu, wall, pods / cpu, pods / wall, bound, attempts, pods / cpu / 1e5);
+  fmt::print("embedded scheduler: {} pending pods onto {} nodes (bench_model's mix), scheduler alone\n", pods,
+             bench::kNodes);
+  fmt::print(
+      "  bind all                {:8.3f} s CPU ({:.3f} wall)  {:8.0f} pods per CPU second ({:.0f}/s wall)"
+      "  {} bound, {} attempts  ratio to target 100,000 pods/s: {:.2f}x\n",
+      cpu, wall, pods / cpu, pods / wall, bound, attempts, pods / cpu / 1e5);
   fmt::print("  node label changed, then one pod created and bound: {:.1f} ms CPU\n", node_update * 1e3);
   fmt::print("RESULT sched_embedded_pods_per_s {:.0f} {:.0f}\n", pods / wall, pods / cpu);
   fmt::print("RESULT sched_embedded_node_update_ms {:.2f}\n", node_update * 1e3);
@@ -183,7 +186,8 @@ int main(int argc, char** argv) {
 
   t0 = Steady::now();
   for (auto& o : node_objs) store.create(node_type, "", std::move(o));
-  for (int i = 0; i < pods; ++i) store.create(pod_type, fmt::format("team-{}", i % namespaces), std::move(pod_objs[static_cast<std::size_t>(i)]));
+  for (int i = 0; i < pods; ++i)
+    store.create(pod_type, fmt::format("team-{}", i % namespaces), std::move(pod_objs[static_cast<std::size_t>(i)]));
   const double create = seconds_since(t0);
   const long rss1 = rss_kib();
 

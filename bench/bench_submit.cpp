@@ -40,12 +40,11 @@ double cpu_seconds() {
 // The same object bench_py.py's deployment() sends.
 json::object deployment(const std::string& name) {
   json::object labels{{"app", name}};
-  json::object container{
-      {"name", "trainer"},
-      {"image", "harbor.example.org/library/pytorch:2.1.0-cuda12"},
-      {"command", json::array{"bash", "-c", "python train.py --data /data"}},
-      {"resources", json::object{{"limits", json::object{{"nvidia.com/gpu", "1"}}}}},
-      {"volumeMounts", json::array{json::object{{"name", "data"}, {"mountPath", "/data"}}}}};
+  json::object container{{"name", "trainer"},
+                         {"image", "harbor.example.org/library/pytorch:2.1.0-cuda12"},
+                         {"command", json::array{"bash", "-c", "python train.py --data /data"}},
+                         {"resources", json::object{{"limits", json::object{{"nvidia.com/gpu", "1"}}}}},
+                         {"volumeMounts", json::array{json::object{{"name", "data"}, {"mountPath", "/data"}}}}};
   json::object pvc{{"name", "data"}, {"persistentVolumeClaim", json::object{{"claimName", "data"}}}};
   json::array tolerations{
       json::object{{"key", "gpu_node"}, {"operator", "Equal"}, {"value", "invalid"}, {"effect", "NoSchedule"}},
@@ -54,9 +53,12 @@ json::object deployment(const std::string& name) {
                         {"volumes", json::array{std::move(pvc)}},
                         {"tolerations", std::move(tolerations)}};
   json::object tmpl{{"metadata", json::object{{"labels", labels}}}, {"spec", std::move(pod_spec)}};
-  json::object spec{{"replicas", 1}, {"selector", json::object{{"matchLabels", labels}}}, {"template", std::move(tmpl)}};
-  return json::object{{"apiVersion", "apps/v1"}, {"kind", "Deployment"},
-                      {"metadata", json::object{{"name", name}, {"labels", labels}}}, {"spec", std::move(spec)}};
+  json::object spec{
+      {"replicas", 1}, {"selector", json::object{{"matchLabels", labels}}}, {"template", std::move(tmpl)}};
+  return json::object{{"apiVersion", "apps/v1"},
+                      {"kind", "Deployment"},
+                      {"metadata", json::object{{"name", name}, {"labels", labels}}},
+                      {"spec", std::move(spec)}};
 }
 
 int cmd_serve(const std::string& dir, bool with_pvc) {
@@ -69,20 +71,21 @@ int cmd_serve(const std::string& dir, bool with_pvc) {
     gpupool::KubeConfigOptions kopts;
     kopts.path = server.admin_kubeconfig();
     gpupool::Client client(gpupool::load_kubeconfig(kopts));
-    client.create(gpupool::ResourceRef{"", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true}, "default",
-                  json::object{{"apiVersion", "v1"},
-                               {"kind", "PersistentVolumeClaim"},
-                               {"metadata", json::object{{"name", "data"}}},
-                               {"spec", json::object{{"accessModes", json::array{"ReadWriteOnce"}},
-                                                     {"resources", json::object{{"requests", json::object{{"storage", "10Gi"}}}}}}}});
+    client.create(
+        gpupool::ResourceRef{"", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true}, "default",
+        json::object{
+            {"apiVersion", "v1"},
+            {"kind", "PersistentVolumeClaim"},
+            {"metadata", json::object{{"name", "data"}}},
+            {"spec", json::object{{"accessModes", json::array{"ReadWriteOnce"}},
+                                  {"resources", json::object{{"requests", json::object{{"storage", "10Gi"}}}}}}}});
   }
   {
     std::ofstream out(dir + "/kubeconfig.path");
     out << server.admin_kubeconfig() << "\n";
   }
   std::string line;
-  while (std::getline(std::cin, line)) {
-  }
+  while (std::getline(std::cin, line)) {}
   return 0;
 }
 
@@ -97,7 +100,8 @@ int cmd_cxx(const std::string& kubeconfig, int n, int conc, const std::string& p
   auto work = [&] {
     for (int i = next++; i < n; i = next++) {
       try {
-        client.create(deployments, "default", deployment(prefix + "bench-cxx-c" + std::to_string(conc) + "-" + std::to_string(i)));
+        client.create(deployments, "default",
+                      deployment(prefix + "bench-cxx-c" + std::to_string(conc) + "-" + std::to_string(i)));
       } catch (const std::exception& e) {
         if (failed++ == 0) std::fprintf(stderr, "bench_submit: %s\n", e.what());
       }

@@ -73,8 +73,7 @@ ParsedArgs Parser::parse(const CommandSpec& spec, const std::vector<std::string>
       throw UsageError(fmt::format("unknown flag {} for \"{} {}\"; see \"{} {} --help\"", shown, program_, spec.path,
                                    program_, spec.path));
     auto& slot = out.values_[flag->name];
-    if (!flag->repeatable && !slot.empty())
-      throw UsageError(fmt::format("flag --{} given more than once", flag->name));
+    if (!flag->repeatable && !slot.empty()) throw UsageError(fmt::format("flag --{} given more than once", flag->name));
     if (flag->value_name.empty()) {
       const auto& values = flag->switch_values;
       if (inline_value && *inline_value != "false" &&
@@ -107,8 +106,9 @@ ParsedArgs Parser::parse(const CommandSpec& spec, const std::vector<std::string>
     throw UsageError(fmt::format("\"{} {}\" needs {}; usage: {} {} {}", program_, spec.path,
                                  spec.usage.empty() ? "more arguments" : spec.usage, program_, spec.path, spec.usage));
   if (spec.max_positionals >= 0 && n > spec.max_positionals)
-    throw UsageError(fmt::format("\"{} {}\" takes {} argument(s), got {} (\"{}\"); usage: {} {} {}", program_, spec.path,
-                                 spec.max_positionals, n, out.positionals_.back(), program_, spec.path, spec.usage));
+    throw UsageError(fmt::format("\"{} {}\" takes {} argument(s), got {} (\"{}\"); usage: {} {} {}", program_,
+                                 spec.path, spec.max_positionals, n, out.positionals_.back(), program_, spec.path,
+                                 spec.usage));
   return out;
 }
 
@@ -122,7 +122,8 @@ std::string Parser::help(const CommandSpec& spec) const {
     size_t width = 0;
     std::vector<std::string> lefts;
     for (const auto& f : flags) {
-      std::string left = f.short_name ? fmt::format("-{}, --{}", f.short_name, f.name) : fmt::format("    --{}", f.name);
+      std::string left =
+          f.short_name ? fmt::format("-{}, --{}", f.short_name, f.name) : fmt::format("    --{}", f.name);
       if (!f.value_name.empty()) left += " " + f.value_name;
       for (size_t v = 0; v < f.switch_values.size(); ++v) left += (v ? "|" : "[=") + f.switch_values[v];
       if (!f.switch_values.empty()) left += "]";
@@ -130,7 +131,8 @@ std::string Parser::help(const CommandSpec& spec) const {
       lefts.push_back(std::move(left));
     }
     for (size_t i = 0; i < flags.size(); ++i)
-      out += fmt::format("  {:<{}}  {}{}\n", lefts[i], width, flags[i].help, flags[i].repeatable ? " (repeatable)" : "");
+      out +=
+          fmt::format("  {:<{}}  {}{}\n", lefts[i], width, flags[i].help, flags[i].repeatable ? " (repeatable)" : "");
   };
   section("Flags", spec.flags);
   section("Global flags", global_);

@@ -28,9 +28,9 @@ struct FlagSpec {
 };
 
 struct CommandSpec {
-  std::string path;       ///< "submit mpi", "get", "cluster serve"
-  std::string summary;    ///< one line
-  std::string usage;      ///< positional part of the usage line, e.g. "NAME"
+  std::string path;         ///< "submit mpi", "get", "cluster serve"
+  std::string summary;      ///< one line
+  std::string usage;        ///< positional part of the usage line, e.g. "NAME"
   std::string description;  ///< optional longer text and examples
   std::vector<FlagSpec> flags;
   int min_positionals = 0;

@@ -1,21 +1,21 @@
 #include "commands.hpp"
 
 #include "connection.hpp"
-#include "streams.hpp"
 #include "gpupool/time.hpp"
+#include "streams.hpp"
 
 #include "gpupool/cluster.hpp"
 #include "gpupool/embedded.hpp"
 #include "gpupool/embedded_cluster.hpp"
 #include "gpupool/embedded_state.hpp"
-#include "gpupool/topology.hpp"
-#include "gpupool/version.hpp"
+#include "gpupool/error.hpp"
 #include "gpupool/kubeconfig.hpp"
+#include "gpupool/manifest.hpp"
 #include "gpupool/profile.hpp"
 #include "gpupool/render.hpp"
-#include "gpupool/error.hpp"
-#include "gpupool/manifest.hpp"
 #include "gpupool/submit_options.hpp"
+#include "gpupool/topology.hpp"
+#include "gpupool/version.hpp"
 
 #include <fmt/format.h>
 
@@ -23,13 +23,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-#include <optional>
-#include <csignal>
 #include <iostream>
+#include <optional>
 #include <ostream>
+#include <sstream>
 #include <thread>
 
 namespace gpupool::cli {
@@ -41,13 +41,14 @@ namespace {
 FlagSpec flag(std::string name, char s, std::string value, std::string help, bool repeatable = false) {
   return FlagSpec{std::move(name), s, std::move(value), std::move(help), repeatable};
 }
-FlagSpec sw(std::string name, std::string help, char s = 0) { return FlagSpec{std::move(name), s, "", std::move(help), false}; }
+FlagSpec sw(std::string name, std::string help, char s = 0) {
+  return FlagSpec{std::move(name), s, "", std::move(help), false};
+}
 
 std::chrono::milliseconds duration_flag(const ParsedArgs& a, const std::string& name, std::string fallback) {
   std::string text = a.get(name, fallback);
   auto d = parse_duration(text);
-  if (!d || d->count() < 0)
-    throw ValidationError("--" + name, text, "expected a duration such as 30s, 5m or 1h30m");
+  if (!d || d->count() < 0) throw ValidationError("--" + name, text, "expected a duration such as 30s, 5m or 1h30m");
   return std::chrono::duration_cast<std::chrono::milliseconds>(*d);
 }
 
@@ -73,7 +74,8 @@ std::string output_flag(const ParsedArgs& a, std::initializer_list<std::string_v
 std::vector<FlagSpec> submit_flags(const std::string& kind) {
   std::vector<FlagSpec> f = {
       flag("name", 0, "NAME", "job name (DNS-1123 label)"),
-      flag("image", 'i', "IMAGE", "container image, or a shorthand of the profile's catalog (e.g. ubuntu-pytorch:1.5.0)"),
+      flag("image", 'i', "IMAGE",
+           "container image, or a shorthand of the profile's catalog (e.g. ubuntu-pytorch:1.5.0)"),
       flag("gpus", 0, "N", "GPUs per worker"),
       flag("cpu", 0, "CPU", "CPU request per replica, e.g. 4 or 500m"),
       flag("memory", 0, "MEM", "memory request per replica, e.g. 16Gi"),
@@ -81,11 +83,13 @@ std::vector<FlagSpec> submit_flags(const std::string& kind) {
       flag("memory-limit", 0, "MEM", "memory limit per replica (a quota on limits.memory needs one)"),
       flag("gpu-limit", 0, "N", "GPUs per replica as a limit (the same as --gpus: a GPU request equals its limit)"),
       flag("shm", 0, "SIZE", "memory-backed /dev/shm of this size, e.g. 8Gi"),
-      flag("toleration", 0, "T", "tolerate tainted nodes: KEY, all, KEY=VALUE:EFFECT, KEY:EFFECT or KEY=VALUE:EFFECT,OPERATOR", true),
+      flag("toleration", 0, "T",
+           "tolerate tainted nodes: KEY, all, KEY=VALUE:EFFECT, KEY:EFFECT or KEY=VALUE:EFFECT,OPERATOR", true),
       flag("selector", 0, "K=V", "run only on nodes with this label", true),
       flag("data", 'd', "PVC:/PATH[:ro]", "mount a PVC", true),
       flag("data-dir", 0, "/HOST:/PATH[:ro]", "mount a host directory", true),
-      flag("pvc-create", 0, "NAME:CLASS:SIZE[:/PATH]", "create a PVC with the job (CLASS may be the profile's nfs/cephfs alias)", true),
+      flag("pvc-create", 0, "NAME:CLASS:SIZE[:/PATH]",
+           "create a PVC with the job (CLASS may be the profile's nfs/cephfs alias)", true),
       sw("ssd", "mount the node's local SSDs at the profile's paths"),
       sw("nfs", "mount the profile's NFS share (datasets read-only, your own directory read-write)"),
       flag("stage-in", 0, "SRC:CACHE", "copy SRC (PVC/NFS) into CACHE (SSD) before the command", true),
@@ -99,15 +103,22 @@ std::vector<FlagSpec> submit_flags(const std::string& kind) {
       flag("logdir", 0, "DIR", "TensorBoard log directory (default /training_logs)"),
       flag("scheduler", 0, "NAME", "schedulerName (default: the profile's for GPU jobs)"),
       flag("priority", 0, "CLASS", "priorityClassName"),
-      FlagSpec{"dry-run", 0, "",
+      FlagSpec{"dry-run",
+               0,
+               "",
                "create nothing: server (the default) has the server validate every object (dryRun=All); "
                "client only renders them, without contacting the server",
-               false, {"server", "client"}},
+               false,
+               {"server", "client"}},
       flag("output", 'o', "FORMAT", "print the objects instead of a summary: yaml or json"),
   };
   if (kind != "pod")
-    f.insert(f.begin() + 3, flag("workers", 0, "N", kind == "deployment" ? "replicas" : kind == "job" ? "pods, run in parallel (parallelism = completions)" : "number of workers"));
-  if (kind == "mpi") f.push_back(flag("mpi-api", 0, "VERSION", "MPIJob API: v1 or v2beta1 (default: what the cluster serves)"));
+    f.insert(f.begin() + 3, flag("workers", 0, "N",
+                                 kind == "deployment" ? "replicas"
+                                 : kind == "job"      ? "pods, run in parallel (parallelism = completions)"
+                                                      : "number of workers"));
+  if (kind == "mpi")
+    f.push_back(flag("mpi-api", 0, "VERSION", "MPIJob API: v1 or v2beta1 (default: what the cluster serves)"));
   if (kind == "tf") {
     f.push_back(flag("ps", 0, "N", "parameter servers"));
     f.push_back(sw("chief", "add a chief replica"));
@@ -152,7 +163,7 @@ SubmitOptions submit_options(const std::string& kind, const ParsedArgs& a) {
   if (pos.size() == 1)
     o.command = pos[0];  // Arena's form: one shell string
   else if (pos.size() > 1)
-    o.argv = pos;        // after --: an argv
+    o.argv = pos;  // after --: an argv
   return o;
 }
 
@@ -202,9 +213,10 @@ int run_submit(const std::string& kind, const ParsedArgs& a, Io& io) {
     io.out << to_json(r.submission.objects);
   else
     for (const auto& c : r.created)
-      io.out << c << (dry == "client" ? " rendered (client dry run, nothing sent)\n"
-                      : dry_run       ? " created (server dry run)\n"
-                                      : " created\n");
+      io.out << c
+             << (dry == "client" ? " rendered (client dry run, nothing sent)\n"
+                 : dry_run       ? " created (server dry run)\n"
+                                 : " created\n");
   if (conn) conn->close();
   return 0;
 }
@@ -263,8 +275,10 @@ int run_apply(const ParsedArgs& a, Io& io) {
   } else {
     r = conn.cluster().apply(std::move(objects), !dry.empty(), a.has("force-conflicts"));
   }
-  if (output == "yaml") io.out << to_yaml(r.objects);
-  else if (output == "json") io.out << to_json(r.objects);
+  if (output == "yaml")
+    io.out << to_yaml(r.objects);
+  else if (output == "json")
+    io.out << to_json(r.objects);
   else
     for (const auto& line : r.lines) io.out << line << "\n";
   conn.close();
@@ -284,7 +298,8 @@ int run_get(const ParsedArgs& a, Io& io) {
     io.out << info.to_text();
     if (output == "wide") {
       io.out << "\n";
-      for (const auto& i : info.instances) io.out << fmt::format("{}  {}  {}\n", i.name, i.phase, i.node.empty() ? "<none>" : i.node);
+      for (const auto& i : info.instances)
+        io.out << fmt::format("{}  {}  {}\n", i.name, i.phase, i.node.empty() ? "<none>" : i.node);
     }
   }
   conn.close();
@@ -431,8 +446,9 @@ int run_pvc_delete(const ParsedArgs& a, Io& io) {
 }
 
 int run_images(const ParsedArgs& a, Io& io) {
-  Profile profile = a.has("embedded") || a.has("kubeconfig") || a.has("context") ? Connection::open(a).cluster().profile()
-                                                                                : Profile::resolve(a.get("profile"));
+  Profile profile = a.has("embedded") || a.has("kubeconfig") || a.has("context")
+                        ? Connection::open(a).cluster().profile()
+                        : Profile::resolve(a.get("profile"));
   io.out << catalog_to_text(profile.catalog);
   return 0;
 }
@@ -526,7 +542,8 @@ int run_cluster_status(const ParsedArgs& a, Io& io) {
   else
     io.out << "served by: none (each --embedded command runs it in-process)\n";
   if (fs::exists(p.snapshot) || fs::exists(p.snapshot + ".log"))
-    io.out << fmt::format("state: {} ({} bytes, journal {} bytes)\n", p.snapshot, size(p.snapshot), size(p.snapshot + ".log"));
+    io.out << fmt::format("state: {} ({} bytes, journal {} bytes)\n", p.snapshot, size(p.snapshot),
+                          size(p.snapshot + ".log"));
   else
     io.out << fmt::format("state: none yet ({} is created by the first command)\n", p.snapshot);
   return 0;
@@ -534,8 +551,10 @@ int run_cluster_status(const ParsedArgs& a, Io& io) {
 
 int run_cluster_stop(const ParsedArgs& a, Io& io) {
   const auto p = state_paths(a);
-  if (stop_embedded(p)) io.out << fmt::format("embedded cluster \"{}\" stopped\n", p.topology);
-  else io.out << fmt::format("embedded cluster \"{}\" is not being served\n", p.topology);
+  if (stop_embedded(p))
+    io.out << fmt::format("embedded cluster \"{}\" stopped\n", p.topology);
+  else
+    io.out << fmt::format("embedded cluster \"{}\" is not being served\n", p.topology);
   return 0;
 }
 
@@ -551,7 +570,9 @@ int run_cluster_reset(const ParsedArgs& a, Io& io) {
 std::vector<Command> build_commands() {
   std::vector<Command> c;
   auto add = [&](CommandSpec spec, Handler h) { c.push_back(Command{std::move(spec), std::move(h)}); };
-  add({"", "gpupool: launch GPU training workloads on Kubernetes", "COMMAND",
+  add({"",
+       "gpupool: launch GPU training workloads on Kubernetes",
+       "COMMAND",
        "Commands:\n"
        "  submit mpi|tf|pytorch|job|deployment   submit a training job\n"
        "  apply -f FILE    apply existing manifests (server-side apply), checked against the profile\n"
@@ -575,7 +596,9 @@ std::vector<Command> build_commands() {
        "  cluster status|stop|reset   the embedded cluster's server and state\n\n"
        "Run \"gpupool COMMAND --help\" for a command's flags. Without --kubeconfig, the kubeconfig\n"
        "kubectl would use is read; --embedded seed runs everything on a local embedded cluster.",
-       {}, 0, -1},
+       {},
+       0,
+       -1},
       {});
   add({"submit", "Submit a training job", "KIND", "Kinds: mpi, tf, pytorch, job, deployment, pod.", {}, 0, -1}, {});
   struct KindInfo {
@@ -583,111 +606,192 @@ std::vector<Command> build_commands() {
     const char* kind;
     const char* what;
   };
-  for (auto k : {KindInfo{"mpi", "mpi", "an MPIJob (Horovod / mpirun: a launcher and workers)"},
-                 KindInfo{"tf", "tf", "a TFJob (PS / Worker / Chief)"},
-                 KindInfo{"pytorch", "pytorch", "a PyTorchJob (Master + Workers)"},
-                 KindInfo{"job", "job", "a batch/v1 Job"},
-                 KindInfo{"deployment", "deployment", "a Deployment (the guide's long-running GPU container)"},
-                 KindInfo{"pod", "pod", "a bare Pod"}}) {
+  for (auto k :
+       {KindInfo{"mpi", "mpi", "an MPIJob (Horovod / mpirun: a launcher and workers)"},
+        KindInfo{"tf", "tf", "a TFJob (PS / Worker / Chief)"},
+        KindInfo{"pytorch", "pytorch", "a PyTorchJob (Master + Workers)"}, KindInfo{"job", "job", "a batch/v1 Job"},
+        KindInfo{"deployment", "deployment", "a Deployment (the guide's long-running GPU container)"},
+        KindInfo{"pod", "pod", "a bare Pod"}}) {
     std::string kind = k.kind;
     add({fmt::format("submit {}", k.cmd), fmt::format("Submit {}", k.what), "[COMMAND | -- ARGV...]",
          "COMMAND is one shell string (run with sh -c); after --, the words are the argv.\n\n"
          "Example (the seed's job):\n"
          "  gpupool submit mpi --name mpi-dist --gpus 1 --workers 1 --toleration ssd_node \\\n"
-         "    --image registry.cn-hangzhou.aliyuncs.com/tensorflow-samples/horovod:0.13.11-tf1.10.0-torch0.4.0-py3.5 \\\n"
-         "    --tensorboard \"mpirun python /benchmarks/scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py --model resnet101\"",
+         "    --image registry.cn-hangzhou.aliyuncs.com/tensorflow-samples/horovod:0.13.11-tf1.10.0-torch0.4.0-py3.5 "
+         "\\\n"
+         "    --tensorboard \"mpirun python /benchmarks/scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py --model "
+         "resnet101\"",
          submit_flags(kind), 0, -1},
         [kind](const ParsedArgs& a, Io& io) { return run_submit(kind, a, io); });
   }
-  add({"apply", "Apply existing manifests (YAML or JSON) with server-side apply, as kubectl apply", "",
+  add({"apply",
+       "Apply existing manifests (YAML or JSON) with server-side apply, as kubectl apply",
+       "",
        "Every object is checked against the profile first (catalog images, the GPU resource, the namespace)\n"
        "and the namespace's quotas; on a failure, what this apply created is deleted again.\n\n"
-       "Examples:\n  gpupool --profile iiis apply -f deployment.yaml\n  gpupool apply -f manifests/ -R --dry-run=server",
+       "Examples:\n  gpupool --profile iiis apply -f deployment.yaml\n  gpupool apply -f manifests/ -R "
+       "--dry-run=server",
        {flag("filename", 'f', "FILE|DIR|-", "a manifest file, a directory of them, or - for standard input", true),
         sw("recursive", "with -f DIR, also its subdirectories", 'R'),
-        FlagSpec{"dry-run", 0, "",
+        FlagSpec{"dry-run",
+                 0,
+                 "",
                  "send nothing to store: server (the default) has the server validate and admit every object; "
                  "client only checks them against the profile",
-                 false, {"server", "client"}},
+                 false,
+                 {"server", "client"}},
         sw("force-conflicts", "take over fields another manager owns (server-side apply --force-conflicts)"),
         flag("output", 'o', "FORMAT", "print the applied objects: yaml or json")},
-       0, 0},
+       0,
+       0},
       run_apply);
-  add({"get", "Show a job: status, duration, and the node of each instance", "NAME", "",
-       {flag("output", 'o', "FORMAT", "wide, json or yaml")}, 1, 1},
+  add({"get",
+       "Show a job: status, duration, and the node of each instance",
+       "NAME",
+       "",
+       {flag("output", 'o', "FORMAT", "wide, json or yaml")},
+       1,
+       1},
       run_get);
   add({"list", "List the jobs gpupool submitted in the namespace", "", "", {}, 0, 0}, run_list);
-  add({"logs", "Print a job's log (the launcher / master / first worker unless -i is given)", "NAME", "",
-       {sw("follow", "stream new lines until the pod ends or Ctrl-C", 'f'), flag("instance", 'i', "POD", "the pod to read"),
-        flag("container", 'c', "NAME", "the container"), flag("tail", 't', "N", "only the last N lines")},
-       1, 1},
+  add({"logs",
+       "Print a job's log (the launcher / master / first worker unless -i is given)",
+       "NAME",
+       "",
+       {sw("follow", "stream new lines until the pod ends or Ctrl-C", 'f'),
+        flag("instance", 'i', "POD", "the pod to read"), flag("container", 'c', "NAME", "the container"),
+        flag("tail", 't', "N", "only the last N lines")},
+       1,
+       1},
       run_logs);
-  add({"exec", "Run a command in one of a job's pods, as kubectl exec; exits with the command's code", "NAME -- COMMAND [ARGS...]",
+  add({"exec",
+       "Run a command in one of a job's pods, as kubectl exec; exits with the command's code",
+       "NAME -- COMMAND [ARGS...]",
        "Examples:\n  gpupool exec mpi-dist -- nvidia-smi\n  gpupool exec mpi-dist -i mpi-dist-worker-0 -it -- bash",
-       {flag("instance", 'i', "POD", "the pod (default: the job's first running pod)"), flag("container", 'c', "NAME", "the container"),
-        sw("stdin", "send standard input to the command"), sw("tty", "allocate a terminal (raw mode when stdin is one)", 't')},
-       2, -1},
+       {flag("instance", 'i', "POD", "the pod (default: the job's first running pod)"),
+        flag("container", 'c', "NAME", "the container"), sw("stdin", "send standard input to the command"),
+        sw("tty", "allocate a terminal (raw mode when stdin is one)", 't')},
+       2,
+       -1},
       run_exec);
-  add({"port-forward", "Forward local ports to one of a job's pods, as kubectl port-forward (until Ctrl-C)",
-       "NAME [LOCAL:]REMOTE...", "Examples:\n  gpupool port-forward mpi-dist 8888:8888\n  gpupool port-forward mpi-dist :6006",
-       {flag("instance", 'i', "POD", "the pod (default: the job's first running pod)")}, 2, -1},
+  add({"port-forward",
+       "Forward local ports to one of a job's pods, as kubectl port-forward (until Ctrl-C)",
+       "NAME [LOCAL:]REMOTE...",
+       "Examples:\n  gpupool port-forward mpi-dist 8888:8888\n  gpupool port-forward mpi-dist :6006",
+       {flag("instance", 'i', "POD", "the pod (default: the job's first running pod)")},
+       2,
+       -1},
       run_port_forward);
-  add({"tensorboard", "Open the job's TensorBoard (--tensorboard) on http://127.0.0.1:PORT (until Ctrl-C)", "NAME", "",
-       {flag("port", 0, "PORT", "the local port (default: a free one)")}, 1, 1},
+  add({"tensorboard",
+       "Open the job's TensorBoard (--tensorboard) on http://127.0.0.1:PORT (until Ctrl-C)",
+       "NAME",
+       "",
+       {flag("port", 0, "PORT", "the local port (default: a free one)")},
+       1,
+       1},
       run_tensorboard);
-  add({"delete", "Delete jobs (their pods, services and TensorBoard go with them; PVCs stay)", "NAME...", "", {}, 1, -1},
+  add({"delete",
+       "Delete jobs (their pods, services and TensorBoard go with them; PVCs stay)",
+       "NAME...",
+       "",
+       {},
+       1,
+       -1},
       run_delete);
-  add({"wait", "Wait until a job is Running, Succeeded or finished", "NAME", "",
+  add({"wait",
+       "Wait until a job is Running, Succeeded or finished",
+       "NAME",
+       "",
        {flag("for", 0, "STATE", "Running (default), Succeeded or Finished"),
         flag("timeout", 0, "DURATION", "give up after this long (default 10m)")},
-       1, 1},
+       1,
+       1},
       run_wait);
   add({"explain", "Explain why a job's pods are pending (taints, selectors, resources, quota)", "NAME", "", {}, 1, 1},
       run_explain);
-  add({"nodes", "List the cluster's nodes (NAME STATUS ROLES AGE VERSION)", "", "",
-       {flag("output", 'o', "FORMAT", "wide: add INTERNAL-IP, GPUS and TAINTS")}, 0, 0},
+  add({"nodes",
+       "List the cluster's nodes (NAME STATUS ROLES AGE VERSION)",
+       "",
+       "",
+       {flag("output", 'o', "FORMAT", "wide: add INTERNAL-IP, GPUS and TAINTS")},
+       0,
+       0},
       run_nodes);
   add({"top", "Show resource usage", "node", "", {}, 0, -1}, {});
   add({"top node", "GPUs total and allocated per node, and for the cluster", "", "", {}, 0, 0}, run_top_node);
-  add({"taint", "Taint or untaint a node, like kubectl taint", "NODE KEY[=VALUE]:EFFECT[-]...",
+  add({"taint",
+       "Taint or untaint a node, like kubectl taint",
+       "NODE KEY[=VALUE]:EFFECT[-]...",
        "Examples:\n  gpupool taint cn-beijing.192.168.3.228 gpu_node=invalid:NoSchedule\n"
        "  gpupool taint cn-beijing.192.168.3.228 gpu_node-",
-       {sw("overwrite", "replace a taint the node has with the same key and effect (else an error, as kubectl)")}, 2, -1},
+       {sw("overwrite", "replace a taint the node has with the same key and effect (else an error, as kubectl)")},
+       2,
+       -1},
       run_taint);
   add({"pvc", "Persistent volume claims", "create|list|delete", "", {}, 0, -1}, {});
-  add({"pvc create", "Create a PVC", "NAME", "",
+  add({"pvc create",
+       "Create a PVC",
+       "NAME",
+       "",
        {flag("storage-class", 0, "CLASS", "StorageClass, or the profile's alias (nfs, cephfs)"),
         flag("size", 0, "SIZE", "requested size (default 10Gi)"),
         flag("access-mode", 0, "MODE", "ReadWriteMany (default), ReadWriteOnce, ... or RWX/RWO/ROX", true)},
-       1, 1},
+       1,
+       1},
       run_pvc_create);
   add({"pvc list", "List PVCs in the namespace", "", "", {}, 0, 0}, run_pvc_list);
   add({"pvc delete", "Delete PVCs (their data may be lost)", "NAME...", "", {}, 1, -1}, run_pvc_delete);
   add({"quota", "Show the namespace's resource quotas (used / hard)", "", "", {}, 0, 0}, run_quota);
   add({"images", "List the profile's image catalog", "", "", {}, 0, 0}, run_images);
-  add({"version", "Print the client's version and the server's (kubectl version's two lines)", "", "",
-       {sw("client", "the client's version only, without contacting the server")}, 0, 0},
+  add({"version",
+       "Print the client's version and the server's (kubectl version's two lines)",
+       "",
+       "",
+       {sw("client", "the client's version only, without contacting the server")},
+       0,
+       0},
       run_version);
   add({"cluster", "The embedded cluster", "serve|status|stop|reset", "", {}, 0, -1}, {});
-  add({"cluster serve", "Run an embedded Kubernetes API server in the foreground until Ctrl-C", "", "",
-       {flag("topology", 0, "NAME|FILE", "seed (default), iiis, a topology file, or none (no nodes: create them with kubectl)"),
+  add({"cluster serve",
+       "Run an embedded Kubernetes API server in the foreground until Ctrl-C",
+       "",
+       "",
+       {flag("topology", 0, "NAME|FILE",
+             "seed (default), iiis, a topology file, or none (no nodes: create them with kubectl)"),
         flag("port", 'p', "PORT", "port on 127.0.0.1 (default: any free port)"),
         flag("kubeconfig-dir", 0, "DIR", "where to write the kubeconfigs"),
         flag("user", 'u', "NAME", "a user with a namespace of its own", true),
         flag("mpi-api", 0, "VERSION", "MPIJob version served: v1 (default) or v2beta1"),
-        sw("state", "serve the topology's shared state, the one `--embedded NAME` commands use (the default for "
-                    "seed and iiis; also for a topology file)"),
+        sw("state",
+           "serve the topology's shared state, the one `--embedded NAME` commands use (the default for "
+           "seed and iiis; also for a topology file)"),
         sw("fresh", "serve a cluster of its own instead, started from the topology and gone when it stops")},
-       0, 0},
+       0,
+       0},
       run_serve);
-  add({"cluster status", "Whether the topology's embedded cluster is being served, and where its state is", "[TOPOLOGY]",
-       "", {}, 0, 1},
+  add({"cluster status",
+       "Whether the topology's embedded cluster is being served, and where its state is",
+       "[TOPOLOGY]",
+       "",
+       {},
+       0,
+       1},
       run_cluster_status);
-  add({"cluster stop", "Stop the process serving the topology's embedded cluster (its state is kept)", "[TOPOLOGY]", "",
-       {}, 0, 1},
+  add({"cluster stop",
+       "Stop the process serving the topology's embedded cluster (its state is kept)",
+       "[TOPOLOGY]",
+       "",
+       {},
+       0,
+       1},
       run_cluster_stop);
-  add({"cluster reset", "Delete the topology's embedded cluster state: the next command starts afresh", "[TOPOLOGY]",
-       "", {}, 0, 1},
+  add({"cluster reset",
+       "Delete the topology's embedded cluster state: the next command starts afresh",
+       "[TOPOLOGY]",
+       "",
+       {},
+       0,
+       1},
       run_cluster_reset);
   return c;
 }
@@ -720,10 +824,12 @@ const std::vector<FlagSpec>& global_flags() {
       flag("context", 0, "NAME", "kubeconfig context"),
       flag("namespace", 'n', "NS", "namespace (default: the context's)"),
       flag("profile", 0, "NAME|FILE", "site profile: generic (default), iiis, or a file"),
-      flag("embedded", 0, "TOPOLOGY", "use a local embedded cluster (seed, iiis or a file) whose state persists between "
-                                      "commands (also $GPUPOOL_EMBEDDED)"),
-      flag("run", 0, "MODE", "with --embedded: simulate (default: containers are simulated) or local: the commands "
-                             "you submitted run for real as local processes (the image is not pulled or run)"),
+      flag("embedded", 0, "TOPOLOGY",
+           "use a local embedded cluster (seed, iiis or a file) whose state persists between "
+           "commands (also $GPUPOOL_EMBEDDED)"),
+      flag("run", 0, "MODE",
+           "with --embedded: simulate (default: containers are simulated) or local: the commands "
+           "you submitted run for real as local processes (the image is not pulled or run)"),
       flag("loglevel", 0, "LEVEL", "gpupool's own messages on stderr: debug, info, warning (default), error"),
       sw("help", "show help", 'h'),
   };
@@ -769,7 +875,8 @@ int run(const std::vector<std::string>& args, Io& io) {
     bool help = std::find(rest.begin(), rest.end(), "--help") != rest.end() ||
                 std::find(rest.begin(), rest.end(), "-h") != rest.end();
     auto dashdash = std::find(rest.begin(), rest.end(), "--");
-    if (help && std::find(rest.begin(), dashdash, "--help") == dashdash && std::find(rest.begin(), dashdash, "-h") == dashdash)
+    if (help && std::find(rest.begin(), dashdash, "--help") == dashdash &&
+        std::find(rest.begin(), dashdash, "-h") == dashdash)
       help = false;
     if (help || !cmd->run) {
       if (!help && path.empty() && !rest.empty() && rest.front()[0] == '-') {
@@ -779,23 +886,26 @@ int run(const std::vector<std::string>& args, Io& io) {
         const std::string name = start == std::string::npos ? "" : first.substr(start, first.find('=', start) - start);
         bool global = false;
         for (const auto& f : global_flags())
-          global = global || (!name.empty() && (name == f.name || (f.short_name && first.size() == 2 && first[1] == f.short_name)));
+          global = global || (!name.empty() &&
+                              (name == f.name || (f.short_name && first.size() == 2 && first[1] == f.short_name)));
         if (global && rest.size() == 1 && is_global_with_value(first))
           throw UsageError(fmt::format("flag {} needs a value; see \"gpupool --help\"", first));
         if (!global && !name.empty())
-          throw UsageError(fmt::format("unknown flag {} before the command; command flags go after it (e.g. \"gpupool "
-                                       "get NAME {}\"); see \"gpupool --help\"",
-                                       first, first));
+          throw UsageError(
+              fmt::format("unknown flag {} before the command; command flags go after it (e.g. \"gpupool "
+                          "get NAME {}\"); see \"gpupool --help\"",
+                          first, first));
         throw UsageError("\"gpupool\" needs a command; see \"gpupool --help\"");
       }
       if (!help && !rest.empty() && rest.front()[0] != '-')
-        throw UsageError(fmt::format("unknown command \"{}{}\"; see \"gpupool {}--help\"", path.empty() ? "" : path + " ",
-                                     rest.front(), path.empty() ? "" : path + " "));
+        throw UsageError(fmt::format("unknown command \"{}{}\"; see \"gpupool {}--help\"",
+                                     path.empty() ? "" : path + " ", rest.front(), path.empty() ? "" : path + " "));
       if (!help && path.empty() && rest.empty()) {
         io.out << parser.help(cmd->spec);
         return 0;
       }
-      if (!help) throw UsageError(fmt::format("\"gpupool {}\" needs a subcommand; see \"gpupool {} --help\"", path, path));
+      if (!help)
+        throw UsageError(fmt::format("\"gpupool {}\" needs a subcommand; see \"gpupool {} --help\"", path, path));
       io.out << parser.help(cmd->spec);
       return 0;
     }

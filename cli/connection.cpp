@@ -51,13 +51,13 @@ Connection Connection::open(const ParsedArgs& args) {
   if (!topology.empty()) {
     // The topology's shared state (issue #16): joined over HTTPS while `cluster serve` (or Python)
     // serves it, else owned by this command until close(), other commands waiting for the lock.
-    c.embedded_ = std::make_unique<EmbeddedCluster>(EmbeddedClusterOptions{
-        .topology = topology,
-        .state = "",
-        .serve = false,
-        .connect = co,
-        .on_wait = [](const std::string& m) { std::cerr << m << "\n"; },
-        .server = EmbeddedOptions{.run = run_mode_flag(args)}});
+    c.embedded_ = std::make_unique<EmbeddedCluster>(
+        EmbeddedClusterOptions{.topology = topology,
+                               .state = "",
+                               .serve = false,
+                               .connect = co,
+                               .on_wait = [](const std::string& m) { std::cerr << m << "\n"; },
+                               .server = EmbeddedOptions{.run = run_mode_flag(args)}});
   } else {
     if (args.has("run")) throw UsageError("--run: a run mode is for an embedded cluster; add --embedded TOPOLOGY");
     co.kubeconfig = args.get("kubeconfig");

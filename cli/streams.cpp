@@ -62,7 +62,8 @@ std::vector<std::string> expand_exec_shorthand(std::vector<std::string> args) {
 
 int run_exec(const ParsedArgs& a, Io& io) {
   const auto& pos = a.positionals();
-  if (pos.size() < 2) throw UsageError("gpupool exec needs a command after the job name: gpupool exec NAME -- COMMAND [ARGS...]");
+  if (pos.size() < 2)
+    throw UsageError("gpupool exec needs a command after the job name: gpupool exec NAME -- COMMAND [ARGS...]");
   const std::vector<std::string> command(pos.begin() + 1, pos.end());
   auto conn = Connection::open(a);
   JobExecOptions o;

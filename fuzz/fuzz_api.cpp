@@ -68,32 +68,93 @@ const Kind kKinds[] = {
 
 // Paths where a mutation lands (created as needed); "#" is an array index the fuzzer picks.
 const char* const kPaths[] = {
-    "spec.replicas", "spec.parallelism", "spec.completions", "spec.backoffLimit", "spec",
-    "spec.template.spec.containers", "spec.template.spec.containers.#.ports.#.containerPort",
-    "spec.containers.#.ports.#.containerPort", "spec.containers.#.env.#.name", "spec.containers.#.resources.requests.cpu",
-    "spec.containers.#.resources.limits", "spec.containers", "spec.containers.#.image", "spec.containers.#.name",
-    "spec.tolerations.#.operator", "spec.tolerations.#.tolerationSeconds", "spec.taints.#.effect", "spec.taints",
-    "spec.storageClassName", "spec.resources.requests.storage", "spec.accessModes", "spec.selector",
-    "spec.selector.matchLabels", "spec.template.metadata.labels", "spec.ports.#.port", "spec.type",
-    "metadata.name", "metadata.labels", "metadata.labels.x", "metadata.annotations", "metadata.namespace",
-    "metadata.ownerReferences", "metadata.finalizers", "metadata.deletionTimestamp", "metadata.resourceVersion",
-    "metadata.generateName", "metadata", "status", "status.phase", "status.conditions", "kind", "apiVersion",
-    "spec.nodeName", "spec.volumes", "spec.containers.#.volumeMounts", "spec.strategy.type",
-    "spec.template.spec.restartPolicy", "provisioner", "spec.suspend", "spec.completionMode",
+    "spec.replicas",
+    "spec.parallelism",
+    "spec.completions",
+    "spec.backoffLimit",
+    "spec",
+    "spec.template.spec.containers",
+    "spec.template.spec.containers.#.ports.#.containerPort",
+    "spec.containers.#.ports.#.containerPort",
+    "spec.containers.#.env.#.name",
+    "spec.containers.#.resources.requests.cpu",
+    "spec.containers.#.resources.limits",
+    "spec.containers",
+    "spec.containers.#.image",
+    "spec.containers.#.name",
+    "spec.tolerations.#.operator",
+    "spec.tolerations.#.tolerationSeconds",
+    "spec.taints.#.effect",
+    "spec.taints",
+    "spec.storageClassName",
+    "spec.resources.requests.storage",
+    "spec.accessModes",
+    "spec.selector",
+    "spec.selector.matchLabels",
+    "spec.template.metadata.labels",
+    "spec.ports.#.port",
+    "spec.type",
+    "metadata.name",
+    "metadata.labels",
+    "metadata.labels.x",
+    "metadata.annotations",
+    "metadata.namespace",
+    "metadata.ownerReferences",
+    "metadata.finalizers",
+    "metadata.deletionTimestamp",
+    "metadata.resourceVersion",
+    "metadata.generateName",
+    "metadata",
+    "status",
+    "status.phase",
+    "status.conditions",
+    "kind",
+    "apiVersion",
+    "spec.nodeName",
+    "spec.volumes",
+    "spec.containers.#.volumeMounts",
+    "spec.strategy.type",
+    "spec.template.spec.restartPolicy",
+    "provisioner",
+    "spec.suspend",
+    "spec.completionMode",
 };
 
 json::value fuzz_value(FuzzedDataProvider& in, int depth = 0) {
   switch (in.ConsumeIntegralInRange<int>(0, depth > 2 ? 6 : 9)) {
-    case 0: return json::value(in.ConsumeIntegralInRange<std::int64_t>(-3, 5));
-    case 1: return json::value(in.ConsumeIntegral<std::int64_t>());
-    case 2: return json::value(in.ConsumeFloatingPoint<double>());
-    case 3: return json::value(in.ConsumeRandomLengthString(24));
-    case 4: return json::value(in.ConsumeBool());
-    case 5: return json::value(nullptr);
+    case 0:
+      return json::value(in.ConsumeIntegralInRange<std::int64_t>(-3, 5));
+    case 1:
+      return json::value(in.ConsumeIntegral<std::int64_t>());
+    case 2:
+      return json::value(in.ConsumeFloatingPoint<double>());
+    case 3:
+      return json::value(in.ConsumeRandomLengthString(24));
+    case 4:
+      return json::value(in.ConsumeBool());
+    case 5:
+      return json::value(nullptr);
     case 6: {
-      static const char* const words[] = {"", "a", "x", "-1", "1Gi", "NoSchedule", "Exists", "Always", "Never",
-                                          "ReadWriteOnce", "2024-01-01T00:00:00Z", "default", "Bad_Name", "é",
-                                          "a/b", "100m", "1e3", "Indexed", "RollingUpdate", "kubernetes"};
+      static const char* const words[] = {"",
+                                          "a",
+                                          "x",
+                                          "-1",
+                                          "1Gi",
+                                          "NoSchedule",
+                                          "Exists",
+                                          "Always",
+                                          "Never",
+                                          "ReadWriteOnce",
+                                          "2024-01-01T00:00:00Z",
+                                          "default",
+                                          "Bad_Name",
+                                          "é",
+                                          "a/b",
+                                          "100m",
+                                          "1e3",
+                                          "Indexed",
+                                          "RollingUpdate",
+                                          "kubernetes"};
       return json::value(words[in.ConsumeIntegralInRange<std::size_t>(0, std::size(words) - 1)]);
     }
     case 7: {
@@ -174,7 +235,8 @@ void check_store(Store& store) {
       if (!md || !md->is_object()) fail("a stored object has no metadata", json::serialize(*obj));
       const auto* name = md->as_object().if_contains("name");
       const auto* rv = md->as_object().if_contains("resourceVersion");
-      if (!name || !name->is_string() || name->as_string().empty()) fail("a stored object has no name", json::serialize(*obj));
+      if (!name || !name->is_string() || name->as_string().empty())
+        fail("a stored object has no name", json::serialize(*obj));
       if (!rv || !rv->is_string()) fail("a stored object has no resourceVersion", json::serialize(*obj));
       const auto v = std::strtoull(rv->as_string().c_str(), nullptr, 10);
       if (v == 0 || v > store.revision()) fail("a stored resourceVersion is beyond the store's", json::serialize(*obj));
@@ -201,8 +263,11 @@ void trace_request(const Request& r, int status) {
   if (!trace()) return;
   std::string path = r.path;
   for (const auto& [k, v] : r.query) path += (path.find('?') == std::string::npos ? "?" : "&") + k + "=" + v;
-  *trace() << json::serialize(json::object{{"method", r.method}, {"path", path}, {"content_type", r.content_type},
-                                           {"body", r.body}, {"status", status}})
+  *trace() << json::serialize(json::object{{"method", r.method},
+                                           {"path", path},
+                                           {"content_type", r.content_type},
+                                           {"body", r.body},
+                                           {"status", status}})
            << "\n";
 }
 
@@ -216,14 +281,15 @@ void check_view(Store& store, const View& view) {
     for (const auto& obj : store.list(t, "", {}).items) {
       const auto& md = obj->at("metadata").as_object();
       const auto* ns = md.if_contains("namespace");
-      stored[{k.resource, ns && ns->is_string() ? std::string(ns->as_string()) : "", std::string(md.at("name").as_string())}] =
-          std::string(md.at("resourceVersion").as_string());
+      stored[{k.resource, ns && ns->is_string() ? std::string(ns->as_string()) : "",
+              std::string(md.at("name").as_string())}] = std::string(md.at("resourceVersion").as_string());
     }
   }
   for (const auto& [key, rv] : stored) {
     auto it = view.find(key);
     if (it == view.end()) fail("a stored object no watch event announced", std::get<0>(key) + "/" + std::get<2>(key));
-    if (it->second != rv) fail("a watcher's version of an object differs from the store's", std::get<2>(key) + " " + rv);
+    if (it->second != rv)
+      fail("a watcher's version of an object differs from the store's", std::get<2>(key) + " " + rv);
   }
   auto fuzzed = [](const std::string& resource) {
     for (const Kind& k : kKinds)
@@ -231,7 +297,8 @@ void check_view(Store& store, const View& view) {
     return false;
   };
   for (const auto& [key, rv] : view)
-    if (fuzzed(std::get<0>(key)) && !stored.count(key)) fail("a watcher still sees an object the store no longer holds", std::get<2>(key) + " " + rv);
+    if (fuzzed(std::get<0>(key)) && !stored.count(key))
+      fail("a watcher still sees an object the store no longer holds", std::get<2>(key) + " " + rv);
 }
 
 }  // namespace
@@ -249,8 +316,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto* ns = md.if_contains("namespace");
     const std::tuple key{e.type_info->resource, ns && ns->is_string() ? std::string(ns->as_string()) : "",
                          std::string(md.at("name").as_string())};
-    if (e.type == EventType::Deleted) view.erase(key);
-    else view[key] = std::to_string(e.resource_version);
+    if (e.type == EventType::Deleted)
+      view.erase(key);
+    else
+      view[key] = std::to_string(e.resource_version);
   });
   static const char* const names[] = {"a", "b", "c-1"};
   for (int step = 0; step < 12 && in.remaining_bytes() > 0; ++step) {
@@ -261,8 +330,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     bool write = true;
     switch (in.ConsumeIntegralInRange<int>(0, 10)) {
       case 0:
-      case 1: r = request("POST", k.prefix, body_for(k, name, in, true), "application/json"); break;
-      case 2: r = request("POST", std::string(k.prefix) + "?dryRun=All", body_for(k, name, in, true), "application/json"); break;
+      case 1:
+        r = request("POST", k.prefix, body_for(k, name, in, true), "application/json");
+        break;
+      case 2:
+        r = request("POST", std::string(k.prefix) + "?dryRun=All", body_for(k, name, in, true), "application/json");
+        break;
       case 3: {
         // An update of the stored object, mutated (or a fresh body when there is none).
         std::string body = body_for(k, name, in, true);
@@ -298,7 +371,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           std::string ptr = "/" + std::string(kPaths[in.ConsumeIntegralInRange<std::size_t>(0, std::size(kPaths) - 1)]);
           for (auto& c : ptr)
             if (c == '.') c = '/';
-          for (std::size_t p; (p = ptr.find('#')) != std::string::npos;) ptr.replace(p, 1, in.ConsumeBool() ? "0" : "-");
+          for (std::size_t p; (p = ptr.find('#')) != std::string::npos;)
+            ptr.replace(p, 1, in.ConsumeBool() ? "0" : "-");
           json::object op{{"op", ops[in.ConsumeIntegralInRange<std::size_t>(0, std::size(ops) - 1)]}, {"path", ptr}};
           if (in.ConsumeBool()) op["value"] = fuzz_value(in);
           if (in.ConsumeBool()) op["from"] = "/spec";
@@ -307,15 +381,25 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         r = request("PATCH", item, json::serialize(patch), "application/json-patch+json");
         break;
       }
-      case 7: r = request("DELETE", item, in.ConsumeBool() ? "" : R"({"propagationPolicy":"Foreground"})", "application/json"); break;
+      case 7:
+        r = request("DELETE", item, in.ConsumeBool() ? "" : R"({"propagationPolicy":"Foreground"})",
+                    "application/json");
+        break;
       case 8: {
         const bool has_scale = std::string(k.resource) == "deployments" || std::string(k.resource) == "replicasets";
         json::object patch{{"spec", json::object{{"replicas", fuzz_value(in)}}}};
-        r = request("PATCH", item + (has_scale ? "/scale" : "/status"), json::serialize(patch), "application/merge-patch+json");
+        r = request("PATCH", item + (has_scale ? "/scale" : "/status"), json::serialize(patch),
+                    "application/merge-patch+json");
         break;
       }
-      case 9: r = request("GET", item, "", ""); write = false; break;
-      default: r = request("GET", k.prefix, "", ""); write = false; break;
+      case 9:
+        r = request("GET", item, "", "");
+        write = false;
+        break;
+      default:
+        r = request("GET", k.prefix, "", "");
+        write = false;
+        break;
     }
     const Response resp = api.handle(r);
     ++g_requests.n;
@@ -330,7 +414,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (resp.status >= 400) {
       if (kind->as_string() != "Status") fail("an error that is not a Status", resp.body);
       const auto* code = o.if_contains("code");
-      if (!code || !code->is_int64() || code->as_int64() != resp.status) fail("a Status whose code is not the HTTP status", resp.body);
+      if (!code || !code->is_int64() || code->as_int64() != resp.status)
+        fail("a Status whose code is not the HTTP status", resp.body);
     } else if (resp.status < 200) {
       fail("an informational status", resp.body);
     }
@@ -338,8 +423,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       // The object a write answered with is the stored one (or the controllers' newer version).
       const auto* md = o.if_contains("metadata");
       const auto* rv = md && md->is_object() ? md->as_object().if_contains("resourceVersion") : nullptr;
-      if (kind->as_string() != "Scale" && (!rv || !rv->is_string() ||
-                                           std::strtoull(rv->as_string().c_str(), nullptr, 10) > store.revision()))
+      if (kind->as_string() != "Scale" &&
+          (!rv || !rv->is_string() || std::strtoull(rv->as_string().c_str(), nullptr, 10) > store.revision()))
         fail("a write answered with no or a future resourceVersion", resp.body);
     }
     check_store(store);

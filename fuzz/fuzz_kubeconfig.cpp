@@ -3,7 +3,6 @@
 #include "gpupool/kubeconfig.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  return gpupool_fuzz::run(data, size, [](std::string_view text) {
-    (void)gpupool::parse_kubeconfig(text, "/nonexistent/fuzz/kubeconfig");
-  });
+  return gpupool_fuzz::run(
+      data, size, [](std::string_view text) { (void)gpupool::parse_kubeconfig(text, "/nonexistent/fuzz/kubeconfig"); });
 }

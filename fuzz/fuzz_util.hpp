@@ -22,8 +22,7 @@ template <class Fn>
 int run(const std::uint8_t* data, std::size_t size, Fn&& fn) {
   try {
     fn(as_text(data, size));
-  } catch (const gpupool::Error&) {
-  }
+  } catch (const gpupool::Error&) {}
   return 0;
 }
 

@@ -3,7 +3,7 @@
 # missing packages are installed, and a machine that has them all is left untouched.
 set -euo pipefail
 PKGS=(
-  cmake ninja-build g++ clang-14 libclang-rt-14-dev pkg-config git
+  cmake ninja-build g++ clang-14 libclang-rt-14-dev clang-format-14 clang-tidy-14 pkg-config git
   libyaml-cpp-dev libcurl4-openssl-dev libfmt-dev libssl-dev zlib1g-dev
   libboost1.81-dev libboost-json1.81-dev
   doctest-dev pybind11-dev

@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 status=0
+echo "== format (.clang-format)"
+scripts/format.sh --check || status=1
 for cc in ${GPUPOOL_COMPILERS:-gcc clang}; do
   echo "== build ($cc)"
   # The Python package (bindings/python, ctest's "python" test) is built and tested with g++.

@@ -107,7 +107,8 @@ class LocalStreamHandler : public StreamHandler {
   int hangups = 0;
 
   int port_forward(const PodTarget&, int port) override {
-    if (port != 80 && port != 6006) throw Error("dial tcp4 127.0.0.1:" + std::to_string(port) + ": connect: connection refused");
+    if (port != 80 && port != 6006)
+      throw Error("dial tcp4 127.0.0.1:" + std::to_string(port) + ": connect: connection refused");
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -184,4 +185,3 @@ struct Background {
 };
 
 }  // namespace gpupool::testing
-

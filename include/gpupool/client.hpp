@@ -43,7 +43,7 @@ struct ResourceRef {
 struct ListOptions {
   std::string label_selector{};  ///< e.g. "app=train,tier!=web"
   std::string field_selector{};  ///< e.g. "spec.nodeName=node-1"
-  std::int64_t limit = 0;      ///< page size (0: the server's choice, everything at once)
+  std::int64_t limit = 0;        ///< page size (0: the server's choice, everything at once)
   std::string continue_token{};  ///< from a previous page
   std::string resource_version{};
   bool all_namespaces = false;  ///< list across namespaces (namespaced resources only)
@@ -57,7 +57,7 @@ struct ListPage {
 };
 
 struct WriteOptions {
-  bool dry_run = false;       ///< dryRun=All: validated and admitted, not stored
+  bool dry_run = false;         ///< dryRun=All: validated and admitted, not stored
   std::string field_manager{};  ///< fieldManager; required for PatchType::apply
   /// Log the server's warnings (Warning headers) at warning level. Off for a probe whose warnings
   /// the real write repeats (the quota pre-flight's dry-run pods).
@@ -74,7 +74,7 @@ enum class PatchType {
 struct PatchOptions {
   bool dry_run = false;
   std::string field_manager{};
-  bool force = false;  ///< apply only: take ownership of conflicting fields
+  bool force = false;           ///< apply only: take ownership of conflicting fields
   bool report_warnings = true;  ///< as WriteOptions::report_warnings
 };
 
@@ -168,7 +168,7 @@ struct ExecOptions {
   std::string container;             ///< empty: the pod's only container
   bool with_stdin = false;           ///< send ExecIO::stdin_fd's bytes
   bool with_stdout = true, with_stderr = true;
-  bool tty = false;                  ///< a terminal: stderr is merged into stdout
+  bool tty = false;  ///< a terminal: stderr is merged into stdout
 };
 
 /// Where an exec's streams go. Callbacks run on the call's own I/O thread.
@@ -185,7 +185,7 @@ struct ExecIO {
 class PortForward {
  public:
   struct Port {
-    int local = 0;   ///< 0 asks for a free port; ports() reports the one chosen
+    int local = 0;  ///< 0 asks for a free port; ports() reports the one chosen
     int remote = 0;
   };
   virtual ~PortForward() = default;
@@ -231,8 +231,8 @@ class Client {
   /// A create that is safe to retry: stamps the submission-id annotation (a fresh id unless the
   /// object already carries one) so that if a retried POST meets AlreadyExists, the stored object
   /// is ours (returned as success) or someone else's (ApiError 409 "name already taken").
-  boost::json::object create_idempotent(const ResourceRef& ref, const std::string& ns, const boost::json::object& object,
-                                        const WriteOptions& options = {}) const;
+  boost::json::object create_idempotent(const ResourceRef& ref, const std::string& ns,
+                                        const boost::json::object& object, const WriteOptions& options = {}) const;
   boost::json::object get(const ResourceRef& ref, const std::string& ns, const std::string& name) const;
   ListPage list(const ResourceRef& ref, const std::string& ns, const ListOptions& options = {}) const;
   /// Every item, following continue tokens page by page.
@@ -252,8 +252,8 @@ class Client {
   /// from the last resourceVersion seen (bookmarks included) and, when that version is too old
   /// (410 Gone), re-lists and delivers the difference as ADDED/MODIFIED/DELETED events.
   /// Returns the last resourceVersion seen.
-  std::string watch(const ResourceRef& ref, const std::string& ns, const WatchOptions& options, const WatchHandler& handler,
-                    const CancelToken& cancel = {}) const;
+  std::string watch(const ResourceRef& ref, const std::string& ns, const WatchOptions& options,
+                    const WatchHandler& handler, const CancelToken& cancel = {}) const;
   /// A pod's log, line by line, until the end (or, with follow, until cancelled / handler false).
   void logs(const std::string& ns, const std::string& pod, const LogOptions& options, const LineHandler& handler,
             const CancelToken& cancel = {}) const;
@@ -266,7 +266,8 @@ class Client {
   /// Forwards local ports to a pod's ports (pods/portforward: SPDY/3.1 tunnelled in a WebSocket,
   /// SPDY/3.1+portforward.k8s.io, or a plain SPDY/3.1 upgrade when the server refuses the
   /// WebSocket one, as kubectl 1.32). Listens before returning.
-  std::unique_ptr<PortForward> port_forward(const std::string& ns, const std::string& pod, std::vector<PortForward::Port> ports,
+  std::unique_ptr<PortForward> port_forward(const std::string& ns, const std::string& pod,
+                                            std::vector<PortForward::Port> ports,
                                             PortForwardErrorHandler on_error = {}) const;
 
  private:

@@ -41,8 +41,8 @@ struct ConnectOptions {
   std::string context{};
   std::string namespace_{};  ///< empty: the context's namespace
   std::string profile{};     ///< a built-in profile name or a file path; empty: "generic"
-  Logger logger{};  ///< warnings (e.g. insecure TLS, a kubeconfig readable by others); empty: dropped
-  RetryPolicy retry{};  ///< how failed requests are retried (gpupool/retry.hpp); tests inject sleep
+  Logger logger{};           ///< warnings (e.g. insecure TLS, a kubeconfig readable by others); empty: dropped
+  RetryPolicy retry{};       ///< how failed requests are retried (gpupool/retry.hpp); tests inject sleep
 };
 
 /// A node as `gpupool nodes` / `gpupool top node` show it.
@@ -71,10 +71,10 @@ std::string_view to_string(JobStatus status) noexcept;  ///< "PENDING", "RUNNING
 
 /// One pod of a job.
 struct Instance {
-  std::string name;       ///< pod name, e.g. "mpi-dist-launcher-jgms7"
-  std::string phase;      ///< pod phase: Pending, Running, Succeeded, Failed
-  std::string node;       ///< node name; empty while unscheduled
-  std::string node_ip;    ///< the node's InternalIP (what arena's NODE column shows)
+  std::string name;     ///< pod name, e.g. "mpi-dist-launcher-jgms7"
+  std::string phase;    ///< pod phase: Pending, Running, Succeeded, Failed
+  std::string node;     ///< node name; empty while unscheduled
+  std::string node_ip;  ///< the node's InternalIP (what arena's NODE column shows)
   std::chrono::system_clock::time_point created;
 };
 
@@ -95,7 +95,7 @@ struct JobInfo {
   /// the TensorBoard pod does not run.
   std::vector<std::string> notes;
 
-  std::string trainer() const;  ///< "MPIJOB", "TFJOB", "PYTORCHJOB", "JOB", "DEPLOYMENT", "POD"
+  std::string trainer() const;                     ///< "MPIJOB", "TFJOB", "PYTORCHJOB", "JOB", "DEPLOYMENT", "POD"
   std::chrono::seconds training_duration() const;  ///< started (or created) to finished (or observed)
   /// The seed's layout: STATUS/NAMESPACE/PRIORITY/TRAINING DURATION, the instance table
   /// (NAME STATUS TRAINER AGE INSTANCE NODE), and the TensorBoard lines.
@@ -128,14 +128,14 @@ struct ApplyResult {
 
 /// Why pods are (or would be) where they are.
 struct PodExplanation {
-  std::string pod;                 ///< pod name, or the replica name for a workload not submitted
+  std::string pod;  ///< pod name, or the replica name for a workload not submitted
   std::string phase;
-  std::string node;                ///< where it runs, if bound
-  std::vector<std::string> events; ///< FailedScheduling (and other warning) messages, newest last
+  std::string node;                 ///< where it runs, if bound
+  std::vector<std::string> events;  ///< FailedScheduling (and other warning) messages, newest last
   /// A local fit check of every node (reasons in the scheduler's wording, e.g. "node(s) had
   /// untolerated taint {gpu_node: invalid}").
   std::vector<NodeVerdict> nodes;
-  std::string quota;               ///< an exceeded-quota message, if any
+  std::string quota;  ///< an exceeded-quota message, if any
 };
 struct Explanation {
   std::string name;
@@ -158,11 +158,11 @@ struct JobLogOptions {
 
 /// How Cluster::exec runs a command in one of a job's pods.
 struct JobExecOptions {
-  std::string instance;   ///< pod name (one of the job's); empty: its first running pod
-  std::string container;  ///< empty: the pod's only container
+  std::string instance;              ///< pod name (one of the job's); empty: its first running pod
+  std::string container;             ///< empty: the pod's only container
   std::optional<std::string> input;  ///< sent as the command's stdin, then EOF
-  int stdin_fd = -1;      ///< or: stdin read from this descriptor until EOF (the command line's)
-  bool tty = false;       ///< allocate a terminal (stderr is merged into stdout)
+  int stdin_fd = -1;                 ///< or: stdin read from this descriptor until EOF (the command line's)
+  bool tty = false;                  ///< allocate a terminal (stderr is merged into stdout)
   /// Where output goes as it arrives; unset: captured into ExecResult.
   std::function<void(std::string_view)> on_stdout, on_stderr;
   std::function<std::optional<std::pair<int, int>>()> terminal_size;  ///< with tty: (columns, rows)
@@ -263,15 +263,16 @@ class Cluster {
   /// Forwards local ports (on 127.0.0.1; local 0 picks a free port, reported by ports()) to one
   /// of the job's running pods (`instance`, or the first running one), as `kubectl port-forward`.
   std::unique_ptr<PortForward> port_forward(const std::string& name, const std::vector<PortForward::Port>& ports,
-                                            const std::string& instance = {}, PortForwardErrorHandler on_error = {}) const;
+                                            const std::string& instance = {},
+                                            PortForwardErrorHandler on_error = {}) const;
   /// Forwards a local port (0: a free one) to the job's TensorBoard pod (--tensorboard); the URL
   /// is http://127.0.0.1:<ports()[0].local>. gpupool::Error saying why when its pod does not run.
-  std::unique_ptr<PortForward> tensorboard(const std::string& name, int local_port = 0, PortForwardErrorHandler on_error = {}) const;
+  std::unique_ptr<PortForward> tensorboard(const std::string& name, int local_port = 0,
+                                           PortForwardErrorHandler on_error = {}) const;
   /// Why the job's pods are pending (events + a local fit check of every node + quota).
   Explanation explain(const std::string& name) const;
   /// Where a workload not yet submitted would fit.
   Explanation explain(const Workload& workload) const;
-
 
  private:
   using Impl = detail::ClusterImpl;

@@ -22,10 +22,10 @@ namespace gpupool {
 
 /// How often one verb fails. Rates are probabilities in [0, 1], tried in this order.
 struct FaultRule {
-  double too_many_requests = 0;   ///< 429 TooManyRequests with Retry-After
-  double internal_error = 0;      ///< 500 InternalError
-  double unavailable = 0;         ///< 503 ServiceUnavailable
-  double connection_reset = 0;    ///< the connection is reset before any response
+  double too_many_requests = 0;          ///< 429 TooManyRequests with Retry-After
+  double internal_error = 0;             ///< 500 InternalError
+  double unavailable = 0;                ///< 503 ServiceUnavailable
+  double connection_reset = 0;           ///< the connection is reset before any response
   std::chrono::milliseconds latency{0};  ///< added before every answer to this verb
   int retry_after_seconds = 1;
   /// The request is carried out, then the connection is reset before the answer is sent: the
@@ -59,8 +59,8 @@ struct PodTarget {
 /// past its return.
 struct ExecRequest {
   PodTarget pod;
-  std::string container;              ///< already checked to be one of the pod's containers
-  std::vector<std::string> command;   ///< argv, as the client sent it (may be empty)
+  std::string container;             ///< already checked to be one of the pod's containers
+  std::vector<std::string> command;  ///< argv, as the client sent it (may be empty)
   bool tty = false;
   int stdin_fd = -1;   ///< read end of the client's stdin; -1 when the client sends none; EOF when it closes
   int stdout_fd = -1;  ///< write end; -1 when the client did not ask for stdout
@@ -107,12 +107,12 @@ int run_exec_locally(const ExecRequest& request, const std::string& dir, const s
                      bool* hung_up = nullptr);
 
 struct EmbeddedOptions {
-  int port = 0;                     ///< 0: an ephemeral port
-  std::vector<std::string> users{}; ///< each gets a namespace, a token and a client certificate
-  std::string kubeconfig_dir{};     ///< where kubeconfigs go; empty: a fresh directory under /tmp
-  std::string topology{};           ///< nodes to create: a built-in name ("seed", "iiis"), a file, or "none" / empty: no nodes
+  int port = 0;                      ///< 0: an ephemeral port
+  std::vector<std::string> users{};  ///< each gets a namespace, a token and a client certificate
+  std::string kubeconfig_dir{};      ///< where kubeconfigs go; empty: a fresh directory under /tmp
+  std::string topology{};  ///< nodes to create: a built-in name ("seed", "iiis"), a file, or "none" / empty: no nodes
   std::string mpijob_version = "v1";  ///< kubeflow.org MPIJob served: "v1" or "v2beta1"
-  bool manual_clock = true;         ///< true: time moves only by advance(); false: wall-clock time
+  bool manual_clock = true;           ///< true: time moves only by advance(); false: wall-clock time
   std::string server_version = "v1.32.0";
   /// A state file written by save_state(): when it exists, the cluster comes back from it (objects,
   /// taints, jobs) instead of from the topology, with the journal `<state_file>.log` of the writes
@@ -154,9 +154,9 @@ class EmbeddedServer {
 
   std::string url() const;  ///< "https://127.0.0.1:<port>"
   int port() const;
-  const std::string& ca_pem() const;            ///< the CA that signed the server certificate
+  const std::string& ca_pem() const;  ///< the CA that signed the server certificate
   const std::string& kubeconfig_dir() const;
-  std::string admin_kubeconfig() const;         ///< path; client certificate in group system:masters
+  std::string admin_kubeconfig() const;                        ///< path; client certificate in group system:masters
   std::string kubeconfig(const std::string& user) const;       ///< path; bearer token, namespace = user
   std::string cert_kubeconfig(const std::string& user) const;  ///< path; client certificate CN = user
 

@@ -58,8 +58,8 @@ class ApiError : public Error {
  public:
   ApiError(int code, std::string reason, std::string message, std::vector<StatusCause> causes = {},
            std::optional<int> retry_after_seconds = std::nullopt);
-  int code() const noexcept { return code_; }                       ///< HTTP status code
-  const std::string& reason() const noexcept { return reason_; }    ///< Status.reason, e.g. "NotFound"
+  int code() const noexcept { return code_; }                              ///< HTTP status code
+  const std::string& reason() const noexcept { return reason_; }           ///< Status.reason, e.g. "NotFound"
   const std::string& status_message() const noexcept { return message_; }  ///< Status.message
   const std::vector<StatusCause>& causes() const noexcept { return causes_; }
   std::optional<int> retry_after_seconds() const noexcept { return retry_after_; }

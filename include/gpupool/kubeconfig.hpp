@@ -32,11 +32,11 @@ struct ExecEnvVar {
 
 /// users[].user.exec: a client-go credential plugin (client.authentication.k8s.io/v1 or v1beta1).
 struct ExecConfig {
-  std::string api_version;          ///< client.authentication.k8s.io/v1 or .../v1beta1
-  std::string command;              ///< absolute when the kubeconfig gave a path with '/'
-  std::vector<std::string> args;    ///< argv[1..]; never joined into a shell string
-  std::vector<ExecEnvVar> env;      ///< added to the child's environment only
-  std::string interactive_mode;     ///< Never | IfAvailable | Always (v1beta1 default IfAvailable)
+  std::string api_version;        ///< client.authentication.k8s.io/v1 or .../v1beta1
+  std::string command;            ///< absolute when the kubeconfig gave a path with '/'
+  std::vector<std::string> args;  ///< argv[1..]; never joined into a shell string
+  std::vector<ExecEnvVar> env;    ///< added to the child's environment only
+  std::string interactive_mode;   ///< Never | IfAvailable | Always (v1beta1 default IfAvailable)
   bool provide_cluster_info = false;
   std::string install_hint;
 };
@@ -44,9 +44,9 @@ struct ExecConfig {
 /// The cluster a context points at.
 struct KubeCluster {
   std::string name;
-  std::string server;                       ///< e.g. https://10.0.0.1:6443
-  std::string certificate_authority_pem;    ///< from certificate-authority-data or the file
-  std::string certificate_authority_file;   ///< the file it came from, for messages ("" if inline)
+  std::string server;                      ///< e.g. https://10.0.0.1:6443
+  std::string certificate_authority_pem;   ///< from certificate-authority-data or the file
+  std::string certificate_authority_file;  ///< the file it came from, for messages ("" if inline)
   bool insecure_skip_tls_verify = false;
   std::string tls_server_name;
   std::string proxy_url;
@@ -57,29 +57,29 @@ struct KubeCluster {
 struct KubeUser {
   std::string name;
   std::string client_certificate_pem;
-  std::string client_key_pem;     ///< secret
-  std::string client_key_file;    ///< where the key came from ("" if inline), for messages
-  std::string token;              ///< secret; static token
-  std::string token_file;         ///< absolute; re-read whenever the file changes
+  std::string client_key_pem;   ///< secret
+  std::string client_key_file;  ///< where the key came from ("" if inline), for messages
+  std::string token;            ///< secret; static token
+  std::string token_file;       ///< absolute; re-read whenever the file changes
   std::string username;
-  std::string password;           ///< secret; basic auth
+  std::string password;  ///< secret; basic auth
   std::optional<ExecConfig> exec;
 };
 
 /// A resolved configuration: one context with its cluster and user.
 struct KubeConfig {
-  std::string context;              ///< the context's name ("" for in-cluster)
+  std::string context;                     ///< the context's name ("" for in-cluster)
   std::string namespace_name = "default";  ///< the context's namespace, "default" when it sets none
   KubeCluster cluster;
   KubeUser user;
-  std::string source;               ///< the file that defined the context, or "in-cluster"
+  std::string source;  ///< the file that defined the context, or "in-cluster"
 };
 
 /// Where to look. Every field is optional.
 struct KubeConfigOptions {
-  std::string path;       ///< like `kubectl --kubeconfig`: only this file, which must exist
-  std::string context;    ///< like `kubectl --context`: overrides current-context
-  Logger logger;          ///< warnings (files readable by others); empty: dropped
+  std::string path;     ///< like `kubectl --kubeconfig`: only this file, which must exist
+  std::string context;  ///< like `kubectl --context`: overrides current-context
+  Logger logger;        ///< warnings (files readable by others); empty: dropped
   /// Environment lookup (KUBECONFIG, HOME, KUBERNETES_SERVICE_HOST/PORT). Empty: the process's.
   std::function<std::optional<std::string>(const std::string&)> getenv;
   /// The service-account directory for the in-cluster fallback.

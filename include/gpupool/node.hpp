@@ -26,7 +26,7 @@ namespace gpupool {
 
 /// One entry of status.addresses.
 struct NodeAddress {
-  std::string type;     ///< "InternalIP", "ExternalIP", "Hostname", ...
+  std::string type;  ///< "InternalIP", "ExternalIP", "Hostname", ...
   std::string address;
   bool operator==(const NodeAddress&) const = default;
 };
@@ -37,18 +37,18 @@ struct Node {
   std::string name;
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
-  std::vector<Taint> taints;                   ///< spec.taints, in order
-  bool unschedulable = false;                  ///< spec.unschedulable (cordoned)
-  std::vector<NodeAddress> addresses;          ///< status.addresses
+  std::vector<Taint> taints;           ///< spec.taints, in order
+  bool unschedulable = false;          ///< spec.unschedulable (cordoned)
+  std::vector<NodeAddress> addresses;  ///< status.addresses
   /// status of the Ready condition: "True", "False", "Unknown"; empty when the node has none.
   std::string ready_status;
-  std::string kubelet_version;                 ///< status.nodeInfo.kubeletVersion
-  std::string os_image;                        ///< status.nodeInfo.osImage
-  std::string kernel_version;                  ///< status.nodeInfo.kernelVersion
-  std::string container_runtime_version;       ///< status.nodeInfo.containerRuntimeVersion
-  std::optional<time_point> created;           ///< metadata.creationTimestamp
-  std::map<std::string, Quantity> capacity;    ///< status.capacity
-  std::map<std::string, Quantity> allocatable; ///< status.allocatable
+  std::string kubelet_version;                  ///< status.nodeInfo.kubeletVersion
+  std::string os_image;                         ///< status.nodeInfo.osImage
+  std::string kernel_version;                   ///< status.nodeInfo.kernelVersion
+  std::string container_runtime_version;        ///< status.nodeInfo.containerRuntimeVersion
+  std::optional<time_point> created;            ///< metadata.creationTimestamp
+  std::map<std::string, Quantity> capacity;     ///< status.capacity
+  std::map<std::string, Quantity> allocatable;  ///< status.allocatable
 
   /// Reads a core/v1 Node object. Throws ValidationError naming the field path (e.g.
   /// "status.capacity[cpu]", "spec.taints[1].effect", "metadata.name") for a missing name, a wrong

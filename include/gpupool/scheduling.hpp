@@ -11,8 +11,8 @@
 //
 // The rules are kube-scheduler's plugins, one source file each (libgpupool/model/plugins/, listed in
 // its registry.cpp). Filters (kube-scheduler v1.32 default profile, in its order; a node's verdict
-// comes from the first plugin that rejects it): NodeUnschedulable, NodeName, TaintToleration, NodeAffinity (nodeSelector +
-// required node affinity, with its PreFilter narrowing to the nodes named by matchFields
+// comes from the first plugin that rejects it): NodeUnschedulable, NodeName, TaintToleration, NodeAffinity
+// (nodeSelector + required node affinity, with its PreFilter narrowing to the nodes named by matchFields
 // metadata.name), NodeResourcesFit (pods count, cpu, memory, ephemeral-storage and every extended
 // resource; zero requests skip). PreFilter only: VolumeBinding (missing, deleting or unbound
 // Immediate claims, from PodRequirements::claims). Reasons are worded as the plugins word them.
@@ -21,8 +21,8 @@
 // in reverse), NodeResourcesFit LeastAllocated ×1 (cpu and memory, with the 100m/200Mi non-zero
 // defaults), NodeResourcesBalancedAllocation ×1, and PodTopologySpread ×2, a simple spread standing
 // in for its system defaults: fewer pods with the same spread_key score higher
-// (100 × (max − count) / max). Not modelled: NodePorts, volume filters (node affinity of bound volumes, limits, zones), inter-pod affinity, preferred node
-// affinity, image locality, and preemption (no victims are ever found; see
+// (100 × (max − count) / max). Not modelled: NodePorts, volume filters (node affinity of bound volumes, limits, zones),
+// inter-pod affinity, preferred node affinity, image locality, and preemption (no victims are ever found; see
 // PlacementResult::failed_scheduling_message).
 //
 // Tie-breaking is deterministic: among nodes with the highest total score the first one in
@@ -113,16 +113,16 @@ struct PodClaim {
 
 /// What the scheduler needs to know about a pod.
 struct PodRequirements {
-  std::string name;                              ///< "namespace/name", for messages only
-  std::map<std::string, Quantity> requests;      ///< effective requests (see effective_pod_requests)
+  std::string name;                          ///< "namespace/name", for messages only
+  std::map<std::string, Quantity> requests;  ///< effective requests (see effective_pod_requests)
   /// Non-zero requests used for scoring; when unset, derived from `requests` (cpu or 100m,
   /// memory or 200Mi).
   std::optional<std::int64_t> nonzero_milli_cpu, nonzero_memory;
   std::map<std::string, std::string> node_selector;
   std::vector<NodeSelectorTerm> required_node_affinity;  ///< terms ORed; empty: no requirement
   std::vector<Toleration> tolerations;
-  std::string node_name;                         ///< spec.nodeName
-  std::string spread_key;                        ///< pods sharing it are spread (e.g. the owner)
+  std::string node_name;   ///< spec.nodeName
+  std::string spread_key;  ///< pods sharing it are spread (e.g. the owner)
   /// The claims of the pod's volumes, in order. from_pod_json fills the names (status Unknown); a
   /// caller that can read the claims and their StorageClasses sets each status.
   std::vector<PodClaim> claims;
@@ -168,7 +168,7 @@ struct PlacementResult {
   std::vector<NodeVerdict> verdicts;
   /// "<count> <reason>" strings as FitError.Error() sorts them (filled when no node fits).
   std::vector<std::string> filter_reasons;
-  std::string prefilter_message;      ///< a PreFilter rejection, e.g. "pod affinity terms conflict"
+  std::string prefilter_message;  ///< a PreFilter rejection, e.g. "pod affinity terms conflict"
   /// The FailedScheduling event message as kube-scheduler v1.32 assembles it, e.g.
   /// "0/6 nodes are available: 3 node(s) had untolerated taint {gpu_node: invalid}, ... .
   ///  preemption: 0/6 nodes are available: 6 Preemption is not helpful for scheduling.."

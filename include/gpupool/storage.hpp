@@ -66,7 +66,7 @@ struct HostPathSource {
 };
 /// emptyDir; medium Memory gives a tmpfs (the usual /dev/shm for PyTorch data loaders).
 struct EmptyDirSource {
-  bool memory = false;                ///< medium: Memory
+  bool memory = false;  ///< medium: Memory
   std::optional<Quantity> size_limit;
   bool operator==(const EmptyDirSource&) const = default;
 };

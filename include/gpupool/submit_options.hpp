@@ -22,24 +22,24 @@ struct SubmitOptions {
   std::string image;       ///< full reference or catalog shorthand
   std::int64_t gpus = 0;   ///< per worker
   std::int32_t workers = 1;
-  std::int32_t ps = 0;     ///< TFJob parameter servers
-  bool chief = false;      ///< TFJob chief
-  std::string cpu;         ///< request per replica, e.g. "4" or "500m"; empty: none
-  std::string memory;      ///< request per replica, e.g. "16Gi"; empty: none
+  std::int32_t ps = 0;       ///< TFJob parameter servers
+  bool chief = false;        ///< TFJob chief
+  std::string cpu;           ///< request per replica, e.g. "4" or "500m"; empty: none
+  std::string memory;        ///< request per replica, e.g. "16Gi"; empty: none
   std::string cpu_limit;     ///< limit per replica; empty: none (or the request, with a profile's limits_from_requests)
   std::string memory_limit;  ///< limit per replica; empty: as cpu_limit
   /// GPUs per replica as a limit. Kubernetes requires an extended resource's request to equal its
   /// limit, so this is --gpus by another name: both given must agree.
-  std::int64_t gpu_limit = -1;  ///< -1: not given
-  std::string shm;         ///< size of a memory-backed /dev/shm, e.g. "8Gi"; empty: none
+  std::int64_t gpu_limit = -1;           ///< -1: not given
+  std::string shm;                       ///< size of a memory-backed /dev/shm, e.g. "8Gi"; empty: none
   std::vector<std::string> tolerations;  ///< "ssd_node", "all", "key=value:Effect", "key:Effect", "k=v:effect,op"
   std::vector<std::string> selectors;    ///< "key=value" node labels
   std::vector<std::string> data;         ///< "pvc-name:/mount/path[:ro]"
   std::vector<std::string> data_dirs;    ///< "/host/path:/mount/path[:ro]"
   std::vector<std::string> pvc_create;   ///< "name:storage-class:size[:/mount/path]"
   std::vector<std::string> env;          ///< "KEY=VALUE"
-  bool ssd = false;        ///< mount the profile's local SSDs
-  bool nfs = false;        ///< mount the profile's NFS share
+  bool ssd = false;                      ///< mount the profile's local SSDs
+  bool nfs = false;                      ///< mount the profile's NFS share
   /// "SOURCE:CACHE" each: copy SOURCE (PVC/NFS path) into CACHE (SSD) before the run, in order.
   std::vector<std::string> stage_in;
   /// "RESULTS:TARGET": copy RESULTS (SSD) back to TARGET (a writable PVC/NFS path) after the run,
@@ -50,12 +50,12 @@ struct SubmitOptions {
   std::int64_t stage_out_grace = -1;
   std::string working_dir;
   bool tensorboard = false;
-  std::string logdir;      ///< TensorBoard log dir; empty: /training_logs
-  std::string mpi_api;     ///< "v1" | "v2beta1" | "" (the caller decides, e.g. from discovery)
+  std::string logdir;   ///< TensorBoard log dir; empty: /training_logs
+  std::string mpi_api;  ///< "v1" | "v2beta1" | "" (the caller decides, e.g. from discovery)
   std::string scheduler_name;
   std::string priority_class;
-  std::string command;             ///< a shell string, run as sh -c
-  std::vector<std::string> argv;   ///< or an argv (at most one of command/argv)
+  std::string command;            ///< a shell string, run as sh -c
+  std::vector<std::string> argv;  ///< or an argv (at most one of command/argv)
 };
 
 /// Builds and validates the Workload these options describe. Throws ValidationError naming the

@@ -43,9 +43,9 @@ std::vector<std::size_t> duplicate_taints(const std::vector<Taint>& taints);
 
 /// One argument of `kubectl taint nodes NODE ...`: a taint to add, or a removal.
 struct TaintChange {
-  Taint taint;                 ///< for a removal only key (and effect if given) are meaningful
-  bool remove = false;         ///< "key-" or "key:Effect-"
-  bool effect_given = true;    ///< false for "key-": removes every effect of that key
+  Taint taint;               ///< for a removal only key (and effect if given) are meaningful
+  bool remove = false;       ///< "key-" or "key:Effect-"
+  bool effect_given = true;  ///< false for "key-": removes every effect of that key
 };
 /// Parses kubectl's taint syntax: "key=value:Effect", "key:Effect", "key-", "key:Effect-",
 /// "key=value:Effect-". Throws ValidationError for anything malformed.
@@ -75,8 +75,8 @@ struct TaintOutcome {
   std::vector<Taint> taints;
   std::string operation;
 };
-TaintOutcome taint_node(std::string_view node, const std::vector<Taint>& taints, const std::vector<TaintChange>& changes,
-                        bool overwrite);
+TaintOutcome taint_node(std::string_view node, const std::vector<Taint>& taints,
+                        const std::vector<TaintChange>& changes, bool overwrite);
 
 enum class TolerationOperator { Equal, Exists };
 
@@ -84,7 +84,7 @@ struct Toleration {
   std::string key;  ///< empty with Exists: tolerates every taint
   TolerationOperator op = TolerationOperator::Equal;
   std::string value;
-  std::optional<TaintEffect> effect;            ///< nullopt: every effect
+  std::optional<TaintEffect> effect;               ///< nullopt: every effect
   std::optional<std::int64_t> toleration_seconds;  ///< only meaningful with NoExecute
 
   /// core/v1 ToleratesTaint.
@@ -132,8 +132,7 @@ std::vector<FieldRuleError> toleration_errors(std::string_view key, std::string_
 Toleration parse_toleration(std::string_view text, std::string_view field = "toleration");
 /// Parses a repeated flag; the results accumulate in order, duplicates collapse. The field of the
 /// i-th text is "<field>[i]".
-std::vector<Toleration> parse_tolerations(const std::vector<std::string>& texts,
-                                          std::string_view field = "toleration");
+std::vector<Toleration> parse_tolerations(const std::vector<std::string>& texts, std::string_view field = "toleration");
 
 /// True when some toleration tolerates the taint.
 bool tolerated(const Taint& taint, const std::vector<Toleration>& tolerations);
@@ -142,7 +141,6 @@ bool tolerated(const Taint& taint, const std::vector<Toleration>& tolerations);
 std::optional<Taint> first_untolerated_filtering_taint(const std::vector<Taint>& taints,
                                                        const std::vector<Toleration>& tolerations);
 /// Number of PreferNoSchedule taints not tolerated (TaintToleration Score; fewer is better).
-int count_intolerable_prefer_no_schedule(const std::vector<Taint>& taints,
-                                         const std::vector<Toleration>& tolerations);
+int count_intolerable_prefer_no_schedule(const std::vector<Taint>& taints, const std::vector<Toleration>& tolerations);
 
 }  // namespace gpupool

@@ -42,13 +42,13 @@ namespace gpupool {
 struct TopologyNode {
   std::string name;
   std::string internal_ip;
-  std::vector<std::string> roles;              ///< "master", "worker", ... (labels are derived)
-  std::map<std::string, std::string> labels;   ///< as written, without the derived ones
+  std::vector<std::string> roles;             ///< "master", "worker", ... (labels are derived)
+  std::map<std::string, std::string> labels;  ///< as written, without the derived ones
   std::vector<Taint> taints;
   std::map<std::string, Quantity> capacity;     ///< "cpu", "memory", "pods", "nvidia.com/gpu", ...
   std::map<std::string, Quantity> allocatable;  ///< complete (capacity filled in where unset)
   std::string kubelet_version = "v1.32.0";
-  std::chrono::seconds age{0};                  ///< how long ago the node joined
+  std::chrono::seconds age{0};  ///< how long ago the node joined
   bool unschedulable = false;
   std::string os_image = "Ubuntu 22.04.4 LTS";
   std::string kernel_version = "5.15.0-105-generic";

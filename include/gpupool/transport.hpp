@@ -52,10 +52,10 @@ struct HttpResponse {
 
 /// Who the request is from. Secret fields never reach logs or error text.
 struct RequestCredentials {
-  std::string bearer_token;     ///< secret
+  std::string bearer_token;        ///< secret
   std::string username, password;  ///< basic auth; password secret
   std::string client_certificate_pem;
-  std::string client_key_pem;   ///< secret; handed to libcurl from memory, never written to disk
+  std::string client_key_pem;  ///< secret; handed to libcurl from memory, never written to disk
   bool operator==(const RequestCredentials&) const = default;
 };
 

@@ -91,7 +91,7 @@ struct Workload {
   std::vector<EnvVar> env;
   std::string working_dir;
 
-  Resources resources;     ///< per replica (GPUs go to the replicas that compute, see render.hpp)
+  Resources resources;  ///< per replica (GPUs go to the replicas that compute, see render.hpp)
   Replicas replicas;
   std::int32_t slots_per_worker = 0;  ///< MPIJob slotsPerWorker; 0: GPUs per worker (at least 1)
 
@@ -99,17 +99,17 @@ struct Workload {
   std::map<std::string, std::string> node_selector;
   std::vector<NodeSelectorRequirement> required_node_affinity;  ///< ANDed, in one term
 
-  std::vector<PvcRequest> pvcs;     ///< claims created with the submission
+  std::vector<PvcRequest> pvcs;  ///< claims created with the submission
   std::vector<Volume> volumes;
-  std::vector<VolumeMount> mounts;  ///< mounts of the main container
-  bool ssd = false;                 ///< mount the profile's local SSDs
-  bool nfs = false;                 ///< mount the profile's NFS share (datasets ro, own dir rw)
-  std::optional<Quantity> shm_size; ///< memory-backed emptyDir at /dev/shm with this sizeLimit
+  std::vector<VolumeMount> mounts;   ///< mounts of the main container
+  bool ssd = false;                  ///< mount the profile's local SSDs
+  bool nfs = false;                  ///< mount the profile's NFS share (datasets ro, own dir rw)
+  std::optional<Quantity> shm_size;  ///< memory-backed emptyDir at /dev/shm with this sizeLimit
   std::optional<SsdStaging> staging;
 
-  std::string scheduler_name;       ///< empty: the profile's (GPU workloads) or the default
-  std::optional<bool> host_network; ///< nullopt: the profile's default
-  std::optional<bool> host_ipc;     ///< nullopt: the profile's default
+  std::string scheduler_name;        ///< empty: the profile's (GPU workloads) or the default
+  std::optional<bool> host_network;  ///< nullopt: the profile's default
+  std::optional<bool> host_ipc;      ///< nullopt: the profile's default
   std::string priority_class_name;
   std::vector<std::string> image_pull_secrets;
   std::map<std::string, std::string> labels;

@@ -85,7 +85,8 @@ std::vector<std::string> roll_back(const Client& client, const std::vector<Place
         remove(*in_flight, mine);
       }
     } catch (const ApiError& e) {
-      if (e.code() != 404) left.push_back(fmt::format("{}, if its create went through ({})", in_flight->text(), e.what()));
+      if (e.code() != 404)
+        left.push_back(fmt::format("{}, if its create went through ({})", in_flight->text(), e.what()));
     } catch (const Error& e) {
       left.push_back(fmt::format("{}, if its create went through ({})", in_flight->text(), e.what()));
     }
@@ -214,7 +215,8 @@ NodeList Cluster::nodes() const {
     row.gpus_allocated = allocated[row.node.name];
     out.rows.push_back(std::move(row));
   }
-  std::sort(out.rows.begin(), out.rows.end(), [](const NodeRow& a, const NodeRow& b) { return a.node.name < b.node.name; });
+  std::sort(out.rows.begin(), out.rows.end(),
+            [](const NodeRow& a, const NodeRow& b) { return a.node.name < b.node.name; });
   out.observed = impl_->client->server_now();
   return out;
 }
@@ -254,7 +256,8 @@ std::vector<PvcInfo> Cluster::pvcs() const {
     p.status = str_at(o, {"status", "phase"});
     p.volume = str_at(o, {"spec", "volumeName"});
     p.capacity = str_at(o, {"status", "capacity", "storage"});
-    if (const auto* modes = arr_at(o, {"status", "accessModes"}); modes || (modes = arr_at(o, {"spec", "accessModes"}))) {
+    if (const auto* modes = arr_at(o, {"status", "accessModes"});
+        modes || (modes = arr_at(o, {"spec", "accessModes"}))) {
       std::vector<std::string> names;
       for (const auto& m : *modes)
         if (m.is_string()) names.emplace_back(m.get_string());
@@ -325,8 +328,8 @@ SubmitResult Cluster::submit(const Workload& workload, bool dry_run) {
     for (auto& object : result.submission.objects) {
       ResourceRef ref = resource_of(*impl_->client, object);
       auto& meta = object["metadata"].as_object();
-      auto& annotations = meta["annotations"].is_object() ? meta["annotations"].as_object()
-                                                          : meta["annotations"].emplace_object();
+      auto& annotations =
+          meta["annotations"].is_object() ? meta["annotations"].as_object() : meta["annotations"].emplace_object();
       annotations[impl_->client->options().submission_id_annotation] = id;
       std::string ns = str_at(object, {"metadata", "namespace"});
       if (ns.empty()) ns = result.namespace_;
@@ -424,8 +427,8 @@ std::vector<json::object> Cluster::prepare_manifests(std::vector<json::object> o
               for (const auto& entry : p.catalog.images)
                 if (entry.name != ref.path && edit_distance(entry.name, ref.path) <= 2)
                   impl_->logger(LogLevel::warning,
-                                fmt::format("{}.image: \"{}\" is not in the {} profile's catalog; did you mean {}?", field,
-                                            written, p.name, entry.name));
+                                fmt::format("{}.image: \"{}\" is not in the {} profile's catalog; did you mean {}?",
+                                            field, written, p.name, entry.name));
           }
           // A GPU container without the env the site's GPUs need (Orion's ORION_*): a warning, since the
           // manifest's author may set it another way (an envFrom, an image default).
@@ -443,8 +446,8 @@ std::vector<json::object> Cluster::prepare_manifests(std::vector<json::object> o
             }
             if (!missing.empty())
               impl_->logger(LogLevel::warning,
-                            fmt::format("{}: asks for {} but lacks {}, which the {} profile sets for GPU containers", field,
-                                        p.gpu.resource, missing, p.name));
+                            fmt::format("{}: asks for {} but lacks {}, which the {} profile sets for GPU containers",
+                                        field, p.gpu.resource, missing, p.name));
           }
           // GPUs: the site's resource name only (a request for another is never scheduled there).
           for (const char* part : {"limits", "requests"})
@@ -452,9 +455,10 @@ std::vector<json::object> Cluster::prepare_manifests(std::vector<json::object> o
               for (const auto& [name, q] : *res) {
                 const std::string n(name);
                 if (n != p.gpu.resource && n.size() > 4 && n.compare(n.size() - 4, 4, "/gpu") == 0)
-                  throw ValidationError(fmt::format("{}.resources.{}", field, part), n,
-                                        fmt::format("this cluster's GPUs are \"{}\" (profile {}); ask for that resource",
-                                                    p.gpu.resource, p.name));
+                  throw ValidationError(
+                      fmt::format("{}.resources.{}", field, part), n,
+                      fmt::format("this cluster's GPUs are \"{}\" (profile {}); ask for that resource", p.gpu.resource,
+                                  p.name));
               }
         }
       }
@@ -489,12 +493,12 @@ ApplyResult Cluster::apply(std::vector<json::object> objects, bool dry_run, bool
       // kubectl's words: created, or configured when the apply changed anything, else unchanged.
       // Compared by content, not resourceVersion: controllers write status (a claim's binding) at
       // moments of their own, and a dry run stores nothing.
-      const char* verb = !before ? "created"
+      const char* verb = !before                                                       ? "created"
                          : without_bookkeeping(*before) == without_bookkeeping(stored) ? "unchanged"
-                                                                                      : "configured";
+                                                                                       : "configured";
       if (!before && !dry_run) created.push_back({ref, ns, name});
-      result.lines.push_back(fmt::format("{} {}{}", kubectl_name(ref.kind, ref.group, name), verb,
-                                         dry_run ? " (server dry run)" : ""));
+      result.lines.push_back(
+          fmt::format("{} {}{}", kubectl_name(ref.kind, ref.group, name), verb, dry_run ? " (server dry run)" : ""));
       result.objects.push_back(std::move(stored));
     }
   } catch (...) {
@@ -506,8 +510,10 @@ ApplyResult Cluster::apply(std::vector<json::object> objects, bool dry_run, bool
     if (left.empty()) throw;
     std::string list;
     for (const auto& l : left) list += (list.empty() ? "" : "; ") + l;
-    rethrow_with_note(original, fmt::format(" [the apply was not completed and {} of the objects it created could not be "
-                                            "deleted: {}]", left.size(), list));
+    rethrow_with_note(original,
+                      fmt::format(" [the apply was not completed and {} of the objects it created could not be "
+                                  "deleted: {}]",
+                                  left.size(), list));
   }
   return result;
 }

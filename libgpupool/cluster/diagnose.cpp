@@ -4,9 +4,9 @@
 // both call stuck_notes(); each note is one line saying what is wrong and what to do.
 #include "cluster/diagnose.hpp"
 
-#include "gpupool/time.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/render.hpp"
+#include "gpupool/time.hpp"
 
 #include <fmt/format.h>
 
@@ -68,7 +68,8 @@ std::vector<std::string> stuck_notes(const detail::ClusterImpl& impl, const Stuc
 
   // A Kubeflow kind the API serves but no operator runs: the object never gets a status and no
   // pod appears. Operators set a Created condition within a second of the create.
-  if ((in.kind == WorkloadKind::MPIJob || in.kind == WorkloadKind::TFJob || in.kind == WorkloadKind::PyTorchJob) && in.pods.empty() && !has_conditions(in.job) && age_of(in.job) >= kOperatorGrace)
+  if ((in.kind == WorkloadKind::MPIJob || in.kind == WorkloadKind::TFJob || in.kind == WorkloadKind::PyTorchJob) &&
+      in.pods.empty() && !has_conditions(in.job) && age_of(in.job) >= kOperatorGrace)
     notes.push_back(fmt::format(
         "no operator has acted on {} in {} (no status, no pods): the cluster serves the {} API but nothing runs "
         "it; install {} or ask the cluster's admin",
@@ -109,8 +110,8 @@ std::vector<std::string> stuck_notes(const detail::ClusterImpl& impl, const Stuc
       std::string msg = str_at(o, {"message"});
       if (std::find(seen.begin(), seen.end(), msg) != seen.end()) continue;
       seen.push_back(msg);
-      notes.push_back(fmt::format("{} {} could not create pods: {}", lower(str_at(o, {"involvedObject", "kind"})),
-                                  object, msg));
+      notes.push_back(
+          fmt::format("{} {} could not create pods: {}", lower(str_at(o, {"involvedObject", "kind"})), object, msg));
     }
   }
   return notes;

@@ -19,10 +19,10 @@ inline constexpr std::chrono::seconds kOperatorGrace{30};
 
 struct StuckInput {
   WorkloadKind kind;
-  std::string group;                  ///< the job's API group ("kubeflow.org", "apps", "")
-  const boost::json::object& job;     ///< the job object as read
-  const boost::json::array& pods;     ///< its pods (not the TensorBoard's)
-  const boost::json::array* events;   ///< the namespace's events, or nullptr when not read
+  std::string group;                          ///< the job's API group ("kubeflow.org", "apps", "")
+  const boost::json::object& job;             ///< the job object as read
+  const boost::json::array& pods;             ///< its pods (not the TensorBoard's)
+  const boost::json::array* events;           ///< the namespace's events, or nullptr when not read
   std::chrono::system_clock::time_point now;  ///< the server's time
 };
 

@@ -22,7 +22,7 @@ std::string topology_profile(const std::string& topology) {
 }
 
 struct EmbeddedCluster::Impl {
-  ConnectOptions connect;  ///< the admin's (kubeconfig, profile, logger, retry); users' copy it
+  ConnectOptions connect;                    ///< the admin's (kubeconfig, profile, logger, retry); users' copy it
   std::unique_ptr<EmbeddedServer> server;    ///< a cluster of its own
   std::unique_ptr<EmbeddedSession> session;  ///< a shared state, owned or joined
 };
@@ -73,7 +73,7 @@ void EmbeddedCluster::stop() {
   if (!impl_) return;  // moved from
   std::unique_ptr<EmbeddedServer> server = std::move(impl_->server);
   std::unique_ptr<EmbeddedSession> session = std::move(impl_->session);
-  server.reset();  // ~EmbeddedServer stops serving
+  server.reset();                 // ~EmbeddedServer stops serving
   if (session) session->close();  // an owner folds its journal into the snapshot and lets go of the lock
 }
 
@@ -84,9 +84,10 @@ bool EmbeddedCluster::joined() const { return impl_ && impl_->session && impl_->
 EmbeddedServer& EmbeddedCluster::server() const {
   if (stopped()) throw Error("the embedded cluster was stopped; start a new EmbeddedCluster");
   if (joined())
-    throw Error(fmt::format("this EmbeddedCluster joined the one served by another process ({}); its server, "
-                            "clock and user kubeconfigs are that process's",
-                            impl_->session->url()));
+    throw Error(
+        fmt::format("this EmbeddedCluster joined the one served by another process ({}); its server, "
+                    "clock and user kubeconfigs are that process's",
+                    impl_->session->url()));
   return impl_->server ? *impl_->server : *impl_->session->server();
 }
 

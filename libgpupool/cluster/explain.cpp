@@ -53,7 +53,8 @@ std::vector<NodeInfo> node_infos(const detail::ClusterImpl& impl, PlacementState
   return infos;
 }
 
-std::vector<NodeVerdict> verdicts(const PodRequirements& pod, const std::vector<NodeInfo>& nodes, PlacementState& state) {
+std::vector<NodeVerdict> verdicts(const PodRequirements& pod, const std::vector<NodeInfo>& nodes,
+                                  PlacementState& state) {
   return explain(pod, nodes, state).verdicts;
 }
 

@@ -20,11 +20,16 @@ std::string detail::lower(std::string_view text) {
 
 std::string_view to_string(JobStatus status) noexcept {
   switch (status) {
-    case JobStatus::Pending: return "PENDING";
-    case JobStatus::Running: return "RUNNING";
-    case JobStatus::Succeeded: return "SUCCEEDED";
-    case JobStatus::Failed: return "FAILED";
-    case JobStatus::Unknown: break;
+    case JobStatus::Pending:
+      return "PENDING";
+    case JobStatus::Running:
+      return "RUNNING";
+    case JobStatus::Succeeded:
+      return "SUCCEEDED";
+    case JobStatus::Failed:
+      return "FAILED";
+    case JobStatus::Unknown:
+      break;
   }
   return "UNKNOWN";
 }
@@ -67,7 +72,8 @@ std::string JobInfo::to_text() const {
 }
 
 std::string JobInfo::progress_text() const {
-  const auto running = std::count_if(instances.begin(), instances.end(), [](const Instance& i) { return i.phase == "Running"; });
+  const auto running =
+      std::count_if(instances.begin(), instances.end(), [](const Instance& i) { return i.phase == "Running"; });
   return fmt::format("{}: {} ({}/{} instances running)", name, to_string(status), running, instances.size());
 }
 
@@ -108,7 +114,8 @@ std::string jobs_to_text(const std::vector<JobInfo>& jobs) {
   std::vector<std::vector<std::string>> rows{{"NAME", "STATUS", "TRAINER", "AGE", "NODE"}};
   for (const auto& j : jobs) {
     std::string node = j.instances.empty() || j.instances.front().node_ip.empty() ? "N/A" : j.instances.front().node_ip;
-    rows.push_back({j.name, std::string(to_string(j.status)), j.trainer(), human_duration(j.observed - j.created), node});
+    rows.push_back(
+        {j.name, std::string(to_string(j.status)), j.trainer(), human_duration(j.observed - j.created), node});
   }
   return format_table(rows, 2);
 }
@@ -162,12 +169,16 @@ std::string NodeList::to_top_text() const {
   return out;
 }
 
-std::string NodeList::to_html() const { return "<div class=\"gpupool-nodes\">\n" + html_table(node_rows(*this, true)) + "</div>\n"; }
+std::string NodeList::to_html() const {
+  return "<div class=\"gpupool-nodes\">\n" + html_table(node_rows(*this, true)) + "</div>\n";
+}
 
 std::string pvcs_to_text(const std::vector<PvcInfo>& pvcs, std::chrono::system_clock::time_point now) {
-  std::vector<std::vector<std::string>> rows{{"NAME", "STATUS", "VOLUME", "CAPACITY", "ACCESS MODES", "STORAGECLASS", "AGE"}};
+  std::vector<std::vector<std::string>> rows{
+      {"NAME", "STATUS", "VOLUME", "CAPACITY", "ACCESS MODES", "STORAGECLASS", "AGE"}};
   for (const auto& p : pvcs)
-    rows.push_back({p.name, p.status, p.volume, p.capacity, p.access_modes, p.storage_class, human_duration(now - p.created)});
+    rows.push_back(
+        {p.name, p.status, p.volume, p.capacity, p.access_modes, p.storage_class, human_duration(now - p.created)});
   return format_table(rows, 3);
 }
 
@@ -224,7 +235,8 @@ std::string Explanation::to_text() const {
 std::string Explanation::to_html() const {
   std::string out = "<div class=\"gpupool-explain\">\n";
   for (const auto& p : pods) {
-    out += fmt::format("<p><b>{}</b> {}{}</p>\n", html_escape(p.pod), html_escape(p.phase.empty() ? "(not submitted)" : p.phase),
+    out += fmt::format("<p><b>{}</b> {}{}</p>\n", html_escape(p.pod),
+                       html_escape(p.phase.empty() ? "(not submitted)" : p.phase),
                        p.node.empty() ? "" : " on " + html_escape(p.node));
     for (const auto& e : p.events) out += "<p>event: " + html_escape(e) + "</p>\n";
     if (!p.quota.empty()) out += "<p>quota: " + html_escape(p.quota) + "</p>\n";

@@ -22,8 +22,8 @@ struct detail::ClusterImpl {
   std::string kubeconfig_namespace;  ///< the context's namespace (for Forbidden hints)
   Logger logger;                     ///< ConnectOptions::logger (warnings for the caller)
   mutable std::mutex mu;
-  mutable std::optional<MpiJobApi> mpi;              ///< discovered MPIJob version
-  mutable std::map<std::string, bool> served;        ///< "group/version/resource" -> served
+  mutable std::optional<MpiJobApi> mpi;        ///< discovered MPIJob version
+  mutable std::map<std::string, bool> served;  ///< "group/version/resource" -> served
 
   /// Whether the server serves the resource (built-in groups always; others by discovery, cached).
   bool serves(const ResourceRef& ref) const;

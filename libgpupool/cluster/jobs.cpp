@@ -11,9 +11,9 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <condition_variable>
 #include <functional>
 #include <set>
-#include <condition_variable>
 #include <thread>
 
 namespace gpupool {
@@ -24,7 +24,7 @@ using Clock = std::chrono::system_clock;
 
 namespace {
 
-constexpr WorkloadKind kAllKinds[] = {WorkloadKind::MPIJob, WorkloadKind::TFJob, WorkloadKind::PyTorchJob,
+constexpr WorkloadKind kAllKinds[] = {WorkloadKind::MPIJob, WorkloadKind::TFJob,      WorkloadKind::PyTorchJob,
                                       WorkloadKind::Job,    WorkloadKind::Deployment, WorkloadKind::Pod};
 
 bool condition_true(const json::object& o, std::string_view type) {
@@ -49,10 +49,14 @@ JobStatus derive_status(WorkloadKind kind, const json::object& workload, const s
         for (const auto& c : *conds) {
           if (!c.is_object() || str_at(c.as_object(), {"status"}) != "True") continue;
           std::string type = str_at(c.as_object(), {"type"});
-          if (type == "Succeeded") status = JobStatus::Succeeded;
-          else if (type == "Failed") status = JobStatus::Failed;
-          else if (type == "Running" || type == "Restarting") status = JobStatus::Running;
-          else if (type == "Created") status = JobStatus::Pending;
+          if (type == "Succeeded")
+            status = JobStatus::Succeeded;
+          else if (type == "Failed")
+            status = JobStatus::Failed;
+          else if (type == "Running" || type == "Restarting")
+            status = JobStatus::Running;
+          else if (type == "Created")
+            status = JobStatus::Pending;
         }
       return status;
     }
@@ -80,7 +84,8 @@ JobStatus derive_status(WorkloadKind kind, const json::object& workload, const s
 /// controllers set (job-name for batch/v1 Jobs, training.kubeflow.org/job-name for Kubeflow).
 std::string fallback_selector(WorkloadKind kind, const json::object& workload, const std::string& name) {
   switch (kind) {
-    case WorkloadKind::Job: return "job-name=" + name;
+    case WorkloadKind::Job:
+      return "job-name=" + name;
     case WorkloadKind::Deployment: {
       std::string sel;
       if (const auto* ml = obj_at(workload, {"spec", "selector", "matchLabels"}))
@@ -88,23 +93,28 @@ std::string fallback_selector(WorkloadKind kind, const json::object& workload, c
           if (v.is_string()) sel += (sel.empty() ? "" : ",") + std::string(k) + "=" + std::string(v.get_string());
       return sel;
     }
-    case WorkloadKind::Pod: return "";
-    default: return "training.kubeflow.org/job-name=" + name;
+    case WorkloadKind::Pod:
+      return "";
+    default:
+      return "training.kubeflow.org/job-name=" + name;
   }
 }
 
 /// Keeps the pods the workload controls, through its ReplicaSets (Deployment) or Jobs (an MPIJob's
 /// launcher) or directly: labels alone are not enough, since the guide's Deployments share labels
 /// (name=my-ubuntu-tf), and a selector then matches the others' pods too.
-json::array owned_pods(const detail::ClusterImpl& impl, WorkloadKind kind, const json::object& workload, json::array pods) {
+json::array owned_pods(const detail::ClusterImpl& impl, WorkloadKind kind, const json::object& workload,
+                       json::array pods) {
   std::set<std::string> owners{str_at(workload, {"metadata", "uid"})};
   auto add_children = [&](const ResourceRef& ref) {
     for (const auto& c : impl.client->list_all(ref, impl.ns))
       if (c.is_object() && owners.count(embedded::util::controller_uid(c.as_object())))
         owners.insert(str_at(c.as_object(), {"metadata", "uid"}));
   };
-  if (kind == WorkloadKind::Deployment) add_children(kReplicaSets);
-  else if (kind != WorkloadKind::Job) add_children(kJobs);
+  if (kind == WorkloadKind::Deployment)
+    add_children(kReplicaSets);
+  else if (kind != WorkloadKind::Job)
+    add_children(kJobs);
   json::array out;
   for (auto& p : pods)
     if (p.is_object() && owners.count(embedded::util::controller_uid(p.as_object()))) out.push_back(std::move(p));
@@ -172,7 +182,8 @@ std::string kinds_list(const std::vector<JobLookup>& found, const std::string& n
   return out;
 }
 
-JobInfo build_info(const detail::ClusterImpl& impl, const JobLookup& job, std::map<std::string, std::string>& node_ips) {
+JobInfo build_info(const detail::ClusterImpl& impl, const JobLookup& job,
+                   std::map<std::string, std::string>& node_ips) {
   JobInfo info;
   const auto& o = job.object;
   info.name = str_at(o, {"metadata", "name"});
@@ -255,7 +266,8 @@ JobInfo build_info(const detail::ClusterImpl& impl, const JobLookup& job, std::m
     if (!ip.empty())
       info.tensorboard_url = fmt::format("http://{}:{}", ip, port);
     else
-      info.notes.push_back(waiting ? tensorboard_note(*waiting) : "TensorBoard is not running: its Deployment has no pod yet");
+      info.notes.push_back(waiting ? tensorboard_note(*waiting)
+                                   : "TensorBoard is not running: its Deployment has no pod yet");
   }
   return info;
 }
@@ -304,8 +316,10 @@ std::string Cluster::delete_job(const std::string& name) {
   // Made by other tools, one name may hold several kinds: deleting one of them at a guess is not
   // what the user asked.
   if (found.size() > 1)
-    throw Error(fmt::format("\"{}\" names {} workloads in namespace \"{}\": {}; delete the one you mean with kubectl "
-                            "delete KIND/{}", name, found.size(), impl_->ns, kinds_list(found, name), name));
+    throw Error(
+        fmt::format("\"{}\" names {} workloads in namespace \"{}\": {}; delete the one you mean with kubectl "
+                    "delete KIND/{}",
+                    name, found.size(), impl_->ns, kinds_list(found, name), name));
   const JobLookup* job = &found.front();
   DeleteOptions d;
   d.propagation = PropagationPolicy::background;
@@ -362,7 +376,8 @@ void Cluster::logs(const std::string& name, const JobLogOptions& options,
         detail::check_instance_of(info, pod);
       } else {
         if (info.instances.empty())
-          throw Error(fmt::format("job \"{}\" has no pods yet; try again when `gpupool get {}` lists instances", name, name));
+          throw Error(
+              fmt::format("job \"{}\" has no pods yet; try again when `gpupool get {}` lists instances", name, name));
         pod = info.instances.front().name;
       }
       const auto started = [&] {
@@ -379,8 +394,10 @@ void Cluster::logs(const std::string& name, const JobLogOptions& options,
           std::string why;
           for (const auto& p : explain(name).pods)
             if (p.pod == pod) {
-              if (!p.quota.empty()) why = p.quota;
-              else if (!p.events.empty()) why = p.events.back();
+              if (!p.quota.empty())
+                why = p.quota;
+              else if (!p.events.empty())
+                why = p.events.back();
             }
           throw Error(fmt::format("job \"{}\" is PENDING: pod \"{}\" has not started, so it has no log yet{}{}", name,
                                   pod, why.empty() ? "" : ": ", why));
@@ -394,7 +411,8 @@ void Cluster::logs(const std::string& name, const JobLogOptions& options,
   lo.container = options.container;
   lo.follow = options.follow;
   lo.tail_lines = options.tail_lines;
-  impl_->client->logs(impl_->ns, pod, lo, [&](std::string_view line) { return on_line(std::string(line)); }, cancel);
+  impl_->client->logs(
+      impl_->ns, pod, lo, [&](std::string_view line) { return on_line(std::string(line)); }, cancel);
 }
 
 WaitFor parse_wait_for(std::string_view text, std::string_view field) {
@@ -422,8 +440,10 @@ JobInfo Cluster::wait(const std::string& name, WaitFor until, std::chrono::milli
   // A Deployment runs until deleted: waiting for it to succeed or finish
   // could only time out.
   if ((job->kind == WorkloadKind::Deployment) && until != WaitFor::Running)
-    throw Error(fmt::format("deployment \"{}\" never succeeds or finishes: a Deployment runs until it is deleted; "
-                            "wait for Running instead", name));
+    throw Error(
+        fmt::format("deployment \"{}\" never succeeds or finishes: a Deployment runs until it is deleted; "
+                    "wait for Running instead",
+                    name));
 
   // Two watches — the workload object (its status) and its pods (phases, nodes) — only signal;
   // this thread re-reads the job on every signal. Nothing polls.
@@ -439,7 +459,13 @@ JobInfo Cluster::wait(const std::string& name, WaitFor until, std::chrono::milli
   };
   auto watcher = [&](ResourceRef ref, WatchOptions wo) {
     try {
-      impl_->client->watch(ref, impl_->ns, wo, [&](const WatchEvent&) { signal(); return !cancel.cancelled(); }, cancel);
+      impl_->client->watch(
+          ref, impl_->ns, wo,
+          [&](const WatchEvent&) {
+            signal();
+            return !cancel.cancelled();
+          },
+          cancel);
     } catch (...) {
       std::lock_guard lock(m);
       if (!cancel.cancelled()) watch_error = std::current_exception();
@@ -476,7 +502,9 @@ JobInfo Cluster::wait(const std::string& name, WaitFor until, std::chrono::milli
         if (!woken)
           throw Error(fmt::format("timed out after {} waiting for job \"{}\" to be {} (it is {})",
                                   human_duration(timeout), name,
-                                  until == WaitFor::Running ? "Running" : until == WaitFor::Succeeded ? "Succeeded" : "finished",
+                                  until == WaitFor::Running     ? "Running"
+                                  : until == WaitFor::Succeeded ? "Succeeded"
+                                                                : "finished",
                                   last ? to_string(last->status) : "unknown"));
         if (watch_error) std::rethrow_exception(watch_error);
         seen = generation;
@@ -491,9 +519,10 @@ JobInfo Cluster::wait(const std::string& name, WaitFor until, std::chrono::milli
       if (changed && on_change) on_change(info);
       last = info;
       bool finished = info.status == JobStatus::Succeeded || info.status == JobStatus::Failed;
-      bool done = (until == WaitFor::Running && (info.status == JobStatus::Running || info.status == JobStatus::Succeeded)) ||
-                  (until == WaitFor::Succeeded && info.status == JobStatus::Succeeded) ||
-                  (until == WaitFor::Finished && finished);
+      bool done =
+          (until == WaitFor::Running && (info.status == JobStatus::Running || info.status == JobStatus::Succeeded)) ||
+          (until == WaitFor::Succeeded && info.status == JobStatus::Succeeded) ||
+          (until == WaitFor::Finished && finished);
       if (done) {
         stop();
         return info;

@@ -85,7 +85,7 @@ void preflight(const Client& client, const Submission& submission, const std::st
     const auto* scopes = arr_at(quota, {"spec", "scopes"});
     if ((scopes && !scopes->empty()) || obj_at(quota, {"spec", "scopeSelector"})) continue;
     const auto hard = embedded::resource_list(obj_at(quota, {"status", "hard"}) ? obj_at(quota, {"status", "hard"})
-                                                                                 : obj_at(quota, {"spec", "hard"}));
+                                                                                : obj_at(quota, {"spec", "hard"}));
     const auto used = embedded::resource_list(obj_at(quota, {"status", "used"}));
     embedded::ResourceList requested, used_of, limited;
     for (const auto& [resource, limit] : hard) {
@@ -102,12 +102,14 @@ void preflight(const Client& client, const Submission& submission, const std::st
     if (!requested.empty())
       refuse(ns,
              fmt::format("exceeded quota: {}, requested (all {} of its pods): {}, used: {}, limited: {}",
-                         str_at(quota, {"metadata", "name"}), pods, embedded::pretty(requested), embedded::pretty(used_of), embedded::pretty(limited)),
+                         str_at(quota, {"metadata", "name"}), pods, embedded::pretty(requested),
+                         embedded::pretty(used_of), embedded::pretty(limited)),
              nullptr);
   }
 }
 
-void warn_unknown_storage_classes(const Client& client, const std::vector<json::object>& objects, const Logger& logger) {
+void warn_unknown_storage_classes(const Client& client, const std::vector<json::object>& objects,
+                                  const Logger& logger) {
   if (!logger) return;
   std::vector<std::string> wanted;
   for (const auto& o : objects)
@@ -117,7 +119,8 @@ void warn_unknown_storage_classes(const Client& client, const std::vector<json::
   static const ResourceRef kStorageClasses{"storage.k8s.io", "v1", "storageclasses", "StorageClass", false};
   std::vector<std::string> known;
   try {
-    for (const auto& sc : client.list_all(kStorageClasses, "")) known.push_back(str_at(sc.as_object(), {"metadata", "name"}));
+    for (const auto& sc : client.list_all(kStorageClasses, ""))
+      known.push_back(str_at(sc.as_object(), {"metadata", "name"}));
   } catch (const ApiError&) {
     return;  // not allowed to list them: nothing to say
   }
@@ -127,7 +130,8 @@ void warn_unknown_storage_classes(const Client& client, const std::vector<json::
     for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
     logger(LogLevel::warning,
            fmt::format("storage class \"{}\" does not exist in this cluster (it has: {}); a claim of that class stays "
-                       "Pending until it is created", cls, list.empty() ? "none" : list));
+                       "Pending until it is created",
+                       cls, list.empty() ? "none" : list));
   }
 }
 

@@ -1,8 +1,8 @@
 #include "cluster/resources.hpp"
 
+#include "common/json_path.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/node.hpp"
-#include "common/json_path.hpp"
 
 #include <fmt/format.h>
 
@@ -25,9 +25,9 @@ const ResourceRef kMpiJobsV1{"kubeflow.org", "v1", "mpijobs", "MPIJob"};
 const ResourceRef kMpiJobsV2{"kubeflow.org", "v2beta1", "mpijobs", "MPIJob"};
 
 std::optional<ResourceRef> known_resource(std::string_view api_version, std::string_view kind) {
-  static const std::array<const ResourceRef*, 12> all{&kPods,        &kNodes, &kPvcs,   &kServices,
-                                                      &kQuotas,      &kEvents, &kDeployments, &kJobs,
-                                                      &kTfJobs,      &kPyTorchJobs, &kMpiJobsV1, &kMpiJobsV2};
+  static const std::array<const ResourceRef*, 12> all{&kPods,   &kNodes,       &kPvcs,        &kServices,
+                                                      &kQuotas, &kEvents,      &kDeployments, &kJobs,
+                                                      &kTfJobs, &kPyTorchJobs, &kMpiJobsV1,   &kMpiJobsV2};
   for (const auto* r : all)
     if (r->kind == kind && r->api_version() == api_version) return *r;
   return std::nullopt;
@@ -45,12 +45,18 @@ ResourceRef resource_of(const Client& client, const boost::json::object& object)
 
 ResourceRef workload_resource(WorkloadKind kind, MpiJobApi mpi) {
   switch (kind) {
-    case WorkloadKind::Pod: return kPods;
-    case WorkloadKind::Deployment: return kDeployments;
-    case WorkloadKind::Job: return kJobs;
-    case WorkloadKind::MPIJob: return mpi == MpiJobApi::V2Beta1 ? kMpiJobsV2 : kMpiJobsV1;
-    case WorkloadKind::TFJob: return kTfJobs;
-    case WorkloadKind::PyTorchJob: return kPyTorchJobs;
+    case WorkloadKind::Pod:
+      return kPods;
+    case WorkloadKind::Deployment:
+      return kDeployments;
+    case WorkloadKind::Job:
+      return kJobs;
+    case WorkloadKind::MPIJob:
+      return mpi == MpiJobApi::V2Beta1 ? kMpiJobsV2 : kMpiJobsV1;
+    case WorkloadKind::TFJob:
+      return kTfJobs;
+    case WorkloadKind::PyTorchJob:
+      return kPyTorchJobs;
   }
   return kJobs;
 }
@@ -88,7 +94,9 @@ namespace {
 
 std::int64_t count_or(const boost::json::object& o, const char* key, std::int64_t fallback) {
   const auto* v = o.if_contains(key);
-  return v && v->is_int64() ? v->as_int64() : v && v->is_uint64() ? static_cast<std::int64_t>(v->as_uint64()) : fallback;
+  return v && v->is_int64()    ? v->as_int64()
+         : v && v->is_uint64() ? static_cast<std::int64_t>(v->as_uint64())
+                               : fallback;
 }
 
 /// `replica`: the key `o` has in a "...ReplicaSpecs" map, else "".
@@ -101,8 +109,8 @@ void collect_templates(const boost::json::object& o, const std::string& path, co
     if (key == "template") {
       const auto* spec = child.if_contains("spec");
       if (spec && spec->is_object() && spec->as_object().contains("containers")) {
-        out.push_back({&child, at + ".spec", std::max<std::int64_t>(0, count_or(o, "replicas", count_or(o, "parallelism", 1))),
-                       replica});
+        out.push_back({&child, at + ".spec",
+                       std::max<std::int64_t>(0, count_or(o, "replicas", count_or(o, "parallelism", 1))), replica});
         continue;
       }
     }
@@ -119,8 +127,10 @@ void collect_templates(const boost::json::object& o, const std::string& path, co
 
 std::vector<PodTemplateAt> pod_templates(const boost::json::object& object) {
   std::vector<PodTemplateAt> out;
-  if (str_at(object, {"kind"}) == "Pod") out.push_back({&object, "spec", 1, ""});
-  else if (const auto* spec = obj_at(object, {"spec"})) collect_templates(*spec, "spec", "", out);
+  if (str_at(object, {"kind"}) == "Pod")
+    out.push_back({&object, "spec", 1, ""});
+  else if (const auto* spec = obj_at(object, {"spec"}))
+    collect_templates(*spec, "spec", "", out);
   return out;
 }
 

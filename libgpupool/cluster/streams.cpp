@@ -8,9 +8,9 @@
 #include <thread>
 
 #include "cluster/diagnose.hpp"
-#include "common/sigpipe.hpp"
 #include "cluster/impl.hpp"
 #include "cluster/resources.hpp"
+#include "common/sigpipe.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/render.hpp"
 
@@ -32,10 +32,12 @@ const Instance& pick_instance(const JobInfo& info, const std::string& instance) 
   for (const auto& i : info.instances)
     if (i.phase == "Running") return i;
   if (info.instances.empty())
-    throw Error(fmt::format("job \"{}\" has no pods yet; try again when `gpupool get {}` lists instances", info.name, info.name));
+    throw Error(fmt::format("job \"{}\" has no pods yet; try again when `gpupool get {}` lists instances", info.name,
+                            info.name));
   std::string states;
   for (const auto& i : info.instances) states += fmt::format("{}{} is {}", states.empty() ? "" : ", ", i.name, i.phase);
-  throw Error(fmt::format("job \"{}\" has no running instance ({}); see `gpupool get {}`", info.name, states, info.name));
+  throw Error(
+      fmt::format("job \"{}\" has no running instance ({}); see `gpupool get {}`", info.name, states, info.name));
 }
 
 /// Closes a pipe end once (the writer thread and the caller may both try).
@@ -68,11 +70,15 @@ std::vector<PortForward::Port> parse_port_specs(const std::vector<std::string>& 
     const std::string field = fmt::format("ports[{}]", i);
     PortForward::Port p;
     const auto colon = spec.find(':');
-    const std::string_view local = colon == std::string::npos ? std::string_view(spec) : std::string_view(spec).substr(0, colon);
-    const std::string_view remote = colon == std::string::npos ? std::string_view(spec) : std::string_view(spec).substr(colon + 1);
+    const std::string_view local =
+        colon == std::string::npos ? std::string_view(spec) : std::string_view(spec).substr(0, colon);
+    const std::string_view remote =
+        colon == std::string::npos ? std::string_view(spec) : std::string_view(spec).substr(colon + 1);
     if (!number(remote, p.remote) || p.remote == 0)
-      throw ValidationError(field, spec, "the remote port must be a number from 1 to 65535; write [LOCAL:]REMOTE, e.g. 8080:80");
-    if (colon != std::string::npos && local.empty()) p.local = 0;
+      throw ValidationError(field, spec,
+                            "the remote port must be a number from 1 to 65535; write [LOCAL:]REMOTE, e.g. 8080:80");
+    if (colon != std::string::npos && local.empty())
+      p.local = 0;
     else if (!number(local, p.local))
       throw ValidationError(field, spec, "the local port must be a number from 0 to 65535 (0 or empty: a free port)");
     ports.push_back(p);
@@ -80,9 +86,10 @@ std::vector<PortForward::Port> parse_port_specs(const std::vector<std::string>& 
   return ports;
 }
 
-ExecResult Cluster::exec(const std::string& name, const std::vector<std::string>& command, const JobExecOptions& options,
-                         const CancelToken& cancel) const {
-  if (command.empty()) throw ValidationError("command", "", "give the command to run after --, e.g. gpupool exec NAME -- nvidia-smi");
+ExecResult Cluster::exec(const std::string& name, const std::vector<std::string>& command,
+                         const JobExecOptions& options, const CancelToken& cancel) const {
+  if (command.empty())
+    throw ValidationError("command", "", "give the command to run after --, e.g. gpupool exec NAME -- nvidia-smi");
   const JobInfo info = get(name);
   const Instance& pod = pick_instance(info, options.instance);
   // kubectl exec: "cannot exec into a container in a completed pod; current phase is %s".
@@ -139,7 +146,8 @@ ExecResult Cluster::exec(const std::string& name, const std::vector<std::string>
 }
 
 std::unique_ptr<PortForward> Cluster::port_forward(const std::string& name, const std::vector<PortForward::Port>& ports,
-                                                   const std::string& instance, PortForwardErrorHandler on_error) const {
+                                                   const std::string& instance,
+                                                   PortForwardErrorHandler on_error) const {
   const JobInfo info = get(name);
   const Instance& pod = pick_instance(info, instance);
   // kubectl port-forward's own check (cmd/portforward: the pod must be Running).
@@ -148,7 +156,8 @@ std::unique_ptr<PortForward> Cluster::port_forward(const std::string& name, cons
   return impl_->client->port_forward(impl_->ns, pod.name, ports, std::move(on_error));
 }
 
-std::unique_ptr<PortForward> Cluster::tensorboard(const std::string& name, int local_port, PortForwardErrorHandler on_error) const {
+std::unique_ptr<PortForward> Cluster::tensorboard(const std::string& name, int local_port,
+                                                  PortForwardErrorHandler on_error) const {
   const JobInfo info = get(name);  // a missing job: its 404
   ListOptions so;
   so.label_selector = fmt::format("{}={},{}=tensorboard", kJobNameLabel, name, kComponentLabel);
@@ -156,8 +165,10 @@ std::unique_ptr<PortForward> Cluster::tensorboard(const std::string& name, int l
   const json::object* running = nullptr;
   const json::object* waiting = nullptr;
   for (const auto& p : pods) {
-    if (str_at(p.as_object(), {"status", "phase"}) == "Running" && !running) running = &p.as_object();
-    else if (!waiting) waiting = &p.as_object();
+    if (str_at(p.as_object(), {"status", "phase"}) == "Running" && !running)
+      running = &p.as_object();
+    else if (!waiting)
+      waiting = &p.as_object();
   }
   if (!running) {
     if (waiting) throw Error(detail::tensorboard_note(*waiting));
@@ -174,7 +185,8 @@ std::unique_ptr<PortForward> Cluster::tensorboard(const std::string& name, int l
       if (const auto* cp = ps->front().as_object().if_contains("containerPort"); cp && cp->is_int64())
         remote = static_cast<int>(cp->as_int64());
   if (remote <= 0) throw Error(fmt::format("the TensorBoard pod of job \"{}\" declares no container port", name));
-  return impl_->client->port_forward(impl_->ns, str_at(*running, {"metadata", "name"}), {{local_port, remote}}, std::move(on_error));
+  return impl_->client->port_forward(impl_->ns, str_at(*running, {"metadata", "name"}), {{local_port, remote}},
+                                     std::move(on_error));
 }
 
 }  // namespace gpupool

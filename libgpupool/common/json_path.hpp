@@ -30,7 +30,8 @@ inline const boost::json::value* value_at(const boost::json::value& v, std::init
 }
 
 /// The object at `path` (`o` itself for an empty path), or nullptr when missing or not an object.
-inline const boost::json::object* object_at(const boost::json::object& o, std::initializer_list<std::string_view> path) {
+inline const boost::json::object* object_at(const boost::json::object& o,
+                                            std::initializer_list<std::string_view> path) {
   if (path.size() == 0) return &o;
   const boost::json::value* v = value_at(o, path);
   return v && v->is_object() ? &v->get_object() : nullptr;

@@ -22,8 +22,7 @@ class SigpipeBlock {
     sigemptyset(&s);
     sigaddset(&s, SIGPIPE);
     const timespec zero{0, 0};
-    while (sigtimedwait(&s, nullptr, &zero) > 0) {
-    }
+    while (sigtimedwait(&s, nullptr, &zero) > 0) {}
     pthread_sigmask(SIG_SETMASK, &old_, nullptr);
   }
   SigpipeBlock(const SigpipeBlock&) = delete;

@@ -20,8 +20,8 @@ const unsigned char kDictionary[] = {
 
 constexpr std::uint16_t kVersion = 3;
 constexpr std::size_t kMaxFrame = 0xffffff;
-constexpr std::uint32_t kMaxHeaders = 1000;        // spdy/types.go defaultMaxHeaderCount
-constexpr std::uint32_t kMaxFieldSize = 1 << 20;   // a generous bound on one name or value
+constexpr std::uint32_t kMaxHeaders = 1000;       // spdy/types.go defaultMaxHeaderCount
+constexpr std::uint32_t kMaxFieldSize = 1 << 20;  // a generous bound on one name or value
 
 void put32(std::string& s, std::uint32_t v) {
   s += static_cast<char>(v >> 24);

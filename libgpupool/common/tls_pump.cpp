@@ -83,8 +83,10 @@ bool TlsPump::run(const std::function<void(std::string_view)>& on_bytes) {
         continue;
       }
       const int e = SSL_get_error(ssl_, n);
-      if (e == SSL_ERROR_WANT_WRITE) want_write = true;
-      else if (e == SSL_ERROR_WANT_READ) want_read_for_write = true;
+      if (e == SSL_ERROR_WANT_WRITE)
+        want_write = true;
+      else if (e == SSL_ERROR_WANT_READ)
+        want_read_for_write = true;
       else {
         end(false);
         return false;

@@ -9,12 +9,13 @@ namespace gpupool::embedded {
 std::string admission_name(const AdmissionRequest& r, bool mutating) {
   // admission/errors.go extractResourceName: the request's name, else the object's name, else its
   // generateName — mutating plugins run before the registry generates the name (rest.BeforeCreate).
-  const json::object* md = r.object ? util::object_at(*r.object, {"metadata"})
-                                    : r.old_object ? util::object_at(*r.old_object, {"metadata"}) : nullptr;
+  const json::object* md = r.object       ? util::object_at(*r.object, {"metadata"})
+                           : r.old_object ? util::object_at(*r.old_object, {"metadata"})
+                                          : nullptr;
   const std::string name = util::string_of(md, "name");
   const std::string generate = util::string_of(md, "generateName");
-  if (mutating && r.operation == AdmissionRequest::Operation::Create && !generate.empty() && name.starts_with(generate) &&
-      name.size() == generate.size() + 5)
+  if (mutating && r.operation == AdmissionRequest::Operation::Create && !generate.empty() &&
+      name.starts_with(generate) && name.size() == generate.size() + 5)
     return generate;
   if (!name.empty()) return name;
   return generate.empty() ? "Unknown" : generate;
@@ -58,11 +59,12 @@ void runtime_class(AdmissionRequest& r, bool mutate) {
   const json::object* spec = util::object_at(*r.object, {"spec"});
   const json::value* cls = spec ? spec->if_contains("runtimeClassName") : nullptr;
   if (cls && cls->is_string() && !cls->as_string().empty())
-    throw admission_forbidden(r, fmt::format("pod rejected: RuntimeClass \"{}\" not found", std::string_view(cls->as_string())),
-                              mutate);
+    throw admission_forbidden(
+        r, fmt::format("pod rejected: RuntimeClass \"{}\" not found", std::string_view(cls->as_string())), mutate);
   const json::value* overhead = spec ? spec->if_contains("overhead") : nullptr;
   if (!mutate && overhead && !overhead->is_null())
-    throw admission_forbidden(r, "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead", false);
+    throw admission_forbidden(r, "pod rejected: Pod Overhead set without corresponding RuntimeClass defined Overhead",
+                              false);
 }
 
 }  // namespace

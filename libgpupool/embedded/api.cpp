@@ -20,8 +20,8 @@
 #include "embedded/protobuf.hpp"
 #include "embedded/rbac.hpp"
 #include "embedded/scheduler.hpp"
-#include "embedded/table.hpp"
 #include "embedded/schema.hpp"
+#include "embedded/table.hpp"
 #include "embedded/typecheck.hpp"
 #include "embedded/validation.hpp"
 #include "gpupool/manifest.hpp"
@@ -36,13 +36,15 @@ namespace api {
 FieldSelector field_selector(const ResourceType& t, std::string_view text) {
   FieldSelector sel = FieldSelector::parse(text);
   static const std::map<std::string, std::vector<std::string>> labels = {
-      {"pods", {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName",
-                "spec.hostNetwork", "status.phase", "status.podIP", "status.podIPs", "status.nominatedNodeName", "spec.host"}},
+      {"pods",
+       {"spec.nodeName", "spec.restartPolicy", "spec.schedulerName", "spec.serviceAccountName", "spec.hostNetwork",
+        "status.phase", "status.podIP", "status.podIPs", "status.nominatedNodeName", "spec.host"}},
       {"nodes", {"spec.unschedulable"}},
       {"replicationcontrollers", {"status.replicas"}},
-      {"events", {"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
-                  "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason",
-                  "reportingComponent", "source", "type"}},
+      {"events",
+       {"involvedObject.kind", "involvedObject.namespace", "involvedObject.name", "involvedObject.uid",
+        "involvedObject.apiVersion", "involvedObject.resourceVersion", "involvedObject.fieldPath", "reason",
+        "reportingComponent", "source", "type"}},
       {"namespaces", {"status.phase"}},
       {"secrets", {"type"}},
       {"services", {"spec.clusterIP", "spec.type"}},
@@ -52,7 +54,8 @@ FieldSelector field_selector(const ResourceType& t, std::string_view text) {
     if (r.path == "metadata.name" || (r.path == "metadata.namespace" && t.resource != "namespaces")) continue;
     if (it != labels.end()) {
       if (std::find(it->second.begin(), it->second.end(), r.path) != it->second.end()) continue;
-      if (t.group == "batch") throw StatusError::bad_request(fmt::format("field label \"{}\" not supported for Job", r.path));
+      if (t.group == "batch")
+        throw StatusError::bad_request(fmt::format("field label \"{}\" not supported for Job", r.path));
       throw StatusError::bad_request("field label not supported: " + r.path);
     }
     throw StatusError::bad_request(
@@ -87,22 +90,27 @@ void validate_list_options(const Request& r, bool watch) {
       forbidden("resourceVersionMatch", "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan");
     if (!match.empty()) {
       if (send_initial.empty())
-        forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided");
+        forbidden("resourceVersionMatch",
+                  "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided");
       if (match != "NotOlderThan")
         causes.push_back({"FieldValueNotSupported",
                           fmt::format("Unsupported value: \"{}\": supported values: \"NotOlderThan\"", match),
                           "resourceVersionMatch"});
-      if (has_continue) forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided");
+      if (has_continue)
+        forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided");
     }
   } else {
     const std::string rv = q(r, "resourceVersion");
     if (!match.empty()) {
-      if (rv.empty()) forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided");
-      if (has_continue) forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided");
+      if (rv.empty())
+        forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden unless resourceVersion is provided");
+      if (has_continue)
+        forbidden("resourceVersionMatch", "resourceVersionMatch is forbidden when continue is provided");
       if (match != "Exact" && match != "NotOlderThan")
-        causes.push_back({"FieldValueNotSupported",
-                          fmt::format("Unsupported value: \"{}\": supported values: \"Exact\", \"NotOlderThan\", \"\"", match),
-                          "resourceVersionMatch"});
+        causes.push_back(
+            {"FieldValueNotSupported",
+             fmt::format("Unsupported value: \"{}\": supported values: \"Exact\", \"NotOlderThan\", \"\"", match),
+             "resourceVersionMatch"});
       if (match == "Exact" && rv == "0")
         forbidden("resourceVersionMatch", "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\"");
     }
@@ -131,7 +139,6 @@ std::vector<std::string> split_path(std::string_view path) {
   return out;
 }
 
-
 std::size_t utf8_sequence(std::string_view s, std::size_t i);
 
 // utf8.Valid.
@@ -155,10 +162,10 @@ std::size_t utf8_sequence(std::string_view s, std::size_t i) {
   if (n == 0 || c > 0xF4 || i + n > s.size()) return 0;
   for (std::size_t k = 1; k < n; ++k)
     if ((b(i + k) & 0xC0) != 0x80) return 0;
-  if (c == 0xE0 && b(i + 1) < 0xA0) return 0;   // overlong
-  if (c == 0xED && b(i + 1) > 0x9F) return 0;   // surrogates
-  if (c == 0xF0 && b(i + 1) < 0x90) return 0;   // overlong
-  if (c == 0xF4 && b(i + 1) > 0x8F) return 0;   // beyond U+10FFFF
+  if (c == 0xE0 && b(i + 1) < 0xA0) return 0;  // overlong
+  if (c == 0xED && b(i + 1) > 0x9F) return 0;  // surrogates
+  if (c == 0xF0 && b(i + 1) < 0x90) return 0;  // overlong
+  if (c == 0xF4 && b(i + 1) > 0x8F) return 0;  // beyond U+10FFFF
   return n;
 }
 
@@ -220,9 +227,10 @@ json::value parse_body(const std::string& body, bool yaml) {
 void check_stored_size(const json::object& obj) {
   const std::size_t size = json::serialize(obj).size();
   if (size > limits::kEtcdClientMaxSendBytes)
-    throw StatusError(500, "",
-                      fmt::format("rpc error: code = ResourceExhausted desc = trying to send message larger than max ({} vs. {})",
-                                  size, limits::kEtcdClientMaxSendBytes));
+    throw StatusError(
+        500, "",
+        fmt::format("rpc error: code = ResourceExhausted desc = trying to send message larger than max ({} vs. {})",
+                    size, limits::kEtcdClientMaxSendBytes));
   if (size > kEtcdMaxRequestBytes) throw StatusError(500, "", "etcdserver: request is too large");
 }
 
@@ -250,7 +258,8 @@ std::string meta(const json::object& o, std::string_view key) { return field_val
 
 bool allows_create_on_update(const ResourceType& t) {
   if (t.group.empty())
-    return t.resource == "services" || t.resource == "endpoints" || t.resource == "events" || t.resource == "limitranges";
+    return t.resource == "services" || t.resource == "endpoints" || t.resource == "events" ||
+           t.resource == "limitranges";
   return t.group == "rbac.authorization.k8s.io" || (t.group == "events.k8s.io" && t.resource == "events") ||
          t.group == "coordination.k8s.io" || (t.group == "node.k8s.io" && t.resource == "runtimeclasses");
 }
@@ -280,8 +289,11 @@ json::object resource_list(const Store& store, std::string_view group, std::stri
   json::array resources;
   for (const auto* t : store.types()) {
     if (t->group != group || t->version != version) continue;
-    json::object e{{"name", t->resource}, {"singularName", t->singular}, {"namespaced", t->namespaced},
-                   {"kind", t->kind}, {"verbs", verbs_for(*t)}};
+    json::object e{{"name", t->resource},
+                   {"singularName", t->singular},
+                   {"namespaced", t->namespaced},
+                   {"kind", t->kind},
+                   {"verbs", verbs_for(*t)}};
     if (!t->short_names.empty()) {
       json::array sn;
       for (const auto& s : t->short_names) sn.push_back(json::value(s));
@@ -294,8 +306,11 @@ json::object resource_list(const Store& store, std::string_view group, std::stri
     }
     resources.push_back(std::move(e));
     auto sub = [&](std::string name, std::string kind, json::array verbs, std::string g = "", std::string v = "") {
-      json::object s{{"name", t->resource + "/" + name}, {"singularName", ""}, {"namespaced", t->namespaced},
-                     {"kind", std::move(kind)}, {"verbs", std::move(verbs)}};
+      json::object s{{"name", t->resource + "/" + name},
+                     {"singularName", ""},
+                     {"namespaced", t->namespaced},
+                     {"kind", std::move(kind)},
+                     {"verbs", std::move(verbs)}};
       if (!g.empty()) {
         s["group"] = g;
         s["version"] = v;
@@ -312,7 +327,8 @@ json::object resource_list(const Store& store, std::string_view group, std::stri
       sub("portforward", "PodPortForwardOptions", {"create", "get"});
     }
   }
-  return {{"kind", "APIResourceList"}, {"apiVersion", "v1"},
+  return {{"kind", "APIResourceList"},
+          {"apiVersion", "v1"},
           {"groupVersion", group.empty() ? std::string(version) : std::string(group) + "/" + std::string(version)},
           {"resources", std::move(resources)}};
 }
@@ -331,7 +347,8 @@ json::object group_list(const Store& store) {
     json::array vs;
     for (const auto& v : versions[g]) vs.push_back(json::object{{"groupVersion", g + "/" + v}, {"version", v}});
     const auto& pv = versions[g].front();
-    groups.push_back(json::object{{"name", g}, {"versions", std::move(vs)},
+    groups.push_back(json::object{{"name", g},
+                                  {"versions", std::move(vs)},
                                   {"preferredVersion", json::object{{"groupVersion", g + "/" + pv}, {"version", pv}}}});
   }
   return {{"kind", "APIGroupList"}, {"apiVersion", "v1"}, {"groups", std::move(groups)}};
@@ -342,10 +359,11 @@ json::object group_list(const Store& store) {
 // the PATCH operation of every kind with the fieldValidation parameter. kubectl's
 // QueryParamVerifierV3 (cli-runtime/pkg/resource/query_param_verifier_v3.go) then validates on
 // the server (fieldValidation=Strict) instead of downloading the v2 schema. The schemas are
-// Kubernetes' own (data/openapi/, recorded from kube-apiserver v1.32), so `kubectl explain` works. /openapi/v2 is 404, which kubectl apply tolerates (it falls
-// back to the patch metadata compiled into it).
+// Kubernetes' own (data/openapi/, recorded from kube-apiserver v1.32), so `kubectl explain` works. /openapi/v2 is 404,
+// which kubectl apply tolerates (it falls back to the patch metadata compiled into it).
 Response openapi(const Store& store, const std::vector<std::string>& segs, const std::string& version) {
-  if (segs.size() < 2 || segs[1] != "v3") throw StatusError(404, "NotFound", "the server could not find the requested resource");
+  if (segs.size() < 2 || segs[1] != "v3")
+    throw StatusError(404, "NotFound", "the server could not find the requested resource");
   std::map<std::string, std::vector<const ResourceType*>> by_gv;
   for (const auto* t : store.types())
     by_gv[t->group.empty() ? "api/" + t->version : "apis/" + t->group + "/" + t->version].push_back(t);
@@ -353,7 +371,8 @@ Response openapi(const Store& store, const std::vector<std::string>& segs, const
     json::object paths;
     for (const auto& [gv, types] : by_gv) {
       (void)types;
-      paths[gv] = json::object{{"serverRelativeURL", "/openapi/v3/" + gv + "?hash=" + std::to_string(store.revision())}};
+      paths[gv] =
+          json::object{{"serverRelativeURL", "/openapi/v3/" + gv + "?hash=" + std::to_string(store.revision())}};
     }
     return json_response(200, json::object{{"paths", std::move(paths)}});
   }
@@ -364,10 +383,11 @@ Response openapi(const Store& store, const std::vector<std::string>& segs, const
   json::object paths;
   for (const auto* t : it->second) {
     const std::string base = "/" + gv + (t->namespaced ? "/namespaces/{namespace}/" : "/") + t->resource + "/{name}";
-    json::array params{json::object{{"name", "dryRun"}, {"in", "query"}, {"schema", json::object{{"type", "string"}}}},
-                       json::object{{"name", "fieldManager"}, {"in", "query"}, {"schema", json::object{{"type", "string"}}}},
-                       json::object{{"name", "fieldValidation"}, {"in", "query"}, {"schema", json::object{{"type", "string"}}}},
-                       json::object{{"name", "force"}, {"in", "query"}, {"schema", json::object{{"type", "boolean"}}}}};
+    json::array params{
+        json::object{{"name", "dryRun"}, {"in", "query"}, {"schema", json::object{{"type", "string"}}}},
+        json::object{{"name", "fieldManager"}, {"in", "query"}, {"schema", json::object{{"type", "string"}}}},
+        json::object{{"name", "fieldValidation"}, {"in", "query"}, {"schema", json::object{{"type", "string"}}}},
+        json::object{{"name", "force"}, {"in", "query"}, {"schema", json::object{{"type", "boolean"}}}}};
     json::object gvk{{"group", t->group}, {"version", t->version}, {"kind", t->kind}};
     paths[base] = json::object{{"patch", json::object{{"operationId", "patch" + t->kind},
                                                       {"parameters", std::move(params)},
@@ -424,7 +444,9 @@ json::object scale_of(const ResourceType& t, const json::object& obj) {
   for (const char* k : {"name", "namespace", "uid", "resourceVersion", "creationTimestamp"})
     if (const auto v = meta(obj, k); !v.empty()) md[k] = v;
   (void)t;
-  return {{"kind", "Scale"}, {"apiVersion", "autoscaling/v1"}, {"metadata", std::move(md)},
+  return {{"kind", "Scale"},
+          {"apiVersion", "autoscaling/v1"},
+          {"metadata", std::move(md)},
           {"spec", json::object{{"replicas", spec_replicas}}},
           {"status", json::object{{"replicas", status_replicas}, {"selector", selector}}}};
 }
@@ -452,9 +474,8 @@ json::object Call::as_stored(json::object o) const { return event_view ? v1_even
 
 WriteOptions Call::tracking(std::string manager) const {
   WriteOptions o = wo;
-  o.track_fields = [t = &t, manager = std::move(manager), time = to_rfc3339(now)](const json::object* old, json::object& next) {
-    track_update(old, next, *t, manager, time);
-  };
+  o.track_fields = [t = &t, manager = std::move(manager), time = to_rfc3339(now)](
+                       const json::object* old, json::object& next) { track_update(old, next, *t, manager, time); };
   return o;
 }
 
@@ -475,8 +496,10 @@ AccessDecision Api::decide(const AccessAttributes& a) const {
   if (std::find(a.groups.begin(), a.groups.end(), "system:masters") != a.groups.end()) return {true, ""};
   if (a.resource_request) {
     const bool read = a.verb == "get" || a.verb == "list" || a.verb == "watch";
-    if (a.group.empty() && a.resource == "nodes" && a.subresource.empty() && read) return {true, ""};  // nodes: visible to all
-    if (a.group.empty() && a.resource == "namespaces" && a.subresource.empty() && read && a.name == a.user) return {true, ""};
+    if (a.group.empty() && a.resource == "nodes" && a.subresource.empty() && read)
+      return {true, ""};  // nodes: visible to all
+    if (a.group.empty() && a.resource == "namespaces" && a.subresource.empty() && read && a.name == a.user)
+      return {true, ""};
     if (!a.ns.empty() && a.ns == a.user) {
       const ResourceType* t = nullptr;
       for (const auto* x : store_.types())
@@ -489,8 +512,16 @@ AccessDecision Api::decide(const AccessAttributes& a) const {
 
 void Api::authorize(const Request& r, std::string_view verb, const ResourceType& t, std::string_view ns,
                     std::string_view name, std::string_view subresource) const {
-  AccessAttributes a{r.user, r.groups, std::string(verb), true, t.group, t.resource, std::string(subresource),
-                     t.namespaced ? std::string(ns) : std::string(), std::string(name), {}};
+  AccessAttributes a{r.user,
+                     r.groups,
+                     std::string(verb),
+                     true,
+                     t.group,
+                     t.resource,
+                     std::string(subresource),
+                     t.namespaced ? std::string(ns) : std::string(),
+                     std::string(name),
+                     {}};
   if (decide(a).allowed) return;
   throw StatusError::forbidden(r.user, verb, t, t.namespaced ? ns : std::string_view{}, name, subresource);
 }
@@ -543,9 +574,11 @@ Response Api::access_review(const Request& r, const ResourceType& t) const {
   const json::object* ra = spec ? util_object(*spec, "resourceAttributes") : nullptr;
   const json::object* nra = spec ? util_object(*spec, "nonResourceAttributes") : nullptr;
   if (!ra && !nra) {
-    throw StatusError::invalid(t, "", {StatusCause{"FieldValueRequired",
-                                                   "Required value: exactly one of nonResourceAttributes or resourceAttributes must be specified",
-                                                   "spec.resourceAttributes"}});
+    throw StatusError::invalid(
+        t, "",
+        {StatusCause{"FieldValueRequired",
+                     "Required value: exactly one of nonResourceAttributes or resourceAttributes must be specified",
+                     "spec.resourceAttributes"}});
   }
   if (ra) {
     a.verb = str(*ra, "verb");
@@ -562,7 +595,8 @@ Response Api::access_review(const Request& r, const ResourceType& t) const {
   const AccessDecision d = decide(a);
   json::object status{{"allowed", d.allowed}};
   if (!d.reason.empty()) status["reason"] = d.reason;
-  json::object out{{"kind", t.kind}, {"apiVersion", t.api_version()}, {"metadata", json::object{{"creationTimestamp", nullptr}}}};
+  json::object out{
+      {"kind", t.kind}, {"apiVersion", t.api_version()}, {"metadata", json::object{{"creationTimestamp", nullptr}}}};
   if (spec) out["spec"] = *spec;
   out["status"] = std::move(status);
   return json_response(201, out);
@@ -581,24 +615,34 @@ Api::Api(Store& store, Options options) : store_(store), options_(std::move(opti
     }
     store_.register_type(*t);
     // Established already (a restored CRD, or this very status write): nothing to do.
-    if (const auto* st = ev.object->if_contains("status"); st && st->is_object() && st->as_object().contains("conditions"))
+    if (const auto* st = ev.object->if_contains("status");
+        st && st->is_object() && st->as_object().contains("conditions"))
       return;
     const auto name = meta(*ev.object, "name");
     const auto now = to_rfc3339(store_.clock().now());
     try {
-      store_.mutate(*ev.type_info, "", name, [&](json::object& crd) {
-        json::array conds{
-            json::object{{"type", "NamesAccepted"}, {"status", "True"}, {"reason", "NoConflicts"},
-                         {"message", "no conflicts found"}, {"lastTransitionTime", now}},
-            json::object{{"type", "Established"}, {"status", "True"}, {"reason", "InitialNamesAccepted"},
-                         {"message", "the initial names have been accepted"}, {"lastTransitionTime", now}}};
-        auto& st = crd["status"];
-        if (st.is_object() && st.as_object().contains("conditions")) return;
-        st = json::object{{"conditions", std::move(conds)},
-                          {"acceptedNames", crd.at("spec").as_object().contains("names") ? crd.at("spec").at("names")
-                                                                                          : json::value(json::object{})},
-                          {"storedVersions", json::array{json::value(t->version)}}};
-      }, {}, "status");
+      store_.mutate(
+          *ev.type_info, "", name,
+          [&](json::object& crd) {
+            json::array conds{json::object{{"type", "NamesAccepted"},
+                                           {"status", "True"},
+                                           {"reason", "NoConflicts"},
+                                           {"message", "no conflicts found"},
+                                           {"lastTransitionTime", now}},
+                              json::object{{"type", "Established"},
+                                           {"status", "True"},
+                                           {"reason", "InitialNamesAccepted"},
+                                           {"message", "the initial names have been accepted"},
+                                           {"lastTransitionTime", now}}};
+            auto& st = crd["status"];
+            if (st.is_object() && st.as_object().contains("conditions")) return;
+            st = json::object{
+                {"conditions", std::move(conds)},
+                {"acceptedNames", crd.at("spec").as_object().contains("names") ? crd.at("spec").at("names")
+                                                                               : json::value(json::object{})},
+                {"storedVersions", json::array{json::value(t->version)}}};
+          },
+          {}, "status");
     } catch (const StatusError&) {
       // deleted meanwhile
     }
@@ -670,11 +714,12 @@ Response Api::dispatch(const Request& r) const {
   // Discovery.
   if (segs.size() == 1) {
     if (segs[0] == "api")
-      return json_response(200, json::object{{"kind", "APIVersions"},
-                                             {"versions", json::array{"v1"}},
-                                             {"serverAddressByClientCIDRs",
-                                              json::array{json::object{{"clientCIDR", "0.0.0.0/0"},
-                                                                       {"serverAddress", "127.0.0.1:443"}}}}});
+      return json_response(
+          200,
+          json::object{{"kind", "APIVersions"},
+                       {"versions", json::array{"v1"}},
+                       {"serverAddressByClientCIDRs",
+                        json::array{json::object{{"clientCIDR", "0.0.0.0/0"}, {"serverAddress", "127.0.0.1:443"}}}}});
     return json_response(200, group_list(store_));
   }
   std::string group, version;
@@ -758,21 +803,28 @@ Response Api::dispatch(const Request& r) const {
   }
   // Verb.
   std::string verb;
-  if (r.method == "GET") verb = tg.watch ? "watch" : tg.name.empty() ? "list" : "get";
-  else if (r.method == "POST") verb = "create";
-  else if (r.method == "PUT") verb = "update";
-  else if (r.method == "PATCH") verb = "patch";
-  else if (r.method == "DELETE") verb = tg.name.empty() ? "deletecollection" : "delete";
+  if (r.method == "GET")
+    verb = tg.watch ? "watch" : tg.name.empty() ? "list" : "get";
+  else if (r.method == "POST")
+    verb = "create";
+  else if (r.method == "PUT")
+    verb = "update";
+  else if (r.method == "PATCH")
+    verb = "patch";
+  else if (r.method == "DELETE")
+    verb = tg.name.empty() ? "deletecollection" : "delete";
   else
     throw StatusError(405, "MethodNotAllowed", fmt::format("{} is not supported", r.method));
   authorize(r, verb, served, tg.ns, tg.name, tg.subresource);
   // A missing event seen through events.k8s.io is `events.events.k8s.io "x" not found`.
-  if (event_view && !tg.name.empty() && (verb == "get" || verb == "update" || verb == "delete" ||
-                                         (verb == "patch" && r.content_type.find("apply-patch") == std::string::npos)))
+  if (event_view && !tg.name.empty() &&
+      (verb == "get" || verb == "update" || verb == "delete" ||
+       (verb == "patch" && r.content_type.find("apply-patch") == std::string::npos)))
     if (!store_.find(t, tg.ns, tg.name)) throw StatusError::not_found(served, tg.name);
   if (!tg.subresource.empty()) {
-    const bool ok = (tg.subresource == "status" && t.has_status) || (tg.subresource == "scale" && t.has_scale) ||
-                    (t.group.empty() && t.resource == "pods" && (tg.subresource == "binding" || tg.subresource == "log"));
+    const bool ok =
+        (tg.subresource == "status" && t.has_status) || (tg.subresource == "scale" && t.has_scale) ||
+        (t.group.empty() && t.resource == "pods" && (tg.subresource == "binding" || tg.subresource == "log"));
     if (!ok) throw StatusError(404, "NotFound", "the server could not find the requested resource");
   }
   Call c{r, tg, served, t, event_view, store_.clock().now(), verb, {}};

@@ -23,8 +23,8 @@ typedef struct ssl_st SSL;
 namespace gpupool::embedded {
 
 struct Request {
-  std::string method;  ///< "GET", "POST", ...
-  std::string path;    ///< percent-decoded, without the query
+  std::string method;                             ///< "GET", "POST", ...
+  std::string path;                               ///< percent-decoded, without the query
   std::multimap<std::string, std::string> query;  ///< percent-decoded
   std::string content_type;
   std::string accept;
@@ -92,7 +92,8 @@ class Api {
   void set_log_provider(LogProvider p) { logs_ = std::move(p); }
   /// pods/exec, pods/attach, pods/portforward (embedded/streams.hpp); unset: 404 for them.
   void set_connect_handler(std::function<Response(const Request&, const std::string& ns, const std::string& name,
-                                                  const std::string& subresource)> h) {
+                                                  const std::string& subresource)>
+                               h) {
     connect_ = std::move(h);
   }
   Store& store() const noexcept { return store_; }

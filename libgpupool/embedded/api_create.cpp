@@ -16,11 +16,13 @@ Response Api::serve_create(const Call& c) const {
     std::string node;
     if (const auto* target = body.if_contains("target"); target && target->is_object())
       node = str(target->as_object(), "name");
-    if (node.empty())
-      throw StatusError::invalid(t, tg.name, {{"FieldValueRequired", "Required value", "target.name"}});
+    if (node.empty()) throw StatusError::invalid(t, tg.name, {{"FieldValueRequired", "Required value", "target.name"}});
     if (!wo.dry_run) bind_pod(store_, tg.ns, tg.name, node);
-    return json_response(201, json::object{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object{}},
-                                           {"status", "Success"}, {"code", 201}});
+    return json_response(201, json::object{{"kind", "Status"},
+                                           {"apiVersion", "v1"},
+                                           {"metadata", json::object{}},
+                                           {"status", "Success"},
+                                           {"code", 201}});
   }
   if (!tg.name.empty()) throw StatusError(405, "MethodNotAllowed", "POST is not supported on a named object");
   const FieldValidation fv = field_validation(q(r, "fieldValidation"), "CreateOptions");

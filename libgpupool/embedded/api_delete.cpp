@@ -19,7 +19,8 @@ Response Api::serve_delete(const Call& c) const {
       if (const auto p = str(b, "propagationPolicy"); !p.empty()) dopt.propagation = parse_propagation(p);
       if (const auto* orphan = b.if_contains("orphanDependents"); orphan && orphan->is_bool())
         dopt.propagation = orphan->as_bool() ? Propagation::Orphan : Propagation::Background;
-      if (const auto* dr = b.if_contains("dryRun"); dr && dr->is_array() && !dr->as_array().empty()) dopt.dry_run = true;
+      if (const auto* dr = b.if_contains("dryRun"); dr && dr->is_array() && !dr->as_array().empty())
+        dopt.dry_run = true;
       if (const auto* pre = b.if_contains("preconditions"); pre && pre->is_object()) {
         if (const auto u = str(pre->as_object(), "uid"); !u.empty()) dopt.precondition_uid = u;
         if (const auto v = str(pre->as_object(), "resourceVersion"); !v.empty()) dopt.precondition_resource_version = v;
@@ -40,19 +41,25 @@ Response Api::serve_delete(const Call& c) const {
         if (e.code() != 404) throw;
       }
     }
-    return json_response(200, json::object{{"kind", list_kind(served)}, {"apiVersion", served.api_version()},
-                                           {"metadata", json::object{{"resourceVersion", std::to_string(store_.revision())}}},
-                                           {"items", std::move(items)}});
+    return json_response(
+        200, json::object{{"kind", list_kind(served)},
+                          {"apiVersion", served.api_version()},
+                          {"metadata", json::object{{"resourceVersion", std::to_string(store_.revision())}}},
+                          {"items", std::move(items)}});
   }
   bool deleted = true;
   auto gone_obj = store_.remove(t, tg.ns, tg.name, dopt, &deleted);
   // handlers/delete.go: an object still there (finalizers) comes back as itself, 200 — 202 only
   // when the request set orphanDependents=false.
-  if (!deleted || (t.group.empty() && t.resource == "pods")) return json_response(200, c.as_served(std::move(gone_obj)));
+  if (!deleted || (t.group.empty() && t.resource == "pods"))
+    return json_response(200, c.as_served(std::move(gone_obj)));
   json::object details{{"name", tg.name}, {"kind", served.resource}, {"uid", meta(gone_obj, "uid")}};
   if (!served.group.empty()) details["group"] = served.group;
-  return json_response(200, json::object{{"kind", "Status"}, {"apiVersion", "v1"}, {"metadata", json::object{}},
-                                         {"status", "Success"}, {"details", std::move(details)}});
+  return json_response(200, json::object{{"kind", "Status"},
+                                         {"apiVersion", "v1"},
+                                         {"metadata", json::object{}},
+                                         {"status", "Success"},
+                                         {"details", std::move(details)}});
 }
 
 }  // namespace gpupool::embedded

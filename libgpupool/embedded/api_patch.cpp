@@ -12,8 +12,9 @@ Response Api::serve_patch(const Call& c) const {
   const std::string ct = r.content_type.substr(0, r.content_type.find(';'));
   const bool apply = ct == "application/apply-patch+yaml";
   if (apply && wo.field_manager.empty())
-    throw StatusError(422, "Invalid",
-                      "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch");
+    throw StatusError(
+        422, "Invalid",
+        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch");
   // Every built-in kind takes strategic merge patches; custom resources do not.
   if (ct == "application/strategic-merge-patch+json" && !is_builtin_group(t.group))
     throw StatusError(415, "UnsupportedMediaType",
@@ -68,11 +69,11 @@ Response Api::serve_patch(const Call& c) const {
       // handlers/rest.go checkName: the patched object keeps the URL's name.
       const std::string patched_name = meta(next.as_object(), "name");
       if (patched_name.empty())
-        throw StatusError::bad_request(fmt::format(
-            "the name of the object ({} based on URL) was undeterminable: name must be provided", tg.name));
+        throw StatusError::bad_request(
+            fmt::format("the name of the object ({} based on URL) was undeterminable: name must be provided", tg.name));
       if (patched_name != tg.name)
-        throw StatusError::bad_request(fmt::format(
-            "the name of the object ({}) does not match the name on the URL ({})", patched_name, tg.name));
+        throw StatusError::bad_request(
+            fmt::format("the name of the object ({}) does not match the name on the URL ({})", patched_name, tg.name));
     }
     json::object out = c.as_stored(std::move(next.as_object()));
     if (r.body.size() > 4096) check_stored_size(out);
@@ -82,10 +83,12 @@ Response Api::serve_patch(const Call& c) const {
       out = std::move(cur);
     }
     // A resourceVersion in the patch is a precondition; otherwise the version read above is.
-    if (meta(out, "resourceVersion").empty()) out["metadata"].as_object()["resourceVersion"] = meta(cur, "resourceVersion");
+    if (meta(out, "resourceVersion").empty())
+      out["metadata"].as_object()["resourceVersion"] = meta(cur, "resourceVersion");
     try {
-      auto updated = store_.update(t, tg.ns, std::move(out), !apply && tg.subresource.empty() ? c.tracking(manager) : wo,
-                                   tg.subresource == "scale" ? "" : tg.subresource);
+      auto updated =
+          store_.update(t, tg.ns, std::move(out), !apply && tg.subresource.empty() ? c.tracking(manager) : wo,
+                        tg.subresource == "scale" ? "" : tg.subresource);
       if (tg.subresource == "scale") return json_response(200, scale_of(t, updated));
       return json_response(200, c.as_served(std::move(updated)));
     } catch (const StatusError& e) {

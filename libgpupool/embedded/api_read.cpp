@@ -11,7 +11,12 @@ using namespace api;
 Response Api::serve_get(const Call& c) const {
   const auto& [r, tg, served, t, event_view, now, verb, wo] = c;
   if (tg.subresource == "log") {
-    LogRequest lr{tg.ns, tg.name, q(r, "container"), q_true(r, "follow"), std::nullopt, q_true(r, "previous"),
+    LogRequest lr{tg.ns,
+                  tg.name,
+                  q(r, "container"),
+                  q_true(r, "follow"),
+                  std::nullopt,
+                  q_true(r, "previous"),
                   q_true(r, "timestamps")};
     if (const auto tl = q(r, "tailLines"); !tl.empty()) lr.tail_lines = std::stoll(tl);
     store_.get(t, tg.ns, tg.name);  // 404 for a missing pod
@@ -23,9 +28,9 @@ Response Api::serve_get(const Call& c) const {
   auto obj = store_.get(t, tg.ns, tg.name);
   if (tg.subresource == "scale") return json_response(200, scale_of(t, obj));
   if (wants_table(r))
-    return json_response(200, to_table(t, {std::make_shared<const json::object>(std::move(obj))}, now, include_object(r)));
+    return json_response(200,
+                         to_table(t, {std::make_shared<const json::object>(std::move(obj))}, now, include_object(r)));
   return json_response(200, c.as_served(std::move(obj)));
-
 }
 
 Response Api::serve_list(const Call& c) const {
@@ -57,8 +62,10 @@ Response Api::serve_list(const Call& c) const {
       items.back().as_object().erase("apiVersion");
     }
   }
-  return json_response(200, json::object{{"kind", list_kind(served)}, {"apiVersion", served.api_version()},
-                                         {"metadata", std::move(md)}, {"items", std::move(items)}});
+  return json_response(200, json::object{{"kind", list_kind(served)},
+                                         {"apiVersion", served.api_version()},
+                                         {"metadata", std::move(md)},
+                                         {"items", std::move(items)}});
 }
 
 }  // namespace gpupool::embedded

@@ -51,8 +51,8 @@ Response Api::serve_watch(const Call& c) const {
   }
   Response resp;
   resp.content_type = table ? "application/json;as=Table;v=v1;g=meta.k8s.io" : "application/json";
-  resp.stream = [store, tp, queue, gone, timeout_s, bookmarks, table, inc, event_view = c.event_view, initial_events, initial_rv](
-                    const ChunkWriter& write, const std::atomic<bool>& stopping) {
+  resp.stream = [store, tp, queue, gone, timeout_s, bookmarks, table, inc, event_view = c.event_view, initial_events,
+                 initial_rv](const ChunkWriter& write, const std::atomic<bool>& stopping) {
     if (gone) {
       // The watch starts, then reports the expired version as an ERROR event (what client-go's
       // reflector expects in order to re-list).
@@ -69,9 +69,12 @@ Response Api::serve_watch(const Call& c) const {
     auto send = [&](const std::vector<WatchEvent>& events) {
       for (const auto& ev : events) {
         json::value obj;
-        if (table) obj = to_table(*ev.type_info, {ev.object}, store->clock().now(), inc);
-        else if (event_view) obj = core_event_to_v1(*ev.object);
-        else obj = *ev.object;
+        if (table)
+          obj = to_table(*ev.type_info, {ev.object}, store->clock().now(), inc);
+        else if (event_view)
+          obj = core_event_to_v1(*ev.object);
+        else
+          obj = *ev.object;
         last_rv = std::max(last_rv, ev.resource_version);
         if (!write(json::serialize(json::object{{"type", to_string(ev.type)}, {"object", std::move(obj)}}) + "\n"))
           return false;
@@ -114,9 +117,10 @@ Response Api::serve_watch(const Call& c) const {
     }
     store->close_watch(queue);
   };
-  if (gone) resp.stream = [gone](const ChunkWriter& write, const std::atomic<bool>&) {
-    write(json::serialize(json::object{{"type", "ERROR"}, {"object", gone->to_status()}}) + "\n");
-  };
+  if (gone)
+    resp.stream = [gone](const ChunkWriter& write, const std::atomic<bool>&) {
+      write(json::serialize(json::object{{"type", "ERROR"}, {"object", gone->to_status()}}) + "\n");
+    };
   return resp;
 }
 

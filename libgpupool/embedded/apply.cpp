@@ -31,8 +31,8 @@ std::string last_segment(const std::string& dotted) {
 
 // Maps (map[string]T in the Go types): the map itself is a member (".") besides its keys.
 bool granular_map(const std::string& dotted) {
-  static const char* names[] = {"labels", "annotations", "nodeSelector", "matchLabels", "data", "binaryData",
-                                "stringData", "requests", "limits", "capacity", "allocatable", "hard"};
+  static const char* names[] = {"labels",     "annotations", "nodeSelector", "matchLabels", "data",        "binaryData",
+                                "stringData", "requests",    "limits",       "capacity",    "allocatable", "hard"};
   const auto last = last_segment(dotted);
   return std::any_of(std::begin(names), std::end(names), [&](const char* n) { return last == n; });
 }
@@ -51,7 +51,7 @@ std::vector<std::string> list_keys(const ResourceType& t, const std::string& dot
   const auto last = last_segment(dotted);
   if (last == "ports") {
     if (dotted == "spec.ports") return {"port", "protocol"};  // ServiceSpec.Ports
-    return {"containerPort", "protocol"};                      // Container.Ports
+    return {"containerPort", "protocol"};                     // Container.Ports
   }
   const std::string key = merge_key(t.kind, dotted);
   if (key.empty()) return {};
@@ -63,8 +63,10 @@ std::string key_json(const json::object& item, const std::vector<std::string>& k
   std::sort(sorted.begin(), sorted.end());
   json::object k;
   for (const auto& name : sorted) {
-    if (const auto* v = item.if_contains(name)) k[name] = *v;
-    else if (name == "protocol") k[name] = "TCP";  // defaulted
+    if (const auto* v = item.if_contains(name))
+      k[name] = *v;
+    else if (name == "protocol")
+      k[name] = "TCP";  // defaulted
   }
   return json::serialize(k);
 }
@@ -110,7 +112,8 @@ json::object set_of_value(const json::value& v, const std::string& dotted, const
   return {};
 }
 
-json::object set_of_object(const json::object& o, const std::string& dotted, const ResourceType& t, bool update = false) {
+json::object set_of_object(const json::object& o, const std::string& dotted, const ResourceType& t,
+                           bool update = false) {
   json::object out;
   for (const auto& [k, child] : o) {
     const std::string path = dotted.empty() ? std::string(k) : dotted + "." + std::string(k);
@@ -283,9 +286,12 @@ json::value merge(const json::value& live, const json::value& cfg, const std::st
       for (const auto& item : cfg.as_array()) {
         if (!item.is_object()) continue;
         const json::value key = json::parse(key_json(item.as_object(), keys));
-        auto it = std::find_if(out.begin(), out.end(), [&](const json::value& l) { return item_matches(l, key.as_object()); });
-        if (it == out.end()) out.push_back(item);
-        else *it = merge(*it, item, dotted, t);
+        auto it = std::find_if(out.begin(), out.end(),
+                               [&](const json::value& l) { return item_matches(l, key.as_object()); });
+        if (it == out.end())
+          out.push_back(item);
+        else
+          *it = merge(*it, item, dotted, t);
       }
       return out;
     }
@@ -322,17 +328,21 @@ void set_managed_fields(json::object& o, json::array entries) {
   // apiVersion, subresource. (RFC 3339 times in one format compare as strings.)
   auto key = [](const json::value& e) {
     const auto& o = e.as_object();
-    return std::tuple{str(o, "operation"), str(o, "time"), str(o, "manager"), str(o, "apiVersion"), str(o, "subresource")};
+    return std::tuple{str(o, "operation"), str(o, "time"), str(o, "manager"), str(o, "apiVersion"),
+                      str(o, "subresource")};
   };
-  std::stable_sort(entries.begin(), entries.end(), [&](const json::value& a, const json::value& b) { return key(a) < key(b); });
-  if (entries.empty()) md.as_object().erase("managedFields");
-  else md.as_object()["managedFields"] = std::move(entries);
+  std::stable_sort(entries.begin(), entries.end(),
+                   [&](const json::value& a, const json::value& b) { return key(a) < key(b); });
+  if (entries.empty())
+    md.as_object().erase("managedFields");
+  else
+    md.as_object()["managedFields"] = std::move(entries);
 }
 
 json::object entry(const std::string& manager, const char* operation, const ResourceType& t, const std::string& time,
                    json::object fields) {
-  return {{"manager", manager},         {"operation", operation}, {"apiVersion", t.api_version()},
-          {"time", time},               {"fieldsType", "FieldsV1"}, {"fieldsV1", std::move(fields)}};
+  return {{"manager", manager}, {"operation", operation},   {"apiVersion", t.api_version()},
+          {"time", time},       {"fieldsType", "FieldsV1"}, {"fieldsV1", std::move(fields)}};
 }
 
 }  // namespace
@@ -351,7 +361,8 @@ void track_update(const json::object* old, json::object& next, const ResourceTyp
   if (entries.empty() && old) entries = managed_fields_of(*old);
   // A created object is compared with the kind's zero value, as the fieldmanager compares it with
   // r.New(): the structs that zero value holds (spec, template, strategy, ...) are nobody's.
-  json::value old_clean = old ? json::value(strip(*old, t)) : json::value(strip(schema::zero_object(t.group, t.version, t.kind), t));
+  json::value old_clean =
+      old ? json::value(strip(*old, t)) : json::value(strip(schema::zero_object(t.group, t.version, t.kind), t));
   if (!old_clean.as_object().contains("metadata")) old_clean.as_object()["metadata"] = json::object{};  // always there
   json::value next_clean = strip(next, t);
   if (!next_clean.as_object().contains("metadata")) next_clean.as_object()["metadata"] = json::object{};  // the same
@@ -448,7 +459,8 @@ json::object server_side_apply(const json::object* live, const json::object& con
       return s;
     };
     std::vector<StatusCause> causes;
-    for (const auto& c : conflicts) causes.push_back({"FieldManagerConflict", "conflict with " + who(c.entry), path_text(c.path)});
+    for (const auto& c : conflicts)
+      causes.push_back({"FieldManagerConflict", "conflict with " + who(c.entry), path_text(c.path)});
     std::string message;
     if (conflicts.size() == 1) {
       message = fmt::format("Apply failed with 1 conflict: conflict with {}: {}", who(conflicts[0].entry),

@@ -17,9 +17,9 @@
 // The matcher keeps its backtracking state on the heap, up to BOOST_REGEX_MAX_BLOCKS blocks of 4 KiB
 // (32 MiB: enough for `^(a|b)*$` on a string as large as a stored object may be).
 #define BOOST_REGEX_MAX_BLOCKS 8192
-#include <boost/regex.hpp>
 #include <arpa/inet.h>
 #include <fmt/format.h>
+#include <boost/regex.hpp>
 
 #include "common/base64.hpp"
 #include "embedded/typecheck.hpp"
@@ -58,7 +58,8 @@ std::optional<std::pair<std::size_t, std::size_t>> Regex::search(std::string_vie
   boost::match_results<std::string_view::const_iterator> m;
   // As RE2 without flags: '.' does not match a newline, ^ and $ match at the ends of the text only.
   if (!boost::regex_search(text.begin() + static_cast<std::ptrdiff_t>(from), text.end(), m, impl->re,
-                           boost::match_not_dot_newline | boost::match_single_line | (from > 0 ? boost::match_prev_avail : boost::match_default)))
+                           boost::match_not_dot_newline | boost::match_single_line |
+                               (from > 0 ? boost::match_prev_avail : boost::match_default)))
     return std::nullopt;
   const auto begin = static_cast<std::size_t>(m[0].first - text.begin());
   return std::make_pair(begin, begin + static_cast<std::size_t>(m[0].length()));
@@ -100,7 +101,27 @@ namespace {
 struct Type;
 using TypeP = std::shared_ptr<const Type>;
 struct Type {
-  enum K { Dyn, Null, Bool, Int, Uint, Double, String, Bytes, List, Map, Object, Timestamp, Duration, Optional, Quantity, TypeT, Url, Ip, Cidr } k = Dyn;
+  enum K {
+    Dyn,
+    Null,
+    Bool,
+    Int,
+    Uint,
+    Double,
+    String,
+    Bytes,
+    List,
+    Map,
+    Object,
+    Timestamp,
+    Duration,
+    Optional,
+    Quantity,
+    TypeT,
+    Url,
+    Ip,
+    Cidr
+  } k = Dyn;
   TypeP a, b;                            // list element / optional value; map key and value
   const json::object* schema = nullptr;  // Object: its schema
   bool root = false;                     // Object: the resource itself (apiVersion, kind, metadata)
@@ -115,11 +136,8 @@ TypeP mk(Type::K k, TypeP a = nullptr, TypeP b = nullptr) {
   return t;
 }
 TypeP prim(Type::K k) {
-  static const TypeP cache[] = {
-      mk(Type::Dyn),    mk(Type::Null),
-      mk(Type::Bool),   mk(Type::Int),
-      mk(Type::Uint),   mk(Type::Double),
-      mk(Type::String), mk(Type::Bytes)};
+  static const TypeP cache[] = {mk(Type::Dyn),  mk(Type::Null),   mk(Type::Bool),   mk(Type::Int),
+                                mk(Type::Uint), mk(Type::Double), mk(Type::String), mk(Type::Bytes)};
   if (k <= Type::Bytes) return cache[k];
   return mk(k);
 }
@@ -129,25 +147,44 @@ TypeP optional_of(TypeP e) { return mk(Type::Optional, std::move(e)); }
 
 std::string type_name(const TypeP& t) {
   switch (t->k) {
-    case Type::Dyn: return "dyn";
-    case Type::Null: return "null_type";
-    case Type::Bool: return "bool";
-    case Type::Int: return "int";
-    case Type::Uint: return "uint";
-    case Type::Double: return "double";
-    case Type::String: return "string";
-    case Type::Bytes: return "bytes";
-    case Type::List: return "list(" + type_name(t->a) + ")";
-    case Type::Map: return "map(" + type_name(t->a) + ", " + type_name(t->b) + ")";
-    case Type::Object: return "object";
-    case Type::Timestamp: return "google.protobuf.Timestamp";
-    case Type::Duration: return "google.protobuf.Duration";
-    case Type::Optional: return "optional_type(" + type_name(t->a) + ")";
-    case Type::Quantity: return "kubernetes.Quantity";
-    case Type::TypeT: return "type";
-    case Type::Url: return "kubernetes.URL";
-    case Type::Ip: return "net.IP";
-    case Type::Cidr: return "net.CIDR";
+    case Type::Dyn:
+      return "dyn";
+    case Type::Null:
+      return "null_type";
+    case Type::Bool:
+      return "bool";
+    case Type::Int:
+      return "int";
+    case Type::Uint:
+      return "uint";
+    case Type::Double:
+      return "double";
+    case Type::String:
+      return "string";
+    case Type::Bytes:
+      return "bytes";
+    case Type::List:
+      return "list(" + type_name(t->a) + ")";
+    case Type::Map:
+      return "map(" + type_name(t->a) + ", " + type_name(t->b) + ")";
+    case Type::Object:
+      return "object";
+    case Type::Timestamp:
+      return "google.protobuf.Timestamp";
+    case Type::Duration:
+      return "google.protobuf.Duration";
+    case Type::Optional:
+      return "optional_type(" + type_name(t->a) + ")";
+    case Type::Quantity:
+      return "kubernetes.Quantity";
+    case Type::TypeT:
+      return "type";
+    case Type::Url:
+      return "kubernetes.URL";
+    case Type::Ip:
+      return "net.IP";
+    case Type::Cidr:
+      return "net.CIDR";
   }
   return "dyn";
 }
@@ -207,9 +244,9 @@ TypeP of_schema(const json::object* s, bool root = false) {
 // apiserver/pkg/cel/escaping.go Escape: the CEL name of a property ("x-y" is x__dash__y,
 // "namespace" __namespace__), or "" when it has none (a leading digit, other characters).
 std::string escape(std::string_view name) {
-  static const char* const reserved[] = {"true", "false", "null", "in", "as", "break", "const", "continue", "else", "for",
-                                         "function", "if", "import", "let", "loop", "package", "namespace", "return",
-                                         "var", "void", "while"};
+  static const char* const reserved[] = {"true",     "false",   "null",      "in",       "as",  "break",  "const",
+                                         "continue", "else",    "for",       "function", "if",  "import", "let",
+                                         "loop",     "package", "namespace", "return",   "var", "void",   "while"};
   if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return {};
   for (const char* r : reserved)
     if (name == r) return "__" + std::string(name) + "__";
@@ -261,10 +298,14 @@ bool same_type(const TypeP& a, const TypeP& b, bool exact) {
   if (a->k != b->k) return false;
   switch (a->k) {
     case Type::List:
-    case Type::Optional: return same_type(a->a, b->a, exact);
-    case Type::Map: return same_type(a->a, b->a, exact) && same_type(a->b, b->b, exact);
-    case Type::Object: return a->schema == b->schema && a->root == b->root && a->meta == b->meta;
-    default: return true;
+    case Type::Optional:
+      return same_type(a->a, b->a, exact);
+    case Type::Map:
+      return same_type(a->a, b->a, exact) && same_type(a->b, b->b, exact);
+    case Type::Object:
+      return a->schema == b->schema && a->root == b->root && a->meta == b->meta;
+    default:
+      return true;
   }
 }
 bool assignable(const TypeP& a, const TypeP& b) { return same_type(a, b, false); }
@@ -285,23 +326,77 @@ struct Value;
 using List = std::vector<Value>;
 using Map = std::vector<std::pair<Value, Value>>;
 struct Value {
-  enum K { Null, Bool, Int, Uint, Double, String, Bytes, ListV, MapV, Timestamp, Duration, Optional, QuantityV, TypeV, UrlV, IpV, CidrV, Error } k = Null;
+  enum K {
+    Null,
+    Bool,
+    Int,
+    Uint,
+    Double,
+    String,
+    Bytes,
+    ListV,
+    MapV,
+    Timestamp,
+    Duration,
+    Optional,
+    QuantityV,
+    TypeV,
+    UrlV,
+    IpV,
+    CidrV,
+    Error
+  } k = Null;
   bool b = false;
-  std::int64_t i = 0;  // Int; Timestamp: seconds since the epoch; Duration: nanoseconds
+  std::int64_t i = 0;   // Int; Timestamp: seconds since the epoch; Duration: nanoseconds
   std::uint64_t u = 0;  // Uint; Timestamp: nanoseconds within the second
   double d = 0;
-  std::string s;  // String, Bytes, Error (its message)
+  std::string s;                     // String, Bytes, Error (its message)
   std::shared_ptr<const List> list;  // ListV; Optional: none when empty
   std::shared_ptr<const Map> map;
   bool object = false;  // a MapV that is an object of the schema
 
-  static Value boolean(bool v) { Value x; x.k = Bool; x.b = v; return x; }
-  static Value integer(std::int64_t v) { Value x; x.k = Int; x.i = v; return x; }
-  static Value unsigned_(std::uint64_t v) { Value x; x.k = Uint; x.u = v; return x; }
-  static Value dbl(double v) { Value x; x.k = Double; x.d = v; return x; }
-  static Value string(std::string v, K k = String) { Value x; x.k = k; x.s = std::move(v); return x; }
-  static Value error(std::string msg) { Value x; x.k = Error; x.s = std::move(msg); return x; }
-  static Value of_list(List l) { Value x; x.k = ListV; x.list = std::make_shared<const List>(std::move(l)); return x; }
+  static Value boolean(bool v) {
+    Value x;
+    x.k = Bool;
+    x.b = v;
+    return x;
+  }
+  static Value integer(std::int64_t v) {
+    Value x;
+    x.k = Int;
+    x.i = v;
+    return x;
+  }
+  static Value unsigned_(std::uint64_t v) {
+    Value x;
+    x.k = Uint;
+    x.u = v;
+    return x;
+  }
+  static Value dbl(double v) {
+    Value x;
+    x.k = Double;
+    x.d = v;
+    return x;
+  }
+  static Value string(std::string v, K k = String) {
+    Value x;
+    x.k = k;
+    x.s = std::move(v);
+    return x;
+  }
+  static Value error(std::string msg) {
+    Value x;
+    x.k = Error;
+    x.s = std::move(msg);
+    return x;
+  }
+  static Value of_list(List l) {
+    Value x;
+    x.k = ListV;
+    x.list = std::make_shared<const List>(std::move(l));
+    return x;
+  }
   static Value of_map(Map m, bool object = false) {
     Value x;
     x.k = MapV;
@@ -315,8 +410,19 @@ struct Value {
     x.list = std::make_shared<const List>(v ? List{*v} : List{});
     return x;
   }
-  static Value duration(std::int64_t nanos) { Value x; x.k = Duration; x.i = nanos; return x; }
-  static Value timestamp(std::int64_t secs, std::uint64_t nanos) { Value x; x.k = Timestamp; x.i = secs; x.u = nanos; return x; }
+  static Value duration(std::int64_t nanos) {
+    Value x;
+    x.k = Duration;
+    x.i = nanos;
+    return x;
+  }
+  static Value timestamp(std::int64_t secs, std::uint64_t nanos) {
+    Value x;
+    x.k = Timestamp;
+    x.i = secs;
+    x.u = nanos;
+    return x;
+  }
   bool is_error() const { return k == Error; }
 };
 
@@ -324,24 +430,42 @@ Value no_overload() { return Value::error("no such overload"); }
 
 std::string value_type_name(const Value& v) {
   switch (v.k) {
-    case Value::Null: return "null_type";
-    case Value::Bool: return "bool";
-    case Value::Int: return "int";
-    case Value::Uint: return "uint";
-    case Value::Double: return "double";
-    case Value::String: return "string";
-    case Value::Bytes: return "bytes";
-    case Value::ListV: return "list";
-    case Value::MapV: return v.object ? "object" : "map";
-    case Value::Timestamp: return "google.protobuf.Timestamp";
-    case Value::Duration: return "google.protobuf.Duration";
-    case Value::Optional: return "optional_type";
-    case Value::QuantityV: return "kubernetes.Quantity";
-    case Value::TypeV: return "type";
-    case Value::UrlV: return "kubernetes.URL";
-    case Value::IpV: return "net.IP";
-    case Value::CidrV: return "net.CIDR";
-    case Value::Error: return "";
+    case Value::Null:
+      return "null_type";
+    case Value::Bool:
+      return "bool";
+    case Value::Int:
+      return "int";
+    case Value::Uint:
+      return "uint";
+    case Value::Double:
+      return "double";
+    case Value::String:
+      return "string";
+    case Value::Bytes:
+      return "bytes";
+    case Value::ListV:
+      return "list";
+    case Value::MapV:
+      return v.object ? "object" : "map";
+    case Value::Timestamp:
+      return "google.protobuf.Timestamp";
+    case Value::Duration:
+      return "google.protobuf.Duration";
+    case Value::Optional:
+      return "optional_type";
+    case Value::QuantityV:
+      return "kubernetes.Quantity";
+    case Value::TypeV:
+      return "type";
+    case Value::UrlV:
+      return "kubernetes.URL";
+    case Value::IpV:
+      return "net.IP";
+    case Value::CidrV:
+      return "net.CIDR";
+    case Value::Error:
+      return "";
   }
   return "";
 }
@@ -351,8 +475,8 @@ std::string format_timestamp(std::int64_t secs, std::uint64_t nanos) {
   std::time_t t = static_cast<std::time_t>(secs);
   std::tm tm{};
   gmtime_r(&t, &tm);
-  std::string out = fmt::format("{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                                tm.tm_hour, tm.tm_min, tm.tm_sec);
+  std::string out = fmt::format("{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}", tm.tm_year + 1900, tm.tm_mon + 1,
+                                tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
   if (nanos) {
     std::string f = fmt::format("{:09d}", nanos);
     while (!f.empty() && f.back() == '0') f.pop_back();
@@ -366,18 +490,26 @@ std::string format_duration(std::int64_t nanos) {
   const unsigned __int128 n = neg ? static_cast<unsigned __int128>(-static_cast<__int128>(nanos)) : nanos;
   std::string frac = fmt::format("{:09d}", static_cast<std::uint64_t>(n % 1000000000));
   while (!frac.empty() && frac.back() == '0') frac.pop_back();
-  return fmt::format("{}{}{}s", neg ? "-" : "", static_cast<std::uint64_t>(n / 1000000000), frac.empty() ? "" : "." + frac);
+  return fmt::format("{}{}{}s", neg ? "-" : "", static_cast<std::uint64_t>(n / 1000000000),
+                     frac.empty() ? "" : "." + frac);
 }
 
 std::string display(const Value& v) {
   switch (v.k) {
-    case Value::Null: return "null";
-    case Value::Bool: return v.b ? "true" : "false";
-    case Value::Int: return std::to_string(v.i);
-    case Value::Uint: return std::to_string(v.u) + "u";
-    case Value::Double: return go_float(v.d);
-    case Value::String: return go_quote(v.s);
-    case Value::Bytes: return "b" + go_quote(v.s);
+    case Value::Null:
+      return "null";
+    case Value::Bool:
+      return v.b ? "true" : "false";
+    case Value::Int:
+      return std::to_string(v.i);
+    case Value::Uint:
+      return std::to_string(v.u) + "u";
+    case Value::Double:
+      return go_float(v.d);
+    case Value::String:
+      return go_quote(v.s);
+    case Value::Bytes:
+      return "b" + go_quote(v.s);
     case Value::ListV: {
       std::string out = "[";
       for (std::size_t i = 0; i < v.list->size(); ++i) out += (i ? ", " : "") + display((*v.list)[i]);
@@ -389,15 +521,24 @@ std::string display(const Value& v) {
         out += (i ? ", " : "") + display((*v.map)[i].first) + ": " + display((*v.map)[i].second);
       return out + "}";
     }
-    case Value::Timestamp: return "timestamp(\"" + format_timestamp(v.i, v.u) + "\")";
-    case Value::Duration: return "duration(\"" + format_duration(v.i) + "\")";
-    case Value::Optional: return v.list->empty() ? "optional.none()" : "optional.of(" + display(v.list->front()) + ")";
-    case Value::QuantityV: return "quantity(" + go_quote(v.s) + ")";
-    case Value::TypeV: return v.s;
-    case Value::UrlV: return "url(" + go_quote(v.s) + ")";
-    case Value::IpV: return "ip(" + go_quote(v.s) + ")";
-    case Value::CidrV: return "cidr(" + go_quote(v.s) + ")";
-    case Value::Error: return "error: " + v.s;
+    case Value::Timestamp:
+      return "timestamp(\"" + format_timestamp(v.i, v.u) + "\")";
+    case Value::Duration:
+      return "duration(\"" + format_duration(v.i) + "\")";
+    case Value::Optional:
+      return v.list->empty() ? "optional.none()" : "optional.of(" + display(v.list->front()) + ")";
+    case Value::QuantityV:
+      return "quantity(" + go_quote(v.s) + ")";
+    case Value::TypeV:
+      return v.s;
+    case Value::UrlV:
+      return "url(" + go_quote(v.s) + ")";
+    case Value::IpV:
+      return "ip(" + go_quote(v.s) + ")";
+    case Value::CidrV:
+      return "cidr(" + go_quote(v.s) + ")";
+    case Value::Error:
+      return "error: " + v.s;
   }
   return "";
 }
@@ -460,7 +601,8 @@ bool parse_rfc3339(std::string_view s, std::int64_t& secs, std::uint64_t& nanos)
     return false;
   }
   if (i != s.size()) return false;
-  secs = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400 + h * 3600 + mi * 60 + se - offset;
+  secs = days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d)) * 86400 + h * 3600 + mi * 60 + se -
+         offset;
   return true;
 }
 
@@ -489,13 +631,20 @@ bool parse_duration(std::string_view s, std::int64_t& out) {
     const std::string_view unit = s.substr(0, j);
     s.remove_prefix(j);
     long double scale;
-    if (unit == "ns") scale = 1;
-    else if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs") scale = 1e3L;
-    else if (unit == "ms") scale = 1e6L;
-    else if (unit == "s") scale = 1e9L;
-    else if (unit == "m") scale = 60e9L;
-    else if (unit == "h") scale = 3600e9L;
-    else return false;
+    if (unit == "ns")
+      scale = 1;
+    else if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs")
+      scale = 1e3L;
+    else if (unit == "ms")
+      scale = 1e6L;
+    else if (unit == "s")
+      scale = 1e9L;
+    else if (unit == "m")
+      scale = 60e9L;
+    else if (unit == "h")
+      scale = 3600e9L;
+    else
+      return false;
     total += std::strtold(num.c_str(), nullptr) * scale;
   }
   if (total > 9.223372036854775807e18L) return false;
@@ -509,8 +658,10 @@ Value to_value(const json::value& v, const json::object* s, bool root = false) {
   root = root || flag_member(s, "x-kubernetes-embedded-resource");
   const std::string type = str_member(s, "type");
   switch (v.kind()) {
-    case json::kind::null: return Value{};
-    case json::kind::bool_: return Value::boolean(v.as_bool());
+    case json::kind::null:
+      return Value{};
+    case json::kind::bool_:
+      return Value::boolean(v.as_bool());
     case json::kind::int64:
       if (type == "number") return Value::dbl(static_cast<double>(v.as_int64()));
       return Value::integer(v.as_int64());
@@ -535,7 +686,8 @@ Value to_value(const json::value& v, const json::object* s, bool root = false) {
       if (type == "string" && format == "date") {
         std::int64_t secs;
         std::uint64_t nanos;
-        if (!parse_rfc3339(str + "T00:00:00Z", secs, nanos) || str.size() != 10) return Value::error("Invalid date formatted string " + str);
+        if (!parse_rfc3339(str + "T00:00:00Z", secs, nanos) || str.size() != 10)
+          return Value::error("Invalid date formatted string " + str);
         return Value::timestamp(secs, nanos);
       }
       if (type == "string" && format == "byte") {
@@ -565,7 +717,8 @@ Value to_value(const json::value& v, const json::object* s, bool root = false) {
           Map meta;
           if (x.is_object())
             for (const char* f : {"name", "generateName"})
-              if (const json::value* y = x.as_object().if_contains(f)) meta.emplace_back(Value::string(f), to_value(*y, nullptr));
+              if (const json::value* y = x.as_object().if_contains(f))
+                meta.emplace_back(Value::string(f), to_value(*y, nullptr));
           m.emplace_back(Value::string("metadata"), Value::of_map(std::move(meta), true));
           continue;
         }
@@ -630,7 +783,8 @@ struct Lexer {
     std::vector<Tok> out;
     std::size_t i = 0;
     while (true) {
-      while (i < src.size() && (src[i] == ' ' || src[i] == '\t' || src[i] == '\n' || src[i] == '\r' || src[i] == '\f')) ++i;
+      while (i < src.size() && (src[i] == ' ' || src[i] == '\t' || src[i] == '\n' || src[i] == '\r' || src[i] == '\f'))
+        ++i;
       if (i + 1 < src.size() && src[i] == '/' && src[i + 1] == '/') {  // a comment to the end of the line
         while (i < src.size() && src[i] != '\n') ++i;
         continue;
@@ -645,7 +799,9 @@ struct Lexer {
       }
       const char c = src[i];
       // string and bytes literals, with r/b prefixes (r, b, rb, br in either case)
-      auto lower = [&](std::size_t k) { return k < src.size() ? static_cast<char>(std::tolower(static_cast<unsigned char>(src[k]))) : '\0'; };
+      auto lower = [&](std::size_t k) {
+        return k < src.size() ? static_cast<char>(std::tolower(static_cast<unsigned char>(src[k]))) : '\0';
+      };
       auto quote = [&](std::size_t k) { return k < src.size() && (src[k] == '"' || src[k] == '\''); };
       std::size_t p = i;
       bool raw = false, bytes = false;
@@ -653,7 +809,8 @@ struct Lexer {
         raw = lower(i) == 'r';
         bytes = lower(i) == 'b';
         p = i + 1;
-      } else if (((lower(i) == 'r' && lower(i + 1) == 'b') || (lower(i) == 'b' && lower(i + 1) == 'r')) && quote(i + 2)) {
+      } else if (((lower(i) == 'r' && lower(i + 1) == 'b') || (lower(i) == 'b' && lower(i + 1) == 'r')) &&
+                 quote(i + 2)) {
         raw = bytes = true;
         p = i + 2;
       }
@@ -681,8 +838,8 @@ struct Lexer {
         out.push_back(std::move(t));
         continue;
       }
-      static const char* const puncts[] = {"==", "!=", "<=", ">=", "&&", "||", "<", ">", "!", "+", "-", "*", "/", "%",
-                                           "?", ":", ".", ",", "[", "]", "{", "}", "(", ")"};
+      static const char* const puncts[] = {"==", "!=", "<=", ">=", "&&", "||", "<", ">", "!", "+", "-", "*",
+                                           "/",  "%",  "?",  ":",  ".",  ",",  "[", "]", "{", "}", "(", ")"};
       bool found = false;
       for (const char* pn : puncts)
         if (src.substr(i).starts_with(pn)) {
@@ -711,7 +868,8 @@ struct Lexer {
       t.text = std::string(src.substr(i, j - i + (u ? 1 : 0)));
       std::uint64_t n = 0;
       const auto r = std::from_chars(digits.data(), digits.data() + digits.size(), n, 16);
-      if (r.ec != std::errc() || digits.empty()) issues.push_back({i, fmt::format("invalid {} literal", u ? "uint" : "int")});
+      if (r.ec != std::errc() || digits.empty())
+        issues.push_back({i, fmt::format("invalid {} literal", u ? "uint" : "int")});
       t.t = u ? Tok::Uint : Tok::Int;
       t.v = Value::unsigned_(n);  // an int's range is checked by the parser, once the sign is known
       return j + (u ? 1 : 0);
@@ -758,7 +916,8 @@ struct Lexer {
     std::string out;
     while (true) {
       if (p >= src.size() || (!triple && (src[p] == '\n' || src[p] == '\r'))) {
-        issues.push_back({start, fmt::format("Syntax error: token recognition error at: '{}'", src.substr(start, p - start))});
+        issues.push_back(
+            {start, fmt::format("Syntax error: token recognition error at: '{}'", src.substr(start, p - start))});
         return false;
       }
       if (triple ? src.substr(p).starts_with(std::string(3, q)) : src[p] == q) {
@@ -770,18 +929,42 @@ struct Lexer {
         const char e = src[p + 1];
         p += 2;
         switch (e) {
-          case 'a': out += '\a'; break;
-          case 'b': out += '\b'; break;
-          case 'f': out += '\f'; break;
-          case 'n': out += '\n'; break;
-          case 'r': out += '\r'; break;
-          case 't': out += '\t'; break;
-          case 'v': out += '\v'; break;
-          case '\\': out += '\\'; break;
-          case '\'': out += '\''; break;
-          case '"': out += '"'; break;
-          case '`': out += '`'; break;
-          case '?': out += '?'; break;
+          case 'a':
+            out += '\a';
+            break;
+          case 'b':
+            out += '\b';
+            break;
+          case 'f':
+            out += '\f';
+            break;
+          case 'n':
+            out += '\n';
+            break;
+          case 'r':
+            out += '\r';
+            break;
+          case 't':
+            out += '\t';
+            break;
+          case 'v':
+            out += '\v';
+            break;
+          case '\\':
+            out += '\\';
+            break;
+          case '\'':
+            out += '\'';
+            break;
+          case '"':
+            out += '"';
+            break;
+          case '`':
+            out += '`';
+            break;
+          case '?':
+            out += '?';
+            break;
           case 'x':
           case 'X':
           case 'u':
@@ -790,12 +973,15 @@ struct Lexer {
             std::uint32_t cp = 0;
             const auto r = std::from_chars(src.data() + p, src.data() + std::min(src.size(), p + n), cp, 16);
             if (r.ptr != src.data() + p + n) {
-              issues.push_back({start, "Syntax error: token recognition error at: '" + std::string(src.substr(start, p - start)) + "'"});
+              issues.push_back({start, "Syntax error: token recognition error at: '" +
+                                           std::string(src.substr(start, p - start)) + "'"});
               return false;
             }
             p += n;
-            if (bytes && n == 2) out += static_cast<char>(cp);
-            else append_utf8(out, cp);
+            if (bytes && n == 2)
+              out += static_cast<char>(cp);
+            else
+              append_utf8(out, cp);
             break;
           }
           default:
@@ -803,11 +989,14 @@ struct Lexer {
                 src[p + 1] <= '7') {
               const unsigned cp = static_cast<unsigned>((e - '0') * 64 + (src[p] - '0') * 8 + (src[p + 1] - '0'));
               p += 2;
-              if (bytes) out += static_cast<char>(cp);
-              else append_utf8(out, cp);
+              if (bytes)
+                out += static_cast<char>(cp);
+              else
+                append_utf8(out, cp);
               break;
             }
-            issues.push_back({start, "Syntax error: token recognition error at: '" + std::string(src.substr(start, p - start)) + "'"});
+            issues.push_back({start, "Syntax error: token recognition error at: '" +
+                                         std::string(src.substr(start, p - start)) + "'"});
             return false;
         }
         continue;
@@ -880,11 +1069,15 @@ struct Parser {
       case Node::Index:
       case Node::OptIndex:
       case Node::Cond:
-      case Node::Compr: counted = true; break;
-      case Node::Call:
-        counted = n->member || n->name == "@in" || (n->name.size() > 2 && n->name.front() == '_' && n->name.back() == '_');
+      case Node::Compr:
+        counted = true;
         break;
-      default: break;
+      case Node::Call:
+        counted =
+            n->member || n->name == "@in" || (n->name.size() > 2 && n->name.front() == '_' && n->name.back() == '_');
+        break;
+      default:
+        break;
     }
     n->depth = below + (counted ? 1 : 0);
     if (n->depth > 250) fail("max recursion depth exceeded", kNoLocation);
@@ -909,7 +1102,8 @@ struct Parser {
     fail(fmt::format("Syntax error: mismatched input '{}' expecting {}", peek().text, expecting), peek().pos);
   }
   static bool starts_primary(const Tok& t) {
-    if (t.t == Tok::Punct) return t.text == "[" || t.text == "{" || t.text == "(" || t.text == "." || t.text == "-" || t.text == "!";
+    if (t.t == Tok::Punct)
+      return t.text == "[" || t.text == "{" || t.text == "(" || t.text == "." || t.text == "-" || t.text == "!";
     return t.t != Tok::End && t.t != Tok::Bad;
   }
   bool call_args = false;  // the primary being parsed may also be a call's closing ')'
@@ -918,8 +1112,8 @@ struct Parser {
     try {
       NodeP e = expr();
       if (peek().t != Tok::End)
-        fail(fmt::format("Syntax error: {} input '{}' expecting <EOF>", peek(1).t == Tok::End ? "extraneous" : "mismatched",
-                         peek().text),
+        fail(fmt::format("Syntax error: {} input '{}' expecting <EOF>",
+                         peek(1).t == Tok::End ? "extraneous" : "mismatched", peek().text),
              peek().pos);
       return e;
     } catch (const Fail&) {
@@ -1078,7 +1272,8 @@ struct Parser {
           ++at;
         }
         if (peek().t != Tok::Ident)
-          fail(fmt::format("Syntax error: no viable alternative at input '.{}'", peek().t == Tok::End ? "" : peek().text),
+          fail(fmt::format("Syntax error: no viable alternative at input '.{}'",
+                           peek().t == Tok::End ? "" : peek().text),
                peek().pos);
         const std::string name = peek().text;
         ++at;
@@ -1143,12 +1338,18 @@ struct Parser {
          (target->name == "optional" && (name == "of" || name == "none"))))
       return call(target->name + "." + name, pos, std::move(args));
     Macro m = Macro::None;
-    if (name == "all" && args.size() == 2) m = Macro::All;
-    else if (name == "exists" && args.size() == 2) m = Macro::Exists;
-    else if (name == "exists_one" && args.size() == 2) m = Macro::ExistsOne;
-    else if (name == "map" && args.size() == 2) m = Macro::Map;
-    else if (name == "map" && args.size() == 3) m = Macro::MapFilter;
-    else if (name == "filter" && args.size() == 2) m = Macro::Filter;
+    if (name == "all" && args.size() == 2)
+      m = Macro::All;
+    else if (name == "exists" && args.size() == 2)
+      m = Macro::Exists;
+    else if (name == "exists_one" && args.size() == 2)
+      m = Macro::ExistsOne;
+    else if (name == "map" && args.size() == 2)
+      m = Macro::Map;
+    else if (name == "map" && args.size() == 3)
+      m = Macro::MapFilter;
+    else if (name == "filter" && args.size() == 2)
+      m = Macro::Filter;
     if (m != Macro::None) {
       if (args[0]->op != Node::Ident) fail("argument must be a simple name", args[0]->pos);
       auto n = node(Node::Compr, pos);
@@ -1262,11 +1463,13 @@ struct Parser {
           return settle(std::move(n));
         }
         break;
-      default: break;
+      default:
+        break;
     }
     fail(fmt::format("Syntax error: {} input '{}' expecting {{'[', '{{', '(', {}'.', '-', '!', 'true', 'false', "
                      "'null', NUM_FLOAT, NUM_INT, NUM_UINT, STRING, BYTES, IDENTIFIER}}",
-                     t.t != Tok::End && starts_primary(peek(1)) ? "extraneous" : "mismatched", t.text, call_args ? "')', " : ""),
+                     t.t != Tok::End && starts_primary(peek(1)) ? "extraneous" : "mismatched", t.text,
+                     call_args ? "')', " : ""),
          t.pos);
   }
 };
@@ -1286,7 +1489,7 @@ struct Checker {
   std::vector<Issue>& issues;
   std::vector<std::pair<std::string, TypeP>> scope;
   std::vector<Issue> late;  // the AST validators' issues, reported when the checker finds none
-  int in_format = 0;  // the checker is under a format() call (inExemptFunction)
+  int in_format = 0;        // the checker is under a format() call (inExemptFunction)
 
   TypeP lookup(const std::string& name) const {
     for (auto it = scope.rbegin(); it != scope.rend(); ++it)
@@ -1323,14 +1526,22 @@ struct Checker {
     switch (n.op) {
       case Node::Lit:
         switch (n.lit.k) {
-          case Value::Null: return prim(Type::Null);
-          case Value::Bool: return prim(Type::Bool);
-          case Value::Int: return prim(Type::Int);
-          case Value::Uint: return prim(Type::Uint);
-          case Value::Double: return prim(Type::Double);
-          case Value::String: return prim(Type::String);
-          case Value::Bytes: return prim(Type::Bytes);
-          default: return prim(Type::Dyn);
+          case Value::Null:
+            return prim(Type::Null);
+          case Value::Bool:
+            return prim(Type::Bool);
+          case Value::Int:
+            return prim(Type::Int);
+          case Value::Uint:
+            return prim(Type::Uint);
+          case Value::Double:
+            return prim(Type::Double);
+          case Value::String:
+            return prim(Type::String);
+          case Value::Bytes:
+            return prim(Type::Bytes);
+          default:
+            return prim(Type::Dyn);
         }
       case Node::Ident:
         if (TypeP t = lookup(n.name)) return t;
@@ -1363,7 +1574,8 @@ struct Checker {
         bool reported = in_format > 0;  // (literals under a format() call are exempt)
         for (auto& a : n.args) {
           const TypeP t = check(*a);
-          if (!first) first = t;
+          if (!first)
+            first = t;
           else if (!reported && !equivalent(first, t)) {
             late.push_back({a->pos, fmt::format("expected type '{}' but found '{}'", type_name(first), type_name(t))});
             reported = true;
@@ -1381,9 +1593,11 @@ struct Checker {
             v0 = vt;
           } else if (in_format == 0) {
             if (!equivalent(k0, kt))
-              late.push_back({n.args[i]->pos, fmt::format("expected type '{}' but found '{}'", type_name(k0), type_name(kt))});
+              late.push_back(
+                  {n.args[i]->pos, fmt::format("expected type '{}' but found '{}'", type_name(k0), type_name(kt))});
             if (!equivalent(v0, vt))
-              late.push_back({n.args[i + 1]->pos, fmt::format("expected type '{}' but found '{}'", type_name(v0), type_name(vt))});
+              late.push_back(
+                  {n.args[i + 1]->pos, fmt::format("expected type '{}' but found '{}'", type_name(v0), type_name(vt))});
           }
           k = joined(k, kt);
           v = joined(v, vt);
@@ -1428,9 +1642,12 @@ struct Checker {
       case Node::Compr: {
         const TypeP range = check(*n.args[0]);
         TypeP var;
-        if (range->k == Type::List) var = range->a;
-        else if (range->k == Type::Map) var = range->a;
-        else if (range->k == Type::Dyn) var = prim(Type::Dyn);
+        if (range->k == Type::List)
+          var = range->a;
+        else if (range->k == Type::Map)
+          var = range->a;
+        else if (range->k == Type::Dyn)
+          var = prim(Type::Dyn);
         else
           return error(n.args[0]->pos, fmt::format("expression of type '{}' cannot be range of a comprehension "
                                                    "(must be list, map, or dynamic)",
@@ -1449,13 +1666,18 @@ struct Checker {
                                      : std::vector<TypeP>{bodies[0], prim(Type::Dyn), prim(Type::Dyn)});
         }
         switch (n.macro) {
-          case Macro::Map: return list_of(bodies[0]);
-          case Macro::MapFilter: return list_of(bodies[1]);
-          case Macro::Filter: return list_of(var);
-          default: return prim(Type::Bool);
+          case Macro::Map:
+            return list_of(bodies[0]);
+          case Macro::MapFilter:
+            return list_of(bodies[1]);
+          case Macro::Filter:
+            return list_of(var);
+          default:
+            return prim(Type::Bool);
         }
       }
-      case Node::Call: break;
+      case Node::Call:
+        break;
     }
     const bool format = n.member && n.name == "format";
     in_format += format;
@@ -1506,7 +1728,8 @@ struct Checker {
       if (k0 == k1 && (k0 == Type::Int || k0 == Type::Uint || (k0 == Type::Double && f != "_%_"))) return a[0];
       if (f == "_+_") {
         if (k0 == k1 && (k0 == Type::String || k0 == Type::Bytes || k0 == Type::Duration)) return a[0];
-        if (k0 == Type::List && k1 == Type::List && assignable(a[0]->a, a[1]->a)) return list_of(join(a[0]->a, a[1]->a));
+        if (k0 == Type::List && k1 == Type::List && assignable(a[0]->a, a[1]->a))
+          return list_of(join(a[0]->a, a[1]->a));
         if (k0 == Type::List && k1 == Type::List) return list_of(prim(Type::Dyn));
         if ((k0 == Type::Timestamp && k1 == Type::Duration) || (k0 == Type::Duration && k1 == Type::Timestamp))
           return prim(Type::Timestamp);
@@ -1535,25 +1758,30 @@ struct Checker {
     if (f == "size") {
       if (argc == 0 && n.member) {
         const auto k = a[0]->k;
-        if (k == Type::String || k == Type::Bytes || k == Type::List || k == Type::Map || k == Type::Dyn) return prim(Type::Int);
+        if (k == Type::String || k == Type::Bytes || k == Type::List || k == Type::Map || k == Type::Dyn)
+          return prim(Type::Int);
       } else if (argc == 1 && !n.member) {
         const auto k = a[0]->k;
-        if (k == Type::String || k == Type::Bytes || k == Type::List || k == Type::Map || k == Type::Dyn) return prim(Type::Int);
+        if (k == Type::String || k == Type::Bytes || k == Type::List || k == Type::Map || k == Type::Dyn)
+          return prim(Type::Int);
       }
       return no_match(n, a);
     }
     // conversions
-    if (!n.member && argc == 1 && known({"int", "uint", "double", "string", "bytes", "bool", "dyn", "duration", "timestamp"})) {
+    if (!n.member && argc == 1 &&
+        known({"int", "uint", "double", "string", "bytes", "bool", "dyn", "duration", "timestamp"})) {
       const auto k = a[0]->k;
       if (f == "dyn") return prim(Type::Dyn);
       if ((f == "duration" || f == "timestamp") && n.args[0]->op == Node::Lit && n.args[0]->lit.k == Value::String) {
         std::int64_t x;
         std::uint64_t y;
-        const bool valid = f == "duration" ? parse_duration(n.args[0]->lit.s, x) : parse_rfc3339(n.args[0]->lit.s, x, y);
+        const bool valid =
+            f == "duration" ? parse_duration(n.args[0]->lit.s, x) : parse_rfc3339(n.args[0]->lit.s, x, y);
         if (!valid) late.push_back({n.args[0]->pos, fmt::format("invalid {} argument", f)});
       }
       bool ok = k == Type::Dyn;
-      if (f == "int") ok = ok || k == Type::Int || k == Type::Uint || k == Type::Double || k == Type::String || k == Type::Timestamp;
+      if (f == "int")
+        ok = ok || k == Type::Int || k == Type::Uint || k == Type::Double || k == Type::String || k == Type::Timestamp;
       if (f == "uint") ok = ok || k == Type::Int || k == Type::Uint || k == Type::Double || k == Type::String;
       if (f == "double") ok = ok || k == Type::Int || k == Type::Uint || k == Type::Double || k == Type::String;
       if (f == "string")
@@ -1565,23 +1793,26 @@ struct Checker {
       if (f == "timestamp") ok = ok || k == Type::Timestamp || k == Type::String || k == Type::Int;
       if (!ok) return no_match(n, a);
       static const std::pair<const char*, Type::K> result[] = {
-          {"int", Type::Int},       {"uint", Type::Uint}, {"double", Type::Double},     {"string", Type::String},
-          {"bytes", Type::Bytes},   {"bool", Type::Bool}, {"duration", Type::Duration}, {"timestamp", Type::Timestamp}};
+          {"int", Type::Int},     {"uint", Type::Uint}, {"double", Type::Double},     {"string", Type::String},
+          {"bytes", Type::Bytes}, {"bool", Type::Bool}, {"duration", Type::Duration}, {"timestamp", Type::Timestamp}};
       for (const auto& [name, k2] : result)
         if (f == name) return prim(k2);
     }
     if (!n.member && (f == "sets.contains" || f == "sets.equivalent" || f == "sets.intersects")) {
-      if (argc == 2 && (a[0]->k == Type::List || a[0]->k == Type::Dyn) && (a[1]->k == Type::List || a[1]->k == Type::Dyn))
+      if (argc == 2 && (a[0]->k == Type::List || a[0]->k == Type::Dyn) &&
+          (a[1]->k == Type::List || a[1]->k == Type::Dyn))
         return prim(Type::Bool);
       return no_match(n, a);
     }
     // apiserver/pkg/cel/library/urls.go
     if (!n.member && (f == "url" || f == "isURL")) {
-      if (argc == 1 && (a[0]->k == Type::String || a[0]->k == Type::Dyn)) return prim(f == "url" ? Type::Url : Type::Bool);
+      if (argc == 1 && (a[0]->k == Type::String || a[0]->k == Type::Dyn))
+        return prim(f == "url" ? Type::Url : Type::Bool);
       return no_match(n, a);
     }
     if (n.member && a[0]->k == Type::Url &&
-        (f == "getScheme" || f == "getHost" || f == "getHostname" || f == "getPort" || f == "getEscapedPath" || f == "getQuery")) {
+        (f == "getScheme" || f == "getHost" || f == "getHostname" || f == "getPort" || f == "getEscapedPath" ||
+         f == "getQuery")) {
       if (argc != 0) return no_match(n, a);
       return f == "getQuery" ? map_of(prim(Type::String), list_of(prim(Type::String))) : prim(Type::String);
     }
@@ -1596,14 +1827,17 @@ struct Checker {
       return no_match(n, a);
     }
     if (n.member && a[0]->k == Type::Ip &&
-        (f == "family" || f == "isUnspecified" || f == "isLoopback" || f == "isLinkLocalMulticast" || f == "isLinkLocalUnicast" ||
-         f == "isGlobalUnicast")) {
+        (f == "family" || f == "isUnspecified" || f == "isLoopback" || f == "isLinkLocalMulticast" ||
+         f == "isLinkLocalUnicast" || f == "isGlobalUnicast")) {
       if (argc != 0) return no_match(n, a);
       return prim(f == "family" ? Type::Int : Type::Bool);
     }
-    if (n.member && a[0]->k == Type::Cidr && (f == "containsIP" || f == "containsCIDR" || f == "ip" || f == "prefixLength" || f == "masked")) {
-      if (f == "containsIP" && argc == 1 && (a[1]->k == Type::Ip || a[1]->k == Type::String || a[1]->k == Type::Dyn)) return prim(Type::Bool);
-      if (f == "containsCIDR" && argc == 1 && (a[1]->k == Type::Cidr || a[1]->k == Type::String || a[1]->k == Type::Dyn))
+    if (n.member && a[0]->k == Type::Cidr &&
+        (f == "containsIP" || f == "containsCIDR" || f == "ip" || f == "prefixLength" || f == "masked")) {
+      if (f == "containsIP" && argc == 1 && (a[1]->k == Type::Ip || a[1]->k == Type::String || a[1]->k == Type::Dyn))
+        return prim(Type::Bool);
+      if (f == "containsCIDR" && argc == 1 &&
+          (a[1]->k == Type::Cidr || a[1]->k == Type::String || a[1]->k == Type::Dyn))
         return prim(Type::Bool);
       if (argc == 0 && f == "ip") return prim(Type::Ip);
       if (argc == 0 && f == "prefixLength") return prim(Type::Int);
@@ -1612,7 +1846,8 @@ struct Checker {
     }
     // apiserver/pkg/cel/library/quantity.go
     if (!n.member && (f == "quantity" || f == "isQuantity")) {
-      if (argc == 1 && (a[0]->k == Type::String || a[0]->k == Type::Dyn)) return prim(f == "quantity" ? Type::Quantity : Type::Bool);
+      if (argc == 1 && (a[0]->k == Type::String || a[0]->k == Type::Dyn))
+        return prim(f == "quantity" ? Type::Quantity : Type::Bool);
       return no_match(n, a);
     }
     if (a.size() >= 1 && a[0]->k == Type::Quantity &&
@@ -1623,7 +1858,8 @@ struct Checker {
         return prim(f == "sign" || f == "asInteger" ? Type::Int : f == "isInteger" ? Type::Bool : Type::Double);
       if (!unary && n.member && argc == 1) {
         const auto k = a[1]->k;
-        if ((f == "add" || f == "sub") && (k == Type::Quantity || k == Type::Int || k == Type::Dyn)) return prim(Type::Quantity);
+        if ((f == "add" || f == "sub") && (k == Type::Quantity || k == Type::Int || k == Type::Dyn))
+          return prim(Type::Quantity);
         if (f != "add" && f != "sub" && (k == Type::Quantity || k == Type::Dyn))
           return prim(f == "compareTo" ? Type::Int : Type::Bool);
       }
@@ -1664,7 +1900,8 @@ struct Checker {
       // apiserver/pkg/cel/library/regex.go
       if (f == "find" || f == "findAll") {
         if (str && f == "find" && args_are({Type::String})) return prim(Type::String);
-        if (str && f == "findAll" && (args_are({Type::String}) || args_are({Type::String, Type::Int}))) return list_of(prim(Type::String));
+        if (str && f == "findAll" && (args_are({Type::String}) || args_are({Type::String, Type::Int})))
+          return list_of(prim(Type::String));
         return no_match(n, a);
       }
       if (f == "charAt") {
@@ -1682,7 +1919,8 @@ struct Checker {
         return no_match(n, a);
       }
       if (f == "split") {
-        if (str && (args_are({Type::String}) || args_are({Type::String, Type::Int}))) return list_of(prim(Type::String));
+        if (str && (args_are({Type::String}) || args_are({Type::String, Type::Int})))
+          return list_of(prim(Type::String));
         return no_match(n, a);
       }
       if (f == "substring") {
@@ -1690,16 +1928,17 @@ struct Checker {
         return no_match(n, a);
       }
       if (f == "join") {
-        if ((t->k == Type::Dyn || (t->k == Type::List && is(t->a, Type::String))) && (argc == 0 || args_are({Type::String})))
+        if ((t->k == Type::Dyn || (t->k == Type::List && is(t->a, Type::String))) &&
+            (argc == 0 || args_are({Type::String})))
           return prim(Type::String);
         return no_match(n, a);
       }
       if (known({"isSorted", "sum", "min", "max"})) {
         if (argc == 0 && (t->k == Type::List || t->k == Type::Dyn)) {
           const TypeP e = t->k == Type::List ? t->a : prim(Type::Dyn);
-          const bool comparable = e->k == Type::Dyn || e->k == Type::Int || e->k == Type::Uint || e->k == Type::Double ||
-                                  e->k == Type::String || e->k == Type::Bytes || e->k == Type::Bool ||
-                                  e->k == Type::Timestamp || e->k == Type::Duration;
+          const bool comparable = e->k == Type::Dyn || e->k == Type::Int || e->k == Type::Uint ||
+                                  e->k == Type::Double || e->k == Type::String || e->k == Type::Bytes ||
+                                  e->k == Type::Bool || e->k == Type::Timestamp || e->k == Type::Duration;
           const bool summable = e->k == Type::Dyn || e->k == Type::Int || e->k == Type::Uint || e->k == Type::Double ||
                                 e->k == Type::Duration;
           if (f == "isSorted" && comparable) return prim(Type::Bool);
@@ -1712,14 +1951,16 @@ struct Checker {
       if (known({"getFullYear", "getMonth", "getDayOfYear", "getDayOfMonth", "getDate", "getDayOfWeek", "getHours",
                  "getMinutes", "getSeconds", "getMilliseconds"})) {
         const bool for_duration = known({"getHours", "getMinutes", "getSeconds", "getMilliseconds"});
-        if ((t->k == Type::Timestamp || t->k == Type::Dyn) && (argc == 0 || args_are({Type::String}))) return prim(Type::Int);
+        if ((t->k == Type::Timestamp || t->k == Type::Dyn) && (argc == 0 || args_are({Type::String})))
+          return prim(Type::Int);
         if (for_duration && t->k == Type::Duration && argc == 0) return prim(Type::Int);
         return no_match(n, a);
       }
       if (t->k == Type::Optional || t->k == Type::Dyn) {
         if (f == "hasValue" && argc == 0) return prim(Type::Bool);
         if (f == "value" && argc == 0) return t->k == Type::Optional ? t->a : t;
-        if (f == "orValue" && argc == 1 && (t->k == Type::Dyn || assignable(t->a, a[1]))) return t->k == Type::Optional ? join(t->a, a[1]) : a[1];
+        if (f == "orValue" && argc == 1 && (t->k == Type::Dyn || assignable(t->a, a[1])))
+          return t->k == Type::Optional ? join(t->a, a[1]) : a[1];
         if (known({"hasValue", "value", "orValue"})) return no_match(n, a);
       }
     }
@@ -1754,8 +1995,9 @@ struct Checker {
         std::size_t j = i + 1;
         while (j < f.size() && f[j] >= '0' && f[j] <= '9') ++j;
         if (j >= f.size())
-          return late.push_back({n.pos, "could not parse formatting clause: error while parsing precision: could not find "
-                                        "end of precision specifier"});
+          return late.push_back({n.pos,
+                                 "could not parse formatting clause: error while parsing precision: could not find "
+                                 "end of precision specifier"});
         i = j;
       }
       const char c = f[i++];
@@ -1766,9 +2008,11 @@ struct Checker {
       std::string bad;
       switch (c) {
         case 's':
-          if (!one_of({Type::String, Type::Bool, Type::Bytes, Type::Int, Type::Uint, Type::Double, Type::Map, Type::List,
-                       Type::TypeT, Type::Duration, Type::Timestamp, Type::Null}))
-            bad = "string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and timestamps";
+          if (!one_of({Type::String, Type::Bool, Type::Bytes, Type::Int, Type::Uint, Type::Double, Type::Map,
+                       Type::List, Type::TypeT, Type::Duration, Type::Timestamp, Type::Null}))
+            bad =
+                "string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, "
+                "durations, and timestamps";
           break;
         case 'd':
           if (!one_of({Type::Int, Type::Uint})) bad = "decimal clause can only be used on integers";
@@ -1791,13 +2035,16 @@ struct Checker {
           if (!one_of({Type::Int, Type::Uint})) bad = "octal clause can only be used on integers";
           break;
         default:
-          return late.push_back({n.pos, fmt::format("could not parse formatting clause: unrecognized formatting clause \"{}\"", c)});
+          return late.push_back(
+              {n.pos, fmt::format("could not parse formatting clause: unrecognized formatting clause \"{}\"", c)});
       }
       if (!bad.empty())
-        return late.push_back({arg.pos, fmt::format("error during formatting: {}, was given {}", bad, kind_name(arg.type))});
+        return late.push_back(
+            {arg.pos, fmt::format("error during formatting: {}, was given {}", bad, kind_name(arg.type))});
     }
     if (list.args.size() > argi)
-      late.push_back({n.pos, fmt::format("too many arguments supplied to string.format (expected {}, got {})", argi, list.args.size())});
+      late.push_back({n.pos, fmt::format("too many arguments supplied to string.format (expected {}, got {})", argi,
+                                         list.args.size())});
   }
 
   // cel-go's regex validator: a constant pattern must compile.
@@ -1835,17 +2082,24 @@ Value equals(const Value& a, const Value& b) {
   if (is_number(a) && is_number(b)) return Value::boolean(compare_numbers(a, b) == 0);
   if (a.k != b.k) return Value::boolean(false);
   switch (a.k) {
-    case Value::Null: return Value::boolean(true);
-    case Value::Bool: return Value::boolean(a.b == b.b);
+    case Value::Null:
+      return Value::boolean(true);
+    case Value::Bool:
+      return Value::boolean(a.b == b.b);
     case Value::String:
-    case Value::Bytes: return Value::boolean(a.s == b.s);
-    case Value::Timestamp: return Value::boolean(a.i == b.i && a.u == b.u);
-    case Value::Duration: return Value::boolean(a.i == b.i);
-    case Value::QuantityV: return Value::boolean(Quantity::parse(a.s) == Quantity::parse(b.s));
+    case Value::Bytes:
+      return Value::boolean(a.s == b.s);
+    case Value::Timestamp:
+      return Value::boolean(a.i == b.i && a.u == b.u);
+    case Value::Duration:
+      return Value::boolean(a.i == b.i);
+    case Value::QuantityV:
+      return Value::boolean(Quantity::parse(a.s) == Quantity::parse(b.s));
     case Value::TypeV:
     case Value::UrlV:
     case Value::IpV:
-    case Value::CidrV: return Value::boolean(a.s == b.s);  // (IPs and CIDRs are held in canonical form)
+    case Value::CidrV:
+      return Value::boolean(a.s == b.s);  // (IPs and CIDRs are held in canonical form)
     case Value::ListV:
     case Value::Optional: {
       if (a.list->size() != b.list->size()) return Value::boolean(false);
@@ -1867,7 +2121,8 @@ Value equals(const Value& a, const Value& b) {
       }
       return Value::boolean(true);
     }
-    default: return Value::boolean(false);
+    default:
+      return Value::boolean(false);
   }
 }
 
@@ -1877,11 +2132,16 @@ int compare(const Value& a, const Value& b) {
   if (a.k != b.k) return 2;
   switch (a.k) {
     case Value::String:
-    case Value::Bytes: return a.s < b.s ? -1 : a.s > b.s;
-    case Value::Bool: return a.b < b.b ? -1 : a.b > b.b;
-    case Value::Duration: return a.i < b.i ? -1 : a.i > b.i;
-    case Value::Timestamp: return a.i != b.i ? (a.i < b.i ? -1 : 1) : (a.u < b.u ? -1 : a.u > b.u);
-    default: return 2;
+    case Value::Bytes:
+      return a.s < b.s ? -1 : a.s > b.s;
+    case Value::Bool:
+      return a.b < b.b ? -1 : a.b > b.b;
+    case Value::Duration:
+      return a.i < b.i ? -1 : a.i > b.i;
+    case Value::Timestamp:
+      return a.i != b.i ? (a.i < b.i ? -1 : 1) : (a.u < b.u ? -1 : a.u > b.u);
+    default:
+      return 2;
   }
 }
 
@@ -1981,8 +2241,10 @@ Value convert(const std::string& f, const Value& v) {
   if (f == "dyn") return v;
   if (f == "int") {
     switch (v.k) {
-      case Value::Int: return v;
-      case Value::Uint: return v.u > static_cast<std::uint64_t>(kMax) ? int_overflow() : Value::integer(static_cast<std::int64_t>(v.u));
+      case Value::Int:
+        return v;
+      case Value::Uint:
+        return v.u > static_cast<std::uint64_t>(kMax) ? int_overflow() : Value::integer(static_cast<std::int64_t>(v.u));
       case Value::Double:
         if (!(v.d > -9223372036854775808.0 && v.d < 9223372036854775807.0)) return int_overflow();
         return Value::integer(static_cast<std::int64_t>(v.d));
@@ -1993,14 +2255,18 @@ Value convert(const std::string& f, const Value& v) {
           return Value::error("type conversion error from 'string' to 'int'");
         return Value::integer(n);
       }
-      case Value::Timestamp: return Value::integer(v.i);
-      default: break;
+      case Value::Timestamp:
+        return Value::integer(v.i);
+      default:
+        break;
     }
   }
   if (f == "uint") {
     switch (v.k) {
-      case Value::Uint: return v;
-      case Value::Int: return v.i < 0 ? uint_overflow() : Value::unsigned_(static_cast<std::uint64_t>(v.i));
+      case Value::Uint:
+        return v;
+      case Value::Int:
+        return v.i < 0 ? uint_overflow() : Value::unsigned_(static_cast<std::uint64_t>(v.i));
       case Value::Double:
         if (!(v.d > -1 && v.d < 18446744073709551616.0)) return uint_overflow();
         return Value::unsigned_(static_cast<std::uint64_t>(v.d));
@@ -2011,36 +2277,52 @@ Value convert(const std::string& f, const Value& v) {
           return Value::error("type conversion error from 'string' to 'uint'");
         return Value::unsigned_(n);
       }
-      default: break;
+      default:
+        break;
     }
   }
   if (f == "double") {
     switch (v.k) {
-      case Value::Double: return v;
-      case Value::Int: return Value::dbl(static_cast<double>(v.i));
-      case Value::Uint: return Value::dbl(static_cast<double>(v.u));
+      case Value::Double:
+        return v;
+      case Value::Int:
+        return Value::dbl(static_cast<double>(v.i));
+      case Value::Uint:
+        return Value::dbl(static_cast<double>(v.u));
       case Value::String: {
         char* end = nullptr;
         const double d = std::strtod(v.s.c_str(), &end);
-        if (v.s.empty() || end != v.s.c_str() + v.s.size()) return Value::error("type conversion error from 'string' to 'double'");
+        if (v.s.empty() || end != v.s.c_str() + v.s.size())
+          return Value::error("type conversion error from 'string' to 'double'");
         return Value::dbl(d);
       }
-      default: break;
+      default:
+        break;
     }
   }
   if (f == "string") {
     switch (v.k) {
-      case Value::String: return v;
-      case Value::Int: return Value::string(std::to_string(v.i));
-      case Value::Uint: return Value::string(std::to_string(v.u));
-      case Value::Double: return Value::string(go_float(v.d));
-      case Value::Bool: return Value::string(v.b ? "true" : "false");
-      case Value::Bytes: return Value::string(v.s);
-      case Value::Timestamp: return Value::string(format_timestamp(v.i, v.u));
-      case Value::Duration: return Value::string(format_duration(v.i));
+      case Value::String:
+        return v;
+      case Value::Int:
+        return Value::string(std::to_string(v.i));
+      case Value::Uint:
+        return Value::string(std::to_string(v.u));
+      case Value::Double:
+        return Value::string(go_float(v.d));
+      case Value::Bool:
+        return Value::string(v.b ? "true" : "false");
+      case Value::Bytes:
+        return Value::string(v.s);
+      case Value::Timestamp:
+        return Value::string(format_timestamp(v.i, v.u));
+      case Value::Duration:
+        return Value::string(format_duration(v.i));
       case Value::IpV:
-      case Value::CidrV: return Value::string(v.s);
-      default: break;
+      case Value::CidrV:
+        return Value::string(v.s);
+      default:
+        break;
     }
   }
   if (f == "bytes") {
@@ -2061,7 +2343,8 @@ Value convert(const std::string& f, const Value& v) {
     if (v.k == Value::Duration) return v;
     if (v.k == Value::String) {
       std::int64_t n;
-      if (!parse_duration(v.s, n)) return Value::error("type conversion error from 'string' to 'google.protobuf.Duration'");
+      if (!parse_duration(v.s, n))
+        return Value::error("type conversion error from 'string' to 'google.protobuf.Duration'");
       return Value::duration(n);
     }
   }
@@ -2071,7 +2354,8 @@ Value convert(const std::string& f, const Value& v) {
     if (v.k == Value::String) {
       std::int64_t secs;
       std::uint64_t nanos;
-      if (!parse_rfc3339(v.s, secs, nanos)) return Value::error("type conversion error from 'string' to 'google.protobuf.Timestamp'");
+      if (!parse_rfc3339(v.s, secs, nanos))
+        return Value::error("type conversion error from 'string' to 'google.protobuf.Timestamp'");
       return Value::timestamp(secs, nanos);
     }
   }
@@ -2079,7 +2363,9 @@ Value convert(const std::string& f, const Value& v) {
 }
 
 std::string ascii_case(std::string s, bool upper) {
-  for (char& c : s) c = static_cast<char>(upper ? std::toupper(static_cast<unsigned char>(c)) : std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : s)
+    c = static_cast<char>(upper ? std::toupper(static_cast<unsigned char>(c))
+                                : std::tolower(static_cast<unsigned char>(c)));
   return s;
 }
 
@@ -2090,17 +2376,22 @@ std::string trim_space(std::string_view s) {
     const unsigned char c = static_cast<unsigned char>(s[0]);
     if (c == ' ' || (c >= '\t' && c <= '\r')) return n = 1, true;
     if (s.starts_with("\xC2\x85") || s.starts_with("\xC2\xA0")) return n = 2, true;
-    if (s.starts_with("\xE2\x80\xA8") || s.starts_with("\xE2\x80\xA9") || s.starts_with("\xE3\x80\x80")) return n = 3, true;
+    if (s.starts_with("\xE2\x80\xA8") || s.starts_with("\xE2\x80\xA9") || s.starts_with("\xE3\x80\x80"))
+      return n = 3, true;
     return false;
   };
   std::size_t n = 0;
   while (space_at_front(n)) s.remove_prefix(n);
   while (!s.empty()) {
     const unsigned char c = static_cast<unsigned char>(s.back());
-    if (c == ' ' || (c >= '\t' && c <= '\r')) s.remove_suffix(1);
-    else if (s.ends_with("\xC2\x85") || s.ends_with("\xC2\xA0")) s.remove_suffix(2);
-    else if (s.ends_with("\xE2\x80\xA8") || s.ends_with("\xE2\x80\xA9") || s.ends_with("\xE3\x80\x80")) s.remove_suffix(3);
-    else break;
+    if (c == ' ' || (c >= '\t' && c <= '\r'))
+      s.remove_suffix(1);
+    else if (s.ends_with("\xC2\x85") || s.ends_with("\xC2\xA0"))
+      s.remove_suffix(2);
+    else if (s.ends_with("\xE2\x80\xA8") || s.ends_with("\xE2\x80\xA9") || s.ends_with("\xE3\x80\x80"))
+      s.remove_suffix(3);
+    else
+      break;
   }
   return std::string(s);
 }
@@ -2110,9 +2401,12 @@ std::string trim_space(std::string_view s) {
 // The type names format's errors give.
 std::string format_type_name(const Value& v) {
   switch (v.k) {
-    case Value::ListV: return "list";
-    case Value::MapV: return "map";
-    default: return value_type_name(v);
+    case Value::ListV:
+      return "list";
+    case Value::MapV:
+      return "map";
+    default:
+      return value_type_name(v);
   }
 }
 
@@ -2157,7 +2451,8 @@ std::string format_string(const Value& v, std::string& err) {
       for (std::size_t i = 0; i < pairs.size(); ++i) out += (i ? ", " : "") + pairs[i].first + ":" + pairs[i].second;
       return out + "}";
     }
-    case Value::Null: return "null";
+    case Value::Null:
+      return "null";
     case Value::Int:
     case Value::Uint:
     case Value::Double:
@@ -2165,11 +2460,15 @@ std::string format_string(const Value& v, std::string& err) {
     case Value::String:
     case Value::Bytes:
     case Value::Timestamp:
-    case Value::Duration: return convert("string", v).s;
-    case Value::TypeV: return v.s;
+    case Value::Duration:
+      return convert("string", v).s;
+    case Value::TypeV:
+      return v.s;
     default:
-      err = "string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and "
-            "timestamps, was given " + format_type_name(v);
+      err =
+          "string clause can only be used on strings, bools, bytes, ints, doubles, maps, lists, types, durations, and "
+          "timestamps, was given " +
+          format_type_name(v);
       return {};
   }
 }
@@ -2177,22 +2476,30 @@ std::string format_string(const Value& v, std::string& err) {
 // clauseForType and quoteForCEL: a list's or a map's member as a CEL literal.
 std::string format_value(const Value& v, bool quoted, std::string& err) {
   switch (v.k) {
-    case Value::Timestamp: return "timestamp(" + go_quote(format_timestamp(v.i, v.u)) + ")";
-    case Value::Duration: return "duration(" + go_quote(format_duration(v.i)) + ")";
+    case Value::Timestamp:
+      return "timestamp(" + go_quote(format_timestamp(v.i, v.u)) + ")";
+    case Value::Duration:
+      return "duration(" + go_quote(format_duration(v.i)) + ")";
     case Value::Double:
       if (std::isnan(v.d) || std::isinf(v.d)) return go_quote(convert("string", v).s);
       return fmt::format("{:.6f}", v.d);
-    case Value::TypeV: return "type(" + v.s + ")";
-    case Value::String: return quoted ? go_quote(v.s) : v.s;
-    case Value::Bytes: return quoted ? "b" + go_quote(v.s) : v.s;
-    default: return format_string(v, err);
+    case Value::TypeV:
+      return "type(" + v.s + ")";
+    case Value::String:
+      return quoted ? go_quote(v.s) : v.s;
+    case Value::Bytes:
+      return quoted ? "b" + go_quote(v.s) : v.s;
+    default:
+      return format_string(v, err);
   }
 }
 
 // Go's %b, %x, %o of an int64: a sign, then the magnitude.
 std::string signed_in_base(std::int64_t i, char base) {
   const std::uint64_t m = i < 0 ? 0 - static_cast<std::uint64_t>(i) : static_cast<std::uint64_t>(i);
-  const std::string digits = base == 'b' ? fmt::format("{:b}", m) : base == 'x' ? fmt::format("{:x}", m) : fmt::format("{:o}", m);
+  const std::string digits = base == 'b'   ? fmt::format("{:b}", m)
+                             : base == 'x' ? fmt::format("{:x}", m)
+                                           : fmt::format("{:o}", m);
   return (i < 0 ? "-" : "") + digits;
 }
 
@@ -2218,7 +2525,9 @@ Value format(const std::string& f, const List& args) {
       std::size_t j = i + 1;
       while (j < f.size() && f[j] >= '0' && f[j] <= '9') ++j;
       if (j >= f.size())
-        return Value::error("could not parse formatting clause: error while parsing precision: could not find end of precision specifier");
+        return Value::error(
+            "could not parse formatting clause: error while parsing precision: could not find end of precision "
+            "specifier");
       precision = j > i + 1 ? std::stoi(f.substr(i + 1, j - i - 1)) : 0;
       i = j;
     }
@@ -2233,49 +2542,69 @@ Value format(const std::string& f, const List& args) {
         break;
       }
       case 'd':
-        if (v.k == Value::Int) out += std::to_string(v.i);
-        else if (v.k == Value::Uint) out += std::to_string(v.u);
-        else return fail("decimal clause can only be used on integers, was given " + tn);
+        if (v.k == Value::Int)
+          out += std::to_string(v.i);
+        else if (v.k == Value::Uint)
+          out += std::to_string(v.u);
+        else
+          return fail("decimal clause can only be used on integers, was given " + tn);
         break;
       case 'f':
       case 'e': {
         double d;
-        if (v.k == Value::Double) d = v.d;
+        if (v.k == Value::Double)
+          d = v.d;
         else if (v.k == Value::String && (v.s == "NaN" || v.s == "Infinity" || v.s == "-Infinity"))
           d = v.s == "NaN" ? std::nan("") : v.s == "Infinity" ? HUGE_VAL : -HUGE_VAL;
         else
-          return fail(std::string(c == 'f' ? "fixed-point" : "scientific") + " clause can only be used on doubles, was given " + tn);
+          return fail(std::string(c == 'f' ? "fixed-point" : "scientific") +
+                      " clause can only be used on doubles, was given " + tn);
         const int p = precision.value_or(6);
-        if (std::isnan(d)) out += "NaN";
-        else if (std::isinf(d)) out += d > 0 ? "+Inf" : "-Inf";
-        else if (c == 'f') out += group_thousands(fmt::format("{:.{}f}", d, p));
-        else out += en_us_scientific(d);
+        if (std::isnan(d))
+          out += "NaN";
+        else if (std::isinf(d))
+          out += d > 0 ? "+Inf" : "-Inf";
+        else if (c == 'f')
+          out += group_thousands(fmt::format("{:.{}f}", d, p));
+        else
+          out += en_us_scientific(d);
         break;
       }
       case 'b':
-        if (v.k == Value::Int) out += signed_in_base(v.i, 'b');
-        else if (v.k == Value::Uint) out += fmt::format("{:b}", v.u);
-        else if (v.k == Value::Bool) out += v.b ? "1" : "0";
-        else return fail("only integers and bools can be formatted as binary, was given " + tn);
+        if (v.k == Value::Int)
+          out += signed_in_base(v.i, 'b');
+        else if (v.k == Value::Uint)
+          out += fmt::format("{:b}", v.u);
+        else if (v.k == Value::Bool)
+          out += v.b ? "1" : "0";
+        else
+          return fail("only integers and bools can be formatted as binary, was given " + tn);
         break;
       case 'x':
       case 'X': {
         std::string x;
-        if (v.k == Value::Int) x = signed_in_base(v.i, 'x');
-        else if (v.k == Value::Uint) x = fmt::format("{:x}", v.u);
+        if (v.k == Value::Int)
+          x = signed_in_base(v.i, 'x');
+        else if (v.k == Value::Uint)
+          x = fmt::format("{:x}", v.u);
         else if (v.k == Value::String || v.k == Value::Bytes)
           for (unsigned char ch : v.s) x += fmt::format("{:02x}", ch);
-        else return fail("only integers, byte buffers, and strings can be formatted as hex, was given " + tn);
+        else
+          return fail("only integers, byte buffers, and strings can be formatted as hex, was given " + tn);
         if (c == 'X') x = ascii_case(x, true);
         out += x;
         break;
       }
       case 'o':
-        if (v.k == Value::Int) out += signed_in_base(v.i, 'o');
-        else if (v.k == Value::Uint) out += fmt::format("{:o}", v.u);
-        else return fail("octal clause can only be used on integers, was given " + tn);
+        if (v.k == Value::Int)
+          out += signed_in_base(v.i, 'o');
+        else if (v.k == Value::Uint)
+          out += fmt::format("{:o}", v.u);
+        else
+          return fail("octal clause can only be used on integers, was given " + tn);
         break;
-      default: return Value::error(fmt::format("could not parse formatting clause: unrecognized formatting clause \"{}\"", c));
+      default:
+        return Value::error(fmt::format("could not parse formatting clause: unrecognized formatting clause \"{}\"", c));
     }
   }
   return Value::string(out);
@@ -2314,8 +2643,8 @@ std::string parse_ip(const std::string& s, std::string& err) {
     return {};
   }
   if (!read_addr(s, a)) {
-    err = fmt::format("IP Address {} parse error during conversion from string: ParseAddr({}): unable to parse IP", go_quote(s),
-                      go_quote(s));
+    err = fmt::format("IP Address {} parse error during conversion from string: ParseAddr({}): unable to parse IP",
+                      go_quote(s), go_quote(s));
     return {};
   }
   if (v4_mapped(a)) {
@@ -2328,7 +2657,8 @@ std::string parse_ip(const std::string& s, std::string& err) {
 // parseCIDR: "addr/bits" with the address as given (netip.Prefix keeps its host bits); an error
 // as parseCIDR words it around netip.ParsePrefix's.
 std::string parse_cidr(const std::string& s, std::string& err) {
-  const std::string context = "network address parse error during conversion from string: netip.ParsePrefix(" + go_quote(s) + "): ";
+  const std::string context =
+      "network address parse error during conversion from string: netip.ParsePrefix(" + go_quote(s) + "): ";
   const auto slash = s.rfind('/');
   if (slash == std::string::npos) {
     err = context + "no '/'";
@@ -2340,7 +2670,8 @@ std::string parse_cidr(const std::string& s, std::string& err) {
     err = context + "ParseAddr(" + go_quote(addr) + "): unable to parse IP";
     return {};
   }
-  if (n.empty() || n.size() > 3 || n.find_first_not_of("0123456789") != std::string::npos || (n.size() > 1 && n[0] == '0')) {
+  if (n.empty() || n.size() > 3 || n.find_first_not_of("0123456789") != std::string::npos ||
+      (n.size() > 1 && n[0] == '0')) {
     err = context + "bad bits after slash: " + go_quote(n);
     return {};
   }
@@ -2379,18 +2710,21 @@ Value net_call(const std::string& f, const std::vector<Value>& args) {
     const unsigned char* b = a.b;
     const bool v4 = a.family == 4;
     if (f == "family") return Value::integer(a.family);
-    if (f == "isUnspecified") return Value::boolean(std::all_of(b, b + (v4 ? 4 : 16), [](unsigned char c) { return c == 0; }));
+    if (f == "isUnspecified")
+      return Value::boolean(std::all_of(b, b + (v4 ? 4 : 16), [](unsigned char c) { return c == 0; }));
     if (f == "isLoopback") {
       if (v4) return Value::boolean(b[0] == 127);
       return Value::boolean(std::all_of(b, b + 15, [](unsigned char c) { return c == 0; }) && b[15] == 1);
     }
-    if (f == "isLinkLocalMulticast") return Value::boolean(v4 ? (b[0] == 224 && b[1] == 0 && b[2] == 0) : (b[0] == 0xff && (b[1] & 0x0f) == 0x02));
-    if (f == "isLinkLocalUnicast") return Value::boolean(v4 ? (b[0] == 169 && b[1] == 254) : (b[0] == 0xfe && (b[1] & 0xc0) == 0x80));
+    if (f == "isLinkLocalMulticast")
+      return Value::boolean(v4 ? (b[0] == 224 && b[1] == 0 && b[2] == 0) : (b[0] == 0xff && (b[1] & 0x0f) == 0x02));
+    if (f == "isLinkLocalUnicast")
+      return Value::boolean(v4 ? (b[0] == 169 && b[1] == 254) : (b[0] == 0xfe && (b[1] & 0xc0) == 0x80));
     if (f == "isGlobalUnicast") {  // netip.Addr.IsGlobalUnicast
       const bool unspecified = std::all_of(b, b + (v4 ? 4 : 16), [](unsigned char c) { return c == 0; });
       if (v4)
-        return Value::boolean(!unspecified && !(b[0] == 255 && b[1] == 255 && b[2] == 255 && b[3] == 255) && b[0] != 127 &&
-                              !(b[0] >= 224 && b[0] <= 239) && !(b[0] == 169 && b[1] == 254));
+        return Value::boolean(!unspecified && !(b[0] == 255 && b[1] == 255 && b[2] == 255 && b[3] == 255) &&
+                              b[0] != 127 && !(b[0] >= 224 && b[0] <= 239) && !(b[0] == 169 && b[1] == 254));
       const bool loopback = std::all_of(b, b + 15, [](unsigned char c) { return c == 0; }) && b[15] == 1;
       return Value::boolean(!unspecified && !loopback && b[0] != 0xff && !(b[0] == 0xfe && (b[1] & 0xc0) == 0x80));
     }
@@ -2404,7 +2738,8 @@ Value net_call(const std::string& f, const std::vector<Value>& args) {
     if (args.size() == 1) {
       if (f == "ip") return Value::string(addr_text(a), Value::IpV);
       if (f == "prefixLength") return Value::integer(bits);
-      if (f == "masked") return Value::string(addr_text(masked_addr(a, bits)) + "/" + std::to_string(bits), Value::CidrV);
+      if (f == "masked")
+        return Value::string(addr_text(masked_addr(a, bits)) + "/" + std::to_string(bits), Value::CidrV);
       return no_overload();
     }
     const Value& o = args[1];
@@ -2444,7 +2779,9 @@ UrlParts split_url(std::string_view s) {
   if (const auto hash = s.find('#'); hash != std::string_view::npos) s = s.substr(0, hash);
   std::size_t i = 0;
   if (!s.empty() && std::isalpha(static_cast<unsigned char>(s[0]))) {
-    while (i < s.size() && (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '+' || s[i] == '-' || s[i] == '.')) ++i;
+    while (i < s.size() &&
+           (std::isalnum(static_cast<unsigned char>(s[i])) || s[i] == '+' || s[i] == '-' || s[i] == '.'))
+      ++i;
     if (i < s.size() && s[i] == ':') {
       u.scheme = ascii_case(std::string(s.substr(0, i)), false);
       s.remove_prefix(i + 1);
@@ -2476,7 +2813,8 @@ std::string url_error(const std::string& s) {
   if (s[0] == ':') return quoted + "missing protocol scheme";
   const UrlParts u = split_url(s);
   if (u.scheme.empty() && (s.empty() || s[0] != '/')) return quoted + "invalid URI for request";
-  if (!u.scheme.empty() && !u.has_authority && (u.path.empty() || u.path[0] != '/')) return quoted + "invalid URI for request";
+  if (!u.scheme.empty() && !u.has_authority && (u.path.empty() || u.path[0] != '/'))
+    return quoted + "invalid URI for request";
   if (u.has_authority) {
     std::string host = u.host;
     if (!host.empty() && host[0] == '[') {
@@ -2492,7 +2830,8 @@ std::string url_error(const std::string& s) {
       host = host.substr(0, colon);
     }
     for (unsigned char c : host)
-      if (!(std::isalnum(c) || std::string_view("-._~!$&'()*+,;=:[]%").find(static_cast<char>(c)) != std::string_view::npos) &&
+      if (!(std::isalnum(c) ||
+            std::string_view("-._~!$&'()*+,;=:[]%").find(static_cast<char>(c)) != std::string_view::npos) &&
           c < 0x80)
         return quoted + "invalid character " + go_quote(std::string(1, static_cast<char>(c))) + " in host name";
   }
@@ -2503,12 +2842,14 @@ std::string url_error(const std::string& s) {
 std::string query_unescape(std::string_view s) {
   std::string out;
   for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '+') out += ' ';
+    if (s[i] == '+')
+      out += ' ';
     else if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) &&
              std::isxdigit(static_cast<unsigned char>(s[i + 2]))) {
       out += static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16));
       i += 2;
-    } else out += s[i];
+    } else
+      out += s[i];
   }
   return out;
 }
@@ -2523,7 +2864,8 @@ Value url_call(const std::string& f, const std::string& s) {
     port = hostname.substr(colon + 1);
     hostname = hostname.substr(0, colon);
   }
-  if (hostname.size() >= 2 && hostname.front() == '[' && hostname.back() == ']') hostname = hostname.substr(1, hostname.size() - 2);
+  if (hostname.size() >= 2 && hostname.front() == '[' && hostname.back() == ']')
+    hostname = hostname.substr(1, hostname.size() - 2);
   if (f == "getScheme") return Value::string(u.scheme);
   if (f == "getHost") return Value::string(u.host);
   if (f == "getHostname") return Value::string(hostname);
@@ -2565,15 +2907,20 @@ Value quantity_call(const std::string& f, const std::vector<Value>& a) {
     const bool integral = n % 1000000000 == 0 && n / 1000000000 <= kMax && n / 1000000000 >= kMin;
     if (f == "isInteger") return Value::boolean(integral);
     if (f == "asInteger")
-      return integral ? Value::integer(static_cast<std::int64_t>(n / 1000000000)) : Value::error("cannot convert value to integer");
+      return integral ? Value::integer(static_cast<std::int64_t>(n / 1000000000))
+                      : Value::error("cannot convert value to integer");
     return no_overload();
   }
   const Value& b = a[1];
   Quantity other;
-  if (b.k == Value::QuantityV) other = Quantity::parse(b.s);
-  else if (b.k == Value::Int && (f == "add" || f == "sub")) other = Quantity::from_int(b.i);
-  else return no_overload();
-  if (f == "add" || f == "sub") return Value::string((f == "add" ? q + other : q - other).to_string(), Value::QuantityV);
+  if (b.k == Value::QuantityV)
+    other = Quantity::parse(b.s);
+  else if (b.k == Value::Int && (f == "add" || f == "sub"))
+    other = Quantity::from_int(b.i);
+  else
+    return no_overload();
+  if (f == "add" || f == "sub")
+    return Value::string((f == "add" ? q + other : q - other).to_string(), Value::QuantityV);
   const int c = q < other ? -1 : q > other ? 1 : 0;
   if (f == "compareTo") return Value::integer(c);
   if (f == "isGreaterThan") return Value::boolean(c == 1);
@@ -2628,7 +2975,8 @@ Value member_call(const std::string& f, const std::vector<Value>& a) {
       const std::int64_t i = a[1].i, n = static_cast<std::int64_t>(runes(s));
       if (i < 0 || i > n) return Value::error(fmt::format("index out of range: {}", i));
       if (i == n) return Value::string("");
-      const std::size_t b = rune_offset(s, static_cast<std::size_t>(i)), e = rune_offset(s, static_cast<std::size_t>(i + 1));
+      const std::size_t b = rune_offset(s, static_cast<std::size_t>(i)),
+                        e = rune_offset(s, static_cast<std::size_t>(i + 1));
       return Value::string(s.substr(b, e - b));
     }
     if ((f == "indexOf" || f == "lastIndexOf") && arg_is(1, Value::String) && (argc == 1 || arg_is(2, Value::Int))) {
@@ -2645,7 +2993,8 @@ Value member_call(const std::string& f, const std::vector<Value>& a) {
       const auto p = s.rfind(sub, rune_offset(s, static_cast<std::size_t>(from)));
       return Value::integer(p == std::string::npos ? -1 : static_cast<std::int64_t>(runes(s.substr(0, p))));
     }
-    if (f == "replace" && arg_is(1, Value::String) && arg_is(2, Value::String) && (argc == 2 || arg_is(3, Value::Int))) {
+    if (f == "replace" && arg_is(1, Value::String) && arg_is(2, Value::String) &&
+        (argc == 2 || arg_is(3, Value::Int))) {
       std::int64_t limit = argc == 3 ? a[3].i : -1;
       const std::string& from = a[1].s;
       const std::string& to = a[2].s;
@@ -2711,7 +3060,8 @@ Value member_call(const std::string& f, const std::vector<Value>& a) {
       if (b < 0 || b > n) return Value::error(fmt::format("index out of range: {}", b));
       if (e < 0 || e > n) return Value::error(fmt::format("index out of range: {}", e));
       if (b > e) return Value::error(fmt::format("invalid substring range. start: {}, end: {}", b, e));
-      const std::size_t bb = rune_offset(s, static_cast<std::size_t>(b)), eb = rune_offset(s, static_cast<std::size_t>(e));
+      const std::size_t bb = rune_offset(s, static_cast<std::size_t>(b)),
+                        eb = rune_offset(s, static_cast<std::size_t>(e));
       return Value::string(s.substr(bb, eb - bb));
     }
   }
@@ -2781,7 +3131,8 @@ Value member_call(const std::string& f, const std::vector<Value>& a) {
     if (argc == 1 && a[1].s != "UTC") {
       const std::string& z = a[1].s;
       int h = 0, m = 0;
-      if (z.size() != 6 || (z[0] != '+' && z[0] != '-') || z[3] != ':' || std::sscanf(z.c_str() + 1, "%2d:%2d", &h, &m) != 2)
+      if (z.size() != 6 || (z[0] != '+' && z[0] != '-') || z[3] != ':' ||
+          std::sscanf(z.c_str() + 1, "%2d:%2d", &h, &m) != 2)
         return Value::error("unknown time zone " + z);
       offset = (h * 3600 + m * 60) * (z[0] == '-' ? -1 : 1);
     }
@@ -2792,7 +3143,8 @@ Value member_call(const std::string& f, const std::vector<Value>& a) {
     const std::int64_t z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
     const std::int64_t doe = z - era * 146097, yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
     const std::int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
-    const std::int64_t d = doy - (153 * mp + 2) / 5 + 1, mo = mp < 10 ? mp + 3 : mp - 9, y = yoe + era * 400 + (mo <= 2);
+    const std::int64_t d = doy - (153 * mp + 2) / 5 + 1, mo = mp < 10 ? mp + 3 : mp - 9,
+                       y = yoe + era * 400 + (mo <= 2);
     if (f == "getFullYear") return Value::integer(y);
     if (f == "getMonth") return Value::integer(mo - 1);
     if (f == "getDayOfMonth") return Value::integer(d - 1);
@@ -2806,7 +3158,8 @@ Value member_call(const std::string& f, const std::vector<Value>& a) {
   }
   if (t.k == Value::Optional) {
     if (f == "hasValue" && argc == 0) return Value::boolean(!t.list->empty());
-    if (f == "value" && argc == 0) return t.list->empty() ? Value::error("optional.none() dereference") : t.list->front();
+    if (f == "value" && argc == 0)
+      return t.list->empty() ? Value::error("optional.none() dereference") : t.list->front();
     if (f == "orValue" && argc == 1) return t.list->empty() ? a[1] : t.list->front();
   }
   return no_overload();
@@ -2816,10 +3169,14 @@ Value member_call(const std::string& f, const std::vector<Value>& a) {
 std::uint64_t size_cost(const Value& v) {
   switch (v.k) {
     case Value::String:
-    case Value::Bytes: return v.s.size() / 10;
-    case Value::ListV: return v.list->size();
-    case Value::MapV: return v.map->size();
-    default: return 0;
+    case Value::Bytes:
+      return v.s.size() / 10;
+    case Value::ListV:
+      return v.list->size();
+    case Value::MapV:
+      return v.map->size();
+    default:
+      return 0;
   }
 }
 
@@ -2849,10 +3206,14 @@ struct Evaluator {
   static Value index(const Value& c, const Value& i) {
     if (c.k == Value::ListV) {
       std::int64_t idx;
-      if (i.k == Value::Int) idx = i.i;
-      else if (i.k == Value::Uint && i.u <= static_cast<std::uint64_t>(kMax)) idx = static_cast<std::int64_t>(i.u);
-      else if (i.k == Value::Double && i.d == std::trunc(i.d) && std::abs(i.d) < 9e18) idx = static_cast<std::int64_t>(i.d);
-      else return Value::error("unsupported index type '" + value_type_name(i) + "' in list");
+      if (i.k == Value::Int)
+        idx = i.i;
+      else if (i.k == Value::Uint && i.u <= static_cast<std::uint64_t>(kMax))
+        idx = static_cast<std::int64_t>(i.u);
+      else if (i.k == Value::Double && i.d == std::trunc(i.d) && std::abs(i.d) < 9e18)
+        idx = static_cast<std::int64_t>(i.d);
+      else
+        return Value::error("unsupported index type '" + value_type_name(i) + "' in list");
       if (idx < 0 || idx >= static_cast<std::int64_t>(c.list->size()))
         return Value::error(fmt::format("index out of bounds: {}", idx));
       return (*c.list)[static_cast<std::size_t>(idx)];
@@ -2870,14 +3231,17 @@ struct Evaluator {
   Value eval(const Node& n) {
     if (++cost > limit) return Value::error(kCancelled);
     switch (n.op) {
-      case Node::Lit: return n.lit;
+      case Node::Lit:
+        return n.lit;
       case Node::Ident: {
         if (const Value* v = lookup(n.name)) return *v;
         if (type_ident(n.name)) return Value::string(n.name, Value::TypeV);
         return Value::error("no such attribute: " + n.name);
       }
-      case Node::Select: return select(eval(*n.args[0]), n.name, false);
-      case Node::Has: return select(eval(*n.args[0]), n.name, true);
+      case Node::Select:
+        return select(eval(*n.args[0]), n.name, false);
+      case Node::Has:
+        return select(eval(*n.args[0]), n.name, true);
       case Node::OptSelect: {
         Value v = eval(*n.args[0]);
         if (v.k == Value::Optional) {
@@ -2924,7 +3288,8 @@ struct Evaluator {
         const Value i = eval(*n.args[1]);
         if (i.is_error()) return i;
         const Value v = index(c, i);
-        if (v.is_error() && (v.s.starts_with("index out of bounds") || v.s.starts_with("no such key"))) return Value::optional(nullptr);
+        if (v.is_error() && (v.s.starts_with("index out of bounds") || v.s.starts_with("no such key")))
+          return Value::optional(nullptr);
         return v.is_error() ? v : Value::optional(&v);
       }
       case Node::Index: {
@@ -2952,8 +3317,10 @@ struct Evaluator {
         if (r.is_error()) return r;
         return Value::boolean(!decide);
       }
-      case Node::Compr: return comprehension(n);
-      case Node::Call: break;
+      case Node::Compr:
+        return comprehension(n);
+      case Node::Call:
+        break;
     }
     std::vector<Value> args;
     for (const auto& a : n.args) {
@@ -2968,10 +3335,12 @@ struct Evaluator {
     Value range = eval(*n.args[0]);
     if (range.is_error()) return range;
     List items;
-    if (range.k == Value::ListV) items = *range.list;
+    if (range.k == Value::ListV)
+      items = *range.list;
     else if (range.k == Value::MapV)
       for (const auto& [k, v] : *range.map) items.push_back(k);
-    else return no_overload();
+    else
+      return no_overload();
     Value result = n.macro == Macro::All ? Value::boolean(true) : Value::boolean(false);
     std::int64_t count = 0;
     List out;
@@ -3013,14 +3382,18 @@ struct Evaluator {
           if (p.is_error()) return p;
           if (p.b) out.push_back(x);
           break;
-        case Macro::None: break;
+        case Macro::None:
+          break;
       }
     }
     switch (n.macro) {
       case Macro::All:
-      case Macro::Exists: return result;
-      case Macro::ExistsOne: return Value::boolean(count == 1);
-      default: return Value::of_list(std::move(out));
+      case Macro::Exists:
+        return result;
+      case Macro::ExistsOne:
+        return Value::boolean(count == 1);
+      default:
+        return Value::of_list(std::move(out));
     }
   }
 
@@ -3081,8 +3454,10 @@ struct Evaluator {
         return std::all_of(sub.begin(), sub.end(), [&](const Value& x) { return has(l, x); });
       };
       if (f == "sets.contains") return Value::boolean(contains(*a[0].list, *a[1].list));
-      if (f == "sets.equivalent") return Value::boolean(contains(*a[0].list, *a[1].list) && contains(*a[1].list, *a[0].list));
-      return Value::boolean(std::any_of(a[0].list->begin(), a[0].list->end(), [&](const Value& x) { return has(*a[1].list, x); }));
+      if (f == "sets.equivalent")
+        return Value::boolean(contains(*a[0].list, *a[1].list) && contains(*a[1].list, *a[0].list));
+      return Value::boolean(
+          std::any_of(a[0].list->begin(), a[0].list->end(), [&](const Value& x) { return has(*a[1].list, x); }));
     }
     if ((f == "ip" || f == "isIP" || f == "ip.isCanonical") && a.size() == 1 && a[0].k == Value::String) {
       std::string err;
@@ -3113,8 +3488,9 @@ struct Evaluator {
         if (f == "isQuantity") return Value::boolean(false);
         // resource.ParseQuantity's errors (gpupool's hints after them are not Go's).
         std::string msg = e.rule();
-        for (std::string_view go : {"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
-                                    "unable to parse quantity's suffix", "unable to parse numeric part of quantity"})
+        for (std::string_view go :
+             {"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'",
+              "unable to parse quantity's suffix", "unable to parse numeric part of quantity"})
           if (msg.starts_with(go)) msg = std::string(go);
         return Value::error(msg);
       }
@@ -3124,8 +3500,8 @@ struct Evaluator {
     if (f == "sign" && a.size() == 1 && a[0].k == Value::QuantityV) return quantity_call(f, a);
     if (f == "type" && a.size() == 1) {
       static const std::pair<Value::K, const char*> names[] = {
-          {Value::Int, "int"},       {Value::Uint, "uint"},   {Value::Double, "double"}, {Value::Bool, "bool"},
-          {Value::String, "string"}, {Value::Bytes, "bytes"}, {Value::ListV, "list"},    {Value::MapV, "map"},
+          {Value::Int, "int"},        {Value::Uint, "uint"},   {Value::Double, "double"}, {Value::Bool, "bool"},
+          {Value::String, "string"},  {Value::Bytes, "bytes"}, {Value::ListV, "list"},    {Value::MapV, "map"},
           {Value::Null, "null_type"}, {Value::TypeV, "type"}};
       for (const auto& [k, name] : names)
         if (a[0].k == k) return Value::string(name, Value::TypeV);
@@ -3156,8 +3532,8 @@ std::string format_issues(std::string_view src, std::vector<Issue> issues) {
     std::size_t line_end = src.find('\n', line_start);
     if (line_end == std::string_view::npos) line_end = src.size();
     if (!out.empty()) out += "\n";
-    out += fmt::format("ERROR: <input>:{}:{}: {}\n | {}\n | {}^", line, col + 1, is.msg, src.substr(line_start, line_end - line_start),
-                       std::string(col, '.'));
+    out += fmt::format("ERROR: <input>:{}:{}: {}\n | {}\n | {}^", line, col + 1, is.msg,
+                       src.substr(line_start, line_end - line_start), std::string(col, '.'));
   }
   return out;
 }
@@ -3186,7 +3562,8 @@ Program compile(std::string_view expr, const json::object* schema, bool resource
   std::vector<Issue> issues;
   // parser.go: at most 100,000 code points; the visitor's recursion at most 250 deep.
   if (const std::size_t size = runes(expr); size > 100000) {
-    p.error = format_issues(expr, {{kNoLocation, fmt::format("expression code point size exceeds limit: size: {}, limit 100000", size)}});
+    p.error = format_issues(
+        expr, {{kNoLocation, fmt::format("expression code point size exceeds limit: size: {}, limit 100000", size)}});
     return p;
   }
   Lexer lx{expr, issues};

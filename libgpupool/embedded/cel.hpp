@@ -65,10 +65,10 @@ Program compile(std::string_view expr, const boost::json::object* schema, bool r
 /// The outcome of an evaluation.
 struct Result {
   enum class Kind { Value, Error } kind = Kind::Value;
-  std::string type;     ///< the value's CEL type name ("bool", "string", "list(dyn)"...), or "" for an error
-  std::string text;     ///< the value in CEL syntax (true, 1u, "a", [1, 2], {"a": 1}), or the error message
-  bool is_true = false;  ///< the value is the bool true
-  std::string str;       ///< the value when it is a string
+  std::string type;        ///< the value's CEL type name ("bool", "string", "list(dyn)"...), or "" for an error
+  std::string text;        ///< the value in CEL syntax (true, 1u, "a", [1, 2], {"a": 1}), or the error message
+  bool is_true = false;    ///< the value is the bool true
+  std::string str;         ///< the value when it is a string
   std::uint64_t cost = 0;  ///< the evaluation's cost (its steps, and the sizes of the values operations read)
 };
 

@@ -46,9 +46,7 @@ class Clock {
   }
 
   /// 2024-01-01T00:00:00Z: a fixed, reproducible start for manual clocks.
-  static constexpr time_point default_start() noexcept {
-    return time_point(std::chrono::seconds(1704067200));
-  }
+  static constexpr time_point default_start() noexcept { return time_point(std::chrono::seconds(1704067200)); }
 
  private:
   Clock(bool manual, time_point start) : manual_(manual), nanos_(start.time_since_epoch().count()) {}

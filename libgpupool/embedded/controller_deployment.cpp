@@ -84,18 +84,22 @@ Plan plan_deployment(const json::object& d, const Children& replicasets, Clock::
     ensure_object(ensure_object(rs_tmpl, "metadata"), "labels")["pod-template-hash"] = hash;
     json::object selector = spec && object_at(*spec, {"selector"}) ? *object_at(*spec, {"selector"}) : json::object{};
     ensure_object(selector, "matchLabels")["pod-template-hash"] = hash;
-    json::object labels = object_at(tmpl, {"metadata", "labels"}) ? *object_at(tmpl, {"metadata", "labels"}) : json::object{};
+    json::object labels =
+        object_at(tmpl, {"metadata", "labels"}) ? *object_at(tmpl, {"metadata", "labels"}) : json::object{};
     labels["pod-template-hash"] = hash;
-    json::object rs{{"apiVersion", "apps/v1"},
-                    {"kind", "ReplicaSet"},
-                    {"metadata", json::object{{"name", rs_name},
-                                              {"namespace", namespace_of(d)},
-                                              {"labels", std::move(labels)},
-                                              {"annotations", json::object{{"deployment.kubernetes.io/desired-replicas", std::to_string(want)},
-                                                                           {"deployment.kubernetes.io/max-replicas", max_replicas},
-                                                                           {"deployment.kubernetes.io/revision", std::to_string(revision + 1)}}},
-                                              {"ownerReferences", json::array{util::controller_reference(d)}}}},
-                    {"spec", json::object{{"replicas", want}, {"selector", std::move(selector)}, {"template", std::move(rs_tmpl)}}}};
+    json::object rs{
+        {"apiVersion", "apps/v1"},
+        {"kind", "ReplicaSet"},
+        {"metadata", json::object{{"name", rs_name},
+                                  {"namespace", namespace_of(d)},
+                                  {"labels", std::move(labels)},
+                                  {"annotations",
+                                   json::object{{"deployment.kubernetes.io/desired-replicas", std::to_string(want)},
+                                                {"deployment.kubernetes.io/max-replicas", max_replicas},
+                                                {"deployment.kubernetes.io/revision", std::to_string(revision + 1)}}},
+                                  {"ownerReferences", json::array{util::controller_reference(d)}}}},
+        {"spec",
+         json::object{{"replicas", want}, {"selector", std::move(selector)}, {"template", std::move(rs_tmpl)}}}};
     plan.create.push_back({"apps", "replicasets", std::move(rs)});
     // pkg/controller/deployment/sync.go: reason NewReplicaSetCreated.
     util::set_condition(conditions, condition("Progressing", true, "NewReplicaSetCreated",
@@ -137,24 +141,27 @@ Plan plan_deployment(const json::object& d, const Children& replicasets, Clock::
   status["updatedReplicas"] = updated;
   status["readyReplicas"] = ready;
   status["availableReplicas"] = available;
-  if (replicas - available > 0) status["unavailableReplicas"] = replicas - available;
-  else status.erase("unavailableReplicas");
+  if (replicas - available > 0)
+    status["unavailableReplicas"] = replicas - available;
+  else
+    status.erase("unavailableReplicas");
   for (const char* k : {"readyReplicas", "availableReplicas", "updatedReplicas", "replicas"})
     if (status[k].as_int64() == 0) status.erase(k);  // omitempty, as the API serialises them
   // Available: maxUnavailable of the default RollingUpdate strategy is 25% (rounded down).
   const std::int64_t min_available = want - want / 4;
-  util::set_condition(conditions,
-                      available >= min_available
-                          ? condition("Available", true, "MinimumReplicasAvailable", "Deployment has minimum availability.", now, true)
-                          : condition("Available", false, "MinimumReplicasUnavailable",
-                                      "Deployment does not have minimum availability.", now, true));
+  util::set_condition(conditions, available >= min_available
+                                      ? condition("Available", true, "MinimumReplicasAvailable",
+                                                  "Deployment has minimum availability.", now, true)
+                                      : condition("Available", false, "MinimumReplicasUnavailable",
+                                                  "Deployment does not have minimum availability.", now, true));
   if (current) {
     const bool complete = updated == want && available >= want && replicas == want;
-    util::set_condition(conditions,
-                        complete ? condition("Progressing", true, "NewReplicaSetAvailable",
-                                             fmt::format("ReplicaSet \"{}\" has successfully progressed.", rs_name), now, true)
-                                 : condition("Progressing", true, "ReplicaSetUpdated",
-                                             fmt::format("ReplicaSet \"{}\" is progressing.", rs_name), now, true));
+    util::set_condition(
+        conditions, complete
+                        ? condition("Progressing", true, "NewReplicaSetAvailable",
+                                    fmt::format("ReplicaSet \"{}\" has successfully progressed.", rs_name), now, true)
+                        : condition("Progressing", true, "ReplicaSetUpdated",
+                                    fmt::format("ReplicaSet \"{}\" is progressing.", rs_name), now, true));
   }
   // The Deployment controller lists Available before Progressing.
   std::stable_sort(conditions.begin(), conditions.end(), [](const json::value& a, const json::value& b) {
@@ -167,9 +174,10 @@ Plan plan_deployment(const json::object& d, const Children& replicasets, Clock::
       current ? util::find_condition(util::array_at(*current, {"status"}, "conditions"), "ReplicaFailure") : nullptr;
   for (const auto& rs_ptr : replicasets)
     if (!failure) failure = util::find_condition(util::array_at(*rs_ptr, {"status"}, "conditions"), "ReplicaFailure");
-  conditions.erase(std::remove_if(conditions.begin(), conditions.end(),
-                                  [](const json::value& c) { return string_of(&c.as_object(), "type") == "ReplicaFailure"; }),
-                   conditions.end());
+  conditions.erase(
+      std::remove_if(conditions.begin(), conditions.end(),
+                     [](const json::value& c) { return string_of(&c.as_object(), "type") == "ReplicaFailure"; }),
+      conditions.end());
   if (failure)
     conditions.push_back(json::object{{"type", "ReplicaFailure"},
                                       {"status", string_of(failure, "status")},

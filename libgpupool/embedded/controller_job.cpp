@@ -22,8 +22,10 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
   for (const auto& p_ptr : pods) {
     const json::object& p = *p_ptr;
     const std::string ph = phase_of(p);
-    if (ph == "Succeeded") ++succeeded;
-    else if (ph == "Failed") ++failed;
+    if (ph == "Succeeded")
+      ++succeeded;
+    else if (ph == "Failed")
+      ++failed;
     else {
       ++active;
       if (pod_ready(p)) ++ready;
@@ -82,8 +84,10 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
     }
   }
   auto set_count = [&](const char* k, std::int64_t v) {
-    if (v) status[k] = v;
-    else status.erase(k);
+    if (v)
+      status[k] = v;
+    else
+      status.erase(k);
   };
   set_count("active", active);
   set_count("succeeded", succeeded);

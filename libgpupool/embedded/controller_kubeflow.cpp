@@ -19,10 +19,10 @@ using namespace ctrl;  // the controllers' helpers (controllers_util.hpp)
 namespace {
 
 struct Flavor {
-  std::string kind;            // "TFJob"
-  std::string specs_key;       // "tfReplicaSpecs"
-  std::string operator_name;   // "tfjob-controller"
-  int port = 0;                // default port of the Service per replica (0: no Services)
+  std::string kind;           // "TFJob"
+  std::string specs_key;      // "tfReplicaSpecs"
+  std::string operator_name;  // "tfjob-controller"
+  int port = 0;               // default port of the Service per replica (0: no Services)
   std::string port_name;
   bool mpi_v2 = false;
 };
@@ -92,11 +92,10 @@ Plan plan_kubeflow_job(const json::object& job, const Children& children, Clock:
   // Created: training-operator's onOwnerCreateFunc ("TFJob %s is created."); mpi-operator and the
   // training-operator MPIJob controller say "MPIJob %s/%s is created.".
   if (!util::find_condition(&conditions, "Created"))
-    util::set_condition(conditions,
-                        condition("Created", true, f.kind + "Created",
-                                  f.kind == "MPIJob" ? fmt::format("MPIJob {}/{} is created.", ns, name)
-                                                     : fmt::format("{} {} is created.", f.kind, name),
-                                  now));
+    util::set_condition(conditions, condition("Created", true, f.kind + "Created",
+                                              f.kind == "MPIJob" ? fmt::format("MPIJob {}/{} is created.", ns, name)
+                                                                 : fmt::format("{} {} is created.", f.kind, name),
+                                              now));
   if (!status.contains("startTime")) status["startTime"] = to_rfc3339(now);
 
   // World size for PyTorch's env (sum of replicas).
@@ -128,23 +127,28 @@ Plan plan_kubeflow_job(const json::object& job, const Children& children, Clock:
           labels["training.kubeflow.org/job-role"] = "launcher";
           labels["training.kubeflow.org/operator-name"] = f.operator_name;
           ensure_object(pod_tmpl, "spec")["restartPolicy"] = restart == "Always" ? "OnFailure" : restart;
-          json::object ljob{{"apiVersion", "batch/v1"},
-                            {"kind", "Job"},
-                            {"metadata", json::object{{"name", jname},
-                                                      {"namespace", ns},
-                                                      {"labels", json::object{{"training.kubeflow.org/job-name", name},
-                                                                              {"training.kubeflow.org/job-role", "launcher"},
-                                                                              {"training.kubeflow.org/operator-name", f.operator_name}}},
-                                                      {"ownerReferences", json::array{util::controller_reference(job)}}}},
-                            {"spec", json::object{{"backoffLimit", 6}, {"template", std::move(pod_tmpl)}}}};
+          json::object ljob{
+              {"apiVersion", "batch/v1"},
+              {"kind", "Job"},
+              {"metadata",
+               json::object{{"name", jname},
+                            {"namespace", ns},
+                            {"labels", json::object{{"training.kubeflow.org/job-name", name},
+                                                    {"training.kubeflow.org/job-role", "launcher"},
+                                                    {"training.kubeflow.org/operator-name", f.operator_name}}},
+                            {"ownerReferences", json::array{util::controller_reference(job)}}}},
+              {"spec", json::object{{"backoffLimit", 6}, {"template", std::move(pod_tmpl)}}}};
           plan.create.push_back({"batch", "jobs", std::move(ljob)});
           continue;
         }
         const json::object* js = object_at(*it->second, {"status"});
         const json::array* jc = util::array_at(*it->second, {"status"}, "conditions");
-        if (util::find_condition(jc, "Complete")) ++succeeded[rtype];
-        else if (util::find_condition(jc, "Failed")) ++failed[rtype];
-        else if (int_of(js, "active", 0) > 0) active[rtype] += int_of(js, "ready", 0) > 0 ? 1 : 0;
+        if (util::find_condition(jc, "Complete"))
+          ++succeeded[rtype];
+        else if (util::find_condition(jc, "Failed"))
+          ++failed[rtype];
+        else if (int_of(js, "active", 0) > 0)
+          active[rtype] += int_of(js, "ready", 0) > 0 ? 1 : 0;
         continue;
       }
       // training-operator v1 (pkg/controller.v1/mpi, MPIJobReconciler.newLauncher) creates the
@@ -152,8 +156,8 @@ Plan plan_kubeflow_job(const json::object& job, const Children& children, Clock:
       // "mpi-dist-launcher-jgms7" is the pod of a launcher *Job*, which is what the standalone
       // mpi-operator (v1alpha1/v1alpha2, and v2beta1's newLauncherJob above) creates. So v1 keeps
       // the bare name and v2beta1 gives the seed's form.
-      const std::string pod_name = f.kind == "MPIJob" && rtype == "Launcher" ? name + "-launcher"
-                                                                               : fmt::format("{}-{}-{}", name, rt, i);
+      const std::string pod_name =
+          f.kind == "MPIJob" && rtype == "Launcher" ? name + "-launcher" : fmt::format("{}-{}-{}", name, rt, i);
       members.push_back(pod_name);
       std::map<std::string, std::string> labels;
       if (f.mpi_v2) {
@@ -213,27 +217,32 @@ Plan plan_kubeflow_job(const json::object& job, const Children& children, Clock:
           for (const auto& [k, v] : labels) svc_labels[k] = v;
           plan.create.push_back(
               {"", "services",
-               json::object{{"apiVersion", "v1"},
-                            {"kind", "Service"},
-                            {"metadata", json::object{{"name", pod_name},
-                                                      {"namespace", ns},
-                                                      {"labels", std::move(svc_labels)},
-                                                      {"ownerReferences", json::array{util::controller_reference(job)}}}},
-                            {"spec", json::object{{"clusterIP", "None"},
-                                                  {"selector", std::move(sel)},
-                                                  {"ports", json::array{json::object{{"name", f.port_name},
-                                                                                     {"port", f.port},
-                                                                                     {"protocol", "TCP"},
-                                                                                     {"targetPort", f.port}}}}}}}});
+               json::object{
+                   {"apiVersion", "v1"},
+                   {"kind", "Service"},
+                   {"metadata", json::object{{"name", pod_name},
+                                             {"namespace", ns},
+                                             {"labels", std::move(svc_labels)},
+                                             {"ownerReferences", json::array{util::controller_reference(job)}}}},
+                   {"spec", json::object{{"clusterIP", "None"},
+                                         {"selector", std::move(sel)},
+                                         {"ports", json::array{json::object{{"name", f.port_name},
+                                                                            {"port", f.port},
+                                                                            {"protocol", "TCP"},
+                                                                            {"targetPort", f.port}}}}}}}});
         }
         continue;
       }
       const std::string ph = phase_of(*it->second);
-      if (ph == "Succeeded") ++succeeded[rtype];
-      else if (ph == "Failed") ++failed[rtype];
-      else if (ph == "Running") ++active[rtype];
+      if (ph == "Succeeded")
+        ++succeeded[rtype];
+      else if (ph == "Failed")
+        ++failed[rtype];
+      else if (ph == "Running")
+        ++active[rtype];
     }
-    replica_statuses[rtype] = json::object{{"active", active[rtype]}, {"succeeded", succeeded[rtype]}, {"failed", failed[rtype]}};
+    replica_statuses[rtype] =
+        json::object{{"active", active[rtype]}, {"succeeded", succeeded[rtype]}, {"failed", failed[rtype]}};
     if (f.mpi_v2) {
       auto& rs = replica_statuses[rtype].as_object();
       for (const char* k : {"active", "succeeded", "failed"})
@@ -244,17 +253,19 @@ Plan plan_kubeflow_job(const json::object& job, const Children& children, Clock:
   if (f.mpi_v2 && !services_by_name.count(name) && !finished)
     plan.create.push_back(
         {"", "services",
-         json::object{{"apiVersion", "v1"},
-                      {"kind", "Service"},
-                      {"metadata", json::object{{"name", name},
-                                                {"namespace", ns},
-                                                {"labels", json::object{{"training.kubeflow.org/job-name", name},
-                                                                        {"training.kubeflow.org/operator-name", f.operator_name}}},
-                                                {"ownerReferences", json::array{util::controller_reference(job)}}}},
-                      {"spec", json::object{{"clusterIP", "None"},
-                                            {"publishNotReadyAddresses", true},
-                                            {"selector", json::object{{"training.kubeflow.org/job-name", name},
-                                                                      {"training.kubeflow.org/job-role", "worker"}}}}}}});
+         json::object{
+             {"apiVersion", "v1"},
+             {"kind", "Service"},
+             {"metadata",
+              json::object{{"name", name},
+                           {"namespace", ns},
+                           {"labels", json::object{{"training.kubeflow.org/job-name", name},
+                                                   {"training.kubeflow.org/operator-name", f.operator_name}}},
+                           {"ownerReferences", json::array{util::controller_reference(job)}}}},
+             {"spec", json::object{{"clusterIP", "None"},
+                                   {"publishNotReadyAddresses", true},
+                                   {"selector", json::object{{"training.kubeflow.org/job-name", name},
+                                                             {"training.kubeflow.org/job-role", "worker"}}}}}}});
   status["replicaStatuses"] = std::move(replica_statuses);
 
   if (!finished) {
@@ -305,15 +316,14 @@ Plan plan_kubeflow_job(const json::object& job, const Children& children, Clock:
                                                 fmt::format("{} {} successfully completed.", f.kind, who), now));
       finish();
     } else if (!failed_type.empty()) {
-      const std::string msg = f.kind == "MPIJob"
-                                  ? fmt::format("MPIJob {} has failed", who)
-                                  : fmt::format("{} {} has failed because {} {} replica(s) failed.", f.kind, who,
-                                                failed[failed_type], failed_type);
+      const std::string msg = f.kind == "MPIJob" ? fmt::format("MPIJob {} has failed", who)
+                                                 : fmt::format("{} {} has failed because {} {} replica(s) failed.",
+                                                               f.kind, who, failed[failed_type], failed_type);
       util::set_condition(conditions, condition("Failed", true, f.kind + "Failed", msg, now));
       finish();
     } else if (running) {
-      util::set_condition(conditions,
-                          condition("Running", true, f.kind + "Running", fmt::format("{} {} is running.", f.kind, who), now));
+      util::set_condition(conditions, condition("Running", true, f.kind + "Running",
+                                                fmt::format("{} {} is running.", f.kind, who), now));
     }
   }
   status["conditions"] = std::move(conditions);

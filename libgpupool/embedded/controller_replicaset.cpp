@@ -36,11 +36,13 @@ Plan plan_replicaset(const json::object& rs, const Children& pods, Clock::time_p
       return string_of(object_at(*a, {"metadata"}), "creationTimestamp") >
              string_of(object_at(*b, {"metadata"}), "creationTimestamp");
     });
-    for (std::int64_t i = 0; i < std::min(have - want, kBurstReplicas); ++i) plan.remove.push_back({"", "pods", name_of(*active[static_cast<std::size_t>(i)])});
+    for (std::int64_t i = 0; i < std::min(have - want, kBurstReplicas); ++i)
+      plan.remove.push_back({"", "pods", name_of(*active[static_cast<std::size_t>(i)])});
   }
   std::int64_t ready = 0;
   for (const auto* p : active) ready += pod_ready(*p) ? 1 : 0;
-  json::object status{{"replicas", have}, {"fullyLabeledReplicas", have},
+  json::object status{{"replicas", have},
+                      {"fullyLabeledReplicas", have},
                       {"observedGeneration", int_of(object_at(rs, {"metadata"}), "generation", 1)}};
   if (ready) {
     status["readyReplicas"] = ready;

@@ -21,17 +21,21 @@ namespace {
 
 /// The controller that records events about a `resource` it owns (kube-controller-manager's names).
 const char* controller_name(std::string_view resource) {
-  return resource == "jobs" ? "job-controller" : resource == "deployments" ? "deployment-controller" : "replicaset-controller";
+  return resource == "jobs"          ? "job-controller"
+         : resource == "deployments" ? "deployment-controller"
+                                     : "replicaset-controller";
 }
 
 bool is_owner_kind(const ResourceType& t) {
   return (t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets")) ||
          (t.group == "batch" && t.resource == "jobs") ||
-         (t.group == "kubeflow.org" && (t.resource == "mpijobs" || t.resource == "tfjobs" || t.resource == "pytorchjobs"));
+         (t.group == "kubeflow.org" &&
+          (t.resource == "mpijobs" || t.resource == "tfjobs" || t.resource == "pytorchjobs"));
 }
 }  // namespace
 
-Controllers::Controllers(Store& store, const Clock& clock, bool kubeflow) : store_(store), clock_(clock), kubeflow_(kubeflow) {
+Controllers::Controllers(Store& store, const Clock& clock, bool kubeflow)
+    : store_(store), clock_(clock), kubeflow_(kubeflow) {
   subscription_ = store_.subscribe([this](const WatchEvent& e) { on_event(e); });
 }
 
@@ -163,7 +167,7 @@ void Controllers::drain() {
 }
 
 Children Controllers::owned(const std::string& ns, const std::string& uid,
-                                             const std::vector<std::pair<std::string, std::string>>& types) const {
+                            const std::vector<std::pair<std::string, std::string>>& types) const {
   Children out;
   // The owner-uid index (as controllers' informers index by owner and the GC's graph does), then
   // the controllerRef filter: only dependents whose controller: true reference is this owner.
@@ -183,11 +187,16 @@ void Controllers::reconcile(const Key& key) {
   const auto now = clock_.now();
   const auto when = std::chrono::time_point_cast<std::chrono::system_clock::duration>(now);  // events' time
   Plan plan;
-  if (key.resource == "deployments") plan = plan_deployment(*owner, owned(key.ns, uid, {{"apps", "replicasets"}}), now);
-  else if (key.resource == "replicasets") plan = plan_replicaset(*owner, owned(key.ns, uid, {{"", "pods"}}), now);
-  else if (key.resource == "jobs") plan = plan_job(*owner, owned(key.ns, uid, {{"", "pods"}}), now);
-  else if (!kubeflow_) return;  // no operator runs
-  else plan = plan_kubeflow_job(*owner, owned(key.ns, uid, {{"", "pods"}, {"", "services"}, {"batch", "jobs"}}), now);
+  if (key.resource == "deployments")
+    plan = plan_deployment(*owner, owned(key.ns, uid, {{"apps", "replicasets"}}), now);
+  else if (key.resource == "replicasets")
+    plan = plan_replicaset(*owner, owned(key.ns, uid, {{"", "pods"}}), now);
+  else if (key.resource == "jobs")
+    plan = plan_job(*owner, owned(key.ns, uid, {{"", "pods"}}), now);
+  else if (!kubeflow_)
+    return;  // no operator runs
+  else
+    plan = plan_kubeflow_job(*owner, owned(key.ns, uid, {{"", "pods"}, {"", "services"}, {"batch", "jobs"}}), now);
 
   // The ReplicaSet and Job controllers create pods in slow-start batches and stop at the first
   // refusal (pkg/controller/replicaset/replica_set.go manageReplicas, job_controller.go
@@ -218,14 +227,14 @@ void Controllers::reconcile(const Key& key) {
       if (!pod) throw;
       refused = e;
       ++not_created;
-      util::record_event(store_, when, *owner, "Warning",
-                         "FailedCreate", "Error creating: " + e.status_message(),
+      util::record_event(store_, when, *owner, "Warning", "FailedCreate", "Error creating: " + e.status_message(),
                          controller_name(key.resource), {}, "");
     }
   }
   if (pod_owner) {
     std::lock_guard lk(mu_);
-    if (refused) refused_[key.ns].insert(key);
+    if (refused)
+      refused_[key.ns].insert(key);
     else if (auto it = refused_.find(key.ns); it != refused_.end() && it->second.erase(key) && it->second.empty())
       refused_.erase(it);
   }
@@ -233,21 +242,28 @@ void Controllers::reconcile(const Key& key) {
     // Pods never created are not active.
     json::object& st = *plan.status;
     const std::int64_t active = std::max<std::int64_t>(0, int_of(&st, "active", 0) - not_created);
-    if (active) st["active"] = active;
-    else st.erase("active");
+    if (active)
+      st["active"] = active;
+    else
+      st.erase("active");
     if (const json::object* old = object_at(*owner, {"status"}); old && util::json_equal(*old, st)) plan.status.reset();
   }
   if (key.resource == "replicasets") {
     // replica_set_utils.go calculateStatus: a refused create sets ReplicaFailure (reason
     // FailedCreate, the error as message) once; a sync without error removes it.
-    json::object st = plan.status ? *plan.status : object_at(*owner, {"status"}) ? *object_at(*owner, {"status"}) : json::object{};
+    json::object st = plan.status                     ? *plan.status
+                      : object_at(*owner, {"status"}) ? *object_at(*owner, {"status"})
+                                                      : json::object{};
     json::array conds;
     if (const json::value* c = st.if_contains("conditions"); c && c->is_array()) conds = c->as_array();
     const bool has = util::find_condition(&conds, "ReplicaFailure") != nullptr;
     bool changed = false;
     if (refused && !has) {
-      conds.push_back(json::object{{"type", "ReplicaFailure"}, {"status", "True"}, {"lastTransitionTime", to_rfc3339(now)},
-                                   {"reason", "FailedCreate"}, {"message", refused->status_message()}});
+      conds.push_back(json::object{{"type", "ReplicaFailure"},
+                                   {"status", "True"},
+                                   {"lastTransitionTime", to_rfc3339(now)},
+                                   {"reason", "FailedCreate"},
+                                   {"message", refused->status_message()}});
       changed = true;
     } else if (!refused && has) {
       conds.erase(std::remove_if(conds.begin(), conds.end(),
@@ -258,8 +274,10 @@ void Controllers::reconcile(const Key& key) {
       changed = true;
     }
     if (changed) {
-      if (conds.empty()) st.erase("conditions");
-      else st["conditions"] = std::move(conds);
+      if (conds.empty())
+        st.erase("conditions");
+      else
+        st["conditions"] = std::move(conds);
       plan.status = std::move(st);
     }
   }
@@ -271,10 +289,11 @@ void Controllers::reconcile(const Key& key) {
     auto written = store_.update_shared(ut, key.ns, std::move(u.object));
     // deployment sync.go scaleReplicaSet: "Scaled up|down replica set %s from %d to %d".
     if (before >= 0 && before != replicas_of(*written, 0))
-      util::record_event(store_, when, *owner, "Normal", "ScalingReplicaSet",
-                         fmt::format("Scaled {} replica set {} from {} to {}", replicas_of(*written, 0) > before ? "up" : "down",
-                                     name_of(*written), before, replicas_of(*written, 0)),
-                         controller_name(key.resource), {}, "");
+      util::record_event(
+          store_, when, *owner, "Normal", "ScalingReplicaSet",
+          fmt::format("Scaled {} replica set {} from {} to {}", replicas_of(*written, 0) > before ? "up" : "down",
+                      name_of(*written), before, replicas_of(*written, 0)),
+          controller_name(key.resource), {}, "");
   }
   for (const auto& r : plan.remove) {
     try {
@@ -308,9 +327,7 @@ void Controllers::reconcile(const Key& key) {
     }
   }
   for (const auto& ev : plan.events)
-    util::record_event(store_, when, *owner, ev.type, ev.reason, ev.message,
-                       controller_name(key.resource),
-                       {}, "");
+    util::record_event(store_, when, *owner, ev.type, ev.reason, ev.message, controller_name(key.resource), {}, "");
   if (!plan.owner_annotations.empty()) {
     try {
       store_.mutate(t, key.ns, key.name, [&](json::object& o) {

@@ -63,7 +63,7 @@ struct Plan {
   };
   std::vector<Create> create;
   std::vector<Remove> remove;
-  std::vector<Create> update;      ///< whole-object updates of children (e.g. scaling a ReplicaSet)
+  std::vector<Create> update;          ///< whole-object updates of children (e.g. scaling a ReplicaSet)
   std::optional<json::object> status;  ///< the owner's new status (nullopt: unchanged)
   json::object owner_annotations;      ///< annotations to set on the owner (after its status)
   struct Event {
@@ -81,8 +81,7 @@ std::string pod_template_hash(const json::object& pod_template);
 std::string safe_encode_string(std::string_view s);
 
 /// Deployment: the ReplicaSets to create/scale and the Deployment's status.
-Plan plan_deployment(const json::object& deployment, const Children& replicasets,
-                     Clock::time_point now);
+Plan plan_deployment(const json::object& deployment, const Children& replicasets, Clock::time_point now);
 /// ReplicaSet: pods to create/delete and the ReplicaSet's status.
 Plan plan_replicaset(const json::object& replicaset, const Children& pods, Clock::time_point now);
 /// batch/v1 Job: pods to create/delete and the Job's status.
@@ -114,7 +113,7 @@ class Controllers {
   void drain();
   void reconcile(const Key& key);
   Children owned(const std::string& ns, const std::string& uid,
-                                  const std::vector<std::pair<std::string, std::string>>& types) const;
+                 const std::vector<std::pair<std::string, std::string>>& types) const;
 
   Store& store_;
   const Clock& clock_;

@@ -71,8 +71,11 @@ namespace {
 json::object object_reference(const json::object& involved) {
   const json::object* md = object_at(involved, {"metadata"});
   const std::string ns = string_of(md, "namespace");
-  json::object ref{{"kind", involved.at("kind")}, {"name", string_of(md, "name")}, {"uid", string_of(md, "uid")},
-                   {"apiVersion", involved.at("apiVersion")}, {"resourceVersion", string_of(md, "resourceVersion")}};
+  json::object ref{{"kind", involved.at("kind")},
+                   {"name", string_of(md, "name")},
+                   {"uid", string_of(md, "uid")},
+                   {"apiVersion", involved.at("apiVersion")},
+                   {"resourceVersion", string_of(md, "resourceVersion")}};
   if (!ns.empty()) ref["namespace"] = ns;
   return ref;
 }
@@ -117,8 +120,9 @@ std::string record_event(Store& store, std::chrono::system_clock::time_point now
   // lastTimestamp. Like the recorder's LRU cache (4096 keys), the names of recent events are kept.
   const json::object* md = object_at(involved, {"metadata"});
   const std::string ns = string_of(md, "namespace").empty() ? "default" : string_of(md, "namespace");
-  const std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", static_cast<const void*>(&store), ns,
-                                      component, string_of(md, "uid"), string_of(md, "name"), type, reason, message);
+  const std::string key =
+      fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", static_cast<const void*>(&store), ns, component,
+                  string_of(md, "uid"), string_of(md, "name"), type, reason, message);
   static std::mutex mu;
   static std::map<std::string, std::string> recent;  // key -> event name
   static std::deque<std::string> order;
@@ -140,8 +144,10 @@ std::string record_event(Store& store, std::chrono::system_clock::time_point now
   }
   const std::string name = store_event(store, now, involved, std::move(ev));
   std::lock_guard lk(mu);
-  if (recent.emplace(key, name).second) order.push_back(key);
-  else recent[key] = name;
+  if (recent.emplace(key, name).second)
+    order.push_back(key);
+  else
+    recent[key] = name;
   while (order.size() > 4096) {
     recent.erase(order.front());
     order.pop_front();
@@ -201,7 +207,6 @@ bool selector_matches(const json::object& sel, const json::object* labels) {
   return true;
 }
 
-
 }  // namespace gpupool::embedded::util
 
 namespace gpupool::embedded::ctrl {
@@ -218,7 +223,8 @@ json::object condition(std::string_view type, bool status, std::string_view reas
 }
 
 json::object pod_from_template(const json::object& tmpl, const json::object& owner, const std::string& name,
-                               const std::string& generate_name, const std::map<std::string, std::string>& extra_labels) {
+                               const std::string& generate_name,
+                               const std::map<std::string, std::string>& extra_labels) {
   using util::object_at;
   json::object md;
   if (const json::object* tmd = object_at(tmpl, {"metadata"})) {
@@ -227,13 +233,17 @@ json::object pod_from_template(const json::object& tmpl, const json::object& own
   }
   auto& labels = util::ensure_object(md, "labels");
   for (const auto& [k, v] : extra_labels) labels[k] = v;
-  if (!name.empty()) md["name"] = name;
-  else md["generateName"] = generate_name;
+  if (!name.empty())
+    md["name"] = name;
+  else
+    md["generateName"] = generate_name;
   md["namespace"] = util::namespace_of(owner);
   md["ownerReferences"] = json::array{util::controller_reference(owner)};
   json::object pod{{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(md)}};
-  if (const json::object* spec = object_at(tmpl, {"spec"})) pod["spec"] = *spec;
-  else pod["spec"] = json::object{};
+  if (const json::object* spec = object_at(tmpl, {"spec"}))
+    pod["spec"] = *spec;
+  else
+    pod["spec"] = json::object{};
   return pod;
 }
 

@@ -4,9 +4,9 @@
 
 #include <limits>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <chrono>
-#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <map>
@@ -169,7 +169,9 @@ using util::string_of;
 using util::uid_of;
 
 /// An object's status.phase ("" when unset): a pod's, a claim's, a volume's.
-inline std::string phase_of(const json::object& pod) { return util::string_of(util::object_at(pod, {"status"}), "phase"); }
+inline std::string phase_of(const json::object& pod) {
+  return util::string_of(util::object_at(pod, {"status"}), "phase");
+}
 /// Whether a pod has ended (phase Succeeded or Failed).
 inline bool terminal(const json::object& pod) {
   const std::string p = phase_of(pod);
@@ -193,7 +195,8 @@ json::object condition(std::string_view type, bool status, std::string_view reas
 /// A pod from a template: labels/annotations/spec of the template, ownerReference to `owner`;
 /// named `name`, or generated from `generate_name` when `name` is empty; `extra_labels` added.
 json::object pod_from_template(const json::object& tmpl, const json::object& owner, const std::string& name,
-                               const std::string& generate_name, const std::map<std::string, std::string>& extra_labels);
+                               const std::string& generate_name,
+                               const std::map<std::string, std::string>& extra_labels);
 
 /// A count from an object's spec, never negative: validation refuses negative counts, but an
 /// object that slipped past it (an old snapshot, a CRD) must not make a controller index before

@@ -7,15 +7,15 @@
 #include <mutex>
 #include <regex>
 
+#include <fmt/format.h>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <fmt/format.h>
 
 #include "common/builtin_data.hpp"
+#include "common/join.hpp"
 #include "embedded/cel.hpp"
 #include "embedded/controllers_util.hpp"
 #include "embedded/typecheck.hpp"
-#include "common/join.hpp"
 
 namespace gpupool::embedded::crd {
 
@@ -133,8 +133,10 @@ void prune_nulls(json::value& x, const json::object* s) {
     std::vector<std::string> drop;
     for (auto& [k, v] : o) {
       const json::object* fs = field_schema(s, k);
-      if (v.is_null() && fs && !nullable(fs) && !default_of(fs)) drop.emplace_back(k);
-      else prune_nulls(v, fs);
+      if (v.is_null() && fs && !nullable(fs) && !default_of(fs))
+        drop.emplace_back(k);
+      else
+        prune_nulls(v, fs);
     }
     for (const auto& k : drop) o.erase(k);
   } else if (x.is_array()) {
@@ -145,7 +147,9 @@ void prune_nulls(json::value& x, const json::object* s) {
 // schema/defaulting/algorithm.go Default
 void default_value(json::value& x, const json::object* s) {
   if (!s) return;
-  auto non_nullable_null = [](const json::value& v, const json::object* fs) { return v.is_null() && fs && !nullable(fs); };
+  auto non_nullable_null = [](const json::value& v, const json::object* fs) {
+    return v.is_null() && fs && !nullable(fs);
+  };
   if (x.is_object()) {
     auto& o = x.as_object();
     if (const json::object* props = member(s, "properties"))
@@ -207,22 +211,31 @@ std::string go_sharp(const json::value& v) {
       }
       return out + "}";
     }
-    case json::kind::string: return go_quote(v.as_string());
-    case json::kind::bool_: return v.as_bool() ? "true" : "false";
-    case json::kind::null: return "interface {}(nil)";
-    default: return go_number(v);
+    case json::kind::string:
+      return go_quote(v.as_string());
+    case json::kind::bool_:
+      return v.as_bool() ? "true" : "false";
+    case json::kind::null:
+      return "interface {}(nil)";
+    default:
+      return go_number(v);
   }
 }
 
 // field.Error.ErrorBody's value: simple types with %v, strings with %q, the rest with %#v.
 std::string bad_value(const json::value& v) {
   switch (v.kind()) {
-    case json::kind::null: return "\"null\"";
-    case json::kind::string: return go_quote(v.as_string());
-    case json::kind::bool_: return v.as_bool() ? "true" : "false";
+    case json::kind::null:
+      return "\"null\"";
+    case json::kind::string:
+      return go_quote(v.as_string());
+    case json::kind::bool_:
+      return v.as_bool() ? "true" : "false";
     case json::kind::object:
-    case json::kind::array: return go_sharp(v);
-    default: return go_number(v);
+    case json::kind::array:
+      return go_sharp(v);
+    default:
+      return go_number(v);
   }
 }
 
@@ -234,19 +247,28 @@ std::vector<std::string> types_of(const json::object& s) {
   if (auto t = util::string_of(&s, "type"); !t.empty()) return {t};
   return {};
 }
-bool contains(const std::vector<std::string>& v, std::string_view x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool contains(const std::vector<std::string>& v, std::string_view x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 
 // typeValidator.schemaInfoForType for decoded JSON.
 std::string type_name(const json::value& v) {
   switch (v.kind()) {
-    case json::kind::string: return "string";
-    case json::kind::bool_: return "boolean";
+    case json::kind::string:
+      return "string";
+    case json::kind::bool_:
+      return "boolean";
     case json::kind::int64:
-    case json::kind::uint64: return "integer";
-    case json::kind::double_: return "number";
-    case json::kind::array: return "array";
-    case json::kind::object: return "object";
-    default: return "";
+    case json::kind::uint64:
+      return "integer";
+    case json::kind::double_:
+      return "number";
+    case json::kind::array:
+      return "array";
+    case json::kind::object:
+      return "object";
+    default:
+      return "";
   }
 }
 
@@ -261,8 +283,7 @@ double as_double(const json::value& v) {
 // strfmt's date-time (ParseDateTime's layouts: RFC 3339 with or without fractions and colon in
 // the zone, the ISO 8601 local and reduced-precision forms).
 bool is_date_time(std::string_view s) {
-  static const std::regex re(
-      R"(^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}:?\d{2})?$)");
+  static const std::regex re(R"(^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?([Zz]|[+-]\d{2}:?\d{2})?$)");
   if (!std::regex_match(s.begin(), s.end(), re)) return false;
   const int month = std::stoi(std::string(s.substr(5, 2))), day = std::stoi(std::string(s.substr(8, 2)));
   const int hour = std::stoi(std::string(s.substr(11, 2))), minute = std::stoi(std::string(s.substr(14, 2)));
@@ -308,32 +329,41 @@ struct Validator {
       path = field_prefix.empty() ? "<nil>" : field_prefix;
     }
     switch (code) {
-      case Code::Required: out.push_back({"FieldValueRequired", "Required value", path}); break;
+      case Code::Required:
+        out.push_back({"FieldValueRequired", "Required value", path});
+        break;
       case Code::Enum: {
         std::string values;
         for (const auto& v : enum_values) values += (values.empty() ? "" : ", ") + go_quote(v);
-        out.push_back({"FieldValueNotSupported", fmt::format("Unsupported value: {}: supported values: {}", bad_value(value), values), path});
+        out.push_back({"FieldValueNotSupported",
+                       fmt::format("Unsupported value: {}: supported values: {}", bad_value(value), values), path});
         break;
       }
       case Code::TooLong:
         out.push_back({"FieldValueTooLong", fmt::format("Too long: may not be more than {} bytes", limit), path});
         break;
       case Code::TooMany:
-        out.push_back({"FieldValueTooMany", fmt::format("Too many: {}: must have at most {} items", bad_value(value), limit), path});
+        out.push_back({"FieldValueTooMany",
+                       fmt::format("Too many: {}: must have at most {} items", bad_value(value), limit), path});
         break;
       // A nil Value is printed as "" (kubeOpenAPIResultToFieldErrors), not as null.
       case Code::Type:
-        out.push_back({"FieldValueTypeInvalid", fmt::format("Invalid value: {}: {}", value.is_null() ? "\"\"" : bad_value(value), message), path});
+        out.push_back({"FieldValueTypeInvalid",
+                       fmt::format("Invalid value: {}: {}", value.is_null() ? "\"\"" : bad_value(value), message),
+                       path});
         break;
       case Code::Other:
-        out.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", value.is_null() ? "\"\"" : bad_value(value), message), path});
+        out.push_back({"FieldValueInvalid",
+                       fmt::format("Invalid value: {}: {}", value.is_null() ? "\"\"" : bad_value(value), message),
+                       path});
         break;
     }
   }
 
   // errors.InvalidType: typeFailWithData when the value is a string.
   void invalid_type(const std::string& path, const std::string& type, const std::string& value) {
-    error(Code::Type, path, fmt::format("{} in body must be of type {}: {}", path, type, go_quote(value)), json::value(value));
+    error(Code::Type, path, fmt::format("{} in body must be of type {}: {}", path, type, go_quote(value)),
+          json::value(value));
   }
 
   // SchemaValidator.Validate: type, schema props (anyOf/allOf/oneOf/not), string, format,
@@ -341,7 +371,8 @@ struct Validator {
   // an update (where the old object correlates with it): validation ratcheting
   // (apiserver/validation/ratcheting.go ratchetingValueValidator.Validate) drops the errors of a
   // value left unchanged.
-  void validate(const json::value& data, const json::object& s, const std::string& path, const json::value* old = nullptr) {
+  void validate(const json::value& data, const json::object& s, const std::string& path,
+                const json::value* old = nullptr) {
     const std::size_t mark = out.size();
     check(data, s, path, old);
     if (old && out.size() > mark && util::json_equal(data, *old))
@@ -367,13 +398,16 @@ struct Validator {
     if (data.is_number()) number_checks(data, s, path);
     if (data.is_array()) slice_checks(data.as_array(), s, path, old && old->is_array() ? &old->as_array() : nullptr);
     enum_check(data, s, path);
-    if (data.is_object()) object_checks(data.as_object(), s, path, old && old->is_object() ? &old->as_object() : nullptr);
+    if (data.is_object())
+      object_checks(data.as_object(), s, path, old && old->is_object() ? &old->as_object() : nullptr);
   }
 
   // schemaPropsValidator: allOf, anyOf, oneOf. Their own errors are not openapierrors.Validation,
   // so kubeOpenAPIResultToFieldErrors reports them at the root ("<nil>") with an empty value.
   void any_of(const json::value& data, const json::object& s, const std::string& path) {
-    auto composite = [&](std::string message) { out.push_back({"FieldValueInvalid", "Invalid value: \"\": " + message, "<nil>"}); };
+    auto composite = [&](std::string message) {
+      out.push_back({"FieldValueInvalid", "Invalid value: \"\": " + message, "<nil>"});
+    };
     for (const char* key : {"anyOf", "oneOf", "allOf"}) {
       const json::value* v = s.if_contains(key);
       if (!v || !v->is_array() || v->as_array().empty()) continue;
@@ -412,10 +446,13 @@ struct Validator {
   void string_checks(std::string_view str, const json::object& s, const std::string& path, const std::string& format) {
     std::int64_t runes = 0;
     for (unsigned char c : str) runes += (c & 0xC0) != 0x80;
-    if (const json::value* m = s.if_contains("maxLength"); m && m->is_number() && runes > m->to_number<std::int64_t>()) {
+    if (const json::value* m = s.if_contains("maxLength");
+        m && m->is_number() && runes > m->to_number<std::int64_t>()) {
       error(Code::TooLong, path, "", json::value(str), {}, m->to_number<std::int64_t>());
-    } else if (const json::value* n = s.if_contains("minLength"); n && n->is_number() && runes < n->to_number<std::int64_t>()) {
-      error(Code::Other, path, fmt::format("{} in body should be at least {} chars long", path, n->to_number<std::int64_t>()),
+    } else if (const json::value* n = s.if_contains("minLength");
+               n && n->is_number() && runes < n->to_number<std::int64_t>()) {
+      error(Code::Other, path,
+            fmt::format("{} in body should be at least {} chars long", path, n->to_number<std::int64_t>()),
             json::value(str));
     } else if (const std::string pattern = util::string_of(&s, "pattern"); !pattern.empty()) {
       bool ok = true;
@@ -430,7 +467,8 @@ struct Validator {
     }
     // formatValidator: of the formats apiextensions keeps, date-time is the one CRDs use.
     if ((format == "date-time" || format == "datetime") && !is_date_time(str))
-      error(Code::Type, path, fmt::format("{} in body must be of type {}: {}", path, format, go_quote(str)), json::value(str));
+      error(Code::Type, path, fmt::format("{} in body must be of type {}: {}", path, format, go_quote(str)),
+            json::value(str));
   }
 
   void number_checks(const json::value& data, const json::object& s, const std::string& path) {
@@ -446,22 +484,25 @@ struct Validator {
       const bool excl = flag(&s, "exclusiveMinimum");
       if (excl ? d <= *m : d < *m)
         error(Code::Other, path,
-              fmt::format("{} in body should be greater than {}{}", path, excl ? "" : "or equal to ", go_float(*m)), data);
+              fmt::format("{} in body should be greater than {}{}", path, excl ? "" : "or equal to ", go_float(*m)),
+              data);
     }
     if (auto m = limit("maximum")) {
       const bool excl = flag(&s, "exclusiveMaximum");
       if (excl ? d >= *m : d > *m)
-        error(Code::Other, path, fmt::format("{} in body should be less than {}{}", path, excl ? "" : "or equal to ", go_float(*m)),
-              data);
+        error(Code::Other, path,
+              fmt::format("{} in body should be less than {}{}", path, excl ? "" : "or equal to ", go_float(*m)), data);
     }
   }
 
   void slice_checks(const json::array& a, const json::object& s, const std::string& path, const json::array* old) {
     if (const json::object* is = items(&s))
-      for (std::size_t i = 0; i < a.size(); ++i) validate(a[i], *is, fmt::format("{}[{}]", path, i), correlated_item(s, old, a[i]));
+      for (std::size_t i = 0; i < a.size(); ++i)
+        validate(a[i], *is, fmt::format("{}[{}]", path, i), correlated_item(s, old, a[i]));
     const auto size = static_cast<std::int64_t>(a.size());
     if (const json::value* m = s.if_contains("minItems"); m && m->is_number() && size < m->to_number<std::int64_t>())
-      error(Code::Other, path, fmt::format("{} in body should have at least {} items", path, m->to_number<std::int64_t>()),
+      error(Code::Other, path,
+            fmt::format("{} in body should have at least {} items", path, m->to_number<std::int64_t>()),
             json::value(size));
     if (const json::value* m = s.if_contains("maxItems"); m && m->is_number() && size > m->to_number<std::int64_t>())
       error(Code::TooMany, path, "", json::value(size), {}, m->to_number<std::int64_t>());
@@ -479,9 +520,7 @@ struct Validator {
     if (!e || !e->is_array() || e->as_array().empty()) return;
     std::vector<std::string> values;
     for (const auto& v : e->as_array()) {
-      if (util::json_equal(v, data) ||
-          (v.is_number() && data.is_number() && as_double(v) == as_double(data)))
-        return;
+      if (util::json_equal(v, data) || (v.is_number() && data.is_number() && as_double(v) == as_double(data))) return;
       values.push_back(v.is_string() ? std::string(v.as_string()) : json::serialize(v));
     }
     error(Code::Enum, path, "", data, values);
@@ -495,7 +534,8 @@ struct Validator {
     };
     const auto n = static_cast<std::int64_t>(o.size());
     if (const json::value* m = s.if_contains("minProperties"); m && m->is_number() && n < m->to_number<std::int64_t>())
-      error(Code::Other, path, fmt::format("{} in body should have at least {} properties", path, m->to_number<std::int64_t>()),
+      error(Code::Other, path,
+            fmt::format("{} in body should have at least {} properties", path, m->to_number<std::int64_t>()),
             json::value(n));
     if (const json::value* m = s.if_contains("maxProperties"); m && m->is_number() && n > m->to_number<std::int64_t>())
       error(Code::TooMany, path, "", json::value(n), {}, m->to_number<std::int64_t>());
@@ -506,7 +546,8 @@ struct Validator {
     if (props)
       for (const auto& [k, p] : *props) {
         const json::value* v = o.if_contains(k);
-        if (v && p.is_object()) validate(*v, p.as_object(), path.empty() ? std::string(k) : path + "." + std::string(k), old_of(k));
+        if (v && p.is_object())
+          validate(*v, p.as_object(), path.empty() ? std::string(k) : path + "." + std::string(k), old_of(k));
       }
     if (const json::value* req = s.if_contains("required"); req && req->is_array())
       for (const auto& r : req->as_array())
@@ -520,13 +561,20 @@ struct Validator {
 // unstructured.NestedInt64's errors: `<.path> accessor error: <v> is of the type <T>, expected <U>`.
 std::string go_type_of(const json::value& v) {
   switch (v.kind()) {
-    case json::kind::string: return "string";
-    case json::kind::bool_: return "bool";
-    case json::kind::object: return "map[string]interface {}";
-    case json::kind::array: return "[]interface {}";
-    case json::kind::double_: return "float64";
-    case json::kind::null: return "<nil>";
-    default: return "int64";
+    case json::kind::string:
+      return "string";
+    case json::kind::bool_:
+      return "bool";
+    case json::kind::object:
+      return "map[string]interface {}";
+    case json::kind::array:
+      return "[]interface {}";
+    case json::kind::double_:
+      return "float64";
+    case json::kind::null:
+      return "<nil>";
+    default:
+      return "int64";
   }
 }
 std::string go_plain(const json::value& v) {  // %v
@@ -549,8 +597,8 @@ void replicas_at(const json::object& obj, const std::string& replicas_path, std:
     std::string path;
     for (std::size_t i = 0; i <= upto; ++i) path += "." + keys[i];
     out.push_back({"FieldValueInvalid",
-                   fmt::format("Invalid value: 0: {} accessor error: {} is of the type {}, expected {}", path, go_plain(v),
-                               go_type_of(v), expected),
+                   fmt::format("Invalid value: 0: {} accessor error: {} is of the type {}, expected {}", path,
+                               go_plain(v), go_type_of(v), expected),
                    replicas_path});
   };
   const json::value* cur = nullptr;
@@ -564,9 +612,11 @@ void replicas_at(const json::object& obj, const std::string& replicas_path, std:
   if (!cur->is_int64()) return accessor_error(keys.size() - 1, *cur, "int64");
   const std::int64_t n = cur->as_int64();
   if (n < 0)
-    out.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: should be a non-negative integer", n), replicas_path});
+    out.push_back(
+        {"FieldValueInvalid", fmt::format("Invalid value: {}: should be a non-negative integer", n), replicas_path});
   else if (n > 2147483647)
-    out.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: should be less than or equal to 2147483647", n), replicas_path});
+    out.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: should be less than or equal to 2147483647", n),
+                   replicas_path});
 }
 
 // ---- x-kubernetes-list-type (schema/listtype/validation.go) --------------------------------------
@@ -580,11 +630,14 @@ struct ListTypes {
       for (const auto& [k, v] : o) value(v, a, fmt::format("{}[{}]", path, std::string_view(k)));
     if (member(s, "properties"))
       for (const auto& [k, v] : o)
-        if (const json::object* p = property(s, k)) value(v, p, path.empty() ? std::string(k) : path + "." + std::string(k));
+        if (const json::object* p = property(s, k))
+          value(v, p, path.empty() ? std::string(k) : path + "." + std::string(k));
   }
   void value(const json::value& v, const json::object* s, const std::string& path) {
-    if (v.is_array()) array(v.as_array(), s, path);
-    else if (v.is_object()) object(v.as_object(), s, path);
+    if (v.is_array())
+      array(v.as_array(), s, path);
+    else if (v.is_object())
+      object(v.as_object(), s, path);
   }
   // validateListSet: the index of the second occurrence of each repeated value.
   static std::vector<std::size_t> repeats(const std::vector<std::string>& keys) {
@@ -599,13 +652,15 @@ struct ListTypes {
     if (type == "set" && a.size() > 1) {
       std::vector<std::string> keys;
       for (const auto& x : a) keys.push_back(json::serialize(x));
-      for (auto i : repeats(keys)) out.push_back({"FieldValueDuplicate", "Duplicate value: " + bad_value(a[i]), fmt::format("{}[{}]", path, i)});
+      for (auto i : repeats(keys))
+        out.push_back({"FieldValueDuplicate", "Duplicate value: " + bad_value(a[i]), fmt::format("{}[{}]", path, i)});
     } else if (type == "map") {
       for (std::size_t i = 0; i < a.size(); ++i)
         if (!a[i].is_null() && !a[i].is_object()) {
-          out.push_back({"FieldValueInvalid",
-                         fmt::format("Invalid value: {}: must be an object for an array of list-type map", bad_value(a[i])),
-                         fmt::format("{}[{}]", path, i)});
+          out.push_back(
+              {"FieldValueInvalid",
+               fmt::format("Invalid value: {}: must be an object for an array of list-type map", bad_value(a[i])),
+               fmt::format("{}[{}]", path, i)});
           return;
         }
       std::vector<std::string> names;
@@ -624,7 +679,8 @@ struct ListTypes {
           shown.push_back(std::move(key));
         }
         for (auto i : repeats(keys))
-          out.push_back({"FieldValueDuplicate", "Duplicate value: " + go_sharp(shown[i]), fmt::format("{}[{}]", path, i)});
+          out.push_back(
+              {"FieldValueDuplicate", "Duplicate value: " + go_sharp(shown[i]), fmt::format("{}[{}]", path, i)});
       }
     }
     if (const json::object* is = items(s))
@@ -635,7 +691,8 @@ struct ListTypes {
 // ---- CEL: x-kubernetes-validations (apiserver/schema/cel/validation.go) ---------------------------
 
 // fieldErrorForReason: a failed rule's error by its `reason`; the value shown is the schema's type.
-StatusCause rule_error(const std::string& path, const std::string& type, const std::string& detail, const std::string& reason) {
+StatusCause rule_error(const std::string& path, const std::string& type, const std::string& detail,
+                       const std::string& reason) {
   if (reason == "FieldValueForbidden") return {"FieldValueForbidden", "Forbidden: " + detail, path};
   if (reason == "FieldValueRequired") return {"FieldValueRequired", "Required value: " + detail, path};
   if (reason == "FieldValueDuplicate") return {"FieldValueDuplicate", "Duplicate value: " + go_quote(type), path};
@@ -658,7 +715,8 @@ std::vector<CompiledRule> compile_rules(const json::object& s, bool root) {
     CompiledRule c{&ro, {}, {}, false};
     if (const json::value* o = ro.if_contains("optionalOldSelf"); o && o->is_bool()) c.optional_old_self = o->as_bool();
     c.program = cel::compile(util::string_of(&ro, "rule"), &s, root, c.optional_old_self);
-    if (const std::string me = util::string_of(&ro, "messageExpression"); !me.empty()) c.message = cel::compile(me, &s, root, false);
+    if (const std::string me = util::string_of(&ro, "messageExpression"); !me.empty())
+      c.message = cel::compile(me, &s, root, false);
     out.push_back(std::move(c));
   }
   return out;
@@ -796,7 +854,7 @@ struct CelWalk {
         const bool typemeta = root && (k == "apiVersion" || k == "kind");
         const json::value* ox = oo && correlatable ? oo->if_contains(k) : nullptr;
         const json::value* rx = ro && !typemeta ? ro->if_contains(k) : nullptr;
-        const std::string child = !declared ? fmt::format("{}[{}]", path, std::string_view(k))
+        const std::string child = !declared      ? fmt::format("{}[{}]", path, std::string_view(k))
                                   : path.empty() ? std::string(k)
                                                  : path + "." + std::string(k);
         value(x, ox, ks, child, false, rx, typemeta ? false : child_parent_equal);
@@ -813,7 +871,8 @@ struct CelWalk {
     }
   }
 
-  void rules(const json::value& v, const json::value* old, const json::object& s, const std::string& path, bool root, bool ratchet) {
+  void rules(const json::value& v, const json::value* old, const json::object& s, const std::string& path, bool root,
+             bool ratchet) {
     if (!s.contains("x-kubernetes-validations")) return;
     const std::string type = util::string_of(&s, "type");
     const std::string shown = path.empty() ? "<nil>" : path;
@@ -827,34 +886,41 @@ struct CelWalk {
       if (c.program.uses_old_self && !old && !c.optional_old_self) continue;
       if (stopped) return;
       if (budget <= 0) {
-        out.push_back(rule_error(shown, type, "validation failed due to running out of cost budget, no further validation rules will be run", ""));
+        out.push_back(rule_error(
+            shown, type, "validation failed due to running out of cost budget, no further validation rules will be run",
+            ""));
         stopped = true;
         return;
       }
       const cel::Result r = cel::evaluate(c.program, v, old, &s, root, c.optional_old_self);
       if (r.kind == cel::Result::Kind::Error && r.text.starts_with("operation cancelled: actual cost limit exceeded")) {
-        out.push_back(rule_error(shown, type,
-                                 fmt::format("'{}': no further validation rules will be run due to call cost exceeds limit for rule: {}",
-                                             r.text, rule_error_string(*c.rule)),
-                                 ""));
+        out.push_back(rule_error(
+            shown, type,
+            fmt::format("'{}': no further validation rules will be run due to call cost exceeds limit for rule: {}",
+                        r.text, rule_error_string(*c.rule)),
+            ""));
         stopped = true;
         return;
       }
       if (static_cast<std::int64_t>(r.cost) > budget) {
-        out.push_back(rule_error(shown, type, "validation failed due to running out of cost budget, no further validation rules will be run", ""));
+        out.push_back(rule_error(
+            shown, type, "validation failed due to running out of cost budget, no further validation rules will be run",
+            ""));
         stopped = true;
         return;
       }
       budget -= static_cast<std::int64_t>(r.cost);
       if (r.kind == cel::Result::Kind::Error) {
         if (r.text.starts_with("no such overload"))
-          out.push_back(rule_error(shown, type,
-                                   fmt::format("'{}': call arguments did not match a supported operator, function or macro "
-                                               "signature for rule: {}",
-                                               r.text, rule_error_string(*c.rule)),
-                                   ""));
+          out.push_back(
+              rule_error(shown, type,
+                         fmt::format("'{}': call arguments did not match a supported operator, function or macro "
+                                     "signature for rule: {}",
+                                     r.text, rule_error_string(*c.rule)),
+                         ""));
         else
-          out.push_back(rule_error(shown, type, fmt::format("{} evaluating rule: {}", r.text, rule_error_string(*c.rule)), ""));
+          out.push_back(
+              rule_error(shown, type, fmt::format("{} evaluating rule: {}", r.text, rule_error_string(*c.rule)), ""));
         continue;
       }
       if (r.is_true) continue;
@@ -945,7 +1011,8 @@ std::vector<std::shared_ptr<const json::object>> kubeflow_crds(std::string_view 
   std::vector<std::shared_ptr<const json::object>> out;
   for (const char* n : {mpijob_version == "v2beta1" ? "mpi-operator_mpijobs" : "training-operator_mpijobs",
                         "training-operator_tfjobs", "training-operator_pytorchjobs"})
-    if (const json::object* c = shipped(n)) out.emplace_back(std::shared_ptr<const json::object>(), c);  // (kept for good)
+    if (const json::object* c = shipped(n))
+      out.emplace_back(std::shared_ptr<const json::object>(), c);  // (kept for good)
   return out;
 }
 
@@ -955,7 +1022,8 @@ std::string shipped_key(const json::object& crd) {
   const std::string name = util::string_of(member(&crd, "metadata"), "name");
   for (const char* key : kShipped) {
     // (the name is in the key: parse no file of another CRD)
-    if (name != fmt::format("{}.kubeflow.org", std::string_view(key).substr(std::string_view(key).find('_') + 1))) continue;
+    if (name != fmt::format("{}.kubeflow.org", std::string_view(key).substr(std::string_view(key).find('_') + 1)))
+      continue;
     const json::object* c = shipped(key);
     if (c && util::json_equal(c->at("spec"), *spec)) return key;
   }
@@ -980,7 +1048,8 @@ std::vector<const json::value*> json_path(const json::value& root, std::string_v
   while (i < path.size()) {
     if (path[i] == '.') {
       const std::size_t end = path.find_first_of(".[", i + 1);
-      const std::string_view key = path.substr(i + 1, end == std::string_view::npos ? std::string_view::npos : end - i - 1);
+      const std::string_view key =
+          path.substr(i + 1, end == std::string_view::npos ? std::string_view::npos : end - i - 1);
       if (!key.empty()) step_key(key);
       i = end == std::string_view::npos ? path.size() : end;
     } else if (path[i] == '[') {
@@ -1024,7 +1093,8 @@ std::vector<const json::value*> json_path(const json::value& root, std::string_v
   return cur;
 }
 
-std::shared_ptr<const Schema> from_version(const json::object& version, const std::shared_ptr<const json::object>& owner) {
+std::shared_ptr<const Schema> from_version(const json::object& version,
+                                           const std::shared_ptr<const json::object>& owner) {
   const json::object* sch = member(member(&version, "schema"), "openAPIV3Schema");
   if (!sch) return nullptr;
   auto out = std::make_shared<Schema>();
@@ -1060,8 +1130,8 @@ void cel_rules(const json::object& obj, const json::object* old, const Schema& s
                std::vector<std::string>* warnings) {
   if (!s.has_validation_rules) return;
   const bool blocking = std::any_of(out.begin(), out.end(), [](const StatusCause& c) {
-    return c.reason == "FieldValueNotSupported" || c.reason == "FieldValueRequired" || c.reason == "FieldValueTooLong" ||
-           c.reason == "FieldValueTooMany" || c.reason == "FieldValueTypeInvalid";
+    return c.reason == "FieldValueNotSupported" || c.reason == "FieldValueRequired" ||
+           c.reason == "FieldValueTooLong" || c.reason == "FieldValueTooMany" || c.reason == "FieldValueTypeInvalid";
   });
   if (blocking)
     out.push_back({"FieldValueInvalid",
@@ -1095,7 +1165,8 @@ std::vector<StatusCause> validate_status(const json::object& obj, const json::ob
                                          std::vector<std::string>* warnings) {
   std::vector<StatusCause> out;
   if (const json::value* st = obj.if_contains("status"))
-    if (const json::object* ss = property(s.root.get(), "status")) Validator{out, "status"}.validate(*st, *ss, "", old.if_contains("status"));
+    if (const json::object* ss = property(s.root.get(), "status"))
+      Validator{out, "status"}.validate(*st, *ss, "", old.if_contains("status"));
   replicas_at(obj, s.status_replicas_path, out);
   std::vector<StatusCause> lists, old_lists;
   ListTypes{lists}.object(obj, s.root.get(), "");
@@ -1118,12 +1189,12 @@ std::string rule_go_value(const json::object& r) {
     const json::value* v = r.if_contains(key);
     return fmt::format("(*{})({})", type, v && !v->is_null() ? "0xc000000000" : "nil");
   };
-  return fmt::format("apiextensions.ValidationRule{{Rule:{}, Message:{}, MessageExpression:{}, Reason:{}, FieldPath:{}, "
-                     "OptionalOldSelf:{}}}",
-                     go_quote(util::string_of(&r, "rule")), go_quote(util::string_of(&r, "message")),
-                     go_quote(util::string_of(&r, "messageExpression")),
-                     ptr("reason", "apiextensions.FieldValueErrorReason"), go_quote(util::string_of(&r, "fieldPath")),
-                     ptr("optionalOldSelf", "bool"));
+  return fmt::format(
+      "apiextensions.ValidationRule{{Rule:{}, Message:{}, MessageExpression:{}, Reason:{}, FieldPath:{}, "
+      "OptionalOldSelf:{}}}",
+      go_quote(util::string_of(&r, "rule")), go_quote(util::string_of(&r, "message")),
+      go_quote(util::string_of(&r, "messageExpression")), ptr("reason", "apiextensions.FieldValueErrorReason"),
+      go_quote(util::string_of(&r, "fieldPath")), ptr("optionalOldSelf", "bool"));
 }
 
 bool has_newlines(std::string_view s) { return s.find('\n') != std::string_view::npos; }
@@ -1140,13 +1211,15 @@ void definition_rules(const json::object& s, const std::string& path, bool root,
   if (const json::object* p = member(&s, "properties"))
     for (const auto& [k, v] : *p)
       if (v.is_object())
-        definition_rules(v.as_object(), fmt::format("{}.properties[{}]", path, std::string_view(k)), false, uncorrelatable,
-                         schema_errors, cel_errors);
+        definition_rules(v.as_object(), fmt::format("{}.properties[{}]", path, std::string_view(k)), false,
+                         uncorrelatable, schema_errors, cel_errors);
   if (const json::object* is = items(&s)) {
     const bool map_list = util::string_of(&s, "x-kubernetes-list-type") == "map";
-    definition_rules(*is, path + ".items", false, !uncorrelatable.empty() || map_list ? uncorrelatable : path, schema_errors, cel_errors);
+    definition_rules(*is, path + ".items", false, !uncorrelatable.empty() || map_list ? uncorrelatable : path,
+                     schema_errors, cel_errors);
   }
-  if (const json::object* a = additional(&s)) definition_rules(*a, path + ".additionalProperties", false, uncorrelatable, schema_errors, cel_errors);
+  if (const json::object* a = additional(&s))
+    definition_rules(*a, path + ".additionalProperties", false, uncorrelatable, schema_errors, cel_errors);
   const json::value* rules = s.if_contains("x-kubernetes-validations");
   if (!rules || !rules->is_array()) return;
   const auto& list = rules->as_array();
@@ -1156,7 +1229,8 @@ void definition_rules(const json::object& s, const std::string& path, bool root,
     const std::string at = fmt::format("{}.x-kubernetes-validations[{}]", path, i);
     const std::string rule = trimmed(util::string_of(&r, "rule")), msg = util::string_of(&r, "message");
     auto invalid = [&](const std::string& value, std::string_view what, std::string_view field) {
-      schema_errors.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(value), what), at + std::string(field)});
+      schema_errors.push_back(
+          {"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(value), what), at + std::string(field)});
     };
     if (rule.empty())
       schema_errors.push_back({"FieldValueRequired", "Required value: rule is not specified", at + ".rule"});
@@ -1165,25 +1239,27 @@ void definition_rules(const json::object& s, const std::string& path, bool root,
     else if (has_newlines(trimmed(msg)))
       invalid(msg, "message must not contain line breaks", ".message");
     else if (has_newlines(rule) && trimmed(msg).empty())
-      schema_errors.push_back({"FieldValueRequired", "Required value: message must be specified if rule contains line breaks", at + ".message"});
+      schema_errors.push_back({"FieldValueRequired",
+                               "Required value: message must be specified if rule contains line breaks",
+                               at + ".message"});
     if (const std::string me = util::string_of(&r, "messageExpression"); !me.empty() && trimmed(me).empty())
-      schema_errors.push_back({"FieldValueRequired", "Required value: messageExpression must be non-empty if specified", at + ".messageExpression"});
+      schema_errors.push_back({"FieldValueRequired", "Required value: messageExpression must be non-empty if specified",
+                               at + ".messageExpression"});
     if (const json::value* reason = r.if_contains("reason"); reason && reason->is_string()) {
       const std::string_view rs = reason->as_string();
-      if (rs != "FieldValueRequired" && rs != "FieldValueForbidden" && rs != "FieldValueInvalid" && rs != "FieldValueDuplicate")
-        schema_errors.push_back({"FieldValueNotSupported",
-                                 fmt::format("Unsupported value: {}: supported values: \"FieldValueDuplicate\", \"FieldValueForbidden\", "
-                                             "\"FieldValueInvalid\", \"FieldValueRequired\"",
-                                             go_quote(rs)),
-                                 at + ".reason"});
+      if (rs != "FieldValueRequired" && rs != "FieldValueForbidden" && rs != "FieldValueInvalid" &&
+          rs != "FieldValueDuplicate")
+        schema_errors.push_back(
+            {"FieldValueNotSupported",
+             fmt::format("Unsupported value: {}: supported values: \"FieldValueDuplicate\", \"FieldValueForbidden\", "
+                         "\"FieldValueInvalid\", \"FieldValueRequired\"",
+                         go_quote(rs)),
+             at + ".reason"});
     }
     if (const std::string fp = util::string_of(&r, "fieldPath"); !fp.empty()) {
-      if (trimmed(fp).empty())
-        invalid(fp, "fieldPath must be non-empty if specified", ".fieldPath");
-      if (has_newlines(fp))
-        invalid(fp, "fieldPath must not contain line breaks", ".fieldPath");
-      if (!valid_field_path(fp, s))
-        invalid(fp, "fieldPath must be a valid path", ".fieldPath");
+      if (trimmed(fp).empty()) invalid(fp, "fieldPath must be non-empty if specified", ".fieldPath");
+      if (has_newlines(fp)) invalid(fp, "fieldPath must not contain line breaks", ".fieldPath");
+      if (!valid_field_path(fp, s)) invalid(fp, "fieldPath must be a valid path", ".fieldPath");
     }
   }
   // "If any schema related validation errors have been found at this level or deeper, skip CEL
@@ -1192,17 +1268,21 @@ void definition_rules(const json::object& s, const std::string& path, bool root,
   const auto compiled = compile_rules(s, root);
   for (const CompiledRule& c : compiled) {
     const std::size_t index = static_cast<std::size_t>(
-        std::find_if(list.begin(), list.end(), [&](const json::value& v) { return v.is_object() && &v.as_object() == c.rule; }) -
+        std::find_if(list.begin(), list.end(),
+                     [&](const json::value& v) { return v.is_object() && &v.as_object() == c.rule; }) -
         list.begin());
     const std::string at = fmt::format("{}.x-kubernetes-validations[{}]", path, index);
     if (!c.program.ast)
-      cel_errors.push_back({"FieldValueInvalid",
-                            fmt::format("Invalid value: {}: {}", rule_go_value(*c.rule),
-                                        compile_error(c.program, "compilation failed: ", "program instantiation failed: ")),
-                            at + ".rule"});
+      cel_errors.push_back(
+          {"FieldValueInvalid",
+           fmt::format("Invalid value: {}: {}", rule_go_value(*c.rule),
+                       compile_error(c.program, "compilation failed: ", "program instantiation failed: ")),
+           at + ".rule"});
     else if (c.program.result_type != "bool")
-      cel_errors.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: cel expression must evaluate to a bool", rule_go_value(*c.rule)),
-                            at + ".rule"});
+      cel_errors.push_back(
+          {"FieldValueInvalid",
+           fmt::format("Invalid value: {}: cel expression must evaluate to a bool", rule_go_value(*c.rule)),
+           at + ".rule"});
     if (!util::string_of(c.rule, "messageExpression").empty()) {
       if (!c.message.ast)
         cel_errors.push_back({"FieldValueInvalid",
@@ -1211,19 +1291,23 @@ void definition_rules(const json::object& s, const std::string& path, bool root,
                                                         "messageExpression instantiation failed: ")),
                               at + ".messageExpression"});
       else if (c.message.result_type != "string")
-        cel_errors.push_back({"FieldValueInvalid",
-                              fmt::format("Invalid value: {}: messageExpression must evaluate to a string", rule_go_value(*c.rule)),
-                              at + ".messageExpression"});
+        cel_errors.push_back(
+            {"FieldValueInvalid",
+             fmt::format("Invalid value: {}: messageExpression must evaluate to a string", rule_go_value(*c.rule)),
+             at + ".messageExpression"});
     }
     if (c.program.uses_old_self) {
       if (!uncorrelatable.empty())
-        cel_errors.push_back({"FieldValueInvalid",
-                              fmt::format("Invalid value: {}: oldSelf cannot be used on the uncorrelatable portion of the schema within {}",
-                                          go_quote(util::string_of(c.rule, "rule")), uncorrelatable),
-                              at + ".rule"});
+        cel_errors.push_back(
+            {"FieldValueInvalid",
+             fmt::format(
+                 "Invalid value: {}: oldSelf cannot be used on the uncorrelatable portion of the schema within {}",
+                 go_quote(util::string_of(c.rule, "rule")), uncorrelatable),
+             at + ".rule"});
     } else if (const json::value* o = c.rule->if_contains("optionalOldSelf"); o && o->is_bool()) {
       cel_errors.push_back({"FieldValueInvalid",
-                            fmt::format("Invalid value: {}: may not be set if oldSelf is not used in rule", o->as_bool() ? "true" : "false"),
+                            fmt::format("Invalid value: {}: may not be set if oldSelf is not used in rule",
+                                        o->as_bool() ? "true" : "false"),
                             at + ".optionalOldSelf"});
     }
   }
@@ -1240,15 +1324,20 @@ std::vector<StatusCause> validate_definition(const json::object& crd) {
   // The internal version keeps one spec.validation when every version has the same schema.
   bool same = true;
   for (std::size_t i = 1; i < vs.size(); ++i)
-    if (!util::json_equal(vs[i].is_object() ? vs[i].as_object().contains("schema") ? vs[i].as_object().at("schema") : json::value() : json::value(),
-                          vs[0].is_object() ? vs[0].as_object().contains("schema") ? vs[0].as_object().at("schema") : json::value() : json::value()))
+    if (!util::json_equal(
+            vs[i].is_object() ? vs[i].as_object().contains("schema") ? vs[i].as_object().at("schema") : json::value()
+                              : json::value(),
+            vs[0].is_object() ? vs[0].as_object().contains("schema") ? vs[0].as_object().at("schema") : json::value()
+                              : json::value()))
       same = false;
   for (std::size_t i = 0; i < vs.size(); ++i) {
     if (!vs[i].is_object()) continue;
     const json::object* sch = member(member(&vs[i].as_object(), "schema"), "openAPIV3Schema");
     if (!sch) continue;
     std::vector<StatusCause> schema_errors, cel_errors;
-    definition_rules(*sch, same ? std::string("spec.validation.openAPIV3Schema") : fmt::format("spec.versions[{}].schema.openAPIV3Schema", i),
+    definition_rules(*sch,
+                     same ? std::string("spec.validation.openAPIV3Schema")
+                          : fmt::format("spec.versions[{}].schema.openAPIV3Schema", i),
                      true, "", schema_errors, cel_errors);
     out.insert(out.end(), schema_errors.begin(), schema_errors.end());
     out.insert(out.end(), cel_errors.begin(), cel_errors.end());

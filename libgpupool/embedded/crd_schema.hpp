@@ -27,9 +27,9 @@ namespace gpupool::embedded::crd {
 struct Schema {
   /// spec.versions[].schema.openAPIV3Schema; it may point into the CRD object that holds it.
   std::shared_ptr<const boost::json::object> root;
-  bool has_validation_rules = false;  ///< some x-kubernetes-validations (CEL) rule is declared
-  std::string spec_replicas_path;     ///< subresources.scale.specReplicasPath (".spec.replicas"), or ""
-  std::string status_replicas_path;   ///< subresources.scale.statusReplicasPath, or ""
+  bool has_validation_rules = false;   ///< some x-kubernetes-validations (CEL) rule is declared
+  std::string spec_replicas_path;      ///< subresources.scale.specReplicasPath (".spec.replicas"), or ""
+  std::string status_replicas_path;    ///< subresources.scale.statusReplicasPath, or ""
   boost::json::array printer_columns;  ///< additionalPrinterColumns (name, type, jsonPath, priority)
 };
 
@@ -84,8 +84,8 @@ std::vector<StatusCause> validate(const boost::json::object& obj, const boost::j
 /// own schema (errors at "status.x", worded "x in body ..."), the scale's status replicas path,
 /// the list types (unless the old object already broke them) and the CEL rules, ratcheted as
 /// validate() ratchets them.
-std::vector<StatusCause> validate_status(const boost::json::object& obj, const boost::json::object& old, const Schema& s,
-                                         std::vector<std::string>* warnings = nullptr);
+std::vector<StatusCause> validate_status(const boost::json::object& obj, const boost::json::object& old,
+                                         const Schema& s, std::vector<std::string>* warnings = nullptr);
 
 /// The CRD's own validation of its rules (apiextensions/validation ValidateCustomResourceDefinition,
 /// the x-kubernetes-validations part): each rule and messageExpression must compile, a rule to a

@@ -25,9 +25,10 @@ bool selects(const json::object& pdb, const json::object& pod) {
 bool healthy(const json::object& pod) {
   // countHealthyPods: Ready and not being deleted.
   if (object_at(pod, {"metadata"}) && object_at(pod, {"metadata"})->contains("deletionTimestamp")) return false;
-  const json::value* conds = object_at(pod, {"status"}) ? object_at(pod, {"status"})->if_contains("conditions") : nullptr;
-  return string_of(util::find_condition(conds && conds->is_array() ? &conds->as_array() : nullptr, "Ready"), "status") ==
-         "True";
+  const json::value* conds =
+      object_at(pod, {"status"}) ? object_at(pod, {"status"})->if_contains("conditions") : nullptr;
+  return string_of(util::find_condition(conds && conds->is_array() ? &conds->as_array() : nullptr, "Ready"),
+                   "status") == "True";
 }
 
 // intstr.GetScaledValueFromIntOrPercent(v, total, roundUp=true).
@@ -118,24 +119,27 @@ void DisruptionController::sync(const std::string& ns, const std::string& name) 
   if (expected <= 0 || allowed <= 0) allowed = 0;
   const std::int64_t generation = util::int_of(object_at(*pdb, {"metadata"}), "generation", 1);
   try {
-    store_.mutate(pdbs, ns, name, [&](json::object& o) {
-      auto& st = util::ensure_object(o, "status");
-      st["currentHealthy"] = current;
-      st["desiredHealthy"] = desired;
-      st["expectedPods"] = expected;
-      st["disruptionsAllowed"] = allowed;
-      st["observedGeneration"] = generation;
-      // UpdateDisruptionAllowedCondition (apimeta.SetStatusCondition: the time moves on a change).
-      auto& conds = st["conditions"];
-      if (!conds.is_array()) conds = json::array{};
-      json::object cond{{"type", "DisruptionAllowed"},
-                        {"status", allowed > 0 ? "True" : "False"},
-                        {"reason", allowed > 0 ? "SufficientPods" : "InsufficientPods"},
-                        {"message", ""},
-                        {"observedGeneration", generation},
-                        {"lastTransitionTime", to_rfc3339(now)}};
-      util::set_condition(conds.as_array(), cond);
-    }, {}, "status");
+    store_.mutate(
+        pdbs, ns, name,
+        [&](json::object& o) {
+          auto& st = util::ensure_object(o, "status");
+          st["currentHealthy"] = current;
+          st["desiredHealthy"] = desired;
+          st["expectedPods"] = expected;
+          st["disruptionsAllowed"] = allowed;
+          st["observedGeneration"] = generation;
+          // UpdateDisruptionAllowedCondition (apimeta.SetStatusCondition: the time moves on a change).
+          auto& conds = st["conditions"];
+          if (!conds.is_array()) conds = json::array{};
+          json::object cond{{"type", "DisruptionAllowed"},
+                            {"status", allowed > 0 ? "True" : "False"},
+                            {"reason", allowed > 0 ? "SufficientPods" : "InsufficientPods"},
+                            {"message", ""},
+                            {"observedGeneration", generation},
+                            {"lastTransitionTime", to_rfc3339(now)}};
+          util::set_condition(conds.as_array(), cond);
+        },
+        {}, "status");
   } catch (const StatusError&) {
     // deleted meanwhile
   }

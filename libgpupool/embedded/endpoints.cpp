@@ -31,8 +31,8 @@ bool selects(const json::object& selector, const json::object& pod) {
 bool ready(const json::object& pod) {
   const json::object* st = object_at(pod, {"status"});
   const json::value* conds = st ? st->if_contains("conditions") : nullptr;
-  return string_of(util::find_condition(conds && conds->is_array() ? &conds->as_array() : nullptr, "Ready"), "status") ==
-         "True";
+  return string_of(util::find_condition(conds && conds->is_array() ? &conds->as_array() : nullptr, "Ready"),
+                   "status") == "True";
 }
 
 // The target port of a Service port for one pod (FindPort): a number, or a container port's name.
@@ -165,14 +165,18 @@ void EndpointsController::sync(const std::string& ns, const std::string& name, c
         resolved = false;
         break;
       }
-      json::object ep{{"port", *port}, {"protocol", string_of(&p.as_object(), "protocol").empty() ? "TCP" : string_of(&p.as_object(), "protocol")}};
+      json::object ep{
+          {"port", *port},
+          {"protocol", string_of(&p.as_object(), "protocol").empty() ? "TCP" : string_of(&p.as_object(), "protocol")}};
       if (const std::string n = string_of(&p.as_object(), "name"); !n.empty()) ep["name"] = n;
       ports.push_back(std::move(ep));
     }
     if (!resolved) continue;
     json::object address{{"ip", ip}};
-    if (const std::string node = string_of(object_at(*pod, {"spec"}), "nodeName"); !node.empty()) address["nodeName"] = node;
-    address["targetRef"] = json::object{{"kind", "Pod"}, {"namespace", ns}, {"name", util::name_of(*pod)}, {"uid", util::uid_of(*pod)}};
+    if (const std::string node = string_of(object_at(*pod, {"spec"}), "nodeName"); !node.empty())
+      address["nodeName"] = node;
+    address["targetRef"] =
+        json::object{{"kind", "Pod"}, {"namespace", ns}, {"name", util::name_of(*pod)}, {"uid", util::uid_of(*pod)}};
     const std::string key = json::serialize(ports);
     auto it = std::find_if(subsets.begin(), subsets.end(), [&](const auto& s) { return std::get<0>(s) == key; });
     if (it == subsets.end()) it = subsets.insert(subsets.end(), {key, ports, {}, {}});
@@ -193,7 +197,9 @@ void EndpointsController::sync(const std::string& ns, const std::string& name, c
     (is_ready ? std::get<2>(*it) : std::get<3>(*it)).push_back(std::move(address));
   }
   json::array out;
-  auto by_ip = [](const json::value& a, const json::value& b) { return a.at("ip").as_string() < b.at("ip").as_string(); };
+  auto by_ip = [](const json::value& a, const json::value& b) {
+    return a.at("ip").as_string() < b.at("ip").as_string();
+  };
   for (auto& [key, ports, ready_addrs, not_ready] : subsets) {
     std::sort(ready_addrs.begin(), ready_addrs.end(), by_ip);
     std::sort(not_ready.begin(), not_ready.end(), by_ip);
@@ -215,7 +221,8 @@ void EndpointsController::sync(const std::string& ns, const std::string& name, c
     const bool same_labels = cur_labels ? util::json_equal(*cur_labels, labels) : labels.empty();
     if (same_subsets && same_labels) return;
   }
-  json::object md{{"name", name}, {"namespace", ns},
+  json::object md{{"name", name},
+                  {"namespace", ns},
                   {"annotations", json::object{{"endpoints.kubernetes.io/last-change-trigger-time", trigger}}}};
   if (!labels.empty()) md["labels"] = std::move(labels);
   json::object obj{{"metadata", std::move(md)}};

@@ -66,7 +66,8 @@ void validate_v1_event_create(const ResourceType& t, const json::object& v1, std
   if (const auto* r = v1.if_contains("regarding"); r && r->is_object())
     if (const auto* n = r->as_object().if_contains("namespace"); n && n->is_string()) regarding_ns = n->as_string();
   auto mismatch = [&] {
-    causes.push_back({"FieldValueInvalid", "Invalid value: " + go_quote(regarding_ns) + ": does not match event.namespace",
+    causes.push_back({"FieldValueInvalid",
+                      "Invalid value: " + go_quote(regarding_ns) + ": does not match event.namespace",
                       "involvedObject.namespace"});
   };
   auto at_most = [&](std::string_view key, std::string_view field, std::size_t limit) {
@@ -81,8 +82,10 @@ void validate_v1_event_create(const ResourceType& t, const json::object& v1, std
     const std::string controller = text("reportingController");
     if (controller.empty()) causes.push_back({"FieldValueRequired", "Required value", "reportingController"});
     for (const auto& e : qualified_name_errors(controller))
-      causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(controller), e), "reportingController"});
-    if (text("reportingInstance").empty()) causes.push_back({"FieldValueRequired", "Required value", "reportingInstance"});
+      causes.push_back(
+          {"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(controller), e), "reportingController"});
+    if (text("reportingInstance").empty())
+      causes.push_back({"FieldValueRequired", "Required value", "reportingInstance"});
     at_most("reportingInstance", "reportingInstance", 128);  // ReportingInstanceLengthLimit
     if (text("action").empty()) causes.push_back({"FieldValueRequired", "Required value", "action"});
     at_most("action", "action", 128);  // ActionLengthLimit
@@ -96,15 +99,16 @@ void validate_v1_event_create(const ResourceType& t, const json::object& v1, std
     const auto* count = so.if_contains("count");
     if (!count || !count->is_int64() || count->as_int64() < 2)
       causes.push_back({"FieldValueInvalid", "Invalid value: \"\": should be at least 2", "series.count"});
-    if (!set(so, "lastObservedTime")) causes.push_back({"FieldValueRequired", "Required value", "series.lastObservedTime"});
+    if (!set(so, "lastObservedTime"))
+      causes.push_back({"FieldValueRequired", "Required value", "series.lastObservedTime"});
   }
   if (!set(v1, "eventTime")) causes.push_back({"FieldValueRequired", "Required value", "eventTime"});
   if (const std::string type = text("type"); type != "Normal" && type != "Warning")
     causes.push_back({"FieldValueInvalid", "Invalid value: \"\": has invalid value: " + type, "type"});
   // firstTimestamp, lastTimestamp, count, source: named as the core fields they are stored in.
-  for (auto [deprecated, field] : {std::pair{"deprecatedFirstTimestamp", "firstTimestamp"},
-                                   std::pair{"deprecatedLastTimestamp", "lastTimestamp"},
-                                   std::pair{"deprecatedCount", "count"}, std::pair{"deprecatedSource", "source"}})
+  for (auto [deprecated, field] :
+       {std::pair{"deprecatedFirstTimestamp", "firstTimestamp"}, std::pair{"deprecatedLastTimestamp", "lastTimestamp"},
+        std::pair{"deprecatedCount", "count"}, std::pair{"deprecatedSource", "source"}})
     if (set(v1, deprecated) && !(v1.at(deprecated).is_object() && v1.at(deprecated).as_object().empty()))
       causes.push_back({"FieldValueInvalid", "Invalid value: \"\": needs to be unset", field});
   if (!causes.empty()) {

@@ -8,16 +8,16 @@
 #include <mutex>
 #include <thread>
 
+#include <fmt/format.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
-#include <fmt/format.h>
-#include <openssl/pem.h>
-#include <openssl/ssl.h>
-#include <openssl/x509.h>
 
 #include "embedded/tls.hpp"
 
@@ -70,9 +70,7 @@ void parse_target(std::string_view target, Request& r) {
   }
 }
 
-std::string reason_text(int status) {
-  return std::string(http::obsolete_reason(static_cast<http::status>(status)));
-}
+std::string reason_text(int status) { return std::string(http::obsolete_reason(static_cast<http::status>(status))); }
 
 }  // namespace
 
@@ -270,15 +268,16 @@ struct HttpServer::Impl {
       switch (decision.action) {
         case FaultInjector::Action::TooManyRequests:
           // apiserver's max-in-flight filter: 429 with Retry-After.
-          resp = status_response(StatusError(429, "TooManyRequests", "Too many requests, please try again later.", {}, {},
-                                             {}, {}, decision.retry_after_seconds));
+          resp = status_response(StatusError(429, "TooManyRequests", "Too many requests, please try again later.", {},
+                                             {}, {}, {}, decision.retry_after_seconds));
           break;
         case FaultInjector::Action::InternalError:
           resp = status_response(
               StatusError(500, "InternalError", "Internal error occurred: injected fault (gpupool embedded server)"));
           break;
         case FaultInjector::Action::Unavailable:
-          resp = status_response(StatusError(503, "ServiceUnavailable", "the server is currently unable to handle the request"));
+          resp = status_response(
+              StatusError(503, "ServiceUnavailable", "the server is currently unable to handle the request"));
           break;
         default:
           if (bad_token) {
@@ -318,9 +317,10 @@ struct HttpServer::Impl {
         if (ec || !keep_alive) break;
         continue;
       }
-      std::string head = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nCache-Control: no-cache, private\r\n"
-                                     "Transfer-Encoding: chunked\r\n",
-                                     resp.status, reason_text(resp.status), resp.content_type);
+      std::string head = fmt::format(
+          "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nCache-Control: no-cache, private\r\n"
+          "Transfer-Encoding: chunked\r\n",
+          resp.status, reason_text(resp.status), resp.content_type);
       for (const auto& [k, v] : resp.headers) head += k + ": " + v + "\r\n";
       head += keep_alive ? "\r\n" : "Connection: close\r\n\r\n";
       net::write(stream, net::buffer(head), ec);

@@ -18,7 +18,8 @@ std::string quoted(std::string_view s) { return json::serialize(json::value(s));
 std::string go_map(const json::object* m) {
   if (!m) return "map[string]string(nil)";
   std::map<std::string, std::string> sorted;
-  for (const auto& [k, v] : *m) sorted[std::string(k)] = v.is_string() ? std::string(v.as_string()) : json::serialize(v);
+  for (const auto& [k, v] : *m)
+    sorted[std::string(k)] = v.is_string() ? std::string(v.as_string()) : json::serialize(v);
   std::string out = "map[string]string{";
   bool first = true;
   for (const auto& [k, v] : sorted) {
@@ -66,7 +67,8 @@ bool same(const json::value* a, const json::value* b) {
 
 std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
   std::vector<StatusCause> causes;
-  if (r.operation != AdmissionRequest::Operation::Update || !r.type || !r.object || !r.old_object || !r.subresource.empty())
+  if (r.operation != AdmissionRequest::Operation::Update || !r.type || !r.object || !r.old_object ||
+      !r.subresource.empty())
     return causes;
   const ResourceType& t = *r.type;
   json::object& obj = *r.object;
@@ -75,14 +77,16 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
     // apps/validation ValidateDeploymentUpdate (apps/v1): spec.selector is immutable.
     if (!same(at(old, {"spec"}, "selector"), at(obj, {"spec"}, "selector")))
       causes.push_back({"FieldValueInvalid",
-                        fmt::format("Invalid value: {}: field is immutable", go_label_selector(object_at(obj, {"spec", "selector"}))),
+                        fmt::format("Invalid value: {}: field is immutable",
+                                    go_label_selector(object_at(obj, {"spec", "selector"}))),
                         "spec.selector"});
   } else if (t.group == "batch" && t.resource == "jobs") {
     // batch/validation ValidateJobSpecUpdate: selector and template are immutable. (The real
     // message prints the template as a Go struct dump with pointer addresses; here it is its JSON.)
     if (!same(at(old, {"spec"}, "selector"), at(obj, {"spec"}, "selector")))
       causes.push_back({"FieldValueInvalid",
-                        fmt::format("Invalid value: {}: field is immutable", go_label_selector(object_at(obj, {"spec", "selector"}))),
+                        fmt::format("Invalid value: {}: field is immutable",
+                                    go_label_selector(object_at(obj, {"spec", "selector"}))),
                         "spec.selector"});
     if (!same(at(old, {"spec"}, "template"), at(obj, {"spec"}, "template"))) {
       const json::value* tpl = at(obj, {"spec"}, "template");
@@ -99,10 +103,12 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
     const std::string after = string_of(&spec, "clusterIP");
     if (!before.empty() && after.empty()) {
       spec["clusterIP"] = before;
-      if (const json::value* ips = at(old, {"spec"}, "clusterIPs"); ips && !spec.contains("clusterIPs")) spec["clusterIPs"] = *ips;
+      if (const json::value* ips = at(old, {"spec"}, "clusterIPs"); ips && !spec.contains("clusterIPs"))
+        spec["clusterIPs"] = *ips;
     } else if (!before.empty() && after != before) {
       causes.push_back({"FieldValueInvalid",
-                        fmt::format("Invalid value: []string{{{}}}: may not change once set", quoted(after)), "spec.clusterIPs[0]"});
+                        fmt::format("Invalid value: []string{{{}}}: may not change once set", quoted(after)),
+                        "spec.clusterIPs[0]"});
     }
   } else if (t.group.empty() && t.resource == "persistentvolumeclaims") {
     // core/validation ValidatePersistentVolumeClaimUpdate: the spec is immutable but for
@@ -114,8 +120,10 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
     // Decoding defaults what a full-object write leaves out (SetDefaults_PersistentVolumeClaimSpec).
     if (!b.contains("volumeMode") && a.contains("volumeMode")) b["volumeMode"] = "Filesystem";
     if (string_of(&a, "volumeName").empty()) {
-      if (const json::value* v = b.if_contains("volumeName")) a["volumeName"] = *v;
-      else a.erase("volumeName");
+      if (const json::value* v = b.if_contains("volumeName"))
+        a["volumeName"] = *v;
+      else
+        a.erase("volumeName");
     }
     if ((!a.contains("storageClassName") || a.at("storageClassName").is_null()) && b.contains("storageClassName"))
       a["storageClassName"] = b.at("storageClassName");
@@ -187,10 +195,12 @@ void job_selector_causes(const json::object& job, std::vector<StatusCause>& caus
     auto has_label = [&](const char* key, const std::string& want) {
       const json::value* v = labels ? labels->if_contains(key) : nullptr;
       const std::string field = fmt::format("spec.template.metadata.labels[{}]", key);
-      if (!v) causes.push_back({"FieldValueRequired", "Required value", field});
+      if (!v)
+        causes.push_back({"FieldValueRequired", "Required value", field});
       else if (!v->is_string() || v->as_string() != want)
         causes.push_back({"FieldValueInvalid",
-                          fmt::format("Invalid value: {}: must be '{}'", v->is_string() ? quoted(v->as_string()) : json::serialize(*v), want),
+                          fmt::format("Invalid value: {}: must be '{}'",
+                                      v->is_string() ? quoted(v->as_string()) : json::serialize(*v), want),
                           field});
     };
     has_label(kLegacyControllerUid, uid);
@@ -200,7 +210,8 @@ void job_selector_causes(const json::object& job, std::vector<StatusCause>& caus
     json::object expected{{kControllerUid, uid}, {kJobName, name}, {kLegacyControllerUid, uid}, {kLegacyJobName, name}};
     if (!selector_matches(*sel, &expected))
       causes.push_back({"FieldValueInvalid",
-                        fmt::format("Invalid value: {}: `selector` not auto-generated", go_label_selector(sel)), "spec.selector"});
+                        fmt::format("Invalid value: {}: `selector` not auto-generated", go_label_selector(sel)),
+                        "spec.selector"});
   }
   // validateJobSpec: a selector is required and must match the template's labels.
   if (!sel) {
@@ -225,9 +236,10 @@ void replicated_template_causes(const json::object& obj, std::vector<StatusCause
     const json::array* me = util::array_at(*sel, {}, "matchExpressions");
     empty = (!ml || ml->empty()) && (!me || me->empty());
     if (empty)
-      causes.push_back({"FieldValueInvalid",
-                        fmt::format("Invalid value: {}: empty selector is invalid for deployment", go_label_selector(sel)),
-                        "spec.selector"});
+      causes.push_back(
+          {"FieldValueInvalid",
+           fmt::format("Invalid value: {}: empty selector is invalid for deployment", go_label_selector(sel)),
+           "spec.selector"});
   }
   if (!sel || (!empty && !selector_matches(*sel, labels)))
     causes.push_back({"FieldValueInvalid",

@@ -1,6 +1,6 @@
 #include "embedded/journal.hpp"
-#include "embedded/crd_schema.hpp"
 #include "common/json_depth.hpp"
+#include "embedded/crd_schema.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -84,7 +84,7 @@ struct Replay {
   std::map<std::tuple<std::string, std::string, std::string, std::string>, json::object> objects;
 
   static std::tuple<std::string, std::string, std::string, std::string> key(const std::string& g, const std::string& r,
-                                                                           const json::object& obj) {
+                                                                            const json::object& obj) {
     const auto* md = obj.if_contains("metadata");
     const json::object empty;
     const auto& m = md && md->is_object() ? md->as_object() : empty;
@@ -124,7 +124,8 @@ struct Replay {
             const std::string cg = str(spec->as_object(), "group");
             const auto* names = spec->as_object().if_contains("names");
             const std::string plural = names && names->is_object() ? str(names->as_object(), "plural") : "";
-            std::erase_if(objects, [&](const auto& e) { return std::get<0>(e.first) == cg && std::get<1>(e.first) == plural; });
+            std::erase_if(objects,
+                          [&](const auto& e) { return std::get<0>(e.first) == cg && std::get<1>(e.first) == plural; });
           }
         }
       } else {
@@ -195,7 +196,8 @@ json::object load_state(const std::string& snapshot_path) {
       const auto* entry = e.if_object();
       const auto* obj = entry ? entry->if_contains("object") : nullptr;
       if (!obj || !obj->is_object())
-        throw ConfigError(snapshot_path, "", fmt::format("not a gpupool state file (an entry has no object); {}", kResetHint));
+        throw ConfigError(snapshot_path, "",
+                          fmt::format("not a gpupool state file (an entry has no object); {}", kResetHint));
       const std::string g = str(*entry, "group"), r = str(*entry, "resource");
       replay.objects[Replay::key(g, r, obj->as_object())] = obj->as_object();
     }
@@ -277,7 +279,8 @@ void FileJournal::sync() {
     out += '\n';
   }
   write_all(fd_, out, log_path_);
-  if (::fdatasync(fd_) != 0) throw ConfigError(log_path_, "", "cannot sync the embedded cluster's journal: " + errno_text());
+  if (::fdatasync(fd_) != 0)
+    throw ConfigError(log_path_, "", "cannot sync the embedded cluster's journal: " + errno_text());
   size_ += out.size();
 }
 

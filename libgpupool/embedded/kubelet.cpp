@@ -194,7 +194,9 @@ PodSimulation simulation_of(const json::object& pod, const KubeletOptions& optio
 
 json::object pod_condition(const char* type, bool ok, const std::string& reason, const std::string& message,
                            Clock::time_point at) {
-  json::object c{{"type", type}, {"status", ok ? "True" : "False"}, {"lastProbeTime", nullptr},
+  json::object c{{"type", type},
+                 {"status", ok ? "True" : "False"},
+                 {"lastProbeTime", nullptr},
                  {"lastTransitionTime", time_text(at)}};
   if (!reason.empty()) c["reason"] = reason;
   if (!message.empty()) c["message"] = message;
@@ -238,8 +240,11 @@ std::optional<json::object> kubelet_status(const json::object& pod, const NodeAd
   for (const json::object* c : containers_of(pod)) {
     const std::string name = string_of(c, "name");
     names.push_back(name);
-    json::object cs{{"name", name}, {"image", string_of(c, "image")}, {"imageID", ""},
-                    {"restartCount", a.restart_count}, {"lastState", json::object{}}};
+    json::object cs{{"name", name},
+                    {"image", string_of(c, "image")},
+                    {"imageID", ""},
+                    {"restartCount", a.restart_count},
+                    {"lastState", json::object{}}};
     switch (a.state) {
       case Attempt::State::Waiting:
         cs["state"] = json::object{{"waiting", json::object{{"reason", "ContainerCreating"}}}};
@@ -253,34 +258,41 @@ std::optional<json::object> kubelet_status(const json::object& pod, const NodeAd
         cs["containerID"] = container_id(pod, name, a.restart_count);
         break;
       case Attempt::State::Terminated:
-        cs["state"] = json::object{{"terminated", json::object{{"exitCode", a.exit_code},
-                                                               {"reason", a.exit_code == 0 ? "Completed" : "Error"},
-                                                               {"startedAt", time_text(a.started)},
-                                                               {"finishedAt", time_text(a.finished)},
-                                                               {"containerID", container_id(pod, name, a.restart_count)}}}};
+        cs["state"] =
+            json::object{{"terminated", json::object{{"exitCode", a.exit_code},
+                                                     {"reason", a.exit_code == 0 ? "Completed" : "Error"},
+                                                     {"startedAt", time_text(a.started)},
+                                                     {"finishedAt", time_text(a.finished)},
+                                                     {"containerID", container_id(pod, name, a.restart_count)}}}};
         cs["ready"] = false;
         cs["started"] = false;
         cs["containerID"] = container_id(pod, name, a.restart_count);
         break;
     }
     if (a.last)
-      cs["lastState"] = json::object{{"terminated", json::object{{"exitCode", a.exit_code},
-                                                                 {"reason", a.exit_code == 0 ? "Completed" : "Error"},
-                                                                 {"startedAt", time_text(a.last->first)},
-                                                                 {"finishedAt", time_text(a.last->second)},
-                                                                 {"containerID", container_id(pod, name, a.restart_count - 1)}}}};
+      cs["lastState"] =
+          json::object{{"terminated", json::object{{"exitCode", a.exit_code},
+                                                   {"reason", a.exit_code == 0 ? "Completed" : "Error"},
+                                                   {"startedAt", time_text(a.last->first)},
+                                                   {"finishedAt", time_text(a.last->second)},
+                                                   {"containerID", container_id(pod, name, a.restart_count - 1)}}}};
     statuses.push_back(std::move(cs));
   }
   status["containerStatuses"] = std::move(statuses);
   if (!containers_of(pod, "initContainers").empty()) {
     json::array init;
     for (const json::object* c : containers_of(pod, "initContainers"))
-      init.push_back(json::object{{"name", string_of(c, "name")}, {"image", string_of(c, "image")}, {"imageID", ""},
-                                  {"restartCount", 0}, {"ready", true}, {"lastState", json::object{}},
-                                  {"state", json::object{{"terminated", json::object{{"exitCode", 0},
-                                                                                      {"reason", "Completed"},
-                                                                                      {"startedAt", time_text(bound)},
-                                                                                      {"finishedAt", time_text(start)}}}}}});
+      init.push_back(
+          json::object{{"name", string_of(c, "name")},
+                       {"image", string_of(c, "image")},
+                       {"imageID", ""},
+                       {"restartCount", 0},
+                       {"ready", true},
+                       {"lastState", json::object{}},
+                       {"state", json::object{{"terminated", json::object{{"exitCode", 0},
+                                                                          {"reason", "Completed"},
+                                                                          {"startedAt", time_text(bound)},
+                                                                          {"finishedAt", time_text(start)}}}}}});
     status["initContainerStatuses"] = std::move(init);
   }
 
@@ -290,7 +302,7 @@ std::optional<json::object> kubelet_status(const json::object& pod, const NodeAd
   if (a.state == Attempt::State::Running) phase = "Running";
   if (a.state == Attempt::State::Terminated) phase = a.exit_code == 0 ? "Succeeded" : "Failed";
   status["phase"] = phase;
-  const Clock::time_point changed = a.state == Attempt::State::Waiting ? bound
+  const Clock::time_point changed = a.state == Attempt::State::Waiting   ? bound
                                     : a.state == Attempt::State::Running ? a.started
                                                                          : a.finished;
   auto cond = [&](const char* type, bool ok, std::string reason = {}, std::string message = {},
@@ -364,8 +376,8 @@ std::vector<LogLine> container_log_lines(const json::object& pod, const LogOptio
     if (names.size() == 1) {
       container = names[0];
     } else {
-      std::string msg = fmt::format("a container name must be specified for pod {}, choose one of: {}", pod_name,
-                                    go_slice(names));
+      std::string msg =
+          fmt::format("a container name must be specified for pod {}, choose one of: {}", pod_name, go_slice(names));
       if (!init_names.empty()) msg += " or one of the init containers: " + go_slice(init_names);
       throw StatusError::bad_request(msg);
     }
@@ -394,8 +406,10 @@ std::vector<LogLine> container_log_lines(const json::object& pod, const LogOptio
     terminated = true;
   } else {
     if (cs) {
-      if ((window = object_at(*cs, {"state", "running"}))) terminated = false;
-      else if ((window = object_at(*cs, {"state", "terminated"}))) terminated = true;
+      if ((window = object_at(*cs, {"state", "running"})))
+        terminated = false;
+      else if ((window = object_at(*cs, {"state", "terminated"})))
+        terminated = true;
     }
     if (!window) {
       std::string reason = cs ? string_of(object_at(*cs, {"state", "waiting"}), "reason") : "";
@@ -410,14 +424,15 @@ std::vector<LogLine> container_log_lines(const json::object& pod, const LogOptio
   const PodSimulation sim = simulation_of(pod, kubelet_options);
   std::vector<LogLine> lines;
   lines.push_back({*started, "+ " + shell_join(*spec_container)});
-  lines.push_back({*started, fmt::format("gpupool-sim: container {} of pod {} started on node {}", container,
-                                         pod_name, string_of(object_at(pod, {"spec"}), "nodeName"))});
+  lines.push_back({*started, fmt::format("gpupool-sim: container {} of pod {} started on node {}", container, pod_name,
+                                         string_of(object_at(pod, {"spec"}), "nodeName"))});
   const Clock::duration step = std::max(kubelet_options.log_interval, Clock::duration(1ms));
   for (Clock::time_point t = *started + step; t < end || (!terminated && t == end); t += step) {
     const auto elapsed = t - *started;
-    lines.push_back({t, sim.run_time ? fmt::format("gpupool-sim: step {}: {} elapsed of {}", (elapsed / step),
-                                                   human(elapsed), human(*sim.run_time))
-                                     : fmt::format("gpupool-sim: step {}: {} elapsed", (elapsed / step), human(elapsed))});
+    lines.push_back({t, sim.run_time
+                            ? fmt::format("gpupool-sim: step {}: {} elapsed of {}", (elapsed / step), human(elapsed),
+                                          human(*sim.run_time))
+                            : fmt::format("gpupool-sim: step {}: {} elapsed", (elapsed / step), human(elapsed))});
   }
   if (terminated) {
     const auto code = util::int_of(window, "exitCode", 0);
@@ -425,7 +440,8 @@ std::vector<LogLine> container_log_lines(const json::object& pod, const LogOptio
   }
   if (options.since_seconds) {
     const Clock::time_point since = now - std::chrono::seconds(*options.since_seconds);
-    lines.erase(lines.begin(), std::find_if(lines.begin(), lines.end(), [&](const LogLine& l) { return l.time >= since; }));
+    lines.erase(lines.begin(),
+                std::find_if(lines.begin(), lines.end(), [&](const LogLine& l) { return l.time >= since; }));
   }
   if (options.tail_lines && *options.tail_lines >= 0 && static_cast<std::size_t>(*options.tail_lines) < lines.size())
     lines.erase(lines.begin(), lines.end() - *options.tail_lines);
@@ -435,7 +451,8 @@ std::vector<LogLine> container_log_lines(const json::object& pod, const LogOptio
 std::string pod_log(const json::object& pod, const LogOptions& options, Clock::time_point now,
                     const KubeletOptions& kubelet_options) {
   std::string out;
-  for (const auto& l : container_log_lines(pod, options, now, kubelet_options)) out += format_log_line(l, options.timestamps);
+  for (const auto& l : container_log_lines(pod, options, now, kubelet_options))
+    out += format_log_line(l, options.timestamps);
   if (options.limit_bytes && *options.limit_bytes >= 0 && out.size() > static_cast<std::size_t>(*options.limit_bytes))
     out.resize(static_cast<std::size_t>(*options.limit_bytes));
   return out;
@@ -572,8 +589,8 @@ std::size_t Kubelet::sync() {
             if (a.is_object() && string_of(&a.as_object(), "type") == "InternalIP")
               where.host_ip = string_of(&a.as_object(), "address");
       const json::value* host_network = object_at(*current, {"spec"})->if_contains("hostNetwork");
-      where.pod_ip = host_network && host_network->is_bool() && host_network->as_bool() ? where.host_ip
-                                                                                         : pod_ip_for(node, key);
+      where.pod_ip =
+          host_network && host_network->is_bool() && host_network->as_bool() ? where.host_ip : pod_ip_for(node, key);
       std::optional<json::object> status;
       if (local_) {
         std::optional<Clock::time_point> next;
@@ -700,7 +717,8 @@ void Kubelet::feed_followers() {
     const std::string attempt = lines.empty() ? "" : to_rfc3339(lines.front().time);
     if (attempt != f->attempt && !f->attempt.empty()) f->emitted = 0;  // a restart: a new log stream
     f->attempt = attempt;
-    for (std::size_t i = f->emitted; i < lines.size(); ++i) f->on_line(format_log_line(lines[i], f->options.timestamps));
+    for (std::size_t i = f->emitted; i < lines.size(); ++i)
+      f->on_line(format_log_line(lines[i], f->options.timestamps));
     f->emitted = std::max(f->emitted, lines.size());
     const std::string phase = string_of(object_at(*current, {"status"}), "phase");
     if (phase == "Succeeded" || phase == "Failed") finished.push_back(id);

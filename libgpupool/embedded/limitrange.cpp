@@ -19,7 +19,8 @@ bool is(const ResourceType& t, std::string_view resource) { return t.group.empty
 // SetDefaults_LimitRangeItem: for Container items, default limits from max, default requests from
 // the default limits, then from min.
 void default_limit_range(json::object& lr) {
-  json::value* limits = lr.contains("spec") && lr["spec"].is_object() ? lr["spec"].as_object().if_contains("limits") : nullptr;
+  json::value* limits =
+      lr.contains("spec") && lr["spec"].is_object() ? lr["spec"].as_object().if_contains("limits") : nullptr;
   if (!limits || !limits->is_array()) return;
   for (auto& item : limits->as_array()) {
     if (!item.is_object() || string_of(&item.as_object(), "type") != "Container") continue;
@@ -56,49 +57,60 @@ const Quantity* find(const ResourceList& l, const std::string& k) {
   return it == l.end() ? nullptr : &it->second;
 }
 
-void min_constraint(const std::string& type, const std::string& r, const Quantity& enforced, const ResourceList& request,
-                    const ResourceList& limit, std::vector<std::string>& errs) {
+void min_constraint(const std::string& type, const std::string& r, const Quantity& enforced,
+                    const ResourceList& request, const ResourceList& limit, std::vector<std::string>& errs) {
   const Quantity *req = find(request, r), *lim = find(limit, r);
   const Values v = values(req, lim, enforced);
-  if (!req) errs.push_back(fmt::format("minimum {} usage per {} is {}.  No request is specified", r, type, enforced.to_string()));
+  if (!req)
+    errs.push_back(
+        fmt::format("minimum {} usage per {} is {}.  No request is specified", r, type, enforced.to_string()));
   else if (v.request < v.enforced)
-    errs.push_back(fmt::format("minimum {} usage per {} is {}, but request is {}", r, type, enforced.to_string(), req->to_string()));
+    errs.push_back(fmt::format("minimum {} usage per {} is {}, but request is {}", r, type, enforced.to_string(),
+                               req->to_string()));
   else if (lim && v.limit < v.enforced)
-    errs.push_back(fmt::format("minimum {} usage per {} is {}, but limit is {}", r, type, enforced.to_string(), lim->to_string()));
+    errs.push_back(
+        fmt::format("minimum {} usage per {} is {}, but limit is {}", r, type, enforced.to_string(), lim->to_string()));
 }
 
-void max_constraint(const std::string& type, const std::string& r, const Quantity& enforced, const ResourceList& request,
-                    const ResourceList& limit, std::vector<std::string>& errs) {
+void max_constraint(const std::string& type, const std::string& r, const Quantity& enforced,
+                    const ResourceList& request, const ResourceList& limit, std::vector<std::string>& errs) {
   const Quantity *req = find(request, r), *lim = find(limit, r);
   const Values v = values(req, lim, enforced);
-  if (!lim) errs.push_back(fmt::format("maximum {} usage per {} is {}.  No limit is specified", r, type, enforced.to_string()));
+  if (!lim)
+    errs.push_back(fmt::format("maximum {} usage per {} is {}.  No limit is specified", r, type, enforced.to_string()));
   else if (v.limit > v.enforced)
-    errs.push_back(fmt::format("maximum {} usage per {} is {}, but limit is {}", r, type, enforced.to_string(), lim->to_string()));
+    errs.push_back(
+        fmt::format("maximum {} usage per {} is {}, but limit is {}", r, type, enforced.to_string(), lim->to_string()));
   else if (req && v.request > v.enforced)
-    errs.push_back(fmt::format("maximum {} usage per {} is {}, but request is {}", r, type, enforced.to_string(), req->to_string()));
+    errs.push_back(fmt::format("maximum {} usage per {} is {}, but request is {}", r, type, enforced.to_string(),
+                               req->to_string()));
 }
 
 void max_request_constraint(const std::string& type, const std::string& r, const Quantity& enforced,
                             const ResourceList& request, std::vector<std::string>& errs) {
   const Quantity* req = find(request, r);
   const Values v = values(req, nullptr, enforced);
-  if (!req) errs.push_back(fmt::format("maximum {} usage per {} is {}.  No request is specified", r, type, enforced.to_string()));
+  if (!req)
+    errs.push_back(
+        fmt::format("maximum {} usage per {} is {}.  No request is specified", r, type, enforced.to_string()));
   else if (v.request > v.enforced)
-    errs.push_back(fmt::format("maximum {} usage per {} is {}, but request is {}", r, type, enforced.to_string(), req->to_string()));
+    errs.push_back(fmt::format("maximum {} usage per {} is {}, but request is {}", r, type, enforced.to_string(),
+                               req->to_string()));
 }
 
-void ratio_constraint(const std::string& type, const std::string& r, const Quantity& enforced, const ResourceList& request,
-                      const ResourceList& limit, std::vector<std::string>& errs) {
+void ratio_constraint(const std::string& type, const std::string& r, const Quantity& enforced,
+                      const ResourceList& request, const ResourceList& limit, std::vector<std::string>& errs) {
   const Quantity *req = find(request, r), *lim = find(limit, r);
   const Values v = values(req, lim, enforced);
   if (!req || v.request == 0) {
-    errs.push_back(fmt::format("{} max limit to request ratio per {} is {}, but no request is specified or request is 0", r, type,
-                               enforced.to_string()));
+    errs.push_back(
+        fmt::format("{} max limit to request ratio per {} is {}, but no request is specified or request is 0", r, type,
+                    enforced.to_string()));
     return;
   }
   if (!lim || v.limit == 0) {
-    errs.push_back(fmt::format("{} max limit to request ratio per {} is {}, but no limit is specified or limit is 0", r, type,
-                               enforced.to_string()));
+    errs.push_back(fmt::format("{} max limit to request ratio per {} is {}, but no limit is specified or limit is 0", r,
+                               type, enforced.to_string()));
     return;
   }
   double observed = static_cast<double>(v.limit) / static_cast<double>(v.request);
@@ -124,8 +136,8 @@ std::string aggregate(const std::vector<std::string>& errs) {
 
 // min, max and maxLimitRequestRatio of one item against requests/limits (map keys in sorted
 // order; Go iterates its maps at random).
-void check_item(const json::object& item, const std::string& type, const ResourceList& requests, const ResourceList& limits,
-                std::vector<std::string>& errs) {
+void check_item(const json::object& item, const std::string& type, const ResourceList& requests,
+                const ResourceList& limits, std::vector<std::string>& errs) {
   for (const auto& [k, v] : resource_list(object_at(item, {"min"}))) min_constraint(type, k, v, requests, limits, errs);
   for (const auto& [k, v] : resource_list(object_at(item, {"max"}))) max_constraint(type, k, v, requests, limits, errs);
   for (const auto& [k, v] : resource_list(object_at(item, {"maxLimitRequestRatio"})))
@@ -153,8 +165,10 @@ void mutate_pod(const json::object& lr, json::object& pod) {
         for (const auto& [k, v] : *d) defaults_lim[k] = v;
     }
   std::vector<std::string> notes;
-  for (const auto& [key, prefix] : {std::pair{"containers", "container"}, std::pair{"initContainers", "init container"}}) {
-    json::value* cs = pod.contains("spec") && pod["spec"].is_object() ? pod["spec"].as_object().if_contains(key) : nullptr;
+  for (const auto& [key, prefix] :
+       {std::pair{"containers", "container"}, std::pair{"initContainers", "init container"}}) {
+    json::value* cs =
+        pod.contains("spec") && pod["spec"].is_object() ? pod["spec"].as_object().if_contains(key) : nullptr;
     if (!cs || !cs->is_array()) continue;
     for (auto& cv : cs->as_array()) {
       if (!cv.is_object()) continue;
@@ -177,7 +191,8 @@ void mutate_pod(const json::object& lr, json::object& pod) {
         }
       }
       const std::string name = string_of(&c, "name");
-      if (!set_req.empty()) notes.push_back(fmt::format("{} request for {} {}", fmt::join(set_req, ", "), prefix, name));
+      if (!set_req.empty())
+        notes.push_back(fmt::format("{} request for {} {}", fmt::join(set_req, ", "), prefix, name));
       if (!set_lim.empty()) notes.push_back(fmt::format("{} limit for {} {}", fmt::join(set_lim, ", "), prefix, name));
     }
   }
@@ -208,7 +223,8 @@ std::vector<std::string> validate(const json::object& lr, const ResourceType& t,
     } else if (is(t, "persistentvolumeclaims") && type == "PersistentVolumeClaim") {
       const ResourceList requests = resource_list(object_at(obj, {"spec", "resources", "requests"}));
       for (const auto& [k, v] : resource_list(object_at(item, {"min"}))) min_constraint(type, k, v, requests, {}, errs);
-      for (const auto& [k, v] : resource_list(object_at(item, {"max"}))) max_request_constraint(type, k, v, requests, errs);
+      for (const auto& [k, v] : resource_list(object_at(item, {"max"})))
+        max_request_constraint(type, k, v, requests, errs);
     }
   }
   return errs;
@@ -227,8 +243,10 @@ void limit_ranger(Store& store, AdmissionRequest& r, bool mutate) {
   // being deleted is left alone.
   if (!r.subresource.empty()) return;
   const bool pod = is(*r.type, "pods"), claim = is(*r.type, "persistentvolumeclaims");
-  if (!(pod && r.operation == Op::Create) && !(claim && (r.operation == Op::Create || r.operation == Op::Update))) return;
-  if (r.old_object && object_at(*r.old_object, {"metadata"}) && object_at(*r.old_object, {"metadata"})->contains("deletionTimestamp"))
+  if (!(pod && r.operation == Op::Create) && !(claim && (r.operation == Op::Create || r.operation == Op::Update)))
+    return;
+  if (r.old_object && object_at(*r.old_object, {"metadata"}) &&
+      object_at(*r.old_object, {"metadata"})->contains("deletionTimestamp"))
     return;
   const auto ranges = store.list(store.type("", "limitranges"), r.ns).items;
   if (ranges.empty()) return;
@@ -238,7 +256,8 @@ void limit_ranger(Store& store, AdmissionRequest& r, bool mutate) {
     return;
   }
   for (const auto& lr : ranges)
-    if (const auto errs = validate(*lr, *r.type, *r.object); !errs.empty()) throw admission_forbidden(r, aggregate(errs));
+    if (const auto errs = validate(*lr, *r.type, *r.object); !errs.empty())
+      throw admission_forbidden(r, aggregate(errs));
 }
 
 }  // namespace gpupool::embedded

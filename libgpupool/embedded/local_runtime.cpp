@@ -48,8 +48,8 @@ struct LocalRuntime::Container {
 struct LocalRuntime::Pod {
   std::string key, uid, dir;
   std::vector<Container> inits, mains;
-  bool lost = false;      // ran under a gpupool process that has gone: its processes are gone too
-  bool announced = false; // the LocalProcess event was recorded
+  bool lost = false;       // ran under a gpupool process that has gone: its processes are gone too
+  bool announced = false;  // the LocalProcess event was recorded
   NodeAddress where;
 };
 
@@ -113,7 +113,8 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& dir, const 
     ::dup2(out_fd >= 0 ? out_fd : devnull, 1);
     ::dup2(err_fd >= 0 ? err_fd : devnull, 2);
     int e = 0;
-    if (::chdir(dir.c_str()) != 0) e = errno;
+    if (::chdir(dir.c_str()) != 0)
+      e = errno;
     else {
       ::execvpe(args[0], args.data(), envp.data());
       e = errno;
@@ -131,13 +132,11 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& dir, const 
   ::setpgid(pid, pid);  // also from here, so kill(-pid) works at once
   int e = 0;
   ssize_t n;
-  while ((n = ::read(report[0], &e, sizeof e)) < 0 && errno == EINTR) {
-  }
+  while ((n = ::read(report[0], &e, sizeof e)) < 0 && errno == EINTR) {}
   ::close(report[0]);
   if (n == static_cast<ssize_t>(sizeof e)) {
     int st;
-    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
     // The runtime's wording for a missing executable (runc: exec: "x": executable file not found in $PATH).
     error = e == ENOENT ? fmt::format("exec: \"{}\": executable file not found in $PATH", argv[0])
                         : fmt::format("exec: \"{}\": {}", argv[0], std::strerror(e));
@@ -268,8 +267,7 @@ void LocalRuntime::shutdown() {
 
 void LocalRuntime::reap(std::string key, pid_t pid) {
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   {
     std::lock_guard lk(mu_);
     auto it = pods_.find(key);
@@ -332,9 +330,10 @@ void LocalRuntime::start(Pod& pod, Container& c, const json::object& podobj, con
     c.finished = true;
     c.exit_code = 128;
     c.reason = "StartError";
-    c.message = argv.empty() ? fmt::format("gpupool local run: container {} has no command: the image's entrypoint "
-                                           "is not known without running the image; set command",
-                                           c.name)
+    c.message = argv.empty() ? fmt::format(
+                                   "gpupool local run: container {} has no command: the image's entrypoint "
+                                   "is not known without running the image; set command",
+                                   c.name)
                              : error;
     c.finished_at = now;
     return;
@@ -385,8 +384,11 @@ std::optional<json::object> LocalRuntime::status(const json::object& pod, const 
     return json::object{};
   };
   auto restart = [&](Container& c) {
-    json::object last{{"exitCode", c.exit_code}, {"reason", c.reason}, {"startedAt", to_rfc3339(c.started)},
-                      {"finishedAt", to_rfc3339(c.finished_at)}, {"containerID", container_id(pod, c.name, c.attempt)}};
+    json::object last{{"exitCode", c.exit_code},
+                      {"reason", c.reason},
+                      {"startedAt", to_rfc3339(c.started)},
+                      {"finishedAt", to_rfc3339(c.finished_at)},
+                      {"containerID", container_id(pod, c.name, c.attempt)}};
     if (!c.message.empty()) last["message"] = c.message;
     if (!c.restart_at) c.restart_at = c.finished_at + backoff(c.attempt);
     if (now < *c.restart_at) {
@@ -406,8 +408,10 @@ std::optional<json::object> LocalRuntime::status(const json::object& pod, const 
   bool inits_done = !p.lost, init_failed = false;
   if (!p.lost)
     for (auto& c : p.inits) {
-      if (!c.running && !c.finished) start_new(c);
-      else if (c.finished && c.exit_code != 0 && policy != "Never") restart(c);
+      if (!c.running && !c.finished)
+        start_new(c);
+      else if (c.finished && c.exit_code != 0 && policy != "Never")
+        restart(c);
       if (c.finished && c.exit_code == 0) continue;
       inits_done = false;
       if (c.finished && c.exit_code != 0 && policy == "Never") init_failed = true;
@@ -415,8 +419,10 @@ std::optional<json::object> LocalRuntime::status(const json::object& pod, const 
     }
   if (inits_done && !init_failed && !p.lost)
     for (auto& c : p.mains) {
-      if (!c.running && !c.finished) start_new(c);
-      else if (c.finished && restarts_after(policy, c.exit_code)) restart(c);
+      if (!c.running && !c.finished)
+        start_new(c);
+      else if (c.finished && restarts_after(policy, c.exit_code))
+        restart(c);
     }
 
   // The status, as the kubelet reports it (pkg/kubelet/status/generate.go for the conditions).
@@ -430,7 +436,11 @@ std::optional<json::object> LocalRuntime::status(const json::object& pod, const 
   status["qosClass"] = qos_class(pod);
   auto state_of = [&](const Container& c, const std::string& waiting_reason) {
     json::object cs{{"name", c.name},
-                    {"image", [&] { const json::object s = spec_of(c); return string_of(&s, "image"); }()},
+                    {"image",
+                     [&] {
+                       const json::object s = spec_of(c);
+                       return string_of(&s, "image");
+                     }()},
                     {"imageID", ""},
                     {"restartCount", std::max(c.attempt, 0)},
                     {"lastState", c.last ? json::object{{"terminated", *c.last}} : json::object{}}};
@@ -438,8 +448,9 @@ std::optional<json::object> LocalRuntime::status(const json::object& pod, const 
     if (p.lost && c.attempt < 0 && !c.finished) {
       cs["state"] = json::object{{"terminated", json::object{{"exitCode", 137},
                                                              {"reason", "Error"},
-                                                             {"message", "gpupool local run: the gpupool process that "
-                                                                         "ran this container has exited"},
+                                                             {"message",
+                                                              "gpupool local run: the gpupool process that "
+                                                              "ran this container has exited"},
                                                              {"startedAt", to_rfc3339(bound)},
                                                              {"finishedAt", to_rfc3339(now)}}}};
       cs["ready"] = false;
@@ -451,20 +462,26 @@ std::optional<json::object> LocalRuntime::status(const json::object& pod, const 
       cs["containerID"] = container_id(pod, c.name, c.attempt);
     } else if (waiting_restart) {
       cs["state"] = json::object{
-          {"waiting", json::object{{"reason", "CrashLoopBackOff"},
-                                   {"message", fmt::format("back-off {}s restarting failed container={} pod={}_{}({})",
-                                                           std::chrono::duration_cast<std::chrono::seconds>(
-                                                               backoff(c.attempt)).count(),
-                                                           c.name, util::name_of(pod), util::namespace_of(pod), uid)}}}};
-      cs["lastState"] = json::object{
-          {"terminated", json::object{{"exitCode", c.exit_code}, {"reason", c.reason},
-                                      {"startedAt", to_rfc3339(c.started)}, {"finishedAt", to_rfc3339(c.finished_at)},
-                                      {"containerID", container_id(pod, c.name, c.attempt)}}}};
+          {"waiting",
+           json::object{
+               {"reason", "CrashLoopBackOff"},
+               {"message", fmt::format("back-off {}s restarting failed container={} pod={}_{}({})",
+                                       std::chrono::duration_cast<std::chrono::seconds>(backoff(c.attempt)).count(),
+                                       c.name, util::name_of(pod), util::namespace_of(pod), uid)}}}};
+      cs["lastState"] =
+          json::object{{"terminated", json::object{{"exitCode", c.exit_code},
+                                                   {"reason", c.reason},
+                                                   {"startedAt", to_rfc3339(c.started)},
+                                                   {"finishedAt", to_rfc3339(c.finished_at)},
+                                                   {"containerID", container_id(pod, c.name, c.attempt)}}}};
       cs["ready"] = false;
       cs["started"] = false;
     } else if (c.finished) {
-      json::object t{{"exitCode", c.exit_code}, {"reason", c.reason}, {"startedAt", to_rfc3339(c.started)},
-                     {"finishedAt", to_rfc3339(c.finished_at)}, {"containerID", container_id(pod, c.name, c.attempt)}};
+      json::object t{{"exitCode", c.exit_code},
+                     {"reason", c.reason},
+                     {"startedAt", to_rfc3339(c.started)},
+                     {"finishedAt", to_rfc3339(c.finished_at)},
+                     {"containerID", container_id(pod, c.name, c.attempt)}};
       if (!c.message.empty()) t["message"] = c.message;
       cs["state"] = json::object{{"terminated", std::move(t)}};
       cs["ready"] = c.init && c.exit_code == 0;
@@ -488,9 +505,12 @@ std::optional<json::object> LocalRuntime::status(const json::object& pod, const 
       unready.push_back(c.name);
     }
     const bool will_restart = c.finished && restarts_after(policy, c.exit_code);
-    if (p.lost) any_failed = true;
-    else if (!c.finished || will_restart) all_done = false;
-    else if (c.exit_code != 0) any_failed = true;
+    if (p.lost)
+      any_failed = true;
+    else if (!c.finished || will_restart)
+      all_done = false;
+    else if (c.exit_code != 0)
+      any_failed = true;
   }
   status["containerStatuses"] = std::move(mains);
   std::vector<std::string> incomplete;
@@ -503,9 +523,12 @@ std::optional<json::object> LocalRuntime::status(const json::object& pod, const 
     status["initContainerStatuses"] = std::move(inits);
   }
   std::string phase = "Pending";
-  if (p.lost || init_failed) phase = "Failed";
-  else if (inits_done && all_done) phase = any_failed ? "Failed" : "Succeeded";
-  else if (inits_done) phase = "Running";
+  if (p.lost || init_failed)
+    phase = "Failed";
+  else if (inits_done && all_done)
+    phase = any_failed ? "Failed" : "Succeeded";
+  else if (inits_done)
+    phase = "Running";
   status["phase"] = phase;
   const bool finished = phase == "Succeeded" || phase == "Failed";
   auto cond = [&](const char* type, bool ok, std::string reason = {}, std::string message = {}) {
@@ -536,10 +559,10 @@ std::optional<json::object> LocalRuntime::status(const json::object& pod, const 
   lk.unlock();
   if (announce)
     for (const auto& command : started_commands)
-      util::record_event(store_, now, pod, "Normal", "LocalProcess",
-                         fmt::format("Run mode local: image not pulled or run; started `{}` as a local process in {}",
-                                     command, p.dir),
-                         "kubelet", {}, std::nullopt);
+      util::record_event(
+          store_, now, pod, "Normal", "LocalProcess",
+          fmt::format("Run mode local: image not pulled or run; started `{}` as a local process in {}", command, p.dir),
+          "kubelet", {}, std::nullopt);
   (void)first;
   if (old_status && util::json_equal(*old_status, status)) return std::nullopt;
   return status;
@@ -563,7 +586,8 @@ void LocalRuntime::forget(const std::string& key, std::chrono::seconds grace) {
         ::pollfd f{pidfd, POLLIN, 0};
         const auto deadline = std::chrono::steady_clock::now() + grace;
         for (;;) {
-          const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+          const auto left =
+              std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
           if (left.count() <= 0) break;
           const int r = ::poll(&f, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 200)));
           if (r > 0) break;
@@ -580,7 +604,8 @@ void LocalRuntime::forget(const std::string& key, std::chrono::seconds grace) {
 
 std::optional<std::vector<std::string>> LocalRuntime::log_lines(const json::object& pod, const std::string& container,
                                                                 bool previous) const {
-  const std::string dir = fmt::format("{}/{}/{}.{}", root_, util::namespace_of(pod), util::name_of(pod), util::uid_of(pod));
+  const std::string dir =
+      fmt::format("{}/{}/{}.{}", root_, util::namespace_of(pod), util::name_of(pod), util::uid_of(pod));
   if (!fs::is_directory(dir + "/logs")) return std::nullopt;
   int attempt = -1;
   for (const auto& e : fs::directory_iterator(dir + "/logs")) {
@@ -589,8 +614,7 @@ std::optional<std::vector<std::string>> LocalRuntime::log_lines(const json::obje
     if (f.rfind(prefix, 0) != 0 || f.size() < prefix.size() + 5 || f.substr(f.size() - 4) != ".log") continue;
     try {
       attempt = std::max(attempt, std::stoi(f.substr(prefix.size(), f.size() - prefix.size() - 4)));
-    } catch (...) {
-    }
+    } catch (...) {}
   }
   if (previous) --attempt;
   if (attempt < 0) return std::vector<std::string>{};
@@ -639,8 +663,7 @@ int run_exec_locally(const ExecRequest& r, const std::string& dir, const std::ve
   }
   if (pidfd >= 0) ::close(pidfd);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   return embedded::exit_code_of(status);
 }
 

@@ -12,8 +12,8 @@
 // the pod's grace period. The image is never pulled or run: an event LocalProcess on the pod says so.
 #pragma once
 
-#include <boost/json.hpp>
 #include <sys/types.h>
+#include <boost/json.hpp>
 
 #include <condition_variable>
 #include <functional>

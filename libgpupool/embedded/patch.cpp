@@ -132,8 +132,7 @@ json::value remove_at(json::value& root, const std::string& path) {
     std::size_t idx = a.size();
     try {
       idx = std::stoul(last);
-    } catch (...) {
-    }
+    } catch (...) {}
     if (idx < a.size()) {
       json::value v = a[idx];
       a.erase(a.begin() + static_cast<std::ptrdiff_t>(idx));
@@ -177,7 +176,8 @@ json::value json_patch(const json::value& target, const json::array& ops) {
       auto parts = split_pointer(path);
       const json::value* v = resolve(doc, parts, parts.size());
       const auto* want = op.if_contains("value");
-      if (!v || !want || !util::json_equal(*v, *want)) bad_patch(fmt::format("testing value {} failed: test failed", path));
+      if (!v || !want || !util::json_equal(*v, *want))
+        bad_patch(fmt::format("testing value {} failed: test failed", path));
     } else {
       bad_patch(fmt::format("Unexpected kind: {}", kind));
     }
@@ -192,12 +192,23 @@ std::string merge_key(std::string_view kind, std::string_view path) {
   // NodeSpec.taints and PodSpec.tolerations carry no patchStrategy: they are replaced whole (kubectl
   // taint sends the complete new list, as `kubectl -v=9 taint` shows).
   static const std::pair<std::string_view, std::string_view> suffix_keys[] = {
-      {"containers", "name"},      {"initContainers", "name"},  {"ephemeralContainers", "name"},
-      {"volumes", "name"},         {"volumeMounts", "mountPath"}, {"volumeDevices", "devicePath"},
-      {"env", "name"},             {"ports", "containerPort"},  {"imagePullSecrets", "name"},
-      {"hostAliases", "ip"},       {"ownerReferences", "uid"},  {"conditions", "type"},
-      {"addresses", "type"},       {"finalizers", "$primitive"},
-      {"topologySpreadConstraints", "topologyKey"}, {"resourceClaims", "name"}, {"schedulingGates", "name"},
+      {"containers", "name"},
+      {"initContainers", "name"},
+      {"ephemeralContainers", "name"},
+      {"volumes", "name"},
+      {"volumeMounts", "mountPath"},
+      {"volumeDevices", "devicePath"},
+      {"env", "name"},
+      {"ports", "containerPort"},
+      {"imagePullSecrets", "name"},
+      {"hostAliases", "ip"},
+      {"ownerReferences", "uid"},
+      {"conditions", "type"},
+      {"addresses", "type"},
+      {"finalizers", "$primitive"},
+      {"topologySpreadConstraints", "topologyKey"},
+      {"resourceClaims", "name"},
+      {"schedulingGates", "name"},
   };
   (void)kind;
   const auto dot = path.rfind('.');
@@ -213,9 +224,10 @@ std::string merge_key(std::string_view kind, std::string_view path) {
 namespace {
 
 bool is_builtin_kind(std::string_view kind) {
-  static const std::string_view kinds[] = {"Pod", "Node", "Namespace", "Service", "PersistentVolumeClaim",
-                                           "PersistentVolume", "ResourceQuota", "Event", "ConfigMap", "Secret",
-                                           "ServiceAccount", "Endpoints", "Deployment", "ReplicaSet", "Job"};
+  static const std::string_view kinds[] = {
+      "Pod",           "Node",       "Namespace", "Service", "PersistentVolumeClaim", "PersistentVolume",
+      "ResourceQuota", "Event",      "ConfigMap", "Secret",  "ServiceAccount",        "Endpoints",
+      "Deployment",    "ReplicaSet", "Job"};
   return std::find(std::begin(kinds), std::end(kinds), kind) != std::end(kinds);
 }
 
@@ -225,9 +237,10 @@ json::value smp(const json::value& target, const json::value& patch, std::string
 long index_in(const json::array& list, const json::value& v, const std::string& key) {
   for (std::size_t i = 0; i < list.size(); ++i) {
     const json::value& e = list[i];
-    if (key == "$primitive" ? util::json_equal(e, v)
-                            : (e.is_object() && v.is_object() && e.as_object().if_contains(key) &&
-                               v.as_object().if_contains(key) && util::json_equal(e.as_object().at(key), v.as_object().at(key))))
+    if (key == "$primitive"
+            ? util::json_equal(e, v)
+            : (e.is_object() && v.is_object() && e.as_object().if_contains(key) && v.as_object().if_contains(key) &&
+               util::json_equal(e.as_object().at(key), v.as_object().at(key))))
       return static_cast<long>(i);
   }
   return -1;
@@ -237,13 +250,16 @@ long index_in(const json::array& list, const json::value& v, const std::string& 
 // merged items named in the patch come in the patch's order, the others in the original's, and
 // each server-only item goes before the next patch item only when both are in the original and it
 // is there first. So `env: [B, A]` patched onto `[A]` gives `[B, A]`, and a new volume goes first.
-json::array enforce_order(json::array merged, const json::array& original, const json::array& patch, const std::string& key) {
+json::array enforce_order(json::array merged, const json::array& original, const json::array& patch,
+                          const std::string& key) {
   std::vector<std::pair<long, json::value>> in_patch;
   json::array server_only;
   for (auto& item : merged) {
     const long i = index_in(patch, item, key);
-    if (i >= 0) in_patch.emplace_back(i, std::move(item));
-    else server_only.push_back(std::move(item));
+    if (i >= 0)
+      in_patch.emplace_back(i, std::move(item));
+    else
+      server_only.push_back(std::move(item));
   }
   std::stable_sort(in_patch.begin(), in_patch.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   json::array out;
@@ -255,8 +271,10 @@ json::array enforce_order(json::array merged, const json::array& original, const
       out.push_back(std::move(in_patch[r++].second));
     } else {
       const long li = index_in(original, server_only[l], key), ri = index_in(original, in_patch[r].second, key);
-      if (li >= 0 && ri >= 0 && li < ri) out.push_back(std::move(server_only[l++]));
-      else out.push_back(std::move(in_patch[r++].second));
+      if (li >= 0 && ri >= 0 && li < ri)
+        out.push_back(std::move(server_only[l++]));
+      else
+        out.push_back(std::move(in_patch[r++].second));
     }
   }
   return out;
@@ -295,7 +313,8 @@ json::value merge_list(const json::array& cur, const json::array& patch, const s
       // Delete every element with that key (several taints may share a key with different effects).
       out.erase(std::remove_if(out.begin(), out.end(),
                                [&](const json::value& e) {
-                                 return e.is_object() && e.as_object().if_contains(key) && util::json_equal(e.as_object().at(key), *kv);
+                                 return e.is_object() && e.as_object().if_contains(key) &&
+                                        util::json_equal(e.as_object().at(key), *kv);
                                }),
                 out.end());
       continue;
@@ -394,8 +413,10 @@ json::value smp(const json::value& target, const json::value& patch, std::string
       }
     } else {
       json::value merged = smp(cur ? *cur : json::value(nullptr), v, kind, sub);
-      if (merged.is_null()) out.erase(k);
-      else out[k] = std::move(merged);
+      if (merged.is_null())
+        out.erase(k);
+      else
+        out[k] = std::move(merged);
     }
   }
   for (const auto& [field, order] : orders) {

@@ -22,12 +22,15 @@ struct SystemClass {
 };
 // pkg/apis/scheduling/types.go SystemClusterCritical / SystemNodeCritical.
 constexpr SystemClass kSystemClasses[] = {
-    {"system-node-critical", 2000001000, "Used for system critical pods that must not be moved from their current node."},
+    {"system-node-critical", 2000001000,
+     "Used for system critical pods that must not be moved from their current node."},
     {"system-cluster-critical", 2000000000,
      "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary."},
 };
 
-bool is_priority_class(const ResourceType& t) { return t.group == "scheduling.k8s.io" && t.resource == "priorityclasses"; }
+bool is_priority_class(const ResourceType& t) {
+  return t.group == "scheduling.k8s.io" && t.resource == "priorityclasses";
+}
 
 std::int64_t value_of(const json::object& pc) { return util::int_of(&pc, "value", 0); }
 bool global_default(const json::object& pc) {
@@ -46,7 +49,8 @@ std::shared_ptr<const json::object> default_class(Store& store) {
 void admit_priority_class(Store& store, AdmissionRequest& r) {
   json::object& pc = *r.object;
   // SetDefaults_PriorityClass.
-  if (!pc.contains("preemptionPolicy") || pc.at("preemptionPolicy").is_null()) pc["preemptionPolicy"] = "PreemptLowerPriority";
+  if (!pc.contains("preemptionPolicy") || pc.at("preemptionPolicy").is_null())
+    pc["preemptionPolicy"] = "PreemptLowerPriority";
   const std::string name = util::name_of(pc);
   std::vector<StatusCause> causes;
   if (name.starts_with("system-")) {
@@ -54,33 +58,39 @@ void admit_priority_class(Store& store, AdmissionRequest& r) {
     std::string err = fmt::format("{} is not a known system priority class", name);
     for (const auto& s : kSystemClasses)
       if (name == s.name) {
-        if (value_of(pc) != s.value) err = fmt::format("value of {} PriorityClass must be {}", s.name, s.value);
-        else if (global_default(pc)) err = fmt::format("globalDefault of {} PriorityClass must be false", s.name);
-        else err.clear();
+        if (value_of(pc) != s.value)
+          err = fmt::format("value of {} PriorityClass must be {}", s.name, s.value);
+        else if (global_default(pc))
+          err = fmt::format("globalDefault of {} PriorityClass must be false", s.name);
+        else
+          err.clear();
       }
     if (!err.empty())
-      causes.push_back({"FieldValueForbidden",
-                        "Forbidden: priority class names with 'system-' prefix are reserved for system use only. error: " + err,
-                        "metadata.name"});
+      causes.push_back(
+          {"FieldValueForbidden",
+           "Forbidden: priority class names with 'system-' prefix are reserved for system use only. error: " + err,
+           "metadata.name"});
   } else if (value_of(pc) > kHighestUserDefinablePriority) {
     causes.push_back({"FieldValueForbidden",
-                      fmt::format("Forbidden: maximum allowed value of a user defined priority is {}", kHighestUserDefinablePriority),
+                      fmt::format("Forbidden: maximum allowed value of a user defined priority is {}",
+                                  kHighestUserDefinablePriority),
                       "value"});
   }
   const std::string policy = string_of(&pc, "preemptionPolicy");
   if (policy.empty())
     causes.push_back({"FieldValueRequired", "Required value", "preemptionPolicy"});
   else if (policy != "PreemptLowerPriority" && policy != "Never")
-    causes.push_back({"FieldValueNotSupported",
-                      fmt::format("Unsupported value: \"{}\": supported values: \"PreemptLowerPriority\", \"Never\"", policy),
-                      "preemptionPolicy"});
+    causes.push_back(
+        {"FieldValueNotSupported",
+         fmt::format("Unsupported value: \"{}\": supported values: \"PreemptLowerPriority\", \"Never\"", policy),
+         "preemptionPolicy"});
   if (r.operation == AdmissionRequest::Operation::Update && r.old_object) {
     // ValidatePriorityClassUpdate: value and preemptionPolicy are immutable.
     if (value_of(pc) != value_of(*r.old_object))
       causes.push_back({"FieldValueForbidden", "Forbidden: may not be changed in an update.", "value"});
     if (policy != string_of(r.old_object, "preemptionPolicy"))
-      causes.push_back({"FieldValueInvalid",
-                        fmt::format("Invalid value: \"{}\": field is immutable", policy), "preemptionPolicy"});
+      causes.push_back(
+          {"FieldValueInvalid", fmt::format("Invalid value: \"{}\": field is immutable", policy), "preemptionPolicy"});
   }
   if (!causes.empty()) throw StatusError::invalid(*r.type, name, std::move(causes));
   // Validate: one default only.
@@ -88,7 +98,8 @@ void admit_priority_class(Store& store, AdmissionRequest& r) {
     if (auto d = default_class(store))
       if (r.operation == AdmissionRequest::Operation::Create || util::name_of(*d) != name)
         throw admission_forbidden(
-            r, fmt::format("PriorityClass {} is already marked as default. Only one default can exist", util::name_of(*d)));
+            r, fmt::format("PriorityClass {} is already marked as default. Only one default can exist",
+                           util::name_of(*d)));
 }
 
 void admit_pod(Store& store, AdmissionRequest& r) {
@@ -115,20 +126,23 @@ void admit_pod(Store& store, AdmissionRequest& r) {
     priority = value_of(*pc);
     policy = string_of(pc.get(), "preemptionPolicy");
   }
-  if (const json::value* p = spec.if_contains("priority"); p && !p->is_null() && (!p->is_int64() || p->as_int64() != priority))
-    throw admission_forbidden(r,
-                              fmt::format("the integer value of priority ({}) must not be provided in pod spec; priority "
-                                          "admission controller computed {} from the given PriorityClass name",
-                                          json::serialize(*p), priority),
-                              true);
+  if (const json::value* p = spec.if_contains("priority");
+      p && !p->is_null() && (!p->is_int64() || p->as_int64() != priority))
+    throw admission_forbidden(
+        r,
+        fmt::format("the integer value of priority ({}) must not be provided in pod spec; priority "
+                    "admission controller computed {} from the given PriorityClass name",
+                    json::serialize(*p), priority),
+        true);
   spec["priority"] = priority;
   if (!policy.empty()) {
     if (const std::string given = string_of(&spec, "preemptionPolicy"); !given.empty() && given != policy)
-      throw admission_forbidden(r,
-                                fmt::format("the string value of PreemptionPolicy ({}) must not be provided in pod spec; "
-                                            "priority admission controller computed {} from the given PriorityClass name",
-                                            given, policy),
-                                true);
+      throw admission_forbidden(
+          r,
+          fmt::format("the string value of PreemptionPolicy ({}) must not be provided in pod spec; "
+                      "priority admission controller computed {} from the given PriorityClass name",
+                      given, policy),
+          true);
     spec["preemptionPolicy"] = policy;
   }
 }
@@ -137,8 +151,10 @@ void admit_pod(Store& store, AdmissionRequest& r) {
 
 void priority_admission(Store& store, AdmissionRequest& r) {
   if (!r.type || !r.object || !r.subresource.empty() || r.operation == AdmissionRequest::Operation::Delete) return;
-  if (is_priority_class(*r.type)) admit_priority_class(store, r);
-  else if (r.type->group.empty() && r.type->resource == "pods") admit_pod(store, r);
+  if (is_priority_class(*r.type))
+    admit_priority_class(store, r);
+  else if (r.type->group.empty() && r.type->resource == "pods")
+    admit_pod(store, r);
 }
 
 void create_system_priority_classes(Store& store) {

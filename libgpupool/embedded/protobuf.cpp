@@ -15,8 +15,19 @@ namespace {
 
 // ---- schema ------------------------------------------------------------------------------------
 
-enum class Type { String, Int, Bool, Bytes, Message, MapStringString, MapStringBytes, MapStringQuantity, Quantity,
-                  IntOrString, Time };
+enum class Type {
+  String,
+  Int,
+  Bool,
+  Bytes,
+  Message,
+  MapStringString,
+  MapStringBytes,
+  MapStringQuantity,
+  Quantity,
+  IntOrString,
+  Time
+};
 
 struct Message;
 struct Field {
@@ -47,24 +58,25 @@ struct Schema {
   // k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto
   Message owner_reference{{str(1, "kind"), str(3, "name"), str(4, "uid"), str(5, "apiVersion"),
                            flag(6, "controller", true), flag(7, "blockOwnerDeletion", true)}};
-  Message object_meta{{str(1, "name"), str(2, "generateName"), str(3, "namespace"), of(11, "labels", Type::MapStringString),
-                       of(12, "annotations", Type::MapStringString), msg(13, "ownerReferences", owner_reference, true),
-                       strs(14, "finalizers")}};
+  Message object_meta{{str(1, "name"), str(2, "generateName"), str(3, "namespace"),
+                       of(11, "labels", Type::MapStringString), of(12, "annotations", Type::MapStringString),
+                       msg(13, "ownerReferences", owner_reference, true), strs(14, "finalizers")}};
   Message selector_requirement{{str(1, "key"), str(2, "operator"), strs(3, "values")}};
-  Message label_selector{{of(1, "matchLabels", Type::MapStringString),
-                          msg(2, "matchExpressions", selector_requirement, true)}};
+  Message label_selector{
+      {of(1, "matchLabels", Type::MapStringString), msg(2, "matchExpressions", selector_requirement, true)}};
   // k8s.io/api/core/v1/generated.proto
-  Message container_port{{str(1, "name"), num(2, "hostPort"), num(3, "containerPort"), str(4, "protocol"), str(5, "hostIP")}};
+  Message container_port{
+      {str(1, "name"), num(2, "hostPort"), num(3, "containerPort"), str(4, "protocol"), str(5, "hostIP")}};
   Message env_var{{str(1, "name"), str(2, "value")}};
   Message resources{{of(1, "limits", Type::MapStringQuantity), of(2, "requests", Type::MapStringQuantity)}};
   Message volume_mount{{str(1, "name"), flag(2, "readOnly"), str(3, "mountPath"), str(4, "subPath")}};
   Message container{{str(1, "name"), str(2, "image"), strs(3, "command"), strs(4, "args"), str(5, "workingDir"),
-                     msg(6, "ports", container_port, true), msg(7, "env", env_var, true), msg(8, "resources", resources),
-                     msg(9, "volumeMounts", volume_mount, true), str(13, "terminationMessagePath"),
-                     str(14, "imagePullPolicy"), flag(16, "stdin"), flag(17, "stdinOnce"), flag(18, "tty"),
-                     str(20, "terminationMessagePolicy")}};
-  Message toleration{{str(1, "key"), str(2, "operator"), str(3, "value"), str(4, "effect"),
-                      num(5, "tolerationSeconds", true)}};
+                     msg(6, "ports", container_port, true), msg(7, "env", env_var, true),
+                     msg(8, "resources", resources), msg(9, "volumeMounts", volume_mount, true),
+                     str(13, "terminationMessagePath"), str(14, "imagePullPolicy"), flag(16, "stdin"),
+                     flag(17, "stdinOnce"), flag(18, "tty"), str(20, "terminationMessagePolicy")}};
+  Message toleration{
+      {str(1, "key"), str(2, "operator"), str(3, "value"), str(4, "effect"), num(5, "tolerationSeconds", true)}};
   Message pod_spec{{msg(2, "containers", container, true), str(3, "restartPolicy"),
                     num(4, "terminationGracePeriodSeconds", true), num(5, "activeDeadlineSeconds", true),
                     str(6, "dnsPolicy"), of(7, "nodeSelector", Type::MapStringString), str(8, "serviceAccountName"),
@@ -76,10 +88,11 @@ struct Schema {
   Message pod{{msg(1, "metadata", object_meta), msg(2, "spec", pod_spec)}};
   Message service_port{{str(1, "name"), str(2, "protocol"), num(3, "port"), of(4, "targetPort", Type::IntOrString),
                         num(5, "nodePort"), str(6, "appProtocol")}};
-  Message service_spec{{msg(1, "ports", service_port, true), of(2, "selector", Type::MapStringString), str(3, "clusterIP"),
-                        str(4, "type"), strs(5, "externalIPs"), str(7, "sessionAffinity"), str(8, "loadBalancerIP"),
-                        str(10, "externalName"), str(11, "externalTrafficPolicy"), strs(18, "clusterIPs"),
-                        strs(19, "ipFamilies"), str(17, "ipFamilyPolicy"), str(22, "internalTrafficPolicy")}};
+  Message service_spec{{msg(1, "ports", service_port, true), of(2, "selector", Type::MapStringString),
+                        str(3, "clusterIP"), str(4, "type"), strs(5, "externalIPs"), str(7, "sessionAffinity"),
+                        str(8, "loadBalancerIP"), str(10, "externalName"), str(11, "externalTrafficPolicy"),
+                        strs(18, "clusterIPs"), strs(19, "ipFamilies"), str(17, "ipFamilyPolicy"),
+                        str(22, "internalTrafficPolicy")}};
   Message service{{msg(1, "metadata", object_meta), msg(2, "spec", service_spec)}};
   Message config_map{{msg(1, "metadata", object_meta), of(2, "data", Type::MapStringString),
                       of(3, "binaryData", Type::MapStringBytes), flag(4, "immutable", true)}};
@@ -89,14 +102,16 @@ struct Schema {
   // k8s.io/api/apps/v1/generated.proto
   Message rolling_update{{of(1, "maxUnavailable", Type::IntOrString), of(2, "maxSurge", Type::IntOrString)}};
   Message strategy{{str(1, "type"), msg(2, "rollingUpdate", rolling_update)}};
-  Message deployment_spec{{num(1, "replicas", true), msg(2, "selector", label_selector), msg(3, "template", pod_template),
-                           msg(4, "strategy", strategy), num(5, "minReadySeconds"), num(6, "revisionHistoryLimit", true),
-                           flag(7, "paused"), num(9, "progressDeadlineSeconds", true)}};
+  Message deployment_spec{{num(1, "replicas", true), msg(2, "selector", label_selector),
+                           msg(3, "template", pod_template), msg(4, "strategy", strategy), num(5, "minReadySeconds"),
+                           num(6, "revisionHistoryLimit", true), flag(7, "paused"),
+                           num(9, "progressDeadlineSeconds", true)}};
   Message deployment{{msg(1, "metadata", object_meta), msg(2, "spec", deployment_spec)}};
   // core/v1: what `kubectl create quota|serviceaccount` and LimitRange manifests send.
   Message scoped_requirement{{str(1, "scopeName"), str(2, "operator"), strs(3, "values")}};
   Message scope_selector{{msg(1, "matchExpressions", scoped_requirement, true)}};
-  Message quota_spec{{of(1, "hard", Type::MapStringQuantity), strs(2, "scopes"), msg(3, "scopeSelector", scope_selector)}};
+  Message quota_spec{
+      {of(1, "hard", Type::MapStringQuantity), strs(2, "scopes"), msg(3, "scopeSelector", scope_selector)}};
   Message resource_quota{{msg(1, "metadata", object_meta), msg(2, "spec", quota_spec)}};
   Message object_reference{{str(1, "kind"), str(2, "namespace"), str(3, "name"), str(4, "uid"), str(5, "apiVersion"),
                             str(6, "resourceVersion"), str(7, "fieldPath")}};
@@ -104,21 +119,23 @@ struct Schema {
   Message service_account{{msg(1, "metadata", object_meta), msg(2, "secrets", object_reference, true),
                            msg(3, "imagePullSecrets", local_reference, true),
                            flag(4, "automountServiceAccountToken", true)}};
-  Message limit_range_item{{str(1, "type"), of(2, "max", Type::MapStringQuantity), of(3, "min", Type::MapStringQuantity),
-                            of(4, "default", Type::MapStringQuantity), of(5, "defaultRequest", Type::MapStringQuantity),
+  Message limit_range_item{{str(1, "type"), of(2, "max", Type::MapStringQuantity),
+                            of(3, "min", Type::MapStringQuantity), of(4, "default", Type::MapStringQuantity),
+                            of(5, "defaultRequest", Type::MapStringQuantity),
                             of(6, "maxLimitRequestRatio", Type::MapStringQuantity)}};
   Message limit_range_spec{{msg(1, "limits", limit_range_item, true)}};
   Message limit_range{{msg(1, "metadata", object_meta), msg(2, "spec", limit_range_spec)}};
   // batch/v1 (`kubectl create job`).
   Message job_spec{{num(1, "parallelism", true), num(2, "completions", true), num(3, "activeDeadlineSeconds", true),
-                    msg(4, "selector", label_selector), flag(5, "manualSelector", true), msg(6, "template", pod_template),
-                    num(7, "backoffLimit", true), num(8, "ttlSecondsAfterFinished", true), str(9, "completionMode"),
-                    flag(10, "suspend", true), num(12, "backoffLimitPerIndex", true), num(13, "maxFailedIndexes", true),
+                    msg(4, "selector", label_selector), flag(5, "manualSelector", true),
+                    msg(6, "template", pod_template), num(7, "backoffLimit", true),
+                    num(8, "ttlSecondsAfterFinished", true), str(9, "completionMode"), flag(10, "suspend", true),
+                    num(12, "backoffLimitPerIndex", true), num(13, "maxFailedIndexes", true),
                     str(14, "podReplacementPolicy"), str(15, "managedBy")}};
   Message job{{msg(1, "metadata", object_meta), msg(2, "spec", job_spec)}};
   // scheduling/v1, policy/v1 (`kubectl create priorityclass|pdb`).
-  Message priority_class{{msg(1, "metadata", object_meta), num(2, "value"), flag(3, "globalDefault"), str(4, "description"),
-                          str(5, "preemptionPolicy")}};
+  Message priority_class{{msg(1, "metadata", object_meta), num(2, "value"), flag(3, "globalDefault"),
+                          str(4, "description"), str(5, "preemptionPolicy")}};
   Message pdb_spec{{of(1, "minAvailable", Type::IntOrString), msg(2, "selector", label_selector),
                     of(3, "maxUnavailable", Type::IntOrString), str(4, "unhealthyPodEvictionPolicy")}};
   Message pdb{{msg(1, "metadata", object_meta), msg(2, "spec", pdb_spec)}};
@@ -130,13 +147,14 @@ struct Schema {
                 msg(3, "aggregationRule", aggregation_rule)}};
   Message subject{{str(1, "kind"), str(2, "apiGroup"), str(3, "name"), str(4, "namespace")}};
   Message role_ref{{str(1, "apiGroup"), str(2, "kind"), str(3, "name")}};
-  Message role_binding{{msg(1, "metadata", object_meta), msg(2, "subjects", subject, true), msg(3, "roleRef", role_ref)}};
+  Message role_binding{
+      {msg(1, "metadata", object_meta), msg(2, "subjects", subject, true), msg(3, "roleRef", role_ref)}};
   // authorization/v1 (`kubectl auth can-i`).
-  Message resource_attributes{{str(1, "namespace"), str(2, "verb"), str(3, "group"), str(4, "version"), str(5, "resource"),
-                               str(6, "subresource"), str(7, "name")}};
+  Message resource_attributes{{str(1, "namespace"), str(2, "verb"), str(3, "group"), str(4, "version"),
+                               str(5, "resource"), str(6, "subresource"), str(7, "name")}};
   Message non_resource_attributes{{str(1, "path"), str(2, "verb")}};
-  Message ssar_spec{{msg(1, "resourceAttributes", resource_attributes),
-                     msg(2, "nonResourceAttributes", non_resource_attributes)}};
+  Message ssar_spec{
+      {msg(1, "resourceAttributes", resource_attributes), msg(2, "nonResourceAttributes", non_resource_attributes)}};
   Message ssar{{msg(1, "metadata", object_meta), msg(2, "spec", ssar_spec)}};
 
   struct Kind {
@@ -210,11 +228,22 @@ struct Reader {
   }
   void skip(int wire) {
     switch (wire) {
-      case 0: varint(); return;
-      case 1: if (in.size() < 8) malformed("truncated fixed64"); in.remove_prefix(8); return;
-      case 2: bytes(); return;
-      case 5: if (in.size() < 4) malformed("truncated fixed32"); in.remove_prefix(4); return;
-      default: malformed("unsupported wire type");
+      case 0:
+        varint();
+        return;
+      case 1:
+        if (in.size() < 8) malformed("truncated fixed64");
+        in.remove_prefix(8);
+        return;
+      case 2:
+        bytes();
+        return;
+      case 5:
+        if (in.size() < 4) malformed("truncated fixed32");
+        in.remove_prefix(4);
+        return;
+      default:
+        malformed("unsupported wire type");
     }
   }
 };
@@ -226,8 +255,10 @@ void each_bytes_field(std::string_view message, F&& each) {
   while (!r.in.empty()) {
     const auto key = r.varint();
     const int number = static_cast<int>(key >> 3), wire = static_cast<int>(key & 7);
-    if (wire == 2) each(number, r.bytes());
-    else r.skip(wire);
+    if (wire == 2)
+      each(number, r.bytes());
+    else
+      r.skip(wire);
   }
 }
 
@@ -235,8 +266,10 @@ void each_bytes_field(std::string_view message, F&& each) {
 std::pair<std::string_view, std::string_view> map_entry(std::string_view entry) {
   std::string_view k, v;
   each_bytes_field(entry, [&](int number, std::string_view bytes) {
-    if (number == 1) k = bytes;
-    else if (number == 2) v = bytes;
+    if (number == 1)
+      k = bytes;
+    else if (number == 2)
+      v = bytes;
   });
   return {k, v};
 }
@@ -284,10 +317,14 @@ json::value value_of(const Field& f, Reader& r, int wire) {
       while (!m.in.empty()) {
         const auto key = m.varint();
         const int number = static_cast<int>(key >> 3), w = static_cast<int>(key & 7);
-        if (number == 1 && w == 0) type = static_cast<std::int64_t>(m.varint());
-        else if (number == 2 && w == 0) int_val = static_cast<std::int32_t>(m.varint());
-        else if (number == 3 && w == 2) str_val = std::string(m.bytes());
-        else m.skip(w);
+        if (number == 1 && w == 0)
+          type = static_cast<std::int64_t>(m.varint());
+        else if (number == 2 && w == 0)
+          int_val = static_cast<std::int32_t>(m.varint());
+        else if (number == 3 && w == 2)
+          str_val = std::string(m.bytes());
+        else
+          m.skip(w);
       }
       if (type == 1) return json::value(str_val);
       if (int_val == 0) return nullptr;
@@ -299,8 +336,10 @@ json::value value_of(const Field& f, Reader& r, int wire) {
       std::int64_t seconds = 0;
       while (!m.in.empty()) {
         const auto key = m.varint();
-        if ((key >> 3) == 1 && (key & 7) == 0) seconds = static_cast<std::int64_t>(m.varint());
-        else m.skip(static_cast<int>(key & 7));
+        if ((key >> 3) == 1 && (key & 7) == 0)
+          seconds = static_cast<std::int64_t>(m.varint());
+        else
+          m.skip(static_cast<int>(key & 7));
       }
       if (seconds == 0) return nullptr;
       return json::value(to_rfc3339(Clock::time_point(std::chrono::seconds(seconds))));
@@ -326,9 +365,12 @@ json::object decode(const Message& m, std::string_view bytes) {
       const auto [k, v] = map_entry(r.bytes());
       auto& map = out[f->json];
       if (!map.is_object()) map = json::object{};
-      if (f->type == Type::MapStringString) map.as_object()[k] = std::string(v);
-      else if (f->type == Type::MapStringBytes) map.as_object()[k] = base64_encode(std::string(v));
-      else map.as_object()[k] = first_string(v);
+      if (f->type == Type::MapStringString)
+        map.as_object()[k] = std::string(v);
+      else if (f->type == Type::MapStringBytes)
+        map.as_object()[k] = base64_encode(std::string(v));
+      else
+        map.as_object()[k] = first_string(v);
       continue;
     }
     json::value v = value_of(*f, r, wire);
@@ -345,7 +387,9 @@ json::object decode(const Message& m, std::string_view bytes) {
 
 }  // namespace
 
-bool is_kubernetes_protobuf(std::string_view body) { return body.size() >= 4 && body.substr(0, 4) == std::string_view("k8s\0", 4); }
+bool is_kubernetes_protobuf(std::string_view body) {
+  return body.size() >= 4 && body.substr(0, 4) == std::string_view("k8s\0", 4);
+}
 
 json::object decode_kubernetes_protobuf(std::string_view body) {
   if (!is_kubernetes_protobuf(body)) malformed("it does not start with the magic \"k8s\\0\"");

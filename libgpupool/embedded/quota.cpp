@@ -6,12 +6,12 @@
 
 #include <fmt/format.h>
 
+#include "common/join.hpp"
 #include "embedded/admission.hpp"
 #include "embedded/controllers_util.hpp"
 #include "embedded/store.hpp"
 #include "gpupool/names.hpp"
 #include "gpupool/scheduling.hpp"
-#include "common/join.hpp"
 
 namespace gpupool::embedded {
 namespace {
@@ -28,8 +28,7 @@ std::optional<Quantity> quantity_of(const json::value& v) {
     if (v.is_string()) return Quantity::parse(v.as_string(), "quantity");
     if (v.is_int64()) return Quantity::from_int(v.as_int64());
     if (v.is_uint64() || v.is_double()) return Quantity::parse(json::serialize(v), "quantity");
-  } catch (const ValidationError&) {
-  }
+  } catch (const ValidationError&) {}
   return std::nullopt;
 }
 
@@ -113,9 +112,17 @@ constexpr std::string_view kStorageClassSuffix = ".storageclass.storage.k8s.io/"
 bool matches_resource(Evaluator e, const ResourceType& t, std::string_view name) {
   switch (e) {
     case Evaluator::Pods: {
-      static const std::set<std::string_view> pod_resources{
-          "count/pods",   "cpu",           "memory",        "ephemeral-storage", "requests.cpu", "requests.memory",
-          "requests.ephemeral-storage",    "limits.cpu",    "limits.memory",     "limits.ephemeral-storage", "pods"};
+      static const std::set<std::string_view> pod_resources{"count/pods",
+                                                            "cpu",
+                                                            "memory",
+                                                            "ephemeral-storage",
+                                                            "requests.cpu",
+                                                            "requests.memory",
+                                                            "requests.ephemeral-storage",
+                                                            "limits.cpu",
+                                                            "limits.memory",
+                                                            "limits.ephemeral-storage",
+                                                            "pods"};
       if (pod_resources.count(name)) return true;
       if (name.starts_with("hugepages-") || name.starts_with("requests.hugepages-")) return true;
       return !is_native(name) && name.starts_with("requests.");  // isExtendedResourceNameForQuota
@@ -131,8 +138,10 @@ bool matches_resource(Evaluator e, const ResourceType& t, std::string_view name)
         if (s.ends_with(std::string(kStorageClassSuffix) + r)) return true;
       return false;
     }
-    case Evaluator::Count: return name == count_name(t) || (!legacy_alias(t).empty() && name == legacy_alias(t));
-    case Evaluator::None: return false;
+    case Evaluator::Count:
+      return name == count_name(t) || (!legacy_alias(t).empty() && name == legacy_alias(t));
+    case Evaluator::None:
+      return false;
   }
   return false;
 }
@@ -143,10 +152,13 @@ bool handles(Evaluator e, AdmissionRequest::Operation op, std::string_view subre
   if (!subresource.empty()) return false;  // pods/resize is not served
   switch (e) {
     case Evaluator::Pods:
-    case Evaluator::Count: return op == Op::Create;
+    case Evaluator::Count:
+      return op == Op::Create;
     case Evaluator::Services:
-    case Evaluator::Claims: return op == Op::Create || op == Op::Update;
-    case Evaluator::None: return false;
+    case Evaluator::Claims:
+      return op == Op::Create || op == Op::Update;
+    case Evaluator::None:
+      return false;
   }
   return false;
 }
@@ -186,8 +198,8 @@ ResourceList pod_limits_impl(const json::object& pod, bool overhead) {
     for (const auto& c : cs) out.push_back(ContainerResources{c.limits, {}, c.restartable});
     return out;
   };
-  ResourceList limits =
-      effective_pod_requests(as_resources(containers_of(pod, "containers")), as_resources(containers_of(pod, "initContainers")), {});
+  ResourceList limits = effective_pod_requests(as_resources(containers_of(pod, "containers")),
+                                               as_resources(containers_of(pod, "initContainers")), {});
   if (overhead)
     for (const auto& [k, v] : list_of_impl(object_at(pod, {"spec", "overhead"})))
       if (auto it = limits.find(k); it != limits.end()) it->second += v;
@@ -250,7 +262,8 @@ ResourceList service_usage(const json::object& svc) {
 ResourceList claim_usage(const json::object& pvc) {
   // persistent_volume_claims.go Usage; the class as storagehelpers.GetPersistentVolumeClaimClass
   // reads it (the beta annotation first, then spec.storageClassName).
-  ResourceList r{{"persistentvolumeclaims", Quantity::from_int(1)}, {"count/persistentvolumeclaims", Quantity::from_int(1)}};
+  ResourceList r{{"persistentvolumeclaims", Quantity::from_int(1)},
+                 {"count/persistentvolumeclaims", Quantity::from_int(1)}};
   std::string cls = util::annotation(pvc, "volume.beta.kubernetes.io/storage-class").value_or("");
   if (cls.empty()) cls = string_of(object_at(pvc, {"spec"}), "storageClassName");
   const std::string prefix = cls + std::string(kStorageClassSuffix);
@@ -269,15 +282,19 @@ ResourceList claim_usage(const json::object& pvc) {
 
 ResourceList usage_of(Evaluator e, const ResourceType& t, const json::object& obj) {
   switch (e) {
-    case Evaluator::Pods: return pod_usage(obj);
-    case Evaluator::Services: return service_usage(obj);
-    case Evaluator::Claims: return claim_usage(obj);
+    case Evaluator::Pods:
+      return pod_usage(obj);
+    case Evaluator::Services:
+      return service_usage(obj);
+    case Evaluator::Claims:
+      return claim_usage(obj);
     case Evaluator::Count: {
       ResourceList r{{count_name(t), Quantity::from_int(1)}};
       if (const auto alias = legacy_alias(t); !alias.empty()) r[alias] = Quantity::from_int(1);
       return r;
     }
-    case Evaluator::None: return {};
+    case Evaluator::None:
+      return {};
   }
   return {};
 }
@@ -330,10 +347,12 @@ bool cross_namespace_affinity(const json::object& pod) {
   for (const char* kind : {"podAffinity", "podAntiAffinity"}) {
     const json::object* a = object_at(pod, {"spec", "affinity", kind});
     if (!a) continue;
-    if (const json::value* req = a->if_contains("requiredDuringSchedulingIgnoredDuringExecution"); req && req->is_array())
+    if (const json::value* req = a->if_contains("requiredDuringSchedulingIgnoredDuringExecution");
+        req && req->is_array())
       for (const auto& t : req->as_array())
         if (t.is_object() && cross(&t.as_object())) return true;
-    if (const json::value* pref = a->if_contains("preferredDuringSchedulingIgnoredDuringExecution"); pref && pref->is_array())
+    if (const json::value* pref = a->if_contains("preferredDuringSchedulingIgnoredDuringExecution");
+        pref && pref->is_array())
       for (const auto& t : pref->as_array())
         if (t.is_object() && cross(object_at(t.as_object(), {"podAffinityTerm"}))) return true;
   }
@@ -372,7 +391,8 @@ bool matches_scopes(Evaluator e, const json::object& quota, const json::object& 
 
 // pods.go Constraints: with a quota on cpu/memory requests or limits, every container must set them.
 std::string pod_constraints(const std::vector<std::string>& restricted, const json::object& pod) {
-  static const std::set<std::string> validation{"cpu", "memory", "requests.cpu", "requests.memory", "limits.cpu", "limits.memory"};
+  static const std::set<std::string> validation{"cpu",        "memory",       "requests.cpu", "requests.memory",
+                                                "limits.cpu", "limits.memory"};
   std::set<std::string> required;
   for (const auto& r : restricted)
     if (validation.count(r)) required.insert(r);
@@ -385,8 +405,7 @@ std::string pod_constraints(const std::vector<std::string>& restricted, const js
     }
   if (missing.empty()) return {};
   std::vector<std::string> parts;
-  for (const auto& [r, names] : missing)
-    parts.push_back(r + " for: " + text::join(names, ","));
+  for (const auto& [r, names] : missing) parts.push_back(r + " for: " + text::join(names, ","));
   return "must specify " + text::join(parts, "; ");
 }
 
@@ -449,7 +468,8 @@ void QuotaController::admit(AdmissionRequest& r) {
     const ResourceList used = list_of_impl(object_at(*q, {"status", "used"}));
     for (const auto& name : restricted)
       if (!used.count(name))
-        throw admission_forbidden(r, fmt::format("status unknown for quota: {}, resources: {}", name_of(*q), text::join(restricted, ",")));
+        throw admission_forbidden(
+            r, fmt::format("status unknown for quota: {}, resources: {}", name_of(*q), text::join(restricted, ",")));
     interesting.push_back(q);
   }
   ResourceList delta = usage_of(e, *r.type, obj);
@@ -493,8 +513,10 @@ void QuotaController::admit(AdmissionRequest& r) {
   }
   // A dry run charges nothing (controller.go: dry-run requests do not update the quota).
   if (r.options && r.options->dry_run) return;
-  if (charges.empty()) pending_.erase(key);
-  else pending_[key] = std::move(charges);
+  if (charges.empty())
+    pending_.erase(key);
+  else
+    pending_[key] = std::move(charges);
 }
 
 void QuotaController::on_event(const WatchEvent& e) {
@@ -531,12 +553,13 @@ void QuotaController::on_event(const WatchEvent& e) {
   // What the admission plugin charged lands in status.used once the object is stored.
   for (const auto& p : charged) {
     try {
-      store_.mutate(quota_type, ns, p.quota,
-                    [&](json::object& q) {
-                      json::object& st = util::ensure_object(q, "status");
-                      st["used"] = to_json_impl(add(list_of_impl(object_at(q, {"status", "used"})), p.delta));
-                    },
-                    {}, "status");
+      store_.mutate(
+          quota_type, ns, p.quota,
+          [&](json::object& q) {
+            json::object& st = util::ensure_object(q, "status");
+            st["used"] = to_json_impl(add(list_of_impl(object_at(q, {"status", "used"})), p.delta));
+          },
+          {}, "status");
     } catch (const StatusError&) {
       // The quota is gone.
     }
@@ -593,12 +616,13 @@ void QuotaController::recalculate(const json::object& quota) {
     std::erase_if(pending_, [](const auto& kv) { return kv.second.empty(); });
   }
   try {
-    store_.mutate(store_.type("", "resourcequotas"), ns, name,
-                  [&](json::object& q) {
-                    json::object status{{"hard", to_json_impl(hard_of(q, "spec"))}, {"used", to_json_impl(used)}};
-                    q["status"] = std::move(status);
-                  },
-                  {}, "status");
+    store_.mutate(
+        store_.type("", "resourcequotas"), ns, name,
+        [&](json::object& q) {
+          json::object status{{"hard", to_json_impl(hard_of(q, "spec"))}, {"used", to_json_impl(used)}};
+          q["status"] = std::move(status);
+        },
+        {}, "status");
   } catch (const StatusError&) {
     // Deleted meanwhile.
   }

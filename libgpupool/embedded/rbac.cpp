@@ -20,7 +20,9 @@ std::vector<std::string> strings(const json::object& o, std::string_view key) {
       if (s.is_string()) out.emplace_back(s.as_string());
   return out;
 }
-bool has(const std::vector<std::string>& list, std::string_view x) { return std::find(list.begin(), list.end(), x) != list.end(); }
+bool has(const std::vector<std::string>& list, std::string_view x) {
+  return std::find(list.begin(), list.end(), x) != list.end();
+}
 
 // pkg/apis/rbac/v1/evaluation_helpers.go: VerbMatches, APIGroupMatches, ResourceMatches,
 // ResourceNameMatches, NonResourceURLMatches.
@@ -66,7 +68,8 @@ std::string applies_to(const json::object& binding, const AccessAttributes& a, s
 }  // namespace
 
 bool is_access_review(const ResourceType& t) {
-  return t.group == "authorization.k8s.io" && (t.resource == "selfsubjectaccessreviews" || t.resource == "subjectaccessreviews");
+  return t.group == "authorization.k8s.io" &&
+         (t.resource == "selfsubjectaccessreviews" || t.resource == "subjectaccessreviews");
 }
 
 AccessDecision rbac_authorize(const Store& store, const AccessAttributes& a) {
@@ -77,8 +80,10 @@ AccessDecision rbac_authorize(const Store& store, const AccessAttributes& a) {
     const json::object* ref = object_at(binding, {"roleRef"});
     const std::string kind = string_of(ref, "kind"), name = string_of(ref, "name");
     std::shared_ptr<const json::object> role;
-    if (kind == "ClusterRole") role = store.find(cluster_roles, "", name);
-    else if (kind == "Role" && !ns.empty()) role = store.find(roles, ns, name);
+    if (kind == "ClusterRole")
+      role = store.find(cluster_roles, "", name);
+    else if (kind == "Role" && !ns.empty())
+      role = store.find(roles, ns, name);
     if (!role) return {};
     if (const json::value* rules = role->if_contains("rules"); rules && rules->is_array())
       for (const auto& rule : rules->as_array())
@@ -89,14 +94,16 @@ AccessDecision rbac_authorize(const Store& store, const AccessAttributes& a) {
     const std::string who = applies_to(*b, a, "");
     if (who.empty()) continue;
     if (const std::string role = role_allows(*b, ""); !role.empty())
-      return {true, fmt::format("RBAC: allowed by ClusterRoleBinding \"{}\" of {} to {}", util::name_of(*b), role, who)};
+      return {true,
+              fmt::format("RBAC: allowed by ClusterRoleBinding \"{}\" of {} to {}", util::name_of(*b), role, who)};
   }
   if (a.resource_request && !a.ns.empty())
     for (const auto& b : store.list(store.type("rbac.authorization.k8s.io", "rolebindings"), a.ns).items) {
       const std::string who = applies_to(*b, a, a.ns);
       if (who.empty()) continue;
       if (const std::string role = role_allows(*b, a.ns); !role.empty())
-        return {true, fmt::format("RBAC: allowed by RoleBinding \"{}/{}\" of {} to {}", util::name_of(*b), a.ns, role, who)};
+        return {true,
+                fmt::format("RBAC: allowed by RoleBinding \"{}/{}\" of {} to {}", util::name_of(*b), a.ns, role, who)};
     }
   return {};
 }
@@ -112,17 +119,24 @@ void create_bootstrap_rbac(Store& store) {
   const ResourceType& cr = store.type("rbac.authorization.k8s.io", "clusterroles");
   const ResourceType& crb = store.type("rbac.authorization.k8s.io", "clusterrolebindings");
   auto role = [&](const char* name, json::array rules) {
-    if (!store.find(cr, "", name)) store.create(cr, "", json::object{{"metadata", meta(name)}, {"rules", std::move(rules)}});
+    if (!store.find(cr, "", name))
+      store.create(cr, "", json::object{{"metadata", meta(name)}, {"rules", std::move(rules)}});
   };
   auto bind = [&](const char* name, const char* group) {
     if (store.find(crb, "", name)) return;
-    store.create(crb, "",
-                 json::object{{"metadata", meta(name)},
-                              {"roleRef", json::object{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", name}}},
-                              {"subjects", json::array{json::object{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Group"}, {"name", group}}}}});
+    store.create(
+        crb, "",
+        json::object{
+            {"metadata", meta(name)},
+            {"roleRef",
+             json::object{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", name}}},
+            {"subjects", json::array{json::object{
+                             {"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Group"}, {"name", group}}}}});
   };
-  role("cluster-admin", json::array{json::object{{"apiGroups", json::array{"*"}}, {"resources", json::array{"*"}}, {"verbs", json::array{"*"}}},
-                                    json::object{{"nonResourceURLs", json::array{"*"}}, {"verbs", json::array{"*"}}}});
+  role("cluster-admin",
+       json::array{
+           json::object{{"apiGroups", json::array{"*"}}, {"resources", json::array{"*"}}, {"verbs", json::array{"*"}}},
+           json::object{{"nonResourceURLs", json::array{"*"}}, {"verbs", json::array{"*"}}}});
   bind("cluster-admin", "system:masters");
   role("system:basic-user",
        json::array{json::object{{"apiGroups", json::array{"authorization.k8s.io"}},
@@ -133,9 +147,10 @@ void create_bootstrap_rbac(Store& store) {
                                 {"verbs", json::array{"create"}}}});
   bind("system:basic-user", "system:authenticated");
   role("system:discovery",
-       json::array{json::object{{"nonResourceURLs", json::array{"/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez",
-                                                                  "/openapi", "/openapi/*", "/readyz", "/version", "/version/"}},
-                                {"verbs", json::array{"get"}}}});
+       json::array{
+           json::object{{"nonResourceURLs", json::array{"/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez",
+                                                        "/openapi", "/openapi/*", "/readyz", "/version", "/version/"}},
+                        {"verbs", json::array{"get"}}}});
   bind("system:discovery", "system:authenticated");
 }
 

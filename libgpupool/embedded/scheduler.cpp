@@ -6,12 +6,12 @@
 
 #include <fmt/format.h>
 
+#include "common/json_path.hpp"
 #include "embedded/controllers_util.hpp"
 #include "embedded/store.hpp"
 #include "embedded/volumes.hpp"
 #include "gpupool/node.hpp"
 #include "gpupool/scheduling.hpp"
-#include "common/json_path.hpp"
 
 namespace gpupool::embedded {
 namespace {
@@ -30,7 +30,9 @@ std::string scheduler_of(const json::object& pod) {
 }
 
 json::object pod_scheduled(bool ok, Clock::time_point now, const std::string& message = {}) {
-  json::object c{{"type", "PodScheduled"}, {"status", ok ? "True" : "False"}, {"lastProbeTime", nullptr},
+  json::object c{{"type", "PodScheduled"},
+                 {"status", ok ? "True" : "False"},
+                 {"lastProbeTime", nullptr},
                  {"lastTransitionTime", to_rfc3339(now)}};
   if (!ok) {
     c["reason"] = "Unschedulable";
@@ -77,11 +79,13 @@ void bind_pod(Store& store, const std::string& ns, const std::string& pod, const
       pods, ns, pod,
       [&](json::object& o) {
         if (const json::object* md = object_at(o, {"metadata"}); md && md->contains("deletionTimestamp"))
-          throw StatusError::conflict(pods, pod + "/binding", fmt::format("pod {} is being deleted, cannot be assigned to a host", pod));
+          throw StatusError::conflict(pods, pod + "/binding",
+                                      fmt::format("pod {} is being deleted, cannot be assigned to a host", pod));
         json::object& spec = util::ensure_object(o, "spec");
         const std::string cur = string_of(&spec, "nodeName");
         if (!cur.empty())
-          throw StatusError::conflict(pods, pod + "/binding", fmt::format("pod {} is already assigned to node \"{}\"", pod, cur));
+          throw StatusError::conflict(pods, pod + "/binding",
+                                      fmt::format("pod {} is already assigned to node \"{}\"", pod, cur));
         spec["nodeName"] = node;
       },
       {}, "binding");
@@ -115,7 +119,7 @@ struct Scheduler::Impl {
   std::vector<NodeInfo> nodes;
   std::map<std::string, std::size_t> node_index;
   std::map<std::string, std::pair<std::string, PodRequirements>> accounted;  // pod key -> (node, requirements)
-  std::map<std::string, std::set<std::string>> accounted_on;  // node -> keys of its pods in `accounted`
+  std::map<std::string, std::set<std::string>> accounted_on;                 // node -> keys of its pods in `accounted`
   bool dirty = true;
   std::set<std::string> pending;
   std::map<std::string, Clock::time_point> unschedulable;  // pod key -> time of its last attempt
@@ -177,7 +181,8 @@ struct Scheduler::Impl {
 
   bool serves(const json::object& pod) const {
     const std::string s = scheduler_of(pod);
-    return std::find(options.scheduler_names.begin(), options.scheduler_names.end(), s) != options.scheduler_names.end();
+    return std::find(options.scheduler_names.begin(), options.scheduler_names.end(), s) !=
+           options.scheduler_names.end();
   }
   // MoveAllToActiveOrBackoffQueue: every unschedulable pod is tried again.
   void move_all_to_active() {
@@ -308,13 +313,16 @@ void Scheduler::on_event(const WatchEvent& e) {
         return;
       impl_->move_all_to_active();
     } else if (r == "nodes") {
-      if (e.type == EventType::Deleted) impl_->dirty = true;  // rare: recount from the store
-      else if (!impl_->dirty) impl_->refresh_node(*e.object);
+      if (e.type == EventType::Deleted)
+        impl_->dirty = true;  // rare: recount from the store
+      else if (!impl_->dirty)
+        impl_->refresh_node(*e.object);
       // NodeAdd moves every unschedulable pod; a NodeUpdate only when a scheduling property
       // changed. NodeDelete moves none: only PodTopologySpread's hard constraints and inter-pod
       // affinity (not modelled by place()) register it.
       if (e.type == EventType::Added ||
-          (e.type == EventType::Modified && (!e.old_object || node_scheduling_properties_changed(*e.old_object, *e.object))))
+          (e.type == EventType::Modified &&
+           (!e.old_object || node_scheduling_properties_changed(*e.old_object, *e.object))))
         impl_->move_all_to_active();
     } else {
       const std::string key = key_of(*e.object);
@@ -327,8 +335,8 @@ void Scheduler::on_event(const WatchEvent& e) {
         // EventAssignedPodDelete (NodeResourcesFit registers Pod Delete): an assigned pod deleted, or
         // finishing (it no longer counts against its node), frees resources. A pending pod going
         // away, or a finished one being deleted, frees nothing.
-        const bool was_running = e.type == EventType::Deleted ? !terminal(*e.object)
-                                                              : e.old_object && !terminal(*e.old_object);
+        const bool was_running =
+            e.type == EventType::Deleted ? !terminal(*e.object) : e.old_object && !terminal(*e.old_object);
         const bool frees = acc != impl_->accounted.end() || (!node.empty() && was_running);
         if (acc != impl_->accounted.end()) {
           if (auto n = impl_->node_index.find(acc->second.first); n != impl_->node_index.end() && !impl_->dirty)
@@ -346,8 +354,7 @@ void Scheduler::on_event(const WatchEvent& e) {
             if (auto n = impl_->node_index.find(node); n != impl_->node_index.end())
               impl_->state.add_pod(impl_->nodes[n->second], req);
             impl_->account(key, node, std::move(req));
-          } catch (const ValidationError&) {
-          }
+          } catch (const ValidationError&) {}
         }
       } else if (impl_->serves(*e.object)) {
         if (auto u = impl_->unschedulable.find(key); u == impl_->unschedulable.end()) {
@@ -402,8 +409,7 @@ std::size_t Scheduler::sync() {
             if (auto it = impl_->node_index.find(node); it != impl_->node_index.end())
               impl_->state.add_pod(impl_->nodes[it->second], r);
             impl_->account(key_of(*p), node, std::move(r));
-          } catch (const ValidationError&) {
-          }
+          } catch (const ValidationError&) {}
         }
         impl_->dirty = false;
       }
@@ -445,7 +451,8 @@ std::size_t Scheduler::sync() {
         // schedule_one.go handleSchedulingFailure / bind: Eventf(pod, nil, Normal, "Scheduled",
         // "Binding", "Successfully assigned %v/%v to %v").
         util::record_series_event(store_, wall, pod, "Normal", "Scheduled", "Binding",
-                                  fmt::format("Successfully assigned {}/{} to {}", ns, name, result.chosen_node), component);
+                                  fmt::format("Successfully assigned {}/{} to {}", ns, name, result.chosen_node),
+                                  component);
       } catch (const StatusError&) {
         std::lock_guard lk(impl_->mu);
         impl_->dirty = true;  // lost a race: recount from the store
@@ -472,11 +479,11 @@ std::size_t Scheduler::sync() {
             store_.mutate(events, ns, rec.name, [&](json::object& ev) {
               ev["series"] = json::object{{"count", 2}, {"lastObservedTime", to_rfc3339_micro(now)}};
             });
-          } catch (const StatusError&) {
-          }
+          } catch (const StatusError&) {}
         }
       } else {
-        rec.name = util::record_series_event(store_, wall, pod, "Warning", "FailedScheduling", "Scheduling", message, component);
+        rec.name = util::record_series_event(store_, wall, pod, "Warning", "FailedScheduling", "Scheduling", message,
+                                             component);
         rec.resource_version = rv;
       }
       {

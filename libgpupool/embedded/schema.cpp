@@ -5,9 +5,9 @@
 #include <mutex>
 #include <set>
 
+#include <fmt/format.h>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
-#include <fmt/format.h>
 
 #include "common/builtin_data.hpp"
 #include "embedded/typecheck.hpp"
@@ -24,11 +24,24 @@ constexpr std::string_view kRef = "#/components/schemas/";
 
 // A schema compiled for decoding: what Go type a JSON value must fit.
 struct Node {
-  enum class Type { Any, Object, Map, Array, String, Bool, Int32, Int64, Float64, Quantity, Time, MicroTime } type = Type::Any;
+  enum class Type {
+    Any,
+    Object,
+    Map,
+    Array,
+    String,
+    Bool,
+    Int32,
+    Int64,
+    Float64,
+    Quantity,
+    Time,
+    MicroTime
+  } type = Type::Any;
   std::string go_struct;  // Object: the struct's name ("DeploymentSpec")
   std::string go_type;    // as encoding/json prints it: "int32", "v1.DeploymentSpec", "[]v1.Container"
   std::map<std::string, const Node*, std::less<>> fields;  // Object
-  const Node* elem = nullptr;                               // Array, Map
+  const Node* elem = nullptr;                              // Array, Map
 };
 
 // Types with their own JSON decoding (UnmarshalJSON), accepted as any JSON value here.
@@ -37,7 +50,8 @@ constexpr std::string_view kTime = "io.k8s.apimachinery.pkg.apis.meta.v1.Time";
 constexpr std::string_view kMicroTime = "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime";
 const std::set<std::string, std::less<>> kCustomDecoded = {
     "io.k8s.apimachinery.pkg.util.intstr.IntOrString",
-    "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",     "io.k8s.apimachinery.pkg.runtime.RawExtension",
+    "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",
+    "io.k8s.apimachinery.pkg.runtime.RawExtension",
     "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSON",
     "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrArray",
     "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrBool",
@@ -61,8 +75,8 @@ struct Doc {
     const json::value* r = s.if_contains("$ref");
     if (!r) {
       // A field that refers to a component is written {"allOf": [{"$ref": ...}], "default": ...}.
-      if (const auto* all = s.if_contains("allOf"); all && all->is_array() && all->as_array().size() == 1 &&
-                                                      all->as_array()[0].is_object())
+      if (const auto* all = s.if_contains("allOf");
+          all && all->is_array() && all->as_array().size() == 1 && all->as_array()[0].is_object())
         r = all->as_array()[0].as_object().if_contains("$ref");
     }
     if (!r || !r->is_string()) return {};
@@ -111,7 +125,8 @@ struct Doc {
     const json::value* tv = s.if_contains("type");
     const std::string_view type = tv && tv->is_string() ? std::string_view(tv->as_string()) : std::string_view{};
     const json::value* fmtv = s.if_contains("format");
-    const std::string_view format = fmtv && fmtv->is_string() ? std::string_view(fmtv->as_string()) : std::string_view{};
+    const std::string_view format =
+        fmtv && fmtv->is_string() ? std::string_view(fmtv->as_string()) : std::string_view{};
     if (type == "string") {
       // metav1.Time decodes itself, from a JSON string: any other kind is encoding/json's type
       // error `... of type string` (its text is not checked here).
@@ -195,29 +210,39 @@ const Node* root(std::string_view group, std::string_view version, std::string_v
 // not fit an integer type, "number <literal>".
 std::string json_kind(const json::value& v) {
   switch (v.kind()) {
-    case json::kind::string: return "string";
-    case json::kind::bool_: return "bool";
-    case json::kind::object: return "object";
-    case json::kind::array: return "array";
-    default: return "number";
+    case json::kind::string:
+      return "string";
+    case json::kind::bool_:
+      return "bool";
+    case json::kind::object:
+      return "object";
+    case json::kind::array:
+      return "array";
+    default:
+      return "number";
   }
 }
-
 
 // Does `v` fit node `n`'s type? nullopt when it does, else UnmarshalTypeError.Value.
 std::optional<std::string> misfit(const json::value& v, const Node& n) {
   if (v.is_null()) return std::nullopt;  // null leaves a Go field at its zero value
   switch (n.type) {
     case Node::Type::Any:
-    case Node::Type::Quantity: return std::nullopt;
+    case Node::Type::Quantity:
+      return std::nullopt;
     case Node::Type::String:
     case Node::Type::Time:
-    case Node::Type::MicroTime: return v.is_string() ? std::nullopt : std::optional(json_kind(v));
-    case Node::Type::Bool: return v.is_bool() ? std::nullopt : std::optional(json_kind(v));
+    case Node::Type::MicroTime:
+      return v.is_string() ? std::nullopt : std::optional(json_kind(v));
+    case Node::Type::Bool:
+      return v.is_bool() ? std::nullopt : std::optional(json_kind(v));
     case Node::Type::Object:
-    case Node::Type::Map: return v.is_object() ? std::nullopt : std::optional(json_kind(v));
-    case Node::Type::Array: return v.is_array() ? std::nullopt : std::optional(json_kind(v));
-    case Node::Type::Float64: return v.is_number() ? std::nullopt : std::optional(json_kind(v));
+    case Node::Type::Map:
+      return v.is_object() ? std::nullopt : std::optional(json_kind(v));
+    case Node::Type::Array:
+      return v.is_array() ? std::nullopt : std::optional(json_kind(v));
+    case Node::Type::Float64:
+      return v.is_number() ? std::nullopt : std::optional(json_kind(v));
     case Node::Type::Int32:
     case Node::Type::Int64: {
       if (!v.is_number()) return json_kind(v);
@@ -256,7 +281,9 @@ std::optional<std::string> go_time_error(std::string_view value, bool micro) {
     return fmt::format("parsing time {} as {}: cannot parse {} as {}", go_quote(value), go_quote(layout), go_quote(v),
                        go_quote(elem));
   };
-  auto range = [&](std::string_view what) { return fmt::format("parsing time {}: {} out of range", go_quote(value), what); };
+  auto range = [&](std::string_view what) {
+    return fmt::format("parsing time {}: {} out of range", go_quote(value), what);
+  };
   auto digit = [&](std::size_t i) { return i < v.size() && v[i] >= '0' && v[i] <= '9'; };
   // getnum: one or two digits (fixed: exactly two).
   auto num = [&](bool fixed, int& out) {
@@ -339,8 +366,8 @@ std::optional<std::string> go_time_error(std::string_view value, bool micro) {
 struct Walker {
   Decoded& out;
   bool prune;
-  std::string path;     // sigs.k8s.io/json's field path, with [i] for elements
-  std::string go_path;  // encoding/json's Field: the keys from the root, without indexes
+  std::string path;               // sigs.k8s.io/json's field path, with [i] for elements
+  std::string go_path;            // encoding/json's Field: the keys from the root, without indexes
   bool in_resource_list = false;  // walking the values of a map of quantities
 
   // The fields of an object of struct node `n`, in document order.
@@ -393,9 +420,10 @@ struct Walker {
         if (e.rule().find("magnitude too large") != std::string::npos) {  // gpupool's own limit, not Go's
           if (prune && in_resource_list) v = Quantity::canonical(text, true);
         } else {
-          out.decode_error = e.rule().find("suffix") != std::string::npos
-                                 ? "unable to parse quantity's suffix"
-                                 : "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+          out.decode_error =
+              e.rule().find("suffix") != std::string::npos
+                  ? "unable to parse quantity's suffix"
+                  : "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
         }
       }
       return;
@@ -416,7 +444,9 @@ struct Walker {
     if (v.is_null()) return;
     const std::size_t plen = path.size(), glen = go_path.size();
     switch (n.type) {
-      case Node::Type::Object: fields(n, v.as_object()); break;
+      case Node::Type::Object:
+        fields(n, v.as_object());
+        break;
       case Node::Type::Map:
         // map[ResourceName]Quantity: a ResourceList (requests, limits, capacity, hard, ...).
         in_resource_list = n.elem->type == Node::Type::Quantity;
@@ -438,7 +468,8 @@ struct Walker {
         }
         break;
       }
-      default: break;
+      default:
+        break;
     }
     path.resize(plen);
     go_path.resize(glen);
@@ -490,7 +521,8 @@ void canonical(const Node& n, json::value& v, int depth) {
       if (v.is_array())
         for (auto& child : v.as_array()) canonical(*n.elem, child, depth + 1);
       return;
-    default: return;
+    default:
+      return;
   }
 }
 

@@ -84,9 +84,12 @@ LabelSelector LabelSelector::parse(std::string_view text) {
       if (sp == std::string_view::npos) bad("expected 'in' or 'notin'", part);
       auto op = trim(head.substr(sp + 1));
       r.key = std::string(trim(head.substr(0, sp)));
-      if (op == "in") r.op = Op::In;
-      else if (op == "notin") r.op = Op::NotIn;
-      else bad("expected 'in' or 'notin'", part);
+      if (op == "in")
+        r.op = Op::In;
+      else if (op == "notin")
+        r.op = Op::NotIn;
+      else
+        bad("expected 'in' or 'notin'", part);
       auto inner = part.substr(open + 1, part.size() - open - 2);
       for (auto v : split_top(inner)) {
         v = trim(v);
@@ -109,7 +112,9 @@ bool LabelSelector::matches(const std::map<std::string, std::string>& labels) co
   for (const auto& r : reqs_) {
     auto it = labels.find(r.key);
     const bool has = it != labels.end();
-    const auto in_values = [&] { return has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end(); };
+    const auto in_values = [&] {
+      return has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
+    };
     switch (r.op) {
       case Op::Equals:
       case Op::In:

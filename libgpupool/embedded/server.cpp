@@ -13,30 +13,30 @@
 #include <deque>
 #include <thread>
 
+#include <sstream>
 #include "embedded/admission.hpp"
-#include "embedded/rbac.hpp"
 #include "embedded/api.hpp"
+#include "embedded/base64.hpp"
 #include "embedded/controllers.hpp"
 #include "embedded/crd_schema.hpp"
-#include "embedded/volumes.hpp"
-#include "embedded/endpoints.hpp"
 #include "embedded/disruption.hpp"
-#include "embedded/kubelet.hpp"
-#include "embedded/local_runtime.hpp"
-#include "embedded/quota.hpp"
-#include "embedded/scheduler.hpp"
-#include "embedded/base64.hpp"
+#include "embedded/endpoints.hpp"
 #include "embedded/faults.hpp"
 #include "embedded/http_server.hpp"
 #include "embedded/journal.hpp"
+#include "embedded/kubelet.hpp"
+#include "embedded/local_runtime.hpp"
+#include "embedded/quota.hpp"
+#include "embedded/rbac.hpp"
+#include "embedded/scheduler.hpp"
 #include "embedded/server_store.hpp"
 #include "embedded/streams.hpp"
 #include "embedded/tls.hpp"
+#include "embedded/volumes.hpp"
 #include "gpupool/embedded.hpp"
 #include "gpupool/names.hpp"
 #include "gpupool/profile.hpp"
 #include "gpupool/topology.hpp"
-#include <sstream>
 
 namespace gpupool {
 
@@ -47,7 +47,8 @@ namespace {
 
 std::string random_token() {
   unsigned char bytes[24];
-  if (RAND_bytes(bytes, sizeof bytes) != 1) throw Error("embedded server: cannot generate a token (OpenSSL RAND_bytes)");
+  if (RAND_bytes(bytes, sizeof bytes) != 1)
+    throw Error("embedded server: cannot generate a token (OpenSSL RAND_bytes)");
   std::string out;
   for (unsigned char b : bytes) out += fmt::format("{:02x}", b);
   return out;
@@ -194,8 +195,9 @@ struct EmbeddedServer::Impl {
 RunMode parse_run_mode(const std::string& text, const std::string& field) {
   if (text == "simulate") return RunMode::Simulate;
   if (text == "local") return RunMode::Local;
-  throw ValidationError(field, text, "must be \"simulate\" (the default: containers are simulated) or \"local\" "
-                                     "(their commands run as local processes)");
+  throw ValidationError(field, text,
+                        "must be \"simulate\" (the default: containers are simulated) or \"local\" "
+                        "(their commands run as local processes)");
 }
 
 const char* to_string(RunMode mode) noexcept { return mode == RunMode::Local ? "local" : "simulate"; }
@@ -247,8 +249,9 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
   im.api = std::make_unique<Api>(*im.store, ao);
   im.api->set_log_provider([&im](const LogRequest& lr) { return im.logs(lr); });
   im.streams = std::make_unique<Streams>(*im.store, im.options.stream_handler, im.options.websockets);
-  im.api->set_connect_handler([streams = im.streams.get()](const Request& r, const std::string& ns, const std::string& name,
-                                                          const std::string& sub) { return streams->connect(r, ns, name, sub); });
+  im.api->set_connect_handler(
+      [streams = im.streams.get()](const Request& r, const std::string& ns, const std::string& name,
+                                   const std::string& sub) { return streams->connect(r, ns, name, sub); });
 
   // A saved state replaces the topology: the cluster continues where the last command left it
   // (the snapshot, then the journal of writes committed after it).
@@ -269,8 +272,10 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
   namespaces.insert(namespaces.end(), im.options.users.begin(), im.options.users.end());
   for (const auto& ns : namespaces) {
     if (im.store->find(ns_type, "", ns)) continue;
-    im.store->create(ns_type, "", json::object{{"metadata", json::object{{"name", ns},
-                                                                       {"labels", json::object{{"kubernetes.io/metadata.name", ns}}}}}});
+    im.store->create(
+        ns_type, "",
+        json::object{
+            {"metadata", json::object{{"name", ns}, {"labels", json::object{{"kubernetes.io/metadata.name", ns}}}}}});
   }
   create_system_priority_classes(*im.store);
   create_bootstrap_rbac(*im.store);
@@ -279,7 +284,8 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
   for (const auto& c : crd::kubeflow_crds(im.options.mpijob_version)) {
     const auto* md = c->if_contains("metadata");
     const auto* name = md && md->is_object() ? md->as_object().if_contains("name") : nullptr;
-    if (name && name->is_string() && !im.store->find(crd_type, "", name->as_string())) im.store->create(crd_type, "", *c);
+    if (name && name->is_string() && !im.store->find(crd_type, "", name->as_string()))
+      im.store->create(crd_type, "", *c);
   }
   if (!restored) {
     // StorageClasses: "standard", the default class (as kind and minikube install one), and every
@@ -293,15 +299,18 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
     for (const auto& cls : classes) {
       json::object md{{"name", cls}};
       if (cls == "standard") md["annotations"] = json::object{{"storageclass.kubernetes.io/is-default-class", "true"}};
-      im.store->create(sc_type, "", json::object{{"metadata", std::move(md)}, {"provisioner", kEmbeddedProvisioner},
-                                                 {"reclaimPolicy", "Delete"}, {"volumeBindingMode", "Immediate"}});
+      im.store->create(sc_type, "",
+                       json::object{{"metadata", std::move(md)},
+                                    {"provisioner", kEmbeddedProvisioner},
+                                    {"reclaimPolicy", "Delete"},
+                                    {"volumeBindingMode", "Immediate"}});
     }
   }
   // "none" (or empty): no nodes, as a control plane without kubelets starts; nodes are created
   // through the API (they then get the not-ready taint, as TaintNodesByCondition gives them).
   if (!im.options.topology.empty() && im.options.topology != "none" && !restored) {
-    const Topology topo = fs::exists(im.options.topology) ? Topology::load(im.options.topology)
-                                                          : Topology::builtin(im.options.topology);
+    const Topology topo =
+        fs::exists(im.options.topology) ? Topology::load(im.options.topology) : Topology::builtin(im.options.topology);
     const auto& nodes = im.store->type("", "nodes");
     WriteOptions wo;
     wo.keep_creation_timestamp = true;
@@ -327,7 +336,8 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
     ho.tokens[tok] = Identity{u, {"system:authenticated"}};
   }
   const Api* api = im.api.get();
-  im.http = std::make_unique<HttpServer>(std::move(ho), [api](const Request& r) { return api->handle(r); }, im.faults);
+  im.http = std::make_unique<HttpServer>(
+      std::move(ho), [api](const Request& r) { return api->handle(r); }, im.faults);
 
   // Kubeconfigs.
   if (im.options.kubeconfig_dir.empty()) {
@@ -345,9 +355,10 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
   write_private(admin_kubeconfig(), kubeconfig_text(server, im.ca.cert_pem(), "admin", "default",
                                                     cert_block(im.ca.issue_client("admin", {"system:masters"}))));
   for (const auto& u : im.options.users) {
-    write_private(kubeconfig(u), kubeconfig_text(server, im.ca.cert_pem(), u, u,
-                                                 fmt::format("    token: {}\n", user_tokens[u])));
-    write_private(cert_kubeconfig(u), kubeconfig_text(server, im.ca.cert_pem(), u, u, cert_block(im.ca.issue_client(u, {}))));
+    write_private(kubeconfig(u),
+                  kubeconfig_text(server, im.ca.cert_pem(), u, u, fmt::format("    token: {}\n", user_tokens[u])));
+    write_private(cert_kubeconfig(u),
+                  kubeconfig_text(server, im.ca.cert_pem(), u, u, cert_block(im.ca.issue_client(u, {}))));
   }
   if (!im.options.manual_clock) {
     im.ticker = std::thread([&im] {

@@ -1,6 +1,6 @@
 // EmbeddedSession: who owns a topology's shared state, and how the others reach it (issue #16).
-#include "gpupool/embedded_state.hpp"
 #include "common/json_depth.hpp"
+#include "gpupool/embedded_state.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <boost/json.hpp>
 #include <fmt/format.h>
+#include <boost/json.hpp>
 
 #include <cerrno>
 #include <chrono>
@@ -46,7 +46,8 @@ class LockFile {
  public:
   explicit LockFile(const std::string& path) : path_(path) {
     fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd_ < 0) throw ConfigError(path, "", std::string("cannot open the embedded cluster's lock: ") + std::strerror(errno));
+    if (fd_ < 0)
+      throw ConfigError(path, "", std::string("cannot open the embedded cluster's lock: ") + std::strerror(errno));
   }
   ~LockFile() {
     if (fd_ >= 0) ::close(fd_);
@@ -59,7 +60,8 @@ class LockFile {
       if (errno != EINTR) return false;
     // The holder's pid, for those who wait.
     const std::string pid = std::to_string(::getpid()) + "\n";
-    if (::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, pid.data(), pid.size(), 0) < 0) { /* informational only */ }
+    if (::ftruncate(fd_, 0) == 0 && ::pwrite(fd_, pid.data(), pid.size(), 0) < 0) { /* informational only */
+    }
     return true;
   }
   void unlock() { ::flock(fd_, LOCK_UN); }
@@ -252,8 +254,8 @@ void reset_embedded(const EmbeddedStatePaths& paths) {
                             paths.topology, e->pid, paths.topology));
   LockFile lock(paths.lock);
   if (!lock.try_lock())
-    throw Error(fmt::format("the embedded cluster \"{}\" is in use by pid {}; try again when it is done", paths.topology,
-                            lock.holder()));
+    throw Error(fmt::format("the embedded cluster \"{}\" is in use by pid {}; try again when it is done",
+                            paths.topology, lock.holder()));
   std::error_code ec;
   for (const std::string& f : {paths.snapshot, paths.snapshot + ".log", paths.snapshot + ".log.old", paths.endpoint})
     fs::remove(f, ec);

@@ -110,9 +110,12 @@ StatusError StatusError::forbidden(std::string_view user, std::string_view verb,
 
 std::string_view to_string(EventType t) noexcept {
   switch (t) {
-    case EventType::Added: return "ADDED";
-    case EventType::Modified: return "MODIFIED";
-    case EventType::Deleted: return "DELETED";
+    case EventType::Added:
+      return "ADDED";
+    case EventType::Modified:
+      return "MODIFIED";
+    case EventType::Deleted:
+      return "DELETED";
   }
   return "ERROR";
 }
@@ -122,9 +125,10 @@ Propagation parse_propagation(std::string_view text) {
   if (text == "Background") return Propagation::Background;
   if (text == "Foreground") return Propagation::Foreground;
   if (text.empty()) return Propagation::Default;
-  throw StatusError::bad_request(fmt::format("propagationPolicy: Unsupported value: \"{}\": supported values: "
-                                             "\"Foreground\", \"Background\", \"Orphan\"",
-                                             text));
+  throw StatusError::bad_request(
+      fmt::format("propagationPolicy: Unsupported value: \"{}\": supported values: "
+                  "\"Foreground\", \"Background\", \"Orphan\"",
+                  text));
 }
 
 // ---- helpers -----------------------------------------------------------------------------------
@@ -157,17 +161,32 @@ std::map<std::string, std::string> labels_of(const json::object& obj) {
   return out;
 }
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 bool is_builtin_group(std::string_view group) {
-  static const std::set<std::string> builtin_groups = {
-      "", "apps", "batch", "policy", "networking.k8s.io", "rbac.authorization.k8s.io", "scheduling.k8s.io",
-      "storage.k8s.io", "coordination.k8s.io", "events.k8s.io", "authorization.k8s.io", "authentication.k8s.io",
-      "autoscaling", "certificates.k8s.io", "discovery.k8s.io", "node.k8s.io", "flowcontrol.apiserver.k8s.io",
-      "apiregistration.k8s.io", "resource.k8s.io", "storagemigration.k8s.io", "internal.apiserver.k8s.io",
-      "apiextensions.k8s.io", "admissionregistration.k8s.io"};
+  static const std::set<std::string> builtin_groups = {"",
+                                                       "apps",
+                                                       "batch",
+                                                       "policy",
+                                                       "networking.k8s.io",
+                                                       "rbac.authorization.k8s.io",
+                                                       "scheduling.k8s.io",
+                                                       "storage.k8s.io",
+                                                       "coordination.k8s.io",
+                                                       "events.k8s.io",
+                                                       "authorization.k8s.io",
+                                                       "authentication.k8s.io",
+                                                       "autoscaling",
+                                                       "certificates.k8s.io",
+                                                       "discovery.k8s.io",
+                                                       "node.k8s.io",
+                                                       "flowcontrol.apiserver.k8s.io",
+                                                       "apiregistration.k8s.io",
+                                                       "resource.k8s.io",
+                                                       "storagemigration.k8s.io",
+                                                       "internal.apiserver.k8s.io",
+                                                       "apiextensions.k8s.io",
+                                                       "admissionregistration.k8s.io"};
   return builtin_groups.count(std::string(group)) > 0;
 }
 
@@ -178,13 +197,25 @@ namespace {
 // custom resources (customresource/strategy.go). Pods, Services, ConfigMaps, PVCs, ServiceAccounts,
 // RBAC objects, quotas... have none.
 bool tracks_generation(const ResourceType& t) {
-  static const std::set<std::string> with = {
-      "daemonsets.apps", "deployments.apps", "replicasets.apps", "statefulsets.apps", "cronjobs.batch", "jobs.batch",
-      "podtemplates", "replicationcontrollers", "endpointslices.discovery.k8s.io",
-      "flowschemas.flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io",
-      "ingresses.networking.k8s.io", "ingressclasses.networking.k8s.io", "networkpolicies.networking.k8s.io",
-      "poddisruptionbudgets.policy", "deviceclasses.resource.k8s.io", "resourceslices.resource.k8s.io",
-      "priorityclasses.scheduling.k8s.io", "customresourcedefinitions.apiextensions.k8s.io"};
+  static const std::set<std::string> with = {"daemonsets.apps",
+                                             "deployments.apps",
+                                             "replicasets.apps",
+                                             "statefulsets.apps",
+                                             "cronjobs.batch",
+                                             "jobs.batch",
+                                             "podtemplates",
+                                             "replicationcontrollers",
+                                             "endpointslices.discovery.k8s.io",
+                                             "flowschemas.flowcontrol.apiserver.k8s.io",
+                                             "prioritylevelconfigurations.flowcontrol.apiserver.k8s.io",
+                                             "ingresses.networking.k8s.io",
+                                             "ingressclasses.networking.k8s.io",
+                                             "networkpolicies.networking.k8s.io",
+                                             "poddisruptionbudgets.policy",
+                                             "deviceclasses.resource.k8s.io",
+                                             "resourceslices.resource.k8s.io",
+                                             "priorityclasses.scheduling.k8s.io",
+                                             "customresourcedefinitions.apiextensions.k8s.io"};
   if (t.group == "admissionregistration.k8s.io") return true;
   if (with.count(t.group_resource())) return true;
   return !is_builtin_group(t.group);  // a custom resource
@@ -225,8 +256,10 @@ void remove_finalizer(json::object& md, std::string_view f) {
   json::array kept;
   for (const auto& v : fs->as_array())
     if (!(v.is_string() && v.as_string() == f)) kept.push_back(v);
-  if (kept.empty()) md.erase("finalizers");
-  else *fs = std::move(kept);
+  if (kept.empty())
+    md.erase("finalizers");
+  else
+    *fs = std::move(kept);
 }
 
 // Everything but metadata and status: a change there bumps metadata.generation.
@@ -259,28 +292,28 @@ struct Ref {
 struct Store::Impl {
   Options options;
   mutable std::recursive_mutex mu;
-  std::deque<ResourceType> types;                       // address-stable
+  std::deque<ResourceType> types;  // address-stable
   std::unordered_map<const ResourceType*, Objects> data;
   std::unordered_map<std::string, std::set<Ref>> dependents;  // owner uid -> dependents
   // Owners in foreground deletion (deletionTimestamp + the foregroundDeletion finalizer), by uid:
   // the garbage collector's "waiting for dependents deletion" set.
   std::unordered_map<std::string, Ref> foreground;
   std::uint64_t rv = 1;
-  std::uint64_t compacted = 0;                            // the newest event dropped from history
+  std::uint64_t compacted = 0;  // the newest event dropped from history
   std::deque<WatchEvent> history;
   // The watch cache's window per resource type (apiserver/pkg/storage/cacher/watch_cache.go):
   // 100 events at least, doubled while its oldest event is fresher than 75 s, halved when a
   // quarter of it is older; a watch from before the window is 410 Expired.
   struct WatchWindow {
-    std::size_t capacity = 100;                                         // defaultLowerBoundCapacity
+    std::size_t capacity = 100;                                      // defaultLowerBoundCapacity
     std::deque<std::pair<std::uint64_t, Clock::time_point>> events;  // resourceVersion, record time
-    bool removed = false;  // removedEventSinceRelist
+    bool removed = false;                                            // removedEventSinceRelist
   };
   std::unordered_map<const ResourceType*, WatchWindow> windows;
   std::map<SubscriptionId, std::function<void(const WatchEvent&)>> subscribers;
   SubscriptionId next_sub = 1;
   std::vector<std::shared_ptr<WatchQueue>> queues;
-  std::deque<WatchEvent> pending;                         // for subscribers
+  std::deque<WatchEvent> pending;  // for subscribers
   bool dispatching = false;
   std::vector<std::pair<AdmissionStage, std::function<void(AdmissionRequest&)>>> plugins;
   std::mt19937_64 rng{std::random_device{}()};
@@ -378,7 +411,8 @@ const ResourceType& Store::type(std::string_view group, std::string_view resourc
                                 group.empty() ? "" : ".", group));
 }
 
-const ResourceType* Store::find_type(std::string_view group, std::string_view version, std::string_view resource) const {
+const ResourceType* Store::find_type(std::string_view group, std::string_view version,
+                                     std::string_view resource) const {
   std::lock_guard lk(impl_->mu);
   for (const auto& t : impl_->types)
     if (t.group == group && t.version == version && t.resource == resource && !resource.empty()) return &t;
@@ -540,15 +574,14 @@ std::shared_ptr<const json::object> Store::create_shared(const ResourceType& t, 
     if (name.empty()) {
       const std::string gen = str(md, "generateName");
       if (gen.empty())
-        throw StatusError::invalid(t, "", {{"FieldValueRequired", "Required value: name or generateName is required",
-                                            "metadata.name"}});
+        throw StatusError::invalid(
+            t, "", {{"FieldValueRequired", "Required value: name or generateName is required", "metadata.name"}});
       name = gen + impl_->random_suffix();
       md["name"] = name;
     }
     if (t.namespaced) {
       const auto& ns_type = type("", "namespaces");
-      if (!impl_->objects(ns_type).count({"", std::string(ns)}))
-        throw StatusError::not_found(ns_type, ns);
+      if (!impl_->objects(ns_type).count({"", std::string(ns)})) throw StatusError::not_found(ns_type, ns);
     }
     // The create handler fills the system fields (uid) before admission (handlers/create.go
     // FillObjectMetaSystemFields): the Job strategy's generated selector names the uid.
@@ -564,8 +597,10 @@ std::shared_ptr<const json::object> Store::create_shared(const ResourceType& t, 
     } else {
       md2.erase("resourceVersion");  // dry run: nothing stored, no version
     }
-    if (tracks_generation(t)) md2["generation"] = 1;
-    else md2.erase("generation");
+    if (tracks_generation(t))
+      md2["generation"] = 1;
+    else
+      md2.erase("generation");
     if (o.dry_run) return std::make_shared<const json::object>(std::move(obj));
     stored = std::make_shared<const json::object>(std::move(obj));
     impl_->put(t, key, stored);
@@ -620,18 +655,19 @@ ContinueToken decode_continue(const std::string& token) {
   json::value v;
   if (raw) v = json::parse(*raw, ec);
   if (!raw || ec || !v.is_object() || !v.as_object().contains("rv"))
-    throw StatusError::bad_request("continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
+    throw StatusError::bad_request(
+        "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)");
   const auto& o = v.as_object();
   ContinueToken c;
-  c.rv = o.at("rv").is_uint64() ? o.at("rv").as_uint64() : static_cast<std::uint64_t>(o.at("rv").to_number<std::int64_t>());
+  c.rv = o.at("rv").is_uint64() ? o.at("rv").as_uint64()
+                                : static_cast<std::uint64_t>(o.at("rv").to_number<std::int64_t>());
   c.ns = str(o, "ns");
   c.name = str(o, "start");
   return c;
 }
 bool object_matches(const json::object& obj, const LabelSelector& labels, const FieldSelector& fields) {
   if (!labels.empty() && !labels.matches(labels_of(obj))) return false;
-  if (!fields.empty() && !fields.matches([&](const std::string& path) { return field_value(obj, path); }))
-    return false;
+  if (!fields.empty() && !fields.matches([&](const std::string& path) { return field_value(obj, path); })) return false;
   return true;
 }
 }  // namespace
@@ -691,7 +727,8 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
       throw StatusError::invalid(t, "", {{"FieldValueRequired", "Required value: name is required", "metadata.name"}});
     const std::string given_ns = str(md, "namespace");
     if (t.namespaced && !given_ns.empty() && given_ns != ns)
-      throw StatusError::bad_request("the namespace of the provided object does not match the namespace sent on the request");
+      throw StatusError::bad_request(
+          "the namespace of the provided object does not match the namespace sent on the request");
     const Key key{std::string(ns), name};
     auto& objs = impl_->objects(t);
     auto it = objs.find(key);
@@ -702,14 +739,17 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
     if (!want_rv.empty() && want_rv != str(old_md, "resourceVersion")) throw StatusError::conflict(t, name);
     const std::string want_uid = str(md, "uid");
     if (!want_uid.empty() && want_uid != str(old_md, "uid"))
-      throw StatusError::conflict(t, name, fmt::format("Precondition failed: UID in precondition: {}, UID in object meta: {}",
-                                                       want_uid, str(old_md, "uid")));
+      throw StatusError::conflict(t, name,
+                                  fmt::format("Precondition failed: UID in precondition: {}, UID in object meta: {}",
+                                              want_uid, str(old_md, "uid")));
     json::object next;
     if (subresource == "status") {
       // The status endpoint changes status only (registry strategies' PrepareForUpdate).
       next = *old;
-      if (const auto* st = obj.if_contains("status")) next["status"] = *st;
-      else next.erase("status");
+      if (const auto* st = obj.if_contains("status"))
+        next["status"] = *st;
+      else
+        next.erase("status");
       // The workload and pod status strategies keep the spec only (apps/deployment, replicaset,
       // statefulset, daemonset, batch/job, cronjob, core/pod strategy.go): the body's labels,
       // annotations, finalizers and ownerReferences are taken, except a Deployment's labels and
@@ -719,28 +759,37 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
         for (const char* k : {"labels", "annotations", "finalizers", "ownerReferences"}) {
           if (std::string_view(k) == "labels" && t.resource == "deployments") continue;
           if (std::string_view(k) == "ownerReferences" && t.resource == "pods") continue;
-          if (const auto* v = md.if_contains(k)) nmd[k] = *v;
-          else nmd.erase(k);
+          if (const auto* v = md.if_contains(k))
+            nmd[k] = *v;
+          else
+            nmd.erase(k);
         }
       }
     } else {
       next = std::move(obj);
       if (t.has_status) {
-        if (const auto* st = old->if_contains("status")) next["status"] = *st;
-        else next.erase("status");
+        if (const auto* st = old->if_contains("status"))
+          next["status"] = *st;
+        else
+          next.erase("status");
       }
       auto& nmd = metadata_of(next);
       // rest.BeforeUpdate: uid, creationTimestamp and the deletion fields are the server's.
-      for (const char* k : {"uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"})
-        if (const auto* v = old_md.if_contains(k)) nmd[k] = *v;
-        else if (std::string_view(k).starts_with("deletion")) nmd.erase(k);
-      if (t.namespaced) nmd["namespace"] = std::string(ns);
-      else nmd.erase("namespace");
+      for (const char* k :
+           {"uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"})
+        if (const auto* v = old_md.if_contains(k))
+          nmd[k] = *v;
+        else if (std::string_view(k).starts_with("deletion"))
+          nmd.erase(k);
+      if (t.namespaced)
+        nmd["namespace"] = std::string(ns);
+      else
+        nmd.erase("namespace");
     }
     next["apiVersion"] = t.api_version();
     next["kind"] = t.kind;
-    AdmissionRequest req{AdmissionRequest::Operation::Update, &t, std::string(subresource), std::string(ns), &next,
-                         old.get(), &o};
+    AdmissionRequest req{
+        AdmissionRequest::Operation::Update, &t, std::string(subresource), std::string(ns), &next, old.get(), &o};
     admit(req);
     auto& nmd = metadata_of(next);
     std::int64_t gen = 1;
@@ -756,15 +805,17 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
       const json::value* oa = old_md.if_contains("annotations");
       if (!na != !oa || (na && !util::json_equal(*na, *oa))) ++gen;
     }
-    if (tracks_generation(t)) nmd["generation"] = gen;
-    else nmd.erase("generation");
+    if (tracks_generation(t))
+      nmd["generation"] = gen;
+    else
+      nmd.erase("generation");
     nmd["resourceVersion"] = str(old_md, "resourceVersion");
     // A no-op update writes nothing and sends no event. A status write usually changes the status:
     // compare that first, the whole object only when it is the same.
     const auto status_of = [](const json::object& o) { return o.if_contains("status"); };
     const json::value *new_status = status_of(next), *old_status = status_of(*old);
-    const bool status_differs = status_only && (!new_status != !old_status ||
-                                                (new_status && !util::json_equal(*new_status, *old_status)));
+    const bool status_differs =
+        status_only && (!new_status != !old_status || (new_status && !util::json_equal(*new_status, *old_status)));
     if (!status_differs && util::json_equal(next, *old)) return old;
     if (o.dry_run) return std::make_shared<const json::object>(std::move(next));
     if (nmd.contains("deletionTimestamp") && !has_finalizers(nmd)) {
@@ -817,7 +868,8 @@ bool Store::delete_locked_recursive(const ResourceType& t, const std::string& ns
   const std::string uid = str(metadata_of(*old), "uid");
   if (p == Propagation::Default) p = t.orphan_by_default ? Propagation::Orphan : Propagation::Background;
   std::vector<Ref> deps;
-  if (auto d = impl_->dependents.find(uid); d != impl_->dependents.end()) deps.assign(d->second.begin(), d->second.end());
+  if (auto d = impl_->dependents.find(uid); d != impl_->dependents.end())
+    deps.assign(d->second.begin(), d->second.end());
   if (p == Propagation::Orphan) {
     for (const auto& d : deps) {
       auto& dobjs = impl_->objects(*d.type);
@@ -829,8 +881,10 @@ bool Store::delete_locked_recursive(const ResourceType& t, const std::string& ns
       if (auto* refs = nmd.if_contains("ownerReferences"); refs && refs->is_array())
         for (auto& r : refs->as_array())
           if (!(r.is_object() && str(r.as_object(), "uid") == uid)) kept.push_back(r);
-      if (kept.empty()) nmd.erase("ownerReferences");
-      else nmd["ownerReferences"] = std::move(kept);
+      if (kept.empty())
+        nmd.erase("ownerReferences");
+      else
+        nmd["ownerReferences"] = std::move(kept);
       nmd["resourceVersion"] = std::to_string(++impl_->rv);
       auto prev = di->second;
       auto stored = std::make_shared<const json::object>(std::move(next));
@@ -931,7 +985,8 @@ void Store::erase_locked(const ResourceType& t, const std::string& ns, const std
   commit_event(EventType::Deleted, t, std::make_shared<const json::object>(std::move(gone)), old);
   // The GC: dependents of an owner that no longer exists are deleted (in the background) ...
   std::vector<Ref> deps;
-  if (auto d = impl_->dependents.find(uid); d != impl_->dependents.end()) deps.assign(d->second.begin(), d->second.end());
+  if (auto d = impl_->dependents.find(uid); d != impl_->dependents.end())
+    deps.assign(d->second.begin(), d->second.end());
   for (const auto& d : deps) delete_locked_recursive(*d.type, d.ns, d.name, Propagation::Background);
   // ... and an owner waiting for its dependents may now lose its foregroundDeletion finalizer.
   for (const auto& o : owners) gc_foreground_locked(o);
@@ -950,14 +1005,17 @@ json::object Store::remove(const ResourceType& t, std::string_view ns, std::stri
     if (it == objs.end()) throw StatusError::not_found(t, name);
     const auto& md = metadata_of(*it->second);
     if (o.precondition_uid && *o.precondition_uid != str(md, "uid"))
-      throw StatusError::conflict(t, name, fmt::format("Precondition failed: UID in precondition: {}, UID in object meta: {}",
-                                                       *o.precondition_uid, str(md, "uid")));
+      throw StatusError::conflict(t, name,
+                                  fmt::format("Precondition failed: UID in precondition: {}, UID in object meta: {}",
+                                              *o.precondition_uid, str(md, "uid")));
     if (o.precondition_resource_version && *o.precondition_resource_version != str(md, "resourceVersion"))
       throw StatusError::conflict(
-          t, name, fmt::format("Precondition failed: ResourceVersion in precondition: {}, ResourceVersion in object meta: {}",
-                               *o.precondition_resource_version, str(md, "resourceVersion")));
+          t, name,
+          fmt::format("Precondition failed: ResourceVersion in precondition: {}, ResourceVersion in object meta: {}",
+                      *o.precondition_resource_version, str(md, "resourceVersion")));
     result = *it->second;
-    AdmissionRequest req{AdmissionRequest::Operation::Delete, &t, "", std::string(ns), nullptr, it->second.get(), nullptr};
+    AdmissionRequest req{
+        AdmissionRequest::Operation::Delete, &t, "", std::string(ns), nullptr, it->second.get(), nullptr};
     for (const auto& [stage, p] : impl_->plugins) p(req);
     if (o.dry_run) return result;
     // Deleting a namespace deletes everything in it (the namespace controller's job).
@@ -1031,8 +1089,9 @@ void Store::dispatch() {
   impl_->dispatching = false;
 }
 
-std::shared_ptr<WatchQueue> Store::open_watch(const ResourceType& t, std::string_view ns, std::uint64_t resource_version,
-                                              LabelSelector labels, FieldSelector fields) {
+std::shared_ptr<WatchQueue> Store::open_watch(const ResourceType& t, std::string_view ns,
+                                              std::uint64_t resource_version, LabelSelector labels,
+                                              FieldSelector fields) {
   auto q = std::make_shared<WatchQueue>();
   q->type_ = &t;
   q->ns_ = t.namespaced ? std::string(ns) : std::string();
@@ -1044,8 +1103,7 @@ std::shared_ptr<WatchQueue> Store::open_watch(const ResourceType& t, std::string
     for (const auto& [k, obj] : impl_->objects(t)) {
       if (!q->ns_.empty() && k.first != q->ns_) continue;
       if (!object_matches(*obj, q->labels_, q->fields_)) continue;
-      q->push(WatchEvent{EventType::Added, &t, obj, nullptr,
-                         std::stoull(str(metadata_of(*obj), "resourceVersion"))});
+      q->push(WatchEvent{EventType::Added, &t, obj, nullptr, std::stoull(str(metadata_of(*obj), "resourceVersion"))});
     }
   } else {
     // apiserver/pkg/storage/cacher: `too old resource version: %d (%d)` as 410 Expired.
@@ -1104,10 +1162,12 @@ void WatchQueue::push(const WatchEvent& e) {
   const bool before = e.old_object && object_matches(*e.old_object, labels_, fields_);
   WatchEvent out = e;
   if (e.type == EventType::Modified) {
-    if (now && !before) out.type = EventType::Added;
+    if (now && !before)
+      out.type = EventType::Added;
     else if (!now && before) {
       out.type = EventType::Deleted;
-    } else if (!now) return;
+    } else if (!now)
+      return;
   } else if (e.type == EventType::Deleted) {
     if (!(before || now)) return;
   } else if (!now) {

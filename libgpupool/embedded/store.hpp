@@ -52,11 +52,11 @@ struct Schema;
 }
 
 struct ResourceType {
-  std::string group;    ///< "" for core
-  std::string version;  ///< "v1", "v2beta1"
-  std::string resource; ///< plural, e.g. "pods"
-  std::string kind;     ///< "Pod"
-  std::string singular; ///< "pod"
+  std::string group;     ///< "" for core
+  std::string version;   ///< "v1", "v2beta1"
+  std::string resource;  ///< plural, e.g. "pods"
+  std::string kind;      ///< "Pod"
+  std::string singular;  ///< "pod"
   bool namespaced = true;
   bool has_status = false;  ///< a status subresource: the main endpoint ignores status changes
   bool has_scale = false;
@@ -86,15 +86,17 @@ class StatusError : public ApiError {
   // Builders worded as the API server words them (staging/src/k8s.io/apimachinery/pkg/api/errors).
   static StatusError not_found(const ResourceType& t, std::string_view name);
   static StatusError already_exists(const ResourceType& t, std::string_view name);
-  static StatusError conflict(const ResourceType& t, std::string_view name, std::string_view why =
-      "the object has been modified; please apply your changes to the latest version and try again");
+  static StatusError conflict(
+      const ResourceType& t, std::string_view name,
+      std::string_view why =
+          "the object has been modified; please apply your changes to the latest version and try again");
   static StatusError invalid(const ResourceType& t, std::string_view name, std::vector<StatusCause> causes);
   /// A request's options refused (`ListOptions.meta.k8s.io "" is invalid: ...`).
   static StatusError invalid_options(std::string_view kind, std::vector<StatusCause> causes);
   static StatusError bad_request(std::string message);
   static StatusError gone(std::string message);
-  static StatusError forbidden(std::string_view user, std::string_view verb, const ResourceType& t,
-                               std::string_view ns, std::string_view name = {}, std::string_view sub = {});
+  static StatusError forbidden(std::string_view user, std::string_view verb, const ResourceType& t, std::string_view ns,
+                               std::string_view name = {}, std::string_view sub = {});
 
  private:
   std::string name_, group_, kind_;
@@ -105,7 +107,7 @@ std::string_view to_string(EventType t) noexcept;  ///< "ADDED" | "MODIFIED" | "
 
 struct WatchEvent {
   EventType type;
-  const ResourceType* type_info = nullptr;  ///< stable for the store's life
+  const ResourceType* type_info = nullptr;         ///< stable for the store's life
   std::shared_ptr<const json::object> object;      ///< after the change (the last state for DELETED)
   std::shared_ptr<const json::object> old_object;  ///< before the change (null for ADDED)
   std::uint64_t resource_version = 0;
@@ -114,14 +116,14 @@ struct WatchEvent {
 struct ListOptions {
   LabelSelector labels;
   FieldSelector fields;
-  std::int64_t limit = 0;     ///< 0: no limit
+  std::int64_t limit = 0;  ///< 0: no limit
   std::string continue_token;
 };
 
 struct ListResult {
   std::vector<std::shared_ptr<const json::object>> items;
-  std::uint64_t resource_version = 0;  ///< the store's revision at list time
-  std::string continue_token;          ///< empty when complete
+  std::uint64_t resource_version = 0;     ///< the store's revision at list time
+  std::string continue_token;             ///< empty when complete
   std::optional<std::int64_t> remaining;  ///< remainingItemCount: set for paged lists without selectors
 };
 
@@ -132,7 +134,7 @@ Propagation parse_propagation(std::string_view text);
 struct WriteOptions {
   bool dry_run = false;
   std::string field_manager;
-  std::string user;  ///< for admission plugins that care
+  std::string user;                      ///< for admission plugins that care
   bool keep_creation_timestamp = false;  ///< in-process seeding (topology nodes): keep a given one
   /// In-process seeding of a topology's nodes: they join Ready, as if the node lifecycle controller
   /// had already removed the not-ready taint TaintNodesByCondition gives every new node.
@@ -157,8 +159,8 @@ struct AdmissionRequest {
   const ResourceType* type = nullptr;
   std::string subresource;  ///< "", "status", "binding", "scale"
   std::string ns;
-  json::object* object = nullptr;           ///< the new object (null for Delete)
-  const json::object* old_object = nullptr; ///< null for Create
+  json::object* object = nullptr;            ///< the new object (null for Delete)
+  const json::object* old_object = nullptr;  ///< null for Create
   const WriteOptions* options = nullptr;
 };
 
@@ -202,7 +204,7 @@ enum class AdmissionStage { Mutating, Validating };
 class Store {
  public:
   struct Options {
-    std::size_t history = 10000;  ///< events kept for resuming watches; older -> 410 Gone
+    std::size_t history = 10000;        ///< events kept for resuming watches; older -> 410 Gone
     std::string mpijob_version = "v1";  ///< kubeflow.org MPIJob served: "v1" or "v2beta1"
   };
   /// `clock` must outlive the store.

@@ -81,9 +81,12 @@ std::vector<int> parse_ports(const Request& r) {
       const auto comma = s.find(',');
       const std::string part(s.substr(0, comma));
       const bool digits = !part.empty() && part.find_first_not_of("0123456789") == std::string::npos;
-      if (!digits) throw StatusError::bad_request(fmt::format("cannot convert to []int32: strconv.ParseUint: parsing \"{}\": invalid syntax", part));
+      if (!digits)
+        throw StatusError::bad_request(
+            fmt::format("cannot convert to []int32: strconv.ParseUint: parsing \"{}\": invalid syntax", part));
       if (part.size() > 5 || std::stoi(part) > 65535)
-        throw StatusError::bad_request(fmt::format("cannot convert to []int32: strconv.ParseUint: parsing \"{}\": value out of range", part));
+        throw StatusError::bad_request(
+            fmt::format("cannot convert to []int32: strconv.ParseUint: parsing \"{}\": value out of range", part));
       ports.push_back(std::stoi(part));
       if (comma == std::string_view::npos) break;
       s.remove_prefix(comma + 1);
@@ -149,11 +152,14 @@ Location locate(Store& store, const std::string& ns, const std::string& name, co
   if (sub != "portforward") loc.container = validate_container(container, pod, name);
   const json::object* spec = obj(pod, "spec");
   loc.pod.node_name = spec ? str(*spec, "nodeName") : std::string();
-  if (loc.pod.node_name.empty()) throw StatusError::bad_request(fmt::format("pod {} does not have a host assigned", name));
+  if (loc.pod.node_name.empty())
+    throw StatusError::bad_request(fmt::format("pod {} does not have a host assigned", name));
   // The node getter behind GetConnectionInfo reports a missing node with the pods resource's
   // wording (`pods "node-x" not found`), as the real server does.
   const auto node = store.find(store.type("", "nodes"), "", loc.pod.node_name);
-  if (!node) throw StatusError(404, "NotFound", fmt::format("pods \"{}\" not found", loc.pod.node_name), loc.pod.node_name, "", "pods");
+  if (!node)
+    throw StatusError(404, "NotFound", fmt::format("pods \"{}\" not found", loc.pod.node_name), loc.pod.node_name, "",
+                      "pods");
   const json::object* status = obj(*node, "status");
   const json::array* addresses = status ? arr(*status, "addresses") : nullptr;
   for (const char* type : {"Hostname", "InternalDNS", "InternalIP", "ExternalDNS", "ExternalIP"}) {
@@ -168,12 +174,15 @@ Location locate(Store& store, const std::string& ns, const std::string& name, co
     std::vector<std::string> known;
     if (addresses)
       for (const auto& a : *addresses)
-        if (a.is_object()) known.push_back(fmt::format("{{{} {}}}", str(a.as_object(), "type"), str(a.as_object(), "address")));
-    throw StatusError(500, "", fmt::format("no preferred addresses found; known addresses: [{}]", fmt::join(known, " ")));
+        if (a.is_object())
+          known.push_back(fmt::format("{{{} {}}}", str(a.as_object(), "type"), str(a.as_object(), "address")));
+    throw StatusError(500, "",
+                      fmt::format("no preferred addresses found; known addresses: [{}]", fmt::join(known, " ")));
   }
   if (const json::object* de = status ? obj(*status, "daemonEndpoints") : nullptr)
     if (const json::object* ke = obj(*de, "kubeletEndpoint"))
-      if (const auto* p = ke->if_contains("Port"); p && p->is_int64() && p->as_int64() > 0) loc.port = static_cast<int>(p->as_int64());
+      if (const auto* p = ke->if_contains("Port"); p && p->is_int64() && p->as_int64() > 0)
+        loc.port = static_cast<int>(p->as_int64());
   return loc;
 }
 
@@ -187,14 +196,18 @@ std::string kubelet_query(const Request& r, bool exec) {
   auto esc = [](const std::string& s) {
     std::string o;
     for (unsigned char c : s) {
-      if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') o += static_cast<char>(c);
-      else if (c == ' ') o += '+';
-      else o += fmt::format("%{:02X}", c);
+      if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~')
+        o += static_cast<char>(c);
+      else if (c == ' ')
+        o += '+';
+      else
+        o += fmt::format("%{:02X}", c);
     }
     return o;
   };
   if (exec)
-    for (auto [it, end] = r.query.equal_range("command"); it != end; ++it) parts.push_back("command=" + esc(it->second));
+    for (auto [it, end] = r.query.equal_range("command"); it != end; ++it)
+      parts.push_back("command=" + esc(it->second));
   if (query_true(r, "stderr")) parts.push_back("error=1");
   if (query_true(r, "stdin")) parts.push_back("input=1");
   if (query_true(r, "stdout")) parts.push_back("output=1");
@@ -204,9 +217,10 @@ std::string kubelet_query(const Request& r, bool exec) {
 
 std::string websocket_101(const Request& r, const std::string& protocol) {
   const std::string* key = header(r, "sec-websocket-key");
-  return fmt::format("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                     "Sec-WebSocket-Accept: {}\r\nSec-WebSocket-Protocol: {}\r\n\r\n",
-                     ws::accept_key(key ? *key : std::string()), protocol);
+  return fmt::format(
+      "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+      "Sec-WebSocket-Accept: {}\r\nSec-WebSocket-Protocol: {}\r\n\r\n",
+      ws::accept_key(key ? *key : std::string()), protocol);
 }
 
 /// A metav1.Status as the error channel carries it (no kind/apiVersion, as wsstream writes it).
@@ -242,11 +256,12 @@ bool write_all(int fd, std::string_view data) {
 /// One exec over an upgraded connection: WebSocket (channels as the first byte of each binary
 /// message; `protocol` v5 or v4.channel.k8s.io) or SPDY/3.1 (v4.channel.k8s.io: one stream per
 /// channel, named by its streamtype header; the kubelet's remotecommand server).
-void serve_exec(SSL* ssl, int fd, const std::string& leftover, const Request& r, const std::string& protocol, bool spdy_mode,
-                const Location& loc, StreamHandler* handler, const std::string& refusal) {
+void serve_exec(SSL* ssl, int fd, const std::string& leftover, const Request& r, const std::string& protocol,
+                bool spdy_mode, const Location& loc, StreamHandler* handler, const std::string& refusal) {
   TlsPump pump(ssl, fd);
   pump.send(spdy_mode ? "HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n"
-                        "X-Stream-Protocol-Version: " + protocol + "\r\n\r\n"
+                        "X-Stream-Protocol-Version: " +
+                            protocol + "\r\n\r\n"
                       : websocket_101(r, protocol));
   ws::Decoder decoder;
   spdy::Codec codec;
@@ -324,7 +339,8 @@ void serve_exec(SSL* ssl, int fd, const std::string& leftover, const Request& r,
         } else if ((m->opcode == ws::kBinary || m->opcode == ws::kText) && !m->payload.empty()) {
           const auto channel = static_cast<unsigned char>(m->payload[0]);
           const std::string_view data = std::string_view(m->payload).substr(1);
-          if (channel == static_cast<unsigned char>(kStdin)) write_stdin(data);
+          if (channel == static_cast<unsigned char>(kStdin))
+            write_stdin(data);
           else if (channel == kCloseChannel && protocol == "v5.channel.k8s.io" && !data.empty() && data[0] == kStdin)
             close_stdin();
           else if (channel == static_cast<unsigned char>(kResize)) {
@@ -402,12 +418,15 @@ void serve_exec(SSL* ssl, int fd, const std::string& leftover, const Request& r,
         status = channel_status("Success", "", "", {}, 0);
       } else {  // the kubelet's NonZeroExitCode Status (kubelet/cri/streaming/remotecommand)
         std::string argv = fmt::format("{}", fmt::join(req.command, " "));
-        status = channel_status("Failure",
-                                fmt::format("command terminated with non-zero exit code: error executing command [{}], exit code {}", argv, code),
-                                "NonZeroExitCode", json::array{json::object{{"reason", "ExitCode"}, {"message", std::to_string(code)}}}, 0);
+        status = channel_status(
+            "Failure",
+            fmt::format("command terminated with non-zero exit code: error executing command [{}], exit code {}", argv,
+                        code),
+            "NonZeroExitCode", json::array{json::object{{"reason", "ExitCode"}, {"message", std::to_string(code)}}}, 0);
       }
     } catch (const std::exception& e) {
-      status = channel_status("Failure", e.what(), "InternalError", json::array{json::object{{"message", e.what()}}}, 500);
+      status =
+          channel_status("Failure", e.what(), "InternalError", json::array{json::object{{"message", e.what()}}}, 500);
     }
     // The command ended: its output ends when the write ends close.
     close_fd(out[1]);
@@ -419,8 +438,8 @@ void serve_exec(SSL* ssl, int fd, const std::string& leftover, const Request& r,
     pump.finish();
   });
   serve();
-  close_stdin();         // the client is gone or done: the command sees EOF
-  close_fd(hangup[1]);   // and the handler learns it should stop the command
+  close_stdin();        // the client is gone or done: the command sees EOF
+  close_fd(hangup[1]);  // and the handler learns it should stop the command
   runner.join();
   close_fd(hangup[0]);
   close_fd(in[0]);
@@ -456,7 +475,8 @@ class PortForwardSession {
       if (websocket_) {
         ws_.feed(bytes);
         while (auto m = ws_.next()) {
-          if (m->opcode == ws::kPing) pump_.send(ws::frame(ws::kPong, m->payload, false));
+          if (m->opcode == ws::kPing)
+            pump_.send(ws::frame(ws::kPong, m->payload, false));
           else if (m->opcode == ws::kClose) {
             pump_.send(ws::frame(ws::kClose, std::string("\x03\xe8", 2), false));
             pump_.finish();
@@ -488,8 +508,12 @@ class PortForwardSession {
 
   void on_frame(spdy::Frame& f) {
     switch (f.type) {
-      case spdy::kSynStream: on_syn_stream(f); break;
-      case spdy::kData: on_data(f); break;
+      case spdy::kSynStream:
+        on_syn_stream(f);
+        break;
+      case spdy::kData:
+        on_data(f);
+        break;
       case spdy::kRstStream: {
         std::lock_guard lk(mu_);
         if (auto it = stream_to_request_.find(f.stream_id); it != stream_to_request_.end()) {
@@ -498,9 +522,14 @@ class PortForwardSession {
         }
         break;
       }
-      case spdy::kPing: send(spdy::Codec::ping(f.value)); break;
-      case spdy::kGoAway: pump_.finish(); break;
-      default: break;  // SETTINGS, WINDOW_UPDATE, HEADERS: nothing to do (spdystream keeps no windows)
+      case spdy::kPing:
+        send(spdy::Codec::ping(f.value));
+        break;
+      case spdy::kGoAway:
+        pump_.finish();
+        break;
+      default:
+        break;  // SETTINGS, WINDOW_UPDATE, HEADERS: nothing to do (spdystream keeps no windows)
     }
   }
 
@@ -511,7 +540,8 @@ class PortForwardSession {
     // httpStreamHandler.requestID: without a requestID header (old clients) streams pair in order.
     std::string rid = request_id ? *request_id : std::to_string(f.stream_id % 2 ? (f.stream_id - 1) / 2 : f.stream_id);
     int port_number = 0;
-    const bool port_ok = port && !port->empty() && port->size() <= 5 && port->find_first_not_of("0123456789") == std::string::npos &&
+    const bool port_ok = port && !port->empty() && port->size() <= 5 &&
+                         port->find_first_not_of("0123456789") == std::string::npos &&
                          (port_number = std::stoi(*port)) > 0 && port_number <= 65535;
     if (!type || !port_ok || (*type != "error" && *type != "data")) {
       send(spdy::Codec::rst_stream(f.stream_id, spdy::kRefusedStream));
@@ -585,7 +615,8 @@ class PortForwardSession {
 
 }  // namespace
 
-Response Streams::connect(const Request& r, const std::string& ns, const std::string& name, const std::string& sub) const {
+Response Streams::connect(const Request& r, const std::string& ns, const std::string& name,
+                          const std::string& sub) const {
   const bool portforward = sub == "portforward";
   if (portforward) parse_ports(r);  // the options decode before the location is looked up
   const Location loc = locate(store_, ns, name, sub, query(r, "container"));
@@ -596,7 +627,8 @@ Response Streams::connect(const Request& r, const std::string& ns, const std::st
   const std::string kubelet = host_port(loc.address, loc.port);
   // What Go's dialer says when nothing listens there (an IP) or the name does not resolve.
   in6_addr probe{};
-  const bool ip = ::inet_pton(AF_INET, loc.address.c_str(), &probe) == 1 || ::inet_pton(AF_INET6, loc.address.c_str(), &probe) == 1;
+  const bool ip =
+      ::inet_pton(AF_INET, loc.address.c_str(), &probe) == 1 || ::inet_pton(AF_INET6, loc.address.c_str(), &probe) == 1;
   const std::string dial_refused = ip ? fmt::format("dial tcp {}: connect: connection refused", kubelet)
                                       : fmt::format("dial tcp: lookup {}: no such host", loc.address);
   StreamHandler* handler = sub == "attach" ? nullptr : handler_.get();  // nothing to attach to
@@ -610,12 +642,14 @@ Response Streams::connect(const Request& r, const std::string& ns, const std::st
     for (const char* p : {"v5.channel.k8s.io", "v4.channel.k8s.io"})
       if (protocol.empty() && std::find(offered.begin(), offered.end(), p) != offered.end()) protocol = p;
     if (protocol.empty())
-      throw StatusError::bad_request("unable to upgrade: none of the offered WebSocket subprotocols is served; offer "
-                                     "v5.channel.k8s.io or v4.channel.k8s.io");
-    const std::string refusal = fmt::format("error sending request: Post \"https://{}/{}/{}/{}/{}?{}\": {}", kubelet, sub, ns,
-                                            name, loc.container, kubelet_query(r, sub == "exec"), dial_refused);
+      throw StatusError::bad_request(
+          "unable to upgrade: none of the offered WebSocket subprotocols is served; offer "
+          "v5.channel.k8s.io or v4.channel.k8s.io");
+    const std::string refusal =
+        fmt::format("error sending request: Post \"https://{}/{}/{}/{}/{}?{}\": {}", kubelet, sub, ns, name,
+                    loc.container, kubelet_query(r, sub == "exec"), dial_refused);
     resp.takeover = [r, protocol, loc, handler, refusal, keep = handler_](SSL* ssl, int fd, std::string leftover,
-                                                                         const std::atomic<bool>&) {
+                                                                          const std::atomic<bool>&) {
       serve_exec(ssl, fd, leftover, r, protocol, false, loc, handler, refusal);
     };
     return resp;
@@ -626,7 +660,8 @@ Response Streams::connect(const Request& r, const std::string& ns, const std::st
     const auto versions = header_tokens(r, "x-stream-protocol-version");
     if (std::find(versions.begin(), versions.end(), "v4.channel.k8s.io") == versions.end())
       throw StatusError::bad_request("unable to upgrade: X-Stream-Protocol-Version v4.channel.k8s.io was not offered");
-    resp.takeover = [r, loc, handler, keep = handler_](SSL* ssl, int fd, std::string leftover, const std::atomic<bool>&) {
+    resp.takeover = [r, loc, handler, keep = handler_](SSL* ssl, int fd, std::string leftover,
+                                                       const std::atomic<bool>&) {
       serve_exec(ssl, fd, leftover, r, "v4.channel.k8s.io", true, loc, handler, "");
     };
     return resp;
@@ -634,13 +669,15 @@ Response Streams::connect(const Request& r, const std::string& ns, const std::st
   if (websocket) {
     const auto offered = header_tokens(r, "sec-websocket-protocol");
     if (std::find(offered.begin(), offered.end(), "SPDY/3.1+portforward.k8s.io") == offered.end())
-      throw StatusError::bad_request("unable to upgrade: the WebSocket subprotocol SPDY/3.1+portforward.k8s.io was not offered");
+      throw StatusError::bad_request(
+          "unable to upgrade: the WebSocket subprotocol SPDY/3.1+portforward.k8s.io was not offered");
   } else {
     const auto versions = header_tokens(r, "x-stream-protocol-version");
     if (std::find(versions.begin(), versions.end(), "portforward.k8s.io") == versions.end())
       throw StatusError::bad_request("unable to upgrade: X-Stream-Protocol-Version portforward.k8s.io was not offered");
   }
-  resp.takeover = [r, websocket, loc, handler, keep = handler_](SSL* ssl, int fd, std::string leftover, const std::atomic<bool>&) {
+  resp.takeover = [r, websocket, loc, handler, keep = handler_](SSL* ssl, int fd, std::string leftover,
+                                                                const std::atomic<bool>&) {
     TlsPump pump(ssl, fd);
     pump.send(websocket ? websocket_101(r, "SPDY/3.1+portforward.k8s.io")
                         : std::string("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\n"

@@ -21,7 +21,8 @@ class Streams {
   Streams(Store& store, std::shared_ptr<StreamHandler> handler, bool websockets)
       : store_(store), handler_(std::move(handler)), websockets_(websockets) {}
   /// For Api::set_connect_handler. Throws StatusError for the refusals before an upgrade.
-  Response connect(const Request& r, const std::string& ns, const std::string& name, const std::string& subresource) const;
+  Response connect(const Request& r, const std::string& ns, const std::string& name,
+                   const std::string& subresource) const;
 
  private:
   Store& store_;

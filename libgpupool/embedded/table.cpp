@@ -4,12 +4,12 @@
 
 #include <functional>
 
-#include <boost/json/serialize.hpp>
 #include <fmt/format.h>
+#include <boost/json/serialize.hpp>
 
-#include "embedded/crd_schema.hpp"
 #include "common/join.hpp"
 #include "common/json_path.hpp"
+#include "embedded/crd_schema.hpp"
 
 namespace gpupool::embedded {
 
@@ -47,7 +47,8 @@ std::string age(const json::value& obj, Clock::time_point now) {
 // The printers' lists of at most three ("a,b,c + 2 more..."), `none` when empty.
 std::string first_three(const std::vector<std::string>& all, const char* none) {
   if (all.empty()) return none;
-  std::vector<std::string> shown(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(all.size(), 3)));
+  std::vector<std::string> shown(all.begin(),
+                                 all.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(all.size(), 3)));
   std::string out = text::join(shown, ",");
   if (all.size() > 3) out += fmt::format(" + {} more...", all.size() - 3);
   return out;
@@ -88,7 +89,8 @@ std::string selector_text(const json::value* sel) {
   if (!sel || !sel->is_object()) return "<none>";
   std::vector<std::string> parts;
   if (const auto* ml = sel->as_object().if_contains("matchLabels"); ml && ml->is_object())
-    for (const auto& [k, v] : ml->as_object()) parts.push_back(std::string(k) + "=" + std::string(v.is_string() ? v.as_string() : ""));
+    for (const auto& [k, v] : ml->as_object())
+      parts.push_back(std::string(k) + "=" + std::string(v.is_string() ? v.as_string() : ""));
   if (const auto* me = sel->as_object().if_contains("matchExpressions"); me && me->is_array())
     for (const auto& e : me->as_array()) {
       std::vector<std::string> vals;
@@ -96,10 +98,14 @@ std::string selector_text(const json::value* sel) {
         for (const auto& v : vs->as_array()) vals.push_back(v.is_string() ? std::string(v.as_string()) : "");
       const std::string op = s(e, {"operator"});
       const std::string key = s(e, {"key"});
-      if (op == "In") parts.push_back(key + " in (" + text::join(vals, ",") + ")");
-      else if (op == "NotIn") parts.push_back(key + " notin (" + text::join(vals, ",") + ")");
-      else if (op == "Exists") parts.push_back(key);
-      else parts.push_back("!" + key);
+      if (op == "In")
+        parts.push_back(key + " in (" + text::join(vals, ",") + ")");
+      else if (op == "NotIn")
+        parts.push_back(key + " notin (" + text::join(vals, ",") + ")");
+      else if (op == "Exists")
+        parts.push_back(key);
+      else
+        parts.push_back("!" + key);
     }
   return parts.empty() ? "<none>" : text::join(parts, ",");
 }
@@ -111,7 +117,8 @@ json::array node_row(const json::value& o, Clock::time_point now) {
   if (const auto* cs = value_at(o, {"status", "conditions"}); cs && cs->is_array())
     for (const auto& c : cs->as_array())
       if (s(c, {"type"}) == "Ready") status = s(c, {"status"}) == "True" ? "Ready" : "NotReady";
-  if (const auto* u = value_at(o, {"spec", "unschedulable"}); u && u->is_bool() && u->as_bool()) status += ",SchedulingDisabled";
+  if (const auto* u = value_at(o, {"spec", "unschedulable"}); u && u->is_bool() && u->as_bool())
+    status += ",SchedulingDisabled";
   std::map<std::string, std::string> labels;
   if (const auto* ls = value_at(o, {"metadata", "labels"}); ls && ls->is_object())
     for (const auto& [k, v] : ls->as_object()) labels[std::string(k)] = v.is_string() ? std::string(v.as_string()) : "";
@@ -121,9 +128,15 @@ json::array node_row(const json::value& o, Clock::time_point now) {
       if (s(a, {"type"}) == "InternalIP" && internal.empty()) internal = s(a, {"address"});
       if (s(a, {"type"}) == "ExternalIP" && external.empty()) external = s(a, {"address"});
     }
-  return {s(o, {"metadata", "name"}), status, node_roles_column(node_roles(labels)), age(o, now),
-          s(o, {"status", "nodeInfo", "kubeletVersion"}), none_if_empty(internal), none_if_empty(external),
-          s(o, {"status", "nodeInfo", "osImage"}), s(o, {"status", "nodeInfo", "kernelVersion"}),
+  return {s(o, {"metadata", "name"}),
+          status,
+          node_roles_column(node_roles(labels)),
+          age(o, now),
+          s(o, {"status", "nodeInfo", "kubeletVersion"}),
+          none_if_empty(internal),
+          none_if_empty(external),
+          s(o, {"status", "nodeInfo", "osImage"}),
+          s(o, {"status", "nodeInfo", "kernelVersion"}),
           s(o, {"status", "nodeInfo", "containerRuntimeVersion"})};
 }
 
@@ -131,7 +144,8 @@ json::array pod_row(const json::value& o, Clock::time_point now) {
   // printPod: READY ready/total containers, STATUS the reason or phase (a waiting or terminated
   // container's reason overrides), RESTARTS summed.
   std::int64_t total = 0, ready = 0, restarts = 0;
-  if (const auto* cs = value_at(o, {"spec", "containers"}); cs && cs->is_array()) total = static_cast<std::int64_t>(cs->as_array().size());
+  if (const auto* cs = value_at(o, {"spec", "containers"}); cs && cs->is_array())
+    total = static_cast<std::int64_t>(cs->as_array().size());
   std::string reason = s(o, {"status", "reason"});
   if (reason.empty()) reason = s(o, {"status", "phase"}, "Pending");
   if (const auto* st = value_at(o, {"status", "containerStatuses"}); st && st->is_array())
@@ -140,8 +154,10 @@ json::array pod_row(const json::value& o, Clock::time_point now) {
       if (const auto* r = value_at(c, {"ready"}); r && r->is_bool() && r->as_bool()) ++ready;
       const std::string waiting = s(c, {"state", "waiting", "reason"});
       const std::string term = s(c, {"state", "terminated", "reason"});
-      if (!waiting.empty()) reason = waiting;
-      else if (!term.empty()) reason = term;
+      if (!waiting.empty())
+        reason = waiting;
+      else if (!term.empty())
+        reason = term;
     }
   return {s(o, {"metadata", "name"}),
           fmt::format("{}/{}", ready, total),
@@ -170,8 +186,14 @@ json::array deployment_row(const json::value& o, Clock::time_point now) {
 json::array replicaset_row(const json::value& o, Clock::time_point now) {
   std::string names, images;
   if (const auto* t = value_at(o, {"spec", "template"})) containers_images(*t, names, images);
-  return {s(o, {"metadata", "name"}), n(o, {"spec", "replicas"}), n(o, {"status", "replicas"}),
-          n(o, {"status", "readyReplicas"}), age(o, now), names, images, selector_text(value_at(o, {"spec", "selector"}))};
+  return {s(o, {"metadata", "name"}),
+          n(o, {"spec", "replicas"}),
+          n(o, {"status", "replicas"}),
+          n(o, {"status", "readyReplicas"}),
+          age(o, now),
+          names,
+          images,
+          selector_text(value_at(o, {"spec", "selector"}))};
 }
 
 json::array job_row(const json::value& o, Clock::time_point now) {
@@ -187,9 +209,10 @@ json::array job_row(const json::value& o, Clock::time_point now) {
         if (t == "SuccessCriteriaMet") status = "SuccessCriteriaMet";
       }
   const auto* comp = value_at(o, {"spec", "completions"});
-  const std::string completions = comp && comp->is_int64() ? fmt::format("{}/{}", n(o, {"status", "succeeded"}), comp->as_int64())
-                                                             : fmt::format("{}/1 of {}", n(o, {"status", "succeeded"}),
-                                                                           n(o, {"spec", "parallelism"}));
+  const std::string completions =
+      comp && comp->is_int64()
+          ? fmt::format("{}/{}", n(o, {"status", "succeeded"}), comp->as_int64())
+          : fmt::format("{}/1 of {}", n(o, {"status", "succeeded"}), n(o, {"spec", "parallelism"}));
   std::string duration;
   Clock::time_point start{}, end = now;
   if (parse_rfc3339(s(o, {"status", "startTime"}), start)) {
@@ -199,7 +222,13 @@ json::array job_row(const json::value& o, Clock::time_point now) {
   }
   std::string names, images;
   if (const auto* t = value_at(o, {"spec", "template"})) containers_images(*t, names, images);
-  return {s(o, {"metadata", "name"}), status, completions, duration, age(o, now), names, images,
+  return {s(o, {"metadata", "name"}),
+          status,
+          completions,
+          duration,
+          age(o, now),
+          names,
+          images,
           selector_text(value_at(o, {"spec", "selector"}))};
 }
 
@@ -214,8 +243,14 @@ std::string access_modes(const json::value& o, std::initializer_list<std::string
 
 json::array pvc_row(const json::value& o, Clock::time_point now) {
   std::string capacity = s(o, {"status", "capacity", "storage"});
-  return {s(o, {"metadata", "name"}), s(o, {"status", "phase"}, "Pending"), s(o, {"spec", "volumeName"}), capacity,
-          access_modes(o, {"status", "accessModes"}), s(o, {"spec", "storageClassName"}), "<unset>", age(o, now),
+  return {s(o, {"metadata", "name"}),
+          s(o, {"status", "phase"}, "Pending"),
+          s(o, {"spec", "volumeName"}),
+          capacity,
+          access_modes(o, {"status", "accessModes"}),
+          s(o, {"spec", "storageClassName"}),
+          "<unset>",
+          age(o, now),
           s(o, {"spec", "volumeMode"}, "Filesystem")};
 }
 
@@ -224,9 +259,16 @@ json::array pv_row(const json::value& o, Clock::time_point now) {
   std::string claim;
   if (const auto* ref = value_at(o, {"spec", "claimRef"}); ref && ref->is_object())
     claim = s(*ref, {"namespace"}) + "/" + s(*ref, {"name"});
-  return {s(o, {"metadata", "name"}), s(o, {"spec", "capacity", "storage"}), access_modes(o, {"spec", "accessModes"}),
-          s(o, {"spec", "persistentVolumeReclaimPolicy"}, "Retain"), s(o, {"status", "phase"}, "Pending"), claim,
-          s(o, {"spec", "storageClassName"}), "<unset>", s(o, {"status", "reason"}), age(o, now),
+  return {s(o, {"metadata", "name"}),
+          s(o, {"spec", "capacity", "storage"}),
+          access_modes(o, {"spec", "accessModes"}),
+          s(o, {"spec", "persistentVolumeReclaimPolicy"}, "Retain"),
+          s(o, {"status", "phase"}, "Pending"),
+          claim,
+          s(o, {"spec", "storageClassName"}),
+          "<unset>",
+          s(o, {"status", "reason"}),
+          age(o, now),
           s(o, {"spec", "volumeMode"}, "Filesystem")};
 }
 
@@ -235,8 +277,12 @@ json::array storage_class_row(const json::value& o, Clock::time_point now) {
   std::string name = s(o, {"metadata", "name"});
   if (s(o, {"metadata", "annotations", "storageclass.kubernetes.io/is-default-class"}) == "true") name += " (default)";
   const auto* expand = value_at(o, {"allowVolumeExpansion"});
-  return {name, s(o, {"provisioner"}), s(o, {"reclaimPolicy"}, "Delete"), s(o, {"volumeBindingMode"}, "Immediate"),
-          expand && expand->is_bool() && expand->as_bool() ? "true" : "false", age(o, now)};
+  return {name,
+          s(o, {"provisioner"}),
+          s(o, {"reclaimPolicy"}, "Delete"),
+          s(o, {"volumeBindingMode"}, "Immediate"),
+          expand && expand->is_bool() && expand->as_bool() ? "true" : "false",
+          age(o, now)};
 }
 
 json::array service_row(const json::value& o, Clock::time_point now) {
@@ -250,9 +296,15 @@ json::array service_row(const json::value& o, Clock::time_point now) {
     }
   std::vector<std::string> sel;
   if (const auto* ss = value_at(o, {"spec", "selector"}); ss && ss->is_object())
-    for (const auto& [k, v] : ss->as_object()) sel.push_back(std::string(k) + "=" + std::string(v.is_string() ? v.as_string() : ""));
-  return {s(o, {"metadata", "name"}), s(o, {"spec", "type"}, "ClusterIP"), none_if_empty(s(o, {"spec", "clusterIP"})),
-          "<none>", ports.empty() ? "<none>" : text::join(ports, ","), age(o, now), sel.empty() ? "<none>" : text::join(sel, ",")};
+    for (const auto& [k, v] : ss->as_object())
+      sel.push_back(std::string(k) + "=" + std::string(v.is_string() ? v.as_string() : ""));
+  return {s(o, {"metadata", "name"}),
+          s(o, {"spec", "type"}, "ClusterIP"),
+          none_if_empty(s(o, {"spec", "clusterIP"})),
+          "<none>",
+          ports.empty() ? "<none>" : text::join(ports, ","),
+          age(o, now),
+          sel.empty() ? "<none>" : text::join(sel, ",")};
 }
 
 json::array event_row(const json::value& o, Clock::time_point now) {
@@ -274,19 +326,26 @@ json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<c
   std::vector<std::string> owned;  // names and types of printer columns, which `cols` points into
   const bool core = t.group.empty();
   if (core && t.resource == "nodes") {
-    cols = {{"Name", "string", 0, "name"}, {"Status", "string", 0},       {"Roles", "string", 0},
-            {"Age", "string", 0},          {"Version", "string", 0},      {"Internal-IP", "string", 1},
-            {"External-IP", "string", 1},  {"OS-Image", "string", 1},     {"Kernel-Version", "string", 1},
-            {"Container-Runtime", "string", 1}};
+    cols = {{"Name", "string", 0, "name"},   {"Status", "string", 0},
+            {"Roles", "string", 0},          {"Age", "string", 0},
+            {"Version", "string", 0},        {"Internal-IP", "string", 1},
+            {"External-IP", "string", 1},    {"OS-Image", "string", 1},
+            {"Kernel-Version", "string", 1}, {"Container-Runtime", "string", 1}};
     row = node_row;
   } else if (core && t.resource == "pods") {
-    cols = {{"Name", "string", 0, "name"}, {"Ready", "string", 0}, {"Status", "string", 0},
-            {"Restarts", "string", 0},     {"Age", "string", 0},   {"IP", "string", 1},
-            {"Node", "string", 1},         {"Nominated Node", "string", 1}, {"Readiness Gates", "string", 1}};
+    cols = {{"Name", "string", 0, "name"},
+            {"Ready", "string", 0},
+            {"Status", "string", 0},
+            {"Restarts", "string", 0},
+            {"Age", "string", 0},
+            {"IP", "string", 1},
+            {"Node", "string", 1},
+            {"Nominated Node", "string", 1},
+            {"Readiness Gates", "string", 1}};
     row = pod_row;
   } else if (t.group == "apps" && t.resource == "deployments") {
-    cols = {{"Name", "string", 0, "name"}, {"Ready", "string", 0},      {"Up-to-date", "string", 0},
-            {"Available", "string", 0},    {"Age", "string", 0},        {"Containers", "string", 1},
+    cols = {{"Name", "string", 0, "name"}, {"Ready", "string", 0},   {"Up-to-date", "string", 0},
+            {"Available", "string", 0},    {"Age", "string", 0},     {"Containers", "string", 1},
             {"Images", "string", 1},       {"Selector", "string", 1}};
     row = deployment_row;
   } else if (t.group == "apps" && t.resource == "replicasets") {
@@ -295,32 +354,43 @@ json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<c
             {"Images", "string", 1},       {"Selector", "string", 1}};
     row = replicaset_row;
   } else if (t.group == "batch" && t.resource == "jobs") {
-    cols = {{"Name", "string", 0, "name"}, {"Status", "string", 0}, {"Completions", "string", 0},
-            {"Duration", "string", 0},     {"Age", "string", 0},    {"Containers", "string", 1},
+    cols = {{"Name", "string", 0, "name"}, {"Status", "string", 0},  {"Completions", "string", 0},
+            {"Duration", "string", 0},     {"Age", "string", 0},     {"Containers", "string", 1},
             {"Images", "string", 1},       {"Selector", "string", 1}};
     row = job_row;
   } else if (core && t.resource == "persistentvolumeclaims") {
-    cols = {{"Name", "string", 0, "name"}, {"Status", "string", 0},       {"Volume", "string", 0},
-            {"Capacity", "string", 0},     {"Access Modes", "string", 0}, {"StorageClass", "string", 0},
-            {"VolumeAttributesClass", "string", 0}, {"Age", "string", 0}, {"VolumeMode", "string", 1}};
+    cols = {{"Name", "string", 0, "name"},
+            {"Status", "string", 0},
+            {"Volume", "string", 0},
+            {"Capacity", "string", 0},
+            {"Access Modes", "string", 0},
+            {"StorageClass", "string", 0},
+            {"VolumeAttributesClass", "string", 0},
+            {"Age", "string", 0},
+            {"VolumeMode", "string", 1}};
     row = pvc_row;
   } else if (core && t.resource == "persistentvolumes") {
-    cols = {{"Name", "string", 0, "name"}, {"Capacity", "string", 0},       {"Access Modes", "string", 0},
-            {"Reclaim Policy", "string", 0}, {"Status", "string", 0},       {"Claim", "string", 0},
-            {"StorageClass", "string", 0}, {"VolumeAttributesClass", "string", 0}, {"Reason", "string", 0},
-            {"Age", "string", 0},          {"VolumeMode", "string", 1}};
+    cols = {{"Name", "string", 0, "name"}, {"Capacity", "string", 0},
+            {"Access Modes", "string", 0}, {"Reclaim Policy", "string", 0},
+            {"Status", "string", 0},       {"Claim", "string", 0},
+            {"StorageClass", "string", 0}, {"VolumeAttributesClass", "string", 0},
+            {"Reason", "string", 0},       {"Age", "string", 0},
+            {"VolumeMode", "string", 1}};
     row = pv_row;
   } else if (t.group == "storage.k8s.io" && t.resource == "storageclasses") {
-    cols = {{"Name", "string", 0, "name"}, {"Provisioner", "string", 0}, {"ReclaimPolicy", "string", 0},
+    cols = {{"Name", "string", 0, "name"},      {"Provisioner", "string", 0},          {"ReclaimPolicy", "string", 0},
             {"VolumeBindingMode", "string", 0}, {"AllowVolumeExpansion", "string", 0}, {"Age", "string", 0}};
     row = storage_class_row;
   } else if (core && t.resource == "services") {
-    cols = {{"Name", "string", 0, "name"}, {"Type", "string", 0},     {"Cluster-IP", "string", 0},
-            {"External-IP", "string", 0},  {"Port(s)", "string", 0},  {"Age", "string", 0},
+    cols = {{"Name", "string", 0, "name"}, {"Type", "string", 0},    {"Cluster-IP", "string", 0},
+            {"External-IP", "string", 0},  {"Port(s)", "string", 0}, {"Age", "string", 0},
             {"Selector", "string", 1}};
     row = service_row;
   } else if (core && t.resource == "events") {
-    cols = {{"Last Seen", "string", 0}, {"Type", "string", 0}, {"Reason", "string", 0}, {"Object", "string", 0},
+    cols = {{"Last Seen", "string", 0},
+            {"Type", "string", 0},
+            {"Reason", "string", 0},
+            {"Object", "string", 0},
             {"Message", "string", 0}};
     row = event_row;
   } else if (core && t.resource == "namespaces") {
@@ -352,8 +422,10 @@ json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<c
           cells.emplace_back(nullptr);
         } else if (type == "date") {
           Clock::time_point at{};
-          if (!v->is_string()) cells.emplace_back(nullptr);
-          else cells.emplace_back(parse_rfc3339(std::string(v->as_string()), at) ? human_duration(now - at) : "<invalid>");
+          if (!v->is_string())
+            cells.emplace_back(nullptr);
+          else
+            cells.emplace_back(parse_rfc3339(std::string(v->as_string()), at) ? human_duration(now - at) : "<invalid>");
         } else if (type == "string") {
           cells.emplace_back(v->is_string() ? std::string(v->as_string()) : json::serialize(*v));
         } else if ((type == "integer" || type == "number") && v->is_number()) {
@@ -369,8 +441,11 @@ json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<c
       return cells;
     };
   } else if (t.group == "policy" && t.resource == "poddisruptionbudgets") {
-    cols = {{"Name", "string", 0, "name"}, {"Min Available", "string", 0}, {"Max Unavailable", "string", 0},
-            {"Allowed Disruptions", "integer", 0}, {"Age", "string", 0}};
+    cols = {{"Name", "string", 0, "name"},
+            {"Min Available", "string", 0},
+            {"Max Unavailable", "string", 0},
+            {"Allowed Disruptions", "integer", 0},
+            {"Age", "string", 0}};
     row = [](const json::value& o, Clock::time_point now) -> json::array {
       // printPodDisruptionBudget: an int-or-string, or N/A.
       auto field = [&](std::string_view key) -> std::string {
@@ -378,8 +453,8 @@ json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<c
         if (!v || v->is_null()) return "N/A";
         return v->is_string() ? std::string(v->as_string()) : std::to_string(n(o, {"spec", key}));
       };
-      return {s(o, {"metadata", "name"}), field("minAvailable"), field("maxUnavailable"), n(o, {"status", "disruptionsAllowed"}),
-              age(o, now)};
+      return {s(o, {"metadata", "name"}), field("minAvailable"), field("maxUnavailable"),
+              n(o, {"status", "disruptionsAllowed"}), age(o, now)};
     };
   } else if (core && t.resource == "endpoints") {
     cols = {{"Name", "string", 0, "name"}, {"Endpoints", "string", 0}, {"Age", "string", 0}};
@@ -387,16 +462,22 @@ json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<c
       return {s(o, {"metadata", "name"}), endpoints_text(o), age(o, now)};
     };
   } else if (t.group == "discovery.k8s.io" && t.resource == "endpointslices") {
-    cols = {{"Name", "string", 0, "name"}, {"AddressType", "string", 0}, {"Ports", "string", 0},
-            {"Endpoints", "string", 0}, {"Age", "string", 0}};
+    cols = {{"Name", "string", 0, "name"},
+            {"AddressType", "string", 0},
+            {"Ports", "string", 0},
+            {"Endpoints", "string", 0},
+            {"Age", "string", 0}};
     row = [](const json::value& o, Clock::time_point now) -> json::array {
       // formatDiscoveryPorts / formatDiscoveryEndpoints: the first three, then "+ N more...".
       std::vector<std::string> ports, addresses;
       if (const auto* ps = value_at(o, {"ports"}); ps && ps->is_array())
         for (const auto& p : ps->as_array()) {
-          if (const auto* n = value_at(p, {"port"}); n && n->is_int64()) ports.push_back(std::to_string(n->as_int64()));
-          else if (const auto* nm = value_at(p, {"name"}); nm && nm->is_string()) ports.emplace_back(nm->as_string());
-          else ports.emplace_back("*");
+          if (const auto* n = value_at(p, {"port"}); n && n->is_int64())
+            ports.push_back(std::to_string(n->as_int64()));
+          else if (const auto* nm = value_at(p, {"name"}); nm && nm->is_string())
+            ports.emplace_back(nm->as_string());
+          else
+            ports.emplace_back("*");
         }
       if (const auto* es = value_at(o, {"endpoints"}); es && es->is_array())
         for (const auto& e : es->as_array())
@@ -420,7 +501,8 @@ json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<c
   }
   json::array defs;
   for (const auto& c : cols) {
-    json::object d{{"name", c.name}, {"type", c.type}, {"format", c.format}, {"description", ""}, {"priority", c.priority}};
+    json::object d{
+        {"name", c.name}, {"type", c.type}, {"format", c.format}, {"description", ""}, {"priority", c.priority}};
     defs.push_back(std::move(d));
   }
   json::array rows;
@@ -436,8 +518,11 @@ json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<c
     }
     rows.push_back(std::move(r));
   }
-  return json::object{{"kind", "Table"}, {"apiVersion", "meta.k8s.io/v1"}, {"metadata", json::object{}},
-                      {"columnDefinitions", std::move(defs)}, {"rows", std::move(rows)}};
+  return json::object{{"kind", "Table"},
+                      {"apiVersion", "meta.k8s.io/v1"},
+                      {"metadata", json::object{}},
+                      {"columnDefinitions", std::move(defs)},
+                      {"rows", std::move(rows)}};
 }
 
 }  // namespace gpupool::embedded

@@ -22,7 +22,8 @@ enum class IncludeObject { None, Metadata, Object };
 /// kubectl's AGE formatting: the model's HumanDuration (gpupool/time.hpp), one rule for all.
 using gpupool::human_duration;
 
-boost::json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<const boost::json::object>>& items,
+boost::json::object to_table(const ResourceType& t,
+                             const std::vector<std::shared_ptr<const boost::json::object>>& items,
                              Clock::time_point now, IncludeObject include);
 
 }  // namespace gpupool::embedded

@@ -4,16 +4,16 @@
 #include <fstream>
 #include <sstream>
 
-#include <boost/json.hpp>
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
+#include <boost/json.hpp>
 
 #include "common/builtin_data.hpp"
 #include "common/strict_yaml.hpp"
 #include "embedded/clock.hpp"
-#include "gpupool/time.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/names.hpp"
+#include "gpupool/time.hpp"
 
 namespace gpupool {
 namespace {
@@ -69,10 +69,14 @@ struct Reader : detail::StrictYamlReader {
           Taint taint;
           for (const auto& kv : t) {
             const std::string k = scalar(kv.first, field);
-            if (k == "key") taint.key = scalar(kv.second, field + ".key");
-            else if (k == "value") taint.value = kv.second.IsNull() ? "" : scalar(kv.second, field + ".value");
-            else if (k == "effect") taint.effect = parse_taint_effect(scalar(kv.second, field + ".effect"), field + ".effect");
-            else fail(kv.first, field + "." + k, "unknown key (expected key, value, effect)");
+            if (k == "key")
+              taint.key = scalar(kv.second, field + ".key");
+            else if (k == "value")
+              taint.value = kv.second.IsNull() ? "" : scalar(kv.second, field + ".value");
+            else if (k == "effect")
+              taint.effect = parse_taint_effect(scalar(kv.second, field + ".effect"), field + ".effect");
+            else
+              fail(kv.first, field + "." + k, "unknown key (expected key, value, effect)");
           }
           if (!t["effect"]) fail(t, field + ".effect", "required (NoSchedule, PreferNoSchedule or NoExecute)");
           validate(taint, field);
@@ -85,8 +89,9 @@ struct Reader : detail::StrictYamlReader {
       }
       for (std::size_t j = 0; j + 1 < out.size(); ++j)
         if (out[j].key == out.back().key && out[j].effect == out.back().effect)
-          fail(t, field, fmt::format("duplicate taint {}:{} (a node holds one taint per key and effect)",
-                                     out.back().key, to_string(out.back().effect)));
+          fail(t, field,
+               fmt::format("duplicate taint {}:{} (a node holds one taint per key and effect)", out.back().key,
+                           to_string(out.back().effect)));
     }
     return out;
   }
@@ -161,12 +166,18 @@ struct Reader : detail::StrictYamlReader {
     bool has_defaults = false, has_nodes = false;
     for (const auto& kv : root) {
       const std::string k = scalar(kv.first, "(root)");
-      if (k == "name") topo.name = scalar(kv.second, "name");
-      else if (k == "description") topo.description = scalar(kv.second, "description");
-      else if (k == "profile") topo.profile = scalar(kv.second, "profile");
-      else if (k == "defaults") defaults = kv.second, has_defaults = true;
-      else if (k == "nodes") nodes = kv.second, has_nodes = true;
-      else fail(kv.first, k, "unknown key (expected name, description, profile, defaults, nodes)");
+      if (k == "name")
+        topo.name = scalar(kv.second, "name");
+      else if (k == "description")
+        topo.description = scalar(kv.second, "description");
+      else if (k == "profile")
+        topo.profile = scalar(kv.second, "profile");
+      else if (k == "defaults")
+        defaults = kv.second, has_defaults = true;
+      else if (k == "nodes")
+        nodes = kv.second, has_nodes = true;
+      else
+        fail(kv.first, k, "unknown key (expected name, description, profile, defaults, nodes)");
     }
     if (!has_nodes) throw ConfigError(file(), "nodes", "required: the list of nodes", std::max(1, line_of(root)));
     if (!nodes.IsSequence() || nodes.size() == 0) fail(nodes, "nodes", "must be a non-empty list of nodes");
@@ -256,9 +267,9 @@ boost::json::object TopologyNode::to_node_object(std::chrono::system_clock::time
   for (const auto& [k, v] : capacity) capacity_json[k] = v.to_string();
   for (const auto& [k, v] : allocatable) allocatable_json[k] = v.to_string();
   auto condition = [&](const char* type, const char* status, const char* reason, const char* message) {
-    return json::object{{"type", type},           {"status", status},
-                        {"lastHeartbeatTime", heartbeat}, {"lastTransitionTime", created},
-                        {"reason", reason},       {"message", message}};
+    return json::object{
+        {"type", type},     {"status", status},  {"lastHeartbeatTime", heartbeat}, {"lastTransitionTime", created},
+        {"reason", reason}, {"message", message}};
   };
   // Condition wording as the kubelet sets it (pkg/kubelet/nodestatus/setters.go).
   json::array conditions{
@@ -290,9 +301,7 @@ boost::json::object TopologyNode::to_node_object(std::chrono::system_clock::time
                       {"status", std::move(status)}};
 }
 
-Topology Topology::parse(std::string_view yaml, std::string_view file) {
-  return Reader{std::string(file)}.read(yaml);
-}
+Topology Topology::parse(std::string_view yaml, std::string_view file) { return Reader{std::string(file)}.read(yaml); }
 
 Topology Topology::load(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -314,8 +323,9 @@ Topology Topology::builtin(std::string_view name) {
   if (text.empty()) {
     std::string known;
     for (const auto& n : builtin_names()) known += (known.empty() ? "" : ", ") + n;
-    throw ConfigError("<builtin>", std::string(name),
-                      fmt::format("no built-in topology by this name; choose one of: {} (or give a YAML file path)", known));
+    throw ConfigError(
+        "<builtin>", std::string(name),
+        fmt::format("no built-in topology by this name; choose one of: {} (or give a YAML file path)", known));
   }
   return parse(text, "builtin:" + path);
 }

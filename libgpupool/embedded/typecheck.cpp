@@ -70,7 +70,8 @@ namespace {
 
 std::string unknown_list(const std::vector<std::string>& fields) {
   std::string out = "strict decoding error: ";
-  for (std::size_t i = 0; i < fields.size(); ++i) out += fmt::format("{}unknown field {}", i ? ", " : "", go_quote(fields[i]));
+  for (std::size_t i = 0; i < fields.size(); ++i)
+    out += fmt::format("{}unknown field {}", i ? ", " : "", go_quote(fields[i]));
   return out;
 }
 
@@ -109,7 +110,8 @@ void decode_body(const ResourceType& t, json::object& body, FieldValidation fv, 
   if (fv == FieldValidation::Warn) warn_unknown(d.unknown_fields, warnings);
 }
 
-void decode_patched(const ResourceType& t, json::object& patched, FieldValidation fv, std::vector<std::string>* warnings) {
+void decode_patched(const ResourceType& t, json::object& patched, FieldValidation fv,
+                    std::vector<std::string>* warnings) {
   const std::string before = fv == FieldValidation::Strict ? json::serialize(patched) : std::string();
   const auto d = t.schema ? decode_custom(t, patched) : schema::decode(t.group, t.version, t.kind, patched, true);
   if (d.unknown_fields.empty()) return;
@@ -129,9 +131,9 @@ void check_scale_patched(const json::object& scale) {
   if (!rep) return;
   const auto kind = schema::int32_misfit(*rep);
   if (!kind) return;
-  const std::string cause =
-      fmt::format("Invalid value: {}: json: cannot unmarshal {} into Go struct field ScaleSpec.spec.replicas of type int32",
-                  go_quote(json::serialize(scale)), *kind);
+  const std::string cause = fmt::format(
+      "Invalid value: {}: json: cannot unmarshal {} into Go struct field ScaleSpec.spec.replicas of type int32",
+      go_quote(json::serialize(scale)), *kind);
   throw StatusError(422, "Invalid", fmt::format(" \"\" is invalid: patch: {}", cause), "", "", "",
                     {{"FieldValueInvalid", cause, "patch"}});
 }
@@ -157,10 +159,14 @@ std::string go_print(const json::value& v) {
       }
       return out + "]";
     }
-    case json::kind::string: return std::string(v.as_string());
-    case json::kind::bool_: return v.as_bool() ? "true" : "false";
-    case json::kind::null: return "<nil>";
-    default: return schema::number_text(v);
+    case json::kind::string:
+      return std::string(v.as_string());
+    case json::kind::bool_:
+      return v.as_bool() ? "true" : "false";
+    case json::kind::null:
+      return "<nil>";
+    default:
+      return schema::number_text(v);
   }
 }
 
@@ -168,18 +174,38 @@ std::string go_quote(std::string_view s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\a': out += "\\a"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      case '\v': out += "\\v"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\a':
+        out += "\\a";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\v':
+        out += "\\v";
+        break;
       default:
-        if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-        else out += static_cast<char>(c);
+        if (c < 0x20 || c == 0x7f)
+          out += fmt::format("\\x{:02x}", c);
+        else
+          out += static_cast<char>(c);
     }
   }
   return out + "\"";

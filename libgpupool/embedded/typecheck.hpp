@@ -24,7 +24,6 @@ std::optional<std::string> type_error(const ResourceType& t, const boost::json::
 /// does not fit (`int32`), which kube-apiserver reports as `unrecognized type: int32`.
 std::optional<std::string> patch_type_error(const ResourceType& t, const boost::json::object& patch);
 
-
 /// Throws the Status of a patch whose result does not decode (422, field "patch"): `patched` is
 /// the object after a JSON or merge patch; `strategic` is the strategic merge patch itself (then
 /// the value is printed as Go prints a map, and the error is `unrecognized type: <type>`).
@@ -37,8 +36,9 @@ enum class FieldValidation { Ignore, Warn, Strict };
 FieldValidation field_validation(std::string_view value, std::string_view options_kind);
 
 /// Decodes a create or update body as the API server does: a field of the wrong type is 400
-/// `<Kind> in version "<v>" cannot be handled as a <Kind>: json: cannot unmarshal ...`; unknown fields are 400 `strict decoding error: unknown field "spec.x", ...`
-/// under Strict, a warning each under Warn; in every case they are dropped from `body`.
+/// `<Kind> in version "<v>" cannot be handled as a <Kind>: json: cannot unmarshal ...`; unknown fields are 400 `strict
+/// decoding error: unknown field "spec.x", ...` under Strict, a warning each under Warn; in every case they are dropped
+/// from `body`.
 void decode_body(const ResourceType& t, boost::json::object& body, FieldValidation fv,
                  std::vector<std::string>* warnings);
 

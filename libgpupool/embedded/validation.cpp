@@ -54,8 +54,8 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version) {
   };
   auto typed = [&](std::string group, std::string version, std::string res, std::string kind, std::string singular,
                    bool ns, std::vector<std::string> short_names, std::vector<std::string> cats = {}) {
-    ResourceType t = core(std::move(res), std::move(kind), std::move(singular), ns, true, std::move(short_names),
-                          std::move(cats));
+    ResourceType t =
+        core(std::move(res), std::move(kind), std::move(singular), ns, true, std::move(short_names), std::move(cats));
     t.group = std::move(group);
     t.version = std::move(version);
     return t;
@@ -79,7 +79,8 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version) {
   auto pc = typed("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", "priorityclass", false, {"pc"});
   pc.has_status = false;
   out.push_back(std::move(pc));
-  out.push_back(typed("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", "poddisruptionbudget", true, {"pdb"}));
+  out.push_back(
+      typed("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", "poddisruptionbudget", true, {"pdb"}));
   // The endpoints controller's slices (embedded/endpoints), which `kubectl describe service` reads.
   auto slices = typed("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", "endpointslice", true, {});
   slices.has_status = false;
@@ -122,7 +123,8 @@ std::string str(const json::object& o, std::string_view key) {
 void add_errors(Causes& causes, const std::vector<std::string>& errs, const std::string& field,
                 const std::string& value) {
   // field.ErrorList: `Invalid value: "<value>": <detail>`, the value quoted as Go's %q quotes it.
-  for (const auto& e : errs) causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(value), e), field});
+  for (const auto& e : errs)
+    causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(value), e), field});
 }
 
 // The kind's name rule (ValidateObjectMeta's nameFn) on metadata.name, or with `prefix` on
@@ -133,8 +135,10 @@ void validate_name(const ResourceType& t, const std::string& name, Causes& cause
   std::string checked = name;
   if (prefix && checked.size() > 1 && checked.back() == '-') checked.back() = 'a';
   auto add = [&](const std::vector<std::string>& errors) { add_errors(causes, errors, field, name); };
-  if (t.resource == "namespaces") add(dns1123_label_errors(checked));
-  else if (t.resource == "services") add(dns1035_label_errors(checked));
+  if (t.resource == "namespaces")
+    add(dns1123_label_errors(checked));
+  else if (t.resource == "services")
+    add(dns1035_label_errors(checked));
   else if (t.resource == "nodes" || t.group == "kubeflow.org" || t.resource == "events" ||
            t.group == "rbac.authorization.k8s.io") {  // rbac/validation ValidateRBACName: a path segment
     if (checked.find('/') != std::string::npos || checked == "." || checked == "..")
@@ -163,7 +167,8 @@ void validate_labels_and_annotations(const json::object& md, const std::string& 
       size += k.size() + (v.is_string() ? v.as_string().size() : 0);
     }
     if (size > kMaxAnnotationsBytes)
-      causes.push_back({"FieldValueTooLong", fmt::format("Too long: may not be more than {} bytes", kMaxAnnotationsBytes),
+      causes.push_back({"FieldValueTooLong",
+                        fmt::format("Too long: may not be more than {} bytes", kMaxAnnotationsBytes),
                         at + "annotations"});
   }
 }
@@ -241,7 +246,8 @@ void drop_disabled_fields(json::object& spec) {
         auto& co = c.as_object();
         co.erase("resizePolicy");
         if (auto* res = co.if_contains("resources"); res && res->is_object()) res->as_object().erase("claims");
-        if (auto* sc = co.if_contains("securityContext"); sc && sc->is_object() && sc->as_object().contains("procMount"))
+        if (auto* sc = co.if_contains("securityContext");
+            sc && sc->is_object() && sc->as_object().contains("procMount"))
           sc->as_object()["procMount"] = "Default";
       }
 }
@@ -280,14 +286,16 @@ void default_pod_spec(json::object& spec) {
       if (!v.is_object()) continue;
       auto& vo = v.as_object();
       // SetDefaults_Volume: a volume without a source is an emptyDir.
-      if (std::none_of(vo.begin(), vo.end(), [](const auto& kv) { return kv.key() != "name" && !kv.value().is_null(); }))
+      if (std::none_of(vo.begin(), vo.end(),
+                       [](const auto& kv) { return kv.key() != "name" && !kv.value().is_null(); }))
         vo["emptyDir"] = json::object{};
       if (auto* hp = vo.if_contains("hostPath"); hp && hp->is_object()) set_default(hp->as_object(), "type", "");
       for (const char* src : {"secret", "configMap", "downwardAPI", "projected"})
         if (auto* so = vo.if_contains(src); so && so->is_object()) set_default(so->as_object(), "defaultMode", 420);
       // SetDefaults_ObjectFieldSelector for the downward API's files, in the volume or projected.
       auto default_items = [](json::value* src) {
-        if (auto* items = src && src->is_object() ? src->as_object().if_contains("items") : nullptr; items && items->is_array())
+        if (auto* items = src && src->is_object() ? src->as_object().if_contains("items") : nullptr;
+            items && items->is_array())
           for (auto& it : items->as_array())
             if (auto* ref = it.is_object() ? it.as_object().if_contains("fieldRef") : nullptr; ref && ref->is_object())
               set_default(ref->as_object(), "apiVersion", "v1");
@@ -316,8 +324,10 @@ void default_pod_spec(json::object& spec) {
       const auto colon = image.rfind(':');
       const bool tagged = colon != std::string::npos && (slash == std::string::npos || colon > slash);
       const bool latest = !tagged || image.substr(colon + 1) == "latest";
-      if (image.find('@') == std::string::npos) set_default(co, "imagePullPolicy", latest ? "Always" : "IfNotPresent");
-      else set_default(co, "imagePullPolicy", "IfNotPresent");
+      if (image.find('@') == std::string::npos)
+        set_default(co, "imagePullPolicy", latest ? "Always" : "IfNotPresent");
+      else
+        set_default(co, "imagePullPolicy", "IfNotPresent");
       set_default(co, "terminationMessagePath", "/dev/termination-log");
       set_default(co, "terminationMessagePolicy", "File");
       set_default(co, "resources", json::object{});
@@ -386,18 +396,19 @@ void default_toleration_seconds(json::object& spec) {
   if (not_ready && unreachable) return;
   auto& v = spec["tolerations"];
   if (!v.is_array()) v = json::array{};
-  for (const auto& [key, has] : {std::pair{"node.kubernetes.io/not-ready", not_ready},
-                                 std::pair{"node.kubernetes.io/unreachable", unreachable}})
+  for (const auto& [key, has] :
+       {std::pair{"node.kubernetes.io/not-ready", not_ready}, std::pair{"node.kubernetes.io/unreachable", unreachable}})
     if (!has)
-      v.as_array().push_back(json::object{{"key", key}, {"operator", "Exists"}, {"effect", "NoExecute"},
-                                          {"tolerationSeconds", 300}});
+      v.as_array().push_back(
+          json::object{{"key", key}, {"operator", "Exists"}, {"effect", "NoExecute"}, {"tolerationSeconds", 300}});
 }
 
 // podStrategy.PrepareForCreate mutatePodAffinity (MatchLabelKeysInPodAffinity, on in v1.32): each
 // pod (anti-)affinity term with a label selector gets `key In (value)` for its matchLabelKeys and
 // `key NotIn (value)` for its mismatchLabelKeys that the pod's labels hold (preferred terms first).
 void apply_match_label_keys(json::object& pod) {
-  const json::object* md = pod.contains("metadata") && pod.at("metadata").is_object() ? &pod.at("metadata").as_object() : nullptr;
+  const json::object* md =
+      pod.contains("metadata") && pod.at("metadata").is_object() ? &pod.at("metadata").as_object() : nullptr;
   const json::value* lv = md ? md->if_contains("labels") : nullptr;
   if (!lv || !lv->is_object()) return;
   const json::object labels = lv->as_object();
@@ -423,10 +434,12 @@ void apply_match_label_keys(json::object& pod) {
   for (const char* kind : {"podAffinity", "podAntiAffinity"}) {
     auto* pa = aff->as_object().if_contains(kind);
     if (!pa || !pa->is_object()) continue;
-    if (auto* pref = pa->as_object().if_contains("preferredDuringSchedulingIgnoredDuringExecution"); pref && pref->is_array())
+    if (auto* pref = pa->as_object().if_contains("preferredDuringSchedulingIgnoredDuringExecution");
+        pref && pref->is_array())
       for (auto& w : pref->as_array())
         if (auto* term = w.is_object() ? w.as_object().if_contains("podAffinityTerm") : nullptr) apply(*term);
-    if (auto* req = pa->as_object().if_contains("requiredDuringSchedulingIgnoredDuringExecution"); req && req->is_array())
+    if (auto* req = pa->as_object().if_contains("requiredDuringSchedulingIgnoredDuringExecution");
+        req && req->is_array())
       for (auto& term : req->as_array()) apply(term);
   }
 }
@@ -460,8 +473,10 @@ std::string pod_qos_class(const json::object& spec) {
       for (const char* k : {"cpu", "memory"}) {
         const bool has_l = l.contains(k), has_q = q.contains(k);
         if (has_l || has_q) any = true;
-        if (!has_l) guaranteed = false;
-        else if (has_q && !same_quantity(q.at(k), l.at(k))) guaranteed = false;
+        if (!has_l)
+          guaranteed = false;
+        else if (has_q && !same_quantity(q.at(k), l.at(k)))
+          guaranteed = false;
       }
     }
   }
@@ -659,7 +674,8 @@ void builtin_defaults(AdmissionRequest& r) {
       // A stable address per namespace/name in 10.96.0.0/16, and a NodePort in 30000-32767.
       std::uint32_t h = 2166136261u;
       for (char ch : obj_namespace + "/" + name) h = (h ^ static_cast<unsigned char>(ch)) * 16777619u;
-      if (str(spec, "clusterIP") != "None") set_default(spec, "clusterIP", json::value(fmt::format("10.96.{}.{}", (h >> 8) % 256, h % 254 + 1)));
+      if (str(spec, "clusterIP") != "None")
+        set_default(spec, "clusterIP", json::value(fmt::format("10.96.{}.{}", (h >> 8) % 256, h % 254 + 1)));
       // The REST layer's IP family fields (a single-stack IPv4 cluster).
       if (str(spec, "type") != "ExternalName") {
         set_default(spec, "clusterIPs", json::array{spec.at("clusterIP")});
@@ -695,22 +711,25 @@ void node_taints(const json::array& taints, const std::string& at, std::vector<S
     if (const auto errs = label_value_errors(value); !errs.empty()) {
       std::string joined;
       for (const auto& m : errs) joined += (joined.empty() ? "" : ";") + m;
-      causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(value), joined), f + ".value"});
+      causes.push_back(
+          {"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(value), joined), f + ".value"});
     }
     if (effect.empty())
       causes.push_back({"FieldValueRequired", "Required value", f + ".effect"});
     else if (effect != "NoSchedule" && effect != "PreferNoSchedule" && effect != "NoExecute")
-      causes.push_back({"FieldValueNotSupported",
-                        fmt::format("Unsupported value: {}: supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"",
-                                    go_quote(effect)),
-                        f + ".effect"});
+      causes.push_back(
+          {"FieldValueNotSupported",
+           fmt::format("Unsupported value: {}: supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"",
+                       go_quote(effect)),
+           f + ".effect"});
     if (seen[effect].count(key)) {
       if (!t.contains("timeAdded") || t.at("timeAdded").is_null())
-        causes.push_back({"FieldValueDuplicate",
-                          fmt::format("Duplicate value: core.Taint{{Key:{}, Value:{}, Effect:{}, TimeAdded:<nil>}}: taints must be "
-                                      "unique by key and effect pair",
-                                      go_quote(key), go_quote(value), go_quote(effect)),
-                          f});
+        causes.push_back(
+            {"FieldValueDuplicate",
+             fmt::format("Duplicate value: core.Taint{{Key:{}, Value:{}, Effect:{}, TimeAdded:<nil>}}: taints must be "
+                         "unique by key and effect pair",
+                         go_quote(key), go_quote(value), go_quote(effect)),
+             f});
       continue;
     }
     seen[effect].insert(key);
@@ -723,10 +742,12 @@ void node_taints(const json::array& taints, const std::string& at, std::vector<S
 void pvc_spec_causes(const json::object& sp, const std::string& prefix, std::vector<StatusCause>& causes) {
   const json::value* modes = sp.if_contains("accessModes");
   if (!modes || !modes->is_array() || modes->as_array().empty())
-    causes.push_back({"FieldValueRequired", "Required value: at least 1 access mode is required", prefix + "accessModes"});
+    causes.push_back(
+        {"FieldValueRequired", "Required value: at least 1 access mode is required", prefix + "accessModes"});
   else
     for (const auto& m : modes->as_array())
-      if (m.is_string() && m != "ReadOnlyMany" && m != "ReadWriteMany" && m != "ReadWriteOnce" && m != "ReadWriteOncePod")
+      if (m.is_string() && m != "ReadOnlyMany" && m != "ReadWriteMany" && m != "ReadWriteOnce" &&
+          m != "ReadWriteOncePod")
         causes.push_back({"FieldValueNotSupported",
                           fmt::format("Unsupported value: {}: supported values: \"ReadOnlyMany\", \"ReadWriteMany\", "
                                       "\"ReadWriteOnce\", \"ReadWriteOncePod\"",
@@ -742,7 +763,8 @@ void pvc_spec_causes(const json::object& sp, const std::string& prefix, std::vec
     try {
       const Quantity q = Quantity::parse(req->is_string() ? std::string(req->as_string()) : json::serialize(*req));
       if (!(q > Quantity::parse("0")))
-        causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: must be greater than zero", go_quote(q.to_string())),
+        causes.push_back({"FieldValueInvalid",
+                          fmt::format("Invalid value: {}: must be greater than zero", go_quote(q.to_string())),
                           prefix + "resources[storage]"});
     } catch (const ValidationError&) {
       // decoding refused it already
@@ -771,7 +793,8 @@ void builtin_validation(AdmissionRequest& r) {
     if (core && t.resource == "pods") {
       if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())
         validate_pod_spec(spec->as_object(), &md, "spec.", create ? PodSpecOf::NewPod : PodSpecOf::UpdatedPod, causes);
-      else causes.push_back({"FieldValueRequired", "Required value", "spec.containers"});
+      else
+        causes.push_back({"FieldValueRequired", "Required value", "spec.containers"});
       if (const json::object* old_spec = r.old_object ? spec_of(*r.old_object) : nullptr; !create && old_spec) {
         const json::value* old_md = r.old_object->if_contains("metadata");
         validate_pod_annotation_updates(md, old_md && old_md->is_object() ? old_md->as_object() : json::object{},
@@ -803,9 +826,10 @@ void builtin_validation(AdmissionRequest& r) {
         non_negative(spec_of(obj), "completions", "spec.completions", causes);
         non_negative(spec_of(obj), "backoffLimit", "spec.backoffLimit", causes);
         if (const std::string mode = str(sp, "completionMode"); mode != "NonIndexed" && mode != "Indexed")
-          causes.push_back({"FieldValueNotSupported",
-                            fmt::format("Unsupported value: {}: supported values: \"NonIndexed\", \"Indexed\"", go_quote(mode)),
-                            "spec.completionMode"});
+          causes.push_back(
+              {"FieldValueNotSupported",
+               fmt::format("Unsupported value: {}: supported values: \"NonIndexed\", \"Indexed\"", go_quote(mode)),
+               "spec.completionMode"});
       }
       // The template's pod spec is validated even when absent (an empty PodSpec has no containers).
       // (The template is a struct in Go: absent, it is decoded as a zero one and defaulted.)
@@ -839,7 +863,8 @@ void builtin_validation(AdmissionRequest& r) {
                                       go_quote(type)),
                           "spec.type"});
       const json::value* pv = sp.if_contains("ports");
-      if ((!pv || !pv->is_array() || pv->as_array().empty()) && type != "ExternalName" && str(sp, "clusterIP") != "None")
+      if ((!pv || !pv->is_array() || pv->as_array().empty()) && type != "ExternalName" &&
+          str(sp, "clusterIP") != "None")
         causes.push_back({"FieldValueRequired", "Required value", "spec.ports"});
       if (const auto* spec = spec_of(obj))
         if (const auto* ports = spec->if_contains("ports"); ports && ports->is_array()) {
@@ -848,13 +873,15 @@ void builtin_validation(AdmissionRequest& r) {
             const json::value* v = p.if_contains(key);
             if (v && v->is_int64() && (v->as_int64() < 1 || v->as_int64() > 65535))
               causes.push_back({"FieldValueInvalid",
-                                fmt::format("Invalid value: {}: must be between 1 and 65535, inclusive", v->as_int64()), field});
+                                fmt::format("Invalid value: {}: must be between 1 and 65535, inclusive", v->as_int64()),
+                                field});
           };
           for (std::size_t i = 0; i < arr.size(); ++i) {
             if (!arr[i].is_object()) continue;
             const auto& p = arr[i].as_object();
             const std::string f = fmt::format("spec.ports[{}]", i);
-            if (arr.size() > 1 && str(p, "name").empty()) causes.push_back({"FieldValueRequired", "Required value", f + ".name"});
+            if (arr.size() > 1 && str(p, "name").empty())
+              causes.push_back({"FieldValueRequired", "Required value", f + ".name"});
             in_range(p, "port", f + ".port");
             in_range(p, "targetPort", f + ".targetPort");
           }
@@ -862,11 +889,12 @@ void builtin_validation(AdmissionRequest& r) {
             for (std::size_t i = 0; i < arr.size(); ++i) {
               const json::value* np = arr[i].is_object() ? arr[i].as_object().if_contains("nodePort") : nullptr;
               if (np && np->is_int64() && np->as_int64() != 0 && (np->as_int64() < 30000 || np->as_int64() > 32767)) {
-                causes.push_back({"FieldValueInvalid",
-                                  fmt::format("Invalid value: {}: provided port is not in the valid range. The range of "
-                                              "valid ports is 30000-32767",
-                                              np->as_int64()),
-                                  fmt::format("spec.ports[{}].nodePort", i)});
+                causes.push_back(
+                    {"FieldValueInvalid",
+                     fmt::format("Invalid value: {}: provided port is not in the valid range. The range of "
+                                 "valid ports is 30000-32767",
+                                 np->as_int64()),
+                     fmt::format("spec.ports[{}].nodePort", i)});
                 break;
               }
             }
@@ -883,19 +911,24 @@ void builtin_validation(AdmissionRequest& r) {
     } else if (core && t.resource == "nodes") {
       // ValidateNodeSpecificAnnotations (the taints annotation, decoded as []core.Taint), then the
       // spec's taints.
-      const json::object* ann = md.if_contains("annotations") && md.at("annotations").is_object() ? &md.at("annotations").as_object() : nullptr;
+      const json::object* ann = md.if_contains("annotations") && md.at("annotations").is_object()
+                                    ? &md.at("annotations").as_object()
+                                    : nullptr;
       if (const std::string tv = ann ? str(*ann, "scheduler.alpha.kubernetes.io/taints") : ""; !tv.empty()) {
-        static const GoField kFields[] = {{"key", "Key", "string"}, {"value", "Value", "string"}, {"effect", "Effect", "core.TaintEffect"}};
+        static const GoField kFields[] = {
+            {"key", "Key", "string"}, {"value", "Value", "string"}, {"effect", "Effect", "core.TaintEffect"}};
         json::array list;
         if (const auto error = go_decode_list(tv, "Taint", kFields, list))
-          causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: \"scheduler.alpha.kubernetes.io/taints\": {}", *error),
+          causes.push_back({"FieldValueInvalid",
+                            fmt::format("Invalid value: \"scheduler.alpha.kubernetes.io/taints\": {}", *error),
                             "metadata.annotations"});
         else
           node_taints(list, "metadata.annotations.scheduler.alpha.kubernetes.io/taints", causes);
       }
       if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())
         if (const auto* taints = spec->as_object().if_contains("taints"); taints && taints->is_array())
-          node_taints(taints->as_array(), "metadata.taints", causes);  // (sic: validateNodeTaints is given metadata's path)
+          node_taints(taints->as_array(), "metadata.taints",
+                      causes);  // (sic: validateNodeTaints is given metadata's path)
     }
   }
   if (r.subresource.empty()) validate_kind(t, obj, causes);
@@ -944,7 +977,8 @@ void builtin_validation(AdmissionRequest& r) {
       if (tpl && (create || !old_spec || annotations_moved || !util::json_equal(*old_spec, *spec))) {
         static const json::object kEmpty;
         const json::object* tmeta = member(*tpl, "metadata");
-        if (const json::object* tspec = member(*tpl, "spec")) w = pod_warnings(tmeta ? *tmeta : kEmpty, *tspec, "spec.template.");
+        if (const json::object* tspec = member(*tpl, "spec"))
+          w = pod_warnings(tmeta ? *tmeta : kEmpty, *tspec, "spec.template.");
       }
     }
     for (auto& x : w) r.options->warnings->push_back(std::move(x));

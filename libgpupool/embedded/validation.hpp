@@ -67,8 +67,8 @@ void validate_label_selector(const boost::json::object& selector, const std::str
 
 /// ValidateResourceQuantityValue on resource `name`'s quantity `value` at `field`: not negative, and
 /// a whole number for the integer resources. (embedded/validation_pod.cpp)
-void validate_resource_quantity_value(const std::string& name, const boost::json::value& value, const std::string& field,
-                                      std::vector<StatusCause>& causes);
+void validate_resource_quantity_value(const std::string& name, const boost::json::value& value,
+                                      const std::string& field, std::vector<StatusCause>& causes);
 
 /// A field of an internal Go struct that encoding/json fills from an annotation's JSON: its JSON
 /// name (matched case-insensitively), Go name and Go type ("string" kinds, or "int64").
@@ -81,8 +81,8 @@ struct GoField {
 /// encoding/json's Unmarshal of `text` into []core.<type> (the tolerations and taints
 /// annotations): the first error as Go words it, or nullopt with `out` holding each element's
 /// known fields under their JSON names. (embedded/validation_pod.cpp)
-std::optional<std::string> go_decode_list(const std::string& text, std::string_view type, std::span<const GoField> fields,
-                                          boost::json::array& out);
+std::optional<std::string> go_decode_list(const std::string& text, std::string_view type,
+                                          std::span<const GoField> fields, boost::json::array& out);
 
 /// netutils.ParseIPSloppy accepts `s`: IPv4 (leading zeros allowed) or IPv6.
 bool valid_ip(const std::string& s);

@@ -40,18 +40,23 @@ std::vector<std::string> config_map_key_errors(const std::string& key) {
   if (key.size() > 253) out.push_back("must be no more than 253 characters");
   static const std::regex re("^[-._a-zA-Z0-9]+$");
   if (!std::regex_match(key, re))
-    out.push_back("a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or "
-                  "'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')");
-  if (key == ".") out.push_back("must not be '.'");
-  else if (key == "..") out.push_back("must not be '..'");
-  else if (key.rfind("..", 0) == 0) out.push_back("must not start with '..'");
+    out.push_back(
+        "a valid config key must consist of alphanumeric characters, '-', '_' or '.' (e.g. 'key.name',  or "
+        "'KEY_NAME',  or 'key-name', regex used for validation is '[-._a-zA-Z0-9]+')");
+  if (key == ".")
+    out.push_back("must not be '.'");
+  else if (key == "..")
+    out.push_back("must not be '..'");
+  else if (key.rfind("..", 0) == 0)
+    out.push_back("must not start with '..'");
   return out;
 }
 
 void keys(const json::object* data, const char* field, std::vector<StatusCause>& causes) {
   for (const auto& k : sorted_keys(data))
     for (const auto& msg : config_map_key_errors(k))
-      causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(k), msg), fmt::format("{}[{}]", field, k)});
+      causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(k), msg),
+                        fmt::format("{}[{}]", field, k)});
 }
 
 void not_supported(const json::object& o, std::string_view key, std::string_view field,
@@ -62,12 +67,13 @@ void not_supported(const json::object& o, std::string_view key, std::string_view
   if (std::find(allowed.begin(), allowed.end(), s) != allowed.end()) return;
   std::string list;
   for (auto a : allowed) list += (list.empty() ? "" : ", ") + go_quote(a);
-  causes.push_back({"FieldValueNotSupported", fmt::format("Unsupported value: {}: supported values: {}", go_quote(s), list),
-                    std::string(field)});
+  causes.push_back({"FieldValueNotSupported",
+                    fmt::format("Unsupported value: {}: supported values: {}", go_quote(s), list), std::string(field)});
 }
 
 // ValidateNonnegativeOrPercent for an IntOrString.
-void non_negative_or_percent(const json::object* o, std::string_view key, std::string field, std::vector<StatusCause>& causes) {
+void non_negative_or_percent(const json::object* o, std::string_view key, std::string field,
+                             std::vector<StatusCause>& causes) {
   const json::value* v = o ? o->if_contains(key) : nullptr;
   if (!v) return;
   if (v->is_int64()) return non_negative(o, key, std::move(field), causes);
@@ -75,20 +81,21 @@ void non_negative_or_percent(const json::object* o, std::string_view key, std::s
   static const std::regex percent("^[0-9]+%$");
   const std::string s(v->as_string());
   if (!std::regex_match(s, percent))
-    causes.push_back({"FieldValueInvalid",
-                      // the value is the IntOrString itself, printed with %#v
-                      fmt::format("Invalid value: intstr.IntOrString{{Type:1, IntVal:0, StrVal:{}}}: a valid percent string "
-                                  "must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for "
-                                  "validation is '[0-9]+%')",
-                                  go_quote(s)),
-                      std::move(field)});
+    causes.push_back(
+        {"FieldValueInvalid",
+         // the value is the IntOrString itself, printed with %#v
+         fmt::format("Invalid value: intstr.IntOrString{{Type:1, IntVal:0, StrVal:{}}}: a valid percent string "
+                     "must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for "
+                     "validation is '[0-9]+%')",
+                     go_quote(s)),
+         std::move(field)});
 }
-
 
 // A []string as Go's %#v prints it: []string{"a", "b"}.
 std::string go_strings(const json::array& a) {
   std::string out = "[]string{";
-  for (std::size_t i = 0; i < a.size(); ++i) out += (i ? ", " : "") + go_quote(a[i].is_string() ? std::string(a[i].as_string()) : "");
+  for (std::size_t i = 0; i < a.size(); ++i)
+    out += (i ? ", " : "") + go_quote(a[i].is_string() ? std::string(a[i].as_string()) : "");
   return out + "}";
 }
 
@@ -103,7 +110,8 @@ std::optional<int> cidr_family(const std::string& s) {
     return std::nullopt;
   // An IPv4-mapped IPv6 address counts as IPv4 (IPFamilyOfCIDR: To4() != nil).
   const bool v6 = ip.find(':') != std::string::npos;
-  const bool mapped = v6 && ip.find('.') != std::string::npos && (ip.starts_with("::ffff:") || ip.starts_with("::FFFF:"));
+  const bool mapped =
+      v6 && ip.find('.') != std::string::npos && (ip.starts_with("::ffff:") || ip.starts_with("::FFFF:"));
   if (std::stoi(bits) > (v6 ? 128 : 32)) return std::nullopt;
   return v6 && !mapped ? 6 : 4;
 }
@@ -113,34 +121,41 @@ std::optional<int> cidr_family(const std::string& s) {
 void node_pod_cidrs(const json::object* spec, std::vector<StatusCause>& causes) {
   const json::array* cidrs = spec ? util::array_at(*spec, {}, "podCIDRs") : nullptr;
   if (!cidrs || cidrs->empty()) return;
-  auto text = [&](std::size_t i) { return (*cidrs)[i].is_string() ? std::string((*cidrs)[i].as_string()) : std::string(); };
+  auto text = [&](std::size_t i) {
+    return (*cidrs)[i].is_string() ? std::string((*cidrs)[i].as_string()) : std::string();
+  };
   std::optional<std::size_t> first_bad;
   bool v4 = false, v6 = false;
   for (std::size_t i = 0; i < cidrs->size(); ++i) {
     const auto family = cidr_family(text(i));
     if (!family) {
-      causes.push_back({"FieldValueInvalid",
-                        fmt::format("Invalid value: {}: must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)", go_quote(text(i))),
-                        fmt::format("spec.podCIDRs[{}]", i)});
+      causes.push_back(
+          {"FieldValueInvalid",
+           fmt::format("Invalid value: {}: must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)",
+                       go_quote(text(i))),
+           fmt::format("spec.podCIDRs[{}]", i)});
       if (!first_bad) first_bad = i;
     }
     (family == 6 ? v6 : v4) = true;
   }
   if (cidrs->size() < 2) return;
   if (first_bad)
-    causes.push_back({"InternalError",
-                      fmt::format("Internal error: invalid PodCIDRs. failed to check with dual stack with error:invalid "
-                                  "CIDR[{}]: <nil> (invalid CIDR address: {})",
-                                  *first_bad, text(*first_bad)),
-                      "spec.podCIDRs"});
+    causes.push_back(
+        {"InternalError",
+         fmt::format("Internal error: invalid PodCIDRs. failed to check with dual stack with error:invalid "
+                     "CIDR[{}]: <nil> (invalid CIDR address: {})",
+                     *first_bad, text(*first_bad)),
+         "spec.podCIDRs"});
   if (first_bad || !(v4 && v6) || cidrs->size() > 2)
-    causes.push_back({"FieldValueInvalid",
-                      fmt::format("Invalid value: {}: may specify no more than one CIDR for each IP family", go_strings(*cidrs)),
-                      "spec.podCIDRs"});
+    causes.push_back(
+        {"FieldValueInvalid",
+         fmt::format("Invalid value: {}: may specify no more than one CIDR for each IP family", go_strings(*cidrs)),
+         "spec.podCIDRs"});
   std::set<std::string> seen;
   for (std::size_t i = 0; i < cidrs->size(); ++i)
     if (!seen.insert(text(i)).second)
-      causes.push_back({"FieldValueDuplicate", fmt::format("Duplicate value: {}", go_quote(text(i))), fmt::format("spec.podCIDRs[{}]", i)});
+      causes.push_back({"FieldValueDuplicate", fmt::format("Duplicate value: {}", go_quote(text(i))),
+                        fmt::format("spec.podCIDRs[{}]", i)});
 }
 
 }  // namespace
@@ -156,9 +171,10 @@ const std::string& GoQuantity::str() {
 }
 
 std::string GoQuantity::go() const {
-  return fmt::format("resource.Quantity{{i:resource.int64Amount{{value:{}, scale:{}}}, d:resource.infDecAmount{{Dec:(*inf.Dec)({})}}, "
-                     "s:{}, Format:\"{}\"}}",
-                     i_value, i_scale, dec ? "0xc000000000" : "nil", go_quote(s), format);
+  return fmt::format(
+      "resource.Quantity{{i:resource.int64Amount{{value:{}, scale:{}}}, d:resource.infDecAmount{{Dec:(*inf.Dec)({})}}, "
+      "s:{}, Format:\"{}\"}}",
+      i_value, i_scale, dec ? "0xc000000000" : "nil", go_quote(s), format);
 }
 
 // resource.ParseQuantity's result for a valid `text` (nullopt beyond gpupool's range): its fast
@@ -217,7 +233,8 @@ std::optional<GoQuantity> go_parse_quantity(const std::string& text) {
     scale -= static_cast<int>(denom.size());
     const std::string shifted = num + denom;
     std::int64_t v = 0, result = 0;
-    if (scale >= -9 && shifted.size() <= 18 && (v = std::stoll(shifted), !__builtin_mul_overflow(v, mantissa, &result))) {
+    if (scale >= -9 && shifted.size() <= 18 &&
+        (v = std::stoll(shifted), !__builtin_mul_overflow(v, mantissa, &result))) {
       g.i_value = positive ? result : -result;
       g.i_scale = scale;
       const bool canonical = binary ? exponent % 10 == 0 && (v & 7) != 0
@@ -248,9 +265,11 @@ void limit_range_item(const json::object& limit, const std::string& f, std::vect
     for (const auto& k : sorted_keys(object_at(limit, {list}))) {
       keys.insert(k);
       for (const auto& msg : container_resource_name_errors(k)) {
-        if (!container_like && (msg == "must be a standard resource for containers" || msg == "doesn't follow extended resource name standard"))
+        if (!container_like && (msg == "must be a standard resource for containers" ||
+                                msg == "doesn't follow extended resource name standard"))
           continue;  // validateResourceName stops before the container rules
-        causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", k, msg), fmt::format("{}.{}[{}]", f, list, k)});
+        causes.push_back(
+            {"FieldValueInvalid", fmt::format("Invalid value: {}: {}", k, msg), fmt::format("{}.{}[{}]", f, list, k)});
       }
     }
   };
@@ -259,7 +278,8 @@ void limit_range_item(const json::object& limit, const std::string& f, std::vect
   if (type == "Pod") {
     for (const char* list : {"default", "defaultRequest"})
       if (const json::object* o = object_at(limit, {list}); o && !o->empty())
-        causes.push_back({"FieldValueForbidden", "Forbidden: may not be specified when `type` is 'Pod'", fmt::format("{}.{}", f, list)});
+        causes.push_back({"FieldValueForbidden", "Forbidden: may not be specified when `type` is 'Pod'",
+                          fmt::format("{}.{}", f, list)});
   } else {
     names("default");
     names("defaultRequest");
@@ -268,21 +288,25 @@ void limit_range_item(const json::object& limit, const std::string& f, std::vect
     const json::object* mn = object_at(limit, {"min"});
     const json::object* mx = object_at(limit, {"max"});
     if (!(mn && mn->contains("storage")) && !(mx && mx->contains("storage")))
-      causes.push_back({"FieldValueRequired", "Required value: either minimum or maximum storage value is required, but neither was provided",
+      causes.push_back({"FieldValueRequired",
+                        "Required value: either minimum or maximum storage value is required, but neither was provided",
                         f + ".limits"});
   }
   names("maxLimitRequestRatio");
   for (const auto& k : keys) {
     auto get = [&](const char* list) -> std::optional<GoQuantity> {
-      if (type == "Pod" && (std::string_view(list) == "default" || std::string_view(list) == "defaultRequest")) return std::nullopt;
+      if (type == "Pod" && (std::string_view(list) == "default" || std::string_view(list) == "defaultRequest"))
+        return std::nullopt;
       const json::object* o = object_at(limit, {list});
       const json::value* v = o ? o->if_contains(k) : nullptr;
       if (!v || v->is_null()) return std::nullopt;
       return go_parse_quantity(schema::quantity_text(*v));
     };
-    auto mn = get("min"), mx = get("max"), def = get("default"), req = get("defaultRequest"), ratio = get("maxLimitRequestRatio");
+    auto mn = get("min"), mx = get("max"), def = get("default"), req = get("defaultRequest"),
+         ratio = get("maxLimitRequestRatio");
     auto invalid = [&](const char* list, GoQuantity& shown, std::string detail) {
-      causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", shown.go(), detail), fmt::format("{}.{}[{}]", f, list, k)});
+      causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", shown.go(), detail),
+                        fmt::format("{}.{}[{}]", f, list, k)});
     };
     // The pairs Go compares, in its order: {greater, lesser, the list named, the value shown,
     // the words of each side}. (Each message's String() calls run before its value is printed,
@@ -303,7 +327,8 @@ void limit_range_item(const json::object& limit, const std::string& f, std::vect
                           {&def, &mx, "default", &mx, "default value", "max value"}};
     for (const auto& p : pairs) {
       if (!*p.big || !*p.small || (*p.big)->cmp(**p.small) <= 0) continue;
-      std::string d = fmt::format("{} {} is greater than {} {}", p.big_words, (*p.big)->str(), p.small_words, (*p.small)->str());
+      std::string d =
+          fmt::format("{} {} is greater than {} {}", p.big_words, (*p.big)->str(), p.small_words, (*p.small)->str());
       invalid(p.list, **p.shown, d);
     }
     if (ratio && ratio->cmp(*go_parse_quantity("1")) < 0) {
@@ -323,7 +348,7 @@ void limit_range_item(const json::object& limit, const std::string& f, std::vect
       const double limit_ratio = static_cast<double>(hi) / static_cast<double>(lo);
       if (r > limit_ratio) {
         // Go's %f: six decimals, +Inf / NaN spelled its way.
-        const std::string shown = std::isinf(limit_ratio) ? (limit_ratio > 0 ? "+Inf" : "-Inf")
+        const std::string shown = std::isinf(limit_ratio)   ? (limit_ratio > 0 ? "+Inf" : "-Inf")
                                   : std::isnan(limit_ratio) ? "NaN"
                                                             : fmt::format("{:f}", limit_ratio);
         std::string d = fmt::format("ratio {} is greater than max/min = {}", ratio->str(), shown);
@@ -333,7 +358,8 @@ void limit_range_item(const json::object& limit, const std::string& f, std::vect
     // Resources that may not be overcommitted (extended resources, hugepages): default equals
     // defaultRequest.
     if (!is_overcommit_allowed(k) && def && req && def->cmp(*req) != 0) {
-      std::string d = fmt::format("default value {} must equal to defaultRequest value {} in {}", def->str(), req->str(), k);
+      std::string d =
+          fmt::format("default value {} must equal to defaultRequest value {} in {}", def->str(), req->str(), k);
       invalid("defaultRequest", *req, d);
     }
   }
@@ -346,7 +372,8 @@ std::string go_pointer(const json::object* spec, std::string_view key, std::stri
 }
 
 // IsNotMoreThan100Percent: a valid percent above 100 (strconv.Atoi saturates).
-void not_more_than_100_percent(const json::object* o, std::string_view key, std::string field, std::vector<StatusCause>& causes) {
+void not_more_than_100_percent(const json::object* o, std::string_view key, std::string field,
+                               std::vector<StatusCause>& causes) {
   const json::value* v = o ? o->if_contains(key) : nullptr;
   if (!v || !v->is_string()) return;
   static const std::regex percent("^[0-9]+%$");
@@ -356,30 +383,36 @@ void not_more_than_100_percent(const json::object* o, std::string_view key, std:
   const auto first = digits.find_first_not_of('0');
   const bool above = first != std::string::npos && (digits.size() - first > 3 || std::stoi(digits.substr(first)) > 100);
   if (above)
-    causes.push_back({"FieldValueInvalid",
-                      fmt::format("Invalid value: intstr.IntOrString{{Type:1, IntVal:0, StrVal:{}}}: must not be greater than 100%", go_quote(s)),
-                      std::move(field)});
+    causes.push_back(
+        {"FieldValueInvalid",
+         fmt::format("Invalid value: intstr.IntOrString{{Type:1, IntVal:0, StrVal:{}}}: must not be greater than 100%",
+                     go_quote(s)),
+         std::move(field)});
 }
 }  // namespace
 
 void non_negative(const json::object* o, std::string_view key, std::string field, std::vector<StatusCause>& causes) {
   const json::value* v = o ? o->if_contains(key) : nullptr;
   if (v && v->is_int64() && v->as_int64() < 0)
-    causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: must be greater than or equal to 0", v->as_int64()),
+    causes.push_back({"FieldValueInvalid",
+                      fmt::format("Invalid value: {}: must be greater than or equal to 0", v->as_int64()),
                       std::move(field)});
 }
 
 void default_kind(const ResourceType& t, json::object& obj) {
-  if (t.group != "rbac.authorization.k8s.io" || (t.resource != "rolebindings" && t.resource != "clusterrolebindings")) return;
+  if (t.group != "rbac.authorization.k8s.io" || (t.resource != "rolebindings" && t.resource != "clusterrolebindings"))
+    return;
   // SetDefaults_RoleBinding / _ClusterRoleBinding and SetDefaults_Subject.
-  if (auto* ref = obj.if_contains("roleRef"); ref && ref->is_object() && string_of(&ref->as_object(), "apiGroup").empty())
+  if (auto* ref = obj.if_contains("roleRef");
+      ref && ref->is_object() && string_of(&ref->as_object(), "apiGroup").empty())
     ref->as_object()["apiGroup"] = "rbac.authorization.k8s.io";
   if (auto* subs = obj.if_contains("subjects"); subs && subs->is_array())
     for (auto& s : subs->as_array()) {
       if (!s.is_object()) continue;
       auto& so = s.as_object();
       const std::string kind = string_of(&so, "kind");
-      if (string_of(&so, "apiGroup").empty() && (kind == "User" || kind == "Group")) so["apiGroup"] = "rbac.authorization.k8s.io";
+      if (string_of(&so, "apiGroup").empty() && (kind == "User" || kind == "Group"))
+        so["apiGroup"] = "rbac.authorization.k8s.io";
     }
 }
 
@@ -392,9 +425,11 @@ void validate_kind(const ResourceType& t, const json::object& obj, std::vector<S
     const json::object* binary = object_at(obj, {"binaryData"});
     for (const auto& k : sorted_keys(data)) {
       for (const auto& msg : config_map_key_errors(k))
-        causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(k), msg), fmt::format("data[{}]", k)});
+        causes.push_back(
+            {"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(k), msg), fmt::format("data[{}]", k)});
       if (binary && binary->contains(k))
-        causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: duplicate of key present in binaryData", go_quote(k)),
+        causes.push_back({"FieldValueInvalid",
+                          fmt::format("Invalid value: {}: duplicate of key present in binaryData", go_quote(k)),
                           fmt::format("data[{}]", k)});
     }
     keys(binary, "binaryData", causes);
@@ -404,7 +439,9 @@ void validate_kind(const ResourceType& t, const json::object& obj, std::vector<S
     keys(data, "data", causes);
     const std::string type = string_of(&obj, "type");
     auto has = [&](const char* k) { return data && data->contains(k); };
-    auto required = [&](std::string field) { causes.push_back({"FieldValueRequired", "Required value", std::move(field)}); };
+    auto required = [&](std::string field) {
+      causes.push_back({"FieldValueRequired", "Required value", std::move(field)});
+    };
     if (type == "kubernetes.io/service-account-token") {
       if (string_of(object_at(obj, {"metadata", "annotations"}), "kubernetes.io/service-account.name").empty())
         required("metadata.annotations[kubernetes.io/service-account.name]");
@@ -424,28 +461,48 @@ void validate_kind(const ResourceType& t, const json::object& obj, std::vector<S
   } else if (core && t.resource == "resourcequotas") {
     // ValidateResourceQuotaSpec: each hard entry's name (ValidateResourceQuotaResourceName), then
     // its value (ValidateNonnegativeQuantity). (The names print unquoted: a ResourceName.)
-    static const std::set<std::string, std::less<>> kStandard = {
-        "pods", "services", "replicationcontrollers", "resourcequotas", "secrets", "configmaps",
-        "persistentvolumeclaims", "services.nodeports", "services.loadbalancers", "requests.cpu", "requests.memory",
-        "requests.storage", "requests.ephemeral-storage", "limits.cpu", "limits.memory", "limits.ephemeral-storage", "cpu",
-        "memory", "ephemeral-storage", "storage"};
+    static const std::set<std::string, std::less<>> kStandard = {"pods",
+                                                                 "services",
+                                                                 "replicationcontrollers",
+                                                                 "resourcequotas",
+                                                                 "secrets",
+                                                                 "configmaps",
+                                                                 "persistentvolumeclaims",
+                                                                 "services.nodeports",
+                                                                 "services.loadbalancers",
+                                                                 "requests.cpu",
+                                                                 "requests.memory",
+                                                                 "requests.storage",
+                                                                 "requests.ephemeral-storage",
+                                                                 "limits.cpu",
+                                                                 "limits.memory",
+                                                                 "limits.ephemeral-storage",
+                                                                 "cpu",
+                                                                 "memory",
+                                                                 "ephemeral-storage",
+                                                                 "storage"};
     for (const auto& k : sorted_keys(spec ? object_at(*spec, {"hard"}) : nullptr)) {
       const std::string field = fmt::format("spec.hard[{}]", k);
       const auto errs = qualified_name_errors(k);
-      for (const auto& e : errs) causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", k, e), field});
+      for (const auto& e : errs)
+        causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", k, e), field});
       const bool hugepages = k.rfind("hugepages-", 0) == 0 || k.rfind("requests.hugepages-", 0) == 0;
       if (errs.empty() && k.find('/') == std::string::npos && !kStandard.count(k) && !hugepages) {
         // validateResourceName's IsStandardResourceName, then the quota's own list (the same names).
-        causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: must be a standard resource type or fully qualified", k), field});
-        causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: must be a standard resource for quota", k), field});
+        causes.push_back({"FieldValueInvalid",
+                          fmt::format("Invalid value: {}: must be a standard resource type or fully qualified", k),
+                          field});
+        causes.push_back(
+            {"FieldValueInvalid", fmt::format("Invalid value: {}: must be a standard resource for quota", k), field});
       }
       const json::value& v = spec->at("hard").at(k);
       if (!v.is_string()) continue;
       try {
         if (Quantity::parse(std::string(v.as_string())).is_negative())
-          causes.push_back({"FieldValueInvalid",
-                            fmt::format("Invalid value: {}: must be greater than or equal to 0", go_quote(v.as_string())),
-                            fmt::format("spec.hard[{}]", k)});
+          causes.push_back(
+              {"FieldValueInvalid",
+               fmt::format("Invalid value: {}: must be greater than or equal to 0", go_quote(v.as_string())),
+               fmt::format("spec.hard[{}]", k)});
       } catch (const ValidationError&) {
         // decoding refused it
       }
@@ -461,18 +518,22 @@ void validate_kind(const ResourceType& t, const json::object& obj, std::vector<S
         const std::string type = string_of(&item, "type");
         const std::string field = fmt::format("spec.limits[{}].type", i);
         const auto errs = qualified_name_errors(type);
-        for (const auto& e : errs) causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(type), e), field});
+        for (const auto& e : errs)
+          causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(type), e), field});
         if (errs.empty() && type.find('/') == std::string::npos && type != "Pod" && type != "Container" &&
             type != "PersistentVolumeClaim")
-          causes.push_back({"FieldValueInvalid",
-                            fmt::format("Invalid value: {}: must be a standard limit type or fully qualified", go_quote(type)), field});
-        if (!types.insert(type).second) causes.push_back({"FieldValueDuplicate", fmt::format("Duplicate value: {}", go_quote(type)), field});
+          causes.push_back(
+              {"FieldValueInvalid",
+               fmt::format("Invalid value: {}: must be a standard limit type or fully qualified", go_quote(type)),
+               field});
+        if (!types.insert(type).second)
+          causes.push_back({"FieldValueDuplicate", fmt::format("Duplicate value: {}", go_quote(type)), field});
         limit_range_item(item, fmt::format("spec.limits[{}]", i), causes);
       }
     }
   } else if (core && t.resource == "persistentvolumes" && spec) {
-    not_supported(*spec, "persistentVolumeReclaimPolicy", "spec.persistentVolumeReclaimPolicy", {"Delete", "Recycle", "Retain"},
-                  causes);
+    not_supported(*spec, "persistentVolumeReclaimPolicy", "spec.persistentVolumeReclaimPolicy",
+                  {"Delete", "Recycle", "Retain"}, causes);
   } else if (t.group == "storage.k8s.io" && t.resource == "storageclasses") {
     not_supported(obj, "reclaimPolicy", "reclaimPolicy", {"Delete", "Retain"}, causes);
     not_supported(obj, "volumeBindingMode", "volumeBindingMode", {"Immediate", "WaitForFirstConsumer"}, causes);
@@ -482,10 +543,14 @@ void validate_kind(const ResourceType& t, const json::object& obj, std::vector<S
       for (std::size_t i = 0; i < rules->size(); ++i) {
         if (!(*rules)[i].is_object()) continue;
         const auto& r = (*rules)[i].as_object();
-        auto count = [&](const char* k) { const json::array* a = util::array_at(r, {}, k); return a ? a->size() : 0; };
+        auto count = [&](const char* k) {
+          const json::array* a = util::array_at(r, {}, k);
+          return a ? a->size() : 0;
+        };
         const std::string path = fmt::format("rules[{}]", i);
         if (count("verbs") == 0)
-          causes.push_back({"FieldValueRequired", "Required value: verbs must contain at least one value", path + ".verbs"});
+          causes.push_back(
+              {"FieldValueRequired", "Required value: verbs must contain at least one value", path + ".verbs"});
         if (count("nonResourceURLs") > 0) continue;  // (their own rules are not reproduced)
         if (count("apiGroups") == 0)
           causes.push_back({"FieldValueRequired", "Required value: resource rules must supply at least one api group",
@@ -494,47 +559,60 @@ void validate_kind(const ResourceType& t, const json::object& obj, std::vector<S
           causes.push_back({"FieldValueRequired", "Required value: resource rules must supply at least one resource",
                             path + ".resources"});
       }
-  } else if (t.group == "rbac.authorization.k8s.io" && (t.resource == "rolebindings" || t.resource == "clusterrolebindings")) {
+  } else if (t.group == "rbac.authorization.k8s.io" &&
+             (t.resource == "rolebindings" || t.resource == "clusterrolebindings")) {
     const json::object* ref = object_at(obj, {"roleRef"});
     const std::string kind = string_of(ref, "kind");
     if (kind != "Role" && kind != "ClusterRole")
-      causes.push_back({"FieldValueNotSupported",
-                        fmt::format("Unsupported value: {}: supported values: \"Role\", \"ClusterRole\"", go_quote(kind)), "roleRef.kind"});
+      causes.push_back(
+          {"FieldValueNotSupported",
+           fmt::format("Unsupported value: {}: supported values: \"Role\", \"ClusterRole\"", go_quote(kind)),
+           "roleRef.kind"});
     if (string_of(ref, "name").empty()) causes.push_back({"FieldValueRequired", "Required value", "roleRef.name"});
     if (const json::array* subs = util::array_at(obj, {}, "subjects"))
       for (std::size_t i = 0; i < subs->size(); ++i) {
         const json::object* s = (*subs)[i].is_object() ? &(*subs)[i].as_object() : nullptr;
-        if (string_of(s, "name").empty()) causes.push_back({"FieldValueRequired", "Required value", fmt::format("subjects[{}].name", i)});
+        if (string_of(s, "name").empty())
+          causes.push_back({"FieldValueRequired", "Required value", fmt::format("subjects[{}].name", i)});
         const std::string sk = string_of(s, "kind");
         if (sk != "ServiceAccount" && sk != "User" && sk != "Group")
-          causes.push_back({"FieldValueNotSupported",
-                            fmt::format("Unsupported value: {}: supported values: \"ServiceAccount\", \"User\", \"Group\"", go_quote(sk)),
-                            fmt::format("subjects[{}].kind", i)});
+          causes.push_back(
+              {"FieldValueNotSupported",
+               fmt::format("Unsupported value: {}: supported values: \"ServiceAccount\", \"User\", \"Group\"",
+                           go_quote(sk)),
+               fmt::format("subjects[{}].kind", i)});
       }
   } else if (t.group == "scheduling.k8s.io" && t.resource == "priorityclasses") {
     // ValidatePriorityClass: user classes at most HighestUserDefinablePriority (system- names aside).
     const json::value* v = obj.if_contains("value");
-    if (v && v->is_int64() && v->as_int64() > 1000000000 && string_of(object_at(obj, {"metadata"}), "name").rfind("system-", 0) != 0)
-      causes.push_back({"FieldValueForbidden", "Forbidden: maximum allowed value of a user defined priority is 1000000000", "value"});
+    if (v && v->is_int64() && v->as_int64() > 1000000000 &&
+        string_of(object_at(obj, {"metadata"}), "name").rfind("system-", 0) != 0)
+      causes.push_back({"FieldValueForbidden",
+                        "Forbidden: maximum allowed value of a user defined priority is 1000000000", "value"});
   } else if (t.group == "policy" && t.resource == "poddisruptionbudgets") {
     // ValidatePodDisruptionBudgetSpec: not both bounds (the spec printed with %#v, its pointers
     // with addresses), each bound a non-negative integer or a percent up to 100%, the selector,
     // the eviction policy.
     auto set = [&](const char* k) { return spec && spec->contains(k) && !spec->at(k).is_null(); };
     if (set("minAvailable") && set("maxUnavailable"))
-      causes.push_back({"FieldValueInvalid",
-                        fmt::format("Invalid value: policy.PodDisruptionBudgetSpec{{MinAvailable:{}, Selector:{}, MaxUnavailable:{}, "
-                                    "UnhealthyPodEvictionPolicy:{}}}: minAvailable and maxUnavailable cannot be both set",
-                                    go_pointer(spec, "minAvailable", "intstr.IntOrString"), go_pointer(spec, "selector", "v1.LabelSelector"),
-                                    go_pointer(spec, "maxUnavailable", "intstr.IntOrString"),
-                                    go_pointer(spec, "unhealthyPodEvictionPolicy", "policy.UnhealthyPodEvictionPolicyType")),
-                        "spec"});
+      causes.push_back(
+          {"FieldValueInvalid",
+           fmt::format(
+               "Invalid value: policy.PodDisruptionBudgetSpec{{MinAvailable:{}, Selector:{}, MaxUnavailable:{}, "
+               "UnhealthyPodEvictionPolicy:{}}}: minAvailable and maxUnavailable cannot be both set",
+               go_pointer(spec, "minAvailable", "intstr.IntOrString"), go_pointer(spec, "selector", "v1.LabelSelector"),
+               go_pointer(spec, "maxUnavailable", "intstr.IntOrString"),
+               go_pointer(spec, "unhealthyPodEvictionPolicy", "policy.UnhealthyPodEvictionPolicyType")),
+           "spec"});
     for (const char* k : {"minAvailable", "maxUnavailable"}) {
       non_negative_or_percent(spec, k, fmt::format("spec.{}", k), causes);
       not_more_than_100_percent(spec, k, fmt::format("spec.{}", k), causes);
     }
-    if (const json::object* sel = spec ? object_at(*spec, {"selector"}) : nullptr) validate_label_selector(*sel, "spec.selector", causes);
-    if (spec) not_supported(*spec, "unhealthyPodEvictionPolicy", "spec.unhealthyPodEvictionPolicy", {"AlwaysAllow", "IfHealthyBudget"}, causes);
+    if (const json::object* sel = spec ? object_at(*spec, {"selector"}) : nullptr)
+      validate_label_selector(*sel, "spec.selector", causes);
+    if (spec)
+      not_supported(*spec, "unhealthyPodEvictionPolicy", "spec.unhealthyPodEvictionPolicy",
+                    {"AlwaysAllow", "IfHealthyBudget"}, causes);
   } else if (t.group == "batch" && t.resource == "jobs") {
     non_negative(spec, "ttlSecondsAfterFinished", "spec.ttlSecondsAfterFinished", causes);
   } else if (t.group == "apps" && t.resource == "deployments") {
@@ -566,9 +644,10 @@ void node_addresses(const json::object& node, std::vector<StatusCause>& causes) 
       const json::object* a = (*addresses)[i].is_object() ? &(*addresses)[i].as_object() : nullptr;
       const std::string type = string_of(a, "type"), address = string_of(a, "address");
       if (!seen.emplace(type, address).second)
-        causes.push_back({"FieldValueDuplicate",
-                          fmt::format("Duplicate value: core.NodeAddress{{Type:{}, Address:{}}}", go_quote(type), go_quote(address)),
-                          fmt::format("status.addresses[{}]", i)});
+        causes.push_back(
+            {"FieldValueDuplicate",
+             fmt::format("Duplicate value: core.NodeAddress{{Type:{}, Address:{}}}", go_quote(type), go_quote(address)),
+             fmt::format("status.addresses[{}]", i)});
     }
   }
 }
@@ -594,7 +673,8 @@ void validate_kind_update(const ResourceType& t, const json::object& obj, const 
   }
   const std::string provider = string_of(old_spec, "providerID");
   if (!provider.empty() && provider != string_of(spec, "providerID"))
-    causes.push_back({"FieldValueForbidden", "Forbidden: node updates may not change providerID except from \"\" to valid",
+    causes.push_back({"FieldValueForbidden",
+                      "Forbidden: node updates may not change providerID except from \"\" to valid",
                       "spec.providerID"});
   if (string_of(old_spec, "externalID") != string_of(spec, "externalID"))
     causes.push_back({"FieldValueForbidden", "Forbidden: may not be updated", "spec.externalID"});
@@ -611,7 +691,8 @@ void default_node_spec(json::object& node, const json::object* old) {
   const bool listed = list && !list->empty();
   if (!single.empty() && (!listed || !((*list)[0].is_string() && (*list)[0].as_string() == single)))
     spec["podCIDRs"] = json::array{json::string(single)};
-  if (const json::array* l = util::array_at(spec, {}, "podCIDRs"); l && !l->empty() && (*l)[0].is_string() && !(*l)[0].as_string().empty())
+  if (const json::array* l = util::array_at(spec, {}, "podCIDRs");
+      l && !l->empty() && (*l)[0].is_string() && !(*l)[0].as_string().empty())
     spec["podCIDR"] = (*l)[0];
   // dropDisabledFields: configSource only while an update's old node has one; status.config
   // never on create.
@@ -625,8 +706,10 @@ std::vector<std::string> node_warnings(const json::object& node) {
   // nodeStrategy's fieldIsDeprecatedWarnings.
   std::vector<std::string> out;
   const json::object* spec = object_at(node, {"spec"});
-  if (spec && spec->contains("configSource") && !spec->at("configSource").is_null()) out.push_back("spec.configSource: the feature is removed");
-  if (!string_of(spec, "externalID").empty()) out.push_back("spec.externalID: this field is deprecated, and is unused by Kubernetes");
+  if (spec && spec->contains("configSource") && !spec->at("configSource").is_null())
+    out.push_back("spec.configSource: the feature is removed");
+  if (!string_of(spec, "externalID").empty())
+    out.push_back("spec.externalID: this field is deprecated, and is unused by Kubernetes");
   return out;
 }
 

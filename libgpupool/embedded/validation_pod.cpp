@@ -6,8 +6,8 @@
 // `Invalid value: <value>: detail` (strings quoted as %q, integers bare, named types with a String
 // method bare), `Unsupported value: <value>: supported values: "a", "b"`, `Forbidden: detail`,
 // `Duplicate value: <value>`, `Not found: <value>`.
-#include "embedded/validation.hpp"
 #include "embedded/schema.hpp"
+#include "embedded/validation.hpp"
 
 #include <arpa/inet.h>
 
@@ -90,7 +90,8 @@ std::optional<Quantity> quantity_of(const json::value& v) {
 struct Errors {
   Causes& out;
   void required(const std::string& f, std::string_view detail = {}) {
-    out.push_back({"FieldValueRequired", detail.empty() ? "Required value" : fmt::format("Required value: {}", detail), f});
+    out.push_back(
+        {"FieldValueRequired", detail.empty() ? "Required value" : fmt::format("Required value: {}", detail), f});
   }
   void invalid(const std::string& f, const std::string& shown, std::string_view detail) {
     out.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", shown, detail), f});
@@ -98,10 +99,12 @@ struct Errors {
   void invalid(const std::string& f, const std::string& value, const std::vector<std::string>& details) {
     for (const auto& d : details) invalid(f, q(value), d);
   }
-  void not_supported(const std::string& f, const std::string& value, std::initializer_list<std::string_view> supported) {
+  void not_supported(const std::string& f, const std::string& value,
+                     std::initializer_list<std::string_view> supported) {
     std::string list;
     for (auto s : supported) list += (list.empty() ? "" : ", ") + q(s);
-    out.push_back({"FieldValueNotSupported", fmt::format("Unsupported value: {}: supported values: {}", q(value), list), f});
+    out.push_back(
+        {"FieldValueNotSupported", fmt::format("Unsupported value: {}: supported values: {}", q(value), list), f});
   }
   void forbidden(const std::string& f, std::string_view detail) {
     out.push_back({"FieldValueForbidden", fmt::format("Forbidden: {}", detail), f});
@@ -116,7 +119,7 @@ struct Errors {
 
 constexpr std::int64_t kMaxInt32 = 2147483647;
 const char* const kRangeError = "must be between 0 and 2147483647, inclusive";  // IsValidUserID / IsValidGroupID
-const char* const kPortRange = "must be between 1 and 65535, inclusive";         // IsValidPortNum
+const char* const kPortRange = "must be between 1 and 65535, inclusive";        // IsValidPortNum
 const char* const kFileMode = "must be a number between 0 and 0777 (octal), both inclusive";
 
 // A Go pointer field as %#v prints it: `(*T)(nil)`, or with an address (which differs on every
@@ -170,12 +173,14 @@ void object_field_selector(Errors& e, const json::object& fs, const std::set<std
   if (version.empty()) return e.required(f + ".apiVersion");
   if (label.empty()) return e.required(f + ".fieldPath");
   static const std::set<std::string> kLabels = {
-      "metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace", "metadata.uid",
-      "spec.nodeName", "spec.restartPolicy", "spec.serviceAccountName", "spec.schedulerName", "status.phase",
-      "status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"};
+      "metadata.annotations", "metadata.labels", "metadata.name",      "metadata.namespace",
+      "metadata.uid",         "spec.nodeName",   "spec.restartPolicy", "spec.serviceAccountName",
+      "spec.schedulerName",   "status.phase",    "status.hostIP",      "status.hostIPs",
+      "status.podIP",         "status.podIPs"};
   std::string path, subscript, converted = label;
   if (version != "v1") {
-    return e.invalid(f + ".fieldPath", q(label), fmt::format("error converting fieldPath: unsupported pod version: {}", version));
+    return e.invalid(f + ".fieldPath", q(label),
+                     fmt::format("error converting fieldPath: unsupported pod version: {}", version));
   } else if (split_subscript(label, path, subscript)) {
     if (path != "metadata.annotations" && path != "metadata.labels")
       return e.invalid(f + ".fieldPath", q(label),
@@ -183,7 +188,8 @@ void object_field_selector(Errors& e, const json::object& fs, const std::set<std
   } else if (label == "spec.host") {
     converted = "spec.nodeName";
   } else if (!kLabels.count(label)) {
-    return e.invalid(f + ".fieldPath", q(label), fmt::format("error converting fieldPath: field label not supported: {}", label));
+    return e.invalid(f + ".fieldPath", q(label),
+                     fmt::format("error converting fieldPath: field label not supported: {}", label));
   }
   if (split_subscript(converted, path, subscript)) {
     if (path == "metadata.annotations") {
@@ -198,13 +204,14 @@ void object_field_selector(Errors& e, const json::object& fs, const std::set<std
   } else if (!expressions.count(converted)) {
     std::string list;
     for (const auto& s : expressions) list += (list.empty() ? "" : ", ") + q(s);
-    e.out.push_back({"FieldValueNotSupported", fmt::format("Unsupported value: {}: supported values: {}", q(converted), list),
-                     f + ".fieldPath"});
+    e.out.push_back({"FieldValueNotSupported",
+                     fmt::format("Unsupported value: {}: supported values: {}", q(converted), list), f + ".fieldPath"});
   }
 }
 
-const std::set<std::string> kContainerResourceFields = {"limits.cpu",   "limits.ephemeral-storage",   "limits.memory",
-                                                         "requests.cpu", "requests.ephemeral-storage", "requests.memory"};
+const std::set<std::string> kContainerResourceFields = {
+    "limits.cpu",   "limits.ephemeral-storage",   "limits.memory",
+    "requests.cpu", "requests.ephemeral-storage", "requests.memory"};
 
 // validateContainerResourceFieldSelector + validateContainerResourceDivisor.
 void resource_field_selector(Errors& e, const json::object& fs, const std::string& f, bool volume) {
@@ -225,17 +232,21 @@ void resource_field_selector(Errors& e, const json::object& fs, const std::strin
   const auto divisor = quantity_of(*d);
   if (!divisor || divisor->is_zero()) return;
   const std::string shown = divisor->to_string();
-  static const std::set<std::string> kBytes = {"1", "1k", "1M", "1G", "1T", "1P", "1E", "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei"};
+  static const std::set<std::string> kBytes = {"1",   "1k",  "1M",  "1G",  "1T",  "1P", "1E",
+                                               "1Ki", "1Mi", "1Gi", "1Ti", "1Pi", "1Ei"};
   const char* bytes_values = "1, 1k, 1M, 1G, 1T, 1P, 1E, 1Ki, 1Mi, 1Gi, 1Ti, 1Pi, 1Ei";
   if ((res == "limits.cpu" || res == "requests.cpu") && shown != "1m" && shown != "1")
     e.invalid(f + ".divisor", q(res), "only divisor's values 1m and 1 are supported with the cpu resource");
   if ((res == "limits.memory" || res == "requests.memory") && !kBytes.count(shown))
-    e.invalid(f + ".divisor", q(res), fmt::format("only divisor's values {} are supported with the memory resource", bytes_values));
-  if ((res == "limits.ephemeral-storage" || res == "requests.ephemeral-storage") && !kBytes.count(shown))
     e.invalid(f + ".divisor", q(res),
-              fmt::format("only divisor's values {} are supported with the local ephemeral storage resource", bytes_values));
+              fmt::format("only divisor's values {} are supported with the memory resource", bytes_values));
+  if ((res == "limits.ephemeral-storage" || res == "requests.ephemeral-storage") && !kBytes.count(shown))
+    e.invalid(
+        f + ".divisor", q(res),
+        fmt::format("only divisor's values {} are supported with the local ephemeral storage resource", bytes_values));
   if ((res.starts_with("requests.hugepages-") || res.starts_with("limits.hugepages-")) && !kBytes.count(shown))
-    e.invalid(f + ".divisor", q(res), fmt::format("only divisor's values {} are supported with the hugepages resource", bytes_values));
+    e.invalid(f + ".divisor", q(res),
+              fmt::format("only divisor's values {} are supported with the hugepages resource", bytes_values));
 }
 
 // validateDownwardAPIVolumeFile (its paths are the source's own, not the item's: sic).
@@ -247,7 +258,8 @@ void downward_api_file(Errors& e, const json::object& file, const std::string& f
   local_non_reserved_path(e, f + ".path", path);
   if (const auto* ref = object_at(file, "fieldRef")) {
     object_field_selector(e, *ref, kVolumeFields, f + ".fieldRef");
-    if (present(file, "resourceFieldRef")) e.invalid(f, q("resource"), "fieldRef and resourceFieldRef can not be specified simultaneously");
+    if (present(file, "resourceFieldRef"))
+      e.invalid(f, q("resource"), "fieldRef and resourceFieldRef can not be specified simultaneously");
   } else if (const auto* rref = object_at(file, "resourceFieldRef")) {
     resource_field_selector(e, *rref, f + ".resourceFieldRef", true);
   } else {
@@ -293,12 +305,16 @@ void projected(Errors& e, const json::object& pj, const std::string& f) {
       ++count;
       const std::int64_t secs = int_at(*o, "expirationSeconds").value_or(0);
       if (secs < 600)
-        e.invalid(sp + ".serviceAccountToken.expirationSeconds", std::to_string(secs), "may not specify a duration less than 10 minutes");
+        e.invalid(sp + ".serviceAccountToken.expirationSeconds", std::to_string(secs),
+                  "may not specify a duration less than 10 minutes");
       if (secs > (std::int64_t{1} << 32))
-        e.invalid(sp + ".serviceAccountToken.expirationSeconds", std::to_string(secs), "may not specify a duration larger than 2^32 seconds");
+        e.invalid(sp + ".serviceAccountToken.expirationSeconds", std::to_string(secs),
+                  "may not specify a duration larger than 2^32 seconds");
       const std::string path = string_at(*o, "path");
-      if (path.empty()) e.required(f + ".path");
-      else local_non_reserved_path(e, f + ".path", path);
+      if (path.empty())
+        e.required(f + ".path");
+      else
+        local_non_reserved_path(e, f + ".path", path);
     }
     if (present(src, "clusterTrustBundle")) ++count;  // (its rules are not checked: FIDELITY.md)
     if (count > 1) e.forbidden(sp, "may not specify more than 1 volume type per source");
@@ -318,7 +334,8 @@ void other_volume_source(Errors& e, const std::string& k, const json::object& sr
   };
   // A secretRef's name (cinder, storageos).
   auto secret_ref = [&] {
-    if (const auto* ref = object_at(src, "secretRef"); ref && string_at(*ref, "name").empty()) e.required(sf + ".secretRef.name");
+    if (const auto* ref = object_at(src, "secretRef"); ref && string_at(*ref, "name").empty())
+      e.required(sf + ".secretRef.name");
   };
   // iscsiInitiatorIqnRegex / EuiRegex / NaaRegex.
   auto iscsi_name = [&](const std::string& name, const std::string& at, bool prefix_else) {
@@ -351,8 +368,10 @@ void other_volume_source(Errors& e, const std::string& k, const json::object& sr
   } else if (k == "iscsi") {
     need("targetPortal");
     const std::string iqn = string_at(src, "iqn");
-    if (iqn.empty()) e.required(sf + ".iqn");
-    else iscsi_name(iqn, sf + ".iqn", true);
+    if (iqn.empty())
+      e.required(sf + ".iqn");
+    else
+      iscsi_name(iqn, sf + ".iqn", true);
     if (auto lun = int_at(src, "lun"); lun && (*lun < 0 || *lun > 255))
       e.invalid(sf + ".lun", std::to_string(*lun), "must be between 0 and 255, inclusive");
     if ((true_at(src, "chapAuthDiscovery") || true_at(src, "chapAuthSession")) && !present(src, "secretRef"))
@@ -361,14 +380,16 @@ void other_volume_source(Errors& e, const std::string& k, const json::object& sr
       iscsi_name(std::string(in->as_string()), sf + ".initiatorname", false);
     if (present(src, "initiatorName") && string_at(v, "name").size() + 1 + string_at(src, "targetPortal").size() > 64)
       e.invalid(f + ".name", q(string_at(v, "name")),
-                "Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters if iscsi.initiatorName is specified.");
+                "Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters if iscsi.initiatorName "
+                "is specified.");
   } else if (k == "glusterfs") {
     need("endpoints");
     need("path");
   } else if (k == "flocker") {
     const std::string name = string_at(src, "datasetName"), uuid = string_at(src, "datasetUUID");
     if (name.empty() && uuid.empty()) e.required(sf, "one of datasetName and datasetUUID is required");
-    if (!name.empty() && !uuid.empty()) e.invalid(sf, q("resource"), "datasetName and datasetUUID can not be specified simultaneously");
+    if (!name.empty() && !uuid.empty())
+      e.invalid(sf, q("resource"), "datasetName and datasetUUID can not be specified simultaneously");
     if (name.find('/') != std::string::npos) e.invalid(sf + ".datasetName", q(name), "must not contain '/'");
   } else if (k == "rbd") {
     need_list("monitors");
@@ -399,7 +420,8 @@ void other_volume_source(Errors& e, const std::string& k, const json::object& sr
           const auto colon = pair.rfind(':');
           ok = colon != std::string::npos && pair.find(':') == colon && pair.find_first_of("[]") == std::string::npos;
         }
-        if (!ok) e.invalid(sf + ".registry", q(registry), "must be a host:port pair or multiple pairs separated by commas");
+        if (!ok)
+          e.invalid(sf + ".registry", q(registry), "must be a host:port pair or multiple pairs separated by commas");
         if (comma == std::string::npos) break;
         start = comma + 1;
       }
@@ -408,7 +430,8 @@ void other_volume_source(Errors& e, const std::string& k, const json::object& sr
   } else if (k == "fc") {
     const auto wwns = items(src, "targetWWNs");
     const std::size_t wwids = items(src, "wwids").size();
-    if (wwns.empty() && wwids == 0) e.required(sf + ".targetWWNs", "must specify either targetWWNs or wwids, but not both");
+    if (wwns.empty() && wwids == 0)
+      e.required(sf + ".targetWWNs", "must specify either targetWWNs or wwids, but not both");
     if (!wwns.empty() && wwids != 0) {
       std::string shown = "[]string{";
       if (const json::array* a = array_at(src, "targetWWNs"))
@@ -417,8 +440,10 @@ void other_volume_source(Errors& e, const std::string& k, const json::object& sr
       e.invalid(sf + ".targetWWNs", shown + "}", "targetWWNs and wwids can not be specified simultaneously");
     }
     if (!wwns.empty()) {
-      if (auto lun = int_at(src, "lun"); !lun) e.required(sf + ".lun", "lun is required if targetWWNs is specified");
-      else if (*lun < 0 || *lun > 255) e.invalid(sf + ".lun", std::to_string(*lun), "must be between 0 and 255, inclusive");
+      if (auto lun = int_at(src, "lun"); !lun)
+        e.required(sf + ".lun", "lun is required if targetWWNs is specified");
+      else if (*lun < 0 || *lun > 255)
+        e.invalid(sf + ".lun", std::to_string(*lun), "must be between 0 and 255, inclusive");
     }
   } else if (k == "flexVolume") {
     need("driver");
@@ -457,15 +482,19 @@ void other_volume_source(Errors& e, const std::string& k, const json::object& sr
       if (kind != "Dedicated" && kind != "Managed" && kind != "Shared")
         e.not_supported(sf + ".kind", kind, {"Dedicated", "Managed", "Shared"});
       if (kind == "Managed" && !uri.starts_with("/subscriptions/"))
-        e.not_supported(sf + ".diskURI", uri,
-                        {"/subscriptions/{sub-id}/resourcegroups/{group-name}/providers/microsoft.compute/disks/{disk-id}"});
+        e.not_supported(
+            sf + ".diskURI", uri,
+            {"/subscriptions/{sub-id}/resourcegroups/{group-name}/providers/microsoft.compute/disks/{disk-id}"});
       if (kind != "Managed" && !uri.starts_with("https://"))
-        e.not_supported(sf + ".diskURI", uri, {"https://{account-name}.blob.core.windows.net/{container-name}/{disk-name}.vhd"});
+        e.not_supported(sf + ".diskURI", uri,
+                        {"https://{account-name}.blob.core.windows.net/{container-name}/{disk-name}.vhd"});
     }
   } else if (k == "storageos") {
     const std::string name = string_at(src, "volumeName");
-    if (name.empty()) e.required(sf + ".volumeName");
-    else e.invalid(sf + ".volumeName", name, dns1123_label_errors(name));
+    if (name.empty())
+      e.required(sf + ".volumeName");
+    else
+      e.invalid(sf + ".volumeName", name, dns1123_label_errors(name));
     if (const std::string ns = string_at(src, "volumeNamespace"); !ns.empty())
       e.invalid(sf + ".volumeNamespace", ns, dns1123_label_errors(ns));
     secret_ref();
@@ -478,7 +507,8 @@ void other_volume_source(Errors& e, const std::string& k, const json::object& sr
     // ValidateTemplateObjectMeta, then the spec; the claim's name, pod name + "-" + volume name,
     // is not checked here).
     const json::object* tpl = object_at(src, "volumeClaimTemplate");
-    if (!tpl) e.required(sf + ".volumeClaimTemplate");
+    if (!tpl)
+      e.required(sf + ".volumeClaimTemplate");
     else {
       static const json::object kEmpty;
       if (const json::object* md = object_at(*tpl, "metadata")) {
@@ -486,7 +516,8 @@ void other_volume_source(Errors& e, const std::string& k, const json::object& sr
         // Annotations, then labels, then every other ObjectMeta field that is set (not Go's zero
         // value: a list counts even when empty), in the struct's order.
         for (const char* part : {"annotations", "labels"})
-          if (const json::value* v = md->if_contains(part)) validate_labels_and_annotations(json::object{{part, *v}}, mf, e.out);
+          if (const json::value* v = md->if_contains(part))
+            validate_labels_and_annotations(json::object{{part, *v}}, mf, e.out);
         for (const char* k : {"name", "generateName", "namespace", "selfLink", "uid", "resourceVersion", "generation",
                               "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "ownerReferences",
                               "finalizers", "managedFields"}) {
@@ -512,16 +543,36 @@ void other_volume_source(Errors& e, const std::string& k, const json::object& sr
 // the sources gpupool and its users write; the rest are counted only (FIDELITY.md).
 void volume_source(Errors& e, const json::object& v, const std::string& f, const std::string& pod_name) {
   // {JSON key, the path Kubernetes names when it is one source too many}, in validateVolumeSource's order.
-  static const std::pair<const char*, const char*> kSources[] = {
-      {"emptyDir", "emptyDir"}, {"hostPath", "hostPath"}, {"gitRepo", "gitRepo"},
-      {"gcePersistentDisk", "gcePersistentDisk"}, {"awsElasticBlockStore", "awsElasticBlockStore"},
-      {"secret", "secret"}, {"nfs", "nfs"}, {"iscsi", "iscsi"}, {"glusterfs", "glusterfs"}, {"flocker", "flocker"},
-      {"persistentVolumeClaim", "persistentVolumeClaim"}, {"rbd", "rbd"}, {"cinder", "cinder"}, {"cephfs", "cephFS"},
-      {"quobyte", "quobyte"}, {"downwardAPI", "downwarAPI"}, {"fc", "fc"}, {"flexVolume", "flexVolume"},
-      {"configMap", "configMap"}, {"azureFile", "azureFile"}, {"vsphereVolume", "vsphereVolume"},
-      {"photonPersistentDisk", "photonPersistentDisk"}, {"portworxVolume", "portworxVolume"}, {"azureDisk", "azureDisk"},
-      {"storageos", "storageos"}, {"projected", "projected"}, {"scaleIO", "scaleIO"}, {"csi", "csi"},
-      {"ephemeral", "ephemeral"}, {"image", "image"}};
+  static const std::pair<const char*, const char*> kSources[] = {{"emptyDir", "emptyDir"},
+                                                                 {"hostPath", "hostPath"},
+                                                                 {"gitRepo", "gitRepo"},
+                                                                 {"gcePersistentDisk", "gcePersistentDisk"},
+                                                                 {"awsElasticBlockStore", "awsElasticBlockStore"},
+                                                                 {"secret", "secret"},
+                                                                 {"nfs", "nfs"},
+                                                                 {"iscsi", "iscsi"},
+                                                                 {"glusterfs", "glusterfs"},
+                                                                 {"flocker", "flocker"},
+                                                                 {"persistentVolumeClaim", "persistentVolumeClaim"},
+                                                                 {"rbd", "rbd"},
+                                                                 {"cinder", "cinder"},
+                                                                 {"cephfs", "cephFS"},
+                                                                 {"quobyte", "quobyte"},
+                                                                 {"downwardAPI", "downwarAPI"},
+                                                                 {"fc", "fc"},
+                                                                 {"flexVolume", "flexVolume"},
+                                                                 {"configMap", "configMap"},
+                                                                 {"azureFile", "azureFile"},
+                                                                 {"vsphereVolume", "vsphereVolume"},
+                                                                 {"photonPersistentDisk", "photonPersistentDisk"},
+                                                                 {"portworxVolume", "portworxVolume"},
+                                                                 {"azureDisk", "azureDisk"},
+                                                                 {"storageos", "storageos"},
+                                                                 {"projected", "projected"},
+                                                                 {"scaleIO", "scaleIO"},
+                                                                 {"csi", "csi"},
+                                                                 {"ephemeral", "ephemeral"},
+                                                                 {"image", "image"}};
   int count = 0;
   for (const auto& [key, forbidden_as] : kSources) {
     const json::object* src = object_at(v, key);
@@ -544,11 +595,12 @@ void volume_source(Errors& e, const json::object& v, const std::string& f, const
         continue;
       }
       e.invalid(sf + ".path", path, path_backstep_errors(path));
-      static const std::set<std::string> kTypes = {"", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate",
-                                                   "File", "FileOrCreate", "Socket"};
+      static const std::set<std::string> kTypes = {
+          "", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"};
       if (present(*src, "type") && !kTypes.count(string_at(*src, "type")))
-        e.not_supported(sf + ".type", string_at(*src, "type"),
-                        {"", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"});
+        e.not_supported(
+            sf + ".type", string_at(*src, "type"),
+            {"", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"});
     } else if (k == "secret" || k == "configMap") {
       // validateSecretVolumeSource / validateConfigMapVolumeSource.
       const char* name_key = k == "secret" ? "secretName" : "name";
@@ -577,14 +629,17 @@ void volume_source(Errors& e, const json::object& v, const std::string& f, const
       // errors name `csi.name`: sic).
       const std::string driver = string_at(*src, "driver");
       if (driver.empty()) e.required(sf + ".driver");
-      if (driver.size() > 63) e.out.push_back({"FieldValueTooLong", "Too long: may not be more than 63 bytes", sf + ".driver"});
+      if (driver.size() > 63)
+        e.out.push_back({"FieldValueTooLong", "Too long: may not be more than 63 bytes", sf + ".driver"});
       std::string lower = driver;
       for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       e.invalid(sf + ".driver", driver, dns1123_subdomain_errors(lower));
       if (const auto* ref = object_at(*src, "nodePublishSecretRef")) {
         const std::string name = string_at(*ref, "name");
-        if (name.empty()) e.required(sf + ".nodePublishSecretRef.name");
-        else e.invalid(sf + ".name", name, dns1123_subdomain_errors(name));
+        if (name.empty())
+          e.required(sf + ".nodePublishSecretRef.name");
+        else
+          e.invalid(sf + ".name", name, dns1123_subdomain_errors(name));
       }
     } else {
       other_volume_source(e, k, *src, v, sf, f, pod_name);
@@ -594,8 +649,8 @@ void volume_source(Errors& e, const json::object& v, const std::string& f, const
 }
 
 // ValidateVolumes: the volumes without errors, by name (what mounts may refer to).
-std::map<std::string, const json::object*> validate_volumes(Errors& e, const json::object& spec, const std::string& prefix,
-                                                            const std::string& pod_name) {
+std::map<std::string, const json::object*> validate_volumes(Errors& e, const json::object& spec,
+                                                            const std::string& prefix, const std::string& pod_name) {
   std::map<std::string, const json::object*> vols;
   const auto vs = items(spec, "volumes");
   std::set<std::string> names;
@@ -606,8 +661,10 @@ std::map<std::string, const json::object*> validate_volumes(Errors& e, const jso
     Errors ve{el};
     volume_source(ve, v, f, pod_name);
     const std::string name = string_at(v, "name");
-    if (name.empty()) ve.required(f + ".name");
-    else ve.invalid(f + ".name", name, dns1123_label_errors(name));
+    if (name.empty())
+      ve.required(f + ".name");
+    else
+      ve.invalid(f + ".name", name, dns1123_label_errors(name));
     if (names.count(name)) ve.duplicate(f + ".name", q(name));
     if (el.empty()) {
       names.insert(name);
@@ -629,31 +686,39 @@ void container_ports(Errors& e, const json::object& c, const std::string& f) {
     const std::string pf = fmt::format("{}.ports[{}]", f, i);
     const std::string name = string_at(p, "name");
     if (!name.empty()) {
-      if (auto errs = port_name_errors(name); !errs.empty()) e.invalid(pf + ".name", name, errs);
-      else if (!names.insert(name).second) e.duplicate(pf + ".name", q(name));
+      if (auto errs = port_name_errors(name); !errs.empty())
+        e.invalid(pf + ".name", name, errs);
+      else if (!names.insert(name).second)
+        e.duplicate(pf + ".name", q(name));
     }
     const std::int64_t cp = int_at(p, "containerPort").value_or(0);
-    if (cp == 0) e.required(pf + ".containerPort");
-    else if (cp < 1 || cp > 65535) e.invalid(pf + ".containerPort", std::to_string(cp), kPortRange);
+    if (cp == 0)
+      e.required(pf + ".containerPort");
+    else if (cp < 1 || cp > 65535)
+      e.invalid(pf + ".containerPort", std::to_string(cp), kPortRange);
     const std::int64_t hp = int_at(p, "hostPort").value_or(0);
     if (hp != 0 && (hp < 1 || hp > 65535)) e.invalid(pf + ".hostPort", std::to_string(hp), kPortRange);
     const std::string proto = string_at(p, "protocol");
-    if (proto.empty()) e.required(pf + ".protocol");
-    else if (proto != "TCP" && proto != "UDP" && proto != "SCTP") e.not_supported(pf + ".protocol", proto, {"SCTP", "TCP", "UDP"});
+    if (proto.empty())
+      e.required(pf + ".protocol");
+    else if (proto != "TCP" && proto != "UDP" && proto != "SCTP")
+      e.not_supported(pf + ".protocol", proto, {"SCTP", "TCP", "UDP"});
   }
 }
 
-const std::set<std::string> kEnvFieldPaths = {"metadata.name",   "metadata.namespace", "metadata.uid",
-                                              "spec.nodeName",   "spec.serviceAccountName", "status.hostIP",
-                                              "status.hostIPs",  "status.podIP",       "status.podIPs"};
+const std::set<std::string> kEnvFieldPaths = {
+    "metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName",
+    "status.hostIP", "status.hostIPs",     "status.podIP", "status.podIPs"};
 
 // validateConfigMapKeySelector / validateSecretKeySelector.
 void key_selector(Errors& e, const json::object& s, const std::string& f) {
   const std::string name = string_at(s, "name");
   e.invalid(f + ".name", name, dns1123_subdomain_errors(name));
   const std::string key = string_at(s, "key");
-  if (key.empty()) e.required(f + ".key");
-  else e.invalid(f + ".key", key, config_map_key_errors(key));
+  if (key.empty())
+    e.required(f + ".key");
+  else
+    e.invalid(f + ".key", key, config_map_key_errors(key));
 }
 
 // ValidateEnv with validateEnvVarValueFrom (names by v1.32's relaxed rule).
@@ -663,8 +728,10 @@ void container_env(Errors& e, const json::object& c, const std::string& f) {
     const json::object& ev = *env[i];
     const std::string ef = fmt::format("{}.env[{}]", f, i);
     const std::string name = string_at(ev, "name");
-    if (name.empty()) e.required(ef + ".name");
-    else e.invalid(ef + ".name", name, env_var_name_errors(name));
+    if (name.empty())
+      e.required(ef + ".name");
+    else
+      e.invalid(ef + ".name", name, env_var_name_errors(name));
     const json::object* from = object_at(ev, "valueFrom");
     if (!from) continue;
     const std::string vf = ef + ".valueFrom";
@@ -713,11 +780,15 @@ void container_env_from(Errors& e, const json::object& c, const std::string& f) 
       if (const auto* ref = object_at(ev, key)) {
         ++sources;
         const std::string name = string_at(*ref, "name");
-        if (name.empty()) e.required(fmt::format("{}.{}.name", ef, key));
-        else e.invalid(fmt::format("{}.{}.name", ef, key), name, subdomain_prefix_errors(name));
+        if (name.empty())
+          e.required(fmt::format("{}.{}.name", ef, key));
+        else
+          e.invalid(fmt::format("{}.{}.name", ef, key), name, subdomain_prefix_errors(name));
       }
-    if (sources == 0) e.invalid(f + ".envFrom", q(""), "must specify one of: `configMapRef` or `secretRef`");
-    else if (sources > 1) e.invalid(f + ".envFrom", q(""), "may not have more than one field specified at a time");
+    if (sources == 0)
+      e.invalid(f + ".envFrom", q(""), "must specify one of: `configMapRef` or `secretRef`");
+    else if (sources > 1)
+      e.invalid(f + ".envFrom", q(""), "may not have more than one field specified at a time");
   }
 }
 
@@ -727,7 +798,9 @@ std::map<std::string, std::string> path_map(const json::object& c, std::string_v
   for (const auto* m : items(c, list)) out[string_at(*m, "name")] = string_at(*m, path_key);
   return out;
 }
-std::map<std::string, std::string> device_map(const json::object& c) { return path_map(c, "volumeDevices", "devicePath"); }
+std::map<std::string, std::string> device_map(const json::object& c) {
+  return path_map(c, "volumeDevices", "devicePath");
+}
 
 // ValidateVolumeDevices: block devices come from claims (PVC or ephemeral volumes).
 void volume_devices(Errors& e, const json::object& c, const std::map<std::string, const json::object*>& vols,
@@ -741,16 +814,20 @@ void volume_devices(Errors& e, const json::object& c, const std::map<std::string
     const std::string name = string_at(d, "name"), path = string_at(d, "devicePath");
     const auto vol = vols.find(name);
     const bool matched = vol != vols.end();
-    const bool claim = matched && (present(*vol->second, "persistentVolumeClaim") || present(*vol->second, "ephemeral"));
+    const bool claim =
+        matched && (present(*vol->second, "persistentVolumeClaim") || present(*vol->second, "ephemeral"));
     if (name.empty()) e.required(df + ".name");
     if (names.count(name)) e.invalid(df + ".name", q(name), "must be unique");
     if (matched && !claim)
-      e.invalid(df + ".name", q(name), "can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode");
+      e.invalid(df + ".name", q(name),
+                "can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode");
     if (!matched) e.not_found(df + ".name", q(name));
     if (path.empty()) e.required(df + ".devicePath");
     if (paths.count(path)) e.invalid(df + ".devicePath", q(path), "must be unique");
-    if (!path.empty() && !path_backstep_errors(path).empty()) e.invalid(df + ".devicePath", q(path), "can not contain backsteps ('..')");
-    else paths.insert(path);
+    if (!path.empty() && !path_backstep_errors(path).empty())
+      e.invalid(df + ".devicePath", q(path), "can not contain backsteps ('..')");
+    else
+      paths.insert(path);
     if (mounts.count(name)) e.invalid(df + ".name", q(name), "must not already exist in volumeMounts");
     if (std::any_of(mounts.begin(), mounts.end(), [&](const auto& m) { return m.second == path; }))
       e.invalid(df + ".devicePath", q(path), "must not already exist as a path in volumeMounts");
@@ -793,15 +870,18 @@ void volume_mounts(Errors& e, const json::object& c, const std::map<std::string,
       if (mp != "Bidirectional" && mp != "HostToContainer" && mp != "None")
         e.not_supported(lf + ".mountPropagation", mp, {"Bidirectional", "HostToContainer", "None"});
       if (mp == "Bidirectional" && !privileged)
-        e.forbidden(lf + ".mountPropagation", "Bidirectional mount propagation is available only to privileged containers");
+        e.forbidden(lf + ".mountPropagation",
+                    "Bidirectional mount propagation is available only to privileged containers");
     }
     // validateMountRecursiveReadOnly.
     if (present(m, "recursiveReadOnly")) {
       const std::string rro = string_at(m, "recursiveReadOnly");
       if (rro == "Enabled" || rro == "IfPossible") {
-        if (!true_at(m, "readOnly")) e.forbidden(lf + ".recursiveReadOnly", "may only be specified when readOnly is true");
+        if (!true_at(m, "readOnly"))
+          e.forbidden(lf + ".recursiveReadOnly", "may only be specified when readOnly is true");
         if (present(m, "mountPropagation") && string_at(m, "mountPropagation") != "None")
-          e.forbidden(lf + ".recursiveReadOnly", "may only be specified when mountPropagation is None or not specified");
+          e.forbidden(lf + ".recursiveReadOnly",
+                      "may only be specified when mountPropagation is None or not specified");
       } else if (rro != "Disabled") {
         e.not_supported(lf + ".recursiveReadOnly", rro, {"Disabled", "Enabled", "IfPossible"});
       }
@@ -839,10 +919,11 @@ void hugepage_value(Errors& e, const std::string& n, const json::value& v, const
   std::optional<Quantity> page;
   try {
     page = Quantity::parse(n.substr(std::string_view("hugepages-").size()));
-  } catch (const std::exception&) {
-  }
-  const bool divisible = page && page->milli_value() > 0 && page->milli_value() % 1000 == 0 && qv->value() % page->value() == 0;
-  if (!divisible) e.invalid(f, q(qv->to_string()), fmt::format("{} is not positive integer multiple of {}", qv->to_string(), n));
+  } catch (const std::exception&) {}
+  const bool divisible =
+      page && page->milli_value() > 0 && page->milli_value() % 1000 == 0 && qv->value() % page->value() == 0;
+  if (!divisible)
+    e.invalid(f, q(qv->to_string()), fmt::format("{} is not positive integer multiple of {}", qv->to_string(), n));
 }
 
 // validateResourceRequirements with validateContainerResourceName. (Kubernetes walks the two Go
@@ -870,7 +951,8 @@ void resource_requirements(Errors& e, const json::object* res, const std::string
       if (lim && req) {
         if (const auto l = quantity_of(*lim)) {
           if (*req != *l && !is_overcommit_allowed(n))
-            e.invalid(rf + ".requests", q(req->to_string()), fmt::format("must be equal to {} limit of {}", n, l->to_string()));
+            e.invalid(rf + ".requests", q(req->to_string()),
+                      fmt::format("must be equal to {} limit of {}", n, l->to_string()));
           else if (*req > *l)
             e.invalid(rf + ".requests", q(req->to_string()),
                       fmt::format("must be less than or equal to {} limit of {}", n, l->to_string()));
@@ -892,13 +974,16 @@ void seccomp_profile(Errors& e, const json::object* sp, const std::string& f) {
   if (!sp) return;
   const std::string type = string_at(*sp, "type");
   // validateSeccompProfileType.
-  if (type.empty()) e.required(f + ".type", "type is required when seccompProfile is set");
+  if (type.empty())
+    e.required(f + ".type", "type is required when seccompProfile is set");
   else if (type != "Localhost" && type != "RuntimeDefault" && type != "Unconfined")
     e.not_supported(f + ".type", type, {"Localhost", "RuntimeDefault", "Unconfined"});
   const bool has_profile = present(*sp, "localhostProfile");
   if (type == "Localhost") {
-    if (!has_profile) e.required(f + ".localhostProfile", "must be set when seccomp type is Localhost");
-    else local_descending_path(e, f + ".localhostProfile", string_at(*sp, "localhostProfile"));
+    if (!has_profile)
+      e.required(f + ".localhostProfile", "must be set when seccomp type is Localhost");
+    else
+      local_descending_path(e, f + ".localhostProfile", string_at(*sp, "localhostProfile"));
   } else if (has_profile) {
     e.invalid(f + ".localhostProfile",
               fmt::format("core.SeccompProfile{{Type:{}, LocalhostProfile:{}}}", q(type), go_pointer("string", true)),
@@ -942,8 +1027,10 @@ void windows_options(Errors& e, const json::object* wo, const std::string& f) {
     e.invalid(f + ".gmsaCredentialSpecName", std::string(n->as_string()), dns1123_subdomain_errors(n->as_string()));
   if (const json::value* c = wo->if_contains("gmsaCredentialSpec"); c && c->is_string()) {
     const std::string spec(c->as_string());
-    if (spec.empty()) e.invalid(f + ".gmsaCredentialSpec", q(spec), "gmsaCredentialSpec cannot be an empty string");
-    else if (spec.size() > 64 * 1024) e.invalid(f + ".gmsaCredentialSpec", q(spec), "gmsaCredentialSpec size must be under 64 KiB");
+    if (spec.empty())
+      e.invalid(f + ".gmsaCredentialSpec", q(spec), "gmsaCredentialSpec cannot be an empty string");
+    else if (spec.size() > 64 * 1024)
+      e.invalid(f + ".gmsaCredentialSpec", q(spec), "gmsaCredentialSpec size must be under 64 KiB");
   }
   const json::value* u = wo->if_contains("runAsUserName");
   if (!u || !u->is_string()) return;
@@ -960,11 +1047,14 @@ void windows_options(Errors& e, const json::object* wo, const std::string& f) {
   const std::string user = has_domain ? name.substr(slash + 1) : name;
   if (domain.size() >= 256) e.invalid(uf, q(name), "runAsUserName's Domain length must be under 256 characters");
   static const std::regex netbios(R"(^[^\\/:\*\?"<>|\.][^\\/:\*\?"<>|]{0,14}$)");
-  static const std::regex dns(R"(^[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$)");
+  static const std::regex dns(
+      R"(^[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$)");
   if (has_domain && !std::regex_match(domain, netbios) && !std::regex_match(domain, dns))
     e.invalid(uf, q(name), "runAsUserName's Domain doesn't match the NetBios nor the DNS format");
-  if (user.empty()) e.invalid(uf, q(name), "runAsUserName's User cannot be empty");
-  else if (user.size() > 104) e.invalid(uf, q(name), "runAsUserName's User length must not be longer than 104 characters");
+  if (user.empty())
+    e.invalid(uf, q(name), "runAsUserName's User cannot be empty");
+  else if (user.size() > 104)
+    e.invalid(uf, q(name), "runAsUserName's User length must not be longer than 104 characters");
   if (!user.empty() && user.find_first_not_of(". ") == std::string::npos)
     e.invalid(uf, q(name), "runAsUserName's User cannot contain only periods or spaces");
   if (user.find_first_of("\"/\\:;|=,+*?<>@[]") != std::string::npos)
@@ -988,8 +1078,10 @@ void windows_host_process(Errors& e, const json::object& spec, const std::string
       ++count;
       const auto c = host_process(object_at(*cs[i], "securityContext"));
       if (pod && c && *pod != *c)
-        e.invalid(fmt::format("{}{}[{}].securityContext.windowsOptions.hostProcess", prefix, list, i), *c ? "true" : "false",
-                  fmt::format("pod hostProcess value must be identical if both are specified, was {}", *pod ? "true" : "false"));
+        e.invalid(fmt::format("{}{}[{}].securityContext.windowsOptions.hostProcess", prefix, list, i),
+                  *c ? "true" : "false",
+                  fmt::format("pod hostProcess value must be identical if both are specified, was {}",
+                              *pod ? "true" : "false"));
       if (c.value_or(pod.value_or(false))) ++host;
     }
   }
@@ -997,7 +1089,8 @@ void windows_host_process(Errors& e, const json::object& spec, const std::string
   if (host != count) {
     std::string at = prefix;
     if (at.ends_with('.')) at.pop_back();
-    e.invalid(at, q(""), "If pod contains any hostProcess containers then all containers must be HostProcess containers");
+    e.invalid(at, q(""),
+              "If pod contains any hostProcess containers then all containers must be HostProcess containers");
   }
   if (!true_at(spec, "hostNetwork"))
     e.invalid(prefix + "hostNetwork", "false", "hostNetwork must be true if pod contains any hostProcess containers");
@@ -1006,13 +1099,18 @@ void windows_host_process(Errors& e, const json::object& spec, const std::string
 // %#v of a container's core.SecurityContext (field order of the Go struct).
 std::string go_security_context(const json::object& sc) {
   static const std::pair<const char*, const char*> kFields[] = {
-      {"capabilities", "Capabilities:(*core.Capabilities)"}, {"privileged", "Privileged:(*bool)"},
+      {"capabilities", "Capabilities:(*core.Capabilities)"},
+      {"privileged", "Privileged:(*bool)"},
       {"seLinuxOptions", "SELinuxOptions:(*core.SELinuxOptions)"},
-      {"windowsOptions", "WindowsOptions:(*core.WindowsSecurityContextOptions)"}, {"runAsUser", "RunAsUser:(*int64)"},
-      {"runAsGroup", "RunAsGroup:(*int64)"}, {"runAsNonRoot", "RunAsNonRoot:(*bool)"},
+      {"windowsOptions", "WindowsOptions:(*core.WindowsSecurityContextOptions)"},
+      {"runAsUser", "RunAsUser:(*int64)"},
+      {"runAsGroup", "RunAsGroup:(*int64)"},
+      {"runAsNonRoot", "RunAsNonRoot:(*bool)"},
       {"readOnlyRootFilesystem", "ReadOnlyRootFilesystem:(*bool)"},
-      {"allowPrivilegeEscalation", "AllowPrivilegeEscalation:(*bool)"}, {"procMount", "ProcMount:(*core.ProcMountType)"},
-      {"seccompProfile", "SeccompProfile:(*core.SeccompProfile)"}, {"appArmorProfile", "AppArmorProfile:(*core.AppArmorProfile)"}};
+      {"allowPrivilegeEscalation", "AllowPrivilegeEscalation:(*bool)"},
+      {"procMount", "ProcMount:(*core.ProcMountType)"},
+      {"seccompProfile", "SeccompProfile:(*core.SeccompProfile)"},
+      {"appArmorProfile", "AppArmorProfile:(*core.AppArmorProfile)"}};
   std::string out = "core.SecurityContext{";
   bool first = true;
   for (const auto& [key, shown] : kFields) {
@@ -1041,12 +1139,14 @@ void security_context(Errors& e, const json::object& c, const std::string& f) {
   const json::value* ape = sc->if_contains("allowPrivilegeEscalation");
   if (ape && ape->is_bool() && !ape->as_bool()) {
     if (true_at(*sc, "privileged"))
-      e.invalid(sf, go_security_context(*sc), "cannot set `allowPrivilegeEscalation` to false and `privileged` to true");
+      e.invalid(sf, go_security_context(*sc),
+                "cannot set `allowPrivilegeEscalation` to false and `privileged` to true");
     if (const auto* caps = object_at(*sc, "capabilities"))
       if (const auto* add = array_at(*caps, "add"))
         for (const auto& cap : *add)
           if (cap.is_string() && cap.as_string() == "CAP_SYS_ADMIN")
-            e.invalid(sf, go_security_context(*sc), "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN");
+            e.invalid(sf, go_security_context(*sc),
+                      "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN");
   }
   windows_options(e, object_at(*sc, "windowsOptions"), sf + ".windowsOptions");
   apparmor_profile(e, object_at(*sc, "appArmorProfile"), sf + ".appArmorProfile");
@@ -1056,11 +1156,14 @@ void security_context(Errors& e, const json::object& c, const std::string& f) {
 void container_common(Errors& e, const json::object& c, const std::string& f,
                       const std::map<std::string, const json::object*>& vols) {
   const std::string name = string_at(c, "name");
-  if (name.empty()) e.required(f + ".name");
-  else e.invalid(f + ".name", name, dns1123_label_errors(name));
+  if (name.empty())
+    e.required(f + ".name");
+  else
+    e.invalid(f + ".name", name, dns1123_label_errors(name));
   if (string_at(c, "image").empty()) e.required(f + ".image");
   const std::string tmp = string_at(c, "terminationMessagePolicy");
-  if (tmp.empty()) e.required(f + ".terminationMessagePolicy");
+  if (tmp.empty())
+    e.required(f + ".terminationMessagePolicy");
   else if (tmp != "File" && tmp != "FallbackToLogsOnError")
     e.not_supported(f + ".terminationMessagePolicy", tmp, {"File", "FallbackToLogsOnError"});
   container_ports(e, c, f);
@@ -1069,7 +1172,8 @@ void container_common(Errors& e, const json::object& c, const std::string& f,
   volume_mounts(e, c, vols, f);
   volume_devices(e, c, vols, f);
   const std::string pull = string_at(c, "imagePullPolicy");
-  if (pull.empty()) e.required(f + ".imagePullPolicy");
+  if (pull.empty())
+    e.required(f + ".imagePullPolicy");
   else if (pull != "Always" && pull != "IfNotPresent" && pull != "Never")
     e.not_supported(f + ".imagePullPolicy", pull, {"Always", "IfNotPresent", "Never"});
   container_resources(e, c, f);
@@ -1089,7 +1193,8 @@ void port_num_or_name(Errors& e, const json::value* port, const std::string& f) 
 
 // validateHandler: exactly one of the handler types (probes: exec, httpGet, tcpSocket, grpc;
 // lifecycle: exec, httpGet, tcpSocket, sleep).
-void handler(Errors& e, const json::object& h, bool lifecycle, std::optional<std::int64_t> grace, const std::string& f) {
+void handler(Errors& e, const json::object& h, bool lifecycle, std::optional<std::int64_t> grace,
+             const std::string& f) {
   int count = 0;
   for (const char* type : {"exec", "httpGet", "tcpSocket", "grpc", "sleep"}) {
     const std::string t = type;
@@ -1141,19 +1246,23 @@ void lifecycle(Errors& e, const json::object& c, std::optional<std::int64_t> gra
 }
 
 // validateLivenessProbe / validateReadinessProbe / validateStartupProbe around validateProbe.
-void probe(Errors& e, const json::object& c, const char* which, std::optional<std::int64_t> grace, const std::string& f) {
+void probe(Errors& e, const json::object& c, const char* which, std::optional<std::int64_t> grace,
+           const std::string& f) {
   const json::object* p = object_at(c, which);
   if (!p) return;
   const std::string pf = fmt::format("{}.{}", f, which);
   handler(e, *p, false, grace, pf);
-  for (const char* k : {"initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold"})
+  for (const char* k :
+       {"initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold"})
     if (auto v = int_at(*p, k); v && *v < 0)
       e.invalid(fmt::format("{}.{}", pf, k), std::to_string(*v), "must be greater than or equal to 0");
   const auto tgps = int_at(*p, "terminationGracePeriodSeconds");
-  if (tgps && *tgps <= 0) e.invalid(pf + ".terminationGracePeriodSeconds", std::to_string(*tgps), "must be greater than 0");
+  if (tgps && *tgps <= 0)
+    e.invalid(pf + ".terminationGracePeriodSeconds", std::to_string(*tgps), "must be greater than 0");
   const std::string w = which;
   if (w == "readinessProbe") {
-    if (tgps) e.invalid(pf + ".terminationGracePeriodSeconds", std::to_string(*tgps), "must not be set for readinessProbes");
+    if (tgps)
+      e.invalid(pf + ".terminationGracePeriodSeconds", std::to_string(*tgps), "must not be set for readinessProbes");
   } else if (const std::int64_t st = int_at(*p, "successThreshold").value_or(0); st != 1) {
     e.invalid(pf + ".successThreshold", std::to_string(st), "must be 1");
   }
@@ -1183,7 +1292,6 @@ void host_port_conflicts(Errors& e, const std::vector<std::pair<const json::obje
     }
   }
 }
-
 
 // ---- pod-level fields ------------------------------------------------------------------------
 
@@ -1233,7 +1341,8 @@ void dns_config(Errors& e, const json::object& spec, const std::string& prefix) 
   const json::array* ns = dc ? array_at(*dc, "nameservers") : nullptr;
   if (string_at(spec, "dnsPolicy") == "None") {
     if (!dc) return e.required(f, "must provide `dnsConfig` when `dnsPolicy` is None");
-    if (!ns || ns->empty()) return e.required(f + ".nameservers", "must provide at least one DNS nameserver when `dnsPolicy` is None");
+    if (!ns || ns->empty())
+      return e.required(f + ".nameservers", "must provide at least one DNS nameserver when `dnsPolicy` is None");
   }
   if (!dc) return;
   auto strings = [](const json::array* a) {
@@ -1252,13 +1361,15 @@ void dns_config(Errors& e, const json::object& spec, const std::string& prefix) 
   if (servers.size() > 3) e.invalid(f + ".nameservers", go_strings(servers), "must not have more than 3 nameservers");
   for (std::size_t i = 0; i < servers.size(); ++i)
     if (!valid_ip(servers[i]))
-      e.invalid(fmt::format("{}.nameservers[{}]", f, i), q(servers[i]), "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)");
+      e.invalid(fmt::format("{}.nameservers[{}]", f, i), q(servers[i]),
+                "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)");
   const auto searches = strings(array_at(*dc, "searches"));
   if (searches.size() > 32) e.invalid(f + ".searches", go_strings(searches), "must not have more than 32 search paths");
   std::size_t chars = searches.empty() ? 0 : searches.size() - 1;
   for (const auto& s : searches) chars += s.size();
   if (chars > 2048)
-    e.invalid(f + ".searches", go_strings(searches), "must not have more than 2048 characters (including spaces) in the search list");
+    e.invalid(f + ".searches", go_strings(searches),
+              "must not have more than 2048 characters (including spaces) in the search list");
   for (std::size_t i = 0; i < searches.size(); ++i) {
     // (RelaxedDNSSearchValidation is off in v1.32.)
     std::string s = searches[i];
@@ -1362,15 +1473,17 @@ void tolerations(Errors& e, const json::object& spec, const std::string& prefix)
   const auto ts = items(spec, "tolerations");
   for (std::size_t i = 0; i < ts.size(); ++i) {
     const json::object& t = *ts[i];
-    const auto errs = toleration_errors(string_at(t, "key"), string_at(t, "operator"), string_at(t, "value"),
-                                        string_at(t, "effect"), present(t, "tolerationSeconds"),
-                                        fmt::format("{}tolerations[{}]", prefix, i));
+    const auto errs =
+        toleration_errors(string_at(t, "key"), string_at(t, "operator"), string_at(t, "value"), string_at(t, "effect"),
+                          present(t, "tolerationSeconds"), fmt::format("{}tolerations[{}]", prefix, i));
     for (const auto& fe : errs) {
-      if (fe.supported.empty()) e.invalid(fe.field, q(fe.value), fe.detail);
+      if (fe.supported.empty())
+        e.invalid(fe.field, q(fe.value), fe.detail);
       else {
         std::string list;
         for (const auto& s : fe.supported) list += (list.empty() ? "" : ", ") + q(s);
-        e.out.push_back({"FieldValueNotSupported", fmt::format("Unsupported value: {}: supported values: {}", q(fe.value), list), fe.field});
+        e.out.push_back({"FieldValueNotSupported",
+                         fmt::format("Unsupported value: {}: supported values: {}", q(fe.value), list), fe.field});
       }
     }
   }
@@ -1383,7 +1496,8 @@ void node_field_requirement(Errors& e, const json::object& r, const std::string&
   const json::array* values = array_at(r, "values");
   const std::size_t n = values ? values->size() : 0;
   if (op == "In" || op == "NotIn") {
-    if (n != 1) e.required(f + ".values", "must be only one value when `operator` is 'In' or 'NotIn' for node field selector");
+    if (n != 1)
+      e.required(f + ".values", "must be only one value when `operator` is 'In' or 'NotIn' for node field selector");
   } else {
     e.invalid(f + ".operator", q(op), "not a valid selector operator");
   }
@@ -1399,8 +1513,9 @@ void node_field_requirement(Errors& e, const json::object& r, const std::string&
 // copy of ValidateNodeSelectorRequirement), worded as field.ErrorList words them.
 void node_selector_term(Errors& e, const json::object& term, const std::string& tf) {
   static const std::pair<std::string_view, NodeSelectorOperator> kOps[] = {
-      {"In", NodeSelectorOperator::In}, {"NotIn", NodeSelectorOperator::NotIn}, {"Exists", NodeSelectorOperator::Exists},
-      {"DoesNotExist", NodeSelectorOperator::DoesNotExist}, {"Gt", NodeSelectorOperator::Gt}, {"Lt", NodeSelectorOperator::Lt}};
+      {"In", NodeSelectorOperator::In},         {"NotIn", NodeSelectorOperator::NotIn},
+      {"Exists", NodeSelectorOperator::Exists}, {"DoesNotExist", NodeSelectorOperator::DoesNotExist},
+      {"Gt", NodeSelectorOperator::Gt},         {"Lt", NodeSelectorOperator::Lt}};
   for (const char* list : {"matchExpressions", "matchFields"}) {
     const auto rs = items(term, list);
     for (std::size_t j = 0; j < rs.size(); ++j) {
@@ -1425,9 +1540,12 @@ void node_selector_term(Errors& e, const json::object& term, const std::string& 
         validate(req, std::string_view(list) == "matchFields", f);
       } catch (const ValidationError& err) {
         const std::string& rule = err.rule();
-        if (rule.starts_with("Required value")) e.out.push_back({"FieldValueRequired", rule, err.field()});
-        else if (rule.starts_with("Forbidden")) e.out.push_back({"FieldValueForbidden", rule, err.field()});
-        else e.invalid(err.field(), q(err.value()), rule);
+        if (rule.starts_with("Required value"))
+          e.out.push_back({"FieldValueRequired", rule, err.field()});
+        else if (rule.starts_with("Forbidden"))
+          e.out.push_back({"FieldValueForbidden", rule, err.field()});
+        else
+          e.invalid(err.field(), q(err.value()), rule);
       }
     }
   }
@@ -1478,7 +1596,8 @@ void match_label_keys(Errors& e, const json::object& term, const std::string& f)
   const std::set<std::string> mismatched(mismatch.begin(), mismatch.end());
   for (std::size_t i = 0; i < match.size(); ++i)
     if (mismatched.count(match[i]))
-      e.invalid(fmt::format("{}.matchLabelKeys[{}]", f, i), q(match[i]), "exists in both matchLabelKeys and mismatchLabelKeys");
+      e.invalid(fmt::format("{}.matchLabelKeys[{}]", f, i), q(match[i]),
+                "exists in both matchLabelKeys and mismatchLabelKeys");
 }
 
 // validatePodAffinityTerm.
@@ -1544,8 +1663,11 @@ void pod_security_context(Errors& e, const json::object& spec, const std::string
   if (const json::array* groups = array_at(*sc, "supplementalGroups"))
     for (std::size_t i = 0; i < groups->size(); ++i) {
       const json::value& g = (*groups)[i];
-      const std::int64_t gid = g.is_int64() ? g.as_int64() : g.is_uint64() ? static_cast<std::int64_t>(g.as_uint64()) : 0;
-      if (gid < 0 || gid > kMaxInt32) e.invalid(fmt::format("{}.supplementalGroups[{}]", f, i), std::to_string(gid), kRangeError);
+      const std::int64_t gid = g.is_int64()    ? g.as_int64()
+                               : g.is_uint64() ? static_cast<std::int64_t>(g.as_uint64())
+                                               : 0;
+      if (gid < 0 || gid > kMaxInt32)
+        e.invalid(fmt::format("{}.supplementalGroups[{}]", f, i), std::to_string(gid), kRangeError);
     }
   if (true_at(spec, "shareProcessNamespace") && true_at(spec, "hostPID"))
     e.invalid(f + ".shareProcessNamespace", "true", "ShareProcessNamespace and HostPID cannot both be enabled");
@@ -1556,30 +1678,35 @@ void pod_security_context(Errors& e, const json::object& spec, const std::string
       const json::object& s = (*sysctls)[i].is_object() ? (*sysctls)[i].as_object() : kNone;
       const std::string nf = fmt::format("{}.sysctls[{}].name", f, i);
       const std::string name = string_at(s, "name");
-      if (name.empty()) e.required(nf);
+      if (name.empty())
+        e.required(nf);
       else if (!is_sysctl_name(name))
         e.invalid(nf, q(name),
                   "must have at most 253 characters and match regex ^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*"
                   "[a-z0-9]([-_a-z0-9]*[a-z0-9])?$");
-      else if (names.count(name)) e.duplicate(nf, q(name));
+      else if (names.count(name))
+        e.duplicate(nf, q(name));
       // utilsysctl.GetNamespace: the name with '/' separators as '.', then its namespace.
       std::string n = name;
       if (const auto sep = n.find_first_of("./"); sep != std::string::npos && n[sep] == '/')
         for (auto& c : n) c = c == '/' ? '.' : c == '.' ? '/' : c;
       if (const auto star = n.find('*'); star != std::string::npos) n.resize(star);
-      static const std::set<std::string> kIpc = {"kernel.sem", "kernel.shmall", "kernel.shmmax", "kernel.shmmni",
-                                                 "kernel.shm_rmid_forced", "kernel.shm", "kernel.msgmax",
-                                                 "kernel.msgmnb", "kernel.msgmni", "kernel.msg"};
+      static const std::set<std::string> kIpc = {
+          "kernel.sem", "kernel.shmall", "kernel.shmmax", "kernel.shmmni", "kernel.shm_rmid_forced",
+          "kernel.shm", "kernel.msgmax", "kernel.msgmnb", "kernel.msgmni", "kernel.msg"};
       const bool net = n.starts_with("net.");
       const bool ipc = kIpc.count(n) || n.starts_with("fs.mqueue.");
-      if (true_at(spec, "hostNetwork") && net) e.invalid(nf, q(name), "may not be specified when 'hostNetwork' is true");
-      else if (true_at(spec, "hostIPC") && ipc) e.invalid(nf, q(name), "may not be specified when 'hostIPC' is true");
+      if (true_at(spec, "hostNetwork") && net)
+        e.invalid(nf, q(name), "may not be specified when 'hostNetwork' is true");
+      else if (true_at(spec, "hostIPC") && ipc)
+        e.invalid(nf, q(name), "may not be specified when 'hostIPC' is true");
       names.insert(name);
     }
   }
   if (present(*sc, "fsGroupChangePolicy")) {
     const std::string p = string_at(*sc, "fsGroupChangePolicy");
-    if (p != "Always" && p != "OnRootMismatch") e.not_supported(f + ".fsGroupChangePolicy", p, {"Always", "OnRootMismatch"});
+    if (p != "Always" && p != "OnRootMismatch")
+      e.not_supported(f + ".fsGroupChangePolicy", p, {"Always", "OnRootMismatch"});
   }
   seccomp_profile(e, object_at(*sc, "seccompProfile"), f + ".seccompProfile");
   windows_options(e, object_at(*sc, "windowsOptions"), f + ".windowsOptions");
@@ -1630,8 +1757,9 @@ void pod_annotations(Errors& e, const json::object& ann, const json::object& spe
     bool ok = !v.empty() && (v[0] == '-' || v == "0" || (v[0] >= '1' && v[0] <= '9'));
     if (ok) {
       const std::string digits = v[0] == '-' ? v.substr(1) : v;
-      ok = !digits.empty() && digits.size() <= 10 &&
-           std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+      ok = !digits.empty() && digits.size() <= 10 && std::all_of(digits.begin(), digits.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c));
+      });
       if (ok) {
         const std::int64_t n = std::stoll(v);
         ok = n >= -2147483648LL && n <= kMaxInt32;
@@ -1640,10 +1768,12 @@ void pod_annotations(Errors& e, const json::object& ann, const json::object& spe
     if (!ok) e.invalid(f + "[controller.kubernetes.io/pod-deletion-cost]", q(v), "must be a 32bit integer");
   }
   if (ann.contains("seccomp.security.alpha.kubernetes.io/pod"))
-    seccomp_annotation(e, value("seccomp.security.alpha.kubernetes.io/pod"), f + ".seccomp.security.alpha.kubernetes.io/pod");
+    seccomp_annotation(e, value("seccomp.security.alpha.kubernetes.io/pod"),
+                       f + ".seccomp.security.alpha.kubernetes.io/pod");
   for (const auto& [k, v] : ann)
     if (k.starts_with("container.seccomp.security.alpha.kubernetes.io/"))
-      seccomp_annotation(e, v.is_string() ? std::string(v.as_string()) : "", fmt::format("{}.{}", f, std::string_view(k)));
+      seccomp_annotation(e, v.is_string() ? std::string(v.as_string()) : "",
+                         fmt::format("{}.{}", f, std::string_view(k)));
   static constexpr std::string_view kAppArmor = "container.apparmor.security.beta.kubernetes.io/";
   for (const auto& [k, v] : ann) {
     if (!k.starts_with(kAppArmor)) continue;
@@ -1654,7 +1784,8 @@ void pod_annotations(Errors& e, const json::object& ann, const json::object& spe
     const std::string kf = fmt::format("{}[{}]", f, std::string_view(k));
     if (!found) e.invalid(kf, q(container), "container not found");
     const std::string profile = v.is_string() ? std::string(v.as_string()) : "";
-    if (!profile.empty() && profile != "runtime/default" && profile != "unconfined" && !profile.starts_with("localhost/"))
+    if (!profile.empty() && profile != "runtime/default" && profile != "unconfined" &&
+        !profile.starts_with("localhost/"))
       e.invalid(kf, q(profile), fmt::format("invalid AppArmor profile name: {}", q(profile)));
   }
 }
@@ -1667,10 +1798,13 @@ void annotations_match_fields(Errors& e, const json::object& ann, const json::ob
   auto seccomp = [&](const std::string& annotation, const json::object& field, const std::string& f) {
     const std::string type = string_at(field, "type");
     const char* kType = "seccomp type in annotation and field must match";
-    if (type == "Unconfined" && annotation != "unconfined") e.forbidden(f + ".type", kType);
-    else if (type == "RuntimeDefault" && annotation != "runtime/default" && annotation != "docker/default") e.forbidden(f + ".type", kType);
+    if (type == "Unconfined" && annotation != "unconfined")
+      e.forbidden(f + ".type", kType);
+    else if (type == "RuntimeDefault" && annotation != "runtime/default" && annotation != "docker/default")
+      e.forbidden(f + ".type", kType);
     else if (type == "Localhost") {
-      if (!annotation.starts_with("localhost/")) e.forbidden(f + ".type", kType);
+      if (!annotation.starts_with("localhost/"))
+        e.forbidden(f + ".type", kType);
       else if (!present(field, "localhostProfile") || annotation.substr(10) != string_at(field, "localhostProfile"))
         e.forbidden(f + ".localhostProfile", "seccomp profile in annotation and field must match");
     }
@@ -1684,9 +1818,11 @@ void annotations_match_fields(Errors& e, const json::object& ann, const json::ob
     for (std::size_t i = 0; i < cs.size(); ++i) {
       const json::object* sc = object_at(*cs[i], "securityContext");
       const json::object* sp = sc ? object_at(*sc, "seccompProfile") : nullptr;
-      const json::value* a = ann.if_contains("container.seccomp.security.alpha.kubernetes.io/" + string_at(*cs[i], "name"));
+      const json::value* a =
+          ann.if_contains("container.seccomp.security.alpha.kubernetes.io/" + string_at(*cs[i], "name"));
       if (sp && a && a->is_string())
-        seccomp(std::string(a->as_string()), *sp, fmt::format("{}{}[{}].securityContext.seccompProfile", prefix, list, i));
+        seccomp(std::string(a->as_string()), *sp,
+                fmt::format("{}{}[{}].securityContext.seccompProfile", prefix, list, i));
     }
   }
   // AppArmor (not for Windows pods): the container's profile, else the pod's.
@@ -1696,18 +1832,24 @@ void annotations_match_fields(Errors& e, const json::object& ann, const json::ob
     const auto cs = items(spec, list);
     for (std::size_t i = 0; i < cs.size(); ++i) {
       const json::object* sc = object_at(*cs[i], "securityContext");
-      const json::object* profile = sc && object_at(*sc, "appArmorProfile") ? object_at(*sc, "appArmorProfile") : pod_profile;
-      const json::value* a = ann.if_contains("container.apparmor.security.beta.kubernetes.io/" + string_at(*cs[i], "name"));
+      const json::object* profile =
+          sc && object_at(*sc, "appArmorProfile") ? object_at(*sc, "appArmorProfile") : pod_profile;
+      const json::value* a =
+          ann.if_contains("container.apparmor.security.beta.kubernetes.io/" + string_at(*cs[i], "name"));
       if (!profile || !a || !a->is_string()) continue;
       const std::string annotation(a->as_string());
       const std::string f = fmt::format("{}{}[{}].securityContext.appArmorProfile", prefix, list, i);
       const std::string type = string_at(*profile, "type");
       const char* kType = "apparmor type in annotation and field must match";
-      if (type == "Unconfined" && annotation != "unconfined") e.forbidden(f + ".type", kType);
-      else if (type == "RuntimeDefault" && annotation != "runtime/default") e.forbidden(f + ".type", kType);
+      if (type == "Unconfined" && annotation != "unconfined")
+        e.forbidden(f + ".type", kType);
+      else if (type == "RuntimeDefault" && annotation != "runtime/default")
+        e.forbidden(f + ".type", kType);
       else if (type == "Localhost") {
-        if (!annotation.starts_with("localhost/")) e.forbidden(f + ".type", kType);
-        else if (!present(*profile, "localhostProfile") || annotation.substr(10) != string_at(*profile, "localhostProfile"))
+        if (!annotation.starts_with("localhost/"))
+          e.forbidden(f + ".type", kType);
+        else if (!present(*profile, "localhostProfile") ||
+                 annotation.substr(10) != string_at(*profile, "localhostProfile"))
           e.forbidden(f + ".localhostProfile", "apparmor profile in annotation and field must match");
       }
     }
@@ -1726,13 +1868,18 @@ void windows_only(Errors& e, const json::object& spec, const std::string& prefix
     const char* key;
     const char* path;
   };
-  static constexpr Field kPod[] = {
-      {false, "appArmorProfile", "securityContext.appArmorProfile"}, {false, "seLinuxOptions", "securityContext.seLinuxOptions"},
-      {true, "hostPID", "hostPID"}, {true, "hostIPC", "hostIPC"}, {false, "seccompProfile", "securityContext.seccompProfile"},
-      {false, "fsGroup", "securityContext.fsGroup"}, {false, "fsGroupChangePolicy", "securityContext.fsGroupChangePolicy"},
-      {false, "sysctls", "securityContext.sysctls"}, {true, "shareProcessNamespace", "shareProcessNamespace"},
-      {false, "runAsUser", "securityContext.runAsUser"}, {false, "runAsGroup", "securityContext.runAsGroup"},
-      {false, "supplementalGroups", "securityContext.supplementalGroups"}};
+  static constexpr Field kPod[] = {{false, "appArmorProfile", "securityContext.appArmorProfile"},
+                                   {false, "seLinuxOptions", "securityContext.seLinuxOptions"},
+                                   {true, "hostPID", "hostPID"},
+                                   {true, "hostIPC", "hostIPC"},
+                                   {false, "seccompProfile", "securityContext.seccompProfile"},
+                                   {false, "fsGroup", "securityContext.fsGroup"},
+                                   {false, "fsGroupChangePolicy", "securityContext.fsGroupChangePolicy"},
+                                   {false, "sysctls", "securityContext.sysctls"},
+                                   {true, "shareProcessNamespace", "shareProcessNamespace"},
+                                   {false, "runAsUser", "securityContext.runAsUser"},
+                                   {false, "runAsGroup", "securityContext.runAsGroup"},
+                                   {false, "supplementalGroups", "securityContext.supplementalGroups"}};
   for (const auto& fd : kPod) {
     const json::object& o = fd.in_spec ? spec : psc;
     const std::string k = fd.key;
@@ -1746,9 +1893,11 @@ void windows_only(Errors& e, const json::object& spec, const std::string& prefix
     const auto cs = items(spec, list);
     for (std::size_t i = 0; i < cs.size(); ++i)
       if (const json::object* sc = object_at(*cs[i], "securityContext"))
-        for (const char* key : {"appArmorProfile", "seLinuxOptions", "seccompProfile", "capabilities", "readOnlyRootFilesystem",
-                                "privileged", "allowPrivilegeEscalation", "procMount", "runAsUser", "runAsGroup"})
-          if (present(*sc, key)) e.forbidden(fmt::format("{}{}[{}].securityContext.{}", prefix, list, i, key), kForbidden);
+        for (const char* key :
+             {"appArmorProfile", "seLinuxOptions", "seccompProfile", "capabilities", "readOnlyRootFilesystem",
+              "privileged", "allowPrivilegeEscalation", "procMount", "runAsUser", "runAsGroup"})
+          if (present(*sc, key))
+            e.forbidden(fmt::format("{}{}[{}].securityContext.{}", prefix, list, i, key), kForbidden);
   }
 }
 
@@ -1756,18 +1905,23 @@ void windows_only(Errors& e, const json::object& spec, const std::string& prefix
 void image_whitespace(Errors& e, const json::object& c, const std::string& f) {
   const std::string image = string_at(c, "image");
   const auto b = image.find_first_not_of(" \t\n\v\f\r");
-  const bool padded = b == std::string::npos ? !image.empty() : (b != 0 || image.find_last_not_of(" \t\n\v\f\r") != image.size() - 1);
+  const bool padded =
+      b == std::string::npos ? !image.empty() : (b != 0 || image.find_last_not_of(" \t\n\v\f\r") != image.size() - 1);
   if (padded) e.invalid(f + ".image", q(image), "must not have leading or trailing whitespace");
 }
 
 }  // namespace
 
-std::optional<std::string> go_decode_list(const std::string& text, std::string_view type, std::span<const GoField> fields,
-                                          json::array& out) {
+std::optional<std::string> go_decode_list(const std::string& text, std::string_view type,
+                                          std::span<const GoField> fields, json::array& out) {
   boost::system::error_code ec;
   const json::value parsed = json::parse(text, ec);
   auto kind = [](const json::value& v) {
-    return v.is_object() ? "object" : v.is_array() ? "array" : v.is_string() ? "string" : v.is_bool() ? "bool" : "number";
+    return v.is_object()   ? "object"
+           : v.is_array()  ? "array"
+           : v.is_string() ? "string"
+           : v.is_bool()   ? "bool"
+                           : "number";
   };
   if (ec) {
     // A syntax error: Go names the first character that cannot begin a value; deeper syntax
@@ -1780,7 +1934,8 @@ std::optional<std::string> go_decode_list(const std::string& text, std::string_v
     return "invalid JSON: " + ec.message();
   }
   if (parsed.is_null()) return std::nullopt;
-  if (!parsed.is_array()) return fmt::format("json: cannot unmarshal {} into Go value of type []core.{}", kind(parsed), type);
+  if (!parsed.is_array())
+    return fmt::format("json: cannot unmarshal {} into Go value of type []core.{}", kind(parsed), type);
   std::optional<std::string> error;  // the first; decoding goes on
   for (const auto& item : parsed.as_array()) {
     json::object canonical;
@@ -1789,13 +1944,15 @@ std::optional<std::string> go_decode_list(const std::string& text, std::string_v
     if (item.is_object())
       for (const auto& [k, v] : item.as_object())
         for (const auto& fd : fields) {
-          if (k.size() != std::strlen(fd.json) ||
-              !std::equal(k.begin(), k.end(), fd.json, [](char x, char y) { return std::tolower(x) == std::tolower(y); }))
+          if (k.size() != std::strlen(fd.json) || !std::equal(k.begin(), k.end(), fd.json, [](char x, char y) {
+                return std::tolower(x) == std::tolower(y);
+              }))
             continue;
           const bool integer = std::string_view(fd.go_type) == "int64";
           const bool fits = v.is_null() || (integer ? v.is_int64() : v.is_string());
           if (!fits && !error)
-            error = fmt::format("json: cannot unmarshal {} into Go struct field {}.{} of type {}", kind(v), type, fd.go, fd.go_type);
+            error = fmt::format("json: cannot unmarshal {} into Go struct field {}.{} of type {}", kind(v), type, fd.go,
+                                fd.go_type);
           if (fits && !v.is_null()) canonical[fd.json] = v;
         }
     out.push_back(std::move(canonical));
@@ -1803,7 +1960,8 @@ std::optional<std::string> go_decode_list(const std::string& text, std::string_v
   return error;
 }
 
-void validate_resource_quantity_value(const std::string& name, const json::value& value, const std::string& field, Causes& causes) {
+void validate_resource_quantity_value(const std::string& name, const json::value& value, const std::string& field,
+                                      Causes& causes) {
   Errors e{causes};
   resource_quantity(e, name, value, field);
 }
@@ -1830,7 +1988,8 @@ void apparmor_version_skew(json::object& pod, std::vector<std::string>* warnings
     const std::string type = string_at(profile, "type");
     if (type == "Unconfined") return "unconfined";
     if (type == "RuntimeDefault") return "runtime/default";
-    if (type == "Localhost" && present(profile, "localhostProfile")) return "localhost/" + string_at(profile, "localhostProfile");
+    if (type == "Localhost" && present(profile, "localhostProfile"))
+      return "localhost/" + string_at(profile, "localhostProfile");
     return "";
   };
   for (const char* list : {"initContainers", "containers", "ephemeralContainers"}) {
@@ -1857,8 +2016,10 @@ void apparmor_version_skew(json::object& pod, std::vector<std::string>* warnings
       const json::value& a = ann->at(key);
       const std::string annotation = a.is_string() ? std::string(a.as_string()) : "";
       std::optional<json::object> field;
-      if (annotation == "unconfined") field = json::object{{"type", "Unconfined"}};
-      else if (annotation == "runtime/default") field = json::object{{"type", "RuntimeDefault"}};
+      if (annotation == "unconfined")
+        field = json::object{{"type", "Unconfined"}};
+      else if (annotation == "runtime/default")
+        field = json::object{{"type", "RuntimeDefault"}};
       else if (annotation.starts_with("localhost/") && annotation.size() > 10)
         field = json::object{{"type", "Localhost"}, {"localhostProfile", annotation.substr(10)}};
       if (field) {
@@ -1877,7 +2038,8 @@ void apparmor_version_skew(json::object& pod, std::vector<std::string>* warnings
         warn = true;
       }
       if (warn && warnings)
-        warnings->push_back(fmt::format("metadata.annotations[{}]: deprecated since v1.30; use the \"appArmorProfile\" field instead", key));
+        warnings->push_back(fmt::format(
+            "metadata.annotations[{}]: deprecated since v1.30; use the \"appArmorProfile\" field instead", key));
     }
   }
 }
@@ -1958,7 +2120,8 @@ std::string go_string_slice(const json::object& o, std::string_view key) {
   const json::array* a = array_at(o, key);
   if (!a) return "[]string(nil)";
   std::string out = "[]string{";
-  for (std::size_t i = 0; i < a->size(); ++i) out += (i ? ", " : "") + q((*a)[i].is_string() ? std::string((*a)[i].as_string()) : "");
+  for (std::size_t i = 0; i < a->size(); ++i)
+    out += (i ? ", " : "") + q((*a)[i].is_string() ? std::string((*a)[i].as_string()) : "");
   return out + "}";
 }
 
@@ -1969,15 +2132,15 @@ std::string go_requirements(const json::object& term, std::string_view key) {
   std::string out = "[]core.NodeSelectorRequirement{";
   for (std::size_t i = 0; i < a->size(); ++i) {
     const json::object& r = (*a)[i].is_object() ? (*a)[i].as_object() : kNone;
-    out += fmt::format("{}core.NodeSelectorRequirement{{Key:{}, Operator:{}, Values:{}}}", i ? ", " : "", q(string_at(r, "key")),
-                       q(string_at(r, "operator")), go_string_slice(r, "values"));
+    out += fmt::format("{}core.NodeSelectorRequirement{{Key:{}, Operator:{}, Values:{}}}", i ? ", " : "",
+                       q(string_at(r, "key")), q(string_at(r, "operator")), go_string_slice(r, "values"));
   }
   return out + "}";
 }
 
 std::string go_term(const json::object& t) {
-  return fmt::format("core.NodeSelectorTerm{{MatchExpressions:{}, MatchFields:{}}}", go_requirements(t, "matchExpressions"),
-                     go_requirements(t, "matchFields"));
+  return fmt::format("core.NodeSelectorTerm{{MatchExpressions:{}, MatchFields:{}}}",
+                     go_requirements(t, "matchExpressions"), go_requirements(t, "matchFields"));
 }
 
 // The required node selector terms of a spec's node affinity (nullopt: no required selector).
@@ -2009,7 +2172,8 @@ void gated_pod_mutations(Errors& e, const json::object& now, const json::object&
           shown += fmt::format("{}{}:{}", i ? ", " : "", q(keys[i]), q(string_at(*ns, keys[i])));
         shown += "}";
       }
-      e.invalid("spec.nodeSelector", shown, "only additions to spec.nodeSelector are allowed (no mutations or deletions)");
+      e.invalid("spec.nodeSelector", shown,
+                "only additions to spec.nodeSelector are allowed (no mutations or deletions)");
       break;
     }
   const auto old_terms = required_terms(before);
@@ -2038,11 +2202,13 @@ void gated_pod_mutations(Errors& e, const json::object& now, const json::object&
     if (oe.empty() && of.empty() && (!ne.empty() || !nf.empty())) ok = false;
     for (const auto& [olds, news] : {std::pair{&oe, &ne}, std::pair{&of, &nf}}) {
       if (olds->empty()) continue;
-      if (news->size() < olds->size()) ok = false;
+      if (news->size() < olds->size())
+        ok = false;
       else
         for (std::size_t j = 0; j < olds->size(); ++j) ok = ok && semantic_equal(*(*olds)[j], *(*news)[j]);
     }
-    if (!ok) e.invalid(fmt::format("{}[{}]", tf, i), go_term(n), "only additions are allowed (no mutations or deletions)");
+    if (!ok)
+      e.invalid(fmt::format("{}[{}]", tf, i), go_term(n), "only additions are allowed (no mutations or deletions)");
   }
 }
 
@@ -2081,7 +2247,8 @@ void validate_pod_update(const json::object& spec, const json::object& old_spec,
   Errors e{causes};
   for (const char* list : {"containers", "initContainers"}) {
     const auto now = items(spec, list), before = items(old_spec, list);
-    if (now.size() != before.size()) return e.forbidden(fmt::format("spec.{}", list), "pod updates may not add or remove containers");
+    if (now.size() != before.size())
+      return e.forbidden(fmt::format("spec.{}", list), "pod updates may not add or remove containers");
     for (std::size_t i = 0; i < now.size(); ++i) {
       const std::string f = fmt::format("spec.{}[{}]", list, i);
       if (string_at(*now[i], "image").empty()) e.required(f + ".image");
@@ -2091,19 +2258,25 @@ void validate_pod_update(const json::object& spec, const json::object& old_spec,
   const auto ads = int_at(spec, "activeDeadlineSeconds"), old_ads = int_at(old_spec, "activeDeadlineSeconds");
   if (ads) {
     if (*ads < 0 || *ads > kMaxInt32)
-      return e.invalid("spec.activeDeadlineSeconds", std::to_string(*ads), "must be between 0 and 2147483647, inclusive");
+      return e.invalid("spec.activeDeadlineSeconds", std::to_string(*ads),
+                       "must be between 0 and 2147483647, inclusive");
     if (old_ads && *old_ads < *ads)
-      return e.invalid("spec.activeDeadlineSeconds", std::to_string(*ads), "must be less than or equal to previous value");
+      return e.invalid("spec.activeDeadlineSeconds", std::to_string(*ads),
+                       "must be less than or equal to previous value");
   } else if (old_ads) {
-    e.invalid("spec.activeDeadlineSeconds", q("null"), "must not update from a positive integer to nil value");  // (a nil pointer: "null", quoted)
+    e.invalid("spec.activeDeadlineSeconds", q("null"),
+              "must not update from a positive integer to nil value");  // (a nil pointer: "null", quoted)
   }
   {
     const auto now = items(spec, "tolerations");
     bool kept = true;
     for (const auto* old : items(old_spec, "tolerations"))
-      kept = kept && std::any_of(now.begin(), now.end(), [&](const json::object* t) { return same_toleration(*old, *t); });
-    if (!kept) e.forbidden("spec.tolerations", "existing toleration can not be modified except its tolerationSeconds");
-    else tolerations(e, spec, "spec.");
+      kept =
+          kept && std::any_of(now.begin(), now.end(), [&](const json::object* t) { return same_toleration(*old, *t); });
+    if (!kept)
+      e.forbidden("spec.tolerations", "existing toleration can not be modified except its tolerationSeconds");
+    else
+      tolerations(e, spec, "spec.");
   }
   {
     std::set<std::string> old_gates;
@@ -2131,7 +2304,8 @@ void validate_pod_update(const json::object& spec, const json::object& old_spec,
     if (const json::value* v = before.if_contains(key)) now[key] = *v;
   }
   const auto old_grace = int_at(before, "terminationGracePeriodSeconds");
-  if (old_grace && *old_grace < 0 && int_at(now, "terminationGracePeriodSeconds") == 1) now["terminationGracePeriodSeconds"] = *old_grace;
+  if (old_grace && *old_grace < 0 && int_at(now, "terminationGracePeriodSeconds") == 1)
+    now["terminationGracePeriodSeconds"] = *old_grace;
   if (!items(before, "schedulingGates").empty()) {
     gated_pod_mutations(e, now, before);
     now.erase("nodeSelector");
@@ -2145,10 +2319,11 @@ void validate_pod_update(const json::object& spec, const json::object& old_spec,
     if (!old_na.is_null()) aff.as_object()["nodeAffinity"] = old_na;
   }
   if (!semantic_equal(now, before))
-    e.forbidden("spec",
-                "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,"
-                "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),"
-                "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)");
+    e.forbidden(
+        "spec",
+        "pod updates may not change fields other than `spec.containers[*].image`,`spec.initContainers[*].image`,"
+        "`spec.activeDeadlineSeconds`,`spec.tolerations` (only additions to existing tolerations),"
+        "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)");
 }
 
 // ValidatePodSpec, then for a pod validatePodMetadataAndSpec's and ValidatePodCreate's own checks,
@@ -2200,14 +2375,17 @@ void validate_pod_spec(const json::object& spec, const json::object* meta, const
         always = rp == "Always";
       }
       const std::string name = string_at(c, "name");
-      if (names.count(name)) e.duplicate(f + ".name", q(name));
-      else if (!name.empty()) names.insert(name);
+      if (names.count(name))
+        e.duplicate(f + ".name", q(name));
+      else if (!name.empty())
+        names.insert(name);
       host_port_conflicts(e, {{&c, 0}}, prefix + "initContainers");
       if (always) {
         probes_and_lifecycle(e, c, grace, f);
       } else {
         for (const char* k : {"lifecycle", "livenessProbe", "readinessProbe", "startupProbe"})
-          if (present(c, k)) e.forbidden(fmt::format("{}.{}", f, k), "may not be set for init containers without restartPolicy=Always");
+          if (present(c, k))
+            e.forbidden(fmt::format("{}.{}", f, k), "may not be set for init containers without restartPolicy=Always");
       }
     }
   }
@@ -2221,13 +2399,30 @@ void validate_pod_spec(const json::object& spec, const json::object* meta, const
         all.insert(string_at(*c, "name"));
       }
     // Container's fields in Go's order, and whether an ephemeral container may set them.
-    static const std::pair<const char*, bool> kFields[] = {
-        {"name", true}, {"image", true}, {"command", true}, {"args", true}, {"workingDir", true}, {"ports", false},
-        {"envFrom", true}, {"env", true}, {"resources", false}, {"resizePolicy", false}, {"restartPolicy", false},
-        {"volumeMounts", true}, {"volumeDevices", true}, {"livenessProbe", false}, {"readinessProbe", false},
-        {"startupProbe", false}, {"lifecycle", false}, {"terminationMessagePath", true},
-        {"terminationMessagePolicy", true}, {"imagePullPolicy", true}, {"securityContext", true}, {"stdin", true},
-        {"stdinOnce", true}, {"tty", true}};
+    static const std::pair<const char*, bool> kFields[] = {{"name", true},
+                                                           {"image", true},
+                                                           {"command", true},
+                                                           {"args", true},
+                                                           {"workingDir", true},
+                                                           {"ports", false},
+                                                           {"envFrom", true},
+                                                           {"env", true},
+                                                           {"resources", false},
+                                                           {"resizePolicy", false},
+                                                           {"restartPolicy", false},
+                                                           {"volumeMounts", true},
+                                                           {"volumeDevices", true},
+                                                           {"livenessProbe", false},
+                                                           {"readinessProbe", false},
+                                                           {"startupProbe", false},
+                                                           {"lifecycle", false},
+                                                           {"terminationMessagePath", true},
+                                                           {"terminationMessagePolicy", true},
+                                                           {"imagePullPolicy", true},
+                                                           {"securityContext", true},
+                                                           {"stdin", true},
+                                                           {"stdinOnce", true},
+                                                           {"tty", true}};
     for (std::size_t i = 0; i < eph.size(); ++i) {
       const json::object& c = *eph[i];
       const std::string f = fmt::format("{}ephemeralContainers[{}]", prefix, i);
@@ -2264,11 +2459,13 @@ void validate_pod_spec(const json::object& spec, const json::object* meta, const
         }
   // validateRestartPolicy, validateDNSPolicy.
   const std::string restart = string_at(spec, "restartPolicy");
-  if (restart.empty()) e.required(prefix + "restartPolicy");
+  if (restart.empty())
+    e.required(prefix + "restartPolicy");
   else if (restart != "Always" && restart != "OnFailure" && restart != "Never")
     e.not_supported(prefix + "restartPolicy", restart, {"Always", "OnFailure", "Never"});
   const std::string dns = string_at(spec, "dnsPolicy");
-  if (dns.empty()) e.required(prefix + "dnsPolicy");
+  if (dns.empty())
+    e.required(prefix + "dnsPolicy");
   else if (dns != "ClusterFirstWithHostNet" && dns != "ClusterFirst" && dns != "Default" && dns != "None")
     e.not_supported(prefix + "dnsPolicy", dns, {"ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"});
   // ValidateLabels(nodeSelector).
@@ -2311,7 +2508,8 @@ void validate_pod_spec(const json::object& spec, const json::object* meta, const
       const json::object& a = (*aliases)[i].is_object() ? (*aliases)[i].as_object() : kNone;
       const std::string ip = string_at(a, "ip");
       if (!valid_ip(ip))
-        e.invalid(fmt::format("{}hostAliases[{}].ip", prefix, i), q(ip), "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)");
+        e.invalid(fmt::format("{}hostAliases[{}].ip", prefix, i), q(ip),
+                  "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)");
       if (const json::array* hosts = array_at(a, "hostnames"))
         for (std::size_t j = 0; j < hosts->size(); ++j) {
           const std::string h = (*hosts)[j].is_string() ? std::string((*hosts)[j].as_string()) : "";
@@ -2329,7 +2527,8 @@ void validate_pod_spec(const json::object& spec, const json::object* meta, const
   }
   if (!pod && present(spec, "preemptionPolicy")) {  // (a pod's: Priority admission, as above)
     const std::string pp = string_at(spec, "preemptionPolicy");
-    if (pp.empty()) e.required(prefix + "preemptionPolicy");
+    if (pp.empty())
+      e.required(prefix + "preemptionPolicy");
     else if (pp != "PreemptLowerPriority" && pp != "Never")
       e.not_supported(prefix + "preemptionPolicy", pp, {"PreemptLowerPriority", "Never"});
   }
@@ -2341,14 +2540,18 @@ void validate_pod_spec(const json::object& spec, const json::object* meta, const
   if (const json::object* os = object_at(spec, "os")) {
     // validateOS, then validateLinux or validateWindows.
     const std::string name = string_at(*os, "name");
-    if (name.empty()) e.required(prefix + "os.name", "cannot be empty");
-    else if (name != "linux" && name != "windows") e.not_supported(prefix + "os", name, {"linux", "windows"});
-    else if (name == "windows") windows_only(e, spec, prefix);
+    if (name.empty())
+      e.required(prefix + "os.name", "cannot be empty");
+    else if (name != "linux" && name != "windows")
+      e.not_supported(prefix + "os", name, {"linux", "windows"});
+    else if (name == "windows")
+      windows_only(e, spec, prefix);
     else if (name == "linux") {
       const json::object* psc = object_at(spec, "securityContext");
       if (psc && present(*psc, "windowsOptions"))
         e.forbidden(prefix + "securityContext.windowsOptions", "windows options cannot be set for a linux pod");
-      for (const char* list : {"initContainers", "containers", "ephemeralContainers"}) {  // VisitContainersWithPath's order
+      for (const char* list :
+           {"initContainers", "containers", "ephemeralContainers"}) {  // VisitContainersWithPath's order
         const auto cs = items(spec, list);
         for (std::size_t i = 0; i < cs.size(); ++i)
           if (const json::object* sc = object_at(*cs[i], "securityContext"); sc && present(*sc, "windowsOptions"))
@@ -2383,10 +2586,13 @@ void validate_pod_spec(const json::object& spec, const json::object* meta, const
     const json::array* gates = array_at(spec, "schedulingGates");
     if (!string_at(spec, "nodeName").empty() && gates && !gates->empty())
       e.forbidden(prefix + "nodeName", "cannot be set until all schedulingGates have been cleared");
-    if (meta) annotations_match_fields(e, object_at(*meta, "annotations") ? *object_at(*meta, "annotations") : kNone, spec, prefix);
+    if (meta)
+      annotations_match_fields(e, object_at(*meta, "annotations") ? *object_at(*meta, "annotations") : kNone, spec,
+                               prefix);
   } else if (of == PodSpecOf::Template) {
     const json::array* eph = array_at(spec, "ephemeralContainers");
-    if (eph && !eph->empty()) e.forbidden(prefix + "ephemeralContainers", "ephemeral containers not allowed in pod template");
+    if (eph && !eph->empty())
+      e.forbidden(prefix + "ephemeralContainers", "ephemeral containers not allowed in pod template");
   }
 }
 

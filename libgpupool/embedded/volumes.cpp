@@ -78,35 +78,41 @@ void resolve_claims(const Store& store, const std::string& ns, std::vector<PodCl
   const auto& pvcs = store.type("", "persistentvolumeclaims");
   for (PodClaim& c : claims) {
     auto pvc = store.find(pvcs, ns, c.name);
-    if (!pvc) c.status = ClaimStatus::Missing;
-    else if (object_at(*pvc, {"metadata"})->contains("deletionTimestamp")) c.status = ClaimStatus::Deleting;
-    else if (phase_of(*pvc) == "Bound") c.status = ClaimStatus::Bound;
+    if (!pvc)
+      c.status = ClaimStatus::Missing;
+    else if (object_at(*pvc, {"metadata"})->contains("deletionTimestamp"))
+      c.status = ClaimStatus::Deleting;
+    else if (phase_of(*pvc) == "Bound")
+      c.status = ClaimStatus::Bound;
     else {
       const std::string cls = class_of(*pvc);
       auto sc = cls.empty() ? nullptr : storage_class(store, cls);
-      c.status = sc && wait_for_first_consumer(*sc) ? ClaimStatus::UnboundWaitForFirstConsumer : ClaimStatus::UnboundImmediate;
+      c.status =
+          sc && wait_for_first_consumer(*sc) ? ClaimStatus::UnboundWaitForFirstConsumer : ClaimStatus::UnboundImmediate;
     }
   }
 }
 
 VolumeController::VolumeController(Store& store, const Clock& clock) : store_(store), clock_(clock) {
-  store_.add_admission([this](AdmissionRequest& r) {
-    // DefaultStorageClass: only on create, only when storageClassName is absent (nil), not "".
-    if (r.operation != AdmissionRequest::Operation::Create || !r.object || !r.type || !r.type->group.empty() ||
-        r.type->resource != "persistentvolumeclaims" || !r.subresource.empty())
-      return;
-    json::object& spec = ensure_object(*r.object, "spec");
-    if (spec.contains("storageClassName") && !spec.at("storageClassName").is_null()) return;
-    std::shared_ptr<const json::object> chosen;
-    for (const auto& sc : store_.list(store_.type("storage.k8s.io", "storageclasses"), "").items) {
-      if (annotation(*sc, kDefaultClassAnnotation) != "true") continue;
-      // GetDefaultClass: the newest default class wins (ties: the name that sorts first).
-      if (!chosen || string_of(object_at(*sc, {"metadata"}), "creationTimestamp") >
-                         string_of(object_at(*chosen, {"metadata"}), "creationTimestamp"))
-        chosen = sc;
-    }
-    if (chosen) spec["storageClassName"] = name_of(*chosen);
-  }, AdmissionStage::Mutating);
+  store_.add_admission(
+      [this](AdmissionRequest& r) {
+        // DefaultStorageClass: only on create, only when storageClassName is absent (nil), not "".
+        if (r.operation != AdmissionRequest::Operation::Create || !r.object || !r.type || !r.type->group.empty() ||
+            r.type->resource != "persistentvolumeclaims" || !r.subresource.empty())
+          return;
+        json::object& spec = ensure_object(*r.object, "spec");
+        if (spec.contains("storageClassName") && !spec.at("storageClassName").is_null()) return;
+        std::shared_ptr<const json::object> chosen;
+        for (const auto& sc : store_.list(store_.type("storage.k8s.io", "storageclasses"), "").items) {
+          if (annotation(*sc, kDefaultClassAnnotation) != "true") continue;
+          // GetDefaultClass: the newest default class wins (ties: the name that sorts first).
+          if (!chosen || string_of(object_at(*sc, {"metadata"}), "creationTimestamp") >
+                             string_of(object_at(*chosen, {"metadata"}), "creationTimestamp"))
+            chosen = sc;
+        }
+        if (chosen) spec["storageClassName"] = name_of(*chosen);
+      },
+      AdmissionStage::Mutating);
   subscription_ = store_.subscribe([this](const WatchEvent& e) { on_event(e); });
   resync();
 }
@@ -119,10 +125,10 @@ void VolumeController::resync() {
     if (phase_of(*pv).empty() || phase_of(*pv) == "Pending")
       if (!object_at(*pv, {"spec", "claimRef"})) {
         try {
-          store_.mutate(pvs, "", name_of(*pv), [](json::object& o) { ensure_object(o, "status")["phase"] = "Available"; },
-                        {}, "status");
-        } catch (const StatusError&) {
-        }
+          store_.mutate(
+              pvs, "", name_of(*pv), [](json::object& o) { ensure_object(o, "status")["phase"] = "Available"; }, {},
+              "status");
+        } catch (const StatusError&) {}
       }
   for (const auto& pvc : store_.list(store_.type("", "persistentvolumeclaims"), "").items)
     if (phase_of(*pvc) != "Bound") sync_claim(namespace_of(*pvc), name_of(*pvc));
@@ -164,11 +170,11 @@ void VolumeController::released(const json::object& claim) {
       if (string_of(object_at(*pv, {"spec"}), "persistentVolumeReclaimPolicy") == "Delete") {
         store_.remove(pvs, "", name_of(*pv));
       } else {
-        store_.mutate(pvs, "", name_of(*pv), [](json::object& o) { ensure_object(o, "status")["phase"] = "Released"; },
-                      {}, "status");
+        store_.mutate(
+            pvs, "", name_of(*pv), [](json::object& o) { ensure_object(o, "status")["phase"] = "Released"; }, {},
+            "status");
       }
-    } catch (const StatusError&) {
-    }
+    } catch (const StatusError&) {}
   }
 }
 
@@ -225,25 +231,35 @@ void VolumeController::sync_claim(const std::string& ns, const std::string& name
     // 2. The class's provisioner creates the volume (sig-storage-lib-external-provisioner).
     provisioner = string_of(sc.get(), "provisioner");
     const std::string pv_name = "pvc-" + uid_of(*pvc);
-    json::object spec{{"capacity", json::object{{"storage", request ? request->to_string() : "0"}}},
-                      {"accessModes", json::array(object_at(*pvc, {"spec"})->contains("accessModes")
-                                                      ? object_at(*pvc, {"spec"})->at("accessModes").as_array()
-                                                      : json::array{})},
-                      {"persistentVolumeReclaimPolicy",
-                       string_of(sc.get(), "reclaimPolicy").empty() ? "Delete" : string_of(sc.get(), "reclaimPolicy")},
-                      {"storageClassName", cls},
-                      {"volumeMode", volume_mode(*pvc)},
-                      {"csi", json::object{{"driver", provisioner}, {"volumeHandle", pv_name}}},
-                      {"claimRef", json::object{{"kind", "PersistentVolumeClaim"}, {"namespace", ns}, {"name", name},
-                                                {"uid", uid_of(*pvc)}, {"apiVersion", "v1"},
-                                                {"resourceVersion", string_of(object_at(*pvc, {"metadata"}), "resourceVersion")}}}};
+    json::object spec{
+        {"capacity", json::object{{"storage", request ? request->to_string() : "0"}}},
+        {"accessModes", json::array(object_at(*pvc, {"spec"})->contains("accessModes")
+                                        ? object_at(*pvc, {"spec"})->at("accessModes").as_array()
+                                        : json::array{})},
+        {"persistentVolumeReclaimPolicy",
+         string_of(sc.get(), "reclaimPolicy").empty() ? "Delete" : string_of(sc.get(), "reclaimPolicy")},
+        {"storageClassName", cls},
+        {"volumeMode", volume_mode(*pvc)},
+        {"csi", json::object{{"driver", provisioner}, {"volumeHandle", pv_name}}},
+        {"claimRef", json::object{{"kind", "PersistentVolumeClaim"},
+                                  {"namespace", ns},
+                                  {"name", name},
+                                  {"uid", uid_of(*pvc)},
+                                  {"apiVersion", "v1"},
+                                  {"resourceVersion", string_of(object_at(*pvc, {"metadata"}), "resourceVersion")}}}};
     if (!selected_node.empty())
-      spec["nodeAffinity"] = json::object{{"required", json::object{{"nodeSelectorTerms", json::array{json::object{
-          {"matchExpressions", json::array{json::object{{"key", "kubernetes.io/hostname"}, {"operator", "In"},
-                                                        {"values", json::array{json::value(selected_node)}}}}}}}}}}};
-    json::object pv{{"metadata", json::object{{"name", pv_name},
-                                              {"annotations", json::object{{"pv.kubernetes.io/provisioned-by", provisioner}}}}},
-                    {"spec", std::move(spec)}};
+      spec["nodeAffinity"] = json::object{
+          {"required",
+           json::object{{"nodeSelectorTerms",
+                         json::array{json::object{
+                             {"matchExpressions",
+                              json::array{json::object{{"key", "kubernetes.io/hostname"},
+                                                       {"operator", "In"},
+                                                       {"values", json::array{json::value(selected_node)}}}}}}}}}}};
+    json::object pv{
+        {"metadata", json::object{{"name", pv_name},
+                                  {"annotations", json::object{{"pv.kubernetes.io/provisioned-by", provisioner}}}}},
+        {"spec", std::move(spec)}};
     try {
       match = std::make_shared<const json::object>(store_.create(pvs, "", std::move(pv)));
     } catch (const StatusError& e) {
@@ -260,12 +276,16 @@ void VolumeController::sync_claim(const std::string& ns, const std::string& name
   try {
     store_.mutate(pvs, "", pv_name, [&](json::object& o) {
       ensure_object(o, "spec")["claimRef"] =
-          json::object{{"kind", "PersistentVolumeClaim"}, {"namespace", ns}, {"name", name}, {"uid", uid_of(*pvc)},
-                       {"apiVersion", "v1"}, {"resourceVersion", string_of(object_at(*pvc, {"metadata"}), "resourceVersion")}};
+          json::object{{"kind", "PersistentVolumeClaim"},
+                       {"namespace", ns},
+                       {"name", name},
+                       {"uid", uid_of(*pvc)},
+                       {"apiVersion", "v1"},
+                       {"resourceVersion", string_of(object_at(*pvc, {"metadata"}), "resourceVersion")}};
       if (controller_bound) set_annotation(o, "pv.kubernetes.io/bound-by-controller", "yes");
     });
-    auto bound_pv = store_.mutate(pvs, "", pv_name, [](json::object& o) { ensure_object(o, "status")["phase"] = "Bound"; },
-                                  {}, "status");
+    auto bound_pv = store_.mutate(
+        pvs, "", pv_name, [](json::object& o) { ensure_object(o, "status")["phase"] = "Bound"; }, {}, "status");
     store_.mutate(pvcs, ns, name, [&](json::object& o) {
       ensure_object(o, "spec")["volumeName"] = pv_name;
       set_annotation(o, "pv.kubernetes.io/bind-completed", "yes");
@@ -276,13 +296,16 @@ void VolumeController::sync_claim(const std::string& ns, const std::string& name
       }
       if (!selected_node.empty()) set_annotation(o, "volume.kubernetes.io/selected-node", selected_node);
     });
-    store_.mutate(pvcs, ns, name, [&](json::object& o) {
-      auto& st = ensure_object(o, "status");
-      st["phase"] = "Bound";
-      const json::object* spec = object_at(bound_pv, {"spec"});
-      if (spec && spec->contains("accessModes")) st["accessModes"] = spec->at("accessModes");
-      if (spec && spec->contains("capacity")) st["capacity"] = spec->at("capacity");
-    }, {}, "status");
+    store_.mutate(
+        pvcs, ns, name,
+        [&](json::object& o) {
+          auto& st = ensure_object(o, "status");
+          st["phase"] = "Bound";
+          const json::object* spec = object_at(bound_pv, {"spec"});
+          if (spec && spec->contains("accessModes")) st["accessModes"] = spec->at("accessModes");
+          if (spec && spec->contains("capacity")) st["capacity"] = spec->at("capacity");
+        },
+        {}, "status");
   } catch (const StatusError&) {
     // Deleted meanwhile: the next change of the claim tries again.
   }

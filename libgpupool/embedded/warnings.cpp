@@ -1,7 +1,7 @@
 // The API server's warnings on pods and pod templates (pkg/api/pod/warnings.go
-// warningsForPodSpecAndMeta, v1.32.13 as the oracle runs it), in its order: they reach the client as Warning headers and
-// kubectl prints each as "Warning: ...". Not modelled: node affinity terms, pod (anti-)affinity
-// null selectors, overlapping projected paths, seccomp/AppArmor annotations, IP formats.
+// warningsForPodSpecAndMeta, v1.32.13 as the oracle runs it), in its order: they reach the client as Warning headers
+// and kubectl prints each as "Warning: ...". Not modelled: node affinity terms, pod (anti-)affinity null selectors,
+// overlapping projected paths, seccomp/AppArmor annotations, IP formats.
 #include "embedded/warnings.hpp"
 
 #include "gpupool/error.hpp"
@@ -23,7 +23,8 @@ namespace {
 const std::map<std::string_view, std::string_view> kDeprecatedNodeLabels = {
     {"beta.kubernetes.io/arch", "deprecated since v1.14; use \"kubernetes.io/arch\" instead"},
     {"beta.kubernetes.io/os", "deprecated since v1.14; use \"kubernetes.io/os\" instead"},
-    {"failure-domain.beta.kubernetes.io/region", "deprecated since v1.17; use \"topology.kubernetes.io/region\" instead"},
+    {"failure-domain.beta.kubernetes.io/region",
+     "deprecated since v1.17; use \"topology.kubernetes.io/region\" instead"},
     {"failure-domain.beta.kubernetes.io/zone", "deprecated since v1.17; use \"topology.kubernetes.io/zone\" instead"},
     {"beta.kubernetes.io/instance-type", "deprecated since v1.17; use \"node.kubernetes.io/instance-type\" instead"},
     {"app.kubernetes.io/created-by", "deprecated since v1.9"},
@@ -33,7 +34,8 @@ const std::map<std::string_view, std::string_view> kDeprecatedNodeLabels = {
 
 // warnings.go deprecatedAnnotations.
 constexpr std::pair<std::string_view, std::string_view> kDeprecatedAnnotations[] = {
-    {"scheduler.alpha.kubernetes.io/critical-pod", "non-functional in v1.16+; use the \"priorityClassName\" field instead"},
+    {"scheduler.alpha.kubernetes.io/critical-pod",
+     "non-functional in v1.16+; use the \"priorityClassName\" field instead"},
     {"security.alpha.kubernetes.io/sysctls", "non-functional in v1.11+; use the \"sysctls\" field instead"},
     {"security.alpha.kubernetes.io/unsafe-sysctls", "non-functional in v1.11+; use the \"sysctls\" field instead"},
 };
@@ -81,8 +83,7 @@ std::optional<std::string> fractional_bytes(const json::value* v) {
   try {
     const Quantity q = Quantity::parse(v->as_string());
     if (q.milli_value() % 1000 != 0) return q.to_string();
-  } catch (const ValidationError&) {
-  }
+  } catch (const ValidationError&) {}
   return std::nullopt;
 }
 
@@ -119,7 +120,8 @@ std::vector<PathAndSource> overlaps(const std::vector<PathAndSource>& haystack, 
   if (needle.path.empty()) return out;
   for (const auto& item : haystack) {
     if (item.path.empty()) continue;
-    if (item == needle || (item.path + "/").starts_with(needle.path + "/") || (needle.path + "/").starts_with(item.path + "/"))
+    if (item == needle || (item.path + "/").starts_with(needle.path + "/") ||
+        (needle.path + "/").starts_with(item.path + "/"))
       out.push_back(item);
   }
   return out;
@@ -150,8 +152,10 @@ std::vector<std::string> overlapping_virtual_paths(const json::object& spec) {
         all.push_back(ps);
       }
     };
-    if (const auto* cm = object_of(v, "configMap")) mapping(cm, fmt::format("ConfigMap {}", quoted(str_of(*cm, "name"))));
-    if (const auto* sec = object_of(v, "secret")) mapping(sec, fmt::format("Secret {}", quoted(str_of(*sec, "secretName"))));
+    if (const auto* cm = object_of(v, "configMap"))
+      mapping(cm, fmt::format("ConfigMap {}", quoted(str_of(*cm, "name"))));
+    if (const auto* sec = object_of(v, "secret"))
+      mapping(sec, fmt::format("Secret {}", quoted(str_of(*sec, "secretName"))));
     if (const auto* dapi = object_of(v, "downwardAPI")) mapping(dapi, "DownwardAPI");
     const auto* pj = object_of(v, "projected");
     const auto* sources = pj ? array_of(*pj, "sources") : nullptr;
@@ -168,10 +172,14 @@ std::vector<std::string> overlapping_virtual_paths(const json::object& spec) {
       const json::object* sec = object_of(src, "secret");
       const json::object* dapi = object_of(src, "downwardAPI");
       const json::object* sat = object_of(src, "serviceAccountToken");
-      if (cm && array_of(*cm, "items")) source_paths = paths_of(array_of(*cm, "items"), fmt::format("ConfigMap {}", quoted(str_of(*cm, "name"))));
-      else if (sec && array_of(*sec, "items")) source_paths = paths_of(array_of(*sec, "items"), fmt::format("Secret {}", quoted(str_of(*sec, "name"))));
-      else if (dapi && array_of(*dapi, "items")) source_paths = paths_of(array_of(*dapi, "items"), "DownwardAPI");
-      else if (sat) source_paths = {{str_of(*sat, "path"), "ServiceAccountToken"}};
+      if (cm && array_of(*cm, "items"))
+        source_paths = paths_of(array_of(*cm, "items"), fmt::format("ConfigMap {}", quoted(str_of(*cm, "name"))));
+      else if (sec && array_of(*sec, "items"))
+        source_paths = paths_of(array_of(*sec, "items"), fmt::format("Secret {}", quoted(str_of(*sec, "name"))));
+      else if (dapi && array_of(*dapi, "items"))
+        source_paths = paths_of(array_of(*dapi, "items"), "DownwardAPI");
+      else if (sat)
+        source_paths = {{str_of(*sat, "path"), "ServiceAccountToken"}};
       for (auto ps : source_paths) {
         ps.path = trim_slashes(ps.path);
         for (const auto& c : overlaps(all, ps)) warn("Projected", fmt::format("{} with {}", ps.shown(), c.shown()));
@@ -199,8 +207,9 @@ std::vector<std::string> pod_warnings(const json::object& meta, const json::obje
       if (auto it = kDeprecatedNodeLabels.find(key); it != kDeprecatedNodeLabels.end())
         out.push_back(fmt::format("{}spec.topologySpreadConstraints[{}].topologyKey: {} is {}", p, i, key, it->second));
       if (!object_of(c, "labelSelector"))
-        out.push_back(
-            fmt::format("{}spec.topologySpreadConstraints[{}].labelSelector: a null labelSelector results in matching no pod", p, i));
+        out.push_back(fmt::format(
+            "{}spec.topologySpreadConstraints[{}].labelSelector: a null labelSelector results in matching no pod", p,
+            i));
     }
   if (const auto* ann = object_of(meta, "annotations"))
     for (const auto& [key, message] : kDeprecatedAnnotations)
@@ -209,7 +218,8 @@ std::vector<std::string> pod_warnings(const json::object& meta, const json::obje
     for (std::size_t i = 0; i < vols->size(); ++i) {
       if (!(*vols)[i].is_object()) continue;
       for (const auto& v : kDeprecatedVolumes)
-        if ((*vols)[i].as_object().contains(v.json)) out.push_back(fmt::format("{}spec.volumes[{}].{}: {}", p, i, v.shown, v.message));
+        if ((*vols)[i].as_object().contains(v.json))
+          out.push_back(fmt::format("{}spec.volumes[{}].{}: {}", p, i, v.shown, v.message));
     }
   for (auto& w : overlapping_virtual_paths(spec)) out.push_back(std::move(w));
   if (const auto* secrets = array_of(spec, "imagePullSecrets")) {
@@ -226,16 +236,18 @@ std::vector<std::string> pod_warnings(const json::object& meta, const json::obje
   if (const auto* overhead = object_of(spec, "overhead"))
     for (const char* r : {"memory", "ephemeral-storage"})
       if (auto q = fractional_bytes(overhead->if_contains(r)))
-        out.push_back(fmt::format("{}spec.overhead[{}]: fractional byte value {} is invalid, must be an integer", p, r, quoted(*q)));
+        out.push_back(fmt::format("{}spec.overhead[{}]: fractional byte value {} is invalid, must be an integer", p, r,
+                                  quoted(*q)));
   // The seccomp annotations without their fields; a template's AppArmor annotations without a
   // field (a pod's warn as they are copied into the fields: apparmor_version_skew).
   const auto* annotations = object_of(meta, "annotations");
   auto annotated = [&](const std::string& key) { return annotations && annotations->contains(key); };
   const auto* psc = object_of(spec, "securityContext");
   if ((!psc || !object_of(*psc, "seccompProfile")) && annotated("seccomp.security.alpha.kubernetes.io/pod"))
-    out.push_back(fmt::format("{}metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]: non-functional in v1.27+; use the "
-                              "\"seccompProfile\" field instead",
-                              p));
+    out.push_back(fmt::format(
+        "{}metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]: non-functional in v1.27+; use the "
+        "\"seccompProfile\" field instead",
+        p));
   const bool pod_apparmor = psc && object_of(*psc, "appArmorProfile");
 
   // Every container, as pods.VisitContainersWithPath walks them.
@@ -248,27 +260,31 @@ std::vector<std::string> pod_warnings(const json::object& meta, const json::obje
   for (const char* list : {"initContainers", "containers", "ephemeralContainers"})
     if (const auto* cs = array_of(spec, list))
       for (std::size_t i = 0; i < cs->size(); ++i)
-        if ((*cs)[i].is_object()) containers.emplace_back(fmt::format("{}spec.{}[{}]", p, list, i), &(*cs)[i].as_object());
+        if ((*cs)[i].is_object())
+          containers.emplace_back(fmt::format("{}spec.{}[{}]", p, list, i), &(*cs)[i].as_object());
   for (const auto& [f, c] : containers) {
     const auto* sc = object_of(*c, "securityContext");
     const std::string name = str_of(*c, "name");
-    if ((!sc || !object_of(*sc, "seccompProfile")) && annotated("container.seccomp.security.alpha.kubernetes.io/" + name))
-      out.push_back(fmt::format("{}metadata.annotations[container.seccomp.security.alpha.kubernetes.io/{}]: non-functional in "
-                                "v1.27+; use the \"seccompProfile\" field instead",
-                                p, name));
+    if ((!sc || !object_of(*sc, "seccompProfile")) &&
+        annotated("container.seccomp.security.alpha.kubernetes.io/" + name))
+      out.push_back(
+          fmt::format("{}metadata.annotations[container.seccomp.security.alpha.kubernetes.io/{}]: non-functional in "
+                      "v1.27+; use the \"seccompProfile\" field instead",
+                      p, name));
     if (!p.empty() && !pod_apparmor && !(sc && object_of(*sc, "appArmorProfile")) &&
         annotated("container.apparmor.security.beta.kubernetes.io/" + name))
-      out.push_back(fmt::format("{}metadata.annotations[container.apparmor.security.beta.kubernetes.io/{}]: deprecated since "
-                                "v1.30; use the \"appArmorProfile\" field instead",
-                                p, name));
+      out.push_back(
+          fmt::format("{}metadata.annotations[container.apparmor.security.beta.kubernetes.io/{}]: deprecated since "
+                      "v1.30; use the \"appArmorProfile\" field instead",
+                      p, name));
     // fractional memory / ephemeral-storage (limits, then requests, per resource)
     if (const auto* res = object_of(*c, "resources"))
       for (const char* r : {"memory", "ephemeral-storage"})
         for (const char* kind : {"limits", "requests"})
           if (const auto* list = object_of(*res, kind))
             if (auto q = fractional_bytes(list->if_contains(r)))
-              out.push_back(fmt::format("{}.resources.{}[{}]: fractional byte value {} is invalid, must be an integer", f,
-                                        kind, r, quoted(*q)));
+              out.push_back(fmt::format("{}.resources.{}[{}]: fractional byte value {} is invalid, must be an integer",
+                                        f, kind, r, quoted(*q)));
     // a duplicate env name, unless the redefinition refers to the previous value ("$(X)..."),
     // which then is not lost by apply
     const auto* env = array_of(*c, "env");
@@ -282,8 +298,8 @@ std::vector<std::string> pod_warnings(const json::object& meta, const json::obje
       const std::string ref = "$(" + name + ")";
       const std::string value = str_of(item, "value");
       if (item.contains("valueFrom") || value == ref || value.find(ref) == std::string::npos)
-        out.push_back(fmt::format("{}.env[{}]: hides previous definition of {}, which may be dropped when using apply", f, i,
-                                  quoted(name)));
+        out.push_back(fmt::format("{}.env[{}]: hides previous definition of {}, which may be dropped when using apply",
+                                  f, i, quoted(name)));
     }
   }
   // Ports across all containers: the same containerPort/protocol twice.
@@ -310,9 +326,10 @@ std::vector<std::string> pod_warnings(const json::object& meta, const json::obje
     }
   }
   if (const auto* g = spec.if_contains("terminationGracePeriodSeconds"); g && g->is_int64() && g->as_int64() < 0)
-    out.push_back(fmt::format("{}spec.terminationGracePeriodSeconds: must be >= 0; negative values are invalid and will be "
-                              "treated as 1",
-                              p));
+    out.push_back(
+        fmt::format("{}spec.terminationGracePeriodSeconds: must be >= 0; negative values are invalid and will be "
+                    "treated as 1",
+                    p));
   return out;
 }
 

@@ -4,8 +4,8 @@
 // the four patch content types, dryRun=All, DeleteOptions.propagationPolicy.
 #include "gpupool/client.hpp"
 
-#include <boost/json.hpp>
 #include <fmt/format.h>
+#include <boost/json.hpp>
 #include <map>
 #include <random>
 
@@ -53,9 +53,10 @@ json::object parse_object(const HttpResponse& r, const std::string& what) {
   json::error_code ec;
   json::value v = json::parse(r.body, ec, {}, deep_json());
   if (ec || !v.is_object())
-    throw TransportError(fmt::format("{}: the server answered {} with {} bytes that are not a JSON object; is the server a "
-                                     "Kubernetes API server?",
-                                     what, r.status, r.body.size()));
+    throw TransportError(
+        fmt::format("{}: the server answered {} with {} bytes that are not a JSON object; is the server a "
+                    "Kubernetes API server?",
+                    what, r.status, r.body.size()));
   return std::move(v.as_object());
 }
 
@@ -79,7 +80,9 @@ thread_local const CancelScope* innermost_scope = nullptr;
 
 }  // namespace
 
-CancelScope::CancelScope(const CancelToken& token) : token_(token), previous_(innermost_scope) { innermost_scope = this; }
+CancelScope::CancelScope(const CancelToken& token) : token_(token), previous_(innermost_scope) {
+  innermost_scope = this;
+}
 CancelScope::CancelScope() : previous_(innermost_scope) { innermost_scope = this; }
 CancelScope::~CancelScope() { innermost_scope = previous_; }
 const CancelToken* CancelScope::current() noexcept {
@@ -90,7 +93,8 @@ struct Client::Impl : kube::ClientCore {
   using ClientCore::ClientCore;
 };
 
-Client::Client(KubeConfig config, ClientOptions options) : impl_(std::make_shared<Impl>(std::move(config), std::move(options))) {}
+Client::Client(KubeConfig config, ClientOptions options)
+    : impl_(std::make_shared<Impl>(std::move(config), std::move(options))) {}
 Client::~Client() = default;
 Client::Client(Client&&) noexcept = default;
 Client& Client::operator=(Client&&) noexcept = default;
@@ -108,7 +112,9 @@ std::chrono::system_clock::time_point Client::server_now() const {
 
 ServerVersion Client::server_version() const {
   json::object v = impl_->get_path("/version");
-  auto s = [&](const char* k) { return v.contains(k) && v.at(k).is_string() ? std::string(v.at(k).as_string()) : std::string(); };
+  auto s = [&](const char* k) {
+    return v.contains(k) && v.at(k).is_string() ? std::string(v.at(k).as_string()) : std::string();
+  };
   return {s("major"), s("minor"), s("gitVersion"), s("platform")};
 }
 
@@ -141,7 +147,8 @@ std::vector<std::string> Client::served_versions(const std::string& group) const
 }
 
 std::vector<ApiResourceInfo> Client::resources(const std::string& group, const std::string& version) const {
-  std::string target = group.empty() ? "/api/" + url_encode(version) : "/apis/" + url_encode(group) + "/" + url_encode(version);
+  std::string target =
+      group.empty() ? "/api/" + url_encode(version) : "/apis/" + url_encode(group) + "/" + url_encode(version);
   json::object list;
   try {
     list = impl_->get_path(target);
@@ -155,13 +162,20 @@ std::vector<ApiResourceInfo> Client::resources(const std::string& group, const s
   for (const auto& r : rs->as_array()) {
     if (!r.is_object()) continue;
     const auto& o = r.as_object();
-    auto s = [&](const char* k) { return o.contains(k) && o.at(k).is_string() ? std::string(o.at(k).as_string()) : std::string(); };
-    ApiResourceInfo info{s("name"), s("kind"), o.contains("namespaced") && o.at("namespaced").is_bool() && o.at("namespaced").as_bool(), {}, {}};
+    auto s = [&](const char* k) {
+      return o.contains(k) && o.at(k).is_string() ? std::string(o.at(k).as_string()) : std::string();
+    };
+    ApiResourceInfo info{s("name"),
+                         s("kind"),
+                         o.contains("namespaced") && o.at("namespaced").is_bool() && o.at("namespaced").as_bool(),
+                         {},
+                         {}};
     if (info.name.empty() || info.name.find('/') != std::string::npos) continue;  // subresource
     for (const char* key : {"verbs", "shortNames"})
       if (const auto* arr = o.if_contains(key); arr && arr->is_array())
         for (const auto& v : arr->as_array())
-          if (v.is_string()) (std::string_view(key) == "verbs" ? info.verbs : info.short_names).emplace_back(v.as_string());
+          if (v.is_string())
+            (std::string_view(key) == "verbs" ? info.verbs : info.short_names).emplace_back(v.as_string());
     out.push_back(std::move(info));
   }
   return out;
@@ -182,24 +196,25 @@ boost::json::object Client::create(const ResourceRef& ref, const std::string& ns
   Impl::add_write(q, options.dry_run, options.field_manager);
   const std::string n = ref.namespaced ? impl_->ns_or_default(ns) : "";
   // A dry run stores nothing, so sending it twice is harmless: it is retried like a GET.
-  return impl_->call_object(
-      {"POST", with_query(impl_->path(ref, ns), q), json::serialize(object), "application/json", options.dry_run, n,
-       options.report_warnings});
+  return impl_->call_object({"POST", with_query(impl_->path(ref, ns), q), json::serialize(object), "application/json",
+                             options.dry_run, n, options.report_warnings});
 }
 
-boost::json::object Client::create_idempotent(const ResourceRef& ref, const std::string& ns, const boost::json::object& object,
-                                              const WriteOptions& options) const {
+boost::json::object Client::create_idempotent(const ResourceRef& ref, const std::string& ns,
+                                              const boost::json::object& object, const WriteOptions& options) const {
   const std::string& key = impl_->options.submission_id_annotation;
   const std::string name = meta_string(object, "name");
   if (name.empty())
-    throw ValidationError("metadata.name", "", "create_idempotent needs a fixed name (generateName cannot be recognised on retry)");
+    throw ValidationError("metadata.name", "",
+                          "create_idempotent needs a fixed name (generateName cannot be recognised on retry)");
   json::object obj = object;
   json::value& meta = obj["metadata"];
   if (!meta.is_object()) meta = json::object();
   json::value& ann = meta.as_object()["annotations"];
   if (!ann.is_object()) ann = json::object();
   std::string id;
-  if (auto* existing = ann.as_object().if_contains(key); existing && existing->is_string() && !existing->as_string().empty()) {
+  if (auto* existing = ann.as_object().if_contains(key);
+      existing && existing->is_string() && !existing->as_string().empty()) {
     id = std::string(existing->as_string());
   } else {
     id = new_submission_id();
@@ -209,7 +224,8 @@ boost::json::object Client::create_idempotent(const ResourceRef& ref, const std:
   Impl::add_write(q, options.dry_run, options.field_manager);
   const std::string n = ref.namespaced ? impl_->ns_or_default(ns) : "";
   try {
-    return impl_->call_object({"POST", with_query(impl_->path(ref, ns), q), json::serialize(obj), "application/json", true, n});
+    return impl_->call_object(
+        {"POST", with_query(impl_->path(ref, ns), q), json::serialize(obj), "application/json", true, n});
   } catch (const ApiError& e) {
     if (e.code() != 409 || e.reason() != "AlreadyExists") throw;
     json::object stored = get(ref, ns, name);
@@ -217,15 +233,17 @@ boost::json::object Client::create_idempotent(const ResourceRef& ref, const std:
     const json::value* stored_id = nullptr;
     if (const auto* a = sm.if_contains("annotations"); a && a->is_object()) stored_id = a->as_object().if_contains(key);
     if (stored_id && stored_id->is_string() && stored_id->as_string() == id) {
-      impl_->log(LogLevel::debug, fmt::format("{} \"{}\" was created by an earlier attempt of this submission", ref.kind, name));
+      impl_->log(LogLevel::debug,
+                 fmt::format("{} \"{}\" was created by an earlier attempt of this submission", ref.kind, name));
       return stored;
     }
-    throw ApiError(409, "AlreadyExists",
-                   fmt::format("{} \"{}\" already exists{} and was not created by this submission: the name is already taken; "
-                               "choose another name or delete the existing {}",
-                               ref.kind.empty() ? ref.resource : ref.kind, name, n.empty() ? "" : " in namespace \"" + n + "\"",
-                               ref.kind.empty() ? "object" : ref.kind),
-                   e.causes());
+    throw ApiError(
+        409, "AlreadyExists",
+        fmt::format("{} \"{}\" already exists{} and was not created by this submission: the name is already taken; "
+                    "choose another name or delete the existing {}",
+                    ref.kind.empty() ? ref.resource : ref.kind, name, n.empty() ? "" : " in namespace \"" + n + "\"",
+                    ref.kind.empty() ? "object" : ref.kind),
+        e.causes());
   }
 }
 
@@ -258,20 +276,24 @@ boost::json::object Client::update(const ResourceRef& ref, const std::string& ns
   const std::string n = ref.namespaced ? impl_->ns_or_default(ns) : "";
   // A PUT with resourceVersion is a compare-and-swap, so replaying it cannot overwrite a newer write.
   const bool replay_safe = !meta_string(object, "resourceVersion").empty();
-  return impl_->call_object({"PUT", with_query(impl_->path(ref, ns, name), q), json::serialize(object), "application/json",
-                             replay_safe, n, options.report_warnings});
+  return impl_->call_object({"PUT", with_query(impl_->path(ref, ns, name), q), json::serialize(object),
+                             "application/json", replay_safe, n, options.report_warnings});
 }
 
-boost::json::object Client::patch(const ResourceRef& ref, const std::string& ns, const std::string& name, PatchType type,
-                                  const boost::json::value& patch, const PatchOptions& options) const {
+boost::json::object Client::patch(const ResourceRef& ref, const std::string& ns, const std::string& name,
+                                  PatchType type, const boost::json::value& patch, const PatchOptions& options) const {
   if (name.empty()) throw ValidationError("name", "", "a name is required to patch an object");
   const char* content_type = "application/merge-patch+json";
   switch (type) {
-    case PatchType::merge: break;
-    case PatchType::strategic: content_type = "application/strategic-merge-patch+json"; break;
+    case PatchType::merge:
+      break;
+    case PatchType::strategic:
+      content_type = "application/strategic-merge-patch+json";
+      break;
     case PatchType::json:
       content_type = "application/json-patch+json";
-      if (!patch.is_array()) throw ValidationError("patch", json::serialize(patch).substr(0, 80), "a JSON patch is an array of operations");
+      if (!patch.is_array())
+        throw ValidationError("patch", json::serialize(patch).substr(0, 80), "a JSON patch is an array of operations");
       break;
     case PatchType::apply:
       content_type = "application/apply-patch+yaml";  // JSON is YAML
@@ -281,7 +303,8 @@ boost::json::object Client::patch(const ResourceRef& ref, const std::string& ns,
   }
   if (type != PatchType::json && !patch.is_object())
     throw ValidationError("patch", json::serialize(patch).substr(0, 80), "this patch type takes a JSON object");
-  if (options.force && type != PatchType::apply) throw ValidationError("force", "true", "force applies to server-side apply only");
+  if (options.force && type != PatchType::apply)
+    throw ValidationError("force", "true", "force applies to server-side apply only");
   Query q;
   Impl::add_write(q, options.dry_run, options.field_manager);
   if (options.force) q.emplace_back("force", "true");
@@ -296,10 +319,17 @@ boost::json::object Client::remove(const ResourceRef& ref, const std::string& ns
   if (name.empty()) throw ValidationError("name", "", "a name is required to delete an object");
   json::object body{{"kind", "DeleteOptions"}, {"apiVersion", "v1"}};
   switch (options.propagation) {
-    case PropagationPolicy::server_default: break;
-    case PropagationPolicy::background: body["propagationPolicy"] = "Background"; break;
-    case PropagationPolicy::foreground: body["propagationPolicy"] = "Foreground"; break;
-    case PropagationPolicy::orphan: body["propagationPolicy"] = "Orphan"; break;
+    case PropagationPolicy::server_default:
+      break;
+    case PropagationPolicy::background:
+      body["propagationPolicy"] = "Background";
+      break;
+    case PropagationPolicy::foreground:
+      body["propagationPolicy"] = "Foreground";
+      break;
+    case PropagationPolicy::orphan:
+      body["propagationPolicy"] = "Orphan";
+      break;
   }
   if (options.grace_period_seconds) body["gracePeriodSeconds"] = *options.grace_period_seconds;
   if (!options.precondition_uid.empty() || !options.precondition_resource_version.empty()) {
@@ -312,7 +342,8 @@ boost::json::object Client::remove(const ResourceRef& ref, const std::string& ns
   Query q;
   Impl::add_write(q, options.dry_run, "");
   const std::string n = ref.namespaced ? impl_->ns_or_default(ns) : "";
-  Impl::Call call{"DELETE", with_query(impl_->path(ref, ns, name), q), json::serialize(body), "application/json", true, n};
+  Impl::Call call{"DELETE", with_query(impl_->path(ref, ns, name), q), json::serialize(body), "application/json", true,
+                  n};
   int attempts = 0;
   try {
     return parse_object(impl_->execute(call, &attempts), "DELETE " + impl_->path(ref, ns, name));
@@ -326,8 +357,8 @@ boost::json::object Client::remove(const ResourceRef& ref, const std::string& ns
 
 // ---- streams -----------------------------------------------------------------------------------
 
-std::string Client::watch(const ResourceRef& ref, const std::string& ns, const WatchOptions& o, const WatchHandler& handler,
-                          const CancelToken& cancel) const {
+std::string Client::watch(const ResourceRef& ref, const std::string& ns, const WatchOptions& o,
+                          const WatchHandler& handler, const CancelToken& cancel) const {
   return kube::Reflector(*impl_, ref, ns, o, handler, cancel).list_and_watch();
 }
 
@@ -335,16 +366,20 @@ int Client::exec(const std::string& ns, const std::string& pod, const ExecOption
                  const CancelToken& cancel) const {
   if (pod.empty()) throw ValidationError("pod", "", "a pod name is required for exec");
   const Impl& im = *impl_;
-  const kube::StreamContext ctx{im.config, im.credentials, im.options.transport.user_agent, im.options.transport.connect_timeout};
+  const kube::StreamContext ctx{im.config, im.credentials, im.options.transport.user_agent,
+                                im.options.transport.connect_timeout};
   return kube::exec_in_pod(ctx, im.path(ResourceRef{"", "v1", "pods", "Pod", true}, ns, pod), options, io, cancel);
 }
 
-std::unique_ptr<PortForward> Client::port_forward(const std::string& ns, const std::string& pod, std::vector<PortForward::Port> ports,
+std::unique_ptr<PortForward> Client::port_forward(const std::string& ns, const std::string& pod,
+                                                  std::vector<PortForward::Port> ports,
                                                   PortForwardErrorHandler on_error) const {
   if (pod.empty()) throw ValidationError("pod", "", "a pod name is required for port-forward");
   const Impl& im = *impl_;
-  const kube::StreamContext ctx{im.config, im.credentials, im.options.transport.user_agent, im.options.transport.connect_timeout};
-  return kube::forward_ports(ctx, im.path(ResourceRef{"", "v1", "pods", "Pod", true}, ns, pod), std::move(ports), std::move(on_error));
+  const kube::StreamContext ctx{im.config, im.credentials, im.options.transport.user_agent,
+                                im.options.transport.connect_timeout};
+  return kube::forward_ports(ctx, im.path(ResourceRef{"", "v1", "pods", "Pod", true}, ns, pod), std::move(ports),
+                             std::move(on_error));
 }
 
 void Client::logs(const std::string& ns, const std::string& pod, const LogOptions& o, const LineHandler& handler,
@@ -364,19 +399,24 @@ void Client::logs(const std::string& ns, const std::string& pod, const LogOption
   req.target = with_query(im.path(pods, ns, pod, false, "log"), q);
   req.headers.emplace_back("Accept", "*/*");
   bool stopped = false;
-  LineSplitter lines([&](std::string_view line) {
-    if (!handler(line)) stopped = true;
-    return !stopped;
-  }, im.options.transport.max_response_bytes);
+  LineSplitter lines(
+      [&](std::string_view line) {
+        if (!handler(line)) stopped = true;
+        return !stopped;
+      },
+      im.options.transport.max_response_bytes);
   bool received = false, refreshed = false;
   for (int retries = 0;; ++retries) {
     RequestCredentials creds = im.credentials.current();
     HttpResponse resp;
     try {
-      resp = im.transport->stream(req, creds, [&](std::string_view chunk) {
-        received = true;
-        return lines.feed(chunk);
-      }, cancel);
+      resp = im.transport->stream(
+          req, creds,
+          [&](std::string_view chunk) {
+            received = true;
+            return lines.feed(chunk);
+          },
+          cancel);
       im.reached = true;
       lines.check_length();
     } catch (const ResponseTooLargeError&) {
@@ -396,7 +436,8 @@ void Client::logs(const std::string& ns, const std::string& pod, const LogOption
       refreshed = true;
       continue;
     }
-    auto d = decide_retry(im.options.retry, retries, true, {resp.status, kube::retry_after_seconds(resp)}, im.random01());
+    auto d =
+        decide_retry(im.options.retry, retries, true, {resp.status, kube::retry_after_seconds(resp)}, im.random01());
     if (!d.retry) throw im.api_error(resp, im.ns_or_default(ns));
     im.pause(d.delay, &cancel);
   }

@@ -5,10 +5,10 @@
 
 #include <strings.h>
 
+#include <fmt/format.h>
 #include <atomic>
 #include <boost/json.hpp>
 #include <chrono>
-#include <fmt/format.h>
 #include <functional>
 #include <optional>
 #include <string>
@@ -75,9 +75,10 @@ class LineSplitter {
   }
   void check_length() const {
     if (too_long_)
-      throw ResponseTooLargeError(fmt::format("the server sent a line longer than {} bytes "
-                                              "(TransportOptions.max_response_bytes); the stream was stopped",
-                                              max_line_));
+      throw ResponseTooLargeError(
+          fmt::format("the server sent a line longer than {} bytes "
+                      "(TransportOptions.max_response_bytes); the stream was stopped",
+                      max_line_));
   }
 
  private:
@@ -103,7 +104,8 @@ struct ClientCore {
       : config(std::move(cfg)), options(std::move(opts)), credentials(config, options.logger, options.now) {
     if (config.cluster.server.rfind("https://", 0) != 0 && config.cluster.server.rfind("http://", 0) != 0)
       throw ConfigError(config.source.empty() ? "kubeconfig" : config.source, "cluster.server",
-                        fmt::format("\"{}\" is not an http(s) URL; set the cluster's server to https://HOST:PORT", config.cluster.server));
+                        fmt::format("\"{}\" is not an http(s) URL; set the cluster's server to https://HOST:PORT",
+                                    config.cluster.server));
     if (options.transport_override) {
       transport = options.transport_override;
     } else {
@@ -119,11 +121,13 @@ struct ClientCore {
 
   std::string ns_or_default(const std::string& ns) const { return ns.empty() ? config.namespace_name : ns; }
 
-  std::string path(const ResourceRef& r, const std::string& ns, const std::string& name = {}, bool all_namespaces = false,
-                   const std::string& sub = {}) const {
+  std::string path(const ResourceRef& r, const std::string& ns, const std::string& name = {},
+                   bool all_namespaces = false, const std::string& sub = {}) const {
     if (r.version.empty() || r.resource.empty())
-      throw ValidationError("resource", r.api_version() + "/" + r.resource, "a ResourceRef needs a version and a resource");
-    std::string p = r.group.empty() ? "/api/" + url_encode(r.version) : "/apis/" + url_encode(r.group) + "/" + url_encode(r.version);
+      throw ValidationError("resource", r.api_version() + "/" + r.resource,
+                            "a ResourceRef needs a version and a resource");
+    std::string p = r.group.empty() ? "/api/" + url_encode(r.version)
+                                    : "/apis/" + url_encode(r.group) + "/" + url_encode(r.version);
     if (r.namespaced && !all_namespaces) p += "/namespaces/" + url_encode(ns_or_default(ns));
     p += "/" + url_encode(r.resource);
     if (!name.empty()) p += "/" + url_encode(name);
@@ -138,11 +142,12 @@ struct ClientCore {
     ApiError e = kube::decode_error(r.status, r.body, kube::retry_after_seconds(r));
     if (r.status == 403 && !ns.empty() && ns != config.namespace_name &&
         e.status_message().find(" cannot ") != std::string::npos) {
-      return ApiError(e.code(), e.reason(),
-                      fmt::format("{}; the request was for namespace \"{}\"; your kubeconfig's namespace is \"{}\": pass -n {} "
-                                  "or omit --namespace",
-                                  e.status_message(), ns, config.namespace_name, config.namespace_name),
-                      e.causes(), e.retry_after_seconds());
+      return ApiError(
+          e.code(), e.reason(),
+          fmt::format("{}; the request was for namespace \"{}\"; your kubeconfig's namespace is \"{}\": pass -n {} "
+                      "or omit --namespace",
+                      e.status_message(), ns, config.namespace_name, config.namespace_name),
+          e.causes(), e.retry_after_seconds());
     }
     return e;
   }
@@ -170,8 +175,9 @@ struct ClientCore {
     for (;;) {
       const auto now = std::chrono::steady_clock::now();
       if (now >= until || (cancel && cancel->cancelled())) return;
-      std::this_thread::sleep_for(cancel ? std::min<std::chrono::steady_clock::duration>(until - now, std::chrono::milliseconds(50))
-                                         : until - now);
+      std::this_thread::sleep_for(
+          cancel ? std::min<std::chrono::steady_clock::duration>(until - now, std::chrono::milliseconds(50))
+                 : until - now);
     }
   }
 
@@ -210,7 +216,8 @@ struct ClientCore {
     req.cancel = cancel;
     auto check_cancelled = [&] {
       if (cancel && cancel->cancelled())
-        throw CancelledError(fmt::format("{} {}: cancelled", call.method, call.target.substr(0, call.target.find('?'))));
+        throw CancelledError(
+            fmt::format("{} {}: cancelled", call.method, call.target.substr(0, call.target.find('?'))));
     };
     int retries = 0;
     bool refreshed = false;
@@ -258,9 +265,7 @@ struct ClientCore {
     return parse_object(r, call.method + " " + call.target.substr(0, call.target.find('?')));
   }
 
-  json::object get_path(const std::string& target) const {
-    return call_object({"GET", target, "", "", true, ""});
-  }
+  json::object get_path(const std::string& target) const { return call_object({"GET", target, "", "", true, ""}); }
 
   static void add_write(Query& q, bool dry_run, const std::string& field_manager) {
     if (dry_run) q.emplace_back("dryRun", "All");
@@ -275,13 +280,15 @@ struct ClientCore {
     if (!o.continue_token.empty()) q.emplace_back("continue", o.continue_token);
     if (!o.resource_version.empty()) q.emplace_back("resourceVersion", o.resource_version);
     const std::string effective_ns = ref.namespaced && !o.all_namespaces ? ns_or_default(ns) : "";
-    json::object body = call_object({"GET", with_query(path(ref, ns, {}, o.all_namespaces), q), "", "", true, effective_ns});
+    json::object body =
+        call_object({"GET", with_query(path(ref, ns, {}, o.all_namespaces), q), "", "", true, effective_ns});
     ListPage page;
     if (auto* items = body.if_contains("items"); items && items->is_array()) {
       page.items = std::move(items->as_array());
     } else if (items && !items->is_null()) {
-      throw TransportError(fmt::format("GET {}: the server's list has \"items\" that is not an array; is it a Kubernetes API server?",
-                                       path(ref, ns, {}, o.all_namespaces)));
+      throw TransportError(
+          fmt::format("GET {}: the server's list has \"items\" that is not an array; is it a Kubernetes API server?",
+                      path(ref, ns, {}, o.all_namespaces)));
     }
     page.resource_version = meta_string(body, "resourceVersion");
     page.continue_token = meta_string(body, "continue");

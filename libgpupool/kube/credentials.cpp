@@ -11,15 +11,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <boost/json.hpp>
 #include <cerrno>
 #include <cstring>
-#include <fmt/format.h>
 #include <map>
 
+#include "common/base64.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/time.hpp"
-#include "common/base64.hpp"
 #include "kube/util.hpp"
 
 extern char** environ;
@@ -106,8 +106,7 @@ ChildResult spawn_and_collect(const std::vector<std::string>& argv, const std::v
     }
   }
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   r.status = status;
   return r;
 }
@@ -120,19 +119,24 @@ ExecCredential parse_exec_credential(std::string_view json, const std::string& a
   boost::json::value v = boost::json::parse(json, ec);
   // The output may hold a token: never quote it in errors.
   if (ec || !v.is_object())
-    throw ConfigError(where, "exec", who + fmt::format(": the plugin's output is not an ExecCredential JSON object ({} bytes)", json.size()));
+    throw ConfigError(
+        where, "exec",
+        who + fmt::format(": the plugin's output is not an ExecCredential JSON object ({} bytes)", json.size()));
   const auto& o = v.as_object();
   auto str = [](const boost::json::object& obj, const char* k) -> std::string {
     const auto* p = obj.if_contains(k);
     return p && p->is_string() ? std::string(p->as_string()) : std::string();
   };
   if (str(o, "kind") != "ExecCredential")
-    throw ConfigError(where, "exec", who + ": the plugin's output has kind \"" + str(o, "kind") + "\", expected ExecCredential");
+    throw ConfigError(where, "exec",
+                      who + ": the plugin's output has kind \"" + str(o, "kind") + "\", expected ExecCredential");
   if (str(o, "apiVersion") != api_version)
-    throw ConfigError(where, "exec", who + fmt::format(": the plugin is configured for {} but returned apiVersion \"{}\"", api_version,
-                                                 str(o, "apiVersion")));
+    throw ConfigError(where, "exec",
+                      who + fmt::format(": the plugin is configured for {} but returned apiVersion \"{}\"", api_version,
+                                        str(o, "apiVersion")));
   const auto* status = o.if_contains("status");
-  if (!status || !status->is_object()) throw ConfigError(where, "exec", who + ": the plugin did not return a status field");
+  if (!status || !status->is_object())
+    throw ConfigError(where, "exec", who + ": the plugin did not return a status field");
   const auto& st = status->as_object();
   ExecCredential c;
   c.credentials.bearer_token = str(st, "token");
@@ -145,7 +149,8 @@ ExecCredential parse_exec_credential(std::string_view json, const std::string& a
   if (const auto* exp = st.if_contains("expirationTimestamp"); exp && !exp->is_null()) {
     try {
       if (!exp->is_string()) throw ValidationError("status.expirationTimestamp", "", "not a string");
-      c.expires = parse_rfc3339(std::string_view(exp->as_string()), "status.expirationTimestamp");  // model's metav1.Time rules
+      c.expires =
+          parse_rfc3339(std::string_view(exp->as_string()), "status.expirationTimestamp");  // model's metav1.Time rules
     } catch (const ValidationError&) {
       throw ConfigError(where, "exec", who + ": the plugin returned an expirationTimestamp that is not RFC 3339");
     }
@@ -158,8 +163,10 @@ ExecCredential run_exec_plugin(const KubeConfig& cfg, const Logger& logger) {
   const std::string what = fmt::format("exec plugin \"{}\" of user \"{}\"", x.command, cfg.user.name);
   const std::string where = cfg.source;
   if (x.interactive_mode == "Always")
-    throw ConfigError(where, "exec", what + " needs an interactive terminal (interactiveMode: Always), which gpupool does not provide; "
-                                              "log in with the plugin first or set interactiveMode: IfAvailable");
+    throw ConfigError(where, "exec",
+                      what +
+                          " needs an interactive terminal (interactiveMode: Always), which gpupool does not provide; "
+                          "log in with the plugin first or set interactiveMode: IfAvailable");
   std::vector<std::string> argv{x.command};
   argv.insert(argv.end(), x.args.begin(), x.args.end());
   // The child's environment: ours, the plugin's env (overriding), KUBERNETES_EXEC_INFO.
@@ -235,7 +242,8 @@ RequestCredentials CredentialSource::current() {
     return c;
   }
   if (u.exec) {
-    if (!exec_cache_ || (exec_cache_->expires && now_() >= *exec_cache_->expires)) exec_cache_ = run_exec_plugin(config_, logger_);
+    if (!exec_cache_ || (exec_cache_->expires && now_() >= *exec_cache_->expires))
+      exec_cache_ = run_exec_plugin(config_, logger_);
     RequestCredentials e = exec_cache_->credentials;
     if (e.client_certificate_pem.empty()) {  // a token from the plugin; keep a kubeconfig client cert
       e.client_certificate_pem = c.client_certificate_pem;

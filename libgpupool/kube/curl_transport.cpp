@@ -1,13 +1,13 @@
 // The libcurl Transport: one pool of easy handles per cluster (each keeps its connections alive,
 // so a handle taken from the pool reuses a warm TLS connection), all options set per request
 // after curl_easy_reset, keys and CAs passed as in-memory blobs (never written to disk).
-#include <cerrno>
 #include <curl/curl.h>
+#include <cerrno>
 
-#include <chrono>
 #include <fmt/format.h>
-#include <mutex>
 #include <strings.h>
+#include <chrono>
+#include <mutex>
 #include <vector>
 
 #include "gpupool/error.hpp"
@@ -58,7 +58,8 @@ size_t on_header(char* data, size_t size, size_t n, void* user) {
   } else if (auto colon = line.find(':'); colon != std::string_view::npos) {
     std::string_view value = line.substr(colon + 1);
     while (!value.empty() && (value.front() == ' ' || value.front() == '\t')) value.remove_prefix(1);
-    while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' ')) value.remove_suffix(1);
+    while (!value.empty() && (value.back() == '\r' || value.back() == '\n' || value.back() == ' '))
+      value.remove_suffix(1);
     ex->response.headers.emplace_back(std::string(line.substr(0, colon)), std::string(value));
   }
   return size * n;
@@ -89,7 +90,8 @@ size_t on_body(char* data, size_t size, size_t n, void* user) {
 
 class CurlTransport final : public Transport {
  public:
-  CurlTransport(const KubeCluster& cluster, TransportOptions options) : cluster_(cluster), options_(std::move(options)) {
+  CurlTransport(const KubeCluster& cluster, TransportOptions options)
+      : cluster_(cluster), options_(std::move(options)) {
     global_init_once();
     const kube::ServerUrl u = kube::parse_server_url(cluster.server);
     const std::string authority = bracket(u.host) + ":" + u.port;
@@ -97,16 +99,18 @@ class CurlTransport final : public Transport {
       // Verify (and send SNI for) tls-server-name while connecting to the server's address:
       // name the URL after tls-server-name and map it to the real host with CONNECT_TO.
       base_url_ = fmt::format("https://{}:{}{}", bracket(cluster.tls_server_name), u.port, u.path);
-      connect_to_ = curl_slist_append(nullptr, fmt::format("{}:{}:{}:{}", cluster.tls_server_name, u.port, bracket(u.host), u.port).c_str());
+      connect_to_ = curl_slist_append(
+          nullptr, fmt::format("{}:{}:{}:{}", cluster.tls_server_name, u.port, bracket(u.host), u.port).c_str());
       host_header_ = "Host: " + authority;
     } else {
       base_url_ = fmt::format("{}://{}{}", u.scheme, authority, u.path);
     }
     if (cluster.insecure_skip_tls_verify && options_.logger)
-      options_.logger(LogLevel::warning,
-                      fmt::format("TLS verification is off for cluster \"{}\" ({}): insecure-skip-tls-verify is set in the "
-                                  "kubeconfig, so the server's identity is not checked",
-                                  cluster.name, cluster.server));
+      options_.logger(
+          LogLevel::warning,
+          fmt::format("TLS verification is off for cluster \"{}\" ({}): insecure-skip-tls-verify is set in the "
+                      "kubeconfig, so the server's identity is not checked",
+                      cluster.name, cluster.server));
   }
 
   ~CurlTransport() override {
@@ -133,7 +137,8 @@ class CurlTransport final : public Transport {
       if (ex.too_large) throw ResponseTooLargeError(too_large_message(request));
       if (rc == CURLE_ABORTED_BY_CALLBACK)
         throw TransportError(fmt::format("{} {}{}: cancelled", request.method, base_url_, path_only(request.target)));
-      if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST) throw UnreachableError(unreachable(rc, errbuf, os_errno));
+      if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST)
+        throw UnreachableError(unreachable(rc, errbuf, os_errno));
       throw TransportError(describe(rc, errbuf, request));
     }
     long code = 0, new_connections = 0;
@@ -191,7 +196,8 @@ class CurlTransport final : public Transport {
     if (ex.too_large) throw ResponseTooLargeError(too_large_message(request));
     if (!cancelled && !ex.stopped_by_sink && (result == CURLE_COULDNT_CONNECT || result == CURLE_COULDNT_RESOLVE_HOST))
       throw UnreachableError(unreachable(result, errbuf, os_errno));
-    if (!cancelled && !ex.stopped_by_sink && result != CURLE_OK) throw TransportError(describe(result, errbuf, request));
+    if (!cancelled && !ex.stopped_by_sink && result != CURLE_OK)
+      throw TransportError(describe(result, errbuf, request));
     ex.response.status = static_cast<int>(code);
     log_exchange(request, ex.response.status, start, true);
     return std::move(ex.response);
@@ -242,12 +248,13 @@ class CurlTransport final : public Transport {
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, verify);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, verify ? 2L : 0L);
     if (!cluster_.certificate_authority_pem.empty()) {
-      curl_blob ca{const_cast<char*>(cluster_.certificate_authority_pem.data()), cluster_.certificate_authority_pem.size(),
-                   CURL_BLOB_COPY};
+      curl_blob ca{const_cast<char*>(cluster_.certificate_authority_pem.data()),
+                   cluster_.certificate_authority_pem.size(), CURL_BLOB_COPY};
       curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &ca);
     }
     if (!cred.client_certificate_pem.empty()) {
-      curl_blob cert{const_cast<char*>(cred.client_certificate_pem.data()), cred.client_certificate_pem.size(), CURL_BLOB_COPY};
+      curl_blob cert{const_cast<char*>(cred.client_certificate_pem.data()), cred.client_certificate_pem.size(),
+                     CURL_BLOB_COPY};
       curl_blob key{const_cast<char*>(cred.client_key_pem.data()), cred.client_key_pem.size(), CURL_BLOB_COPY};
       curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
       curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &cert);
@@ -298,20 +305,24 @@ class CurlTransport final : public Transport {
 
   std::string describe(CURLcode rc, const char* errbuf, const HttpRequest& req) const {
     std::string detail = errbuf && *errbuf ? errbuf : curl_easy_strerror(rc);
-    std::string msg = fmt::format("{} {}{}: cannot complete the request to {}: {}", req.method, base_url_, path_only(req.target),
-                                  cluster_.server, detail);
+    std::string msg = fmt::format("{} {}{}: cannot complete the request to {}: {}", req.method, base_url_,
+                                  path_only(req.target), cluster_.server, detail);
     switch (rc) {
       case CURLE_PEER_FAILED_VERIFICATION:
       case CURLE_SSL_CACERT_BADFILE:
-        msg += "; the server's certificate is not trusted: check certificate-authority(-data) and tls-server-name in your "
-               "kubeconfig";
+        msg +=
+            "; the server's certificate is not trusted: check certificate-authority(-data) and tls-server-name in your "
+            "kubeconfig";
         break;
       case CURLE_COULDNT_CONNECT:
       case CURLE_COULDNT_RESOLVE_HOST:
         msg += "; is the cluster's server address right and reachable?";
         break;
-      case CURLE_OPERATION_TIMEDOUT: msg += "; the server did not answer in time"; break;
-      default: break;
+      case CURLE_OPERATION_TIMEDOUT:
+        msg += "; the server did not answer in time";
+        break;
+      default:
+        break;
     }
     return msg;
   }
@@ -319,24 +330,32 @@ class CurlTransport final : public Transport {
   /// `cannot reach https://host:port: connection refused (is the cluster up? check --context)`.
   std::string unreachable(CURLcode rc, const char* errbuf, long os_errno) const {
     std::string why;
-    if (rc == CURLE_COULDNT_RESOLVE_HOST) why = "host name not found";
-    else if (os_errno == ECONNREFUSED) why = "connection refused";
-    else if (os_errno == ETIMEDOUT) why = "connection timed out";
-    else if (os_errno == EHOSTUNREACH) why = "no route to host";
-    else if (os_errno == ENETUNREACH) why = "network unreachable";
-    else why = errbuf && *errbuf ? errbuf : curl_easy_strerror(rc);
+    if (rc == CURLE_COULDNT_RESOLVE_HOST)
+      why = "host name not found";
+    else if (os_errno == ECONNREFUSED)
+      why = "connection refused";
+    else if (os_errno == ETIMEDOUT)
+      why = "connection timed out";
+    else if (os_errno == EHOSTUNREACH)
+      why = "no route to host";
+    else if (os_errno == ENETUNREACH)
+      why = "network unreachable";
+    else
+      why = errbuf && *errbuf ? errbuf : curl_easy_strerror(rc);
     return fmt::format("cannot reach {}: {} (is the cluster up? check --context)", cluster_.server, why);
   }
 
   std::string too_large_message(const HttpRequest& req) const {
-    return fmt::format("{} {}{}: the response from {} is larger than {} bytes (TransportOptions.max_response_bytes); "
-                       "list in pages (limit/continue) or raise the limit",
-                       req.method, base_url_, path_only(req.target), cluster_.server, options_.max_response_bytes);
+    return fmt::format(
+        "{} {}{}: the response from {} is larger than {} bytes (TransportOptions.max_response_bytes); "
+        "list in pages (limit/continue) or raise the limit",
+        req.method, base_url_, path_only(req.target), cluster_.server, options_.max_response_bytes);
   }
 
   static std::string path_only(const std::string& target) { return target.substr(0, target.find('?')); }
 
-  void log_exchange(const HttpRequest& req, int status, std::chrono::steady_clock::time_point start, bool new_connection) const {
+  void log_exchange(const HttpRequest& req, int status, std::chrono::steady_clock::time_point start,
+                    bool new_connection) const {
     if (!options_.logger) return;
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start).count();
     options_.logger(LogLevel::debug, fmt::format("{} {} -> {} ({} ms{})", req.method, req.target, status, ms,

@@ -5,16 +5,16 @@
 #include <sys/stat.h>
 #include <yaml-cpp/yaml.h>
 
-#include <cstdlib>
 #include <fmt/format.h>
+#include <cstdlib>
 #include <map>
 #include <set>
 
+#include "common/base64.hpp"
+#include "common/join.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/kubeconfig.hpp"
-#include "common/base64.hpp"
 #include "kube/util.hpp"
-#include "common/join.hpp"
 
 namespace gpupool {
 namespace {
@@ -62,15 +62,16 @@ void merge_section(Merged& m, const YAML::Node& root, const std::string& file, c
   for (std::size_t i = 0; i < list.size(); ++i) {
     const YAML::Node item = list[i];
     std::string prefix = fmt::format("{}[{}]", list_key, i);
-    if (!item.IsMap()) throw ConfigError(file, prefix, "expected a mapping with name and " + std::string(section), line_of(item));
+    if (!item.IsMap())
+      throw ConfigError(file, prefix, "expected a mapping with name and " + std::string(section), line_of(item));
     const YAML::Node name = item["name"];
     if (!name || !name.IsScalar() || name.Scalar().empty())
       throw ConfigError(file, prefix + ".name", "every entry needs a non-empty name", line_of(item));
     const std::string& n = name.Scalar();
     // clientcmd v1 conversion: "duplicate name \"x\" in list".
     if (!seen.insert(n).second)
-      throw ConfigError(file, prefix + ".name", fmt::format("duplicate name \"{}\" in {}; names must be unique", n, list_key),
-                        line_of(name));
+      throw ConfigError(file, prefix + ".name",
+                        fmt::format("duplicate name \"{}\" in {}; names must be unique", n, list_key), line_of(name));
     const YAML::Node body = item[section];
     if (body && !body.IsNull() && !body.IsMap())
       throw ConfigError(file, prefix + "." + section, "expected a mapping", line_of(body));
@@ -110,7 +111,8 @@ bool bool_field(const Entry& e, const std::string& field) {
   if (!s) return false;
   if (*s == "true" || *s == "True" || *s == "TRUE") return true;
   if (*s == "false" || *s == "False" || *s == "FALSE") return false;
-  throw ConfigError(e.file, e.key(field), fmt::format("expected true or false, got \"{}\"", *s), line_of(e.body[field]));
+  throw ConfigError(e.file, e.key(field), fmt::format("expected true or false, got \"{}\"", *s),
+                    line_of(e.body[field]));
 }
 
 /// A *-data field: base64 in the file, returned decoded. Never echoes the value (it may be a key).
@@ -130,7 +132,8 @@ std::string data_field(const Entry& e, const std::string& field) {
 std::string read_referenced(const Entry& e, const std::string& field, const std::string& path) {
   std::string err;
   auto text = read_file(path, &err);
-  if (!text) throw ConfigError(e.file, e.key(field), fmt::format("cannot read \"{}\": {}", path, err), line_of(e.body[field]));
+  if (!text)
+    throw ConfigError(e.file, e.key(field), fmt::format("cannot read \"{}\": {}", path, err), line_of(e.body[field]));
   return *text;
 }
 
@@ -151,11 +154,12 @@ KubeCluster resolve_cluster(const std::string& name, const Entry& e) {
   c.name = name;
   c.server = string_field(e, "server");
   if (c.server.empty())
-    throw ConfigError(e.file, e.key("server"), fmt::format("cluster \"{}\" has no server; set it to https://HOST:PORT", name),
-                      line_of(e.body));
+    throw ConfigError(e.file, e.key("server"),
+                      fmt::format("cluster \"{}\" has no server; set it to https://HOST:PORT", name), line_of(e.body));
   if (c.server.find("://") == std::string::npos) c.server = "https://" + c.server;  // client-go defaults to https
   if (c.server.rfind("https://", 0) != 0 && c.server.rfind("http://", 0) != 0)
-    throw ConfigError(e.file, e.key("server"), fmt::format("\"{}\" is not an http(s) URL", c.server), line_of(e.body["server"]));
+    throw ConfigError(e.file, e.key("server"), fmt::format("\"{}\" is not an http(s) URL", c.server),
+                      line_of(e.body["server"]));
   while (c.server.size() > 8 && c.server.back() == '/') c.server.pop_back();
   const std::string ca_file = resolve_against(dirname_of(e.file), string_field(e, "certificate-authority"));
   const std::string ca_data = data_field(e, "certificate-authority-data");
@@ -163,13 +167,16 @@ KubeCluster resolve_cluster(const std::string& name, const Entry& e) {
   if (!ca_file.empty() && !ca_data.empty())
     throw ConfigError(e.file, e.key("certificate-authority"),
                       "certificate-authority-data and certificate-authority are both specified; keep one");
-  c.certificate_authority_pem = !ca_data.empty() ? ca_data : ca_file.empty() ? "" : read_referenced(e, "certificate-authority", ca_file);
+  c.certificate_authority_pem = !ca_data.empty()  ? ca_data
+                                : ca_file.empty() ? ""
+                                                  : read_referenced(e, "certificate-authority", ca_file);
   c.certificate_authority_file = ca_file;
   c.insecure_skip_tls_verify = bool_field(e, "insecure-skip-tls-verify");
   // client-go transport.TLSConfigFor: "specifying a root certificates file with the insecure flag is not allowed".
   if (c.insecure_skip_tls_verify && !c.certificate_authority_pem.empty())
-    throw ConfigError(e.file, e.key("insecure-skip-tls-verify"),
-                      "a certificate authority together with insecure-skip-tls-verify is not allowed; remove one of them");
+    throw ConfigError(
+        e.file, e.key("insecure-skip-tls-verify"),
+        "a certificate authority together with insecure-skip-tls-verify is not allowed; remove one of them");
   c.tls_server_name = string_field(e, "tls-server-name");
   c.proxy_url = string_field(e, "proxy-url");
   c.disable_compression = bool_field(e, "disable-compression");
@@ -184,33 +191,40 @@ ExecConfig resolve_exec(const Entry& e, const YAML::Node& node) {
     if (!v.IsScalar()) throw ConfigError(e.file, base + "." + field, "expected a string", line_of(v));
     return v.Scalar();
   };
-  if (!node.IsMap()) throw ConfigError(e.file, base, "expected a mapping with command, args, env, apiVersion", line_of(node));
+  if (!node.IsMap())
+    throw ConfigError(e.file, base, "expected a mapping with command, args, env, apiVersion", line_of(node));
   ExecConfig x;
   x.api_version = scalar("apiVersion");
   x.command = scalar("command");
   x.install_hint = scalar("installHint");
   x.interactive_mode = scalar("interactiveMode");
   if (x.command.empty())
-    throw ConfigError(e.file, base + ".command", "command must be specified to use an exec authentication plugin", line_of(node));
+    throw ConfigError(e.file, base + ".command", "command must be specified to use an exec authentication plugin",
+                      line_of(node));
   // ResolveLocalPaths: a relative command containing a separator is relative to the file.
   if (x.command.find('/') != std::string::npos) x.command = resolve_against(dirname_of(e.file), x.command);
   if (x.api_version != "client.authentication.k8s.io/v1" && x.api_version != "client.authentication.k8s.io/v1beta1")
-    throw ConfigError(e.file, base + ".apiVersion",
-                      fmt::format("\"{}\" is not supported; use client.authentication.k8s.io/v1 or v1beta1", x.api_version),
-                      line_of(node));
+    throw ConfigError(
+        e.file, base + ".apiVersion",
+        fmt::format("\"{}\" is not supported; use client.authentication.k8s.io/v1 or v1beta1", x.api_version),
+        line_of(node));
   if (x.interactive_mode.empty()) {
     // validation.go: v1 requires interactiveMode; v1beta1 defaults to IfAvailable.
     if (x.api_version == "client.authentication.k8s.io/v1")
-      throw ConfigError(e.file, base + ".interactiveMode", "must be specified for client.authentication.k8s.io/v1 (Never, IfAvailable or Always)", line_of(node));
+      throw ConfigError(e.file, base + ".interactiveMode",
+                        "must be specified for client.authentication.k8s.io/v1 (Never, IfAvailable or Always)",
+                        line_of(node));
     x.interactive_mode = "IfAvailable";
   } else if (x.interactive_mode != "Never" && x.interactive_mode != "IfAvailable" && x.interactive_mode != "Always") {
     throw ConfigError(e.file, base + ".interactiveMode",
-                      fmt::format("\"{}\" is not one of Never, IfAvailable, Always", x.interactive_mode), line_of(node));
+                      fmt::format("\"{}\" is not one of Never, IfAvailable, Always", x.interactive_mode),
+                      line_of(node));
   }
   if (const YAML::Node args = node["args"]; args && !args.IsNull()) {
     if (!args.IsSequence()) throw ConfigError(e.file, base + ".args", "expected a list of strings", line_of(args));
     for (std::size_t i = 0; i < args.size(); ++i) {
-      if (!args[i].IsScalar()) throw ConfigError(e.file, fmt::format("{}.args[{}]", base, i), "expected a string", line_of(args[i]));
+      if (!args[i].IsScalar())
+        throw ConfigError(e.file, fmt::format("{}.args[{}]", base, i), "expected a string", line_of(args[i]));
       x.args.push_back(args[i].Scalar());
     }
   }
@@ -226,7 +240,8 @@ ExecConfig resolve_exec(const Entry& e, const YAML::Node& node) {
       x.env.push_back({item["name"].Scalar(), item["value"].Scalar()});
     }
   }
-  if (const YAML::Node pci = node["provideClusterInfo"]; pci && pci.IsScalar()) x.provide_cluster_info = pci.Scalar() == "true";
+  if (const YAML::Node pci = node["provideClusterInfo"]; pci && pci.IsScalar())
+    x.provide_cluster_info = pci.Scalar() == "true";
   return x;
 }
 
@@ -245,16 +260,20 @@ KubeUser resolve_user(const std::string& name, const Entry& e, const Logger& log
   const std::string key_data = data_field(e, "client-key-data");
   // validation.go validateAuthInfo.
   if (!cert_file.empty() && !cert_data.empty())
-    throw ConfigError(e.file, e.key("client-certificate"), "client-certificate-data and client-certificate are both specified; keep one");
+    throw ConfigError(e.file, e.key("client-certificate"),
+                      "client-certificate-data and client-certificate are both specified; keep one");
   if (!key_file.empty() && !key_data.empty())
     throw ConfigError(e.file, e.key("client-key"), "client-key-data and client-key are both specified; keep one");
   const bool has_cert = !cert_file.empty() || !cert_data.empty();
   const bool has_key = !key_file.empty() || !key_data.empty();
   if (has_cert && !has_key)
-    throw ConfigError(e.file, e.key("client-key"), "client-key-data or client-key must be specified to use a client certificate");
+    throw ConfigError(e.file, e.key("client-key"),
+                      "client-key-data or client-key must be specified to use a client certificate");
   if (has_key && !has_cert)
-    throw ConfigError(e.file, e.key("client-certificate"), "client-certificate-data or client-certificate must be specified with a client key");
-  u.client_certificate_pem = cert_data.empty() && !cert_file.empty() ? read_referenced(e, "client-certificate", cert_file) : cert_data;
+    throw ConfigError(e.file, e.key("client-certificate"),
+                      "client-certificate-data or client-certificate must be specified with a client key");
+  u.client_certificate_pem =
+      cert_data.empty() && !cert_file.empty() ? read_referenced(e, "client-certificate", cert_file) : cert_data;
   u.client_key_pem = key_data.empty() && !key_file.empty() ? read_referenced(e, "client-key", key_file) : key_data;
   u.client_key_file = key_file;
   u.token = string_field(e, "token");
@@ -262,12 +281,14 @@ KubeUser resolve_user(const std::string& name, const Entry& e, const Logger& log
   if (!u.token_file.empty() && u.token.empty()) {
     std::string err;
     if (!read_file(u.token_file, &err))
-      throw ConfigError(e.file, e.key("tokenFile"), fmt::format("cannot read \"{}\": {}", u.token_file, err), line_of(e.body["tokenFile"]));
+      throw ConfigError(e.file, e.key("tokenFile"), fmt::format("cannot read \"{}\": {}", u.token_file, err),
+                        line_of(e.body["tokenFile"]));
   }
   u.username = string_field(e, "username");
   u.password = string_field(e, "password");
   if ((!u.token.empty() || !u.token_file.empty()) && (!u.username.empty() || !u.password.empty()))
-    throw ConfigError(e.file, e.key("token"), "more than one authentication method found (token and username/password); only one is allowed");
+    throw ConfigError(e.file, e.key("token"),
+                      "more than one authentication method found (token and username/password); only one is allowed");
   if (e.body && e.body["exec"] && !e.body["exec"].IsNull()) u.exec = resolve_exec(e, e.body["exec"]);
 
   // A file holding key material should be private (issue 8: warn when group/others can read it).
@@ -287,9 +308,10 @@ KubeConfig resolve(const Merged& m, const std::string& context_override, const L
   const std::string files = text::join(m.files, ":");
   const std::string ctx_name = !context_override.empty() ? context_override : m.current_context;
   if (ctx_name.empty())
-    throw ConfigError(files, "current-context",
-                      fmt::format("no context selected; run `kubectl config use-context NAME` or pass a context (defined: {})",
-                                  join_names(m.contexts)));
+    throw ConfigError(
+        files, "current-context",
+        fmt::format("no context selected; run `kubectl config use-context NAME` or pass a context (defined: {})",
+                    join_names(m.contexts)));
   auto ctx = m.contexts.find(ctx_name);
   if (ctx == m.contexts.end()) {
     const std::string& where = !context_override.empty() ? files : m.current_context_file;
@@ -305,21 +327,24 @@ KubeConfig resolve(const Merged& m, const std::string& context_override, const L
 
   const std::string cluster_name = string_field(ce, "cluster");
   if (cluster_name.empty())
-    throw ConfigError(ce.file, ce.key("cluster"), fmt::format("context \"{}\" names no cluster", ctx_name), line_of(ce.body));
+    throw ConfigError(ce.file, ce.key("cluster"), fmt::format("context \"{}\" names no cluster", ctx_name),
+                      line_of(ce.body));
   auto cl = m.clusters.find(cluster_name);
   if (cl == m.clusters.end())
-    throw ConfigError(ce.file, ce.key("cluster"),
-                      fmt::format("cluster \"{}\" is not defined in {}; defined: {}", cluster_name, files, join_names(m.clusters)),
-                      line_of(ce.body["cluster"]));
+    throw ConfigError(
+        ce.file, ce.key("cluster"),
+        fmt::format("cluster \"{}\" is not defined in {}; defined: {}", cluster_name, files, join_names(m.clusters)),
+        line_of(ce.body["cluster"]));
   cfg.cluster = resolve_cluster(cluster_name, cl->second);
 
   const std::string user_name = string_field(ce, "user");
   if (!user_name.empty()) {
     auto us = m.users.find(user_name);
     if (us == m.users.end())
-      throw ConfigError(ce.file, ce.key("user"),
-                        fmt::format("user \"{}\" is not defined in {}; defined: {}", user_name, files, join_names(m.users)),
-                        line_of(ce.body["user"]));
+      throw ConfigError(
+          ce.file, ce.key("user"),
+          fmt::format("user \"{}\" is not defined in {}; defined: {}", user_name, files, join_names(m.users)),
+          line_of(ce.body["user"]));
     cfg.user = resolve_user(user_name, us->second, logger);
   }
   return cfg;
@@ -350,15 +375,16 @@ KubeConfig in_cluster_config(const KubeConfigOptions& options) {
   auto host = lookup(options, "KUBERNETES_SERVICE_HOST");
   auto port = lookup(options, "KUBERNETES_SERVICE_PORT");
   if (!host || host->empty() || !port || port->empty())
-    throw ConfigError("in-cluster", "KUBERNETES_SERVICE_HOST",
-                      "unable to load in-cluster configuration: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must "
-                      "be defined (are we running in a pod?)");
+    throw ConfigError(
+        "in-cluster", "KUBERNETES_SERVICE_HOST",
+        "unable to load in-cluster configuration: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must "
+        "be defined (are we running in a pod?)");
   KubeConfig cfg;
   cfg.source = "in-cluster";
   cfg.cluster.name = "in-cluster";
   // net.JoinHostPort: IPv6 literals are bracketed.
   cfg.cluster.server = host->find(':') != std::string::npos ? fmt::format("https://[{}]:{}", *host, *port)
-                                                             : fmt::format("https://{}:{}", *host, *port);
+                                                            : fmt::format("https://{}:{}", *host, *port);
   const std::string dir = options.in_cluster_dir;
   cfg.user.name = "serviceaccount";
   cfg.user.token_file = dir + "/token";

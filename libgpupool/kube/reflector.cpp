@@ -20,9 +20,15 @@ std::string key_of(const json::object& obj) { return meta_string(obj, "namespace
 
 }  // namespace
 
-Reflector::Reflector(const ClientCore& client, const ResourceRef& ref, const std::string& ns, const WatchOptions& options,
-                     const WatchHandler& handler, const CancelToken& cancel)
-    : client_(client), ref_(ref), ns_(ns), options_(options), handler_(handler), cancel_(cancel), rv_(options.resource_version) {}
+Reflector::Reflector(const ClientCore& client, const ResourceRef& ref, const std::string& ns,
+                     const WatchOptions& options, const WatchHandler& handler, const CancelToken& cancel)
+    : client_(client),
+      ref_(ref),
+      ns_(ns),
+      options_(options),
+      handler_(handler),
+      cancel_(cancel),
+      rv_(options.resource_version) {}
 
 bool Reflector::deliver(WatchEvent ev) {
   if (ev.type == "DELETED") {
@@ -101,40 +107,50 @@ std::string Reflector::list_and_watch() {
     req.target = with_query(im.path(ref, ns, {}, o.all_namespaces), q);
     bool gone = false;
     std::optional<ApiError> stream_error;
-    LineSplitter lines([&](std::string_view line) {
-      if (line.empty()) return true;
-      json::error_code ec;
-      json::value v = json::parse(line, ec, {}, deep_json());
-      if (ec || !v.is_object()) {
-        stream_error = ApiError(500, "InternalError", fmt::format("the watch stream sent a line that is not a JSON event ({} bytes)", line.size()));
-        return false;
-      }
-      auto& ev = v.as_object();
-      std::string type = ev.contains("type") && ev.at("type").is_string() ? std::string(ev.at("type").as_string()) : "";
-      json::object obj = ev.contains("object") && ev.at("object").is_object() ? std::move(ev.at("object").as_object()) : json::object();
-      if (type == "ERROR") {
-        ApiError e = kube::decode_error(obj.contains("code") && obj.at("code").is_int64() ? static_cast<int>(obj.at("code").as_int64()) : 500,
-                                        json::serialize(obj));
-        if (e.code() == 410) {
-          gone = true;
-        } else {
-          stream_error = e;
-        }
-        return false;
-      }
-      failures = 0;
-      empty_closes = -1;  // this connection delivered something
-      refreshed = false;
-      if (std::string v_rv = meta_string(obj, "resourceVersion"); !v_rv.empty()) rv = v_rv;
-      if (type == "BOOKMARK") return o.deliver_bookmarks ? (handler(WatchEvent{type, std::move(obj)}) || (stop = true, false)) : true;
-      return deliver(WatchEvent{type, std::move(obj)});
-    }, im.options.transport.max_response_bytes);
+    LineSplitter lines(
+        [&](std::string_view line) {
+          if (line.empty()) return true;
+          json::error_code ec;
+          json::value v = json::parse(line, ec, {}, deep_json());
+          if (ec || !v.is_object()) {
+            stream_error =
+                ApiError(500, "InternalError",
+                         fmt::format("the watch stream sent a line that is not a JSON event ({} bytes)", line.size()));
+            return false;
+          }
+          auto& ev = v.as_object();
+          std::string type =
+              ev.contains("type") && ev.at("type").is_string() ? std::string(ev.at("type").as_string()) : "";
+          json::object obj = ev.contains("object") && ev.at("object").is_object()
+                                 ? std::move(ev.at("object").as_object())
+                                 : json::object();
+          if (type == "ERROR") {
+            ApiError e = kube::decode_error(
+                obj.contains("code") && obj.at("code").is_int64() ? static_cast<int>(obj.at("code").as_int64()) : 500,
+                json::serialize(obj));
+            if (e.code() == 410) {
+              gone = true;
+            } else {
+              stream_error = e;
+            }
+            return false;
+          }
+          failures = 0;
+          empty_closes = -1;  // this connection delivered something
+          refreshed = false;
+          if (std::string v_rv = meta_string(obj, "resourceVersion"); !v_rv.empty()) rv = v_rv;
+          if (type == "BOOKMARK")
+            return o.deliver_bookmarks ? (handler(WatchEvent{type, std::move(obj)}) || (stop = true, false)) : true;
+          return deliver(WatchEvent{type, std::move(obj)});
+        },
+        im.options.transport.max_response_bytes);
     HttpResponse resp;
     if (empty_closes < 0) empty_closes = 0;
     const int empty_before = empty_closes;
     try {
       RequestCredentials creds = im.credentials.current();
-      resp = im.transport->stream(req, creds, [&](std::string_view chunk) { return lines.feed(chunk) && !stop; }, cancel);
+      resp = im.transport->stream(
+          req, creds, [&](std::string_view chunk) { return lines.feed(chunk) && !stop; }, cancel);
       im.reached = true;
       lines.check_length();
       if (resp.status == 401 && !refreshed && im.credentials.refresh_after_unauthorized(creds)) {
@@ -148,7 +164,8 @@ std::string Reflector::list_and_watch() {
       if (im.give_up_at_once(e)) throw;
       auto d = decide_retry(im.options.retry, failures, true, {}, im.random01());
       if (!d.retry) throw;
-      im.log(LogLevel::debug, fmt::format("watch {}: {}; resuming from {} in {} ms", ref.resource, e.what(), rv, d.delay.count()));
+      im.log(LogLevel::debug,
+             fmt::format("watch {}: {}; resuming from {} in {} ms", ref.resource, e.what(), rv, d.delay.count()));
       im.pause(d.delay, &cancel);
       ++failures;
       continue;
@@ -162,14 +179,16 @@ std::string Reflector::list_and_watch() {
     }
     if (resp.status < 200 || resp.status >= 300) {
       ApiError e = im.api_error(resp, ref.namespaced && !o.all_namespaces ? im.ns_or_default(ns) : "");
-      auto d = decide_retry(im.options.retry, failures, true, {resp.status, kube::retry_after_seconds(resp)}, im.random01());
+      auto d =
+          decide_retry(im.options.retry, failures, true, {resp.status, kube::retry_after_seconds(resp)}, im.random01());
       if (!d.retry) throw e;
       im.pause(d.delay, &cancel);
       ++failures;
       continue;
     }
     if (stream_error) {
-      auto d = decide_retry(im.options.retry, failures, true, {stream_error->code(), stream_error->retry_after_seconds()}, im.random01());
+      auto d = decide_retry(im.options.retry, failures, true,
+                            {stream_error->code(), stream_error->retry_after_seconds()}, im.random01());
       if (!d.retry) throw *stream_error;
       im.pause(d.delay, &cancel);
       ++failures;

@@ -31,7 +31,8 @@ RetryDecision decide_retry(const RetryPolicy& policy, int retries_done, bool rep
   if (!d.retry) return d;
   d.delay = policy.backoff(next, random01);
   if (outcome.retry_after_seconds)  // never sooner than the server asked
-    d.delay = std::max(d.delay, std::chrono::milliseconds(std::chrono::seconds(std::max(0, *outcome.retry_after_seconds))));
+    d.delay =
+        std::max(d.delay, std::chrono::milliseconds(std::chrono::seconds(std::max(0, *outcome.retry_after_seconds))));
   return d;
 }
 

@@ -1,8 +1,8 @@
 #include "kube/status.hpp"
 
+#include <fmt/format.h>
 #include <boost/json.hpp>
 #include <cctype>
-#include <fmt/format.h>
 
 namespace gpupool::kube {
 
@@ -64,22 +64,38 @@ std::vector<std::string> warning_texts(std::string_view v) {
 
 const char* reason_for_code(int code) {
   switch (code) {
-    case 400: return "BadRequest";
-    case 401: return "Unauthorized";
-    case 403: return "Forbidden";
-    case 404: return "NotFound";
-    case 405: return "MethodNotAllowed";
-    case 406: return "NotAcceptable";
-    case 409: return "Conflict";
-    case 410: return "Gone";
-    case 413: return "RequestEntityTooLarge";
-    case 415: return "UnsupportedMediaType";
-    case 422: return "Invalid";
-    case 429: return "TooManyRequests";
-    case 500: return "InternalError";
-    case 503: return "ServiceUnavailable";
-    case 504: return "Timeout";
-    default: return code >= 500 ? "InternalError" : "Unknown";
+    case 400:
+      return "BadRequest";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "NotFound";
+    case 405:
+      return "MethodNotAllowed";
+    case 406:
+      return "NotAcceptable";
+    case 409:
+      return "Conflict";
+    case 410:
+      return "Gone";
+    case 413:
+      return "RequestEntityTooLarge";
+    case 415:
+      return "UnsupportedMediaType";
+    case 422:
+      return "Invalid";
+    case 429:
+      return "TooManyRequests";
+    case 500:
+      return "InternalError";
+    case 503:
+      return "ServiceUnavailable";
+    case 504:
+      return "Timeout";
+    default:
+      return code >= 500 ? "InternalError" : "Unknown";
   }
 }
 
@@ -88,23 +104,39 @@ namespace {
 // Messages from apimachinery's errors.NewGenericServerResponse.
 std::string generic_message(int code) {
   switch (code) {
-    case 400: return "the server rejected our request for an unknown reason";
-    case 401: return "the server has asked for the client to provide credentials";
-    case 403: return "the server does not allow access to the requested resource";
-    case 404: return "the server could not find the requested resource";
-    case 405: return "the server does not allow this method on the requested resource";
-    case 406: return "the server was unable to respond with a content type that the client supports";
-    case 409: return "the server reported a conflict";
-    case 410: return "the server has asked for the client to re-list: the requested resource version is gone";
-    case 413: return "the server has rejected the request because the request body is too large";
-    case 415: return "the server was unable to understand the content type of the request";
-    case 422: return "the server rejected our request due to an error in our request";
-    case 429: return "the server has received too many requests and has asked us to try again later";
-    case 503: return "the server is currently unable to handle the request";
-    case 504: return "the server was unable to return a response in the time allotted, but may still be processing the request";
+    case 400:
+      return "the server rejected our request for an unknown reason";
+    case 401:
+      return "the server has asked for the client to provide credentials";
+    case 403:
+      return "the server does not allow access to the requested resource";
+    case 404:
+      return "the server could not find the requested resource";
+    case 405:
+      return "the server does not allow this method on the requested resource";
+    case 406:
+      return "the server was unable to respond with a content type that the client supports";
+    case 409:
+      return "the server reported a conflict";
+    case 410:
+      return "the server has asked for the client to re-list: the requested resource version is gone";
+    case 413:
+      return "the server has rejected the request because the request body is too large";
+    case 415:
+      return "the server was unable to understand the content type of the request";
+    case 422:
+      return "the server rejected our request due to an error in our request";
+    case 429:
+      return "the server has received too many requests and has asked us to try again later";
+    case 503:
+      return "the server is currently unable to handle the request";
+    case 504:
+      return "the server was unable to return a response in the time allotted, but may still be processing the request";
     default:
-      return code >= 500 ? "an error on the server has prevented the request from succeeding"
-                         : fmt::format("the server responded with the status code {} but did not return more information", code);
+      return code >= 500
+                 ? "an error on the server has prevented the request from succeeding"
+                 : fmt::format("the server responded with the status code {} but did not return more information",
+                               code);
   }
 }
 
@@ -150,8 +182,11 @@ ApiError decode_error(int http_status, std::string_view body, std::optional<int>
   std::string message = generic_message(http_status);
   if (!body.empty()) {
     std::string_view trimmed = body.substr(0, body.find_last_not_of(" \r\n\t") + 1);
-    std::string kind = trimmed.rfind("<", 0) == 0 ? "an HTML page" : !ec ? "JSON that is not a Status" : "a non-JSON body";
-    message += fmt::format(" (the response was {} of {} bytes, not a Kubernetes Status: \"{}\")", kind, body.size(), excerpt(trimmed));
+    std::string kind = trimmed.rfind("<", 0) == 0 ? "an HTML page"
+                       : !ec                      ? "JSON that is not a Status"
+                                                  : "a non-JSON body";
+    message += fmt::format(" (the response was {} of {} bytes, not a Kubernetes Status: \"{}\")", kind, body.size(),
+                           excerpt(trimmed));
   }
   return ApiError(http_status, reason_for_code(http_status), message, {}, retry_after);
 }

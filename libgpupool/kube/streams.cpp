@@ -27,8 +27,8 @@
 #include <mutex>
 #include <thread>
 
-#include <boost/json.hpp>
 #include <fmt/format.h>
+#include <boost/json.hpp>
 
 #include "common/base64.hpp"
 #include "common/sigpipe.hpp"
@@ -58,8 +58,8 @@ struct Connection {
   int fd = -1;
   int status = 0;
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
-  std::string body;      // of a refusal
-  std::string leftover;  // bytes read past a 101's headers
+  std::string body;                                          // of a refusal
+  std::string leftover;                                      // bytes read past a 101's headers
   Connection() = default;
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -104,8 +104,9 @@ void use_client_certificate(SSL_CTX* ctx, const RequestCredentials& cred) {
 
 /// Connects, sends `method target` with `headers` and reads the response head (and, unless it
 /// is 101, the body).
-std::unique_ptr<Connection> open_upgrade(const StreamContext& ctx, const RequestCredentials& cred, const std::string& method,
-                                         const std::string& target, const std::vector<std::pair<std::string, std::string>>& headers) {
+std::unique_ptr<Connection> open_upgrade(const StreamContext& ctx, const RequestCredentials& cred,
+                                         const std::string& method, const std::string& target,
+                                         const std::vector<std::pair<std::string, std::string>>& headers) {
   SigpipeBlock no_sigpipe;  // a server that hangs up mid-request is an error, not a signal
   const KubeCluster& cluster = ctx.config.cluster;
   const ServerUrl u = parse_server_url(cluster.server);
@@ -120,7 +121,8 @@ std::unique_ptr<Connection> open_upgrade(const StreamContext& ctx, const Request
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* res = nullptr;
   if (const int rc = ::getaddrinfo(u.host.c_str(), u.port.c_str(), &hints, &res); rc != 0)
-    throw UnreachableError(fmt::format("cannot reach {}: host name not found (is the cluster up? check --context)", cluster.server));
+    throw UnreachableError(
+        fmt::format("cannot reach {}: host name not found (is the cluster up? check --context)", cluster.server));
   int last_errno = 0;
   for (addrinfo* a = res; a && c->fd < 0; a = a->ai_next) {
     const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
@@ -133,8 +135,10 @@ std::unique_ptr<Connection> open_upgrade(const StreamContext& ctx, const Request
       rc = ::poll(&p, 1, static_cast<int>(ctx.connect_timeout.count()));
       int so_error = 0;
       socklen_t len = sizeof so_error;
-      if (rc == 1 && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &len) == 0 && so_error == 0) rc = 0;
-      else errno = rc == 0 ? ETIMEDOUT : (so_error ? so_error : errno), rc = -1;
+      if (rc == 1 && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &len) == 0 && so_error == 0)
+        rc = 0;
+      else
+        errno = rc == 0 ? ETIMEDOUT : (so_error ? so_error : errno), rc = -1;
     }
     if (rc == 0) {
       ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
@@ -155,8 +159,10 @@ std::unique_ptr<Connection> open_upgrade(const StreamContext& ctx, const Request
   SSL_CTX_set_min_proto_version(c->ctx, TLS1_2_VERSION);
   if (!cluster.insecure_skip_tls_verify) {
     SSL_CTX_set_verify(c->ctx, SSL_VERIFY_PEER, nullptr);
-    if (!cluster.certificate_authority_pem.empty()) add_pem_certificates(SSL_CTX_get_cert_store(c->ctx), cluster.certificate_authority_pem);
-    else SSL_CTX_set_default_verify_paths(c->ctx);
+    if (!cluster.certificate_authority_pem.empty())
+      add_pem_certificates(SSL_CTX_get_cert_store(c->ctx), cluster.certificate_authority_pem);
+    else
+      SSL_CTX_set_default_verify_paths(c->ctx);
   }
   if (!cred.client_certificate_pem.empty()) use_client_certificate(c->ctx, cred);
   c->ssl = SSL_new(c->ctx);
@@ -166,29 +172,38 @@ std::unique_ptr<Connection> open_upgrade(const StreamContext& ctx, const Request
   if (!ip) SSL_set_tlsext_host_name(c->ssl, name.c_str());
   if (!cluster.insecure_skip_tls_verify) {
     X509_VERIFY_PARAM* param = SSL_get0_param(c->ssl);
-    if (ip) X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str());
-    else X509_VERIFY_PARAM_set1_host(param, name.c_str(), 0);
+    if (ip)
+      X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str());
+    else
+      X509_VERIFY_PARAM_set1_host(param, name.c_str(), 0);
   }
   SSL_set_fd(c->ssl, c->fd);
   if (SSL_connect(c->ssl) != 1) {
     const long verify = SSL_get_verify_result(c->ssl);
     std::string why = verify != X509_V_OK ? X509_verify_cert_error_string(verify) : openssl_error();
-    throw TransportError(fmt::format("cannot complete the TLS handshake with {}: {}; check certificate-authority(-data) and "
-                                     "tls-server-name in your kubeconfig", cluster.server, why));
+    throw TransportError(
+        fmt::format("cannot complete the TLS handshake with {}: {}; check certificate-authority(-data) and "
+                    "tls-server-name in your kubeconfig",
+                    cluster.server, why));
   }
   // The request.
-  std::string req = fmt::format("{} {}{} HTTP/1.1\r\nHost: {}:{}\r\nUser-Agent: {}\r\n", method, u.path, target,
-                                u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host, u.port, ctx.user_agent);
-  if (!cred.bearer_token.empty()) req += "Authorization: Bearer " + cred.bearer_token + "\r\n";
-  else if (!cred.username.empty()) req += "Authorization: Basic " + base64_encode(cred.username + ":" + cred.password) + "\r\n";
+  std::string req =
+      fmt::format("{} {}{} HTTP/1.1\r\nHost: {}:{}\r\nUser-Agent: {}\r\n", method, u.path, target,
+                  u.host.find(':') != std::string::npos ? "[" + u.host + "]" : u.host, u.port, ctx.user_agent);
+  if (!cred.bearer_token.empty())
+    req += "Authorization: Bearer " + cred.bearer_token + "\r\n";
+  else if (!cred.username.empty())
+    req += "Authorization: Basic " + base64_encode(cred.username + ":" + cred.password) + "\r\n";
   for (const auto& [k, v] : headers) req += k + ": " + v + "\r\n";
   if (method == "POST") req += "Content-Length: 0\r\n";
   req += "\r\n";
   auto fail = [&](const std::string& what) {
     std::fill(req.begin(), req.end(), '\0');
-    return TransportError(fmt::format("{} {}: {}", method, cluster.server + u.path + target.substr(0, target.find('?')), what));
+    return TransportError(
+        fmt::format("{} {}: {}", method, cluster.server + u.path + target.substr(0, target.find('?')), what));
   };
-  if (SSL_write(c->ssl, req.data(), static_cast<int>(req.size())) <= 0) throw fail("the connection failed while sending");
+  if (SSL_write(c->ssl, req.data(), static_cast<int>(req.size())) <= 0)
+    throw fail("the connection failed while sending");
   std::fill(req.begin(), req.end(), '\0');
   // The response head.
   std::string in;
@@ -260,11 +275,13 @@ std::unique_ptr<Connection> upgrade(const StreamContext& ctx, const std::string&
                                     const std::vector<std::pair<std::string, std::string>>& headers) {
   RequestCredentials cred = ctx.credentials.current();
   auto c = open_upgrade(ctx, cred, method, target, headers);
-  if (c->status == 401 && ctx.credentials.refresh_after_unauthorized(cred)) c = open_upgrade(ctx, ctx.credentials.current(), method, target, headers);
+  if (c->status == 401 && ctx.credentials.refresh_after_unauthorized(cred))
+    c = open_upgrade(ctx, ctx.credentials.current(), method, target, headers);
   return c;
 }
 
-std::vector<std::pair<std::string, std::string>> websocket_headers(const std::string& key, const std::string& protocols) {
+std::vector<std::pair<std::string, std::string>> websocket_headers(const std::string& key,
+                                                                   const std::string& protocols) {
   return {{"Connection", "Upgrade"},
           {"Upgrade", "websocket"},
           {"Sec-WebSocket-Version", "13"},
@@ -309,7 +326,8 @@ namespace {
 int exit_code_from_status(const std::string& status) {
   boost::json::error_code ec;
   const auto v = boost::json::parse(status, ec);
-  if (ec || !v.is_object()) throw TransportError(fmt::format("error stream protocol error: {} in \"{}\"", ec.message(), status));
+  if (ec || !v.is_object())
+    throw TransportError(fmt::format("error stream protocol error: {} in \"{}\"", ec.message(), status));
   const auto& o = v.as_object();
   auto text = [&](const boost::json::object& obj, const char* key) {
     const auto* x = obj.if_contains(key);
@@ -322,7 +340,8 @@ int exit_code_from_status(const std::string& status) {
         for (const auto& cause : causes->as_array()) {
           if (!cause.is_object() || text(cause.as_object(), "reason") != "ExitCode") continue;
           const std::string code = text(cause.as_object(), "message");
-          if (code.empty() || code.size() > 3 || code.find_first_not_of("0123456789") != std::string::npos || std::stoi(code) > 255)
+          if (code.empty() || code.size() > 3 || code.find_first_not_of("0123456789") != std::string::npos ||
+              std::stoi(code) > 255)
             throw TransportError(fmt::format("error stream protocol error: invalid exit code value \"{}\"", code));
           return std::stoi(code);
         }
@@ -364,26 +383,31 @@ int exec_in_pod(const StreamContext& ctx, const std::string& path, const ExecOpt
   const bool spdy_mode = c->status != 101;
   bool v5 = false;
   if (spdy_mode) {
-    c = upgrade(ctx, "POST", target,
-                {{"Connection", "Upgrade"}, {"Upgrade", "SPDY/3.1"}, {"X-Stream-Protocol-Version", "v4.channel.k8s.io"}});
+    c = upgrade(
+        ctx, "POST", target,
+        {{"Connection", "Upgrade"}, {"Upgrade", "SPDY/3.1"}, {"X-Stream-Protocol-Version", "v4.channel.k8s.io"}});
     if (c->status != 101) throw decode_error(c->status, c->body);
     const std::string* chosen = c->header("x-stream-protocol-version");
     if (!chosen || *chosen != "v4.channel.k8s.io")
-      throw TransportError("the server chose no remotecommand protocol this client speaks over SPDY (v4.channel.k8s.io)");
+      throw TransportError(
+          "the server chose no remotecommand protocol this client speaks over SPDY (v4.channel.k8s.io)");
   } else {
     check_websocket_accept(*c, key);
     const std::string* chosen = c->header("sec-websocket-protocol");
     v5 = chosen && *chosen == "v5.channel.k8s.io";
     if (!chosen || (!v5 && *chosen != "v4.channel.k8s.io"))
-      throw TransportError("the server chose no remotecommand subprotocol this client speaks (v5.channel.k8s.io, v4.channel.k8s.io)");
+      throw TransportError(
+          "the server chose no remotecommand subprotocol this client speaks (v5.channel.k8s.io, v4.channel.k8s.io)");
   }
 
   TlsPump pump(c->ssl, c->fd);
   std::string status;
   bool have_status = false, protocol_error = false;
   auto deliver = [&](int channel, std::string_view data) {
-    if (channel == 1 && io.on_stdout) io.on_stdout(data);
-    else if (channel == 2 && io.on_stderr) io.on_stderr(data);
+    if (channel == 1 && io.on_stdout)
+      io.on_stdout(data);
+    else if (channel == 2 && io.on_stderr)
+      io.on_stderr(data);
     else if (channel == 3) {
       status += data;
       have_status = true;
@@ -524,8 +548,12 @@ namespace {
 
 class SpdyPortForward final : public PortForward {
  public:
-  SpdyPortForward(std::unique_ptr<Connection> conn, bool websocket, std::vector<Port> ports, PortForwardErrorHandler on_error)
-      : conn_(std::move(conn)), websocket_(websocket), ports_(std::move(ports)), on_error_(std::move(on_error)),
+  SpdyPortForward(std::unique_ptr<Connection> conn, bool websocket, std::vector<Port> ports,
+                  PortForwardErrorHandler on_error)
+      : conn_(std::move(conn)),
+        websocket_(websocket),
+        ports_(std::move(ports)),
+        on_error_(std::move(on_error)),
         pump_(conn_->ssl, conn_->fd) {
     for (auto& p : ports_) listen(p);
     pump_thread_ = std::thread([this] {
@@ -609,8 +637,9 @@ class SpdyPortForward final : public PortForward {
       ::close(fd);
       for (int l : listeners_) ::close(l);  // no accept thread runs yet
       listeners_.clear();
-      throw TransportError(fmt::format("unable to listen on 127.0.0.1:{}: {}; choose another local port (0 picks a free one)",
-                                       p.local, std::strerror(err)));
+      throw TransportError(
+          fmt::format("unable to listen on 127.0.0.1:{}: {}; choose another local port (0 picks a free one)", p.local,
+                      std::strerror(err)));
     }
     socklen_t len = sizeof a;
     ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
@@ -641,7 +670,9 @@ class SpdyPortForward final : public PortForward {
     ::close(listener);
   }
 
-  void send_raw(const std::string& spdy_bytes) { pump_.send(websocket_ ? ws::frame(ws::kBinary, spdy_bytes, true) : spdy_bytes); }
+  void send_raw(const std::string& spdy_bytes) {
+    pump_.send(websocket_ ? ws::frame(ws::kBinary, spdy_bytes, true) : spdy_bytes);
+  }
 
   /// One local connection: an error stream and a data stream (portforward.go handleConnection).
   void handle(int fd, Port port) {
@@ -658,7 +689,8 @@ class SpdyPortForward final : public PortForward {
       next_stream_id_ += 4;
       streams_[error_id] = StreamState{-1, true, {}, false, port.local, port.remote};
       streams_[data_id] = StreamState{fd, false, {}, false, port.local, port.remote};
-      spdy::Headers h = {{"streamtype", "error"}, {"port", std::to_string(port.remote)}, {"requestid", std::to_string(request_id)}};
+      spdy::Headers h = {
+          {"streamtype", "error"}, {"port", std::to_string(port.remote)}, {"requestid", std::to_string(request_id)}};
       // Compressed header blocks must leave in the order they were compressed: under mu_.
       send_raw(codec_.syn_stream(error_id, h));
       send_raw(spdy::Codec::data(error_id, {}, true));  // the client writes nothing on the error stream
@@ -670,7 +702,8 @@ class SpdyPortForward final : public PortForward {
     // As portforward.go's handleConnection: the remote side done, then the error stream read to
     // its end, reported, and only then the local connection closed.
     std::unique_lock lk(mu_);
-    streams_cv_.wait(lk, [&] { return (streams_[data_id].remote_done && streams_[error_id].remote_done) || stopped_ || ended_; });
+    streams_cv_.wait(
+        lk, [&] { return (streams_[data_id].remote_done && streams_[error_id].remote_done) || stopped_ || ended_; });
     const std::string error_text = streams_[error_id].error_text;
     streams_.erase(data_id);
     streams_.erase(error_id);
@@ -685,9 +718,12 @@ class SpdyPortForward final : public PortForward {
       if (websocket_) {
         ws_.feed(bytes);
         while (auto m = ws_.next()) {
-          if (m->opcode == ws::kPing) pump_.send(ws::frame(ws::kPong, m->payload, true));
-          else if (m->opcode == ws::kClose) pump_.finish();
-          else codec_in_.feed(m->payload);
+          if (m->opcode == ws::kPing)
+            pump_.send(ws::frame(ws::kPong, m->payload, true));
+          else if (m->opcode == ws::kClose)
+            pump_.finish();
+          else
+            codec_in_.feed(m->payload);
         }
       } else {
         codec_in_.feed(bytes);
@@ -719,8 +755,10 @@ class SpdyPortForward final : public PortForward {
       if (!f.data.empty() && s.local_fd >= 0 && !write_all(s.local_fd, f.data)) ::shutdown(s.local_fd, SHUT_RDWR);
       // A reset stops reading the local side (the connection closes once the error is reported);
       // a FIN passes the half-close on.
-      if (f.type == spdy::kRstStream && s.local_fd >= 0) ::shutdown(s.local_fd, SHUT_RD);
-      else if (f.fin() && s.local_fd >= 0) ::shutdown(s.local_fd, SHUT_WR);
+      if (f.type == spdy::kRstStream && s.local_fd >= 0)
+        ::shutdown(s.local_fd, SHUT_RD);
+      else if (f.fin() && s.local_fd >= 0)
+        ::shutdown(s.local_fd, SHUT_WR);
     }
     if (end) {
       s.remote_done = true;
@@ -750,14 +788,15 @@ class SpdyPortForward final : public PortForward {
 
 }  // namespace
 
-std::unique_ptr<PortForward> forward_ports(const StreamContext& ctx, const std::string& path, std::vector<PortForward::Port> ports,
-                                           PortForwardErrorHandler on_error) {
+std::unique_ptr<PortForward> forward_ports(const StreamContext& ctx, const std::string& path,
+                                           std::vector<PortForward::Port> ports, PortForwardErrorHandler on_error) {
   if (ports.empty()) throw ValidationError("ports", "", "port-forward needs at least one port: [LOCAL:]REMOTE");
   for (const auto& p : ports) {
     if (p.remote < 1 || p.remote > 65535)
       throw ValidationError("ports", std::to_string(p.remote), "a remote port must be between 1 and 65535");
     if (p.local < 0 || p.local > 65535)
-      throw ValidationError("ports", std::to_string(p.local), "a local port must be between 0 (any free port) and 65535");
+      throw ValidationError("ports", std::to_string(p.local),
+                            "a local port must be between 0 (any free port) and 65535");
   }
   std::string target = path + "/portforward";
   // kubectl 1.32: SPDY tunnelled in a WebSocket first (PortForwardWebsockets), then plain SPDY.
@@ -767,8 +806,9 @@ std::unique_ptr<PortForward> forward_ports(const StreamContext& ctx, const std::
   if (websocket) {
     check_websocket_accept(*c, key);
   } else {
-    c = upgrade(ctx, "POST", target,
-                {{"Connection", "Upgrade"}, {"Upgrade", "SPDY/3.1"}, {"X-Stream-Protocol-Version", "portforward.k8s.io"}});
+    c = upgrade(
+        ctx, "POST", target,
+        {{"Connection", "Upgrade"}, {"Upgrade", "SPDY/3.1"}, {"X-Stream-Protocol-Version", "portforward.k8s.io"}});
     if (c->status != 101) throw decode_error(c->status, c->body);
   }
   return std::make_unique<SpdyPortForward>(std::move(c), websocket, std::move(ports), std::move(on_error));

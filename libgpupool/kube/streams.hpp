@@ -20,7 +20,7 @@ struct StreamContext {
 /// `path` is the pod's URL path (/api/v1/namespaces/NS/pods/NAME).
 int exec_in_pod(const StreamContext& ctx, const std::string& path, const ExecOptions& options, const ExecIO& io,
                 const CancelToken& cancel);
-std::unique_ptr<PortForward> forward_ports(const StreamContext& ctx, const std::string& path, std::vector<PortForward::Port> ports,
-                                           PortForwardErrorHandler on_error);
+std::unique_ptr<PortForward> forward_ports(const StreamContext& ctx, const std::string& path,
+                                           std::vector<PortForward::Port> ports, PortForwardErrorHandler on_error);
 
 }  // namespace gpupool::kube

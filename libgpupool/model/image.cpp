@@ -19,7 +19,8 @@ const std::regex& path_component_re() {
 const std::regex& domain_re() {
   // domain-name components joined by ".", or a bracketed IPv6 address, then an optional port.
   static const std::regex re(
-      "(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))*"
+      "(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))"
+      "*"
       "|\\[[a-fA-F0-9:]+\\])(?::[0-9]+)?");
   return re;
 }
@@ -59,11 +60,13 @@ ImageRef ImageRef::parse(std::string_view text, std::string_view field) {
     ref.digest = std::string(rest.substr(at + 1));
     rest = rest.substr(0, at);
     if (!std::regex_match(ref.digest, digest_re()))
-      fail(field, text, fmt::format("digest \"{}\" must be <algorithm>:<hex>, e.g. sha256: and 64 hex digits", ref.digest));
+      fail(field, text,
+           fmt::format("digest \"{}\" must be <algorithm>:<hex>, e.g. sha256: and 64 hex digits", ref.digest));
     if (ref.digest.rfind("sha256:", 0) == 0) {
       std::string_view hex = std::string_view(ref.digest).substr(7);
-      bool ok = hex.size() == 64 &&
-                std::all_of(hex.begin(), hex.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+      bool ok = hex.size() == 64 && std::all_of(hex.begin(), hex.end(), [](char c) {
+                  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+                });
       if (!ok) fail(field, text, "a sha256 digest has exactly 64 lowercase hex digits");
     }
   }
@@ -81,7 +84,8 @@ ImageRef ImageRef::parse(std::string_view text, std::string_view field) {
     ref.domain = std::string(rest.substr(0, slash));
     rest = rest.substr(slash + 1);
     if (!std::regex_match(ref.domain, domain_re()))
-      fail(field, text, fmt::format("registry \"{}\" must be a host name or IP address with an optional :port", ref.domain));
+      fail(field, text,
+           fmt::format("registry \"{}\" must be a host name or IP address with an optional :port", ref.domain));
   }
   ref.path = std::string(rest);
   if (has_upper(ref.path)) fail(field, text, "the repository path must be lowercase");
@@ -100,8 +104,9 @@ ImageRef ImageRef::parse(std::string_view text, std::string_view field) {
     start = end + 1;
   }
   // normalize.go: a bare 64-hex name would be mistaken for an image ID.
-  if (ref.domain.empty() && ref.path.size() == 64 &&
-      std::all_of(ref.path.begin(), ref.path.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); }))
+  if (ref.domain.empty() && ref.path.size() == 64 && std::all_of(ref.path.begin(), ref.path.end(), [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+      }))
     fail(field, text, "a repository name cannot be a 64-character hexadecimal string (that is an image ID)");
   return ref;
 }
@@ -144,7 +149,8 @@ std::string ImageCatalog::resolve(std::string_view text, std::string_view field)
     entry = find(ref.path);
   } else if (!prefix.empty()) {
     std::string written = ref.domain.empty() ? ref.path : ref.domain + "/" + ref.path;
-    if (written.size() > prefix.size() && written.compare(0, prefix.size(), prefix) == 0 && written[prefix.size()] == '/')
+    if (written.size() > prefix.size() && written.compare(0, prefix.size(), prefix) == 0 &&
+        written[prefix.size()] == '/')
       entry = find(std::string_view(written).substr(prefix.size() + 1));
   }
   if (entry == nullptr) return std::string(text);

@@ -66,8 +66,7 @@ std::map<std::string, Quantity> quantity_map(const json::object* o, const std::s
       text = first == std::string_view::npos ? std::string_view() : text.substr(first);
       text = text.substr(0, text.find_last_not_of(" \t\r\n\v\f") + 1);
       out.emplace(std::string(kv.key()), Quantity::parse(text, f));
-    }
-    else if (v.is_int64() || v.is_uint64())
+    } else if (v.is_int64() || v.is_uint64())
       out.emplace(std::string(kv.key()), Quantity::parse(json::serialize(v), f));
     else
       wrong_type(f, v, "a quantity string such as \"500m\" or \"16Gi\"");
@@ -110,7 +109,9 @@ class ListItemHandler {
     --depth_;
     return true;
   }
-  bool on_array_begin(json::error_code& ec) { return depth_ == 0 ? shape_error(ec, "must be a list object") : begin_container(ec, true); }
+  bool on_array_begin(json::error_code& ec) {
+    return depth_ == 0 ? shape_error(ec, "must be a list object") : begin_container(ec, true);
+  }
   bool on_array_end(std::size_t n, json::error_code& ec) {
     if (in_item_) {
       stack_.push_array(n);
@@ -121,8 +122,10 @@ class ListItemHandler {
     return true;
   }
   bool on_key_part(json::string_view s, std::size_t, json::error_code&) {
-    if (in_item_) stack_.push_chars(s);
-    else if (depth_ == 1) key_.append(s.data(), s.size());
+    if (in_item_)
+      stack_.push_chars(s);
+    else if (depth_ == 1)
+      key_.append(s.data(), s.size());
     return true;
   }
   bool on_key(json::string_view s, std::size_t, json::error_code&) {
@@ -143,10 +146,18 @@ class ListItemHandler {
     return scalar(ec, [&] { stack_.push_string(s); });
   }
   bool on_number_part(json::string_view, json::error_code&) { return true; }
-  bool on_int64(std::int64_t v, json::string_view, json::error_code& ec) { return scalar(ec, [&] { stack_.push_int64(v); }); }
-  bool on_uint64(std::uint64_t v, json::string_view, json::error_code& ec) { return scalar(ec, [&] { stack_.push_uint64(v); }); }
-  bool on_double(double v, json::string_view, json::error_code& ec) { return scalar(ec, [&] { stack_.push_double(v); }); }
-  bool on_bool(bool v, json::error_code& ec) { return scalar(ec, [&] { stack_.push_bool(v); }); }
+  bool on_int64(std::int64_t v, json::string_view, json::error_code& ec) {
+    return scalar(ec, [&] { stack_.push_int64(v); });
+  }
+  bool on_uint64(std::uint64_t v, json::string_view, json::error_code& ec) {
+    return scalar(ec, [&] { stack_.push_uint64(v); });
+  }
+  bool on_double(double v, json::string_view, json::error_code& ec) {
+    return scalar(ec, [&] { stack_.push_double(v); });
+  }
+  bool on_bool(bool v, json::error_code& ec) {
+    return scalar(ec, [&] { stack_.push_bool(v); });
+  }
   bool on_null(json::error_code& ec) {
     if (depth_ == 1 && items_next_) {  // "items": null reads as no items, as a missing field does
       items_next_ = false;
@@ -225,8 +236,7 @@ class ListItemHandler {
 
 }  // namespace
 
-void for_each_list_item(std::string_view list_json,
-                        const std::function<void(const json::value&, std::size_t)>& item) {
+void for_each_list_item(std::string_view list_json, const std::function<void(const json::value&, std::size_t)>& item) {
   std::size_t index = 0;
   auto counted = [&](const json::value& v, std::size_t i) {
     index = i;

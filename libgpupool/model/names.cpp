@@ -4,8 +4,8 @@
 // std::regex would dominate the cost of validating every object.
 #include "gpupool/names.hpp"
 
-#include "gpupool/error.hpp"
 #include "common/join.hpp"
+#include "gpupool/error.hpp"
 
 namespace gpupool {
 namespace {
@@ -16,8 +16,7 @@ constexpr std::size_t kQualifiedNameMax = 63;
 constexpr std::size_t kLabelValueMax = 63;
 
 constexpr std::string_view kDns1123LabelFmt = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
-constexpr std::string_view kDns1123SubdomainFmt =
-    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+constexpr std::string_view kDns1123SubdomainFmt = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
 constexpr std::string_view kDns1035LabelFmt = "[a-z]([-a-z0-9]*[a-z0-9])?";
 constexpr std::string_view kQualifiedNameFmt = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
 constexpr std::string_view kLabelValueFmt = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
@@ -88,9 +87,10 @@ std::vector<std::string> dns1123_label_errors(std::string_view value) {
     if (matches_subdomain(value))
       errs.emplace_back("must not contain dots");
     else
-      errs.push_back(regex_error("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
-                                 "'-', and must start and end with an alphanumeric character",
-                                 kDns1123LabelFmt, {"my-name", "123-abc"}));
+      errs.push_back(
+          regex_error("a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
+                      "'-', and must start and end with an alphanumeric character",
+                      kDns1123LabelFmt, {"my-name", "123-abc"}));
   }
   return errs;
 }
@@ -105,9 +105,10 @@ std::vector<std::string> dns1123_subdomain_errors(std::string_view value) {
   std::vector<std::string> errs;
   if (value.size() > kSubdomainMax) errs.push_back(max_len_error(kSubdomainMax));
   if (!matches_subdomain(value))
-    errs.push_back(regex_error("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
-                               "'-' or '.', and must start and end with an alphanumeric character",
-                               kDns1123SubdomainFmt, {"example.com"}));
+    errs.push_back(
+        regex_error("a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+                    "'-' or '.', and must start and end with an alphanumeric character",
+                    kDns1123SubdomainFmt, {"example.com"}));
   return errs;
 }
 bool is_dns1123_subdomain(std::string_view value) noexcept {
@@ -121,9 +122,10 @@ std::vector<std::string> dns1035_label_errors(std::string_view value) {
   std::vector<std::string> errs;
   if (value.size() > kLabelMax) errs.push_back(max_len_error(kLabelMax));
   if (!matches_label(value, true))
-    errs.push_back(regex_error("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
-                               "with an alphabetic character, and end with an alphanumeric character",
-                               kDns1035LabelFmt, {"my-name", "abc-123"}));
+    errs.push_back(
+        regex_error("a DNS-1035 label must consist of lower case alphanumeric characters or '-', start "
+                    "with an alphabetic character, and end with an alphanumeric character",
+                    kDns1035LabelFmt, {"my-name", "abc-123"}));
   return errs;
 }
 bool is_dns1035_label(std::string_view value) noexcept {
@@ -145,8 +147,8 @@ std::vector<std::string> qualified_name_errors(std::string_view value) {
   std::size_t slash = value.find('/');
   if (slash != std::string_view::npos) {
     if (value.find('/', slash + 1) != std::string_view::npos) {
-      errs.push_back("a qualified name " + regex_error(kQualifiedNameErrMsg, kQualifiedNameFmt,
-                                                       {"MyName", "my.name", "123-abc"}) +
+      errs.push_back("a qualified name " +
+                     regex_error(kQualifiedNameErrMsg, kQualifiedNameFmt, {"MyName", "my.name", "123-abc"}) +
                      " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
       return errs;
     }
@@ -163,7 +165,8 @@ std::vector<std::string> qualified_name_errors(std::string_view value) {
   else if (name.size() > kQualifiedNameMax)
     errs.push_back("name part " + max_len_error(kQualifiedNameMax));
   if (!matches_qualified(name))
-    errs.push_back("name part " + regex_error(kQualifiedNameErrMsg, kQualifiedNameFmt, {"MyName", "my.name", "123-abc"}));
+    errs.push_back("name part " +
+                   regex_error(kQualifiedNameErrMsg, kQualifiedNameFmt, {"MyName", "my.name", "123-abc"}));
   return errs;
 }
 bool is_qualified_name(std::string_view value) noexcept {
@@ -184,9 +187,10 @@ std::vector<std::string> label_value_errors(std::string_view value) {
   std::vector<std::string> errs;
   if (value.size() > kLabelValueMax) errs.push_back(max_len_error(kLabelValueMax));
   if (!value.empty() && !matches_qualified(value))
-    errs.push_back(regex_error("a valid label must be an empty string or consist of alphanumeric characters, '-', "
-                               "'_' or '.', and must start and end with an alphanumeric character",
-                               kLabelValueFmt, {"MyValue", "my_value", "12345"}));
+    errs.push_back(
+        regex_error("a valid label must be an empty string or consist of alphanumeric characters, '-', "
+                    "'_' or '.', and must start and end with an alphanumeric character",
+                    kLabelValueFmt, {"MyValue", "my_value", "12345"}));
   return errs;
 }
 bool is_label_value(std::string_view value) noexcept {
@@ -207,7 +211,8 @@ bool is_env_var_name(std::string_view value) noexcept {
 
 std::vector<std::string> env_var_name_errors(std::string_view value) {
   std::vector<std::string> errs;
-  if (value.empty()) errs.push_back("environment variable name must be non-empty");
+  if (value.empty())
+    errs.push_back("environment variable name must be non-empty");
   else if (!is_env_var_name(value))
     errs.push_back("a valid environment variable name must consist only of printable ASCII characters other than '='");
   return errs;
@@ -244,9 +249,12 @@ std::vector<std::string> config_map_key_errors(std::string_view value) {
   if (!charset)
     errs.push_back(regex_error("a valid config key must consist of alphanumeric characters, '-', '_' or '.'",
                                "[-._a-zA-Z0-9]+", {"key.name", "KEY_NAME", "key-name"}));
-  if (value == ".") errs.push_back("must not be '.'");
-  else if (value == "..") errs.push_back("must not be '..'");
-  else if (value.starts_with("..")) errs.push_back("must not start with '..'");
+  if (value == ".")
+    errs.push_back("must not be '.'");
+  else if (value == "..")
+    errs.push_back("must not be '..'");
+  else if (value.starts_with(".."))
+    errs.push_back("must not start with '..'");
   return errs;
 }
 bool is_config_map_key(std::string_view value) noexcept { return config_map_key_errors(value).empty(); }

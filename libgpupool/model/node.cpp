@@ -8,9 +8,9 @@
 
 #include <boost/json.hpp>
 
+#include "common/join.hpp"
 #include "gpupool/error.hpp"
 #include "model/json_fields.hpp"
-#include "common/join.hpp"
 
 namespace gpupool {
 namespace json = boost::json;
@@ -34,7 +34,8 @@ json::object quantity_object(const std::map<std::string, Quantity>& m) {
 
 std::vector<Node> Node::list_from_json(std::string_view node_list_json) {
   std::vector<Node> out;
-  json_fields::for_each_list_item(node_list_json, [&](const json::value& item, std::size_t) { out.push_back(from_json(item)); });
+  json_fields::for_each_list_item(node_list_json,
+                                  [&](const json::value& item, std::size_t) { out.push_back(from_json(item)); });
   return out;
 }
 

@@ -32,7 +32,8 @@ NfsMount read_nfs_mount(const Reader& r, const YAML::Node& node, const std::stri
             {{"sub_path",
               [&](const YAML::Node& n, const std::string& at) {
                 m.sub_path = r.string(n, at);
-                if (!m.sub_path.empty() && m.sub_path.front() == '/') r.fail(n, at, "must be relative to the export path");
+                if (!m.sub_path.empty() && m.sub_path.front() == '/')
+                  r.fail(n, at, "must be relative to the export path");
               }},
              {"mount_path", [&](const YAML::Node& n, const std::string& at) {
                 m.mount_path = r.string(n, at);
@@ -78,7 +79,8 @@ Profile parse_node(const YAML::Node& root, const std::string& file) {
                       {"framework", [&](const YAML::Node& v, const std::string& a) { img.framework = r.string(v, a); }},
                       {"notes", [&](const YAML::Node& v, const std::string& a) { img.notes = r.string(v, a); }}});
            if (img.name.empty()) r.fail(item, item_at + ".name", "Required value: the image's repository name");
-           if (p.catalog.find(img.name)) r.fail(item, item_at + ".name", fmt::format("duplicate image \"{}\"", img.name));
+           if (p.catalog.find(img.name))
+             r.fail(item, item_at + ".name", fmt::format("duplicate image \"{}\"", img.name));
            // Each tag must make a valid reference (the tag grammar).
            for (std::size_t i = 0; i < img.tags.size(); ++i)
              r.check(item["tags"][i], fmt::format("{}.tags[{}]", item_at, i),
@@ -100,15 +102,17 @@ Profile parse_node(const YAML::Node& root, const std::string& file) {
       {"nfs",
        [&](const YAML::Node& n, const std::string& at) {
          NfsShare share;
-         r.mapping(n, at,
-                   {{"server", [&](const YAML::Node& v, const std::string& a) { share.server = r.string(v, a); }},
-                    {"path",
-                     [&](const YAML::Node& v, const std::string& a) {
-                       share.path = r.string(v, a);
-                       absolute(r, v, a, share.path);
-                     }},
-                    {"datasets", [&](const YAML::Node& v, const std::string& a) { share.datasets = read_nfs_mount(r, v, a); }},
-                    {"home", [&](const YAML::Node& v, const std::string& a) { share.home = read_nfs_mount(r, v, a); }}});
+         r.mapping(
+             n, at,
+             {{"server", [&](const YAML::Node& v, const std::string& a) { share.server = r.string(v, a); }},
+              {"path",
+               [&](const YAML::Node& v, const std::string& a) {
+                 share.path = r.string(v, a);
+                 absolute(r, v, a, share.path);
+               }},
+              {"datasets",
+               [&](const YAML::Node& v, const std::string& a) { share.datasets = read_nfs_mount(r, v, a); }},
+              {"home", [&](const YAML::Node& v, const std::string& a) { share.home = read_nfs_mount(r, v, a); }}});
          if (share.server.empty()) r.fail(n, at + ".server", "Required value: the NFS server's host name or IP");
          if (share.path.empty()) r.fail(n, at + ".path", "Required value: the absolute export path");
          p.nfs = std::move(share);
@@ -149,15 +153,16 @@ Profile parse_node(const YAML::Node& root, const std::string& file) {
                        r.sequence(v, a, [&](const YAML::Node& item, const std::string& item_at) {
                          EnvVar e;
                          bool has_value = false;
-                         r.mapping(item, item_at,
-                                   {{"name", [&](const YAML::Node& x, const std::string& xa) { e.name = r.string(x, xa); }},
-                                    {"value",
-                                     [&](const YAML::Node& x, const std::string& xa) {
-                                       e.value = r.string(x, xa);
-                                       has_value = true;
-                                     }},
-                                    {"field_path",
-                                     [&](const YAML::Node& x, const std::string& xa) { e.field_path = r.string(x, xa); }}});
+                         r.mapping(
+                             item, item_at,
+                             {{"name", [&](const YAML::Node& x, const std::string& xa) { e.name = r.string(x, xa); }},
+                              {"value",
+                               [&](const YAML::Node& x, const std::string& xa) {
+                                 e.value = r.string(x, xa);
+                                 has_value = true;
+                               }},
+                              {"field_path",
+                               [&](const YAML::Node& x, const std::string& xa) { e.field_path = r.string(x, xa); }}});
                          if (e.name.empty()) r.fail(item, item_at + ".name", "Required value");
                          if (has_value == !e.field_path.empty())
                            r.fail(item, item_at, "give exactly one of value and field_path");
@@ -167,17 +172,18 @@ Profile parse_node(const YAML::Node& root, const std::string& file) {
        }},
       {"pod",
        [&](const YAML::Node& n, const std::string& at) {
-         r.mapping(n, at,
-                   {{"host_network", [&](const YAML::Node& v, const std::string& a) { p.host_network = r.boolean(v, a); }},
-                    {"host_ipc", [&](const YAML::Node& v, const std::string& a) { p.host_ipc = r.boolean(v, a); }},
-                    {"limits_from_requests",
-                     [&](const YAML::Node& v, const std::string& a) { p.limits_from_requests = r.boolean(v, a); }},
-                    {"image_pull_policy", [&](const YAML::Node& v, const std::string& a) {
-                       p.image_pull_policy = r.string(v, a);
-                       if (p.image_pull_policy != "Always" && p.image_pull_policy != "IfNotPresent" &&
-                           p.image_pull_policy != "Never")
-                         r.fail(v, a, "supported values: \"Always\", \"IfNotPresent\", \"Never\"");
-                     }}});
+         r.mapping(
+             n, at,
+             {{"host_network", [&](const YAML::Node& v, const std::string& a) { p.host_network = r.boolean(v, a); }},
+              {"host_ipc", [&](const YAML::Node& v, const std::string& a) { p.host_ipc = r.boolean(v, a); }},
+              {"limits_from_requests",
+               [&](const YAML::Node& v, const std::string& a) { p.limits_from_requests = r.boolean(v, a); }},
+              {"image_pull_policy", [&](const YAML::Node& v, const std::string& a) {
+                 p.image_pull_policy = r.string(v, a);
+                 if (p.image_pull_policy != "Always" && p.image_pull_policy != "IfNotPresent" &&
+                     p.image_pull_policy != "Never")
+                   r.fail(v, a, "supported values: \"Always\", \"IfNotPresent\", \"Never\"");
+               }}});
        }},
       {"tensorboard",
        [&](const YAML::Node& n, const std::string& at) {
@@ -187,7 +193,8 @@ Profile parse_node(const YAML::Node& root, const std::string& file) {
                             }}});
        }},
   };
-  if (!root.IsDefined() || root.IsNull()) throw ConfigError(file, "", "the profile is empty; it needs at least `name:`");
+  if (!root.IsDefined() || root.IsNull())
+    throw ConfigError(file, "", "the profile is empty; it needs at least `name:`");
   r.mapping(root, "", fields);
   if (p.name.empty()) r.fail(root, "name", "Required value: the profile's name");
   return p;
@@ -219,8 +226,9 @@ Profile Profile::builtin(std::string_view name) {
   std::string path = fmt::format("profiles/{}.yaml", name);
   std::string_view text = detail::builtin_data(path);
   if (text.empty())
-    throw ConfigError(std::string(name), "", fmt::format("no built-in profile of this name; built-in profiles: {}",
-                                                         fmt::join(builtin_names(), ", ")));
+    throw ConfigError(
+        std::string(name), "",
+        fmt::format("no built-in profile of this name; built-in profiles: {}", fmt::join(builtin_names(), ", ")));
   return parse(text, "builtin:" + path);
 }
 

@@ -81,7 +81,7 @@ bool scan(std::string_view str, Scanned& out) {
     ++pos;
   }
   while (pos < end && str[pos] == '0') ++pos;  // strip leading zeros
-  if (pos >= end) {  // only zeros (or nothing) after the sign
+  if (pos >= end) {                            // only zeros (or nothing) after the sign
     out.num = "0";
     out.value = "0";
     return true;
@@ -114,7 +114,7 @@ bool scan(std::string_view str, Scanned& out) {
 }
 
 struct Suffix {
-  int base;      // 10 or 2
+  int base;       // 10 or 2
   long exponent;  // power of the base
   Quantity::Format format;
 };
@@ -127,8 +127,8 @@ bool interpret(std::string_view s, Suffix& out) {
     int exponent;
   };
   static constexpr Entry kTable[] = {
-      {"n", 10, -9}, {"u", 10, -6}, {"m", 10, -3}, {"", 10, 0},   {"k", 10, 3},   {"M", 10, 6},
-      {"G", 10, 9},  {"T", 10, 12}, {"P", 10, 15}, {"E", 10, 18}, {"Ki", 2, 10},  {"Mi", 2, 20},
+      {"n", 10, -9}, {"u", 10, -6}, {"m", 10, -3}, {"", 10, 0},   {"k", 10, 3},  {"M", 10, 6},
+      {"G", 10, 9},  {"T", 10, 12}, {"P", 10, 15}, {"E", 10, 18}, {"Ki", 2, 10}, {"Mi", 2, 20},
       {"Gi", 2, 30}, {"Ti", 2, 40}, {"Pi", 2, 50}, {"Ei", 2, 60},
   };
   for (const auto& e : kTable) {
@@ -216,17 +216,28 @@ i128 divide_away_from_zero(i128 nanos, i128 divisor) noexcept {
 std::string decimal_suffix(long exponent, Quantity::Format format) {
   if (format == Quantity::Format::DecimalSI) {
     switch (exponent) {
-      case -9: return "n";
-      case -6: return "u";
-      case -3: return "m";
-      case 0: return "";
-      case 3: return "k";
-      case 6: return "M";
-      case 9: return "G";
-      case 12: return "T";
-      case 15: return "P";
-      case 18: return "E";
-      default: return "";  // no suffix: Go ignores constructBytes' miss, so 1e21 in DecimalSI prints as "1" (sic)
+      case -9:
+        return "n";
+      case -6:
+        return "u";
+      case -3:
+        return "m";
+      case 0:
+        return "";
+      case 3:
+        return "k";
+      case 6:
+        return "M";
+      case 9:
+        return "G";
+      case 12:
+        return "T";
+      case 15:
+        return "P";
+      case 18:
+        return "E";
+      default:
+        return "";  // no suffix: Go ignores constructBytes' miss, so 1e21 in DecimalSI prints as "1" (sic)
     }
   }
   if (exponent == 0) return "";
@@ -325,14 +336,16 @@ std::string Quantity::canonical(std::string_view text, bool round_up_milli, std:
   scan(text, sc);
   Suffix suf{};
   interpret(sc.suffix, suf);
-  if (suf.base == 2) return from_nanos((sc.positive ? 1 : -1) * static_cast<i128>(kInt64Max) * kNano, Format::BinarySI).to_string();
+  if (suf.base == 2)
+    return from_nanos((sc.positive ? 1 : -1) * static_cast<i128>(kInt64Max) * kNano, Format::BinarySI).to_string();
   if (go_keeps_text(sc, suf)) return std::string(text);
   std::string digits = std::string(sc.num) + std::string(sc.denom);
   long exponent = suf.exponent - static_cast<long>(sc.denom.size());
   const long finest = round_up_milli ? -3 : -9;
   if (exponent < finest) {  // finer than a nano (or a thousandth): rounded away from zero
     const std::size_t drop = static_cast<std::size_t>(finest - exponent);
-    const bool up = digits.substr(digits.size() - std::min(drop, digits.size())).find_first_not_of('0') != std::string::npos;
+    const bool up =
+        digits.substr(digits.size() - std::min(drop, digits.size())).find_first_not_of('0') != std::string::npos;
     digits.resize(digits.size() - std::min(drop, digits.size()));
     if (up) {
       digits.insert(digits.begin(), '0');

@@ -16,12 +16,12 @@
 
 #include <boost/json.hpp>
 
+#include "common/join.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/names.hpp"
 #include "model/json_fields.hpp"
 #include "model/plugins/noderesources.hpp"
 #include "model/plugins/plugin.hpp"
-#include "common/join.hpp"
 
 namespace gpupool {
 namespace json = boost::json;
@@ -32,7 +32,7 @@ using plugins::kCpu;
 using plugins::kMaxNodeScore;
 using plugins::kMemory;
 using plugins::kPods;
-constexpr std::int64_t kDefaultMilliCpuRequest = 100;               // schedutil.DefaultMilliCPURequest
+constexpr std::int64_t kDefaultMilliCpuRequest = 100;                // schedutil.DefaultMilliCPURequest
 constexpr std::int64_t kDefaultMemoryRequest = 200LL * 1024 * 1024;  // schedutil.DefaultMemoryRequest
 
 constexpr std::string_view kPreemptionNotHelpful = "Preemption is not helpful for scheduling";
@@ -58,11 +58,12 @@ void validate(const NodeSelectorRequirement& r, bool is_field, std::string_view 
   using O = NodeSelectorOperator;
   if (is_field) {
     // ValidateNodeFieldSelectorRequirement
-    if (r.key != "metadata.name") throw ValidationError(f + ".key", r.key, "not a valid field selector key; supported: \"metadata.name\"");
+    if (r.key != "metadata.name")
+      throw ValidationError(f + ".key", r.key, "not a valid field selector key; supported: \"metadata.name\"");
     if (r.op != O::In && r.op != O::NotIn)
-      throw ValidationError(f + ".operator", "", "not a valid selector operator for a field; supported: \"In\", \"NotIn\"");
-    if (r.values.size() != 1)
-      throw ValidationError(f + ".values", "", "must have one element");
+      throw ValidationError(f + ".operator", "",
+                            "not a valid selector operator for a field; supported: \"In\", \"NotIn\"");
+    if (r.values.size() != 1) throw ValidationError(f + ".values", "", "must have one element");
     return;
   }
   if (auto errs = qualified_name_errors(r.key); !errs.empty()) throw ValidationError(f + ".key", r.key, errs.front());
@@ -70,7 +71,8 @@ void validate(const NodeSelectorRequirement& r, bool is_field, std::string_view 
     case O::In:
     case O::NotIn:
       if (r.values.empty())
-        throw ValidationError(f + ".values", "", "Required value: must be specified when `operator` is 'In' or 'NotIn'");
+        throw ValidationError(f + ".values", "",
+                              "Required value: must be specified when `operator` is 'In' or 'NotIn'");
       break;
     case O::Exists:
     case O::DoesNotExist:
@@ -83,7 +85,8 @@ void validate(const NodeSelectorRequirement& r, bool is_field, std::string_view 
       // One value; v1.32 does not check that it is an integer (kube-apiserver accepts "abc" and
       // "1-2"): a value that does not parse just never matches (matches() below).
       if (r.values.size() != 1)
-        throw ValidationError(f + ".values", "", "Required value: must be specified single value when `operator` is 'Lt' or 'Gt'");
+        throw ValidationError(f + ".values", "",
+                              "Required value: must be specified single value when `operator` is 'Lt' or 'Gt'");
       break;
   }
 }
@@ -169,13 +172,13 @@ std::vector<ContainerResources> containers_of(const json::object& spec, std::str
 }
 NodeSelectorOperator selector_op(const std::string& s, const std::string& field) {
   using O = NodeSelectorOperator;
-  static const std::pair<std::string_view, O> kOps[] = {{"In", O::In},       {"NotIn", O::NotIn},
+  static const std::pair<std::string_view, O> kOps[] = {{"In", O::In},         {"NotIn", O::NotIn},
                                                         {"Exists", O::Exists}, {"DoesNotExist", O::DoesNotExist},
-                                                        {"Gt", O::Gt},       {"Lt", O::Lt}};
+                                                        {"Gt", O::Gt},         {"Lt", O::Lt}};
   for (const auto& [name, op] : kOps)
     if (s == name) return op;
-  throw ValidationError(field, s,
-                        "Unsupported value: supported values: \"DoesNotExist\", \"Exists\", \"Gt\", \"In\", \"Lt\", \"NotIn\"");
+  throw ValidationError(
+      field, s, "Unsupported value: supported values: \"DoesNotExist\", \"Exists\", \"Gt\", \"In\", \"Lt\", \"NotIn\"");
 }
 std::vector<NodeSelectorRequirement> requirements(const json::object& term, std::string_view key,
                                                   const std::string& base, bool is_field) {
@@ -271,7 +274,8 @@ PodRequirements PodRequirements::from_pod_json(const json::object& root) {
       else
         throw ValidationError(f + ".operator", op, "Unsupported value: supported values: \"Equal\", \"Exists\"");
       tol.value = string_at(t, "value", f + ".value");
-      if (std::string e = string_at(t, "effect", f + ".effect"); !e.empty()) tol.effect = parse_taint_effect(e, f + ".effect");
+      if (std::string e = string_at(t, "effect", f + ".effect"); !e.empty())
+        tol.effect = parse_taint_effect(e, f + ".effect");
       if (const json::value* s = t.if_contains("tolerationSeconds"); s && !s->is_null()) {
         if (!s->is_int64() && !s->is_uint64()) wrong_type(f + ".tolerationSeconds", *s, "an integer");
         tol.toleration_seconds = s->to_number<std::int64_t>();
@@ -385,10 +389,13 @@ struct HotTable {
     if (id < 0) return;
     if (by_spread.size() <= static_cast<std::size_t>(id)) by_spread.resize(static_cast<std::size_t>(id) + 1);
     auto& list = by_spread[static_cast<std::size_t>(id)];
-    auto it = std::lower_bound(list.begin(), list.end(), pos, [](const SpreadEntry& e, std::uint32_t p) { return e.pos < p; });
+    auto it = std::lower_bound(list.begin(), list.end(), pos,
+                               [](const SpreadEntry& e, std::uint32_t p) { return e.pos < p; });
     if (it != list.end() && it->pos == pos) {
-      if (count > 0) it->count = count;
-      else list.erase(it);
+      if (count > 0)
+        it->count = count;
+      else
+        list.erase(it);
     } else if (count > 0) {
       list.insert(it, SpreadEntry{pos, count});
     }
@@ -443,7 +450,7 @@ bool shape_key(const SchedulerProfile& profile, const PodRequirements& pod, std:
 }  // namespace
 
 struct PlacementState::Scratch {
-  std::vector<std::pair<int, std::int64_t>> requests;  // the pod's requests by resource id
+  std::vector<std::pair<int, std::int64_t>> requests;          // the pod's requests by resource id
   std::vector<std::pair<std::size_t, std::uint8_t>> failures;  // processed nodes that failed, and the plugin
   std::vector<std::size_t> feasible;
   std::vector<std::size_t> candidates;  // after the PreFilter narrowing
@@ -451,17 +458,17 @@ struct PlacementState::Scratch {
   std::vector<std::vector<std::int64_t>> columns;
   std::vector<std::int64_t> column_hi;  // per column: its highest raw score (from 0)
   std::vector<std::int64_t> totals, zeros;
-  std::vector<std::vector<std::int64_t>> tables;    // per column: weighted normalized score by raw score
+  std::vector<std::vector<std::int64_t>> tables;  // per column: weighted normalized score by raw score
   // The plugins (registry snapshot) and the generation it was taken at.
   std::shared_ptr<const SchedulerProfile> profile;
   // Static verdicts per constraint set (see PlacementState), for `profile`.
   std::unordered_map<std::string, ShapeVerdicts> shapes;
   std::string key;
   std::uint64_t tick = 0;
-  HotTable hot;                               // the indexed walk's node data (see HotTable)
-  std::vector<std::uint32_t> found_pos;       // the indexed walk's feasible nodes
+  HotTable hot;                                              // the indexed walk's node data (see HotTable)
+  std::vector<std::uint32_t> found_pos;                      // the indexed walk's feasible nodes
   std::vector<std::pair<int, std::int64_t>> extra_requests;  // requests other than cpu and memory
-  std::string name;                           // lookup buffer for resource_id/spread_id
+  std::string name;                                          // lookup buffer for resource_id/spread_id
 
   // The current profile; the cached verdicts go when it changed.
   const SchedulerProfile& current_profile() {
@@ -509,7 +516,7 @@ PlacementState& PlacementState::operator=(PlacementState&&) noexcept = default;
 
 int PlacementState::resource_id(std::string_view name) {
   if (!scratch_) scratch_ = std::make_unique<Scratch>();  // a moved-from state
-  std::string& buf = scratch_->name;  // reused: no allocation per lookup
+  std::string& buf = scratch_->name;                      // reused: no allocation per lookup
   buf.assign(name);
   if (auto it = ids_.find(buf); it != ids_.end()) return it->second;
   int id = static_cast<int>(names_.size());
@@ -531,7 +538,7 @@ void ResourceAmounts::add(int id, std::int64_t delta) {
 int PlacementState::spread_id(std::string_view key) {
   if (key.empty()) return -1;
   if (!scratch_) scratch_ = std::make_unique<Scratch>();  // a moved-from state
-  std::string& buf = scratch_->name;  // reused: no allocation per lookup of a known key
+  std::string& buf = scratch_->name;                      // reused: no allocation per lookup of a known key
   buf.assign(key);
   if (auto it = spread_ids_.find(buf); it != spread_ids_.end()) return it->second;
   return spread_ids_.emplace(buf, static_cast<int>(spread_ids_.size())).first->second;
@@ -578,7 +585,8 @@ void PlacementState::add_pod(NodeInfo& node, const PodRequirements& pod) {
   node.pod_count += 1;
   const int id = spread_id(pod.spread_key);
   if (id >= 0) {
-    auto it = std::find_if(node.spread_counts.begin(), node.spread_counts.end(), [&](const auto& e) { return e.first == id; });
+    auto it = std::find_if(node.spread_counts.begin(), node.spread_counts.end(),
+                           [&](const auto& e) { return e.first == id; });
     if (it == node.spread_counts.end())
       node.spread_counts.emplace_back(id, 1);
     else
@@ -599,7 +607,8 @@ void PlacementState::remove_pod(NodeInfo& node, const PodRequirements& pod) {
   node.pod_count -= 1;
   const int id = spread_id(pod.spread_key);
   if (id >= 0) {
-    auto it = std::find_if(node.spread_counts.begin(), node.spread_counts.end(), [&](const auto& e) { return e.first == id; });
+    auto it = std::find_if(node.spread_counts.begin(), node.spread_counts.end(),
+                           [&](const auto& e) { return e.first == id; });
     if (it != node.spread_counts.end() && --it->second <= 0) {
       node.spread_counts.erase(it);
       node.spread_mask = {};
@@ -651,7 +660,8 @@ StaticVerdict evaluate_static(const SchedulerProfile& profile, const Cycle& cycl
   }
   if (profile.cached_score >= 0) {
     const Plugin& scorer = *profile.plugins[profile.scorers[static_cast<std::size_t>(profile.cached_score)]];
-    v.raw = static_cast<std::int32_t>(std::min<std::int64_t>(raw_score(scorer, cycle, n), std::numeric_limits<std::int32_t>::max()));
+    v.raw = static_cast<std::int32_t>(
+        std::min<std::int64_t>(raw_score(scorer, cycle, n), std::numeric_limits<std::int32_t>::max()));
   }
   return v;
 }
@@ -665,7 +675,8 @@ void refresh(StaticVerdict& v, const SchedulerProfile& profile, const Cycle& cyc
 // when the span's address or size differ or any NodeInfo was built since (the span may only change
 // through make_node_info, see PlacementState); a rebuild recomputes only the verdicts whose serial
 // changed. False when the index cannot serve: a hand-built node (serial 0) or over 2^32 nodes.
-bool ensure_index(ShapeVerdicts& c, const SchedulerProfile& profile, const Cycle& cycle, std::span<const NodeInfo> nodes) {
+bool ensure_index(ShapeVerdicts& c, const SchedulerProfile& profile, const Cycle& cycle,
+                  std::span<const NodeInfo> nodes) {
   const std::uint64_t generation = next_serial.load(std::memory_order_acquire);
   if (c.index_valid && c.index_data == nodes.data() && c.index_size == nodes.size() && c.index_generation == generation)
     return true;
@@ -796,13 +807,14 @@ std::optional<std::size_t> indexed_walk(const ShapeVerdicts& c, const SchedulerP
   if (j == m) j = 0;
   // The nodes holding the pod's spread key, merged with the walk by position.
   static const std::vector<SpreadEntry> kNone;
-  const std::vector<SpreadEntry>& holders = spread_col && cycle.spread >= 0 &&
-                                                    static_cast<std::size_t>(cycle.spread) < s.hot.by_spread.size()
-                                                ? s.hot.by_spread[static_cast<std::size_t>(cycle.spread)]
-                                                : kNone;
-  std::size_t h = static_cast<std::size_t>(
-      std::lower_bound(holders.begin(), holders.end(), passing[j].pos, [](const SpreadEntry& e, std::size_t v) { return e.pos < v; }) -
-      holders.begin());
+  const std::vector<SpreadEntry>& holders =
+      spread_col && cycle.spread >= 0 && static_cast<std::size_t>(cycle.spread) < s.hot.by_spread.size()
+          ? s.hot.by_spread[static_cast<std::size_t>(cycle.spread)]
+          : kNone;
+  std::size_t h =
+      static_cast<std::size_t>(std::lower_bound(holders.begin(), holders.end(), passing[j].pos,
+                                                [](const SpreadEntry& e, std::size_t v) { return e.pos < v; }) -
+                               holders.begin());
   processed = nodes.size();  // no stop: every node was processed
   for (std::size_t t = 0; t < m; ++t, j = j + 1 == m ? 0 : j + 1) {
     if (j == 0) h = 0;  // wrapped around to the first position
@@ -813,7 +825,8 @@ std::optional<std::size_t> indexed_walk(const ShapeVerdicts& c, const SchedulerP
     const HotRow& r = rows[pos];
     if (fits_request) {
       const auto left = [&](int id) -> std::int64_t {
-        return id < kHotInline ? free[pos][static_cast<std::size_t>(id)] : nodes[pos].allocatable.get(id) - nodes[pos].requested.get(id);
+        return id < kHotInline ? free[pos][static_cast<std::size_t>(id)]
+                               : nodes[pos].allocatable.get(id) - nodes[pos].requested.get(id);
       };
       if (!plugins::fits_request(want, r.free_pods, r.alloc_cpu - r.req_cpu, r.alloc_mem - r.req_mem, left,
                                  [](int) { return false; }))
@@ -878,15 +891,24 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
   s.extra_requests.clear();
   for (const auto& [id, want] : s.requests) {
     if (want <= 0) continue;  // "Skip in case request quantity is zero"
-    if (id == kCpu) fit.cpu = want;
-    else if (id == kMemory) fit.memory = want;
-    else s.extra_requests.emplace_back(id, want);
+    if (id == kCpu)
+      fit.cpu = want;
+    else if (id == kMemory)
+      fit.memory = want;
+    else
+      s.extra_requests.emplace_back(id, want);
   }
   fit.others = s.extra_requests;
   std::int64_t pod_req_cpu = 0, pod_req_mem = 0;
   if (auto it = pod.requests.find("cpu"); it != pod.requests.end()) pod_req_cpu = it->second.milli_value();
   if (auto it = pod.requests.find("memory"); it != pod.requests.end()) pod_req_mem = it->second.value();
-  const Cycle cycle{pod, state, fit, nonzero_cpu(pod), nonzero_memory(pod), pod_req_cpu, pod_req_mem,
+  const Cycle cycle{pod,
+                    state,
+                    fit,
+                    nonzero_cpu(pod),
+                    nonzero_memory(pod),
+                    pod_req_cpu,
+                    pod_req_mem,
                     state.spread_id(pod.spread_key)};
 
   // RunPreFilterPlugins: a rejection ends the attempt; node names narrow the nodes to filter (the
@@ -910,9 +932,9 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
       named = std::move(both);
     }
     if (named->empty()) {
-      result.prefilter_message = narrowing.size() == 1
-                                     ? "node(s) didn't satisfy plugin " + narrowing.front()
-                                     : "node(s) didn't satisfy plugin(s) [" + text::join(narrowing, " ") + "] simultaneously";
+      result.prefilter_message = narrowing.size() == 1 ? "node(s) didn't satisfy plugin " + narrowing.front()
+                                                       : "node(s) didn't satisfy plugin(s) [" +
+                                                             text::join(narrowing, " ") + "] simultaneously";
       return result;
     }
   }
@@ -924,7 +946,8 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
   const bool narrowed = named.has_value();
   const std::size_t num_candidates = narrowed ? s.candidates.size() : nodes.size();
   const std::size_t absent = nodes.size() - num_candidates;
-  const std::string absent_reason = narrowed ? "node(s) didn't satisfy plugin(s) [" + text::join(narrowing, " ") + "]" : "";
+  const std::string absent_reason =
+      narrowed ? "node(s) didn't satisfy plugin(s) [" + text::join(narrowing, " ") + "]" : "";
 
   // findNodesThatPassFilters: start at next_start_index, stop after numNodesToFind feasible nodes.
   const std::size_t to_find =
@@ -952,8 +975,8 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
   // % len(allNodes)` (pkg/scheduler/schedule_one.go), processedNodes = feasible + failed. It serves
   // place() when no per-node verdict is to be reported and the profile's plugins all have kernels;
   // when no node passes, the full walk runs instead, for the reasons of every node.
-  if (profile.indexed && cache && !explain_all && !state.record_verdicts && ensure_index(*cache, profile, cycle, nodes) &&
-      s.hot.ensure(nodes)) {
+  if (profile.indexed && cache && !explain_all && !state.record_verdicts &&
+      ensure_index(*cache, profile, cycle, nodes) && s.hot.ensure(nodes)) {
     if (const auto chosen = indexed_walk(*cache, profile, cycle, s, nodes, start, to_find, processed)) {
       state.next_start_index = (state.next_start_index + processed) % nodes.size();
       result.chosen = *chosen;
@@ -1006,8 +1029,9 @@ PlacementResult run(const PodRequirements& pod, std::span<const NodeInfo> nodes,
     // A feasible node: its raw scores, computed while its data is in cache.
     s.feasible.push_back(idx);
     for (std::size_t k = 0; k < profile.scorers.size(); ++k) {
-      const std::int64_t raw =
-          static_cast<int>(k) == profile.cached_score ? v->raw : raw_score(*profile.plugins[profile.scorers[k]], cycle, n);
+      const std::int64_t raw = static_cast<int>(k) == profile.cached_score
+                                   ? v->raw
+                                   : raw_score(*profile.plugins[profile.scorers[k]], cycle, n);
       s.columns[k].push_back(raw);
       s.column_hi[k] = std::max(s.column_hi[k], raw);
     }

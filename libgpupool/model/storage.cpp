@@ -17,7 +17,6 @@ namespace {
   throw ValidationError(std::move(field), std::move(value), std::move(rule));
 }
 
-
 // An enum value with its API name and an optional alias users may type (kubectl's RWO, ...).
 template <class E>
 struct Named {
@@ -62,11 +61,14 @@ std::string access_modes_column(const std::vector<std::string>& api_names) {
 
 namespace {
 
-constexpr Named<HostPathType> kHostPathTypes[] = {
-    {HostPathType::Unset, "", ""},           {HostPathType::DirectoryOrCreate, "DirectoryOrCreate", ""},
-    {HostPathType::Directory, "Directory", ""}, {HostPathType::FileOrCreate, "FileOrCreate", ""},
-    {HostPathType::File, "File", ""},        {HostPathType::Socket, "Socket", ""},
-    {HostPathType::CharDevice, "CharDevice", ""}, {HostPathType::BlockDevice, "BlockDevice", ""}};
+constexpr Named<HostPathType> kHostPathTypes[] = {{HostPathType::Unset, "", ""},
+                                                  {HostPathType::DirectoryOrCreate, "DirectoryOrCreate", ""},
+                                                  {HostPathType::Directory, "Directory", ""},
+                                                  {HostPathType::FileOrCreate, "FileOrCreate", ""},
+                                                  {HostPathType::File, "File", ""},
+                                                  {HostPathType::Socket, "Socket", ""},
+                                                  {HostPathType::CharDevice, "CharDevice", ""},
+                                                  {HostPathType::BlockDevice, "BlockDevice", ""}};
 
 template <class E, std::size_t N>
 std::string_view name_in(const Named<E> (&table)[N], E value) {

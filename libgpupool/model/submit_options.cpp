@@ -89,9 +89,9 @@ Workload to_workload(const SubmitOptions& o) {
   if (!o.memory_limit.empty()) w.resources.memory_limit = quantity_option(o.memory_limit, "--memory-limit");
   if (o.gpu_limit >= 0) {
     if (o.gpus != 0 && o.gpus != o.gpu_limit)
-      throw ValidationError("--gpu-limit", std::to_string(o.gpu_limit),
-                            fmt::format("must equal --gpus ({}): Kubernetes requires a GPU request to equal its limit",
-                                        o.gpus));
+      throw ValidationError(
+          "--gpu-limit", std::to_string(o.gpu_limit),
+          fmt::format("must equal --gpus ({}): Kubernetes requires a GPU request to equal its limit", o.gpus));
     w.resources.gpus = o.gpu_limit;
   }
   if (!o.shm.empty()) w.shm_size = quantity_option(o.shm, "--shm");

@@ -10,15 +10,14 @@
 
 #include <fmt/format.h>
 
+#include "common/join.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/names.hpp"
-#include "common/join.hpp"
 
 namespace gpupool {
 namespace {
 
-constexpr std::string_view kSupportedEffects =
-    "supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"";
+constexpr std::string_view kSupportedEffects = "supported values: \"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\"";
 
 [[noreturn]] void fail(std::string_view field, std::string_view value, std::string rule) {
   throw ValidationError(std::string(field), std::string(value), std::move(rule));
@@ -47,9 +46,12 @@ TaintEffect effect_in(std::string_view effect, std::string_view whole, std::stri
 
 std::string_view to_string(TaintEffect e) noexcept {
   switch (e) {
-    case TaintEffect::NoSchedule: return "NoSchedule";
-    case TaintEffect::PreferNoSchedule: return "PreferNoSchedule";
-    case TaintEffect::NoExecute: return "NoExecute";
+    case TaintEffect::NoSchedule:
+      return "NoSchedule";
+    case TaintEffect::PreferNoSchedule:
+      return "PreferNoSchedule";
+    case TaintEffect::NoExecute:
+      return "NoExecute";
   }
   return "NoSchedule";
 }
@@ -72,7 +74,8 @@ std::string Taint::to_string() const {
 
 // validateNodeTaints, for one taint: the key is a qualified name, the value a label value.
 void validate(const Taint& taint, std::string_view field) {
-  if (auto errs = qualified_name_errors(taint.key); !errs.empty()) fail(sub(field, "key"), taint.key, text::join(errs, "; "));
+  if (auto errs = qualified_name_errors(taint.key); !errs.empty())
+    fail(sub(field, "key"), taint.key, text::join(errs, "; "));
   if (auto errs = label_value_errors(taint.value); !errs.empty())
     fail(sub(field, "value"), taint.value, text::join(errs, ";"));
 }
@@ -128,7 +131,8 @@ ParsedTaint parse_taint_spec(std::string_view spec, std::string_view whole, std:
         fail(field, whole, "invalid taint spec: " + text::join(errs, "; "));
     }
   }
-  if (auto errs = qualified_name_errors(key); !errs.empty()) fail(field, whole, "invalid taint spec: " + text::join(errs, "; "));
+  if (auto errs = qualified_name_errors(key); !errs.empty())
+    fail(field, whole, "invalid taint spec: " + text::join(errs, "; "));
   out.taint.key = std::string(key);
   out.taint.value = std::string(value);
   return out;
@@ -200,8 +204,8 @@ std::vector<Taint> apply_taint_changes(std::vector<Taint> taints, const std::vec
   return result;
 }
 
-TaintOutcome taint_node(std::string_view node, const std::vector<Taint>& taints, const std::vector<TaintChange>& changes,
-                        bool overwrite) {
+TaintOutcome taint_node(std::string_view node, const std::vector<Taint>& taints,
+                        const std::vector<TaintChange>& changes, bool overwrite) {
   if (!overwrite)
     for (const auto& c : changes) {
       if (c.remove) continue;
@@ -280,14 +284,16 @@ std::vector<FieldRuleError> toleration_errors(std::string_view key, std::string_
                                               std::string_view effect, bool has_toleration_seconds,
                                               std::string_view field) {
   std::vector<FieldRuleError> out;
-  auto add = [&](std::string_view child, std::string_view shown, std::string detail, std::vector<std::string> supported = {}) {
+  auto add = [&](std::string_view child, std::string_view shown, std::string detail,
+                 std::vector<std::string> supported = {}) {
     out.push_back({sub(field, child), std::string(shown), std::move(detail), std::move(supported)});
   };
   if (!key.empty())
     for (auto& m : qualified_name_errors(key)) add("key", key, std::move(m));
   if (key.empty() && op != "Exists")
     add("operator", op, "operator must be Exists when `key` is empty, which means \"match all values and all keys\"");
-  if (has_toleration_seconds && effect != "NoExecute") add("effect", effect, "effect must be 'NoExecute' when `tolerationSeconds` is set");
+  if (has_toleration_seconds && effect != "NoExecute")
+    add("effect", effect, "effect must be 'NoExecute' when `tolerationSeconds` is set");
   if (op.empty() || op == "Equal") {
     if (auto errs = label_value_errors(value); !errs.empty()) add("operator", value, text::join(errs, ";"));
   } else if (op == "Exists") {
@@ -301,8 +307,9 @@ std::vector<FieldRuleError> toleration_errors(std::string_view key, std::string_
 }
 
 void validate(const Toleration& t, std::string_view field) {
-  const auto errs = toleration_errors(t.key, t.op == TolerationOperator::Exists ? "Exists" : "Equal", t.value,
-                                      t.effect ? gpupool::to_string(*t.effect) : "", t.toleration_seconds.has_value(), field);
+  const auto errs =
+      toleration_errors(t.key, t.op == TolerationOperator::Exists ? "Exists" : "Equal", t.value,
+                        t.effect ? gpupool::to_string(*t.effect) : "", t.toleration_seconds.has_value(), field);
   if (!errs.empty()) fail(errs.front().field, errs.front().value, errs.front().detail);
 }
 
@@ -310,8 +317,7 @@ void validate(const Toleration& t, std::string_view field) {
 //   all | key | key=value | key:Effect | key=value:Effect | any of those + ",Equal" or ",Exists"
 Toleration parse_toleration(std::string_view text, std::string_view field) {
   if (text == "all") return Toleration::all();
-  if (text.empty())
-    fail(field, text, "a toleration is required: use key, key=value:Effect, key:Effect or all");
+  if (text.empty()) fail(field, text, "a toleration is required: use key, key=value:Effect, key:Effect or all");
   Toleration t;
   std::string_view rest = text;
   std::optional<TolerationOperator> op;
@@ -340,8 +346,7 @@ Toleration parse_toleration(std::string_view text, std::string_view field) {
         std::int64_t v = 0;
         bool neg = !secs.empty() && secs[0] == '-';
         std::string_view digits = neg ? secs.substr(1) : secs;
-        if (digits.empty() || digits.size() > 18 ||
-            digits.find_first_not_of("0123456789") != std::string_view::npos)
+        if (digits.empty() || digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string_view::npos)
           fail(field, text, "tolerationSeconds must be an integer number of seconds");
         for (char c : digits) v = v * 10 + (c - '0');
         t.toleration_seconds = neg ? -v : v;
@@ -401,8 +406,7 @@ std::optional<Taint> first_untolerated_filtering_taint(const std::vector<Taint>&
 
 // TaintToleration Score: countIntolerableTaintsPreferNoSchedule, using only the tolerations whose
 // effect is empty or PreferNoSchedule (getAllTolerationPreferNoSchedule).
-int count_intolerable_prefer_no_schedule(const std::vector<Taint>& taints,
-                                         const std::vector<Toleration>& tolerations) {
+int count_intolerable_prefer_no_schedule(const std::vector<Taint>& taints, const std::vector<Toleration>& tolerations) {
   int n = 0;
   for (const auto& taint : taints) {
     if (taint.effect != TaintEffect::PreferNoSchedule) continue;

@@ -35,7 +35,8 @@ std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& ta
 }
 
 template <class E, std::size_t N>
-E parse_from(const std::array<std::pair<E, std::string_view>, N>& table, std::string_view text, std::string_view field) {
+E parse_from(const std::array<std::pair<E, std::string_view>, N>& table, std::string_view text,
+             std::string_view field) {
   std::string names;
   for (const auto& [e, name] : table) {
     if (name == text) return e;
@@ -68,7 +69,6 @@ bool is_kubeflow(WorkloadKind k) {
   return k == WorkloadKind::MPIJob || k == WorkloadKind::TFJob || k == WorkloadKind::PyTorchJob;
 }
 
-
 // The name rule each kind's API applies:
 //  - Pod, Deployment: metadata.name is a DNS-1123 subdomain (ValidatePodName, ValidateDeploymentName).
 //  - Job: a DNS-1123 subdomain, and the Job controller copies it into the pods' label
@@ -84,7 +84,8 @@ void validate_name(const Workload& w) {
     case WorkloadKind::Deployment: {
       auto errors = dns1123_subdomain_errors(w.name);
       if (!errors.empty())
-        fail("metadata.name", w.name, fmt::format("a {} name must be a DNS-1123 subdomain: {}", kind, fmt::join(errors, "; ")));
+        fail("metadata.name", w.name,
+             fmt::format("a {} name must be a DNS-1123 subdomain: {}", kind, fmt::join(errors, "; ")));
       break;
     }
     case WorkloadKind::Job: {
@@ -92,19 +93,22 @@ void validate_name(const Workload& w) {
       if (errors.empty() && w.name.size() > 63)
         errors.push_back("must be no more than 63 characters (it becomes the pods' job-name label value)");
       if (!errors.empty())
-        fail("metadata.name", w.name, fmt::format("a Job name must be a DNS-1123 subdomain and a label value: {}", fmt::join(errors, "; ")));
+        fail("metadata.name", w.name,
+             fmt::format("a Job name must be a DNS-1123 subdomain and a label value: {}", fmt::join(errors, "; ")));
       break;
     }
     default: {
       auto errors = dns1035_label_errors(w.name);
       if (!errors.empty())
-        fail("metadata.name", w.name, fmt::format("a {} name must be a DNS-1035 label: {}", kind, fmt::join(errors, "; ")));
+        fail("metadata.name", w.name,
+             fmt::format("a {} name must be a DNS-1035 label: {}", kind, fmt::join(errors, "; ")));
       for (const auto& derived : derived_replica_names(w)) {
         auto derived_errors = dns1035_label_errors(derived);
         if (!derived_errors.empty())
           fail("metadata.name", w.name,
-               fmt::format("the {} operator names a Service \"{}\", which must be a DNS-1035 label: {}; use a shorter name",
-                           kind, derived, fmt::join(derived_errors, "; ")));
+               fmt::format(
+                   "the {} operator names a Service \"{}\", which must be a DNS-1035 label: {}; use a shorter name",
+                   kind, derived, fmt::join(derived_errors, "; ")));
       }
     }
   }
@@ -121,8 +125,8 @@ void validate_name(const Workload& w) {
 void validate_count(std::int32_t n, std::string_view field, std::int32_t min, std::int32_t max = 1 << 30) {
   if (n < min || n > max) {
     std::string rule = max == (1 << 30) ? fmt::format("must be greater than or equal to {}", min)
-                                        : min == max ? fmt::format("must be {}", min)
-                                                     : fmt::format("must be between {} and {}", min, max);
+                       : min == max     ? fmt::format("must be {}", min)
+                                        : fmt::format("must be between {} and {}", min, max);
     fail(std::string(field), std::to_string(n), rule);
   }
 }
@@ -155,7 +159,8 @@ void validate_replicas(const Workload& w) {
     fail("replicas.ps", std::to_string(r.ps ? r.ps : r.chief), "PS and Chief replicas exist only in a TFJob");
   if (w.kind != WorkloadKind::PyTorchJob && r.master != 1)
     fail("replicas.master", std::to_string(r.master), "Master replicas exist only in a PyTorchJob; leave it at 1");
-  if (w.slots_per_worker < 0) fail("slotsPerWorker", std::to_string(w.slots_per_worker), "must be greater than or equal to 0");
+  if (w.slots_per_worker < 0)
+    fail("slotsPerWorker", std::to_string(w.slots_per_worker), "must be greater than or equal to 0");
 }
 
 void validate_restart(const Workload& w) {
@@ -186,7 +191,8 @@ void validate_annotations(const std::map<std::string, std::string>& annotations,
     size += k.size() + v.size();
   }
   if (size > kMaxAnnotationsBytes)
-    fail(std::string(field), std::to_string(size), fmt::format("Too long: may not be more than {} bytes", kMaxAnnotationsBytes));
+    fail(std::string(field), std::to_string(size),
+         fmt::format("Too long: may not be more than {} bytes", kMaxAnnotationsBytes));
 }
 
 }  // namespace
@@ -195,15 +201,24 @@ std::string_view to_string(WorkloadKind kind) noexcept { return name_of(kKinds, 
 std::string_view to_string(RestartPolicy p) noexcept { return name_of(kRestart, p); }
 std::string_view to_string(CleanPodPolicy p) noexcept { return name_of(kClean, p); }
 std::string_view to_string(NodeSelectorOperator op) noexcept { return name_of(kNodeOps, op); }
-RestartPolicy parse_restart_policy(std::string_view text, std::string_view field) { return parse_from(kRestart, text, field); }
-CleanPodPolicy parse_clean_pod_policy(std::string_view text, std::string_view field) { return parse_from(kClean, text, field); }
+RestartPolicy parse_restart_policy(std::string_view text, std::string_view field) {
+  return parse_from(kRestart, text, field);
+}
+CleanPodPolicy parse_clean_pod_policy(std::string_view text, std::string_view field) {
+  return parse_from(kClean, text, field);
+}
 
 WorkloadKind parse_workload_kind(std::string_view text, std::string_view field) {
-  static const std::pair<std::string_view, WorkloadKind> aliases[] = {
-      {"pod", WorkloadKind::Pod},       {"deployment", WorkloadKind::Deployment}, {"deploy", WorkloadKind::Deployment},
-      {"job", WorkloadKind::Job},       {"mpijob", WorkloadKind::MPIJob},         {"mpi", WorkloadKind::MPIJob},
-      {"tfjob", WorkloadKind::TFJob},   {"tf", WorkloadKind::TFJob},              {"pytorchjob", WorkloadKind::PyTorchJob},
-      {"pytorch", WorkloadKind::PyTorchJob}};
+  static const std::pair<std::string_view, WorkloadKind> aliases[] = {{"pod", WorkloadKind::Pod},
+                                                                      {"deployment", WorkloadKind::Deployment},
+                                                                      {"deploy", WorkloadKind::Deployment},
+                                                                      {"job", WorkloadKind::Job},
+                                                                      {"mpijob", WorkloadKind::MPIJob},
+                                                                      {"mpi", WorkloadKind::MPIJob},
+                                                                      {"tfjob", WorkloadKind::TFJob},
+                                                                      {"tf", WorkloadKind::TFJob},
+                                                                      {"pytorchjob", WorkloadKind::PyTorchJob},
+                                                                      {"pytorch", WorkloadKind::PyTorchJob}};
   std::string l = lower(text);
   for (const auto& [alias, kind] : aliases)
     if (l == alias) return kind;
@@ -243,9 +258,11 @@ void validate(const Workload& w) {
   if (!w.namespace_.empty()) {
     auto errors = dns1123_label_errors(w.namespace_);
     if (!errors.empty())
-      fail("metadata.namespace", w.namespace_, fmt::format("a namespace must be a DNS-1123 label: {}", fmt::join(errors, "; ")));
+      fail("metadata.namespace", w.namespace_,
+           fmt::format("a namespace must be a DNS-1123 label: {}", fmt::join(errors, "; ")));
   }
-  if (w.image.empty()) fail("image", "", "Required value: name an image, e.g. ubuntu-pytorch:1.5.0 or docker.io/library/python:3.11");
+  if (w.image.empty())
+    fail("image", "", "Required value: name an image, e.g. ubuntu-pytorch:1.5.0 or docker.io/library/python:3.11");
   (void)ImageRef::parse(w.image, "image");  // shorthand is a valid reference too; the profile expands it
   if (!w.command.empty() && !w.shell.empty())
     fail("shell", w.shell, "give either command (an argv list) or shell (a string run by sh -c), not both");
@@ -285,7 +302,8 @@ void validate(const Workload& w) {
   if (w.backoff_limit && *w.backoff_limit < 0)
     fail("backoffLimit", std::to_string(*w.backoff_limit), "must be greater than or equal to 0");
   if (w.ttl_seconds_after_finished && *w.ttl_seconds_after_finished < 0)
-    fail("ttlSecondsAfterFinished", std::to_string(*w.ttl_seconds_after_finished), "must be greater than or equal to 0");
+    fail("ttlSecondsAfterFinished", std::to_string(*w.ttl_seconds_after_finished),
+         "must be greater than or equal to 0");
   if (w.clean_pod_policy && !is_kubeflow(w.kind))
     fail("cleanPodPolicy", std::string(to_string(*w.clean_pod_policy)),
          "cleanPodPolicy exists only for MPIJob, TFJob and PyTorchJob");

@@ -38,22 +38,45 @@ bool is_extended_resource_name(std::string_view n) {
 
 bool is_hugepages_resource_name(std::string_view n) noexcept { return n.starts_with("hugepages-"); }
 
-bool is_overcommit_allowed(std::string_view n) noexcept { return is_native_resource(n) && !is_hugepages_resource_name(n); }
+bool is_overcommit_allowed(std::string_view n) noexcept {
+  return is_native_resource(n) && !is_hugepages_resource_name(n);
+}
 
 bool is_integer_resource_name(std::string_view n) {
-  static constexpr std::string_view kCounts[] = {"pods", "quotas", "services", "replicationcontrollers", "secrets",
-                                                 "configmaps", "persistentvolumeclaims", "services.nodeports",
+  static constexpr std::string_view kCounts[] = {"pods",
+                                                 "quotas",
+                                                 "services",
+                                                 "replicationcontrollers",
+                                                 "secrets",
+                                                 "configmaps",
+                                                 "persistentvolumeclaims",
+                                                 "services.nodeports",
                                                  "services.loadbalancers"};
   return std::find(std::begin(kCounts), std::end(kCounts), n) != std::end(kCounts) || is_extended_resource_name(n);
 }
 
 // validateResourceName stops at a malformed name; validateContainerResourceName goes on.
 std::vector<std::string> container_resource_name_errors(std::string_view n) {
-  static constexpr std::string_view kStandard[] = {
-      "cpu", "memory", "ephemeral-storage", "requests.cpu", "requests.memory", "requests.ephemeral-storage",
-      "limits.cpu", "limits.memory", "limits.ephemeral-storage", "pods", "quotas", "services",
-      "replicationcontrollers", "secrets", "configmaps", "persistentvolumeclaims", "storage", "requests.storage",
-      "services.nodeports", "services.loadbalancers"};
+  static constexpr std::string_view kStandard[] = {"cpu",
+                                                   "memory",
+                                                   "ephemeral-storage",
+                                                   "requests.cpu",
+                                                   "requests.memory",
+                                                   "requests.ephemeral-storage",
+                                                   "limits.cpu",
+                                                   "limits.memory",
+                                                   "limits.ephemeral-storage",
+                                                   "pods",
+                                                   "quotas",
+                                                   "services",
+                                                   "replicationcontrollers",
+                                                   "secrets",
+                                                   "configmaps",
+                                                   "persistentvolumeclaims",
+                                                   "storage",
+                                                   "requests.storage",
+                                                   "services.nodeports",
+                                                   "services.loadbalancers"};
   const bool unprefixed = n.find('/') == std::string_view::npos;
   std::vector<std::string> errs = qualified_name_errors(n);
   if (errs.empty() && unprefixed && std::find(std::begin(kStandard), std::end(kStandard), n) == std::end(kStandard) &&
@@ -81,7 +104,8 @@ void validate(const Resources& r, std::string_view field) {
     std::string at = fmt::format("{}.extra[{}]", field, name);
     if (name == "cpu" || name == "memory")
       throw ValidationError(at, name, "set cpu and memory through their own fields (requests and limits differ)");
-    if (const auto errs = container_resource_name_errors(name); !errs.empty()) throw ValidationError(at, name, errs.front());
+    if (const auto errs = container_resource_name_errors(name); !errs.empty())
+      throw ValidationError(at, name, errs.front());
     if (q.is_negative()) throw ValidationError(at, q.to_string(), "must be greater than or equal to 0");
     // ValidateResourceQuantityValue: extended resources are whole numbers.
     if (is_integer_resource_name(name) && q.milli_value() % 1000 != 0)

@@ -2,10 +2,10 @@
 
 #include "gpupool/error.hpp"
 
-#include <boost/json/serialize.hpp>
 #include <fmt/format.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
+#include <boost/json/serialize.hpp>
 
 #include <array>
 #include <charconv>
@@ -26,9 +26,9 @@ namespace {
 // strings strings ("10000", "1.14.1", "yes", "0x1F").
 bool needs_quotes(std::string_view s) {
   static constexpr std::array<std::string_view, 29> words{
-      "y",     "Y",     "yes", "Yes", "YES", "n",    "N",    "no",   "No",    "NO",
-      "true",  "True",  "TRUE", "false", "False", "FALSE", "on",  "On",  "ON",  "off",
-      "Off",   "OFF",   "null", "Null",  "NULL",  "~",     "<<",  "=",   ""};
+      "y",    "Y",    "yes",  "Yes",   "YES",   "n",     "N",  "no", "No", "NO",
+      "true", "True", "TRUE", "false", "False", "FALSE", "on", "On", "ON", "off",
+      "Off",  "OFF",  "null", "Null",  "NULL",  "~",     "<<", "=",  ""};
   for (auto w : words)
     if (s == w) return true;
   // Number-like forms of YAML 1.1 (a superset of 1.2's): ints with _ separators, hex/octal/
@@ -250,7 +250,8 @@ json::value from_yaml(const YAML::Node& n, const std::string& file, NodeBudget& 
       if (tag == "?") return plain_scalar(n.Scalar());
       json::value v = plain_scalar(n.Scalar());
       if (tag == "tag:yaml.org,2002:int" && !v.is_int64() && !v.is_uint64())
-        throw ConfigError(file, "", fmt::format("\"{}\" is tagged !!int but is not an integer", n.Scalar()), line_of(n));
+        throw ConfigError(file, "", fmt::format("\"{}\" is tagged !!int but is not an integer", n.Scalar()),
+                          line_of(n));
       return v;
     }
     case YAML::NodeType::Sequence: {
@@ -349,7 +350,8 @@ std::vector<YAML::Node> load_all(std::string_view text, const std::string& file)
     check_parser_progress(copy, file);
     return YAML::LoadAll(copy);
   } catch (const YAML::Exception& e) {
-    throw ConfigError(file, "", fmt::format("not valid YAML or JSON: {}", e.msg), e.mark.line >= 0 ? e.mark.line + 1 : 0);
+    throw ConfigError(file, "", fmt::format("not valid YAML or JSON: {}", e.msg),
+                      e.mark.line >= 0 ? e.mark.line + 1 : 0);
   }
 }
 }  // namespace
@@ -358,7 +360,8 @@ json::value parse_yaml(std::string_view text, std::string_view filename) {
   std::string file(filename);
   std::vector<YAML::Node> docs = load_all(text, file);
   if (docs.empty()) return nullptr;
-  if (docs.size() > 1) throw ConfigError(file, "", "expected one YAML document, found several (separated by ---)", line_of(docs[1]));
+  if (docs.size() > 1)
+    throw ConfigError(file, "", "expected one YAML document, found several (separated by ---)", line_of(docs[1]));
   NodeBudget budget{400000 + text.size()};
   return from_yaml(docs.front(), file, budget);
 }
@@ -371,7 +374,8 @@ std::vector<json::object> parse_manifests(std::string_view text, std::string_vie
   for (const auto& doc : docs) {
     if (doc.IsNull() || !doc.IsDefined()) continue;
     if (!doc.IsMap())
-      throw ConfigError(file, "", "each document must be a mapping (a Kubernetes object with apiVersion and kind)", line_of(doc));
+      throw ConfigError(file, "", "each document must be a mapping (a Kubernetes object with apiVersion and kind)",
+                        line_of(doc));
     json::value v = from_yaml(doc, file, budget);
     json::object& o = v.get_object();
     const json::value* kind = o.if_contains("kind");

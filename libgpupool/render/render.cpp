@@ -5,9 +5,9 @@
 #include "gpupool/error.hpp"
 #include "gpupool/image.hpp"
 
+#include <fmt/format.h>
 #include <boost/json/array.hpp>
 #include <boost/json/serialize.hpp>
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <cctype>
@@ -94,7 +94,10 @@ void add_profile_volumes(Context& c) {
   const Profile& p = c.p;
   if (w.ssd) {
     if (p.local_ssds.empty())
-      throw ValidationError("ssd", "true", fmt::format("profile \"{}\" has no local SSDs; drop ssd=true or use a profile that lists local_ssds", p.name));
+      throw ValidationError(
+          "ssd", "true",
+          fmt::format("profile \"{}\" has no local SSDs; drop ssd=true or use a profile that lists local_ssds",
+                      p.name));
     for (std::size_t i = 0; i < p.local_ssds.size(); ++i) {
       std::string name = fmt::format("local-ssd-{}", i + 1);
       c.volumes.push_back({name, HostPathSource{p.local_ssds[i].host_path, HostPathType::Unset}});
@@ -103,7 +106,8 @@ void add_profile_volumes(Context& c) {
   }
   if (w.nfs) {
     if (!p.nfs)
-      throw ValidationError("nfs", "true", fmt::format("profile \"{}\" has no NFS share; drop nfs=true or mount a PVC", p.name));
+      throw ValidationError("nfs", "true",
+                            fmt::format("profile \"{}\" has no NFS share; drop nfs=true or mount a PVC", p.name));
     const NfsShare& share = *p.nfs;
     c.volumes.push_back({"nfs-share", NfsSource{share.server, share.path, false}});
     auto expand = [&](const std::string& s) { return replace_all(s, "{namespace}", c.ns); };
@@ -123,8 +127,9 @@ void add_profile_volumes(Context& c) {
     if (!covered) {
       // As Arena does without a log volume: a node directory shared by the job and TensorBoard
       // (TensorBoard sees it when it runs on the same node; mount a PVC at the log dir otherwise).
-      c.volumes.push_back({"tensorboard-logs",
-                           HostPathSource{fmt::format("/tmp/gpupool-tensorboard/{}/{}", c.ns, w.name), HostPathType::DirectoryOrCreate}});
+      c.volumes.push_back(
+          {"tensorboard-logs", HostPathSource{fmt::format("/tmp/gpupool-tensorboard/{}/{}", c.ns, w.name),
+                                              HostPathType::DirectoryOrCreate}});
       c.mounts.push_back({"tensorboard-logs", w.tensorboard.log_dir, "", false});
     }
   }
@@ -181,10 +186,14 @@ std::vector<std::string> main_argv(const Workload& w) {
 json::object resources_json(const Context& c, bool gpus) {
   const Resources& r = c.w.resources;
   json::object limits, requests;
-  if (r.cpu_limit) limits["cpu"] = r.cpu_limit->to_string();
-  else if (r.cpu_request && c.p.limits_from_requests) limits["cpu"] = r.cpu_request->to_string();
-  if (r.memory_limit) limits["memory"] = r.memory_limit->to_string();
-  else if (r.memory_request && c.p.limits_from_requests) limits["memory"] = r.memory_request->to_string();
+  if (r.cpu_limit)
+    limits["cpu"] = r.cpu_limit->to_string();
+  else if (r.cpu_request && c.p.limits_from_requests)
+    limits["cpu"] = r.cpu_request->to_string();
+  if (r.memory_limit)
+    limits["memory"] = r.memory_limit->to_string();
+  else if (r.memory_request && c.p.limits_from_requests)
+    limits["memory"] = r.memory_request->to_string();
   if (r.cpu_request) requests["cpu"] = r.cpu_request->to_string();
   if (r.memory_request) requests["memory"] = r.memory_request->to_string();
   // Extended resources: the request must equal the limit, so both are written.
@@ -208,7 +217,8 @@ json::array env_json(const Context& c, bool gpus) {
   if (gpus && c.w.resources.gpus > 0)
     for (const auto& e : c.p.gpu.env) {
       bool user_set = std::any_of(c.w.env.begin(), c.w.env.end(), [&](const EnvVar& u) { return u.name == e.name; });
-      if (!user_set) env.push_back({e.name, replace_all(e.value, "{gpus}", std::to_string(c.w.resources.gpus)), e.field_path});
+      if (!user_set)
+        env.push_back({e.name, replace_all(e.value, "{gpus}", std::to_string(c.w.resources.gpus)), e.field_path});
     }
   for (const auto& e : env) {
     json::object o;
@@ -419,8 +429,9 @@ json::object render_mpijob(const Context& c) {
   bool v2 = c.w.mpi_api == MpiJobApi::V2Beta1;
   json::object o = head(v2 ? "kubeflow.org/v2beta1" : "kubeflow.org/v1", "MPIJob", c.metadata(c.w.name));
   json::object spec;
-  std::int32_t slots = c.w.slots_per_worker > 0 ? c.w.slots_per_worker
-                                                : static_cast<std::int32_t>(std::max<std::int64_t>(1, c.w.resources.gpus));
+  std::int32_t slots = c.w.slots_per_worker > 0
+                           ? c.w.slots_per_worker
+                           : static_cast<std::int32_t>(std::max<std::int64_t>(1, c.w.resources.gpus));
   spec["slotsPerWorker"] = slots;
   // cleanPodPolicy Running: when the launcher ends, the workers (which hold the GPUs) are deleted.
   spec["runPolicy"] = run_policy(c, CleanPodPolicy::Running);
@@ -466,8 +477,9 @@ json::object render_training_job(const Context& c, std::string_view kind, std::s
 
 json::object render_tfjob(const Context& c) {
   const Replicas& r = c.w.replicas;
-  return render_training_job(c, "TFJob", "tfReplicaSpecs", "tensorflow",
-                             {{"Chief", r.chief, Role::Computing}, {"PS", r.ps, Role::Ps}, {"Worker", r.workers, Role::Computing}});
+  return render_training_job(
+      c, "TFJob", "tfReplicaSpecs", "tensorflow",
+      {{"Chief", r.chief, Role::Computing}, {"PS", r.ps, Role::Ps}, {"Worker", r.workers, Role::Computing}});
 }
 
 json::object render_pytorchjob(const Context& c) {
@@ -623,7 +635,8 @@ void check_staging(const Context& c) {
   if (!s.results_target.empty())
     writable(s.results_target, "staging.results_target", "mount the PVC to copy results to");
   if (!s.results.empty() && main_argv(w).empty())
-    throw ValidationError("staging.results", s.results, "copying results back needs a command (command or shell) to wrap");
+    throw ValidationError("staging.results", s.results,
+                          "copying results back needs a command (command or shell) to wrap");
   if (!s.results.empty() && w.kind == WorkloadKind::MPIJob)
     throw ValidationError("staging.results", s.results,
                           "an MPIJob's command runs in the launcher, not on the workers' SSDs; stage data in only, and "
@@ -685,12 +698,24 @@ Submission render(const Workload& w, const Profile& p) {
   Submission s;
   for (const auto& pvc : w.pvcs) s.objects.push_back(render_pvc(c, pvc));
   switch (w.kind) {
-    case WorkloadKind::Pod: s.objects.push_back(render_pod(c)); break;
-    case WorkloadKind::Deployment: s.objects.push_back(render_deployment(c)); break;
-    case WorkloadKind::Job: s.objects.push_back(render_job(c)); break;
-    case WorkloadKind::MPIJob: s.objects.push_back(render_mpijob(c)); break;
-    case WorkloadKind::TFJob: s.objects.push_back(render_tfjob(c)); break;
-    case WorkloadKind::PyTorchJob: s.objects.push_back(render_pytorchjob(c)); break;
+    case WorkloadKind::Pod:
+      s.objects.push_back(render_pod(c));
+      break;
+    case WorkloadKind::Deployment:
+      s.objects.push_back(render_deployment(c));
+      break;
+    case WorkloadKind::Job:
+      s.objects.push_back(render_job(c));
+      break;
+    case WorkloadKind::MPIJob:
+      s.objects.push_back(render_mpijob(c));
+      break;
+    case WorkloadKind::TFJob:
+      s.objects.push_back(render_tfjob(c));
+      break;
+    case WorkloadKind::PyTorchJob:
+      s.objects.push_back(render_pytorchjob(c));
+      break;
   }
   if (w.tensorboard.enabled)
     for (auto& o : render_tensorboard(c)) s.objects.push_back(std::move(o));

@@ -13,7 +13,8 @@ TEST_CASE("gpupool/gpupool.hpp alone declares the public API a small use needs")
   job.image = "horovod:0.13.11";
   job.gpus = 1;
   job.tolerations = {"ssd_node"};
-  const gpupool::Submission submission = gpupool::render(gpupool::to_workload(job), gpupool::Profile::builtin("generic"));
+  const gpupool::Submission submission =
+      gpupool::render(gpupool::to_workload(job), gpupool::Profile::builtin("generic"));
   CHECK(gpupool::to_yaml(submission.objects).find("ssd_node") != std::string::npos);
 
   const auto changes = gpupool::parse_taint_changes({"ssd_node=invalid:NoSchedule", "gpu_node-"});

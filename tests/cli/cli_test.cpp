@@ -4,21 +4,21 @@
 
 #include "args.hpp"
 #include "commands.hpp"
-#include "run_cli.hpp"
 #include "embedded/server_store.hpp"
 #include "gpupool/client.hpp"
 #include "gpupool/embedded.hpp"
 #include "gpupool/version.hpp"
+#include "run_cli.hpp"
 
 #include <sys/wait.h>
-#include <csignal>
 #include <unistd.h>
+#include <csignal>
 
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -29,18 +29,20 @@ using gpupool::cli::testing::one_line;
 using gpupool::cli::testing::Result;
 using gpupool::cli::testing::run_cli;
 
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 TEST_CASE("parser: long, short, inline and repeated flags, positionals after --") {
   Parser p("gpupool", {FlagSpec{"namespace", 'n', "NS", "", false}});
-  CommandSpec spec{"submit mpi", "", "CMD", "",
+  CommandSpec spec{"submit mpi",
+                   "",
+                   "CMD",
+                   "",
                    {FlagSpec{"toleration", 0, "T", "", true}, FlagSpec{"gpus", 0, "N", "", false},
                     FlagSpec{"tensorboard", 0, "", "", false}},
-                   0, -1};
-  auto a = p.parse(spec, {"--toleration", "ssd_node", "--toleration=gpu_node", "-n", "alice", "--gpus=2", "--tensorboard",
-                          "--", "python", "--not-a-flag"});
+                   0,
+                   -1};
+  auto a = p.parse(spec, {"--toleration", "ssd_node", "--toleration=gpu_node", "-n", "alice", "--gpus=2",
+                          "--tensorboard", "--", "python", "--not-a-flag"});
   CHECK(a.all("toleration") == std::vector<std::string>{"ssd_node", "gpu_node"});
   CHECK(a.get("namespace") == "alice");
   CHECK(a.get("gpus") == "2");
@@ -138,8 +140,8 @@ struct Terminal {
   ~Terminal() { std::filesystem::remove_all(state); }
 
   Result operator()(const std::string& args) const {
-    std::string cmd = "GPUPOOL_STATE_DIR='" + state.string() + "' '" GPUPOOL_CLI "' --embedded seed " + args +
-                      " 2>" + (state / "err").string();
+    std::string cmd = "GPUPOOL_STATE_DIR='" + state.string() + "' '" GPUPOOL_CLI "' --embedded seed " + args + " 2>" +
+                      (state / "err").string();
     Result r{0, "", ""};
     FILE* p = ::popen(cmd.c_str(), "r");
     REQUIRE(p != nullptr);
@@ -221,8 +223,8 @@ TEST_CASE("cluster serve: kubectl works against it and SIGTERM stops it cleanly"
     ::close(out[0]);
     std::string kd = (dir / "kc").string();
     ::setenv("GPUPOOL_STATE_DIR", (dir / "state").c_str(), 1);  // not the user's own state
-    ::execl(GPUPOOL_CLI, GPUPOOL_CLI, "cluster", "serve", "--topology", "seed", "--kubeconfig-dir", kd.c_str(), "-u", "alice",
-            static_cast<char*>(nullptr));
+    ::execl(GPUPOOL_CLI, GPUPOOL_CLI, "cluster", "serve", "--topology", "seed", "--kubeconfig-dir", kd.c_str(), "-u",
+            "alice", static_cast<char*>(nullptr));
     ::_exit(127);
   }
   ::close(out[1]);
@@ -259,7 +261,8 @@ TEST_CASE("submit failing half-way under faults: exit 1, one line naming the ref
   eo.topology = "seed";
   gpupool::EmbeddedServer server(eo);
   gpupool::embedded::store_of(server).add_admission([](gpupool::embedded::AdmissionRequest& r) {
-    if (r.operation == gpupool::embedded::AdmissionRequest::Operation::Create && r.type && r.type->resource == "services")
+    if (r.operation == gpupool::embedded::AdmissionRequest::Operation::Create && r.type &&
+        r.type->resource == "services")
       throw gpupool::embedded::StatusError(403, "Forbidden",
                                            "services \"half-tensorboard\" is forbidden: exceeded quota: no-services, "
                                            "requested: services=1, used: services=0, limited: services=0",
@@ -267,13 +270,14 @@ TEST_CASE("submit failing half-way under faults: exit 1, one line naming the ref
   });
   gpupool::FaultConfig faults;
   faults.seed = 5;
-  faults.rules["*"] = gpupool::FaultRule{.internal_error = 0.05, .unavailable = 0.05, .connection_reset = 0.05,
-                                         .lost_response = 0.05};
+  faults.rules["*"] =
+      gpupool::FaultRule{.internal_error = 0.05, .unavailable = 0.05, .connection_reset = 0.05, .lost_response = 0.05};
   server.set_faults(faults);
   const auto err = std::filesystem::temp_directory_path() / ("gpupool-cli-half-" + std::to_string(::getpid()));
   const std::string cmd = std::string("'" GPUPOOL_CLI "' --kubeconfig '") + server.kubeconfig("alice") +
                           "' submit job --name half --image busybox --pvc-create half-data:standard:1Gi:/data "
-                          "--tensorboard 'echo hi' >/dev/null 2>'" + err.string() + "'";
+                          "--tensorboard 'echo hi' >/dev/null 2>'" +
+                          err.string() + "'";
   const int status = std::system(cmd.c_str());
   const gpupool::FaultCounters injected = server.fault_counters();
   server.set_faults({});
@@ -290,19 +294,21 @@ TEST_CASE("submit failing half-way under faults: exit 1, one line naming the ref
     for (std::string l; std::getline(split, l);) lines.push_back(l);
   }
   REQUIRE_FALSE(lines.empty());
-  CHECK(lines.back().rfind("error: Forbidden (403): services \"half-tensorboard\" is forbidden: exceeded quota", 0) == 0);
+  CHECK(lines.back().rfind("error: Forbidden (403): services \"half-tensorboard\" is forbidden: exceeded quota", 0) ==
+        0);
   for (std::size_t i = 0; i + 1 < lines.size(); ++i) CHECK(lines[i].rfind("warning: retrying (", 0) == 0);
   CHECK(injected.total() > 0);
   // Nothing of the submission remains: PVC, Job, TensorBoard Deployment (and what they made).
   gpupool::KubeConfigOptions ko;
   ko.path = server.admin_kubeconfig();
   gpupool::Client admin(gpupool::load_kubeconfig(ko));
-  for (const gpupool::ResourceRef& ref : {gpupool::ResourceRef{"", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true},
-                                          gpupool::ResourceRef{"batch", "v1", "jobs", "Job", true},
-                                          gpupool::ResourceRef{"apps", "v1", "deployments", "Deployment", true},
-                                          gpupool::ResourceRef{"apps", "v1", "replicasets", "ReplicaSet", true},
-                                          gpupool::ResourceRef{"", "v1", "services", "Service", true},
-                                          gpupool::ResourceRef{"", "v1", "pods", "Pod", true}}) {
+  for (const gpupool::ResourceRef& ref :
+       {gpupool::ResourceRef{"", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", true},
+        gpupool::ResourceRef{"batch", "v1", "jobs", "Job", true},
+        gpupool::ResourceRef{"apps", "v1", "deployments", "Deployment", true},
+        gpupool::ResourceRef{"apps", "v1", "replicasets", "ReplicaSet", true},
+        gpupool::ResourceRef{"", "v1", "services", "Service", true},
+        gpupool::ResourceRef{"", "v1", "pods", "Pod", true}}) {
     CAPTURE(ref.resource);
     CHECK(admin.list_all(ref, "alice").empty());
   }
@@ -315,7 +321,8 @@ TEST_CASE("an unreachable cluster: one line naming the address and what to check
   gpupool::EmbeddedServer server(eo);
   const std::string url = server.url();
   const std::string kubeconfig = server.admin_kubeconfig();
-  const auto copy = std::filesystem::temp_directory_path() / ("gpupool-dead-" + std::to_string(::getpid()) + ".kubeconfig");
+  const auto copy =
+      std::filesystem::temp_directory_path() / ("gpupool-dead-" + std::to_string(::getpid()) + ".kubeconfig");
   std::filesystem::copy_file(kubeconfig, copy, std::filesystem::copy_options::overwrite_existing);
   server.stop();
   Result r = run_cli({"--kubeconfig", copy.string(), "list"});
@@ -347,8 +354,9 @@ TEST_CASE("messages of the daily-loop trial (issue #14 item 13)") {
   REQUIRE(gp("submit deployment --name d --image busybox -- sleep 100").code == 0);
   Result w = gp("wait d --for Succeeded --timeout 10m");
   CHECK(w.code == 1);
-  CHECK(w.err == "error: deployment \"d\" never succeeds or finishes: a Deployment runs until it is deleted; wait for "
-                 "Running instead\n");
+  CHECK(w.err ==
+        "error: deployment \"d\" never succeeds or finishes: a Deployment runs until it is deleted; wait for "
+        "Running instead\n");
   // A profile that does not exist is bad usage.
   Result p = gp("--profile nosuch nodes");
   CHECK(p.code == 2);
@@ -363,8 +371,9 @@ TEST_CASE("messages of the daily-loop trial (issue #14 item 13)") {
   CHECK(run_cli({"submit", "tf", "--help"}).out.find("--mpi-api") == std::string::npos);
   CHECK(run_cli({"submit", "mpi", "--help"}).out.find("--mpi-api") != std::string::npos);
   // --dry-run=client needs no kubeconfig: -n's namespace, else "default".
-  const auto render = gpupool::cli::testing::run_shell(
-      "HOME=/nonexistent KUBECONFIG= '" GPUPOOL_CLI "' submit job --name x --image busybox --dry-run=client -o yaml -- true");
+  const auto render =
+      gpupool::cli::testing::run_shell("HOME=/nonexistent KUBECONFIG= '" GPUPOOL_CLI
+                                       "' submit job --name x --image busybox --dry-run=client -o yaml -- true");
   CHECK(render.code == 0);
   CHECK(render.out.find("namespace: default") != std::string::npos);
 }
@@ -379,11 +388,13 @@ TEST_CASE("wait on a terminal: a failure clears the progress line before the err
     "spec":{"backoffLimit":0,"template":{"metadata":{"annotations":{"gpupool.io/simulate-startup":"0s",
       "gpupool.io/simulate-duration":"0s","gpupool.io/simulate-exit-code":"1"}},
       "spec":{"restartPolicy":"Never","tolerations":[{"operator":"Exists"}],
-              "containers":[{"name":"main","image":"busybox"}]}}}})").as_object();
+              "containers":[{"name":"main","image":"busybox"}]}}}})")
+                 .as_object();
   gpupool::embedded::store_of(server).create(gpupool::embedded::store_of(server).type("batch", "jobs"), "default", job);
   std::ostringstream out, err;
   Io io{out, err, /*out_is_terminal=*/true};
-  const int code = run({"--kubeconfig", server.admin_kubeconfig(), "wait", "fails", "--for", "Succeeded", "--timeout", "1m"}, io);
+  const int code =
+      run({"--kubeconfig", server.admin_kubeconfig(), "wait", "fails", "--for", "Succeeded", "--timeout", "1m"}, io);
   CHECK(code == 1);
   CHECK(err.str().find("failed") != std::string::npos);
   const std::string shown = out.str();

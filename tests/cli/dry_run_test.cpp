@@ -25,7 +25,8 @@ namespace {
 /// A kubeconfig whose server nothing listens on (port 1 of loopback) and whose context's
 /// namespace is "alice".
 struct UnreachableKubeconfig {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() / ("gpupool-dry-run-" + std::to_string(::getpid()));
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("gpupool-dry-run-" + std::to_string(::getpid()));
   std::string path = (dir / "config").string();
   UnreachableKubeconfig() {
     std::filesystem::create_directories(dir);
@@ -60,7 +61,7 @@ TEST_CASE("parser: a switch with optional values (--dry-run[=server|client])") {
 TEST_CASE("submit --dry-run=client renders offline in the context's namespace; the server dry run needs the server") {
   UnreachableKubeconfig kc;
   auto client = run_cli({"submit", "mpi", "--kubeconfig", kc.path, "--name", "offline", "--image", "busybox",
-                            "--toleration", "ssd_node", "--dry-run=client", "-o", "yaml", "echo hi"});
+                         "--toleration", "ssd_node", "--dry-run=client", "-o", "yaml", "echo hi"});
   CHECK(client.err == "");
   REQUIRE(client.code == 0);
   CHECK(client.out.find("kind: MPIJob") != std::string::npos);
@@ -68,20 +69,20 @@ TEST_CASE("submit --dry-run=client renders offline in the context's namespace; t
   CHECK(client.out.find("namespace: alice") != std::string::npos);
   CHECK(client.out.find("key: ssd_node") != std::string::npos);
 
-  auto v2 = run_cli({"submit", "mpi", "--kubeconfig", kc.path, "--name", "offline", "--image", "busybox",
-                        "--mpi-api", "v2beta1", "--dry-run=client", "-o", "json", "echo hi"});
+  auto v2 = run_cli({"submit", "mpi", "--kubeconfig", kc.path, "--name", "offline", "--image", "busybox", "--mpi-api",
+                     "v2beta1", "--dry-run=client", "-o", "json", "echo hi"});
   REQUIRE(v2.code == 0);
   CHECK(v2.out.find("\"apiVersion\": \"kubeflow.org/v2beta1\"") != std::string::npos);
 
   auto summary = run_cli({"submit", "job", "--kubeconfig", kc.path, "--name", "offline", "--image", "busybox",
-                             "--dry-run=client", "echo hi"});
+                          "--dry-run=client", "echo hi"});
   REQUIRE(summary.code == 0);
   CHECK(summary.out == "job.batch/offline rendered (client dry run, nothing sent)\n");
 
   // The server dry run does contact the server: here it fails in one line, exit 1, and the
   // token never shows.
   auto server = run_cli({"submit", "job", "--kubeconfig", kc.path, "--name", "offline", "--image", "busybox",
-                            "--dry-run=server", "echo hi"});
+                         "--dry-run=server", "echo hi"});
   CHECK(server.code == 1);
   CHECK(one_line(server.err));
   CHECK(server.err.find("dry-run-test-token") == std::string::npos);

@@ -18,8 +18,8 @@ using gpupool::cli::testing::run_shell;
 namespace {
 
 std::vector<std::string> submit(std::vector<std::string> flags) {
-  std::vector<std::string> args = {"--profile", "iiis", "submit", "job", "--name", "staged", "--image", "busybox",
-                                   "-n", "zhangsan", "--ssd", "--dry-run=client", "-o", "yaml"};
+  std::vector<std::string> args = {"--profile", "iiis", "submit",   "job",   "--name",           "staged", "--image",
+                                   "busybox",   "-n",   "zhangsan", "--ssd", "--dry-run=client", "-o",     "yaml"};
   args.insert(args.end(), flags.begin(), flags.end());
   args.insert(args.end(), {"--", "python", "train.py"});
   return args;
@@ -28,9 +28,9 @@ std::vector<std::string> submit(std::vector<std::string> flags) {
 }  // namespace
 
 TEST_CASE("submit: --stage-in is repeatable, --stage-out works alone, --stage-out-grace sets the grace period") {
-  auto both = run_cli(submit({"--data", "data:/pvc", "--stage-in", "/pvc/a:/mnt/data1/a", "--stage-in",
-                              "/pvc/b:/mnt/data1/b", "--stage-out", "/mnt/data1/out:/pvc/out", "--stage-out-grace",
-                              "600"}));
+  auto both =
+      run_cli(submit({"--data", "data:/pvc", "--stage-in", "/pvc/a:/mnt/data1/a", "--stage-in", "/pvc/b:/mnt/data1/b",
+                      "--stage-out", "/mnt/data1/out:/pvc/out", "--stage-out-grace", "600"}));
   REQUIRE(both.code == 0);
   CHECK(both.out.find("'/pvc/a/' '/mnt/data1/a/'") != std::string::npos);  // both inputs in the init container
   CHECK(both.out.find("'/pvc/b/' '/mnt/data1/b/'") != std::string::npos);
@@ -86,12 +86,13 @@ TEST_CASE("submit: a stage-out target on a read-only mount is refused client-sid
 }
 
 TEST_CASE("submit to a cluster: the read-only stage-out target is refused before anything is created") {
-  const std::filesystem::path state = std::filesystem::temp_directory_path() /
-                                      ("gpupool-staging-cli-" + std::to_string(::getpid()));
+  const std::filesystem::path state =
+      std::filesystem::temp_directory_path() / ("gpupool-staging-cli-" + std::to_string(::getpid()));
   std::filesystem::create_directories(state);
   const std::string gp = "GPUPOOL_STATE_DIR='" + state.string() + "' '" GPUPOOL_CLI "' --embedded seed --profile iiis ";
-  auto r = run_shell(gp + "submit job --name staged --image busybox --ssd --data results:/results:ro "
-                          "--stage-out /mnt/data1/out:/results/run-1 -- python train.py");
+  auto r = run_shell(gp +
+                     "submit job --name staged --image busybox --ssd --data results:/results:ro "
+                     "--stage-out /mnt/data1/out:/results/run-1 -- python train.py");
   CHECK(r.code == 2);
   CHECK(r.out ==
         "error: --stage-out: invalid value \"/results/run-1\": is on the read-only mount /results (volume \"results\", "

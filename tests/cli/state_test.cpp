@@ -41,8 +41,8 @@ int count_lines_starting(const std::string& text, const std::string& prefix) {
 
 /// A fresh state directory; `gp(args)` runs `gpupool args` with it.
 struct StateDir {
-  fs::path path = fs::temp_directory_path() / ("gpupool-cli-state-" + std::to_string(::getpid()) + "-" +
-                                               std::to_string(std::rand()));
+  fs::path path = fs::temp_directory_path() /
+                  ("gpupool-cli-state-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
   StateDir() { fs::create_directories(path); }
   ~StateDir() { fs::remove_all(path); }
   std::string env() const { return "GPUPOOL_STATE_DIR='" + path.string() + "' "; }
@@ -103,7 +103,8 @@ TEST_CASE("8 processes x 25 concurrent --embedded submits: exactly 200 jobs, thr
     CAPTURE(run);
     StateDir state;
     // Each process submits its 25 jobs one after another; the 8 run at the same time.
-    std::string script = "for p in 1 2 3 4 5 6 7 8; do ( for j in $(seq 25); do " + state.env() + "'" GPUPOOL_CLI
+    std::string script = "for p in 1 2 3 4 5 6 7 8; do ( for j in $(seq 25); do " + state.env() +
+                         "'" GPUPOOL_CLI
                          "' --embedded seed submit job --name p$p-$j --image busybox -- true >/dev/null 2>&1 "
                          "|| echo FAILED p$p-$j; done ) & done; wait";
     const Shell burst = sh(script);
@@ -124,7 +125,8 @@ TEST_CASE("cluster serve shares the state: --embedded commands and kubectl see o
     // What a command did before the server started is there.
     CHECK(sh(serve.kubectl("get node cn-beijing.192.168.3.228 -o jsonpath='{.spec.taints[0].key}'")).out == "gpu_node");
     const Shell status = state.gp("cluster status seed");
-    CHECK(status.out.find("served by: pid " + std::to_string(serve.pid) + " on https://127.0.0.1:") != std::string::npos);
+    CHECK(status.out.find("served by: pid " + std::to_string(serve.pid) + " on https://127.0.0.1:") !=
+          std::string::npos);
     // A second server for the same state is refused, naming the first.
     const Shell second = state.gp("cluster serve --topology seed");
     CHECK(second.code == 1);
@@ -158,7 +160,8 @@ TEST_CASE("kill -9 of cluster serve during 500 kubectl creates: every reported c
   const fs::path manifest = state.path / "cms.yaml";
   {
     std::ofstream m(manifest);
-    for (int i = 0; i < 500; ++i) m << "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-" << i << "\ndata:\n  i: \"" << i << "\"\n";
+    for (int i = 0; i < 500; ++i)
+      m << "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-" << i << "\ndata:\n  i: \"" << i << "\"\n";
   }
   std::set<std::string> reported;
   {
@@ -169,12 +172,14 @@ TEST_CASE("kill -9 of cluster serve during 500 kubectl creates: every reported c
     char line[256];
     while (reported.size() < 150 && fgets(line, sizeof line, kc)) {
       std::string l(line);
-      if (l.rfind("configmap/", 0) == 0 && l.find(" created") != std::string::npos) reported.insert(l.substr(10, l.find(' ') - 10));
+      if (l.rfind("configmap/", 0) == 0 && l.find(" created") != std::string::npos)
+        reported.insert(l.substr(10, l.find(' ') - 10));
     }
     serve.kill9();  // mid-burst
     while (fgets(line, sizeof line, kc)) {
       std::string l(line);
-      if (l.rfind("configmap/", 0) == 0 && l.find(" created") != std::string::npos) reported.insert(l.substr(10, l.find(' ') - 10));
+      if (l.rfind("configmap/", 0) == 0 && l.find(" created") != std::string::npos)
+        reported.insert(l.substr(10, l.find(' ') - 10));
     }
     ::pclose(kc);
   }
@@ -222,7 +227,8 @@ TEST_CASE("apply -f: a directory, standard input, -R, and what bad input says") 
   Shell applied = state.gp("--embedded iiis apply -f '" + dir + "'");
   CHECK(applied.code == 0);
   CHECK(applied.out == "persistentvolumeclaim/my-pvc created\ndeployment.apps/my-first-ubuntu-tf created\n");
-  Shell again = sh("cat '" + dir + "/ubuntu-tf-example.yaml' | " + state.env() + "'" GPUPOOL_CLI "' --embedded iiis apply -f -");
+  Shell again =
+      sh("cat '" + dir + "/ubuntu-tf-example.yaml' | " + state.env() + "'" GPUPOOL_CLI "' --embedded iiis apply -f -");
   CHECK(again.out == "deployment.apps/my-first-ubuntu-tf unchanged\n");
   // -R: subdirectories too (nothing new there, so all unchanged).
   const fs::path nested = state.path / "m" / "deeper";
@@ -238,7 +244,8 @@ TEST_CASE("apply -f: a directory, standard input, -R, and what bad input says") 
   CHECK(state.gp("--embedded iiis apply").code == 2);
 }
 
-TEST_CASE("cluster serve --fresh: a cluster of its own, the shared state untouched; --state with --fresh is bad usage") {
+TEST_CASE(
+    "cluster serve --fresh: a cluster of its own, the shared state untouched; --state with --fresh is bad usage") {
   StateDir state;
   {
     Serve fresh(state, "--fresh");
@@ -257,11 +264,13 @@ TEST_CASE("cluster serve --run local: a submitted job runs for real; logs and ku
   REQUIRE(!serve.admin.empty());
   CHECK(state.gp("--embedded seed submit job --name localrun-hi --image busybox \"echo hi; exit 0\"").code == 0);
   // kubectl wait watches the pod: a bounded wait on events, no sleep.
-  const Shell waited = sh(serve.kubectl("wait --for=jsonpath='{.status.phase}'=Succeeded pod -l job-name=localrun-hi "
-                                        "--timeout=60s"));
+  const Shell waited =
+      sh(serve.kubectl("wait --for=jsonpath='{.status.phase}'=Succeeded pod -l job-name=localrun-hi "
+                       "--timeout=60s"));
   CHECK(waited.code == 0);
   CHECK(state.gp("--embedded seed logs localrun-hi").out == "hi\n");
-  const Shell events = sh(serve.kubectl("get events --field-selector reason=LocalProcess -o jsonpath='{.items[0].message}'"));
+  const Shell events =
+      sh(serve.kubectl("get events --field-selector reason=LocalProcess -o jsonpath='{.items[0].message}'"));
   CHECK(events.out.find("image not pulled or run") != std::string::npos);
 
   // A pod that keeps running: kubectl exec runs in its directory with its env.

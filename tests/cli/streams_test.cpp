@@ -15,8 +15,8 @@
 #include "gpupool/embedded_cluster.hpp"
 #include "gpupool/submit_options.hpp"
 #include "local_stream_handler.hpp"
-#include "streams_job.hpp"
 #include "run_cli.hpp"
+#include "streams_job.hpp"
 
 using namespace std::chrono_literals;
 using namespace gpupool;
@@ -30,7 +30,8 @@ struct Fixture {
   gpupool::testing::EchoServer echo;
   std::shared_ptr<gpupool::testing::LocalStreamHandler> handler =
       std::make_shared<gpupool::testing::LocalStreamHandler>(echo.port());
-  EmbeddedCluster admin{EmbeddedClusterOptions{.topology = "seed", .server = {.users = {"alice"}, .stream_handler = handler}}};
+  EmbeddedCluster admin{
+      EmbeddedClusterOptions{.topology = "seed", .server = {.users = {"alice"}, .stream_handler = handler}}};
   std::string kubeconfig = admin.server().admin_kubeconfig();
   Fixture() {
     admin.submit(to_workload(gpupool::testing::streams_job()));
@@ -72,7 +73,8 @@ TEST_CASE("gpupool exec: bad usage exits 2, refusals 1, each with one line") {
   CHECK(one_line(r.err));
   r = run_cli({"--kubeconfig", f.kubeconfig, "exec", "train", "-i", "other", "--", "true"});
   CHECK(r.code == 1);
-  CHECK(r.err == "error: pod \"other\" is not an instance of job \"train\"; its instances: train-launcher, train-worker-0\n");
+  CHECK(r.err ==
+        "error: pod \"other\" is not an instance of job \"train\"; its instances: train-launcher, train-worker-0\n");
   r = run_cli({"--kubeconfig", f.kubeconfig, "exec", "train", "-c", "zz", "--", "true"});
   CHECK(r.code == 1);
   CHECK(r.err == "error: BadRequest (400): container zz is not valid for pod train-launcher\n");

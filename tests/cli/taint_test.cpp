@@ -17,7 +17,8 @@ using Run = gpupool::cli::testing::Result;
 Run run(const std::string& cmd) { return gpupool::cli::testing::run_shell(cmd); }
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (auto at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
+  for (auto at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
   return s;
 }
 
@@ -30,8 +31,17 @@ TEST_CASE("gpupool taint prints what kubectl taint prints, refusals included") {
   const std::string kc = server.admin_kubeconfig();
   const std::string a = "cn-beijing.192.168.3.228", b = "cn-beijing.192.168.3.229";
   const std::vector<std::string> steps = {
-      "x=1:NoSchedule", "x=2:NoSchedule", "x=2:NoSchedule --overwrite", "x=3:NoExecute", "x:NoExecute-",
-      "x-", "x-", "x:NoSchedule-", "y=1:PreferNoSchedule z=1:NoSchedule", "y- w=1:NoSchedule", "w=2:NoSchedule --overwrite",
+      "x=1:NoSchedule",
+      "x=2:NoSchedule",
+      "x=2:NoSchedule --overwrite",
+      "x=3:NoExecute",
+      "x:NoExecute-",
+      "x-",
+      "x-",
+      "x:NoSchedule-",
+      "y=1:PreferNoSchedule z=1:NoSchedule",
+      "y- w=1:NoSchedule",
+      "w=2:NoSchedule --overwrite",
   };
   for (const auto& step : steps) {
     CAPTURE(step);

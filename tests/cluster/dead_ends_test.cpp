@@ -33,7 +33,8 @@ SubmitOptions job(const char* kind, const char* name) {
 }
 
 bool any_note(const std::vector<std::string>& notes, const std::string& text) {
-  return std::any_of(notes.begin(), notes.end(), [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  return std::any_of(notes.begin(), notes.end(),
+                     [&](const std::string& n) { return n.find(text) != std::string::npos; });
 }
 
 }  // namespace
@@ -49,7 +50,8 @@ TEST_CASE("get and explain name a scheduler that does not run") {
   JobInfo info = seed.admin.get("lost");
   CAPTURE(info.to_text());
   REQUIRE(info.notes.size() == 1);
-  CHECK(info.notes[0].rfind("no scheduler named \"no-such-scheduler\" seems to run in this cluster: pod lost-", 0) == 0);
+  CHECK(info.notes[0].rfind("no scheduler named \"no-such-scheduler\" seems to run in this cluster: pod lost-", 0) ==
+        0);
   CHECK(info.notes[0].find("has waited 60s without any scheduler looking at it") != std::string::npos);
   CHECK(info.to_text().find("\nNOTE: no scheduler named \"no-such-scheduler\"") != std::string::npos);
   CHECK(any_note(seed.admin.explain("lost").notes, "no scheduler named \"no-such-scheduler\""));
@@ -65,7 +67,8 @@ TEST_CASE("get and explain name a scheduler that does not run") {
   const std::string node = seed.admin.nodes().rows.front().node.name;
   seed.admin.client().create(ResourceRef{"", "v1", "pods", "Pod"}, "default",
                              json::parse(R"({"metadata":{"name":"bound"},"spec":{"schedulerName":"no-such-scheduler",
-                               "nodeName":")" + node + R"(","containers":[{"name":"c","image":"busybox"}]}})")
+                               "nodeName":")" +
+                                         node + R"(","containers":[{"name":"c","image":"busybox"}]}})")
                                  .as_object());
   CHECK_FALSE(any_note(seed.admin.get("lost").notes, "scheduler"));
 }
@@ -120,11 +123,14 @@ TEST_CASE("an object larger than the API server stores is refused before anythin
   }
   CHECK_THROWS_AS(seed.admin.get("huge"), ApiError);  // nothing created
   // The same rule for manifests given to apply.
-  json::object cm{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "big"}}},
+  json::object cm{{"apiVersion", "v1"},
+                  {"kind", "ConfigMap"},
+                  {"metadata", {{"name", "big"}}},
                   {"data", {{"blob", std::string(1600 * 1024, 'y')}}}};
   json::object small{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "small"}}}};
   CHECK_THROWS_AS(seed.admin.apply({small, cm}), ValidationError);
-  CHECK_THROWS_AS(seed.admin.client().get(ResourceRef{"", "v1", "configmaps", "ConfigMap"}, "default", "small"), ApiError);
+  CHECK_THROWS_AS(seed.admin.client().get(ResourceRef{"", "v1", "configmaps", "ConfigMap"}, "default", "small"),
+                  ApiError);
 }
 
 TEST_CASE("get and explain name a Kubeflow kind no operator acts on") {
@@ -146,8 +152,9 @@ TEST_CASE("get and explain name a Kubeflow kind no operator acts on") {
   CHECK(mpi.notes[0] ==
         "no operator has acted on mpijob.kubeflow.org/orphan-mpi in 2m (no status, no pods): the cluster serves the "
         "MPIJob API but nothing runs it; install the MPI Operator (kubeflow/mpi-operator) or ask the cluster's admin");
-  CHECK(admin.get("orphan-tf").notes.at(0).find("install the Kubeflow Training Operator (kubeflow/training-operator)") !=
-        std::string::npos);
+  CHECK(
+      admin.get("orphan-tf").notes.at(0).find("install the Kubeflow Training Operator (kubeflow/training-operator)") !=
+      std::string::npos);
   const Explanation e = admin.explain("orphan-pytorch");
   CHECK(e.to_text().find("no pods to explain") == std::string::npos);
   CHECK(e.to_text().find("NOTE: no operator has acted on pytorchjob.kubeflow.org/orphan-pytorch") != std::string::npos);

@@ -36,9 +36,10 @@ TEST_CASE("explain: a Deployment and a Job whose pods a quota refuses show the F
   EmbeddedServer& server = seed.server;
   Cluster& admin = seed.admin;
   // The guide's quota: limits.cpu and limits.memory, so pods without limits are refused.
-  embedded::store_of(server).create(embedded::store_of(server).type("", "resourcequotas"), "default",
-                        json::parse(R"({"metadata":{"name":"team"},"spec":{"hard":{"limits.cpu":"8","limits.memory":"32Gi"}}})")
-                            .as_object());
+  embedded::store_of(server).create(
+      embedded::store_of(server).type("", "resourcequotas"), "default",
+      json::parse(R"({"metadata":{"name":"team"},"spec":{"hard":{"limits.cpu":"8","limits.memory":"32Gi"}}})")
+          .as_object());
   for (const char* kind : {"job", "deployment"}) {
     CAPTURE(kind);
     SubmitOptions o;
@@ -70,7 +71,8 @@ TEST_CASE("submit under the guide's quota: refused before anything is created, o
   const auto& quotas = store.type("", "resourcequotas");
   store.create(quotas, "default",
                json::parse(R"({"metadata":{"name":"team"},"spec":{"hard":{"limits.cpu":"8","limits.memory":"32Gi",
-                               "requests.nvidia.com/gpu":"2"}}})").as_object());
+                               "requests.nvidia.com/gpu":"2"}}})")
+                   .as_object());
   auto count = [&](const char* group, const char* resource) {
     return store.list(store.type(group, resource), "default", {}).items.size();
   };
@@ -143,11 +145,13 @@ TEST_CASE("get: a job's pods are the ones it owns, not every pod its labels matc
                json::parse(R"({"metadata":{"name":"high"},"value":1000})").as_object());
   // The guide's Deployments, made with kubectl apply: the same labels and selector on both.
   for (const char* name : {"my-first-ubuntu-tf", "my-second-ubuntu-tf"}) {
-    json::object d = json::parse(R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"labels":{"name":"my-ubuntu-tf"}},
+    json::object d =
+        json::parse(R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"labels":{"name":"my-ubuntu-tf"}},
       "spec":{"replicas":1,"selector":{"matchLabels":{"name":"my-ubuntu-tf"}},
               "template":{"metadata":{"labels":{"name":"my-ubuntu-tf"}},
                           "spec":{"priorityClassName":"high","tolerations":[{"operator":"Exists"}],
-                                  "containers":[{"name":"main","image":"busybox"}]}}}})").as_object();
+                                  "containers":[{"name":"main","image":"busybox"}]}}}})")
+            .as_object();
     d["metadata"].as_object()["name"] = name;
     admin.client().create(ResourceRef{"apps", "v1", "deployments", "Deployment", true}, "default", d);
   }
@@ -175,15 +179,17 @@ TEST_CASE("logs: a pending job says why in one error; -i must name one of the jo
   } catch (const Error& e) {
     const std::string what = e.what();
     CAPTURE(what);
-    CHECK(what.rfind("job \"pending\" is PENDING: pod \"" + pod + "\" has not started, so it has no log yet: FailedScheduling: 0/6 nodes are "
-                     "available: ", 0) == 0);
+    CHECK(what.rfind("job \"pending\" is PENDING: pod \"" + pod +
+                         "\" has not started, so it has no log yet: FailedScheduling: 0/6 nodes are "
+                         "available: ",
+                     0) == 0);
     CHECK(what.find("didn't match Pod's node affinity/selector") != std::string::npos);
   }
   JobLogOptions other;
   other.instance = "someone-elses-pod";
-  CHECK_THROWS_WITH_AS(admin.logs("pending", other, collect),
-                       ("pod \"someone-elses-pod\" is not an instance of job \"pending\"; its instances: " + pod).c_str(),
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      admin.logs("pending", other, collect),
+      ("pod \"someone-elses-pod\" is not an instance of job \"pending\"; its instances: " + pod).c_str(), Error);
 }
 
 TEST_CASE("one job name, one kind: a name taken by another kind is refused before anything is created") {
@@ -198,18 +204,20 @@ TEST_CASE("one job name, one kind: a name taken by another kind is refused befor
     FAIL("a second job named dup");
   } catch (const ApiError& e) {
     CHECK(e.code() == 409);
-    CHECK(e.status_message() == "a job named \"dup\" already exists in namespace \"default\" (deployment.apps/dup); "
-                                "delete it first (gpupool delete dup) or choose another --name");
+    CHECK(e.status_message() ==
+          "a job named \"dup\" already exists in namespace \"default\" (deployment.apps/dup); "
+          "delete it first (gpupool delete dup) or choose another --name");
   }
   auto& store = embedded::store_of(server);
   CHECK(store.list(store.type("batch", "jobs"), "default", {}).items.empty());
   // Made by another tool, the name held by two kinds: delete says which, and deletes neither.
   admin.client().create(ResourceRef{"batch", "v1", "jobs", "Job", true}, "default",
                         admin.render(to_workload(o)).workload());
-  CHECK_THROWS_WITH_AS(admin.delete_job("dup"),
-                       "\"dup\" names 2 workloads in namespace \"default\": job.batch/dup, deployment.apps/dup; delete the "
-                       "one you mean with kubectl delete KIND/dup",
-                       Error);
+  CHECK_THROWS_WITH_AS(
+      admin.delete_job("dup"),
+      "\"dup\" names 2 workloads in namespace \"default\": job.batch/dup, deployment.apps/dup; delete the "
+      "one you mean with kubectl delete KIND/dup",
+      Error);
   CHECK(store.list(store.type("batch", "jobs"), "default", {}).items.size() == 1);
   CHECK(store.list(store.type("apps", "deployments"), "default", {}).items.size() == 1);
 }

@@ -167,7 +167,8 @@ TEST_CASE("dry runs store nothing; a half-done submission is rolled back") {
   boost::json::object other = boost::json::parse(R"({"apiVersion": "batch/v1", "kind": "Job",
       "metadata": {"name": "taken"},
       "spec": {"template": {"spec": {"restartPolicy": "Never",
-                                     "containers": [{"name": "c", "image": "busybox"}]}}}})").as_object();
+                                     "containers": [{"name": "c", "image": "busybox"}]}}}})")
+                                  .as_object();
   c.admin.client().create(kBatchJobs, "default", other);
   SubmitOptions o;
   o.kind = "job";

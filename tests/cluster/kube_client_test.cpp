@@ -79,7 +79,8 @@ TEST_CASE("TLS with the server's CA; a wrong CA is an error, never a silent down
   EmbeddedServer other(server_options({"alice"}));
   auto wrong = cfg;
   wrong.cluster.certificate_authority_pem = other.ca_pem();
-  CHECK_THROWS_WITH_AS(Client(wrong, fast_retries()).server_version(), doctest::Contains("not trusted"), gpupool::TransportError);
+  CHECK_THROWS_WITH_AS(Client(wrong, fast_retries()).server_version(), doctest::Contains("not trusted"),
+                       gpupool::TransportError);
   auto system_store = cfg;
   system_store.cluster.certificate_authority_pem.clear();
   CHECK_THROWS_AS(Client(system_store, fast_retries()).server_version(), gpupool::TransportError);
@@ -106,7 +107,8 @@ TEST_CASE("a response larger than max_response_bytes is an error, not retried, n
   o.retry.sleep = [&](std::chrono::milliseconds) { ++retries; };
   o.transport.max_response_bytes = 4096;
   Client small(cfg, o);
-  CHECK_THROWS_WITH_AS(small.list(nodes, ""), doctest::Contains("larger than 4096 bytes (TransportOptions.max_response_bytes)"),
+  CHECK_THROWS_WITH_AS(small.list(nodes, ""),
+                       doctest::Contains("larger than 4096 bytes (TransportOptions.max_response_bytes)"),
                        gpupool::ResponseTooLargeError);
   CHECK(retries == 0);  // the same request would get the same answer
   // Small answers still pass, and paging keeps each response under the limit.
@@ -179,7 +181,8 @@ TEST_CASE("token, client certificate and exec-plugin users") {
 d=$(dirname "$0"); n=$(cat "$d/count" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$d/count"
 if [ $n -eq 1 ]; then t=stale; else t=$(cat "$d/good"); fi
 printf '{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"token":"%s"}}' "$t"
-)", 0700);
+)",
+                                       0700);
   auto cfg = config_for(server.kubeconfig("alice"));
   cfg.user.token.clear();
   cfg.user.exec = gpupool::ExecConfig{"client.authentication.k8s.io/v1", plugin, {}, {}, "Never", false, ""};
@@ -241,7 +244,9 @@ TEST_CASE("tokens never reach logs or error messages, even at debug level") {
   collect([&] { ok.create(kConfigMaps, "", config_map("s")); });
   collect([&] { ok.get(kConfigMaps, "", "missing"); });
   collect([&] { ok.list(kConfigMaps, "bob"); });
-  collect([&] { ok.patch(kConfigMaps, "", "s", gpupool::PatchType::json, json::array{json::object{{"op", "bogus"}}}); });
+  collect([&] {
+    ok.patch(kConfigMaps, "", "s", gpupool::PatchType::json, json::array{json::object{{"op", "bogus"}}});
+  });
   collect([&] { wrong.list(kConfigMaps, ""); });
   collect([&] { ok.logs("", "missing", {}, [](std::string_view) { return true; }); });
   CHECK(texts.size() >= 8);
@@ -276,9 +281,11 @@ TEST_CASE("CRUD, selectors, pagination, patch types, dry run, delete") {
   using gpupool::PatchType;
   c.patch(kConfigMaps, "", "cm-1", PatchType::merge, json::object{{"data", {{"m", "1"}}}});
   c.patch(kConfigMaps, "", "cm-1", PatchType::strategic, json::object{{"data", {{"s", "2"}}}});
-  c.patch(kConfigMaps, "", "cm-1", PatchType::json, json::array{json::object{{"op", "add"}, {"path", "/data/j"}, {"value", "3"}}});
+  c.patch(kConfigMaps, "", "cm-1", PatchType::json,
+          json::array{json::object{{"op", "add"}, {"path", "/data/j"}, {"value", "3"}}});
   c.patch(kConfigMaps, "", "cm-1", PatchType::apply,
-          json::object{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "cm-1"}}}, {"data", {{"a", "4"}}}},
+          json::object{
+              {"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "cm-1"}}}, {"data", {{"a", "4"}}}},
           {.field_manager = "gpupool-test", .force = true});
   auto patched = c.get(kConfigMaps, "", "cm-1").at("data").as_object();
   CHECK(patched.at("m").as_string() == "1");
@@ -300,7 +307,8 @@ TEST_CASE("Forbidden outside the kubeconfig's namespace says which namespace to 
     FAIL("no error");
   } catch (const ApiError& e) {
     CHECK(e.code() == 403);
-    CHECK(std::string(e.what()).find("namespace \"bob\"; your kubeconfig's namespace is \"alice\": pass -n alice or omit --namespace") !=
+    CHECK(std::string(e.what()).find(
+              "namespace \"bob\"; your kubeconfig's namespace is \"alice\": pass -n alice or omit --namespace") !=
           std::string::npos);
   }
 }
@@ -328,11 +336,14 @@ TEST_CASE("watch delivers each event once across injected disconnects") {
   std::vector<std::string> seen;
   gpupool::CancelToken cancel;
   std::thread watcher([&] {
-    c.watch(kConfigMaps, "", {.resource_version = start}, [&](const gpupool::WatchEvent& e) {
-      std::lock_guard lock(mu);
-      seen.push_back(e.type + " " + name_of(e.object));
-      return seen.size() < 20;
-    }, cancel);
+    c.watch(
+        kConfigMaps, "", {.resource_version = start},
+        [&](const gpupool::WatchEvent& e) {
+          std::lock_guard lock(mu);
+          seen.push_back(e.type + " " + name_of(e.object));
+          return seen.size() < 20;
+        },
+        cancel);
   });
   for (int i = 0; i < 10; ++i) c.create(kConfigMaps, "", config_map("w-" + std::to_string(i)));
   for (int i = 0; i < 10; ++i) c.remove(kConfigMaps, "", "w-" + std::to_string(i));
@@ -349,7 +360,8 @@ TEST_CASE("watch delivers each event once across injected disconnects") {
 TEST_CASE("pod logs: a missing pod is NotFound") {
   EmbeddedServer server(server_options({"alice"}));
   Client c(config_for(server.kubeconfig("alice")), fast_retries());
-  CHECK_THROWS_WITH_AS(c.logs("", "nope", {}, [](std::string_view) { return true; }), doctest::Contains("NotFound"), ApiError);
+  CHECK_THROWS_WITH_AS(c.logs("", "nope", {}, [](std::string_view) { return true; }), doctest::Contains("NotFound"),
+                       ApiError);
 }
 
 TEST_CASE("pod log lines: tailLines and follow") {
@@ -361,8 +373,9 @@ TEST_CASE("pod log lines: tailLines and follow") {
   json::object pod{{"apiVersion", "v1"},
                    {"kind", "Pod"},
                    {"metadata", {{"name", "trainer"}}},
-                   {"spec", {{"nodeName", nodes.at(0).at("metadata").at("name")},
-                             {"containers", json::array{json::object{{"name", "main"}, {"image", "busybox"}}}}}}};
+                   {"spec",
+                    {{"nodeName", nodes.at(0).at("metadata").at("name")},
+                     {"containers", json::array{json::object{{"name", "main"}, {"image", "busybox"}}}}}}};
   c.create(kPods, "", pod);
   server.advance(120s);
   std::vector<std::string> lines;
@@ -384,7 +397,8 @@ TEST_CASE("pod log lines: tailLines and follow") {
 TEST_CASE("8 threads, idempotent creates under 20% faults: every object exactly once") {
   EmbeddedServer server(server_options({"alice"}));
   gpupool::FaultConfig faults;
-  faults.rules["*"] = {.too_many_requests = 0.05, .internal_error = 0.05, .unavailable = 0.05, .connection_reset = 0.05};
+  faults.rules["*"] = {
+      .too_many_requests = 0.05, .internal_error = 0.05, .unavailable = 0.05, .connection_reset = 0.05};
   server.set_faults(faults);
   Client c(config_for(server.kubeconfig("alice")), fast_retries());
   std::atomic<int> failures{0};
@@ -431,7 +445,8 @@ TEST_CASE("a server never reached fails at once; one that answered before is ret
       c.list(kConfigMaps, "alice");
       FAIL("listed against a closed port");
     } catch (const gpupool::UnreachableError& e) {
-      CHECK(std::string(e.what()) == "cannot reach " + url + ": connection refused (is the cluster up? check --context)");
+      CHECK(std::string(e.what()) ==
+            "cannot reach " + url + ": connection refused (is the cluster up? check --context)");
     }
     CHECK(waits == 0);
     CHECK(logs.empty());
@@ -440,9 +455,10 @@ TEST_CASE("a server never reached fails at once; one that answered before is ret
     auto dns = cfg;
     dns.cluster.server = "https://no-such-host.invalid:6443";
     Client c(dns, options());
-    CHECK_THROWS_WITH_AS(c.list(kConfigMaps, "alice"),
-                         "cannot reach https://no-such-host.invalid:6443: host name not found (is the cluster up? check --context)",
-                         gpupool::UnreachableError);
+    CHECK_THROWS_WITH_AS(
+        c.list(kConfigMaps, "alice"),
+        "cannot reach https://no-such-host.invalid:6443: host name not found (is the cluster up? check --context)",
+        gpupool::UnreachableError);
     CHECK(waits == 0);
   }
 }

@@ -14,8 +14,8 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
-#include <functional>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -85,8 +85,12 @@ TEST_CASE("1,000 submissions from 8 threads under 20% faults: exactly 1,000 work
   // request is read (2.5%), and a reset after it was carried out, the answer lost (2.5%).
   FaultConfig faults;
   faults.seed = 8;
-  faults.rules["*"] = FaultRule{.too_many_requests = 0.05, .internal_error = 0.05, .unavailable = 0.05,
-                                .connection_reset = 0.025, .retry_after_seconds = 1, .lost_response = 0.025};
+  faults.rules["*"] = FaultRule{.too_many_requests = 0.05,
+                                .internal_error = 0.05,
+                                .unavailable = 0.05,
+                                .connection_reset = 0.025,
+                                .retry_after_seconds = 1,
+                                .lost_response = 0.025};
   // The client's waits are recorded instead of slept: the test runs at the server's speed.
   std::mutex sleeps_mu;
   std::vector<std::chrono::milliseconds> sleeps;
@@ -146,14 +150,14 @@ TEST_CASE("1,000 submissions from 8 threads under 20% faults: exactly 1,000 work
   const auto long_waits =
       std::count_if(sleeps.begin(), sleeps.end(), [](std::chrono::milliseconds d) { return d >= 1000ms; });
   CHECK(static_cast<std::uint64_t>(long_waits) >= injected.too_many_requests);
-  std::printf("fault soak: %llu requests, %llu faults injected (429: %llu, 500: %llu, 503: %llu, reset: %llu, "
-              "lost response: %llu), %d submissions succeeded, %zu errors, %zu Jobs stored\n",
-              static_cast<unsigned long long>(injected.requests), static_cast<unsigned long long>(injected.total()),
-              static_cast<unsigned long long>(injected.too_many_requests),
-              static_cast<unsigned long long>(injected.internal_error),
-              static_cast<unsigned long long>(injected.unavailable),
-              static_cast<unsigned long long>(injected.connection_reset),
-              static_cast<unsigned long long>(injected.lost_response), succeeded.load(), errors.size(), jobs.size());
+  std::printf(
+      "fault soak: %llu requests, %llu faults injected (429: %llu, 500: %llu, 503: %llu, reset: %llu, "
+      "lost response: %llu), %d submissions succeeded, %zu errors, %zu Jobs stored\n",
+      static_cast<unsigned long long>(injected.requests), static_cast<unsigned long long>(injected.total()),
+      static_cast<unsigned long long>(injected.too_many_requests),
+      static_cast<unsigned long long>(injected.internal_error), static_cast<unsigned long long>(injected.unavailable),
+      static_cast<unsigned long long>(injected.connection_reset),
+      static_cast<unsigned long long>(injected.lost_response), succeeded.load(), errors.size(), jobs.size());
 }
 
 TEST_CASE("a watch survives 100 forced mid-stream disconnects without missing or repeating an event") {
@@ -169,10 +173,13 @@ TEST_CASE("a watch survives 100 forced mid-stream disconnects without missing or
   Seen<std::pair<std::string, std::string>> events;  // ("ADDED name", resourceVersion)
   CancelToken cancel;
   std::thread watcher([&] {
-    c.watch(kConfigMaps, "", {.resource_version = start}, [&](const WatchEvent& e) {
-      events.add({e.type + " " + name_of(e.object), rv_of(e.object)});
-      return true;
-    }, cancel);
+    c.watch(
+        kConfigMaps, "", {.resource_version = start},
+        [&](const WatchEvent& e) {
+          events.add({e.type + " " + name_of(e.object), rv_of(e.object)});
+          return true;
+        },
+        cancel);
   });
   auto has = [](const std::string& what) {
     return [what](const auto& items) {
@@ -180,7 +187,8 @@ TEST_CASE("a watch survives 100 forced mid-stream disconnects without missing or
     };
   };
   auto cm = [](const std::string& name) {
-    return json::object{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"k", "v"}}}};
+    return json::object{
+        {"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", name}}}, {"data", {{"k", "v"}}}};
   };
   int cut_total = 0, cuts_that_hit = 0;
   for (int i = 0; i < kCuts; ++i) {
@@ -274,7 +282,8 @@ TEST_CASE("a cancelled wait() or logs(follow) returns promptly") {
     std::string message;
     std::thread waiter([&] {
       try {
-        cluster.wait("forever", WaitFor::Succeeded, 600s, [&](const JobInfo& j) { states.add(j.status); }, cancel);
+        cluster.wait(
+            "forever", WaitFor::Succeeded, 600s, [&](const JobInfo& j) { states.add(j.status); }, cancel);
       } catch (const Error& e) {
         message = e.what();
       }
@@ -295,10 +304,13 @@ TEST_CASE("a cancelled wait() or logs(follow) returns promptly") {
     std::thread reader([&] {
       JobLogOptions follow;
       follow.follow = true;
-      cluster.logs("forever", follow, [&](const std::string& l) {
-        lines.add(l);
-        return true;
-      }, cancel);
+      cluster.logs(
+          "forever", follow,
+          [&](const std::string& l) {
+            lines.add(l);
+            return true;
+          },
+          cancel);
       returned_at = std::chrono::steady_clock::now();
     });
     REQUIRE(lines.wait_until([](const auto& v) { return !v.empty(); }));
@@ -353,9 +365,11 @@ TEST_CASE("cancel ends a request wait() or logs() is already retrying: held by t
         if (logs) {
           JobLogOptions follow;  // no instance given: logs() first looks the job up with GETs
           follow.follow = true;
-          cluster.logs("held", follow, [](const std::string&) { return true; }, cancel);
+          cluster.logs(
+              "held", follow, [](const std::string&) { return true; }, cancel);
         } else {
-          cluster.wait("held", WaitFor::Succeeded, 600s, [&](const JobInfo& j) { states.add(j.status); }, cancel);
+          cluster.wait(
+              "held", WaitFor::Succeeded, 600s, [&](const JobInfo& j) { states.add(j.status); }, cancel);
         }
       } catch (const CancelledError& e) {
         outcome = std::string("CancelledError: ") + e.what();
@@ -368,7 +382,8 @@ TEST_CASE("cancel ends a request wait() or logs() is already retrying: held by t
     const std::uint64_t before = count(server.fault_counters());
     server.set_faults(faults);
     if (!logs) server.advance(10s);  // the job's pod changes: wait() re-reads the job with GETs
-    REQUIRE(until_counters(server, [&](const FaultCounters& c) { return count(c) > before; }));  // a GET is held / backing off
+    REQUIRE(until_counters(server,
+                           [&](const FaultCounters& c) { return count(c) > before; }));  // a GET is held / backing off
     const auto cancelled_at = std::chrono::steady_clock::now();
     cancel.cancel();
     const bool returned = ended.wait_until([](const auto& v) { return !v.empty(); }, 30s);

@@ -70,8 +70,12 @@ std::vector<std::string> stored_objects(const Client& c, const std::string& ns) 
 }
 
 FaultRule twenty_percent() {
-  return FaultRule{.too_many_requests = 0.05, .internal_error = 0.05, .unavailable = 0.05, .connection_reset = 0.025,
-                   .retry_after_seconds = 1, .lost_response = 0.025};
+  return FaultRule{.too_many_requests = 0.05,
+                   .internal_error = 0.05,
+                   .unavailable = 0.05,
+                   .connection_reset = 0.025,
+                   .retry_after_seconds = 1,
+                   .lost_response = 0.025};
 }
 
 struct Setup {
@@ -117,8 +121,8 @@ TEST_CASE("100 half-done submissions under 20% faults: each raises the refusal a
       CAPTURE(what);
       CHECK(e.code() == 403);
       CHECK(e.reason() == "Forbidden");
-      CHECK(std::string(e.what()).find("services \"half-" + std::to_string(i) + "-tensorboard\" is forbidden: exceeded quota") !=
-            std::string::npos);
+      CHECK(std::string(e.what()).find("services \"half-" + std::to_string(i) +
+                                       "-tensorboard\" is forbidden: exceeded quota") != std::string::npos);
       CHECK(std::string(e.what()).find("could not be deleted") == std::string::npos);
       ++refused;
     } catch (const Error& e) {
@@ -142,13 +146,14 @@ TEST_CASE("100 half-done submissions under 20% faults: each raises the refusal a
   CHECK(injected.connection_reset > 0);
   CHECK(injected.lost_response > 0);
   CHECK(injected.total() * 100 >= injected.requests * 15);
-  std::printf("rollback under faults: %d half-done submissions (%zu objects created then deleted), %llu requests, "
-              "%llu faults injected (429: %llu, 500: %llu, 503: %llu, reset: %llu, lost response: %llu); %zu objects left\n",
-              kRuns, objects_before_refusal, static_cast<unsigned long long>(injected.requests),
-              static_cast<unsigned long long>(injected.total()), static_cast<unsigned long long>(injected.too_many_requests),
-              static_cast<unsigned long long>(injected.internal_error), static_cast<unsigned long long>(injected.unavailable),
-              static_cast<unsigned long long>(injected.connection_reset),
-              static_cast<unsigned long long>(injected.lost_response), left.size());
+  std::printf(
+      "rollback under faults: %d half-done submissions (%zu objects created then deleted), %llu requests, "
+      "%llu faults injected (429: %llu, 500: %llu, 503: %llu, reset: %llu, lost response: %llu); %zu objects left\n",
+      kRuns, objects_before_refusal, static_cast<unsigned long long>(injected.requests),
+      static_cast<unsigned long long>(injected.total()), static_cast<unsigned long long>(injected.too_many_requests),
+      static_cast<unsigned long long>(injected.internal_error), static_cast<unsigned long long>(injected.unavailable),
+      static_cast<unsigned long long>(injected.connection_reset),
+      static_cast<unsigned long long>(injected.lost_response), left.size());
 }
 
 TEST_CASE("the rollback's deletes are retried through faults; one that finally fails is named in the error") {
@@ -158,8 +163,11 @@ TEST_CASE("the rollback's deletes are retried through faults; one that finally f
   SUBCASE("retryable faults on 30% of deletes: retried, nothing left") {
     FaultConfig faults;
     faults.seed = 3;
-    faults.rules["delete"] = FaultRule{.too_many_requests = 0.1, .internal_error = 0.05, .unavailable = 0.05,
-                                       .connection_reset = 0.05, .lost_response = 0.05};
+    faults.rules["delete"] = FaultRule{.too_many_requests = 0.1,
+                                       .internal_error = 0.05,
+                                       .unavailable = 0.05,
+                                       .connection_reset = 0.05,
+                                       .lost_response = 0.05};
     s.server.set_faults(faults);
     for (int i = 0; i < 10; ++i) {
       try {
@@ -175,7 +183,7 @@ TEST_CASE("the rollback's deletes are retried through faults; one that finally f
     const FaultCounters injected = s.server.fault_counters();
     s.server.set_faults({});
     MESSAGE("faults on the rollbacks' deletes: " << injected.total() << " of " << injected.requests << " requests");
-    CHECK(injected.total() >= 5);  // 40 deletes at 30%
+    CHECK(injected.total() >= 5);       // 40 deletes at 30%
     CHECK(injected.lost_response > 0);  // a delete that went through, its answer lost: the retry's 404 is success
     CHECK(stored_objects(s.admin, "alice").empty());
   }
@@ -194,8 +202,8 @@ TEST_CASE("the rollback's deletes are retried through faults; one that finally f
       CHECK(e.reason() == "Forbidden");
       CHECK(what.find("services \"stuck-tensorboard\" is forbidden: exceeded quota") != std::string::npos);
       CHECK(what.find("3 of its objects could not be deleted") != std::string::npos);
-      for (const char* named : {"persistentvolumeclaim/stuck-data0 in namespace \"alice\"", "job.batch/stuck in namespace",
-                                "deployment.apps/stuck-tensorboard in namespace"})
+      for (const char* named : {"persistentvolumeclaim/stuck-data0 in namespace \"alice\"",
+                                "job.batch/stuck in namespace", "deployment.apps/stuck-tensorboard in namespace"})
         CHECK(what.find(named) != std::string::npos);
       CHECK(what.find("ServiceUnavailable") != std::string::npos);
     }
@@ -209,8 +217,8 @@ TEST_CASE("the rollback's deletes are retried through faults; one that finally f
   SUBCASE("a delete refused for good (403, not retried) is named too; the others are deleted") {
     embedded::store_of(s.server).add_admission([](embedded::AdmissionRequest& r) {
       if (r.operation == embedded::AdmissionRequest::Operation::Delete && r.type && r.type->resource == "jobs")
-        throw embedded::StatusError(403, "Forbidden", "jobs.batch \"kept\" is forbidden: deletion denied by policy", "kept",
-                                    "batch", "jobs");
+        throw embedded::StatusError(403, "Forbidden", "jobs.batch \"kept\" is forbidden: deletion denied by policy",
+                                    "kept", "batch", "jobs");
     });
     try {
       s.cluster.submit(job_with_extras("kept", 1));
@@ -220,7 +228,8 @@ TEST_CASE("the rollback's deletes are retried through faults; one that finally f
       CAPTURE(what);
       CHECK(e.code() == 403);
       CHECK(what.find("services \"kept-tensorboard\" is forbidden") != std::string::npos);
-      CHECK(what.find("1 of its objects could not be deleted: job.batch/kept in namespace \"alice\"") != std::string::npos);
+      CHECK(what.find("1 of its objects could not be deleted: job.batch/kept in namespace \"alice\"") !=
+            std::string::npos);
       CHECK(what.find("deletion denied by policy") != std::string::npos);
     }
     CHECK_THROWS_AS(s.admin.get(kPvcs, "alice", "kept-data0"), ApiError);

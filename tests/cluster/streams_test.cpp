@@ -25,8 +25,8 @@ struct StreamsCluster {
   std::shared_ptr<testing::LocalStreamHandler> handler = std::make_shared<testing::LocalStreamHandler>(echo.port());
   EmbeddedCluster admin;
   explicit StreamsCluster(bool websockets = true)
-      : admin(EmbeddedClusterOptions{.topology = "seed",
-                                     .server = {.users = {"alice"}, .stream_handler = handler, .websockets = websockets}}) {
+      : admin(EmbeddedClusterOptions{
+            .topology = "seed", .server = {.users = {"alice"}, .stream_handler = handler, .websockets = websockets}}) {
     admin.submit(to_workload(gpupool::testing::streams_job()));
   }
 };
@@ -106,7 +106,8 @@ TEST_CASE("port_forward: local ports reach the pod's; a refused port is reported
   pf->stop();
   std::lock_guard lk(mu);
   REQUIRE(errors.size() == 1);
-  CHECK(errors[0].find("an error occurred forwarding " + std::to_string(pf->ports()[1].local) + " -> 81: error forwarding port 81 to pod default/train-launcher") == 0);
+  CHECK(errors[0].find("an error occurred forwarding " + std::to_string(pf->ports()[1].local) +
+                       " -> 81: error forwarding port 81 to pod default/train-launcher") == 0);
   CHECK(c.handler->forwards == 2);
 }
 
@@ -129,7 +130,8 @@ TEST_CASE("exec and port_forward fall back to plain SPDY/3.1 when the WebSocket 
 
 TEST_CASE("tensorboard: forwards to the job's TensorBoard pod, or says why it cannot") {
   StreamsCluster c;
-  CHECK_THROWS_WITH_AS(c.admin.tensorboard("train"), doctest::Contains("TensorBoard is not running yet: pod train-tensorboard"), Error);
+  CHECK_THROWS_WITH_AS(c.admin.tensorboard("train"),
+                       doctest::Contains("TensorBoard is not running yet: pod train-tensorboard"), Error);
   c.admin.server().advance(30s);
   auto tb = c.admin.tensorboard("train");
   CHECK(tb->ports()[0].remote == 6006);

@@ -78,18 +78,23 @@ TEST_CASE("ResourceQuota: limits and requests must be set, with the real message
     "metadata":{"name":"p1"},"spec":{"containers":[{"name":"main","image":"busybox"},
     {"name":"side","image":"busybox","resources":{"limits":{"cpu":"100m"}}}]}})");
   CHECK(code == 403);
-  CHECK(json::serialize(st) ==
-        R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods \"p1\" is forbidden: )"
-        R"(failed quota: compute: must specify limits.cpu for: main; limits.memory for: main,side; requests.cpu for: main",)"
-        R"("reason":"Forbidden","details":{"name":"p1","kind":"pods"},"code":403})");
+  CHECK(
+      json::serialize(st) ==
+      R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":"pods \"p1\" is forbidden: )"
+      R"(failed quota: compute: must specify limits.cpu for: main; limits.memory for: main,side; requests.cpu for: main",)"
+      R"("reason":"Forbidden","details":{"name":"p1","kind":"pods"},"code":403})");
   // A generated name is named as generated (the quota plugin validates after the name exists).
-  const std::string msg = f.message("/api/v1/namespaces/q1/pods",
-                                    R"({"metadata":{"generateName":"gen-"},"spec":{"containers":[{"name":"main","image":"b"}]}})");
+  const std::string msg =
+      f.message("/api/v1/namespaces/q1/pods",
+                R"({"metadata":{"generateName":"gen-"},"spec":{"containers":[{"name":"main","image":"b"}]}})");
   CHECK(msg.starts_with("403 pods \"gen-"));
-  CHECK(msg.ends_with("\" is forbidden: failed quota: compute: must specify limits.cpu for: main; limits.memory for: main; "
-                      "requests.cpu for: main"));
-  CHECK(msg.size() == std::string("403 pods \"gen-xxxxx\" is forbidden: failed quota: compute: must specify limits.cpu for: "
-                                  "main; limits.memory for: main; requests.cpu for: main").size());
+  CHECK(msg.ends_with(
+      "\" is forbidden: failed quota: compute: must specify limits.cpu for: main; limits.memory for: main; "
+      "requests.cpu for: main"));
+  CHECK(msg.size() ==
+        std::string("403 pods \"gen-xxxxx\" is forbidden: failed quota: compute: must specify limits.cpu for: "
+                    "main; limits.memory for: main; requests.cpu for: main")
+            .size());
 }
 
 TEST_CASE("ResourceQuota: exceeded quota for requests, limits, GPUs, pods and object counts") {
@@ -107,9 +112,10 @@ TEST_CASE("ResourceQuota: exceeded quota for requests, limits, GPUs, pods and ob
         "403 pods \"p3\" is forbidden: exceeded quota: compute, requested: limits.cpu=1500m,requests.cpu=600m, used: "
         "limits.cpu=1500m,requests.cpu=600m, limited: limits.cpu=2,requests.cpu=1");
   // status.used as the real quota controller and admission keep it.
-  CHECK(json::serialize(f.used("q1", "compute")) ==
-        R"({"configmaps":"0","count/deployments.apps":"0","count/services":"0","limits.cpu":"1500m","limits.memory":"1Gi",)"
-        R"("pods":"1","requests.cpu":"600m","requests.nvidia.com/gpu":"1"})");
+  CHECK(
+      json::serialize(f.used("q1", "compute")) ==
+      R"({"configmaps":"0","count/deployments.apps":"0","count/services":"0","limits.cpu":"1500m","limits.memory":"1Gi",)"
+      R"("pods":"1","requests.cpu":"600m","requests.nvidia.com/gpu":"1"})");
   CHECK(f.store.get(f.store.type("", "resourcequotas"), "q1", "compute").at("status").at("hard") ==
         f.store.get(f.store.type("", "resourcequotas"), "q1", "compute").at("spec").at("hard"));
 
@@ -133,9 +139,10 @@ TEST_CASE("ResourceQuota: exceeded quota for requests, limits, GPUs, pods and ob
     return b;
   };
   CHECK(f.message("/api/v1/namespaces/q1/services", service("s1")) == "201 created");
-  CHECK(f.message("/api/v1/namespaces/q1/services", service("s2")) ==
-        "403 services \"s2\" is forbidden: exceeded quota: compute, requested: count/services=1, used: count/services=1, "
-        "limited: count/services=1");
+  CHECK(
+      f.message("/api/v1/namespaces/q1/services", service("s2")) ==
+      "403 services \"s2\" is forbidden: exceeded quota: compute, requested: count/services=1, used: count/services=1, "
+      "limited: count/services=1");
   CHECK(f.message("/api/v1/namespaces/q1/configmaps", R"({"metadata":{"name":"c0"}})") == "201 created");
   CHECK(f.message("/api/v1/namespaces/q1/configmaps", R"({"metadata":{"name":"c1"}})") ==
         "403 configmaps \"c1\" is forbidden: exceeded quota: compute, requested: configmaps=1, used: configmaps=1, "
@@ -163,29 +170,36 @@ TEST_CASE("ResourceQuota: GPUs, pod counts, claims by storage class and node por
   CHECK(f.message(pods, gpu_pod("c", "0")) ==
         "403 pods \"c\" is forbidden: exceeded quota: gpu, requested: pods=1, used: pods=2, limited: pods=2");
   auto pvc = [](const std::string& name, const std::string& size, const std::string& cls) {
-    return fmt::format(R"({{"metadata":{{"name":"{}"}},"spec":{{"accessModes":["ReadWriteOnce"],{}"resources":{{"requests":{{"storage":"{}"}}}}}}}})",
-                       name, cls.empty() ? "" : "\"storageClassName\":\"" + cls + "\",", size);
+    return fmt::format(
+        R"({{"metadata":{{"name":"{}"}},"spec":{{"accessModes":["ReadWriteOnce"],{}"resources":{{"requests":{{"storage":"{}"}}}}}}}})",
+        name, cls.empty() ? "" : "\"storageClassName\":\"" + cls + "\",", size);
   };
   const std::string claims = "/api/v1/namespaces/q2/persistentvolumeclaims";
   CHECK(f.message(claims, pvc("v1", "600Mi", "fast")) ==
         "403 persistentvolumeclaims \"v1\" is forbidden: exceeded quota: gpu, requested: "
-        "fast.storageclass.storage.k8s.io/requests.storage=600Mi, used: fast.storageclass.storage.k8s.io/requests.storage=0, "
+        "fast.storageclass.storage.k8s.io/requests.storage=600Mi, used: "
+        "fast.storageclass.storage.k8s.io/requests.storage=0, "
         "limited: fast.storageclass.storage.k8s.io/requests.storage=500Mi");
   CHECK(f.message(claims, pvc("v2", "600Mi", "")) == "201 created");
   CHECK(f.message(claims, pvc("v3", "100Mi", "fast")) == "201 created");
-  CHECK(f.message(claims, pvc("v4", "1.5", "")) ==
-        "403 persistentvolumeclaims \"v4\" is forbidden: exceeded quota: gpu, requested: persistentvolumeclaims=1, used: "
-        "persistentvolumeclaims=2, limited: persistentvolumeclaims=2");
-  CHECK(f.message("/api/v1/namespaces/q2/services",
-                  R"({"metadata":{"name":"np"},"spec":{"type":"NodePort","ports":[{"name":"80","port":80},{"name":"81","port":81}]}})") ==
-        "403 services \"np\" is forbidden: exceeded quota: gpu, requested: services.nodeports=2, used: services.nodeports=0, "
-        "limited: services.nodeports=1");
+  CHECK(
+      f.message(claims, pvc("v4", "1.5", "")) ==
+      "403 persistentvolumeclaims \"v4\" is forbidden: exceeded quota: gpu, requested: persistentvolumeclaims=1, used: "
+      "persistentvolumeclaims=2, limited: persistentvolumeclaims=2");
+  CHECK(
+      f.message(
+          "/api/v1/namespaces/q2/services",
+          R"({"metadata":{"name":"np"},"spec":{"type":"NodePort","ports":[{"name":"80","port":80},{"name":"81","port":81}]}})") ==
+      "403 services \"np\" is forbidden: exceeded quota: gpu, requested: services.nodeports=2, used: "
+      "services.nodeports=0, "
+      "limited: services.nodeports=1");
   CHECK(json::serialize(f.used("q2", "gpu")) ==
         R"({"fast.storageclass.storage.k8s.io/requests.storage":"100Mi","persistentvolumeclaims":"2","pods":"2",)"
         R"("requests.nvidia.com/gpu":"1","requests.storage":"700Mi","services.nodeports":"0"})");
   // A pod that finishes releases its usage (count/pods would still count it).
-  f.store.mutate(f.store.type("", "pods"), "q2", "a", [](json::object& p) { p["status"].as_object()["phase"] = "Succeeded"; },
-                 {}, "status");
+  f.store.mutate(
+      f.store.type("", "pods"), "q2", "a", [](json::object& p) { p["status"].as_object()["phase"] = "Succeeded"; }, {},
+      "status");
   CHECK(f.used("q2", "gpu").at("requests.nvidia.com/gpu") == "0");
   CHECK(f.used("q2", "gpu").at("pods") == "1");
   CHECK(f.message(pods, gpu_pod("b", "2")) == "201 created");
@@ -195,11 +209,13 @@ TEST_CASE("ResourceQuota: scopes select the pods a quota counts") {
   Fixture f;
   f.store.create(f.store.type("", "resourcequotas"), "q1", obj(R"({"metadata":{"name":"be"},"spec":{"hard":{"pods":"1"},
     "scopes":["BestEffort"]}})"));
-  f.store.create(f.store.type("", "resourcequotas"), "q1", obj(R"({"metadata":{"name":"high"},"spec":{"hard":{"pods":"1"},
+  f.store.create(f.store.type("", "resourcequotas"), "q1",
+                 obj(R"({"metadata":{"name":"high"},"spec":{"hard":{"pods":"1"},
     "scopeSelector":{"matchExpressions":[{"scopeName":"PriorityClass","operator":"In","values":["high"]}]}}})"));
   const std::string pods = "/api/v1/namespaces/q1/pods";
   auto pod = [](const std::string& name, const std::string& extra) {
-    return fmt::format(R"({{"metadata":{{"name":"{}"}},"spec":{{{}"containers":[{{"name":"c","image":"x"}}]}}}})", name, extra);
+    return fmt::format(R"({{"metadata":{{"name":"{}"}},"spec":{{{}"containers":[{{"name":"c","image":"x"}}]}}}})", name,
+                       extra);
   };
   CHECK(f.message(pods, pod("a", "")) == "201 created");
   CHECK(f.message(pods, pod("b", "")) ==
@@ -215,10 +231,12 @@ TEST_CASE("ResourceQuota: scopes select the pods a quota counts") {
 // ---- FailedCreate: the ReplicaSet and Job controllers when admission refuses their pods ---------
 
 namespace {
-std::vector<json::object> events_of(Fixture& f, const std::string& ns, const std::string& kind, const std::string& name) {
+std::vector<json::object> events_of(Fixture& f, const std::string& ns, const std::string& kind,
+                                    const std::string& name) {
   std::vector<json::object> out;
   for (const auto& e : f.store.list(f.store.type("", "events"), ns).items)
-    if (field_value(*e, "involvedObject.kind") == kind && field_value(*e, "involvedObject.name") == name) out.push_back(*e);
+    if (field_value(*e, "involvedObject.kind") == kind && field_value(*e, "involvedObject.name") == name)
+      out.push_back(*e);
   return out;
 }
 const json::object* condition_of(const json::object& o, const std::string& type) {
@@ -247,8 +265,9 @@ TEST_CASE("FailedCreate: a Deployment and a Job under a quota their pods do not 
   CHECK(ev.at("type") == "Warning");
   CHECK(ev.at("reason") == "FailedCreate");
   const std::string msg(ev.at("message").as_string());
-  const std::string why = "\" is forbidden: failed quota: compute: must specify limits.cpu for: busybox; limits.memory for: "
-                          "busybox; requests.cpu for: busybox";
+  const std::string why =
+      "\" is forbidden: failed quota: compute: must specify limits.cpu for: busybox; limits.memory for: "
+      "busybox; requests.cpu for: busybox";
   CHECK(msg.starts_with("Error creating: pods \"" + rs + "-"));
   CHECK(msg.ends_with(why));
   CHECK(field_value(ev, "source.component") == "replicaset-controller");
@@ -273,8 +292,9 @@ TEST_CASE("FailedCreate: a Deployment and a Job under a quota their pods do not 
   const auto jevs = events_of(f, "q1", "Job", "j1");
   REQUIRE(jevs.size() == 1);
   CHECK(std::string(jevs[0].at("message").as_string()).starts_with("Error creating: pods \"j1-"));
-  CHECK(std::string(jevs[0].at("message").as_string()).ends_with(
-      "\" is forbidden: failed quota: compute: must specify limits.cpu for: j1; limits.memory for: j1; requests.cpu for: j1"));
+  CHECK(std::string(jevs[0].at("message").as_string())
+            .ends_with("\" is forbidden: failed quota: compute: must specify limits.cpu for: j1; limits.memory for: "
+                       "j1; requests.cpu for: j1"));
   CHECK(field_value(jevs[0], "source.component") == "job-controller");
   const auto job = f.store.get(f.store.type("batch", "jobs"), "q1", "j1");
   CHECK(job.at("status").as_object().if_contains("active") == nullptr);  // nothing was created
@@ -297,9 +317,10 @@ TEST_CASE("LimitRange: defaults filled in and noted, min/max refused with the re
     {"type":"PersistentVolumeClaim","min":{"storage":"1Gi"},"max":{"storage":"5Gi"}}]}})") == "201 created");
   // SetDefaults_LimitRangeItem: default from max, defaultRequest from default.
   const auto lr = f.store.get(f.store.type("", "limitranges"), "q1", "lim");
-  CHECK(json::serialize(lr.at("spec").at("limits").at(0)) ==
-        R"({"type":"Container","default":{"cpu":"500m","memory":"1Gi"},"min":{"memory":"10Mi"},"max":{"cpu":"2","memory":"1Gi"},)"
-        R"("defaultRequest":{"cpu":"500m","memory":"1Gi"}})");
+  CHECK(
+      json::serialize(lr.at("spec").at("limits").at(0)) ==
+      R"({"type":"Container","default":{"cpu":"500m","memory":"1Gi"},"min":{"memory":"10Mi"},"max":{"cpu":"2","memory":"1Gi"},)"
+      R"("defaultRequest":{"cpu":"500m","memory":"1Gi"}})");
   auto pod = [](const std::string& name, const std::string& containers) {
     return fmt::format(R"({{"metadata":{{"name":"{}"}},"spec":{{"containers":[{}]}}}})", name, containers);
   };
@@ -311,25 +332,37 @@ TEST_CASE("LimitRange: defaults filled in and noted, min/max refused with the re
         "LimitRanger plugin set: cpu, memory request for container c; cpu, memory limit for container c");
   CHECK(json::serialize(a.at("spec").at("containers").at(0).at("resources")) ==
         R"({"limits":{"cpu":"500m","memory":"1Gi"},"requests":{"cpu":"500m","memory":"1Gi"}})");
-  CHECK(f.message(pods, pod("b", R"({"name":"c","image":"x","resources":{"requests":{"memory":"20Mi"}}})")) == "201 created");
-  CHECK(f.store.get(f.store.type("", "pods"), "q1", "b").at("metadata").at("annotations").at("kubernetes.io/limit-ranger") ==
+  CHECK(f.message(pods, pod("b", R"({"name":"c","image":"x","resources":{"requests":{"memory":"20Mi"}}})")) ==
+        "201 created");
+  CHECK(f.store.get(f.store.type("", "pods"), "q1", "b")
+            .at("metadata")
+            .at("annotations")
+            .at("kubernetes.io/limit-ranger") ==
         "LimitRanger plugin set: cpu request for container c; cpu, memory limit for container c");
-  CHECK(f.message(pods, pod("c", R"({"name":"c","image":"x","resources":{"limits":{"cpu":"3","memory":"2Gi"},"requests":{"memory":"5Mi"}}})")) ==
-        "403 pods \"c\" is forbidden: [minimum memory usage per Container is 10Mi, but request is 5Mi, maximum cpu usage per "
-        "Container is 2, but limit is 3, maximum memory usage per Container is 1Gi, but limit is 2Gi]");
+  CHECK(
+      f.message(
+          pods,
+          pod("c",
+              R"({"name":"c","image":"x","resources":{"limits":{"cpu":"3","memory":"2Gi"},"requests":{"memory":"5Mi"}}})")) ==
+      "403 pods \"c\" is forbidden: [minimum memory usage per Container is 10Mi, but request is 5Mi, maximum cpu usage "
+      "per "
+      "Container is 2, but limit is 3, maximum memory usage per Container is 1Gi, but limit is 2Gi]");
   CHECK(f.message(pods, pod("d", R"({"name":"c","image":"x","resources":{"limits":{"cpu":"2","memory":"20Mi"}}},
     {"name":"e","image":"x","resources":{"limits":{"cpu":"2","memory":"20Mi"}}})")) ==
         "403 pods \"d\" is forbidden: maximum cpu usage per Pod is 3, but limit is 4");
   auto pvc = [](const std::string& name, const std::string& size) {
-    return fmt::format(R"({{"metadata":{{"name":"{}"}},"spec":{{"accessModes":["ReadWriteOnce"],"resources":{{"requests":{{"storage":"{}"}}}}}}}})",
-                       name, size);
+    return fmt::format(
+        R"({{"metadata":{{"name":"{}"}},"spec":{{"accessModes":["ReadWriteOnce"],"resources":{{"requests":{{"storage":"{}"}}}}}}}})",
+        name, size);
   };
   const std::string claims = "/api/v1/namespaces/q1/persistentvolumeclaims";
   CHECK(f.message(claims, pvc("small", "500Mi")) ==
-        "403 persistentvolumeclaims \"small\" is forbidden: minimum storage usage per PersistentVolumeClaim is 1Gi, but request "
+        "403 persistentvolumeclaims \"small\" is forbidden: minimum storage usage per PersistentVolumeClaim is 1Gi, "
+        "but request "
         "is 500Mi");
   CHECK(f.message(claims, pvc("big", "6Gi")) ==
-        "403 persistentvolumeclaims \"big\" is forbidden: maximum storage usage per PersistentVolumeClaim is 5Gi, but request is "
+        "403 persistentvolumeclaims \"big\" is forbidden: maximum storage usage per PersistentVolumeClaim is 5Gi, but "
+        "request is "
         "6Gi");
   CHECK(f.message(claims, pvc("ok", "2Gi")) == "201 created");
 }
@@ -339,25 +372,32 @@ TEST_CASE("LimitRange defaults come before ResourceQuota's must-specify check") 
   f.store.create(f.store.type("", "resourcequotas"), "q1", obj(kComputeQuota));
   f.store.create(f.store.type("", "limitranges"), "q1", obj(R"({"metadata":{"name":"defaults"},"spec":{"limits":[
     {"type":"Container","default":{"cpu":"200m","memory":"256Mi"},"defaultRequest":{"cpu":"100m"}}]}})"));
-  CHECK(f.message("/api/v1/namespaces/q1/pods", R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"main","image":"x"}]}})") ==
-        "201 created");
-  CHECK(json::serialize(f.used("q1", "compute")) ==
-        R"({"configmaps":"0","count/deployments.apps":"0","count/services":"0","limits.cpu":"200m","limits.memory":"256Mi",)"
-        R"("pods":"1","requests.cpu":"100m","requests.nvidia.com/gpu":"0"})");
+  CHECK(f.message("/api/v1/namespaces/q1/pods",
+                  R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"main","image":"x"}]}})") == "201 created");
+  CHECK(
+      json::serialize(f.used("q1", "compute")) ==
+      R"({"configmaps":"0","count/deployments.apps":"0","count/services":"0","limits.cpu":"200m","limits.memory":"256Mi",)"
+      R"("pods":"1","requests.cpu":"100m","requests.nvidia.com/gpu":"0"})");
 }
 
 TEST_CASE("mutating admission comes before validation: LimitRange defaults are validated, Priority refuses first") {
   // Answers of kube-apiserver v1.32.13 (golden podvalues, its last steps).
   Fixture f;
-  f.store.create(f.store.type("", "limitranges"), "q1",
-                 obj(R"({"metadata":{"name":"lr"},"spec":{"limits":[{"type":"Container","default":{"cpu":"500m"}}]}})"));
-  CHECK(f.message("/api/v1/namespaces/q1/pods",
-                  R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"main","image":"x","resources":{"requests":{"cpu":"1"}}}]}})") ==
-        "422 Pod \"p\" is invalid: spec.containers[0].resources.requests: Invalid value: \"1\": must be less than or equal to cpu "
-        "limit of 500m");
-  CHECK(f.message("/api/v1/namespaces/q1/pods",
-                  R"({"metadata":{"name":"p"},"spec":{"priorityClassName":"nope","containers":[{"name":"Bad_Name","image":"x"}]}})") ==
-        "403 pods \"p\" is forbidden: no PriorityClass with name nope was found");
+  f.store.create(
+      f.store.type("", "limitranges"), "q1",
+      obj(R"({"metadata":{"name":"lr"},"spec":{"limits":[{"type":"Container","default":{"cpu":"500m"}}]}})"));
+  CHECK(
+      f.message(
+          "/api/v1/namespaces/q1/pods",
+          R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"main","image":"x","resources":{"requests":{"cpu":"1"}}}]}})") ==
+      "422 Pod \"p\" is invalid: spec.containers[0].resources.requests: Invalid value: \"1\": must be less than or "
+      "equal to cpu "
+      "limit of 500m");
+  CHECK(
+      f.message(
+          "/api/v1/namespaces/q1/pods",
+          R"({"metadata":{"name":"p"},"spec":{"priorityClassName":"nope","containers":[{"name":"Bad_Name","image":"x"}]}})") ==
+      "403 pods \"p\" is forbidden: no PriorityClass with name nope was found");
 }
 
 // ---- Priority ---------------------------------------------------------------------------------------
@@ -387,7 +427,8 @@ TEST_CASE("Priority: built-in classes, unknown classes refused, spec.priority fi
   CHECK(f.message(pods, pod(R"("name":"c")", R"("priorityClassName":"system-cluster-critical",)")) == "201 created");
   CHECK(f.store.get(f.store.type("", "pods"), "q1", "c").at("spec").at("priority") == 2000000000);
   CHECK(f.message(pods, pod(R"("name":"d")", R"("priority":5,)")) ==
-        "403 pods \"d\" is forbidden: the integer value of priority (5) must not be provided in pod spec; priority admission "
+        "403 pods \"d\" is forbidden: the integer value of priority (5) must not be provided in pod spec; priority "
+        "admission "
         "controller computed 0 from the given PriorityClass name");
 
   const std::string classes = "/apis/scheduling.k8s.io/v1/priorityclasses";
@@ -395,21 +436,25 @@ TEST_CASE("Priority: built-in classes, unknown classes refused, spec.priority fi
   CHECK(code == 201);
   CHECK(high.at("preemptionPolicy") == "PreemptLowerPriority");
   CHECK(f.message(classes, R"({"metadata":{"name":"high2"},"value":100,"globalDefault":true})") ==
-        "403 priorityclasses.scheduling.k8s.io \"high2\" is forbidden: PriorityClass high is already marked as default. Only "
+        "403 priorityclasses.scheduling.k8s.io \"high2\" is forbidden: PriorityClass high is already marked as "
+        "default. Only "
         "one default can exist");
   auto [c1, system_x] = f.call("POST", classes, R"({"metadata":{"name":"system-x"},"value":100})");
   CHECK(c1 == 422);
-  CHECK(json::serialize(system_x.at("details").at("causes")) ==
-        R"([{"reason":"FieldValueForbidden","message":"Forbidden: priority class names with 'system-' prefix are reserved for )"
-        R"(system use only. error: system-x is not a known system priority class","field":"metadata.name"}])");
+  CHECK(
+      json::serialize(system_x.at("details").at("causes")) ==
+      R"([{"reason":"FieldValueForbidden","message":"Forbidden: priority class names with 'system-' prefix are reserved for )"
+      R"(system use only. error: system-x is not a known system priority class","field":"metadata.name"}])");
   auto [c2, huge] = f.call("POST", classes, R"({"metadata":{"name":"huge"},"value":2000000000})");
   CHECK(c2 == 422);
   CHECK(json::serialize(huge.at("details").at("causes")) ==
         R"([{"reason":"FieldValueForbidden","message":"Forbidden: maximum allowed value of a user defined priority is )"
         R"(1000000000","field":"value"}])");
-  auto [c3, changed] = f.call("PUT", classes + "/high", R"({"metadata":{"name":"high"},"value":5,"globalDefault":true})");
+  auto [c3, changed] =
+      f.call("PUT", classes + "/high", R"({"metadata":{"name":"high"},"value":5,"globalDefault":true})");
   CHECK(c3 == 422);
-  CHECK(std::string(changed.at("message").as_string()).ends_with(" \"high\" is invalid: value: Forbidden: may not be changed in an update."));
+  CHECK(std::string(changed.at("message").as_string())
+            .ends_with(" \"high\" is invalid: value: Forbidden: may not be changed in an update."));
   // The global default applies to pods without a class.
   CHECK(f.message(pods, pod(R"("name":"e")", "")) == "201 created");
   auto e = f.store.get(f.store.type("", "pods"), "q1", "e");
@@ -433,7 +478,8 @@ TEST_CASE("Immutable fields: Job template and selector, Deployment selector, Ser
     return std::pair{resp.status, json::parse(resp.body).as_object()};
   };
   // A Job's selector is generated on its uid (a selector given without manualSelector is refused).
-  CHECK(f.message("/apis/batch/v1/namespaces/q1/jobs", R"({"metadata":{"name":"m"},"spec":{"selector":{"matchLabels":{"job":"m"}},
+  CHECK(f.message("/apis/batch/v1/namespaces/q1/jobs",
+                  R"({"metadata":{"name":"m"},"spec":{"selector":{"matchLabels":{"job":"m"}},
     "template":{"metadata":{"labels":{"job":"m"}},"spec":{"containers":[{"name":"j","image":"busybox"}],"restartPolicy":"Never"}}}})")
             .find("`selector` not auto-generated") != std::string::npos);
   CHECK(f.message("/apis/batch/v1/namespaces/q1/jobs", R"({"metadata":{"name":"j"},"spec":{
@@ -448,44 +494,59 @@ TEST_CASE("Immutable fields: Job template and selector, Deployment selector, Ser
   // kube-apiserver v1.32.13 gives these three causes, in this order, for this patch.
   auto [c2, s2] = patch("/apis/batch/v1/namespaces/q1/jobs/j", R"({"spec":{"selector":{"matchLabels":{"a":"b"}}}})");
   CHECK(c2 == 422);
-  const std::string sel = "v1.LabelSelector{MatchLabels:map[string]string{\"a\":\"b\", \"batch.kubernetes.io/controller-uid\":\"" +
-                          uid + "\"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}";
-  CHECK(std::string(s2.at("message").as_string()) ==
-        "Job.batch \"j\" is invalid: [spec.selector: Invalid value: " + sel + ": `selector` not auto-generated, "
-        "spec.template.metadata.labels: Invalid value: map[string]string{\"batch.kubernetes.io/controller-uid\":\"" + uid +
-        "\", \"batch.kubernetes.io/job-name\":\"j\", \"controller-uid\":\"" + uid + "\", \"job-name\":\"j\"}: `selector` does "
-        "not match template `labels`, spec.selector: Invalid value: " + sel + ": field is immutable]");
+  const std::string sel =
+      "v1.LabelSelector{MatchLabels:map[string]string{\"a\":\"b\", \"batch.kubernetes.io/controller-uid\":\"" + uid +
+      "\"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}";
+  CHECK(
+      std::string(s2.at("message").as_string()) ==
+      "Job.batch \"j\" is invalid: [spec.selector: Invalid value: " + sel +
+          ": `selector` not auto-generated, "
+          "spec.template.metadata.labels: Invalid value: map[string]string{\"batch.kubernetes.io/controller-uid\":\"" +
+          uid + "\", \"batch.kubernetes.io/job-name\":\"j\", \"controller-uid\":\"" + uid +
+          "\", \"job-name\":\"j\"}: `selector` does "
+          "not match template `labels`, spec.selector: Invalid value: " +
+          sel + ": field is immutable]");
 
-
-  CHECK(f.message("/apis/apps/v1/namespaces/q1/deployments", R"({"metadata":{"name":"d"},"spec":{"selector":{"matchLabels":{"app":"d"}},
-    "template":{"metadata":{"labels":{"app":"d"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}})") == "201 created");
-  auto [c3, s3] = patch("/apis/apps/v1/namespaces/q1/deployments/d",
-                        R"({"spec":{"selector":{"matchLabels":{"x":"y"}},"template":{"metadata":{"labels":{"x":"y"}}}}})");
+  CHECK(f.message("/apis/apps/v1/namespaces/q1/deployments",
+                  R"({"metadata":{"name":"d"},"spec":{"selector":{"matchLabels":{"app":"d"}},
+    "template":{"metadata":{"labels":{"app":"d"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}})") ==
+        "201 created");
+  auto [c3, s3] =
+      patch("/apis/apps/v1/namespaces/q1/deployments/d",
+            R"({"spec":{"selector":{"matchLabels":{"x":"y"}},"template":{"metadata":{"labels":{"x":"y"}}}}})");
   CHECK(c3 == 422);
-  CHECK(std::string(s3.at("message").as_string()).ends_with(
-      " \"d\" is invalid: spec.selector: Invalid value: v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"d\", "
-      "\"x\":\"y\"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable"));
+  CHECK(std::string(s3.at("message").as_string())
+            .ends_with(" \"d\" is invalid: spec.selector: Invalid value: "
+                       "v1.LabelSelector{MatchLabels:map[string]string{\"app\":\"d\", "
+                       "\"x\":\"y\"}, MatchExpressions:[]v1.LabelSelectorRequirement(nil)}: field is immutable"));
   // The template alone may change.
-  CHECK(patch("/apis/apps/v1/namespaces/q1/deployments/d", R"({"spec":{"template":{"spec":{"containers":[{"name":"c","image":"busybox:2"}]}}}})").first == 200);
+  CHECK(patch("/apis/apps/v1/namespaces/q1/deployments/d",
+              R"({"spec":{"template":{"spec":{"containers":[{"name":"c","image":"busybox:2"}]}}}})")
+            .first == 200);
 
-  CHECK(f.message("/api/v1/namespaces/q1/services", R"({"metadata":{"name":"s"},"spec":{"ports":[{"port":80}]}})") == "201 created");
+  CHECK(f.message("/api/v1/namespaces/q1/services", R"({"metadata":{"name":"s"},"spec":{"ports":[{"port":80}]}})") ==
+        "201 created");
   auto [c4, s4] = patch("/api/v1/namespaces/q1/services/s", R"({"spec":{"clusterIP":"10.0.0.99"}})");
   CHECK(c4 == 422);
-  CHECK(s4.at("message") ==
-        "Service \"s\" is invalid: spec.clusterIPs[0]: Invalid value: []string{\"10.0.0.99\"}: may not change once set");
+  CHECK(
+      s4.at("message") ==
+      "Service \"s\" is invalid: spec.clusterIPs[0]: Invalid value: []string{\"10.0.0.99\"}: may not change once set");
   // A full update that leaves the address out keeps it.
   auto svc = f.store.get(f.store.type("", "services"), "q1", "s");
   const auto ip = svc.at("spec").at("clusterIP");
   svc["spec"].as_object().erase("clusterIP");
   CHECK(f.store.update(f.store.type("", "services"), "q1", svc).at("spec").at("clusterIP") == ip);
 
-  CHECK(f.message("/api/v1/namespaces/q1/persistentvolumeclaims", R"({"metadata":{"name":"c"},"spec":{"accessModes":["ReadWriteOnce"],
+  CHECK(f.message("/api/v1/namespaces/q1/persistentvolumeclaims",
+                  R"({"metadata":{"name":"c"},"spec":{"accessModes":["ReadWriteOnce"],
     "storageClassName":"manual","resources":{"requests":{"storage":"1Gi"}}}})") == "201 created");
-  auto [c5, s5] = patch("/api/v1/namespaces/q1/persistentvolumeclaims/c", R"({"spec":{"accessModes":["ReadWriteMany"]}})");
+  auto [c5, s5] =
+      patch("/api/v1/namespaces/q1/persistentvolumeclaims/c", R"({"spec":{"accessModes":["ReadWriteMany"]}})");
   CHECK(c5 == 422);
-  CHECK(std::string(s5.at("message").as_string()).starts_with(
-      "PersistentVolumeClaim \"c\" is invalid: spec: Forbidden: spec is immutable after creation except resources.requests and "
-      "volumeAttributesClassName for bound claims"));
+  CHECK(std::string(s5.at("message").as_string())
+            .starts_with("PersistentVolumeClaim \"c\" is invalid: spec: Forbidden: spec is immutable after creation "
+                         "except resources.requests and "
+                         "volumeAttributesClassName for bound claims"));
   // The binder may set volumeName once.
   CHECK(patch("/api/v1/namespaces/q1/persistentvolumeclaims/c", R"({"spec":{"volumeName":"pv1"}})").first == 200);
   CHECK(patch("/api/v1/namespaces/q1/persistentvolumeclaims/c", R"({"spec":{"volumeName":"pv2"}})").first == 422);

@@ -63,7 +63,6 @@ struct Fixture {
   }
 };
 
-
 }  // namespace
 
 TEST_CASE("every Status error, as the API server sends it") {
@@ -90,11 +89,13 @@ TEST_CASE("every Status error, as the API server sends it") {
        422, "Invalid",
        "Pod \"UPPER\" is invalid: metadata.name: Invalid value: \"UPPER\": a lowercase RFC 1123 subdomain must consist "
        "of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
-       "'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"},
+       "'example.com', regex used for validation is "
+       "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"},
       {"GET", "/api/v1/namespaces/bob/pods", "", "alice", "", 403, "Forbidden",
        "pods is forbidden: User \"alice\" cannot list resource \"pods\" in API group \"\" in the namespace \"bob\""},
       {"PATCH", "/api/v1/nodes/n1", "{}", "alice", "application/merge-patch+json", 403, "Forbidden",
-       "nodes \"n1\" is forbidden: User \"alice\" cannot patch resource \"nodes\" in API group \"\" at the cluster scope"},
+       "nodes \"n1\" is forbidden: User \"alice\" cannot patch resource \"nodes\" in API group \"\" at the cluster "
+       "scope"},
       {"GET", "/api/v1/namespaces/alice/pods", "", "", "", 401, "Unauthorized", "Unauthorized"},
       {"POST", "/api/v1/namespaces/alice/pods", "{not json", "admin", "application/json", 400, "BadRequest", ""},
       {"GET", "/api/v1/namespaces/alice/pods?labelSelector=a%20in%20(b", "", "admin", "", 400, "BadRequest", ""},
@@ -105,7 +106,8 @@ TEST_CASE("every Status error, as the API server sends it") {
        "dryRun: Unsupported value: \"Some\": supported values: \"All\""},
       {"GET", "/api/v1/namespaces/alice/widgets", "", "admin", "", 404, "NotFound",
        "the server could not find the requested resource"},
-      {"OPTIONS", "/api/v1/namespaces/alice/pods", "", "admin", "", 405, "MethodNotAllowed", "OPTIONS is not supported"},
+      {"OPTIONS", "/api/v1/namespaces/alice/pods", "", "admin", "", 405, "MethodNotAllowed",
+       "OPTIONS is not supported"},
       {"POST", "/api/v1/namespaces/ghost/pods", kPod, "admin", "application/json", 404, "NotFound",
        "namespaces \"ghost\" not found"},
       // CBOR (client-go's opt-in encoding) is not decoded; protobuf is (see the protobuf test).
@@ -132,7 +134,8 @@ TEST_CASE("every Status error, as the API server sends it") {
   auto nf = f.json_of(f.call("GET", "/apis/apps/v1/namespaces/alice/deployments/gone"));
   CHECK(nf["details"] == json::parse(R"({"name":"gone","group":"apps","kind":"deployments"})"));
   // 429 from the fault injector carries Retry-After.
-  auto tmr = status_response(StatusError(429, "TooManyRequests", "Too many requests, please try again later.", {}, {}, {}, {}, 3));
+  auto tmr = status_response(
+      StatusError(429, "TooManyRequests", "Too many requests, please try again later.", {}, {}, {}, {}, 3));
   CHECK(tmr.headers == std::vector<std::pair<std::string, std::string>>{{"Retry-After", "3"}});
   CHECK(f.json_of(tmr)["details"].at("retryAfterSeconds") == 3);
 }
@@ -161,7 +164,8 @@ TEST_CASE("patch types: merge, JSON, strategic (merge keys and directives), serv
   CHECK(cs[0].at("image") == "y:2");
   CHECK(cs[1].at("image") == "x:1");
   CHECK(cs[1].at("env").as_array().size() == 2);
-  CHECK(d["spec"].at("template").at("spec").at("tolerations") == json::parse(R"([{"key":"other","operator":"Exists"}])"));
+  CHECK(d["spec"].at("template").at("spec").at("tolerations") ==
+        json::parse(R"([{"key":"other","operator":"Exists"}])"));
   CHECK(d["metadata"].at("generation") == 2);
   // $patch: delete and $setElementOrder.
   d = patch("application/strategic-merge-patch+json", R"({"spec":{"template":{"spec":{
@@ -170,7 +174,8 @@ TEST_CASE("patch types: merge, JSON, strategic (merge keys and directives), serv
   REQUIRE(cs.size() == 1);
   CHECK(cs[0].at("name") == "b");
   // JSON merge patch replaces lists; null deletes.
-  d = patch("application/merge-patch+json", R"({"metadata":{"labels":{"l":"1"}},"spec":{"template":{"spec":{"tolerations":null}}}})");
+  d = patch("application/merge-patch+json",
+            R"({"metadata":{"labels":{"l":"1"}},"spec":{"template":{"spec":{"tolerations":null}}}})");
   CHECK(!d["spec"].at("template").at("spec").as_object().contains("tolerations"));
   CHECK(d["metadata"].at("labels").at("l") == "1");
   // JSON patch, including a failed test (422).
@@ -178,8 +183,8 @@ TEST_CASE("patch types: merge, JSON, strategic (merge keys and directives), serv
     {"op":"add","path":"/metadata/labels/m","value":"2"},{"op":"remove","path":"/metadata/labels/l"}])");
   CHECK(d["spec"].at("replicas") == 5);
   CHECK(d["metadata"].at("labels") == json::parse(R"({"m":"2"})"));
-  auto failed = f.call("PATCH", "/apis/apps/v1/namespaces/alice/deployments/d", R"([{"op":"test","path":"/spec/replicas","value":1}])",
-                       "admin", "application/json-patch+json");
+  auto failed = f.call("PATCH", "/apis/apps/v1/namespaces/alice/deployments/d",
+                       R"([{"op":"test","path":"/spec/replicas","value":1}])", "admin", "application/json-patch+json");
   CHECK(failed.status == 422);
   // Scale subresource (kubectl scale sends a merge patch to .../scale).
   auto sc = patch("application/merge-patch+json", R"({"spec":{"replicas":7}})", "/scale");
@@ -192,9 +197,10 @@ TEST_CASE("patch types: merge, JSON, strategic (merge keys and directives), serv
                    "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\nspec:\n  ports:\n  - port: 80\n", "admin",
                    "application/apply-patch+yaml");
   REQUIRE_MESSAGE(ap.status == 201, ap.body);
-  ap = f.call("PATCH", "/api/v1/namespaces/alice/services/svc?fieldManager=gpupool",
-              "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\n  labels: {a: b}\nspec:\n  ports:\n  - port: 80\n",
-              "admin", "application/apply-patch+yaml");
+  ap =
+      f.call("PATCH", "/api/v1/namespaces/alice/services/svc?fieldManager=gpupool",
+             "apiVersion: v1\nkind: Service\nmetadata:\n  name: svc\n  labels: {a: b}\nspec:\n  ports:\n  - port: 80\n",
+             "admin", "application/apply-patch+yaml");
   REQUIRE(ap.status == 200);
   auto svc = f.json_of(ap);
   CHECK(svc["metadata"].at("labels").at("a") == "b");
@@ -243,7 +249,8 @@ TEST_CASE("patch functions (table)") {
 
 TEST_CASE("tables: columns kubectl prints, -o wide columns at priority 1, ages from the clock") {
   Fixture f;
-  auto r = f.call("GET", "/api/v1/nodes", "", "admin", "", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json");
+  auto r =
+      f.call("GET", "/api/v1/nodes", "", "admin", "", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json");
   auto t = f.json_of(r);
   CHECK(t["kind"] == "Table");
   std::vector<std::string> names, wide;
@@ -251,17 +258,21 @@ TEST_CASE("tables: columns kubectl prints, -o wide columns at priority 1, ages f
     (c.at("priority") == 0 ? names : wide).emplace_back(c.at("name").as_string());
   CHECK(names == std::vector<std::string>{"Name", "Status", "Roles", "Age", "Version"});
   CHECK(wide.front() == "Internal-IP");
-  CHECK(t["rows"].at(0).at("cells") == json::parse(R"(["n1","Ready","master","0s","v1.32.0","<none>","<none>","","",""])"));
+  CHECK(t["rows"].at(0).at("cells") ==
+        json::parse(R"(["n1","Ready","master","0s","v1.32.0","<none>","<none>","","",""])"));
   CHECK(t["rows"].at(0).at("object").at("kind") == "PartialObjectMetadata");
   // ROLES is the model's findNodeRoles: an empty legacy kubernetes.io/role label is no role.
-  f.store.create(f.store.type("", "nodes"), "",
-                 json::parse(R"({"metadata":{"name":"n2","labels":{"kubernetes.io/role":"","node-role.kubernetes.io/gpu":""}}})")
-                     .as_object());
-  auto two = f.json_of(f.call("GET", "/api/v1/nodes/n2", "", "admin", "", "application/json;as=Table;v=v1;g=meta.k8s.io"));
+  f.store.create(
+      f.store.type("", "nodes"), "",
+      json::parse(R"({"metadata":{"name":"n2","labels":{"kubernetes.io/role":"","node-role.kubernetes.io/gpu":""}}})")
+          .as_object());
+  auto two =
+      f.json_of(f.call("GET", "/api/v1/nodes/n2", "", "admin", "", "application/json;as=Table;v=v1;g=meta.k8s.io"));
   CHECK(two["rows"].at(0).at("cells").at(2) == "gpu");
   f.store.remove(f.store.type("", "nodes"), "", "n2");
   f.clock.advance(std::chrono::hours(70));
-  t = f.json_of(f.call("GET", "/api/v1/nodes?includeObject=None", "", "admin", "", "application/json;as=Table;v=v1;g=meta.k8s.io"));
+  t = f.json_of(f.call("GET", "/api/v1/nodes?includeObject=None", "", "admin", "",
+                       "application/json;as=Table;v=v1;g=meta.k8s.io"));
   CHECK(t["rows"].at(0).at("cells").at(3) == "2d22h");
   CHECK(!t["rows"].at(0).as_object().contains("object"));
 
@@ -269,9 +280,18 @@ TEST_CASE("tables: columns kubectl prints, -o wide columns at priority 1, ages f
     std::chrono::seconds d;
     const char* text;
   };
-  const Age ages[] = {{0s, "0s"}, {119s, "119s"}, {120s, "2m"}, {150s, "2m30s"}, {600s, "10m"}, {3h, "3h"},
-                      {std::chrono::seconds(3 * 3600 + 300), "3h5m"}, {9h, "9h"}, {48h, "2d"}, {49h, "2d1h"},
-                      {std::chrono::hours(24 * 9), "9d"}, {std::chrono::hours(24 * 800), "2y70d"},
+  const Age ages[] = {{0s, "0s"},
+                      {119s, "119s"},
+                      {120s, "2m"},
+                      {150s, "2m30s"},
+                      {600s, "10m"},
+                      {3h, "3h"},
+                      {std::chrono::seconds(3 * 3600 + 300), "3h5m"},
+                      {9h, "9h"},
+                      {48h, "2d"},
+                      {49h, "2d1h"},
+                      {std::chrono::hours(24 * 9), "9d"},
+                      {std::chrono::hours(24 * 800), "2y70d"},
                       {std::chrono::hours(24 * 365 * 9), "9y"}};
   for (const auto& a : ages) CHECK(human_duration(a.d) == a.text);
 }
@@ -294,7 +314,8 @@ TEST_CASE("list, dryRun, delete propagation and a watch stream over the API") {
   w.user = "alice";
   auto resp = f.api.handle(w);
   REQUIRE(resp.stream);
-  f.store.mutate(f.store.type("", "pods"), "alice", "p", [](json::object& o) { o["metadata"].as_object()["labels"] = json::object{}; });
+  f.store.mutate(f.store.type("", "pods"), "alice", "p",
+                 [](json::object& o) { o["metadata"].as_object()["labels"] = json::object{}; });
   std::vector<std::string> lines;
   std::atomic<bool> stop{false};
   resp.stream(
@@ -315,28 +336,37 @@ TEST_CASE("list, dryRun, delete propagation and a watch stream over the API") {
   Api api2(small, {});
   small.create(small.type("", "namespaces"), "", json::object{{"metadata", json::object{{"name", "x"}}}});
   for (int i = 0; i < 5; ++i)
-    small.create(small.type("", "configmaps"), "x", json::object{{"metadata", json::object{{"name", "c" + std::to_string(i)}}}});
+    small.create(small.type("", "configmaps"), "x",
+                 json::object{{"metadata", json::object{{"name", "c" + std::to_string(i)}}}});
   w.path = "/api/v1/namespaces/x/configmaps";
   w.query = {{"watch", "1"}, {"resourceVersion", "2"}};
   w.groups = {"system:masters"};
   auto expired = api2.handle(w);
   REQUIRE(expired.stream);
   std::string line;
-  expired.stream([&](std::string_view s) { line = s; return true; }, stop);
+  expired.stream(
+      [&](std::string_view s) {
+        line = s;
+        return true;
+      },
+      stop);
   auto ev = json::parse(line).as_object();
   CHECK(ev["type"] == "ERROR");
   CHECK(ev["object"].at("code") == 410);
   CHECK(ev["object"].at("reason") == "Expired");
 
   // Deleting a Deployment in the background removes what it owns; pods return the object.
-  const std::string spec = R"("spec":{"selector":{"matchLabels":{"app":"d"}},"template":{"metadata":{"labels":{"app":"d"}},)"
-                           R"("spec":{"containers":[{"name":"c","image":"busybox"}]}}})";
-  auto dep = f.json_of(f.call("POST", "/apis/apps/v1/namespaces/alice/deployments", R"({"metadata":{"name":"d"},)" + spec + "}"));
+  const std::string spec =
+      R"("spec":{"selector":{"matchLabels":{"app":"d"}},"template":{"metadata":{"labels":{"app":"d"}},)"
+      R"("spec":{"containers":[{"name":"c","image":"busybox"}]}}})";
+  auto dep = f.json_of(
+      f.call("POST", "/apis/apps/v1/namespaces/alice/deployments", R"({"metadata":{"name":"d"},)" + spec + "}"));
   auto rs = json::parse(R"({"metadata":{"name":"d-1"},)" + spec + "}").as_object();
   rs["metadata"].as_object()["ownerReferences"] = json::array{json::object{
       {"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"name", "d"}, {"uid", dep["metadata"].at("uid")}}};
   f.store.create(f.store.type("apps", "replicasets"), "alice", rs);
-  auto del = f.json_of(f.call("DELETE", "/apis/apps/v1/namespaces/alice/deployments/d", R"({"propagationPolicy":"Background"})"));
+  auto del = f.json_of(
+      f.call("DELETE", "/apis/apps/v1/namespaces/alice/deployments/d", R"({"propagationPolicy":"Background"})"));
   CHECK(del["status"] == "Success");
   CHECK(f.call("GET", "/apis/apps/v1/namespaces/alice/replicasets/d-1").status == 404);
   CHECK(f.json_of(f.call("DELETE", "/api/v1/namespaces/alice/pods/p"))["kind"] == "Pod");
@@ -357,14 +387,18 @@ TEST_CASE("discovery lists built-in kinds and CRDs registered at run time") {
   for (const auto& g : groups["groups"].as_array()) names.emplace_back(g.at("name").as_string());
   CHECK(std::find(names.begin(), names.end(), "kubeflow.org") != names.end());
   CHECK(f.call("GET", "/apis/example.com/v1").status == 404);
-  auto crd = f.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", R"({"metadata":{"name":"widgets.example.com"},
+  auto crd = f.call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+                    R"({"metadata":{"name":"widgets.example.com"},
     "spec":{"group":"example.com","scope":"Namespaced","names":{"plural":"widgets","kind":"Widget","singular":"widget"},
     "versions":[{"name":"v1","served":true,"storage":true,"subresources":{"status":{}}}]}})");
   REQUIRE_MESSAGE(crd.status == 201, crd.body);
   auto gv = f.json_of(f.call("GET", "/apis/example.com/v1"));
   CHECK(gv["resources"].at(0).at("name") == "widgets");
-  CHECK(f.call("POST", "/apis/example.com/v1/namespaces/alice/widgets", R"({"metadata":{"name":"w"}})", "alice").status == 201);
-  auto established = f.json_of(f.call("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com"));
+  CHECK(
+      f.call("POST", "/apis/example.com/v1/namespaces/alice/widgets", R"({"metadata":{"name":"w"}})", "alice").status ==
+      201);
+  auto established =
+      f.json_of(f.call("GET", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com"));
   CHECK(established["status"].at("conditions").at(1).at("type") == "Established");
   CHECK(f.call("DELETE", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.example.com").status == 200);
   CHECK(f.call("GET", "/apis/example.com/v1/namespaces/alice/widgets").status == 404);
@@ -375,8 +409,12 @@ TEST_CASE("discovery lists built-in kinds and CRDs registered at run time") {
 TEST_CASE("fault injection is deterministic per seed, per verb, and counted") {
   FaultConfig cfg;
   cfg.seed = 42;
-  cfg.rules["create"] = FaultRule{.too_many_requests = 0.2, .internal_error = 0.1, .unavailable = 0.1, .connection_reset = 0.1,
-                                .latency = 0ms, .retry_after_seconds = 2};
+  cfg.rules["create"] = FaultRule{.too_many_requests = 0.2,
+                                  .internal_error = 0.1,
+                                  .unavailable = 0.1,
+                                  .connection_reset = 0.1,
+                                  .latency = 0ms,
+                                  .retry_after_seconds = 2};
   auto draw = [&] {
     FaultInjector fi(cfg);
     std::vector<int> out;
@@ -423,9 +461,7 @@ TEST_CASE("fault injection is deterministic per seed, per verb, and counted") {
 
 TEST_CASE("validation of pods and pod templates: quantities, tolerations, containers, volumes and mounts") {
   Fixture f;
-  auto pod = [](const std::string& spec) {
-    return R"({"metadata":{"name":"v"},"spec":)" + spec + "}";
-  };
+  auto pod = [](const std::string& spec) { return R"({"metadata":{"name":"v"},"spec":)" + spec + "}"; };
   struct Row {
     std::string body;
     std::string message;  // the Status message; empty = accepted
@@ -474,12 +510,14 @@ TEST_CASE("validation of pods and pod templates: quantities, tolerations, contai
     CHECK(f.json_of(resp)["message"] == json::value(r.message));
   }
   // Templates are validated with their own paths; defaults are filled in on create.
-  auto bad = f.call("POST", "/apis/apps/v1/namespaces/alice/deployments",
-                    R"({"metadata":{"name":"d"},"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},)"
-                    R"("spec":{"containers":[{"name":"Bad","image":"x"}]}}}})");
+  auto bad = f.call(
+      "POST", "/apis/apps/v1/namespaces/alice/deployments",
+      R"({"metadata":{"name":"d"},"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},)"
+      R"("spec":{"containers":[{"name":"Bad","image":"x"}]}}}})");
   REQUIRE_MESSAGE(bad.status == 422, bad.body);
   CHECK(f.json_of(bad)["details"].at("causes").at(0).at("field") == "spec.template.spec.containers[0].name");
-  auto good = f.json_of(f.call("POST", "/api/v1/namespaces/alice/pods", pod(R"({"containers":[{"name":"c","image":"x:1"}]})")));
+  auto good =
+      f.json_of(f.call("POST", "/api/v1/namespaces/alice/pods", pod(R"({"containers":[{"name":"c","image":"x:1"}]})")));
   CHECK(good["status"].at("phase") == "Pending");
   CHECK(good["spec"].at("restartPolicy") == "Always");
   CHECK(good["spec"].at("schedulerName") == "default-scheduler");
@@ -565,7 +603,9 @@ TEST_CASE("watch lists: sendInitialEvents=true sends the objects, then a bookmar
     Request w;
     w.method = "GET";
     w.path = "/api/v1/namespaces/alice/pods";
-    w.query = {{"watch", "1"}, {"sendInitialEvents", "true"}, {"resourceVersionMatch", "NotOlderThan"},
+    w.query = {{"watch", "1"},
+               {"sendInitialEvents", "true"},
+               {"resourceVersionMatch", "NotOlderThan"},
                {"resourceVersion", "1"}};
     if (allow) w.query.emplace("allowWatchBookmarks", "true");
     w.user = "alice";
@@ -601,7 +641,8 @@ TEST_CASE("watch lists: sendInitialEvents=true sends the objects, then a bookmar
     CHECK(md.at("annotations") == json::object{{"k8s.io/initial-events-end", "true"}});
     // The bookmark's version is the state the initial events showed, not the later change's.
     CHECK(md.at("resourceVersion") == json::value(rv_initial));
-    CHECK(lines[3].at("object").at("metadata").at("resourceVersion") == json::value(std::to_string(f.store.revision())));
+    CHECK(lines[3].at("object").at("metadata").at("resourceVersion") ==
+          json::value(std::to_string(f.store.revision())));
   }
 }
 
@@ -616,14 +657,16 @@ TEST_CASE("watch and list options are validated as the API server does (ListOpti
   CHECK(reason("watch=1&sendInitialEvents=true") ==
         "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting "
         "resourceVersionMatch to NotOlderThan");
-  CHECK(reason("watch=1&resourceVersionMatch=NotOlderThan") ==
-        "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for "
-        "watch unless sendInitialEvents is provided");
+  CHECK(
+      reason("watch=1&resourceVersionMatch=NotOlderThan") ==
+      "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for "
+      "watch unless sendInitialEvents is provided");
   CHECK(reason("resourceVersionMatch=Exact") ==
         "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden "
         "unless resourceVersion is provided");
-  CHECK(reason("sendInitialEvents=false") ==
-        "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list");
+  CHECK(
+      reason("sendInitialEvents=false") ==
+      "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list");
   CHECK(reason("resourceVersion=0&resourceVersionMatch=Exact") ==
         "ListOptions.meta.k8s.io \"\" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is "
         "forbidden for resourceVersion \"0\"");
@@ -639,7 +682,8 @@ TEST_CASE("events.k8s.io/v1 and core/v1 serve one store of Events, fields conver
     "apiVersion":"events.k8s.io/v1","kind":"Event","metadata":{"name":"e1"},
     "eventTime":"2024-01-01T00:00:00.000000Z","reportingController":"gpupool.io/trainer",
     "reportingInstance":"trainer-0","action":"Checkpoint","reason":"Saved","type":"Normal",
-    "note":"checkpoint 3 written","regarding":{"kind":"Pod","namespace":"alice","name":"p","apiVersion":"v1"}})", "alice");
+    "note":"checkpoint 3 written","regarding":{"kind":"Pod","namespace":"alice","name":"p","apiVersion":"v1"}})",
+                        "alice");
   REQUIRE_MESSAGE(created.status == 201, created.body);
   auto v1 = f.json_of(created);
   CHECK(v1["apiVersion"] == "events.k8s.io/v1");
@@ -660,7 +704,9 @@ TEST_CASE("events.k8s.io/v1 and core/v1 serve one store of Events, fields conver
   REQUIRE(f.call("POST", "/api/v1/namespaces/alice/events", R"({"metadata":{"name":"e2"},
     "involvedObject":{"kind":"Pod","namespace":"alice","name":"p"},"reason":"FailedScheduling","message":"0/1 nodes",
     "source":{"component":"default-scheduler"},"firstTimestamp":"2024-01-01T00:00:00Z",
-    "lastTimestamp":"2024-01-01T00:00:05Z","count":2,"type":"Warning"})", "alice").status == 201);
+    "lastTimestamp":"2024-01-01T00:00:05Z","count":2,"type":"Warning"})",
+                 "alice")
+              .status == 201);
   auto list = f.json_of(f.call("GET", "/apis/events.k8s.io/v1/namespaces/alice/events", "", "alice"));
   CHECK(list["kind"] == "EventList");
   CHECK(list["apiVersion"] == "events.k8s.io/v1");
@@ -677,11 +723,12 @@ TEST_CASE("events.k8s.io/v1 and core/v1 serve one store of Events, fields conver
   CHECK(f.json_of(f.call("GET", "/api/v1/namespaces/alice/events", "", "alice"))["items"].as_array().size() == 2);
 
   // A patch through events.k8s.io edits the note; core sees the message change.
-  auto patched = f.call("PATCH", "/apis/events.k8s.io/v1/namespaces/alice/events/e1", R"({"note":"checkpoint 4 written"})",
-                        "alice", "application/merge-patch+json");
+  auto patched = f.call("PATCH", "/apis/events.k8s.io/v1/namespaces/alice/events/e1",
+                        R"({"note":"checkpoint 4 written"})", "alice", "application/merge-patch+json");
   REQUIRE_MESSAGE(patched.status == 200, patched.body);
   CHECK(f.json_of(patched)["note"] == "checkpoint 4 written");
-  CHECK(f.json_of(f.call("GET", "/api/v1/namespaces/alice/events/e1", "", "alice"))["message"] == "checkpoint 4 written");
+  CHECK(f.json_of(f.call("GET", "/api/v1/namespaces/alice/events/e1", "", "alice"))["message"] ==
+        "checkpoint 4 written");
 
   // events.k8s.io/v1 creation is validated strictly (ValidateEventCreate; the causes as
   // kube-apiserver v1.32 gives them: without eventTime the legacy rules check the namespaces).
@@ -715,8 +762,14 @@ TEST_CASE("server-side apply: conflicts name keyed list items and group by manag
   REQUIRE_MESSAGE(created.status == 201, created.body);
   const auto fields = f.json_of(created)["metadata"].at("managedFields").at(0).at("fieldsV1");
   // Container ports are keyed by containerPort and protocol (defaulted TCP), the selector is atomic.
-  CHECK(fields.at("f:spec").at("f:template").at("f:spec").at("f:containers").at(R"(k:{"name":"c"})").at("f:ports")
-            .as_object().contains(R"(k:{"containerPort":80,"protocol":"TCP"})"));
+  CHECK(fields.at("f:spec")
+            .at("f:template")
+            .at("f:spec")
+            .at("f:containers")
+            .at(R"(k:{"name":"c"})")
+            .at("f:ports")
+            .as_object()
+            .contains(R"(k:{"containerPort":80,"protocol":"TCP"})"));
   CHECK(fields.at("f:spec").at("f:selector").as_object().empty());
   // A PUT-style update by "ops" (User-Agent ops/1.0, no fieldManager) changes image and replicas.
   Request put;
@@ -731,8 +784,9 @@ TEST_CASE("server-side apply: conflicts name keyed list items and group by manag
   REQUIRE(conflict.status == 409);
   auto status = f.json_of(conflict);
   CHECK(status["reason"] == "Conflict");
-  CHECK(status["message"] == "Apply failed with 2 conflicts: conflicts with \"ops\" using apps/v1:\n- .spec.replicas\n"
-                             "- .spec.template.spec.containers[name=\"c\"].image");
+  CHECK(status["message"] ==
+        "Apply failed with 2 conflicts: conflicts with \"ops\" using apps/v1:\n- .spec.replicas\n"
+        "- .spec.template.spec.containers[name=\"c\"].image");
   const auto& causes = status["details"].at("causes").as_array();
   REQUIRE(causes.size() == 2);
   CHECK(causes[1].at("reason") == "FieldManagerConflict");
@@ -758,9 +812,10 @@ TEST_CASE("apply-patch YAML bodies: scalar typing, aliases budget, errors") {
   // A ConfigMap with an extra top-level field `x` (kept, as the store keeps unknown fields) holding
   // whatever the YAML scalar decodes to.
   auto decode = [&](const std::string& value) -> json::value {
-    auto r = f.call("PATCH", "/api/v1/namespaces/alice/configmaps/y?fieldManager=t",
-                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\nbinaryData: {}\ndata: {}\nx: " + value + "\n",
-                    "alice", "application/apply-patch+yaml");
+    auto r =
+        f.call("PATCH", "/api/v1/namespaces/alice/configmaps/y?fieldManager=t",
+               "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: y\nbinaryData: {}\ndata: {}\nx: " + value + "\n",
+               "alice", "application/apply-patch+yaml");
     REQUIRE_MESSAGE(r.status < 300, r.body);
     auto o = f.json_of(r);
     f.call("DELETE", "/api/v1/namespaces/alice/configmaps/y", "", "alice");
@@ -771,12 +826,27 @@ TEST_CASE("apply-patch YAML bodies: scalar typing, aliases budget, errors") {
     json::value want;
   };
   const Row rows[] = {
-      {"true", true}, {"False", false}, {"TRUE", true}, {"null", nullptr}, {"~", nullptr}, {"42", 42}, {"-7", -7},
-      {"+3", 3}, {"0x1F", 31}, {"0o17", 15}, {"1.5", 1.5}, {"1e3", 1000.0}, {"\"42\"", "42"}, {"'true'", "true"},
-      {"web-1", "web-1"}, {"12:30", "12:30"},
+      {"true", true},
+      {"False", false},
+      {"TRUE", true},
+      {"null", nullptr},
+      {"~", nullptr},
+      {"42", 42},
+      {"-7", -7},
+      {"+3", 3},
+      {"0x1F", 31},
+      {"0o17", 15},
+      {"1.5", 1.5},
+      {"1e3", 1000.0},
+      {"\"42\"", "42"},
+      {"'true'", "true"},
+      {"web-1", "web-1"},
+      {"12:30", "12:30"},
       // YAML 1.1 words (go-yaml v2 would read yes/on as booleans): YAML 1.2's core schema, as every
       // YAML reader of gpupool, keeps them strings.
-      {"yes", "yes"}, {"on", "on"}, {"0777", 777},
+      {"yes", "yes"},
+      {"on", "on"},
+      {"0777", 777},
   };
   for (const auto& r : rows) {
     CAPTURE(r.yaml);
@@ -786,8 +856,8 @@ TEST_CASE("apply-patch YAML bodies: scalar typing, aliases budget, errors") {
   std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n";
   for (char c = 'b'; c <= 'j'; ++c)
     bomb += std::string(1, c) + ": &" + c + " [*" + char(c - 1) + ", *" + char(c - 1) + ", *" + char(c - 1) + ", *" +
-            char(c - 1) + ", *" + char(c - 1) + ", *" + char(c - 1) + ", *" + char(c - 1) + ", *" + char(c - 1) + ", *" +
-            char(c - 1) + "]\n";
+            char(c - 1) + ", *" + char(c - 1) + ", *" + char(c - 1) + ", *" + char(c - 1) + ", *" + char(c - 1) +
+            ", *" + char(c - 1) + "]\n";
   auto refused = f.call("PATCH", "/api/v1/namespaces/alice/configmaps/y?fieldManager=t", bomb, "alice",
                         "application/apply-patch+yaml");
   CHECK(refused.status == 400);
@@ -796,7 +866,8 @@ TEST_CASE("apply-patch YAML bodies: scalar typing, aliases budget, errors") {
   auto bad = f.call("PATCH", "/api/v1/namespaces/alice/configmaps/y?fieldManager=t", "a: [1, 2\n", "alice",
                     "application/apply-patch+yaml");
   CHECK(bad.status == 400);
-  CHECK(f.json_of(bad)["message"] == "error converting YAML to JSON: body:2: not valid YAML or JSON: end of sequence flow not found");
+  CHECK(f.json_of(bad)["message"] ==
+        "error converting YAML to JSON: body:2: not valid YAML or JSON: end of sequence flow not found");
 }
 
 TEST_CASE("protobuf bodies: kubectl 1.32's `create deployment web --image=nginx`, byte for byte") {
@@ -824,7 +895,8 @@ TEST_CASE("protobuf bodies: kubectl 1.32's `create deployment web --image=nginx`
   CHECK(json::serialize(d.at("metadata").at("labels")) == R"({"app":"web"})");
   CHECK(d.at("spec").at("replicas") == 1);
   CHECK(json::serialize(d.at("spec").at("selector")) == R"({"matchLabels":{"app":"web"}})");
-  CHECK(json::serialize(d.at("spec").at("template").at("metadata")) == R"({"labels":{"app":"web"},"creationTimestamp":null})");
+  CHECK(json::serialize(d.at("spec").at("template").at("metadata")) ==
+        R"({"labels":{"app":"web"},"creationTimestamp":null})");
   const auto& container = d.at("spec").at("template").at("spec").at("containers").at(0).as_object();
   CHECK(container.at("name") == "nginx");
   CHECK(container.at("image") == "nginx");
@@ -835,13 +907,14 @@ TEST_CASE("protobuf bodies: kubectl 1.32's `create deployment web --image=nginx`
   // Truncated or foreign bodies are errors, not crashes: every prefix of the body, and every
   // single-byte corruption of it, is answered with a Status (never a 500).
   CHECK(f.call("POST", "/apis/apps/v1/namespaces/alice/deployments", body.substr(0, 40), "alice",
-               "application/vnd.kubernetes.protobuf").status == 400);
+               "application/vnd.kubernetes.protobuf")
+            .status == 400);
   for (std::size_t n = 0; n < body.size(); ++n) {
     std::string corrupt = body;
     corrupt[n] = static_cast<char>(corrupt[n] ^ 0x5a);
     for (const std::string& b : {body.substr(0, n), corrupt}) {
-      auto reply = f.call("POST", "/apis/apps/v1/namespaces/bob/deployments", b, "admin",
-                          "application/vnd.kubernetes.protobuf");
+      auto reply =
+          f.call("POST", "/apis/apps/v1/namespaces/bob/deployments", b, "admin", "application/vnd.kubernetes.protobuf");
       CAPTURE(n);
       CHECK(reply.status != 500);
       CHECK(f.json_of(reply).contains("kind"));
@@ -849,6 +922,7 @@ TEST_CASE("protobuf bodies: kubectl 1.32's `create deployment web --image=nginx`
         f.store.remove(f.store.type("apps", "deployments"), "bob", field_value(f.json_of(reply), "metadata.name"));
     }
   }
-  CHECK(f.call("POST", "/apis/apps/v1/namespaces/alice/deployments", "{}", "alice",
-               "application/vnd.kubernetes.protobuf").status == 400);
+  CHECK(
+      f.call("POST", "/apis/apps/v1/namespaces/alice/deployments", "{}", "alice", "application/vnd.kubernetes.protobuf")
+          .status == 400);
 }

@@ -109,7 +109,8 @@ TEST_CASE("Deployment -> ReplicaSet -> pods; a deleted pod is replaced; scaling;
   CHECK(d.at("status").at("updatedReplicas").as_int64() == 3);
   bool available = false, progressed = false;
   for (const auto& c : d.at("status").at("conditions").as_array()) {
-    if (c.at("type") == "Available") available = c.at("status") == "True" && c.at("reason") == "MinimumReplicasAvailable";
+    if (c.at("type") == "Available")
+      available = c.at("status") == "True" && c.at("reason") == "MinimumReplicasAvailable";
     if (c.at("type") == "Progressing")
       progressed = c.at("reason") == "NewReplicaSetAvailable" &&
                    c.at("message") == json::value("ReplicaSet \"" + rs_name + "\" has successfully progressed.");
@@ -187,7 +188,8 @@ TEST_CASE("batch/v1 Job: parallelism, completions, backoffLimit, conditions") {
   }
 }
 
-TEST_CASE("MPIJob launcher names: training-operator v1 names the pod itself, v2beta1's launcher Job gives it a suffix") {
+TEST_CASE(
+    "MPIJob launcher names: training-operator v1 names the pod itself, v2beta1's launcher Job gives it a suffix") {
   for (const std::string version : {"v1", "v2beta1"}) {
     CAPTURE(version);
     Clock clock = Clock::manual();
@@ -197,8 +199,10 @@ TEST_CASE("MPIJob launcher names: training-operator v1 names the pod itself, v2b
     const std::string tmpl = R"({"spec":{"containers":[{"name":"mpi","image":"horovod"}]}})";
     store.create(store.type("kubeflow.org", "mpijobs"), "default",
                  obj(R"({"metadata":{"name":"mpi-dist"},"spec":{"mpiReplicaSpecs":{
-                       "Launcher":{"replicas":1,"template":)" + tmpl + R"(},
-                       "Worker":{"replicas":1,"template":)" + tmpl + R"(}}}})"));
+                       "Launcher":{"replicas":1,"template":)" +
+                     tmpl + R"(},
+                       "Worker":{"replicas":1,"template":)" +
+                     tmpl + R"(}}}})"));
     std::set<std::string> names;
     for (const auto& p : store.list(store.type("", "pods"), "default").items) names.insert(at(*p, "metadata.name"));
     REQUIRE(names.size() == 2);
@@ -220,13 +224,19 @@ namespace {
 json::value random_json(std::mt19937& rng, int depth) {
   const int kind = static_cast<int>(rng() % (depth > 0 ? 9u : 7u));
   switch (kind) {
-    case 0: return nullptr;
-    case 1: return rng() % 2 == 0;
-    case 2: return static_cast<std::int64_t>(rng() % 5) - 2;
-    case 3: return static_cast<std::uint64_t>(rng() % 3);
-    case 4: return static_cast<double>(rng() % 3);
+    case 0:
+      return nullptr;
+    case 1:
+      return rng() % 2 == 0;
+    case 2:
+      return static_cast<std::int64_t>(rng() % 5) - 2;
+    case 3:
+      return static_cast<std::uint64_t>(rng() % 3);
+    case 4:
+      return static_cast<double>(rng() % 3);
     case 5:
-    case 6: return json::string(std::string(1, static_cast<char>('a' + rng() % 3)));
+    case 6:
+      return json::string(std::string(1, static_cast<char>('a' + rng() % 3)));
     case 7: {
       json::array a;
       for (unsigned i = 0, n = rng() % 4; i < n; ++i) a.push_back(random_json(rng, depth - 1));
@@ -256,8 +266,10 @@ json::value mutate(const json::value& v, std::mt19937& rng) {
   }
   if (v.is_array()) {
     json::array out = v.as_array();
-    if (!out.empty() && rng() % 2) out[rng() % out.size()] = mutate(out[rng() % out.size()], rng);
-    else if (rng() % 4 == 0) out.push_back(nullptr);
+    if (!out.empty() && rng() % 2)
+      out[rng() % out.size()] = mutate(out[rng() % out.size()], rng);
+    else if (rng() % 4 == 0)
+      out.push_back(nullptr);
     return out;
   }
   if (v.is_int64() && v.as_int64() >= 0 && rng() % 2) return static_cast<std::uint64_t>(v.as_int64());
@@ -300,8 +312,11 @@ TEST_CASE("a huge maxSurge percentage is resolved within int32, not overflowed (
     REQUIRE(rs.size() == 1);
     const std::string max_replicas(
         rs[0].at("metadata").at("annotations").at("deployment.kubernetes.io/max-replicas").as_string());
-    if (std::string(surge) == R"("50%")") CHECK(max_replicas == "38");  // 25 + ceil(12.5)
-    else if (std::string(surge) == R"("nan%")") CHECK(max_replicas == "25");
-    else CHECK(max_replicas == std::to_string(25LL + 2147483647LL));
+    if (std::string(surge) == R"("50%")")
+      CHECK(max_replicas == "38");  // 25 + ceil(12.5)
+    else if (std::string(surge) == R"("nan%")")
+      CHECK(max_replicas == "25");
+    else
+      CHECK(max_replicas == std::to_string(25LL + 2147483647LL));
   }
 }

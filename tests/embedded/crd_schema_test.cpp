@@ -38,8 +38,8 @@ crd::Schema widget_schema() {
 }
 
 json::object spec_of(std::string_view spec) {
-  return json::object{{"apiVersion", "x.io/v1"}, {"kind", "W"}, {"metadata", json::object{{"name", "w"}}},
-                      {"spec", json::parse(spec)}};
+  return json::object{
+      {"apiVersion", "x.io/v1"}, {"kind", "W"}, {"metadata", json::object{{"name", "w"}}}, {"spec", json::parse(spec)}};
 }
 
 std::string causes_text(const std::vector<StatusCause>& cs) {
@@ -60,10 +60,10 @@ TEST_CASE("coerce: unknown fields pruned and reported sorted; nulls dropped unle
   CHECK(unknown == std::vector<std::string>{"spec.aa", "spec.extra.known.x", "spec.ports[0].bad", "spec.template.other",
                                             "spec.zz", "status.foo", "unknownTop"});
   const auto& sp = obj.at("spec").as_object();
-  CHECK(sp.contains("note"));   // nullable: kept
-  CHECK(sp.at("mode").is_null());  // not nullable, but it has a default: kept for defaulting
-  CHECK(sp.at("extra").at("free") == 1);                     // preserved unknown field
-  CHECK(sp.at("template").at("kind") == "Pod");              // an embedded resource keeps its meta fields
+  CHECK(sp.contains("note"));                    // nullable: kept
+  CHECK(sp.at("mode").is_null());                // not nullable, but it has a default: kept for defaulting
+  CHECK(sp.at("extra").at("free") == 1);         // preserved unknown field
+  CHECK(sp.at("template").at("kind") == "Pod");  // an embedded resource keeps its meta fields
   CHECK(obj.at("metadata").at("name") == "w");
   crd::apply_defaults(obj, s);
   CHECK(obj.at("spec").at("mode") == "fast");
@@ -86,16 +86,19 @@ TEST_CASE("validate: kube-openapi's messages as apiextensions turns them into ca
     const char* want;
   } rows[] = {
       {R"({"size":"small"})", ""},
-      {R"({})", "spec.size: Required value\n"
-                "<nil>: Invalid value: \"null\": some validation rules were not checked because the object was invalid; "
-                "correct the existing errors to complete validation\n"},
-      {R"({"size":"medium"})", "spec.size: Unsupported value: \"medium\": supported values: \"small\", \"large\"\n"
-                               "<nil>: Invalid value: \"null\": some validation rules were not checked because the object "
-                               "was invalid; correct the existing errors to complete validation\n"},
+      {R"({})",
+       "spec.size: Required value\n"
+       "<nil>: Invalid value: \"null\": some validation rules were not checked because the object was invalid; "
+       "correct the existing errors to complete validation\n"},
+      {R"({"size":"medium"})",
+       "spec.size: Unsupported value: \"medium\": supported values: \"small\", \"large\"\n"
+       "<nil>: Invalid value: \"null\": some validation rules were not checked because the object "
+       "was invalid; correct the existing errors to complete validation\n"},
       // Go prints float64 bounds with %v: 1e+06, 1e-05.
       {R"({"size":"small","replicas":1000001})",
        "spec.replicas: Invalid value: 1000001: spec.replicas in body should be less than or equal to 1e+06\n"},
-      {R"({"size":"small","ratio":0.5})", "spec.ratio: Invalid value: 0.5: spec.ratio in body should be less than 1e-05\n"},
+      {R"({"size":"small","ratio":0.5})",
+       "spec.ratio: Invalid value: 0.5: spec.ratio in body should be less than 1e-05\n"},
       {R"({"size":"small","replicas":-1})",
        "spec.replicas: Invalid value: -1: spec.replicas in body should be greater than or equal to 0\n"
        ".spec.replicas: Invalid value: -1: should be a non-negative integer\n"},
@@ -134,7 +137,8 @@ TEST_CASE("validate: the transition rule self == oldSelf on update, and status b
 }
 
 TEST_CASE("json_path: the printer columns' JSONPath subset") {
-  const json::value v = json::parse(R"({"status":{"conditions":[{"type":"Created"},{"type":"Running"}]},"spec":{"a.b":1}})");
+  const json::value v =
+      json::parse(R"({"status":{"conditions":[{"type":"Created"},{"type":"Running"}]},"spec":{"a.b":1}})");
   auto one = [&](std::string_view p) {
     auto r = crd::json_path(v, p);
     return r.empty() ? std::string("<none>") : json::serialize(*r.front());
@@ -194,9 +198,11 @@ TEST_CASE("validate ratchets schema errors on update: unchanged values keep thei
   // Stored before a stricter schema: replicas over the maximum, and an odd item in a list-type map.
   const auto old = spec_of(R"({"size":"small","replicas":2000000,"ports":[{"name":"a","proto":"tcp","port":"x"}]})");
   // Another field changes: the unchanged bad values are let be.
-  CHECK(causes_text(crd::validate(spec_of(R"({"size":"large","replicas":2000000,"ports":[{"name":"a","proto":"tcp","port":"x"}]})"),
-                                  &old, s))
-            .empty());
+  CHECK(
+      causes_text(crd::validate(
+                      spec_of(R"({"size":"large","replicas":2000000,"ports":[{"name":"a","proto":"tcp","port":"x"}]})"),
+                      &old, s))
+          .empty());
   // The item is found again by its keys, wherever it moved; changing a value brings its errors back.
   CHECK(causes_text(crd::validate(spec_of(R"({"size":"small","replicas":2000001,
                                              "ports":[{"name":"b","proto":"tcp"},{"name":"a","proto":"tcp","port":"x"}]})"),
@@ -217,6 +223,7 @@ TEST_CASE("validate_status ratchets the status by its old value") {
   CHECK(causes_text(crd::validate_status(with_status(json::object{{"replicas", "x"}}), old, s)).empty());
   CHECK(causes_text(crd::validate_status(with_status(json::object{{"replicas", "y"}}), old, s)) ==
         "status.replicas: Invalid value: \"string\": replicas in body must be of type integer: \"string\"\n"
-        "<nil>: Invalid value: \"null\": some validation rules were not checked because the object was invalid; correct the "
+        "<nil>: Invalid value: \"null\": some validation rules were not checked because the object was invalid; "
+        "correct the "
         "existing errors to complete validation\n");
 }

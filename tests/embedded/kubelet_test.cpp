@@ -88,12 +88,13 @@ struct Cluster {
   }
   json::object pod(std::string_view name) const { return store.get(pods, "default", name); }
   void run(std::string_view name, std::string annotations, std::string restart = "Never", bool host_network = false) {
-    store.create(pods, "default",
-                 parse_obj(R"({"metadata":{"name":")" + std::string(name) + R"(","annotations":)" + annotations +
-                           R"(},"spec":{"nodeName":"cn-beijing.192.168.3.230","restartPolicy":")" + restart +
-                           R"(","hostNetwork":)" + (host_network ? "true" : "false") +
-                           R"(,"containers":[{"name":"main","image":"horovod","command":["mpirun","python","train.py"],)"
-                           R"("args":["--batch_size 64"]}]}})"));
+    store.create(
+        pods, "default",
+        parse_obj(R"({"metadata":{"name":")" + std::string(name) + R"(","annotations":)" + annotations +
+                  R"(},"spec":{"nodeName":"cn-beijing.192.168.3.230","restartPolicy":")" + restart +
+                  R"(","hostNetwork":)" + (host_network ? "true" : "false") +
+                  R"(,"containers":[{"name":"main","image":"horovod","command":["mpirun","python","train.py"],)"
+                  R"("args":["--batch_size 64"]}]}})"));
   }
 };
 
@@ -213,7 +214,8 @@ TEST_CASE("pod logs: command line, progress on the clock, exit line, options and
   Cluster c;
   c.run("job", R"({"gpupool.io/simulate-duration":"30s","gpupool.io/simulate-exit-code":"2"})");
   // Before the container starts: the kubelet's waiting error.
-  CHECK(status_message([&] { c.kubelet.logs("default", "job", {}); }) == "container \"main\" in pod \"job\" is waiting to start: ContainerCreating");
+  CHECK(status_message([&] { c.kubelet.logs("default", "job", {}); }) ==
+        "container \"main\" in pod \"job\" is waiting to start: ContainerCreating");
   c.clock.advance(1s);
   c.kubelet.sync();
   c.clock.advance(20s);
@@ -226,7 +228,8 @@ TEST_CASE("pod logs: command line, progress on the clock, exit line, options and
   LogOptions tail;
   tail.tail_lines = 1;
   tail.timestamps = true;
-  CHECK(c.kubelet.logs("default", "job", tail) == "2024-01-01T00:00:21.000000000Z gpupool-sim: step 2: 20s elapsed of 30s\n");
+  CHECK(c.kubelet.logs("default", "job", tail) ==
+        "2024-01-01T00:00:21.000000000Z gpupool-sim: step 2: 20s elapsed of 30s\n");
   LogOptions limit;
   limit.limit_bytes = 5;
   CHECK(c.kubelet.logs("default", "job", limit) == "+ mpi");
@@ -234,7 +237,8 @@ TEST_CASE("pod logs: command line, progress on the clock, exit line, options and
   // Follow: lines arrive as the clock advances; the stream ends with the container.
   std::string followed;
   bool ended = false;
-  c.kubelet.follow("default", "job", {}, [&](const std::string& l) { followed += l; }, [&] { ended = true; });
+  c.kubelet.follow(
+      "default", "job", {}, [&](const std::string& l) { followed += l; }, [&] { ended = true; });
   c.clock.advance(10s);
   c.kubelet.sync();
   CHECK(followed == "gpupool-sim: exiting with code 2\n");
@@ -243,16 +247,19 @@ TEST_CASE("pod logs: command line, progress on the clock, exit line, options and
 
   LogOptions other;
   other.container = "sidecar";
-  CHECK(status_message([&] { c.kubelet.logs("default", "job", other); }) == "container sidecar is not valid for pod job");
+  CHECK(status_message([&] { c.kubelet.logs("default", "job", other); }) ==
+        "container sidecar is not valid for pod job");
   LogOptions previous;
   previous.previous = true;
-  CHECK(status_message([&] { c.kubelet.logs("default", "job", previous); }) == "previous terminated container \"main\" in pod \"job\" not found");
+  CHECK(status_message([&] { c.kubelet.logs("default", "job", previous); }) ==
+        "previous terminated container \"main\" in pod \"job\" not found");
   CHECK_THROWS_AS(c.kubelet.logs("default", "nope", {}), StatusError);
 }
 
 TEST_CASE("pod logs: several containers need a name; previous shows the last attempt") {
   auto pod = parse_obj(R"({"metadata":{"name":"two"},"spec":{"containers":[{"name":"a"},{"name":"b"}]}})");
-  CHECK(status_message([&] { pod_log(pod, {}, Clock::default_start(), {}); }) == "a container name must be specified for pod two, choose one of: [a b]");
+  CHECK(status_message([&] { pod_log(pod, {}, Clock::default_start(), {}); }) ==
+        "a container name must be specified for pod two, choose one of: [a b]");
   Cluster c;
   c.run("crash", R"({"gpupool.io/simulate-duration":"10s","gpupool.io/simulate-exit-code":"1"})", "OnFailure");
   c.clock.advance(1s);

@@ -64,10 +64,11 @@ struct LocalCluster {
 
   /// Creates a pod bound to the seed's .230 node: `spec` is the rest of the spec's JSON.
   void run(std::string_view name, const std::string& spec, const std::string& restart = "Never") {
-    store.create(pods, "default",
-                 parse_obj(R"({"metadata":{"name":")" + std::string(name) +
-                           R"(","labels":{"app":"demo"}},"spec":{"nodeName":"cn-beijing.192.168.3.230","restartPolicy":")" +
-                           restart + R"(",)" + spec + "}}"));
+    store.create(
+        pods, "default",
+        parse_obj(R"({"metadata":{"name":")" + std::string(name) +
+                  R"(","labels":{"app":"demo"}},"spec":{"nodeName":"cn-beijing.192.168.3.230","restartPolicy":")" +
+                  restart + R"(",)" + spec + "}}"));
   }
 
   /// Waits (at most 30 s) until `pred` holds, re-checking after every change in the store.
@@ -170,8 +171,11 @@ TEST_CASE("local run: init containers run in order before the main container") {
 
 TEST_CASE("local run: OnFailure restarts a failed container after the backoff, on the cluster's clock") {
   LocalCluster c;
-  c.run("retry", container_spec(R"("command":["sh","-c","if [ -f tried ]; then echo second; exit 0; fi; touch tried; echo first; exit 1"])"),
-        "OnFailure");
+  c.run(
+      "retry",
+      container_spec(
+          R"("command":["sh","-c","if [ -f tried ]; then echo second; exit 0; fi; touch tried; echo first; exit 1"])"),
+      "OnFailure");
   auto waiting_reason = [&] {
     const auto p = c.pod("retry");
     const json::value* cs = p.at("status").as_object().if_contains("containerStatuses");
@@ -270,7 +274,8 @@ TEST_CASE("local run: a followed log gets the process's new lines, then ends wit
   std::string got;
   bool ended = false;
   // Prints one line, then a second once the test creates `go` in the pod's directory.
-  c.run("chatty", container_spec(R"("command":["sh","-c","echo one; while [ ! -f go ]; do sleep 0.01; done; echo two"])"));
+  c.run("chatty",
+        container_spec(R"("command":["sh","-c","echo one; while [ ! -f go ]; do sleep 0.01; done; echo two"])"));
   REQUIRE(c.wait([&] { return c.phase("chatty") == "Running" && c.log("chatty") == "one\n"; }));
   c.kubelet.follow(
       "default", "chatty", {},

@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
-#include <boost/json.hpp>
 #include <fmt/format.h>
+#include <boost/json.hpp>
 #include <set>
 #include <string>
 
@@ -111,7 +111,8 @@ TEST_CASE("seed walkthrough: tolerating both taints spreads the two pods") {
   s.submit_mpi("mpi-dist", kBoth);
   const std::string launcher = at(s.pod("mpi-dist-launcher"), "spec.nodeName");
   const std::string worker = at(s.pod("mpi-dist-worker-0"), "spec.nodeName");
-  const std::set<std::string> workers{"cn-beijing.192.168.3.228", "cn-beijing.192.168.3.229", "cn-beijing.192.168.3.230"};
+  const std::set<std::string> workers{"cn-beijing.192.168.3.228", "cn-beijing.192.168.3.229",
+                                      "cn-beijing.192.168.3.230"};
   CHECK(workers.count(launcher));
   CHECK(workers.count(worker));
   CHECK(launcher != worker);
@@ -137,7 +138,8 @@ TEST_CASE("seed walkthrough: no toleration -> FailedScheduling with kube-schedul
   bool unschedulable = false;
   for (const auto& c : p.at("status").at("conditions").as_array())
     if (c.at("type") == "PodScheduled")
-      unschedulable = c.at("status") == "False" && c.at("reason") == "Unschedulable" && c.at("message") == evs[0].at("message");
+      unschedulable =
+          c.at("status") == "False" && c.at("reason") == "Unschedulable" && c.at("message") == evs[0].at("message");
   CHECK(unschedulable);
   CHECK(s.scheduler.unschedulable().size() == 2);
 
@@ -151,11 +153,12 @@ TEST_CASE("seed walkthrough: no toleration -> FailedScheduling with kube-schedul
 TEST_CASE("scheduler: resources, schedulerName, and freeing resources retries pending pods") {
   Seed s(false);
   auto gpu_pod = [&](const std::string& name, int gpus, const std::string& scheduler = "default-scheduler") {
-    s.store.create(s.pods, "default",
-                   obj(fmt::format(R"({{"metadata":{{"name":"{}","annotations":{{"gpupool.io/simulate-duration":"30s"}}}},
+    s.store.create(
+        s.pods, "default",
+        obj(fmt::format(R"({{"metadata":{{"name":"{}","annotations":{{"gpupool.io/simulate-duration":"30s"}}}},
                      "spec":{{"schedulerName":"{}","restartPolicy":"Never","containers":[{{"name":"c","image":"x",
                      "resources":{{"limits":{{"nvidia.com/gpu":"{}"}}}}}}]}}}})",
-                                   name, scheduler, gpus)));
+                        name, scheduler, gpus)));
   };
   struct Row {
     const char* name;
@@ -164,7 +167,7 @@ TEST_CASE("scheduler: resources, schedulerName, and freeing resources retries pe
     bool bound;
   };
   const Row rows[] = {
-      {"a", 2, "default-scheduler", true}, {"b", 2, "orion-scheduler", true}, {"c", 2, "default-scheduler", true},
+      {"a", 2, "default-scheduler", true},  {"b", 2, "orion-scheduler", true}, {"c", 2, "default-scheduler", true},
       {"d", 1, "default-scheduler", false},  // the three workers have 2 GPUs each, all taken
       {"e", 1, "someone-else", false},       // not ours: left alone, no event
   };
@@ -187,8 +190,9 @@ TEST_CASE("scheduler: resources, schedulerName, and freeing resources retries pe
 
 TEST_CASE("ResourceQuota admission: the API server's message, and status.used kept current") {
   Seed s(false);
-  s.store.create(s.store.type("", "resourcequotas"), "default",
-                 obj(R"({"metadata":{"name":"gpu-quota"},"spec":{"hard":{"requests.nvidia.com/gpu":"3","pods":"10"}}})"));
+  s.store.create(
+      s.store.type("", "resourcequotas"), "default",
+      obj(R"({"metadata":{"name":"gpu-quota"},"spec":{"hard":{"requests.nvidia.com/gpu":"3","pods":"10"}}})"));
   auto make = [&](const std::string& name, int gpus) {
     s.store.create(s.pods, "default",
                    obj(fmt::format(R"({{"metadata":{{"name":"{}"}},"spec":{{"containers":[{{"name":"c","image":"x",
@@ -214,8 +218,10 @@ TEST_CASE("ResourceQuota admission: the API server's message, and status.used ke
   CHECK(q.at("status").at("hard").at("pods") == "10");
   s.store.remove(s.pods, "default", "one");
   make("big", 2);  // fits now
-  CHECK(s.store.get(s.store.type("", "resourcequotas"), "default", "gpu-quota").at("status").at("used").at(
-            "requests.nvidia.com/gpu") == "3");
+  CHECK(s.store.get(s.store.type("", "resourcequotas"), "default", "gpu-quota")
+            .at("status")
+            .at("used")
+            .at("requests.nvidia.com/gpu") == "3");
 }
 
 // ---- the scheduling queue: unschedulablePods and the events that move them ------------------------
@@ -224,7 +230,8 @@ namespace {
 
 void gpu_pod(Seed& s, const std::string& name, int gpus, const std::string& claim = {}) {
   const std::string volumes =
-      claim.empty() ? "" : fmt::format(R"(,"volumes":[{{"name":"d","persistentVolumeClaim":{{"claimName":"{}"}}}}])", claim);
+      claim.empty() ? ""
+                    : fmt::format(R"(,"volumes":[{{"name":"d","persistentVolumeClaim":{{"claimName":"{}"}}}}])", claim);
   s.store.create(s.pods, "default",
                  obj(fmt::format(R"({{"metadata":{{"name":"{}"}},"spec":{{"containers":[{{"name":"c","image":"x",
                    "resources":{{"limits":{{"nvidia.com/gpu":"{}"}}}}}}]{}}}}})",
@@ -250,7 +257,8 @@ std::int64_t failed_count(const Seed& s, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("scheduling queue: an unschedulable pod is not retried by unrelated creates, only by events that may help it") {
+TEST_CASE(
+    "scheduling queue: an unschedulable pod is not retried by unrelated creates, only by events that may help it") {
   Seed s(false);
   // The three workers have 2 GPUs each: a, b, c take them all, d waits.
   for (const char* n : {"a", "b", "c"}) gpu_pod(s, n, 2);
@@ -326,8 +334,8 @@ TEST_CASE("scheduling queue: a node's taint removed, and a claim bound, move wai
                      "resources":{"requests":{"storage":"1Gi"}}}})"));
     CHECK(s.scheduler.attempts() == tried + 1);  // tried again: now the claim is unbound
     CHECK(!bound(s, "v"));
-    s.store.mutate(pvcs, "default", "data", [](json::object& c) { c["status"] = obj(R"({"phase":"Bound"})"); }, {},
-                   "status");
+    s.store.mutate(
+        pvcs, "default", "data", [](json::object& c) { c["status"] = obj(R"({"phase":"Bound"})"); }, {}, "status");
     CHECK(s.scheduler.attempts() == tried + 2);
     CHECK(bound(s, "v"));
   }
@@ -364,7 +372,8 @@ TEST_CASE("bind_pod: nodeName and PodScheduled; refused when already assigned or
   refused("a", "pod a is already assigned to node \"node-1\"");
 
   // A finalizer keeps the deleted pod, with a deletionTimestamp.
-  store.create(pods, "default", obj(fmt::format(R"({{"metadata":{{"name":"b","finalizers":["example.com/keep"]}},{}}})", spec)));
+  store.create(pods, "default",
+               obj(fmt::format(R"({{"metadata":{{"name":"b","finalizers":["example.com/keep"]}},{}}})", spec)));
   store.remove(pods, "default", "b");
   REQUIRE(!at(store.get(pods, "default", "b"), "metadata.deletionTimestamp").empty());
   refused("b", "pod b is being deleted, cannot be assigned to a host");
@@ -382,11 +391,14 @@ TEST_CASE("scheduler: a node changed or added updates its cache entry with the p
   store.create(store.type("", "namespaces"), "", obj(R"({"metadata":{"name":"default"}})"));
   auto node = [](const std::string& name) {
     return obj(fmt::format(R"({{"metadata":{{"name":"{}"}},"status":{{"allocatable":
-      {{"cpu":"8","memory":"32Gi","pods":"110","nvidia.com/gpu":"2"}}}}}})", name));
+      {{"cpu":"8","memory":"32Gi","pods":"110","nvidia.com/gpu":"2"}}}}}})",
+                           name));
   };
   auto gpu_pod = [&](const std::string& name) {
-    store.create(pods, "default", obj(fmt::format(R"({{"metadata":{{"name":"{}"}},"spec":{{"containers":[{{"name":"c",
-      "image":"busybox","resources":{{"limits":{{"nvidia.com/gpu":"2"}}}}}}]}}}})", name)));
+    store.create(pods, "default",
+                 obj(fmt::format(R"({{"metadata":{{"name":"{}"}},"spec":{{"containers":[{{"name":"c",
+      "image":"busybox","resources":{{"limits":{{"nvidia.com/gpu":"2"}}}}}}]}}}})",
+                                 name)));
     return at(store.get(pods, "default", name), "spec.nodeName");
   };
   store.create(nodes, "", node("n1"));
@@ -395,22 +407,29 @@ TEST_CASE("scheduler: a node changed or added updates its cache entry with the p
   REQUIRE((first == "n1" || first == "n2"));
   const std::string other = first == "n1" ? "n2" : "n1";
   // A label (a scheduling property) and, separately, an annotation change on the full node.
-  store.mutate(nodes, "", first, [](json::object& n) { n["metadata"].as_object()["labels"] = json::object{{"pool", "a"}}; });
-  store.mutate(nodes, "", first, [](json::object& n) { n["metadata"].as_object()["annotations"] = json::object{{"x", "y"}}; });
+  store.mutate(nodes, "", first, [](json::object& n) {
+    n["metadata"].as_object()["labels"] = json::object{{"pool", "a"}};
+  });
+  store.mutate(nodes, "", first, [](json::object& n) {
+    n["metadata"].as_object()["annotations"] = json::object{{"x", "y"}};
+  });
   CHECK(gpu_pod("p2") == other);  // p1's GPUs still count on `first`
   CHECK(gpu_pod("p3").empty());   // both nodes full
   CHECK(scheduler.unschedulable() == std::vector<std::string>{"default/p3"});
   store.create(nodes, "", node("n3"));  // NodeAdd: p3 is retried and fits there
   CHECK(at(store.get(pods, "default", "p3"), "spec.nodeName") == "n3");
   // Allocatable raised on `first`: the bound pod still counts, 2 of 4 GPUs are free.
-  store.mutate(nodes, "", first, [](json::object& n) {
-    n["status"].as_object()["allocatable"].as_object()["nvidia.com/gpu"] = "4";
-  }, {}, "status");
+  store.mutate(
+      nodes, "", first,
+      [](json::object& n) { n["status"].as_object()["allocatable"].as_object()["nvidia.com/gpu"] = "4"; }, {},
+      "status");
   CHECK(gpu_pod("p4") == first);
   CHECK(gpu_pod("p5").empty());
   // p4 deleted: p5 takes its GPUs; a later change of that node counts p1 and p5, not p4.
   store.remove(pods, "default", "p4");
   CHECK(at(store.get(pods, "default", "p5"), "spec.nodeName") == first);
-  store.mutate(nodes, "", first, [](json::object& n) { n["metadata"].as_object()["labels"] = json::object{{"pool", "b"}}; });
+  store.mutate(nodes, "", first, [](json::object& n) {
+    n["metadata"].as_object()["labels"] = json::object{{"pool", "b"}};
+  });
   CHECK(gpu_pod("p6").empty());
 }

@@ -26,8 +26,10 @@ struct Cluster {
     for (const auto& n : gpupool::Topology::builtin("seed").nodes)
       store.create(store.type("", "nodes"), "", n.to_node_object(clock.now()));
     // 3 GPU workers with 2 GPUs each: "waiting" (9 GPUs) never fits.
-    store.create(pods, "default", json::parse(R"({"metadata":{"name":"waiting","labels":{"app":"a"}},
-      "spec":{"containers":[{"name":"c","image":"x","resources":{"limits":{"nvidia.com/gpu":"9"}}}]}})").as_object());
+    store.create(pods, "default",
+                 json::parse(R"({"metadata":{"name":"waiting","labels":{"app":"a"}},
+      "spec":{"containers":[{"name":"c","image":"x","resources":{"limits":{"nvidia.com/gpu":"9"}}}]}})")
+                     .as_object());
   }
   // Applies `change` to the waiting pod (as `subresource`) and says whether the scheduler tried it again.
   bool retried_after(const std::function<void(json::object&)>& change, std::string_view subresource = {}) {

@@ -27,7 +27,8 @@ schema::Decoded decode(std::string_view group, std::string_view kind, std::strin
 std::pair<std::string, std::string> group_version(const json::object& o) {
   const std::string api = std::string(o.at("apiVersion").as_string());
   const auto slash = api.find('/');
-  return slash == std::string::npos ? std::pair{std::string(), api} : std::pair{api.substr(0, slash), api.substr(slash + 1)};
+  return slash == std::string::npos ? std::pair{std::string(), api}
+                                    : std::pair{api.substr(0, slash), api.substr(slash + 1)};
 }
 
 // Every pod template inside a Kubeflow job (spec.<x>ReplicaSpecs.<role>.template).
@@ -58,15 +59,18 @@ TEST_CASE("schema decoding: the Go decoder's type errors, from the published sch
         "json: cannot unmarshal string into Go struct field PriorityClass.value of type int32");
   CHECK(decode("", "Pod", R"({"spec":{"containers":{"name":"c"}}})").type_error ==
         "json: cannot unmarshal object into Go struct field PodSpec.spec.containers of type []v1.Container");
-  CHECK(decode("", "Pod", R"({"spec":{"containers":[{"name":"c","ports":[{"containerPort":"eighty"}]}]}})").type_error ==
-        "json: cannot unmarshal string into Go struct field ContainerPort.spec.containers.ports.containerPort of type int32");
+  CHECK(
+      decode("", "Pod", R"({"spec":{"containers":[{"name":"c","ports":[{"containerPort":"eighty"}]}]}})").type_error ==
+      "json: cannot unmarshal string into Go struct field ContainerPort.spec.containers.ports.containerPort of type "
+      "int32");
   CHECK(decode("", "ConfigMap", R"({"data":{"a":1}})").type_error ==
         "json: cannot unmarshal number into Go struct field ConfigMap.data of type string");
   CHECK(decode("", "Pod", R"({"spec":{"priority":3000000000}})").type_error ==
         "json: cannot unmarshal number 3000000000 into Go struct field PodSpec.spec.priority of type int32");
   // The first misfit in document order wins; types that decode themselves take any value.
   CHECK(decode("apps", "Deployment", R"({"spec":{"paused":1,"replicas":"x"}})").misfit_go_type == "bool");
-  CHECK_FALSE(decode("", "Pod", R"({"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":2}}}]}})").type_error);
+  CHECK_FALSE(
+      decode("", "Pod", R"({"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":2}}}]}})").type_error);
   CHECK_FALSE(decode("", "Service", R"({"spec":{"ports":[{"port":80,"targetPort":"http"}]}})").type_error);
   CHECK_FALSE(decode("", "Pod", R"({"spec":{"containers":null}})").type_error);
 }
@@ -76,13 +80,15 @@ TEST_CASE("schema decoding: a quantity that does not parse stops decoding (400, 
   // version "v1" cannot be handled as a Pod: quantities must match the regular expression ...`.
   const auto d = decode("", "Pod", R"({"spec":{"containers":[{"name":"c","resources":{"requests":{"memory":"lots"}}}],
                                         "priority":"x"}})");
-  CHECK(d.decode_error == "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+  CHECK(d.decode_error ==
+        "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
   CHECK_FALSE(d.type_error);  // decoding stopped before spec.priority
   CHECK(decode("", "Pod", R"({"spec":{"containers":[{"name":"c","resources":{"requests":{"memory":{"a":1}}}}]}})")
             .decode_error.has_value());
   // A bare number and null are quantities too.
-  CHECK_FALSE(decode("", "Pod", R"({"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":1.5,"memory":null}}}]}})")
-                  .decode_error);
+  CHECK_FALSE(
+      decode("", "Pod", R"({"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":1.5,"memory":null}}}]}})")
+          .decode_error);
   // Fields set to null are dropped (Go's zero value), so validation sees them as absent.
   auto sc = json::parse(R"({"metadata":{"name":"s"},"provisioner":null,"parameters":{"a":"b"}})").as_object();
   schema::decode("storage.k8s.io", "v1", "StorageClass", sc, true);
@@ -103,11 +109,14 @@ TEST_CASE("schema decoding: unknown fields are named as sigs.k8s.io/json names t
         R"({"metadata":{"name":"d","labels":{"any-key":"v"}},"spec":{"template":{"spec":{"containers":[{"name":"a"},)"
         R"({"name":"b","ports":[{"containerPort":80}]}]}}},"status":{}})");
   // Free-form fields keep what they hold: annotations, managedFields' FieldsV1, a CRD's schema.
-  CHECK(decode("", "Pod", R"({"metadata":{"managedFields":[{"fieldsV1":{"f:spec":{"f:x":{}}}}]}})").unknown_fields.empty());
-  CHECK(decode("apiextensions.k8s.io", "CustomResourceDefinition",
-               R"({"spec":{"versions":[{"name":"v1","schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true,
-                  "properties":{"spec":{"type":"object","default":{"a":1}}}}}}]}})")
+  CHECK(decode("", "Pod", R"({"metadata":{"managedFields":[{"fieldsV1":{"f:spec":{"f:x":{}}}}]}})")
             .unknown_fields.empty());
+  CHECK(
+      decode(
+          "apiextensions.k8s.io", "CustomResourceDefinition",
+          R"({"spec":{"versions":[{"name":"v1","schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true,
+                  "properties":{"spec":{"type":"object","default":{"a":1}}}}}}]}})")
+          .unknown_fields.empty());
   // Custom resources have no recorded schema: they decode as they are.
   CHECK_FALSE(schema::known("kubeflow.org", "v1", "TFJob"));
   CHECK(decode("kubeflow.org", "TFJob", R"({"spec":{"anything":1}})").unknown_fields.empty());
@@ -243,7 +252,8 @@ TEST_CASE("a Service without a spec is defaulted without touching freed memory (
     return api.handle(r);
   };
   // Without a spec: defaulted (spec inserted), then refused as kube-apiserver refuses it.
-  for (const char* body : {R"({"metadata":{"name":"s1"}})", R"({"kind":"Service","apiVersion":"v1","metadata":{"name":"s2"}})"}) {
+  for (const char* body :
+       {R"({"metadata":{"name":"s1"}})", R"({"kind":"Service","apiVersion":"v1","metadata":{"name":"s2"}})"}) {
     CAPTURE(body);
     const auto resp = create(body);
     REQUIRE(resp.status == 422);

@@ -190,13 +190,16 @@ TEST_CASE("a user is confined to its own namespace, with the real Forbidden mess
   };
   const Row rows[] = {
       {"alice", "get pods -n bob",
-       "Error from server (Forbidden): pods is forbidden: User \"alice\" cannot list resource \"pods\" in API group \"\" "
+       "Error from server (Forbidden): pods is forbidden: User \"alice\" cannot list resource \"pods\" in API group "
+       "\"\" "
        "in the namespace \"bob\"\n"},
       {"bob", "get deployments -n alice",
-       "Error from server (Forbidden): deployments.apps is forbidden: User \"bob\" cannot list resource \"deployments\" "
+       "Error from server (Forbidden): deployments.apps is forbidden: User \"bob\" cannot list resource "
+       "\"deployments\" "
        "in API group \"apps\" in the namespace \"alice\"\n"},
       {"alice", "get pods -A",
-       "Error from server (Forbidden): pods is forbidden: User \"alice\" cannot list resource \"pods\" in API group \"\" "
+       "Error from server (Forbidden): pods is forbidden: User \"alice\" cannot list resource \"pods\" in API group "
+       "\"\" "
        "at the cluster scope\n"},
       {"alice", "delete node cn-beijing.192.168.3.230",
        "Error from server (Forbidden): nodes \"cn-beijing.192.168.3.230\" is forbidden: User \"alice\" cannot delete "
@@ -224,8 +227,8 @@ TEST_CASE("a user is confined to its own namespace, with the real Forbidden mess
   text.replace(pos + 7, 8, "deadbeef");
   const std::string bad = c.server.kubeconfig_dir() + "/bad.kubeconfig";
   std::ofstream(bad) << text;
-  auto unauth = run("/usr/bin/kubectl --kubeconfig " + bad + " --cache-dir " + c.cache + " get pods",
-                    c.server.kubeconfig_dir());
+  auto unauth =
+      run("/usr/bin/kubectl --kubeconfig " + bad + " --cache-dir " + c.cache + " get pods", c.server.kubeconfig_dir());
   CHECK(unauth.code == 1);
   CHECK(unauth.err.find("Unauthorized") != std::string::npos);
 }
@@ -236,7 +239,8 @@ TEST_CASE("the official Python client lists, creates, patches and watches") {
   auto r = run("/usr/bin/python3 " + script + " " + c.server.kubeconfig("alice") + " alice", c.server.kubeconfig_dir());
   REQUIRE_MESSAGE(r.code == 0, r.err);
   std::string expected_nodes;
-  for (int i = 225; i <= 230; ++i) expected_nodes += (i > 225 ? "," : "") + std::string("cn-beijing.192.168.3.") + std::to_string(i);
+  for (int i = 225; i <= 230; ++i)
+    expected_nodes += (i > 225 ? "," : "") + std::string("cn-beijing.192.168.3.") + std::to_string(i);
   CHECK(r.out == "nodes: " + expected_nodes +
                      "\n"
                      "created: py-pod alice True\n"
@@ -244,7 +248,8 @@ TEST_CASE("the official Python client lists, creates, patches and watches") {
                      "listed: py-pod\n"
                      "watched: ADDED py-pod-2;DELETED py-pod\n"
                      "scaled: 4\n"
-                     "conflict: 409 Conflict .data.a | Apply failed with 1 conflict: conflict with \"py-editor\" using v1: .data.a\n"
+                     "conflict: 409 Conflict .data.a | Apply failed with 1 conflict: conflict with \"py-editor\" using "
+                     "v1: .data.a\n"
                      "forced: 1 py-applier/Apply\n"
                      "forbidden: 403 Forbidden\n"
                      "notfound: 404\n");
@@ -352,12 +357,13 @@ TEST_CASE("fault injection over HTTPS: 429 with Retry-After, 500, 503, resets, p
 TEST_CASE("the server stops cleanly with watches open, and its kubeconfigs are private") {
   auto server = std::make_unique<EmbeddedServer>(Cluster::options("seed"));
   const auto kc = server->kubeconfig("alice");
-  struct stat st{};
+  struct stat st {};
   REQUIRE(::stat(kc.c_str(), &st) == 0);
   CHECK((st.st_mode & 077) == 0);
   const std::string dir = server->kubeconfig_dir();
   // A watch in another process that would otherwise run for a minute.
-  const std::string cmd = "/usr/bin/kubectl --kubeconfig " + kc + " get pods -w --request-timeout=60s >/dev/null 2>&1 &";
+  const std::string cmd =
+      "/usr/bin/kubectl --kubeconfig " + kc + " get pods -w --request-timeout=60s >/dev/null 2>&1 &";
   REQUIRE(std::system(cmd.c_str()) == 0);
   const auto t0 = std::chrono::steady_clock::now();
   server->stop();
@@ -386,8 +392,8 @@ TEST_CASE("kubectl delete --cascade=foreground keeps the owner until its depende
   REQUIRE(uid.size() == 36);
   r = apply_text(c, "alice",
                  "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: dep\n  finalizers: [example.com/cleanup]\n"
-                 "  ownerReferences:\n  - {apiVersion: v1, kind: ConfigMap, name: owner, uid: " + uid +
-                     ", blockOwnerDeletion: true}\n");
+                 "  ownerReferences:\n  - {apiVersion: v1, kind: ConfigMap, name: owner, uid: " +
+                     uid + ", blockOwnerDeletion: true}\n");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   r = c.kubectl("alice", "delete configmap owner --cascade=foreground --wait=false");
   REQUIRE_MESSAGE(r.code == 0, r.err);
@@ -396,13 +402,15 @@ TEST_CASE("kubectl delete --cascade=foreground keeps the owner until its depende
   r = c.kubectl("alice", "get configmap owner -o jsonpath={.metadata.finalizers}/{.metadata.deletionTimestamp}");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(r.out == "[\"foregroundDeletion\"]/2024-01-01T00:00:00Z");
-  CHECK(c.kubectl("alice", "get configmap dep -o jsonpath={.metadata.deletionTimestamp}").out == "2024-01-01T00:00:00Z");
+  CHECK(c.kubectl("alice", "get configmap dep -o jsonpath={.metadata.deletionTimestamp}").out ==
+        "2024-01-01T00:00:00Z");
   // The dependent's finalizer goes: it is deleted, and so is the owner.
   r = c.kubectl("alice", R"(patch configmap dep --type=merge -p '{"metadata":{"finalizers":null}}')");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   r = c.kubectl("alice", "get configmap owner dep");
-  CHECK(r.err == "Error from server (NotFound): configmaps \"owner\" not found\n"
-                 "Error from server (NotFound): configmaps \"dep\" not found\n");
+  CHECK(r.err ==
+        "Error from server (NotFound): configmaps \"owner\" not found\n"
+        "Error from server (NotFound): configmaps \"dep\" not found\n");
 
   // Orphan: the ReplicaSet stays, without its ownerReference, and keeps its pod.
   r = apply_text(c, "alice",
@@ -412,7 +420,8 @@ TEST_CASE("kubectl delete --cascade=foreground keeps the owner until its depende
   REQUIRE_MESSAGE(r.code == 0, r.err);
   r = c.kubectl("alice", "delete deployment web --cascade=orphan");
   REQUIRE_MESSAGE(r.code == 0, r.err);
-  r = c.kubectl("alice", "get rs -l app=web -o jsonpath={.items[*].metadata.name}:{.items[*].metadata.ownerReferences}");
+  r = c.kubectl("alice",
+                "get rs -l app=web -o jsonpath={.items[*].metadata.name}:{.items[*].metadata.ownerReferences}");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(r.out.rfind("web-", 0) == 0);
   CHECK(r.out.back() == ':');  // no ownerReferences left
@@ -431,7 +440,8 @@ TEST_CASE("PVCs bind: default class, a named class, a static volume; pods wait f
   auto pod = [](const std::string& name, const std::string& claim_name) {
     return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name +
            "\nspec:\n  containers:\n  - {name: c, image: busybox, volumeMounts: [{name: d, mountPath: /d}]}\n"
-           "  volumes:\n  - name: d\n    persistentVolumeClaim: {claimName: " + claim_name + "}\n";
+           "  volumes:\n  - name: d\n    persistentVolumeClaim: {claimName: " +
+           claim_name + "}\n";
   };
   auto scheduled_message = [&](const std::string& name) {
     auto p = store.get(pods, "alice", name);
@@ -482,8 +492,9 @@ TEST_CASE("PVCs bind: default class, a named class, a static volume; pods wait f
         "False: 0/6 nodes are available: persistentvolumeclaim \"missing\" not found. preemption: 0/6 nodes are "
         "available: 6 Preemption is not helpful for scheduling.");
   // The admin installs the class: the claim binds and the waiting pod is scheduled.
-  r = apply_text(c, "admin", "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: fast\n"
-                             "provisioner: example.com/fast\n");
+  r = apply_text(c, "admin",
+                 "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: fast\n"
+                 "provisioner: example.com/fast\n");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(store.get(pvcs, "alice", "fast").at("status").at("phase") == "Bound");
   CHECK(scheduled_message("uses-fast") == "True: ");
@@ -504,16 +515,17 @@ TEST_CASE("PVCs bind: default class, a named class, a static volume; pods wait f
   REQUIRE_MESSAGE(r.code == 0, r.err);
   rows = table_rows(r.out);
   REQUIRE(rows.size() == 2);
-  CHECK(rows[1] == std::vector<std::string>{pv_name, "1Gi", "RWO", "Delete", "Bound", "alice/data", "standard", "<unset>",
-                                            "0s"});
+  CHECK(rows[1] ==
+        std::vector<std::string>{pv_name, "1Gi", "RWO", "Delete", "Bound", "alice/data", "standard", "<unset>", "0s"});
 
   // storageClassName "": only a pre-provisioned volume of no class binds, the smallest that fits.
   for (std::string size : {"10Gi", "2Gi", "512Mi"}) {
     std::string name = "nfs-" + size;
     for (auto& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    r = apply_text(c, "admin", "apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: " + name +
-                                   "\nspec:\n  capacity: {storage: " + size +
-                                   "}\n  accessModes: [ReadWriteOnce, ReadWriteMany]\n  nfs: {server: 10.1.0.20, path: /x}\n");
+    r = apply_text(c, "admin",
+                   "apiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: " + name +
+                       "\nspec:\n  capacity: {storage: " + size +
+                       "}\n  accessModes: [ReadWriteOnce, ReadWriteMany]\n  nfs: {server: 10.1.0.20, path: /x}\n");
     REQUIRE_MESSAGE(r.code == 0, r.err);
   }
   CHECK(store.get(c.type("", "persistentvolumes"), "", "nfs-2gi").at("status").at("phase") == "Available");
@@ -530,8 +542,9 @@ TEST_CASE("PVCs bind: default class, a named class, a static volume; pods wait f
   r = c.kubectl("alice", "get events --field-selector reason=FailedBinding -o jsonpath={.items[*].message}");
   CHECK(r.out == "no persistent volumes available for this claim and no storage class is set");
   // The same event through events.k8s.io/v1: one store, the message as `note`.
-  r = c.kubectl("alice", "get events.v1.events.k8s.io --field-selector reason=FailedBinding -o "
-                         "jsonpath={.items[*].note}/{.items[*].regarding.name}/{.items[*].apiVersion}");
+  r = c.kubectl("alice",
+                "get events.v1.events.k8s.io --field-selector reason=FailedBinding -o "
+                "jsonpath={.items[*].note}/{.items[*].regarding.name}/{.items[*].apiVersion}");
   CHECK(r.out == "no persistent volumes available for this claim and no storage class is set/too-big/events.k8s.io/v1");
   // Deleting a claim reclaims its volume: provisioned ones (Delete) go, static ones (Retain) are Released.
   REQUIRE(c.kubectl("alice", "delete pod uses-data").code == 0);
@@ -547,13 +560,16 @@ TEST_CASE("kubectl apply --server-side: field ownership, conflicts with another 
     return "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels:\n    app: web\n" + extra_label +
            "spec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n"
            "      labels: {app: web}\n    spec:\n      containers:\n      - name: c\n        image: busybox\n"
-           "        env:\n        - {name: A, value: \"1\"}\n" + extra_env;
+           "        env:\n        - {name: A, value: \"1\"}\n" +
+           extra_env;
   };
   const std::string full = manifest("    tier: front\n", "        - {name: B, value: \"2\"}\n");
   auto r = apply_text(c, "alice", full, "--server-side");
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(r.out == "deployment.apps/web serverside-applied\n");
-  auto managed = [&] { return store_of(c.server).get(deploys, "alice", "web").at("metadata").at("managedFields").as_array(); };
+  auto managed = [&] {
+    return store_of(c.server).get(deploys, "alice", "web").at("metadata").at("managedFields").as_array();
+  };
   auto mf = managed();
   REQUIRE(mf.size() == 1);
   CHECK(mf[0].at("manager") == "kubectl");
@@ -663,14 +679,17 @@ TEST_CASE("kubectl create job|quota|serviceaccount|priorityclass|pdb|role|rolebi
   // The Job as the real registry stores it: the generated selector on its uid, the four labels.
   const auto job = store_of(c.server).get(c.type("batch", "jobs"), "alice", "j");
   const std::string uid(job.at("metadata").at("uid").as_string());
-  CHECK(json::serialize(job.at("spec").at("selector")) == R"({"matchLabels":{"batch.kubernetes.io/controller-uid":")" + uid + R"("}})");
+  CHECK(json::serialize(job.at("spec").at("selector")) ==
+        R"({"matchLabels":{"batch.kubernetes.io/controller-uid":")" + uid + R"("}})");
   CHECK(job.at("spec").at("template").at("metadata").at("labels").at("job-name") == "j");
   CHECK(job.at("metadata").at("labels").at("controller-uid").as_string() == uid);
   CHECK(job.at("spec").at("manualSelector") == false);
   CHECK(job.at("spec").at("podReplacementPolicy") == "TerminatingOrFailed");
   const auto quota = store_of(c.server).get(c.type("", "resourcequotas"), "alice", "q");
   CHECK(json::serialize(quota.at("spec").at("hard")) == R"({"pods":"10","requests.cpu":"4"})");
-  CHECK(store_of(c.server).get(c.type("policy", "poddisruptionbudgets"), "alice", "pdb1").at("spec").at("minAvailable") == 1);
+  CHECK(
+      store_of(c.server).get(c.type("policy", "poddisruptionbudgets"), "alice", "pdb1").at("spec").at("minAvailable") ==
+      1);
 
   // RBAC: alice's Role lets bob get pods in alice's namespace, nothing more.
   auto can = [&](const std::string& who, const std::string& args) {
@@ -686,18 +705,22 @@ TEST_CASE("kubectl create job|quota|serviceaccount|priorityclass|pdb|role|rolebi
   CHECK(c.kubectl("bob", "get pod nothing-here -n alice").err.find("NotFound") != std::string::npos);  // allowed: a 404
   r = c.kubectl("bob", "get pods -n alice");
   CHECK(r.code == 1);
-  CHECK(r.err == "Error from server (Forbidden): pods is forbidden: User \"bob\" cannot list resource \"pods\" in API group \"\" "
-                 "in the namespace \"alice\"\n");
+  CHECK(
+      r.err ==
+      "Error from server (Forbidden): pods is forbidden: User \"bob\" cannot list resource \"pods\" in API group \"\" "
+      "in the namespace \"alice\"\n");
   // Impersonation needs the impersonate verb: bob does not have it.
   r = c.kubectl("bob", "get pods -n bob --as=alice");
-  CHECK(r.err == "Error from server (Forbidden): users \"alice\" is forbidden: User \"bob\" cannot impersonate resource "
-                 "\"users\" in API group \"\" at the cluster scope\n");
+  CHECK(r.err ==
+        "Error from server (Forbidden): users \"alice\" is forbidden: User \"bob\" cannot impersonate resource "
+        "\"users\" in API group \"\" at the cluster scope\n");
   // The review itself, with RBAC's reason.
   const std::string review = c.server.kubeconfig_dir() + "/review.json";
   std::ofstream(review) << R"({"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectAccessReview",)"
                            R"("spec":{"resourceAttributes":{"namespace":"alice","verb":"get","resource":"pods"}}})";
   r = c.kubectl("bob", "create --validate=false -o jsonpath={.status} -f " + review);
-  CHECK(r.out == R"({"allowed":true,"reason":"RBAC: allowed by RoleBinding \"rb1/alice\" of Role \"r1\" to User \"bob\""})");
+  CHECK(r.out ==
+        R"({"allowed":true,"reason":"RBAC: allowed by RoleBinding \"rb1/alice\" of Role \"r1\" to User \"bob\""})");
   CHECK(c.kubectl("admin", "get selfsubjectaccessreviews").err ==
         "Error from server (MethodNotAllowed): the server does not allow this method on the requested resource\n");
 }
@@ -760,8 +783,8 @@ TEST_CASE("a Service's Endpoints and EndpointSlice follow its pods; describe ser
   r = c.kubectl("alice", "get endpointslices -o jsonpath={.items[0].endpoints[*].conditions.ready}");
   CHECK(r.out == "true true");
   r = c.kubectl("alice", "describe service web");
-  CHECK(r.out.find("Endpoints:                " + std::string(subset.at("addresses").at(0).at("ip").as_string()) + ":8080,") !=
-        std::string::npos);
+  CHECK(r.out.find("Endpoints:                " + std::string(subset.at("addresses").at(0).at("ip").as_string()) +
+                   ":8080,") != std::string::npos);
   // Scaled to nothing: empty again; deleted: gone (the slice with its owner).
   REQUIRE(c.kubectl("alice", "scale deployment web --replicas=0").code == 0);
   c.server.advance(60s);

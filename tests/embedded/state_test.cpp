@@ -28,8 +28,8 @@ namespace fs = std::filesystem;
 namespace {
 
 struct TempDir {
-  fs::path path = fs::temp_directory_path() / ("gpupool-state-test-" + std::to_string(::getpid()) + "-" +
-                                               std::to_string(std::rand()));
+  fs::path path = fs::temp_directory_path() /
+                  ("gpupool-state-test-" + std::to_string(::getpid()) + "-" + std::to_string(std::rand()));
   TempDir() { fs::create_directories(path); }
   ~TempDir() { fs::remove_all(path); }
 };
@@ -119,7 +119,8 @@ TEST_CASE("a torn last journal line was never acknowledged and is dropped; other
     store_of(a).create(store_of(a).type("", "configmaps"), "default", config_map("whole"));
   }
   SUBCASE("torn tail") {
-    std::ofstream(state + ".log", std::ios::app) << R"({"rv":999999,"op":"put","group":"","resource":"configmaps","obj)";
+    std::ofstream(state + ".log", std::ios::app)
+        << R"({"rv":999999,"op":"put","group":"","resource":"configmaps","obj)";
     EmbeddedServer b(with_state(state));
     CHECK(store_of(b).find(store_of(b).type("", "configmaps"), "default", "whole"));
     CHECK(store_of(b).revision() < 999999);
@@ -170,14 +171,13 @@ TEST_CASE("compaction while writers write: every write is in snapshot + journal"
     std::vector<std::thread> writers;
     for (int t = 0; t < kThreads; ++t)
       writers.emplace_back([&, t] {
-        for (int i = 0; i < kEach; ++i)
-          store_of(a).create(cms, "default", config_map(fmt::format("w{}-{}", t, i)));
+        for (int i = 0; i < kEach; ++i) store_of(a).create(cms, "default", config_map(fmt::format("w{}-{}", t, i)));
       });
     for (auto& w : writers) w.join();
     done = true;
     compactor.join();
-    CHECK(fs::exists(state));                            // compacted at least once
-    CHECK(fs::file_size(state + ".log") < 64 * 1024);    // and the journal did not keep everything
+    CHECK(fs::exists(state));                          // compacted at least once
+    CHECK(fs::file_size(state + ".log") < 64 * 1024);  // and the journal did not keep everything
   }
   EmbeddedServer b(with_state(state));
   auto& cms = store_of(b).type("", "configmaps");
@@ -203,8 +203,9 @@ TEST_CASE("the state directory is private and holds no secrets") {
     token = kc.substr(kc.find("token: ") + 7, 48);
     CHECK(mode_of(dir.path) == 0700);
     CHECK(mode_of(s.paths().kubeconfig_dir) == 0700);
-    for (const auto& f : {s.paths().endpoint, s.paths().lock, s.paths().snapshot + ".log", s.server()->admin_kubeconfig(),
-                          s.server()->kubeconfig("alice"), s.server()->cert_kubeconfig("alice")})
+    for (const auto& f :
+         {s.paths().endpoint, s.paths().lock, s.paths().snapshot + ".log", s.server()->admin_kubeconfig(),
+          s.server()->kubeconfig("alice"), s.server()->cert_kubeconfig("alice")})
       CHECK_MESSAGE(mode_of(f) == 0600, f);
     s.close();
     CHECK(mode_of(s.paths().snapshot) == 0600);

@@ -42,9 +42,7 @@ struct Fixture {
     store.create(ns, "", obj(R"({"metadata":{"name":"bob"}})"));
   }
   /// A valid Deployment `name` with `spec_extra` fields ("\"replicas\":1,") in its spec.
-  static json::object deployment(std::string name, std::string spec_extra = "") {
-    return workload(name, spec_extra);
-  }
+  static json::object deployment(std::string name, std::string spec_extra = "") { return workload(name, spec_extra); }
   /// The same body serves a ReplicaSet (selector, template).
   static json::object workload(std::string name, std::string spec_extra = "") {
     return obj(R"({"metadata":{"name":")" + name + R"("},"spec":{)" + spec_extra +
@@ -66,7 +64,8 @@ TEST_CASE("create fills metadata; errors are Status errors worded like the API s
   CHECK(md(p, "namespace") == "alice");
   CHECK(md(p, "creationTimestamp") == "2024-01-01T00:01:30Z");
   CHECK(md(p, "uid").size() == 36);
-  CHECK_FALSE(p["metadata"].as_object().contains("generation"));  // pods have none in v1.32 (the pod strategy sets none)
+  CHECK_FALSE(
+      p["metadata"].as_object().contains("generation"));  // pods have none in v1.32 (the pod strategy sets none)
   CHECK(p["kind"] == "Pod");
   CHECK(p["apiVersion"] == "v1");
   const auto rv1 = std::stoull(md(p, "resourceVersion"));
@@ -88,7 +87,10 @@ TEST_CASE("create fills metadata; errors are Status errors worded like the API s
       {[&] { f.store.get(f.pods, "alice", "nope"); }, 404, "NotFound", "pods \"nope\" not found"},
       {[&] { f.store.create(f.pods, "alice", f.pod("p1")); }, 409, "AlreadyExists", "pods \"p1\" already exists"},
       {[&] { f.store.create(f.pods, "ghost", f.pod("p1")); }, 404, "NotFound", "namespaces \"ghost\" not found"},
-      {[&] { f.store.create(f.deploys, "alice", Fixture::deployment("x")); f.store.get(f.deploys, "alice", "y"); },
+      {[&] {
+         f.store.create(f.deploys, "alice", Fixture::deployment("x"));
+         f.store.get(f.deploys, "alice", "y");
+       },
        404, "NotFound", "deployments.apps \"y\" not found"},
       {[&] { f.store.create(f.pods, "alice", f.pod("Bad_Name")); }, 422, "Invalid",
        "Pod \"Bad_Name\" is invalid: metadata.name: Invalid value: \"Bad_Name\": a lowercase RFC 1123 subdomain must "
@@ -99,7 +101,9 @@ TEST_CASE("create fills metadata; errors are Status errors worded like the API s
        "Pod \"\" is invalid: metadata.name: Required value: name or generateName is required"},
       {[&] {
          auto stale = f.store.get(f.pods, "alice", "p1");
-         f.store.mutate(f.pods, "alice", "p1", [](json::object& o) { o["metadata"].as_object()["labels"] = json::object{{"a", "b"}}; });
+         f.store.mutate(f.pods, "alice", "p1", [](json::object& o) {
+           o["metadata"].as_object()["labels"] = json::object{{"a", "b"}};
+         });
          f.store.update(f.pods, "alice", stale);
        },
        409, "Conflict",
@@ -107,9 +111,11 @@ TEST_CASE("create fills metadata; errors are Status errors worded like the API s
        "latest version and try again"},
       {[&] { f.store.list(f.pods, "alice", page(0, "garbage")); }, 400, "BadRequest",
        "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"},
-      {[&] { LabelSelector::parse("a in (b"); }, 400, "BadRequest", "unable to parse requirement: found '', expected: ',' or ')'"},
+      {[&] { LabelSelector::parse("a in (b"); }, 400, "BadRequest",
+       "unable to parse requirement: found '', expected: ',' or ')'"},
       {[&] { parse_propagation("Sideways"); }, 400, "BadRequest",
-       "propagationPolicy: Unsupported value: \"Sideways\": supported values: \"Foreground\", \"Background\", \"Orphan\""},
+       "propagationPolicy: Unsupported value: \"Sideways\": supported values: \"Foreground\", \"Background\", "
+       "\"Orphan\""},
   };
   for (const auto& r : rows) {
     CAPTURE(r.message);
@@ -178,7 +184,8 @@ TEST_CASE("list: label and field selectors, namespaces, pagination") {
   for (const auto& r : rows) {
     CAPTURE(r.labels);
     CAPTURE(r.fields);
-    auto res = f.store.list(f.pods, r.ns, ListOptions{LabelSelector::parse(r.labels), FieldSelector::parse(r.fields), 0, ""});
+    auto res =
+        f.store.list(f.pods, r.ns, ListOptions{LabelSelector::parse(r.labels), FieldSelector::parse(r.fields), 0, ""});
     std::vector<std::string> names;
     for (const auto& i : res.items) names.push_back(md(*i, "name"));
     CHECK(names == r.names);
@@ -203,8 +210,10 @@ TEST_CASE("delete: ownerReference garbage collection per propagation policy") {
     Fixture f;
     auto d = f.store.create(f.deploys, "alice", Fixture::deployment("d"));
     auto owner = [](const json::object& o) {
-      return json::array{json::object{{"apiVersion", o.at("apiVersion")}, {"kind", o.at("kind")},
-                                      {"name", o.at("metadata").at("name")}, {"uid", o.at("metadata").at("uid")}}};
+      return json::array{json::object{{"apiVersion", o.at("apiVersion")},
+                                      {"kind", o.at("kind")},
+                                      {"name", o.at("metadata").at("name")},
+                                      {"uid", o.at("metadata").at("uid")}}};
     };
     auto r = Fixture::workload("d-1");
     r["metadata"].as_object()["ownerReferences"] = owner(d);
@@ -243,7 +252,9 @@ TEST_CASE("watch: replay from a resourceVersion, selector transitions, 410 when 
   auto q = f.store.open_watch(f.pods, "alice", rv_a, LabelSelector::parse("app=web"));
   f.store.create(f.pods, "bob", f.pod("other", R"({"app":"web"})"));  // other namespace
   f.store.create(f.pods, "alice", f.pod("w2", R"({"app":"web"})"));
-  f.store.mutate(f.pods, "alice", "w1", [](json::object& o) { o["metadata"].as_object()["labels"] = json::object{{"app", "db"}}; });
+  f.store.mutate(f.pods, "alice", "w1", [](json::object& o) {
+    o["metadata"].as_object()["labels"] = json::object{{"app", "db"}};
+  });
   f.store.remove(f.pods, "alice", "w2");
   auto evs = q->next(0ms);
   std::vector<std::string> got;
@@ -292,13 +303,17 @@ TEST_CASE("subscribers see every change in order, including changes made by subs
   CHECK(seen.size() == 3);
 }
 
-TEST_CASE("delete: Foreground keeps the owner (deletionTimestamp, foregroundDeletion) until blocking dependents are gone") {
+TEST_CASE(
+    "delete: Foreground keeps the owner (deletionTimestamp, foregroundDeletion) until blocking dependents are gone") {
   Fixture f;
   const auto& cms = f.store.type("", "configmaps");
   auto owner = f.store.create(cms, "alice", obj(R"({"metadata":{"name":"owner"}})"));
   auto ref = [&](bool block) {
-    return json::array{json::object{{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"name", "owner"},
-                                    {"uid", owner.at("metadata").at("uid")}, {"blockOwnerDeletion", block}}};
+    return json::array{json::object{{"apiVersion", "v1"},
+                                    {"kind", "ConfigMap"},
+                                    {"name", "owner"},
+                                    {"uid", owner.at("metadata").at("uid")},
+                                    {"blockOwnerDeletion", block}}};
   };
   // A dependent another controller still has to clean up (its own finalizer), one that deletes at
   // once, and one that does not block its owner.
@@ -370,9 +385,8 @@ TEST_CASE("dependents: the owner-uid index follows creates, ownerReference edits
   const std::string uid = md(rs, "uid");
   auto owned_pod = [&](const std::string& name, const std::string& ns = "alice") {
     auto p = f.pod(name);
-    p["metadata"].as_object()["ownerReferences"] =
-        json::array{json::object{{"apiVersion", "apps/v1"}, {"kind", "ReplicaSet"}, {"name", "r"}, {"uid", uid},
-                                 {"controller", true}}};
+    p["metadata"].as_object()["ownerReferences"] = json::array{json::object{
+        {"apiVersion", "apps/v1"}, {"kind", "ReplicaSet"}, {"name", "r"}, {"uid", uid}, {"controller", true}}};
     return f.store.create(f.pods, ns, p);
   };
   auto names = [&](const ResourceType& t, const std::string& ns) {

@@ -16,8 +16,8 @@
 #include "common/spdy.hpp"
 #include "common/websocket.hpp"
 #include "gpupool/embedded.hpp"
-#include "shell_run.hpp"
 #include "local_stream_handler.hpp"
+#include "shell_run.hpp"
 
 using namespace gpupool;
 using namespace std::chrono_literals;
@@ -36,7 +36,8 @@ struct Fixture {
         server(options(with_handler ? handler : nullptr, websockets)) {
     REQUIRE(kubectl("run p1 --image=busybox --restart=Never").code == 0);
     REQUIRE(kubectl("run p2 --image=busybox --restart=Never --overrides "
-                    "'{\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"busybox\"},{\"name\":\"b\",\"image\":\"busybox\"}]}}'")
+                    "'{\"spec\":{\"containers\":[{\"name\":\"a\",\"image\":\"busybox\"},{\"name\":\"b\",\"image\":"
+                    "\"busybox\"}]}}'")
                 .code == 0);
     server.advance(30s);  // scheduled and started by the simulated kubelet: Running
   }
@@ -49,7 +50,8 @@ struct Fixture {
     return o;
   }
   std::string kubectl_prefix() const {
-    return "/usr/bin/kubectl --kubeconfig " + server.kubeconfig("alice") + " --cache-dir " + server.kubeconfig_dir() + "/cache ";
+    return "/usr/bin/kubectl --kubeconfig " + server.kubeconfig("alice") + " --cache-dir " + server.kubeconfig_dir() +
+           "/cache ";
   }
   Run kubectl(const std::string& args) { return sh(kubectl_prefix() + args, server.kubeconfig_dir()); }
 };
@@ -59,7 +61,8 @@ struct PortForwardProcess : testing::Background {
   int local_port = 0;
   explicit PortForwardProcess(const std::string& cmd) : Background(cmd) {
     std::smatch m;
-    if (std::regex_search(first_line, m, std::regex(R"(Forwarding from 127\.0\.0\.1:(\d+) -> 80)"))) local_port = std::stoi(m[1]);
+    if (std::regex_search(first_line, m, std::regex(R"(Forwarding from 127\.0\.0\.1:(\d+) -> 80)")))
+      local_port = std::stoi(m[1]);
   }
 };
 
@@ -69,7 +72,9 @@ using testing::echo_through;
 
 TEST_CASE("kubectl exec: stdin, stdout, stderr and the exit code go through the handler") {
   Fixture f;
-  auto r = sh("printf 'hello from stdin\\n' | " + f.kubectl_prefix() + "exec -i p1 -- sh -c 'cat; echo to-stderr >&2; exit 3'", f.server.kubeconfig_dir());
+  auto r = sh(
+      "printf 'hello from stdin\\n' | " + f.kubectl_prefix() + "exec -i p1 -- sh -c 'cat; echo to-stderr >&2; exit 3'",
+      f.server.kubeconfig_dir());
   CHECK(r.out == "hello from stdin\n");
   CHECK(r.err.find("to-stderr\n") != std::string::npos);
   CHECK(r.code == 3);
@@ -140,14 +145,17 @@ TEST_CASE("without a handler exec and port-forward answer as a server whose kube
   auto r = f.kubectl("exec p1 -- ls");
   CHECK(r.code == 1);
   // The seed's nodes have a Hostname address, the first of the preferred address types.
-  CHECK_MESSAGE(r.err == "error: Internal error occurred: error sending request: Post \"https://cn-beijing.192.168.3.228:10250/exec/"
-                         "alice/p1/p1?command=ls&error=1&output=1\": dial tcp: lookup cn-beijing.192.168.3.228: no such host\n",
-                r.err);
+  CHECK_MESSAGE(
+      r.err ==
+          "error: Internal error occurred: error sending request: Post \"https://cn-beijing.192.168.3.228:10250/exec/"
+          "alice/p1/p1?command=ls&error=1&output=1\": dial tcp: lookup cn-beijing.192.168.3.228: no such host\n",
+      r.err);
   // kubectl port-forward upgrades before it listens: it fails at once.
   PortForwardProcess pf(f.kubectl_prefix() + "port-forward pod/p1 0:80");
   CHECK(pf.local_port == 0);
   CHECK(pf.first_line ==
-        "error: error upgrading connection: error dialing backend: dial tcp: lookup cn-beijing.192.168.3.228: no such host\n");
+        "error: error upgrading connection: error dialing backend: dial tcp: lookup cn-beijing.192.168.3.228: no such "
+        "host\n");
   CHECK(f.handler->forwards == 0);
 }
 

@@ -58,7 +58,8 @@ Node worker(std::string name, std::map<std::string, std::string> labels = {}) {
   n.name = std::move(name);
   n.labels = std::move(labels);
   n.ready_status = "True";
-  n.allocatable = {{"cpu", Quantity::parse("8")}, {"memory", Quantity::parse("32Gi")}, {"pods", Quantity::parse("110")}};
+  n.allocatable = {
+      {"cpu", Quantity::parse("8")}, {"memory", Quantity::parse("32Gi")}, {"pods", Quantity::parse("110")}};
   return n;
 }
 
@@ -142,15 +143,17 @@ TEST_CASE("a registered plugin is applied by the embedded scheduler") {
   const auto& nodes = store.type("", "nodes");
   const auto& pods = store.type("", "pods");
   store.create(store.type("", "namespaces"), "", json::parse(R"({"metadata":{"name":"default"}})").as_object());
-  const std::vector<std::string> workers{"cn-beijing.192.168.3.228", "cn-beijing.192.168.3.229", "cn-beijing.192.168.3.230"};
+  const std::vector<std::string> workers{"cn-beijing.192.168.3.228", "cn-beijing.192.168.3.229",
+                                         "cn-beijing.192.168.3.230"};
   for (const auto& n : Topology::builtin("seed").nodes) {
     json::object o = n.to_node_object(clock.now());
     if (std::find(workers.begin(), workers.end(), n.name) != workers.end())
       o["metadata"].as_object()["labels"].as_object()[kDeny] = "default";
     store.create(nodes, "", o);
   }
-  store.create(pods, "default",
-               json::parse(R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"x"}]}})").as_object());
+  store.create(
+      pods, "default",
+      json::parse(R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"x"}]}})").as_object());
 
   auto pod = store.get(pods, "default", "p");
   CHECK(embedded::field_value(pod, "spec.nodeName").empty());
@@ -163,6 +166,7 @@ TEST_CASE("a registered plugin is applied by the embedded scheduler") {
         "scheduling.");
 
   // The label removed from one worker: the pod is retried and lands there.
-  store.mutate(nodes, "", workers[1], [](json::object& n) { n["metadata"].as_object()["labels"].as_object().erase(kDeny); });
+  store.mutate(nodes, "", workers[1],
+               [](json::object& n) { n["metadata"].as_object()["labels"].as_object().erase(kDeny); });
   CHECK(embedded::field_value(store.get(pods, "default", "p"), "spec.nodeName") == workers[1]);
 }

@@ -18,7 +18,9 @@ struct Fixture {
   Clock clock = Clock::manual();
   Store store{clock};
   Api api{store, {}};
-  Fixture() { store.create(store.type("", "namespaces"), "", json::object{{"metadata", json::object{{"name", "default"}}}}); }
+  Fixture() {
+    store.create(store.type("", "namespaces"), "", json::object{{"metadata", json::object{{"name", "default"}}}});
+  }
   Response call(std::string method, std::string path, std::string body = "",
                 std::string content_type = "application/json") {
     Request r;
@@ -74,8 +76,8 @@ TEST_CASE("negative counts: 422 as kube-apiserver, never a crash") {
     std::string what, method, path, body, content_type, expected;
   };
   const Row rows[] = {
-      {"create", "POST", "/apis/apps/v1/namespaces/default/deployments", deployment("Deployment", "-1"), "application/json",
-       dep_invalid},
+      {"create", "POST", "/apis/apps/v1/namespaces/default/deployments", deployment("Deployment", "-1"),
+       "application/json", dep_invalid},
       {"dry run", "POST", "/apis/apps/v1/namespaces/default/deployments?dryRun=All", deployment("Deployment", "-1"),
        "application/json", dep_invalid},
       {"replicaset", "POST", "/apis/apps/v1/namespaces/default/replicasets", deployment("ReplicaSet", "-1"),
@@ -116,19 +118,33 @@ TEST_CASE("controllers: a negative or huge count that slipped past validation ne
   Children none;
   for (const char* replicas : {"-1", "-9223372036854775807", "-1e300"}) {
     CAPTURE(replicas);
-    const auto rs = json::parse(std::string(R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"r","namespace":"default","uid":"u"},"spec":{"replicas":)") +
-                                replicas + "}}").as_object();
+    const auto rs =
+        json::parse(
+            std::string(
+                R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"r","namespace":"default","uid":"u"},"spec":{"replicas":)") +
+            replicas + "}}")
+            .as_object();
     const Plan p = plan_replicaset(rs, none, Clock::time_point{});
     CHECK(p.create.empty());
     CHECK(p.remove.empty());
-    const auto job = json::parse(std::string(R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"default","uid":"u"},"spec":{"parallelism":)") +
-                                 replicas + R"(,"completions":5}})").as_object();
+    const auto job =
+        json::parse(
+            std::string(
+                R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"default","uid":"u"},"spec":{"parallelism":)") +
+            replicas + R"(,"completions":5}})")
+            .as_object();
     CHECK(plan_job(job, none, Clock::time_point{}).create.empty());
   }
   // A huge count creates at most 500 pods per sync (burstReplicas), as the real controllers do.
-  const auto big = json::parse(R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"r","namespace":"default","uid":"u"},"spec":{"replicas":1e300}})").as_object();
+  const auto big =
+      json::parse(
+          R"({"apiVersion":"apps/v1","kind":"ReplicaSet","metadata":{"name":"r","namespace":"default","uid":"u"},"spec":{"replicas":1e300}})")
+          .as_object();
   CHECK(plan_replicaset(big, none, Clock::time_point{}).create.size() == 500);
-  const auto bigjob = json::parse(R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"default","uid":"u"},"spec":{"parallelism":2000000000,"completions":2000000000}})").as_object();
+  const auto bigjob =
+      json::parse(
+          R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"default","uid":"u"},"spec":{"parallelism":2000000000,"completions":2000000000}})")
+          .as_object();
   CHECK(plan_job(bigjob, none, Clock::time_point{}).create.size() == 500);
 }
 
@@ -152,8 +168,8 @@ TEST_CASE("wrongly typed fields and bad values are refused as kube-apiserver ref
        "application/json",
        "400 BadRequest Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal number "
        "1.5 into Go struct field DeploymentSpec.spec.replicas of type int32"},
-      {"replicas over int32", "POST", "/apis/apps/v1/namespaces/default/deployments", deployment("Deployment", "10000000000"),
-       "application/json",
+      {"replicas over int32", "POST", "/apis/apps/v1/namespaces/default/deployments",
+       deployment("Deployment", "10000000000"), "application/json",
        "400 BadRequest Deployment in version \"v1\" cannot be handled as a Deployment: json: cannot unmarshal number "
        "10000000000 into Go struct field DeploymentSpec.spec.replicas of type int32"},
       {"replicas an object", "POST", "/apis/apps/v1/namespaces/default/deployments", deployment("Deployment", "{}"),
@@ -180,8 +196,8 @@ TEST_CASE("wrongly typed fields and bad values are refused as kube-apiserver ref
        "application/json",
        "400 BadRequest Job in version \"v1\" cannot be handled as a Job: json: cannot unmarshal string into Go struct "
        "field JobSpec.spec.parallelism of type int32"},
-      {"strategic merge patch", "PATCH", "/apis/apps/v1/namespaces/default/deployments/ok", R"({"spec":{"replicas":"x"}})",
-       "application/strategic-merge-patch+json",
+      {"strategic merge patch", "PATCH", "/apis/apps/v1/namespaces/default/deployments/ok",
+       R"({"spec":{"replicas":"x"}})", "application/strategic-merge-patch+json",
        "422 Invalid  \"\" is invalid: patch: Invalid value: \"map[spec:map[replicas:x]]\": unrecognized type: int32 | "
        "FieldValueInvalid patch Invalid value: \"map[spec:map[replicas:x]]\": unrecognized type: int32"},
       {"json patch remove of a missing path", "PATCH", "/apis/apps/v1/namespaces/default/deployments/ok",
@@ -205,15 +221,18 @@ TEST_CASE("wrongly typed fields and bad values are refused as kube-apiserver ref
       {"storage class name", "POST", "/apis/storage.k8s.io/v1/storageclasses?dryRun=All",
        R"({"apiVersion":"storage.k8s.io/v1","kind":"StorageClass","metadata":{"name":"Bad_Class"},"provisioner":"x"})",
        "application/json",
-       "422 Invalid StorageClass.storage.k8s.io \"Bad_Class\" is invalid: metadata.name: Invalid value: \"Bad_Class\": " +
+       "422 Invalid StorageClass.storage.k8s.io \"Bad_Class\" is invalid: metadata.name: Invalid value: "
+       "\"Bad_Class\": " +
            subdomain + " | FieldValueInvalid metadata.name Invalid value: \"Bad_Class\": " + subdomain},
       {"2 MB pod", "POST", "/api/v1/namespaces/default/pods",
        R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"big"},"spec":{"containers":[{"name":"c","image":"busybox",
-           "env":[{"name":"E","value":")" + std::string(2000000, 'y') + R"("}]}]}})",
+           "env":[{"name":"E","value":")" +
+           std::string(2000000, 'y') + R"("}]}]}})",
        "application/json", "500 etcdserver: request is too large"},
       {"3 MiB body", "POST", "/api/v1/namespaces/default/pods",
        R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"big2"},"spec":{"containers":[{"name":"c","image":"busybox",
-           "env":[{"name":"E","value":")" + std::string(3 * 1024 * 1024, 'y') + R"("}]}]}})",
+           "env":[{"name":"E","value":")" +
+           std::string(3 * 1024 * 1024, 'y') + R"("}]}]}})",
        "application/json", "413 RequestEntityTooLarge Request entity too large: limit is 3145728"},
   };
   for (const auto& row : rows) {
@@ -233,8 +252,9 @@ TEST_CASE("wrongly typed fields and bad values are refused as kube-apiserver ref
 TEST_CASE("a merge or JSON patch that leaves a field of the wrong type is refused with the patched object") {
   Fixture f;
   REQUIRE(f.call("POST", "/apis/apps/v1/namespaces/default/deployments", deployment("Deployment", "1")).status == 201);
-  for (const auto& step : {std::pair<std::string, std::string>{"application/merge-patch+json", R"({"spec":{"replicas":"x"}})"},
-                            {"application/json-patch+json", R"([{"op":"replace","path":"/spec/replicas","value":"x"}])"}}) {
+  for (const auto& step :
+       {std::pair<std::string, std::string>{"application/merge-patch+json", R"({"spec":{"replicas":"x"}})"},
+        {"application/json-patch+json", R"([{"op":"replace","path":"/spec/replicas","value":"x"}])"}}) {
     const std::string& ct = step.first;  // (a structured binding cannot be captured by clang 14)
     const std::string& patch = step.second;
     CAPTURE(ct);
@@ -242,8 +262,10 @@ TEST_CASE("a merge or JSON patch that leaves a field of the wrong type is refuse
     CHECK(r.status == 422);
     const auto s = json::parse(r.body).as_object();
     const std::string msg(s.at("message").as_string());
-    CHECK(msg.rfind(R"( "" is invalid: patch: Invalid value: "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",)", 0) == 0);
-    const std::string tail = R"(}": json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32)";
+    CHECK(msg.rfind(R"( "" is invalid: patch: Invalid value: "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",)",
+                    0) == 0);
+    const std::string tail =
+        R"(}": json: cannot unmarshal string into Go struct field DeploymentSpec.spec.replicas of type int32)";
     CHECK(msg.substr(msg.size() - tail.size()) == tail);
     const auto& cause = s.at("details").at("causes").at(0).as_object();
     CHECK(cause.at("field").as_string() == "patch");
@@ -277,11 +299,17 @@ TEST_CASE("watch from before the watch cache's window: 410 Expired, not a replay
     CHECK(std::string(e.what()).find("too old resource version: " + std::to_string(first) + " (") != std::string::npos);
   }
   // Over HTTP: the watch starts, then sends the Status as an ERROR event (client-go re-lists).
-  const auto r = f.call("GET", "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=" + std::to_string(first));
+  const auto r =
+      f.call("GET", "/api/v1/namespaces/default/configmaps?watch=1&resourceVersion=" + std::to_string(first));
   std::string body;
   std::atomic<bool> stop{false};
   REQUIRE(r.stream);
-  r.stream([&](std::string_view chunk) { body += chunk; return true; }, stop);
+  r.stream(
+      [&](std::string_view chunk) {
+        body += chunk;
+        return true;
+      },
+      stop);
   CHECK(body.find(R"({"type":"ERROR","object":{"kind":"Status")") == 0);
   CHECK(body.find(R"("reason":"Expired")") != std::string::npos);
   CHECK(body.find("ADDED") == std::string::npos);
@@ -305,7 +333,8 @@ TEST_CASE("a valid but huge replica count does not hold the write for millions o
   CHECK(first >= 9900);
   f.clock.advance(std::chrono::seconds(1));
   REQUIRE(f.call("PATCH", "/apis/apps/v1/namespaces/default/replicasets/d1", R"({"metadata":{"labels":{"x":"y"}}})",
-                 "application/merge-patch+json").status == 200);
+                 "application/merge-patch+json")
+              .status == 200);
   const auto more = f.store.list(f.store.type("", "pods"), "default").items.size();
   CHECK(more > first + 9000);  // it went on in the next second, again within 20 syncs
   CHECK(more <= 20000);
@@ -316,7 +345,9 @@ TEST_CASE("a valid but huge replica count does not hold the write for millions o
 // words): causes in its order, the message joining them.
 TEST_CASE("pod spec values: the causes of ValidatePodSpec in Kubernetes' order") {
   Fixture f;
-  auto pod = [](const std::string& spec) { return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"v"},"spec":)" + spec + "}"; };
+  auto pod = [](const std::string& spec) {
+    return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"v"},"spec":)" + spec + "}";
+  };
   auto one = [](const std::string& containers_extra, const std::string& spec_extra = "") {
     return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"v"},"spec":{)" + spec_extra +
            R"("containers":[{"name":"main","image":"busybox")" + containers_extra + "}]}}";
@@ -337,18 +368,22 @@ TEST_CASE("pod spec values: the causes of ValidatePodSpec in Kubernetes' order")
   const Row rows[] = {
       {"ports: required, range, protocol", "pods",
        one(R"(,"ports":[{"containerPort":0},{"containerPort":70000,"hostPort":-1,"protocol":"tcp"}])"),
-       invalid("Pod", {{{"FieldValueRequired", "spec.containers[0].ports[0].containerPort", "Required value"},
-                        {"FieldValueInvalid", "spec.containers[0].ports[1].containerPort", "Invalid value: 70000: " + port_range},
-                        {"FieldValueInvalid", "spec.containers[0].ports[1].hostPort", "Invalid value: -1: " + port_range},
-                        {"FieldValueNotSupported", "spec.containers[0].ports[1].protocol",
-                         "Unsupported value: \"tcp\": supported values: \"SCTP\", \"TCP\", \"UDP\""}}})},
+       invalid(
+           "Pod",
+           {{{"FieldValueRequired", "spec.containers[0].ports[0].containerPort", "Required value"},
+             {"FieldValueInvalid", "spec.containers[0].ports[1].containerPort", "Invalid value: 70000: " + port_range},
+             {"FieldValueInvalid", "spec.containers[0].ports[1].hostPort", "Invalid value: -1: " + port_range},
+             {"FieldValueNotSupported", "spec.containers[0].ports[1].protocol",
+              "Unsupported value: \"tcp\": supported values: \"SCTP\", \"TCP\", \"UDP\""}}})},
       {"host ports conflict across containers", "pods",
        pod(R"({"containers":[{"name":"a","image":"b","ports":[{"containerPort":80,"hostPort":8080}]},
                              {"name":"c","image":"b","ports":[{"containerPort":81,"hostPort":8080}]}]})"),
-       invalid("Pod", {{{"FieldValueDuplicate", "spec.containers[1].ports[0].hostPort", "Duplicate value: \"TCP//8080\""}}})},
+       invalid("Pod",
+               {{{"FieldValueDuplicate", "spec.containers[1].ports[0].hostPort", "Duplicate value: \"TCP//8080\""}}})},
       {"valueFrom without a source", "pods", one(R"(,"env":[{"name":"A","valueFrom":{}}])"),
        invalid("Pod", {{{"FieldValueInvalid", "spec.containers[0].env[0].valueFrom",
-                         "Invalid value: \"\": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`"}}})},
+                         "Invalid value: \"\": must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` "
+                         "or `secretKeyRef`"}}})},
       {"a GPU request without a limit", "pods", one(R"(,"resources":{"requests":{"nvidia.com/gpu":"1"}})"),
        invalid("Pod", {{{"FieldValueRequired", "spec.containers[0].resources.limits",
                          "Required value: Limit must be set for non overcommitable resources"}}})},
@@ -359,8 +394,9 @@ TEST_CASE("pod spec values: the causes of ValidatePodSpec in Kubernetes' order")
       {"half a GPU (the limit, and the request defaulted from it)", "pods",
        one(R"(,"resources":{"limits":{"nvidia.com/gpu":"0.5"}})"),
        [&] {
-         const std::string q = "Invalid value: resource.Quantity{i:resource.int64Amount{value:5, scale:-1}, "
-                               "d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"\", Format:\"DecimalSI\"}: must be an integer";
+         const std::string q =
+             "Invalid value: resource.Quantity{i:resource.int64Amount{value:5, scale:-1}, "
+             "d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"\", Format:\"DecimalSI\"}: must be an integer";
          return invalid("Pod", {{{"FieldValueInvalid", "spec.containers[0].resources.limits[nvidia.com/gpu]", q},
                                  {"FieldValueInvalid", "spec.containers[0].resources.requests[nvidia.com/gpu]", q}}});
        }()},
@@ -371,36 +407,49 @@ TEST_CASE("pod spec values: the causes of ValidatePodSpec in Kubernetes' order")
                          "Invalid value: foo: must be a standard resource for containers"}}})},
       {"a subPath with '..' (the list is named, not the mount)", "pods",
        one(R"(,"volumeMounts":[{"name":"v","mountPath":"/b","subPath":"../x"}])", R"("volumes":[{"name":"v"}],)"),
-       invalid("Pod", {{{"FieldValueInvalid", "spec.containers[0].volumeMounts.subPath", "Invalid value: \"../x\": must not contain '..'"}}})},
-      {"a probe without handler (its counts are defaulted)", "pods", one(R"(,"livenessProbe":{}, "startupProbe":{"exec":{"command":["x"]},"successThreshold":2})"),
-       invalid("Pod", {{{"FieldValueRequired", "spec.containers[0].livenessProbe", "Required value: must specify a handler type"},
-                        {"FieldValueInvalid", "spec.containers[0].startupProbe.successThreshold", "Invalid value: 2: must be 1"}}})},
-      {"a preStop sleep of zero", "pods", one(R"(,"lifecycle":{"preStop":{"sleep":{"seconds":0}}})", R"("terminationGracePeriodSeconds":10,)"),
-       invalid("Pod", {{{"FieldValueInvalid", "spec.containers[0].lifecycle.preStop.sleep",
-                         "Invalid value: 0: must be greater than 0 and less than terminationGracePeriodSeconds (10). Enable "
-                         "AllowPodLifecycleSleepActionZeroValue feature gate for zero sleep."}}})},
-      {"security contexts' ids", "pods", one(R"(,"securityContext":{"runAsUser":-1})", R"("securityContext":{"fsGroup":-1},)"),
+       invalid("Pod", {{{"FieldValueInvalid", "spec.containers[0].volumeMounts.subPath",
+                         "Invalid value: \"../x\": must not contain '..'"}}})},
+      {"a probe without handler (its counts are defaulted)", "pods",
+       one(R"(,"livenessProbe":{}, "startupProbe":{"exec":{"command":["x"]},"successThreshold":2})"),
+       invalid("Pod", {{{"FieldValueRequired", "spec.containers[0].livenessProbe",
+                         "Required value: must specify a handler type"},
+                        {"FieldValueInvalid", "spec.containers[0].startupProbe.successThreshold",
+                         "Invalid value: 2: must be 1"}}})},
+      {"a preStop sleep of zero", "pods",
+       one(R"(,"lifecycle":{"preStop":{"sleep":{"seconds":0}}})", R"("terminationGracePeriodSeconds":10,)"),
+       invalid("Pod",
+               {{{"FieldValueInvalid", "spec.containers[0].lifecycle.preStop.sleep",
+                  "Invalid value: 0: must be greater than 0 and less than terminationGracePeriodSeconds (10). Enable "
+                  "AllowPodLifecycleSleepActionZeroValue feature gate for zero sleep."}}})},
+      {"security contexts' ids", "pods",
+       one(R"(,"securityContext":{"runAsUser":-1})", R"("securityContext":{"fsGroup":-1},)"),
        invalid("Pod", {{{"FieldValueInvalid", "spec.containers[0].securityContext.runAsUser",
                          "Invalid value: -1: must be between 0 and 2147483647, inclusive"},
-                        {"FieldValueInvalid", "spec.securityContext.fsGroup", "Invalid value: -1: must be between 0 and 2147483647, inclusive"}}})},
+                        {"FieldValueInvalid", "spec.securityContext.fsGroup",
+                         "Invalid value: -1: must be between 0 and 2147483647, inclusive"}}})},
       {"dnsPolicy None without dnsConfig", "pods", one("", R"("dnsPolicy":"None",)"),
-       invalid("Pod", {{{"FieldValueRequired", "spec.dnsConfig", "Required value: must provide `dnsConfig` when `dnsPolicy` is None"}}})},
+       invalid("Pod", {{{"FieldValueRequired", "spec.dnsConfig",
+                         "Required value: must provide `dnsConfig` when `dnsPolicy` is None"}}})},
       {"a toleration's unknown operator", "pods", one("", R"("tolerations":[{"key":"a","operator":"Bogus"}],)"),
        invalid("Pod", {{{"FieldValueNotSupported", "spec.tolerations[0].operator",
                          "Unsupported value: \"Bogus\": supported values: \"Equal\", \"Exists\""}}})},
       {"two volume sources: the volume is not there for its mount", "pods",
-       one(R"(,"volumeMounts":[{"name":"two","mountPath":"/two"}])", R"("volumes":[{"name":"two","emptyDir":{},"hostPath":{"path":"/x"}}],)"),
-       invalid("Pod", {{{"FieldValueForbidden", "spec.volumes[0].hostPath", "Forbidden: may not specify more than 1 volume type"},
+       one(R"(,"volumeMounts":[{"name":"two","mountPath":"/two"}])",
+           R"("volumes":[{"name":"two","emptyDir":{},"hostPath":{"path":"/x"}}],)"),
+       invalid("Pod", {{{"FieldValueForbidden", "spec.volumes[0].hostPath",
+                         "Forbidden: may not specify more than 1 volume type"},
                         {"FieldValueNotFound", "spec.containers[0].volumeMounts[0].name", "Not found: \"two\""}}})},
       {"init containers: restartPolicy Never, a probe without Always", "pods",
-       one("", R"("initContainers":[{"name":"i","image":"b","restartPolicy":"Never","livenessProbe":{"exec":{"command":["x"]}}},
+       one("",
+           R"("initContainers":[{"name":"i","image":"b","restartPolicy":"Never","livenessProbe":{"exec":{"command":["x"]}}},
                                     {"name":"side","image":"b","restartPolicy":"Always","livenessProbe":{"exec":{"command":["x"]}}}],)"),
        invalid("Pod", {{{"FieldValueNotSupported", "spec.initContainers[0].restartPolicy",
                          "Unsupported value: \"Never\": supported values: \"Always\""},
                         {"FieldValueForbidden", "spec.initContainers[0].livenessProbe",
                          "Forbidden: may not be set for init containers without restartPolicy=Always"}}})},
       {"a regular container's restartPolicy", "pods", one(R"(,"restartPolicy":"Always")"),
-       invalid("Pod", {{{"FieldValueForbidden", "spec.containers[0].restartPolicy", "Forbidden: may not be set for non-init containers"}}})},
+       invalid("Pod", {{{"FieldValueForbidden", "spec.containers[0].restartPolicy",
+                         "Forbidden: may not be set for non-init containers"}}})},
       {"hugepages not a whole number of pages (limit, and the request defaulted from it)", "pods",
        one(R"(,"resources":{"limits":{"hugepages-2Mi":"3Mi","memory":"1Gi"}})"),
        invalid("Pod", {{{"FieldValueInvalid", "spec.containers[0].resources.limits[hugepages-2Mi]",
@@ -408,26 +457,35 @@ TEST_CASE("pod spec values: the causes of ValidatePodSpec in Kubernetes' order")
                         {"FieldValueInvalid", "spec.containers[0].resources.requests[hugepages-2Mi]",
                          "Invalid value: \"3Mi\": 3Mi is not positive integer multiple of hugepages-2Mi"}}})},
       {"affinity: weights and a pod affinity term's topologyKey", "pods",
-       one("", R"("affinity":{"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":0,"preference":{}}]},
+       one("",
+           R"("affinity":{"nodeAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":0,"preference":{}}]},
                   "podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"topologyKey":"zone"},{"topologyKey":""}]}},)"),
-       invalid("Pod", {{{"FieldValueInvalid", "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight",
-                         "Invalid value: 0: must be in the range 1-100"},
-                        {"FieldValueRequired", "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[1].topologyKey",
-                         "Required value: can not be empty"},
-                        {"FieldValueInvalid", "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[1].topologyKey",
-                         "Invalid value: \"\": name part must be non-empty"},
-                        {"FieldValueInvalid", "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[1].topologyKey",
-                         "Invalid value: \"\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start "
-                         "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
-                         "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"}}})},
+       invalid(
+           "Pod",
+           {{{"FieldValueInvalid",
+              "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight",
+              "Invalid value: 0: must be in the range 1-100"},
+             {"FieldValueRequired",
+              "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[1].topologyKey",
+              "Required value: can not be empty"},
+             {"FieldValueInvalid",
+              "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[1].topologyKey",
+              "Invalid value: \"\": name part must be non-empty"},
+             {"FieldValueInvalid",
+              "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[1].topologyKey",
+              "Invalid value: \"\": name part must consist of alphanumeric characters, '-', '_' or '.', and must start "
+              "and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
+              "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"}}})},
       {"an ephemeral container's ports, then the create's refusal", "pods",
        one("", R"("ephemeralContainers":[{"name":"e","image":"b","ports":[{"containerPort":80}]}],)"),
-       invalid("Pod", {{{"FieldValueForbidden", "spec.ephemeralContainers[0].ports", "Forbidden: cannot be set for an Ephemeral Container"},
+       invalid("Pod", {{{"FieldValueForbidden", "spec.ephemeralContainers[0].ports",
+                         "Forbidden: cannot be set for an Ephemeral Container"},
                         {"FieldValueForbidden", "spec.ephemeralContainers", "Forbidden: cannot be set on create"}}})},
       {"a template's bad port, with the template's path", "deployments",
        R"({"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"v"},"spec":{"selector":{"matchLabels":{"a":"b"}},
            "template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"b","ports":[{"containerPort":0}]}]}}}})",
-       invalid("Deployment.apps", {{{"FieldValueRequired", "spec.template.spec.containers[0].ports[0].containerPort", "Required value"}}})},
+       invalid("Deployment.apps", {{{"FieldValueRequired", "spec.template.spec.containers[0].ports[0].containerPort",
+                                     "Required value"}}})},
   };
   for (const auto& r : rows) {
     CAPTURE(r.what);
@@ -441,8 +499,9 @@ TEST_CASE("pod spec values: a fractional extended resource in any notation is a 
   Fixture f;
   for (const std::string q : {"0.0005Ki", "1e-1", "1.5e0", "0.1234567890123456789", "0.0000000001", "+0.5"}) {
     CAPTURE(q);
-    const std::string body = std::string(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"v"},"spec":{"containers":[)") +
-                             R"({"name":"main","image":"busybox","resources":{"limits":{"example.com/x":")" + q + R"("}}}]}})";
+    const std::string body =
+        std::string(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"v"},"spec":{"containers":[)") +
+        R"({"name":"main","image":"busybox","resources":{"limits":{"example.com/x":")" + q + R"("}}}]}})";
     const auto resp = f.call("POST", "/api/v1/namespaces/default/pods?dryRun=All", body);
     CHECK(resp.status == 422);
     CHECK(resp.body.find("must be an integer") != std::string::npos);
@@ -460,7 +519,8 @@ TEST_CASE("pod spec values: what v1.32 takes is stored with the defaults its rul
   const auto spec = json::parse(resp.body).at("spec").as_object();
   const auto& c = spec.at("containers").at(0).as_object();
   // SetDefaults_Probe, SetDefaults_HTTPGetAction, the gRPC service, defaultHostNetworkPorts, SetDefaults_Volume.
-  CHECK(c.at("livenessProbe") == json::parse(R"({"httpGet":{"port":"http","path":"/","scheme":"HTTP"},"timeoutSeconds":1,
+  CHECK(c.at("livenessProbe") ==
+        json::parse(R"({"httpGet":{"port":"http","path":"/","scheme":"HTTP"},"timeoutSeconds":1,
                                                  "periodSeconds":10,"successThreshold":1,"failureThreshold":3})"));
   CHECK(c.at("startupProbe").at("grpc") == json::parse(R"({"port":9000,"service":""})"));
   CHECK(c.at("ports").at(0).at("hostPort") == 80);
@@ -499,18 +559,20 @@ TEST_CASE("pod updates: only images, a shorter deadline and added tolerations ma
   auto patch = [&](const std::string& ops) {
     return status_of(f.call("PATCH", "/api/v1/namespaces/default/pods/u", ops, "application/json-patch+json"));
   };
-  CHECK(patch(R"([{"op":"replace","path":"/spec/containers/0/env/0/value","value":"2"}])") ==
-        "422 Invalid Pod \"u\" is invalid: spec: Forbidden: pod updates may not change fields other than "
-        "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only "
-        "additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was "
-        "previously negative) | FieldValueForbidden spec Forbidden: pod updates may not change fields other than "
-        "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only "
-        "additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was "
-        "previously negative)");
-  CHECK(patch(R"([{"op":"replace","path":"/spec/activeDeadlineSeconds","value":200}])") ==
-        "422 Invalid Pod \"u\" is invalid: spec.activeDeadlineSeconds: Invalid value: 200: must be less than or equal to "
-        "previous value | FieldValueInvalid spec.activeDeadlineSeconds Invalid value: 200: must be less than or equal to "
-        "previous value");
+  CHECK(
+      patch(R"([{"op":"replace","path":"/spec/containers/0/env/0/value","value":"2"}])") ==
+      "422 Invalid Pod \"u\" is invalid: spec: Forbidden: pod updates may not change fields other than "
+      "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only "
+      "additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was "
+      "previously negative) | FieldValueForbidden spec Forbidden: pod updates may not change fields other than "
+      "`spec.containers[*].image`,`spec.initContainers[*].image`,`spec.activeDeadlineSeconds`,`spec.tolerations` (only "
+      "additions to existing tolerations),`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was "
+      "previously negative)");
+  CHECK(
+      patch(R"([{"op":"replace","path":"/spec/activeDeadlineSeconds","value":200}])") ==
+      "422 Invalid Pod \"u\" is invalid: spec.activeDeadlineSeconds: Invalid value: 200: must be less than or equal to "
+      "previous value | FieldValueInvalid spec.activeDeadlineSeconds Invalid value: 200: must be less than or equal to "
+      "previous value");
   // An empty image: validation's cause and ValidateContainerUpdates' are both kept; the message says it once.
   CHECK(patch(R"([{"op":"replace","path":"/spec/containers/0/image","value":""}])") ==
         "422 Invalid Pod \"u\" is invalid: spec.containers[0].image: Required value | FieldValueRequired "
@@ -525,24 +587,38 @@ TEST_CASE("pod updates: only images, a shorter deadline and added tolerations ma
 
 TEST_CASE("built-in kinds: node podCIDRs, LimitRange bounds, budgets (answers pasted from the oracle)") {
   Fixture f;
-  auto post = [&](const std::string& path, const std::string& body) { return status_of(f.call("POST", path + "?dryRun=All", body)); };
+  auto post = [&](const std::string& path, const std::string& body) {
+    return status_of(f.call("POST", path + "?dryRun=All", body));
+  };
   // ValidateNode: each CIDR, then the dual-stack rules (the Internal error names the first bad one).
-  CHECK(post("/api/v1/nodes", R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n"},"spec":{"podCIDRs":["x","10.0.0.0/24","x"]}})") ==
-        "422 Invalid Node \"n\" is invalid: [spec.podCIDRs[0]: Invalid value: \"x\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or "
-        "2001:db8::/64), spec.podCIDRs[2]: Invalid value: \"x\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64), "
-        "spec.podCIDRs: Internal error: invalid PodCIDRs. failed to check with dual stack with error:invalid CIDR[0]: <nil> (invalid "
-        "CIDR address: x), spec.podCIDRs: Invalid value: []string{\"x\", \"10.0.0.0/24\", \"x\"}: may specify no more than one CIDR "
-        "for each IP family, spec.podCIDRs[2]: Duplicate value: \"x\"]"
-        " | FieldValueInvalid spec.podCIDRs[0] Invalid value: \"x\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
-        " | FieldValueInvalid spec.podCIDRs[2] Invalid value: \"x\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
-        " | InternalError spec.podCIDRs Internal error: invalid PodCIDRs. failed to check with dual stack with error:invalid CIDR[0]: "
-        "<nil> (invalid CIDR address: x)"
-        " | FieldValueInvalid spec.podCIDRs Invalid value: []string{\"x\", \"10.0.0.0/24\", \"x\"}: may specify no more than one CIDR "
-        "for each IP family"
-        " | FieldValueDuplicate spec.podCIDRs[2] Duplicate value: \"x\"");
+  CHECK(
+      post(
+          "/api/v1/nodes",
+          R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n"},"spec":{"podCIDRs":["x","10.0.0.0/24","x"]}})") ==
+      "422 Invalid Node \"n\" is invalid: [spec.podCIDRs[0]: Invalid value: \"x\": must be a valid CIDR value, (e.g. "
+      "10.9.8.0/24 or "
+      "2001:db8::/64), spec.podCIDRs[2]: Invalid value: \"x\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or "
+      "2001:db8::/64), "
+      "spec.podCIDRs: Internal error: invalid PodCIDRs. failed to check with dual stack with error:invalid CIDR[0]: "
+      "<nil> (invalid "
+      "CIDR address: x), spec.podCIDRs: Invalid value: []string{\"x\", \"10.0.0.0/24\", \"x\"}: may specify no more "
+      "than one CIDR "
+      "for each IP family, spec.podCIDRs[2]: Duplicate value: \"x\"]"
+      " | FieldValueInvalid spec.podCIDRs[0] Invalid value: \"x\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or "
+      "2001:db8::/64)"
+      " | FieldValueInvalid spec.podCIDRs[2] Invalid value: \"x\": must be a valid CIDR value, (e.g. 10.9.8.0/24 or "
+      "2001:db8::/64)"
+      " | InternalError spec.podCIDRs Internal error: invalid PodCIDRs. failed to check with dual stack with "
+      "error:invalid CIDR[0]: "
+      "<nil> (invalid CIDR address: x)"
+      " | FieldValueInvalid spec.podCIDRs Invalid value: []string{\"x\", \"10.0.0.0/24\", \"x\"}: may specify no more "
+      "than one CIDR "
+      "for each IP family"
+      " | FieldValueDuplicate spec.podCIDRs[2] Duplicate value: \"x\"");
   // podCIDR wins over a podCIDRs starting elsewhere; once set, neither changes.
-  auto created = f.call("POST", "/api/v1/nodes",
-                        R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"spec":{"podCIDR":"10.0.0.0/24","podCIDRs":["10.1.0.0/24","fd00::/64"],"providerID":"p"}})");
+  auto created = f.call(
+      "POST", "/api/v1/nodes",
+      R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"n1"},"spec":{"podCIDR":"10.0.0.0/24","podCIDRs":["10.1.0.0/24","fd00::/64"],"providerID":"p"}})");
   REQUIRE(created.status == 201);
   const auto spec = json::parse(created.body).at("spec").as_object();
   CHECK(json::serialize(spec.at("podCIDRs")) == R"(["10.0.0.0/24"])");
@@ -551,63 +627,96 @@ TEST_CASE("built-in kinds: node podCIDRs, LimitRange bounds, budgets (answers pa
     return f.call("PATCH", "/api/v1/nodes/n1", body, "application/merge-patch+json");
   };
   CHECK(status_of(patch(R"({"spec":{"podCIDRs":["10.0.0.0/24","fd00::/64"],"providerID":"q"}})")) ==
-        "422 Invalid Node \"n1\" is invalid: [spec.podCIDRs: Forbidden: node updates may not change podCIDR except from \"\" to valid, "
+        "422 Invalid Node \"n1\" is invalid: [spec.podCIDRs: Forbidden: node updates may not change podCIDR except "
+        "from \"\" to valid, "
         "spec.providerID: Forbidden: node updates may not change providerID except from \"\" to valid]"
         " | FieldValueForbidden spec.podCIDRs Forbidden: node updates may not change podCIDR except from \"\" to valid"
-        " | FieldValueForbidden spec.providerID Forbidden: node updates may not change providerID except from \"\" to valid");
+        " | FieldValueForbidden spec.providerID Forbidden: node updates may not change providerID except from \"\" to "
+        "valid");
   CHECK(patch(R"({"spec":{"unschedulable":true}})").status == 200);
 
   // ValidateLimitRange: the Quantity printed as Go's %#v, after Cmp made it an inf.Dec.
-  const std::string lr = post("/api/v1/namespaces/default/limitranges",
-                              R"({"apiVersion":"v1","kind":"LimitRange","metadata":{"name":"lr"},"spec":{"limits":[{"type":"Container","min":{"memory":"2Gi"},"max":{"memory":"1.5Gi"}}]}})");
-  CHECK(lr.find(" | FieldValueInvalid spec.limits[0].min[memory] Invalid value: resource.Quantity{i:resource.int64Amount{value:0, "
-                "scale:0}, d:resource.infDecAmount{Dec:(*inf.Dec)(0xc000000000)}, s:\"2Gi\", Format:\"BinarySI\"}: min value 2Gi is "
+  const std::string lr = post(
+      "/api/v1/namespaces/default/limitranges",
+      R"({"apiVersion":"v1","kind":"LimitRange","metadata":{"name":"lr"},"spec":{"limits":[{"type":"Container","min":{"memory":"2Gi"},"max":{"memory":"1.5Gi"}}]}})");
+  CHECK(lr.find(" | FieldValueInvalid spec.limits[0].min[memory] Invalid value: "
+                "resource.Quantity{i:resource.int64Amount{value:0, "
+                "scale:0}, d:resource.infDecAmount{Dec:(*inf.Dec)(0xc000000000)}, s:\"2Gi\", Format:\"BinarySI\"}: min "
+                "value 2Gi is "
                 "greater than max value 1536Mi") != std::string::npos);
-  CHECK(post("/api/v1/namespaces/default/limitranges",
-             R"({"apiVersion":"v1","kind":"LimitRange","metadata":{"name":"lr"},"spec":{"limits":[{"type":"Container","min":{"cpu":"1"},"max":{"cpu":"2"},"maxLimitRequestRatio":{"cpu":"3"}}]}})")
-            .ends_with(" | FieldValueInvalid spec.limits[0].maxLimitRequestRatio[cpu] Invalid value: resource.Quantity{i:resource.int64Amount{"
-                       "value:3, scale:0}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"3\", Format:\"DecimalSI\"}: ratio 3 is greater "
-                       "than max/min = 2.000000"));
+  CHECK(
+      post(
+          "/api/v1/namespaces/default/limitranges",
+          R"({"apiVersion":"v1","kind":"LimitRange","metadata":{"name":"lr"},"spec":{"limits":[{"type":"Container","min":{"cpu":"1"},"max":{"cpu":"2"},"maxLimitRequestRatio":{"cpu":"3"}}]}})")
+          .ends_with(" | FieldValueInvalid spec.limits[0].maxLimitRequestRatio[cpu] Invalid value: "
+                     "resource.Quantity{i:resource.int64Amount{"
+                     "value:3, scale:0}, d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"3\", Format:\"DecimalSI\"}: "
+                     "ratio 3 is greater "
+                     "than max/min = 2.000000"));
   // ValidatePodDisruptionBudgetSpec: not both bounds; percents up to 100%.
-  const std::string both = post("/apis/policy/v1/namespaces/default/poddisruptionbudgets",
-                                R"({"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"b"},"spec":{"minAvailable":1,"maxUnavailable":"150%"}})");
-  CHECK(both.find(" | FieldValueInvalid spec Invalid value: policy.PodDisruptionBudgetSpec{MinAvailable:(*intstr.IntOrString)(0xc000000000), "
+  const std::string both = post(
+      "/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+      R"({"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"b"},"spec":{"minAvailable":1,"maxUnavailable":"150%"}})");
+  CHECK(both.find(" | FieldValueInvalid spec Invalid value: "
+                  "policy.PodDisruptionBudgetSpec{MinAvailable:(*intstr.IntOrString)(0xc000000000), "
                   "Selector:(*v1.LabelSelector)(nil), MaxUnavailable:(*intstr.IntOrString)(0xc000000000), "
-                  "UnhealthyPodEvictionPolicy:(*policy.UnhealthyPodEvictionPolicyType)(nil)}: minAvailable and maxUnavailable cannot be both "
-                  "set | FieldValueInvalid spec.maxUnavailable Invalid value: intstr.IntOrString{Type:1, IntVal:0, StrVal:\"150%\"}: must "
+                  "UnhealthyPodEvictionPolicy:(*policy.UnhealthyPodEvictionPolicyType)(nil)}: minAvailable and "
+                  "maxUnavailable cannot be both "
+                  "set | FieldValueInvalid spec.maxUnavailable Invalid value: intstr.IntOrString{Type:1, IntVal:0, "
+                  "StrVal:\"150%\"}: must "
                   "not be greater than 100%") != std::string::npos);
 }
 
 TEST_CASE("pod spec values: volume sources, windowsOptions and annotations against the fields") {
   Fixture f;
   auto pod = [](const std::string& annotations, const std::string& spec) {
-    return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"v","annotations":)" + annotations + R"(},"spec":)" + spec + "}";
+    return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"v","annotations":)" + annotations + R"(},"spec":)" +
+           spec + "}";
   };
-  auto post = [&](const std::string& body) { return f.call("POST", "/api/v1/namespaces/default/pods?dryRun=All", body); };
+  auto post = [&](const std::string& body) {
+    return f.call("POST", "/api/v1/namespaces/default/pods?dryRun=All", body);
+  };
   const std::string c = R"({"name":"main","image":"busybox"})";
   auto has = [](const Response& r, const std::string& cause) {
     CAPTURE(r.body);
     return status_of(r).find(" | " + cause) != std::string::npos;
   };
-  const auto vols = post(pod("{}", R"({"containers":[)" + c + R"(],"volumes":[{"name":"g","gcePersistentDisk":{"partition":256}},)"
-                                      R"({"name":"i","iscsi":{"targetPortal":"t","iqn":"eui.123"}},{"name":"e","ephemeral":{}}]})"));
+  const auto vols =
+      post(pod("{}", R"({"containers":[)" + c +
+                         R"(],"volumes":[{"name":"g","gcePersistentDisk":{"partition":256}},)"
+                         R"({"name":"i","iscsi":{"targetPortal":"t","iqn":"eui.123"}},{"name":"e","ephemeral":{}}]})"));
   CHECK(vols.status == 422);
   CHECK(has(vols, "FieldValueRequired spec.volumes[0].persistentDisk.pdName Required value"));
-  CHECK(has(vols, "FieldValueInvalid spec.volumes[0].persistentDisk.partition Invalid value: 256: must be between 1 and 255, inclusive"));
+  CHECK(has(vols,
+            "FieldValueInvalid spec.volumes[0].persistentDisk.partition Invalid value: 256: must be between 1 and 255, "
+            "inclusive"));
   CHECK(has(vols, "FieldValueInvalid spec.volumes[1].iscsi.iqn Invalid value: \"eui.123\": must be valid format"));
   CHECK(has(vols, "FieldValueRequired spec.volumes[2].ephemeral.volumeClaimTemplate Required value"));
-  const auto win = post(pod("{}", R"({"containers":[{"name":"main","image":"busybox","securityContext":{"windowsOptions":{"runAsUserName":"a\\b\\c","hostProcess":true}}}]})"));
-  CHECK(has(win, "FieldValueInvalid spec.containers[0].securityContext.windowsOptions.runAsUserName Invalid value: \"a\\\\b\\\\c\": "
-                 "runAsUserName cannot contain more than one backslash"));
-  CHECK(has(win, "FieldValueInvalid spec.hostNetwork Invalid value: false: hostNetwork must be true if pod contains any hostProcess containers"));
-  const auto mismatch = post(pod(R"({"container.seccomp.security.alpha.kubernetes.io/main":"unconfined"})",
-                                 R"({"containers":[{"name":"main","image":"busybox","securityContext":{"seccompProfile":{"type":"RuntimeDefault"}}}]})"));
-  CHECK(has(mismatch, "FieldValueForbidden spec.containers[0].securityContext.seccompProfile.type Forbidden: seccomp type in annotation and field must match"));
-  const auto tol = post(pod(R"({"scheduler.alpha.kubernetes.io/tolerations":"[{\"key\":1}]"})", R"({"containers":[)" + c + "]}"));
-  CHECK(has(tol, "FieldValueInvalid metadata.annotations Invalid value: \"scheduler.alpha.kubernetes.io/tolerations\": json: cannot "
-                 "unmarshal number into Go struct field Toleration.Key of type string"));
+  const auto win = post(pod(
+      "{}",
+      R"({"containers":[{"name":"main","image":"busybox","securityContext":{"windowsOptions":{"runAsUserName":"a\\b\\c","hostProcess":true}}}]})"));
+  CHECK(has(win,
+            "FieldValueInvalid spec.containers[0].securityContext.windowsOptions.runAsUserName Invalid value: "
+            "\"a\\\\b\\\\c\": "
+            "runAsUserName cannot contain more than one backslash"));
+  CHECK(has(win,
+            "FieldValueInvalid spec.hostNetwork Invalid value: false: hostNetwork must be true if pod contains any "
+            "hostProcess containers"));
+  const auto mismatch = post(pod(
+      R"({"container.seccomp.security.alpha.kubernetes.io/main":"unconfined"})",
+      R"({"containers":[{"name":"main","image":"busybox","securityContext":{"seccompProfile":{"type":"RuntimeDefault"}}}]})"));
+  CHECK(has(mismatch,
+            "FieldValueForbidden spec.containers[0].securityContext.seccompProfile.type Forbidden: seccomp type in "
+            "annotation and field must match"));
+  const auto tol =
+      post(pod(R"({"scheduler.alpha.kubernetes.io/tolerations":"[{\"key\":1}]"})", R"({"containers":[)" + c + "]}"));
+  CHECK(has(tol,
+            "FieldValueInvalid metadata.annotations Invalid value: \"scheduler.alpha.kubernetes.io/tolerations\": "
+            "json: cannot "
+            "unmarshal number into Go struct field Toleration.Key of type string"));
   // applyAppArmorVersionSkew: an annotation becomes the container's field.
-  const auto skew = post(pod(R"({"container.apparmor.security.beta.kubernetes.io/main":"localhost/x"})", R"({"containers":[)" + c + "]}"));
+  const auto skew = post(
+      pod(R"({"container.apparmor.security.beta.kubernetes.io/main":"localhost/x"})", R"({"containers":[)" + c + "]}"));
   REQUIRE(skew.status == 201);
   CHECK(json::serialize(json::parse(skew.body).at("spec").at("containers").at(0).at("securityContext")) ==
         R"({"appArmorProfile":{"type":"Localhost","localhostProfile":"x"}})");

@@ -73,7 +73,9 @@ std::string header(const HttpRequest& r, const std::string& name) {
 }
 
 json::object pod(const std::string& name, const std::string& rv = "1") {
-  return json::object{{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"name", name}, {"namespace", "alice"}, {"resourceVersion", rv}}}};
+  return json::object{{"apiVersion", "v1"},
+                      {"kind", "Pod"},
+                      {"metadata", {{"name", name}, {"namespace", "alice"}, {"resourceVersion", rv}}}};
 }
 
 }  // namespace
@@ -95,7 +97,9 @@ TEST_CASE("request paths, namespaces and queries") {
                            "GET /api/v1/namespaces/bob/pods/p%202",
                            "GET /api/v1/nodes/node-1",
                            "GET /apis/kubeflow.org/v2beta1/namespaces/alice/mpijobs/job",
-                           "GET /api/v1/namespaces/alice/pods?labelSelector=app%3Dtrain%2Ctier%21%3Dweb&fieldSelector=spec.nodeName%3Dn1&limit=5",
+                           "GET "
+                           "/api/v1/namespaces/alice/"
+                           "pods?labelSelector=app%3Dtrain%2Ctier%21%3Dweb&fieldSelector=spec.nodeName%3Dn1&limit=5",
                            "GET /api/v1/pods",
                            "POST /api/v1/namespaces/alice/pods?dryRun=All&fieldManager=gpupool",
                            "PATCH /api/v1/namespaces/alice/pods/p?fieldManager=gpupool&force=true",
@@ -113,7 +117,8 @@ TEST_CASE("patch content types and argument checks") {
   const std::vector<Case> cases = {
       {gpupool::PatchType::merge, json::object{{"spec", json::object{}}}, "application/merge-patch+json"},
       {gpupool::PatchType::strategic, json::object{{"spec", json::object{}}}, "application/strategic-merge-patch+json"},
-      {gpupool::PatchType::json, json::array{json::object{{"op", "remove"}, {"path", "/spec/x"}}}, "application/json-patch+json"},
+      {gpupool::PatchType::json, json::array{json::object{{"op", "remove"}, {"path", "/spec/x"}}},
+       "application/json-patch+json"},
       {gpupool::PatchType::apply, json::object{{"apiVersion", "v1"}}, "application/apply-patch+yaml"},
   };
   for (const auto& tc : cases) {
@@ -124,7 +129,8 @@ TEST_CASE("patch content types and argument checks") {
   }
   CHECK_THROWS_AS(h.client->patch(kPods, "", "p", gpupool::PatchType::apply, json::object{}), gpupool::ValidationError);
   CHECK_THROWS_AS(h.client->patch(kPods, "", "p", gpupool::PatchType::json, json::object{}), gpupool::ValidationError);
-  CHECK_THROWS_AS(h.client->patch(kPods, "", "p", gpupool::PatchType::merge, json::object{}, {.force = true}), gpupool::ValidationError);
+  CHECK_THROWS_AS(h.client->patch(kPods, "", "p", gpupool::PatchType::merge, json::object{}, {.force = true}),
+                  gpupool::ValidationError);
 }
 
 TEST_CASE("delete sends DeleteOptions; a retried delete that finds nothing succeeded") {
@@ -134,8 +140,11 @@ TEST_CASE("delete sends DeleteOptions; a retried delete that finds nothing succe
     if (calls == 1) throw gpupool::TransportError("connection reset");  // the first DELETE went through
     return respond(404, status_body(404, "NotFound", "pods \"p\" not found"));
   });
-  auto out = h.client->remove(kPods, "", "p", {.propagation = gpupool::PropagationPolicy::foreground, .dry_run = false,
-                                                .grace_period_seconds = 0, .precondition_uid = "u-1"});
+  auto out = h.client->remove(kPods, "", "p",
+                              {.propagation = gpupool::PropagationPolicy::foreground,
+                               .dry_run = false,
+                               .grace_period_seconds = 0,
+                               .precondition_uid = "u-1"});
   CHECK(out.at("status").as_string() == "Success");
   auto body = json::parse(h.transport->requests()[0].body).as_object();
   CHECK(body.at("propagationPolicy").as_string() == "Foreground");
@@ -149,7 +158,8 @@ TEST_CASE("delete sends DeleteOptions; a retried delete that finds nothing succe
 TEST_CASE("list_all follows continue tokens") {
   Harness h([](const HttpRequest& r, const RequestCredentials&) {
     if (r.target.find("continue=t2") != std::string::npos)
-      return respond(200, R"({"kind":"PodList","metadata":{"resourceVersion":"9"},"items":[{"metadata":{"name":"c"}}]})");
+      return respond(200,
+                     R"({"kind":"PodList","metadata":{"resourceVersion":"9"},"items":[{"metadata":{"name":"c"}}]})");
     if (r.target.find("continue=t1") != std::string::npos)
       return respond(200, R"({"kind":"PodList","metadata":{"continue":"t2"},"items":[{"metadata":{"name":"b"}}]})");
     return respond(200, R"({"kind":"PodList","metadata":{"continue":"t1"},"items":[{"metadata":{"name":"a"}}]})");
@@ -165,7 +175,7 @@ TEST_CASE("retries follow the policy: verbs, Retry-After, caps") {
   struct Case {
     std::string name;
     std::vector<HttpResponse> script;  // status 0 = connection failure
-    bool post;                          // create (not replay-safe) instead of get
+    bool post;                         // create (not replay-safe) instead of get
     int expected_calls;
     bool succeeds;
     std::vector<std::chrono::milliseconds> sleeps;
@@ -219,7 +229,8 @@ TEST_CASE("create_idempotent: a lost response is recognised on retry; another ow
     if (r.method == "POST") {
       auto obj = json::parse(r.body).as_object();
       std::string name(obj.at("metadata").at("name").as_string());
-      if (store.count(name)) return respond(409, status_body(409, "AlreadyExists", "pods \\\"" + name + "\\\" already exists"));
+      if (store.count(name))
+        return respond(409, status_body(409, "AlreadyExists", "pods \\\"" + name + "\\\" already exists"));
       store[name] = obj;
       if (lose_first_response) {
         lose_first_response = false;
@@ -233,7 +244,8 @@ TEST_CASE("create_idempotent: a lost response is recognised on retry; another ow
   auto created = h.client->create_idempotent(kPods, "", pod("train-1"));
   const auto& ann = created.at("metadata").at("annotations").as_object();
   CHECK(ann.at("gpupool.io/submission-id").as_string().size() == 32);
-  CHECK(h.targets() == std::vector<std::string>{"POST /api/v1/namespaces/alice/pods", "POST /api/v1/namespaces/alice/pods",
+  CHECK(h.targets() == std::vector<std::string>{"POST /api/v1/namespaces/alice/pods",
+                                                "POST /api/v1/namespaces/alice/pods",
                                                 "GET /api/v1/namespaces/alice/pods/train-1"});
   // Exactly one object exists.
   CHECK(store.size() == 1);
@@ -252,21 +264,24 @@ TEST_CASE("create_idempotent: a lost response is recognised on retry; another ow
   with_id["metadata"].as_object()["annotations"] = json::object{{"gpupool.io/submission-id", "my-id"}};
   h.client->create_idempotent(kPods, "", with_id);
   CHECK(h.client->create_idempotent(kPods, "", with_id).at("metadata").at("name").as_string() == "train-2");
-  CHECK_THROWS_AS(h.client->create_idempotent(kPods, "", json::object{{"metadata", json::object{{"generateName", "x-"}}}}),
-                  gpupool::ValidationError);
+  CHECK_THROWS_AS(
+      h.client->create_idempotent(kPods, "", json::object{{"metadata", json::object{{"generateName", "x-"}}}}),
+      gpupool::ValidationError);
 }
 
 TEST_CASE("a 403 in another namespace says which namespace the kubeconfig gives") {
   Harness h([](const HttpRequest&, const RequestCredentials&) {
     return respond(403, status_body(403, "Forbidden",
-                                    "pods is forbidden: User \\\"alice\\\" cannot list resource \\\"pods\\\" in API group \\\"\\\" in the namespace \\\"bob\\\""));
+                                    "pods is forbidden: User \\\"alice\\\" cannot list resource \\\"pods\\\" in API "
+                                    "group \\\"\\\" in the namespace \\\"bob\\\""));
   });
   try {
     h.client->list(kPods, "bob");
     FAIL("no error");
   } catch (const ApiError& e) {
     CHECK(e.code() == 403);
-    CHECK(std::string(e.what()).find("namespace \"bob\"; your kubeconfig's namespace is \"alice\": pass -n alice or omit --namespace") !=
+    CHECK(std::string(e.what()).find(
+              "namespace \"bob\"; your kubeconfig's namespace is \"alice\": pass -n alice or omit --namespace") !=
           std::string::npos);
   }
   try {
@@ -279,9 +294,12 @@ TEST_CASE("a 403 in another namespace says which namespace the kubeconfig gives"
 
 TEST_CASE("a 403 that is not about the namespace gets no namespace hint") {
   // Admission refusals (quota, a missing PriorityClass) are 403 too; they are about the object.
-  for (const char* message : {"pods \\\"p\\\" is forbidden: exceeded quota: q, requested: cpu=2, used: cpu=0, limited: cpu=1",
-                              "pods \\\"p\\\" is forbidden: no PriorityClass with name nosuch was found"}) {
-    Harness h([&](const HttpRequest&, const RequestCredentials&) { return respond(403, status_body(403, "Forbidden", message)); });
+  for (const char* message :
+       {"pods \\\"p\\\" is forbidden: exceeded quota: q, requested: cpu=2, used: cpu=0, limited: cpu=1",
+        "pods \\\"p\\\" is forbidden: no PriorityClass with name nosuch was found"}) {
+    Harness h([&](const HttpRequest&, const RequestCredentials&) {
+      return respond(403, status_body(403, "Forbidden", message));
+    });
     try {
       h.client->create(kPods, "bob", pod("p"));
       FAIL("no error");
@@ -296,16 +314,19 @@ TEST_CASE("a 403 that is not about the namespace gets no namespace hint") {
 TEST_CASE("the server's Warning headers are logged, one line each, as kubectl prints them") {
   Harness h([](const HttpRequest&, const RequestCredentials&) {
     HttpResponse r = respond(201, json::serialize(pod("p")));
-    r.headers.emplace_back("Warning", "299 - \"spec.containers[0].env[1]: hides previous definition of \\\"A\\\", which may be "
-                                      "dropped when using apply\"");
-    r.headers.emplace_back("warning", "299 - \"first\", 299 - \"second, with a comma\" \"Wed, 21 Oct 2015 07:28:00 GMT\"");
+    r.headers.emplace_back("Warning",
+                           "299 - \"spec.containers[0].env[1]: hides previous definition of \\\"A\\\", which may be "
+                           "dropped when using apply\"");
+    r.headers.emplace_back("warning",
+                           "299 - \"first\", 299 - \"second, with a comma\" \"Wed, 21 Oct 2015 07:28:00 GMT\"");
     r.headers.emplace_back("Warning", "malformed");
     return r;
   });
   h.client->create(kPods, "alice", pod("p"));
-  CHECK(h.logs == std::vector<std::string>{
-                      "spec.containers[0].env[1]: hides previous definition of \"A\", which may be dropped when using apply",
-                      "first", "second, with a comma"});
+  CHECK(h.logs ==
+        std::vector<std::string>{
+            "spec.containers[0].env[1]: hides previous definition of \"A\", which may be dropped when using apply",
+            "first", "second, with a comma"});
 }
 
 TEST_CASE("Warning header values parse as client-go's ParseWarningHeader reads them") {
@@ -343,14 +364,16 @@ TEST_CASE("a 401 re-reads a changed token file once, then gives up") {
 TEST_CASE("watch: delivers events, resumes from the last resourceVersion and bookmark, re-lists on 410") {
   int watch_calls = 0, list_calls = 0;
   auto line = [](const std::string& type, const std::string& name, const std::string& rv) {
-    return R"({"type":")" + type + R"(","object":{"metadata":{"name":")" + name + R"(","namespace":"alice","resourceVersion":")" +
-           rv + "\"}}}\n";
+    return R"({"type":")" + type + R"(","object":{"metadata":{"name":")" + name +
+           R"(","namespace":"alice","resourceVersion":")" + rv + "\"}}}\n";
   };
   Harness h([&](const HttpRequest& r, const RequestCredentials&) {
     if (r.target.find("watch=1") == std::string::npos) {
       ++list_calls;
       if (list_calls == 1)
-        return respond(200, R"({"metadata":{"resourceVersion":"10"},"items":[{"metadata":{"name":"a","namespace":"alice","resourceVersion":"5"}}]})");
+        return respond(
+            200,
+            R"({"metadata":{"resourceVersion":"10"},"items":[{"metadata":{"name":"a","namespace":"alice","resourceVersion":"5"}}]})");
       // after 410: "a" is gone, "b" changed, "c" is new
       return respond(200, R"({"metadata":{"resourceVersion":"30"},"items":[
         {"metadata":{"name":"b","namespace":"alice","resourceVersion":"25"}},
@@ -359,7 +382,10 @@ TEST_CASE("watch: delivers events, resumes from the last resourceVersion and boo
     ++watch_calls;
     if (watch_calls == 1) return respond(200, line("ADDED", "b", "11") + line("BOOKMARK", "", "15"));
     if (watch_calls == 2) throw gpupool::TransportError("connection reset");
-    if (watch_calls == 3) return respond(200, R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired","message":"too old"}})" "\n");
+    if (watch_calls == 3)
+      return respond(200,
+                     R"({"type":"ERROR","object":{"kind":"Status","code":410,"reason":"Expired","message":"too old"}})"
+                     "\n");
     return respond(200, line("MODIFIED", "c", "31") + line("DELETED", "b", "32"));
   });
   std::vector<std::string> seen;
@@ -367,7 +393,8 @@ TEST_CASE("watch: delivers events, resumes from the last resourceVersion and boo
     seen.push_back(e.type + " " + std::string(e.object.at("metadata").at("name").as_string()));
     return seen.size() < 7;
   });
-  CHECK(seen == std::vector<std::string>{"ADDED a", "ADDED b", "DELETED a", "MODIFIED b", "ADDED c", "MODIFIED c", "DELETED b"});
+  CHECK(seen == std::vector<std::string>{"ADDED a", "ADDED b", "DELETED a", "MODIFIED b", "ADDED c", "MODIFIED c",
+                                         "DELETED b"});
   CHECK(last == "32");
   auto t = h.targets();
   REQUIRE(t.size() == 6);
@@ -375,7 +402,7 @@ TEST_CASE("watch: delivers events, resumes from the last resourceVersion and boo
   CHECK(t[2].find("resourceVersion=15") != std::string::npos);  // resumed from the bookmark
   CHECK(t[3].find("resourceVersion=15") != std::string::npos);
   CHECK(t[5].find("resourceVersion=30") != std::string::npos);  // after the re-list
-  CHECK(h.sleeps.size() == 1);  // one backoff for the reset
+  CHECK(h.sleeps.size() == 1);                                  // one backoff for the reset
 }
 
 TEST_CASE("watch stops on cancel and passes non-retryable errors up") {
@@ -385,24 +412,31 @@ TEST_CASE("watch stops on cancel and passes non-retryable errors up") {
     if (++calls == 3) cancel.cancel();
     return respond(200, "");  // the server closes each watch at once
   });
-  h.client->watch(kPods, "", {.resource_version = "7"}, [](const gpupool::WatchEvent&) { return true; }, cancel);
+  h.client->watch(
+      kPods, "", {.resource_version = "7"}, [](const gpupool::WatchEvent&) { return true; }, cancel);
   CHECK(calls == 3);
   CHECK(h.sleeps.size() == 1);  // connections closing empty-handed are retried with a backoff
-  Harness forbidden([](const HttpRequest&, const RequestCredentials&) { return respond(403, status_body(403, "Forbidden", "no")); });
-  CHECK_THROWS_AS(forbidden.client->watch(kPods, "bob", {.resource_version = "1"}, [](const gpupool::WatchEvent&) { return true; }),
-                  ApiError);
+  Harness forbidden(
+      [](const HttpRequest&, const RequestCredentials&) { return respond(403, status_body(403, "Forbidden", "no")); });
+  CHECK_THROWS_AS(
+      forbidden.client->watch(kPods, "bob", {.resource_version = "1"}, [](const gpupool::WatchEvent&) { return true; }),
+      ApiError);
 }
 
 TEST_CASE("logs arrive line by line with the query kubectl sends") {
-  Harness h([](const HttpRequest&, const RequestCredentials&) { return respond(200, "epoch 1 loss 0.9\r\nepoch 2 loss 0.5\nlast line"); });
+  Harness h([](const HttpRequest&, const RequestCredentials&) {
+    return respond(200, "epoch 1 loss 0.9\r\nepoch 2 loss 0.5\nlast line");
+  });
   std::vector<std::string> lines;
-  h.client->logs("", "trainer-0", {.container = "main", .follow = true, .previous = true, .timestamps = false, .tail_lines = 100},
+  h.client->logs("", "trainer-0",
+                 {.container = "main", .follow = true, .previous = true, .timestamps = false, .tail_lines = 100},
                  [&](std::string_view l) {
                    lines.emplace_back(l);
                    return true;
                  });
   CHECK(lines == std::vector<std::string>{"epoch 1 loss 0.9", "epoch 2 loss 0.5", "last line"});
-  CHECK(h.targets().at(0) == "GET /api/v1/namespaces/alice/pods/trainer-0/log?container=main&follow=true&previous=true&tailLines=100");
+  CHECK(h.targets().at(0) ==
+        "GET /api/v1/namespaces/alice/pods/trainer-0/log?container=main&follow=true&previous=true&tailLines=100");
   lines.clear();
   h.client->logs("", "p", {}, [&](std::string_view l) {
     lines.emplace_back(l);
@@ -415,10 +449,13 @@ TEST_CASE("a watch or log line longer than max_response_bytes stops the stream, 
   // A hostile or broken server must not make the client buffer without bound.
   const std::string big(300, 'x');
   int calls = 0;
-  Harness watch([&](const HttpRequest&, const RequestCredentials&) {
-    ++calls;
-    return respond(200, R"({"type":"ADDED","object":)" + json::serialize(pod("a", "2")) + "}\n{\"type\":\"ADDED\",\"object\":\"" + big);
-  }, {}, 200);
+  Harness watch(
+      [&](const HttpRequest&, const RequestCredentials&) {
+        ++calls;
+        return respond(200, R"({"type":"ADDED","object":)" + json::serialize(pod("a", "2")) +
+                                "}\n{\"type\":\"ADDED\",\"object\":\"" + big);
+      },
+      {}, 200);
   std::vector<std::string> seen;
   CHECK_THROWS_WITH_AS(watch.client->watch(kPods, "", {.resource_version = "1"},
                                            [&](const gpupool::WatchEvent& e) {
@@ -431,10 +468,12 @@ TEST_CASE("a watch or log line longer than max_response_bytes stops the stream, 
   CHECK(watch.sleeps.empty());
 
   calls = 0;
-  Harness logs([&](const HttpRequest&, const RequestCredentials&) {
-    ++calls;
-    return respond(200, "epoch 1\n" + big);
-  }, {}, 200);
+  Harness logs(
+      [&](const HttpRequest&, const RequestCredentials&) {
+        ++calls;
+        return respond(200, "epoch 1\n" + big);
+      },
+      {}, 200);
   std::vector<std::string> lines;
   CHECK_THROWS_AS(logs.client->logs("", "p", {.follow = true},
                                     [&](std::string_view l) {
@@ -461,17 +500,20 @@ TEST_CASE("discovery: server version and which MPIJob version is served") {
   const std::vector<Case> cases = {
       {R"({"groups":[{"name":"kubeflow.org","versions":[{"groupVersion":"kubeflow.org/v2beta1","version":"v2beta1"},{"groupVersion":"kubeflow.org/v1","version":"v1"}],"preferredVersion":{"version":"v2beta1"}}]})",
        "v2beta1"},
-      {R"({"groups":[{"name":"kubeflow.org","versions":[{"version":"v1"}],"preferredVersion":{"version":"v1"}}]})", "v1"},
+      {R"({"groups":[{"name":"kubeflow.org","versions":[{"version":"v1"}],"preferredVersion":{"version":"v1"}}]})",
+       "v1"},
       {R"({"groups":[{"name":"apps","versions":[{"version":"v1"}],"preferredVersion":{"version":"v1"}}]})", ""},
   };
   for (const auto& tc : cases) {
     Harness h([&](const HttpRequest& r, const RequestCredentials&) {
-      if (r.target == "/version") return respond(200, R"({"major":"1","minor":"29","gitVersion":"v1.29.3","platform":"linux/amd64"})");
+      if (r.target == "/version")
+        return respond(200, R"({"major":"1","minor":"29","gitVersion":"v1.29.3","platform":"linux/amd64"})");
       if (r.target == "/apis") return respond(200, tc.apis);
       if (r.target == "/apis/kubeflow.org/v1" && tc.preferred_version == "v2beta1")
         return respond(200, R"({"resources":[{"name":"pytorchjobs","kind":"PyTorchJob","namespaced":true}]})");
       if (r.target.rfind("/apis/kubeflow.org/", 0) == 0)
-        return respond(200, R"({"resources":[{"name":"mpijobs","kind":"MPIJob","namespaced":true,"verbs":["get","list"]},
+        return respond(200,
+                       R"({"resources":[{"name":"mpijobs","kind":"MPIJob","namespaced":true,"verbs":["get","list"]},
                                                {"name":"mpijobs/status","kind":"MPIJob","namespaced":true}]})");
       return respond(404, status_body(404, "NotFound", "nope"));
     });
@@ -517,10 +559,13 @@ TEST_CASE("secrets never appear in errors or logs") {
   cfg.user.password = kToken;
   Client basic(cfg, o);
   collect([&] { basic.list(kPods, ""); });
-  collect([&] { gpupool::parse_kubeconfig(std::string("current-context: c\nclusters: [{name: k, cluster: {server: https://k}}]\n"
-                                                      "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
-                                                      "users: [{name: u, user: {token: ") + kToken + ", username: x}}]\n",
-                                          "kc"); });
+  collect([&] {
+    gpupool::parse_kubeconfig(std::string("current-context: c\nclusters: [{name: k, cluster: {server: https://k}}]\n"
+                                          "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
+                                          "users: [{name: u, user: {token: ") +
+                                  kToken + ", username: x}}]\n",
+                              "kc");
+  });
   texts.insert(texts.end(), h.logs.begin(), h.logs.end());
   CHECK(texts.size() >= 7);
   for (const auto& t : texts) {
@@ -535,7 +580,8 @@ TEST_CASE("mangled server responses give gpupool errors, never crashes or foreig
       R"({"groups":[{"name":"kubeflow.org","versions":[{"groupVersion":"kubeflow.org/v1","version":"v1"}],"preferredVersion":{"version":"v1"}}]})",
       R"({"resources":[{"name":"mpijobs","kind":"MPIJob","namespaced":true,"verbs":["get"],"shortNames":["mj"]}]})",
       R"({"major":"1","minor":"29","gitVersion":"v1.29.0"})",
-      "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"b\",\"resourceVersion\":\"6\"}}}\n{\"type\":\"ERROR\",\"object\":{\"kind\":\"Status\",\"code\":410}}\n",
+      "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"b\",\"resourceVersion\":\"6\"}}}\n{\"type\":\"ERROR\","
+      "\"object\":{\"kind\":\"Status\",\"code\":410}}\n",
   };
   gpupool::test::Mutator mutator(7, "{}[]:,\"0aZ\n\\ ");
   int errors = 0;
@@ -549,11 +595,20 @@ TEST_CASE("mangled server responses give gpupool errors, never crashes or foreig
     });
     try {
       switch (i % 5) {
-        case 0: h.client->list_all(kPods, ""); break;
-        case 1: h.client->served_versions("kubeflow.org"); break;
-        case 2: h.client->resources("kubeflow.org", "v1"); break;
-        case 3: h.client->server_version(); break;
-        default: h.client->watch(kPods, "", {.resource_version = "1"}, [](const gpupool::WatchEvent&) { return true; });
+        case 0:
+          h.client->list_all(kPods, "");
+          break;
+        case 1:
+          h.client->served_versions("kubeflow.org");
+          break;
+        case 2:
+          h.client->resources("kubeflow.org", "v1");
+          break;
+        case 3:
+          h.client->server_version();
+          break;
+        default:
+          h.client->watch(kPods, "", {.resource_version = "1"}, [](const gpupool::WatchEvent&) { return true; });
       }
     } catch (const gpupool::Error&) {
       ++errors;

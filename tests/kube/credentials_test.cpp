@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "common/base64.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/kubeconfig.hpp"
 #include "gpupool/node.hpp"
 #include "kube/credentials.hpp"
 #include "kube/temp_dir.hpp"
-#include "common/base64.hpp"
 #include "kube/util.hpp"
 
 using namespace std::chrono_literals;
@@ -148,14 +148,18 @@ TEST_CASE("ExecCredential documents") {
   };
   const std::vector<Case> cases = {
       {R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"token":"t"}})", ""},
-      {R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","status":{"token":"t"}})", "returned apiVersion"},
-      {R"({"kind":"Other","apiVersion":"client.authentication.k8s.io/v1","status":{"token":"t"}})", "expected ExecCredential"},
+      {R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1beta1","status":{"token":"t"}})",
+       "returned apiVersion"},
+      {R"({"kind":"Other","apiVersion":"client.authentication.k8s.io/v1","status":{"token":"t"}})",
+       "expected ExecCredential"},
       {R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1"})", "status"},
       {R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{}})", "neither a token"},
-      {R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"clientKeyData":"k"}})", "not both"},
+      {R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"clientKeyData":"k"}})",
+       "not both"},
       {R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"token":"t","expirationTimestamp":"soon"}})",
        "RFC 3339"},
-      {R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"token":"t")", "not an ExecCredential"},
+      {R"({"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1","status":{"token":"t")",
+       "not an ExecCredential"},
       {"[]", "not an ExecCredential"},
   };
   for (const auto& tc : cases) {
@@ -163,7 +167,8 @@ TEST_CASE("ExecCredential documents") {
     if (tc.error.empty()) {
       CHECK(gpupool::kube::parse_exec_credential(tc.json, v1, "kc").credentials.bearer_token == "t");
     } else {
-      CHECK_THROWS_WITH_AS(gpupool::kube::parse_exec_credential(tc.json, v1, "kc"), doctest::Contains(tc.error.c_str()), ConfigError);
+      CHECK_THROWS_WITH_AS(gpupool::kube::parse_exec_credential(tc.json, v1, "kc"), doctest::Contains(tc.error.c_str()),
+                           ConfigError);
     }
   }
 }

@@ -62,8 +62,8 @@ inline HttpResponse respond(int status, std::string body, HttpHeaders headers = 
 }
 
 inline std::string status_body(int code, const std::string& reason, const std::string& message) {
-  return R"({"kind":"Status","apiVersion":"v1","status":"Failure","code":)" + std::to_string(code) + R"(,"reason":")" + reason +
-         R"(","message":")" + message + R"("})";
+  return R"({"kind":"Status","apiVersion":"v1","status":"Failure","code":)" + std::to_string(code) + R"(,"reason":")" +
+         reason + R"(","message":")" + message + R"("})";
 }
 
 }  // namespace gpupool::test

@@ -6,11 +6,11 @@
 #include <typeinfo>
 #include <vector>
 
+#include "common/base64.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/kubeconfig.hpp"
 #include "kube/mutator.hpp"
 #include "kube/temp_dir.hpp"
-#include "common/base64.hpp"
 #include "kube/util.hpp"
 
 using gpupool::ConfigError;
@@ -150,8 +150,10 @@ users:
     tokenFile: certs/token
 - name: d
   user:
-    client-certificate-data: )" + gpupool::base64_encode("CERT-DATA") + R"(
-    client-key-data: )" + gpupool::base64_encode("KEY-DATA") + R"(
+    client-certificate-data: )" + gpupool::base64_encode("CERT-DATA") +
+                                                    R"(
+    client-key-data: )" + gpupool::base64_encode("KEY-DATA") +
+                                                    R"(
 contexts:
 - name: c
   context: {cluster: k, user: u, namespace: team}
@@ -214,7 +216,8 @@ TEST_CASE("bad kubeconfigs name the file and the key") {
        "contexts[1].context.cluster", "\"zz\""},
       {head + "contexts: [{name: c, context: {cluster: k, user: ghost}}]\n", "contexts[0].context.user",
        "user \"ghost\" is not defined"},
-      {head + "contexts: [{name: d, context: {cluster: k}}]\n", "current-context", "context \"c\" not found; defined: d"},
+      {head + "contexts: [{name: d, context: {cluster: k}}]\n", "current-context",
+       "context \"c\" not found; defined: d"},
       {"clusters: [{name: k, cluster: {server: \"https://k\"}}]\ncontexts: [{name: d, context: {cluster: k}}]\n",
        "current-context", "no context selected"},
       {"current-context: c\nclusters: [{name: k, cluster: {insecure-skip-tls-verify: true}}]\n"
@@ -232,11 +235,14 @@ TEST_CASE("bad kubeconfigs name the file and the key") {
       {"current-context: c\nclusters: [{name: k, cluster: {server: https://k, insecure-skip-tls-verify: maybe}}]\n"
        "contexts: [{name: c, context: {cluster: k}}]\n",
        "clusters[0].cluster.insecure-skip-tls-verify", "expected true or false"},
-      {head + "contexts: [{name: c, context: {cluster: k, user: u}}]\nusers: [{name: u, user: {client-certificate-data: QUJD}}]\n",
+      {head + "contexts: [{name: c, context: {cluster: k, user: u}}]\nusers: [{name: u, user: "
+              "{client-certificate-data: QUJD}}]\n",
        "users[0].user.client-key", "must be specified"},
-      {head + "contexts: [{name: c, context: {cluster: k, user: u}}]\nusers: [{name: u, user: {token: t, username: x}}]\n",
+      {head +
+           "contexts: [{name: c, context: {cluster: k, user: u}}]\nusers: [{name: u, user: {token: t, username: x}}]\n",
        "users[0].user.token", "more than one authentication method"},
-      {head + "contexts: [{name: c, context: {cluster: k, user: u}}]\nusers: [{name: u, user: {tokenFile: /nonexistent/tok}}]\n",
+      {head + "contexts: [{name: c, context: {cluster: k, user: u}}]\nusers: [{name: u, user: {tokenFile: "
+              "/nonexistent/tok}}]\n",
        "users[0].user.tokenFile", "cannot read \"/nonexistent/tok\""},
       {head + "contexts: [{name: c, context: {cluster: k, user: u}}]\nusers: [{name: u, user: {exec: {command: x}}}]\n",
        "users[0].user.exec.apiVersion", "not supported"},
@@ -244,9 +250,11 @@ TEST_CASE("bad kubeconfigs name the file and the key") {
               "users: [{name: u, user: {exec: {command: x, apiVersion: client.authentication.k8s.io/v1}}}]\n",
        "users[0].user.exec.interactiveMode", "must be specified"},
       {head + "contexts: [{name: c, context: {cluster: k, user: u}}]\n"
-              "users: [{name: u, user: {exec: {command: x, apiVersion: client.authentication.k8s.io/v1beta1, env: [{name: A}]}}}]\n",
+              "users: [{name: u, user: {exec: {command: x, apiVersion: client.authentication.k8s.io/v1beta1, env: "
+              "[{name: A}]}}}]\n",
        "users[0].user.exec.env[0].value", "must be specified"},
-      {head + "contexts: [{name: c, context: {cluster: k, user: u}}]\nusers: [{name: u, user: {auth-provider: {name: gcp}}}]\n",
+      {head + "contexts: [{name: c, context: {cluster: k, user: u}}]\nusers: [{name: u, user: {auth-provider: {name: "
+              "gcp}}}]\n",
        "users[0].user.auth-provider", "use an exec plugin"},
       {head + "contexts: [{name: c, context: {cluster: k}}, {name: c, context: {cluster: k}}]\n", "contexts[1].name",
        "duplicate name \"c\""},
@@ -301,7 +309,9 @@ TEST_CASE("in-cluster config from the service account") {
   for (const auto& tc : std::vector<Case>{{"10.96.0.1", "443", "", "https://10.96.0.1:443", "ml-team"},
                                           {"fd00::1", "6443", "", "https://[fd00::1]:6443", "ml-team"},
                                           {"10.96.0.1", "443", "override", "https://10.96.0.1:443", "override"}}) {
-    auto o = with_env({{"KUBERNETES_SERVICE_HOST", tc.host}, {"KUBERNETES_SERVICE_PORT", tc.port}, {"POD_NAMESPACE", tc.pod_ns},
+    auto o = with_env({{"KUBERNETES_SERVICE_HOST", tc.host},
+                       {"KUBERNETES_SERVICE_PORT", tc.port},
+                       {"POD_NAMESPACE", tc.pod_ns},
                        {"HOME", dir.path() + "/nohome"}});
     o.in_cluster_dir = dir.path() + "/sa";
     auto cfg = gpupool::load_kubeconfig(o);  // no kubeconfig anywhere: falls back to in-cluster
@@ -324,17 +334,19 @@ TEST_CASE("base64 round trip and rejection") {
   CHECK_FALSE(gpupool::base64_decode("Y=Jj"));
   CHECK_FALSE(gpupool::base64_decode("YW*j"));
   // In a kubeconfig, *-data may be wrapped over several lines (Go's decoder skips \r and \n).
-  auto cfg = gpupool::parse_kubeconfig("current-context: c\nclusters: [{name: k, cluster: {server: https://k, "
-                                       "certificate-authority-data: \"QUJD\\r\\nREVG\"}}]\n"
-                                       "contexts: [{name: c, context: {cluster: k}}]\n",
-                                       "kc");
+  auto cfg = gpupool::parse_kubeconfig(
+      "current-context: c\nclusters: [{name: k, cluster: {server: https://k, "
+      "certificate-authority-data: \"QUJD\\r\\nREVG\"}}]\n"
+      "contexts: [{name: c, context: {cluster: k}}]\n",
+      "kc");
   CHECK(cfg.cluster.certificate_authority_pem == "ABCDEF");
 }
 
 TEST_CASE("mangled kubeconfigs give ConfigError or a config, never another exception") {
   std::string base = kFileA;  // with alice's token replaced by an exec plugin
-  base.replace(base.find("{token: token-a}"), 16,
-               "{exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: x, args: [a], env: [{name: A, value: b}]}}");
+  base.replace(
+      base.find("{token: token-a}"), 16,
+      "{exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: x, args: [a], env: [{name: A, value: b}]}}");
   REQUIRE(gpupool::parse_kubeconfig(base, "base.yaml").user.exec.has_value());
   gpupool::test::Mutator mutator(42, "{}[]:,-'\"\n #&*!|>%@`abc012");
   int config_errors = 0;

@@ -16,12 +16,18 @@ class Mutator {
   }
   /// `text` with 1..max_edits characters replaced, deleted or inserted.
   std::string mutate(std::string text, int max_edits) {
-    for (int k = 0, n = 1 + static_cast<int>(next() % static_cast<std::size_t>(max_edits)); k < n && !text.empty(); ++k) {
+    for (int k = 0, n = 1 + static_cast<int>(next() % static_cast<std::size_t>(max_edits)); k < n && !text.empty();
+         ++k) {
       std::size_t pos = next() % text.size();
       switch (next() % 3) {
-        case 0: text[pos] = alphabet_[next() % alphabet_.size()]; break;
-        case 1: text.erase(pos, 1 + next() % 8); break;
-        default: text.insert(pos, 1, alphabet_[next() % alphabet_.size()]);
+        case 0:
+          text[pos] = alphabet_[next() % alphabet_.size()];
+          break;
+        case 1:
+          text.erase(pos, 1 + next() % 8);
+          break;
+        default:
+          text.insert(pos, 1, alphabet_[next() % alphabet_.size()]);
       }
     }
     return text;

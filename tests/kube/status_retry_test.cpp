@@ -27,10 +27,18 @@ TEST_CASE("non-2xx responses decode into ApiError from the Status body") {
     std::optional<int> retry_after;
   };
   const std::vector<Case> cases = {
-      {404, R"({"kind":"Status","reason":"NotFound","message":"pods \"x\" not found","code":404})", "NotFound", "pods \"x\" not found", {}},
-      {429, R"({"kind":"Status","reason":"TooManyRequests","message":"slow down","details":{"retryAfterSeconds":7}})", "TooManyRequests",
-       "slow down", 7},
-      {409, R"({"kind":"Status","code":409})", "Conflict", "the server reported a conflict", {}},  // reason/message filled in
+      {404,
+       R"({"kind":"Status","reason":"NotFound","message":"pods \"x\" not found","code":404})",
+       "NotFound",
+       "pods \"x\" not found",
+       {}},
+      {429, R"({"kind":"Status","reason":"TooManyRequests","message":"slow down","details":{"retryAfterSeconds":7}})",
+       "TooManyRequests", "slow down", 7},
+      {409,
+       R"({"kind":"Status","code":409})",
+       "Conflict",
+       "the server reported a conflict",
+       {}},  // reason/message filled in
       {502, "<html><body><h1>502 Bad Gateway</h1></body></html>\n", "InternalError", "an HTML page of 51 bytes", {}},
       {500, R"({"kind":"Status","message":"trunc)", "InternalError", "a non-JSON body", {}},
       {503, "", "ServiceUnavailable", "the server is currently unable to handle the request", {}},
@@ -57,7 +65,8 @@ TEST_CASE("Retry-After header is read as client-go does (integers only)") {
     std::string value;
     std::optional<int> seconds;
   };
-  for (const auto& tc : std::vector<Case>{{"3", 3}, {"0", 0}, {"", {}}, {"-1", {}}, {"Wed, 21 Oct 2015 07:28:00 GMT", {}}, {"12x", {}}}) {
+  for (const auto& tc : std::vector<Case>{
+           {"3", 3}, {"0", 0}, {"", {}}, {"-1", {}}, {"Wed, 21 Oct 2015 07:28:00 GMT", {}}, {"12x", {}}}) {
     gpupool::HttpResponse r;
     r.headers = {{"retry-after", tc.value}};
     CHECK(gpupool::kube::retry_after_seconds(r) == tc.seconds);
@@ -78,19 +87,16 @@ TEST_CASE("retry decisions: which failures are retried and how long to wait") {
     std::chrono::milliseconds delay;  // with random = 0
   };
   const std::vector<Case> cases = {
-      {429, {}, false, 0, true, 100ms},       // 429 is never processed: always retried
-      {429, 3, false, 0, true, 3000ms},       // Retry-After wins when longer than the backoff
-      {503, 1, false, 0, true, 1000ms},       // checkWait: 5xx + Retry-After, any verb
-      {503, {}, false, 0, false, 0ms},        // 5xx without advice: only when replay-safe
-      {503, {}, true, 0, true, 100ms},
-      {500, {}, true, 2, true, 400ms},        // exponential: 100 * 2^2
-      {500, {}, true, 6, true, 1000ms},       // capped
-      {501, 5, true, 0, false, 0ms},          // Not Implemented is final
-      {404, {}, true, 0, false, 0ms},
-      {409, {}, true, 0, false, 0ms},
-      {{}, {}, true, 0, true, 100ms},         // no response: replay-safe verbs only
-      {{}, {}, false, 0, false, 0ms},
-      {429, {}, true, 10, false, 0ms},        // attempts capped
+      {429, {}, false, 0, true, 100ms},  // 429 is never processed: always retried
+      {429, 3, false, 0, true, 3000ms},  // Retry-After wins when longer than the backoff
+      {503, 1, false, 0, true, 1000ms},  // checkWait: 5xx + Retry-After, any verb
+      {503, {}, false, 0, false, 0ms},   // 5xx without advice: only when replay-safe
+      {503, {}, true, 0, true, 100ms},  {500, {}, true, 2, true, 400ms},  // exponential: 100 * 2^2
+      {500, {}, true, 6, true, 1000ms},                                   // capped
+      {501, 5, true, 0, false, 0ms},                                      // Not Implemented is final
+      {404, {}, true, 0, false, 0ms},   {409, {}, true, 0, false, 0ms},
+      {{}, {}, true, 0, true, 100ms},                                     // no response: replay-safe verbs only
+      {{}, {}, false, 0, false, 0ms},   {429, {}, true, 10, false, 0ms},  // attempts capped
   };
   for (const auto& tc : cases) {
     CAPTURE(tc.status.value_or(0));

@@ -40,16 +40,14 @@ SubmitOptions valid_options() {
 }
 
 struct BadOption {
-  const char* what;                          ///< the case, for the report
-  std::function<void(SubmitOptions&)> set;   ///< applies the malformed value
-  const char* field;                         ///< the option the error must name (prefix)
+  const char* what;                         ///< the case, for the report
+  std::function<void(SubmitOptions&)> set;  ///< applies the malformed value
+  const char* field;                        ///< the option the error must name (prefix)
 };
 
 }  // namespace
 
-TEST_CASE("the valid baseline of the bad-option table is accepted") {
-  CHECK_NOTHROW(to_workload(valid_options()));
-}
+TEST_CASE("the valid baseline of the bad-option table is accepted") { CHECK_NOTHROW(to_workload(valid_options())); }
 
 TEST_CASE("malformed submit options give one ValidationError naming the option") {
   const std::string long_name(64, 'a');
@@ -68,7 +66,8 @@ TEST_CASE("malformed submit options give one ValidationError naming the option")
       {"negative gpus", [](SubmitOptions& o) { o.gpus = -1; }, "gpus"},
       {"toleration with empty key", [](SubmitOptions& o) { o.tolerations = {"=v:NoSchedule"}; }, "toleration"},
       {"toleration with unknown effect", [](SubmitOptions& o) { o.tolerations = {"key:Sometimes"}; }, "toleration"},
-      {"toleration with unknown operator", [](SubmitOptions& o) { o.tolerations = {"k=v:NoSchedule,Maybe"}; }, "toleration"},
+      {"toleration with unknown operator", [](SubmitOptions& o) { o.tolerations = {"k=v:NoSchedule,Maybe"}; },
+       "toleration"},
       {"toleration key with spaces", [](SubmitOptions& o) { o.tolerations = {"a key"}; }, "toleration"},
       {"selector without value", [](SubmitOptions& o) { o.selectors = {"novalue"}; }, "selector"},
       {"selector with empty key", [](SubmitOptions& o) { o.selectors = {"=x"}; }, "selector"},
@@ -87,7 +86,12 @@ TEST_CASE("malformed submit options give one ValidationError naming the option")
       {"image with empty tag", [](SubmitOptions& o) { o.image = "ubuntu:"; }, "image"},
       {"image with short digest", [](SubmitOptions& o) { o.image = "ubuntu@sha256:abc"; }, "image"},
       {"stage-in without target", [](SubmitOptions& o) { o.stage_in = {"nocolon"}; }, "stage"},
-      {"unknown MPI API version", [](SubmitOptions& o) { o.mpi_api = "v3"; o.kind = "mpi"; }, "mpi"},
+      {"unknown MPI API version",
+       [](SubmitOptions& o) {
+         o.mpi_api = "v3";
+         o.kind = "mpi";
+       },
+       "mpi"},
       {"unknown kind", [](SubmitOptions& o) { o.kind = "cronjob"; }, "kind"},
       {"command and argv both", [](SubmitOptions& o) { o.argv = {"echo"}; }, "command"},
   };
@@ -150,8 +154,10 @@ TEST_CASE("decoding server objects of the wrong shape gives a gpupool error, nev
     // anything but a gpupool::Error.
     for (int which = 0; which < 2; ++which) {
       try {
-        if (which == 0) (void)Node::from_json(v);
-        else (void)PodRequirements::from_pod_json(v);
+        if (which == 0)
+          (void)Node::from_json(v);
+        else
+          (void)PodRequirements::from_pod_json(v);
       } catch (const gpupool::Error&) {
       } catch (const std::exception& e) {
         FAIL_CHECK("foreign exception: " << e.what());

@@ -128,6 +128,7 @@ TEST_CASE("ImageCatalog::resolve rejects unknown tags of catalogued images, list
   };
   for (const auto& r : rows) {
     CAPTURE(r.text);
-    CHECK_THROWS_WITH_AS((void)catalog.resolve(r.text, "image"), doctest::Contains(r.message_part.c_str()), ValidationError);
+    CHECK_THROWS_WITH_AS((void)catalog.resolve(r.text, "image"), doctest::Contains(r.message_part.c_str()),
+                         ValidationError);
   }
 }

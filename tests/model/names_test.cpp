@@ -20,17 +20,14 @@ std::string rep(char c, std::size_t n) { return std::string(n, c); }
 
 TEST_CASE("dns1123 label") {
   const std::vector<Row> rows = {
-      {"a", true},           {"ab", true},          {"abc", true},       {"a1", true},
-      {"a-1", true},         {"a--1--2--b", true},  {"0", true},         {"01", true},
-      {"012", true},         {"1a", true},          {"1-a", true},       {"1--a--b--2", true},
-      {rep('a', 63), true},  {"", false},           {"A", false},        {"ABC", false},
-      {"aBc", false},        {"A1", false},         {"A-1", false},      {"1-A", false},
-      {"-", false},          {"a-", false},         {"-a", false},       {"1-", false},
-      {"-1", false},         {"_", false},          {"a_", false},       {"_a", false},
-      {"a_b", false},        {"1_", false},         {"_1", false},       {"1_2", false},
-      {".", false},          {"a.", false},         {".a", false},       {"a.b", false},
-      {"1.", false},         {".1", false},         {"1.2", false},      {" ", false},
-      {"a ", false},         {" a", false},         {"a b", false},      {rep('a', 64), false},
+      {"a", true},          {"ab", true},          {"abc", true},  {"a1", true},   {"a-1", true},  {"a--1--2--b", true},
+      {"0", true},          {"01", true},          {"012", true},  {"1a", true},   {"1-a", true},  {"1--a--b--2", true},
+      {rep('a', 63), true}, {"", false},           {"A", false},   {"ABC", false}, {"aBc", false}, {"A1", false},
+      {"A-1", false},       {"1-A", false},        {"-", false},   {"a-", false},  {"-a", false},  {"1-", false},
+      {"-1", false},        {"_", false},          {"a_", false},  {"_a", false},  {"a_b", false}, {"1_", false},
+      {"_1", false},        {"1_2", false},        {".", false},   {"a.", false},  {".a", false},  {"a.b", false},
+      {"1.", false},        {".1", false},         {"1.2", false}, {" ", false},   {"a ", false},  {" a", false},
+      {"a b", false},       {rep('a', 64), false},
   };
   for (const auto& r : rows) {
     CAPTURE(r.value);
@@ -109,10 +106,10 @@ TEST_CASE("dns1123 subdomain") {
 
 TEST_CASE("dns1035 label") {
   const std::vector<Row> rows = {
-      {"a", true},   {"ab", true},  {"abc", true}, {"a1", true},  {"a-1", true},  {"a--1--2--b", true},
-      {rep('a', 63), true},         {"0", false},  {"01", false}, {"1a", false},  {"1-a", false},
-      {"", false},   {"A", false},  {"aBc", false}, {"a-", false}, {"-a", false},  {"a_b", false},
-      {"a.b", false}, {" a", false}, {rep('a', 64), false},
+      {"a", true},          {"ab", true},         {"abc", true},  {"a1", true},   {"a-1", true},
+      {"a--1--2--b", true}, {rep('a', 63), true}, {"0", false},   {"01", false},  {"1a", false},
+      {"1-a", false},       {"", false},          {"A", false},   {"aBc", false}, {"a-", false},
+      {"-a", false},        {"a_b", false},       {"a.b", false}, {" a", false},  {rep('a', 64), false},
   };
   for (const auto& r : rows) {
     CAPTURE(r.value);
@@ -176,8 +173,7 @@ TEST_CASE("qualified name messages") {
       "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
       "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
   CHECK(qualified_name_errors("/simple") == std::vector<std::string>{"prefix part must be non-empty"});
-  CHECK(qualified_name_errors("example.com/") ==
-        std::vector<std::string>{"name part must be non-empty", name_regex});
+  CHECK(qualified_name_errors("example.com/") == std::vector<std::string>{"name part must be non-empty", name_regex});
   CHECK(qualified_name_errors("gpu node") == std::vector<std::string>{name_regex});
   CHECK(qualified_name_errors(rep('a', 64)) ==
         std::vector<std::string>{"name part must be no more than 63 characters"});
@@ -200,11 +196,23 @@ TEST_CASE("qualified name messages") {
 
 TEST_CASE("label value") {
   const std::vector<Row> rows = {
-      {"simple", true},       {"now-with-dashes", true}, {"1-starts-with-num", true}, {"end-with-num-1", true},
-      {"1234", true},         {"", true},                {"invalid", true},           {"A_b.C-9", true},
-      {rep('a', 63), true},   {"nospecialchars%^=@", false}, {"Tama-nui-te-rā.is.Māori.sun", false},
-      {"\\backslashes\\are\\bad", false}, {"-starts-with-dash", false}, {"ends-with-dash-", false},
-      {".starts.with.dot", false},        {"ends.with.dot.", false},    {"a/b", false},
+      {"simple", true},
+      {"now-with-dashes", true},
+      {"1-starts-with-num", true},
+      {"end-with-num-1", true},
+      {"1234", true},
+      {"", true},
+      {"invalid", true},
+      {"A_b.C-9", true},
+      {rep('a', 63), true},
+      {"nospecialchars%^=@", false},
+      {"Tama-nui-te-rā.is.Māori.sun", false},
+      {"\\backslashes\\are\\bad", false},
+      {"-starts-with-dash", false},
+      {"ends-with-dash-", false},
+      {".starts.with.dot", false},
+      {"ends.with.dot.", false},
+      {"a/b", false},
       {rep('a', 64), false},
   };
   for (const auto& r : rows) {

@@ -217,8 +217,10 @@ TEST_CASE("Node::list_from_json decodes a NodeList item by item") {
   const json::value real = fixture("node_gpu_worker.json");
   // A list with other top-level fields around the items (nested arrays and objects are skipped) and
   // string escapes inside an item.
-  const std::string list = R"({"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"7","x":[[1],{"items":[2]}]},"items":[)" +
-                           json::serialize(real) + R"(,{"metadata":{"name":"n\u0032","labels":{"a\"b":"c\\d"}},"spec":{"taints":[]}}],"z":null})";
+  const std::string list =
+      R"({"kind":"NodeList","apiVersion":"v1","metadata":{"resourceVersion":"7","x":[[1],{"items":[2]}]},"items":[)" +
+      json::serialize(real) +
+      R"(,{"metadata":{"name":"n\u0032","labels":{"a\"b":"c\\d"}},"spec":{"taints":[]}}],"z":null})";
   const std::vector<Node> nodes = Node::list_from_json(list);
   REQUIRE(nodes.size() == 2);
   CHECK(nodes[0] == Node::from_json(real));
@@ -232,7 +234,8 @@ TEST_CASE("Node::list_from_json decodes a NodeList item by item") {
     std::string json, field, rule_part;
   };
   const std::vector<Row> rows = {
-      {R"({"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b","labels":{"k":1}}}]})", "items[1].metadata.labels[k]", "string"},
+      {R"({"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b","labels":{"k":1}}}]})",
+       "items[1].metadata.labels[k]", "string"},
       {R"({"items":[{"metadata":{"name":"a"}},5]})", "items[1].node", "object"},
       {R"({"items":{}})", "items", "array"},
       {R"({"items":"x"})", "items", "array"},

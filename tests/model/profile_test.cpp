@@ -91,7 +91,8 @@ TEST_CASE("a bad profile is a ConfigError naming the file, the line and the key"
       {"name: x\npod:\n  host_network: maybe\n", 3, "pod.host_network", "true or false"},
       {"name: x\npod:\n  image_pull_policy: always\n", 3, "pod.image_pull_policy", "\"Always\""},
       {"name: x\ngpu:\n  resource: \"not a name!\"\n", 3, "gpu.resource", "invalid value"},
-      {"name: x\ngpu:\n  env:\n    - {name: A, value: '1', field_path: metadata.uid}\n", 4, "gpu.env[0]", "exactly one"},
+      {"name: x\ngpu:\n  env:\n    - {name: A, value: '1', field_path: metadata.uid}\n", 4, "gpu.env[0]",
+       "exactly one"},
       {"name: x\ngpu:\n  env:\n    - {value: '1'}\n", 4, "gpu.env[0].name", "Required value"},
       {"name: x\nnfs:\n  path: /exports\n", 3, "nfs.server", "Required value"},
       {"name: x\nnfs:\n  server: s\n  path: exports\n", 4, "nfs.path", "absolute path"},
@@ -119,5 +120,6 @@ TEST_CASE("a bad profile is a ConfigError naming the file, the line and the key"
       CHECK(std::string(e.what()).find(r.message_part) != std::string::npos);
     }
   }
-  CHECK_THROWS_WITH_AS(Profile::parse("", "empty.yaml"), doctest::Contains("empty.yaml: the profile is empty"), ConfigError);
+  CHECK_THROWS_WITH_AS(Profile::parse("", "empty.yaml"), doctest::Contains("empty.yaml: the profile is empty"),
+                       ConfigError);
 }

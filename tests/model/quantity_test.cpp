@@ -37,9 +37,12 @@ std::string show(__int128 v) {
 
 const char* name(F f) {
   switch (f) {
-    case F::DecimalSI: return "DecimalSI";
-    case F::BinarySI: return "BinarySI";
-    case F::DecimalExponent: return "DecimalExponent";
+    case F::DecimalSI:
+      return "DecimalSI";
+    case F::BinarySI:
+      return "BinarySI";
+    case F::DecimalExponent:
+      return "DecimalExponent";
   }
   return "?";
 }
@@ -185,12 +188,11 @@ TEST_CASE("Quantity::parse: malformed input names the field and the rule") {
       "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
   const std::string suffix = "unable to parse quantity's suffix";
   const std::vector<Row> rows = {
-      {"", format_wrong},          {"1.1.M", format_wrong},     {"1+1.0M", format_wrong},
-      {"0.1mi", suffix},           {"0.1am", format_wrong},     {"aoeu", format_wrong},
-      {".5i", suffix},             {"1i", suffix},              {"-3.01i", suffix},
-      {"-3.01e-", suffix},         {"1e4294967297", suffix},    {" 1", format_wrong},
-      {"1 ", format_wrong},        {"1K", suffix},              {"1Mi3", suffix},
-      {"10 Gi", format_wrong},     {"1gi", format_wrong},       {"-+", suffix},
+      {"", format_wrong},      {"1.1.M", format_wrong}, {"1+1.0M", format_wrong}, {"0.1mi", suffix},
+      {"0.1am", format_wrong}, {"aoeu", format_wrong},  {".5i", suffix},          {"1i", suffix},
+      {"-3.01i", suffix},      {"-3.01e-", suffix},     {"1e4294967297", suffix}, {" 1", format_wrong},
+      {"1 ", format_wrong},    {"1K", suffix},          {"1Mi3", suffix},         {"10 Gi", format_wrong},
+      {"1gi", format_wrong},   {"-+", suffix},
   };
   for (const auto& r : rows) {
     CAPTURE(r.input);
@@ -282,16 +284,40 @@ TEST_CASE("Quantity: parse then print (TestQuantityParseEmit and the usual spell
     std::string in, out;
   };
   const std::vector<Row> rows = {
-      {"1Ki", "1Ki"},        {"1Mi", "1Mi"},          {"1Gi", "1Gi"},           {"1024Mi", "1Gi"},
-      {"1000M", "1G"},       {".001Ki", "1024m"},     {".000001Ki", "1024u"},   {".000000001Ki", "1024n"},
+      {"1Ki", "1Ki"},
+      {"1Mi", "1Mi"},
+      {"1Gi", "1Gi"},
+      {"1024Mi", "1Gi"},
+      {"1000M", "1G"},
+      {".001Ki", "1024m"},
+      {".000001Ki", "1024u"},
+      {".000000001Ki", "1024n"},
       {".000000000001Ki", "2n"},
-      {"1.5Gi", "1536Mi"},   {"0.5", "500m"},         {"1000m", "1"},           {"1500m", "1500m"},
-      {"1e3", "1e3"},        {"1M", "1M"},            {"100Ki", "100Ki"},       {"1.5", "1500m"},
-      {"1.5k", "1500"},      {"5.", "5."} /* kept verbatim, as Go does */,             {".5", "500m"},           {"2048Ki", "2Mi"},
-      {"0.1", "100m"},       {"32Gi", "32Gi"},        {"1000Mi", "1000Mi"},     {"1024", "1024"},
+      {"1.5Gi", "1536Mi"},
+      {"0.5", "500m"},
+      {"1000m", "1"},
+      {"1500m", "1500m"},
+      {"1e3", "1e3"},
+      {"1M", "1M"},
+      {"100Ki", "100Ki"},
+      {"1.5", "1500m"},
+      {"1.5k", "1500"},
+      {"5.", "5."} /* kept verbatim, as Go does */,
+      {".5", "500m"},
+      {"2048Ki", "2Mi"},
+      {"0.1", "100m"},
+      {"32Gi", "32Gi"},
+      {"1000Mi", "1000Mi"},
+      {"1024", "1024"},
       // Go keeps a parsed text that is already canonical verbatim (Quantity.s).
-      {"+1", "+1"},          {"1E3", "1E3"},          {"1e0", "1e0"},           {"-0", "0"},
-      {"1.0", "1"},          {"0.5Gi", "512Mi"},      {"1.1Ki", "1126400m"},    {"10e3", "10e3"},
+      {"+1", "+1"},
+      {"1E3", "1E3"},
+      {"1e0", "1e0"},
+      {"-0", "0"},
+      {"1.0", "1"},
+      {"0.5Gi", "512Mi"},
+      {"1.1Ki", "1126400m"},
+      {"10e3", "10e3"},
   };
   for (const auto& r : rows) {
     CAPTURE(r.in);
@@ -340,9 +366,9 @@ TEST_CASE("Quantity: comparison ignores the format (TestQuantityCmp)") {
     int expect;
   };
   const std::vector<Row> rows = {
-      {"0", "0", 0},         {"100m", "50m", 1},  {"50m", "100m", -1}, {"10000T", "100Gi", 1},
-      {"1Gi", "1024Mi", 0},  {"1G", "1Gi", -1},   {"1000m", "1", 0},   {"1e3", "1k", 0},
-      {"-1", "0", -1},       {"0.5", "500m", 0},  {"1n", "0", 1},      {"129Gi", "128Gi", 1},
+      {"0", "0", 0},        {"100m", "50m", 1}, {"50m", "100m", -1}, {"10000T", "100Gi", 1},
+      {"1Gi", "1024Mi", 0}, {"1G", "1Gi", -1},  {"1000m", "1", 0},   {"1e3", "1k", 0},
+      {"-1", "0", -1},      {"0.5", "500m", 0}, {"1n", "0", 1},      {"129Gi", "128Gi", 1},
   };
   for (const auto& r : rows) {
     CAPTURE(r.x);
@@ -360,14 +386,17 @@ TEST_CASE("Quantity: add and sub keep the receiver's format unless it is zero") 
     std::string expect;
   };
   const std::vector<Row> rows = {
-      {"100m", "0", '+', "100m"},   {"0", "100m", '+', "100m"},   {"1Gi", "0", '+', "1Gi"},
-      {"0", "1Gi", '+', "1Gi"},     {"100m", "0", '-', "100m"},   {"0", "100m", '-', "-100m"},
-      {"1Gi", "0", '-', "1Gi"},     {"0", "1Gi", '-', "-1Gi"},    {"10", "1", '-', "9"},
-      {"10", "10", '-', "0"},       {"1Gi", "512Mi", '+', "1536Mi"}, {"1Gi", "1", '+', "1073741825"},
-      {"1", "1Gi", '+', "1073741825"}, {"500m", "500m", '+', "1"}, {"1", "1500m", '-', "-500m"},
-      {"2", "1Ki", '+', "1026"},    {"1Ki", "1", '-', "1023"},    {"3", "1e3", '+', "1003"},
-      {"1e3", "1", '+', "1001"},    {"1e3", "1e3", '+', "2e3"},   {"4Ei", "4Ei", '+', "8Ei"},
-      {"8Ei", "8Ei", '+', "18446744073709551614"},  // each 8Ei was capped at 2^63-1,
+      {"100m", "0", '+', "100m"},      {"0", "100m", '+', "100m"},
+      {"1Gi", "0", '+', "1Gi"},        {"0", "1Gi", '+', "1Gi"},
+      {"100m", "0", '-', "100m"},      {"0", "100m", '-', "-100m"},
+      {"1Gi", "0", '-', "1Gi"},        {"0", "1Gi", '-', "-1Gi"},
+      {"10", "1", '-', "9"},           {"10", "10", '-', "0"},
+      {"1Gi", "512Mi", '+', "1536Mi"}, {"1Gi", "1", '+', "1073741825"},
+      {"1", "1Gi", '+', "1073741825"}, {"500m", "500m", '+', "1"},
+      {"1", "1500m", '-', "-500m"},    {"2", "1Ki", '+', "1026"},
+      {"1Ki", "1", '-', "1023"},       {"3", "1e3", '+', "1003"},
+      {"1e3", "1", '+', "1001"},       {"1e3", "1e3", '+', "2e3"},
+      {"4Ei", "4Ei", '+', "8Ei"},      {"8Ei", "8Ei", '+', "18446744073709551614"},  // each 8Ei was capped at 2^63-1,
   };
   for (const auto& r : rows) {
     CAPTURE(r.a);
@@ -417,8 +446,8 @@ TEST_CASE("Quantity: constructors (TestMilliNewSet, TestNewSet) and multiplicati
 TEST_CASE("Quantity::round_up_milli: RoundUp(-3) as SetDefaults_ResourceList applies it") {
   // Each row as kube-apiserver v1.32.13 stored it in a LimitRange (fidelity scenario quantities).
   const std::pair<const char*, const char*> rows[] = {
-      {"0.5", "500m"},   {"1n", "1m"},     {"0.000000001", "1m"}, {"0.1n", "1m"},   {"1e-30", "1e-3"},
-      {"1.0001", "1001m"}, {"-0.0001", "-1m"}, {"1.5Gi", "1536Mi"}, {"+1", "+1"}, {"250m", "250m"},
+      {"0.5", "500m"},     {"1n", "1m"},       {"0.000000001", "1m"}, {"0.1n", "1m"}, {"1e-30", "1e-3"},
+      {"1.0001", "1001m"}, {"-0.0001", "-1m"}, {"1.5Gi", "1536Mi"},   {"+1", "+1"},   {"250m", "250m"},
   };
   for (const auto& row : rows) {  // not a structured binding: clang 14 cannot capture one in CAPTURE's lambda
     const char* in = row.first;
@@ -436,11 +465,17 @@ TEST_CASE("Quantity: DecimalSI above E has no suffix, as Go prints it (oracle: 1
 }
 
 TEST_CASE("Quantity::canonical: beyond the 128-bit range, Go's String() by decimal digits (answers from the oracle)") {
-  const std::pair<const char*, const char*> rows[] = {
-      {"1e400", "10e399"}, {"123e400", "1230e399"}, {"1000e400", "10e402"}, {"1e399", "1e399"}, {"1.5e400", "1.5e400"},
-      {"-2e31", "-20e30"}, {"100000000000000000000000000000000", "100"},
-      {"200000000000000000000000000000000000000E", "200"}, {"99999999999999999999999999999999999Ei", "9223372036854775807"},
-      {"0.5", "500m"}, {"1.5Gi", "1536Mi"}};
+  const std::pair<const char*, const char*> rows[] = {{"1e400", "10e399"},
+                                                      {"123e400", "1230e399"},
+                                                      {"1000e400", "10e402"},
+                                                      {"1e399", "1e399"},
+                                                      {"1.5e400", "1.5e400"},
+                                                      {"-2e31", "-20e30"},
+                                                      {"100000000000000000000000000000000", "100"},
+                                                      {"200000000000000000000000000000000000000E", "200"},
+                                                      {"99999999999999999999999999999999999Ei", "9223372036854775807"},
+                                                      {"0.5", "500m"},
+                                                      {"1.5Gi", "1536Mi"}};
   for (const auto& row : rows) {
     const char* text = row.first;
     const char* expect = row.second;
@@ -449,8 +484,10 @@ TEST_CASE("Quantity::canonical: beyond the 128-bit range, Go's String() by decim
   }
   // SetDefaults_ResourceList's RoundUp(-3), as stored by the oracle.
   CHECK(Quantity::canonical("1234567890123456789012345678901234.5", true) == "1234567890123456789012345678901234500m");
-  CHECK(Quantity::canonical("100000000000000000000000000000000.0000000001", true) == "100000000000000000000000000000000001m");
-  CHECK(Quantity::canonical("100000000000000000000000000000000.0000000001") == "100000000000000000000000000000000000000001n");
+  CHECK(Quantity::canonical("100000000000000000000000000000000.0000000001", true) ==
+        "100000000000000000000000000000000001m");
+  CHECK(Quantity::canonical("100000000000000000000000000000000.0000000001") ==
+        "100000000000000000000000000000000000000001n");
   CHECK(Quantity::canonical("0.0001", true) == "1m");
   CHECK_THROWS_AS(Quantity::canonical("1e400x"), ValidationError);
 }

@@ -102,8 +102,8 @@ TEST_CASE("the seed: Arena --toleration on six tainted nodes") {
       st.add_pod(ni[*r.chosen], pod);
     }
     // LeastAllocated spreads the three pods over the three workers, never a master.
-    CHECK(used == std::set<std::string>{"cn-beijing.192.168.3.228", "cn-beijing.192.168.3.229",
-                                        "cn-beijing.192.168.3.230"});
+    CHECK(used ==
+          std::set<std::string>{"cn-beijing.192.168.3.228", "cn-beijing.192.168.3.229", "cn-beijing.192.168.3.230"});
   }
   SUBCASE("--toleration all may land anywhere") {
     auto pod = gpu_pod({Toleration::all()}, "0");
@@ -132,7 +132,7 @@ TEST_CASE("filters: each plugin's rule and wording") {
     const char* what;
     Node node;
     PodRequirements pod;
-    std::string plugin;                // "" : feasible
+    std::string plugin;  // "" : feasible
     std::vector<std::string> reasons;
   };
   auto pod_with = [](auto&& f) {
@@ -159,80 +159,192 @@ TEST_CASE("filters: each plugin's rule and wording") {
   const std::vector<Row> rows = {
       {"plain pod, plain node", make_node("n"), PodRequirements{}, "", {}},
       {"cordoned node", cordoned, PodRequirements{}, "NodeUnschedulable", {"node(s) were unschedulable"}},
-      {"cordoned node, pod tolerates the unschedulable taint", cordoned,
+      {"cordoned node, pod tolerates the unschedulable taint",
+       cordoned,
        pod_with([](auto& p) { p.tolerations = {parse_toleration("node.kubernetes.io/unschedulable:NoSchedule")}; }),
-       "", {}},
-      {"cordoned node, toleration for another effect", cordoned,
-       pod_with([](auto& p) { p.tolerations = {parse_toleration("node.kubernetes.io/unschedulable:NoExecute")}; }),
-       "NodeUnschedulable", {"node(s) were unschedulable"}},
-      {"cordoned node, tolerate everything", cordoned, pod_with([](auto& p) { p.tolerations = {Toleration::all()}; }), "",
+       "",
        {}},
-      {"nodeName elsewhere", make_node("n"), pod_with([](auto& p) { p.node_name = "other"; }), "NodeName",
+      {"cordoned node, toleration for another effect",
+       cordoned,
+       pod_with([](auto& p) { p.tolerations = {parse_toleration("node.kubernetes.io/unschedulable:NoExecute")}; }),
+       "NodeUnschedulable",
+       {"node(s) were unschedulable"}},
+      {"cordoned node, tolerate everything",
+       cordoned,
+       pod_with([](auto& p) { p.tolerations = {Toleration::all()}; }),
+       "",
+       {}},
+      {"nodeName elsewhere",
+       make_node("n"),
+       pod_with([](auto& p) { p.node_name = "other"; }),
+       "NodeName",
        {"node(s) didn't match the requested node name"}},
       {"nodeName here", make_node("n"), pod_with([](auto& p) { p.node_name = "n"; }), "", {}},
-      {"NoExecute taint filters", make_node("n", {{"evict", "x", TaintEffect::NoExecute}}), PodRequirements{},
-       "TaintToleration", {"node(s) had untolerated taint {evict: x}"}},
-      {"PreferNoSchedule taint does not filter", make_node("n", {{"soft", "", TaintEffect::PreferNoSchedule}}),
-       PodRequirements{}, "", {}},
-      {"first untolerated taint is reported", make_node("n", {kMaster, kGpu}),
-       pod_with([](auto& p) { p.tolerations = {exists("node-role.kubernetes.io/master")}; }), "TaintToleration",
+      {"NoExecute taint filters",
+       make_node("n", {{"evict", "x", TaintEffect::NoExecute}}),
+       PodRequirements{},
+       "TaintToleration",
+       {"node(s) had untolerated taint {evict: x}"}},
+      {"PreferNoSchedule taint does not filter",
+       make_node("n", {{"soft", "", TaintEffect::PreferNoSchedule}}),
+       PodRequirements{},
+       "",
+       {}},
+      {"first untolerated taint is reported",
+       make_node("n", {kMaster, kGpu}),
+       pod_with([](auto& p) { p.tolerations = {exists("node-role.kubernetes.io/master")}; }),
+       "TaintToleration",
        {"node(s) had untolerated taint {gpu_node: invalid}"}},
-      {"nodeSelector matches", gpu, pod_with([](auto& p) { p.node_selector = {{"accelerator", "v100"}}; }), "", {}},
-      {"nodeSelector value differs", gpu, pod_with([](auto& p) { p.node_selector = {{"accelerator", "a100"}}; }),
-       "NodeAffinity", {affinity}},
-      {"nodeSelector label missing", make_node("n"), pod_with([](auto& p) { p.node_selector = {{"ssd", "true"}}; }),
-       "NodeAffinity", {affinity}},
-      {"affinity In", gpu, pod_with([&](auto& p) { p.required_node_affinity = {v100}; }), "", {}},
-      {"affinity NotIn", gpu, pod_with([&](auto& p) { p.required_node_affinity = {not_v100}; }), "NodeAffinity",
+      {"nodeSelector matches",
+       gpu,
+       pod_with([](auto& p) {
+         p.node_selector = {{"accelerator", "v100"}};
+       }),
+       "",
+       {}},
+      {"nodeSelector value differs",
+       gpu,
+       pod_with([](auto& p) {
+         p.node_selector = {{"accelerator", "a100"}};
+       }),
+       "NodeAffinity",
        {affinity}},
-      {"affinity NotIn, label absent", make_node("n"), pod_with([&](auto& p) { p.required_node_affinity = {not_v100}; }),
-       "", {}},
+      {"nodeSelector label missing",
+       make_node("n"),
+       pod_with([](auto& p) {
+         p.node_selector = {{"ssd", "true"}};
+       }),
+       "NodeAffinity",
+       {affinity}},
+      {"affinity In", gpu, pod_with([&](auto& p) { p.required_node_affinity = {v100}; }), "", {}},
+      {"affinity NotIn",
+       gpu,
+       pod_with([&](auto& p) { p.required_node_affinity = {not_v100}; }),
+       "NodeAffinity",
+       {affinity}},
+      {"affinity NotIn, label absent",
+       make_node("n"),
+       pod_with([&](auto& p) { p.required_node_affinity = {not_v100}; }),
+       "",
+       {}},
       {"affinity Exists", gpu, pod_with([&](auto& p) { p.required_node_affinity = {has_acc}; }), "", {}},
-      {"affinity DoesNotExist", gpu, pod_with([&](auto& p) { p.required_node_affinity = {no_acc}; }), "NodeAffinity",
+      {"affinity DoesNotExist",
+       gpu,
+       pod_with([&](auto& p) { p.required_node_affinity = {no_acc}; }),
+       "NodeAffinity",
        {affinity}},
       {"affinity Gt", gpu, pod_with([&](auto& p) { p.required_node_affinity = {gt4}; }), "", {}},
       {"affinity Lt", gpu, pod_with([&](auto& p) { p.required_node_affinity = {lt4}; }), "NodeAffinity", {affinity}},
-      {"affinity Gt on a non-integer label", gpu, pod_with([&](auto& p) { p.required_node_affinity = {gt_bad}; }),
-       "NodeAffinity", {affinity}},
-      {"expressions of a term are ANDed", gpu, pod_with([&](auto& p) { p.required_node_affinity = {both}; }),
-       "NodeAffinity", {affinity}},
-      {"terms are ORed", gpu, pod_with([&](auto& p) { p.required_node_affinity = {lt4, v100}; }), "", {}},
-      {"an empty term matches nothing", gpu, pod_with([&](auto& p) { p.required_node_affinity = {empty}; }),
-       "NodeAffinity", {affinity}},
-      {"matchFields NotIn", gpu, pod_with([&](auto& p) { p.required_node_affinity = {name_not_gpu}; }),
-       "NodeAffinity", {affinity}},
+      {"affinity Gt on a non-integer label",
+       gpu,
+       pod_with([&](auto& p) { p.required_node_affinity = {gt_bad}; }),
+       "NodeAffinity",
+       {affinity}},
+      {"expressions of a term are ANDed",
+       gpu,
+       pod_with([&](auto& p) { p.required_node_affinity = {both}; }),
+       "NodeAffinity",
+       {affinity}},
+      {"terms are ORed",
+       gpu,
+       pod_with([&](auto& p) {
+         p.required_node_affinity = {lt4, v100};
+       }),
+       "",
+       {}},
+      {"an empty term matches nothing",
+       gpu,
+       pod_with([&](auto& p) { p.required_node_affinity = {empty}; }),
+       "NodeAffinity",
+       {affinity}},
+      {"matchFields NotIn",
+       gpu,
+       pod_with([&](auto& p) { p.required_node_affinity = {name_not_gpu}; }),
+       "NodeAffinity",
+       {affinity}},
       {"matchFields In", gpu, pod_with([&](auto& p) { p.required_node_affinity = {name_gpu}; }), "", {}},
-      {"nodeSelector and affinity must both hold", gpu,
+      {"nodeSelector and affinity must both hold",
+       gpu,
        pod_with([&](auto& p) {
          p.node_selector = {{"accelerator", "a100"}};
          p.required_node_affinity = {v100};
        }),
-       "NodeAffinity", {affinity}},
-      {"GPUs fit", gpu, pod_with([](auto& p) { p.requests = {{"nvidia.com/gpu", q("8")}}; }), "", {}},
-      {"too many GPUs", gpu, pod_with([](auto& p) { p.requests = {{"nvidia.com/gpu", q("9")}}; }), "NodeResourcesFit",
+       "NodeAffinity",
+       {affinity}},
+      {"GPUs fit",
+       gpu,
+       pod_with([](auto& p) {
+         p.requests = {{"nvidia.com/gpu", q("8")}};
+       }),
+       "",
+       {}},
+      {"too many GPUs",
+       gpu,
+       pod_with([](auto& p) {
+         p.requests = {{"nvidia.com/gpu", q("9")}};
+       }),
+       "NodeResourcesFit",
        {"Insufficient nvidia.com/gpu"}},
-      {"GPU on a node without any", make_node("n"), pod_with([](auto& p) { p.requests = {{"nvidia.com/gpu", q("1")}}; }),
-       "NodeResourcesFit", {"Insufficient nvidia.com/gpu"}},
-      {"virtual GPUs", make_node("n", {}, {}, {{"virtaitech.com/gpu", q("4")}}),
-       pod_with([](auto& p) { p.requests = {{"virtaitech.com/gpu", q("5")}}; }), "NodeResourcesFit",
+      {"GPU on a node without any",
+       make_node("n"),
+       pod_with([](auto& p) {
+         p.requests = {{"nvidia.com/gpu", q("1")}};
+       }),
+       "NodeResourcesFit",
+       {"Insufficient nvidia.com/gpu"}},
+      {"virtual GPUs",
+       make_node("n", {}, {}, {{"virtaitech.com/gpu", q("4")}}),
+       pod_with([](auto& p) {
+         p.requests = {{"virtaitech.com/gpu", q("5")}};
+       }),
+       "NodeResourcesFit",
        {"Insufficient virtaitech.com/gpu"}},
-      {"zero request is skipped", make_node("n"), pod_with([](auto& p) { p.requests = {{"nvidia.com/gpu", q("0")}}; }),
-       "", {}},
-      {"cpu, memory and ephemeral-storage", make_node("n", {}, {}, {{"ephemeral-storage", q("100Gi")}}),
+      {"zero request is skipped",
+       make_node("n"),
+       pod_with([](auto& p) {
+         p.requests = {{"nvidia.com/gpu", q("0")}};
+       }),
+       "",
+       {}},
+      {"cpu, memory and ephemeral-storage",
+       make_node("n", {}, {}, {{"ephemeral-storage", q("100Gi")}}),
        pod_with([](auto& p) {
          p.requests = {{"cpu", q("33")}, {"memory", q("257Gi")}, {"ephemeral-storage", q("101Gi")}};
        }),
-       "NodeResourcesFit", {"Insufficient cpu", "Insufficient memory", "Insufficient ephemeral-storage"}},
-      {"millicores count", make_node("n"), pod_with([](auto& p) { p.requests = {{"cpu", q("32001m")}}; }),
-       "NodeResourcesFit", {"Insufficient cpu"}},
-      {"exactly the allocatable fits", make_node("n"), pod_with([](auto& p) { p.requests = {{"cpu", q("32")}, {"memory", q("256Gi")}}; }),
-       "", {}},
-      {"no pods allowed", make_node("n", {}, {}, {{"pods", q("0")}}), PodRequirements{}, "NodeResourcesFit",
+       "NodeResourcesFit",
+       {"Insufficient cpu", "Insufficient memory", "Insufficient ephemeral-storage"}},
+      {"millicores count",
+       make_node("n"),
+       pod_with([](auto& p) {
+         p.requests = {{"cpu", q("32001m")}};
+       }),
+       "NodeResourcesFit",
+       {"Insufficient cpu"}},
+      {"exactly the allocatable fits",
+       make_node("n"),
+       pod_with([](auto& p) {
+         p.requests = {{"cpu", q("32")}, {"memory", q("256Gi")}};
+       }),
+       "",
+       {}},
+      {"no pods allowed",
+       make_node("n", {}, {}, {{"pods", q("0")}}),
+       PodRequirements{},
+       "NodeResourcesFit",
        {"Too many pods"}},
-      {"unprefixed unknown resources are not scheduled on", make_node("n"),
-       pod_with([](auto& p) { p.requests = {{"widgets", q("5")}}; }), "", {}},
-      {"taints are checked before resources", make_node("n", {kGpu}),
-       pod_with([](auto& p) { p.requests = {{"nvidia.com/gpu", q("1")}}; }), "TaintToleration",
+      {"unprefixed unknown resources are not scheduled on",
+       make_node("n"),
+       pod_with([](auto& p) {
+         p.requests = {{"widgets", q("5")}};
+       }),
+       "",
+       {}},
+      {"taints are checked before resources",
+       make_node("n", {kGpu}),
+       pod_with([](auto& p) {
+         p.requests = {{"nvidia.com/gpu", q("1")}};
+       }),
+       "TaintToleration",
        {"node(s) had untolerated taint {gpu_node: invalid}"}},
   };
   for (const auto& r : rows) {
@@ -274,8 +386,8 @@ TEST_CASE("NodeResourcesFit counts what is already bound") {
 
 TEST_CASE("FailedScheduling messages as kube-scheduler v1.32 assembles them") {
   SUBCASE("resources and taints mix, preemption sentence splits them") {
-    std::vector<Node> nodes = {make_node("cp", {{"node-role.kubernetes.io/control-plane", "", TaintEffect::NoSchedule}}),
-                               make_node("worker")};
+    std::vector<Node> nodes = {
+        make_node("cp", {{"node-role.kubernetes.io/control-plane", "", TaintEffect::NoSchedule}}), make_node("worker")};
     auto r = explain(gpu_pod({}), nodes);
     CHECK(r.failed_scheduling_message() ==
           "0/2 nodes are available: 1 Insufficient nvidia.com/gpu, 1 node(s) had untolerated taint "
@@ -341,9 +453,8 @@ TEST_CASE("NodeAffinity PreFilter narrows to the nodes named by matchFields") {
   CHECK(ok.chosen_node == "ip-8");
 
   PodRequirements conflict;
-  conflict.required_node_affinity = {NodeSelectorTerm{{},
-                                                      {{"metadata.name", Op::In, {"ip-1"}},
-                                                       {"metadata.name", Op::In, {"ip-2"}}}}};
+  conflict.required_node_affinity = {
+      NodeSelectorTerm{{}, {{"metadata.name", Op::In, {"ip-1"}}, {"metadata.name", Op::In, {"ip-2"}}}}};
   auto c = place(conflict, ni, st);
   CHECK(c.failed_scheduling_message() ==
         "0/46 nodes are available: pod affinity terms conflict. preemption: 0/46 nodes are available: 46 Preemption is "
@@ -356,8 +467,8 @@ TEST_CASE("VolumeBinding PreFilter: the pod's claims, read from spec.volumes") {
       {"name":"c","persistentVolumeClaim":{"claimName":"out","readOnly":true}}]}})");
   PodRequirements req = PodRequirements::from_pod_json(pod);
   REQUIRE(req.claims == std::vector<PodClaim>{{"data", ClaimStatus::Unknown}, {"out", ClaimStatus::Unknown}});
-  CHECK_THROWS_AS(PodRequirements::from_pod_json(json::parse(
-                      R"({"spec":{"volumes":[{"name":"a","persistentVolumeClaim":{"claimName":7}}]}})")),
+  CHECK_THROWS_AS(PodRequirements::from_pod_json(
+                      json::parse(R"({"spec":{"volumes":[{"name":"a","persistentVolumeClaim":{"claimName":7}}]}})")),
                   ValidationError);
 
   auto nodes = seed_nodes();
@@ -398,9 +509,9 @@ TEST_CASE("numFeasibleNodesToFind") {
     std::size_t expect;
   };
   const std::vector<Row> rows = {
-      {0, 0, 0},        {10, 0, 10},       {99, 0, 99},        {100, 0, 100},     {200, 0, 100},
-      {1000, 0, 420},   {1500, 0, 570},    {5000, 0, 500},     {6000, 0, 300},    {15000, 0, 750},
-      {1000, 100, 1000}, {1000, 50, 500},  {1000, 1, 100},     {50, 10, 50},
+      {0, 0, 0},         {10, 0, 10},     {99, 0, 99},    {100, 0, 100},  {200, 0, 100},
+      {1000, 0, 420},    {1500, 0, 570},  {5000, 0, 500}, {6000, 0, 300}, {15000, 0, 750},
+      {1000, 100, 1000}, {1000, 50, 500}, {1000, 1, 100}, {50, 10, 50},
   };
   for (const auto& r : rows) {
     CAPTURE(r.nodes);
@@ -498,20 +609,36 @@ TEST_CASE("effective_pod_requests: containers, init containers, sidecars, overhe
     std::map<std::string, std::string> expect;
   };
   const std::vector<Row> rows = {
-      {"containers add up", {res({{"cpu", q("500m")}}), res({{"cpu", q("1")}, {"memory", q("1Gi")}})}, {}, {},
+      {"containers add up",
+       {res({{"cpu", q("500m")}}), res({{"cpu", q("1")}, {"memory", q("1Gi")}})},
+       {},
+       {},
        {{"cpu", "1500m"}, {"memory", "1Gi"}}},
-      {"a limit without a request is the request", {res({}, {{"nvidia.com/gpu", q("2")}, {"cpu", q("2")}})}, {}, {},
+      {"a limit without a request is the request",
+       {res({}, {{"nvidia.com/gpu", q("2")}, {"cpu", q("2")}})},
+       {},
+       {},
        {{"cpu", "2"}, {"nvidia.com/gpu", "2"}}},
       {"a request wins over its limit", {res({{"cpu", q("1")}}, {{"cpu", q("4")}})}, {}, {}, {{"cpu", "1"}}},
-      {"an init container larger than the sum wins", {res({{"cpu", q("1")}})}, {res({{"cpu", q("3")}, {"memory", q("1Gi")}})},
-       {}, {{"cpu", "3"}, {"memory", "1Gi"}}},
-      {"a smaller init container changes nothing", {res({{"cpu", q("2")}})}, {res({{"cpu", q("1")}})}, {}, {{"cpu", "2"}}},
+      {"an init container larger than the sum wins",
+       {res({{"cpu", q("1")}})},
+       {res({{"cpu", q("3")}, {"memory", q("1Gi")}})},
+       {},
+       {{"cpu", "3"}, {"memory", "1Gi"}}},
+      {"a smaller init container changes nothing",
+       {res({{"cpu", q("2")}})},
+       {res({{"cpu", q("1")}})},
+       {},
+       {{"cpu", "2"}}},
       {"sidecars add to the containers and to later init containers",
        {res({{"cpu", q("1")}})},
        {res({{"cpu", q("500m")}}, {}, true), res({{"cpu", q("2")}})},
        {},
        {{"cpu", "2500m"}}},
-      {"overhead is added", {res({{"cpu", q("1")}})}, {}, {{"cpu", q("250m")}, {"memory", q("120Mi")}},
+      {"overhead is added",
+       {res({{"cpu", q("1")}})},
+       {},
+       {{"cpu", q("250m")}, {"memory", q("120Mi")}},
        {{"cpu", "1250m"}, {"memory", "120Mi"}}},
   };
   for (const auto& r : rows) {
@@ -569,8 +696,10 @@ TEST_CASE("PodRequirements::from_pod_json") {
     std::string field;
   };
   const std::vector<Bad> bad = {
-      {R"({"containers": [{"resources": {"requests": {"cpu": "lots"}}}]})", "spec.containers[0].resources.requests[cpu]"},
-      {R"({"containers": [{"resources": {"limits": {"memory": 1.5}}}]})", "spec.containers[0].resources.limits[memory]"},
+      {R"({"containers": [{"resources": {"requests": {"cpu": "lots"}}}]})",
+       "spec.containers[0].resources.requests[cpu]"},
+      {R"({"containers": [{"resources": {"limits": {"memory": 1.5}}}]})",
+       "spec.containers[0].resources.limits[memory]"},
       {R"({"containers": {}})", "spec.containers"},
       {R"({"tolerations": [{"key": "a", "operator": "Maybe"}]})", "spec.tolerations[0].operator"},
       {R"({"tolerations": [{"key": "a", "operator": "Exists", "value": "x"}]})", "spec.tolerations[0].operator"},
@@ -578,11 +707,13 @@ TEST_CASE("PodRequirements::from_pod_json") {
       {R"({"nodeSelector": {"a": 1}})", "spec.nodeSelector[a]"},
       {R"({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
           {"matchExpressions": [{"key": "zone", "operator": "In"}]}]}}}})",
-       "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]"
+       "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]."
+       "matchExpressions[0]"
        ".values"},
       {R"({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
           {"matchExpressions": [{"key": "gpus", "operator": "Gt", "values": ["1", "2"]}]}]}}}})",
-       "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]"
+       "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]."
+       "matchExpressions[0]"
        ".values"},
       {R"({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
           {"matchFields": [{"key": "metadata.uid", "operator": "In", "values": ["x"]}]}]}}}})",
@@ -590,7 +721,8 @@ TEST_CASE("PodRequirements::from_pod_json") {
        ".key"},
       {R"({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
           {"matchExpressions": [{"key": "zone", "operator": "Near", "values": ["x"]}]}]}}}})",
-       "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]"
+       "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]."
+       "matchExpressions[0]"
        ".operator"},
   };
   // kube-apiserver v1.32 takes a Gt/Lt value that is no integer ("many", "1-2"); it never matches.
@@ -616,7 +748,8 @@ struct RandomShapes {
   int pick(int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); }
   static constexpr const char* keys[] = {"gpu_node", "ssd_node", "maint"};
   static constexpr const char* values[] = {"invalid", "soon", ""};
-  static constexpr TaintEffect effects[] = {TaintEffect::NoSchedule, TaintEffect::PreferNoSchedule, TaintEffect::NoExecute};
+  static constexpr TaintEffect effects[] = {TaintEffect::NoSchedule, TaintEffect::PreferNoSchedule,
+                                            TaintEffect::NoExecute};
   Node random_node(int i, std::map<std::string, Quantity> alloc = {}) {
     std::vector<Taint> taints;
     for (int k = 0; k < 3; ++k)
@@ -789,14 +922,24 @@ TEST_CASE("the indexed walk's node table and score arithmetic choose as the node
   auto node = [&](std::size_t i) {
     std::map<std::string, Quantity> alloc{{"pods", Quantity::from_int(2 + gen.pick(30))}};
     switch (gen.pick(6)) {  // cpu
-      case 0: alloc["cpu"] = Quantity::from_milli(50 + gen.pick(200)); break;  // below the 100m default
-      case 1: alloc["cpu"] = Quantity::from_milli(std::int64_t{1} << 50); break;  // (cap - req) * 100 beyond 2^53
-      default: alloc["cpu"] = Quantity::from_milli(1000 * (4 + gen.pick(60)) + gen.pick(1000));
+      case 0:
+        alloc["cpu"] = Quantity::from_milli(50 + gen.pick(200));
+        break;  // below the 100m default
+      case 1:
+        alloc["cpu"] = Quantity::from_milli(std::int64_t{1} << 50);
+        break;  // (cap - req) * 100 beyond 2^53
+      default:
+        alloc["cpu"] = Quantity::from_milli(1000 * (4 + gen.pick(60)) + gen.pick(1000));
     }
     switch (gen.pick(6)) {  // memory
-      case 0: alloc["memory"] = Quantity::from_int(0); break;  // no capacity: left out of both scores
-      case 1: alloc["memory"] = Quantity::from_int(std::int64_t{1} << 55); break;
-      default: alloc["memory"] = Quantity::from_int((std::int64_t{1} << 30) * (8 + gen.pick(500)) + gen.pick(1 << 20));
+      case 0:
+        alloc["memory"] = Quantity::from_int(0);
+        break;  // no capacity: left out of both scores
+      case 1:
+        alloc["memory"] = Quantity::from_int(std::int64_t{1} << 55);
+        break;
+      default:
+        alloc["memory"] = Quantity::from_int((std::int64_t{1} << 30) * (8 + gen.pick(500)) + gen.pick(1 << 20));
     }
     for (const auto& r : extended)
       if (gen.pick(3) == 0) alloc[r] = Quantity::from_int(gen.pick(8));
@@ -841,7 +984,8 @@ TEST_CASE("the indexed walk's node table and score arithmetic choose as the node
     PodRequirements pod = shapes[static_cast<std::size_t>(gen.pick(static_cast<int>(shapes.size())))];
     if (gen.pick(4)) pod.requests["cpu"] = Quantity::from_milli(100 * (1 + gen.pick(40)));
     if (gen.pick(4)) pod.requests["memory"] = Quantity::from_int((std::int64_t{1} << 28) * (1 + gen.pick(16)));
-    if (gen.pick(4) == 0) pod.requests[extended[static_cast<std::size_t>(gen.pick(6))]] = Quantity::from_int(1 + gen.pick(2));
+    if (gen.pick(4) == 0)
+      pod.requests[extended[static_cast<std::size_t>(gen.pick(6))]] = Quantity::from_int(1 + gen.pick(2));
     pod.spread_key = gen.pick(5) == 0 ? "" : "ns/ReplicaSet/rs" + std::to_string(gen.pick(6));
     // The reference first (it reads only the NodeInfos), then the indexed walk from the same index.
     const std::size_t before = st.next_start_index;

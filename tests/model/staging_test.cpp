@@ -39,8 +39,9 @@ struct TempDir {
   }
 };
 
-// Starts `shell` with argv (argv[0] is always "sh" here, which puts bash in POSIX mode; commands looked up in PATH=`path`), its
-// stdin from `in` (or /dev/null; "-": closed), stdout and stderr into `log` (or /dev/null: clean test output).
+// Starts `shell` with argv (argv[0] is always "sh" here, which puts bash in POSIX mode; commands looked up in
+// PATH=`path`), its stdin from `in` (or /dev/null; "-": closed), stdout and stderr into `log` (or /dev/null: clean test
+// output).
 pid_t spawn(const std::vector<std::string>& argv, const std::string& path, const std::string& in = "",
             const std::string& log = "", const std::string& shell = "/bin/sh") {
   pid_t pid = fork();
@@ -134,7 +135,8 @@ bool have_rsync() { return std::system("command -v rsync >/dev/null 2>&1") == 0;
 }  // namespace
 
 TEST_CASE("shell_quote makes one word whose value is the text, whatever it holds") {
-  const std::string texts[] = {"plain", "with space", "it's", "'", "''", "$HOME", "`id`", "a\nb", "\"q\"", "-n", "*", ""};
+  const std::string texts[] = {"plain", "with space", "it's",  "'",  "''", "$HOME",
+                               "`id`",  "a\nb",       "\"q\"", "-n", "*",  ""};
   for (const auto& t : texts) {
     CAPTURE(t);
     TempDir dir;
@@ -169,7 +171,7 @@ TEST_CASE("stage-in copies the source tree into the cache, with rsync or cp -a, 
     CHECK(slurp(cache / "a.txt") == "alpha");
     CHECK(slurp(cache / "sub dir" / "b'.txt") == "beta");
     CHECK_FALSE(fs::exists(cache / "it's data"));  // the contents, not the directory itself
-    CHECK(slurp(cache2 / "l.txt") == "gamma");    // every input is copied
+    CHECK(slurp(cache2 / "l.txt") == "gamma");     // every input is copied
     CHECK(slurp(log) == "gpupool: staging " + source.string() + " into the SSD cache " + cache.string() + "\n" +
                             "gpupool: staging " + source2.string() + " into the SSD cache " + cache2.string() + "\n");
   }
@@ -258,8 +260,8 @@ TEST_CASE("run script: the main command reads the container's stdin") {
 int run_and_terminate(const SsdStaging& s, const fs::path& dir, const std::string& main, const std::string& log = "",
                       const std::string& shell = "/bin/sh") {
   ReadySignal ready(dir / "ready");
-  pid_t pid = spawn(staged_command(s, {"sh", "-c", main, s.results, ready.path.string()}), "/usr/bin:/bin", "", log,
-                    shell);
+  pid_t pid =
+      spawn(staged_command(s, {"sh", "-c", main, s.results, ready.path.string()}), "/usr/bin:/bin", "", log, shell);
   REQUIRE(ready.wait());
   REQUIRE(kill(pid, SIGTERM) == 0);
   return finish(pid);
@@ -303,7 +305,8 @@ TEST_CASE("run script on SIGTERM: a command that handles SIGTERM exits with its 
   SsdStaging s{{}, results.string(), target.string()};
   // It saves on SIGTERM and exits 0 (a graceful stop), which the script returns.
   CHECK(run_and_terminate(s, dir.path,
-                          "trap 'printf saved > \"$0/ckpt\"; exit 0' TERM; printf x > \"$1\"; sleep 1000 & wait $!") == 0);
+                          "trap 'printf saved > \"$0/ckpt\"; exit 0' TERM; printf x > \"$1\"; sleep 1000 & wait $!") ==
+        0);
   CHECK(slurp(target / "ckpt") == "saved");
 }
 
@@ -352,6 +355,6 @@ TEST_CASE("staging paths are validated") {
     }
   }
   CHECK_NOTHROW(validate(SsdStaging{{{"/pvc/d", "/mnt/data1/d"}}, "/mnt/data1/out", "/pvc/out"}));
-  CHECK_NOTHROW(validate(SsdStaging{{}, "/mnt/data1/out", "/pvc/out"}));  // stage-out alone
+  CHECK_NOTHROW(validate(SsdStaging{{}, "/mnt/data1/out", "/pvc/out"}));      // stage-out alone
   CHECK_NOTHROW(validate(SsdStaging{{{"/pvc/d", "/mnt/data1/d"}}, "", ""}));  // stage-in alone
 }

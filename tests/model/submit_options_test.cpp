@@ -1,5 +1,5 @@
-#include "gpupool/error.hpp"
 #include "gpupool/submit_options.hpp"
+#include "gpupool/error.hpp"
 
 #include <doctest/doctest.h>
 
@@ -105,25 +105,50 @@ TEST_CASE("bad options name the flag") {
   const std::vector<Row> rows = {
       {"no name", [](SubmitOptions& o) { o.name.clear(); }, "--name"},
       {"no image", [](SubmitOptions& o) { o.image.clear(); }, "--image"},
-      {"malformed toleration", [](SubmitOptions& o) { o.tolerations = {"ssd_node", "a=b:Sometimes"}; }, "--toleration"},
+      {"malformed toleration",
+       [](SubmitOptions& o) {
+         o.tolerations = {"ssd_node", "a=b:Sometimes"};
+       },
+       "--toleration"},
       {"data without path", [](SubmitOptions& o) { o.data = {"pvc-only"}; }, "--data[0]"},
       {"data with bad mode", [](SubmitOptions& o) { o.data = {"pvc:/x:rx"}; }, "--data[0]"},
       {"relative host dir", [](SubmitOptions& o) { o.data_dirs = {"data:/mnt"}; }, "--data-dir[0]"},
       {"pvc-create missing size", [](SubmitOptions& o) { o.pvc_create = {"a:nfs"}; }, "--pvc-create[0]"},
       {"pvc-create bad size", [](SubmitOptions& o) { o.pvc_create = {"a:nfs:lots"}; }, "--pvc-create[0]"},
-      {"env without =", [](SubmitOptions& o) { o.env = {"A=1", "JUSTKEY"}; }, "--env[1]"},
+      {"env without =",
+       [](SubmitOptions& o) {
+         o.env = {"A=1", "JUSTKEY"};
+       },
+       "--env[1]"},
       {"selector without key", [](SubmitOptions& o) { o.selectors = {"=v"}; }, "--selector[0]"},
       {"bad cpu", [](SubmitOptions& o) { o.cpu = "two"; }, "--cpu"},
       {"negative memory", [](SubmitOptions& o) { o.memory = "-1Gi"; }, "--memory"},
       {"negative gpus", [](SubmitOptions& o) { o.gpus = -1; }, "--gpus"},
       {"unknown mpi api", [](SubmitOptions& o) { o.mpi_api = "v3"; }, "--mpi-api"},
-      {"both command forms", [](SubmitOptions& o) { o.argv = {"python", "x.py"}; }, "command"},
-      {"bad stage-in", [](SubmitOptions& o) { o.stage_in = {"/a:/b", "/only-one"}; }, "--stage-in[1]"},
-      {"relative stage-in cache", [](SubmitOptions& o) { o.stage_in = {"/a:/b", "/c:d"}; }, "--stage-in[1]"},
+      {"both command forms",
+       [](SubmitOptions& o) {
+         o.argv = {"python", "x.py"};
+       },
+       "command"},
+      {"bad stage-in",
+       [](SubmitOptions& o) {
+         o.stage_in = {"/a:/b", "/only-one"};
+       },
+       "--stage-in[1]"},
+      {"relative stage-in cache",
+       [](SubmitOptions& o) {
+         o.stage_in = {"/a:/b", "/c:d"};
+       },
+       "--stage-in[1]"},
       {"relative stage-out target", [](SubmitOptions& o) { o.stage_out = "/ssd/out:pvc/out"; }, "--stage-out"},
       {"stage-out without target", [](SubmitOptions& o) { o.stage_out = "/ssd/out"; }, "--stage-out"},
       {"grace without stage-out", [](SubmitOptions& o) { o.stage_out_grace = 60; }, "--stage-out-grace"},
-      {"grace too short", [](SubmitOptions& o) { o.stage_out = "/ssd/out:/pvc/out"; o.stage_out_grace = 1; }, "--stage-out-grace"},
+      {"grace too short",
+       [](SubmitOptions& o) {
+         o.stage_out = "/ssd/out:/pvc/out";
+         o.stage_out_grace = 1;
+       },
+       "--stage-out-grace"},
   };
   for (const auto& row : rows) {
     CAPTURE(row.what);

@@ -67,14 +67,13 @@ TEST_CASE("Toleration::tolerates is core/v1 ToleratesTaint") {
       {"same key and value, different effect", tol("foo", Op::Equal, "bar", E::NoSchedule),
        Taint{"foo", "bar", E::PreferNoSchedule}, false},
       {"toleration without effect tolerates every effect", tol("foo", Op::Equal, "bar"), foo_bar, true},
-      {"toleration without effect, NoExecute taint", tol("foo", Op::Exists, ""), Taint{"foo", "x", E::NoExecute},
-       true},
+      {"toleration without effect, NoExecute taint", tol("foo", Op::Exists, ""), Taint{"foo", "x", E::NoExecute}, true},
       {"different key", tol("gpu_node", Op::Exists, ""), Taint{"ssd_node", "invalid", E::NoSchedule}, false},
       {"tolerate everything", Toleration::all(), Taint{"node-role.kubernetes.io/master", "", E::NoSchedule}, true},
       {"Arena's short form: key only, any value and effect", tol("ssd_node", Op::Exists, ""),
        Taint{"ssd_node", "invalid", E::NoSchedule}, true},
-      {"empty key with Equal: the key check is skipped and the empty values are equal", tol("", Op::Equal, ""), Taint{"foo", "", E::NoSchedule},
-       true},
+      {"empty key with Equal: the key check is skipped and the empty values are equal", tol("", Op::Equal, ""),
+       Taint{"foo", "", E::NoSchedule}, true},
       {"empty key with Equal and a value", tol("", Op::Equal, "bar"), Taint{"foo", "baz", E::NoSchedule}, false},
   };
   for (const auto& r : rows) {
@@ -100,7 +99,8 @@ TEST_CASE("validate(Toleration) is ValidateTolerations") {
       {tol("foo bar", Op::Exists, ""), "spec.tolerations[0].key", "name part must consist of alphanumeric"},
       {tol("", Op::Equal, ""), "spec.tolerations[0].operator",
        "operator must be Exists when `key` is empty, which means \"match all values and all keys\""},
-      {tol("foo", Op::Exists, "bar"), "spec.tolerations[0].operator", "value must be empty when `operator` is 'Exists'"},
+      {tol("foo", Op::Exists, "bar"), "spec.tolerations[0].operator",
+       "value must be empty when `operator` is 'Exists'"},
       {tol("foo", Op::Equal, "bar baz"), "spec.tolerations[0].operator", "a valid label must be an empty string"},
       {tol("foo", Op::Exists, "", E::NoSchedule, 300), "spec.tolerations[0].effect",
        "effect must be 'NoExecute' when `tolerationSeconds` is set"},
@@ -172,9 +172,9 @@ TEST_CASE("kubectl taint syntax") {
       {"gpu_node-", true, {"gpu_node", "", E::NoSchedule}, true, false},
       {"gpu_node:NoSchedule-", true, {"gpu_node", "", E::NoSchedule}, true, true},
       {"gpu_node=invalid:NoExecute-", true, {"gpu_node", "", E::NoExecute}, true, true},
-      {"gpu_node", false, {}, false, false},              // adding needs an effect
-      {"gpu_node=invalid", false, {}, false, false},      // '=' is not allowed in a key
-      {"gpu_node=invalid:", false, {}, false, false},     // empty effect
+      {"gpu_node", false, {}, false, false},           // adding needs an effect
+      {"gpu_node=invalid", false, {}, false, false},   // '=' is not allowed in a key
+      {"gpu_node=invalid:", false, {}, false, false},  // empty effect
       {"gpu_node=invalid:noschedule", false, {}, false, false},
       {"a=b=c:NoSchedule", false, {}, false, false},
       {"a:NoSchedule:NoExecute", false, {}, false, false},
@@ -228,7 +228,9 @@ TEST_CASE("apply_taint_changes follows kubectl's reorganizeTaints") {
   const std::vector<Row> rows = {
       {"add to an empty node", {}, {"gpu_node=invalid:NoSchedule"}, {gpu}},
       {"new taints come first", {ssd}, {"gpu_node=invalid:NoSchedule"}, {gpu, ssd}},
-      {"same key and effect replaces the value", {gpu, ssd}, {"gpu_node=valid:NoSchedule"},
+      {"same key and effect replaces the value",
+       {gpu, ssd},
+       {"gpu_node=valid:NoSchedule"},
        {{"gpu_node", "valid", E::NoSchedule}, ssd}},
       {"same key, other effect is another taint", {gpu}, {"gpu_node=x:NoExecute"}, {gpu_exec, gpu}},
       {"remove by key and effect", {gpu, gpu_exec, ssd}, {"gpu_node:NoSchedule-"}, {gpu_exec, ssd}},
@@ -254,8 +256,7 @@ TEST_CASE("apply_taint_changes follows kubectl's reorganizeTaints") {
   }
   CHECK_THROWS_AS(apply_taint_changes({}, changes({"a=1:NoSchedule", "a=2:NoSchedule"})), ValidationError);
   CHECK_THROWS_AS(apply_taint_changes({gpu}, changes({"gpu_node=valid:NoSchedule"}), false), ValidationError);
-  CHECK(apply_taint_changes({gpu}, changes({"ssd_node=invalid:NoSchedule"}), false) ==
-        std::vector<Taint>{ssd, gpu});
+  CHECK(apply_taint_changes({gpu}, changes({"ssd_node=invalid:NoSchedule"}), false) == std::vector<Taint>{ssd, gpu});
 }
 
 TEST_CASE("--toleration forms") {
@@ -274,7 +275,8 @@ TEST_CASE("--toleration forms") {
       {"gpu_node,Exists", tol("gpu_node", Op::Exists, "")},
       {"gpu_node=,Equal", tol("gpu_node", Op::Equal, "")},
       {":NoSchedule", tol("", Op::Exists, "", E::NoSchedule)},
-      {"node-role.kubernetes.io/master:NoSchedule", tol("node-role.kubernetes.io/master", Op::Exists, "", E::NoSchedule)},
+      {"node-role.kubernetes.io/master:NoSchedule",
+       tol("node-role.kubernetes.io/master", Op::Exists, "", E::NoSchedule)},
       {"node.kubernetes.io/unreachable:NoExecute:Exists:60",
        tol("node.kubernetes.io/unreachable", Op::Exists, "", E::NoExecute, 60)},
       {"dedicated=teamA:NoSchedule:Equal", tol("dedicated", Op::Equal, "teamA", E::NoSchedule)},
@@ -289,11 +291,11 @@ TEST_CASE("--toleration forms") {
       {"gpu_node=invalid:NoSchedule,equal", std::nullopt},   // operator is case-sensitive
       {"gpu_node=invalid:Never", std::nullopt},
       {"gpu node", std::nullopt},
-      {"=invalid", std::nullopt},                            // empty key needs Exists
+      {"=invalid", std::nullopt},  // empty key needs Exists
       {"a=b=c", std::nullopt},
-      {"a:NoSchedule:NoExecute", std::nullopt},                // not an operator
+      {"a:NoSchedule:NoExecute", std::nullopt},  // not an operator
       {"gpu_node=bad value", std::nullopt},
-      {"ALL", tol("ALL", Op::Exists, "")},                   // only lower-case "all" is special
+      {"ALL", tol("ALL", Op::Exists, "")},  // only lower-case "all" is special
   };
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto& r = rows[i];
@@ -394,7 +396,8 @@ TEST_CASE("taint_node: kubectl taint's refusals and the word it prints") {
   CHECK(taint_node("n", {b1}, changes({"b-"}), false).operation == "untainted");
   CHECK(taint_node("n", {b1}, changes({"b-"}), false).taints.empty());
   CHECK_THROWS_WITH_AS(taint_node("n", {}, changes({"b-"}), false), "taint \"b\" not found", Error);
-  CHECK_THROWS_WITH_AS(taint_node("n", {}, changes({"b:NoSchedule-"}), false), "taint \"b:NoSchedule\" not found", Error);
+  CHECK_THROWS_WITH_AS(taint_node("n", {}, changes({"b:NoSchedule-"}), false), "taint \"b:NoSchedule\" not found",
+                       Error);
   // Adding one and removing another: "modified" (reorganizeTaints: added && deleted).
   CHECK(taint_node("n", {b1}, changes({"c=1:NoExecute", "b-"}), false).operation == "modified");
   // Another effect of the same key is a new taint, not an overwrite.

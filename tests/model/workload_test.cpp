@@ -35,11 +35,16 @@ TEST_CASE("kinds parse from Kubernetes names and the short forms users type") {
     std::string text;
     WorkloadKind kind;
   };
-  const Row rows[] = {{"Pod", WorkloadKind::Pod},       {"deployment", WorkloadKind::Deployment},
-                      {"deploy", WorkloadKind::Deployment}, {"Job", WorkloadKind::Job},
-                      {"mpi", WorkloadKind::MPIJob},    {"MPIJob", WorkloadKind::MPIJob},
-                      {"tf", WorkloadKind::TFJob},      {"TFJob", WorkloadKind::TFJob},
-                      {"pytorch", WorkloadKind::PyTorchJob}, {"PyTorchJob", WorkloadKind::PyTorchJob}};
+  const Row rows[] = {{"Pod", WorkloadKind::Pod},
+                      {"deployment", WorkloadKind::Deployment},
+                      {"deploy", WorkloadKind::Deployment},
+                      {"Job", WorkloadKind::Job},
+                      {"mpi", WorkloadKind::MPIJob},
+                      {"MPIJob", WorkloadKind::MPIJob},
+                      {"tf", WorkloadKind::TFJob},
+                      {"TFJob", WorkloadKind::TFJob},
+                      {"pytorch", WorkloadKind::PyTorchJob},
+                      {"PyTorchJob", WorkloadKind::PyTorchJob}};
   for (const auto& r : rows) {
     CAPTURE(r.text);
     CHECK(parse_workload_kind(r.text) == r.kind);
@@ -152,33 +157,63 @@ TEST_CASE("every other kind of bad spec is an error naming its field") {
       {WorkloadKind::Job, [](Workload& w) { w.image.clear(); }, "image", "Required value"},
       {WorkloadKind::Job, [](Workload& w) { w.image = "Ubuntu:20.04"; }, "image", "lowercase"},
       {WorkloadKind::Job, [](Workload& w) { w.namespace_ = "Zhang.San"; }, "metadata.namespace", "DNS-1123 label"},
-      {WorkloadKind::Job, [](Workload& w) { w.command = {"a"}; w.shell = "b"; }, "shell", "not both"},
-      {WorkloadKind::Job, [](Workload& w) { w.env = {{"\xc3\xa9", "x", ""}}; }, "env[0].name",
-       "printable ASCII characters other than '='"},
-      {WorkloadKind::Job, [](Workload& w) { w.env = {{"A=B", "x", ""}}; }, "env[0].name", "other than '='"},
       {WorkloadKind::Job,
-       [](Workload& w) { w.pvcs = {PvcRequest{"v", "Bad_Class", Quantity::parse("1Gi"), {AccessMode::ReadWriteOnce}}}; },
+       [](Workload& w) {
+         w.command = {"a"};
+         w.shell = "b";
+       },
+       "shell", "not both"},
+      {WorkloadKind::Job,
+       [](Workload& w) {
+         w.env = {{"\xc3\xa9", "x", ""}};
+       },
+       "env[0].name", "printable ASCII characters other than '='"},
+      {WorkloadKind::Job,
+       [](Workload& w) {
+         w.env = {{"A=B", "x", ""}};
+       },
+       "env[0].name", "other than '='"},
+      {WorkloadKind::Job,
+       [](Workload& w) {
+         w.pvcs = {PvcRequest{"v", "Bad_Class", Quantity::parse("1Gi"), {AccessMode::ReadWriteOnce}}};
+       },
        "pvcs[0].spec.storageClassName", "RFC 1123 subdomain"},
       {WorkloadKind::Job, [](Workload& w) { w.resources.gpus = -1; }, "resources.gpus", "greater than or equal to 0"},
-      {WorkloadKind::Job, [](Workload& w) { w.replicas.workers = 0; }, "replicas.workers", "greater than or equal to 1"},
+      {WorkloadKind::Job, [](Workload& w) { w.replicas.workers = 0; }, "replicas.workers",
+       "greater than or equal to 1"},
       {WorkloadKind::Pod, [](Workload& w) { w.replicas.workers = 2; }, "replicas.workers", "must be 1"},
       {WorkloadKind::TFJob, [](Workload& w) { w.replicas.chief = 2; }, "replicas.chief", "between 0 and 1"},
-      {WorkloadKind::TFJob, [](Workload& w) { w.replicas.workers = 0; }, "replicas.workers", "at least one Worker or a Chief"},
+      {WorkloadKind::TFJob, [](Workload& w) { w.replicas.workers = 0; }, "replicas.workers",
+       "at least one Worker or a Chief"},
       {WorkloadKind::PyTorchJob, [](Workload& w) { w.replicas.master = 2; }, "replicas.master", "must be 1"},
       {WorkloadKind::MPIJob, [](Workload& w) { w.replicas.ps = 1; }, "replicas.ps", "only in a TFJob"},
       {WorkloadKind::Job, [](Workload& w) { w.replicas.master = 0; }, "replicas.master", "only in a PyTorchJob"},
-      {WorkloadKind::MPIJob, [](Workload& w) { w.slots_per_worker = -1; }, "slotsPerWorker", "greater than or equal to 0"},
-      {WorkloadKind::Job, [](Workload& w) { w.tolerations = {Toleration{"", TolerationOperator::Equal, "v", {}, {}}}; },
-       "tolerations[0].operator", ""},
-      {WorkloadKind::Job, [](Workload& w) { w.node_selector = {{"disk type", "ssd"}}; }, "nodeSelector[disk type]", ""},
+      {WorkloadKind::MPIJob, [](Workload& w) { w.slots_per_worker = -1; }, "slotsPerWorker",
+       "greater than or equal to 0"},
       {WorkloadKind::Job,
-       [](Workload& w) { w.required_node_affinity = {{"zone", NodeSelectorOperator::In, {}}}; },
+       [](Workload& w) {
+         w.tolerations = {Toleration{"", TolerationOperator::Equal, "v", {}, {}}};
+       },
+       "tolerations[0].operator", ""},
+      {WorkloadKind::Job,
+       [](Workload& w) {
+         w.node_selector = {{"disk type", "ssd"}};
+       },
+       "nodeSelector[disk type]", ""},
+      {WorkloadKind::Job,
+       [](Workload& w) {
+         w.required_node_affinity = {{"zone", NodeSelectorOperator::In, {}}};
+       },
        "nodeAffinity.matchExpressions[0].values", "'In' or 'NotIn'"},
       {WorkloadKind::Job,
-       [](Workload& w) { w.required_node_affinity = {{"zone", NodeSelectorOperator::Exists, {"a"}}}; },
+       [](Workload& w) {
+         w.required_node_affinity = {{"zone", NodeSelectorOperator::Exists, {"a"}}};
+       },
        "nodeAffinity.matchExpressions[0].values", "'Exists' or 'DoesNotExist'"},
       {WorkloadKind::Job,
-       [](Workload& w) { w.required_node_affinity = {{"gpus", NodeSelectorOperator::Gt, {"1", "2"}}}; },
+       [](Workload& w) {
+         w.required_node_affinity = {{"gpus", NodeSelectorOperator::Gt, {"1", "2"}}};
+       },
        "nodeAffinity.matchExpressions[0].values", "single value"},
       {WorkloadKind::Job,
        [](Workload& w) {
@@ -186,21 +221,42 @@ TEST_CASE("every other kind of bad spec is an error naming its field") {
                    PvcRequest{"a", "", Quantity::parse("2Gi"), {AccessMode::ReadWriteOnce}}};
        },
        "pvcs[1].metadata.name", "Duplicate value"},
-      {WorkloadKind::Job, [](Workload& w) { w.mounts = {{"missing", "/x", "", false}}; }, "volumeMounts[0].name", "Not found"},
+      {WorkloadKind::Job,
+       [](Workload& w) {
+         w.mounts = {{"missing", "/x", "", false}};
+       },
+       "volumeMounts[0].name", "Not found"},
       {WorkloadKind::Job, [](Workload& w) { w.shm_size = Quantity::parse("-1Gi"); }, "shmSize", "SizeLimit field"},
-      {WorkloadKind::Job, [](Workload& w) { w.staging = SsdStaging{{{"data", "/mnt/data1/x"}}, "", ""}; }, "staging.inputs[0].source",
-       "absolute"},
-      {WorkloadKind::Job, [](Workload& w) { w.staging = SsdStaging{{{"/pvc/d", "/mnt/data1/x"}}, "/mnt/data1/out", ""}; },
+      {WorkloadKind::Job,
+       [](Workload& w) {
+         w.staging = SsdStaging{{{"data", "/mnt/data1/x"}}, "", ""};
+       },
+       "staging.inputs[0].source", "absolute"},
+      {WorkloadKind::Job,
+       [](Workload& w) {
+         w.staging = SsdStaging{{{"/pvc/d", "/mnt/data1/x"}}, "/mnt/data1/out", ""};
+       },
        "staging.results_target", "go together"},
       {WorkloadKind::Job, [](Workload& w) { w.priority_class_name = "High_Priority"; }, "priorityClassName", ""},
-      {WorkloadKind::Job, [](Workload& w) { w.labels = {{"team", "vision team"}}; }, "metadata.labels[team]", ""},
-      {WorkloadKind::Job, [](Workload& w) { w.annotations = {{"bad key", "x"}}; }, "metadata.annotations[bad key]", ""},
-      {WorkloadKind::Deployment, [](Workload& w) { w.restart_policy = RestartPolicy::Never; }, "restartPolicy", "\"Always\""},
-      {WorkloadKind::Job, [](Workload& w) { w.restart_policy = RestartPolicy::Always; }, "restartPolicy", "\"OnFailure\" or \"Never\""},
+      {WorkloadKind::Job,
+       [](Workload& w) {
+         w.labels = {{"team", "vision team"}};
+       },
+       "metadata.labels[team]", ""},
+      {WorkloadKind::Job,
+       [](Workload& w) {
+         w.annotations = {{"bad key", "x"}};
+       },
+       "metadata.annotations[bad key]", ""},
+      {WorkloadKind::Deployment, [](Workload& w) { w.restart_policy = RestartPolicy::Never; }, "restartPolicy",
+       "\"Always\""},
+      {WorkloadKind::Job, [](Workload& w) { w.restart_policy = RestartPolicy::Always; }, "restartPolicy",
+       "\"OnFailure\" or \"Never\""},
       {WorkloadKind::Pod, [](Workload& w) { w.restart_policy = RestartPolicy::ExitCode; }, "restartPolicy", "Kubeflow"},
       {WorkloadKind::Job, [](Workload& w) { w.backoff_limit = -1; }, "backoffLimit", "greater than or equal to 0"},
       {WorkloadKind::Job, [](Workload& w) { w.ttl_seconds_after_finished = -5; }, "ttlSecondsAfterFinished", ""},
-      {WorkloadKind::Job, [](Workload& w) { w.clean_pod_policy = CleanPodPolicy::All; }, "cleanPodPolicy", "only for MPIJob"},
+      {WorkloadKind::Job, [](Workload& w) { w.clean_pod_policy = CleanPodPolicy::All; }, "cleanPodPolicy",
+       "only for MPIJob"},
       {WorkloadKind::Job,
        [](Workload& w) {
          w.tensorboard.enabled = true;

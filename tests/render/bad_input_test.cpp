@@ -26,8 +26,10 @@ TEST_CASE("YAML alias bombs are refused with one ConfigError instead of hanging"
   for (int which = 0; which < 2; ++which) {
     CAPTURE(which);
     try {
-      if (which == 0) (void)gpupool::parse_manifests(bomb, "bomb.yaml");
-      else (void)gpupool::parse_yaml(bomb, "bomb.yaml");
+      if (which == 0)
+        (void)gpupool::parse_manifests(bomb, "bomb.yaml");
+      else
+        (void)gpupool::parse_yaml(bomb, "bomb.yaml");
       FAIL_CHECK("accepted");
     } catch (const gpupool::ConfigError& e) {
       CHECK(e.file() == "bomb.yaml");
@@ -46,8 +48,10 @@ TEST_CASE("an alias inside its own anchor's value is a ConfigError, not a stack 
     for (int which = 0; which < 2; ++which) {
       CAPTURE(which);
       try {
-        if (which == 0) (void)gpupool::parse_manifests(text, name);
-        else (void)gpupool::parse_yaml(text, name);
+        if (which == 0)
+          (void)gpupool::parse_manifests(text, name);
+        else
+          (void)gpupool::parse_yaml(text, name);
         FAIL_CHECK("accepted");
       } catch (const gpupool::ConfigError& e) {
         CHECK(e.file() == name);
@@ -99,8 +103,7 @@ TEST_CASE("every fuzz_manifest regression input ends in objects or one ConfigErr
     ++inputs;
     try {
       (void)gpupool::parse_manifests(read(entry.path()), entry.path().filename().string());
-    } catch (const gpupool::ConfigError&) {
-    }
+    } catch (const gpupool::ConfigError&) {}
   }
   CHECK(inputs >= 3);
 }

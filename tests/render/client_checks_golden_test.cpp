@@ -63,9 +63,18 @@ TEST_CASE("client-side checks agree with kube-apiserver's recorded verdicts (bad
     std::function<void(Workload&)> change;
   };
   const Row rows[] = {
-      {"env name outside printable ASCII", "pod", "env", [](Workload& w) { w.env = {{"é", "1", ""}}; }},
-      {"env name starting with a digit", "pod", "envok", [](Workload& w) { w.env = {{"1X", "1", ""}}; }},
-      {"env name with a space", "pod", "envok", [](Workload& w) { w.env = {{"A B", "2", ""}}; }},
+      {"env name outside printable ASCII", "pod", "env",
+       [](Workload& w) {
+         w.env = {{"é", "1", ""}};
+       }},
+      {"env name starting with a digit", "pod", "envok",
+       [](Workload& w) {
+         w.env = {{"1X", "1", ""}};
+       }},
+      {"env name with a space", "pod", "envok",
+       [](Workload& w) {
+         w.env = {{"A B", "2", ""}};
+       }},
       {"relative working directory", "pod", "envok", [](Workload& w) { w.working_dir = "relative/dir"; }},
       {"storage class that is no DNS subdomain", "persistentvolumeclaim", "badclass",
        [](Workload& w) {

@@ -18,7 +18,9 @@ using namespace gpupool;
 
 namespace {
 
-std::string golden_path(const std::string& name) { return std::string(GPUPOOL_SOURCE_DIR) + "/tests/render/golden/" + name; }
+std::string golden_path(const std::string& name) {
+  return std::string(GPUPOOL_SOURCE_DIR) + "/tests/render/golden/" + name;
+}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -43,8 +45,9 @@ Workload seed_mpi() {
   w.name = "mpi-dist";
   w.kind = WorkloadKind::MPIJob;
   w.image = "registry.cn-hangzhou.aliyuncs.com/tensorflow-samples/horovod:0.13.11-tf1.10.0-torch0.4.0-py3.5";
-  w.shell = "mpirun python /benchmarks/scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py --model resnet101 --batch_size 64 "
-            "    --variable_update horovod --train_dir=/training_logs --summary_verbosity=3 --save_summaries_steps=10";
+  w.shell =
+      "mpirun python /benchmarks/scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py --model resnet101 --batch_size 64 "
+      "    --variable_update horovod --train_dir=/training_logs --summary_verbosity=3 --save_summaries_steps=10";
   w.resources.gpus = 1;
   w.replicas.workers = 1;
   w.tolerations = parse_tolerations({"ssd_node"});
@@ -104,7 +107,8 @@ Workload pytorchjob() {
   w.pvcs = {PvcRequest{"torch-data", "cephfs", Quantity::parse("100Gi"), {AccessMode::ReadWriteMany}}};
   w.volumes = {Volume{"data", PvcSource{"torch-data", false}}};
   w.mounts = {VolumeMount{"data", "/pvc", "", false}};
-  w.staging = SsdStaging{{{"/pvc/dataset", "/mnt/data1/torch-ddp/data"}}, "/mnt/data1/torch-ddp/out", "/pvc/results/torch-ddp"};
+  w.staging =
+      SsdStaging{{{"/pvc/dataset", "/mnt/data1/torch-ddp/data"}}, "/mnt/data1/torch-ddp/out", "/pvc/results/torch-ddp"};
   w.env = {{"NCCL_DEBUG", "INFO", ""}, {"ORION_GMEM", "20000", ""}};
   return w;
 }
@@ -177,9 +181,12 @@ struct Case {
 };
 
 const Case kCases[] = {
-    {"mpijob_v1_seed", "generic", seed_mpi}, {"mpijob_v2beta1", "generic", mpi_v2},
-    {"tfjob_iiis", "iiis", tfjob},           {"pytorchjob_iiis", "iiis", pytorchjob},
-    {"deployment_iiis", "iiis", deployment}, {"job_generic", "generic", job},
+    {"mpijob_v1_seed", "generic", seed_mpi},
+    {"mpijob_v2beta1", "generic", mpi_v2},
+    {"tfjob_iiis", "iiis", tfjob},
+    {"pytorchjob_iiis", "iiis", pytorchjob},
+    {"deployment_iiis", "iiis", deployment},
+    {"job_generic", "generic", job},
     {"pod_iiis", "iiis", pod},
 };
 

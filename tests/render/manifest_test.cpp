@@ -170,9 +170,10 @@ TEST_CASE("parse_yaml reads one document of any shape with the same scalar rules
 }
 
 TEST_CASE("strings with YAML syntax in them survive a write and read") {
-  const std::string texts[] = {"- x", "#x", "a #b", "key: v", ": ", "@x", "`x", "%x", "!x", "&x", "*x", "|", ">",
-                               " lead", "trail ", "\ttab", "é ü 中文", "{a}", "[a]", "a,b", "'q'", "\"dq\"", "?",
-                               "-", "---", "...", "x\ny\n", "\\", "C:\\path", "~x", "=x", "<<x", "0.0.0.0", "1.14.1"};
+  const std::string texts[] = {"- x", "#x",       "a #b", "key: v", ": ",    "@x",      "`x",    "%x",       "!x",
+                               "&x",  "*x",       "|",    ">",      " lead", "trail ",  "\ttab", "é ü 中文", "{a}",
+                               "[a]", "a,b",      "'q'",  "\"dq\"", "?",     "-",       "---",   "...",      "x\ny\n",
+                               "\\",  "C:\\path", "~x",   "=x",     "<<x",   "0.0.0.0", "1.14.1"};
   for (const auto& t : texts) {
     CAPTURE(t);
     json::object o;

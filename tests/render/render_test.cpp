@@ -38,9 +38,7 @@ const json::object& pod_spec_of(const json::object& workload, std::string_view r
   throw 0;
 }
 
-const json::object& container_of(const json::object& pod_spec) {
-  return pod_spec.at("containers").at(0).as_object();
-}
+const json::object& container_of(const json::object& pod_spec) { return pod_spec.at("containers").at(0).as_object(); }
 
 bool has_env(const json::object& container, std::string_view name) {
   if (!container.contains("env")) return false;
@@ -62,7 +60,8 @@ const Profile& generic() {
 
 TEST_CASE("the profile resolves catalog shorthand and refuses unknown tags") {
   Workload w = job();
-  CHECK(container_of(pod_spec_of(render(w, iiis()).workload())).at("image") == "harbor.iiis.co/library/ubuntu-pytorch:1.5.0");
+  CHECK(container_of(pod_spec_of(render(w, iiis()).workload())).at("image") ==
+        "harbor.iiis.co/library/ubuntu-pytorch:1.5.0");
   CHECK(container_of(pod_spec_of(render(w, generic()).workload())).at("image") == "ubuntu-pytorch:1.5.0");
   w.image = "ubuntu-pytorch:1.6.0";
   CHECK_THROWS_WITH_AS(render(w, iiis()), doctest::Contains("available tags: 1.5.0"), ValidationError);
@@ -75,11 +74,16 @@ TEST_CASE("GPUs: the profile's resource name, env and scheduler go to the replic
     bool gets_gpus;
   };
   const Row rows[] = {
-      {WorkloadKind::Pod, "", true},           {WorkloadKind::Deployment, "", true},
-      {WorkloadKind::Job, "", true},           {WorkloadKind::MPIJob, "Launcher", false},
-      {WorkloadKind::MPIJob, "Worker", true},  {WorkloadKind::TFJob, "PS", false},
-      {WorkloadKind::TFJob, "Worker", true},   {WorkloadKind::TFJob, "Chief", true},
-      {WorkloadKind::PyTorchJob, "Master", true}, {WorkloadKind::PyTorchJob, "Worker", true},
+      {WorkloadKind::Pod, "", true},
+      {WorkloadKind::Deployment, "", true},
+      {WorkloadKind::Job, "", true},
+      {WorkloadKind::MPIJob, "Launcher", false},
+      {WorkloadKind::MPIJob, "Worker", true},
+      {WorkloadKind::TFJob, "PS", false},
+      {WorkloadKind::TFJob, "Worker", true},
+      {WorkloadKind::TFJob, "Chief", true},
+      {WorkloadKind::PyTorchJob, "Master", true},
+      {WorkloadKind::PyTorchJob, "Worker", true},
   };
   for (const auto& r : rows) {
     CAPTURE(to_string(r.kind));
@@ -91,7 +95,8 @@ TEST_CASE("GPUs: the profile's resource name, env and scheduler go to the replic
     Submission sub1 = render(w, iiis());
     const json::object& spec = pod_spec_of(sub1.workload(), r.replica);
     const json::object& c = container_of(spec);
-    bool has_gpu_limit = c.contains("resources") && c.at("resources").at("limits").as_object().contains("virtaitech.com/gpu");
+    bool has_gpu_limit =
+        c.contains("resources") && c.at("resources").at("limits").as_object().contains("virtaitech.com/gpu");
     CHECK(has_gpu_limit == r.gets_gpus);
     CHECK(has_env(c, "ORION_VGPU") == r.gets_gpus);
     if (r.gets_gpus) CHECK(c.at("resources").at("requests").at("virtaitech.com/gpu") == "2");
@@ -136,12 +141,15 @@ TEST_CASE("ssd=true and nfs=true mount what the profile names; the user's own NF
   REQUIRE(mounts.size() == 4);
   CHECK(mounts[0] == json::parse(R"({"name": "local-ssd-1", "mountPath": "/mnt/data1"})"));
   CHECK(mounts[1] == json::parse(R"({"name": "local-ssd-2", "mountPath": "/mnt/data2"})"));
-  CHECK(mounts[2] == json::parse(
-                         R"({"name": "nfs-share", "mountPath": "/share/datasets", "subPath": "share/datasets", "readOnly": true})"));
-  CHECK(mounts[3] == json::parse(R"({"name": "nfs-share", "mountPath": "/share/zhangsan", "subPath": "share/zhangsan"})"));
+  CHECK(mounts[2] ==
+        json::parse(
+            R"({"name": "nfs-share", "mountPath": "/share/datasets", "subPath": "share/datasets", "readOnly": true})"));
+  CHECK(mounts[3] ==
+        json::parse(R"({"name": "nfs-share", "mountPath": "/share/zhangsan", "subPath": "share/zhangsan"})"));
   const json::array& volumes = spec.at("volumes").as_array();
   CHECK(volumes[0] == json::parse(R"({"name": "local-ssd-1", "hostPath": {"path": "/data"}})"));
-  CHECK(volumes[2] == json::parse(R"({"name": "nfs-share", "nfs": {"server": "172.16.112.175", "path": "/nfs_data"}})"));
+  CHECK(volumes[2] ==
+        json::parse(R"({"name": "nfs-share", "nfs": {"server": "172.16.112.175", "path": "/nfs_data"}})"));
 
   CHECK_THROWS_WITH_AS(render(w, generic()), doctest::Contains("has no local SSDs"), ValidationError);
   w.ssd = false;
@@ -232,7 +240,8 @@ TEST_CASE("TensorBoard over a node-local log dir runs beside the training pods")
     w.tensorboard.enabled = true;
     Submission s = render(w, generic());
     const json::object& tb = s.objects[1].at("spec").at("template").at("spec").as_object();
-    const json::value& term = tb.at("affinity").at("podAffinity").at("requiredDuringSchedulingIgnoredDuringExecution").at(0);
+    const json::value& term =
+        tb.at("affinity").at("podAffinity").at("requiredDuringSchedulingIgnoredDuringExecution").at(0);
     CHECK(term.at("topologyKey") == "kubernetes.io/hostname");
     CHECK(term.at("labelSelector").at("matchLabels").at("gpupool.io/job-name") == "train");
     CHECK(term.at("labelSelector").at("matchLabels").at(r.key) == json::value(r.value));
@@ -274,9 +283,20 @@ TEST_CASE("what render refuses, beyond validate()") {
   };
   const Row rows[] = {
       {[](Workload& w) { w.name = "Bad_Name"; }, "metadata.name", "DNS-1123"},
-      {[](Workload& w) { w.kind = WorkloadKind::Deployment; w.backoff_limit = 3; }, "backoffLimit", "a Deployment has no such field"},
-      {[](Workload& w) { w.kind = WorkloadKind::Pod; w.ttl_seconds_after_finished = 3; }, "ttlSecondsAfterFinished", "a Pod"},
-      {[](Workload& w) { w.staging = SsdStaging{{{"/pvc/data", "/mnt/data1/x"}}, "", ""}; }, "staging.inputs[0].source", "not under any mount"},
+      {[](Workload& w) {
+         w.kind = WorkloadKind::Deployment;
+         w.backoff_limit = 3;
+       },
+       "backoffLimit", "a Deployment has no such field"},
+      {[](Workload& w) {
+         w.kind = WorkloadKind::Pod;
+         w.ttl_seconds_after_finished = 3;
+       },
+       "ttlSecondsAfterFinished", "a Pod"},
+      {[](Workload& w) {
+         w.staging = SsdStaging{{{"/pvc/data", "/mnt/data1/x"}}, "", ""};
+       },
+       "staging.inputs[0].source", "not under any mount"},
       {[](Workload& w) {
          w.volumes = {Volume{"d", PvcSource{"d", false}}};
          w.mounts = {VolumeMount{"d", "/pvc", "", false}};
@@ -322,8 +342,10 @@ TEST_CASE("what render refuses, beyond validate()") {
     } catch (const ValidationError& e) {
       CHECK(e.what() == rendered_error);
     }
-    if (profile_free.count(r.field)) CHECK_THROWS_AS(validate(w), ValidationError);
-    else CHECK_NOTHROW(validate(w));
+    if (profile_free.count(r.field))
+      CHECK_THROWS_AS(validate(w), ValidationError);
+    else
+      CHECK_NOTHROW(validate(w));
   }
   CHECK_NOTHROW(validate(job(), iiis()));
 }
@@ -340,8 +362,9 @@ TEST_CASE("staging: a stage-out target or a cache on a read-only mount is refuse
     const char* why;  // the mount and why it is read-only
   };
   const Row rows[] = {
-      {"PVC mounted :ro", Volume{"d", PvcSource{"d", false}}, "/pvc", true, SsdStaging{{}, "/mnt/data1/out", "/pvc/out"},
-       "staging.results_target", "/pvc/out", "is on the read-only mount /pvc (volume \"d\", readOnly)"},
+      {"PVC mounted :ro", Volume{"d", PvcSource{"d", false}}, "/pvc", true,
+       SsdStaging{{}, "/mnt/data1/out", "/pvc/out"}, "staging.results_target", "/pvc/out",
+       "is on the read-only mount /pvc (volume \"d\", readOnly)"},
       {"PVC source readOnly", Volume{"d", PvcSource{"claim-x", true}}, "/pvc", false,
        SsdStaging{{}, "/mnt/data1/out", "/pvc/out"}, "staging.results_target", "/pvc/out",
        "(volume \"d\", persistentVolumeClaim claim-x is readOnly)"},
@@ -351,8 +374,8 @@ TEST_CASE("staging: a stage-out target or a cache on a read-only mount is refuse
       {"a hostPath mounted readOnly", Volume{"h", HostPathSource{"/data", HostPathType::Directory}}, "/host", true,
        SsdStaging{{}, "/mnt/data1/out", "/host/out"}, "staging.results_target", "/host/out",
        "is on the read-only mount /host (volume \"h\", readOnly)"},
-      {"an NFS volume readOnly, stage-in cache on it", Volume{"n", NfsSource{"nfs.example", "/export", true}}, "/nfs", false,
-       SsdStaging{{{"/mnt/data1/in", "/mnt/data1/x"}, {"/mnt/data1/in", "/nfs/cache"}}, "", ""},
+      {"an NFS volume readOnly, stage-in cache on it", Volume{"n", NfsSource{"nfs.example", "/export", true}}, "/nfs",
+       false, SsdStaging{{{"/mnt/data1/in", "/mnt/data1/x"}, {"/mnt/data1/in", "/nfs/cache"}}, "", ""},
        "staging.inputs[1].cache", "/nfs/cache", "(volume \"n\", nfs readOnly)"},
   };
   for (const auto& r : rows) {
@@ -451,9 +474,11 @@ TEST_CASE("staging: stage-in init container on computing pods, the command wrapp
 TEST_CASE("kubectl_name: kind.group/name as kubectl prints it, core group without a suffix") {
   CHECK(kubectl_name("MPIJob", "kubeflow.org", "mpi-dist") == "mpijob.kubeflow.org/mpi-dist");
   CHECK(kubectl_name("Service", "", "tb") == "service/tb");
-  CHECK(kubectl_name(boost::json::object{{"apiVersion", "apps/v1"}, {"kind", "Deployment"},
-                                         {"metadata", boost::json::object{{"name", "x"}}}}) == "deployment.apps/x");
-  CHECK(kubectl_name(boost::json::object{{"apiVersion", "v1"}, {"kind", "PersistentVolumeClaim"},
+  CHECK(kubectl_name(boost::json::object{
+            {"apiVersion", "apps/v1"}, {"kind", "Deployment"}, {"metadata", boost::json::object{{"name", "x"}}}}) ==
+        "deployment.apps/x");
+  CHECK(kubectl_name(boost::json::object{{"apiVersion", "v1"},
+                                         {"kind", "PersistentVolumeClaim"},
                                          {"metadata", boost::json::object{{"name", "data"}}}}) ==
         "persistentvolumeclaim/data");
 }

@@ -129,8 +129,8 @@ struct Cancelled {};  // thrown inside a worker's callback to unwind a cancelled
 class LogIterator {
  public:
   LogIterator(Cluster cluster, std::string name, JobLogOptions options)
-      : worker_([cluster = std::move(cluster), name = std::move(name), options = std::move(options)](
-                    Channel<std::string>& ch) {
+      : worker_([cluster = std::move(cluster), name = std::move(name),
+                 options = std::move(options)](Channel<std::string>& ch) {
           try {
             cluster.logs(
                 name, options,
@@ -140,8 +140,7 @@ class LogIterator {
                   return true;
                 },
                 ch.token);
-          } catch (const Cancelled&) {
-          }
+          } catch (const Cancelled&) {}
         }) {}
   std::string next() {
     auto line = worker_.channel().next();
@@ -217,12 +216,13 @@ void bind_results(py::module_& m) {
       .def("_repr_html_", &NodeList::to_html)
       .def("__str__", [](const NodeList& self) { return self.to_text(); })
       .def("__len__", [](const NodeList& self) { return self.rows.size(); })
-      .def("__getitem__", [](const NodeList& self, std::ptrdiff_t i) {
-        auto n = static_cast<std::ptrdiff_t>(self.rows.size());
-        if (i < 0) i += n;
-        if (i < 0 || i >= n) throw py::index_error("node index out of range");
-        return self.rows[static_cast<std::size_t>(i)];
-      })
+      .def("__getitem__",
+           [](const NodeList& self, std::ptrdiff_t i) {
+             auto n = static_cast<std::ptrdiff_t>(self.rows.size());
+             if (i < 0) i += n;
+             if (i < 0 || i >= n) throw py::index_error("node index out of range");
+             return self.rows[static_cast<std::size_t>(i)];
+           })
       .def("__iter__", [](py::object self) { return py::iter(self.attr("rows")); })
       .def("__repr__", [](const NodeList& self) { return "NodeList(" + std::to_string(self.rows.size()) + " nodes)"; });
 
@@ -232,14 +232,17 @@ void bind_results(py::module_& m) {
       .def_readonly("node", &Instance::node)
       .def_readonly("node_ip", &Instance::node_ip)
       .def_property_readonly("created", [](const Instance& self) { return to_datetime(self.created); })
-      .def("__repr__", [](py::handle self) { return repr_fields(self, "Instance", {"name", "phase", "node", "node_ip"}); });
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "Instance", {"name", "phase", "node", "node_ip"});
+      });
 
   py::class_<JobInfo>(m, "JobInfo", "What `arena get NAME` prints; str() gives the seed's layout.")
       .def_readonly("name", &JobInfo::name)
       .def_readonly("namespace", &JobInfo::namespace_)
       .def_property_readonly("kind", [](const JobInfo& self) { return std::string(to_string(self.kind)); })
-      .def_property_readonly("status", [](const JobInfo& self) { return std::string(to_string(self.status)); },
-                             "\"PENDING\", \"RUNNING\", \"SUCCEEDED\", \"FAILED\" or \"UNKNOWN\".")
+      .def_property_readonly(
+          "status", [](const JobInfo& self) { return std::string(to_string(self.status)); },
+          "\"PENDING\", \"RUNNING\", \"SUCCEEDED\", \"FAILED\" or \"UNKNOWN\".")
       .def_readonly("priority", &JobInfo::priority)
       .def_property_readonly("created", [](const JobInfo& self) { return to_datetime(self.created); })
       .def_property_readonly("started", [](const JobInfo& self) { return optional_datetime(self.started); })
@@ -254,10 +257,14 @@ void bind_results(py::module_& m) {
       .def("to_html", &JobInfo::to_html)
       .def("progress_text", &JobInfo::progress_text,
            "One line for a display that follows wait(): \"mpi-dist: RUNNING (1/2 instances running)\".")
-      .def("to_json", [](const JobInfo& self) { return to_python(self.to_json()); }, "What `gpupool get -o json` prints.")
+      .def(
+          "to_json", [](const JobInfo& self) { return to_python(self.to_json()); },
+          "What `gpupool get -o json` prints.")
       .def("_repr_html_", &JobInfo::to_html)
       .def("__str__", &JobInfo::to_text)
-      .def("__repr__", [](py::handle self) { return repr_fields(self, "JobInfo", {"name", "namespace", "kind", "status"}); });
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "JobInfo", {"name", "namespace", "kind", "status"});
+      });
 
   m.def("jobs_to_text", &jobs_to_text, py::arg("jobs"), "`arena list`: NAME STATUS TRAINER AGE NODE.");
 
@@ -266,7 +273,9 @@ void bind_results(py::module_& m) {
       .def_readonly("namespace", &SubmitResult::namespace_)
       .def_readonly("created", &SubmitResult::created)
       .def_readonly("submission", &SubmitResult::submission)
-      .def("__repr__", [](py::handle self) { return repr_fields(self, "SubmitResult", {"name", "namespace", "created"}); });
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "SubmitResult", {"name", "namespace", "created"});
+      });
 
   py::class_<ApplyResult>(m, "ApplyResult", "What apply() did, in kubectl's words.")
       .def_readonly("lines", &ApplyResult::lines)
@@ -287,14 +296,18 @@ void bind_results(py::module_& m) {
       .def_readonly("node", &NodeVerdict::node)
       .def_readonly("fits", &NodeVerdict::fits)
       .def_readonly("reasons", &NodeVerdict::reasons)
-      .def("__repr__", [](py::handle self) { return repr_fields(self, "Verdict", {"node", "fits", "reasons"}); });
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "Verdict", {"node", "fits", "reasons"});
+      });
   pe.def_readonly("pod", &PodExplanation::pod)
       .def_readonly("phase", &PodExplanation::phase)
       .def_readonly("node", &PodExplanation::node)
       .def_readonly("events", &PodExplanation::events)
       .def_readonly("nodes", &PodExplanation::nodes)
       .def_readonly("quota", &PodExplanation::quota)
-      .def("__repr__", [](py::handle self) { return repr_fields(self, "PodExplanation", {"pod", "phase", "node"}); });
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "PodExplanation", {"pod", "phase", "node"});
+      });
   m.attr("Verdict") = pe.attr("Verdict");
 
   py::class_<Explanation>(m, "Explanation", "Why a job's pods are pending, or where a workload would fit.")
@@ -312,7 +325,9 @@ void bind_results(py::module_& m) {
   py::class_<QuotaInfo>(m, "QuotaInfo", "A ResourceQuota: per resource (name, used, hard).")
       .def_readonly("name", &QuotaInfo::name)
       .def_readonly("resources", &QuotaInfo::resources)
-      .def("__repr__", [](py::handle self) { return repr_fields(self, "QuotaInfo", {"name", "resources"}); });
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "QuotaInfo", {"name", "resources"});
+      });
 
   py::class_<PvcInfo>(m, "PvcInfo", "A PVC as `gpupool pvc list` shows it.")
       .def_readonly("name", &PvcInfo::name)
@@ -322,7 +337,9 @@ void bind_results(py::module_& m) {
       .def_readonly("access_modes", &PvcInfo::access_modes)
       .def_readonly("storage_class", &PvcInfo::storage_class)
       .def_property_readonly("created", [](const PvcInfo& self) { return to_datetime(self.created); })
-      .def("__repr__", [](py::handle self) { return repr_fields(self, "PvcInfo", {"name", "status", "capacity"}); });
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "PvcInfo", {"name", "status", "capacity"});
+      });
   m.def(
       "pvcs_to_text",
       [](const std::vector<PvcInfo>& pvcs, py::object now) {
@@ -377,16 +394,19 @@ void bind_cluster_class(py::module_& m) {
             std::vector<std::string> words;
             std::vector<TaintChange> values;
             for (auto change : changes) {
-              if (py::isinstance<py::str>(change)) words.push_back(change.cast<std::string>());
-              else values.push_back(change.cast<TaintChange>());
+              if (py::isinstance<py::str>(change))
+                words.push_back(change.cast<std::string>());
+              else
+                values.push_back(change.cast<TaintChange>());
             }
             if (!words.empty() && !values.empty()) {  // a mix: each word parsed where it stands
               values.clear();
               std::size_t i = 0;
               for (auto change : changes) {
-                values.push_back(py::isinstance<py::str>(change)
-                                     ? parse_taint_change(change.cast<std::string>(), "taint[" + std::to_string(i) + "]")
-                                     : change.cast<TaintChange>());
+                values.push_back(
+                    py::isinstance<py::str>(change)
+                        ? parse_taint_change(change.cast<std::string>(), "taint[" + std::to_string(i) + "]")
+                        : change.cast<TaintChange>());
                 ++i;
               }
             }
@@ -454,8 +474,9 @@ void bind_cluster_class(py::module_& m) {
             o.tail_lines = tail_lines;
             return std::make_unique<LogIterator>(self, name, std::move(o));
           },
-          py::arg("name"), py::kw_only(), py::arg("instance") = "", py::arg("container") = "", py::arg("follow") = false,
-          py::arg("tail_lines") = py::none(), "An iterator over the log lines of the job's pod.")
+          py::arg("name"), py::kw_only(), py::arg("instance") = "", py::arg("container") = "",
+          py::arg("follow") = false, py::arg("tail_lines") = py::none(),
+          "An iterator over the log lines of the job's pod.")
       .def(
           "wait",
           [](const Cluster& self, const std::string& name, std::string_view until, py::object timeout,
@@ -475,8 +496,7 @@ void bind_cluster_class(py::module_& m) {
                 py::error_scope keep;
                 try {
                   reporter.attr("close")(py::none());
-                } catch (const py::error_already_set&) {
-                }
+                } catch (const py::error_already_set&) {}
               }
               throw;
             }
@@ -524,8 +544,7 @@ Logger python_logger() {
     try {
       static const int levels[] = {10, 20, 30, 40};  // logging.DEBUG ... logging.ERROR
       py::module_::import("logging").attr("getLogger")("gpupool").attr("log")(levels[static_cast<int>(level)], message);
-    } catch (const py::error_already_set&) {
-    }
+    } catch (const py::error_already_set&) {}
   };
 }
 
@@ -535,7 +554,8 @@ std::chrono::milliseconds duration_from(py::handle value) {
     seconds = value.attr("total_seconds")().cast<double>();
   else
     seconds = value.cast<double>();
-  if (!(seconds >= 0)) throw ValidationError("timeout", py::str(value).cast<std::string>(), "must be at least 0 seconds");
+  if (!(seconds >= 0))
+    throw ValidationError("timeout", py::str(value).cast<std::string>(), "must be at least 0 seconds");
   return std::chrono::milliseconds(static_cast<std::int64_t>(seconds * 1000.0));
 }
 
@@ -565,7 +585,8 @@ std::vector<PortForward::Port> ports_from(py::handle ports) {
 }
 
 py::str decoded(const std::string& bytes) {
-  return py::reinterpret_steal<py::str>(PyUnicode_DecodeUTF8(bytes.data(), static_cast<Py_ssize_t>(bytes.size()), "replace"));
+  return py::reinterpret_steal<py::str>(
+      PyUnicode_DecodeUTF8(bytes.data(), static_cast<Py_ssize_t>(bytes.size()), "replace"));
 }
 
 void bind_streams(py::module_& m) {
@@ -574,24 +595,28 @@ void bind_streams(py::module_& m) {
       .def_property_readonly("stdout", [](const ExecResult& r) { return decoded(r.stdout_text); })
       .def_property_readonly("stderr", [](const ExecResult& r) { return decoded(r.stderr_text); })
       .def("__repr__", [](const ExecResult& r) {
-        return "ExecResult(exit_code=" + std::to_string(r.exit_code) + ", stdout=" + py::repr(decoded(r.stdout_text)).cast<std::string>() +
+        return "ExecResult(exit_code=" + std::to_string(r.exit_code) +
+               ", stdout=" + py::repr(decoded(r.stdout_text)).cast<std::string>() +
                ", stderr=" + py::repr(decoded(r.stderr_text)).cast<std::string>() + ")";
       });
-  py::class_<PortForward>(m, "PortForward",
-                          "Local ports on 127.0.0.1 forwarded to a pod; a context manager (leaving it stops forwarding).")
-      .def_property_readonly("ports",
-                             [](const PortForward& pf) {
-                               std::vector<std::pair<int, int>> out;
-                               for (const auto& p : pf.ports()) out.emplace_back(p.local, p.remote);
-                               return out;
-                             },
-                             "(local, remote) pairs; local ports asked as 0 are the ones chosen.")
-      .def_property_readonly("local_port", [](const PortForward& pf) { return pf.ports().front().local; },
-                             "The first local port.")
-      .def_property_readonly("url", [](const PortForward& pf) { return "http://127.0.0.1:" + std::to_string(pf.ports().front().local); },
-                             "http://127.0.0.1:<first local port> (TensorBoard's address).")
+  py::class_<PortForward>(
+      m, "PortForward", "Local ports on 127.0.0.1 forwarded to a pod; a context manager (leaving it stops forwarding).")
+      .def_property_readonly(
+          "ports",
+          [](const PortForward& pf) {
+            std::vector<std::pair<int, int>> out;
+            for (const auto& p : pf.ports()) out.emplace_back(p.local, p.remote);
+            return out;
+          },
+          "(local, remote) pairs; local ports asked as 0 are the ones chosen.")
+      .def_property_readonly(
+          "local_port", [](const PortForward& pf) { return pf.ports().front().local; }, "The first local port.")
+      .def_property_readonly(
+          "url", [](const PortForward& pf) { return "http://127.0.0.1:" + std::to_string(pf.ports().front().local); },
+          "http://127.0.0.1:<first local port> (TensorBoard's address).")
       .def("stop", &PortForward::stop, py::call_guard<py::gil_scoped_release>())
-      .def("__enter__", [](PortForward& pf) -> PortForward& { return pf; }, py::return_value_policy::reference)
+      .def(
+          "__enter__", [](PortForward& pf) -> PortForward& { return pf; }, py::return_value_policy::reference)
       .def("__exit__", [](PortForward& pf, py::args) {
         py::gil_scoped_release unlocked;
         pf.stop();
@@ -600,19 +625,21 @@ void bind_streams(py::module_& m) {
   auto c = py::reinterpret_borrow<py::class_<Cluster>>(m.attr("Cluster"));
   c.def(
        "exec",
-       [](const Cluster& self, const std::string& name, std::vector<std::string> command, std::optional<std::string> instance,
-          std::optional<std::string> container, py::object input, bool tty) {
+       [](const Cluster& self, const std::string& name, std::vector<std::string> command,
+          std::optional<std::string> instance, std::optional<std::string> container, py::object input, bool tty) {
          JobExecOptions o;
          o.instance = instance.value_or("");
          o.container = container.value_or("");
          o.tty = tty;
-         if (py::isinstance<py::bytes>(input)) o.input = input.cast<std::string>();
-         else if (!input.is_none()) o.input = input.cast<std::string>();
+         if (py::isinstance<py::bytes>(input))
+           o.input = input.cast<std::string>();
+         else if (!input.is_none())
+           o.input = input.cast<std::string>();
          py::gil_scoped_release unlocked;
          return self.exec(name, command, o);
        },
-       py::arg("name"), py::arg("command"), py::kw_only(), py::arg("instance") = py::none(), py::arg("container") = py::none(),
-       py::arg("stdin") = py::none(), py::arg("tty") = false,
+       py::arg("name"), py::arg("command"), py::kw_only(), py::arg("instance") = py::none(),
+       py::arg("container") = py::none(), py::arg("stdin") = py::none(), py::arg("tty") = false,
        "Runs a command (a list of words) in one of the job's pods, as `kubectl exec`, and waits for it:\n"
        "ExecResult(exit_code, stdout, stderr). stdin: text or bytes sent as its input. instance: the pod\n"
        "(default: the job's first running pod).")

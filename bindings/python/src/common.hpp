@@ -82,30 +82,32 @@ void def_kwargs_init(py::class_<T, Extra...>& cls) {
 /// Adds __eq__/__ne__ from C++ operator== (and no __hash__: the values are mutable).
 template <class T, class... Extra>
 void def_equality(py::class_<T, Extra...>& cls) {
-  cls.def("__eq__", [](const T& a, const T& b) { return a == b; }, py::is_operator());
-  cls.def("__ne__", [](const T& a, const T& b) { return !(a == b); }, py::is_operator());
+  cls.def(
+      "__eq__", [](const T& a, const T& b) { return a == b; }, py::is_operator());
+  cls.def(
+      "__ne__", [](const T& a, const T& b) { return !(a == b); }, py::is_operator());
   cls.attr("__hash__") = py::none();
 }
 
 /// A string property over an enum field: get via to_string(e), set via parse(text, field).
-#define GPUPOOL_PY_ENUM_PROPERTY(cls, Type, pyname, member, parse_fn, field)                          \
-  cls.def_property(                                                                                \
-      pyname, [](const Type& self) { return std::string(to_string(self.member)); },               \
+#define GPUPOOL_PY_ENUM_PROPERTY(cls, Type, pyname, member, parse_fn, field)        \
+  cls.def_property(                                                                 \
+      pyname, [](const Type& self) { return std::string(to_string(self.member)); }, \
       [](Type& self, std::string_view text) { self.member = parse_fn(text, field); })
 
 /// The same for an optional enum field (None <-> nullopt).
-#define GPUPOOL_PY_OPTIONAL_ENUM_PROPERTY(cls, Type, pyname, member, parse_fn, field)                 \
-  cls.def_property(                                                                                \
-      pyname,                                                                                      \
-      [](const Type& self) -> py::object {                                                         \
-        if (!self.member) return py::none();                                                       \
-        return py::str(std::string(to_string(*self.member)));                                      \
-      },                                                                                           \
-      [](Type& self, std::optional<std::string> text) {                                            \
-        if (text)                                                                                  \
-          self.member = parse_fn(*text, field);                                                    \
-        else                                                                                       \
-          self.member.reset();                                                                     \
+#define GPUPOOL_PY_OPTIONAL_ENUM_PROPERTY(cls, Type, pyname, member, parse_fn, field) \
+  cls.def_property(                                                                   \
+      pyname,                                                                         \
+      [](const Type& self) -> py::object {                                            \
+        if (!self.member) return py::none();                                          \
+        return py::str(std::string(to_string(*self.member)));                         \
+      },                                                                              \
+      [](Type& self, std::optional<std::string> text) {                               \
+        if (text)                                                                     \
+          self.member = parse_fn(*text, field);                                       \
+        else                                                                          \
+          self.member.reset();                                                        \
       })
 
 }  // namespace gpupool::py_bindings

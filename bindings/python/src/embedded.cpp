@@ -17,9 +17,10 @@ std::optional<std::string> state_dir(py::handle state) {
   return std::nullopt;
 }
 
-std::unique_ptr<EmbeddedCluster> start(std::string topology, std::vector<std::string> users, std::optional<std::string> profile,
-                                       std::optional<bool> manual_clock, std::string mpijob_version, int port,
-                                       std::string kubeconfig_dir, py::object state, std::string run) {
+std::unique_ptr<EmbeddedCluster> start(std::string topology, std::vector<std::string> users,
+                                       std::optional<std::string> profile, std::optional<bool> manual_clock,
+                                       std::string mpijob_version, int port, std::string kubeconfig_dir,
+                                       py::object state, std::string run) {
   EmbeddedClusterOptions o;
   o.topology = std::move(topology);
   o.state = state_dir(state);
@@ -53,8 +54,7 @@ void bind_embedded(py::module_& m) {
       "container's state, and exec runs in the pod's directory and env. Only the commands you submit run.")
       .def(py::init(&start), py::kw_only(), py::arg("topology") = "seed", py::arg("users") = std::vector<std::string>{},
            py::arg("profile") = py::none(), py::arg("manual_clock") = py::none(), py::arg("mpijob_version") = "v1",
-           py::arg("port") = 0, py::arg("kubeconfig_dir") = "", py::arg("state") = false,
-           py::arg("run") = "simulate")
+           py::arg("port") = 0, py::arg("kubeconfig_dir") = "", py::arg("state") = false, py::arg("run") = "simulate")
       .def("__enter__", [](py::object self) { return self; })
       .def("__exit__",
            [](EmbeddedCluster& self, const py::args&) {
@@ -68,14 +68,18 @@ void bind_embedded(py::module_& m) {
       .def_property_readonly("joined", &EmbeddedCluster::joined,
                              "True when state= found the topology served by another process and joined it.")
       .def_property_readonly("port", [](const EmbeddedCluster& self) { return self.server().port(); })
-      .def_property_readonly("kubeconfig_dir", [](const EmbeddedCluster& self) { return self.server().kubeconfig_dir(); })
+      .def_property_readonly("kubeconfig_dir",
+                             [](const EmbeddedCluster& self) { return self.server().kubeconfig_dir(); })
       .def("admin_kubeconfig", &EmbeddedCluster::admin_kubeconfig,
            "Path of the admin's kubeconfig (client certificate in system:masters).")
-      .def("kubeconfig", [](const EmbeddedCluster& self, const std::string& user) { return self.server().kubeconfig(user); },
-           py::arg("user"), "Path of a user's kubeconfig (bearer token; namespace = user).")
-      .def("cert_kubeconfig",
-           [](const EmbeddedCluster& self, const std::string& user) { return self.server().cert_kubeconfig(user); },
-           py::arg("user"))
+      .def(
+          "kubeconfig",
+          [](const EmbeddedCluster& self, const std::string& user) { return self.server().kubeconfig(user); },
+          py::arg("user"), "Path of a user's kubeconfig (bearer token; namespace = user).")
+      .def(
+          "cert_kubeconfig",
+          [](const EmbeddedCluster& self, const std::string& user) { return self.server().cert_kubeconfig(user); },
+          py::arg("user"))
       .def(
           "connect",
           [](const EmbeddedCluster& self, const std::string& user, std::optional<std::string> profile) {
@@ -83,7 +87,8 @@ void bind_embedded(py::module_& m) {
           },
           py::arg("user"), py::kw_only(), py::arg("profile") = py::none(), py::call_guard<py::gil_scoped_release>(),
           "A Cluster acting as one of the users (in the user's own namespace).")
-      .def("now", [](const EmbeddedCluster& self) { return to_datetime(self.server().now()); }, "The cluster clock.")
+      .def(
+          "now", [](const EmbeddedCluster& self) { return to_datetime(self.server().now()); }, "The cluster clock.")
       .def(
           "advance",
           [](EmbeddedCluster& self, py::object by) {

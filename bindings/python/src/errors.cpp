@@ -46,8 +46,7 @@ PyObject* new_type(py::module_& m, const char* name, const char* doc, py::tuple 
   return type;
 }
 
-void raise(PyObject* type, const char* message,
-                        std::vector<std::pair<const char*, py::object>> attributes) {
+void raise(PyObject* type, const char* message, std::vector<std::pair<const char*, py::object>> attributes) {
   py::object exc = py::reinterpret_borrow<py::object>(type)(message);
   for (auto& [attr, value] : attributes) exc.attr(attr) = value;
   PyErr_SetObject(type, exc.ptr());  // the translator returns with the Python error set
@@ -64,18 +63,17 @@ void bind_errors(py::module_& m) {
       .def_readonly("reason", &StatusCause::reason)
       .def_readonly("message", &StatusCause::message)
       .def_readonly("field", &StatusCause::field)
-      .def("__eq__", [](const StatusCause& a, const StatusCause& b) { return a == b; }, py::is_operator())
+      .def(
+          "__eq__", [](const StatusCause& a, const StatusCause& b) { return a == b; }, py::is_operator())
       .def("__repr__", [](py::handle self) {
         return repr_fields(self, "StatusCause", {"reason", "message", "field"});
       });
 
   py::handle builtins = py::module_::import("builtins");
   auto& t = types();
-  t.error = new_type(m, "Error", "Base of every gpupool exception.",
-                     py::make_tuple(builtins.attr("RuntimeError")), {});
+  t.error = new_type(m, "Error", "Base of every gpupool exception.", py::make_tuple(builtins.attr("RuntimeError")), {});
   py::handle error(t.error);
-  t.validation = new_type(m, "ValidationError",
-                          "A value given by the user breaks a rule (.field, .value, .rule).",
+  t.validation = new_type(m, "ValidationError", "A value given by the user breaks a rule (.field, .value, .rule).",
                           py::make_tuple(error, builtins.attr("ValueError")),
                           {{"field", py::str("")}, {"value", py::str("")}, {"rule", py::str("")}});
   t.config = new_type(m, "ConfigError", "A configuration file is unreadable or wrong (.file, .key, .line).",

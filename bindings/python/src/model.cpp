@@ -22,9 +22,12 @@ namespace {
 
 const char* format_name(Quantity::Format f) {
   switch (f) {
-    case Quantity::Format::DecimalSI: return "DecimalSI";
-    case Quantity::Format::BinarySI: return "BinarySI";
-    case Quantity::Format::DecimalExponent: return "DecimalExponent";
+    case Quantity::Format::DecimalSI:
+      return "DecimalSI";
+    case Quantity::Format::BinarySI:
+      return "BinarySI";
+    case Quantity::Format::DecimalExponent:
+      return "DecimalExponent";
   }
   return "DecimalSI";
 }
@@ -41,8 +44,9 @@ void bind_quantity(py::module_& m) {
   py::class_<Quantity> q(m, "Quantity",
                          "A Kubernetes resource quantity (\"500m\", \"10Gi\", \"1e3\"), exact, printed canonically.");
   q.def(py::init([](py::object value) { return quantity_from(value); }), py::arg("value") = 0)
-      .def_static("parse", [](std::string_view text, std::string_view field) { return Quantity::parse(text, field); },
-                  py::arg("text"), py::arg("field") = "quantity")
+      .def_static(
+          "parse", [](std::string_view text, std::string_view field) { return Quantity::parse(text, field); },
+          py::arg("text"), py::arg("field") = "quantity")
       .def_static("from_milli", &Quantity::from_milli, py::arg("milli"))
       .def("__str__", &Quantity::to_string)
       .def("to_string", &Quantity::to_string)
@@ -58,7 +62,8 @@ void bind_quantity(py::module_& m) {
       .def(py::self + py::self)
       .def(py::self - py::self)
       .def(py::self * std::int64_t())
-      .def("__rmul__", [](const Quantity& self, std::int64_t n) { return self * n; }, py::is_operator())
+      .def(
+          "__rmul__", [](const Quantity& self, std::int64_t n) { return self * n; }, py::is_operator())
       .def(-py::self)
       .def(py::self == py::self)
       .def(py::self != py::self)
@@ -73,33 +78,40 @@ void bind_quantity(py::module_& m) {
 }
 
 void bind_taints(py::module_& m) {
-  py::class_<Taint> taint(m, "Taint", "A node taint: key, value, effect (\"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\").");
+  py::class_<Taint> taint(m, "Taint",
+                          "A node taint: key, value, effect (\"NoSchedule\", \"PreferNoSchedule\", \"NoExecute\").");
   taint
       .def(py::init([](std::string key, std::string value, std::string_view effect) {
              return Taint{std::move(key), std::move(value), parse_taint_effect(effect)};
            }),
            py::arg("key"), py::arg("value") = "", py::arg("effect") = "NoSchedule")
-      .def_static("parse", [](std::string_view text, std::string_view field) { return parse_taint(text, field); },
-                  py::arg("text"), py::arg("field") = "taint", "kubectl's form: \"key=value:Effect\" or \"key:Effect\".")
+      .def_static(
+          "parse", [](std::string_view text, std::string_view field) { return parse_taint(text, field); },
+          py::arg("text"), py::arg("field") = "taint", "kubectl's form: \"key=value:Effect\" or \"key:Effect\".")
       .def_readwrite("key", &Taint::key)
       .def_readwrite("value", &Taint::value)
       .def("to_string", &Taint::to_string)
       .def("__str__", &Taint::to_string)
-      .def("__repr__", [](py::handle self) { return repr_fields(self, "Taint", {"key", "value", "effect"}); })
-      .def("validate", [](const Taint& self, std::string_view field) { validate(self, field); },
-           py::arg("field") = "taint");
+      .def("__repr__",
+           [](py::handle self) {
+             return repr_fields(self, "Taint", {"key", "value", "effect"});
+           })
+      .def(
+          "validate", [](const Taint& self, std::string_view field) { validate(self, field); },
+          py::arg("field") = "taint");
   GPUPOOL_PY_ENUM_PROPERTY(taint, Taint, "effect", effect, parse_taint_effect, "effect");
   def_equality(taint);
 
-  m.def("validate_taints", [](const std::vector<Taint>& taints, std::string_view field) { validate(taints, field); },
-        py::arg("taints"), py::arg("field") = "spec.taints");
+  m.def(
+      "validate_taints", [](const std::vector<Taint>& taints, std::string_view field) { validate(taints, field); },
+      py::arg("taints"), py::arg("field") = "spec.taints");
 
   py::class_<TaintChange> change(m, "TaintChange", "One argument of `kubectl taint nodes NODE ...`.");
   change
-      .def_static("parse",
-                  [](std::string_view text, std::string_view field) { return parse_taint_change(text, field); },
-                  py::arg("text"), py::arg("field") = "taint",
-                  "\"key=value:Effect\", \"key:Effect\", removals \"key-\", \"key:Effect-\".")
+      .def_static(
+          "parse", [](std::string_view text, std::string_view field) { return parse_taint_change(text, field); },
+          py::arg("text"), py::arg("field") = "taint",
+          "\"key=value:Effect\", \"key:Effect\", removals \"key-\", \"key:Effect-\".")
       .def_readwrite("taint", &TaintChange::taint)
       .def_readwrite("remove", &TaintChange::remove)
       .def_readwrite("effect_given", &TaintChange::effect_given)
@@ -110,8 +122,8 @@ void bind_taints(py::module_& m) {
   py::implicitly_convertible<py::str, TaintChange>();
   change.def(py::init([](std::string_view text) { return parse_taint_change(text); }), py::arg("text"));
 
-  m.def("apply_taint_changes", &apply_taint_changes, py::arg("taints"), py::arg("changes"),
-        py::arg("overwrite") = true, "kubectl's reorganizeTaints: the node's new taint list.");
+  m.def("apply_taint_changes", &apply_taint_changes, py::arg("taints"), py::arg("changes"), py::arg("overwrite") = true,
+        "kubectl's reorganizeTaints: the node's new taint list.");
 
   py::class_<Toleration> tol(m, "Toleration", "A pod toleration (core/v1 semantics).");
   tol.def(py::init([](std::string key, TolerationOperator op, std::string value, std::optional<std::string_view> effect,
@@ -126,10 +138,11 @@ void bind_taints(py::module_& m) {
           }),
           py::kw_only(), py::arg("key") = "", py::arg("operator") = "Equal", py::arg("value") = "",
           py::arg("effect") = py::none(), py::arg("toleration_seconds") = py::none())
-      .def_static("parse", [](std::string_view text, std::string_view field) { return parse_toleration(text, field); },
-                  py::arg("text"), py::arg("field") = "toleration",
-                  "What users type after --toleration: \"ssd_node\", \"all\", \"key=value:Effect\", \"key:Effect\", "
-                  "\"key=value\", \"key=value:effect,operator\".")
+      .def_static(
+          "parse", [](std::string_view text, std::string_view field) { return parse_toleration(text, field); },
+          py::arg("text"), py::arg("field") = "toleration",
+          "What users type after --toleration: \"ssd_node\", \"all\", \"key=value:Effect\", \"key:Effect\", "
+          "\"key=value\", \"key=value:effect,operator\".")
       .def_static("all", &Toleration::all, "Tolerates every taint.")
       .def_readwrite("key", &Toleration::key)
       .def_readwrite("operator", &Toleration::op)
@@ -138,44 +151,53 @@ void bind_taints(py::module_& m) {
       .def("tolerates", &Toleration::tolerates, py::arg("taint"), "core/v1 ToleratesTaint.")
       .def("to_string", &Toleration::to_string)
       .def("__str__", &Toleration::to_string)
-      .def("__repr__", [](py::handle self) {
-        return repr_fields(self, "Toleration", {"key", "operator", "value", "effect", "toleration_seconds"});
-      })
-      .def("validate", [](const Toleration& self, std::string_view field) { validate(self, field); },
-           py::arg("field") = "toleration");
+      .def("__repr__",
+           [](py::handle self) {
+             return repr_fields(self, "Toleration", {"key", "operator", "value", "effect", "toleration_seconds"});
+           })
+      .def(
+          "validate", [](const Toleration& self, std::string_view field) { validate(self, field); },
+          py::arg("field") = "toleration");
   GPUPOOL_PY_OPTIONAL_ENUM_PROPERTY(tol, Toleration, "effect", effect, parse_taint_effect, "effect");
   def_equality(tol);
 
-  m.def("parse_toleration", [](std::string_view text, std::string_view field) { return parse_toleration(text, field); },
-        py::arg("text"), py::arg("field") = "toleration");
+  m.def(
+      "parse_toleration", [](std::string_view text, std::string_view field) { return parse_toleration(text, field); },
+      py::arg("text"), py::arg("field") = "toleration");
   m.def("parse_tolerations", &parse_tolerations, py::arg("texts"), py::arg("field") = "toleration",
         "Parses a repeated --toleration flag; results accumulate in order, duplicates collapse.");
-  m.def("parse_taint", [](std::string_view text, std::string_view field) { return parse_taint(text, field); },
-        py::arg("text"), py::arg("field") = "taint");
+  m.def(
+      "parse_taint", [](std::string_view text, std::string_view field) { return parse_taint(text, field); },
+      py::arg("text"), py::arg("field") = "taint");
   m.def("parse_taint_changes", &parse_taint_changes, py::arg("texts"), py::arg("field") = "taint",
         "Parses the changes of one `kubectl taint` command line (\"k=v:NoSchedule\", \"k-\"), in order.");
   m.def("tolerated", &tolerated, py::arg("taint"), py::arg("tolerations"));
   m.def("first_untolerated_filtering_taint", &first_untolerated_filtering_taint, py::arg("taints"),
-        py::arg("tolerations"), "The scheduler's TaintToleration filter: the first NoSchedule/NoExecute taint not tolerated.");
+        py::arg("tolerations"),
+        "The scheduler's TaintToleration filter: the first NoSchedule/NoExecute taint not tolerated.");
   m.def("count_intolerable_prefer_no_schedule", &count_intolerable_prefer_no_schedule, py::arg("taints"),
         py::arg("tolerations"));
 }
 
 void bind_node(py::module_& m) {
-  m.def("human_duration", [](std::chrono::nanoseconds d) { return human_duration(d); }, py::arg("duration"),
-        "kubectl's HumanDuration of a datetime.timedelta (\"29s\", \"5m10s\", \"2d23h\").");
+  m.def(
+      "human_duration", [](std::chrono::nanoseconds d) { return human_duration(d); }, py::arg("duration"),
+      "kubectl's HumanDuration of a datetime.timedelta (\"29s\", \"5m10s\", \"2d23h\").");
 
   py::class_<NodeAddress> addr(m, "NodeAddress");
   def_kwargs_init(addr);
   addr.def_readwrite("type", &NodeAddress::type)
       .def_readwrite("address", &NodeAddress::address)
-      .def("__repr__", [](py::handle self) { return repr_fields(self, "NodeAddress", {"type", "address"}); });
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "NodeAddress", {"type", "address"});
+      });
   def_equality(addr);
 
   py::class_<Node> node(m, "Node", "A cluster node, built from a core/v1 Node object.");
   def_kwargs_init(node);
-  node.def_static("from_json", [](py::handle obj) { return Node::from_json(from_python(obj)); }, py::arg("node"),
-                  "Reads a core/v1 Node object (a dict).")
+  node.def_static(
+          "from_json", [](py::handle obj) { return Node::from_json(from_python(obj)); }, py::arg("node"),
+          "Reads a core/v1 Node object (a dict).")
       .def("to_json", [](const Node& self) { return to_python(self.to_json()); })
       .def_readwrite("name", &Node::name)
       .def_readwrite("labels", &Node::labels)
@@ -216,8 +238,9 @@ void bind_node(py::module_& m) {
 
 void bind_images(py::module_& m) {
   py::class_<ImageRef> ref(m, "ImageRef", "A parsed container image reference.");
-  ref.def_static("parse", [](std::string_view text, std::string_view field) { return ImageRef::parse(text, field); },
-                 py::arg("text"), py::arg("field") = "image")
+  ref.def_static(
+         "parse", [](std::string_view text, std::string_view field) { return ImageRef::parse(text, field); },
+         py::arg("text"), py::arg("field") = "image")
       .def_readwrite("domain", &ImageRef::domain)
       .def_readwrite("path", &ImageRef::path)
       .def_readwrite("tag", &ImageRef::tag)
@@ -238,7 +261,9 @@ void bind_images(py::module_& m) {
       .def_readwrite("cuda", &CatalogImage::cuda)
       .def_readwrite("framework", &CatalogImage::framework)
       .def_readwrite("notes", &CatalogImage::notes)
-      .def("__repr__", [](py::handle self) { return repr_fields(self, "CatalogImage", {"name", "tags", "gpu", "cuda"}); });
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "CatalogImage", {"name", "tags", "gpu", "cuda"});
+      });
   def_equality(img);
 
   py::class_<ImageCatalog> cat(m, "ImageCatalog", "A registry prefix and the images it offers.");
@@ -278,8 +303,9 @@ void bind_storage(py::module_& m) {
             for (const auto& mode : modes) out.push_back(parse_access_mode(mode));
             self.access_modes = std::move(out);
           })
-      .def("validate", [](const PvcRequest& self, std::string_view field) { validate(self, field); },
-           py::arg("field") = "pvc")
+      .def(
+          "validate", [](const PvcRequest& self, std::string_view field) { validate(self, field); },
+          py::arg("field") = "pvc")
       .def("__repr__", [](py::handle self) {
         return repr_fields(self, "PvcRequest", {"name", "storage_class", "size", "access_modes"});
       });
@@ -289,7 +315,9 @@ void bind_storage(py::module_& m) {
   def_kwargs_init(pvcs);
   pvcs.def_readwrite("claim_name", &PvcSource::claim_name)
       .def_readwrite("read_only", &PvcSource::read_only)
-      .def("__repr__", [](py::handle self) { return repr_fields(self, "PvcSource", {"claim_name", "read_only"}); });
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "PvcSource", {"claim_name", "read_only"});
+      });
   def_equality(pvcs);
 
   py::class_<NfsSource> nfs(m, "NfsSource", "nfs: a direct NFS export.");
@@ -297,7 +325,9 @@ void bind_storage(py::module_& m) {
   nfs.def_readwrite("server", &NfsSource::server)
       .def_readwrite("path", &NfsSource::path)
       .def_readwrite("read_only", &NfsSource::read_only)
-      .def("__repr__", [](py::handle self) { return repr_fields(self, "NfsSource", {"server", "path", "read_only"}); });
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "NfsSource", {"server", "path", "read_only"});
+      });
   def_equality(nfs);
 
   py::class_<HostPathSource> host(m, "HostPathSource", "hostPath: a node directory, e.g. a local SSD.");
@@ -311,14 +341,19 @@ void bind_storage(py::module_& m) {
   def_kwargs_init(empty);
   empty.def_readwrite("memory", &EmptyDirSource::memory)
       .def_readwrite("size_limit", &EmptyDirSource::size_limit)
-      .def("__repr__", [](py::handle self) { return repr_fields(self, "EmptyDirSource", {"memory", "size_limit"}); });
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "EmptyDirSource", {"memory", "size_limit"});
+      });
   def_equality(empty);
 
-  py::class_<Volume> vol(m, "Volume", "A pod volume: a name and a source (PvcSource, NfsSource, HostPathSource, EmptyDirSource).");
+  py::class_<Volume> vol(m, "Volume",
+                         "A pod volume: a name and a source (PvcSource, NfsSource, HostPathSource, EmptyDirSource).");
   def_kwargs_init(vol);
   vol.def_readwrite("name", &Volume::name)
       .def_readwrite("source", &Volume::source)
-      .def("__repr__", [](py::handle self) { return repr_fields(self, "Volume", {"name", "source"}); });
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "Volume", {"name", "source"});
+      });
   def_equality(vol);
 
   py::class_<VolumeMount> mount(m, "VolumeMount", "A container's view of a volume.");
@@ -344,8 +379,9 @@ void bind_resources(py::module_& m) {
       .def_readwrite("memory_limit", &Resources::memory_limit)
       .def_readwrite("gpus", &Resources::gpus)
       .def_readwrite("extra", &Resources::extra)
-      .def("validate", [](const Resources& self, std::string_view field) { validate(self, field); },
-           py::arg("field") = "resources")
+      .def(
+          "validate", [](const Resources& self, std::string_view field) { validate(self, field); },
+          py::arg("field") = "resources")
       .def("__repr__", [](py::handle self) {
         return repr_fields(self, "Resources",
                            {"cpu_request", "cpu_limit", "memory_request", "memory_limit", "gpus", "extra"});
@@ -358,7 +394,9 @@ void bind_staging(py::module_& m) {
   def_kwargs_init(in);
   in.def_readwrite("source", &StageIn::source)
       .def_readwrite("cache", &StageIn::cache)
-      .def("__repr__", [](py::handle self) { return repr_fields(self, "StageIn", {"source", "cache"}); });
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "StageIn", {"source", "cache"});
+      });
   def_equality(in);
   py::class_<SsdStaging> st(m, "SsdStaging",
                             "Stage data into the local SSD before the run, copy results back after (also when the "
@@ -368,8 +406,9 @@ void bind_staging(py::module_& m) {
       .def_readwrite("results", &SsdStaging::results)
       .def_readwrite("results_target", &SsdStaging::results_target)
       .def_readwrite("grace_period_seconds", &SsdStaging::grace_period_seconds)
-      .def("validate", [](const SsdStaging& self, std::string_view field) { validate(self, field); },
-           py::arg("field") = "staging")
+      .def(
+          "validate", [](const SsdStaging& self, std::string_view field) { validate(self, field); },
+          py::arg("field") = "staging")
       .def("__repr__", [](py::handle self) {
         return repr_fields(self, "SsdStaging", {"inputs", "results", "results_target", "grace_period_seconds"});
       });

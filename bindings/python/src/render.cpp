@@ -43,7 +43,9 @@ void bind_profile(py::module_& m) {
   def_kwargs_init(nm);
   nm.def_readwrite("sub_path", &NfsMount::sub_path)
       .def_readwrite("mount_path", &NfsMount::mount_path)
-      .def("__repr__", [](py::handle self) { return repr_fields(self, "NfsMount", {"sub_path", "mount_path"}); });
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "NfsMount", {"sub_path", "mount_path"});
+      });
   def_equality(nm);
 
   py::class_<NfsShare> ns(m, "NfsShare", "The site's shared NFS export.");
@@ -52,14 +54,18 @@ void bind_profile(py::module_& m) {
       .def_readwrite("path", &NfsShare::path)
       .def_readwrite("datasets", &NfsShare::datasets)
       .def_readwrite("home", &NfsShare::home)
-      .def("__repr__", [](py::handle self) { return repr_fields(self, "NfsShare", {"server", "path", "datasets", "home"}); });
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "NfsShare", {"server", "path", "datasets", "home"});
+      });
   def_equality(ns);
 
   py::class_<LocalSsd> ssd(m, "LocalSsd", "A node-local SSD: the node's directory and where pods see it.");
   def_kwargs_init(ssd);
   ssd.def_readwrite("host_path", &LocalSsd::host_path)
       .def_readwrite("mount_path", &LocalSsd::mount_path)
-      .def("__repr__", [](py::handle self) { return repr_fields(self, "LocalSsd", {"host_path", "mount_path"}); });
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "LocalSsd", {"host_path", "mount_path"});
+      });
   def_equality(ssd);
 
   py::class_<GpuConvention> gpu(m, "GpuConvention", "How GPUs are requested on a site.");
@@ -67,16 +73,21 @@ void bind_profile(py::module_& m) {
   gpu.def_readwrite("resource", &GpuConvention::resource)
       .def_readwrite("scheduler_name", &GpuConvention::scheduler_name)
       .def_readwrite("env", &GpuConvention::env)
-      .def("__repr__", [](py::handle self) { return repr_fields(self, "GpuConvention", {"resource", "scheduler_name"}); });
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "GpuConvention", {"resource", "scheduler_name"});
+      });
   def_equality(gpu);
 
   py::class_<Profile> p(m, "Profile", "A site profile: one cluster's conventions (registry, storage, SSDs, GPUs).");
   def_kwargs_init(p);
-  p.def_static("builtin", &Profile::builtin, py::arg("name"), "A profile compiled into the library (\"iiis\", \"generic\").")
+  p.def_static("builtin", &Profile::builtin, py::arg("name"),
+               "A profile compiled into the library (\"iiis\", \"generic\").")
       .def_static("builtin_names", &Profile::builtin_names)
-      .def_static("resolve", &Profile::resolve, py::arg("name_or_path"),
-                  "A built-in profile by name, or a file when it contains '/' or ends in .yaml / .yml; \"\" is generic.")
-      .def_static("load", &Profile::load, py::arg("path"), "Reads a profile file; ConfigError names file, line and key.")
+      .def_static(
+          "resolve", &Profile::resolve, py::arg("name_or_path"),
+          "A built-in profile by name, or a file when it contains '/' or ends in .yaml / .yml; \"\" is generic.")
+      .def_static("load", &Profile::load, py::arg("path"),
+                  "Reads a profile file; ConfigError names file, line and key.")
       .def_static("parse", &Profile::parse, py::arg("text"), py::arg("filename") = "<profile>")
       .def_readwrite("name", &Profile::name)
       .def_readwrite("description", &Profile::description)
@@ -98,10 +109,12 @@ void bind_profile(py::module_& m) {
 
 void bind_submission(py::module_& m) {
   py::class_<Submission>(m, "Submission", "The Kubernetes objects of one submission, in apply order.")
-      .def_property_readonly("objects", [](const Submission& self) { return objects_to_python(self.objects); },
-                             "The objects as dicts (a new list on every access).")
-      .def("workload", [](const Submission& self) { return to_python(self.workload()); },
-           "The workload object (the first that is not a PVC).")
+      .def_property_readonly(
+          "objects", [](const Submission& self) { return objects_to_python(self.objects); },
+          "The objects as dicts (a new list on every access).")
+      .def(
+          "workload", [](const Submission& self) { return to_python(self.workload()); },
+          "The workload object (the first that is not a PVC).")
       .def("to_yaml", [](const Submission& self) { return to_yaml(self.objects); })
       .def("to_json", [](const Submission& self) { return to_json(self.objects); })
       .def("__len__", [](const Submission& self) { return self.objects.size(); })
@@ -132,8 +145,7 @@ void bind_render(py::module_& m) {
   bind_submission(m);
 
   m.def(
-      "render",
-      [](const Workload& workload, py::object profile) { return render(workload, profile_from(profile)); },
+      "render", [](const Workload& workload, py::object profile) { return render(workload, profile_from(profile)); },
       py::arg("workload"), py::arg("profile") = py::none(),
       "Workload + site profile -> the Kubernetes objects of its submission. `profile` is a Profile or the name of\n"
       "a built-in one (\"iiis\", \"generic\"); None means \"generic\".");
@@ -155,20 +167,27 @@ void bind_render(py::module_& m) {
       },
       py::is_method(py::type::of<Workload>()), py::name("_repr_html_"));
 
-  m.def("to_yaml", [](py::handle objects) {
+  m.def(
+      "to_yaml",
+      [](py::handle objects) {
         if (py::isinstance<py::dict>(objects)) return to_yaml(from_python(objects));
         return to_yaml(objects_from_python(objects));
       },
       py::arg("objects"), "YAML text of one object (a dict) or several (documents separated by \"---\").");
-  m.def("to_json", [](py::handle objects) {
+  m.def(
+      "to_json",
+      [](py::handle objects) {
         if (py::isinstance<py::dict>(objects)) return to_json(from_python(objects));
         return to_json(objects_from_python(objects));
       },
       py::arg("objects"), "Indented JSON of one object, or a v1 List of several.");
-  m.def("parse_manifests",
-        [](std::string_view text, std::string_view filename) { return objects_to_python(parse_manifests(text, filename)); },
-        py::arg("text"), py::arg("filename") = "<manifest>",
-        "Reads YAML or JSON (one or many documents; v1 Lists expanded) into dicts, keeping every field.");
+  m.def(
+      "parse_manifests",
+      [](std::string_view text, std::string_view filename) {
+        return objects_to_python(parse_manifests(text, filename));
+      },
+      py::arg("text"), py::arg("filename") = "<manifest>",
+      "Reads YAML or JSON (one or many documents; v1 Lists expanded) into dicts, keeping every field.");
 }
 
 }  // namespace gpupool::py_bindings

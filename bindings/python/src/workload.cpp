@@ -80,7 +80,9 @@ void bind_parts(py::module_& m) {
       .def_readwrite("ps", &Replicas::ps)
       .def_readwrite("chief", &Replicas::chief)
       .def_readwrite("master", &Replicas::master)
-      .def("__repr__", [](py::handle self) { return repr_fields(self, "Replicas", {"workers", "ps", "chief", "master"}); });
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "Replicas", {"workers", "ps", "chief", "master"});
+      });
   def_equality(rep);
 
   py::class_<TensorBoard> tb(m, "TensorBoard", "A TensorBoard Deployment + NodePort Service reading the log dir.");
@@ -88,7 +90,9 @@ void bind_parts(py::module_& m) {
   tb.def_readwrite("enabled", &TensorBoard::enabled)
       .def_readwrite("log_dir", &TensorBoard::log_dir)
       .def_readwrite("image", &TensorBoard::image)
-      .def("__repr__", [](py::handle self) { return repr_fields(self, "TensorBoard", {"enabled", "log_dir", "image"}); });
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "TensorBoard", {"enabled", "log_dir", "image"});
+      });
   def_equality(tb);
 }
 
@@ -129,18 +133,24 @@ void bind_workload_class(py::module_& m) {
       .def_readwrite("backoff_limit", &Workload::backoff_limit)
       .def_readwrite("ttl_seconds_after_finished", &Workload::ttl_seconds_after_finished)
       .def_readwrite("tensorboard", &Workload::tensorboard)
-      .def("validate", [](const Workload& self) { validate(self); },
-           "Checks the spec as the API server and the operators would; raises ValidationError.")
+      .def(
+          "validate", [](const Workload& self) { validate(self); },
+          "Checks the spec as the API server and the operators would; raises ValidationError.")
       .def("derived_replica_names", [](const Workload& self) { return derived_replica_names(self); })
-      .def("__repr__", [](py::handle self) { return repr_fields(self, "Workload", {"name", "kind", "image"}); });
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "Workload", {"name", "kind", "image"});
+      });
   GPUPOOL_PY_ENUM_PROPERTY(w, Workload, "kind", kind, parse_workload_kind, "kind");
   GPUPOOL_PY_OPTIONAL_ENUM_PROPERTY(w, Workload, "restart_policy", restart_policy, parse_restart_policy,
                                     "restartPolicy");
   GPUPOOL_PY_OPTIONAL_ENUM_PROPERTY(w, Workload, "clean_pod_policy", clean_pod_policy, parse_clean_pod_policy,
                                     "cleanPodPolicy");
-  m.def("parse_workload_kind",
-        [](std::string_view text, std::string_view field) { return std::string(to_string(parse_workload_kind(text, field))); },
-        py::arg("text"), py::arg("field") = "kind", "The Kubernetes kind for what users type (\"mpi\" -> \"MPIJob\").");
+  m.def(
+      "parse_workload_kind",
+      [](std::string_view text, std::string_view field) {
+        return std::string(to_string(parse_workload_kind(text, field)));
+      },
+      py::arg("text"), py::arg("field") = "kind", "The Kubernetes kind for what users type (\"mpi\" -> \"MPIJob\").");
 }
 
 void bind_submit_options(py::module_& m) {
@@ -189,7 +199,9 @@ void bind_submit_options(py::module_& m) {
       .def_readwrite("command", &SubmitOptions::command)
       .def_readwrite("argv", &SubmitOptions::argv)
       .def("to_workload", [](const SubmitOptions& self) { return to_workload_python(self); })
-      .def("__repr__", [](py::handle self) { return repr_fields(self, "SubmitOptions", {"kind", "name", "image", "gpus"}); });
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "SubmitOptions", {"kind", "name", "image", "gpus"});
+      });
 
   m.def(
       "to_workload",
@@ -223,8 +235,10 @@ ValidationError with_keyword_names(const ValidationError& e) {
     const auto bracket = field.find('[');
     std::string flag = field.substr(2, bracket == std::string::npos ? std::string::npos : bracket - 2);
     // Repeatable flags are plural keyword arguments.
-    if (flag == "toleration" || flag == "selector") flag += "s";
-    else if (flag == "data-dir") flag = "data-dirs";
+    if (flag == "toleration" || flag == "selector")
+      flag += "s";
+    else if (flag == "data-dir")
+      flag = "data-dirs";
     for (auto& c : flag)
       if (c == '-') c = '_';
     return ValidationError(flag + (bracket == std::string::npos ? "" : field.substr(bracket)), e.value(), e.rule());

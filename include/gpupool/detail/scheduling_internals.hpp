@@ -45,16 +45,16 @@ struct alignas(64) NodeInfo {
   /// NodeInfo whose `node` changed must be rebuilt with make_node_info.
   std::uint64_t serial = 0;
   std::int64_t pod_count = 0;
-  std::int64_t nonzero_milli_cpu = 0;     ///< bound pods' non-zero cpu requests (scoring)
-  std::int64_t nonzero_memory = 0;        ///< bound pods' non-zero memory requests (scoring)
+  std::int64_t nonzero_milli_cpu = 0;  ///< bound pods' non-zero cpu requests (scoring)
+  std::int64_t nonzero_memory = 0;     ///< bound pods' non-zero memory requests (scoring)
   /// A 256-bit Bloom filter of the ids in spread_counts (three bits per id, see spread_bits; kept
   /// by add_pod/remove_pod), so that scoring skips the list for the keys a node surely lacks.
   std::array<std::uint64_t, 4> spread_mask{};
-  ResourceAmounts allocatable;            ///< status.allocatable
-  ResourceAmounts requested;              ///< sum of bound pods' requests
-  bool unschedulable = false;             ///< node.unschedulable
-  bool has_filtering_taints = false;      ///< a NoSchedule or NoExecute taint
-  bool has_prefer_taints = false;         ///< a PreferNoSchedule taint
+  ResourceAmounts allocatable;        ///< status.allocatable
+  ResourceAmounts requested;          ///< sum of bound pods' requests
+  bool unschedulable = false;         ///< node.unschedulable
+  bool has_filtering_taints = false;  ///< a NoSchedule or NoExecute taint
+  bool has_prefer_taints = false;     ///< a PreferNoSchedule taint
   /// Bound pods per spread key, as (PlacementState::spread_id(key), count); a short flat list.
   std::vector<std::pair<int, int>> spread_counts;
   Node node;
@@ -82,22 +82,19 @@ struct alignas(64) NodeInfo {
 };
 
 // PlacementState (gpupool/scheduling.hpp), its caches in full. It keeps interned resource names, the
-// rotating start index and reusable scratch space (so place() allocates nothing per node). It also caches, per distinct set
-// of a pod's constraints (tolerations, nodeSelector, required node affinity) and per node serial,
-// the verdicts of the filters that do not depend on bound pods (NodeUnschedulable, TaintToleration,
-// NodeAffinity) and the node's PreferNoSchedule count: the replicas of a workload share them, so
-// only NodeResourcesFit and scoring run per pod. At most 64 constraint sets are kept (least
-// recently used dropped). Per constraint set it also keeps the positions of the nodes passing
-// those filters, so place() visits only them (advancing next_start_index exactly as a walk over
-// every node would). That index is rebuilt when the span given to place() has another address or
-// size, or when any NodeInfo was built (make_node_info, in any state) since; so a span may change
-// only by assigning NodeInfos fresh from make_node_info, never by reordering or copying existing
-// ones in place. Spans holding a hand-built NodeInfo (serial 0) are walked node by node.
-// That walk reads a compact table of the nodes' resource fields (one cache line per node) and, per
-// spread key, the nodes holding its pods, instead of the NodeInfos; add_pod/remove_pod on a node of
-// the span last placed on update the table in place. Bound pods must change only through
-// add_pod/remove_pod (of any state): a change on any other NodeInfo, or through another state,
-// makes the next place() re-read the span (correct, but one pass over every node; so states used
-// side by side, e.g. in two threads, cost each other that pass).
+// rotating start index and reusable scratch space (so place() allocates nothing per node). It also caches, per distinct
+// set of a pod's constraints (tolerations, nodeSelector, required node affinity) and per node serial, the verdicts of
+// the filters that do not depend on bound pods (NodeUnschedulable, TaintToleration, NodeAffinity) and the node's
+// PreferNoSchedule count: the replicas of a workload share them, so only NodeResourcesFit and scoring run per pod. At
+// most 64 constraint sets are kept (least recently used dropped). Per constraint set it also keeps the positions of the
+// nodes passing those filters, so place() visits only them (advancing next_start_index exactly as a walk over every
+// node would). That index is rebuilt when the span given to place() has another address or size, or when any NodeInfo
+// was built (make_node_info, in any state) since; so a span may change only by assigning NodeInfos fresh from
+// make_node_info, never by reordering or copying existing ones in place. Spans holding a hand-built NodeInfo (serial 0)
+// are walked node by node. That walk reads a compact table of the nodes' resource fields (one cache line per node) and,
+// per spread key, the nodes holding its pods, instead of the NodeInfos; add_pod/remove_pod on a node of the span last
+// placed on update the table in place. Bound pods must change only through add_pod/remove_pod (of any state): a change
+// on any other NodeInfo, or through another state, makes the next place() re-read the span (correct, but one pass over
+// every node; so states used side by side, e.g. in two threads, cost each other that pass).
 
 }  // namespace gpupool

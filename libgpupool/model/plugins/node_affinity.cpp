@@ -44,10 +44,14 @@ bool matches(const NodeSelectorRequirement& r, const Node& node, bool is_field) 
   }
   auto in_values = [&] { return value && std::find(r.values.begin(), r.values.end(), *value) != r.values.end(); };
   switch (r.op) {
-    case O::In: return in_values();
-    case O::NotIn: return !in_values();
-    case O::Exists: return value != nullptr;
-    case O::DoesNotExist: return value == nullptr;
+    case O::In:
+      return in_values();
+    case O::NotIn:
+      return !in_values();
+    case O::Exists:
+      return value != nullptr;
+    case O::DoesNotExist:
+      return value == nullptr;
     case O::Gt:
     case O::Lt: {
       std::int64_t have = 0, want = 0;
@@ -116,8 +120,10 @@ class NodeAffinity final : public Plugin {
       if (!named) named.emplace();
       named->insert(term_names->begin(), term_names->end());
     }
-    if (named && named->empty()) out.rejection = "pod affinity terms conflict";  // errReasonConflict
-    else out.node_names = std::move(named);
+    if (named && named->empty())
+      out.rejection = "pod affinity terms conflict";  // errReasonConflict
+    else
+      out.node_names = std::move(named);
     return out;
   }
 
@@ -134,7 +140,8 @@ class NodeAffinity final : public Plugin {
     put_key(out, std::to_string(pod.node_selector.size()));
     for (const auto& [k, v] : pod.node_selector) put_key(out, k), put_key(out, v);
     put_key(out, std::to_string(pod.required_node_affinity.size()));
-    for (const auto& t : pod.required_node_affinity) put_requirements(out, t.match_expressions), put_requirements(out, t.match_fields);
+    for (const auto& t : pod.required_node_affinity)
+      put_requirements(out, t.match_expressions), put_requirements(out, t.match_fields);
     return true;
   }
 };

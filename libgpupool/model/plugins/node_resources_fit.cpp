@@ -31,8 +31,8 @@ class NodeResourcesFit final : public Plugin {
   Reads score_reads() const override { return Reads::BoundPods; }
   Kernel score_kernel() const override { return Kernel::LeastAllocated; }
   std::int64_t score(const Cycle& c, const NodeInfo& n) const override {
-    return least_allocated(n.nonzero_milli_cpu + c.nonzero_cpu, n.allocatable.get(kCpu), n.nonzero_memory + c.nonzero_memory,
-                           n.allocatable.get(kMemory));
+    return least_allocated(n.nonzero_milli_cpu + c.nonzero_cpu, n.allocatable.get(kCpu),
+                           n.nonzero_memory + c.nonzero_memory, n.allocatable.get(kMemory));
   }
 
   bool shape_key(const PodRequirements&, std::string&) const override { return true; }  // nothing cached
@@ -41,7 +41,8 @@ class NodeResourcesFit final : public Plugin {
   template <class Insufficient>
   static bool check(const Cycle& c, const NodeInfo& n, Insufficient&& insufficient) {
     auto free = [&](int id) { return n.allocatable.get(id) - n.requested.get(id); };
-    return fits_request(c.fit, free_pods(n.allocatable.get(kPods), n.pod_count), free(kCpu), free(kMemory), free, insufficient);
+    return fits_request(c.fit, free_pods(n.allocatable.get(kPods), n.pod_count), free(kCpu), free(kMemory), free,
+                        insufficient);
   }
 };
 

@@ -16,8 +16,12 @@ class NodeUnschedulable final : public Plugin {
  public:
   std::string_view name() const override { return "NodeUnschedulable"; }
   Reads filter_reads() const override { return Reads::NodeSpec; }
-  bool filter(const Cycle& c, const NodeInfo& n) const override { return !n.unschedulable || tolerates_unschedulable(c.pod); }
-  std::vector<std::string> reasons(const Cycle&, const NodeInfo&) const override { return {"node(s) were unschedulable"}; }
+  bool filter(const Cycle& c, const NodeInfo& n) const override {
+    return !n.unschedulable || tolerates_unschedulable(c.pod);
+  }
+  std::vector<std::string> reasons(const Cycle&, const NodeInfo&) const override {
+    return {"node(s) were unschedulable"};
+  }
   // What the filter reads of the pod: whether it tolerates the unschedulable taint.
   bool shape_key(const PodRequirements& pod, std::string& out) const override {
     out.push_back(tolerates_unschedulable(pod) ? '1' : '0');

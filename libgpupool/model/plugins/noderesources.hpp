@@ -35,8 +35,8 @@ inline std::int64_t free_pods(std::int64_t allocatable, std::int64_t bound) {
 /// `insufficient(id)` (kPods for the pod count) is called for each failure and returns whether to
 /// go on (to list every reason) or to stop (to filter).
 template <class Free, class Insufficient>
-inline bool fits_request(const FitRequest& want, std::int64_t free_pod_slots, std::int64_t free_cpu, std::int64_t free_memory,
-                         Free&& free, Insufficient&& insufficient) {
+inline bool fits_request(const FitRequest& want, std::int64_t free_pod_slots, std::int64_t free_cpu,
+                         std::int64_t free_memory, Free&& free, Insufficient&& insufficient) {
   bool fits = true;
   auto fail = [&](int id) {
     fits = false;
@@ -53,7 +53,8 @@ inline bool fits_request(const FitRequest& want, std::int64_t free_pod_slots, st
 /// LeastAllocated (least_allocated.go leastResourceScorer) over cpu and memory, weight 1 each:
 /// `(capacity - requested) * MaxNodeScore / capacity`, 0 when requested exceeds capacity; a resource
 /// without capacity is left out.
-inline std::int64_t least_allocated(std::int64_t req_cpu, std::int64_t alloc_cpu, std::int64_t req_mem, std::int64_t alloc_mem) {
+inline std::int64_t least_allocated(std::int64_t req_cpu, std::int64_t alloc_cpu, std::int64_t req_mem,
+                                    std::int64_t alloc_mem) {
   std::int64_t score = 0, weights = 0;
   auto one = [&](std::int64_t requested, std::int64_t capacity) {
     if (capacity == 0) return;
@@ -68,7 +69,8 @@ inline std::int64_t least_allocated(std::int64_t req_cpu, std::int64_t alloc_cpu
 
 /// BalancedAllocation (balanced_allocation.go balancedResourceScorer): (1 − std of the requested
 /// fractions, each capped at 1) × MaxNodeScore; with two resources the std is |f1 − f2| / 2.
-inline std::int64_t balanced_allocation(std::int64_t req_cpu, std::int64_t alloc_cpu, std::int64_t req_mem, std::int64_t alloc_mem) {
+inline std::int64_t balanced_allocation(std::int64_t req_cpu, std::int64_t alloc_cpu, std::int64_t req_mem,
+                                        std::int64_t alloc_mem) {
   double fractions[2];
   int n = 0;
   auto one = [&](std::int64_t requested, std::int64_t capacity) {
@@ -98,8 +100,8 @@ struct Quotients {
 };
 
 /// The quotients with scalar arithmetic (the portable fallback; also what the tests compare).
-inline Quotients fit_quotients_scalar(std::int64_t num_cpu, std::int64_t num_mem, std::int64_t req_cpu, std::int64_t req_mem,
-                                      std::int64_t alloc_cpu, std::int64_t alloc_mem) {
+inline Quotients fit_quotients_scalar(std::int64_t num_cpu, std::int64_t num_mem, std::int64_t req_cpu,
+                                      std::int64_t req_mem, std::int64_t alloc_cpu, std::int64_t alloc_mem) {
   Quotients q;
   q.q_cpu = static_cast<std::int64_t>(static_cast<double>(num_cpu) / static_cast<double>(alloc_cpu));
   q.q_mem = static_cast<std::int64_t>(static_cast<double>(num_mem) / static_cast<double>(alloc_mem));
@@ -112,8 +114,8 @@ inline Quotients fit_quotients_scalar(std::int64_t num_cpu, std::int64_t num_mem
 
 #if defined(GPUPOOL_SIMD_SSE2)
 /// The same quotients with one two-lane division each (SSE2): the same IEEE operations per lane.
-inline Quotients fit_quotients_sse2(std::int64_t num_cpu, std::int64_t num_mem, std::int64_t req_cpu, std::int64_t req_mem,
-                                    std::int64_t alloc_cpu, std::int64_t alloc_mem) {
+inline Quotients fit_quotients_sse2(std::int64_t num_cpu, std::int64_t num_mem, std::int64_t req_cpu,
+                                    std::int64_t req_mem, std::int64_t alloc_cpu, std::int64_t alloc_mem) {
   Quotients q;
   const __m128d cap = _mm_set_pd(static_cast<double>(alloc_mem), static_cast<double>(alloc_cpu));
   const __m128d d = _mm_div_pd(_mm_set_pd(static_cast<double>(num_mem), static_cast<double>(num_cpu)), cap);
@@ -135,10 +137,13 @@ inline Quotients fit_quotients_sse2(std::int64_t num_cpu, std::int64_t num_mem, 
 /// truncation are bit for bit balancedResourceScorer's. `Quotients` picks the arithmetic (the SSE2
 /// kernel or the scalar fallback).
 template <Quotients (*Divide)(std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t)>
-[[gnu::always_inline]] inline FitScores fit_scores_with(std::int64_t nz_cpu, std::int64_t nz_mem, std::int64_t req_cpu, std::int64_t req_mem,
-                                 std::int64_t alloc_cpu, std::int64_t alloc_mem) {
-  if (alloc_cpu <= 0 || alloc_mem <= 0 || alloc_cpu > kExactCapacity || alloc_mem > kExactCapacity || nz_cpu < 0 || nz_mem < 0)
-    return {least_allocated(nz_cpu, alloc_cpu, nz_mem, alloc_mem), balanced_allocation(req_cpu, alloc_cpu, req_mem, alloc_mem)};
+[[gnu::always_inline]] inline FitScores fit_scores_with(std::int64_t nz_cpu, std::int64_t nz_mem, std::int64_t req_cpu,
+                                                        std::int64_t req_mem, std::int64_t alloc_cpu,
+                                                        std::int64_t alloc_mem) {
+  if (alloc_cpu <= 0 || alloc_mem <= 0 || alloc_cpu > kExactCapacity || alloc_mem > kExactCapacity || nz_cpu < 0 ||
+      nz_mem < 0)
+    return {least_allocated(nz_cpu, alloc_cpu, nz_mem, alloc_mem),
+            balanced_allocation(req_cpu, alloc_cpu, req_mem, alloc_mem)};
   // requested > capacity scores 0: a zero numerator.
   const std::int64_t num_cpu = std::max<std::int64_t>(alloc_cpu - nz_cpu, 0) * kMaxNodeScore;
   const std::int64_t num_mem = std::max<std::int64_t>(alloc_mem - nz_mem, 0) * kMaxNodeScore;
@@ -154,8 +159,9 @@ template <Quotients (*Divide)(std::int64_t, std::int64_t, std::int64_t, std::int
 
 /// The kernel the indexed walk uses: SSE2 where the target has it (and GPUPOOL_NO_SIMD is not
 /// defined), the scalar fallback elsewhere.
-[[gnu::always_inline]] inline FitScores fit_scores(std::int64_t nz_cpu, std::int64_t nz_mem, std::int64_t req_cpu, std::int64_t req_mem,
-                            std::int64_t alloc_cpu, std::int64_t alloc_mem) {
+[[gnu::always_inline]] inline FitScores fit_scores(std::int64_t nz_cpu, std::int64_t nz_mem, std::int64_t req_cpu,
+                                                   std::int64_t req_mem, std::int64_t alloc_cpu,
+                                                   std::int64_t alloc_mem) {
 #if defined(GPUPOOL_SIMD_SSE2)
   return fit_scores_with<fit_quotients_sse2>(nz_cpu, nz_mem, req_cpu, req_mem, alloc_cpu, alloc_mem);
 #else

@@ -48,8 +48,9 @@ enum class Code : std::uint8_t { Unschedulable, UnschedulableAndUnresolvable };
 /// `others` and are kSkip for cpu and memory (never above a node's free amount).
 struct FitRequest {
   static constexpr std::int64_t kSkip = std::numeric_limits<std::int64_t>::min();
-  std::int64_t cpu = kSkip, memory = kSkip;                // millicores, bytes
-  std::span<const std::pair<int, std::int64_t>> others;  // ephemeral-storage, scalar resources: (id, amount), ascending id
+  std::int64_t cpu = kSkip, memory = kSkip;  // millicores, bytes
+  std::span<const std::pair<int, std::int64_t>>
+      others;  // ephemeral-storage, scalar resources: (id, amount), ascending id
 };
 
 /// What one scheduling attempt computed once about the pod (kube-scheduler's CycleState).
@@ -150,7 +151,7 @@ struct SchedulerProfile {
   bool indexed = false;
   bool fits_request = false;
   int least_allocated = -1, balanced_allocation = -1, spread_count = -1;
-  std::uint64_t generation = 0;  ///< changes with every registration
+  std::uint64_t generation = 0;                           ///< changes with every registration
   std::vector<std::shared_ptr<const Plugin>> registered;  ///< keeps registered plugins alive
 
   const Plugin* find(std::string_view name) const;

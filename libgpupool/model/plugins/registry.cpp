@@ -38,7 +38,8 @@ std::vector<const Plugin*> builtin_plugins() {
 }
 
 // Derives what the runtime needs from the plugins' declarations.
-std::shared_ptr<const SchedulerProfile> build(std::vector<std::shared_ptr<const Plugin>> registered, std::uint64_t generation) {
+std::shared_ptr<const SchedulerProfile> build(std::vector<std::shared_ptr<const Plugin>> registered,
+                                              std::uint64_t generation) {
   auto p = std::make_shared<SchedulerProfile>();
   p->plugins = builtin_plugins();
   for (const auto& r : registered) p->plugins.push_back(r.get());
@@ -52,8 +53,10 @@ std::shared_ptr<const SchedulerProfile> build(std::vector<std::shared_ptr<const 
     if (f == Reads::NodeSpec) p->static_filters.push_back(idx);
     if (f == Reads::BoundPods) {
       p->dynamic_filters.push_back(idx);
-      if (pl.filter_kernel() == Kernel::FitsRequest && !p->fits_request) p->fits_request = true;
-      else indexed = false;
+      if (pl.filter_kernel() == Kernel::FitsRequest && !p->fits_request)
+        p->fits_request = true;
+      else
+        indexed = false;
     }
     if (f == Reads::NodeSpec || s == Reads::NodeSpec) p->keyed.push_back(idx);
     if (s == Reads::Nothing) continue;
@@ -65,13 +68,22 @@ std::shared_ptr<const SchedulerProfile> build(std::vector<std::shared_ptr<const 
     }
     int* slot = nullptr;
     switch (s == Reads::BoundPods ? pl.score_kernel() : Kernel::None) {
-      case Kernel::LeastAllocated: slot = &p->least_allocated; break;
-      case Kernel::BalancedAllocation: slot = &p->balanced_allocation; break;
-      case Kernel::SpreadCount: slot = &p->spread_count; break;
-      default: break;
+      case Kernel::LeastAllocated:
+        slot = &p->least_allocated;
+        break;
+      case Kernel::BalancedAllocation:
+        slot = &p->balanced_allocation;
+        break;
+      case Kernel::SpreadCount:
+        slot = &p->spread_count;
+        break;
+      default:
+        break;
     }
-    if (slot && *slot < 0) *slot = pos;
-    else indexed = false;
+    if (slot && *slot < 0)
+      *slot = pos;
+    else
+      indexed = false;
   }
   if (p->plugins.size() >= SchedulerProfile::kNone) throw std::length_error("too many scheduler plugins");
   p->indexed = indexed;

@@ -19,13 +19,17 @@ class VolumeBinding final : public Plugin {
     bool unbound_immediate = false;
     for (const PodClaim& c : pod.claims) {
       switch (c.status) {
-        case ClaimStatus::Missing: return {std::nullopt, fmt::format("persistentvolumeclaim \"{}\" not found", c.name)};
+        case ClaimStatus::Missing:
+          return {std::nullopt, fmt::format("persistentvolumeclaim \"{}\" not found", c.name)};
         case ClaimStatus::Deleting:
           return {std::nullopt, fmt::format("persistentvolumeclaim \"{}\" is being deleted", c.name)};
-        case ClaimStatus::UnboundImmediate: unbound_immediate = true; break;
+        case ClaimStatus::UnboundImmediate:
+          unbound_immediate = true;
+          break;
         case ClaimStatus::Unknown:
         case ClaimStatus::Bound:
-        case ClaimStatus::UnboundWaitForFirstConsumer: break;
+        case ClaimStatus::UnboundWaitForFirstConsumer:
+          break;
       }
     }
     if (unbound_immediate) return {std::nullopt, "pod has unbound immediate PersistentVolumeClaims"};
