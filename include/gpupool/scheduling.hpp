@@ -57,6 +57,10 @@ struct PlacementStateAccess;
 }
 
 enum class NodeSelectorOperator { In, NotIn, Exists, DoesNotExist, Gt, Lt };
+/// "In", "NotIn", ... as core/v1 spells them; parse_node_selector_operator is its inverse (nullopt
+/// for any other text, which the API server refuses).
+std::string_view to_string(NodeSelectorOperator op) noexcept;
+std::optional<NodeSelectorOperator> parse_node_selector_operator(std::string_view text) noexcept;
 
 /// One requirement of a node selector term (core/v1 NodeSelectorRequirement).
 struct NodeSelectorRequirement {

@@ -56,10 +56,6 @@ struct EnvVar {
   bool operator==(const EnvVar&) const = default;
 };
 
-/// "In", "NotIn", ... (NodeSelectorOperator and NodeSelectorRequirement live in scheduling.hpp,
-/// beside the rules that evaluate them).
-std::string_view to_string(NodeSelectorOperator op) noexcept;
-
 /// Replica counts; each kind reads the ones it has (see Workload::kind).
 struct Replicas {
   std::int32_t workers = 1;  ///< Deployment replicas, Job parallelism, MPI/TF/PyTorch Worker

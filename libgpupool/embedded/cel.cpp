@@ -12,6 +12,8 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <type_traits>
 #include <vector>
 
 // The matcher keeps its backtracking state on the heap, up to BOOST_REGEX_MAX_BLOCKS blocks of 4 KiB
@@ -2237,6 +2239,21 @@ Value arith(const std::string& op, const Value& a, const Value& b) {
   return no_overload();
 }
 
+// The whole string as a number of type T (int(), uint(), double() of a string), or nullopt.
+template <class T>
+std::optional<T> whole_number(const std::string& s) {
+  T n{};
+  if constexpr (std::is_floating_point_v<T>) {
+    char* end = nullptr;
+    n = std::strtod(s.c_str(), &end);
+    if (s.empty() || end != s.c_str() + s.size()) return std::nullopt;
+  } else {
+    const auto r = std::from_chars(s.data(), s.data() + s.size(), n);
+    if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size()) return std::nullopt;
+  }
+  return n;
+}
+
 Value convert(const std::string& f, const Value& v) {
   if (f == "dyn") return v;
   if (f == "int") {
@@ -2248,13 +2265,9 @@ Value convert(const std::string& f, const Value& v) {
       case Value::Double:
         if (!(v.d > -9223372036854775808.0 && v.d < 9223372036854775807.0)) return int_overflow();
         return Value::integer(static_cast<std::int64_t>(v.d));
-      case Value::String: {
-        std::int64_t n;
-        const auto r = std::from_chars(v.s.data(), v.s.data() + v.s.size(), n);
-        if (r.ec != std::errc() || r.ptr != v.s.data() + v.s.size() || v.s.empty())
-          return Value::error("type conversion error from 'string' to 'int'");
-        return Value::integer(n);
-      }
+      case Value::String:
+        if (const auto n = whole_number<std::int64_t>(v.s)) return Value::integer(*n);
+        return Value::error("type conversion error from 'string' to 'int'");
       case Value::Timestamp:
         return Value::integer(v.i);
       default:
@@ -2270,13 +2283,9 @@ Value convert(const std::string& f, const Value& v) {
       case Value::Double:
         if (!(v.d > -1 && v.d < 18446744073709551616.0)) return uint_overflow();
         return Value::unsigned_(static_cast<std::uint64_t>(v.d));
-      case Value::String: {
-        std::uint64_t n;
-        const auto r = std::from_chars(v.s.data(), v.s.data() + v.s.size(), n);
-        if (r.ec != std::errc() || r.ptr != v.s.data() + v.s.size() || v.s.empty())
-          return Value::error("type conversion error from 'string' to 'uint'");
-        return Value::unsigned_(n);
-      }
+      case Value::String:
+        if (const auto n = whole_number<std::uint64_t>(v.s)) return Value::unsigned_(*n);
+        return Value::error("type conversion error from 'string' to 'uint'");
       default:
         break;
     }
@@ -2289,13 +2298,9 @@ Value convert(const std::string& f, const Value& v) {
         return Value::dbl(static_cast<double>(v.i));
       case Value::Uint:
         return Value::dbl(static_cast<double>(v.u));
-      case Value::String: {
-        char* end = nullptr;
-        const double d = std::strtod(v.s.c_str(), &end);
-        if (v.s.empty() || end != v.s.c_str() + v.s.size())
-          return Value::error("type conversion error from 'string' to 'double'");
-        return Value::dbl(d);
-      }
+      case Value::String:
+        if (const auto d = whole_number<double>(v.s)) return Value::dbl(*d);
+        return Value::error("type conversion error from 'string' to 'double'");
       default:
         break;
     }

@@ -1512,10 +1512,6 @@ void node_field_requirement(Errors& e, const json::object& r, const std::string&
 // ValidateNodeSelectorTerm: each requirement by the model's rule (scheduling.hpp validate, one
 // copy of ValidateNodeSelectorRequirement), worded as field.ErrorList words them.
 void node_selector_term(Errors& e, const json::object& term, const std::string& tf) {
-  static const std::pair<std::string_view, NodeSelectorOperator> kOps[] = {
-      {"In", NodeSelectorOperator::In},         {"NotIn", NodeSelectorOperator::NotIn},
-      {"Exists", NodeSelectorOperator::Exists}, {"DoesNotExist", NodeSelectorOperator::DoesNotExist},
-      {"Gt", NodeSelectorOperator::Gt},         {"Lt", NodeSelectorOperator::Lt}};
   for (const char* list : {"matchExpressions", "matchFields"}) {
     const auto rs = items(term, list);
     for (std::size_t j = 0; j < rs.size(); ++j) {
@@ -1528,12 +1524,12 @@ void node_selector_term(Errors& e, const json::object& term, const std::string& 
       NodeSelectorRequirement req;
       req.key = string_at(r, "key");
       const std::string op = string_at(r, "operator");
-      const auto known = std::find_if(std::begin(kOps), std::end(kOps), [&](const auto& o) { return o.first == op; });
-      if (known == std::end(kOps)) {
+      const auto known = parse_node_selector_operator(op);
+      if (!known) {
         e.invalid(f + ".operator", q(op), "not a valid selector operator");
         continue;
       }
-      req.op = known->second;
+      req.op = *known;
       if (const auto* vs = array_at(r, "values"))
         for (const auto& v : *vs) req.values.push_back(v.is_string() ? std::string(v.as_string()) : "");
       try {

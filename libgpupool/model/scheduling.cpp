@@ -53,6 +53,24 @@ void add_at(ResourceAmounts& v, int id, std::int64_t d) { v.add(id, d); }
 
 // ---- node selector -------------------------------------------------------------------------------
 
+namespace {
+constexpr std::pair<NodeSelectorOperator, std::string_view> kNodeOps[] = {
+    {NodeSelectorOperator::In, "In"},         {NodeSelectorOperator::NotIn, "NotIn"},
+    {NodeSelectorOperator::Exists, "Exists"}, {NodeSelectorOperator::DoesNotExist, "DoesNotExist"},
+    {NodeSelectorOperator::Gt, "Gt"},         {NodeSelectorOperator::Lt, "Lt"}};
+}  // namespace
+
+std::string_view to_string(NodeSelectorOperator op) noexcept {
+  for (const auto& [o, name] : kNodeOps)
+    if (o == op) return name;
+  return "";
+}
+std::optional<NodeSelectorOperator> parse_node_selector_operator(std::string_view text) noexcept {
+  for (const auto& [o, name] : kNodeOps)
+    if (name == text) return o;
+  return std::nullopt;
+}
+
 void validate(const NodeSelectorRequirement& r, bool is_field, std::string_view field) {
   const std::string f(field);
   using O = NodeSelectorOperator;
@@ -171,12 +189,7 @@ std::vector<ContainerResources> containers_of(const json::object& spec, std::str
   return out;
 }
 NodeSelectorOperator selector_op(const std::string& s, const std::string& field) {
-  using O = NodeSelectorOperator;
-  static const std::pair<std::string_view, O> kOps[] = {{"In", O::In},         {"NotIn", O::NotIn},
-                                                        {"Exists", O::Exists}, {"DoesNotExist", O::DoesNotExist},
-                                                        {"Gt", O::Gt},         {"Lt", O::Lt}};
-  for (const auto& [name, op] : kOps)
-    if (s == name) return op;
+  if (const auto op = parse_node_selector_operator(s)) return *op;
   throw ValidationError(
       field, s, "Unsupported value: supported values: \"DoesNotExist\", \"Exists\", \"Gt\", \"In\", \"Lt\", \"NotIn\"");
 }

@@ -57,13 +57,6 @@ constexpr std::array<std::pair<RestartPolicy, std::string_view>, 4> kRestart{{{R
                                                                               {RestartPolicy::ExitCode, "ExitCode"}}};
 constexpr std::array<std::pair<CleanPodPolicy, std::string_view>, 3> kClean{
     {{CleanPodPolicy::None, "None"}, {CleanPodPolicy::Running, "Running"}, {CleanPodPolicy::All, "All"}}};
-constexpr std::array<std::pair<NodeSelectorOperator, std::string_view>, 6> kNodeOps{
-    {{NodeSelectorOperator::In, "In"},
-     {NodeSelectorOperator::NotIn, "NotIn"},
-     {NodeSelectorOperator::Exists, "Exists"},
-     {NodeSelectorOperator::DoesNotExist, "DoesNotExist"},
-     {NodeSelectorOperator::Gt, "Gt"},
-     {NodeSelectorOperator::Lt, "Lt"}}};
 
 bool is_kubeflow(WorkloadKind k) {
   return k == WorkloadKind::MPIJob || k == WorkloadKind::TFJob || k == WorkloadKind::PyTorchJob;
@@ -200,7 +193,6 @@ void validate_annotations(const std::map<std::string, std::string>& annotations,
 std::string_view to_string(WorkloadKind kind) noexcept { return name_of(kKinds, kind); }
 std::string_view to_string(RestartPolicy p) noexcept { return name_of(kRestart, p); }
 std::string_view to_string(CleanPodPolicy p) noexcept { return name_of(kClean, p); }
-std::string_view to_string(NodeSelectorOperator op) noexcept { return name_of(kNodeOps, op); }
 RestartPolicy parse_restart_policy(std::string_view text, std::string_view field) {
   return parse_from(kRestart, text, field);
 }

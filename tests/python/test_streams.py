@@ -18,7 +18,10 @@ SERVER = pathlib.Path(gpupool.__file__).resolve().parents[3] / "tests" / "stream
 def streams_cluster():
     if not SERVER.exists():
         pytest.skip("tests/streams_test_server is not built (run from a build tree)")
-    proc = subprocess.Popen([str(SERVER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    # The server is a C++ test binary, instrumented on its own under TSan (scripts/tsan.sh): the
+    # libtsan preload the interpreter needs must not reach it, or the commands it execs (sh) inherit it.
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    proc = subprocess.Popen([str(SERVER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
     try:
         kubeconfig = proc.stdout.readline().strip()
         cluster = gpupool.connect(kubeconfig=kubeconfig)
