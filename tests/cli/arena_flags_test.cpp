@@ -22,8 +22,8 @@ using gpupool::cli::testing::run_shell;
 namespace {
 
 Result offline(const std::string& kind, std::vector<std::string> flags) {
-  std::vector<std::string> args{"submit", kind, "--name", "arena", "--image", "busybox:1.36", "--dry-run=client",
-                                "-o",     "json"};
+  std::vector<std::string> args{"submit",           kind, "--name", "arena", "--image", "busybox:1.36",
+                                "--dry-run=client", "-o", "json"};
   args.insert(args.end(), flags.begin(), flags.end());
   args.push_back("python train.py");
   return run_cli(args);
@@ -37,9 +37,10 @@ bool lists(const std::string& help, const std::string& flag) {
 }  // namespace
 
 TEST_CASE("submit --help lists Arena's flags where they apply to the kind") {
-  const std::vector<std::string> common{"annotation",        "label",      "image-pull-secret", "image-pull-policy",
-                                        "tensorboard-image", "shell",      "config-file",       "sync-mode",
-                                        "sync-source",       "sync-image", "device"};
+  const std::vector<std::string> common{
+      "annotation", "label",       "image-pull-secret", "image-pull-policy", "tensorboard-image",
+      "shell",      "config-file", "sync-mode",         "sync-source",       "sync-image",
+      "device"};
   for (const char* kind : {"mpi", "tf", "pytorch", "job", "deployment", "pod"}) {
     CAPTURE(kind);
     Result h = run_cli({"submit", kind, "--help"});
@@ -54,7 +55,8 @@ TEST_CASE("submit --help lists Arena's flags where they apply to the kind") {
     CHECK(lists(h.out, "ttl-after-finished") == (k != "pod" && k != "deployment"));
     CHECK(lists(h.out, "running-timeout") == (k != "deployment"));
     CHECK(lists(h.out, "clean-task-policy") == kubeflow);
-    for (const char* tf : {"ps", "ps-image", "worker-image", "evaluator", "chief"}) CHECK(lists(h.out, tf) == (k == "tf"));
+    for (const char* tf : {"ps", "ps-image", "worker-image", "evaluator", "chief"})
+      CHECK(lists(h.out, tf) == (k == "tf"));
     CHECK(lists(h.out, "mpi-api") == (k == "mpi"));
     CHECK(lists(h.out, "workers") == (k != "pod"));
   }
@@ -91,7 +93,7 @@ TEST_CASE("a flag that cannot apply to the kind: one line naming it and why, exi
     CHECK(r.out.empty());
   }
   // Bad values: exit 2, the flag named.
-  for (const auto& [flags, flag] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+  for (const auto& bad : std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--image-pull-policy", "Sometimes"}, "--image-pull-policy"},
            {{"--sync-mode", "hdfs", "--sync-source", "x"}, "--sync-mode"},
            {{"--sync-mode", "git"}, "--sync-source"},
@@ -100,8 +102,9 @@ TEST_CASE("a flag that cannot apply to the kind: one line naming it and why, exi
            {{"--tensorboard-image", "tensorflow/tensorflow:2.15.0"}, "--tensorboard-image"},
            {{"--config-file", "/nonexistent/gpupool.yaml:/etc/x"}, "--config-file"},
            {{"--label", "nolabel"}, "--label"}}) {
+    const std::string& flag = bad.second;  // (no structured binding: CAPTURE is a lambda)
     CAPTURE(flag);
-    Result r = offline("job", flags);
+    Result r = offline("job", bad.first);
     CHECK(r.code == 2);
     CHECK(one_line(r.err));
     CHECK(r.err.find(flag) != std::string::npos);

@@ -189,7 +189,7 @@ TEST_CASE("--sync-mode, --sync-source, --sync-image") {
   auto bad_image = opts("job");
   bad_image.sync_mode = "git";
   bad_image.sync_source = "https://example.com/a.git";
-  bad_image.sync_image = "UPPER/case";
+  bad_image.sync_image = "alpine git";
   CHECK(refused_flag(bad_image) == "--sync-image");
 }
 

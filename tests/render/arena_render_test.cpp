@@ -52,7 +52,8 @@ TEST_CASE("--running-timeout: a Pod's and a Job's spec, the Kubeflow kinds' runP
   Workload job = arena_job(WorkloadKind::Job);
   job.active_deadline_seconds = 60;
   job.backoff_limit = 2;
-  const auto& js = render(job, generic()).workload().at("spec").as_object();
+  const Submission job_objects = render(job, generic());
+  const auto& js = job_objects.workload().at("spec").as_object();
   CHECK(js.at("activeDeadlineSeconds") == 60);
   CHECK(js.at("backoffLimit") == 2);
   CHECK_FALSE(js.at("template").at("spec").as_object().contains("activeDeadlineSeconds"));
@@ -62,7 +63,8 @@ TEST_CASE("--running-timeout: a Pod's and a Job's spec, the Kubeflow kinds' runP
   py.ttl_seconds_after_finished = 60;
   py.clean_pod_policy = CleanPodPolicy::All;
   py.backoff_limit = 3;
-  const auto& rp = render(py, generic()).workload().at("spec").at("runPolicy").as_object();
+  const Submission py_objects = render(py, generic());
+  const auto& rp = py_objects.workload().at("spec").at("runPolicy").as_object();
   CHECK(rp.at("activeDeadlineSeconds") == 7200);
   CHECK(rp.at("ttlSecondsAfterFinished") == 60);
   CHECK(rp.at("cleanPodPolicy") == "All");
@@ -82,7 +84,8 @@ TEST_CASE("TFJob: PS image, worker image for Worker / Chief / Evaluator, an Eval
   w.resources.gpus = 1;
   w.ps_image = "tensorflow/tensorflow:2.15.0";
   w.worker_image = "tensorflow/tensorflow:2.15.0-gpu";
-  const auto& tf = render(w, generic()).workload();
+  const Submission objects = render(w, generic());
+  const auto& tf = objects.workload();
   const auto& specs = tf.at("spec").at("tfReplicaSpecs").as_object();
   CHECK(specs.at("Evaluator").at("replicas") == 1);
   CHECK(container_of(pod_spec_of(tf, "PS")).at("image") == "tensorflow/tensorflow:2.15.0");
@@ -103,7 +106,8 @@ TEST_CASE("--sync-mode git: Arena's init-code container with git-sync's env, cod
   w.working_dir = "/root";
   w.code_sync = CodeSync{"git", "https://github.com/kubeflow/arena.git/", ""};
   w.resources.cpu_request = Quantity::parse("2");
-  const auto& spec = pod_spec_of(render(w, generic()).workload(), "Master");
+  const Submission objects = render(w, generic());
+  const auto& spec = pod_spec_of(objects.workload(), "Master");
   const auto& init = spec.at("initContainers").at(0).as_object();
   CHECK(init.at("name") == "init-code");
   CHECK(init.at("image") == "registry.cn-zhangjiakou.aliyuncs.com/acs/git-sync:v3.3.5");
@@ -125,7 +129,8 @@ TEST_CASE("--sync-mode git: Arena's init-code container with git-sync's env, cod
 TEST_CASE("--sync-mode rsync with --sync-image: rsync -avP SOURCE /code; /code without a working dir") {
   Workload w = arena_job(WorkloadKind::Job);
   w.code_sync = CodeSync{"rsync", "10.0.0.5::code/project", "instrumentisto/rsync-ssh:alpine3.20"};
-  const auto& spec = pod_spec_of(render(w, generic()).workload());
+  const Submission objects = render(w, generic());
+  const auto& spec = pod_spec_of(objects.workload());
   const auto& init = spec.at("initContainers").at(0).as_object();
   CHECK(init.at("image") == "instrumentisto/rsync-ssh:alpine3.20");
   CHECK(json::serialize(init.at("command")) == R"(["rsync","-avP","10.0.0.5::code/project","/code"])");
@@ -172,7 +177,8 @@ TEST_CASE("--annotation / --label / --image-pull-secret / --device from options 
   o.labels = {"project=resnet"};
   o.image_pull_secrets = {"harbor-cred"};
   o.devices = {"amd.com/gpu=1"};
-  const auto& job = render(to_workload(o), generic()).workload();
+  const Submission objects = render(to_workload(o), generic());
+  const auto& job = objects.workload();
   CHECK(job.at("metadata").at("annotations").at("team") == "vision");
   CHECK(job.at("metadata").at("labels").at("project") == "resnet");
   const auto& tmpl = job.at("spec").at("template").as_object();
