@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 
 namespace gpupool::cli {
 
@@ -116,7 +117,9 @@ std::string Parser::help(const CommandSpec& spec) const {
   std::string out = fmt::format("{}\n\nUsage:\n  {} {}{}{}\n", spec.summary, program_, spec.path,
                                 spec.flags.empty() ? "" : " [flags]", spec.usage.empty() ? "" : " " + spec.usage);
   if (!spec.description.empty()) out += "\n" + spec.description + "\n";
-  auto section = [&](const char* title, const std::vector<FlagSpec>& flags) {
+  auto section = [&](const char* title, const std::vector<FlagSpec>& all) {
+    std::vector<FlagSpec> flags;
+    std::copy_if(all.begin(), all.end(), std::back_inserter(flags), [](const FlagSpec& f) { return !f.hidden; });
     if (flags.empty()) return;
     out += fmt::format("\n{}:\n", title);
     size_t width = 0;

@@ -25,6 +25,9 @@ struct FlagSpec {
   /// A switch (empty value_name) that also takes one of these as --name=VALUE, e.g. --dry-run=client;
   /// the plain switch reads as "true".
   std::vector<std::string> switch_values{};
+  /// Parsed but left out of --help (e.g. a submit flag that does not apply to the kind: the library
+  /// refuses it with the reason).
+  bool hidden = false;
 };
 
 struct CommandSpec {

@@ -69,8 +69,34 @@ std::string output_flag(const ParsedArgs& a, std::initializer_list<std::string_v
 
 // ---- the submit command ------------------------------------------------------------------------
 
-/// The flags of `submit KIND`: each kind lists only what applies to it (--workers not for a pod,
-/// --mpi-api for MPIJobs, --ps / --chief for TFJobs).
+/// Arena's submit flags (SubmitOptions cites where Arena defines each).
+std::vector<FlagSpec> arena_submit_flags() {
+  return {
+      flag("annotation", 'a', "K=V", "annotation on the job and its pods", true),
+      flag("label", 'l', "K=V", "label on the job and its pods", true),
+      flag("image-pull-secret", 0, "NAME", "Secret to pull the image with (imagePullSecrets)", true),
+      flag("image-pull-policy", 0, "POLICY", "Always, IfNotPresent or Never (default: the profile's)"),
+      flag("tensorboard-image", 0, "IMAGE", "TensorBoard's image (with --tensorboard)"),
+      flag("retry", 0, "N", "retries before the job fails (backoffLimit)"),
+      flag("shell", 0, "SHELL", "shell that runs COMMAND as SHELL -c COMMAND (default sh), e.g. bash"),
+      flag("running-timeout", 0, "DURATION", "stop the job after this long, e.g. 2h (activeDeadlineSeconds)"),
+      flag("ttl-after-finished", 0, "DURATION", "delete the finished job after this long, e.g. 1h"),
+      flag("clean-task-policy", 0, "POLICY", "pods to delete when the job ends: None, Running or All"),
+      flag("config-file", 0, "HOST[:PATH]", "put a local file into the containers at PATH (a ConfigMap)", true),
+      flag("sync-mode", 0, "git|rsync", "fetch code into <working-dir>/code (or /code) before the command"),
+      flag("sync-source", 0, "SOURCE", "with --sync-mode: the git repository URL, or rsync's HOST::MODULE/PATH"),
+      flag("sync-image", 0, "IMAGE", "with --sync-mode: the init container's image (default: Arena's)"),
+      flag("device", 0, "RESOURCE=N", "an extra resource per replica, e.g. amd.com/gpu=1", true),
+      flag("mpi-api", 0, "VERSION", "MPIJob API: v1 or v2beta1 (default: what the cluster serves)"),
+      flag("ps", 0, "N", "parameter servers"),
+      flag("ps-image", 0, "IMAGE", "the parameter servers' image (default --image)"),
+      flag("worker-image", 0, "IMAGE", "the workers', chief's and evaluator's image (default --image)"),
+      sw("chief", "add a chief replica"),
+      sw("evaluator", "add an evaluator replica"),
+  };
+}
+
+/// The flags of `submit KIND`: all of them; --help lists those that apply to the kind.
 std::vector<FlagSpec> submit_flags(const std::string& kind) {
   std::vector<FlagSpec> f = {
       flag("name", 0, "NAME", "job name (DNS-1123 label)"),
@@ -112,17 +138,16 @@ std::vector<FlagSpec> submit_flags(const std::string& kind) {
                {"server", "client"}},
       flag("output", 'o', "FORMAT", "print the objects instead of a summary: yaml or json"),
   };
-  if (kind != "pod")
-    f.insert(f.begin() + 3, flag("workers", 0, "N",
-                                 kind == "deployment" ? "replicas"
-                                 : kind == "job"      ? "pods, run in parallel (parallelism = completions)"
-                                                      : "number of workers"));
-  if (kind == "mpi")
-    f.push_back(flag("mpi-api", 0, "VERSION", "MPIJob API: v1 or v2beta1 (default: what the cluster serves)"));
-  if (kind == "tf") {
-    f.push_back(flag("ps", 0, "N", "parameter servers"));
-    f.push_back(sw("chief", "add a chief replica"));
-  }
+  f.insert(f.begin() + 3, flag("workers", 0, "N",
+                               kind == "deployment" ? "replicas"
+                               : kind == "job"      ? "pods, run in parallel (parallelism = completions)"
+                               : kind == "pytorch"  ? "pods, the master included (as Arena counts): N-1 Worker replicas"
+                                                    : "number of workers"));
+  for (auto& x : arena_submit_flags()) f.push_back(std::move(x));
+  // Every kind parses every flag; one that cannot apply is hidden from --help and refused by the
+  // library with the reason (option_refusal).
+  const WorkloadKind k = parse_workload_kind(kind);
+  for (auto& x : f) x.hidden = !option_refusal(k, "--" + x.name).empty();
   return f;
 }
 
@@ -159,6 +184,24 @@ SubmitOptions submit_options(const std::string& kind, const ParsedArgs& a) {
   o.mpi_api = a.get("mpi-api");
   o.scheduler_name = a.get("scheduler");
   o.priority_class = a.get("priority");
+  o.annotations = a.all("annotation");
+  o.labels = a.all("label");
+  o.image_pull_secrets = a.all("image-pull-secret");
+  o.image_pull_policy = a.get("image-pull-policy");
+  o.tensorboard_image = a.get("tensorboard-image");
+  o.retry = static_cast<std::int32_t>(count_flag(a, "retry", -1));
+  o.shell = a.get("shell");
+  o.running_timeout = a.get("running-timeout");
+  o.ttl_after_finished = a.get("ttl-after-finished");
+  o.clean_task_policy = a.get("clean-task-policy");
+  o.config_files = a.all("config-file");
+  o.sync_mode = a.get("sync-mode");
+  o.sync_source = a.get("sync-source");
+  o.sync_image = a.get("sync-image");
+  o.ps_image = a.get("ps-image");
+  o.worker_image = a.get("worker-image");
+  o.evaluator = a.has("evaluator");
+  o.devices = a.all("device");
   const auto& pos = a.positionals();
   if (pos.size() == 1)
     o.command = pos[0];  // Arena's form: one shell string
@@ -391,6 +434,13 @@ int run_nodes(const ParsedArgs& a, Io& io) {
   return 0;
 }
 
+int run_top_job(const ParsedArgs& a, Io& io) {
+  auto conn = Connection::open(a);
+  io.out << top_jobs_to_text(conn.cluster().top_jobs());
+  conn.close();
+  return 0;
+}
+
 int run_top_node(const ParsedArgs& a, Io& io) {
   auto conn = Connection::open(a);
   io.out << conn.cluster().nodes().to_top_text();
@@ -587,6 +637,7 @@ std::vector<Command> build_commands() {
        "  delete NAME...   delete jobs\n"
        "  nodes            the cluster's nodes\n"
        "  top node         GPUs per node\n"
+       "  top job          GPUs requested and allocated per job\n"
        "  taint NODE K=V:EFFECT[-]...   taint or untaint a node\n"
        "  pvc create|list|delete   persistent volume claims\n"
        "  quota            the namespace's resource quotas\n"
@@ -717,7 +768,8 @@ std::vector<Command> build_commands() {
        0,
        0},
       run_nodes);
-  add({"top", "Show resource usage", "node", "", {}, 0, -1}, {});
+  add({"top", "Show resource usage", "node|job", "", {}, 0, -1}, {});
+  add({"top job", "GPUs requested and allocated per job, as arena top job", "", "", {}, 0, 0}, run_top_job);
   add({"top node", "GPUs total and allocated per node, and for the cluster", "", "", {}, 0, 0}, run_top_node);
   add({"taint",
        "Taint or untaint a node, like kubectl taint",

@@ -94,6 +94,11 @@ struct JobInfo {
   /// kind, no scheduler of the pods' schedulerName runs, the API refused its pods (FailedCreate),
   /// the TensorBoard pod does not run.
   std::vector<std::string> notes;
+  /// The profile's GPU resource: what the job's pod templates request in all (replicas x per pod),
+  /// and what its pods bound to a node and not finished hold (`arena top job`'s GPU(Requested)
+  /// and GPU(Allocated)).
+  std::int64_t gpus_requested = 0;
+  std::int64_t gpus_allocated = 0;
 
   std::string trainer() const;                     ///< "MPIJOB", "TFJOB", "PYTORCHJOB", "JOB", "DEPLOYMENT", "POD"
   std::chrono::seconds training_duration() const;  ///< started (or created) to finished (or observed)
@@ -109,6 +114,10 @@ struct JobInfo {
 };
 /// `arena list`: NAME STATUS TRAINER AGE NODE.
 std::string jobs_to_text(const std::vector<JobInfo>& jobs);
+/// `arena top job` (kubeflow/arena pkg/training/top_job.go): NAME STATUS TRAINER AGE
+/// GPU(Requested) GPU(Allocated) NODE, then "Total Allocated/Requested GPUs of Training Jobs: A/R"
+/// summed over the RUNNING jobs, as Arena sums them.
+std::string top_jobs_to_text(const std::vector<JobInfo>& jobs);
 
 /// What `submit` did.
 struct SubmitResult {
@@ -241,6 +250,9 @@ class Cluster {
   ApplyResult apply(std::vector<boost::json::object> objects, bool dry_run = false, bool force_conflicts = false);
   JobInfo get(const std::string& name) const;
   std::vector<JobInfo> list() const;
+  /// `arena top job`: the jobs of list(), each with the GPUs it requests and holds
+  /// (JobInfo::gpus_requested / gpus_allocated); top_jobs_to_text() prints them.
+  std::vector<JobInfo> top_jobs() const;
   /// Deletes the job and everything gpupool created with it (TensorBoard, not PVCs), cascading.
   /// Returns what was deleted as kubectl names it, e.g. "deployment.apps/loopd".
   std::string delete_job(const std::string& name);

@@ -56,7 +56,55 @@ struct SubmitOptions {
   std::string priority_class;
   std::string command;            ///< a shell string, run as sh -c
   std::vector<std::string> argv;  ///< or an argv (at most one of command/argv)
+
+  // ---- Arena's submit flags (kubeflow/arena; each cites where Arena defines it) ----
+  /// --annotation K=V, on the workload and its pods. Arena: pkg/argsbuilder/submit.go,
+  /// SubmitArgsBuilder.AddCommandFlags / setAnnotations.
+  std::vector<std::string> annotations;
+  /// --label K=V, on the workload and its pods (submit.go, setLabels).
+  std::vector<std::string> labels;
+  /// --image-pull-secret NAME: the pods' imagePullSecrets (submit.go, setImagePullSecrets).
+  std::vector<std::string> image_pull_secrets;
+  /// --image-pull-policy Always|IfNotPresent|Never; empty: the profile's (Arena's default is Always;
+  /// submit.go AddCommandFlags).
+  std::string image_pull_policy;
+  /// --tensorboard-image: TensorBoard's image, with --tensorboard (submit_tensorboard.go,
+  /// SubmitTensorboardArgsBuilder.AddCommandFlags).
+  std::string tensorboard_image;
+  /// --retry N: backoffLimit of a Job, runPolicy.backoffLimit of the Kubeflow kinds (submit.go
+  /// "retry times"; charts/*/templates `backoffLimit: {{ .Values.retry }}`); -1: not given.
+  std::int32_t retry = -1;
+  /// --shell: the shell that runs `command` as SHELL -c COMMAND (submit.go, default sh); empty: sh.
+  std::string shell;
+  /// --running-timeout DURATION ("5s", "1m", "2h22m"): activeDeadlineSeconds of a Pod or Job,
+  /// runPolicy.activeDeadlineSeconds of the Kubeflow kinds (submit_tfjob.go / submit_pytorchjob.go,
+  /// setRunPolicy).
+  std::string running_timeout;
+  /// --ttl-after-finished DURATION: ttlSecondsAfterFinished (submit_pytorchjob.go, setRunPolicy).
+  std::string ttl_after_finished;
+  /// --clean-task-policy None|Running|All: runPolicy.cleanPodPolicy (submit_tfjob.go check()).
+  std::string clean_task_policy;
+  /// --config-file HOST_FILE[:CONTAINER_FILE]: the host file's content at CONTAINER_FILE (default:
+  /// the host file's absolute path), from a ConfigMap (submit.go, setConfigFiles). Read here.
+  std::vector<std::string> config_files;
+  /// --sync-mode git|rsync, --sync-source, --sync-image: fetch code into <working-dir>/code before
+  /// the command (submit_sync_code.go, SubmitSyncCodeArgsBuilder.handleSyncCode).
+  std::string sync_mode;
+  std::string sync_source;
+  std::string sync_image;
+  /// TFJob: --ps-image, --worker-image (also the Chief's and Evaluator's), --evaluator
+  /// (submit_tfjob.go, SubmitTFJobArgsBuilder.AddCommandFlags).
+  std::string ps_image;
+  std::string worker_image;
+  bool evaluator = false;
+  /// --device RESOURCE=COUNT: an extra resource per replica, e.g. amd.com/gpu=1 (submit.go, setDevices).
+  std::vector<std::string> devices;
 };
+
+/// Why an option (its flag name, e.g. "--ps") cannot apply to a kind, as one sentence naming the
+/// flag; empty when it applies. to_workload() refuses such options with this reason, and the
+/// command leaves them out of a kind's --help.
+std::string option_refusal(WorkloadKind kind, std::string_view flag);
 
 /// Builds and validates the Workload these options describe. Throws ValidationError naming the
 /// option (e.g. field "--data[1]") and the syntax it expects.

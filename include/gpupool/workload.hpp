@@ -58,10 +58,11 @@ struct EnvVar {
 
 /// Replica counts; each kind reads the ones it has (see Workload::kind).
 struct Replicas {
-  std::int32_t workers = 1;  ///< Deployment replicas, Job parallelism, MPI/TF/PyTorch Worker
-  std::int32_t ps = 0;       ///< TFJob PS
-  std::int32_t chief = 0;    ///< TFJob Chief (0 or 1)
-  std::int32_t master = 1;   ///< PyTorchJob Master (exactly 1)
+  std::int32_t workers = 1;    ///< Deployment replicas, Job parallelism, MPI/TF/PyTorch Worker
+  std::int32_t ps = 0;         ///< TFJob PS
+  std::int32_t chief = 0;      ///< TFJob Chief (0 or 1)
+  std::int32_t master = 1;     ///< PyTorchJob Master (exactly 1)
+  std::int32_t evaluator = 0;  ///< TFJob Evaluator (0 or 1)
   bool operator==(const Replicas&) const = default;
 };
 
@@ -71,6 +72,23 @@ struct TensorBoard {
   std::string log_dir = "/training_logs";  ///< absolute path in the training containers
   std::string image;                       ///< empty: the profile's TensorBoard image
   bool operator==(const TensorBoard&) const = default;
+};
+
+/// Code fetched into the pods before the command starts, as Arena's --sync-mode renders it: an
+/// init container "init-code" fills an emptyDir "code-sync" at /code, which the main container
+/// sees at <working_dir>/code (or /code without a working directory).
+struct CodeSync {
+  std::string mode;    ///< "git" (git-sync, one time) or "rsync"
+  std::string source;  ///< git: the repository URL; rsync: SOURCE as rsync takes it (host::module/path)
+  std::string image;   ///< empty: Arena's default image for the mode (render.hpp)
+  bool operator==(const CodeSync&) const = default;
+};
+
+/// A file put into the containers from a ConfigMap (Arena's --config-file).
+struct ConfigFile {
+  std::string path;     ///< absolute path in the container
+  std::string content;  ///< the file's bytes (UTF-8 text: ConfigMap data)
+  bool operator==(const ConfigFile&) const = default;
 };
 
 struct Workload {
@@ -86,6 +104,14 @@ struct Workload {
   std::string shell;
   std::vector<EnvVar> env;
   std::string working_dir;
+  std::string shell_program = "sh";  ///< runs `shell` as [shell_program, "-c", shell] (Arena's --shell)
+  std::string image_pull_policy;     ///< Always | IfNotPresent | Never; empty: the profile's
+  /// TFJob images per replica type (Arena's --ps-image / --worker-image); empty: `image`. The
+  /// worker image also runs the Chief and the Evaluator, as Arena's tfjob chart does.
+  std::string ps_image;
+  std::string worker_image;
+  std::optional<CodeSync> code_sync;
+  std::vector<ConfigFile> config_files;  ///< in one ConfigMap "<name>-config", mounted file by file
 
   Resources resources;  ///< per replica (GPUs go to the replicas that compute, see render.hpp)
   Replicas replicas;
@@ -115,6 +141,8 @@ struct Workload {
   std::optional<std::int32_t> backoff_limit;
   std::optional<CleanPodPolicy> clean_pod_policy;
   std::optional<std::int32_t> ttl_seconds_after_finished;
+  /// Pod / Job spec.activeDeadlineSeconds, the Kubeflow kinds' runPolicy.activeDeadlineSeconds.
+  std::optional<std::int64_t> active_deadline_seconds;
 
   TensorBoard tensorboard;
 };

@@ -120,6 +120,23 @@ std::string jobs_to_text(const std::vector<JobInfo>& jobs) {
   return format_table(rows, 2);
 }
 
+std::string top_jobs_to_text(const std::vector<JobInfo>& jobs) {
+  std::vector<std::vector<std::string>> rows{
+      {"NAME", "STATUS", "TRAINER", "AGE", "GPU(Requested)", "GPU(Allocated)", "NODE"}};
+  std::int64_t requested = 0, allocated = 0;
+  for (const auto& j : jobs) {
+    if (j.status == JobStatus::Running) {
+      requested += j.gpus_requested;
+      allocated += j.gpus_allocated;
+    }
+    std::string node = j.instances.empty() || j.instances.front().node_ip.empty() ? "N/A" : j.instances.front().node_ip;
+    rows.push_back({j.name, std::string(to_string(j.status)), j.trainer(), human_duration(j.observed - j.created),
+                    std::to_string(j.gpus_requested), std::to_string(j.gpus_allocated), node});
+  }
+  return format_table(rows, 2) +
+         fmt::format("\nTotal Allocated/Requested GPUs of Training Jobs: {}/{}\n", allocated, requested);
+}
+
 namespace {
 
 std::string taints_column(const Node& n) {

@@ -182,6 +182,20 @@ std::string kinds_list(const std::vector<JobLookup>& found, const std::string& n
   return out;
 }
 
+// GPUs a job asks for (its pod templates, each times its pods) and holds (its pods bound to a
+// node and not finished), of the profile's GPU resource.
+void count_gpus(const detail::ClusterImpl& impl, const json::object& workload, const json::array& pods, JobInfo& info) {
+  const std::string& gpu = impl.profile.gpu.resource;
+  for (const auto& t : pod_templates(workload))
+    info.gpus_requested += t.pods * detail::pod_requests(*t.tmpl, gpu).value();
+  for (const auto& p : pods) {
+    const auto& pod = p.as_object();
+    const std::string phase = str_at(pod, {"status", "phase"});
+    if (str_at(pod, {"spec", "nodeName"}).empty() || phase == "Succeeded" || phase == "Failed") continue;
+    info.gpus_allocated += detail::pod_requests(pod, gpu).value();
+  }
+}
+
 JobInfo build_info(const detail::ClusterImpl& impl, const JobLookup& job,
                    std::map<std::string, std::string>& node_ips) {
   JobInfo info;
@@ -237,6 +251,7 @@ JobInfo build_info(const detail::ClusterImpl& impl, const JobLookup& job,
     return std::pair(instance_rank(a.name), a.name) < std::pair(instance_rank(b.name), b.name);
   });
   info.status = derive_status(job.kind, o, info.instances);
+  count_gpus(impl, o, pods, info);
   info.observed = impl.client->server_now();
   if (info.status == JobStatus::Pending || info.instances.empty()) {
     // Stuck? Say why when the API can tell (a missing scheduler or operator, refused pods).
@@ -310,6 +325,8 @@ std::vector<JobInfo> Cluster::list() const {
   return out;
 }
 
+std::vector<JobInfo> Cluster::top_jobs() const { return list(); }
+
 std::string Cluster::delete_job(const std::string& name) {
   const auto found = find_workloads(*impl_, name, true);
   if (found.empty()) throw ApiError(404, "NotFound", fmt::format("no job \"{}\" in namespace \"{}\"", name, impl_->ns));
@@ -324,10 +341,12 @@ std::string Cluster::delete_job(const std::string& name) {
   DeleteOptions d;
   d.propagation = PropagationPolicy::background;
   impl_->client->remove(job->ref, impl_->ns, name, d);
-  // The TensorBoard gpupool created with the job goes with it.
+  // The TensorBoard gpupool created with the job goes with it, and the ConfigMap of its
+  // --config-file files (component "config").
   ListOptions lo;
-  lo.label_selector = fmt::format("{}={},{}=tensorboard", kJobNameLabel, name, kComponentLabel);
-  for (const ResourceRef* ref : {&kDeployments, &kServices})
+  lo.label_selector = fmt::format("{}={},{} in (tensorboard,config)", kJobNameLabel, name, kComponentLabel);
+  static const ResourceRef kConfigMaps{"", "v1", "configmaps", "ConfigMap"};
+  for (const ResourceRef* ref : {&kDeployments, &kServices, &kConfigMaps})
     for (const auto& item : impl_->client->list_all(*ref, impl_->ns, lo)) {
       try {
         impl_->client->remove(*ref, impl_->ns, str_at(item.as_object(), {"metadata", "name"}), d);

@@ -2,10 +2,16 @@
 
 #include "gpupool/error.hpp"
 #include "gpupool/names.hpp"
+#include "gpupool/time.hpp"
 
 #include <fmt/format.h>
 
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace gpupool {
 
@@ -47,7 +53,77 @@ Quantity quantity_option(const std::string& text, std::string_view field) {
   return q;
 }
 
+/// Whole seconds of a Go duration as Arena reads it (cobra DurationVar, then int64(d.Seconds())),
+/// at least one second.
+std::int64_t duration_seconds(const std::string& text, std::string_view flag) {
+  auto d = parse_duration(text);
+  if (!d) throw ValidationError(std::string(flag), text, "expected a duration such as 90s, 30m or 2h22m");
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(*d).count();
+  if (seconds < 1) throw ValidationError(std::string(flag), text, "must be at least 1s; leave the flag out for none");
+  return seconds;
+}
+
+/// Arena's setConfigFiles: "HOST[:CONTAINER]", ~/ is $HOME, a relative host path is made absolute,
+/// the container path defaults to the host file's absolute path and must be absolute.
+ConfigFile read_config_file(const std::string& text, const std::string& field) {
+  auto parts = split_colon(text, 3);
+  if (parts.size() > 2 || parts[0].empty())
+    throw ValidationError(field, text, "expected HOST_FILE[:CONTAINER_FILE], e.g. ./train.yaml:/etc/train/train.yaml");
+  std::string host = parts[0];
+  if (host.rfind("~/", 0) == 0) {
+    const char* home = std::getenv("HOME");
+    host = std::string(home ? home : "") + host.substr(1);
+  }
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path absolute = fs::absolute(host, ec);
+  if (!ec) host = absolute.lexically_normal().string();
+  ConfigFile file;
+  file.path = parts.size() == 2 ? parts[1] : host;
+  if (file.path.empty() || file.path.front() != '/')
+    throw ValidationError(field, text, "the path of the file in the container must be absolute");
+  if (!fs::is_regular_file(host, ec))
+    throw ValidationError(field, text, fmt::format("{} is not a readable file on this machine", host));
+  std::ifstream in(host, std::ios::binary);
+  std::ostringstream content;
+  content << in.rdbuf();
+  if (!in) throw ValidationError(field, text, fmt::format("cannot read {}", host));
+  file.content = content.str();
+  return file;
+}
+
+bool kubeflow(WorkloadKind k) {
+  return k == WorkloadKind::MPIJob || k == WorkloadKind::TFJob || k == WorkloadKind::PyTorchJob;
+}
+
 }  // namespace
+
+std::string option_refusal(WorkloadKind kind, std::string_view flag) {
+  const std::string k(to_string(kind));
+  if (flag == "--workers" && kind == WorkloadKind::Pod)
+    return "--workers does not apply to a Pod: it is one replica; submit a job or a deployment for several";
+  if ((flag == "--ps" || flag == "--ps-image" || flag == "--worker-image" || flag == "--evaluator" ||
+       flag == "--chief") &&
+      kind != WorkloadKind::TFJob)
+    return fmt::format("{} applies to a TFJob only (submit tf); a {} has no PS, Chief or Evaluator replicas", flag, k);
+  if (flag == "--mpi-api" && kind != WorkloadKind::MPIJob)
+    return fmt::format("--mpi-api applies to an MPIJob only (submit mpi), not a {}", k);
+  if (flag == "--retry" && (kind == WorkloadKind::Pod || kind == WorkloadKind::Deployment))
+    return fmt::format("--retry does not apply to a {}: it has no backoffLimit; submit a job or a Kubeflow kind", k);
+  if (flag == "--running-timeout" && kind == WorkloadKind::Deployment)
+    return "--running-timeout does not apply to a Deployment: it runs until deleted; submit a job or a pod";
+  if (flag == "--ttl-after-finished" && (kind == WorkloadKind::Pod || kind == WorkloadKind::Deployment))
+    return fmt::format(
+        "--ttl-after-finished does not apply to a {}: it has no ttlSecondsAfterFinished; submit a job "
+        "or a Kubeflow kind",
+        k);
+  if (flag == "--clean-task-policy" && !kubeflow(kind))
+    return fmt::format(
+        "--clean-task-policy does not apply to a {}: only MPIJob, TFJob and PyTorchJob have "
+        "runPolicy.cleanPodPolicy",
+        k);
+  return "";
+}
 
 std::pair<std::string, std::string> parse_key_value(std::string_view text, std::string_view field) {
   auto eq = text.find('=');
@@ -64,9 +140,91 @@ std::int64_t parse_count(std::string_view text, std::string_view field) {
   return value;
 }
 
+namespace {
+// The options of Arena's flags (the fields' comments in submit_options.hpp cite Arena's source).
+void add_arena_options(const SubmitOptions& o, Workload& w) {
+  for (size_t i = 0; i < o.annotations.size(); ++i) {
+    auto [k, v] = parse_key_value(o.annotations[i], indexed("--annotation", i));
+    w.annotations[k] = v;
+  }
+  for (size_t i = 0; i < o.labels.size(); ++i) {
+    auto [k, v] = parse_key_value(o.labels[i], indexed("--label", i));
+    w.labels[k] = v;
+  }
+  for (size_t i = 0; i < o.image_pull_secrets.size(); ++i) {
+    // The pods' imagePullSecrets are LocalObjectReferences: a Secret's name (DNS-1123 subdomain).
+    validate_dns1123_subdomain(o.image_pull_secrets[i], indexed("--image-pull-secret", i));
+    w.image_pull_secrets.push_back(o.image_pull_secrets[i]);
+  }
+  w.image_pull_policy = o.image_pull_policy;
+  if (!o.tensorboard_image.empty()) {
+    if (!o.tensorboard)
+      throw ValidationError("--tensorboard-image", o.tensorboard_image,
+                            "sets TensorBoard's image: give --tensorboard too");
+    w.tensorboard.image = o.tensorboard_image;
+  }
+  if (o.retry < -1) throw ValidationError("--retry", std::to_string(o.retry), "must be 0 or more");
+  if (o.retry >= 0) w.backoff_limit = o.retry;
+  if (!o.shell.empty()) {
+    if (!o.argv.empty())
+      throw ValidationError(
+          "--shell", o.shell,
+          "runs a COMMAND string as SHELL -c COMMAND; an argv after -- runs as given, without a shell");
+    w.shell_program = o.shell;
+  }
+  if (!o.running_timeout.empty()) w.active_deadline_seconds = duration_seconds(o.running_timeout, "--running-timeout");
+  if (!o.ttl_after_finished.empty()) {
+    const std::int64_t ttl = duration_seconds(o.ttl_after_finished, "--ttl-after-finished");
+    if (ttl > 2147483647)
+      throw ValidationError("--ttl-after-finished", o.ttl_after_finished, "must be at most 2147483647s");
+    w.ttl_seconds_after_finished = static_cast<std::int32_t>(ttl);
+  }
+  if (!o.clean_task_policy.empty())
+    w.clean_pod_policy = parse_clean_pod_policy(o.clean_task_policy, "--clean-task-policy");
+  for (size_t i = 0; i < o.config_files.size(); ++i)
+    w.config_files.push_back(read_config_file(o.config_files[i], indexed("--config-file", i)));
+  if (!o.sync_mode.empty()) {
+    if (o.sync_mode != "git" && o.sync_mode != "rsync")
+      throw ValidationError("--sync-mode", o.sync_mode, "expected git or rsync");
+    if (o.sync_source.empty())
+      throw ValidationError("--sync-source", "",
+                            o.sync_mode == "git"
+                                ? "--sync-mode git needs the repository: --sync-source URL"
+                                : "--sync-mode rsync needs what to copy: --sync-source HOST::MODULE/PATH");
+    w.code_sync = CodeSync{o.sync_mode, o.sync_source, o.sync_image};
+  } else if (!o.sync_source.empty() || !o.sync_image.empty()) {
+    throw ValidationError(o.sync_source.empty() ? "--sync-image" : "--sync-source",
+                          o.sync_source.empty() ? o.sync_image : o.sync_source,
+                          "fetches code before the command: give --sync-mode git or --sync-mode rsync too");
+  }
+  for (size_t i = 0; i < o.devices.size(); ++i) {
+    const std::string field = indexed("--device", i);
+    auto [name, count] = parse_key_value(o.devices[i], field);
+    w.resources.extra[name] = quantity_option(count, field);
+  }
+}
+}  // namespace
+
 Workload to_workload(const SubmitOptions& o) {
   Workload w;
   w.kind = parse_workload_kind(o.kind, "kind");
+  // Options given that cannot apply to this kind: one reason each, before anything else.
+  auto refuse_if = [&](bool given, std::string_view flag, const std::string& value) {
+    if (!given) return;
+    if (std::string why = option_refusal(w.kind, flag); !why.empty())
+      throw ValidationError(std::string(flag), value, why);
+  };
+  refuse_if(o.workers != 1, "--workers", std::to_string(o.workers));
+  refuse_if(o.ps != 0, "--ps", std::to_string(o.ps));
+  refuse_if(o.chief, "--chief", "true");
+  refuse_if(o.evaluator, "--evaluator", "true");
+  refuse_if(!o.ps_image.empty(), "--ps-image", o.ps_image);
+  refuse_if(!o.worker_image.empty(), "--worker-image", o.worker_image);
+  refuse_if(!o.mpi_api.empty() && o.mpi_api != "auto", "--mpi-api", o.mpi_api);
+  refuse_if(o.retry != -1, "--retry", std::to_string(o.retry));
+  refuse_if(!o.running_timeout.empty(), "--running-timeout", o.running_timeout);
+  refuse_if(!o.ttl_after_finished.empty(), "--ttl-after-finished", o.ttl_after_finished);
+  refuse_if(!o.clean_task_policy.empty(), "--clean-task-policy", o.clean_task_policy);
   w.name = o.name;
   w.namespace_ = o.namespace_;
   w.image = o.image;
@@ -78,8 +236,20 @@ Workload to_workload(const SubmitOptions& o) {
   w.command = o.argv;
   if (o.workers < 0) throw ValidationError("--workers", std::to_string(o.workers), "must be 0 or more");
   w.replicas.workers = o.workers;
+  if (w.kind == WorkloadKind::PyTorchJob) {
+    // Arena counts the master as a worker: pkg/training/submit_pytorchjob.go, SubmitPytorchJob
+    // ("the master is also considered as a worker": WorkerCount - 1 Worker replicas).
+    if (o.workers < 1)
+      throw ValidationError("--workers", std::to_string(o.workers),
+                            "counts the master too, as Arena does: 1 is the master alone, N is the master and N-1 "
+                            "workers");
+    w.replicas.workers = o.workers - 1;
+  }
   w.replicas.ps = o.ps;
   w.replicas.chief = o.chief ? 1 : 0;
+  w.replicas.evaluator = o.evaluator ? 1 : 0;
+  w.ps_image = o.ps_image;
+  w.worker_image = o.worker_image;
   w.resources.gpus = o.gpus;
   if (o.gpu_limit < -1) throw ValidationError("--gpu-limit", std::to_string(o.gpu_limit), "must be 0 or more");
   if (o.gpus < 0) throw ValidationError("--gpus", std::to_string(o.gpus), "must be 0 or more");
@@ -187,6 +357,7 @@ Workload to_workload(const SubmitOptions& o) {
     throw ValidationError("--mpi-api", o.mpi_api, "expected v1, v2beta1 or auto (what the cluster serves)");
   w.scheduler_name = o.scheduler_name;
   w.priority_class_name = o.priority_class;
+  add_arena_options(o, w);
   try {
     validate(w);
   } catch (const ValidationError& e) {
@@ -212,7 +383,29 @@ ValidationError with_option_names(const ValidationError& e) {
   } else if (f == "ssd" || f == "nfs") {
     option = "--" + f;
   } else {
-    return e;
+    // The Workload fields Arena's flags set: exact names, and prefixes (a map's or a list's entries).
+    static constexpr std::pair<std::string_view, std::string_view> kExact[] = {
+        {"backoffLimit", "--retry"},
+        {"ttlSecondsAfterFinished", "--ttl-after-finished"},
+        {"activeDeadlineSeconds", "--running-timeout"},
+        {"cleanPodPolicy", "--clean-task-policy"},
+        {"imagePullPolicy", "--image-pull-policy"},
+        {"shellProgram", "--shell"},
+        {"psImage", "--ps-image"},
+        {"workerImage", "--worker-image"},
+        {"tensorboard.image", "--tensorboard-image"},
+        {"codeSync.image", "--sync-image"},
+        {"codeSync.source", "--sync-source"}};
+    static constexpr std::pair<std::string_view, std::string_view> kPrefix[] = {
+        {"metadata.labels", "--label"},
+        {"metadata.annotations", "--annotation"},
+        {"configFiles", "--config-file"},
+        {"resources.extra[", "--device"}};
+    for (const auto& [field, flag] : kExact)
+      if (f == field) option = flag;
+    for (const auto& [prefix, flag] : kPrefix)
+      if (starts(prefix)) option = flag;
+    if (option.empty()) return e;
   }
   return ValidationError(option, e.value(), e.rule());
 }

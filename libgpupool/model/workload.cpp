@@ -140,7 +140,8 @@ void validate_replicas(const Workload& w) {
     case WorkloadKind::TFJob:
       validate_count(r.workers, "replicas.workers", 0);
       validate_count(r.ps, "replicas.ps", 0);
-      validate_count(r.chief, "replicas.chief", 0, 1);  // tfjob validation: Chief replicas must be 1 at most
+      validate_count(r.chief, "replicas.chief", 0, 1);          // tfjob validation: Chief replicas must be 1 at most
+      validate_count(r.evaluator, "replicas.evaluator", 0, 1);  // Arena's tfjob chart: Evaluator replicas 1
       if (r.workers + r.chief == 0) fail("replicas.workers", "0", "a TFJob needs at least one Worker or a Chief");
       break;
     case WorkloadKind::PyTorchJob:
@@ -148,8 +149,14 @@ void validate_replicas(const Workload& w) {
       validate_count(r.workers, "replicas.workers", 0);
       break;
   }
-  if (w.kind != WorkloadKind::TFJob && (r.ps != 0 || r.chief != 0))
-    fail("replicas.ps", std::to_string(r.ps ? r.ps : r.chief), "PS and Chief replicas exist only in a TFJob");
+  if (w.kind != WorkloadKind::TFJob && (r.ps != 0 || r.chief != 0 || r.evaluator != 0))
+    fail(r.ps      ? "replicas.ps"
+         : r.chief ? "replicas.chief"
+                   : "replicas.evaluator",
+         std::to_string(r.ps      ? r.ps
+                        : r.chief ? r.chief
+                                  : r.evaluator),
+         "PS, Chief and Evaluator replicas exist only in a TFJob");
   if (w.kind != WorkloadKind::PyTorchJob && r.master != 1)
     fail("replicas.master", std::to_string(r.master), "Master replicas exist only in a PyTorchJob; leave it at 1");
   if (w.slots_per_worker < 0)
@@ -233,6 +240,7 @@ std::vector<std::string> derived_replica_names(const Workload& w) {
       add("chief", w.replicas.chief);
       add("ps", w.replicas.ps);
       add("worker", w.replicas.workers);
+      add("evaluator", w.replicas.evaluator);
       break;
     case WorkloadKind::PyTorchJob:
       add("master", w.replicas.master);
@@ -243,6 +251,52 @@ std::vector<std::string> derived_replica_names(const Workload& w) {
   }
   return out;
 }
+
+namespace {
+// The fields Arena's submit flags set (submit_options.hpp names each flag's source in Arena).
+void validate_arena_fields(const Workload& w) {
+  // validatePullPolicy (pkg/apis/core/validation/validation.go).
+  if (!w.image_pull_policy.empty() && w.image_pull_policy != "Always" && w.image_pull_policy != "IfNotPresent" &&
+      w.image_pull_policy != "Never")
+    fail("imagePullPolicy", w.image_pull_policy,
+         "Unsupported value: supported values: \"Always\", \"IfNotPresent\", \"Never\"");
+  if (w.shell_program.empty() || w.shell_program.find_first_of(" \t\n") != std::string::npos)
+    fail("shellProgram", w.shell_program, "name one shell program, e.g. sh or bash");
+  if (w.kind != WorkloadKind::TFJob && (!w.ps_image.empty() || !w.worker_image.empty()))
+    fail(w.ps_image.empty() ? "workerImage" : "psImage", w.ps_image.empty() ? w.worker_image : w.ps_image,
+         "per-replica images exist only in a TFJob; use image");
+  if (!w.ps_image.empty()) (void)ImageRef::parse(w.ps_image, "psImage");
+  if (!w.worker_image.empty()) (void)ImageRef::parse(w.worker_image, "workerImage");
+  if (w.active_deadline_seconds) {
+    if (w.kind == WorkloadKind::Deployment)
+      fail("activeDeadlineSeconds", std::to_string(*w.active_deadline_seconds),
+           "a Deployment runs until deleted and has no such field; use a Job or a Kubeflow kind");
+    // ValidatePodSpec: "must be between 1 and 2147483647, inclusive" (a Job's own field is only
+    // non-negative, but its pods' would be refused the same way by an operator that copies it).
+    if (*w.active_deadline_seconds < 1 || *w.active_deadline_seconds > 2147483647)
+      fail("activeDeadlineSeconds", std::to_string(*w.active_deadline_seconds),
+           "must be between 1 and 2147483647, inclusive");
+  }
+  if (w.code_sync) {
+    const CodeSync& s = *w.code_sync;
+    if (s.mode != "git" && s.mode != "rsync")
+      fail("codeSync.mode", s.mode, "Unsupported value: supported values: \"git\", \"rsync\"");
+    if (s.source.empty())
+      fail("codeSync.source", "",
+           s.mode == "git" ? "Required value: the repository to clone, e.g. https://github.com/kubeflow/arena.git"
+                           : "Required value: what rsync copies, e.g. 10.0.0.5::code/project");
+    if (!s.image.empty()) (void)ImageRef::parse(s.image, "codeSync.image");
+  }
+  std::set<std::string> paths;
+  for (std::size_t i = 0; i < w.config_files.size(); ++i) {
+    const std::string& path = w.config_files[i].path;
+    std::string at = fmt::format("configFiles[{}].path", i);
+    if (path.empty() || path.front() != '/' || path.back() == '/')
+      fail(at, path, "must be an absolute file path in the container, e.g. /etc/app/config.yaml");
+    if (!paths.insert(path).second) fail(at, path, "Duplicate value: two files at one path");
+  }
+}
+}  // namespace
 
 void validate(const Workload& w) {
   validate_replicas(w);
@@ -299,6 +353,7 @@ void validate(const Workload& w) {
   if (w.clean_pod_policy && !is_kubeflow(w.kind))
     fail("cleanPodPolicy", std::string(to_string(*w.clean_pod_policy)),
          "cleanPodPolicy exists only for MPIJob, TFJob and PyTorchJob");
+  validate_arena_fields(w);
   if (w.tensorboard.enabled && (w.tensorboard.log_dir.empty() || w.tensorboard.log_dir.front() != '/'))
     fail("tensorboard.logDir", w.tensorboard.log_dir, "must be an absolute path (start with '/')");
 }

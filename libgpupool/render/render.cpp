@@ -59,6 +59,9 @@ struct Context {
   std::string kind_label{};
   std::vector<Volume> volumes{};
   std::vector<VolumeMount> mounts{};
+  std::string ps_image{};                    ///< TFJob PS; empty: image
+  std::string worker_image{};                ///< TFJob Worker, Chief, Evaluator; empty: image
+  std::vector<VolumeMount> config_mounts{};  ///< --config-file files, on the main containers
   bool uses_gpus = false;
   bool host_network = false;
   bool host_ipc = false;
@@ -176,10 +179,114 @@ json::array mounts_json(const std::vector<VolumeMount>& mounts) {
   return a;
 }
 
+// ---- Arena's --sync-mode and --config-file ----------------------------------------------------
+
+json::object head(std::string_view api_version, std::string_view kind, json::object metadata);
+json::array mounts_json(const std::vector<VolumeMount>& mounts);
+
+// Arena's charts/*/values.yaml: gitImage and rsyncImage, used when --sync-image is not given.
+constexpr std::string_view kArenaGitSyncImage = "registry.cn-zhangjiakou.aliyuncs.com/acs/git-sync:v3.3.5";
+constexpr std::string_view kArenaRsyncImage = "registry.cn-zhangjiakou.aliyuncs.com/acs/rsync:v3.1.0-aliyun";
+
+std::string config_map_name(const Workload& w) { return w.name + "-config"; }
+
+// The volumes Arena's charts add for --sync-mode (emptyDir "code-sync", seen by the main container
+// at <workingDir>/code, else /code) and --config-file (one ConfigMap; Arena mounts a ConfigMap per
+// directory over the whole directory, gpupool mounts each file with subPath so the rest of the
+// directory stays visible).
+void add_arena_volumes(Context& c) {
+  const Workload& w = c.w;
+  if (w.code_sync) {
+    c.volumes.push_back({"code-sync", EmptyDirSource{false, std::nullopt}});
+    std::string dir = w.working_dir.empty() ? "/code" : w.working_dir;
+    if (!w.working_dir.empty()) dir += dir.back() == '/' ? "code" : "/code";
+    c.mounts.push_back({"code-sync", dir, "", false});
+  }
+  // The ConfigMap volume is no model VolumeSource: its mounts are kept apart and added to the
+  // main containers only (add_config_files).
+  for (std::size_t i = 0; i < w.config_files.size(); ++i)
+    c.config_mounts.push_back({"config-files", w.config_files[i].path, fmt::format("config-{}", i), true});
+}
+
+void add_config_mounts(const Context& c, json::object& main) {
+  if (c.config_mounts.empty()) return;
+  json::value& mounts = main["volumeMounts"];
+  if (!mounts.is_array()) mounts = json::array();
+  for (auto& m : mounts_json(c.config_mounts)) mounts.as_array().push_back(std::move(m));
+}
+
+void add_config_volume(const Context& c, json::object& spec) {
+  if (c.config_mounts.empty()) return;
+  json::value& volumes = spec["volumes"];
+  if (!volumes.is_array()) volumes = json::array();
+  volumes.as_array().push_back(
+      json::object{{"name", "config-files"}, {"configMap", json::object{{"name", config_map_name(c.w)}}}});
+}
+
+json::object render_config_files(const Context& c) {
+  json::object o = head("v1", "ConfigMap", c.metadata(config_map_name(c.w), "config", false));
+  json::object data;
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < c.w.config_files.size(); ++i) {
+    data[fmt::format("config-{}", i)] = c.w.config_files[i].content;
+    total += c.w.config_files[i].content.size();
+  }
+  // ValidateConfigMap (pkg/apis/core/validation/validation.go): the data's total size is at most
+  // core.MaxSecretSize, 1 MiB.
+  constexpr std::size_t kMaxConfigMapBytes = 1024 * 1024;
+  if (total > kMaxConfigMapBytes)
+    throw ValidationError(
+        "configFiles", fmt::format("{} bytes", total),
+        "Too long: a ConfigMap holds at most 1048576 bytes; put large files in a volume or the image");
+  o["data"] = std::move(data);
+  return o;
+}
+
+// Arena's init container "init-code" (charts/tfjob|pytorchjob|mpijob templates): git-sync once
+// into /code/<project> (GIT_SYNC_REPO / GIT_SYNC_DEST / GIT_SYNC_ROOT / GIT_SYNC_ONE_TIME), or
+// `rsync -avP SOURCE /code`; cpu and memory as the main container's.
+json::object code_sync_container(const Context& c) {
+  const CodeSync& s = *c.w.code_sync;
+  const bool git = s.mode == "git";
+  json::object o;
+  o["name"] = "init-code";
+  o["image"] =
+      c.p.catalog.resolve(s.image.empty() ? (git ? kArenaGitSyncImage : kArenaRsyncImage) : s.image, "codeSync.image");
+  if (!c.w.image_pull_policy.empty()) o["imagePullPolicy"] = c.w.image_pull_policy;
+  if (git) {
+    // SubmitSyncCodeArgsBuilder.handleSyncCode: the project is the source's last path element
+    // without ".git".
+    std::string_view src = s.source;
+    while (!src.empty() && src.back() == '/') src.remove_suffix(1);
+    std::string_view project =
+        src.substr(src.find_last_of('/') == std::string_view::npos ? 0 : src.find_last_of('/') + 1);
+    project = project.substr(0, project.find(".git"));
+    json::array env;
+    for (auto [k, v] : {std::pair<std::string_view, std::string_view>{"GIT_SYNC_REPO", s.source},
+                        {"GIT_SYNC_DEST", project},
+                        {"GIT_SYNC_ROOT", "/code"},
+                        {"GIT_SYNC_ONE_TIME", "true"}})
+      env.push_back(json::object{{"name", k}, {"value", v}});
+    o["env"] = std::move(env);
+  } else {
+    o["command"] = strings({"rsync", "-avP", s.source, "/code"});
+  }
+  json::object limits, requests;
+  const Resources& r = c.w.resources;
+  if (r.cpu_request) requests["cpu"] = limits["cpu"] = r.cpu_request->to_string();
+  if (r.memory_request) requests["memory"] = limits["memory"] = r.memory_request->to_string();
+  json::object res;
+  if (!limits.empty()) res["limits"] = std::move(limits);
+  if (!requests.empty()) res["requests"] = std::move(requests);
+  if (!res.empty()) o["resources"] = std::move(res);
+  o["volumeMounts"] = json::array{json::object{{"name", "code-sync"}, {"mountPath", "/code"}}};
+  return o;
+}
+
 // ---- containers ----------------------------------------------------------------------------
 
 std::vector<std::string> main_argv(const Workload& w) {
-  if (!w.shell.empty()) return {"sh", "-c", w.shell};
+  if (!w.shell.empty()) return {w.shell_program, "-c", w.shell};
   return w.command;
 }
 
@@ -242,7 +349,10 @@ json::object container_json(const Context& c, const std::string& name, const std
   json::object o;
   o["name"] = name;
   o["image"] = c.image;
-  if (!c.p.image_pull_policy.empty()) o["imagePullPolicy"] = c.p.image_pull_policy;
+  if (!c.w.image_pull_policy.empty())
+    o["imagePullPolicy"] = c.w.image_pull_policy;  // Arena's --image-pull-policy, over the profile's
+  else if (!c.p.image_pull_policy.empty())
+    o["imagePullPolicy"] = c.p.image_pull_policy;
   if (!command.empty()) o["command"] = strings(command);
   if (!c.w.working_dir.empty()) o["workingDir"] = c.w.working_dir;
   json::array env = env_json(c, gpus);
@@ -329,18 +439,26 @@ json::object pod_spec(const Context& c, Role role, const std::string& container_
   // Stage data into the SSD before the pods that compute start (MPI: the workers).
   bool stages = w.staging && !w.staging->inputs.empty() &&
                 (role == Role::Single || role == Role::Computing || role == Role::MpiWorker);
+  json::array inits;
+  if (w.code_sync) inits.push_back(code_sync_container(c));
   if (stages) {
     json::object init = container_json(c, "stage-in", {"sh", "-c", stage_in_script(*w.staging)}, false, false);
     init.erase("env");
     init.erase("workingDir");
-    spec["initContainers"] = json::array{std::move(init)};
+    inits.push_back(std::move(init));
   }
-  spec["containers"] = json::array{container_json(c, container_name, command, gpus, role != Role::Launcher)};
+  if (!inits.empty()) spec["initContainers"] = std::move(inits);
+  json::object main = container_json(c, container_name, command, gpus, role != Role::Launcher);
+  if (role == Role::Ps && !c.ps_image.empty()) main["image"] = c.ps_image;
+  if (role == Role::Computing && !c.worker_image.empty()) main["image"] = c.worker_image;
+  add_config_mounts(c, main);
+  spec["containers"] = json::array{std::move(main)};
   if (!c.volumes.empty()) {
     json::array vols;
     for (const auto& v : c.volumes) vols.push_back(volume_json(v));
     spec["volumes"] = std::move(vols);
   }
+  add_config_volume(c, spec);
   return spec;
 }
 
@@ -381,6 +499,7 @@ json::object render_pod(const Context& c) {
   json::object o = head("v1", "Pod", c.metadata(c.w.name));
   o["metadata"].get_object()["labels"].get_object()[kComponentLabel] = "workload";
   o["spec"] = pod_spec(c, Role::Single, "main", c.w.restart_policy.value_or(RestartPolicy::Never));
+  if (c.w.active_deadline_seconds) o["spec"].as_object()["activeDeadlineSeconds"] = *c.w.active_deadline_seconds;
   return o;
 }
 
@@ -401,6 +520,7 @@ json::object render_job(const Context& c) {
   spec["completions"] = c.w.replicas.workers;
   if (c.w.backoff_limit) spec["backoffLimit"] = *c.w.backoff_limit;
   if (c.w.ttl_seconds_after_finished) spec["ttlSecondsAfterFinished"] = *c.w.ttl_seconds_after_finished;
+  if (c.w.active_deadline_seconds) spec["activeDeadlineSeconds"] = *c.w.active_deadline_seconds;
   spec["template"] = pod_template(c, Role::Single, "main", c.w.restart_policy.value_or(RestartPolicy::Never));
   o["spec"] = std::move(spec);
   return o;
@@ -413,6 +533,7 @@ json::object run_policy(const Context& c, std::optional<CleanPodPolicy> fallback
   if (clean) r["cleanPodPolicy"] = to_string(*clean);
   if (c.w.ttl_seconds_after_finished) r["ttlSecondsAfterFinished"] = *c.w.ttl_seconds_after_finished;
   if (c.w.backoff_limit) r["backoffLimit"] = *c.w.backoff_limit;
+  if (c.w.active_deadline_seconds) r["activeDeadlineSeconds"] = *c.w.active_deadline_seconds;
   return r;
 }
 
@@ -477,9 +598,11 @@ json::object render_training_job(const Context& c, std::string_view kind, std::s
 
 json::object render_tfjob(const Context& c) {
   const Replicas& r = c.w.replicas;
-  return render_training_job(
-      c, "TFJob", "tfReplicaSpecs", "tensorflow",
-      {{"Chief", r.chief, Role::Computing}, {"PS", r.ps, Role::Ps}, {"Worker", r.workers, Role::Computing}});
+  return render_training_job(c, "TFJob", "tfReplicaSpecs", "tensorflow",
+                             {{"Chief", r.chief, Role::Computing},
+                              {"PS", r.ps, Role::Ps},
+                              {"Worker", r.workers, Role::Computing},
+                              {"Evaluator", r.evaluator, Role::Computing}});
 }
 
 json::object render_pytorchjob(const Context& c) {
@@ -648,7 +771,8 @@ void check_staging(const Context& c) {
 const json::object& Submission::workload() const {
   for (const auto& o : objects) {
     const json::value* kind = o.if_contains("kind");
-    if (kind && kind->is_string() && kind->get_string() != "PersistentVolumeClaim") return o;
+    if (kind && kind->is_string() && kind->get_string() != "PersistentVolumeClaim" && kind->get_string() != "ConfigMap")
+      return o;
   }
   throw Error("this submission has no workload object");
 }
@@ -687,16 +811,20 @@ Submission render(const Workload& w, const Profile& p) {
   c.kind_label = lower(to_string(w.kind));
   c.volumes = w.volumes;
   c.mounts = w.mounts;
+  if (!w.ps_image.empty()) c.ps_image = p.catalog.resolve(w.ps_image, "psImage");
+  if (!w.worker_image.empty()) c.worker_image = p.catalog.resolve(w.worker_image, "workerImage");
   c.uses_gpus = w.resources.gpus > 0;
   c.host_network = w.host_network.value_or(p.host_network);
   c.host_ipc = w.host_ipc.value_or(p.host_ipc);
   c.scheduler = !w.scheduler_name.empty() ? w.scheduler_name : (c.uses_gpus ? p.gpu.scheduler_name : std::string());
   add_profile_volumes(c);
+  add_arena_volumes(c);
   validate_volumes(c.volumes, c.mounts, "spec.");
   check_staging(c);
 
   Submission s;
   for (const auto& pvc : w.pvcs) s.objects.push_back(render_pvc(c, pvc));
+  if (!w.config_files.empty()) s.objects.push_back(render_config_files(c));
   switch (w.kind) {
     case WorkloadKind::Pod:
       s.objects.push_back(render_pod(c));

@@ -261,7 +261,8 @@ TEST_CASE("the whole lifecycle for every workload kind") {
   const std::vector<Row> rows = {
       {"mpi", 2, {"life-mpi-launcher", "life-mpi-worker-0", "life-mpi-worker-1"}, "MPIJOB"},
       {"tf", 2, {"life-tf-worker-0", "life-tf-worker-1"}, "TFJOB"},
-      {"pytorch", 1, {"life-pytorch-master-0", "life-pytorch-worker-0"}, "PYTORCHJOB"},
+      // pytorch --workers counts the master, as Arena does: 2 is the master and one worker.
+      {"pytorch", 2, {"life-pytorch-master-0", "life-pytorch-worker-0"}, "PYTORCHJOB"},
       {"job", 1, {"life-job-"}, "JOB"},
       {"deployment", 2, {"life-deployment-", "life-deployment-"}, "DEPLOYMENT"},
       {"pod", 1, {"life-pod"}, "POD"},

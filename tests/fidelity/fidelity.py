@@ -239,6 +239,52 @@ def kubeflow_steps():
     return steps
 
 
+def arena_flags_steps():
+    """Arena's submit flags (issue #15 item 3) as `gpupool submit` sends them, against training-operator
+    v1.9.0's CRDs and the built-in kinds: what the server stores of each (the TFJob's Evaluator and
+    per-replica images, runPolicy's activeDeadlineSeconds / ttlSecondsAfterFinished / backoffLimit /
+    cleanPodPolicy, the git-sync and rsync init containers, the --config-file ConfigMap and its
+    subPath mounts, a --device resource, labels, annotations, imagePullSecrets, imagePullPolicy,
+    --shell, a Pod's and a Job's activeDeadlineSeconds), refusals where a flag cannot apply, and
+    `gpupool delete` taking the ConfigMap with the job."""
+    gp = ["gpupool"]
+    config = os.path.join(HERE, "data", "arena-config.yaml")
+    common = ["--image", "busybox:1.36", "--annotation", "team=vision", "-l", "project=resnet",
+              "--image-pull-secret", "harbor-cred", "--image-pull-policy", "IfNotPresent", "--shell", "bash"]
+    return [
+        (gp + ["submit", "tf", "--name", "arena-tf", "--workers", "2", "--ps", "1", "--chief", "--evaluator",
+               "--ps-image", "busybox:1.35", "--worker-image", "busybox:1.36-glibc", "--retry", "3",
+               "--running-timeout", "2h", "--ttl-after-finished", "30m", "--clean-task-policy", "All"] + common +
+         ["python train.py"], None),
+        (["get", "tfjob", "arena-tf", "-o", "jsonpath={.metadata.labels} {.metadata.annotations.team} {.spec}{\"\\n\"}"], None),
+        (gp + ["submit", "pytorch", "--name", "arena-pt", "--workers", "3", "--working-dir", "/root",
+               "--sync-mode", "git", "--sync-source", "https://github.com/kubeflow/arena.git",
+               "--config-file", config + ":/etc/train/train.yaml", "--device", "example.com/fpga=1",
+               "--cpu", "1", "--memory", "1Gi"] + common + ["python train.py"], None),
+        (["get", "pytorchjob", "arena-pt", "-o", "jsonpath={.spec}"], None),
+        (["get", "configmap", "arena-pt-config", "-o", "jsonpath={.metadata.labels} {.data}{\"\\n\"}"], None),
+        (gp + ["submit", "job", "--name", "arena-job", "--retry", "2", "--running-timeout", "10m",
+               "--ttl-after-finished", "1h", "--sync-mode", "rsync", "--sync-source", "10.0.0.5::code/project",
+               "--sync-image", "instrumentisto/rsync-ssh:alpine3.20"] + common + ["python train.py"], None),
+        (["get", "job", "arena-job", "-o", "jsonpath={.spec.backoffLimit} {.spec.activeDeadlineSeconds} "
+          "{.spec.ttlSecondsAfterFinished} {.spec.template.spec}{\"\\n\"}"], None),
+        (gp + ["submit", "pod", "--name", "arena-pod", "--running-timeout", "90s", "--config-file",
+               config + ":/etc/a.yaml"] + common + ["python train.py"], None),
+        (["get", "pod", "arena-pod", "-o", "jsonpath={.spec.activeDeadlineSeconds} {.spec.containers[0]} "
+          "{.spec.volumes}{\"\\n\"}"], None),
+        # Flags that cannot apply: refused before anything is sent (exit 2, one line).
+        (gp + ["submit", "deployment", "--name", "arena-dep", "--image", "busybox", "--retry", "2", "--", "true"],
+         None),
+        (gp + ["submit", "pytorch", "--name", "arena-dep", "--image", "busybox", "--ps", "1", "--", "true"], None),
+        (gp + ["submit", "pod", "--name", "arena-dep", "--image", "busybox", "--ttl-after-finished", "1h", "--",
+               "true"], None),
+        (["get", "deployments,configmaps", "-l", "gpupool.io/job-name", "-o", "name"], None),
+        (gp + ["delete", "arena-pt"], None),
+        (gp + ["delete", "arena-pod"], None),
+        (["get", "configmaps", "-l", "gpupool.io/job-name", "-o", "name"], None),
+    ]
+
+
 def vpod(name, containers=None, **spec):
     """A pod for the podvalues scenario: one valid container unless `containers`, plus `spec` fields."""
     body = {"containers": containers if containers is not None else [{"name": "main", "image": "busybox"}]}
@@ -1421,6 +1467,7 @@ SCENARIOS = {
     "gpupoolapply": gpupool_apply_steps(),
     "gpupoolloop": gpupool_loop_steps(),
     "kubeflow": kubeflow_steps(),
+    "arenaflags": arena_flags_steps(),
     # Decoding by the kinds' schemas: unknown fields under each fieldValidation (kubectl create sends
     # Strict, --validate=warn Warn, --validate=false Ignore; kubectl patch sends none, so Warn), an
     # unknown directive, and unknown fields dropped from what is stored.
@@ -1672,6 +1719,8 @@ SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES],
          "crd": [["create", "-f", f] for f in CRD_FILES] +
                 [["wait", "--for=condition=established", "--timeout=30s", "crd/widgets.fid.example.com",
                   "crd/pytorchjobs.kubeflow.org"]]}
+# Arena's flags render Kubeflow kinds: the same CRDs as the kubeflow scenario.
+SETUP["arenaflags"] = SETUP["kubeflow"]
 # The guide's PVC names the NFS class; with the class present, neither server warns about it.
 SETUP["gpupoolapply"] = [["create", "-f", os.path.join(HERE, "data", "nfs-storageclass.json")]]
 SETUP["gpupoolloop"] = [["delete", "node", "--ignore-not-found", "loop-fid-n1"],

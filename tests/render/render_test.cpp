@@ -5,6 +5,7 @@
 #include "gpupool/profile.hpp"
 #include "gpupool/render.hpp"
 #include "gpupool/submit_options.hpp"
+#include "pod_spec.hpp"
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -15,6 +16,8 @@
 #include <string>
 
 using namespace gpupool;
+using gpupool::testing::container_of;
+using gpupool::testing::pod_spec_of;
 namespace json = boost::json;
 
 namespace {
@@ -27,18 +30,6 @@ Workload job(WorkloadKind kind = WorkloadKind::Job) {
   w.command = {"python", "train.py"};
   return w;
 }
-
-const json::object& pod_spec_of(const json::object& workload, std::string_view replica = {}) {
-  const json::object& spec = workload.at("spec").as_object();
-  if (workload.at("kind") == "Pod") return spec;
-  if (spec.contains("template")) return spec.at("template").at("spec").as_object();
-  for (const char* key : {"mpiReplicaSpecs", "tfReplicaSpecs", "pytorchReplicaSpecs"})
-    if (spec.contains(key)) return spec.at(key).at(replica).at("template").at("spec").as_object();
-  FAIL("no pod spec");
-  throw 0;
-}
-
-const json::object& container_of(const json::object& pod_spec) { return pod_spec.at("containers").at(0).as_object(); }
 
 bool has_env(const json::object& container, std::string_view name) {
   if (!container.contains("env")) return false;

@@ -81,6 +81,7 @@ from gpupool._gpupool import (
     ExecResult as ExecResult,
     PortForward as PortForward,
     jobs_to_text as jobs_to_text,
+    top_jobs_to_text as top_jobs_to_text,
     pvcs_to_text as pvcs_to_text,
     connect as connect,
     EmbeddedCluster as EmbeddedCluster,

@@ -274,7 +274,8 @@ class Replicas:
     ps: int
     chief: int
     master: int
-    def __init__(self, *, workers: int = ..., ps: int = ..., chief: int = ..., master: int = ...) -> None: ...
+    evaluator: int
+    def __init__(self, *, workers: int = ..., ps: int = ..., chief: int = ..., master: int = ..., evaluator: int = ...) -> None: ...
 
 class TensorBoard:
     enabled: bool
@@ -317,6 +318,11 @@ class Workload:
     backoff_limit: Optional[int]
     clean_pod_policy: Optional[str]
     ttl_seconds_after_finished: Optional[int]
+    active_deadline_seconds: Optional[int]
+    image_pull_policy: str
+    shell_program: str
+    ps_image: str
+    worker_image: str
     tensorboard: TensorBoard
     def __init__(self, **fields: Any) -> None: ...
     def validate(self) -> None: ...
@@ -363,6 +369,24 @@ class SubmitOptions:
     priority_class: str
     command: str
     argv: List[str]
+    annotations: List[str]
+    labels: List[str]
+    image_pull_secrets: List[str]
+    image_pull_policy: str
+    tensorboard_image: str
+    retry: int
+    shell: str
+    running_timeout: str
+    ttl_after_finished: str
+    clean_task_policy: str
+    config_files: List[str]
+    sync_mode: str
+    sync_source: str
+    sync_image: str
+    ps_image: str
+    worker_image: str
+    evaluator: bool
+    devices: List[str]
     def __init__(self, **options: Any) -> None: ...
     def to_workload(self) -> Workload: ...
 
@@ -481,6 +505,8 @@ class JobInfo:
     instances: List[Instance]
     tensorboard_url: Optional[str]
     notes: List[str]
+    gpus_requested: int
+    gpus_allocated: int
     def trainer(self) -> str: ...
     def training_duration(self) -> datetime.timedelta: ...
     def to_text(self) -> str: ...
@@ -490,6 +516,7 @@ class JobInfo:
     def _repr_html_(self) -> str: ...
 
 def jobs_to_text(jobs: Sequence[JobInfo]) -> str: ...
+def top_jobs_to_text(jobs: Sequence[JobInfo]) -> str: ...
 
 class SubmitResult:
     name: str
@@ -589,6 +616,7 @@ class Cluster:
               force_conflicts: bool = False) -> ApplyResult: ...
     def get(self, name: str) -> JobInfo: ...
     def list(self) -> List[JobInfo]: ...
+    def top_jobs(self) -> List[JobInfo]: ...
     def delete(self, name: str) -> str: ...
     def logs(self, name: str, *, instance: str = "", container: str = "", follow: bool = False,
              tail_lines: Optional[int] = None) -> LogIterator: ...

@@ -253,6 +253,8 @@ void bind_results(py::module_& m) {
       .def_readonly("notes", &JobInfo::notes)
       .def("trainer", &JobInfo::trainer)
       .def("training_duration", &JobInfo::training_duration)
+      .def_readonly("gpus_requested", &JobInfo::gpus_requested)
+      .def_readonly("gpus_allocated", &JobInfo::gpus_allocated)
       .def("to_text", &JobInfo::to_text)
       .def("to_html", &JobInfo::to_html)
       .def("progress_text", &JobInfo::progress_text,
@@ -267,6 +269,8 @@ void bind_results(py::module_& m) {
       });
 
   m.def("jobs_to_text", &jobs_to_text, py::arg("jobs"), "`arena list`: NAME STATUS TRAINER AGE NODE.");
+  m.def("top_jobs_to_text", &top_jobs_to_text, py::arg("jobs"),
+        "`arena top job`: NAME STATUS TRAINER AGE GPU(Requested) GPU(Allocated) NODE, and the total.");
 
   py::class_<SubmitResult>(m, "SubmitResult", "What submit() created.")
       .def_readonly("name", &SubmitResult::name)
@@ -460,6 +464,8 @@ void bind_cluster_class(py::module_& m) {
           "namespace's quotas first; what it created is deleted again when an object fails.")
       .def("get", &Cluster::get, release(), py::arg("name"), "What `arena get NAME` shows.")
       .def("list", &Cluster::list, release(), "Every gpupool job of the namespace.")
+      .def("top_jobs", &Cluster::top_jobs, release(),
+           "`arena top job`: every job with gpus_requested / gpus_allocated (top_jobs_to_text prints them).")
       .def("delete", &Cluster::delete_job, release(), py::arg("name"),
            "Deletes the job and what gpupool created with it (not PVCs), cascading; returns what was deleted as\n"
            "kubectl names it, e.g. \"deployment.apps/web\".")

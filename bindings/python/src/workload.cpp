@@ -79,6 +79,7 @@ void bind_parts(py::module_& m) {
   rep.def_readwrite("workers", &Replicas::workers)
       .def_readwrite("ps", &Replicas::ps)
       .def_readwrite("chief", &Replicas::chief)
+      .def_readwrite("evaluator", &Replicas::evaluator)
       .def_readwrite("master", &Replicas::master)
       .def("__repr__", [](py::handle self) {
         return repr_fields(self, "Replicas", {"workers", "ps", "chief", "master"});
@@ -132,6 +133,11 @@ void bind_workload_class(py::module_& m) {
       .def_readwrite("annotations", &Workload::annotations)
       .def_readwrite("backoff_limit", &Workload::backoff_limit)
       .def_readwrite("ttl_seconds_after_finished", &Workload::ttl_seconds_after_finished)
+      .def_readwrite("active_deadline_seconds", &Workload::active_deadline_seconds)
+      .def_readwrite("image_pull_policy", &Workload::image_pull_policy)
+      .def_readwrite("shell_program", &Workload::shell_program)
+      .def_readwrite("ps_image", &Workload::ps_image)
+      .def_readwrite("worker_image", &Workload::worker_image)
       .def_readwrite("tensorboard", &Workload::tensorboard)
       .def(
           "validate", [](const Workload& self) { validate(self); },
@@ -198,6 +204,24 @@ void bind_submit_options(py::module_& m) {
       .def_readwrite("priority_class", &SubmitOptions::priority_class)
       .def_readwrite("command", &SubmitOptions::command)
       .def_readwrite("argv", &SubmitOptions::argv)
+      .def_readwrite("annotations", &SubmitOptions::annotations)
+      .def_readwrite("labels", &SubmitOptions::labels)
+      .def_readwrite("image_pull_secrets", &SubmitOptions::image_pull_secrets)
+      .def_readwrite("image_pull_policy", &SubmitOptions::image_pull_policy)
+      .def_readwrite("tensorboard_image", &SubmitOptions::tensorboard_image)
+      .def_readwrite("retry", &SubmitOptions::retry)
+      .def_readwrite("shell", &SubmitOptions::shell)
+      .def_readwrite("running_timeout", &SubmitOptions::running_timeout)
+      .def_readwrite("ttl_after_finished", &SubmitOptions::ttl_after_finished)
+      .def_readwrite("clean_task_policy", &SubmitOptions::clean_task_policy)
+      .def_readwrite("config_files", &SubmitOptions::config_files)
+      .def_readwrite("sync_mode", &SubmitOptions::sync_mode)
+      .def_readwrite("sync_source", &SubmitOptions::sync_source)
+      .def_readwrite("sync_image", &SubmitOptions::sync_image)
+      .def_readwrite("ps_image", &SubmitOptions::ps_image)
+      .def_readwrite("worker_image", &SubmitOptions::worker_image)
+      .def_readwrite("evaluator", &SubmitOptions::evaluator)
+      .def_readwrite("devices", &SubmitOptions::devices)
       .def("to_workload", [](const SubmitOptions& self) { return to_workload_python(self); })
       .def("__repr__", [](py::handle self) {
         return repr_fields(self, "SubmitOptions", {"kind", "name", "image", "gpus"});
@@ -235,7 +259,8 @@ ValidationError with_keyword_names(const ValidationError& e) {
     const auto bracket = field.find('[');
     std::string flag = field.substr(2, bracket == std::string::npos ? std::string::npos : bracket - 2);
     // Repeatable flags are plural keyword arguments.
-    if (flag == "toleration" || flag == "selector")
+    if (flag == "toleration" || flag == "selector" || flag == "annotation" || flag == "label" ||
+        flag == "image-pull-secret" || flag == "config-file" || flag == "device")
       flag += "s";
     else if (flag == "data-dir")
       flag = "data-dirs";

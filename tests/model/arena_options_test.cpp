@@ -1,0 +1,299 @@
+// Arena's submit flags as SubmitOptions: what each sets in the Workload, and what each refuses
+// (one ValidationError naming the flag).
+#include "gpupool/error.hpp"
+#include "gpupool/submit_options.hpp"
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+using namespace gpupool;
+
+namespace {
+
+SubmitOptions opts(const std::string& kind) {
+  SubmitOptions o;
+  o.kind = kind;
+  o.name = "arena";
+  o.image = "busybox:1.36";
+  o.command = "python train.py";
+  return o;
+}
+
+/// The error to_workload raises for the options (field "" and rule "" when it accepts them).
+ValidationError refusal(const SubmitOptions& o) {
+  try {
+    (void)to_workload(o);
+  } catch (const ValidationError& e) {
+    return e;
+  }
+  return ValidationError("", "", "");
+}
+
+/// The flag (field) to_workload names when it refuses the options, or "" when it accepts them.
+std::string refused_flag(const SubmitOptions& o) { return refusal(o).field(); }
+std::string refusal_rule(const SubmitOptions& o) { return refusal(o).rule(); }
+
+struct TempFile {
+  std::filesystem::path path;
+  TempFile(const std::string& name, const std::string& content)
+      : path(std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()))) {
+    std::ofstream(path) << content;
+  }
+  ~TempFile() { std::filesystem::remove(path); }
+};
+
+}  // namespace
+
+TEST_CASE("--annotation, --label, --image-pull-secret and --image-pull-policy fill the workload") {
+  auto o = opts("job");
+  o.annotations = {"team=vision", "note=a=b"};
+  o.labels = {"project=resnet"};
+  o.image_pull_secrets = {"harbor-cred"};
+  o.image_pull_policy = "IfNotPresent";
+  Workload w = to_workload(o);
+  CHECK(w.annotations.at("team") == "vision");
+  CHECK(w.annotations.at("note") == "a=b");  // the first '=' splits, as Arena's transformSliceToMap
+  CHECK(w.labels.at("project") == "resnet");
+  CHECK(w.image_pull_secrets == std::vector<std::string>{"harbor-cred"});
+  CHECK(w.image_pull_policy == "IfNotPresent");
+
+  struct Case {
+    void (*set)(SubmitOptions&);
+    const char* flag;
+  };
+  const Case refusals[] = {
+      {[](SubmitOptions& x) { x.labels = {"no-equals"}; }, "--label[0]"},
+      {[](SubmitOptions& x) { x.labels = {"bad key!=x"}; }, "--label"},
+      {[](SubmitOptions& x) { x.annotations = {"=x"}; }, "--annotation[0]"},
+      {[](SubmitOptions& x) { x.image_pull_secrets = {"Not_A_Name"}; }, "--image-pull-secret[0]"},
+      {[](SubmitOptions& x) { x.image_pull_policy = "Sometimes"; }, "--image-pull-policy"},
+  };
+  for (const auto& c : refusals) {
+    auto bad = opts("job");
+    c.set(bad);
+    CAPTURE(c.flag);
+    CHECK(refused_flag(bad) == c.flag);
+  }
+  auto bad = opts("job");
+  bad.image_pull_policy = "Sometimes";
+  CHECK(refusal_rule(bad).find("IfNotPresent") != std::string::npos);
+}
+
+TEST_CASE("--retry, --running-timeout, --ttl-after-finished, --clean-task-policy per kind") {
+  auto o = opts("tf");
+  o.retry = 3;
+  o.running_timeout = "2h22m";
+  o.ttl_after_finished = "1m30s";
+  o.clean_task_policy = "All";
+  Workload w = to_workload(o);
+  CHECK(w.backoff_limit == 3);
+  CHECK(w.active_deadline_seconds == 2 * 3600 + 22 * 60);
+  CHECK(w.ttl_seconds_after_finished == 90);
+  CHECK(w.clean_pod_policy == CleanPodPolicy::All);
+
+  auto pod = opts("pod");
+  pod.running_timeout = "10m";
+  CHECK(to_workload(pod).active_deadline_seconds == 600);
+
+  auto job = opts("job");
+  job.retry = 0;
+  job.running_timeout = "1.5h";  // Go durations: fractions too
+  CHECK(to_workload(job).backoff_limit == 0);
+  CHECK(to_workload(job).active_deadline_seconds == 5400);
+
+  struct Case {
+    const char* kind;
+    void (*set)(SubmitOptions&);
+    const char* flag;
+  };
+  const Case refusals[] = {
+      {"deployment", [](SubmitOptions& x) { x.retry = 1; }, "--retry"},
+      {"pod", [](SubmitOptions& x) { x.retry = 1; }, "--retry"},
+      {"deployment", [](SubmitOptions& x) { x.running_timeout = "1h"; }, "--running-timeout"},
+      {"pod", [](SubmitOptions& x) { x.ttl_after_finished = "1h"; }, "--ttl-after-finished"},
+      {"deployment", [](SubmitOptions& x) { x.ttl_after_finished = "1h"; }, "--ttl-after-finished"},
+      {"job", [](SubmitOptions& x) { x.clean_task_policy = "All"; }, "--clean-task-policy"},
+      {"pod", [](SubmitOptions& x) { x.clean_task_policy = "All"; }, "--clean-task-policy"},
+      {"mpi", [](SubmitOptions& x) { x.clean_task_policy = "Sometimes"; }, "--clean-task-policy"},
+      {"job", [](SubmitOptions& x) { x.running_timeout = "soon"; }, "--running-timeout"},
+      {"job", [](SubmitOptions& x) { x.running_timeout = "500ms"; }, "--running-timeout"},
+      {"job", [](SubmitOptions& x) { x.ttl_after_finished = "0s"; }, "--ttl-after-finished"},
+      {"job", [](SubmitOptions& x) { x.retry = -2; }, "--retry"},
+  };
+  for (const auto& c : refusals) {
+    auto x = opts(c.kind);
+    c.set(x);
+    CAPTURE(c.kind);
+    CAPTURE(c.flag);
+    CHECK(refused_flag(x) == c.flag);
+  }
+  // The reason names the flag and says what to do instead.
+  auto d = opts("deployment");
+  d.retry = 2;
+  CHECK(refusal_rule(d) == option_refusal(WorkloadKind::Deployment, "--retry"));
+  CHECK(refusal_rule(d).find("--retry") != std::string::npos);
+}
+
+TEST_CASE("--shell runs the command string in that shell; not with an argv") {
+  auto o = opts("job");
+  o.shell = "bash";
+  Workload w = to_workload(o);
+  CHECK(w.shell_program == "bash");
+  CHECK(to_workload(opts("job")).shell_program == "sh");  // Arena's default
+
+  auto argv = opts("job");
+  argv.command.clear();
+  argv.argv = {"python", "train.py"};
+  argv.shell = "bash";
+  CHECK(refused_flag(argv) == "--shell");
+  auto spaced = opts("job");
+  spaced.shell = "bash -e";
+  CHECK(refused_flag(spaced) == "--shell");
+}
+
+TEST_CASE("--tensorboard-image needs --tensorboard") {
+  auto o = opts("job");
+  o.tensorboard_image = "tensorflow/tensorflow:2.15.0";
+  CHECK(refused_flag(o) == "--tensorboard-image");
+  o.tensorboard = true;
+  CHECK(to_workload(o).tensorboard.image == "tensorflow/tensorflow:2.15.0");
+}
+
+TEST_CASE("--sync-mode, --sync-source, --sync-image") {
+  auto o = opts("pytorch");
+  o.sync_mode = "git";
+  o.sync_source = "https://github.com/kubeflow/arena.git";
+  Workload w = to_workload(o);
+  REQUIRE(w.code_sync);
+  CHECK(w.code_sync->mode == "git");
+  CHECK(w.code_sync->source == "https://github.com/kubeflow/arena.git");
+  CHECK(w.code_sync->image.empty());
+
+  auto no_source = opts("job");
+  no_source.sync_mode = "rsync";
+  CHECK(refused_flag(no_source) == "--sync-source");
+  auto bad_mode = opts("job");
+  bad_mode.sync_mode = "hdfs";
+  bad_mode.sync_source = "x";
+  CHECK(refused_flag(bad_mode) == "--sync-mode");
+  auto no_mode = opts("job");
+  no_mode.sync_image = "alpine/git:2.43.0";
+  CHECK(refused_flag(no_mode) == "--sync-image");
+  auto bad_image = opts("job");
+  bad_image.sync_mode = "git";
+  bad_image.sync_source = "https://example.com/a.git";
+  bad_image.sync_image = "alpine git";
+  CHECK(refused_flag(bad_image) == "--sync-image");
+}
+
+TEST_CASE("--config-file reads the host file; the container path defaults to the host's") {
+  TempFile f("gpupool-arena-config", "lr: 0.1\n");
+  auto o = opts("job");
+  o.config_files = {f.path.string() + ":/etc/train/train.yaml", f.path.string()};
+  Workload w = to_workload(o);
+  REQUIRE(w.config_files.size() == 2);
+  CHECK(w.config_files[0].path == "/etc/train/train.yaml");
+  CHECK(w.config_files[0].content == "lr: 0.1\n");
+  CHECK(w.config_files[1].path == f.path.string());
+
+  auto missing = opts("job");
+  missing.config_files = {"/nonexistent/gpupool-config.yaml:/etc/x"};
+  CHECK(refused_flag(missing) == "--config-file[0]");
+  auto relative = opts("job");
+  relative.config_files = {f.path.string() + ":etc/x"};
+  CHECK(refused_flag(relative) == "--config-file[0]");
+  auto twice = opts("job");
+  twice.config_files = {f.path.string() + ":/etc/x", f.path.string() + ":/etc/x"};
+  CHECK(refused_flag(twice) == "--config-file");
+}
+
+TEST_CASE("TF's --ps-image, --worker-image, --evaluator, --chief; refused for other kinds") {
+  auto o = opts("tf");
+  o.ps = 2;
+  o.chief = true;
+  o.evaluator = true;
+  o.ps_image = "tensorflow/tensorflow:2.15.0";
+  o.worker_image = "tensorflow/tensorflow:2.15.0-gpu";
+  Workload w = to_workload(o);
+  CHECK(w.replicas.ps == 2);
+  CHECK(w.replicas.chief == 1);
+  CHECK(w.replicas.evaluator == 1);
+  CHECK(w.ps_image == "tensorflow/tensorflow:2.15.0");
+  CHECK(w.worker_image == "tensorflow/tensorflow:2.15.0-gpu");
+  const auto names = derived_replica_names(w);
+  CHECK(std::find(names.begin(), names.end(), "arena-evaluator-0") != names.end());
+
+  for (const char* kind : {"pytorch", "mpi", "job", "deployment", "pod"}) {
+    CAPTURE(kind);
+    auto x = opts(kind);
+    x.evaluator = true;
+    CHECK(refused_flag(x) == "--evaluator");
+    x = opts(kind);
+    x.ps_image = "busybox:1.36";
+    CHECK(refused_flag(x) == "--ps-image");
+    x = opts(kind);
+    x.worker_image = "busybox:1.36";
+    CHECK(refused_flag(x) == "--worker-image");
+    x = opts(kind);
+    x.ps = 1;
+    CHECK(refused_flag(x) == "--ps");
+    x = opts(kind);
+    x.chief = true;
+    CHECK(refused_flag(x) == "--chief");
+  }
+}
+
+TEST_CASE("pytorch --workers counts the master, as Arena does") {
+  auto o = opts("pytorch");
+  o.workers = 3;
+  Workload w = to_workload(o);
+  CHECK(w.replicas.master == 1);
+  CHECK(w.replicas.workers == 2);
+  o.workers = 1;
+  CHECK(to_workload(o).replicas.workers == 0);  // the master alone
+  o.workers = 0;
+  CHECK(refused_flag(o) == "--workers");
+  // Other kinds keep --workers as the worker count.
+  auto mpi = opts("mpi");
+  mpi.workers = 3;
+  CHECK(to_workload(mpi).replicas.workers == 3);
+  auto pod = opts("pod");
+  pod.workers = 2;
+  CHECK(refused_flag(pod) == "--workers");
+}
+
+TEST_CASE("--device adds extra resources; a bad name or count names the flag") {
+  auto o = opts("job");
+  o.devices = {"amd.com/gpu=1", "example.com/fpga=2"};
+  Workload w = to_workload(o);
+  CHECK(w.resources.extra.at("amd.com/gpu").value() == 1);
+  CHECK(w.resources.extra.at("example.com/fpga").value() == 2);
+
+  auto bad = opts("job");
+  bad.devices = {"amd.com/gpu"};
+  CHECK(refused_flag(bad) == "--device[0]");
+  bad.devices = {"amd.com/gpu=lots"};
+  CHECK(refused_flag(bad) == "--device[0]");
+  bad.devices = {"amd.com/gpu=0.5"};  // extended resources are whole units
+  CHECK(refused_flag(bad) == "--device");
+  bad.devices = {"cpu=2"};
+  CHECK(refused_flag(bad) == "--device");
+}
+
+TEST_CASE("option_refusal: empty where a flag applies, a sentence naming it where not") {
+  CHECK(option_refusal(WorkloadKind::TFJob, "--ps").empty());
+  CHECK(option_refusal(WorkloadKind::PyTorchJob, "--clean-task-policy").empty());
+  CHECK(option_refusal(WorkloadKind::Pod, "--running-timeout").empty());
+  CHECK(option_refusal(WorkloadKind::Job, "--label").empty());
+  const std::string why = option_refusal(WorkloadKind::PyTorchJob, "--ps");
+  CHECK(why.rfind("--ps ", 0) == 0);
+  CHECK(why.find('\n') == std::string::npos);
+  CHECK(option_refusal(WorkloadKind::Job, "--mpi-api").find("--mpi-api") != std::string::npos);
+}

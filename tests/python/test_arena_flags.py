@@ -1,0 +1,77 @@
+"""Arena's submit flags as keyword arguments (the same SubmitOptions the command fills), and
+cluster.top_jobs() (`arena top job`)."""
+import pytest
+
+import gpupool
+from conftest import seed_job
+
+
+def job(**overrides):
+    options = dict(kind="job", name="arena", image="busybox:1.36", command="python train.py")
+    options.update(overrides)
+    return options
+
+
+def test_keywords_fill_the_workload(tmp_path):
+    config = tmp_path / "train.yaml"
+    config.write_text("lr: 0.1\n")
+    w = gpupool.to_workload(**job(
+        kind="tf", workers=2, ps=1, chief=True, evaluator=True, ps_image="tensorflow/tensorflow:2.15.0",
+        worker_image="tensorflow/tensorflow:2.15.0-gpu", annotations=["team=vision"], labels=["project=resnet"],
+        image_pull_secrets=["harbor-cred"], image_pull_policy="IfNotPresent", retry=3, shell="bash",
+        running_timeout="2h", ttl_after_finished="30m", clean_task_policy="All",
+        config_files=[f"{config}:/etc/train/train.yaml"], sync_mode="git",
+        sync_source="https://github.com/kubeflow/arena.git", devices=["amd.com/gpu=1"]))
+    assert w.replicas.evaluator == 1 and w.replicas.chief == 1 and w.replicas.ps == 1
+    assert w.annotations == {"team": "vision"} and w.labels == {"project": "resnet"}
+    assert w.image_pull_secrets == ["harbor-cred"]
+    assert w.backoff_limit == 3 and w.ttl_seconds_after_finished == 1800
+    objects = gpupool.render(w, gpupool.Profile.builtin("generic")).objects
+    assert [o["kind"] for o in objects] == ["ConfigMap", "TFJob"]
+    assert objects[0]["data"] == {"config-0": "lr: 0.1\n"}
+    tf = objects[1]
+    assert tf["spec"]["runPolicy"]["activeDeadlineSeconds"] == 7200
+    assert tf["spec"]["runPolicy"]["cleanPodPolicy"] == "All"
+    ps = tf["spec"]["tfReplicaSpecs"]["PS"]["template"]["spec"]["containers"][0]
+    evaluator = tf["spec"]["tfReplicaSpecs"]["Evaluator"]["template"]["spec"]
+    assert ps["image"] == "tensorflow/tensorflow:2.15.0"
+    assert evaluator["containers"][0]["image"] == "tensorflow/tensorflow:2.15.0-gpu"
+    assert evaluator["containers"][0]["command"] == ["bash", "-c", "python train.py"]
+    assert evaluator["initContainers"][0]["name"] == "init-code"
+    assert evaluator["imagePullSecrets"] == [{"name": "harbor-cred"}]
+
+
+def test_pytorch_workers_count_the_master_as_arena_does():
+    w = gpupool.to_workload(**job(kind="pytorch", workers=3))
+    assert w.replicas.master == 1 and w.replicas.workers == 2
+
+
+@pytest.mark.parametrize("kind, keywords, field", [
+    ("pytorch", dict(ps=1), "ps"),
+    ("job", dict(evaluator=True), "evaluator"),
+    ("mpi", dict(worker_image="busybox:1.36"), "worker_image"),
+    ("deployment", dict(retry=2), "retry"),
+    ("pod", dict(ttl_after_finished="1h"), "ttl_after_finished"),
+    ("job", dict(clean_task_policy="All"), "clean_task_policy"),
+    ("job", dict(image_pull_policy="Sometimes"), "image_pull_policy"),
+    ("job", dict(labels=["no-equals"]), "labels[0]"),
+    ("job", dict(devices=["amd.com/gpu=half"]), "devices[0]"),
+    ("job", dict(config_files=["/nonexistent/gpupool.yaml:/etc/x"]), "config_files[0]"),
+    ("job", dict(sync_mode="git"), "sync_source"),
+])
+def test_refusals_name_the_keyword(kind, keywords, field):
+    with pytest.raises(gpupool.ValidationError) as e:
+        gpupool.to_workload(**job(kind=kind, **keywords))
+    assert e.value.field == field
+
+
+def test_top_jobs_counts_gpus_requested_and_allocated(seed_cluster):
+    seed_cluster.submit(gpupool.to_workload(**seed_job(name="top", workers=2, tolerations=["all"])))
+    seed_cluster.advance(5)  # the pods start on the cluster's manual clock
+    seed_cluster.wait("top", until="Running", timeout=60, progress=False)
+    jobs = {j.name: j for j in seed_cluster.top_jobs()}
+    assert jobs["top"].gpus_requested == 2
+    assert jobs["top"].gpus_allocated == 2
+    text = gpupool.top_jobs_to_text(list(jobs.values()))
+    assert "GPU(Requested)  GPU(Allocated)" in text
+    assert text.endswith("Total Allocated/Requested GPUs of Training Jobs: 2/2\n")

@@ -1,0 +1,191 @@
+// How render() writes the fields Arena's submit flags set (SubmitOptions -> Workload -> objects).
+#include <doctest/doctest.h>
+
+#include "gpupool/error.hpp"
+#include "gpupool/profile.hpp"
+#include "gpupool/render.hpp"
+#include "gpupool/submit_options.hpp"
+#include "pod_spec.hpp"
+
+#include <boost/json/serialize.hpp>
+
+#include <string>
+
+using namespace gpupool;
+using gpupool::testing::container_of;
+using gpupool::testing::pod_spec_of;
+namespace json = boost::json;
+
+namespace {
+
+Workload arena_job(WorkloadKind kind) {
+  Workload w;
+  w.name = "arena";
+  w.kind = kind;
+  w.image = "busybox:1.36";
+  w.shell = "python train.py";
+  return w;
+}
+
+const Profile& generic() {
+  static const Profile p = Profile::builtin("generic");
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("--image-pull-policy and --shell reach every main container") {
+  Workload w = arena_job(WorkloadKind::Job);
+  w.image_pull_policy = "Never";
+  w.shell_program = "bash";
+  const auto s = render(w, generic());
+  const auto& c = container_of(pod_spec_of(s.workload()));
+  CHECK(c.at("imagePullPolicy") == "Never");
+  CHECK(json::serialize(c.at("command")) == R"(["bash","-c","python train.py"])");
+}
+
+TEST_CASE("--running-timeout: a Pod's and a Job's spec, the Kubeflow kinds' runPolicy") {
+  Workload pod = arena_job(WorkloadKind::Pod);
+  pod.active_deadline_seconds = 600;
+  CHECK(render(pod, generic()).workload().at("spec").at("activeDeadlineSeconds") == 600);
+
+  Workload job = arena_job(WorkloadKind::Job);
+  job.active_deadline_seconds = 60;
+  job.backoff_limit = 2;
+  const Submission job_objects = render(job, generic());
+  const auto& js = job_objects.workload().at("spec").as_object();
+  CHECK(js.at("activeDeadlineSeconds") == 60);
+  CHECK(js.at("backoffLimit") == 2);
+  CHECK_FALSE(js.at("template").at("spec").as_object().contains("activeDeadlineSeconds"));
+
+  Workload py = arena_job(WorkloadKind::PyTorchJob);
+  py.active_deadline_seconds = 7200;
+  py.ttl_seconds_after_finished = 60;
+  py.clean_pod_policy = CleanPodPolicy::All;
+  py.backoff_limit = 3;
+  const Submission py_objects = render(py, generic());
+  const auto& rp = py_objects.workload().at("spec").at("runPolicy").as_object();
+  CHECK(rp.at("activeDeadlineSeconds") == 7200);
+  CHECK(rp.at("ttlSecondsAfterFinished") == 60);
+  CHECK(rp.at("cleanPodPolicy") == "All");
+  CHECK(rp.at("backoffLimit") == 3);
+
+  Workload deployment = arena_job(WorkloadKind::Deployment);
+  deployment.active_deadline_seconds = 60;
+  CHECK_THROWS_WITH_AS(render(deployment, generic()), doctest::Contains("Deployment"), ValidationError);
+}
+
+TEST_CASE("TFJob: PS image, worker image for Worker / Chief / Evaluator, an Evaluator replica") {
+  Workload w = arena_job(WorkloadKind::TFJob);
+  w.replicas.workers = 2;
+  w.replicas.ps = 1;
+  w.replicas.chief = 1;
+  w.replicas.evaluator = 1;
+  w.resources.gpus = 1;
+  w.ps_image = "tensorflow/tensorflow:2.15.0";
+  w.worker_image = "tensorflow/tensorflow:2.15.0-gpu";
+  const Submission objects = render(w, generic());
+  const auto& tf = objects.workload();
+  const auto& specs = tf.at("spec").at("tfReplicaSpecs").as_object();
+  CHECK(specs.at("Evaluator").at("replicas") == 1);
+  CHECK(container_of(pod_spec_of(tf, "PS")).at("image") == "tensorflow/tensorflow:2.15.0");
+  for (const char* r : {"Worker", "Chief", "Evaluator"}) {
+    CAPTURE(r);
+    const auto& c = container_of(pod_spec_of(tf, r));
+    CHECK(c.at("image") == "tensorflow/tensorflow:2.15.0-gpu");
+    CHECK(c.at("resources").at("limits").at("nvidia.com/gpu") == "1");  // as Arena's chart: GPUs there
+  }
+  // Without per-replica images every replica runs --image.
+  Workload plain = arena_job(WorkloadKind::TFJob);
+  plain.replicas.ps = 1;
+  CHECK(container_of(pod_spec_of(render(plain, generic()).workload(), "PS")).at("image") == "busybox:1.36");
+}
+
+TEST_CASE("--sync-mode git: Arena's init-code container with git-sync's env, code at <working-dir>/code") {
+  Workload w = arena_job(WorkloadKind::PyTorchJob);
+  w.working_dir = "/root";
+  w.code_sync = CodeSync{"git", "https://github.com/kubeflow/arena.git/", ""};
+  w.resources.cpu_request = Quantity::parse("2");
+  const Submission objects = render(w, generic());
+  const auto& spec = pod_spec_of(objects.workload(), "Master");
+  const auto& init = spec.at("initContainers").at(0).as_object();
+  CHECK(init.at("name") == "init-code");
+  CHECK(init.at("image") == "registry.cn-zhangjiakou.aliyuncs.com/acs/git-sync:v3.3.5");
+  CHECK(json::serialize(init.at("env")) ==
+        R"([{"name":"GIT_SYNC_REPO","value":"https://github.com/kubeflow/arena.git/"},)"
+        R"({"name":"GIT_SYNC_DEST","value":"arena"},{"name":"GIT_SYNC_ROOT","value":"/code"},)"
+        R"({"name":"GIT_SYNC_ONE_TIME","value":"true"}])");
+  CHECK(json::serialize(init.at("volumeMounts")) == R"([{"name":"code-sync","mountPath":"/code"}])");
+  CHECK(init.at("resources").at("limits").at("cpu") == "2");
+  const auto& mounts = container_of(spec).at("volumeMounts").as_array();
+  bool code = false;
+  for (const auto& m : mounts) code = code || (m.at("name") == "code-sync" && m.at("mountPath") == "/root/code");
+  CHECK(code);
+  bool volume = false;
+  for (const auto& v : spec.at("volumes").as_array()) volume = volume || v.at("name") == "code-sync";
+  CHECK(volume);
+}
+
+TEST_CASE("--sync-mode rsync with --sync-image: rsync -avP SOURCE /code; /code without a working dir") {
+  Workload w = arena_job(WorkloadKind::Job);
+  w.code_sync = CodeSync{"rsync", "10.0.0.5::code/project", "instrumentisto/rsync-ssh:alpine3.20"};
+  const Submission objects = render(w, generic());
+  const auto& spec = pod_spec_of(objects.workload());
+  const auto& init = spec.at("initContainers").at(0).as_object();
+  CHECK(init.at("image") == "instrumentisto/rsync-ssh:alpine3.20");
+  CHECK(json::serialize(init.at("command")) == R"(["rsync","-avP","10.0.0.5::code/project","/code"])");
+  CHECK_FALSE(init.contains("env"));
+  bool code = false;
+  for (const auto& m : container_of(spec).at("volumeMounts").as_array())
+    code = code || (m.at("name") == "code-sync" && m.at("mountPath") == "/code");
+  CHECK(code);
+}
+
+TEST_CASE("--config-file: one ConfigMap before the workload, each file mounted read-only by subPath") {
+  Workload w = arena_job(WorkloadKind::MPIJob);
+  w.config_files = {{"/etc/train/train.yaml", "lr: 0.1\n"}, {"/opt/hosts", "a\nb\n"}};
+  const auto s = render(w, generic());
+  REQUIRE(s.objects.size() == 2);
+  const auto& cm = s.objects[0];
+  CHECK(cm.at("kind") == "ConfigMap");
+  CHECK(cm.at("metadata").at("name") == "arena-config");
+  CHECK(cm.at("metadata").at("labels").at(kComponentLabel) == "config");
+  CHECK(cm.at("data").at("config-0") == "lr: 0.1\n");
+  CHECK(cm.at("data").at("config-1") == "a\nb\n");
+  CHECK(s.workload().at("kind") == "MPIJob");
+  for (const char* r : {"Launcher", "Worker"}) {
+    CAPTURE(r);
+    const auto& spec = pod_spec_of(s.workload(), r);
+    const auto& mounts = container_of(spec).at("volumeMounts").as_array();
+    REQUIRE(mounts.size() == 2);
+    CHECK(json::serialize(mounts[0]) ==
+          R"({"name":"config-files","mountPath":"/etc/train/train.yaml","subPath":"config-0","readOnly":true})");
+    CHECK(json::serialize(spec.at("volumes").as_array().back()) ==
+          R"({"name":"config-files","configMap":{"name":"arena-config"}})");
+  }
+  // ValidateConfigMap: at most 1 MiB of data.
+  w.config_files = {{"/big", std::string(1024 * 1024 + 1, 'x')}};
+  CHECK_THROWS_WITH_AS(render(w, generic()), doctest::Contains("1048576"), ValidationError);
+}
+
+TEST_CASE("--annotation / --label / --image-pull-secret / --device from options to objects") {
+  SubmitOptions o;
+  o.kind = "job";
+  o.name = "arena";
+  o.image = "busybox:1.36";
+  o.annotations = {"team=vision"};
+  o.labels = {"project=resnet"};
+  o.image_pull_secrets = {"harbor-cred"};
+  o.devices = {"amd.com/gpu=1"};
+  const Submission objects = render(to_workload(o), generic());
+  const auto& job = objects.workload();
+  CHECK(job.at("metadata").at("annotations").at("team") == "vision");
+  CHECK(job.at("metadata").at("labels").at("project") == "resnet");
+  const auto& tmpl = job.at("spec").at("template").as_object();
+  CHECK(tmpl.at("metadata").at("annotations").at("team") == "vision");
+  CHECK(tmpl.at("metadata").at("labels").at("project") == "resnet");
+  CHECK(json::serialize(tmpl.at("spec").at("imagePullSecrets")) == R"([{"name":"harbor-cred"}])");
+  const auto& res = container_of(tmpl.at("spec").as_object()).at("resources").as_object();
+  CHECK(res.at("limits").at("amd.com/gpu") == "1");
+  CHECK(res.at("requests").at("amd.com/gpu") == "1");
+}
