@@ -241,7 +241,7 @@ class Cluster {
   ApplyResult apply(std::vector<boost::json::object> objects, bool dry_run = false, bool force_conflicts = false);
   JobInfo get(const std::string& name) const;
   std::vector<JobInfo> list() const;
-  /// Deletes the job and everything gpupool created with it (TensorBoard, not PVCs), cascading.
+  /// Deletes the job and everything gpupool created with it (TensorBoard, ConfigMaps, not PVCs), cascading.
   /// Returns what was deleted as kubectl names it, e.g. "deployment.apps/loopd".
   std::string delete_job(const std::string& name);
   /// Streams the pod's log lines to on_line until the log ends (or, with follow, until on_line

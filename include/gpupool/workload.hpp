@@ -100,6 +100,8 @@ struct Workload {
   std::vector<NodeSelectorRequirement> required_node_affinity;  ///< ANDed, in one term
 
   std::vector<PvcRequest> pvcs;  ///< claims created with the submission
+  /// ConfigMaps created with the submission, before the workload; delete_job() removes them with it.
+  std::vector<ConfigMapRequest> config_maps;
   std::vector<Volume> volumes;
   std::vector<VolumeMount> mounts;   ///< mounts of the main container
   bool ssd = false;                  ///< mount the profile's local SSDs
@@ -119,6 +121,8 @@ struct Workload {
   std::optional<std::int32_t> backoff_limit;
   std::optional<CleanPodPolicy> clean_pod_policy;
   std::optional<std::int32_t> ttl_seconds_after_finished;
+  /// Job only: completionMode Indexed, so that each pod gets JOB_COMPLETION_INDEX (0..workers-1).
+  bool indexed = false;
 
   TensorBoard tensorboard;
 };

@@ -335,6 +335,16 @@ std::string Cluster::delete_job(const std::string& name) {
         if (e.code() != 404) throw;
       }
     }
+  // So do the ConfigMaps created with it (a function job's program, function_job.hpp).
+  static const ResourceRef kConfigMaps{"", "v1", "configmaps", "ConfigMap"};
+  lo.label_selector = fmt::format("{}={},{}=config", kJobNameLabel, name, kComponentLabel);
+  for (const auto& item : impl_->client->list_all(kConfigMaps, impl_->ns, lo)) {
+    try {
+      impl_->client->remove(kConfigMaps, impl_->ns, str_at(item.as_object(), {"metadata", "name"}), d);
+    } catch (const ApiError& e) {
+      if (e.code() != 404) throw;
+    }
+  }
   return kubectl_name(job->ref.kind, job->ref.group, name);
 }
 

@@ -159,6 +159,8 @@ json::object volume_json(const Volume& v) {
     if (empty->memory) s["medium"] = "Memory";
     if (empty->size_limit) s["sizeLimit"] = empty->size_limit->to_string();
     o["emptyDir"] = std::move(s);
+  } else if (const auto* cm = std::get_if<ConfigMapSource>(&v.source)) {
+    o["configMap"] = json::object{{"name", cm->name}};
   }
   return o;
 }
@@ -399,6 +401,7 @@ json::object render_job(const Context& c) {
   json::object spec;
   spec["parallelism"] = c.w.replicas.workers;
   spec["completions"] = c.w.replicas.workers;
+  if (c.w.indexed) spec["completionMode"] = "Indexed";
   if (c.w.backoff_limit) spec["backoffLimit"] = *c.w.backoff_limit;
   if (c.w.ttl_seconds_after_finished) spec["ttlSecondsAfterFinished"] = *c.w.ttl_seconds_after_finished;
   spec["template"] = pod_template(c, Role::Single, "main", c.w.restart_policy.value_or(RestartPolicy::Never));
@@ -648,7 +651,8 @@ void check_staging(const Context& c) {
 const json::object& Submission::workload() const {
   for (const auto& o : objects) {
     const json::value* kind = o.if_contains("kind");
-    if (kind && kind->is_string() && kind->get_string() != "PersistentVolumeClaim") return o;
+    if (kind && kind->is_string() && kind->get_string() != "PersistentVolumeClaim" && kind->get_string() != "ConfigMap")
+      return o;
   }
   throw Error("this submission has no workload object");
 }
@@ -697,6 +701,11 @@ Submission render(const Workload& w, const Profile& p) {
 
   Submission s;
   for (const auto& pvc : w.pvcs) s.objects.push_back(render_pvc(c, pvc));
+  for (const auto& cm : w.config_maps) {
+    json::object o = head("v1", "ConfigMap", c.metadata(cm.name, "config", false));
+    o["data"] = string_map(cm.data);
+    s.objects.push_back(std::move(o));
+  }
   switch (w.kind) {
     case WorkloadKind::Pod:
       s.objects.push_back(render_pod(c));

@@ -117,6 +117,7 @@ void bind_workload_class(py::module_& m) {
       .def_readwrite("node_selector", &Workload::node_selector)
       .def_readwrite("required_node_affinity", &Workload::required_node_affinity)
       .def_readwrite("pvcs", &Workload::pvcs)
+      .def_readwrite("config_maps", &Workload::config_maps)
       .def_readwrite("volumes", &Workload::volumes)
       .def_readwrite("mounts", &Workload::mounts)
       .def_readwrite("ssd", &Workload::ssd)
@@ -132,6 +133,7 @@ void bind_workload_class(py::module_& m) {
       .def_readwrite("annotations", &Workload::annotations)
       .def_readwrite("backoff_limit", &Workload::backoff_limit)
       .def_readwrite("ttl_seconds_after_finished", &Workload::ttl_seconds_after_finished)
+      .def_readwrite("indexed", &Workload::indexed)
       .def_readwrite("tensorboard", &Workload::tensorboard)
       .def(
           "validate", [](const Workload& self) { validate(self); },
