@@ -22,7 +22,7 @@ def _refuse(name: str, rule: str, field: str = "function") -> None:
 
     error = _gpupool.ValidationError(f'{field}: invalid value "{name}": {rule}')
     error.field, error.value, error.rule = field, name, rule
-    raise error
+    raise error from None
 
 
 def _outside_names(source: str, name: str) -> list[str]:
