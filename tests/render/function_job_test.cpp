@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 using namespace gpupool;
