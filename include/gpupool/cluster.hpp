@@ -253,7 +253,7 @@ class Cluster {
   /// `arena top job`: the jobs of list(), each with the GPUs it requests and holds
   /// (JobInfo::gpus_requested / gpus_allocated); top_jobs_to_text() prints them.
   std::vector<JobInfo> top_jobs() const;
-  /// Deletes the job and everything gpupool created with it (TensorBoard, not PVCs), cascading.
+  /// Deletes the job and everything gpupool created with it (TensorBoard, ConfigMaps, not PVCs), cascading.
   /// Returns what was deleted as kubectl names it, e.g. "deployment.apps/loopd".
   std::string delete_job(const std::string& name);
   /// Streams the pod's log lines to on_line until the log ends (or, with follow, until on_line

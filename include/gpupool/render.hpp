@@ -1,9 +1,9 @@
 // gpupool/render.hpp — Workload + Profile -> the Kubernetes objects of one submission.
 //
 // Objects come out as Boost.JSON objects in `kubectl apply` order: the PVCs to create, the
-// workload, then (tensorboard.enabled) a TensorBoard Deployment and its NodePort Service. Keys are
-// in a fixed order (apiVersion, kind, metadata, spec, ...), quantities in canonical form. Every
-// object carries the labels
+// ConfigMaps (labelled gpupool.io/component: config), the workload, then (tensorboard.enabled) a TensorBoard Deployment
+// and its NodePort Service. Keys are in a fixed order (apiVersion, kind, metadata, spec, ...), quantities in canonical
+// form. Every object carries the labels
 //   app.kubernetes.io/managed-by: gpupool
 //   gpupool.io/job-name: <workload name>
 //   gpupool.io/kind: <mpijob|tfjob|pytorchjob|job|deployment|pod>
@@ -35,7 +35,7 @@ inline constexpr std::string_view kComponentLabel = "gpupool.io/component";
 
 struct Submission {
   std::vector<boost::json::object> objects;  ///< in apply order
-  /// The workload object (the first that is not a PVC).
+  /// The workload object (the first that is not a PVC or a ConfigMap).
   const boost::json::object& workload() const;
 };
 

@@ -14,6 +14,7 @@
 
 #include "gpupool/quantity.hpp"
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,6 +41,18 @@ struct PvcRequest {
 };
 /// Throws ValidationError naming `field`.<member>.
 void validate(const PvcRequest& pvc, std::string_view field = "pvc");
+
+/// A ConfigMap to create with a submission (before the workload, deleted with it).
+struct ConfigMapRequest {
+  std::string name;
+  std::map<std::string, std::string> data;  ///< key (a file name in a configMap volume) -> text
+  bool operator==(const ConfigMapRequest&) const = default;
+};
+/// The API server's limit on a ConfigMap's data (core.MaxSecretSize, 1 MiB; ValidateConfigMap).
+inline constexpr std::size_t kMaxConfigMapBytes = 1024 * 1024;
+/// ValidateConfigMap (pkg/apis/core/validation/validation.go): a DNS-1123 subdomain name, keys
+/// valid as IsConfigMapKey, data at most kMaxConfigMapBytes. ValidationError naming `field`.<member>.
+void validate(const ConfigMapRequest& config_map, std::string_view field = "configMap");
 
 /// persistentVolumeClaim: an existing claim.
 struct PvcSource {
@@ -71,7 +84,13 @@ struct EmptyDirSource {
   bool operator==(const EmptyDirSource&) const = default;
 };
 
-using VolumeSource = std::variant<PvcSource, NfsSource, HostPathSource, EmptyDirSource>;
+/// configMap: the keys of a ConfigMap as files (e.g. a function job's program, function_job.hpp).
+struct ConfigMapSource {
+  std::string name;  ///< the ConfigMap's name
+  bool operator==(const ConfigMapSource&) const = default;
+};
+
+using VolumeSource = std::variant<PvcSource, NfsSource, HostPathSource, EmptyDirSource, ConfigMapSource>;
 
 /// A pod volume: a name and where its data comes from.
 struct Volume {

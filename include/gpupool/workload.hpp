@@ -122,6 +122,8 @@ struct Workload {
   std::vector<NodeSelectorRequirement> required_node_affinity;  ///< ANDed, in one term
 
   std::vector<PvcRequest> pvcs;  ///< claims created with the submission
+  /// ConfigMaps created with the submission, before the workload; delete_job() removes them with it.
+  std::vector<ConfigMapRequest> config_maps;
   std::vector<Volume> volumes;
   std::vector<VolumeMount> mounts;   ///< mounts of the main container
   bool ssd = false;                  ///< mount the profile's local SSDs
@@ -143,6 +145,8 @@ struct Workload {
   std::optional<std::int32_t> ttl_seconds_after_finished;
   /// Pod / Job spec.activeDeadlineSeconds, the Kubeflow kinds' runPolicy.activeDeadlineSeconds.
   std::optional<std::int64_t> active_deadline_seconds;
+  /// Job only: completionMode Indexed, so that each pod gets JOB_COMPLETION_INDEX (0..workers-1).
+  bool indexed = false;
 
   TensorBoard tensorboard;
 };

@@ -341,8 +341,8 @@ std::string Cluster::delete_job(const std::string& name) {
   DeleteOptions d;
   d.propagation = PropagationPolicy::background;
   impl_->client->remove(job->ref, impl_->ns, name, d);
-  // The TensorBoard gpupool created with the job goes with it, and the ConfigMap of its
-  // --config-file files (component "config").
+  // The TensorBoard gpupool created with the job goes with it, and the ConfigMaps created with it
+  // (component "config": --config-file's files, a function job's program).
   ListOptions lo;
   lo.label_selector = fmt::format("{}={},{} in (tensorboard,config)", kJobNameLabel, name, kComponentLabel);
   static const ResourceRef kConfigMaps{"", "v1", "configmaps", "ConfigMap"};

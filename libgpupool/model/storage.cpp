@@ -114,6 +114,20 @@ void validate(const PvcRequest& pvc, std::string_view field) {
     fail(fmt::format("{}.spec.resources.requests[storage]", field), pvc.size.to_string(), "must be greater than zero");
 }
 
+void validate(const ConfigMapRequest& config_map, std::string_view field) {
+  validate_dns1123_subdomain(config_map.name, fmt::format("{}.metadata.name", field));
+  std::size_t total = 0;
+  for (const auto& [key, value] : config_map.data) {
+    for (const auto& e : config_map_key_errors(key)) fail(fmt::format("{}.data[{}]", field, key), key, e);
+    total += value.size();
+  }
+  // ValidateConfigMap: "must have at most 1048576 bytes" over data and binaryData together.
+  if (total > kMaxConfigMapBytes)
+    fail(fmt::format("{}.data", field), "",
+         fmt::format("Too long: must have at most {} bytes (it has {}); keep large files in a PVC or the image",
+                     kMaxConfigMapBytes, total));
+}
+
 void validate_volumes(const std::vector<Volume>& volumes, const std::vector<VolumeMount>& mounts,
                       std::string_view prefix) {
   std::set<std::string> names;
@@ -136,6 +150,10 @@ void validate_volumes(const std::vector<Volume>& volumes, const std::vector<Volu
       if (empty->size_limit && empty->size_limit->is_negative())
         fail(at + ".emptyDir.sizeLimit", empty->size_limit->to_string(),
              "Forbidden: SizeLimit field must be a valid resource quantity");
+    } else if (const auto* cm = std::get_if<ConfigMapSource>(&v.source)) {
+      // validateConfigMapVolumeSource: the name is required and a DNS-1123 subdomain.
+      if (cm->name.empty()) fail(at + ".configMap.name", "", "Required value");
+      validate_dns1123_subdomain(cm->name, at + ".configMap.name");
     }
   }
   // ValidateVolumeMounts: mount paths are compared as written.

@@ -335,6 +335,16 @@ void validate(const Workload& w) {
     if (!pvc_names.insert(w.pvcs[i].name).second)
       fail(fmt::format("pvcs[{}].metadata.name", i), w.pvcs[i].name, "Duplicate value: two claims share this name");
   }
+  std::set<std::string> config_map_names;
+  for (std::size_t i = 0; i < w.config_maps.size(); ++i) {
+    validate(w.config_maps[i], fmt::format("configMaps[{}]", i));
+    if (!config_map_names.insert(w.config_maps[i].name).second)
+      fail(fmt::format("configMaps[{}].metadata.name", i), w.config_maps[i].name,
+           "Duplicate value: two ConfigMaps share this name");
+  }
+  if (w.indexed && w.kind != WorkloadKind::Job)
+    fail("completionMode", "Indexed",
+         fmt::format("only a Job has completionMode; a {} numbers its replicas itself", to_string(w.kind)));
   validate_volumes(w.volumes, w.mounts);
   // The shm volume is an emptyDir: its sizeLimit may be zero, not negative (validateVolumeSource).
   if (w.shm_size && w.shm_size->is_negative())

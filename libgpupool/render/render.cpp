@@ -162,6 +162,8 @@ json::object volume_json(const Volume& v) {
     if (empty->memory) s["medium"] = "Memory";
     if (empty->size_limit) s["sizeLimit"] = empty->size_limit->to_string();
     o["emptyDir"] = std::move(s);
+  } else if (const auto* cm = std::get_if<ConfigMapSource>(&v.source)) {
+    o["configMap"] = json::object{{"name", cm->name}};
   }
   return o;
 }
@@ -223,23 +225,21 @@ void add_config_volume(const Context& c, json::object& spec) {
       json::object{{"name", "config-files"}, {"configMap", json::object{{"name", config_map_name(c.w)}}}});
 }
 
-json::object render_config_files(const Context& c) {
-  json::object o = head("v1", "ConfigMap", c.metadata(config_map_name(c.w), "config", false));
-  json::object data;
-  std::size_t total = 0;
-  for (std::size_t i = 0; i < c.w.config_files.size(); ++i) {
-    data[fmt::format("config-{}", i)] = c.w.config_files[i].content;
-    total += c.w.config_files[i].content.size();
-  }
-  // ValidateConfigMap (pkg/apis/core/validation/validation.go): the data's total size is at most
-  // core.MaxSecretSize, 1 MiB.
-  constexpr std::size_t kMaxConfigMapBytes = 1024 * 1024;
-  if (total > kMaxConfigMapBytes)
-    throw ValidationError(
-        "configFiles", fmt::format("{} bytes", total),
-        "Too long: a ConfigMap holds at most 1048576 bytes; put large files in a volume or the image");
-  o["data"] = std::move(data);
+// A ConfigMap created with the submission (a function job's program, --config-file's files),
+// checked as ValidateConfigMap checks it (storage.hpp validate).
+json::object render_config_map(const Context& c, const ConfigMapRequest& cm, std::string_view field) {
+  validate(cm, field);
+  json::object o = head("v1", "ConfigMap", c.metadata(cm.name, "config", false));
+  o["data"] = string_map(cm.data);
   return o;
+}
+
+// --config-file: one ConfigMap holding every file, keyed config-<i>.
+json::object render_config_files(const Context& c) {
+  ConfigMapRequest cm{config_map_name(c.w), {}};
+  for (std::size_t i = 0; i < c.w.config_files.size(); ++i)
+    cm.data[fmt::format("config-{}", i)] = c.w.config_files[i].content;
+  return render_config_map(c, cm, "configFiles");
 }
 
 // Arena's init container "init-code" (charts/tfjob|pytorchjob|mpijob templates): git-sync once
@@ -518,6 +518,7 @@ json::object render_job(const Context& c) {
   json::object spec;
   spec["parallelism"] = c.w.replicas.workers;
   spec["completions"] = c.w.replicas.workers;
+  if (c.w.indexed) spec["completionMode"] = "Indexed";
   if (c.w.backoff_limit) spec["backoffLimit"] = *c.w.backoff_limit;
   if (c.w.ttl_seconds_after_finished) spec["ttlSecondsAfterFinished"] = *c.w.ttl_seconds_after_finished;
   if (c.w.active_deadline_seconds) spec["activeDeadlineSeconds"] = *c.w.active_deadline_seconds;
@@ -825,6 +826,8 @@ Submission render(const Workload& w, const Profile& p) {
   Submission s;
   for (const auto& pvc : w.pvcs) s.objects.push_back(render_pvc(c, pvc));
   if (!w.config_files.empty()) s.objects.push_back(render_config_files(c));
+  for (std::size_t i = 0; i < w.config_maps.size(); ++i)
+    s.objects.push_back(render_config_map(c, w.config_maps[i], fmt::format("configMaps[{}]", i)));
   switch (w.kind) {
     case WorkloadKind::Pod:
       s.objects.push_back(render_pod(c));

@@ -285,6 +285,20 @@ def arena_flags_steps():
     ]
 
 
+def function_job_steps():
+    """A Python function launched as a job (issue #15 item 4; tests/fidelity/data/function-job.json is
+    gpupool.function_workload(train, kind=job|pytorch, num_nodes=2, ...) rendered with the generic
+    profile: an inline Indexed Job, a ConfigMap holding a larger program and the Job mounting it, and a
+    PyTorchJob against training-operator's CRD): what the servers store of each."""
+    objs = json.load(open(os.path.join(HERE, "data", "function-job.json")))
+    c0 = "{.spec.template.spec.containers[0]"
+    show = {"ConfigMap": "{.metadata.name} {.metadata.labels}",
+            "Job": ("{.spec.completionMode} {.spec.completions} {.spec.parallelism} {.spec.template.spec.volumes} "
+                    + c0 + ".volumeMounts} " + c0 + ".env} " + c0 + ".command[2]}"),
+            "PyTorchJob": "{.spec.pytorchReplicaSpecs.Worker.replicas} {.spec.pytorchReplicaSpecs.Master.template.spec}"}
+    return [(["create", "-f", "-", "-o", "jsonpath=" + show[o["kind"]]], json.dumps(o)) for o in objs]
+
+
 def vpod(name, containers=None, **spec):
     """A pod for the podvalues scenario: one valid container unless `containers`, plus `spec` fields."""
     body = {"containers": containers if containers is not None else [{"name": "main", "image": "busybox"}]}
@@ -1468,6 +1482,7 @@ SCENARIOS = {
     "gpupoolloop": gpupool_loop_steps(),
     "kubeflow": kubeflow_steps(),
     "arenaflags": arena_flags_steps(),
+    "pyfunction": function_job_steps(),
     # Decoding by the kinds' schemas: unknown fields under each fieldValidation (kubectl create sends
     # Strict, --validate=warn Warn, --validate=false Ignore; kubectl patch sends none, so Warn), an
     # unknown directive, and unknown fields dropped from what is stored.
@@ -1721,6 +1736,9 @@ SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES],
                   "crd/pytorchjobs.kubeflow.org"]]}
 # Arena's flags render Kubeflow kinds: the same CRDs as the kubeflow scenario.
 SETUP["arenaflags"] = SETUP["kubeflow"]
+# A function job's PyTorchJob needs training-operator's CRD (the embedded server ships it).
+SETUP["pyfunction"] = [["create", "-f", CRD_FILES[1]],
+                       ["wait", "--for=condition=established", "--timeout=30s", "crd/pytorchjobs.kubeflow.org"]]
 # The guide's PVC names the NFS class; with the class present, neither server warns about it.
 SETUP["gpupoolapply"] = [["create", "-f", os.path.join(HERE, "data", "nfs-storageclass.json")]]
 SETUP["gpupoolloop"] = [["delete", "node", "--ignore-not-found", "loop-fid-n1"],

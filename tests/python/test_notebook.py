@@ -27,3 +27,6 @@ def test_quickstart_notebook_runs(tmp_path):
     assert "kind: MPIJob" in joined           # the workload's YAML
     assert "192.168.3.230" in joined          # the job's instances, on the ssd_node machine
     assert "gpu_node" in joined               # explain(): the taints the pending job does not tolerate
+    assert "PYTORCHJOB" in joined             # the function launched as a PyTorchJob, shown by get()
+    assert "train-worker-0" in joined         # ... with its two nodes' pods
+    assert "completionMode: Indexed" in joined and "gpupool-function" in joined  # function_workload()'s YAML

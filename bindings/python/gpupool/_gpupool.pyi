@@ -200,7 +200,15 @@ class EmptyDirSource:
     size_limit: Optional[Quantity]
     def __init__(self, *, memory: bool = ..., size_limit: Optional[QuantityLike] = ...) -> None: ...
 
-VolumeSource = Union[PvcSource, NfsSource, HostPathSource, EmptyDirSource]
+class ConfigMapSource:
+    name: str
+    def __init__(self, *, name: str = ...) -> None: ...
+class ConfigMapRequest:
+    name: str
+    data: Dict[str, str]
+    def __init__(self, *, name: str = ..., data: Dict[str, str] = ...) -> None: ...
+
+VolumeSource = Union[PvcSource, NfsSource, HostPathSource, EmptyDirSource, ConfigMapSource]
 
 class Volume:
     name: str
@@ -301,6 +309,7 @@ class Workload:
     node_selector: Dict[str, str]
     required_node_affinity: List[NodeSelectorRequirement]
     pvcs: List[PvcRequest]
+    config_maps: List[ConfigMapRequest]
     volumes: List[Volume]
     mounts: List[VolumeMount]
     ssd: bool
@@ -323,6 +332,7 @@ class Workload:
     shell_program: str
     ps_image: str
     worker_image: str
+    indexed: bool
     tensorboard: TensorBoard
     def __init__(self, **fields: Any) -> None: ...
     def validate(self) -> None: ...
@@ -394,6 +404,10 @@ class SubmitOptions:
 def to_workload(options: SubmitOptions) -> Workload: ...
 @overload
 def to_workload(**options: Any) -> Workload: ...
+def function_workload(func: Callable[..., Any], *, kind: str = "pytorch", num_nodes: int = 1,
+                      packages: Optional[Sequence[str]] = None, args: Optional[Dict[str, Any]] = None,
+                      **options: Any) -> Workload:
+    """The Workload that runs func(**args) on num_nodes nodes; options are submit()'s keywords."""
 def parse_key_value(text: str, field: str) -> Tuple[str, str]: ...
 def parse_count(text: str, field: str) -> int: ...
 
@@ -612,6 +626,10 @@ class Cluster:
     def submit(self, workload: Union[Workload, SubmitOptions], *, dry_run: bool = False) -> SubmitResult: ...
     @overload
     def submit(self, kind: Optional[str] = None, *, dry_run: bool = False, **options: Any) -> SubmitResult: ...
+    def submit_function(self, func: Callable[..., Any], *, kind: str = "pytorch", num_nodes: int = 1,
+                        packages: Optional[Sequence[str]] = None, args: Optional[Dict[str, Any]] = None,
+                        dry_run: bool = False, **options: Any) -> SubmitResult:
+        """Runs func(**args) as a job on num_nodes nodes; options are submit()'s keywords."""
     def apply(self, manifests: Union[str, Sequence[JSONObject]], *, dry_run: bool = False,
               force_conflicts: bool = False) -> ApplyResult: ...
     def get(self, name: str) -> JobInfo: ...

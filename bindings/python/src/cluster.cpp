@@ -443,6 +443,19 @@ void bind_cluster_class(py::module_& m) {
           "Creates every object of a submission. Pass a Workload, or a kind with Arena-style options:\n"
           "submit(\"mpi\", name=\"mpi-dist\", image=\"...\", gpus=1, tolerations=[\"ssd_node\"]).")
       .def(
+          "submit_function",
+          [](Cluster& self, py::handle func, const std::string& kind, std::int32_t num_nodes, py::handle packages,
+             py::handle args, bool dry_run, const py::kwargs& options) {
+            Workload w = function_workload_python(func, kind, num_nodes, packages, args, options);
+            py::gil_scoped_release unlocked;
+            return self.submit(w, dry_run);
+          },
+          py::arg("func"), py::kw_only(), py::arg("kind") = "pytorch", py::arg("num_nodes") = 1,
+          py::arg("packages") = py::none(), py::arg("args") = py::none(), py::arg("dry_run") = false,
+          "Runs func(**args) as a job on num_nodes nodes (Kubeflow's CustomTrainer, with gpupool's options):\n"
+          "submit_function(train, kind=\"pytorch\", num_nodes=2, image=\"...\", gpus=1, args={\"lr\": 0.01}).\n"
+          "func must be self-contained: imports inside it, no closures or globals (ValidationError otherwise).")
+      .def(
           "apply",
           [](Cluster& self, py::object manifests, bool dry_run, bool force_conflicts) {
             // YAML or JSON text (one or many documents), or objects (dicts).

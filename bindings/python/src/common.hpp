@@ -8,6 +8,7 @@
 #include <boost/json/value.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -28,10 +29,16 @@ ValidationError with_keyword_names(const ValidationError& error);
 
 namespace py = pybind11;
 
+/// function_workload() for Python: the function's parts from gpupool._function, the usual submit
+/// options as keywords (function.cpp).
+Workload function_workload_python(py::handle func, const std::string& kind, std::int32_t num_nodes, py::handle packages,
+                                  py::handle args, const py::kwargs& options);
+
 void bind_errors(py::module_& m);
 void bind_model(py::module_& m);
 void bind_workload(py::module_& m);
 void bind_render(py::module_& m);
+void bind_function(py::module_& m);
 #ifdef GPUPOOL_PY_HAVE_CLUSTER
 void bind_cluster(py::module_& m);
 #endif

@@ -346,8 +346,23 @@ void bind_storage(py::module_& m) {
       });
   def_equality(empty);
 
+  py::class_<ConfigMapSource> cms(m, "ConfigMapSource", "configMap: a ConfigMap's keys as files.");
+  def_kwargs_init(cms);
+  cms.def_readwrite("name", &ConfigMapSource::name).def("__repr__", [](py::handle self) {
+    return repr_fields(self, "ConfigMapSource", {"name"});
+  });
+  def_equality(cms);
+
+  py::class_<ConfigMapRequest> cmr(m, "ConfigMapRequest", "A ConfigMap to create with a submission.");
+  def_kwargs_init(cmr);
+  cmr.def_readwrite("name", &ConfigMapRequest::name)
+      .def_readwrite("data", &ConfigMapRequest::data)
+      .def("__repr__", [](py::handle self) { return repr_fields(self, "ConfigMapRequest", {"name"}); });
+  def_equality(cmr);
+
   py::class_<Volume> vol(m, "Volume",
-                         "A pod volume: a name and a source (PvcSource, NfsSource, HostPathSource, EmptyDirSource).");
+                         "A pod volume: a name and a source (PvcSource, NfsSource, HostPathSource, EmptyDirSource, "
+                         "ConfigMapSource).");
   def_kwargs_init(vol);
   vol.def_readwrite("name", &Volume::name)
       .def_readwrite("source", &Volume::source)

@@ -11,6 +11,7 @@ PYBIND11_MODULE(_gpupool, m) {
   bind_model(m);
   bind_workload(m);
   bind_render(m);
+  bind_function(m);
 #ifdef GPUPOOL_PY_HAVE_CLUSTER
   bind_cluster(m);
 #endif

@@ -118,6 +118,7 @@ void bind_workload_class(py::module_& m) {
       .def_readwrite("node_selector", &Workload::node_selector)
       .def_readwrite("required_node_affinity", &Workload::required_node_affinity)
       .def_readwrite("pvcs", &Workload::pvcs)
+      .def_readwrite("config_maps", &Workload::config_maps)
       .def_readwrite("volumes", &Workload::volumes)
       .def_readwrite("mounts", &Workload::mounts)
       .def_readwrite("ssd", &Workload::ssd)
@@ -138,6 +139,7 @@ void bind_workload_class(py::module_& m) {
       .def_readwrite("shell_program", &Workload::shell_program)
       .def_readwrite("ps_image", &Workload::ps_image)
       .def_readwrite("worker_image", &Workload::worker_image)
+      .def_readwrite("indexed", &Workload::indexed)
       .def_readwrite("tensorboard", &Workload::tensorboard)
       .def(
           "validate", [](const Workload& self) { validate(self); },
