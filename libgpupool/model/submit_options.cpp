@@ -187,6 +187,8 @@ Workload to_workload(const SubmitOptions& o) {
     throw ValidationError("--mpi-api", o.mpi_api, "expected v1, v2beta1 or auto (what the cluster serves)");
   w.scheduler_name = o.scheduler_name;
   w.priority_class_name = o.priority_class;
+  w.queue = o.queue;
+  w.gang = o.gang;
   try {
     validate(w);
   } catch (const ValidationError& e) {
@@ -209,7 +211,7 @@ ValidationError with_option_names(const ValidationError& e) {
     option = "--stage-out-grace";
   } else if (f == "staging") {
     option = "--stage-in";
-  } else if (f == "ssd" || f == "nfs") {
+  } else if (f == "ssd" || f == "nfs" || f == "queue" || f == "gang") {
     option = "--" + f;
   } else {
     return e;
