@@ -31,7 +31,8 @@ _NATIVE = (
     "to_yaml", "to_json", "parse_manifests",
     # cluster (present once the library has the facade)
     "Cluster", "NodeRow", "NodeList", "Instance", "JobInfo", "SubmitResult", "ApplyResult", "PodExplanation", "Verdict",
-    "Explanation", "QuotaInfo", "PvcInfo", "LogIterator", "ExecResult", "PortForward", "jobs_to_text", "pvcs_to_text",
+    "Explanation", "QuotaInfo", "QueueStatus", "FlavorQuota", "ClusterQueueInfo", "LocalQueueInfo", "QueuesReport",
+    "PvcInfo", "LogIterator", "ExecResult", "PortForward", "jobs_to_text", "pvcs_to_text",
     "connect",
     # embedded cluster (present once the library has the embedded server)
     "EmbeddedCluster",
