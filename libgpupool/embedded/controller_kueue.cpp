@@ -842,7 +842,8 @@ void KueueController::sync_once() {
     auto cq = cqs.find(cq_name);
     const std::vector<Group> none;
     st["flavorsReservation"] = usage_list(cq == cqs.end() ? none : cq->second.groups, used, false);
-    st["flavorsUsage"] = usage_list(cq == cqs.end() ? none : cq->second.groups, used, false);
+    // (v1beta1 LocalQueueStatus spells it flavorUsage, the ClusterQueue's flavorsUsage.)
+    st["flavorUsage"] = usage_list(cq == cqs.end() ? none : cq->second.groups, used, false);
     json::array conds;
     if (const json::value* c = st.if_contains("conditions"); c && c->is_array()) conds = c->as_array();
     util::set_condition(conds, cq != cqs.end() ? kueue_condition(*lq, "Active", true, "Ready",

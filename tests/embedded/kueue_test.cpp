@@ -163,7 +163,7 @@ TEST_CASE("two 2-GPU jobs on a 2-GPU quota: the second waits, then runs when the
     CHECK(at(cq, "/status/flavorsReservation/0/resources/1/total") == "2");
     json::object lq = k.store.get(k.store.type("kueue.x-k8s.io", "localqueues"), "default", "team");
     CHECK(at(lq, "/status/pendingWorkloads") == "1");
-    CHECK(at(lq, "/status/flavorsUsage/0/resources/1/total") == "2");
+    CHECK(at(lq, "/status/flavorUsage/0/resources/1/total") == "2");
 
     // The first finishes: its Workload is Finished, the quota goes to the second.
     for (int i = 0; i < 3; ++i) k.advance(5s);
