@@ -129,6 +129,9 @@ std::vector<FlagSpec> submit_flags(const std::string& kind) {
       flag("logdir", 0, "DIR", "TensorBoard log directory (default /training_logs)"),
       flag("scheduler", 0, "NAME", "schedulerName (default: the profile's for GPU jobs)"),
       flag("priority", 0, "CLASS", "priorityClassName"),
+      flag("queue", 'q', "NAME",
+           "Kueue LocalQueue: the job waits there, suspended, until admitted (default: the profile's)"),
+      sw("gang", "start all pods together or none (Kueue's all-or-nothing admission; needs a queue)"),
       FlagSpec{"dry-run",
                0,
                "",
@@ -202,6 +205,8 @@ SubmitOptions submit_options(const std::string& kind, const ParsedArgs& a) {
   o.worker_image = a.get("worker-image");
   o.evaluator = a.has("evaluator");
   o.devices = a.all("device");
+  o.queue = a.get("queue");
+  o.gang = a.has("gang");
   const auto& pos = a.positionals();
   if (pos.size() == 1)
     o.command = pos[0];  // Arena's form: one shell string
@@ -503,6 +508,13 @@ int run_images(const ParsedArgs& a, Io& io) {
   return 0;
 }
 
+int run_queues(const ParsedArgs& a, Io& io) {
+  auto conn = Connection::open(a);
+  io.out << conn.cluster().queues().to_text();
+  conn.close();
+  return 0;
+}
+
 int run_quota(const ParsedArgs& a, Io& io) {
   auto conn = Connection::open(a);
   const auto quotas = conn.cluster().quotas();
@@ -641,6 +653,7 @@ std::vector<Command> build_commands() {
        "  taint NODE K=V:EFFECT[-]...   taint or untaint a node\n"
        "  pvc create|list|delete   persistent volume claims\n"
        "  quota            the namespace's resource quotas\n"
+       "  queues           Kueue's LocalQueues and ClusterQueues (quota per flavor)\n"
        "  images           the profile's image catalog\n"
        "  version          client and server versions (also --version: the client's)\n"
        "  cluster serve    run an embedded cluster in the foreground\n"
@@ -794,6 +807,8 @@ std::vector<Command> build_commands() {
   add({"pvc list", "List PVCs in the namespace", "", "", {}, 0, 0}, run_pvc_list);
   add({"pvc delete", "Delete PVCs (their data may be lost)", "NAME...", "", {}, 1, -1}, run_pvc_delete);
   add({"quota", "Show the namespace's resource quotas (used / hard)", "", "", {}, 0, 0}, run_quota);
+  add({"queues", "List Kueue's LocalQueues and ClusterQueues: nominal and used quota per flavor", "", "", {}, 0, 0},
+      run_queues);
   add({"images", "List the profile's image catalog", "", "", {}, 0, 0}, run_images);
   add({"version",
        "Print the client's version and the server's (kubectl version's two lines)",

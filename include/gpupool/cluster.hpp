@@ -15,6 +15,7 @@
 #include "gpupool/logger.hpp"
 #include "gpupool/node.hpp"
 #include "gpupool/profile.hpp"
+#include "gpupool/queues.hpp"
 #include "gpupool/render.hpp"
 #include "gpupool/storage.hpp"
 #include "gpupool/taint.hpp"
@@ -99,6 +100,8 @@ struct JobInfo {
   /// and GPU(Allocated)).
   std::int64_t gpus_requested = 0;
   std::int64_t gpus_allocated = 0;
+  /// Kueue: the job's LocalQueue and where it stands (a job labelled kueue.x-k8s.io/queue-name).
+  std::optional<QueueStatus> queue;
 
   std::string trainer() const;                     ///< "MPIJOB", "TFJOB", "PYTORCHJOB", "JOB", "DEPLOYMENT", "POD"
   std::chrono::seconds training_duration() const;  ///< started (or created) to finished (or observed)
@@ -230,6 +233,9 @@ class Cluster {
   void create_pvc(const PvcRequest& pvc);
   void delete_pvc(const std::string& name);
   std::vector<QuotaInfo> quotas() const;
+  /// Kueue's LocalQueues of the namespace and the ClusterQueues with nominal and used quota per
+  /// flavor (GPUs first). gpupool::Error when the cluster serves no Kueue.
+  QueuesReport queues() const;
 
   /// The objects submit() would create: the workload rendered with the profile, in this
   /// namespace, with the server's MPIJob version when the workload is an MPIJob whose mpi_api is

@@ -79,6 +79,8 @@ struct Profile {
   /// site whose quotas set limits.cpu / limits.memory needs (the guide's quota.yaml).
   bool limits_from_requests = false;
   std::string tensorboard_image = "tensorflow/tensorflow:2.3.0";
+  /// The Kueue LocalQueue a job goes to when it names none (`queue: NAME`); empty: none.
+  std::string default_queue;
 
   /// A profile compiled into the library ("iiis", "generic"); ConfigError listing the known ones
   /// otherwise.

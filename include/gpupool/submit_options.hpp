@@ -54,6 +54,8 @@ struct SubmitOptions {
   std::string mpi_api;  ///< "v1" | "v2beta1" | "" (the caller decides, e.g. from discovery)
   std::string scheduler_name;
   std::string priority_class;
+  std::string queue;              ///< Kueue LocalQueue (--queue); empty: the profile's default_queue, or none
+  bool gang = false;              ///< --gang: all pods or none, through Kueue (see Workload::gang)
   std::string command;            ///< a shell string, run as sh -c
   std::vector<std::string> argv;  ///< or an argv (at most one of command/argv)
 

@@ -135,6 +135,14 @@ struct Workload {
   std::optional<bool> host_network;  ///< nullopt: the profile's default
   std::optional<bool> host_ipc;      ///< nullopt: the profile's default
   std::string priority_class_name;
+  /// Kueue LocalQueue (label kueue.x-k8s.io/queue-name; the job is created suspended where Kueue's
+  /// integration expects it, see render.cpp queue_for_kueue). Empty: the profile's default_queue,
+  /// or none.
+  std::string queue;
+  /// Arena's --gang: all of the job's pods start together or none does. Done by Kueue's
+  /// all-or-nothing admission, so it requires a queue (`queue` or the profile's default); a
+  /// cluster without Kueue refuses it (Cluster::render / submit).
+  bool gang = false;
   std::vector<std::string> image_pull_secrets;
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;

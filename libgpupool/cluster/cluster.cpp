@@ -2,6 +2,7 @@
 // Job queries (get/list/wait/logs/delete) are in jobs.cpp, displays in format.cpp.
 #include "cluster/impl.hpp"
 #include "cluster/preflight.hpp"
+#include "cluster/queues.hpp"
 
 #include "gpupool/error.hpp"
 #include "gpupool/image.hpp"
@@ -301,6 +302,7 @@ std::vector<QuotaInfo> Cluster::quotas() const {
 
 Submission Cluster::render(Workload workload, bool use_server_mpi_api) const {
   if (workload.namespace_.empty()) workload.namespace_ = impl_->ns;
+  if (workload.gang) detail::require_kueue_for_gang(*impl_, workload);  // cluster/queues.cpp
   // Only when the caller left the version to the cluster: an explicit V1 / V2Beta1 is kept.
   if (workload.kind == WorkloadKind::MPIJob && use_server_mpi_api && workload.mpi_api == MpiJobApi::Auto)
     workload.mpi_api = mpi_job_api();

@@ -2,6 +2,7 @@
 // scheduler recorded plus a local fit check of every node with the model's scheduling rules (the
 // same code the embedded scheduler runs).
 #include "cluster/impl.hpp"
+#include "cluster/queues.hpp"
 
 #include "gpupool/error.hpp"
 #include "gpupool/scheduling.hpp"
@@ -116,6 +117,8 @@ Explanation Cluster::explain(const std::string& name) const {
   }
   for (const auto& n : info.notes)
     if (quota.empty() || n.find(quota) == std::string::npos) out.notes.push_back(n);
+  if (info.queue)  // Kueue: what the job's ClusterQueue lacks (cluster/queues.cpp)
+    for (auto& l : queue_lacks(*impl_, info.namespace_, *info.queue)) out.notes.push_back(std::move(l));
   for (const auto& inst : info.instances) {
     PodExplanation p;
     p.pod = inst.name;

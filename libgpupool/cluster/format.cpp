@@ -62,8 +62,9 @@ std::vector<std::vector<std::string>> instance_rows(const JobInfo& j) {
 }  // namespace
 
 std::string JobInfo::to_text() const {
-  std::string out = fmt::format("STATUS: {}\nNAMESPACE: {}\nPRIORITY: {}\nTRAINING DURATION: {}\n\n", to_string(status),
-                                namespace_, priority, human_duration(training_duration()));
+  std::string out = fmt::format("STATUS: {}\nNAMESPACE: {}\nPRIORITY: {}\n", to_string(status), namespace_, priority);
+  if (queue) out += fmt::format("QUEUE: {} ({})\n", queue->queue, queue->summary());
+  out += fmt::format("TRAINING DURATION: {}\n\n", human_duration(training_duration()));
   out += format_table(instance_rows(*this), 2);
   if (tensorboard_url) out += fmt::format("\nYour tensorboard will be available on:\n{}\n", *tensorboard_url);
   if (!notes.empty()) out += "\n";
@@ -90,6 +91,12 @@ boost::json::object JobInfo::to_json() const {
     items.push_back(boost::json::object{{"name", i.name}, {"phase", i.phase}, {"node", i.node}, {"nodeIP", i.node_ip}});
   o["instances"] = std::move(items);
   if (tensorboard_url) o["tensorboard"] = *tensorboard_url;
+  if (queue)
+    o["queue"] = boost::json::object{{"name", queue->queue},
+                                     {"workload", queue->workload},
+                                     {"state", queue->state},
+                                     {"position", queue->position},
+                                     {"reason", queue->reason}};
   if (!notes.empty()) {
     boost::json::array lines;
     for (const auto& n : notes) lines.push_back(boost::json::string(n));

@@ -1,6 +1,7 @@
 // Job queries of the facade: get, list, delete, logs and wait.
 #include "cluster/diagnose.hpp"
 #include "cluster/impl.hpp"
+#include "cluster/queues.hpp"
 #include "embedded/controllers_util.hpp"
 
 #include "gpupool/error.hpp"
@@ -253,11 +254,14 @@ JobInfo build_info(const detail::ClusterImpl& impl, const JobLookup& job,
   info.status = derive_status(job.kind, o, info.instances);
   count_gpus(impl, o, pods, info);
   info.observed = impl.client->server_now();
+  info.queue = queue_status(impl, o);  // Kueue (cluster/queues.cpp)
   if (info.status == JobStatus::Pending || info.instances.empty()) {
     // Stuck? Say why when the API can tell (a missing scheduler or operator, refused pods).
     const json::array events = impl.client->list_all(kEvents, impl.ns);
     info.notes = stuck_notes(impl, StuckInput{job.kind, job.ref.group, o, pods, &events, info.observed});
   }
+  if (info.queue && info.queue->state != "admitted" && info.queue->state != "finished")
+    info.notes.push_back(fmt::format("queued in LocalQueue \"{}\": {}", info.queue->queue, info.queue->summary()));
 
   // TensorBoard: the NodePort of the job's TensorBoard Service, on the IP of the node running it
   // (or of the first node when it is not scheduled yet).

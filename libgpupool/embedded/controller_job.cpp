@@ -35,7 +35,11 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
   json::array conditions;
   if (const json::array* c = util::array_at(job, {"status"}, "conditions")) conditions = *c;
   const bool finished = util::find_condition(&conditions, "Complete") || util::find_condition(&conditions, "Failed");
-  if (!status.contains("startTime")) status["startTime"] = to_rfc3339(now);
+  // spec.suspend (Kueue suspends queued jobs): job_controller.go syncJob sets startTime only while
+  // not suspended, manageJob deletes the active pods of a suspended Job and creates none.
+  const json::value* suspend_v = spec ? spec->if_contains("suspend") : nullptr;
+  const bool suspended = suspend_v && suspend_v->is_bool() && suspend_v->as_bool();
+  if (!status.contains("startTime") && !suspended) status["startTime"] = to_rfc3339(now);
   auto stop_active = [&] {
     for (const auto& p : pods)
       if (!terminal(*p)) plan.remove.push_back({"", "pods", name_of(*p)});
@@ -67,7 +71,28 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
       stop_active();
       active = 0;
       ready = 0;
+    } else if (suspended) {
+      // ensureJobConditionStatus(JobSuspended, True, "JobSuspended", "Job suspended").
+      json::object c = job_condition("Suspended", "JobSuspended", "Job suspended");
+      const json::object* had = util::find_condition(&conditions, "Suspended");
+      if (!had || string_of(had, "status") != "True") {
+        util::set_condition(conditions, c);
+        plan.events.push_back({"Normal", "Suspended", "Job suspended"});
+      }
+      stop_active();
+      active = 0;
+      ready = 0;
     } else {
+      // A resumed Job: Suspended False "JobResumed", and startTime reset to now (job_controller.go:
+      // the ActiveDeadlineSeconds timer counts from the resume).
+      if (const json::object* had = util::find_condition(&conditions, "Suspended");
+          had && string_of(had, "status") == "True") {
+        json::object c = condition("Suspended", false, "JobResumed", "Job resumed", now);
+        c["lastProbeTime"] = to_rfc3339(now);
+        util::set_condition(conditions, c);
+        plan.events.push_back({"Normal", "Resumed", "Job resumed"});
+        status["startTime"] = to_rfc3339(now);
+      }
       const std::int64_t want_active = std::min(parallelism, completions - succeeded);
       const std::string uid = uid_of(job);
       const json::object empty;

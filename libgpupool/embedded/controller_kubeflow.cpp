@@ -96,6 +96,41 @@ Plan plan_kubeflow_job(const json::object& job, const Children& children, Clock:
                                               f.kind == "MPIJob" ? fmt::format("MPIJob {}/{} is created.", ns, name)
                                                                  : fmt::format("{} {} is created.", f.kind, name),
                                               now));
+  // runPolicy.suspend (Kueue suspends queued jobs): training-operator v1.9 controller.v1/common/job.go
+  // ReconcileJobs deletes a suspended job's pods and services, sets Running False and Suspended True
+  // ("<Kind>Suspended", "<Kind> <name> is suspended."); on resume Suspended False ("<Kind>Resumed",
+  // "... is resumed.") and startTime reset.
+  const json::object* run_policy = object_at(job, {"spec", "runPolicy"});
+  const json::value* suspend = run_policy ? run_policy->if_contains("suspend") : nullptr;
+  const json::object* suspended_c = util::find_condition(&conditions, "Suspended");
+  const bool was_suspended = suspended_c && string_of(suspended_c, "status") == "True";
+  if (!finished && suspend && suspend->is_bool() && suspend->as_bool()) {
+    for (const auto& c : children) {
+      const std::string kind = string_of(c.get(), "kind");
+      plan.remove.push_back({kind == "Job" ? "batch" : "",
+                             kind == "Pod"       ? "pods"
+                             : kind == "Service" ? "services"
+                                                 : "jobs",
+                             name_of(*c)});
+    }
+    const std::string msg = fmt::format("{} {} is suspended.", f.kind, name);
+    if (const json::object* running = util::find_condition(&conditions, "Running");
+        running && string_of(running, "status") == "True")
+      util::set_condition(conditions, condition("Running", false, f.kind + "Suspended", msg, now));
+    if (!was_suspended) util::set_condition(conditions, condition("Suspended", true, f.kind + "Suspended", msg, now));
+    if (json::value* rs = status.if_contains("replicaStatuses"); rs && rs->is_object())
+      for (auto& [rt, st] : rs->as_object())
+        if (st.is_object()) st.as_object().erase("active");
+    status["conditions"] = std::move(conditions);
+    const json::object* old = object_at(job, {"status"});
+    if (!old || !util::json_equal(*old, status)) plan.status = std::move(status);
+    return plan;
+  }
+  if (was_suspended) {
+    util::set_condition(conditions, condition("Suspended", false, f.kind + "Resumed",
+                                              fmt::format("{} {} is resumed.", f.kind, name), now));
+    status["startTime"] = to_rfc3339(now);
+  }
   if (!status.contains("startTime")) status["startTime"] = to_rfc3339(now);
 
   // World size for PyTorch's env (sum of replicas).

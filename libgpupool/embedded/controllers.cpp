@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "embedded/controller_kueue.hpp"
 #include "embedded/controllers_util.hpp"
 #include "embedded/store.hpp"
 #include "gpupool/quantity.hpp"
@@ -37,6 +38,7 @@ bool is_owner_kind(const ResourceType& t) {
 Controllers::Controllers(Store& store, const Clock& clock, bool kubeflow)
     : store_(store), clock_(clock), kubeflow_(kubeflow) {
   subscription_ = store_.subscribe([this](const WatchEvent& e) { on_event(e); });
+  kueue_ = std::make_unique<KueueController>(store_, clock_);
 }
 
 Controllers::~Controllers() { store_.unsubscribe(subscription_); }

@@ -50,6 +50,7 @@ namespace gpupool::embedded {
 
 class Store;
 struct WatchEvent;
+class KueueController;
 namespace json = boost::json;
 
 /// What a reconcile decided: objects to create, pods/objects to delete, and the owner's status.
@@ -133,6 +134,7 @@ class Controllers {
   // decides on may have changed (a quota's limits raised or usage released, a LimitRange or a
   // PriorityClass written) — the real controllers retry with backoff until the create succeeds.
   std::map<std::string, std::set<Key>> refused_;
+  std::unique_ptr<KueueController> kueue_;  // the embedded Kueue (controller_kueue.hpp)
 };
 
 }  // namespace gpupool::embedded

@@ -992,6 +992,11 @@ namespace {
 
 constexpr const char* kShipped[] = {"training-operator_mpijobs", "mpi-operator_mpijobs", "training-operator_tfjobs",
                                     "training-operator_pytorchjobs"};
+// Kueue v0.14.8's CRDs (config/components/crd/bases, the last release whose only and storage
+// version is kueue.x-k8s.io/v1beta1), installed with the embedded Kueue (controller_kueue.cpp).
+constexpr const char* kKueueShipped[] = {"kueue_resourceflavors", "kueue_clusterqueues", "kueue_localqueues",
+                                         "kueue_workloads"};
+constexpr std::string_view kKueueGroup = "kueue.x-k8s.io";
 
 // A shipped CRD by its data/crds key, parsed when first asked for (then kept).
 const json::object* shipped(std::string_view key) {
@@ -1016,10 +1021,23 @@ std::vector<std::shared_ptr<const json::object>> kubeflow_crds(std::string_view 
   return out;
 }
 
+std::vector<std::shared_ptr<const json::object>> kueue_crds() {
+  std::vector<std::shared_ptr<const json::object>> out;
+  for (const char* n : kKueueShipped)
+    if (const json::object* c = shipped(n)) out.emplace_back(std::shared_ptr<const json::object>(), c);
+  return out;
+}
+
 std::string shipped_key(const json::object& crd) {
   const json::value* spec = crd.if_contains("spec");
   if (!spec) return {};
   const std::string name = util::string_of(member(&crd, "metadata"), "name");
+  for (const char* key : kKueueShipped) {
+    const std::string_view k(key);
+    if (name != fmt::format("{}.{}", k.substr(k.find('_') + 1), kKueueGroup)) continue;
+    const json::object* c = shipped(key);
+    if (c && util::json_equal(c->at("spec"), *spec)) return key;
+  }
   for (const char* key : kShipped) {
     // (the name is in the key: parse no file of another CRD)
     if (name != fmt::format("{}.kubeflow.org", std::string_view(key).substr(std::string_view(key).find('_') + 1)))

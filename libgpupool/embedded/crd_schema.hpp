@@ -47,6 +47,9 @@ std::optional<ResourceType> resource_type(const boost::json::object& crd,
 /// TFJob, PyTorchJob and MPIJob v1, or with `mpijob_version` "v2beta1" mpi-operator v0.8.2's MPIJob.
 /// They are parsed once and kept for the process (the pointers own nothing).
 std::vector<std::shared_ptr<const boost::json::object>> kubeflow_crds(std::string_view mpijob_version);
+/// Kueue v0.14.8's CRDs (kueue.x-k8s.io/v1beta1 ResourceFlavor, ClusterQueue, LocalQueue,
+/// Workload), as released; kept like kubeflow_crds'.
+std::vector<std::shared_ptr<const boost::json::object>> kueue_crds();
 
 /// The state file's short form of a shipped CRD (kubeflow_crds) left as shipped: its key
 /// ("training-operator_tfjobs") when `crd` has a shipped CRD's name and spec, else "". The state

@@ -88,7 +88,40 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
                         fmt::format("Invalid value: {}: field is immutable",
                                     go_label_selector(object_at(obj, {"spec", "selector"}))),
                         "spec.selector"});
-    if (!same(at(old, {"spec"}, "template"), at(obj, {"spec"}, "template"))) {
+    // pkg/registry/batch/job/strategy.go: AllowMutableSchedulingDirectives for a suspended Job that
+    // never started (Kueue's way of placing a queued Job); validatePodTemplateUpdate then ignores
+    // nodeSelector, tolerations, labels, annotations, schedulingGates and node affinity.
+    const json::value* old_tpl = at(old, {"spec"}, "template");
+    json::value relaxed;
+    const json::value* sv = at(old, {"spec"}, "suspend");
+    const json::value* new_tpl = at(obj, {"spec"}, "template");
+    if (sv && sv->is_bool() && sv->as_bool() && !at(old, {"status"}, "startTime") && old_tpl && old_tpl->is_object() &&
+        new_tpl && new_tpl->is_object()) {
+      relaxed = *old_tpl;
+      json::object& o = relaxed.as_object();
+      const json::object& n = new_tpl->as_object();
+      auto take = [](json::object& dst, const json::object* src, std::string_view key) {
+        if (const json::value* v = src ? src->if_contains(key) : nullptr)
+          dst[key] = *v;
+        else
+          dst.erase(key);
+      };
+      json::object& meta = util::ensure_object(o, "metadata");
+      take(meta, object_at(n, {"metadata"}), "labels");
+      take(meta, object_at(n, {"metadata"}), "annotations");
+      json::object& spec = util::ensure_object(o, "spec");
+      for (const char* k : {"nodeSelector", "tolerations", "schedulingGates"}) take(spec, object_at(n, {"spec"}), k);
+      const json::object* new_aff = object_at(n, {"spec", "affinity"});
+      json::object aff = object_at(spec, {"affinity"}) ? *object_at(spec, {"affinity"}) : json::object{};
+      take(aff, new_aff, "nodeAffinity");
+      if (aff.empty() && !new_aff)
+        spec.erase("affinity");
+      else
+        spec["affinity"] = std::move(aff);
+      if (meta.empty() && !n.contains("metadata")) o.erase("metadata");
+      old_tpl = &relaxed;
+    }
+    if (!same(old_tpl, new_tpl)) {
       const json::value* tpl = at(obj, {"spec"}, "template");
       causes.push_back({"FieldValueInvalid",
                         fmt::format("Invalid value: {}: field is immutable", tpl ? json::serialize(*tpl) : "null"),

@@ -281,7 +281,9 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
   create_bootstrap_rbac(*im.store);
   // The Kubeflow operators' CRDs, as a cluster with the operators installed lists them.
   const auto& crd_type = im.store->type("apiextensions.k8s.io", "customresourcedefinitions");
-  for (const auto& c : crd::kubeflow_crds(im.options.mpijob_version)) {
+  auto shipped_crds = crd::kubeflow_crds(im.options.mpijob_version);
+  for (auto& c : crd::kueue_crds()) shipped_crds.push_back(std::move(c));  // and Kueue's (controller_kueue.cpp)
+  for (const auto& c : shipped_crds) {
     const auto* md = c->if_contains("metadata");
     const auto* name = md && md->is_object() ? md->as_object().if_contains("name") : nullptr;
     if (name && name->is_string() && !im.store->find(crd_type, "", name->as_string()))

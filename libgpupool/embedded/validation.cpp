@@ -108,6 +108,8 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version) {
   // The Kubeflow kinds as their operators' CRDs define them (installed by the server too).
   for (const auto& c : crd::kubeflow_crds(mpijob_version))
     if (auto k = crd::resource_type(*c, c)) out.push_back(std::move(*k));
+  for (const auto& c : crd::kueue_crds())  // Kueue's kinds (the embedded Kueue, controller_kueue.cpp)
+    if (auto k = crd::resource_type(*c, c)) out.push_back(std::move(*k));
   return out;
 }
 

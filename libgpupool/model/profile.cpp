@@ -61,6 +61,11 @@ Profile parse_node(const YAML::Node& root, const std::string& file) {
          p.default_namespace = r.string(n, at);
          r.check(n, at, [&] { validate_dns1123_label(p.default_namespace, at); });
        }},
+      {"queue",
+       [&](const YAML::Node& n, const std::string& at) {
+         p.default_queue = r.string(n, at);
+         r.check(n, at, [&] { validate_dns1123_subdomain(p.default_queue, at); });
+       }},
       {"registry",
        [&](const YAML::Node& n, const std::string& at) {
          p.catalog.prefix = r.string(n, at);

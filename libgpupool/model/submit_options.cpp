@@ -358,6 +358,8 @@ Workload to_workload(const SubmitOptions& o) {
   w.scheduler_name = o.scheduler_name;
   w.priority_class_name = o.priority_class;
   add_arena_options(o, w);
+  w.queue = o.queue;
+  w.gang = o.gang;
   try {
     validate(w);
   } catch (const ValidationError& e) {
@@ -380,7 +382,7 @@ ValidationError with_option_names(const ValidationError& e) {
     option = "--stage-out-grace";
   } else if (f == "staging") {
     option = "--stage-in";
-  } else if (f == "ssd" || f == "nfs") {
+  } else if (f == "ssd" || f == "nfs" || f == "queue" || f == "gang") {
     option = "--" + f;
   } else {
     // The Workload fields Arena's flags set: exact names, and prefixes (a map's or a list's entries).

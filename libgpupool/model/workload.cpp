@@ -352,6 +352,8 @@ void validate(const Workload& w) {
   if (w.staging) validate(*w.staging, "staging");
   // (v1.32's ValidatePodSpec checks neither schedulerName nor the imagePullSecrets' names.)
   if (!w.priority_class_name.empty()) validate_dns1123_subdomain(w.priority_class_name, "priorityClassName");
+  // Kueue's jobframework.ValidateQueueName: the label's value names a LocalQueue (a DNS subdomain).
+  if (!w.queue.empty()) validate_dns1123_subdomain(w.queue, "queue");
   validate_labels(w.labels, "metadata.labels");
   validate_annotations(w.annotations, "metadata.annotations");
   validate_restart(w);

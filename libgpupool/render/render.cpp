@@ -4,6 +4,7 @@
 
 #include "gpupool/error.hpp"
 #include "gpupool/image.hpp"
+#include "gpupool/queues.hpp"
 
 #include <fmt/format.h>
 #include <boost/json/array.hpp>
@@ -66,6 +67,7 @@ struct Context {
   bool host_network = false;
   bool host_ipc = false;
   std::string scheduler{};
+  std::string queue{};  ///< the Kueue LocalQueue (the workload's or the profile's default), or ""
 
   json::object labels(std::string_view component = {}) const {
     json::object o;
@@ -476,6 +478,28 @@ json::object pod_template(const Context& c, Role role, const std::string& contai
   return t;
 }
 
+// Kueue (kueue.x-k8s.io, v0.14): a job joins a LocalQueue by the label kueue.x-k8s.io/queue-name
+// (pkg/controller/constants QueueLabel) and is created suspended at `suspend` (batch/v1 Job
+// spec.suspend, Kubeflow runPolicy.suspend, JobSet and TrainJob spec.suspend), which Kueue's
+// job webhooks would otherwise set (jobframework ApplyDefaultForSuspend): Kueue unsuspends it once
+// its Workload is admitted. Pods and Deployments (`suspend` empty) carry the label only: Kueue's
+// pod webhook gates each pod (pkg/controller/jobs/pod/pod_webhook.go Default: scheduling gate
+// kueue.x-k8s.io/admission) and the Deployment webhook copies the label into the pod template
+// (jobs/deployment/deployment_webhook.go Default), as done here too.
+void queue_for_kueue(const Context& c, json::object& object, std::initializer_list<std::string_view> suspend) {
+  if (c.queue.empty()) return;
+  json::object& md = object["metadata"].as_object();
+  md["labels"].as_object()[kQueueNameLabel] = c.queue;
+  if (suspend.size() == 0) return;
+  json::object* at = &object;
+  for (auto it = suspend.begin(); it + 1 != suspend.end(); ++it) {
+    json::value& next = (*at)[*it];
+    if (!next.is_object()) next = json::object{};
+    at = &next.as_object();
+  }
+  (*at)[*(suspend.end() - 1)] = true;
+}
+
 json::object head(std::string_view api_version, std::string_view kind, json::object metadata) {
   json::object o;
   o["apiVersion"] = api_version;
@@ -500,6 +524,7 @@ json::object render_pod(const Context& c) {
   o["metadata"].get_object()["labels"].get_object()[kComponentLabel] = "workload";
   o["spec"] = pod_spec(c, Role::Single, "main", c.w.restart_policy.value_or(RestartPolicy::Never));
   if (c.w.active_deadline_seconds) o["spec"].as_object()["activeDeadlineSeconds"] = *c.w.active_deadline_seconds;
+  queue_for_kueue(c, o, {});
   return o;
 }
 
@@ -509,7 +534,10 @@ json::object render_deployment(const Context& c) {
   spec["replicas"] = c.w.replicas.workers;
   spec["selector"] = selector(c, "workload");
   spec["template"] = pod_template(c, Role::Single, "main", std::nullopt);
+  if (!c.queue.empty())
+    spec["template"].as_object()["metadata"].as_object()["labels"].as_object()[kQueueNameLabel] = c.queue;
   o["spec"] = std::move(spec);
+  queue_for_kueue(c, o, {});
   return o;
 }
 
@@ -524,6 +552,7 @@ json::object render_job(const Context& c) {
   if (c.w.active_deadline_seconds) spec["activeDeadlineSeconds"] = *c.w.active_deadline_seconds;
   spec["template"] = pod_template(c, Role::Single, "main", c.w.restart_policy.value_or(RestartPolicy::Never));
   o["spec"] = std::move(spec);
+  queue_for_kueue(c, o, {"spec", "suspend"});
   return o;
 }
 
@@ -573,6 +602,7 @@ json::object render_mpijob(const Context& c) {
   replicas["Worker"] = replica_spec(c, c.w.replicas.workers, Role::MpiWorker, "mpi");
   spec["mpiReplicaSpecs"] = std::move(replicas);
   o["spec"] = std::move(spec);
+  queue_for_kueue(c, o, {"spec", "runPolicy", "suspend"});
   return o;
 }
 
@@ -594,6 +624,7 @@ json::object render_training_job(const Context& c, std::string_view kind, std::s
     if (t.count > 0) replicas[t.name] = replica_spec(c, t.count, t.role, container);
   spec[specs_key] = std::move(replicas);
   o["spec"] = std::move(spec);
+  queue_for_kueue(c, o, {"spec", "runPolicy", "suspend"});
   return o;
 }
 
@@ -817,6 +848,16 @@ Submission render(const Workload& w, const Profile& p) {
   c.uses_gpus = w.resources.gpus > 0;
   c.host_network = w.host_network.value_or(p.host_network);
   c.host_ipc = w.host_ipc.value_or(p.host_ipc);
+  c.queue = !w.queue.empty() ? w.queue : p.default_queue;
+  if (!c.queue.empty() && w.kind == WorkloadKind::MPIJob && w.mpi_api != MpiJobApi::V2Beta1)
+    throw ValidationError("queue", c.queue,
+                          "Kueue queues mpi-operator's kubeflow.org/v2beta1 MPIJob only (its integration "
+                          "kubeflow.org/mpijob); a training-operator kubeflow.org/v1 MPIJob would run unqueued: use "
+                          "--mpi-api v2beta1 on a cluster with mpi-operator, or another kind");
+  if (w.gang && c.queue.empty())
+    throw ValidationError("gang", "true",
+                          "gang scheduling goes through a Kueue LocalQueue, which admits all of a job's pods or none: "
+                          "give a queue (--queue NAME) or set queue: in the profile");
   c.scheduler = !w.scheduler_name.empty() ? w.scheduler_name : (c.uses_gpus ? p.gpu.scheduler_name : std::string());
   add_profile_volumes(c);
   add_arena_volumes(c);

@@ -299,6 +299,61 @@ def function_job_steps():
     return [(["create", "-f", "-", "-o", "jsonpath=" + show[o["kind"]]], json.dumps(o)) for o in objs]
 
 
+def kueue_steps():
+    """Kueue v0.14.8's CRDs (data/crds/kueue_*.json, kueue.x-k8s.io/v1beta1; shared with other users of
+    the oracle, so installed when absent and never deleted): the ResourceFlavor, ClusterQueue and
+    LocalQueue a site writes, stored with their defaults; the CRDs' CEL rules and enums refusing bad
+    fields; the Workload Kueue makes for a job; and a queued Job as `gpupool submit --queue` renders
+    it (the queue label, spec.suspend). The ClusterQueue has no GPU quota, so the embedded Kueue keeps
+    the job pending and suspended, as the oracle (no Kueue controller) leaves it. Controller behaviour
+    is tested in tests/embedded/kueue_test.cpp."""
+    def kobj(kind, name, spec, namespaced=False, **top):
+        md = {"name": name}
+        return json.dumps(dict({"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": kind, "metadata": md, "spec": spec},
+                               **top))
+    flavor = {"nodeLabels": {"gpu": "a100"}, "nodeTaints": [{"key": "gpu", "value": "a100", "effect": "NoSchedule"}]}
+    groups = [{"coveredResources": ["cpu", "nvidia.com/gpu"],
+               "flavors": [{"name": "kueue-fid-a100", "resources": [{"name": "cpu", "nominalQuota": "8"},
+                                                                     {"name": "nvidia.com/gpu", "nominalQuota": 0}]}]}]
+    cq_spec = {"namespaceSelector": {}, "queueingStrategy": "StrictFIFO", "resourceGroups": groups,
+               "preemption": {"withinClusterQueue": "LowerPriority"}}
+    podset = {"name": "main", "count": 2, "template": {"spec": {"restartPolicy": "Never", "containers": [
+        {"name": "c", "image": "busybox", "resources": {"requests": {"nvidia.com/gpu": "1"}}}]}}}
+    dry = ["create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec}"]
+    return [
+        (["create", "-f", "-", "-o", "jsonpath={.spec}"], kobj("ResourceFlavor", "kueue-fid-a100", flavor)),
+        (["create", "-f", "-", "-o", "jsonpath={.spec}"], kobj("ClusterQueue", "kueue-fid-cq", cq_spec)),
+        (["create", "-f", "-", "-o", "jsonpath={.spec}"],
+         kobj("LocalQueue", "kueue-team", {"clusterQueue": "kueue-fid-cq"})),
+        (["get", "localqueue", "kueue-team", "-o", "jsonpath={.metadata.name} {.spec.clusterQueue}"], None),
+        (["get", "clusterqueue", "kueue-fid-cq", "-o", "jsonpath={.spec.queueingStrategy} {.spec.resourceGroups}"], None),
+        # Refused: an enum, the CEL rules of each kind, an immutable field.
+        (dry, kobj("ClusterQueue", "kueue-fid-bad", dict(cq_spec, queueingStrategy="Random"))),
+        (dry, kobj("ClusterQueue", "kueue-fid-bad", dict(cq_spec, resourceGroups=[dict(groups[0], flavors=[
+            {"name": "kueue-fid-a100", "resources": [{"name": "cpu", "nominalQuota": "8"}]}])]))),
+        (dry, kobj("ClusterQueue", "kueue-fid-bad", dict(cq_spec, resourceGroups=[dict(groups[0], flavors=[
+            {"name": "kueue-fid-a100", "resources": [{"name": "cpu", "nominalQuota": "8", "borrowingLimit": "1"},
+                                                     {"name": "nvidia.com/gpu", "nominalQuota": 0}]}])]))),
+        (dry, kobj("ResourceFlavor", "kueue-fid-bad", {"nodeTaints": [{"key": "gpu", "effect": "Sometimes"}]})),
+        (dry, kobj("LocalQueue", "kueue-bad", {})),
+        (["patch", "localqueue", "kueue-team", "--type=merge", "-p", '{"spec":{"clusterQueue":"other"}}'], None),
+        # The Workload of a job, as Kueue makes it (defaults), and CEL on its podSets.
+        (dry, kobj("Workload", "job-kueue-train-00000", {"queueName": "kueue-team", "podSets": [podset]})),
+        (dry, kobj("Workload", "job-kueue-train-00000", {"queueName": "kueue-team", "podSets": [dict(podset, minCount=3)]})),
+        (dry, kobj("Workload", "job-kueue-train-00000", {"queueName": "kueue-team", "priorityClassName": "high",
+                                                         "podSets": [podset]})),
+        # A queued Job as gpupool submits it: labelled, suspended.
+        (["gpupool", "submit", "job", "--name", "kueue-train", "--image", "busybox", "--gpus", "1", "--workers", "2",
+          "--queue", "kueue-team", "--", "sleep", "1"], None),
+        (["get", "job", "kueue-train", "-o",
+          "jsonpath={.spec.suspend} {.spec.parallelism} {.metadata.labels.kueue\\.x-k8s\\.io/queue-name}"], None),
+        (["gpupool", "submit", "job", "--name", "kueue-bad", "--image", "busybox", "--queue", "Bad_Queue", "--",
+          "true"], None),
+        (["delete", "clusterqueue", "kueue-fid-cq"], None),
+        (["delete", "resourceflavor", "kueue-fid-a100"], None),
+    ]
+
+
 def vpod(name, containers=None, **spec):
     """A pod for the podvalues scenario: one valid container unless `containers`, plus `spec` fields."""
     body = {"containers": containers if containers is not None else [{"name": "main", "image": "busybox"}]}
@@ -1483,6 +1538,7 @@ SCENARIOS = {
     "kubeflow": kubeflow_steps(),
     "arenaflags": arena_flags_steps(),
     "pyfunction": function_job_steps(),
+    "kueue": kueue_steps(),
     # Decoding by the kinds' schemas: unknown fields under each fieldValidation (kubectl create sends
     # Strict, --validate=warn Warn, --validate=false Ignore; kubectl patch sends none, so Warn), an
     # unknown directive, and unknown fields dropped from what is stored.
@@ -1739,6 +1795,14 @@ SETUP["arenaflags"] = SETUP["kubeflow"]
 # A function job's PyTorchJob needs training-operator's CRD (the embedded server ships it).
 SETUP["pyfunction"] = [["create", "-f", CRD_FILES[1]],
                        ["wait", "--for=condition=established", "--timeout=30s", "crd/pytorchjobs.kubeflow.org"]]
+# Kueue's CRDs: shared on the oracle (created when absent, never deleted; the embedded server ships them,
+# so there the creates fail, as intended); the scenario's cluster-scoped objects from an earlier run go.
+KUEUE_CRDS = ["resourceflavors", "clusterqueues", "localqueues", "workloads"]
+SETUP["kueue"] = [["create", "-f", os.path.join(HERE, "..", "..", "data", "crds", "kueue_%s.json" % n)]
+                  for n in KUEUE_CRDS] + [
+    ["wait", "--for=condition=established", "--timeout=30s"] + ["crd/%s.kueue.x-k8s.io" % n for n in KUEUE_CRDS],
+    ["delete", "clusterqueue", "kueue-fid-cq", "--ignore-not-found"],
+    ["delete", "resourceflavor", "kueue-fid-a100", "--ignore-not-found"]]
 # The guide's PVC names the NFS class; with the class present, neither server warns about it.
 SETUP["gpupoolapply"] = [["create", "-f", os.path.join(HERE, "data", "nfs-storageclass.json")]]
 SETUP["gpupoolloop"] = [["delete", "node", "--ignore-not-found", "loop-fid-n1"],
@@ -1751,6 +1815,8 @@ TEARDOWN = {"gpupoolloop": [["delete", "node", "--ignore-not-found", "loop-fid-n
                         ["delete", "node", "--ignore-not-found"] + STREAMS_NODES],
             "scheduling": [["delete", "pods", "--all", "--force", "--grace-period=0"],
                            ["delete", "node", "--ignore-not-found"] + FID_NODES]}
+TEARDOWN["kueue"] = [["delete", "clusterqueue", "kueue-fid-cq", "--ignore-not-found"],
+                     ["delete", "resourceflavor", "kueue-fid-a100", "--ignore-not-found"]]
 
 UID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 TS = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z")

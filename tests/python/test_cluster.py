@@ -392,3 +392,44 @@ def test_embedded_run_local_runs_the_command_for_real():
         r = cluster.exec("pysleeper", ["sh", "-c", "echo $HOSTNAME; exit 7"])
         assert (r.exit_code, r.stdout) == (7, "pysleeper\n")
         cluster.delete("pysleeper")
+
+
+KUEUE = """
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: p100}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: gpus}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: p100, resources: [{name: nvidia.com/gpu, nominalQuota: 2}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: team, namespace: default}
+spec: {clusterQueue: gpus}
+"""
+
+
+def test_queue_keyword_and_queues():
+    """queue= submits into a Kueue LocalQueue; cluster.queues() and get().queue show the queue's state."""
+    with gpupool.EmbeddedCluster(topology="seed") as cluster:
+        cluster.apply(KUEUE)
+        for name in ("first", "second"):
+            cluster.submit("job", name=name, image="busybox", gpus=2, queue="team", command="true")
+        report = cluster.queues()
+        assert [(q.name, q.cluster_queue, q.pending, q.admitted) for q in report.local_queues] == [
+            ("team", "gpus", 1, 1)]
+        quota = report.cluster_queues[0].quotas[0]
+        assert (quota.flavor, quota.resource, quota.nominal, quota.used) == ("p100", "nvidia.com/gpu", "2", "2")
+        assert "gpus" in str(report)
+        assert cluster.get("first").queue.state == "admitted"
+        second = cluster.get("second").queue
+        assert (second.queue, second.state, second.position) == ("team", "pending", 1)
+        assert "insufficient unused quota for nvidia.com/gpu in flavor p100" in second.reason
+        with pytest.raises(gpupool.ValidationError, match="--queue"):
+            cluster.submit("job", name="gang", image="busybox", gpus=1, gang=True, command="true")

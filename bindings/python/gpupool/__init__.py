@@ -32,6 +32,8 @@ _NATIVE = (
     # cluster (present once the library has the facade)
     "Cluster", "NodeRow", "NodeList", "Instance", "JobInfo", "SubmitResult", "ApplyResult", "PodExplanation", "Verdict",
     "Explanation", "QuotaInfo", "PvcInfo", "LogIterator", "ExecResult", "PortForward", "jobs_to_text", "top_jobs_to_text", "pvcs_to_text",
+    "Explanation", "QuotaInfo", "QueueStatus", "FlavorQuota", "ClusterQueueInfo", "LocalQueueInfo", "QueuesReport",
+    "PvcInfo", "LogIterator", "ExecResult", "PortForward", "jobs_to_text", "pvcs_to_text",
     "connect",
     # embedded cluster (present once the library has the embedded server)
     "EmbeddedCluster",

@@ -320,6 +320,8 @@ class Workload:
     host_network: Optional[bool]
     host_ipc: Optional[bool]
     priority_class_name: str
+    queue: str
+    gang: bool
     image_pull_secrets: List[str]
     labels: Dict[str, str]
     annotations: Dict[str, str]
@@ -377,6 +379,8 @@ class SubmitOptions:
     mpi_api: str
     scheduler_name: str
     priority_class: str
+    queue: str
+    gang: bool
     command: str
     argv: List[str]
     annotations: List[str]
@@ -446,6 +450,7 @@ class Profile:
     limits_from_requests: bool
     image_pull_policy: str
     tensorboard_image: str
+    default_queue: str
     def __init__(self, **fields: Any) -> None: ...
     @staticmethod
     def builtin(name: str) -> Profile: ...
@@ -521,6 +526,7 @@ class JobInfo:
     notes: List[str]
     gpus_requested: int
     gpus_allocated: int
+    queue: Optional[QueueStatus]
     def trainer(self) -> str: ...
     def training_duration(self) -> datetime.timedelta: ...
     def to_text(self) -> str: ...
@@ -567,6 +573,40 @@ class Explanation:
 class QuotaInfo:
     name: str
     resources: List[Tuple[str, str, str]]
+
+class QueueStatus:
+    queue: str
+    workload: str
+    state: str
+    position: int
+    reason: str
+    def summary(self) -> str: ...
+
+class FlavorQuota:
+    flavor: str
+    resource: str
+    nominal: str
+    used: str
+
+class ClusterQueueInfo:
+    name: str
+    cohort: str
+    queueing_strategy: str
+    quotas: List[FlavorQuota]
+    pending: int
+    admitted: int
+
+class LocalQueueInfo:
+    namespace: str
+    name: str
+    cluster_queue: str
+    pending: int
+    admitted: int
+
+class QueuesReport:
+    local_queues: List[LocalQueueInfo]
+    cluster_queues: List[ClusterQueueInfo]
+    def to_text(self) -> str: ...
 
 class PvcInfo:
     name: str
@@ -621,6 +661,7 @@ class Cluster:
     def create_pvc(self, pvc: PvcRequest) -> None: ...
     def delete_pvc(self, name: str) -> None: ...
     def quotas(self) -> List[QuotaInfo]: ...
+    def queues(self) -> QueuesReport: ...
     def render(self, workload: Workload, use_server_mpi_api: bool = True) -> Submission: ...
     @overload
     def submit(self, workload: Union[Workload, SubmitOptions], *, dry_run: bool = False) -> SubmitResult: ...

@@ -251,6 +251,7 @@ void bind_results(py::module_& m) {
       .def_readonly("instances", &JobInfo::instances)
       .def_readonly("tensorboard_url", &JobInfo::tensorboard_url)
       .def_readonly("notes", &JobInfo::notes)
+      .def_readonly("queue", &JobInfo::queue, "Kueue: the job's LocalQueue and where it stands, or None.")
       .def("trainer", &JobInfo::trainer)
       .def("training_duration", &JobInfo::training_duration)
       .def_readonly("gpus_requested", &JobInfo::gpus_requested)
@@ -325,6 +326,50 @@ void bind_results(py::module_& m) {
       .def("__repr__", [](const Explanation& self) {
         return "Explanation(name='" + self.name + "', pods=" + std::to_string(self.pods.size()) + ")";
       });
+
+  // Kueue (gpupool/queues.hpp).
+  py::class_<QueueStatus>(m, "QueueStatus", "Where a queued job stands, from its Kueue Workload's conditions.")
+      .def_readonly("queue", &QueueStatus::queue)
+      .def_readonly("workload", &QueueStatus::workload)
+      .def_readonly("state", &QueueStatus::state)
+      .def_readonly("position", &QueueStatus::position)
+      .def_readonly("reason", &QueueStatus::reason)
+      .def("summary", &QueueStatus::summary)
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "QueueStatus", {"queue", "state", "position", "reason"});
+      });
+  py::class_<FlavorQuota>(m, "FlavorQuota", "One resource of one flavor of a ClusterQueue: nominal and used.")
+      .def_readonly("flavor", &FlavorQuota::flavor)
+      .def_readonly("resource", &FlavorQuota::resource)
+      .def_readonly("nominal", &FlavorQuota::nominal)
+      .def_readonly("used", &FlavorQuota::used)
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "FlavorQuota", {"flavor", "resource", "nominal", "used"});
+      });
+  py::class_<ClusterQueueInfo>(m, "ClusterQueueInfo", "A Kueue ClusterQueue: quota per flavor, workload counts.")
+      .def_readonly("name", &ClusterQueueInfo::name)
+      .def_readonly("cohort", &ClusterQueueInfo::cohort)
+      .def_readonly("queueing_strategy", &ClusterQueueInfo::queueing_strategy)
+      .def_readonly("quotas", &ClusterQueueInfo::quotas)
+      .def_readonly("pending", &ClusterQueueInfo::pending)
+      .def_readonly("admitted", &ClusterQueueInfo::admitted)
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "ClusterQueueInfo", {"name", "pending", "admitted"});
+      });
+  py::class_<LocalQueueInfo>(m, "LocalQueueInfo", "A Kueue LocalQueue and its ClusterQueue.")
+      .def_readonly("namespace", &LocalQueueInfo::namespace_)
+      .def_readonly("name", &LocalQueueInfo::name)
+      .def_readonly("cluster_queue", &LocalQueueInfo::cluster_queue)
+      .def_readonly("pending", &LocalQueueInfo::pending)
+      .def_readonly("admitted", &LocalQueueInfo::admitted)
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "LocalQueueInfo", {"name", "cluster_queue", "pending", "admitted"});
+      });
+  py::class_<QueuesReport>(m, "QueuesReport", "What `gpupool queues` lists; str() gives its tables.")
+      .def_readonly("local_queues", &QueuesReport::local_queues)
+      .def_readonly("cluster_queues", &QueuesReport::cluster_queues)
+      .def("to_text", &QueuesReport::to_text)
+      .def("__str__", &QueuesReport::to_text);
 
   py::class_<QuotaInfo>(m, "QuotaInfo", "A ResourceQuota: per resource (name, used, hard).")
       .def_readonly("name", &QuotaInfo::name)
@@ -423,6 +468,8 @@ void bind_cluster_class(py::module_& m) {
       .def("create_pvc", &Cluster::create_pvc, release(), py::arg("pvc"))
       .def("delete_pvc", &Cluster::delete_pvc, release(), py::arg("name"))
       .def("quotas", &Cluster::quotas, release())
+      .def("queues", &Cluster::queues, release(),
+           "Kueue's LocalQueues (this namespace) and ClusterQueues with nominal and used quota per flavor.")
       .def("render", &Cluster::render, release(), py::arg("workload"), py::arg("use_server_mpi_api") = true,
            "The objects submit() would create.")
       .def(

@@ -102,6 +102,7 @@ void bind_profile(py::module_& m) {
       .def_readwrite("limits_from_requests", &Profile::limits_from_requests)
       .def_readwrite("image_pull_policy", &Profile::image_pull_policy)
       .def_readwrite("tensorboard_image", &Profile::tensorboard_image)
+      .def_readwrite("default_queue", &Profile::default_queue)
       .def("storage_class", &Profile::storage_class, py::arg("alias_or_name"))
       .def("__repr__", [](const Profile& self) { return "Profile(name='" + self.name + "')"; });
   def_equality(p);
