@@ -119,6 +119,8 @@ std::vector<FlagSpec> submit_flags(const std::string& kind) {
                                                       : "number of workers"));
   if (kind == "mpi")
     f.push_back(flag("mpi-api", 0, "VERSION", "MPIJob API: v1 or v2beta1 (default: what the cluster serves)"));
+  if (kind == "trainjob")
+    f.push_back(flag("runtime", 0, "NAME", "the ClusterTrainingRuntime to run on (default torch-distributed)"));
   if (kind == "tf") {
     f.push_back(flag("ps", 0, "N", "parameter servers"));
     f.push_back(sw("chief", "add a chief replica"));
@@ -157,6 +159,7 @@ SubmitOptions submit_options(const std::string& kind, const ParsedArgs& a) {
   o.tensorboard = a.has("tensorboard");
   o.logdir = a.get("logdir");
   o.mpi_api = a.get("mpi-api");
+  o.runtime = a.get("runtime");
   o.scheduler_name = a.get("scheduler");
   o.priority_class = a.get("priority");
   const auto& pos = a.positionals();
@@ -600,7 +603,14 @@ std::vector<Command> build_commands() {
        0,
        -1},
       {});
-  add({"submit", "Submit a training job", "KIND", "Kinds: mpi, tf, pytorch, job, deployment, pod.", {}, 0, -1}, {});
+  add({"submit",
+       "Submit a training job",
+       "KIND",
+       "Kinds: mpi, tf, pytorch, trainjob, jobset, job, deployment, pod.",
+       {},
+       0,
+       -1},
+      {});
   struct KindInfo {
     const char* cmd;
     const char* kind;
@@ -609,7 +619,10 @@ std::vector<Command> build_commands() {
   for (auto k :
        {KindInfo{"mpi", "mpi", "an MPIJob (Horovod / mpirun: a launcher and workers)"},
         KindInfo{"tf", "tf", "a TFJob (PS / Worker / Chief)"},
-        KindInfo{"pytorch", "pytorch", "a PyTorchJob (Master + Workers)"}, KindInfo{"job", "job", "a batch/v1 Job"},
+        KindInfo{"pytorch", "pytorch", "a PyTorchJob (Master + Workers)"},
+        KindInfo{"trainjob", "trainjob", "a Kubeflow Trainer v2 TrainJob (a training runtime on --workers nodes)"},
+        KindInfo{"jobset", "jobset", "a JobSet (one replicated Job of --workers indexed pods)"},
+        KindInfo{"job", "job", "a batch/v1 Job"},
         KindInfo{"deployment", "deployment", "a Deployment (the guide's long-running GPU container)"},
         KindInfo{"pod", "pod", "a bare Pod"}}) {
     std::string kind = k.kind;

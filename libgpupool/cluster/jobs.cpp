@@ -24,8 +24,9 @@ using Clock = std::chrono::system_clock;
 
 namespace {
 
-constexpr WorkloadKind kAllKinds[] = {WorkloadKind::MPIJob, WorkloadKind::TFJob,      WorkloadKind::PyTorchJob,
-                                      WorkloadKind::Job,    WorkloadKind::Deployment, WorkloadKind::Pod};
+constexpr WorkloadKind kAllKinds[] = {WorkloadKind::MPIJob,     WorkloadKind::TFJob,  WorkloadKind::PyTorchJob,
+                                      WorkloadKind::TrainJob,   WorkloadKind::JobSet, WorkloadKind::Job,
+                                      WorkloadKind::Deployment, WorkloadKind::Pod};
 
 bool condition_true(const json::object& o, std::string_view type) {
   if (const auto* conds = arr_at(o, {"status", "conditions"}))
@@ -60,6 +61,11 @@ JobStatus derive_status(WorkloadKind kind, const json::object& workload, const s
         }
       return status;
     }
+    case WorkloadKind::TrainJob:  // Complete / Failed (trainer), Completed / Failed (JobSet)
+    case WorkloadKind::JobSet:
+      if (condition_true(workload, "Complete") || condition_true(workload, "Completed")) return JobStatus::Succeeded;
+      if (condition_true(workload, "Failed")) return JobStatus::Failed;
+      return any_running ? JobStatus::Running : JobStatus::Pending;
     case WorkloadKind::Job:
       if (condition_true(workload, "Complete")) return JobStatus::Succeeded;
       if (condition_true(workload, "Failed")) return JobStatus::Failed;
@@ -95,6 +101,9 @@ std::string fallback_selector(WorkloadKind kind, const json::object& workload, c
     }
     case WorkloadKind::Pod:
       return "";
+    case WorkloadKind::TrainJob:  // the JobSet is named as the TrainJob
+    case WorkloadKind::JobSet:
+      return "jobset.sigs.k8s.io/jobset-name=" + name;
     default:
       return "training.kubeflow.org/job-name=" + name;
   }
@@ -111,10 +120,9 @@ json::array owned_pods(const detail::ClusterImpl& impl, WorkloadKind kind, const
       if (c.is_object() && owners.count(embedded::util::controller_uid(c.as_object())))
         owners.insert(str_at(c.as_object(), {"metadata", "uid"}));
   };
-  if (kind == WorkloadKind::Deployment)
-    add_children(kReplicaSets);
-  else if (kind != WorkloadKind::Job)
-    add_children(kJobs);
+  if (kind == WorkloadKind::Deployment) add_children(kReplicaSets);
+  if (kind == WorkloadKind::TrainJob) add_children(kJobSets);
+  if (kind != WorkloadKind::Deployment && kind != WorkloadKind::Job) add_children(kJobs);
   json::array out;
   for (auto& p : pods)
     if (p.is_object() && owners.count(embedded::util::controller_uid(p.as_object()))) out.push_back(std::move(p));
@@ -278,8 +286,8 @@ JobInfo Cluster::get(const std::string& name) const {
   auto job = find_workload(*impl_, *this, name);
   if (!job)
     throw ApiError(404, "NotFound",
-                   fmt::format("no job \"{}\" in namespace \"{}\" (looked for MPIJob, TFJob, PyTorchJob, Job, "
-                               "Deployment and Pod); see `gpupool list`",
+                   fmt::format("no job \"{}\" in namespace \"{}\" (looked for MPIJob, TFJob, PyTorchJob, "
+                               "TrainJob, JobSet, Job, Deployment and Pod); see `gpupool list`",
                                name, impl_->ns));
   std::map<std::string, std::string> node_ips;
   return build_info(*impl_, *job, node_ips);

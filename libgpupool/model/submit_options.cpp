@@ -185,6 +185,7 @@ Workload to_workload(const SubmitOptions& o) {
     w.mpi_api = MpiJobApi::Auto;
   else
     throw ValidationError("--mpi-api", o.mpi_api, "expected v1, v2beta1 or auto (what the cluster serves)");
+  w.runtime = o.runtime;
   w.scheduler_name = o.scheduler_name;
   w.priority_class_name = o.priority_class;
   try {

@@ -288,6 +288,7 @@ class Workload:
     namespace: str
     kind: str
     mpi_api: MpiJobApi
+    runtime: str
     image: str
     command: List[str]
     shell: str
@@ -359,6 +360,7 @@ class SubmitOptions:
     tensorboard: bool
     logdir: str
     mpi_api: str
+    runtime: str
     scheduler_name: str
     priority_class: str
     command: str
