@@ -175,6 +175,13 @@ std::vector<JobLookup> find_workloads(const detail::ClusterImpl& impl, const std
       if (e.code() != 404) throw;
     }
   }
+  // What another of them controls is part of it, not a workload of its own (a TrainJob's JobSet
+  // has the TrainJob's name).
+  std::set<std::string> uids;
+  for (const auto& j : out) uids.insert(str_at(j.object, {"metadata", "uid"}));
+  out.erase(std::remove_if(out.begin(), out.end(),
+                           [&](const JobLookup& j) { return uids.count(embedded::util::controller_uid(j.object)); }),
+            out.end());
   return out;
 }
 

@@ -140,11 +140,10 @@ Plan plan_jobset(const json::object& js, const Children& children, Clock::time_p
                                                          {"group-replicas", std::to_string(group_total[group])},
                                                          {"job-group-index", std::to_string(group_next[group])}};
           auto mark = [&](json::object& md) {
-            auto& labels = ensure_object(md, "labels");
-            auto& annotations = ensure_object(md, "annotations");
-            for (const auto& [k, v] : marks) {
-              labels[std::string(kPrefix) + k] = v;
-              annotations[std::string(kPrefix) + k] = v;
+            // (one member at a time: adding one to `md` may move the other)
+            for (const char* field : {"labels", "annotations"}) {
+              auto& m = ensure_object(md, field);
+              for (const auto& [k, v] : marks) m[std::string(kPrefix) + k] = v;
             }
           };
           const json::object* tmpl = object_at(r, {"template"});

@@ -214,12 +214,13 @@ Plan plan_trainjob(const json::object& tj, const json::object* runtime, const Ch
         json::object& r = rv.as_object();
         const bool is_trainer =
             string_of(object_at(r, {"template", "metadata", "labels"}), kAncestorLabel) == "trainer";
+        if (is_trainer || !string_of(object_at(r, {"template", "metadata", "labels"}), kAncestorLabel).empty())
+          r["replicas"] = 1;  // builder.go Trainer / Initializer
+        // (references into `r` only after its last new member: adding one may move the others)
         json::object& jspec = ensure_object(ensure_object(r, "template"), "spec");
         std::int64_t count = util::int_of(&jspec, "parallelism", 1);
         if (is_trainer && ml) count = util::int_of(ml, "numNodes", 1);
         if (is_trainer && trainer && trainer->contains("numNodes")) count = util::int_of(trainer, "numNodes", 1);
-        if (is_trainer || !string_of(object_at(r, {"template", "metadata", "labels"}), kAncestorLabel).empty())
-          r["replicas"] = 1;  // builder.go Trainer / Initializer
         jspec["parallelism"] = count;
         jspec["completions"] = count;
         json::object& pspec = ensure_object(ensure_object(jspec, "template"), "spec");
@@ -277,17 +278,14 @@ Plan plan_trainjob(const json::object& tj, const json::object* runtime, const Ch
                                           {"kind", "JobSet"},
                                           {"metadata", std::move(md)},
                                           {"spec", std::move(tspec)}}});
-    } else {
-      // Server-side apply of the built JobSet (force ownership): its spec and labels replace the
-      // fields the controller owns; the rest of the object stays.
+    } else if (jobset_suspended != suspend) {
+      // Server-side apply of the built JobSet (force ownership) when the suspend changes: its
+      // spec's fields replace those the controller owns (so a resumed JobSet gets the patches
+      // written while it was suspended, e.g. Kueue's), the rest of the object stays.
       json::object next = *existing;
-      json::object nspec = object_at(next, {"spec"}) ? *object_at(next, {"spec"}) : json::object{};
+      json::object& nspec = ensure_object(next, "spec");
       for (const auto& [k, v] : tspec) nspec[k] = v;
-      if (!util::json_equal(object_at(next, {"spec"}) ? json::value(*object_at(next, {"spec"})) : json::value(),
-                            json::value(nspec))) {
-        next["spec"] = std::move(nspec);
-        plan.update.push_back({"jobset.x-k8s.io", "jobsets", std::move(next)});
-      }
+      plan.update.push_back({"jobset.x-k8s.io", "jobsets", std::move(next)});
     }
   }
 

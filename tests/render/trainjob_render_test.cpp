@@ -39,10 +39,13 @@ SubmitOptions options(const std::string& kind) {
   return o;
 }
 
+const json::object& obj(const json::object& o, std::initializer_list<std::string_view> path) {
+  const json::object* cur = &o;
+  for (auto k : path) cur = &cur->at(k).as_object();
+  return *cur;
+}
 const json::object& obj(const json::value& v, std::initializer_list<std::string_view> path) {
-  const json::value* cur = &v;
-  for (auto k : path) cur = &cur->as_object().at(k);
-  return cur->as_object();
+  return obj(v.as_object(), path);
 }
 
 }  // namespace
@@ -126,7 +129,8 @@ TEST_CASE("JobSet: one replicatedJob \"node\" of Indexed pods, restart policy an
   Workload w = to_workload(options("jobset"));
   w.backoff_limit = 2;
   w.ttl_seconds_after_finished = 60;
-  const json::object& js = render(w, generic()).workload();
+  const Submission s = render(w, generic());
+  const json::object& js = s.workload();
   CHECK(js.at("apiVersion") == "jobset.x-k8s.io/v1alpha2");
   CHECK(js.at("kind") == "JobSet");
   CHECK(js.at("spec").at("ttlSecondsAfterFinished") == 60);
