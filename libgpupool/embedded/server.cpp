@@ -291,7 +291,9 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
   const auto& ctr_type = im.store->type("trainer.kubeflow.org", "clustertrainingruntimes");
   for (auto& r : crd::default_cluster_training_runtimes()) {
     const std::string name(r.at("metadata").at("name").as_string());
-    if (!im.store->find(ctr_type, "", name)) im.store->create(ctr_type, "", std::move(r));
+    if (im.store->find(ctr_type, "", name)) continue;
+    if (ctr_type.schema) crd::apply_defaults(r, *ctr_type.schema);  // as a create through the API defaults it
+    im.store->create(ctr_type, "", std::move(r));
   }
   if (!restored) {
     // StorageClasses: "standard", the default class (as kind and minikube install one), and every
