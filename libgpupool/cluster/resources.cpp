@@ -109,6 +109,14 @@ std::int64_t count_or(const boost::json::object& o, const char* key, std::int64_
 void collect_templates(const boost::json::object& o, const std::string& path, const std::string& replica,
                        std::vector<PodTemplateAt>& out) {
   for (const auto& [key, value] : o) {
+    // A JobSet's replicatedJobs are a list (a TrainJob's runtimePatches hold no whole pod template).
+    if (value.is_array() && key != "runtimePatches") {
+      for (std::size_t i = 0; i < value.as_array().size(); ++i)
+        if (value.as_array()[i].is_object())
+          collect_templates(value.as_array()[i].as_object(), fmt::format("{}.{}[{}]", path, std::string(key), i),
+                            replica, out);
+      continue;
+    }
     if (!value.is_object()) continue;
     const auto& child = value.as_object();
     const std::string at = path + "." + std::string(key);
