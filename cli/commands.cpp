@@ -147,6 +147,7 @@ std::vector<FlagSpec> submit_flags(const std::string& kind) {
                                : kind == "pytorch"  ? "pods, the master included (as Arena counts): N-1 Worker replicas"
                                                     : "number of workers"));
   for (auto& x : arena_submit_flags()) f.push_back(std::move(x));
+  f.push_back(flag("runtime", 0, "NAME", "the ClusterTrainingRuntime to run on (default torch-distributed)"));
   // Every kind parses every flag; one that cannot apply is hidden from --help and refused by the
   // library with the reason (option_refusal).
   const WorkloadKind k = parse_workload_kind(kind);
@@ -185,6 +186,7 @@ SubmitOptions submit_options(const std::string& kind, const ParsedArgs& a) {
   o.tensorboard = a.has("tensorboard");
   o.logdir = a.get("logdir");
   o.mpi_api = a.get("mpi-api");
+  o.runtime = a.get("runtime");
   o.scheduler_name = a.get("scheduler");
   o.priority_class = a.get("priority");
   o.annotations = a.all("annotation");
@@ -664,7 +666,14 @@ std::vector<Command> build_commands() {
        0,
        -1},
       {});
-  add({"submit", "Submit a training job", "KIND", "Kinds: mpi, tf, pytorch, job, deployment, pod.", {}, 0, -1}, {});
+  add({"submit",
+       "Submit a training job",
+       "KIND",
+       "Kinds: mpi, tf, pytorch, trainjob, jobset, job, deployment, pod.",
+       {},
+       0,
+       -1},
+      {});
   struct KindInfo {
     const char* cmd;
     const char* kind;
@@ -673,7 +682,10 @@ std::vector<Command> build_commands() {
   for (auto k :
        {KindInfo{"mpi", "mpi", "an MPIJob (Horovod / mpirun: a launcher and workers)"},
         KindInfo{"tf", "tf", "a TFJob (PS / Worker / Chief)"},
-        KindInfo{"pytorch", "pytorch", "a PyTorchJob (Master + Workers)"}, KindInfo{"job", "job", "a batch/v1 Job"},
+        KindInfo{"pytorch", "pytorch", "a PyTorchJob (Master + Workers)"},
+        KindInfo{"trainjob", "trainjob", "a Kubeflow Trainer v2 TrainJob (a training runtime on --workers nodes)"},
+        KindInfo{"jobset", "jobset", "a JobSet (one replicated Job of --workers indexed pods)"},
+        KindInfo{"job", "job", "a batch/v1 Job"},
         KindInfo{"deployment", "deployment", "a Deployment (the guide's long-running GPU container)"},
         KindInfo{"pod", "pod", "a bare Pod"}}) {
     std::string kind = k.kind;

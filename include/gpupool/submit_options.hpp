@@ -52,6 +52,7 @@ struct SubmitOptions {
   bool tensorboard = false;
   std::string logdir;   ///< TensorBoard log dir; empty: /training_logs
   std::string mpi_api;  ///< "v1" | "v2beta1" | "" (the caller decides, e.g. from discovery)
+  std::string runtime;  ///< TrainJob runtimeRef: a ClusterTrainingRuntime; empty: torch-distributed
   std::string scheduler_name;
   std::string priority_class;
   std::string queue;              ///< Kueue LocalQueue (--queue); empty: the profile's default_queue, or none

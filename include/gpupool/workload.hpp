@@ -5,7 +5,10 @@
 //   Pod, Deployment (the guide's way), batch/v1 Job,
 //   MPIJob  kubeflow.org/v1 (training-operator) or kubeflow.org/v2beta1 (mpi-operator): Launcher + Worker,
 //   TFJob   kubeflow.org/v1: PS / Worker / Chief, container "tensorflow",
-//   PyTorchJob kubeflow.org/v1: Master + Worker, container "pytorch".
+//   PyTorchJob kubeflow.org/v1: Master + Worker, container "pytorch",
+//   TrainJob trainer.kubeflow.org/v1alpha1 (Kubeflow Trainer v2): a runtime (default the
+//     ClusterTrainingRuntime torch-distributed) run on `workers` nodes, container "node",
+//   JobSet  jobset.x-k8s.io/v1alpha2: one replicatedJob "node" of `workers` Indexed pods.
 #pragma once
 
 #include "gpupool/quantity.hpp"
@@ -24,7 +27,7 @@
 
 namespace gpupool {
 
-enum class WorkloadKind { Pod, Deployment, Job, MPIJob, TFJob, PyTorchJob };
+enum class WorkloadKind { Pod, Deployment, Job, MPIJob, TFJob, PyTorchJob, TrainJob, JobSet };
 /// The Kubernetes kind ("MPIJob"); parse_workload_kind also takes "mpi", "tf", "pytorch", "job"...
 /// in any case.
 std::string_view to_string(WorkloadKind kind) noexcept;
@@ -58,7 +61,7 @@ struct EnvVar {
 
 /// Replica counts; each kind reads the ones it has (see Workload::kind).
 struct Replicas {
-  std::int32_t workers = 1;    ///< Deployment replicas, Job parallelism, MPI/TF/PyTorch Worker
+  std::int32_t workers = 1;    ///< Deployment replicas, Job parallelism, MPI/TF/PyTorch Worker, TrainJob/JobSet nodes
   std::int32_t ps = 0;         ///< TFJob PS
   std::int32_t chief = 0;      ///< TFJob Chief (0 or 1)
   std::int32_t master = 1;     ///< PyTorchJob Master (exactly 1)
@@ -96,6 +99,8 @@ struct Workload {
   std::string namespace_;  ///< empty: the profile's default namespace
   WorkloadKind kind = WorkloadKind::Job;
   MpiJobApi mpi_api = MpiJobApi::Auto;  ///< V1 or V2Beta1 are used as given, even against a cluster
+  /// TrainJob spec.runtimeRef.name: a ClusterTrainingRuntime; empty: "torch-distributed".
+  std::string runtime;
 
   std::string image;  ///< a full reference or a shorthand of the profile's catalog
   /// What to run: `command` as argv, or `shell` run as ["sh", "-c", shell] (the string is one argv

@@ -166,6 +166,36 @@ bool detail::ClusterImpl::serves(const ResourceRef& ref) const {
   return found;
 }
 
+namespace {
+
+/// Refuses an object of a custom resource version the cluster does not serve before anything is
+/// created, naming the versions it serves (a POST there would only answer 404 "the server could
+/// not find the requested resource"): an MPIJob rendered for v2beta1 on a training-operator
+/// cluster, or a TrainJob where Kubeflow Trainer is not installed.
+void require_served(const detail::ClusterImpl& impl, const ResourceRef& ref) {
+  if (impl.serves(ref)) return;
+  std::vector<std::string> versions;
+  for (const auto& v : impl.client->served_versions(ref.group))
+    for (const auto& r : impl.client->resources(ref.group, v))
+      if (r.kind == ref.kind) versions.push_back(ref.group + "/" + v);
+  if (versions.empty())
+    throw ApiError(404, "NotFound",
+                   fmt::format("the cluster serves no {} (API group {}): install its operator or CRD, or submit "
+                               "another kind",
+                               ref.kind, ref.group));
+  std::string hint;
+  if (ref.kind == "MPIJob")
+    hint = fmt::format(
+        "; submit with --mpi-api {} (Python mpi_api=\"{}\"), or leave it out to use what the "
+        "cluster serves",
+        versions.front().substr(ref.group.size() + 1), versions.front().substr(ref.group.size() + 1));
+  throw ApiError(404, "NotFound",
+                 fmt::format("the cluster does not serve {} in {}/{}; it serves {} in {}{}", ref.kind, ref.group,
+                             ref.version, ref.kind, fmt::join(versions, ", "), hint));
+}
+
+}  // namespace
+
 MpiJobApi Cluster::mpi_job_api() const {
   {
     std::lock_guard lock(impl_->mu);
@@ -326,6 +356,7 @@ SubmitResult Cluster::submit(const Workload& workload, bool dry_run) {
   const std::string id = random_id();
   std::vector<Placed> created;
   std::optional<Placed> in_flight;  // the object being created
+  for (const auto& object : result.submission.objects) require_served(*impl_, resource_of(*impl_->client, object));
   try {
     for (auto& object : result.submission.objects) {
       ResourceRef ref = resource_of(*impl_->client, object);

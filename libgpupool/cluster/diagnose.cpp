@@ -46,8 +46,10 @@ bool scheduler_ever_bound(const detail::ClusterImpl& impl, const std::string& sc
 }
 
 std::string operator_for(WorkloadKind kind) {
-  return kind == WorkloadKind::MPIJob ? "the MPI Operator (kubeflow/mpi-operator)"
-                                      : "the Kubeflow Training Operator (kubeflow/training-operator)";
+  return kind == WorkloadKind::MPIJob     ? "the MPI Operator (kubeflow/mpi-operator)"
+         : kind == WorkloadKind::TrainJob ? "Kubeflow Trainer (kubeflow/trainer) and JobSet (kubernetes-sigs/jobset)"
+         : kind == WorkloadKind::JobSet   ? "the JobSet controller (kubernetes-sigs/jobset)"
+                                          : "the Kubeflow Training Operator (kubeflow/training-operator)";
 }
 
 bool has_conditions(const json::object& job) {
@@ -68,7 +70,8 @@ std::vector<std::string> stuck_notes(const detail::ClusterImpl& impl, const Stuc
 
   // A Kubeflow kind the API serves but no operator runs: the object never gets a status and no
   // pod appears. Operators set a Created condition within a second of the create.
-  if ((in.kind == WorkloadKind::MPIJob || in.kind == WorkloadKind::TFJob || in.kind == WorkloadKind::PyTorchJob) &&
+  if ((in.kind == WorkloadKind::MPIJob || in.kind == WorkloadKind::TFJob || in.kind == WorkloadKind::PyTorchJob ||
+       in.kind == WorkloadKind::TrainJob || in.kind == WorkloadKind::JobSet) &&
       in.pods.empty() && !has_conditions(in.job) && age_of(in.job) >= kOperatorGrace)
     notes.push_back(fmt::format(
         "no operator has acted on {} in {} (no status, no pods): the cluster serves the {} API but nothing runs "

@@ -25,8 +25,9 @@ using Clock = std::chrono::system_clock;
 
 namespace {
 
-constexpr WorkloadKind kAllKinds[] = {WorkloadKind::MPIJob, WorkloadKind::TFJob,      WorkloadKind::PyTorchJob,
-                                      WorkloadKind::Job,    WorkloadKind::Deployment, WorkloadKind::Pod};
+constexpr WorkloadKind kAllKinds[] = {WorkloadKind::MPIJob,     WorkloadKind::TFJob,  WorkloadKind::PyTorchJob,
+                                      WorkloadKind::TrainJob,   WorkloadKind::JobSet, WorkloadKind::Job,
+                                      WorkloadKind::Deployment, WorkloadKind::Pod};
 
 bool condition_true(const json::object& o, std::string_view type) {
   if (const auto* conds = arr_at(o, {"status", "conditions"}))
@@ -61,6 +62,11 @@ JobStatus derive_status(WorkloadKind kind, const json::object& workload, const s
         }
       return status;
     }
+    case WorkloadKind::TrainJob:  // Complete / Failed (trainer), Completed / Failed (JobSet)
+    case WorkloadKind::JobSet:
+      if (condition_true(workload, "Complete") || condition_true(workload, "Completed")) return JobStatus::Succeeded;
+      if (condition_true(workload, "Failed")) return JobStatus::Failed;
+      return any_running ? JobStatus::Running : JobStatus::Pending;
     case WorkloadKind::Job:
       if (condition_true(workload, "Complete")) return JobStatus::Succeeded;
       if (condition_true(workload, "Failed")) return JobStatus::Failed;
@@ -96,6 +102,9 @@ std::string fallback_selector(WorkloadKind kind, const json::object& workload, c
     }
     case WorkloadKind::Pod:
       return "";
+    case WorkloadKind::TrainJob:  // the JobSet is named as the TrainJob
+    case WorkloadKind::JobSet:
+      return "jobset.sigs.k8s.io/jobset-name=" + name;
     default:
       return "training.kubeflow.org/job-name=" + name;
   }
@@ -112,10 +121,9 @@ json::array owned_pods(const detail::ClusterImpl& impl, WorkloadKind kind, const
       if (c.is_object() && owners.count(embedded::util::controller_uid(c.as_object())))
         owners.insert(str_at(c.as_object(), {"metadata", "uid"}));
   };
-  if (kind == WorkloadKind::Deployment)
-    add_children(kReplicaSets);
-  else if (kind != WorkloadKind::Job)
-    add_children(kJobs);
+  if (kind == WorkloadKind::Deployment) add_children(kReplicaSets);
+  if (kind == WorkloadKind::TrainJob) add_children(kJobSets);
+  if (kind != WorkloadKind::Deployment && kind != WorkloadKind::Job) add_children(kJobs);
   json::array out;
   for (auto& p : pods)
     if (p.is_object() && owners.count(embedded::util::controller_uid(p.as_object()))) out.push_back(std::move(p));
@@ -168,6 +176,13 @@ std::vector<JobLookup> find_workloads(const detail::ClusterImpl& impl, const std
       if (e.code() != 404) throw;
     }
   }
+  // What another of them controls is part of it, not a workload of its own (a TrainJob's JobSet
+  // has the TrainJob's name).
+  std::set<std::string> uids;
+  for (const auto& j : out) uids.insert(str_at(j.object, {"metadata", "uid"}));
+  out.erase(std::remove_if(out.begin(), out.end(),
+                           [&](const JobLookup& j) { return uids.count(embedded::util::controller_uid(j.object)); }),
+            out.end());
   return out;
 }
 
@@ -297,8 +312,8 @@ JobInfo Cluster::get(const std::string& name) const {
   auto job = find_workload(*impl_, *this, name);
   if (!job)
     throw ApiError(404, "NotFound",
-                   fmt::format("no job \"{}\" in namespace \"{}\" (looked for MPIJob, TFJob, PyTorchJob, Job, "
-                               "Deployment and Pod); see `gpupool list`",
+                   fmt::format("no job \"{}\" in namespace \"{}\" (looked for MPIJob, TFJob, PyTorchJob, "
+                               "TrainJob, JobSet, Job, Deployment and Pod); see `gpupool list`",
                                name, impl_->ns));
   std::map<std::string, std::string> node_ips;
   return build_info(*impl_, *job, node_ips);

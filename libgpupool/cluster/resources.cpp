@@ -23,11 +23,13 @@ const ResourceRef kTfJobs{"kubeflow.org", "v1", "tfjobs", "TFJob"};
 const ResourceRef kPyTorchJobs{"kubeflow.org", "v1", "pytorchjobs", "PyTorchJob"};
 const ResourceRef kMpiJobsV1{"kubeflow.org", "v1", "mpijobs", "MPIJob"};
 const ResourceRef kMpiJobsV2{"kubeflow.org", "v2beta1", "mpijobs", "MPIJob"};
+const ResourceRef kTrainJobs{"trainer.kubeflow.org", "v1alpha1", "trainjobs", "TrainJob"};
+const ResourceRef kJobSets{"jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet"};
 
 std::optional<ResourceRef> known_resource(std::string_view api_version, std::string_view kind) {
-  static const std::array<const ResourceRef*, 12> all{&kPods,   &kNodes,       &kPvcs,        &kServices,
-                                                      &kQuotas, &kEvents,      &kDeployments, &kJobs,
-                                                      &kTfJobs, &kPyTorchJobs, &kMpiJobsV1,   &kMpiJobsV2};
+  static const std::array<const ResourceRef*, 14> all{
+      &kPods, &kNodes,  &kPvcs,        &kServices,  &kQuotas,    &kEvents,    &kDeployments,
+      &kJobs, &kTfJobs, &kPyTorchJobs, &kMpiJobsV1, &kMpiJobsV2, &kTrainJobs, &kJobSets};
   for (const auto* r : all)
     if (r->kind == kind && r->api_version() == api_version) return *r;
   return std::nullopt;
@@ -57,6 +59,10 @@ ResourceRef workload_resource(WorkloadKind kind, MpiJobApi mpi) {
       return kTfJobs;
     case WorkloadKind::PyTorchJob:
       return kPyTorchJobs;
+    case WorkloadKind::TrainJob:
+      return kTrainJobs;
+    case WorkloadKind::JobSet:
+      return kJobSets;
   }
   return kJobs;
 }
@@ -103,6 +109,14 @@ std::int64_t count_or(const boost::json::object& o, const char* key, std::int64_
 void collect_templates(const boost::json::object& o, const std::string& path, const std::string& replica,
                        std::vector<PodTemplateAt>& out) {
   for (const auto& [key, value] : o) {
+    // A JobSet's replicatedJobs are a list (a TrainJob's runtimePatches hold no whole pod template).
+    if (value.is_array() && key != "runtimePatches") {
+      for (std::size_t i = 0; i < value.as_array().size(); ++i)
+        if (value.as_array()[i].is_object())
+          collect_templates(value.as_array()[i].as_object(), fmt::format("{}.{}[{}]", path, std::string(key), i),
+                            replica, out);
+      continue;
+    }
     if (!value.is_object()) continue;
     const auto& child = value.as_object();
     const std::string at = path + "." + std::string(key);

@@ -15,7 +15,7 @@
 namespace gpupool::detail {
 
 extern const ResourceRef kPods, kNodes, kPvcs, kServices, kQuotas, kEvents, kDeployments, kReplicaSets, kJobs, kTfJobs,
-    kPyTorchJobs, kMpiJobsV1, kMpiJobsV2;
+    kPyTorchJobs, kMpiJobsV1, kMpiJobsV2, kTrainJobs, kJobSets;
 
 /// The resource of a built-in or Kubeflow apiVersion/kind; nullopt for anything else.
 std::optional<ResourceRef> known_resource(std::string_view api_version, std::string_view kind);

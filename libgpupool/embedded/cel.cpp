@@ -289,7 +289,10 @@ TypeP field_type(const Type& t, std::string_view field) {
   }
   if (const json::object* props = obj_member(t.schema, "properties"))
     for (const auto& [k, v] : *props)
-      if (v.is_object() && escape(k) == field) return of_schema(&v.as_object());  // null: not visible
+      // (A keyword is its escaped name, and since v1.31 also itself: DeclTypeProvider
+      // FindStructFieldType with recognizeKeywordAsFieldName, `metadata.namespace`.)
+      if (v.is_object() && (escape(k) == field || (k == field && escape(k) == "__" + std::string(field) + "__")))
+        return of_schema(&v.as_object());  // null: not visible
   return nullptr;
 }
 
@@ -3204,6 +3207,10 @@ struct Evaluator {
     if (v.k != Value::MapV) return no_overload();
     for (const auto& [k, x] : *v.map)
       if (k.k == Value::String && k.s == field) return presence ? Value::boolean(true) : x;
+    // A keyword field selected by its own name (field_type): the object holds it escaped.
+    if (escape(field) == "__" + field + "__")
+      for (const auto& [k, x] : *v.map)
+        if (k.k == Value::String && k.s == "__" + field + "__") return presence ? Value::boolean(true) : x;
     if (presence) return Value::boolean(false);
     return Value::error("no such key: " + field);
   }

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -97,12 +99,55 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
       const std::string uid = uid_of(job);
       const json::object empty;
       const json::object* tmpl = object_at(job, {"spec", "template"});
+      // completionMode Indexed (job_controller.go manageJob, indexed_job_utils.go): each pod gets
+      // a free completion index as annotation and label, the hostname `<job>-<index>`, the name
+      // prefix `<job>-<index>-` and JOB_COMPLETION_INDEX in every container.
+      const bool indexed = string_of(spec, "completionMode") == "Indexed";
+      std::set<std::int64_t> taken;
+      if (indexed)
+        for (const auto& p : pods)
+          if (phase_of(*p) != "Failed")
+            if (auto ix = util::annotation(*p, "batch.kubernetes.io/job-completion-index"))
+              if (!ix->empty() && ix->size() < 10 && std::all_of(ix->begin(), ix->end(), ::isdigit))
+                taken.insert(std::stoll(*ix));
+      std::int64_t next_index = 0;
       for (std::int64_t i = active; i < want_active && i - active < kBurstReplicas; ++i) {
-        json::object pod = pod_from_template(tmpl ? *tmpl : empty, job, "", name_of(job) + "-",
-                                             {{"batch.kubernetes.io/controller-uid", uid},
-                                              {"batch.kubernetes.io/job-name", name_of(job)},
-                                              {"controller-uid", uid},
-                                              {"job-name", name_of(job)}});
+        std::map<std::string, std::string> labels{{"batch.kubernetes.io/controller-uid", uid},
+                                                  {"batch.kubernetes.io/job-name", name_of(job)},
+                                                  {"controller-uid", uid},
+                                                  {"job-name", name_of(job)}};
+        std::string prefix = name_of(job) + "-";
+        std::int64_t index = -1;
+        if (indexed) {
+          while (taken.count(next_index)) ++next_index;
+          if (next_index >= completions) break;
+          index = next_index++;
+          labels["batch.kubernetes.io/job-completion-index"] = std::to_string(index);
+          prefix = fmt::format("{}-{}-", name_of(job), index);
+        }
+        json::object pod = pod_from_template(tmpl ? *tmpl : empty, job, "", prefix, labels);
+        if (indexed) {
+          auto& md = pod["metadata"].as_object();
+          ensure_object(md, "annotations")["batch.kubernetes.io/job-completion-index"] = std::to_string(index);
+          auto& ps = pod["spec"].as_object();
+          ps["hostname"] = fmt::format("{}-{}", name_of(job), index);
+          for (const char* list : {"initContainers", "containers"})
+            if (auto* cs = ps.if_contains(list); cs && cs->is_array())
+              for (auto& c : cs->as_array()) {
+                auto& env = c.as_object()["env"];
+                if (!env.is_array()) env = json::array{};
+                bool has = false;
+                for (const auto& e : env.as_array())
+                  has = has || (e.is_object() && string_of(&e.as_object(), "name") == "JOB_COMPLETION_INDEX");
+                if (!has)
+                  env.as_array().push_back(json::object{
+                      {"name", "JOB_COMPLETION_INDEX"},
+                      {"valueFrom",
+                       json::object{{"fieldRef",
+                                     json::object{{"fieldPath",
+                                                   "metadata.labels['batch.kubernetes.io/job-completion-index']"}}}}}});
+              }
+        }
         plan.create.push_back({"", "pods", std::move(pod)});
       }
       active = std::max(active, std::min(want_active, active + kBurstReplicas));

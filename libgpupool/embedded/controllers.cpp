@@ -24,6 +24,8 @@ namespace {
 const char* controller_name(std::string_view resource) {
   return resource == "jobs"          ? "job-controller"
          : resource == "deployments" ? "deployment-controller"
+         : resource == "trainjobs"   ? "trainjob-controller"
+         : resource == "jobsets"     ? "jobset-controller"
                                      : "replicaset-controller";
 }
 
@@ -31,7 +33,9 @@ bool is_owner_kind(const ResourceType& t) {
   return (t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets")) ||
          (t.group == "batch" && t.resource == "jobs") ||
          (t.group == "kubeflow.org" &&
-          (t.resource == "mpijobs" || t.resource == "tfjobs" || t.resource == "pytorchjobs"));
+          (t.resource == "mpijobs" || t.resource == "tfjobs" || t.resource == "pytorchjobs")) ||
+         (t.group == "trainer.kubeflow.org" && t.resource == "trainjobs") ||
+         (t.group == "jobset.x-k8s.io" && t.resource == "jobsets");
 }
 }  // namespace
 
@@ -197,7 +201,17 @@ void Controllers::reconcile(const Key& key) {
     plan = plan_job(*owner, owned(key.ns, uid, {{"", "pods"}}), now);
   else if (!kubeflow_)
     return;  // no operator runs
-  else
+  else if (key.resource == "jobsets")
+    plan = plan_jobset(*owner, owned(key.ns, uid, {{"batch", "jobs"}, {"", "services"}}), now);
+  else if (key.resource == "trainjobs") {
+    // The runtime it names (a ClusterTrainingRuntime, or a TrainingRuntime of its namespace).
+    const json::object* ref = object_at(*owner, {"spec", "runtimeRef"});
+    const bool cluster = !ref || !ref->contains("kind") || string_of(ref, "kind") == "ClusterTrainingRuntime";
+    auto runtime =
+        store_.find(store_.type("trainer.kubeflow.org", cluster ? "clustertrainingruntimes" : "trainingruntimes"),
+                    cluster ? "" : key.ns, string_of(ref, "name"));
+    plan = plan_trainjob(*owner, runtime.get(), owned(key.ns, uid, {{"jobset.x-k8s.io", "jobsets"}}), now);
+  } else
     plan = plan_kubeflow_job(*owner, owned(key.ns, uid, {{"", "pods"}, {"", "services"}, {"batch", "jobs"}}), now);
 
   // The ReplicaSet and Job controllers create pods in slow-start batches and stop at the first

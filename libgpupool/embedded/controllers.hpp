@@ -91,6 +91,15 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
 /// launcher Job, and the job's status. `children` holds every pod, service and Job it owns.
 Plan plan_kubeflow_job(const json::object& job, const Children& children, Clock::time_point now);
 
+/// JobSet (jobset.x-k8s.io/v1alpha2, controller_jobset.cpp): its Jobs and headless Service
+/// (`children`: every Job and Service it owns) and its status.
+Plan plan_jobset(const json::object& jobset, const Children& children, Clock::time_point now);
+/// TrainJob (trainer.kubeflow.org/v1alpha1, controller_trainjob.cpp): the JobSet built from
+/// `runtime` (the (Cluster)TrainingRuntime it names; nullptr when there is none) and its status.
+/// `jobsets`: the JobSet it owns (at most one).
+Plan plan_trainjob(const json::object& trainjob, const json::object* runtime, const Children& jobsets,
+                   Clock::time_point now);
+
 /// Runs the plans against a store, reacting to its events (synchronously, inside the store's
 /// subscriber callbacks, so a write returns with the controllers' reactions already applied).
 class Controllers {

@@ -990,13 +990,23 @@ std::optional<ResourceType> resource_type(const json::object& crd, const std::sh
 
 namespace {
 
-constexpr const char* kShipped[] = {"training-operator_mpijobs", "mpi-operator_mpijobs", "training-operator_tfjobs",
-                                    "training-operator_pytorchjobs"};
-// Kueue v0.14.8's CRDs (config/components/crd/bases, the last release whose only and storage
-// version is kueue.x-k8s.io/v1beta1), installed with the embedded Kueue (controller_kueue.cpp).
-constexpr const char* kKueueShipped[] = {"kueue_resourceflavors", "kueue_clusterqueues", "kueue_localqueues",
-                                         "kueue_workloads"};
-constexpr std::string_view kKueueGroup = "kueue.x-k8s.io";
+// data/crds key -> the CRD's metadata.name.
+constexpr std::pair<const char*, const char*> kShipped[] = {
+    {"training-operator_mpijobs", "mpijobs.kubeflow.org"},
+    {"mpi-operator_mpijobs", "mpijobs.kubeflow.org"},
+    {"training-operator_tfjobs", "tfjobs.kubeflow.org"},
+    {"training-operator_pytorchjobs", "pytorchjobs.kubeflow.org"},
+    {"trainer_trainjobs", "trainjobs.trainer.kubeflow.org"},
+    {"trainer_trainingruntimes", "trainingruntimes.trainer.kubeflow.org"},
+    {"trainer_clustertrainingruntimes", "clustertrainingruntimes.trainer.kubeflow.org"},
+    {"jobset_jobsets", "jobsets.jobset.x-k8s.io"},
+    // Kueue v0.14.8's CRDs (config/components/crd/bases, the last release whose only and storage
+    // version is kueue.x-k8s.io/v1beta1), installed with the embedded Kueue (controller_kueue.cpp).
+    {"kueue_resourceflavors", "resourceflavors.kueue.x-k8s.io"},
+    {"kueue_clusterqueues", "clusterqueues.kueue.x-k8s.io"},
+    {"kueue_localqueues", "localqueues.kueue.x-k8s.io"},
+    {"kueue_workloads", "workloads.kueue.x-k8s.io"}};
+constexpr std::size_t kFirstKueue = 8;  // kShipped[kFirstKueue..] are Kueue's
 
 // A shipped CRD by its data/crds key, parsed when first asked for (then kept).
 const json::object* shipped(std::string_view key) {
@@ -1015,7 +1025,8 @@ const json::object* shipped(std::string_view key) {
 std::vector<std::shared_ptr<const json::object>> kubeflow_crds(std::string_view mpijob_version) {
   std::vector<std::shared_ptr<const json::object>> out;
   for (const char* n : {mpijob_version == "v2beta1" ? "mpi-operator_mpijobs" : "training-operator_mpijobs",
-                        "training-operator_tfjobs", "training-operator_pytorchjobs"})
+                        "training-operator_tfjobs", "training-operator_pytorchjobs", "trainer_trainjobs",
+                        "trainer_trainingruntimes", "trainer_clustertrainingruntimes", "jobset_jobsets"})
     if (const json::object* c = shipped(n))
       out.emplace_back(std::shared_ptr<const json::object>(), c);  // (kept for good)
   return out;
@@ -1023,8 +1034,8 @@ std::vector<std::shared_ptr<const json::object>> kubeflow_crds(std::string_view 
 
 std::vector<std::shared_ptr<const json::object>> kueue_crds() {
   std::vector<std::shared_ptr<const json::object>> out;
-  for (const char* n : kKueueShipped)
-    if (const json::object* c = shipped(n)) out.emplace_back(std::shared_ptr<const json::object>(), c);
+  for (std::size_t i = kFirstKueue; i < std::size(kShipped); ++i)
+    if (const json::object* c = shipped(kShipped[i].first)) out.emplace_back(std::shared_ptr<const json::object>(), c);
   return out;
 }
 
@@ -1032,20 +1043,21 @@ std::string shipped_key(const json::object& crd) {
   const json::value* spec = crd.if_contains("spec");
   if (!spec) return {};
   const std::string name = util::string_of(member(&crd, "metadata"), "name");
-  for (const char* key : kKueueShipped) {
-    const std::string_view k(key);
-    if (name != fmt::format("{}.{}", k.substr(k.find('_') + 1), kKueueGroup)) continue;
-    const json::object* c = shipped(key);
-    if (c && util::json_equal(c->at("spec"), *spec)) return key;
-  }
-  for (const char* key : kShipped) {
-    // (the name is in the key: parse no file of another CRD)
-    if (name != fmt::format("{}.kubeflow.org", std::string_view(key).substr(std::string_view(key).find('_') + 1)))
-      continue;
+  for (const auto& [key, crd_name] : kShipped) {
+    if (name != crd_name) continue;  // (parse no file of another CRD)
     const json::object* c = shipped(key);
     if (c && util::json_equal(c->at("spec"), *spec)) return key;
   }
   return {};
+}
+
+std::vector<json::object> default_cluster_training_runtimes() {
+  std::vector<json::object> out;
+  const auto text = detail::builtin_data("crds/trainer_runtimes.json");
+  if (text.empty()) return out;
+  const json::value list = json::parse(text, {}, deep_json());
+  for (const auto& item : list.at("items").as_array()) out.push_back(item.as_object());
+  return out;
 }
 
 const json::object* shipped_spec(std::string_view key) {

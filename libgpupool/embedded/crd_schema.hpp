@@ -44,12 +44,18 @@ std::optional<ResourceType> resource_type(const boost::json::object& crd,
                                           const std::shared_ptr<const boost::json::object>& owner = nullptr);
 
 /// The CRDs the Kubeflow operators install, as released (data/crds/): training-operator v1.9.0's
-/// TFJob, PyTorchJob and MPIJob v1, or with `mpijob_version` "v2beta1" mpi-operator v0.8.2's MPIJob.
+/// TFJob, PyTorchJob and MPIJob v1, or with `mpijob_version` "v2beta1" mpi-operator v0.8.2's MPIJob;
+/// Kubeflow Trainer v2.3.0's TrainJob, TrainingRuntime, ClusterTrainingRuntime and JobSet v0.12.0's
+/// JobSet (the version trainer v2.3.0 requires).
 /// They are parsed once and kept for the process (the pointers own nothing).
 std::vector<std::shared_ptr<const boost::json::object>> kubeflow_crds(std::string_view mpijob_version);
 /// Kueue v0.14.8's CRDs (kueue.x-k8s.io/v1beta1 ResourceFlavor, ClusterQueue, LocalQueue,
 /// Workload), as released; kept like kubeflow_crds'.
 std::vector<std::shared_ptr<const boost::json::object>> kueue_crds();
+
+/// Kubeflow Trainer v2.3.0's default ClusterTrainingRuntimes (manifests/base/runtimes: torch-,
+/// deepspeed-, mlx-, jax-, xgboost-distributed and the torchtune ones), as objects to create.
+std::vector<boost::json::object> default_cluster_training_runtimes();
 
 /// The state file's short form of a shipped CRD (kubeflow_crds) left as shipped: its key
 /// ("training-operator_tfjobs") when `crd` has a shipped CRD's name and spec, else "". The state

@@ -289,6 +289,14 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
     if (name && name->is_string() && !im.store->find(crd_type, "", name->as_string()))
       im.store->create(crd_type, "", *c);
   }
+  // Kubeflow Trainer's default ClusterTrainingRuntimes, as its manifests install them.
+  const auto& ctr_type = im.store->type("trainer.kubeflow.org", "clustertrainingruntimes");
+  for (auto& r : crd::default_cluster_training_runtimes()) {
+    const std::string name(r.at("metadata").at("name").as_string());
+    if (im.store->find(ctr_type, "", name)) continue;
+    if (ctr_type.schema) crd::apply_defaults(r, *ctr_type.schema);  // as a create through the API defaults it
+    im.store->create(ctr_type, "", std::move(r));
+  }
   if (!restored) {
     // StorageClasses: "standard", the default class (as kind and minikube install one), and every
     // class a built-in site profile names (iiis: managed-nfs-storage, ...), all provisioned

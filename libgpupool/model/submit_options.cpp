@@ -106,8 +106,20 @@ std::string option_refusal(WorkloadKind kind, std::string_view flag) {
        flag == "--chief") &&
       kind != WorkloadKind::TFJob)
     return fmt::format("{} applies to a TFJob only (submit tf); a {} has no PS, Chief or Evaluator replicas", flag, k);
+  if (flag == "--runtime" && kind != WorkloadKind::TrainJob)
+    return fmt::format("--runtime applies to a TrainJob only (submit trainjob), not a {}", k);
   if (flag == "--mpi-api" && kind != WorkloadKind::MPIJob)
     return fmt::format("--mpi-api applies to an MPIJob only (submit mpi), not a {}", k);
+  // A TrainJob (Kubeflow Trainer v2.3.0 TrainJobSpec) has no backoffLimit, activeDeadlineSeconds or
+  // ttlSecondsAfterFinished of its own (its runtime's JobSet does); a JobSet has no activeDeadlineSeconds.
+  if ((flag == "--retry" || flag == "--running-timeout" || flag == "--ttl-after-finished") &&
+      kind == WorkloadKind::TrainJob)
+    return fmt::format(
+        "{} does not apply to a TrainJob: its ClusterTrainingRuntime sets it; submit a jobset or "
+        "a pytorch job to set it yourself",
+        flag);
+  if (flag == "--running-timeout" && kind == WorkloadKind::JobSet)
+    return "--running-timeout does not apply to a JobSet: it has no activeDeadlineSeconds; submit a job or a pod";
   if (flag == "--retry" && (kind == WorkloadKind::Pod || kind == WorkloadKind::Deployment))
     return fmt::format("--retry does not apply to a {}: it has no backoffLimit; submit a job or a Kubeflow kind", k);
   if (flag == "--running-timeout" && kind == WorkloadKind::Deployment)
@@ -221,6 +233,7 @@ Workload to_workload(const SubmitOptions& o) {
   refuse_if(!o.ps_image.empty(), "--ps-image", o.ps_image);
   refuse_if(!o.worker_image.empty(), "--worker-image", o.worker_image);
   refuse_if(!o.mpi_api.empty() && o.mpi_api != "auto", "--mpi-api", o.mpi_api);
+  refuse_if(!o.runtime.empty(), "--runtime", o.runtime);
   refuse_if(o.retry != -1, "--retry", std::to_string(o.retry));
   refuse_if(!o.running_timeout.empty(), "--running-timeout", o.running_timeout);
   refuse_if(!o.ttl_after_finished.empty(), "--ttl-after-finished", o.ttl_after_finished);
@@ -355,6 +368,7 @@ Workload to_workload(const SubmitOptions& o) {
     w.mpi_api = MpiJobApi::Auto;
   else
     throw ValidationError("--mpi-api", o.mpi_api, "expected v1, v2beta1 or auto (what the cluster serves)");
+  w.runtime = o.runtime;
   w.scheduler_name = o.scheduler_name;
   w.priority_class_name = o.priority_class;
   add_arena_options(o, w);

@@ -45,12 +45,14 @@ E parse_from(const std::array<std::pair<E, std::string_view>, N>& table, std::st
   fail(std::string(field), std::string(text), "supported values: " + names);
 }
 
-constexpr std::array<std::pair<WorkloadKind, std::string_view>, 6> kKinds{{{WorkloadKind::Pod, "Pod"},
+constexpr std::array<std::pair<WorkloadKind, std::string_view>, 8> kKinds{{{WorkloadKind::Pod, "Pod"},
                                                                            {WorkloadKind::Deployment, "Deployment"},
                                                                            {WorkloadKind::Job, "Job"},
                                                                            {WorkloadKind::MPIJob, "MPIJob"},
                                                                            {WorkloadKind::TFJob, "TFJob"},
-                                                                           {WorkloadKind::PyTorchJob, "PyTorchJob"}}};
+                                                                           {WorkloadKind::PyTorchJob, "PyTorchJob"},
+                                                                           {WorkloadKind::TrainJob, "TrainJob"},
+                                                                           {WorkloadKind::JobSet, "JobSet"}}};
 constexpr std::array<std::pair<RestartPolicy, std::string_view>, 4> kRestart{{{RestartPolicy::Always, "Always"},
                                                                               {RestartPolicy::OnFailure, "OnFailure"},
                                                                               {RestartPolicy::Never, "Never"},
@@ -99,9 +101,11 @@ void validate_name(const Workload& w) {
         auto derived_errors = dns1035_label_errors(derived);
         if (!derived_errors.empty())
           fail("metadata.name", w.name,
-               fmt::format(
-                   "the {} operator names a Service \"{}\", which must be a DNS-1035 label: {}; use a shorter name",
-                   kind, derived, fmt::join(derived_errors, "; ")));
+               fmt::format("the {} {} \"{}\", which must be a DNS-1035 label: {}; use a shorter name", kind,
+                           w.kind == WorkloadKind::TrainJob || w.kind == WorkloadKind::JobSet
+                               ? "runs in a JobSet that names a Service or pod hostname"
+                               : "operator names a Service",
+                           derived, fmt::join(derived_errors, "; ")));
       }
     }
   }
@@ -135,6 +139,8 @@ void validate_replicas(const Workload& w) {
       break;
     case WorkloadKind::Job:
     case WorkloadKind::MPIJob:
+    case WorkloadKind::TrainJob:  // trainer.numNodes (the CRD: minimum 1 is not declared; 0 nodes run nothing)
+    case WorkloadKind::JobSet:
       validate_count(r.workers, "replicas.workers", 1);
       break;
     case WorkloadKind::TFJob:
@@ -169,8 +175,12 @@ void validate_restart(const Workload& w) {
   std::string value(to_string(p));
   if (w.kind == WorkloadKind::Deployment && p != RestartPolicy::Always)
     fail("restartPolicy", value, "a Deployment's pods must use restartPolicy \"Always\"");
-  if (w.kind == WorkloadKind::Job && (p == RestartPolicy::Always || p == RestartPolicy::ExitCode))
-    fail("restartPolicy", value, "a Job's pods use \"OnFailure\" or \"Never\"");
+  if ((w.kind == WorkloadKind::Job || w.kind == WorkloadKind::JobSet) &&
+      (p == RestartPolicy::Always || p == RestartPolicy::ExitCode))
+    fail("restartPolicy", value, fmt::format("a {}'s pods use \"OnFailure\" or \"Never\"", to_string(w.kind)));
+  if (w.kind == WorkloadKind::TrainJob)
+    fail("restartPolicy", value,
+         "a TrainJob's runtime sets its pods' restart policy; use kind jobset or job to set it");
   if (w.kind == WorkloadKind::Pod && p == RestartPolicy::ExitCode)
     fail("restartPolicy", value, "ExitCode exists only for the Kubeflow kinds; a Pod uses Always, OnFailure or Never");
 }
@@ -217,12 +227,14 @@ WorkloadKind parse_workload_kind(std::string_view text, std::string_view field) 
                                                                       {"tfjob", WorkloadKind::TFJob},
                                                                       {"tf", WorkloadKind::TFJob},
                                                                       {"pytorchjob", WorkloadKind::PyTorchJob},
-                                                                      {"pytorch", WorkloadKind::PyTorchJob}};
+                                                                      {"pytorch", WorkloadKind::PyTorchJob},
+                                                                      {"trainjob", WorkloadKind::TrainJob},
+                                                                      {"jobset", WorkloadKind::JobSet}};
   std::string l = lower(text);
   for (const auto& [alias, kind] : aliases)
     if (l == alias) return kind;
   fail(std::string(field), std::string(text),
-       "supported kinds: Pod, Deployment, Job, MPIJob (mpi), TFJob (tf), PyTorchJob (pytorch)");
+       "supported kinds: Pod, Deployment, Job, MPIJob (mpi), TFJob (tf), PyTorchJob (pytorch), TrainJob, JobSet");
 }
 
 std::vector<std::string> derived_replica_names(const Workload& w) {
@@ -245,6 +257,12 @@ std::vector<std::string> derived_replica_names(const Workload& w) {
     case WorkloadKind::PyTorchJob:
       add("master", w.replicas.master);
       add("worker", w.replicas.workers);
+      break;
+    case WorkloadKind::TrainJob:
+    case WorkloadKind::JobSet:
+      // JobSet's headless Service `<name>` gives each pod the hostname `<name>-node-0-<index>`.
+      out.push_back(w.name);
+      for (std::int32_t i = 0; i < w.replicas.workers; ++i) out.push_back(fmt::format("{}-node-0-{}", w.name, i));
       break;
     default:
       break;
@@ -313,7 +331,8 @@ void validate(const Workload& w) {
   if (!w.command.empty() && !w.shell.empty())
     fail("shell", w.shell, "give either command (an argv list) or shell (a string run by sh -c), not both");
   if (w.kind != WorkloadKind::Job && w.kind != WorkloadKind::MPIJob && w.kind != WorkloadKind::TFJob &&
-      w.kind != WorkloadKind::PyTorchJob && (w.backoff_limit || w.ttl_seconds_after_finished))
+      w.kind != WorkloadKind::PyTorchJob && w.kind != WorkloadKind::JobSet &&
+      (w.backoff_limit || w.ttl_seconds_after_finished))
     fail(w.backoff_limit ? "backoffLimit" : "ttlSecondsAfterFinished",
          std::to_string(w.backoff_limit.value_or(w.ttl_seconds_after_finished.value_or(0))),
          fmt::format("a {} has no such field; use a Job or a Kubeflow kind", to_string(w.kind)));
@@ -366,6 +385,19 @@ void validate(const Workload& w) {
     fail("cleanPodPolicy", std::string(to_string(*w.clean_pod_policy)),
          "cleanPodPolicy exists only for MPIJob, TFJob and PyTorchJob");
   validate_arena_fields(w);
+  if (!w.runtime.empty()) {
+    if (w.kind != WorkloadKind::TrainJob) fail("runtime", w.runtime, "a training runtime applies to a TrainJob only");
+    // runtimeRef.name names a ClusterTrainingRuntime object: a DNS-1123 subdomain.
+    validate_dns1123_subdomain(w.runtime, "runtime");
+  }
+  if (w.kind == WorkloadKind::TrainJob)
+    for (std::size_t i = 0; i < w.env.size(); ++i)
+      // torch.go Validate: the torch plugin sets these itself (TorchRunReservedEnvNames).
+      if (w.env[i].name.rfind("PET_", 0) == 0 &&
+          (w.env[i].name == "PET_NNODES" || w.env[i].name == "PET_NPROC_PER_NODE" || w.env[i].name == "PET_NODE_RANK" ||
+           w.env[i].name == "PET_MASTER_ADDR" || w.env[i].name == "PET_MASTER_PORT"))
+        fail(fmt::format("env[{}].name", i), w.env[i].name,
+             "the torch runtime sets this variable itself; use numProcPerNode / --workers instead");
   if (w.tensorboard.enabled && (w.tensorboard.log_dir.empty() || w.tensorboard.log_dir.front() != '/'))
     fail("tensorboard.logDir", w.tensorboard.log_dir, "must be an absolute path (start with '/')");
 }

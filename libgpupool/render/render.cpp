@@ -1,6 +1,7 @@
 #include "gpupool/render.hpp"
 
 #include "common/limits.hpp"
+#include "render/render_trainjob.hpp"
 
 #include "gpupool/error.hpp"
 #include "gpupool/image.hpp"
@@ -887,6 +888,16 @@ Submission render(const Workload& w, const Profile& p) {
       break;
     case WorkloadKind::PyTorchJob:
       s.objects.push_back(render_pytorchjob(c));
+      break;
+    case WorkloadKind::TrainJob:  // (render_trainjob.cpp)
+      s.objects.push_back(detail::render_trainjob(w, c.metadata(w.name), pod_template(c, Role::Computing, "node", {})));
+      queue_for_kueue(c, s.objects.back(), {"spec", "suspend"});
+      break;
+    case WorkloadKind::JobSet:
+      s.objects.push_back(detail::render_jobset(
+          w, c.metadata(w.name),
+          pod_template(c, Role::Computing, "node", w.restart_policy.value_or(RestartPolicy::Never))));
+      queue_for_kueue(c, s.objects.back(), {"spec", "suspend"});
       break;
   }
   if (w.tensorboard.enabled)

@@ -413,3 +413,37 @@ TEST_CASE("the server's warnings are printed, one line each") {
         "warning: spec.template.spec.containers[0].env[1]: hides previous definition of \"A\", which may be dropped "
         "when using apply\n");
 }
+
+TEST_CASE("submit trainjob on the seed: tolerations reach the pods through the runtime patch; get shows them") {
+  Terminal gp;
+  REQUIRE(gp("taint cn-beijing.192.168.3.228 gpu_node=invalid:NoSchedule").code == 0);
+  REQUIRE(gp("taint cn-beijing.192.168.3.229 gpu_node=invalid:NoSchedule").code == 0);
+  REQUIRE(gp("taint cn-beijing.192.168.3.230 ssd_node=invalid:NoSchedule").code == 0);
+  Result submitted =
+      gp("submit trainjob --name tj --gpus 1 --workers 2 --toleration ssd_node --image busybox "
+         "'python train.py'");
+  CAPTURE(submitted.err);
+  REQUIRE(submitted.code == 0);
+  CHECK(submitted.out.find("trainjob.trainer.kubeflow.org/tj created\n") != std::string::npos);
+  REQUIRE(gp("wait tj --for Running --timeout 1m").code == 0);
+  Result get = gp("get tj");
+  CAPTURE(get.out);
+  REQUIRE(get.code == 0);
+  CHECK(get.out.rfind("STATUS: RUNNING\n", 0) == 0);
+  CHECK(get.out.find("TRAINJOB") != std::string::npos);
+  // Both nodes of the job on the only node its toleration admits (two GPUs there).
+  for (const char* index : {"0", "1"}) {
+    const std::string pod = std::string("tj-node-0-") + index + "-";
+    const auto at = get.out.find(pod);
+    REQUIRE(at != std::string::npos);
+    const auto eol = get.out.find('\n', at);
+    CHECK(get.out.substr(at, eol - at).find("192.168.3.230") != std::string::npos);
+  }
+  CHECK(gp("list").out.find("TRAINJOB") != std::string::npos);
+  // A JobSet is a kind of its own.
+  Result js = gp("submit jobset --name js --workers 1 --image busybox --toleration ssd_node 'echo hi'");
+  CAPTURE(js.err);
+  CHECK(js.out.find("jobset.jobset.x-k8s.io/js created\n") != std::string::npos);
+  CHECK(gp("delete tj").code == 0);
+  CHECK(gp("get tj").code == 1);
+}

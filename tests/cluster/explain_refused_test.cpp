@@ -96,6 +96,18 @@ TEST_CASE("submit under the guide's quota: refused before anything is created, o
     CHECK(count("apps", "deployments") == 0);
     CHECK(count("", "pods") == 0);
   }
+  SUBCASE("a JobSet's pods, in its replicatedJobs, are judged too") {
+    o.kind = "jobset";
+    try {
+      admin.submit(to_workload(o));
+      FAIL("submitted");
+    } catch (const ApiError& e) {
+      CHECK(e.code() == 403);
+      CHECK(std::string(e.status_message()).find("failed quota: team: must specify limits.cpu for: node") !=
+            std::string::npos);
+    }
+    CHECK(count("jobset.x-k8s.io", "jobsets") == 0);
+  }
   SUBCASE("with limits: created, and its pods run") {
     o.cpu = "2";
     o.memory = "4Gi";

@@ -48,3 +48,23 @@ TEST_CASE("--mpi-api: empty or auto means what the cluster serves; v1 / v2beta1 
     CHECK(std::string(r.submission.workload().at("apiVersion").as_string()) == "kubeflow.org/" + served);
   }
 }
+
+TEST_CASE("an MPIJob version the cluster does not serve: the error names the version it serves, nothing created") {
+  for (std::string served : {"v1", "v2beta1"}) {
+    CAPTURE(served);
+    const std::string other = served == "v1" ? "v2beta1" : "v1";
+    EmbeddedCluster cluster({.topology = "seed", .server = {.mpijob_version = served}});
+    try {
+      (void)cluster.submit(mpi_job(other));
+      FAIL("submitted");
+    } catch (const ApiError& e) {
+      CHECK(e.code() == 404);
+      const std::string msg = e.what();
+      CHECK(msg.find("the cluster does not serve MPIJob in kubeflow.org/" + other +
+                     "; it serves MPIJob in kubeflow.org/" + served + "; submit with --mpi-api " + served) !=
+            std::string::npos);
+      CHECK(msg.find("could not find the requested resource") == std::string::npos);
+    }
+    CHECK(cluster.list().empty());
+  }
+}

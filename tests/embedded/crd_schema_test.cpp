@@ -189,7 +189,9 @@ TEST_CASE("the shipped Kubeflow CRDs define the kinds the embedded server serves
       CHECK(t->schema);
       kinds.push_back(t->kind + "/" + t->version);
     }
-    CHECK(kinds == std::vector<std::string>{std::string("MPIJob/") + v, "TFJob/v1", "PyTorchJob/v1"});
+    CHECK(kinds == std::vector<std::string>{std::string("MPIJob/") + v, "TFJob/v1", "PyTorchJob/v1",
+                                            "TrainJob/v1alpha1", "TrainingRuntime/v1alpha1",
+                                            "ClusterTrainingRuntime/v1alpha1", "JobSet/v1alpha2"});
   }
 }
 

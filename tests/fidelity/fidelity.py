@@ -1762,6 +1762,47 @@ SCENARIOS = {
     ],
 }
 
+# Kubeflow Trainer v2.3.0's TrainJob and JobSet v0.12.0's JobSet as gpupool submits them, accepted by
+# the real API server with the projects' CRDs and runtimes installed (SETUP): the stored specs after
+# the CRDs' defaults, and bad fields refused by schema, CEL and strict decoding with the same words.
+# The oracle runs no Trainer or JobSet controller, so only API answers are compared; the
+# controllers are tested in tests/embedded/trainjob_controller_test.cpp.
+def _trainjob(**spec):
+    base = {"runtimeRef": {"name": "torch-distributed"}, "trainer": {"image": "busybox", "numNodes": 1}}
+    base.update(spec)
+    return json.dumps({"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+                       "metadata": {"name": "bad"}, "spec": base})
+
+
+TRAINJOB_STEPS = [
+    (["gpupool", "submit", "trainjob", "--name", "tj", "--image", "busybox", "--workers", "2", "--cpu", "1",
+      "--toleration", "ssd_node", "--selector", "disk=ssd", "--env", "EPOCHS=3", "--", "python", "train.py"], None),
+    (["get", "trainjob", "tj", "-o", "jsonpath={.spec}"], None),
+    (["get", "trainjob", "tj", "-o", "jsonpath={.metadata.labels}"], None),
+    (["gpupool", "submit", "trainjob", "--name", "tj2", "--runtime", "deepspeed-distributed", "--image", "busybox",
+      "--", "python", "train.py"], None),
+    (["get", "trainjob", "tj2", "-o", "jsonpath={.spec.runtimeRef}"], None),
+    (["gpupool", "submit", "jobset", "--name", "js", "--image", "busybox", "--workers", "2", "--toleration",
+      "ssd_node", "--", "echo", "hi"], None),
+    (["get", "jobset", "js", "-o", "jsonpath={.spec}"], None),
+    (["create", "-f", "-"], _trainjob(trainer={"image": "busybox", "numNodes": "two"})),
+    (["create", "-f", "-"], _trainjob(runtimeRef={"kind": "ClusterTrainingRuntime"})),
+    (["create", "-f", "-"], _trainjob(managedBy="someone-else")),
+    (["create", "-f", "-"], _trainjob(trainer={"image": "busybox", "nodes": 2})),
+    (["create", "-f", "-"], _trainjob(runtimePatches=[{"trainingRuntimeSpec": {}}])),
+    (["create", "-f", "-"], json.dumps({
+        "apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "badjs"},
+        "spec": {"replicatedJobs": [{"replicas": 1, "template": {"spec": {"template": {"spec": {
+            "restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}}]}})),
+    (["patch", "trainjob", "tj", "--type=merge", "-p", '{"spec":{"trainer":{"numNodes":3}}}'], None),
+    (["get", "clustertrainingruntime", "torch-distributed", "-o", "jsonpath={.spec}"], None),
+    (["explain", "trainjob.spec.runtimePatches.trainingRuntimeSpec.template.spec.replicatedJobs"], None),
+]
+SCENARIOS["trainjob"] = TRAINJOB_STEPS
+TRAINER_CRDS = [os.path.join(HERE, "..", "..", "data", "crds", n + ".json")
+                for n in ("trainer_trainjobs", "trainer_trainingruntimes", "trainer_clustertrainingruntimes",
+                          "jobset_jobsets")]
+
 # Quiet steps around a scenario (not compared): cluster-scoped leftovers of an earlier run go first;
 # bound pods are force-deleted (no kubelet confirms their end in the oracle), then the nodes.
 KUBEFLOW_CRDS = [os.path.join(HERE, "..", "..", "data", "crds", n + ".json")
@@ -1803,6 +1844,11 @@ SETUP["kueue"] = [["create", "-f", os.path.join(HERE, "..", "..", "data", "crds"
     ["wait", "--for=condition=established", "--timeout=30s"] + ["crd/%s.kueue.x-k8s.io" % n for n in KUEUE_CRDS],
     ["delete", "clusterqueue", "kueue-fid-cq", "--ignore-not-found"],
     ["delete", "resourceflavor", "kueue-fid-a100", "--ignore-not-found"]]
+# Installed only where missing (create, not apply; cluster-scoped, shared: never deleted afterwards).
+SETUP["trainjob"] = [["create", "-f", f] for f in TRAINER_CRDS] + [
+    ["wait", "--for=condition=established", "--timeout=30s", "crd/trainjobs.trainer.kubeflow.org",
+     "crd/clustertrainingruntimes.trainer.kubeflow.org", "crd/jobsets.jobset.x-k8s.io"],
+    ["create", "-f", os.path.join(HERE, "..", "..", "data", "crds", "trainer_runtimes.json")]]
 # The guide's PVC names the NFS class; with the class present, neither server warns about it.
 SETUP["gpupoolapply"] = [["create", "-f", os.path.join(HERE, "data", "nfs-storageclass.json")]]
 SETUP["gpupoolloop"] = [["delete", "node", "--ignore-not-found", "loop-fid-n1"],

@@ -297,6 +297,7 @@ class Workload:
     namespace: str
     kind: str
     mpi_api: MpiJobApi
+    runtime: str
     image: str
     command: List[str]
     shell: str
@@ -377,6 +378,7 @@ class SubmitOptions:
     tensorboard: bool
     logdir: str
     mpi_api: str
+    runtime: str
     scheduler_name: str
     priority_class: str
     queue: str
