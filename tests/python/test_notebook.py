@@ -27,3 +27,7 @@ def test_quickstart_notebook_runs(tmp_path):
     assert "kind: MPIJob" in joined           # the workload's YAML
     assert "192.168.3.230" in joined          # the job's instances, on the ssd_node machine
     assert "gpu_node" in joined               # explain(): the taints the pending job does not tolerate
+    # Section 6: the PyTorchJob ran as two local processes that talked through the operator's env.
+    streams = "".join(o.get("text", "") for outs in outputs.values() for o in outs if o.get("output_type") == "stream")
+    assert "rank 0 of 2: w=" in streams and "rank 1 of 2: w=" in streams, streams
+    assert "kind: PyTorchJob" in streams      # the manifest for the real cluster
