@@ -548,8 +548,8 @@ int run_serve(const ParsedArgs& a, Io& io) {
   o.server.kubeconfig_dir = a.get("kubeconfig-dir");
   o.server.users = a.all("user");
   o.server.mpijob_version = a.get("mpi-api", "v1");
-  o.server.run = run_mode_flag(a);
   const bool shared = serve_shares_state(a, o.topology);
+  o.server.run = shared ? embedded_run_mode(a, o.topology) : run_mode_flag(a);
   if (shared) {
     o.state = "";
     o.may_join = false;
@@ -563,6 +563,7 @@ int run_serve(const ParsedArgs& a, Io& io) {
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   EmbeddedCluster cluster(o);
+  if (shared && a.has("run")) remember_run_mode(EmbeddedStatePaths::of(o.topology), o.server.run);
   const EmbeddedServer& server = cluster.server();
   const std::string topology = a.get("topology", "seed");
   io.out << fmt::format("gpupool embedded cluster \"{}\" serving on {}\n", topology, server.url())
@@ -908,7 +909,11 @@ const std::vector<FlagSpec>& global_flags() {
            "commands (also $GPUPOOL_EMBEDDED)"),
       flag("run", 0, "MODE",
            "with --embedded: simulate (default: containers are simulated) or local: the commands "
-           "you submitted run for real as local processes (the image is not pulled or run)"),
+           "you submitted run for real as local processes (the image is not pulled or run; "
+           "volumes are directories under the state dir, seen at their mountPath through a mount "
+           "namespace, else with rewritten paths; $GPUPOOL_LOCAL_MOUNTS=namespace|paths). Remembered: "
+           "later commands on the same cluster keep it. A one-shot command stops the processes it "
+           "started when it exits; `cluster serve --run local` keeps them running"),
       flag("loglevel", 0, "LEVEL", "gpupool's own messages on stderr: debug, info, warning (default), error"),
       sw("help", "show help", 'h'),
   };

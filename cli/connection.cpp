@@ -1,6 +1,7 @@
 #include "connection.hpp"
 
 #include "gpupool/embedded_cluster.hpp"
+#include "gpupool/embedded_state.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/logger.hpp"
 #include "gpupool/profile.hpp"
@@ -33,6 +34,11 @@ RunMode run_mode_flag(const ParsedArgs& args) {
   }
 }
 
+RunMode embedded_run_mode(const ParsedArgs& args, const std::string& topology) {
+  if (!args.has("run")) return remembered_run_mode(EmbeddedStatePaths::of(topology));  // the last --run's
+  return run_mode_flag(args);
+}
+
 Connection Connection::open(const ParsedArgs& args) {
   Connection c;
   const std::string topology = embedded_topology(args);
@@ -57,7 +63,9 @@ Connection Connection::open(const ParsedArgs& args) {
                                .serve = false,
                                .connect = co,
                                .on_wait = [](const std::string& m) { std::cerr << m << "\n"; },
-                               .server = EmbeddedOptions{.run = run_mode_flag(args)}});
+                               .server = EmbeddedOptions{.run = embedded_run_mode(args, topology)}});
+    // Started with it: later commands on this cluster keep the mode (embedded_state.hpp).
+    if (args.has("run")) remember_run_mode(EmbeddedStatePaths::of(topology), run_mode_flag(args));
   } else {
     if (args.has("run")) throw UsageError("--run: a run mode is for an embedded cluster; add --embedded TOPOLOGY");
     co.kubeconfig = args.get("kubeconfig");

@@ -13,6 +13,9 @@ namespace gpupool::cli {
 
 /// --run simulate|local (default simulate); a bad value is a UsageError naming --run.
 RunMode run_mode_flag(const ParsedArgs& args);
+/// --run for the embedded cluster `topology`'s shared state: the flag, else the mode the last --run
+/// on it asked for (Simulate when none); the caller remembers a given --run once the cluster started.
+RunMode embedded_run_mode(const ParsedArgs& args, const std::string& topology);
 
 /// A connected cluster: a kubeconfig's, or for --embedded an EmbeddedCluster on the topology's
 /// shared state (saved when the Connection is closed).

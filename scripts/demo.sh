@@ -41,3 +41,31 @@ gpupool explain no-toleration
 
 echo "== 2. the guide's flow from Python (examples/python/guide_flow.py)"
 PYTHONPATH="$PWD/build/gcc/bindings/python" /usr/bin/python3 examples/python/guide_flow.py
+
+echo "== 3. run it here first: the same kind of job as local processes (--run local), then the manifest"
+echo "   for the real cluster. \`cluster serve --run local\` keeps the processes running between commands"
+echo "   (a one-shot \`gpupool --embedded seed --run local ...\` stops them when it exits)."
+gpupool delete mpi-dist
+gpupool delete no-toleration
+build/gcc/gpupool cluster serve --topology seed --run local >"$GPUPOOL_STATE_DIR/serve.log" 2>&1 &
+SERVE=$!
+trap 'kill $SERVE 2>/dev/null || true' EXIT
+for _ in $(seq 600); do grep -q 'press Ctrl-C' "$GPUPOOL_STATE_DIR/serve.log" 2>/dev/null && break; sleep 0.1; done
+# The training script goes on the job's PVC; locally the PVC is a directory of the state dir.
+CODE="$GPUPOOL_STATE_DIR/embedded-seed.local/volumes/default/code"
+mkdir -p "$CODE" && cp examples/python/tiny_train.py "$CODE/"
+TRAIN=(submit pytorch --name=tiny-train --workers=2 --gpus=1 --toleration ssd_node --image=python:3.11
+       --pvc-create code:standard:1Gi:/code -- python3 /code/tiny_train.py)
+gpupool "${TRAIN[@]}"
+gpupool wait tiny-train --for Finished --timeout 2m
+gpupool get tiny-train
+echo "Its real logs (rank 0 and rank 1):"
+gpupool logs tiny-train
+gpupool logs tiny-train -i tiny-train-worker-0
+echo "Exit codes:"
+ADMIN=$(sed -n 's/^admin kubeconfig: //p' "$GPUPOOL_STATE_DIR/serve.log")
+/usr/bin/kubectl --kubeconfig "$ADMIN" get pods -l training.kubeflow.org/job-name=tiny-train \
+  -o 'custom-columns=POD:.metadata.name,NODE:.spec.nodeName,EXIT:.status.containerStatuses[0].state.terminated.exitCode'
+echo "The identical manifest for the real cluster (same tolerations, storage, command):"
+gpupool "${TRAIN[@]}" --dry-run=client -o yaml
+kill $SERVE; wait $SERVE 2>/dev/null || true

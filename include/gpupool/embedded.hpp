@@ -92,8 +92,11 @@ class StreamHandler {
 ///  - Local: each container's command + args runs for real as a child process of this process
 ///    (never the image: nothing is pulled), with its env, a per-pod working directory, its output
 ///    as the pod's log and its exit code as the container state. Runs only what was submitted.
-enum class RunMode { Simulate, Local };
-/// "simulate" or "local"; anything else throws ValidationError naming `field`.
+///  - Container: as Local, but each container runs its image with podman (or docker) from $PATH
+///    (`podman run --network host` with the env and volumes); the server refuses to start when
+///    neither is installed.
+enum class RunMode { Simulate, Local, Container };
+/// "simulate", "local" or "container"; anything else throws ValidationError naming `field`.
 RunMode parse_run_mode(const std::string& text, const std::string& field = "run");
 const char* to_string(RunMode mode) noexcept;
 

@@ -6,6 +6,7 @@
 //   embedded-T.lock        held (flock) by the one process that owns the state now
 //   embedded-T.endpoint    written by an owner that serves others: its pid, URL and kubeconfig
 //   embedded-T/            that owner's kubeconfigs
+//   embedded-T.run         the run mode last asked for (--run)   embedded-T.local/  RunMode::Local's files
 // The owner either serves (cluster serve, Python's EmbeddedCluster(state=True)): others join it over
 // HTTPS; or it runs one command in-process and lets go: others wait for the lock.
 //
@@ -33,7 +34,15 @@ struct EmbeddedStatePaths {
   static EmbeddedStatePaths of(const std::string& topology, const std::string& dir = "");
 
   std::string topology, dir, snapshot, lock, endpoint, kubeconfig_dir;
+  /// RunMode::Local's pod directories, logs and volumes (embedded-T.local/), and the run mode the
+  /// state was last started with (embedded-T.run).
+  std::string local_dir, run_mode;
 };
+
+/// The run mode `gpupool --embedded T --run MODE` last asked for (so later commands without --run
+/// keep it); Simulate when never asked.
+RunMode remembered_run_mode(const EmbeddedStatePaths& paths);
+void remember_run_mode(const EmbeddedStatePaths& paths, RunMode mode);
 
 /// A process that serves a topology's state to others.
 struct EmbeddedEndpoint {

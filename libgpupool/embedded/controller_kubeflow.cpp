@@ -67,6 +67,78 @@ std::string clean_pod_policy(const json::object& job) {
   return p.empty() ? "None" : p;
 }
 
+// The port of a replica type: its default container's port of the operator's port name (the
+// webhook defaults it), else the default port (GetPortFromTFJob / getPortFromPyTorchJob).
+std::int64_t replica_port(const Flavor& f, const json::object* specs, const std::string& rtype) {
+  const char* container = f.kind == "TFJob" ? "tensorflow" : "pytorch";
+  if (const json::array* cs = util::array_at(*specs, {rtype, "template", "spec"}, "containers"))
+    for (const auto& c : *cs) {
+      if (!c.is_object() || string_of(&c.as_object(), "name") != container) continue;
+      if (const json::value* ports = c.as_object().if_contains("ports"); ports && ports->is_array())
+        for (const auto& p : ports->as_array())
+          if (p.is_object() && string_of(&p.as_object(), "name") == f.port_name)
+            return int_of(&p.as_object(), "containerPort", f.port);
+    }
+  return f.port;
+}
+
+json::object env_var(const std::string& name, const std::string& value) {
+  return json::object{{"name", name}, {"value", value}};
+}
+
+// The env each operator adds to a replica's pod, in its order:
+//  - PyTorchJob (training-operator pkg/controller.v1/pytorch/envvar.go setPodEnv, master.go): every
+//    container gets PYTHONUNBUFFERED; with a Master replica, MASTER_PORT, PET_MASTER_PORT,
+//    MASTER_ADDR, PET_MASTER_ADDR (the master's Service, "<job>-master-0"), WORLD_SIZE (replicas x
+//    nprocPerNode), RANK and PET_NODE_RANK (workers: index + 1); PET_NPROC_PER_NODE when set;
+//    PET_NNODES (the replica count) unless elastic.
+//  - TFJob (tensorflow/tensorflow.go genTFConfigJSONStr, tfjob_controller.go SetClusterSpec):
+//    TF_CONFIG on the "tensorflow" container, when the job has more than one replica; the cluster
+//    lists "<job>-<type>-<i>.<ns>.svc:<port>" per type (Go marshals the map with sorted keys).
+json::array operator_env(const Flavor& f, const json::object& job, const std::string& rtype, std::int64_t index,
+                         std::int64_t world) {
+  const json::object* specs = object_at(job, {"spec", f.specs_key});
+  const std::string name = name_of(job), ns = namespace_of(job);
+  json::array env;
+  if (f.kind == "PyTorchJob") {
+    env.push_back(env_var("PYTHONUNBUFFERED", "1"));
+    const json::object* spec = object_at(job, {"spec"});
+    const std::string nproc = string_of(spec, "nprocPerNode");
+    std::int64_t per_node = 1;
+    if (!nproc.empty() && std::all_of(nproc.begin(), nproc.end(), [](char c) { return std::isdigit(c); }))
+      per_node = std::stoll(nproc);
+    if (specs->contains("Master")) {
+      const std::string port = std::to_string(replica_port(f, specs, "Master"));
+      const std::string addr = name + "-master-0";
+      const std::int64_t rank = rtype == "Worker" ? index + 1 : index;
+      for (const auto& [k, v] : {std::pair<std::string, std::string>{"MASTER_PORT", port},
+                                 {"PET_MASTER_PORT", port},
+                                 {"MASTER_ADDR", addr},
+                                 {"PET_MASTER_ADDR", addr},
+                                 {"WORLD_SIZE", std::to_string(world * per_node)},
+                                 {"RANK", std::to_string(rank)},
+                                 {"PET_NODE_RANK", std::to_string(rank)}})
+        env.push_back(env_var(k, v));
+    }
+    if (!nproc.empty()) env.push_back(env_var("PET_NPROC_PER_NODE", nproc));
+    if (!object_at(job, {"spec", "elasticPolicy"})) env.push_back(env_var("PET_NNODES", std::to_string(world)));
+  } else if (f.kind == "TFJob" && world != 1) {
+    json::object cluster;
+    for (const auto& t : replica_types(f, specs)) {
+      json::array hosts;
+      const std::int64_t port = replica_port(f, specs, t);
+      for (std::int64_t k = 0; k < int_of(object_at(*specs, {t}), "replicas", 1); ++k)
+        hosts.push_back(json::string(fmt::format("{}-{}-{}.{}.svc:{}", name, lower(t), k, ns, port)));
+      cluster[lower(t)] = std::move(hosts);
+    }
+    json::object tf{{"cluster", std::move(cluster)},
+                    {"task", json::object{{"type", lower(rtype)}, {"index", index}}},
+                    {"environment", "cloud"}};
+    env.push_back(env_var("TF_CONFIG", json::serialize(tf)));
+  }
+  return env;
+}
+
 }  // namespace
 
 Plan plan_kubeflow_job(const json::object& job, const Children& children, Clock::time_point now) {
@@ -214,31 +286,12 @@ Plan plan_kubeflow_job(const json::object& job, const Children& children, Clock:
         auto& pspec = ensure_object(pod, "spec");
         pspec["restartPolicy"] = restart;
         if (!f.mpi_v2 && f.port) pspec["hostname"] = pod_name;
-        // Rendezvous environment the operators inject into every container.
-        json::array env_add;
-        if (f.kind == "PyTorchJob") {
-          const std::int64_t rank = rtype == "Master" ? 0 : i + (specs->contains("Master") ? 1 : 0);
-          env_add = {json::object{{"name", "MASTER_PORT"}, {"value", std::to_string(f.port)}},
-                     json::object{{"name", "MASTER_ADDR"}, {"value", name + "-master-0"}},
-                     json::object{{"name", "WORLD_SIZE"}, {"value", std::to_string(world)}},
-                     json::object{{"name", "RANK"}, {"value", std::to_string(rank)}},
-                     json::object{{"name", "PYTHONUNBUFFERED"}, {"value", "1"}}};
-        } else if (f.kind == "TFJob") {
-          json::object cluster;
-          for (const auto& t : types) {
-            json::array hosts;
-            for (std::int64_t k = 0; k < int_of(object_at(*specs, {t}), "replicas", 1); ++k)
-              hosts.push_back(json::string(fmt::format("{}-{}-{}.{}.svc:{}", name, lower(t), k, ns, f.port)));
-            cluster[lower(t)] = std::move(hosts);
-          }
-          json::object tf{{"cluster", std::move(cluster)},
-                          {"task", json::object{{"type", rt}, {"index", i}}},
-                          {"environment", "cloud"}};
-          env_add = {json::object{{"name", "TF_CONFIG"}, {"value", json::serialize(tf)}}};
-        }
+        // The rendezvous environment the operators set (operator_env); the template's env first.
+        const auto env_add = operator_env(f, job, rtype, i, world);
         if (json::value* cs = pspec.if_contains("containers"); cs && cs->is_array() && !env_add.empty())
           for (auto& c : cs->as_array()) {
             if (!c.is_object()) continue;
+            if (f.kind == "TFJob" && string_of(&c.as_object(), "name") != "tensorflow") continue;
             json::value& env = c.as_object()["env"];
             if (!env.is_array()) env = json::array{};
             for (const auto& e : env_add) env.as_array().push_back(e);

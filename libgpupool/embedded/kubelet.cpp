@@ -20,6 +20,8 @@ using util::string_of;
 constexpr std::string_view kStartupAnnotation = "gpupool.io/simulate-startup";
 constexpr std::string_view kDurationAnnotation = "gpupool.io/simulate-duration";
 constexpr std::string_view kExitCodeAnnotation = "gpupool.io/simulate-exit-code";
+// RunMode::Local: {"containerPort": local port, ...} of the pod's processes.
+constexpr std::string_view kLocalPortsAnnotation = "gpupool.io/local-ports";
 
 StatusError invalid_annotation(const json::object& pod, std::string_view key, const std::string& value,
                                std::string_view rule) {
@@ -485,17 +487,20 @@ void Kubelet::stop_local() {
   if (local_) local_->shutdown();  // kills and reaps every local process while the kubelet is whole
 }
 
-void Kubelet::run_locally(const std::string& root, bool own_root) {
-  local_ = std::make_unique<LocalRuntime>(store_, clock_, root, own_root, [this](const std::string& key) {
-    {
-      std::lock_guard lk(mu_);
-      local_due_[key] = Clock::time_point{};  // a process ended: the pod's status is due at once
-      if (auto it = due_of_.find(key); it != due_of_.end()) due_.erase({it->second, key});
-      due_of_[key] = Clock::time_point{};
-      due_.insert({Clock::time_point{}, key});
-    }
-    sync();
-  });
+void Kubelet::run_locally(const std::string& root, bool own_root, const std::string& container_runtime) {
+  local_ = std::make_unique<LocalRuntime>(
+      store_, clock_, root, own_root,
+      [this](const std::string& key) {
+        {
+          std::lock_guard lk(mu_);
+          local_due_[key] = Clock::time_point{};  // a process ended: the pod's status is due at once
+          if (auto it = due_of_.find(key); it != due_of_.end()) due_.erase({it->second, key});
+          due_of_[key] = Clock::time_point{};
+          due_.insert({Clock::time_point{}, key});
+        }
+        sync();
+      },
+      container_runtime);
 }
 
 void Kubelet::schedule(const json::object& pod) {
@@ -595,8 +600,26 @@ std::size_t Kubelet::sync() {
       if (local_) {
         std::optional<Clock::time_point> next;
         status = local_->status(*current, where, clock_.now(), next);
-        std::lock_guard lk(mu_);
-        local_due_[key] = next;
+        {
+          std::lock_guard lk(mu_);
+          local_due_[key] = next;
+        }
+        // The local ports its containerPorts got, in an annotation (local_runtime.hpp), before the
+        // status that reports the containers running.
+        if (const std::string ports = local_->ports_annotation(key);
+            !ports.empty() && util::annotation(*current, kLocalPortsAnnotation).value_or("") != ports) {
+          json::object next_obj = *current;
+          auto& md = next_obj["metadata"].as_object();
+          if (!md["annotations"].is_object()) md["annotations"] = json::object{};
+          md["annotations"].as_object()[kLocalPortsAnnotation] = ports;
+          try {
+            store_.update(pods, ns, std::move(next_obj));
+          } catch (const StatusError& e) {
+            if (e.code() == 404) break;
+            if (e.code() != 409) throw;
+          }
+          continue;  // the status goes on top of the annotated pod
+        }
       } else {
         try {
           status = kubelet_status(*current, where, clock_.now(), options_);

@@ -152,7 +152,7 @@ class Kubelet {
 
   /// RunMode::Local: from now on containers run as local processes (see local_runtime.hpp) under
   /// `root` (removed when the kubelet goes if `own_root`), instead of being simulated.
-  void run_locally(const std::string& root, bool own_root);
+  void run_locally(const std::string& root, bool own_root, const std::string& container_runtime = "");
   /// Local mode: kills every process (the cluster stops); nothing starts afterwards.
   void stop_local();
   /// The local runtime, or null when containers are simulated.

@@ -1,9 +1,12 @@
 #include "embedded/local_runtime.hpp"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,7 +19,9 @@
 
 #include <fmt/format.h>
 
+#include "embedded/base64.hpp"
 #include "embedded/controllers_util.hpp"
+#include "embedded/local_mounts.hpp"
 #include "embedded/store.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/time.hpp"
@@ -43,6 +48,8 @@ struct LocalRuntime::Container {
   std::optional<Clock::time_point> restart_at;
   std::vector<std::string> env;  // what the current attempt runs with
   std::string dir;
+  std::optional<MountPlan> plan;  // MountMethod::Namespace with volumes: the mounts it sees
+  std::string config_error;       // CreateContainerConfigError: not started, retried
 };
 
 struct LocalRuntime::Pod {
@@ -51,6 +58,8 @@ struct LocalRuntime::Pod {
   bool lost = false;       // ran under a gpupool process that has gone: its processes are gone too
   bool announced = false;  // the LocalProcess event was recorded
   NodeAddress where;
+  std::optional<std::vector<std::pair<std::string, std::string>>> volumes;  // name -> local directory
+  std::map<int, int> ports;                                                 // containerPort -> local port
 };
 
 namespace {
@@ -78,12 +87,33 @@ std::string log_path(const std::string& dir, const std::string& container, int a
   return fmt::format("{}/logs/{}.{}.log", dir, container, attempt);
 }
 
+bool host_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-'; }
+
+// A port on 127.0.0.1 nothing listens on now: `wanted` when it is free, else one the kernel picks.
+int free_local_port(int wanted) {
+  for (const int port : {wanted, 0}) {
+    if (port < 0) continue;
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    socklen_t len = sizeof a;
+    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+                    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0;
+    ::close(fd);
+    if (ok) return ntohs(a.sin_port);
+  }
+  return -1;
+}
+
 // Forks argv with stdout/stderr to `out_fd` (or the given descriptors); the exec error, if any,
 // comes back through a close-on-exec pipe. Everything the child touches is prepared before fork.
 }  // namespace
 
 pid_t spawn(const std::vector<std::string>& argv, const std::string& dir, const std::vector<std::string>& env,
-            int in_fd, int out_fd, int err_fd, std::string& error) {
+            int in_fd, int out_fd, int err_fd, std::string& error, const MountPlan* plan) {
   if (argv.empty()) {
     error = "no command";
     return -1;
@@ -112,14 +142,15 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& dir, const 
     ::dup2(in_fd >= 0 ? in_fd : devnull, 0);
     ::dup2(out_fd >= 0 ? out_fd : devnull, 1);
     ::dup2(err_fd >= 0 ? err_fd : devnull, 2);
-    int e = 0;
-    if (::chdir(dir.c_str()) != 0)
-      e = errno;
-    else {
+    int e[2] = {0, -2};  // errno, and the mount plan's failed op (-1: its setup; -2: none)
+    if (plan && (e[0] = enter_mount_plan(*plan, &e[1])) != 0) {
+    } else if (e[1] = -2; ::chdir(dir.c_str()) != 0) {
+      e[0] = errno;
+    } else {
       ::execvpe(args[0], args.data(), envp.data());
-      e = errno;
+      e[0] = errno;
     }
-    (void)!::write(report[1], &e, sizeof e);
+    (void)!::write(report[1], e, sizeof e);
     ::_exit(127);
   }
   ::close(report[1]);
@@ -130,16 +161,24 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& dir, const 
     return -1;
   }
   ::setpgid(pid, pid);  // also from here, so kill(-pid) works at once
-  int e = 0;
+  int e[2] = {0, -2};
   ssize_t n;
-  while ((n = ::read(report[0], &e, sizeof e)) < 0 && errno == EINTR) {}
+  while ((n = ::read(report[0], e, sizeof e)) < 0 && errno == EINTR) {}
   ::close(report[0]);
   if (n == static_cast<ssize_t>(sizeof e)) {
     int st;
     while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    if (e[1] >= 0 && plan && static_cast<std::size_t>(e[1]) < plan->ops.size())
+      error = fmt::format("mounting {} at {}: {}", plan->ops[e[1]].source,
+                          plan->ops[e[1]].target.substr(plan->root.size()), std::strerror(e[0]));
+    else if (e[1] == -1)
+      error = fmt::format("creating the mount namespace: {} (set GPUPOOL_LOCAL_MOUNTS=paths to rewrite paths instead)",
+                          std::strerror(e[0]));
     // The runtime's wording for a missing executable (runc: exec: "x": executable file not found in $PATH).
-    error = e == ENOENT ? fmt::format("exec: \"{}\": executable file not found in $PATH", argv[0])
-                        : fmt::format("exec: \"{}\": {}", argv[0], std::strerror(e));
+    else if (e[0] == ENOENT)
+      error = fmt::format("exec: \"{}\": executable file not found in $PATH", argv[0]);
+    else
+      error = fmt::format("exec: \"{}\": {}", argv[0], std::strerror(e[0]));
     return -1;
   }
   return pid;
@@ -193,9 +232,93 @@ std::string expand_env_refs(const std::string& in, const std::vector<std::string
   return out;
 }
 
+std::string rewrite_peer_addresses(const std::string& text, const std::vector<LocalPeer>& peers) {
+  std::vector<std::pair<const std::string*, const LocalPeer*>> names;
+  for (const auto& p : peers)
+    for (const auto& n : p.names) names.emplace_back(&n, &p);
+  std::stable_sort(names.begin(), names.end(),
+                   [](const auto& a, const auto& b) { return a.first->size() > b.first->size(); });
+  std::string out;
+  for (std::size_t i = 0; i < text.size();) {
+    bool replaced = false;
+    if (i == 0 || !host_char(text[i - 1]))
+      for (const auto& [name, peer] : names) {
+        const std::size_t end = i + name->size();
+        if (text.compare(i, name->size(), *name) != 0 || (end < text.size() && host_char(text[end]))) continue;
+        out += "127.0.0.1";
+        i = end;
+        // ":<port>" after the name: the local port that Service port reaches.
+        std::size_t j = i + 1;
+        while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) ++j;
+        if (i < text.size() && text[i] == ':' && j > i + 1 && (j == text.size() || !host_char(text[j]))) {
+          if (auto it = peer->ports.find(std::stoi(text.substr(i + 1, j - i - 1))); it != peer->ports.end()) {
+            out += ":" + std::to_string(it->second);
+            i = j;
+          }
+        }
+        replaced = true;
+        break;
+      }
+    if (!replaced) out += text[i++];
+  }
+  return out;
+}
+
+std::string rewrite_own_ports(const std::string& text, const std::map<int, int>& ports) {
+  // A whole token, or what follows '=' or ':' at its end: "6006", "--port=6006", "0.0.0.0:6006".
+  std::size_t start = text.size();
+  while (start > 0 && std::isdigit(static_cast<unsigned char>(text[start - 1]))) --start;
+  if (start == text.size() || (start > 0 && text[start - 1] != '=' && text[start - 1] != ':')) return text;
+  if (text.size() - start > 5) return text;
+  auto it = ports.find(std::stoi(text.substr(start)));
+  if (it == ports.end() || it->first == it->second) return text;
+  return text.substr(0, start) + std::to_string(it->second);
+}
+
+std::string find_container_runtime() {
+  const char* path = std::getenv("PATH");
+  for (const char* name : {"podman", "docker"}) {
+    std::string dirs = path ? path : "";
+    for (std::size_t i = 0; i <= dirs.size();) {
+      const std::size_t j = std::min(dirs.find(':', i), dirs.size());
+      const std::string candidate = (j == i ? std::string(".") : dirs.substr(i, j - i)) + "/" + name;
+      if (::access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate)) return candidate;
+      i = j + 1;
+    }
+  }
+  return "";
+}
+
+std::vector<std::string> container_run_argv(const std::string& runtime, const std::string& name,
+                                            const json::object& container, const std::vector<std::string>& env,
+                                            const std::vector<LocalMount>& mounts) {
+  std::vector<std::string> argv{runtime, "run", "--rm", "--network", "host", "--name", name};
+  for (const auto& e : env) {
+    const std::string n = var_name(e);
+    if (n == "PATH" || n == "HOME") continue;  // the image's own
+    argv.insert(argv.end(), {"-e", e});
+  }
+  for (const auto& m : mounts) argv.insert(argv.end(), {"-v", m.source + ":" + m.target + (m.read_only ? ":ro" : "")});
+  if (const std::string wd = string_of(&container, "workingDir"); !wd.empty()) argv.insert(argv.end(), {"-w", wd});
+  const auto command = string_list(container, "command");
+  if (!command.empty()) {
+    json::array entry;
+    for (const auto& c : command) entry.emplace_back(c);
+    argv.insert(argv.end(), {"--entrypoint", json::serialize(entry)});
+  }
+  argv.push_back(string_of(&container, "image"));
+  for (const auto& a : string_list(container, "args")) argv.push_back(a);
+  return argv;
+}
+
 LocalRuntime::LocalRuntime(Store& store, const Clock& clock, std::string root, bool own_root,
-                           std::function<void(const std::string&)> on_exit)
-    : store_(store), clock_(clock), root_(std::move(root)), own_root_(own_root), on_exit_(std::move(on_exit)) {
+                           std::function<void(const std::string&)> on_exit, std::string container_runtime)
+    : store_(store),
+      clock_(clock),
+      root_(std::move(root)),
+      own_root_(own_root),
+      on_exit_(std::move(on_exit)),
+      container_runtime_(std::move(container_runtime)) {
   fs::create_directories(root_);
   spawner_ = std::thread([this] {
     std::unique_lock lk(spawn_mu_);
@@ -212,7 +335,8 @@ LocalRuntime::LocalRuntime(Store& store, const Clock& clock, std::string root, b
 }
 
 pid_t LocalRuntime::spawn_on_spawner(const std::vector<std::string>& argv, const std::string& dir,
-                                     const std::vector<std::string>& env, int out_fd, std::string& error) {
+                                     const std::vector<std::string>& env, int out_fd, std::string& error,
+                                     const MountPlan* plan) {
   std::mutex done_mu;
   std::condition_variable done_cv;
   bool done = false;
@@ -224,7 +348,7 @@ pid_t LocalRuntime::spawn_on_spawner(const std::vector<std::string>& argv, const
       return -1;
     }
     spawn_queue_.push_back([&] {
-      pid = spawn(argv, dir, env, -1, out_fd, out_fd, error);
+      pid = spawn(argv, dir, env, -1, out_fd, out_fd, error, plan);
       std::lock_guard l(done_mu);
       done = true;
       done_cv.notify_all();
@@ -286,14 +410,146 @@ void LocalRuntime::reap(std::string key, pid_t pid) {
   if (on_exit_) on_exit_(key);
 }
 
+std::string LocalRuntime::pod_dir(const json::object& pod) const {
+  return fmt::format("{}/pods/{}/{}.{}", root_, util::namespace_of(pod), util::name_of(pod), util::uid_of(pod));
+}
+
+std::optional<std::string> LocalRuntime::key_of(const json::object& pod, const json::object& ref, bool secret,
+                                                std::string& error) const {
+  const std::string name = string_of(&ref, "name"), key = string_of(&ref, "key");
+  const json::value* opt = ref.if_contains("optional");
+  const bool optional = opt && opt->is_bool() && opt->as_bool();
+  const char* kind = secret ? "secret" : "configmap";
+  auto obj = store_.find(store_.type("", secret ? "secrets" : "configmaps"), util::namespace_of(pod), name);
+  if (!obj) {
+    if (!optional) error = fmt::format("{} \"{}\" not found", kind, name);
+    return std::nullopt;
+  }
+  if (const json::object* data = object_at(*obj, {"data"}); data && data->contains(key)) {
+    const std::string v = string_of(data, key);
+    if (!secret) return v;
+    if (auto decoded = base64_decode(v)) return std::string(decoded->begin(), decoded->end());
+  }
+  if (!secret)
+    if (const json::object* bin = object_at(*obj, {"binaryData"}); bin && bin->contains(key))
+      if (auto decoded = base64_decode(string_of(bin, key))) return std::string(decoded->begin(), decoded->end());
+  // pkg/kubelet/kubelet_pods.go makeEnvironmentVariables: "couldn't find key %v in Secret/ConfigMap %v/%v".
+  if (!optional)
+    error = fmt::format("couldn't find key {} in {} {}/{}", key, secret ? "Secret" : "ConfigMap",
+                        util::namespace_of(pod), name);
+  return std::nullopt;
+}
+
+int LocalRuntime::local_port_locked(const std::string& pod_key, int port) {
+  const std::string key = fmt::format("{}/{}", pod_key, port);
+  if (auto it = ports_.find(key); it != ports_.end()) return it->second;
+  // The containerPort itself when it is free here and no other local pod has it, else a free one.
+  bool taken = false;
+  for (const auto& [k, v] : ports_) taken = taken || v == port;
+  int local = free_local_port(taken ? 0 : port);
+  if (local < 0) local = port;
+  ports_[key] = local;
+  return local;
+}
+
+std::vector<LocalPeer> LocalRuntime::peers_of(const json::object& pod) {
+  std::vector<LocalPeer> peers;
+  const std::string ns = util::namespace_of(pod);
+  const auto services = store_.list(store_.type("", "services"), ns).items;
+  if (services.empty()) return peers;
+  const auto pods = store_.list(store_.type("", "pods"), ns).items;
+  for (const auto& svc : services) {
+    const json::object* sel = object_at(*svc, {"spec", "selector"});
+    if (!sel || sel->empty()) continue;
+    const std::string name = util::name_of(*svc);
+    const json::object* target = nullptr;
+    for (const auto& p : pods)
+      if (util::selector_matches(json::object{{"matchLabels", *sel}}, object_at(*p, {"metadata", "labels"})))
+        if (!target || util::name_of(*p) == name) target = p.get();
+    if (!target) continue;
+    LocalPeer peer;
+    peer.names = {name, name + "." + ns, name + "." + ns + ".svc", name + "." + ns + ".svc.cluster.local"};
+    const std::string target_key = ns + "/" + util::name_of(*target);
+    if (const json::array* ports = util::array_at(*svc, {"spec"}, "ports"))
+      for (const auto& sp : *ports) {
+        if (!sp.is_object()) continue;
+        const auto port = util::int_of(&sp.as_object(), "port", 0);
+        std::int64_t to = port;
+        if (const json::value* tp = sp.as_object().if_contains("targetPort")) {
+          if (tp->is_int64()) to = tp->as_int64();
+          if (tp->is_string())  // a named port of the selected pod's containers
+            for (const json::object* ct : containers_of(*target))
+              if (const json::value* cps = ct->if_contains("ports"); cps && cps->is_array())
+                for (const auto& cp : cps->as_array())
+                  if (cp.is_object() && string_of(&cp.as_object(), "name") == tp->as_string())
+                    to = util::int_of(&cp.as_object(), "containerPort", port);
+        }
+        if (port > 0 && to > 0 && to < 65536)
+          peer.ports[static_cast<int>(port)] = local_port_locked(target_key, static_cast<int>(to));
+      }
+    peers.push_back(std::move(peer));
+  }
+  return peers;
+}
+
+std::optional<int> LocalRuntime::local_port(const std::string& key, int port) const {
+  std::lock_guard lk(mu_);
+  if (!pods_.count(key)) return std::nullopt;
+  if (auto it = ports_.find(fmt::format("{}/{}", key, port)); it != ports_.end()) return it->second;
+  return port;  // a port the pod does not declare: its processes share this machine's network
+}
+
+std::string LocalRuntime::ports_annotation(const std::string& key) const {
+  std::lock_guard lk(mu_);
+  if (!pods_.count(key)) return "";
+  // Its containerPorts and the ports its Services reach (ports_ holds both).
+  std::map<int, int> mine;
+  const std::string prefix = key + "/";
+  for (auto it = ports_.lower_bound(prefix); it != ports_.end() && it->first.rfind(prefix, 0) == 0; ++it)
+    if (it->first.find('/', prefix.size()) == std::string::npos)
+      mine[std::stoi(it->first.substr(prefix.size()))] = it->second;
+  if (mine.empty()) return "";
+  json::object o;
+  for (const auto& [from, to] : mine) o[std::to_string(from)] = to;
+  return json::serialize(o);
+}
+
 void LocalRuntime::start(Pod& pod, Container& c, const json::object& podobj, const json::object& spec,
                          Clock::time_point now) {
   // Env: a minimal base (PATH and HOME of this process, HOSTNAME the pod's name, as a container
-  // gets), then the container's env in order; fieldRefs resolved through the downward API.
+  // gets), then envFrom, then the container's env in order; fieldRefs resolved through the
+  // downward API, secretKeyRef / configMapKeyRef from the store (a missing one, unless optional,
+  // keeps the container from starting: CreateContainerConfigError, as the kubelet reports it).
   std::vector<std::string> env;
+  std::string config_error;
   if (const char* path = std::getenv("PATH")) env.push_back(std::string("PATH=") + path);
   if (const char* home = std::getenv("HOME")) env.push_back(std::string("HOME=") + home);
   env.push_back("HOSTNAME=" + util::name_of(podobj));
+  const std::size_t base = env.size();
+  if (const json::value* ef = spec.if_contains("envFrom"); ef && ef->is_array())
+    for (const auto& e : ef->as_array()) {
+      if (!e.is_object()) continue;
+      const std::string prefix = string_of(&e.as_object(), "prefix");
+      for (const bool secret : {false, true}) {
+        const json::object* ref = object_at(e.as_object(), {secret ? "secretRef" : "configMapRef"});
+        if (!ref) continue;
+        const json::value* opt = ref->if_contains("optional");
+        auto obj = store_.find(store_.type("", secret ? "secrets" : "configmaps"), util::namespace_of(podobj),
+                               string_of(ref, "name"));
+        if (!obj) {
+          if (!(opt && opt->is_bool() && opt->as_bool()))
+            config_error = fmt::format("{} \"{}\" not found", secret ? "secret" : "configmap", string_of(ref, "name"));
+          continue;
+        }
+        if (const json::object* data = object_at(*obj, {"data"}))
+          for (const auto& [k, v] : *data) {
+            std::string value = v.is_string() ? std::string(v.as_string()) : "";
+            if (secret)
+              if (auto d = base64_decode(value)) value.assign(d->begin(), d->end());
+            env.push_back(prefix + std::string(k) + "=" + value);
+          }
+      }
+    }
   if (const json::value* ev = spec.if_contains("env"); ev && ev->is_array())
     for (const auto& e : ev->as_array()) {
       if (!e.is_object()) continue;
@@ -303,16 +559,115 @@ void LocalRuntime::start(Pod& pod, Container& c, const json::object& podobj, con
         value = expand_env_refs(std::string(v->as_string()), env);
       else if (const json::object* ref = object_at(e.as_object(), {"valueFrom", "fieldRef"}))
         value = downward_field(podobj, pod.where, string_of(ref, "fieldPath"));
+      else if (const json::object* sref = object_at(e.as_object(), {"valueFrom", "secretKeyRef"}))
+        value = key_of(podobj, *sref, true, config_error);
+      else if (const json::object* cref = object_at(e.as_object(), {"valueFrom", "configMapKeyRef"}))
+        value = key_of(podobj, *cref, false, config_error);
       else if (!e.as_object().contains("valueFrom"))
         value = "";
-      // secretKeyRef, configMapKeyRef, resourceFieldRef: not resolved in Local mode (left unset).
+      // resourceFieldRef: not resolved in Local mode (left unset).
       if (value) env.push_back(name + "=" + *value);
     }
+  // Volumes: local directories (local_mounts.hpp), made once per pod.
+  if (!pod.volumes) {
+    VolumeSources vs{root_, pod.dir, {}};
+    if (const json::array* vols = util::array_at(podobj, {"spec"}, "volumes"))
+      for (const auto& v : *vols) {
+        if (!v.is_object()) continue;
+        for (const bool secret : {false, true}) {
+          const json::object* src = object_at(v.as_object(), {secret ? "secret" : "configMap"});
+          if (!src) continue;
+          auto obj = store_.find(store_.type("", secret ? "secrets" : "configmaps"), util::namespace_of(podobj),
+                                 string_of(src, secret ? "secretName" : "name"));
+          std::vector<std::pair<std::string, std::string>> files;
+          if (obj)
+            for (const char* field : {"data", "binaryData"})
+              if (const json::object* data = object_at(*obj, {field}))
+                for (const auto& [k, val] : *data) {
+                  std::string bytes = val.is_string() ? std::string(val.as_string()) : "";
+                  if (secret || std::string_view(field) == "binaryData")
+                    if (auto d = base64_decode(bytes)) bytes.assign(d->begin(), d->end());
+                  std::string path(k);
+                  if (const json::value* items = src->if_contains("items"); items && items->is_array()) {
+                    path.clear();
+                    for (const auto& it : items->as_array())
+                      if (it.is_object() && string_of(&it.as_object(), "key") == k)
+                        path = string_of(&it.as_object(), "path");
+                    if (path.empty()) continue;
+                  }
+                  files.emplace_back(path, std::move(bytes));
+                }
+          vs.files.emplace_back(string_of(&v.as_object(), "name"), std::move(files));
+        }
+      }
+    pod.volumes = local_volume_dirs(podobj, vs);
+  }
+  const std::vector<LocalMount> mounts = local_mounts(spec, *pod.volumes, env);
+  const MountMethod method = mounts.empty() || !container_runtime_.empty() ? MountMethod::Paths : mount_method_;
+  c.config_error = config_error;
+  if (!config_error.empty()) return;
+  // Networking: the pod's containerPorts get local ports; the names of the namespace's Services
+  // become 127.0.0.1 and their ports the local ports of the pods they select (LocalPeer).
+  if (pod.ports.empty())
+    for (const char* list : {"initContainers", "containers"})
+      for (const json::object* ct : containers_of(podobj, list))
+        if (const json::value* ps = ct->if_contains("ports"); ps && ps->is_array())
+          for (const auto& port : ps->as_array()) {
+            const auto n = util::int_of(port.is_object() ? &port.as_object() : nullptr, "containerPort", 0);
+            if (n > 0 && n < 65536) pod.ports[static_cast<int>(n)] = local_port_locked(pod.key, static_cast<int>(n));
+          }
+  const std::vector<LocalPeer> peers = peers_of(podobj);
+  {
+    std::map<std::string, std::string> original;
+    for (std::size_t i = base; i < env.size(); ++i) original[var_name(env[i])] = env[i].substr(env[i].find('=') + 1);
+    for (std::size_t i = base; i < env.size(); ++i) {
+      const std::string name = var_name(env[i]);
+      std::string value = rewrite_peer_addresses(env[i].substr(name.size() + 1), peers);
+      if (name.size() > 5 && name.compare(name.size() - 5, 5, "_PORT") == 0) {
+        value = rewrite_own_ports(value, pod.ports);
+        // X_PORT beside an X_ADDR naming a Service (MASTER_ADDR / MASTER_PORT): that Service's port.
+        if (auto addr = original.find(name.substr(0, name.size() - 5) + "_ADDR"); addr != original.end())
+          for (const auto& peer : peers)
+            if (std::find(peer.names.begin(), peer.names.end(), addr->second) != peer.names.end())
+              if (std::all_of(value.begin(), value.end(), [](char ch) { return std::isdigit(ch); }) && !value.empty() &&
+                  value.size() < 6)
+                if (auto it = peer.ports.find(std::stoi(value)); it != peer.ports.end())
+                  value = std::to_string(it->second);
+      }
+      env[i] = name + "=" + value;
+    }
+  }  // waits, as the kubelet's container does, and is tried again
   std::vector<std::string> argv;
   for (const char* key : {"command", "args"})
-    for (const auto& a : string_list(spec, key)) argv.push_back(expand_env_refs(a, env));
+    for (const auto& a : string_list(spec, key))
+      argv.push_back(rewrite_own_ports(rewrite_peer_addresses(expand_env_refs(a, env), peers), pod.ports));
   std::string dir = pod.dir;
-  if (const std::string wd = string_of(&spec, "workingDir"); !wd.empty() && fs::is_directory(wd)) dir = wd;
+  const std::string wd = string_of(&spec, "workingDir");
+  c.plan.reset();
+  if (!container_runtime_.empty()) {
+    // RunMode::Container: the image runs, with the env (peer addresses rewritten) and the volumes.
+    const std::size_t ncmd = string_list(spec, "command").size();
+    json::object rewritten = spec;
+    json::array cmd, args;
+    for (std::size_t i = 0; i < argv.size(); ++i) (i < ncmd ? cmd : args).emplace_back(argv[i]);
+    rewritten["command"] = std::move(cmd);
+    rewritten["args"] = std::move(args);
+    argv = container_run_argv(
+        container_runtime_, fmt::format("gpupool-{}-{}-{}", util::namespace_of(podobj), util::name_of(podobj), c.name),
+        rewritten, env, mounts);
+  } else if (method == MountMethod::Namespace) {
+    const std::string new_root = pod.dir + "/.root-" + c.name;
+    fs::create_directories(new_root);
+    c.plan = plan_mounts(mounts, new_root);
+    // The workingDir, when it lies on a volume or exists on this machine (else the pod's directory).
+    bool on_volume = false;
+    for (const auto& m : mounts) on_volume = on_volume || wd == m.target || wd.rfind(m.target + "/", 0) == 0;
+    if (!wd.empty() && (on_volume || fs::is_directory(wd))) dir = wd;
+  } else {
+    for (auto& a : argv) a = rewrite_mount_paths(a, mounts);
+    for (std::size_t i = base; i < env.size(); ++i) env[i] = rewrite_mount_paths(env[i], mounts);
+    if (const std::string local = rewrite_mount_paths(wd, mounts); !wd.empty() && fs::is_directory(local)) dir = local;
+  }
   c.env = env;
   c.dir = dir;
   ++c.attempt;
@@ -320,7 +675,7 @@ void LocalRuntime::start(Pod& pod, Container& c, const json::object& podobj, con
   const std::string log = log_path(pod.dir, c.name, c.attempt);
   const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
   std::string error;
-  const pid_t pid = argv.empty() ? -1 : spawn_on_spawner(argv, dir, env, fd, error);
+  const pid_t pid = argv.empty() ? -1 : spawn_on_spawner(argv, dir, env, fd, error, c.plan ? &*c.plan : nullptr);
   if (fd >= 0) ::close(fd);
   c.started = now;
   c.restart_at.reset();
@@ -362,7 +717,7 @@ std::optional<json::object> LocalRuntime::status(const json::object& pod, const 
     slot = std::make_shared<Pod>();
     slot->key = key;
     slot->uid = uid;
-    slot->dir = fmt::format("{}/{}/{}.{}", root_, util::namespace_of(pod), util::name_of(pod), uid);
+    slot->dir = pod_dir(pod);
     // Started under another gpupool process (a saved state): its processes died with it.
     slot->lost = time_at(old_status, "startTime").has_value() && old_phase == "Running";
     for (const json::object* c : containers_of(pod, "initContainers")) {
@@ -401,8 +756,12 @@ std::optional<json::object> LocalRuntime::status(const json::object& pod, const 
   std::vector<std::string> started_commands;
   auto start_new = [&](Container& c) {
     const json::object s = spec_of(c);
-    started_commands.push_back(shell_join(s));
     start(p, c, pod, s, now);
+    if (!c.config_error.empty()) {  // the kubelet's next sync tries again
+      next_due = next_due ? std::min(*next_due, now + 10s) : now + 10s;
+      return;
+    }
+    started_commands.push_back(shell_join(s));
   };
   // Init containers, one at a time (a failed one is retried unless restartPolicy is Never).
   bool inits_done = !p.lost, init_failed = false;
@@ -487,6 +846,11 @@ std::optional<json::object> LocalRuntime::status(const json::object& pod, const 
       cs["ready"] = c.init && c.exit_code == 0;
       cs["started"] = false;
       cs["containerID"] = container_id(pod, c.name, c.attempt);
+    } else if (!c.config_error.empty()) {
+      cs["state"] = json::object{
+          {"waiting", json::object{{"reason", "CreateContainerConfigError"}, {"message", c.config_error}}}};
+      cs["ready"] = false;
+      cs["started"] = false;
     } else {
       cs["state"] = json::object{{"waiting", json::object{{"reason", waiting_reason}}}};
       cs["ready"] = false;
@@ -561,7 +925,10 @@ std::optional<json::object> LocalRuntime::status(const json::object& pod, const 
     for (const auto& command : started_commands)
       util::record_event(
           store_, now, pod, "Normal", "LocalProcess",
-          fmt::format("Run mode local: image not pulled or run; started `{}` as a local process in {}", command, p.dir),
+          container_runtime_.empty()
+              ? fmt::format("Run mode local: image not pulled or run; started `{}` as a local process in {}", command,
+                            p.dir)
+              : fmt::format("Run mode container: started `{}` in the image with {}", command, container_runtime_),
           "kubelet", {}, std::nullopt);
   (void)first;
   if (old_status && util::json_equal(*old_status, status)) return std::nullopt;
@@ -604,8 +971,7 @@ void LocalRuntime::forget(const std::string& key, std::chrono::seconds grace) {
 
 std::optional<std::vector<std::string>> LocalRuntime::log_lines(const json::object& pod, const std::string& container,
                                                                 bool previous) const {
-  const std::string dir =
-      fmt::format("{}/{}/{}.{}", root_, util::namespace_of(pod), util::name_of(pod), util::uid_of(pod));
+  const std::string dir = pod_dir(pod);
   if (!fs::is_directory(dir + "/logs")) return std::nullopt;
   int attempt = -1;
   for (const auto& e : fs::directory_iterator(dir + "/logs")) {
@@ -631,7 +997,7 @@ std::optional<LocalRuntime::ExecContext> LocalRuntime::exec_context(const std::s
   if (it == pods_.end()) return std::nullopt;
   for (const auto* list : {&it->second->mains, &it->second->inits})
     for (const auto& c : *list)
-      if (c.name == container && c.attempt >= 0) return ExecContext{c.dir, c.env};
+      if (c.name == container && c.attempt >= 0) return ExecContext{c.dir, c.env, c.plan};
   return std::nullopt;
 }
 
@@ -640,13 +1006,22 @@ std::optional<LocalRuntime::ExecContext> LocalRuntime::exec_context(const std::s
 namespace gpupool {
 
 int run_exec_locally(const ExecRequest& r, const std::string& dir, const std::vector<std::string>& env, bool* hung_up) {
+  return embedded::run_exec_in(r, dir, env, nullptr, hung_up);
+}
+
+}  // namespace gpupool
+
+namespace gpupool::embedded {
+
+int run_exec_in(const ExecRequest& r, const std::string& dir, const std::vector<std::string>& env,
+                const MountPlan* plan, bool* hung_up) {
   if (r.command.empty()) throw Error("no command given");
   std::vector<std::string> environment = env;
   if (environment.empty())
     for (char** e = environ; e && *e; ++e) environment.emplace_back(*e);
   std::string error;
   const int err = r.stderr_fd >= 0 ? r.stderr_fd : (r.tty ? r.stdout_fd : -1);
-  const pid_t pid = embedded::spawn(r.command, dir, environment, r.stdin_fd, r.stdout_fd, err, error);
+  const pid_t pid = spawn(r.command, dir, environment, r.stdin_fd, r.stdout_fd, err, error, plan);
   if (pid < 0) throw Error(error);
   // Wait for the child or for the client to go (then the group is killed): a pidfd and the
   // hangup descriptor, polled together.
@@ -664,10 +1039,10 @@ int run_exec_locally(const ExecRequest& r, const std::string& dir, const std::ve
   if (pidfd >= 0) ::close(pidfd);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-  return embedded::exit_code_of(status);
+  return exit_code_of(status);
 }
 
-}  // namespace gpupool
+}  // namespace gpupool::embedded
 
 namespace gpupool::embedded {
 
@@ -679,10 +1054,23 @@ class LocalStreams : public StreamHandler {
   int exec(const ExecRequest& r) override {
     auto ctx = runtime_.exec_context(r.pod.namespace_name + "/" + r.pod.name, r.container);
     if (!ctx) throw Error(fmt::format("container {} of pod {} is not running locally", r.container, r.pod.name));
-    return run_exec_locally(r, ctx->dir, ctx->env);
+    return run_exec_in(r, ctx->dir, ctx->env, ctx->plan ? &*ctx->plan : nullptr);
   }
-  int port_forward(const PodTarget&, int port) override {
-    throw Error(fmt::format("port-forward to port {} is not supported in run mode local yet", port));
+  int port_forward(const PodTarget& pod, int port) override {
+    const auto local = runtime_.local_port(pod.namespace_name + "/" + pod.name, port);
+    if (!local) throw Error(fmt::format("pod {} is not running locally", pod.name));
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(static_cast<std::uint16_t>(*local));
+    if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+      const int e = errno;
+      if (fd >= 0) ::close(fd);
+      // The kubelet's wording (portforward: dial tcp4 127.0.0.1:PORT: connect: connection refused).
+      throw Error(fmt::format("dial tcp4 127.0.0.1:{}: connect: {}", port, std::strerror(e)));
+    }
+    return fd;
   }
 
  private:

@@ -1,11 +1,12 @@
 // embedded/local_runtime.hpp — the container runtime of RunMode::Local: each container's
 // command + args runs as a child process of this process, for real.
 //
-// Per pod: a working directory `<root>/<namespace>/<name>.<uid>` (the container's workingDir when
-// that exists on this machine), the container's env (literal values and the downward-API
-// fieldRefs), stdout + stderr appended to `<pod dir>/logs/<container>.<attempt>.log`, which
-// pods/log serves. Init containers run one after the other before the main containers; the exit
-// code becomes the container's terminated state and restartPolicy Never / OnFailure / Always is
+// Per pod: a working directory `<root>/pods/<namespace>/<name>.<uid>` (the container's workingDir
+// when that exists on this machine or on a volume), the container's env (literal values, envFrom,
+// the downward-API fieldRefs, secretKeyRef / configMapKeyRef from the store), its volumes as local
+// directories seen at their mountPath (local_mounts.hpp), stdout + stderr appended to `<pod
+// dir>/logs/<container>.<attempt>.log`, which pods/log serves. Init containers run one after the other before the main
+// containers; the exit code becomes the container's terminated state and restartPolicy Never / OnFailure / Always is
 // honoured with the kubelet's crash-loop backoff (10s doubling to 5m) on the cluster's clock.
 // Each process leads its own process group and gets SIGKILL when this process dies
 // (PR_SET_PDEATHSIG); forget() (the pod was deleted) sends SIGTERM to the group, then SIGKILL after
@@ -27,6 +28,7 @@
 
 #include "embedded/clock.hpp"
 #include "embedded/kubelet.hpp"
+#include "embedded/local_mounts.hpp"
 #include "gpupool/embedded.hpp"
 
 namespace gpupool::embedded {
@@ -34,12 +36,21 @@ namespace gpupool::embedded {
 class Store;
 namespace json = boost::json;
 
+/// A Service of the pod's namespace as local peers reach it: its names ("svc", "svc.ns",
+/// "svc.ns.svc", "svc.ns.svc.cluster.local") and its ports mapped to the local ports of the pod it
+/// selects.
+struct LocalPeer {
+  std::vector<std::string> names;
+  std::map<int, int> ports;  ///< Service port -> local port
+};
+
 class LocalRuntime {
  public:
   /// `root`: where pod directories go (created); `own_root`: removed when the runtime goes.
   /// `on_exit(key)` is called (from a reaper thread) when a process of pod "ns/name" has ended.
+  /// `container_runtime`: RunMode::Container's podman or docker ("": RunMode::Local).
   LocalRuntime(Store& store, const Clock& clock, std::string root, bool own_root,
-               std::function<void(const std::string&)> on_exit);
+               std::function<void(const std::string&)> on_exit, std::string container_runtime = "");
   ~LocalRuntime();  ///< shutdown()
   /// Every process group gets SIGKILL and is reaped; nothing starts afterwards. Idempotent.
   void shutdown();
@@ -62,29 +73,49 @@ class LocalRuntime {
   /// pod is not running here.
   struct ExecContext {
     std::string dir;
-    std::vector<std::string> env;  ///< "NAME=value"
+    std::vector<std::string> env;   ///< "NAME=value"
+    std::optional<MountPlan> plan;  ///< the container's mount namespace, re-created for the command
   };
   std::optional<ExecContext> exec_context(const std::string& key, const std::string& container) const;
 
+  /// The local port the pod's `port` is reached on (its containerPort's mapping, or `port` itself),
+  /// or nullopt when the pod does not run here. For port-forward.
+  std::optional<int> local_port(const std::string& key, int port) const;
+  /// The pod's containerPort -> local port map as JSON ({"23456":40211}), "" with no ports; the
+  /// kubelet records it in the annotation gpupool.io/local-ports.
+  std::string ports_annotation(const std::string& key) const;
+
   const std::string& root() const noexcept { return root_; }
+  /// `<root>/pods/<namespace>/<name>.<uid>`: the pod's working directory, logs and emptyDirs.
+  std::string pod_dir(const json::object& pod) const;
+  /// How volumes appear at their mountPath (local_mounts.hpp); resolved at construction.
+  MountMethod mount_method() const noexcept { return mount_method_; }
 
  private:
   struct Container;
   struct Pod;
   void start(Pod& pod, Container& c, const json::object& podobj, const json::object& spec, Clock::time_point now);
   void reap(std::string key, pid_t pid);
+  int local_port_locked(const std::string& pod_key, int port);  // mu_ held
+  std::vector<LocalPeer> peers_of(const json::object& pod);     // mu_ held
+  /// A secretKeyRef / configMapKeyRef's value; nullopt with `error` set (unless optional) when missing.
+  std::optional<std::string> key_of(const json::object& pod, const json::object& ref, bool secret,
+                                    std::string& error) const;
   /// spawn() on the spawner thread: PR_SET_PDEATHSIG fires when the *thread* that forked a child
   /// ends, so every container is forked by one thread that lives as long as the runtime.
   pid_t spawn_on_spawner(const std::vector<std::string>& argv, const std::string& dir,
-                         const std::vector<std::string>& env, int out_fd, std::string& error);
+                         const std::vector<std::string>& env, int out_fd, std::string& error, const MountPlan* plan);
 
   Store& store_;
   const Clock& clock_;
   std::string root_;
   bool own_root_;
   std::function<void(const std::string&)> on_exit_;
+  std::string container_runtime_;
+  MountMethod mount_method_ = resolve_mount_method();
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Pod>> pods_;  // "ns/name"
+  std::map<std::string, int> ports_;                  // "ns/pod/containerPort" -> local port
   std::vector<std::thread> threads_;                  // reapers and killers
   bool stopping_ = false;
   std::condition_variable stop_cv_;
@@ -104,11 +135,34 @@ std::optional<std::string> downward_field(const json::object& pod, const NodeAdd
 /// defined names are replaced, $$ is a literal $, anything else stays as written.
 std::string expand_env_refs(const std::string& in, const std::vector<std::string>& env);
 
+/// RunMode::Local: `text` with each peer name (a whole host name) replaced by 127.0.0.1, and
+/// "name:port" by 127.0.0.1:<local port>, the longest name first.
+std::string rewrite_peer_addresses(const std::string& text, const std::vector<LocalPeer>& peers);
+/// RunMode::Local: a trailing port number of `text` ("6006", "--port=6006", "host:6006") that is one
+/// of the pod's own containerPorts, replaced by its local port (containerPort -> local port).
+std::string rewrite_own_ports(const std::string& text, const std::map<int, int>& ports);
+
+/// RunMode::Container: the executable of podman (preferred) or docker found on $PATH, or "".
+std::string find_container_runtime();
+/// RunMode::Container: the argv that runs `container` of the pod with `runtime` (podman or docker):
+/// `run --rm --network host --name NAME -e K=V... -v SRC:TARGET[:ro]... [-w DIR] [--entrypoint
+/// JSON] IMAGE ARGS...`, with the container's command and args as given (already expanded). Kubernetes' command
+/// replaces the image's ENTRYPOINT and args its CMD; the host network keeps the local peer addresses (127.0.0.1 and
+/// local ports) valid.
+std::vector<std::string> container_run_argv(const std::string& runtime, const std::string& name,
+                                            const json::object& container, const std::vector<std::string>& env,
+                                            const std::vector<LocalMount>& mounts);
+
 /// Forks `argv` in its own process group (SIGKILL when this process dies), with the descriptors
 /// (-1: /dev/null) as stdin/stdout/stderr, in `dir` with `env`. Returns the pid, or -1 with `error`
 /// set as the container runtime words it (exec: "x": executable file not found in $PATH).
+/// With `plan`, the child enters its mount namespace first (local_mounts.hpp) and `dir` is a path
+/// inside it.
 pid_t spawn(const std::vector<std::string>& argv, const std::string& dir, const std::vector<std::string>& env,
-            int in_fd, int out_fd, int err_fd, std::string& error);
+            int in_fd, int out_fd, int err_fd, std::string& error, const MountPlan* plan = nullptr);
+/// run_exec_locally (embedded.hpp), in the mount namespace `plan` describes when given.
+int run_exec_in(const ExecRequest& request, const std::string& dir, const std::vector<std::string>& env,
+                const MountPlan* plan, bool* hung_up = nullptr);
 /// A waitpid status as an exit code: the code, or 128 + the signal.
 int exit_code_of(int status);
 

@@ -195,12 +195,23 @@ struct EmbeddedServer::Impl {
 RunMode parse_run_mode(const std::string& text, const std::string& field) {
   if (text == "simulate") return RunMode::Simulate;
   if (text == "local") return RunMode::Local;
+  if (text == "container") return RunMode::Container;
   throw ValidationError(field, text,
-                        "must be \"simulate\" (the default: containers are simulated) or \"local\" "
-                        "(their commands run as local processes)");
+                        "must be \"simulate\" (the default: containers are simulated), \"local\" "
+                        "(their commands run as local processes) or \"container\" (their images run with "
+                        "podman or docker)");
 }
 
-const char* to_string(RunMode mode) noexcept { return mode == RunMode::Local ? "local" : "simulate"; }
+const char* to_string(RunMode mode) noexcept {
+  switch (mode) {
+    case RunMode::Local:
+      return "local";
+    case RunMode::Container:
+      return "container";
+    default:
+      return "simulate";
+  }
+}
 
 EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make_unique<Impl>(options)) {
   auto& im = *impl_;
@@ -229,7 +240,12 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
   // plugins), as in kube-apiserver's plugin order.
   im.quota = std::make_unique<QuotaController>(*im.store);
   im.kubelet = std::make_unique<Kubelet>(*im.store, im.clock);
-  if (im.options.run == RunMode::Local) {
+  std::string container_runtime;
+  if (im.options.run == RunMode::Container && (container_runtime = find_container_runtime()).empty())
+    throw Error(
+        "run mode container: neither podman nor docker is on PATH; install one of them, or use --run local to run "
+        "the commands as local processes");
+  if (im.options.run != RunMode::Simulate) {
     // Pod directories live beside the state file (kept across commands), else in a fresh
     // temporary directory of this server's.
     std::string root;
@@ -239,9 +255,10 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
       if (!::mkdtemp(tmpl.data())) throw Error("run mode local: cannot create a temporary directory for the pods");
       root = tmpl;
     } else {
-      root = (std::filesystem::absolute(im.options.state_file).parent_path() / "local").string();
+      // embedded-T.json -> embedded-T.local (EmbeddedStatePaths::local_dir)
+      root = std::filesystem::absolute(im.options.state_file).replace_extension(".local").string();
     }
-    im.kubelet->run_locally(root, own);
+    im.kubelet->run_locally(root, own, container_runtime);
     if (!im.options.stream_handler) im.options.stream_handler = local_stream_handler(*im.kubelet->local_runtime());
   }
   Api::Options ao;

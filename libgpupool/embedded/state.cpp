@@ -126,7 +126,25 @@ EmbeddedStatePaths EmbeddedStatePaths::of(const std::string& topology, const std
   p.lock = base.string() + ".lock";
   p.endpoint = base.string() + ".endpoint";
   p.kubeconfig_dir = base.string();
+  p.local_dir = base.string() + ".local";
+  p.run_mode = base.string() + ".run";
   return p;
+}
+
+RunMode remembered_run_mode(const EmbeddedStatePaths& paths) {
+  std::ifstream in(paths.run_mode);
+  std::string text;
+  if (!(in >> text)) return RunMode::Simulate;
+  try {
+    return parse_run_mode(text, paths.run_mode);
+  } catch (const ValidationError&) {
+    return RunMode::Simulate;  // a mode this version does not know: the default
+  }
+}
+
+void remember_run_mode(const EmbeddedStatePaths& paths, RunMode mode) {
+  if (remembered_run_mode(paths) == mode && fs::exists(paths.run_mode)) return;
+  embedded::write_file_durably(paths.run_mode, std::string(to_string(mode)) + "\n");
 }
 
 std::optional<EmbeddedEndpoint> running_embedded(const EmbeddedStatePaths& paths) {
@@ -257,9 +275,11 @@ void reset_embedded(const EmbeddedStatePaths& paths) {
     throw Error(fmt::format("the embedded cluster \"{}\" is in use by pid {}; try again when it is done",
                             paths.topology, lock.holder()));
   std::error_code ec;
-  for (const std::string& f : {paths.snapshot, paths.snapshot + ".log", paths.snapshot + ".log.old", paths.endpoint})
+  for (const std::string& f :
+       {paths.snapshot, paths.snapshot + ".log", paths.snapshot + ".log.old", paths.endpoint, paths.run_mode})
     fs::remove(f, ec);
   fs::remove_all(paths.kubeconfig_dir, ec);
+  fs::remove_all(paths.local_dir, ec);
   lock.unlock();
 }
 

@@ -282,7 +282,36 @@ TEST_CASE("cluster serve --run local: a submitted job runs for real; logs and ku
   CHECK(sh(serve.kubectl("delete pod localrun-sleeper --wait=true --timeout=60s")).code == 0);
 
   // A bad run mode is one usage error naming the flag.
-  const Shell bad = state.gp("--embedded seed --run container list");
+  const Shell bad = state.gp("--embedded seed --run vm list");
   CHECK(bad.code == 2);
   CHECK(bad.out.find("--run") != std::string::npos);
+}
+
+TEST_CASE("--run is remembered by the embedded state: later commands and cluster serve keep it") {
+  StateDir state;
+  auto remembered = [&] {
+    std::ifstream in(state.path / "embedded-seed.run");
+    std::string mode;
+    in >> mode;
+    return mode;
+  };
+  CHECK(remembered().empty());
+  CHECK(state.gp("--embedded seed --run local list").code == 0);
+  CHECK(remembered() == "local");
+  CHECK(state.gp("--embedded seed list").code == 0);  // no --run: the mode stays
+  CHECK(remembered() == "local");
+  {
+    Serve serve(state);  // no --run: it runs pods as local processes, as the last --run asked
+    REQUIRE(!serve.admin.empty());
+    CHECK(state.gp("--embedded seed submit job --name remembered --image busybox \"echo remembered\"").code == 0);
+    CHECK(sh(serve.kubectl("wait --for=jsonpath='{.status.phase}'=Succeeded pod -l job-name=remembered "
+                           "--timeout=60s"))
+              .code == 0);
+    CHECK(state.gp("--embedded seed logs remembered").out == "remembered\n");
+  }
+  CHECK(state.gp("--embedded seed --run simulate list").code == 0);
+  CHECK(remembered() == "simulate");
+  // A run mode the cluster cannot start with is not remembered.
+  CHECK(state.gp("--embedded seed --run vm list").code == 2);
+  CHECK(remembered() == "simulate");
 }

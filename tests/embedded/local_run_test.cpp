@@ -14,96 +14,16 @@
 #include <mutex>
 #include <string>
 
-#include "embedded/kubelet.hpp"
-#include "embedded/local_runtime.hpp"
-#include "embedded/store.hpp"
+#include "gpupool/embedded.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/topology.hpp"
+#include "local_cluster.hpp"
 
 using namespace gpupool::embedded;
 using namespace std::chrono_literals;
 namespace json = boost::json;
 
-namespace {
-
-json::object parse_obj(std::string_view text) { return json::parse(text).as_object(); }
-
-struct LocalCluster {
-  std::string root;
-  Clock clock = Clock::manual();
-  Store store{clock};
-  const ResourceType& pods = store.type("", "pods");
-  Kubelet kubelet{store, clock, KubeletOptions{}};
-  // Every committed change bumps `changes`: waits are on it, bounded, never on wall-clock sleeps.
-  std::mutex mu;
-  std::condition_variable cv;
-  std::uint64_t changes = 0;
-  std::uint64_t subscription = 0;
-
-  LocalCluster() {
-    char tmpl[] = "/tmp/gpupool-local-test-XXXXXX";
-    REQUIRE(::mkdtemp(tmpl));
-    root = tmpl;
-    kubelet.run_locally(root, true);
-    subscription = store.subscribe([this](const WatchEvent&) {
-      std::lock_guard lk(mu);
-      ++changes;
-      cv.notify_all();
-    });
-    store.create(store.type("", "namespaces"), "", parse_obj(R"({"metadata":{"name":"default"}})"));
-    for (const auto& n : gpupool::Topology::builtin("seed").nodes)
-      store.create(store.type("", "nodes"), "", n.to_node_object(clock.now()));
-  }
-  ~LocalCluster() {
-    store.unsubscribe(subscription);
-    kubelet.stop_local();
-  }
-
-  json::object pod(std::string_view name) const { return store.get(pods, "default", name); }
-  std::string phase(std::string_view name) const { return field_value(pod(name), "status.phase"); }
-
-  /// Creates a pod bound to the seed's .230 node: `spec` is the rest of the spec's JSON.
-  void run(std::string_view name, const std::string& spec, const std::string& restart = "Never") {
-    store.create(
-        pods, "default",
-        parse_obj(R"({"metadata":{"name":")" + std::string(name) +
-                  R"(","labels":{"app":"demo"}},"spec":{"nodeName":"cn-beijing.192.168.3.230","restartPolicy":")" +
-                  restart + R"(",)" + spec + "}}"));
-  }
-
-  /// Waits (at most 30 s) until `pred` holds, re-checking after every change in the store.
-  template <class Pred>
-  bool wait(Pred pred) {
-    const auto deadline = std::chrono::steady_clock::now() + 30s;
-    for (;;) {
-      std::uint64_t seen;
-      {
-        std::lock_guard lk(mu);
-        seen = changes;
-      }
-      if (pred()) return true;
-      std::unique_lock lk(mu);
-      if (!cv.wait_until(lk, deadline, [&] { return changes != seen; })) return pred();
-    }
-  }
-  bool wait_phase(std::string_view name, std::string_view phase_wanted) {
-    return wait([&] { return phase(name) == phase_wanted; });
-  }
-  std::string log(std::string_view name, LogOptions o = {}) { return kubelet.logs("default", std::string(name), o); }
-};
-
-std::string container_spec(const std::string& command_json) {
-  return R"("containers":[{"name":"main","image":"python:3.11",)" + command_json + "}]";
-}
-
-bool has_event(Store& store, std::string_view reason, std::string_view message_part) {
-  for (const auto& e : store.list(store.type("", "events"), "default").items)
-    if (field_value(*e, "reason") == reason && field_value(*e, "message").find(message_part) != std::string::npos)
-      return true;
-  return false;
-}
-
-}  // namespace
+using namespace local_test;
 
 TEST_CASE("local run: the command runs for real; its exit code and output become the pod's") {
   LocalCluster c;
@@ -144,7 +64,7 @@ TEST_CASE("local run: env, downward-API fieldRefs, $(VAR) in args and the per-po
   const auto p = c.pod("envpod");
   const std::string ip = field_value(p, "status.podIP");
   CHECK(ip.rfind("10.244.", 0) == 0);
-  const std::string dir = c.root + "/default/envpod." + field_value(p, "metadata.uid");
+  const std::string dir = c.root + "/pods/default/envpod." + field_value(p, "metadata.uid");
   CHECK(c.log("envpod") == "hi|hi|envpod|default|cn-beijing.192.168.3.230|" + ip + "|demo\n" +
                                std::filesystem::canonical(dir).string() + "\n");
 }
@@ -249,7 +169,7 @@ TEST_CASE("local run: exec runs in the pod's directory with its env") {
   char buf[512];
   for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<std::size_t>(n));
   ::close(out[0]);
-  const std::string dir = c.root + "/default/shell." + field_value(c.pod("shell"), "metadata.uid");
+  const std::string dir = c.root + "/pods/default/shell." + field_value(c.pod("shell"), "metadata.uid");
   CHECK(got == "me\n" + std::filesystem::canonical(dir).string() + "\n");
   r.pod.name = "nosuchpod";
   CHECK_THROWS_AS(handler->exec(r), gpupool::Error);
@@ -258,9 +178,12 @@ TEST_CASE("local run: exec runs in the pod's directory with its env") {
 TEST_CASE("run mode: parsed by name, errors name the field") {
   CHECK(gpupool::parse_run_mode("local") == gpupool::RunMode::Local);
   CHECK(gpupool::parse_run_mode("simulate") == gpupool::RunMode::Simulate);
+  CHECK(gpupool::parse_run_mode("container") == gpupool::RunMode::Container);
+  for (auto m : {gpupool::RunMode::Simulate, gpupool::RunMode::Local, gpupool::RunMode::Container})
+    CHECK(gpupool::parse_run_mode(gpupool::to_string(m)) == m);
   CHECK(gpupool::EmbeddedOptions{}.run == gpupool::RunMode::Simulate);  // the default stays Simulate
   try {
-    gpupool::parse_run_mode("container", "--run");
+    gpupool::parse_run_mode("vm", "--run");
     FAIL("no error");
   } catch (const gpupool::ValidationError& e) {
     CHECK(std::string(e.what()).find("--run") != std::string::npos);
@@ -288,7 +211,7 @@ TEST_CASE("local run: a followed log gets the process's new lines, then ends wit
         ended = true;
         cv.notify_all();
       });
-  const std::string dir = c.root + "/default/chatty." + field_value(c.pod("chatty"), "metadata.uid");
+  const std::string dir = c.root + "/pods/default/chatty." + field_value(c.pod("chatty"), "metadata.uid");
   std::FILE* go = std::fopen((dir + "/go").c_str(), "w");
   REQUIRE(go);
   std::fclose(go);
@@ -296,4 +219,58 @@ TEST_CASE("local run: a followed log gets the process's new lines, then ends wit
   std::unique_lock lk(mu);
   REQUIRE(cv.wait_for(lk, 30s, [&] { return ended; }));
   CHECK(got == "two\n");  // only what was printed after follow(): the earlier lines are logs()'s
+}
+
+TEST_CASE("run mode container: refused with one clear error when neither podman nor docker is on PATH") {
+  char tmpl[] = "/tmp/gpupool-empty-path-XXXXXX";
+  REQUIRE(::mkdtemp(tmpl));
+  const std::string old = std::getenv("PATH") ? std::getenv("PATH") : "";
+  ::setenv("PATH", tmpl, 1);
+  std::string error;
+  try {
+    gpupool::EmbeddedServer server({.run = gpupool::RunMode::Container});
+  } catch (const gpupool::Error& e) {
+    error = e.what();
+  }
+  CHECK(find_container_runtime().empty());
+  ::setenv("PATH", old.c_str(), 1);
+  ::rmdir(tmpl);
+  CHECK(error ==
+        "run mode container: neither podman nor docker is on PATH; install one of them, or use --run local to run "
+        "the commands as local processes");
+}
+
+TEST_CASE("run mode container: the podman argv runs the image with the env, volumes, command and args") {
+  const auto c = parse_obj(R"({"name":"main","image":"python:3.11","workingDir":"/work",
+                               "command":["python","-u"],"args":["train.py","--epochs=1"]})");
+  const std::vector<LocalMount> mounts{{"/state/volumes/default/data", "/pvc", false},
+                                       {"/state/nfs/srv/x", "/share", true}};
+  CHECK(container_run_argv("/usr/bin/podman", "gpupool-default-p-main", c,
+                           {"PATH=/bin", "HOME=/root", "HOSTNAME=p", "RANK=0"},
+                           mounts) == std::vector<std::string>{"/usr/bin/podman",
+                                                               "run",
+                                                               "--rm",
+                                                               "--network",
+                                                               "host",
+                                                               "--name",
+                                                               "gpupool-default-p-main",
+                                                               "-e",
+                                                               "HOSTNAME=p",
+                                                               "-e",
+                                                               "RANK=0",
+                                                               "-v",
+                                                               "/state/volumes/default/data:/pvc",
+                                                               "-v",
+                                                               "/state/nfs/srv/x:/share:ro",
+                                                               "-w",
+                                                               "/work",
+                                                               "--entrypoint",
+                                                               R"(["python","-u"])",
+                                                               "python:3.11",
+                                                               "train.py",
+                                                               "--epochs=1"});
+  // Without a command, the image's ENTRYPOINT runs with the args as its CMD.
+  const auto args_only = parse_obj(R"({"name":"main","image":"busybox","args":["echo","hi"]})");
+  CHECK(container_run_argv("docker", "n", args_only, {}, {}) ==
+        std::vector<std::string>{"docker", "run", "--rm", "--network", "host", "--name", "n", "busybox", "echo", "hi"});
 }

@@ -376,11 +376,18 @@ def test_apply_existing_manifests():
             cluster.apply([1, 2])
 
 
+def test_embedded_run_container_needs_podman_or_docker(monkeypatch, tmp_path):
+    """run="container" runs the images with podman or docker; without either, one clear error."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(gpupool.Error, match="neither podman nor docker is on PATH"):
+        gpupool.EmbeddedCluster(topology="seed", run="container")
+
+
 def test_embedded_run_local_runs_the_command_for_real():
     """run="local" (issue #17): the job's command runs as a local process; its output is the log and
     exec runs beside it. The default stays the simulation."""
     with pytest.raises(gpupool.Error, match="run"):
-        gpupool.EmbeddedCluster(topology="seed", run="container")
+        gpupool.EmbeddedCluster(topology="seed", run="vm")
     with gpupool.EmbeddedCluster(topology="seed", run="local", manual_clock=False) as cluster:
         cluster.submit("job", name="pylocal", image="busybox", command="echo hi from $HOSTNAME; exit 0")
         info = cluster.wait("pylocal", "Succeeded", timeout=60)

@@ -163,9 +163,11 @@ def test_run_local_runs_the_function_for_real():
         info = cluster.wait("sq", "Succeeded", timeout=60)
         assert info.status == "SUCCEEDED"
         assert list(cluster.logs("sq")) == ["local: total=14 sqrt=3 len=2"]
-        # Two nodes of a PyTorchJob: each copy sees the operator's RANK / WORLD_SIZE / MASTER_ADDR.
+        # Two nodes of a PyTorchJob: each copy sees the operator's RANK / WORLD_SIZE / MASTER_ADDR (the
+        # pods keep MASTER_ADDR=dist-master-0; run="local" hands the processes the local address of
+        # that Service, 127.0.0.1).
         cluster.submit_function(train, kind="pytorch", num_nodes=2, name="dist", image=IMAGE, args={"lr": 0.5})
         info = cluster.wait("dist", "Succeeded", timeout=60)
         lines = sorted(line for i in info.instances for line in cluster.logs("dist", instance=i.name))
-        assert lines == ["run: rank=0 world=2 master=dist-master-0 lr=0.5 steps=2",
-                         "run: rank=1 world=2 master=dist-master-0 lr=0.5 steps=2"]
+        assert lines == ["run: rank=0 world=2 master=127.0.0.1 lr=0.5 steps=2",
+                         "run: rank=1 world=2 master=127.0.0.1 lr=0.5 steps=2"]

@@ -51,7 +51,9 @@ void bind_embedded(py::module_& m) {
       "are kept across runs. A shared cluster runs on the wall clock unless manual_clock=True.\n"
       "run=\"simulate\" (the default) simulates containers; run=\"local\" runs each container's command for real\n"
       "as a local process (the image is not pulled or run): its output is the pod's log, its exit code the\n"
-      "container's state, and exec runs in the pod's directory and env. Only the commands you submit run.")
+      "container's state, and exec runs in the pod's directory and env; volumes are directories of the state\n"
+      "seen at their mountPath, Kubeflow peers reach each other on 127.0.0.1. run=\"container\" runs the images\n"
+      "with podman or docker instead. Only the commands you submit run.")
       .def(py::init(&start), py::kw_only(), py::arg("topology") = "seed", py::arg("users") = std::vector<std::string>{},
            py::arg("profile") = py::none(), py::arg("manual_clock") = py::none(), py::arg("mpijob_version") = "v1",
            py::arg("port") = 0, py::arg("kubeconfig_dir") = "", py::arg("state") = false, py::arg("run") = "simulate")

@@ -1,0 +1,156 @@
+// RunMode::Local volumes: hostPath, PVC, NFS and emptyDir are local directories the command sees at
+// their mountPath (a mount namespace, or rewritten paths), and the SSD staging routine copies for real.
+#include <doctest/doctest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+
+#include "gpupool/staging.hpp"
+#include "local_cluster.hpp"
+
+using namespace local_test;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kNode = "cn-beijing.192.168.3.230";
+
+// Sets $GPUPOOL_LOCAL_MOUNTS for one LocalCluster's life (the runtime reads it when it starts).
+struct MountsEnv {
+  std::optional<std::string> old;
+  explicit MountsEnv(const char* method) {
+    if (const char* e = std::getenv("GPUPOOL_LOCAL_MOUNTS")) old = e;
+    ::setenv("GPUPOOL_LOCAL_MOUNTS", method, 1);
+  }
+  ~MountsEnv() {
+    if (old)
+      ::setenv("GPUPOOL_LOCAL_MOUNTS", old->c_str(), 1);
+    else
+      ::unsetenv("GPUPOOL_LOCAL_MOUNTS");
+  }
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  fs::create_directories(fs::path(path).parent_path());
+  std::ofstream(path) << text;
+}
+
+std::string json_array(const std::vector<std::string>& argv) {
+  json::array a;
+  for (const auto& s : argv) a.emplace_back(s);
+  return json::serialize(a);
+}
+
+constexpr const char* kVolumes = R"("volumes":[
+    {"name":"ssd","hostPath":{"path":"/data"}},
+    {"name":"data","persistentVolumeClaim":{"claimName":"data"}},
+    {"name":"share","nfs":{"server":"172.16.112.175","path":"/nfs_data"}},
+    {"name":"scratch","emptyDir":{}}])";
+constexpr const char* kMounts = R"("volumeMounts":[
+    {"name":"ssd","mountPath":"/mnt/data1"},
+    {"name":"data","mountPath":"/pvc"},
+    {"name":"share","mountPath":"/share/datasets","subPath":"share/datasets","readOnly":true},
+    {"name":"scratch","mountPath":"/scratch"}])";
+
+void volumes_case(const char* method) {
+  MountsEnv env(method);
+  LocalCluster c;
+  CHECK(to_string(c.kubelet.local_runtime()->mount_method()) == std::string(method));
+  write_file(c.root + "/volumes/default/data/in.txt", "from the pvc\n");
+  write_file(c.root + "/nfs/172.16.112.175/nfs_data/share/datasets/mnist.txt", "digits\n");
+  const std::string script =
+      "cat /pvc/in.txt /share/datasets/mnist.txt; echo ssd > /mnt/data1/x; echo tmp > /scratch/t; cat /scratch/t; "
+      "echo out > /pvc/out.txt; if (echo no > /share/datasets/w) 2>/dev/null; then echo writable; fi; echo $OUT";
+  c.run("vols", std::string(kVolumes) + "," +
+                    container_spec(R"("command":["sh","-c",)" + json::serialize(json::string(script)) +
+                                   R"(],"env":[{"name":"OUT","value":"/pvc/out.txt"}],)" + kMounts));
+  REQUIRE(c.wait_phase("vols", "Succeeded"));
+  const std::string uid = field_value(c.pod("vols"), "metadata.uid");
+  // The paths as the command saw them: the mountPath in a namespace, the local directory otherwise.
+  const std::string out_path =
+      std::string(method) == "namespace" ? "/pvc/out.txt" : c.root + "/volumes/default/data/out.txt";
+  std::string expected = "from the pvc\ndigits\ntmp\n";
+  if (std::string(method) == "paths") expected += "writable\n";  // readOnly is kept by a namespace only
+  CHECK(c.log("vols") == expected + out_path + "\n");
+  CHECK(read_file(c.root + "/nodes/" + kNode + "/data/x") == "ssd\n");
+  CHECK(read_file(c.root + "/volumes/default/data/out.txt") == "out\n");
+  CHECK(read_file(c.root + "/pods/default/vols." + uid + "/volumes/scratch/t") == "tmp\n");
+}
+
+}  // namespace
+
+TEST_CASE("local volumes: hostPath, PVC, NFS and emptyDir as local directories, in a mount namespace") {
+  if (resolve_mount_method(MountMethod::Auto) != MountMethod::Namespace && !std::getenv("GPUPOOL_LOCAL_MOUNTS")) {
+    MESSAGE("this machine allows no mount namespace: the namespace case is skipped");
+    return;
+  }
+  volumes_case("namespace");
+}
+
+TEST_CASE("local volumes: the same, with mountPaths rewritten to the local directories") { volumes_case("paths"); }
+
+TEST_CASE("local volumes: paths are rewritten only where a mountPath starts a path") {
+  const std::vector<LocalMount> mounts{
+      {"/s/ssd", "/mnt/data1", false}, {"/s/pvc", "/pvc", false}, {"/s/deep", "/pvc/deep", false}};
+  CHECK(rewrite_mount_paths("/pvc", mounts) == "/s/pvc");
+  CHECK(rewrite_mount_paths("--in=/pvc/a --out=/mnt/data1/b", mounts) == "--in=/s/pvc/a --out=/s/ssd/b");
+  CHECK(rewrite_mount_paths("/pvc/deep/x", mounts) == "/s/deep/x");  // the longest mountPath wins
+  CHECK(rewrite_mount_paths("/pvcx /x/pvc /mnt/data10 'cp /pvc/'", mounts) == "/pvcx /x/pvc /mnt/data10 'cp /s/pvc/'");
+}
+
+TEST_CASE("local volumes: a PVC is shared by the pods that mount it") {
+  LocalCluster c;
+  const std::string vol = R"("volumes":[{"name":"data","persistentVolumeClaim":{"claimName":"shared"}}])";
+  const std::string mount = R"(,"volumeMounts":[{"name":"data","mountPath":"/work/data"}])";
+  c.run("writer", vol + "," + container_spec(R"("command":["sh","-c","echo 42 > /work/data/answer"])" + mount));
+  REQUIRE(c.wait_phase("writer", "Succeeded"));
+  c.run("reader", vol + "," + container_spec(R"("command":["cat","/work/data/answer"])" + mount));
+  REQUIRE(c.wait_phase("reader", "Succeeded"));
+  CHECK(c.log("reader") == "42\n");
+  CHECK(read_file(c.root + "/volumes/default/shared/answer") == "42\n");
+}
+
+TEST_CASE("local volumes: SSD staging copies the input in, runs, copies results back, keeps the exit code") {
+  for (const int code : {0, 3}) {
+    CAPTURE(code);
+    LocalCluster c;
+    write_file(c.root + "/volumes/default/data/in/a.txt", "input\n");
+    gpupool::SsdStaging staging;
+    staging.inputs = {{"/pvc/in", "/mnt/data1/job/in"}};
+    staging.results = "/mnt/data1/job/out";
+    staging.results_target = "/pvc/out";
+    staging.grace_period_seconds = 10;
+    const auto command = gpupool::staged_command(
+        staging, {"sh", "-c",
+                  "mkdir -p /mnt/data1/job/out && tr a-z A-Z < /mnt/data1/job/in/a.txt > /mnt/data1/job/out/r.txt && "
+                  "exit " +
+                      std::to_string(code)});
+    const std::string mounts =
+        R"("volumeMounts":[{"name":"ssd","mountPath":"/mnt/data1"},{"name":"data","mountPath":"/pvc"}])";
+    c.run("staged", R"("volumes":[{"name":"ssd","hostPath":{"path":"/data"}},
+                                  {"name":"data","persistentVolumeClaim":{"claimName":"data"}}],
+                       "initContainers":[{"name":"stage-in","image":"busybox","command":)" +
+                        json_array({"sh", "-c", gpupool::stage_in_script(staging)}) + "," + mounts + R"(}],
+                       "containers":[{"name":"main","image":"busybox","command":)" +
+                        json_array(command) + "," + mounts + "}]");
+    REQUIRE(c.wait_phase("staged", code == 0 ? "Succeeded" : "Failed"));
+    const auto p = c.pod("staged");
+    CHECK(p.at("status").at("containerStatuses").at(0).at("state").at("terminated").at("exitCode") == code);
+    // Copied into the node's SSD directory, computed there, copied back into the PVC's directory.
+    CHECK(read_file(c.root + "/nodes/" + kNode + "/data/job/in/a.txt") == "input\n");
+    CHECK(read_file(c.root + "/nodes/" + kNode + "/data/job/out/r.txt") == "INPUT\n");
+    CHECK(read_file(c.root + "/volumes/default/data/out/r.txt") == "INPUT\n");
+    CHECK(c.log("staged").find("results copied back to") != std::string::npos);
+  }
+}
