@@ -34,8 +34,12 @@ inline void fill_store(gpupool::embedded::Store& store, int pods) {
         },
         {}, "status");
   }
+  // Seeded as a topology's nodes are: Ready at once, without the not-ready taint an API-created
+  // node gets until its kubelet reports (a server's TaintNodesByCondition admission).
+  gpupool::embedded::WriteOptions seeded;
+  seeded.seeded_node = true;
   std::mt19937 rng(42);
-  for (int i = 0; i < kNodes; ++i) store.create(store.type("", "nodes"), "", make_node(i, rng));
+  for (int i = 0; i < kNodes; ++i) store.create(store.type("", "nodes"), "", make_node(i, rng), seeded);
   for (int i = 0; i < pods; ++i) {
     json::object p = make_pod(i);
     const std::string ns(p["metadata"].as_object()["namespace"].as_string());
