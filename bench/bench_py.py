@@ -7,12 +7,18 @@
   bench_py.py submit-kubectl <kubeconfig> N C dir  N x `kubectl apply -f`, C at a time
   bench_py.py import [reps]                        `import gpupool` vs `import kubernetes` (subprocess)
   bench_py.py call [reps]                          overhead of one gpupool binding call
+  bench_py.py views <kubeconfig> <gpupool> <lists-results> [reps]
+                                                   `gpupool nodes|top node|explain|list` wall time and
+                                                   peak RSS on bench_views' server, against the lists'
+                                                   floor (bench_views lists), `kubectl get pods -A -o
+                                                   json` + a sum, and the official client doing the same
 
 Each prints human lines and `RESULT <key> <value>` lines that run.sh turns into ratios.
 """
 import json
 import os
 import resource
+import shlex
 import statistics
 import subprocess
 import sys
@@ -239,6 +245,113 @@ def cmd_command(kubeconfig, gpupool_bin, jobs_dir, reps):
           f"client {g_client*1e3:.2f}")
 
 
+def timed_rss(argv, env):
+    """Wall seconds and peak RSS (KiB, GNU time's %M: wait4 of a child of the small `time` process)."""
+    t0 = time.perf_counter()
+    p = subprocess.run(["/usr/bin/time", "-f", "RSS %M"] + argv, env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, text=True)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed: {p.stderr[-2000:]}")
+    rss = int([l for l in p.stderr.splitlines() if l.startswith("RSS ")][-1].split()[1])
+    return wall, rss
+
+
+def gpu_sum(pods):
+    """GPUs requested per node by bound, unfinished pods (what `top node` shows), from pod dicts."""
+    per_node = {}
+    for p in pods:
+        spec = p.get("spec") or {}
+        node = spec.get("nodeName")
+        phase = (p.get("status") or {}).get("phase")
+        if not node or phase in ("Succeeded", "Failed"):
+            continue
+        n = 0
+        for c in spec.get("containers") or []:
+            r = (c.get("resources") or {})
+            v = (r.get("requests") or {}).get("nvidia.com/gpu") or (r.get("limits") or {}).get("nvidia.com/gpu")
+            n += int(v or 0)
+        per_node[node] = per_node.get(node, 0) + n
+    return per_node
+
+
+def py_client_top(kubeconfig):
+    """The official client's way: list every pod of every namespace, then sum on the client."""
+    from kubernetes import client, config
+    config.load_kube_config(config_file=kubeconfig)
+    v1 = client.CoreV1Api()
+    per_node = {}
+    for p in v1.list_pod_for_all_namespaces(_request_timeout=600).items:
+        node, phase = p.spec.node_name, p.status.phase if p.status else None
+        if not node or phase in ("Succeeded", "Failed"):
+            continue
+        for c in p.spec.containers or []:
+            r = c.resources
+            v = ((r.requests or {}).get("nvidia.com/gpu") or (r.limits or {}).get("nvidia.com/gpu")) if r else None
+            per_node[node] = per_node.get(node, 0) + int(v or 0)
+    print(sum(per_node.values()))
+
+
+def cmd_views(kubeconfig, gpupool_bin, lists_file, reps):
+    """The whole-cluster views on bench_views' server (5,000 nodes, 150,000 pods): each command's
+    median wall time and peak RSS against the floor bench_views measured (the lists it needs,
+    downloaded then decoded), and `top node` against kubectl and the official Python client
+    summing every pod on the client (run once each: they take minutes at this size)."""
+    floor = None
+    for line in open(lists_file):
+        if line.startswith("RESULT views_lists "):
+            f = line.split()
+            floor = {"nodes_pods": float(f[2]), "events": float(f[3]), "workloads": float(f[4]), "page": int(f[5])}
+    if floor is None:
+        raise SystemExit("views: no `RESULT views_lists` line in " + lists_file)
+    env = dict(os.environ, KUBECONFIG=kubeconfig)
+    g = [gpupool_bin, "--kubeconfig", kubeconfig]
+    base_wall, base_rss = timed_rss(g + ["version"], env)  # the process itself, for the memory growth
+    views = [("nodes", g + ["nodes"], floor["nodes_pods"]),
+             ("top node", g + ["top", "node"], floor["nodes_pods"]),
+             ("explain", g + ["-n", "user-0", "explain", "bench-explain"], floor["nodes_pods"] + floor["events"]),
+             ("list", g + ["-n", "user-0", "list"], floor["workloads"])]
+    results = {}
+    for label, argv, fl in views:
+        runs = [timed_rss(argv, env) for _ in range(reps)]
+        wall = statistics.median(w for w, _ in runs)
+        rss = max(r for _, r in runs)
+        growth = max(rss - base_rss, 0) * 1024
+        results[label] = wall
+        print(f"gpupool {label:9s} {wall:7.3f} s (floor: its lists downloaded+decoded {fl:.3f} s = {wall/fl:.2f}x); "
+              f"peak RSS {rss/1024:.0f} MiB, {growth/2**20:.1f} MiB over `gpupool version` = "
+              f"{growth/floor['page']:.2f}x the largest page ({floor['page']/2**20:.1f} MiB)")
+        print(f"RESULT views_{label.replace(' ', '_')} {wall:.4f} {fl:.4f} {growth/floor['page']:.3f}")
+    # kubectl get pods -A -o json, then the same sum in Python (the client-side way Arena's top does
+    # it), and the official Python client. Each is stopped after 20x gpupool's time (at least 60 s)
+    # and 8 GiB of address space (the machine is shared): a baseline stopped there is reported as
+    # "> limit", a lower bound of its ratio.
+    top = results["top node"]
+    limit = max(60.0, 20 * top)
+
+    def capped(argv, stdout):
+        def cap():
+            resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
+        t0 = time.perf_counter()
+        try:
+            p = subprocess.run(argv, env=env, stdout=stdout, stderr=subprocess.DEVNULL, timeout=limit, preexec_fn=cap)
+        except subprocess.TimeoutExpired:
+            return None, None
+        return (time.perf_counter() - t0 if p.returncode == 0 else None), p.stdout
+
+    script = ("import json,sys\nsys.path.insert(0, %r)\nimport bench_py\n"
+              "bench_py.gpu_sum(json.load(sys.stdin)['items'])" % os.path.dirname(os.path.abspath(__file__)))
+    k, _ = capped(["bash", "-c", "kubectl get pods -A -o json | %s -c %s" % (sys.executable, shlex.quote(script))],
+                  subprocess.DEVNULL)
+    py, _ = capped([sys.executable, __file__, "py-top", kubeconfig], subprocess.DEVNULL)
+
+    def show(x):
+        return f"{x:.1f} s = {x/top:.1f}x" if x else f"> {limit:.0f} s (stopped) = > {limit/top:.0f}x"
+    print(f"kubectl get pods -A -o json + sum: {show(k)} gpupool top node; "
+          f"official Python client list_pod_for_all_namespaces + sum: {show(py)}")
+    print(f"RESULT views_baselines {top:.4f} {k or limit:.3f} {py or limit:.3f} {'capped' if not (k and py) else 'ok'}")
+
+
 def cmd_summary(path):
     r = {}
     for line in open(path):
@@ -304,6 +417,18 @@ def cmd_summary(path):
     if "call_ns:pure-Python" in r and "call_ns:gpupool.Quantity" in r:
         p, q = float(r["call_ns:pure-Python"][2]), float(r["call_ns:gpupool.Quantity"][2])
         show("gpupool.Quantity('500m') call (ns) / pure-Python call", f"{q:.0f} ns = {q/p:.1f}x", "-", True)
+    for label in ("nodes", "top_node", "explain", "list"):
+        if f"views_{label}" in r:
+            f = r[f"views_{label}"]
+            x = float(f[1]) / float(f[2])
+            show(f"gpupool {label.replace('_', ' ')}: wall / its lists downloaded+decoded", f"{x:.2f}x", "<= 1.5x", x <= 1.5)
+            m = float(f[3])
+            show(f"gpupool {label.replace('_', ' ')}: peak RSS growth / largest page", f"{m:.2f}x", "< 2x", m < 2)
+    if "views_baselines" in r:
+        f = r["views_baselines"]
+        for i, label in ((2, "kubectl get pods -A -o json + sum"), (3, "official Python client + sum")):
+            x = float(f[i]) / float(f[1])
+            show(f"{label} / gpupool top node", f"{x:.1f}x", ">= 20x", x >= 20)
     if "command_ms:submit" in r:
         f = r["command_ms:submit"]
         show("kubectl apply --dry-run=client / gpupool submit --dry-run", f"{float(f[3])/float(f[2]):.1f}x", "-", True)
@@ -328,6 +453,10 @@ def main(a):
         cmd_call(int(a[1]) if len(a) > 1 else 100000)
     elif a[0] == "command":
         cmd_command(a[1], a[2], a[3], int(a[4]))
+    elif a[0] == "views":
+        cmd_views(a[1], a[2], a[3], int(a[4]) if len(a) > 4 else 3)
+    elif a[0] == "py-top":
+        py_client_top(a[1])
     elif a[0] == "summary":
         cmd_summary(a[1])
     else:

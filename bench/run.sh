@@ -3,7 +3,7 @@
 # figure is printed with its ratio against a baseline measured in the same run (see README.md).
 #
 #   bench/run.sh                 everything (a few minutes on 2 cores)
-#   bench/run.sh place decode    only some sections: store place decode submit python command
+#   bench/run.sh place decode    only some sections: store sched place decode submit python command views
 #
 # Environment: N_CXX (1000), N_PY (200), N_KUBECTL (50) submissions per client kind; the ratios
 # are per job, so the counts only trade run time against noise. The machine may be shared: heavy
@@ -16,14 +16,14 @@ PY=/usr/bin/python3
 N_CXX=${N_CXX:-1000}
 N_PY=${N_PY:-200}
 N_KUBECTL=${N_KUBECTL:-50}
-SECTIONS=${*:-store place decode submit python command}
+SECTIONS=${*:-store place decode submit python command views}
 want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
 # RelWithDebInfo (-O2 -g), the project's default build: symbols for perf/callgrind. (Release -O3
 # trips a g++ 12 -Wrestrict false positive in std::string code.)
 cmake -S "$ROOT" -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUPOOL_BUILD_BENCH=ON \
   -DGPUPOOL_BUILD_TESTS=OFF -DGPUPOOL_BUILD_PYTHON=ON -DPython_EXECUTABLE=$PY >/dev/null
-TARGETS="bench_store bench_model bench_submit gpupool_cli"
+TARGETS="bench_store bench_model bench_submit bench_views gpupool_cli"
 want python && TARGETS="$TARGETS gpupool_python"  # the module (its package copy comes with it)
 nice cmake --build "$B" -j2 --target $TARGETS >/dev/null
 export PYTHONPATH=$B/bindings/python
@@ -43,6 +43,7 @@ if want place || want decode; then
   fi
 fi
 want store && run nice "$B/bench/bench_store"
+want sched && ! want store && run nice "$B/bench/bench_store" sched
 want place && run nice "$B/bench/bench_model" place "$DATA"
 if want decode; then
   run nice "$B/bench/bench_model" decode "$DATA"
@@ -52,11 +53,13 @@ fi
 # Each measurement gets a fresh embedded API server (HTTPS on 127.0.0.1, in its own process): the
 # server's work per create grows with the objects it already holds (README: what bounds submit), so a
 # shared server would charge each client kind for the ones that ran before it.
-start_server() {
+start_server() {  # [server command...] (default: bench_submit serve, the seed topology)
   rm -f "$B/kubeconfig.path"
-  exec 3> >(exec "$B/bench/bench_submit" serve "$B")
+  local cmd=("$@")
+  [[ ${#cmd[@]} -gt 0 ]] || cmd=("$B/bench/bench_submit" serve "$B")
+  exec 3> >(exec "${cmd[@]}")
   SERVER_PID=$!
-  for _ in $(seq 300); do [[ -s $B/kubeconfig.path ]] && break; sleep 0.1; done
+  for _ in $(seq 3000); do [[ -s $B/kubeconfig.path ]] && break; sleep 0.1; done
   [[ -s $B/kubeconfig.path ]] || { echo "bench/run.sh: the embedded server did not start" >&2; exit 1; }
   KC=$(cat "$B/kubeconfig.path")
 }
@@ -84,6 +87,16 @@ if want command; then
   start_server
   "$B/bench/bench_submit" cxx "$KC" 1 1 >/dev/null  # the Deployment both `get`s read
   run $PY "$ROOT/bench/bench_py.py" command "$KC" "$B/gpupool" "$B/kubectl-jobs" 7
+  stop_server
+fi
+
+if want views; then
+  # The whole-cluster views: an embedded server loaded with cluster_gen's 5,000 nodes and 150,000
+  # pods (its scheduler binds them while loading: a few minutes), the lists' floor, then the views
+  # and the kubectl / official Python client baselines (bench_py.py views; VIEWS_REPS runs each).
+  start_server "$B/bench/bench_views" serve "$B" "${VIEWS_PODS:-150000}"
+  run "$B/bench/bench_views" lists "$KC"
+  run $PY "$ROOT/bench/bench_py.py" views "$KC" "$B/gpupool" "$RESULTS" "${VIEWS_REPS:-3}"
   stop_server
 fi
 

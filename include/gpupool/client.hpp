@@ -56,6 +56,14 @@ struct ListPage {
   std::string continue_token{};    ///< empty on the last page
 };
 
+/// One page of a list as the server sent it (JSON text, items not parsed): for the streaming
+/// decoders (Node::list_from_json, PodRequirements::list_from_json), which never build the tree.
+struct RawListPage {
+  std::string text{};              ///< the List document
+  std::string resource_version{};  ///< its metadata.resourceVersion
+  std::string continue_token{};    ///< empty on the last page
+};
+
 struct WriteOptions {
   bool dry_run = false;         ///< dryRun=All: validated and admitted, not stored
   std::string field_manager{};  ///< fieldManager; required for PatchType::apply
@@ -237,6 +245,11 @@ class Client {
   ListPage list(const ResourceRef& ref, const std::string& ns, const ListOptions& options = {}) const;
   /// Every item, following continue tokens page by page.
   boost::json::array list_all(const ResourceRef& ref, const std::string& ns, ListOptions options = {}) const;
+  /// Every page of a list in order (pages of options.limit items; 500, kubectl's chunk size, when
+  /// 0), each handed to `fn` as text while the next page downloads on another thread, so decoding
+  /// overlaps the transfer and at most two pages are held. Errors of either thread are thrown here.
+  void for_each_page(const ResourceRef& ref, const std::string& ns, ListOptions options,
+                     const std::function<void(const RawListPage&)>& fn) const;
   /// PUT; the object's metadata.resourceVersion makes it a compare-and-swap (and replay-safe: if
   /// a first attempt's answer was lost, the retry reports Conflict even though the write landed).
   boost::json::object update(const ResourceRef& ref, const std::string& ns, const boost::json::object& object,

@@ -18,6 +18,7 @@
 #include <functional>
 #include <optional>
 #include <random>
+#include <unordered_map>
 
 namespace gpupool {
 
@@ -216,34 +217,22 @@ MpiJobApi Cluster::mpi_job_api() const {
 NodeList Cluster::nodes() const {
   NodeList out;
   out.gpu_resource = impl_->profile.gpu.resource;
-  json::array items = impl_->client->list_all(kNodes, "");
-  std::map<std::string, std::int64_t> allocated;
+  std::vector<Node> nodes = list_nodes(*impl_->client);
   // GPUs in use: pods bound to a node and not finished. Cluster-wide when allowed; a user confined
   // to its namespace sees its own pods only (and the list says so).
-  ListOptions lo;
-  lo.field_selector = "status.phase!=Succeeded,status.phase!=Failed";
-  json::array pods;
-  try {
-    lo.all_namespaces = true;
-    pods = impl_->client->list_all(kPods, "", lo);
-  } catch (const ApiError& e) {
-    if (e.code() != 403) throw;
-    lo.all_namespaces = false;
-    pods = impl_->client->list_all(kPods, impl_->ns, lo);
-    out.allocation_from_own_namespace_only = true;
-  }
-  for (const auto& p : pods) {
-    const auto& pod = p.as_object();
-    std::string node = str_at(pod, {"spec", "nodeName"});
-    if (node.empty()) continue;
-    allocated[node] += pod_requests(pod, out.gpu_resource).value();
-  }
-  for (const auto& item : items) {
+  std::unordered_map<std::string, std::int64_t> allocated;
+  out.allocation_from_own_namespace_only = !for_each_active_pod(*impl_->client, impl_->ns, [&](PodRequirements&& pod) {
+    if (pod.node_name.empty()) return;
+    if (auto it = pod.requests.find(out.gpu_resource); it != pod.requests.end())
+      allocated[pod.node_name] += it->second.value();
+  });
+  out.rows.reserve(nodes.size());
+  for (Node& node : nodes) {
     NodeRow row;
-    row.node = Node::from_json(item);
+    row.node = std::move(node);
     if (auto it = row.node.allocatable.find(out.gpu_resource); it != row.node.allocatable.end())
       row.gpus_total = it->second.value();
-    row.gpus_allocated = allocated[row.node.name];
+    if (auto it = allocated.find(row.node.name); it != allocated.end()) row.gpus_allocated = it->second;
     out.rows.push_back(std::move(row));
   }
   std::sort(out.rows.begin(), out.rows.end(),

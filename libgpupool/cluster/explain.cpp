@@ -19,12 +19,6 @@ namespace gpupool {
 namespace json = boost::json;
 using namespace detail;
 
-Quantity detail::pod_requests(const json::object& pod, const std::string& resource) {
-  auto req = PodRequirements::from_pod_json(pod);
-  auto it = req.requests.find(resource);
-  return it == req.requests.end() ? Quantity() : it->second;
-}
-
 namespace {
 
 /// The cluster's nodes with the pods bound to them accounted (cluster-wide when the user may list
@@ -32,25 +26,13 @@ namespace {
 std::vector<NodeInfo> node_infos(const detail::ClusterImpl& impl, PlacementState& state) {
   std::vector<NodeInfo> infos;
   std::map<std::string, size_t> index;
-  for (const auto& item : impl.client->list_all(kNodes, "")) {
-    index[str_at(item.as_object(), {"metadata", "name"})] = infos.size();
-    infos.push_back(state.make_node_info(Node::from_json(item)));
+  for (Node& node : list_nodes(*impl.client)) {
+    index[node.name] = infos.size();
+    infos.push_back(state.make_node_info(std::move(node)));
   }
-  ListOptions lo;
-  lo.field_selector = "status.phase!=Succeeded,status.phase!=Failed";
-  json::array pods;
-  try {
-    lo.all_namespaces = true;
-    pods = impl.client->list_all(kPods, "", lo);
-  } catch (const ApiError& e) {
-    if (e.code() != 403) throw;
-    lo.all_namespaces = false;
-    pods = impl.client->list_all(kPods, impl.ns, lo);
-  }
-  for (const auto& p : pods) {
-    auto it = index.find(str_at(p.as_object(), {"spec", "nodeName"}));
-    if (it != index.end()) state.add_pod(infos[it->second], PodRequirements::from_pod_json(p));
-  }
+  for_each_active_pod(*impl.client, impl.ns, [&](PodRequirements&& pod) {
+    if (auto it = index.find(pod.node_name); it != index.end()) state.add_pod(infos[it->second], pod);
+  });
   return infos;
 }
 

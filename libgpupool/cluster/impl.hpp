@@ -31,8 +31,6 @@ struct detail::ClusterImpl {
 
 namespace detail {
 
-/// A pod's effective request of one resource, as the scheduler computes it.
-Quantity pod_requests(const boost::json::object& pod, const std::string& resource);
 std::string lower(std::string_view text);
 /// Refuses (409 AlreadyExists, naming the kind that holds it) a job name that a workload of any
 /// kind already has in the connection's namespace: gpupool's commands find jobs by name alone.

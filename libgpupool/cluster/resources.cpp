@@ -148,4 +148,39 @@ std::vector<PodTemplateAt> pod_templates(const boost::json::object& object) {
   return out;
 }
 
+std::vector<Node> list_nodes(const Client& client) {
+  std::vector<Node> nodes;
+  ListOptions lo;
+  lo.resource_version = "0";
+  lo.limit = kNodePage;
+  client.for_each_page(kNodes, "", lo, [&](const RawListPage& page) {
+    for (Node& n : Node::list_from_json(page.text)) nodes.push_back(std::move(n));
+  });
+  return nodes;
+}
+
+bool for_each_active_pod(const Client& client, const std::string& own_ns,
+                         const std::function<void(PodRequirements&&)>& fn) {
+  ListOptions lo;
+  lo.field_selector = std::string(kActivePodsSelector);
+  lo.limit = kPodPage;
+  const auto each = [&](const RawListPage& page) {
+    for (PodRequirements& p : PodRequirements::list_from_json(page.text)) fn(std::move(p));
+  };
+  lo.all_namespaces = true;
+  bool started = false;
+  try {
+    client.for_each_page(kPods, "", lo, [&](const RawListPage& page) {
+      started = true;
+      each(page);
+    });
+    return true;
+  } catch (const ApiError& e) {
+    if (e.code() != 403 || started) throw;
+  }
+  lo.all_namespaces = false;
+  client.for_each_page(kPods, own_ns, lo, each);
+  return false;
+}
+
 }  // namespace gpupool::detail

@@ -2,12 +2,15 @@
 #pragma once
 
 #include "gpupool/client.hpp"
+#include "gpupool/node.hpp"
+#include "gpupool/scheduling.hpp"
 #include "gpupool/workload.hpp"
 
 #include <boost/json/object.hpp>
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,6 +37,25 @@ struct PodTemplateAt {
 /// Every pod template of `object`: a Pod's own, spec.template of Deployments and Jobs, the replica
 /// specs of the Kubeflow kinds (each "template" under spec whose spec has containers).
 std::vector<PodTemplateAt> pod_templates(const boost::json::object& object);
+
+/// The field selector of the pods that count against a node: bound and not finished.
+inline constexpr std::string_view kActivePodsSelector = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed";
+/// Page sizes of the whole-cluster lists (bench/bench_views.cpp downloads the same pages).
+inline constexpr std::int64_t kNodePage = 500, kPodPage = 1000;
+
+/// Every node, decoded as each page arrives (Node::list_from_json: no JSON tree). resourceVersion=0:
+/// a view may be as stale as the API server's watch cache, which then answers from memory (the
+/// real server ignores the limit for such a list and sends the nodes at once; 5,000 nodes are
+/// about 14 MB).
+std::vector<Node> list_nodes(const Client& client);
+/// Hands `fn` the requirements of every pod that counts against a node — bound (spec.nodeName
+/// set) and not finished — across the namespaces, or, when the user may not list pods cluster-wide
+/// (403), in `own_ns` only; returns false in that case. The server filters with the field selector
+/// `spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed`, so pods that cannot matter are
+/// never sent, and pages (limit, no resourceVersion=0: that would ignore the limit) are decoded
+/// one pod at a time while the next page downloads (Client::for_each_page).
+bool for_each_active_pod(const Client& client, const std::string& own_ns,
+                         const std::function<void(PodRequirements&&)>& fn);
 
 /// Small accessors on JSON objects that tolerate missing fields.
 std::string str_at(const boost::json::object& o, std::initializer_list<std::string_view> path);

@@ -94,7 +94,7 @@ std::string store_event(Store& store, std::chrono::system_clock::time_point now,
   fields["kind"] = "Event";
   fields["metadata"] = json::object{{"name", name}, {"namespace", ns}};
   fields["involvedObject"] = object_reference(involved);
-  store.create(store.type("", "events"), ns, std::move(fields));
+  store.create_shared(store.type("", "events"), ns, std::move(fields));  // (no copy of it back)
   return name;
 }
 }  // namespace

@@ -70,34 +70,31 @@ void set_pod_condition(Store& store, const std::string& ns, const std::string& n
 
 void bind_pod(Store& store, const std::string& ns, const std::string& pod, const std::string& node) {
   const auto& pods = store.type("", "pods");
-  // registry/core/pod/storage assignPod (setPodNodeAndMetadata): a storage-level update, so the pod
-  // update strategy's validation does not run (subresource "binding"); a pod being deleted or
-  // already assigned is refused; nodeName is set once. The PodScheduled condition, which the real
-  // binding sets in the same update, is a second write here (the store's update keeps the old
-  // status unless the subresource is "status").
-  json::object bound = store.mutate(
-      pods, ns, pod,
-      [&](json::object& o) {
-        if (const json::object* md = object_at(o, {"metadata"}); md && md->contains("deletionTimestamp"))
-          throw StatusError::conflict(pods, pod + "/binding",
-                                      fmt::format("pod {} is being deleted, cannot be assigned to a host", pod));
-        json::object& spec = util::ensure_object(o, "spec");
-        const std::string cur = string_of(&spec, "nodeName");
-        if (!cur.empty())
-          throw StatusError::conflict(pods, pod + "/binding",
-                                      fmt::format("pod {} is already assigned to node \"{}\"", pod, cur));
-        spec["nodeName"] = node;
-      },
-      {}, "binding");
-  // The condition is written from the object just stored (its resourceVersion guards it), without
-  // reading the pod again; if it changed in between, set_pod_condition re-reads.
+  // registry/core/pod/storage BindingREST.assignPod -> setPodHostAndAnnotations: one storage-level
+  // update (GuaranteedUpdate) that sets spec.nodeName and, through podutil.UpdatePodCondition, the
+  // PodScheduled=True condition; the pod update strategy's validation does not run (subresource
+  // "binding", which the store writes with its status). A pod being deleted or already assigned is
+  // refused; a concurrent write (resourceVersion changed) is retried on the new object, as
+  // GuaranteedUpdate does.
   const json::object cond = pod_scheduled(true, store.clock().now());
-  if (!apply_condition(bound, cond)) return;
-  try {
-    store.update_shared(pods, ns, std::move(bound), {}, "status");
-  } catch (const StatusError& e) {
-    if (e.code() != 409) throw;
-    set_pod_condition(store, ns, pod, cond);
+  for (int attempt = 0;; ++attempt) {
+    auto cur = store.find(pods, ns, pod);
+    if (!cur) throw StatusError::not_found(pods, pod);
+    if (const json::object* md = object_at(*cur, {"metadata"}); md && md->contains("deletionTimestamp"))
+      throw StatusError::conflict(pods, pod + "/binding",
+                                  fmt::format("pod {} is being deleted, cannot be assigned to a host", pod));
+    if (const std::string assigned = node_of(*cur); !assigned.empty())
+      throw StatusError::conflict(pods, pod + "/binding",
+                                  fmt::format("pod {} is already assigned to node \"{}\"", pod, assigned));
+    json::object next = *cur;
+    util::ensure_object(next, "spec")["nodeName"] = node;
+    apply_condition(next, cond);
+    try {
+      store.update_shared(pods, ns, std::move(next), {}, "binding");
+      return;
+    } catch (const StatusError& e) {
+      if (e.reason() != "Conflict" || attempt >= 16) throw;
+    }
   }
 }
 
@@ -449,7 +446,12 @@ std::size_t Scheduler::sync() {
         bind_pod(store_, ns, name, result.chosen_node);
         ++bound;
         // schedule_one.go handleSchedulingFailure / bind: Eventf(pod, nil, Normal, "Scheduled",
-        // "Binding", "Successfully assigned %v/%v to %v").
+        // "Binding", "Successfully assigned %v/%v to %v"). One event per pod, as the real recorders
+        // write: they aggregate only events about the same object (client-go tools/events
+        // event_broadcaster.go getKey: type, action, reason, reporting controller and instance,
+        // regarding, related; tools/record/events_cache.go EventAggregatorByReasonFunc and
+        // getEventKey: source, involvedObject, type, reason [, message]), so the Scheduled events of
+        // different pods never merge; a repeated FailedScheduling of one pod version does (below).
         util::record_series_event(store_, wall, pod, "Normal", "Scheduled", "Binding",
                                   fmt::format("Successfully assigned {}/{} to {}", ns, name, result.chosen_node),
                                   component);

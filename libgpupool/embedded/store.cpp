@@ -311,6 +311,16 @@ struct Store::Impl {
   };
   std::unordered_map<const ResourceType*, WatchWindow> windows;
   std::map<SubscriptionId, std::function<void(const WatchEvent&)>> subscribers;
+  // `subscribers` as a list, shared by dispatch() until they change (null: to be rebuilt).
+  std::shared_ptr<const std::vector<std::function<void(const WatchEvent&)>>> subscriber_snapshot;
+  std::shared_ptr<const std::vector<std::function<void(const WatchEvent&)>>> subscriber_list() {
+    if (!subscriber_snapshot) {
+      auto v = std::make_shared<std::vector<std::function<void(const WatchEvent&)>>>();
+      for (const auto& [id, cb] : subscribers) v->push_back(cb);
+      subscriber_snapshot = std::move(v);
+    }
+    return subscriber_snapshot;
+  }
   SubscriptionId next_sub = 1;
   std::vector<std::shared_ptr<WatchQueue>> queues;
   std::deque<WatchEvent> pending;  // for subscribers
@@ -767,7 +777,9 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
       }
     } else {
       next = std::move(obj);
-      if (t.has_status) {
+      // pods/binding (registry/core/pod/storage setPodHostAndAnnotations) writes spec.nodeName and
+      // the PodScheduled condition in one update: its body's status is kept.
+      if (t.has_status && subresource != "binding") {
         if (const auto* st = old->if_contains("status"))
           next["status"] = *st;
         else
@@ -797,15 +809,17 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
     // The status endpoint never bumps generation (the registries' status strategies keep the old
     // spec and metadata.generation); `next` is the old object with another status.
     const bool status_only = subresource == "status";
-    if (!status_only && !spec_equal(next, *old)) ++gen;
+    // Kinds without a generation (pods) skip the spec comparison.
+    const bool generation = tracks_generation(t);
+    if (generation && !status_only && !spec_equal(next, *old)) ++gen;
     // pkg/registry/apps/deployment/strategy.go PrepareForUpdate: a Deployment's annotations count
     // too (they once carried rollback requests).
-    else if (!status_only && t.group == "apps" && t.resource == "deployments") {
+    else if (generation && !status_only && t.group == "apps" && t.resource == "deployments") {
       const json::value* na = metadata_of(next).if_contains("annotations");
       const json::value* oa = old_md.if_contains("annotations");
       if (!na != !oa || (na && !util::json_equal(*na, *oa))) ++gen;
     }
-    if (tracks_generation(t))
+    if (generation)
       nmd["generation"] = gen;
     else
       nmd.erase("generation");
@@ -1045,12 +1059,14 @@ Store::SubscriptionId Store::subscribe(std::function<void(const WatchEvent&)> ca
   std::lock_guard lk(impl_->mu);
   const auto id = impl_->next_sub++;
   impl_->subscribers.emplace(id, std::move(callback));
+  impl_->subscriber_snapshot.reset();
   return id;
 }
 
 void Store::unsubscribe(SubscriptionId id) {
   std::lock_guard lk(impl_->mu);
   impl_->subscribers.erase(id);
+  impl_->subscriber_snapshot.reset();
 }
 
 void Store::start_watch_cache() {
@@ -1079,11 +1095,11 @@ void Store::dispatch() {
   while (!impl_->pending.empty()) {
     WatchEvent ev = std::move(impl_->pending.front());
     impl_->pending.pop_front();
-    std::vector<std::function<void(const WatchEvent&)>> subs;
-    for (const auto& [id, cb] : impl_->subscribers) subs.push_back(cb);
+    // The subscribers as of this event (a snapshot rebuilt only when one subscribes or leaves).
+    std::shared_ptr<const std::vector<std::function<void(const WatchEvent&)>>> subs = impl_->subscriber_list();
     // Release every level of the recursive lock held by this thread while callbacks run.
     lk.unlock();
-    for (const auto& cb : subs) cb(ev);
+    for (const auto& cb : *subs) cb(ev);
     lk.lock();
   }
   impl_->dispatching = false;
@@ -1173,16 +1189,20 @@ void WatchQueue::push(const WatchEvent& e) {
   } else if (!now) {
     return;
   }
+  bool wake = true;
   {
     std::lock_guard lk(mu_);
     if (closed_) return;
     if (events_.size() >= max_pending_) {
       closed_ = true;  // a watcher too slow to keep up is closed; it re-watches from its last version
     } else {
+      // Batched fan-out: next() only waits while the queue is empty and then takes everything, so
+      // only the event that makes it non-empty needs to wake the reader; the rest join its batch.
+      wake = events_.empty();
       events_.push_back(std::move(out));
     }
   }
-  cv_.notify_all();
+  if (wake) cv_.notify_all();
 }
 
 }  // namespace gpupool::embedded

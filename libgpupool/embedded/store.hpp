@@ -238,7 +238,8 @@ class Store {
   ListResult list(const ResourceType& t, std::string_view ns, const ListOptions& o = {}) const;
   /// Replaces an object. A non-empty metadata.resourceVersion must equal the stored one (else 409
   /// Conflict). subresource "" keeps the old status (types with a status subresource); "status"
-  /// keeps everything but status. generation is bumped when anything outside metadata/status changes.
+  /// keeps everything but status; "binding" (pods/binding) keeps the body's spec and status together.
+  /// generation is bumped when anything outside metadata/status changes.
   json::object update(const ResourceType& t, std::string_view ns, json::object obj, const WriteOptions& o = {},
                       std::string_view subresource = {});
   /// update() answering the stored object (or, for a no-op or dry run, the would-be object) shared.

@@ -987,7 +987,10 @@ void builtin_validation(AdmissionRequest& r) {
   }
   // The object is stored as Kubernetes encodes it: every quantity as Go prints it (once valid,
   // since validation's messages show them as Go parsed them).
-  if (r.subresource != "scale") schema::canonical_quantities(t.group, t.version, t.kind, obj);
+  // pods/binding is a storage-level update of the stored pod (assignPod's GuaranteedUpdate): nothing
+  // is decoded, and its quantities are canonical already.
+  if (r.subresource != "scale" && r.subresource != "binding")
+    schema::canonical_quantities(t.group, t.version, t.kind, obj);
 }
 
 }  // namespace gpupool::embedded

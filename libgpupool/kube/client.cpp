@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 #include <boost/json.hpp>
+#include <future>
 #include <map>
 #include <random>
 
@@ -264,6 +265,29 @@ boost::json::array Client::list_all(const ResourceRef& ref, const std::string& n
     for (auto& item : page.items) all.push_back(std::move(item));
     if (page.continue_token.empty()) return all;
     options.continue_token = page.continue_token;
+  }
+}
+
+void Client::for_each_page(const ResourceRef& ref, const std::string& ns, ListOptions options,
+                           const std::function<void(const RawListPage&)>& fn) const {
+  if (options.limit <= 0) options.limit = 500;  // kubectl's --chunk-size default
+  // The caller's cancellation reaches the prefetching thread too.
+  const CancelToken* cancel = CancelScope::current();
+  auto fetch = [this, &ref, &ns, cancel](ListOptions o) {
+    std::optional<CancelScope> scope;
+    if (cancel) scope.emplace(*cancel);
+    return impl_->list_raw(ref, ns, o);
+  };
+  RawListPage page = impl_->list_raw(ref, ns, options);
+  for (;;) {
+    std::future<RawListPage> next;
+    if (!page.continue_token.empty()) {
+      options.continue_token = page.continue_token;
+      next = std::async(std::launch::async, fetch, options);
+    }
+    fn(page);  // a throw here waits for the prefetch (the future's destructor) and passes on
+    if (!next.valid()) return;
+    page = next.get();
   }
 }
 

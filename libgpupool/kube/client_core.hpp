@@ -272,7 +272,8 @@ struct ClientCore {
     if (!field_manager.empty()) q.emplace_back("fieldManager", field_manager);
   }
 
-  ListPage list(const ResourceRef& ref, const std::string& ns, const ListOptions& o) const {
+  /// The request of one list page (GET with the options as query parameters).
+  Call list_call(const ResourceRef& ref, const std::string& ns, const ListOptions& o) const {
     Query q;
     if (!o.label_selector.empty()) q.emplace_back("labelSelector", o.label_selector);
     if (!o.field_selector.empty()) q.emplace_back("fieldSelector", o.field_selector);
@@ -280,8 +281,41 @@ struct ClientCore {
     if (!o.continue_token.empty()) q.emplace_back("continue", o.continue_token);
     if (!o.resource_version.empty()) q.emplace_back("resourceVersion", o.resource_version);
     const std::string effective_ns = ref.namespaced && !o.all_namespaces ? ns_or_default(ns) : "";
-    json::object body =
-        call_object({"GET", with_query(path(ref, ns, {}, o.all_namespaces), q), "", "", true, effective_ns});
+    return {"GET", with_query(path(ref, ns, {}, o.all_namespaces), q), "", "", true, effective_ns};
+  }
+
+  /// One list page as the server's JSON text, with its metadata read from the text before "items"
+  /// (Go's encoder writes a List's TypeMeta and ListMeta before Items, and so does the embedded
+  /// server): the items are never parsed here.
+  RawListPage list_raw(const ResourceRef& ref, const std::string& ns, const ListOptions& o) const {
+    const Call call = list_call(ref, ns, o);
+    HttpResponse r = execute(call);
+    RawListPage page;
+    page.text = std::move(r.body);
+    const std::string_view text = page.text;
+    json::object head;
+    boost::system::error_code ec;
+    if (const auto at = text.find("\"items\":"); at != std::string_view::npos) {
+      std::string prefix(text.substr(0, at));
+      prefix += "\"items\":null}";
+      json::value v = json::parse(prefix, ec);
+      if (!ec && v.is_object()) head = std::move(v.as_object());
+    }
+    if (head.empty()) {  // metadata after the items, or no items: read the whole document
+      json::value v = json::parse(text, ec);
+      if (ec || !v.is_object())
+        throw TransportError(
+            fmt::format("GET {}: the server's list is not a JSON object; is it a Kubernetes API server?",
+                        call.target.substr(0, call.target.find('?'))));
+      head = std::move(v.as_object());
+    }
+    page.resource_version = meta_string(head, "resourceVersion");
+    page.continue_token = meta_string(head, "continue");
+    return page;
+  }
+
+  ListPage list(const ResourceRef& ref, const std::string& ns, const ListOptions& o) const {
+    json::object body = call_object(list_call(ref, ns, o));
     ListPage page;
     if (auto* items = body.if_contains("items"); items && items->is_array()) {
       page.items = std::move(items->as_array());

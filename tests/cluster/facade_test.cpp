@@ -2,9 +2,12 @@
 // walkthrough, explain, dry runs, rollback of half-done submissions, wait, logs, namespaces.
 #include <doctest/doctest.h>
 
+#include "embedded/server_store.hpp"
+#include "gpupool/client.hpp"
 #include "gpupool/cluster.hpp"
 #include "gpupool/embedded_cluster.hpp"
 #include "gpupool/error.hpp"
+#include "gpupool/kubeconfig.hpp"
 #include "gpupool/submit_options.hpp"
 
 #include <boost/json.hpp>
@@ -82,6 +85,53 @@ TEST_CASE("nodes: the seed's kubectl get nodes columns, taints and GPUs") {
   row = std::find_if(nodes.rows.begin(), nodes.rows.end(),
                      [](const NodeRow& r) { return r.node.name == "cn-beijing.192.168.3.230"; });
   CHECK(row->node.taints.empty());
+}
+
+// The GPUs `nodes` / `top node` count as allocated: pods bound to the node and not finished, read in
+// pages with the field selector spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed, from
+// every namespace for the admin and from its own for a user who may not list the others.
+TEST_CASE("nodes: GPUs allocated by bound unfinished pods, every namespace or the user's own") {
+  SeedCluster c;
+  KubeConfigOptions ko;
+  ko.path = c.server.admin_kubeconfig();
+  Client admin(load_kubeconfig(ko));
+  const ResourceRef pods{"", "v1", "pods", "Pod"};
+  const std::string node = "cn-beijing.192.168.3.228";
+  auto pod = [&](const std::string& ns, const std::string& name, int gpus) {
+    boost::json::object p{
+        {"metadata", {{"name", name}}},
+        {"spec",
+         {{"nodeName", node},
+          {"containers",
+           boost::json::array{{{"name", "c"},
+                               {"image", "busybox"},
+                               {"resources", {{"limits", {{"nvidia.com/gpu", std::to_string(gpus)}}}}}}}}}}};
+    admin.create(pods, ns, p);
+  };
+  auto allocated = [&](const Cluster& cluster) {
+    for (const auto& row : cluster.nodes().rows)
+      if (row.node.name == node) return row.gpus_allocated;
+    FAIL("no row for " << node);
+    return std::int64_t{-1};
+  };
+  pod("alice", "a-running", 2);
+  pod("bob", "b-running", 1);
+  pod("bob", "b-done", 4);
+  // Finished as the kubelet reports it (a status write; the Client has no status subresource call).
+  auto& store = embedded::store_of(c.server);
+  store.mutate(
+      store.type("", "pods"), "bob", "b-done",
+      [](boost::json::object& p) {
+        boost::json::value& status = p["status"];
+        if (!status.is_object()) status = boost::json::object{};
+        status.as_object()["phase"] = "Succeeded";
+      },
+      {}, "status");
+  CHECK(allocated(c.admin) == 3);  // b-done finished: its 4 GPUs are free
+  CHECK(!c.admin.nodes().allocation_from_own_namespace_only);
+  Cluster alice = c.admin.connect("alice");
+  CHECK(allocated(alice) == 2);
+  CHECK(alice.nodes().allocation_from_own_namespace_only);
 }
 
 TEST_CASE("the seed's walkthrough: --toleration ssd_node lands on .230, both tolerations spread") {

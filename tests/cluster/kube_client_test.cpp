@@ -14,6 +14,7 @@
 #include "gpupool/embedded.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/kubeconfig.hpp"
+#include "gpupool/node.hpp"
 #include "kube/temp_dir.hpp"
 #include "kube/util.hpp"
 
@@ -114,6 +115,34 @@ TEST_CASE("a response larger than max_response_bytes is an error, not retried, n
   // Small answers still pass, and paging keeps each response under the limit.
   CHECK(small.server_version().major == "1");
   CHECK(small.list_all(nodes, "", {.limit = 1}).size() == 6);
+}
+
+// Client::for_each_page (the whole-cluster views' lists): the pages in order, as text with their
+// continue tokens, the same items as list_all; a throw from the callback ends the walk and reaches
+// the caller (the prefetch of the next page is waited for, not leaked).
+TEST_CASE("for_each_page: every page in order as text, the next one prefetched; a throw stops it") {
+  EmbeddedServer server(server_options({"alice"}, "v1", "seed"));
+  Client c(config_for(server.admin_kubeconfig()), fast_retries());
+  const ResourceRef nodes{"", "v1", "nodes", "Node", false};
+  std::vector<std::string> names;
+  int pages = 0;
+  c.for_each_page(nodes, "", {.limit = 4}, [&](const gpupool::RawListPage& page) {
+    ++pages;
+    CHECK(!page.resource_version.empty());
+    CHECK(page.continue_token.empty() == (pages == 2));
+    for (const auto& n : gpupool::Node::list_from_json(page.text)) names.push_back(n.name);
+  });
+  CHECK(pages == 2);  // the seed's 6 nodes in pages of 4
+  std::vector<std::string> want;
+  for (const auto& n : c.list_all(nodes, "")) want.emplace_back(n.at("metadata").at("name").as_string());
+  CHECK(names == want);
+  int calls = 0;
+  CHECK_THROWS_WITH(c.for_each_page(nodes, "", {.limit = 1},
+                                    [&](const gpupool::RawListPage&) {
+                                      if (++calls == 2) throw std::runtime_error("stop at the second page");
+                                    }),
+                    "stop at the second page");
+  CHECK(calls == 2);
 }
 
 TEST_CASE("connections are reused across requests and threads") {
