@@ -11,7 +11,7 @@ targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(quantity taint image kubeconfig profile manifest topology api_decode api)
 build=build/asan
 . scripts/ccache.sh
-cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 "${CCACHE_LAUNCHER[@]}" -DGPUPOOL_SANITIZE=ON \
+cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 "${CCACHE_LAUNCHER[@]}" -DGPUPOOL_BUILD_BENCH=OFF -DGPUPOOL_SANITIZE=ON \
   -DGPUPOOL_BUILD_FUZZ=ON >/dev/null
 cmake --build "$build" -j "${GPUPOOL_JOBS:-$(nproc)}" --target "${targets[@]/#/fuzz_}"
 mkdir -p "$build/fuzz-artifacts"

@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build/asan
 . scripts/ccache.sh
-cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 "${CCACHE_LAUNCHER[@]}" -DGPUPOOL_SANITIZE=ON \
+cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 "${CCACHE_LAUNCHER[@]}" -DGPUPOOL_BUILD_BENCH=OFF -DGPUPOOL_SANITIZE=ON \
   -DGPUPOOL_BUILD_FUZZ=ON >/dev/null
 cmake --build "$build" -j "${GPUPOOL_JOBS:-$(nproc)}"
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:detect_stack_use_after_return=1}

@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build/tsan
 . scripts/ccache.sh
-cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=g++ "${CCACHE_LAUNCHER[@]}" -DGPUPOOL_TSAN=ON \
+cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=g++ "${CCACHE_LAUNCHER[@]}" -DGPUPOOL_BUILD_BENCH=OFF -DGPUPOOL_TSAN=ON \
   -DGPUPOOL_BUILD_PYTHON=ON -DPython_EXECUTABLE=/usr/bin/python3 -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j "${GPUPOOL_JOBS:-$(nproc)}"
 export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:history_size=4}

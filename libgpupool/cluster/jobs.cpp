@@ -198,17 +198,24 @@ std::string kinds_list(const std::vector<JobLookup>& found, const std::string& n
   return out;
 }
 
+// A pod's (or pod template's) effective request of one resource, as the scheduler computes it.
+Quantity pod_request(const json::object& pod, const std::string& resource) {
+  auto req = PodRequirements::from_pod_json(pod);
+  auto it = req.requests.find(resource);
+  return it == req.requests.end() ? Quantity() : it->second;
+}
+
 // GPUs a job asks for (its pod templates, each times its pods) and holds (its pods bound to a
 // node and not finished), of the profile's GPU resource.
 void count_gpus(const detail::ClusterImpl& impl, const json::object& workload, const json::array& pods, JobInfo& info) {
   const std::string& gpu = impl.profile.gpu.resource;
   for (const auto& t : pod_templates(workload))
-    info.gpus_requested += t.pods * detail::pod_requests(*t.tmpl, gpu).value();
+    info.gpus_requested += t.pods * pod_request(*t.tmpl, gpu).value();
   for (const auto& p : pods) {
     const auto& pod = p.as_object();
     const std::string phase = str_at(pod, {"status", "phase"});
     if (str_at(pod, {"spec", "nodeName"}).empty() || phase == "Succeeded" || phase == "Failed") continue;
-    info.gpus_allocated += detail::pod_requests(pod, gpu).value();
+    info.gpus_allocated += pod_request(pod, gpu).value();
   }
 }
 
