@@ -45,7 +45,7 @@ FlagSpec sw(std::string name, std::string help, char s = 0) {
   return FlagSpec{std::move(name), s, "", std::move(help), false};
 }
 
-std::chrono::milliseconds duration_flag(const ParsedArgs& a, const std::string& name, std::string fallback) {
+std::chrono::milliseconds duration_flag(const ParsedArgs& a, const std::string& name, const std::string& fallback) {
   std::string text = a.get(name, fallback);
   auto d = parse_duration(text);
   if (!d || d->count() < 0) throw ValidationError("--" + name, text, "expected a duration such as 30s, 5m or 1h30m");
@@ -639,7 +639,7 @@ std::vector<Command> build_commands() {
        "gpupool: launch GPU training workloads on Kubernetes",
        "COMMAND",
        "Commands:\n"
-       "  submit mpi|tf|pytorch|job|deployment   submit a training job\n"
+       "  submit KIND      submit a training job: mpi, tf, pytorch, trainjob, jobset, job, deployment, pod\n"
        "  apply -f FILE    apply existing manifests (server-side apply), checked against the profile\n"
        "  get NAME         a job's status and where each instance runs\n"
        "  list             jobs in the namespace\n"

@@ -35,7 +35,7 @@ class ValidationError : public Error {
 /// what() reads: `<file>[:<line>]: <key>: <message>`.
 class ConfigError : public Error {
  public:
-  ConfigError(std::string file, std::string key, std::string message, int line = 0);
+  ConfigError(std::string file, std::string key, const std::string& message, int line = 0);
   const std::string& file() const noexcept { return file_; }
   const std::string& key() const noexcept { return key_; }
   int line() const noexcept { return line_; }  ///< 1-based; 0 when unknown

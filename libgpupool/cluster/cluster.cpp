@@ -19,6 +19,7 @@
 #include <optional>
 #include <random>
 #include <unordered_map>
+#include <utility>
 
 namespace gpupool {
 
@@ -47,7 +48,7 @@ struct Placed {
 /// is the server refusing it (validation, admission, quota, a taken name): nothing was stored.
 bool may_have_landed(std::exception_ptr e) {
   try {
-    std::rethrow_exception(e);
+    std::rethrow_exception(std::move(e));
   } catch (const CancelledError&) {
     return true;
   } catch (const ApiError& a) {
@@ -100,7 +101,7 @@ std::vector<std::string> roll_back(const Client& client, const std::vector<Place
 /// Rethrows `original` (same type, code and fields) with `note` added to its message.
 [[noreturn]] void rethrow_with_note(std::exception_ptr original, const std::string& note) {
   try {
-    std::rethrow_exception(original);
+    std::rethrow_exception(std::move(original));
   } catch (const ApiError& e) {
     throw ApiError(e.code(), e.reason(), e.status_message() + note, e.causes(), e.retry_after_seconds());
   } catch (const ResponseTooLargeError& e) {

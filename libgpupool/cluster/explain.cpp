@@ -84,6 +84,7 @@ Explanation Cluster::explain(const std::string& name) const {
         it->second += n;
     }
     std::vector<std::string> msgs;
+    msgs.reserve(seen.size());
     for (auto& [msg, n] : seen) msgs.push_back(n > 1 ? fmt::format("{} (x{})", msg, n) : std::move(msg));
     return msgs;
   };

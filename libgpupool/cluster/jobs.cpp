@@ -209,8 +209,23 @@ Quantity pod_request(const json::object& pod, const std::string& resource) {
 // node and not finished), of the profile's GPU resource.
 void count_gpus(const detail::ClusterImpl& impl, const json::object& workload, const json::array& pods, JobInfo& info) {
   const std::string& gpu = impl.profile.gpu.resource;
-  for (const auto& t : pod_templates(workload))
-    info.gpus_requested += t.pods * pod_request(*t.tmpl, gpu).value();
+  for (const auto& t : pod_templates(workload)) info.gpus_requested += t.pods * pod_request(*t.tmpl, gpu).value();
+  // A TrainJob's pod template lives in its runtime: its trainer asks resourcesPerNode on numNodes
+  // (Kubeflow Trainer v1alpha1 Trainer); the rest of the runtime asks no GPUs of gpupool's making.
+  if (str_at(workload, {"kind"}) == "TrainJob") {
+    const json::value* trainer = workload.at("spec").as_object().if_contains("trainer");
+    if (trainer && trainer->is_object()) {
+      const json::object& t = trainer->as_object();
+      json::object container{{"name", "node"}};
+      if (const json::value* r = t.if_contains("resourcesPerNode")) container["resources"] = *r;
+      json::object pod_spec;
+      pod_spec["containers"] = json::array{std::move(container)};
+      json::object per_node;
+      per_node["spec"] = std::move(pod_spec);
+      const json::value* n = t.if_contains("numNodes");
+      info.gpus_requested += (n && n->is_int64() ? n->as_int64() : 1) * pod_request(per_node, gpu).value();
+    }
+  }
   for (const auto& p : pods) {
     const auto& pod = p.as_object();
     const std::string phase = str_at(pod, {"status", "phase"});

@@ -21,7 +21,7 @@ std::string api_message(int code, const std::string& reason, const std::string& 
 }
 }  // namespace
 
-ConfigError::ConfigError(std::string file, std::string key, std::string message, int line)
+ConfigError::ConfigError(std::string file, std::string key, const std::string& message, int line)
     : Error(config_message(file, key, message, line)), file_(std::move(file)), key_(std::move(key)), line_(line) {}
 
 ApiError::ApiError(int code, std::string reason, std::string message, std::vector<StatusCause> causes,

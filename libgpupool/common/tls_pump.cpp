@@ -26,7 +26,7 @@ void TlsPump::wake() {
   [[maybe_unused]] auto n = ::write(wake_fd_, &one, sizeof one);
 }
 
-void TlsPump::send(std::string bytes) {
+void TlsPump::send(const std::string& bytes) {
   {
     std::lock_guard lk(mu_);
     if (done_) return;

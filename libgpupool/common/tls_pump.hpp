@@ -30,7 +30,7 @@ class TlsPump {
   /// Returns false when the connection failed (reset, TLS error) rather than ended.
   bool run(const std::function<void(std::string_view)>& on_bytes);
   /// Queues bytes to send; thread-safe; ignored once run() has returned.
-  void send(std::string bytes);
+  void send(const std::string& bytes);
   /// Asks run() to return once everything queued is written (thread-safe).
   void finish();
   /// Asks run() to return now (thread-safe).

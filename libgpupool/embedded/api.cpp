@@ -66,7 +66,7 @@ FieldSelector field_selector(const ResourceType& t, std::string_view text) {
 
 // ---- small helpers -------------------------------------------------------------------------------
 
-std::string q(const Request& r, const std::string& key, std::string dflt) {
+std::string q(const Request& r, const std::string& key, const std::string& dflt) {
   auto it = r.query.find(key);
   return it == r.query.end() ? dflt : it->second;
 }
@@ -305,7 +305,8 @@ json::object resource_list(const Store& store, std::string_view group, std::stri
       e["categories"] = std::move(cs);
     }
     resources.push_back(std::move(e));
-    auto sub = [&](std::string name, std::string kind, json::array verbs, std::string g = "", std::string v = "") {
+    auto sub = [&](const std::string& name, std::string kind, json::array verbs, const std::string& g = "",
+                   const std::string& v = "") {
       json::object s{{"name", t->resource + "/" + name},
                      {"singularName", ""},
                      {"namespaced", t->namespaced},
@@ -469,8 +470,8 @@ IncludeObject include_object(const Request& r) {
   return IncludeObject::Metadata;
 }
 
-json::object Call::as_served(json::object o) const { return event_view ? core_event_to_v1(o) : o; }
-json::object Call::as_stored(json::object o) const { return event_view ? v1_event_to_core(o) : o; }
+json::object Call::as_served(const json::object& o) const { return event_view ? core_event_to_v1(o) : o; }
+json::object Call::as_stored(const json::object& o) const { return event_view ? v1_event_to_core(o) : o; }
 
 WriteOptions Call::tracking(std::string manager) const {
   WriteOptions o = wo;

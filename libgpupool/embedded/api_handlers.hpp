@@ -49,8 +49,8 @@ struct Call {
   WriteOptions wo{};  ///< writes: dryRun, fieldManager, user, warnings
 
   /// The object as the request's version shows it, and back.
-  json::object as_served(json::object o) const;
-  json::object as_stored(json::object o) const;
+  json::object as_served(const json::object& o) const;
+  json::object as_stored(const json::object& o) const;
   /// `wo` recording the writer's managedFields after decoding and defaulting.
   WriteOptions tracking(std::string manager) const;
 };
@@ -60,7 +60,7 @@ using limits::kMaxRequestBodyBytes;
 inline constexpr std::size_t kEtcdMaxRequestBytes = limits::kMaxStoredObjectBytes;
 
 /// A query parameter, or `dflt`.
-std::string q(const Request& r, const std::string& key, std::string dflt = "");
+std::string q(const Request& r, const std::string& key, const std::string& dflt = "");
 bool q_true(const Request& r, const std::string& key);
 /// The list and watch options' rules (resourceVersion, resourceVersionMatch, limit, ...).
 void validate_list_options(const Request& r, bool watch);

@@ -77,14 +77,14 @@ Response Api::serve_patch(const Call& c) const {
     }
     json::object out = c.as_stored(std::move(next.as_object()));
     if (r.body.size() > 4096) check_stored_size(out);
+    const std::string read_version = meta(cur, "resourceVersion");
     if (tg.subresource == "scale") {
       const std::int64_t replicas = scale_replicas(tg.name, out);
       cur["spec"].as_object()["replicas"] = replicas;
       out = std::move(cur);
     }
     // A resourceVersion in the patch is a precondition; otherwise the version read above is.
-    if (meta(out, "resourceVersion").empty())
-      out["metadata"].as_object()["resourceVersion"] = meta(cur, "resourceVersion");
+    if (meta(out, "resourceVersion").empty()) out["metadata"].as_object()["resourceVersion"] = read_version;
     try {
       auto updated =
           store_.update(t, tg.ns, std::move(out), !apply && tg.subresource.empty() ? c.tracking(manager) : wo,

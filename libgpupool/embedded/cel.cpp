@@ -1855,7 +1855,7 @@ struct Checker {
         return prim(f == "quantity" ? Type::Quantity : Type::Bool);
       return no_match(n, a);
     }
-    if (a.size() >= 1 && a[0]->k == Type::Quantity &&
+    if (!a.empty() && a[0]->k == Type::Quantity &&
         (f == "sign" || f == "isGreaterThan" || f == "isLessThan" || f == "compareTo" || f == "asApproximateFloat" ||
          f == "asInteger" || f == "isInteger" || f == "add" || f == "sub")) {
       const bool unary = f == "sign" || f == "asApproximateFloat" || f == "asInteger" || f == "isInteger";

@@ -405,7 +405,7 @@ struct Validator {
   // schemaPropsValidator: allOf, anyOf, oneOf. Their own errors are not openapierrors.Validation,
   // so kubeOpenAPIResultToFieldErrors reports them at the root ("<nil>") with an empty value.
   void any_of(const json::value& data, const json::object& s, const std::string& path) {
-    auto composite = [&](std::string message) {
+    auto composite = [&](const std::string& message) {
       out.push_back({"FieldValueInvalid", "Invalid value: \"\": " + message, "<nil>"});
     };
     for (const char* key : {"anyOf", "oneOf", "allOf"}) {

@@ -307,7 +307,7 @@ std::optional<json::object> kubelet_status(const json::object& pod, const NodeAd
   const Clock::time_point changed = a.state == Attempt::State::Waiting   ? bound
                                     : a.state == Attempt::State::Running ? a.started
                                                                          : a.finished;
-  auto cond = [&](const char* type, bool ok, std::string reason = {}, std::string message = {},
+  auto cond = [&](const char* type, bool ok, const std::string& reason = {}, const std::string& message = {},
                   Clock::time_point at = {}) {
     return pod_condition(type, ok, reason, message, at == Clock::time_point{} ? changed : at);
   };

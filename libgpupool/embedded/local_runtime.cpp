@@ -389,7 +389,7 @@ void LocalRuntime::shutdown() {
   }
 }
 
-void LocalRuntime::reap(std::string key, pid_t pid) {
+void LocalRuntime::reap(const std::string& key, pid_t pid) {
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   {
@@ -895,7 +895,7 @@ std::optional<json::object> LocalRuntime::status(const json::object& pod, const 
     phase = "Running";
   status["phase"] = phase;
   const bool finished = phase == "Succeeded" || phase == "Failed";
-  auto cond = [&](const char* type, bool ok, std::string reason = {}, std::string message = {}) {
+  auto cond = [&](const char* type, bool ok, const std::string& reason = {}, const std::string& message = {}) {
     return pod_condition(type, ok, reason, message, now);
   };
   json::array conditions;
@@ -905,7 +905,7 @@ std::optional<json::object> LocalRuntime::status(const json::object& pod, const 
   auto set = [&](json::object c) {
     if (const json::object* old = util::find_condition(&conditions, string_of(&c, "type")))
       if (string_of(old, "status") == string_of(&c, "status")) c["lastTransitionTime"] = old->at("lastTransitionTime");
-    util::set_condition(conditions, std::move(c));
+    util::set_condition(conditions, c);
   };
   set(cond("PodReadyToStartContainers", !finished));
   set(incomplete.empty() ? cond("Initialized", true)

@@ -95,7 +95,7 @@ class LocalRuntime {
   struct Container;
   struct Pod;
   void start(Pod& pod, Container& c, const json::object& podobj, const json::object& spec, Clock::time_point now);
-  void reap(std::string key, pid_t pid);
+  void reap(const std::string& key, pid_t pid);
   int local_port_locked(const std::string& pod_key, int port);  // mu_ held
   std::vector<LocalPeer> peers_of(const json::object& pod);     // mu_ held
   /// A secretKeyRef / configMapKeyRef's value; nullopt with `error` set (unless optional) when missing.

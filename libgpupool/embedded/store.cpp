@@ -982,7 +982,7 @@ void Store::gc_foreground_locked(const std::string& uid) {
 }
 
 void Store::erase_locked(const ResourceType& t, const std::string& ns, const std::string& name,
-                         std::shared_ptr<const json::object> last) {
+                         const std::shared_ptr<const json::object>& last) {
   auto& objs = impl_->objects(t);
   auto it = objs.find({ns, name});
   if (it == objs.end()) return;

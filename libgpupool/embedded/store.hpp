@@ -315,7 +315,7 @@ class Store {
   void gc_foreground_locked(const std::string& owner_uid);
   /// Removes an object (a DELETED event carrying `last`), then runs the GC for its dependents and owners.
   void erase_locked(const ResourceType& t, const std::string& ns, const std::string& name,
-                    std::shared_ptr<const json::object> last);
+                    const std::shared_ptr<const json::object>& last);
   const Clock& clock_;
   std::unique_ptr<Impl> impl_;
 };

@@ -278,7 +278,7 @@ void serve_exec(SSL* ssl, int fd, const std::string& leftover, const Request& r,
     }
     static const char* names[] = {"stdin", "stdout", "stderr", "error", "resize"};
     std::lock_guard lk(mu);
-    if (auto it = stream_of.find(names[static_cast<int>(channel)]); it != stream_of.end())
+    if (auto it = stream_of.find(names[static_cast<unsigned char>(channel)]); it != stream_of.end())
       pump.send(spdy::Codec::data(it->second, data, false));
   };
   std::atomic<bool> closing{false};
@@ -580,7 +580,7 @@ class PortForwardSession {
     p->fd = fd;
     const std::uint32_t data_id = p->data_id, error_id = p->error_id;
     p->reader = std::thread([this, fd, data_id, error_id] {
-      spdy::pump_fd_to_stream(fd, data_id, [this](std::string frame) { send(std::move(frame)); });
+      spdy::pump_fd_to_stream(fd, data_id, [this](const std::string& frame) { send(frame); });
       // The port closed its side: close both streams (portForward's deferred Close calls).
       send(spdy::Codec::data(data_id, {}, true));
       send(spdy::Codec::data(error_id, {}, true));
@@ -648,7 +648,7 @@ Response Streams::connect(const Request& r, const std::string& ns, const std::st
     const std::string refusal =
         fmt::format("error sending request: Post \"https://{}/{}/{}/{}/{}?{}\": {}", kubelet, sub, ns, name,
                     loc.container, kubelet_query(r, sub == "exec"), dial_refused);
-    resp.takeover = [r, protocol, loc, handler, refusal, keep = handler_](SSL* ssl, int fd, std::string leftover,
+    resp.takeover = [r, protocol, loc, handler, refusal, keep = handler_](SSL* ssl, int fd, const std::string& leftover,
                                                                           const std::atomic<bool>&) {
       serve_exec(ssl, fd, leftover, r, protocol, false, loc, handler, refusal);
     };
@@ -660,7 +660,7 @@ Response Streams::connect(const Request& r, const std::string& ns, const std::st
     const auto versions = header_tokens(r, "x-stream-protocol-version");
     if (std::find(versions.begin(), versions.end(), "v4.channel.k8s.io") == versions.end())
       throw StatusError::bad_request("unable to upgrade: X-Stream-Protocol-Version v4.channel.k8s.io was not offered");
-    resp.takeover = [r, loc, handler, keep = handler_](SSL* ssl, int fd, std::string leftover,
+    resp.takeover = [r, loc, handler, keep = handler_](SSL* ssl, int fd, const std::string& leftover,
                                                        const std::atomic<bool>&) {
       serve_exec(ssl, fd, leftover, r, "v4.channel.k8s.io", true, loc, handler, "");
     };
@@ -676,7 +676,7 @@ Response Streams::connect(const Request& r, const std::string& ns, const std::st
     if (std::find(versions.begin(), versions.end(), "portforward.k8s.io") == versions.end())
       throw StatusError::bad_request("unable to upgrade: X-Stream-Protocol-Version portforward.k8s.io was not offered");
   }
-  resp.takeover = [r, websocket, loc, handler, keep = handler_](SSL* ssl, int fd, std::string leftover,
+  resp.takeover = [r, websocket, loc, handler, keep = handler_](SSL* ssl, int fd, const std::string& leftover,
                                                                 const std::atomic<bool>&) {
     TlsPump pump(ssl, fd);
     pump.send(websocket ? websocket_101(r, "SPDY/3.1+portforward.k8s.io")

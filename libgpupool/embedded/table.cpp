@@ -36,7 +36,7 @@ std::int64_t n(const json::value& v, std::initializer_list<std::string_view> pat
   if (x && x->is_uint64()) return static_cast<std::int64_t>(x->as_uint64());
   return 0;
 }
-std::string none_if_empty(std::string v) { return v.empty() ? "<none>" : v; }
+std::string none_if_empty(const std::string& v) { return v.empty() ? "<none>" : v; }
 
 std::string age(const json::value& obj, Clock::time_point now) {
   Clock::time_point created{};

@@ -65,8 +65,8 @@ std::vector<std::string> claims_of(const json::object& pod) {
   return out;
 }
 
-void set_annotation(json::object& o, std::string_view key, std::string value) {
-  ensure_object(ensure_object(o, "metadata"), "annotations")[key] = std::move(value);
+void set_annotation(json::object& o, std::string_view key, const std::string& value) {
+  ensure_object(ensure_object(o, "metadata"), "annotations")[key] = value;
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ Reflector::Reflector(const ClientCore& client, const ResourceRef& ref, const std
       cancel_(cancel),
       rv_(options.resource_version) {}
 
-bool Reflector::deliver(WatchEvent ev) {
+bool Reflector::deliver(const WatchEvent& ev) {
   if (ev.type == "DELETED") {
     known_.erase(key_of(ev.object));
   } else {

@@ -30,7 +30,7 @@ class Reflector {
 
  private:
   /// Hands `ev` to the handler after updating the known objects; false once the handler stopped.
-  bool deliver(WatchEvent ev);
+  bool deliver(const WatchEvent& ev);
   /// (Re-)list: delivers what changed since the objects known, then resumes from the list's version.
   void relist();
   /// relist(), false when `cancel` ended it.

@@ -182,7 +182,7 @@ ApiError decode_error(int http_status, std::string_view body, std::optional<int>
   std::string message = generic_message(http_status);
   if (!body.empty()) {
     std::string_view trimmed = body.substr(0, body.find_last_not_of(" \r\n\t") + 1);
-    std::string kind = trimmed.rfind("<", 0) == 0 ? "an HTML page"
+    std::string kind = trimmed.rfind('<', 0) == 0 ? "an HTML page"
                        : !ec                      ? "JSON that is not a Status"
                                                   : "a non-JSON body";
     message += fmt::format(" (the response was {} of {} bytes, not a Kubernetes Status: \"{}\")", kind, body.size(),

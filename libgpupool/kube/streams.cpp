@@ -697,7 +697,7 @@ class SpdyPortForward final : public PortForward {
       h[0].second = "data";
       send_raw(codec_.syn_stream(data_id, h));
     }
-    spdy::pump_fd_to_stream(fd, data_id, [this](std::string frame) { send_raw(std::move(frame)); });
+    spdy::pump_fd_to_stream(fd, data_id, [this](const std::string& frame) { send_raw(frame); });
     send_raw(spdy::Codec::data(data_id, {}, true));
     // As portforward.go's handleConnection: the remote side done, then the error stream read to
     // its end, reported, and only then the local connection closed.

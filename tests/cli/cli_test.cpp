@@ -127,7 +127,7 @@ TEST_CASE("every command has --help; bad usage exits 2 with one line") {
 TEST_CASE("no arguments prints the overview") {
   Result r = run_cli({});
   CHECK(r.code == 0);
-  CHECK(r.out.find("submit mpi|tf|pytorch|job|deployment") != std::string::npos);
+  CHECK(r.out.find("submit KIND      submit a training job: mpi, tf, pytorch, trainjob, jobset") != std::string::npos);
 }
 
 namespace {

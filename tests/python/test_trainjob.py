@@ -29,6 +29,9 @@ def test_submit_trainjob_runs_on_the_tolerated_node(seed_cluster):
     names = sorted(i.name for i in info.instances)
     assert [n[:len("tj-node-0-0-")] for n in names] == ["tj-node-0-0-", "tj-node-0-1-"]
     assert {i.node_ip for i in info.instances} == {"192.168.3.230"}
+    # top job: the trainer's resourcesPerNode on numNodes (its pod template lives in the runtime).
+    top = {j.name: j for j in seed_cluster.top_jobs()}
+    assert (top["tj"].gpus_requested, top["tj"].gpus_allocated) == (2, 2)
 
 
 def test_trainjob_options_are_checked():

@@ -18,6 +18,7 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 namespace gpupool::py_bindings {
 namespace {
@@ -49,7 +50,7 @@ struct Channel {
   void finish(std::exception_ptr e = nullptr) {
     std::lock_guard lock(m);
     done = true;
-    error = e;
+    error = std::move(e);
     cv.notify_all();
   }
   bool is_cancelled() {
@@ -404,8 +405,8 @@ void bind_results(py::module_& m) {
       .def("__exit__", [](LogIterator& self, py::args) { self.close(); });
 }
 
-ConnectOptions connect_options(std::optional<std::string> kubeconfig, std::optional<std::string> context,
-                               std::optional<std::string> ns, std::optional<std::string> profile) {
+ConnectOptions connect_options(const std::optional<std::string>& kubeconfig, const std::optional<std::string>& context,
+                               const std::optional<std::string>& ns, const std::optional<std::string>& profile) {
   ConnectOptions o;
   o.kubeconfig = kubeconfig.value_or("");
   o.context = context.value_or("");
@@ -553,7 +554,7 @@ void bind_cluster_class(py::module_& m) {
             if (!reporter.is_none()) callbacks.push_back(reporter);
             if (!on_change.is_none()) callbacks.push_back(on_change);
             try {
-              JobInfo info = wait_interruptibly(self, name, w, duration_from(timeout), callbacks);
+              JobInfo info = wait_interruptibly(self, name, w, duration_from(std::move(timeout)), callbacks);
               if (!reporter.is_none()) reporter.attr("close")(info);
               return info;
             } catch (...) {
@@ -712,7 +713,7 @@ void bind_streams(py::module_& m) {
       .def(
           "port_forward",
           [](const Cluster& self, const std::string& name, py::object ports, std::optional<std::string> instance) {
-            auto specs = ports_from(ports);
+            auto specs = ports_from(std::move(ports));
             py::gil_scoped_release unlocked;
             return self.port_forward(name, specs, instance.value_or(""), python_error_logger());
           },

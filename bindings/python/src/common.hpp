@@ -96,15 +96,16 @@ void def_equality(py::class_<T, Extra...>& cls) {
   cls.attr("__hash__") = py::none();
 }
 
+// NOLINTBEGIN(bugprone-macro-parentheses): Type is a type name, used as `Type&`.
 /// A string property over an enum field: get via to_string(e), set via parse(text, field).
 #define GPUPOOL_PY_ENUM_PROPERTY(cls, Type, pyname, member, parse_fn, field)        \
-  cls.def_property(                                                                 \
+  (cls).def_property(                                                               \
       pyname, [](const Type& self) { return std::string(to_string(self.member)); }, \
       [](Type& self, std::string_view text) { self.member = parse_fn(text, field); })
 
 /// The same for an optional enum field (None <-> nullopt).
 #define GPUPOOL_PY_OPTIONAL_ENUM_PROPERTY(cls, Type, pyname, member, parse_fn, field) \
-  cls.def_property(                                                                   \
+  (cls).def_property(                                                                 \
       pyname,                                                                         \
       [](const Type& self) -> py::object {                                            \
         if (!self.member) return py::none();                                          \
@@ -116,5 +117,6 @@ void def_equality(py::class_<T, Extra...>& cls) {
         else                                                                          \
           self.member.reset();                                                        \
       })
+// NOLINTEND(bugprone-macro-parentheses)
 
 }  // namespace gpupool::py_bindings

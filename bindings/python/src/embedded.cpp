@@ -6,6 +6,8 @@
 
 #include <pybind11/chrono.h>
 
+#include <utility>
+
 namespace gpupool::py_bindings {
 namespace {
 
@@ -18,12 +20,12 @@ std::optional<std::string> state_dir(py::handle state) {
 }
 
 std::unique_ptr<EmbeddedCluster> start(std::string topology, std::vector<std::string> users,
-                                       std::optional<std::string> profile, std::optional<bool> manual_clock,
+                                       const std::optional<std::string>& profile, std::optional<bool> manual_clock,
                                        std::string mpijob_version, int port, std::string kubeconfig_dir,
-                                       py::object state, std::string run) {
+                                       py::object state, const std::string& run) {
   EmbeddedClusterOptions o;
   o.topology = std::move(topology);
-  o.state = state_dir(state);
+  o.state = state_dir(std::move(state));
   o.manual_clock = manual_clock;
   o.server.users = std::move(users);
   o.server.mpijob_version = std::move(mpijob_version);
@@ -94,7 +96,7 @@ void bind_embedded(py::module_& m) {
       .def(
           "advance",
           [](EmbeddedCluster& self, py::object by) {
-            auto d = duration_from(by);
+            auto d = duration_from(std::move(by));
             EmbeddedServer& server = self.server();
             py::gil_scoped_release unlocked;
             server.advance(d);

@@ -36,7 +36,7 @@ ErrorTypes& types() {
 }
 
 PyObject* new_type(py::module_& m, const char* name, const char* doc, py::tuple bases,
-                   std::vector<std::pair<const char*, py::object>> defaults) {
+                   const std::vector<std::pair<const char*, py::object>>& defaults) {
   std::string qualified = std::string("gpupool.") + name;
   PyObject* type = PyErr_NewExceptionWithDoc(qualified.c_str(), doc, bases.ptr(), nullptr);
   if (!type) throw py::error_already_set();
@@ -46,7 +46,7 @@ PyObject* new_type(py::module_& m, const char* name, const char* doc, py::tuple 
   return type;
 }
 
-void raise(PyObject* type, const char* message, std::vector<std::pair<const char*, py::object>> attributes) {
+void raise(PyObject* type, const char* message, const std::vector<std::pair<const char*, py::object>>& attributes) {
   py::object exc = py::reinterpret_borrow<py::object>(type)(message);
   for (auto& [attr, value] : attributes) exc.attr(attr) = value;
   PyErr_SetObject(type, exc.ptr());  // the translator returns with the Python error set
@@ -100,6 +100,7 @@ void bind_errors(py::module_& m) {
                          "short); not retried.",
                          py::make_tuple(error), {});
 
+  // NOLINTNEXTLINE(performance-unnecessary-value-param): pybind11::ExceptionTranslator takes it by value.
   py::register_exception_translator([](std::exception_ptr p) {
     auto& t = types();
     try {

@@ -1,4 +1,6 @@
 // Bindings of site profiles (profile.hpp), rendering (render.hpp) and manifest text (manifest.hpp).
+#include <utility>
+
 #include "common.hpp"
 
 #include "gpupool/error.hpp"
@@ -146,13 +148,14 @@ void bind_render(py::module_& m) {
   bind_submission(m);
 
   m.def(
-      "render", [](const Workload& workload, py::object profile) { return render(workload, profile_from(profile)); },
+      "render",
+      [](const Workload& workload, py::object profile) { return render(workload, profile_from(std::move(profile))); },
       py::arg("workload"), py::arg("profile") = py::none(),
       "Workload + site profile -> the Kubernetes objects of its submission. `profile` is a Profile or the name of\n"
       "a built-in one (\"iiis\", \"generic\"); None means \"generic\".");
 
   m.def(
-      "validate_workload", [](const Workload& w, py::object profile) { validate(w, profile_from(profile)); },
+      "validate_workload", [](const Workload& w, py::object profile) { validate(w, profile_from(std::move(profile))); },
       py::arg("workload"), py::arg("profile") = py::none(),
       "Raises ValidationError for exactly what render(workload, profile) refuses (profile: a Profile, a built-in\n"
       "name, or None for \"generic\").");

@@ -73,7 +73,7 @@ struct alignas(64) NodeInfo {
   static std::array<std::uint64_t, 4> spread_bits(int id) noexcept {
     std::uint64_t h = static_cast<std::uint64_t>(id) * 0x9E3779B97F4A7C15ULL;  // Fibonacci hashing
     std::array<std::uint64_t, 4> bits{};
-    for (int i = 0; i < 3; ++i, h <<= 8) {
+    for (int i = 0; i < 3; ++i, h <<= 8) {              // NOLINT(bugprone-infinite-loop): i and h advance here
       const auto bit = static_cast<unsigned>(h >> 56);  // the top 8 bits: 0..255
       bits[bit / 64] |= std::uint64_t{1} << (bit % 64);
     }
