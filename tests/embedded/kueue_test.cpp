@@ -9,11 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "controller_world.hpp"
 #include "embedded/controller_kueue.hpp"
-#include "embedded/controllers.hpp"
-#include "embedded/kubelet.hpp"
-#include "embedded/store.hpp"
-#include "gpupool/topology.hpp"
 
 using namespace gpupool::embedded;
 using namespace std::chrono_literals;
@@ -32,20 +29,13 @@ std::string at(const json::object& o, std::string_view pointer) {
   return v->is_string() ? std::string(v->as_string()) : json::serialize(*v);
 }
 
-struct Kueue {
-  Clock clock = Clock::manual();
-  Store store{clock};
-  Controllers controllers{store, clock};
-  Kubelet kubelet{store, clock, KubeletOptions{}};
-  const ResourceType& pods = store.type("", "pods");
+// The seed nodes, the controllers and a kubelet (testing::World: bind_all, advance), with Kueue's objects.
+struct Kueue : testing::World {
   const ResourceType& jobs = store.type("batch", "jobs");
   const ResourceType& workloads = store.type("kueue.x-k8s.io", "workloads");
 
   // A 2-GPU ClusterQueue (flavor "a100", nodeLabels of the seed's P100 nodes) behind LocalQueue "team" in "default".
   explicit Kueue(std::string_view strategy = "BestEffortFIFO", std::string_view preemption = "Never", int gpus = 2) {
-    store.create(store.type("", "namespaces"), "", obj(R"({"metadata":{"name":"default"}})"));
-    for (const auto& n : gpupool::Topology::builtin("seed").nodes)
-      store.create(store.type("", "nodes"), "", n.to_node_object(clock.now()));
     store.create(store.type("kueue.x-k8s.io", "resourceflavors"), "", obj(R"({"metadata":{"name":"a100"},
                         "spec":{"nodeLabels":{"aliyun.accelerator/nvidia_name":"Tesla-P100-PCIE-16GB"}}})"));
     store.create(store.type("kueue.x-k8s.io", "clusterqueues"), "",
@@ -99,20 +89,6 @@ struct Kueue {
     return c ? fmt::format("{} {}: {}", json::value_to<std::string>(c->at("status")),
                            json::value_to<std::string>(c->at("reason")), json::value_to<std::string>(c->at("message")))
              : "none";
-  }
-  void bind_all() {
-    for (const auto& p : store.list(pods, "default").items)
-      if (at(*p, "/spec/nodeName").empty())
-        store.mutate(
-            pods, "default", at(*p, "/metadata/name"),
-            [](json::object& o) { o["spec"].as_object()["nodeName"] = "cn-beijing.192.168.3.230"; }, {}, "binding");
-  }
-  void advance(Clock::duration d) {
-    bind_all();
-    clock.advance(d);
-    kubelet.sync();
-    bind_all();
-    kubelet.sync();
   }
 };
 
