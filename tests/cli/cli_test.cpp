@@ -447,3 +447,38 @@ TEST_CASE("submit trainjob on the seed: tolerations reach the pods through the r
   CHECK(gp("delete tj").code == 0);
   CHECK(gp("get tj").code == 1);
 }
+
+TEST_CASE("submit trainjob -q: the first of two 2-GPU TrainJobs on a 2-GPU queue runs, get shows the second pending") {
+  Terminal gp;
+  {
+    std::ofstream q(gp.state / "queues.yaml");
+    q << "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: p100}\n"
+         "spec: {nodeLabels: {aliyun.accelerator/nvidia_name: Tesla-P100-PCIE-16GB}}\n---\n"
+         "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: gpus}\n"
+         "spec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu, nvidia.com/gpu]\n"
+         "    flavors:\n    - name: p100\n      resources:\n      - {name: cpu, nominalQuota: \"64\"}\n"
+         "      - {name: nvidia.com/gpu, nominalQuota: 2}\n---\n"
+         "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: team, namespace: default}\n"
+         "spec: {clusterQueue: gpus}\n";
+  }
+  REQUIRE(gp("apply -f '" + (gp.state / "queues.yaml").string() + "'").code == 0);
+  for (const char* name : {"tj1", "tj2"}) {
+    Result r = gp(std::string("submit trainjob --name ") + name +
+                  " --gpus 1 --workers 2 --toleration all -q team --image busybox 'python train.py'");
+    CAPTURE(r.err);
+    REQUIRE(r.code == 0);
+  }
+  Result first = gp("get tj1");
+  CAPTURE(first.out);
+  CHECK(first.out.find("QUEUE: team (admitted)\n") != std::string::npos);
+  CHECK(first.out.find("tj1-node-0-1-") != std::string::npos);
+  Result second = gp("get tj2");
+  CAPTURE(second.out);
+  CHECK(second.out.rfind("STATUS: PENDING\n", 0) == 0);
+  CHECK(second.out.find("QUEUE: team (pending #1: couldn't assign flavors to pod set node: insufficient unused quota "
+                        "for nvidia.com/gpu in flavor p100, 2 more needed)\n") != std::string::npos);
+  // The first gone, its quota goes to the second, which runs.
+  REQUIRE(gp("delete tj1").code == 0);
+  REQUIRE(gp("wait tj2 --for Running --timeout 1m").code == 0);
+  CHECK(gp("get tj2").out.find("QUEUE: team (admitted)\n") != std::string::npos);
+}
