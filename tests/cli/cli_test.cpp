@@ -450,18 +450,8 @@ TEST_CASE("submit trainjob on the seed: tolerations reach the pods through the r
 
 TEST_CASE("submit trainjob -q: the first of two 2-GPU TrainJobs on a 2-GPU queue runs, get shows the second pending") {
   Terminal gp;
-  {
-    std::ofstream q(gp.state / "queues.yaml");
-    q << "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: p100}\n"
-         "spec: {nodeLabels: {aliyun.accelerator/nvidia_name: Tesla-P100-PCIE-16GB}}\n---\n"
-         "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: gpus}\n"
-         "spec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [cpu, nvidia.com/gpu]\n"
-         "    flavors:\n    - name: p100\n      resources:\n      - {name: cpu, nominalQuota: \"64\"}\n"
-         "      - {name: nvidia.com/gpu, nominalQuota: 2}\n---\n"
-         "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: team, namespace: default}\n"
-         "spec: {clusterQueue: gpus}\n";
-  }
-  REQUIRE(gp("apply -f '" + (gp.state / "queues.yaml").string() + "'").code == 0);
+  // The README's queue: LocalQueue "team" on a 2-GPU ClusterQueue.
+  REQUIRE(gp("apply -f '" GPUPOOL_SOURCE_DIR "/examples/kueue/queues.yaml'").code == 0);
   for (const char* name : {"tj1", "tj2"}) {
     Result r = gp(std::string("submit trainjob --name ") + name +
                   " --gpus 1 --workers 2 --toleration all -q team --image busybox 'python train.py'");
