@@ -1844,6 +1844,12 @@ SCENARIOS["kueuetrain"] = [
      _workload("trainjob-kq-tj-00000", [("node", 2)])),
     (["create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.podSets[*].name} {.spec.podSets[*].count}"],
      _workload("jobset-kq-js-00000", [("driver", 1), ("workers", 2)])),
+    # A ClusterQueue created by server-side apply (`gpupool apply -f`) gets its schema's defaults too.
+    (["apply", "--server-side", "-f", "-", "-o", "jsonpath={.spec.queueingStrategy} {.spec.preemption}"],
+     json.dumps({"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue", "metadata": {"name": "kq-fid-cq"},
+                 "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+                     {"name": "kq-fid", "resources": [{"name": "cpu", "nominalQuota": "1"}]}]}]}})),
+    (["delete", "clusterqueue", "kq-fid-cq"], None),
 ]
 TRAINER_CRDS = [os.path.join(HERE, "..", "..", "data", "crds", n + ".json")
                 for n in ("trainer_trainjobs", "trainer_trainingruntimes", "trainer_clustertrainingruntimes",
@@ -1895,7 +1901,8 @@ SETUP["trainjob"] = [["create", "-f", f] for f in TRAINER_CRDS] + [
     ["wait", "--for=condition=established", "--timeout=30s", "crd/trainjobs.trainer.kubeflow.org",
      "crd/clustertrainingruntimes.trainer.kubeflow.org", "crd/jobsets.jobset.x-k8s.io"],
     ["create", "-f", os.path.join(HERE, "..", "..", "data", "crds", "trainer_runtimes.json")]]
-SETUP["kueuetrain"] = SETUP["kueue"][:len(KUEUE_CRDS) + 1] + SETUP["trainjob"]
+SETUP["kueuetrain"] = SETUP["kueue"][:len(KUEUE_CRDS) + 1] + SETUP["trainjob"] + [
+    ["delete", "clusterqueue", "kq-fid-cq", "--ignore-not-found"]]
 # The guide's PVC names the NFS class; with the class present, neither server warns about it.
 SETUP["gpupoolapply"] = [["create", "-f", os.path.join(HERE, "data", "nfs-storageclass.json")]]
 SETUP["gpupoolloop"] = [["delete", "node", "--ignore-not-found", "loop-fid-n1"],
@@ -1908,6 +1915,7 @@ TEARDOWN = {"gpupoolloop": [["delete", "node", "--ignore-not-found", "loop-fid-n
                         ["delete", "node", "--ignore-not-found"] + STREAMS_NODES],
             "scheduling": [["delete", "pods", "--all", "--force", "--grace-period=0"],
                            ["delete", "node", "--ignore-not-found"] + FID_NODES]}
+TEARDOWN["kueuetrain"] = [["delete", "clusterqueue", "kq-fid-cq", "--ignore-not-found"]]
 TEARDOWN["kueue"] = [["delete", "clusterqueue", "kueue-fid-cq", "--ignore-not-found"],
                      ["delete", "resourceflavor", "kueue-fid-a100", "--ignore-not-found"]]
 
