@@ -1,6 +1,7 @@
-// The embedded Kueue (embedded/controller_kueue.cpp): Workloads for queued Jobs, quota by flavor,
-// FIFO, all-or-nothing admission, preemption by priority, queue status. The clock is the store's
-// manual clock; pods finish by the simulated kubelet (gpupool.io/simulate-duration).
+// The embedded Kueue (embedded/controller_kueue.cpp): Workloads for queued Jobs, Kubeflow jobs,
+// JobSets and TrainJobs, quota by flavor, FIFO, all-or-nothing admission, preemption by priority,
+// queue status. The clock is the store's manual clock; pods finish by the simulated kubelet
+// (gpupool.io/simulate-duration).
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
