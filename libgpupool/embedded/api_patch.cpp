@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "embedded/api_handlers.hpp"
+#include "embedded/crd_schema.hpp"
 
 namespace gpupool::embedded {
 
@@ -37,6 +38,9 @@ Response Api::serve_patch(const Call& c) const {
   if (apply && !store_.find(t, tg.ns, tg.name)) {
     // Server-side apply of an object that does not exist creates it.
     json::object obj = server_side_apply(nullptr, c.as_stored(patch.as_object()), t, manager, force, to_rfc3339(now));
+    // A custom resource's applied object is decoded as any write's (customresource_handler.go
+    // schemaCoercingDecoder): its structural schema's defaults are set.
+    if (t.schema) crd::apply_defaults(obj, *t.schema);
     return json_response(201, c.as_served(store_.create(t, tg.ns, std::move(obj), wo)));
   }
   for (int attempt = 0;; ++attempt) {
@@ -56,6 +60,7 @@ Response Api::serve_patch(const Call& c) const {
       next = merge_patch(base, patch);
     } else if (apply) {
       next = server_side_apply(&cur, c.as_stored(patch.as_object()), t, manager, force, to_rfc3339(now));
+      if (t.schema) crd::apply_defaults(next.as_object(), *t.schema);  // (as above)
     } else {
       if (tg.subresource != "scale" && patch.is_object()) check_patched_types(t, patch.as_object(), true);
       next = strategic_merge_patch(base, patch, tg.subresource == "scale" ? "Scale" : t.kind);

@@ -16,6 +16,7 @@
 // coordinator, exclusive placement or volumeClaimPolicies (the runtimes gpupool uses have none).
 #include <openssl/sha.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -46,6 +47,10 @@ std::string job_key(const std::string& ns, const std::string& job) {
 bool bool_at(const json::object* o, std::string_view key) {
   const json::value* v = o ? o->if_contains(key) : nullptr;
   return v && v->is_bool() && v->as_bool();
+}
+
+void merge_into(json::object& to, const json::object& from) {
+  for (const auto& [k, v] : from) to[k] = v;
 }
 
 bool job_has_condition(const json::object& job, std::string_view type) {
@@ -193,7 +198,29 @@ Plan plan_jobset(const json::object& js, const Children& children, Clock::time_p
         // suspendJobs / resumeJobsIfNecessary: the Jobs follow the JobSet's suspend.
         if (!finished && job_suspended != suspend) {
           json::object next = job;
-          next["spec"].as_object()["suspend"] = suspend;
+          json::object& nspec = next["spec"].as_object();
+          nspec["suspend"] = suspend;
+          // resumeJob: what Kueue may have changed on the replicatedJob's pod template while the
+          // JobSet was suspended reaches the Job before it runs (collections.MergeMaps of labels,
+          // annotations and nodeSelector, the template's winning; MergeSlices of tolerations and
+          // schedulingGates: those missing appended).
+          if (const json::object* from = suspend ? nullptr : object_at(r, {"template", "spec", "template"})) {
+            json::object& to = ensure_object(nspec, "template");
+            for (const char* k : {"labels", "annotations"})
+              if (const json::object* m = object_at(*from, {"metadata", k}))
+                merge_into(ensure_object(ensure_object(to, "metadata"), k), *m);
+            if (const json::object* m = object_at(*from, {"spec", "nodeSelector"}))
+              merge_into(ensure_object(ensure_object(to, "spec"), "nodeSelector"), *m);
+            for (const char* k : {"tolerations", "schedulingGates"})
+              if (const json::array* a = util::array_at(*from, {"spec"}, k)) {
+                json::value& cur = ensure_object(to, "spec")[k];
+                if (!cur.is_array()) cur = json::array{};
+                for (const auto& x : *a)
+                  if (std::none_of(cur.as_array().begin(), cur.as_array().end(),
+                                   [&](const json::value& y) { return util::json_equal(x, y); }))
+                    cur.as_array().push_back(x);
+              }
+          }
           plan.update.push_back({"batch", "jobs", std::move(next)});
         }
       }

@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "embedded/controllers.hpp"
 #include "embedded/controllers_util.hpp"
 #include "embedded/store.hpp"
 #include "gpupool/quantity.hpp"
@@ -24,34 +25,44 @@ using namespace ctrl;  // NOLINT (the controllers' helpers, controllers_util.hpp
 namespace {
 
 constexpr std::string_view kGroup = "kueue.x-k8s.io";
-constexpr std::string_view kJobUidLabel = "kueue.x-k8s.io/job-uid";  // constants.JobUIDLabel
-constexpr std::string_view kPodSetLabel = "kueue.x-k8s.io/podset";   // constants.PodSetLabel
+constexpr std::string_view kJobUidLabel = "kueue.x-k8s.io/job-uid";   // constants.JobUIDLabel
+constexpr std::string_view kPodSetLabel = "kueue.x-k8s.io/podset";    // constants.PodSetLabel
+constexpr std::string_view kKueueManager = "kueue.x-k8s.io/manager";  // trainjob runtimePatchManagerName
 
 using Ptr = std::shared_ptr<const json::object>;
 
 // The job kinds Kueue's default configuration integrates (config/components/manager
 // controller_manager_config.yaml integrations.frameworks) that the embedded cluster runs: where
-// each is suspended and how it splits into podSets.
+// each is suspended, how it splits into podSets and which conditions finish it.
 //  - batch/job (jobs/job/job_controller.go PodSets): one podSet "main" of min(parallelism,
 //    completions) pods, spec.suspend;
 //  - kubeflow.org/mpijob, mpi-operator's v2beta1 only (jobs/mpijob: Launcher, Worker), and the
 //    training-operator kinds (jobs/kubeflow/kubeflowjob PodSets, OrderedReplicaTypes): one podSet per
-//    replica type present, named in lower case, of `replicas` pods (default 1), runPolicy.suspend.
+//    replica type present, named in lower case, of `replicas` pods (default 1), runPolicy.suspend;
+//  - jobset.x-k8s.io/jobset (jobs/jobset/jobset_controller.go PodSets, podsCount): one podSet per
+//    replicatedJob, in order, named as it, of replicas * min(parallelism, completions) pods, the
+//    Job template's pod template; spec.suspend; Finished on Completed or Failed;
+//  - trainer.kubeflow.org/trainjob (jobs/trainjob/trainjob_controller.go PodSets): the podSets of
+//    the JobSet the TrainJob's runtime builds (getChildJobSet, here plan_trainjob, the embedded
+//    Trainer's own builder); spec.suspend; Finished on Complete or Failed.
 // (pod and deployment are opt-in frameworks, off by default: their objects run unqueued here too.)
+enum class Shape { Job, Kubeflow, JobSet, TrainJob };
 struct Integration {
   std::string_view group, version, resource, kind;
+  Shape shape;
   std::vector<std::string_view> suspend;
-  std::string_view specs_key;           // "" for batch/v1 Job
-  std::vector<std::string_view> order;  // replica types, in Kueue's podSet order
-  std::vector<std::string_view> done;   // conditions that finish the job
+  std::string_view specs_key;           // Kubeflow: the replica specs' member
+  std::vector<std::string_view> order;  // Kubeflow: replica types, in Kueue's podSet order
+  std::vector<std::string_view> done;   // conditions that finish the job, success first
 };
 const std::vector<Integration>& integrations() {
   static const std::vector<Integration> all = {
-      {"batch", "v1", "jobs", "Job", {"spec", "suspend"}, "", {}, {"Complete", "Failed"}},
+      {"batch", "v1", "jobs", "Job", Shape::Job, {"spec", "suspend"}, "", {}, {"Complete", "Failed"}},
       {"kubeflow.org",
        "v2beta1",
        "mpijobs",
        "MPIJob",
+       Shape::Kubeflow,
        {"spec", "runPolicy", "suspend"},
        "mpiReplicaSpecs",
        {"Launcher", "Worker"},
@@ -60,6 +71,7 @@ const std::vector<Integration>& integrations() {
        "v1",
        "pytorchjobs",
        "PyTorchJob",
+       Shape::Kubeflow,
        {"spec", "runPolicy", "suspend"},
        "pytorchReplicaSpecs",
        {"Master", "Worker"},
@@ -68,10 +80,29 @@ const std::vector<Integration>& integrations() {
        "v1",
        "tfjobs",
        "TFJob",
+       Shape::Kubeflow,
        {"spec", "runPolicy", "suspend"},
        "tfReplicaSpecs",
        {"Chief", "Master", "PS", "Worker", "Evaluator"},
        {"Succeeded", "Failed"}},
+      {"jobset.x-k8s.io",
+       "v1alpha2",
+       "jobsets",
+       "JobSet",
+       Shape::JobSet,
+       {"spec", "suspend"},
+       "",
+       {},
+       {"Completed", "Failed"}},
+      {"trainer.kubeflow.org",
+       "v1alpha1",
+       "trainjobs",
+       "TrainJob",
+       Shape::TrainJob,
+       {"spec", "suspend"},
+       "",
+       {},
+       {"Complete", "Failed"}},
   };
   return all;
 }
@@ -93,34 +124,112 @@ void set_suspended(json::object& o, const std::vector<std::string_view>& path, b
   (*cur)[*(path.end() - 1)] = value;
 }
 
-// The pod templates of a job, one per podSet, in Kueue's order: (podSet name, template, count).
+// A job's podSet, in Kueue's order: its name, its pods, its pod template, and where that template is
+// in the job (object members, or array indices in digits: a JobSet's replicatedJobs is a list);
+// `path` is empty when the template is not in the job (a TrainJob's come from its runtime).
 struct JobPodSet {
   std::string name;
-  std::string replica;  // the replica type ("" for a batch/v1 Job)
   std::int64_t count;
+  json::object tmpl;
+  std::vector<std::string> path;
 };
-std::vector<JobPodSet> job_podsets(const Integration& in, const json::object& job) {
+
+// The pod template at `path` in `job` (created where missing), null when an index is out of range.
+json::object* template_at(json::object& job, const std::vector<std::string>& path) {
+  json::value* cur = nullptr;
+  json::object* obj = &job;
+  for (const auto& seg : path) {
+    if (cur && cur->is_array()) {
+      const std::size_t i = std::stoul(seg);
+      if (i >= cur->as_array().size() || !cur->as_array()[i].is_object()) return nullptr;
+      cur = &cur->as_array()[i];
+      obj = &cur->as_object();
+      continue;
+    }
+    if (!obj) return nullptr;
+    json::value& next = (*obj)[seg];
+    if (next.is_null()) next = json::object{};
+    cur = &next;
+    obj = next.is_object() ? &next.as_object() : nullptr;
+  }
+  return obj;
+}
+
+// jobs/jobset PodSets: a JobSet spec's replicatedJobs, `prefix` leading to that spec in the job.
+void jobset_podsets(const json::object* spec, std::vector<std::string> prefix, std::vector<JobPodSet>& out) {
+  const json::value* rjobs = spec ? spec->if_contains("replicatedJobs") : nullptr;
+  if (!rjobs || !rjobs->is_array()) return;
+  for (std::size_t i = 0; i < rjobs->as_array().size(); ++i) {
+    const json::value& r = rjobs->as_array()[i];
+    if (!r.is_object()) continue;
+    // PodsCountPerReplica: parallelism (default 1), at most completions (default parallelism).
+    const json::object* jspec = object_at(r.as_object(), {"template", "spec"});
+    const std::int64_t parallelism = count_of(jspec, "parallelism", 1);
+    const std::int64_t per_replica = std::min(parallelism, count_of(jspec, "completions", parallelism));
+    const json::object* t = jspec ? object_at(*jspec, {"template"}) : nullptr;
+    std::vector<std::string> path = prefix;
+    for (const char* seg : {"replicatedJobs", "", "template", "spec", "template"}) path.emplace_back(seg);
+    path[prefix.size() + 1] = std::to_string(i);
+    out.push_back({string_of(&r.as_object(), "name"), count_of(&r.as_object(), "replicas", 1) * per_replica,
+                   t ? *t : json::object{}, std::move(path)});
+  }
+}
+
+// Every kind's podSets, from one place. `store` gives a TrainJob's runtime.
+std::vector<JobPodSet> job_podsets(const Integration& in, const json::object& job, const Store& store,
+                                   Clock::time_point now) {
   std::vector<JobPodSet> out;
   const json::object* spec = object_at(job, {"spec"});
-  if (in.specs_key.empty()) {
-    const std::int64_t parallelism = count_of(spec, "parallelism", 1);
-    out.push_back({"main", "", std::min(parallelism, count_of(spec, "completions", parallelism))});
-    return out;
-  }
-  const json::object* specs = object_at(job, {"spec", in.specs_key});
-  for (auto rt : in.order)
-    if (const json::object* r = specs ? object_at(*specs, {rt}) : nullptr) {
-      std::string name(rt);
-      for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-      out.push_back({name, std::string(rt), count_of(r, "replicas", 1)});
+  auto tmpl_at = [&](const std::vector<std::string>& path) {
+    json::object copy = job;
+    const json::object* t = template_at(copy, path);
+    return t ? *t : json::object{};
+  };
+  switch (in.shape) {
+    case Shape::Job: {
+      const std::int64_t parallelism = count_of(spec, "parallelism", 1);
+      std::vector<std::string> path{"spec", "template"};
+      out.push_back({"main", std::min(parallelism, count_of(spec, "completions", parallelism)), tmpl_at(path), path});
+      break;
     }
+    case Shape::Kubeflow: {
+      const json::object* specs = object_at(job, {"spec", in.specs_key});
+      for (auto rt : in.order)
+        if (const json::object* r = specs ? object_at(*specs, {rt}) : nullptr) {
+          std::string name(rt);
+          for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+          std::vector<std::string> path{"spec", std::string(in.specs_key), std::string(rt), "template"};
+          out.push_back({name, count_of(r, "replicas", 1), tmpl_at(path), path});
+        }
+      break;
+    }
+    case Shape::JobSet:
+      jobset_podsets(spec, {"spec"}, out);
+      break;
+    case Shape::TrainJob: {
+      // getChildJobSet: the JobSet as the Trainer builds it; none (no podSets, no Workload yet)
+      // while the runtime is missing.
+      const auto runtime = trainjob_runtime(store, job);
+      if (!runtime) break;
+      Plan built = plan_trainjob(job, runtime.get(), {}, now);
+      for (const auto& c : built.create)
+        if (c.resource == "jobsets") jobset_podsets(object_at(c.object, {"spec"}), {}, out);
+      for (auto& ps : out) ps.path.clear();
+      break;
+    }
+  }
   return out;
 }
 
-json::object* template_of(const Integration& in, json::object& job, const std::string& replica) {
-  json::object& spec = ensure_object(job, "spec");
-  if (in.specs_key.empty()) return &ensure_object(spec, "template");
-  return &ensure_object(ensure_object(ensure_object(spec, in.specs_key), replica), "template");
+// The TrainJob's runtime patch of manager kueue.x-k8s.io/manager, added when missing as Kueue's
+// TrainJob webhook adds it (trainjob_webhook.go Default, v0.17.0; runtimePatchManagerName).
+json::object& kueue_runtime_patch(json::object& trainjob) {
+  json::value& patches = ensure_object(trainjob, "spec")["runtimePatches"];
+  if (!patches.is_array()) patches = json::array{};
+  for (auto& p : patches.as_array())
+    if (p.is_object() && string_of(&p.as_object(), "manager") == kKueueManager) return p.as_object();
+  patches.as_array().push_back(json::object{{"manager", kKueueManager}});
+  return patches.as_array().back().as_object();
 }
 
 bool condition_true(const json::object& o, std::string_view type) {
@@ -385,10 +494,13 @@ void KueueController::on_event(const WatchEvent& e) {
   if (!e.type_info || !e.object) return;
   const ResourceType& t = *e.type_info;
   bool relevant = t.group == kGroup;
-  if (!relevant && (t.group == "batch" || t.group == "kubeflow.org"))
+  if (!relevant && (t.group == "batch" || t.group == "kubeflow.org" || t.group == "jobset.x-k8s.io" ||
+                    t.group == "trainer.kubeflow.org"))
     relevant = !labels_key(*e.object, kQueueNameLabel).empty() ||
                (e.old_object && !labels_key(*e.old_object, kQueueNameLabel).empty());
   if (!relevant && t.group == "scheduling.k8s.io") relevant = true;
+  // (A TrainJob's podSets come from its runtime.)
+  if (!relevant && t.group == "trainer.kubeflow.org" && t.resource != "trainjobs") relevant = true;
   if (relevant) sync();
 }
 
@@ -430,6 +542,20 @@ void KueueController::sync_once() {
     const ResourceType* type;
   };
   std::map<std::string, Owned> job_by_uid;
+  // jobframework FindAncestorJobManagedByKueue: a JobSet whose controller is a queued TrainJob.
+  const ResourceType* trainjobs_t = store_.find_type("trainer.kubeflow.org", "v1alpha1", "trainjobs");
+  auto managed_parent = [&](const json::object& o) {
+    if (const json::array* refs = util::array_at(o, {"metadata"}, "ownerReferences"))
+      for (const auto& r : *refs) {
+        const json::object* ref = r.is_object() ? &r.as_object() : nullptr;
+        const json::value* ctl = ref ? ref->if_contains("controller") : nullptr;
+        if (!trainjobs_t || !ctl || !ctl->is_bool() || !ctl->as_bool() || string_of(ref, "kind") != "TrainJob")
+          continue;
+        const auto parent = store_.find(*trainjobs_t, namespace_of(o), string_of(ref, "name"));
+        return parent && !labels_key(*parent, kQueueNameLabel).empty();
+      }
+    return false;
+  };
   std::set<std::string> owners;  // job uids that have a workload
   std::vector<Ptr> workloads = store_.list(*wl_t, "").items;
   for (const auto& w : workloads) owners.insert(util::controller_uid(*w));
@@ -439,6 +565,9 @@ void KueueController::sync_once() {
     for (const auto& job : store_.list(*t, "").items) {
       const std::string queue = labels_key(*job, kQueueNameLabel);
       if (queue.empty()) continue;
+      // A JobSet of a queued TrainJob is part of it, not a job of its own
+      // (jobframework/reconciler.go FindAncestorJobManagedByKueue: no top-level job, no Workload).
+      if (in.shape == Shape::JobSet && managed_parent(*job)) continue;
       job_by_uid[uid_of(*job)] = {job, &in, t};
       if (owners.count(uid_of(*job))) continue;
       bool done = false;
@@ -452,12 +581,11 @@ void KueueController::sync_once() {
       }
       json::array podsets;
       std::string pc;
-      json::object copy = *job;
-      for (const auto& ps : job_podsets(in, *job)) {
-        json::object tmpl = *template_of(in, copy, ps.replica);
-        if (pc.empty()) pc = string_of(object_at(tmpl, {"spec"}), "priorityClassName");
-        podsets.push_back(json::object{{"name", ps.name}, {"count", ps.count}, {"template", std::move(tmpl)}});
+      for (auto& ps : job_podsets(in, *job, store_, now)) {
+        if (pc.empty()) pc = string_of(object_at(ps.tmpl, {"spec"}), "priorityClassName");
+        podsets.push_back(json::object{{"name", ps.name}, {"count", ps.count}, {"template", std::move(ps.tmpl)}});
       }
+      if (podsets.empty()) continue;  // (a TrainJob whose runtime is missing: PodSets fails, retried)
       // (The CRD's defaults written out: active, priorityClassSource "".)
       json::object wspec{
           {"active", true}, {"queueName", queue}, {"podSets", std::move(podsets)}, {"priorityClassSource", ""}};
@@ -675,7 +803,14 @@ void KueueController::sync_once() {
                             [&](json::object& x) { set_suspended(x, o->in->suspend, true); });
               // jobs/job/job_controller.go Stop: a stopped Job's startTime is cleared, so that its
               // template may take the next admission's nodeSelector (a Job never started).
-              if (o->in->specs_key.empty())
+              if (o->in->shape == Shape::TrainJob)
+                // trainjob_controller.go Stop / RestorePodSetsInfo: Kueue's patch is emptied.
+                store_.mutate(*o->type, v->ns, name_of(*o->job), [](json::object& x) {
+                  ensure_object(ensure_object(ensure_object(kueue_runtime_patch(x), "trainingRuntimeSpec"), "template"),
+                                "spec")
+                      .erase("replicatedJobs");
+                });
+              if (o->in->shape == Shape::Job)
                 store_.mutate(
                     *o->type, v->ns, name_of(*o->job),
                     [](json::object& x) {
@@ -738,32 +873,77 @@ void KueueController::sync_once() {
     }
   }
 
-  // ---- 5. Admitted workloads start their jobs (jobframework/reconciler.go startJob, each kind's
-  // RunWithPodSetsInfo): per podSet, the flavors' nodeLabels join its template's nodeSelector and
-  // the podSet label is set; then the job is unsuspended.
+  // ---- 5. Admitted workloads start their jobs (jobframework/reconciler.go startJob with
+  // podset.FromAssignment: per podSet, the flavors' nodeLabels and tolerations and the podSet label;
+  // each kind's RunWithPodSetsInfo puts them on its pod templates, podset.Merge: labels and
+  // nodeSelector merged, tolerations appended unless present), then the job is unsuspended.
   for (auto& w : wls) {
     if (!w.admitted || w.finished) continue;
     const Owned* owned = owner_of(w);
     if (!owned || !suspended_at(*owned->job, owned->in->suspend)) continue;
-    std::map<std::string, json::object> selectors;  // podSet -> nodeSelector
+    struct Info {
+      json::object labels, node_selector;
+      json::array tolerations;
+    };
+    std::map<std::string, Info> infos;  // podSet -> what it gets
     if (const json::array* psa = util::array_at(*w.obj, {"status", "admission"}, "podSetAssignments"))
       for (const auto& pa : *psa) {
         if (!pa.is_object()) continue;
-        json::object& sel = selectors[string_of(&pa.as_object(), "name")];
+        const std::string ps_name = string_of(&pa.as_object(), "name");
+        Info& info = infos[ps_name];
+        info.labels[kPodSetLabel] = ps_name;
+        std::set<std::string> seen;
         if (const json::object* flv = object_at(pa.as_object(), {"flavors"}))
-          for (const auto& [r, f] : *flv)
-            if (auto rf = f.is_string() ? flavors.find(std::string(f.as_string())) : flavors.end(); rf != flavors.end())
-              if (const json::object* labels = object_at(*rf->second, {"spec", "nodeLabels"}))
-                for (const auto& [k, v] : *labels) sel[k] = v;
+          for (const auto& [r, f] : *flv) {
+            if (!f.is_string() || !seen.insert(std::string(f.as_string())).second) continue;
+            auto rf = flavors.find(std::string(f.as_string()));
+            if (rf == flavors.end()) continue;
+            if (const json::object* labels = object_at(*rf->second, {"spec", "nodeLabels"}))
+              for (const auto& [k, v] : *labels) info.node_selector[k] = v;
+            if (const json::array* tols = util::array_at(*rf->second, {"spec"}, "tolerations"))
+              for (const auto& t : *tols) info.tolerations.push_back(t);
+          }
       }
-    const auto podsets = job_podsets(*owned->in, *owned->job);
+    const auto podsets = job_podsets(*owned->in, *owned->job, store_, now);
     store_.mutate(*owned->type, w.ns, name_of(*owned->job), [&](json::object& o) {
-      for (const auto& ps : podsets) {
-        json::object& tmpl = *template_of(*owned->in, o, ps.replica);
-        ensure_object(ensure_object(tmpl, "metadata"), "labels")[kPodSetLabel] = ps.name;
-        if (auto s = selectors.find(ps.name); s != selectors.end() && !s->second.empty()) {
-          json::object& ns = ensure_object(ensure_object(tmpl, "spec"), "nodeSelector");
-          for (const auto& [k, v] : s->second) ns[k] = v;
+      if (owned->in->shape == Shape::TrainJob) {
+        // trainjob_controller.go RunWithPodSetsInfo (Kueue v0.17.0, the first to speak the
+        // runtimePatches of the Trainer API served here; v0.14.8 wrote podTemplateOverrides, which
+        // Trainer v2.3.0 no longer has): the patch of manager kueue.x-k8s.io/manager (the Kueue
+        // webhook adds it) gets one replicatedJob patch per podSet: pod template labels,
+        // annotations, nodeSelector, tolerations. The Trainer merges it into the JobSet it builds.
+        json::array rjobs;
+        for (const auto& ps : podsets) {
+          const Info& info = infos[ps.name];
+          json::object pspec;
+          if (!info.node_selector.empty()) pspec["nodeSelector"] = info.node_selector;
+          if (!info.tolerations.empty()) pspec["tolerations"] = info.tolerations;
+          json::object ptmpl{{"metadata", json::object{{"labels", info.labels}}}, {"spec", std::move(pspec)}};
+          rjobs.push_back(json::object{
+              {"name", ps.name}, {"template", json::object{{"spec", json::object{{"template", std::move(ptmpl)}}}}}});
+        }
+        json::object& patch = kueue_runtime_patch(o);
+        ensure_object(ensure_object(ensure_object(patch, "trainingRuntimeSpec"), "template"),
+                      "spec")["replicatedJobs"] = std::move(rjobs);
+      } else {
+        for (const auto& ps : podsets) {
+          json::object* tmpl = template_at(o, ps.path);
+          if (!tmpl) continue;
+          const Info& info = infos[ps.name];
+          json::object& labels = ensure_object(ensure_object(*tmpl, "metadata"), "labels");
+          for (const auto& [k, v] : info.labels) labels[k] = v;
+          if (!info.node_selector.empty()) {
+            json::object& ns = ensure_object(ensure_object(*tmpl, "spec"), "nodeSelector");
+            for (const auto& [k, v] : info.node_selector) ns[k] = v;
+          }
+          if (!info.tolerations.empty()) {
+            json::value& tols = ensure_object(*tmpl, "spec")["tolerations"];
+            if (!tols.is_array()) tols = json::array{};
+            for (const auto& t : info.tolerations)
+              if (std::none_of(tols.as_array().begin(), tols.as_array().end(),
+                               [&](const json::value& x) { return util::json_equal(x, t); }))
+                tols.as_array().push_back(t);
+          }
         }
       }
       set_suspended(o, owned->in->suspend, false);

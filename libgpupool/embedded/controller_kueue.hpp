@@ -2,16 +2,19 @@
 // kueue.x-k8s.io/v1beta1) for the embedded cluster.
 //
 // What it does, as Kueue's controllers do (sources cited in controller_kueue.cpp):
-//  - a batch/v1 Job labelled kueue.x-k8s.io/queue-name gets a Workload `job-<name>-<hash>` (owned by
-//    the Job) with one podSet "main" of min(parallelism, completions) pods and the template;
+//  - a job labelled kueue.x-k8s.io/queue-name gets a Workload `<kind>-<name>-<hash>` (owned by the
+//    job) with its podSets: a batch/v1 Job one "main" of min(parallelism, completions) pods; an
+//    MPIJob/TFJob/PyTorchJob one per replica type; a JobSet one per replicatedJob (replicas x pods
+//    per Job); a TrainJob those of the JobSet its runtime builds (a TrainJob's JobSet gets none);
 //  - the Workload's LocalQueue names its ClusterQueue; pending workloads are taken in order of
 //    priority, then creation (StrictFIFO: the head blocks the queue; BestEffortFIFO: the next is
 //    tried), and admitted when every podSet fits, in one flavor per resource group, within the
 //    nominal quota left (all or nothing): status.admission, QuotaReserved and Admitted True;
-//  - an admitted Job is started: spec.suspend false, the flavor's nodeLabels in the template's
-//    nodeSelector; a finished Job finishes its Workload (Finished True) and frees its quota;
+//  - an admitted job is started: unsuspended, the flavor's nodeLabels and tolerations on its pod
+//    templates (a TrainJob: in its runtime patch of manager kueue.x-k8s.io/manager); a finished job
+//    finishes its Workload (Finished True) and frees its quota;
 //  - withinClusterQueue: LowerPriority preemption evicts lower-priority admitted workloads
-//    (Evicted + Preempted conditions, the Job suspended again) to make room;
+//    (Evicted + Preempted conditions, the job suspended again) to make room;
 //  - ClusterQueue and LocalQueue status: pending/reserving/admitted counts, flavorsReservation,
 //    flavorsUsage, the Active condition.
 // Not done: cohorts and borrowing, admission checks, partial admission, topology-aware scheduling,

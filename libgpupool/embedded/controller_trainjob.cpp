@@ -38,6 +38,7 @@
 #include "embedded/controllers.hpp"
 #include "embedded/controllers_util.hpp"
 #include "embedded/patch.hpp"
+#include "embedded/store.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/quantity.hpp"
 
@@ -138,6 +139,13 @@ void merge_runtime_patches(const json::object& trainjob, json::object& template_
 }
 
 }  // namespace
+
+std::shared_ptr<const json::object> trainjob_runtime(const Store& store, const json::object& tj) {
+  const json::object* ref = object_at(tj, {"spec", "runtimeRef"});
+  const bool cluster = !ref || !ref->contains("kind") || string_of(ref, "kind") == "ClusterTrainingRuntime";
+  return store.find(store.type("trainer.kubeflow.org", cluster ? "clustertrainingruntimes" : "trainingruntimes"),
+                    cluster ? "" : namespace_of(tj), string_of(ref, "name"));
+}
 
 Plan plan_trainjob(const json::object& tj, const json::object* runtime, const Children& jobsets,
                    Clock::time_point now) {

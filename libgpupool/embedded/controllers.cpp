@@ -204,12 +204,7 @@ void Controllers::reconcile(const Key& key) {
   else if (key.resource == "jobsets")
     plan = plan_jobset(*owner, owned(key.ns, uid, {{"batch", "jobs"}, {"", "services"}}), now);
   else if (key.resource == "trainjobs") {
-    // The runtime it names (a ClusterTrainingRuntime, or a TrainingRuntime of its namespace).
-    const json::object* ref = object_at(*owner, {"spec", "runtimeRef"});
-    const bool cluster = !ref || !ref->contains("kind") || string_of(ref, "kind") == "ClusterTrainingRuntime";
-    auto runtime =
-        store_.find(store_.type("trainer.kubeflow.org", cluster ? "clustertrainingruntimes" : "trainingruntimes"),
-                    cluster ? "" : key.ns, string_of(ref, "name"));
+    const auto runtime = trainjob_runtime(store_, *owner);
     plan = plan_trainjob(*owner, runtime.get(), owned(key.ns, uid, {{"jobset.x-k8s.io", "jobsets"}}), now);
   } else
     plan = plan_kubeflow_job(*owner, owned(key.ns, uid, {{"", "pods"}, {"", "services"}, {"batch", "jobs"}}), now);

@@ -99,6 +99,9 @@ Plan plan_jobset(const json::object& jobset, const Children& children, Clock::ti
 /// `jobsets`: the JobSet it owns (at most one).
 Plan plan_trainjob(const json::object& trainjob, const json::object* runtime, const Children& jobsets,
                    Clock::time_point now);
+/// The runtime a TrainJob's runtimeRef names: a ClusterTrainingRuntime, or a TrainingRuntime of its
+/// namespace (trainjob.RuntimeRefIsClusterTrainingRuntime); null when there is none.
+std::shared_ptr<const json::object> trainjob_runtime(const Store& store, const json::object& trainjob);
 
 /// Runs the plans against a store, reacting to its events (synchronously, inside the store's
 /// subscriber callbacks, so a write returns with the controllers' reactions already applied).

@@ -447,3 +447,28 @@ TEST_CASE("submit trainjob on the seed: tolerations reach the pods through the r
   CHECK(gp("delete tj").code == 0);
   CHECK(gp("get tj").code == 1);
 }
+
+TEST_CASE("submit trainjob -q: the first of two 2-GPU TrainJobs on a 2-GPU queue runs, get shows the second pending") {
+  Terminal gp;
+  // The README's queue: LocalQueue "team" on a 2-GPU ClusterQueue.
+  REQUIRE(gp("apply -f '" GPUPOOL_SOURCE_DIR "/examples/kueue/queues.yaml'").code == 0);
+  for (const char* name : {"tj1", "tj2"}) {
+    Result r = gp(std::string("submit trainjob --name ") + name +
+                  " --gpus 1 --workers 2 --toleration all -q team --image busybox 'python train.py'");
+    CAPTURE(r.err);
+    REQUIRE(r.code == 0);
+  }
+  Result first = gp("get tj1");
+  CAPTURE(first.out);
+  CHECK(first.out.find("QUEUE: team (admitted)\n") != std::string::npos);
+  CHECK(first.out.find("tj1-node-0-1-") != std::string::npos);
+  Result second = gp("get tj2");
+  CAPTURE(second.out);
+  CHECK(second.out.rfind("STATUS: PENDING\n", 0) == 0);
+  CHECK(second.out.find("QUEUE: team (pending #1: couldn't assign flavors to pod set node: insufficient unused quota "
+                        "for nvidia.com/gpu in flavor p100, 2 more needed)\n") != std::string::npos);
+  // The first gone, its quota goes to the second, which runs.
+  REQUIRE(gp("delete tj1").code == 0);
+  REQUIRE(gp("wait tj2 --for Running --timeout 1m").code == 0);
+  CHECK(gp("get tj2").out.find("QUEUE: team (admitted)\n") != std::string::npos);
+}

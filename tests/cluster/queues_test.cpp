@@ -8,6 +8,7 @@
 #include "gpupool/submit_options.hpp"
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
 
 using namespace gpupool;
@@ -41,9 +42,11 @@ metadata: {name: team, namespace: default}
 spec: {clusterQueue: gpus}
 )";
 
-Workload gpu_job(const std::string& name, std::int64_t gpus, const std::string& queue = "team") {
+Workload gpu_job(const std::string& name, std::int64_t gpus, const std::string& queue = "team",
+                 const std::string& kind = "job", std::int32_t workers = 1) {
   SubmitOptions o;
-  o.kind = "job";
+  o.kind = kind;
+  o.workers = workers;
   o.name = name;
   o.image = "busybox";
   o.gpus = gpus;
@@ -129,4 +132,43 @@ TEST_CASE("--gang: a queue is required; with one the job goes through Kueue") {
   w.queue = "team";
   c.submit(w);
   CHECK(c.get("gang").queue->state == "admitted");
+}
+
+TEST_CASE("two 2-node x 1-GPU TrainJobs (and JobSets) in a 2-GPU queue: get() shows admitted and pending #1") {
+  for (const char* kind : {"trainjob", "jobset"}) {
+    CAPTURE(std::string(kind));
+    EmbeddedCluster c;
+    c.apply(parse_manifests(kQueues));
+    for (const char* name : {"first", "second"}) c.submit(gpu_job(name, 1, "team", kind, 2));
+    CHECK(c.get("first").queue->state == "admitted");
+    CHECK(c.get("first").instances.size() == 2);
+    const JobInfo second = c.get("second");
+    REQUIRE(second.queue);
+    CHECK(second.queue->state == "pending");
+    CHECK(second.queue->position == 1);
+    CHECK(second.queue->workload.rfind(std::string(kind) + "-second-", 0) == 0);
+    CHECK(second.to_text().find("QUEUE: team (pending #1: couldn't assign flavors to pod set ") != std::string::npos);
+    CHECK(second.instances.empty());
+
+    c.server().advance(40s);  // the first's pods end; Kueue gives its quota to the second
+    CHECK(c.get("first").queue->state == "finished");
+    CHECK(c.get("second").queue->state == "admitted");
+    CHECK(c.get("second").instances.size() == 2);
+  }
+}
+
+TEST_CASE("--gang on a cluster without Kueue's API: one clear error, nothing created") {
+  EmbeddedCluster c;
+  // The cluster as one without Kueue: its LocalQueue CRD removed (kubectl, a real client).
+  const std::string kubectl = "kubectl --kubeconfig '" + c.admin_kubeconfig() + "' ";
+  REQUIRE(std::system((kubectl + "delete crd localqueues.kueue.x-k8s.io >/dev/null").c_str()) == 0);
+  Cluster cluster = Cluster::connect({c.admin_kubeconfig()});
+  Workload w = gpu_job("gang", 1);
+  w.gang = true;
+  CHECK_THROWS_WITH_AS(
+      cluster.submit(w),
+      "--gang: invalid value \"true\": gang scheduling needs Kueue (kueue.x-k8s.io), which this cluster does not "
+      "serve: install Kueue, or submit without --gang",
+      ValidationError);
+  CHECK_THROWS_AS(cluster.get("gang"), Error);
 }

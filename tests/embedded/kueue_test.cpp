@@ -1,6 +1,7 @@
-// The embedded Kueue (embedded/controller_kueue.cpp): Workloads for queued Jobs, quota by flavor,
-// FIFO, all-or-nothing admission, preemption by priority, queue status. The clock is the store's
-// manual clock; pods finish by the simulated kubelet (gpupool.io/simulate-duration).
+// The embedded Kueue (embedded/controller_kueue.cpp): Workloads for queued Jobs, Kubeflow jobs,
+// JobSets and TrainJobs, quota by flavor, FIFO, all-or-nothing admission, preemption by priority,
+// queue status. The clock is the store's manual clock; pods finish by the simulated kubelet
+// (gpupool.io/simulate-duration).
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
@@ -11,6 +12,7 @@
 
 #include "controller_world.hpp"
 #include "embedded/controller_kueue.hpp"
+#include "embedded/crd_schema.hpp"
 
 using namespace gpupool::embedded;
 using namespace std::chrono_literals;
@@ -242,4 +244,187 @@ TEST_CASE("a queued PyTorchJob: one podSet per replica type, all admitted togeth
   CHECK(at(job2, "/spec/runPolicy/suspend") == "true");
   CHECK(Kueue::cond(job2, "Suspended") == "True PyTorchJobSuspended: PyTorchJob ddp2 is suspended.");
   CHECK(pods_of("ddp2") == 0);
+}
+
+namespace {
+
+// Kueue's world with Trainer's default runtimes, and a flavor that also carries a toleration.
+struct TrainerKueue : Kueue {
+  const ResourceType& trainjobs = store.type("trainer.kubeflow.org", "trainjobs");
+  const ResourceType& jobsets = store.type("jobset.x-k8s.io", "jobsets");
+  TrainerKueue() {
+    for (auto& r : crd::default_cluster_training_runtimes())
+      store.create(store.type("trainer.kubeflow.org", "clustertrainingruntimes"), "", std::move(r));
+    store.mutate(store.type("kueue.x-k8s.io", "resourceflavors"), "", "a100", [](json::object& o) {
+      o["spec"].as_object()["tolerations"] =
+          json::parse(R"([{"key":"gpupool.io/kueue","operator":"Exists","effect":"NoSchedule"}])");
+    });
+  }
+  // A queued TrainJob as gpupool renders it: `nodes` nodes of 1 GPU on torch-distributed, suspended,
+  // gpupool's runtime patch (a simulated 10 s run).
+  void submit_trainjob(const std::string& name, int nodes) {
+    store.create(trainjobs, "default",
+                 obj(fmt::format(R"({{"apiVersion":"trainer.kubeflow.org/v1alpha1","kind":"TrainJob",
+      "metadata":{{"name":"{0}","labels":{{"kueue.x-k8s.io/queue-name":"team"}}}},
+      "spec":{{"suspend":true,"runtimeRef":{{"name":"torch-distributed","apiGroup":"trainer.kubeflow.org",
+        "kind":"ClusterTrainingRuntime"}},
+        "trainer":{{"image":"python:3.11","command":["torchrun","train.py"],"numNodes":{1},
+          "resourcesPerNode":{{"limits":{{"nvidia.com/gpu":"1"}}}}}},
+        "runtimePatches":[{{"manager":"gpupool.io/submit","trainingRuntimeSpec":{{"template":{{"spec":{{
+          "replicatedJobs":[{{"name":"node","template":{{"spec":{{"template":{{"metadata":{{
+            "annotations":{{"gpupool.io/simulate-duration":"10s"}}}}}}}}}}}}]}}}}}}}}]}}}})",
+                                 name, nodes)));
+  }
+  // A queued JobSet: a 1-pod CPU "driver" and a "workers" replicatedJob of 2 replicas x 1 pod x 1 GPU.
+  void submit_jobset(const std::string& name) {
+    store.create(jobsets, "default",
+                 obj(fmt::format(R"({{"apiVersion":"jobset.x-k8s.io/v1alpha2","kind":"JobSet",
+      "metadata":{{"name":"{0}","labels":{{"kueue.x-k8s.io/queue-name":"team"}}}},
+      "spec":{{"suspend":true,"replicatedJobs":[
+        {{"name":"driver","replicas":1,"template":{{"spec":{{"parallelism":1,"completions":1,"template":{{
+          "metadata":{{"annotations":{{"gpupool.io/simulate-duration":"10s"}}}},
+          "spec":{{"restartPolicy":"Never","containers":[{{"name":"c","image":"busybox",
+            "resources":{{"requests":{{"cpu":"1"}}}}}}]}}}}}}}}}},
+        {{"name":"workers","replicas":2,"template":{{"spec":{{"parallelism":1,"completions":1,"template":{{
+          "metadata":{{"annotations":{{"gpupool.io/simulate-duration":"10s"}}}},
+          "spec":{{"restartPolicy":"Never","containers":[{{"name":"c","image":"busybox",
+            "resources":{{"limits":{{"nvidia.com/gpu":"1"}}}}}}]}}}}}}}}}}]}}}})",
+                                 name)));
+  }
+  json::object workload(std::string_view kind, std::string_view group, const ResourceType& t,
+                        const std::string& name) const {
+    return store.get(workloads, "default",
+                     kueue_workload_name(kind, group, name, at(store.get(t, "default", name), "/metadata/uid")));
+  }
+  // A Workload's podSets: "name xCOUNT, ...".
+  static std::string podsets_text(const json::object& w) {
+    std::string out;
+    for (const auto& p : w.at("spec").at("podSets").as_array())
+      out += fmt::format("{}{} x{}", out.empty() ? "" : ", ", json::value_to<std::string>(p.at("name")),
+                         p.at("count").as_int64());
+    return out;
+  }
+  // The pods of a JobSet (and so of a TrainJob, whose JobSet is named as it).
+  std::vector<json::object> pods_of_jobset(const std::string& name) const {
+    std::vector<json::object> out;
+    for (const auto& p : store.list(pods, "default").items)
+      if (at(*p, "/metadata/labels/jobset.sigs.k8s.io~1jobset-name") == name) out.push_back(*p);
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("two 2-node x 1-GPU TrainJobs on a 2-GPU quota: the second waits, then runs when the first finishes") {
+  TrainerKueue k;
+  k.submit_trainjob("first", 2);
+  k.submit_trainjob("second", 2);
+
+  // Kueue's TrainJob integration: a Workload trainjob-<name>-<hash> with the podSets of the JobSet
+  // the runtime builds (one per replicatedJob, the trainer's `node` of numNodes pods).
+  json::object w1 = k.workload("TrainJob", "trainer.kubeflow.org", k.trainjobs, "first");
+  CHECK(at(w1, "/metadata/name").rfind("trainjob-first-", 0) == 0);
+  CHECK(at(w1, "/metadata/ownerReferences/0/kind") == "TrainJob");
+  CHECK(TrainerKueue::podsets_text(w1) == "node x2");
+  CHECK(at(w1, "/spec/podSets/0/template/spec/containers/0/resources/limits/nvidia.com~1gpu") == "1");
+  CHECK(Kueue::cond(w1, "Admitted") == "True Admitted: The workload is admitted");
+  CHECK(at(w1, "/status/admission/podSetAssignments/0/resourceUsage/nvidia.com~1gpu") == "2");
+
+  // Started: unsuspended, the flavor's nodeLabels and tolerations in Kueue's runtime patch, and so on
+  // the JobSet and every pod.
+  const json::object tj1 = k.store.get(k.trainjobs, "default", "first");
+  CHECK(at(tj1, "/spec/suspend") == "false");
+  CHECK(at(tj1, "/spec/runtimePatches/0/manager") == "gpupool.io/submit");
+  CHECK(at(tj1, "/spec/runtimePatches/1/manager") == "kueue.x-k8s.io/manager");
+  CHECK(at(tj1, "/spec/runtimePatches/1/trainingRuntimeSpec/template/spec/replicatedJobs/0/name") == "node");
+  const json::object js1 = k.store.get(k.jobsets, "default", "first");
+  CHECK(at(js1, "/spec/suspend") == "false");
+  CHECK(at(js1, "/spec/replicatedJobs/0/template/spec/template/spec/nodeSelector/aliyun.accelerator~1nvidia_name") ==
+        "Tesla-P100-PCIE-16GB");
+  // (The TrainJob's JobSet is part of it: no Workload of its own.)
+  CHECK(k.store.list(k.workloads, "default").items.size() == 2);
+  auto pods1 = k.pods_of_jobset("first");
+  REQUIRE(pods1.size() == 2);
+  for (const auto& p : pods1) {
+    CHECK(at(p, "/spec/nodeSelector/aliyun.accelerator~1nvidia_name") == "Tesla-P100-PCIE-16GB");
+    CHECK(at(p, "/metadata/labels/kueue.x-k8s.io~1podset") == "node");
+    CHECK(at(p, "/spec/tolerations").find(R"("key":"gpupool.io/kueue")") != std::string::npos);
+  }
+
+  // The second waits: its Workload pending with Kueue's message, TrainJob and JobSet suspended, no pods.
+  json::object w2 = k.workload("TrainJob", "trainer.kubeflow.org", k.trainjobs, "second");
+  CHECK(Kueue::cond(w2, "QuotaReserved") ==
+        "False Pending: couldn't assign flavors to pod set node: insufficient unused quota for nvidia.com/gpu in "
+        "flavor a100, 2 more needed");
+  CHECK(at(k.store.get(k.trainjobs, "default", "second"), "/spec/suspend") == "true");
+  CHECK(at(k.store.get(k.jobsets, "default", "second"), "/spec/suspend") == "true");
+  CHECK(k.pods_of_jobset("second").empty());
+
+  // The first completes: its Workload is Finished, the second is admitted and runs.
+  for (int i = 0; i < 4; ++i) k.advance(5s);
+  CHECK(Kueue::cond(k.store.get(k.trainjobs, "default", "first"), "Complete").rfind("True", 0) == 0);
+  CHECK(Kueue::cond(k.workload("TrainJob", "trainer.kubeflow.org", k.trainjobs, "first"), "Finished") ==
+        "True Succeeded: jobset completed successfully");
+  w2 = k.workload("TrainJob", "trainer.kubeflow.org", k.trainjobs, "second");
+  CHECK(Kueue::cond(w2, "QuotaReserved") == "True QuotaReserved: Quota reserved in ClusterQueue gpus");
+  CHECK(at(k.store.get(k.trainjobs, "default", "second"), "/spec/suspend") == "false");
+  auto pods2 = k.pods_of_jobset("second");
+  REQUIRE(pods2.size() == 2);
+  CHECK(at(pods2[0], "/spec/nodeSelector/aliyun.accelerator~1nvidia_name") == "Tesla-P100-PCIE-16GB");
+  for (int i = 0; i < 4; ++i) k.advance(5s);
+  CHECK(Kueue::cond(k.workload("TrainJob", "trainer.kubeflow.org", k.trainjobs, "second"), "Finished")
+            .rfind("True Succeeded", 0) == 0);
+}
+
+TEST_CASE("a preempted TrainJob is suspended again and Kueue's runtime patch emptied") {
+  TrainerKueue k;
+  k.store.mutate(k.store.type("kueue.x-k8s.io", "clusterqueues"), "", "gpus", [](json::object& o) {
+    o["spec"].as_object()["preemption"].as_object()["withinClusterQueue"] = "LowerPriority";
+  });
+  k.submit_trainjob("low", 2);
+  REQUIRE(k.pods_of_jobset("low").size() == 2);
+  k.submit("high", 1, 2, "10s", "high");
+  CHECK(Kueue::cond(k.workload("TrainJob", "trainer.kubeflow.org", k.trainjobs, "low"), "Evicted")
+            .rfind("True Preempted: ", 0) == 0);
+  const json::object low = k.store.get(k.trainjobs, "default", "low");
+  CHECK(at(low, "/spec/suspend") == "true");
+  CHECK(at(low, "/spec/runtimePatches/1/manager") == "kueue.x-k8s.io/manager");
+  CHECK(at(low, "/spec/runtimePatches/1/trainingRuntimeSpec/template/spec/replicatedJobs").empty());
+  CHECK(at(k.store.get(k.jobsets, "default", "low"), "/spec/suspend") == "true");
+  CHECK(k.pods_of("high") == 1);
+}
+
+TEST_CASE("two queued JobSets of 2 GPUs on a 2-GPU quota: a podSet per replicatedJob; the second waits") {
+  TrainerKueue k;
+  k.submit_jobset("first");
+  k.submit_jobset("second");
+  json::object w1 = k.workload("JobSet", "jobset.x-k8s.io", k.jobsets, "first");
+  CHECK(at(w1, "/metadata/name").rfind("jobset-first-", 0) == 0);
+  // jobs/jobset PodSets: one per replicatedJob, replicas x min(parallelism, completions) pods.
+  CHECK(TrainerKueue::podsets_text(w1) == "driver x1, workers x2");
+  CHECK(Kueue::cond(w1, "Admitted") == "True Admitted: The workload is admitted");
+  CHECK(at(w1, "/status/admission/podSetAssignments/1/resourceUsage/nvidia.com~1gpu") == "2");
+  const json::object js1 = k.store.get(k.jobsets, "default", "first");
+  CHECK(at(js1, "/spec/suspend") == "false");
+  CHECK(at(js1, "/spec/replicatedJobs/1/template/spec/template/metadata/labels/kueue.x-k8s.io~1podset") == "workers");
+  // The Jobs created while suspended take the template's nodeSelector when the JobSet resumes them.
+  auto pods1 = k.pods_of_jobset("first");
+  REQUIRE(pods1.size() == 3);
+  for (const auto& p : pods1) {
+    CHECK(at(p, "/spec/nodeSelector/aliyun.accelerator~1nvidia_name") == "Tesla-P100-PCIE-16GB");
+    CHECK(at(p, "/spec/tolerations").find(R"("key":"gpupool.io/kueue")") != std::string::npos);
+  }
+
+  CHECK(Kueue::cond(k.workload("JobSet", "jobset.x-k8s.io", k.jobsets, "second"), "QuotaReserved") ==
+        "False Pending: couldn't assign flavors to pod set workers: insufficient unused quota for nvidia.com/gpu in "
+        "flavor a100, 2 more needed");
+  CHECK(at(k.store.get(k.jobsets, "default", "second"), "/spec/suspend") == "true");
+  CHECK(k.pods_of_jobset("second").empty());
+
+  for (int i = 0; i < 4; ++i) k.advance(5s);
+  CHECK(Kueue::cond(k.workload("JobSet", "jobset.x-k8s.io", k.jobsets, "first"), "Finished") ==
+        "True Succeeded: jobset completed successfully");
+  CHECK(Kueue::cond(k.workload("JobSet", "jobset.x-k8s.io", k.jobsets, "second"), "Admitted") ==
+        "True Admitted: The workload is admitted");
+  CHECK(k.pods_of_jobset("second").size() == 3);
 }

@@ -1799,6 +1799,58 @@ TRAINJOB_STEPS = [
     (["explain", "trainjob.spec.runtimePatches.trainingRuntimeSpec.template.spec.replicatedJobs"], None),
 ]
 SCENARIOS["trainjob"] = TRAINJOB_STEPS
+
+
+# TrainJob and JobSet in a Kueue queue: as `gpupool submit -q` renders them (the queue label, suspended),
+# the runtime patch the embedded Kueue writes into an admitted TrainJob (manager kueue.x-k8s.io/manager:
+# the podSet label, the flavor's nodeSelector and tolerations per replicatedJob; emptied when evicted;
+# a renamed manager is accepted: runtimePatches is a list map keyed by manager, so the entry is a new
+# one, which the manager's `self == oldSelf` rule has nothing to compare with), and the Workloads of both kinds (a JobSet: one podSet per replicatedJob). No
+# LocalQueue exists, so the embedded Kueue admits nothing, as the oracle (no Kueue controller).
+# Admission itself is tested in tests/embedded/kueue_test.cpp.
+def _kueue_patch(replicated_jobs):
+    return {"manager": "kueue.x-k8s.io/manager",
+            "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": replicated_jobs}}}}
+
+
+def _workload(name, podsets):
+    return json.dumps({"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "Workload", "metadata": {"name": name},
+                       "spec": {"queueName": "kq-team", "podSets": [
+                           {"name": n, "count": c, "template": {"spec": {"restartPolicy": "Never", "containers": [
+                               {"name": "node", "image": "busybox",
+                                "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}} for n, c in podsets]}})
+
+
+KUEUE_PODSET_PATCH = [{"name": "node", "template": {"spec": {"template": {
+    "metadata": {"labels": {"kueue.x-k8s.io/podset": "node"}},
+    "spec": {"nodeSelector": {"gpu": "a100"},
+             "tolerations": [{"key": "gpu", "operator": "Equal", "value": "a100", "effect": "NoSchedule"}]}}}}}]
+SCENARIOS["kueuetrain"] = [
+    (["gpupool", "submit", "trainjob", "--name", "kq-tj", "--image", "busybox", "--workers", "2", "--cpu", "1",
+      "--queue", "kq-team", "--", "python", "train.py"], None),
+    (["get", "trainjob", "kq-tj", "-o", "jsonpath={.spec.suspend} {.metadata.labels}"], None),
+    (["gpupool", "submit", "jobset", "--name", "kq-js", "--image", "busybox", "--workers", "2", "--queue", "kq-team",
+      "--", "echo", "hi"], None),
+    (["get", "jobset", "kq-js", "-o", "jsonpath={.spec.suspend} {.metadata.labels}"], None),
+    (["patch", "trainjob", "kq-tj", "--type=json", "-p",
+      json.dumps([{"op": "add", "path": "/spec/runtimePatches/-", "value": _kueue_patch(KUEUE_PODSET_PATCH)}])], None),
+    (["get", "trainjob", "kq-tj", "-o", "jsonpath={.spec.runtimePatches[1]}"], None),
+    (["patch", "trainjob", "kq-tj", "--type=json", "-p",
+      '[{"op":"replace","path":"/spec/runtimePatches/1/manager","value":"someone"}]'], None),
+    (["patch", "trainjob", "kq-tj", "--type=json", "-p",
+      '[{"op":"remove","path":"/spec/runtimePatches/1/trainingRuntimeSpec/template/spec/replicatedJobs"}]'], None),
+    (["get", "trainjob", "kq-tj", "-o", "jsonpath={.spec.runtimePatches[1]}"], None),
+    (["create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec}"],
+     _workload("trainjob-kq-tj-00000", [("node", 2)])),
+    (["create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.podSets[*].name} {.spec.podSets[*].count}"],
+     _workload("jobset-kq-js-00000", [("driver", 1), ("workers", 2)])),
+    # A ClusterQueue created by server-side apply (`gpupool apply -f`) gets its schema's defaults too.
+    (["apply", "--server-side", "-f", "-", "-o", "jsonpath={.spec.queueingStrategy} {.spec.preemption}"],
+     json.dumps({"apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "ClusterQueue", "metadata": {"name": "kq-fid-cq"},
+                 "spec": {"namespaceSelector": {}, "resourceGroups": [{"coveredResources": ["cpu"], "flavors": [
+                     {"name": "kq-fid", "resources": [{"name": "cpu", "nominalQuota": "1"}]}]}]}})),
+    (["delete", "clusterqueue", "kq-fid-cq"], None),
+]
 TRAINER_CRDS = [os.path.join(HERE, "..", "..", "data", "crds", n + ".json")
                 for n in ("trainer_trainjobs", "trainer_trainingruntimes", "trainer_clustertrainingruntimes",
                           "jobset_jobsets")]
@@ -1849,6 +1901,8 @@ SETUP["trainjob"] = [["create", "-f", f] for f in TRAINER_CRDS] + [
     ["wait", "--for=condition=established", "--timeout=30s", "crd/trainjobs.trainer.kubeflow.org",
      "crd/clustertrainingruntimes.trainer.kubeflow.org", "crd/jobsets.jobset.x-k8s.io"],
     ["create", "-f", os.path.join(HERE, "..", "..", "data", "crds", "trainer_runtimes.json")]]
+SETUP["kueuetrain"] = SETUP["kueue"][:len(KUEUE_CRDS) + 1] + SETUP["trainjob"] + [
+    ["delete", "clusterqueue", "kq-fid-cq", "--ignore-not-found"]]
 # The guide's PVC names the NFS class; with the class present, neither server warns about it.
 SETUP["gpupoolapply"] = [["create", "-f", os.path.join(HERE, "data", "nfs-storageclass.json")]]
 SETUP["gpupoolloop"] = [["delete", "node", "--ignore-not-found", "loop-fid-n1"],
@@ -1861,6 +1915,7 @@ TEARDOWN = {"gpupoolloop": [["delete", "node", "--ignore-not-found", "loop-fid-n
                         ["delete", "node", "--ignore-not-found"] + STREAMS_NODES],
             "scheduling": [["delete", "pods", "--all", "--force", "--grace-period=0"],
                            ["delete", "node", "--ignore-not-found"] + FID_NODES]}
+TEARDOWN["kueuetrain"] = [["delete", "clusterqueue", "kq-fid-cq", "--ignore-not-found"]]
 TEARDOWN["kueue"] = [["delete", "clusterqueue", "kueue-fid-cq", "--ignore-not-found"],
                      ["delete", "resourceflavor", "kueue-fid-a100", "--ignore-not-found"]]
 

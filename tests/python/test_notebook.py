@@ -30,7 +30,11 @@ def test_quickstart_notebook_runs(tmp_path):
     assert "PYTORCHJOB" in joined             # the function launched as a PyTorchJob, shown by get()
     assert "train-worker-0" in joined         # ... with its two nodes' pods
     assert "completionMode: Indexed" in joined and "gpupool-function" in joined  # function_workload()'s YAML
-    # Section 6: the PyTorchJob ran as two local processes that talked through the operator's env.
+    # Section 8: the PyTorchJob ran as two local processes that talked through the operator's env.
     streams = "".join(o.get("text", "") for outs in outputs.values() for o in outs if o.get("output_type") == "stream")
     assert "rank 0 of 2: w=" in streams and "rank 1 of 2: w=" in streams, streams
     assert "kind: PyTorchJob" in streams      # the manifest for the real cluster
+    # Section 7: two TrainJobs in a 2-GPU Kueue queue: the first admitted, the second pending, then run.
+    assert "TRAINJOB" in streams and "QUEUE: team (admitted)" in streams, streams
+    assert "QUEUE: team (pending #1: couldn't assign flavors to pod set node: insufficient unused quota" in streams
+    assert "gpt-node-0-1-" in streams
