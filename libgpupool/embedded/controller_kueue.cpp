@@ -155,6 +155,34 @@ json::object* template_at(json::object& job, const std::vector<std::string>& pat
   return obj;
 }
 
+// The pod template the Workload recorded for podSet `name` at creation (spec.podSets[].template).
+json::object original_template(const json::object& wl, std::string_view name) {
+  if (const json::array* ps = util::array_at(wl, {"spec"}, "podSets"))
+    for (const auto& p : *ps)
+      if (p.is_object() && string_of(&p.as_object(), "name") == name)
+        if (const json::object* t = object_at(p.as_object(), {"template"})) return *t;
+  return {};
+}
+
+// pkg/podset/podset.go RestorePodSpec: labels, annotations, nodeSelector, tolerations and
+// schedulingGates become the original's again (absent where the original has none).
+void restore_pod_template(json::object& tmpl, const json::object& original) {
+  auto restore = [](json::object& to, const json::object* from, std::string_view key) {
+    const json::value* v = from ? from->if_contains(key) : nullptr;
+    if (v && !v->is_null())
+      to[key] = *v;
+    else
+      to.erase(key);
+  };
+  const json::object* meta = object_at(original, {"metadata"});
+  const json::object* spec = object_at(original, {"spec"});
+  if (meta || tmpl.contains("metadata"))
+    for (const char* k : {"labels", "annotations"}) restore(ensure_object(tmpl, "metadata"), meta, k);
+  if (spec || tmpl.contains("spec"))
+    for (const char* k : {"nodeSelector", "tolerations", "schedulingGates"})
+      restore(ensure_object(tmpl, "spec"), spec, k);
+}
+
 // jobs/jobset PodSets: a JobSet spec's replicatedJobs, `prefix` leading to that spec in the job.
 void jobset_podsets(const json::object* spec, std::vector<std::string> prefix, std::vector<JobPodSet>& out) {
   const json::value* rjobs = spec ? spec->if_contains("replicatedJobs") : nullptr;
@@ -799,6 +827,12 @@ void KueueController::sync_once() {
             v->admitted = false;
             util::record_event(store_, now, *v->obj, "Normal", "Preempted", msg, "kueue-admission");
             if (const Owned* o = owner_of(*v)) {
+              // jobframework/reconciler.go stopJob -> each kind's RestorePodSetsInfo
+              // (pkg/podset/podset.go RestorePodSpec): the pod templates get back the labels,
+              // annotations, nodeSelector, tolerations and schedulingGates the Workload recorded
+              // at creation, so the next admission's flavor does not add to this one's.
+              const auto podsets = o->in->shape == Shape::TrainJob ? std::vector<JobPodSet>{}
+                                                                   : job_podsets(*o->in, *o->job, store_, now);
               store_.mutate(*o->type, v->ns, name_of(*o->job),
                             [&](json::object& x) { set_suspended(x, o->in->suspend, true); });
               // jobs/job/job_controller.go Stop: a stopped Job's startTime is cleared, so that its
@@ -818,6 +852,14 @@ void KueueController::sync_once() {
                         st->as_object().erase("startTime");
                     },
                     {}, "status");
+              // (After the stop: a Job's template may change only once it is suspended and its
+              // startTime cleared, apis/batch/validation ValidateJobSpecUpdate.)
+              if (!podsets.empty())
+                store_.mutate(*o->type, v->ns, name_of(*o->job), [&](json::object& x) {
+                  for (const auto& ps : podsets)
+                    if (json::object* tmpl = template_at(x, ps.path))
+                      restore_pod_template(*tmpl, original_template(*v->obj, ps.name));
+                });
             }
             admitted.erase(std::find(admitted.begin(), admitted.end(), v));
           }

@@ -181,7 +181,15 @@ TEST_CASE("preemption within the ClusterQueue: a higher-priority job evicts a lo
   Kueue k("BestEffortFIFO", "LowerPriority");
   k.submit("low", 1, 2, "1000s");
   CHECK(k.pods_of("low") == 1);
+  // Admitted: the flavor's nodeLabels and the podSet label are on the template.
+  CHECK(at(k.job("low"), "/spec/template/spec/nodeSelector/aliyun.accelerator~1nvidia_name") == "Tesla-P100-PCIE-16GB");
+  CHECK(at(k.job("low"), "/spec/template/metadata/labels/kueue.x-k8s.io~1podset") == "main");
   k.submit("high", 1, 2, "10s", "high");
+  // Evicted: RestorePodSpec gives the template back as the Workload recorded it.
+  CHECK(at(k.job("low"), "/spec/template/spec/nodeSelector").empty());
+  CHECK(at(k.job("low"), "/spec/template/metadata/labels/kueue.x-k8s.io~1podset").empty());
+  CHECK(at(k.job("low"), "/spec/template/metadata/labels/job-name") == "low");
+  CHECK(at(k.job("low"), "/spec/template/metadata/annotations/gpupool.io~1simulate-duration") == "1000s");
   json::object low = k.workload_of("low");
   CHECK(Kueue::cond(low, "Evicted").rfind("True Preempted: Preempted to accommodate a workload (UID: ", 0) == 0);
   CHECK(Kueue::cond(low, "Preempted").rfind("True InClusterQueue: ", 0) == 0);
