@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "embedded/kubelet.hpp"
@@ -29,7 +30,7 @@ inline json::object parse_obj(std::string_view text) { return json::parse(text).
 struct LocalCluster {
   std::string root;
   Clock clock = Clock::manual();
-  Store store{clock};
+  Store store;
   const ResourceType& pods = store.type("", "pods");
   Kubelet kubelet{store, clock, KubeletOptions{}};
   // Every committed change bumps `changes`: waits are on it, bounded, never on wall-clock sleeps.
@@ -38,7 +39,7 @@ struct LocalCluster {
   std::uint64_t changes = 0;
   std::uint64_t subscription = 0;
 
-  LocalCluster() {
+  explicit LocalCluster(Store::Options options = {}) : store(clock, std::move(options)) {
     char tmpl[] = "/tmp/gpupool-local-test-XXXXXX";
     REQUIRE(::mkdtemp(tmpl));
     root = tmpl;
@@ -93,6 +94,35 @@ struct LocalCluster {
 inline std::string container_spec(const std::string& command_json) {
   return R"("containers":[{"name":"main","image":"python:3.11",)" + command_json + "}]";
 }
+
+/// Whether `name` is an executable on $PATH.
+inline bool on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  for (std::size_t i = 0; i <= dirs.size();) {
+    const std::size_t j = std::min(dirs.find(':', i), dirs.size());
+    if (j > i && ::access((dirs.substr(i, j - i) + "/" + name).c_str(), X_OK) == 0) return true;
+    i = j + 1;
+  }
+  return false;
+}
+
+/// Sets $GPUPOOL_LOCAL_MOUNTS for one LocalCluster's life (the runtime reads it when it starts).
+struct MountsEnv {
+  std::optional<std::string> old;
+  explicit MountsEnv(const char* method) {
+    if (const char* e = std::getenv("GPUPOOL_LOCAL_MOUNTS")) old = e;
+    ::setenv("GPUPOOL_LOCAL_MOUNTS", method, 1);
+  }
+  ~MountsEnv() {
+    if (old)
+      ::setenv("GPUPOOL_LOCAL_MOUNTS", old->c_str(), 1);
+    else
+      ::unsetenv("GPUPOOL_LOCAL_MOUNTS");
+  }
+  MountsEnv(const MountsEnv&) = delete;
+  MountsEnv& operator=(const MountsEnv&) = delete;
+};
 
 inline bool has_event(Store& store, std::string_view reason, std::string_view message_part) {
   for (const auto& e : store.list(store.type("", "events"), "default").items)
