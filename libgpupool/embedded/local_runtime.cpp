@@ -143,23 +143,36 @@ while :; do
   fi
   sleep 1
 done
-# As sshd: the command line through a shell, with the container's environment (not this one's).
+# As sshd: the command line through a shell, with the container's environment (not this one's):
+# its /proc environ, or (a process in another user namespace may not read that) the copy the
+# runtime keeps in the pod's directory for that case. TMPDIR is a fresh directory (the env's own
+# TMPDIR wins), as each container has a /tmp of its own: two Open MPI daemons of one job on this
+# machine would otherwise share their session directory. xargs reads the env, NUL-separated.
 run='c=$1; shift; exec env -i "$@" /bin/sh -c "$c"'
+envfile=/proc/$pid/environ
+if ! (: < "$envfile") 2>/dev/null; then envfile=$dir/.gpupool-rsh.env; fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpupool-rsh.XXXXXX") || exit 255
+remote() {
+  xargs -0 -x -a "$envfile" "$@" /bin/sh -c "$run" gpupool-rsh "$command" "TMPDIR=$tmp"
+  rc=$?
+  rm -rf "$tmp"
+  exit $rc
+}
+command=$*
 if [ "$(readlink "/proc/$pid/ns/mnt")" = "$(readlink /proc/self/ns/mnt)" ]; then
   cd "$(readlink "/proc/$pid/cwd")" || exit 255
-  exec xargs -0 -x -a "/proc/$pid/environ" /bin/sh -c "$run" gpupool-rsh "$*"
+  remote
 fi
 # Its mount namespace (its volumes at their mountPaths), root and working directory.
 enter="nsenter --target $pid --mount --root --wd"
 if [ "$(readlink "/proc/$pid/ns/user")" != "$(readlink /proc/self/ns/user)" ]; then
   enter="$enter --user --preserve-credentials"
 fi
-if $enter true 2>/dev/null; then
-  exec xargs -0 -x -a "/proc/$pid/environ" $enter /bin/sh -c "$run" gpupool-rsh "$*"
-fi
+# shellcheck disable=SC2086
+if $enter true 2>/dev/null; then remote $enter; fi
 # A namespace this process may not enter (both in user namespaces): its env and directory only.
 cd "$dir" || exit 255
-exec xargs -0 -x -a "/proc/$pid/environ" /bin/sh -c "$run" gpupool-rsh "$*"
+remote
 )sh";
 
 bool env_is(const std::vector<std::string>& env, const std::string& name, const std::string& value) {
@@ -831,7 +844,18 @@ void LocalRuntime::start(Pod& pod, Container& c, const json::object& podobj, con
   c.message.clear();
   // The pod's DNS names lead gpupool-rsh to its first container (mpi-operator's Containers[0]).
   if (const auto first = containers_of(podobj); !c.init && !first.empty() && string_of(first[0], "name") == c.name) {
-    for (const auto& name : pod_dns_names(podobj)) {
+    const auto names = pod_dns_names(podobj);
+    if (!names.empty() && c.plan && c.plan->user_namespace) {
+      // A process in another user namespace may not read /proc/PID/environ: gpupool-rsh reads this
+      // copy (owner-only, beside the pod's secret volumes) instead.
+      const std::string path = pod.dir + "/.gpupool-rsh.env";
+      const int efd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      if (efd >= 0) {
+        for (const auto& kv : env) (void)!::write(efd, kv.c_str(), kv.size() + 1);  // NUL-separated
+        ::close(efd);
+      }
+    }
+    for (const auto& name : names) {
       const std::string path = root_ + "/hosts/" + name, tmp = path + ".tmp";
       std::ofstream(tmp, std::ios::trunc) << pid << ' ' << pod.dir << '\n';
       std::error_code ec;

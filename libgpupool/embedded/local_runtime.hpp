@@ -149,7 +149,9 @@ std::vector<std::string> pod_dns_names(const json::object& pod);
 /// ConnectionAttempts=10); COMMAND runs through /bin/sh with that process's environment
 /// (/proc/PID/environ), in its mount namespace, root and working directory (nsenter) — what sshd in
 /// the worker container would give it. Where that namespace cannot be entered (both in user
-/// namespaces), in the pod's directory DIR with its env.
+/// namespaces), in the pod's directory DIR with its env; a process in another user namespace may not
+/// read /proc/PID/environ, so with MountMethod::UserNamespace the runtime keeps that env in
+/// DIR/.gpupool-rsh.env (mode 0600) for pods with DNS names.
 std::string mpi_rsh_agent_script(const std::string& hosts_dir);
 
 /// RunMode::Local: `text` with each peer name (a whole host name) replaced by 127.0.0.1, and

@@ -4,9 +4,12 @@
 
 #include <doctest/doctest.h>
 
+#include <sched.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <boost/json.hpp>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
@@ -105,6 +108,15 @@ inline bool on_path(const std::string& name) {
     i = j + 1;
   }
   return false;
+}
+
+// Whether this machine lets a process make a user namespace (unprivileged ones may be turned off).
+inline bool userns_allowed() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(::unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0 ? 0 : 1);
+  int status = 1;
+  while (pid > 0 && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 /// Sets $GPUPOOL_LOCAL_MOUNTS for one LocalCluster's life (the runtime reads it when it starts).

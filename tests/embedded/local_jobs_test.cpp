@@ -2,8 +2,11 @@
 // Service names in it reach the local peer processes (127.0.0.1 and the ports the runtime assigned).
 #include <doctest/doctest.h>
 
+#include <signal.h>
+
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -281,23 +284,41 @@ TEST_CASE("local jobs: an MPIJob's launcher runs mpirun over its two workers thr
     MESSAGE("mpirun is not on PATH (scripts/setup.sh installs openmpi-bin): the local MPIJob case is skipped");
     return;
   }
-  JobCluster c(Store::Options{.mpijob_version = "v2beta1"});
-  // OpenMPI refuses root unless told; the worker ranks run with each worker pod's own env.
-  c.store.create(c.store.type("kubeflow.org", "mpijobs"), "default",
-                 parse_obj(mpi_job("pi", "cat /etc/mpi/hostfile; mpirun --allow-run-as-root -n 2 /usr/bin/python3 -c " +
-                                             json::serialize(json::string(kRankProgram)))));
-  REQUIRE(c.wait([&] { return c.condition_true("kubeflow.org", "mpijobs", "pi", "Succeeded"); }));
-  const auto launchers = c.pods_named("pi-launcher-");
-  REQUIRE(launchers.size() == 1);
-  const std::string log = c.log(launchers[0]);
-  CAPTURE(log);
-  CHECK(log.rfind("pi-worker-0.pi.default.svc slots=1\npi-worker-1.pi.default.svc slots=1\n", 0) == 0);
-  CHECK(log.find("rank 0 of 2 on pi-worker-0 worker\n") != std::string::npos);
-  CHECK(log.find("rank 1 of 2 on pi-worker-1 worker\n") != std::string::npos);
-  CHECK(c.phase(launchers[0]) == "Succeeded");
-  // The workers run a stand-in for sshd, and the event says so.
-  CHECK(c.phase("pi-worker-0") == "Running");
-  CHECK(has_event(c.store, "LocalProcess", "sleep infinity` in place of `/usr/sbin/sshd -De`"));
+  // Each way the pods may see their volumes (local_mounts.hpp): the launcher reads /etc/mpi/hostfile.
+  for (const std::string method : {"", "paths", "userns"}) {
+    CAPTURE(method);
+    if (method == "userns" && !userns_allowed()) continue;
+    std::optional<MountsEnv> mounts;
+    if (!method.empty()) mounts.emplace(method.c_str());
+    JobCluster c(Store::Options{.mpijob_version = "v2beta1"});
+    // OpenMPI refuses root unless told; the worker ranks run with each worker pod's own env.
+    c.store.create(
+        c.store.type("kubeflow.org", "mpijobs"), "default",
+        parse_obj(mpi_job("pi", "cat /etc/mpi/hostfile; mpirun --allow-run-as-root -n 2 /usr/bin/python3 -c " +
+                                    json::serialize(json::string(kRankProgram)))));
+    const bool ok = c.wait([&] { return c.condition_true("kubeflow.org", "mpijobs", "pi", "Succeeded"); });
+    if (!ok)
+      for (const auto& n : c.pods_named("pi-")) MESSAGE(n, ": ", c.log(n));
+    REQUIRE(ok);
+    const auto launchers = c.pods_named("pi-launcher-");
+    REQUIRE(launchers.size() == 1);
+    const std::string log = c.log(launchers[0]);
+    CAPTURE(log);
+    CHECK(log.rfind("pi-worker-0.pi.default.svc slots=1\npi-worker-1.pi.default.svc slots=1\n", 0) == 0);
+    CHECK(log.find("rank 0 of 2 on pi-worker-0 worker\n") != std::string::npos);
+    CHECK(log.find("rank 1 of 2 on pi-worker-1 worker\n") != std::string::npos);
+    CHECK(c.phase(launchers[0]) == "Succeeded");
+    // The workers run a stand-in for sshd, and the event says so; it goes with the cluster.
+    CHECK(c.phase("pi-worker-0") == "Running");
+    CHECK(has_event(c.store, "LocalProcess", "sleep infinity` in place of `/usr/sbin/sshd -De`"));
+    std::ifstream entry(c.root + "/hosts/pi-worker-0.pi.default.svc");
+    pid_t pid = 0;
+    entry >> pid;
+    REQUIRE(pid > 0);
+    CHECK(::kill(pid, 0) == 0);
+    c.kubelet.stop_local();
+    CHECK(::kill(pid, 0) == -1);
+  }
 }
 
 namespace {

@@ -53,15 +53,6 @@ constexpr const char* kMounts = R"("volumeMounts":[
     {"name":"share","mountPath":"/share/datasets","subPath":"share/datasets","readOnly":true},
     {"name":"scratch","mountPath":"/scratch"}])";
 
-// Whether this machine lets a process make a user namespace (unprivileged ones may be turned off).
-bool userns_allowed() {
-  const pid_t pid = ::fork();
-  if (pid == 0) ::_exit(::unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0 ? 0 : 1);
-  int status = 1;
-  while (pid > 0 && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-  return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
 void volumes_case(const char* method) {
   MountsEnv env(method);
   LocalCluster c;
