@@ -911,7 +911,7 @@ const std::vector<FlagSpec>& global_flags() {
            "with --embedded: simulate (default: containers are simulated) or local: the commands "
            "you submitted run for real as local processes (the image is not pulled or run; "
            "volumes are directories under the state dir, seen at their mountPath through a mount "
-           "namespace, else with rewritten paths; $GPUPOOL_LOCAL_MOUNTS=namespace|paths). Remembered: "
+           "namespace, else with rewritten paths; $GPUPOOL_LOCAL_MOUNTS=namespace|userns|paths). Remembered: "
            "later commands on the same cluster keep it. A one-shot command stops the processes it "
            "started when it exits; `cluster serve --run local` keeps them running"),
       flag("loglevel", 0, "LEVEL", "gpupool's own messages on stderr: debug, info, warning (default), error"),

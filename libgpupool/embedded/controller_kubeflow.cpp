@@ -6,11 +6,18 @@
 #include <cctype>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include <openssl/core_names.h>
+#include <openssl/ec.h>
+#include <openssl/encoder.h>
+#include <openssl/evp.h>
+
 #include <fmt/format.h>
 
+#include "embedded/base64.hpp"
 #include "embedded/controllers_util.hpp"
 
 namespace gpupool::embedded {
@@ -139,6 +146,194 @@ json::array operator_env(const Flavor& f, const json::object& job, const std::st
   return env;
 }
 
+// ---- mpi-operator v2beta1 (pkg/controller/mpi_job_controller.go, v0.8.2) ----
+// What its MPIJobController adds besides the pods and the launcher Job:
+//  - the ConfigMap `<job>-config` (newConfigMap, updateDiscoverHostsInConfigMap): `hostfile`, one
+//    line per worker `<job>-worker-<i>.<job>.<ns>.svc slots=<slotsPerWorker>` (Intel MPI and MPICH:
+//    `<host>:<slots>`; the launcher first with runLauncherAsWorker), and `discover_hosts.sh`
+//    echoing the Running workers' names, sorted; kept up to date while the job runs;
+//  - the Secret `<job>-ssh` of type kubernetes.io/ssh-auth (newSSHAuthSecret): an ECDSA P-521 key,
+//    `ssh-privatekey` PEM ("EC PRIVATE KEY") and `ssh-publickey` in authorized_keys form;
+//  - on every pod (setupSSHOnPod): the volume ssh-auth (that Secret: id_rsa, id_rsa.pub,
+//    authorized_keys; mode 0600 at /root/.ssh) mounted at sshAuthMountPath on the first container;
+//    hostname = the pod's name, subdomain = the job (its headless Service);
+//  - workers (newWorker): K_MPI_JOB_ROLE=worker, `/usr/sbin/sshd -De` when the first container has
+//    neither command nor args, a DNS search `<job>.<ns>.svc.cluster.local`;
+//  - the launcher (newLauncherPodTemplate): K_MPI_JOB_ROLE=launcher, the implementation's env
+//    (ompiEnvVars + OMPI_MCA_orte_set_default_slots; intelEnvVars + I_MPI_PERHOST; mpichEnvVars),
+//    NVIDIA_VISIBLE_DEVICES / NVIDIA_DRIVER_CAPABILITIES emptied unless it runs as a worker, and the
+//    ConfigMap mounted at /etc/mpi (hostfile 0444, discover_hosts.sh 0555).
+// The spec's defaults (v2beta1/default.go): slotsPerWorker 1, sshAuthMountPath /root/.ssh,
+// mpiImplementation OpenMPI.
+struct MpiSpec {
+  std::int64_t slots = 1;
+  std::string ssh_path = "/root/.ssh", impl = "OpenMPI";
+  bool launcher_as_worker = false;
+  std::int64_t workers = 0;
+};
+
+MpiSpec mpi_spec(const json::object& job) {
+  MpiSpec m;
+  const json::object* spec = object_at(job, {"spec"});
+  m.slots = int_of(spec, "slotsPerWorker", 1);
+  if (const std::string p = string_of(spec, "sshAuthMountPath"); !p.empty()) m.ssh_path = p;
+  if (const std::string i = string_of(spec, "mpiImplementation"); !i.empty()) m.impl = i;
+  const json::value* law = spec ? spec->if_contains("runLauncherAsWorker") : nullptr;
+  m.launcher_as_worker = law && law->is_bool() && law->as_bool();
+  m.workers = int_of(object_at(job, {"spec", "mpiReplicaSpecs", "Worker"}), "replicas", 0);
+  return m;
+}
+
+json::object app_labels(const std::string& job) { return json::object{{"app", job}}; }
+
+// newConfigMap + updateDiscoverHostsInConfigMap; `running`: the names of the Running workers.
+json::object mpi_config_map(const json::object& job, std::vector<std::string> running) {
+  const MpiSpec m = mpi_spec(job);
+  const std::string name = name_of(job), ns = namespace_of(job);
+  auto host = [&](const std::string& pod) { return fmt::format("{}.{}.{}.svc", pod, name, ns); };
+  auto line = [&](const std::string& pod) {
+    return m.impl == "OpenMPI" ? fmt::format("{} slots={}\n", host(pod), m.slots)
+                               : fmt::format("{}:{}\n", host(pod), m.slots);
+  };
+  std::string hostfile;
+  if (m.launcher_as_worker) hostfile += line(name + "-launcher");
+  for (std::int64_t i = 0; i < m.workers; ++i) hostfile += line(fmt::format("{}-worker-{}", name, i));
+  std::sort(running.begin(), running.end());
+  std::string discover = "#!/bin/sh\n";
+  if (m.launcher_as_worker) discover += fmt::format("echo {}\n", host(name + "-launcher"));
+  for (const auto& p : running) discover += fmt::format("echo {}\n", host(p));
+  return json::object{{"apiVersion", "v1"},
+                      {"kind", "ConfigMap"},
+                      {"metadata", json::object{{"name", name + "-config"},
+                                                {"namespace", ns},
+                                                {"labels", app_labels(name)},
+                                                {"ownerReferences", json::array{util::controller_reference(job)}}}},
+                      {"data", json::object{{"hostfile", hostfile}, {"discover_hosts.sh", discover}}}};
+}
+
+// An SSH wire-format string: uint32 length, then the bytes (RFC 4251 section 5).
+std::string ssh_string(std::string_view s) {
+  std::string out(4, '\0');
+  for (int i = 0; i < 4; ++i) out[i] = static_cast<char>((s.size() >> (24 - 8 * i)) & 0xff);
+  return out.append(s);
+}
+
+// newSSHAuthSecret: a fresh ECDSA P-521 key (nullopt when OpenSSL cannot make one).
+std::optional<json::object> mpi_ssh_secret(const json::object& job) {
+  EVP_PKEY* key = EVP_EC_gen("P-521");
+  if (!key) return std::nullopt;
+  std::string pem, point(200, '\0');
+  unsigned char* der = nullptr;
+  std::size_t der_len = 0, point_len = 0;
+  // x509.MarshalECPrivateKey + pem "EC PRIVATE KEY": OpenSSL's "type-specific" (SEC1) encoding.
+  if (OSSL_ENCODER_CTX* enc =
+          OSSL_ENCODER_CTX_new_for_pkey(key, OSSL_KEYMGMT_SELECT_KEYPAIR, "PEM", "type-specific", nullptr)) {
+    if (OSSL_ENCODER_to_data(enc, &der, &der_len) == 1 && der) pem.assign(reinterpret_cast<char*>(der), der_len);
+    OPENSSL_free(der);
+    OSSL_ENCODER_CTX_free(enc);
+  }
+  const bool has_point =
+      EVP_PKEY_get_octet_string_param(key, OSSL_PKEY_PARAM_PUB_KEY, reinterpret_cast<unsigned char*>(point.data()),
+                                      point.size(), &point_len) == 1;
+  EVP_PKEY_free(key);
+  if (pem.empty() || !has_point) return std::nullopt;
+  point.resize(point_len);
+  // ssh.MarshalAuthorizedKey: "<type> <base64 of the wire key>\n" (RFC 5656 section 3.1).
+  const std::string wire = ssh_string("ecdsa-sha2-nistp521") + ssh_string("nistp521") + ssh_string(point);
+  const std::string authorized = "ecdsa-sha2-nistp521 " + base64_encode(wire) + "\n";
+  const std::string name = name_of(job);
+  return json::object{
+      {"apiVersion", "v1"},
+      {"kind", "Secret"},
+      {"metadata", json::object{{"name", name + "-ssh"},
+                                {"namespace", namespace_of(job)},
+                                {"labels", app_labels(name)},
+                                {"ownerReferences", json::array{util::controller_reference(job)}}}},
+      {"type", "kubernetes.io/ssh-auth"},
+      {"data", json::object{{"ssh-privatekey", base64_encode(pem)}, {"ssh-publickey", base64_encode(authorized)}}}};
+}
+
+void push_env(json::object& container, const std::string& name, const std::string& value) {
+  json::value& env = container["env"];
+  if (!env.is_array()) env = json::array{};
+  env.as_array().push_back(env_var(name, value));
+}
+
+void push_volume(json::object& pod_spec, json::object& container, json::object volume, const std::string& mount) {
+  json::value& vols = pod_spec["volumes"];
+  if (!vols.is_array()) vols = json::array{};
+  const std::string vname = string_of(&volume, "name");
+  vols.as_array().push_back(std::move(volume));
+  json::value& mounts = container["volumeMounts"];
+  if (!mounts.is_array()) mounts = json::array{};
+  mounts.as_array().push_back(json::object{{"name", vname}, {"mountPath", mount}});
+}
+
+// What newWorker / newLauncherPodTemplate add to a pod spec (`role`: "worker" or "launcher").
+void decorate_mpi_pod(const json::object& job, json::object& pod_spec, const std::string& pod_hostname,
+                      const std::string& role) {
+  const MpiSpec m = mpi_spec(job);
+  const std::string name = name_of(job), ns = namespace_of(job);
+  pod_spec["hostname"] = pod_hostname;
+  pod_spec["subdomain"] = name;
+  if (const json::value* hn = pod_spec.if_contains("hostNetwork"); hn && hn->is_bool() && hn->as_bool())
+    pod_spec["dnsPolicy"] = "ClusterFirstWithHostNet";
+  json::value* cs = pod_spec.if_contains("containers");
+  if (!cs || !cs->is_array() || cs->as_array().empty() || !cs->as_array()[0].is_object()) return;
+  json::object& c = cs->as_array()[0].as_object();
+  if (role == "worker") {
+    auto& dns = ensure_object(pod_spec, "dnsConfig");
+    json::value& searches = dns["searches"];
+    if (!searches.is_array()) searches = json::array{};
+    searches.as_array().push_back(json::string(fmt::format("{}.{}.svc.cluster.local", name, ns)));
+    const json::value* cmd = c.if_contains("command");
+    const json::value* args = c.if_contains("args");
+    if ((!cmd || !cmd->is_array() || cmd->as_array().empty()) &&
+        (!args || !args->is_array() || args->as_array().empty()))
+      c["command"] = json::array{"/usr/sbin/sshd", "-De"};
+    push_env(c, "K_MPI_JOB_ROLE", "worker");
+  } else {
+    push_env(c, "K_MPI_JOB_ROLE", "launcher");
+    const std::string slots = std::to_string(m.slots);
+    if (m.impl == "OpenMPI") {
+      push_env(c, "OMPI_MCA_orte_keep_fqdn_hostnames", "true");
+      push_env(c, "OMPI_MCA_orte_default_hostfile", "/etc/mpi/hostfile");
+      push_env(c, "OMPI_MCA_plm_rsh_args", "-o ConnectionAttempts=10");
+      push_env(c, "OMPI_MCA_orte_set_default_slots", slots);
+    } else if (m.impl == "Intel") {
+      push_env(c, "I_MPI_HYDRA_HOST_FILE", "/etc/mpi/hostfile");
+      push_env(c, "I_MPI_HYDRA_BOOTSTRAP_EXEC_EXTRA_ARGS", "-o ConnectionAttempts=10");
+      push_env(c, "I_MPI_PERHOST", slots);
+    } else if (m.impl == "MPICH") {
+      push_env(c, "HYDRA_HOST_FILE", "/etc/mpi/hostfile");
+      push_env(c, "HYDRA_LAUNCH_EXTRA_ARGS", "-o ConnectionAttempts=10");
+    }
+    if (!m.launcher_as_worker)
+      for (const char* v : {"NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES"}) {
+        json::value& env = c["env"];
+        env.as_array().push_back(json::object{{"name", v}});
+      }
+  }
+  json::object secret{{"secretName", name + "-ssh"},
+                      {"items", json::array{json::object{{"key", "ssh-privatekey"}, {"path", "id_rsa"}},
+                                            json::object{{"key", "ssh-publickey"}, {"path", "id_rsa.pub"}},
+                                            json::object{{"key", "ssh-publickey"}, {"path", "authorized_keys"}}}}};
+  if (m.ssh_path == "/root/.ssh") secret["defaultMode"] = 0600;
+  push_volume(pod_spec, c, json::object{{"name", "ssh-auth"}, {"secret", std::move(secret)}}, m.ssh_path);
+  if (role == "launcher")
+    push_volume(
+        pod_spec, c,
+        json::object{
+            {"name", "mpi-job-config"},
+            {"configMap",
+             json::object{{"name", name + "-config"},
+                          {"items", json::array{json::object{{"key", "hostfile"}, {"path", "hostfile"}, {"mode", 0444}},
+                                                json::object{{"key", "discover_hosts.sh"},
+                                                             {"path", "discover_hosts.sh"},
+                                                             {"mode", 0555}}}}}}},
+        "/etc/mpi");
+}
+
 }  // namespace
 
 Plan plan_kubeflow_job(const json::object& job, const Children& children, Clock::time_point now) {
@@ -148,9 +343,13 @@ Plan plan_kubeflow_job(const json::object& job, const Children& children, Clock:
   const json::object* specs = object_at(job, {"spec", f.specs_key});
   const auto types = replica_types(f, specs);
 
-  std::map<std::string, const json::object*> pods_by_name, services_by_name, jobs_by_name;
+  std::map<std::string, const json::object*> pods_by_name, services_by_name, jobs_by_name, configs_by_name;
   for (const auto& c : children) {
     const std::string kind = string_of(c.get(), "kind");
+    if (kind == "ConfigMap" || kind == "Secret") {
+      configs_by_name[kind + "/" + name_of(*c)] = c.get();
+      continue;
+    }
     (kind == "Pod" ? pods_by_name : kind == "Service" ? services_by_name : jobs_by_name)[name_of(*c)] = c.get();
   }
   json::object status = object_at(job, {"status"}) ? *object_at(job, {"status"}) : json::object{};
@@ -234,16 +433,14 @@ Plan plan_kubeflow_job(const json::object& job, const Children& children, Clock:
           labels["training.kubeflow.org/job-role"] = "launcher";
           labels["training.kubeflow.org/operator-name"] = f.operator_name;
           ensure_object(pod_tmpl, "spec")["restartPolicy"] = restart == "Always" ? "OnFailure" : restart;
+          decorate_mpi_pod(job, ensure_object(pod_tmpl, "spec"), jname, "launcher");
           json::object ljob{
               {"apiVersion", "batch/v1"},
               {"kind", "Job"},
-              {"metadata",
-               json::object{{"name", jname},
-                            {"namespace", ns},
-                            {"labels", json::object{{"training.kubeflow.org/job-name", name},
-                                                    {"training.kubeflow.org/job-role", "launcher"},
-                                                    {"training.kubeflow.org/operator-name", f.operator_name}}},
-                            {"ownerReferences", json::array{util::controller_reference(job)}}}},
+              {"metadata", json::object{{"name", jname},
+                                        {"namespace", ns},
+                                        {"labels", app_labels(name)},  // newLauncherJob
+                                        {"ownerReferences", json::array{util::controller_reference(job)}}}},
               {"spec", json::object{{"backoffLimit", 6}, {"template", std::move(pod_tmpl)}}}};
           plan.create.push_back({"batch", "jobs", std::move(ljob)});
           continue;
@@ -286,6 +483,7 @@ Plan plan_kubeflow_job(const json::object& job, const Children& children, Clock:
         auto& pspec = ensure_object(pod, "spec");
         pspec["restartPolicy"] = restart;
         if (!f.mpi_v2 && f.port) pspec["hostname"] = pod_name;
+        if (f.mpi_v2) decorate_mpi_pod(job, pspec, pod_name, "worker");
         // The rendezvous environment the operators set (operator_env); the template's env first.
         const auto env_add = operator_env(f, job, rtype, i, world);
         if (json::value* cs = pspec.if_contains("containers"); cs && cs->is_array() && !env_add.empty())
@@ -337,23 +535,46 @@ Plan plan_kubeflow_job(const json::object& job, const Children& children, Clock:
         if (rs[k].as_int64() == 0) rs.erase(k);
     }
   }
-  // mpi-operator v2beta1: one headless Service named after the job, selecting the workers.
-  if (f.mpi_v2 && !services_by_name.count(name) && !finished)
+  // mpi-operator v2beta1 (syncHandler, while the launcher has not finished): the ConfigMap (kept
+  // up to date) and the SSH Secret, before the pods that mount them.
+  if (f.mpi_v2 && !finished) {
+    std::vector<std::string> running;
+    for (const auto& [pname, p] : pods_by_name)
+      if (pname.rfind(name + "-worker-", 0) == 0 && phase_of(*p) == "Running") running.push_back(pname);
+    json::object cm = mpi_config_map(job, std::move(running));
+    std::vector<Plan::Create> first;
+    if (auto it = configs_by_name.find("ConfigMap/" + name + "-config"); it == configs_by_name.end()) {
+      first.push_back({"", "configmaps", std::move(cm)});
+    } else if (const json::object* data = object_at(*it->second, {"data"});
+               !data || !util::json_equal(*data, cm["data"].as_object())) {
+      json::object updated = *it->second;
+      updated["data"] = cm["data"];
+      plan.update.push_back({"", "configmaps", std::move(updated)});
+    }
+    if (!configs_by_name.count("Secret/" + name + "-ssh"))
+      if (auto secret = mpi_ssh_secret(job)) first.push_back({"", "secrets", std::move(*secret)});
+    plan.create.insert(plan.create.begin(), std::make_move_iterator(first.begin()),
+                       std::make_move_iterator(first.end()));
+  }
+  // mpi-operator v2beta1 (newJobService, newService): one headless Service named after the job,
+  // labelled app=<job>, selecting the job's pods (launcher and workers: their DNS names
+  // `<pod>.<job>.<ns>.svc` are the hostfile's), publishing not-ready addresses only when the
+  // launcher runs as a worker.
+  if (f.mpi_v2 && !services_by_name.count(name) && !finished) {
+    json::object sspec{{"clusterIP", "None"},
+                       {"selector", json::object{{"training.kubeflow.org/operator-name", f.operator_name},
+                                                 {"training.kubeflow.org/job-name", name}}}};
+    if (mpi_spec(job).launcher_as_worker) sspec["publishNotReadyAddresses"] = true;
     plan.create.push_back(
         {"", "services",
-         json::object{
-             {"apiVersion", "v1"},
-             {"kind", "Service"},
-             {"metadata",
-              json::object{{"name", name},
-                           {"namespace", ns},
-                           {"labels", json::object{{"training.kubeflow.org/job-name", name},
-                                                   {"training.kubeflow.org/operator-name", f.operator_name}}},
-                           {"ownerReferences", json::array{util::controller_reference(job)}}}},
-             {"spec", json::object{{"clusterIP", "None"},
-                                   {"publishNotReadyAddresses", true},
-                                   {"selector", json::object{{"training.kubeflow.org/job-name", name},
-                                                             {"training.kubeflow.org/job-role", "worker"}}}}}}});
+         json::object{{"apiVersion", "v1"},
+                      {"kind", "Service"},
+                      {"metadata", json::object{{"name", name},
+                                                {"namespace", ns},
+                                                {"labels", app_labels(name)},
+                                                {"ownerReferences", json::array{util::controller_reference(job)}}}},
+                      {"spec", std::move(sspec)}}});
+  }
   status["replicaStatuses"] = std::move(replica_statuses);
 
   if (!finished) {

@@ -207,7 +207,10 @@ void Controllers::reconcile(const Key& key) {
     const auto runtime = trainjob_runtime(store_, *owner);
     plan = plan_trainjob(*owner, runtime.get(), owned(key.ns, uid, {{"jobset.x-k8s.io", "jobsets"}}), now);
   } else
-    plan = plan_kubeflow_job(*owner, owned(key.ns, uid, {{"", "pods"}, {"", "services"}, {"batch", "jobs"}}), now);
+    plan = plan_kubeflow_job(
+        *owner,
+        owned(key.ns, uid, {{"", "pods"}, {"", "services"}, {"batch", "jobs"}, {"", "configmaps"}, {"", "secrets"}}),
+        now);
 
   // The ReplicaSet and Job controllers create pods in slow-start batches and stop at the first
   // refusal (pkg/controller/replicaset/replica_set.go manageReplicas, job_controller.go

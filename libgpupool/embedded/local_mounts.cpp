@@ -97,6 +97,8 @@ const char* to_string(MountMethod m) noexcept {
       return "namespace";
     case MountMethod::Paths:
       return "paths";
+    case MountMethod::UserNamespace:
+      return "userns";
     default:
       return "auto";
   }
@@ -107,6 +109,7 @@ MountMethod resolve_mount_method(MountMethod wanted) {
   if (const char* e = std::getenv("GPUPOOL_LOCAL_MOUNTS"); e && *e) {
     if (std::string(e) == "namespace") return MountMethod::Namespace;
     if (std::string(e) == "paths") return MountMethod::Paths;
+    if (std::string(e) == "userns") return MountMethod::UserNamespace;
   }
   static std::once_flag once;
   static bool works = false;
@@ -137,10 +140,11 @@ std::vector<std::pair<std::string, std::string>> local_volume_dirs(const json::o
     fs::create_directories(dir);
     for (const auto& [vol, files] : in.files) {
       if (vol != name) continue;
-      for (const auto& [key, bytes] : files) {
-        const std::string path = joined(dir, contained(key));
+      for (const auto& f : files) {
+        const std::string path = joined(dir, contained(f.path));
         fs::create_directories(fs::path(path).parent_path());
-        std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+        std::ofstream(path, std::ios::binary | std::ios::trunc) << f.bytes;
+        ::chmod(path.c_str(), f.mode & 07777);
       }
     }
     out.emplace_back(name, dir);
@@ -200,9 +204,10 @@ std::string rewrite_mount_paths(const std::string& text, const std::vector<Local
   return out;
 }
 
-MountPlan plan_mounts(const std::vector<LocalMount>& mounts, const std::string& root) {
+MountPlan plan_mounts(const std::vector<LocalMount>& mounts, const std::string& root, bool user_namespace) {
   MountPlan plan;
   plan.root = root;
+  plan.user_namespace = user_namespace;
   plan.uid_map = fmt::format("{0} {0} 1\n", ::geteuid());  // written only when a user namespace is needed
   plan.gid_map = fmt::format("{0} {0} 1\n", ::getegid());
   // Directories that must be mirrored (a tmpfs directory whose entries are bound one by one)
@@ -277,7 +282,7 @@ int enter_mount_plan(const MountPlan& plan, int* failed_op) noexcept {
   *failed_op = -1;
   // A mount namespace of our own; without CAP_SYS_ADMIN, inside a user namespace that maps only
   // this process's uid and gid (user_namespaces(7)).
-  if (::unshare(CLONE_NEWNS) != 0) {
+  if (plan.user_namespace || ::unshare(CLONE_NEWNS) != 0) {
     if (::unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) return errno;
     if (!write_file("/proc/self/setgroups", "deny\n") && errno != ENOENT) return errno;
     if (!write_file("/proc/self/uid_map", plan.uid_map)) return errno;

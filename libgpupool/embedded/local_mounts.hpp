@@ -15,8 +15,9 @@
 //              mountPath (readOnly: a read-only bind). Nothing is created outside the state dir.
 //   Paths      where mount namespaces are not allowed: every occurrence of a mountPath in the
 //              command, args, env values and workingDir is rewritten to the volume's directory.
-// MountMethod::Auto probes once which one this machine allows; $GPUPOOL_LOCAL_MOUNTS=namespace|paths
-// forces one.
+// MountMethod::Auto probes once which one this machine allows; $GPUPOOL_LOCAL_MOUNTS forces one:
+// "namespace", "paths", or "userns" (UserNamespace: Namespace, always inside a new user namespace,
+// as it runs without CAP_SYS_ADMIN; how a machine running as root tests that path).
 #pragma once
 
 #include <sys/types.h>
@@ -35,19 +36,23 @@ struct LocalMount {
   bool read_only = false;
 };
 
-enum class MountMethod { Auto, Namespace, Paths };
-/// Auto resolved: $GPUPOOL_LOCAL_MOUNTS when set ("namespace" or "paths"), else Namespace when a
+enum class MountMethod { Auto, Namespace, Paths, UserNamespace };
+/// Auto resolved: $GPUPOOL_LOCAL_MOUNTS when set ("namespace", "paths", "userns"), else Namespace when a
 /// probe child could create a mount namespace and mount a tmpfs in it (probed once), else Paths.
 MountMethod resolve_mount_method(MountMethod wanted = MountMethod::Auto);
 const char* to_string(MountMethod m) noexcept;
 
 /// The local directory of each volume of `pod` (name -> directory); see the table above. `files`:
 /// for configMap and secret volumes, the keys' contents (filled by the caller from the store;
-/// volume name -> key -> bytes). Creates the directories and writes those files.
+/// volume name -> files). Creates the directories and writes those files with their modes.
+struct LocalFile {
+  std::string path, bytes;
+  unsigned mode = 0644;  ///< the item's mode, else the volume's defaultMode, else 0644 (as the kubelet)
+};
 struct VolumeSources {
   std::string root;     ///< the local runtime's root
   std::string pod_dir;  ///< the pod's directory
-  std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::string>>>> files;
+  std::vector<std::pair<std::string, std::vector<LocalFile>>> files;
 };
 std::vector<std::pair<std::string, std::string>> local_volume_dirs(const json::object& pod, const VolumeSources& in);
 
@@ -72,8 +77,9 @@ struct MountPlan {
   std::string root;
   std::vector<Op> ops;
   std::string uid_map, gid_map;  // "U U 1": this process's ids, when a user namespace is needed
+  bool user_namespace = false;   // a user namespace even when a mount namespace alone is allowed
 };
-MountPlan plan_mounts(const std::vector<LocalMount>& mounts, const std::string& root);
+MountPlan plan_mounts(const std::vector<LocalMount>& mounts, const std::string& root, bool user_namespace = false);
 
 /// In the child (after fork, before exec): enters a new mount namespace and carries out the plan,
 /// then chroot()s into it. Returns 0, or errno with `*failed_op` set to the op's index (-1: setup).

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -50,6 +52,7 @@ struct LocalRuntime::Container {
   std::string dir;
   std::optional<MountPlan> plan;  // MountMethod::Namespace with volumes: the mounts it sees
   std::string config_error;       // CreateContainerConfigError: not started, retried
+  bool stand_in = false;          // mpi-operator's worker sshd, replaced by a process that waits
 };
 
 struct LocalRuntime::Pod {
@@ -60,6 +63,7 @@ struct LocalRuntime::Pod {
   NodeAddress where;
   std::optional<std::vector<std::pair<std::string, std::string>>> volumes;  // name -> local directory
   std::map<int, int> ports;                                                 // containerPort -> local port
+  std::vector<std::string> hosts;  // its entries in <root>/hosts (pod_dns_names), for gpupool-rsh
 };
 
 namespace {
@@ -106,6 +110,75 @@ int free_local_port(int wanted) {
     if (ok) return ntohs(a.sin_port);
   }
   return -1;
+}
+
+// A shell word: 'text' with each ' as '\''.
+std::string sh_quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// mpirun's remote shell in RunMode::Local (local_runtime.hpp, mpi_rsh_agent_script).
+constexpr const char* kRshAgent = R"sh(
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -[bcDEeFIiJLlmOopQRSWw]) shift 2 ;;  # ssh options with a value (-o ConnectionAttempts=10)
+    -*) shift ;;
+    *) break ;;
+  esac
+done
+if [ $# -lt 1 ]; then echo "usage: gpupool-rsh [ssh options] HOST COMMAND..." >&2; exit 255; fi
+host=$1
+shift
+tries=0
+while :; do
+  pid= dir=
+  if [ -f "$hosts/$host" ]; then read -r pid dir < "$hosts/$host"; fi
+  if [ -n "$pid" ] && [ -d "/proc/$pid" ]; then break; fi
+  tries=$((tries + 1))
+  if [ "$tries" -ge 10 ]; then  # as ssh -o ConnectionAttempts=10: one attempt a second
+    echo "gpupool-rsh: $host: no running pod of this cluster has this name" >&2
+    exit 255
+  fi
+  sleep 1
+done
+# As sshd: the command line through a shell, with the container's environment (not this one's):
+# its /proc environ, or (a process in another user namespace may not read that) the copy the
+# runtime keeps in the pod's directory for that case. TMPDIR is a fresh directory (the env's own
+# TMPDIR wins), as each container has a /tmp of its own: two Open MPI daemons of one job on this
+# machine would otherwise share their session directory. xargs reads the env, NUL-separated.
+run='c=$1; shift; exec env -i "$@" /bin/sh -c "$c"'
+envfile=/proc/$pid/environ
+if ! (: < "$envfile") 2>/dev/null; then envfile=$dir/.gpupool-rsh.env; fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/gpupool-rsh.XXXXXX") || exit 255
+remote() {
+  xargs -0 -x -a "$envfile" "$@" /bin/sh -c "$run" gpupool-rsh "$command" "TMPDIR=$tmp"
+  rc=$?
+  rm -rf "$tmp"
+  exit $rc
+}
+command=$*
+if [ "$(readlink "/proc/$pid/ns/mnt")" = "$(readlink /proc/self/ns/mnt)" ]; then
+  cd "$(readlink "/proc/$pid/cwd")" || exit 255
+  remote
+fi
+# Its mount namespace (its volumes at their mountPaths), root and working directory.
+enter="nsenter --target $pid --mount --root --wd"
+if [ "$(readlink "/proc/$pid/ns/user")" != "$(readlink /proc/self/ns/user)" ]; then
+  enter="$enter --user --preserve-credentials"
+fi
+# shellcheck disable=SC2086
+if $enter true 2>/dev/null; then remote $enter; fi
+# A namespace this process may not enter (both in user namespaces): its env and directory only.
+cd "$dir" || exit 255
+remote
+)sh";
+
+bool env_is(const std::vector<std::string>& env, const std::string& name, const std::string& value) {
+  for (const auto& e : env)
+    if (e == name + "=" + value) return true;
+  return false;
 }
 
 // Forks argv with stdout/stderr to `out_fd` (or the given descriptors); the exec error, if any,
@@ -182,6 +255,23 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& dir, const 
     return -1;
   }
   return pid;
+}
+
+std::vector<std::string> pod_dns_names(const json::object& pod) {
+  const json::object* spec = object_at(pod, {"spec"});
+  const std::string host = string_of(spec, "hostname"), sub = string_of(spec, "subdomain");
+  if (host.empty() || sub.empty()) return {};
+  const std::string base = host + "." + sub, ns = util::namespace_of(pod);
+  return {base, base + "." + ns, base + "." + ns + ".svc", base + "." + ns + ".svc.cluster.local"};
+}
+
+std::string mpi_rsh_agent_script(const std::string& hosts_dir) {
+  return "#!/bin/sh\n"
+         "# gpupool run mode local: mpirun's remote shell (OMPI_MCA_plm_rsh_agent, I_MPI_HYDRA_BOOTSTRAP_EXEC,\n"
+         "# HYDRA_LAUNCHER_EXEC). As ssh: gpupool-rsh [ssh options] HOST COMMAND... runs COMMAND in the local\n"
+         "# pod whose DNS name is HOST, with its container's env, working directory and mount namespace.\n"
+         "hosts=" +
+         sh_quote(hosts_dir) + kRshAgent;
 }
 
 int exit_code_of(int status) { return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status); }
@@ -319,7 +409,18 @@ LocalRuntime::LocalRuntime(Store& store, const Clock& clock, std::string root, b
       own_root_(own_root),
       on_exit_(std::move(on_exit)),
       container_runtime_(std::move(container_runtime)) {
-  fs::create_directories(root_);
+  {
+    // Entries of an earlier process name pids that may belong to anything by now.
+    std::error_code ec;
+    fs::remove_all(root_ + "/hosts", ec);
+  }
+  fs::create_directories(root_ + "/hosts");
+  fs::create_directories(root_ + "/bin");
+  {
+    const std::string agent = rsh_agent();
+    std::ofstream(agent, std::ios::trunc) << mpi_rsh_agent_script(root_ + "/hosts");
+    ::chmod(agent.c_str(), 0755);
+  }
   spawner_ = std::thread([this] {
     std::unique_lock lk(spawn_mu_);
     for (;;) {
@@ -489,6 +590,24 @@ std::vector<LocalPeer> LocalRuntime::peers_of(const json::object& pod) {
       }
     peers.push_back(std::move(peer));
   }
+  // Pods whose subdomain names a Service here have DNS names of their own (pod_dns_names): they
+  // reach that pod, its containerPorts its local ports.
+  std::set<std::string> service_names;
+  for (const auto& svc : services) service_names.insert(util::name_of(*svc));
+  for (const auto& p : pods) {
+    if (!service_names.count(string_of(object_at(*p, {"spec"}), "subdomain"))) continue;
+    LocalPeer peer;
+    peer.names = pod_dns_names(*p);
+    if (peer.names.empty()) continue;
+    const std::string key = ns + "/" + util::name_of(*p);
+    for (const json::object* ct : containers_of(*p))
+      if (const json::value* cps = ct->if_contains("ports"); cps && cps->is_array())
+        for (const auto& cp : cps->as_array()) {
+          const auto n = util::int_of(cp.is_object() ? &cp.as_object() : nullptr, "containerPort", 0);
+          if (n > 0 && n < 65536) peer.ports[static_cast<int>(n)] = local_port_locked(key, static_cast<int>(n));
+        }
+    peers.push_back(std::move(peer));
+  }
   return peers;
 }
 
@@ -524,7 +643,9 @@ void LocalRuntime::start(Pod& pod, Container& c, const json::object& podobj, con
   std::string config_error;
   if (const char* path = std::getenv("PATH")) env.push_back(std::string("PATH=") + path);
   if (const char* home = std::getenv("HOME")) env.push_back(std::string("HOME=") + home);
-  env.push_back("HOSTNAME=" + util::name_of(podobj));
+  // The container's hostname: spec.hostname when set, else the pod's name (kubelet GeneratePodHostNameAndDomain).
+  const std::string hostname = string_of(object_at(podobj, {"spec"}), "hostname");
+  env.push_back("HOSTNAME=" + (hostname.empty() ? util::name_of(podobj) : hostname));
   const std::size_t base = env.size();
   if (const json::value* ef = spec.if_contains("envFrom"); ef && ef->is_array())
     for (const auto& e : ef->as_array()) {
@@ -579,7 +700,8 @@ void LocalRuntime::start(Pod& pod, Container& c, const json::object& podobj, con
           if (!src) continue;
           auto obj = store_.find(store_.type("", secret ? "secrets" : "configmaps"), util::namespace_of(podobj),
                                  string_of(src, secret ? "secretName" : "name"));
-          std::vector<std::pair<std::string, std::string>> files;
+          std::vector<LocalFile> files;
+          const auto default_mode = util::int_of(src, "defaultMode", 0644);
           if (obj)
             for (const char* field : {"data", "binaryData"})
               if (const json::object* data = object_at(*obj, {field}))
@@ -587,15 +709,15 @@ void LocalRuntime::start(Pod& pod, Container& c, const json::object& podobj, con
                   std::string bytes = val.is_string() ? std::string(val.as_string()) : "";
                   if (secret || std::string_view(field) == "binaryData")
                     if (auto d = base64_decode(bytes)) bytes.assign(d->begin(), d->end());
-                  std::string path(k);
                   if (const json::value* items = src->if_contains("items"); items && items->is_array()) {
-                    path.clear();
+                    // Each item is a file (one key may become several: mpi-operator's ssh-publickey).
                     for (const auto& it : items->as_array())
                       if (it.is_object() && string_of(&it.as_object(), "key") == k)
-                        path = string_of(&it.as_object(), "path");
-                    if (path.empty()) continue;
+                        files.push_back({string_of(&it.as_object(), "path"), bytes,
+                                         static_cast<unsigned>(util::int_of(&it.as_object(), "mode", default_mode))});
+                    continue;
                   }
-                  files.emplace_back(path, std::move(bytes));
+                  files.push_back({std::string(k), std::move(bytes), static_cast<unsigned>(default_mode)});
                 }
           vs.files.emplace_back(string_of(&v.as_object(), "name"), std::move(files));
         }
@@ -624,23 +746,46 @@ void LocalRuntime::start(Pod& pod, Container& c, const json::object& podobj, con
       const std::string name = var_name(env[i]);
       std::string value = rewrite_peer_addresses(env[i].substr(name.size() + 1), peers);
       if (name.size() > 5 && name.compare(name.size() - 5, 5, "_PORT") == 0) {
-        value = rewrite_own_ports(value, pod.ports);
-        // X_PORT beside an X_ADDR naming a Service (MASTER_ADDR / MASTER_PORT): that Service's port.
+        // X_PORT beside an X_ADDR naming a peer (MASTER_ADDR / MASTER_PORT): that peer's local port
+        // (not this pod's own, though it may declare the same containerPort); else this pod's own.
+        bool peer_port = false;
         if (auto addr = original.find(name.substr(0, name.size() - 5) + "_ADDR"); addr != original.end())
           for (const auto& peer : peers)
             if (std::find(peer.names.begin(), peer.names.end(), addr->second) != peer.names.end())
               if (std::all_of(value.begin(), value.end(), [](char ch) { return std::isdigit(ch); }) && !value.empty() &&
                   value.size() < 6)
-                if (auto it = peer.ports.find(std::stoi(value)); it != peer.ports.end())
+                if (auto it = peer.ports.find(std::stoi(value)); it != peer.ports.end()) {
                   value = std::to_string(it->second);
+                  peer_port = true;
+                }
+        if (!peer_port) value = rewrite_own_ports(value, pod.ports);
       }
       env[i] = name + "=" + value;
     }
   }  // waits, as the kubelet's container does, and is tried again
+  // mpi-operator's launcher (K_MPI_JOB_ROLE=launcher): mpirun's remote shell is gpupool-rsh, which
+  // runs the command in the worker pod the hostfile names (its env, directory, mount namespace)
+  // instead of ssh to it; orted stays attached to it (no daemon outlives the launcher) and the
+  // launcher starts every orted itself (no tree spawn). Set only where the template has not.
+  const bool mpi_launcher = container_runtime_.empty() && env_is(env, "K_MPI_JOB_ROLE", "launcher");
+  if (mpi_launcher)
+    for (const auto& [k, v] :
+         std::vector<std::pair<std::string, std::string>>{{"OMPI_MCA_plm_rsh_agent", rsh_agent()},
+                                                          {"OMPI_MCA_orte_leave_session_attached", "1"},
+                                                          {"OMPI_MCA_plm_rsh_no_tree_spawn", "1"},
+                                                          {"I_MPI_HYDRA_BOOTSTRAP_EXEC", rsh_agent()},
+                                                          {"HYDRA_LAUNCHER_EXEC", rsh_agent()}})
+      if (std::none_of(env.begin(), env.end(), [&k = k](const std::string& e) { return var_name(e) == k; }))
+        env.push_back(k + "=" + v);
   std::vector<std::string> argv;
   for (const char* key : {"command", "args"})
     for (const auto& a : string_list(spec, key))
       argv.push_back(rewrite_own_ports(rewrite_peer_addresses(expand_env_refs(a, env), peers), pod.ports));
+  // mpi-operator's worker runs `/usr/sbin/sshd -De` for the launcher to reach it: here a process
+  // that waits until the pod goes stands in for it (gpupool-rsh reaches the pod instead of ssh).
+  c.stand_in = container_runtime_.empty() && env_is(env, "K_MPI_JOB_ROLE", "worker") &&
+               argv == std::vector<std::string>{"/usr/sbin/sshd", "-De"};
+  if (c.stand_in) argv = {"sleep", "infinity"};
   std::string dir = pod.dir;
   const std::string wd = string_of(&spec, "workingDir");
   c.plan.reset();
@@ -655,10 +800,10 @@ void LocalRuntime::start(Pod& pod, Container& c, const json::object& podobj, con
     argv = container_run_argv(
         container_runtime_, fmt::format("gpupool-{}-{}-{}", util::namespace_of(podobj), util::name_of(podobj), c.name),
         rewritten, env, mounts);
-  } else if (method == MountMethod::Namespace) {
+  } else if (method == MountMethod::Namespace || method == MountMethod::UserNamespace) {
     const std::string new_root = pod.dir + "/.root-" + c.name;
     fs::create_directories(new_root);
-    c.plan = plan_mounts(mounts, new_root);
+    c.plan = plan_mounts(mounts, new_root, method == MountMethod::UserNamespace);
     // The workingDir, when it lies on a volume or exists on this machine (else the pod's directory).
     bool on_volume = false;
     for (const auto& m : mounts) on_volume = on_volume || wd == m.target || wd.rfind(m.target + "/", 0) == 0;
@@ -697,6 +842,27 @@ void LocalRuntime::start(Pod& pod, Container& c, const json::object& podobj, con
   c.running = true;
   c.finished = false;
   c.message.clear();
+  // The pod's DNS names lead gpupool-rsh to its first container (mpi-operator's Containers[0]).
+  if (const auto first = containers_of(podobj); !c.init && !first.empty() && string_of(first[0], "name") == c.name) {
+    const auto names = pod_dns_names(podobj);
+    if (!names.empty() && c.plan && c.plan->user_namespace) {
+      // A process in another user namespace may not read /proc/PID/environ: gpupool-rsh reads this
+      // copy (owner-only, beside the pod's secret volumes) instead.
+      const std::string path = pod.dir + "/.gpupool-rsh.env";
+      const int efd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      if (efd >= 0) {
+        for (const auto& kv : env) (void)!::write(efd, kv.c_str(), kv.size() + 1);  // NUL-separated
+        ::close(efd);
+      }
+    }
+    for (const auto& name : names) {
+      const std::string path = root_ + "/hosts/" + name, tmp = path + ".tmp";
+      std::ofstream(tmp, std::ios::trunc) << pid << ' ' << pod.dir << '\n';
+      std::error_code ec;
+      fs::rename(tmp, path, ec);
+      if (std::find(pod.hosts.begin(), pod.hosts.end(), name) == pod.hosts.end()) pod.hosts.push_back(name);
+    }
+  }
   threads_.emplace_back([this, key = pod.key, pid] { reap(key, pid); });
 }
 
@@ -761,7 +927,10 @@ std::optional<json::object> LocalRuntime::status(const json::object& pod, const 
       next_due = next_due ? std::min(*next_due, now + 10s) : now + 10s;
       return;
     }
-    started_commands.push_back(shell_join(s));
+    started_commands.push_back(c.stand_in ? "sleep infinity` in place of `" + shell_join(s) +
+                                                "` (mpi-operator's worker sshd; mpirun reaches this pod through "
+                                                "gpupool-rsh),"
+                                          : shell_join(s) + "`");
   };
   // Init containers, one at a time (a failed one is retried unless restartPolicy is Never).
   bool inits_done = !p.lost, init_failed = false;
@@ -926,9 +1095,9 @@ std::optional<json::object> LocalRuntime::status(const json::object& pod, const 
       util::record_event(
           store_, now, pod, "Normal", "LocalProcess",
           container_runtime_.empty()
-              ? fmt::format("Run mode local: image not pulled or run; started `{}` as a local process in {}", command,
+              ? fmt::format("Run mode local: image not pulled or run; started `{} as a local process in {}", command,
                             p.dir)
-              : fmt::format("Run mode container: started `{}` in the image with {}", command, container_runtime_),
+              : fmt::format("Run mode container: started `{} in the image with {}", command, container_runtime_),
           "kubelet", {}, std::nullopt);
   (void)first;
   if (old_status && util::json_equal(*old_status, status)) return std::nullopt;
@@ -943,6 +1112,10 @@ void LocalRuntime::forget(const std::string& key, std::chrono::seconds grace) {
   for (auto* list : {&it->second->inits, &it->second->mains})
     for (auto& c : *list)
       if (c.running && c.pid > 0) groups.push_back(c.pid);
+  for (const auto& h : it->second->hosts) {
+    std::error_code ec;
+    fs::remove(root_ + "/hosts/" + h, ec);
+  }
   pods_.erase(it);
   for (pid_t g : groups) {
     ::kill(-g, SIGTERM);

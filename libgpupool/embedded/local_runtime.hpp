@@ -86,6 +86,8 @@ class LocalRuntime {
   std::string ports_annotation(const std::string& key) const;
 
   const std::string& root() const noexcept { return root_; }
+  /// `<root>/bin/gpupool-rsh`: mpirun's remote shell for the MPIJob launchers (mpi_rsh_agent_script).
+  std::string rsh_agent() const { return root_ + "/bin/gpupool-rsh"; }
   /// `<root>/pods/<namespace>/<name>.<uid>`: the pod's working directory, logs and emptyDirs.
   std::string pod_dir(const json::object& pod) const;
   /// How volumes appear at their mountPath (local_mounts.hpp); resolved at construction.
@@ -134,6 +136,23 @@ std::optional<std::string> downward_field(const json::object& pod, const NodeAdd
 /// Expands $(VAR) references in a command or argument as the kubelet does (expansion.go):
 /// defined names are replaced, $$ is a literal $, anything else stays as written.
 std::string expand_env_refs(const std::string& in, const std::vector<std::string>& env);
+
+/// The DNS names a pod gets from a headless Service named as its spec.subdomain (Kubernetes' pod
+/// DNS: "<hostname>.<subdomain>", then ".<namespace>", ".svc", ".cluster.local"), most specific
+/// last; none without both spec.hostname and spec.subdomain. RunMode::Local maps them to the pod:
+/// 127.0.0.1 in env and args (peers_of) and the pod's process for gpupool-rsh.
+std::vector<std::string> pod_dns_names(const json::object& pod);
+
+/// RunMode::Local, MPIJob: the shell script mpirun uses as its remote shell (ssh's usage: options,
+/// HOST, COMMAND...). HOST is looked up in `hosts_dir` (a file per DNS name holding "PID DIR" of the
+/// pod's first container, written when it starts; retried once a second, 10 times, as
+/// ConnectionAttempts=10); COMMAND runs through /bin/sh with that process's environment
+/// (/proc/PID/environ), in its mount namespace, root and working directory (nsenter) — what sshd in
+/// the worker container would give it. Where that namespace cannot be entered (both in user
+/// namespaces), in the pod's directory DIR with its env; a process in another user namespace may not
+/// read /proc/PID/environ, so with MountMethod::UserNamespace the runtime keeps that env in
+/// DIR/.gpupool-rsh.env (mode 0600) for pods with DNS names.
+std::string mpi_rsh_agent_script(const std::string& hosts_dir);
 
 /// RunMode::Local: `text` with each peer name (a whole host name) replaced by 127.0.0.1, and
 /// "name:port" by 127.0.0.1:<local port>, the longest name first.

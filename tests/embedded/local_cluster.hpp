@@ -4,13 +4,17 @@
 
 #include <doctest/doctest.h>
 
+#include <sched.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <boost/json.hpp>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "embedded/kubelet.hpp"
@@ -29,7 +33,7 @@ inline json::object parse_obj(std::string_view text) { return json::parse(text).
 struct LocalCluster {
   std::string root;
   Clock clock = Clock::manual();
-  Store store{clock};
+  Store store;
   const ResourceType& pods = store.type("", "pods");
   Kubelet kubelet{store, clock, KubeletOptions{}};
   // Every committed change bumps `changes`: waits are on it, bounded, never on wall-clock sleeps.
@@ -38,7 +42,7 @@ struct LocalCluster {
   std::uint64_t changes = 0;
   std::uint64_t subscription = 0;
 
-  LocalCluster() {
+  explicit LocalCluster(Store::Options options = {}) : store(clock, std::move(options)) {
     char tmpl[] = "/tmp/gpupool-local-test-XXXXXX";
     REQUIRE(::mkdtemp(tmpl));
     root = tmpl;
@@ -93,6 +97,44 @@ struct LocalCluster {
 inline std::string container_spec(const std::string& command_json) {
   return R"("containers":[{"name":"main","image":"python:3.11",)" + command_json + "}]";
 }
+
+/// Whether `name` is an executable on $PATH.
+inline bool on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  for (std::size_t i = 0; i <= dirs.size();) {
+    const std::size_t j = std::min(dirs.find(':', i), dirs.size());
+    if (j > i && ::access((dirs.substr(i, j - i) + "/" + name).c_str(), X_OK) == 0) return true;
+    i = j + 1;
+  }
+  return false;
+}
+
+// Whether this machine lets a process make a user namespace (unprivileged ones may be turned off).
+inline bool userns_allowed() {
+  const pid_t pid = ::fork();
+  if (pid == 0) ::_exit(::unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0 ? 0 : 1);
+  int status = 1;
+  while (pid > 0 && ::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+  return pid > 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/// Sets $GPUPOOL_LOCAL_MOUNTS for one LocalCluster's life (the runtime reads it when it starts).
+struct MountsEnv {
+  std::optional<std::string> old;
+  explicit MountsEnv(const char* method) {
+    if (const char* e = std::getenv("GPUPOOL_LOCAL_MOUNTS")) old = e;
+    ::setenv("GPUPOOL_LOCAL_MOUNTS", method, 1);
+  }
+  ~MountsEnv() {
+    if (old)
+      ::setenv("GPUPOOL_LOCAL_MOUNTS", old->c_str(), 1);
+    else
+      ::unsetenv("GPUPOOL_LOCAL_MOUNTS");
+  }
+  MountsEnv(const MountsEnv&) = delete;
+  MountsEnv& operator=(const MountsEnv&) = delete;
+};
 
 inline bool has_event(Store& store, std::string_view reason, std::string_view message_part) {
   for (const auto& e : store.list(store.type("", "events"), "default").items)

@@ -11,9 +11,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <mutex>
 #include <string>
 
+#include "embedded/controllers_util.hpp"
 #include "gpupool/embedded.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/topology.hpp"
@@ -67,6 +70,61 @@ TEST_CASE("local run: env, downward-API fieldRefs, $(VAR) in args and the per-po
   const std::string dir = c.root + "/pods/default/envpod." + field_value(p, "metadata.uid");
   CHECK(c.log("envpod") == "hi|hi|envpod|default|cn-beijing.192.168.3.230|" + ip + "|demo\n" +
                                std::filesystem::canonical(dir).string() + "\n");
+}
+
+TEST_CASE("local run: env from secretKeyRef, configMapKeyRef and envFrom; the secret never in what gpupool writes") {
+  LocalCluster c;
+  const std::string secret_value = "s3cr3t-Pa55word-7f1d";  // base64: czNjcjN0LVBhNTV3b3JkLTdmMWQ=
+  c.store.create(c.store.type("", "secrets"), "default",
+                 parse_obj(R"({"metadata":{"name":"creds"},"data":{"password":"czNjcjN0LVBhNTV3b3JkLTdmMWQ=",
+                               "token":"dG9rLTQy"}})"));
+  c.store.create(c.store.type("", "configmaps"), "default",
+                 parse_obj(R"({"metadata":{"name":"settings"},"data":{"color":"blue","size":"L"}})"));
+  // The values go to a file (the pod's log is the program's own output, whatever it prints).
+  c.run("secretenv", container_spec(R"j("command":["sh","-c",
+      "printf '%s|%s|%s|%s|%s|%s' \"$PASSWORD\" \"$COLOR\" \"$S_password\" \"$S_token\" \"$C_size\" \"$ARG\" > seen; echo done"],
+      "args":[],
+      "env":[{"name":"PASSWORD","valueFrom":{"secretKeyRef":{"name":"creds","key":"password"}}},
+             {"name":"COLOR","valueFrom":{"configMapKeyRef":{"name":"settings","key":"color"}}},
+             {"name":"ARG","value":"pw=$(PASSWORD)"}],
+      "envFrom":[{"prefix":"S_","secretRef":{"name":"creds"}},{"prefix":"C_","configMapRef":{"name":"settings"}}])j"));
+  REQUIRE(c.wait_phase("secretenv", "Succeeded"));
+  const auto p = c.pod("secretenv");
+  const std::string dir = c.root + "/pods/default/secretenv." + field_value(p, "metadata.uid");
+  std::ifstream in(dir + "/seen");
+  std::string seen;
+  std::getline(in, seen);
+  CHECK(seen == secret_value + "|blue|" + secret_value + "|tok-42|L|pw=" + secret_value);
+  CHECK(c.log("secretenv") == "done\n");
+  // Nothing gpupool wrote carries it: events, the pod (status, annotations), its host entries.
+  std::string written;
+  for (const auto& e : c.store.list(c.store.type("", "events"), "").items) written += json::serialize(*e);
+  written += json::serialize(p);
+  for (const auto& f : std::filesystem::recursive_directory_iterator(c.root + "/hosts")) {
+    std::ifstream h(f.path());
+    written += std::string(std::istreambuf_iterator<char>(h), {});
+  }
+  CHECK(written.find("LocalProcess") != std::string::npos);  // the events are there
+  CHECK(written.find(secret_value) == std::string::npos);
+  CHECK(written.find("tok-42") == std::string::npos);
+
+  // A missing key: the container waits, the message names the key and the Secret, not values.
+  c.run("missingkey", container_spec(R"("command":["true"],
+      "env":[{"name":"X","valueFrom":{"secretKeyRef":{"name":"creds","key":"nope"}}}])"));
+  auto waiting = [&]() -> json::object {
+    const auto mk = c.pod("missingkey");
+    const json::object* w = util::object_at(mk, {"status"});
+    if (const json::array* cs = util::array_at(mk, {"status"}, "containerStatuses"); cs && !cs->empty())
+      w = util::object_at(cs->at(0).as_object(), {"state", "waiting"});
+    else
+      w = nullptr;
+    return w ? *w : json::object{};
+  };
+  REQUIRE(c.wait([&] {
+    const json::object w = waiting();
+    return util::string_of(&w, "reason") == "CreateContainerConfigError";
+  }));
+  CHECK(waiting().at("message") == "couldn't find key nope in Secret default/creds");
 }
 
 TEST_CASE("local run: init containers run in order before the main container") {

@@ -2,6 +2,11 @@
 // their mountPath (a mount namespace, or rewritten paths), and the SSD staging routine copies for real.
 #include <doctest/doctest.h>
 
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -18,21 +23,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kNode = "cn-beijing.192.168.3.230";
-
-// Sets $GPUPOOL_LOCAL_MOUNTS for one LocalCluster's life (the runtime reads it when it starts).
-struct MountsEnv {
-  std::optional<std::string> old;
-  explicit MountsEnv(const char* method) {
-    if (const char* e = std::getenv("GPUPOOL_LOCAL_MOUNTS")) old = e;
-    ::setenv("GPUPOOL_LOCAL_MOUNTS", method, 1);
-  }
-  ~MountsEnv() {
-    if (old)
-      ::setenv("GPUPOOL_LOCAL_MOUNTS", old->c_str(), 1);
-    else
-      ::unsetenv("GPUPOOL_LOCAL_MOUNTS");
-  }
-};
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -79,7 +69,7 @@ void volumes_case(const char* method) {
   const std::string uid = field_value(c.pod("vols"), "metadata.uid");
   // The paths as the command saw them: the mountPath in a namespace, the local directory otherwise.
   const std::string out_path =
-      std::string(method) == "namespace" ? "/pvc/out.txt" : c.root + "/volumes/default/data/out.txt";
+      std::string(method) != "paths" ? "/pvc/out.txt" : c.root + "/volumes/default/data/out.txt";
   std::string expected = "from the pvc\ndigits\ntmp\n";
   if (std::string(method) == "paths") expected += "writable\n";  // readOnly is kept by a namespace only
   CHECK(c.log("vols") == expected + out_path + "\n");
@@ -96,6 +86,14 @@ TEST_CASE("local volumes: hostPath, PVC, NFS and emptyDir as local directories, 
     return;
   }
   volumes_case("namespace");
+}
+
+TEST_CASE("local volumes: the same in a user namespace, as without CAP_SYS_ADMIN (GPUPOOL_LOCAL_MOUNTS=userns)") {
+  if (!userns_allowed()) {
+    MESSAGE("this machine allows no user namespace: the userns case is skipped");
+    return;
+  }
+  volumes_case("userns");
 }
 
 TEST_CASE("local volumes: the same, with mountPaths rewritten to the local directories") { volumes_case("paths"); }
@@ -122,35 +120,43 @@ TEST_CASE("local volumes: a PVC is shared by the pods that mount it") {
 }
 
 TEST_CASE("local volumes: SSD staging copies the input in, runs, copies results back, keeps the exit code") {
-  for (const int code : {0, 3}) {
-    CAPTURE(code);
-    LocalCluster c;
-    write_file(c.root + "/volumes/default/data/in/a.txt", "input\n");
-    gpupool::SsdStaging staging;
-    staging.inputs = {{"/pvc/in", "/mnt/data1/job/in"}};
-    staging.results = "/mnt/data1/job/out";
-    staging.results_target = "/pvc/out";
-    staging.grace_period_seconds = 10;
-    const auto command = gpupool::staged_command(
-        staging, {"sh", "-c",
-                  "mkdir -p /mnt/data1/job/out && tr a-z A-Z < /mnt/data1/job/in/a.txt > /mnt/data1/job/out/r.txt && "
-                  "exit " +
-                      std::to_string(code)});
-    const std::string mounts =
-        R"("volumeMounts":[{"name":"ssd","mountPath":"/mnt/data1"},{"name":"data","mountPath":"/pvc"}])";
-    c.run("staged", R"("volumes":[{"name":"ssd","hostPath":{"path":"/data"}},
+  // Each way volumes are seen: as this machine allows (a mount namespace here), rewritten paths, and
+  // a mount namespace inside a user namespace (the fallbacks of machines that allow less).
+  for (const std::string method : {"", "paths", "userns"})
+    for (const int code : {0, 3}) {
+      CAPTURE(method);
+      CAPTURE(code);
+      if (method == "userns" && !userns_allowed()) continue;
+      std::optional<MountsEnv> env;
+      if (!method.empty()) env.emplace(method.c_str());
+      LocalCluster c;
+      if (!method.empty()) CHECK(to_string(c.kubelet.local_runtime()->mount_method()) == method);
+      write_file(c.root + "/volumes/default/data/in/a.txt", "input\n");
+      gpupool::SsdStaging staging;
+      staging.inputs = {{"/pvc/in", "/mnt/data1/job/in"}};
+      staging.results = "/mnt/data1/job/out";
+      staging.results_target = "/pvc/out";
+      staging.grace_period_seconds = 10;
+      const auto command = gpupool::staged_command(
+          staging, {"sh", "-c",
+                    "mkdir -p /mnt/data1/job/out && tr a-z A-Z < /mnt/data1/job/in/a.txt > /mnt/data1/job/out/r.txt && "
+                    "exit " +
+                        std::to_string(code)});
+      const std::string mounts =
+          R"("volumeMounts":[{"name":"ssd","mountPath":"/mnt/data1"},{"name":"data","mountPath":"/pvc"}])";
+      c.run("staged", R"("volumes":[{"name":"ssd","hostPath":{"path":"/data"}},
                                   {"name":"data","persistentVolumeClaim":{"claimName":"data"}}],
                        "initContainers":[{"name":"stage-in","image":"busybox","command":)" +
-                        json_array({"sh", "-c", gpupool::stage_in_script(staging)}) + "," + mounts + R"(}],
+                          json_array({"sh", "-c", gpupool::stage_in_script(staging)}) + "," + mounts + R"(}],
                        "containers":[{"name":"main","image":"busybox","command":)" +
-                        json_array(command) + "," + mounts + "}]");
-    REQUIRE(c.wait_phase("staged", code == 0 ? "Succeeded" : "Failed"));
-    const auto p = c.pod("staged");
-    CHECK(p.at("status").at("containerStatuses").at(0).at("state").at("terminated").at("exitCode") == code);
-    // Copied into the node's SSD directory, computed there, copied back into the PVC's directory.
-    CHECK(read_file(c.root + "/nodes/" + kNode + "/data/job/in/a.txt") == "input\n");
-    CHECK(read_file(c.root + "/nodes/" + kNode + "/data/job/out/r.txt") == "INPUT\n");
-    CHECK(read_file(c.root + "/volumes/default/data/out/r.txt") == "INPUT\n");
-    CHECK(c.log("staged").find("results copied back to") != std::string::npos);
-  }
+                          json_array(command) + "," + mounts + "}]");
+      REQUIRE(c.wait_phase("staged", code == 0 ? "Succeeded" : "Failed"));
+      const auto p = c.pod("staged");
+      CHECK(p.at("status").at("containerStatuses").at(0).at("state").at("terminated").at("exitCode") == code);
+      // Copied into the node's SSD directory, computed there, copied back into the PVC's directory.
+      CHECK(read_file(c.root + "/nodes/" + kNode + "/data/job/in/a.txt") == "input\n");
+      CHECK(read_file(c.root + "/nodes/" + kNode + "/data/job/out/r.txt") == "INPUT\n");
+      CHECK(read_file(c.root + "/volumes/default/data/out/r.txt") == "INPUT\n");
+      CHECK(c.log("staged").find("results copied back to") != std::string::npos);
+    }
 }
