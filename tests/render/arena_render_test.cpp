@@ -189,3 +189,48 @@ TEST_CASE("--annotation / --label / --image-pull-secret / --device from options 
   CHECK(res.at("limits").at("amd.com/gpu") == "1");
   CHECK(res.at("requests").at("amd.com/gpu") == "1");
 }
+
+TEST_CASE("TF's per-role flags land in their ReplicaSpec only (charts/tfjob/templates/tfjob.yaml)") {
+  SubmitOptions o;
+  o.kind = "tf";
+  o.name = "arena";
+  o.image = "busybox:1.36";
+  o.command = "python train.py";
+  o.workers = 2;
+  o.ps = 1;
+  o.chief = true;
+  o.gpus = 1;
+  o.cpu = "1";
+  o.selectors = {"pool=any"};
+  o.ps_cpu = "2";
+  o.ps_memory = "4Gi";
+  o.ps_memory_limit = "8Gi";
+  o.ps_gpus = 2;
+  o.ps_port = 2224;
+  o.ps_selectors = {"pool=cpu"};
+  o.worker_port = 2223;
+  o.chief_cpu = "3";
+  const Submission s = render(to_workload(o), generic());
+  const auto& specs = s.workload().at("spec").at("tfReplicaSpecs").as_object();
+  auto spec = [&](const char* type) -> const json::object& {
+    return specs.at(type).at("template").at("spec").as_object();
+  };
+  const auto& ps = container_of(spec("PS"));
+  CHECK(
+      json::serialize(ps.at("resources")) ==
+      R"({"limits":{"cpu":"2","memory":"8Gi","nvidia.com/gpu":"2"},"requests":{"cpu":"2","memory":"4Gi","nvidia.com/gpu":"2"}})");
+  CHECK(json::serialize(ps.at("ports")) == R"([{"containerPort":2224,"name":"tfjob-port"}])");
+  CHECK(json::serialize(spec("PS").at("nodeSelector")) == R"({"pool":"cpu"})");  // replaces --selector
+  const auto& worker = container_of(spec("Worker"));
+  // The Worker keeps --cpu and --gpus (no --worker-* resource flag given).
+  CHECK(worker.at("resources").at("requests").at("cpu") == "1");
+  CHECK(worker.at("resources").at("requests").at("nvidia.com/gpu") == "1");
+  CHECK(json::serialize(worker.at("ports")) == R"([{"containerPort":2223,"name":"tfjob-port"}])");
+  CHECK(json::serialize(spec("Worker").at("nodeSelector")) == R"({"pool":"any"})");
+  const auto& chief = container_of(spec("Chief"));
+  CHECK(chief.at("resources").at("requests").at("cpu") == "3");
+  CHECK(chief.at("resources").at("limits").at("cpu") == "3");
+  CHECK_FALSE(chief.contains("ports"));
+  // Arena's default cleanPodPolicy for a TFJob.
+  CHECK(s.workload().at("spec").at("runPolicy").at("cleanPodPolicy") == "Running");
+}
