@@ -557,6 +557,16 @@ Workload to_workload(const SubmitOptions& o, OptionNames names) {
   // kubeflow.org/v1alpha1 MPIJob, not the v1 / v2beta1 rendered here, which keeps render()'s
   // Running (the launcher's pod and log stay). --clean-task-policy gives either when wanted.
   if (o.clean_task_policy.empty() && w.kind == WorkloadKind::TFJob) w.clean_pod_policy = CleanPodPolicy::Running;
+  // Arena's charts label a TFJob / PyTorchJob and its pods app=<tfjob|pytorchjob> and
+  // release=<name> (charts/tfjob/templates/tfjob.yaml, charts/pytorchjob/templates/pytorchjob.yaml
+  // metadata.labels), which `arena list`, `arena get` and `arena top job` select on
+  // (pkg/training/trainer.go GetTrainingJobLabels: "app=<type>,release"): the same here, so that a
+  // job submitted with gpupool shows in Arena's views too; a --label of either key wins. (Arena's
+  // MPIJob views read kubeflow.org/v1alpha1, not the MPIJob API rendered here.)
+  if (w.kind == WorkloadKind::TFJob || w.kind == WorkloadKind::PyTorchJob) {
+    w.labels.try_emplace("app", w.kind == WorkloadKind::TFJob ? "tfjob" : "pytorchjob");
+    w.labels.try_emplace("release", w.name);
+  }
   w.queue = o.queue;
   w.gang = o.gang;
   try {

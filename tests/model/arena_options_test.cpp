@@ -430,3 +430,17 @@ TEST_CASE("Arena's default --clean-task-policy: Running for tf, as given otherwi
   none.clean_task_policy = "None";
   CHECK(to_workload(none).clean_pod_policy == CleanPodPolicy::None);
 }
+
+TEST_CASE("Arena's labels app and release on a TFJob and a PyTorchJob, for `arena list`; --label wins") {
+  const Workload tf = to_workload(opts("tf"));
+  CHECK(tf.labels.at("app") == "tfjob");
+  CHECK(tf.labels.at("release") == "arena");
+  CHECK(to_workload(opts("pytorch")).labels.at("app") == "pytorchjob");
+  for (const char* kind : {"mpi", "job", "pod", "deployment", "trainjob", "jobset"}) {
+    CAPTURE(kind);
+    CHECK(to_workload(opts(kind)).labels.empty());
+  }
+  auto mine = opts("tf");
+  mine.labels = {"app=resnet"};
+  CHECK(to_workload(mine).labels.at("app") == "resnet");
+}

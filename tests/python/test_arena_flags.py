@@ -23,7 +23,8 @@ def test_keywords_fill_the_workload(tmp_path):
         config_files=[f"{config}:/etc/train/train.yaml"], sync_mode="git",
         sync_source="https://github.com/kubeflow/arena.git", devices=["amd.com/gpu=1"]))
     assert w.replicas.evaluator == 1 and w.replicas.chief == 1 and w.replicas.ps == 1
-    assert w.annotations == {"team": "vision"} and w.labels == {"project": "resnet"}
+    assert w.annotations == {"team": "vision"}
+    assert w.labels == {"project": "resnet", "app": "tfjob", "release": "arena"}  # Arena's app, release
     assert w.image_pull_secrets == ["harbor-cred"]
     assert w.backoff_limit == 3 and w.ttl_seconds_after_finished == 1800
     objects = gpupool.render(w, gpupool.Profile.builtin("generic")).objects
