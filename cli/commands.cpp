@@ -102,7 +102,9 @@ std::vector<FlagSpec> arena_submit_flags() {
 std::vector<FlagSpec> tf_role_flags() {
   std::vector<FlagSpec> f;
   for (std::string role : {"worker", "ps", "chief", "evaluator"}) {
-    const std::string who = role == "ps" ? "parameter servers'" : "the " + role + "'s";
+    const std::string who = role == "ps"       ? "the parameter servers'"
+                            : role == "worker" ? "the workers'"
+                                               : "the " + role + "'s";
     f.push_back(flag(role + "-cpu", 0, "CPU", who + " CPU request, and limit unless --" + role + "-cpu-limit"));
     f.push_back(flag(role + "-cpu-limit", 0, "CPU", who + " CPU limit"));
     f.push_back(
