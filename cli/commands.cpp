@@ -81,7 +81,8 @@ std::vector<FlagSpec> arena_submit_flags() {
       flag("shell", 0, "SHELL", "shell that runs COMMAND as SHELL -c COMMAND (default sh), e.g. bash"),
       flag("running-timeout", 0, "DURATION", "stop the job after this long, e.g. 2h (activeDeadlineSeconds)"),
       flag("ttl-after-finished", 0, "DURATION", "delete the finished job after this long, e.g. 1h"),
-      flag("clean-task-policy", 0, "POLICY", "pods to delete when the job ends: None, Running or All"),
+      flag("clean-task-policy", 0, "POLICY",
+           "pods to delete when the job ends: None, Running or All (tf: Running, as Arena)"),
       flag("config-file", 0, "HOST[:PATH]", "put a local file into the containers at PATH (a ConfigMap)", true),
       flag("sync-mode", 0, "git|rsync", "fetch code into <working-dir>/code (or /code) before the command"),
       flag("sync-source", 0, "SOURCE", "with --sync-mode: the git repository URL, or rsync's HOST::MODULE/PATH"),
@@ -94,6 +95,26 @@ std::vector<FlagSpec> arena_submit_flags() {
       sw("chief", "add a chief replica"),
       sw("evaluator", "add an evaluator replica"),
   };
+}
+
+/// TFJob's per-role flags, as Arena's submit_tfjob.go names them: --ROLE-cpu, --ROLE-memory (the
+/// request, and the limit unless --ROLE-*-limit), --ROLE-selector, --ROLE-port, --ps-gpus.
+std::vector<FlagSpec> tf_role_flags() {
+  std::vector<FlagSpec> f;
+  for (std::string role : {"worker", "ps", "chief", "evaluator"}) {
+    const std::string who = role == "ps"       ? "the parameter servers'"
+                            : role == "worker" ? "the workers'"
+                                               : "the " + role + "'s";
+    f.push_back(flag(role + "-cpu", 0, "CPU", who + " CPU request, and limit unless --" + role + "-cpu-limit"));
+    f.push_back(flag(role + "-cpu-limit", 0, "CPU", who + " CPU limit"));
+    f.push_back(
+        flag(role + "-memory", 0, "MEM", who + " memory request, and limit unless --" + role + "-memory-limit"));
+    f.push_back(flag(role + "-memory-limit", 0, "MEM", who + " memory limit"));
+    if (role == "ps") f.push_back(flag("ps-gpus", 0, "N", "GPUs per parameter server (default none)"));
+    if (role != "evaluator") f.push_back(flag(role + "-port", 0, "PORT", who + " port (tfjob-port; default 2222)"));
+    f.push_back(flag(role + "-selector", 0, "K=V", who + " node label, instead of --selector", true));
+  }
+  return f;
 }
 
 /// The flags of `submit KIND`: all of them; --help lists those that apply to the kind.
@@ -147,6 +168,7 @@ std::vector<FlagSpec> submit_flags(const std::string& kind) {
                                : kind == "pytorch"  ? "pods, the master included (as Arena counts): N-1 Worker replicas"
                                                     : "number of workers"));
   for (auto& x : arena_submit_flags()) f.push_back(std::move(x));
+  for (auto& x : tf_role_flags()) f.push_back(std::move(x));
   f.push_back(flag("runtime", 0, "NAME", "the ClusterTrainingRuntime to run on (default torch-distributed)"));
   // Every kind parses every flag; one that cannot apply is hidden from --help and refused by the
   // library with the reason (option_refusal).
@@ -207,6 +229,32 @@ SubmitOptions submit_options(const std::string& kind, const ParsedArgs& a) {
   o.worker_image = a.get("worker-image");
   o.evaluator = a.has("evaluator");
   o.devices = a.all("device");
+  struct RoleFlags {
+    const char* role;
+    std::string *cpu, *cpu_limit, *memory, *memory_limit;
+    std::vector<std::string>* selectors;
+    std::int32_t* port;
+  };
+  for (const RoleFlags& r :
+       {RoleFlags{"worker", &o.worker_cpu, &o.worker_cpu_limit, &o.worker_memory, &o.worker_memory_limit,
+                  &o.worker_selectors, &o.worker_port},
+        RoleFlags{"ps", &o.ps_cpu, &o.ps_cpu_limit, &o.ps_memory, &o.ps_memory_limit, &o.ps_selectors, &o.ps_port},
+        RoleFlags{"chief", &o.chief_cpu, &o.chief_cpu_limit, &o.chief_memory, &o.chief_memory_limit, &o.chief_selectors,
+                  &o.chief_port},
+        RoleFlags{"evaluator", &o.evaluator_cpu, &o.evaluator_cpu_limit, &o.evaluator_memory, &o.evaluator_memory_limit,
+                  &o.evaluator_selectors, nullptr}}) {
+    const std::string role = r.role;
+    *r.cpu = a.get(role + "-cpu");
+    *r.cpu_limit = a.get(role + "-cpu-limit");
+    *r.memory = a.get(role + "-memory");
+    *r.memory_limit = a.get(role + "-memory-limit");
+    *r.selectors = a.all(role + "-selector");
+    if (r.port) {
+      // The Workload's check names the range (1-65535); a huge number stays out of range.
+      *r.port = static_cast<std::int32_t>(std::min<std::int64_t>(count_flag(a, role + "-port", 0), 65536));
+    }
+  }
+  o.ps_gpus = count_flag(a, "ps-gpus", -1);
   o.queue = a.get("queue");
   o.gang = a.has("gang");
   const auto& pos = a.positionals();

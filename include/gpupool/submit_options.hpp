@@ -102,16 +102,48 @@ struct SubmitOptions {
   bool evaluator = false;
   /// --device RESOURCE=COUNT: an extra resource per replica, e.g. amd.com/gpu=1 (submit.go, setDevices).
   std::vector<std::string> devices;
+
+  // ---- TFJob's per-role flags (Arena: pkg/argsbuilder/submit_tfjob.go, AddCommandFlags; rendered
+  // by charts/tfjob/templates/tfjob.yaml into the role's ReplicaSpec). Each needs its role: --ps N
+  // for --ps-*, --chief for --chief-*, --evaluator for --evaluator-*, a Worker for --worker-*.
+  /// --worker-cpu / --ps-cpu / --chief-cpu / --evaluator-cpu: that role's CPU request, and its
+  /// limit unless the *-cpu-limit flag gives one (the chart writes `limits.cpu: workerCPULimit`,
+  /// else `workerCPU`). Over --cpu / --cpu-limit for that role.
+  std::string worker_cpu, ps_cpu, chief_cpu, evaluator_cpu;
+  std::string worker_cpu_limit, ps_cpu_limit, chief_cpu_limit, evaluator_cpu_limit;
+  /// --worker-memory ... --evaluator-memory(-limit): as the CPU flags, for memory.
+  std::string worker_memory, ps_memory, chief_memory, evaluator_memory;
+  std::string worker_memory_limit, ps_memory_limit, chief_memory_limit, evaluator_memory_limit;
+  /// --ps-gpus N: GPUs per parameter server (the chart's psGPU; PS get none otherwise); -1: not given.
+  std::int64_t ps_gpus = -1;
+  /// --worker-port / --ps-port / --chief-port: the role's containerPort named tfjob-port, which
+  /// training-operator uses for the role's Service and TF_CONFIG (default 2222); 0: not given.
+  std::int32_t worker_port = 0, ps_port = 0, chief_port = 0;
+  /// --worker-selector / --ps-selector / --chief-selector / --evaluator-selector K=V: the role's
+  /// nodeSelector, replacing --selector for that role (submit_tfjob.go, transformSelectorArrayToMap:
+  /// "this option would cover --selector").
+  std::vector<std::string> worker_selectors, ps_selectors, chief_selectors, evaluator_selectors;
 };
 
-/// Why an option (its flag name, e.g. "--ps") cannot apply to a kind, as one sentence naming the
-/// flag; empty when it applies. to_workload() refuses such options with this reason, and the
-/// command leaves them out of a kind's --help.
-std::string option_refusal(WorkloadKind kind, std::string_view flag);
+/// How an error names an option: as the command's flag ("--ps-cpu") or as Python's keyword
+/// argument ("ps_cpu"; a repeatable flag's keyword is plural: "--worker-selector" -> "worker_selectors").
+enum class OptionNames { Flag, Keyword };
+
+/// The keyword argument of a flag: "--data-dir" -> "data_dirs", "--ps-cpu" -> "ps_cpu".
+std::string option_keyword(std::string_view flag);
+
+/// Why an option (its flag name, e.g. "--ps") cannot apply to a kind, as one line naming the
+/// option (as `names` says) and the fix; empty when it applies. One table in submit_options.cpp
+/// says which kinds each option applies to: to_workload() refuses an option given for another
+/// kind with this reason, and the command leaves it out of that kind's --help.
+std::string option_refusal(WorkloadKind kind, std::string_view flag, OptionNames names = OptionNames::Flag);
 
 /// Builds and validates the Workload these options describe. Throws ValidationError naming the
-/// option (e.g. field "--data[1]") and the syntax it expects.
-Workload to_workload(const SubmitOptions& options);
+/// option (e.g. field "--data[1]") and the syntax it expects. Where a flag is absent, Arena's
+/// default applies where gpupool claims Arena's meaning: runPolicy.cleanPodPolicy Running for a
+/// TFJob (submit_tfjob.go, --clean-task-policy; submit_options.cpp says why not for the others).
+/// `names`: how refusals by kind name the option (Python passes Keyword).
+Workload to_workload(const SubmitOptions& options, OptionNames names = OptionNames::Flag);
 
 /// An error about a Workload field that an option set, renamed to that option: render() and
 /// Cluster::submit() check a job against the profile's mounts, after to_workload(), and name the

@@ -94,6 +94,17 @@ struct ConfigFile {
   bool operator==(const ConfigFile&) const = default;
 };
 
+/// What one TFJob replica type gets instead of the workload's resources and nodeSelector (Arena's
+/// per-role flags --worker-cpu, --ps-memory, --ps-gpus, --chief-port, --evaluator-selector ...;
+/// submit_options.hpp cites them).
+struct RoleSettings {
+  std::optional<Quantity> cpu_request, cpu_limit, memory_request, memory_limit;  ///< unset: the workload's
+  std::optional<std::int64_t> gpus;                  ///< unset: the workload's (none for PS)
+  std::map<std::string, std::string> node_selector;  ///< non-empty: replaces the workload's
+  std::int32_t port = 0;                             ///< containerPort named tfjob-port; 0: none
+  bool operator==(const RoleSettings&) const = default;
+};
+
 struct Workload {
   std::string name;
   std::string namespace_;  ///< empty: the profile's default namespace
@@ -120,6 +131,8 @@ struct Workload {
 
   Resources resources;  ///< per replica (GPUs go to the replicas that compute, see render.hpp)
   Replicas replicas;
+  /// TFJob only: per replica type, keyed "PS", "Worker", "Chief" or "Evaluator" (tfReplicaSpecs' keys).
+  std::map<std::string, RoleSettings> role_settings;
   std::int32_t slots_per_worker = 0;  ///< MPIJob slotsPerWorker; 0: GPUs per worker (at least 1)
 
   std::vector<Toleration> tolerations;
@@ -170,6 +183,11 @@ struct Workload {
 /// profile; validate(workload, profile) in render.hpp adds the profile's (and accepts exactly what
 /// render() accepts).
 void validate(const Workload& workload);
+
+/// The resources of one replica type ("PS", "Worker", ...): the workload's, with what
+/// role_settings gives that type over them. GPUs: the workload's for the types that compute, none
+/// for an MPIJob Launcher or a TFJob PS unless role_settings gives them (Arena's --ps-gpus).
+Resources resources_of(const Workload& workload, std::string_view replica_type);
 
 /// Names of the pods/services the kind derives from the job name, e.g. {"mpi-dist-launcher",
 /// "mpi-dist-worker-0"}; the Kubeflow operators create a Service of each name, so each must be a

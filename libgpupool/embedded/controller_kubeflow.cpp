@@ -496,6 +496,9 @@ Plan plan_kubeflow_job(const json::object& job, const Children& children, Clock:
           }
         plan.create.push_back({"", "pods", std::move(pod)});
         if (f.port && !services_by_name.count(pod_name)) {
+          // The replica type's port (training-operator v1.9.0 common/service.go CreateNewService:
+          // GetPortFromJob), e.g. Arena's --worker-port, as TF_CONFIG names it.
+          const std::int64_t port = replica_port(f, specs, rtype);
           json::object sel;
           for (const auto& [k, v] : labels)
             if (k != "training.kubeflow.org/job-role") sel[k] = v;
@@ -513,9 +516,9 @@ Plan plan_kubeflow_job(const json::object& job, const Children& children, Clock:
                    {"spec", json::object{{"clusterIP", "None"},
                                          {"selector", std::move(sel)},
                                          {"ports", json::array{json::object{{"name", f.port_name},
-                                                                            {"port", f.port},
+                                                                            {"port", port},
                                                                             {"protocol", "TCP"},
-                                                                            {"targetPort", f.port}}}}}}}});
+                                                                            {"targetPort", port}}}}}}}});
         }
         continue;
       }

@@ -5,7 +5,10 @@
 #include "gpupool/time.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -92,49 +95,168 @@ ConfigFile read_config_file(const std::string& text, const std::string& field) {
   return file;
 }
 
-bool kubeflow(WorkloadKind k) {
-  return k == WorkloadKind::MPIJob || k == WorkloadKind::TFJob || k == WorkloadKind::PyTorchJob;
+// ---- the kinds each option applies to: one table ----------------------------------------------
+
+using Kinds = unsigned;
+constexpr Kinds bit(WorkloadKind k) { return 1U << static_cast<unsigned>(k); }
+constexpr WorkloadKind kKinds[] = {WorkloadKind::Pod,      WorkloadKind::Deployment, WorkloadKind::Job,
+                                   WorkloadKind::MPIJob,   WorkloadKind::TFJob,      WorkloadKind::PyTorchJob,
+                                   WorkloadKind::TrainJob, WorkloadKind::JobSet};
+constexpr Kinds kTF = bit(WorkloadKind::TFJob);
+constexpr Kinds kKubeflow = bit(WorkloadKind::MPIJob) | kTF | bit(WorkloadKind::PyTorchJob);
+constexpr Kinds kAllKinds = 0xFFU;
+
+/// What users type to pick a kind (parse_workload_kind takes these).
+std::string_view kind_word(WorkloadKind k) {
+  switch (k) {
+    case WorkloadKind::Pod:
+      return "pod";
+    case WorkloadKind::Deployment:
+      return "deployment";
+    case WorkloadKind::Job:
+      return "job";
+    case WorkloadKind::MPIJob:
+      return "mpi";
+    case WorkloadKind::TFJob:
+      return "tf";
+    case WorkloadKind::PyTorchJob:
+      return "pytorch";
+    case WorkloadKind::TrainJob:
+      return "trainjob";
+    case WorkloadKind::JobSet:
+      return "jobset";
+  }
+  return "";
+}
+
+/// One option that applies to some kinds only. Given for another kind, to_workload() refuses it
+/// with "FLAG applies to KINDS only (FIX): a KIND has no LACKS[; use INSTEAD]", the command hides it
+/// from that kind's --help, and Python's error names its keyword argument.
+struct KindRule {
+  std::string_view flag;
+  Kinds kinds;               ///< the kinds it applies to
+  std::string_view lacks;    ///< what the other kinds lack (what the option sets)
+  std::string_view instead;  ///< an option that does the same for every kind, or ""
+  bool (*given)(const SubmitOptions&);
+  std::string (*value)(const SubmitOptions&);
+};
+
+std::string count_text(std::int64_t n) { return std::to_string(n); }
+
+// given / value of a string option (given when not empty) and of a repeatable one (its first value).
+#define GP_STRING(member) \
+  [](const SubmitOptions& o) { return !o.member.empty(); }, [](const SubmitOptions& o) { return std::string(o.member); }
+#define GP_LIST(member)                                     \
+  [](const SubmitOptions& o) { return !o.member.empty(); }, \
+      [](const SubmitOptions& o) { return o.member.empty() ? std::string() : o.member.front(); }
+#define GP_COUNT(member, unset)                               \
+  [](const SubmitOptions& o) { return o.member != (unset); }, \
+      [](const SubmitOptions& o) { return count_text(o.member); }
+#define GP_SWITCH(member) \
+  [](const SubmitOptions& o) { return o.member; }, [](const SubmitOptions&) { return std::string("true"); }
+
+// Where Arena defines each: pkg/argsbuilder/submit.go (SubmitArgsBuilder.AddCommandFlags) for the
+// flags of every job type; submit_tfjob.go / submit_pytorchjob.go / submit_mpijob.go
+// (AddCommandFlags) for a type's own. The kinds Arena has no submit command for (Pod, Deployment,
+// Job, TrainJob, JobSet) take the flags whose field they have.
+const KindRule kKindRules[] = {
+    {"--workers", kAllKinds & ~bit(WorkloadKind::Pod), "replica count", "", GP_COUNT(workers, 1)},
+    // TFJob's replica types and images (submit_tfjob.go).
+    {"--ps", kTF, "PS replicas", "", GP_COUNT(ps, 0)},
+    {"--chief", kTF, "Chief replica", "", GP_SWITCH(chief)},
+    {"--evaluator", kTF, "Evaluator replica", "", GP_SWITCH(evaluator)},
+    {"--ps-image", kTF, "PS replicas", "--image", GP_STRING(ps_image)},
+    {"--worker-image", kTF, "per-role images", "--image", GP_STRING(worker_image)},
+    {"--mpi-api", bit(WorkloadKind::MPIJob), "MPIJob API version", "",
+     [](const SubmitOptions& o) { return !o.mpi_api.empty() && o.mpi_api != "auto"; },
+     [](const SubmitOptions& o) { return o.mpi_api; }},
+    {"--runtime", bit(WorkloadKind::TrainJob), "spec.runtimeRef", "", GP_STRING(runtime)},
+    // A TrainJob (Kubeflow Trainer v2.3.0 TrainJobSpec) has no backoffLimit, activeDeadlineSeconds
+    // or ttlSecondsAfterFinished of its own (its runtime's JobSet does); a JobSet has no
+    // activeDeadlineSeconds; a Pod no backoffLimit or TTL; a Deployment none of them.
+    {"--retry", bit(WorkloadKind::Job) | kKubeflow | bit(WorkloadKind::JobSet), "backoffLimit of its own", "",
+     GP_COUNT(retry, -1)},
+    {"--running-timeout", bit(WorkloadKind::Pod) | bit(WorkloadKind::Job) | kKubeflow,
+     "activeDeadlineSeconds of its own", "", GP_STRING(running_timeout)},
+    {"--ttl-after-finished", bit(WorkloadKind::Job) | kKubeflow | bit(WorkloadKind::JobSet),
+     "ttlSecondsAfterFinished of its own", "", GP_STRING(ttl_after_finished)},
+    {"--clean-task-policy", kKubeflow, "runPolicy.cleanPodPolicy", "", GP_STRING(clean_task_policy)},
+    // TFJob's per-role flags (submit_tfjob.go AddCommandFlags; charts/tfjob/templates/tfjob.yaml
+    // renders each into its role's ReplicaSpec). PyTorchJob and MPIJob have none in Arena.
+    {"--worker-cpu", kTF, "per-role resources", "--cpu", GP_STRING(worker_cpu)},
+    {"--worker-cpu-limit", kTF, "per-role resources", "--cpu-limit", GP_STRING(worker_cpu_limit)},
+    {"--worker-memory", kTF, "per-role resources", "--memory", GP_STRING(worker_memory)},
+    {"--worker-memory-limit", kTF, "per-role resources", "--memory-limit", GP_STRING(worker_memory_limit)},
+    {"--worker-port", kTF, "per-role ports", "", GP_COUNT(worker_port, 0)},
+    {"--worker-selector", kTF, "per-role nodeSelector", "--selector", GP_LIST(worker_selectors)},
+    {"--ps-cpu", kTF, "PS replicas", "--cpu", GP_STRING(ps_cpu)},
+    {"--ps-cpu-limit", kTF, "PS replicas", "--cpu-limit", GP_STRING(ps_cpu_limit)},
+    {"--ps-memory", kTF, "PS replicas", "--memory", GP_STRING(ps_memory)},
+    {"--ps-memory-limit", kTF, "PS replicas", "--memory-limit", GP_STRING(ps_memory_limit)},
+    {"--ps-gpus", kTF, "PS replicas", "--gpus", GP_COUNT(ps_gpus, -1)},
+    {"--ps-port", kTF, "PS replicas", "", GP_COUNT(ps_port, 0)},
+    {"--ps-selector", kTF, "PS replicas", "--selector", GP_LIST(ps_selectors)},
+    {"--chief-cpu", kTF, "Chief replica", "--cpu", GP_STRING(chief_cpu)},
+    {"--chief-cpu-limit", kTF, "Chief replica", "--cpu-limit", GP_STRING(chief_cpu_limit)},
+    {"--chief-memory", kTF, "Chief replica", "--memory", GP_STRING(chief_memory)},
+    {"--chief-memory-limit", kTF, "Chief replica", "--memory-limit", GP_STRING(chief_memory_limit)},
+    {"--chief-port", kTF, "Chief replica", "", GP_COUNT(chief_port, 0)},
+    {"--chief-selector", kTF, "Chief replica", "--selector", GP_LIST(chief_selectors)},
+    {"--evaluator-cpu", kTF, "Evaluator replica", "--cpu", GP_STRING(evaluator_cpu)},
+    {"--evaluator-cpu-limit", kTF, "Evaluator replica", "--cpu-limit", GP_STRING(evaluator_cpu_limit)},
+    {"--evaluator-memory", kTF, "Evaluator replica", "--memory", GP_STRING(evaluator_memory)},
+    {"--evaluator-memory-limit", kTF, "Evaluator replica", "--memory-limit", GP_STRING(evaluator_memory_limit)},
+    {"--evaluator-selector", kTF, "Evaluator replica", "--selector", GP_LIST(evaluator_selectors)},
+};
+#undef GP_STRING
+#undef GP_LIST
+#undef GP_COUNT
+#undef GP_SWITCH
+
+const KindRule* kind_rule(std::string_view flag) {
+  for (const auto& r : kKindRules)
+    if (r.flag == flag) return &r;
+  return nullptr;
+}
+
+std::string refusal_text(const KindRule& r, WorkloadKind kind, OptionNames names) {
+  const bool keyword = names == OptionNames::Keyword;
+  std::vector<std::string> kinds, words;
+  for (WorkloadKind k : kKinds)
+    if (r.kinds & bit(k)) {
+      kinds.emplace_back(to_string(k));
+      words.push_back(keyword ? fmt::format("\"{}\"", kind_word(k)) : std::string(kind_word(k)));
+    }
+  auto a = [](std::string_view kind) { return kind == "MPIJob" ? "an" : "a"; };  // "an em-pee-eye"
+  std::string list = fmt::format("{} {}", a(kinds.front()), kinds.front());
+  for (std::size_t i = 1; i < kinds.size(); ++i) list += (i + 1 == kinds.size() ? " or " : ", ") + kinds[i];
+  const std::string fix =
+      keyword ? fmt::format("kind={}", fmt::join(words, "|")) : fmt::format("submit {}", fmt::join(words, "|"));
+  std::string out =
+      fmt::format("{} applies to {} only ({}): {} {} has no {}", keyword ? option_keyword(r.flag) : std::string(r.flag),
+                  list, fix, a(to_string(kind)), to_string(kind), r.lacks);
+  if (!r.instead.empty()) out += fmt::format("; use {}", keyword ? option_keyword(r.instead) : std::string(r.instead));
+  return out;
 }
 
 }  // namespace
 
-std::string option_refusal(WorkloadKind kind, std::string_view flag) {
-  const std::string k(to_string(kind));
-  if (flag == "--workers" && kind == WorkloadKind::Pod)
-    return "--workers does not apply to a Pod: it is one replica; submit a job or a deployment for several";
-  if ((flag == "--ps" || flag == "--ps-image" || flag == "--worker-image" || flag == "--evaluator" ||
-       flag == "--chief") &&
-      kind != WorkloadKind::TFJob)
-    return fmt::format("{} applies to a TFJob only (submit tf); a {} has no PS, Chief or Evaluator replicas", flag, k);
-  if (flag == "--runtime" && kind != WorkloadKind::TrainJob)
-    return fmt::format("--runtime applies to a TrainJob only (submit trainjob), not a {}", k);
-  if (flag == "--mpi-api" && kind != WorkloadKind::MPIJob)
-    return fmt::format("--mpi-api applies to an MPIJob only (submit mpi), not a {}", k);
-  // A TrainJob (Kubeflow Trainer v2.3.0 TrainJobSpec) has no backoffLimit, activeDeadlineSeconds or
-  // ttlSecondsAfterFinished of its own (its runtime's JobSet does); a JobSet has no activeDeadlineSeconds.
-  if ((flag == "--retry" || flag == "--running-timeout" || flag == "--ttl-after-finished") &&
-      kind == WorkloadKind::TrainJob)
-    return fmt::format(
-        "{} does not apply to a TrainJob: its ClusterTrainingRuntime sets it; submit a jobset or "
-        "a pytorch job to set it yourself",
-        flag);
-  if (flag == "--running-timeout" && kind == WorkloadKind::JobSet)
-    return "--running-timeout does not apply to a JobSet: it has no activeDeadlineSeconds; submit a job or a pod";
-  if (flag == "--retry" && (kind == WorkloadKind::Pod || kind == WorkloadKind::Deployment))
-    return fmt::format("--retry does not apply to a {}: it has no backoffLimit; submit a job or a Kubeflow kind", k);
-  if (flag == "--running-timeout" && kind == WorkloadKind::Deployment)
-    return "--running-timeout does not apply to a Deployment: it runs until deleted; submit a job or a pod";
-  if (flag == "--ttl-after-finished" && (kind == WorkloadKind::Pod || kind == WorkloadKind::Deployment))
-    return fmt::format(
-        "--ttl-after-finished does not apply to a {}: it has no ttlSecondsAfterFinished; submit a job "
-        "or a Kubeflow kind",
-        k);
-  if (flag == "--clean-task-policy" && !kubeflow(kind))
-    return fmt::format(
-        "--clean-task-policy does not apply to a {}: only MPIJob, TFJob and PyTorchJob have "
-        "runPolicy.cleanPodPolicy",
-        k);
-  return "";
+std::string option_refusal(WorkloadKind kind, std::string_view flag, OptionNames names) {
+  const KindRule* r = kind_rule(flag);
+  if (!r || (r->kinds & bit(kind)) != 0) return "";
+  return refusal_text(*r, kind, names);
+}
+
+std::string option_keyword(std::string_view flag) {
+  std::string k(flag.substr(flag.rfind("--", 0) == 0 ? 2 : 0));
+  // Repeatable flags are plural keyword arguments.
+  static constexpr std::string_view kPlural[] = {
+      "toleration", "selector", "annotation",      "label",       "image-pull-secret", "config-file",
+      "device",     "data-dir", "worker-selector", "ps-selector", "chief-selector",    "evaluator-selector"};
+  if (std::find(std::begin(kPlural), std::end(kPlural), k) != std::end(kPlural)) k += "s";
+  for (auto& c : k)
+    if (c == '-') c = '_';
+  return k;
 }
 
 std::pair<std::string, std::string> parse_key_value(std::string_view text, std::string_view field) {
@@ -215,29 +337,82 @@ void add_arena_options(const SubmitOptions& o, Workload& w) {
     w.resources.extra[name] = quantity_option(count, field);
   }
 }
+
+// TFJob's per-role flags (submit_tfjob.go AddCommandFlags, setTFNodeSelectors; rendered as
+// charts/tfjob/templates/tfjob.yaml does): each role's settings, for a role the job has.
+void add_role_options(const SubmitOptions& o, Workload& w, OptionNames names) {
+  struct Role {
+    std::string_view type, flag;
+    const std::string &cpu, &cpu_limit, &memory, &memory_limit;
+    const std::vector<std::string>& selectors;
+    std::int32_t port;
+    std::int64_t gpus;
+    std::int32_t count;
+    std::string_view needs, needs_keyword;
+  };
+  const Role roles[] = {
+      {"Worker", "--worker", o.worker_cpu, o.worker_cpu_limit, o.worker_memory, o.worker_memory_limit,
+       o.worker_selectors, o.worker_port, -1, w.replicas.workers, "--workers N", "workers=N"},
+      {"PS", "--ps", o.ps_cpu, o.ps_cpu_limit, o.ps_memory, o.ps_memory_limit, o.ps_selectors, o.ps_port, o.ps_gpus,
+       w.replicas.ps, "--ps N", "ps=N"},
+      {"Chief", "--chief", o.chief_cpu, o.chief_cpu_limit, o.chief_memory, o.chief_memory_limit, o.chief_selectors,
+       o.chief_port, -1, w.replicas.chief, "--chief", "chief=True"},
+      {"Evaluator", "--evaluator", o.evaluator_cpu, o.evaluator_cpu_limit, o.evaluator_memory, o.evaluator_memory_limit,
+       o.evaluator_selectors, 0, -1, w.replicas.evaluator, "--evaluator", "evaluator=True"},
+  };
+  for (const Role& r : roles) {
+    RoleSettings rs;
+    std::string first, first_value;  // the first of the role's flags given
+    auto given = [&](std::string_view what, const std::string& value) {
+      const std::string flag = fmt::format("{}-{}", r.flag, what);
+      if (first.empty()) {
+        first = flag;
+        first_value = value;
+      }
+      return flag;
+    };
+    auto quantity = [&](const std::string& value, std::string_view what, std::optional<Quantity>& out) {
+      if (!value.empty()) out = quantity_option(value, given(what, value));
+    };
+    quantity(r.cpu, "cpu", rs.cpu_request);
+    quantity(r.cpu_limit, "cpu-limit", rs.cpu_limit);
+    quantity(r.memory, "memory", rs.memory_request);
+    quantity(r.memory_limit, "memory-limit", rs.memory_limit);
+    // The chart's limits: `{{ if .Values.workerCPULimit }} ... {{ else if .Values.workerCPU }}`.
+    if (rs.cpu_request && !rs.cpu_limit) rs.cpu_limit = rs.cpu_request;
+    if (rs.memory_request && !rs.memory_limit) rs.memory_limit = rs.memory_request;
+    for (std::size_t i = 0; i < r.selectors.size(); ++i) {
+      auto [k, v] = parse_key_value(r.selectors[i], indexed(given("selector", r.selectors[i]), i));
+      rs.node_selector[k] = v;
+    }
+    if (r.port != 0) {
+      given("port", std::to_string(r.port));
+      rs.port = r.port;
+    }
+    if (r.gpus < -1)
+      throw ValidationError(given("gpus", std::to_string(r.gpus)), std::to_string(r.gpus), "must be 0 or more");
+    if (r.gpus >= 0) {
+      given("gpus", std::to_string(r.gpus));
+      rs.gpus = r.gpus;
+    }
+    if (first.empty()) continue;
+    if (r.count == 0)
+      throw ValidationError(names == OptionNames::Keyword ? option_keyword(first) : first, first_value,
+                            fmt::format("sets the {} replicas, and the job has none: give {} too", r.type,
+                                        names == OptionNames::Keyword ? r.needs_keyword : r.needs));
+    w.role_settings[std::string(r.type)] = std::move(rs);
+  }
+}
 }  // namespace
 
-Workload to_workload(const SubmitOptions& o) {
+Workload to_workload(const SubmitOptions& o, OptionNames names) {
   Workload w;
   w.kind = parse_workload_kind(o.kind, "kind");
-  // Options given that cannot apply to this kind: one reason each, before anything else.
-  auto refuse_if = [&](bool given, std::string_view flag, const std::string& value) {
-    if (!given) return;
-    if (std::string why = option_refusal(w.kind, flag); !why.empty())
-      throw ValidationError(std::string(flag), value, why);
-  };
-  refuse_if(o.workers != 1, "--workers", std::to_string(o.workers));
-  refuse_if(o.ps != 0, "--ps", std::to_string(o.ps));
-  refuse_if(o.chief, "--chief", "true");
-  refuse_if(o.evaluator, "--evaluator", "true");
-  refuse_if(!o.ps_image.empty(), "--ps-image", o.ps_image);
-  refuse_if(!o.worker_image.empty(), "--worker-image", o.worker_image);
-  refuse_if(!o.mpi_api.empty() && o.mpi_api != "auto", "--mpi-api", o.mpi_api);
-  refuse_if(!o.runtime.empty(), "--runtime", o.runtime);
-  refuse_if(o.retry != -1, "--retry", std::to_string(o.retry));
-  refuse_if(!o.running_timeout.empty(), "--running-timeout", o.running_timeout);
-  refuse_if(!o.ttl_after_finished.empty(), "--ttl-after-finished", o.ttl_after_finished);
-  refuse_if(!o.clean_task_policy.empty(), "--clean-task-policy", o.clean_task_policy);
+  // Options given that cannot apply to this kind (kKindRules): one reason, before anything else.
+  for (const auto& r : kKindRules)
+    if ((r.kinds & bit(w.kind)) == 0 && r.given(o))
+      throw ValidationError(names == OptionNames::Keyword ? option_keyword(r.flag) : std::string(r.flag), r.value(o),
+                            refusal_text(r, w.kind, names));
   w.name = o.name;
   w.namespace_ = o.namespace_;
   w.image = o.image;
@@ -372,6 +547,26 @@ Workload to_workload(const SubmitOptions& o) {
   w.scheduler_name = o.scheduler_name;
   w.priority_class_name = o.priority_class;
   add_arena_options(o, w);
+  add_role_options(o, w, names);
+  // Arena's default --clean-task-policy of a TFJob is Running (submit_tfjob.go AddCommandFlags),
+  // over training-operator's None (v1.9.0 tensorflow_defaults.go): when the job succeeds, its pods
+  // still running, the parameter servers above all (they never exit by themselves), are deleted.
+  // Not applied elsewhere: Arena's PyTorchJob default (Running, submit_pytorchjob.go) would delete
+  // the workers still running when the master succeeds, with the logs `gpupool logs` reads of
+  // every instance; Arena's MPIJob default (All, submit_mpijob.go) is for its chart's
+  // kubeflow.org/v1alpha1 MPIJob, not the v1 / v2beta1 rendered here, which keeps render()'s
+  // Running (the launcher's pod and log stay). --clean-task-policy gives either when wanted.
+  if (o.clean_task_policy.empty() && w.kind == WorkloadKind::TFJob) w.clean_pod_policy = CleanPodPolicy::Running;
+  // Arena's charts label a TFJob / PyTorchJob and its pods app=<tfjob|pytorchjob> and
+  // release=<name> (charts/tfjob/templates/tfjob.yaml, charts/pytorchjob/templates/pytorchjob.yaml
+  // metadata.labels), which `arena list`, `arena get` and `arena top job` select on
+  // (pkg/training/trainer.go GetTrainingJobLabels: "app=<type>,release"): the same here, so that a
+  // job submitted with gpupool shows in Arena's views too; a --label of either key wins. (Arena's
+  // MPIJob views read kubeflow.org/v1alpha1, not the MPIJob API rendered here.)
+  if (w.kind == WorkloadKind::TFJob || w.kind == WorkloadKind::PyTorchJob) {
+    w.labels.try_emplace("app", w.kind == WorkloadKind::TFJob ? "tfjob" : "pytorchjob");
+    w.labels.try_emplace("release", w.name);
+  }
   w.queue = o.queue;
   w.gang = o.gang;
   try {
@@ -398,6 +593,25 @@ ValidationError with_option_names(const ValidationError& e) {
     option = "--stage-in";
   } else if (f == "ssd" || f == "nfs" || f == "queue" || f == "gang") {
     option = "--" + f;
+  } else if (starts("roleSettings[")) {
+    // roleSettings[PS].resources.limits[cpu] -> --ps-cpu-limit; [Chief].port -> --chief-port; ...
+    const std::size_t close = f.find(']');
+    std::string role = f.substr(13, close - 13);
+    std::transform(role.begin(), role.end(), role.begin(), [](unsigned char c) { return std::tolower(c); });
+    const std::string rest = f.substr(close + 1);
+    const bool limit = rest.find(".limits[") != std::string::npos;
+    if (rest.find("[cpu]") != std::string::npos)
+      option = "--" + role + (limit ? "-cpu-limit" : "-cpu");
+    else if (rest.find("[memory]") != std::string::npos)
+      option = "--" + role + (limit ? "-memory-limit" : "-memory");
+    else if (rest == ".resources.gpus")
+      option = "--" + role + "-gpus";
+    else if (rest == ".port")
+      option = "--" + role + "-port";
+    else if (rest.rfind(".nodeSelector", 0) == 0)
+      option = "--" + role + "-selector";
+    else
+      return e;
   } else {
     // The Workload fields Arena's flags set: exact names, and prefixes (a map's or a list's entries).
     static constexpr std::pair<std::string_view, std::string_view> kExact[] = {

@@ -270,6 +270,21 @@ std::vector<std::string> derived_replica_names(const Workload& w) {
   return out;
 }
 
+Resources resources_of(const Workload& w, std::string_view type) {
+  Resources r = w.resources;
+  if ((w.kind == WorkloadKind::MPIJob && type == "Launcher") || (w.kind == WorkloadKind::TFJob && type == "PS"))
+    r.gpus = 0;
+  auto it = w.role_settings.find(std::string(type));
+  if (it == w.role_settings.end()) return r;
+  const RoleSettings& rs = it->second;
+  if (rs.cpu_request) r.cpu_request = rs.cpu_request;
+  if (rs.cpu_limit) r.cpu_limit = rs.cpu_limit;
+  if (rs.memory_request) r.memory_request = rs.memory_request;
+  if (rs.memory_limit) r.memory_limit = rs.memory_limit;
+  if (rs.gpus) r.gpus = *rs.gpus;
+  return r;
+}
+
 namespace {
 // The fields Arena's submit flags set (submit_options.hpp names each flag's source in Arena).
 void validate_arena_fields(const Workload& w) {
@@ -304,6 +319,23 @@ void validate_arena_fields(const Workload& w) {
            s.mode == "git" ? "Required value: the repository to clone, e.g. https://github.com/kubeflow/arena.git"
                            : "Required value: what rsync copies, e.g. 10.0.0.5::code/project");
     if (!s.image.empty()) (void)ImageRef::parse(s.image, "codeSync.image");
+  }
+  // Arena's TFJob per-role flags (submit_tfjob.go): only a TFJob's replica types, each present.
+  for (const auto& [type, rs] : w.role_settings) {
+    const std::string at = fmt::format("roleSettings[{}]", type);
+    if (w.kind != WorkloadKind::TFJob) fail(at, type, "per-role settings exist only in a TFJob");
+    const std::int32_t count = type == "PS"          ? w.replicas.ps
+                               : type == "Worker"    ? w.replicas.workers
+                               : type == "Chief"     ? w.replicas.chief
+                               : type == "Evaluator" ? w.replicas.evaluator
+                                                     : -1;
+    if (count < 0) fail(at, type, "Unsupported value: supported values: \"PS\", \"Worker\", \"Chief\", \"Evaluator\"");
+    if (count == 0) fail(at, type, fmt::format("the TFJob has no {} replicas to apply it to", type));
+    // ValidateContainerPorts (pkg/apis/core/validation/validation.go): "must be between 1 and 65535, inclusive".
+    if (rs.port != 0 && (rs.port < 1 || rs.port > 65535))
+      fail(at + ".port", std::to_string(rs.port), "must be between 1 and 65535, inclusive");
+    validate_labels(rs.node_selector, at + ".nodeSelector");
+    validate(resources_of(w, type), at + ".resources");
   }
   std::set<std::string> paths;
   for (std::size_t i = 0; i < w.config_files.size(); ++i) {

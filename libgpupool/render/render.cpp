@@ -248,7 +248,7 @@ json::object render_config_files(const Context& c) {
 // Arena's init container "init-code" (charts/tfjob|pytorchjob|mpijob templates): git-sync once
 // into /code/<project> (GIT_SYNC_REPO / GIT_SYNC_DEST / GIT_SYNC_ROOT / GIT_SYNC_ONE_TIME), or
 // `rsync -avP SOURCE /code`; cpu and memory as the main container's.
-json::object code_sync_container(const Context& c) {
+json::object code_sync_container(const Context& c, const Resources& r) {
   const CodeSync& s = *c.w.code_sync;
   const bool git = s.mode == "git";
   json::object o;
@@ -275,7 +275,6 @@ json::object code_sync_container(const Context& c) {
     o["command"] = strings({"rsync", "-avP", s.source, "/code"});
   }
   json::object limits, requests;
-  const Resources& r = c.w.resources;
   if (r.cpu_request) requests["cpu"] = limits["cpu"] = r.cpu_request->to_string();
   if (r.memory_request) requests["memory"] = limits["memory"] = r.memory_request->to_string();
   json::object res;
@@ -293,8 +292,7 @@ std::vector<std::string> main_argv(const Workload& w) {
   return w.command;
 }
 
-json::object resources_json(const Context& c, bool gpus) {
-  const Resources& r = c.w.resources;
+json::object resources_json(const Context& c, const Resources& r, bool gpus) {
   json::object limits, requests;
   if (r.cpu_limit)
     limits["cpu"] = r.cpu_limit->to_string();
@@ -321,14 +319,13 @@ json::object resources_json(const Context& c, bool gpus) {
   return o;
 }
 
-json::array env_json(const Context& c, bool gpus) {
+json::array env_json(const Context& c, std::int64_t gpus) {
   json::array a;
   std::vector<EnvVar> env = c.w.env;
-  if (gpus && c.w.resources.gpus > 0)
+  if (gpus > 0)
     for (const auto& e : c.p.gpu.env) {
       bool user_set = std::any_of(c.w.env.begin(), c.w.env.end(), [&](const EnvVar& u) { return u.name == e.name; });
-      if (!user_set)
-        env.push_back({e.name, replace_all(e.value, "{gpus}", std::to_string(c.w.resources.gpus)), e.field_path});
+      if (!user_set) env.push_back({e.name, replace_all(e.value, "{gpus}", std::to_string(gpus)), e.field_path});
     }
   for (const auto& e : env) {
     json::object o;
@@ -348,7 +345,7 @@ json::array env_json(const Context& c, bool gpus) {
 }
 
 json::object container_json(const Context& c, const std::string& name, const std::vector<std::string>& command,
-                            bool gpus, bool resources) {
+                            bool gpus, bool resources, const Resources& r) {
   json::object o;
   o["name"] = name;
   o["image"] = c.image;
@@ -358,11 +355,11 @@ json::object container_json(const Context& c, const std::string& name, const std
     o["imagePullPolicy"] = c.p.image_pull_policy;
   if (!command.empty()) o["command"] = strings(command);
   if (!c.w.working_dir.empty()) o["workingDir"] = c.w.working_dir;
-  json::array env = env_json(c, gpus);
+  json::array env = env_json(c, gpus ? r.gpus : 0);
   if (!env.empty()) o["env"] = std::move(env);
   if (resources) {
-    json::object r = resources_json(c, gpus);
-    if (!r.empty()) o["resources"] = std::move(r);
+    json::object res = resources_json(c, r, gpus);
+    if (!res.empty()) o["resources"] = std::move(res);
   }
   if (!c.mounts.empty()) o["volumeMounts"] = mounts_json(c.mounts);
   return o;
@@ -382,9 +379,13 @@ json::array tolerations_json(const std::vector<Toleration>& tolerations) {
   return a;
 }
 
+// replica_type: a Kubeflow ReplicaSpec's key ("PS", "Worker"...), whose role_settings apply; empty: none.
 json::object pod_spec(const Context& c, Role role, const std::string& container_name,
-                      std::optional<RestartPolicy> restart) {
+                      std::optional<RestartPolicy> restart, std::string_view replica_type = {}) {
   const Workload& w = c.w;
+  const auto rs_it = w.role_settings.find(std::string(replica_type));
+  const RoleSettings* rs = rs_it == w.role_settings.end() ? nullptr : &rs_it->second;
+  const Resources res = replica_type.empty() ? w.resources : resources_of(w, replica_type);
   json::object spec;
   if (!c.scheduler.empty()) spec["schedulerName"] = c.scheduler;
   if (c.host_network) {
@@ -396,7 +397,11 @@ json::object pod_spec(const Context& c, Role role, const std::string& container_
   if (c.host_ipc) spec["hostIPC"] = true;
   if (!w.priority_class_name.empty()) spec["priorityClassName"] = w.priority_class_name;
   if (restart) spec["restartPolicy"] = to_string(*restart);
-  if (!w.node_selector.empty()) spec["nodeSelector"] = string_map(w.node_selector);
+  // Arena's --<role>-selector replaces --selector for its role (submit_tfjob.go transformSelectorArrayToMap).
+  if (rs && !rs->node_selector.empty())
+    spec["nodeSelector"] = string_map(rs->node_selector);
+  else if (!w.node_selector.empty())
+    spec["nodeSelector"] = string_map(w.node_selector);
   if (!w.required_node_affinity.empty()) {
     json::array exprs;
     for (const auto& req : w.required_node_affinity) {
@@ -426,7 +431,7 @@ json::object pod_spec(const Context& c, Role role, const std::string& container_
     }
     spec["imagePullSecrets"] = std::move(a);
   }
-  bool gpus = role != Role::Launcher && role != Role::Ps;
+  bool gpus = (role != Role::Launcher && role != Role::Ps) || (rs && rs->gpus);
   bool runs_command = role != Role::MpiWorker;
   std::vector<std::string> command;
   if (runs_command) {
@@ -443,15 +448,18 @@ json::object pod_spec(const Context& c, Role role, const std::string& container_
   bool stages = w.staging && !w.staging->inputs.empty() &&
                 (role == Role::Single || role == Role::Computing || role == Role::MpiWorker);
   json::array inits;
-  if (w.code_sync) inits.push_back(code_sync_container(c));
+  if (w.code_sync) inits.push_back(code_sync_container(c, res));
   if (stages) {
-    json::object init = container_json(c, "stage-in", {"sh", "-c", stage_in_script(*w.staging)}, false, false);
+    json::object init =
+        container_json(c, "stage-in", {"sh", "-c", stage_in_script(*w.staging)}, false, false, w.resources);
     init.erase("env");
     init.erase("workingDir");
     inits.push_back(std::move(init));
   }
   if (!inits.empty()) spec["initContainers"] = std::move(inits);
-  json::object main = container_json(c, container_name, command, gpus, role != Role::Launcher);
+  json::object main = container_json(c, container_name, command, gpus, role != Role::Launcher, res);
+  if (rs && rs->port != 0)  // Arena's --<role>-port: the port training-operator's TFJob uses (tfjob-port)
+    main["ports"] = json::array{json::object{{"containerPort", rs->port}, {"name", "tfjob-port"}}};
   if (role == Role::Ps && !c.ps_image.empty()) main["image"] = c.ps_image;
   if (role == Role::Computing && !c.worker_image.empty()) main["image"] = c.worker_image;
   add_config_mounts(c, main);
@@ -466,7 +474,7 @@ json::object pod_spec(const Context& c, Role role, const std::string& container_
 }
 
 json::object pod_template(const Context& c, Role role, const std::string& container_name,
-                          std::optional<RestartPolicy> restart) {
+                          std::optional<RestartPolicy> restart, std::string_view replica_type = {}) {
   json::object meta;
   json::object l = c.labels("workload");
   for (const auto& [k, v] : c.w.labels)
@@ -475,7 +483,7 @@ json::object pod_template(const Context& c, Role role, const std::string& contai
   if (!c.w.annotations.empty()) meta["annotations"] = string_map(c.w.annotations);
   json::object t;
   t["metadata"] = std::move(meta);
-  t["spec"] = pod_spec(c, role, container_name, restart);
+  t["spec"] = pod_spec(c, role, container_name, restart, replica_type);
   return t;
 }
 
@@ -568,12 +576,13 @@ json::object run_policy(const Context& c, std::optional<CleanPodPolicy> fallback
   return r;
 }
 
-json::object replica_spec(const Context& c, std::int32_t replicas, Role role, const std::string& container) {
+json::object replica_spec(const Context& c, std::int32_t replicas, Role role, const std::string& container,
+                          std::string_view replica_type = {}) {
   json::object r;
   r["replicas"] = replicas;
   // The operators default restartPolicy to Never; write it so the manifest says what happens.
   r["restartPolicy"] = to_string(c.w.restart_policy.value_or(RestartPolicy::Never));
-  r["template"] = pod_template(c, role, container, std::nullopt);
+  r["template"] = pod_template(c, role, container, std::nullopt, replica_type);
   return r;
 }
 
@@ -622,7 +631,7 @@ json::object render_training_job(const Context& c, std::string_view kind, std::s
   if (!policy.empty()) spec["runPolicy"] = std::move(policy);
   json::object replicas;
   for (const auto& t : types)
-    if (t.count > 0) replicas[t.name] = replica_spec(c, t.count, t.role, container);
+    if (t.count > 0) replicas[t.name] = replica_spec(c, t.count, t.role, container, t.name);
   spec[specs_key] = std::move(replicas);
   o["spec"] = std::move(spec);
   queue_for_kueue(c, o, {"spec", "runPolicy", "suspend"});

@@ -58,6 +58,11 @@ TEST_CASE("submit --help lists Arena's flags where they apply to the kind") {
     for (const char* tf : {"ps", "ps-image", "worker-image", "evaluator", "chief"})
       CHECK(lists(h.out, tf) == (k == "tf"));
     CHECK(lists(h.out, "mpi-api") == (k == "mpi"));
+    // TFJob's per-role flags: in tf's --help only.
+    for (const char* tf : {"worker-cpu", "worker-memory-limit", "worker-port", "worker-selector", "ps-cpu", "ps-memory",
+                           "ps-gpus", "ps-port", "ps-selector", "chief-cpu", "chief-memory", "chief-port",
+                           "chief-selector", "evaluator-cpu", "evaluator-memory-limit", "evaluator-selector"})
+      CHECK(lists(h.out, tf) == (k == "tf"));
     CHECK(lists(h.out, "workers") == (k != "pod"));
   }
   // pytorch's --workers says it counts the master, as Arena does.
@@ -82,6 +87,11 @@ TEST_CASE("a flag that cannot apply to the kind: one line naming it and why, exi
       {"job", {"--clean-task-policy", "All"}, "--clean-task-policy"},
       {"tf", {"--mpi-api", "v1"}, "--mpi-api"},
       {"pod", {"--workers", "2"}, "--workers"},
+      {"pytorch", {"--worker-cpu", "4"}, "--worker-cpu"},
+      {"mpi", {"--ps-gpus", "1"}, "--ps-gpus"},
+      {"job", {"--chief-selector", "pool=a"}, "--chief-selector"},
+      {"tf", {"--ps-cpu", "2"}, "--ps-cpu"},                        // no --ps: "give --ps N too"
+      {"tf", {"--evaluator-memory", "1Gi"}, "--evaluator-memory"},  // no --evaluator
   };
   for (const auto& c : cases) {
     CAPTURE(c.kind);
@@ -162,6 +172,16 @@ TEST_CASE("Arena's flags rendered offline: every one reaches the objects") {
         "\"name\": \"init-code\"", "\"GIT_SYNC_REPO\"", "\"amd.com/gpu\": \"1\""}) {
     CAPTURE(want);
     CHECK(tf.out.find(want) != std::string::npos);
+  }
+  // TF's per-role flags reach their ReplicaSpec.
+  Result roles = offline("tf", {"--ps", "1", "--ps-cpu", "2", "--ps-gpus", "1", "--ps-port", "2224", "--worker-memory",
+                                "2Gi", "--worker-selector", "pool=gpu", "--chief", "--chief-port", "2225"});
+  CAPTURE(roles.err);
+  REQUIRE(roles.code == 0);
+  for (const char* want : {"\"containerPort\": 2224", "\"containerPort\": 2225", "\"pool\": \"gpu\"",
+                           "\"memory\": \"2Gi\"", "\"cleanPodPolicy\": \"Running\""}) {
+    CAPTURE(want);
+    CHECK(roles.out.find(want) != std::string::npos);
   }
   // pytorch --workers 3: the master and 2 workers.
   Result py = offline("pytorch", {"--workers", "3"});

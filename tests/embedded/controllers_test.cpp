@@ -276,3 +276,22 @@ TEST_CASE("a huge maxSurge percentage is resolved within int32, not overflowed (
       CHECK(max_replicas == std::to_string(25LL + 2147483647LL));
   }
 }
+
+TEST_CASE("TFJob: a replica type's Service and TF_CONFIG use its tfjob-port (Arena's --ps-port)") {
+  World w;
+  w.store.create(w.store.type("kubeflow.org", "tfjobs"), "default", obj(R"({"apiVersion":"kubeflow.org/v1",
+    "kind":"TFJob","metadata":{"name":"ports"},"spec":{"tfReplicaSpecs":{
+      "PS":{"replicas":1,"template":{"spec":{"containers":[{"name":"tensorflow","image":"busybox",
+        "ports":[{"containerPort":2224,"name":"tfjob-port"}]}]}}},
+      "Worker":{"replicas":1,"template":{"spec":{"containers":[{"name":"tensorflow","image":"busybox"}]}}}}}})"));
+  const auto ps = w.get("", "services", "ports-ps-0");
+  CHECK(ps.at("spec").at("ports").at(0).at("port") == 2224);
+  CHECK(ps.at("spec").at("ports").at(0).at("targetPort") == 2224);
+  CHECK(w.get("", "services", "ports-worker-0").at("spec").at("ports").at(0).at("port") == 2222);  // the default
+  std::string tf_config;
+  const auto worker = w.get("", "pods", "ports-worker-0");
+  for (const auto& e : worker.at("spec").at("containers").at(0).at("env").as_array())
+    if (e.at("name") == "TF_CONFIG") tf_config = std::string(e.at("value").as_string());
+  CHECK(tf_config.find("ports-ps-0.default.svc:2224") != std::string::npos);
+  CHECK(tf_config.find("ports-worker-0.default.svc:2222") != std::string::npos);
+}

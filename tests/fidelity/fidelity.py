@@ -257,6 +257,24 @@ def arena_flags_steps():
                "--running-timeout", "2h", "--ttl-after-finished", "30m", "--clean-task-policy", "All"] + common +
          ["python train.py"], None),
         (["get", "tfjob", "arena-tf", "-o", "jsonpath={.metadata.labels} {.metadata.annotations.team} {.spec}{\"\\n\"}"], None),
+        # TFJob's per-role flags (submit_tfjob.go): each role's resources, GPUs, port and nodeSelector,
+        # and Arena's default cleanPodPolicy Running.
+        (gp + ["submit", "tf", "--name", "arena-tf-roles", "--image", "busybox:1.36", "--workers", "2", "--ps", "1",
+               "--chief", "--evaluator", "--gpus", "1", "--selector", "pool=any", "--worker-cpu", "2",
+               "--worker-memory", "2Gi", "--worker-memory-limit", "4Gi", "--worker-port", "2223",
+               "--worker-selector", "pool=gpu", "--ps-cpu", "1", "--ps-cpu-limit", "2", "--ps-memory", "1Gi",
+               "--ps-gpus", "1", "--ps-port", "2224", "--ps-selector", "pool=cpu", "--chief-cpu", "3",
+               "--chief-memory", "3Gi", "--chief-port", "2225", "--chief-selector", "pool=chief",
+               "--evaluator-cpu", "1", "--evaluator-memory-limit", "1Gi", "--evaluator-selector", "pool=eval",
+               "python train.py"], None),
+        (["get", "tfjob", "arena-tf-roles", "-o", "jsonpath={.spec.runPolicy}" + "".join(
+            "{\"\\n\"}%s {.spec.tfReplicaSpecs.%s.template.spec.nodeSelector} "
+            "{.spec.tfReplicaSpecs.%s.template.spec.containers[0].resources} "
+            "{.spec.tfReplicaSpecs.%s.template.spec.containers[0].ports}" % ((role,) * 4)
+            for role in ("Chief", "PS", "Worker", "Evaluator")) + "{\"\\n\"}"], None),
+        (gp + ["submit", "tf", "--name", "arena-dep", "--image", "busybox", "--ps-cpu", "1", "--", "true"], None),
+        (gp + ["submit", "pytorch", "--name", "arena-dep", "--image", "busybox", "--worker-selector", "a=b", "--",
+               "true"], None),
         (gp + ["submit", "pytorch", "--name", "arena-pt", "--workers", "3", "--working-dir", "/root",
                "--sync-mode", "git", "--sync-source", "https://github.com/kubeflow/arena.git",
                "--config-file", config + ":/etc/train/train.yaml", "--device", "example.com/fpga=1",

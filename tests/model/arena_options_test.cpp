@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -296,4 +297,150 @@ TEST_CASE("option_refusal: empty where a flag applies, a sentence naming it wher
   CHECK(why.rfind("--ps ", 0) == 0);
   CHECK(why.find('\n') == std::string::npos);
   CHECK(option_refusal(WorkloadKind::Job, "--mpi-api").find("--mpi-api") != std::string::npos);
+}
+
+TEST_CASE("one table: a refusal names the option, the kinds it applies to and the fix, in one line") {
+  // Kinds an option applies to: no refusal; others: the flag first, the kinds, and what to type.
+  const std::string ps = option_refusal(WorkloadKind::PyTorchJob, "--ps-cpu");
+  CHECK(ps == "--ps-cpu applies to a TFJob only (submit tf): a PyTorchJob has no PS replicas; use --cpu");
+  CHECK(option_refusal(WorkloadKind::PyTorchJob, "--ps-cpu", OptionNames::Keyword) ==
+        "ps_cpu applies to a TFJob only (kind=\"tf\"): a PyTorchJob has no PS replicas; use cpu");
+  CHECK(option_refusal(WorkloadKind::Deployment, "--retry") ==
+        "--retry applies to a Job, MPIJob, TFJob, PyTorchJob or JobSet only (submit job|mpi|tf|pytorch|jobset): "
+        "a Deployment has no backoffLimit of its own");
+  CHECK(option_refusal(WorkloadKind::Job, "--worker-selector", OptionNames::Keyword).rfind("worker_selectors ", 0) ==
+        0);
+  for (const char* flag : {"--worker-cpu", "--ps-memory-limit", "--ps-gpus", "--chief-port", "--evaluator-selector"}) {
+    CAPTURE(flag);
+    CHECK(option_refusal(WorkloadKind::TFJob, flag).empty());
+    for (WorkloadKind k : {WorkloadKind::MPIJob, WorkloadKind::PyTorchJob, WorkloadKind::Job, WorkloadKind::Pod}) {
+      const std::string why = option_refusal(k, flag);
+      CHECK(why.rfind(std::string(flag) + " applies to a TFJob only (submit tf)", 0) == 0);
+      CHECK(why.find('\n') == std::string::npos);
+    }
+  }
+  // The same table refuses at to_workload, the value as typed.
+  auto pt = opts("pytorch");
+  pt.ps_gpus = 1;
+  const ValidationError e = refusal(pt);
+  CHECK(e.field() == "--ps-gpus");
+  CHECK(e.value() == "1");
+  CHECK(e.rule() == option_refusal(WorkloadKind::PyTorchJob, "--ps-gpus"));
+  // Keyword names for Python: plural for repeatable flags.
+  CHECK(option_keyword("--data-dir") == "data_dirs");
+  CHECK(option_keyword("--chief-selector") == "chief_selectors");
+  CHECK(option_keyword("--ps-cpu-limit") == "ps_cpu_limit");
+}
+
+TEST_CASE("TF's per-role flags: each role's resources, GPUs, port and nodeSelector") {
+  auto o = opts("tf");
+  o.workers = 2;
+  o.ps = 1;
+  o.chief = true;
+  o.evaluator = true;
+  o.cpu = "1";
+  o.selectors = {"pool=any"};
+  o.worker_cpu = "4";
+  o.worker_memory = "8Gi";
+  o.worker_memory_limit = "16Gi";
+  o.worker_port = 2223;
+  o.worker_selectors = {"pool=gpu"};
+  o.ps_cpu = "2";
+  o.ps_cpu_limit = "3";
+  o.ps_gpus = 1;
+  o.ps_port = 2224;
+  o.ps_selectors = {"pool=cpu", "zone=a"};
+  o.chief_memory = "4Gi";
+  o.chief_port = 2225;
+  o.chief_selectors = {"pool=chief"};
+  o.evaluator_cpu = "500m";
+  o.evaluator_selectors = {"pool=eval"};
+  Workload w = to_workload(o);
+  const RoleSettings& worker = w.role_settings.at("Worker");
+  CHECK(worker.cpu_request->to_string() == "4");
+  CHECK(worker.cpu_limit->to_string() == "4");  // the chart's limit: the request when no -limit flag
+  CHECK(worker.memory_request->to_string() == "8Gi");
+  CHECK(worker.memory_limit->to_string() == "16Gi");
+  CHECK(worker.port == 2223);
+  CHECK(worker.node_selector == std::map<std::string, std::string>{{"pool", "gpu"}});
+  const RoleSettings& ps = w.role_settings.at("PS");
+  CHECK(ps.cpu_limit->to_string() == "3");
+  CHECK(ps.gpus == 1);
+  CHECK(ps.node_selector.size() == 2);
+  CHECK(w.role_settings.at("Chief").memory_limit->to_string() == "4Gi");
+  CHECK(w.role_settings.at("Chief").port == 2225);
+  CHECK(w.role_settings.at("Evaluator").cpu_request->to_string() == "500m");
+  // The workload's own settings stay for what no role flag overrides.
+  CHECK(w.node_selector.at("pool") == "any");
+  CHECK(resources_of(w, "Chief").cpu_request->to_string() == "1");
+  CHECK(resources_of(w, "PS").gpus == 1);
+  CHECK(resources_of(w, "Worker").cpu_request->to_string() == "4");
+
+  // A role's flag without the role: refused, naming what to add.
+  struct Case {
+    void (*set)(SubmitOptions&);
+    const char* flag;
+    const char* needs;
+  };
+  const Case refusals[] = {
+      {[](SubmitOptions& x) { x.ps_memory = "1Gi"; }, "--ps-memory", "--ps N"},
+      {[](SubmitOptions& x) { x.chief_cpu = "1"; }, "--chief-cpu", "--chief"},
+      {[](SubmitOptions& x) { x.evaluator_selectors = {"a=b"}; }, "--evaluator-selector", "--evaluator"},
+      {[](SubmitOptions& x) {
+         x.workers = 0;
+         x.chief = true;
+         x.worker_port = 2222;
+       },
+       "--worker-port", "--workers N"},
+  };
+  for (const auto& c : refusals) {
+    auto x = opts("tf");
+    c.set(x);
+    CAPTURE(c.flag);
+    const ValidationError e = refusal(x);
+    CHECK(e.field() == c.flag);
+    CHECK(e.rule().find(c.needs) != std::string::npos);
+  }
+  // Bad values name the flag.
+  auto bad = opts("tf");
+  bad.worker_cpu = "lots";
+  CHECK(refused_flag(bad) == "--worker-cpu");
+  bad = opts("tf");
+  bad.ps = 1;
+  bad.ps_port = 70000;
+  CHECK(refused_flag(bad) == "--ps-port");
+  bad = opts("tf");
+  bad.worker_selectors = {"nolabel"};
+  CHECK(refused_flag(bad) == "--worker-selector[0]");
+  bad = opts("tf");
+  bad.worker_cpu = "2";
+  bad.worker_cpu_limit = "1";  // request over limit, as the API server says it
+  CHECK(refused_flag(bad) == "--worker-cpu");
+  CHECK(refusal_rule(bad).find("must be less than or equal to cpu limit") != std::string::npos);
+}
+
+TEST_CASE("Arena's default --clean-task-policy: Running for tf, as given otherwise") {
+  CHECK(to_workload(opts("tf")).clean_pod_policy == CleanPodPolicy::Running);
+  // PyTorchJob: the operator's default (the workers' pods and logs stay); MPIJob: Arena's All is
+  // for its chart's v1alpha1 MPIJob, render() keeps Running.
+  CHECK_FALSE(to_workload(opts("pytorch")).clean_pod_policy.has_value());
+  CHECK_FALSE(to_workload(opts("mpi")).clean_pod_policy.has_value());
+  CHECK_FALSE(to_workload(opts("job")).clean_pod_policy.has_value());
+  auto none = opts("tf");
+  none.clean_task_policy = "None";
+  CHECK(to_workload(none).clean_pod_policy == CleanPodPolicy::None);
+}
+
+TEST_CASE("Arena's labels app and release on a TFJob and a PyTorchJob, for `arena list`; --label wins") {
+  const Workload tf = to_workload(opts("tf"));
+  CHECK(tf.labels.at("app") == "tfjob");
+  CHECK(tf.labels.at("release") == "arena");
+  CHECK(to_workload(opts("pytorch")).labels.at("app") == "pytorchjob");
+  for (const char* kind : {"mpi", "job", "pod", "deployment", "trainjob", "jobset"}) {
+    CAPTURE(kind);
+    CHECK(to_workload(opts(kind)).labels.empty());
+  }
+  auto mine = opts("tf");
+  mine.labels = {"app=resnet"};
+  CHECK(to_workload(mine).labels.at("app") == "resnet");
 }

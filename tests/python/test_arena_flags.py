@@ -23,7 +23,8 @@ def test_keywords_fill_the_workload(tmp_path):
         config_files=[f"{config}:/etc/train/train.yaml"], sync_mode="git",
         sync_source="https://github.com/kubeflow/arena.git", devices=["amd.com/gpu=1"]))
     assert w.replicas.evaluator == 1 and w.replicas.chief == 1 and w.replicas.ps == 1
-    assert w.annotations == {"team": "vision"} and w.labels == {"project": "resnet"}
+    assert w.annotations == {"team": "vision"}
+    assert w.labels == {"project": "resnet", "app": "tfjob", "release": "arena"}  # Arena's app, release
     assert w.image_pull_secrets == ["harbor-cred"]
     assert w.backoff_limit == 3 and w.ttl_seconds_after_finished == 1800
     objects = gpupool.render(w, gpupool.Profile.builtin("generic")).objects
@@ -63,6 +64,42 @@ def test_refusals_name_the_keyword(kind, keywords, field):
     with pytest.raises(gpupool.ValidationError) as e:
         gpupool.to_workload(**job(kind=kind, **keywords))
     assert e.value.field == field
+
+
+def test_tf_per_role_keywords_render_into_their_replica_spec():
+    w = gpupool.to_workload(**job(
+        kind="tf", ps=1, chief=True, selectors=["pool=any"], ps_cpu="2", ps_gpus=1, ps_port=2224,
+        ps_selectors=["pool=cpu"], worker_memory="2Gi", worker_memory_limit="4Gi", chief_port=2225,
+        chief_cpu="3"))
+    assert w.role_settings["PS"].gpus == 1 and w.role_settings["PS"].node_selector == {"pool": "cpu"}
+    assert str(w.role_settings["Worker"].memory_limit) == "4Gi" and w.role_settings["Chief"].port == 2225
+    tf = gpupool.render(w, gpupool.Profile.builtin("generic")).objects[-1]
+    specs = tf["spec"]["tfReplicaSpecs"]
+    ps = specs["PS"]["template"]["spec"]
+    assert ps["nodeSelector"] == {"pool": "cpu"}
+    assert ps["containers"][0]["resources"]["requests"]["cpu"] == "2"
+    assert ps["containers"][0]["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    assert ps["containers"][0]["ports"] == [{"containerPort": 2224, "name": "tfjob-port"}]
+    worker = specs["Worker"]["template"]["spec"]
+    assert worker["nodeSelector"] == {"pool": "any"}
+    assert worker["containers"][0]["resources"]["limits"]["memory"] == "4Gi"
+    chief = specs["Chief"]["template"]["spec"]["containers"][0]
+    assert chief["resources"]["limits"]["cpu"] == "3"
+    assert chief["ports"] == [{"containerPort": 2225, "name": "tfjob-port"}]
+    assert tf["spec"]["runPolicy"]["cleanPodPolicy"] == "Running"  # Arena's default for a TFJob
+
+
+@pytest.mark.parametrize("kind, keywords, field, says", [
+    ("pytorch", dict(worker_cpu="4"), "worker_cpu", 'applies to a TFJob only (kind="tf")'),
+    ("mpi", dict(chief_selectors=["a=b"]), "chief_selectors", "use selectors"),
+    ("tf", dict(ps_memory="1Gi"), "ps_memory", "give ps=N too"),
+    ("tf", dict(evaluator_cpu="1"), "evaluator_cpu", "give evaluator=True too"),
+])
+def test_per_role_refusals_speak_python(kind, keywords, field, says):
+    with pytest.raises(gpupool.ValidationError) as e:
+        gpupool.to_workload(**job(kind=kind, **keywords))
+    assert e.value.field == field
+    assert says in e.value.rule and "--" not in e.value.rule
 
 
 def test_top_jobs_counts_gpus_requested_and_allocated(seed_cluster):

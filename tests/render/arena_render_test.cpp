@@ -189,3 +189,121 @@ TEST_CASE("--annotation / --label / --image-pull-secret / --device from options 
   CHECK(res.at("limits").at("amd.com/gpu") == "1");
   CHECK(res.at("requests").at("amd.com/gpu") == "1");
 }
+
+TEST_CASE("TF's per-role flags land in their ReplicaSpec only (charts/tfjob/templates/tfjob.yaml)") {
+  SubmitOptions o;
+  o.kind = "tf";
+  o.name = "arena";
+  o.image = "busybox:1.36";
+  o.command = "python train.py";
+  o.workers = 2;
+  o.ps = 1;
+  o.chief = true;
+  o.gpus = 1;
+  o.cpu = "1";
+  o.selectors = {"pool=any"};
+  o.ps_cpu = "2";
+  o.ps_memory = "4Gi";
+  o.ps_memory_limit = "8Gi";
+  o.ps_gpus = 2;
+  o.ps_port = 2224;
+  o.ps_selectors = {"pool=cpu"};
+  o.worker_port = 2223;
+  o.chief_cpu = "3";
+  const Submission s = render(to_workload(o), generic());
+  const auto& specs = s.workload().at("spec").at("tfReplicaSpecs").as_object();
+  auto spec = [&](const char* type) -> const json::object& {
+    return specs.at(type).at("template").at("spec").as_object();
+  };
+  const auto& ps = container_of(spec("PS"));
+  CHECK(
+      json::serialize(ps.at("resources")) ==
+      R"({"limits":{"cpu":"2","memory":"8Gi","nvidia.com/gpu":"2"},"requests":{"cpu":"2","memory":"4Gi","nvidia.com/gpu":"2"}})");
+  CHECK(json::serialize(ps.at("ports")) == R"([{"containerPort":2224,"name":"tfjob-port"}])");
+  CHECK(json::serialize(spec("PS").at("nodeSelector")) == R"({"pool":"cpu"})");  // replaces --selector
+  const auto& worker = container_of(spec("Worker"));
+  // The Worker keeps --cpu and --gpus (no --worker-* resource flag given).
+  CHECK(worker.at("resources").at("requests").at("cpu") == "1");
+  CHECK(worker.at("resources").at("requests").at("nvidia.com/gpu") == "1");
+  CHECK(json::serialize(worker.at("ports")) == R"([{"containerPort":2223,"name":"tfjob-port"}])");
+  CHECK(json::serialize(spec("Worker").at("nodeSelector")) == R"({"pool":"any"})");
+  const auto& chief = container_of(spec("Chief"));
+  CHECK(chief.at("resources").at("requests").at("cpu") == "3");
+  CHECK(chief.at("resources").at("limits").at("cpu") == "3");
+  CHECK_FALSE(chief.contains("ports"));
+  // Arena's default cleanPodPolicy for a TFJob.
+  CHECK(s.workload().at("spec").at("runPolicy").at("cleanPodPolicy") == "Running");
+}
+
+TEST_CASE("each TF per-role flag: the field it renders, in its role's ReplicaSpec only") {
+  struct Row {
+    void (*set)(SubmitOptions&);
+    const char* role;  // tfReplicaSpecs key
+    const char* path;  // under the role's first container, or the pod spec with "spec:"
+    const char* want;
+  };
+  const Row rows[] = {
+      {[](SubmitOptions& o) { o.worker_cpu = "2"; }, "Worker", "resources.requests.cpu", "\"2\""},
+      {[](SubmitOptions& o) { o.worker_cpu_limit = "3"; }, "Worker", "resources.limits.cpu", "\"3\""},
+      {[](SubmitOptions& o) { o.worker_memory = "2Gi"; }, "Worker", "resources.limits.memory", "\"2Gi\""},
+      {[](SubmitOptions& o) { o.worker_memory_limit = "5Gi"; }, "Worker", "resources.limits.memory", "\"5Gi\""},
+      {[](SubmitOptions& o) { o.worker_port = 3000; }, "Worker", "ports",
+       R"([{"containerPort":3000,"name":"tfjob-port"}])"},
+      {[](SubmitOptions& o) { o.worker_selectors = {"a=b"}; }, "Worker", "spec:nodeSelector", R"({"a":"b"})"},
+      {[](SubmitOptions& o) { o.ps_cpu = "1"; }, "PS", "resources.limits.cpu", "\"1\""},
+      {[](SubmitOptions& o) { o.ps_cpu_limit = "4"; }, "PS", "resources.limits.cpu", "\"4\""},
+      {[](SubmitOptions& o) { o.ps_memory = "1Gi"; }, "PS", "resources.requests.memory", "\"1Gi\""},
+      {[](SubmitOptions& o) { o.ps_memory_limit = "3Gi"; }, "PS", "resources.limits.memory", "\"3Gi\""},
+      {[](SubmitOptions& o) { o.ps_gpus = 2; }, "PS", "resources.limits.nvidia.com/gpu", "\"2\""},
+      {[](SubmitOptions& o) { o.ps_port = 3001; }, "PS", "ports", R"([{"containerPort":3001,"name":"tfjob-port"}])"},
+      {[](SubmitOptions& o) { o.ps_selectors = {"c=d"}; }, "PS", "spec:nodeSelector", R"({"c":"d"})"},
+      {[](SubmitOptions& o) { o.chief_cpu = "5"; }, "Chief", "resources.requests.cpu", "\"5\""},
+      {[](SubmitOptions& o) { o.chief_cpu_limit = "6"; }, "Chief", "resources.limits.cpu", "\"6\""},
+      {[](SubmitOptions& o) { o.chief_memory = "6Gi"; }, "Chief", "resources.requests.memory", "\"6Gi\""},
+      {[](SubmitOptions& o) { o.chief_memory_limit = "7Gi"; }, "Chief", "resources.limits.memory", "\"7Gi\""},
+      {[](SubmitOptions& o) { o.chief_port = 3002; }, "Chief", "ports",
+       R"([{"containerPort":3002,"name":"tfjob-port"}])"},
+      {[](SubmitOptions& o) { o.chief_selectors = {"e=f"}; }, "Chief", "spec:nodeSelector", R"({"e":"f"})"},
+      {[](SubmitOptions& o) { o.evaluator_cpu = "7"; }, "Evaluator", "resources.requests.cpu", "\"7\""},
+      {[](SubmitOptions& o) { o.evaluator_cpu_limit = "8"; }, "Evaluator", "resources.limits.cpu", "\"8\""},
+      {[](SubmitOptions& o) { o.evaluator_memory = "8Gi"; }, "Evaluator", "resources.requests.memory", "\"8Gi\""},
+      {[](SubmitOptions& o) { o.evaluator_memory_limit = "9Gi"; }, "Evaluator", "resources.limits.memory", "\"9Gi\""},
+      {[](SubmitOptions& o) { o.evaluator_selectors = {"g=h"}; }, "Evaluator", "spec:nodeSelector", R"({"g":"h"})"},
+  };
+  // The value at a dotted path whose last key may hold dots (nvidia.com/gpu); "" when absent.
+  auto value_at = [](const json::object& from, std::string path) -> std::string {
+    const json::object* o = &from;
+    while (true) {
+      if (o->contains(path)) return json::serialize(o->at(path));
+      const auto dot = path.find('.');
+      if (dot == std::string::npos || !o->contains(path.substr(0, dot))) return "";
+      o = &o->at(path.substr(0, dot)).as_object();
+      path = path.substr(dot + 1);
+    }
+  };
+  for (const auto& r : rows) {
+    SubmitOptions o;
+    o.kind = "tf";
+    o.name = "roles";
+    o.image = "busybox:1.36";
+    o.command = "python train.py";
+    o.ps = 1;
+    o.chief = true;
+    o.evaluator = true;
+    r.set(o);
+    const Submission s = render(to_workload(o), generic());
+    const auto& specs = s.workload().at("spec").at("tfReplicaSpecs").as_object();
+    for (const char* role : {"Worker", "PS", "Chief", "Evaluator"}) {
+      const auto& spec = specs.at(role).at("template").at("spec").as_object();
+      const std::string path = r.path;
+      const std::string got =
+          path.rfind("spec:", 0) == 0 ? value_at(spec, path.substr(5)) : value_at(container_of(spec), path);
+      CAPTURE(r.path);
+      CAPTURE(role);
+      if (std::string_view(role) == r.role)
+        CHECK(got == r.want);
+      else
+        CHECK(got != r.want);  // the other roles keep the workload's
+    }
+  }
+}

@@ -21,7 +21,7 @@ _NATIVE = (
     "Quantity", "Taint", "TaintChange", "Toleration", "TolerationOperator", "Node", "NodeAddress",
     "ImageRef", "CatalogImage", "ImageCatalog", "PvcRequest", "PvcSource", "NfsSource", "HostPathSource",
     "EmptyDirSource", "ConfigMapSource", "ConfigMapRequest", "Volume", "VolumeMount", "Resources", "SsdStaging", "StageIn", "DEFAULT_STAGE_OUT_GRACE_SECONDS",
-    "EnvVar", "NodeSelectorRequirement", "NodeSelectorOperator", "Replicas", "TensorBoard", "Workload", "MpiJobApi", "SubmitOptions",
+    "EnvVar", "NodeSelectorRequirement", "NodeSelectorOperator", "Replicas", "RoleSettings", "TensorBoard", "Workload", "MpiJobApi", "SubmitOptions",
     "validate_taints", "apply_taint_changes", "parse_taint", "parse_taint_changes", "parse_toleration", "parse_tolerations",
     "tolerated", "first_untolerated_filtering_taint", "count_intolerable_prefer_no_schedule",
     "human_duration", "validate_volumes", "shell_quote", "validate_workload", "parse_workload_kind",

@@ -36,6 +36,7 @@ from gpupool._gpupool import (
     NodeSelectorRequirement as NodeSelectorRequirement,
     NodeSelectorOperator as NodeSelectorOperator,
     Replicas as Replicas,
+    RoleSettings as RoleSettings,
     TensorBoard as TensorBoard,
     Workload as Workload,
     MpiJobApi as MpiJobApi,

@@ -234,6 +234,20 @@ class Resources:
                  gpus: int = ..., extra: Dict[str, QuantityLike] = ...) -> None: ...
     def validate(self, field: str = "resources") -> None: ...
 
+class RoleSettings:
+    """What one TFJob replica type ("PS", "Worker", "Chief", "Evaluator") gets over the workload's
+    resources and nodeSelector (Arena's per-role flags)."""
+    cpu_request: Optional[Quantity]
+    cpu_limit: Optional[Quantity]
+    memory_request: Optional[Quantity]
+    memory_limit: Optional[Quantity]
+    gpus: Optional[int]
+    node_selector: Dict[str, str]
+    port: int
+    def __init__(self, *, cpu_request: Optional[QuantityLike] = ..., cpu_limit: Optional[QuantityLike] = ...,
+                 memory_request: Optional[QuantityLike] = ..., memory_limit: Optional[QuantityLike] = ...,
+                 gpus: Optional[int] = ..., node_selector: Dict[str, str] = ..., port: int = ...) -> None: ...
+
 class StageIn:
     source: str
     cache: str
@@ -335,6 +349,7 @@ class Workload:
     shell_program: str
     ps_image: str
     worker_image: str
+    role_settings: Dict[str, RoleSettings]
     indexed: bool
     tensorboard: TensorBoard
     def __init__(self, **fields: Any) -> None: ...
@@ -403,6 +418,31 @@ class SubmitOptions:
     worker_image: str
     evaluator: bool
     devices: List[str]
+    # TFJob's per-role options (Arena's --worker-cpu, --ps-memory-limit, --chief-selector ...):
+    worker_cpu: str
+    worker_cpu_limit: str
+    worker_memory: str
+    worker_memory_limit: str
+    worker_selectors: List[str]
+    worker_port: int
+    ps_cpu: str
+    ps_cpu_limit: str
+    ps_memory: str
+    ps_memory_limit: str
+    ps_selectors: List[str]
+    ps_port: int
+    chief_cpu: str
+    chief_cpu_limit: str
+    chief_memory: str
+    chief_memory_limit: str
+    chief_selectors: List[str]
+    chief_port: int
+    evaluator_cpu: str
+    evaluator_cpu_limit: str
+    evaluator_memory: str
+    evaluator_memory_limit: str
+    evaluator_selectors: List[str]
+    ps_gpus: int
     def __init__(self, **options: Any) -> None: ...
     def to_workload(self) -> Workload: ...
 

@@ -86,6 +86,22 @@ void bind_parts(py::module_& m) {
       });
   def_equality(rep);
 
+  py::class_<RoleSettings> role(m, "RoleSettings",
+                                "What one TFJob replica type gets over the workload's resources and nodeSelector "
+                                "(Arena's --worker-cpu, --ps-gpus, --chief-port, --evaluator-selector ...).");
+  def_kwargs_init(role);
+  role.def_readwrite("cpu_request", &RoleSettings::cpu_request)
+      .def_readwrite("cpu_limit", &RoleSettings::cpu_limit)
+      .def_readwrite("memory_request", &RoleSettings::memory_request)
+      .def_readwrite("memory_limit", &RoleSettings::memory_limit)
+      .def_readwrite("gpus", &RoleSettings::gpus)
+      .def_readwrite("node_selector", &RoleSettings::node_selector)
+      .def_readwrite("port", &RoleSettings::port)
+      .def("__repr__", [](py::handle self) {
+        return repr_fields(self, "RoleSettings", {"cpu_request", "memory_request", "gpus", "node_selector", "port"});
+      });
+  def_equality(role);
+
   py::class_<TensorBoard> tb(m, "TensorBoard", "A TensorBoard Deployment + NodePort Service reading the log dir.");
   def_kwargs_init(tb);
   tb.def_readwrite("enabled", &TensorBoard::enabled)
@@ -114,6 +130,7 @@ void bind_workload_class(py::module_& m) {
       .def_readwrite("working_dir", &Workload::working_dir)
       .def_readwrite("resources", &Workload::resources)
       .def_readwrite("replicas", &Workload::replicas)
+      .def_readwrite("role_settings", &Workload::role_settings)
       .def_readwrite("slots_per_worker", &Workload::slots_per_worker)
       .def_readwrite("tolerations", &Workload::tolerations)
       .def_readwrite("node_selector", &Workload::node_selector)
@@ -230,6 +247,31 @@ void bind_submit_options(py::module_& m) {
       .def_readwrite("worker_image", &SubmitOptions::worker_image)
       .def_readwrite("evaluator", &SubmitOptions::evaluator)
       .def_readwrite("devices", &SubmitOptions::devices)
+      // TFJob's per-role options (Arena's --worker-cpu, --ps-gpus, --chief-selector ...).
+      .def_readwrite("worker_cpu", &SubmitOptions::worker_cpu)
+      .def_readwrite("worker_cpu_limit", &SubmitOptions::worker_cpu_limit)
+      .def_readwrite("worker_memory", &SubmitOptions::worker_memory)
+      .def_readwrite("worker_memory_limit", &SubmitOptions::worker_memory_limit)
+      .def_readwrite("worker_selectors", &SubmitOptions::worker_selectors)
+      .def_readwrite("worker_port", &SubmitOptions::worker_port)
+      .def_readwrite("ps_cpu", &SubmitOptions::ps_cpu)
+      .def_readwrite("ps_cpu_limit", &SubmitOptions::ps_cpu_limit)
+      .def_readwrite("ps_memory", &SubmitOptions::ps_memory)
+      .def_readwrite("ps_memory_limit", &SubmitOptions::ps_memory_limit)
+      .def_readwrite("ps_selectors", &SubmitOptions::ps_selectors)
+      .def_readwrite("ps_port", &SubmitOptions::ps_port)
+      .def_readwrite("ps_gpus", &SubmitOptions::ps_gpus)
+      .def_readwrite("chief_cpu", &SubmitOptions::chief_cpu)
+      .def_readwrite("chief_cpu_limit", &SubmitOptions::chief_cpu_limit)
+      .def_readwrite("chief_memory", &SubmitOptions::chief_memory)
+      .def_readwrite("chief_memory_limit", &SubmitOptions::chief_memory_limit)
+      .def_readwrite("chief_selectors", &SubmitOptions::chief_selectors)
+      .def_readwrite("chief_port", &SubmitOptions::chief_port)
+      .def_readwrite("evaluator_cpu", &SubmitOptions::evaluator_cpu)
+      .def_readwrite("evaluator_cpu_limit", &SubmitOptions::evaluator_cpu_limit)
+      .def_readwrite("evaluator_memory", &SubmitOptions::evaluator_memory)
+      .def_readwrite("evaluator_memory_limit", &SubmitOptions::evaluator_memory_limit)
+      .def_readwrite("evaluator_selectors", &SubmitOptions::evaluator_selectors)
       .def("to_workload", [](const SubmitOptions& self) { return to_workload_python(self); })
       .def("__repr__", [](py::handle self) {
         return repr_fields(self, "SubmitOptions", {"kind", "name", "image", "gpus"});
@@ -254,7 +296,7 @@ void bind_submit_options(py::module_& m) {
 
 Workload to_workload_python(const SubmitOptions& options) {
   try {
-    return to_workload(options);
+    return to_workload(options, OptionNames::Keyword);  // refusals by kind name the keyword
   } catch (const ValidationError& e) {
     throw with_keyword_names(e);
   }
@@ -265,16 +307,9 @@ ValidationError with_keyword_names(const ValidationError& e) {
     const std::string& field = e.field();
     if (field.rfind("--", 0) != 0) return e;
     const auto bracket = field.find('[');
-    std::string flag = field.substr(2, bracket == std::string::npos ? std::string::npos : bracket - 2);
-    // Repeatable flags are plural keyword arguments.
-    if (flag == "toleration" || flag == "selector" || flag == "annotation" || flag == "label" ||
-        flag == "image-pull-secret" || flag == "config-file" || flag == "device")
-      flag += "s";
-    else if (flag == "data-dir")
-      flag = "data-dirs";
-    for (auto& c : flag)
-      if (c == '-') c = '_';
-    return ValidationError(flag + (bracket == std::string::npos ? "" : field.substr(bracket)), e.value(), e.rule());
+    const std::string flag = field.substr(0, bracket);
+    return ValidationError(option_keyword(flag) + (bracket == std::string::npos ? "" : field.substr(bracket)),
+                           e.value(), e.rule());
   }
 }
 
