@@ -109,10 +109,16 @@ int sched_section(int pods) {
       const bool last = done.load();
       auto events = watch->next(std::chrono::milliseconds(20));
       if (!events.empty()) ++watch_batches;
+      // A binding: spec.nodeName going from empty to set (read in place, as an informer's handler
+      // would compare the typed old and new pods).
+      const auto assigned = [](const json::object& pod) {
+        const json::value* spec = pod.if_contains("spec");
+        const json::value* node = spec && spec->is_object() ? spec->as_object().if_contains("nodeName") : nullptr;
+        return node && node->is_string() && !node->as_string().empty();
+      };
       for (const auto& e : events)
-        if (e.type == gpupool::embedded::EventType::Modified && e.old_object &&
-            gpupool::embedded::field_value(*e.old_object, "spec.nodeName").empty() &&
-            !gpupool::embedded::field_value(*e.object, "spec.nodeName").empty())
+        if (e.type == gpupool::embedded::EventType::Modified && e.old_object && !assigned(*e.old_object) &&
+            assigned(*e.object))
           ++seen_bindings;
       if (watch->closed() || (last && events.empty())) return;
     }

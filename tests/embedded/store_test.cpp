@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <thread>
+
 #include "embedded/store.hpp"
 
 using namespace gpupool::embedded;
@@ -407,4 +409,42 @@ TEST_CASE("dependents: the owner-uid index follows creates, ownerReference edits
   f.store.remove(f.pods, "alice", "r-a");
   CHECK(names(f.pods, "alice").empty());
   CHECK(f.store.dependents(f.pods, "alice", "no-such-uid").empty());
+}
+
+TEST_CASE("WakeBatch: every write is committed and queued at once; a blocked watch reader is woken at its end") {
+  Fixture f;
+  auto q = f.store.open_watch(f.pods, "alice", f.store.revision());
+  // A reader blocked in next() (as the HTTP layer's watch loop is) collects until it has all six
+  // events; a missing wake would leave it waiting out its minute and the count short.
+  std::vector<WatchEvent> got;
+  std::thread reader([&] {
+    while (got.size() < 6) {
+      auto evs = q->next(60s);
+      if (evs.empty()) return;
+      got.insert(got.end(), evs.begin(), evs.end());
+    }
+  });
+  {
+    Store::WakeBatch batch(f.store);
+    Store::WakeBatch nested(f.store);  // nests: the outer one wakes
+    for (int i = 0; i < 3; ++i) {
+      f.store.create(f.pods, "alice", f.pod("p" + std::to_string(i)));
+      // Visible to reads at once: only the wake of the watch reader waits for the batch.
+      CHECK(f.store.find(f.pods, "alice", "p" + std::to_string(i)) != nullptr);
+    }
+    for (int i = 0; i < 3; ++i)
+      f.store.mutate(f.pods, "alice", "p" + std::to_string(i), [](json::object& o) {
+        o["metadata"].as_object()["labels"] = json::object{{"bound", "yes"}};
+      });
+  }
+  reader.join();
+  REQUIRE(got.size() == 6);
+  std::uint64_t last = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    CAPTURE(i);
+    CHECK(got[i].type == (i < 3 ? EventType::Added : EventType::Modified));
+    CHECK(md(*got[i].object, "name") == "p" + std::to_string(i % 3));
+    CHECK(got[i].resource_version > last);
+    last = got[i].resource_version;
+  }
 }
