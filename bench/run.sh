@@ -3,7 +3,7 @@
 # figure is printed with its ratio against a baseline measured in the same run (see README.md).
 #
 #   bench/run.sh                 everything (a few minutes on 2 cores)
-#   bench/run.sh place decode    only some sections: store sched place decode submit python command views
+#   bench/run.sh place decode    only some sections: store sched place decode submit raw python command views
 #
 # Environment: N_CXX (1000), N_PY (200), N_KUBECTL (50) submissions per client kind; the ratios
 # are per job, so the counts only trade run time against noise. The machine may be shared: heavy
@@ -16,7 +16,7 @@ PY=/usr/bin/python3
 N_CXX=${N_CXX:-1000}
 N_PY=${N_PY:-200}
 N_KUBECTL=${N_KUBECTL:-50}
-SECTIONS=${*:-store place decode submit python command views}
+SECTIONS=${*:-store place decode submit raw python command views}
 want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 
 # RelWithDebInfo (-O2 -g), the project's default build: symbols for perf/callgrind. (Release -O3
@@ -78,6 +78,11 @@ if want submit; then
     start_server; run $PY "$ROOT/bench/bench_py.py" submit-python "$KC" "$N_PY" $c; stop_server
     start_server; run $PY "$ROOT/bench/bench_py.py" submit-kubectl "$KC" "$N_KUBECTL" $c "$B/kubectl-jobs"; stop_server
   done
+fi
+if want raw; then
+  # Issue 18 item 5: gpupool's submit against a raw keep-alive HTTP/1.1 generator sending the same
+  # bodies, each on a fresh embedded server in bench_submit's own process, alternating, medians.
+  for c in 1 8; do run nice "$B/bench/bench_submit" compare "$N_CXX" $c "${RAW_REPS:-3}"; done
 fi
 if want python; then
   run $PY "$ROOT/bench/bench_py.py" import 15

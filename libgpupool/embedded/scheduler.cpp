@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <deque>
 #include <optional>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -68,7 +70,12 @@ void set_pod_condition(Store& store, const std::string& ns, const std::string& n
 
 }  // namespace
 
-void bind_pod(Store& store, const std::string& ns, const std::string& pod, const std::string& node) {
+namespace {
+
+// bind_pod, starting from `cur` when the caller has just read the pod (the scheduler), else from
+// the store.
+void bind_pod_from(Store& store, const std::string& ns, const std::string& pod, const std::string& node,
+                   std::shared_ptr<const json::object> cur) {
   const auto& pods = store.type("", "pods");
   // registry/core/pod/storage BindingREST.assignPod -> setPodHostAndAnnotations: one storage-level
   // update (GuaranteedUpdate) that sets spec.nodeName and, through podutil.UpdatePodCondition, the
@@ -78,7 +85,7 @@ void bind_pod(Store& store, const std::string& ns, const std::string& pod, const
   // GuaranteedUpdate does.
   const json::object cond = pod_scheduled(true, store.clock().now());
   for (int attempt = 0;; ++attempt) {
-    auto cur = store.find(pods, ns, pod);
+    if (!cur || attempt > 0) cur = store.find(pods, ns, pod);
     if (!cur) throw StatusError::not_found(pods, pod);
     if (const json::object* md = object_at(*cur, {"metadata"}); md && md->contains("deletionTimestamp"))
       throw StatusError::conflict(pods, pod + "/binding",
@@ -86,6 +93,7 @@ void bind_pod(Store& store, const std::string& ns, const std::string& pod, const
     if (const std::string assigned = node_of(*cur); !assigned.empty())
       throw StatusError::conflict(pods, pod + "/binding",
                                   fmt::format("pod {} is already assigned to node \"{}\"", pod, assigned));
+    // The copy carries the read resourceVersion: the store refuses it (409) if the pod changed since.
     json::object next = *cur;
     util::ensure_object(next, "spec")["nodeName"] = node;
     apply_condition(next, cond);
@@ -96,6 +104,12 @@ void bind_pod(Store& store, const std::string& ns, const std::string& pod, const
       if (e.reason() != "Conflict" || attempt >= 16) throw;
     }
   }
+}
+
+}  // namespace
+
+void bind_pod(Store& store, const std::string& ns, const std::string& pod, const std::string& node) {
+  bind_pod_from(store, ns, pod, node, nullptr);
 }
 
 // ---- Scheduler -----------------------------------------------------------------------------------
@@ -115,8 +129,10 @@ struct Scheduler::Impl {
   PlacementState state;
   std::vector<NodeInfo> nodes;
   std::map<std::string, std::size_t> node_index;
-  std::map<std::string, std::pair<std::string, PodRequirements>> accounted;  // pod key -> (node, requirements)
-  std::map<std::string, std::set<std::string>> accounted_on;                 // node -> keys of its pods in `accounted`
+  // pod key -> (node, requirements); hashed: looked up on every pod event, never walked in order.
+  std::unordered_map<std::string, std::pair<std::string, PodRequirements>> accounted;
+  // node -> keys of its pods in `accounted` (summed into its NodeInfo: the order does not matter)
+  std::unordered_map<std::string, std::unordered_set<std::string>> accounted_on;
   bool dirty = true;
   std::set<std::string> pending;
   std::map<std::string, Clock::time_point> unschedulable;  // pod key -> time of its last attempt
@@ -168,7 +184,7 @@ struct Scheduler::Impl {
   void account(const std::string& key, const std::string& node, PodRequirements req) {
     if (accounted.emplace(key, std::make_pair(node, std::move(req))).second) accounted_on[node].insert(key);
   }
-  void unaccount(std::map<std::string, std::pair<std::string, PodRequirements>>::iterator it) {
+  void unaccount(std::unordered_map<std::string, std::pair<std::string, PodRequirements>>::iterator it) {
     if (auto on = accounted_on.find(it->second.first); on != accounted_on.end()) {
       on->second.erase(it->first);
       if (on->second.empty()) accounted_on.erase(on);
@@ -377,7 +393,17 @@ std::size_t Scheduler::sync() {
   const auto& pods = store_.type("", "pods");
   const auto& events = store_.type("", "events");
   std::size_t bound = 0;
+  // Batched fan-out: the bindings and events of up to kWakeBatch pods reach the HTTP watches'
+  // queues as they commit but wake their readers once per batch (Store::WakeBatch).
+  constexpr int kWakeBatch = 256;
+  std::optional<Store::WakeBatch> batch(std::in_place, store_);
+  int in_batch = 0;
   for (;;) {
+    if (++in_batch > kWakeBatch) {
+      batch.reset();
+      batch.emplace(store_);
+      in_batch = 1;
+    }
     std::string key;
     std::shared_ptr<const json::object> stored;  // the pod as read (shared with the store, not copied)
     PodRequirements req;
@@ -443,7 +469,7 @@ std::size_t Scheduler::sync() {
     const auto wall = std::chrono::time_point_cast<std::chrono::system_clock::duration>(now);
     if (result.chosen) {
       try {
-        bind_pod(store_, ns, name, result.chosen_node);
+        bind_pod_from(store_, ns, name, result.chosen_node, stored);
         ++bound;
         // schedule_one.go handleSchedulingFailure / bind: Eventf(pod, nil, Normal, "Scheduled",
         // "Binding", "Successfully assigned %v/%v to %v"). One event per pod, as the real recorders

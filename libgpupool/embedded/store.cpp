@@ -4,6 +4,7 @@
 #include <deque>
 #include <random>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -323,6 +324,10 @@ struct Store::Impl {
   }
   SubscriptionId next_sub = 1;
   std::vector<std::shared_ptr<WatchQueue>> queues;
+  // A WakeBatch in progress: its thread, its depth, and the queues to wake when it ends.
+  std::thread::id batch_thread;
+  int batch_depth = 0;
+  std::vector<std::shared_ptr<WatchQueue>> to_wake;
   std::deque<WatchEvent> pending;  // for subscribers
   bool dispatching = false;
   std::vector<std::pair<AdmissionStage, std::function<void(AdmissionRequest&)>>> plugins;
@@ -364,12 +369,22 @@ struct Store::Impl {
 
   void put(const ResourceType& t, const Key& k, std::shared_ptr<const json::object> obj) {
     auto& objs = objects(t);
-    if (auto it = objs.find(k); it != objs.end()) index_owners(t, *it->second, false);
-    index_owners(t, *obj, true);
+    auto it = objs.find(k);
+    // Most updates (a binding, a status write) keep the ownerReferences: the index stays as it is.
+    const auto owners = [](const json::object& o) { return metadata_of(o).if_contains("ownerReferences"); };
+    const json::value* before = it != objs.end() ? owners(*it->second) : nullptr;
+    const json::value* after = owners(*obj);
+    if (it == objs.end() || !before != !after || (before && !util::json_equal(*before, *after))) {
+      if (it != objs.end()) index_owners(t, *it->second, false);
+      index_owners(t, *obj, true);
+    }
     const auto& md = metadata_of(*obj);
     if (md.contains("deletionTimestamp") && has_finalizer(md, kForegroundDeletion))
       foreground[str(md, "uid")] = Ref{&t, k.first, k.second};
-    objs[k] = std::move(obj);
+    if (it != objs.end())
+      it->second = std::move(obj);
+    else
+      objs.emplace(k, std::move(obj));
   }
   void erase(const ResourceType& t, const Key& k) {
     auto& objs = objects(t);
@@ -548,7 +563,14 @@ void Store::commit_event(EventType type, const ResourceType& t, std::shared_ptr<
     impl_->compacted = impl_->history.front().resource_version;
     impl_->history.pop_front();
   }
-  for (const auto& q : impl_->queues) q->push(ev);
+  const bool batched = impl_->batch_depth > 0 && impl_->batch_thread == std::this_thread::get_id();
+  for (const auto& q : impl_->queues)
+    if (q->push(ev)) {
+      if (!batched)
+        q->wake();
+      else if (std::find(impl_->to_wake.begin(), impl_->to_wake.end(), q) == impl_->to_wake.end())
+        impl_->to_wake.push_back(q);
+    }
   std::erase_if(impl_->queues, [](const auto& q) { return q->closed(); });
   if (!impl_->subscribers.empty()) impl_->pending.push_back(std::move(ev));
 }
@@ -830,7 +852,17 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
     const json::value *new_status = status_of(next), *old_status = status_of(*old);
     const bool status_differs =
         status_only && (!new_status != !old_status || (new_status && !util::json_equal(*new_status, *old_status)));
-    if (!status_differs && util::json_equal(next, *old)) return old;
+    // A binding sets spec.nodeName where the stored pod has none (bind_pod refuses an assigned
+    // pod), so it is never a no-op: the whole-object comparison is skipped when the node moved.
+    const auto node_name = [](const json::object& o) -> const json::value* {
+      const json::value* spec = o.if_contains("spec");
+      return spec && spec->is_object() ? spec->as_object().if_contains("nodeName") : nullptr;
+    };
+    const bool node_moved = subresource == "binding" && [&] {
+      const json::value *a = node_name(next), *b = node_name(*old);
+      return !a != !b || (a && !util::json_equal(*a, *b));
+    }();
+    if (!status_differs && !node_moved && util::json_equal(next, *old)) return old;
     if (o.dry_run) return std::make_shared<const json::object>(std::move(next));
     if (nmd.contains("deletionTimestamp") && !has_finalizers(nmd)) {
       // registry store.go Update: an object being deleted whose last finalizer went is deleted.
@@ -1074,6 +1106,27 @@ void Store::start_watch_cache() {
   impl_->compacted = std::max(impl_->compacted, impl_->rv);
 }
 
+Store::WakeBatch::WakeBatch(Store& s) : store_(s) {
+  std::lock_guard lk(s.impl_->mu);
+  auto& impl = *s.impl_;
+  // One batch at a time: a second thread's batch waits for none, its writes wake as usual.
+  if (impl.batch_depth == 0) impl.batch_thread = std::this_thread::get_id();
+  if (impl.batch_thread == std::this_thread::get_id()) ++impl.batch_depth;
+}
+
+Store::WakeBatch::~WakeBatch() {
+  std::vector<std::shared_ptr<WatchQueue>> wake;
+  {
+    std::lock_guard lk(store_.impl_->mu);
+    auto& impl = *store_.impl_;
+    if (impl.batch_thread != std::this_thread::get_id() || impl.batch_depth == 0) return;
+    if (--impl.batch_depth > 0) return;
+    impl.batch_thread = {};
+    wake.swap(impl.to_wake);
+  }
+  for (const auto& q : wake) q->wake();
+}
+
 void Store::set_journal(std::shared_ptr<Journal> j) {
   std::lock_guard lk(impl_->mu);
   impl_->journal = std::move(j);
@@ -1168,12 +1221,25 @@ std::vector<WatchEvent> WatchQueue::next(std::chrono::milliseconds timeout) {
   return out;
 }
 
-void WatchQueue::push(const WatchEvent& e) {
+void WatchQueue::wake() {
+  {
+    std::lock_guard lk(mu_);
+    ++wakes_;
+  }
+  cv_.notify_all();
+}
+
+std::uint64_t WatchQueue::wakes() const {
+  std::lock_guard lk(mu_);
+  return wakes_;
+}
+
+bool WatchQueue::push(const WatchEvent& e) {
   // Translate to what this watcher sees: a change moving an object into or out of its selector
   // is an ADDED or DELETED for it (apiserver cacher semantics).
-  if (e.type_info != type_) return;
+  if (e.type_info != type_) return false;
   const auto& md = metadata_of(*e.object);
-  if (!ns_.empty() && str(md, "namespace") != ns_) return;
+  if (!ns_.empty() && str(md, "namespace") != ns_) return false;
   const bool now = object_matches(*e.object, labels_, fields_);
   const bool before = e.old_object && object_matches(*e.old_object, labels_, fields_);
   WatchEvent out = e;
@@ -1183,16 +1249,16 @@ void WatchQueue::push(const WatchEvent& e) {
     else if (!now && before) {
       out.type = EventType::Deleted;
     } else if (!now)
-      return;
+      return false;
   } else if (e.type == EventType::Deleted) {
-    if (!(before || now)) return;
+    if (!(before || now)) return false;
   } else if (!now) {
-    return;
+    return false;
   }
   bool wake = true;
   {
     std::lock_guard lk(mu_);
-    if (closed_) return;
+    if (closed_) return false;
     if (events_.size() >= max_pending_) {
       closed_ = true;  // a watcher too slow to keep up is closed; it re-watches from its last version
     } else {
@@ -1202,7 +1268,7 @@ void WatchQueue::push(const WatchEvent& e) {
       events_.push_back(std::move(out));
     }
   }
-  if (wake) cv_.notify_all();
+  return wake;
 }
 
 }  // namespace gpupool::embedded

@@ -181,15 +181,20 @@ class WatchQueue {
   std::vector<WatchEvent> next(std::chrono::milliseconds timeout);
   bool closed() const;
   void close();
+  /// How many times a reader was woken for new events (each is a futex wake of a blocked next()).
+  std::uint64_t wakes() const;
 
  private:
   friend class Store;
-  void push(const WatchEvent& e);
+  /// Queues `e` if this watch wants it; true when the reader must be woken (the queue was empty).
+  bool push(const WatchEvent& e);
+  void wake();
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<WatchEvent> events_;
   bool closed_ = false;
   std::size_t max_pending_ = 100000;
+  std::uint64_t wakes_ = 0;
   // filter
   const ResourceType* type_ = nullptr;
   std::string ns_;
@@ -297,6 +302,23 @@ class Store {
   /// (cacher/watch_cache.go listResourceVersion): from now on a watch from an older version is
   /// 410 Expired, `too old resource version: RV (now)`. The embedded server calls it once seeded.
   void start_watch_cache();
+
+  /// While a WakeBatch lives, the writes of the thread that made it wake HTTP watch queues only
+  /// when it ends: the queues still receive every event at commit (in order, each write durable
+  /// and visible to get/list as before), but a reader blocked in next() is woken once for the
+  /// batch instead of once per event. The scheduler holds one across a run of bindings (the
+  /// watch cache's dispatch of a burst of events to a watcher's channel, without a futex wake
+  /// per event). Nests; other threads' writes are not deferred.
+  class WakeBatch {
+   public:
+    explicit WakeBatch(Store& s);
+    ~WakeBatch();
+    WakeBatch(const WakeBatch&) = delete;
+    WakeBatch& operator=(const WakeBatch&) = delete;
+
+   private:
+    Store& store_;
+  };
 
   /// Every change committed from now on is recorded in `j` (null: none). Set after restore().
   void set_journal(std::shared_ptr<Journal> j);

@@ -4,6 +4,7 @@
 #include <boost/json.hpp>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "embedded/controllers.hpp"
 #include "embedded/kubelet.hpp"
@@ -432,4 +433,47 @@ TEST_CASE("scheduler: a node changed or added updates its cache entry with the p
     n["metadata"].as_object()["labels"] = json::object{{"pool", "b"}};
   });
   CHECK(gpu_pod("p6").empty());
+}
+
+TEST_CASE("scheduler: a watcher sees every binding of a run longer than one wake batch, in order") {
+  Clock clock = Clock::manual();
+  Store store{clock};
+  const ResourceType& pods = store.type("", "pods");
+  store.create(store.type("", "namespaces"), "", obj(R"({"metadata":{"name":"default"}})"));
+  WriteOptions seeded;
+  seeded.seeded_node = true;
+  for (int n = 0; n < 3; ++n)
+    store.create(store.type("", "nodes"), "",
+                 obj(fmt::format(R"({{"metadata":{{"name":"n{}"}},"status":{{
+                   "capacity":{{"cpu":"64","memory":"256Gi","pods":"250"}},
+                   "allocatable":{{"cpu":"64","memory":"256Gi","pods":"250"}}}}}})",
+                                 n)),
+                 seeded);
+  // 600 pending pods before the scheduler starts: one sync() binds them all, across three of the
+  // scheduler's wake batches (256 pods each).
+  constexpr int kPods = 600;
+  for (int i = 0; i < kPods; ++i)
+    store.create(pods, "default",
+                 obj(fmt::format(R"({{"metadata":{{"name":"p{}"}},"spec":{{"containers":[{{"name":"c","image":"x",
+                   "resources":{{"requests":{{"cpu":"100m"}}}}}}]}}}})",
+                                 i)));
+  auto q = store.open_watch(pods, "", store.revision());
+  Scheduler scheduler{store, clock};
+  const std::size_t n = scheduler.sync();
+  std::set<std::string> bound;
+  std::uint64_t last = 0;
+  bool ordered = true;
+  for (const auto& e : q->next(0ms)) {
+    ordered = ordered && e.resource_version > last;
+    last = e.resource_version;
+    if (e.type == EventType::Modified && e.old_object && at(*e.old_object, "spec.nodeName").empty() &&
+        !at(*e.object, "spec.nodeName").empty())
+      bound.insert(at(*e.object, "metadata.name"));
+  }
+  CHECK(n == kPods);
+  CHECK(bound.size() == kPods);
+  CHECK(ordered);
+  std::size_t on_nodes = 0;
+  for (const auto& p : store.list(pods, "default").items) on_nodes += at(*p, "spec.nodeName").empty() ? 0 : 1;
+  CHECK(on_nodes == kPods);
 }

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <thread>
+
 #include "embedded/store.hpp"
 
 using namespace gpupool::embedded;
@@ -407,4 +409,40 @@ TEST_CASE("dependents: the owner-uid index follows creates, ownerReference edits
   f.store.remove(f.pods, "alice", "r-a");
   CHECK(names(f.pods, "alice").empty());
   CHECK(f.store.dependents(f.pods, "alice", "no-such-uid").empty());
+}
+
+TEST_CASE("WakeBatch: every write is committed and queued at once; the watch reader is woken once, at its end") {
+  Fixture f;
+  auto q = f.store.open_watch(f.pods, "alice", f.store.revision());
+  const std::uint64_t wakes = q->wakes();
+  {
+    Store::WakeBatch batch(f.store);
+    Store::WakeBatch nested(f.store);  // nests: the outer one wakes
+    for (int i = 0; i < 3; ++i) {
+      f.store.create(f.pods, "alice", f.pod("p" + std::to_string(i)));
+      // Visible to reads at once: only the wake of the watch reader waits for the batch.
+      CHECK(f.store.find(f.pods, "alice", "p" + std::to_string(i)) != nullptr);
+    }
+    for (int i = 0; i < 3; ++i)
+      f.store.mutate(f.pods, "alice", "p" + std::to_string(i), [](json::object& o) {
+        o["metadata"].as_object()["labels"] = json::object{{"bound", "yes"}};
+      });
+    CHECK(q->wakes() == wakes);  // without the batch the first create would have woken it
+  }
+  CHECK(q->wakes() == wakes + 1);
+  const auto got = q->next(0ms);
+  REQUIRE(got.size() == 6);
+  std::uint64_t last = 0;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    CAPTURE(i);
+    CHECK(got[i].type == (i < 3 ? EventType::Added : EventType::Modified));
+    CHECK(md(*got[i].object, "name") == "p" + std::to_string(i % 3));
+    CHECK(got[i].resource_version > last);
+    last = got[i].resource_version;
+  }
+  // Another thread's writes are not held back by this thread's batch.
+  Store::WakeBatch batch(f.store);
+  std::thread([&] { f.store.create(f.pods, "alice", f.pod("other")); }).join();
+  CHECK(q->wakes() == wakes + 2);
+  CHECK(q->next(0ms).size() == 1);
 }
