@@ -44,6 +44,7 @@ struct ConnectOptions {
   std::string profile{};     ///< a built-in profile name or a file path; empty: "generic"
   Logger logger{};           ///< warnings (e.g. insecure TLS, a kubeconfig readable by others); empty: dropped
   RetryPolicy retry{};       ///< how failed requests are retried (gpupool/retry.hpp); tests inject sleep
+  std::string cache_dir{};   ///< discovery and TLS sessions kept between processes (ClientOptions::cache_dir)
 };
 
 /// A node as `gpupool nodes` / `gpupool top node` show it.

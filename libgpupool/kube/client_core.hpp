@@ -22,6 +22,7 @@
 #include "gpupool/client.hpp"
 #include "gpupool/error.hpp"
 #include "kube/credentials.hpp"
+#include "kube/discovery_cache.hpp"
 #include "kube/status.hpp"
 #include "kube/util.hpp"
 
@@ -106,13 +107,37 @@ struct ClientCore {
       throw ConfigError(config.source.empty() ? "kubeconfig" : config.source, "cluster.server",
                         fmt::format("\"{}\" is not an http(s) URL; set the cluster's server to https://HOST:PORT",
                                     config.cluster.server));
+    if (!options.cache_dir.empty())
+      discovery = std::make_unique<DiscoveryCache>(options.cache_dir, config.cluster.server);
     if (options.transport_override) {
       transport = options.transport_override;
     } else {
       TransportOptions t = options.transport;
       if (!t.logger) t.logger = options.logger;
+      if (t.tls_session_dir.empty() && !options.cache_dir.empty()) t.tls_session_dir = options.cache_dir + "/tls";
       transport = make_curl_transport(config.cluster, std::move(t));
     }
+  }
+
+  /// Discovery documents kept between processes (ClientOptions::cache_dir); null when not kept.
+  std::unique_ptr<DiscoveryCache> discovery;
+
+  /// A discovery document (`target` such as /apis or /apis/apps/v1): from the disk cache's `file`
+  /// when it holds a usable copy, else from the server (then stored, unless `list_key`'s array is
+  /// empty: cached_discovery.go does not cache a document that lists nothing).
+  json::object discovery_get(const std::string& target, const std::string& file, const char* list_key) const {
+    if (discovery)
+      if (auto body = discovery->read(file)) {
+        json::error_code ec;
+        json::value v = json::parse(*body, ec, {}, deep_json());
+        if (!ec && v.is_object()) return std::move(v.as_object());
+      }
+    HttpResponse r = execute({"GET", target, "", "", true, ""});
+    json::object o = parse_object(r, "GET " + target);
+    if (discovery)
+      if (const auto* list = o.if_contains(list_key); list && list->is_array() && !list->as_array().empty())
+        discovery->write(file, r.body);
+    return o;
   }
 
   void log(LogLevel level, const std::string& msg) const {
@@ -140,6 +165,11 @@ struct ClientCore {
   /// are about the object, not the namespace, and get no such hint.
   ApiError api_error(const HttpResponse& r, const std::string& ns) const {
     ApiError e = kube::decode_error(r.status, r.body, kube::retry_after_seconds(r));
+    // A type the cached discovery said was served is not (a CRD removed, an aggregated API gone):
+    // the apiserver's NotFound for an unknown path (apiserver/pkg/endpoints/handlers/responsewriters
+    // via genericapifilters NotFound: "the server could not find the requested resource").
+    if (r.status == 404 && discovery && e.status_message() == "the server could not find the requested resource")
+      discovery->invalidate();
     if (r.status == 403 && !ns.empty() && ns != config.namespace_name &&
         e.status_message().find(" cannot ") != std::string::npos) {
       return ApiError(
