@@ -5,6 +5,9 @@
   bench_py.py submit-python <kubeconfig> N C       N Deployments via the official client, C processes
   bench_py.py submit-gpupool <kubeconfig> N C      N Deployments via gpupool's Python package, C threads
   bench_py.py submit-kubectl <kubeconfig> N C dir  N x `kubectl apply -f`, C at a time
+  bench_py.py submit-ratio <kubeconfig> <bench_client> N
+                                                   Python submit CPU per job against the C++ client's
+                                                   (bench_client), both in this run
   bench_py.py import [reps]                        `import gpupool` vs `import kubernetes` (subprocess)
   bench_py.py call [reps]                          overhead of one gpupool binding call
   bench_py.py views <kubeconfig> <gpupool> <lists-results> [reps]
@@ -141,6 +144,46 @@ def cmd_submit_gpupool(kubeconfig, n, conc):
     print(f"gpupool Python, {conc} thread(s): {n} jobs in {wall:.2f} s = {n/wall:.1f} jobs/s, "
           f"client CPU {cpu/n*1e3:.2f} ms/job")
     print(f"RESULT submit_gpupool-python_c{conc}_n{n} {n/wall:.3f} {cpu/n*1e3:.3f}")
+
+
+def cmd_submit_ratio(kubeconfig, bench_client, n):
+    """Python submit CPU per job against the C++ client's, same server, one run (issue 18): the C++
+    figures come from bench_client (Client::create of a built object; Cluster::submit of the options'
+    Workload), the Python ones from Cluster.submit with Arena-style options and with a Workload built
+    once per job from SubmitOptions. The import and connect are left out on both sides (the
+    connection is warmed by one submit first): this is the cost per job of a script's loop."""
+    out = subprocess.run([bench_client, kubeconfig, str(n)], check=True, capture_output=True, text=True).stdout
+    cxx = {}
+    for line in out.splitlines():
+        print(line) if not line.startswith("RESULT ") else None
+        if line.startswith("RESULT "):
+            f = line.split()
+            cxx[f[1]] = float(f[2])
+    import gpupool
+    cluster = gpupool.connect(kubeconfig=kubeconfig, namespace="default")
+    opts = dict(image="harbor.example.org/library/pytorch:2.1.0-cuda12", gpus=1,
+                tolerations=["gpu_node=invalid:NoSchedule", "ssd_node"], data=["data:/data"],
+                command="python train.py --data /data")
+    cluster.submit("deployment", name="bench-ratio-warm", **opts)
+
+    def per_job(fn):
+        c0 = cpu_self()
+        for i in range(n):
+            fn(i)
+        return (cpu_self() - c0) / n * 1e3
+
+    py_opts = per_job(lambda i: cluster.submit("deployment", name=f"bench-ratio-py-{i}", **opts))
+    py_wl = per_job(lambda i: cluster.submit(
+        gpupool.SubmitOptions(kind="deployment", name=f"bench-ratio-wl-{i}", **opts).to_workload()))
+    print(f"gpupool Python Cluster.submit(kind, **options): {n} jobs, client CPU {py_opts:.3f} ms/job")
+    print(f"gpupool Python Cluster.submit(SubmitOptions(...).to_workload()): {n} jobs, client CPU {py_wl:.3f} ms/job")
+    c, s = cxx["submit_client_create"], cxx["submit_cluster_submit"]
+    print(f"Python submit / C++ Cluster::submit (same requests; the binding and options layer): "
+          f"{py_opts / s:.2f}x   target <= 2x")
+    print(f"Python submit / C++ Client::create (the issue's baseline: one request, object built in C++): "
+          f"{py_opts / c:.2f}x   (C++ Cluster::submit / Client::create {s / c:.2f}x: its name check over every "
+          f"kind, pre-flight dry run and quota read)")
+    print(f"RESULT submit_py_ratio {py_opts:.4f} {py_wl:.4f} {s:.4f} {c:.4f}")
 
 
 def cmd_submit_kubectl(kubeconfig, n, conc, d):
@@ -445,6 +488,8 @@ def main(a):
         cmd_submit_python(a[1], int(a[2]), int(a[3]))
     elif a[0] == "submit-gpupool":
         cmd_submit_gpupool(a[1], int(a[2]), int(a[3]))
+    elif a[0] == "submit-ratio":
+        cmd_submit_ratio(a[1], a[2], int(a[3]))
     elif a[0] == "submit-kubectl":
         cmd_submit_kubectl(a[1], int(a[2]), int(a[3]), a[4])
     elif a[0] == "import":

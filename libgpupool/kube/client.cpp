@@ -152,9 +152,9 @@ std::vector<ApiResourceInfo> Client::resources(const std::string& group, const s
   std::string target =
       group.empty() ? "/api/" + url_encode(version) : "/apis/" + url_encode(group) + "/" + url_encode(version);
   json::object list;
-  if (impl_->discovery) {
-    // With the disk cache, a group/version the group list does not name is not asked for (kubectl
-    // asks only for those; a 404 here would invalidate the cache on every command).
+  {
+    // A group/version the (remembered) group list does not name is not asked for: kubectl asks only
+    // for those, and a 404 here would make the caches forget everything on every call.
     const auto versions = served_versions(group);
     if (std::find(versions.begin(), versions.end(), version) == versions.end()) return {};
   }
@@ -200,11 +200,7 @@ std::optional<ResourceRef> Client::find_resource(const std::string& group, const
   return std::nullopt;
 }
 
-bool Client::refresh_discovery() const {
-  if (!impl_->discovery || impl_->discovery->fresh()) return false;
-  impl_->discovery->invalidate();
-  return true;
-}
+bool Client::refresh_discovery() const { return impl_->refresh_discovery(); }
 
 // ---- objects -----------------------------------------------------------------------------------
 

@@ -92,8 +92,8 @@ TEST_CASE("discovery is fetched once and then read from the cache by the next cl
   }
   CHECK(first.count("GET /apis ->") == 1);
   CHECK(first.count("GET /apis/kubeflow.org/v1 ->") == 1);
-  const fs::path dir = fs::path(cache.path()) / "discovery" /
-                       gpupool::kube::DiscoveryCache::server_directory_name(server.url());
+  const fs::path dir =
+      fs::path(cache.path()) / "discovery" / gpupool::kube::DiscoveryCache::server_directory_name(server.url());
   CHECK(fs::exists(dir / "servergroups.json"));
   CHECK(fs::exists(dir / "kubeflow.org" / "v1" / "serverresources.json"));
   CHECK(mode_of(dir / "servergroups.json") == 0600);
@@ -133,8 +133,8 @@ TEST_CASE("documents older than six hours are not used") {
   gpupool::test::TempDir cache;
   Logged first, second;
   { REQUIRE(client_for(server.kubeconfig("alice"), cache.path(), first).find_resource("kubeflow.org", "MPIJob")); }
-  const fs::path dir = fs::path(cache.path()) / "discovery" /
-                       gpupool::kube::DiscoveryCache::server_directory_name(server.url());
+  const fs::path dir =
+      fs::path(cache.path()) / "discovery" / gpupool::kube::DiscoveryCache::server_directory_name(server.url());
   const std::time_t old = std::time(nullptr) - 6 * 3600 - 60;
   const utimbuf times{old, old};
   for (const auto& e : fs::recursive_directory_iterator(dir))
