@@ -148,23 +148,27 @@ def cmd_submit_gpupool(kubeconfig, n, conc):
 
 def cmd_submit_ratio(kubeconfig, bench_client, n):
     """Python submit CPU per job against the C++ client's, same server, one run (issue 18): the C++
-    figures come from bench_client (Client::create of a built object; Cluster::submit of the options'
-    Workload), the Python ones from Cluster.submit with Arena-style options and with a Workload built
+    figures come from bench_submit cxx (Client::create of a built object, sequential) and bench_client
+    (Cluster::submit of the options' Workload), the Python ones from Cluster.submit with Arena-style options and with a Workload built
     once per job from SubmitOptions. The import and connect are left out on both sides (the
     connection is warmed by one submit first): this is the cost per job of a script's loop."""
-    out = subprocess.run([bench_client, kubeconfig, str(n)], check=True, capture_output=True, text=True).stdout
     cxx = {}
-    for line in out.splitlines():
-        print(line) if not line.startswith("RESULT ") else None
-        if line.startswith("RESULT "):
+    bench_submit = os.path.join(os.path.dirname(bench_client), "bench_submit")
+    for argv in ([bench_submit, "cxx", kubeconfig, str(n), "1", f"ratio{os.getpid()}-"], [bench_client, kubeconfig, str(n)]):
+        out = subprocess.run(argv, check=True, capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            if not line.startswith("RESULT "):
+                print(line)
+                continue
             f = line.split()
-            cxx[f[1]] = float(f[2])
+            cxx["submit_client_create" if f[1].startswith("submit_cxx_") else f[1]] = float(f[-1])
     import gpupool
     cluster = gpupool.connect(kubeconfig=kubeconfig, namespace="default")
     opts = dict(image="harbor.example.org/library/pytorch:2.1.0-cuda12", gpus=1,
                 tolerations=["gpu_node=invalid:NoSchedule", "ssd_node"], data=["data:/data"],
                 command="python train.py --data /data")
-    cluster.submit("deployment", name="bench-ratio-warm", **opts)
+    tag = f"bench-ratio{os.getpid()}"  # unique per run: the server may be reused
+    cluster.submit("deployment", name=f"{tag}-warm", **opts)
 
     def per_job(fn):
         c0 = cpu_self()
@@ -172,9 +176,9 @@ def cmd_submit_ratio(kubeconfig, bench_client, n):
             fn(i)
         return (cpu_self() - c0) / n * 1e3
 
-    py_opts = per_job(lambda i: cluster.submit("deployment", name=f"bench-ratio-py-{i}", **opts))
+    py_opts = per_job(lambda i: cluster.submit("deployment", name=f"{tag}-py-{i}", **opts))
     py_wl = per_job(lambda i: cluster.submit(
-        gpupool.SubmitOptions(kind="deployment", name=f"bench-ratio-wl-{i}", **opts).to_workload()))
+        gpupool.SubmitOptions(kind="deployment", name=f"{tag}-wl-{i}", **opts).to_workload()))
     print(f"gpupool Python Cluster.submit(kind, **options): {n} jobs, client CPU {py_opts:.3f} ms/job")
     print(f"gpupool Python Cluster.submit(SubmitOptions(...).to_workload()): {n} jobs, client CPU {py_wl:.3f} ms/job")
     c, s = cxx["submit_client_create"], cxx["submit_cluster_submit"]

@@ -161,17 +161,21 @@ struct JobLookup {
 namespace {
 
 /// The workloads named `name`, one per kind at most; stops at the first unless `all`.
+/// The resource of a workload kind as the cluster serves it (MPIJob at the version it serves);
+/// nullopt when it serves none.
+std::optional<ResourceRef> served_resource(const detail::ClusterImpl& impl, WorkloadKind kind) {
+  if (kind == WorkloadKind::MPIJob) return impl.client->find_resource("kubeflow.org", "MPIJob");
+  ResourceRef ref = workload_resource(kind, MpiJobApi::V1);
+  if (!impl.serves(ref)) return std::nullopt;
+  return ref;
+}
+
 std::vector<JobLookup> find_workloads(const detail::ClusterImpl& impl, const std::string& name, bool all) {
   std::vector<JobLookup> out;
   for (WorkloadKind kind : kAllKinds) {
-    ResourceRef ref = workload_resource(kind, MpiJobApi::V1);
-    if (kind == WorkloadKind::MPIJob) {
-      auto found = impl.client->find_resource("kubeflow.org", "MPIJob");
-      if (!found) continue;
-      ref = *found;
-    } else if (!impl.serves(ref)) {
-      continue;
-    }
+    const auto served = served_resource(impl, kind);
+    if (!served) continue;
+    const ResourceRef& ref = *served;
     try {
       out.push_back(JobLookup{kind, ref, impl.client->get(ref, impl.ns, name)});
       if (!all) break;
@@ -352,14 +356,9 @@ std::vector<JobInfo> Cluster::list() const {
   ListOptions lo;
   lo.label_selector = fmt::format("{}=gpupool,{}!=tensorboard", kManagedByLabel, kComponentLabel);
   for (WorkloadKind kind : kAllKinds) {
-    ResourceRef ref = workload_resource(kind, MpiJobApi::V1);
-    if (kind == WorkloadKind::MPIJob) {
-      auto found = impl_->client->find_resource("kubeflow.org", "MPIJob");
-      if (!found) continue;
-      ref = *found;
-    } else if (!impl_->serves(ref)) {
-      continue;
-    }
+    const auto served = served_resource(*impl_, kind);
+    if (!served) continue;
+    const ResourceRef& ref = *served;
     for (const auto& item : impl_->client->list_all(ref, impl_->ns, lo)) {
       const auto& o = item.as_object();
       // Pods a gpupool workload's controller created carry the labels too; only bare Pods count.
@@ -437,14 +436,9 @@ std::vector<JobInfo> Cluster::list_all_namespaces() const {
     return !it->second || rules_allow(*it->second, "list", ref.group, ref.resource);
   };
   for (WorkloadKind kind : kAllKinds) {
-    ResourceRef ref = workload_resource(kind, MpiJobApi::V1);
-    if (kind == WorkloadKind::MPIJob) {
-      auto found = impl_->client->find_resource("kubeflow.org", "MPIJob");
-      if (!found) continue;
-      ref = *found;
-    } else if (!impl_->serves(ref)) {
-      continue;
-    }
+    const auto served = served_resource(*impl_, kind);
+    if (!served) continue;
+    const ResourceRef& ref = *served;
     json::array items;
     try {
       ListOptions all = lo;
