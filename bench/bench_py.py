@@ -476,6 +476,17 @@ def cmd_summary(path):
         for i, label in ((2, "kubectl get pods -A -o json + sum"), (3, "official Python client + sum")):
             x = float(f[i]) / float(f[1])
             show(f"{label} / gpupool top node", f"{x:.1f}x", ">= 20x", x >= 20)
+    if "submit_py_ratio" in r:
+        f = r["submit_py_ratio"]
+        py, cs, cc = float(f[1]), float(f[3]), float(f[4])
+        show("Python submit CPU/job / C++ Cluster::submit (same requests)", f"{py/cs:.2f}x", "<= 2x", py / cs <= 2)
+        show("Python submit CPU/job / C++ Client::create (one request)", f"{py/cc:.2f}x", "<= 2x", py / cc <= 2)
+    for what in ("get", "submit"):
+        if f"cmd_{what}_ms" in r:
+            f = r[f"cmd_{what}_ms"]
+            g, k = float(f[1]), float(f[2])
+            show(f"gpupool {what}: median wall (ms, warm cache)", f"{g:.1f}", "<= 10 ms", g <= 10)
+            show(f"kubectl / gpupool {what}: median wall", f"{k/g:.1f}x", ">= 10x", k / g >= 10)
     if "command_ms:submit" in r:
         f = r["command_ms:submit"]
         show("kubectl apply --dry-run=client / gpupool submit --dry-run", f"{float(f[3])/float(f[2]):.1f}x", "-", True)
