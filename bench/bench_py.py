@@ -5,6 +5,9 @@
   bench_py.py submit-python <kubeconfig> N C       N Deployments via the official client, C processes
   bench_py.py submit-gpupool <kubeconfig> N C      N Deployments via gpupool's Python package, C threads
   bench_py.py submit-kubectl <kubeconfig> N C dir  N x `kubectl apply -f`, C at a time
+  bench_py.py submit-ratio <kubeconfig> <bench_client> N
+                                                   Python submit CPU per job against the C++ client's
+                                                   (bench_client), both in this run
   bench_py.py import [reps]                        `import gpupool` vs `import kubernetes` (subprocess)
   bench_py.py call [reps]                          overhead of one gpupool binding call
   bench_py.py views <kubeconfig> <gpupool> <lists-results> [reps]
@@ -141,6 +144,50 @@ def cmd_submit_gpupool(kubeconfig, n, conc):
     print(f"gpupool Python, {conc} thread(s): {n} jobs in {wall:.2f} s = {n/wall:.1f} jobs/s, "
           f"client CPU {cpu/n*1e3:.2f} ms/job")
     print(f"RESULT submit_gpupool-python_c{conc}_n{n} {n/wall:.3f} {cpu/n*1e3:.3f}")
+
+
+def cmd_submit_ratio(kubeconfig, bench_client, n):
+    """Python submit CPU per job against the C++ client's, same server, one run (issue 18): the C++
+    figures come from bench_submit cxx (Client::create of a built object, sequential) and bench_client
+    (Cluster::submit of the options' Workload), the Python ones from Cluster.submit with Arena-style options and with a Workload built
+    once per job from SubmitOptions. The import and connect are left out on both sides (the
+    connection is warmed by one submit first): this is the cost per job of a script's loop."""
+    cxx = {}
+    bench_submit = os.path.join(os.path.dirname(bench_client), "bench_submit")
+    for argv in ([bench_submit, "cxx", kubeconfig, str(n), "1", f"ratio{os.getpid()}-"], [bench_client, kubeconfig, str(n)]):
+        out = subprocess.run(argv, check=True, capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            if not line.startswith("RESULT "):
+                print(line)
+                continue
+            f = line.split()
+            cxx["submit_client_create" if f[1].startswith("submit_cxx_") else f[1]] = float(f[-1])
+    import gpupool
+    cluster = gpupool.connect(kubeconfig=kubeconfig, namespace="default")
+    opts = dict(image="harbor.example.org/library/pytorch:2.1.0-cuda12", gpus=1,
+                tolerations=["gpu_node=invalid:NoSchedule", "ssd_node"], data=["data:/data"],
+                command="python train.py --data /data")
+    tag = f"bench-ratio{os.getpid()}"  # unique per run: the server may be reused
+    cluster.submit("deployment", name=f"{tag}-warm", **opts)
+
+    def per_job(fn):
+        c0 = cpu_self()
+        for i in range(n):
+            fn(i)
+        return (cpu_self() - c0) / n * 1e3
+
+    py_opts = per_job(lambda i: cluster.submit("deployment", name=f"{tag}-py-{i}", **opts))
+    py_wl = per_job(lambda i: cluster.submit(
+        gpupool.SubmitOptions(kind="deployment", name=f"{tag}-wl-{i}", **opts).to_workload()))
+    print(f"gpupool Python Cluster.submit(kind, **options): {n} jobs, client CPU {py_opts:.3f} ms/job")
+    print(f"gpupool Python Cluster.submit(SubmitOptions(...).to_workload()): {n} jobs, client CPU {py_wl:.3f} ms/job")
+    c, s = cxx["submit_client_create"], cxx["submit_cluster_submit"]
+    print(f"Python submit / C++ Cluster::submit (same requests; the binding and options layer): "
+          f"{py_opts / s:.2f}x   target <= 2x")
+    print(f"Python submit / C++ Client::create (the issue's baseline: one request, object built in C++): "
+          f"{py_opts / c:.2f}x   (C++ Cluster::submit / Client::create {s / c:.2f}x: its name check over every "
+          f"kind, pre-flight dry run and quota read)")
+    print(f"RESULT submit_py_ratio {py_opts:.4f} {py_wl:.4f} {s:.4f} {c:.4f}")
 
 
 def cmd_submit_kubectl(kubeconfig, n, conc, d):
@@ -429,6 +476,17 @@ def cmd_summary(path):
         for i, label in ((2, "kubectl get pods -A -o json + sum"), (3, "official Python client + sum")):
             x = float(f[i]) / float(f[1])
             show(f"{label} / gpupool top node", f"{x:.1f}x", ">= 20x", x >= 20)
+    if "submit_py_ratio" in r:
+        f = r["submit_py_ratio"]
+        py, cs, cc = float(f[1]), float(f[3]), float(f[4])
+        show("Python submit CPU/job / C++ Cluster::submit (same requests)", f"{py/cs:.2f}x", "<= 2x", py / cs <= 2)
+        show("Python submit CPU/job / C++ Client::create (one request)", f"{py/cc:.2f}x", "<= 2x", py / cc <= 2)
+    for what in ("get", "submit"):
+        if f"cmd_{what}_ms" in r:
+            f = r[f"cmd_{what}_ms"]
+            g, k = float(f[1]), float(f[2])
+            show(f"gpupool {what}: median wall (ms, warm cache)", f"{g:.1f}", "<= 10 ms", g <= 10)
+            show(f"kubectl / gpupool {what}: median wall", f"{k/g:.1f}x", ">= 10x", k / g >= 10)
     if "command_ms:submit" in r:
         f = r["command_ms:submit"]
         show("kubectl apply --dry-run=client / gpupool submit --dry-run", f"{float(f[3])/float(f[2]):.1f}x", "-", True)
@@ -445,6 +503,8 @@ def main(a):
         cmd_submit_python(a[1], int(a[2]), int(a[3]))
     elif a[0] == "submit-gpupool":
         cmd_submit_gpupool(a[1], int(a[2]), int(a[3]))
+    elif a[0] == "submit-ratio":
+        cmd_submit_ratio(a[1], a[2], int(a[3]))
     elif a[0] == "submit-kubectl":
         cmd_submit_kubectl(a[1], int(a[2]), int(a[3]), a[4])
     elif a[0] == "import":

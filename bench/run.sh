@@ -23,7 +23,7 @@ want() { [[ " $SECTIONS " == *" $1 "* ]]; }
 # trips a g++ 12 -Wrestrict false positive in std::string code.)
 cmake -S "$ROOT" -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUPOOL_BUILD_BENCH=ON \
   -DGPUPOOL_BUILD_TESTS=OFF -DGPUPOOL_BUILD_PYTHON=ON -DPython_EXECUTABLE=$PY >/dev/null
-TARGETS="bench_store bench_model bench_submit bench_views gpupool_cli"
+TARGETS="bench_store bench_model bench_submit bench_views bench_client gpupool_cli"
 want python && TARGETS="$TARGETS gpupool_python"  # the module (its package copy comes with it)
 nice cmake --build "$B" -j2 --target $TARGETS >/dev/null
 export PYTHONPATH=$B/bindings/python
@@ -78,6 +78,8 @@ if want submit; then
     start_server; run $PY "$ROOT/bench/bench_py.py" submit-python "$KC" "$N_PY" $c; stop_server
     start_server; run $PY "$ROOT/bench/bench_py.py" submit-kubectl "$KC" "$N_KUBECTL" $c "$B/kubectl-jobs"; stop_server
   done
+  # Python submit CPU per job beside the C++ client's and C++ Cluster::submit's (issue 18).
+  start_server; run $PY "$ROOT/bench/bench_py.py" submit-ratio "$KC" "$B/bench/bench_client" "$N_PY"; stop_server
 fi
 if want raw; then
   # Issue 18 item 5: gpupool's submit against a raw keep-alive HTTP/1.1 generator sending the same
@@ -93,6 +95,8 @@ if want command; then
   "$B/bench/bench_submit" cxx "$KC" 1 1 >/dev/null  # the Deployment both `get`s read
   run $PY "$ROOT/bench/bench_py.py" command "$KC" "$B/gpupool" "$B/kubectl-jobs" 7
   stop_server
+  # get / submit against kubectl on a server of its own, with where the time goes (issue 18).
+  run $PY "$ROOT/bench/bench_cmd.py" "$B/gpupool" 21
 fi
 
 if want views; then

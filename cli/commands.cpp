@@ -406,7 +406,11 @@ int run_get(const ParsedArgs& a, Io& io) {
 
 int run_list(const ParsedArgs& a, Io& io) {
   auto conn = Connection::open(a);
-  io.out << jobs_to_text(conn.cluster().list());
+  if (a.has("all-namespaces")) {
+    io.out << jobs_to_text(conn.cluster().list_all_namespaces(), true);
+  } else {
+    io.out << jobs_to_text(conn.cluster().list());
+  }
   conn.close();
   return 0;
 }
@@ -778,7 +782,14 @@ std::vector<Command> build_commands() {
        1,
        1},
       run_get);
-  add({"list", "List the jobs gpupool submitted in the namespace", "", "", {}, 0, 0}, run_list);
+  add({"list",
+       "List the jobs gpupool submitted in the namespace",
+       "",
+       "",
+       {sw("all-namespaces", "the jobs of every namespace you may read (a NAMESPACE column first)", 'A')},
+       0,
+       0},
+      run_list);
   add({"logs",
        "Print a job's log (the launcher / master / first worker unless -i is given)",
        "NAME",

@@ -6,8 +6,12 @@
 #include "gpupool/logger.hpp"
 #include "gpupool/profile.hpp"
 
+#include <fmt/format.h>
+
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
+#include <string_view>
 
 namespace gpupool::cli {
 
@@ -21,6 +25,16 @@ std::string embedded_topology(const ParsedArgs& args) {
   if (topology.empty() && !args.has("kubeconfig") && !args.has("context"))
     if (const char* e = std::getenv("GPUPOOL_EMBEDDED"); e && *e) topology = e;
   return topology;
+}
+
+/// Where the command keeps what outlives it (discovery documents, TLS sessions), as kubectl keeps
+/// ~/.kube/cache: $GPUPOOL_CACHE_DIR ("off" keeps nothing), else $XDG_CACHE_HOME/gpupool, else
+/// ~/.cache/gpupool.
+std::string cache_dir() {
+  if (const char* d = std::getenv("GPUPOOL_CACHE_DIR")) return std::string_view(d) == "off" ? std::string() : d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/gpupool";
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/gpupool";
+  return {};
 }
 
 }  // namespace
@@ -70,7 +84,12 @@ Connection Connection::open(const ParsedArgs& args) {
     if (args.has("run")) throw UsageError("--run: a run mode is for an embedded cluster; add --embedded TOPOLOGY");
     co.kubeconfig = args.get("kubeconfig");
     co.context = args.get("context");
+    co.cache_dir = cache_dir();
+    const auto start = std::chrono::steady_clock::now();
     c.remote_ = std::make_unique<Cluster>(Cluster::connect(co));
+    co.logger(LogLevel::debug,
+              fmt::format("kubeconfig read, client ready: {:.2f} ms (no request yet)",
+                          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count()));
   }
   return c;
 }

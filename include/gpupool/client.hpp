@@ -168,6 +168,11 @@ struct ClientOptions {
   std::string submission_id_annotation = "gpupool.io/submission-id";
   /// Wall clock for exec-credential expiry; empty: system_clock.
   std::function<std::chrono::system_clock::time_point()> now;
+  /// A directory for what is kept between processes (the command uses ~/.cache/gpupool; empty:
+  /// nothing is kept): discovery documents under discovery/<server> (used for 6 hours and
+  /// invalidated on a miss, as kubectl's ~/.kube/cache/discovery) and, unless
+  /// transport.tls_session_dir is set, TLS sessions under tls/.
+  std::string cache_dir;
 };
 
 /// What to run for Client::exec (PodExecOptions).
@@ -232,6 +237,11 @@ class Client {
   /// The served resource of `kind` in `group`, at the preferred version that has it; e.g.
   /// find_resource("kubeflow.org", "MPIJob") tells whether the cluster serves v1 or v2beta1.
   std::optional<ResourceRef> find_resource(const std::string& group, const std::string& kind) const;
+  /// After a lookup in discovery missed: when some of its answers came from the disk cache
+  /// (ClientOptions::cache_dir) written by another process, forgets them and returns true, so the
+  /// lookup is worth one more try (kubectl's DeferredDiscoveryRESTMapper resets its cache the
+  /// same way); false when everything was fetched by this process.
+  bool refresh_discovery() const;
 
   // ---- objects ----
   boost::json::object create(const ResourceRef& ref, const std::string& ns, const boost::json::object& object,

@@ -44,6 +44,7 @@ struct ConnectOptions {
   std::string profile{};     ///< a built-in profile name or a file path; empty: "generic"
   Logger logger{};           ///< warnings (e.g. insecure TLS, a kubeconfig readable by others); empty: dropped
   RetryPolicy retry{};       ///< how failed requests are retried (gpupool/retry.hpp); tests inject sleep
+  std::string cache_dir{};   ///< discovery and TLS sessions kept between processes (ClientOptions::cache_dir)
 };
 
 /// A node as `gpupool nodes` / `gpupool top node` show it.
@@ -115,8 +116,8 @@ struct JobInfo {
   /// (name, phase, node, nodeIP), and tensorboard and notes when there are any.
   boost::json::object to_json() const;
 };
-/// `arena list`: NAME STATUS TRAINER AGE NODE.
-std::string jobs_to_text(const std::vector<JobInfo>& jobs);
+/// `arena list`: NAME STATUS TRAINER AGE NODE (with_namespace: NAMESPACE first, as kubectl -A).
+std::string jobs_to_text(const std::vector<JobInfo>& jobs, bool with_namespace = false);
 /// `arena top job` (kubeflow/arena pkg/training/top_job.go): NAME STATUS TRAINER AGE
 /// GPU(Requested) GPU(Allocated) NODE, then "Total Allocated/Requested GPUs of Training Jobs: A/R"
 /// summed over the RUNNING jobs, as Arena sums them.
@@ -256,6 +257,11 @@ class Cluster {
   ApplyResult apply(std::vector<boost::json::object> objects, bool dry_run = false, bool force_conflicts = false);
   JobInfo get(const std::string& name) const;
   std::vector<JobInfo> list() const;
+  /// The jobs of every namespace the user may read (`arena list --allNamespaces`): one
+  /// cluster-wide list per kind when allowed; else, per namespace it may see (all namespaces when it
+  /// may list them, else the connection's), a SelfSubjectRulesReview says which kinds it may list
+  /// there, and those are listed. Sorted by namespace, then name.
+  std::vector<JobInfo> list_all_namespaces() const;
   /// `arena top job`: the jobs of list(), each with the GPUs it requests and holds
   /// (JobInfo::gpus_requested / gpus_allocated); top_jobs_to_text() prints them.
   std::vector<JobInfo> top_jobs() const;

@@ -84,6 +84,11 @@ struct TransportOptions {
   std::size_t max_response_bytes = std::size_t{1} << 30;
   std::string user_agent = "gpupool/0.1";
   Logger logger;  ///< warnings (TLS verification off) and one debug line per request
+  /// Where TLS sessions are kept between processes (empty: only within this process): the next
+  /// process resumes the session (TLS 1.3 ticket / 1.2 session) instead of a full handshake. One
+  /// file per server, CA and client certificate (a hash of them names it), readable by the owner
+  /// only; it holds the resumption secret, so it is never logged.
+  std::string tls_session_dir;
 };
 
 /// A libcurl transport for `cluster`: its CA (from memory), tls-server-name, proxy-url,

@@ -144,6 +144,7 @@ Cluster Cluster::connect(const ConnectOptions& options) {
   co.logger = options.logger;
   co.transport.logger = options.logger;
   co.retry = options.retry;
+  co.cache_dir = options.cache_dir;
   impl->client = std::make_unique<Client>(std::move(config), std::move(co));
   return Cluster(std::move(impl));
 }
@@ -158,11 +159,14 @@ bool detail::ClusterImpl::serves(const ResourceRef& ref) const {
   auto key = ref.group + "/" + ref.version + "/" + ref.resource;
   if (auto it = served.find(key); it != served.end()) return it->second;
   bool found = false;
-  try {
-    for (const auto& r : client->resources(ref.group, ref.version))
-      if (r.name == ref.resource) found = true;
-  } catch (const ApiError& e) {
-    if (e.code() != 404) throw;
+  for (int attempt = 0; attempt < 2 && !found; ++attempt) {
+    try {
+      for (const auto& r : client->resources(ref.group, ref.version))
+        if (r.name == ref.resource) found = true;
+    } catch (const ApiError& e) {
+      if (e.code() != 404) throw;
+    }
+    if (!found && !client->refresh_discovery()) break;  // a miss on another process's cache: ask live
   }
   served[key] = found;
   return found;

@@ -117,12 +117,14 @@ std::string JobInfo::to_html() const {
   return out + "</div>\n";
 }
 
-std::string jobs_to_text(const std::vector<JobInfo>& jobs) {
+std::string jobs_to_text(const std::vector<JobInfo>& jobs, bool with_namespace) {
   std::vector<std::vector<std::string>> rows{{"NAME", "STATUS", "TRAINER", "AGE", "NODE"}};
+  if (with_namespace) rows.front().insert(rows.front().begin(), "NAMESPACE");
   for (const auto& j : jobs) {
     std::string node = j.instances.empty() || j.instances.front().node_ip.empty() ? "N/A" : j.instances.front().node_ip;
     rows.push_back(
         {j.name, std::string(to_string(j.status)), j.trainer(), human_duration(j.observed - j.created), node});
+    if (with_namespace) rows.back().insert(rows.back().begin(), j.namespace_);
   }
   return format_table(rows, 2);
 }

@@ -14,8 +14,11 @@
 #include <algorithm>
 #include <condition_variable>
 #include <functional>
+#include <map>
+#include <optional>
 #include <set>
 #include <thread>
+#include <tuple>
 
 namespace gpupool {
 
@@ -158,17 +161,21 @@ struct JobLookup {
 namespace {
 
 /// The workloads named `name`, one per kind at most; stops at the first unless `all`.
+/// The resource of a workload kind as the cluster serves it (MPIJob at the version it serves);
+/// nullopt when it serves none.
+std::optional<ResourceRef> served_resource(const detail::ClusterImpl& impl, WorkloadKind kind) {
+  if (kind == WorkloadKind::MPIJob) return impl.client->find_resource("kubeflow.org", "MPIJob");
+  ResourceRef ref = workload_resource(kind, MpiJobApi::V1);
+  if (!impl.serves(ref)) return std::nullopt;
+  return ref;
+}
+
 std::vector<JobLookup> find_workloads(const detail::ClusterImpl& impl, const std::string& name, bool all) {
   std::vector<JobLookup> out;
   for (WorkloadKind kind : kAllKinds) {
-    ResourceRef ref = workload_resource(kind, MpiJobApi::V1);
-    if (kind == WorkloadKind::MPIJob) {
-      auto found = impl.client->find_resource("kubeflow.org", "MPIJob");
-      if (!found) continue;
-      ref = *found;
-    } else if (!impl.serves(ref)) {
-      continue;
-    }
+    const auto served = served_resource(impl, kind);
+    if (!served) continue;
+    const ResourceRef& ref = *served;
     try {
       out.push_back(JobLookup{kind, ref, impl.client->get(ref, impl.ns, name)});
       if (!all) break;
@@ -251,10 +258,12 @@ JobInfo build_info(const detail::ClusterImpl& impl, const JobLookup& job,
   } else {
     ListOptions lo;
     lo.label_selector = fmt::format("{}={},{}!=tensorboard", kJobNameLabel, info.name, kComponentLabel);
-    pods = impl.client->list_all(kPods, impl.ns, lo);
+    // The job's own namespace (list_all_namespaces reads jobs of other namespaces than impl.ns).
+    const std::string& ns = info.namespace_.empty() ? impl.ns : info.namespace_;
+    pods = impl.client->list_all(kPods, ns, lo);
     if (pods.empty()) {
       lo.label_selector = fallback_selector(job.kind, o, info.name);
-      if (!lo.label_selector.empty()) pods = owned_pods(impl, job.kind, o, impl.client->list_all(kPods, impl.ns, lo));
+      if (!lo.label_selector.empty()) pods = owned_pods(impl, job.kind, o, impl.client->list_all(kPods, ns, lo));
     }
   }
   if (std::string pc = priority_class_of(o, pods); !pc.empty()) info.priority = pc;
@@ -294,7 +303,7 @@ JobInfo build_info(const detail::ClusterImpl& impl, const JobLookup& job,
   info.queue = queue_status(impl, o);  // Kueue (cluster/queues.cpp)
   if (info.status == JobStatus::Pending || info.instances.empty()) {
     // Stuck? Say why when the API can tell (a missing scheduler or operator, refused pods).
-    const json::array events = impl.client->list_all(kEvents, impl.ns);
+    const json::array events = impl.client->list_all(kEvents, info.namespace_.empty() ? impl.ns : info.namespace_);
     info.notes = stuck_notes(impl, StuckInput{job.kind, job.ref.group, o, pods, &events, info.observed});
   }
   if (info.queue && info.queue->state != "admitted" && info.queue->state != "finished")
@@ -347,14 +356,9 @@ std::vector<JobInfo> Cluster::list() const {
   ListOptions lo;
   lo.label_selector = fmt::format("{}=gpupool,{}!=tensorboard", kManagedByLabel, kComponentLabel);
   for (WorkloadKind kind : kAllKinds) {
-    ResourceRef ref = workload_resource(kind, MpiJobApi::V1);
-    if (kind == WorkloadKind::MPIJob) {
-      auto found = impl_->client->find_resource("kubeflow.org", "MPIJob");
-      if (!found) continue;
-      ref = *found;
-    } else if (!impl_->serves(ref)) {
-      continue;
-    }
+    const auto served = served_resource(*impl_, kind);
+    if (!served) continue;
+    const ResourceRef& ref = *served;
     for (const auto& item : impl_->client->list_all(ref, impl_->ns, lo)) {
       const auto& o = item.as_object();
       // Pods a gpupool workload's controller created carry the labels too; only bare Pods count.
@@ -363,6 +367,103 @@ std::vector<JobInfo> Cluster::list() const {
     }
   }
   std::sort(out.begin(), out.end(), [](const JobInfo& a, const JobInfo& b) { return a.name < b.name; });
+  return out;
+}
+
+namespace {
+
+/// Whether a SelfSubjectRulesReview's resourceRules allow `verb` on group/resource
+/// (authorization/v1 ResourceRule: "*" matches every verb, group and resource).
+bool rules_allow(const json::object& review, const std::string& verb, const std::string& group,
+                 const std::string& resource) {
+  const auto* rules = arr_at(review, {"status", "resourceRules"});
+  if (!rules) return false;
+  auto has = [](const json::object& rule, const char* key, const std::string& want) {
+    const auto* values = rule.if_contains(key);
+    if (!values || !values->is_array()) return false;
+    for (const auto& v : values->as_array())
+      if (v.is_string() && (v.as_string() == "*" || v.as_string() == want)) return true;
+    return false;
+  };
+  for (const auto& r : *rules)
+    if (r.is_object() && has(r.as_object(), "verbs", verb) && has(r.as_object(), "apiGroups", group) &&
+        has(r.as_object(), "resources", resource))
+      return true;
+  return false;
+}
+
+const ResourceRef kNamespaces{"", "v1", "namespaces", "Namespace", false};
+const ResourceRef kRulesReviews{"authorization.k8s.io", "v1", "selfsubjectrulesreviews", "SelfSubjectRulesReview",
+                                false};
+
+}  // namespace
+
+std::vector<JobInfo> Cluster::list_all_namespaces() const {
+  std::vector<JobInfo> out;
+  std::map<std::string, std::string> node_ips;
+  ListOptions lo;
+  lo.label_selector = fmt::format("{}=gpupool,{}!=tensorboard", kManagedByLabel, kComponentLabel);
+  // Filled on the first kind the user may not list cluster-wide: the namespaces it may see, and
+  // per namespace what its rules allow (nullopt: the review failed; then the list is tried).
+  std::optional<std::vector<std::string>> namespaces;
+  std::map<std::string, std::optional<json::object>> reviews;
+  auto visible_namespaces = [&]() -> const std::vector<std::string>& {
+    if (namespaces) return *namespaces;
+    namespaces.emplace();
+    try {
+      for (const auto& n : impl_->client->list_all(kNamespaces, ""))
+        namespaces->push_back(str_at(n.as_object(), {"metadata", "name"}));
+    } catch (const ApiError& e) {
+      if (e.code() != 403) throw;
+      namespaces->push_back(impl_->ns);  // may not list namespaces: its own is the one it knows
+    }
+    return *namespaces;
+  };
+  auto may_list = [&](const std::string& ns, const ResourceRef& ref) {
+    auto it = reviews.find(ns);
+    if (it == reviews.end()) {
+      std::optional<json::object> review;
+      try {
+        review = impl_->client->create(kRulesReviews, "",
+                                       json::object{{"apiVersion", "authorization.k8s.io/v1"},
+                                                    {"kind", "SelfSubjectRulesReview"},
+                                                    {"spec", json::object{{"namespace", ns}}}});
+      } catch (const ApiError&) {
+        // No review (an old server, or not allowed): try the list itself below.
+      }
+      it = reviews.emplace(ns, std::move(review)).first;
+    }
+    return !it->second || rules_allow(*it->second, "list", ref.group, ref.resource);
+  };
+  for (WorkloadKind kind : kAllKinds) {
+    const auto served = served_resource(*impl_, kind);
+    if (!served) continue;
+    const ResourceRef& ref = *served;
+    json::array items;
+    try {
+      ListOptions all = lo;
+      all.all_namespaces = true;
+      items = impl_->client->list_all(ref, "", all);
+    } catch (const ApiError& e) {
+      if (e.code() != 403) throw;
+      for (const auto& ns : visible_namespaces()) {
+        if (!may_list(ns, ref)) continue;
+        try {
+          for (auto& item : impl_->client->list_all(ref, ns, lo)) items.push_back(std::move(item));
+        } catch (const ApiError& denied) {
+          if (denied.code() != 403) throw;
+        }
+      }
+    }
+    for (const auto& item : items) {
+      const auto& o = item.as_object();
+      if (kind == WorkloadKind::Pod && obj_at(o, {"metadata"}) && arr_at(o, {"metadata", "ownerReferences"})) continue;
+      out.push_back(build_info(*impl_, JobLookup{kind, ref, o}, node_ips));
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const JobInfo& a, const JobInfo& b) {
+    return std::tie(a.namespace_, a.name) < std::tie(b.namespace_, b.name);
+  });
   return out;
 }
 

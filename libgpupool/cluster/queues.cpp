@@ -163,7 +163,8 @@ std::optional<QueueStatus> detail::queue_status(const ClusterImpl& impl, const j
   const std::string uid = str_at(job, {"metadata", "uid"});
   // Kueue labels each Workload with its job's uid (constants.JobUIDLabel); the pending ones of the
   // LocalQueue, in Kueue's order (priority, then creation), give the position.
-  const json::array all = impl.client->list_all(kWorkloads, impl.ns);
+  const std::string ns = str_at(job, {"metadata", "namespace"});  // list_all_namespaces: not always impl.ns
+  const json::array all = impl.client->list_all(kWorkloads, ns.empty() ? impl.ns : ns);
   std::vector<const json::object*> pending;
   const json::object* mine = nullptr;
   for (const auto& w : all) {

@@ -362,6 +362,11 @@ HttpServer::HttpServer(Options options, Handler handler, FaultInjector& faults)
       im.ctx.add_certificate_authority(net::buffer(im.opt.client_ca_pem));
       im.ctx.set_verify_mode(ssl::verify_peer);  // a certificate is optional; if sent, it must verify
     }
+    // Session resumption (the command keeps its TLS session between runs, as Go's servers allow):
+    // OpenSSL refuses to resume a session of a server that verifies peers unless a session id
+    // context is set (SSL_CTX_set_session_id_context(3)), answering with an internal_error alert.
+    static constexpr unsigned char kSessionContext[] = "gpupool-embedded";
+    SSL_CTX_set_session_id_context(im.ctx.native_handle(), kSessionContext, sizeof kSessionContext - 1);
   } catch (const boost::system::system_error& e) {
     throw Error(fmt::format("embedded server: bad TLS material: {}", e.code().message()));
   }

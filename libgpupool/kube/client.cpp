@@ -5,6 +5,7 @@
 #include "gpupool/client.hpp"
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <boost/json.hpp>
 #include <future>
 #include <map>
@@ -122,13 +123,13 @@ ServerVersion Client::server_version() const {
 std::vector<std::string> Client::served_versions(const std::string& group) const {
   std::vector<std::string> out;
   if (group.empty()) {
-    json::object api = impl_->get_path("/api");
+    json::object api = impl_->discovery_get("/api", "api.json", "versions");
     if (auto* vs = api.if_contains("versions"); vs && vs->is_array())
       for (const auto& v : vs->as_array())
         if (v.is_string()) out.emplace_back(v.as_string());
     return out;
   }
-  json::object apis = impl_->get_path("/apis");
+  json::object apis = impl_->discovery_get("/apis", "servergroups.json", "groups");
   const auto* groups = apis.if_contains("groups");
   if (!groups || !groups->is_array()) return out;
   for (const auto& g : groups->as_array()) {
@@ -151,8 +152,15 @@ std::vector<ApiResourceInfo> Client::resources(const std::string& group, const s
   std::string target =
       group.empty() ? "/api/" + url_encode(version) : "/apis/" + url_encode(group) + "/" + url_encode(version);
   json::object list;
+  {
+    // A group/version the (remembered) group list does not name is not asked for: kubectl asks only
+    // for those, and a 404 here would make the caches forget everything on every call.
+    const auto versions = served_versions(group);
+    if (std::find(versions.begin(), versions.end(), version) == versions.end()) return {};
+  }
   try {
-    list = impl_->get_path(target);
+    list = impl_->discovery_get(target, (group.empty() ? version : group + "/" + version) + "/serverresources.json",
+                                "resources");
   } catch (const ApiError& e) {
     if (e.code() == 404) return {};  // group/version not served
     throw;
@@ -183,11 +191,16 @@ std::vector<ApiResourceInfo> Client::resources(const std::string& group, const s
 }
 
 std::optional<ResourceRef> Client::find_resource(const std::string& group, const std::string& kind) const {
-  for (const auto& version : served_versions(group))
-    for (const auto& r : resources(group, version))
-      if (r.kind == kind) return ResourceRef{group, version, r.name, r.kind, r.namespaced};
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    for (const auto& version : served_versions(group))
+      for (const auto& r : resources(group, version))
+        if (r.kind == kind) return ResourceRef{group, version, r.name, r.kind, r.namespaced};
+    if (!refresh_discovery()) break;  // a miss on cached documents: look once more, live
+  }
   return std::nullopt;
 }
+
+bool Client::refresh_discovery() const { return impl_->refresh_discovery(); }
 
 // ---- objects -----------------------------------------------------------------------------------
 

@@ -10,6 +10,8 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +24,7 @@
 #include "gpupool/client.hpp"
 #include "gpupool/error.hpp"
 #include "kube/credentials.hpp"
+#include "kube/discovery_cache.hpp"
 #include "kube/status.hpp"
 #include "kube/util.hpp"
 
@@ -106,13 +109,82 @@ struct ClientCore {
       throw ConfigError(config.source.empty() ? "kubeconfig" : config.source, "cluster.server",
                         fmt::format("\"{}\" is not an http(s) URL; set the cluster's server to https://HOST:PORT",
                                     config.cluster.server));
+    if (!options.cache_dir.empty())
+      discovery = std::make_unique<DiscoveryCache>(options.cache_dir, config.cluster.server);
     if (options.transport_override) {
       transport = options.transport_override;
     } else {
       TransportOptions t = options.transport;
       if (!t.logger) t.logger = options.logger;
+      if (t.tls_session_dir.empty() && !options.cache_dir.empty()) t.tls_session_dir = options.cache_dir + "/tls";
       transport = make_curl_transport(config.cluster, std::move(t));
     }
+  }
+
+  /// Discovery documents kept between processes (ClientOptions::cache_dir); null when not kept.
+  std::unique_ptr<DiscoveryCache> discovery;
+
+  /// Discovery documents already read by this client, by target (client-go's memory cache,
+  /// discovery/cached/memory): a long-lived client (Python, a controller) asks once, not per call.
+  /// A document fetched more than kFreshFor ago is not "fresh": a lookup that misses on it looks
+  /// again, live (refresh_discovery), as on documents another process wrote to the disk cache, so a
+  /// long-lived client sees a CRD installed after it started; within one call it is fresh.
+  struct Memo {
+    std::mutex mu;
+    std::map<std::string, std::pair<json::object, std::chrono::steady_clock::time_point>> docs;
+    bool used = false;  ///< a remembered document older than kFreshFor was used since the last refresh
+  };
+  static constexpr std::chrono::seconds kFreshFor{5};
+  mutable Memo memo;
+
+  /// A discovery document (`target` such as /apis or /apis/apps/v1): remembered, else from the disk
+  /// cache's `file` when it holds a usable copy, else from the server (then stored, unless
+  /// `list_key`'s array is empty: cached_discovery.go does not cache a document that lists nothing).
+  json::object discovery_get(const std::string& target, const std::string& file, const char* list_key) const {
+    const auto now = std::chrono::steady_clock::now();
+    {
+      std::lock_guard lock(memo.mu);
+      if (auto it = memo.docs.find(target);
+          it != memo.docs.end() && now - it->second.second < DiscoveryCache::kDefaultTtl) {
+        if (now - it->second.second >= kFreshFor) memo.used = true;
+        return it->second.first;
+      }
+    }
+    auto remember = [&](const json::object& o) {
+      std::lock_guard lock(memo.mu);
+      memo.docs[target] = {o, now};
+    };
+    if (discovery)
+      if (auto body = discovery->read(file)) {
+        json::error_code ec;
+        json::value v = json::parse(*body, ec, {}, deep_json());
+        if (!ec && v.is_object()) {
+          remember(v.as_object());
+          return std::move(v.as_object());
+        }
+      }
+    HttpResponse r = execute({"GET", target, "", "", true, ""});
+    json::object o = parse_object(r, "GET " + target);
+    const auto* list = o.if_contains(list_key);
+    if (list && list->is_array() && !list->as_array().empty()) {
+      if (discovery) discovery->write(file, r.body);
+      remember(o);
+    }
+    return o;
+  }
+
+  /// Forgets remembered and disk-cached documents when some were used (true: worth a live look).
+  bool refresh_discovery() const {
+    bool stale = false;
+    {
+      std::lock_guard lock(memo.mu);
+      stale = memo.used;
+      memo.docs.clear();
+      memo.used = false;
+    }
+    if (discovery && !discovery->fresh()) stale = true;
+    if (stale && discovery) discovery->invalidate();
+    return stale;
   }
 
   void log(LogLevel level, const std::string& msg) const {
@@ -140,6 +212,17 @@ struct ClientCore {
   /// are about the object, not the namespace, and get no such hint.
   ApiError api_error(const HttpResponse& r, const std::string& ns) const {
     ApiError e = kube::decode_error(r.status, r.body, kube::retry_after_seconds(r));
+    // A type the cached discovery said was served is not (a CRD removed, an aggregated API gone):
+    // the apiserver's NotFound for an unknown path (apiserver/pkg/endpoints/handlers/responsewriters
+    // via genericapifilters NotFound: "the server could not find the requested resource").
+    if (r.status == 404 && e.status_message() == "the server could not find the requested resource") {
+      {
+        std::lock_guard lock(memo.mu);
+        memo.docs.clear();
+        memo.used = false;
+      }
+      if (discovery) discovery->invalidate();
+    }
     if (r.status == 403 && !ns.empty() && ns != config.namespace_name &&
         e.status_message().find(" cannot ") != std::string::npos) {
       return ApiError(

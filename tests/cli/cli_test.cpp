@@ -198,6 +198,10 @@ TEST_CASE("the seed's walkthrough at a terminal: state persists between commands
   CHECK(again.code == 1);
   CHECK(one_line(again.err));
   CHECK(gp("list").out.find("mpi-dist") != std::string::npos);
+  const Result all = gp("list -A");  // every namespace the admin may read, a NAMESPACE column first
+  CAPTURE(all.out);
+  CHECK(all.out.rfind("NAMESPACE  NAME      STATUS", 0) == 0);
+  CHECK(all.out.find("\ndefault    mpi-dist  RUNNING") != std::string::npos);
 
   CHECK(gp("delete mpi-dist").code == 0);
   CHECK(gp("get mpi-dist").code == 1);

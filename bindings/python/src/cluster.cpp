@@ -270,7 +270,8 @@ void bind_results(py::module_& m) {
         return repr_fields(self, "JobInfo", {"name", "namespace", "kind", "status"});
       });
 
-  m.def("jobs_to_text", &jobs_to_text, py::arg("jobs"), "`arena list`: NAME STATUS TRAINER AGE NODE.");
+  m.def("jobs_to_text", &jobs_to_text, py::arg("jobs"), py::arg("with_namespace") = false,
+        "`arena list`: NAME STATUS TRAINER AGE NODE (with_namespace: NAMESPACE first).");
   m.def("top_jobs_to_text", &top_jobs_to_text, py::arg("jobs"),
         "`arena top job`: NAME STATUS TRAINER AGE GPU(Requested) GPU(Allocated) NODE, and the total.");
 
@@ -525,6 +526,8 @@ void bind_cluster_class(py::module_& m) {
           "namespace's quotas first; what it created is deleted again when an object fails.")
       .def("get", &Cluster::get, release(), py::arg("name"), "What `arena get NAME` shows.")
       .def("list", &Cluster::list, release(), "Every gpupool job of the namespace.")
+      .def("list_all_namespaces", &Cluster::list_all_namespaces, release(),
+           "Every gpupool job of every namespace the user may read, sorted by namespace and name.")
       .def("top_jobs", &Cluster::top_jobs, release(),
            "`arena top job`: every job with gpus_requested / gpus_allocated (top_jobs_to_text prints them).")
       .def("delete", &Cluster::delete_job, release(), py::arg("name"),
@@ -610,7 +613,13 @@ Logger python_logger() {
     py::error_scope keep;  // logging must never disturb a pending Python error
     try {
       static const int levels[] = {10, 20, 30, 40};  // logging.DEBUG ... logging.ERROR
-      py::module_::import("logging").attr("getLogger")("gpupool").attr("log")(levels[static_cast<int>(level)], message);
+      // The "gpupool" logger, looked up once (logging keeps one object per name for the process);
+      // a record below its effective level costs one isEnabledFor call, not a getLogger and a log
+      // per request (the transport writes a debug line for each).
+      static py::object* const logger =
+          new py::object(py::module_::import("logging").attr("getLogger")("gpupool"));  // never freed: outlives exit
+      const int l = levels[static_cast<int>(level)];
+      if (logger->attr("isEnabledFor")(l).cast<bool>()) logger->attr("log")(l, message);
     } catch (const py::error_already_set&) {}
   };
 }

@@ -1,0 +1,207 @@
+// What a Client keeps between processes (ClientOptions::cache_dir): discovery documents, used and
+// invalidated as kubectl's ~/.kube/cache/discovery, and the TLS session, resumed by the next Client.
+#include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <utime.h>
+
+#include <algorithm>
+#include <boost/json.hpp>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "gpupool/client.hpp"
+#include "gpupool/embedded.hpp"
+#include "gpupool/error.hpp"
+#include "gpupool/kubeconfig.hpp"
+#include "kube/discovery_cache.hpp"
+#include "kube/temp_dir.hpp"
+
+namespace json = boost::json;
+namespace fs = std::filesystem;
+using gpupool::Client;
+using gpupool::EmbeddedServer;
+
+namespace {
+
+struct Logged {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  int count(const std::string& needle) {
+    std::lock_guard lock(mu);
+    return static_cast<int>(
+        std::count_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(needle) != l.npos; }));
+  }
+};
+
+Client client_for(const std::string& kubeconfig, const std::string& cache, Logged& log) {
+  gpupool::KubeConfigOptions ko;
+  ko.path = kubeconfig;
+  gpupool::ClientOptions o;
+  o.retry.sleep = [](std::chrono::milliseconds) {};
+  o.cache_dir = cache;
+  o.logger = [&log](gpupool::LogLevel, const std::string& m) {
+    std::lock_guard lock(log.mu);
+    log.lines.push_back(m);
+  };
+  return Client(gpupool::load_kubeconfig(ko), std::move(o));
+}
+
+gpupool::EmbeddedOptions users(std::vector<std::string> names) {
+  gpupool::EmbeddedOptions o;
+  o.users = std::move(names);
+  return o;
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+unsigned mode_of(const fs::path& p) {
+  struct stat st {};
+  REQUIRE(::stat(p.c_str(), &st) == 0);
+  return st.st_mode & 0777;
+}
+
+}  // namespace
+
+TEST_CASE("the cache directory is named after the server as kubectl names it") {
+  using gpupool::kube::DiscoveryCache;
+  CHECK(DiscoveryCache::server_directory_name("https://127.0.0.1:6443") == "127.0.0.1_6443");
+  CHECK(DiscoveryCache::server_directory_name("https://api.example.org/k8s/clusters/c-1") ==
+        "api.example.org_k8s_clusters_c_1");
+  CHECK(DiscoveryCache::server_directory_name("http://[::1]:8080") == "___1__8080");
+}
+
+TEST_CASE("discovery is fetched once and then read from the cache by the next client") {
+  EmbeddedServer server(users({"alice"}));
+  gpupool::test::TempDir cache;
+  Logged first, second;
+  {
+    Client c = client_for(server.kubeconfig("alice"), cache.path(), first);
+    REQUIRE(c.find_resource("kubeflow.org", "MPIJob").has_value());
+  }
+  CHECK(first.count("GET /apis ->") == 1);
+  CHECK(first.count("GET /apis/kubeflow.org/v1 ->") == 1);
+  const fs::path dir =
+      fs::path(cache.path()) / "discovery" / gpupool::kube::DiscoveryCache::server_directory_name(server.url());
+  CHECK(fs::exists(dir / "servergroups.json"));
+  CHECK(fs::exists(dir / "kubeflow.org" / "v1" / "serverresources.json"));
+  CHECK(mode_of(dir / "servergroups.json") == 0600);
+
+  Client c = client_for(server.kubeconfig("alice"), cache.path(), second);
+  auto ref = c.find_resource("kubeflow.org", "MPIJob");
+  REQUIRE(ref.has_value());
+  CHECK(ref->version == "v1");
+  CHECK(second.count("GET /apis") == 0);  // neither the group list nor the group's resources
+}
+
+TEST_CASE("a lookup that misses in another process's documents looks again, live (kubectl's reset)") {
+  EmbeddedServer server(users({"alice"}));
+  gpupool::test::TempDir cache;
+  Logged first, second;
+  { REQUIRE(client_for(server.kubeconfig("alice"), cache.path(), first).find_resource("kubeflow.org", "MPIJob")); }
+  const fs::path rs = fs::path(cache.path()) / "discovery" /
+                      gpupool::kube::DiscoveryCache::server_directory_name(server.url()) / "kubeflow.org" / "v1" /
+                      "serverresources.json";
+  // A stale copy: the resources of kubeflow.org/v1 before the MPI operator was installed.
+  json::object doc = json::parse(read(rs)).as_object();
+  json::array kept;
+  for (const auto& r : doc.at("resources").as_array())
+    if (r.at("kind") != "MPIJob") kept.push_back(r);
+  doc["resources"] = kept;
+  write(rs, json::serialize(doc));
+
+  Client c = client_for(server.kubeconfig("alice"), cache.path(), second);
+  auto ref = c.find_resource("kubeflow.org", "MPIJob");
+  REQUIRE(ref.has_value());  // found by the second, live look
+  CHECK(second.count("GET /apis/kubeflow.org/v1 ->") == 1);
+  CHECK_FALSE(c.refresh_discovery());  // everything used now was fetched by this client
+}
+
+TEST_CASE("documents older than six hours are not used") {
+  EmbeddedServer server(users({"alice"}));
+  gpupool::test::TempDir cache;
+  Logged first, second;
+  { REQUIRE(client_for(server.kubeconfig("alice"), cache.path(), first).find_resource("kubeflow.org", "MPIJob")); }
+  const fs::path dir =
+      fs::path(cache.path()) / "discovery" / gpupool::kube::DiscoveryCache::server_directory_name(server.url());
+  const std::time_t old = std::time(nullptr) - 6 * 3600 - 60;
+  const utimbuf times{old, old};
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (e.is_regular_file()) REQUIRE(::utime(e.path().c_str(), &times) == 0);
+  Client c = client_for(server.kubeconfig("alice"), cache.path(), second);
+  REQUIRE(c.find_resource("kubeflow.org", "MPIJob").has_value());
+  CHECK(second.count("GET /apis ->") == 1);
+  CHECK(second.count("GET /apis/kubeflow.org/v1 ->") == 1);
+}
+
+TEST_CASE("a 404 for a type the cache said exists invalidates the cache") {
+  EmbeddedServer server(users({"alice"}));
+  gpupool::test::TempDir cache;
+  Logged first, second;
+  { REQUIRE(client_for(server.kubeconfig("alice"), cache.path(), first).find_resource("kubeflow.org", "MPIJob")); }
+  const fs::path rs = fs::path(cache.path()) / "discovery" /
+                      gpupool::kube::DiscoveryCache::server_directory_name(server.url()) / "kubeflow.org" / "v1" /
+                      "serverresources.json";
+  // A type that was removed since (its CRD deleted) but is still in the cached copy.
+  json::object doc = json::parse(read(rs)).as_object();
+  doc["resources"].as_array().push_back(
+      json::object{{"name", "ghosts"}, {"kind", "Ghost"}, {"namespaced", true}, {"verbs", json::array{"get"}}});
+  write(rs, json::serialize(doc));
+
+  Client c = client_for(server.admin_kubeconfig(), cache.path(), second);
+  auto ghost = c.find_resource("kubeflow.org", "Ghost");
+  REQUIRE(ghost.has_value());  // the cache says so
+  CHECK(second.count("GET /apis/kubeflow.org/v1 ->") == 0);
+  try {
+    c.get(*ghost, "default", "boo");
+    FAIL("a removed type must be NotFound");
+  } catch (const gpupool::ApiError& e) {
+    CHECK(e.code() == 404);
+  }
+  CHECK_FALSE(c.find_resource("kubeflow.org", "Ghost").has_value());  // asked live after the 404
+  CHECK(second.count("GET /apis/kubeflow.org/v1 ->") == 1);
+}
+
+TEST_CASE("the next client resumes the TLS session; another user has a session of its own") {
+  EmbeddedServer server(users({"alice", "bob"}));
+  gpupool::test::TempDir cache;
+  Logged first, second, third, none;
+  const gpupool::ResourceRef pods{"", "v1", "pods", "Pod", true};
+  { client_for(server.cert_kubeconfig("alice"), cache.path(), first).list(pods, ""); }
+  CHECK(first.count("(full handshake)") == 1);
+  const fs::path tls = fs::path(cache.path()) / "tls";
+  REQUIRE(fs::exists(tls));
+  CHECK(mode_of(tls) == 0700);
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(tls)) {
+    ++files;
+    CHECK(mode_of(e.path()) == 0600);  // it holds the resumption secret
+  }
+  CHECK(files == 1);
+
+  { client_for(server.cert_kubeconfig("alice"), cache.path(), second).list(pods, ""); }
+  CHECK(second.count("(resumed)") == 1);
+
+  // bob's certificate is another identity: alice's session is not offered for it.
+  { client_for(server.cert_kubeconfig("bob"), cache.path(), third).list(pods, ""); }
+  CHECK(third.count("(full handshake)") == 1);
+  files = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(tls)) ++files;
+  CHECK(files == 2);
+
+  // Without a cache directory nothing is kept and nothing is said about resumption.
+  { client_for(server.cert_kubeconfig("alice"), "", none).list(pods, ""); }
+  CHECK(none.count("new connection") == 1);
+  CHECK(none.count("resumed") == 0);
+}
