@@ -94,6 +94,17 @@ std::vector<FlagSpec> arena_submit_flags() {
       flag("worker-image", 0, "IMAGE", "the workers', chief's and evaluator's image (default --image)"),
       sw("chief", "add a chief replica"),
       sw("evaluator", "add an evaluator replica"),
+      flag("share-memory", 0, "SIZE", "memory-backed /dev/shm of this size, e.g. 2Gi (Arena's name for --shm)"),
+      flag("nproc-per-node", 0, "N", "processes per node: auto, cpu, gpu or a number (PET_NPROC_PER_NODE)"),
+      sw("mounts-on-launcher", "the launcher mounts the data too (gpupool's launcher always does)"),
+      flag("success-policy", 0, "POLICY", "when the job succeeds: ChiefWorker (default) or AllWorkers"),
+      // Refused for every kind (the library says what is missing): hidden from every --help.
+      flag("role-sequence", 0, "ROLES", "ACK's start order of the roles (not supported)"),
+      flag("starting-timeout", 0, "DURATION", "runPolicy.startingDeadlineSeconds (not supported)"),
+      sw("gputopology", "ACK's GPU topology scheduling (not supported)"),
+      sw("rdma", "ACK's RDMA devices (not supported)"),
+      flag("model-name", 0, "NAME", "Arena's model registry (not supported)"),
+      flag("model-source", 0, "URI", "Arena's model registry (not supported)"),
   };
 }
 
@@ -113,6 +124,12 @@ std::vector<FlagSpec> tf_role_flags() {
     if (role == "ps") f.push_back(flag("ps-gpus", 0, "N", "GPUs per parameter server (default none)"));
     if (role != "evaluator") f.push_back(flag(role + "-port", 0, "PORT", who + " port (tfjob-port; default 2222)"));
     f.push_back(flag(role + "-selector", 0, "K=V", who + " node label, instead of --selector", true));
+    if (role == "worker" || role == "ps") {
+      f.push_back(flag(role + "-affinity-policy", 0, "POLICY",
+                       who + " placement: spread (one per node), binpack (together) or none"));
+      f.push_back(flag(role + "-affinity-constraint", 0, "RULE",
+                       "how --" + role + "-affinity-policy applies: preferred (default) or required"));
+    }
   }
   return f;
 }
@@ -229,6 +246,16 @@ SubmitOptions submit_options(const std::string& kind, const ParsedArgs& a) {
   o.worker_image = a.get("worker-image");
   o.evaluator = a.has("evaluator");
   o.devices = a.all("device");
+  o.share_memory = a.get("share-memory");
+  o.nproc_per_node = a.get("nproc-per-node");
+  o.mounts_on_launcher = a.has("mounts-on-launcher");
+  o.success_policy = a.get("success-policy");
+  o.role_sequence = a.get("role-sequence");
+  o.starting_timeout = a.get("starting-timeout");
+  o.gputopology = a.has("gputopology");
+  o.rdma = a.has("rdma");
+  o.model_name = a.get("model-name");
+  o.model_source = a.get("model-source");
   struct RoleFlags {
     const char* role;
     std::string *cpu, *cpu_limit, *memory, *memory_limit;
@@ -255,6 +282,10 @@ SubmitOptions submit_options(const std::string& kind, const ParsedArgs& a) {
     }
   }
   o.ps_gpus = count_flag(a, "ps-gpus", -1);
+  o.worker_affinity_policy = a.get("worker-affinity-policy");
+  o.worker_affinity_constraint = a.get("worker-affinity-constraint");
+  o.ps_affinity_policy = a.get("ps-affinity-policy");
+  o.ps_affinity_constraint = a.get("ps-affinity-constraint");
   o.queue = a.get("queue");
   o.gang = a.has("gang");
   const auto& pos = a.positionals();

@@ -123,6 +123,38 @@ struct SubmitOptions {
   /// nodeSelector, replacing --selector for that role (submit_tfjob.go, transformSelectorArrayToMap:
   /// "this option would cover --selector").
   std::vector<std::string> worker_selectors, ps_selectors, chief_selectors, evaluator_selectors;
+  /// --worker-affinity-policy / --ps-affinity-policy none|spread|binpack and
+  /// --worker-affinity-constraint / --ps-affinity-constraint preferred|required (submit_tfjob.go
+  /// AddCommandFlags; charts/tfjob/templates/_helpers.tpl setWorkerAffinityFunction /
+  /// setPSAffinityFunction): spread is a podAntiAffinity, binpack a podAffinity, on
+  /// kubernetes.io/hostname. Empty: none (Arena's "none") and preferred.
+  std::string worker_affinity_policy, worker_affinity_constraint, ps_affinity_policy, ps_affinity_constraint;
+
+  // ---- More of Arena's training flags (tf / pytorch / mpi submit) ----
+  /// --share-memory SIZE (tf, pytorch): Arena's name for --shm, a memory-backed /dev/shm of this
+  /// size (submit_tfjob.go / submit_pytorchjob.go AddCommandFlags; charts/tfjob and
+  /// charts/pytorchjob render an emptyDir "dshm", medium Memory, sizeLimit SIZE, at /dev/shm).
+  /// Arena's default 2Gi is not applied: without the flag there is no /dev/shm volume, as before.
+  std::string share_memory;
+  /// --nproc-per-node auto|cpu|gpu|N (pytorch): processes per node, as env PET_NPROC_PER_NODE in
+  /// every replica (submit_pytorchjob.go check() and setEnvs: `Envs["PET_NPROC_PER_NODE"]`).
+  std::string nproc_per_node;
+  /// --mounts-on-launcher (mpi): "launcher also mounts pvc" (submit_mpijob.go AddCommandFlags;
+  /// charts/mpijob `mountsOnLauncher`, default false). gpupool's launcher always gets the data
+  /// mounts (it runs the command), so the flag asks for what is rendered anyway.
+  bool mounts_on_launcher = false;
+  /// --success-policy ChiefWorker|AllWorkers (tf): TFJob spec.successPolicy (submit_tfjob.go
+  /// check() / transform(): ChiefWorker is training-operator's "" and is not written).
+  std::string success_policy;
+  /// Arena flags gpupool refuses for every kind (the table in submit_options.cpp says what is
+  /// missing): --role-sequence (submit_tfjob.go checkRoleSequence: annotation job-role-sequence,
+  /// read by ACK's operator only), --starting-timeout (submit_tfjob.go setRunPolicy:
+  /// runPolicy.startingDeadlineSeconds, which training-operator v1.9.0's RunPolicy lacks),
+  /// --gputopology (submit_mpijob.go: ACK's aliyun.com/gpu topology scheduler), --rdma (submit.go:
+  /// rdma/hca devices of ACK's RDMA plugin), --model-name / --model-source (submit.go
+  /// setModelName: Arena's model registry).
+  std::string role_sequence, starting_timeout, model_name, model_source;
+  bool gputopology = false, rdma = false;
 };
 
 /// How an error names an option: as the command's flag ("--ps-cpu") or as Python's keyword

@@ -102,6 +102,12 @@ struct RoleSettings {
   std::optional<std::int64_t> gpus;                  ///< unset: the workload's (none for PS)
   std::map<std::string, std::string> node_selector;  ///< non-empty: replaces the workload's
   std::int32_t port = 0;                             ///< containerPort named tfjob-port; 0: none
+  /// Arena's --worker-affinity-policy / --ps-affinity-policy: "spread" (podAntiAffinity to the
+  /// job's pods of this type, one per node) or "binpack" (podAffinity: near the job's pods, then
+  /// any PS and workers); empty: none. `affinity_required`: Arena's --*-affinity-constraint
+  /// required (requiredDuringScheduling) instead of preferred.
+  std::string affinity_policy;
+  bool affinity_required = false;
   bool operator==(const RoleSettings&) const = default;
 };
 
@@ -168,6 +174,9 @@ struct Workload {
   std::optional<RestartPolicy> restart_policy;  ///< nullopt: the kind's default
   std::optional<std::int32_t> backoff_limit;
   std::optional<CleanPodPolicy> clean_pod_policy;
+  /// TFJob spec.successPolicy: "" (training-operator's default, Arena's ChiefWorker: the job
+  /// succeeds when the chief, or worker 0, does) or "AllWorkers".
+  std::string success_policy;
   std::optional<std::int32_t> ttl_seconds_after_finished;
   /// Pod / Job spec.activeDeadlineSeconds, the Kubeflow kinds' runPolicy.activeDeadlineSeconds.
   std::optional<std::int64_t> active_deadline_seconds;

@@ -105,6 +105,7 @@ constexpr WorkloadKind kKinds[] = {WorkloadKind::Pod,      WorkloadKind::Deploym
 constexpr Kinds kTF = bit(WorkloadKind::TFJob);
 constexpr Kinds kKubeflow = bit(WorkloadKind::MPIJob) | kTF | bit(WorkloadKind::PyTorchJob);
 constexpr Kinds kAllKinds = 0xFFU;
+constexpr Kinds kNoKind = 0;  ///< an Arena flag gpupool refuses for every kind: `lacks` says what is missing
 
 /// What users type to pick a kind (parse_workload_kind takes these).
 std::string_view kind_word(WorkloadKind k) {
@@ -207,6 +208,36 @@ const KindRule kKindRules[] = {
     {"--evaluator-memory", kTF, "Evaluator replica", "--memory", GP_STRING(evaluator_memory)},
     {"--evaluator-memory-limit", kTF, "Evaluator replica", "--memory-limit", GP_STRING(evaluator_memory_limit)},
     {"--evaluator-selector", kTF, "Evaluator replica", "--selector", GP_LIST(evaluator_selectors)},
+    {"--worker-affinity-policy", kTF, "per-role pod affinity", "", GP_STRING(worker_affinity_policy)},
+    {"--worker-affinity-constraint", kTF, "per-role pod affinity", "", GP_STRING(worker_affinity_constraint)},
+    {"--ps-affinity-policy", kTF, "PS replicas", "", GP_STRING(ps_affinity_policy)},
+    {"--ps-affinity-constraint", kTF, "PS replicas", "", GP_STRING(ps_affinity_constraint)},
+    // --share-memory: tf and pytorch in Arena (submit_tfjob.go / submit_pytorchjob.go); --shm is
+    // gpupool's own, for every kind.
+    {"--share-memory", kTF | bit(WorkloadKind::PyTorchJob), "/dev/shm option of its own in Arena", "--shm",
+     GP_STRING(share_memory)},
+    {"--nproc-per-node", bit(WorkloadKind::PyTorchJob), "torchrun processes per node", "", GP_STRING(nproc_per_node)},
+    {"--mounts-on-launcher", bit(WorkloadKind::MPIJob), "launcher", "", GP_SWITCH(mounts_on_launcher)},
+    {"--success-policy", kTF, "spec.successPolicy", "", GP_STRING(success_policy)},
+    // Arena flags that need what a plain cluster with the upstream operators lacks: refused for
+    // every kind, with what is missing.
+    {"--role-sequence", kNoKind,
+     "Arena sets the annotation job-role-sequence, which only ACK's training operator reads; "
+     "training-operator v1.9.0 starts every role at once",
+     "", GP_STRING(role_sequence)},
+    {"--starting-timeout", kNoKind,
+     "Arena sets runPolicy.startingDeadlineSeconds, which training-operator v1.9.0's RunPolicy does not have", "",
+     GP_STRING(starting_timeout)},
+    {"--gputopology", kNoKind,
+     "Arena's GPU topology scheduling needs ACK's gpu-topology scheduler and its aliyun.com/gpu resource", "",
+     GP_SWITCH(gputopology)},
+    {"--rdma", kNoKind, "Arena's RDMA needs ACK's RDMA device plugin (the rdma/hca resource)", "", GP_SWITCH(rdma)},
+    {"--model-name", kNoKind,
+     "Arena registers the job's model in its model registry (arena model), which gpupool lacks", "",
+     GP_STRING(model_name)},
+    {"--model-source", kNoKind,
+     "Arena registers the job's model in its model registry (arena model), which gpupool lacks", "",
+     GP_STRING(model_source)},
 };
 #undef GP_STRING
 #undef GP_LIST
@@ -221,6 +252,13 @@ const KindRule* kind_rule(std::string_view flag) {
 
 std::string refusal_text(const KindRule& r, WorkloadKind kind, OptionNames names) {
   const bool keyword = names == OptionNames::Keyword;
+  if (r.kinds == kNoKind) {
+    std::string out =
+        fmt::format("{} is not supported: {}", keyword ? option_keyword(r.flag) : std::string(r.flag), r.lacks);
+    if (!r.instead.empty())
+      out += fmt::format("; use {}", keyword ? option_keyword(r.instead) : std::string(r.instead));
+    return out;
+  }
   std::vector<std::string> kinds, words;
   for (WorkloadKind k : kKinds)
     if (r.kinds & bit(k)) {
@@ -347,18 +385,21 @@ void add_role_options(const SubmitOptions& o, Workload& w, OptionNames names) {
     const std::vector<std::string>& selectors;
     std::int32_t port;
     std::int64_t gpus;
+    const std::string &affinity_policy, &affinity_constraint;
     std::int32_t count;
     std::string_view needs, needs_keyword;
   };
+  static const std::string kNone;  // the roles without affinity flags
   const Role roles[] = {
       {"Worker", "--worker", o.worker_cpu, o.worker_cpu_limit, o.worker_memory, o.worker_memory_limit,
-       o.worker_selectors, o.worker_port, -1, w.replicas.workers, "--workers N", "workers=N"},
+       o.worker_selectors, o.worker_port, -1, o.worker_affinity_policy, o.worker_affinity_constraint,
+       w.replicas.workers, "--workers N", "workers=N"},
       {"PS", "--ps", o.ps_cpu, o.ps_cpu_limit, o.ps_memory, o.ps_memory_limit, o.ps_selectors, o.ps_port, o.ps_gpus,
-       w.replicas.ps, "--ps N", "ps=N"},
+       o.ps_affinity_policy, o.ps_affinity_constraint, w.replicas.ps, "--ps N", "ps=N"},
       {"Chief", "--chief", o.chief_cpu, o.chief_cpu_limit, o.chief_memory, o.chief_memory_limit, o.chief_selectors,
-       o.chief_port, -1, w.replicas.chief, "--chief", "chief=True"},
+       o.chief_port, -1, kNone, kNone, w.replicas.chief, "--chief", "chief=True"},
       {"Evaluator", "--evaluator", o.evaluator_cpu, o.evaluator_cpu_limit, o.evaluator_memory, o.evaluator_memory_limit,
-       o.evaluator_selectors, 0, -1, w.replicas.evaluator, "--evaluator", "evaluator=True"},
+       o.evaluator_selectors, 0, -1, kNone, kNone, w.replicas.evaluator, "--evaluator", "evaluator=True"},
   };
   for (const Role& r : roles) {
     RoleSettings rs;
@@ -394,6 +435,26 @@ void add_role_options(const SubmitOptions& o, Workload& w, OptionNames names) {
     if (r.gpus >= 0) {
       given("gpus", std::to_string(r.gpus));
       rs.gpus = r.gpus;
+    }
+    // The chart's helpers: policy none|spread|binpack, constraint preferred|required (any other
+    // value renders nothing there; refused here).
+    if (!r.affinity_policy.empty()) {
+      const std::string flag = given("affinity-policy", r.affinity_policy);
+      if (r.affinity_policy != "none" && r.affinity_policy != "spread" && r.affinity_policy != "binpack")
+        throw ValidationError(flag, r.affinity_policy,
+                              "expected spread (one pod per node), binpack (pods together) or none");
+      if (r.affinity_policy != "none") rs.affinity_policy = r.affinity_policy;
+    }
+    if (!r.affinity_constraint.empty()) {
+      const std::string flag = given("affinity-constraint", r.affinity_constraint);
+      const std::string policy = fmt::format("{}-affinity-policy", r.flag);
+      if (r.affinity_constraint != "preferred" && r.affinity_constraint != "required")
+        throw ValidationError(flag, r.affinity_constraint, "expected preferred or required");
+      if (r.affinity_policy.empty() || r.affinity_policy == "none")
+        throw ValidationError(flag, r.affinity_constraint,
+                              fmt::format("says how {} applies: give it too (spread or binpack)",
+                                          names == OptionNames::Keyword ? option_keyword(policy) : policy));
+      rs.affinity_required = r.affinity_constraint == "required";
     }
     if (first.empty()) continue;
     if (r.count == 0)
@@ -453,6 +514,12 @@ Workload to_workload(const SubmitOptions& o, OptionNames names) {
     w.resources.gpus = o.gpu_limit;
   }
   if (!o.shm.empty()) w.shm_size = quantity_option(o.shm, "--shm");
+  if (!o.share_memory.empty()) {
+    if (!o.shm.empty())
+      throw ValidationError("--share-memory", o.share_memory,
+                            "is Arena's name for --shm (a memory-backed /dev/shm): give one of the two");
+    w.shm_size = quantity_option(o.share_memory, "--share-memory");
+  }
   w.tolerations = parse_tolerations(o.tolerations, "--toleration");
 
   for (size_t i = 0; i < o.selectors.size(); ++i) {
@@ -548,6 +615,24 @@ Workload to_workload(const SubmitOptions& o, OptionNames names) {
   w.priority_class_name = o.priority_class;
   add_arena_options(o, w);
   add_role_options(o, w, names);
+  if (!o.nproc_per_node.empty()) {
+    // submit_pytorchjob.go check(): auto, cpu, gpu or a number (strconv.Atoi); setEnvs puts it in
+    // PET_NPROC_PER_NODE over an --env of that name. torchrun wants at least one process.
+    const std::string& n = o.nproc_per_node;
+    bool number = !n.empty() && std::all_of(n.begin(), n.end(), [](unsigned char ch) { return std::isdigit(ch); });
+    if (n != "auto" && n != "cpu" && n != "gpu" && !(number && n.size() < 10 && std::stoi(n) >= 1))
+      throw ValidationError("--nproc-per-node", n, "expected auto, cpu, gpu or a number of processes (1 or more)");
+    std::erase_if(w.env, [](const EnvVar& e) { return e.name == "PET_NPROC_PER_NODE"; });
+    w.env.push_back(EnvVar{"PET_NPROC_PER_NODE", n, ""});
+  }
+  if (!o.success_policy.empty()) {
+    // submit_tfjob.go check() and transform(): ChiefWorker (Arena's default) is training-operator's "".
+    if (o.success_policy == "AllWorkers")
+      w.success_policy = "AllWorkers";
+    else if (o.success_policy != "ChiefWorker")
+      throw ValidationError("--success-policy", o.success_policy,
+                            "expected ChiefWorker (the job succeeds with the chief, or worker 0) or AllWorkers");
+  }
   // Arena's default --clean-task-policy of a TFJob is Running (submit_tfjob.go AddCommandFlags),
   // over training-operator's None (v1.9.0 tensorflow_defaults.go): when the job succeeds, its pods
   // still running, the parameter servers above all (they never exit by themselves), are deleted.
@@ -619,6 +704,7 @@ ValidationError with_option_names(const ValidationError& e) {
         {"ttlSecondsAfterFinished", "--ttl-after-finished"},
         {"activeDeadlineSeconds", "--running-timeout"},
         {"cleanPodPolicy", "--clean-task-policy"},
+        {"successPolicy", "--success-policy"},
         {"imagePullPolicy", "--image-pull-policy"},
         {"shellProgram", "--shell"},
         {"psImage", "--ps-image"},

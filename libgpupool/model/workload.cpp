@@ -417,6 +417,12 @@ void validate(const Workload& w) {
     fail("cleanPodPolicy", std::string(to_string(*w.clean_pod_policy)),
          "cleanPodPolicy exists only for MPIJob, TFJob and PyTorchJob");
   validate_arena_fields(w);
+  // training-operator v1.9.0 TFJobSpec.SuccessPolicy: "" or "AllWorkers" (tensorflow types.go).
+  if (!w.success_policy.empty()) {
+    if (w.kind != WorkloadKind::TFJob) fail("successPolicy", w.success_policy, "successPolicy exists only for TFJob");
+    if (w.success_policy != "AllWorkers")
+      fail("successPolicy", w.success_policy, "expected AllWorkers, or empty for the chief's (or worker 0's) success");
+  }
   if (!w.runtime.empty()) {
     if (w.kind != WorkloadKind::TrainJob) fail("runtime", w.runtime, "a training runtime applies to a TrainJob only");
     // runtimeRef.name names a ClusterTrainingRuntime object: a DNS-1123 subdomain.

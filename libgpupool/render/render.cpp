@@ -379,6 +379,45 @@ json::array tolerations_json(const std::vector<Toleration>& tolerations) {
   return a;
 }
 
+// Arena's --worker/--ps-affinity-policy and -constraint, as charts/tfjob/templates/_helpers.tpl
+// (setWorkerAffinityFunction, setPSAffinityFunction) renders them on kubernetes.io/hostname:
+//   spread:  podAntiAffinity to this job's pods of the same type (preferred: weight 100);
+//   binpack: podAffinity to this job's pods (preferred: weight 100, then any PS / worker pods with
+//            weights 60 and 30, the other type first), or (required) to this job's pods of the type.
+// The chart selects on release=NAME, group-name=kubeflow.org and tf-replica-type=TYPE, labels
+// training-operator v1.9.0 no longer sets; here the job is gpupool's job-name label (on every
+// pod template) and the type training-operator's training.kubeflow.org/replica-type (lower case).
+void add_role_affinity(json::object& spec, const std::string& job, std::string_view replica_type,
+                       const RoleSettings& rs) {
+  std::string type(replica_type);
+  std::transform(type.begin(), type.end(), type.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  const std::string other = type == "ps" ? "worker" : "ps";
+  auto term = [](const std::string& job_name, const std::string& rtype) {
+    json::array exprs;
+    auto in = [&](std::string_view key, const std::string& value) {
+      exprs.push_back(json::object{{"key", key}, {"operator", "In"}, {"values", json::array{value}}});
+    };
+    if (!job_name.empty()) in(kJobNameLabel, job_name);
+    if (!rtype.empty()) in("training.kubeflow.org/replica-type", rtype);
+    return json::object{{"labelSelector", json::object{{"matchExpressions", std::move(exprs)}}},
+                        {"topologyKey", "kubernetes.io/hostname"}};
+  };
+  auto weighted = [](std::int64_t weight, json::object t) {
+    return json::object{{"weight", weight}, {"podAffinityTerm", std::move(t)}};
+  };
+  const bool spread = rs.affinity_policy == "spread";
+  json::object rules;
+  if (rs.affinity_required)
+    rules["requiredDuringSchedulingIgnoredDuringExecution"] = json::array{term(job, type)};
+  else if (spread)
+    rules["preferredDuringSchedulingIgnoredDuringExecution"] = json::array{weighted(100, term(job, type))};
+  else
+    rules["preferredDuringSchedulingIgnoredDuringExecution"] =
+        json::array{weighted(100, term(job, "")), weighted(60, term("", other)), weighted(30, term("", type))};
+  if (!spec.contains("affinity")) spec["affinity"] = json::object{};
+  spec["affinity"].as_object()[spread ? "podAntiAffinity" : "podAffinity"] = std::move(rules);
+}
+
 // replica_type: a Kubeflow ReplicaSpec's key ("PS", "Worker"...), whose role_settings apply; empty: none.
 json::object pod_spec(const Context& c, Role role, const std::string& container_name,
                       std::optional<RestartPolicy> restart, std::string_view replica_type = {}) {
@@ -421,6 +460,7 @@ json::object pod_spec(const Context& c, Role role, const std::string& container_
     affinity["nodeAffinity"] = std::move(node_affinity);
     spec["affinity"] = std::move(affinity);
   }
+  if (rs && !rs->affinity_policy.empty()) add_role_affinity(spec, w.name, replica_type, *rs);
   if (!w.tolerations.empty()) spec["tolerations"] = tolerations_json(w.tolerations);
   if (!w.image_pull_secrets.empty()) {
     json::array a;
@@ -633,6 +673,8 @@ json::object render_training_job(const Context& c, std::string_view kind, std::s
   for (const auto& t : types)
     if (t.count > 0) replicas[t.name] = replica_spec(c, t.count, t.role, container, t.name);
   spec[specs_key] = std::move(replicas);
+  // Arena's --success-policy AllWorkers (charts/tfjob/templates/tfjob.yaml `successPolicy:`).
+  if (!c.w.success_policy.empty()) spec["successPolicy"] = c.w.success_policy;
   o["spec"] = std::move(spec);
   queue_for_kueue(c, o, {"spec", "runPolicy", "suspend"});
   return o;

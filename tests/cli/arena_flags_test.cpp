@@ -59,11 +59,35 @@ TEST_CASE("submit --help lists Arena's flags where they apply to the kind") {
       CHECK(lists(h.out, tf) == (k == "tf"));
     CHECK(lists(h.out, "mpi-api") == (k == "mpi"));
     // TFJob's per-role flags: in tf's --help only.
-    for (const char* tf : {"worker-cpu", "worker-memory-limit", "worker-port", "worker-selector", "ps-cpu", "ps-memory",
-                           "ps-gpus", "ps-port", "ps-selector", "chief-cpu", "chief-memory", "chief-port",
-                           "chief-selector", "evaluator-cpu", "evaluator-memory-limit", "evaluator-selector"})
+    for (const char* tf : {"worker-cpu",
+                           "worker-memory-limit",
+                           "worker-port",
+                           "worker-selector",
+                           "ps-cpu",
+                           "ps-memory",
+                           "ps-gpus",
+                           "ps-port",
+                           "ps-selector",
+                           "chief-cpu",
+                           "chief-memory",
+                           "chief-port",
+                           "chief-selector",
+                           "evaluator-cpu",
+                           "evaluator-memory-limit",
+                           "evaluator-selector",
+                           "worker-affinity-policy",
+                           "worker-affinity-constraint",
+                           "ps-affinity-policy",
+                           "ps-affinity-constraint"})
       CHECK(lists(h.out, tf) == (k == "tf"));
     CHECK(lists(h.out, "workers") == (k != "pod"));
+    CHECK(lists(h.out, "share-memory") == (k == "tf" || k == "pytorch"));
+    CHECK(lists(h.out, "nproc-per-node") == (k == "pytorch"));
+    CHECK(lists(h.out, "mounts-on-launcher") == (k == "mpi"));
+    CHECK(lists(h.out, "success-policy") == (k == "tf"));
+    // Refused for every kind: in no --help.
+    for (const char* no : {"role-sequence", "starting-timeout", "gputopology", "rdma", "model-name", "model-source"})
+      CHECK_FALSE(lists(h.out, no));
   }
   // pytorch's --workers says it counts the master, as Arena does.
   CHECK(run_cli({"submit", "pytorch", "--help"}).out.find("the master included") != std::string::npos);
@@ -92,6 +116,20 @@ TEST_CASE("a flag that cannot apply to the kind: one line naming it and why, exi
       {"job", {"--chief-selector", "pool=a"}, "--chief-selector"},
       {"tf", {"--ps-cpu", "2"}, "--ps-cpu"},                        // no --ps: "give --ps N too"
       {"tf", {"--evaluator-memory", "1Gi"}, "--evaluator-memory"},  // no --evaluator
+      {"mpi", {"--share-memory", "2Gi"}, "--share-memory"},
+      {"pytorch", {"--worker-affinity-policy", "spread"}, "--worker-affinity-policy"},
+      {"tf", {"--worker-affinity-constraint", "required"}, "--worker-affinity-constraint"},  // no policy
+      {"tf", {"--ps-affinity-policy", "spread"}, "--ps-affinity-policy"},                    // no --ps
+      {"tf", {"--nproc-per-node", "2"}, "--nproc-per-node"},
+      {"pytorch", {"--mounts-on-launcher"}, "--mounts-on-launcher"},
+      {"pytorch", {"--success-policy", "AllWorkers"}, "--success-policy"},
+      // Arena flags refused for every kind, saying what is missing.
+      {"tf", {"--role-sequence", "w,p"}, "--role-sequence"},
+      {"tf", {"--starting-timeout", "5m"}, "--starting-timeout"},
+      {"mpi", {"--gputopology"}, "--gputopology"},
+      {"pytorch", {"--rdma"}, "--rdma"},
+      {"tf", {"--model-name", "resnet"}, "--model-name"},
+      {"pytorch", {"--model-source", "pvc://ns/models/resnet"}, "--model-source"},
   };
   for (const auto& c : cases) {
     CAPTURE(c.kind);
@@ -183,6 +221,22 @@ TEST_CASE("Arena's flags rendered offline: every one reaches the objects") {
     CAPTURE(want);
     CHECK(roles.out.find(want) != std::string::npos);
   }
+  // --share-memory / --nproc-per-node (pytorch), --success-policy (tf).
+  Result more = offline("pytorch", {"--share-memory", "2Gi", "--nproc-per-node", "auto"});
+  CAPTURE(more.err);
+  REQUIRE(more.code == 0);
+  for (const char* want : {"\"sizeLimit\": \"2Gi\"", "\"mountPath\": \"/dev/shm\"", "\"PET_NPROC_PER_NODE\""}) {
+    CAPTURE(want);
+    CHECK(more.out.find(want) != std::string::npos);
+  }
+  Result success = offline("tf", {"--success-policy", "AllWorkers", "--workers", "2", "--worker-affinity-policy",
+                                  "spread", "--worker-affinity-constraint", "required"});
+  REQUIRE(success.code == 0);
+  CHECK(success.out.find("\"successPolicy\": \"AllWorkers\"") != std::string::npos);
+  CHECK(success.out.find("\"podAntiAffinity\"") != std::string::npos);
+  Result rdma = offline("tf", {"--rdma"});
+  CHECK(rdma.code == 2);
+  CHECK(rdma.err.find("--rdma is not supported: Arena's RDMA needs ACK's RDMA device plugin") != std::string::npos);
   // pytorch --workers 3: the master and 2 workers.
   Result py = offline("pytorch", {"--workers", "3"});
   REQUIRE(py.code == 0);

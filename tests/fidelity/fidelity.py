@@ -272,6 +272,22 @@ def arena_flags_steps():
             "{.spec.tfReplicaSpecs.%s.template.spec.containers[0].resources} "
             "{.spec.tfReplicaSpecs.%s.template.spec.containers[0].ports}" % ((role,) * 4)
             for role in ("Chief", "PS", "Worker", "Evaluator")) + "{\"\\n\"}"], None),
+        # --success-policy (spec.successPolicy) and the Worker / PS pod (anti-)affinity of the chart's
+        # helpers; --share-memory and --nproc-per-node on a PyTorchJob (the dshm volume, PET_NPROC_PER_NODE).
+        (gp + ["submit", "tf", "--name", "arena-tf-place", "--image", "busybox:1.36", "--workers", "2", "--ps", "1",
+               "--success-policy", "AllWorkers", "--worker-affinity-policy", "spread", "--ps-affinity-policy",
+               "binpack", "--ps-affinity-constraint", "required", "--share-memory", "1Gi", "python train.py"], None),
+        (["get", "tfjob", "arena-tf-place", "-o", "jsonpath={.spec.successPolicy}" + "".join(
+            "{\"\\n\"}%s {.spec.tfReplicaSpecs.%s.template.spec.affinity} "
+            "{.spec.tfReplicaSpecs.%s.template.spec.volumes}" % ((role,) * 3)
+            for role in ("PS", "Worker")) + "{\"\\n\"}"], None),
+        (gp + ["submit", "pytorch", "--name", "arena-pt-shm", "--image", "busybox:1.36", "--workers", "2",
+               "--share-memory", "2Gi", "--nproc-per-node", "gpu", "python train.py"], None),
+        (["get", "pytorchjob", "arena-pt-shm", "-o", "jsonpath={.spec.pytorchReplicaSpecs.Worker.template.spec}"
+          "{\"\\n\"}"], None),
+        (gp + ["submit", "mpi", "--name", "arena-dep", "--image", "busybox", "--rdma", "--", "true"], None),
+        (gp + ["submit", "tf", "--name", "arena-dep", "--image", "busybox", "--starting-timeout", "5m", "--",
+               "true"], None),
         (gp + ["submit", "tf", "--name", "arena-dep", "--image", "busybox", "--ps-cpu", "1", "--", "true"], None),
         (gp + ["submit", "pytorch", "--name", "arena-dep", "--image", "busybox", "--worker-selector", "a=b", "--",
                "true"], None),

@@ -444,3 +444,142 @@ TEST_CASE("Arena's labels app and release on a TFJob and a PyTorchJob, for `aren
   mine.labels = {"app=resnet"};
   CHECK(to_workload(mine).labels.at("app") == "resnet");
 }
+
+TEST_CASE("--share-memory: Arena's /dev/shm for tf and pytorch, the same field as --shm") {
+  for (const char* kind : {"tf", "pytorch"}) {
+    CAPTURE(kind);
+    auto o = opts(kind);
+    o.share_memory = "2Gi";
+    const Workload w = to_workload(o);
+    REQUIRE(w.shm_size);
+    CHECK(w.shm_size->to_string() == "2Gi");
+  }
+  auto both = opts("tf");
+  both.share_memory = "2Gi";
+  both.shm = "4Gi";
+  CHECK(refused_flag(both) == "--share-memory");
+  CHECK(refusal_rule(both).find("--shm") != std::string::npos);
+  auto bad = opts("pytorch");
+  bad.share_memory = "two";
+  CHECK(refused_flag(bad) == "--share-memory");
+  auto mpi = opts("mpi");
+  mpi.share_memory = "2Gi";
+  CHECK(refusal_rule(mpi) == option_refusal(WorkloadKind::MPIJob, "--share-memory"));
+  CHECK(refusal_rule(mpi).find("use --shm") != std::string::npos);
+}
+
+TEST_CASE("--nproc-per-node: PET_NPROC_PER_NODE in a PyTorchJob, over an --env of that name") {
+  for (const char* n : {"auto", "cpu", "gpu", "4"}) {
+    CAPTURE(n);
+    auto o = opts("pytorch");
+    o.env = {"PET_NPROC_PER_NODE=1", "A=b"};
+    o.nproc_per_node = n;
+    const Workload w = to_workload(o);
+    CHECK(std::count_if(w.env.begin(), w.env.end(), [](const EnvVar& e) { return e.name == "PET_NPROC_PER_NODE"; }) ==
+          1);
+    CHECK(w.env.back() == EnvVar{"PET_NPROC_PER_NODE", n, ""});
+  }
+  for (const char* bad : {"0", "-1", "many", "4x"}) {
+    CAPTURE(bad);
+    auto o = opts("pytorch");
+    o.nproc_per_node = bad;
+    CHECK(refused_flag(o) == "--nproc-per-node");
+  }
+  auto tf = opts("tf");
+  tf.nproc_per_node = "2";
+  CHECK(refusal_rule(tf).rfind("--nproc-per-node applies to a PyTorchJob only (submit pytorch)", 0) == 0);
+}
+
+TEST_CASE("--mounts-on-launcher: an MPIJob's only; the launcher has the data mounts") {
+  auto o = opts("mpi");
+  o.mounts_on_launcher = true;
+  o.data = {"train-data:/data"};
+  const Workload w = to_workload(o);
+  CHECK(w.mounts.size() == 1);
+  auto tf = opts("tf");
+  tf.mounts_on_launcher = true;
+  CHECK(refusal_rule(tf) == "--mounts-on-launcher applies to an MPIJob only (submit mpi): a TFJob has no launcher");
+}
+
+TEST_CASE("--success-policy: a TFJob's spec.successPolicy, ChiefWorker being the operator's empty default") {
+  auto o = opts("tf");
+  o.success_policy = "AllWorkers";
+  CHECK(to_workload(o).success_policy == "AllWorkers");
+  o.success_policy = "ChiefWorker";
+  CHECK(to_workload(o).success_policy.empty());
+  o.success_policy = "allworkers";
+  CHECK(refused_flag(o) == "--success-policy");
+  CHECK(refusal_rule(o).find("AllWorkers") != std::string::npos);
+  auto pt = opts("pytorch");
+  pt.success_policy = "AllWorkers";
+  CHECK(refusal_rule(pt) == option_refusal(WorkloadKind::PyTorchJob, "--success-policy"));
+  // The Workload check keeps the field to a TFJob and to the operator's values.
+  Workload w = to_workload(opts("pytorch"));
+  w.success_policy = "AllWorkers";
+  CHECK_THROWS_AS(validate(w), ValidationError);
+}
+
+TEST_CASE("Arena flags a plain cluster cannot honour: refused for every kind, saying what is missing") {
+  struct Case {
+    void (*set)(SubmitOptions&);
+    const char* flag;
+    const char* missing;
+  };
+  const Case cases[] = {
+      {[](SubmitOptions& o) { o.role_sequence = "w,p"; }, "--role-sequence", "only ACK's training operator"},
+      {[](SubmitOptions& o) { o.starting_timeout = "5m"; }, "--starting-timeout", "startingDeadlineSeconds"},
+      {[](SubmitOptions& o) { o.gputopology = true; }, "--gputopology", "gpu-topology scheduler"},
+      {[](SubmitOptions& o) { o.rdma = true; }, "--rdma", "RDMA device plugin"},
+      {[](SubmitOptions& o) { o.model_name = "m"; }, "--model-name", "model registry"},
+      {[](SubmitOptions& o) { o.model_source = "pvc://ns/p/m"; }, "--model-source", "model registry"},
+  };
+  for (const Case& c : cases)
+    for (const char* kind : {"tf", "pytorch", "mpi", "job"}) {
+      CAPTURE(c.flag);
+      CAPTURE(kind);
+      auto o = opts(kind);
+      c.set(o);
+      const ValidationError e = refusal(o);
+      CHECK(e.field() == c.flag);
+      CHECK(e.rule().rfind(std::string(c.flag) + " is not supported: ", 0) == 0);
+      CHECK(e.rule().find(c.missing) != std::string::npos);
+      CHECK(e.rule() == option_refusal(parse_workload_kind(kind), c.flag));
+    }
+  CHECK(option_refusal(WorkloadKind::TFJob, "--rdma", OptionNames::Keyword).rfind("rdma is not supported: ", 0) == 0);
+}
+
+TEST_CASE("--worker/--ps-affinity-policy and -constraint: the role's placement, checked") {
+  auto o = opts("tf");
+  o.workers = 2;
+  o.ps = 1;
+  o.worker_affinity_policy = "spread";
+  o.worker_affinity_constraint = "required";
+  o.ps_affinity_policy = "binpack";
+  Workload w = to_workload(o);
+  CHECK(w.role_settings.at("Worker").affinity_policy == "spread");
+  CHECK(w.role_settings.at("Worker").affinity_required);
+  CHECK(w.role_settings.at("PS").affinity_policy == "binpack");
+  CHECK_FALSE(w.role_settings.at("PS").affinity_required);  // Arena's default constraint: preferred
+  o.ps_affinity_policy = "none";                            // Arena's default: nothing
+  CHECK(to_workload(o).role_settings.count("PS") == 1);
+  CHECK(to_workload(o).role_settings.at("PS").affinity_policy.empty());
+
+  auto bad = opts("tf");
+  bad.worker_affinity_policy = "pack";
+  CHECK(refused_flag(bad) == "--worker-affinity-policy");
+  bad = opts("tf");
+  bad.worker_affinity_policy = "spread";
+  bad.worker_affinity_constraint = "always";
+  CHECK(refused_flag(bad) == "--worker-affinity-constraint");
+  bad = opts("tf");
+  bad.worker_affinity_constraint = "required";  // without a policy
+  CHECK(refused_flag(bad) == "--worker-affinity-constraint");
+  CHECK(refusal_rule(bad).find("give it too") != std::string::npos);
+  bad = opts("tf");
+  bad.ps_affinity_policy = "spread";  // without --ps
+  CHECK(refused_flag(bad) == "--ps-affinity-policy");
+  CHECK(refusal_rule(bad).find("give --ps N too") != std::string::npos);
+  auto pt = opts("pytorch");
+  pt.worker_affinity_policy = "spread";
+  CHECK(refusal_rule(pt) == option_refusal(WorkloadKind::PyTorchJob, "--worker-affinity-policy"));
+}

@@ -94,12 +94,42 @@ def test_tf_per_role_keywords_render_into_their_replica_spec():
     ("mpi", dict(chief_selectors=["a=b"]), "chief_selectors", "use selectors"),
     ("tf", dict(ps_memory="1Gi"), "ps_memory", "give ps=N too"),
     ("tf", dict(evaluator_cpu="1"), "evaluator_cpu", "give evaluator=True too"),
+    ("mpi", dict(share_memory="2Gi"), "share_memory", "use shm"),
+    ("tf", dict(ps_affinity_policy="spread"), "ps_affinity_policy", "give ps=N too"),
+    ("tf", dict(worker_affinity_constraint="required"), "worker_affinity_constraint", "worker_affinity_policy"),
+    ("tf", dict(nproc_per_node="2"), "nproc_per_node", 'applies to a PyTorchJob only (kind="pytorch")'),
+    ("pytorch", dict(nproc_per_node="many"), "nproc_per_node", "auto, cpu, gpu"),
+    ("tf", dict(success_policy="Any"), "success_policy", "AllWorkers"),
+    ("tf", dict(rdma=True), "rdma", "rdma is not supported: "),
+    ("pytorch", dict(model_name="resnet"), "model_name", "model registry"),
+    ("tf", dict(starting_timeout="5m"), "starting_timeout", "startingDeadlineSeconds"),
 ])
-def test_per_role_refusals_speak_python(kind, keywords, field, says):
+def test_option_refusals_speak_python(kind, keywords, field, says):
     with pytest.raises(gpupool.ValidationError) as e:
         gpupool.to_workload(**job(kind=kind, **keywords))
     assert e.value.field == field
     assert says in e.value.rule and "--" not in e.value.rule
+
+
+def test_more_training_keywords_render():
+    pt = gpupool.render(gpupool.to_workload(**job(kind="pytorch", workers=2, share_memory="2Gi",
+                                                  nproc_per_node="gpu")),
+                        gpupool.Profile.builtin("generic")).objects[-1]
+    for role in ("Master", "Worker"):
+        spec = pt["spec"]["pytorchReplicaSpecs"][role]["template"]["spec"]
+        assert {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "2Gi"}} in spec["volumes"]
+        assert {"name": "PET_NPROC_PER_NODE", "value": "gpu"} in spec["containers"][0]["env"]
+    w = gpupool.to_workload(**job(kind="tf", success_policy="AllWorkers"))
+    assert w.success_policy == "AllWorkers"
+    tf = gpupool.render(w, gpupool.Profile.builtin("generic")).objects[-1]
+    assert tf["spec"]["successPolicy"] == "AllWorkers"
+    assert gpupool.to_workload(**job(kind="mpi", mounts_on_launcher=True)).kind == "MPIJob"
+    w = gpupool.to_workload(**job(kind="tf", workers=2, worker_affinity_policy="spread",
+                                  worker_affinity_constraint="required"))
+    assert w.role_settings["Worker"].affinity_policy == "spread" and w.role_settings["Worker"].affinity_required
+    worker = gpupool.render(w, gpupool.Profile.builtin("generic")).objects[-1]["spec"]["tfReplicaSpecs"]["Worker"]
+    anti = worker["template"]["spec"]["affinity"]["podAntiAffinity"]
+    assert anti["requiredDuringSchedulingIgnoredDuringExecution"][0]["topologyKey"] == "kubernetes.io/hostname"
 
 
 def test_top_jobs_counts_gpus_requested_and_allocated(seed_cluster):

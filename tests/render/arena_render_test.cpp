@@ -32,6 +32,17 @@ const Profile& generic() {
   return p;
 }
 
+/// A training job of `kind` named "arena" with two workers (Arena counts a PyTorchJob's master).
+SubmitOptions training(const char* kind) {
+  SubmitOptions o;
+  o.kind = kind;
+  o.name = "arena";
+  o.image = "busybox:1.36";
+  o.command = "python train.py";
+  o.workers = 2;
+  return o;
+}
+
 }  // namespace
 
 TEST_CASE("--image-pull-policy and --shell reach every main container") {
@@ -191,12 +202,7 @@ TEST_CASE("--annotation / --label / --image-pull-secret / --device from options 
 }
 
 TEST_CASE("TF's per-role flags land in their ReplicaSpec only (charts/tfjob/templates/tfjob.yaml)") {
-  SubmitOptions o;
-  o.kind = "tf";
-  o.name = "arena";
-  o.image = "busybox:1.36";
-  o.command = "python train.py";
-  o.workers = 2;
+  SubmitOptions o = training("tf");
   o.ps = 1;
   o.chief = true;
   o.gpus = 1;
@@ -306,4 +312,100 @@ TEST_CASE("each TF per-role flag: the field it renders, in its role's ReplicaSpe
         CHECK(got != r.want);  // the other roles keep the workload's
     }
   }
+}
+
+TEST_CASE("--share-memory, --nproc-per-node, --success-policy, --mounts-on-launcher rendered") {
+  // --share-memory: the charts' emptyDir "dshm", medium Memory, sizeLimit, at /dev/shm.
+  SubmitOptions pt = training("pytorch");
+  pt.share_memory = "2Gi";
+  pt.nproc_per_node = "gpu";
+  const Submission p = render(to_workload(pt), generic());
+  for (const char* type : {"Master", "Worker"}) {
+    CAPTURE(type);
+    const auto& spec = p.workload().at("spec").at("pytorchReplicaSpecs").at(type).at("template").at("spec");
+    bool dshm = false;
+    for (const auto& v : spec.at("volumes").as_array())
+      if (v.at("name") == "dshm") {
+        dshm = true;
+        CHECK(json::serialize(v.at("emptyDir")) == R"({"medium":"Memory","sizeLimit":"2Gi"})");
+      }
+    CHECK(dshm);
+    const auto& c = container_of(spec.as_object());
+    bool mounted = false;
+    for (const auto& m : c.at("volumeMounts").as_array())
+      mounted = mounted || (m.at("name") == "dshm" && m.at("mountPath") == "/dev/shm");
+    CHECK(mounted);
+    bool nproc = false;
+    for (const auto& e : c.at("env").as_array())
+      nproc = nproc || (e.at("name") == "PET_NPROC_PER_NODE" && e.at("value") == "gpu");
+    CHECK(nproc);
+  }
+  // --success-policy AllWorkers: spec.successPolicy; ChiefWorker writes nothing (the operator's "").
+  SubmitOptions tf = training("tf");
+  tf.success_policy = "AllWorkers";
+  CHECK(render(to_workload(tf), generic()).workload().at("spec").at("successPolicy") == "AllWorkers");
+  tf.success_policy = "ChiefWorker";
+  CHECK_FALSE(render(to_workload(tf), generic()).workload().at("spec").as_object().contains("successPolicy"));
+  // --mounts-on-launcher: the launcher mounts the data (as gpupool's launcher always does).
+  SubmitOptions mpi = training("mpi");
+  mpi.mpi_api = "v1";
+  mpi.mounts_on_launcher = true;
+  mpi.data = {"train-data:/data"};
+  const Submission m = render(to_workload(mpi), generic());
+  const auto& launcher =
+      container_of(m.workload().at("spec").at("mpiReplicaSpecs").at("Launcher").at("template").at("spec").as_object());
+  bool data = false;
+  for (const auto& v : launcher.at("volumeMounts").as_array())
+    data = data || (v.at("name") == "train-data" && v.at("mountPath") == "/data");
+  CHECK(data);
+}
+
+TEST_CASE("--worker/--ps-affinity-*: the chart helpers' pod (anti-)affinity on the role's pods") {
+  SubmitOptions o = training("tf");
+  o.ps = 1;
+  o.worker_affinity_policy = "spread";
+  o.ps_affinity_policy = "binpack";
+  const Submission s = render(to_workload(o), generic());
+  const auto& specs = s.workload().at("spec").at("tfReplicaSpecs");
+  const auto& worker = specs.at("Worker").at("template").at("spec").at("affinity");
+  CHECK(json::serialize(worker) ==
+        R"({"podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":[{"weight":100,"podAffinityTerm":)"
+        R"({"labelSelector":{"matchExpressions":[{"key":"gpupool.io/job-name","operator":"In","values":["arena"]},)"
+        R"({"key":"training.kubeflow.org/replica-type","operator":"In","values":["worker"]}]},)"
+        R"("topologyKey":"kubernetes.io/hostname"}}]}})");
+  const auto& ps = specs.at("PS").at("template").at("spec").at("affinity").at("podAffinity");
+  const auto& terms = ps.at("preferredDuringSchedulingIgnoredDuringExecution").as_array();
+  REQUIRE(terms.size() == 3);
+  CHECK(terms[0].at("weight") == 100);
+  CHECK(json::serialize(terms[0].at("podAffinityTerm").at("labelSelector")) ==
+        R"({"matchExpressions":[{"key":"gpupool.io/job-name","operator":"In","values":["arena"]}]})");
+  CHECK(terms[1].at("weight") == 60);  // the other type first, as the chart's setPSAffinityFunction
+  CHECK(terms[1].at("podAffinityTerm").at("labelSelector").at("matchExpressions").at(0).at("values").at(0) == "worker");
+  CHECK(terms[2].at("weight") == 30);
+  // Required: one term, the job's pods of the type; next to a nodeAffinity (--selector stays apart).
+  o.ps_affinity_constraint = "required";
+  const Submission r = render(to_workload(o), generic());
+  const auto& required = r.workload()
+                             .at("spec")
+                             .at("tfReplicaSpecs")
+                             .at("PS")
+                             .at("template")
+                             .at("spec")
+                             .at("affinity")
+                             .at("podAffinity")
+                             .at("requiredDuringSchedulingIgnoredDuringExecution")
+                             .as_array();
+  REQUIRE(required.size() == 1);
+  CHECK(required[0].at("labelSelector").at("matchExpressions").as_array().size() == 2);
+  // Only the roles given: no affinity on a Chief.
+  o.chief = true;
+  const Submission c = render(to_workload(o), generic());
+  CHECK_FALSE(c.workload()
+                  .at("spec")
+                  .at("tfReplicaSpecs")
+                  .at("Chief")
+                  .at("template")
+                  .at("spec")
+                  .as_object()
+                  .contains("affinity"));
 }

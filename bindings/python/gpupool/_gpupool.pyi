@@ -244,9 +244,12 @@ class RoleSettings:
     gpus: Optional[int]
     node_selector: Dict[str, str]
     port: int
+    affinity_policy: str  # "spread" | "binpack" | "" (Arena's --worker/--ps-affinity-policy)
+    affinity_required: bool  # Arena's --*-affinity-constraint required
     def __init__(self, *, cpu_request: Optional[QuantityLike] = ..., cpu_limit: Optional[QuantityLike] = ...,
                  memory_request: Optional[QuantityLike] = ..., memory_limit: Optional[QuantityLike] = ...,
-                 gpus: Optional[int] = ..., node_selector: Dict[str, str] = ..., port: int = ...) -> None: ...
+                 gpus: Optional[int] = ..., node_selector: Dict[str, str] = ..., port: int = ...,
+                 affinity_policy: str = ..., affinity_required: bool = ...) -> None: ...
 
 class StageIn:
     source: str
@@ -350,6 +353,7 @@ class Workload:
     ps_image: str
     worker_image: str
     role_settings: Dict[str, RoleSettings]
+    success_policy: str  # TFJob spec.successPolicy: "" or "AllWorkers"
     indexed: bool
     tensorboard: TensorBoard
     def __init__(self, **fields: Any) -> None: ...
@@ -442,6 +446,23 @@ class SubmitOptions:
     evaluator_memory: str
     evaluator_memory_limit: str
     evaluator_selectors: List[str]
+    worker_affinity_policy: str  # "none" | "spread" | "binpack"
+    worker_affinity_constraint: str  # "preferred" | "required"
+    ps_affinity_policy: str
+    ps_affinity_constraint: str
+    # More of Arena's training options: share_memory (tf, pytorch; Arena's --shm), nproc_per_node
+    # (pytorch), mounts_on_launcher (mpi), success_policy (tf: "ChiefWorker" | "AllWorkers").
+    share_memory: str
+    nproc_per_node: str
+    mounts_on_launcher: bool
+    success_policy: str
+    # Arena options gpupool refuses for every kind (the ValidationError says what is missing).
+    role_sequence: str
+    starting_timeout: str
+    gputopology: bool
+    rdma: bool
+    model_name: str
+    model_source: str
     ps_gpus: int
     def __init__(self, **options: Any) -> None: ...
     def to_workload(self) -> Workload: ...

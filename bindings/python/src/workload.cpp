@@ -97,6 +97,8 @@ void bind_parts(py::module_& m) {
       .def_readwrite("gpus", &RoleSettings::gpus)
       .def_readwrite("node_selector", &RoleSettings::node_selector)
       .def_readwrite("port", &RoleSettings::port)
+      .def_readwrite("affinity_policy", &RoleSettings::affinity_policy)
+      .def_readwrite("affinity_required", &RoleSettings::affinity_required)
       .def("__repr__", [](py::handle self) {
         return repr_fields(self, "RoleSettings", {"cpu_request", "memory_request", "gpus", "node_selector", "port"});
       });
@@ -131,6 +133,7 @@ void bind_workload_class(py::module_& m) {
       .def_readwrite("resources", &Workload::resources)
       .def_readwrite("replicas", &Workload::replicas)
       .def_readwrite("role_settings", &Workload::role_settings)
+      .def_readwrite("success_policy", &Workload::success_policy)
       .def_readwrite("slots_per_worker", &Workload::slots_per_worker)
       .def_readwrite("tolerations", &Workload::tolerations)
       .def_readwrite("node_selector", &Workload::node_selector)
@@ -272,6 +275,22 @@ void bind_submit_options(py::module_& m) {
       .def_readwrite("evaluator_memory", &SubmitOptions::evaluator_memory)
       .def_readwrite("evaluator_memory_limit", &SubmitOptions::evaluator_memory_limit)
       .def_readwrite("evaluator_selectors", &SubmitOptions::evaluator_selectors)
+      // More of Arena's training options (--share-memory, --nproc-per-node ...; refused ones too,
+      // so that the error says what is missing).
+      .def_readwrite("worker_affinity_policy", &SubmitOptions::worker_affinity_policy)
+      .def_readwrite("worker_affinity_constraint", &SubmitOptions::worker_affinity_constraint)
+      .def_readwrite("ps_affinity_policy", &SubmitOptions::ps_affinity_policy)
+      .def_readwrite("ps_affinity_constraint", &SubmitOptions::ps_affinity_constraint)
+      .def_readwrite("share_memory", &SubmitOptions::share_memory)
+      .def_readwrite("nproc_per_node", &SubmitOptions::nproc_per_node)
+      .def_readwrite("mounts_on_launcher", &SubmitOptions::mounts_on_launcher)
+      .def_readwrite("success_policy", &SubmitOptions::success_policy)
+      .def_readwrite("role_sequence", &SubmitOptions::role_sequence)
+      .def_readwrite("starting_timeout", &SubmitOptions::starting_timeout)
+      .def_readwrite("gputopology", &SubmitOptions::gputopology)
+      .def_readwrite("rdma", &SubmitOptions::rdma)
+      .def_readwrite("model_name", &SubmitOptions::model_name)
+      .def_readwrite("model_source", &SubmitOptions::model_source)
       .def("to_workload", [](const SubmitOptions& self) { return to_workload_python(self); })
       .def("__repr__", [](py::handle self) {
         return repr_fields(self, "SubmitOptions", {"kind", "name", "image", "gpus"});
