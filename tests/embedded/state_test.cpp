@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -176,8 +177,12 @@ TEST_CASE("compaction while writers write: every write is in snapshot + journal"
     for (auto& w : writers) w.join();
     done = true;
     compactor.join();
-    CHECK(fs::exists(state));                          // compacted at least once
-    CHECK(fs::file_size(state + ".log") < 64 * 1024);  // and the journal did not keep everything
+    CHECK(fs::exists(state));  // compacted at least once (the first time past 8 KiB of writes)
+    // ... so the journal (one line per committed change) no longer holds every write. (Counted in
+    // records, not bytes: how many writes land between two compactions depends on the threads'
+    // timing, which TSan changes.)
+    const std::string log = slurp(state + ".log");
+    CHECK(std::count(log.begin(), log.end(), '\n') < kThreads * kEach);
   }
   EmbeddedServer b(with_state(state));
   auto& cms = store_of(b).type("", "configmaps");
