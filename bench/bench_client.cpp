@@ -5,25 +5,20 @@
 //     options bench_py.py's Python submit passes), i.e. what Python's Cluster.submit does below the
 //     binding: the name checked against every kind, the pre-flight dry run and quota read, then the
 //     create. (The bare client, Client::create of a built object, is bench_submit cxx.)
-//   Prints client CPU per job (getrusage of this process: user + system) and `RESULT` lines;
+//   Prints client CPU per job (CPU time of this process: user + system, cpu_time.hpp) and `RESULT` lines;
 //   bench_py.py submit-ratio runs it and puts Python's figures beside them.
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <string>
 
+#include "cpu_time.hpp"
 #include "gpupool/cluster.hpp"
 #include "gpupool/submit_options.hpp"
 
 namespace {
 
-double cpu_seconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
+using bench::cpu_seconds;
 
 }  // namespace
 

@@ -29,6 +29,7 @@
 #include <boost/json.hpp>
 
 #include "cluster_gen.hpp"
+#include "cpu_time.hpp"
 #include "gpupool/node.hpp"
 #include "gpupool/scheduling.hpp"
 
@@ -45,13 +46,7 @@ constexpr int kSmallNodes = 500, kSmallPods = 5000;  // the subset the Python cl
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// CPU time of this process: on a shared machine, the rate per CPU second is the figure that does not
-// depend on how much of a core the process got (wall-clock rates are printed next to it).
-double cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
-}
+using bench::cpu_seconds;
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

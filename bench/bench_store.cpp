@@ -18,6 +18,7 @@
 #include "embedded/store.hpp"
 
 #include "cluster_gen.hpp"
+#include "cpu_time.hpp"
 #include "store_fill.hpp"
 
 #include <fmt/format.h>
@@ -50,12 +51,7 @@ namespace {
 
 double seconds_since(Steady::time_point t0) { return std::chrono::duration<double>(Steady::now() - t0).count(); }
 
-// CPU time of this process (the figure that does not depend on how much of a shared core it got).
-double cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) / 1e9;
-}
+using bench::cpu_seconds;
 
 /// Resident memory now, in KiB (/proc/self/statm; max RSS would still hold the baseline's peak).
 long rss_kib() {

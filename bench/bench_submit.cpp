@@ -7,7 +7,7 @@
 //                                     path to <dir>/kubeconfig.path, serve until stdin closes
 //   bench_submit cxx <kubeconfig> N C [prefix] [namespace]  create N Deployments (tolerations + PVC mount) through
 //                                     gpupool::Client, C threads sharing one Client; prints jobs/s and
-//                                     client CPU per job (getrusage of this process: the server runs in
+//                                     client CPU per job (CPU time of this process: the server runs in
 //                                     another one)
 //   bench_submit raw <kubeconfig> N C [prefix] [namespace]  the baseline load generator: C keep-alive
 //                                     HTTP/1.1 connections over TLS (OpenSSL on a plain socket, one
@@ -26,7 +26,6 @@
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -47,6 +46,7 @@
 
 #include <boost/json.hpp>
 
+#include "cpu_time.hpp"
 #include "gpupool/client.hpp"
 #include "gpupool/embedded.hpp"
 #include "gpupool/kubeconfig.hpp"
@@ -55,12 +55,7 @@ namespace json = boost::json;
 
 namespace {
 
-double cpu_seconds() {
-  rusage ru{};
-  getrusage(RUSAGE_SELF, &ru);
-  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
+using bench::cpu_seconds;
 
 // The same object bench_py.py's deployment() sends.
 json::object deployment(const std::string& name) {
