@@ -66,6 +66,11 @@ std::string read(const fs::path& p) {
 
 void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
 
+// The discovery cache's directory of `server` under `cache` (kubectl's ~/.kube/cache/discovery/<host_port>).
+fs::path server_dir(const std::string& cache, const EmbeddedServer& server) {
+  return fs::path(cache) / "discovery" / gpupool::kube::DiscoveryCache::server_directory_name(server.url());
+}
+
 unsigned mode_of(const fs::path& p) {
   struct stat st {};
   REQUIRE(::stat(p.c_str(), &st) == 0);
@@ -92,8 +97,7 @@ TEST_CASE("discovery is fetched once and then read from the cache by the next cl
   }
   CHECK(first.count("GET /apis ->") == 1);
   CHECK(first.count("GET /apis/kubeflow.org/v1 ->") == 1);
-  const fs::path dir =
-      fs::path(cache.path()) / "discovery" / gpupool::kube::DiscoveryCache::server_directory_name(server.url());
+  const fs::path dir = server_dir(cache.path(), server);
   CHECK(fs::exists(dir / "servergroups.json"));
   CHECK(fs::exists(dir / "kubeflow.org" / "v1" / "serverresources.json"));
   CHECK(mode_of(dir / "servergroups.json") == 0600);
@@ -110,9 +114,7 @@ TEST_CASE("a lookup that misses in another process's documents looks again, live
   gpupool::test::TempDir cache;
   Logged first, second;
   { REQUIRE(client_for(server.kubeconfig("alice"), cache.path(), first).find_resource("kubeflow.org", "MPIJob")); }
-  const fs::path rs = fs::path(cache.path()) / "discovery" /
-                      gpupool::kube::DiscoveryCache::server_directory_name(server.url()) / "kubeflow.org" / "v1" /
-                      "serverresources.json";
+  const fs::path rs = server_dir(cache.path(), server) / "kubeflow.org" / "v1" / "serverresources.json";
   // A stale copy: the resources of kubeflow.org/v1 before the MPI operator was installed.
   json::object doc = json::parse(read(rs)).as_object();
   json::array kept;
@@ -133,8 +135,7 @@ TEST_CASE("documents older than six hours are not used") {
   gpupool::test::TempDir cache;
   Logged first, second;
   { REQUIRE(client_for(server.kubeconfig("alice"), cache.path(), first).find_resource("kubeflow.org", "MPIJob")); }
-  const fs::path dir =
-      fs::path(cache.path()) / "discovery" / gpupool::kube::DiscoveryCache::server_directory_name(server.url());
+  const fs::path dir = server_dir(cache.path(), server);
   const std::time_t old = std::time(nullptr) - 6 * 3600 - 60;
   const utimbuf times{old, old};
   for (const auto& e : fs::recursive_directory_iterator(dir))
@@ -150,9 +151,7 @@ TEST_CASE("a 404 for a type the cache said exists invalidates the cache") {
   gpupool::test::TempDir cache;
   Logged first, second;
   { REQUIRE(client_for(server.kubeconfig("alice"), cache.path(), first).find_resource("kubeflow.org", "MPIJob")); }
-  const fs::path rs = fs::path(cache.path()) / "discovery" /
-                      gpupool::kube::DiscoveryCache::server_directory_name(server.url()) / "kubeflow.org" / "v1" /
-                      "serverresources.json";
+  const fs::path rs = server_dir(cache.path(), server) / "kubeflow.org" / "v1" / "serverresources.json";
   // A type that was removed since (its CRD deleted) but is still in the cached copy.
   json::object doc = json::parse(read(rs)).as_object();
   doc["resources"].as_array().push_back(
