@@ -208,9 +208,10 @@ std::vector<JobPodSet> job_podsets(const Integration& in, const json::object& jo
                                    Clock::time_point now) {
   std::vector<JobPodSet> out;
   const json::object* spec = object_at(job, {"spec"});
+  // (Job's and the Kubeflow kinds' paths: object members only.)
   auto tmpl_at = [&](const std::vector<std::string>& path) {
-    json::object copy = job;
-    const json::object* t = template_at(copy, path);
+    const json::object* t = &job;
+    for (const auto& seg : path) t = t ? object_at(*t, {seg}) : nullptr;
     return t ? *t : json::object{};
   };
   switch (in.shape) {
