@@ -55,8 +55,9 @@ for _ in $(seq 600); do grep -q 'press Ctrl-C' "$GPUPOOL_STATE_DIR/serve.log" 2>
 CODE="$GPUPOOL_STATE_DIR/embedded-seed.local/volumes/default/code"
 mkdir -p "$CODE" && cp examples/python/tiny_train.py "$CODE/"
 TRAIN=(submit pytorch --name=tiny-train --workers=2 --gpus=1 --toleration ssd_node --image=python:3.11
-       --pvc-create code:standard:1Gi:/code -- python3 /code/tiny_train.py)
-gpupool "${TRAIN[@]}"
+       --pvc-create code:standard:1Gi:/code)
+RUN=(-- python3 /code/tiny_train.py)  # after `--` everything is the command: the options go before it
+gpupool "${TRAIN[@]}" "${RUN[@]}"
 gpupool wait tiny-train --for Finished --timeout 2m
 gpupool get tiny-train
 echo "Its real logs (rank 0 and rank 1):"
@@ -67,5 +68,5 @@ ADMIN=$(sed -n 's/^admin kubeconfig: //p' "$GPUPOOL_STATE_DIR/serve.log")
 /usr/bin/kubectl --kubeconfig "$ADMIN" get pods -l training.kubeflow.org/job-name=tiny-train \
   -o 'custom-columns=POD:.metadata.name,NODE:.spec.nodeName,EXIT:.status.containerStatuses[0].state.terminated.exitCode'
 echo "The identical manifest for the real cluster (same tolerations, storage, command):"
-gpupool "${TRAIN[@]}" --dry-run=client -o yaml
+gpupool "${TRAIN[@]}" --dry-run=client -o yaml "${RUN[@]}"
 kill $SERVE; wait $SERVE 2>/dev/null || true
