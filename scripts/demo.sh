@@ -7,14 +7,19 @@
 #     the PVC, and SSD staging), on an embedded cluster shaped like the guide's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-echo "== building (first time: a few minutes)"
-scripts/build.sh gcc -DGPUPOOL_BUILD_PYTHON=ON -DPython_EXECUTABLE=/usr/bin/python3 >/dev/null
+# GPUPOOL_DEMO_BUILD=<build dir>: run with that tree's binaries, installing and building nothing
+# (the test suite's `demo` test, so that this script, the README's first command, stays true).
+BUILD=${GPUPOOL_DEMO_BUILD:-build/gcc}
+if [ -z "${GPUPOOL_DEMO_BUILD:-}" ]; then
+  scripts/setup.sh
+  echo "== building (first time: a few minutes)"
+  scripts/build.sh gcc -DGPUPOOL_BUILD_PYTHON=ON -DPython_EXECUTABLE=/usr/bin/python3 >/dev/null
+fi
 
 # The embedded cluster keeps its state here between commands; start afresh.
 export GPUPOOL_STATE_DIR="${GPUPOOL_STATE_DIR:-$(mktemp -d)}"
 export GPUPOOL_EMBEDDED=seed
-gpupool() { printf '$ gpupool'; printf ' %q' "$@"; echo; build/gcc/gpupool "$@"; echo; }
+gpupool() { printf '$ gpupool'; printf ' %q' "$@"; echo; "$BUILD/gpupool" "$@"; echo; }
 
 HOROVOD=registry.cn-hangzhou.aliyuncs.com/tensorflow-samples/horovod:0.13.11-tf1.10.0-torch0.4.0-py3.5
 BENCH="mpirun python /benchmarks/scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py --model resnet101 --batch_size 64 --variable_update horovod --train_dir=/training_logs --summary_verbosity=3 --save_summaries_steps=10"
@@ -40,14 +45,14 @@ gpupool submit mpi --name=no-toleration --gpus=1 --workers=1 --image=$HOROVOD "$
 gpupool explain no-toleration
 
 echo "== 2. the guide's flow from Python (examples/python/guide_flow.py)"
-PYTHONPATH="$PWD/build/gcc/bindings/python" /usr/bin/python3 examples/python/guide_flow.py
+PYTHONPATH="$(cd "$BUILD" && pwd)/bindings/python" /usr/bin/python3 examples/python/guide_flow.py
 
 echo "== 3. run it here first: the same kind of job as local processes (--run local), then the manifest"
 echo "   for the real cluster. \`cluster serve --run local\` keeps the processes running between commands"
 echo "   (a one-shot \`gpupool --embedded seed --run local ...\` stops them when it exits)."
 gpupool delete mpi-dist
 gpupool delete no-toleration
-build/gcc/gpupool cluster serve --topology seed --run local >"$GPUPOOL_STATE_DIR/serve.log" 2>&1 &
+"$BUILD/gpupool" cluster serve --topology seed --run local >"$GPUPOOL_STATE_DIR/serve.log" 2>&1 &
 SERVE=$!
 trap 'kill $SERVE 2>/dev/null || true' EXIT
 for _ in $(seq 600); do grep -q 'press Ctrl-C' "$GPUPOOL_STATE_DIR/serve.log" 2>/dev/null && break; sleep 0.1; done
