@@ -12,6 +12,11 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
+#include <mutex>
+#include <string>
+#include <vector>
+
 using namespace gpupool;
 namespace json = boost::json;
 
@@ -128,6 +133,49 @@ TEST_CASE("submit under the guide's quota: refused before anything is created, o
     const auto& limits = pods[0]->at("spec").at("containers").at(0).at("resources").at("limits");
     CHECK(limits.at("cpu") == "2");
     CHECK(limits.at("memory") == "4Gi");
+  }
+  SUBCASE("one pod: the dry run's verdict is the quota's, so the quotas are not listed again") {
+    std::vector<std::string> requests;
+    std::mutex mu;
+    Cluster counted = Cluster::connect(
+        {.kubeconfig = server.admin_kubeconfig(), .logger = [&](LogLevel level, const std::string& line) {
+           std::lock_guard lock(mu);
+           if (level == LogLevel::debug) requests.push_back(line);
+         }});
+    auto quota_lists = [&] {
+      std::lock_guard lock(mu);
+      return std::count_if(requests.begin(), requests.end(), [](const std::string& l) {
+        return l.rfind("GET /api/v1/namespaces/default/resourcequotas", 0) == 0;
+      });
+    };
+    o.cpu_limit = "1";
+    o.memory_limit = "1Gi";
+    o.gpus = 3;
+    try {
+      counted.submit(to_workload(o));
+      FAIL("submitted");
+    } catch (const ApiError& e) {
+      CHECK(e.code() == 403);
+      CHECK(std::string(e.status_message()) ==
+            "namespace \"default\" would refuse this job's pods, so nothing was created: exceeded quota: team, "
+            "requested: requests.nvidia.com/gpu=3, used: requests.nvidia.com/gpu=0, limited: "
+            "requests.nvidia.com/gpu=2");
+    }
+    CHECK(count("apps", "deployments") == 0);
+    o.gpus = 2;
+    counted.submit(to_workload(o));
+    CHECK(count("apps", "deployments") == 1);
+    {
+      std::lock_guard lock(mu);
+      CHECK(!requests.empty());  // the debug lines are what is counted
+    }
+    CHECK(quota_lists() == 0);
+    // Two replicas: their sum is checked against the quota's status, which needs the list.
+    o.name = "train-2";
+    o.gpus = 0;
+    o.workers = 2;
+    counted.submit(to_workload(o));
+    CHECK(quota_lists() == 1);
   }
   SUBCASE("each pod fits, all together do not: refused with what the job asks") {
     o.kind = "job";
