@@ -153,6 +153,11 @@ const std::string& Cluster::namespace_name() const { return impl_->ns; }
 const Profile& Cluster::profile() const { return impl_->profile; }
 const Client& Cluster::client() const { return *impl_->client; }
 
+void detail::ClusterImpl::forget_served() const {
+  std::lock_guard lock(mu);
+  served.clear();
+}
+
 bool detail::ClusterImpl::serves(const ResourceRef& ref) const {
   if (ref.group.empty() || ref.group == "apps" || ref.group == "batch") return true;
   std::lock_guard lock(mu);

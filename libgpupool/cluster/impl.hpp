@@ -27,6 +27,8 @@ struct detail::ClusterImpl {
 
   /// Whether the server serves the resource (built-in groups always; others by discovery, cached).
   bool serves(const ResourceRef& ref) const;
+  /// Forgets what serves() learnt (a request met the NotFound of a type discovery said exists).
+  void forget_served() const;
 };
 
 namespace detail {

@@ -170,6 +170,16 @@ std::optional<ResourceRef> served_resource(const detail::ClusterImpl& impl, Work
   return ref;
 }
 
+/// Whether a request for `kind`'s objects failed because the server does not serve the type
+/// after all: the generic NotFound of an unknown path (kube::decode_error), e.g. a CRD removed
+/// since discovery was cached by an earlier command. Client has dropped its cached discovery by
+/// then; this drops the cluster's own note of the type and asks again, live.
+bool kind_gone(const detail::ClusterImpl& impl, WorkloadKind kind, const ApiError& e) {
+  if (e.code() != 404 || e.status_message() != "the server could not find the requested resource") return false;
+  impl.forget_served();
+  return !served_resource(impl, kind);
+}
+
 std::vector<JobLookup> find_workloads(const detail::ClusterImpl& impl, const std::string& name, bool all) {
   std::vector<JobLookup> out;
   for (WorkloadKind kind : kAllKinds) {
@@ -359,7 +369,13 @@ std::vector<JobInfo> Cluster::list() const {
     const auto served = served_resource(*impl_, kind);
     if (!served) continue;
     const ResourceRef& ref = *served;
-    for (const auto& item : impl_->client->list_all(ref, impl_->ns, lo)) {
+    json::array items;
+    try {
+      items = impl_->client->list_all(ref, impl_->ns, lo);
+    } catch (const ApiError& e) {
+      if (!kind_gone(*impl_, kind, e)) throw;
+    }
+    for (const auto& item : items) {
       const auto& o = item.as_object();
       // Pods a gpupool workload's controller created carry the labels too; only bare Pods count.
       if (kind == WorkloadKind::Pod && obj_at(o, {"metadata"}) && arr_at(o, {"metadata", "ownerReferences"})) continue;
@@ -445,6 +461,7 @@ std::vector<JobInfo> Cluster::list_all_namespaces() const {
       all.all_namespaces = true;
       items = impl_->client->list_all(ref, "", all);
     } catch (const ApiError& e) {
+      if (kind_gone(*impl_, kind, e)) continue;
       if (e.code() != 403) throw;
       for (const auto& ns : visible_namespaces()) {
         if (!may_list(ns, ref)) continue;

@@ -685,6 +685,27 @@ Response Api::handle_unstamped(const Request& r) const {
   }
 }
 
+namespace {
+
+/// What kube-apiserver answers for a path under /apis/<group> that no built-in API serves (an
+/// unknown group, or a custom resource group's unknown version or resource): its API groups are
+/// chained aggregator -> kube-apiserver -> apiextensions-apiserver, and the last one's handler for a
+/// CRD it does not have delegates to the not-found handler (apiextensions-apiserver
+/// customresource_handler.go ServeHTTP; apiserver/pkg/util/notfoundhandler), which is Go's
+/// http.NotFound: status 404, text/plain, "404 page not found", not a Status. Built-in groups
+/// answer a NotFound Status instead (checked on kube-apiserver v1.32.13: /apis/apps/v1/nothings is
+/// a Status, /apis/kubeflow.org/v1/nothings and /apis/nope.io/v1 are this page).
+Response page_not_found() {
+  Response resp;
+  resp.status = 404;
+  resp.content_type = "text/plain; charset=utf-8";
+  resp.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  resp.body = "404 page not found\n";
+  return resp;
+}
+
+}  // namespace
+
 Response Api::dispatch(const Request& r) const {
   const auto segs = split_path(r.path);
   if (r.path == "/version" || r.path == "/version/") {
@@ -740,6 +761,7 @@ Response Api::dispatch(const Request& r) const {
           out["apiVersion"] = "v1";
           return json_response(200, out);
         }
+      if (!is_builtin_group(group)) return page_not_found();
       throw StatusError(404, "NotFound", "the server could not find the requested resource");
     }
     version = segs[2];
@@ -747,8 +769,10 @@ Response Api::dispatch(const Request& r) const {
   }
   if (segs.size() == i) {
     auto rl = resource_list(store_, group, version);
-    if (rl["resources"].as_array().empty())
+    if (rl["resources"].as_array().empty()) {
+      if (!is_builtin_group(group)) return page_not_found();
       throw StatusError(404, "NotFound", "the server could not find the requested resource");
+    }
     return json_response(200, rl);
   }
   // Resource paths.
@@ -778,6 +802,7 @@ Response Api::dispatch(const Request& r) const {
     if (rest.size() > 3) throw StatusError(404, "NotFound", "the server could not find the requested resource");
   }
   tg.type = store_.find_type(group, version, resource);
+  if (!tg.type && !group.empty() && !is_builtin_group(group)) return page_not_found();
   if (!tg.type) throw StatusError(404, "NotFound", "the server could not find the requested resource");
   if (is_access_review(*tg.type)) {
     if (r.method != "POST" || !tg.name.empty() || !tg.subresource.empty() || tg.watch)

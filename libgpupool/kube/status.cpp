@@ -180,6 +180,13 @@ ApiError decode_error(int http_status, std::string_view body, std::optional<int>
     return ApiError(http_status, reason, message, std::move(causes), retry_after);
   }
   std::string message = generic_message(http_status);
+  // Go's http.NotFound page: kube-apiserver's answer for a group or custom resource it does not
+  // serve (its not-found handler, after apiextensions-apiserver found no CRD). client-go makes it
+  // the generic NotFound (apimachinery errors.NewGenericServerResponse), which kubectl prints as
+  // "the server could not find the requested resource": so does this, and Client then knows a
+  // cached discovery document was wrong about the type.
+  if (http_status == 404 && body.substr(0, body.find_last_not_of(" \r\n\t") + 1) == "404 page not found")
+    return ApiError(http_status, reason_for_code(http_status), message, {}, retry_after);
   if (!body.empty()) {
     std::string_view trimmed = body.substr(0, body.find_last_not_of(" \r\n\t") + 1);
     std::string kind = trimmed.rfind('<', 0) == 0 ? "an HTML page"

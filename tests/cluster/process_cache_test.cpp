@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <boost/json.hpp>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "gpupool/client.hpp"
+#include "gpupool/cluster.hpp"
 #include "gpupool/embedded.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/kubeconfig.hpp"
@@ -203,4 +205,33 @@ TEST_CASE("the next client resumes the TLS session; another user has a session o
   { client_for(server.cert_kubeconfig("alice"), "", none).list(pods, ""); }
   CHECK(none.count("new connection") == 1);
   CHECK(none.count("resumed") == 0);
+}
+
+TEST_CASE("a CRD removed since the cache was written: list and get skip its kind, the cache is refreshed") {
+  EmbeddedServer server;
+  gpupool::test::TempDir cache;
+  auto connect = [&] {
+    gpupool::ConnectOptions co;
+    co.kubeconfig = server.admin_kubeconfig();
+    co.cache_dir = cache.path();
+    return gpupool::Cluster::connect(co);
+  };
+  {
+    gpupool::Cluster first = connect();
+    CHECK(first.list().empty());  // every kind's group is now in the cache, TrainJob's included
+  }
+  REQUIRE(fs::exists(server_dir(cache.path(), server) / "trainer.kubeflow.org"));
+  // The cluster without Kubeflow Trainer now (kubectl, a real client); kube-apiserver answers a
+  // list of a type it no longer serves with Go's "404 page not found" page.
+  const std::string kubectl = "kubectl --kubeconfig '" + server.admin_kubeconfig() + "' ";
+  REQUIRE(std::system((kubectl + "delete crd trainjobs.trainer.kubeflow.org >/dev/null").c_str()) == 0);
+  gpupool::Cluster second = connect();
+  CHECK(second.list().empty());  // not an error: TrainJob is not served any more
+  CHECK(second.list_all_namespaces().empty());
+  CHECK_THROWS_AS(second.get("nothing"), gpupool::Error);  // not found, not a 404 of the type
+  // The next process reads a refreshed cache: the group's other types, no TrainJob.
+  const std::string resources =
+      read(server_dir(cache.path(), server) / "trainer.kubeflow.org" / "v1alpha1" / "serverresources.json");
+  CHECK(resources.find("\"trainingruntimes\"") != std::string::npos);
+  CHECK(resources.find("\"trainjobs\"") == std::string::npos);
 }

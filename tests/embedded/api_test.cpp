@@ -126,6 +126,24 @@ TEST_CASE("every Status error, as the API server sends it") {
     CHECK(s["code"] == r.code);
     if (!r.message.empty()) CHECK(s["message"] == json::value(r.message));
   }
+  // A path no built-in API serves gets Go's http.NotFound page, not a Status (kube-apiserver
+  // v1.32.13: its not-found handler after apiextensions-apiserver found no CRD); a built-in group's
+  // unknown resource or version is a Status (above, and apps/v1 here).
+  for (const char* path :
+       {"/apis/nope.example.com/v1", "/apis/nope.example.com/v1/namespaces/alice/things", "/apis/nope.example.com",
+        "/apis/kubeflow.org/v9", "/apis/kubeflow.org/v1/namespaces/alice/ghosts"}) {
+    CAPTURE(path);
+    auto resp = f.call("GET", path);
+    CHECK(resp.status == 404);
+    CHECK(resp.content_type == "text/plain; charset=utf-8");
+    CHECK(resp.body == "404 page not found\n");
+  }
+  for (const char* path : {"/apis/apps/v1/namespaces/alice/nothings", "/apis/apps/v9"}) {
+    CAPTURE(path);
+    auto resp = f.call("GET", path);
+    CHECK(resp.status == 404);
+    CHECK(f.json_of(resp)["message"] == "the server could not find the requested resource");
+  }
   // Invalid carries field causes; NotFound names the object in details.
   auto inv = f.json_of(f.call("POST", "/api/v1/namespaces/alice/pods",
                               R"({"metadata":{"name":"UPPER"},"spec":{"containers":[{"name":"c","image":"x"}]}})"));

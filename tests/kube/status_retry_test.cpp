@@ -55,6 +55,13 @@ TEST_CASE("non-2xx responses decode into ApiError from the Status body") {
     CHECK(err.retry_after_seconds() == tc.retry_after);
     CHECK(std::string(err.what()).find('\x01') == std::string::npos);  // excerpts are printable
   }
+  // Go's http.NotFound page (kube-apiserver, for a group or custom resource it does not serve) is
+  // the generic NotFound, word for word as client-go makes it, with nothing appended.
+  auto page = decode_error(404, "404 page not found\n");
+  CHECK(page.reason() == "NotFound");
+  CHECK(page.status_message() == "the server could not find the requested resource");
+  CHECK(std::string(decode_error(404, "<h1>404 page not found</h1>").status_message()).find("an HTML page") !=
+        std::string::npos);
   // A huge body is excerpted, not copied whole into the message.
   auto big = decode_error(500, std::string(1 << 20, 'x'));
   CHECK(std::string(big.what()).size() < 600);
