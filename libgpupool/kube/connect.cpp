@@ -342,6 +342,10 @@ void Connection::write_all(std::string_view data, const Deadline& d) {
   }
 }
 
+void Connection::wait_for_answer(const Deadline& d) {
+  if (!ssl_ || !SSL_has_pending(ssl_)) wait(false, d);
+}
+
 std::size_t Connection::read_some(char* buf, std::size_t size, const Deadline& d) {
   while (true) {
     if (ssl_) {

@@ -94,6 +94,8 @@ class Connection {
   void write_all(std::string_view data, const Deadline& deadline);
   /// Reads what is there (waiting for something); 0 when the peer closed. Throws IoError.
   std::size_t read_some(char* buf, std::size_t size, const Deadline& deadline);
+  /// Waits for the answer to a request just written (saves the read that would only say EAGAIN).
+  void wait_for_answer(const Deadline& deadline);
   ConnectTimes times;
 
  private:

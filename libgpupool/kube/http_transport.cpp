@@ -201,6 +201,7 @@ class HttpTransport final : public Transport {
       bool too_large = false, stopped = false, ended = false;
       try {
         conn->write_all(out.text, deadline);
+        conn->wait_for_answer(deadline);
         kube::ResponseHead head = reader.read_head(req.method == "HEAD");
         response.status = head.status;
         response.headers = std::move(head.headers);
