@@ -372,7 +372,7 @@ std::size_t Connection::read_some(char* buf, std::size_t size, const Deadline& d
 
 // ---- response heads ----------------------------------------------------------------------------------
 
-const std::string* ResponseHead::header(std::string_view name) const {
+const std::string* find_header(const HttpHeaders& headers, std::string_view name) {
   for (const auto& [k, v] : headers)
     if (k.size() == name.size() && ::strncasecmp(k.data(), name.data(), k.size()) == 0) return &v;
   return nullptr;

@@ -118,11 +118,14 @@ std::unique_ptr<Connection> connect_to_server(const KubeCluster& cluster, const 
 /// The warning for insecure-skip-tls-verify, said once per transport through `logger`.
 void warn_if_insecure(const KubeCluster& cluster, const Logger& logger);
 
+/// The first header named `name` (case-insensitive), or nullptr (HttpResponse::header too).
+const std::string* find_header(const HttpHeaders& headers, std::string_view name);
+
 /// An HTTP/1.1 response head: status and headers (names as sent).
 struct ResponseHead {
   int status = 0;
   HttpHeaders headers;
-  const std::string* header(std::string_view name) const;
+  const std::string* header(std::string_view name) const { return find_header(headers, name); }
 };
 /// Parses `head` (the status line and header lines, without the blank line). Returns false when it
 /// is not an HTTP/1.x response.

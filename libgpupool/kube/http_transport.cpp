@@ -31,11 +31,7 @@
 
 namespace gpupool {
 
-const std::string* HttpResponse::header(std::string_view name) const {
-  for (const auto& [k, v] : headers)
-    if (k.size() == name.size() && ::strncasecmp(k.data(), name.data(), k.size()) == 0) return &v;
-  return nullptr;
-}
+const std::string* HttpResponse::header(std::string_view name) const { return kube::find_header(headers, name); }
 
 namespace {
 
