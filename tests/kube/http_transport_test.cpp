@@ -340,3 +340,32 @@ TEST_CASE("unreachable servers and proxies are UnreachableError naming the serve
       transport_for("http://127.0.0.1:" + std::to_string(port), {}, "http://" + closed)->send(get("/"), {}),
       doctest::Contains(through.c_str()), gpupool::UnreachableError);
 }
+
+TEST_CASE("connect_timeout bounds a connect that gets no answer") {
+  // A listener whose accept queue is full: Linux drops further SYNs, so a connect neither
+  // succeeds nor is refused until the client gives up.
+  const int lfd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  REQUIRE(::listen(lfd, 0) == 0);
+  socklen_t len = sizeof a;
+  ::getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len);
+  std::vector<int> fillers;
+  for (int i = 0; i < 4; ++i) {  // fill the queue (non-blocking: the later ones stay in SYN-SENT)
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    fillers.push_back(fd);
+  }
+  gpupool::TransportOptions o;
+  o.connect_timeout = 200ms;
+  o.request_timeout = 60s;
+  const std::string server = "http://127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  CHECK_THROWS_WITH_AS(
+      transport_for(server, o)->send(get("/"), {}),
+      ("cannot reach " + server + ": connection timed out (is the cluster up? check --context)").c_str(),
+      gpupool::UnreachableError);
+  for (int fd : fillers) ::close(fd);
+  ::close(lfd);
+}
