@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "timing: cpu-before-main %.3f ms, cpu-total %.3f ms, wall-in-main %.3f ms\n", cpu_at_main,
                  ms(CLOCK_PROCESS_CPUTIME_ID), ms(CLOCK_MONOTONIC) - wall_at_main);
   }
-  // Leave without the exit handlers: OpenSSL's and libcurl's cleanup and the static destructors
+  // Leave without the exit handlers: OpenSSL's cleanup and the static destructors
   // free what the process is about to give back whole (a few percent of a short command's CPU).
   // Everything the command writes is flushed first; the embedded cluster's state was saved by
   // Connection::close().

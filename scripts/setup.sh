@@ -4,7 +4,7 @@
 set -euo pipefail
 PKGS=(
   cmake ninja-build g++ clang-14 libclang-rt-14-dev clang-format-14 clang-tidy-14 pkg-config git
-  libyaml-cpp-dev libcurl4-openssl-dev libfmt-dev libssl-dev zlib1g-dev
+  libyaml-cpp-dev libfmt-dev libssl-dev zlib1g-dev
   libboost1.81-dev libboost-json1.81-dev
   doctest-dev pybind11-dev
   python3 python3-dev python3-pytest python3-pybind11 python3-kubernetes

@@ -137,8 +137,8 @@ struct ApiResourceInfo {
 };
 
 /// While alive, every request this thread sends through any Client observes `token`: once it
-/// fires, a request in flight is abandoned (libcurl's progress callback, about once a second at
-/// worst) and a retry's back-off ends within 50 ms, and the call throws CancelledError. Long
+/// fires, a request in flight is abandoned within about 50 ms (the transport's waits poll the
+/// token) and so does a retry's back-off, and the call throws CancelledError. Long
 /// facade calls (Cluster::wait, Cluster::logs) open one for their CancelToken, so cancelling them
 /// also ends a get() that is waiting on a slow or failing server. Scopes nest; the innermost wins.
 /// A scope without a token makes the thread's requests uncancellable again (used by rollbacks,
@@ -161,7 +161,7 @@ class CancelScope {
 struct ClientOptions {
   RetryPolicy retry;
   TransportOptions transport;
-  /// Use this transport instead of libcurl (tests, fault injection).
+  /// Use this transport instead of make_http_transport's (tests, fault injection).
   std::shared_ptr<Transport> transport_override;
   Logger logger;  ///< warnings and debug notes; also used by the transport when it has none
   /// The annotation create_idempotent stamps on objects.

@@ -1,7 +1,8 @@
 // gpupool/transport.hpp — the HTTP(S) exchange under gpupool::Client.
 //
-// Client speaks to a Transport; make_curl_transport() gives the real one (libcurl, a pool of
-// reusable connections per cluster, TLS verification on unless the kubeconfig turns it off).
+// Client speaks to a Transport; make_http_transport() gives the real one (gpupool's own HTTP/1.1
+// client on OpenSSL: a pool of keep-alive connections per cluster, TLS verification on unless the
+// kubeconfig turns it off).
 // Tests and fault injectors can hand Client their own Transport.
 #pragma once
 
@@ -55,7 +56,7 @@ struct RequestCredentials {
   std::string bearer_token;        ///< secret
   std::string username, password;  ///< basic auth; password secret
   std::string client_certificate_pem;
-  std::string client_key_pem;  ///< secret; handed to libcurl from memory, never written to disk
+  std::string client_key_pem;  ///< secret; handed to OpenSSL from memory, never written to disk
   bool operator==(const RequestCredentials&) const = default;
 };
 
@@ -77,7 +78,7 @@ class Transport {
 struct TransportOptions {
   std::chrono::milliseconds connect_timeout{10'000};
   std::chrono::milliseconds request_timeout{60'000};  ///< per exchange; streams have none
-  std::size_t max_idle_connections = 16;              ///< easy handles kept for reuse
+  std::size_t max_idle_connections = 16;              ///< idle keep-alive connections kept for reuse
   /// The largest response body (and the longest watch / log line) accepted; more is a
   /// ResponseTooLargeError. 1 GiB holds a list of 150,000 pods (~300 MB); page larger lists with
   /// ListOptions::limit.
@@ -91,8 +92,17 @@ struct TransportOptions {
   std::string tls_session_dir;
 };
 
-/// A libcurl transport for `cluster`: its CA (from memory), tls-server-name, proxy-url,
-/// insecure-skip-tls-verify (honoured with a warning through options.logger), gzip.
-std::shared_ptr<Transport> make_curl_transport(const KubeCluster& cluster, TransportOptions options = {});
+/// The HTTP/1.1 transport for `cluster`: its CA (from memory), tls-server-name, proxy-url (an
+/// http:// proxy; https servers are reached through a CONNECT tunnel), insecure-skip-tls-verify
+/// (honoured with a warning through options.logger), gzip, keep-alive connections. A request that
+/// went out on a reused connection the server had closed, with nothing of the answer arrived, is
+/// sent once more on a new connection.
+std::shared_ptr<Transport> make_http_transport(const KubeCluster& cluster, TransportOptions options = {});
+
+/// The former name (the transport was libcurl's until 0.1): the same transport.
+[[deprecated("use make_http_transport")]] inline std::shared_ptr<Transport> make_curl_transport(
+    const KubeCluster& cluster, TransportOptions options = {}) {
+  return make_http_transport(cluster, std::move(options));
+}
 
 }  // namespace gpupool

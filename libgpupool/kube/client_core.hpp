@@ -117,7 +117,7 @@ struct ClientCore {
       TransportOptions t = options.transport;
       if (!t.logger) t.logger = options.logger;
       if (t.tls_session_dir.empty() && !options.cache_dir.empty()) t.tls_session_dir = options.cache_dir + "/tls";
-      transport = make_curl_transport(config.cluster, std::move(t));
+      transport = make_http_transport(config.cluster, std::move(t));
     }
   }
 

@@ -31,11 +31,11 @@
 #include <boost/json.hpp>
 
 #include "common/base64.hpp"
-#include "common/sigpipe.hpp"
 #include "common/spdy.hpp"
 #include "common/tls_pump.hpp"
 #include "common/websocket.hpp"
 #include "gpupool/error.hpp"
+#include "kube/connect.hpp"
 #include "kube/status.hpp"
 #include "kube/util.hpp"
 
@@ -43,149 +43,33 @@ namespace gpupool::kube {
 
 namespace {
 
-std::string openssl_error() {
-  const unsigned long e = ERR_get_error();
-  if (!e) return "TLS error";
-  char buf[256];
-  ERR_error_string_n(e, buf, sizeof buf);
-  return buf;
-}
-
 /// An upgraded (or refused) HTTPS exchange on a connection of its own.
-struct Connection {
-  SSL_CTX* ctx = nullptr;
+struct Upgraded {
+  std::shared_ptr<TlsContext> tls;  ///< outlives the SSL made with it
+  std::unique_ptr<kube::Connection> io;
   SSL* ssl = nullptr;
   int fd = -1;
   int status = 0;
-  std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
-  std::string body;                                          // of a refusal
-  std::string leftover;                                      // bytes read past a 101's headers
-  Connection() = default;
-  Connection(const Connection&) = delete;
-  Connection& operator=(const Connection&) = delete;
-  ~Connection() {
-    if (ssl) SSL_free(ssl);
-    if (ctx) SSL_CTX_free(ctx);
-    if (fd >= 0) ::close(fd);
-  }
-  const std::string* header(std::string_view name) const {
-    for (const auto& [k, v] : headers)
-      if (k == name) return &v;
-    return nullptr;
-  }
+  ResponseHead head;
+  std::string body;      // of a refusal
+  std::string leftover;  // bytes read past a 101's headers
+  const std::string* header(std::string_view name) const { return head.header(name); }
 };
 
-void add_pem_certificates(X509_STORE* store, const std::string& pem) {
-  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
-  while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
-    X509_STORE_add_cert(store, cert);
-    X509_free(cert);
-  }
-  ERR_clear_error();
-  BIO_free(bio);
-}
-
-void use_client_certificate(SSL_CTX* ctx, const RequestCredentials& cred) {
-  BIO* bio = BIO_new_mem_buf(cred.client_certificate_pem.data(), static_cast<int>(cred.client_certificate_pem.size()));
-  X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
-  bool ok = cert && SSL_CTX_use_certificate(ctx, cert) == 1;
-  if (cert) X509_free(cert);
-  while (X509* extra = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr))
-    if (SSL_CTX_add_extra_chain_cert(ctx, extra) != 1) X509_free(extra);
-  ERR_clear_error();
-  BIO_free(bio);
-  BIO* kbio = BIO_new_mem_buf(cred.client_key_pem.data(), static_cast<int>(cred.client_key_pem.size()));
-  EVP_PKEY* key = PEM_read_bio_PrivateKey(kbio, nullptr, nullptr, nullptr);
-  ok = ok && key && SSL_CTX_use_PrivateKey(ctx, key) == 1;
-  if (key) EVP_PKEY_free(key);
-  BIO_free(kbio);
-  if (!ok) throw TransportError("the kubeconfig's client certificate or key cannot be loaded (PEM expected)");
-}
-
-/// Connects, sends `method target` with `headers` and reads the response head (and, unless it
-/// is 101, the body).
-std::unique_ptr<Connection> open_upgrade(const StreamContext& ctx, const RequestCredentials& cred,
-                                         const std::string& method, const std::string& target,
-                                         const std::vector<std::pair<std::string, std::string>>& headers) {
-  SigpipeBlock no_sigpipe;  // a server that hangs up mid-request is an error, not a signal
+/// Connects (kube/connect.hpp: proxy, TLS as the REST transport), sends `method target` with
+/// `headers` and reads the response head (and, unless it is 101, the body).
+std::unique_ptr<Upgraded> open_upgrade(const StreamContext& ctx, const RequestCredentials& cred,
+                                       const std::string& method, const std::string& target,
+                                       const std::vector<std::pair<std::string, std::string>>& headers) {
   const KubeCluster& cluster = ctx.config.cluster;
   const ServerUrl u = parse_server_url(cluster.server);
   const std::string source = ctx.config.source.empty() ? "kubeconfig" : ctx.config.source;
   if (u.scheme != "https") throw ConfigError(source, "cluster.server", "exec and port-forward need an https:// server");
-  if (!cluster.proxy_url.empty())
-    throw ConfigError(source, "cluster.proxy-url",
-                      "exec and port-forward do not go through a proxy yet; use kubectl for them on this cluster");
-  auto c = std::make_unique<Connection>();
-  // TCP.
-  addrinfo hints{};
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  if (const int rc = ::getaddrinfo(u.host.c_str(), u.port.c_str(), &hints, &res); rc != 0)
-    throw UnreachableError(
-        fmt::format("cannot reach {}: host name not found (is the cluster up? check --context)", cluster.server));
-  int last_errno = 0;
-  for (addrinfo* a = res; a && c->fd < 0; a = a->ai_next) {
-    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-    if (fd < 0) continue;
-    // A connect bounded by TransportOptions::connect_timeout: non-blocking, then poll.
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
-    int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
-    if (rc != 0 && errno == EINPROGRESS) {
-      ::pollfd p{fd, POLLOUT, 0};
-      rc = ::poll(&p, 1, static_cast<int>(ctx.connect_timeout.count()));
-      int so_error = 0;
-      socklen_t len = sizeof so_error;
-      if (rc == 1 && ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &len) == 0 && so_error == 0)
-        rc = 0;
-      else
-        errno = rc == 0 ? ETIMEDOUT : (so_error ? so_error : errno), rc = -1;
-    }
-    if (rc == 0) {
-      ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-      c->fd = fd;
-    } else {
-      last_errno = errno;
-      ::close(fd);
-    }
-  }
-  ::freeaddrinfo(res);
-  if (c->fd < 0)
-    throw UnreachableError(fmt::format("cannot reach {}: {} (is the cluster up? check --context)", cluster.server,
-                                       last_errno == ECONNREFUSED ? "connection refused" : std::strerror(last_errno)));
-  const int one = 1;
-  ::setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  // TLS, trusting what the REST transport trusts.
-  c->ctx = SSL_CTX_new(TLS_client_method());
-  SSL_CTX_set_min_proto_version(c->ctx, TLS1_2_VERSION);
-  if (!cluster.insecure_skip_tls_verify) {
-    SSL_CTX_set_verify(c->ctx, SSL_VERIFY_PEER, nullptr);
-    if (!cluster.certificate_authority_pem.empty())
-      add_pem_certificates(SSL_CTX_get_cert_store(c->ctx), cluster.certificate_authority_pem);
-    else
-      SSL_CTX_set_default_verify_paths(c->ctx);
-  }
-  if (!cred.client_certificate_pem.empty()) use_client_certificate(c->ctx, cred);
-  c->ssl = SSL_new(c->ctx);
-  const std::string& name = cluster.tls_server_name.empty() ? u.host : cluster.tls_server_name;
-  in6_addr probe{};
-  const bool ip = ::inet_pton(AF_INET, name.c_str(), &probe) == 1 || ::inet_pton(AF_INET6, name.c_str(), &probe) == 1;
-  if (!ip) SSL_set_tlsext_host_name(c->ssl, name.c_str());
-  if (!cluster.insecure_skip_tls_verify) {
-    X509_VERIFY_PARAM* param = SSL_get0_param(c->ssl);
-    if (ip)
-      X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str());
-    else
-      X509_VERIFY_PARAM_set1_host(param, name.c_str(), 0);
-  }
-  SSL_set_fd(c->ssl, c->fd);
-  if (SSL_connect(c->ssl) != 1) {
-    const long verify = SSL_get_verify_result(c->ssl);
-    std::string why = verify != X509_V_OK ? X509_verify_cert_error_string(verify) : openssl_error();
-    throw TransportError(
-        fmt::format("cannot complete the TLS handshake with {}: {}; check certificate-authority(-data) and "
-                    "tls-server-name in your kubeconfig",
-                    cluster.server, why));
-  }
+  auto c = std::make_unique<Upgraded>();
+  c->tls = std::make_shared<TlsContext>(cluster, cred);
+  c->io = connect_to_server(cluster, c->tls.get(), ctx.connect_timeout);
+  c->ssl = c->io->ssl();
+  c->fd = c->io->fd();
   // The request.
   std::string req =
       fmt::format("{} {}{} HTTP/1.1\r\nHost: {}:{}\r\nUser-Agent: {}\r\n", method, u.path, target,
@@ -198,81 +82,38 @@ std::unique_ptr<Connection> open_upgrade(const StreamContext& ctx, const Request
   if (method == "POST") req += "Content-Length: 0\r\n";
   req += "\r\n";
   auto fail = [&](const std::string& what) {
-    std::fill(req.begin(), req.end(), '\0');
     return TransportError(
         fmt::format("{} {}: {}", method, cluster.server + u.path + target.substr(0, target.find('?')), what));
   };
-  if (SSL_write(c->ssl, req.data(), static_cast<int>(req.size())) <= 0)
-    throw fail("the connection failed while sending");
-  std::fill(req.begin(), req.end(), '\0');
-  // The response head.
-  std::string in;
-  char buf[16384];
-  std::size_t head_end;
-  while ((head_end = in.find("\r\n\r\n")) == std::string::npos) {
-    const int n = SSL_read(c->ssl, buf, sizeof buf);
-    if (n <= 0) throw fail("the server closed the connection without an answer");
-    in.append(buf, static_cast<std::size_t>(n));
-    if (in.size() > (1 << 20)) throw fail("the response head is too large");
-  }
-  std::string_view head(in.data(), head_end);
-  const auto line_end = head.find("\r\n");
-  const std::string_view status_line = head.substr(0, line_end);
-  const auto sp = status_line.find(' ');
-  c->status = sp == std::string_view::npos ? 0 : std::atoi(std::string(status_line.substr(sp + 1, 3)).c_str());
-  std::size_t at = line_end == std::string_view::npos ? head.size() : line_end + 2;
-  while (at < head.size()) {
-    auto e = head.find("\r\n", at);
-    if (e == std::string_view::npos) e = head.size();
-    const std::string_view l = head.substr(at, e - at);
-    if (const auto colon = l.find(':'); colon != std::string_view::npos) {
-      std::string k(l.substr(0, colon));
-      for (auto& ch : k) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      c->headers.emplace_back(std::move(k), trim(l.substr(colon + 1)));
+  // The upgrade's answer comes within the connect timeout; the upgraded stream has none.
+  ResponseReader reader(*c->io, Deadline::after(ctx.connect_timeout));
+  try {
+    c->io->write_all(req, Deadline::after(ctx.connect_timeout));
+    std::fill(req.begin(), req.end(), '\0');
+    c->head = reader.read_head(false);
+    c->status = c->head.status;
+    if (c->status == 101) {
+      c->leftover = reader.take_buffered();
+      return c;
     }
-    at = e + 2;
-  }
-  std::string rest = in.substr(head_end + 4);
-  if (c->status == 101) {
-    c->leftover = std::move(rest);
-    return c;
-  }
-  // A refusal: its body (Content-Length, chunked, or until the connection closes).
-  const std::string* te = c->header("transfer-encoding");
-  const std::string* cl = c->header("content-length");
-  const bool chunked = te && te->find("chunked") != std::string::npos;
-  const std::size_t want = cl ? static_cast<std::size_t>(std::strtoull(cl->c_str(), nullptr, 10)) : std::string::npos;
-  auto complete = [&] {
-    if (cl) return rest.size() >= want;
-    if (chunked) return rest.find("\r\n0\r\n") != std::string::npos || rest.rfind("0\r\n", 0) == 0;
-    return false;
-  };
-  while (!complete() && rest.size() < (4u << 20)) {
-    const int n = SSL_read(c->ssl, buf, sizeof buf);
-    if (n <= 0) break;
-    rest.append(buf, static_cast<std::size_t>(n));
-  }
-  if (chunked) {
-    std::string body;
-    std::size_t p = 0;
-    while (p < rest.size()) {
-      const auto e = rest.find("\r\n", p);
-      if (e == std::string::npos) break;
-      const std::size_t len = std::strtoul(rest.substr(p, e - p).c_str(), nullptr, 16);
-      if (len == 0) break;
-      body += rest.substr(e + 2, len);
-      p = e + 2 + len + 2;
-    }
-    c->body = std::move(body);
-  } else {
-    c->body = cl ? rest.substr(0, want) : rest;
+    // A refusal: its body (a Status, at most 4 MiB kept).
+    reader.read_body([&](std::string_view piece) {
+      if (c->body.size() + piece.size() > (4u << 20)) return false;
+      c->body.append(piece);
+      return true;
+    });
+  } catch (const IoError& e) {
+    std::fill(req.begin(), req.end(), '\0');
+    throw fail(e.what());
+  } catch (const TransportError& e) {
+    throw fail(e.what());
   }
   return c;
 }
 
 /// open_upgrade with the credentials of now, once more with fresh ones after a 401.
-std::unique_ptr<Connection> upgrade(const StreamContext& ctx, const std::string& method, const std::string& target,
-                                    const std::vector<std::pair<std::string, std::string>>& headers) {
+std::unique_ptr<Upgraded> upgrade(const StreamContext& ctx, const std::string& method, const std::string& target,
+                                  const std::vector<std::pair<std::string, std::string>>& headers) {
   RequestCredentials cred = ctx.credentials.current();
   auto c = open_upgrade(ctx, cred, method, target, headers);
   if (c->status == 401 && ctx.credentials.refresh_after_unauthorized(cred))
@@ -289,7 +130,7 @@ std::vector<std::pair<std::string, std::string>> websocket_headers(const std::st
           {"Sec-WebSocket-Protocol", protocols}};
 }
 
-void check_websocket_accept(const Connection& c, const std::string& key) {
+void check_websocket_accept(const Upgraded& c, const std::string& key) {
   const std::string* accept = c.header("sec-websocket-accept");
   if (!accept || *accept != ws::accept_key(key))
     throw TransportError("the server's WebSocket handshake is invalid (Sec-WebSocket-Accept does not match)");
@@ -548,7 +389,7 @@ namespace {
 
 class SpdyPortForward final : public PortForward {
  public:
-  SpdyPortForward(std::unique_ptr<Connection> conn, bool websocket, std::vector<Port> ports,
+  SpdyPortForward(std::unique_ptr<Upgraded> conn, bool websocket, std::vector<Port> ports,
                   PortForwardErrorHandler on_error)
       : conn_(std::move(conn)),
         websocket_(websocket),
@@ -766,7 +607,7 @@ class SpdyPortForward final : public PortForward {
     }
   }
 
-  std::unique_ptr<Connection> conn_;
+  std::unique_ptr<Upgraded> conn_;
   bool websocket_;
   std::vector<Port> ports_;
   PortForwardErrorHandler on_error_;

@@ -399,7 +399,7 @@ TEST_CASE("cancel ends a request wait() or logs() is already retrying: held by t
     } else {
       CHECK(outcome == "CancelledError: waiting for job \"held\" was cancelled");
     }
-    CHECK(took < 5s);  // libcurl's progress callback runs about once a second while it waits
+    CHECK(took < 5s);  // the transport polls the token every 50 ms while it waits
     std::printf("cancel of %s during a %s GET: returned after %lld ms\n", logs ? "logs()" : "wait()",
                 faults.rules["get"].latency.count() ? "held" : "backing-off",
                 static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));

@@ -252,7 +252,7 @@ TEST_CASE("a create whose answer was lost is found by its submission id and dele
     CHECK(std::string(e.what()).find("could not be deleted") == std::string::npos);
   }
   // The first create's answer was lost (the pre-flight dry run's). When it went out on a kept-alive
-  // connection, libcurl sends it once more on a fresh one (a reused connection that died before
+  // connection, the transport sends it once more on a fresh one (a reused connection that died before
   // answering may have been closed before the request arrived), and that answer is lost too.
   CHECK(s.server.fault_counters().lost_response >= 1);
   CHECK(s.server.fault_counters().lost_response <= 2);

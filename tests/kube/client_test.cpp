@@ -545,7 +545,7 @@ TEST_CASE("secrets never appear in errors or logs") {
   collect([&] { h.client->get(kPods, "", "html"); });
   collect([&] { h.client->get(kPods, "", "reset"); });
   collect([&] { h.client->create(kPods, "", pod("reset")); });
-  // The real libcurl transport against a closed port, with a token, a client key and a password.
+  // The real HTTP transport against a closed port, with a token, a client key and a password.
   gpupool::KubeConfig cfg;
   cfg.cluster.server = "https://127.0.0.1:1";
   cfg.user.token = kToken;

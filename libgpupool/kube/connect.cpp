@@ -1,0 +1,644 @@
+// Connecting to an API server: TCP, proxy-url, TLS (kube/connect.hpp).
+#include "kube/connect.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#include <poll.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "common/base64.hpp"
+#include "gpupool/error.hpp"
+#include "kube/util.hpp"
+
+namespace gpupool::kube {
+
+namespace {
+
+std::string openssl_error() {
+  const unsigned long e = ERR_get_error();
+  ERR_clear_error();
+  if (!e) return "TLS error";
+  char buf[256];
+  ERR_error_string_n(e, buf, sizeof buf);
+  return buf;
+}
+
+std::string bracket(const std::string& host) { return host.find(':') != std::string::npos ? "[" + host + "]" : host; }
+
+bool is_ip(const std::string& name) {
+  in6_addr probe{};
+  return ::inet_pton(AF_INET, name.c_str(), &probe) == 1 || ::inet_pton(AF_INET6, name.c_str(), &probe) == 1;
+}
+
+// ---- a socket BIO that never raises SIGPIPE ---------------------------------------------------
+// OpenSSL's socket BIO writes with write(2): a peer that has gone would kill the process with
+// SIGPIPE. This one is the socket BIO with send(MSG_NOSIGNAL) for writes (no per-call signal mask).
+int nosignal_write(BIO* b, const char* data, int len) {
+  BIO_clear_retry_flags(b);
+  const ssize_t n = ::send(static_cast<int>(BIO_get_fd(b, nullptr)), data, static_cast<std::size_t>(len), MSG_NOSIGNAL);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) BIO_set_retry_write(b);
+  return static_cast<int>(n);
+}
+
+const BIO_METHOD* nosignal_socket_method() {
+  static const BIO_METHOD* method = [] {
+    const BIO_METHOD* sock = BIO_s_socket();
+    BIO_METHOD* m = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR, "gpupool socket");
+    BIO_meth_set_write(m, nosignal_write);
+    BIO_meth_set_read(m, BIO_meth_get_read(sock));
+    BIO_meth_set_puts(m, BIO_meth_get_puts(sock));
+    BIO_meth_set_ctrl(m, BIO_meth_get_ctrl(sock));
+    BIO_meth_set_create(m, BIO_meth_get_create(sock));
+    BIO_meth_set_destroy(m, BIO_meth_get_destroy(sock));
+    return m;
+  }();
+  return method;
+}
+
+// ---- TLS sessions kept between processes ------------------------------------------------------
+// The newest session of this process is offered to each new connection; with a directory, it is
+// also written to a file (owner-only, whole then renamed) that the next process offers: the server
+// then resumes it (TLS 1.3 PSK from the ticket, or a TLS 1.2 session) and sends no certificate to
+// verify; the client checks nothing less, since the session records the verification of the
+// certificate it was made with, and only this file's key — server, CA, client certificate — can
+// reach it. A session the server refuses only costs the full handshake.
+class SessionFile {
+ public:
+  SessionFile(const std::string& dir, const KubeCluster& cluster, const std::string& client_cert_pem) {
+    if (dir.empty()) return;
+    // One file per server, trust and identity: SHA-256 of what decides them (never the key itself).
+    EVP_MD_CTX* md = EVP_MD_CTX_new();
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    const std::string parts[] = {cluster.server, cluster.tls_server_name, cluster.certificate_authority_pem,
+                                 cluster.insecure_skip_tls_verify ? "insecure" : "verify", client_cert_pem};
+    bool ok = md && EVP_DigestInit_ex(md, EVP_sha256(), nullptr) == 1;
+    for (const auto& p : parts) {
+      const std::uint64_t n = p.size();  // length-prefixed: no two tuples hash the same bytes
+      ok = ok && EVP_DigestUpdate(md, &n, sizeof n) == 1 && EVP_DigestUpdate(md, p.data(), p.size()) == 1;
+    }
+    ok = ok && EVP_DigestFinal_ex(md, digest, &len) == 1;
+    EVP_MD_CTX_free(md);
+    if (!ok) return;
+    std::string name;
+    for (unsigned i = 0; i < 16 && i < len; ++i) name += fmt::format("{:02x}", digest[i]);
+    dir_ = dir;
+    path_ = dir + "/" + name + ".session";
+  }
+  bool enabled() const { return !path_.empty(); }
+  void forget() const {
+    if (!path_.empty()) ::unlink(path_.c_str());
+  }
+
+  /// The stored session (a new reference) or null.
+  SSL_SESSION* load() const {
+    if (path_.empty()) return nullptr;
+    const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return nullptr;
+    unsigned char buf[16384];
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    ::close(fd);
+    if (n <= 0) return nullptr;
+    const unsigned char* p = buf;
+    SSL_SESSION* s = d2i_SSL_SESSION(nullptr, &p, static_cast<long>(n));
+    OPENSSL_cleanse(buf, sizeof buf);
+    if (s && !SSL_SESSION_is_resumable(s)) {
+      SSL_SESSION_free(s);
+      return nullptr;
+    }
+    return s;
+  }
+
+  void store(SSL_SESSION* s) const {
+    if (path_.empty()) return;
+    const int len = i2d_SSL_SESSION(s, nullptr);
+    if (len <= 0 || len > 16384) return;
+    std::string der(static_cast<std::size_t>(len), '\0');
+    auto* p = reinterpret_cast<unsigned char*>(der.data());
+    if (i2d_SSL_SESSION(s, &p) != len) return;
+    std::error_code ec;
+    std::filesystem::create_directories(dir_, ec);
+    if (ec) return;
+    ::chmod(dir_.c_str(), 0700);
+    const std::string tmp = fmt::format("{}.{}", path_, ::getpid());
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return;
+    const bool ok = ::write(fd, der.data(), der.size()) == static_cast<ssize_t>(der.size());
+    OPENSSL_cleanse(der.data(), der.size());
+    if (::close(fd) != 0 || !ok || std::rename(tmp.c_str(), path_.c_str()) != 0) ::unlink(tmp.c_str());
+  }
+
+ private:
+  std::string dir_, path_;
+};
+
+int session_ex_index() {
+  static const int index = SSL_CTX_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
+}  // namespace
+
+class SessionStore {
+ public:
+  SessionStore(const std::string& dir, const KubeCluster& cluster, const std::string& cert)
+      : file_(dir, cluster, cert) {}
+  ~SessionStore() {
+    if (latest_) SSL_SESSION_free(latest_);
+  }
+  bool on_disk() const { return file_.enabled(); }
+  void keep(SSL_SESSION* s) {
+    if (!SSL_SESSION_is_resumable(s)) return;
+    {
+      std::lock_guard lock(mu_);
+      SSL_SESSION_up_ref(s);
+      if (latest_) SSL_SESSION_free(latest_);
+      latest_ = s;
+      loaded_ = true;
+    }
+    file_.store(s);
+  }
+  SSL_SESSION* offer() {
+    std::lock_guard lock(mu_);
+    if (!loaded_) {  // the first connection of this process: the file's session, if any
+      loaded_ = true;
+      latest_ = file_.load();
+    }
+    if (latest_ && SSL_SESSION_is_resumable(latest_)) {
+      SSL_SESSION_up_ref(latest_);
+      return latest_;
+    }
+    return nullptr;
+  }
+  void forget() {
+    std::lock_guard lock(mu_);
+    if (latest_) SSL_SESSION_free(latest_);
+    latest_ = nullptr;
+    file_.forget();
+  }
+
+ private:
+  SessionFile file_;
+  std::mutex mu_;
+  SSL_SESSION* latest_ = nullptr;
+  bool loaded_ = false;
+};
+
+namespace {
+
+int on_new_session(SSL* ssl, SSL_SESSION* session) {
+  if (auto* store = static_cast<SessionStore*>(SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), session_ex_index())))
+    store->keep(session);
+  return 0;  // we took our own reference
+}
+
+void add_pem_certificates(X509_STORE* store, const std::string& pem) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+    X509_STORE_add_cert(store, cert);
+    X509_free(cert);
+  }
+  ERR_clear_error();
+  BIO_free(bio);
+}
+
+void use_client_certificate(SSL_CTX* ctx, const RequestCredentials& cred) {
+  BIO* bio = BIO_new_mem_buf(cred.client_certificate_pem.data(), static_cast<int>(cred.client_certificate_pem.size()));
+  X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+  bool ok = cert && SSL_CTX_use_certificate(ctx, cert) == 1;
+  if (cert) X509_free(cert);
+  while (X509* extra = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr))
+    if (SSL_CTX_add_extra_chain_cert(ctx, extra) != 1) X509_free(extra);
+  ERR_clear_error();
+  BIO_free(bio);
+  BIO* kbio = BIO_new_mem_buf(cred.client_key_pem.data(), static_cast<int>(cred.client_key_pem.size()));
+  EVP_PKEY* key = PEM_read_bio_PrivateKey(kbio, nullptr, nullptr, nullptr);
+  ok = ok && key && SSL_CTX_use_PrivateKey(ctx, key) == 1 && SSL_CTX_check_private_key(ctx) == 1;
+  if (key) EVP_PKEY_free(key);
+  BIO_free(kbio);
+  ERR_clear_error();
+  if (!ok)
+    throw TransportError(
+        "the kubeconfig's client certificate or key cannot be loaded (PEM expected, and the key must match the "
+        "certificate): check client-certificate(-data) and client-key(-data)");
+}
+
+}  // namespace
+
+TlsContext::TlsContext(const KubeCluster& cluster, const RequestCredentials& cred, const std::string& session_dir)
+    : cert_(cred.client_certificate_pem), key_(cred.client_key_pem) {
+  ctx_ = SSL_CTX_new(TLS_client_method());
+  if (!ctx_) throw TransportError("TLS could not be set up: " + openssl_error());
+  SSL_CTX_set_min_proto_version(ctx_, TLS1_2_VERSION);
+  // A server closing without close_notify ends a body read up to the close like a plain close;
+  // bodies framed by length or chunks are still checked whole.
+  SSL_CTX_set_options(ctx_, SSL_OP_IGNORE_UNEXPECTED_EOF);
+  SSL_CTX_set_mode(ctx_, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_ENABLE_PARTIAL_WRITE);
+  static const unsigned char alpn[] = {8, 'h', 't', 't', 'p', '/', '1', '.', '1'};
+  SSL_CTX_set_alpn_protos(ctx_, alpn, sizeof alpn);
+  if (!cluster.insecure_skip_tls_verify) {
+    SSL_CTX_set_verify(ctx_, SSL_VERIFY_PEER, nullptr);
+    if (!cluster.certificate_authority_pem.empty())
+      add_pem_certificates(SSL_CTX_get_cert_store(ctx_), cluster.certificate_authority_pem);
+    else
+      SSL_CTX_set_default_verify_paths(ctx_);
+  }
+  try {
+    if (!cred.client_certificate_pem.empty()) use_client_certificate(ctx_, cred);
+  } catch (...) {
+    SSL_CTX_free(ctx_);
+    throw;
+  }
+  sessions_ = std::make_unique<SessionStore>(session_dir, cluster, cred.client_certificate_pem);
+  SSL_CTX_set_ex_data(ctx_, session_ex_index(), sessions_.get());
+  SSL_CTX_set_session_cache_mode(ctx_, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
+  SSL_CTX_sess_set_new_cb(ctx_, on_new_session);
+}
+
+TlsContext::~TlsContext() {
+  if (ctx_) SSL_CTX_free(ctx_);
+  OPENSSL_cleanse(key_.data(), key_.size());
+}
+
+bool TlsContext::sessions_on_disk() const { return sessions_->on_disk(); }
+SSL_SESSION* TlsContext::session_to_offer() const { return sessions_->offer(); }
+void TlsContext::forget_sessions() const { sessions_->forget(); }
+
+void warn_if_insecure(const KubeCluster& cluster, const Logger& logger) {
+  if (cluster.insecure_skip_tls_verify && logger)
+    logger(LogLevel::warning,
+           fmt::format("TLS verification is off for cluster \"{}\" ({}): insecure-skip-tls-verify is set in the "
+                       "kubeconfig, so the server's identity is not checked",
+                       cluster.name, cluster.server));
+}
+
+// ---- Connection -----------------------------------------------------------------------------------
+
+Connection::~Connection() {
+  if (ssl_) SSL_free(ssl_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void Connection::wait(bool for_write, const Deadline& d) {
+  while (true) {
+    if (d.cancel && d.cancel->cancelled()) throw IoError(IoError::cancelled, "cancelled");
+    int ms = -1;
+    if (d.at != std::chrono::steady_clock::time_point::max()) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(d.at - std::chrono::steady_clock::now()).count();
+      if (left <= 0) throw IoError(IoError::timeout, "timed out");
+      ms = static_cast<int>(std::min<long long>(left + 1, 1 << 30));
+    }
+    // A cancellable wait wakes every 50 ms to look at the token.
+    if (d.cancel && (ms < 0 || ms > 50)) ms = 50;
+    ::pollfd p{fd_, static_cast<short>(for_write ? POLLOUT : POLLIN), 0};
+    const int rc = ::poll(&p, 1, ms);
+    if (rc > 0) return;
+    if (rc < 0 && errno != EINTR) throw IoError(IoError::failed, std::strerror(errno));
+  }
+}
+
+void Connection::write_all(std::string_view data, const Deadline& d) {
+  while (!data.empty()) {
+    if (ssl_) {
+      ERR_clear_error();
+      const int n = SSL_write(ssl_, data.data(), static_cast<int>(std::min<std::size_t>(data.size(), 1 << 30)));
+      if (n > 0) {
+        data.remove_prefix(static_cast<std::size_t>(n));
+        continue;
+      }
+      const int err = SSL_get_error(ssl_, n);
+      if (err == SSL_ERROR_WANT_WRITE || err == SSL_ERROR_WANT_READ) {
+        wait(err == SSL_ERROR_WANT_WRITE, d);
+        continue;
+      }
+      throw IoError(IoError::failed, err == SSL_ERROR_SYSCALL && errno ? std::strerror(errno) : openssl_error());
+    }
+    const ssize_t n = ::send(fd_, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n > 0) {
+      data.remove_prefix(static_cast<std::size_t>(n));
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      wait(true, d);
+    } else if (n < 0 && errno != EINTR) {
+      throw IoError(IoError::failed, std::strerror(errno));
+    }
+  }
+}
+
+void Connection::wait_for_answer(const Deadline& d) {
+  if (!ssl_ || !SSL_has_pending(ssl_)) wait(false, d);
+}
+
+std::size_t Connection::read_some(char* buf, std::size_t size, const Deadline& d) {
+  while (true) {
+    if (ssl_) {
+      ERR_clear_error();
+      const int n = SSL_read(ssl_, buf, static_cast<int>(std::min<std::size_t>(size, 1 << 30)));
+      if (n > 0) return static_cast<std::size_t>(n);
+      const int err = SSL_get_error(ssl_, n);
+      if (err == SSL_ERROR_ZERO_RETURN) return 0;
+      if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+        wait(err == SSL_ERROR_WANT_WRITE, d);
+        continue;
+      }
+      if (err == SSL_ERROR_SYSCALL && errno == 0) return 0;
+      throw IoError(IoError::failed, err == SSL_ERROR_SYSCALL ? std::strerror(errno) : openssl_error());
+    }
+    const ssize_t n = ::recv(fd_, buf, size, 0);
+    if (n >= 0) return static_cast<std::size_t>(n);
+    if (errno == EAGAIN || errno == EWOULDBLOCK)
+      wait(false, d);
+    else if (errno != EINTR)
+      throw IoError(IoError::failed, std::strerror(errno));
+  }
+}
+
+// ---- response heads ----------------------------------------------------------------------------------
+
+const std::string* find_header(const HttpHeaders& headers, std::string_view name) {
+  for (const auto& [k, v] : headers)
+    if (k.size() == name.size() && ::strncasecmp(k.data(), name.data(), k.size()) == 0) return &v;
+  return nullptr;
+}
+
+bool parse_response_head(std::string_view head, ResponseHead& out) {
+  const auto line_end = head.find("\r\n");
+  const std::string_view status_line = head.substr(0, line_end);
+  if (status_line.rfind("HTTP/1.", 0) != 0 || status_line.size() < 12 || status_line[8] != ' ') return false;
+  int status = 0;
+  for (std::size_t i = 9; i < 12; ++i) {
+    if (status_line[i] < '0' || status_line[i] > '9') return false;
+    status = status * 10 + (status_line[i] - '0');
+  }
+  out.status = status;
+  out.headers.clear();
+  std::size_t at = line_end == std::string_view::npos ? head.size() : line_end + 2;
+  while (at < head.size()) {
+    auto e = head.find("\r\n", at);
+    if (e == std::string_view::npos) e = head.size();
+    const std::string_view l = head.substr(at, e - at);
+    if (const auto colon = l.find(':'); colon != std::string_view::npos)
+      out.headers.emplace_back(std::string(l.substr(0, colon)), trim(l.substr(colon + 1)));
+    at = e + 2;
+  }
+  return true;
+}
+
+bool ResponseReader::fill() {
+  char tmp[16384];
+  const std::size_t n = c_.read_some(tmp, sizeof tmp, deadline_);
+  if (n == 0) return false;
+  got_bytes_ = true;
+  buf_.append(tmp, n);
+  return true;
+}
+
+ResponseHead ResponseReader::read_head(bool head_request) {
+  while (true) {
+    std::size_t end;
+    while ((end = buf_.find("\r\n\r\n")) == std::string::npos) {
+      if (buf_.size() > (1u << 20)) throw TransportError("the server's response head is larger than 1 MiB");
+      if (!fill())
+        throw IoError(IoError::failed, got_bytes_ ? "the server closed the connection in the middle of the answer"
+                                                  : "the server closed the connection without an answer");
+    }
+    ResponseHead head;
+    if (!parse_response_head(std::string_view(buf_.data(), end), head))
+      throw TransportError("the server's answer is not an HTTP/1.1 response");
+    buf_.erase(0, end + 4);
+    if (head.status >= 100 && head.status < 200 && head.status != 101) continue;  // 100 Continue and the like
+    // RFC 9112 section 6: the framing of the body.
+    const std::string* te = head.header("Transfer-Encoding");
+    const std::string* cl = head.header("Content-Length");
+    const std::string* connection = head.header("Connection");
+    no_body_ = head_request || head.status == 101 || head.status == 204 || head.status == 304;
+    chunked_ = te && ::strcasestr(te->c_str(), "chunked") != nullptr;
+    until_close_ = false;
+    length_ = 0;
+    if (!no_body_ && !chunked_) {
+      if (cl) {
+        char* e = nullptr;
+        length_ = static_cast<std::size_t>(std::strtoull(cl->c_str(), &e, 10));
+        if (e == cl->c_str()) throw TransportError("the server's Content-Length is not a number");
+      } else {
+        until_close_ = true;
+      }
+    }
+    close_after_ = connection && ::strcasestr(connection->c_str(), "close") != nullptr;
+    return head;
+  }
+}
+
+// ---- connecting -------------------------------------------------------------------------------------
+
+namespace {
+
+/// A TCP connection to host:port (non-blocking), or UnreachableError naming `server`.
+int tcp_connect(const std::string& host, const std::string& port, const std::string& server, const Deadline& d) {
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (::getaddrinfo(host.c_str(), port.c_str(), &hints, &res) != 0)
+    throw UnreachableError(
+        fmt::format("cannot reach {}: host name not found (is the cluster up? check --context)", server));
+  int last_errno = ECONNREFUSED, fd = -1;
+  for (addrinfo* a = res; a && fd < 0; a = a->ai_next) {
+    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+    if (fd < 0) continue;
+    int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
+    if (rc != 0 && errno == EINPROGRESS) {
+      while (true) {
+        if (d.cancel && d.cancel->cancelled()) {
+          ::close(fd);
+          ::freeaddrinfo(res);
+          throw TransportError(fmt::format("connecting to {}: cancelled", server));
+        }
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(d.at - std::chrono::steady_clock::now()).count();
+        if (left <= 0) {
+          errno = ETIMEDOUT;
+          break;
+        }
+        ::pollfd p{fd, POLLOUT, 0};
+        const int pr = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, d.cancel ? 50 : 1 << 30)));
+        if (pr < 0 && errno != EINTR) break;
+        if (pr <= 0) continue;
+        int so_error = 0;
+        socklen_t len = sizeof so_error;
+        ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &so_error, &len);
+        if (so_error == 0) rc = 0;
+        errno = so_error;
+        break;
+      }
+    }
+    if (rc != 0) {
+      last_errno = errno;
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  ::freeaddrinfo(res);
+  if (fd < 0) {
+    std::string why;
+    switch (last_errno) {
+      case ECONNREFUSED:
+        why = "connection refused";
+        break;
+      case ETIMEDOUT:
+        why = "connection timed out";
+        break;
+      case EHOSTUNREACH:
+        why = "no route to host";
+        break;
+      case ENETUNREACH:
+        why = "network unreachable";
+        break;
+      default:
+        why = std::strerror(last_errno);
+    }
+    throw UnreachableError(fmt::format("cannot reach {}: {} (is the cluster up? check --context)", server, why));
+  }
+  const int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  ::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  return fd;
+}
+
+struct ProxyUrl {
+  std::string host, port, authorization;  ///< authorization: "Basic ..." from user:password@, secret
+};
+
+ProxyUrl parse_proxy(const KubeCluster& cluster) {
+  std::string url = cluster.proxy_url;
+  ProxyUrl p;
+  const auto scheme_end = url.find("://");
+  const std::string scheme = scheme_end == std::string::npos ? "" : url.substr(0, scheme_end);
+  if (scheme != "http")
+    throw ConfigError("kubeconfig", "cluster.proxy-url",
+                      fmt::format("only http:// proxies are supported (got \"{}://...\"); use an HTTP proxy that "
+                                  "tunnels with CONNECT",
+                                  scheme.empty() ? "?" : scheme));
+  std::string rest = url.substr(scheme_end + 3);
+  rest = rest.substr(0, rest.find('/'));
+  if (const auto at = rest.rfind('@'); at != std::string::npos) {
+    p.authorization = "Basic " + base64_encode(rest.substr(0, at));
+    rest = rest.substr(at + 1);
+  }
+  const ServerUrl u = parse_server_url("http://" + rest);
+  p.host = u.host;
+  p.port = u.port;
+  return p;
+}
+
+}  // namespace
+
+std::unique_ptr<Connection> connect_to_server(const KubeCluster& cluster, const TlsContext* tls,
+                                              std::chrono::milliseconds connect_timeout, const CancelToken* cancel) {
+  const ServerUrl u = parse_server_url(cluster.server);
+  const bool https = u.scheme == "https";
+  const Deadline d = Deadline::after(connect_timeout, cancel);
+  auto c = std::make_unique<Connection>();
+  const auto start = std::chrono::steady_clock::now();
+  if (cluster.proxy_url.empty()) {
+    c->fd_ = tcp_connect(u.host, u.port, cluster.server, d);
+  } else {
+    const ProxyUrl p = parse_proxy(cluster);
+    try {
+      c->fd_ = tcp_connect(p.host, p.port, cluster.server, d);
+    } catch (const UnreachableError& e) {
+      throw UnreachableError(std::string(e.what()) + " through the proxy " + bracket(p.host) + ":" + p.port +
+                             " (cluster.proxy-url)");
+    }
+    if (https) {  // a tunnel through the proxy: CONNECT host:port (RFC 9110 section 9.3.6)
+      const std::string authority = bracket(u.host) + ":" + u.port;
+      std::string req = fmt::format("CONNECT {0} HTTP/1.1\r\nHost: {0}\r\n", authority);
+      if (!p.authorization.empty()) req += "Proxy-Authorization: " + p.authorization + "\r\n";
+      req += "\r\n";
+      try {
+        c->write_all(req, d);
+        OPENSSL_cleanse(req.data(), req.size());
+        ResponseReader r(*c, d);
+        const ResponseHead head = r.read_head(true);
+        if (head.status < 200 || head.status >= 300)
+          throw TransportError(fmt::format("the proxy {}:{} (cluster.proxy-url) refused to tunnel to {}: HTTP {}",
+                                           bracket(p.host), p.port, authority, head.status));
+      } catch (const IoError& e) {
+        throw TransportError(fmt::format("the proxy {}:{} (cluster.proxy-url) did not open a tunnel to {}: {}",
+                                         bracket(p.host), p.port, authority, e.what()));
+      }
+    }
+  }
+  c->times.tcp_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!https) return c;
+  // TLS: SNI and the name verified are tls-server-name when set, else the server's host; an IP
+  // address is verified as an IP (and sent no SNI, RFC 6066 section 3).
+  c->ssl_ = SSL_new(tls->get());
+  if (!c->ssl_) throw TransportError("TLS could not be set up: " + openssl_error());
+  BIO* bio = BIO_new(nosignal_socket_method());
+  BIO_set_fd(bio, c->fd_, BIO_NOCLOSE);
+  SSL_set_bio(c->ssl_, bio, bio);
+  const std::string& name = cluster.tls_server_name.empty() ? u.host : cluster.tls_server_name;
+  const bool ip = is_ip(name);
+  if (!ip) SSL_set_tlsext_host_name(c->ssl_, name.c_str());
+  if (!cluster.insecure_skip_tls_verify) {
+    X509_VERIFY_PARAM* param = SSL_get0_param(c->ssl_);
+    if (ip)
+      X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str());
+    else
+      X509_VERIFY_PARAM_set1_host(param, name.c_str(), 0);
+  }
+  if (SSL_SESSION* s = tls->session_to_offer()) {
+    SSL_set_session(c->ssl_, s);
+    SSL_SESSION_free(s);
+  }
+  const auto tls_start = std::chrono::steady_clock::now();
+  while (true) {
+    ERR_clear_error();
+    const int rc = SSL_connect(c->ssl_);
+    if (rc == 1) break;
+    const int err = SSL_get_error(c->ssl_, rc);
+    try {
+      if (err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) {
+        c->wait(err == SSL_ERROR_WANT_WRITE, d);
+        continue;
+      }
+    } catch (const IoError& e) {
+      throw TransportError(fmt::format("cannot complete the TLS handshake with {}: {}", cluster.server,
+                                       e.kind == IoError::timeout ? "the server did not answer in time" : e.what()));
+    }
+    tls->forget_sessions();
+    const long verify = SSL_get_verify_result(c->ssl_);
+    if (verify != X509_V_OK)
+      throw TransportError(
+          fmt::format("cannot complete the TLS handshake with {}: {}; the server's certificate is not trusted: check "
+                      "certificate-authority(-data) and tls-server-name in your kubeconfig",
+                      cluster.server, X509_verify_cert_error_string(verify)));
+    const std::string why = err == SSL_ERROR_SYSCALL
+                                ? (errno ? std::strerror(errno) : "the server closed the connection")
+                                : openssl_error();
+    throw TransportError(fmt::format("cannot complete the TLS handshake with {}: {}", cluster.server, why));
+  }
+  c->times.tls = true;
+  c->times.resumed = SSL_session_reused(c->ssl_) != 0;
+  c->times.tls_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tls_start).count();
+  return c;
+}
+
+}  // namespace gpupool::kube

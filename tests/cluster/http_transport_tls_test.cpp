@@ -1,0 +1,153 @@
+// The HTTP/1.1 transport over TLS against the embedded server: through an HTTP CONNECT proxy,
+// one TLS set-up reused by the pooled connections, a restarted server's dead connections
+// replaced, a rotated client identity, and exec through the same proxy (kube/connect.hpp is shared).
+#include <doctest/doctest.h>
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "gpupool/client.hpp"
+#include "gpupool/embedded.hpp"
+#include "gpupool/embedded_cluster.hpp"
+#include "gpupool/error.hpp"
+#include "gpupool/kubeconfig.hpp"
+#include "gpupool/submit_options.hpp"
+#include "kube/http_test_server.hpp"
+#include "local_stream_handler.hpp"
+#include "streams_job.hpp"
+
+using namespace std::chrono_literals;
+using gpupool::Client;
+using gpupool::EmbeddedServer;
+using gpupool::test::HttpTestServer;
+using gpupool::test::Reply;
+using gpupool::test::ServedRequest;
+
+namespace {
+
+const gpupool::ResourceRef kConfigMaps{"", "v1", "configmaps", "ConfigMap", true};
+
+struct Logs {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  int count(const std::string& what) {
+    std::lock_guard lock(mu);
+    int n = 0;
+    for (const auto& l : lines) n += l.find(what) != std::string::npos;
+    return n;
+  }
+};
+
+gpupool::ClientOptions logged(Logs& logs) {
+  gpupool::ClientOptions o;
+  o.retry.sleep = [](std::chrono::milliseconds) {};
+  o.retry.max_retries = 0;  // a failure here is the transport's, not something to retry over
+  o.logger = [&logs](gpupool::LogLevel, const std::string& m) {
+    std::lock_guard lock(logs.mu);
+    logs.lines.push_back(m);
+  };
+  return o;
+}
+
+gpupool::KubeConfig config_for(const std::string& path) {
+  gpupool::KubeConfigOptions o;
+  o.path = path;
+  return gpupool::load_kubeconfig(o);
+}
+
+gpupool::EmbeddedOptions alice() {
+  gpupool::EmbeddedOptions o;
+  o.users = {"alice"};
+  return o;
+}
+
+/// An HTTP proxy on 127.0.0.1 that answers every CONNECT with a tunnel to 127.0.0.1:`port`,
+/// recording the request lines.
+struct TunnelProxy {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  HttpTestServer server;
+  explicit TunnelProxy(int port)
+      : server([this, port](const ServedRequest& r) {
+          std::lock_guard lock(mu);
+          lines.push_back(r.line());
+          Reply reply{"HTTP/1.1 200 Connection established\r\n\r\n"};
+          reply.tunnel_to = true;
+          reply.tunnel_port = port;
+          return reply;
+        }) {}
+  std::vector<std::string> seen() {
+    std::lock_guard lock(mu);
+    return lines;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("https through an HTTP CONNECT proxy: the tunnel carries TLS to the server, kept alive") {
+  EmbeddedServer server(alice());
+  TunnelProxy proxy(server.port());
+  auto cfg = config_for(server.kubeconfig("alice"));
+  cfg.cluster.proxy_url = proxy.server.url();
+  Logs logs;
+  Client c(cfg, logged(logs));
+  for (int i = 0; i < 5; ++i) c.list(kConfigMaps, "");
+  CHECK(proxy.server.connections() == 1);  // one tunnel, kept alive across the five requests
+  CHECK(logs.count("new connection") == 1);
+  CHECK(proxy.seen() == std::vector<std::string>{"CONNECT 127.0.0.1:" + std::to_string(server.port()) + " HTTP/1.1"});
+}
+
+TEST_CASE("a restarted server: the pooled connections it dropped are replaced without an error") {
+  EmbeddedServer server(alice());
+  Logs logs;
+  Client c(config_for(server.kubeconfig("alice")), logged(logs));
+  c.list(kConfigMaps, "");
+  c.list(kConfigMaps, "");
+  CHECK(logs.count("new connection") == 1);
+  server.restart();                        // every connection dropped, the same port served again
+  CHECK_NOTHROW(c.list(kConfigMaps, ""));  // max_retries = 0: the transport itself re-sent it
+  CHECK(logs.count("new connection") == 2);
+  CHECK(logs.count("GET /api/v1/namespaces/alice/configmaps -> 200") == 3);
+}
+
+TEST_CASE("client certificates: one TLS set-up per identity; a wrong key is named, not sent") {
+  EmbeddedServer server(alice());
+  Logs logs;
+  auto cfg = config_for(server.cert_kubeconfig("alice"));
+  Client c(cfg, logged(logs));
+  for (int i = 0; i < 3; ++i) c.list(kConfigMaps, "");
+  CHECK(logs.count("new connection") == 1);
+  // A key that is not the certificate's: refused before any connection.
+  auto wrong = cfg;
+  REQUIRE(!wrong.user.client_key_pem.empty());
+  wrong.user.client_key_pem = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n";
+  Logs none;
+  CHECK_THROWS_WITH_AS(Client(wrong, logged(none)).list(kConfigMaps, ""),
+                       doctest::Contains("client certificate or key cannot be loaded"), gpupool::TransportError);
+  CHECK(none.count("new connection") == 0);
+}
+
+TEST_CASE("exec goes through the same CONNECT proxy (streams connect where the transport does)") {
+  gpupool::testing::EchoServer echo;
+  auto handler = std::make_shared<gpupool::testing::LocalStreamHandler>(echo.port());
+  gpupool::EmbeddedCluster admin(
+      gpupool::EmbeddedClusterOptions{.topology = "seed", .server = {.users = {"alice"}, .stream_handler = handler}});
+  admin.submit(gpupool::to_workload(gpupool::testing::streams_job()));
+  admin.server().advance(30s);
+  TunnelProxy proxy(admin.server().port());
+  auto cfg = config_for(admin.admin_kubeconfig());
+  cfg.cluster.proxy_url = proxy.server.url();
+  Logs logs;
+  Client c(cfg, logged(logs));
+  gpupool::ExecOptions o;
+  o.command = {"sh", "-c", "echo through-the-proxy"};
+  std::string out;
+  gpupool::ExecIO io;
+  io.on_stdout = [&](std::string_view s) { out.append(s); };
+  CHECK(c.exec(cfg.namespace_name, "train-worker-0", o, io) == 0);
+  CHECK(out == "through-the-proxy\n");
+  const auto lines = proxy.seen();
+  REQUIRE(!lines.empty());
+  CHECK(lines[0] == "CONNECT 127.0.0.1:" + std::to_string(admin.server().port()) + " HTTP/1.1");
+}
