@@ -41,7 +41,11 @@ struct Fixture {
   }
   void set_phase(const std::string& ns, const std::string& name, const std::string& phase) {
     store.mutate(
-        pods, ns, name, [&](json::object& o) { o["status"] = json::object{{"phase", phase}}; }, {}, "status");
+        pods, ns, name,
+        [&](json::object& o) {
+          o["status"] = json::object{{"phase", phase}};
+        },
+        {}, "status");
   }
 };
 
@@ -78,7 +82,8 @@ TEST_CASE("a list serves each stored object's encoding, cached once and replaced
   auto body = json::parse(first.body).as_object();
   CHECK(body.at("kind") == "PodList");
   CHECK(body.at("apiVersion") == "v1");
-  CHECK(json::value_to<std::string>(body.at("metadata").as_object().at("resourceVersion")) == std::to_string(f.store.revision()));
+  CHECK(json::value_to<std::string>(body.at("metadata").as_object().at("resourceVersion")) ==
+        std::to_string(f.store.revision()));
   CHECK(body.at("items").as_array() == expected_items(f.store.list(f.pods, "")));
   auto s = f.store.encoding_stats();
   CHECK(s.misses - before.misses == 4);
@@ -183,8 +188,9 @@ TEST_CASE("the encodings of replaced objects are swept once the cache doubles") 
   f.list("/api/v1/namespaces/alice/configmaps");
   CHECK(f.store.encoding_stats().entries == 1500);
   for (int i = 0; i < 1500; ++i)
-    f.store.mutate(cms, "alice", "cm" + std::to_string(i),
-                   [](json::object& c) { c["data"] = json::object{{"k", "v"}}; });
+    f.store.mutate(cms, "alice", "cm" + std::to_string(i), [](json::object& c) {
+      c["data"] = json::object{{"k", "v"}};
+    });
   const auto items = f.list("/api/v1/namespaces/alice/configmaps").at("items").as_array();
   REQUIRE(items.size() == 1500);
   CHECK(items[0].at("data").as_object().at("k") == "v");
