@@ -50,22 +50,36 @@ Response Api::serve_list(const Call& c) const {
     table["metadata"] = std::move(md);
     return json_response(200, table);
   }
-  json::array items;
+  json::object list{{"kind", list_kind(served)},
+                    {"apiVersion", served.api_version()},
+                    {"metadata", std::move(md)},
+                    {"items", json::array{}}};
+  if (!event_view) {
+    // The envelope serialized with no items, then the items' cached encodings spliced in before
+    // its closing `]}`: no copy of an object is built (Store::list_encodings).
+    const std::string envelope = json::serialize(list);
+    const auto encoded = store_.list_encodings(t, res.items);
+    std::size_t size = envelope.size() + encoded.size();
+    for (const auto& e : encoded) size += e->size();
+    Response resp;
+    resp.body.reserve(size);
+    resp.body.append(envelope, 0, envelope.size() - 2);
+    for (std::size_t i = 0; i < encoded.size(); ++i) {
+      if (i > 0) resp.body += ',';
+      resp.body += *encoded[i];
+    }
+    resp.body.append(envelope, envelope.size() - 2);
+    return resp;
+  }
+  // events.k8s.io/v1 Events: core/v1 Events converted per request, without TypeMeta.
+  json::array& items = list["items"].as_array();
   items.reserve(res.items.size());
-  // A built-in kind's list items carry no kind/apiVersion (typed items are serialized without
-  // TypeMeta); custom resources' items keep theirs (unstructured).
-  const bool bare_items = is_builtin_group(t.group);
   for (const auto& it : res.items) {
     items.push_back(c.as_served(*it));
-    if (bare_items) {
-      items.back().as_object().erase("kind");
-      items.back().as_object().erase("apiVersion");
-    }
+    items.back().as_object().erase("kind");
+    items.back().as_object().erase("apiVersion");
   }
-  return json_response(200, json::object{{"kind", list_kind(served)},
-                                         {"apiVersion", served.api_version()},
-                                         {"metadata", std::move(md)},
-                                         {"items", std::move(items)}});
+  return json_response(200, list);
 }
 
 }  // namespace gpupool::embedded

@@ -68,14 +68,23 @@ Response Api::serve_watch(const Call& c) const {
     std::uint64_t last_rv = 0;
     auto send = [&](const std::vector<WatchEvent>& events) {
       for (const auto& ev : events) {
+        last_rv = std::max(last_rv, ev.resource_version);
+        if (!table && !event_view) {
+          // The stored object serialized in place (no copy of it), in the event's envelope:
+          // {"type":...,"object":...}, the bytes serializing the pair as an object gives.
+          std::string line = R"({"type":")";
+          line += to_string(ev.type);
+          line += R"(","object":)";
+          line += json::serialize(*ev.object);
+          line += "}\n";
+          if (!write(line)) return false;
+          continue;
+        }
         json::value obj;
         if (table)
           obj = to_table(*ev.type_info, {ev.object}, store->clock().now(), inc);
-        else if (event_view)
-          obj = core_event_to_v1(*ev.object);
         else
-          obj = *ev.object;
-        last_rv = std::max(last_rv, ev.resource_version);
+          obj = core_event_to_v1(*ev.object);
         if (!write(json::serialize(json::object{{"type", to_string(ev.type)}, {"object", std::move(obj)}}) + "\n"))
           return false;
       }

@@ -333,6 +333,19 @@ struct Store::Impl {
   std::vector<std::pair<AdmissionStage, std::function<void(AdmissionRequest&)>>> plugins;
   std::mt19937_64 rng{std::random_device{}()};
   std::shared_ptr<Journal> journal;
+  // The list encoding of stored objects (list_encodings), by object identity: a stored object
+  // is immutable (a write stores a new one), so an encoding is never stale. An entry holds its
+  // object weakly: a hit needs the object alive at the same address (the weak pointer unexpired),
+  // so an address reused after a free misses. Entries of replaced objects are swept when the map
+  // doubles. Its own lock: a list encodes outside the store's lock, writers never take it.
+  struct Encoded {
+    std::weak_ptr<const json::object> object;
+    std::shared_ptr<const std::string> bytes;
+  };
+  mutable std::mutex enc_mu;
+  std::unordered_map<const json::object*, Encoded> encoded;
+  std::size_t encoded_sweep_at = 1024;
+  std::uint64_t encoded_hits = 0, encoded_misses = 0;
 
   Objects& objects(const ResourceType& t) { return data[&t]; }
 
@@ -457,6 +470,70 @@ std::vector<const ResourceType*> Store::types() const {
   for (const auto& t : impl_->types)
     if (!t.resource.empty()) out.push_back(&t);
   return out;
+}
+
+namespace {
+// One stored object as a list serves it: a built-in kind's item without kind and apiVersion
+// (typed list items are serialized without TypeMeta), members otherwise in stored order.
+std::string encode_list_item(const json::object& o, bool bare) {
+  if (!bare) return json::serialize(o);
+  std::string out;
+  json::serializer sr;
+  char buf[16384];
+  out += '{';
+  bool first = true;
+  for (const auto& kv : o) {
+    if (kv.key() == "kind" || kv.key() == "apiVersion") continue;
+    if (!first) out += ',';
+    first = false;
+    sr.reset(kv.key());
+    while (!sr.done()) out.append(sr.read(buf));
+    out += ':';
+    sr.reset(&kv.value());
+    while (!sr.done()) out.append(sr.read(buf));
+  }
+  out += '}';
+  return out;
+}
+}  // namespace
+
+std::vector<std::shared_ptr<const std::string>> Store::list_encodings(
+    const ResourceType& t, const std::vector<std::shared_ptr<const json::object>>& items) const {
+  auto& im = *impl_;
+  std::vector<std::shared_ptr<const std::string>> enc(items.size());
+  std::size_t misses = 0;
+  {
+    std::lock_guard lk(im.enc_mu);
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      const auto it = im.encoded.find(items[i].get());
+      // Alive at the same address: the same immutable object (see Impl::Encoded).
+      if (it != im.encoded.end() && it->second.object.lock() == items[i])
+        enc[i] = it->second.bytes;
+      else
+        ++misses;
+    }
+    im.encoded_hits += items.size() - misses;
+    im.encoded_misses += misses;
+  }
+  if (misses > 0) {
+    const bool bare = is_builtin_group(t.group);
+    for (std::size_t i = 0; i < items.size(); ++i)
+      if (!enc[i]) enc[i] = std::make_shared<const std::string>(encode_list_item(*items[i], bare));
+    std::lock_guard lk(im.enc_mu);
+    for (std::size_t i = 0; i < items.size(); ++i) im.encoded[items[i].get()] = {items[i], enc[i]};
+    if (im.encoded.size() >= im.encoded_sweep_at) {
+      std::erase_if(im.encoded, [](const auto& kv) { return kv.second.object.expired(); });
+      im.encoded_sweep_at = std::max<std::size_t>(1024, 2 * im.encoded.size());
+    }
+  }
+  return enc;
+}
+
+Store::EncodingStats Store::encoding_stats() const {
+  std::lock_guard lk(impl_->enc_mu);
+  std::size_t live = 0;
+  for (const auto& [p, e] : impl_->encoded) live += e.object.expired() ? 0 : 1;
+  return {live, impl_->encoded.size(), impl_->encoded_hits, impl_->encoded_misses};
 }
 
 std::uint64_t Store::revision() const {

@@ -264,6 +264,20 @@ class Store {
   json::object remove(const ResourceType& t, std::string_view ns, std::string_view name, const DeleteOptions& o = {},
                       bool* deleted = nullptr);
   std::uint64_t revision() const;
+  /// The JSON of each of `items` (objects of `t` from list()) as a list serves it: a built-in
+  /// kind's items without kind and apiVersion, members in stored order. Each object's encoding is
+  /// cached with it (what the apiserver's watch cache does with cachingObject,
+  /// staging/src/k8s.io/apiserver/pkg/storage/cacher/caching_object.go): stored objects are
+  /// immutable, a write stores a new one, so a list after a write encodes the new version and
+  /// the next list of an unchanged object only copies its bytes.
+  std::vector<std::shared_ptr<const std::string>> list_encodings(
+      const ResourceType& t, const std::vector<std::shared_ptr<const json::object>>& items) const;
+  struct EncodingStats {
+    std::size_t live = 0;     ///< cached encodings of objects still alive
+    std::size_t entries = 0;  ///< cached encodings, including those of replaced objects not yet swept
+    std::uint64_t hits = 0, misses = 0;
+  };
+  EncodingStats encoding_stats() const;
   /// The objects of type `t` in `ns` whose ownerReferences name `owner_uid`, in key order — read
   /// from the owner-uid index the store keeps on every write (the garbage collector's dependents
   /// graph, pkg/controller/garbagecollector/graph.go; what an informer's indexer gives controllers),

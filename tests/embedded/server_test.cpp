@@ -94,6 +94,37 @@ TEST_CASE("kubectl get nodes prints the seed's columns") {
   CHECK(c.kubectl("alice", "get nodes").code == 0);
 }
 
+TEST_CASE("kubectl get -o json: the stored objects, whole and in chunks (lists served from cached encodings)") {
+  Cluster c;
+  auto& store = store_of(c.server);
+  const auto& cms = c.type("", "configmaps");
+  for (const char* ns : {"alice", "bob"})
+    for (int i = 0; i < 3; ++i)
+      store.create(cms, ns,
+                   json::object{{"metadata", json::object{{"name", "cm" + std::to_string(i)}}},
+                                {"data", json::object{{"k", std::string(ns) + std::to_string(i)}}}});
+  store.mutate(cms, "bob", "cm1", [](json::object& o) { o["data"].as_object()["k"] = "changed"; });
+  // kubectl adds kind and apiVersion back to each item; otherwise each item is the stored object.
+  auto expected = [&](const ResourceType& t) {
+    json::array out;
+    for (const auto& o : store.list(t, "").items) out.push_back(*o);
+    return out;
+  };
+  for (const char* args : {"get configmaps -A -o json", "get configmaps -A -o json --chunk-size=2"}) {
+    CAPTURE(args);
+    auto r = c.kubectl("admin", args);
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    CHECK(json::parse(r.out).as_object().at("items").as_array() == expected(cms));
+  }
+  auto r = c.kubectl("admin", "get nodes -o json --chunk-size=1");
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  const auto nodes = json::parse(r.out).as_object().at("items").as_array();
+  CHECK(nodes.size() == 6);
+  CHECK(nodes == expected(c.type("", "nodes")));
+  r = c.kubectl("admin", "get configmap -n bob cm1 -o jsonpath={.data.k}");
+  CHECK(r.out == "changed");
+}
+
 TEST_CASE("kubectl taint, label and cordon change the node; only the admin may") {
   Cluster c;
   const auto& nodes = c.type("", "nodes");
