@@ -14,8 +14,8 @@
 #include "gpupool/kubeconfig.hpp"
 #include "gpupool/submit_options.hpp"
 
-#include <boost/json.hpp>
 #include <fmt/format.h>
+#include <boost/json.hpp>
 
 #include <cstdlib>
 #include <fstream>
@@ -55,7 +55,8 @@ json::object generated_node(int i) {
                                                                : i % 9 == 0 ? "Unknown"
                                                                             : "True"}}};
   json::array addresses;
-  if (i % 5 == 1) addresses.push_back(json::object{{"type", "ExternalIP"}, {"address", fmt::format("203.0.113.{}", i)}});
+  if (i % 5 == 1)
+    addresses.push_back(json::object{{"type", "ExternalIP"}, {"address", fmt::format("203.0.113.{}", i)}});
   if (i % 12 != 0) addresses.push_back(json::object{{"type", "InternalIP"}, {"address", fmt::format("10.1.0.{}", i)}});
   addresses.push_back(json::object{{"type", "Hostname"}, {"address", fmt::format("nv-{:02}", i)}});
   status["addresses"] = std::move(addresses);
@@ -83,12 +84,11 @@ std::string views(EmbeddedCluster& cluster) {
                      {"spec",
                       {{"nodeName", fmt::format("nv-{:02}", node)},
                        {"tolerations", json::array{json::object{{"operator", "Exists"}}}},
-                       {"containers",
-                        json::array{{{"name", "c"},
-                                     {"image", "busybox"},
-                                     {"resources",
-                                      {{"limits", {{"nvidia.com/gpu", std::to_string(1 + k % 3)}}},
-                                       {"requests", {{"cpu", "2"}, {"memory", "8Gi"}}}}}}}}}}};
+                       {"containers", json::array{{{"name", "c"},
+                                                   {"image", "busybox"},
+                                                   {"resources",
+                                                    {{"limits", {{"nvidia.com/gpu", std::to_string(1 + k % 3)}}},
+                                                     {"requests", {{"cpu", "2"}, {"memory", "8Gi"}}}}}}}}}}};
     admin.create(kPodRef, k % 2 ? "alice" : "default", pod);
   }
   cluster.server().advance(26h);
