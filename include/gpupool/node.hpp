@@ -89,7 +89,7 @@ struct Node {
 /// What the whole-cluster views (`gpupool nodes`, `nodes -o wide`, `top node`; Python
 /// Cluster.nodes()) keep of a node: kubectl's columns as they print and the allocatable figures as
 /// numbers — a few hundred bytes where a decoded Node with its labels, annotations and quantity maps
-/// is several KB, so a view of 5,000 nodes keeps about 1.5 MB, less than one page of the list.
+/// is several KB (bench_views kept: 425 against 4,563 bytes a node, so 2 MB for 5,000 nodes).
 struct NodeSummary {
   using time_point = Node::time_point;
 
