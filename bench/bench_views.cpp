@@ -15,6 +15,12 @@
 //                                    events of user-0 (explain), the six workload kinds of user-0 by
 //                                    gpupool's labels (list). Median of 3, wall seconds; also the
 //                                    largest page in bytes (the memory target's unit).
+//   bench_views kept                 what a view keeps per node of cluster_gen's 5,000 nodes, in heap
+//                                    bytes (mallinfo2): the decoded Nodes (what the views kept before),
+//                                    the NodeSummary rows of `nodes` / `top node`, the scheduler's
+//                                    NodeInfos of `explain`; against the NodeList's size as JSON.
+#include <malloc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -32,6 +38,7 @@
 #include "gpupool/embedded.hpp"
 #include "gpupool/kubeconfig.hpp"
 #include "gpupool/render.hpp"
+#include "gpupool/scheduling.hpp"
 #include "store_fill.hpp"
 
 namespace json = boost::json;
@@ -75,6 +82,49 @@ int cmd_serve(const std::string& dir, int pods) {
   }
   std::string line;
   while (std::getline(std::cin, line)) {}
+  return 0;
+}
+
+// Heap bytes in use (glibc's mallinfo2: small and mmapped blocks).
+std::size_t heap_in_use() {
+  const struct mallinfo2 m = mallinfo2();
+  return m.uordblks + m.hblkhd;
+}
+
+int cmd_kept() {
+  std::mt19937 rng(42);
+  json::array items;
+  for (int i = 0; i < bench::kNodes; ++i) items.push_back(bench::make_node(i, rng));
+  const std::string text = json::serialize(json::object{{"kind", "NodeList"}, {"items", std::move(items)}});
+  auto kept = [&](auto&& keep) {
+    const std::size_t before = heap_in_use();
+    auto held = keep();
+    const std::size_t bytes = heap_in_use() - before;
+    return std::make_pair(bytes, held.size());
+  };
+  const auto [nodes, n] = kept([&] { return gpupool::Node::list_from_json(text); });
+  const auto [rows, r] = kept([&] {
+    std::vector<gpupool::NodeSummary> out;
+    gpupool::Node::for_each_in_list(
+        text, [&](gpupool::Node&& node) { out.push_back(gpupool::NodeSummary::of(node, "nvidia.com/gpu")); });
+    return out;
+  });
+  gpupool::PlacementState state;
+  const auto [infos, k] = kept([&] {
+    std::vector<gpupool::NodeInfo> out;
+    gpupool::Node::for_each_in_list(
+        text, [&](gpupool::Node&& node) { out.push_back(state.make_node_info(std::move(node))); });
+    return out;
+  });
+  auto line = [&](const char* what, std::size_t bytes, std::size_t count) {
+    std::printf("  %-38s %7.2f MiB, %5zu bytes per node, %.2fx the NodeList JSON\n", what, bytes / 1048576.0,
+                bytes / count, static_cast<double>(bytes) / static_cast<double>(text.size()));
+  };
+  std::printf("kept per node of %zu generated nodes (NodeList JSON %.2f MiB):\n", n, text.size() / 1048576.0);
+  line("decoded Nodes (the views before)", nodes, n);
+  line("NodeSummary rows (nodes, top node)", rows, r);
+  line("NodeInfos (explain's node table)", infos, k);
+  std::printf("RESULT views_kept %zu %zu %zu %zu %zu\n", n, text.size(), nodes, rows, infos);
   return 0;
 }
 
@@ -155,7 +205,8 @@ int main(int argc, char** argv) {
     if (cmd == "serve" && (argc == 3 || argc == 4))
       return cmd_serve(argv[2], argc == 4 ? std::stoi(argv[3]) : bench::kPods);
     if (cmd == "lists" && argc == 3) return cmd_lists(argv[2]);
-    std::fprintf(stderr, "usage: bench_views serve <dir> [pods] | lists <kubeconfig>\n");
+    if (cmd == "kept" && argc == 2) return cmd_kept();
+    std::fprintf(stderr, "usage: bench_views serve <dir> [pods] | lists <kubeconfig> | kept\n");
     return 2;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_views: %s\n", e.what());

@@ -105,6 +105,7 @@ if want views; then
   # and the kubectl / official Python client baselines (bench_py.py views; VIEWS_REPS runs each).
   start_server "$B/bench/bench_views" serve "$B" "${VIEWS_PODS:-150000}"
   run "$B/bench/bench_views" lists "$KC"
+  run "$B/bench/bench_views" kept  # what the views keep per node (heap bytes), no server needed
   run $PY "$ROOT/bench/bench_py.py" views "$KC" "$B/gpupool" "$RESULTS" "${VIEWS_REPS:-3}"
   stop_server
 fi

@@ -47,9 +47,10 @@ struct ConnectOptions {
   std::string cache_dir{};   ///< discovery and TLS sessions kept between processes (ClientOptions::cache_dir)
 };
 
-/// A node as `gpupool nodes` / `gpupool top node` show it.
+/// A node as `gpupool nodes` / `gpupool top node` show it: its columns (NodeSummary, not the
+/// whole Node: a view of thousands of nodes keeps only what it prints) and its GPUs.
 struct NodeRow {
-  Node node;
+  NodeSummary node;
   std::int64_t gpus_total = 0;      ///< allocatable of the profile's GPU resource
   std::int64_t gpus_allocated = 0;  ///< requested by pods bound there and not finished
 };

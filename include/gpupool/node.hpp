@@ -10,6 +10,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -58,6 +60,10 @@ struct Node {
   /// document is never held as a tree: peak memory is the nodes plus one item). Errors as from_json,
   /// with the field prefixed by "items[<index>]."; malformed JSON is a ValidationError on "items".
   static std::vector<Node> list_from_json(std::string_view node_list_json);
+  /// The same decoder, handing each node to `fn` as soon as it is decoded instead of keeping it: a
+  /// caller that keeps only part of each node (NodeSummary, the scheduler's NodeInfo) holds one
+  /// whole Node at a time. Errors as list_from_json; nodes before the bad one were handed over.
+  static void for_each_in_list(std::string_view node_list_json, const std::function<void(Node&&)>& fn);
   /// A core/v1 Node object (apiVersion, kind, metadata, spec, status) holding every field above;
   /// from_json(to_json()) gives back an equal Node.
   boost::json::object to_json() const;
@@ -78,6 +84,35 @@ struct Node {
   std::string age(std::chrono::system_clock::time_point now) const;
 
   bool operator==(const Node&) const = default;
+};
+
+/// What the whole-cluster views (`gpupool nodes`, `nodes -o wide`, `top node`; Python
+/// Cluster.nodes()) keep of a node: kubectl's columns as they print and the allocatable figures as
+/// numbers — a few hundred bytes where a decoded Node with its labels, annotations and quantity maps
+/// is several KB (bench_views kept: 425 against 4,563 bytes a node, so 2 MB for 5,000 nodes).
+struct NodeSummary {
+  using time_point = Node::time_point;
+
+  std::string name;
+  std::string status;                 ///< STATUS column (Node::status_column)
+  std::string roles;                  ///< ROLES column (Node::roles_column)
+  std::string kubelet_version;        ///< VERSION column; "" when unknown
+  std::string internal_ip;            ///< the first InternalIP (Node::internal_ip); "" when none
+  std::optional<time_point> created;  ///< metadata.creationTimestamp
+  std::vector<Taint> taints;          ///< spec.taints, in order
+  bool unschedulable = false;         ///< spec.unschedulable (cordoned)
+  std::int64_t milli_cpu = 0;         ///< allocatable cpu in millicores (0 when not reported)
+  std::int64_t memory = 0;            ///< allocatable memory in bytes (0 when not reported)
+  std::int64_t gpus = 0;              ///< allocatable of the GPU resource named to of() (0 when none)
+
+  /// The summary of `node`, with `gpu_resource` (e.g. "nvidia.com/gpu") counted as its GPUs.
+  static NodeSummary of(const Node& node, std::string_view gpu_resource);
+  /// AGE column, as Node::age.
+  std::string age(std::chrono::system_clock::time_point now) const;
+  /// TAINTS column of `nodes -o wide`: the taints as key=value:Effect joined by ",", or "<none>".
+  std::string taints_column() const;
+
+  bool operator==(const NodeSummary&) const = default;
 };
 
 /// kubectl's findNodeRoles over a node's labels (the one home of the ROLES rule, used by Node and

@@ -34,6 +34,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -141,6 +142,9 @@ struct PodRequirements {
   /// Reads the items of a PodList's JSON text, one pod at a time as it is parsed (the document is
   /// never held as a tree). Errors as from_pod_json, the field prefixed by "items[<index>].".
   static std::vector<PodRequirements> list_from_json(std::string_view pod_list_json);
+  /// The same decoder, handing each pod to `fn` as soon as it is decoded instead of keeping it
+  /// (the whole-cluster views keep per-node tallies only). Pods before a bad item were handed over.
+  static void for_each_in_list(std::string_view pod_list_json, const std::function<void(PodRequirements&&)>& fn);
 
   /// The NodeAffinity filter: nodeSelector and required node affinity both hold.
   bool matches_node_affinity(const Node& node) const;

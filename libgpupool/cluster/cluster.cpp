@@ -227,7 +227,13 @@ MpiJobApi Cluster::mpi_job_api() const {
 NodeList Cluster::nodes() const {
   NodeList out;
   out.gpu_resource = impl_->profile.gpu.resource;
-  std::vector<Node> nodes = list_nodes(*impl_->client);
+  // Each node is summarized as soon as it is decoded and dropped: only the row is kept.
+  for_each_node(*impl_->client, [&](Node&& node) {
+    NodeRow row;
+    row.node = NodeSummary::of(node, out.gpu_resource);
+    row.gpus_total = row.node.gpus;
+    out.rows.push_back(std::move(row));
+  });
   // GPUs in use: pods bound to a node and not finished. Cluster-wide when allowed; a user confined
   // to its namespace sees its own pods only (and the list says so).
   std::unordered_map<std::string, std::int64_t> allocated;
@@ -236,15 +242,8 @@ NodeList Cluster::nodes() const {
     if (auto it = pod.requests.find(out.gpu_resource); it != pod.requests.end())
       allocated[pod.node_name] += it->second.value();
   });
-  out.rows.reserve(nodes.size());
-  for (Node& node : nodes) {
-    NodeRow row;
-    row.node = std::move(node);
-    if (auto it = row.node.allocatable.find(out.gpu_resource); it != row.node.allocatable.end())
-      row.gpus_total = it->second.value();
+  for (NodeRow& row : out.rows)
     if (auto it = allocated.find(row.node.name); it != allocated.end()) row.gpus_allocated = it->second;
-    out.rows.push_back(std::move(row));
-  }
   std::sort(out.rows.begin(), out.rows.end(),
             [](const NodeRow& a, const NodeRow& b) { return a.node.name < b.node.name; });
   out.observed = impl_->client->server_now();

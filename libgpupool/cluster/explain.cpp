@@ -26,10 +26,10 @@ namespace {
 std::vector<NodeInfo> node_infos(const detail::ClusterImpl& impl, PlacementState& state) {
   std::vector<NodeInfo> infos;
   std::map<std::string, size_t> index;
-  for (Node& node : list_nodes(*impl.client)) {
+  for_each_node(*impl.client, [&](Node&& node) {
     index[node.name] = infos.size();
     infos.push_back(state.make_node_info(std::move(node)));
-  }
+  });
   for_each_active_pod(*impl.client, impl.ns, [&](PodRequirements&& pod) {
     if (auto it = index.find(pod.node_name); it != index.end()) state.add_pod(infos[it->second], pod);
   });

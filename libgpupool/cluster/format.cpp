@@ -148,12 +148,6 @@ std::string top_jobs_to_text(const std::vector<JobInfo>& jobs) {
 
 namespace {
 
-std::string taints_column(const Node& n) {
-  std::string out;
-  for (const auto& t : n.taints) out += (out.empty() ? "" : ",") + t.to_string();
-  return out.empty() ? "<none>" : out;
-}
-
 std::vector<std::vector<std::string>> node_rows(const NodeList& l, bool wide) {
   std::vector<std::vector<std::string>> rows;
   if (wide)
@@ -161,12 +155,12 @@ std::vector<std::vector<std::string>> node_rows(const NodeList& l, bool wide) {
   else
     rows.push_back({"NAME", "STATUS", "ROLES", "AGE", "VERSION"});
   for (const auto& r : l.rows) {
-    std::vector<std::string> row{r.node.name, r.node.status_column(), r.node.roles_column(), r.node.age(l.observed),
+    std::vector<std::string> row{r.node.name, r.node.status, r.node.roles, r.node.age(l.observed),
                                  r.node.kubelet_version};
     if (wide) {
-      row.push_back(r.node.internal_ip().empty() ? "<none>" : r.node.internal_ip());
+      row.push_back(r.node.internal_ip.empty() ? "<none>" : r.node.internal_ip);
       row.push_back(fmt::format("{}/{}", r.gpus_allocated, r.gpus_total));
-      row.push_back(taints_column(r.node));
+      row.push_back(r.node.taints_column());
     }
     rows.push_back(std::move(row));
   }
@@ -181,8 +175,8 @@ std::string NodeList::to_top_text() const {
   std::vector<std::vector<std::string>> rows{{"NAME", "IPADDRESS", "ROLE", "STATUS", "GPU(Total)", "GPU(Allocated)"}};
   std::int64_t total = 0, allocated = 0;
   for (const auto& r : this->rows) {
-    rows.push_back({r.node.name, r.node.internal_ip(), r.node.roles_column(), r.node.status_column(),
-                    std::to_string(r.gpus_total), std::to_string(r.gpus_allocated)});
+    rows.push_back({r.node.name, r.node.internal_ip, r.node.roles, r.node.status, std::to_string(r.gpus_total),
+                    std::to_string(r.gpus_allocated)});
     total += r.gpus_total;
     allocated += r.gpus_allocated;
   }

@@ -148,15 +148,11 @@ std::vector<PodTemplateAt> pod_templates(const boost::json::object& object) {
   return out;
 }
 
-std::vector<Node> list_nodes(const Client& client) {
-  std::vector<Node> nodes;
+void for_each_node(const Client& client, const std::function<void(Node&&)>& fn) {
   ListOptions lo;
   lo.resource_version = "0";
   lo.limit = kNodePage;
-  client.for_each_page(kNodes, "", lo, [&](const RawListPage& page) {
-    for (Node& n : Node::list_from_json(page.text)) nodes.push_back(std::move(n));
-  });
-  return nodes;
+  client.for_each_page(kNodes, "", lo, [&](const RawListPage& page) { Node::for_each_in_list(page.text, fn); });
 }
 
 bool for_each_active_pod(const Client& client, const std::string& own_ns,
@@ -164,9 +160,7 @@ bool for_each_active_pod(const Client& client, const std::string& own_ns,
   ListOptions lo;
   lo.field_selector = std::string(kActivePodsSelector);
   lo.limit = kPodPage;
-  const auto each = [&](const RawListPage& page) {
-    for (PodRequirements& p : PodRequirements::list_from_json(page.text)) fn(std::move(p));
-  };
+  const auto each = [&](const RawListPage& page) { PodRequirements::for_each_in_list(page.text, fn); };
   lo.all_namespaces = true;
   bool started = false;
   try {

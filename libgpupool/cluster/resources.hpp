@@ -43,11 +43,12 @@ inline constexpr std::string_view kActivePodsSelector = "spec.nodeName!=,status.
 /// Page sizes of the whole-cluster lists (bench/bench_views.cpp downloads the same pages).
 inline constexpr std::int64_t kNodePage = 500, kPodPage = 1000;
 
-/// Every node, decoded as each page arrives (Node::list_from_json: no JSON tree). resourceVersion=0:
+/// Hands `fn` every node, one at a time as each page is decoded (Node::for_each_in_list: no JSON
+/// tree, one whole Node at a time), so a view keeps only what it takes of each. resourceVersion=0:
 /// a view may be as stale as the API server's watch cache, which then answers from memory (the
 /// real server ignores the limit for such a list and sends the nodes at once; 5,000 nodes are
 /// about 14 MB).
-std::vector<Node> list_nodes(const Client& client);
+void for_each_node(const Client& client, const std::function<void(Node&&)>& fn);
 /// Hands `fn` the requirements of every pod that counts against a node — bound (spec.nodeName
 /// set) and not finished — across the namespaces, or, when the user may not list pods cluster-wide
 /// (403), in `own_ns` only; returns false in that case. The server filters with the field selector

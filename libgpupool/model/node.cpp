@@ -34,9 +34,12 @@ json::object quantity_object(const std::map<std::string, Quantity>& m) {
 
 std::vector<Node> Node::list_from_json(std::string_view node_list_json) {
   std::vector<Node> out;
-  json_fields::for_each_list_item(node_list_json,
-                                  [&](const json::value& item, std::size_t) { out.push_back(from_json(item)); });
+  for_each_in_list(node_list_json, [&](Node&& n) { out.push_back(std::move(n)); });
   return out;
+}
+
+void Node::for_each_in_list(std::string_view node_list_json, const std::function<void(Node&&)>& fn) {
+  json_fields::for_each_list_item(node_list_json, [&](const json::value& item, std::size_t) { fn(from_json(item)); });
 }
 
 Node Node::from_json(const json::value& value) {
@@ -199,9 +202,44 @@ std::string Node::status_column() const {
   return out;
 }
 
-std::string Node::age(std::chrono::system_clock::time_point now) const {
+namespace {
+// translateTimestampSince: "<unknown>" for a zero timestamp.
+std::string age_of(const std::optional<Node::time_point>& created, std::chrono::system_clock::time_point now) {
   if (!created) return "<unknown>";
   return human_duration(std::chrono::duration_cast<std::chrono::nanoseconds>(now - *created));
+}
+
+std::int64_t allocatable_of(const Node& node, std::string_view resource, bool milli) {
+  auto it = node.allocatable.find(std::string(resource));
+  if (it == node.allocatable.end()) return 0;
+  return milli ? it->second.milli_value() : it->second.value();
+}
+}  // namespace
+
+std::string Node::age(std::chrono::system_clock::time_point now) const { return age_of(created, now); }
+
+NodeSummary NodeSummary::of(const Node& node, std::string_view gpu_resource) {
+  NodeSummary s;
+  s.name = node.name;
+  s.status = node.status_column();
+  s.roles = node.roles_column();
+  s.kubelet_version = node.kubelet_version;
+  s.internal_ip = node.internal_ip();
+  s.created = node.created;
+  s.taints = node.taints;
+  s.unschedulable = node.unschedulable;
+  s.milli_cpu = allocatable_of(node, "cpu", true);
+  s.memory = allocatable_of(node, "memory", false);
+  s.gpus = allocatable_of(node, gpu_resource, false);
+  return s;
+}
+
+std::string NodeSummary::age(std::chrono::system_clock::time_point now) const { return age_of(created, now); }
+
+std::string NodeSummary::taints_column() const {
+  std::string out;
+  for (const auto& t : taints) out += (out.empty() ? "" : ",") + t.to_string();
+  return out.empty() ? "<none>" : out;
 }
 
 }  // namespace gpupool

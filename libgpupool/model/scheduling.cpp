@@ -302,9 +302,14 @@ PodRequirements PodRequirements::from_pod_json(const json::object& root) {
 
 std::vector<PodRequirements> PodRequirements::list_from_json(std::string_view pod_list_json) {
   std::vector<PodRequirements> out;
-  json_fields::for_each_list_item(pod_list_json,
-                                  [&](const json::value& item, std::size_t) { out.push_back(from_pod_json(item)); });
+  for_each_in_list(pod_list_json, [&](PodRequirements&& p) { out.push_back(std::move(p)); });
   return out;
+}
+
+void PodRequirements::for_each_in_list(std::string_view pod_list_json,
+                                       const std::function<void(PodRequirements&&)>& fn) {
+  json_fields::for_each_list_item(pod_list_json,
+                                  [&](const json::value& item, std::size_t) { fn(from_pod_json(item)); });
 }
 
 // ---- PlacementState ------------------------------------------------------------------------------
@@ -572,7 +577,14 @@ NodeInfo PlacementState::make_node_info(Node node) {
       continue;
     add_at(info.allocatable, resource_id(name), amount(name, q));
   }
-  info.node = std::move(node);
+  // What the filters and the caller's change checks read; annotations, addresses, conditions,
+  // nodeInfo and capacity are dropped, so a table of thousands of nodes holds no more than placement
+  // needs (explain's node table, the embedded scheduler's cache).
+  info.node.name = std::move(node.name);
+  info.node.labels = std::move(node.labels);
+  info.node.taints = std::move(node.taints);
+  info.node.unschedulable = node.unschedulable;
+  info.node.allocatable = std::move(node.allocatable);
   return info;
 }
 

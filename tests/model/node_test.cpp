@@ -257,3 +257,47 @@ TEST_CASE("Node::list_from_json decodes a NodeList item by item") {
     }
   }
 }
+
+TEST_CASE("Node::for_each_in_list hands over each node as decoded; those before a bad item came first") {
+  const std::string list = R"({"items":[{"metadata":{"name":"a"}},{"metadata":{"name":"b"}},)"
+                           R"({"metadata":{"name":"c"},"spec":{"taints":[{"key":"k","effect":"Never"}]}}]})";
+  std::vector<std::string> seen;
+  try {
+    Node::for_each_in_list(list, [&](Node&& n) { seen.push_back(n.name); });
+    FAIL("expected a ValidationError");
+  } catch (const ValidationError& e) {
+    CHECK(e.field() == "items[2].spec.taints[0].effect");
+  }
+  CHECK(seen == std::vector<std::string>{"a", "b"});
+}
+
+// NodeSummary: what `gpupool nodes` / `top node` keep of a node: the same columns as the Node's.
+TEST_CASE("NodeSummary keeps a node's columns and allocatable figures") {
+  const Node n = Node::from_json(fixture("node_gpu_worker.json"));
+  const NodeSummary s = NodeSummary::of(n, "nvidia.com/gpu");
+  CHECK(s.name == "cn-beijing.192.168.3.229");
+  CHECK(s.status == n.status_column());
+  CHECK(s.roles == n.roles_column());
+  CHECK(s.kubelet_version == n.kubelet_version);
+  CHECK(s.internal_ip == "192.168.3.229");
+  CHECK(s.created == n.created);
+  CHECK(s.taints == n.taints);
+  CHECK(s.taints_column() == "gpu_node=invalid:NoSchedule,maintenance:PreferNoSchedule");
+  CHECK(s.milli_cpu == 31800);
+  CHECK(s.memory == 257663460LL * 1024);
+  CHECK(s.gpus == 8);
+  const auto now = system_clock::time_point(*n.created) + hours(50);
+  CHECK(s.age(now) == n.age(now));
+  CHECK(s.age(now) == "2d2h");
+  CHECK(NodeSummary::of(n, "virtaitech.com/gpu").gpus == 0);
+
+  Node bare = Node::from_json(minimal(R"({"node-role.kubernetes.io/master":""})"));
+  bare.unschedulable = true;
+  const NodeSummary b = NodeSummary::of(bare, "nvidia.com/gpu");
+  CHECK(b.status == "Unknown,SchedulingDisabled");
+  CHECK(b.roles == "master");
+  CHECK(b.internal_ip.empty());
+  CHECK(b.taints_column() == "<none>");
+  CHECK(b.age(system_clock::now()) == "<unknown>");
+  CHECK((b.milli_cpu == 0 && b.memory == 0 && b.gpus == 0));
+}

@@ -1067,6 +1067,50 @@ TEST_CASE("PodRequirements::list_from_json reads a PodList item by item") {
   }
 }
 
+TEST_CASE("PodRequirements::for_each_in_list hands over each pod as decoded") {
+  std::vector<std::string> seen;
+  PodRequirements::for_each_in_list(
+      R"({"items":[{"metadata":{"name":"a","namespace":"ns"},"spec":{"nodeName":"n1"}},
+                   {"metadata":{"name":"b","namespace":"ns"},"spec":{}}]})",
+      [&](PodRequirements&& p) { seen.push_back(p.name + "@" + p.node_name); });
+  CHECK(seen == std::vector<std::string>{"ns/a@n1", "ns/b@"});
+  seen.clear();
+  CHECK_THROWS_AS(PodRequirements::for_each_in_list(
+                      R"({"items":[{"metadata":{"name":"a"},"spec":{}},{"spec":{"tolerations":[{"operator":"X"}]}}]})",
+                      [&](PodRequirements&& p) { seen.push_back(p.name); }),
+                  ValidationError);
+  CHECK(seen.size() == 1);
+}
+
+// The scheduler's node table keeps what placement reads (name, labels, taints, unschedulable,
+// allocatable) and drops the rest of the Node, so explain's table of thousands of nodes stays small.
+TEST_CASE("make_node_info keeps what placement reads and drops the node's other fields") {
+  Node n = make_node("a", {}, {}, {{"nvidia.com/gpu", q("8")}});
+  n.labels["zone"] = "z1";
+  n.taints.push_back({"gpu_node", "invalid", TaintEffect::NoSchedule});
+  n.unschedulable = true;
+  n.annotations["note"] = "x";
+  n.addresses.push_back({"InternalIP", "10.0.0.1"});
+  n.capacity = n.allocatable;
+  n.ready_status = "True";
+  n.kubelet_version = "v1.32.13";
+  n.os_image = "Ubuntu";
+  n.created = std::chrono::sys_seconds(std::chrono::seconds(1700000000));
+  PlacementState st;
+  const NodeInfo info = st.make_node_info(n);
+  CHECK(info.node.name == n.name);
+  CHECK(info.node.labels == n.labels);
+  CHECK(info.node.taints == n.taints);
+  CHECK(info.node.unschedulable);
+  CHECK(info.node.allocatable == n.allocatable);
+  CHECK(info.node.annotations.empty());
+  CHECK(info.node.addresses.empty());
+  CHECK(info.node.capacity.empty());
+  CHECK((info.node.ready_status.empty() && info.node.kubelet_version.empty() && info.node.os_image.empty()));
+  CHECK(!info.node.created);
+  CHECK(info.allocatable.get(st.resource_id("nvidia.com/gpu")) == 8);
+}
+
 TEST_CASE("spread counts stay exact with many keys on a node (the Bloom filter only skips)") {
   PlacementState st;
   auto ni = infos(st, {make_node("a")});

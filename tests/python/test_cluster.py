@@ -28,6 +28,11 @@ def test_nodes_as_kubectl_shows_them(seed_cluster):
     assert nodes._repr_html_() == nodes.to_html() and "<table" in nodes.to_html()
     assert nodes[5].node.taints == [gpupool.Taint("ssd_node", "invalid", "NoSchedule")]
     assert nodes.gpu_resource == "nvidia.com/gpu"
+    # Each row keeps the node's columns (NodeSummary), not the whole Node.
+    first = nodes[0].node
+    assert isinstance(first, gpupool.NodeSummary)
+    assert text.split("\n")[1].split()[:3] == [first.name, first.status, first.roles]
+    assert first.gpus == nodes[0].gpus_total and first.milli_cpu > 0 and first.memory > 0
 
 
 def test_taint_and_untaint(seed_cluster):

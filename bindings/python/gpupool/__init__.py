@@ -18,7 +18,7 @@ _NATIVE = (
     "Error", "ValidationError", "ConfigError", "ApiError", "TransportError", "UnreachableError", "ResponseTooLargeError",
     "CancelledError", "StatusCause",
     # model
-    "Quantity", "Taint", "TaintChange", "Toleration", "TolerationOperator", "Node", "NodeAddress",
+    "Quantity", "Taint", "TaintChange", "Toleration", "TolerationOperator", "Node", "NodeAddress", "NodeSummary",
     "ImageRef", "CatalogImage", "ImageCatalog", "PvcRequest", "PvcSource", "NfsSource", "HostPathSource",
     "EmptyDirSource", "ConfigMapSource", "ConfigMapRequest", "Volume", "VolumeMount", "Resources", "SsdStaging", "StageIn", "DEFAULT_STAGE_OUT_GRACE_SECONDS",
     "EnvVar", "NodeSelectorRequirement", "NodeSelectorOperator", "Replicas", "RoleSettings", "TensorBoard", "Workload", "MpiJobApi", "SubmitOptions",

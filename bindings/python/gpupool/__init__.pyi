@@ -16,6 +16,7 @@ from gpupool._gpupool import (
     TolerationOperator as TolerationOperator,
     Node as Node,
     NodeAddress as NodeAddress,
+    NodeSummary as NodeSummary,
     ImageRef as ImageRef,
     CatalogImage as CatalogImage,
     ImageCatalog as ImageCatalog,

@@ -234,6 +234,36 @@ void bind_node(py::module_& m) {
           py::arg("now") = py::none())
       .def("__repr__", [](const Node& self) { return "Node(name='" + self.name + "')"; });
   def_equality(node);
+
+  py::class_<NodeSummary> summary(m, "NodeSummary",
+                                  "What the whole-cluster views keep of a node: its columns and allocatable figures.");
+  summary
+      .def_static("of", &NodeSummary::of, py::arg("node"), py::arg("gpu_resource"),
+                  "The summary of a Node, counting `gpu_resource` as its GPUs.")
+      .def_readonly("name", &NodeSummary::name)
+      .def_readonly("status", &NodeSummary::status)
+      .def_readonly("roles", &NodeSummary::roles)
+      .def_readonly("kubelet_version", &NodeSummary::kubelet_version)
+      .def_readonly("internal_ip", &NodeSummary::internal_ip)
+      .def_property_readonly("created",
+                             [](const NodeSummary& self) -> py::object {
+                               if (!self.created) return py::none();
+                               return to_datetime(*self.created);
+                             })
+      .def_readonly("taints", &NodeSummary::taints)
+      .def_readonly("unschedulable", &NodeSummary::unschedulable)
+      .def_readonly("milli_cpu", &NodeSummary::milli_cpu)
+      .def_readonly("memory", &NodeSummary::memory)
+      .def_readonly("gpus", &NodeSummary::gpus)
+      .def("taints_column", &NodeSummary::taints_column)
+      .def(
+          "age",
+          [](const NodeSummary& self, py::object now) {
+            return self.age(now.is_none() ? std::chrono::system_clock::now() : from_datetime(now));
+          },
+          py::arg("now") = py::none())
+      .def("__repr__", [](const NodeSummary& self) { return "NodeSummary(name='" + self.name + "')"; });
+  def_equality(summary);
 }
 
 void bind_images(py::module_& m) {

@@ -57,6 +57,8 @@ struct alignas(64) NodeInfo {
   bool has_prefer_taints = false;     ///< a PreferNoSchedule taint
   /// Bound pods per spread key, as (PlacementState::spread_id(key), count); a short flat list.
   std::vector<std::pair<int, int>> spread_counts;
+  /// The node's name, labels, taints, unschedulable and allocatable: what placement reads.
+  /// make_node_info drops its other fields (annotations, addresses, conditions, nodeInfo, capacity).
   Node node;
 
   /// Bound pods with the spread key `id` (0 when none).
