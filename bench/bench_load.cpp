@@ -18,9 +18,9 @@
 // them: the comparison is the least favourable to gpupool). Placement is round robin, GPU pods on
 // GPU nodes: the views sum what is bound where, they do not judge it.
 #include <atomic>
+#include <cstdio>
 #include <exception>
 #include <mutex>
-#include <cstdio>
 #include <random>
 #include <string>
 #include <thread>
@@ -111,8 +111,8 @@ int main(int argc, char** argv) {
       auto& spec = p["spec"].as_object();
       for (auto& t : spec["tolerations"].as_array()) t.as_object().erase("tolerationSeconds");
       // make_node: node i is a GPU node when i % 5 < 3; GPU pods go to those, the rest anywhere.
-      const bool gpu = spec["containers"].as_array()[0].at("resources").at("requests").as_object().contains(
-          "nvidia.com/gpu");
+      const bool gpu =
+          spec["containers"].as_array()[0].at("resources").at("requests").as_object().contains("nvidia.com/gpu");
       int node = i % bench::kNodes;
       if (gpu) node = (i / 3 * 5 + i % 3) % bench::kNodes;
       spec["nodeName"] = "gpu-node-" + std::to_string(node);

@@ -3,6 +3,7 @@
 #include "common/json_path.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/node.hpp"
+#include "model/kube_protobuf.hpp"
 
 #include <fmt/format.h>
 
@@ -153,8 +154,12 @@ std::vector<Node> list_nodes(const Client& client) {
   ListOptions lo;
   lo.resource_version = "0";
   lo.limit = kNodePage;
+  lo.protobuf = true;
   client.for_each_page(kNodes, "", lo, [&](const RawListPage& page) {
-    for (Node& n : Node::list_from_json(page.text)) nodes.push_back(std::move(n));
+    if (page.protobuf)
+      protobuf::for_each_item(page.text, [&](boost::json::object&& n) { nodes.push_back(Node::from_json(n)); });
+    else
+      for (Node& n : Node::list_from_json(page.text)) nodes.push_back(std::move(n));
   });
   return nodes;
 }
@@ -164,8 +169,12 @@ bool for_each_active_pod(const Client& client, const std::string& own_ns,
   ListOptions lo;
   lo.field_selector = std::string(kActivePodsSelector);
   lo.limit = kPodPage;
+  lo.protobuf = true;
   const auto each = [&](const RawListPage& page) {
-    for (PodRequirements& p : PodRequirements::list_from_json(page.text)) fn(std::move(p));
+    if (page.protobuf)
+      protobuf::for_each_item(page.text, [&](boost::json::object&& p) { fn(PodRequirements::from_pod_json(p)); });
+    else
+      for (PodRequirements& p : PodRequirements::list_from_json(page.text)) fn(std::move(p));
   };
   lo.all_namespaces = true;
   bool started = false;
