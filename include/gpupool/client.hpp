@@ -47,6 +47,11 @@ struct ListOptions {
   std::string continue_token{};  ///< from a previous page
   std::string resource_version{};
   bool all_namespaces = false;  ///< list across namespaces (namespaced resources only)
+  /// for_each_page only: ask for Kubernetes' protobuf encoding first (Accept
+  /// application/vnd.kubernetes.protobuf, then application/json, as client-go's typed clients).
+  /// kube-apiserver encodes a list of pods or nodes several times faster that way; a server or
+  /// kind without it answers JSON. See RawListPage::protobuf.
+  bool protobuf = false;
 };
 
 /// One page of a list.
@@ -59,9 +64,12 @@ struct ListPage {
 /// One page of a list as the server sent it (JSON text, items not parsed): for the streaming
 /// decoders (Node::list_from_json, PodRequirements::list_from_json), which never build the tree.
 struct RawListPage {
-  std::string text{};              ///< the List document
+  std::string text{};              ///< the List document (JSON, or protobuf when `protobuf`)
   std::string resource_version{};  ///< its metadata.resourceVersion
   std::string continue_token{};    ///< empty on the last page
+  /// `text` is Kubernetes' protobuf encoding (asked with ListOptions::protobuf): a v1 PodList or
+  /// NodeList (model/kube_protobuf.hpp reads its items).
+  bool protobuf = false;
 };
 
 struct WriteOptions {

@@ -3,6 +3,7 @@
 #include "common/json_path.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/node.hpp"
+#include "model/kube_protobuf.hpp"
 
 #include <fmt/format.h>
 
@@ -152,7 +153,13 @@ void for_each_node(const Client& client, const std::function<void(Node&&)>& fn) 
   ListOptions lo;
   lo.resource_version = "0";
   lo.limit = kNodePage;
-  client.for_each_page(kNodes, "", lo, [&](const RawListPage& page) { Node::for_each_in_list(page.text, fn); });
+  lo.protobuf = true;
+  client.for_each_page(kNodes, "", lo, [&](const RawListPage& page) {
+    if (page.protobuf)
+      protobuf::for_each_item(page.text, [&](boost::json::object&& n) { fn(Node::from_json(n)); });
+    else
+      Node::for_each_in_list(page.text, fn);
+  });
 }
 
 bool for_each_active_pod(const Client& client, const std::string& own_ns,
@@ -160,7 +167,13 @@ bool for_each_active_pod(const Client& client, const std::string& own_ns,
   ListOptions lo;
   lo.field_selector = std::string(kActivePodsSelector);
   lo.limit = kPodPage;
-  const auto each = [&](const RawListPage& page) { PodRequirements::for_each_in_list(page.text, fn); };
+  lo.protobuf = true;
+  const auto each = [&](const RawListPage& page) {
+    if (page.protobuf)
+      protobuf::for_each_item(page.text, [&](boost::json::object&& p) { fn(PodRequirements::from_pod_json(p)); });
+    else
+      PodRequirements::for_each_in_list(page.text, fn);
+  };
   lo.all_namespaces = true;
   bool started = false;
   try {

@@ -27,6 +27,7 @@
 #include "kube/discovery_cache.hpp"
 #include "kube/status.hpp"
 #include "kube/util.hpp"
+#include "model/kube_protobuf.hpp"
 
 namespace gpupool::kube {
 
@@ -211,7 +212,17 @@ struct ClientCore {
   /// ...`) in a namespace other than the kubeconfig's says so. Admission's 403s (quota, LimitRange)
   /// are about the object, not the namespace, and get no such hint.
   ApiError api_error(const HttpResponse& r, const std::string& ns) const {
-    ApiError e = kube::decode_error(r.status, r.body, kube::retry_after_seconds(r));
+    // An error to a request that accepted protobuf is a protobuf Status.
+    std::string status_json;
+    if (protobuf::is_kubernetes_protobuf(r.body)) {
+      try {
+        status_json = json::serialize(protobuf::decode_status(r.body));
+      } catch (const protobuf::DecodeError&) {
+        // left as it came: decode_error describes the body
+      }
+    }
+    ApiError e = kube::decode_error(r.status, status_json.empty() ? std::string_view(r.body) : status_json,
+                                    kube::retry_after_seconds(r));
     // A type the cached discovery said was served is not (a CRD removed, an aggregated API gone):
     // the apiserver's NotFound for an unknown path (apiserver/pkg/endpoints/handlers/responsewriters
     // via genericapifilters NotFound: "the server could not find the requested resource").
@@ -284,6 +295,7 @@ struct ClientCore {
     bool replay_safe = false;
     std::string ns;  // for the 403 message ("" when cluster-scoped)
     bool report_warnings = true;
+    std::string accept{};  // the Accept header; empty: the transport's (application/json)
   };
 
   /// One request with retries and one credential refresh after 401. Returns a 2xx response;
@@ -294,6 +306,7 @@ struct ClientCore {
     req.target = call.target;
     req.body = call.body;
     if (!call.content_type.empty()) req.headers.emplace_back("Content-Type", call.content_type);
+    if (!call.accept.empty()) req.headers.emplace_back("Accept", call.accept);
     // The caller's cancellation (CancelScope) reaches the transport and every back-off below.
     const CancelToken* cancel = CancelScope::current();
     req.cancel = cancel;
@@ -371,10 +384,25 @@ struct ClientCore {
   /// (Go's encoder writes a List's TypeMeta and ListMeta before Items, and so does the embedded
   /// server): the items are never parsed here.
   RawListPage list_raw(const ResourceRef& ref, const std::string& ns, const ListOptions& o) const {
-    const Call call = list_call(ref, ns, o);
+    Call call = list_call(ref, ns, o);
+    // client-go's protobuf clients: "application/vnd.kubernetes.protobuf,application/json"
+    // (rest.ClientContentConfig AcceptContentTypes); custom resources are answered in JSON.
+    if (o.protobuf) call.accept = "application/vnd.kubernetes.protobuf,application/json";
     HttpResponse r = execute(call);
     RawListPage page;
     page.text = std::move(r.body);
+    if (protobuf::is_kubernetes_protobuf(page.text)) {
+      try {
+        const protobuf::ListMeta meta = protobuf::list_meta(page.text);
+        page.resource_version = meta.resource_version;
+        page.continue_token = meta.continue_token;
+      } catch (const protobuf::DecodeError& e) {
+        throw TransportError(fmt::format("GET {}: the server's protobuf list could not be read: {}",
+                                         call.target.substr(0, call.target.find('?')), e.what()));
+      }
+      page.protobuf = true;
+      return page;
+    }
     const std::string_view text = page.text;
     json::object head;
     boost::system::error_code ec;

@@ -1,0 +1,570 @@
+// model/kube_protobuf.cpp — Kubernetes' protobuf encoding: the schema (field numbers of k8s.io/api's
+// generated.proto) and the wire format, for the request bodies the embedded server decodes and
+// the lists the client reads.
+#include "model/kube_protobuf.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <boost/json.hpp>
+
+#include "common/base64.hpp"
+#include "gpupool/time.hpp"
+
+namespace gpupool::protobuf {
+
+namespace json = boost::json;
+
+namespace {
+
+// ---- schema ------------------------------------------------------------------------------------
+
+enum class Type {
+  String,
+  Int,
+  Bool,
+  Bytes,
+  Message,
+  MapStringString,
+  MapStringBytes,
+  MapStringQuantity,
+  Quantity,
+  IntOrString,
+  Time
+};
+
+struct Message;
+struct Field {
+  int number;
+  const char* json;
+  Type type;
+  bool repeated = false;
+  const Message* message = nullptr;
+  bool pointer = false;  ///< a *T in the Go type: an explicit zero is kept
+};
+struct Message {
+  std::vector<Field> fields;
+  const Field* find(int number) const {
+    for (const auto& f : fields)
+      if (f.number == number) return &f;
+    return nullptr;
+  }
+};
+
+Field str(int n, const char* j) { return {n, j, Type::String}; }
+Field strs(int n, const char* j) { return {n, j, Type::String, true}; }
+Field num(int n, const char* j, bool pointer = false) { return {n, j, Type::Int, false, nullptr, pointer}; }
+Field flag(int n, const char* j, bool pointer = false) { return {n, j, Type::Bool, false, nullptr, pointer}; }
+Field msg(int n, const char* j, const Message& m, bool repeated = false) { return {n, j, Type::Message, repeated, &m}; }
+/// A message whose fields the JSON holds in the enclosing object (a Go embedded struct).
+Field inline_msg(int n, const Message& m) { return {n, "", Type::Message, false, &m}; }
+Field of(int n, const char* j, Type t) { return {n, j, t}; }
+
+struct Schema {
+  // k8s.io/apimachinery/pkg/apis/meta/v1/generated.proto
+  Message owner_reference{{str(1, "kind"), str(3, "name"), str(4, "uid"), str(5, "apiVersion"),
+                           flag(6, "controller", true), flag(7, "blockOwnerDeletion", true)}};
+  Message object_meta{{str(1, "name"), str(2, "generateName"), str(3, "namespace"), str(5, "uid"),
+                       str(6, "resourceVersion"), of(8, "creationTimestamp", Type::Time),
+                       of(9, "deletionTimestamp", Type::Time), of(11, "labels", Type::MapStringString),
+                       of(12, "annotations", Type::MapStringString), msg(13, "ownerReferences", owner_reference, true),
+                       strs(14, "finalizers")}};
+  Message selector_requirement{{str(1, "key"), str(2, "operator"), strs(3, "values")}};
+  Message label_selector{
+      {of(1, "matchLabels", Type::MapStringString), msg(2, "matchExpressions", selector_requirement, true)}};
+  // k8s.io/api/core/v1/generated.proto
+  Message container_port{
+      {str(1, "name"), num(2, "hostPort"), num(3, "containerPort"), str(4, "protocol"), str(5, "hostIP")}};
+  Message env_var{{str(1, "name"), str(2, "value")}};
+  Message resources{{of(1, "limits", Type::MapStringQuantity), of(2, "requests", Type::MapStringQuantity)}};
+  Message volume_mount{{str(1, "name"), flag(2, "readOnly"), str(3, "mountPath"), str(4, "subPath")}};
+  Message container{{str(1, "name"), str(2, "image"), strs(3, "command"), strs(4, "args"), str(5, "workingDir"),
+                     msg(6, "ports", container_port, true), msg(7, "env", env_var, true),
+                     msg(8, "resources", resources), msg(9, "volumeMounts", volume_mount, true),
+                     str(13, "terminationMessagePath"), str(14, "imagePullPolicy"), flag(16, "stdin"),
+                     flag(17, "stdinOnce"), flag(18, "tty"), str(20, "terminationMessagePolicy"),
+                     str(24, "restartPolicy")}};
+  Message toleration{
+      {str(1, "key"), str(2, "operator"), str(3, "value"), str(4, "effect"), num(5, "tolerationSeconds", true)}};
+  Message node_selector_requirement{{str(1, "key"), str(2, "operator"), strs(3, "values")}};
+  Message node_selector_term{{msg(1, "matchExpressions", node_selector_requirement, true),
+                              msg(2, "matchFields", node_selector_requirement, true)}};
+  Message node_selector{{msg(1, "nodeSelectorTerms", node_selector_term, true)}};
+  Message preferred_term{{num(1, "weight"), msg(2, "preference", node_selector_term)}};
+  Message node_affinity{{msg(1, "requiredDuringSchedulingIgnoredDuringExecution", node_selector),
+                         msg(2, "preferredDuringSchedulingIgnoredDuringExecution", preferred_term, true)}};
+  Message affinity{{msg(1, "nodeAffinity", node_affinity)}};
+  Message pvc_source{{str(1, "claimName"), flag(2, "readOnly")}};
+  // Volume {name = 1; volumeSource = 2}: VolumeSource is inline in the JSON (`json:",inline"`).
+  Message volume_source{{msg(10, "persistentVolumeClaim", pvc_source)}};
+  Message volume{{str(1, "name"), inline_msg(2, volume_source)}};
+  Message pod_spec{{msg(1, "volumes", volume, true),
+                    msg(2, "containers", container, true),
+                    str(3, "restartPolicy"),
+                    num(4, "terminationGracePeriodSeconds", true),
+                    num(5, "activeDeadlineSeconds", true),
+                    str(6, "dnsPolicy"),
+                    of(7, "nodeSelector", Type::MapStringString),
+                    str(8, "serviceAccountName"),
+                    str(9, "serviceAccount"),
+                    str(10, "nodeName"),
+                    flag(11, "hostNetwork"),
+                    flag(12, "hostPID"),
+                    flag(13, "hostIPC"),
+                    str(16, "hostname"),
+                    str(17, "subdomain"),
+                    str(19, "schedulerName"),
+                    msg(18, "affinity", affinity),
+                    msg(20, "initContainers", container, true),
+                    msg(22, "tolerations", toleration, true),
+                    str(24, "priorityClassName"),
+                    num(25, "priority", true),
+                    str(31, "preemptionPolicy"),
+                    of(32, "overhead", Type::MapStringQuantity)}};
+  Message pod_template{{msg(1, "metadata", object_meta), msg(2, "spec", pod_spec)}};
+  Message pod_status{{str(1, "phase"), str(11, "nominatedNodeName")}};
+  Message pod{{msg(1, "metadata", object_meta), msg(2, "spec", pod_spec), msg(3, "status", pod_status)}};
+  // Node: what gpupool's Node (model/node.hpp) reads.
+  Message taint{{str(1, "key"), str(2, "value"), str(3, "effect"), of(4, "timeAdded", Type::Time)}};
+  Message node_spec{{str(1, "podCIDR"), str(3, "providerID"), flag(4, "unschedulable"), msg(5, "taints", taint, true)}};
+  Message node_condition{{str(1, "type"), str(2, "status"), of(3, "lastHeartbeatTime", Type::Time),
+                          of(4, "lastTransitionTime", Type::Time), str(5, "reason"), str(6, "message")}};
+  Message node_address{{str(1, "type"), str(2, "address")}};
+  Message node_info{{str(1, "machineID"), str(2, "systemUUID"), str(3, "bootID"), str(4, "kernelVersion"),
+                     str(5, "osImage"), str(6, "containerRuntimeVersion"), str(7, "kubeletVersion"),
+                     str(8, "kubeProxyVersion"), str(9, "operatingSystem"), str(10, "architecture")}};
+  Message node_status{{of(1, "capacity", Type::MapStringQuantity), of(2, "allocatable", Type::MapStringQuantity),
+                       str(3, "phase"), msg(4, "conditions", node_condition, true),
+                       msg(5, "addresses", node_address, true), msg(7, "nodeInfo", node_info)}};
+  Message node{{msg(1, "metadata", object_meta), msg(2, "spec", node_spec), msg(3, "status", node_status)}};
+  Message service_port{{str(1, "name"), str(2, "protocol"), num(3, "port"), of(4, "targetPort", Type::IntOrString),
+                        num(5, "nodePort"), str(6, "appProtocol")}};
+  Message service_spec{{msg(1, "ports", service_port, true), of(2, "selector", Type::MapStringString),
+                        str(3, "clusterIP"), str(4, "type"), strs(5, "externalIPs"), str(7, "sessionAffinity"),
+                        str(8, "loadBalancerIP"), str(10, "externalName"), str(11, "externalTrafficPolicy"),
+                        strs(18, "clusterIPs"), strs(19, "ipFamilies"), str(17, "ipFamilyPolicy"),
+                        str(22, "internalTrafficPolicy")}};
+  Message service{{msg(1, "metadata", object_meta), msg(2, "spec", service_spec)}};
+  Message config_map{{msg(1, "metadata", object_meta), of(2, "data", Type::MapStringString),
+                      of(3, "binaryData", Type::MapStringBytes), flag(4, "immutable", true)}};
+  Message secret{{msg(1, "metadata", object_meta), of(2, "data", Type::MapStringBytes), str(3, "type"),
+                  of(4, "stringData", Type::MapStringString), flag(5, "immutable", true)}};
+  Message namespace_{{msg(1, "metadata", object_meta)}};
+  // k8s.io/api/apps/v1/generated.proto
+  Message rolling_update{{of(1, "maxUnavailable", Type::IntOrString), of(2, "maxSurge", Type::IntOrString)}};
+  Message strategy{{str(1, "type"), msg(2, "rollingUpdate", rolling_update)}};
+  Message deployment_spec{{num(1, "replicas", true), msg(2, "selector", label_selector),
+                           msg(3, "template", pod_template), msg(4, "strategy", strategy), num(5, "minReadySeconds"),
+                           num(6, "revisionHistoryLimit", true), flag(7, "paused"),
+                           num(9, "progressDeadlineSeconds", true)}};
+  Message deployment{{msg(1, "metadata", object_meta), msg(2, "spec", deployment_spec)}};
+  // core/v1: what `kubectl create quota|serviceaccount` and LimitRange manifests send.
+  Message scoped_requirement{{str(1, "scopeName"), str(2, "operator"), strs(3, "values")}};
+  Message scope_selector{{msg(1, "matchExpressions", scoped_requirement, true)}};
+  Message quota_spec{
+      {of(1, "hard", Type::MapStringQuantity), strs(2, "scopes"), msg(3, "scopeSelector", scope_selector)}};
+  Message resource_quota{{msg(1, "metadata", object_meta), msg(2, "spec", quota_spec)}};
+  Message object_reference{{str(1, "kind"), str(2, "namespace"), str(3, "name"), str(4, "uid"), str(5, "apiVersion"),
+                            str(6, "resourceVersion"), str(7, "fieldPath")}};
+  Message local_reference{{str(1, "name")}};
+  Message service_account{{msg(1, "metadata", object_meta), msg(2, "secrets", object_reference, true),
+                           msg(3, "imagePullSecrets", local_reference, true),
+                           flag(4, "automountServiceAccountToken", true)}};
+  Message limit_range_item{{str(1, "type"), of(2, "max", Type::MapStringQuantity),
+                            of(3, "min", Type::MapStringQuantity), of(4, "default", Type::MapStringQuantity),
+                            of(5, "defaultRequest", Type::MapStringQuantity),
+                            of(6, "maxLimitRequestRatio", Type::MapStringQuantity)}};
+  Message limit_range_spec{{msg(1, "limits", limit_range_item, true)}};
+  Message limit_range{{msg(1, "metadata", object_meta), msg(2, "spec", limit_range_spec)}};
+  // batch/v1 (`kubectl create job`).
+  Message job_spec{{num(1, "parallelism", true), num(2, "completions", true), num(3, "activeDeadlineSeconds", true),
+                    msg(4, "selector", label_selector), flag(5, "manualSelector", true),
+                    msg(6, "template", pod_template), num(7, "backoffLimit", true),
+                    num(8, "ttlSecondsAfterFinished", true), str(9, "completionMode"), flag(10, "suspend", true),
+                    num(12, "backoffLimitPerIndex", true), num(13, "maxFailedIndexes", true),
+                    str(14, "podReplacementPolicy"), str(15, "managedBy")}};
+  Message job{{msg(1, "metadata", object_meta), msg(2, "spec", job_spec)}};
+  // scheduling/v1, policy/v1 (`kubectl create priorityclass|pdb`).
+  Message priority_class{{msg(1, "metadata", object_meta), num(2, "value"), flag(3, "globalDefault"),
+                          str(4, "description"), str(5, "preemptionPolicy")}};
+  Message pdb_spec{{of(1, "minAvailable", Type::IntOrString), msg(2, "selector", label_selector),
+                    of(3, "maxUnavailable", Type::IntOrString), str(4, "unhealthyPodEvictionPolicy")}};
+  Message pdb{{msg(1, "metadata", object_meta), msg(2, "spec", pdb_spec)}};
+  // rbac/v1 (`kubectl create role|rolebinding|clusterrole|clusterrolebinding`).
+  Message policy_rule{{strs(1, "verbs"), strs(2, "apiGroups"), strs(3, "resources"), strs(4, "resourceNames"),
+                       strs(5, "nonResourceURLs")}};
+  Message aggregation_rule{{msg(1, "clusterRoleSelectors", label_selector, true)}};
+  Message role{{msg(1, "metadata", object_meta), msg(2, "rules", policy_rule, true),
+                msg(3, "aggregationRule", aggregation_rule)}};
+  Message subject{{str(1, "kind"), str(2, "apiGroup"), str(3, "name"), str(4, "namespace")}};
+  Message role_ref{{str(1, "apiGroup"), str(2, "kind"), str(3, "name")}};
+  Message role_binding{
+      {msg(1, "metadata", object_meta), msg(2, "subjects", subject, true), msg(3, "roleRef", role_ref)}};
+  // authorization/v1 (`kubectl auth can-i`).
+  Message resource_attributes{{str(1, "namespace"), str(2, "verb"), str(3, "group"), str(4, "version"),
+                               str(5, "resource"), str(6, "subresource"), str(7, "name")}};
+  Message non_resource_attributes{{str(1, "path"), str(2, "verb")}};
+  Message ssar_spec{
+      {msg(1, "resourceAttributes", resource_attributes), msg(2, "nonResourceAttributes", non_resource_attributes)}};
+  Message ssar{{msg(1, "metadata", object_meta), msg(2, "spec", ssar_spec)}};
+
+  // meta/v1 Status: what kube-apiserver answers an error in, when the request accepted protobuf.
+  Message status_cause{{str(1, "reason"), str(2, "message"), str(3, "field")}};
+  Message status_details{{str(1, "name"), str(2, "group"), str(3, "kind"), msg(4, "causes", status_cause, true),
+                          num(5, "retryAfterSeconds"), str(6, "uid")}};
+  Message status{
+      {str(2, "status"), str(3, "message"), str(4, "reason"), msg(5, "details", status_details), num(6, "code")}};
+
+  struct Kind {
+    const char* api_version;
+    const char* kind;
+    const Message* message;
+  };
+  // Every kind whose protobuf body is decoded (one message serves Role and ClusterRole: Role has
+  // no field 3, ClusterRole's aggregationRule).
+  std::vector<Kind> kinds{{"v1", "Pod", &pod},
+                          {"v1", "Service", &service},
+                          {"v1", "ConfigMap", &config_map},
+                          {"v1", "Secret", &secret},
+                          {"v1", "Namespace", &namespace_},
+                          {"v1", "ResourceQuota", &resource_quota},
+                          {"v1", "ServiceAccount", &service_account},
+                          {"v1", "LimitRange", &limit_range},
+                          {"apps/v1", "Deployment", &deployment},
+                          {"batch/v1", "Job", &job},
+                          {"scheduling.k8s.io/v1", "PriorityClass", &priority_class},
+                          {"policy/v1", "PodDisruptionBudget", &pdb},
+                          {"rbac.authorization.k8s.io/v1", "Role", &role},
+                          {"rbac.authorization.k8s.io/v1", "ClusterRole", &role},
+                          {"rbac.authorization.k8s.io/v1", "RoleBinding", &role_binding},
+                          {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", &role_binding},
+                          {"authorization.k8s.io/v1", "SelfSubjectAccessReview", &ssar},
+                          {"authorization.k8s.io/v1", "SubjectAccessReview", &ssar}};
+
+  const Message* kind(std::string_view api_version, std::string_view kind) const {
+    for (const auto& k : kinds)
+      if (api_version == k.api_version && kind == k.kind) return k.message;
+    return nullptr;
+  }
+  std::string kind_list() const {
+    std::string out;
+    for (const auto& k : kinds) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", k.api_version, k.kind);
+    return out;
+  }
+};
+
+const Schema& schema() {
+  static const Schema s;
+  return s;
+}
+
+// ---- wire format -------------------------------------------------------------------------------
+
+[[noreturn]] void malformed(const char* what) { throw DecodeError(what); }
+
+struct Reader {
+  std::string_view in;
+  std::uint64_t varint() {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (in.empty()) malformed("truncated varint");
+      const auto b = static_cast<unsigned char>(in.front());
+      in.remove_prefix(1);
+      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    malformed("varint too long");
+  }
+  std::string_view bytes() {
+    const auto n = varint();
+    if (n > in.size()) malformed("truncated field");
+    auto out = in.substr(0, n);
+    in.remove_prefix(n);
+    return out;
+  }
+  void skip(int wire) {
+    switch (wire) {
+      case 0:
+        varint();
+        return;
+      case 1:
+        if (in.size() < 8) malformed("truncated fixed64");
+        in.remove_prefix(8);
+        return;
+      case 2:
+        bytes();
+        return;
+      case 5:
+        if (in.size() < 4) malformed("truncated fixed32");
+        in.remove_prefix(4);
+        return;
+      default:
+        malformed("unsupported wire type");
+    }
+  }
+};
+
+// Calls each(number, bytes) for the length-delimited fields of a message, skipping the others.
+template <class F>
+void each_bytes_field(std::string_view message, F&& each) {
+  Reader r{message};
+  while (!r.in.empty()) {
+    const auto key = r.varint();
+    const int number = static_cast<int>(key >> 3), wire = static_cast<int>(key & 7);
+    if (wire == 2)
+      each(number, r.bytes());
+    else
+      r.skip(wire);
+  }
+}
+
+// The (key, value) of a map entry message {key = 1; value = 2} (also TypeMeta {apiVersion = 1; kind = 2}).
+std::pair<std::string_view, std::string_view> map_entry(std::string_view entry) {
+  std::string_view k, v;
+  each_bytes_field(entry, [&](int number, std::string_view bytes) {
+    if (number == 1)
+      k = bytes;
+    else if (number == 2)
+      v = bytes;
+  });
+  return {k, v};
+}
+
+// A message of one string field (resource.Quantity {string = 1}).
+std::string first_string(std::string_view m) { return std::string(map_entry(m).first); }
+
+json::object decode(const Message& m, std::string_view bytes);
+
+// One field's value, or null when it is a zero a Go `omitempty` would drop.
+json::value value_of(const Field& f, Reader& r, int wire) {
+  switch (f.type) {
+    case Type::String: {
+      if (wire != 2) malformed("a string field is not length-delimited");
+      const auto s = r.bytes();
+      if (s.empty() && !f.repeated) return nullptr;
+      return json::value(std::string(s));
+    }
+    case Type::Bytes:
+      return json::value(base64_encode(std::string(r.bytes())));
+    case Type::Int: {
+      if (wire != 0) malformed("an integer field is not a varint");
+      const auto v = static_cast<std::int64_t>(r.varint());  // int32 negatives are sign-extended
+      if (v == 0 && !f.pointer) return nullptr;
+      return v;
+    }
+    case Type::Bool: {
+      if (wire != 0) malformed("a bool field is not a varint");
+      const bool v = r.varint() != 0;
+      if (!v && !f.pointer) return nullptr;
+      return v;
+    }
+    case Type::Message: {
+      json::object o = decode(*f.message, r.bytes());
+      if (o.empty() && !f.repeated) return nullptr;
+      return o;
+    }
+    case Type::Quantity:
+      return json::value(first_string(r.bytes()));
+    case Type::IntOrString: {
+      // intstr.IntOrString {type = 1 (0 Int, 1 String); intVal = 2; strVal = 3}
+      Reader m{r.bytes()};
+      std::int64_t type = 0, int_val = 0;
+      std::string str_val;
+      while (!m.in.empty()) {
+        const auto key = m.varint();
+        const int number = static_cast<int>(key >> 3), w = static_cast<int>(key & 7);
+        if (number == 1 && w == 0)
+          type = static_cast<std::int64_t>(m.varint());
+        else if (number == 2 && w == 0)
+          int_val = static_cast<std::int32_t>(m.varint());
+        else if (number == 3 && w == 2)
+          str_val = std::string(m.bytes());
+        else
+          m.skip(w);
+      }
+      if (type == 1) return json::value(str_val);
+      if (int_val == 0) return nullptr;
+      return int_val;
+    }
+    case Type::Time: {
+      // meta/v1 Time {seconds = 1; nanos = 2}; the zero time is null.
+      Reader m{r.bytes()};
+      std::int64_t seconds = 0;
+      while (!m.in.empty()) {
+        const auto key = m.varint();
+        if ((key >> 3) == 1 && (key & 7) == 0)
+          seconds = static_cast<std::int64_t>(m.varint());
+        else
+          m.skip(static_cast<int>(key & 7));
+      }
+      if (seconds == 0) return nullptr;
+      return json::value(format_rfc3339(std::chrono::sys_seconds(std::chrono::seconds(seconds))));
+    }
+    default:
+      malformed("unexpected map field");
+  }
+}
+
+json::object decode(const Message& m, std::string_view bytes) {
+  json::object out;
+  Reader r{bytes};
+  while (!r.in.empty()) {
+    const auto key = r.varint();
+    const int number = static_cast<int>(key >> 3), wire = static_cast<int>(key & 7);
+    const Field* f = m.find(number);
+    if (!f) {
+      r.skip(wire);
+      continue;
+    }
+    if (f->type == Type::MapStringString || f->type == Type::MapStringBytes || f->type == Type::MapStringQuantity) {
+      if (wire != 2) malformed("a map entry is not length-delimited");
+      const auto [k, v] = map_entry(r.bytes());
+      auto& map = out[f->json];
+      if (!map.is_object()) map = json::object{};
+      if (f->type == Type::MapStringString)
+        map.as_object()[k] = std::string(v);
+      else if (f->type == Type::MapStringBytes)
+        map.as_object()[k] = base64_encode(std::string(v));
+      else
+        map.as_object()[k] = first_string(v);
+      continue;
+    }
+    json::value v = value_of(*f, r, wire);
+    if (!*f->json) {  // inline: its fields are the enclosing object's
+      if (v.is_object())
+        for (auto& [k, member] : v.as_object()) out[k] = std::move(member);
+      continue;
+    }
+    if (f->repeated) {
+      auto& list = out[f->json];
+      if (!list.is_array()) list = json::array{};
+      list.as_array().push_back(std::move(v));
+    } else if (!v.is_null()) {
+      out[f->json] = std::move(v);
+    }
+  }
+  return out;
+}
+
+/// The TypeMeta and raw message of a body: the magic "k8s\0" then a runtime.Unknown
+/// (k8s.io/apimachinery/pkg/runtime generated.proto: typeMeta = 1 {apiVersion = 1, kind = 2},
+/// raw = 2, contentEncoding = 3, contentType = 4).
+struct Envelope {
+  std::string api_version, kind;
+  std::string_view raw;
+};
+
+Envelope envelope(std::string_view body) {
+  if (!is_kubernetes_protobuf(body)) malformed("it does not start with the magic \"k8s\\0\"");
+  Envelope e;
+  std::string content_encoding;
+  each_bytes_field(body.substr(4), [&](int number, std::string_view field) {
+    if (number == 1) {
+      const auto [av, k] = map_entry(field);  // TypeMeta {apiVersion = 1; kind = 2}
+      e.api_version = av;
+      e.kind = k;
+    } else if (number == 2) {
+      e.raw = field;
+    } else if (number == 3) {
+      content_encoding = field;  // runtime.Unknown's contentType (4) is always protobuf here
+    }
+  });
+  if (!content_encoding.empty()) malformed("content encodings are not supported");
+  return e;
+}
+
+}  // namespace
+
+DecodeError DecodeError::unknown(std::string api_version, std::string kind) {
+  DecodeError e("a kind not decoded here");
+  e.api_version_ = std::move(api_version);
+  e.kind_ = std::move(kind);
+  e.unknown_kind_ = true;
+  return e;
+}
+
+bool is_kubernetes_protobuf(std::string_view body) {
+  return body.size() >= 4 && body.substr(0, 4) == std::string_view("k8s\0", 4);
+}
+
+std::string object_kinds() { return schema().kind_list(); }
+
+json::object decode_object(std::string_view body) {
+  const Envelope e = envelope(body);
+  const Message* m = schema().kind(e.api_version, e.kind);
+  if (!m) throw DecodeError::unknown(e.api_version, e.kind);
+  json::object out = decode(*m, e.raw);
+  json::object obj{{"apiVersion", e.api_version}, {"kind", e.kind}};
+  for (auto& [k, v] : out) obj[k] = std::move(v);
+  return obj;
+}
+
+json::object decode_status(std::string_view body) {
+  const Envelope e = envelope(body);
+  if (e.api_version != "v1" || e.kind != "Status") throw DecodeError::unknown(e.api_version, e.kind);
+  json::object obj{{"kind", "Status"}, {"apiVersion", "v1"}};
+  for (auto& [k, v] : decode(schema().status, e.raw)) obj[k] = std::move(v);
+  return obj;
+}
+
+namespace {
+
+// ListMeta {selfLink = 1; resourceVersion = 2; continue = 3; remainingItemCount = 4}.
+ListMeta read_list_meta(std::string_view bytes) {
+  ListMeta meta;
+  Reader m{bytes};
+  while (!m.in.empty()) {
+    const auto k = m.varint();
+    const int n = static_cast<int>(k >> 3), w = static_cast<int>(k & 7);
+    if (n == 2 && w == 2)
+      meta.resource_version = m.bytes();
+    else if (n == 3 && w == 2)
+      meta.continue_token = m.bytes();
+    else if (n == 4 && w == 0)
+      meta.remaining_item_count = static_cast<std::int64_t>(m.varint());
+    else
+      m.skip(w);
+  }
+  return meta;
+}
+
+}  // namespace
+
+ListMeta list_meta(std::string_view body) {
+  ListMeta meta;
+  each_bytes_field(envelope(body).raw, [&](int number, std::string_view bytes) {
+    if (number == 1) meta = read_list_meta(bytes);
+  });
+  return meta;
+}
+
+ListMeta for_each_item(std::string_view body, const std::function<void(json::object&& item)>& each) {
+  const Envelope e = envelope(body);
+  const Schema& sc = schema();
+  const Message* item = e.api_version != "v1"  ? nullptr
+                        : e.kind == "PodList"  ? &sc.pod
+                        : e.kind == "NodeList" ? &sc.node
+                                               : nullptr;
+  if (!item) throw DecodeError::unknown(e.api_version, e.kind);
+  // PodList / NodeList {metadata = 1 (ListMeta); items = 2 (repeated)}.
+  ListMeta meta;
+  Reader r{e.raw};
+  while (!r.in.empty()) {
+    const auto key = r.varint();
+    const int number = static_cast<int>(key >> 3), wire = static_cast<int>(key & 7);
+    if (number == 2 && wire == 2) {
+      each(decode(*item, r.bytes()));
+    } else if (number == 1 && wire == 2) {
+      meta = read_list_meta(r.bytes());
+    } else {
+      r.skip(wire);
+    }
+  }
+  return meta;
+}
+
+}  // namespace gpupool::protobuf

@@ -1,0 +1,73 @@
+// model/kube_protobuf.hpp — Kubernetes' protobuf encoding (application/vnd.kubernetes.protobuf),
+// read into the JSON the API server would have sent (private).
+//
+// A body is the magic "k8s\0" then a runtime.Unknown (k8s.io/apimachinery/pkg/runtime
+// generated.proto: typeMeta = 1 {apiVersion = 1, kind = 2}, raw = 2, contentEncoding = 3,
+// contentType = 4) whose `raw` is the object's message. Decoded with the field numbers of
+// k8s.io/api's generated.proto (core/v1, apps/v1, batch/v1, ...) and apimachinery's meta/v1, intstr
+// and resource, for the fields of two uses:
+// - request bodies as kubectl's typed clients send them (`kubectl create deployment`, `expose`,
+//   `run`, `create configmap|secret|namespace|job|quota|...`): decode_object, used by the
+//   embedded server;
+// - PodList and NodeList responses, for what gpupool reads of pods and nodes
+//   (PodRequirements::from_pod_json, Node::from_json): for_each_item, used by the whole-cluster
+//   views, which ask kube-apiserver for protobuf because it encodes lists several times faster
+//   than JSON.
+// As Go's encoding/json with `omitempty` would, zero values of non-pointer fields are left out
+// (so defaulting sees them as unset); pointer fields (replicas, ...) keep an explicit 0. Unknown
+// fields are skipped, as the decoder of a newer client's message would.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <boost/json/object.hpp>
+
+namespace gpupool::protobuf {
+
+/// A body that is not well-formed (what() says why), or of a kind not decoded here (kind() is
+/// then set).
+class DecodeError : public std::runtime_error {
+ public:
+  explicit DecodeError(const std::string& what) : std::runtime_error(what) {}
+  /// A well-formed body of a kind not decoded here.
+  static DecodeError unknown(std::string api_version, std::string kind);
+  const std::string& api_version() const { return api_version_; }
+  const std::string& kind() const { return kind_; }
+  bool unknown_kind() const { return unknown_kind_; }
+
+ private:
+  std::string api_version_, kind_;
+  bool unknown_kind_ = false;
+};
+
+/// True for a body starting with the magic "k8s\0".
+bool is_kubernetes_protobuf(std::string_view body);
+
+/// The object a body carries, as JSON (apiVersion and kind from its TypeMeta).
+boost::json::object decode_object(std::string_view body);
+/// The kinds decode_object reads: "v1 Pod, v1 Service, ...".
+std::string object_kinds();
+
+struct ListMeta {
+  std::string resource_version, continue_token;
+  std::optional<std::int64_t> remaining_item_count;
+};
+
+/// The meta/v1 Status of an error response (kube-apiserver encodes errors as the request's
+/// Accept asked), as its JSON.
+boost::json::object decode_status(std::string_view body);
+
+/// A list's metadata, its items not decoded.
+ListMeta list_meta(std::string_view body);
+
+/// The items of a v1 PodList or NodeList, each as the JSON object the list's JSON would hold
+/// (items carry no apiVersion/kind, as in a JSON list of built-in kinds), handed to `each` one at
+/// a time as they are decoded; returns the list's metadata.
+ListMeta for_each_item(std::string_view body, const std::function<void(boost::json::object&& item)>& each);
+
+}  // namespace gpupool::protobuf
