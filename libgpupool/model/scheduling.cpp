@@ -389,6 +389,42 @@ std::uint64_t hash_json(const json::value& v, std::uint64_t h) {
   return h;
 }
 
+// Equal, objects compared member by member in order: matches() needs no more (the same members in
+// another order only miss the cache), and it walks both once where operator== looks every key of
+// one object up in the other.
+bool same_json(const json::value& a, const json::value& b) {
+  if (a.kind() != b.kind()) return false;
+  switch (a.kind()) {
+    case json::kind::null:
+      return true;
+    case json::kind::bool_:
+      return a.get_bool() == b.get_bool();
+    case json::kind::int64:
+      return a.get_int64() == b.get_int64();
+    case json::kind::uint64:
+      return a.get_uint64() == b.get_uint64();
+    case json::kind::double_:
+      return a.get_double() == b.get_double();
+    case json::kind::string:
+      return a.get_string() == b.get_string();
+    case json::kind::array: {
+      const json::array &x = a.get_array(), &y = b.get_array();
+      if (x.size() != y.size()) return false;
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (!same_json(x[i], y[i])) return false;
+      return true;
+    }
+    case json::kind::object: {
+      const json::object &x = a.get_object(), &y = b.get_object();
+      if (x.size() != y.size()) return false;
+      for (auto i = x.begin(), j = y.begin(); i != x.end(); ++i, ++j)
+        if (i->key() != j->key() || !same_json(i->value(), j->value())) return false;
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 struct PodRequirementsCache::Impl {
@@ -400,7 +436,8 @@ struct PodRequirementsCache::Impl {
     bool matches(const SpecProjection& p) const {
       if (shape != p.shape || values.size() != p.values.size()) return false;
       for (std::size_t i = 0; i < values.size(); ++i)
-        if (present[i] != (p.values[i] != nullptr) || (p.values[i] && *p.values[i] != values[i])) return false;
+        if (present[i] != (p.values[i] != nullptr) || (p.values[i] && !same_json(*p.values[i], values[i])))
+          return false;
       return true;
     }
   };

@@ -829,6 +829,14 @@ TEST_CASE("PodRequirementsCache: from_pod_json's requirements and errors, each s
   // One decode for `a` and its twin, one for each of the others; every later pod is a hit.
   CHECK(cache.misses() == 1 + others.size());
   CHECK(cache.hits() == pods.size() - cache.misses());
+  // The same members in another order: the same requirements (whether or not the entry is shared).
+  const std::string a_reordered = R"({"nodeSelector": {"pool": "train"},
+    "tolerations": [{"effect": "NoSchedule", "value": "invalid", "operator": "Equal", "key": "gpu_node"},
+                    {"operator": "Exists", "key": "ssd_node"}],
+    "volumes": [{"persistentVolumeClaim": {"claimName": "data"}, "name": "d"}, {"name": "e", "emptyDir": {}}],
+    "containers": [{"resources": {"limits": {"nvidia.com/gpu": "1"}, "requests": {"memory": "1Gi", "cpu": "500m"}}}]})";
+  for (const auto& pod : {cache_pod("r1", "rs-r", a_reordered), cache_pod("r2", "", a_reordered)})
+    check_same_requirements(cache.read(pod), PodRequirements::from_pod_json(pod));
   // The pod's own name and owner, not the remembered pod's.
   CHECK(cache.read(cache_pod("x", "rs-x", a)).spread_key == "team-a/ReplicaSet/rs-x");
   CHECK(cache.read(cache_pod("y", "", a_twin)).spread_key.empty());
