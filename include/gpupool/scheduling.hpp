@@ -150,6 +150,29 @@ struct PodRequirements {
   bool matches_node_affinity(const Node& node) const;
 };
 
+/// PodRequirements::from_pod_json for many pods, most of which share a spec (the replicas of one
+/// owner): what it decodes from a pod's spec is remembered, keyed on exactly the members it reads
+/// (each container's and init container's resources and restartPolicy, overhead, nodeName,
+/// nodeSelector, affinity, tolerations, the volumes' persistentVolumeClaim), and a pod whose
+/// members are equal to a remembered pod's (compared in full, not only by hash) gets a copy of its
+/// requirements with its own name and spread_key. Same results and errors as from_pod_json. Holds
+/// at most `capacity` specs (it forgets them all when full). Not thread-safe.
+class PodRequirementsCache {
+ public:
+  explicit PodRequirementsCache(std::size_t capacity = 4096);
+  ~PodRequirementsCache();
+  PodRequirementsCache(PodRequirementsCache&&) noexcept;
+  PodRequirementsCache& operator=(PodRequirementsCache&&) noexcept;
+  PodRequirements read(const boost::json::object& pod);
+  std::uint64_t hits() const { return hits_; }
+  std::uint64_t misses() const { return misses_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::uint64_t hits_ = 0, misses_ = 0;
+};
+
 // NodeInfo: a node with what the scheduler precomputes about it (gpupool/detail/
 // scheduling_internals.hpp holds its layout, tuned for the filter loop). Build one with
 // PlacementState::make_node_info, account bound pods with PlacementState::add_pod/remove_pod, and

@@ -4,7 +4,6 @@
 #include <deque>
 #include <optional>
 #include <unordered_map>
-#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -130,10 +129,16 @@ struct Scheduler::Impl {
   std::vector<NodeInfo> nodes;
   std::map<std::string, std::size_t> node_index;
   // pod key -> (node, requirements); hashed: looked up on every pod event, never walked in order.
-  std::unordered_map<std::string, std::pair<std::string, PodRequirements>> accounted;
-  // node -> keys of its pods in `accounted` (summed into its NodeInfo: the order does not matter)
-  std::unordered_map<std::string, std::unordered_set<std::string>> accounted_on;
+  using Accounted = std::unordered_map<std::string, std::pair<std::string, PodRequirements>>;
+  Accounted accounted;
+  // node -> its pods' entries in `accounted` (summed into its NodeInfo: the order does not matter).
+  // Pointers to the map's elements, which stay put until erased: adding one compares no key (a set
+  // of ~30 key strings per node was scanned string by string on every binding).
+  std::unordered_map<std::string, std::vector<Accounted::value_type*>> accounted_on;
   bool dirty = true;
+  // Pods' requirements as from_pod_json reads them, decoded once per distinct spec (an owner's
+  // replicas share one).
+  PodRequirementsCache requirements;
   std::set<std::string> pending;
   std::map<std::string, Clock::time_point> unschedulable;  // pod key -> time of its last attempt
   // No entry of `unschedulable` is older than this (a lower bound: erasing or refreshing an entry
@@ -178,16 +183,21 @@ struct Scheduler::Impl {
     NodeInfo& info = nodes[it->second];
     info = state.make_node_info(std::move(*n));
     if (auto on = accounted_on.find(info.node.name); on != accounted_on.end())
-      for (const auto& key : on->second) state.add_pod(info, accounted.at(key).second);
+      for (const Accounted::value_type* entry : on->second) state.add_pod(info, entry->second.second);
   }
   // `accounted` changes only through these, which keep `accounted_on` in step.
   void account(const std::string& key, const std::string& node, PodRequirements req) {
-    if (accounted.emplace(key, std::make_pair(node, std::move(req))).second) accounted_on[node].insert(key);
+    if (auto [it, added] = accounted.emplace(key, std::make_pair(node, std::move(req))); added)
+      accounted_on[node].push_back(&*it);
   }
-  void unaccount(std::unordered_map<std::string, std::pair<std::string, PodRequirements>>::iterator it) {
+  void unaccount(Accounted::iterator it) {
     if (auto on = accounted_on.find(it->second.first); on != accounted_on.end()) {
-      on->second.erase(it->first);
-      if (on->second.empty()) accounted_on.erase(on);
+      auto& entries = on->second;
+      if (auto e = std::find(entries.begin(), entries.end(), &*it); e != entries.end()) {
+        *e = entries.back();
+        entries.pop_back();
+      }
+      if (entries.empty()) accounted_on.erase(on);
     }
     accounted.erase(it);
   }
@@ -363,7 +373,7 @@ void Scheduler::on_event(const WatchEvent& e) {
         impl_->unschedulable.erase(key);
         if (acc == impl_->accounted.end() && !impl_->dirty) {
           try {
-            PodRequirements req = PodRequirements::from_pod_json(*e.object);
+            PodRequirements req = impl_->requirements.read(*e.object);
             if (auto n = impl_->node_index.find(node); n != impl_->node_index.end())
               impl_->state.add_pod(impl_->nodes[n->second], req);
             impl_->account(key, node, std::move(req));
@@ -424,11 +434,13 @@ std::size_t Scheduler::sync() {
             impl_->node_index.erase(name_of(*n));
           }
         }
-        for (const auto& p : store_.list(pods, "").items) {
+        const auto all_pods = store_.list(pods, "");
+        impl_->accounted.reserve(all_pods.items.size());  // no rehash while a long run binds them
+        for (const auto& p : all_pods.items) {
           const std::string node = node_of(*p);
           if (node.empty() || terminal(*p)) continue;
           try {
-            PodRequirements r = PodRequirements::from_pod_json(*p);
+            PodRequirements r = impl_->requirements.read(*p);
             if (auto it = impl_->node_index.find(node); it != impl_->node_index.end())
               impl_->state.add_pod(impl_->nodes[it->second], r);
             impl_->account(key_of(*p), node, std::move(r));
@@ -447,7 +459,7 @@ std::size_t Scheduler::sync() {
       if (!cur || !node_of(*cur).empty() || terminal(*cur) || !impl_->serves(*cur)) continue;
       stored = std::move(cur);
       try {
-        req = PodRequirements::from_pod_json(*stored);
+        req = impl_->requirements.read(*stored);
       } catch (const ValidationError&) {
         continue;
       }

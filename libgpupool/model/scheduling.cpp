@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <set>
@@ -220,24 +221,37 @@ std::vector<NodeSelectorRequirement> requirements(const json::object& term, std:
 
 PodRequirements PodRequirements::from_pod_json(const json::value& pod) { return from_pod_json(as_object(pod, "pod")); }
 
-PodRequirements PodRequirements::from_pod_json(const json::object& root) {
-  PodRequirements p;
+namespace {
+
+// from_pod_json's reading of metadata: name and spread_key.
+void read_pod_metadata(const json::object& root, PodRequirements& p) {
   std::string ns;
   if (const json::object* meta = object_at(root, "metadata", "metadata")) {
     ns = string_at(*meta, "namespace", "metadata.namespace");
     p.name = (ns.empty() ? std::string() : ns + "/") + string_at(*meta, "name", "metadata.name");
     if (const json::array* owners = array_at(*meta, "ownerReferences", "metadata.ownerReferences")) {
       for (std::size_t i = 0; i < owners->size(); ++i) {
-        const std::string f = "metadata.ownerReferences[" + std::to_string(i) + "]";
-        const json::object& o = as_object((*owners)[i], f);
+        // The field path is spelled only for an error (this runs for every pod the scheduler reads).
+        const auto f = [i] { return "metadata.ownerReferences[" + std::to_string(i) + "]"; };
+        const json::object& o = (*owners)[i].is_object() ? (*owners)[i].get_object() : as_object((*owners)[i], f());
         const json::value* controller = o.if_contains("controller");
-        if (controller && controller->is_bool() && controller->get_bool())
-          p.spread_key = ns + "/" + string_at(o, "kind", f + ".kind") + "/" + string_at(o, "name", f + ".name");
+        if (controller && controller->is_bool() && controller->get_bool()) {
+          const auto text = [&](std::string_view key) -> std::string {
+            const json::value* v = o.if_contains(key);
+            if (v && v->is_string()) return std::string(v->get_string());
+            return string_at(o, key, f() + "." + std::string(key));  // "" when absent, else the error
+          };
+          p.spread_key = ns + "/" + text("kind") + "/" + text("name");
+        }
       }
     }
   }
-  const json::object* spec = object_at(root, "spec", "spec");
-  if (!spec) return p;
+}
+
+// from_pod_json's reading of spec: everything else. PodRequirementsCache keys on exactly what this
+// reads (spec_projection below): keep the two in step.
+void read_pod_spec(const json::object& spec_obj, PodRequirements& p) {
+  const json::object* spec = &spec_obj;
   auto containers = containers_of(*spec, "containers");
   auto inits = containers_of(*spec, "initContainers");
   ResourceMap overhead = quantity_map(object_at(*spec, "overhead", "spec.overhead"), "spec.overhead");
@@ -297,6 +311,189 @@ PodRequirements PodRequirements::from_pod_json(const json::object& root) {
       p.tolerations.push_back(std::move(tol));
     }
   }
+}
+
+}  // namespace
+
+PodRequirements PodRequirements::from_pod_json(const json::object& root) {
+  PodRequirements p;
+  read_pod_metadata(root, p);
+  if (const json::object* spec = object_at(root, "spec", "spec")) read_pod_spec(*spec, p);
+  return p;
+}
+
+// ---- PodRequirementsCache -------------------------------------------------------------------------
+
+namespace {
+
+// The members of a pod's spec that read_pod_spec reads, in a fixed order (absent ones as nullptr),
+// and the lengths of the lists they come from. False for a shape read_pod_spec would reject
+// (containers not an array of objects, ...): such a pod is decoded in full, errors and all.
+struct SpecProjection {
+  std::vector<const json::value*> values;
+  std::vector<std::uint32_t> shape;
+};
+
+bool project_spec(const json::object& spec, SpecProjection& out) {
+  out.values.clear();
+  out.shape.clear();
+  const auto list = [&](std::string_view key, std::initializer_list<std::string_view> members) {
+    const json::value* v = spec.if_contains(key);
+    if (!v || v->is_null()) {  // array_at: absent or null is no list
+      out.shape.push_back(0);
+      return true;
+    }
+    if (!v->is_array()) return false;
+    out.shape.push_back(static_cast<std::uint32_t>(v->get_array().size()) + 1);
+    for (const json::value& item : v->get_array()) {
+      if (!item.is_object()) return false;
+      for (std::string_view m : members) out.values.push_back(item.get_object().if_contains(m));
+    }
+    return true;
+  };
+  if (!list("containers", {"resources", "restartPolicy"}) || !list("initContainers", {"resources", "restartPolicy"}) ||
+      !list("volumes", {"persistentVolumeClaim"}))
+    return false;
+  for (std::string_view key : {"overhead", "nodeName", "nodeSelector", "affinity", "tolerations"})
+    out.values.push_back(spec.if_contains(key));
+  return true;
+}
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) { return (h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2))); }
+
+// Hashes a value the way operator== compares it, except that objects hash in member order (equal
+// objects in another order only miss the cache).
+std::uint64_t hash_json(const json::value& v, std::uint64_t h) {
+  switch (v.kind()) {
+    case json::kind::null:
+      return mix(h, 1);
+    case json::kind::bool_:
+      return mix(h, v.get_bool() ? 3 : 2);
+    case json::kind::int64:
+      return mix(mix(h, 4), static_cast<std::uint64_t>(v.get_int64()));
+    case json::kind::uint64:
+      return mix(mix(h, 5), v.get_uint64());
+    case json::kind::double_:
+      return mix(mix(h, 6), std::hash<double>{}(v.get_double()));
+    case json::kind::string:
+      return mix(mix(h, 7), std::hash<std::string_view>{}(v.get_string()));
+    case json::kind::array:
+      h = mix(h, 8 + (v.get_array().size() << 8));
+      for (const json::value& e : v.get_array()) h = hash_json(e, h);
+      return h;
+    case json::kind::object:
+      h = mix(h, 9 + (v.get_object().size() << 8));
+      for (const auto& kv : v.get_object()) h = hash_json(kv.value(), mix(h, std::hash<std::string_view>{}(kv.key())));
+      return h;
+  }
+  return h;
+}
+
+// Equal, objects compared member by member in order: matches() needs no more (the same members in
+// another order only miss the cache), and it walks both once where operator== looks every key of
+// one object up in the other.
+bool same_json(const json::value& a, const json::value& b) {
+  if (a.kind() != b.kind()) return false;
+  switch (a.kind()) {
+    case json::kind::null:
+      return true;
+    case json::kind::bool_:
+      return a.get_bool() == b.get_bool();
+    case json::kind::int64:
+      return a.get_int64() == b.get_int64();
+    case json::kind::uint64:
+      return a.get_uint64() == b.get_uint64();
+    case json::kind::double_:
+      return a.get_double() == b.get_double();
+    case json::kind::string:
+      return a.get_string() == b.get_string();
+    case json::kind::array: {
+      const json::array &x = a.get_array(), &y = b.get_array();
+      if (x.size() != y.size()) return false;
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (!same_json(x[i], y[i])) return false;
+      return true;
+    }
+    case json::kind::object: {
+      const json::object &x = a.get_object(), &y = b.get_object();
+      if (x.size() != y.size()) return false;
+      for (auto i = x.begin(), j = y.begin(); i != x.end(); ++i, ++j)
+        if (i->key() != j->key() || !same_json(i->value(), j->value())) return false;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+struct PodRequirementsCache::Impl {
+  struct Entry {
+    std::vector<std::uint32_t> shape;
+    std::vector<json::value> values;  // copies of the projected members (null where absent)
+    std::vector<bool> present;
+    PodRequirements spec_part;  // read_pod_spec's result alone (no name, no spread_key)
+    bool matches(const SpecProjection& p) const {
+      if (shape != p.shape || values.size() != p.values.size()) return false;
+      for (std::size_t i = 0; i < values.size(); ++i)
+        if (present[i] != (p.values[i] != nullptr) || (p.values[i] && !same_json(*p.values[i], values[i])))
+          return false;
+      return true;
+    }
+  };
+  std::size_t capacity;
+  std::unordered_multimap<std::uint64_t, Entry> entries;
+  SpecProjection scratch;
+};
+
+PodRequirementsCache::PodRequirementsCache(std::size_t capacity) : impl_(std::make_unique<Impl>()) {
+  impl_->capacity = std::max<std::size_t>(capacity, 1);
+}
+PodRequirementsCache::~PodRequirementsCache() = default;
+PodRequirementsCache::PodRequirementsCache(PodRequirementsCache&&) noexcept = default;
+PodRequirementsCache& PodRequirementsCache::operator=(PodRequirementsCache&&) noexcept = default;
+
+PodRequirements PodRequirementsCache::read(const json::object& pod) {
+  const json::value* spec = pod.if_contains("spec");
+  SpecProjection& proj = impl_->scratch;
+  if (!spec || !spec->is_object() || !project_spec(spec->get_object(), proj)) {
+    ++misses_;
+    return PodRequirements::from_pod_json(pod);
+  }
+  std::uint64_t h = 0;
+  for (std::uint32_t n : proj.shape) h = mix(h, n);
+  for (const json::value* v : proj.values) h = v ? hash_json(*v, h) : mix(h, 0);
+  auto [it, end] = impl_->entries.equal_range(h);
+  for (; it != end; ++it) {
+    if (!it->second.matches(proj)) continue;
+    ++hits_;
+    PodRequirements p;
+    read_pod_metadata(pod, p);  // its errors first, as from_pod_json reads metadata first
+    const PodRequirements& c = it->second.spec_part;
+    p.requests = c.requests;
+    p.nonzero_milli_cpu = c.nonzero_milli_cpu;
+    p.nonzero_memory = c.nonzero_memory;
+    p.node_selector = c.node_selector;
+    p.required_node_affinity = c.required_node_affinity;
+    p.tolerations = c.tolerations;
+    p.node_name = c.node_name;
+    p.claims = c.claims;
+    return p;
+  }
+  ++misses_;
+  PodRequirements p = PodRequirements::from_pod_json(pod);  // throws as it does: nothing is remembered
+  if (impl_->entries.size() >= impl_->capacity) impl_->entries.clear();
+  Impl::Entry e;
+  e.shape = proj.shape;
+  e.values.reserve(proj.values.size());
+  for (const json::value* v : proj.values) {
+    e.values.push_back(v ? *v : json::value());
+    e.present.push_back(v != nullptr);
+  }
+  e.spec_part = p;
+  e.spec_part.name.clear();
+  e.spec_part.spread_key.clear();
+  impl_->entries.emplace(h, std::move(e));
   return p;
 }
 

@@ -383,6 +383,17 @@ TEST_CASE("bind_pod: nodeName and PodScheduled; refused when already assigned or
 
 // A node update changes only that node's cache entry (cache.UpdateNode), keeping the pods already
 // accounted on it; an added node takes pods at once. Binds must keep counting what each node holds.
+namespace {
+// Creates pod default/<name> asking for `gpus` GPUs; returns the node the scheduler bound it to.
+std::string create_gpu_pod(Store& store, const std::string& name, int gpus) {
+  store.create(store.type("", "pods"), "default",
+               obj(fmt::format(R"({{"metadata":{{"name":"{}"}},"spec":{{"containers":[{{"name":"c",
+      "image":"busybox","resources":{{"limits":{{"nvidia.com/gpu":"{}"}}}}}}]}}}})",
+                               name, gpus)));
+  return at(store.get(store.type("", "pods"), "default", name), "spec.nodeName");
+}
+}  // namespace
+
 TEST_CASE("scheduler: a node changed or added updates its cache entry with the pods bound to it") {
   Clock clock = Clock::manual();
   Store store(clock);
@@ -395,13 +406,7 @@ TEST_CASE("scheduler: a node changed or added updates its cache entry with the p
       {{"cpu":"8","memory":"32Gi","pods":"110","nvidia.com/gpu":"2"}}}}}})",
                            name));
   };
-  auto gpu_pod = [&](const std::string& name) {
-    store.create(pods, "default",
-                 obj(fmt::format(R"({{"metadata":{{"name":"{}"}},"spec":{{"containers":[{{"name":"c",
-      "image":"busybox","resources":{{"limits":{{"nvidia.com/gpu":"2"}}}}}}]}}}})",
-                                 name)));
-    return at(store.get(pods, "default", name), "spec.nodeName");
-  };
+  auto gpu_pod = [&](const std::string& name) { return create_gpu_pod(store, name, 2); };
   store.create(nodes, "", node("n1"));
   store.create(nodes, "", node("n2"));
   const std::string first = gpu_pod("p1");
@@ -433,6 +438,44 @@ TEST_CASE("scheduler: a node changed or added updates its cache entry with the p
     n["metadata"].as_object()["labels"] = json::object{{"pool", "b"}};
   });
   CHECK(gpu_pod("p6").empty());
+}
+
+TEST_CASE("scheduler: pods deleted in any order from a node's cache entry leave exactly the others") {
+  // The node cache keeps each node's bound pods as a list it removes from by swapping in the last:
+  // deleting the first, then the last, then a middle one, a node update must re-add exactly the
+  // pods still bound (each takes one of the node's GPUs: what fits afterwards counts them).
+  Clock clock = Clock::manual();
+  Store store(clock);
+  store.create(store.type("", "namespaces"), "", obj(R"({"metadata":{"name":"default"}})"));
+  const auto& nodes = store.type("", "nodes");
+  store.create(nodes, "", obj(R"({"metadata":{"name":"n1"},"status":{"allocatable":
+      {"cpu":"8","memory":"32Gi","pods":"110","nvidia.com/gpu":"5"}}})"));
+  Scheduler scheduler(store, clock);  // from here on every pod is bound as it is created
+  const auto& pods = store.type("", "pods");
+  auto gpu_pod = [&](const std::string& name) { return create_gpu_pod(store, name, 1); };
+  auto relabel = [&](const std::string& pool) {  // a scheduling property: the entry is rebuilt
+    store.mutate(nodes, "", "n1", [&](json::object& n) {
+      n["metadata"].as_object()["labels"] = json::object{{"pool", pool}};
+    });
+  };
+  for (const char* p : {"p1", "p2", "p3", "p4", "p5"}) REQUIRE(gpu_pod(p) == "n1");
+  CHECK(gpu_pod("full-1").empty());
+  store.remove(pods, "default", "full-1");
+  store.remove(pods, "default", "p1");  // the first of the list
+  store.remove(pods, "default", "p5");  // now the last
+  store.remove(pods, "default", "p3");  // one in the middle
+  relabel("a");                         // rebuilt from p2 and p4: 3 of 5 GPUs free
+  CHECK(gpu_pod("q1") == "n1");
+  CHECK(gpu_pod("q2") == "n1");
+  CHECK(gpu_pod("q3") == "n1");
+  CHECK(gpu_pod("full-2").empty());
+  store.remove(pods, "default", "full-2");
+  store.remove(pods, "default", "q2");
+  store.remove(pods, "default", "p2");
+  relabel("b");  // p4, q1, q3 left: 2 free
+  CHECK(gpu_pod("r1") == "n1");
+  CHECK(gpu_pod("r2") == "n1");
+  CHECK(gpu_pod("full-3").empty());
 }
 
 TEST_CASE("scheduler: a watcher sees every binding of a run longer than one wake batch, in order") {

@@ -740,6 +740,142 @@ TEST_CASE("PodRequirements::from_pod_json") {
   }
 }
 
+namespace {
+void check_same_requirements(const PodRequirements& a, const PodRequirements& b) {
+  CHECK(a.name == b.name);
+  CHECK(a.spread_key == b.spread_key);
+  CHECK(a.requests == b.requests);
+  CHECK(a.nonzero_milli_cpu == b.nonzero_milli_cpu);
+  CHECK(a.nonzero_memory == b.nonzero_memory);
+  CHECK(a.node_selector == b.node_selector);
+  CHECK(a.required_node_affinity == b.required_node_affinity);
+  CHECK(a.tolerations == b.tolerations);
+  CHECK(a.node_name == b.node_name);
+  CHECK(a.claims == b.claims);
+}
+json::object cache_pod(const std::string& name, const std::string& owner, const std::string& spec) {
+  const std::string owners = owner.empty() ? ""
+                                           : R"(, "ownerReferences": [{"kind": "ReplicaSet", "name": ")" + owner +
+                                                 R"(", "controller": true}])";
+  return json::parse(R"({"metadata": {"name": ")" + name + R"(", "namespace": "team-a")" + owners + R"(}, "spec": )" +
+                     spec + "}")
+      .as_object();
+}
+}  // namespace
+
+TEST_CASE("PodRequirementsCache: from_pod_json's requirements and errors, each spec decoded once") {
+  const std::string a = R"({"containers": [{"name": "c", "image": "x:1", "env": [{"name": "A", "value": "1"}],
+      "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"nvidia.com/gpu": "1"}}}],
+    "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}, {"name": "e", "emptyDir": {}}],
+    "tolerations": [{"key": "gpu_node", "operator": "Equal", "value": "invalid", "effect": "NoSchedule"},
+                    {"key": "ssd_node", "operator": "Exists"}],
+    "nodeSelector": {"pool": "train"}})";
+  // Differs from `a` only in members from_pod_json does not read (image, env, a volume's source
+  // other than a claim): the same entry.
+  const std::string a_twin = R"({"containers": [{"name": "other", "image": "y:2", "env": [],
+      "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"nvidia.com/gpu": "1"}}}],
+    "volumes": [{"name": "d2", "persistentVolumeClaim": {"claimName": "data"}}, {"name": "e", "configMap": {"name": "m"}}],
+    "tolerations": [{"key": "gpu_node", "operator": "Equal", "value": "invalid", "effect": "NoSchedule"},
+                    {"key": "ssd_node", "operator": "Exists"}],
+    "nodeSelector": {"pool": "train"}})";
+  // Each differs from `a` in one member it reads.
+  const std::vector<std::string> others = {
+      R"({"containers": [{"resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"nvidia.com/gpu": "1"}}}],
+          "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}],
+          "tolerations": [{"key": "gpu_node", "operator": "Equal", "value": "invalid", "effect": "NoSchedule"},
+                          {"key": "ssd_node", "operator": "Exists"}], "nodeSelector": {"pool": "train"}})",
+      R"({"containers": [{"resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"nvidia.com/gpu": "1"}}}],
+          "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "other"}}],
+          "tolerations": [{"key": "gpu_node", "operator": "Equal", "value": "invalid", "effect": "NoSchedule"},
+                          {"key": "ssd_node", "operator": "Exists"}], "nodeSelector": {"pool": "train"}})",
+      R"({"containers": [{"resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"nvidia.com/gpu": "1"}}}],
+          "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}],
+          "tolerations": [{"key": "ssd_node", "operator": "Exists"},
+                          {"key": "gpu_node", "operator": "Equal", "value": "invalid", "effect": "NoSchedule"}],
+          "nodeSelector": {"pool": "train"}})",
+      R"({"containers": [{"resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"nvidia.com/gpu": "1"}}}],
+          "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}],
+          "tolerations": [{"key": "gpu_node", "operator": "Equal", "value": "invalid", "effect": "NoSchedule"},
+                          {"key": "ssd_node", "operator": "Exists"}], "nodeSelector": {"pool": "train"},
+          "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]}}}})",
+      R"({"containers": [{"resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"nvidia.com/gpu": "1"}}}],
+          "initContainers": [{"resources": {"requests": {"cpu": "3"}}, "restartPolicy": "Always"}],
+          "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}],
+          "tolerations": [{"key": "gpu_node", "operator": "Equal", "value": "invalid", "effect": "NoSchedule"},
+                          {"key": "ssd_node", "operator": "Exists"}], "nodeSelector": {"pool": "train"}})",
+      R"({"containers": [{"resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"nvidia.com/gpu": "1"}}}],
+          "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}], "overhead": {"cpu": "250m"},
+          "tolerations": [{"key": "gpu_node", "operator": "Equal", "value": "invalid", "effect": "NoSchedule"},
+                          {"key": "ssd_node", "operator": "Exists"}], "nodeSelector": {"pool": "train"}})",
+      R"({"containers": [{"resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"nvidia.com/gpu": "1"}}}],
+          "volumes": [{"name": "d", "persistentVolumeClaim": {"claimName": "data"}}], "nodeName": "n1",
+          "tolerations": [{"key": "gpu_node", "operator": "Equal", "value": "invalid", "effect": "NoSchedule"},
+                          {"key": "ssd_node", "operator": "Exists"}], "nodeSelector": {"pool": "train"}})",
+  };
+  PodRequirementsCache cache;
+  std::vector<json::object> pods;
+  for (int round = 0; round < 3; ++round) {
+    const std::string r = std::to_string(round);
+    pods.push_back(cache_pod("a-" + r, "rs-" + r, a));
+    pods.push_back(cache_pod("twin-" + r, round == 1 ? "" : "rs-twin", a_twin));  // other owners, or none
+    for (std::size_t i = 0; i < others.size(); ++i)
+      pods.push_back(cache_pod("o" + std::to_string(i) + "-" + r, "", others[i]));
+  }
+  for (const auto& pod : pods) {
+    CAPTURE(json::serialize(pod));
+    check_same_requirements(cache.read(pod), PodRequirements::from_pod_json(pod));
+  }
+  // One decode for `a` and its twin, one for each of the others; every later pod is a hit.
+  CHECK(cache.misses() == 1 + others.size());
+  CHECK(cache.hits() == pods.size() - cache.misses());
+  // The same members in another order: the same requirements (whether or not the entry is shared).
+  const std::string a_reordered = R"({"nodeSelector": {"pool": "train"},
+    "tolerations": [{"effect": "NoSchedule", "value": "invalid", "operator": "Equal", "key": "gpu_node"},
+                    {"operator": "Exists", "key": "ssd_node"}],
+    "volumes": [{"persistentVolumeClaim": {"claimName": "data"}, "name": "d"}, {"name": "e", "emptyDir": {}}],
+    "containers": [{"resources": {"limits": {"nvidia.com/gpu": "1"}, "requests": {"memory": "1Gi", "cpu": "500m"}}}]})";
+  for (const auto& pod : {cache_pod("r1", "rs-r", a_reordered), cache_pod("r2", "", a_reordered)})
+    check_same_requirements(cache.read(pod), PodRequirements::from_pod_json(pod));
+  // The pod's own name and owner, not the remembered pod's.
+  CHECK(cache.read(cache_pod("x", "rs-x", a)).spread_key == "team-a/ReplicaSet/rs-x");
+  CHECK(cache.read(cache_pod("y", "", a_twin)).spread_key.empty());
+  CHECK(cache.read(cache_pod("y", "", a_twin)).name == "team-a/y");
+
+  // Errors: the same field as from_pod_json, on a miss (the spec) and on a hit (the metadata);
+  // nothing is remembered for a pod that fails.
+  const auto field_of = [](const auto& read) -> std::string {
+    try {
+      read();
+    } catch (const ValidationError& e) {
+      return e.field();
+    }
+    return "no error";
+  };
+  const json::object bad_spec =
+      cache_pod("bad", "", R"({"containers": [{"resources": {"requests": {"cpu": "lots"}}}]})");
+  CHECK(field_of([&] { cache.read(bad_spec); }) == "spec.containers[0].resources.requests[cpu]");
+  CHECK(field_of([&] { cache.read(bad_spec); }) == "spec.containers[0].resources.requests[cpu]");
+  CHECK(field_of([&] { cache.read(cache_pod("c", "", R"({"containers": {}})")); }) == "spec.containers");
+  json::object bad_owner = cache_pod("bad-owner", "rs", a);
+  bad_owner["metadata"].as_object()["ownerReferences"].as_array()[0].as_object()["kind"] = 7;
+  CHECK(field_of([&] { cache.read(bad_owner); }) == field_of([&] { PodRequirements::from_pod_json(bad_owner); }));
+  CHECK(field_of([&] { cache.read(bad_owner); }) == "metadata.ownerReferences[0].kind");
+  bad_owner["metadata"].as_object()["ownerReferences"].as_array()[0] = "rs";
+  CHECK(field_of([&] { cache.read(bad_owner); }) == "metadata.ownerReferences[0]");
+
+  // Capacity: full, it forgets everything and decodes again.
+  PodRequirementsCache small(2);
+  small.read(cache_pod("p1", "", a));
+  small.read(cache_pod("p2", "", others[0]));
+  small.read(cache_pod("p3", "", others[1]));  // full: forgets a and others[0]
+  small.read(cache_pod("p4", "", others[1]));
+  CHECK(small.misses() == 3);
+  CHECK(small.hits() == 1);
+  small.read(cache_pod("p5", "", a));
+  CHECK(small.misses() == 4);
+}
+
 // Random nodes (taints, labels, cordons) and pods (tolerations, nodeSelector, required affinity)
 // for the differential tests below.
 struct RandomShapes {
