@@ -39,7 +39,10 @@ Response Api::serve_list(const Call& c) const {
   ListOptions lo;
   lo.labels = LabelSelector::parse(q(r, "labelSelector"));
   lo.fields = field_selector(t, q(r, "fieldSelector"));
-  if (const auto l = q(r, "limit"); !l.empty()) lo.limit = std::stoll(l);
+  // A list at resourceVersion=0 is served from kube-apiserver's watch cache, which ignores the
+  // limit: the whole list in one page, no continue (apiserver storage/cacher/cacher.go
+  // computeListLimit, v1.32: "the limit is ignored for requests that set RV == 0").
+  if (const auto l = q(r, "limit"); !l.empty() && q(r, "resourceVersion") != "0") lo.limit = std::stoll(l);
   lo.continue_token = q(r, "continue");
   auto res = store_.list(t, tg.ns, lo);
   json::object md{{"resourceVersion", std::to_string(res.resource_version)}};

@@ -201,3 +201,16 @@ TEST_CASE("the encodings of replaced objects are swept once the cache doubles") 
   CHECK(s.entries >= 1500);
   CHECK(s.entries < 1550);
 }
+
+TEST_CASE("a list at resourceVersion=0 is one page whatever the limit, as the watch cache serves it") {
+  // kube-apiserver v1.32.13 (apiserver storage/cacher computeListLimit): with resourceVersion=0 the
+  // limit is ignored; without it (or at another version) the list is paged.
+  Fixture f;
+  for (int i = 0; i < 5; ++i) f.create_pod("alice", "p" + std::to_string(i));
+  const json::object whole = f.list("/api/v1/namespaces/alice/pods", {{"resourceVersion", "0"}, {"limit", "2"}});
+  CHECK(whole.at("items").as_array().size() == 5);
+  CHECK_FALSE(whole.at("metadata").as_object().contains("continue"));
+  const json::object paged = f.list("/api/v1/namespaces/alice/pods", {{"limit", "2"}});
+  CHECK(paged.at("items").as_array().size() == 2);
+  CHECK(paged.at("metadata").as_object().contains("continue"));
+}

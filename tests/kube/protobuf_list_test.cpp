@@ -63,9 +63,8 @@ TEST_CASE("for_each_page with protobuf: client-go's Accept, pages as the server 
   c.for_each_page(kNodes, "", lo, [&](const gpupool::RawListPage& page) {
     ++pages;
     CHECK(page.protobuf);
-    gpupool::protobuf::for_each_item(page.text, [&](boost::json::object&& n) {
-      names.emplace_back(n.at("metadata").at("name").as_string());
-    });
+    gpupool::protobuf::for_each_item(
+        page.text, [&](boost::json::object&& n) { names.emplace_back(n.at("metadata").at("name").as_string()); });
   });
   CHECK(pages == 2);
   CHECK(names == std::vector<std::string>{"gpu-node-0", "gpu-node-1", "gpu-node-10", "gpu-node-100", "gpu-node-97"});
