@@ -768,6 +768,10 @@ void LocalRuntime::start(Pod& pod, Container& c, const json::object& podobj, con
   // instead of ssh to it; orted stays attached to it (no daemon outlives the launcher) and the
   // launcher starts every orted itself (no tree spawn). Set only where the template has not.
   const bool mpi_launcher = container_runtime_.empty() && env_is(env, "K_MPI_JOB_ROLE", "launcher");
+  const auto set_unless_set = [&env](const std::string& k, const std::string& v) {
+    if (std::none_of(env.begin(), env.end(), [&k](const std::string& e) { return var_name(e) == k; }))
+      env.push_back(k + "=" + v);
+  };
   if (mpi_launcher)
     for (const auto& [k, v] :
          std::vector<std::pair<std::string, std::string>>{{"OMPI_MCA_plm_rsh_agent", rsh_agent()},
@@ -775,8 +779,14 @@ void LocalRuntime::start(Pod& pod, Container& c, const json::object& podobj, con
                                                           {"OMPI_MCA_plm_rsh_no_tree_spawn", "1"},
                                                           {"I_MPI_HYDRA_BOOTSTRAP_EXEC", rsh_agent()},
                                                           {"HYDRA_LAUNCHER_EXEC", rsh_agent()}})
-      if (std::none_of(env.begin(), env.end(), [&k = k](const std::string& e) { return var_name(e) == k; }))
-        env.push_back(k + "=" + v);
+      set_unless_set(k, v);
+  // On this machine, mpirun and orted (which gpupool-rsh runs with the worker's env) probe the X
+  // displays :0 to :9 for GPUs through hwloc's gl component, over TCP to 127.0.0.1:6000-6009; a
+  // local process listening on one of those ports (TensorBoard's 6006 is display :6) never answers
+  // the X handshake and the job hangs. In a container there is no such neighbour; here the
+  // component is left out (hwloc's HWLOC_COMPONENTS, "-name" excludes one).
+  if (container_runtime_.empty() && (mpi_launcher || env_is(env, "K_MPI_JOB_ROLE", "worker")))
+    set_unless_set("HWLOC_COMPONENTS", "-gl");
   std::vector<std::string> argv;
   for (const char* key : {"command", "args"})
     for (const auto& a : string_list(spec, key))

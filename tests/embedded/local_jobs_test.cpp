@@ -2,7 +2,11 @@
 // Service names in it reach the local peer processes (127.0.0.1 and the ports the runtime assigned).
 #include <doctest/doctest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -284,6 +288,22 @@ TEST_CASE("local jobs: an MPIJob's launcher runs mpirun over its two workers thr
     MESSAGE("mpirun is not on PATH (scripts/setup.sh installs openmpi-bin): the local MPIJob case is skipped");
     return;
   }
+  // A local process on an X display's port that never answers (here as TensorBoard's 6006 is
+  // display :6 to hwloc, which mpirun and orted ask for GPUs): the job must not hang on it.
+  const int silent = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(silent >= 0);
+  sockaddr_in at{};
+  at.sin_family = AF_INET;
+  at.sin_port = htons(6006);
+  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const int one = 1;
+  ::setsockopt(silent, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (::bind(silent, reinterpret_cast<sockaddr*>(&at), sizeof at) != 0 || ::listen(silent, 1) != 0)
+    MESSAGE("127.0.0.1:6006 is taken already: the silent neighbour is whatever holds it");
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{silent};
   // Each way the pods may see their volumes (local_mounts.hpp): the launcher reads /etc/mpi/hostfile.
   for (const std::string method : {"", "paths", "userns"}) {
     CAPTURE(method);
