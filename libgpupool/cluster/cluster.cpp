@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <future>
 #include <optional>
 #include <random>
 #include <unordered_map>
@@ -227,21 +228,36 @@ MpiJobApi Cluster::mpi_job_api() const {
 NodeList Cluster::nodes() const {
   NodeList out;
   out.gpu_resource = impl_->profile.gpu.resource;
-  // Each node is summarized as soon as it is decoded and dropped: only the row is kept.
-  for_each_node(*impl_->client, [&](Node&& node) {
-    NodeRow row;
-    row.node = NodeSummary::of(node, out.gpu_resource);
-    row.gpus_total = row.node.gpus;
-    out.rows.push_back(std::move(row));
+  // The nodes and the pods are two independent lists: the nodes are read on another thread while
+  // the pods' pages arrive here (the server encodes both at once). Each node is summarized as
+  // soon as it is decoded and dropped: only the row is kept.
+  const CancelToken* cancel = CancelScope::current();  // the caller's cancellation reaches both
+  auto nodes_read = std::async(std::launch::async, [&] {
+    std::optional<CancelScope> scope;
+    if (cancel) scope.emplace(*cancel);
+    for_each_node(*impl_->client, [&](Node&& node) {
+      NodeRow row;
+      row.node = NodeSummary::of(node, out.gpu_resource);
+      row.gpus_total = row.node.gpus;
+      out.rows.push_back(std::move(row));
+    });
   });
   // GPUs in use: pods bound to a node and not finished. Cluster-wide when allowed; a user confined
   // to its namespace sees its own pods only (and the list says so).
   std::unordered_map<std::string, std::int64_t> allocated;
-  out.allocation_from_own_namespace_only = !for_each_active_pod(*impl_->client, impl_->ns, [&](PodRequirements&& pod) {
-    if (pod.node_name.empty()) return;
-    if (auto it = pod.requests.find(out.gpu_resource); it != pod.requests.end())
-      allocated[pod.node_name] += it->second.value();
-  });
+  bool own_namespace_only = false;
+  try {
+    own_namespace_only = !for_each_active_pod(*impl_->client, impl_->ns, [&](PodRequirements&& pod) {
+      if (pod.node_name.empty()) return;
+      if (auto it = pod.requests.find(out.gpu_resource); it != pod.requests.end())
+        allocated[pod.node_name] += it->second.value();
+    });
+  } catch (...) {
+    nodes_read.wait();  // never leave the other thread writing into `out`
+    throw;
+  }
+  nodes_read.get();  // the nodes' error, if any
+  out.allocation_from_own_namespace_only = own_namespace_only;
   for (NodeRow& row : out.rows)
     if (auto it = allocated.find(row.node.name); it != allocated.end()) row.gpus_allocated = it->second;
   std::sort(out.rows.begin(), out.rows.end(),
