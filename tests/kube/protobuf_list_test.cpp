@@ -13,19 +13,14 @@
 #include "gpupool/error.hpp"
 #include "kube/fake_transport.hpp"
 #include "model/kube_protobuf.hpp"
+#include "model/protobuf_fixture.hpp"
 
 using gpupool::test::FakeTransport;
 using gpupool::test::respond;
 
 namespace {
 
-std::string fixture(const std::string& name) {
-  std::ifstream in(std::string(GPUPOOL_SOURCE_DIR) + "/tests/model/data/protobuf/" + name, std::ios::binary);
-  REQUIRE(in.good());
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string fixture(const std::string& name) { return gpupool::test::protobuf_fixture(name); }
 
 std::string accept_of(const gpupool::HttpRequest& r) {
   for (const auto& [k, v] : r.headers)

@@ -14,19 +14,14 @@
 #include "gpupool/node.hpp"
 #include "gpupool/scheduling.hpp"
 #include "model/kube_protobuf.hpp"
+#include "model/protobuf_fixture.hpp"
 
 namespace json = boost::json;
 using namespace gpupool;
 
 namespace {
 
-std::string fixture(const std::string& name) {
-  std::ifstream in(std::string(GPUPOOL_SOURCE_DIR) + "/tests/model/data/protobuf/" + name, std::ios::binary);
-  REQUIRE(in.good());
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string fixture(const std::string& name) { return gpupool::test::protobuf_fixture(name); }
 
 struct Both {
   std::vector<json::object> from_json, from_protobuf;
