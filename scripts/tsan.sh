@@ -13,7 +13,7 @@ build=build/tsan
 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=g++ "${CCACHE_LAUNCHER[@]}" -DGPUPOOL_BUILD_BENCH=OFF -DGPUPOOL_TSAN=ON \
   -DGPUPOOL_BUILD_PYTHON=ON -DPython_EXECUTABLE=/usr/bin/python3 -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j "${GPUPOOL_JOBS:-$(nproc)}"
-export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:history_size=4}
+export TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1:second_deadlock_stack=1:history_size=4:suppressions=$PWD/scripts/tsan.supp}
 # Python loads the instrumented extension into an uninstrumented interpreter: the runtime must be
 # the first library loaded.
 libtsan=$(g++ -print-file-name=libtsan.so)
