@@ -552,18 +552,12 @@ ListMeta for_each_item(std::string_view body, const std::function<void(json::obj
   if (!item) throw DecodeError::unknown(e.api_version, e.kind);
   // PodList / NodeList {metadata = 1 (ListMeta); items = 2 (repeated)}.
   ListMeta meta;
-  Reader r{e.raw};
-  while (!r.in.empty()) {
-    const auto key = r.varint();
-    const int number = static_cast<int>(key >> 3), wire = static_cast<int>(key & 7);
-    if (number == 2 && wire == 2) {
-      each(decode(*item, r.bytes()));
-    } else if (number == 1 && wire == 2) {
-      meta = read_list_meta(r.bytes());
-    } else {
-      r.skip(wire);
-    }
-  }
+  each_bytes_field(e.raw, [&](int number, std::string_view bytes) {
+    if (number == 2)
+      each(decode(*item, bytes));
+    else if (number == 1)
+      meta = read_list_meta(bytes);
+  });
   return meta;
 }
 
