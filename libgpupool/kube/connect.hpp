@@ -47,6 +47,13 @@ struct IoError : std::runtime_error {
 /// with a directory, a file that the next process resumes from (TransportOptions::tls_session_dir).
 class SessionStore;
 
+/// Starts making the process's first client SSL_CTX on another thread: OpenSSL's initialisation
+/// (reading openssl.cnf) and SSL_CTX_new's fetches of every cipher and digest from the providers
+/// are ~1.5 ms of CPU once per process, which a command can overlap with parsing its arguments
+/// and kubeconfig. The first TlsContext takes that SSL_CTX (waiting for it if need be); without
+/// this call each makes its own. Calls after the first do nothing.
+void prepare_tls_in_background();
+
 /// One SSL_CTX for a cluster and one client identity, built once (CA and key parsed once) and
 /// shared by every connection made with it. Thread-safe.
 class TlsContext {
@@ -147,6 +154,10 @@ class ResponseReader {
   bool read_body(F&& on_body);
   /// After read_body returned true: whether the connection can carry another request.
   bool reusable() const { return reusable_; }
+  /// After read_body returned true: whether the server keeps the connection open (no
+  /// Connection: close), bytes of a next answer already read or not — a pipelined request's
+  /// answer may follow in the buffer.
+  bool kept_open() const { return kept_open_; }
   bool got_bytes() const { return got_bytes_; }
   /// Bytes read past the head (an upgraded connection's first bytes), taken once.
   std::string take_buffered() { return std::exchange(buf_, {}); }
@@ -157,16 +168,18 @@ class ResponseReader {
   Connection& c_;
   Deadline deadline_;
   std::string buf_;
-  bool got_bytes_ = false, reusable_ = false, no_body_ = false, chunked_ = false, until_close_ = false;
+  bool got_bytes_ = false, reusable_ = false, kept_open_ = false, no_body_ = false, chunked_ = false,
+       until_close_ = false;
   bool close_after_ = false;  ///< the server said Connection: close
   std::size_t length_ = 0;
 };
 
 template <class F>
 bool ResponseReader::read_body(F&& on_body) {
-  reusable_ = false;
+  reusable_ = kept_open_ = false;
   if (no_body_) {
-    reusable_ = buf_.empty() && !close_after_;
+    kept_open_ = !close_after_;
+    reusable_ = buf_.empty() && kept_open_;
     return true;
   }
   if (until_close_) {
@@ -190,7 +203,8 @@ bool ResponseReader::read_body(F&& on_body) {
   };
   if (!chunked_) {
     if (!pass(length_)) return false;
-    reusable_ = buf_.empty() && !close_after_;
+    kept_open_ = !close_after_;
+    reusable_ = buf_.empty() && kept_open_;
     return true;
   }
   // chunked: size line [; extensions] CRLF, data CRLF ... 0 CRLF [trailers] CRLF
@@ -211,7 +225,8 @@ bool ResponseReader::read_body(F&& on_body) {
     if (end == size_line.c_str()) throw TransportError("the server's chunked body has a malformed chunk size");
     if (size == 0) {
       while (!line().empty()) {}  // trailers up to the blank line
-      reusable_ = buf_.empty() && !close_after_;
+      kept_open_ = !close_after_;
+      reusable_ = buf_.empty() && kept_open_;
       return true;
     }
     if (!pass(static_cast<std::size_t>(size))) return false;
