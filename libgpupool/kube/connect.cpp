@@ -19,7 +19,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
+#include <future>
+#include <mutex>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -164,16 +168,27 @@ class SessionStore {
     if (latest_) SSL_SESSION_free(latest_);
   }
   bool on_disk() const { return file_.enabled(); }
-  void keep(SSL_SESSION* s) {
+  /// `resumed`: the session comes from a handshake that resumed the one offered. While the
+  /// offered one is in the first half of its lifetime, the file is left as it is: it resumed, so
+  /// the next process can resume it too (TLS 1.3 tickets are not single-use for kube-apiserver —
+  /// Go's crypto/tls — nor for OpenSSL's stateless tickets), and rewriting the file on every
+  /// command was ~0.3 ms of a `gpupool get` (write, rename, the old inode's eviction). A server
+  /// that refuses it costs one full handshake, whose session is written.
+  void keep(SSL_SESSION* s, bool resumed) {
     if (!SSL_SESSION_is_resumable(s)) return;
+    bool fresh_on_disk = false;
     {
       std::lock_guard lock(mu_);
+      if (resumed && latest_) {
+        const std::time_t age = std::time(nullptr) - static_cast<std::time_t>(SSL_SESSION_get_time(latest_));
+        fresh_on_disk = age >= 0 && age < static_cast<std::time_t>(SSL_SESSION_get_timeout(latest_)) / 2;
+      }
       SSL_SESSION_up_ref(s);
       if (latest_) SSL_SESSION_free(latest_);
       latest_ = s;
       loaded_ = true;
     }
-    file_.store(s);
+    if (!fresh_on_disk) file_.store(s);
   }
   SSL_SESSION* offer() {
     std::lock_guard lock(mu_);
@@ -205,7 +220,7 @@ namespace {
 
 int on_new_session(SSL* ssl, SSL_SESSION* session) {
   if (auto* store = static_cast<SessionStore*>(SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), session_ex_index())))
-    store->keep(session);
+    store->keep(session, SSL_session_reused(ssl) != 0);
   return 0;  // we took our own reference
 }
 
@@ -242,9 +257,54 @@ void use_client_certificate(SSL_CTX* ctx, const RequestCredentials& cred) {
 
 }  // namespace
 
+namespace {
+
+/// The SSL_CTX prepare_tls_in_background() is making, until a TlsContext takes it.
+struct PreparedContext {
+  std::mutex mu;
+  std::future<SSL_CTX*> ctx;
+  bool started = false;
+  ~PreparedContext() {
+    if (ctx.valid())
+      if (SSL_CTX* c = ctx.get()) SSL_CTX_free(c);
+  }
+};
+
+PreparedContext& prepared_context() {
+  static PreparedContext p;
+  return p;
+}
+
+/// A new client SSL_CTX: the prepared one when there is one not yet taken.
+SSL_CTX* new_client_context() {
+  PreparedContext& p = prepared_context();
+  {
+    std::lock_guard lock(p.mu);
+    if (p.ctx.valid()) {
+      SSL_CTX* c = p.ctx.get();
+      if (c) return c;
+    }
+  }
+  return SSL_CTX_new(TLS_client_method());
+}
+
+}  // namespace
+
+void prepare_tls_in_background() {
+  PreparedContext& p = prepared_context();
+  std::lock_guard lock(p.mu);
+  if (p.started) return;
+  p.started = true;
+  try {
+    p.ctx = std::async(std::launch::async, [] { return SSL_CTX_new(TLS_client_method()); });
+  } catch (const std::system_error&) {
+    // no thread to spare: the first TlsContext makes its own
+  }
+}
+
 TlsContext::TlsContext(const KubeCluster& cluster, const RequestCredentials& cred, const std::string& session_dir)
     : cert_(cred.client_certificate_pem), key_(cred.client_key_pem) {
-  ctx_ = SSL_CTX_new(TLS_client_method());
+  ctx_ = new_client_context();
   if (!ctx_) throw TransportError("TLS could not be set up: " + openssl_error());
   SSL_CTX_set_min_proto_version(ctx_, TLS1_2_VERSION);
   // A server closing without close_notify ends a body read up to the close like a plain close;

@@ -191,8 +191,18 @@ TEST_CASE("the next client resumes the TLS session; another user has a session o
   }
   CHECK(files == 1);
 
+  fs::path alice_session;
+  for (const auto& e : fs::directory_iterator(tls)) alice_session = e.path();
+  const std::string written = read(alice_session);
   { client_for(server.cert_kubeconfig("alice"), cache.path(), second).list(pods, ""); }
   CHECK(second.count("(resumed)") == 1);
+  // A session that resumed is left on disk as it was (not rewritten by every command), and the
+  // next process resumes it again.
+  CHECK(read(alice_session) == written);
+  Logged again;
+  { client_for(server.cert_kubeconfig("alice"), cache.path(), again).list(pods, ""); }
+  CHECK(again.count("(resumed)") == 1);
+  CHECK(read(alice_session) == written);
 
   // bob's certificate is another identity: alice's session is not offered for it.
   { client_for(server.cert_kubeconfig("bob"), cache.path(), third).list(pods, ""); }
