@@ -5,7 +5,6 @@
 #include "gpupool/error.hpp"
 #include "gpupool/logger.hpp"
 #include "gpupool/profile.hpp"
-#include "kube/connect.hpp"
 
 #include <fmt/format.h>
 
@@ -52,13 +51,6 @@ RunMode run_mode_flag(const ParsedArgs& args) {
 RunMode embedded_run_mode(const ParsedArgs& args, const std::string& topology) {
   if (!args.has("run")) return remembered_run_mode(EmbeddedStatePaths::of(topology));  // the last --run's
   return run_mode_flag(args);
-}
-
-void start_early(const std::vector<std::string>& args) {
-  if (args.empty()) return;  // the usage text
-  for (const auto& a : args)
-    if (a == "--help" || a == "-h" || a == "--version") return;
-  kube::prepare_tls_in_background();
 }
 
 Connection Connection::open(const ParsedArgs& args) {

@@ -8,8 +8,6 @@
 #include "gpupool/embedded_cluster.hpp"
 
 #include <memory>
-#include <string>
-#include <vector>
 
 namespace gpupool::cli {
 
@@ -18,11 +16,6 @@ RunMode run_mode_flag(const ParsedArgs& args);
 /// --run for the embedded cluster `topology`'s shared state: the flag, else the mode the last --run
 /// on it asked for (Simulate when none); the caller remembers a given --run once the cluster started.
 RunMode embedded_run_mode(const ParsedArgs& args, const std::string& topology);
-
-/// Called first thing by the command: when `args` may reach a cluster (not --help, not
-/// --version), OpenSSL's set-up starts on another thread (kube::prepare_tls_in_background), so
-/// that it overlaps the parsing of the arguments and the kubeconfig.
-void start_early(const std::vector<std::string>& args);
 
 /// A connected cluster: a kubeconfig's, or for --embedded an EmbeddedCluster on the topology's
 /// shared state (saved when the Connection is closed).

@@ -1,6 +1,5 @@
 // gpupool — launch GPU training workloads on Kubernetes from a terminal.
 #include "commands.hpp"
-#include "connection.hpp"
 
 #include <unistd.h>
 
@@ -23,7 +22,6 @@ int main(int argc, char** argv) {
   // The process's CPU time so far is what exec, the dynamic loader and static initialisers cost.
   const double cpu_at_main = ms(CLOCK_PROCESS_CPUTIME_ID), wall_at_main = ms(CLOCK_MONOTONIC);
   std::vector<std::string> args(argv + 1, argv + argc);
-  gpupool::cli::start_early(args);
   gpupool::cli::Io io{std::cout, std::cerr, isatty(STDOUT_FILENO) != 0};
   const int code = gpupool::cli::run(args, io);
   // GPUPOOL_TIMING=1: where a command's time went (bench/bench_cmd.py reads it).

@@ -21,9 +21,6 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <future>
-#include <mutex>
-#include <system_error>
 
 #include <fmt/format.h>
 
@@ -257,54 +254,9 @@ void use_client_certificate(SSL_CTX* ctx, const RequestCredentials& cred) {
 
 }  // namespace
 
-namespace {
-
-/// The SSL_CTX prepare_tls_in_background() is making, until a TlsContext takes it.
-struct PreparedContext {
-  std::mutex mu;
-  std::future<SSL_CTX*> ctx;
-  bool started = false;
-  ~PreparedContext() {
-    if (ctx.valid())
-      if (SSL_CTX* c = ctx.get()) SSL_CTX_free(c);
-  }
-};
-
-PreparedContext& prepared_context() {
-  static PreparedContext p;
-  return p;
-}
-
-/// A new client SSL_CTX: the prepared one when there is one not yet taken.
-SSL_CTX* new_client_context() {
-  PreparedContext& p = prepared_context();
-  {
-    std::lock_guard lock(p.mu);
-    if (p.ctx.valid()) {
-      SSL_CTX* c = p.ctx.get();
-      if (c) return c;
-    }
-  }
-  return SSL_CTX_new(TLS_client_method());
-}
-
-}  // namespace
-
-void prepare_tls_in_background() {
-  PreparedContext& p = prepared_context();
-  std::lock_guard lock(p.mu);
-  if (p.started) return;
-  p.started = true;
-  try {
-    p.ctx = std::async(std::launch::async, [] { return SSL_CTX_new(TLS_client_method()); });
-  } catch (const std::system_error&) {
-    // no thread to spare: the first TlsContext makes its own
-  }
-}
-
 TlsContext::TlsContext(const KubeCluster& cluster, const RequestCredentials& cred, const std::string& session_dir)
     : cert_(cred.client_certificate_pem), key_(cred.client_key_pem) {
-  ctx_ = new_client_context();
+  ctx_ = SSL_CTX_new(TLS_client_method());
   if (!ctx_) throw TransportError("TLS could not be set up: " + openssl_error());
   SSL_CTX_set_min_proto_version(ctx_, TLS1_2_VERSION);
   // A server closing without close_notify ends a body read up to the close like a plain close;

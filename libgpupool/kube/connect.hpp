@@ -47,13 +47,6 @@ struct IoError : std::runtime_error {
 /// with a directory, a file that the next process resumes from (TransportOptions::tls_session_dir).
 class SessionStore;
 
-/// Starts making the process's first client SSL_CTX on another thread: OpenSSL's initialisation
-/// (reading openssl.cnf) and SSL_CTX_new's fetches of every cipher and digest from the providers
-/// are ~1.5 ms of CPU once per process, which a command can overlap with parsing its arguments
-/// and kubeconfig. The first TlsContext takes that SSL_CTX (waiting for it if need be); without
-/// this call each makes its own. Calls after the first do nothing.
-void prepare_tls_in_background();
-
 /// One SSL_CTX for a cluster and one client identity, built once (CA and key parsed once) and
 /// shared by every connection made with it. Thread-safe.
 class TlsContext {
