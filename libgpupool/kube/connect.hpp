@@ -24,6 +24,9 @@
 typedef struct ssl_st SSL;
 typedef struct ssl_ctx_st SSL_CTX;
 typedef struct ssl_session_st SSL_SESSION;
+typedef struct x509_st X509;
+typedef struct x509_store_ctx_st X509_STORE_CTX;
+typedef struct evp_pkey_st EVP_PKEY;
 
 namespace gpupool::kube {
 
@@ -69,9 +72,16 @@ class TlsContext {
   void forget_sessions() const;
 
  private:
+  static int provide_identity(SSL* ssl, void* self);
+  static int verify_with_ca(X509_STORE_CTX* store_ctx, void* self);
   SSL_CTX* ctx_ = nullptr;
-  std::string cert_, key_;
+  std::string cert_, key_, ca_;
   std::unique_ptr<SessionStore> sessions_;
+  /// With a session to resume, the CA and the client certificate are read from PEM only when a
+  /// handshake needs them (a full one: the server's certificate to verify, a CertificateRequest).
+  std::once_flag ca_once_, identity_once_;
+  std::vector<X509*> identity_certs_;  ///< the client certificate, then its chain
+  EVP_PKEY* identity_key_ = nullptr;
 };
 
 /// The time a new connection took (for the transport's debug line).
