@@ -17,7 +17,7 @@ Figures: median wall time (perf_counter around the child) and median CPU time of
 (wait4's rusage: user + system), then the breakdown of gpupool's warm runs from GPUPOOL_TIMING=1
 and --loglevel debug: CPU spent before main (exec, dynamic loader, static initialisers), the
 kubeconfig, the new connection's TCP and TLS times (and whether TLS resumed), the requests (how
-many, how many were discovery, their time), and the rest. `RESULT` lines end the output.
+many, how many were discovery, in how many round trips: pipelined GETs share one), and the rest. `RESULT` lines end the output.
 """
 import json
 import os
@@ -79,7 +79,8 @@ def deployment(name):
 
 def breakdown(err):
     """The figures of one GPUPOOL_TIMING=1 --loglevel debug run."""
-    b = {"requests": 0, "discovery": 0, "request_ms": 0.0, "tcp_ms": 0.0, "tls_ms": 0.0, "resumed": 0}
+    b = {"requests": 0, "round_trips": 0, "discovery": 0, "request_ms": 0.0, "tcp_ms": 0.0, "tls_ms": 0.0,
+         "resumed": 0}
     for line in err.splitlines():
         m = re.match(r"timing: cpu-before-main ([\d.]+) ms, cpu-total ([\d.]+) ms, wall-in-main ([\d.]+) ms", line)
         if m:
@@ -90,6 +91,10 @@ def breakdown(err):
         m = re.match(r"debug: (GET|POST|PUT|PATCH|DELETE) (\S+) -> \d+ \(([\d.]+) ms(.*)\)$", line)
         if m:
             b["requests"] += 1
+            # Pipelined requests (", pipelined k/n") share one round trip: counted at k = 1.
+            p = re.search(r"pipelined (\d+)/\d+", m.group(4))
+            if not p or p.group(1) == "1":
+                b["round_trips"] += 1
             path = m.group(2).split("?")[0]
             if path in ("/api", "/apis") or re.fullmatch(r"/api/v1|/apis/[^/]+/[^/]+", path):
                 b["discovery"] += 1
@@ -174,10 +179,10 @@ def main(a):
         print(f"    kubeconfig read + client ready             {m('kubeconfig_ms'):7.2f} ms wall")
         print(f"    new connection: TCP {m('tcp_ms'):.2f} ms, TLS {m('tls_ms'):.2f} ms wall; "
               f"resumed in {sum(b['resumed'] for b in bd)}/{len(bd)} runs")
-        print(f"    requests: {m('requests'):.0f} ({m('discovery'):.0f} discovery), {m('request_ms'):.2f} ms wall in all "
-              f"(the first includes the connection)")
+        print(f"    requests: {m('requests'):.0f} ({m('discovery'):.0f} discovery) in {m('round_trips'):.0f} round trips "
+              f"(pipelined GETs share one)")
         print(f"RESULT cmd_breakdown_{label} {m('cpu_before_main'):.3f} {rest:.3f} {m('kubeconfig_ms'):.3f} "
-              f"{m('tls_ms'):.3f} {m('requests'):.0f} {m('discovery'):.0f} {m('request_ms'):.3f}")
+              f"{m('tls_ms'):.3f} {m('requests'):.0f} {m('discovery'):.0f} {m('round_trips'):.0f}")
     print(f"RESULT cmd_get_ms {med(fig['gget'][0]):.2f} {med(fig['kget'][0]):.2f} {med(fig['gget_cold'][0]):.2f} "
           f"{med(fig['gget'][1]):.2f} {med(fig['kget'][1]):.2f}")
     print(f"RESULT cmd_submit_ms {med(fig['gsubmit'][0]):.2f} {med(fig['kapply'][0]):.2f} "

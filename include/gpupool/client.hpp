@@ -260,6 +260,14 @@ class Client {
   boost::json::object create_idempotent(const ResourceRef& ref, const std::string& ns,
                                         const boost::json::object& object, const WriteOptions& options = {}) const;
   boost::json::object get(const ResourceRef& ref, const std::string& ns, const std::string& name) const;
+  /// The object named `name` in `ns` of each type of `refs`, asked together (pipelined on one
+  /// connection by the HTTP transport: one round trip, not one per type), in the order of `refs`:
+  /// nullopt where the server answered 404. Another failure is handled as get() handles it
+  /// (retries, a credential refresh after 401) and thrown as get() throws it, the first in order.
+  /// With `stop_at_found`, what follows the first object found is nullopt, its failures ignored:
+  /// the answer of asking each type in turn until one has it.
+  std::vector<std::optional<boost::json::object>> get_each(const std::vector<ResourceRef>& refs, const std::string& ns,
+                                                           const std::string& name, bool stop_at_found = false) const;
   ListPage list(const ResourceRef& ref, const std::string& ns, const ListOptions& options = {}) const;
   /// Every item, following continue tokens page by page.
   boost::json::array list_all(const ResourceRef& ref, const std::string& ns, ListOptions options = {}) const;

@@ -73,6 +73,12 @@ class Transport {
   /// whole instead. Returns when the server ends the body, `sink` returns false or `cancel` fires.
   virtual HttpResponse stream(const HttpRequest& request, const RequestCredentials& credentials, const ChunkSink& sink,
                               const CancelToken& cancel) = 0;
+  /// Several requests, their answers in the same order. Their order on the wire is theirs, but
+  /// the server may see one before the answer to the one before has arrived, so they must not
+  /// depend on each other: make_http_transport's pipelines GETs on one connection (one round
+  /// trip for all); this default sends them one by one.
+  virtual std::vector<HttpResponse> send_each(const std::vector<HttpRequest>& requests,
+                                              const RequestCredentials& credentials);
 };
 
 struct TransportOptions {

@@ -267,6 +267,33 @@ boost::json::object Client::get(const ResourceRef& ref, const std::string& ns, c
   return impl_->call_object({"GET", impl_->path(ref, ns, name), "", "", true, n});
 }
 
+std::vector<std::optional<json::object>> Client::get_each(const std::vector<ResourceRef>& refs, const std::string& ns,
+                                                          const std::string& name, bool stop_at_found) const {
+  if (name.empty()) throw ValidationError("name", "", "a name is required to get an object");
+  std::vector<kube::ClientCore::Call> calls;
+  calls.reserve(refs.size());
+  for (const auto& ref : refs)
+    calls.push_back({"GET", impl_->path(ref, ns, name), "", "", true, ref.namespaced ? impl_->ns_or_default(ns) : ""});
+  std::vector<HttpResponse> answers = impl_->send_each(calls);
+  std::vector<std::optional<json::object>> out(refs.size());
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const std::string what = "GET " + calls[i].target;
+    try {
+      // An answer other than 2xx and 404 (401, 403, 429, 5xx, ...) is handled as get()'s first
+      // attempt's would be (retried after its back-off or Retry-After, credentials refreshed, or
+      // thrown); a request the transport brought no answer to is sent alone, as get() sends it.
+      if (i < answers.size() && answers[i].status == 404) throw impl_->api_error(answers[i], calls[i].ns);
+      const bool ok = i < answers.size() && answers[i].status >= 200 && answers[i].status < 300;
+      HttpResponse* answered = i < answers.size() ? &answers[i] : nullptr;
+      out[i] = parse_object(ok ? answers[i] : impl_->execute(calls[i], nullptr, answered), what);
+      if (stop_at_found) break;
+    } catch (const ApiError& e) {
+      if (e.code() != 404) throw;
+    }
+  }
+  return out;
+}
+
 ListPage Client::list(const ResourceRef& ref, const std::string& ns, const ListOptions& options) const {
   return impl_->list(ref, ns, options);
 }

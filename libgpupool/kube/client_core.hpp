@@ -300,7 +300,9 @@ struct ClientCore {
 
   /// One request with retries and one credential refresh after 401. Returns a 2xx response;
   /// throws ApiError / TransportError otherwise. `attempts` receives how many were sent.
-  HttpResponse execute(const Call& call, int* attempts = nullptr) const {
+  /// `answered`: the answer the request already got (sent with others by send_each), taken as
+  /// the first attempt's — a 429's Retry-After is waited for, a 403 thrown, without sending again.
+  HttpResponse execute(const Call& call, int* attempts = nullptr, HttpResponse* answered = nullptr) const {
     HttpRequest req;
     req.method = call.method;
     req.target = call.target;
@@ -323,8 +325,12 @@ struct ClientCore {
       RequestCredentials creds = credentials.current();
       HttpResponse resp;
       try {
-        resp = transport->send(req, creds);
-        reached = true;
+        if (answered) {
+          resp = std::move(*std::exchange(answered, nullptr));
+        } else {
+          resp = transport->send(req, creds);
+          reached = true;
+        }
       } catch (const ResponseTooLargeError&) {
         throw;  // the same request would get the same answer
       } catch (const TransportError& e) {
@@ -354,6 +360,36 @@ struct ClientCore {
       pause(d.delay, cancel);
       ++retries;
     }
+  }
+
+  /// Calls sent together (Transport::send_each: pipelined), each answer as it came: no retry, no
+  /// error thrown for a status. Empty when the transport failed: the caller then sends them one
+  /// by one with execute(), which retries and reports.
+  std::vector<HttpResponse> send_each(const std::vector<Call>& calls) const {
+    std::vector<HttpRequest> reqs(calls.size());
+    const CancelToken* cancel = CancelScope::current();
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      reqs[i].method = calls[i].method;
+      reqs[i].target = calls[i].target;
+      reqs[i].body = calls[i].body;
+      if (!calls[i].content_type.empty()) reqs[i].headers.emplace_back("Content-Type", calls[i].content_type);
+      if (!calls[i].accept.empty()) reqs[i].headers.emplace_back("Accept", calls[i].accept);
+      reqs[i].cancel = cancel;
+    }
+    std::vector<HttpResponse> answers;
+    try {
+      answers = transport->send_each(reqs, credentials.current());
+      reached = true;
+    } catch (const ResponseTooLargeError&) {
+      throw;
+    } catch (const TransportError&) {
+      return {};
+    }
+    for (std::size_t i = 0; i < answers.size(); ++i) {
+      note_server_date(answers[i]);
+      if (calls[i].report_warnings) report_warnings(answers[i]);
+    }
+    return answers;
   }
 
   json::object call_object(const Call& call) const {

@@ -19,6 +19,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -164,16 +165,33 @@ class SessionStore {
     if (latest_) SSL_SESSION_free(latest_);
   }
   bool on_disk() const { return file_.enabled(); }
-  void keep(SSL_SESSION* s) {
+  /// `resumed`: the session comes from a handshake that resumed the one offered. While the
+  /// offered one is in the first half of its lifetime, the file is left as it is: it resumed, so
+  /// the next process can resume it too (TLS 1.3 tickets are not single-use for kube-apiserver —
+  /// Go's crypto/tls — nor for OpenSSL's stateless tickets), and rewriting the file on every
+  /// command was ~0.3 ms of a `gpupool get` (write, rename, the old inode's eviction). A server
+  /// that refuses it costs one full handshake, whose session is written.
+  void keep(SSL_SESSION* s, bool resumed) {
     if (!SSL_SESSION_is_resumable(s)) return;
+    bool fresh_on_disk = false;
     {
       std::lock_guard lock(mu_);
+      if (resumed && latest_) {
+        const std::time_t age = std::time(nullptr) - static_cast<std::time_t>(SSL_SESSION_get_time(latest_));
+        fresh_on_disk = age >= 0 && age < static_cast<std::time_t>(SSL_SESSION_get_timeout(latest_)) / 2;
+      }
       SSL_SESSION_up_ref(s);
       if (latest_) SSL_SESSION_free(latest_);
       latest_ = s;
       loaded_ = true;
     }
-    file_.store(s);
+    if (!fresh_on_disk) file_.store(s);
+  }
+  /// Whether offer() has a session (the file's, for the first connection of this process).
+  bool has_session() {
+    SSL_SESSION* s = offer();
+    if (s) SSL_SESSION_free(s);
+    return s != nullptr;
   }
   SSL_SESSION* offer() {
     std::lock_guard lock(mu_);
@@ -205,7 +223,7 @@ namespace {
 
 int on_new_session(SSL* ssl, SSL_SESSION* session) {
   if (auto* store = static_cast<SessionStore*>(SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), session_ex_index())))
-    store->keep(session);
+    store->keep(session, SSL_session_reused(ssl) != 0);
   return 0;  // we took our own reference
 }
 
@@ -217,6 +235,24 @@ void add_pem_certificates(X509_STORE* store, const std::string& pem) {
   }
   ERR_clear_error();
   BIO_free(bio);
+}
+
+/// The certificates of a PEM text, in order (new references).
+std::vector<X509*> read_pem_certificates(const std::string& pem) {
+  std::vector<X509*> out;
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) out.push_back(cert);
+  ERR_clear_error();
+  BIO_free(bio);
+  return out;
+}
+
+EVP_PKEY* read_pem_key(const std::string& pem) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  EVP_PKEY* key = PEM_read_bio_PrivateKey(bio, nullptr, nullptr, nullptr);
+  BIO_free(bio);
+  ERR_clear_error();
+  return key;
 }
 
 void use_client_certificate(SSL_CTX* ctx, const RequestCredentials& cred) {
@@ -242,8 +278,33 @@ void use_client_certificate(SSL_CTX* ctx, const RequestCredentials& cred) {
 
 }  // namespace
 
+int TlsContext::verify_with_ca(X509_STORE_CTX* store_ctx, void* arg) {
+  auto* self = static_cast<TlsContext*>(arg);
+  std::call_once(self->ca_once_, [self] { add_pem_certificates(SSL_CTX_get_cert_store(self->ctx_), self->ca_); });
+  return X509_verify_cert(store_ctx);
+}
+
+int TlsContext::provide_identity(SSL* ssl, void* arg) {
+  auto* self = static_cast<TlsContext*>(arg);
+  std::call_once(self->identity_once_, [self] {
+    self->identity_certs_ = read_pem_certificates(self->cert_);
+    self->identity_key_ = read_pem_key(self->key_);
+  });
+  const auto& certs = self->identity_certs_;
+  bool ok = !certs.empty() && self->identity_key_ && SSL_use_certificate(ssl, certs[0]) == 1;
+  for (std::size_t i = 1; ok && i < certs.size(); ++i) ok = SSL_add1_chain_cert(ssl, certs[i]) == 1;
+  ok = ok && SSL_use_PrivateKey(ssl, self->identity_key_) == 1 && SSL_check_private_key(ssl) == 1;
+  return ok ? 1 : 0;  // 0 ends the handshake; the failed connection forgets the session
+}
+
 TlsContext::TlsContext(const KubeCluster& cluster, const RequestCredentials& cred, const std::string& session_dir)
     : cert_(cred.client_certificate_pem), key_(cred.client_key_pem) {
+  sessions_ = std::make_unique<SessionStore>(session_dir, cluster, cred.client_certificate_pem);
+  // A session to resume: a resumed handshake neither verifies the server's certificate nor sends
+  // ours (the session carries both), so the CA and the client certificate and key are read from
+  // PEM only if the handshake turns out to be a full one (OpenSSL's decoders were ~6% of a warm
+  // `gpupool get`). Without one they are read now, a bad key reported here as before.
+  const bool deferred = sessions_->has_session();
   ctx_ = SSL_CTX_new(TLS_client_method());
   if (!ctx_) throw TransportError("TLS could not be set up: " + openssl_error());
   SSL_CTX_set_min_proto_version(ctx_, TLS1_2_VERSION);
@@ -255,18 +316,26 @@ TlsContext::TlsContext(const KubeCluster& cluster, const RequestCredentials& cre
   SSL_CTX_set_alpn_protos(ctx_, alpn, sizeof alpn);
   if (!cluster.insecure_skip_tls_verify) {
     SSL_CTX_set_verify(ctx_, SSL_VERIFY_PEER, nullptr);
-    if (!cluster.certificate_authority_pem.empty())
-      add_pem_certificates(SSL_CTX_get_cert_store(ctx_), cluster.certificate_authority_pem);
-    else
+    if (cluster.certificate_authority_pem.empty()) {
       SSL_CTX_set_default_verify_paths(ctx_);
+    } else if (deferred) {
+      ca_ = cluster.certificate_authority_pem;
+      SSL_CTX_set_cert_verify_callback(ctx_, verify_with_ca, this);
+    } else {
+      add_pem_certificates(SSL_CTX_get_cert_store(ctx_), cluster.certificate_authority_pem);
+    }
   }
   try {
-    if (!cred.client_certificate_pem.empty()) use_client_certificate(ctx_, cred);
+    if (!cred.client_certificate_pem.empty()) {
+      if (deferred)
+        SSL_CTX_set_cert_cb(ctx_, provide_identity, this);
+      else
+        use_client_certificate(ctx_, cred);
+    }
   } catch (...) {
     SSL_CTX_free(ctx_);
     throw;
   }
-  sessions_ = std::make_unique<SessionStore>(session_dir, cluster, cred.client_certificate_pem);
   SSL_CTX_set_ex_data(ctx_, session_ex_index(), sessions_.get());
   SSL_CTX_set_session_cache_mode(ctx_, SSL_SESS_CACHE_CLIENT | SSL_SESS_CACHE_NO_INTERNAL_STORE);
   SSL_CTX_sess_set_new_cb(ctx_, on_new_session);
@@ -274,6 +343,8 @@ TlsContext::TlsContext(const KubeCluster& cluster, const RequestCredentials& cre
 
 TlsContext::~TlsContext() {
   if (ctx_) SSL_CTX_free(ctx_);
+  for (X509* c : identity_certs_) X509_free(c);
+  if (identity_key_) EVP_PKEY_free(identity_key_);
   OPENSSL_cleanse(key_.data(), key_.size());
 }
 

@@ -24,6 +24,9 @@
 typedef struct ssl_st SSL;
 typedef struct ssl_ctx_st SSL_CTX;
 typedef struct ssl_session_st SSL_SESSION;
+typedef struct x509_st X509;
+typedef struct x509_store_ctx_st X509_STORE_CTX;
+typedef struct evp_pkey_st EVP_PKEY;
 
 namespace gpupool::kube {
 
@@ -69,9 +72,16 @@ class TlsContext {
   void forget_sessions() const;
 
  private:
+  static int provide_identity(SSL* ssl, void* self);
+  static int verify_with_ca(X509_STORE_CTX* store_ctx, void* self);
   SSL_CTX* ctx_ = nullptr;
-  std::string cert_, key_;
+  std::string cert_, key_, ca_;
   std::unique_ptr<SessionStore> sessions_;
+  /// With a session to resume, the CA and the client certificate are read from PEM only when a
+  /// handshake needs them (a full one: the server's certificate to verify, a CertificateRequest).
+  std::once_flag ca_once_, identity_once_;
+  std::vector<X509*> identity_certs_;  ///< the client certificate, then its chain
+  EVP_PKEY* identity_key_ = nullptr;
 };
 
 /// The time a new connection took (for the transport's debug line).
@@ -147,6 +157,10 @@ class ResponseReader {
   bool read_body(F&& on_body);
   /// After read_body returned true: whether the connection can carry another request.
   bool reusable() const { return reusable_; }
+  /// After read_body returned true: whether the server keeps the connection open (no
+  /// Connection: close), bytes of a next answer already read or not — a pipelined request's
+  /// answer may follow in the buffer.
+  bool kept_open() const { return kept_open_; }
   bool got_bytes() const { return got_bytes_; }
   /// Bytes read past the head (an upgraded connection's first bytes), taken once.
   std::string take_buffered() { return std::exchange(buf_, {}); }
@@ -157,16 +171,18 @@ class ResponseReader {
   Connection& c_;
   Deadline deadline_;
   std::string buf_;
-  bool got_bytes_ = false, reusable_ = false, no_body_ = false, chunked_ = false, until_close_ = false;
+  bool got_bytes_ = false, reusable_ = false, kept_open_ = false, no_body_ = false, chunked_ = false,
+       until_close_ = false;
   bool close_after_ = false;  ///< the server said Connection: close
   std::size_t length_ = 0;
 };
 
 template <class F>
 bool ResponseReader::read_body(F&& on_body) {
-  reusable_ = false;
+  reusable_ = kept_open_ = false;
   if (no_body_) {
-    reusable_ = buf_.empty() && !close_after_;
+    kept_open_ = !close_after_;
+    reusable_ = buf_.empty() && kept_open_;
     return true;
   }
   if (until_close_) {
@@ -190,7 +206,8 @@ bool ResponseReader::read_body(F&& on_body) {
   };
   if (!chunked_) {
     if (!pass(length_)) return false;
-    reusable_ = buf_.empty() && !close_after_;
+    kept_open_ = !close_after_;
+    reusable_ = buf_.empty() && kept_open_;
     return true;
   }
   // chunked: size line [; extensions] CRLF, data CRLF ... 0 CRLF [trailers] CRLF
@@ -211,7 +228,8 @@ bool ResponseReader::read_body(F&& on_body) {
     if (end == size_line.c_str()) throw TransportError("the server's chunked body has a malformed chunk size");
     if (size == 0) {
       while (!line().empty()) {}  // trailers up to the blank line
-      reusable_ = buf_.empty() && !close_after_;
+      kept_open_ = !close_after_;
+      reusable_ = buf_.empty() && kept_open_;
       return true;
     }
     if (!pass(static_cast<std::size_t>(size))) return false;

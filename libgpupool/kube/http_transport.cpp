@@ -34,6 +34,14 @@ namespace gpupool {
 
 const std::string* HttpResponse::header(std::string_view name) const { return kube::find_header(headers, name); }
 
+std::vector<HttpResponse> Transport::send_each(const std::vector<HttpRequest>& requests,
+                                               const RequestCredentials& credentials) {
+  std::vector<HttpResponse> answers;
+  answers.reserve(requests.size());
+  for (const auto& r : requests) answers.push_back(send(r, credentials));
+  return answers;
+}
+
 namespace {
 
 using kube::Connection;
@@ -104,6 +112,18 @@ class HttpTransport final : public Transport {
     return exchange(request, credentials, &sink, &cancel);
   }
 
+  std::vector<HttpResponse> send_each(const std::vector<HttpRequest>& requests,
+                                      const RequestCredentials& credentials) override {
+    std::size_t bytes = 0;
+    bool safe = requests.size() > 1;
+    for (const auto& r : requests) {
+      safe = safe && (r.method == "GET" || r.method == "HEAD") && r.body.empty() && r.cancel == requests.front().cancel;
+      bytes += r.target.size() + 512;
+    }
+    if (!safe || bytes > kMaxPipelinedBytes) return Transport::send_each(requests, credentials);
+    return pipeline(requests, credentials);
+  }
+
  private:
   struct Idle {
     std::unique_ptr<Connection> conn;
@@ -162,6 +182,130 @@ class HttpTransport final : public Transport {
     return h;
   }
 
+  struct Received {
+    bool too_large = false;  ///< the body passed max_response_bytes (reading stopped there)
+    bool stopped = false;    ///< the sink stopped the stream
+    bool ended = false;      ///< the body ended by its framing
+  };
+
+  /// Reads one answer off `reader` into `response`: a streamed 2xx body to `sink`, else the body.
+  Received receive(kube::ResponseReader& reader, const HttpRequest& req, const ChunkSink* sink,
+                   HttpResponse& response) const {
+    const bool streaming = sink != nullptr;
+    Received got;
+    kube::ResponseHead head = reader.read_head(req.method == "HEAD");
+    response.status = head.status;
+    response.headers = std::move(head.headers);
+    const bool to_sink = streaming && response.status >= 200 && response.status < 300;
+    auto deliver = [&](std::string_view piece) {
+      if (to_sink) {
+        if ((*sink)(piece)) return true;
+        got.stopped = true;
+        return false;
+      }
+      if (streaming && response.body.size() + piece.size() > kMaxStreamErrorBody) return true;
+      if (response.body.size() + piece.size() > options_.max_response_bytes) {
+        got.too_large = true;
+        return false;
+      }
+      response.body.append(piece);
+      return true;
+    };
+    const std::string* encoding = response.header("Content-Encoding");
+    const bool gzipped = encoding && ::strcasecmp(encoding->c_str(), "gzip") == 0;
+    // A body of known length is received into one allocation of that size, not a buffer
+    // doubled as it grows (a 14 MB node list would otherwise peak at twice that).
+    if (const std::string* cl = response.header("Content-Length"); cl && !gzipped && !to_sink) {
+      const unsigned long long n = std::strtoull(cl->c_str(), nullptr, 10);
+      if (n > 0 && n <= options_.max_response_bytes) response.body.reserve(static_cast<std::size_t>(n));
+    }
+    if (gzipped) {
+      Gunzip gunzip;
+      got.ended = reader.read_body([&](std::string_view raw) { return gunzip.feed(raw, deliver); });
+    } else {
+      got.ended = reader.read_body(deliver);
+    }
+    return got;
+  }
+
+  /// The largest batch of requests written before their answers are read: the server answers
+  /// while we write, so a batch larger than the sockets' buffers could stall both sides.
+  static constexpr std::size_t kMaxPipelinedBytes = 32 * 1024;
+
+  /// send_each: GETs (and HEADs) written together on one connection, their answers read in order
+  /// (HTTP/1.1 pipelining, RFC 9112 section 9.3: a server answers pipelined requests in the order
+  /// received; Go's net/http server, kube-apiserver's, reads the next request of a connection
+  /// after answering the one before, and so does the embedded server). One round trip instead of
+  /// one per request. Only requests that may be sent again are pipelined: when the connection
+  /// ends before every answer came (an idle connection the server had closed, a Connection:
+  /// close answer), the requests not answered are sent again, one by one, by send().
+  std::vector<HttpResponse> pipeline(const std::vector<HttpRequest>& reqs, const RequestCredentials& cred) {
+    const auto start = std::chrono::steady_clock::now();
+    std::chrono::milliseconds limit{0};
+    for (const auto& r : reqs) limit = std::max(limit, r.timeout.count() > 0 ? r.timeout : options_.request_timeout);
+    const CancelToken* cancel = reqs.front().cancel;
+    Deadline deadline{start + limit, cancel};
+    Cleansed out;
+    for (const auto& r : reqs) out.text.append(request_head(r, cred));
+    std::shared_ptr<TlsContext> tls = https_ ? tls_for(cred) : nullptr;
+    std::unique_ptr<Connection> conn = take_idle(tls);
+    std::string note;
+    if (!conn) {
+      try {
+        conn = kube::connect_to_server(
+            cluster_, tls.get(),
+            std::min(options_.connect_timeout, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                   deadline.at - std::chrono::steady_clock::now())),
+            cancel);
+      } catch (const TransportError&) {
+        return one_by_one(reqs, 0, cred, {});  // send() reports it (and retries nothing more)
+      }
+      if (options_.logger) note = describe_connection(*conn, tls.get());
+    }
+    std::vector<HttpResponse> answers;
+    answers.reserve(reqs.size());
+    kube::ResponseReader reader(*conn, deadline);
+    bool open = true;
+    try {
+      conn->write_all(out.text, deadline);
+      conn->wait_for_answer(deadline);
+      for (std::size_t i = 0; i < reqs.size() && open; ++i) {
+        HttpResponse response;
+        const Received got = receive(reader, reqs[i], nullptr, response);
+        if (got.too_large) throw ResponseTooLargeError(too_large_message(reqs[i]));
+        open = got.ended && reader.kept_open();
+        log_exchange(reqs[i], response.status, start,
+                     fmt::format("pipelined {}/{}{}{}", i + 1, reqs.size(), note.empty() ? "" : ", ", note));
+        note.clear();
+        answers.push_back(std::move(response));
+      }
+    } catch (const IoError& e) {
+      if (e.kind != IoError::failed) {
+        const HttpRequest& r = reqs[answers.size()];
+        if (e.kind == IoError::cancelled)
+          throw TransportError(fmt::format("{} {}{}: cancelled", r.method, base_url_, path_only(r.target)));
+        throw TransportError(
+            fmt::format("{} {}{}: cannot complete the request to {}: no complete answer within {} "
+                        "ms; the server did not answer in time",
+                        r.method, base_url_, path_only(r.target), cluster_.server, limit.count()));
+      }
+      open = false;  // the rest one by one, below
+    } catch (const TransportError& e) {
+      const HttpRequest& r = reqs[answers.size()];
+      throw TransportError(fmt::format("{} {}{}: {}", r.method, base_url_, path_only(r.target), e.what()));
+    }
+    if (answers.size() == reqs.size() && open && reader.reusable()) release(std::move(conn), std::move(tls));
+    const std::size_t answered = answers.size();
+    if (answered < reqs.size()) return one_by_one(reqs, answered, cred, std::move(answers));
+    return answers;
+  }
+
+  std::vector<HttpResponse> one_by_one(const std::vector<HttpRequest>& reqs, std::size_t from,
+                                       const RequestCredentials& cred, std::vector<HttpResponse> answers) {
+    for (std::size_t i = from; i < reqs.size(); ++i) answers.push_back(send(reqs[i], cred));
+    return answers;
+  }
+
   HttpResponse exchange(const HttpRequest& req, const RequestCredentials& cred, const ChunkSink* sink,
                         const CancelToken* cancel) {
     const auto start = std::chrono::steady_clock::now();
@@ -199,38 +343,10 @@ class HttpTransport final : public Transport {
       try {
         conn->write_all(out.text, deadline);
         conn->wait_for_answer(deadline);
-        kube::ResponseHead head = reader.read_head(req.method == "HEAD");
-        response.status = head.status;
-        response.headers = std::move(head.headers);
-        const bool to_sink = streaming && response.status >= 200 && response.status < 300;
-        auto deliver = [&](std::string_view piece) {
-          if (to_sink) {
-            if ((*sink)(piece)) return true;
-            stopped = true;
-            return false;
-          }
-          if (streaming && response.body.size() + piece.size() > kMaxStreamErrorBody) return true;
-          if (response.body.size() + piece.size() > options_.max_response_bytes) {
-            too_large = true;
-            return false;
-          }
-          response.body.append(piece);
-          return true;
-        };
-        const std::string* encoding = response.header("Content-Encoding");
-        const bool gzipped = encoding && ::strcasecmp(encoding->c_str(), "gzip") == 0;
-        // A body of known length is received into one allocation of that size, not a buffer
-        // doubled as it grows (a 14 MB node list would otherwise peak at twice that).
-        if (const std::string* cl = response.header("Content-Length"); cl && !gzipped && !to_sink) {
-          const unsigned long long n = std::strtoull(cl->c_str(), nullptr, 10);
-          if (n > 0 && n <= options_.max_response_bytes) response.body.reserve(static_cast<std::size_t>(n));
-        }
-        if (gzipped) {
-          Gunzip gunzip;
-          ended = reader.read_body([&](std::string_view raw) { return gunzip.feed(raw, deliver); });
-        } else {
-          ended = reader.read_body(deliver);
-        }
+        const Received got = receive(reader, req, sink, response);
+        too_large = got.too_large;
+        stopped = got.stopped;
+        ended = got.ended;
       } catch (const IoError& e) {
         if (e.kind == IoError::cancelled) {
           if (streaming) {

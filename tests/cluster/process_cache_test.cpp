@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -191,8 +192,18 @@ TEST_CASE("the next client resumes the TLS session; another user has a session o
   }
   CHECK(files == 1);
 
+  fs::path alice_session;
+  for (const auto& e : fs::directory_iterator(tls)) alice_session = e.path();
+  const std::string written = read(alice_session);
   { client_for(server.cert_kubeconfig("alice"), cache.path(), second).list(pods, ""); }
   CHECK(second.count("(resumed)") == 1);
+  // A session that resumed is left on disk as it was (not rewritten by every command), and the
+  // next process resumes it again.
+  CHECK(read(alice_session) == written);
+  Logged again;
+  { client_for(server.cert_kubeconfig("alice"), cache.path(), again).list(pods, ""); }
+  CHECK(again.count("(resumed)") == 1);
+  CHECK(read(alice_session) == written);
 
   // bob's certificate is another identity: alice's session is not offered for it.
   { client_for(server.cert_kubeconfig("bob"), cache.path(), third).list(pods, ""); }
@@ -205,6 +216,37 @@ TEST_CASE("the next client resumes the TLS session; another user has a session o
   { client_for(server.cert_kubeconfig("alice"), "", none).list(pods, ""); }
   CHECK(none.count("new connection") == 1);
   CHECK(none.count("resumed") == 0);
+}
+
+TEST_CASE("a session the server refuses: the full handshake reads the CA and the client certificate then") {
+  // With a session file, the CA and the client certificate are read only if the handshake is a
+  // full one. Server b is given server a's session: it cannot resume it (its ticket keys are its
+  // own), so the handshake verifies b's certificate against the kubeconfig's CA and sends alice's
+  // certificate when b asks for it: the list is alice's (not anonymous), and b's session is kept.
+  EmbeddedServer a(users({"alice"})), b(users({"alice"}));
+  gpupool::test::TempDir cache;
+  const gpupool::ResourceRef pods{"", "v1", "pods", "Pod", true};
+  const fs::path tls = fs::path(cache.path()) / "tls";
+  auto files = [&] {
+    std::set<fs::path> out;
+    for (const auto& e : fs::directory_iterator(tls)) out.insert(e.path());
+    return out;
+  };
+  Logged first_a, first_b, refused, again;
+  { client_for(a.cert_kubeconfig("alice"), cache.path(), first_a).list(pods, ""); }
+  const auto only_a = files();
+  REQUIRE(only_a.size() == 1);
+  { client_for(b.cert_kubeconfig("alice"), cache.path(), first_b).list(pods, ""); }
+  auto both = files();
+  REQUIRE(both.size() == 2);
+  both.erase(*only_a.begin());
+  const fs::path b_file = *both.begin();
+  fs::copy_file(*only_a.begin(), b_file, fs::copy_options::overwrite_existing);
+  { client_for(b.cert_kubeconfig("alice"), cache.path(), refused).list(pods, ""); }
+  CHECK(refused.count("(full handshake)") == 1);
+  CHECK(read(b_file) != read(*only_a.begin()));  // b's own session written
+  { client_for(b.cert_kubeconfig("alice"), cache.path(), again).list(pods, ""); }
+  CHECK(again.count("(resumed)") == 1);
 }
 
 TEST_CASE("a CRD removed since the cache was written: list and get skip its kind, the cache is refreshed") {

@@ -107,6 +107,60 @@ TEST_CASE("request paths, namespaces and queries") {
   for (const auto& cred : h.transport->credentials()) CHECK(cred.bearer_token == kToken);
 }
 
+TEST_CASE("get_each: one batch for every type; 404 is nullopt; other failures as get() has them") {
+  const ResourceRef a{"x.io", "v1", "as", "A", true}, b{"x.io", "v1", "bs", "B", true},
+      c{"x.io", "v1", "cs", "C", true}, d{"x.io", "v1", "ds", "D", true};
+  std::map<std::string, int> asked;
+  Harness h([&](const HttpRequest& r, const RequestCredentials&) {
+    const int n = ++asked[r.target];
+    if (r.target.find("/as/") != std::string::npos)
+      return respond(404, status_body(404, "NotFound", "as \"j\" not found"));
+    if (r.target.find("/bs/") != std::string::npos) return respond(200, R"({"kind":"B","metadata":{"name":"j"}})");
+    if (r.target.find("/cs/") != std::string::npos)  // fails once, then answers
+      return n == 1 ? respond(503, status_body(503, "ServiceUnavailable", "busy")) : respond(200, R"({"kind":"C"})");
+    return respond(403, status_body(403, "Forbidden", "ds \"j\" is forbidden: User \"u\" cannot get resource"));
+  });
+  // Stopping at the first found: C's 503 and D's 403 come after B and are not looked at.
+  auto first = h.client->get_each({a, b, c, d}, "", "j", true);
+  REQUIRE(first.size() == 4);
+  CHECK_FALSE(first[0]);
+  REQUIRE(first[1]);
+  CHECK(json::value_to<std::string>(first[1]->at("kind")) == "B");
+  CHECK_FALSE(first[2]);
+  CHECK_FALSE(first[3]);
+  CHECK(h.transport->batch_sizes() == std::vector<std::size_t>{4});
+  CHECK(h.targets() ==
+        std::vector<std::string>{"GET /apis/x.io/v1/namespaces/alice/as/j", "GET /apis/x.io/v1/namespaces/alice/bs/j",
+                                 "GET /apis/x.io/v1/namespaces/alice/cs/j", "GET /apis/x.io/v1/namespaces/alice/ds/j"});
+  // Every answer wanted: C's 503 is asked again alone (get()'s retry, after its back-off) and D's
+  // 403 is thrown as get() throws it, without asking again.
+  asked.clear();
+  try {
+    h.client->get_each({a, b, c, d}, "", "j");
+    FAIL("the 403 should have been thrown");
+  } catch (const ApiError& e) {
+    CHECK(e.code() == 403);
+  }
+  CHECK(asked["/apis/x.io/v1/namespaces/alice/cs/j"] == 2);
+  CHECK(asked["/apis/x.io/v1/namespaces/alice/ds/j"] == 1);
+  // A 429's Retry-After is waited for before the request goes again, alone.
+  bool busy = true;
+  Harness r([&](const HttpRequest& req, const RequestCredentials&) {
+    if (req.target.find("/bs/") != std::string::npos && std::exchange(busy, false))
+      return respond(429, status_body(429, "TooManyRequests", "slow down"), {{"Retry-After", "3"}});
+    return respond(404, status_body(404, "NotFound", "not found"));
+  });
+  auto none = r.client->get_each({a, b}, "", "j");
+  CHECK_FALSE(none[0]);
+  CHECK_FALSE(none[1]);
+  CHECK(r.sleeps == std::vector<std::chrono::milliseconds>{3s});
+  CHECK(r.targets().size() == 3);
+  auto cs = h.client->get_each({a, c}, "", "j");
+  CHECK_FALSE(cs[0]);
+  CHECK(cs[1]);
+  CHECK_THROWS_AS(h.client->get_each({a}, "", ""), gpupool::ValidationError);
+}
+
 TEST_CASE("patch content types and argument checks") {
   Harness h([](const HttpRequest&, const RequestCredentials&) { return respond(200, "{}"); });
   struct Case {

@@ -31,6 +31,19 @@ class FakeTransport : public Transport {
     return r;
   }
 
+  /// Batches (Transport::send_each) answered one by one, as the default does; counted.
+  std::vector<HttpResponse> send_each(const std::vector<HttpRequest>& reqs, const RequestCredentials& creds) override {
+    {
+      std::lock_guard lock(mutex_);
+      batch_sizes_.push_back(reqs.size());
+    }
+    return Transport::send_each(reqs, creds);
+  }
+  std::vector<std::size_t> batch_sizes() const {
+    std::lock_guard lock(mutex_);
+    return batch_sizes_;
+  }
+
   std::vector<HttpRequest> requests() const {
     std::lock_guard lock(mutex_);
     return requests_;
@@ -51,6 +64,7 @@ class FakeTransport : public Transport {
   mutable std::mutex mutex_;
   std::vector<HttpRequest> requests_;
   std::vector<RequestCredentials> creds_;
+  std::vector<std::size_t> batch_sizes_;
 };
 
 inline HttpResponse respond(int status, std::string body, HttpHeaders headers = {}) {

@@ -24,6 +24,9 @@ struct ServedRequest {
   std::string head;  ///< request line and headers, up to the blank line
   std::string body;
   int connection = 0;  ///< 1 for the first connection accepted, 2 for the next...
+  /// Bytes of the connection's next requests already received when this one is handled: more
+  /// than 0 when the client sent them before this answer (pipelining).
+  std::size_t buffered_after = 0;
   std::string line() const { return head.substr(0, head.find("\r\n")); }
   bool has_header(const std::string& line_text) const {
     return head.find("\r\n" + line_text + "\r\n") != std::string::npos;
@@ -150,6 +153,7 @@ class HttpTestServer {
       }
       r.body = in.substr(0, want);
       in.erase(0, want);
+      r.buffered_after = in.size();
       const Reply reply = handler_(r);
       {
         std::lock_guard lock(mu_);

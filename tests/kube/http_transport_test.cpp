@@ -62,15 +62,42 @@ std::string chunked(const std::vector<std::string>& pieces, const std::string& t
   return out + "0\r\n" + trailer + "\r\n";
 }
 
+/// The requests a server handled, in order (its handler runs on the server's threads).
+class Seen {
+ public:
+  /// Keeps `r`; returns how many were kept.
+  std::size_t add(const ServedRequest& r) {
+    std::lock_guard lock(mu_);
+    all_.push_back(r);
+    return all_.size();
+  }
+  std::vector<ServedRequest> all() {
+    std::lock_guard lock(mu_);
+    return all_;
+  }
+  void clear() {
+    std::lock_guard lock(mu_);
+    all_.clear();
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<ServedRequest> all_;
+};
+
+/// "/x" of "GET /x HTTP/1.1".
+std::string target_of(const ServedRequest& r) {
+  const std::string line = r.line();
+  const auto from = line.find(' ') + 1;
+  return line.substr(from, line.rfind(' ') - from);
+}
+
 }  // namespace
 
 TEST_CASE("keep-alive: sequential requests share one connection; the wire has what it should") {
-  std::vector<ServedRequest> seen;
-  std::mutex mu;
+  Seen requests;
   HttpTestServer server([&](const ServedRequest& r) {
-    std::lock_guard lock(mu);
-    seen.push_back(r);
-    return Reply{http_reply(200, "{\"n\":" + std::to_string(seen.size()) + "}")};
+    return Reply{http_reply(200, "{\"n\":" + std::to_string(requests.add(r)) + "}")};
   });
   gpupool::TransportOptions o;
   o.user_agent = "gpupool-test/9";
@@ -93,6 +120,7 @@ TEST_CASE("keep-alive: sequential requests share one connection; the wire has wh
   basic.password = "p";
   CHECK(t->send(post, basic).status == 200);
   CHECK(server.connections() == 1);
+  const auto seen = requests.all();
   REQUIRE(seen.size() == 6);
   CHECK(seen[0].line() == "GET /prefix/api/v1/pods?limit=1 HTTP/1.1");
   CHECK(seen[0].has_header("Host: 127.0.0.1:" + std::to_string(server.port())));
@@ -149,6 +177,84 @@ TEST_CASE("a server that closed an idle connection: the next request goes out on
   for (int i = 0; i < 3; ++i) CHECK(c->send(get("/z"), {}).status == 200);
   CHECK(closing.connections() == 3);
   CHECK(closing.requests() == 3);
+}
+
+TEST_CASE("send_each: GETs pipelined on one connection, each answer matched to its request in order") {
+  Seen requests;
+  // Each answer names its request; the third is a chunked one, the fourth a 404, so the reader
+  // must find where each ends in what arrives together.
+  HttpTestServer server([&](const ServedRequest& r) {
+    requests.add(r);
+    const std::string target = target_of(r);
+    if (target == "/c") return Reply{chunked({"{\"at\":", "\"/c\"}"})};
+    if (target == "/d") return Reply{http_reply(404, "{\"at\":\"/d\"}")};
+    return Reply{http_reply(200, "{\"at\":\"" + target + "\"}")};
+  });
+  auto t = transport_for(server.url());
+  const std::vector<std::string> targets{"/a", "/b", "/c", "/d", "/e"};
+  std::vector<HttpRequest> reqs;
+  for (const auto& x : targets) reqs.push_back(get(x));
+  auto answers = t->send_each(reqs, {});
+  REQUIRE(answers.size() == targets.size());
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    CHECK(answers[i].body == "{\"at\":\"" + targets[i] + "\"}");
+    CHECK(answers[i].status == (targets[i] == "/d" ? 404 : 200));
+  }
+  CHECK(server.connections() == 1);
+  auto seen = requests.all();
+  REQUIRE(seen.size() == 5);
+  for (std::size_t i = 0; i < 5; ++i) CHECK(seen[i].line() == "GET " + targets[i] + " HTTP/1.1");
+  // The requests were on the wire before the first answer: one round trip, not five.
+  CHECK(seen[0].buffered_after > 0);
+  // The connection is kept for the next request.
+  CHECK(t->send(get("/f"), {}).status == 200);
+  CHECK(server.connections() == 1);
+
+  // A POST is not pipelined (it may not be sent twice): one by one, each after the answer before.
+  requests.clear();
+  HttpRequest post = get("/p");
+  post.method = "POST";
+  post.body = "{}";
+  auto mixed = t->send_each({get("/a"), post, get("/b")}, {});
+  REQUIRE(mixed.size() == 3);
+  CHECK(mixed[2].body == "{\"at\":\"/b\"}");
+  seen = requests.all();
+  REQUIRE(seen.size() == 3);
+  for (const auto& r : seen) CHECK(r.buffered_after == 0);
+}
+
+TEST_CASE("send_each: a pipeline the server ends early goes on one by one on a new connection") {
+  std::vector<std::string> lines;
+  std::mutex mu;
+  // The first connection answers two requests, the second with Connection: close, and drops the
+  // three it had received after it unanswered.
+  HttpTestServer server([&](const ServedRequest& r) {
+    std::lock_guard lock(mu);
+    lines.push_back(std::to_string(r.connection) + " " + r.line());
+    const std::string target = target_of(r);
+    const bool last = r.connection == 1 && target == "/2";
+    return Reply{http_reply(200, target, last ? "Connection: close\r\n" : ""), last};
+  });
+  auto t = transport_for(server.url());
+  std::vector<HttpRequest> reqs;
+  for (int i = 1; i <= 5; ++i) reqs.push_back(get("/" + std::to_string(i)));
+  auto answers = t->send_each(reqs, {});
+  REQUIRE(answers.size() == 5);
+  for (int i = 1; i <= 5; ++i) CHECK(answers[static_cast<std::size_t>(i - 1)].body == "/" + std::to_string(i));
+  CHECK(server.connections() == 2);
+  CHECK(lines == std::vector<std::string>{"1 GET /1 HTTP/1.1", "1 GET /2 HTTP/1.1", "2 GET /3 HTTP/1.1",
+                                          "2 GET /4 HTTP/1.1", "2 GET /5 HTTP/1.1"});
+
+  // A reused connection the server had closed while idle: the whole pipeline on a new one.
+  HttpTestServer idle_close([&](const ServedRequest& r) { return Reply{http_reply(200, "{}"), r.connection == 1}; });
+  auto u = transport_for(idle_close.url());
+  CHECK(u->send(get("/warm"), {}).status == 200);
+  auto again = u->send_each({get("/x"), get("/y")}, {});
+  REQUIRE(again.size() == 2);
+  CHECK(again[0].status == 200);
+  CHECK(again[1].status == 200);
+  CHECK(idle_close.connections() == 2);
+  CHECK(idle_close.requests() == 3);
 }
 
 TEST_CASE("an answer cut in the middle is an error, not sent again") {
