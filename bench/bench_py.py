@@ -15,6 +15,11 @@
                                                    peak RSS on bench_views' server, against the lists'
                                                    floor (bench_views lists), `kubectl get pods -A -o
                                                    json` + a sum, and the official client doing the same
+  bench_py.py views-top <kubeconfig> <server-pid> <gpupool>... [--reps N]
+                                                   `gpupool top node` (each binary given, e.g. main's and
+                                                   a branch's) and `kubectl get pods -A -o json` + the
+                                                   sum, alternating, each with its wall time, client CPU
+                                                   and the server's CPU (/proc/<server-pid>/stat)
 
 Each prints human lines and `RESULT <key> <value>` lines that run.sh turns into ratios.
 """
@@ -399,6 +404,56 @@ def cmd_views(kubeconfig, gpupool_bin, lists_file, reps):
     print(f"RESULT views_baselines {top:.4f} {k or limit:.3f} {py or limit:.3f} {'capped' if not (k and py) else 'ok'}")
 
 
+def proc_cpu(pid):
+    """utime + stime of a process in seconds (/proc/<pid>/stat, clock ticks)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measured(argv, env, server_pid, stdout=subprocess.DEVNULL):
+    """Wall seconds, the command's CPU seconds (its children's rusage: a shell pipeline counts
+    whole) and the server's CPU seconds over the run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    s0, t0 = proc_cpu(server_pid), time.perf_counter()
+    subprocess.run(argv, env=env, stdout=stdout, stderr=subprocess.DEVNULL, check=True)
+    wall, server = time.perf_counter() - t0, proc_cpu(server_pid) - s0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    client = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, client, server
+
+
+def cmd_views_top(kubeconfig, server_pid, binaries, reps):
+    """`gpupool top node` of each binary and kubectl + the client-side sum, alternating on one
+    server (the real control plane or bench_views serve), with client and server CPU: the ratio
+    of issue 18 item 1 with where each side's time goes. Medians over `reps` rounds."""
+    env = dict(os.environ, KUBECONFIG=kubeconfig)
+    script = ("import json,sys\nsys.path.insert(0, %r)\nimport bench_py\n"
+              "bench_py.gpu_sum(json.load(sys.stdin)['items'])" % os.path.dirname(os.path.abspath(__file__)))
+    kubectl = ["bash", "-c", "kubectl get pods -A -o json | %s -c %s" % (sys.executable, shlex.quote(script))]
+    runs = {b: [] for b in binaries}
+    runs["kubectl"] = []
+    for r in range(reps):
+        for b in binaries:
+            runs[b].append(measured([b, "--kubeconfig", kubeconfig, "top", "node"], env, server_pid))
+            print(f"round {r + 1}: {b} top node: wall {runs[b][-1][0]:.2f} s, client CPU {runs[b][-1][1]:.2f} s, "
+                  f"server CPU {runs[b][-1][2]:.2f} s (load {os.getloadavg()[0]:.1f})", flush=True)
+        runs["kubectl"].append(measured(kubectl, env, server_pid))
+        print(f"round {r + 1}: kubectl get pods -A -o json + sum: wall {runs['kubectl'][-1][0]:.2f} s, "
+              f"client CPU {runs['kubectl'][-1][1]:.2f} s, server CPU {runs['kubectl'][-1][2]:.2f} s "
+              f"(load {os.getloadavg()[0]:.1f})", flush=True)
+
+    def med(key, i):
+        return statistics.median(x[i] for x in runs[key])
+    k = med("kubectl", 0)
+    for b in binaries:
+        print(f"{b}: top node median wall {med(b, 0):.3f} s (client CPU {med(b, 1):.3f} s, server CPU "
+              f"{med(b, 2):.3f} s); kubectl + sum {k:.2f} s (client {med('kubectl', 1):.2f} s, server "
+              f"{med('kubectl', 2):.2f} s) = {k / med(b, 0):.1f}x")
+        print(f"RESULT views_top_vs_kubectl {os.path.basename(b)} {med(b, 0):.4f} {med(b, 1):.4f} {med(b, 2):.4f} "
+              f"{k:.4f} {k / med(b, 0):.2f}")
+
+
 def cmd_summary(path):
     r = {}
     for line in open(path):
@@ -515,6 +570,13 @@ def main(a):
         cmd_command(a[1], a[2], a[3], int(a[4]))
     elif a[0] == "views":
         cmd_views(a[1], a[2], a[3], int(a[4]) if len(a) > 4 else 3)
+    elif a[0] == "views-top":
+        reps = 3
+        if "--reps" in a:
+            i = a.index("--reps")
+            reps = int(a[i + 1])
+            a = a[:i] + a[i + 2:]
+        cmd_views_top(a[1], int(a[2]), a[3:], reps)
     elif a[0] == "py-top":
         py_client_top(a[1])
     elif a[0] == "summary":

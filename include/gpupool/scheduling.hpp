@@ -86,8 +86,10 @@ void validate(const NodeSelectorRequirement& r, bool is_field, std::string_view 
 
 /// True when the node's labels (and name, for match fields) satisfy the requirement.
 bool matches(const NodeSelectorRequirement& r, const Node& node, bool is_field);
+bool matches(const NodeSelectorRequirement& r, const PlacementNode& node, bool is_field);
 /// True when every requirement of the term holds (false for an empty term).
 bool matches(const NodeSelectorTerm& term, const Node& node);
+bool matches(const NodeSelectorTerm& term, const PlacementNode& node);
 
 /// Requests and limits of one container.
 struct ContainerResources {
@@ -148,6 +150,7 @@ struct PodRequirements {
 
   /// The NodeAffinity filter: nodeSelector and required node affinity both hold.
   bool matches_node_affinity(const Node& node) const;
+  bool matches_node_affinity(const PlacementNode& node) const;
 };
 
 /// PodRequirements::from_pod_json for many pods, most of which share a spec (the replicas of one

@@ -156,7 +156,12 @@ void for_each_node(const Client& client, const std::function<void(Node&&)>& fn) 
   lo.protobuf = true;
   client.for_each_page(kNodes, "", lo, [&](const RawListPage& page) {
     if (page.protobuf)
-      protobuf::for_each_item(page.text, [&](boost::json::object&& n) { fn(Node::from_json(n)); });
+      protobuf::for_each_item(
+          page.text,
+          [&](boost::json::object&& n) {
+            fn(Node::from_json(boost::json::value(std::move(n))));  // moved: no copy out of the item's arena
+          },
+          protobuf::ItemFields::model);
     else
       Node::for_each_in_list(page.text, fn);
   });
@@ -170,7 +175,9 @@ bool for_each_active_pod(const Client& client, const std::string& own_ns,
   lo.protobuf = true;
   const auto each = [&](const RawListPage& page) {
     if (page.protobuf)
-      protobuf::for_each_item(page.text, [&](boost::json::object&& p) { fn(PodRequirements::from_pod_json(p)); });
+      protobuf::for_each_item(
+          page.text, [&](boost::json::object&& p) { fn(PodRequirements::from_pod_json(p)); },
+          protobuf::ItemFields::model);
     else
       PodRequirements::for_each_in_list(page.text, fn);
   };

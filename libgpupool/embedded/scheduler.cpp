@@ -172,7 +172,7 @@ struct Scheduler::Impl {
     }
     auto it = node_index.find(n->name);
     if (it != node_index.end()) {
-      const Node& cur = nodes[it->second].node;
+      const PlacementNode& cur = nodes[it->second].node;
       if (cur.labels == n->labels && cur.taints == n->taints && cur.allocatable == n->allocatable &&
           cur.unschedulable == n->unschedulable)
         return;

@@ -128,6 +128,18 @@ struct Schema {
   Message pod_template{{msg(1, "metadata", object_meta), msg(2, "spec", pod_spec)}};
   Message pod_status{{str(1, "phase"), str(11, "nominatedNodeName")}};
   Message pod{{msg(1, "metadata", object_meta), msg(2, "spec", pod_spec), msg(3, "status", pod_status)}};
+  // A Pod as PodRequirements::from_pod_json reads it (for_each_item's ItemFields::model): the
+  // same field numbers, without what it never reads (images, commands, env, ports, mounts, labels,
+  // annotations, ...), so a whole-cluster view builds a fraction of the tree per pod.
+  Message object_meta_model_pod{
+      {str(1, "name"), str(3, "namespace"), msg(13, "ownerReferences", owner_reference, true)}};
+  Message container_model{{msg(8, "resources", resources), str(24, "restartPolicy")}};
+  Message pod_spec_model{{msg(1, "volumes", volume, true), msg(2, "containers", container_model, true),
+                          of(7, "nodeSelector", Type::MapStringString), str(10, "nodeName"),
+                          msg(18, "affinity", affinity), msg(20, "initContainers", container_model, true),
+                          msg(22, "tolerations", toleration, true), of(32, "overhead", Type::MapStringQuantity)}};
+  Message pod_model{
+      {msg(1, "metadata", object_meta_model_pod), msg(2, "spec", pod_spec_model), msg(3, "status", pod_status)}};
   // Node: what gpupool's Node (model/node.hpp) reads.
   Message taint{{str(1, "key"), str(2, "value"), str(3, "effect"), of(4, "timeAdded", Type::Time)}};
   Message node_spec{{str(1, "podCIDR"), str(3, "providerID"), flag(4, "unschedulable"), msg(5, "taints", taint, true)}};
@@ -141,6 +153,22 @@ struct Schema {
                        str(3, "phase"), msg(4, "conditions", node_condition, true),
                        msg(5, "addresses", node_address, true), msg(7, "nodeInfo", node_info)}};
   Message node{{msg(1, "metadata", object_meta), msg(2, "spec", node_spec), msg(3, "status", node_status)}};
+  // A Node as Node::from_json reads it (ItemFields::model): no uid, owners, finalizers, podCIDR,
+  // condition times and reasons, taints' timeAdded, nodeInfo's ids (formatting the conditions'
+  // times alone was 2% of a view's client CPU).
+  Message object_meta_model_node{{str(1, "name"), of(8, "creationTimestamp", Type::Time),
+                                  of(11, "labels", Type::MapStringString),
+                                  of(12, "annotations", Type::MapStringString)}};
+  Message taint_model{{str(1, "key"), str(2, "value"), str(3, "effect")}};
+  Message node_spec_model{{flag(4, "unschedulable"), msg(5, "taints", taint_model, true)}};
+  Message node_condition_model{{str(1, "type"), str(2, "status")}};
+  Message node_info_model{
+      {str(4, "kernelVersion"), str(5, "osImage"), str(6, "containerRuntimeVersion"), str(7, "kubeletVersion")}};
+  Message node_status_model{{of(1, "capacity", Type::MapStringQuantity), of(2, "allocatable", Type::MapStringQuantity),
+                             msg(4, "conditions", node_condition_model, true), msg(5, "addresses", node_address, true),
+                             msg(7, "nodeInfo", node_info_model)}};
+  Message node_model{{msg(1, "metadata", object_meta_model_node), msg(2, "spec", node_spec_model),
+                      msg(3, "status", node_status_model)}};
   Message service_port{{str(1, "name"), str(2, "protocol"), num(3, "port"), of(4, "targetPort", Type::IntOrString),
                         num(5, "nodePort"), str(6, "appProtocol")}};
   Message service_spec{{msg(1, "ports", service_port, true), of(2, "selector", Type::MapStringString),
@@ -334,46 +362,46 @@ std::pair<std::string_view, std::string_view> map_entry(std::string_view entry) 
   return {k, v};
 }
 
-// A message of one string field (resource.Quantity {string = 1}).
-std::string first_string(std::string_view m) { return std::string(map_entry(m).first); }
+json::object decode(const Message& m, std::string_view bytes, const json::storage_ptr& sp);
 
-json::object decode(const Message& m, std::string_view bytes);
-
-// One field's value, or null when it is a zero a Go `omitempty` would drop.
-json::value value_of(const Field& f, Reader& r, int wire) {
+// One field's value, or null when it is a zero a Go `omitempty` would drop. Every value is made
+// in `sp`'s storage (a list item's arena, see for_each_item).
+json::value value_of(const Field& f, Reader& r, int wire, const json::storage_ptr& sp) {
   switch (f.type) {
     case Type::String: {
       if (wire != 2) malformed("a string field is not length-delimited");
       const auto s = r.bytes();
-      if (s.empty() && !f.repeated) return nullptr;
-      return json::value(std::string(s));
+      if (s.empty() && !f.repeated) return json::value(nullptr, sp);
+      return json::value(json::string_view(s.data(), s.size()), sp);
     }
     case Type::Bytes:
-      return json::value(base64_encode(std::string(r.bytes())));
+      return json::value(base64_encode(std::string(r.bytes())), sp);
     case Type::Int: {
       if (wire != 0) malformed("an integer field is not a varint");
       const auto v = static_cast<std::int64_t>(r.varint());  // int32 negatives are sign-extended
-      if (v == 0 && !f.pointer) return nullptr;
-      return v;
+      if (v == 0 && !f.pointer) return json::value(nullptr, sp);
+      return json::value(v, sp);
     }
     case Type::Bool: {
       if (wire != 0) malformed("a bool field is not a varint");
       const bool v = r.varint() != 0;
-      if (!v && !f.pointer) return nullptr;
-      return v;
+      if (!v && !f.pointer) return json::value(nullptr, sp);
+      return json::value(v, sp);
     }
     case Type::Message: {
-      json::object o = decode(*f.message, r.bytes());
-      if (o.empty() && !f.repeated) return nullptr;
-      return o;
+      json::object o = decode(*f.message, r.bytes(), sp);
+      if (o.empty() && !f.repeated) return json::value(nullptr, sp);
+      return json::value(std::move(o));
     }
-    case Type::Quantity:
-      return json::value(first_string(r.bytes()));
+    case Type::Quantity: {
+      const auto q = map_entry(r.bytes()).first;
+      return json::value(json::string_view(q.data(), q.size()), sp);
+    }
     case Type::IntOrString: {
       // intstr.IntOrString {type = 1 (0 Int, 1 String); intVal = 2; strVal = 3}
       Reader m{r.bytes()};
       std::int64_t type = 0, int_val = 0;
-      std::string str_val;
+      std::string_view str_val;
       while (!m.in.empty()) {
         const auto key = m.varint();
         const int number = static_cast<int>(key >> 3), w = static_cast<int>(key & 7);
@@ -382,13 +410,13 @@ json::value value_of(const Field& f, Reader& r, int wire) {
         else if (number == 2 && w == 0)
           int_val = static_cast<std::int32_t>(m.varint());
         else if (number == 3 && w == 2)
-          str_val = std::string(m.bytes());
+          str_val = m.bytes();
         else
           m.skip(w);
       }
-      if (type == 1) return json::value(str_val);
-      if (int_val == 0) return nullptr;
-      return int_val;
+      if (type == 1) return json::value(json::string_view(str_val.data(), str_val.size()), sp);
+      if (int_val == 0) return json::value(nullptr, sp);
+      return json::value(int_val, sp);
     }
     case Type::Time: {
       // meta/v1 Time {seconds = 1; nanos = 2}; the zero time is null.
@@ -401,16 +429,16 @@ json::value value_of(const Field& f, Reader& r, int wire) {
         else
           m.skip(static_cast<int>(key & 7));
       }
-      if (seconds == 0) return nullptr;
-      return json::value(format_rfc3339(std::chrono::sys_seconds(std::chrono::seconds(seconds))));
+      if (seconds == 0) return json::value(nullptr, sp);
+      return json::value(format_rfc3339(std::chrono::sys_seconds(std::chrono::seconds(seconds))), sp);
     }
     default:
       malformed("unexpected map field");
   }
 }
 
-json::object decode(const Message& m, std::string_view bytes) {
-  json::object out;
+json::object decode(const Message& m, std::string_view bytes, const json::storage_ptr& sp) {
+  json::object out(sp);
   Reader r{bytes};
   while (!r.in.empty()) {
     const auto key = r.varint();
@@ -424,16 +452,19 @@ json::object decode(const Message& m, std::string_view bytes) {
       if (wire != 2) malformed("a map entry is not length-delimited");
       const auto [k, v] = map_entry(r.bytes());
       auto& map = out[f->json];
-      if (!map.is_object()) map = json::object{};
-      if (f->type == Type::MapStringString)
-        map.as_object()[k] = std::string(v);
-      else if (f->type == Type::MapStringBytes)
-        map.as_object()[k] = base64_encode(std::string(v));
-      else
-        map.as_object()[k] = first_string(v);
+      if (!map.is_object()) map = json::object(sp);
+      const json::string_view key_text(k.data(), k.size());
+      if (f->type == Type::MapStringString) {
+        map.as_object()[key_text] = json::string_view(v.data(), v.size());
+      } else if (f->type == Type::MapStringBytes) {
+        map.as_object()[key_text] = base64_encode(std::string(v));
+      } else {
+        const auto q = map_entry(v).first;
+        map.as_object()[key_text] = json::string_view(q.data(), q.size());
+      }
       continue;
     }
-    json::value v = value_of(*f, r, wire);
+    json::value v = value_of(*f, r, wire, sp);
     if (!*f->json) {  // inline: its fields are the enclosing object's
       if (v.is_object())
         for (auto& [k, member] : v.as_object()) out[k] = std::move(member);
@@ -441,7 +472,7 @@ json::object decode(const Message& m, std::string_view bytes) {
     }
     if (f->repeated) {
       auto& list = out[f->json];
-      if (!list.is_array()) list = json::array{};
+      if (!list.is_array()) list = json::array(sp);
       list.as_array().push_back(std::move(v));
     } else if (!v.is_null()) {
       out[f->json] = std::move(v);
@@ -497,7 +528,7 @@ json::object decode_object(std::string_view body) {
   const Envelope e = envelope(body);
   const Message* m = schema().kind(e.api_version, e.kind);
   if (!m) throw DecodeError::unknown(e.api_version, e.kind);
-  json::object out = decode(*m, e.raw);
+  json::object out = decode(*m, e.raw, {});
   json::object obj{{"apiVersion", e.api_version}, {"kind", e.kind}};
   for (auto& [k, v] : out) obj[k] = std::move(v);
   return obj;
@@ -507,7 +538,7 @@ json::object decode_status(std::string_view body) {
   const Envelope e = envelope(body);
   if (e.api_version != "v1" || e.kind != "Status") throw DecodeError::unknown(e.api_version, e.kind);
   json::object obj{{"kind", "Status"}, {"apiVersion", "v1"}};
-  for (auto& [k, v] : decode(schema().status, e.raw)) obj[k] = std::move(v);
+  for (auto& [k, v] : decode(schema().status, e.raw, {})) obj[k] = std::move(v);
   return obj;
 }
 
@@ -542,20 +573,29 @@ ListMeta list_meta(std::string_view body) {
   return meta;
 }
 
-ListMeta for_each_item(std::string_view body, const std::function<void(json::object&& item)>& each) {
+namespace {
+// The first block of an item's arena: a pod of the generated cluster decodes into ~3 KB.
+constexpr std::size_t kItemArena = 4096;
+}  // namespace
+
+ListMeta for_each_item(std::string_view body, const std::function<void(json::object&& item)>& each, ItemFields fields) {
   const Envelope e = envelope(body);
   const Schema& sc = schema();
+  const bool model = fields == ItemFields::model;
   const Message* item = e.api_version != "v1"  ? nullptr
-                        : e.kind == "PodList"  ? &sc.pod
-                        : e.kind == "NodeList" ? &sc.node
+                        : e.kind == "PodList"  ? (model ? &sc.pod_model : &sc.pod)
+                        : e.kind == "NodeList" ? (model ? &sc.node_model : &sc.node)
                                                : nullptr;
   if (!item) throw DecodeError::unknown(e.api_version, e.kind);
   // PodList / NodeList {metadata = 1 (ListMeta); items = 2 (repeated)}.
   ListMeta meta;
   each_bytes_field(e.raw, [&](int number, std::string_view bytes) {
-    if (number == 2)
-      each(decode(*item, bytes));
-    else if (number == 1)
+    if (number == 2) {
+      // Each item in an arena of its own: one allocation or two where the tree took hundreds
+      // (malloc and free were a third of a view's client CPU). The arena is shared by the item's
+      // values, so an item kept by `each` keeps it alive.
+      each(decode(*item, bytes, json::make_shared_resource<json::monotonic_resource>(kItemArena)));
+    } else if (number == 1)
       meta = read_list_meta(bytes);
   });
   return meta;

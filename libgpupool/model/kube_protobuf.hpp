@@ -65,9 +65,21 @@ boost::json::object decode_status(std::string_view body);
 /// A list's metadata, its items not decoded.
 ListMeta list_meta(std::string_view body);
 
+/// What for_each_item decodes of each item.
+enum class ItemFields {
+  all,    ///< every field of the schema (metadata, spec, status as far as decoded here)
+  model,  ///< only what the model's readers read: PodRequirements::from_pod_json for a pod
+          ///< (metadata name, namespace, ownerReferences; the containers' resources and
+          ///< restartPolicy, volumes, nodeSelector, nodeName, affinity, tolerations, overhead;
+          ///< status.phase), Node::from_json for a node. The same results from them, for a
+          ///< fraction of the tree.
+};
+
 /// The items of a v1 PodList or NodeList, each as the JSON object the list's JSON would hold
 /// (items carry no apiVersion/kind, as in a JSON list of built-in kinds), handed to `each` one at
-/// a time as they are decoded; returns the list's metadata.
-ListMeta for_each_item(std::string_view body, const std::function<void(boost::json::object&& item)>& each);
+/// a time as they are decoded; returns the list's metadata. Each item's values live in an arena of
+/// their own, freed with the last value that holds it.
+ListMeta for_each_item(std::string_view body, const std::function<void(boost::json::object&& item)>& each,
+                       ItemFields fields = ItemFields::all);
 
 }  // namespace gpupool::protobuf

@@ -759,6 +759,25 @@ int PlacementState::spread_id(std::string_view key) {
   return spread_ids_.emplace(buf, static_cast<int>(spread_ids_.size())).first->second;
 }
 
+PlacementAmounts::PlacementAmounts(const std::map<std::string, Quantity>& allocatable) {
+  entries_.reserve(allocatable.size());
+  for (const auto& [name, q] : allocatable) entries_.emplace_back(name, amount(name, q));
+}
+
+std::optional<std::int64_t> PlacementAmounts::find(std::string_view name) const {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), name,
+                             [](const auto& e, std::string_view n) { return e.first < n; });
+  if (it == entries_.end() || it->first != name) return std::nullopt;
+  return it->second;
+}
+
+bool operator==(const PlacementAmounts& a, const std::map<std::string, Quantity>& b) {
+  return a.entries_.size() == b.size() &&
+         std::equal(a.entries_.begin(), a.entries_.end(), b.begin(), [](const auto& x, const auto& y) {
+           return x.first == y.first && x.second == amount(y.first, y.second);
+         });
+}
+
 NodeInfo PlacementState::make_node_info(Node node) {
   NodeInfo info;
   info.serial = next_serial.fetch_add(1, std::memory_order_relaxed);
@@ -774,14 +793,8 @@ NodeInfo PlacementState::make_node_info(Node node) {
       continue;
     add_at(info.allocatable, resource_id(name), amount(name, q));
   }
-  // What the filters and the caller's change checks read; annotations, addresses, conditions,
-  // nodeInfo and capacity are dropped, so a table of thousands of nodes holds no more than placement
-  // needs (explain's node table, the embedded scheduler's cache).
-  info.node.name = std::move(node.name);
-  info.node.labels = std::move(node.labels);
-  info.node.taints = std::move(node.taints);
-  info.node.unschedulable = node.unschedulable;
-  info.node.allocatable = std::move(node.allocatable);
+  // What the filters and the caller's change checks read (PlacementNode drops the rest).
+  info.node = PlacementNode(std::move(node));
   return info;
 }
 

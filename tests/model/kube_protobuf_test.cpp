@@ -25,6 +25,7 @@ std::string fixture(const std::string& name) { return gpupool::test::protobuf_fi
 
 struct Both {
   std::vector<json::object> from_json, from_protobuf;
+  std::vector<json::object> model;  ///< the same items read with ItemFields::model
   protobuf::ListMeta meta;
   json::object json_meta;
 };
@@ -36,7 +37,13 @@ Both read_both(const std::string& name) {
   b.json_meta = list.at("metadata").as_object();
   b.meta = protobuf::for_each_item(fixture(name + ".pb"),
                                    [&](json::object&& item) { b.from_protobuf.push_back(std::move(item)); });
+  const protobuf::ListMeta model_meta = protobuf::for_each_item(
+      fixture(name + ".pb"), [&](json::object&& item) { b.model.push_back(std::move(item)); },
+      protobuf::ItemFields::model);
   REQUIRE(b.from_json.size() == b.from_protobuf.size());
+  REQUIRE(b.model.size() == b.from_protobuf.size());
+  CHECK(model_meta.resource_version == b.meta.resource_version);
+  CHECK(model_meta.continue_token == b.meta.continue_token);
   return b;
 }
 
@@ -53,6 +60,23 @@ TEST_CASE("protobuf PodList: every pod reads as from the JSON of the same list")
       CAPTURE(j.at("metadata").at("name"));
       const PodRequirements want = PodRequirements::from_pod_json(j);
       const PodRequirements got = PodRequirements::from_pod_json(p);
+      // ItemFields::model: what from_pod_json reads and nothing else, read the same.
+      const json::object& m = b.model[i];
+      const PodRequirements narrow = PodRequirements::from_pod_json(m);
+      CHECK(narrow.name == want.name);
+      CHECK(narrow.requests == want.requests);
+      CHECK(narrow.nonzero_milli_cpu == want.nonzero_milli_cpu);
+      CHECK(narrow.nonzero_memory == want.nonzero_memory);
+      CHECK(narrow.node_selector == want.node_selector);
+      CHECK(narrow.required_node_affinity == want.required_node_affinity);
+      CHECK(narrow.tolerations == want.tolerations);
+      CHECK(narrow.node_name == want.node_name);
+      CHECK(narrow.spread_key == want.spread_key);
+      CHECK(narrow.claims == want.claims);
+      CHECK(m.at("status").at("phase") == j.at("status").at("phase"));
+      CHECK_FALSE(m.at("metadata").as_object().contains("uid"));
+      CHECK_FALSE(m.at("spec").at("containers").at(0).as_object().contains("image"));
+      CHECK(json::serialize(m).size() < json::serialize(p).size());
       CHECK(got.name == want.name);
       CHECK(got.requests == want.requests);
       CHECK(got.nonzero_milli_cpu == want.nonzero_milli_cpu);
@@ -97,6 +121,10 @@ TEST_CASE("protobuf NodeList: every node reads as from the JSON; the list's cont
       const Node got = Node::from_json(b.from_protobuf[i]);
       CAPTURE(want.name);
       CHECK(got == want);
+      // ItemFields::model: what Node::from_json reads, the same Node.
+      CHECK(Node::from_json(b.model[i]) == want);
+      CHECK_FALSE(b.model[i].at("metadata").as_object().contains("uid"));
+      CHECK(json::serialize(b.model[i]).size() < json::serialize(b.from_protobuf[i]).size());
       tainted += want.taints.size() > 1;
       ++nodes;
     }

@@ -1155,9 +1155,10 @@ TEST_CASE("the indexed walk's node table and score arithmetic choose as the node
 TEST_CASE("a hand-built NodeInfo (serial 0) is filtered without the cache") {
   PlacementState st;
   std::vector<NodeInfo> ni(1);
-  ni[0].node = make_node("hand", {kGpu});
+  const Node hand = make_node("hand", {kGpu});
+  ni[0].node = hand;
   ni[0].has_filtering_taints = true;
-  ni[0].allocatable = st.make_node_info(ni[0].node).allocatable;
+  ni[0].allocatable = st.make_node_info(hand).allocatable;
   auto r = place(PodRequirements{}, ni, st);
   CHECK_FALSE(r.chosen);
   ni[0].node.taints.clear();  // allowed for serial 0: nothing was cached
@@ -1239,12 +1240,54 @@ TEST_CASE("make_node_info keeps what placement reads and drops the node's other 
   CHECK(info.node.taints == n.taints);
   CHECK(info.node.unschedulable);
   CHECK(info.node.allocatable == n.allocatable);
-  CHECK(info.node.annotations.empty());
-  CHECK(info.node.addresses.empty());
-  CHECK(info.node.capacity.empty());
-  CHECK((info.node.ready_status.empty() && info.node.kubelet_version.empty() && info.node.os_image.empty()));
-  CHECK(!info.node.created);
   CHECK(info.allocatable.get(st.resource_id("nvidia.com/gpu")) == 8);
+  // The labels are a sorted vector read by find(), equal to the map only entry for entry.
+  REQUIRE(info.node.labels.find("zone") != info.node.labels.end());
+  CHECK(info.node.labels.find("zone")->second == "z1");
+  CHECK(info.node.labels.find("zon") == info.node.labels.end());
+  CHECK(info.node.labels.find("zone1") == info.node.labels.end());
+  auto other = n.labels;
+  other["zone"] = "z2";
+  CHECK_FALSE(info.node.labels == other);
+  other.erase("zone");
+  CHECK_FALSE(info.node.labels == other);
+  CHECK_FALSE(info.node.allocatable == std::map<std::string, Quantity>{{"nvidia.com/gpu", q("4")}});
+  CHECK(info.node.allocatable.find("nvidia.com/gpu") == 8);
+  CHECK_FALSE(info.node.allocatable.find("example.com/fpga"));
+  // Amounts as placement reads them: cpu in millicores, so 2 and 2000m are the same allocatable.
+  const PlacementAmounts cpu(std::map<std::string, Quantity>{{"cpu", q("2")}});
+  CHECK(cpu.find("cpu") == 2000);
+  CHECK(cpu == std::map<std::string, Quantity>{{"cpu", q("2000m")}});
+  CHECK_FALSE(cpu == std::map<std::string, Quantity>{{"cpu", q("2001m")}});
+  CHECK_FALSE(cpu == std::map<std::string, Quantity>{{"memory", q("2")}});
+}
+
+TEST_CASE("NodeAffinity reads a PlacementNode's labels as a Node's") {
+  Node n = make_node("a");
+  n.labels = {{"a", "1"}, {"pool", "train"}, {"size", "12"}, {"zone", "z1"}};
+  const PlacementNode p(n);
+  using O = NodeSelectorOperator;
+  const std::vector<NodeSelectorRequirement> rs{
+      {"pool", O::In, {"train"}}, {"pool", O::In, {"infer"}}, {"pool", O::NotIn, {"train"}},
+      {"zone", O::Exists, {}},    {"missing", O::Exists, {}}, {"missing", O::DoesNotExist, {}},
+      {"size", O::Gt, {"11"}},    {"size", O::Lt, {"11"}},    {"a", O::In, {"1", "2"}}};
+  int held = 0;
+  for (const auto& r : rs) {
+    CAPTURE(r.key);
+    CHECK(matches(r, p, false) == matches(r, n, false));
+    held += matches(r, p, false);
+  }
+  CHECK(held == 5);
+  CHECK(matches(NodeSelectorRequirement{"metadata.name", O::In, {"a"}}, p, true));
+  PodRequirements pod;
+  pod.node_selector = {{"pool", "train"}};
+  CHECK(pod.matches_node_affinity(p));
+  pod.node_selector = {{"pool", "infer"}};
+  CHECK_FALSE(pod.matches_node_affinity(p));
+  pod.node_selector = {};
+  pod.required_node_affinity = {NodeSelectorTerm{{{"zone", O::In, {"z1"}}}, {}}};
+  CHECK(pod.matches_node_affinity(p) == pod.matches_node_affinity(n));
+  CHECK(pod.matches_node_affinity(p));
 }
 
 TEST_CASE("spread counts stay exact with many keys on a node (the Bloom filter only skips)") {

@@ -33,8 +33,11 @@ bool parse_int64(std::string_view s, std::int64_t& out) {
 }  // namespace
 
 // labels.Requirement.Matches as built by nodeaffinity: In/NotIn/Exists/DoesNotExist/Gt/Lt; Gt and Lt
-// need the label to exist and parse as an integer.
-bool matches(const NodeSelectorRequirement& r, const Node& node, bool is_field) {
+// need the label to exist and parse as an integer. One rule for a Node and a PlacementNode (their
+// labels are a std::map and a FlatMap: the same find()).
+namespace {
+template <class N>
+bool matches_requirement(const NodeSelectorRequirement& r, const N& node, bool is_field) {
   using O = NodeSelectorOperator;
   const std::string* value = nullptr;
   if (is_field) {
@@ -63,24 +66,38 @@ bool matches(const NodeSelectorRequirement& r, const Node& node, bool is_field) 
   return false;
 }
 
-bool matches(const NodeSelectorTerm& term, const Node& node) {
+template <class N>
+bool matches_term(const NodeSelectorTerm& term, const N& node) {
   if (term.match_expressions.empty() && term.match_fields.empty()) return false;
   for (const auto& r : term.match_expressions)
-    if (!matches(r, node, false)) return false;
+    if (!matches_requirement(r, node, false)) return false;
   for (const auto& r : term.match_fields)
-    if (!matches(r, node, true)) return false;
+    if (!matches_requirement(r, node, true)) return false;
   return true;
 }
 
-bool PodRequirements::matches_node_affinity(const Node& node) const {
-  for (const auto& [k, v] : node_selector) {
+template <class N>
+bool matches_affinity(const PodRequirements& pod, const N& node) {
+  for (const auto& [k, v] : pod.node_selector) {
     auto it = node.labels.find(k);
     if (it == node.labels.end() || it->second != v) return false;
   }
-  if (required_node_affinity.empty()) return true;
-  return std::any_of(required_node_affinity.begin(), required_node_affinity.end(),
-                     [&](const NodeSelectorTerm& t) { return matches(t, node); });
+  if (pod.required_node_affinity.empty()) return true;
+  return std::any_of(pod.required_node_affinity.begin(), pod.required_node_affinity.end(),
+                     [&](const NodeSelectorTerm& t) { return matches_term(t, node); });
 }
+}  // namespace
+
+bool matches(const NodeSelectorRequirement& r, const Node& node, bool is_field) {
+  return matches_requirement(r, node, is_field);
+}
+bool matches(const NodeSelectorRequirement& r, const PlacementNode& node, bool is_field) {
+  return matches_requirement(r, node, is_field);
+}
+bool matches(const NodeSelectorTerm& term, const Node& node) { return matches_term(term, node); }
+bool matches(const NodeSelectorTerm& term, const PlacementNode& node) { return matches_term(term, node); }
+bool PodRequirements::matches_node_affinity(const Node& node) const { return matches_affinity(*this, node); }
+bool PodRequirements::matches_node_affinity(const PlacementNode& node) const { return matches_affinity(*this, node); }
 
 namespace plugins {
 namespace {
