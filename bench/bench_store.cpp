@@ -29,6 +29,7 @@
 #include <cstdio>
 #include <thread>
 
+#include <malloc.h>
 #include <time.h>
 
 #include <chrono>
@@ -63,6 +64,13 @@ long rss_kib() {
   return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
+/// Bytes malloc has handed out and not had back (glibc's mallinfo2 uordblks + hblkhd): the live
+/// heap, without the free memory the allocator keeps resident.
+double heap_in_use_mib() {
+  const struct mallinfo2 m = mallinfo2();
+  return static_cast<double>(m.uordblks + m.hblkhd) / (1 << 20);
+}
+
 json::object node(int i) {
   return json::parse(fmt::format(R"({{"apiVersion": "v1", "kind": "Node",
     "metadata": {{"name": "node-{0:05}", "labels": {{"kubernetes.io/hostname": "node-{0:05}", "gpu": "{1}"}}}},
@@ -89,10 +97,14 @@ json::object pod(int i, int nodes) {
 
 // The embedded scheduler binding `pods` pending pods of the generated mix onto 5,000 nodes.
 int sched_section(int pods) {
+  const long rss_before = rss_kib();
+  const double heap_before = heap_in_use_mib();
   Clock clock = Clock::manual();
   Store store(clock);
   const auto& pod_type = store.type("", "pods");
   bench::fill_store(store, pods);
+  const long rss_filled = rss_kib();
+  const double heap_filled = heap_in_use_mib();
 
   // A watcher of every pod (what `kubectl get pods -A -w` or an informer opens), drained by a
   // thread of its own as the HTTP layer drains it: it must see every binding, so the timing includes
@@ -129,6 +141,8 @@ int sched_section(int pods) {
   done = true;
   watcher.join();  // every binding delivered to the watcher
   const double cpu = cpu_seconds() - c0, wall = seconds_since(t0);
+  const long rss_bound = rss_kib();
+  const double heap_bound = heap_in_use_mib();
   const std::uint64_t writes = store.revision() - rv0;
   const bool watch_overflowed = watch->closed();
   const std::uint64_t watch_wakes = watch->wakes();
@@ -157,6 +171,11 @@ int sched_section(int pods) {
       static_cast<double>(writes) / static_cast<double>(std::max<std::size_t>(bound, 1)), seen_bindings, watch_batches,
       watch_wakes, watch_overflowed ? " (its queue overflowed: closed)" : "");
   fmt::print("  node label changed, then one pod created and bound: {:.1f} ms CPU\n", node_update * 1e3);
+  fmt::print(
+      "  memory: filled store {:.0f} MiB resident, {:.0f} MiB heap in use; after binding (pods, events, the "
+      "history) {:.0f} MiB resident, {:.0f} MiB heap in use\n",
+      (rss_filled - rss_before) / 1024.0, heap_filled - heap_before, (rss_bound - rss_before) / 1024.0,
+      heap_bound - heap_before);
   fmt::print("RESULT sched_embedded_pods_per_s {:.0f} {:.0f}\n", pods / wall, pods / cpu);
   fmt::print("RESULT sched_embedded_node_update_ms {:.2f}\n", node_update * 1e3);
   return on_nodes == bound + 1 && bound == static_cast<std::size_t>(pods) && seen_bindings == bound ? 0 : 1;
@@ -193,6 +212,7 @@ int main(int argc, char** argv) {
   copies.shrink_to_fit();
 
   const long rss0 = rss_kib();
+  const double heap0 = heap_in_use_mib();
   Clock clock = Clock::manual();
   Store store(clock);
   const auto& ns_type = store.type("", "namespaces");
@@ -207,6 +227,7 @@ int main(int argc, char** argv) {
     store.create(pod_type, fmt::format("team-{}", i % namespaces), std::move(pod_objs[static_cast<std::size_t>(i)]));
   const double create = seconds_since(t0);
   const long rss1 = rss_kib();
+  const double heap1 = heap_in_use_mib();
 
   t0 = Steady::now();
   auto all = store.list(pod_type, "");
@@ -248,6 +269,8 @@ int main(int argc, char** argv) {
   fmt::print("  list all nodes          {:8.4f} s  ({} items)\n", list_nodes, all_nodes.items.size());
   fmt::print("  memory: resident grew {:.0f} MiB for {:.0f} MiB of JSON ({:.2f}x)\n", (rss1 - rss0) / 1024.0,
              static_cast<double>(bytes) / (1 << 20), (rss1 - rss0) * 1024.0 / static_cast<double>(bytes));
+  fmt::print("  memory: heap in use grew {:.0f} MiB (the objects given to create() were built before either figure)\n",
+             heap1 - heap0);
   const bool ok = all.items.size() == static_cast<std::size_t>(pods) && out > 0 && listed > 0;
   const char* sched = std::getenv("BENCH_SCHED");
   if (sched && std::string(sched) == "0") return ok ? 0 : 1;
