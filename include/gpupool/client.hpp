@@ -47,7 +47,7 @@ struct ListOptions {
   std::string continue_token{};  ///< from a previous page
   std::string resource_version{};
   bool all_namespaces = false;  ///< list across namespaces (namespaced resources only)
-  /// for_each_page only: ask for Kubernetes' protobuf encoding first (Accept
+  /// for_each_page and list_stream only: ask for Kubernetes' protobuf encoding first (Accept
   /// application/vnd.kubernetes.protobuf, then application/json, as client-go's typed clients).
   /// kube-apiserver encodes a list of pods or nodes several times faster that way; a server or
   /// kind without it answers JSON. See RawListPage::protobuf.

@@ -317,7 +317,6 @@ struct ClientCore {
     const CancelToken* cancel = CancelScope::current();
     req.cancel = cancel;
     if (call.sink) req.timeout = options.transport.request_timeout;
-    const CancelToken no_cancel;
     auto check_cancelled = [&] {
       if (cancel && cancel->cancelled())
         throw CancelledError(
@@ -334,7 +333,8 @@ struct ClientCore {
         if (answered) {
           resp = std::move(*std::exchange(answered, nullptr));
         } else {
-          resp = call.sink ? transport->stream(req, creds, *call.sink, cancel ? *cancel : no_cancel)
+          static const CancelToken never;  // a stream's token when the caller has none
+          resp = call.sink ? transport->stream(req, creds, *call.sink, cancel ? *cancel : never)
                            : transport->send(req, creds);
           reached = true;
         }
