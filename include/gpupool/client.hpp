@@ -47,7 +47,7 @@ struct ListOptions {
   std::string continue_token{};  ///< from a previous page
   std::string resource_version{};
   bool all_namespaces = false;  ///< list across namespaces (namespaced resources only)
-  /// for_each_page only: ask for Kubernetes' protobuf encoding first (Accept
+  /// for_each_page and list_stream only: ask for Kubernetes' protobuf encoding first (Accept
   /// application/vnd.kubernetes.protobuf, then application/json, as client-go's typed clients).
   /// kube-apiserver encodes a list of pods or nodes several times faster that way; a server or
   /// kind without it answers JSON. See RawListPage::protobuf.
@@ -276,6 +276,16 @@ class Client {
   /// overlaps the transfer and at most two pages are held. Errors of either thread are thrown here.
   void for_each_page(const ResourceRef& ref, const std::string& ns, ListOptions options,
                      const std::function<void(const RawListPage&)>& fn) const;
+  /// The list in one request (one page: options.limit and continue_token unset), its body handed
+  /// to `sink` piece by piece as it arrives (gunzipped), never held whole: for readers that decode
+  /// items as they come (model/kube_protobuf.hpp's ItemReader, the JSON list reader). With
+  /// options.protobuf the body may be Kubernetes' protobuf (it starts with "k8s\0"), else JSON.
+  /// At resourceVersion "0" kube-apiserver serves the list from its watch cache. A non-2xx answer
+  /// is the same ApiError as list()'s; the request is retried as list()'s, but only until the
+  /// first piece reached `sink`. An exception `sink` throws ends the request and is thrown here.
+  /// A body cut short by the connection is not an error here: the reader's end must tell.
+  void list_stream(const ResourceRef& ref, const std::string& ns, const ListOptions& options,
+                   const ChunkSink& sink) const;
   /// PUT; the object's metadata.resourceVersion makes it a compare-and-swap (and replay-safe: if
   /// a first attempt's answer was lost, the retry reports Conflict even though the write landed).
   boost::json::object update(const ResourceRef& ref, const std::string& ns, const boost::json::object& object,

@@ -38,7 +38,8 @@ struct HttpRequest {
   std::string target;   ///< path and query, e.g. "/api/v1/namespaces/a/pods?limit=5"
   HttpHeaders headers;  ///< extra headers (Content-Type, Accept); auth is added by the transport
   std::string body;
-  std::chrono::milliseconds timeout{0};  ///< whole-exchange limit; 0: the transport's default
+  /// Whole-exchange limit; 0: the transport's default (send) or none (stream).
+  std::chrono::milliseconds timeout{0};
   /// When set, send() abandons the exchange (TransportError) soon after the token fires. Not owned.
   const CancelToken* cancel = nullptr;
 };

@@ -3,11 +3,14 @@
 #include "common/json_path.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/node.hpp"
+#include "model/json_fields.hpp"
 #include "model/kube_protobuf.hpp"
 
 #include <fmt/format.h>
 
 #include <array>
+#include <optional>
+#include <string_view>
 
 namespace gpupool::detail {
 
@@ -149,51 +152,115 @@ std::vector<PodTemplateAt> pod_templates(const boost::json::object& object) {
   return out;
 }
 
+namespace {
+
+/// A list streamed by Client::list_stream, decoded as it arrives by the reader of its encoding
+/// (Kubernetes' protobuf, known by its magic "k8s\0", or JSON): each item goes to `on_object`
+/// (protobuf, the model's fields only) or `on_json` as soon as it is complete, so what is held is
+/// an item and a piece of the body.
+class StreamedList {
+ public:
+  StreamedList(std::string what, std::function<void(boost::json::object&&)> on_object,
+               std::function<void(const boost::json::value&)> on_json)
+      : what_(std::move(what)), on_object_(std::move(on_object)), on_json_(std::move(on_json)) {}
+
+  bool feed(std::string_view piece) {
+    if (!protobuf_ && !json_) {
+      head_.append(piece);
+      static constexpr std::string_view kMagic("k8s\0", 4);
+      if (head_.size() < kMagic.size() && kMagic.starts_with(head_)) return true;  // not known yet
+      start(protobuf::is_kubernetes_protobuf(head_));
+      piece = head_;
+    }
+    readable([&] {
+      if (protobuf_)
+        protobuf_->feed(piece);
+      else
+        json_->feed(piece);
+    });
+    head_.clear();
+    return true;
+  }
+  void finish() {
+    if (!protobuf_ && !json_) {
+      start(protobuf::is_kubernetes_protobuf(head_));
+      feed(head_);
+    }
+    readable([&] {
+      if (protobuf_)
+        protobuf_->finish();
+      else
+        json_->finish();
+    });
+  }
+
+ private:
+  void start(bool is_protobuf) {
+    if (is_protobuf)
+      protobuf_.emplace(on_object_, protobuf::ItemFields::model);
+    else
+      json_.emplace([this](const boost::json::value& item, std::size_t) { on_json_(item); });
+  }
+  // A protobuf list that cannot be read is the server's fault, as for_each_page has it.
+  template <class F>
+  void readable(F&& f) {
+    try {
+      f();
+    } catch (const protobuf::DecodeError& e) {
+      throw TransportError(fmt::format("GET {}: the server's protobuf list could not be read: {}", what_, e.what()));
+    }
+  }
+
+  std::string what_;
+  std::function<void(boost::json::object&&)> on_object_;
+  std::function<void(const boost::json::value&)> on_json_;
+  std::optional<protobuf::ItemReader> protobuf_;
+  std::optional<json_fields::ListItemReader> json_;
+  std::string head_;  // the first bytes, until they tell the encoding
+};
+
+}  // namespace
+
 void for_each_node(const Client& client, const std::function<void(Node&&)>& fn) {
   ListOptions lo;
   lo.resource_version = "0";
-  lo.limit = kNodePage;
   lo.protobuf = true;
-  client.for_each_page(kNodes, "", lo, [&](const RawListPage& page) {
-    if (page.protobuf)
-      protobuf::for_each_item(
-          page.text,
-          [&](boost::json::object&& n) {
-            fn(Node::from_json(boost::json::value(std::move(n))));  // moved: no copy out of the item's arena
-          },
-          protobuf::ItemFields::model);
-    else
-      Node::for_each_in_list(page.text, fn);
-  });
+  StreamedList list(
+      "/api/v1/nodes",
+      [&](boost::json::object&& n) {
+        fn(Node::from_json(boost::json::value(std::move(n))));  // moved: no copy out of the item's arena
+      },
+      [&](const boost::json::value& n) { fn(Node::from_json(n)); });
+  client.list_stream(kNodes, "", lo, [&](std::string_view piece) { return list.feed(piece); });
+  list.finish();
 }
 
 bool for_each_active_pod(const Client& client, const std::string& own_ns,
                          const std::function<void(PodRequirements&&)>& fn) {
   ListOptions lo;
   lo.field_selector = std::string(kActivePodsSelector);
-  lo.limit = kPodPage;
+  lo.resource_version = "0";
   lo.protobuf = true;
-  const auto each = [&](const RawListPage& page) {
-    if (page.protobuf)
-      protobuf::for_each_item(
-          page.text, [&](boost::json::object&& p) { fn(PodRequirements::from_pod_json(p)); },
-          protobuf::ItemFields::model);
-    else
-      PodRequirements::for_each_in_list(page.text, fn);
+  bool started = false;
+  const auto list_in = [&](const std::string& ns) {
+    StreamedList list(
+        "/api/v1/pods", [&](boost::json::object&& p) { fn(PodRequirements::from_pod_json(p)); },
+        [&](const boost::json::value& p) { fn(PodRequirements::from_pod_json(p)); });
+    client.list_stream(kPods, ns, lo, [&](std::string_view piece) {
+      started = true;
+      return list.feed(piece);
+    });
+    list.finish();
   };
   lo.all_namespaces = true;
-  bool started = false;
   try {
-    client.for_each_page(kPods, "", lo, [&](const RawListPage& page) {
-      started = true;
-      each(page);
-    });
+    list_in("");
     return true;
   } catch (const ApiError& e) {
     if (e.code() != 403 || started) throw;
   }
   lo.all_namespaces = false;
-  client.for_each_page(kPods, own_ns, lo, each);
+  list_in(own_ns);
   return false;
 }
 

@@ -43,18 +43,20 @@ inline constexpr std::string_view kActivePodsSelector = "spec.nodeName!=,status.
 /// Page sizes of the whole-cluster lists (bench/bench_views.cpp downloads the same pages).
 inline constexpr std::int64_t kNodePage = 500, kPodPage = 1000;
 
-/// Hands `fn` every node, one at a time as each page is decoded (Node::for_each_in_list: no JSON
-/// tree, one whole Node at a time), so a view keeps only what it takes of each. resourceVersion=0:
-/// a view may be as stale as the API server's watch cache, which then answers from memory (the
-/// real server ignores the limit for such a list and sends the nodes at once; 5,000 nodes are
-/// about 14 MB).
+/// Hands `fn` every node, one at a time as the list arrives (Client::list_stream: each node is
+/// decoded once its bytes are in, the body is never held), so a view keeps only what it takes of
+/// each. resourceVersion=0: a view may be as stale as the API server's watch cache, which then
+/// answers from memory, in one page (computeListLimit ignores a limit at resourceVersion 0).
 void for_each_node(const Client& client, const std::function<void(Node&&)>& fn);
 /// Hands `fn` the requirements of every pod that counts against a node — bound (spec.nodeName
 /// set) and not finished — across the namespaces, or, when the user may not list pods cluster-wide
 /// (403), in `own_ns` only; returns false in that case. The server filters with the field selector
 /// `spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed`, so pods that cannot matter are
-/// never sent, and pages (limit, no resourceVersion=0: that would ignore the limit) are decoded
-/// one pod at a time while the next page downloads (Client::for_each_page).
+/// never sent. resourceVersion=0, as for the nodes: kube-apiserver serves a paged list (continue)
+/// or a consistent one from etcd (storage/cacher/cacher.go shouldDelegateList; consistent reads
+/// from the cache need etcd's RequestWatchProgress), at 3× the CPU of one page from its watch
+/// cache; the pods are decoded one at a time as the one page arrives, so the client holds one pod
+/// and a piece of the body, not the list (bench/README.md, "Session 15, streamed lists").
 bool for_each_active_pod(const Client& client, const std::string& own_ns,
                          const std::function<void(PodRequirements&&)>& fn);
 

@@ -331,6 +331,33 @@ void Client::for_each_page(const ResourceRef& ref, const std::string& ns, ListOp
   }
 }
 
+void Client::list_stream(const ResourceRef& ref, const std::string& ns, const ListOptions& options,
+                         const ChunkSink& sink) const {
+  if (options.limit > 0 || !options.continue_token.empty())
+    throw ValidationError(options.limit > 0 ? "limit" : "continue",
+                          options.limit > 0 ? std::to_string(options.limit) : options.continue_token,
+                          "a streamed list is one page: use for_each_page to list in pages");
+  Impl::Call call = impl_->list_call(ref, ns, options);
+  if (options.protobuf) call.accept = "application/vnd.kubernetes.protobuf,application/json";
+  bool started = false;
+  std::exception_ptr failure;  // what `sink` threw: kept out of the transport, thrown here
+  const ChunkSink guarded = [&](std::string_view piece) {
+    started = true;
+    try {
+      return sink(piece);
+    } catch (...) {
+      failure = std::current_exception();
+      return false;
+    }
+  };
+  call.sink = &guarded;
+  call.sink_started = &started;
+  impl_->execute(call);
+  if (failure) std::rethrow_exception(failure);
+  if (const CancelToken* cancel = CancelScope::current(); cancel && cancel->cancelled())
+    throw CancelledError(fmt::format("GET {}: cancelled", call.target.substr(0, call.target.find('?'))));
+}
+
 boost::json::object Client::update(const ResourceRef& ref, const std::string& ns, const boost::json::object& object,
                                    const WriteOptions& options) const {
   const std::string name = meta_string(object, "name");

@@ -296,6 +296,10 @@ struct ClientCore {
     std::string ns;  // for the 403 message ("" when cluster-scoped)
     bool report_warnings = true;
     std::string accept{};  // the Accept header; empty: the transport's (application/json)
+    /// Set: a 2xx body goes to `sink` (Transport::stream) within the request timeout; no retry
+    /// once `*sink_started`.
+    const ChunkSink* sink = nullptr;
+    const bool* sink_started = nullptr;
   };
 
   /// One request with retries and one credential refresh after 401. Returns a 2xx response;
@@ -312,6 +316,7 @@ struct ClientCore {
     // The caller's cancellation (CancelScope) reaches the transport and every back-off below.
     const CancelToken* cancel = CancelScope::current();
     req.cancel = cancel;
+    if (call.sink) req.timeout = options.transport.request_timeout;
     auto check_cancelled = [&] {
       if (cancel && cancel->cancelled())
         throw CancelledError(
@@ -328,7 +333,9 @@ struct ClientCore {
         if (answered) {
           resp = std::move(*std::exchange(answered, nullptr));
         } else {
-          resp = transport->send(req, creds);
+          static const CancelToken never;  // a stream's token when the caller has none
+          resp = call.sink ? transport->stream(req, creds, *call.sink, cancel ? *cancel : never)
+                           : transport->send(req, creds);
           reached = true;
         }
       } catch (const ResponseTooLargeError&) {
@@ -336,6 +343,7 @@ struct ClientCore {
       } catch (const TransportError& e) {
         check_cancelled();  // the transport gave up because the token fired
         if (give_up_at_once(e)) throw;
+        if (call.sink_started && *call.sink_started) throw;  // a second body would repeat the first's items
         auto d = decide_retry(options.retry, retries, call.replay_safe, {}, random01());
         if (!d.retry) throw;
         log(LogLevel::warning, fmt::format("retrying ({}/{}) in {} ms: {}", retries + 1, options.retry.max_retries,

@@ -311,7 +311,9 @@ class HttpTransport final : public Transport {
     const auto start = std::chrono::steady_clock::now();
     const bool streaming = sink != nullptr;
     Deadline deadline{std::chrono::steady_clock::time_point::max(), cancel};
-    if (!streaming) deadline.at = start + (req.timeout.count() > 0 ? req.timeout : options_.request_timeout);
+    // A stream (watch, logs) has no limit unless its request sets one (a streamed list does).
+    if (!streaming || req.timeout.count() > 0)
+      deadline.at = start + (req.timeout.count() > 0 ? req.timeout : options_.request_timeout);
     Cleansed out{request_head(req, cred)};
     out.text.append(req.body);
     for (int attempt = 0;; ++attempt) {

@@ -236,29 +236,55 @@ class ListItemHandler {
 
 }  // namespace
 
-void for_each_list_item(std::string_view list_json, const std::function<void(const json::value&, std::size_t)>& item) {
+struct ListItemReader::Impl {
+  explicit Impl(std::function<void(const json::value&, std::size_t)> item)
+      : item(std::move(item)), parser(json::parse_options{}, counted) {}
+  std::function<void(const json::value&, std::size_t)> item;
   std::size_t index = 0;
-  auto counted = [&](const json::value& v, std::size_t i) {
+  const std::function<void(const json::value&, std::size_t)> counted = [this](const json::value& v, std::size_t i) {
     index = i;
     item(v, i);
   };
-  const std::function<void(const json::value&, std::size_t)> fn = counted;
-  json::basic_parser<ListItemHandler> parser(json::parse_options{}, fn);
-  json::error_code ec;
-  const std::size_t used = parser.write_some(false, list_json.data(), list_json.size(), ec);
-  if (!ec && used < list_json.size()) ec = json::error::extra_data;  // as boost::json::parser::write
-  ListItemHandler& h = parser.handler();
-  if (h.failure) {
-    try {
-      std::rethrow_exception(h.failure);
-    } catch (const ValidationError& e) {
-      const std::string at = "items[" + std::to_string(index) + "]";
-      throw ValidationError(e.field().empty() ? at : at + "." + e.field(), e.value(), e.rule());
+  json::basic_parser<ListItemHandler> parser;
+
+  // Throws what the parser or `item` found: `item`'s ValidationError with the item's index.
+  void check(json::error_code ec) {
+    ListItemHandler& h = parser.handler();
+    if (h.failure) {
+      try {
+        std::rethrow_exception(h.failure);
+      } catch (const ValidationError& e) {
+        const std::string at = "items[" + std::to_string(index) + "]";
+        throw ValidationError(e.field().empty() ? at : at + "." + e.field(), e.value(), e.rule());
+      }
     }
+    if (!h.problem.empty()) throw ValidationError("items", "", h.problem);
+    if (ec) throw ValidationError("items", "", "must be valid JSON (" + ec.message() + ")");
   }
-  if (!h.problem.empty()) throw ValidationError("items", "", h.problem);
-  if (ec) throw ValidationError("items", "", "must be valid JSON (" + ec.message() + ")");
-  if (!parser.done()) throw ValidationError("items", "", "must be valid JSON (the document is incomplete)");
+};
+
+ListItemReader::ListItemReader(std::function<void(const json::value&, std::size_t)> item)
+    : impl_(std::make_unique<Impl>(std::move(item))) {}
+ListItemReader::~ListItemReader() = default;
+
+void ListItemReader::feed(std::string_view piece) {
+  json::error_code ec;
+  const std::size_t used = impl_->parser.write_some(true, piece.data(), piece.size(), ec);
+  if (!ec && used < piece.size()) ec = json::error::extra_data;  // as boost::json::parser::write
+  impl_->check(ec);
+}
+
+void ListItemReader::finish() {
+  json::error_code ec;
+  if (!impl_->parser.done()) impl_->parser.write_some(false, nullptr, 0, ec);
+  impl_->check(ec);
+  if (!impl_->parser.done()) throw ValidationError("items", "", "must be valid JSON (the document is incomplete)");
+}
+
+void for_each_list_item(std::string_view list_json, const std::function<void(const json::value&, std::size_t)>& item) {
+  ListItemReader reader(item);
+  reader.feed(list_json);
+  reader.finish();
 }
 
 }  // namespace gpupool::json_fields

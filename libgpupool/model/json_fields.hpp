@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,24 @@ namespace gpupool::json_fields {
 /// a ValidationError thrown by `item` comes back with "items[<index>]." prefixed to its field.
 void for_each_list_item(std::string_view list_json,
                         const std::function<void(const boost::json::value&, std::size_t)>& item);
+
+/// for_each_list_item over a document that arrives piece by piece (a list streamed off the
+/// connection): feed() the pieces in order, then finish(). Items are handed over as each is
+/// complete; the same errors, thrown by the feed() or finish() that finds them (an incomplete
+/// document by finish()). for_each_list_item is this reader fed the whole document.
+class ListItemReader {
+ public:
+  explicit ListItemReader(std::function<void(const boost::json::value&, std::size_t)> item);
+  ~ListItemReader();
+  ListItemReader(const ListItemReader&) = delete;
+  ListItemReader& operator=(const ListItemReader&) = delete;
+  void feed(std::string_view piece);
+  void finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 [[noreturn]] void wrong_type(const std::string& field, const boost::json::value& v, std::string_view want);
 const boost::json::object& as_object(const boost::json::value& v, const std::string& field);

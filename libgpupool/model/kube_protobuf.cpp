@@ -579,26 +579,160 @@ constexpr std::size_t kItemArena = 4096;
 }  // namespace
 
 ListMeta for_each_item(std::string_view body, const std::function<void(json::object&& item)>& each, ItemFields fields) {
-  const Envelope e = envelope(body);
-  const Schema& sc = schema();
-  const bool model = fields == ItemFields::model;
-  const Message* item = e.api_version != "v1"  ? nullptr
-                        : e.kind == "PodList"  ? (model ? &sc.pod_model : &sc.pod)
-                        : e.kind == "NodeList" ? (model ? &sc.node_model : &sc.node)
-                                               : nullptr;
-  if (!item) throw DecodeError::unknown(e.api_version, e.kind);
-  // PodList / NodeList {metadata = 1 (ListMeta); items = 2 (repeated)}.
-  ListMeta meta;
-  each_bytes_field(e.raw, [&](int number, std::string_view bytes) {
-    if (number == 2) {
-      // Each item in an arena of its own: one allocation or two where the tree took hundreds
-      // (malloc and free were a third of a view's client CPU). The arena is shared by the item's
-      // values, so an item kept by `each` keeps it alive.
-      each(decode(*item, bytes, json::make_shared_resource<json::monotonic_resource>(kItemArena)));
-    } else if (number == 1)
-      meta = read_list_meta(bytes);
-  });
-  return meta;
+  ItemReader reader(each, fields);
+  reader.feed(body);
+  return reader.finish();
+}
+
+namespace {
+
+// A field's key, and its length for a length-delimited one, read from the start of `in` without
+// its value: `head` bytes of key and length, then `size` bytes of value. False when `in` ends
+// first (the rest of the field has not arrived).
+struct FieldHead {
+  int number = 0, wire = 0;
+  std::size_t head = 0;
+  std::uint64_t size = 0;
+};
+bool field_head(std::string_view in, FieldHead& f) {
+  auto varint = [&](std::size_t& at, std::uint64_t& v) {
+    v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (at >= in.size()) return false;
+      const auto b = static_cast<unsigned char>(in[at++]);
+      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+      if (!(b & 0x80)) return true;
+    }
+    malformed("varint too long");
+  };
+  std::size_t at = 0;
+  std::uint64_t key = 0;
+  if (!varint(at, key)) return false;
+  f.number = static_cast<int>(key >> 3);
+  f.wire = static_cast<int>(key & 7);
+  switch (f.wire) {
+    case 0: {
+      std::uint64_t ignored = 0;
+      if (!varint(at, ignored)) return false;
+      f.size = 0;
+      break;
+    }
+    case 1:
+      f.size = 8;
+      break;
+    case 2:
+      if (!varint(at, f.size)) return false;
+      break;
+    case 5:
+      f.size = 4;
+      break;
+    default:
+      malformed("unsupported wire type");
+  }
+  f.head = at;
+  return true;
+}
+
+}  // namespace
+
+ItemReader::ItemReader(std::function<void(json::object&& item)> each, ItemFields fields)
+    : each_(std::move(each)), fields_(fields) {}
+
+void ItemReader::feed(std::string_view piece) {
+  if (pending_.empty()) {  // most fields are read straight out of the piece, without a copy
+    const std::size_t used = consume(piece);
+    pending_.assign(piece.substr(used));
+  } else {
+    pending_.append(piece);
+    const std::size_t used = consume(pending_);
+    pending_.erase(0, used);
+  }
+}
+
+ListMeta ItemReader::finish() {
+  if (state_ == State::magic) {
+    if (!is_kubernetes_protobuf(pending_)) malformed("it does not start with the magic \"k8s\\0\"");
+  }
+  if (state_ != State::envelope || !pending_.empty()) malformed("truncated field");
+  if (!item_) throw DecodeError::unknown(api_version_, kind_);
+  // Go's encoder always writes raw for a list (its ListMeta at least): a body without it was cut
+  // after the TypeMeta.
+  if (!seen_raw_) malformed("truncated body: the list itself (runtime.Unknown raw) is missing");
+  return meta_;
+}
+
+// runtime.Unknown {typeMeta = 1 {apiVersion = 1; kind = 2}; raw = 2; contentEncoding = 3;
+// contentType = 4}: raw is read as it arrives (list_field), the others whole.
+void ItemReader::envelope_field(int number, std::string_view bytes) {
+  if (number == 1) {
+    const auto [av, k] = map_entry(bytes);
+    api_version_ = av;
+    kind_ = k;
+    const Schema& sc = schema();
+    const bool model = fields_ == ItemFields::model;
+    item_ = api_version_ != "v1"  ? nullptr
+            : kind_ == "PodList"  ? (model ? &sc.pod_model : &sc.pod)
+            : kind_ == "NodeList" ? (model ? &sc.node_model : &sc.node)
+                                  : nullptr;
+  } else if (number == 3 && !bytes.empty()) {
+    malformed("content encodings are not supported");  // runtime.Unknown's contentType is always protobuf here
+  }
+}
+
+// PodList / NodeList {metadata = 1 (ListMeta); items = 2 (repeated)}.
+void ItemReader::list_field(int number, std::string_view bytes) {
+  if (number == 2) {
+    // Each item in an arena of its own: one allocation or two where the tree took hundreds
+    // (malloc and free were a third of a view's client CPU). The arena is shared by the item's
+    // values, so an item kept by `each` keeps it alive.
+    each_(decode(*static_cast<const Message*>(item_), bytes,
+                 json::make_shared_resource<json::monotonic_resource>(kItemArena)));
+  } else if (number == 1) {
+    meta_ = read_list_meta(bytes);
+  }
+}
+
+std::size_t ItemReader::consume(std::string_view in) {
+  std::size_t pos = 0;
+  for (;;) {
+    const std::string_view rest = in.substr(pos);
+    if (state_ == State::magic) {
+      if (rest.size() < 4) {
+        if (!std::string_view("k8s\0", 4).starts_with(rest)) malformed("it does not start with the magic \"k8s\\0\"");
+        return pos;
+      }
+      if (!is_kubernetes_protobuf(rest)) malformed("it does not start with the magic \"k8s\\0\"");
+      pos += 4;
+      state_ = State::envelope;
+      continue;
+    }
+    if (state_ == State::raw && raw_left_ == 0) {
+      state_ = State::envelope;
+      continue;
+    }
+    FieldHead f;
+    if (rest.empty() || !field_head(rest, f)) return pos;
+    if (state_ == State::envelope && f.number == 2 && f.wire == 2) {  // raw: the list, read as it comes
+      if (!item_) throw DecodeError::unknown(api_version_, kind_);
+      if (seen_raw_) malformed("two lists in one body");
+      seen_raw_ = true;
+      raw_left_ = f.size;
+      state_ = State::raw;
+      pos += f.head;
+      continue;
+    }
+    if (state_ == State::raw && (f.head > raw_left_ || f.size > raw_left_ - f.head)) malformed("truncated field");
+    if (rest.size() - f.head < f.size) return pos;  // the field's value has not all arrived
+    const std::string_view value = rest.substr(f.head, static_cast<std::size_t>(f.size));
+    if (f.wire == 2) {
+      if (state_ == State::raw)
+        list_field(f.number, value);
+      else
+        envelope_field(f.number, value);
+    }
+    pos += f.head + static_cast<std::size_t>(f.size);
+    if (state_ == State::raw) raw_left_ -= f.head + f.size;
+  }
 }
 
 }  // namespace gpupool::protobuf

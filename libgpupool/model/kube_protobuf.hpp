@@ -82,4 +82,34 @@ enum class ItemFields {
 ListMeta for_each_item(std::string_view body, const std::function<void(boost::json::object&& item)>& each,
                        ItemFields fields = ItemFields::all);
 
+/// for_each_item over a body that arrives piece by piece (a list streamed off the connection):
+/// feed() the pieces in order, then finish(). Each item is decoded and handed to `each` as soon
+/// as its last byte has arrived, so what is held is one item (plus the piece), not the body.
+/// for_each_item is this reader fed the whole body. Throws DecodeError as for_each_item does (an
+/// unknown kind as soon as the list's TypeMeta has arrived; a truncated body at finish()).
+/// The list's TypeMeta must come before its items, as Go's encoder writes runtime.Unknown's
+/// fields in number order.
+class ItemReader {
+ public:
+  ItemReader(std::function<void(boost::json::object&& item)> each, ItemFields fields = ItemFields::all);
+  void feed(std::string_view piece);
+  /// The list's metadata; DecodeError when the body ended early.
+  ListMeta finish();
+
+ private:
+  std::size_t consume(std::string_view in);
+  void envelope_field(int number, std::string_view bytes);
+  void list_field(int number, std::string_view bytes);
+
+  std::function<void(boost::json::object&&)> each_;
+  ItemFields fields_;
+  enum class State { magic, envelope, raw } state_ = State::magic;
+  std::string api_version_, kind_;
+  const void* item_ = nullptr;  // the item's message schema, known from the TypeMeta
+  std::uint64_t raw_left_ = 0;  // bytes of runtime.Unknown's raw (the list) still to come
+  bool seen_raw_ = false;
+  ListMeta meta_;
+  std::string pending_;  // the start of a field whose end has not arrived
+};
+
 }  // namespace gpupool::protobuf

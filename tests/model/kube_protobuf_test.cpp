@@ -5,14 +5,17 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <boost/json.hpp>
 
+#include "gpupool/error.hpp"
 #include "gpupool/node.hpp"
 #include "gpupool/scheduling.hpp"
+#include "model/json_fields.hpp"
 #include "model/kube_protobuf.hpp"
 #include "model/protobuf_fixture.hpp"
 
@@ -152,5 +155,137 @@ TEST_CASE("protobuf lists: a kind not read, a truncated body, no magic") {
   } catch (const protobuf::DecodeError& e) {
     CHECK(e.unknown_kind());
     CHECK(e.kind() == "Pod");
+  }
+}
+
+namespace {
+
+// The items and metadata ItemReader makes of `body` fed in the pieces `cuts` marks (ascending
+// offsets), as text to compare.
+std::vector<std::string> read_in_pieces(std::string_view body, const std::vector<std::size_t>& cuts,
+                                        protobuf::ItemFields fields, protobuf::ListMeta* meta = nullptr) {
+  std::vector<std::string> items;
+  protobuf::ItemReader reader([&](json::object&& item) { items.push_back(json::serialize(item)); }, fields);
+  std::size_t from = 0;
+  for (std::size_t cut : cuts) {
+    reader.feed(body.substr(from, cut - from));
+    from = cut;
+  }
+  reader.feed(body.substr(from));
+  const protobuf::ListMeta m = reader.finish();
+  if (meta) *meta = m;
+  return items;
+}
+
+}  // namespace
+
+TEST_CASE("protobuf lists fed piece by piece: the same items and metadata as the whole body") {
+  for (const char* name : {"pods", "bench-pods", "nodes", "nodes-more"}) {
+    CAPTURE(name);
+    const std::string body = fixture(std::string(name) + ".pb");
+    for (auto fields : {protobuf::ItemFields::all, protobuf::ItemFields::model}) {
+      std::vector<std::string> whole;
+      const protobuf::ListMeta whole_meta = protobuf::for_each_item(
+          body, [&](json::object&& item) { whole.push_back(json::serialize(item)); }, fields);
+      REQUIRE(!whole.empty());
+      // Cut in two at every byte.
+      for (std::size_t cut = 0; cut <= body.size(); ++cut) {
+        CAPTURE(cut);
+        protobuf::ListMeta meta;
+        const auto got = read_in_pieces(body, {cut}, fields, &meta);
+        REQUIRE(got == whole);
+        REQUIRE(meta.resource_version == whole_meta.resource_version);
+        REQUIRE(meta.continue_token == whole_meta.continue_token);
+      }
+      // One byte at a time, and pieces of random sizes (a fixed seed: the same cuts each run).
+      std::vector<std::size_t> every;
+      for (std::size_t i = 1; i < body.size(); ++i) every.push_back(i);
+      CHECK(read_in_pieces(body, every, fields) == whole);
+      std::mt19937 random(7);
+      for (int run = 0; run < 50; ++run) {
+        std::vector<std::size_t> cuts;
+        for (std::size_t at = random() % 300; at < body.size(); at += 1 + random() % 1500) cuts.push_back(at);
+        REQUIRE(read_in_pieces(body, cuts, fields) == whole);
+      }
+    }
+  }
+}
+
+TEST_CASE("protobuf lists fed piece by piece: a body cut short never reads as a shorter list") {
+  const std::string body = fixture("pods.pb");
+  std::vector<std::string> whole;
+  protobuf::for_each_item(body, [&](json::object&& item) { whole.push_back(json::serialize(item)); });
+  int thrown = 0;
+  for (std::size_t end = 0; end < body.size(); ++end) {
+    CAPTURE(end);
+    try {
+      const auto got = read_in_pieces(body.substr(0, end), {end / 2}, protobuf::ItemFields::all);
+      REQUIRE(got == whole);  // only the trailing empty fields after the list may be missing
+    } catch (const protobuf::DecodeError&) {
+      ++thrown;
+    }
+  }
+  CHECK(thrown >= static_cast<int>(body.size()) - 8);
+  // No magic: found by the first piece that shows it, not at the end.
+  protobuf::ItemReader reader([](json::object&&) {});
+  CHECK_THROWS_AS(reader.feed("{\"ki"), protobuf::DecodeError);
+}
+
+namespace {
+
+std::vector<std::string> json_in_pieces(std::string_view body, const std::vector<std::size_t>& cuts) {
+  std::vector<std::string> items;
+  json_fields::ListItemReader reader([&](const json::value& item, std::size_t index) {
+    items.push_back(std::to_string(index) + json::serialize(item));
+  });
+  std::size_t from = 0;
+  for (std::size_t cut : cuts) {
+    reader.feed(body.substr(from, cut - from));
+    from = cut;
+  }
+  reader.feed(body.substr(from));
+  reader.finish();
+  return items;
+}
+
+}  // namespace
+
+TEST_CASE("JSON lists fed piece by piece: the same items as the whole document; cut short, an error") {
+  for (const char* name : {"pods", "bench-pods", "nodes", "nodes-more"}) {
+    CAPTURE(name);
+    const std::string body = fixture(std::string(name) + ".json");
+    const auto whole = json_in_pieces(body, {});
+    REQUIRE(!whole.empty());
+    std::vector<std::string> listed;  // for_each_list_item, the whole-document reader
+    json_fields::for_each_list_item(body, [&](const json::value& item, std::size_t index) {
+      listed.push_back(std::to_string(index) + json::serialize(item));
+    });
+    REQUIRE(listed == whole);
+    for (std::size_t cut = 0; cut <= body.size(); ++cut) {
+      CAPTURE(cut);
+      REQUIRE(json_in_pieces(body, {cut}) == whole);
+    }
+    std::mt19937 random(11);
+    for (int run = 0; run < 30; ++run) {
+      std::vector<std::size_t> cuts;
+      for (std::size_t at = random() % 200; at < body.size(); at += 1 + random() % 700) cuts.push_back(at);
+      REQUIRE(json_in_pieces(body, cuts) == whole);
+    }
+    const std::size_t end = body.find_last_not_of(" \n\r\t") + 1;
+    for (std::size_t short_end = 0; short_end < end; ++short_end) {
+      CAPTURE(short_end);
+      CHECK_THROWS_AS(json_in_pieces(std::string_view(body).substr(0, short_end), {short_end / 2}), ValidationError);
+    }
+  }
+  // An item's ValidationError names the item, as for_each_list_item's.
+  json_fields::ListItemReader reader([](const json::value&, std::size_t index) {
+    if (index == 1) throw ValidationError("spec", "", "bad");
+  });
+  reader.feed(R"({"items":[{},{)");
+  try {
+    reader.feed("}]}");
+    FAIL("no error");
+  } catch (const ValidationError& e) {
+    CHECK(e.field() == "items[1].spec");
   }
 }
