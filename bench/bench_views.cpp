@@ -133,7 +133,8 @@ struct Lists {
   std::size_t largest_page = 0, pods = 0, nodes = 0;
 };
 
-// Each page: GET + parse (Client::list), then the next; the serialized size of the largest page.
+// Each page: GET + parse (Client::list), then the next; the serialized size of the largest page. The
+// views' lists are one page each (resourceVersion=0, no limit; cluster/resources.cpp), so is this.
 std::size_t all_pages(const gpupool::Client& client, const gpupool::ResourceRef& ref, const std::string& ns,
                       gpupool::ListOptions lo, std::size_t& largest) {
   std::size_t items = 0;
@@ -151,12 +152,11 @@ Lists time_lists(const gpupool::Client& client) {
   Lists l;
   auto t0 = Steady::now();
   gpupool::ListOptions nodes;
-  nodes.resource_version = "0";
-  nodes.limit = gpupool::detail::kNodePage;
+  nodes.resource_version = "0";  // as the views ask: one page from kube-apiserver's watch cache
   l.nodes = all_pages(client, gpupool::detail::kNodes, "", nodes, l.largest_page);
   gpupool::ListOptions pods;
   pods.field_selector = std::string(kActivePodsSelector);
-  pods.limit = gpupool::detail::kPodPage;
+  pods.resource_version = "0";
   pods.all_namespaces = true;
   l.pods = all_pages(client, gpupool::detail::kPods, "", pods, l.largest_page);
   l.nodes_pods = std::chrono::duration<double>(Steady::now() - t0).count();

@@ -40,8 +40,6 @@ std::vector<PodTemplateAt> pod_templates(const boost::json::object& object);
 
 /// The field selector of the pods that count against a node: bound and not finished.
 inline constexpr std::string_view kActivePodsSelector = "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed";
-/// Page sizes of the whole-cluster lists (bench/bench_views.cpp downloads the same pages).
-inline constexpr std::int64_t kNodePage = 500, kPodPage = 1000;
 
 /// Hands `fn` every node, one at a time as the list arrives (Client::list_stream: each node is
 /// decoded once its bytes are in, the body is never held), so a view keeps only what it takes of
