@@ -160,19 +160,26 @@ TEST_CASE("protobuf lists: a kind not read, a truncated body, no magic") {
 
 namespace {
 
-// The items and metadata ItemReader makes of `body` fed in the pieces `cuts` marks (ascending
-// offsets), as text to compare.
-std::vector<std::string> read_in_pieces(std::string_view body, const std::vector<std::size_t>& cuts,
-                                        protobuf::ItemFields fields, protobuf::ListMeta* meta = nullptr) {
-  std::vector<std::string> items;
-  protobuf::ItemReader reader([&](json::object&& item) { items.push_back(json::serialize(item)); }, fields);
+// Feeds `reader` the pieces of `body` that `cuts` marks (ascending offsets), then the rest; returns
+// what its finish() returns.
+template <class Reader>
+auto feed_in_pieces(Reader& reader, std::string_view body, const std::vector<std::size_t>& cuts) {
   std::size_t from = 0;
   for (std::size_t cut : cuts) {
     reader.feed(body.substr(from, cut - from));
     from = cut;
   }
   reader.feed(body.substr(from));
-  const protobuf::ListMeta m = reader.finish();
+  return reader.finish();
+}
+
+// The items and metadata ItemReader makes of `body` fed in the pieces `cuts` marks, as text to
+// compare.
+std::vector<std::string> read_in_pieces(std::string_view body, const std::vector<std::size_t>& cuts,
+                                        protobuf::ItemFields fields, protobuf::ListMeta* meta = nullptr) {
+  std::vector<std::string> items;
+  protobuf::ItemReader reader([&](json::object&& item) { items.push_back(json::serialize(item)); }, fields);
+  const protobuf::ListMeta m = feed_in_pieces(reader, body, cuts);
   if (meta) *meta = m;
   return items;
 }
@@ -238,13 +245,7 @@ std::vector<std::string> json_in_pieces(std::string_view body, const std::vector
   json_fields::ListItemReader reader([&](const json::value& item, std::size_t index) {
     items.push_back(std::to_string(index) + json::serialize(item));
   });
-  std::size_t from = 0;
-  for (std::size_t cut : cuts) {
-    reader.feed(body.substr(from, cut - from));
-    from = cut;
-  }
-  reader.feed(body.substr(from));
-  reader.finish();
+  feed_in_pieces(reader, body, cuts);
   return items;
 }
 
