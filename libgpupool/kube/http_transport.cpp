@@ -282,17 +282,12 @@ class HttpTransport final : public Transport {
     } catch (const IoError& e) {
       if (e.kind != IoError::failed) {
         const HttpRequest& r = reqs[answers.size()];
-        if (e.kind == IoError::cancelled)
-          throw TransportError(fmt::format("{} {}{}: cancelled", r.method, base_url_, path_only(r.target)));
-        throw TransportError(
-            fmt::format("{} {}{}: cannot complete the request to {}: no complete answer within {} "
-                        "ms; the server did not answer in time",
-                        r.method, base_url_, path_only(r.target), cluster_.server, limit.count()));
+        if (e.kind == IoError::cancelled) throw TransportError(failed(r, "cancelled"));
+        throw TransportError(failed(r, cannot_complete(no_answer_within(limit))));
       }
       open = false;  // the rest one by one, below
     } catch (const TransportError& e) {
-      const HttpRequest& r = reqs[answers.size()];
-      throw TransportError(fmt::format("{} {}{}: {}", r.method, base_url_, path_only(r.target), e.what()));
+      throw TransportError(failed(reqs[answers.size()], e.what()));
     }
     if (answers.size() == reqs.size() && open && reader.reusable()) release(std::move(conn), std::move(tls));
     const std::size_t answered = answers.size();
@@ -333,9 +328,9 @@ class HttpTransport final : public Transport {
         } catch (const TransportError& e) {
           if (cancel && cancel->cancelled()) {
             if (streaming) return {};
-            throw TransportError(fmt::format("{} {}{}: cancelled", req.method, base_url_, path_only(req.target)));
+            throw TransportError(failed(req, "cancelled"));
           }
-          throw TransportError(fmt::format("{} {}{}: {}", req.method, base_url_, path_only(req.target), e.what()));
+          throw TransportError(failed(req, e.what()));
         }
         if (options_.logger) note = describe_connection(*conn, tls.get());
       }
@@ -355,20 +350,17 @@ class HttpTransport final : public Transport {
             log_exchange(req, response.status, start, note);
             return response;  // a cancelled stream ends normally
           }
-          throw TransportError(fmt::format("{} {}{}: cancelled", req.method, base_url_, path_only(req.target)));
+          throw TransportError(failed(req, "cancelled"));
         }
         if (e.kind == IoError::failed && reused && !reader.got_bytes()) continue;  // see the top of the file
         if (e.kind == IoError::failed && https_ && !reused && !reader.got_bytes()) tls->forget_sessions();
-        throw TransportError(fmt::format(
-            "{} {}{}: cannot complete the request to {}: {}", req.method, base_url_, path_only(req.target),
-            cluster_.server,
-            e.kind == IoError::timeout
-                ? fmt::format("no complete answer within {} ms; the server did not "
-                              "answer in time",
-                              std::chrono::duration_cast<std::chrono::milliseconds>(deadline.at - start).count())
-                : std::string(e.what())));
+        throw TransportError(failed(
+            req, cannot_complete(
+                     e.kind == IoError::timeout
+                         ? no_answer_within(std::chrono::duration_cast<std::chrono::milliseconds>(deadline.at - start))
+                         : std::string(e.what()))));
       } catch (const TransportError& e) {
-        throw TransportError(fmt::format("{} {}{}: {}", req.method, base_url_, path_only(req.target), e.what()));
+        throw TransportError(failed(req, e.what()));
       }
       if (too_large) throw ResponseTooLargeError(too_large_message(req));
       if (ended && !stopped && reader.reusable()) release(std::move(conn), std::move(tls));
@@ -378,10 +370,21 @@ class HttpTransport final : public Transport {
   }
 
   std::string too_large_message(const HttpRequest& req) const {
-    return fmt::format(
-        "{} {}{}: the response from {} is larger than {} bytes (TransportOptions.max_response_bytes); "
-        "list in pages (limit/continue) or raise the limit",
-        req.method, base_url_, path_only(req.target), cluster_.server, options_.max_response_bytes);
+    return failed(req,
+                  fmt::format("the response from {} is larger than {} bytes (TransportOptions.max_response_bytes); "
+                              "list in pages (limit/continue) or raise the limit",
+                              cluster_.server, options_.max_response_bytes));
+  }
+
+  /// "GET https://server/path: <what>" — every failure of an exchange names its request so.
+  std::string failed(const HttpRequest& req, std::string_view what) const {
+    return fmt::format("{} {}{}: {}", req.method, base_url_, path_only(req.target), what);
+  }
+  std::string cannot_complete(std::string_view why) const {
+    return fmt::format("cannot complete the request to {}: {}", cluster_.server, why);
+  }
+  static std::string no_answer_within(std::chrono::milliseconds limit) {
+    return fmt::format("no complete answer within {} ms; the server did not answer in time", limit.count());
   }
 
   static std::string path_only(const std::string& target) { return target.substr(0, target.find('?')); }
