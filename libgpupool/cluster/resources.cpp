@@ -167,8 +167,7 @@ class StreamedList {
   bool feed(std::string_view piece) {
     if (!protobuf_ && !json_) {
       head_.append(piece);
-      static constexpr std::string_view kMagic("k8s\0", 4);
-      if (head_.size() < kMagic.size() && kMagic.starts_with(head_)) return true;  // not known yet
+      if (protobuf::is_magic_prefix(head_)) return true;  // not known yet
       start(protobuf::is_kubernetes_protobuf(head_));
       piece = head_;
     }

@@ -296,16 +296,25 @@ const Schema& schema() {
 
 struct Reader {
   std::string_view in;
-  std::uint64_t varint() {
-    std::uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (in.empty()) malformed("truncated varint");
-      const auto b = static_cast<unsigned char>(in.front());
-      in.remove_prefix(1);
-      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) return v;
+  /// The next varint; false, with nothing consumed, when `in` ends inside it (the rest of a
+  /// streamed body has not arrived).
+  bool try_varint(std::uint64_t& v) {
+    v = 0;
+    for (std::size_t at = 0; at < 10; ++at) {
+      if (at >= in.size()) return false;
+      const auto b = static_cast<unsigned char>(in[at]);
+      v |= static_cast<std::uint64_t>(b & 0x7f) << (7 * at);
+      if (!(b & 0x80)) {
+        in.remove_prefix(at + 1);
+        return true;
+      }
     }
     malformed("varint too long");
+  }
+  std::uint64_t varint() {
+    std::uint64_t v = 0;
+    if (!try_varint(v)) malformed("truncated varint");
+    return v;
   }
   std::string_view bytes() {
     const auto n = varint();
@@ -518,9 +527,13 @@ DecodeError DecodeError::unknown(std::string api_version, std::string kind) {
   return e;
 }
 
-bool is_kubernetes_protobuf(std::string_view body) {
-  return body.size() >= 4 && body.substr(0, 4) == std::string_view("k8s\0", 4);
-}
+namespace {
+constexpr std::string_view kMagic("k8s\0", 4);
+}  // namespace
+
+bool is_kubernetes_protobuf(std::string_view body) { return body.starts_with(kMagic); }
+
+bool is_magic_prefix(std::string_view head) { return head.size() < kMagic.size() && kMagic.starts_with(head); }
 
 std::string object_kinds() { return schema().kind_list(); }
 
@@ -595,25 +608,15 @@ struct FieldHead {
   std::uint64_t size = 0;
 };
 bool field_head(std::string_view in, FieldHead& f) {
-  auto varint = [&](std::size_t& at, std::uint64_t& v) {
-    v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (at >= in.size()) return false;
-      const auto b = static_cast<unsigned char>(in[at++]);
-      v |= static_cast<std::uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) return true;
-    }
-    malformed("varint too long");
-  };
-  std::size_t at = 0;
+  Reader r{in};
   std::uint64_t key = 0;
-  if (!varint(at, key)) return false;
+  if (!r.try_varint(key)) return false;
   f.number = static_cast<int>(key >> 3);
   f.wire = static_cast<int>(key & 7);
   switch (f.wire) {
     case 0: {
       std::uint64_t ignored = 0;
-      if (!varint(at, ignored)) return false;
+      if (!r.try_varint(ignored)) return false;
       f.size = 0;
       break;
     }
@@ -621,7 +624,7 @@ bool field_head(std::string_view in, FieldHead& f) {
       f.size = 8;
       break;
     case 2:
-      if (!varint(at, f.size)) return false;
+      if (!r.try_varint(f.size)) return false;
       break;
     case 5:
       f.size = 4;
@@ -629,7 +632,7 @@ bool field_head(std::string_view in, FieldHead& f) {
     default:
       malformed("unsupported wire type");
   }
-  f.head = at;
+  f.head = in.size() - r.in.size();
   return true;
 }
 
@@ -697,12 +700,9 @@ std::size_t ItemReader::consume(std::string_view in) {
   for (;;) {
     const std::string_view rest = in.substr(pos);
     if (state_ == State::magic) {
-      if (rest.size() < 4) {
-        if (!std::string_view("k8s\0", 4).starts_with(rest)) malformed("it does not start with the magic \"k8s\\0\"");
-        return pos;
-      }
+      if (is_magic_prefix(rest)) return pos;
       if (!is_kubernetes_protobuf(rest)) malformed("it does not start with the magic \"k8s\\0\"");
-      pos += 4;
+      pos += kMagic.size();
       state_ = State::envelope;
       continue;
     }

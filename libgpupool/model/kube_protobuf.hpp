@@ -47,6 +47,9 @@ class DecodeError : public std::runtime_error {
 
 /// True for a body starting with the magic "k8s\0".
 bool is_kubernetes_protobuf(std::string_view body);
+/// True for the first bytes of a body that are too few to tell: shorter than the magic and a
+/// prefix of it (a streamed body's encoding is known once they are not).
+bool is_magic_prefix(std::string_view head);
 
 /// The object a body carries, as JSON (apiVersion and kind from its TypeMeta).
 boost::json::object decode_object(std::string_view body);
