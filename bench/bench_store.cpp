@@ -135,11 +135,17 @@ int sched_section(int pods) {
   const auto t0 = Steady::now();
   const double c0 = cpu_seconds();
   // Kept past the timing: a server's scheduler lives on, and its teardown is not scheduling.
-  auto scheduler = std::make_unique<Scheduler>(store, clock);
-  const std::size_t bound = scheduler->sync();
-  const std::uint64_t attempts = scheduler->attempts();
-  done = true;
-  watcher.join();  // every binding delivered to the watcher
+  std::unique_ptr<Scheduler> scheduler;
+  std::size_t bound = 0;
+  std::uint64_t attempts = 0;
+  {
+    const bench::ProfileWindow profiled;
+    scheduler = std::make_unique<Scheduler>(store, clock);
+    bound = scheduler->sync();
+    attempts = scheduler->attempts();
+    done = true;
+    watcher.join();  // every binding delivered to the watcher
+  }
   const double cpu = cpu_seconds() - c0, wall = seconds_since(t0);
   const long rss_bound = rss_kib();
   const double heap_bound = heap_in_use_mib();

@@ -14,3 +14,34 @@ inline double cpu_seconds() {
 }
 
 }  // namespace bench
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace bench {
+
+// The timed part of a section, for a profiler: with BENCH_PERF_CTL naming the control FIFO of
+// `perf record --control=fifo:CTL -D -1` (started disabled), perf samples only while one of these
+// is alive, so a profile shows the timed work and not the fill or the teardown.
+class ProfileWindow {
+ public:
+  ProfileWindow() { send("enable\n"); }
+  ~ProfileWindow() { send("disable\n"); }
+  ProfileWindow(const ProfileWindow&) = delete;
+  ProfileWindow& operator=(const ProfileWindow&) = delete;
+
+ private:
+  static void send(const char* command) {
+    const char* path = std::getenv("BENCH_PERF_CTL");
+    if (!path || !*path) return;
+    const int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    [[maybe_unused]] const auto n = ::write(fd, command, std::strlen(command));
+    ::close(fd);
+  }
+};
+
+}  // namespace bench
