@@ -125,9 +125,12 @@ KeyPair CertificateAuthority::issue_client(const std::string& user, const std::v
 }
 
 std::vector<std::string> certificate_subject(const std::string& cert_pem) {
-  Cert c = cert_from_pem(cert_pem);
+  return certificate_subject(cert_from_pem(cert_pem).get());
+}
+
+std::vector<std::string> certificate_subject(X509* cert) {
   std::vector<std::string> out;
-  X509_NAME* name = X509_get_subject_name(c.get());
+  X509_NAME* name = X509_get_subject_name(cert);
   auto get = [&](int nid) {
     std::vector<std::string> vals;
     for (int i = X509_NAME_get_index_by_NID(name, nid, -1); i >= 0; i = X509_NAME_get_index_by_NID(name, nid, i)) {

@@ -3,6 +3,8 @@
 // kubeadm issues them. Keys are EC P-256 and never leave memory except in kubeconfig files.
 #pragma once
 
+#include <openssl/types.h>
+
 #include <string>
 #include <vector>
 
@@ -27,7 +29,9 @@ class CertificateAuthority {
   KeyPair ca_;
 };
 
-/// Subject CN and O values of a PEM or DER-less X509 (for tests): {CN, O...}.
+/// Subject CN and O values of a certificate: {CN, O...} (a client certificate's user and groups).
+std::vector<std::string> certificate_subject(X509* cert);
+/// The same, of a PEM certificate.
 std::vector<std::string> certificate_subject(const std::string& cert_pem);
 
 }  // namespace gpupool::embedded
