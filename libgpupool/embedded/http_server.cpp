@@ -5,7 +5,9 @@
 
 #include <atomic>
 #include <ctime>
+#include <deque>
 #include <list>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -103,10 +105,96 @@ std::string verb_of(const Request& r) {
   return "unknown";
 }
 
+namespace {
+
+// The server's TLS sessions, in memory, found by the id a ticket carries (stateful tickets:
+// SSL_OP_NO_TICKET, SSL_CTX_sess_set_get_cb(3)). With stateless tickets every resumption
+// decrypted the ticket and decoded the session in it — the client's certificate included,
+// through OpenSSL 3's key decoders — and every new ticket encoded it again: together ~35% of the
+// server's CPU for a command's connection. Here a resumption copies a kept session. A ticket
+// stays valid for its lifetime however often it is offered (the command offers the ticket of its
+// session file until it is half way through it; kube-apiserver's — Go's — tickets are not
+// single-use either, and no early data is accepted, so a replay gains nothing), and a fresh one
+// is not replaced on resumption (SSL_set_num_tickets(ssl, 0)); past half its lifetime it is.
+// Like the ticket keys before, the sessions do not outlive the server.
+class SessionCache {
+ public:
+  static constexpr std::size_t kMaxSessions = 4096;
+
+  void install(SSL_CTX* ctx) {
+    SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_SERVER | SSL_SESS_CACHE_NO_INTERNAL);
+    SSL_CTX_set_ex_data(ctx, index(), this);
+    SSL_CTX_sess_set_new_cb(ctx, on_new);
+    SSL_CTX_sess_set_get_cb(ctx, on_get);
+  }
+  SessionCache() = default;
+  SessionCache(const SessionCache&) = delete;
+  SessionCache& operator=(const SessionCache&) = delete;
+  ~SessionCache() {
+    for (auto& [id, session] : sessions_) SSL_SESSION_free(session);
+  }
+
+ private:
+  static int index() {
+    static const int i = SSL_CTX_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+    return i;
+  }
+  static SessionCache* of(SSL* ssl) {
+    return static_cast<SessionCache*>(SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), index()));
+  }
+  static long age_of(const SSL_SESSION* s) {
+    return static_cast<long>(std::time(nullptr)) - static_cast<long>(SSL_SESSION_get_time(s));
+  }
+  static int on_new(SSL* ssl, SSL_SESSION* given) {
+    // A copy of our own: the connection's session object is marked not resumable by OpenSSL when
+    // the connection ends without a TLS shutdown (ssl_clear_bad_session), as HTTP/1.1 ones may.
+    SSL_SESSION* session = SSL_SESSION_dup(given);
+    if (!session) return 0;
+    unsigned int len = 0;
+    const unsigned char* id = SSL_SESSION_get_id(session, &len);
+    SessionCache& self = *of(ssl);
+    std::lock_guard lock(self.mu_);
+    auto [it, added] = self.sessions_.try_emplace(std::string(reinterpret_cast<const char*>(id), len), session);
+    if (!added) {
+      SSL_SESSION_free(it->second);
+      it->second = session;
+    } else {
+      self.order_.push_back(it->first);
+    }
+    while (self.sessions_.size() > kMaxSessions) {  // the oldest leave first (order_ names each kept one)
+      auto old = self.sessions_.find(self.order_.front());
+      SSL_SESSION_free(old->second);
+      self.sessions_.erase(old);
+      self.order_.pop_front();
+    }
+    return 0;  // OpenSSL keeps its reference to `given`
+  }
+  static SSL_SESSION* on_get(SSL* ssl, const unsigned char* id, int len, int* copy) {
+    *copy = 0;  // the caller owns the copy returned
+    SessionCache& self = *of(ssl);
+    std::lock_guard lock(self.mu_);
+    auto it = self.sessions_.find(std::string(reinterpret_cast<const char*>(id), static_cast<std::size_t>(len)));
+    if (it == self.sessions_.end()) return nullptr;
+    const long age = age_of(it->second), lifetime = SSL_SESSION_get_timeout(it->second);
+    if (age < 0 || age >= lifetime) return nullptr;  // expired: a full handshake (it leaves in its turn)
+    if (age < lifetime / 2) SSL_set_num_tickets(ssl, 0);
+    // A copy, for the same reason: the kept one must stay resumable.
+    return SSL_SESSION_dup(it->second);
+  }
+
+  std::mutex mu_;
+  std::map<std::string, SSL_SESSION*> sessions_;
+  std::deque<std::string> order_;
+};
+
+}  // namespace
+
 struct HttpServer::Impl {
   Options opt;
   Handler handler;
   FaultInjector& faults;
+  SessionCache sessions;  // before ctx, which points to it: destroyed after it
   ssl::context ctx{ssl::context::tls_server};
   net::io_context ioc;
   tcp::acceptor acceptor{ioc};
@@ -348,35 +436,6 @@ struct HttpServer::Impl {
   }
 };
 
-namespace {
-
-// SSL_CTX_set_session_ticket_cb(3)'s decrypt callback.
-// In TLS 1.3 the tickets after a resumption are SSL_set_num_tickets(3)'s, not this callback's
-// answer: a fresh one sets them to none for this connection. (Should the resumption still fail
-// after the ticket decrypted, the client gets no new ticket this once and offers its old one
-// again; past half its lifetime that one is renewed.)
-SSL_TICKET_RETURN renew_old_tickets_only(SSL* ssl, SSL_SESSION* session, const unsigned char*, size_t,
-                                         SSL_TICKET_STATUS status, void*) {
-  switch (status) {
-    case SSL_TICKET_SUCCESS:
-    case SSL_TICKET_SUCCESS_RENEW: {
-      const long age = static_cast<long>(std::time(nullptr)) - static_cast<long>(SSL_SESSION_get_time(session));
-      // OpenSSL 3.0 reports every TLS 1.3 ticket as SUCCESS_RENEW; its other cause, a ticket key
-      // callback asking for rotation, does not arise here (the keys are the SSL_CTX's own).
-      const bool fresh = age >= 0 && age < SSL_SESSION_get_timeout(session) / 2;
-      if (fresh) SSL_set_num_tickets(ssl, 0);
-      return fresh ? SSL_TICKET_RETURN_USE : SSL_TICKET_RETURN_USE_RENEW;
-    }
-    case SSL_TICKET_EMPTY:
-    case SSL_TICKET_NO_DECRYPT:
-      return SSL_TICKET_RETURN_IGNORE_RENEW;  // the default: a full handshake, a new ticket
-    default:
-      return SSL_TICKET_RETURN_IGNORE;
-  }
-}
-
-}  // namespace
-
 HttpServer::HttpServer(Options options, Handler handler, FaultInjector& faults)
     : impl_(std::make_unique<Impl>(std::move(options), std::move(handler), faults)) {
   auto& im = *impl_;
@@ -394,12 +453,7 @@ HttpServer::HttpServer(Options options, Handler handler, FaultInjector& faults)
     // context is set (SSL_CTX_set_session_id_context(3)), answering with an internal_error alert.
     static constexpr unsigned char kSessionContext[] = "gpupool-embedded";
     SSL_CTX_set_session_id_context(im.ctx.native_handle(), kSessionContext, sizeof kSessionContext - 1);
-    // A resumed session gets no new ticket while its own is in the first half of its lifetime:
-    // the command keeps resuming the ticket it has (it rewrites its session file only from a
-    // full handshake or past that half), so a new one was made — the session, client
-    // certificate included, encoded and encrypted — only to be dropped (~13% of the server's CPU
-    // for a command's connection). Older tickets are renewed as before.
-    SSL_CTX_set_session_ticket_cb(im.ctx.native_handle(), nullptr, renew_old_tickets_only, nullptr);
+    im.sessions.install(im.ctx.native_handle());
   } catch (const boost::system::system_error& e) {
     throw Error(fmt::format("embedded server: bad TLS material: {}", e.code().message()));
   }
