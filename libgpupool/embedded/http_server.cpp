@@ -178,6 +178,9 @@ class SessionCache {
     if (it == self.sessions_.end()) return nullptr;
     const long age = age_of(it->second), lifetime = SSL_SESSION_get_timeout(it->second);
     if (age < 0 || age >= lifetime) return nullptr;  // expired: a full handshake (it leaves in its turn)
+    // (Should OpenSSL still refuse the session after this — a cipher suite of another hash — the
+    // full handshake sends no ticket either; the client offers its old one again, which is
+    // replaced once past half its lifetime: a cost in time only, and only for such a client.)
     if (age < lifetime / 2) SSL_set_num_tickets(ssl, 0);
     // A copy, for the same reason: the kept one must stay resumable.
     return SSL_SESSION_dup(it->second);
