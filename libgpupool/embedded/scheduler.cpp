@@ -165,7 +165,7 @@ struct Scheduler::Impl {
   void refresh_node(const json::object& obj) {
     std::optional<Node> n;
     try {
-      n = Node::from_json(json::value(obj));
+      n = Node::from_json(obj);
     } catch (const ValidationError&) {
       dirty = true;
       return;
@@ -429,7 +429,7 @@ std::size_t Scheduler::sync() {
         for (const auto& n : store_.list(store_.type("", "nodes"), "").items) {
           try {
             impl_->node_index[name_of(*n)] = impl_->nodes.size();
-            impl_->nodes.push_back(impl_->state.make_node_info(Node::from_json(json::value(*n))));
+            impl_->nodes.push_back(impl_->state.make_node_info(Node::from_json(*n)));
           } catch (const ValidationError&) {
             impl_->node_index.erase(name_of(*n));
           }

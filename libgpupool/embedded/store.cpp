@@ -329,6 +329,10 @@ struct Store::Impl {
   int batch_depth = 0;
   std::vector<std::shared_ptr<WatchQueue>> to_wake;
   std::deque<WatchEvent> pending;  // for subscribers
+  // Events the history let go of, released by dispatch() after the lock is let go: dropping one
+  // frees the object versions no one else holds (a walk of cold memory), which need not hold
+  // every other reader and writer of the store back.
+  std::vector<WatchEvent> dropped;
   bool dispatching = false;
   std::vector<std::pair<AdmissionStage, std::function<void(AdmissionRequest&)>>> plugins;
   std::mt19937_64 rng{std::random_device{}()};
@@ -638,6 +642,7 @@ void Store::commit_event(EventType type, const ResourceType& t, std::shared_ptr<
   }
   while (impl_->history.size() > impl_->options.history) {
     impl_->compacted = impl_->history.front().resource_version;
+    impl_->dropped.push_back(std::move(impl_->history.front()));
     impl_->history.pop_front();
   }
   const bool batched = impl_->batch_depth > 0 && impl_->batch_thread == std::this_thread::get_id();
@@ -1220,6 +1225,13 @@ void Store::sync_journal() {
 
 void Store::dispatch() {
   std::unique_lock lk(impl_->mu);
+  if (!impl_->dropped.empty()) {
+    std::vector<WatchEvent> dropped;
+    dropped.swap(impl_->dropped);
+    lk.unlock();
+    dropped.clear();  // the versions only the history still held are freed here, unlocked
+    lk.lock();
+  }
   if (impl_->dispatching) return;
   impl_->dispatching = true;
   while (!impl_->pending.empty()) {
