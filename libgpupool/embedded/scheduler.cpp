@@ -296,8 +296,11 @@ Scheduler::Scheduler(Store& store, const Clock& clock, SchedulerOptions options)
     : store_(store), clock_(clock), impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
   subscription_ = store_.subscribe([this](const WatchEvent& e) { on_event(e); });
+  // The list comes in key order (namespace, name), which is nearly always the order of the
+  // "namespace/name" strings too: each insert is hinted at the end (constant time when it is).
   for (const auto& p : store_.list(store_.type("", "pods"), "").items)
-    if (node_of(*p).empty() && impl_->serves(*p) && !terminal(*p)) impl_->pending.insert(key_of(*p));
+    if (node_of(*p).empty() && impl_->serves(*p) && !terminal(*p))
+      impl_->pending.insert(impl_->pending.end(), key_of(*p));
 }
 
 Scheduler::~Scheduler() { store_.unsubscribe(subscription_); }
