@@ -202,9 +202,9 @@ struct Scheduler::Impl {
     accounted.erase(it);
   }
 
-  bool serves(const json::object& pod) const {
-    const std::string s = scheduler_of(pod);
-    return std::find(options.scheduler_names.begin(), options.scheduler_names.end(), s) !=
+  bool serves(const json::object& pod) const { return serves_name(scheduler_of(pod)); }
+  bool serves_name(std::string_view scheduler) const {
+    return std::find(options.scheduler_names.begin(), options.scheduler_names.end(), scheduler) !=
            options.scheduler_names.end();
   }
   // MoveAllToActiveOrBackoffQueue: every unschedulable pod is tried again.
@@ -417,7 +417,7 @@ std::size_t Scheduler::sync() {
       batch.emplace(store_);
       in_batch = 1;
     }
-    std::string key;
+    std::string key, ns, name, component;        // the pod's key, its namespace and name, its schedulerName
     std::shared_ptr<const json::object> stored;  // the pod as read (shared with the store, not copied)
     PodRequirements req;
     PlacementResult result;
@@ -457,9 +457,13 @@ std::size_t Scheduler::sync() {
       }
       key = *impl_->pending.begin();
       impl_->pending.erase(impl_->pending.begin());
-      const auto slash = key.find('/');
-      auto cur = store_.find(pods, key.substr(0, slash), key.substr(slash + 1));
-      if (!cur || !node_of(*cur).empty() || terminal(*cur) || !impl_->serves(*cur)) continue;
+      const auto slash = key.find('/');  // key_of: "<namespace>/<name>"
+      ns = key.substr(0, slash);
+      name = key.substr(slash + 1);
+      auto cur = store_.find(pods, ns, name);
+      if (!cur || !node_of(*cur).empty() || terminal(*cur)) continue;
+      component = scheduler_of(*cur);
+      if (!impl_->serves_name(component)) continue;
       stored = std::move(cur);
       try {
         req = impl_->requirements.read(*stored);
@@ -467,7 +471,7 @@ std::size_t Scheduler::sync() {
         continue;
       }
       // What VolumeBinding's PreFilter (a plugin of place()) reads of the pod's claims.
-      resolve_claims(store_, namespace_of(*stored), req.claims);
+      resolve_claims(store_, ns, req.claims);
       result = place(req, impl_->nodes, impl_->state);
       ++impl_->attempts;
       if (result.chosen) {
@@ -478,9 +482,7 @@ std::size_t Scheduler::sync() {
       }
     }
     const json::object& pod = *stored;
-    const std::string ns = namespace_of(pod), name = name_of(pod);
     const auto now = clock_.now();
-    const std::string component = scheduler_of(pod);
     const auto wall = std::chrono::time_point_cast<std::chrono::system_clock::duration>(now);
     if (result.chosen) {
       try {

@@ -236,6 +236,11 @@ std::string str(const json::object& o, std::string_view key) {
   if (const auto* v = o.if_contains(key); v && v->is_string()) return std::string(v->as_string());
   return {};
 }
+// str() read in place: valid until `o` changes.
+std::string_view str_view(const json::object& o, std::string_view key) {
+  if (const auto* v = o.if_contains(key); v && v->is_string()) return v->as_string();
+  return {};
+}
 
 // The garbage collector's finalizers (k8s.io/apimachinery/pkg/apis/meta/v1: FinalizerDeleteDependents,
 // FinalizerOrphanDependents).
@@ -849,10 +854,11 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
     if (it == objs.end()) throw StatusError::not_found(t, name);
     const auto old = it->second;
     const auto& old_md = metadata_of(*old);
-    const std::string want_rv = str(md, "resourceVersion");
-    if (!want_rv.empty() && want_rv != str(old_md, "resourceVersion")) throw StatusError::conflict(t, name);
-    const std::string want_uid = str(md, "uid");
-    if (!want_uid.empty() && want_uid != str(old_md, "uid"))
+    // (Compared in place: neither object has changed yet.)
+    const std::string_view want_rv = str_view(md, "resourceVersion");
+    if (!want_rv.empty() && want_rv != str_view(old_md, "resourceVersion")) throw StatusError::conflict(t, name);
+    const std::string_view want_uid = str_view(md, "uid");
+    if (!want_uid.empty() && want_uid != str_view(old_md, "uid"))
       throw StatusError::conflict(t, name,
                                   fmt::format("Precondition failed: UID in precondition: {}, UID in object meta: {}",
                                               want_uid, str(old_md, "uid")));
