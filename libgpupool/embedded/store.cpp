@@ -896,17 +896,21 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
           next.erase("status");
       }
       auto& nmd = metadata_of(next);
-      // rest.BeforeUpdate: uid, creationTimestamp and the deletion fields are the server's.
+      // rest.BeforeUpdate: uid, creationTimestamp and the deletion fields are the server's. (Most
+      // bodies carry them as stored, a binding always: equal values are not copied over again.)
       for (const char* k :
            {"uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"})
-        if (const auto* v = old_md.if_contains(k))
-          nmd[k] = *v;
-        else if (std::string_view(k).starts_with("deletion"))
+        if (const auto* v = old_md.if_contains(k)) {
+          if (const auto* have = nmd.if_contains(k); !have || !util::json_equal(*have, *v)) nmd[k] = *v;
+        } else if (std::string_view(k).starts_with("deletion")) {
           nmd.erase(k);
-      if (t.namespaced)
-        nmd["namespace"] = std::string(ns);
-      else
+        }
+      if (t.namespaced) {
+        if (const auto* have = nmd.if_contains("namespace"); !have || !have->is_string() || have->get_string() != ns)
+          nmd["namespace"] = ns;
+      } else {
         nmd.erase("namespace");
+      }
     }
     next["apiVersion"] = t.api_version();
     next["kind"] = t.kind;
