@@ -76,12 +76,11 @@ json::object object_reference(const json::object& involved) {
     return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
   };
   const std::string_view ns = text("namespace");
-  json::object ref({{"kind", involved.at("kind")},
-                    {"name", text("name")},
-                    {"uid", text("uid")},
-                    {"apiVersion", involved.at("apiVersion")},
-                    {"resourceVersion", text("resourceVersion")}},
-                   6);
+  json::object ref{{"kind", involved.at("kind")},
+                   {"name", text("name")},
+                   {"uid", text("uid")},
+                   {"apiVersion", involved.at("apiVersion")},
+                   {"resourceVersion", text("resourceVersion")}};
   if (!ns.empty()) ref["namespace"] = ns;
   return ref;
 }
@@ -98,8 +97,7 @@ std::string store_event(Store& store, std::chrono::system_clock::time_point now,
                                        static_cast<std::uint64_t>(t.time_since_epoch().count()) + counter++);
   fields["apiVersion"] = "v1";
   fields["kind"] = "Event";
-  // Room for what the store adds (uid, creationTimestamp, resourceVersion): no table regrown.
-  fields["metadata"] = json::object({{"name", name}, {"namespace", ns}}, 5);
+  fields["metadata"] = json::object{{"name", name}, {"namespace", ns}};
   fields["involvedObject"] = object_reference(involved);
   store.create_shared(store.type("", "events"), ns, std::move(fields));  // (no copy of it back)
   return name;
@@ -176,19 +174,17 @@ std::string record_series_event(Store& store, std::chrono::system_clock::time_po
   // tools/events recorder.go generateEvent: name "<regarding>.<UnixNano hex>", EventTime now,
   // ReportingInstance reportingController + "-" + hostname; the core/v1 view of an events.k8s.io
   // Event leaves first/lastTimestamp zero (null), source empty and count out (0, omitempty).
-  // (Sized for the members store_event adds: apiVersion, kind, metadata, involvedObject.)
   return store_event(store, now, involved,
-                     json::object({{"reason", reason},
-                                   {"message", message},
-                                   {"source", json::object{}},
-                                   {"firstTimestamp", nullptr},
-                                   {"lastTimestamp", nullptr},
-                                   {"type", type},
-                                   {"eventTime", to_rfc3339_micro(std::chrono::time_point_cast<Clock::duration>(now))},
-                                   {"action", action},
-                                   {"reportingComponent", controller},
-                                   {"reportingInstance", controller + "-" + host_name()}},
-                                  14));
+                     json::object{{"reason", reason},
+                                  {"message", message},
+                                  {"source", json::object{}},
+                                  {"firstTimestamp", nullptr},
+                                  {"lastTimestamp", nullptr},
+                                  {"type", type},
+                                  {"eventTime", to_rfc3339_micro(std::chrono::time_point_cast<Clock::duration>(now))},
+                                  {"action", action},
+                                  {"reportingComponent", controller},
+                                  {"reportingInstance", controller + "-" + host_name()}});
 }
 
 // metav1.LabelSelectorAsSelector(...).Matches(labels): matchLabels and matchExpressions
