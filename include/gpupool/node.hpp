@@ -56,6 +56,8 @@ struct Node {
   /// "status.capacity[cpu]", "spec.taints[1].effect", "metadata.name") for a missing name, a wrong
   /// JSON type, a bad quantity, taint or timestamp. Unknown fields are ignored.
   static Node from_json(const boost::json::value& node);
+  /// from_json of a Node object already at hand (no copy of it into a json::value).
+  static Node from_json(const boost::json::object& node);
   /// Reads the items of a NodeList's JSON text, decoding each node as soon as it is parsed (the whole
   /// document is never held as a tree: peak memory is the nodes plus one item). Errors as from_json,
   /// with the field prefixed by "items[<index>]."; malformed JSON is a ValidationError on "items".

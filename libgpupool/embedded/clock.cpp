@@ -9,18 +9,6 @@
 #include "gpupool/time.hpp"
 
 namespace gpupool::embedded {
-namespace {
-
-std::tm utc(Clock::time_point t) {
-  const auto secs = std::chrono::floor<std::chrono::seconds>(t).time_since_epoch().count();
-  const std::time_t tt = static_cast<std::time_t>(secs);
-  std::tm tm{};
-  gmtime_r(&tt, &tm);
-  return tm;
-}
-
-}  // namespace
-
 std::string to_rfc3339(Clock::time_point t) {
   // One RFC 3339 rule for the library: the model's metav1.Time formatting (gpupool/time.hpp).
   // A write stamps the same second many times (conditions, managedFields, events): the last
@@ -36,11 +24,15 @@ std::string to_rfc3339(Clock::time_point t) {
 }
 
 std::string to_rfc3339_micro(Clock::time_point t) {
-  const std::tm tm = utc(t);
+  // The second as to_rfc3339 writes it (kept per thread: every event of a burst shares it), then
+  // the microseconds: "2024-01-01T00:00:00.000000Z".
+  std::string text = to_rfc3339(t);
   const auto since = t - std::chrono::floor<std::chrono::seconds>(t);
   const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(since).count();
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                     tm.tm_hour, tm.tm_min, tm.tm_sec, micros);
+  text.pop_back();  // the 'Z'
+  char frac[32];
+  std::snprintf(frac, sizeof frac, ".%06lldZ", static_cast<long long>(micros));
+  return text += frac;
 }
 
 bool parse_rfc3339(const std::string& text, Clock::time_point& out) {

@@ -70,12 +70,17 @@ namespace {
 // An ObjectReference to `involved` (kind, name, namespace, uid, apiVersion, resourceVersion).
 json::object object_reference(const json::object& involved) {
   const json::object* md = object_at(involved, {"metadata"});
-  const std::string ns = string_of(md, "namespace");
+  // Read in place (string_of would copy each into a std::string first).
+  const auto text = [md](std::string_view key) -> std::string_view {
+    const json::value* v = md ? md->if_contains(key) : nullptr;
+    return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
+  };
+  const std::string_view ns = text("namespace");
   json::object ref{{"kind", involved.at("kind")},
-                   {"name", string_of(md, "name")},
-                   {"uid", string_of(md, "uid")},
+                   {"name", text("name")},
+                   {"uid", text("uid")},
                    {"apiVersion", involved.at("apiVersion")},
-                   {"resourceVersion", string_of(md, "resourceVersion")}};
+                   {"resourceVersion", text("resourceVersion")}};
   if (!ns.empty()) ref["namespace"] = ns;
   return ref;
 }

@@ -165,7 +165,7 @@ struct Scheduler::Impl {
   void refresh_node(const json::object& obj) {
     std::optional<Node> n;
     try {
-      n = Node::from_json(json::value(obj));
+      n = Node::from_json(obj);
     } catch (const ValidationError&) {
       dirty = true;
       return;
@@ -202,9 +202,9 @@ struct Scheduler::Impl {
     accounted.erase(it);
   }
 
-  bool serves(const json::object& pod) const {
-    const std::string s = scheduler_of(pod);
-    return std::find(options.scheduler_names.begin(), options.scheduler_names.end(), s) !=
+  bool serves(const json::object& pod) const { return serves_name(scheduler_of(pod)); }
+  bool serves_name(std::string_view scheduler) const {
+    return std::find(options.scheduler_names.begin(), options.scheduler_names.end(), scheduler) !=
            options.scheduler_names.end();
   }
   // MoveAllToActiveOrBackoffQueue: every unschedulable pod is tried again.
@@ -296,8 +296,11 @@ Scheduler::Scheduler(Store& store, const Clock& clock, SchedulerOptions options)
     : store_(store), clock_(clock), impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
   subscription_ = store_.subscribe([this](const WatchEvent& e) { on_event(e); });
+  // The list comes in key order (namespace, name), which is nearly always the order of the
+  // "namespace/name" strings too: each insert is hinted at the end (constant time when it is).
   for (const auto& p : store_.list(store_.type("", "pods"), "").items)
-    if (node_of(*p).empty() && impl_->serves(*p) && !terminal(*p)) impl_->pending.insert(key_of(*p));
+    if (node_of(*p).empty() && impl_->serves(*p) && !terminal(*p))
+      impl_->pending.insert(impl_->pending.end(), key_of(*p));
 }
 
 Scheduler::~Scheduler() { store_.unsubscribe(subscription_); }
@@ -414,7 +417,7 @@ std::size_t Scheduler::sync() {
       batch.emplace(store_);
       in_batch = 1;
     }
-    std::string key;
+    std::string key, ns, name, component;        // the pod's key, its namespace and name, its schedulerName
     std::shared_ptr<const json::object> stored;  // the pod as read (shared with the store, not copied)
     PodRequirements req;
     PlacementResult result;
@@ -429,7 +432,7 @@ std::size_t Scheduler::sync() {
         for (const auto& n : store_.list(store_.type("", "nodes"), "").items) {
           try {
             impl_->node_index[name_of(*n)] = impl_->nodes.size();
-            impl_->nodes.push_back(impl_->state.make_node_info(Node::from_json(json::value(*n))));
+            impl_->nodes.push_back(impl_->state.make_node_info(Node::from_json(*n)));
           } catch (const ValidationError&) {
             impl_->node_index.erase(name_of(*n));
           }
@@ -454,9 +457,13 @@ std::size_t Scheduler::sync() {
       }
       key = *impl_->pending.begin();
       impl_->pending.erase(impl_->pending.begin());
-      const auto slash = key.find('/');
-      auto cur = store_.find(pods, key.substr(0, slash), key.substr(slash + 1));
-      if (!cur || !node_of(*cur).empty() || terminal(*cur) || !impl_->serves(*cur)) continue;
+      const auto slash = key.find('/');  // key_of: "<namespace>/<name>"
+      ns = key.substr(0, slash);
+      name = key.substr(slash + 1);
+      auto cur = store_.find(pods, ns, name);
+      if (!cur || !node_of(*cur).empty() || terminal(*cur)) continue;
+      component = scheduler_of(*cur);
+      if (!impl_->serves_name(component)) continue;
       stored = std::move(cur);
       try {
         req = impl_->requirements.read(*stored);
@@ -464,7 +471,7 @@ std::size_t Scheduler::sync() {
         continue;
       }
       // What VolumeBinding's PreFilter (a plugin of place()) reads of the pod's claims.
-      resolve_claims(store_, namespace_of(*stored), req.claims);
+      resolve_claims(store_, ns, req.claims);
       result = place(req, impl_->nodes, impl_->state);
       ++impl_->attempts;
       if (result.chosen) {
@@ -475,9 +482,7 @@ std::size_t Scheduler::sync() {
       }
     }
     const json::object& pod = *stored;
-    const std::string ns = namespace_of(pod), name = name_of(pod);
     const auto now = clock_.now();
-    const std::string component = scheduler_of(pod);
     const auto wall = std::chrono::time_point_cast<std::chrono::system_clock::duration>(now);
     if (result.chosen) {
       try {

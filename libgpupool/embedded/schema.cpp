@@ -42,6 +42,7 @@ struct Node {
   std::string go_type;    // as encoding/json prints it: "int32", "v1.DeploymentSpec", "[]v1.Container"
   std::map<std::string, const Node*, std::less<>> fields;  // Object
   const Node* elem = nullptr;                              // Array, Map
+  bool quantities = false;  // a Quantity is reachable from here (canonical_quantities walks no other)
 };
 
 // Types with their own JSON decoding (UnmarshalJSON), accepted as any JSON value here.
@@ -190,6 +191,17 @@ const Registry& registry() {
       for (const auto& [kind, cname] : roots) {
         d.kinds[kind] = d.component(cname);
         d.kind_components[kind] = cname;
+      }
+      // Which nodes lead to a Quantity (to a fixed point: schemas refer to themselves): an Event,
+      // a ConfigMap or a pod's metadata hold none, and canonical_quantities skips them whole.
+      for (bool changed = true; changed;) {
+        changed = false;
+        for (Node& n : d.nodes) {
+          if (n.quantities) continue;
+          bool q = n.type == Node::Type::Quantity || (n.elem && n.elem->quantities);
+          for (const auto& [k, f] : n.fields) q = q || f->quantities;
+          if (q) n.quantities = changed = true;
+        }
       }
     }
     return reg;
@@ -509,16 +521,17 @@ void canonical(const Node& n, json::value& v, int depth) {
       return;
     }
     case Node::Type::Object:
-      if (v.is_object())
+      if (v.is_object() && n.quantities)
         for (auto& [k, child] : v.as_object())
-          if (auto f = n.fields.find(std::string_view(k)); f != n.fields.end()) canonical(*f->second, child, depth + 1);
+          if (auto f = n.fields.find(std::string_view(k)); f != n.fields.end() && f->second->quantities)
+            canonical(*f->second, child, depth + 1);
       return;
     case Node::Type::Map:
-      if (v.is_object())
+      if (v.is_object() && n.quantities)
         for (auto& [k, child] : v.as_object()) canonical(*n.elem, child, depth + 1);
       return;
     case Node::Type::Array:
-      if (v.is_array())
+      if (v.is_array() && n.quantities)
         for (auto& child : v.as_array()) canonical(*n.elem, child, depth + 1);
       return;
     default:
@@ -530,9 +543,10 @@ void canonical(const Node& n, json::value& v, int depth) {
 
 void canonical_quantities(std::string_view group, std::string_view version, std::string_view kind, json::object& obj) {
   const Node* r = root(group, version, kind);
-  if (!r) return;
+  if (!r || !r->quantities) return;
   for (auto& [k, child] : obj)
-    if (auto f = r->fields.find(std::string_view(k)); f != r->fields.end()) canonical(*f->second, child, 0);
+    if (auto f = r->fields.find(std::string_view(k)); f != r->fields.end() && f->second->quantities)
+      canonical(*f->second, child, 0);
 }
 
 Decoded decode_object_meta(json::object& obj, bool prune) {

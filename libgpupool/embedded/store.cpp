@@ -236,6 +236,11 @@ std::string str(const json::object& o, std::string_view key) {
   if (const auto* v = o.if_contains(key); v && v->is_string()) return std::string(v->as_string());
   return {};
 }
+// str() read in place: valid until `o` changes.
+std::string_view str_view(const json::object& o, std::string_view key) {
+  if (const auto* v = o.if_contains(key); v && v->is_string()) return v->as_string();
+  return {};
+}
 
 // The garbage collector's finalizers (k8s.io/apimachinery/pkg/apis/meta/v1: FinalizerDeleteDependents,
 // FinalizerOrphanDependents).
@@ -329,6 +334,10 @@ struct Store::Impl {
   int batch_depth = 0;
   std::vector<std::shared_ptr<WatchQueue>> to_wake;
   std::deque<WatchEvent> pending;  // for subscribers
+  // Events the history let go of, released by dispatch() after the lock is let go: dropping one
+  // frees the object versions no one else holds (a walk of cold memory), which need not hold
+  // every other reader and writer of the store back.
+  std::vector<WatchEvent> dropped;
   bool dispatching = false;
   std::vector<std::pair<AdmissionStage, std::function<void(AdmissionRequest&)>>> plugins;
   std::mt19937_64 rng{std::random_device{}()};
@@ -638,6 +647,7 @@ void Store::commit_event(EventType type, const ResourceType& t, std::shared_ptr<
   }
   while (impl_->history.size() > impl_->options.history) {
     impl_->compacted = impl_->history.front().resource_version;
+    impl_->dropped.push_back(std::move(impl_->history.front()));
     impl_->history.pop_front();
   }
   const bool batched = impl_->batch_depth > 0 && impl_->batch_thread == std::this_thread::get_id();
@@ -844,10 +854,11 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
     if (it == objs.end()) throw StatusError::not_found(t, name);
     const auto old = it->second;
     const auto& old_md = metadata_of(*old);
-    const std::string want_rv = str(md, "resourceVersion");
-    if (!want_rv.empty() && want_rv != str(old_md, "resourceVersion")) throw StatusError::conflict(t, name);
-    const std::string want_uid = str(md, "uid");
-    if (!want_uid.empty() && want_uid != str(old_md, "uid"))
+    // (Compared in place: neither object has changed yet.)
+    const std::string_view want_rv = str_view(md, "resourceVersion");
+    if (!want_rv.empty() && want_rv != str_view(old_md, "resourceVersion")) throw StatusError::conflict(t, name);
+    const std::string_view want_uid = str_view(md, "uid");
+    if (!want_uid.empty() && want_uid != str_view(old_md, "uid"))
       throw StatusError::conflict(t, name,
                                   fmt::format("Precondition failed: UID in precondition: {}, UID in object meta: {}",
                                               want_uid, str(old_md, "uid")));
@@ -885,17 +896,21 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
           next.erase("status");
       }
       auto& nmd = metadata_of(next);
-      // rest.BeforeUpdate: uid, creationTimestamp and the deletion fields are the server's.
+      // rest.BeforeUpdate: uid, creationTimestamp and the deletion fields are the server's. (Most
+      // bodies carry them as stored, a binding always: equal values are not copied over again.)
       for (const char* k :
            {"uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"})
-        if (const auto* v = old_md.if_contains(k))
-          nmd[k] = *v;
-        else if (std::string_view(k).starts_with("deletion"))
+        if (const auto* v = old_md.if_contains(k)) {
+          if (const auto* have = nmd.if_contains(k); !have || !util::json_equal(*have, *v)) nmd[k] = *v;
+        } else if (std::string_view(k).starts_with("deletion")) {
           nmd.erase(k);
-      if (t.namespaced)
-        nmd["namespace"] = std::string(ns);
-      else
+        }
+      if (t.namespaced) {
+        if (const auto* have = nmd.if_contains("namespace"); !have || !have->is_string() || have->get_string() != ns)
+          nmd["namespace"] = ns;
+      } else {
         nmd.erase("namespace");
+      }
     }
     next["apiVersion"] = t.api_version();
     next["kind"] = t.kind;
@@ -1220,6 +1235,13 @@ void Store::sync_journal() {
 
 void Store::dispatch() {
   std::unique_lock lk(impl_->mu);
+  if (!impl_->dropped.empty()) {
+    std::vector<WatchEvent> dropped;
+    dropped.swap(impl_->dropped);
+    lk.unlock();
+    dropped.clear();  // the versions only the history still held are freed here, unlocked
+    lk.lock();
+  }
   if (impl_->dispatching) return;
   impl_->dispatching = true;
   while (!impl_->pending.empty()) {

@@ -44,7 +44,10 @@ void Node::for_each_in_list(std::string_view node_list_json, const std::function
 
 Node Node::from_json(const json::value& value) {
   if (!value.is_object()) wrong_type("node", value, "a Node object");
-  const json::object& root = value.get_object();
+  return from_json(value.get_object());
+}
+
+Node Node::from_json(const json::object& root) {
   Node n;
   static const std::string kMeta = "metadata", kSpec = "spec", kStatus = "status";
   const json::object* meta = object_at(root, "metadata", kMeta);

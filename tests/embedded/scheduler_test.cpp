@@ -520,3 +520,54 @@ TEST_CASE("scheduler: a watcher sees every binding of a run longer than one wake
   for (const auto& p : store.list(pods, "default").items) on_nodes += at(*p, "spec.nodeName").empty() ? 0 : 1;
   CHECK(on_nodes == kPods);
 }
+
+// What the scheduler writes for one pod, member by member and in order: the bound pod and its
+// Scheduled event as stored (the event's name, uid and the pod's uid masked: they are random or
+// time-derived). Guards every change to how those objects are built.
+TEST_CASE("scheduler: the bound pod and its Scheduled event as stored, byte for byte") {
+  Clock clock = Clock::manual();
+  Store store(clock);
+  store.create(store.type("", "namespaces"), "", obj(R"({"metadata":{"name":"default"}})"));
+  WriteOptions seeded;
+  seeded.seeded_node = true;
+  store.create(store.type("", "nodes"), "",
+               obj(R"({"metadata":{"name":"n0"},"status":{"capacity":{"cpu":"8","memory":"16Gi","pods":"110"},
+                   "allocatable":{"cpu":"8","memory":"16Gi","pods":"110"}}})"),
+               seeded);
+  store.create(store.type("", "pods"), "default",
+               obj(R"({"metadata":{"name":"p","labels":{"app":"x"}},"spec":{"containers":[{"name":"c","image":"x",
+                   "resources":{"requests":{"cpu":"100m"}}}]}})"));
+  Scheduler scheduler{store, clock};
+  scheduler.sync();
+  json::object pod = store.get(store.type("", "pods"), "default", "p");
+  const auto events = store.list(store.type("", "events"), "default").items;
+  REQUIRE(events.size() == 1);
+  json::object ev = *events[0];
+  const std::string pod_uid(pod["metadata"].as_object()["uid"].as_string());
+  CHECK(std::string(ev["involvedObject"].as_object()["uid"].as_string()) == pod_uid);
+  CHECK(std::string(ev["metadata"].as_object()["name"].as_string()).starts_with("p."));
+  pod["metadata"].as_object()["uid"] = "UID";
+  ev["metadata"].as_object()["uid"] = "EVUID";
+  ev["metadata"].as_object()["name"] = "NAME";
+  ev["involvedObject"].as_object()["uid"] = "UID";
+  ev["reportingInstance"] = "default-scheduler-HOST";
+  CHECK(json::serialize(ev) ==
+        R"({"reason":"Scheduled","message":"Successfully assigned default/p to n0","source":{},)"
+        R"("firstTimestamp":null,"lastTimestamp":null,"type":"Normal","eventTime":"2024-01-01T00:00:00.000000Z",)"
+        R"("action":"Binding","reportingComponent":"default-scheduler","reportingInstance":"default-scheduler-HOST",)"
+        R"("apiVersion":"v1","kind":"Event","metadata":{"name":"NAME","namespace":"default","uid":"EVUID",)"
+        R"("creationTimestamp":"2024-01-01T00:00:00Z","resourceVersion":"6"},"involvedObject":{"kind":"Pod",)"
+        R"("name":"p","uid":"UID","apiVersion":"v1","resourceVersion":"4","namespace":"default"}})");
+  CHECK(json::serialize(pod) ==
+        R"({"metadata":{"name":"p","labels":{"app":"x"},"namespace":"default","uid":"UID",)"
+        R"("creationTimestamp":"2024-01-01T00:00:00Z","resourceVersion":"5"},"spec":{"containers":[{"name":"c",)"
+        R"("image":"x","resources":{"requests":{"cpu":"100m"}},"imagePullPolicy":"Always",)"
+        R"("terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File"}],)"
+        R"("restartPolicy":"Always","dnsPolicy":"ClusterFirst","schedulerName":"default-scheduler",)"
+        R"("terminationGracePeriodSeconds":30,"securityContext":{},"enableServiceLinks":true,"tolerations":[)"
+        R"({"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300},)"
+        R"({"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute","tolerationSeconds":300}],)"
+        R"("nodeName":"n0"},"apiVersion":"v1","kind":"Pod","status":{"phase":"Pending","qosClass":"Burstable",)"
+        R"("conditions":[{"type":"PodScheduled","status":"True","lastProbeTime":null,)"
+        R"("lastTransitionTime":"2024-01-01T00:00:00Z"}]}})");
+}

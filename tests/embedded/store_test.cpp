@@ -446,3 +446,44 @@ TEST_CASE("WakeBatch: every write is committed and queued at once; the watch rea
   CHECK(q->wakes() == wakes + 2);
   CHECK(q->next(0ms).size() == 1);
 }
+
+// Every write stores quantities as Go prints them (validation's last step, schema
+// canonical_quantities), wherever the kind's schema has one — and only there: the walk skips
+// whatever cannot hold a Quantity (an Event, a ConfigMap, a pod's metadata), so text that looks like
+// a quantity elsewhere is kept as written.
+TEST_CASE("quantities canonical wherever the schema has one, other text as written") {
+  Clock clock = Clock::manual();
+  Store store(clock);
+  store.create(store.type("", "namespaces"), "", json::parse(R"({"metadata":{"name":"q"}})").as_object());
+  const auto pod = store.create(store.type("", "pods"), "q",
+                                json::parse(R"({"metadata":{"name":"p",
+      "labels":{"size":"1000m"},"annotations":{"a":"1024Mi"}},
+      "spec":{"overhead":{"cpu":"250m","memory":"2048Mi"},
+        "initContainers":[{"name":"i","image":"x","resources":{"requests":{"cpu":"2000m"}}}],
+        "containers":[{"name":"c","image":"x","args":["1000m"],
+          "resources":{"requests":{"cpu":"1000m","memory":"1024Mi"},"limits":{"memory":"1.5Gi"}}}]}})")
+                                    .as_object());
+  const auto& spec = pod.at("spec").as_object();
+  const auto& c = spec.at("containers").as_array()[0].as_object();
+  CHECK(c.at("resources").at("requests").at("cpu") == "1");
+  CHECK(c.at("resources").at("requests").at("memory") == "1Gi");
+  CHECK(c.at("resources").at("limits").at("memory") == "1536Mi");
+  CHECK(spec.at("initContainers").as_array()[0].at("resources").at("requests").at("cpu") == "2");
+  CHECK(spec.at("overhead").at("memory") == "2Gi");
+  CHECK(spec.at("overhead").at("cpu") == "250m");
+  CHECK(c.at("args").as_array()[0] == "1000m");
+  CHECK(pod.at("metadata").at("labels").at("size") == "1000m");
+  CHECK(pod.at("metadata").at("annotations").at("a") == "1024Mi");
+  const auto quota = store.create(
+      store.type("", "resourcequotas"), "q",
+      json::parse(R"({"metadata":{"name":"rq"},"spec":{"hard":{"requests.cpu":"4000m","pods":"10"}}})").as_object());
+  CHECK(quota.at("spec").at("hard").at("requests.cpu") == "4");
+  const auto cm = store.create(store.type("", "configmaps"), "q",
+                               json::parse(R"({"metadata":{"name":"cm"},"data":{"cpu":"1000m"}})").as_object());
+  CHECK(cm.at("data").at("cpu") == "1000m");
+  const auto ev = store.create(store.type("", "events"), "q",
+                               json::parse(R"({"metadata":{"name":"e"},
+      "involvedObject":{"kind":"Pod","name":"p","namespace":"q"},"reason":"R","message":"1000m","type":"Normal"})")
+                                   .as_object());
+  CHECK(ev.at("message") == "1000m");
+}
