@@ -6,6 +6,7 @@
 #include <atomic>
 #include <ctime>
 #include <deque>
+#include <functional>
 #include <list>
 #include <map>
 #include <mutex>
@@ -121,7 +122,8 @@ class SessionCache {
  public:
   static constexpr std::size_t kMaxSessions = 4096;
 
-  void install(SSL_CTX* ctx) {
+  void install(SSL_CTX* ctx, std::function<std::int64_t()> clock) {
+    now_ = clock ? std::move(clock) : [] { return static_cast<std::int64_t>(std::time(nullptr)); };
     SSL_CTX_set_options(ctx, SSL_OP_NO_TICKET);
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_SERVER | SSL_SESS_CACHE_NO_INTERNAL);
     SSL_CTX_set_ex_data(ctx, index(), this);
@@ -132,7 +134,7 @@ class SessionCache {
   SessionCache(const SessionCache&) = delete;
   SessionCache& operator=(const SessionCache&) = delete;
   ~SessionCache() {
-    for (auto& [id, session] : sessions_) SSL_SESSION_free(session);
+    for (auto& [id, kept] : sessions_) SSL_SESSION_free(kept.session);
   }
 
  private:
@@ -143,9 +145,6 @@ class SessionCache {
   static SessionCache* of(SSL* ssl) {
     return static_cast<SessionCache*>(SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), index()));
   }
-  static long age_of(const SSL_SESSION* s) {
-    return static_cast<long>(std::time(nullptr)) - static_cast<long>(SSL_SESSION_get_time(s));
-  }
   static int on_new(SSL* ssl, SSL_SESSION* given) {
     // A copy of our own: the connection's session object is marked not resumable by OpenSSL when
     // the connection ends without a TLS shutdown (ssl_clear_bad_session), as HTTP/1.1 ones may.
@@ -155,16 +154,17 @@ class SessionCache {
     const unsigned char* id = SSL_SESSION_get_id(session, &len);
     SessionCache& self = *of(ssl);
     std::lock_guard lock(self.mu_);
-    auto [it, added] = self.sessions_.try_emplace(std::string(reinterpret_cast<const char*>(id), len), session);
+    const Kept kept{session, self.now_()};
+    auto [it, added] = self.sessions_.try_emplace(std::string(reinterpret_cast<const char*>(id), len), kept);
     if (!added) {
-      SSL_SESSION_free(it->second);
-      it->second = session;
+      SSL_SESSION_free(it->second.session);
+      it->second = kept;
     } else {
       self.order_.push_back(it->first);
     }
     while (self.sessions_.size() > kMaxSessions) {  // the oldest leave first (order_ names each kept one)
       auto old = self.sessions_.find(self.order_.front());
-      SSL_SESSION_free(old->second);
+      SSL_SESSION_free(old->second.session);
       self.sessions_.erase(old);
       self.order_.pop_front();
     }
@@ -176,18 +176,26 @@ class SessionCache {
     std::lock_guard lock(self.mu_);
     auto it = self.sessions_.find(std::string(reinterpret_cast<const char*>(id), static_cast<std::size_t>(len)));
     if (it == self.sessions_.end()) return nullptr;
-    const long age = age_of(it->second), lifetime = SSL_SESSION_get_timeout(it->second);
-    if (age < 0 || age >= lifetime) return nullptr;  // expired: a full handshake (it leaves in its turn)
+    const std::int64_t age = self.now_() - it->second.created, lifetime = SSL_SESSION_get_timeout(it->second.session);
+    // Expired: a full handshake (the session leaves in its turn). kube-apiserver's (Go's) server
+    // likewise refuses a ticket older than its lifetime; OpenSSL checks no TLS 1.3 ticket's age
+    // but for early data, so this is the check.
+    if (age < 0 || age >= lifetime) return nullptr;
     // (Should OpenSSL still refuse the session after this — a cipher suite of another hash — the
     // full handshake sends no ticket either; the client offers its old one again, which is
     // replaced once past half its lifetime: a cost in time only, and only for such a client.)
     if (age < lifetime / 2) SSL_set_num_tickets(ssl, 0);
     // A copy, for the same reason: the kept one must stay resumable.
-    return SSL_SESSION_dup(it->second);
+    return SSL_SESSION_dup(it->second.session);
   }
 
+  struct Kept {
+    SSL_SESSION* session;
+    std::int64_t created;  // by now_
+  };
+  std::function<std::int64_t()> now_;
   std::mutex mu_;
-  std::map<std::string, SSL_SESSION*> sessions_;
+  std::map<std::string, Kept> sessions_;
   std::deque<std::string> order_;
 };
 
@@ -456,7 +464,7 @@ HttpServer::HttpServer(Options options, Handler handler, FaultInjector& faults)
     // context is set (SSL_CTX_set_session_id_context(3)), answering with an internal_error alert.
     static constexpr unsigned char kSessionContext[] = "gpupool-embedded";
     SSL_CTX_set_session_id_context(im.ctx.native_handle(), kSessionContext, sizeof kSessionContext - 1);
-    im.sessions.install(im.ctx.native_handle());
+    im.sessions.install(im.ctx.native_handle(), im.opt.tls_session_clock);
   } catch (const boost::system::system_error& e) {
     throw Error(fmt::format("embedded server: bad TLS material: {}", e.code().message()));
   }

@@ -5,6 +5,7 @@
 // (CN = user, O = groups).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -28,6 +29,9 @@ class HttpServer {
     std::string cert_pem, key_pem;  ///< serving certificate
     std::string client_ca_pem;      ///< client certificates must chain to it
     std::map<std::string, Identity> tokens;
+    /// Seconds since the epoch by which TLS sessions age (their lifetime, their renewal); empty:
+    /// the real time. Tests move it.
+    std::function<std::int64_t()> tls_session_clock;
   };
   using Handler = std::function<Response(const Request&)>;
   /// Binds 127.0.0.1:<port> and starts serving; throws gpupool::Error when it cannot.

@@ -13,13 +13,16 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "common/base64.hpp"
+#include "embedded/http_server.hpp"
 #include "embedded/server_store.hpp"
+#include "embedded/tls.hpp"
 #include "gpupool/embedded.hpp"
 #include "shell_run.hpp"
 
@@ -868,30 +871,31 @@ TEST_CASE("a Service's Endpoints and EndpointSlice follow its pods; describe ser
 
 namespace {
 
-// A bare OpenSSL client with alice's client certificate that keeps the TLS sessions it is given
+// A kubeconfig's `key: <base64>` value, decoded (client-certificate-data, client-key-data).
+std::string kubeconfig_data(const std::string& kubeconfig, const std::string& key) {
+  std::ifstream in(kubeconfig);
+  std::string line;
+  while (std::getline(in, line))
+    if (auto p = line.find(key + ": "); p != std::string::npos)
+      return gpupool::base64_decode(line.substr(p + key.size() + 2)).value_or("");
+  return {};
+}
+
+// A bare OpenSSL client with a client certificate that keeps the TLS sessions it is given
 // (sess_set_new_cb), as the command keeps its session file.
 struct SessionClient {
   SSL_CTX* ctx = nullptr;
   std::vector<SSL_SESSION*> tickets;  // the sessions of the current connection's new tickets
 
-  explicit SessionClient(const EmbeddedServer& s, const std::string& kubeconfig) {
+  SessionClient(const std::string& ca_pem, const std::string& cert, const std::string& key) {
     ctx = SSL_CTX_new(TLS_client_method());
     SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
-    BIO* bio = BIO_new_mem_buf(s.ca_pem().data(), static_cast<int>(s.ca_pem().size()));
+    BIO* bio = BIO_new_mem_buf(ca_pem.data(), static_cast<int>(ca_pem.size()));
     while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
       X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), cert);
       X509_free(cert);
     }
     BIO_free(bio);
-    const auto field = [&](const std::string& key) {
-      std::ifstream in(kubeconfig);
-      std::string line;
-      while (std::getline(in, line))
-        if (auto p = line.find(key + ": "); p != std::string::npos)
-          return gpupool::base64_decode(line.substr(p + key.size() + 2)).value_or("");
-      return std::string();
-    };
-    const std::string cert = field("client-certificate-data"), key = field("client-key-data");
     REQUIRE_FALSE(cert.empty());
     BIO* cb = BIO_new_mem_buf(cert.data(), static_cast<int>(cert.size()));
     X509* x = PEM_read_bio_X509(cb, nullptr, nullptr, nullptr);
@@ -923,6 +927,7 @@ struct SessionClient {
   struct Answer {
     long status = 0;
     bool resumed = false;
+    std::string body;  // what follows the head
   };
   // GET `path` on a new connection offering `session` (may be null); `tickets` then holds the
   // sessions the server sent on it.
@@ -957,7 +962,26 @@ struct SessionClient {
     SSL_free(ssl);
     ::close(fd);
     if (in.rfind("HTTP/1.1 ", 0) == 0) a.status = std::stol(in.substr(9, 3));
+    if (const auto head_end = in.find("\r\n\r\n"); head_end != std::string::npos) a.body = in.substr(head_end + 4);
     return a;
+  }
+  // GET on a new connection offering a fresh decode of `der` (a session as the command keeps it in
+  // its file: each process decodes its own copy).
+  Answer get_with(int port, const std::string& path, const std::string& der) {
+    const auto* in = reinterpret_cast<const unsigned char*>(der.data());
+    SSL_SESSION* session = d2i_SSL_SESSION(nullptr, &in, static_cast<long>(der.size()));
+    REQUIRE(session);
+    const auto answer = get(port, path, session);
+    SSL_SESSION_free(session);
+    return answer;
+  }
+  // The newest ticket's session, encoded.
+  std::string newest_ticket() const {
+    REQUIRE_FALSE(tickets.empty());
+    std::string der(static_cast<std::size_t>(i2d_SSL_SESSION(tickets.back(), nullptr)), '\0');
+    auto* out = reinterpret_cast<unsigned char*>(der.data());
+    REQUIRE(i2d_SSL_SESSION(tickets.back(), &out) == static_cast<int>(der.size()));
+    return der;
   }
 };
 
@@ -965,24 +989,16 @@ struct SessionClient {
 
 TEST_CASE("TLS resumption: the certificate's user again, and no new ticket while the ticket is fresh") {
   Cluster c("none");
-  SessionClient alice(c.server, c.server.cert_kubeconfig("alice"));
+  const std::string kubeconfig = c.server.cert_kubeconfig("alice");
+  SessionClient alice(c.server.ca_pem(), kubeconfig_data(kubeconfig, "client-certificate-data"),
+                      kubeconfig_data(kubeconfig, "client-key-data"));
   const std::string own = "/api/v1/namespaces/alice/pods", other = "/api/v1/namespaces/bob/pods";
   const auto full = alice.get(c.server.port(), own, nullptr);
   CHECK(full.status == 200);  // alice, by her certificate, in her namespace
   CHECK_FALSE(full.resumed);
   REQUIRE(alice.tickets.size() >= 1);  // a full handshake gets tickets (OpenSSL sends two)
-  // Kept as the command keeps it: encoded to a file, each process decoding its own copy.
-  std::string der(static_cast<std::size_t>(i2d_SSL_SESSION(alice.tickets.back(), nullptr)), '\0');
-  auto* out = reinterpret_cast<unsigned char*>(der.data());
-  REQUIRE(i2d_SSL_SESSION(alice.tickets.back(), &out) == static_cast<int>(der.size()));
-  const auto offer = [&](const std::string& path) {
-    const auto* in = reinterpret_cast<const unsigned char*>(der.data());
-    SSL_SESSION* session = d2i_SSL_SESSION(nullptr, &in, static_cast<long>(der.size()));
-    REQUIRE(session);
-    const auto answer = alice.get(c.server.port(), path, session);
-    SSL_SESSION_free(session);
-    return answer;
-  };
+  const std::string der = alice.newest_ticket();
+  const auto offer = [&](const std::string& path) { return alice.get_with(c.server.port(), path, der); };
   const auto resumed = offer(own);
   CHECK(resumed.resumed);
   CHECK(resumed.status == 200);  // the identity comes back with the session
@@ -991,4 +1007,52 @@ TEST_CASE("TLS resumption: the certificate's user again, and no new ticket while
   CHECK(again.resumed);        // the same ticket resumes again
   CHECK(again.status == 403);  // still alice: not an administrator, not anonymous
   CHECK(alice.tickets.empty());
+}
+
+TEST_CASE("TLS sessions age by the server's clock: renewed past half their lifetime, refused past it") {
+  CertificateAuthority ca;
+  const KeyPair serving = ca.issue_server(), alice_pair = ca.issue_client("alice", {"team"});
+  std::atomic<std::int64_t> now{1'000'000'000};
+  HttpServer::Options o;
+  o.cert_pem = serving.cert_pem;
+  o.key_pem = serving.key_pem;
+  o.client_ca_pem = ca.cert_pem();
+  o.tls_session_clock = [&now] { return now.load(); };
+  FaultInjector faults;
+  HttpServer server(
+      o,
+      [](const Request& r) {
+        Response resp;
+        resp.content_type = "text/plain";
+        resp.body = r.user;  // who the connection authenticated as
+        return resp;
+      },
+      faults);
+  SessionClient alice(ca.cert_pem(), alice_pair.cert_pem, alice_pair.key_pem);
+  const auto full = alice.get(server.port(), "/", nullptr);
+  CHECK(full.status == 200);
+  CHECK(full.body == "alice");
+  CHECK_FALSE(full.resumed);
+  const std::string der = alice.newest_ticket();
+  const auto lifetime = static_cast<std::int64_t>(SSL_SESSION_get_ticket_lifetime_hint(alice.tickets.back()));
+  REQUIRE(lifetime > 100);
+  const std::int64_t issued = now.load();
+
+  now = issued + lifetime / 2 - 10;  // fresh: resumed, not replaced
+  auto a = alice.get_with(server.port(), "/", der);
+  CHECK(a.resumed);
+  CHECK(a.body == "alice");
+  CHECK(alice.tickets.empty());
+
+  now = issued + lifetime / 2 + 10;  // past half its lifetime: resumed and renewed
+  a = alice.get_with(server.port(), "/", der);
+  CHECK(a.resumed);
+  CHECK(a.body == "alice");
+  CHECK_FALSE(alice.tickets.empty());
+
+  now = issued + lifetime + 1;  // expired: refused, a full handshake (the certificate sent again)
+  a = alice.get_with(server.port(), "/", der);
+  CHECK_FALSE(a.resumed);
+  CHECK(a.status == 200);
+  CHECK(a.body == "alice");
 }
