@@ -225,10 +225,7 @@ void for_each_node(const Client& client, const std::function<void(Node&&)>& fn) 
   lo.resource_version = "0";
   lo.protobuf = true;
   StreamedList list(
-      "/api/v1/nodes",
-      [&](boost::json::object&& n) {
-        fn(Node::from_json(boost::json::value(std::move(n))));  // moved: no copy out of the item's arena
-      },
+      "/api/v1/nodes", [&](boost::json::object&& n) { fn(Node::from_json(n)); },  // read in place, in the item's arena
       [&](const boost::json::value& n) { fn(Node::from_json(n)); });
   client.list_stream(kNodes, "", lo, [&](std::string_view piece) { return list.feed(piece); });
   list.finish();
