@@ -227,16 +227,6 @@ int on_new_session(SSL* ssl, SSL_SESSION* session) {
   return 0;  // we took our own reference
 }
 
-void add_pem_certificates(X509_STORE* store, const std::string& pem) {
-  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
-  while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
-    X509_STORE_add_cert(store, cert);
-    X509_free(cert);
-  }
-  ERR_clear_error();
-  BIO_free(bio);
-}
-
 /// The certificates of a PEM text, in order (new references).
 std::vector<X509*> read_pem_certificates(const std::string& pem) {
   std::vector<X509*> out;
@@ -255,20 +245,21 @@ EVP_PKEY* read_pem_key(const std::string& pem) {
   return key;
 }
 
+void add_pem_certificates(X509_STORE* store, const std::string& pem) {
+  for (X509* cert : read_pem_certificates(pem)) {
+    X509_STORE_add_cert(store, cert);
+    X509_free(cert);
+  }
+}
+
 void use_client_certificate(SSL_CTX* ctx, const RequestCredentials& cred) {
-  BIO* bio = BIO_new_mem_buf(cred.client_certificate_pem.data(), static_cast<int>(cred.client_certificate_pem.size()));
-  X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
-  bool ok = cert && SSL_CTX_use_certificate(ctx, cert) == 1;
-  if (cert) X509_free(cert);
-  while (X509* extra = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr))
-    if (SSL_CTX_add_extra_chain_cert(ctx, extra) != 1) X509_free(extra);
-  ERR_clear_error();
-  BIO_free(bio);
-  BIO* kbio = BIO_new_mem_buf(cred.client_key_pem.data(), static_cast<int>(cred.client_key_pem.size()));
-  EVP_PKEY* key = PEM_read_bio_PrivateKey(kbio, nullptr, nullptr, nullptr);
+  std::vector<X509*> certs = read_pem_certificates(cred.client_certificate_pem);
+  bool ok = !certs.empty() && SSL_CTX_use_certificate(ctx, certs[0]) == 1;
+  for (std::size_t i = 0; i < certs.size(); ++i)
+    if (i == 0 || SSL_CTX_add_extra_chain_cert(ctx, certs[i]) != 1) X509_free(certs[i]);  // an added one is the chain's
+  EVP_PKEY* key = read_pem_key(cred.client_key_pem);
   ok = ok && key && SSL_CTX_use_PrivateKey(ctx, key) == 1 && SSL_CTX_check_private_key(ctx) == 1;
   if (key) EVP_PKEY_free(key);
-  BIO_free(kbio);
   ERR_clear_error();
   if (!ok)
     throw TransportError(
