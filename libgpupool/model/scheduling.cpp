@@ -760,14 +760,15 @@ int PlacementState::spread_id(std::string_view key) {
 }
 
 PlacementAmounts::PlacementAmounts(const std::map<std::string, Quantity>& allocatable) {
-  entries_.reserve(allocatable.size());
-  for (const auto& [name, q] : allocatable) entries_.emplace_back(name, amount(name, q));
+  std::vector<FlatMap<std::int64_t>::value_type> amounts;
+  amounts.reserve(allocatable.size());
+  for (const auto& [name, q] : allocatable) amounts.emplace_back(name, amount(name, q));
+  entries_ = FlatMap<std::int64_t>::from_sorted(std::move(amounts));  // a map's order
 }
 
 std::optional<std::int64_t> PlacementAmounts::find(std::string_view name) const {
-  auto it = std::lower_bound(entries_.begin(), entries_.end(), name,
-                             [](const auto& e, std::string_view n) { return e.first < n; });
-  if (it == entries_.end() || it->first != name) return std::nullopt;
+  const auto it = entries_.find(name);
+  if (it == entries_.end()) return std::nullopt;
   return it->second;
 }
 

@@ -55,6 +55,12 @@ class FlatMap {
     entries_.reserve(m.size());
     for (auto& [k, v] : m) entries_.emplace_back(k, std::move(v));
   }
+  /// Takes entries already sorted by key, each key once.
+  static FlatMap from_sorted(std::vector<value_type> entries) {
+    FlatMap out;
+    out.entries_ = std::move(entries);
+    return out;
+  }
   const_iterator find(std::string_view key) const {
     auto it = std::lower_bound(entries_.begin(), entries_.end(), key,
                                [](const value_type& e, std::string_view k) { return e.first < k; });
@@ -92,7 +98,7 @@ class PlacementAmounts {
   friend bool operator==(const PlacementAmounts& a, const std::map<std::string, Quantity>& b);
 
  private:
-  std::vector<std::pair<std::string, std::int64_t>> entries_;
+  FlatMap<std::int64_t> entries_;
 };
 
 /// What placement reads of a node: its name, labels, taints, unschedulable flag and allocatable
