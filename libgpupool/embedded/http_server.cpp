@@ -13,7 +13,6 @@
 #include <thread>
 
 #include <fmt/format.h>
-#include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <boost/asio/connect.hpp>

@@ -124,10 +124,6 @@ KeyPair CertificateAuthority::issue_client(const std::string& user, const std::v
   return issue(ca_, user, groups, false);
 }
 
-std::vector<std::string> certificate_subject(const std::string& cert_pem) {
-  return certificate_subject(cert_from_pem(cert_pem).get());
-}
-
 std::vector<std::string> certificate_subject(X509* cert) {
   std::vector<std::string> out;
   X509_NAME* name = X509_get_subject_name(cert);

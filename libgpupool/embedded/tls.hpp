@@ -31,7 +31,5 @@ class CertificateAuthority {
 
 /// Subject CN and O values of a certificate: {CN, O...} (a client certificate's user and groups).
 std::vector<std::string> certificate_subject(X509* cert);
-/// The same, of a PEM certificate.
-std::vector<std::string> certificate_subject(const std::string& cert_pem);
 
 }  // namespace gpupool::embedded
