@@ -307,6 +307,20 @@ struct Http {
   bool answered = false;  ///< a whole HTTP response arrived
 };
 
+// A client SSL_CTX that trusts only the CA of `ca_pem` and verifies the server.
+SSL_CTX* client_context(const std::string& ca_pem) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
+  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
+  BIO* bio = BIO_new_mem_buf(ca_pem.data(), static_cast<int>(ca_pem.size()));
+  while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
+    X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), cert);
+    X509_free(cert);
+  }
+  ERR_clear_error();
+  BIO_free(bio);
+  return ctx;
+}
+
 // One HTTPS request on a connection of its own (Connection: close), trusting only the cluster's
 // CA: a bare OpenSSL client, since this layer's tests do not link the kube layer's transport.
 Http https(const EmbeddedServer& s, const std::string& token, const std::string& method, const std::string& path,
@@ -321,15 +335,7 @@ Http https(const EmbeddedServer& s, const std::string& token, const std::string&
   REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
   const timeval tv{10, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  SSL_CTX* ctx = SSL_CTX_new(TLS_client_method());
-  SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
-  BIO* bio = BIO_new_mem_buf(s.ca_pem().data(), static_cast<int>(s.ca_pem().size()));
-  while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
-    X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), cert);
-    X509_free(cert);
-  }
-  ERR_clear_error();
-  BIO_free(bio);
+  SSL_CTX* ctx = client_context(s.ca_pem());
   SSL* ssl = SSL_new(ctx);
   SSL_set_fd(ssl, fd);
   X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), "127.0.0.1");
@@ -888,14 +894,7 @@ struct SessionClient {
   std::vector<SSL_SESSION*> tickets;  // the sessions of the current connection's new tickets
 
   SessionClient(const std::string& ca_pem, const std::string& cert, const std::string& key) {
-    ctx = SSL_CTX_new(TLS_client_method());
-    SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, nullptr);
-    BIO* bio = BIO_new_mem_buf(ca_pem.data(), static_cast<int>(ca_pem.size()));
-    while (X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr)) {
-      X509_STORE_add_cert(SSL_CTX_get_cert_store(ctx), cert);
-      X509_free(cert);
-    }
-    BIO_free(bio);
+    ctx = client_context(ca_pem);
     REQUIRE_FALSE(cert.empty());
     BIO* cb = BIO_new_mem_buf(cert.data(), static_cast<int>(cert.size()));
     X509* x = PEM_read_bio_X509(cb, nullptr, nullptr, nullptr);
