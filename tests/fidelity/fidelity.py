@@ -220,8 +220,14 @@ def submission_steps():
     steps = []
     for key, kind in [("guide", "deployment"), ("job", "job"), ("pod", "pod")]:
         obj = data[key]
-        steps += [(["create", "-f", "-"], json.dumps(obj)),
-                  (["get", kind, obj["metadata"]["name"], "-o", "json"], None)]
+        name = obj["metadata"]["name"]
+        steps += [(["create", "-f", "-"], json.dumps(obj))]
+        if kind == "deployment":
+            # The Deployment's status is its controller's: read it once the controller has scaled the
+            # ReplicaSet up (status.updatedReplicas), not between its writes, on either server.
+            steps += [(["wait", "--for=jsonpath={.status.updatedReplicas}=1", "--timeout=30s",
+                        f"deployment/{name}"], None)]
+        steps += [(["get", kind, name, "-o", "json"], None)]
     return steps
 
 
