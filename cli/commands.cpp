@@ -715,9 +715,10 @@ int run_cluster_reset(const ParsedArgs& a, Io& io) {
 
 // ---- the table ---------------------------------------------------------------------------------
 
+/// Every command; a `submit KIND`'s flags are left to its lazy_flags (complete_flags builds them).
 std::vector<Command> build_commands() {
   std::vector<Command> c;
-  auto add = [&](CommandSpec spec, Handler h) { c.push_back(Command{std::move(spec), std::move(h)}); };
+  auto add = [&](CommandSpec spec, Handler h) { c.push_back(Command{std::move(spec), std::move(h), {}}); };
   add({"",
        "gpupool: launch GPU training workloads on Kubernetes",
        "COMMAND",
@@ -773,7 +774,9 @@ std::vector<Command> build_commands() {
         KindInfo{"deployment", "deployment", "a Deployment (the guide's long-running GPU container)"},
         KindInfo{"pod", "pod", "a bare Pod"}}) {
     std::string kind = k.kind;
-    add({fmt::format("submit {}", k.cmd), fmt::format("Submit {}", k.what), "[COMMAND | -- ARGV...]",
+    add({fmt::format("submit {}", k.cmd),
+         fmt::format("Submit {}", k.what),
+         "[COMMAND | -- ARGV...]",
          "COMMAND is one shell string (run with sh -c); after --, the words are the argv.\n\n"
          "Example (the seed's job):\n"
          "  gpupool submit mpi --name mpi-dist --gpus 1 --workers 1 --toleration ssd_node \\\n"
@@ -781,8 +784,11 @@ std::vector<Command> build_commands() {
          "\\\n"
          "    --tensorboard \"mpirun python /benchmarks/scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py --model "
          "resnet101\"",
-         submit_flags(kind), 0, -1},
+         {},
+         0,
+         -1},
         [kind](const ParsedArgs& a, Io& io) { return run_submit(kind, a, io); });
+    c.back().lazy_flags = [kind] { return submit_flags(kind); };
   }
   add({"apply",
        "Apply existing manifests (YAML or JSON) with server-side apply, as kubectl apply",
@@ -966,10 +972,23 @@ std::vector<Command> build_commands() {
   return c;
 }
 
+/// The table as build_commands() makes it: enough to find a command by its path.
+const std::vector<Command>& command_table() {
+  static const std::vector<Command> table = build_commands();
+  return table;
+}
+
 const Command* find_command(const std::string& path) {
-  for (const auto& c : commands())
+  for (const auto& c : command_table())
     if (c.spec.path == path) return &c;
   return nullptr;
+}
+
+/// A command's spec with its flags (the lazy ones built now).
+CommandSpec complete_spec(const Command& c) {
+  CommandSpec spec = c.spec;
+  if (c.lazy_flags) spec.flags = c.lazy_flags();
+  return spec;
 }
 
 bool is_global_with_value(const std::string& arg) {
@@ -1011,7 +1030,14 @@ const std::vector<FlagSpec>& global_flags() {
 }
 
 const std::vector<Command>& commands() {
-  static const std::vector<Command> all = build_commands();
+  static const std::vector<Command> all = [] {
+    std::vector<Command> c = command_table();
+    for (auto& x : c) {
+      x.spec = complete_spec(x);
+      x.lazy_flags = nullptr;
+    }
+    return c;
+  }();
   return all;
 }
 
@@ -1046,6 +1072,7 @@ int run(const std::vector<std::string>& args, Io& io) {
   const Command* cmd = find_command(path);
   Parser parser("gpupool", global_flags());
   try {
+    const CommandSpec spec = complete_spec(*cmd);
     bool help = std::find(rest.begin(), rest.end(), "--help") != rest.end() ||
                 std::find(rest.begin(), rest.end(), "-h") != rest.end();
     auto dashdash = std::find(rest.begin(), rest.end(), "--");
@@ -1075,15 +1102,15 @@ int run(const std::vector<std::string>& args, Io& io) {
         throw UsageError(fmt::format("unknown command \"{}{}\"; see \"gpupool {}--help\"",
                                      path.empty() ? "" : path + " ", rest.front(), path.empty() ? "" : path + " "));
       if (!help && path.empty() && rest.empty()) {
-        io.out << parser.help(cmd->spec);
+        io.out << parser.help(spec);
         return 0;
       }
       if (!help)
         throw UsageError(fmt::format("\"gpupool {}\" needs a subcommand; see \"gpupool {} --help\"", path, path));
-      io.out << parser.help(cmd->spec);
+      io.out << parser.help(spec);
       return 0;
     }
-    ParsedArgs parsed = parser.parse(cmd->spec, rest);
+    ParsedArgs parsed = parser.parse(spec, rest);
     return cmd->run(parsed, io);
   } catch (const UsageError& e) {
     io.err << "error: " << one_line(e.what()) << "\n";

@@ -22,11 +22,14 @@ using Handler = std::function<int(const ParsedArgs&, Io&)>;
 struct Command {
   CommandSpec spec;
   Handler run;  ///< empty for a group ("submit", "cluster") that only lists its subcommands
+  /// Builds spec.flags when they are needed (a `submit KIND` has ~100 flags, and a command that
+  /// runs another one should not pay for building them); null: spec.flags is complete.
+  std::function<std::vector<FlagSpec>()> lazy_flags;
 };
 
 /// Flags every command accepts (--kubeconfig, --context, -n, --profile, --embedded, --help).
 const std::vector<FlagSpec>& global_flags();
-/// Every command, groups included.
+/// Every command, groups included, each with its flags.
 const std::vector<Command>& commands();
 
 /// Runs the command line (argv without the program name); returns the exit code:
