@@ -1,36 +1,28 @@
 #include "gpupool/image.hpp"
 
 #include "gpupool/error.hpp"
+#include "model/image_grammar.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <regex>
 
 namespace gpupool {
 
 namespace {
 
-// The grammar of github.com/distribution/reference (regexp.go).
-const std::regex& path_component_re() {
-  static const std::regex re("[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*");
-  return re;
-}
-const std::regex& domain_re() {
-  // domain-name components joined by ".", or a bracketed IPv6 address, then an optional port.
-  static const std::regex re(
-      "(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))"
-      "*"
-      "|\\[[a-fA-F0-9:]+\\])(?::[0-9]+)?");
-  return re;
-}
-const std::regex& tag_re() {
-  static const std::regex re("[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}");
-  return re;
-}
-const std::regex& digest_re() {
-  static const std::regex re("[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}");
-  return re;
+bool lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+bool alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool alnum(char c) { return alpha(c) || (c >= '0' && c <= '9'); }
+bool digit(char c) { return c >= '0' && c <= '9'; }
+bool hex(char c) { return digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+
+/// Advances `i` over the characters of `s` that `in` accepts; true when it moved.
+template <typename Pred>
+bool span(std::string_view s, std::size_t& i, Pred in) {
+  const std::size_t from = i;
+  while (i < s.size() && in(s[i])) ++i;
+  return i > from;
 }
 
 bool has_upper(std::string_view s) {
@@ -49,6 +41,74 @@ bool looks_like_domain(std::string_view first) {
 
 }  // namespace
 
+namespace image_grammar {
+
+bool path_component(std::string_view s) {
+  std::size_t i = 0;
+  if (!span(s, i, lower_alnum)) return false;
+  while (i < s.size()) {
+    // A separator: ".", "_", "__" or a run of dashes; then letters and digits again.
+    if (s[i] == '.') {
+      ++i;
+    } else if (s[i] == '_') {
+      ++i;
+      if (i < s.size() && s[i] == '_') ++i;
+    } else if (!span(s, i, [](char c) { return c == '-'; })) {
+      return false;
+    }
+    if (!span(s, i, lower_alnum)) return false;
+  }
+  return true;
+}
+
+bool domain(std::string_view s) {
+  std::size_t i = 0;
+  if (!s.empty() && s[0] == '[') {
+    ++i;
+    if (!span(s, i, [](char c) { return hex(c) || c == ':'; }) || i >= s.size() || s[i] != ']') return false;
+    ++i;
+  } else {
+    while (true) {  // a component: letters, digits and dashes, not starting or ending with a dash
+      const std::size_t from = i;
+      if (!span(s, i, [](char c) { return alnum(c) || c == '-'; }) || s[from] == '-' || s[i - 1] == '-') return false;
+      if (i < s.size() && s[i] == '.') {
+        ++i;
+        continue;
+      }
+      break;
+    }
+  }
+  if (i < s.size() && s[i] == ':') {
+    ++i;
+    if (!span(s, i, digit)) return false;
+  }
+  return i == s.size();
+}
+
+bool tag(std::string_view s) {
+  if (s.empty() || s.size() > 128 || !(alnum(s[0]) || s[0] == '_')) return false;
+  return std::all_of(s.begin() + 1, s.end(), [](char c) { return alnum(c) || c == '_' || c == '.' || c == '-'; });
+}
+
+bool digest(std::string_view s) {
+  const auto colon = s.find(':');
+  if (colon == std::string_view::npos) return false;
+  const std::string_view algorithm = s.substr(0, colon), encoded = s.substr(colon + 1);
+  if (encoded.size() < 32 || !std::all_of(encoded.begin(), encoded.end(), hex)) return false;
+  std::size_t i = 0;
+  while (true) {  // components of a letter and then letters and digits, joined by one of - _ + .
+    if (i >= algorithm.size() || !alpha(algorithm[i])) return false;
+    ++i;
+    span(algorithm, i, alnum);
+    if (i == algorithm.size()) return true;
+    const char sep = algorithm[i];
+    if (sep != '-' && sep != '_' && sep != '+' && sep != '.') return false;
+    ++i;
+  }
+}
+
+}  // namespace image_grammar
+
 ImageRef ImageRef::parse(std::string_view text, std::string_view field) {
   constexpr std::string_view kForm = "expected [registry[:port]/]path[:tag][@sha256:digest]";
   if (text.empty()) fail(field, text, fmt::format("an image reference must not be empty ({})", kForm));
@@ -59,7 +119,7 @@ ImageRef ImageRef::parse(std::string_view text, std::string_view field) {
   if (auto at = rest.find('@'); at != std::string_view::npos) {
     ref.digest = std::string(rest.substr(at + 1));
     rest = rest.substr(0, at);
-    if (!std::regex_match(ref.digest, digest_re()))
+    if (!image_grammar::digest(ref.digest))
       fail(field, text,
            fmt::format("digest \"{}\" must be <algorithm>:<hex>, e.g. sha256: and 64 hex digits", ref.digest));
     if (ref.digest.rfind("sha256:", 0) == 0) {
@@ -75,7 +135,7 @@ ImageRef ImageRef::parse(std::string_view text, std::string_view field) {
   if (colon != std::string_view::npos && (last_slash == std::string_view::npos || colon > last_slash)) {
     ref.tag = std::string(rest.substr(colon + 1));
     rest = rest.substr(0, colon);
-    if (!std::regex_match(ref.tag, tag_re()))
+    if (!image_grammar::tag(ref.tag))
       fail(field, text,
            fmt::format("tag \"{}\" must be 1 to 128 of [A-Za-z0-9_.-], not starting with '.' or '-'", ref.tag));
   }
@@ -83,7 +143,7 @@ ImageRef ImageRef::parse(std::string_view text, std::string_view field) {
   if (auto slash = rest.find('/'); slash != std::string_view::npos && looks_like_domain(rest.substr(0, slash))) {
     ref.domain = std::string(rest.substr(0, slash));
     rest = rest.substr(slash + 1);
-    if (!std::regex_match(ref.domain, domain_re()))
+    if (!image_grammar::domain(ref.domain))
       fail(field, text,
            fmt::format("registry \"{}\" must be a host name or IP address with an optional :port", ref.domain));
   }
@@ -95,7 +155,7 @@ ImageRef ImageRef::parse(std::string_view text, std::string_view field) {
   while (true) {
     auto end = ref.path.find('/', start);
     std::string component = ref.path.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    if (!std::regex_match(component, path_component_re()))
+    if (!image_grammar::path_component(component))
       fail(field, text,
            fmt::format("path component \"{}\" must be lowercase letters and digits, separated by '.', '_', '__' "
                        "or dashes, starting and ending with a letter or digit",

@@ -2,8 +2,12 @@
 
 #include "gpupool/error.hpp"
 #include "gpupool/image.hpp"
+#include "model/image_grammar.hpp"
 
+#include <random>
+#include <regex>
 #include <string>
+#include <vector>
 
 using gpupool::ImageCatalog;
 using gpupool::ImageRef;
@@ -131,4 +135,59 @@ TEST_CASE("ImageCatalog::resolve rejects unknown tags of catalogued images, list
     CHECK_THROWS_WITH_AS((void)catalog.resolve(r.text, "image"), doctest::Contains(r.message_part.c_str()),
                          ValidationError);
   }
+}
+
+TEST_CASE("image grammar: the hand-written matchers accept exactly what distribution/reference's expressions do") {
+  // regexp.go's expressions, anchored as ImageRef::parse applies them (the whole part must match).
+  const std::regex path_component("[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*");
+  const std::regex domain(
+      "(?:(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])(?:\\.(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9]))"
+      "*"
+      "|\\[[a-fA-F0-9:]+\\])(?::[0-9]+)?");
+  const std::regex tag("[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}");
+  const std::regex digest("[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}");
+  struct Part {
+    const char* name;
+    const std::regex& re;
+    bool (*match)(std::string_view);
+    std::vector<std::string> tokens;  // runs the rule accepts, its separators, and characters it refuses
+    std::size_t max_tokens;
+  };
+  const std::string hex32(32, 'f');
+  const Part parts[] = {
+      {"path component",
+       path_component,
+       gpupool::image_grammar::path_component,
+       {"a", "z9", "0", ".", "_", "__", "___", "-", "--", "._", "A", "/", "@"},
+       6},
+      {"domain",
+       domain,
+       gpupool::image_grammar::domain,
+       {"a", "Z9", "-", "--", ".", "..", ":", ":80", "[", "]", "[::1]", "f:", "_"},
+       6},
+      {"tag", tag, gpupool::image_grammar::tag, {"a", "Z9", "_", ".", "-", ":", "/", std::string(60, 'v')}, 5},
+      {"digest",
+       digest,
+       gpupool::image_grammar::digest,
+       {"a", "Zb", "a9", "9", "-", "_", "+", ".", "++", ":", ":" + hex32, ":" + hex32, ":" + hex32.substr(1), "F0"},
+       5},
+  };
+  std::mt19937 rng(20261126);
+  for (const Part& p : parts) {
+    const std::string name = p.name;
+    CAPTURE(name);
+    std::uniform_int_distribution<std::size_t> count(0, p.max_tokens), pick(0, p.tokens.size() - 1);
+    int accepted = 0;
+    for (int n = 0; n < 30000; ++n) {
+      std::string s;
+      for (std::size_t k = count(rng); k > 0; --k) s += p.tokens[pick(rng)];
+      CAPTURE(s);
+      const bool want = std::regex_match(s, p.re);
+      REQUIRE(p.match(s) == want);
+      accepted += want;
+    }
+    CHECK(accepted > 300);  // the strings reach the accepting side of each rule, not only the refusals
+  }
+  CHECK(gpupool::image_grammar::tag(std::string(128, 'a')));
+  CHECK_FALSE(gpupool::image_grammar::tag(std::string(129, 'a')));
 }
