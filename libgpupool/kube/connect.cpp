@@ -21,6 +21,7 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -82,6 +83,61 @@ const BIO_METHOD* nosignal_socket_method() {
 // reach it. A session the server refuses only costs the full handshake.
 class SessionFile {
  public:
+  /// Drops the server's certificate from a session's DER (SSL_SESSION_ASN1's `peer`, explicitly
+  /// tagged [3], ssl/ssl_asn1.c). Resuming needs none of it: the client verified the certificate
+  /// when the session was made and a resumed handshake verifies nothing, yet decoding it (an X509
+  /// and its public key, through OpenSSL 3's decoders) was ~8% of a warm `gpupool get`. Anything
+  /// but the expected shape (a SEQUENCE of single-byte tags and definite lengths) is left whole.
+  static void without_peer_certificate(std::string& der) {
+    // One BER/DER element at `at`: its tag, where its contents start and where it ends.
+    auto element = [&der](std::size_t at, unsigned char& tag, std::size_t& content) -> std::optional<std::size_t> {
+      if (at + 2 > der.size()) return std::nullopt;
+      tag = static_cast<unsigned char>(der[at]);
+      if ((tag & 0x1f) == 0x1f) return std::nullopt;  // a multi-byte tag: not SSL_SESSION_ASN1's
+      std::size_t n = static_cast<unsigned char>(der[at + 1]), pos = at + 2;
+      if (n & 0x80) {
+        const std::size_t bytes = n & 0x7f;
+        if (bytes == 0 || bytes > 3 || pos + bytes > der.size()) return std::nullopt;
+        n = 0;
+        for (std::size_t i = 0; i < bytes; ++i) n = (n << 8) | static_cast<unsigned char>(der[pos++]);
+      }
+      if (pos + n > der.size()) return std::nullopt;
+      content = pos;
+      return pos + n;
+    };
+    unsigned char tag = 0;
+    std::size_t content = 0;
+    const auto end = element(0, tag, content);
+    if (!end || tag != 0x30 || *end != der.size()) return;
+    std::string body;
+    bool dropped = false;
+    for (std::size_t at = content; at < der.size();) {
+      unsigned char t = 0;
+      std::size_t c = 0;
+      const auto next = element(at, t, c);
+      if (!next) return;
+      if (t == 0xa3)
+        dropped = true;  // [3] EXPLICIT X509: the peer's certificate
+      else
+        body.append(der, at, *next - at);
+      at = *next;
+    }
+    if (!dropped) return;
+    std::string out(1, '\x30');
+    if (body.size() < 0x80) {
+      out += static_cast<char>(body.size());
+    } else {
+      std::string len;
+      for (std::size_t n = body.size(); n; n >>= 8) len.insert(len.begin(), static_cast<char>(n & 0xff));
+      out += static_cast<char>(0x80 | len.size());
+      out += len;
+    }
+    out += body;
+    OPENSSL_cleanse(der.data(), der.size());
+    OPENSSL_cleanse(body.data(), body.size());
+    der = std::move(out);
+  }
+
   SessionFile(const std::string& dir, const KubeCluster& cluster, const std::string& client_cert_pem) {
     if (dir.empty()) return;
     // One file per server, trust and identity: SHA-256 of what decides them (never the key itself).
@@ -134,6 +190,7 @@ class SessionFile {
     std::string der(static_cast<std::size_t>(len), '\0');
     auto* p = reinterpret_cast<unsigned char*>(der.data());
     if (i2d_SSL_SESSION(s, &p) != len) return;
+    without_peer_certificate(der);
     std::error_code ec;
     std::filesystem::create_directories(dir_, ec);
     if (ec) return;

@@ -1,6 +1,7 @@
 // What a Client keeps between processes (ClientOptions::cache_dir): discovery documents, used and
 // invalidated as kubectl's ~/.kube/cache/discovery, and the TLS session, resumed by the next Client.
 #include <doctest/doctest.h>
+#include <openssl/ssl.h>
 #include <sys/stat.h>
 #include <utime.h>
 
@@ -195,6 +196,16 @@ TEST_CASE("the next client resumes the TLS session; another user has a session o
   fs::path alice_session;
   for (const auto& e : fs::directory_iterator(tls)) alice_session = e.path();
   const std::string written = read(alice_session);
+  {
+    // What is kept is what resuming needs: the session without the server's certificate, which
+    // the process that made it verified and which a resumed handshake does not look at again.
+    const auto* der = reinterpret_cast<const unsigned char*>(written.data());
+    SSL_SESSION* s = d2i_SSL_SESSION(nullptr, &der, static_cast<long>(written.size()));
+    REQUIRE(s != nullptr);
+    CHECK(SSL_SESSION_is_resumable(s) == 1);
+    CHECK(SSL_SESSION_get0_peer(s) == nullptr);
+    SSL_SESSION_free(s);
+  }
   { client_for(server.cert_kubeconfig("alice"), cache.path(), second).list(pods, ""); }
   CHECK(second.count("(resumed)") == 1);
   // A session that resumed is left on disk as it was (not rewritten by every command), and the
