@@ -60,6 +60,10 @@ struct Response {
   /// already read past the request; the function writes the 101 and speaks the protocol until
   /// the exchange ends. status/body/stream are then unused.
   std::function<void(SSL* ssl, int fd, std::string leftover, const std::atomic<bool>& stopping)> takeover;
+  /// Run by the HTTP server once the response is written (or failed to be), before the
+  /// connection's next request is read; for a stream or a takeover, before it starts. A write's
+  /// controllers run here (Store::DeferDispatch).
+  std::function<void()> after;
 };
 
 /// Serves logs for pods/log (the simulated kubelet provides them). `follow` streams until the

@@ -387,6 +387,12 @@ struct HttpServer::Impl {
         reset(stream.next_layer());
         return;
       }
+      // What the answer leaves to do after it (a write's controllers): at the latest before the
+      // connection's next request; at once when the response is a stream or a takeover.
+      auto run_after = [&resp] {
+        if (auto after = std::move(resp.after)) after();
+      };
+      if (resp.takeover || resp.stream) run_after();
       if (resp.takeover) {
         // The connection is the handler's from here on: it speaks to the socket through OpenSSL
         // directly (Asio's engine keeps ciphertext in a memory BIO pair; the client sent nothing
@@ -410,6 +416,7 @@ struct HttpServer::Impl {
         res.keep_alive(keep_alive);
         res.prepare_payload();
         http::write(stream, res, ec);
+        run_after();
         if (ec || !keep_alive) break;
         continue;
       }

@@ -122,12 +122,15 @@ struct EmbeddedServer::Impl {
   bool tick_stop = false;
 
   void sync() {
+    // Time moves on from what the answered writes led to: the controllers have seen them first.
+    store->settle();
     kubelet->sync();
     scheduler->sync();
     if (journal && journal->size() > options.journal_limit) compact();
   }
 
   void compact() {
+    store->settle();  // what the controllers make of the answered writes belongs in it
     // Nothing written since the snapshot (a read-only command): it stands as it is.
     journal->sync();
     if (journal->size() == 0 && std::filesystem::exists(options.state_file) &&
@@ -363,8 +366,22 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
     ho.tokens[tok] = Identity{u, {"system:authenticated"}};
   }
   const Api* api = im.api.get();
+  Store* store = im.store.get();
   im.http = std::make_unique<HttpServer>(
-      std::move(ho), [api](const Request& r) { return api->handle(r); }, im.faults);
+      std::move(ho),
+      [api, store](const Request& r) {
+        // A request sees what every answered write led to (Store::DeferDispatch).
+        store->settle();
+        if (r.method == "GET" || r.method == "HEAD" || r.method == "OPTIONS") return api->handle(r);
+        // A write is answered before its controllers run, as kube-apiserver answers before its
+        // controllers see the change: they run once the answer is out (Response::after).
+        auto deferred = std::make_shared<Store::DeferDispatch>(*store);
+        Response resp = api->handle(r);
+        deferred->answered();  // before the answer can reach the client
+        resp.after = [deferred] { deferred->finish(); };
+        return resp;
+      },
+      im.faults);
 
   // Kubeconfigs.
   if (im.options.kubeconfig_dir.empty()) {
@@ -438,6 +455,7 @@ std::chrono::system_clock::time_point EmbeddedServer::now() const {
 }
 
 void EmbeddedServer::advance(std::chrono::nanoseconds d) {
+  impl_->store->settle();  // the answered writes' controllers act at the time they were answered
   impl_->clock.advance(d);
   impl_->sync();
 }
@@ -458,9 +476,13 @@ void EmbeddedServer::save_state(const std::string& path) const {
     impl_->compact();  // the snapshot now holds the journal's writes; the journal starts empty
     return;
   }
+  impl_->store->settle();
   write_file_durably(path, json::serialize(impl_->store->snapshot()));
 }
 
-embedded::Store& EmbeddedServerAccess::store(EmbeddedServer& server) { return *server.impl_->store; }
+embedded::Store& EmbeddedServerAccess::store(EmbeddedServer& server) {
+  server.impl_->store->settle();
+  return *server.impl_->store;
+}
 
 }  // namespace gpupool

@@ -8,6 +8,8 @@
 namespace gpupool {
 
 struct EmbeddedServerAccess {
+  /// The store, once the controllers have reacted to every write the server has answered
+  /// (Store::settle): an in-process reader sees what an HTTP request made now would see.
   static embedded::Store& store(EmbeddedServer& server);
 };
 

@@ -1,6 +1,8 @@
 #include "embedded/store.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <deque>
 #include <random>
 #include <set>
@@ -162,7 +164,14 @@ std::map<std::string, std::string> labels_of(const json::object& obj) {
   return out;
 }
 
-namespace {}  // namespace
+namespace {
+
+// The store whose writes this thread defers (Store::DeferDispatch; its Impl), and how deep.
+thread_local const void* deferring_store = nullptr;
+thread_local int defer_depth = 0;
+bool deferred(const void* impl) { return deferring_store == impl; }
+
+}  // namespace
 
 bool is_builtin_group(std::string_view group) {
   static const std::set<std::string> builtin_groups = {"",
@@ -339,6 +348,13 @@ struct Store::Impl {
   // every other reader and writer of the store back.
   std::vector<WatchEvent> dropped;
   bool dispatching = false;
+  // DeferDispatch scopes between the start of finish() and the end of its delivery; settle()
+  // waits on `settled` while any is.
+  std::atomic<int> delivering{0};
+  std::mutex settle_mu;
+  std::condition_variable settled;
+  // Notified (under `mu`) when a dispatch() has delivered every pending event.
+  std::condition_variable_any idle;
   std::vector<std::pair<AdmissionStage, std::function<void(AdmissionRequest&)>>> plugins;
   std::mt19937_64 rng{std::random_device{}()};
   std::shared_ptr<Journal> journal;
@@ -726,7 +742,7 @@ std::shared_ptr<const json::object> Store::create_shared(const ResourceType& t, 
     commit_event(EventType::Added, t, stored, nullptr);
   }
   sync_journal();
-  dispatch();
+  if (!deferred(impl_.get())) dispatch();
   return stored;
 }
 
@@ -968,7 +984,7 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
     }
   }
   sync_journal();
-  dispatch();
+  if (!deferred(impl_.get())) dispatch();
   return result;
 }
 
@@ -1173,7 +1189,7 @@ json::object Store::remove(const ResourceType& t, std::string_view ns, std::stri
     }
   }
   sync_journal();
-  dispatch();
+  if (!deferred(impl_.get())) dispatch();
   return result;
 }
 
@@ -1233,6 +1249,48 @@ void Store::sync_journal() {
   if (j) j->sync();
 }
 
+Store::DeferDispatch::DeferDispatch(Store& s) : store_(s) {
+  if (deferring_store && deferring_store != s.impl_.get()) return;  // another store's: not nested
+  deferring_store = s.impl_.get();
+  ++defer_depth;
+  active_ = true;
+}
+
+Store::DeferDispatch::~DeferDispatch() { finish(); }
+
+void Store::DeferDispatch::answered() {
+  if (!active_ || answered_) return;
+  answered_ = true;
+  store_.impl_->delivering.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void Store::DeferDispatch::finish() {
+  if (finished_) return;
+  finished_ = true;
+  if (!active_) return;
+  auto& impl = *store_.impl_;
+  answered();
+  if (--defer_depth == 0) deferring_store = nullptr;
+  store_.dispatch();
+  {
+    // Another thread may have been dispatching (dispatch() then returns at once): the events are
+    // delivered when it has run out of them.
+    std::unique_lock lk(impl.mu);
+    impl.idle.wait(lk, [&] { return !impl.dispatching && impl.pending.empty(); });
+  }
+  if (impl.delivering.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    std::lock_guard lk(impl.settle_mu);
+    impl.settled.notify_all();
+  }
+}
+
+void Store::settle() const {
+  auto& impl = *impl_;
+  if (impl.delivering.load(std::memory_order_acquire) == 0) return;
+  std::unique_lock lk(impl.settle_mu);
+  impl.settled.wait(lk, [&] { return impl.delivering.load(std::memory_order_acquire) == 0; });
+}
+
 void Store::dispatch() {
   std::unique_lock lk(impl_->mu);
   if (!impl_->dropped.empty()) {
@@ -1255,6 +1313,7 @@ void Store::dispatch() {
     lk.lock();
   }
   impl_->dispatching = false;
+  impl_->idle.notify_all();
 }
 
 std::shared_ptr<WatchQueue> Store::open_watch(const ResourceType& t, std::string_view ns,

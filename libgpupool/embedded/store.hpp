@@ -334,6 +334,34 @@ class Store {
     Store& store_;
   };
 
+  /// While one lives, the writes of the thread that made it leave their events queued for the
+  /// subscribers (the controllers, the scheduler, the kubelet) instead of running them before
+  /// they return: the HTTP server answers a write first and lets its controllers react after, as
+  /// kube-apiserver answers before its controllers (watchers) do. Each write is still committed,
+  /// journaled and seen by get, list and watches before it returns. answered() says the answer
+  /// is about to leave: from then until finish() (at the latest, the destructor) has delivered
+  /// the events, settle() holds other requests back, so a client that has the answer sees every
+  /// controller's reaction to it, as when they ran before the answer. finish() and the
+  /// destructor run on the thread that made it. Other threads' writes are not deferred.
+  class DeferDispatch {
+   public:
+    explicit DeferDispatch(Store& s);
+    ~DeferDispatch();
+    DeferDispatch(const DeferDispatch&) = delete;
+    DeferDispatch& operator=(const DeferDispatch&) = delete;
+    void answered();
+    void finish();
+
+   private:
+    Store& store_;
+    bool active_ = false;  // this one defers (not nested in another store's)
+    bool answered_ = false;
+    bool finished_ = false;
+  };
+  /// Waits while an answered DeferDispatch has not delivered its events yet (see above);
+  /// returns at once otherwise. Call with no store lock held.
+  void settle() const;
+
   /// Every change committed from now on is recorded in `j` (null: none). Set after restore().
   void set_journal(std::shared_ptr<Journal> j);
 

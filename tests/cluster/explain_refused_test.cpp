@@ -79,7 +79,7 @@ TEST_CASE("submit under the guide's quota: refused before anything is created, o
                                "requests.nvidia.com/gpu":"2"}}})")
                    .as_object());
   auto count = [&](const char* group, const char* resource) {
-    return store.list(store.type(group, resource), "default", {}).items.size();
+    return embedded::store_of(server).list(store.type(group, resource), "default", {}).items.size();
   };
   SubmitOptions o;
   o.kind = "deployment";
@@ -128,7 +128,7 @@ TEST_CASE("submit under the guide's quota: refused before anything is created, o
     o.cpu = "2";
     o.memory = "4Gi";
     site.submit(to_workload(o));
-    const auto pods = store.list(store.type("", "pods"), "default", {}).items;
+    const auto pods = embedded::store_of(server).list(store.type("", "pods"), "default", {}).items;
     REQUIRE(pods.size() == 1);
     const auto& limits = pods[0]->at("spec").at("containers").at(0).at("resources").at("limits");
     CHECK(limits.at("cpu") == "2");
@@ -215,7 +215,7 @@ TEST_CASE("get: a job's pods are the ones it owns, not every pod its labels matc
     d["metadata"].as_object()["name"] = name;
     admin.client().create(ResourceRef{"apps", "v1", "deployments", "Deployment", true}, "default", d);
   }
-  REQUIRE(store.list(store.type("", "pods"), "default", {}).items.size() == 2);
+  REQUIRE(embedded::store_of(server).list(store.type("", "pods"), "default", {}).items.size() == 2);
   const JobInfo first = admin.get("my-first-ubuntu-tf");
   REQUIRE(first.instances.size() == 1);
   CHECK(first.instances[0].name.rfind("my-first-ubuntu-tf-", 0) == 0);
@@ -269,7 +269,7 @@ TEST_CASE("one job name, one kind: a name taken by another kind is refused befor
           "delete it first (gpupool delete dup) or choose another --name");
   }
   auto& store = embedded::store_of(server);
-  CHECK(store.list(store.type("batch", "jobs"), "default", {}).items.empty());
+  CHECK(embedded::store_of(server).list(store.type("batch", "jobs"), "default", {}).items.empty());
   // Made by another tool, the name held by two kinds: delete says which, and deletes neither.
   admin.client().create(ResourceRef{"batch", "v1", "jobs", "Job", true}, "default",
                         admin.render(to_workload(o)).workload());
@@ -278,6 +278,6 @@ TEST_CASE("one job name, one kind: a name taken by another kind is refused befor
       "\"dup\" names 2 workloads in namespace \"default\": job.batch/dup, deployment.apps/dup; delete the "
       "one you mean with kubectl delete KIND/dup",
       Error);
-  CHECK(store.list(store.type("batch", "jobs"), "default", {}).items.size() == 1);
-  CHECK(store.list(store.type("apps", "deployments"), "default", {}).items.size() == 1);
+  CHECK(embedded::store_of(server).list(store.type("batch", "jobs"), "default", {}).items.size() == 1);
+  CHECK(embedded::store_of(server).list(store.type("apps", "deployments"), "default", {}).items.size() == 1);
 }

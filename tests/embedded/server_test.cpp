@@ -14,9 +14,12 @@
 
 #include <array>
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "common/base64.hpp"
@@ -127,6 +130,38 @@ TEST_CASE("kubectl get -o json: the stored objects, whole and in chunks (lists s
   CHECK(nodes == expected(c.type("", "nodes")));
   r = c.kubectl("admin", "get configmap -n bob cm1 -o jsonpath={.data.k}");
   CHECK(r.out == "changed");
+}
+
+TEST_CASE("a write is answered before the controllers react to it; the next request sees what they did") {
+  // kube-apiserver answers a create before its controllers see it; the embedded server runs them
+  // once the answer is out (Store::DeferDispatch), and holds the next request back until they are
+  // done (Store::settle). The deployment controller is held here until kubectl has its answer: a
+  // server that ran the controllers first would wait out the bound below and then answer.
+  Cluster c;
+  Store& store = store_of(c.server);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool answered = false;
+  std::optional<bool> answered_first;
+  const auto id = store.subscribe([&](const WatchEvent& e) {
+    if (e.type != EventType::Added || e.type_info->resource != "deployments") return;
+    std::unique_lock lk(mu);
+    cv.wait_for(lk, 10s, [&] { return answered; });
+    answered_first = answered;
+  });
+  auto r = c.kubectl("admin", "create deployment probe --image=busybox");
+  {
+    std::lock_guard lk(mu);
+    answered = true;
+  }
+  cv.notify_all();
+  REQUIRE_MESSAGE(r.code == 0, r.err);
+  r = c.kubectl("admin", "get pods -l app=probe -o name");
+  CHECK(r.out.rfind("pod/probe-", 0) == 0);
+  store.unsubscribe(id);
+  std::lock_guard lk(mu);
+  REQUIRE(answered_first.has_value());
+  CHECK(*answered_first);
 }
 
 TEST_CASE("kubectl taint, label and cordon change the node; only the admin may") {

@@ -288,21 +288,59 @@ TEST_CASE("watch: replay from a resourceVersion, selector transitions, 410 when 
   }
 }
 
-TEST_CASE("subscribers see every change in order, including changes made by subscribers") {
-  Fixture f;
-  std::vector<std::string> seen;
-  auto id = f.store.subscribe([&](const WatchEvent& e) {
+namespace {
+/// A subscriber that notes each event in `seen` ("ADDED pods p") and, as a toy controller, gives
+/// every new Deployment a ReplicaSet.
+Store::SubscriptionId subscribe_toy_controller(Fixture& f, std::vector<std::string>& seen) {
+  return f.store.subscribe([&f, &seen](const WatchEvent& e) {
     seen.push_back(std::string(to_string(e.type)) + " " + e.type_info->resource + " " + md(*e.object, "name"));
-    // A toy controller: every Deployment gets a ReplicaSet.
     if (e.type == EventType::Added && e.type_info->resource == "deployments")
       f.store.create(f.rs, md(*e.object, "namespace"), Fixture::workload("rs-of-d"));
   });
+}
+}  // namespace
+
+TEST_CASE("subscribers see every change in order, including changes made by subscribers") {
+  Fixture f;
+  std::vector<std::string> seen;
+  auto id = subscribe_toy_controller(f, seen);
   f.store.create(f.deploys, "alice", Fixture::deployment("d"));
   f.store.create(f.pods, "alice", f.pod("after"));
   CHECK(seen == std::vector<std::string>{"ADDED deployments d", "ADDED replicasets rs-of-d", "ADDED pods after"});
   f.store.unsubscribe(id);
   f.store.create(f.pods, "alice", f.pod("unseen"));
   CHECK(seen.size() == 3);
+}
+
+TEST_CASE("DeferDispatch: the writes are stored and watched at once, the subscribers run at finish()") {
+  Fixture f;
+  std::vector<std::string> seen;
+  auto id = subscribe_toy_controller(f, seen);
+  auto watch = f.store.open_watch(f.deploys, "alice", f.store.revision());
+  {
+    Store::DeferDispatch defer(f.store);
+    f.store.create(f.deploys, "alice", Fixture::deployment("d"));
+    f.store.create(f.pods, "alice", f.pod("p"));
+    // Committed: readable and on the watch; the subscribers (controllers) have not run.
+    CHECK(f.store.find(f.deploys, "alice", "d") != nullptr);
+    CHECK(watch->next(0ms).size() == 1);
+    CHECK(seen.empty());
+    CHECK(f.store.find(f.rs, "alice", "rs-of-d") == nullptr);
+    // Another thread's write is not deferred: it delivers what is queued with its own, in commit
+    // order (the toy controller's ReplicaSet is committed while the deployment is delivered).
+    std::thread([&] { f.store.create(f.pods, "alice", f.pod("other")); }).join();
+    CHECK(seen == std::vector<std::string>{"ADDED deployments d", "ADDED pods p", "ADDED pods other",
+                                           "ADDED replicasets rs-of-d"});
+    seen.clear();
+    f.store.create(f.pods, "alice", f.pod("q"));
+    CHECK(seen.empty());
+    defer.finish();
+    CHECK(seen == std::vector<std::string>{"ADDED pods q"});
+    f.store.create(f.pods, "alice", f.pod("r"));  // after finish(): delivered before create returns
+    CHECK(seen.size() == 2);
+  }
+  f.store.settle();  // nothing is being delivered: returns at once
+  f.store.unsubscribe(id);
 }
 
 TEST_CASE(
