@@ -268,6 +268,30 @@ class Client {
   /// the answer of asking each type in turn until one has it.
   std::vector<std::optional<boost::json::object>> get_each(const std::vector<ResourceRef>& refs, const std::string& ns,
                                                            const std::string& name, bool stop_at_found = false) const;
+  /// One read of read_each: the object `name` of `ref` in `ns`, or, with `name` empty, the list of
+  /// `ref` in `ns` with `list`'s options, every page of it (as list_all reads it).
+  struct Read {
+    ResourceRef ref;
+    std::string ns;
+    std::string name;
+    ListOptions list{};
+    /// A read asked ahead of need: its failure is not thrown (ReadResult::ok stays false), and
+    /// the caller reads it again when it needs it.
+    bool speculative = false;
+  };
+  /// What read_each read for one Read: the object (nullopt where the server answered 404, or
+  /// when stop_at_found skipped it), or the list's items.
+  struct ReadResult {
+    std::optional<boost::json::object> object;
+    boost::json::array items;
+    bool ok = false;  ///< answered (404 included for an object); false: failed, or skipped
+  };
+  /// Objects and lists asked together: one round trip on the HTTP transport, which pipelines the
+  /// GETs on one connection, instead of one per read. The answers are taken in order, each as
+  /// get() or list_all() takes its first attempt's (retries, a credential refresh after 401) and
+  /// thrown as they throw. With `stop_at_found`, the objects after the first one found are
+  /// nullopt and their failures ignored (get_each's rule); the lists are read in any case.
+  std::vector<ReadResult> read_each(const std::vector<Read>& reads, bool stop_at_found = false) const;
   ListPage list(const ResourceRef& ref, const std::string& ns, const ListOptions& options = {}) const;
   /// Every item, following continue tokens page by page.
   boost::json::array list_all(const ResourceRef& ref, const std::string& ns, ListOptions options = {}) const;

@@ -180,20 +180,49 @@ bool kind_gone(const detail::ClusterImpl& impl, WorkloadKind kind, const ApiErro
   return !served_resource(impl, kind);
 }
 
-std::vector<JobLookup> find_workloads(const detail::ClusterImpl& impl, const std::string& name, bool all) {
+/// The lists a `get` reads of a job of impl.ns, asked in the same round trip as its name (each
+/// null when that failed: it is read again, and fails, where it is needed).
+struct Prefetched {
+  std::optional<json::array> pods;      ///< labelled with the job's name, not its TensorBoard's
+  std::optional<json::array> services;  ///< its TensorBoard's
+};
+
+ListOptions job_pods_selector(const std::string& name) {
+  ListOptions lo;
+  lo.label_selector = fmt::format("{}={},{}!=tensorboard", kJobNameLabel, name, kComponentLabel);
+  return lo;
+}
+
+ListOptions tensorboard_selector(const std::string& name) {
+  ListOptions lo;
+  lo.label_selector = fmt::format("{}={},{}=tensorboard", kJobNameLabel, name, kComponentLabel);
+  return lo;
+}
+
+std::vector<JobLookup> find_workloads(const detail::ClusterImpl& impl, const std::string& name, bool all,
+                                      Prefetched* prefetch = nullptr) {
   std::vector<JobLookup> out;
   // Every served kind asked at once (one round trip: the GETs are pipelined), the answers read in
   // kind order, as asking each kind in turn until one has the name (`all`: every kind) would.
+  // `prefetch`: the job's pods and TensorBoard services too, in the same round trip.
   std::vector<WorkloadKind> kinds;
-  std::vector<ResourceRef> refs;
+  std::vector<Client::Read> reads;
   for (WorkloadKind kind : kAllKinds)
     if (auto served = served_resource(impl, kind)) {
       kinds.push_back(kind);
-      refs.push_back(std::move(*served));
+      reads.push_back({std::move(*served), impl.ns, name});
     }
-  auto found = impl.client->get_each(refs, impl.ns, name, !all);
-  for (std::size_t i = 0; i < found.size(); ++i)
-    if (found[i]) out.push_back(JobLookup{kinds[i], refs[i], std::move(*found[i])});
+  if (prefetch) {
+    reads.push_back({kPods, impl.ns, "", job_pods_selector(name), true});
+    reads.push_back({kServices, impl.ns, "", tensorboard_selector(name), true});
+  }
+  auto found = impl.client->read_each(reads, !all);
+  for (std::size_t i = 0; i < kinds.size(); ++i)
+    if (found[i].object) out.push_back(JobLookup{kinds[i], reads[i].ref, std::move(*found[i].object)});
+  if (prefetch) {
+    if (auto& p = found[kinds.size()]; p.ok) prefetch->pods = std::move(p.items);
+    if (auto& sv = found[kinds.size() + 1]; sv.ok) prefetch->services = std::move(sv.items);
+  }
   // What another of them controls is part of it, not a workload of its own (a TrainJob's JobSet
   // has the TrainJob's name).
   std::set<std::string> uids;
@@ -204,8 +233,9 @@ std::vector<JobLookup> find_workloads(const detail::ClusterImpl& impl, const std
   return out;
 }
 
-std::optional<JobLookup> find_workload(const detail::ClusterImpl& impl, const Cluster&, const std::string& name) {
-  auto found = find_workloads(impl, name, false);
+std::optional<JobLookup> find_workload(const detail::ClusterImpl& impl, const Cluster&, const std::string& name,
+                                       Prefetched* prefetch = nullptr) {
+  auto found = find_workloads(impl, name, false, prefetch);
   if (found.empty()) return std::nullopt;
   return std::move(found.front());
 }
@@ -252,8 +282,29 @@ void count_gpus(const detail::ClusterImpl& impl, const json::object& workload, c
   }
 }
 
-JobInfo build_info(const detail::ClusterImpl& impl, const JobLookup& job,
+/// The InternalIP of each of `nodes` not in `node_ips` yet, asked together (one round trip);
+/// the node's name where it has none or the user may not read nodes.
+void read_node_ips(const detail::ClusterImpl& impl, const std::set<std::string>& nodes,
                    std::map<std::string, std::string>& node_ips) {
+  std::vector<Client::Read> reads;
+  for (const auto& n : nodes)
+    if (!n.empty() && !node_ips.count(n)) reads.push_back({kNodes, "", n});
+  if (reads.empty()) return;
+  std::vector<Client::ReadResult> found;
+  try {
+    found = impl.client->read_each(reads);
+  } catch (const ApiError&) {
+    // A user that may not read nodes still sees the node's name.
+  }
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    std::string ip;
+    if (i < found.size() && found[i].object) ip = Node::from_json(*found[i].object).internal_ip();
+    node_ips[reads[i].name] = ip.empty() ? reads[i].name : ip;
+  }
+}
+
+JobInfo build_info(const detail::ClusterImpl& impl, const JobLookup& job, std::map<std::string, std::string>& node_ips,
+                   Prefetched* prefetched = nullptr) {
   JobInfo info;
   const auto& o = job.object;
   info.name = str_at(o, {"metadata", "name"});
@@ -263,15 +314,16 @@ JobInfo build_info(const detail::ClusterImpl& impl, const JobLookup& job,
   info.started = time_at(o, {"status", "startTime"});
   info.finished = time_at(o, {"status", "completionTime"});
 
+  // What find_workloads read with the name (a job of impl.ns); anything else is read here.
+  if (prefetched && !info.namespace_.empty() && info.namespace_ != impl.ns) prefetched = nullptr;
   json::array pods;
   if (job.kind == WorkloadKind::Pod) {
     pods.push_back(o);
   } else {
-    ListOptions lo;
-    lo.label_selector = fmt::format("{}={},{}!=tensorboard", kJobNameLabel, info.name, kComponentLabel);
+    ListOptions lo = job_pods_selector(info.name);
     // The job's own namespace (list_all_namespaces reads jobs of other namespaces than impl.ns).
     const std::string& ns = info.namespace_.empty() ? impl.ns : info.namespace_;
-    pods = impl.client->list_all(kPods, ns, lo);
+    pods = prefetched && prefetched->pods ? std::move(*prefetched->pods) : impl.client->list_all(kPods, ns, lo);
     if (pods.empty()) {
       lo.label_selector = fallback_selector(job.kind, o, info.name);
       if (!lo.label_selector.empty()) pods = owned_pods(impl, job.kind, o, impl.client->list_all(kPods, ns, lo));
@@ -280,16 +332,14 @@ JobInfo build_info(const detail::ClusterImpl& impl, const JobLookup& job,
   if (std::string pc = priority_class_of(o, pods); !pc.empty()) info.priority = pc;
   auto ip_of = [&](const std::string& node) -> std::string {
     if (node.empty()) return "";
-    auto it = node_ips.find(node);
-    if (it != node_ips.end()) return it->second;
-    std::string ip;
-    try {
-      ip = Node::from_json(impl.client->get(kNodes, "", node)).internal_ip();
-    } catch (const ApiError&) {
-      // A user that may not read nodes still sees the node's name.
-    }
-    return node_ips[node] = ip.empty() ? node : ip;
+    read_node_ips(impl, {node}, node_ips);
+    return node_ips[node];
   };
+  {
+    std::set<std::string> nodes;  // every node of the job's pods, asked in one round trip
+    for (const auto& p : pods) nodes.insert(str_at(p.as_object(), {"spec", "nodeName"}));
+    read_node_ips(impl, nodes, node_ips);
+  }
   for (const auto& p : pods) {
     const auto& pod = p.as_object();
     Instance i;
@@ -322,9 +372,10 @@ JobInfo build_info(const detail::ClusterImpl& impl, const JobLookup& job,
 
   // TensorBoard: the NodePort of the job's TensorBoard Service, on the IP of the node running it
   // (or of the first node when it is not scheduled yet).
-  ListOptions so;
-  so.label_selector = fmt::format("{}={},{}=tensorboard", kJobNameLabel, info.name, kComponentLabel);
-  for (const auto& s : impl.client->list_all(kServices, impl.ns, so)) {
+  const ListOptions so = tensorboard_selector(info.name);
+  const json::array services = prefetched && prefetched->services ? std::move(*prefetched->services)
+                                                                  : impl.client->list_all(kServices, impl.ns, so);
+  for (const auto& s : services) {
     const auto* ports = arr_at(s.as_object(), {"spec", "ports"});
     if (!ports || ports->empty() || !ports->front().is_object()) continue;
     std::string port = str_at(ports->front().as_object(), {"nodePort"});
@@ -351,14 +402,15 @@ JobInfo build_info(const detail::ClusterImpl& impl, const JobLookup& job,
 }  // namespace
 
 JobInfo Cluster::get(const std::string& name) const {
-  auto job = find_workload(*impl_, *this, name);
+  Prefetched prefetched;
+  auto job = find_workload(*impl_, *this, name, &prefetched);
   if (!job)
     throw ApiError(404, "NotFound",
                    fmt::format("no job \"{}\" in namespace \"{}\" (looked for MPIJob, TFJob, PyTorchJob, "
                                "TrainJob, JobSet, Job, Deployment and Pod); see `gpupool list`",
                                name, impl_->ns));
   std::map<std::string, std::string> node_ips;
-  return build_info(*impl_, *job, node_ips);
+  return build_info(*impl_, *job, node_ips, &prefetched);
 }
 
 std::vector<JobInfo> Cluster::list() const {

@@ -270,26 +270,55 @@ boost::json::object Client::get(const ResourceRef& ref, const std::string& ns, c
 std::vector<std::optional<json::object>> Client::get_each(const std::vector<ResourceRef>& refs, const std::string& ns,
                                                           const std::string& name, bool stop_at_found) const {
   if (name.empty()) throw ValidationError("name", "", "a name is required to get an object");
+  std::vector<Read> reads;
+  reads.reserve(refs.size());
+  for (const auto& ref : refs) reads.push_back({ref, ns, name});
+  std::vector<std::optional<json::object>> out;
+  out.reserve(refs.size());
+  for (auto& r : read_each(reads, stop_at_found)) out.push_back(std::move(r.object));
+  return out;
+}
+
+std::vector<Client::ReadResult> Client::read_each(const std::vector<Read>& reads, bool stop_at_found) const {
   std::vector<kube::ClientCore::Call> calls;
-  calls.reserve(refs.size());
-  for (const auto& ref : refs)
-    calls.push_back({"GET", impl_->path(ref, ns, name), "", "", true, ref.namespaced ? impl_->ns_or_default(ns) : ""});
+  calls.reserve(reads.size());
+  for (const auto& r : reads)
+    calls.push_back(r.name.empty() ? impl_->list_call(r.ref, r.ns, r.list)
+                                   : kube::ClientCore::Call{"GET", impl_->path(r.ref, r.ns, r.name), "", "", true,
+                                                            r.ref.namespaced ? impl_->ns_or_default(r.ns) : ""});
   std::vector<HttpResponse> answers = impl_->send_each(calls);
-  std::vector<std::optional<json::object>> out(refs.size());
+  std::vector<ReadResult> out(reads.size());
+  bool found = false;
   for (std::size_t i = 0; i < calls.size(); ++i) {
-    const std::string what = "GET " + calls[i].target;
+    const Read& read = reads[i];
+    // An answer other than 2xx (and 404 for an object) is handled as get()'s or list()'s first
+    // attempt's would be (retried after its back-off or Retry-After, credentials refreshed, or
+    // thrown); a request the transport brought no answer to is sent alone.
+    HttpResponse* answered = i < answers.size() ? &answers[i] : nullptr;
+    const bool ok = answered && answered->status >= 200 && answered->status < 300;
+    const std::string what = "GET " + calls[i].target.substr(0, calls[i].target.find('?'));
+    if (read.speculative && !ok) continue;  // not thrown, not retried: asked again if needed
+    if (read.name.empty()) {
+      ListPage page = impl_->list_page(parse_object(ok ? *answered : impl_->execute(calls[i], nullptr, answered), what),
+                                       read.ref, read.ns, read.list);
+      out[i].items = std::move(page.items);
+      if (!page.continue_token.empty()) {  // the rest of a paged list, page by page
+        ListOptions rest = read.list;
+        rest.continue_token = page.continue_token;
+        for (auto& item : list_all(read.ref, read.ns, rest)) out[i].items.push_back(std::move(item));
+      }
+      out[i].ok = true;
+      continue;
+    }
+    if (found) continue;
     try {
-      // An answer other than 2xx and 404 (401, 403, 429, 5xx, ...) is handled as get()'s first
-      // attempt's would be (retried after its back-off or Retry-After, credentials refreshed, or
-      // thrown); a request the transport brought no answer to is sent alone, as get() sends it.
-      if (i < answers.size() && answers[i].status == 404) throw impl_->api_error(answers[i], calls[i].ns);
-      const bool ok = i < answers.size() && answers[i].status >= 200 && answers[i].status < 300;
-      HttpResponse* answered = i < answers.size() ? &answers[i] : nullptr;
-      out[i] = parse_object(ok ? answers[i] : impl_->execute(calls[i], nullptr, answered), what);
-      if (stop_at_found) break;
+      if (answered && answered->status == 404) throw impl_->api_error(*answered, calls[i].ns);
+      out[i].object = parse_object(ok ? *answered : impl_->execute(calls[i], nullptr, answered), what);
+      found = stop_at_found;
     } catch (const ApiError& e) {
       if (e.code() != 404) throw;
     }
+    out[i].ok = true;
   }
   return out;
 }

@@ -470,7 +470,11 @@ struct ClientCore {
   }
 
   ListPage list(const ResourceRef& ref, const std::string& ns, const ListOptions& o) const {
-    json::object body = call_object(list_call(ref, ns, o));
+    return list_page(call_object(list_call(ref, ns, o)), ref, ns, o);
+  }
+
+  /// A list's answer as a page (`ref`, `ns`, `o`: what was asked, for the error).
+  ListPage list_page(json::object body, const ResourceRef& ref, const std::string& ns, const ListOptions& o) const {
     ListPage page;
     if (auto* items = body.if_contains("items"); items && items->is_array()) {
       page.items = std::move(items->as_array());

@@ -22,6 +22,7 @@
 #include "gpupool/embedded.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/kubeconfig.hpp"
+#include "gpupool/submit_options.hpp"
 #include "kube/discovery_cache.hpp"
 #include "kube/temp_dir.hpp"
 
@@ -287,4 +288,50 @@ TEST_CASE("a CRD removed since the cache was written: list and get skip its kind
       read(server_dir(cache.path(), server) / "trainer.kubeflow.org" / "v1alpha1" / "serverresources.json");
   CHECK(resources.find("\"trainingruntimes\"") != std::string::npos);
   CHECK(resources.find("\"trainjobs\"") == std::string::npos);
+}
+
+TEST_CASE("get: the job's name, pods and TensorBoard services in one round trip, all its nodes in one more") {
+  gpupool::EmbeddedOptions eo;
+  eo.topology = "seed";
+  EmbeddedServer server(eo);
+  Logged log;
+  gpupool::ConnectOptions co;
+  co.kubeconfig = server.admin_kubeconfig();
+  co.logger = [&log](gpupool::LogLevel, const std::string& m) {
+    std::lock_guard lock(log.mu);
+    log.lines.push_back(m);
+  };
+  gpupool::Cluster cluster = gpupool::Cluster::connect(co);
+  gpupool::SubmitOptions o;
+  o.kind = "mpi";
+  o.name = "rt";
+  o.image = "busybox";
+  o.gpus = 1;
+  o.workers = 3;
+  o.command = "sleep 100";
+  cluster.submit(gpupool::to_workload(o));
+  server.advance(std::chrono::seconds(5));
+  {
+    std::lock_guard lock(log.mu);
+    log.lines.clear();
+  }
+  const gpupool::JobInfo info = cluster.get("rt");
+  REQUIRE(info.instances.size() == 4);
+  std::set<std::string> nodes;
+  for (const auto& i : info.instances) nodes.insert(i.node);
+  REQUIRE(nodes.size() >= 2);  // one GET per node would show as more round trips
+  for (const auto& i : info.instances) CHECK(i.node_ip.rfind("192.168.", 0) == 0);
+  // Requests that start a round trip: alone, or the first of a pipelined batch.
+  int requests = 0, round_trips = 0;
+  {
+    std::lock_guard lock(log.mu);
+    for (const auto& l : log.lines) {
+      if (l.rfind("GET ", 0) != 0 || l.find(" -> ") == std::string::npos) continue;
+      ++requests;
+      const auto p = l.find("pipelined ");
+      if (p == std::string::npos || l.compare(p, 12, "pipelined 1/") == 0) ++round_trips;
+    }
+  }
+  CHECK(requests >= 8 + 2 + 2);  // the kinds, the pods and services, the nodes
+  CHECK(round_trips == 2);
 }

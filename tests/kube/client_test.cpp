@@ -161,6 +161,43 @@ TEST_CASE("get_each: one batch for every type; 404 is nullopt; other failures as
   CHECK_THROWS_AS(h.client->get_each({a}, "", ""), gpupool::ValidationError);
 }
 
+TEST_CASE("read_each: objects and lists in one batch; a paged list is read whole; a speculative read never throws") {
+  const ResourceRef a{"x.io", "v1", "as", "A", true}, pods{"", "v1", "pods", "Pod", true},
+      svcs{"", "v1", "services", "Service", true};
+  std::map<std::string, int> asked;
+  Harness h([&](const HttpRequest& r, const RequestCredentials&) {
+    ++asked[r.target];
+    if (r.target.find("/as/") != std::string::npos) return respond(200, R"({"kind":"A","metadata":{"name":"j"}})");
+    if (r.target.find("/pods?") != std::string::npos) {
+      if (r.target.find("continue=next") == std::string::npos)  // two pages
+        return respond(200,
+                       R"({"kind":"PodList","metadata":{"continue":"next"},"items":[{"metadata":{"name":"p0"}}]})");
+      return respond(200, R"({"kind":"PodList","metadata":{},"items":[{"metadata":{"name":"p1"}}]})");
+    }
+    return respond(403, status_body(403, "Forbidden", "services is forbidden: User \"u\" cannot list resource"));
+  });
+  gpupool::ListOptions selected;
+  selected.label_selector = "app=j";
+  auto got = h.client->read_each({{a, "", "j"}, {pods, "", "", selected}, {svcs, "", "", selected, true}});
+  REQUIRE(got.size() == 3);
+  REQUIRE(got[0].object);
+  CHECK(got[0].ok);
+  CHECK(json::value_to<std::string>(got[0].object->at("kind")) == "A");
+  CHECK(got[1].ok);
+  REQUIRE(got[1].items.size() == 2);  // the first page came with the batch, the second after it
+  CHECK(got[1].items[1].at("metadata").at("name") == "p1");
+  CHECK_FALSE(got[2].ok);  // speculative: its 403 is not thrown, nor asked again
+  CHECK(got[2].items.empty());
+  CHECK(h.transport->batch_sizes() == std::vector<std::size_t>{3});
+  CHECK(h.targets() ==
+        std::vector<std::string>{"GET /apis/x.io/v1/namespaces/alice/as/j",
+                                 "GET /api/v1/namespaces/alice/pods?labelSelector=app%3Dj",
+                                 "GET /api/v1/namespaces/alice/services?labelSelector=app%3Dj",
+                                 "GET /api/v1/namespaces/alice/pods?labelSelector=app%3Dj&continue=next"});
+  // The same list read for need is thrown as list_all() throws it.
+  CHECK_THROWS_AS(h.client->read_each({{svcs, "", "", selected}}), ApiError);
+}
+
 TEST_CASE("patch content types and argument checks") {
   Harness h([](const HttpRequest&, const RequestCredentials&) { return respond(200, "{}"); });
   struct Case {
