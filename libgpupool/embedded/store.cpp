@@ -348,8 +348,8 @@ struct Store::Impl {
   // every other reader and writer of the store back.
   std::vector<WatchEvent> dropped;
   bool dispatching = false;
-  // DeferDispatch scopes between the start of finish() and the end of its delivery; settle()
-  // waits on `settled` while any is.
+  // Answered DeferDispatch scopes (answered()) whose events finish() has not delivered yet;
+  // settle() waits on `settled` while any is.
   std::atomic<int> delivering{0};
   std::mutex settle_mu;
   std::condition_variable settled;
