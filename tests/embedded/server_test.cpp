@@ -545,7 +545,8 @@ TEST_CASE("kubectl delete --cascade=foreground keeps the owner until its depende
 
 TEST_CASE("PVCs bind: default class, a named class, a static volume; pods wait for unbound claims") {
   Cluster c;
-  auto& store = store_of(c.server);
+  // The store as a request made now would see it (store_of settles the answered writes).
+  auto store = [&]() -> Store& { return store_of(c.server); };
   const auto& pvcs = c.type("", "persistentvolumeclaims");
   const auto& pods = c.type("", "pods");
   auto claim = [](const std::string& name, const std::string& cls_line) {
@@ -559,7 +560,7 @@ TEST_CASE("PVCs bind: default class, a named class, a static volume; pods wait f
            claim_name + "}\n";
   };
   auto scheduled_message = [&](const std::string& name) {
-    auto p = store.get(pods, "alice", name);
+    auto p = store().get(pods, "alice", name);
     for (const auto& cond : p.at("status").at("conditions").as_array())
       if (cond.at("type") == "PodScheduled")
         return std::string(cond.at("status").as_string()) + ": " +
@@ -570,7 +571,7 @@ TEST_CASE("PVCs bind: default class, a named class, a static volume; pods wait f
   // No class: DefaultStorageClass admission picks "standard", the provisioner makes the volume.
   auto r = apply_text(c, "alice", claim("data", ""));
   REQUIRE_MESSAGE(r.code == 0, r.err);
-  auto pvc = store.get(pvcs, "alice", "data");
+  auto pvc = store().get(pvcs, "alice", "data");
   CHECK(pvc.at("spec").at("storageClassName") == "standard");
   const std::string pv_name = "pvc-" + std::string(pvc.at("metadata").at("uid").as_string());
   CHECK(pvc.at("spec").at("volumeName") == json::value(pv_name));
@@ -582,18 +583,18 @@ TEST_CASE("PVCs bind: default class, a named class, a static volume; pods wait f
   auto rows = table_rows(r.out);
   REQUIRE(rows.size() == 2);
   CHECK(rows[1] == std::vector<std::string>{"data", "Bound", pv_name, "1Gi", "RWO", "standard", "<unset>", "0s"});
-  auto pv = store.get(c.type("", "persistentvolumes"), "", pv_name);
+  auto pv = store().get(c.type("", "persistentvolumes"), "", pv_name);
   CHECK(pv.at("status").at("phase") == "Bound");
   CHECK(pv.at("spec").at("claimRef").at("name") == "data");
   CHECK(pv.at("spec").at("persistentVolumeReclaimPolicy") == "Delete");
   r = apply_text(c, "alice", pod("uses-data", "data"));
   REQUIRE_MESSAGE(r.code == 0, r.err);
-  CHECK(!store.get(pods, "alice", "uses-data").at("spec").at("nodeName").as_string().empty());
+  CHECK(!store().get(pods, "alice", "uses-data").at("spec").at("nodeName").as_string().empty());
 
   // A class that does not exist (yet): the claim stays Pending, and so does a pod using it.
   r = apply_text(c, "alice", claim("fast", "  storageClassName: fast\n"));
   REQUIRE_MESSAGE(r.code == 0, r.err);
-  CHECK(store.get(pvcs, "alice", "fast").at("status").at("phase") == "Pending");
+  CHECK(store().get(pvcs, "alice", "fast").at("status").at("phase") == "Pending");
   r = c.kubectl("alice", "get events --field-selector reason=ProvisioningFailed -o jsonpath={.items[*].message}");
   CHECK(r.out == "storageclass.storage.k8s.io \"fast\" not found");
   r = apply_text(c, "alice", pod("uses-fast", "fast"));
@@ -611,7 +612,7 @@ TEST_CASE("PVCs bind: default class, a named class, a static volume; pods wait f
                  "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata:\n  name: fast\n"
                  "provisioner: example.com/fast\n");
   REQUIRE_MESSAGE(r.code == 0, r.err);
-  CHECK(store.get(pvcs, "alice", "fast").at("status").at("phase") == "Bound");
+  CHECK(store().get(pvcs, "alice", "fast").at("status").at("phase") == "Bound");
   CHECK(scheduled_message("uses-fast") == "True: ");
   CHECK(scheduled_message("uses-missing").rfind("False", 0) == 0);
   r = c.kubectl("admin", "get sc -o jsonpath={.items[*].metadata.name}");
@@ -643,17 +644,17 @@ TEST_CASE("PVCs bind: default class, a named class, a static volume; pods wait f
                        "}\n  accessModes: [ReadWriteOnce, ReadWriteMany]\n  nfs: {server: 10.1.0.20, path: /x}\n");
     REQUIRE_MESSAGE(r.code == 0, r.err);
   }
-  CHECK(store.get(c.type("", "persistentvolumes"), "", "nfs-2gi").at("status").at("phase") == "Available");
+  CHECK(store().get(c.type("", "persistentvolumes"), "", "nfs-2gi").at("status").at("phase") == "Available");
   r = apply_text(c, "alice", claim("static", "  storageClassName: \"\"\n"));
   REQUIRE_MESSAGE(r.code == 0, r.err);
-  auto st = store.get(pvcs, "alice", "static");
+  auto st = store().get(pvcs, "alice", "static");
   CHECK(st.at("status").at("phase") == "Bound");
   CHECK(st.at("spec").at("volumeName") == "nfs-2gi");
-  CHECK(store.get(c.type("", "persistentvolumes"), "", "nfs-10gi").at("status").at("phase") == "Available");
+  CHECK(store().get(c.type("", "persistentvolumes"), "", "nfs-10gi").at("status").at("phase") == "Available");
   auto big = claim("too-big", "  storageClassName: \"\"\n");
   big.replace(big.find("1Gi"), 3, "20Gi");
   REQUIRE(apply_text(c, "alice", big).code == 0);
-  CHECK(store.get(pvcs, "alice", "too-big").at("status").at("phase") == "Pending");
+  CHECK(store().get(pvcs, "alice", "too-big").at("status").at("phase") == "Pending");
   r = c.kubectl("alice", "get events --field-selector reason=FailedBinding -o jsonpath={.items[*].message}");
   CHECK(r.out == "no persistent volumes available for this claim and no storage class is set");
   // The same event through events.k8s.io/v1: one store, the message as `note`.
@@ -664,8 +665,8 @@ TEST_CASE("PVCs bind: default class, a named class, a static volume; pods wait f
   // Deleting a claim reclaims its volume: provisioned ones (Delete) go, static ones (Retain) are Released.
   REQUIRE(c.kubectl("alice", "delete pod uses-data").code == 0);
   REQUIRE(c.kubectl("alice", "delete pvc data static").code == 0);
-  CHECK(!store.find(c.type("", "persistentvolumes"), "", pv_name));
-  CHECK(store.get(c.type("", "persistentvolumes"), "", "nfs-2gi").at("status").at("phase") == "Released");
+  CHECK(!store().find(c.type("", "persistentvolumes"), "", pv_name));
+  CHECK(store().get(c.type("", "persistentvolumes"), "", "nfs-2gi").at("status").at("phase") == "Released");
 }
 
 TEST_CASE("kubectl apply --server-side: field ownership, conflicts with another manager, --force-conflicts, removal") {
