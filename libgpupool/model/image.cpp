@@ -1,5 +1,6 @@
 #include "gpupool/image.hpp"
 
+#include "common/ascii.hpp"
 #include "gpupool/error.hpp"
 #include "model/image_grammar.hpp"
 
@@ -11,11 +12,11 @@ namespace gpupool {
 
 namespace {
 
-bool lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-bool alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool alnum(char c) { return alpha(c) || (c >= '0' && c <= '9'); }
-bool digit(char c) { return c >= '0' && c <= '9'; }
-bool hex(char c) { return digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); }
+using ascii::alnum;
+using ascii::alpha;
+using ascii::digit;
+using ascii::hex_digit;
+using ascii::lower_alnum;
 
 /// Advances `i` over the characters of `s` that `in` accepts; true when it moved.
 template <typename Pred>
@@ -65,7 +66,7 @@ bool domain(std::string_view s) {
   std::size_t i = 0;
   if (!s.empty() && s[0] == '[') {
     ++i;
-    if (!span(s, i, [](char c) { return hex(c) || c == ':'; }) || i >= s.size() || s[i] != ']') return false;
+    if (!span(s, i, [](char c) { return hex_digit(c) || c == ':'; }) || i >= s.size() || s[i] != ']') return false;
     ++i;
   } else {
     while (true) {  // a component: letters, digits and dashes, not starting or ending with a dash
@@ -94,7 +95,7 @@ bool digest(std::string_view s) {
   const auto colon = s.find(':');
   if (colon == std::string_view::npos) return false;
   const std::string_view algorithm = s.substr(0, colon), encoded = s.substr(colon + 1);
-  if (encoded.size() < 32 || !std::all_of(encoded.begin(), encoded.end(), hex)) return false;
+  if (encoded.size() < 32 || !std::all_of(encoded.begin(), encoded.end(), hex_digit)) return false;
   std::size_t i = 0;
   while (true) {  // components of a letter and then letters and digits, joined by one of - _ + .
     if (i >= algorithm.size() || !alpha(algorithm[i])) return false;

@@ -4,6 +4,7 @@
 // std::regex would dominate the cost of validating every object.
 #include "gpupool/names.hpp"
 
+#include "common/ascii.hpp"
 #include "common/join.hpp"
 #include "gpupool/error.hpp"
 
@@ -21,8 +22,8 @@ constexpr std::string_view kDns1035LabelFmt = "[a-z]([-a-z0-9]*[a-z0-9])?";
 constexpr std::string_view kQualifiedNameFmt = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]";
 constexpr std::string_view kLabelValueFmt = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?";
 
-bool lower_alnum(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-bool alnum(char c) noexcept { return lower_alnum(c) || (c >= 'A' && c <= 'Z'); }
+using ascii::alnum;
+using ascii::lower_alnum;
 
 // `[a-z0-9]([-a-z0-9]*[a-z0-9])?` (first_letter: `[a-z]` first, DNS-1035).
 bool matches_label(std::string_view s, bool first_letter) noexcept {
