@@ -6,6 +6,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/asn1.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -21,7 +22,6 @@
 #include <cstring>
 #include <ctime>
 #include <filesystem>
-#include <optional>
 
 #include <fmt/format.h>
 
@@ -86,53 +86,41 @@ class SessionFile {
   /// Drops the server's certificate from a session's DER (SSL_SESSION_ASN1's `peer`, explicitly
   /// tagged [3], ssl/ssl_asn1.c). Resuming needs none of it: the client verified the certificate
   /// when the session was made and a resumed handshake verifies nothing, yet decoding it (an X509
-  /// and its public key, through OpenSSL 3's decoders) was ~8% of a warm `gpupool get`. Anything
-  /// but the expected shape (a SEQUENCE of single-byte tags and definite lengths) is left whole.
+  /// and its public key, through OpenSSL 3's decoders) was ~8% of a warm `gpupool get`. The
+  /// elements are read with OpenSSL's own ASN1_get_object; anything but a SEQUENCE of elements of
+  /// definite length is left whole.
   static void without_peer_certificate(std::string& der) {
-    // One BER/DER element at `at`: its tag, where its contents start and where it ends.
-    auto element = [&der](std::size_t at, unsigned char& tag, std::size_t& content) -> std::optional<std::size_t> {
-      if (at + 2 > der.size()) return std::nullopt;
-      tag = static_cast<unsigned char>(der[at]);
-      if ((tag & 0x1f) == 0x1f) return std::nullopt;  // a multi-byte tag: not SSL_SESSION_ASN1's
-      std::size_t n = static_cast<unsigned char>(der[at + 1]), pos = at + 2;
-      if (n & 0x80) {
-        const std::size_t bytes = n & 0x7f;
-        if (bytes == 0 || bytes > 3 || pos + bytes > der.size()) return std::nullopt;
-        n = 0;
-        for (std::size_t i = 0; i < bytes; ++i) n = (n << 8) | static_cast<unsigned char>(der[pos++]);
-      }
-      if (pos + n > der.size()) return std::nullopt;
-      content = pos;
-      return pos + n;
+    // One element's header at `p` (advanced past it), within `avail` bytes; false if malformed or
+    // of indefinite length (0x21: constructed, indefinite), which DER never has.
+    auto header = [](const unsigned char*& p, long avail, long& len, int& tag, int& cls) {
+      const int r = ASN1_get_object(&p, &len, &tag, &cls, avail);
+      if (r & 0x80) ERR_clear_error();  // what it queued would surface in a later, unrelated error
+      return !(r & 0x80) && r != 0x21;
     };
-    unsigned char tag = 0;
-    std::size_t content = 0;
-    const auto end = element(0, tag, content);
-    if (!end || tag != 0x30 || *end != der.size()) return;
+    const auto* begin = reinterpret_cast<const unsigned char*>(der.data());
+    const unsigned char* const end = begin + der.size();
+    const unsigned char* p = begin;
+    long len = 0;
+    int tag = 0, cls = 0;
+    if (!header(p, end - p, len, tag, cls) || tag != V_ASN1_SEQUENCE || cls != V_ASN1_UNIVERSAL || p + len != end)
+      return;
     std::string body;
     bool dropped = false;
-    for (std::size_t at = content; at < der.size();) {
-      unsigned char t = 0;
-      std::size_t c = 0;
-      const auto next = element(at, t, c);
-      if (!next) return;
-      if (t == 0xa3)
+    while (p < end) {
+      const unsigned char* const at = p;
+      if (!header(p, end - p, len, tag, cls)) return;
+      p += len;
+      if (cls == V_ASN1_CONTEXT_SPECIFIC && tag == 3)
         dropped = true;  // [3] EXPLICIT X509: the peer's certificate
       else
-        body.append(der, at, *next - at);
-      at = *next;
+        body.append(reinterpret_cast<const char*>(at), static_cast<std::size_t>(p - at));
     }
     if (!dropped) return;
-    std::string out(1, '\x30');
-    if (body.size() < 0x80) {
-      out += static_cast<char>(body.size());
-    } else {
-      std::string len;
-      for (std::size_t n = body.size(); n; n >>= 8) len.insert(len.begin(), static_cast<char>(n & 0xff));
-      out += static_cast<char>(0x80 | len.size());
-      out += len;
-    }
-    out += body;
+    const int body_len = static_cast<int>(body.size());
+    std::string out(static_cast<std::size_t>(ASN1_object_size(1, body_len, V_ASN1_SEQUENCE)), '\0');
+    auto* q = reinterpret_cast<unsigned char*>(out.data());
+    ASN1_put_object(&q, 1, body_len, V_ASN1_SEQUENCE, V_ASN1_UNIVERSAL);
+    std::memcpy(q, body.data(), body.size());
     OPENSSL_cleanse(der.data(), der.size());
     OPENSSL_cleanse(body.data(), body.size());
     der = std::move(out);
