@@ -169,7 +169,6 @@ namespace {
 // The store whose writes this thread defers (Store::DeferDispatch; its Impl), and how deep.
 thread_local const void* deferring_store = nullptr;
 thread_local int defer_depth = 0;
-bool deferred(const void* impl) { return deferring_store == impl; }
 
 }  // namespace
 
@@ -742,7 +741,7 @@ std::shared_ptr<const json::object> Store::create_shared(const ResourceType& t, 
     commit_event(EventType::Added, t, stored, nullptr);
   }
   sync_journal();
-  if (!deferred(impl_.get())) dispatch();
+  dispatch();
   return stored;
 }
 
@@ -984,7 +983,7 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
     }
   }
   sync_journal();
-  if (!deferred(impl_.get())) dispatch();
+  dispatch();
   return result;
 }
 
@@ -1189,7 +1188,7 @@ json::object Store::remove(const ResourceType& t, std::string_view ns, std::stri
     }
   }
   sync_journal();
-  if (!deferred(impl_.get())) dispatch();
+  dispatch();
   return result;
 }
 
@@ -1292,6 +1291,7 @@ void Store::settle() const {
 }
 
 void Store::dispatch() {
+  if (deferring_store == impl_.get()) return;  // this thread's DeferDispatch delivers them at finish()
   std::unique_lock lk(impl_->mu);
   if (!impl_->dropped.empty()) {
     std::vector<WatchEvent> dropped;
