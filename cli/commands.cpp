@@ -715,7 +715,7 @@ int run_cluster_reset(const ParsedArgs& a, Io& io) {
 
 // ---- the table ---------------------------------------------------------------------------------
 
-/// Every command; a `submit KIND`'s flags are left to its lazy_flags (complete_flags builds them).
+/// Every command; a `submit KIND`'s flags are left to its lazy_flags (complete_spec builds them).
 std::vector<Command> build_commands() {
   std::vector<Command> c;
   auto add = [&](CommandSpec spec, Handler h) { c.push_back(Command{std::move(spec), std::move(h), {}}); };

@@ -263,8 +263,7 @@ boost::json::object Client::create_idempotent(const ResourceRef& ref, const std:
 
 boost::json::object Client::get(const ResourceRef& ref, const std::string& ns, const std::string& name) const {
   if (name.empty()) throw ValidationError("name", "", "a name is required to get an object");
-  const std::string n = ref.namespaced ? impl_->ns_or_default(ns) : "";
-  return impl_->call_object({"GET", impl_->path(ref, ns, name), "", "", true, n});
+  return impl_->call_object(impl_->get_call(ref, ns, name));
 }
 
 std::vector<std::optional<json::object>> Client::get_each(const std::vector<ResourceRef>& refs, const std::string& ns,
@@ -283,9 +282,7 @@ std::vector<Client::ReadResult> Client::read_each(const std::vector<Read>& reads
   std::vector<kube::ClientCore::Call> calls;
   calls.reserve(reads.size());
   for (const auto& r : reads)
-    calls.push_back(r.name.empty() ? impl_->list_call(r.ref, r.ns, r.list)
-                                   : kube::ClientCore::Call{"GET", impl_->path(r.ref, r.ns, r.name), "", "", true,
-                                                            r.ref.namespaced ? impl_->ns_or_default(r.ns) : ""});
+    calls.push_back(r.name.empty() ? impl_->list_call(r.ref, r.ns, r.list) : impl_->get_call(r.ref, r.ns, r.name));
   std::vector<HttpResponse> answers = impl_->send_each(calls);
   std::vector<ReadResult> out(reads.size());
   bool found = false;

@@ -412,6 +412,11 @@ struct ClientCore {
     if (!field_manager.empty()) q.emplace_back("fieldManager", field_manager);
   }
 
+  /// The request of one object (GET ref/name).
+  Call get_call(const ResourceRef& ref, const std::string& ns, const std::string& name) const {
+    return {"GET", path(ref, ns, name), "", "", true, ref.namespaced ? ns_or_default(ns) : ""};
+  }
+
   /// The request of one list page (GET with the options as query parameters).
   Call list_call(const ResourceRef& ref, const std::string& ns, const ListOptions& o) const {
     Query q;
