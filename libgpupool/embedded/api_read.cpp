@@ -25,7 +25,10 @@ Response Api::serve_get(const Call& c) const {
     resp.content_type = "text/plain";
     return resp;
   }
-  auto obj = store_.get(t, tg.ns, tg.name);
+  // A miss answered without an exception (clients probe for names: `gpupool get` asks each kind).
+  const auto stored = store_.find(t, tg.ns, tg.name);
+  if (!stored) return status_response(StatusError::not_found(t, tg.name));
+  json::object obj = *stored;
   if (tg.subresource == "scale") return json_response(200, scale_of(t, obj));
   if (wants_table(r))
     return json_response(200,

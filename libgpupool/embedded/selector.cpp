@@ -1,7 +1,10 @@
 #include "embedded/selector.hpp"
 
+#include <boost/json.hpp>
+
 #include <algorithm>
 #include <cctype>
+#include <optional>
 
 #include "embedded/store.hpp"
 
@@ -108,13 +111,16 @@ LabelSelector LabelSelector::parse(std::string_view text) {
   return sel;
 }
 
-bool LabelSelector::matches(const std::map<std::string, std::string>& labels) const {
-  for (const auto& r : reqs_) {
-    auto it = labels.find(r.key);
-    const bool has = it != labels.end();
-    const auto in_values = [&] {
-      return has && std::find(r.values.begin(), r.values.end(), it->second) != r.values.end();
-    };
+namespace {
+
+/// Whether every requirement holds; `value_of(key)` is the label's value, nullopt when absent.
+template <class ValueOf>
+bool all_hold(const std::vector<LabelSelector::Requirement>& reqs, ValueOf&& value_of) {
+  using Op = LabelSelector::Op;
+  for (const auto& r : reqs) {
+    const std::optional<std::string_view> value = value_of(r.key);
+    const bool has = value.has_value();
+    const auto in_values = [&] { return has && std::find(r.values.begin(), r.values.end(), *value) != r.values.end(); };
     switch (r.op) {
       case Op::Equals:
       case Op::In:
@@ -133,6 +139,28 @@ bool LabelSelector::matches(const std::map<std::string, std::string>& labels) co
     }
   }
   return true;
+}
+
+}  // namespace
+
+bool LabelSelector::matches(const std::map<std::string, std::string>& labels) const {
+  return all_hold(reqs_, [&](const std::string& key) -> std::optional<std::string_view> {
+    const auto it = labels.find(key);
+    if (it == labels.end()) return std::nullopt;
+    return std::string_view(it->second);
+  });
+}
+
+bool LabelSelector::matches_labels_of(const boost::json::object& object) const {
+  const boost::json::object* labels = nullptr;
+  if (const auto* md = object.if_contains("metadata"); md && md->is_object())
+    if (const auto* l = md->as_object().if_contains("labels"); l && l->is_object()) labels = &l->as_object();
+  // labels_of()'s view: only string values are labels.
+  return all_hold(reqs_, [&](const std::string& key) -> std::optional<std::string_view> {
+    const boost::json::value* v = labels ? labels->if_contains(key) : nullptr;
+    if (!v || !v->is_string()) return std::nullopt;
+    return std::string_view(v->get_string());
+  });
 }
 
 FieldSelector FieldSelector::parse(std::string_view text) {

@@ -6,6 +6,8 @@
 // (k8s.io/apimachinery/pkg/fields/selector.go): `path=v`, `path==v`, `path!=v`, comma-separated.
 #pragma once
 
+#include <boost/json/fwd.hpp>
+
 #include <map>
 #include <string>
 #include <string_view>
@@ -24,6 +26,9 @@ class LabelSelector {
   /// Throws StatusError 400 BadRequest on a malformed selector (message as the server words it).
   static LabelSelector parse(std::string_view text);
   bool matches(const std::map<std::string, std::string>& labels) const;
+  /// The same test on an object's metadata.labels, read in place (a list or a watch tests every
+  /// object of its namespace; copying each one's labels out was most of a selected list's time).
+  bool matches_labels_of(const boost::json::object& object) const;
   bool empty() const noexcept { return reqs_.empty(); }
   const std::vector<Requirement>& requirements() const noexcept { return reqs_; }
 

@@ -800,7 +800,7 @@ ContinueToken decode_continue(const std::string& token) {
   return c;
 }
 bool object_matches(const json::object& obj, const LabelSelector& labels, const FieldSelector& fields) {
-  if (!labels.empty() && !labels.matches(labels_of(obj))) return false;
+  if (!labels.empty() && !labels.matches_labels_of(obj)) return false;
   if (!fields.empty() && !fields.matches([&](const std::string& path) { return field_value(obj, path); })) return false;
   return true;
 }

@@ -525,3 +525,31 @@ TEST_CASE("quantities canonical wherever the schema has one, other text as writt
                                    .as_object());
   CHECK(ev.at("message") == "1000m");
 }
+
+TEST_CASE("label selectors read an object's labels in place as they read the copied labels") {
+  const std::vector<std::string> selectors{"app=web", "app!=web",   "app in (web,db)", "app notin (web,db)",
+                                           "tier",    "!tier",      "app=web,tier",    "app==web,!gone",
+                                           "n=1",     "app,tier!=x"};
+  const std::vector<std::string> objects{
+      R"({"metadata":{"labels":{"app":"web","tier":"front"}}})",
+      R"({"metadata":{"labels":{"app":"db"}}})",
+      R"({"metadata":{"labels":{}}})",
+      R"({"metadata":{}})",
+      R"({"kind":"Pod"})",
+      R"({"metadata":{"labels":{"app":"web","n":1,"tier":null}}})",  // not strings: no such labels
+      R"({"metadata":{"labels":"app=web"}})",
+  };
+  int matched = 0;
+  for (const auto& text : objects) {
+    const json::object o = json::parse(text).as_object();
+    for (const auto& s : selectors) {
+      CAPTURE(text);
+      CAPTURE(s);
+      const auto sel = LabelSelector::parse(s);
+      CHECK(sel.matches_labels_of(o) == sel.matches(gpupool::embedded::labels_of(o)));
+      matched += sel.matches_labels_of(o) ? 1 : 0;
+    }
+  }
+  CHECK(matched > 0);
+  CHECK(matched < static_cast<int>(objects.size() * selectors.size()));
+}
