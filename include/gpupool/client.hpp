@@ -278,6 +278,12 @@ class Client {
     /// A read asked ahead of need: its failure is not thrown (ReadResult::ok stays false), and
     /// the caller reads it again when it needs it.
     bool speculative = false;
+    /// Set (with `name` empty): no read but a server dry run of creating this object (POST with
+    /// dryRun=All and `field_manager`; its warnings not reported). It stores nothing, so it goes
+    /// with the reads; ReadResult::object is the object as defaulting and admission made it, a
+    /// refusal is thrown as create() throws it. Not owned.
+    const boost::json::object* dry_run_create = nullptr;
+    std::string field_manager{};
   };
   /// What read_each read for one Read: the object (nullopt where the server answered 404, or
   /// when stop_at_found skipped it), or the list's items.

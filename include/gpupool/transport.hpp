@@ -42,6 +42,9 @@ struct HttpRequest {
   std::chrono::milliseconds timeout{0};
   /// When set, send() abandons the exchange (TransportError) soon after the token fires. Not owned.
   const CancelToken* cancel = nullptr;
+  /// The request changes nothing on the server whatever its method (a POST with dryRun=All): it
+  /// may be pipelined with GETs, and sent again if the connection ends before its answer.
+  bool no_side_effects = false;
 };
 
 struct HttpResponse {
@@ -76,8 +79,8 @@ class Transport {
                               const CancelToken& cancel) = 0;
   /// Several requests, their answers in the same order. Their order on the wire is theirs, but
   /// the server may see one before the answer to the one before has arrived, so they must not
-  /// depend on each other: make_http_transport's pipelines GETs on one connection (one round
-  /// trip for all); this default sends them one by one.
+  /// depend on each other: make_http_transport's pipelines GETs (and requests marked
+  /// no_side_effects) on one connection (one round trip for all); this default sends them one by one.
   virtual std::vector<HttpResponse> send_each(const std::vector<HttpRequest>& requests,
                                               const RequestCredentials& credentials);
 };

@@ -360,8 +360,12 @@ SubmitResult Cluster::submit(const Workload& workload, bool dry_run) {
   result.namespace_ = workload.namespace_.empty() ? impl_->ns : workload.namespace_;
   // The namespace's quotas and LimitRanges judge the pods first: a workload whose pods would all
   // be refused is not created at all.
-  if (!dry_run && result.namespace_ == impl_->ns) detail::refuse_taken_name(*impl_, workload.name);
-  detail::preflight(*impl_->client, result.submission, result.namespace_);
+  // The pods' dry runs go with the name's reads (one round trip): they store nothing.
+  const detail::PreflightPods pods = detail::preflight_pods(result.submission, result.namespace_);
+  std::vector<Client::ReadResult> admitted;
+  if (!dry_run && result.namespace_ == impl_->ns)
+    detail::refuse_taken_name(*impl_, workload.name, detail::preflight_reads(pods, result.namespace_), &admitted);
+  detail::preflight(*impl_->client, pods, result.namespace_, &admitted);
   detail::warn_unknown_storage_classes(*impl_->client, result.submission.objects, impl_->logger);
   WriteOptions wo;
   wo.dry_run = dry_run;

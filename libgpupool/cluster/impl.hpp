@@ -36,7 +36,9 @@ namespace detail {
 std::string lower(std::string_view text);
 /// Refuses (409 AlreadyExists, naming the kind that holds it) a job name that a workload of any
 /// kind already has in the connection's namespace: gpupool's commands find jobs by name alone.
-void refuse_taken_name(const detail::ClusterImpl& impl, const std::string& name);
+/// `also`: other reads sent in the same round trip (their answers in `also_found`, in order).
+void refuse_taken_name(const detail::ClusterImpl& impl, const std::string& name, std::vector<Client::Read> also = {},
+                       std::vector<Client::ReadResult>* also_found = nullptr);
 /// -i POD of logs/exec/port-forward: throws gpupool::Error unless `pod` is one of the job's instances.
 void check_instance_of(const JobInfo& info, const std::string& pod);
 

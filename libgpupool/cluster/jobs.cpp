@@ -200,11 +200,13 @@ ListOptions tensorboard_selector(const std::string& name) {
 }
 
 std::vector<JobLookup> find_workloads(const detail::ClusterImpl& impl, const std::string& name, bool all,
-                                      Prefetched* prefetch = nullptr) {
+                                      std::vector<Client::Read> also = {},
+                                      std::vector<Client::ReadResult>* also_found = nullptr) {
   std::vector<JobLookup> out;
   // Every served kind asked at once (one round trip: the GETs are pipelined), the answers read in
   // kind order, as asking each kind in turn until one has the name (`all`: every kind) would.
-  // `prefetch`: the job's pods and TensorBoard services too, in the same round trip.
+  // `also`: the caller's own reads in the same round trip (get: the job's pods and TensorBoard
+  // services; submit: its pods' dry runs).
   std::vector<WorkloadKind> kinds;
   std::vector<Client::Read> reads;
   for (WorkloadKind kind : kAllKinds)
@@ -212,17 +214,13 @@ std::vector<JobLookup> find_workloads(const detail::ClusterImpl& impl, const std
       kinds.push_back(kind);
       reads.push_back({std::move(*served), impl.ns, name});
     }
-  if (prefetch) {
-    reads.push_back({kPods, impl.ns, "", job_pods_selector(name), true});
-    reads.push_back({kServices, impl.ns, "", tensorboard_selector(name), true});
-  }
+  for (auto& r : also) reads.push_back(std::move(r));
   auto found = impl.client->read_each(reads, !all);
   for (std::size_t i = 0; i < kinds.size(); ++i)
     if (found[i].object) out.push_back(JobLookup{kinds[i], reads[i].ref, std::move(*found[i].object)});
-  if (prefetch) {
-    if (auto& p = found[kinds.size()]; p.ok) prefetch->pods = std::move(p.items);
-    if (auto& sv = found[kinds.size() + 1]; sv.ok) prefetch->services = std::move(sv.items);
-  }
+  if (also_found)
+    also_found->assign(std::make_move_iterator(found.begin() + static_cast<std::ptrdiff_t>(kinds.size())),
+                       std::make_move_iterator(found.end()));
   // What another of them controls is part of it, not a workload of its own (a TrainJob's JobSet
   // has the TrainJob's name).
   std::set<std::string> uids;
@@ -235,7 +233,17 @@ std::vector<JobLookup> find_workloads(const detail::ClusterImpl& impl, const std
 
 std::optional<JobLookup> find_workload(const detail::ClusterImpl& impl, const Cluster&, const std::string& name,
                                        Prefetched* prefetch = nullptr) {
-  auto found = find_workloads(impl, name, false, prefetch);
+  std::vector<Client::Read> also;
+  std::vector<Client::ReadResult> also_found;
+  if (prefetch) {
+    also.push_back({kPods, impl.ns, "", job_pods_selector(name), true});
+    also.push_back({kServices, impl.ns, "", tensorboard_selector(name), true});
+  }
+  auto found = find_workloads(impl, name, false, std::move(also), &also_found);
+  if (prefetch && also_found.size() == 2) {
+    if (auto& p = also_found[0]; p.ok) prefetch->pods = std::move(p.items);
+    if (auto& sv = also_found[1]; sv.ok) prefetch->services = std::move(sv.items);
+  }
   if (found.empty()) return std::nullopt;
   return std::move(found.front());
 }
@@ -364,7 +372,12 @@ JobInfo build_info(const detail::ClusterImpl& impl, const JobLookup& job, std::m
   info.queue = queue_status(impl, o);  // Kueue (cluster/queues.cpp)
   if (info.status == JobStatus::Pending || info.instances.empty()) {
     // Stuck? Say why when the API can tell (a missing scheduler or operator, refused pods).
-    const json::array events = impl.client->list_all(kEvents, info.namespace_.empty() ? impl.ns : info.namespace_);
+    // Only the controllers' FailedCreate events are read (a field of events the API server selects
+    // on: pkg/registry/core/event/strategy.go ToSelectableFields): a busy namespace holds thousands.
+    ListOptions failed_creates;
+    failed_creates.field_selector = "reason=FailedCreate";
+    const json::array events =
+        impl.client->list_all(kEvents, info.namespace_.empty() ? impl.ns : info.namespace_, failed_creates);
     info.notes = stuck_notes(impl, StuckInput{job.kind, job.ref.group, o, pods, &events, info.observed});
   }
   if (info.queue && info.queue->state != "admitted" && info.queue->state != "finished")
@@ -571,8 +584,9 @@ std::string Cluster::delete_job(const std::string& name) {
 
 namespace detail {
 
-void refuse_taken_name(const detail::ClusterImpl& impl, const std::string& name) {
-  const auto found = find_workloads(impl, name, false);
+void refuse_taken_name(const detail::ClusterImpl& impl, const std::string& name, std::vector<Client::Read> also,
+                       std::vector<Client::ReadResult>* also_found) {
+  const auto found = find_workloads(impl, name, false, std::move(also), also_found);
   if (!found.empty())
     throw ApiError(409, "AlreadyExists",
                    fmt::format("a job named \"{}\" already exists in namespace \"{}\" ({}); delete it first (gpupool "

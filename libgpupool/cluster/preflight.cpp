@@ -38,51 +38,84 @@ namespace {
 
 }  // namespace
 
-void preflight(const Client& client, const Submission& submission, const std::string& ns) {
-  std::vector<PodTemplateAt> templates;
+PreflightPods preflight_pods(const Submission& submission, const std::string& ns) {
+  PreflightPods out;
   for (const auto& object : submission.objects)
-    for (auto& t : pod_templates(object)) templates.push_back(std::move(t));
-  if (templates.empty()) return;
+    for (const auto& t : pod_templates(object)) {
+      out.total += t.pods;  // every pod of the submission
+      if (t.pods == 0) continue;
+      json::object pod{{"apiVersion", "v1"}, {"kind", "Pod"}};
+      json::object md;
+      if (const auto* m = obj_at(*t.tmpl, {"metadata"})) md = *m;
+      md.erase("name");
+      md["generateName"] = "gpupool-preflight-";
+      md["namespace"] = ns;
+      pod["metadata"] = std::move(md);
+      pod["spec"] = *obj_at(*t.tmpl, {"spec"});
+      out.pods.push_back(std::move(pod));
+      out.counts.push_back(t.pods);
+    }
+  return out;
+}
 
+std::vector<Client::Read> preflight_reads(const PreflightPods& pods, const std::string& ns) {
+  std::vector<Client::Read> reads;
+  for (const auto& pod : pods.pods) {
+    Client::Read r{kPods, ns, ""};
+    r.speculative = true;  // a refusal is asked again by preflight(), which words it
+    r.dry_run_create = &pod;
+    r.field_manager = "gpupool";
+    reads.push_back(std::move(r));
+  }
+  // More than one pod: the namespace's quotas are read too, to charge them all together.
+  if (pods.total > 1 && !pods.pods.empty()) reads.push_back({kQuotas, ns, "", {}, true});
+  return reads;
+}
+
+void preflight(const Client& client, const Submission& submission, const std::string& ns) {
+  preflight(client, preflight_pods(submission, ns), ns);
+}
+
+void preflight(const Client& client, const PreflightPods& pods, const std::string& ns,
+               const std::vector<Client::ReadResult>* admitted_already) {
+  if (pods.pods.empty()) return;
   embedded::ResourceList total;
-  std::int64_t pods = 0;  // every pod of the submission
-  for (const auto& t : templates) pods += t.pods;
   WriteOptions dry;
   dry.dry_run = true;
   dry.field_manager = "gpupool";
   dry.report_warnings = false;  // the workload's own create warns about its template
-  for (const auto& t : templates) {
-    if (t.pods == 0) continue;
-    json::object pod{{"apiVersion", "v1"}, {"kind", "Pod"}};
-    json::object md;
-    if (const auto* m = obj_at(*t.tmpl, {"metadata"})) md = *m;
-    md.erase("name");
-    md["generateName"] = "gpupool-preflight-";
-    md["namespace"] = ns;
-    pod["metadata"] = std::move(md);
-    pod["spec"] = *obj_at(*t.tmpl, {"spec"});
+  for (std::size_t i = 0; i < pods.pods.size(); ++i) {
     json::object admitted;
-    try {
-      admitted = client.create(kPods, ns, pod, dry);
-    } catch (const ApiError& e) {
-      // RBAC that lets the user create workloads but not bare pods says nothing about quota: the
-      // pre-flight then leaves the judgement to the real creates.
-      if (e.code() == 403 && e.status_message().find("cannot create resource") != std::string::npos) return;
-      if (e.code() != 403 && e.code() != 422) throw;
-      std::string why = e.status_message();
-      if (auto at = why.find(" is forbidden: "); at != std::string::npos) why = why.substr(at + 15);
-      refuse(ns, why, &e);
+    if (admitted_already && i < admitted_already->size() && (*admitted_already)[i].ok &&
+        (*admitted_already)[i].object) {
+      admitted = *(*admitted_already)[i].object;  // sent with the submission's reads
+    } else {
+      try {
+        admitted = client.create(kPods, ns, pods.pods[i], dry);
+      } catch (const ApiError& e) {
+        // RBAC that lets the user create workloads but not bare pods says nothing about quota: the
+        // pre-flight then leaves the judgement to the real creates.
+        if (e.code() == 403 && e.status_message().find("cannot create resource") != std::string::npos) return;
+        if (e.code() != 403 && e.code() != 422) throw;
+        std::string why = e.status_message();
+        if (auto at = why.find(" is forbidden: "); at != std::string::npos) why = why.substr(at + 15);
+        refuse(ns, why, &e);
+      }
     }
     const auto usage = embedded::pod_quota_usage(admitted);
-    for (const auto& [resource, q] : usage) total[resource] += q * t.pods;
+    for (const auto& [resource, q] : usage) total[resource] += q * pods.counts[i];
   }
+  const std::int64_t pods_total = pods.total;
 
   // One pod in all: the dry run above was ResourceQuota admission's own verdict on exactly what
   // will be created (its usage plus the quota's used against hard), so there is no sum to check.
-  if (pods == 1) return;
+  if (pods_total == 1) return;
   // All the pods together, against each quota's room. Scoped quotas (Terminating, BestEffort,
   // PriorityClass, ...) were judged pod by pod above; the sum is checked for unscoped ones.
-  for (const auto& v : client.list_all(kQuotas, ns)) {
+  const bool quotas_read =
+      admitted_already && admitted_already->size() == pods.pods.size() + 1 && admitted_already->back().ok;
+  const json::array quotas = quotas_read ? admitted_already->back().items : client.list_all(kQuotas, ns);
+  for (const auto& v : quotas) {
     if (!v.is_object()) continue;
     const auto& quota = v.as_object();
     const auto* scopes = arr_at(quota, {"spec", "scopes"});
@@ -105,7 +138,7 @@ void preflight(const Client& client, const Submission& submission, const std::st
     if (!requested.empty())
       refuse(ns,
              fmt::format("exceeded quota: {}, requested (all {} of its pods): {}, used: {}, limited: {}",
-                         str_at(quota, {"metadata", "name"}), pods, embedded::pretty(requested),
+                         str_at(quota, {"metadata", "name"}), pods_total, embedded::pretty(requested),
                          embedded::pretty(used_of), embedded::pretty(limited)),
              nullptr);
   }

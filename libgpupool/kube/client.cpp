@@ -206,12 +206,9 @@ bool Client::refresh_discovery() const { return impl_->refresh_discovery(); }
 
 boost::json::object Client::create(const ResourceRef& ref, const std::string& ns, const boost::json::object& object,
                                    const WriteOptions& options) const {
-  Query q;
-  Impl::add_write(q, options.dry_run, options.field_manager);
-  const std::string n = ref.namespaced ? impl_->ns_or_default(ns) : "";
   // A dry run stores nothing, so sending it twice is harmless: it is retried like a GET.
-  return impl_->call_object({"POST", with_query(impl_->path(ref, ns), q), json::serialize(object), "application/json",
-                             options.dry_run, n, options.report_warnings});
+  return impl_->call_object(
+      impl_->create_call(ref, ns, object, options.dry_run, options.field_manager, options.report_warnings));
 }
 
 boost::json::object Client::create_idempotent(const ResourceRef& ref, const std::string& ns,
@@ -282,7 +279,9 @@ std::vector<Client::ReadResult> Client::read_each(const std::vector<Read>& reads
   std::vector<kube::ClientCore::Call> calls;
   calls.reserve(reads.size());
   for (const auto& r : reads)
-    calls.push_back(r.name.empty() ? impl_->list_call(r.ref, r.ns, r.list) : impl_->get_call(r.ref, r.ns, r.name));
+    calls.push_back(r.dry_run_create ? impl_->create_call(r.ref, r.ns, *r.dry_run_create, true, r.field_manager, false)
+                    : r.name.empty() ? impl_->list_call(r.ref, r.ns, r.list)
+                                     : impl_->get_call(r.ref, r.ns, r.name));
   std::vector<HttpResponse> answers = impl_->send_each(calls);
   std::vector<ReadResult> out(reads.size());
   bool found = false;
@@ -292,9 +291,29 @@ std::vector<Client::ReadResult> Client::read_each(const std::vector<Read>& reads
     // attempt's would be (retried after its back-off or Retry-After, credentials refreshed, or
     // thrown); a request the transport brought no answer to is sent alone.
     HttpResponse* answered = i < answers.size() ? &answers[i] : nullptr;
-    const bool ok = answered && answered->status >= 200 && answered->status < 300;
-    const std::string what = "GET " + calls[i].target.substr(0, calls[i].target.find('?'));
-    if (read.speculative && !ok) continue;  // not thrown, not retried: asked again if needed
+    auto is_ok = [&] { return answered && answered->status >= 200 && answered->status < 300; };
+    bool ok = is_ok();
+    const std::string what = calls[i].method + " " + calls[i].target.substr(0, calls[i].target.find('?'));
+    if (read.speculative && !ok) {
+      // A refusal is not thrown: the caller asks again when it needs the answer (and words it).
+      // An answer that asks the client to come back (429, 5xx) is honoured here, Retry-After
+      // waited and the read retried as its caller's own would be, so that the caller's asking
+      // again does not ignore it; what still fails is left to the caller as well.
+      if (!answered || (answered->status != 429 && answered->status < 500)) continue;
+      try {
+        *answered = impl_->execute(calls[i], nullptr, answered);
+      } catch (const CancelledError&) {
+        throw;
+      } catch (const Error&) {
+        continue;
+      }
+      ok = is_ok();
+    }
+    if (read.dry_run_create) {
+      out[i].object = parse_object(ok ? *answered : impl_->execute(calls[i], nullptr, answered), what);
+      out[i].ok = true;
+      continue;
+    }
     if (read.name.empty()) {
       ListPage page = impl_->list_page(parse_object(ok ? *answered : impl_->execute(calls[i], nullptr, answered), what),
                                        read.ref, read.ns, read.list);
@@ -308,8 +327,12 @@ std::vector<Client::ReadResult> Client::read_each(const std::vector<Read>& reads
       continue;
     }
     if (found) continue;
+    if (answered && answered->status == 404) {
+      (void)impl_->api_error(*answered, calls[i].ns);  // not thrown (a miss is the common answer here); a
+      out[i].ok = true;                                // type no longer served still clears discovery
+      continue;
+    }
     try {
-      if (answered && answered->status == 404) throw impl_->api_error(*answered, calls[i].ns);
       out[i].object = parse_object(ok ? *answered : impl_->execute(calls[i], nullptr, answered), what);
       found = stop_at_found;
     } catch (const ApiError& e) {

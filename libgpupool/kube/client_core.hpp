@@ -300,6 +300,7 @@ struct ClientCore {
     /// once `*sink_started`.
     const ChunkSink* sink = nullptr;
     const bool* sink_started = nullptr;
+    bool no_side_effects = false;  ///< a dry run: pipelined with reads (HttpRequest::no_side_effects)
   };
 
   /// One request with retries and one credential refresh after 401. Returns a 2xx response;
@@ -383,6 +384,7 @@ struct ClientCore {
       if (!calls[i].content_type.empty()) reqs[i].headers.emplace_back("Content-Type", calls[i].content_type);
       if (!calls[i].accept.empty()) reqs[i].headers.emplace_back("Accept", calls[i].accept);
       reqs[i].cancel = cancel;
+      reqs[i].no_side_effects = calls[i].no_side_effects;
     }
     std::vector<HttpResponse> answers;
     try {
@@ -410,6 +412,22 @@ struct ClientCore {
   static void add_write(Query& q, bool dry_run, const std::string& field_manager) {
     if (dry_run) q.emplace_back("dryRun", "All");
     if (!field_manager.empty()) q.emplace_back("fieldManager", field_manager);
+  }
+
+  /// The request creating `object` (POST); a dry run is sent again as a GET would be.
+  Call create_call(const ResourceRef& ref, const std::string& ns, const json::object& object, bool dry_run,
+                   const std::string& field_manager, bool report_warnings) const {
+    Query q;
+    add_write(q, dry_run, field_manager);
+    Call c{"POST",
+           with_query(path(ref, ns), q),
+           json::serialize(object),
+           "application/json",
+           dry_run,
+           ref.namespaced ? ns_or_default(ns) : "",
+           report_warnings};
+    c.no_side_effects = dry_run;
+    return c;
   }
 
   /// The request of one object (GET ref/name).

@@ -558,18 +558,39 @@ ResponseHead ResponseReader::read_head(bool head_request) {
 namespace {
 
 /// A TCP connection to host:port (non-blocking), or UnreachableError naming `server`.
-int tcp_connect(const std::string& host, const std::string& port, const std::string& server, const Deadline& d) {
+/// `meanwhile` (if set) runs once, while the first address's connect is under way (a round trip
+/// to a remote server), or before an error is thrown; what it throws is thrown, the socket closed.
+int tcp_connect(const std::string& host, const std::string& port, const std::string& server, const Deadline& d,
+                const std::function<void()>& meanwhile = {}) {
+  bool ran = !meanwhile;
+  auto run_meanwhile = [&] {
+    if (!ran) {
+      ran = true;
+      meanwhile();
+    }
+  };
   addrinfo hints{};
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* res = nullptr;
-  if (::getaddrinfo(host.c_str(), port.c_str(), &hints, &res) != 0)
+  if (::getaddrinfo(host.c_str(), port.c_str(), &hints, &res) != 0) {
+    run_meanwhile();
     throw UnreachableError(
         fmt::format("cannot reach {}: host name not found (is the cluster up? check --context)", server));
+  }
   int last_errno = ECONNREFUSED, fd = -1;
   for (addrinfo* a = res; a && fd < 0; a = a->ai_next) {
     fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
     if (fd < 0) continue;
     int rc = ::connect(fd, a->ai_addr, a->ai_addrlen);
+    const int connect_errno = errno;
+    try {
+      run_meanwhile();
+    } catch (...) {
+      ::close(fd);
+      ::freeaddrinfo(res);
+      throw;
+    }
+    errno = connect_errno;
     if (rc != 0 && errno == EINPROGRESS) {
       while (true) {
         if (d.cancel && d.cancel->cancelled()) {
@@ -603,6 +624,7 @@ int tcp_connect(const std::string& host, const std::string& port, const std::str
   }
   ::freeaddrinfo(res);
   if (fd < 0) {
+    run_meanwhile();
     std::string why;
     switch (last_errno) {
       case ECONNREFUSED:
@@ -658,13 +680,27 @@ ProxyUrl parse_proxy(const KubeCluster& cluster) {
 
 std::unique_ptr<Connection> connect_to_server(const KubeCluster& cluster, const TlsContext* tls,
                                               std::chrono::milliseconds connect_timeout, const CancelToken* cancel) {
+  return connect_to_server(cluster, TlsSource([tls] { return tls; }), connect_timeout, cancel);
+}
+
+std::unique_ptr<Connection> connect_to_server(const KubeCluster& cluster, const TlsSource& tls_source,
+                                              std::chrono::milliseconds connect_timeout, const CancelToken* cancel) {
   const ServerUrl u = parse_server_url(cluster.server);
   const bool https = u.scheme == "https";
   const Deadline d = Deadline::after(connect_timeout, cancel);
   auto c = std::make_unique<Connection>();
   const auto start = std::chrono::steady_clock::now();
+  // The TLS context is asked for while the TCP connection is made: building one (OpenSSL's first
+  // use, ~1 ms) then costs no time of its own on a server a round trip away, or on this machine.
+  const TlsContext* tls = nullptr;
+  auto get_tls = [&] {
+    if (!https) return;
+    const auto t0 = std::chrono::steady_clock::now();
+    tls = tls_source();
+    c->times.context_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
   if (cluster.proxy_url.empty()) {
-    c->fd_ = tcp_connect(u.host, u.port, cluster.server, d);
+    c->fd_ = tcp_connect(u.host, u.port, cluster.server, d, get_tls);
   } else {
     const ProxyUrl p = parse_proxy(cluster);
     try {
@@ -692,8 +728,10 @@ std::unique_ptr<Connection> connect_to_server(const KubeCluster& cluster, const 
       }
     }
   }
-  c->times.tcp_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  c->times.tcp_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() - c->times.context_ms;
   if (!https) return c;
+  if (!cluster.proxy_url.empty()) get_tls();
   // TLS: SNI and the name verified are tls-server-name when set, else the server's host; an IP
   // address is verified as an IP (and sent no SNI, RFC 6066 section 3).
   c->ssl_ = SSL_new(tls->get());

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -87,6 +88,7 @@ class TlsContext {
 /// The time a new connection took (for the transport's debug line).
 struct ConnectTimes {
   double tcp_ms = 0, tls_ms = 0;
+  double context_ms = 0;  ///< building the TLS context, while TCP connected (not in tcp_ms)
   bool tls = false, resumed = false;
 };
 
@@ -109,8 +111,8 @@ class Connection {
   ConnectTimes times;
 
  private:
-  friend std::unique_ptr<Connection> connect_to_server(const KubeCluster&, const TlsContext*, std::chrono::milliseconds,
-                                                       const CancelToken*);
+  friend std::unique_ptr<Connection> connect_to_server(const KubeCluster&, const std::function<const TlsContext*()>&,
+                                                       std::chrono::milliseconds, const CancelToken*);
   /// Waits until the socket is readable (or writable); throws IoError on timeout / cancel.
   void wait(bool for_write, const Deadline& deadline);
   int fd_ = -1;
@@ -122,6 +124,15 @@ class Connection {
 /// by `connect_timeout`. Throws UnreachableError (no TCP connection: refused, no such host, timed
 /// out) or TransportError (proxy refused, TLS failed; the certificate problem named).
 std::unique_ptr<Connection> connect_to_server(const KubeCluster& cluster, const TlsContext* tls,
+                                              std::chrono::milliseconds connect_timeout,
+                                              const CancelToken* cancel = nullptr);
+
+/// The TLS context of a connection, asked for once (for https://) while the TCP connection is
+/// being made; what it throws is thrown by connect_to_server.
+using TlsSource = std::function<const TlsContext*()>;
+
+/// As above, with the TLS context built while TCP connects (its time: Connection::times.context_ms).
+std::unique_ptr<Connection> connect_to_server(const KubeCluster& cluster, const TlsSource& tls,
                                               std::chrono::milliseconds connect_timeout,
                                               const CancelToken* cancel = nullptr);
 

@@ -117,8 +117,9 @@ class HttpTransport final : public Transport {
     std::size_t bytes = 0;
     bool safe = requests.size() > 1;
     for (const auto& r : requests) {
-      safe = safe && (r.method == "GET" || r.method == "HEAD") && r.body.empty() && r.cancel == requests.front().cancel;
-      bytes += r.target.size() + 512;
+      safe = safe && (((r.method == "GET" || r.method == "HEAD") && r.body.empty()) || r.no_side_effects) &&
+             r.cancel == requests.front().cancel;
+      bytes += r.target.size() + r.body.size() + 512;
     }
     if (!safe || bytes > kMaxPipelinedBytes) return Transport::send_each(requests, credentials);
     return pipeline(requests, credentials);
@@ -139,6 +140,33 @@ class HttpTransport final : public Transport {
       idle_.clear();
     }
     return tls_;
+  }
+
+  /// The SSL_CTX for these credentials if it is built (null otherwise: connect() builds it).
+  std::shared_ptr<TlsContext> built_tls(const RequestCredentials& cred) {
+    std::lock_guard lock(mutex_);
+    return tls_ && tls_->serves(cred) ? tls_ : nullptr;
+  }
+
+  /// A new connection to the server; for https://, `tls` is the context it was made with, built
+  /// while TCP connected if it was null. Throws what connect_to_server throws, with
+  /// `tls_failed` set when building the context failed.
+  std::unique_ptr<Connection> connect(std::shared_ptr<TlsContext>& tls, const RequestCredentials& cred,
+                                      std::chrono::milliseconds limit, const CancelToken* cancel, bool& tls_failed) {
+    return kube::connect_to_server(
+        cluster_,
+        [&]() -> const TlsContext* {
+          if (!tls) {
+            try {
+              tls = tls_for(cred);
+            } catch (...) {
+              tls_failed = true;
+              throw;
+            }
+          }
+          return tls.get();
+        },
+        limit, cancel);
   }
 
   std::unique_ptr<Connection> take_idle(const std::shared_ptr<TlsContext>& tls) {
@@ -246,18 +274,19 @@ class HttpTransport final : public Transport {
     const CancelToken* cancel = reqs.front().cancel;
     Deadline deadline{start + limit, cancel};
     Cleansed out;
-    for (const auto& r : reqs) out.text.append(request_head(r, cred));
-    std::shared_ptr<TlsContext> tls = https_ ? tls_for(cred) : nullptr;
-    std::unique_ptr<Connection> conn = take_idle(tls);
+    for (const auto& r : reqs) out.text.append(request_head(r, cred)).append(r.body);
+    std::shared_ptr<TlsContext> tls = https_ ? built_tls(cred) : nullptr;
+    std::unique_ptr<Connection> conn = https_ && !tls ? nullptr : take_idle(tls);
     std::string note;
     if (!conn) {
+      bool tls_failed = false;
       try {
-        conn = kube::connect_to_server(
-            cluster_, tls.get(),
-            std::min(options_.connect_timeout, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                   deadline.at - std::chrono::steady_clock::now())),
-            cancel);
+        conn = connect(tls, cred,
+                       std::min(options_.connect_timeout, std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                              deadline.at - std::chrono::steady_clock::now())),
+                       cancel, tls_failed);
       } catch (const TransportError&) {
+        if (tls_failed) throw;                 // the kubeconfig's certificate or key, as before any request
         return one_by_one(reqs, 0, cred, {});  // send() reports it (and retries nothing more)
       }
       if (options_.logger) note = describe_connection(*conn, tls.get());
@@ -312,20 +341,22 @@ class HttpTransport final : public Transport {
     Cleansed out{request_head(req, cred)};
     out.text.append(req.body);
     for (int attempt = 0;; ++attempt) {
-      std::shared_ptr<TlsContext> tls = https_ ? tls_for(cred) : nullptr;
-      std::unique_ptr<Connection> conn = attempt == 0 ? take_idle(tls) : nullptr;
+      std::shared_ptr<TlsContext> tls = https_ ? built_tls(cred) : nullptr;
+      std::unique_ptr<Connection> conn = attempt == 0 && (!https_ || tls) ? take_idle(tls) : nullptr;
       const bool reused = conn != nullptr;
       std::string note;
       if (!conn) {
+        bool tls_failed = false;
         try {
           auto connect_limit = options_.connect_timeout;
           if (!streaming)
             connect_limit = std::min(connect_limit, std::chrono::duration_cast<std::chrono::milliseconds>(
                                                         deadline.at - std::chrono::steady_clock::now()));
-          conn = kube::connect_to_server(cluster_, tls.get(), connect_limit, cancel);
+          conn = connect(tls, cred, connect_limit, cancel, tls_failed);
         } catch (const UnreachableError&) {
           throw;
         } catch (const TransportError& e) {
+          if (tls_failed) throw;
           if (cancel && cancel->cancelled()) {
             if (streaming) return {};
             throw TransportError(failed(req, "cancelled"));
@@ -395,6 +426,8 @@ class HttpTransport final : public Transport {
     if (c.times.tls) {
       s += fmt::format(", TLS {:.2f} ms", c.times.tls_ms);
       if (tls && tls->sessions_on_disk()) s += c.times.resumed ? " (resumed)" : " (full handshake)";
+      if (c.times.context_ms > 0)
+        s += fmt::format(", TLS context built while connecting {:.2f} ms", c.times.context_ms);
     }
     return s;
   }

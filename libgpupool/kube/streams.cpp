@@ -66,8 +66,11 @@ std::unique_ptr<Upgraded> open_upgrade(const StreamContext& ctx, const RequestCr
   const std::string source = ctx.config.source.empty() ? "kubeconfig" : ctx.config.source;
   if (u.scheme != "https") throw ConfigError(source, "cluster.server", "exec and port-forward need an https:// server");
   auto c = std::make_unique<Upgraded>();
-  c->tls = std::make_shared<TlsContext>(cluster, cred);
-  c->io = connect_to_server(cluster, c->tls.get(), ctx.connect_timeout);
+  c->io = connect_to_server(cluster, TlsSource([&] {
+                              c->tls = std::make_shared<TlsContext>(cluster, cred);
+                              return c->tls.get();
+                            }),
+                            ctx.connect_timeout);
   c->ssl = c->io->ssl();
   c->fd = c->io->fd();
   // The request.

@@ -41,6 +41,20 @@ struct Logged {
     return static_cast<int>(
         std::count_if(lines.begin(), lines.end(), [&](const std::string& l) { return l.find(needle) != l.npos; }));
   }
+  void clear() {
+    std::lock_guard lock(mu);
+    lines.clear();
+  }
+  /// A connection to `server` whose debug lines (one per request) come here.
+  gpupool::Cluster connect(const gpupool::EmbeddedServer& server) {
+    gpupool::ConnectOptions co;
+    co.kubeconfig = server.admin_kubeconfig();
+    co.logger = [this](gpupool::LogLevel, const std::string& m) {
+      std::lock_guard lock(mu);
+      lines.push_back(m);
+    };
+    return gpupool::Cluster::connect(co);
+  }
 };
 
 Client client_for(const std::string& kubeconfig, const std::string& cache, Logged& log) {
@@ -295,13 +309,7 @@ TEST_CASE("get: the job's name, pods and TensorBoard services in one round trip,
   eo.topology = "seed";
   EmbeddedServer server(eo);
   Logged log;
-  gpupool::ConnectOptions co;
-  co.kubeconfig = server.admin_kubeconfig();
-  co.logger = [&log](gpupool::LogLevel, const std::string& m) {
-    std::lock_guard lock(log.mu);
-    log.lines.push_back(m);
-  };
-  gpupool::Cluster cluster = gpupool::Cluster::connect(co);
+  gpupool::Cluster cluster = log.connect(server);
   gpupool::SubmitOptions o;
   o.kind = "mpi";
   o.name = "rt";
@@ -311,10 +319,7 @@ TEST_CASE("get: the job's name, pods and TensorBoard services in one round trip,
   o.command = "sleep 100";
   cluster.submit(gpupool::to_workload(o));
   server.advance(std::chrono::seconds(5));
-  {
-    std::lock_guard lock(log.mu);
-    log.lines.clear();
-  }
+  log.clear();
   const gpupool::JobInfo info = cluster.get("rt");
   REQUIRE(info.instances.size() == 4);
   std::set<std::string> nodes;
@@ -334,4 +339,54 @@ TEST_CASE("get: the job's name, pods and TensorBoard services in one round trip,
   }
   CHECK(requests >= 8 + 2 + 2);  // the kinds, the pods and services, the nodes
   CHECK(round_trips == 2);
+}
+
+TEST_CASE("submit: the name's reads and the pods' dry runs in one round trip, the create in one more") {
+  gpupool::EmbeddedOptions eo;
+  eo.topology = "seed";
+  EmbeddedServer server(eo);
+  Logged log;
+  gpupool::Cluster cluster = log.connect(server);
+  CHECK(cluster.list().empty());  // connected, discovery read
+  gpupool::SubmitOptions o;
+  o.kind = "tf";  // two pod templates (PS and Worker): two dry runs
+  o.name = "rt2";
+  o.image = "busybox";
+  o.gpus = 1;
+  o.workers = 2;
+  o.ps = 1;
+  o.command = "sleep 100";
+  log.clear();
+  cluster.submit(gpupool::to_workload(o));
+  int round_trips = 0, dry_runs = 0, creates = 0;
+  {
+    std::lock_guard lock(log.mu);
+    for (const auto& l : log.lines) {
+      if (l.find(" -> ") == std::string::npos || (l.rfind("GET ", 0) != 0 && l.rfind("POST ", 0) != 0)) continue;
+      if (l.find("dryRun=All") != std::string::npos) {
+        ++dry_runs;
+        CHECK(l.find("pipelined") != std::string::npos);  // with the name's reads
+      } else if (l.rfind("POST ", 0) == 0) {
+        ++creates;
+      }
+      const auto p = l.find("pipelined ");
+      if (p == std::string::npos || l.compare(p, 12, "pipelined 1/") == 0) ++round_trips;
+    }
+  }
+  CHECK(dry_runs == 2);
+  CHECK(creates == 1);
+  // The kinds, the dry runs and the quotas (three pods are charged together), then the create.
+  CHECK(round_trips == 2);
+  // A refusal of the dry run is still worded by the pre-flight, and nothing is created.
+  const std::string kubectl = "kubectl --kubeconfig '" + server.admin_kubeconfig() + "' ";
+  REQUIRE(std::system((kubectl + "create quota tiny --hard=pods=1 >/dev/null").c_str()) == 0);
+  o.name = "rt3";
+  try {
+    cluster.submit(gpupool::to_workload(o));
+    FAIL("the quota did not refuse the job");
+  } catch (const gpupool::ApiError& e) {
+    CHECK(std::string(e.what()).find("namespace \"default\" would refuse this job's pods, so nothing was created") !=
+          std::string::npos);
+  }
+  CHECK(cluster.list().size() == 1);
 }

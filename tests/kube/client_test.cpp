@@ -198,6 +198,48 @@ TEST_CASE("read_each: objects and lists in one batch; a paged list is read whole
   CHECK_THROWS_AS(h.client->read_each({{svcs, "", "", selected}}), ApiError);
 }
 
+TEST_CASE("read_each: a dry-run create goes with the reads; a speculative read waits out a 429's Retry-After") {
+  const ResourceRef a{"x.io", "v1", "as", "A", true}, pods{"", "v1", "pods", "Pod", true};
+  int dry_runs = 0;
+  std::vector<HttpRequest> posts;
+  Harness h([&](const HttpRequest& r, const RequestCredentials&) {
+    if (r.method == "POST") {
+      posts.push_back(r);
+      if (++dry_runs == 1)
+        return respond(429, status_body(429, "TooManyRequests", "slow down"), {{"Retry-After", "2"}});
+      return respond(201, R"({"kind":"Pod","metadata":{"name":"gpupool-preflight-x"},"spec":{"priority":0}})");
+    }
+    return respond(404, status_body(404, "NotFound", "as.x.io \"j\" not found"));
+  });
+  const json::object pod{{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", {{"generateName", "gpupool-preflight-"}}}};
+  Client::Read dry{pods, "", ""};
+  dry.speculative = true;
+  dry.dry_run_create = &pod;
+  dry.field_manager = "gpupool";
+  auto got = h.client->read_each({{a, "", "j"}, dry});
+  REQUIRE(got.size() == 2);
+  CHECK(got[0].ok);
+  CHECK_FALSE(got[0].object);  // 404: not there
+  REQUIRE(got[1].ok);          // the 429 was waited out (Retry-After: 2 s) and the dry run sent again
+  REQUIRE(got[1].object);
+  CHECK(got[1].object->at("spec").at("priority") == 0);
+  CHECK(h.sleeps == std::vector<std::chrono::milliseconds>{2000ms});
+  CHECK(h.transport->batch_sizes() == std::vector<std::size_t>{2});  // the first dry run went with the GET
+  REQUIRE(posts.size() == 2);
+  CHECK(posts[0].target == "/api/v1/namespaces/alice/pods?dryRun=All&fieldManager=gpupool");
+  CHECK(posts[0].no_side_effects);
+  CHECK(json::parse(posts[0].body) == json::value(pod));
+  // Not speculative, a refusal is thrown as create() throws it.
+  Harness refused([](const HttpRequest& r, const RequestCredentials&) {
+    if (r.method == "POST")
+      return respond(403, status_body(403, "Forbidden", "pods \"x\" is forbidden: exceeded quota: q"));
+    return respond(404, status_body(404, "NotFound", "not found"));
+  });
+  dry.speculative = false;
+  CHECK_THROWS_WITH_AS(refused.client->read_each({{a, "", "j"}, dry}), doctest::Contains("exceeded quota: q"),
+                       ApiError);
+}
+
 TEST_CASE("patch content types and argument checks") {
   Harness h([](const HttpRequest&, const RequestCredentials&) { return respond(200, "{}"); });
   struct Case {

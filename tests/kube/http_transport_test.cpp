@@ -1,7 +1,12 @@
 // The HTTP/1.1 transport (make_http_transport) against a scripted server on 127.0.0.1: framing
 // (Content-Length, chunked), gzip, keep-alive reuse and its limits, a server closing an idle
 // connection, timeouts, cancel, the response size limit, proxies and what goes on the wire.
+#include <arpa/inet.h>
 #include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <future>
@@ -10,6 +15,7 @@
 
 #include "gpupool/error.hpp"
 #include "gpupool/transport.hpp"
+#include "kube/connect.hpp"
 #include "kube/http_test_server.hpp"
 
 using namespace std::chrono_literals;
@@ -30,6 +36,20 @@ std::shared_ptr<gpupool::Transport> transport_for(const std::string& server, gpu
   cluster.server = server;
   cluster.proxy_url = proxy;
   return gpupool::make_http_transport(cluster, std::move(o));
+}
+
+/// A socket listening on 127.0.0.1 (a free port, in `a`) that nobody accepts on.
+int loopback_listener(int backlog, sockaddr_in& a) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  REQUIRE(fd >= 0);
+  a = sockaddr_in{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  REQUIRE(::listen(fd, backlog) == 0);
+  socklen_t len = sizeof a;
+  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+  return fd;
 }
 
 HttpRequest get(const std::string& target) {
@@ -221,6 +241,23 @@ TEST_CASE("send_each: GETs pipelined on one connection, each answer matched to i
   seen = requests.all();
   REQUIRE(seen.size() == 3);
   for (const auto& r : seen) CHECK(r.buffered_after == 0);
+
+  // A POST that changes nothing (a server dry run) is pipelined with the GETs, its body with it.
+  requests.clear();
+  HttpRequest dry = get("/dry?dryRun=All");
+  dry.method = "POST";
+  dry.body = R"({"kind":"Pod"})";
+  dry.no_side_effects = true;
+  auto together = t->send_each({get("/a"), dry, get("/b")}, {});
+  REQUIRE(together.size() == 3);
+  CHECK(together[1].body == "{\"at\":\"/dry?dryRun=All\"}");
+  CHECK(together[2].body == "{\"at\":\"/b\"}");
+  seen = requests.all();
+  REQUIRE(seen.size() == 3);
+  CHECK(seen[0].buffered_after > 0);  // the POST and the GET after it were on the wire already
+  CHECK(seen[1].line() == "POST /dry?dryRun=All HTTP/1.1");
+  CHECK(seen[1].body == R"({"kind":"Pod"})");
+  CHECK(seen[1].buffered_after > 0);
 }
 
 TEST_CASE("send_each: a pipeline the server ends early goes on one by one on a new connection") {
@@ -450,14 +487,8 @@ TEST_CASE("unreachable servers and proxies are UnreachableError naming the serve
 TEST_CASE("connect_timeout bounds a connect that gets no answer") {
   // A listener whose accept queue is full: Linux drops further SYNs, so a connect neither
   // succeeds nor is refused until the client gives up.
-  const int lfd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  REQUIRE(::listen(lfd, 0) == 0);
-  socklen_t len = sizeof a;
-  ::getsockname(lfd, reinterpret_cast<sockaddr*>(&a), &len);
+  const int lfd = loopback_listener(0, a);
   std::vector<int> fillers;
   for (int i = 0; i < 4; ++i) {  // fill the queue (non-blocking: the later ones stay in SYN-SENT)
     const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -474,4 +505,41 @@ TEST_CASE("connect_timeout bounds a connect that gets no answer") {
       gpupool::UnreachableError);
   for (int fd : fillers) ::close(fd);
   ::close(lfd);
+}
+
+TEST_CASE("connect_to_server: the TLS context is asked for while TCP connects; what it throws is thrown") {
+  // A listener nobody accepts on: the kernel completes the handshake and queues the connection.
+  sockaddr_in a{};
+  const int l = loopback_listener(4, a);
+  gpupool::KubeCluster cluster;
+  cluster.name = "test";
+  cluster.server = "https://127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  bool reached_when_asked = false;
+  int asked = 0;
+  const gpupool::kube::TlsSource source = [&]() -> const gpupool::kube::TlsContext* {
+    ++asked;
+    ::pollfd p{l, POLLIN, 0};
+    reached_when_asked = ::poll(&p, 1, 5000) == 1;  // the connection is queued already: returns at once
+    throw TransportError("no TLS context in this test");
+  };
+  CHECK_THROWS_WITH_AS(gpupool::kube::connect_to_server(cluster, source, 10s), "no TLS context in this test",
+                       TransportError);
+  CHECK(asked == 1);
+  CHECK(reached_when_asked);
+  // Nothing listening: the context's failure is still the one reported (as when it was built
+  // before connecting), the refused connection after it.
+  ::close(l);
+  asked = 0;
+  const gpupool::kube::TlsSource failing = [&]() -> const gpupool::kube::TlsContext* {
+    ++asked;
+    throw TransportError("the kubeconfig's client certificate or key cannot be loaded");
+  };
+  CHECK_THROWS_WITH_AS(gpupool::kube::connect_to_server(cluster, failing, 10s),
+                       "the kubeconfig's client certificate or key cannot be loaded", TransportError);
+  CHECK(asked == 1);
+  // Plain http:// asks for no context.
+  cluster.server = "http://127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  asked = 0;
+  CHECK_THROWS_AS(gpupool::kube::connect_to_server(cluster, failing, 10s), gpupool::UnreachableError);
+  CHECK(asked == 0);
 }
