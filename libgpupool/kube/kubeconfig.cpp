@@ -11,6 +11,7 @@
 #include <set>
 
 #include "common/base64.hpp"
+#include "common/block_yaml.hpp"
 #include "common/join.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/kubeconfig.hpp"
@@ -43,7 +44,10 @@ int line_of(const YAML::Node& node) {
   return node.Mark().line >= 0 ? node.Mark().line + 1 : 0;
 }
 
-YAML::Node parse_yaml(std::string_view text, const std::string& file) {
+/// `fast`: the block-style reader first (no marks), yaml-cpp for what it hands back.
+YAML::Node parse_yaml(std::string_view text, const std::string& file, bool fast) {
+  if (fast)
+    if (auto node = detail::load_block_yaml(text)) return std::move(*node);
   try {
     return YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
@@ -363,12 +367,35 @@ bool file_exists(const std::string& path) {
 
 }  // namespace
 
+namespace {
+
+/// `load(fast, logger)` read with the block-style reader (the common case: no line numbers are
+/// needed); an error is worded again from yaml-cpp's reading, which has the lines. The warnings of
+/// the first attempt are said once it succeeds.
+template <class Load>
+KubeConfig with_lines_on_error(const Logger& logger, Load&& load) {
+  std::vector<std::pair<LogLevel, std::string>> said;
+  const Logger hold = [&said](LogLevel level, const std::string& message) { said.emplace_back(level, message); };
+  KubeConfig cfg;
+  try {
+    cfg = load(true, logger ? hold : Logger{});
+  } catch (const ConfigError&) {
+    return load(false, logger);
+  }
+  for (const auto& [level, message] : said) logger(level, message);
+  return cfg;
+}
+
+}  // namespace
+
 KubeConfig parse_kubeconfig(std::string_view yaml, const std::string& file_name, const std::string& context,
                             const Logger& logger) {
-  Merged m;
-  merge_document(m, parse_yaml(yaml, file_name), file_name);
-  if (m.files.empty()) m.files.push_back(file_name);
-  return resolve(m, context, logger);
+  return with_lines_on_error(logger, [&](bool fast, const Logger& log) {
+    Merged m;
+    merge_document(m, parse_yaml(yaml, file_name, fast), file_name);
+    if (m.files.empty()) m.files.push_back(file_name);
+    return resolve(m, context, log);
+  });
 }
 
 KubeConfig in_cluster_config(const KubeConfigOptions& options) {
@@ -404,6 +431,22 @@ KubeConfig in_cluster_config(const KubeConfigOptions& options) {
   return cfg;
 }
 
+namespace {
+
+KubeConfig resolve_loaded(const Merged& m, const KubeConfigOptions& options, const std::vector<std::string>& candidates,
+                          bool explicit_path, const Logger& logger) {
+  if (m.contexts.empty() && m.clusters.empty() && m.current_context.empty() && options.context.empty()) {
+    // The deferred loader falls back to in-cluster config when no kubeconfig provides anything.
+    auto host = lookup(options, "KUBERNETES_SERVICE_HOST");
+    if (!explicit_path && host && !host->empty()) return in_cluster_config(options);
+    throw ConfigError(candidates.empty() ? "~/.kube/config" : text::join(candidates, ":"), "",
+                      "no kubeconfig found; set KUBECONFIG, pass a kubeconfig path, or create ~/.kube/config");
+  }
+  return resolve(m, options.context, logger);
+}
+
+}  // namespace
+
 KubeConfig load_kubeconfig(const KubeConfigOptions& options) {
   std::vector<std::string> candidates;
   bool explicit_path = !options.path.empty();
@@ -423,7 +466,7 @@ KubeConfig load_kubeconfig(const KubeConfigOptions& options) {
     candidates.push_back(*home + "/.kube/config");
   }
 
-  Merged m;
+  std::vector<std::pair<std::string, std::string>> texts;  // (file, its text)
   for (const auto& file : candidates) {
     std::string err;
     auto text = read_file(file, &err);
@@ -432,16 +475,13 @@ KubeConfig load_kubeconfig(const KubeConfigOptions& options) {
         throw ConfigError(file, "", "cannot read kubeconfig: " + err + "; check the path and its permissions");
       continue;  // loader.go: missing files in KUBECONFIG are skipped
     }
-    merge_document(m, parse_yaml(*text, file), file);
+    texts.emplace_back(file, std::move(*text));
   }
-  if (m.contexts.empty() && m.clusters.empty() && m.current_context.empty() && options.context.empty()) {
-    // The deferred loader falls back to in-cluster config when no kubeconfig provides anything.
-    auto host = lookup(options, "KUBERNETES_SERVICE_HOST");
-    if (!explicit_path && host && !host->empty()) return in_cluster_config(options);
-    throw ConfigError(candidates.empty() ? "~/.kube/config" : text::join(candidates, ":"), "",
-                      "no kubeconfig found; set KUBECONFIG, pass a kubeconfig path, or create ~/.kube/config");
-  }
-  return resolve(m, options.context, options.logger);
+  return with_lines_on_error(options.logger, [&](bool fast, const Logger& log) {
+    Merged m;
+    for (const auto& [file, text] : texts) merge_document(m, parse_yaml(text, file, fast), file);
+    return resolve_loaded(m, options, candidates, explicit_path, log);
+  });
 }
 
 }  // namespace gpupool

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/base64.hpp"
+#include "common/block_yaml.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/kubeconfig.hpp"
 #include "kube/mutator.hpp"
@@ -363,4 +364,32 @@ TEST_CASE("mangled kubeconfigs give ConfigError or a config, never another excep
     }
   }
   CHECK(config_errors > 100);
+}
+
+TEST_CASE("a block-style kubeconfig (read without yaml-cpp) still names the line of its error") {
+  const std::string yaml =
+      "apiVersion: v1\n"
+      "current-context: c\n"
+      "clusters:\n"
+      "- name: k\n"
+      "  cluster:\n"
+      "    server: https://k\n"
+      "    insecure-skip-tls-verify: maybe\n"
+      "contexts:\n"
+      "- name: c\n"
+      "  context:\n"
+      "    cluster: k\n";
+  REQUIRE(gpupool::detail::load_block_yaml(yaml));  // the fast reader takes this file
+  try {
+    gpupool::parse_kubeconfig(yaml, "/home/u/.kube/config");
+    FAIL("no error");
+  } catch (const ConfigError& e) {
+    CHECK(e.key() == "clusters[0].cluster.insecure-skip-tls-verify");
+    CHECK(e.line() == 7);  // from yaml-cpp's reading of it, made for the error
+  }
+  // Without an error, the same file gives the same config as yaml-cpp's reading would.
+  const std::string good = yaml.substr(0, yaml.find("    insecure")) + yaml.substr(yaml.find("contexts:"));
+  const auto cfg = gpupool::parse_kubeconfig(good, "/home/u/.kube/config");
+  CHECK(cfg.cluster.server == "https://k");
+  CHECK(cfg.context == "c");
 }
