@@ -168,7 +168,8 @@ class Reader {
     if (!more()) return Node(YAML::NodeType::Null);
     const Line& next = lines_[at_];
     if (next.indent > parent_indent) return block(next.indent);
-    if (sequence_may_align && next.indent == parent_indent && is_sequence_item(next.body)) return sequence(parent_indent);
+    if (sequence_may_align && next.indent == parent_indent && is_sequence_item(next.body))
+      return sequence(parent_indent);
     return Node(YAML::NodeType::Null);
   }
 

@@ -1,5 +1,7 @@
 #include "common/strict_yaml.hpp"
 
+#include "common/block_yaml.hpp"
+
 namespace gpupool::detail {
 
 int StrictYamlReader::line_of(const YAML::Node& node) {
@@ -12,6 +14,11 @@ YAML::Node StrictYamlReader::load(std::string_view text, const std::string& key)
   } catch (const YAML::Exception& e) {
     throw ConfigError(file_, key, fmt::format("not valid YAML: {}", e.msg), e.mark.line >= 0 ? e.mark.line + 1 : 0);
   }
+}
+
+YAML::Node StrictYamlReader::load_fast(std::string_view text, const std::string& key) const {
+  if (auto node = load_block_yaml(text)) return std::move(*node);
+  return load(text, key);
 }
 
 void StrictYamlReader::fail(const YAML::Node& node, const std::string& key, const std::string& message) const {

@@ -29,6 +29,20 @@ class StrictYamlReader {
   static int line_of(const YAML::Node& node);
   /// Parses the text (one document); malformed YAML is a ConfigError with `key` and the line.
   YAML::Node load(std::string_view text, const std::string& key = "") const;
+  /// load() through the block-style reader (common/block_yaml.hpp) when it takes the text: its
+  /// nodes have no lines, so a caller that meets a ConfigError reads the text again with load()
+  /// to word it (read_with_lines).
+  YAML::Node load_fast(std::string_view text, const std::string& key = "") const;
+  /// `read(node)` of the text, its errors worded with their lines: read from load_fast(), and
+  /// again from load() when that reading throws a ConfigError.
+  template <class Read>
+  auto read_with_lines(std::string_view text, Read&& read) const {
+    try {
+      return read(load_fast(text));
+    } catch (const ConfigError&) {
+      return read(load(text));
+    }
+  }
 
   [[noreturn]] void fail(const YAML::Node& node, const std::string& key, const std::string& message) const;
 

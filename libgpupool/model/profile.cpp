@@ -208,7 +208,8 @@ Profile parse_node(const YAML::Node& root, const std::string& file) {
 }  // namespace
 
 Profile Profile::parse(std::string_view text, std::string_view filename) {
-  return parse_node(Reader(std::string(filename)).load(text), std::string(filename));
+  const Reader reader{std::string(filename)};
+  return reader.read_with_lines(text, [&](const YAML::Node& root) { return parse_node(root, std::string(filename)); });
 }
 
 Profile Profile::load(const std::string& path) {

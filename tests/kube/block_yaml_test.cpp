@@ -57,23 +57,70 @@ bool check_against_yaml_cpp(const std::string& text) {
   return true;
 }
 
-const std::vector<std::string> kScalars{
-    "https://127.0.0.1:6443", "https://[::1]:6443", "kind-kind", "a,b", "x[1]", "{a}", "value # a comment",
-    "'single'", "'it''s'", "'a: b'", "\"double\"", "\"a #b\"", "\"x\\ny\"", "null", "~", "Null", "NULL", "''",
-    "\"\"", "true", "0123", "1.5", "a:b", "a: b", "-dash", "- dash", "?q", ": c", "[]", "{}", "[a]", "{a: b}",
-    "#start", "@at", "`tick", "%pct", "!tag x", "&anchor x", "*alias", "|", ">", "über", "trailing   ",
-    "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM=", "'unclosed", "\"unclosed", "a #b: c", "x:", "'q' tail",
-    "\"q\"tail", "a\tb"};
+const std::vector<std::string> kScalars{"https://127.0.0.1:6443",
+                                        "https://[::1]:6443",
+                                        "kind-kind",
+                                        "a,b",
+                                        "x[1]",
+                                        "{a}",
+                                        "value # a comment",
+                                        "'single'",
+                                        "'it''s'",
+                                        "'a: b'",
+                                        "\"double\"",
+                                        "\"a #b\"",
+                                        "\"x\\ny\"",
+                                        "null",
+                                        "~",
+                                        "Null",
+                                        "NULL",
+                                        "''",
+                                        "\"\"",
+                                        "true",
+                                        "0123",
+                                        "1.5",
+                                        "a:b",
+                                        "a: b",
+                                        "-dash",
+                                        "- dash",
+                                        "?q",
+                                        ": c",
+                                        "[]",
+                                        "{}",
+                                        "[a]",
+                                        "{a: b}",
+                                        "#start",
+                                        "@at",
+                                        "`tick",
+                                        "%pct",
+                                        "!tag x",
+                                        "&anchor x",
+                                        "*alias",
+                                        "|",
+                                        ">",
+                                        "über",
+                                        "trailing   ",
+                                        "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUM=",
+                                        "'unclosed",
+                                        "\"unclosed",
+                                        "a #b: c",
+                                        "x:",
+                                        "'q' tail",
+                                        "\"q\"tail",
+                                        "a\tb"};
 
-const std::vector<std::string> kKeys{"server", "certificate-authority-data", "name", "'quoted key'", "\"dq key\"",
-                                     "a b", "x:y", "~", "-k", "key ", "#k", "[k]"};
+const std::vector<std::string> kKeys{
+    "server", "certificate-authority-data", "name", "'quoted key'", "\"dq key\"", "a b", "x:y", "~", "-k", "key ", "#k",
+    "[k]"};
 
 /// A kubeconfig-like document, from `rng`: mappings and sequences (aligned under their key or
 /// indented), scalars and keys from the lists above, comments and blank lines.
 std::string generate(std::mt19937& rng) {
   // Three picks in four from the first entries (what real kubeconfigs hold), so that most
   // documents are taken; the rest from anywhere in the list.
-  auto pick = [&](const std::vector<std::string>& v) { return v[rng() % (rng() % 4 ? std::min<std::size_t>(v.size(), 8) : v.size())]; };
+  auto pick = [&](const std::vector<std::string>& v) {
+    return v[rng() % (rng() % 4 ? std::min<std::size_t>(v.size(), 8) : v.size())];
+  };
   std::string out;
   const int top = 1 + static_cast<int>(rng() % 4);
   const int step = rng() % 4 == 0 ? 4 : 2;
@@ -103,7 +150,8 @@ std::string generate(std::mt19937& rng) {
       default: {
         out += key + ":" + (rng() % 4 == 0 ? "   # note" : "") + "\n";
         out += std::string(step, ' ') + pick(kKeys) + ": " + pick(kScalars) + "\n";
-        if (rng() % 2) out += std::string(step, ' ') + "args:\n" + std::string(step, ' ') + "- " + pick(kScalars) + "\n";
+        if (rng() % 2)
+          out += std::string(step, ' ') + "args:\n" + std::string(step, ' ') + "- " + pick(kScalars) + "\n";
         if (rng() % 3 == 0) out += std::string(step, ' ') + "empty:\n";
       }
     }
