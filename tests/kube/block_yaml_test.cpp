@@ -44,16 +44,16 @@ std::string describe(const YAML::Node& n, int depth = 0) {
 bool check_against_yaml_cpp(const std::string& text) {
   CAPTURE(text);
   const auto fast = load_block_yaml(text);
+  if (!fast) return false;
+  // Described only when taken: a document with aliases (never taken) can be a large graph.
   std::string reference;
-  bool yaml_cpp_read = true;
   try {
     reference = describe(YAML::Load(text));
   } catch (const YAML::Exception&) {
-    yaml_cpp_read = false;
+    FAIL_CHECK("taken, but yaml-cpp refuses it");
+    return true;
   }
-  if (!fast) return false;
-  CHECK(yaml_cpp_read);  // nothing yaml-cpp refuses is taken
-  if (yaml_cpp_read) CHECK(describe(*fast) == reference);
+  CHECK(describe(*fast) == reference);
   return true;
 }
 
