@@ -691,7 +691,7 @@ std::unique_ptr<Connection> connect_to_server(const KubeCluster& cluster, const 
   auto c = std::make_unique<Connection>();
   const auto start = std::chrono::steady_clock::now();
   // The TLS context is asked for while the TCP connection is made: building one (OpenSSL's first
-  // use, ~1 ms) then costs no time of its own on a server a round trip away, or on this machine.
+  // use, ~1 ms) then costs no time of its own when the server is a round trip away.
   const TlsContext* tls = nullptr;
   auto get_tls = [&] {
     if (!https) return;
@@ -704,7 +704,9 @@ std::unique_ptr<Connection> connect_to_server(const KubeCluster& cluster, const 
   } else {
     const ProxyUrl p = parse_proxy(cluster);
     try {
-      c->fd_ = tcp_connect(p.host, p.port, cluster.server, d);
+      // Through a proxy the context is built while connecting to the proxy (its failure still
+      // reported first); the tunnel's CONNECT follows.
+      c->fd_ = tcp_connect(p.host, p.port, cluster.server, d, get_tls);
     } catch (const UnreachableError& e) {
       throw UnreachableError(std::string(e.what()) + " through the proxy " + bracket(p.host) + ":" + p.port +
                              " (cluster.proxy-url)");
@@ -731,7 +733,6 @@ std::unique_ptr<Connection> connect_to_server(const KubeCluster& cluster, const 
   c->times.tcp_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() - c->times.context_ms;
   if (!https) return c;
-  if (!cluster.proxy_url.empty()) get_tls();
   // TLS: SNI and the name verified are tls-server-name when set, else the server's host; an IP
   // address is verified as an IP (and sent no SNI, RFC 6066 section 3).
   c->ssl_ = SSL_new(tls->get());

@@ -537,6 +537,13 @@ TEST_CASE("connect_to_server: the TLS context is asked for while TCP connects; w
   CHECK_THROWS_WITH_AS(gpupool::kube::connect_to_server(cluster, failing, 10s),
                        "the kubeconfig's client certificate or key cannot be loaded", TransportError);
   CHECK(asked == 1);
+  // Through a proxy nobody answers on: the same.
+  cluster.proxy_url = "http://127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  asked = 0;
+  CHECK_THROWS_WITH_AS(gpupool::kube::connect_to_server(cluster, failing, 10s),
+                       "the kubeconfig's client certificate or key cannot be loaded", TransportError);
+  CHECK(asked == 1);
+  cluster.proxy_url.clear();
   // Plain http:// asks for no context.
   cluster.server = "http://127.0.0.1:" + std::to_string(ntohs(a.sin_port));
   asked = 0;
