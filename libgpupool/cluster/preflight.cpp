@@ -105,11 +105,10 @@ void preflight(const Client& client, const PreflightPods& pods, const std::strin
     const auto usage = embedded::pod_quota_usage(admitted);
     for (const auto& [resource, q] : usage) total[resource] += q * pods.counts[i];
   }
-  const std::int64_t pods_total = pods.total;
 
   // One pod in all: the dry run above was ResourceQuota admission's own verdict on exactly what
   // will be created (its usage plus the quota's used against hard), so there is no sum to check.
-  if (pods_total == 1) return;
+  if (pods.total == 1) return;
   // All the pods together, against each quota's room. Scoped quotas (Terminating, BestEffort,
   // PriorityClass, ...) were judged pod by pod above; the sum is checked for unscoped ones.
   const bool quotas_read =
@@ -138,7 +137,7 @@ void preflight(const Client& client, const PreflightPods& pods, const std::strin
     if (!requested.empty())
       refuse(ns,
              fmt::format("exceeded quota: {}, requested (all {} of its pods): {}, used: {}, limited: {}",
-                         str_at(quota, {"metadata", "name"}), pods_total, embedded::pretty(requested),
+                         str_at(quota, {"metadata", "name"}), pods.total, embedded::pretty(requested),
                          embedded::pretty(used_of), embedded::pretty(limited)),
              nullptr);
   }
