@@ -678,11 +678,6 @@ ProxyUrl parse_proxy(const KubeCluster& cluster) {
 
 }  // namespace
 
-std::unique_ptr<Connection> connect_to_server(const KubeCluster& cluster, const TlsContext* tls,
-                                              std::chrono::milliseconds connect_timeout, const CancelToken* cancel) {
-  return connect_to_server(cluster, TlsSource([tls] { return tls; }), connect_timeout, cancel);
-}
-
 std::unique_ptr<Connection> connect_to_server(const KubeCluster& cluster, const TlsSource& tls_source,
                                               std::chrono::milliseconds connect_timeout, const CancelToken* cancel) {
   const ServerUrl u = parse_server_url(cluster.server);

@@ -119,19 +119,15 @@ class Connection {
   SSL* ssl_ = nullptr;
 };
 
-/// Connects to `cluster.server` (through `cluster.proxy_url` when set) and, for https://, makes
-/// the TLS handshake with `tls`. The TCP connect, the proxy's answer and the handshake are bounded
-/// by `connect_timeout`. Throws UnreachableError (no TCP connection: refused, no such host, timed
-/// out) or TransportError (proxy refused, TLS failed; the certificate problem named).
-std::unique_ptr<Connection> connect_to_server(const KubeCluster& cluster, const TlsContext* tls,
-                                              std::chrono::milliseconds connect_timeout,
-                                              const CancelToken* cancel = nullptr);
-
 /// The TLS context of a connection, asked for once (for https://) while the TCP connection is
 /// being made; what it throws is thrown by connect_to_server.
 using TlsSource = std::function<const TlsContext*()>;
 
-/// As above, with the TLS context built while TCP connects (its time: Connection::times.context_ms).
+/// Connects to `cluster.server` (through `cluster.proxy_url` when set) and, for https://, makes
+/// the TLS handshake with the context `tls` gives, built while TCP connects (its time:
+/// Connection::times.context_ms). The TCP connect, the proxy's answer and the handshake are bounded
+/// by `connect_timeout`. Throws UnreachableError (no TCP connection: refused, no such host, timed
+/// out) or TransportError (proxy refused, TLS failed; the certificate problem named).
 std::unique_ptr<Connection> connect_to_server(const KubeCluster& cluster, const TlsSource& tls,
                                               std::chrono::milliseconds connect_timeout,
                                               const CancelToken* cancel = nullptr);

@@ -276,7 +276,7 @@ class HttpTransport final : public Transport {
     Cleansed out;
     for (const auto& r : reqs) out.text.append(request_head(r, cred)).append(r.body);
     std::shared_ptr<TlsContext> tls = https_ ? built_tls(cred) : nullptr;
-    std::unique_ptr<Connection> conn = https_ && !tls ? nullptr : take_idle(tls);
+    std::unique_ptr<Connection> conn = take_idle(tls);
     std::string note;
     if (!conn) {
       bool tls_failed = false;
@@ -342,7 +342,7 @@ class HttpTransport final : public Transport {
     out.text.append(req.body);
     for (int attempt = 0;; ++attempt) {
       std::shared_ptr<TlsContext> tls = https_ ? built_tls(cred) : nullptr;
-      std::unique_ptr<Connection> conn = attempt == 0 && (!https_ || tls) ? take_idle(tls) : nullptr;
+      std::unique_ptr<Connection> conn = attempt == 0 ? take_idle(tls) : nullptr;
       const bool reused = conn != nullptr;
       std::string note;
       if (!conn) {
