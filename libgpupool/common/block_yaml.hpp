@@ -13,6 +13,8 @@
 #include <optional>
 #include <string_view>
 
+#include "gpupool/error.hpp"
+
 namespace gpupool::detail {
 
 /// The document `text` as YAML::Load(text) gives it, when it is written only with: block
@@ -24,5 +26,17 @@ namespace gpupool::detail {
 /// and for text that is not YAML. The nodes carry no marks (no line numbers): a caller that
 /// reports lines reads the document with yaml-cpp again to word an error.
 std::optional<YAML::Node> load_block_yaml(std::string_view text);
+
+/// `read(true)`: a reading from nodes load_block_yaml gave where it took the text; when that
+/// reading throws a ConfigError, `read(false)`: again from yaml-cpp's nodes, whose marks let the
+/// error name its line.
+template <class Read>
+auto read_with_lines(Read&& read) -> decltype(read(true)) {
+  try {
+    return read(true);
+  } catch (const ConfigError&) {
+    return read(false);
+  }
+}
 
 }  // namespace gpupool::detail

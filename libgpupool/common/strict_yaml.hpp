@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/block_yaml.hpp"
 #include "gpupool/error.hpp"
 
 namespace gpupool::detail {
@@ -33,15 +34,10 @@ class StrictYamlReader {
   /// nodes have no lines, so a caller that meets a ConfigError reads the text again with load()
   /// to word it (read_with_lines).
   YAML::Node load_fast(std::string_view text, const std::string& key = "") const;
-  /// `read(node)` of the text, its errors worded with their lines: read from load_fast(), and
-  /// again from load() when that reading throws a ConfigError.
+  /// `read(node)` of the text, its errors worded with their lines (detail::read_with_lines).
   template <class Read>
   auto read_with_lines(std::string_view text, Read&& read) const {
-    try {
-      return read(load_fast(text));
-    } catch (const ConfigError&) {
-      return read(load(text));
-    }
+    return detail::read_with_lines([&](bool fast) { return read(fast ? load_fast(text) : load(text)); });
   }
 
   [[noreturn]] void fail(const YAML::Node& node, const std::string& key, const std::string& message) const;

@@ -370,19 +370,19 @@ bool file_exists(const std::string& path) {
 namespace {
 
 /// `load(fast, logger)` read with the block-style reader (the common case: no line numbers are
-/// needed); an error is worded again from yaml-cpp's reading, which has the lines. The warnings of
-/// the first attempt are said once it succeeds.
+/// needed); an error is worded again from yaml-cpp's reading, which has the lines
+/// (detail::read_with_lines). The warnings of the first attempt are said once it succeeds.
 template <class Load>
 KubeConfig with_lines_on_error(const Logger& logger, Load&& load) {
   std::vector<std::pair<LogLevel, std::string>> said;
   const Logger hold = [&said](LogLevel level, const std::string& message) { said.emplace_back(level, message); };
-  KubeConfig cfg;
-  try {
-    cfg = load(true, logger ? hold : Logger{});
-  } catch (const ConfigError&) {
-    return load(false, logger);
-  }
-  for (const auto& [level, message] : said) logger(level, message);
+  bool held = false;
+  KubeConfig cfg = detail::read_with_lines([&](bool fast) {
+    held = fast;
+    return load(fast, fast ? (logger ? hold : Logger{}) : logger);
+  });
+  if (held)
+    for (const auto& [level, message] : said) logger(level, message);
   return cfg;
 }
 
