@@ -48,6 +48,7 @@
 #include <boost/json/fwd.hpp>
 
 #include "gpupool/detail/scheduling_internals.hpp"  // NodeInfo
+#include "gpupool/error.hpp"                        // ValidationError
 #include "gpupool/node.hpp"
 #include "gpupool/quantity.hpp"
 #include "gpupool/taint.hpp"
@@ -81,8 +82,13 @@ struct NodeSelectorTerm {
 
 /// Validates a requirement as the API server does (ValidateNodeSelectorRequirement /
 /// ValidateNodeFieldSelectorRequirement): In/NotIn need values, Exists/DoesNotExist none, Gt/Lt
-/// exactly one integer; label keys are qualified names; fields allow only metadata.name with In/NotIn.
+/// exactly one; label keys are qualified names; fields allow only metadata.name with In/NotIn.
+/// Throws the first of requirement_errors().
 void validate(const NodeSelectorRequirement& r, bool is_field, std::string_view field);
+/// Every error of a label requirement, in the API server's order: the operator's rule on values,
+/// then each of the key's (a rule starting "Required value" or "Forbidden" is that kind of error;
+/// any other is an invalid value). Match fields: validate()'s one error.
+std::vector<ValidationError> requirement_errors(const NodeSelectorRequirement& r, std::string_view field);
 
 /// True when the node's labels (and name, for match fields) satisfy the requirement.
 bool matches(const NodeSelectorRequirement& r, const Node& node, bool is_field);

@@ -53,12 +53,18 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r);
 /// Needs metadata.uid.
 void prepare_job_create(json::object& job);
 
+/// SetDefaults_Job as the storage round trip applies it again to a created or updated Job (the
+/// encoded object decoded back: etcd3's store, a dry run's copyInto): no labels of its own, it
+/// takes its template's. After validation, which sees the labels the body brought.
+void default_job_labels(json::object& job);
 /// batch/validation validateGeneratedSelector and validateJobSpec's selector rules: the generated
 /// labels present, the selector on them (`selector` not auto-generated), the selector matching the
 /// template's labels.
 void job_selector_causes(const json::object& job, std::vector<StatusCause>& causes);
-/// A Deployment's or ReplicaSet's selector (required, not empty) and its template's labels.
-void replicated_template_causes(const json::object& obj, std::vector<StatusCause>& causes);
+/// A Deployment's or ReplicaSet's selector (required, valid, not empty) and its template's labels.
+/// False when the selector does not parse (`invalid label selector`): the template is not
+/// validated then (ValidateDeploymentSpec / ValidateReplicaSetSpec).
+bool replicated_template_causes(const json::object& obj, std::vector<StatusCause>& causes);
 /// The template's restartPolicy: Always for apps workloads, OnFailure or Never for Jobs.
 void template_restart_policy_causes(const ResourceType& t, const json::object& obj, std::vector<StatusCause>& causes);
 

@@ -5,6 +5,7 @@
 
 #include "embedded/admission.hpp"
 #include "embedded/controllers_util.hpp"
+#include "embedded/validation.hpp"
 
 namespace gpupool::embedded {
 namespace {
@@ -202,6 +203,12 @@ void prepare_job_create(json::object& job) {
   json::object& spec = util::ensure_object(job, "spec");
   const std::string name = util::name_of(job), uid = string_of(object_at(job, {"metadata"}), "uid");
   json::object& tpl_meta = util::ensure_object(util::ensure_object(spec, "template"), "metadata");
+  // SetDefaults_Job (at decoding, before this): a Job without labels takes its template's label
+  // map itself when the template has one (even empty), so the labels generated below are the
+  // Job's too; a template without labels gets a new map here, which the Job does not share
+  // until the storage round trip defaults it again (default_job_labels).
+  const json::object* own = object_at(util::ensure_object(job, "metadata"), {"labels"});
+  const bool shares_template_labels = (!own || own->empty()) && object_at(tpl_meta, {"labels"});
   if (!manual_selector(job)) {
     // generateSelector: the name and uid labels the user did not set, and a selector on the uid.
     json::object& labels = util::ensure_object(tpl_meta, "labels");
@@ -212,11 +219,17 @@ void prepare_job_create(json::object& job) {
     json::object& match = util::ensure_object(util::ensure_object(spec, "selector"), "matchLabels");
     if (!match.contains(kControllerUid)) match[kControllerUid] = uid;
   }
-  // SetDefaults_Job: a Job without labels takes its template's.
+  if (shares_template_labels)
+    if (const json::object* tl = object_at(tpl_meta, {"labels"}); tl && !tl->empty())
+      util::ensure_object(job, "metadata")["labels"] = *tl;
+}
+
+void default_job_labels(json::object& job) {
   json::object& meta = util::ensure_object(job, "metadata");
   const json::object* own = object_at(meta, {"labels"});
-  if ((!own || own->empty()))
-    if (const json::object* tl = object_at(tpl_meta, {"labels"}); tl && !tl->empty()) meta["labels"] = *tl;
+  if (own && !own->empty()) return;
+  if (const json::object* tl = object_at(job, {"spec", "template", "metadata", "labels"}); tl && !tl->empty())
+    meta["labels"] = *tl;
 }
 
 void job_selector_causes(const json::object& job, std::vector<StatusCause>& causes) {
@@ -256,15 +269,21 @@ void job_selector_causes(const json::object& job, std::vector<StatusCause>& caus
   }
 }
 
-void replicated_template_causes(const json::object& obj, std::vector<StatusCause>& causes) {
-  // apps/validation ValidateDeploymentSpec / ValidateReplicaSetSpec: a selector is required and may
-  // not be empty; the template's labels must match it (a missing selector matches nothing).
+bool replicated_template_causes(const json::object& obj, std::vector<StatusCause>& causes) {
+  // apps/validation ValidateDeploymentSpec / ValidateReplicaSetSpec: a selector is required, valid
+  // (ValidateLabelSelector) and not empty; one that LabelSelectorAsSelector cannot parse is
+  // `invalid label selector` and the template goes unchecked; else the template's labels must
+  // match it (a missing selector matches nothing).
   const json::object* sel = object_at(obj, {"spec", "selector"});
   const json::object* labels = object_at(obj, {"spec", "template", "metadata", "labels"});
   bool empty = false;  // an empty selector selects everything: no label check
+  bool parses = true;
   if (!sel) {
     causes.push_back({"FieldValueRequired", "Required value", "spec.selector"});
   } else {
+    const std::size_t before = causes.size();
+    validate_label_selector(*sel, "spec.selector", causes);
+    parses = causes.size() == before;  // (NewRequirement refuses what ValidateLabelSelector does)
     const json::object* ml = object_at(*sel, {"matchLabels"});
     const json::array* me = util::array_at(*sel, {}, "matchExpressions");
     empty = (!ml || ml->empty()) && (!me || me->empty());
@@ -274,19 +293,32 @@ void replicated_template_causes(const json::object& obj, std::vector<StatusCause
            fmt::format("Invalid value: {}: empty selector is invalid for deployment", go_label_selector(sel)),
            "spec.selector"});
   }
+  if (!parses) {
+    causes.push_back({"FieldValueInvalid",
+                      fmt::format("Invalid value: {}: invalid label selector", go_label_selector(sel)),
+                      "spec.selector"});
+    return false;
+  }
   if (!sel || (!empty && !selector_matches(*sel, labels)))
     causes.push_back({"FieldValueInvalid",
                       fmt::format("Invalid value: {}: `selector` does not match template `labels`", go_map(labels)),
                       "spec.template.metadata.labels"});
+  return true;
 }
 
 void template_restart_policy_causes(const ResourceType& t, const json::object& obj, std::vector<StatusCause>& causes) {
   const std::string policy = string_of(object_at(obj, {"spec", "template", "spec"}), "restartPolicy");
   if (t.group == "batch") {
-    // batch/validation validateJobSpec: OnFailure or Never (the template default Always is not).
-    if (policy != "OnFailure" && policy != "Never")
+    // batch/validation validateJobSpec: OnFailure or Never; Always (the template default) or none
+    // is Required, anything else NotSupported.
+    if (policy == "Always" || policy.empty())
       causes.push_back({"FieldValueRequired", "Required value: valid values: \"OnFailure\", \"Never\"",
                         "spec.template.spec.restartPolicy"});
+    else if (policy != "OnFailure" && policy != "Never")
+      causes.push_back(
+          {"FieldValueNotSupported",
+           fmt::format("Unsupported value: {}: supported values: \"OnFailure\", \"Never\"", quoted(policy)),
+           "spec.template.spec.restartPolicy"});
   } else if (policy != "Always" && !policy.empty()) {  // empty: no template, whose default would be Always
     // apps/validation ValidatePodTemplateSpecForReplicaSet: Always only.
     causes.push_back({"FieldValueNotSupported",

@@ -1,5 +1,6 @@
 #include "embedded/schema.hpp"
 
+#include <cmath>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -35,6 +36,7 @@ struct Node {
     Int64,
     Float64,
     Quantity,
+    IntOrString,
     Time,
     MicroTime
   } type = Type::Any;
@@ -43,12 +45,21 @@ struct Node {
   std::map<std::string, const Node*, std::less<>> fields;  // Object
   const Node* elem = nullptr;                              // Array, Map
   bool quantities = false;  // a Quantity is reachable from here (canonical_quantities walks no other)
+  // Object: what the Go source says of a field and the OpenAPI document does not (data/gotypes,
+  // tests/fidelity/record_gotypes.py): its type as encoding/json names it ("v1.Protocol", not
+  // "string") and the zero value omitempty leaves out of the encoded object.
+  struct GoField {
+    std::string type;
+    enum class Zero { Kept, Bool, String, Number, Slice, Map } zero = Zero::Kept;
+  };
+  std::map<std::string, GoField, std::less<>> go_fields;
 };
 
 // Types with their own JSON decoding (UnmarshalJSON), accepted as any JSON value here.
 constexpr std::string_view kQuantity = "io.k8s.apimachinery.pkg.api.resource.Quantity";
 constexpr std::string_view kTime = "io.k8s.apimachinery.pkg.apis.meta.v1.Time";
 constexpr std::string_view kMicroTime = "io.k8s.apimachinery.pkg.apis.meta.v1.MicroTime";
+constexpr std::string_view kIntOrString = "io.k8s.apimachinery.pkg.util.intstr.IntOrString";
 const std::set<std::string, std::less<>> kCustomDecoded = {
     "io.k8s.apimachinery.pkg.util.intstr.IntOrString",
     "io.k8s.apimachinery.pkg.apis.meta.v1.FieldsV1",
@@ -98,6 +109,13 @@ struct Doc {
     by_name.emplace(std::string(name), &n);  // before the fields: schemas may refer to themselves
     const json::object* s = schema(name);
     if (name == kQuantity) n.type = Node::Type::Quantity;
+    if (name == kIntOrString) {
+      // intstr.IntOrString's UnmarshalJSON: a JSON string, else json.Unmarshal into its int32,
+      // whose UnmarshalTypeError the outer decoder words with the field (`... of type int32`).
+      n.type = Node::Type::IntOrString;
+      n.go_type = "int32";
+      return &n;
+    }
     if (!s || kCustomDecoded.count(name) || name == kQuantity) return &n;
     if (name == kTime || name == kMicroTime) {
       n.type = name == kTime ? Node::Type::Time : Node::Type::MicroTime;
@@ -108,8 +126,31 @@ struct Doc {
     if (n.type == Node::Type::Object) {
       n.go_type = go_name(name);
       n.go_struct = n.go_type.substr(n.go_type.find('.') + 1);
+      add_go_fields(name, n);
     }
     return &n;
+  }
+
+  // The struct's fields as data/gotypes/fields.json records them from the Go source.
+  static void add_go_fields(std::string_view component, Node& n) {
+    static const json::object go = [] {
+      json::value v = json::parse(detail::builtin_data("gotypes/fields.json"));
+      return v.is_object() ? std::move(v.as_object()) : json::object{};
+    }();
+    const json::value* fields = go.if_contains(component);
+    if (!fields || !fields->is_object()) return;
+    for (const auto& [k, f] : fields->as_object()) {
+      if (!f.is_array() || f.as_array().size() != 2 || !f.as_array()[0].is_string() || !f.as_array()[1].is_string())
+        continue;
+      const std::string_view zero = f.as_array()[1].as_string();
+      Node::GoField g{std::string(f.as_array()[0].as_string()), Node::GoField::Zero::Kept};
+      if (zero == "bool") g.zero = Node::GoField::Zero::Bool;
+      if (zero == "string") g.zero = Node::GoField::Zero::String;
+      if (zero == "number") g.zero = Node::GoField::Zero::Number;
+      if (zero == "slice") g.zero = Node::GoField::Zero::Slice;
+      if (zero == "map") g.zero = Node::GoField::Zero::Map;
+      n.go_fields.emplace(std::string(k), std::move(g));
+    }
   }
 
   const Node* inline_node(const json::object& s) {
@@ -255,13 +296,21 @@ std::optional<std::string> misfit(const json::value& v, const Node& n) {
       return v.is_array() ? std::nullopt : std::optional(json_kind(v));
     case Node::Type::Float64:
       return v.is_number() ? std::nullopt : std::optional(json_kind(v));
+    case Node::Type::IntOrString:
+      if (v.is_string()) return std::nullopt;
+      [[fallthrough]];
     case Node::Type::Int32:
     case Node::Type::Int64: {
       if (!v.is_number()) return json_kind(v);
-      const bool i32 = n.type == Node::Type::Int32;
+      const bool i32 = n.type != Node::Type::Int64;
       const std::int64_t lo = i32 ? INT32_MIN : INT64_MIN, hi = i32 ? INT32_MAX : INT64_MAX;
       if (v.is_int64() && v.as_int64() >= lo && v.as_int64() <= hi) return std::nullopt;
-      return "number " + number_text(v);
+      // UnmarshalTypeError.Value is the number's literal. The parsed body keeps its value only: a
+      // whole number written with a fraction ("1000.0", as Python's json writes a float) is shown so.
+      std::string text = number_text(v);
+      if (v.is_double() && std::abs(v.as_double()) < 1e16 && text.find_first_of(".e") == std::string::npos)
+        text += ".0";
+      return "number " + text;
     }
   }
   return std::nullopt;
@@ -402,23 +451,96 @@ struct Walker {
         if (prune) unknown.emplace_back(k);
         continue;
       }
+      const auto g = n.go_fields.find(std::string_view(k));
+      const Node::GoField* go = g == n.go_fields.end() ? nullptr : &g->second;
+      // So does omitempty's zero of a bool, string or number (not behind a pointer): Go's encoder
+      // leaves it out, so the stored object has no such field (`hostIPC: false`), and defaulting
+      // sees it unset (`restartPolicy: ""`). Empty lists and maps go once the object is valid
+      // (omit_empty): validation's messages tell an empty map from none (%#v).
+      if (prune && go && go->zero != Node::GoField::Zero::Slice && go->zero != Node::GoField::Zero::Map &&
+          omitted_zero(*go, child)) {
+        unknown.emplace_back(k);
+        continue;
+      }
       if (!go_path.empty()) go_path += '.';
       go_path += k;
-      walk(*f->second, child, n.go_struct);
+      walk(*f->second, child, n.go_struct, go ? std::string_view(go->type) : std::string_view{});
     }
     for (const auto& k : unknown) o.erase(k);
     path.resize(plen);
     go_path.resize(glen);
   }
 
-  // `v` is the value of a field of Go struct `in_struct`.
-  void walk(const Node& n, json::value& v, const std::string& in_struct) {
+  static bool omitted_zero(const Node::GoField& go, const json::value& v) {
+    using Zero = Node::GoField::Zero;
+    switch (go.zero) {
+      case Zero::Kept:
+        return false;
+      case Zero::Bool:
+        return v.is_bool() && !v.as_bool();
+      case Zero::String:
+        return v.is_string() && v.as_string().empty();
+      case Zero::Number:
+        return (v.is_int64() && v.as_int64() == 0) || (v.is_uint64() && v.as_uint64() == 0) ||
+               (v.is_double() && v.as_double() == 0 && go.type.starts_with("float"));
+      case Zero::Slice:
+        return v.is_array() && v.as_array().empty();
+      case Zero::Map:
+        return v.is_object() && v.as_object().empty();
+    }
+    return false;
+  }
+
+  // What a JSON null decodes to as an element of a list or a value of a map: the type's zero.
+  static json::value zero_value(const Node& n) {
+    switch (n.type) {
+      case Node::Type::Object:
+        return json::object{};
+      case Node::Type::String:
+        return "";
+      case Node::Type::Bool:
+        return false;
+      case Node::Type::Int32:
+      case Node::Type::Int64:
+        return 0;
+      case Node::Type::Float64:
+        return 0.0;
+      default:
+        return nullptr;
+    }
+  }
+
+  // The type encoding/json names for the element of a slice or map of Go type `t` ("" if unknown).
+  static std::string_view element_type(std::string_view t) {
+    if (t.starts_with("[]")) return t.substr(2);
+    if (t.starts_with("map[")) {
+      int depth = 0;
+      for (std::size_t i = 3; i < t.size(); ++i) {
+        if (t[i] == '[') ++depth;
+        if (t[i] == ']' && --depth == 0) return t.substr(i + 1);
+      }
+    }
+    return {};
+  }
+
+  // `v` is the value of a field of Go struct `in_struct`; `go_type` is the Go type the source gives
+  // it, when known (the schema's types are the underlying ones: "string" for a v1.Protocol).
+  void walk(const Node& n, json::value& v, const std::string& in_struct, std::string_view go_type = {}) {
     if (out.decode_error) return;  // decoding stopped
     if (n.type == Node::Type::Quantity) {
       // resource.Quantity's UnmarshalJSON: null, a string or a bare number, parsed by
       // ParseQuantity; its error stops decoding and is the answer.
       if (v.is_null()) return;
-      const std::string text = quantity_text(v);
+      std::string text = quantity_text(v);
+      // ParseQuantity(strings.TrimSpace(...)): blanks around the text are not part of it.
+      if (const auto first = text.find_first_not_of(" \t\n\v\f\r"); first != 0 && first != std::string::npos) {
+        text.erase(0, first);
+        if (prune && v.is_string()) v = text;
+      }
+      if (const auto last = text.find_last_not_of(" \t\n\v\f\r"); last != std::string::npos && last + 1 < text.size()) {
+        text.erase(last + 1);
+        if (prune && v.is_string()) v = text;
+      }
       try {
         const Quantity q = Quantity::parse(text);
         // SetDefaults_ResourceList (part of decoding): a ResourceList's value rounded up to
@@ -446,10 +568,22 @@ struct Walker {
       return;
     }
     if (auto m = misfit(v, n)) {
-      if (!out.type_error) {
-        out.type_error = fmt::format("json: cannot unmarshal {} into Go struct field {}.{} of type {}", *m, in_struct,
-                                     go_path, n.go_type);
-        out.misfit_go_type = n.go_type;
+      // A struct's type name comes from its schema, and so does that of a type decoding itself (as
+      // its UnmarshalJSON words it: a Time reads a string, an IntOrString an int32); a named
+      // string, number, list or map type's from the Go source ("v1.Protocol").
+      const bool own =
+          n.type == Node::Type::IntOrString || n.type == Node::Type::Time || n.type == Node::Type::MicroTime;
+      const std::string_view type =
+          own || n.type == Node::Type::Object || go_type.empty() ? std::string_view(n.go_type) : go_type;
+      std::string error =
+          fmt::format("json: cannot unmarshal {} into Go struct field {}.{} of type {}", *m, in_struct, go_path, type);
+      if (own) {
+        // An UnmarshalJSON's error stops decoding and wins over a type error met before it
+        // (decodeState.unmarshal returns it, not the saved one), worded with the field.
+        out.decode_error = std::move(error);
+      } else if (!out.type_error) {
+        out.type_error = std::move(error);
+        out.misfit_go_type = type;
       }
       return;
     }
@@ -465,7 +599,8 @@ struct Walker {
         for (auto& [k, child] : v.as_object()) {
           path.resize(plen);
           path += fmt::format("[{}]", std::string_view(k));
-          walk(*n.elem, child, in_struct);
+          if (prune && child.is_null() && n.elem->type != Node::Type::Quantity) child = zero_value(*n.elem);
+          walk(*n.elem, child, in_struct, element_type(go_type));
         }
         in_resource_list = false;
         break;
@@ -474,9 +609,9 @@ struct Walker {
         for (auto& child : v.as_array()) {
           path.resize(plen);
           path += fmt::format("[{}]", i++);
-          // A null element of a list of structs decodes to the zero struct.
-          if (prune && child.is_null() && n.elem->type == Node::Type::Object) child = json::object{};
-          walk(*n.elem, child, in_struct);
+          // A null element decodes to the element type's zero value ({} for a struct, "" for a string).
+          if (prune && child.is_null()) child = zero_value(*n.elem);
+          walk(*n.elem, child, in_struct, element_type(go_type));
         }
         break;
       }
@@ -497,7 +632,12 @@ std::string number_text(const json::value& v) {
 }
 
 std::optional<std::string> int32_misfit(const json::value& v) {
-  static const Node kInt32{Node::Type::Int32, {}, "int32", {}, nullptr};
+  static const Node kInt32 = [] {
+    Node n;
+    n.type = Node::Type::Int32;
+    n.go_type = "int32";
+    return n;
+  }();
   return misfit(v, kInt32);
 }
 
@@ -566,12 +706,56 @@ Decoded decode_object_meta(json::object& obj, bool prune) {
   return out;
 }
 
+namespace {
+
+// Drops the empty lists and maps of omitempty fields under `n` (see omit_empty).
+void drop_empty(const Node& n, json::object& o, int depth) {
+  if (depth > 64) return;
+  std::vector<std::string> empty;
+  for (auto& [k, child] : o) {
+    auto f = n.fields.find(std::string_view(k));
+    if (f == n.fields.end()) continue;
+    const Node& c = *f->second;
+    if (auto g = n.go_fields.find(std::string_view(k)); g != n.go_fields.end()) {
+      using Zero = Node::GoField::Zero;
+      if ((g->second.zero == Zero::Slice && child.is_array() && child.as_array().empty()) ||
+          (g->second.zero == Zero::Map && child.is_object() && child.as_object().empty())) {
+        empty.emplace_back(k);
+        continue;
+      }
+    }
+    if (c.type == Node::Type::Object && child.is_object()) {
+      drop_empty(c, child.as_object(), depth + 1);
+    } else if (c.elem && c.elem->type == Node::Type::Object) {
+      if (c.type == Node::Type::Array && child.is_array()) {
+        for (auto& e : child.as_array())
+          if (e.is_object()) drop_empty(*c.elem, e.as_object(), depth + 1);
+      } else if (c.type == Node::Type::Map && child.is_object()) {
+        for (auto& kv : child.as_object())
+          if (kv.value().is_object()) drop_empty(*c.elem, kv.value().as_object(), depth + 1);
+      }
+    }
+  }
+  for (const auto& k : empty) o.erase(k);
+}
+
+}  // namespace
+
+void omit_empty(std::string_view group, std::string_view version, std::string_view kind, json::object& obj) {
+  if (const Node* r = root(group, version, kind)) drop_empty(*r, obj, 0);
+}
+
+namespace {
+void add_zero_structs(std::string_view group, std::string_view version, std::string_view kind, json::object& obj);
+}  // namespace
+
 Decoded decode(std::string_view group, std::string_view version, std::string_view kind, json::object& obj, bool prune) {
   Decoded out;
   const Node* r = root(group, version, kind);
   if (!r) return out;
   Walker w{out, prune, {}, {}, false};
   w.fields(*r, obj);
+  if (prune && !out.type_error && !out.decode_error) add_zero_structs(group, version, kind, obj);
   return out;
 }
 
@@ -597,6 +781,32 @@ json::object zero_of(const Doc& d, const json::object& s, int depth) {
       out[k] = nullptr;  // no omitempty (metav1.Time ignores it): encoded as its zero
   }
   return out;
+}
+
+const Doc* doc_of(std::string_view group, std::string_view version) {
+  const auto& docs = registry().docs;
+  auto d = docs.find(group.empty() ? std::string(version) : fmt::format("{}/{}", group, version));
+  return d == docs.end() ? nullptr : &d->second;
+}
+
+// A struct field of the kind (not a pointer: its schema's default is {}) that the body left out
+// is there once decoded, as its zero value: Go encodes a struct even with omitempty, so a created
+// Deployment or Job answers `"status": {}`.
+void add_zero_structs(std::string_view group, std::string_view version, std::string_view kind, json::object& obj) {
+  const Doc* d = doc_of(group, version);
+  if (!d) return;
+  auto k = d->kind_components.find(kind);
+  const json::object* s = k == d->kind_components.end() ? nullptr : d->schema(k->second);
+  const json::value* props = s ? s->if_contains("properties") : nullptr;
+  if (!props || !props->is_object()) return;
+  for (const auto& [name, p] : props->as_object()) {
+    if (!p.is_object() || obj.contains(name)) continue;
+    const json::value* def = p.as_object().if_contains("default");
+    const std::string_view ref = Doc::ref_of(p.as_object());
+    const json::object* target = ref.empty() ? nullptr : d->schema(ref);
+    if (def && def->is_object() && def->as_object().empty() && target && target->contains("properties"))
+      obj[name] = zero_of(*d, *target, 1);
+  }
 }
 
 }  // namespace

@@ -41,6 +41,10 @@ Decoded decode(std::string_view group, std::string_view version, std::string_vie
 void canonical_quantities(std::string_view group, std::string_view version, std::string_view kind,
                           boost::json::object& obj);
 
+/// Removes the empty lists and maps of `obj`'s omitempty fields (a built-in kind), as Go's encoder
+/// leaves them out (`tolerations: []`, `nodeSelector: {}`). Done once the object is valid.
+void omit_empty(std::string_view group, std::string_view version, std::string_view kind, boost::json::object& obj);
+
 /// Decodes a custom resource's `metadata` as metav1.ObjectMeta (unknown fields reported as
 /// "metadata.x", pruned with `prune`); a missing or non-object metadata decodes as nothing.
 Decoded decode_object_meta(boost::json::object& obj, bool prune);

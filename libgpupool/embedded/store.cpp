@@ -705,11 +705,9 @@ std::shared_ptr<const json::object> Store::create_shared(const ResourceType& t, 
   {
     std::lock_guard lk(impl_->mu);
     std::string name = str(md, "name");
-    if (name.empty()) {
-      const std::string gen = str(md, "generateName");
-      if (gen.empty())
-        throw StatusError::invalid(
-            t, "", {{"FieldValueRequired", "Required value: name or generateName is required", "metadata.name"}});
+    // Without a name or generateName, admission's validation reports it with the object's other
+    // errors (ValidateObjectMeta); a kind it does not validate is refused after it.
+    if (const std::string gen = str(md, "generateName"); name.empty() && !gen.empty()) {
       name = gen + impl_->random_suffix();
       md["name"] = name;
     }
@@ -722,6 +720,9 @@ std::shared_ptr<const json::object> Store::create_shared(const ResourceType& t, 
     md["uid"] = impl_->new_uid();
     AdmissionRequest req{AdmissionRequest::Operation::Create, &t, "", std::string(ns), &obj, nullptr, &o};
     admit(req);
+    if (name.empty())
+      throw StatusError::invalid(
+          t, "", {{"FieldValueRequired", "Required value: name or generateName is required", "metadata.name"}});
     const Key key{std::string(ns), name};
     if (impl_->objects(t).count(key)) throw StatusError::already_exists(t, name);
     auto& md2 = metadata_of(obj);

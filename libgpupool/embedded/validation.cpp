@@ -263,9 +263,8 @@ void round_up_to_milli(json::object& resources) {
       for (auto& kv : list->as_object()) {
         if (!kv.value().is_string()) continue;
         try {
-          // (milli_value rounds away from zero: up, for the positive values this concerns.)
           const Quantity q = Quantity::parse(kv.value().as_string());
-          const Quantity rounded = Quantity::from_milli(q.milli_value());
+          const Quantity rounded = q.round_up_milli();  // (from_milli(milli_value()) caps at 2^63-1 milli: 1E)
           if (rounded != q && !q.is_negative()) kv.value() = json::string(rounded.to_string());
         } catch (const std::exception&) {
           // decoding refused it already
@@ -354,6 +353,9 @@ void default_pod_spec(json::object& spec) {
 void default_pod(json::object& pod) {
   auto& spec = obj_at(pod, "spec");
   set_default(spec, "enableServiceLinks", true);
+  // Convert_v1_Pod_To_core_Pod: a Pod's negative terminationGracePeriodSeconds is 1 (a pod
+  // template's is left as it is, and warned about).
+  if (auto* g = spec.if_contains("terminationGracePeriodSeconds"); g && g->is_int64() && g->as_int64() < 0) *g = 1;
   // defaultHostNetworkPorts: with hostNetwork, an unset host port is the container port.
   if (const auto* hn = spec.if_contains("hostNetwork"); hn && hn->is_bool() && hn->as_bool())
     for (const char* list : {"containers", "initContainers"})
@@ -636,8 +638,9 @@ void builtin_defaults(AdmissionRequest& r) {
       if (auto* tpl = spec.if_contains("template"); tpl && tpl->is_object()) default_pod_template(tpl->as_object());
     } else if (t.group == "batch" && t.resource == "jobs") {
       auto& spec = obj_at(obj, "spec");
+      // SetDefaults_Job: both counts 1 when neither is set; else only a missing parallelism.
+      if (!spec.contains("completions") && !spec.contains("parallelism")) spec["completions"] = 1;
       set_default(spec, "parallelism", 1);
-      set_default(spec, "completions", 1);
       set_default(spec, "backoffLimit", 6);
       set_default(spec, "completionMode", "NonIndexed");
       set_default(spec, "suspend", false);
@@ -780,6 +783,44 @@ void pvc_spec_causes(const json::object& sp, const std::string& prefix, std::vec
                       prefix + "volumeMode"});
 }
 
+// apps/validation ValidateDeploymentStrategy and ValidateRollingUpdateDeployment. The strategy is
+// printed with %#v: a set rollingUpdate pointer as 0xc000000000 (FIDELITY.md, Go structs in messages).
+void deployment_strategy(const json::object& st, Causes& causes) {
+  const std::string type = str(st, "type");
+  const json::value* ru = st.if_contains("rollingUpdate");
+  const json::object* rolling = ru && ru->is_object() ? &ru->as_object() : nullptr;
+  if (type == "Recreate") {
+    if (rolling)
+      causes.push_back({"FieldValueForbidden", "Forbidden: may not be specified when strategy `type` is 'Recreate'",
+                        "spec.strategy.rollingUpdate"});
+  } else if (type == "RollingUpdate") {
+    if (!rolling) {
+      causes.push_back({"FieldValueRequired", "Required value: this should be defaulted and never be nil",
+                        "spec.strategy.rollingUpdate"});
+      return;
+    }
+    const std::string at = "spec.strategy.rollingUpdate.";
+    non_negative_or_percent(rolling, "maxUnavailable", at + "maxUnavailable", causes);
+    non_negative_or_percent(rolling, "maxSurge", at + "maxSurge", causes);
+    static const json::value kZero = 0;  // (defaulted: never absent once valid)
+    const json::value* mu = rolling->if_contains("maxUnavailable");
+    const json::value* ms = rolling->if_contains("maxSurge");
+    const GoIntOrString unavailable(mu ? *mu : kZero), surge(ms ? *ms : kZero);
+    if (unavailable.value() == 0 && surge.value() == 0)
+      causes.push_back({"FieldValueInvalid",
+                        fmt::format("Invalid value: {}: may not be 0 when `maxSurge` is 0", unavailable.go()),
+                        at + "maxUnavailable"});
+    not_more_than_100_percent(rolling, "maxUnavailable", at + "maxUnavailable", causes);
+  } else {
+    causes.push_back({"FieldValueNotSupported",
+                      fmt::format("Unsupported value: apps.DeploymentStrategy{{Type:{}, "
+                                  "RollingUpdate:(*apps.RollingUpdateDeployment)({})}}: supported values: "
+                                  "\"Recreate\", \"RollingUpdate\"",
+                                  go_quote(type), rolling ? "0xc000000000" : "nil"),
+                      "spec.strategy"});
+  }
+}
+
 void builtin_validation(AdmissionRequest& r) {
   const auto w = written(r);
   if (!w) return;
@@ -787,7 +828,10 @@ void builtin_validation(AdmissionRequest& r) {
   Causes causes;
   const auto& md = obj["metadata"].as_object();
   if (create) {
+    // ValidateObjectMetaAccessor: a missing name is one error among the object's others.
     validate_name(t, str(md, "generateName"), causes, true);
+    if (name.empty())
+      causes.push_back({"FieldValueRequired", "Required value: name or generateName is required", "metadata.name"});
     validate_name(t, name, causes);
   }
   validate_labels_and_annotations(md, "metadata.", causes);
@@ -808,25 +852,17 @@ void builtin_validation(AdmissionRequest& r) {
       // pkg/apis/apps/validation/validation.go ValidateDeploymentSpec / ValidateReplicaSetSpec and
       // pkg/apis/batch/validation/validation.go validateJobSpec: counts are never negative.
       const json::object& sp = spec_or_empty(obj);
+      bool template_checked = true;
       if (t.group == "apps") {
         non_negative(spec_of(obj), "replicas", "spec.replicas", causes);
-        replicated_template_causes(obj, causes);
-        // ValidateDeploymentStrategy: Recreate or RollingUpdate (the strategy printed with %#v;
-        // with a rollingUpdate Go prints its address, which is not reproduced).
-        if (const auto* st = sp.if_contains("strategy"); t.resource == "deployments" && st && st->is_object()) {
-          const std::string type = str(st->as_object(), "type");
-          if (type != "Recreate" && type != "RollingUpdate" && !st->as_object().contains("rollingUpdate"))
-            causes.push_back({"FieldValueNotSupported",
-                              fmt::format("Unsupported value: apps.DeploymentStrategy{{Type:{}, "
-                                          "RollingUpdate:(*apps.RollingUpdateDeployment)(nil)}}: supported values: "
-                                          "\"Recreate\", \"RollingUpdate\"",
-                                          go_quote(type)),
-                              "spec.strategy"});
-        }
+        template_checked = replicated_template_causes(obj, causes);
       } else {
+        // validateJobSpec's order: the counts, activeDeadlineSeconds, backoffLimit, the TTL, the mode.
         non_negative(spec_of(obj), "parallelism", "spec.parallelism", causes);
         non_negative(spec_of(obj), "completions", "spec.completions", causes);
+        non_negative(spec_of(obj), "activeDeadlineSeconds", "spec.activeDeadlineSeconds", causes);
         non_negative(spec_of(obj), "backoffLimit", "spec.backoffLimit", causes);
+        non_negative(spec_of(obj), "ttlSecondsAfterFinished", "spec.ttlSecondsAfterFinished", causes);
         if (const std::string mode = str(sp, "completionMode"); mode != "NonIndexed" && mode != "Indexed")
           causes.push_back(
               {"FieldValueNotSupported",
@@ -848,10 +884,14 @@ void builtin_validation(AdmissionRequest& r) {
           if (const auto* m = tpl->as_object().if_contains("metadata"); m && m->is_object()) tmeta = &m->as_object();
         }
       // ValidatePodTemplateSpec: the template's labels and annotations, then its pod spec.
-      if (tmeta) validate_labels_and_annotations(*tmeta, "spec.template.", causes);
-      validate_pod_spec(ps ? *ps : kNoPodSpec, tmeta, "spec.template.spec.", PodSpecOf::Template, causes);
-      template_restart_policy_causes(t, obj, causes);
+      if (tmeta && template_checked) validate_labels_and_annotations(*tmeta, "spec.template.", causes);
+      if (template_checked)
+        validate_pod_spec(ps ? *ps : kNoPodSpec, tmeta, "spec.template.spec.", PodSpecOf::Template, causes);
+      if (template_checked) template_restart_policy_causes(t, obj, causes);
       if (t.group == "batch") job_selector_causes(obj, causes);
+      // ValidateDeploymentSpec: the strategy after the template.
+      if (const auto* st = sp.if_contains("strategy"); t.resource == "deployments" && st && st->is_object())
+        deployment_strategy(st->as_object(), causes);
     } else if (core && t.resource == "services") {
       // ValidateService (pkg/apis/core/validation): a known type; ports unless headless or
       // ExternalName; with more than one port each needs a name; port and a numeric targetPort in
@@ -983,14 +1023,30 @@ void builtin_validation(AdmissionRequest& r) {
           w = pod_warnings(tmeta ? *tmeta : kEmpty, *tspec, "spec.template.");
       }
     }
+    // WarningsOnCreate of pods, Deployments, ReplicaSets and Jobs: first, a name that is no DNS
+    // label (%v of the messages: "[a b]").
+    const bool pod = core && t.resource == "pods";
+    if (create && (pod || (t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets")) ||
+                   (t.group == "batch" && t.resource == "jobs")))
+      if (const auto msgs = dns1123_label_errors(name); !msgs.empty()) {
+        std::string list;
+        for (const auto& m : msgs) list += (list.empty() ? "" : " ") + m;
+        r.options->warnings->push_back(
+            fmt::format("metadata.name: this is used in {}, which can result in surprising behavior; a DNS label is "
+                        "recommended: [{}]",
+                        pod ? "the Pod's hostname" : "Pod names and hostnames", list));
+      }
     for (auto& x : w) r.options->warnings->push_back(std::move(x));
   }
   // The object is stored as Kubernetes encodes it: every quantity as Go prints it (once valid,
   // since validation's messages show them as Go parsed them).
   // pods/binding is a storage-level update of the stored pod (assignPod's GuaranteedUpdate): nothing
   // is decoded, and its quantities are canonical already.
-  if (r.subresource != "scale" && r.subresource != "binding")
+  if (r.subresource != "scale" && r.subresource != "binding") {
     schema::canonical_quantities(t.group, t.version, t.kind, obj);
+    schema::omit_empty(t.group, t.version, t.kind, obj);
+  }
+  if (t.group == "batch" && t.resource == "jobs") default_job_labels(obj);
 }
 
 }  // namespace gpupool::embedded

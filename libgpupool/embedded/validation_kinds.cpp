@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <regex>
@@ -69,26 +70,6 @@ void not_supported(const json::object& o, std::string_view key, std::string_view
   for (auto a : allowed) list += (list.empty() ? "" : ", ") + go_quote(a);
   causes.push_back({"FieldValueNotSupported",
                     fmt::format("Unsupported value: {}: supported values: {}", go_quote(s), list), std::string(field)});
-}
-
-// ValidateNonnegativeOrPercent for an IntOrString.
-void non_negative_or_percent(const json::object* o, std::string_view key, std::string field,
-                             std::vector<StatusCause>& causes) {
-  const json::value* v = o ? o->if_contains(key) : nullptr;
-  if (!v) return;
-  if (v->is_int64()) return non_negative(o, key, std::move(field), causes);
-  if (!v->is_string()) return;
-  static const std::regex percent("^[0-9]+%$");
-  const std::string s(v->as_string());
-  if (!std::regex_match(s, percent))
-    causes.push_back(
-        {"FieldValueInvalid",
-         // the value is the IntOrString itself, printed with %#v
-         fmt::format("Invalid value: intstr.IntOrString{{Type:1, IntVal:0, StrVal:{}}}: a valid percent string "
-                     "must be a numeric string followed by an ending '%' (e.g. '1%',  or '93%', regex used for "
-                     "validation is '[0-9]+%')",
-                     go_quote(s)),
-         std::move(field)});
 }
 
 // A []string as Go's %#v prints it: []string{"a", "b"}.
@@ -168,6 +149,52 @@ int GoQuantity::cmp(const GoQuantity& y) {
 const std::string& GoQuantity::str() {
   if (s.empty()) s = value.to_string();
   return s;
+}
+
+// Quantity.MilliValue = ScaledValue(-3): for an int64Amount, AsScaledInt64 (amount.go), whose
+// positiveScaleInt64 returns int64Multiply's wrapped product for a scale up to 9 and 0 when a
+// longer one overflows, and whose negativeScaleInt64 rounds away from zero; for an inf.Dec, the
+// quotient rounded as scaledValue rounds it (within gpupool's range).
+std::int64_t GoQuantity::milli_value() const {
+  if (dec) {
+    // scaledValue: the quotient truncated, plus one when anything remains, then big.Int's Int64()
+    // (its low 64 bits).
+    const __int128 n = value.nano_value();
+    __int128 m = n / 1'000'000;
+    if (n % 1'000'000 != 0) ++m;
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(static_cast<unsigned __int128>(m)));
+  }
+  const int scale = i_scale + 3;
+  if (scale < 0) {
+    std::int64_t v = i_value;
+    bool fraction = false;
+    for (int i = 0; i < -scale; ++i) {
+      fraction = fraction || v % 10 != 0;
+      v /= 10;
+      if (v == 0) return fraction ? (i_value > 0 ? 1 : -1) : 0;
+    }
+    return fraction ? (i_value > 0 ? v + 1 : v - 1) : v;
+  }
+  const auto multiply = [](std::int64_t a, std::int64_t b, bool& ok) {
+    ok = true;
+    if (a == 0 || b == 0 || a == 1 || b == 1) return a * b;
+    if (a == INT64_MIN || b == INT64_MIN) return ok = false, std::int64_t{0};
+    const auto c = static_cast<std::int64_t>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
+    ok = c / b == a;
+    return c;
+  };
+  bool ok = true;
+  if (scale <= 9) {
+    std::int64_t p = 1;
+    for (int i = 0; i < scale; ++i) p *= 10;
+    return multiply(i_value, p, ok);
+  }
+  std::int64_t v = i_value;
+  for (int i = 0; i < scale; ++i) {
+    v = multiply(v, 10, ok);
+    if (!ok) return 0;
+  }
+  return v;
 }
 
 std::string GoQuantity::go() const {
@@ -371,25 +398,63 @@ std::string go_pointer(const json::object* spec, std::string_view key, std::stri
   return fmt::format("(*{})({})", type, v && !v->is_null() ? "0xc000000000" : "nil");
 }
 
-// IsNotMoreThan100Percent: a valid percent above 100 (strconv.Atoi saturates).
+}  // namespace
+
+GoIntOrString::GoIntOrString(const json::value& v) {
+  if (v.is_string()) is_string = true, str_val = v.as_string();
+  if (v.is_int64()) int_val = v.as_int64();
+}
+
+std::string GoIntOrString::go() const {
+  return fmt::format("intstr.IntOrString{{Type:{}, IntVal:{}, StrVal:{}}}", is_string ? 1 : 0, int_val,
+                     go_quote(str_val));
+}
+
+bool GoIntOrString::valid_percent() const {
+  return is_string && str_val.size() > 1 && str_val.back() == '%' &&
+         str_val.find_first_not_of("0123456789") == str_val.size() - 1;
+}
+
+std::optional<std::int64_t> GoIntOrString::percent() const {
+  if (!valid_percent()) return std::nullopt;
+  const long long n = std::strtoll(str_val.c_str(), nullptr, 10);  // (saturates, as Atoi's value does)
+  return static_cast<std::int64_t>(n);
+}
+
+std::int64_t GoIntOrString::value() const {
+  if (auto p = percent()) return *p;
+  if (!is_string) return int_val;
+  // IntValue: strconv.Atoi of the string (an optional sign, then digits only), 0 when it is not one.
+  const std::string_view d = str_val.starts_with('+') || str_val.starts_with('-') ? std::string_view(str_val).substr(1)
+                                                                                  : std::string_view(str_val);
+  if (d.empty() || d.find_first_not_of("0123456789") != std::string_view::npos) return 0;
+  return static_cast<std::int64_t>(std::strtoll(str_val.c_str(), nullptr, 10));
+}
+
+void non_negative_or_percent(const json::object* o, std::string_view key, std::string field,
+                             std::vector<StatusCause>& causes) {
+  const json::value* v = o ? o->if_contains(key) : nullptr;
+  if (!v) return;
+  if (v->is_int64()) return non_negative(o, key, std::move(field), causes);
+  if (!v->is_string()) return;
+  const GoIntOrString x(*v);
+  if (!x.valid_percent())
+    causes.push_back({"FieldValueInvalid",
+                      fmt::format("Invalid value: {}: a valid percent string must be a numeric string followed by an "
+                                  "ending '%' (e.g. '1%',  or '93%', regex used for validation is '[0-9]+%')",
+                                  x.go()),
+                      std::move(field)});
+}
+
 void not_more_than_100_percent(const json::object* o, std::string_view key, std::string field,
                                std::vector<StatusCause>& causes) {
   const json::value* v = o ? o->if_contains(key) : nullptr;
-  if (!v || !v->is_string()) return;
-  static const std::regex percent("^[0-9]+%$");
-  const std::string s(v->as_string());
-  if (!std::regex_match(s, percent)) return;
-  const std::string digits = s.substr(0, s.size() - 1);
-  const auto first = digits.find_first_not_of('0');
-  const bool above = first != std::string::npos && (digits.size() - first > 3 || std::stoi(digits.substr(first)) > 100);
-  if (above)
-    causes.push_back(
-        {"FieldValueInvalid",
-         fmt::format("Invalid value: intstr.IntOrString{{Type:1, IntVal:0, StrVal:{}}}: must not be greater than 100%",
-                     go_quote(s)),
-         std::move(field)});
+  if (!v) return;
+  const GoIntOrString x(*v);
+  if (auto p = x.percent(); p && *p > 100)
+    causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: must not be greater than 100%", x.go()),
+                      std::move(field)});
 }
-}  // namespace
 
 void non_negative(const json::object* o, std::string_view key, std::string field, std::vector<StatusCause>& causes) {
   const json::value* v = o ? o->if_contains(key) : nullptr;
@@ -613,8 +678,6 @@ void validate_kind(const ResourceType& t, const json::object& obj, std::vector<S
     if (spec)
       not_supported(*spec, "unhealthyPodEvictionPolicy", "spec.unhealthyPodEvictionPolicy",
                     {"AlwaysAllow", "IfHealthyBudget"}, causes);
-  } else if (t.group == "batch" && t.resource == "jobs") {
-    non_negative(spec, "ttlSecondsAfterFinished", "spec.ttlSecondsAfterFinished", causes);
   } else if (t.group == "apps" && t.resource == "deployments") {
     non_negative(spec, "minReadySeconds", "spec.minReadySeconds", causes);
     non_negative(spec, "revisionHistoryLimit", "spec.revisionHistoryLimit", causes);

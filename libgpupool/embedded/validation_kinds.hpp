@@ -18,6 +18,26 @@
 
 namespace gpupool::embedded {
 
+/// An intstr.IntOrString as decoded from JSON: a string is Type 1 (String), a number Type 0 (Int).
+struct GoIntOrString {
+  bool is_string = false;
+  std::int64_t int_val = 0;
+  std::string str_val;
+  explicit GoIntOrString(const boost::json::value& v);
+  std::string go() const;                       ///< %#v: intstr.IntOrString{Type:1, IntVal:0, StrVal:"5%"}
+  bool valid_percent() const;                   ///< validation.IsValidPercent: `^[0-9]+%$`
+  std::optional<std::int64_t> percent() const;  ///< getPercentValue (strconv.Atoi saturates)
+  std::int64_t value() const;                   ///< getIntOrPercentValue: a percent's number, else IntValue()
+};
+
+/// ValidateNonnegativeOrPercent (policy) / ValidatePositiveIntOrPercent (apps) on the optional
+/// IntOrString `key` of `o`: a valid percent string, or a non-negative number.
+void non_negative_or_percent(const boost::json::object* o, std::string_view key, std::string field,
+                             std::vector<StatusCause>& causes);
+/// IsNotMoreThan100Percent on the optional IntOrString `key` of `o`.
+void not_more_than_100_percent(const boost::json::object* o, std::string_view key, std::string field,
+                               std::vector<StatusCause>& causes);
+
 /// Go's resource.Quantity as ParseQuantity leaves it, and as the methods validation calls change
 /// it: Cmp turns its receiver into an inf.Dec when either side is one (AsDec), and String caches
 /// the canonical text in s. Printed with %#v, its inf.Dec pointer shows an address (0xc000000000
@@ -31,9 +51,10 @@ struct GoQuantity {
   std::string s;  ///< the cached string
   const char* format = "DecimalSI";
 
-  int cmp(const GoQuantity& y);  ///< Cmp
-  const std::string& str();      ///< String
-  std::string go() const;        ///< %#v
+  int cmp(const GoQuantity& y);      ///< Cmp
+  const std::string& str();          ///< String
+  std::int64_t milli_value() const;  ///< MilliValue, with int64Amount's overflow as Go has it (1E: 0)
+  std::string go() const;            ///< %#v
 };
 
 /// resource.ParseQuantity's result for a valid `text` (nullopt beyond gpupool's range): its fast

@@ -895,20 +895,17 @@ void container_resource_name(Errors& e, const std::string& n, const std::string&
   for (const auto& m : container_resource_name_errors(n)) e.invalid(f, n, m);
 }
 
-// Go's %#v of a resource.Quantity as ParseQuantity left it (validation_kinds.hpp GoQuantity).
-std::optional<std::string> go_quantity(const std::string& text) {
-  if (auto g = go_parse_quantity(text)) return g->go();
-  return std::nullopt;
-}
-
-// ValidateResourceQuantityValue.
+// ValidateResourceQuantityValue; a fraction of an integer resource shows Go's %#v of the
+// resource.Quantity as ParseQuantity left it (validation_kinds.hpp GoQuantity).
 void resource_quantity(Errors& e, const std::string& n, const json::value& v, const std::string& f) {
   const auto qv = quantity_of(v);
   if (!qv) return;
   if (qv->is_negative()) e.invalid(f, q(qv->to_string()), "must be greater than or equal to 0");
   // IsIntegerResourceName: the object counts and every extended resource.
-  if (is_integer_resource_name(n) && qv->milli_value() % 1000 != 0)
-    e.invalid(f, go_quantity(quantity_text(v)).value_or(q(qv->to_string())), "must be an integer");
+  if (!is_integer_resource_name(n)) return;
+  const auto g = go_parse_quantity(quantity_text(v));
+  if ((g ? g->milli_value() : qv->milli_value()) % 1000 != 0)
+    e.invalid(f, g ? g->go() : q(qv->to_string()), "must be an integer");
 }
 
 // validateResourceQuantityHugePageValue: a whole number of pages (IsHugePageResourceValueDivisible).
@@ -1525,16 +1522,15 @@ void node_selector_term(Errors& e, const json::object& term, const std::string& 
       req.key = string_at(r, "key");
       const std::string op = string_at(r, "operator");
       const auto known = parse_node_selector_operator(op);
-      if (!known) {
+      if (!known) {  // ValidateNodeSelectorRequirement's default case, then the key's errors
         e.invalid(f + ".operator", q(op), "not a valid selector operator");
+        for (const auto& m : qualified_name_errors(req.key)) e.invalid(f + ".key", q(req.key), m);
         continue;
       }
       req.op = *known;
       if (const auto* vs = array_at(r, "values"))
         for (const auto& v : *vs) req.values.push_back(v.is_string() ? std::string(v.as_string()) : "");
-      try {
-        validate(req, std::string_view(list) == "matchFields", f);
-      } catch (const ValidationError& err) {
+      for (const ValidationError& err : requirement_errors(req, f)) {
         const std::string& rule = err.rule();
         if (rule.starts_with("Required value"))
           e.out.push_back({"FieldValueRequired", rule, err.field()});

@@ -3,6 +3,7 @@
 // and kubectl prints each as "Warning: ...". Not modelled: node affinity terms, pod (anti-)affinity null selectors,
 // overlapping projected paths, seccomp/AppArmor annotations, IP formats.
 #include "embedded/warnings.hpp"
+#include "embedded/validation_kinds.hpp"
 
 #include "gpupool/error.hpp"
 #include "gpupool/quantity.hpp"
@@ -80,10 +81,9 @@ const json::array* array_of(const json::object& o, std::string_view key) {
 /// A memory or ephemeral-storage quantity with a fraction of a byte, in Go's canonical form.
 std::optional<std::string> fractional_bytes(const json::value* v) {
   if (!v || !v->is_string()) return std::nullopt;
-  try {
-    const Quantity q = Quantity::parse(v->as_string());
-    if (q.milli_value() % 1000 != 0) return q.to_string();
-  } catch (const ValidationError&) {}
+  // MilliValue()%1000 as Go computes it (with its overflow: "9223372036854775807" is whole).
+  if (auto g = go_parse_quantity(std::string(v->as_string())); g && g->milli_value() % 1000 != 0)
+    return g->value.to_string();
   return std::nullopt;
 }
 

@@ -85,29 +85,38 @@ void validate(const NodeSelectorRequirement& r, bool is_field, std::string_view 
     if (r.values.size() != 1) throw ValidationError(f + ".values", "", "must have one element");
     return;
   }
-  if (auto errs = qualified_name_errors(r.key); !errs.empty()) throw ValidationError(f + ".key", r.key, errs.front());
+  if (auto errs = requirement_errors(r, field); !errs.empty()) throw errs.front();
+}
+
+std::vector<ValidationError> requirement_errors(const NodeSelectorRequirement& r, std::string_view field) {
+  const std::string f(field);
+  using O = NodeSelectorOperator;
+  std::vector<ValidationError> out;
   switch (r.op) {
     case O::In:
     case O::NotIn:
       if (r.values.empty())
-        throw ValidationError(f + ".values", "",
-                              "Required value: must be specified when `operator` is 'In' or 'NotIn'");
+        out.emplace_back(f + ".values", "", "Required value: must be specified when `operator` is 'In' or 'NotIn'");
       break;
     case O::Exists:
     case O::DoesNotExist:
       if (!r.values.empty())
-        throw ValidationError(f + ".values", r.values.front(),
-                              "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
+        out.emplace_back(f + ".values", r.values.front(),
+                         "Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
       break;
     case O::Gt:
     case O::Lt:
       // One value; v1.32 does not check that it is an integer (kube-apiserver accepts "abc" and
       // "1-2"): a value that does not parse just never matches (matches() below).
       if (r.values.size() != 1)
-        throw ValidationError(f + ".values", "",
-                              "Required value: must be specified single value when `operator` is 'Lt' or 'Gt'");
+        out.emplace_back(f + ".values", "",
+                         "Required value: must be specified single value when `operator` is 'Lt' or 'Gt'");
       break;
   }
+  // ValidateLabelName: every error of the key. (The values are not checked on create: v1.32
+  // accepts "-1" and "a b" in a required node affinity.)
+  for (auto& e : qualified_name_errors(r.key)) out.emplace_back(f + ".key", r.key, std::move(e));
+  return out;
 }
 
 // ---- requests ------------------------------------------------------------------------------------

@@ -256,7 +256,7 @@ TEST_CASE("a huge maxSurge percentage is resolved within int32, not overflowed (
   // Found by fuzz/fuzz_api.cpp under UBSan: 9163737455847408640% of 25 replicas overflowed int64.
   // Kubernetes resolves it in float64 (intstr.GetScaledValueFromIntOrPercent, math.Ceil); the
   // embedded controller keeps the result within int32, the replica counts' type.
-  for (const char* surge : {R"("9163737455847408640%")", R"("nan%")", "9163737455847408640", R"("50%")"}) {
+  for (const char* surge : {R"("9163737455847408640%")", "9163737455847408640", R"("50%")"}) {
     CAPTURE(surge);
     World w;
     auto d = obj(kDeployment);
@@ -270,11 +270,23 @@ TEST_CASE("a huge maxSurge percentage is resolved within int32, not overflowed (
         rs[0].at("metadata").at("annotations").at("deployment.kubernetes.io/max-replicas").as_string());
     if (std::string(surge) == R"("50%")")
       CHECK(max_replicas == "38");  // 25 + ceil(12.5)
-    else if (std::string(surge) == R"("nan%")")
-      CHECK(max_replicas == "25");
     else
       CHECK(max_replicas == std::to_string(25LL + 2147483647LL));
   }
+  // A maxSurge that is no percent never reaches the controller: ValidateRollingUpdateDeployment
+  // refuses it, as kube-apiserver does.
+  World w;
+  auto d = obj(kDeployment);
+  d["spec"].as_object()["strategy"] = json::parse(R"({"type":"RollingUpdate","rollingUpdate":{"maxSurge":"nan%"}})");
+  try {
+    w.store.create(w.store.type("apps", "deployments"), "default", d);
+    FAIL("created");
+  } catch (const StatusError& e) {
+    CHECK(e.code() == 422);
+    CHECK(std::string(e.what()).find("spec.strategy.rollingUpdate.maxSurge: Invalid value: intstr.IntOrString{Type:1, "
+                                     "IntVal:0, StrVal:\"nan%\"}: a valid percent string") != std::string::npos);
+  }
+  CHECK(w.list("apps", "replicasets").empty());
 }
 
 TEST_CASE("TFJob: a replica type's Service and TF_CONFIG use its tfjob-port (Arena's --ps-port)") {

@@ -100,7 +100,9 @@ TEST_CASE("create fills metadata; errors are Status errors worded like the API s
        "character (e.g. 'example.com', regex used for validation is "
        "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"},
       {[&] { f.store.create(f.pods, "alice", obj(R"({"metadata":{}})")); }, 422, "Invalid",
-       "Pod \"\" is invalid: metadata.name: Required value: name or generateName is required"},
+       // (with the object's other errors: ValidateObjectMeta is part of the kind's validation)
+       "Pod \"\" is invalid: [metadata.name: Required value: name or generateName is required, spec.containers: "
+       "Required value]"},
       {[&] {
          auto stale = f.store.get(f.pods, "alice", "p1");
          f.store.mutate(f.pods, "alice", "p1", [](json::object& o) {
