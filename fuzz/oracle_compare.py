@@ -18,44 +18,27 @@ controllers act a moment later (a Deployment deleted with propagation Foreground
 for the next request on the real server; a garbage collector has not yet removed a ReplicaSet).
 """
 import argparse
-import base64
 import collections
 import hashlib
 import json
 import os
-import ssl
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 
-import yaml
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests", "fidelity"))
+import raw_client  # noqa: E402
 
 CLUSTER_SCOPED = ["/api/v1/nodes/", "/apis/storage.k8s.io/v1/storageclasses/"]
 NAMES = ["a", "b", "c-1"]
 
 
-class Server:
-    def __init__(self, kubeconfig):
-        cfg = yaml.safe_load(open(kubeconfig))
-        ctx = next(c["context"] for c in cfg["contexts"] if c["name"] == cfg["current-context"])
-        cluster = next(c["cluster"] for c in cfg["clusters"] if c["name"] == ctx["cluster"])
-        user = next(u["user"] for u in cfg["users"] if u["name"] == ctx["user"])
-        self.base = cluster["server"]
-        self.ssl = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
-        self.headers = {"Authorization": "Bearer " + user["token"]}  # never printed
-
+class Server(raw_client.Server):
     def call(self, method, path, body=b"", content_type="application/json"):
-        req = urllib.request.Request(self.base + path, data=body if method in ("POST", "PUT", "PATCH", "DELETE") and body else None,
-                                     method=method, headers=dict(self.headers, **{"Content-Type": content_type or "application/json",
-                                                                                   "Accept": "application/json"}))
-        try:
-            with urllib.request.urlopen(req, context=self.ssl, timeout=20) as r:
-                return r.status, r.read()
-        except urllib.error.HTTPError as e:
-            return e.code, e.read()
+        status, _, data = self.request(method, path, body if method in ("POST", "PUT", "PATCH", "DELETE") else None,
+                                       content_type)
+        return status, data
 
 
 def sample(dirs, n):

@@ -9,6 +9,7 @@ PKGS=(
   doctest-dev pybind11-dev
   python3 python3-dev python3-pytest python3-pybind11 python3-kubernetes
   python3-nbclient python3-ipykernel python3-nbformat python3-setuptools python3-pip python3-wheel
+  python3-yaml  # kubeconfigs in tests/fidelity/fuzz.py
   valgrind rsync ccache libtsan2
   openmpi-bin  # mpirun, for the Local run mode MPIJob test (tests/embedded/local_jobs_test.cpp)
 )

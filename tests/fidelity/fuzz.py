@@ -1,0 +1,331 @@
+#!/usr/bin/python3
+"""Randomized differential check of what the API server accepts, refuses and defaults.
+
+Hand-picked scenarios (fidelity.py) test the rules someone thought of; this one mutates realistic
+objects at random (a leaf replaced by another type or by an edge value, a member dropped or
+duplicated, an unknown member added) and sends each as a server dry run (POST ...?dryRun=All), so
+nothing is stored and the cases are independent. The answer is the HTTP status, the Warning
+headers and the body (the defaulted object, or the Status with its causes), normalized.
+
+  fuzz.py live ORACLE_KC EMBEDDED_KC [--seed S] [--cases N]   compare two servers now, print differences
+  fuzz.py record ORACLE_KC [--seed S] [--cases N]              write golden/fuzz.jsonl from a REAL server
+  fuzz.py check (--kubeconfig KC | --serve GPUPOOL)            replay golden/fuzz.jsonl, compare
+
+The golden file holds the cases themselves with the real server's answers, so a check replays
+exactly what was recorded, whatever the generator has become since.
+"""
+import argparse
+import copy
+import json
+import os
+import random
+import re
+import sys
+import tempfile
+
+import raw_client
+from fidelity import serve  # `gpupool cluster serve --topology none`, as the scenarios start it
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GOLDEN = os.path.join(HERE, "golden", "fuzz.jsonl")
+NAMESPACE = "fid-fuzz"
+
+
+# ---- the objects mutated: what gpupool and the cluster guide's users send --------------------------
+
+def base_pod():
+    return {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "fuzz", "labels": {"app": "train", "gpupool.io/job-name": "fuzz"},
+                     "annotations": {"gpupool.io/submitted-by": "alice"}},
+        "spec": {
+            "restartPolicy": "Never",
+            "schedulerName": "default-scheduler",
+            "nodeSelector": {"accelerator": "nvidia-a100"},
+            "tolerations": [{"key": "gpu_node", "operator": "Equal", "value": "invalid", "effect": "NoSchedule"},
+                            {"key": "ssd_node", "operator": "Exists", "effect": "NoSchedule"}],
+            "containers": [{
+                "name": "main", "image": "harbor.example.edu/library/pytorch:2.1-cuda12",
+                "imagePullPolicy": "IfNotPresent",
+                "command": ["sh", "-c", "rsync -a /nfs/data/ /ssd1/data/ && python train.py"],
+                "env": [{"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+                        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+                "ports": [{"name": "tensorboard", "containerPort": 6006, "protocol": "TCP"}],
+                "resources": {"limits": {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "2"},
+                              "requests": {"cpu": "4", "memory": "16Gi", "nvidia.com/gpu": "2"}},
+                "volumeMounts": [{"name": "ssd1", "mountPath": "/ssd1"},
+                                 {"name": "nfs", "mountPath": "/nfs", "readOnly": True},
+                                 {"name": "results", "mountPath": "/results", "subPath": "alice"}],
+            }],
+            "volumes": [
+                {"name": "ssd1", "hostPath": {"path": "/mnt/ssd1", "type": "Directory"}},
+                {"name": "nfs", "nfs": {"server": "10.0.0.5", "path": "/export/share"}},
+                {"name": "results", "persistentVolumeClaim": {"claimName": "alice-cephfs"}},
+            ],
+            "terminationGracePeriodSeconds": 30,
+            "activeDeadlineSeconds": 86400,
+            "hostIPC": False,
+            "securityContext": {"runAsUser": 1000, "fsGroup": 1000},
+            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchExpressions": [
+                    {"key": "kubernetes.io/hostname", "operator": "In", "values": ["gpu-1", "gpu-2"]}]}]}}},
+        },
+    }
+
+
+def base_deployment():
+    pod = base_pod()
+    pod["spec"]["restartPolicy"] = "Always"
+    del pod["spec"]["activeDeadlineSeconds"]
+    return {
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "fuzz", "labels": {"app": "train"}},
+        "spec": {"replicas": 2, "selector": {"matchLabels": {"app": "train"}},
+                 "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": "25%", "maxUnavailable": 0}},
+                 "template": {"metadata": {"labels": {"app": "train"}}, "spec": pod["spec"]}},
+    }
+
+
+def base_job():
+    pod = base_pod()
+    return {
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": "fuzz"},
+        "spec": {"parallelism": 2, "completions": 4, "backoffLimit": 3, "ttlSecondsAfterFinished": 600,
+                 "template": {"metadata": {"labels": {"app": "train"}}, "spec": pod["spec"]}},
+    }
+
+
+KINDS = {
+    "pod": (base_pod, "/api/v1/namespaces/%s/pods"),
+    "deployment": (base_deployment, "/apis/apps/v1/namespaces/%s/deployments"),
+    "job": (base_job, "/apis/batch/v1/namespaces/%s/jobs"),
+}
+
+# Edge values, by the kind of value they replace (and a few for any leaf).
+STRINGS = ["", " ", "a", "A_B", "-a", "a-", "a.b", "a/b", "a/b/c", "1", "1.5", "-1", "0x10", "1e3", "../x",
+           "/abs", "x" * 64, "x" * 254, "é", "a b", "Always", "Never", "Exists", "NoExecute", "TCP", "None",
+           "kubernetes.io/x", "example.com/gpu", "nvidia.com/gpu", "1Gi", "100m", "0"]
+NUMBERS = [0, -1, 1, 2, 65535, 65536, 2147483647, 2147483648, 9007199254740993, 1.5, -0.5, 1e3]
+# (None finer than a thousandth: rounded up, their struct in a message is FIDELITY.md's difference 19.)
+QUANTITIES = ["0", "1", "-1", "1.5", "0.5", "100m", "1m", "1Ki", "1Mi", "1Gi", "1G", "1e3", "1E", "+1", " 1",
+              "1 ", "1.", ".5", "1k", "1ki", "01", "9223372036854775807", "99999999999999999999", "abc", ""]
+ANY = [None, True, False, {}, [], "x", 1]
+
+
+def leaves(v, path=()):
+    """Every (path, value) of a JSON value, containers included."""
+    yield path, v
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield from leaves(x, path + (k,))
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            yield from leaves(x, path + (i,))
+
+
+def get(v, path):
+    for p in path:
+        v = v[p]
+    return v
+
+
+def under_quantities(path):
+    return any(p in ("limits", "requests") for p in path) or (path and path[-1] in ("maxSurge", "maxUnavailable"))
+
+
+def mutate(rng, obj):
+    """One random change to obj, in place; returns its description."""
+    paths = [p for p, _ in leaves(obj) if p and p[:1] not in (("apiVersion",), ("kind",))]
+    if not paths:  # an earlier change left nothing but apiVersion and kind
+        return "nothing left to change"
+    path = rng.choice(paths)
+    parent, key = get(obj, path[:-1]), path[-1]
+    cur = parent[key]
+    op = rng.random()
+    where = "/".join(str(p) for p in path)
+    if op < 0.12 and isinstance(parent, dict):
+        del parent[key]
+        return "drop " + where
+    if op < 0.2 and isinstance(parent, list):
+        parent.append(copy.deepcopy(cur))
+        return "duplicate " + where
+    if op < 0.27 and isinstance(cur, dict):
+        name = rng.choice(["unknownField", "Name", "name ", "x-extra"])
+        cur[name] = rng.choice(["v", 1, True, None, {}])
+        return "add %s/%s" % (where, name)
+    if isinstance(cur, str) and under_quantities(path):
+        new = rng.choice(QUANTITIES)
+    elif isinstance(cur, bool) or op > 0.9:
+        new = rng.choice(ANY)
+    elif isinstance(cur, (int, float)):
+        new = rng.choice(NUMBERS + ["1"])
+    elif isinstance(cur, str):
+        new = rng.choice(STRINGS + [cur.upper(), cur + "-x", 1])
+    elif isinstance(cur, list):
+        new = rng.choice([[], [None], None, {}, "x", cur[:1] * 2])
+    else:
+        new = rng.choice([{}, None, [], "x"])
+    parent[key] = new
+    return "set %s = %s" % (where, json.dumps(new)[:40])
+
+
+def generate(seed, n):
+    rng = random.Random(seed)
+    cases = []
+    for i in range(n):
+        kind = rng.choice(list(KINDS))
+        obj = KINDS[kind][0]()
+        changes = [mutate(rng, obj) for _ in range(rng.choice([1, 1, 1, 2, 3]))]
+        md = obj.get("metadata")
+        if isinstance(md, dict) and md.get("name") == "fuzz":  # distinct names: the answers name them
+            md["name"] = "fuzz-%d" % i
+        cases.append({"id": i, "kind": kind, "changes": changes, "body": json.dumps(obj)})
+    return cases
+
+
+# ---- talking to a server -----------------------------------------------------------------------------
+
+class Server(raw_client.Server):
+    """The server of a kubeconfig, with the suite's namespace."""
+
+    def ensure_namespace(self):
+        body = json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
+        status, _, _ = self.request("POST", "/api/v1/namespaces", body)
+        if status not in (201, 409):
+            sys.exit("fuzz: cannot create namespace %s (%d)" % (NAMESPACE, status))
+
+
+VOLATILE = {"uid", "creationTimestamp", "resourceVersion", "managedFields", "time"}
+
+
+UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+
+
+ADDRESS = re.compile(r"\b0xc[0-9a-f]{9}\b")
+
+
+def scrub(v):
+    if isinstance(v, str) and UUID.match(v):  # a Job's controller-uid labels and selector
+        return "<uid>"
+    if isinstance(v, str):  # Go's %#v of a pointer (FIDELITY.md, Go structs in messages)
+        return ADDRESS.sub("0x<address>", v)
+    if isinstance(v, dict):
+        return {k: ("<" + k + ">" if k in VOLATILE else scrub(x)) for k, x in v.items()}
+    if isinstance(v, list):
+        return [scrub(x) for x in v]
+    return v
+
+
+def answer(server, case):
+    path = KINDS[case["kind"]][1] % NAMESPACE + "?dryRun=All"
+    status, headers, data = server.request("POST", path, case["body"].encode())
+    warnings = sorted(v for k, v in headers if k.lower() == "warning")
+    try:
+        body = scrub(json.loads(data))
+    except ValueError:
+        body = data.decode(errors="replace")
+    return {"status": status, "warnings": warnings, "body": body}
+
+
+MAP_ORDERED = re.compile(r"\.resources\.(limits|requests)\b")
+
+
+def same(want, got):
+    """Equal answers; a Status whose causes differ only in the order Go walks a map in (resources'
+    limits and requests: FIDELITY.md difference 20) counts as equal."""
+    if want == got:
+        return True
+    w, g = want["body"], got["body"]
+    if (want["status"], want["warnings"]) != (got["status"], got["warnings"]) or not all(
+            isinstance(x, dict) and x.get("kind") == "Status" for x in (w, g)):
+        return False
+    wc, gc = (x.get("details", {}).get("causes", []) for x in (w, g))
+    key = lambda c: json.dumps(c, sort_keys=True)
+    fixed = lambda cs: [c for c in cs if not MAP_ORDERED.search(c.get("field", ""))]
+    prefix = lambda x: x.get("message", "").split(" is invalid: ")[0]
+    strip = lambda x: {k: v for k, v in x.items() if k not in ("message", "details")}
+    return (sorted(wc, key=key) == sorted(gc, key=key) and fixed(wc) == fixed(gc) and prefix(w) == prefix(g)
+            and strip(w) == strip(g) and {k: v for k, v in w.get("details", {}).items() if k != "causes"}
+            == {k: v for k, v in g.get("details", {}).items() if k != "causes"})
+
+
+def show_diff(case, want, got):
+    print("case %d (%s: %s)" % (case["id"], case["kind"], "; ".join(case["changes"])))
+    for k in ("status", "warnings"):
+        if want[k] != got[k]:
+            print("  %s: real %s, this server %s" % (k, json.dumps(want[k]), json.dumps(got[k])))
+    if want["body"] != got["body"]:
+        w, g = want["body"], got["body"]
+        if isinstance(w, dict) and isinstance(g, dict) and w.get("kind") == "Status" and g.get("kind") == "Status":
+            print("  real:        %s" % w.get("message"))
+            print("  this server: %s" % g.get("message"))
+            if w.get("details") != g.get("details") and w.get("message") == g.get("message"):
+                print("  details: real %s\n           this %s" % (json.dumps(w.get("details")), json.dumps(g.get("details"))))
+        else:
+            wl = json.dumps(w, indent=1, sort_keys=True).splitlines()
+            gl = json.dumps(g, indent=1, sort_keys=True).splitlines()
+            import difflib
+            for line in list(difflib.unified_diff(wl, gl, "real", "this server", n=1, lineterm=""))[:40]:
+                print("  " + line)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="mode", required=True)
+    live = sub.add_parser("live", help="compare a real server with another now")
+    live.add_argument("oracle")
+    live.add_argument("embedded")
+    rec = sub.add_parser("record", help="write the golden file from a REAL server")
+    rec.add_argument("oracle")
+    for p in (live, rec):
+        p.add_argument("--seed", type=int, default=18)
+        p.add_argument("--cases", type=int, default=400)
+    chk = sub.add_parser("check", help="replay the golden file against a server")
+    g = chk.add_mutually_exclusive_group(required=True)
+    g.add_argument("--kubeconfig")
+    g.add_argument("--serve", metavar="GPUPOOL")
+    o = ap.parse_args()
+
+    if o.mode == "record":
+        server = Server(o.oracle)
+        server.ensure_namespace()
+        with open(GOLDEN, "w") as f:
+            for case in generate(o.seed, o.cases):
+                f.write(json.dumps(dict(case, answer=answer(server, case)), sort_keys=True) + "\n")
+        print("recorded %d cases in %s" % (o.cases, GOLDEN))
+        return 0
+    if o.mode == "live":
+        real, other = Server(o.oracle), Server(o.embedded)
+        real.ensure_namespace()
+        other.ensure_namespace()
+        pairs = [(c, answer(real, c)) for c in generate(o.seed, o.cases)]
+    else:
+        pairs = [(c, c.pop("answer")) for c in map(json.loads, open(GOLDEN))]
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = None
+        if o.mode == "check" and o.serve:
+            proc, kc = serve(o.serve, tmp)
+            other = Server(kc)
+            other.ensure_namespace()
+        elif o.mode == "check":
+            other = Server(o.kubeconfig)
+            other.ensure_namespace()
+        try:
+            differ = 0
+            for case, want in pairs:
+                got = answer(other, case)
+                if not same(want, got):
+                    differ += 1
+                    show_diff(case, want, got)
+        finally:
+            if proc:
+                proc.terminate()
+                proc.wait()
+    accepted = sum(1 for _, w in pairs if w["status"] == 201)
+    print("%d cases (%d accepted by the real server), %d differ" % (len(pairs), accepted, differ))
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
