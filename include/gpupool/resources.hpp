@@ -32,6 +32,17 @@ void validate(const Resources& resources, std::string_view field = "resources");
 /// API server's order (a qualified name; unprefixed, a standard resource and one for containers;
 /// prefixed outside kubernetes.io, an extended resource name). The embedded API server uses it too.
 std::vector<std::string> container_resource_name_errors(std::string_view name);
+/// helper.IsStandardResourceName: a resource name the API knows (cpu, pods, requests.storage, ...).
+bool is_standard_resource_name(std::string_view name);
+/// helper.IsStandardQuotaResourceName: a resource a ResourceQuota's hard may name unprefixed.
+bool is_standard_quota_resource_name(std::string_view name);
+/// ValidateResourceQuotaResourceName: every message for a ResourceQuota's hard key, in the API
+/// server's order (validateResourceName's, then "must be a standard resource for quota").
+std::vector<std::string> quota_resource_name_errors(std::string_view name);
+/// helper.IsResourceQuotaScopeValidForResource: the pod scopes (Terminating, NotTerminating,
+/// NotBestEffort, PriorityClass, CrossNamespacePodAffinity) limit pods and their cpu and memory;
+/// BestEffort pods only; any other scope anything.
+bool is_quota_scope_valid_for_resource(std::string_view scope, std::string_view resource);
 /// helper.IsHugePageResourceName: "hugepages-<size>".
 bool is_hugepages_resource_name(std::string_view name) noexcept;
 /// helper.IsIntegerResourceName: object counts and extended resources are whole numbers.

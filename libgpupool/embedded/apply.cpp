@@ -366,6 +366,10 @@ void track_update(const json::object* old, json::object& next, const ResourceTyp
   if (!old_clean.as_object().contains("metadata")) old_clean.as_object()["metadata"] = json::object{};  // always there
   json::value next_clean = strip(next, t);
   if (!next_clean.as_object().contains("metadata")) next_clean.as_object()["metadata"] = json::object{};  // the same
+  // The fieldmanager reads the typed object as runtime.DefaultUnstructuredConverter writes it:
+  // omitempty's empty lists and maps are not there (`hard: {}` is no field of anyone's).
+  schema::omit_empty(t.group, t.version, t.kind, old_clean.as_object());
+  schema::omit_empty(t.group, t.version, t.kind, next_clean.as_object());
   const json::object next_set = set_of_object(next_clean.as_object(), "", t, true);
   const json::object old_set = set_of_object(old_clean.as_object(), "", t, true);
   std::vector<std::pair<Path, bool>> changed;  // path, marked (".")

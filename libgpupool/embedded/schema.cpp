@@ -505,6 +505,8 @@ struct Walker {
         return 0;
       case Node::Type::Float64:
         return 0.0;
+      case Node::Type::Quantity:
+        return "0";  // the zero Quantity, as Go encodes it
       default:
         return nullptr;
     }
@@ -599,7 +601,7 @@ struct Walker {
         for (auto& [k, child] : v.as_object()) {
           path.resize(plen);
           path += fmt::format("[{}]", std::string_view(k));
-          if (prune && child.is_null() && n.elem->type != Node::Type::Quantity) child = zero_value(*n.elem);
+          if (prune && child.is_null()) child = zero_value(*n.elem);
           walk(*n.elem, child, in_struct, element_type(go_type));
         }
         in_resource_list = false;

@@ -241,10 +241,17 @@ std::string access_modes(const json::value& o, std::initializer_list<std::string
   return access_modes_column(modes);
 }
 
+// printers.go printPersistentVolumeClaim / printPersistentVolume: STATUS is Terminating once the
+// object is being deleted (a protection finalizer keeps it), else its phase.
+std::string volume_phase(const json::value& o) {
+  if (const auto* d = value_at(o, {"metadata", "deletionTimestamp"}); d && !d->is_null()) return "Terminating";
+  return s(o, {"status", "phase"}, "Pending");
+}
+
 json::array pvc_row(const json::value& o, Clock::time_point now) {
   std::string capacity = s(o, {"status", "capacity", "storage"});
   return {s(o, {"metadata", "name"}),
-          s(o, {"status", "phase"}, "Pending"),
+          volume_phase(o),
           s(o, {"spec", "volumeName"}),
           capacity,
           access_modes(o, {"status", "accessModes"}),
@@ -263,7 +270,7 @@ json::array pv_row(const json::value& o, Clock::time_point now) {
           s(o, {"spec", "capacity", "storage"}),
           access_modes(o, {"spec", "accessModes"}),
           s(o, {"spec", "persistentVolumeReclaimPolicy"}, "Retain"),
-          s(o, {"status", "phase"}, "Pending"),
+          volume_phase(o),
           claim,
           s(o, {"spec", "storageClassName"}),
           "<unset>",

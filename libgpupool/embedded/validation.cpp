@@ -777,7 +777,8 @@ void pvc_spec_causes(const json::object& sp, const std::string& prefix, std::vec
   }
   if (const auto cls = str(sp, "storageClassName"); !cls.empty())
     add_errors(causes, dns1123_subdomain_errors(cls), prefix + "storageClassName", cls);
-  if (const auto mode = str(sp, "volumeMode"); !mode.empty() && mode != "Block" && mode != "Filesystem")
+  // (volumeMode is a pointer: "" is kept, not defaulted, and refused)
+  if (const auto mode = str(sp, "volumeMode"); sp.contains("volumeMode") && mode != "Block" && mode != "Filesystem")
     causes.push_back({"FieldValueNotSupported",
                       fmt::format("Unsupported value: {}: supported values: \"Block\", \"Filesystem\"", go_quote(mode)),
                       prefix + "volumeMode"});
@@ -997,6 +998,8 @@ void builtin_validation(AdmissionRequest& r) {
       if (const auto* spec = spec_of(obj)) w = pod_warnings(md, *spec, "");
     } else if (core && t.resource == "nodes") {
       w = node_warnings(obj);
+    } else if (core && t.resource == "persistentvolumeclaims") {
+      w = claim_warnings(obj);
     } else if ((t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets" ||
                                       t.resource == "statefulsets" || t.resource == "daemonsets")) ||
                (t.group == "batch" && t.resource == "jobs")) {

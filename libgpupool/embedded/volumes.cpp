@@ -1,5 +1,6 @@
 #include "embedded/volumes.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -16,6 +17,16 @@ using namespace util;
 namespace {
 
 constexpr const char* kComponent = "persistentvolume-controller";
+constexpr const char* kPvcProtection = "kubernetes.io/pvc-protection";
+constexpr const char* kPvProtection = "kubernetes.io/pv-protection";
+
+bool has_finalizer(const json::object& o, std::string_view f) {
+  if (const json::array* fs = array_at(o, {"metadata"}, "finalizers"))
+    for (const auto& x : *fs)
+      if (x.is_string() && x.as_string() == f) return true;
+  return false;
+}
+bool being_deleted(const json::object& o) { return object_at(o, {"metadata"})->contains("deletionTimestamp"); }
 constexpr const char* kDefaultClassAnnotation = "storageclass.kubernetes.io/is-default-class";
 
 std::string class_of(const json::object& o) { return string_of(object_at(o, {"spec"}), "storageClassName"); }
@@ -63,6 +74,17 @@ std::vector<std::string> claims_of(const json::object& pod) {
         if (const json::object* c = object_at(v.as_object(), {"persistentVolumeClaim"}))
           if (auto n = string_of(c, "claimName"); !n.empty()) out.push_back(n);
   return out;
+}
+
+// Adds the finalizer `f` (last) or removes it.
+void set_finalizer(json::object& o, const char* f, bool present) {
+  json::object& md = ensure_object(o, "metadata");
+  json::value& fs = md["finalizers"];
+  if (!fs.is_array()) fs = json::array{};
+  json::array& a = fs.as_array();
+  for (auto it = a.begin(); it != a.end();) it = it->is_string() && it->as_string() == f ? a.erase(it) : it + 1;
+  if (present) a.emplace_back(f);
+  if (a.empty()) md.erase("finalizers");
 }
 
 void set_annotation(json::object& o, std::string_view key, const std::string& value) {
@@ -113,6 +135,22 @@ VolumeController::VolumeController(Store& store, const Clock& clock) : store_(st
         if (chosen) spec["storageClassName"] = name_of(*chosen);
       },
       AdmissionStage::Mutating);
+  store_.add_admission(
+      [](AdmissionRequest& r) {
+        // StorageObjectInUseProtection (plugin/pkg/admission/storage/storageobjectinuseprotection):
+        // a created claim or volume gets its protection finalizer, last.
+        if (r.operation != AdmissionRequest::Operation::Create || !r.object || !r.type || !r.type->group.empty() ||
+            !r.subresource.empty())
+          return;
+        const char* f = r.type->resource == "persistentvolumeclaims" ? kPvcProtection
+                        : r.type->resource == "persistentvolumes"    ? kPvProtection
+                                                                     : nullptr;
+        if (!f || has_finalizer(*r.object, f)) return;
+        json::value& fs = ensure_object(*r.object, "metadata")["finalizers"];
+        if (!fs.is_array()) fs = json::array{};
+        fs.as_array().emplace_back(f);
+      },
+      AdmissionStage::Mutating);
   subscription_ = store_.subscribe([this](const WatchEvent& e) { on_event(e); });
   resync();
 }
@@ -137,10 +175,15 @@ void VolumeController::resync() {
 void VolumeController::on_event(const WatchEvent& e) {
   if (!e.type_info || !e.object) return;
   const ResourceType& t = *e.type_info;
+  if (t.group.empty() && t.resource == "pods")  // a pod gone or changed may free the claims it names
+    for (const auto& c : claims_of(*e.object)) protect_claim(namespace_of(*e.object), c);
   if (e.type == EventType::Deleted) {
     if (t.group.empty() && t.resource == "persistentvolumeclaims") released(*e.object);
     return;
   }
+  if (t.group.empty() && t.resource == "persistentvolumeclaims")
+    protect_claim(namespace_of(*e.object), name_of(*e.object));
+  if (t.group.empty() && t.resource == "persistentvolumes") protect_volume(name_of(*e.object));
   if (t.group == "storage.k8s.io" && t.resource == "storageclasses") {
     resync();  // a class appeared or changed: pending claims may now provision
   } else if (t.group.empty() && t.resource == "persistentvolumes") {
@@ -162,20 +205,57 @@ void VolumeController::on_event(const WatchEvent& e) {
 
 void VolumeController::released(const json::object& claim) {
   // syncVolume for a volume whose claim is gone: Released, then reclaimed per its policy (Delete:
-  // the volume is deleted; Retain: it stays Released until an administrator acts).
+  // the volume is deleted, which its protection lets go of now that it is not Bound; Retain: it
+  // stays Released until an administrator acts).
   const auto& pvs = store_.type("", "persistentvolumes");
   for (const auto& pv : store_.list(pvs, "").items) {
     if (string_of(object_at(*pv, {"spec", "claimRef"}), "uid") != uid_of(claim)) continue;
     try {
-      if (string_of(object_at(*pv, {"spec"}), "persistentVolumeReclaimPolicy") == "Delete") {
+      store_.mutate(
+          pvs, "", name_of(*pv), [](json::object& o) { ensure_object(o, "status")["phase"] = "Released"; }, {},
+          "status");
+      if (string_of(object_at(*pv, {"spec"}), "persistentVolumeReclaimPolicy") == "Delete")
         store_.remove(pvs, "", name_of(*pv));
-      } else {
-        store_.mutate(
-            pvs, "", name_of(*pv), [](json::object& o) { ensure_object(o, "status")["phase"] = "Released"; }, {},
-            "status");
-      }
     } catch (const StatusError&) {}
   }
+}
+
+// The PVC protection controller (pkg/controller/volume/pvcprotection processPVC): a claim being
+// deleted keeps its finalizer while a pod scheduled to a node names it in its volumes (podUsesPVC:
+// whatever the pod's phase), and loses it, so that it goes, once none does; a claim without the
+// finalizer that is not being deleted gets it (NeedToAddFinalizer).
+void VolumeController::protect_claim(const std::string& ns, const std::string& name) {
+  const auto& pvcs = store_.type("", "persistentvolumeclaims");
+  auto pvc = store_.find(pvcs, ns, name);
+  if (!pvc) return;
+  const bool protected_ = has_finalizer(*pvc, kPvcProtection);
+  if (being_deleted(*pvc)) {
+    if (!protected_) return;
+    for (const auto& pod : store_.list(store_.type("", "pods"), ns).items) {
+      if (string_of(object_at(*pod, {"spec"}), "nodeName").empty()) continue;
+      const auto claims = claims_of(*pod);
+      if (std::find(claims.begin(), claims.end(), name) != claims.end()) return;  // in use
+    }
+  } else if (protected_) {
+    return;
+  }
+  try {
+    store_.mutate(pvcs, ns, name, [&](json::object& o) { set_finalizer(o, kPvcProtection, !being_deleted(o)); });
+  } catch (const StatusError&) {}
+}
+
+// The PV protection controller (pkg/controller/volume/pvprotection): a volume being deleted keeps
+// its finalizer while it is Bound (isBeingUsed: status.phase), else loses it; one without it that
+// is not being deleted gets it.
+void VolumeController::protect_volume(const std::string& name) {
+  const auto& pvs = store_.type("", "persistentvolumes");
+  auto pv = store_.find(pvs, "", name);
+  if (!pv) return;
+  const bool protected_ = has_finalizer(*pv, kPvProtection);
+  if (being_deleted(*pv) ? (!protected_ || phase_of(*pv) == "Bound") : protected_) return;
+  try {
+    store_.mutate(pvs, "", name, [&](json::object& o) { set_finalizer(o, kPvProtection, !being_deleted(o)); });
+  } catch (const StatusError&) {}
 }
 
 void VolumeController::sync_claim(const std::string& ns, const std::string& name, const std::string& selected_node) {

@@ -16,6 +16,10 @@
 //    `storageclass.storage.k8s.io "x" not found`, FailedBinding `no persistent volumes available
 //    for this claim and no storage class is set`, WaitForFirstConsumer. A deleted claim's volume is
 //    deleted (reclaim policy Delete) or Released (Retain).
+//  - Protection (StorageObjectInUseProtection admission, the PVC and PV protection controllers):
+//    claims get kubernetes.io/pvc-protection and volumes kubernetes.io/pv-protection when created;
+//    a deleted claim stays (deletionTimestamp set) while a scheduled pod names it, a deleted
+//    volume while it is Bound.
 //
 // The scheduler asks resolve_claims() what it knows of a pod's claims; the VolumeBinding plugin judges.
 #pragma once
@@ -54,6 +58,8 @@ class VolumeController {
  private:
   void on_event(const WatchEvent& e);
   void released(const json::object& claim);
+  void protect_claim(const std::string& ns, const std::string& name);
+  void protect_volume(const std::string& name);
   void sync_claim(const std::string& ns, const std::string& name, const std::string& selected_node = {});
   Store& store_;
   const Clock& clock_;

@@ -192,6 +192,24 @@ std::vector<std::string> overlapping_virtual_paths(const json::object& spec) {
 
 }  // namespace
 
+std::vector<std::string> claim_warnings(const json::object& claim) {
+  std::vector<std::string> out;
+  const json::object* meta = object_of(claim, "metadata");
+  if (const json::object* a = meta ? object_of(*meta, "annotations") : nullptr;
+      a && a->contains("volume.beta.kubernetes.io/storage-class"))
+    out.emplace_back(
+        "metadata.annotations[volume.beta.kubernetes.io/storage-class]: deprecated since v1.8; use "
+        "\"storageClassName\" attribute instead");
+  const json::object* spec = object_of(claim, "spec");
+  const json::object* res = spec ? object_of(*spec, "resources") : nullptr;
+  for (const char* kind : {"requests", "limits"})
+    if (const json::object* list = res ? object_of(*res, kind) : nullptr)
+      if (auto q = fractional_bytes(list->if_contains("storage")))
+        out.push_back(fmt::format("spec.resources.{}[storage]: fractional byte value {} is invalid, must be an integer",
+                                  kind, quoted(*q)));
+  return out;
+}
+
 std::vector<std::string> pod_warnings(const json::object& meta, const json::object& spec, std::string_view at) {
   std::vector<std::string> out;
   const std::string p(at);  // "" for a Pod, "spec.template." for a template

@@ -13,6 +13,9 @@ namespace gpupool::embedded {
 /// (at = "spec.template."): deprecated node labels, annotations and volume plugins, duplicate
 /// image pull secrets, env names and ports, fractional byte quantities, a negative
 /// grace period. Each is "<field path>: <what>", as kubectl prints after "Warning: ".
+/// GetWarningsForPersistentVolumeClaim: the deprecated beta storage-class annotation and a
+/// fractional byte count of spec.resources' storage request or limit (on create and update).
+std::vector<std::string> claim_warnings(const boost::json::object& claim);
 std::vector<std::string> pod_warnings(const boost::json::object& meta, const boost::json::object& spec,
                                       std::string_view at);
 

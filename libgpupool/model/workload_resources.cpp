@@ -43,20 +43,31 @@ bool is_overcommit_allowed(std::string_view n) noexcept {
 }
 
 bool is_integer_resource_name(std::string_view n) {
-  static constexpr std::string_view kCounts[] = {"pods",
-                                                 "quotas",
-                                                 "services",
-                                                 "replicationcontrollers",
-                                                 "secrets",
-                                                 "configmaps",
-                                                 "persistentvolumeclaims",
-                                                 "services.nodeports",
-                                                 "services.loadbalancers"};
+  static constexpr std::string_view kCounts[] = {
+      "pods",       "resourcequotas",         "services",           "replicationcontrollers", "secrets",
+      "configmaps", "persistentvolumeclaims", "services.nodeports", "services.loadbalancers"};
   return std::find(std::begin(kCounts), std::end(kCounts), n) != std::end(kCounts) || is_extended_resource_name(n);
 }
 
-// validateResourceName stops at a malformed name; validateContainerResourceName goes on.
-std::vector<std::string> container_resource_name_errors(std::string_view n) {
+namespace {
+// helper.IsQuotaHugePageResourceName
+bool is_quota_hugepages_name(std::string_view n) {
+  return n.starts_with("hugepages-") || n.starts_with("requests.hugepages-");
+}
+template <std::size_t N>
+bool one_of(const std::string_view (&set)[N], std::string_view n) {
+  return std::find(std::begin(set), std::end(set), n) != std::end(set);
+}
+// validateResourceName: a qualified name (and then nothing more), else unprefixed a standard one.
+std::vector<std::string> resource_name_errors(std::string_view n) {
+  std::vector<std::string> errs = qualified_name_errors(n);
+  if (errs.empty() && n.find('/') == std::string_view::npos && !is_standard_resource_name(n))
+    errs.push_back("must be a standard resource type or fully qualified");
+  return errs;
+}
+}  // namespace
+
+bool is_standard_resource_name(std::string_view n) {
   static constexpr std::string_view kStandard[] = {"cpu",
                                                    "memory",
                                                    "ephemeral-storage",
@@ -67,7 +78,7 @@ std::vector<std::string> container_resource_name_errors(std::string_view n) {
                                                    "limits.memory",
                                                    "limits.ephemeral-storage",
                                                    "pods",
-                                                   "quotas",
+                                                   "resourcequotas",
                                                    "services",
                                                    "replicationcontrollers",
                                                    "secrets",
@@ -77,11 +88,33 @@ std::vector<std::string> container_resource_name_errors(std::string_view n) {
                                                    "requests.storage",
                                                    "services.nodeports",
                                                    "services.loadbalancers"};
+  return one_of(kStandard, n) || is_quota_hugepages_name(n);
+}
+
+// standardQuotaResources is standardResources without "storage" (a quota counts requests.storage).
+bool is_standard_quota_resource_name(std::string_view n) { return n != "storage" && is_standard_resource_name(n); }
+
+std::vector<std::string> quota_resource_name_errors(std::string_view n) {
+  std::vector<std::string> errs = resource_name_errors(n);
+  if (n.find('/') == std::string_view::npos && !is_standard_quota_resource_name(n))
+    errs.push_back("must be a standard resource for quota");
+  return errs;
+}
+
+bool is_quota_scope_valid_for_resource(std::string_view scope, std::string_view resource) {
+  static constexpr std::string_view kPodCompute[] = {"cpu",           "memory",       "limits.cpu",
+                                                     "limits.memory", "requests.cpu", "requests.memory"};
+  if (scope == "Terminating" || scope == "NotTerminating" || scope == "NotBestEffort" || scope == "PriorityClass" ||
+      scope == "CrossNamespacePodAffinity")
+    return resource == "pods" || one_of(kPodCompute, resource);
+  if (scope == "BestEffort") return resource == "pods";
+  return true;
+}
+
+// validateResourceName stops at a malformed name; validateContainerResourceName goes on.
+std::vector<std::string> container_resource_name_errors(std::string_view n) {
   const bool unprefixed = n.find('/') == std::string_view::npos;
-  std::vector<std::string> errs = qualified_name_errors(n);
-  if (errs.empty() && unprefixed && std::find(std::begin(kStandard), std::end(kStandard), n) == std::end(kStandard) &&
-      !is_hugepages_resource_name(n) && !n.starts_with("requests.hugepages-"))
-    errs.push_back("must be a standard resource type or fully qualified");
+  std::vector<std::string> errs = resource_name_errors(n);
   if (unprefixed) {
     if (n != "cpu" && n != "memory" && n != "ephemeral-storage" && !is_hugepages_resource_name(n))
       errs.push_back("must be a standard resource for containers");
