@@ -152,6 +152,91 @@ void validate_name(const ResourceType& t, const std::string& name, Causes& cause
 
 }  // namespace
 
+// ValidateObjectMetaAccessor's ValidateOwnerReferences and ValidateFinalizers, then (`kube`: the
+// kinds core/validation's ValidateObjectMeta checks) validateKubeFinalizerName. Go prints a
+// pointer field of a reference as 0xc000000000 (FIDELITY.md, Go structs in messages).
+void validate_owners_and_finalizers(const json::object& md, bool kube, Causes& causes) {
+  const json::value* refs = md.if_contains("ownerReferences");
+  auto go_ref = [](const json::object& r) {
+    auto ptr = [&](std::string_view k) { return r.contains(k) && !r.at(k).is_null() ? "0xc000000000" : "nil"; };
+    return fmt::format(
+        "v1.OwnerReference{{APIVersion:{}, Kind:{}, Name:{}, UID:{}, Controller:(*bool)({}), "
+        "BlockOwnerDeletion:(*bool)({})}}",
+        go_quote(str(r, "apiVersion")), go_quote(str(r, "kind")), go_quote(str(r, "name")), go_quote(str(r, "uid")),
+        ptr("controller"), ptr("blockOwnerDeletion"));
+  };
+  std::string first_controller;
+  if (refs && refs->is_array())
+    for (const auto& rv : refs->as_array()) {
+      static const json::object kNone;
+      const json::object& r = rv.is_object() ? rv.as_object() : kNone;
+      // schema.FromAPIVersionAndKind: ParseGroupVersion leaves no version for "", "/", "g/" or
+      // more than one slash.
+      const std::string api = str(r, "apiVersion");
+      const auto slashes = std::count(api.begin(), api.end(), '/');
+      const std::string version = slashes == 0 ? api : slashes == 1 ? api.substr(api.find('/') + 1) : "";
+      auto invalid = [&](const char* f, const std::string& v, std::string_view why) {
+        causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(v), why),
+                          std::string("metadata.ownerReferences.") + f});
+      };
+      if (version.empty()) invalid("apiVersion", api, "version must not be empty");
+      if (str(r, "kind").empty()) invalid("kind", "", "kind must not be empty");
+      if (str(r, "name").empty()) invalid("name", "", "name must not be empty");
+      if (str(r, "uid").empty()) invalid("uid", "", "uid must not be empty");
+      if (api == "v1" && str(r, "kind") == "Event")  // BannedOwners
+        causes.push_back(
+            {"FieldValueInvalid",
+             fmt::format("Invalid value: {}: /v1, Kind=Event is disallowed from being an owner", go_ref(r)),
+             "metadata.ownerReferences"});
+      if (const json::value* c = r.if_contains("controller"); c && c->is_bool() && c->as_bool()) {
+        const std::string mine = str(r, "kind") + "/" + str(r, "name");
+        if (first_controller.empty()) {
+          first_controller = mine;
+        } else {
+          std::string all = "[]v1.OwnerReference{";
+          for (std::size_t i = 0; i < refs->as_array().size(); ++i)
+            all += (i ? ", " : "") + go_ref(refs->as_array()[i].is_object() ? refs->as_array()[i].as_object() : kNone);
+          all += "}";
+          causes.push_back({"FieldValueInvalid",
+                            fmt::format("Invalid value: {}: Only one reference can have Controller set to true. "
+                                        "Found \"true\" in references for {} and {}",
+                                        all, first_controller, mine),
+                            "metadata.ownerReferences"});
+        }
+      }
+    }
+  const json::value* fv = md.if_contains("finalizers");
+  if (!fv || !fv->is_array()) return;
+  const json::array& fs = fv->as_array();
+  bool orphan = false, foreground = false;
+  for (const auto& f : fs) {  // ValidateFinalizers: each name, then the two that cannot go together
+    const std::string name = f.is_string() ? std::string(f.as_string()) : "";
+    add_errors(causes, qualified_name_errors(name), "metadata.finalizers", name);
+    orphan = orphan || name == "orphan";
+    foreground = foreground || name == "foregroundDeletion";
+  }
+  if (orphan && foreground) {
+    std::string list = "[]string{";
+    for (std::size_t i = 0; i < fs.size(); ++i)
+      list += (i ? ", " : "") + go_quote(fs[i].is_string() ? std::string(fs[i].as_string()) : "");
+    list += "}";
+    causes.push_back(
+        {"FieldValueInvalid",
+         fmt::format("Invalid value: {}: finalizer orphan and foregroundDeletion cannot be both set", list),
+         "metadata.finalizers"});
+  }
+  if (!kube) return;
+  for (std::size_t i = 0; i < fs.size(); ++i) {  // validateKubeFinalizerName: IsStandardFinalizerName
+    const std::string name = fs[i].is_string() ? std::string(fs[i].as_string()) : "";
+    if (name.find('/') == std::string::npos && name != "kubernetes" && name != "orphan" && name != "foregroundDeletion")
+      causes.push_back({"FieldValueInvalid",
+                        fmt::format("Invalid value: {}: name is neither a standard finalizer name nor is it fully "
+                                    "qualified",
+                                    go_quote(name)),
+                        fmt::format("metadata.finalizers[{}]", i)});
+  }
+}
+
 // ValidateObjectMeta's ValidateLabels and ValidateAnnotations (keys are qualified names, case
 // aside; keys and values together at most 256 KiB). `at` is "metadata." for an object's own
 // metadata, "spec.template." for a pod template's (ValidatePodTemplateSpec: sic, no "metadata").
@@ -836,6 +921,7 @@ void builtin_validation(AdmissionRequest& r) {
     validate_name(t, name, causes);
   }
   validate_labels_and_annotations(md, "metadata.", causes);
+  validate_owners_and_finalizers(md, core || t.group == "apps" || t.group == "batch", causes);
   if (r.subresource.empty()) {
     if (core && t.resource == "pods") {
       if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())

@@ -331,6 +331,11 @@ std::vector<std::string> pod_warnings(const json::object& meta, const json::obje
       Port mine{fmt::format("{}.ports[{}]", f, i), str_of(port, "hostIP"), int_of(port, "hostPort")};
       std::string protocol = str_of(port, "protocol");
       if (protocol.empty()) protocol = "TCP";
+      if (!mine.host_ip.empty() && mine.host_port == 0)  // the port printed with %+v
+        out.push_back(
+            fmt::format("{}: hostIP set without hostPort: {{Name:{} HostPort:0 ContainerPort:{} "
+                        "Protocol:{} HostIP:{}}}",
+                        mine.field, str_of(port, "name"), int_of(port, "containerPort"), protocol, mine.host_ip));
       auto& others = ports[fmt::format("{}/{}", int_of(port, "containerPort"), protocol)];
       for (const auto& other : others) {
         if (mine.host_ip == other.host_ip && mine.host_port == other.host_port)

@@ -1888,6 +1888,26 @@ SCENARIOS["protection"] = [
     (["delete", "pv", "protection-fid-pv", "--timeout=30s"], None),
 ]
 
+# ValidateObjectMeta's owner references and finalizers, and the hostIP-without-hostPort warning
+# (found by fuzz.py --add-fields): server dry runs.
+def _meta_pod(name, **md):
+    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": dict(name=name, **md),
+                       "spec": {"containers": [{"name": "main", "image": "busybox"}]}})
+
+
+_OWNER = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "u1", "controller": True}
+SCENARIOS["objectmeta"] = [
+    (["create", "--dry-run=server", "-f", "-"], _meta_pod("o1", ownerReferences=[{"blockOwnerDeletion": False}])),
+    (["create", "--dry-run=server", "-f", "-"], _meta_pod("o2", ownerReferences=[{"apiVersion": "a/b/c", "kind": "K"}])),
+    (["create", "--dry-run=server", "-f", "-"], _meta_pod("o3", ownerReferences=[_OWNER, dict(_OWNER, name="rs2")])),
+    (["create", "--dry-run=server", "-f", "-"],
+     _meta_pod("o4", ownerReferences=[{"apiVersion": "v1", "kind": "Event", "name": "e", "uid": "u"}])),
+    (["create", "--dry-run=server", "-f", "-"], _meta_pod("f1", finalizers=["-1", "bad", "example.com/ok"])),
+    (["create", "--dry-run=server", "-f", "-"], _meta_pod("f2", finalizers=["orphan", "foregroundDeletion"])),
+    (["create", "--dry-run=server", "-o", "name", "-f", "-"],
+     pod("h1", [{"name": "main", "image": "busybox", "ports": [{"containerPort": 80, "hostIP": "10.1.2.3"}]}])),
+]
+
 SCENARIOS["kueuetrain"] = [
     (["gpupool", "submit", "trainjob", "--name", "kq-tj", "--image", "busybox", "--workers", "2", "--cpu", "1",
       "--queue", "kq-team", "--", "python", "train.py"], None),

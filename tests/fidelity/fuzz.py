@@ -2,7 +2,7 @@
 """Randomized differential check of what the API server accepts, refuses and defaults.
 
 Hand-picked scenarios (fidelity.py) test the rules someone thought of; this one mutates realistic
-objects at random (a leaf replaced by another type or by an edge value, a member dropped or
+objects at random (a Pod, a Deployment, a Job, a PVC, a Service and a ResourceQuota) (a leaf replaced by another type or by an edge value, a member dropped or
 duplicated, an unknown member added) and sends each as a server dry run (POST ...?dryRun=All), so
 nothing is stored and the cases are independent. The answer is the HTTP status, the Warning
 headers and the body (the defaulted object, or the Status with its causes), normalized.
@@ -96,10 +96,34 @@ def base_job():
     }
 
 
+def base_claim():  # the guide's CephFS claim
+    return {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+            "metadata": {"name": "fuzz", "labels": {"owner": "alice"}},
+            "spec": {"accessModes": ["ReadWriteMany"], "storageClassName": "cephfs", "volumeMode": "Filesystem",
+                     "resources": {"requests": {"storage": "100Gi"}}}}
+
+
+def base_service():  # a job's TensorBoard
+    return {"apiVersion": "v1", "kind": "Service",
+            "metadata": {"name": "fuzz", "labels": {"gpupool.io/component": "tensorboard"}},
+            "spec": {"type": "ClusterIP", "selector": {"app": "train"}, "sessionAffinity": "None",
+                     "ports": [{"name": "tensorboard", "port": 6006, "targetPort": 6006, "protocol": "TCP"}]}}
+
+
+def base_quota():  # the guide's per-user quota
+    return {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "fuzz"},
+            "spec": {"hard": {"requests.nvidia.com/gpu": "4", "limits.cpu": "32", "limits.memory": "128Gi",
+                              "pods": "10", "persistentvolumeclaims": "5"},
+                     "scopes": ["NotTerminating"]}}
+
+
 KINDS = {
     "pod": (base_pod, "/api/v1/namespaces/%s/pods"),
     "deployment": (base_deployment, "/apis/apps/v1/namespaces/%s/deployments"),
     "job": (base_job, "/apis/batch/v1/namespaces/%s/jobs"),
+    "claim": (base_claim, "/api/v1/namespaces/%s/persistentvolumeclaims"),
+    "service": (base_service, "/api/v1/namespaces/%s/services"),
+    "quota": (base_quota, "/api/v1/namespaces/%s/resourcequotas"),
 }
 
 # Edge values, by the kind of value they replace (and a few for any leaf).
@@ -131,11 +155,99 @@ def get(v, path):
 
 
 def under_quantities(path):
-    return any(p in ("limits", "requests") for p in path) or (path and path[-1] in ("maxSurge", "maxUnavailable"))
+    return any(p in ("limits", "requests", "hard") for p in path) or (path and path[-1] in ("maxSurge", "maxUnavailable"))
 
 
-def mutate(rng, obj):
-    """One random change to obj, in place; returns its description."""
+# ---- the kinds' schemas (data/openapi, recorded from the real server), to add fields they know ------
+
+REF = "#/components/schemas/"
+ROOTS = {"pod": "io.k8s.api.core.v1.Pod", "deployment": "io.k8s.api.apps.v1.Deployment",
+         "job": "io.k8s.api.batch.v1.Job", "claim": "io.k8s.api.core.v1.PersistentVolumeClaim",
+         "service": "io.k8s.api.core.v1.Service", "quota": "io.k8s.api.core.v1.ResourceQuota"}
+_SCHEMAS = {}
+
+
+def schemas():
+    if not _SCHEMAS:
+        data = os.path.join(os.path.dirname(os.path.dirname(HERE)), "data", "openapi")
+        for f in sorted(os.listdir(data)):
+            if f.endswith(".json"):
+                _SCHEMAS.update(json.load(open(os.path.join(data, f)))["components"]["schemas"])
+    return _SCHEMAS
+
+
+def resolve(s):
+    """A schema with its $ref (or single allOf $ref) followed; (schema, component name or None)."""
+    for _ in range(8):
+        ref = s.get("$ref") or (s.get("allOf") or [{}])[0].get("$ref")
+        if not ref:
+            return s, None
+        name = ref[len(REF):]
+        s = schemas().get(name, {})
+        if name.endswith(("resource.Quantity", "intstr.IntOrString")):
+            return s, name
+    return s, None
+
+
+def schema_at(kind, path):
+    s, _ = resolve({"$ref": REF + ROOTS[kind]})
+    for p in path:
+        if isinstance(p, int):
+            s = s.get("items", {})
+        else:
+            s = s.get("properties", {}).get(p) or s.get("additionalProperties") or {}
+        s, _ = resolve(s)
+    return s
+
+
+def value_for(rng, s, depth=0):
+    """A random value of the type a property's schema gives (enums and edge values favoured)."""
+    s, name = resolve(s)
+    if name and name.endswith("resource.Quantity"):
+        return rng.choice(QUANTITIES)
+    if (name and name.endswith("intstr.IntOrString")) or s.get("x-kubernetes-int-or-string"):
+        return rng.choice(["25%", "101%", "0", 0, 1, -1, "a", "8080", 70000])
+    t = s.get("type")
+    if t == "string":
+        return rng.choice((s.get("enum") or []) * 3 + STRINGS)
+    if t == "integer":
+        return rng.choice([0, 1, -1, 2, 30, 65536, 2147483648])
+    if t == "number":
+        return rng.choice([0, 0.5, -1])
+    if t == "boolean":
+        return rng.choice([True, False])
+    if t == "array":
+        return [] if depth > 2 or rng.random() < 0.2 else [value_for(rng, s.get("items", {}), depth + 1)]
+    props = s.get("properties")
+    if props and depth <= 2:
+        out = {}
+        for k in sorted(rng.sample(sorted(props), min(len(props), rng.choice([1, 1, 2])))):
+            out[k] = value_for(rng, props[k], depth + 1)
+        return out
+    if s.get("additionalProperties"):
+        return {rng.choice(["a", "example.com/x", "A_B"]): value_for(rng, s["additionalProperties"], depth + 1)}
+    return {}
+
+
+def add_known_field(rng, kind, obj):
+    """Sets a field the kind's schema has and obj does not, somewhere in obj."""
+    spots = [p for p, v in leaves(obj) if isinstance(v, dict)]
+    rng.shuffle(spots)
+    for path in spots[:8]:
+        props = schema_at(kind, path).get("properties", {})
+        missing = sorted(k for k in props if k not in get(obj, path) and k not in ("status", "metadata"))
+        if missing:
+            k = rng.choice(missing)
+            get(obj, path)[k] = v = value_for(rng, props[k])
+            return "add %s = %s" % ("/".join(str(p) for p in path + (k,)), json.dumps(v)[:60])
+    return "no field to add"
+
+
+def mutate(rng, obj, kind=None):
+    """One random change to obj, in place; returns its description. With `kind` (--add-fields),
+    also fields of the kind that the base object does not set."""
+    if kind and rng.random() < 0.3:
+        return add_known_field(rng, kind, obj)
     paths = [p for p, _ in leaves(obj) if p and p[:1] not in (("apiVersion",), ("kind",))]
     if not paths:  # an earlier change left nothing but apiVersion and kind
         return "nothing left to change"
@@ -170,13 +282,13 @@ def mutate(rng, obj):
     return "set %s = %s" % (where, json.dumps(new)[:40])
 
 
-def generate(seed, n):
+def generate(seed, n, add_fields=False, kinds=None):
     rng = random.Random(seed)
     cases = []
     for i in range(n):
-        kind = rng.choice(list(KINDS))
+        kind = rng.choice(kinds or list(KINDS))
         obj = KINDS[kind][0]()
-        changes = [mutate(rng, obj) for _ in range(rng.choice([1, 1, 1, 2, 3]))]
+        changes = [mutate(rng, obj, kind if add_fields else None) for _ in range(rng.choice([1, 1, 1, 2, 3]))]
         md = obj.get("metadata")
         if isinstance(md, dict) and md.get("name") == "fuzz":  # distinct names: the answers name them
             md["name"] = "fuzz-%d" % i
@@ -190,13 +302,23 @@ class Server(raw_client.Server):
     """The server of a kubeconfig, with the suite's namespace."""
 
     def ensure_namespace(self):
+        """The suite's namespace, and no default StorageClass (the oracle has none; a claim without a
+        class would get the default one's name)."""
         body = json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
         status, _, _ = self.request("POST", "/api/v1/namespaces", body)
         if status not in (201, 409):
             sys.exit("fuzz: cannot create namespace %s (%d)" % (NAMESPACE, status))
+        default = "storageclass.kubernetes.io/is-default-class"
+        _, _, data = self.request("GET", "/apis/storage.k8s.io/v1/storageclasses")
+        for sc in json.loads(data).get("items", []):
+            if sc["metadata"].get("annotations", {}).get(default) == "true":
+                patch = json.dumps({"metadata": {"annotations": {default: "false"}}})
+                self.request("PATCH", "/apis/storage.k8s.io/v1/storageclasses/" + sc["metadata"]["name"], patch,
+                             "application/merge-patch+json")
 
 
-VOLATILE = {"uid", "creationTimestamp", "resourceVersion", "managedFields", "time"}
+VOLATILE = {"uid", "creationTimestamp", "resourceVersion", "managedFields", "time",
+            "clusterIP", "clusterIPs", "nodePort"}  # (allocated: differ between servers and runs)
 
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
@@ -228,7 +350,7 @@ def answer(server, case):
     return {"status": status, "warnings": warnings, "body": body}
 
 
-MAP_ORDERED = re.compile(r"\.resources\.(limits|requests)\b")
+MAP_ORDERED = re.compile(r"\.resources\.(limits|requests)\b|^spec\.hard\[")
 
 
 def same(want, got):
@@ -281,17 +403,22 @@ def main():
     for p in (live, rec):
         p.add_argument("--seed", type=int, default=18)
         p.add_argument("--cases", type=int, default=400)
+        p.add_argument("--add-fields", action="store_true",
+                       help="also set fields the base objects leave out, from the kinds' schemas")
+        p.add_argument("--kinds", help="comma-separated subset of " + ",".join(KINDS))
     chk = sub.add_parser("check", help="replay the golden file against a server")
     g = chk.add_mutually_exclusive_group(required=True)
     g.add_argument("--kubeconfig")
     g.add_argument("--serve", metavar="GPUPOOL")
     o = ap.parse_args()
+    if getattr(o, "kinds", None) and not set(o.kinds.split(",")) <= set(KINDS):
+        ap.error("--kinds: known kinds are " + ",".join(KINDS))
 
     if o.mode == "record":
         server = Server(o.oracle)
         server.ensure_namespace()
         with open(GOLDEN, "w") as f:
-            for case in generate(o.seed, o.cases):
+            for case in generate(o.seed, o.cases, o.add_fields, o.kinds.split(",") if o.kinds else None):
                 f.write(json.dumps(dict(case, answer=answer(server, case)), sort_keys=True) + "\n")
         print("recorded %d cases in %s" % (o.cases, GOLDEN))
         return 0
@@ -299,7 +426,7 @@ def main():
         real, other = Server(o.oracle), Server(o.embedded)
         real.ensure_namespace()
         other.ensure_namespace()
-        pairs = [(c, answer(real, c)) for c in generate(o.seed, o.cases)]
+        pairs = [(c, answer(real, c)) for c in generate(o.seed, o.cases, o.add_fields, o.kinds.split(",") if o.kinds else None)]
     else:
         pairs = [(c, c.pop("answer")) for c in map(json.loads, open(GOLDEN))]
     with tempfile.TemporaryDirectory() as tmp:
