@@ -950,11 +950,7 @@ void builtin_validation(AdmissionRequest& r) {
         non_negative(spec_of(obj), "activeDeadlineSeconds", "spec.activeDeadlineSeconds", causes);
         non_negative(spec_of(obj), "backoffLimit", "spec.backoffLimit", causes);
         non_negative(spec_of(obj), "ttlSecondsAfterFinished", "spec.ttlSecondsAfterFinished", causes);
-        if (const std::string mode = str(sp, "completionMode"); mode != "NonIndexed" && mode != "Indexed")
-          causes.push_back(
-              {"FieldValueNotSupported",
-               fmt::format("Unsupported value: {}: supported values: \"NonIndexed\", \"Indexed\"", go_quote(mode)),
-               "spec.completionMode"});
+        job_spec_causes(sp, causes);
       }
       // The template's pod spec is validated even when absent (an empty PodSpec has no containers).
       // (The template is a struct in Go: absent, it is decoded as a zero one and defaulted.)

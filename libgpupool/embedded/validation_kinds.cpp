@@ -8,6 +8,7 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -399,6 +400,338 @@ std::string go_pointer(const json::object* spec, std::string_view key, std::stri
 }
 
 }  // namespace
+
+namespace {
+
+std::optional<std::int64_t> int_member(const json::object* o, std::string_view key) {
+  const json::value* v = o ? o->if_contains(key) : nullptr;
+  if (v && v->is_int64()) return v->as_int64();
+  return std::nullopt;
+}
+
+// Go's %q of a []string: ["a" "b"].
+std::string go_q_list(std::initializer_list<std::string_view> items) {
+  std::string out = "[";
+  for (auto it = items.begin(); it != items.end(); ++it) out += (it == items.begin() ? "" : " ") + go_quote(*it);
+  return out + "]";
+}
+
+// "Unsupported value: "x": supported values: "a", "b"" at `field`.
+void unsupported(std::vector<StatusCause>& causes, const std::string& field, const std::string& value,
+                 std::initializer_list<std::string_view> allowed) {
+  std::string list;
+  for (auto a : allowed) list += (list.empty() ? "" : ", ") + go_quote(a);
+  causes.push_back({"FieldValueNotSupported",
+                    fmt::format("Unsupported value: {}: supported values: {}", go_quote(value), list), field});
+}
+
+// validateIndexesFormat / parseIndexInterval: the number of indexes, or the error's text.
+std::variant<std::int64_t, std::string> indexes_format(const std::string& text, std::int64_t completions) {
+  if (text.empty()) return std::int64_t{0};
+  std::optional<std::int64_t> last;
+  std::int64_t total = 0;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    const std::string interval = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    std::vector<std::string> limits;
+    for (std::size_t b = 0;;) {
+      const std::size_t dash = interval.find('-', b);
+      limits.push_back(interval.substr(b, dash == std::string::npos ? std::string::npos : dash - b));
+      if (dash == std::string::npos) break;
+      b = dash + 1;
+    }
+    if (limits.size() > 2)
+      return fmt::format(
+          "the fragment {} violates the requirement that an index interval can have at most two parts "
+          "separated by '-'",
+          go_quote(interval));
+    auto atoi = [](const std::string& x) -> std::optional<std::int64_t> {  // strconv.Atoi
+      const std::string_view d = x.starts_with('+') || x.starts_with('-') ? std::string_view(x).substr(1) : x;
+      if (d.empty() || d.size() > 18 || d.find_first_not_of("0123456789") != std::string_view::npos)
+        return std::nullopt;
+      return std::stoll(x);
+    };
+    const auto x = atoi(limits[0]);
+    if (!x) return fmt::format("cannot convert string to integer for index: {}", go_quote(limits[0]));
+    if (*x >= completions) return fmt::format("too large index: {}", go_quote(limits[0]));
+    std::int64_t y = *x;
+    if (limits.size() > 1) {
+      const auto y2 = atoi(limits[1]);
+      if (!y2) return fmt::format("cannot convert string to integer for index: {}", go_quote(limits[1]));
+      if (*y2 >= completions) return fmt::format("too large index: {}", go_quote(limits[1]));
+      if (*x >= *y2) return fmt::format("non-increasing order, previous: {}, current: {}", *x, *y2);
+      y = *y2;
+    }
+    if (last && *last >= *x) return fmt::format("non-increasing order, previous: {}, current: {}", *last, *x);
+    total += y - *x + 1;
+    last = y;
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return total;
+}
+
+std::string go_opt_ptr(const json::object& o, std::string_view key, std::string_view type) {
+  const json::value* v = o.if_contains(key);
+  return fmt::format("(*{})({})", type, v && !v->is_null() ? "0xc000000000" : "nil");
+}
+
+}  // namespace
+
+void job_spec_causes(const json::object& spec, std::vector<StatusCause>& causes) {
+  const auto completions = int_member(&spec, "completions");
+  const auto parallelism = int_member(&spec, "parallelism");
+  const auto per_index = int_member(&spec, "backoffLimitPerIndex");
+  const auto max_failed = int_member(&spec, "maxFailedIndexes");
+  if (per_index) non_negative(&spec, "backoffLimitPerIndex", "spec.backoffLimitPerIndex", causes);
+  if (max_failed) {
+    non_negative(&spec, "maxFailedIndexes", "spec.maxFailedIndexes", causes);
+    if (!per_index)
+      causes.push_back(
+          {"FieldValueRequired", "Required value: when maxFailedIndexes is specified", "spec.backoffLimitPerIndex"});
+  }
+  const json::value* modev = spec.if_contains("completionMode");
+  const std::string mode = modev && modev->is_string() ? std::string(modev->as_string()) : "";
+  const bool indexed = mode == "Indexed";
+  if (modev) {
+    if (mode != "NonIndexed" && !indexed) unsupported(causes, "spec.completionMode", mode, {"NonIndexed", "Indexed"});
+    if (indexed) {
+      if (!completions)
+        causes.push_back({"FieldValueRequired", "Required value: when completion mode is Indexed", "spec.completions"});
+      if (parallelism && *parallelism > 100000)
+        causes.push_back({"FieldValueInvalid",
+                          fmt::format("Invalid value: {}: must be less than or equal to 100000 when completion mode "
+                                      "is Indexed",
+                                      *parallelism),
+                          "spec.parallelism"});
+      if (completions && max_failed && *max_failed > *completions)
+        causes.push_back({"FieldValueInvalid",
+                          fmt::format("Invalid value: {}: must be less than or equal to completions", *max_failed),
+                          "spec.maxFailedIndexes"});
+      if (max_failed && *max_failed > 100000)
+        causes.push_back({"FieldValueInvalid",
+                          fmt::format("Invalid value: {}: must be less than or equal to 100000", *max_failed),
+                          "spec.maxFailedIndexes"});
+      if (completions && *completions > 100000 && per_index) {
+        if (!max_failed)
+          causes.push_back({"FieldValueRequired", "Required value: must be specified when completions is above 100000",
+                            "spec.maxFailedIndexes"});
+        if (parallelism && *parallelism > 10000)
+          causes.push_back({"FieldValueInvalid",
+                            fmt::format("Invalid value: {}: must be less than or equal to 10000 when completions are "
+                                        "above 100000 and used with backoff limit per index",
+                                        *parallelism),
+                            "spec.parallelism"});
+        if (max_failed && *max_failed > 10000)
+          causes.push_back({"FieldValueInvalid",
+                            fmt::format("Invalid value: {}: must be less than or equal to 10000 when completions are "
+                                        "above 100000 and used with backoff limit per index",
+                                        *max_failed),
+                            "spec.maxFailedIndexes"});
+      }
+    }
+  }
+  if (!indexed) {
+    if (per_index)
+      causes.push_back({"FieldValueInvalid",
+                        fmt::format("Invalid value: {}: requires indexed completion mode", *per_index),
+                        "spec.backoffLimitPerIndex"});
+    if (max_failed)
+      causes.push_back({"FieldValueInvalid",
+                        fmt::format("Invalid value: {}: requires indexed completion mode", *max_failed),
+                        "spec.maxFailedIndexes"});
+  }
+  // validatePodFailurePolicy: at most 20 rules, each with one known action and either exit codes
+  // or pod conditions.
+  const json::object* pfp = object_at(spec, {"podFailurePolicy"});
+  if (pfp) {
+    std::set<std::string, std::less<>> containers;
+    for (const char* list : {"containers", "initContainers"})
+      if (const json::array* cs = util::array_at(spec, {"template", "spec"}, list))
+        for (const auto& c : *cs)
+          if (c.is_object()) containers.insert(string_of(&c.as_object(), "name"));
+    const json::array* rules = util::array_at(*pfp, {}, "rules");
+    if (rules && rules->size() > 20)
+      causes.push_back({"FieldValueTooMany", fmt::format("Too many: {}: must have at most 20 items", rules->size()),
+                        "spec.podFailurePolicy.rules"});
+    for (std::size_t i = 0; rules && i < rules->size(); ++i) {
+      static const json::object kNone;
+      const json::object& rule = (*rules)[i].is_object() ? (*rules)[i].as_object() : kNone;
+      const std::string rp = fmt::format("spec.podFailurePolicy.rules[{}]", i);
+      const std::string action = string_of(&rule, "action");
+      if (action.empty())
+        causes.push_back({"FieldValueRequired",
+                          "Required value: valid values: " + go_q_list({"Count", "FailIndex", "FailJob", "Ignore"}),
+                          rp + ".action"});
+      else if (action == "FailIndex" && !per_index)
+        causes.push_back(
+            {"FieldValueInvalid",
+             fmt::format("Invalid value: {}: requires the backoffLimitPerIndex to be set", go_quote(action)),
+             rp + ".action"});
+      else if (action != "Count" && action != "FailIndex" && action != "FailJob" && action != "Ignore")
+        unsupported(causes, rp + ".action", action, {"Count", "FailIndex", "FailJob", "Ignore"});
+      const json::object* codes = object_at(rule, {"onExitCodes"});
+      const json::array* conds = util::array_at(rule, {}, "onPodConditions");
+      if (codes) {  // validatePodFailurePolicyRuleOnExitCodes
+        const std::string cp = rp + ".onExitCodes";
+        const std::string op = string_of(codes, "operator");
+        if (op.empty())
+          causes.push_back(
+              {"FieldValueRequired", "Required value: valid values: " + go_q_list({"In", "NotIn"}), cp + ".operator"});
+        else if (op != "In" && op != "NotIn")
+          unsupported(causes, cp + ".operator", op, {"In", "NotIn"});
+        if (const json::value* cn = codes->if_contains("containerName");
+            cn && cn->is_string() && !containers.count(std::string_view(cn->as_string())))
+          causes.push_back({"FieldValueInvalid",
+                            fmt::format("Invalid value: {}: must be one of the container or initContainer names in the "
+                                        "pod template",
+                                        go_quote(cn->as_string())),
+                            cp + ".containerName"});
+        const json::value* vv = codes->if_contains("values");
+        const json::array* values = vv && vv->is_array() ? &vv->as_array() : nullptr;
+        auto go_values = [&] {
+          if (!values) return std::string("[]int32(nil)");
+          std::string out = "[]int32{";
+          for (std::size_t j = 0; j < values->size(); ++j)
+            out += (j ? ", " : "") + ((*values)[j].is_int64() ? std::to_string((*values)[j].as_int64()) : "0");
+          return out + "}";
+        };
+        if (!values || values->empty())
+          causes.push_back({"FieldValueInvalid",
+                            fmt::format("Invalid value: {}: at least one value is required", go_values()),
+                            cp + ".values"});
+        else if (values->size() > 255)
+          causes.push_back({"FieldValueTooMany",
+                            fmt::format("Too many: {}: must have at most 255 items", values->size()), cp + ".values"});
+        bool ordered = true;
+        std::set<std::int64_t> seen;
+        for (std::size_t j = 0; values && j < values->size(); ++j) {
+          const std::int64_t v = (*values)[j].is_int64() ? (*values)[j].as_int64() : 0;
+          const std::string vp = fmt::format("{}.values[{}]", cp, j);
+          if (op == "In" && v == 0)
+            causes.push_back({"FieldValueInvalid", "Invalid value: 0: must not be 0 for the In operator", vp});
+          if (!seen.insert(v).second)
+            causes.push_back({"FieldValueDuplicate", fmt::format("Duplicate value: {}", v), vp});
+          if (j > 0 && ((*values)[j - 1].is_int64() ? (*values)[j - 1].as_int64() : 0) > v) ordered = false;
+        }
+        if (!ordered)
+          causes.push_back(
+              {"FieldValueInvalid", fmt::format("Invalid value: {}: must be ordered", go_values()), cp + ".values"});
+      }
+      if (conds && !conds->empty()) {  // validatePodFailurePolicyRuleOnPodConditions
+        const std::string pp = rp + ".onPodConditions";
+        if (conds->size() > 20)
+          causes.push_back(
+              {"FieldValueTooMany", fmt::format("Too many: {}: must have at most 20 items", conds->size()), pp});
+        for (std::size_t j = 0; j < conds->size(); ++j) {
+          const json::object& c = (*conds)[j].is_object() ? (*conds)[j].as_object() : kNone;
+          const std::string cp = fmt::format("{}[{}]", pp, j);
+          const std::string type = string_of(&c, "type");
+          for (const auto& m : qualified_name_errors(type))
+            causes.push_back(
+                {"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(type), m), cp + ".type"});
+          const std::string status = string_of(&c, "status");
+          if (status.empty())
+            causes.push_back({"FieldValueRequired",
+                              "Required value: valid values: " + go_q_list({"False", "True", "Unknown"}),
+                              cp + ".status"});
+          else if (status != "False" && status != "True" && status != "Unknown")
+            unsupported(causes, cp + ".status", status, {"False", "True", "Unknown"});
+        }
+      }
+      if (codes && conds && !conds->empty())
+        causes.push_back({"FieldValueInvalid",
+                          "Invalid value: specifying both OnExitCodes and OnPodConditions is not supported", rp});
+      if (!codes && (!conds || conds->empty()))
+        causes.push_back(
+            {"FieldValueInvalid", "Invalid value: specifying one of OnExitCodes and OnPodConditions is required", rp});
+    }
+  }
+  // successPolicy: Indexed only (printed with %#v), then validateSuccessPolicy.
+  if (const json::object* sp = object_at(spec, {"successPolicy"})) {
+    const json::array* rules = util::array_at(*sp, {}, "rules");
+    if (!indexed) {
+      std::string shown = "batch.SuccessPolicy{Rules:";
+      if (!rules) {
+        shown += "[]batch.SuccessPolicyRule(nil)";
+      } else {
+        shown += "[]batch.SuccessPolicyRule{";
+        for (std::size_t i = 0; i < rules->size(); ++i) {
+          static const json::object kNone;
+          const json::object& r = (*rules)[i].is_object() ? (*rules)[i].as_object() : kNone;
+          shown += fmt::format("{}batch.SuccessPolicyRule{{SucceededIndexes:{}, SucceededCount:{}}}", i ? ", " : "",
+                               go_opt_ptr(r, "succeededIndexes", "string"), go_opt_ptr(r, "succeededCount", "int32"));
+        }
+        shown += "}";
+      }
+      causes.push_back({"FieldValueInvalid",
+                        fmt::format("Invalid value: {}}}: requires indexed completion mode", shown),
+                        "spec.successPolicy"});
+    } else {
+      if (!rules || rules->empty())
+        causes.push_back({"FieldValueRequired",
+                          "Required value: at least one rules must be specified when the successPolicy is specified",
+                          "spec.successPolicy.rules"});
+      if (rules && rules->size() > 20)
+        causes.push_back({"FieldValueTooMany", fmt::format("Too many: {}: must have at most 20 items", rules->size()),
+                          "spec.successPolicy.rules"});
+      for (std::size_t i = 0; rules && i < rules->size(); ++i) {
+        static const json::object kNone;
+        const json::object& r = (*rules)[i].is_object() ? (*rules)[i].as_object() : kNone;
+        const std::string rp = fmt::format("spec.successPolicy.rules[{}]", i);
+        const json::value* si = r.if_contains("succeededIndexes");
+        const auto count = int_member(&r, "succeededCount");
+        if (!si && !r.contains("succeededCount"))
+          causes.push_back({"FieldValueRequired",
+                            "Required value: at least one of succeededCount or succeededIndexes must be specified",
+                            rp});
+        std::int64_t total = 0;
+        if (si && si->is_string()) {
+          const std::string text(si->as_string());
+          if (text.size() > 64 * 1024)
+            causes.push_back(
+                {"FieldValueTooLong", "Too long: may not be more than 65536 bytes", rp + ".succeededIndexes"});
+          const auto parsed = indexes_format(text, completions.value_or(0));
+          if (const auto* err = std::get_if<std::string>(&parsed))
+            causes.push_back(
+                {"FieldValueInvalid",
+                 fmt::format("Invalid value: {}: error parsing succeededIndexes: {}", go_quote(text), *err),
+                 rp + ".succeededIndexes"});
+          else
+            total = std::get<std::int64_t>(parsed);
+        }
+        if (count) {
+          const std::string cp = rp + ".succeededCount";
+          if (*count < 0)
+            causes.push_back({"FieldValueInvalid",
+                              fmt::format("Invalid value: {}: must be greater than or equal to 0", *count), cp});
+          if (*count > completions.value_or(0))
+            causes.push_back({"FieldValueInvalid",
+                              fmt::format("Invalid value: {}: must be less than or equal to {} (the number of "
+                                          "specified completions)",
+                                          *count, completions.value_or(0)),
+                              cp});
+          if (si && *count > total)
+            causes.push_back({"FieldValueInvalid",
+                              fmt::format("Invalid value: {}: must be less than or equal to {} (the number of indexes "
+                                          "in the specified succeededIndexes field)",
+                                          *count, total),
+                              cp});
+        }
+      }
+    }
+  }
+  // validatePodReplacementPolicy: with a podFailurePolicy only Failed.
+  if (const json::value* rp = spec.if_contains("podReplacementPolicy"); rp && rp->is_string()) {
+    const std::string v(rp->as_string());
+    if (pfp) {
+      if (v != "Failed") unsupported(causes, "spec.podReplacementPolicy", v, {"Failed"});
+    } else if (v != "Failed" && v != "TerminatingOrFailed") {
+      unsupported(causes, "spec.podReplacementPolicy", v, {"Failed", "TerminatingOrFailed"});
+    }
+  }
+}
 
 GoIntOrString::GoIntOrString(const json::value& v) {
   if (v.is_string()) is_string = true, str_val = v.as_string();

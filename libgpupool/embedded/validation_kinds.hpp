@@ -30,6 +30,11 @@ struct GoIntOrString {
   std::int64_t value() const;                   ///< getIntOrPercentValue: a percent's number, else IntValue()
 };
 
+/// validateJobSpec's rules after the TTL (batch/validation, v1.32): backoffLimitPerIndex and
+/// maxFailedIndexes, the completion mode and what Indexed allows, podFailurePolicy, successPolicy
+/// and podReplacementPolicy, in Kubernetes' order. `spec` is the Job's spec.
+void job_spec_causes(const boost::json::object& spec, std::vector<StatusCause>& causes);
+
 /// ValidateNonnegativeOrPercent (policy) / ValidatePositiveIntOrPercent (apps) on the optional
 /// IntOrString `key` of `o`: a valid percent string, or a non-negative number.
 void non_negative_or_percent(const boost::json::object* o, std::string_view key, std::string field,
