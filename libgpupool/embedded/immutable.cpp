@@ -1,6 +1,6 @@
 // Fields an update may not change, as the registries' ValidateUpdate rules refuse them (422
-// Invalid): a claim's spec, a Job's template and selector, a Deployment's selector, a Service's
-// cluster IP.
+// Invalid): a claim's spec, a Job's template and selector, a Deployment's selector. (A Service's
+// cluster IPs: validation_service.cpp.)
 #include <fmt/format.h>
 
 #include "embedded/admission.hpp"
@@ -127,22 +127,6 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
       causes.push_back({"FieldValueInvalid",
                         fmt::format("Invalid value: {}: field is immutable", tpl ? json::serialize(*tpl) : "null"),
                         "spec.template"});
-    }
-  } else if (t.group.empty() && t.resource == "services") {
-    // The service registry keeps an allocated IP a write leaves out (patchAllocatedValues); core
-    // validation ValidateServiceUpdate refuses another (validateServiceClusterIPsRelatedFields):
-    // the error names clusterIPs[0], which the registry derives from clusterIP.
-    const std::string before = string_of(object_at(old, {"spec"}), "clusterIP");
-    json::object& spec = util::ensure_object(obj, "spec");
-    const std::string after = string_of(&spec, "clusterIP");
-    if (!before.empty() && after.empty()) {
-      spec["clusterIP"] = before;
-      if (const json::value* ips = at(old, {"spec"}, "clusterIPs"); ips && !spec.contains("clusterIPs"))
-        spec["clusterIPs"] = *ips;
-    } else if (!before.empty() && after != before) {
-      causes.push_back({"FieldValueInvalid",
-                        fmt::format("Invalid value: []string{{{}}}: may not change once set", quoted(after)),
-                        "spec.clusterIPs[0]"});
     }
   } else if (t.group.empty() && t.resource == "persistentvolumeclaims") {
     // core/validation ValidatePersistentVolumeClaimUpdate: the spec is immutable but for

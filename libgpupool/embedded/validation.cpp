@@ -651,7 +651,6 @@ void builtin_defaults(AdmissionRequest& r) {
   if (!w) return;
   auto& [obj, t, name, create, core] = *w;
   // (No reference into `obj` is kept: the defaults below insert keys, which may rehash it.)
-  const std::string obj_namespace = str(obj["metadata"].as_object(), "namespace");
   if (core && t.resource == "nodes") {
     default_node(obj);
     if (r.subresource.empty()) default_node_spec(obj, r.old_object);
@@ -686,18 +685,6 @@ void builtin_defaults(AdmissionRequest& r) {
     } else if (t.group == "storage.k8s.io" && t.resource == "storageclasses") {
       set_default(obj, "reclaimPolicy", "Delete");
       set_default(obj, "volumeBindingMode", "Immediate");
-    } else if (core && t.resource == "services") {
-      auto& spec = obj_at(obj, "spec");
-      set_default(spec, "type", "ClusterIP");
-      set_default(spec, "sessionAffinity", "None");
-      if (str(spec, "type") != "ExternalName") set_default(spec, "internalTrafficPolicy", "Cluster");
-      if (auto* ports = spec.if_contains("ports"); ports && ports->is_array())
-        for (auto& p : ports->as_array()) {
-          if (!p.is_object()) continue;
-          auto& po = p.as_object();
-          set_default(po, "protocol", "TCP");
-          if (po.contains("port")) set_default(po, "targetPort", po.at("port"));
-        }
     }
   }
   // Scheme defaults (SetDefaults_*) run on every decode of a body, updates and patches included: a
@@ -721,6 +708,8 @@ void builtin_defaults(AdmissionRequest& r) {
       auto& spec = obj_at(obj, "spec");
       set_default(spec, "replicas", 1);
       if (auto* tpl = spec.if_contains("template"); tpl && tpl->is_object()) default_pod_template(tpl->as_object());
+    } else if (core && t.resource == "services") {
+      default_service(obj);  // SetObjectDefaults_Service
     } else if (t.group == "batch" && t.resource == "jobs") {
       auto& spec = obj_at(obj, "spec");
       // SetDefaults_Job: both counts 1 when neither is set; else only a missing parallelism.
@@ -760,30 +749,15 @@ void builtin_defaults(AdmissionRequest& r) {
     } else if (core && (t.resource == "persistentvolumeclaims" || t.resource == "persistentvolumes")) {
       set_default(obj_at(obj, "status"), "phase", "Pending");
     } else if (core && t.resource == "services") {
-      auto& spec = obj_at(obj, "spec");
-      // A stable address per namespace/name in 10.96.0.0/16, and a NodePort in 30000-32767.
-      std::uint32_t h = 2166136261u;
-      for (char ch : obj_namespace + "/" + name) h = (h ^ static_cast<unsigned char>(ch)) * 16777619u;
-      if (str(spec, "clusterIP") != "None")
-        set_default(spec, "clusterIP", json::value(fmt::format("10.96.{}.{}", (h >> 8) % 256, h % 254 + 1)));
-      // The REST layer's IP family fields (a single-stack IPv4 cluster).
-      if (str(spec, "type") != "ExternalName") {
-        set_default(spec, "clusterIPs", json::array{spec.at("clusterIP")});
-        set_default(spec, "ipFamilies", json::array{"IPv4"});
-        set_default(spec, "ipFamilyPolicy", "SingleStack");
-      }
-      if (auto* ports = spec.if_contains("ports"); ports && ports->is_array()) {
-        std::uint32_t k = 0;
-        for (auto& p : ports->as_array()) {
-          if (!p.is_object()) continue;
-          if (str(spec, "type") == "NodePort" || str(spec, "type") == "LoadBalancer")
-            set_default(p.as_object(), "nodePort", 30000 + (h + k++) % 2768);
-        }
-      }
+      // beginCreate: the IP family fields, cluster IPs and node ports (embedded/validation_service.cpp).
+      allocate_service(t, obj, r.options && r.options->dry_run);
     } else if (t.group == "batch" && t.resource == "jobs") {
       prepare_job_create(obj);
     }
   }
+  if (core && t.resource == "services" && r.subresource.empty() && r.operation == AdmissionRequest::Operation::Update &&
+      r.old_object)
+    update_service(t, obj, *r.old_object, r.options && r.options->dry_run);  // beginUpdate, PrepareForUpdate
 }
 
 // validateNodeTaints on `taints` at path `at`: each key a qualified name, each value a label value
@@ -976,54 +950,9 @@ void builtin_validation(AdmissionRequest& r) {
       if (const auto* st = sp.if_contains("strategy"); t.resource == "deployments" && st && st->is_object())
         deployment_strategy(st->as_object(), causes);
     } else if (core && t.resource == "services") {
-      // ValidateService (pkg/apis/core/validation): a known type; ports unless headless or
-      // ExternalName; with more than one port each needs a name; port and a numeric targetPort in
-      // 1..65535. Then the NodePort allocator's range (30000-32767).
-      const json::object& sp = spec_or_empty(obj);
-      const std::string type = str(sp, "type");
-      if (type != "ClusterIP" && type != "ExternalName" && type != "LoadBalancer" && type != "NodePort")
-        causes.push_back({"FieldValueNotSupported",
-                          fmt::format("Unsupported value: {}: supported values: \"ClusterIP\", \"ExternalName\", "
-                                      "\"LoadBalancer\", \"NodePort\"",
-                                      go_quote(type)),
-                          "spec.type"});
-      const json::value* pv = sp.if_contains("ports");
-      if ((!pv || !pv->is_array() || pv->as_array().empty()) && type != "ExternalName" &&
-          str(sp, "clusterIP") != "None")
-        causes.push_back({"FieldValueRequired", "Required value", "spec.ports"});
-      if (const auto* spec = spec_of(obj))
-        if (const auto* ports = spec->if_contains("ports"); ports && ports->is_array()) {
-          const auto& arr = ports->as_array();
-          auto in_range = [&](const json::object& p, const char* key, const std::string& field) {
-            const json::value* v = p.if_contains(key);
-            if (v && v->is_int64() && (v->as_int64() < 1 || v->as_int64() > 65535))
-              causes.push_back({"FieldValueInvalid",
-                                fmt::format("Invalid value: {}: must be between 1 and 65535, inclusive", v->as_int64()),
-                                field});
-          };
-          for (std::size_t i = 0; i < arr.size(); ++i) {
-            if (!arr[i].is_object()) continue;
-            const auto& p = arr[i].as_object();
-            const std::string f = fmt::format("spec.ports[{}]", i);
-            if (arr.size() > 1 && str(p, "name").empty())
-              causes.push_back({"FieldValueRequired", "Required value", f + ".name"});
-            in_range(p, "port", f + ".port");
-            in_range(p, "targetPort", f + ".targetPort");
-          }
-          if (causes.empty())
-            for (std::size_t i = 0; i < arr.size(); ++i) {
-              const json::value* np = arr[i].is_object() ? arr[i].as_object().if_contains("nodePort") : nullptr;
-              if (np && np->is_int64() && np->as_int64() != 0 && (np->as_int64() < 30000 || np->as_int64() > 32767)) {
-                causes.push_back(
-                    {"FieldValueInvalid",
-                     fmt::format("Invalid value: {}: provided port is not in the valid range. The range of "
-                                 "valid ports is 30000-32767",
-                                 np->as_int64()),
-                     fmt::format("spec.ports[{}].nodePort", i)});
-                break;
-              }
-            }
-        }
+      // ValidateServiceUpdate's rules, then ValidateService (embedded/validation_service.cpp).
+      if (!create && r.old_object) validate_service_update(obj, *r.old_object, causes);
+      validate_service(obj, causes);
     } else if (t.group == "storage.k8s.io" && t.resource == "storageclasses") {
       // storage/validation ValidateStorageClass: validateProvisioner.
       if (str(obj, "provisioner").empty()) causes.push_back({"FieldValueRequired", "Required value", "provisioner"});
@@ -1082,6 +1011,8 @@ void builtin_validation(AdmissionRequest& r) {
       w = node_warnings(obj);
     } else if (core && t.resource == "persistentvolumeclaims") {
       w = claim_warnings(obj);
+    } else if (core && t.resource == "services") {
+      w = service_warnings(obj);  // svcStrategy's WarningsOnCreate / WarningsOnUpdate
     } else if ((t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets" ||
                                       t.resource == "statefulsets" || t.resource == "daemonsets")) ||
                (t.group == "batch" && t.resource == "jobs")) {

@@ -84,6 +84,35 @@ struct GoField {
 std::optional<std::string> go_decode_list(const std::string& text, std::string_view type,
                                           std::span<const GoField> fields, boost::json::array& out);
 
+/// A Service as decoded (SetObjectDefaults_Service): session affinity None, type ClusterIP, each
+/// port's protocol TCP and its zero targetPort the port, the traffic policies and a LoadBalancer's
+/// allocateLoadBalancerNodePorts. (embedded/validation_service.cpp)
+void default_service(boost::json::object& svc);
+
+/// The service REST layer's allocations on create (beginCreate: normalizeClusterIPs, then
+/// Allocators.allocateCreate on a single-stack IPv4 cluster): the IP family fields, a cluster IP,
+/// node ports (a dry run's as its PortAllocationOperation picks them). Throws StatusError 422 with
+/// the allocator's causes alone, as they come before validation.
+void allocate_service(const ResourceType& t, boost::json::object& svc, bool dry_run);
+
+/// The same on update (beginUpdate: patchAllocatedValues, normalizeClusterIPs, allocateUpdate), then
+/// the strategy's PrepareForUpdate (dropTypeDependentFields); `old` is the stored service.
+void update_service(const ResourceType& t, boost::json::object& svc, const boost::json::object& old, bool dry_run);
+
+/// ValidateServiceUpdate's own rules, before ValidateService's: the cluster IPs and IP families
+/// neither changed nor released unless single-stack, a LoadBalancer's class kept, its health check
+/// node port too.
+void validate_service_update(const boost::json::object& svc, const boost::json::object& old,
+                             std::vector<StatusCause>& causes);
+
+/// ValidateService's rules after ValidateObjectMeta (pkg/apis/core/validation), appending their
+/// causes in Kubernetes' order.
+void validate_service(const boost::json::object& svc, std::vector<StatusCause>& causes);
+
+/// GetWarningsForService's warnings but the addresses' (deprecated topology annotation, ignored
+/// externalIPs / externalName).
+std::vector<std::string> service_warnings(const boost::json::object& svc);
+
 /// netutils.ParseIPSloppy accepts `s`: IPv4 (leading zeros allowed) or IPv6.
 bool valid_ip(const std::string& s);
 

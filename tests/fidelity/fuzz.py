@@ -350,12 +350,14 @@ def answer(server, case):
     return {"status": status, "warnings": warnings, "body": body}
 
 
-MAP_ORDERED = re.compile(r"\.resources\.(limits|requests)\b|^spec\.hard\[")
+MAP_ORDERED = re.compile(r"\.resources\.(limits|requests)\b|^spec\.hard\[|\.(labels|annotations|matchLabels|nodeSelector)$"
+                         r"|^spec\.selector$")
 
 
 def same(want, got):
     """Equal answers; a Status whose causes differ only in the order Go walks a map in (resources'
-    limits and requests: FIDELITY.md difference 20) counts as equal."""
+    limits and requests, a quota's hard, labels, annotations, selectors: FIDELITY.md difference 20)
+    counts as equal."""
     if want == got:
         return True
     w, g = want["body"], got["body"]
