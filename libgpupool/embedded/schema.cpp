@@ -45,6 +45,7 @@ struct Node {
   std::map<std::string, const Node*, std::less<>> fields;  // Object
   const Node* elem = nullptr;                              // Array, Map
   bool quantities = false;  // a Quantity is reachable from here (canonical_quantities walks no other)
+  bool empties = false;     // an omitempty list or map is reachable from here (omit_empty walks no other)
   // Object: what the Go source says of a field and the OpenAPI document does not (data/gotypes,
   // tests/fidelity/record_gotypes.py): its type as encoding/json names it ("v1.Protocol", not
   // "string") and the zero value omitempty leaves out of the encoded object.
@@ -242,6 +243,17 @@ const Registry& registry() {
           bool q = n.type == Node::Type::Quantity || (n.elem && n.elem->quantities);
           for (const auto& [k, f] : n.fields) q = q || f->quantities;
           if (q) n.quantities = changed = true;
+        }
+      }
+      for (bool changed = true; changed;) {
+        changed = false;
+        for (Node& n : d.nodes) {
+          if (n.empties) continue;
+          bool e = n.elem && n.elem->empties;
+          for (const auto& [k, f] : n.fields) e = e || f->empties;
+          for (const auto& [k, g] : n.go_fields)
+            e = e || g.zero == Node::GoField::Zero::Slice || g.zero == Node::GoField::Zero::Map;
+          if (e) n.empties = changed = true;
         }
       }
     }
@@ -726,6 +738,7 @@ void drop_empty(const Node& n, json::object& o, int depth) {
         continue;
       }
     }
+    if (!c.empties) continue;  // nothing to drop below
     if (c.type == Node::Type::Object && child.is_object()) {
       drop_empty(c, child.as_object(), depth + 1);
     } else if (c.elem && c.elem->type == Node::Type::Object) {
@@ -744,7 +757,7 @@ void drop_empty(const Node& n, json::object& o, int depth) {
 }  // namespace
 
 void omit_empty(std::string_view group, std::string_view version, std::string_view kind, json::object& obj) {
-  if (const Node* r = root(group, version, kind)) drop_empty(*r, obj, 0);
+  if (const Node* r = root(group, version, kind); r && r->empties) drop_empty(*r, obj, 0);
 }
 
 namespace {

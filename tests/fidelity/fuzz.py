@@ -2,14 +2,17 @@
 """Randomized differential check of what the API server accepts, refuses and defaults.
 
 Hand-picked scenarios (fidelity.py) test the rules someone thought of; this one mutates realistic
-objects at random (a Pod, a Deployment, a Job, a PVC, a Service and a ResourceQuota) (a leaf replaced by another type or by an edge value, a member dropped or
-duplicated, an unknown member added) and sends each as a server dry run (POST ...?dryRun=All), so
-nothing is stored and the cases are independent. The answer is the HTTP status, the Warning
-headers and the body (the defaulted object, or the Status with its causes), normalized.
+objects at random — a Pod, a Deployment, a Job, a PVC, a ResourceQuota and a Service: a leaf
+replaced by another type or by an edge value, a member dropped, duplicated or added (with
+--add-fields also fields the kind's schema has and the base leaves out) — and sends each as a
+server dry run (POST ...?dryRun=All), so nothing is stored and the cases are independent. The
+answer is the HTTP status, the Warning headers and the body (the defaulted object, or the Status
+with its causes), normalized.
 
-  fuzz.py live ORACLE_KC EMBEDDED_KC [--seed S] [--cases N]   compare two servers now, print differences
-  fuzz.py record ORACLE_KC [--seed S] [--cases N]              write golden/fuzz.jsonl from a REAL server
-  fuzz.py check (--kubeconfig KC | --serve GPUPOOL)            replay golden/fuzz.jsonl, compare
+  fuzz.py live ORACLE_KC OTHER_KC [--seed S] [--cases N] [--kinds K,..] [--add-fields]
+                                                   compare two servers now, print differences
+  fuzz.py record ORACLE_KC [same options]         write golden/fuzz.jsonl from a REAL server
+  fuzz.py check (--kubeconfig KC | --serve GPUPOOL)  replay golden/fuzz.jsonl, compare
 
 The golden file holds the cases themselves with the real server's answers, so a check replays
 exactly what was recorded, whatever the generator has become since.
