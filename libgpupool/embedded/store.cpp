@@ -700,7 +700,10 @@ std::shared_ptr<const json::object> Store::create_shared(const ResourceType& t, 
   } else {
     md.erase("namespace");
   }
-  for (const char* k : {"uid", "resourceVersion", "generation", "deletionTimestamp", "selfLink"}) md.erase(k);
+  // (rest.BeforeCreate also clears deletionGracePeriodSeconds)
+  for (const char* k :
+       {"uid", "resourceVersion", "generation", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"})
+    md.erase(k);
   if (!o.keep_creation_timestamp) md.erase("creationTimestamp");
   {
     std::lock_guard lk(impl_->mu);

@@ -679,6 +679,8 @@ void builtin_defaults(AdmissionRequest& r) {
       set_default(obj, "type", "Opaque");  // SetDefaults_Secret
     } else if (core && t.resource == "persistentvolumeclaims") {
       set_default(obj_at(obj, "spec"), "volumeMode", "Filesystem");
+      // pvcutil.DropDisabledSpecFields: the VolumeAttributesClass gate is off in v1.32.
+      obj_at(obj, "spec").erase("volumeAttributesClassName");
     } else if (core && t.resource == "persistentvolumes") {
       set_default(obj_at(obj, "spec"), "volumeMode", "Filesystem");
       set_default(obj_at(obj, "spec"), "persistentVolumeReclaimPolicy", "Retain");
@@ -805,10 +807,14 @@ void node_taints(const json::array& taints, const std::string& at, std::vector<S
 // subdomain (ValidateClassName); a known volumeMode.
 void pvc_spec_causes(const json::object& sp, const std::string& prefix, std::vector<StatusCause>& causes) {
   const json::value* modes = sp.if_contains("accessModes");
-  if (!modes || !modes->is_array() || modes->as_array().empty())
+  const bool no_modes = !modes || !modes->is_array() || modes->as_array().empty();
+  if (no_modes)
     causes.push_back(
         {"FieldValueRequired", "Required value: at least 1 access mode is required", prefix + "accessModes"});
-  else
+  // ValidatePersistentVolumeClaimSpec: the selector after the access modes' presence.
+  if (const auto* sel = sp.if_contains("selector"); sel && sel->is_object())
+    validate_label_selector(sel->as_object(), prefix + "selector", causes);
+  if (!no_modes)
     for (const auto& m : modes->as_array())
       if (m.is_string() && m != "ReadOnlyMany" && m != "ReadWriteMany" && m != "ReadWriteOnce" &&
           m != "ReadWriteOncePod")

@@ -871,16 +871,25 @@ void validate_kind(const ResourceType& t, const json::object& obj, std::vector<S
     // validateResourceQuotaScopes: each scope standard and valid for every standard hard resource;
     // not both of a pair. The scopes print as a Go slice.
     const json::array* scopes = spec ? util::array_at(*spec, {}, "scopes") : nullptr;
+    // %#v of a []string-like slice of type `type`: nil, empty or its quoted items.
+    auto go_slice = [](std::string_view type, const json::array* a) {
+      if (!a) return fmt::format("[]{}(nil)", type);
+      std::string out = fmt::format("[]{}{{", type);
+      for (std::size_t i = 0; i < a->size(); ++i)
+        out += (i ? ", " : "") + go_quote((*a)[i].is_string() ? std::string((*a)[i].as_string()) : "");
+      return out + "}";
+    };
+    static const std::set<std::string, std::less<>> kScopes = {
+        "Terminating", "NotTerminating", "BestEffort", "NotBestEffort", "PriorityClass", "CrossNamespacePodAffinity"};
+    auto conflicting = [](const std::set<std::string, std::less<>>& seen) {
+      return (seen.count("BestEffort") && seen.count("NotBestEffort")) ||
+             (seen.count("Terminating") && seen.count("NotTerminating"));
+    };
+    const std::string shown_scopes = go_slice("core.ResourceQuotaScope", scopes);
     if (scopes && !scopes->empty()) {
-      std::string shown = "[]core.ResourceQuotaScope{";
-      for (std::size_t i = 0; i < scopes->size(); ++i)
-        shown += (i ? ", " : "") + go_quote((*scopes)[i].is_string() ? std::string((*scopes)[i].as_string()) : "");
-      shown += "}";
       auto invalid = [&](std::string_view why) {
-        causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", shown, why), "spec.scopes"});
+        causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", shown_scopes, why), "spec.scopes"});
       };
-      static const std::set<std::string, std::less<>> kScopes = {
-          "Terminating", "NotTerminating", "BestEffort", "NotBestEffort", "PriorityClass", "CrossNamespacePodAffinity"};
       std::set<std::string, std::less<>> seen;
       for (const auto& sv : *scopes) {
         const std::string scope = sv.is_string() ? std::string(sv.as_string()) : "";
@@ -890,9 +899,66 @@ void validate_kind(const ResourceType& t, const json::object& obj, std::vector<S
             invalid("unsupported scope applied to resource");
         seen.insert(scope);
       }
-      if ((seen.count("BestEffort") && seen.count("NotBestEffort")) ||
-          (seen.count("Terminating") && seen.count("NotTerminating")))
-        invalid("conflicting scopes");
+      if (conflicting(seen)) invalid("conflicting scopes");
+    }
+    // validateScopeSelector / validateScopedResourceSelectorRequirement: the same rules for each
+    // match expression (its path unindexed, sic), plus the operators'.
+    if (const json::object* sel = spec ? object_at(*spec, {"scopeSelector"}) : nullptr) {
+      const std::string at = "spec.scopeSelector.matchExpressions";
+      const json::array* exprs = util::array_at(*sel, {}, "matchExpressions");
+      std::string shown_sel = "core.ScopeSelector{MatchExpressions:";
+      if (!exprs) {
+        shown_sel += "[]core.ScopedResourceSelectorRequirement(nil)";
+      } else {
+        shown_sel += "[]core.ScopedResourceSelectorRequirement{";
+        for (std::size_t i = 0; i < exprs->size(); ++i) {
+          static const json::object kNone;
+          const json::object& e = (*exprs)[i].is_object() ? (*exprs)[i].as_object() : kNone;
+          shown_sel +=
+              fmt::format("{}core.ScopedResourceSelectorRequirement{{ScopeName:{}, Operator:{}, Values:{}}}",
+                          i ? ", " : "", go_quote(string_of(&e, "scopeName")), go_quote(string_of(&e, "operator")),
+                          go_slice("string", util::array_at(e, {}, "values")));
+        }
+        shown_sel += "}";
+      }
+      shown_sel += "}";
+      std::set<std::string, std::less<>> seen;
+      for (std::size_t i = 0; exprs && i < exprs->size(); ++i) {
+        static const json::object kNone;
+        const json::object& e = (*exprs)[i].is_object() ? (*exprs)[i].as_object() : kNone;
+        const std::string scope = string_of(&e, "scopeName"), op = string_of(&e, "operator");
+        const json::array* values = util::array_at(e, {}, "values");
+        auto invalid = [&](const std::string& f, const std::string& shown, std::string_view why) {
+          causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", shown, why), f});
+        };
+        if (!kScopes.count(scope)) invalid(at + ".scopeName", go_quote(scope), "unsupported scope");
+        for (const auto& k : keys)
+          if (is_standard_quota_resource_name(k) && !is_quota_scope_valid_for_resource(scope, k))
+            invalid(at, shown_sel, "unsupported scope applied to resource");
+        if ((scope == "BestEffort" || scope == "NotBestEffort" || scope == "Terminating" || scope == "NotTerminating" ||
+             scope == "CrossNamespacePodAffinity") &&
+            op != "Exists")
+          invalid(at + ".operator", go_quote(op),
+                  "must be 'Exists' when scope is any of ResourceQuotaScopeTerminating, "
+                  "ResourceQuotaScopeNotTerminating, ResourceQuotaScopeBestEffort, ResourceQuotaScopeNotBestEffort "
+                  "or ResourceQuotaScopeCrossNamespacePodAffinity");
+        if (op == "In" || op == "NotIn") {
+          if (!values || values->empty())
+            causes.push_back({"FieldValueRequired",
+                              "Required value: must be at least one value when `operator` is 'In' or 'NotIn' for "
+                              "scope selector",
+                              at + ".values"});
+        } else if (op == "Exists" || op == "DoesNotExist") {
+          if (values && !values->empty())
+            invalid(at + ".values", go_slice("string", values),
+                    "must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector");
+        } else {
+          invalid(at + ".operator", go_quote(op), "not a valid selector operator");
+        }
+        seen.insert(scope);
+      }
+      if (conflicting(seen))  // (it prints spec.scopes, sic)
+        causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: conflicting scopes", shown_scopes), at});
     }
   } else if (core && t.resource == "limitranges") {
     // ValidateLimitRange: each item's type (validateLimitRangeTypeName: a standard type, or a
