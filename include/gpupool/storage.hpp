@@ -30,6 +30,10 @@ AccessMode parse_access_mode(std::string_view text, std::string_view field = "ac
 /// The ACCESS MODES column of kubectl get pvc/pv (pkg/apis/core/helper GetAccessModesAsString):
 /// the short forms in the fixed order RWO, ROX, RWX, RWOP, each once, unknown modes left out.
 std::string access_modes_column(const std::vector<std::string>& api_names);
+/// The STATUS column of kubectl get pvc/pv (printers.go printPersistentVolumeClaim /
+/// printPersistentVolume): "Terminating" once the object is being deleted (a protection
+/// finalizer keeps a claim a scheduled pod uses, a Bound volume), else its phase.
+std::string volume_status_column(std::string_view phase, bool being_deleted);
 
 /// A PersistentVolumeClaim to create with a submission.
 struct PvcRequest {

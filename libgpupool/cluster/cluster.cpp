@@ -298,7 +298,8 @@ std::vector<PvcInfo> Cluster::pvcs() const {
     const auto& o = item.as_object();
     PvcInfo p;
     p.name = str_at(o, {"metadata", "name"});
-    p.status = str_at(o, {"status", "phase"});
+    p.status =
+        volume_status_column(str_at(o, {"status", "phase"}), !str_at(o, {"metadata", "deletionTimestamp"}).empty());
     p.volume = str_at(o, {"spec", "volumeName"});
     p.capacity = str_at(o, {"status", "capacity", "storage"});
     if (const auto* modes = arr_at(o, {"status", "accessModes"});

@@ -241,11 +241,10 @@ std::string access_modes(const json::value& o, std::initializer_list<std::string
   return access_modes_column(modes);
 }
 
-// printers.go printPersistentVolumeClaim / printPersistentVolume: STATUS is Terminating once the
-// object is being deleted (a protection finalizer keeps it), else its phase.
+// STATUS: the model's volume_status_column (Terminating while a protection finalizer keeps it).
 std::string volume_phase(const json::value& o) {
-  if (const auto* d = value_at(o, {"metadata", "deletionTimestamp"}); d && !d->is_null()) return "Terminating";
-  return s(o, {"status", "phase"}, "Pending");
+  const auto* d = value_at(o, {"metadata", "deletionTimestamp"});
+  return volume_status_column(s(o, {"status", "phase"}, "Pending"), d && !d->is_null());
 }
 
 json::array pvc_row(const json::value& o, Clock::time_point now) {

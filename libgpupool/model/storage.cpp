@@ -59,6 +59,10 @@ std::string access_modes_column(const std::vector<std::string>& api_names) {
   return out;
 }
 
+std::string volume_status_column(std::string_view phase, bool being_deleted) {
+  return being_deleted ? "Terminating" : std::string(phase);
+}
+
 namespace {
 
 constexpr Named<HostPathType> kHostPathTypes[] = {{HostPathType::Unset, "", ""},

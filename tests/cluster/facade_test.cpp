@@ -1,6 +1,7 @@
 // The Cluster facade end to end against the embedded cluster over HTTPS: the seed's toleration
 // walkthrough, explain, dry runs, rollback of half-done submissions, wait, logs, namespaces.
 #include <doctest/doctest.h>
+#include <optional>
 
 #include "embedded/server_store.hpp"
 #include "gpupool/client.hpp"
@@ -232,6 +233,31 @@ TEST_CASE("dry runs store nothing; a half-done submission is rolled back") {
     CHECK(e.code() == 409);
   }
   CHECK_THROWS_AS(c.admin.client().get(kPvcs, "default", "taken-data"), ApiError);
+}
+
+TEST_CASE("pvcs: a claim a scheduled pod uses stays Terminating after delete, then goes with the pod") {
+  // The PVC protection of a real cluster (FIDELITY.md difference 7): the claim's delete is
+  // accepted, the claim stays while the Job's pod names it, and `pvcs()` says Terminating as
+  // kubectl does; deleting the Job (and so its pod) lets it go.
+  SeedCluster c;
+  SubmitOptions o;
+  o.kind = "job";
+  o.name = "holder";
+  o.image = "busybox";
+  o.command = "sleep 3600";
+  o.pvc_create = {"holder-data:standard:1Gi:/data"};
+  c.admin.submit(to_workload(o));
+  auto status_of = [&](const std::string& name) -> std::optional<std::string> {
+    for (const auto& p : c.admin.pvcs())
+      if (p.name == name) return p.status;
+    return std::nullopt;
+  };
+  REQUIRE(status_of("holder-data"));
+  CHECK(*status_of("holder-data") != "Terminating");
+  c.admin.delete_pvc("holder-data");
+  CHECK(status_of("holder-data") == std::optional<std::string>("Terminating"));
+  c.admin.delete_job("holder");
+  CHECK_FALSE(status_of("holder-data"));
 }
 
 TEST_CASE("wait follows the job through watches; logs stream") {
