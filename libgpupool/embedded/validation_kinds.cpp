@@ -16,6 +16,7 @@
 #include "embedded/schema.hpp"
 #include "embedded/typecheck.hpp"
 #include "embedded/validation.hpp"
+#include "embedded/validation_fields.hpp"
 #include "gpupool/names.hpp"
 #include "gpupool/quantity.hpp"
 #include "gpupool/resources.hpp"
@@ -403,26 +404,11 @@ std::string go_pointer(const json::object* spec, std::string_view key, std::stri
 
 namespace {
 
-std::optional<std::int64_t> int_member(const json::object* o, std::string_view key) {
-  const json::value* v = o ? o->if_contains(key) : nullptr;
-  if (v && v->is_int64()) return v->as_int64();
-  return std::nullopt;
-}
-
 // Go's %q of a []string: ["a" "b"].
 std::string go_q_list(std::initializer_list<std::string_view> items) {
   std::string out = "[";
   for (auto it = items.begin(); it != items.end(); ++it) out += (it == items.begin() ? "" : " ") + go_quote(*it);
   return out + "]";
-}
-
-// "Unsupported value: "x": supported values: "a", "b"" at `field`.
-void unsupported(std::vector<StatusCause>& causes, const std::string& field, const std::string& value,
-                 std::initializer_list<std::string_view> allowed) {
-  std::string list;
-  for (auto a : allowed) list += (list.empty() ? "" : ", ") + go_quote(a);
-  causes.push_back({"FieldValueNotSupported",
-                    fmt::format("Unsupported value: {}: supported values: {}", go_quote(value), list), field});
 }
 
 // validateIndexesFormat / parseIndexInterval: the number of indexes, or the error's text.
@@ -480,10 +466,10 @@ std::string go_opt_ptr(const json::object& o, std::string_view key, std::string_
 }  // namespace
 
 void job_spec_causes(const json::object& spec, std::vector<StatusCause>& causes) {
-  const auto completions = int_member(&spec, "completions");
-  const auto parallelism = int_member(&spec, "parallelism");
-  const auto per_index = int_member(&spec, "backoffLimitPerIndex");
-  const auto max_failed = int_member(&spec, "maxFailedIndexes");
+  const auto completions = fields::int_at(spec, "completions");
+  const auto parallelism = fields::int_at(spec, "parallelism");
+  const auto per_index = fields::int_at(spec, "backoffLimitPerIndex");
+  const auto max_failed = fields::int_at(spec, "maxFailedIndexes");
   if (per_index) non_negative(&spec, "backoffLimitPerIndex", "spec.backoffLimitPerIndex", causes);
   if (max_failed) {
     non_negative(&spec, "maxFailedIndexes", "spec.maxFailedIndexes", causes);
@@ -495,7 +481,8 @@ void job_spec_causes(const json::object& spec, std::vector<StatusCause>& causes)
   const std::string mode = modev && modev->is_string() ? std::string(modev->as_string()) : "";
   const bool indexed = mode == "Indexed";
   if (modev) {
-    if (mode != "NonIndexed" && !indexed) unsupported(causes, "spec.completionMode", mode, {"NonIndexed", "Indexed"});
+    if (mode != "NonIndexed" && !indexed)
+      fields::Errors{causes}.not_supported("spec.completionMode", mode, {"NonIndexed", "Indexed"});
     if (indexed) {
       if (!completions)
         causes.push_back({"FieldValueRequired", "Required value: when completion mode is Indexed", "spec.completions"});
@@ -556,8 +543,7 @@ void job_spec_causes(const json::object& spec, std::vector<StatusCause>& causes)
       causes.push_back({"FieldValueTooMany", fmt::format("Too many: {}: must have at most 20 items", rules->size()),
                         "spec.podFailurePolicy.rules"});
     for (std::size_t i = 0; rules && i < rules->size(); ++i) {
-      static const json::object kNone;
-      const json::object& rule = (*rules)[i].is_object() ? (*rules)[i].as_object() : kNone;
+      const json::object& rule = (*rules)[i].is_object() ? (*rules)[i].as_object() : fields::kNone;
       const std::string rp = fmt::format("spec.podFailurePolicy.rules[{}]", i);
       const std::string action = string_of(&rule, "action");
       if (action.empty())
@@ -570,7 +556,7 @@ void job_spec_causes(const json::object& spec, std::vector<StatusCause>& causes)
              fmt::format("Invalid value: {}: requires the backoffLimitPerIndex to be set", go_quote(action)),
              rp + ".action"});
       else if (action != "Count" && action != "FailIndex" && action != "FailJob" && action != "Ignore")
-        unsupported(causes, rp + ".action", action, {"Count", "FailIndex", "FailJob", "Ignore"});
+        fields::Errors{causes}.not_supported(rp + ".action", action, {"Count", "FailIndex", "FailJob", "Ignore"});
       const json::object* codes = object_at(rule, {"onExitCodes"});
       const json::array* conds = util::array_at(rule, {}, "onPodConditions");
       if (codes) {  // validatePodFailurePolicyRuleOnExitCodes
@@ -580,7 +566,7 @@ void job_spec_causes(const json::object& spec, std::vector<StatusCause>& causes)
           causes.push_back(
               {"FieldValueRequired", "Required value: valid values: " + go_q_list({"In", "NotIn"}), cp + ".operator"});
         else if (op != "In" && op != "NotIn")
-          unsupported(causes, cp + ".operator", op, {"In", "NotIn"});
+          fields::Errors{causes}.not_supported(cp + ".operator", op, {"In", "NotIn"});
         if (const json::value* cn = codes->if_contains("containerName");
             cn && cn->is_string() && !containers.count(std::string_view(cn->as_string())))
           causes.push_back({"FieldValueInvalid",
@@ -625,7 +611,7 @@ void job_spec_causes(const json::object& spec, std::vector<StatusCause>& causes)
           causes.push_back(
               {"FieldValueTooMany", fmt::format("Too many: {}: must have at most 20 items", conds->size()), pp});
         for (std::size_t j = 0; j < conds->size(); ++j) {
-          const json::object& c = (*conds)[j].is_object() ? (*conds)[j].as_object() : kNone;
+          const json::object& c = (*conds)[j].is_object() ? (*conds)[j].as_object() : fields::kNone;
           const std::string cp = fmt::format("{}[{}]", pp, j);
           const std::string type = string_of(&c, "type");
           for (const auto& m : qualified_name_errors(type))
@@ -637,7 +623,7 @@ void job_spec_causes(const json::object& spec, std::vector<StatusCause>& causes)
                               "Required value: valid values: " + go_q_list({"False", "True", "Unknown"}),
                               cp + ".status"});
           else if (status != "False" && status != "True" && status != "Unknown")
-            unsupported(causes, cp + ".status", status, {"False", "True", "Unknown"});
+            fields::Errors{causes}.not_supported(cp + ".status", status, {"False", "True", "Unknown"});
         }
       }
       if (codes && conds && !conds->empty())
@@ -658,8 +644,7 @@ void job_spec_causes(const json::object& spec, std::vector<StatusCause>& causes)
       } else {
         shown += "[]batch.SuccessPolicyRule{";
         for (std::size_t i = 0; i < rules->size(); ++i) {
-          static const json::object kNone;
-          const json::object& r = (*rules)[i].is_object() ? (*rules)[i].as_object() : kNone;
+          const json::object& r = (*rules)[i].is_object() ? (*rules)[i].as_object() : fields::kNone;
           shown += fmt::format("{}batch.SuccessPolicyRule{{SucceededIndexes:{}, SucceededCount:{}}}", i ? ", " : "",
                                go_opt_ptr(r, "succeededIndexes", "string"), go_opt_ptr(r, "succeededCount", "int32"));
         }
@@ -677,11 +662,10 @@ void job_spec_causes(const json::object& spec, std::vector<StatusCause>& causes)
         causes.push_back({"FieldValueTooMany", fmt::format("Too many: {}: must have at most 20 items", rules->size()),
                           "spec.successPolicy.rules"});
       for (std::size_t i = 0; rules && i < rules->size(); ++i) {
-        static const json::object kNone;
-        const json::object& r = (*rules)[i].is_object() ? (*rules)[i].as_object() : kNone;
+        const json::object& r = (*rules)[i].is_object() ? (*rules)[i].as_object() : fields::kNone;
         const std::string rp = fmt::format("spec.successPolicy.rules[{}]", i);
         const json::value* si = r.if_contains("succeededIndexes");
-        const auto count = int_member(&r, "succeededCount");
+        const auto count = fields::int_at(r, "succeededCount");
         if (!si && !r.contains("succeededCount"))
           causes.push_back({"FieldValueRequired",
                             "Required value: at least one of succeededCount or succeededIndexes must be specified",
@@ -726,9 +710,9 @@ void job_spec_causes(const json::object& spec, std::vector<StatusCause>& causes)
   if (const json::value* rp = spec.if_contains("podReplacementPolicy"); rp && rp->is_string()) {
     const std::string v(rp->as_string());
     if (pfp) {
-      if (v != "Failed") unsupported(causes, "spec.podReplacementPolicy", v, {"Failed"});
+      if (v != "Failed") fields::Errors{causes}.not_supported("spec.podReplacementPolicy", v, {"Failed"});
     } else if (v != "Failed" && v != "TerminatingOrFailed") {
-      unsupported(causes, "spec.podReplacementPolicy", v, {"Failed", "TerminatingOrFailed"});
+      fields::Errors{causes}.not_supported("spec.podReplacementPolicy", v, {"Failed", "TerminatingOrFailed"});
     }
   }
 }
@@ -912,8 +896,7 @@ void validate_kind(const ResourceType& t, const json::object& obj, std::vector<S
       } else {
         shown_sel += "[]core.ScopedResourceSelectorRequirement{";
         for (std::size_t i = 0; i < exprs->size(); ++i) {
-          static const json::object kNone;
-          const json::object& e = (*exprs)[i].is_object() ? (*exprs)[i].as_object() : kNone;
+          const json::object& e = (*exprs)[i].is_object() ? (*exprs)[i].as_object() : fields::kNone;
           shown_sel +=
               fmt::format("{}core.ScopedResourceSelectorRequirement{{ScopeName:{}, Operator:{}, Values:{}}}",
                           i ? ", " : "", go_quote(string_of(&e, "scopeName")), go_quote(string_of(&e, "operator")),
@@ -924,8 +907,7 @@ void validate_kind(const ResourceType& t, const json::object& obj, std::vector<S
       shown_sel += "}";
       std::set<std::string, std::less<>> seen;
       for (std::size_t i = 0; exprs && i < exprs->size(); ++i) {
-        static const json::object kNone;
-        const json::object& e = (*exprs)[i].is_object() ? (*exprs)[i].as_object() : kNone;
+        const json::object& e = (*exprs)[i].is_object() ? (*exprs)[i].as_object() : fields::kNone;
         const std::string scope = string_of(&e, "scopeName"), op = string_of(&e, "operator");
         const json::array* values = util::array_at(e, {}, "values");
         auto invalid = [&](const std::string& f, const std::string& shown, std::string_view why) {

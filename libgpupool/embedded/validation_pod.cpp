@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "embedded/typecheck.hpp"
+#include "embedded/validation_fields.hpp"
 #include "embedded/validation_kinds.hpp"
 #include "gpupool/names.hpp"
 #include "gpupool/quantity.hpp"
@@ -35,46 +36,7 @@
 namespace gpupool::embedded {
 namespace {
 
-namespace json = boost::json;
-using Causes = std::vector<StatusCause>;
-
-const json::object kNone;
-
-const json::object* object_at(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_object() ? &v->as_object() : nullptr;
-}
-const json::array* array_at(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_array() ? &v->as_array() : nullptr;
-}
-std::string string_at(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
-bool present(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && !v->is_null();
-}
-std::optional<std::int64_t> int_at(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  if (v && v->is_int64()) return v->as_int64();
-  if (v && v->is_uint64()) return static_cast<std::int64_t>(v->as_uint64());
-  return std::nullopt;
-}
-bool true_at(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_bool() && v->as_bool();
-}
-std::string q(std::string_view s) { return go_quote(s); }
-
-// The items of a list of structs (an item that is no object counts as Go's zero struct).
-std::vector<const json::object*> items(const json::object& o, std::string_view key) {
-  std::vector<const json::object*> out;
-  if (const json::array* a = array_at(o, key))
-    for (const auto& v : *a) out.push_back(v.is_object() ? &v.as_object() : &kNone);
-  return out;
-}
+using namespace fields;
 
 // The text of a quantity as JSON holds it (a string, or a bare number).
 using schema::quantity_text;
@@ -85,37 +47,6 @@ std::optional<Quantity> quantity_of(const json::value& v) {
     return std::nullopt;  // decoding refused it already
   }
 }
-
-// field.ErrorList, appended in order.
-struct Errors {
-  Causes& out;
-  void required(const std::string& f, std::string_view detail = {}) {
-    out.push_back(
-        {"FieldValueRequired", detail.empty() ? "Required value" : fmt::format("Required value: {}", detail), f});
-  }
-  void invalid(const std::string& f, const std::string& shown, std::string_view detail) {
-    out.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", shown, detail), f});
-  }
-  void invalid(const std::string& f, const std::string& value, const std::vector<std::string>& details) {
-    for (const auto& d : details) invalid(f, q(value), d);
-  }
-  void not_supported(const std::string& f, const std::string& value,
-                     std::initializer_list<std::string_view> supported) {
-    std::string list;
-    for (auto s : supported) list += (list.empty() ? "" : ", ") + q(s);
-    out.push_back(
-        {"FieldValueNotSupported", fmt::format("Unsupported value: {}: supported values: {}", q(value), list), f});
-  }
-  void forbidden(const std::string& f, std::string_view detail) {
-    out.push_back({"FieldValueForbidden", fmt::format("Forbidden: {}", detail), f});
-  }
-  void duplicate(const std::string& f, const std::string& shown) {
-    out.push_back({"FieldValueDuplicate", fmt::format("Duplicate value: {}", shown), f});
-  }
-  void not_found(const std::string& f, const std::string& shown) {
-    out.push_back({"FieldValueNotFound", fmt::format("Not found: {}", shown), f});
-  }
-};
 
 constexpr std::int64_t kMaxInt32 = 2147483647;
 const char* const kRangeError = "must be between 0 and 2147483647, inclusive";  // IsValidUserID / IsValidGroupID
@@ -1547,13 +1478,6 @@ void node_selector_term(Errors& e, const json::object& term, const std::string& 
 void weight(Errors& e, const json::object& term, const std::string& f) {
   const std::int64_t w = int_at(term, "weight").value_or(0);
   if (w <= 0 || w > 100) e.invalid(f + ".weight", std::to_string(w), "must be in the range 1-100");
-}
-
-std::vector<std::string> strings_at(const json::object& o, std::string_view key) {
-  std::vector<std::string> out;
-  if (const json::array* a = array_at(o, key))
-    for (const auto& v : *a) out.push_back(v.is_string() ? std::string(v.as_string()) : "");
-  return out;
 }
 
 // validateMatchLabelKeysAndMismatchLabelKeys (after a new pod's keys were merged into the

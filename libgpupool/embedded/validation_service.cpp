@@ -29,95 +29,22 @@
 
 #include "embedded/typecheck.hpp"
 #include "embedded/validation.hpp"
+#include "embedded/validation_fields.hpp"
 #include "embedded/validation_kinds.hpp"
 #include "gpupool/names.hpp"
 
 namespace gpupool::embedded {
 namespace {
 
-namespace json = boost::json;
-using Causes = std::vector<StatusCause>;
+using namespace fields;
 
-const json::object kNone;
-
-const json::object* object_at(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_object() ? &v->as_object() : nullptr;
-}
-const json::array* array_at(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_array() ? &v->as_array() : nullptr;
-}
-std::string string_at(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
-// A Go pointer (or map, or slice) field that JSON set: present and not null.
-bool present(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  return v && !v->is_null();
-}
-std::int64_t int_at(const json::object& o, std::string_view key) {
-  const json::value* v = o.if_contains(key);
-  if (v && v->is_int64()) return v->as_int64();
-  if (v && v->is_uint64()) return static_cast<std::int64_t>(v->as_uint64());
-  return 0;
-}
+// A Go int field (not a pointer): absent is 0.
+std::int64_t int_or_zero(const json::object& o, std::string_view key) { return int_at(o, key).value_or(0); }
 json::object& obj_at(json::object& o, std::string_view key) {
   auto& v = o[key];
   if (!v.is_object()) v = json::object{};
   return v.as_object();
 }
-// A []string field's items ("" for an item that is no string).
-std::vector<std::string> strings_at(const json::object& o, std::string_view key) {
-  std::vector<std::string> out;
-  if (const json::array* a = array_at(o, key))
-    for (const auto& v : *a) out.push_back(v.is_string() ? std::string(v.as_string()) : std::string());
-  return out;
-}
-// The items of a list of structs (an item that is no object counts as Go's zero struct).
-std::vector<const json::object*> items(const json::object& o, std::string_view key) {
-  std::vector<const json::object*> out;
-  if (const json::array* a = array_at(o, key))
-    for (const auto& v : *a) out.push_back(v.is_object() ? &v.as_object() : &kNone);
-  return out;
-}
-std::string q(std::string_view s) { return go_quote(s); }
-
-// A []string as %#v prints it: []string{"a", "b"}.
-std::string go_strings(const std::vector<std::string>& v) {
-  std::string out = "[]string{";
-  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + q(v[i]);
-  return out + "}";
-}
-
-// field.ErrorList, appended in order.
-struct Errors {
-  Causes& out;
-  void required(const std::string& f, std::string_view detail = {}) {
-    out.push_back(
-        {"FieldValueRequired", detail.empty() ? "Required value" : fmt::format("Required value: {}", detail), f});
-  }
-  void invalid(const std::string& f, const std::string& shown, std::string_view detail) {
-    out.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", shown, detail), f});
-  }
-  void invalid(const std::string& f, const std::string& value, const std::vector<std::string>& details) {
-    for (const auto& d : details) invalid(f, q(value), d);
-  }
-  void not_supported(const std::string& f, const std::string& value,
-                     std::initializer_list<std::string_view> supported) {
-    std::string list;
-    for (auto s : supported) list += (list.empty() ? "" : ", ") + q(s);
-    out.push_back(
-        {"FieldValueNotSupported", fmt::format("Unsupported value: {}: supported values: {}", q(value), list), f});
-  }
-  void forbidden(const std::string& f, std::string_view detail) {
-    out.push_back({"FieldValueForbidden", fmt::format("Forbidden: {}", detail), f});
-  }
-  void duplicate(const std::string& f, const std::string& shown) {
-    out.push_back({"FieldValueDuplicate", fmt::format("Duplicate value: {}", shown), f});
-  }
-};
 
 constexpr const char* kPortRange = "must be between 1 and 65535, inclusive";  // IsValidPortNum
 constexpr const char* kOnlyLoadBalancer = "may only be used when `type` is 'LoadBalancer'";
@@ -303,7 +230,7 @@ void service_port(Errors& e, const json::object& p, bool require_name, std::set<
     e.invalid(at + ".name", name, dns1123_label_errors(name));  // ValidateDNS1123Label
     if (!names.insert(name).second) e.duplicate(at + ".name", q(name));
   }
-  if (const std::int64_t port = int_at(p, "port"); port < 1 || port > 65535)
+  if (const std::int64_t port = int_or_zero(p, "port"); port < 1 || port > 65535)
     e.invalid(at + ".port", std::to_string(port), kPortRange);
   const std::string protocol = string_at(p, "protocol");
   if (protocol.empty())
@@ -335,7 +262,7 @@ void client_ip_affinity_config(Errors& e, const json::object& spec) {
   if (!present(*client, "timeoutSeconds"))
     return e.required("spec.sessionAffinityConfig.clientIP.timeoutSeconds", kWhen);
   // validateAffinityTimeout (core.MaxClientIPServiceAffinitySeconds: a day).
-  if (const std::int64_t t = int_at(*client, "timeoutSeconds"); t <= 0 || t > 86400)
+  if (const std::int64_t t = int_or_zero(*client, "timeoutSeconds"); t <= 0 || t > 86400)
     e.invalid("spec.sessionAffinityConfig.clientIP.timeoutSeconds", std::to_string(t),
               "must be greater than 0 and less than 86400");
 }
@@ -378,7 +305,7 @@ void default_service(json::object& svc) {
       const json::value* tp = po.if_contains("targetPort");
       if (!tp || tp->is_null() || (tp->is_int64() && tp->as_int64() == 0) ||
           (tp->is_string() && tp->as_string().empty()))
-        po["targetPort"] = int_at(po, "port");
+        po["targetPort"] = int_or_zero(po, "port");
     }
   if (externally_accessible(spec) && string_at(spec, "externalTrafficPolicy").empty())
     spec["externalTrafficPolicy"] = "Cluster";
@@ -546,7 +473,7 @@ bool should_allocate_node_ports(const json::object& spec) {
 // allocHealthCheckNodePort (a requested one the allocator refuses is an internal error there; not
 // reproduced).
 void alloc_health_check_node_port(json::object& spec, NodePortOperation& op) {
-  if (const std::int64_t hc = int_at(spec, "healthCheckNodePort"); hc != 0)
+  if (const std::int64_t hc = int_or_zero(spec, "healthCheckNodePort"); hc != 0)
     (void)op.allocate(hc);
   else
     spec["healthCheckNodePort"] = op.allocate_next();
@@ -569,7 +496,7 @@ bool same_value(const json::object& a, const json::object& b, std::string_view k
 std::set<std::int64_t> node_ports_of(const json::object& spec) {
   std::set<std::int64_t> out;
   for (const json::object* p : items(spec, "ports"))
-    if (const std::int64_t np = int_at(*p, "nodePort"); np != 0) out.insert(np);
+    if (const std::int64_t np = int_or_zero(*p, "nodePort"); np != 0) out.insert(np);
   return out;
 }
 
@@ -594,15 +521,15 @@ void allocate_service(const ResourceType& t, json::object& svc, bool dry_run) {
       for (std::size_t i = 0; i < ports.size(); ++i) {
         if (!ports[i].is_object()) continue;
         auto& p = ports[i].as_object();
-        const std::int64_t port = int_at(p, "port"), node_port = int_at(p, "nodePort");
+        const std::int64_t port = int_or_zero(p, "port"), node_port = int_or_zero(p, "nodePort");
         if (node_port == 0 && !allocate_all) continue;
         if (const auto it = by_port.find(port); it == by_port.end() || it->second == 0) {
           // findRequestedNodePort: the first node port asked for this port.
           std::int64_t asked = 0;
           for (const auto& other : ports)
-            if (other.is_object() && int_at(other.as_object(), "port") == port &&
-                int_at(other.as_object(), "nodePort") != 0) {
-              asked = int_at(other.as_object(), "nodePort");
+            if (other.is_object() && int_or_zero(other.as_object(), "port") == port &&
+                int_or_zero(other.as_object(), "nodePort") != 0) {
+              asked = int_or_zero(other.as_object(), "nodePort");
               break;
             }
           if (asked != 0) {
@@ -645,16 +572,16 @@ void update_service(const ResourceType& t, json::object& svc, const json::object
     const auto before = node_ports_of(old), after = node_ports_of(spec);
     std::set_intersection(before.begin(), before.end(), after.begin(), after.end(), std::inserter(used, used.end()));
     std::map<std::string, std::int64_t> by_name;
-    for (const json::object* p : items(old, "ports")) by_name[string_at(*p, "name")] = int_at(*p, "nodePort");
+    for (const json::object* p : items(old, "ports")) by_name[string_at(*p, "name")] = int_or_zero(*p, "nodePort");
     if (json::value* pv = spec.if_contains("ports"); pv && pv->is_array())
       for (auto& p : pv->as_array()) {
-        if (!p.is_object() || int_at(p.as_object(), "nodePort") != 0) continue;
+        if (!p.is_object() || int_or_zero(p.as_object(), "nodePort") != 0) continue;
         const auto it = by_name.find(string_at(p.as_object(), "name"));
         if (it != by_name.end() && it->second != 0 && !used.count(it->second)) p.as_object()["nodePort"] = it->second;
       }
   }
-  if (needs_health_check(old) && needs_health_check(spec) && int_at(spec, "healthCheckNodePort") == 0 &&
-      int_at(old, "healthCheckNodePort") != 0)
+  if (needs_health_check(old) && needs_health_check(spec) && int_or_zero(spec, "healthCheckNodePort") == 0 &&
+      int_or_zero(old, "healthCheckNodePort") != 0)
     spec["healthCheckNodePort"] = old.at("healthCheckNodePort");
 
   // normalizeClusterIPs (an update).
@@ -685,7 +612,7 @@ void update_service(const ResourceType& t, json::object& svc, const json::object
         auto& pval = pv->as_array()[i];
         if (!pval.is_object()) continue;
         auto& p = pval.as_object();
-        const std::int64_t np = int_at(p, "nodePort");
+        const std::int64_t np = int_or_zero(p, "nodePort");
         if (np == 0 && !allocate_all) continue;
         if (np != 0) {
           if (!before.count(np) && !taken.count(np)) {
@@ -720,7 +647,7 @@ void update_service(const ResourceType& t, json::object& svc, const json::object
           if (p.is_object()) p.as_object().erase("nodePort");
   }
   if (needs_health_check(old) && !needs_health_check(spec) &&
-      int_at(old, "healthCheckNodePort") == int_at(spec, "healthCheckNodePort"))
+      int_or_zero(old, "healthCheckNodePort") == int_or_zero(spec, "healthCheckNodePort"))
     spec.erase("healthCheckNodePort");
   if (old_type == "LoadBalancer" && type != "LoadBalancer" && present(old, "allocateLoadBalancerNodePorts") &&
       present(spec, "allocateLoadBalancerNodePorts") &&
@@ -793,7 +720,7 @@ void validate_service_update(const json::object& svc, const json::object& old_sv
               "may not change once set");
   // validateServiceExternalTrafficFieldsUpdate.
   if (needs_health_check(old) && needs_health_check(spec) &&
-      int_at(spec, "healthCheckNodePort") != int_at(old, "healthCheckNodePort"))
+      int_or_zero(spec, "healthCheckNodePort") != int_or_zero(old, "healthCheckNodePort"))
     e.forbidden("spec.healthCheckNodePort", "field is immutable");
 }
 
@@ -819,7 +746,7 @@ void validate_service(const json::object& svc, Causes& causes) {
   if (ports.empty() && !is_headless && type != "ExternalName") e.required("spec.ports");
   if (type == "LoadBalancer") {
     for (std::size_t i = 0; i < ports.size(); ++i)
-      if (int_at(*ports[i], "port") == 10250)  // ports.KubeletPort
+      if (int_or_zero(*ports[i], "port") == 10250)  // ports.KubeletPort
         e.invalid(fmt::format("spec.ports[{}]", i), "10250",
                   "may not expose port 10250 externally since it is used by kubelet");
     if (is_headless) e.invalid("spec.clusterIPs[0]", q("None"), "may not be set to 'None' for LoadBalancer services");
@@ -881,13 +808,13 @@ void validate_service(const json::object& svc, Causes& causes) {
 
   if (type == "ClusterIP")
     for (std::size_t i = 0; i < ports.size(); ++i)
-      if (int_at(*ports[i], "nodePort") != 0)
+      if (int_or_zero(*ports[i], "nodePort") != 0)
         e.forbidden(fmt::format("spec.ports[{}].nodePort", i), "may not be used when `type` is 'ClusterIP'");
 
   // No node port twice for a protocol.
   std::set<std::pair<std::string, std::int64_t>> node_ports;
   for (std::size_t i = 0; i < ports.size(); ++i) {
-    const std::int64_t np = int_at(*ports[i], "nodePort");
+    const std::int64_t np = int_or_zero(*ports[i], "nodePort");
     if (np == 0) continue;
     if (!node_ports.insert({string_at(*ports[i], "protocol"), np}).second)
       e.duplicate(fmt::format("spec.ports[{}].nodePort", i), std::to_string(np));
@@ -896,7 +823,7 @@ void validate_service(const json::object& svc, Causes& causes) {
   std::set<std::pair<std::string, std::int64_t>> seen_ports;
   for (std::size_t i = 0; i < ports.size(); ++i) {
     const std::string protocol = string_at(*ports[i], "protocol");
-    const std::int64_t port = int_at(*ports[i], "port");
+    const std::int64_t port = int_or_zero(*ports[i], "port");
     if (!seen_ports.insert({protocol, port}).second)
       e.duplicate(fmt::format("spec.ports[{}]", i),
                   fmt::format("core.ServicePort{{Name:\"\", Protocol:{}, AppProtocol:(*string)(nil), Port:{}, "
@@ -954,7 +881,7 @@ void validate_service(const json::object& svc, Causes& causes) {
   } else if (etp != "Cluster" && etp != "Local") {
     e.not_supported("spec.externalTrafficPolicy", etp, {"Cluster", "Local"});
   }
-  const std::int64_t hc = int_at(spec, "healthCheckNodePort");
+  const std::int64_t hc = int_or_zero(spec, "healthCheckNodePort");
   if (!needs_health_check(spec)) {
     if (hc != 0)
       e.invalid("spec.healthCheckNodePort", std::to_string(hc),
