@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "api_fixture.hpp"
 #include "embedded/api.hpp"
 
 using namespace gpupool;
@@ -14,30 +15,7 @@ namespace json = boost::json;
 
 namespace {
 
-struct ServiceFixture {
-  Clock clock = Clock::manual();
-  Store store{clock};
-  Api api{store, {}};
-  ServiceFixture() {
-    store.create(store.type("", "namespaces"), "", json::object{{"metadata", json::object{{"name", "default"}}}});
-  }
-  Response call(std::string method, std::string path, std::string body, std::string content_type = "application/json") {
-    Request r;
-    r.method = std::move(method);
-    const auto qm = path.find('?');
-    r.path = path.substr(0, qm);
-    if (qm != std::string::npos) {
-      const std::string q = path.substr(qm + 1);
-      const auto eq = q.find('=');
-      r.query.emplace(q.substr(0, eq), q.substr(eq + 1));
-    }
-    r.body = std::move(body);
-    r.content_type = std::move(content_type);
-    r.accept = "application/json";
-    r.user = "admin";
-    r.groups = {"system:masters"};
-    return api.handle(r);
-  }
+struct ServiceFixture : testing::ApiFixture {
   Response create(const std::string& name, const std::string& spec, bool dry_run = true) {
     return call("POST", std::string("/api/v1/namespaces/default/services") + (dry_run ? "?dryRun=All" : ""),
                 R"({"apiVersion":"v1","kind":"Service","metadata":{"name":")" + name + R"("},"spec":)" + spec + "}");

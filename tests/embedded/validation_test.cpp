@@ -5,6 +5,7 @@
 
 #include <array>
 
+#include "api_fixture.hpp"
 #include "embedded/api.hpp"
 #include "embedded/controllers.hpp"
 
@@ -14,38 +15,7 @@ namespace json = boost::json;
 
 namespace {
 
-struct Fixture {
-  Clock clock = Clock::manual();
-  Store store{clock};
-  Api api{store, {}};
-  Fixture() {
-    store.create(store.type("", "namespaces"), "", json::object{{"metadata", json::object{{"name", "default"}}}});
-  }
-  Response call(std::string method, std::string path, std::string body = "",
-                std::string content_type = "application/json") {
-    Request r;
-    r.method = std::move(method);
-    const auto qm = path.find('?');
-    r.path = path.substr(0, qm);
-    if (qm != std::string::npos) {
-      std::string q = path.substr(qm + 1);
-      for (std::size_t i = 0; i <= q.size();) {
-        auto amp = q.find('&', i);
-        if (amp == std::string::npos) amp = q.size();
-        const auto part = q.substr(i, amp - i);
-        const auto eq = part.find('=');
-        r.query.emplace(part.substr(0, eq), eq == std::string::npos ? "" : part.substr(eq + 1));
-        i = amp + 1;
-      }
-    }
-    r.body = std::move(body);
-    r.content_type = std::move(content_type);
-    r.accept = "application/json";
-    r.user = "admin";
-    r.groups = {"system:masters"};
-    return api.handle(r);
-  }
-};
+using Fixture = testing::ApiFixture;
 
 std::string deployment(const std::string& kind, const std::string& replicas) {
   return R"({"apiVersion":"apps/v1","kind":")" + kind + R"(","metadata":{"name":"d1"},"spec":{"replicas":)" + replicas +
