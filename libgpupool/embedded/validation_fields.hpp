@@ -10,11 +10,11 @@
 #include <string_view>
 #include <vector>
 
-#include <boost/json.hpp>
 #include <fmt/format.h>
+#include <boost/json.hpp>
 
-#include "gpupool/error.hpp"  // StatusCause
 #include "embedded/typecheck.hpp"  // go_quote
+#include "gpupool/error.hpp"       // StatusCause
 
 namespace gpupool::embedded::fields {
 
