@@ -290,25 +290,35 @@ void count_gpus(const detail::ClusterImpl& impl, const json::object& workload, c
   }
 }
 
-/// The InternalIP of each of `nodes` not in `node_ips` yet, asked together (one round trip);
-/// the node's name where it has none or the user may not read nodes.
-void read_node_ips(const detail::ClusterImpl& impl, const std::set<std::string>& nodes,
-                   std::map<std::string, std::string>& node_ips) {
-  std::vector<Client::Read> reads;
+/// Reads of the nodes in `nodes` whose IP `node_ips` does not hold yet (appended to `reads`),
+/// speculative: a user that may not read nodes still sees the node's name.
+void add_node_reads(const std::set<std::string>& nodes, const std::map<std::string, std::string>& node_ips,
+                    std::vector<Client::Read>& reads) {
   for (const auto& n : nodes)
-    if (!n.empty() && !node_ips.count(n)) reads.push_back({kNodes, "", n});
-  if (reads.empty()) return;
-  std::vector<Client::ReadResult> found;
-  try {
-    found = impl.client->read_each(reads);
-  } catch (const ApiError&) {
-    // A user that may not read nodes still sees the node's name.
-  }
+    if (!n.empty() && !node_ips.count(n)) {
+      Client::Read r{kNodes, "", n};
+      r.speculative = true;
+      reads.push_back(std::move(r));
+    }
+}
+
+/// The InternalIP of each node read by add_node_reads (reads[i] answered by found[i]); the
+/// node's name where it has none or could not be read.
+void take_node_ips(const std::vector<Client::Read>& reads, const std::vector<Client::ReadResult>& found,
+                   std::map<std::string, std::string>& node_ips) {
   for (std::size_t i = 0; i < reads.size(); ++i) {
+    if (reads[i].ref.resource != kNodes.resource) continue;
     std::string ip;
     if (i < found.size() && found[i].object) ip = Node::from_json(*found[i].object).internal_ip();
     node_ips[reads[i].name] = ip.empty() ? reads[i].name : ip;
   }
+}
+
+void read_node_ips(const detail::ClusterImpl& impl, const std::set<std::string>& nodes,
+                   std::map<std::string, std::string>& node_ips) {
+  std::vector<Client::Read> reads;
+  add_node_reads(nodes, node_ips, reads);
+  if (!reads.empty()) take_node_ips(reads, impl.client->read_each(reads), node_ips);
 }
 
 JobInfo build_info(const detail::ClusterImpl& impl, const JobLookup& job, std::map<std::string, std::string>& node_ips,
@@ -343,11 +353,11 @@ JobInfo build_info(const detail::ClusterImpl& impl, const JobLookup& job, std::m
     read_node_ips(impl, {node}, node_ips);
     return node_ips[node];
   };
-  {
-    std::set<std::string> nodes;  // every node of the job's pods, asked in one round trip
-    for (const auto& p : pods) nodes.insert(str_at(p.as_object(), {"spec", "nodeName"}));
-    read_node_ips(impl, nodes, node_ips);
-  }
+  // A started pod carries its node's IP: the kubelet sets status.hostIP to the node's first
+  // InternalIP, else ExternalIP (pkg/kubelet/kubelet_pods.go generateAPIPodStatus,
+  // nodeutil.GetNodeHostIPs), which is also what Arena's NODE column shows. Only the nodes of
+  // pods without one (scheduled, not reported by their kubelet yet) are read.
+  std::set<std::string> nodes;
   for (const auto& p : pods) {
     const auto& pod = p.as_object();
     Instance i;
@@ -355,7 +365,12 @@ JobInfo build_info(const detail::ClusterImpl& impl, const JobLookup& job, std::m
     i.phase = str_at(pod, {"status", "phase"});
     if (i.phase.empty()) i.phase = "Pending";
     i.node = str_at(pod, {"spec", "nodeName"});
-    i.node_ip = ip_of(i.node);
+    if (!i.node.empty() && !node_ips.count(i.node)) {
+      if (std::string host_ip = str_at(pod, {"status", "hostIP"}); !host_ip.empty())
+        node_ips[i.node] = std::move(host_ip);
+      else
+        nodes.insert(i.node);
+    }
     i.created = time_at(pod, {"metadata", "creationTimestamp"}).value_or(info.created);
     info.instances.push_back(std::move(i));
     if (!info.started) {
@@ -366,18 +381,28 @@ JobInfo build_info(const detail::ClusterImpl& impl, const JobLookup& job, std::m
   std::sort(info.instances.begin(), info.instances.end(), [](const Instance& a, const Instance& b) {
     return std::pair(instance_rank(a.name), a.name) < std::pair(instance_rank(b.name), b.name);
   });
-  info.status = derive_status(job.kind, o, info.instances);
+  info.status = derive_status(job.kind, o, info.instances);  // from the pods' phases, not their nodes
+  // The nodes' IPs and, for a job that is stuck, the controllers' FailedCreate events: one round
+  // trip. Only those events are read (a field of events the API server selects on:
+  // pkg/registry/core/event/strategy.go ToSelectableFields): a busy namespace holds thousands.
+  const bool stuck = info.status == JobStatus::Pending || info.instances.empty();
+  std::vector<Client::Read> reads;
+  add_node_reads(nodes, node_ips, reads);
+  if (stuck) {
+    Client::Read events{kEvents, info.namespace_.empty() ? impl.ns : info.namespace_, ""};
+    events.list.field_selector = "reason=FailedCreate";
+    reads.push_back(std::move(events));
+  }
+  std::vector<Client::ReadResult> found;
+  if (!reads.empty()) found = impl.client->read_each(reads);
+  take_node_ips(reads, found, node_ips);
+  for (auto& i : info.instances) i.node_ip = i.node.empty() ? "" : node_ips[i.node];
   count_gpus(impl, o, pods, info);
   info.observed = impl.client->server_now();
   info.queue = queue_status(impl, o);  // Kueue (cluster/queues.cpp)
-  if (info.status == JobStatus::Pending || info.instances.empty()) {
+  if (stuck) {
     // Stuck? Say why when the API can tell (a missing scheduler or operator, refused pods).
-    // Only the controllers' FailedCreate events are read (a field of events the API server selects
-    // on: pkg/registry/core/event/strategy.go ToSelectableFields): a busy namespace holds thousands.
-    ListOptions failed_creates;
-    failed_creates.field_selector = "reason=FailedCreate";
-    const json::array events =
-        impl.client->list_all(kEvents, info.namespace_.empty() ? impl.ns : info.namespace_, failed_creates);
+    const json::array& events = found.back().items;
     info.notes = stuck_notes(impl, StuckInput{job.kind, job.ref.group, o, pods, &events, info.observed});
   }
   if (info.queue && info.queue->state != "admitted" && info.queue->state != "finished")
@@ -398,10 +423,12 @@ JobInfo build_info(const detail::ClusterImpl& impl, const JobLookup& job, std::m
     const json::object* waiting = nullptr;
     const json::array tb_pods = impl.client->list_all(kPods, impl.ns, so);
     for (const auto& p : tb_pods) {
-      if (str_at(p.as_object(), {"status", "phase"}) == "Running")
-        ip = ip_of(str_at(p.as_object(), {"spec", "nodeName"}));
-      else if (!waiting)
+      if (str_at(p.as_object(), {"status", "phase"}) == "Running") {
+        ip = str_at(p.as_object(), {"status", "hostIP"});  // as the instances' IPs above
+        if (ip.empty()) ip = ip_of(str_at(p.as_object(), {"spec", "nodeName"}));
+      } else if (!waiting) {
         waiting = &p.as_object();
+      }
     }
     if (!ip.empty())
       info.tensorboard_url = fmt::format("http://{}:{}", ip, port);

@@ -312,6 +312,23 @@ struct HttpServer::Impl {
     }
     const Identity cert_id = identity_from_certificate(stream.native_handle());
     boost::beast::flat_buffer buf;
+    buf.reserve(16 * 1024);  // a TLS record's worth per read (beast reads 512 bytes into an empty buffer)
+    // Answers to pipelined requests leave together: while the next request's head is already
+    // read, a plain answer waits in `pending` and goes out with the next ones in one TLS write
+    // (a record and a send each cost more than the answer: ten 404s of `gpupool get` were ten
+    // sends). Anything that is not a plain answer, or a wait for more input, sends them first.
+    std::string pending;
+    boost::system::error_code wec;  // the last flush's
+    auto flush = [&] {
+      if (pending.empty()) return !wec;
+      net::write(stream, net::buffer(pending), wec);
+      pending.clear();
+      return !wec;
+    };
+    auto next_head_read = [&] {
+      const auto b = buf.data();
+      return std::string_view(static_cast<const char*>(b.data()), b.size()).find("\r\n\r\n") != std::string_view::npos;
+    };
     while (!stopping) {
       http::request_parser<http::string_body> parser;
       parser.body_limit(64 * 1024 * 1024);
@@ -351,6 +368,7 @@ struct HttpServer::Impl {
       }
       const bool keep_alive = req.keep_alive();
       const auto decision = faults.decide(verb_of(r));
+      if ((decision.action != FaultInjector::Action::None || decision.latency.count() > 0) && !flush()) break;
       // An injected delay, in slices so that stop() need not wait it out.
       for (const auto until = std::chrono::steady_clock::now() + decision.latency;
            !stopping && std::chrono::steady_clock::now() < until;)
@@ -392,7 +410,10 @@ struct HttpServer::Impl {
       auto run_after = [&resp] {
         if (auto after = std::move(resp.after)) after();
       };
-      if (resp.takeover || resp.stream) run_after();
+      if (resp.takeover || resp.stream) {
+        if (!flush()) break;
+        run_after();
+      }
       if (resp.takeover) {
         // The connection is the handler's from here on: it speaks to the socket through OpenSSL
         // directly (Asio's engine keeps ciphertext in a memory BIO pair; the client sent nothing
@@ -415,9 +436,19 @@ struct HttpServer::Impl {
         res.body() = std::move(resp.body);
         res.keep_alive(keep_alive);
         res.prepare_payload();
-        http::write(stream, res, ec);
+        http::serializer<false, http::string_body> sr{res};
+        while (!ec && !sr.is_done())
+          sr.next(ec, [&](boost::system::error_code&, const auto& buffers) {
+            for (const auto b : boost::beast::buffers_range_ref(buffers))
+              pending.append(static_cast<const char*>(b.data()), b.size());
+            sr.consume(boost::beast::buffer_bytes(buffers));
+          });
+        if (ec) break;
+        // A write's answer leaves at once: its controllers run after it (resp.after).
+        const bool sent =
+            !keep_alive || resp.after || pending.size() >= 256 * 1024 || !next_head_read() ? flush() : true;
         run_after();
-        if (ec || !keep_alive) break;
+        if (!sent || !keep_alive) break;
         continue;
       }
       std::string head = fmt::format(
@@ -449,6 +480,7 @@ struct HttpServer::Impl {
       net::write(stream, net::buffer(std::string_view("0\r\n\r\n")), ec);
       if (ec || !keep_alive) break;
     }
+    flush();  // a pipelined request that could not be read still has its elders answered
     stream.next_layer().close(ec);
   }
 };

@@ -11,10 +11,13 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <set>
 #include <sstream>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "gpupool/client.hpp"
@@ -304,9 +307,29 @@ TEST_CASE("a CRD removed since the cache was written: list and get skip its kind
   CHECK(resources.find("\"trainjobs\"") == std::string::npos);
 }
 
-TEST_CASE("get: the job's name, pods and TensorBoard services in one round trip, all its nodes in one more") {
+namespace {
+
+/// (GET requests, round trips) among the log's request lines: a round trip is a request sent
+/// alone or the first of a pipelined batch.
+std::pair<int, int> get_round_trips(Logged& log, std::vector<std::string>* node_reads = nullptr) {
+  int requests = 0, round_trips = 0;
+  std::lock_guard lock(log.mu);
+  for (const auto& l : log.lines) {
+    if (l.rfind("GET ", 0) != 0 || l.find(" -> ") == std::string::npos) continue;
+    ++requests;
+    if (node_reads && l.rfind("GET /api/v1/nodes/", 0) == 0) node_reads->push_back(l);
+    const auto p = l.find("pipelined ");
+    if (p == std::string::npos || l.compare(p, 12, "pipelined 1/") == 0) ++round_trips;
+  }
+  return {requests, round_trips};
+}
+
+}  // namespace
+
+TEST_CASE("get: the job's name, pods and TensorBoard services in one round trip, nodes only for pods not started") {
   gpupool::EmbeddedOptions eo;
   eo.topology = "seed";
+  eo.manual_clock = true;
   EmbeddedServer server(eo);
   Logged log;
   gpupool::Cluster cluster = log.connect(server);
@@ -318,27 +341,47 @@ TEST_CASE("get: the job's name, pods and TensorBoard services in one round trip,
   o.workers = 3;
   o.command = "sleep 100";
   cluster.submit(gpupool::to_workload(o));
-  server.advance(std::chrono::seconds(5));
+
+  // Pods whose kubelet has not reported yet have no status.hostIP: their nodes are read, all of
+  // them in one more round trip. (The embedded kubelet reports at once, so the reports are
+  // taken back here, with kubectl.)
+  const std::string kubectl = "kubectl --kubeconfig '" + server.admin_kubeconfig() + "' ";
+  for (const auto& p : cluster.client().list_all({"", "v1", "pods", "Pod", true}, "default")) {
+    const std::string name(p.as_object().at("metadata").as_object().at("name").as_string());
+    REQUIRE(std::system((kubectl + "patch pod " + name +
+                         " --subresource=status --type=merge -p '{\"status\":{\"hostIP\":null,\"hostIPs\":null}}'"
+                         " >/dev/null")
+                            .c_str()) == 0);
+  }
   log.clear();
-  const gpupool::JobInfo info = cluster.get("rt");
+  gpupool::JobInfo info = cluster.get("rt");
   REQUIRE(info.instances.size() == 4);
   std::set<std::string> nodes;
   for (const auto& i : info.instances) nodes.insert(i.node);
   REQUIRE(nodes.size() >= 2);  // one GET per node would show as more round trips
   for (const auto& i : info.instances) CHECK(i.node_ip.rfind("192.168.", 0) == 0);
-  // Requests that start a round trip: alone, or the first of a pipelined batch.
-  int requests = 0, round_trips = 0;
-  {
-    std::lock_guard lock(log.mu);
-    for (const auto& l : log.lines) {
-      if (l.rfind("GET ", 0) != 0 || l.find(" -> ") == std::string::npos) continue;
-      ++requests;
-      const auto p = l.find("pipelined ");
-      if (p == std::string::npos || l.compare(p, 12, "pipelined 1/") == 0) ++round_trips;
-    }
-  }
+  std::vector<std::string> node_reads;
+  auto [requests, round_trips] = get_round_trips(log, &node_reads);
+  CHECK(node_reads.size() == nodes.size());
   CHECK(requests >= 8 + 2 + 2);  // the kinds, the pods and services, the nodes
   CHECK(round_trips == 2);
+
+  // Reported: each pod carries its node's IP (status.hostIP, the node's InternalIP), so get
+  // reads no node at all: one round trip, the same IPs.
+  server.advance(std::chrono::seconds(5));
+  std::map<std::string, std::string> before;
+  for (const auto& i : info.instances) before[i.name] = i.node_ip;
+  log.clear();
+  info = cluster.get("rt");
+  REQUIRE(info.instances.size() == 4);
+  for (const auto& i : info.instances) {
+    CHECK(i.phase == "Running");
+    CHECK(i.node_ip == before[i.name]);
+  }
+  node_reads.clear();
+  std::tie(requests, round_trips) = get_round_trips(log, &node_reads);
+  CHECK(node_reads.empty());
+  CHECK(round_trips == 1);
 }
 
 TEST_CASE("submit: the name's reads and the pods' dry runs in one round trip, the create in one more") {

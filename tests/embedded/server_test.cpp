@@ -356,38 +356,57 @@ SSL_CTX* client_context(const std::string& ca_pem) {
   return ctx;
 }
 
-// One HTTPS request on a connection of its own (Connection: close), trusting only the cluster's
-// CA: a bare OpenSSL client, since this layer's tests do not link the kube layer's transport.
+// A TLS connection to the server trusting only the cluster's CA: a bare OpenSSL client, since
+// this layer's tests do not link the kube layer's transport. `connected`: the handshake passed.
+struct TlsConn {
+  int fd = -1;
+  SSL_CTX* ctx = nullptr;
+  SSL* ssl = nullptr;
+  bool connected = false;
+  explicit TlsConn(const EmbeddedServer& s) {
+    fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(fd >= 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(s.port()));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+    const timeval tv{10, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    ctx = client_context(s.ca_pem());
+    ssl = SSL_new(ctx);
+    SSL_set_fd(ssl, fd);
+    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), "127.0.0.1");
+    connected = SSL_connect(ssl) == 1;
+  }
+  ~TlsConn() {
+    SSL_free(ssl);
+    SSL_CTX_free(ctx);
+    ::close(fd);
+  }
+  TlsConn(const TlsConn&) = delete;
+  TlsConn& operator=(const TlsConn&) = delete;
+  /// Writes `data` in one SSL_write, then reads until the server closes: what each SSL_read
+  /// gave, in order (a TLS record at most each).
+  std::vector<std::string> exchange(const std::string& data) {
+    std::vector<std::string> reads;
+    if (!connected || SSL_write(ssl, data.data(), static_cast<int>(data.size())) <= 0) return reads;
+    char buf[16384];
+    int n;
+    while ((n = SSL_read(ssl, buf, sizeof buf)) > 0) reads.emplace_back(buf, static_cast<std::size_t>(n));
+    return reads;
+  }
+};
+
+// One HTTPS request on a connection of its own (Connection: close).
 Http https(const EmbeddedServer& s, const std::string& token, const std::string& method, const std::string& path,
            const std::string& body = "") {
   Http h;
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<std::uint16_t>(s.port()));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  const timeval tv{10, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  SSL_CTX* ctx = client_context(s.ca_pem());
-  SSL* ssl = SSL_new(ctx);
-  SSL_set_fd(ssl, fd);
-  X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), "127.0.0.1");
+  const std::string req = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" +
+                          "Authorization: Bearer " + token + "\r\nContent-Type: application/json\r\n" +
+                          "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
   std::string in;
-  if (SSL_connect(ssl) == 1) {
-    const std::string req = method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" +
-                            "Authorization: Bearer " + token + "\r\nContent-Type: application/json\r\n" +
-                            "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
-    if (SSL_write(ssl, req.data(), static_cast<int>(req.size())) > 0) {
-      char buf[16384];
-      int n;
-      while ((n = SSL_read(ssl, buf, sizeof buf)) > 0) in.append(buf, static_cast<std::size_t>(n));
-    }
-  }
-  SSL_free(ssl);
-  SSL_CTX_free(ctx);
-  ::close(fd);
+  for (const auto& piece : TlsConn(s).exchange(req)) in += piece;
   const auto head_end = in.find("\r\n\r\n");
   if (in.rfind("HTTP/1.1 ", 0) != 0 || head_end == std::string::npos) return h;
   h.status = std::stol(in.substr(9, 3));
@@ -411,6 +430,29 @@ Http https(const EmbeddedServer& s, const std::string& token, const std::string&
   }
   h.answered = true;
   return h;
+}
+
+// Several requests written at once on one connection (one TLS record), the last with
+// Connection: close; returns what each SSL_read gave, in order (a TLS record at most each).
+std::vector<std::string> pipelined_reads(const EmbeddedServer& s, const std::string& token,
+                                         const std::vector<std::pair<std::string, std::string>>& requests) {
+  std::string all;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const auto& [method, path] = requests[i];
+    const std::string body = method == "POST" ? R"({"metadata":{"name":"piped"},"data":{"a":"b"}})" : "";
+    all += method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + token +
+           "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n" +
+           (i + 1 == requests.size() ? "Connection: close\r\n" : "") + "\r\n" + body;
+  }
+  return TlsConn(s).exchange(all);
+}
+
+// The status codes of the responses in `text`, in order.
+std::vector<int> statuses_in(const std::string& text) {
+  std::vector<int> out;
+  for (auto p = text.find("HTTP/1.1 "); p != std::string::npos; p = text.find("HTTP/1.1 ", p + 1))
+    out.push_back(std::stoi(text.substr(p + 9, 3)));
+  return out;
 }
 
 std::string token_of(const std::string& kubeconfig) {
@@ -1090,4 +1132,34 @@ TEST_CASE("TLS sessions age by the server's clock: renewed past half their lifet
   CHECK_FALSE(a.resumed);
   CHECK(a.status == 200);
   CHECK(a.body == "alice");
+}
+
+TEST_CASE("pipelined requests: plain answers leave together, a write's answer at once") {
+  Cluster c("seed");
+  const std::string token = token_of(c.server.kubeconfig("alice"));
+  REQUIRE_FALSE(token.empty());
+  const std::string own = "/api/v1/namespaces/alice/";
+  // Five reads written at once: their answers (200, 404, 403, 200, 200) in one TLS write, so
+  // the first read of the client has them all, in order.
+  auto reads = pipelined_reads(c.server, token,
+                               {{"GET", own + "pods"},
+                                {"GET", own + "pods/nothing"},
+                                {"GET", "/api/v1/namespaces/bob/pods"},
+                                {"GET", "/api/v1/nodes"},
+                                {"GET", own + "configmaps"}});
+  REQUIRE(!reads.empty());
+  CHECK(statuses_in(reads.front()) == std::vector<int>{200, 404, 403, 200, 200});
+  std::string whole;
+  for (const auto& r : reads) whole += r;
+  CHECK(statuses_in(whole) == std::vector<int>{200, 404, 403, 200, 200});
+
+  // A write between reads: the answers before it leave with its own, before its controllers
+  // run; the read after it is answered on its own.
+  reads = pipelined_reads(c.server, token,
+                          {{"GET", own + "pods"}, {"POST", own + "configmaps"}, {"GET", own + "configmaps/piped"}});
+  REQUIRE(reads.size() >= 2);
+  CHECK(statuses_in(reads[0]) == std::vector<int>{200, 201});
+  whole.clear();
+  for (const auto& r : reads) whole += r;
+  CHECK(statuses_in(whole) == std::vector<int>{200, 201, 200});
 }
