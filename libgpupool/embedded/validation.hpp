@@ -113,9 +113,6 @@ void validate_service(const boost::json::object& svc, std::vector<StatusCause>& 
 /// externalIPs / externalName).
 std::vector<std::string> service_warnings(const boost::json::object& svc);
 
-/// netutils.ParseIPSloppy accepts `s`: IPv4 (leading zeros allowed) or IPv6.
-bool valid_ip(const std::string& s);
-
 /// The pod strategy's applyAppArmorVersionSkew on a new pod: AppArmor annotations and profile
 /// fields made to agree, a deprecation warning appended for each annotation without a field.
 void apparmor_version_skew(boost::json::object& pod, std::vector<std::string>* warnings);

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "embedded/controllers_util.hpp"
+#include "embedded/ip_parse.hpp"
 #include "embedded/schema.hpp"
 #include "embedded/typecheck.hpp"
 #include "embedded/validation.hpp"
@@ -82,21 +83,12 @@ std::string go_strings(const json::array& a) {
   return out + "}";
 }
 
-// netutils.ParseCIDRSloppy: an address (IPv4 with leading zeros allowed, or IPv6), '/', and a
-// decimal prefix length within the family's bits. The family (4 or 6), or nullopt.
+// netutils.IPFamilyOfCIDRString: 4 or 6 for a CIDR ParseCIDRSloppy accepts (an IPv4-mapped IPv6
+// address counts as IPv4: IPFamilyOf's To4() != nil), else nullopt.
 std::optional<int> cidr_family(const std::string& s) {
-  const auto slash = s.find('/');
-  if (slash == std::string::npos) return std::nullopt;
-  const std::string ip = s.substr(0, slash), bits = s.substr(slash + 1);
-  if (!valid_ip(ip) || bits.empty() || bits.size() > 8 ||  // (dtoi: leading zeros allowed)
-      !std::all_of(bits.begin(), bits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-    return std::nullopt;
-  // An IPv4-mapped IPv6 address counts as IPv4 (IPFamilyOfCIDR: To4() != nil).
-  const bool v6 = ip.find(':') != std::string::npos;
-  const bool mapped =
-      v6 && ip.find('.') != std::string::npos && (ip.starts_with("::ffff:") || ip.starts_with("::FFFF:"));
-  if (std::stoi(bits) > (v6 ? 128 : 32)) return std::nullopt;
-  return v6 && !mapped ? 6 : 4;
+  const auto c = ip::parse_cidr(s);
+  if (!c) return std::nullopt;
+  return ip::is_v4(c->ip) ? 4 : 6;
 }
 
 // ValidateNode's podCIDRs rules (IsValidCIDR on each, then IsDualStackCIDRStrings: at most one

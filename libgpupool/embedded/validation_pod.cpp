@@ -23,6 +23,7 @@
 
 #include <fmt/format.h>
 
+#include "embedded/ip_parse.hpp"
 #include "embedded/typecheck.hpp"
 #include "embedded/validation_fields.hpp"
 #include "embedded/validation_kinds.hpp"
@@ -1225,24 +1226,6 @@ void host_port_conflicts(Errors& e, const std::vector<std::pair<const json::obje
 
 }  // namespace
 
-// netutils.ParseIPSloppy: IPv4 (leading zeros allowed) or IPv6.
-bool valid_ip(const std::string& s) {
-  in6_addr v6{};
-  if (s.find(':') != std::string::npos) return inet_pton(AF_INET6, s.c_str(), &v6) == 1;
-  int parts = 0;
-  std::size_t i = 0;
-  while (i <= s.size()) {
-    std::size_t j = i;
-    while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
-    if (j == i || j - i > 3 || std::stoi(s.substr(i, j - i)) > 255) return false;
-    ++parts;
-    if (j == s.size()) break;
-    if (s[j] != '.') return false;
-    i = j + 1;
-  }
-  return parts == 4;
-}
-
 namespace {
 
 // IsValidSysctlName: at most 253 characters of SysctlContainSlashFmt,
@@ -1288,7 +1271,7 @@ void dns_config(Errors& e, const json::object& spec, const std::string& prefix) 
   const auto servers = strings(ns);
   if (servers.size() > 3) e.invalid(f + ".nameservers", go_strings(servers), "must not have more than 3 nameservers");
   for (std::size_t i = 0; i < servers.size(); ++i)
-    if (!valid_ip(servers[i]))
+    if (!ip::parse_ip(servers[i]))  // IsValidIP: ParseIPSloppy
       e.invalid(fmt::format("{}.nameservers[{}]", f, i), q(servers[i]),
                 "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)");
   const auto searches = strings(array_at(*dc, "searches"));
@@ -2423,7 +2406,7 @@ void validate_pod_spec(const json::object& spec, const json::object* meta, const
     for (std::size_t i = 0; i < aliases->size(); ++i) {
       const json::object& a = (*aliases)[i].is_object() ? (*aliases)[i].as_object() : kNone;
       const std::string ip = string_at(a, "ip");
-      if (!valid_ip(ip))
+      if (!ip::parse_ip(ip))  // IsValidIP
         e.invalid(fmt::format("{}hostAliases[{}].ip", prefix, i), q(ip),
                   "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)");
       if (const json::array* hosts = array_at(a, "hostnames"))

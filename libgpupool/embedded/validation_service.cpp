@@ -27,6 +27,7 @@
 
 #include <fmt/format.h>
 
+#include "embedded/ip_parse.hpp"
 #include "embedded/typecheck.hpp"
 #include "embedded/validation.hpp"
 #include "embedded/validation_fields.hpp"
@@ -50,69 +51,14 @@ constexpr const char* kPortRange = "must be between 1 and 65535, inclusive";  //
 constexpr const char* kOnlyLoadBalancer = "may only be used when `type` is 'LoadBalancer'";
 constexpr std::int64_t kNodePortBase = 30000, kNodePortSize = 2768;  // --service-node-port-range 30000-32767
 
-// ---- IP addresses (k8s.io/utils/net ParseIPSloppy, ParseCIDRSloppy; net.IP's predicates) ---------
+// ---- IP addresses (embedded/ip_parse.hpp: ParseIPSloppy, ParseCIDRSloppy; net.IP's predicates) ----
 
-using Ip = std::array<std::uint8_t, 16>;
+using ip::Ip;
+using ip::is_ipv6_string;
+using ip::is_v4;
+using ip::parse_ip;
 
-// The forked parseIPv4: four decimal fields of any length (leading zeros allowed) up to 255.
-std::optional<Ip> parse_ipv4(std::string_view s) {
-  Ip ip{};
-  ip[10] = ip[11] = 0xff;
-  for (int i = 0; i < 4; ++i) {
-    if (i > 0) {
-      if (s.empty() || s.front() != '.') return std::nullopt;
-      s.remove_prefix(1);
-    }
-    std::size_t c = 0;
-    int n = 0;
-    while (c < s.size() && s[c] >= '0' && s[c] <= '9') {
-      n = n * 10 + (s[c] - '0');
-      if (n > 0xff) return std::nullopt;
-      ++c;
-    }
-    if (c == 0) return std::nullopt;
-    ip[12 + i] = static_cast<std::uint8_t>(n);
-    s.remove_prefix(c);
-  }
-  if (!s.empty()) return std::nullopt;
-  return ip;
-}
-
-// netutils.ParseIPSloppy: IPv4 as above (held IPv4-mapped), else IPv6.
-std::optional<Ip> parse_ip(const std::string& s) {
-  if (auto v4 = parse_ipv4(s)) return v4;
-  if (s.find(':') == std::string::npos) return std::nullopt;
-  Ip ip{};
-  if (inet_pton(AF_INET6, s.c_str(), ip.data()) != 1) return std::nullopt;
-  return ip;
-}
-
-bool is_v4(const Ip& ip) {  // To4() != nil
-  for (int i = 0; i < 10; ++i)
-    if (ip[i]) return false;
-  return ip[10] == 0xff && ip[11] == 0xff;
-}
-
-// netutils.IsIPv6String: a valid address that is no IPv4 one.
-bool is_ipv6_string(const std::string& s) {
-  const auto ip = parse_ip(s);
-  return ip && !is_v4(*ip);
-}
-
-// netutils.ParseCIDRSloppy accepts `s`: an address, '/', a decimal prefix length within its bits.
-bool valid_cidr(const std::string& s) {
-  const auto slash = s.find('/');
-  if (slash == std::string::npos) return false;
-  const std::string addr = s.substr(0, slash), mask = s.substr(slash + 1);
-  const bool v4 = parse_ipv4(addr).has_value();
-  if (!v4 && !parse_ip(addr)) return false;
-  // dtoi: decimal digits only (leading zeros allowed).
-  if (mask.empty() || mask.find_first_not_of("0123456789") != std::string::npos) return false;
-  int n = 0;
-  for (char c : mask)
-    if ((n = n * 10 + (c - '0')) > 128) return false;
-  return n <= (v4 ? 32 : 128);
-}
+bool valid_cidr(const std::string& s) { return ip::parse_cidr(s).has_value(); }
 
 // validation.IsValidIP's message.
 constexpr const char* kNotAnIp = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)";

@@ -1908,6 +1908,36 @@ SCENARIOS["objectmeta"] = [
      pod("h1", [{"name": "main", "image": "busybox", "ports": [{"containerPort": 80, "hostIP": "10.1.2.3"}]}])),
 ]
 
+# Addresses as validation parses them (netutils.ParseIPSloppy / ParseCIDRSloppy, the fork of Go
+# 1.16's parser: leading zeros in IPv4 fields and prefix lengths, long hex groups, an IPv4 tail;
+# an IPv4-mapped CIDR is of the IPv4 family): a pod's hostAliases and nameservers, a node's
+# podCIDRs, a Service's externalIPs. Server dry runs.
+def _address_pod(name, ip):
+    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                       "spec": {"containers": [{"name": "main", "image": "busybox"}],
+                                "hostAliases": [{"ip": ip, "hostnames": ["a"]}],
+                                "dnsPolicy": "None", "dnsConfig": {"nameservers": [ip]}}})
+
+
+def _cidr_node(name, cidrs):
+    return json.dumps({"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}, "spec": {"podCIDRs": cidrs}})
+
+
+SCENARIOS["addresses"] = [
+    (["create", "--dry-run=server", "-o", "name", "-f", "-"], _address_pod(f"a{i}", ip))
+    for i, ip in enumerate(["0001.2.3.4", "::ffff:001.2.3.4", "00001::", "1:2:3:4:5:6:1.2.3.4", "1.2.3.256",
+                            "1:2:3:4:5:6:7:1.2.3.4", "fe80::1%eth0", "1::2::3"])
+] + [
+    (["create", "--dry-run=server", "-o", "name", "-f", "-"], _cidr_node(f"addresses-fid-n{i}", cidrs))
+    for i, cidrs in enumerate([["10.0.0.0/000000000008"], ["0010.0.0.0/8"], ["::1/0000000000000000128"],
+                               ["1.2.3.4/8/8"], ["10.0.0.0/33"], ["::ffff:102:304/120", "::1/64"],
+                               ["::ffff:1.2.3.4/96", "10.0.0.0/8"]])
+] + [
+    (["create", "--dry-run=server", "-o", "name", "-f", "-"],
+     json.dumps({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "addresses-svc"},
+                 "spec": {"ports": [{"port": 80}], "externalIPs": ["0010.1.2.3", "::ffff:0001.2.3.4", "1.2.3"]}})),
+]
+
 SCENARIOS["kueuetrain"] = [
     (["gpupool", "submit", "trainjob", "--name", "kq-tj", "--image", "busybox", "--workers", "2", "--cpu", "1",
       "--queue", "kq-team", "--", "python", "train.py"], None),
