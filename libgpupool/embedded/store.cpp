@@ -700,10 +700,12 @@ std::shared_ptr<const json::object> Store::create_shared(const ResourceType& t, 
   } else {
     md.erase("namespace");
   }
-  // (rest.BeforeCreate also clears deletionGracePeriodSeconds)
-  for (const char* k :
-       {"uid", "resourceVersion", "generation", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"})
+  // (rest.BeforeCreate also clears deletionGracePeriodSeconds.) metadata.generation is the
+  // strategy's: 1 where PrepareForCreate sets it (before validation), else the client's own value,
+  // which rest.BeforeCreate keeps and ValidateObjectMeta checks (non-negative).
+  for (const char* k : {"uid", "resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"})
     md.erase(k);
+  if (tracks_generation(t)) md["generation"] = 1;
   if (!o.keep_creation_timestamp) md.erase("creationTimestamp");
   {
     std::lock_guard lk(impl_->mu);
@@ -735,10 +737,7 @@ std::shared_ptr<const json::object> Store::create_shared(const ResourceType& t, 
     } else {
       md2.erase("resourceVersion");  // dry run: nothing stored, no version
     }
-    if (tracks_generation(t))
-      md2["generation"] = 1;
-    else
-      md2.erase("generation");
+    if (tracks_generation(t)) md2["generation"] = 1;
     if (o.dry_run) return std::make_shared<const json::object>(std::move(obj));
     stored = std::make_shared<const json::object>(std::move(obj));
     impl_->put(t, key, stored);
@@ -915,13 +914,14 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
           next.erase("status");
       }
       auto& nmd = metadata_of(next);
-      // rest.BeforeUpdate: uid, creationTimestamp and the deletion fields are the server's. (Most
-      // bodies carry them as stored, a binding always: equal values are not copied over again.)
+      // rest.BeforeUpdate: uid, creationTimestamp, generation and the deletion fields are the
+      // server's. (Most bodies carry them as stored, a binding always: equal values are not copied
+      // over again.)
       for (const char* k :
            {"uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"})
         if (const auto* v = old_md.if_contains(k)) {
           if (const auto* have = nmd.if_contains(k); !have || !util::json_equal(*have, *v)) nmd[k] = *v;
-        } else if (std::string_view(k).starts_with("deletion")) {
+        } else if (std::string_view(k).starts_with("deletion") || k == std::string_view("generation")) {
           nmd.erase(k);
         }
       if (t.namespaced) {
@@ -952,10 +952,7 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
       const json::value* oa = old_md.if_contains("annotations");
       if (!na != !oa || (na && !util::json_equal(*na, *oa))) ++gen;
     }
-    if (generation)
-      nmd["generation"] = gen;
-    else
-      nmd.erase("generation");
+    if (generation) nmd["generation"] = gen;  // (else the old object's, as copied above)
     nmd["resourceVersion"] = str(old_md, "resourceVersion");
     // A no-op update writes nothing and sends no event. A status write usually changes the status:
     // compare that first, the whole object only when it is the same.

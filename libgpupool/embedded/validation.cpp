@@ -310,12 +310,14 @@ void drop_disabled_fields(json::object& spec) {
   for (const char* key : {"hostUsers", "resources", "resourceClaims"}) spec.erase(key);
   if (auto* sc = spec.if_contains("securityContext"); sc && sc->is_object())
     for (const char* key : {"supplementalGroupsPolicy", "seLinuxChangePolicy"}) sc->as_object().erase(key);
+  std::set<std::string> image_volumes;  // dropImageVolumes: the volumes, then their mounts
   if (auto* vs = spec.if_contains("volumes"); vs && vs->is_array()) {
     auto& arr = vs->as_array();
     for (std::size_t i = arr.size(); i-- > 0;) {
       if (!arr[i].is_object()) continue;
       auto& v = arr[i].as_object();
-      if (v.contains("image")) {
+      if (const auto* img = v.if_contains("image"); img && !img->is_null()) {
+        image_volumes.insert(str(v, "name"));
         arr.erase(arr.begin() + static_cast<std::ptrdiff_t>(i));
         continue;
       }
@@ -333,6 +335,15 @@ void drop_disabled_fields(json::object& spec) {
         auto& co = c.as_object();
         co.erase("resizePolicy");
         if (auto* res = co.if_contains("resources"); res && res->is_object()) res->as_object().erase("claims");
+        if (auto* mounts = co.if_contains("volumeMounts"); mounts && mounts->is_array() && !image_volumes.empty()) {
+          auto& ms = mounts->as_array();
+          ms.erase(std::remove_if(ms.begin(), ms.end(),
+                                  [&](const json::value& m) {
+                                    return m.is_object() && image_volumes.count(str(m.as_object(), "name"));
+                                  }),
+                   ms.end());
+          if (ms.empty()) co.erase("volumeMounts");  // (omitempty)
+        }
         if (auto* sc = co.if_contains("securityContext");
             sc && sc->is_object() && sc->as_object().contains("procMount"))
           sc->as_object()["procMount"] = "Default";
@@ -357,6 +368,14 @@ void round_up_to_milli(json::object& resources) {
       }
 }
 
+// A claim spec's data source references (TypedLocalObjectReference, TypedObjectReference) as
+// the API server writes them: apiGroup is a *string without omitempty, so an unset one is null.
+void null_api_groups(json::object& claim_spec) {
+  for (const char* k : {"dataSource", "dataSourceRef"})
+    if (auto* ref = claim_spec.if_contains(k); ref && ref->is_object() && !ref->as_object().contains("apiGroup"))
+      ref->as_object()["apiGroup"] = nullptr;
+}
+
 // Pod defaulting (pkg/apis/core/v1/defaults.go) for what shows in `kubectl get -o yaml`.
 void default_pod_spec(json::object& spec) {
   drop_disabled_fields(spec);
@@ -376,6 +395,13 @@ void default_pod_spec(json::object& spec) {
                        [](const auto& kv) { return kv.key() != "name" && !kv.value().is_null(); }))
         vo["emptyDir"] = json::object{};
       if (auto* hp = vo.if_contains("hostPath"); hp && hp->is_object()) set_default(hp->as_object(), "type", "");
+      // SetDefaults_PersistentVolumeClaimSpec on an ephemeral volume's claim template.
+      if (auto* eph = vo.if_contains("ephemeral"); eph && eph->is_object())
+        if (auto* tpl = eph->as_object().if_contains("volumeClaimTemplate"); tpl && tpl->is_object())
+          if (auto* ts = tpl->as_object().if_contains("spec"); ts && ts->is_object()) {
+            set_default(ts->as_object(), "volumeMode", "Filesystem");
+            null_api_groups(ts->as_object());
+          }
       for (const char* src : {"secret", "configMap", "downwardAPI", "projected"})
         if (auto* so = vo.if_contains(src); so && so->is_object()) set_default(so->as_object(), "defaultMode", 420);
       // SetDefaults_ObjectFieldSelector for the downward API's files, in the volume or projected.
@@ -646,6 +672,53 @@ std::optional<Written> written(AdmissionRequest& r) {
 }
 }  // namespace
 
+// A claim's data sources as its strategy leaves them (registry/core/persistentvolumeclaim
+// PrepareForCreate / PrepareForUpdate, pkg/api/persistentvolumeclaim/util.go), `old_spec` null on
+// create: DropDisabledFields drops a dataSourceRef naming a namespace (the
+// CrossNamespaceVolumeDataSource gate is off in v1.32) unless the old claim had one;
+// EnforceDataSourceBackwardsCompatibility drops a dataSource that is neither a PVC nor a
+// VolumeSnapshot when dataSourceRef is unset and the old claim had no data source;
+// NormalizeDataSources copies one to the other when only one is set.
+void claim_data_sources(json::object& spec, const json::object* old_spec) {
+  auto set = [&](const char* k) {
+    const json::value* v = spec.if_contains(k);
+    return v && !v->is_null();
+  };
+  auto set_in = [](const json::object* o, const char* k) {
+    const json::value* v = o ? o->if_contains(k) : nullptr;
+    return v && !v->is_null();
+  };
+  auto obj = [&](const char* k) -> const json::object& {
+    static const json::object kNone;
+    const json::value* v = spec.if_contains(k);
+    return v && v->is_object() ? v->as_object() : kNone;
+  };
+  if (set("dataSourceRef") && !str(obj("dataSourceRef"), "namespace").empty() && !set_in(old_spec, "dataSourceRef"))
+    spec.erase("dataSourceRef");
+  if (!set_in(old_spec, "dataSource") && !set_in(old_spec, "dataSourceRef") && !set("dataSourceRef") &&
+      set("dataSource")) {
+    const json::object& ds = obj("dataSource");
+    const std::string kind = str(ds, "kind"), group = str(ds, "apiGroup");
+    const bool pvc = kind == "PersistentVolumeClaim" && group.empty();
+    const bool snapshot = kind == "VolumeSnapshot" && group == "snapshot.storage.k8s.io";
+    if (!pvc && !snapshot) spec.erase("dataSource");
+  }
+  // TypedLocalObjectReference / TypedObjectReference: apiGroup a pointer (kept when ""), kind
+  // and name plain strings without omitempty (written out when "").
+  auto copy_ref = [&](const json::object& from) {
+    json::object to;
+    if (const auto* g = from.if_contains("apiGroup"); g && !g->is_null()) to["apiGroup"] = *g;
+    to["kind"] = str(from, "kind");
+    to["name"] = str(from, "name");
+    return to;
+  };
+  if (set("dataSource") && !set("dataSourceRef"))
+    spec["dataSourceRef"] = copy_ref(obj("dataSource"));
+  else if (set("dataSourceRef") && !set("dataSource") && str(obj("dataSourceRef"), "namespace").empty())
+    spec["dataSource"] = copy_ref(obj("dataSourceRef"));
+  null_api_groups(spec);
+}
+
 void builtin_defaults(AdmissionRequest& r) {
   const auto w = written(r);
   if (!w) return;
@@ -671,6 +744,12 @@ void builtin_defaults(AdmissionRequest& r) {
     default_pod_spec(obj_at(obj, "spec"));
     default_pod(obj);
   }
+  if (core && t.resource == "persistentvolumeclaims" && r.subresource.empty() &&
+      r.operation == AdmissionRequest::Operation::Update && r.old_object) {
+    static const json::object kNoSpec;
+    const json::object* old_spec = spec_of(*r.old_object);
+    claim_data_sources(obj_at(obj, "spec"), old_spec ? old_spec : &kNoSpec);  // PrepareForUpdate
+  }
   if (create && r.subresource.empty()) {
     if (core && t.resource == "pods") {
       default_pod_spec(obj_at(obj, "spec"));
@@ -681,6 +760,7 @@ void builtin_defaults(AdmissionRequest& r) {
       set_default(obj_at(obj, "spec"), "volumeMode", "Filesystem");
       // pvcutil.DropDisabledSpecFields: the VolumeAttributesClass gate is off in v1.32.
       obj_at(obj, "spec").erase("volumeAttributesClassName");
+      claim_data_sources(obj_at(obj, "spec"), nullptr);
     } else if (core && t.resource == "persistentvolumes") {
       set_default(obj_at(obj, "spec"), "volumeMode", "Filesystem");
       set_default(obj_at(obj, "spec"), "persistentVolumeReclaimPolicy", "Retain");
@@ -805,7 +885,8 @@ void node_taints(const json::array& taints, const std::string& at, std::vector<S
 // ValidatePersistentVolumeClaimSpec (a claim's, or an ephemeral volume's claim template's, at
 // `prefix`): at least one access mode; a storage request above zero; storageClassName a DNS-1123
 // subdomain (ValidateClassName); a known volumeMode.
-void pvc_spec_causes(const json::object& sp, const std::string& prefix, std::vector<StatusCause>& causes) {
+void pvc_spec_causes(const json::object& sp, const std::string& prefix, std::vector<StatusCause>& causes,
+                     bool allow_invalid_api_group) {
   const json::value* modes = sp.if_contains("accessModes");
   const bool no_modes = !modes || !modes->is_array() || modes->as_array().empty();
   if (no_modes)
@@ -847,6 +928,53 @@ void pvc_spec_causes(const json::object& sp, const std::string& prefix, std::vec
     causes.push_back({"FieldValueNotSupported",
                       fmt::format("Unsupported value: {}: supported values: \"Block\", \"Filesystem\"", go_quote(mode)),
                       prefix + "volumeMode"});
+  // validateDataSource / validateDataSourceRef, then how the two agree.
+  auto ref_at = [&](const char* k) -> const json::object* {
+    const json::value* v = sp.if_contains(k);
+    if (!v || v->is_null()) return nullptr;
+    static const json::object kNone;
+    return v->is_object() ? &v->as_object() : &kNone;
+  };
+  const json::object* ds = ref_at("dataSource");
+  const json::object* dsr = ref_at("dataSourceRef");
+  for (const auto& [ref, key] : {std::pair{ds, "dataSource"}, std::pair{dsr, "dataSourceRef"}}) {
+    if (!ref) continue;
+    const std::string at = prefix + key;
+    if (str(*ref, "name").empty()) causes.push_back({"FieldValueRequired", "Required value", at + ".name"});
+    const std::string kind = str(*ref, "kind"), group = str(*ref, "apiGroup");
+    if (kind.empty()) causes.push_back({"FieldValueRequired", "Required value", at + ".kind"});
+    if (group.empty() && kind != "PersistentVolumeClaim")
+      causes.push_back({"FieldValueInvalid",
+                        fmt::format("Invalid value: {}: must be 'PersistentVolumeClaim' when referencing the default "
+                                    "apiGroup",
+                                    go_quote(kind)),
+                        at});
+    if (!group.empty() && !allow_invalid_api_group)
+      add_errors(causes, dns1123_subdomain_errors(group), at + ".apiGroup", group);
+    if (ref == dsr)
+      if (const std::string ns = str(*ref, "namespace"); !ns.empty())
+        add_errors(causes, dns1123_label_errors(ns), at + ".namespace", ns);
+  }
+  // The value is a *field.Path, printed with %#v (its parent pointer as FIDELITY.md's 0xc000000000).
+  const std::string path_value =
+      fmt::format("field.Path{{name:\"dataSource\", index:\"\", parent:(*field.Path)(0xc000000000)}}");
+  if (dsr && !str(*dsr, "namespace").empty()) {
+    if (ds)
+      causes.push_back(
+          {"FieldValueInvalid",
+           fmt::format("Invalid value: {}: may not be specified when dataSourceRef.namespace is specified", path_value),
+           prefix.substr(0, prefix.size() - 1)});
+  } else if (ds && dsr) {
+    // isDataSourceEqualDataSourceRef: apiGroup (both unset, or equal), kind and name.
+    const json::value* g1 = ds->if_contains("apiGroup");
+    const json::value* g2 = dsr->if_contains("apiGroup");
+    const bool g1_set = g1 && !g1->is_null(), g2_set = g2 && !g2->is_null();
+    const bool equal = g1_set == g2_set && (!g1_set || str(*ds, "apiGroup") == str(*dsr, "apiGroup")) &&
+                       str(*ds, "kind") == str(*dsr, "kind") && str(*ds, "name") == str(*dsr, "name");
+    if (!equal)
+      causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: must match dataSourceRef", path_value),
+                        prefix.substr(0, prefix.size() - 1)});
+  }
 }
 
 // apps/validation ValidateDeploymentStrategy and ValidateRollingUpdateDeployment. The strategy is
@@ -900,6 +1028,11 @@ void builtin_validation(AdmissionRequest& r) {
       causes.push_back({"FieldValueRequired", "Required value: name or generateName is required", "metadata.name"});
     validate_name(t, name, causes);
   }
+  // ValidateObjectMetaAccessor: ValidateNonnegativeField(generation), after the name.
+  if (const auto* g = md.if_contains("generation"); g && g->is_int64() && g->as_int64() < 0)
+    causes.push_back({"FieldValueInvalid",
+                      fmt::format("Invalid value: {}: must be greater than or equal to 0", g->as_int64()),
+                      "metadata.generation"});
   validate_labels_and_annotations(md, "metadata.", causes);
   validate_owners_and_finalizers(md, core || t.group == "apps" || t.group == "batch", causes);
   if (r.subresource.empty()) {
@@ -963,7 +1096,16 @@ void builtin_validation(AdmissionRequest& r) {
       // storage/validation ValidateStorageClass: validateProvisioner.
       if (str(obj, "provisioner").empty()) causes.push_back({"FieldValueRequired", "Required value", "provisioner"});
     } else if (core && t.resource == "persistentvolumeclaims") {
-      pvc_spec_causes(spec_or_empty(obj), "spec.", causes);
+      // ValidationOptionsForPersistentVolumeClaim: an old claim with a data source's apiGroup set
+      // lets its invalid group stay (allowInvalidAPIGroupInDataSourceOrRef).
+      bool allow_invalid_group = false;
+      if (!create && r.old_object)
+        if (const json::object* os = spec_of(*r.old_object))
+          for (const char* k : {"dataSource", "dataSourceRef"})
+            if (const auto* ref = os->if_contains(k); ref && ref->is_object())
+              if (const auto* g = ref->as_object().if_contains("apiGroup"); g && !g->is_null())
+                allow_invalid_group = true;
+      pvc_spec_causes(spec_or_empty(obj), "spec.", causes, allow_invalid_group);
     } else if (t.schema) {
       // customResourceStrategy.Validate / ValidateUpdate: the structural schema's rules.
       for (auto& c : crd::validate(obj, r.old_object, *t.schema, r.options ? r.options->warnings : nullptr))

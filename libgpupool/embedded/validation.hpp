@@ -59,7 +59,8 @@ void validate_labels_and_annotations(const boost::json::object& meta, const std:
 
 /// ValidatePersistentVolumeClaimSpec's rules on `spec`, its fields named under `prefix` ("spec."),
 /// for claims and ephemeral volumes' claim templates. (embedded/validation.cpp)
-void pvc_spec_causes(const boost::json::object& spec, const std::string& prefix, std::vector<StatusCause>& causes);
+void pvc_spec_causes(const boost::json::object& spec, const std::string& prefix, std::vector<StatusCause>& causes,
+                     bool allow_invalid_api_group = false);
 
 /// unversionedvalidation.ValidateLabelSelector on `selector` at `field`. (embedded/validation_pod.cpp)
 void validate_label_selector(const boost::json::object& selector, const std::string& field,

@@ -1906,6 +1906,20 @@ SCENARIOS["objectmeta"] = [
     (["create", "--dry-run=server", "-f", "-"], _meta_pod("f2", finalizers=["orphan", "foregroundDeletion"])),
     (["create", "--dry-run=server", "-o", "name", "-f", "-"],
      pod("h1", [{"name": "main", "image": "busybox", "ports": [{"containerPort": 80, "hostIP": "10.1.2.3"}]}])),
+    # metadata.generation: the client's value where the strategy sets none (ValidateObjectMeta:
+    # non-negative; rest.BeforeUpdate keeps the stored one), 1 where it does.
+    (["create", "--dry-run=server", "-f", "-"], _meta_pod("g1", generation=-1, labels={"-a": "b"})),
+    (["create", "-o", "jsonpath={.metadata.generation}", "-f", "-"],
+     json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "objectmeta-gen", "generation": 7}})),
+    (["patch", "configmap", "objectmeta-gen", "-o", "jsonpath={.metadata.generation}", "-p",
+      '{"metadata":{"generation":9},"data":{"a":"b"}}'], None),
+    (["replace", "-o", "jsonpath={.metadata.generation}", "-f", "-"],
+     json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "objectmeta-gen", "generation": -5}})),
+    (["delete", "configmap", "objectmeta-gen"], None),
+    (["create", "--dry-run=server", "-o", "jsonpath={.metadata.generation}", "-f", "-"],
+     json.dumps({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "objectmeta-d", "generation": -4},
+                 "spec": {"selector": {"matchLabels": {"a": "b"}}, "template": {
+                     "metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}})),
 ]
 
 # Addresses as validation parses them (netutils.ParseIPSloppy / ParseCIDRSloppy, the fork of Go
@@ -1936,6 +1950,45 @@ SCENARIOS["addresses"] = [
     (["create", "--dry-run=server", "-o", "name", "-f", "-"],
      json.dumps({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "addresses-svc"},
                  "spec": {"ports": [{"port": 80}], "externalIPs": ["0010.1.2.3", "::ffff:0001.2.3.4", "1.2.3"]}})),
+]
+
+# A claim's data sources (ValidatePersistentVolumeClaimSpec, the claim strategy's
+# EnforceDataSourceBackwardsCompatibility and NormalizeDataSources, a dataSourceRef naming a
+# namespace dropped with its feature gate off; apiGroup written as null when unset), an
+# ephemeral volume's claim template (SetDefaults_PersistentVolumeClaimSpec), and image volumes
+# (ImageVolume gate off: dropImageVolumes drops them and their mounts). Server dry runs.
+def _ds_claim(name, **sources):
+    return json.dumps({"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": name},
+                       "spec": dict({"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+                                    **sources)})
+
+
+_PVC_REF = {"kind": "PersistentVolumeClaim", "name": "x"}
+SCENARIOS["claimvolumes"] = [
+    (["create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.dataSource} {.spec.dataSourceRef}"],
+     _ds_claim(f"ds{i}", **sources))
+    for i, sources in enumerate([
+        {"dataSource": _PVC_REF}, {"dataSourceRef": _PVC_REF},
+        {"dataSource": _PVC_REF, "dataSourceRef": dict(_PVC_REF, name="y")},
+        {"dataSource": {"kind": "Foo", "name": "x"}}, {"dataSource": {"kind": "Foo", "name": "x", "apiGroup": "ex.com"}},
+        {"dataSourceRef": {"kind": "Foo", "name": "x", "apiGroup": "a/b/c"}}, {"dataSourceRef": {"kind": "0"}},
+        {"dataSourceRef": {"name": "100m", "namespace": "-1"}},
+        {"dataSource": _PVC_REF, "dataSourceRef": dict(_PVC_REF, namespace="other")},
+        {"dataSource": dict(_PVC_REF, apiGroup=""), "dataSourceRef": _PVC_REF}, {"dataSourceRef": {}},
+    ])
+] + [
+    (["create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.volumes[0].ephemeral.volumeClaimTemplate.spec}"],
+     json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "ds-eph"},
+                 "spec": {"containers": [{"name": "c", "image": "busybox"}], "volumes": [{"name": "v", "ephemeral": {
+                     "volumeClaimTemplate": {"spec": {"accessModes": ["ReadWriteOnce"], "dataSource": _PVC_REF,
+                                                      "resources": {"requests": {"storage": "1Gi"}}}}}}]}})),
+    (["create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.volumes} {.spec.containers[0].volumeMounts}"],
+     json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "img-vol"},
+                 "spec": {"containers": [{"name": "c", "image": "busybox", "volumeMounts": [
+                     {"name": "img", "mountPath": "/a"}, {"name": "d", "mountPath": "/b"},
+                     {"name": "n", "mountPath": "/c"}]}],
+                     "volumes": [{"name": "img", "image": {"reference": "busybox"}}, {"name": "d", "emptyDir": {}},
+                                 {"name": "n", "image": None, "emptyDir": {}}]}})),
 ]
 
 SCENARIOS["kueuetrain"] = [
