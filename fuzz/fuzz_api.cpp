@@ -27,11 +27,13 @@
 
 #include <boost/json.hpp>
 
+#include "../tests/embedded/api_fixture.hpp"
 #include "embedded/api.hpp"
 #include "embedded/controllers.hpp"
 
 namespace json = boost::json;
 using namespace gpupool::embedded;
+using gpupool::embedded::testing::admin_request;  // every request is the cluster admin's
 
 namespace {
 
@@ -209,24 +211,6 @@ std::string body_for(const Kind& k, const std::string& name, FuzzedDataProvider&
   return json::serialize(v);
 }
 
-Request request(std::string method, std::string path, std::string body, std::string content_type) {
-  Request r;
-  r.method = std::move(method);
-  const auto qm = path.find('?');
-  r.path = path.substr(0, qm);
-  if (qm != std::string::npos) {
-    const std::string q = path.substr(qm + 1);
-    const auto eq = q.find('=');
-    r.query.emplace(q.substr(0, eq), q.substr(eq + 1));
-  }
-  r.body = std::move(body);
-  r.content_type = std::move(content_type);
-  r.accept = "application/json";
-  r.user = "admin";
-  r.groups = {"system:masters"};
-  return r;
-}
-
 void check_store(Store& store) {
   for (const Kind& k : kKinds) {
     const auto& t = store.type(k.group, k.resource);
@@ -331,10 +315,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     switch (in.ConsumeIntegralInRange<int>(0, 10)) {
       case 0:
       case 1:
-        r = request("POST", k.prefix, body_for(k, name, in, true), "application/json");
+        r = admin_request("POST", k.prefix, body_for(k, name, in, true), "application/json");
         break;
       case 2:
-        r = request("POST", std::string(k.prefix) + "?dryRun=All", body_for(k, name, in, true), "application/json");
+        r = admin_request("POST", std::string(k.prefix) + "?dryRun=All", body_for(k, name, in, true),
+                          "application/json");
         break;
       case 3: {
         // An update of the stored object, mutated (or a fresh body when there is none).
@@ -346,14 +331,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           set_path(v, path, fuzz_value(in), in);
           body = json::serialize(v);
         }
-        r = request("PUT", item, std::move(body), "application/json");
+        r = admin_request("PUT", item, std::move(body), "application/json");
         break;
       }
       case 4: {
         json::value patch = json::object{};
         const char* path = kPaths[in.ConsumeIntegralInRange<std::size_t>(0, std::size(kPaths) - 1)];
         set_path(patch, path, fuzz_value(in), in);
-        r = request("PATCH", item, json::serialize(patch), "application/merge-patch+json");
+        r = admin_request("PATCH", item, json::serialize(patch), "application/merge-patch+json");
         break;
       }
       case 5: {
@@ -361,7 +346,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const char* path = kPaths[in.ConsumeIntegralInRange<std::size_t>(0, std::size(kPaths) - 1)];
         set_path(patch, path, fuzz_value(in), in);
         if (in.ConsumeBool()) patch.as_object()["$patch"] = in.ConsumeBool() ? "replace" : "delete";
-        r = request("PATCH", item, json::serialize(patch), "application/strategic-merge-patch+json");
+        r = admin_request("PATCH", item, json::serialize(patch), "application/strategic-merge-patch+json");
         break;
       }
       case 6: {
@@ -378,26 +363,26 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
           if (in.ConsumeBool()) op["from"] = "/spec";
           patch.push_back(std::move(op));
         }
-        r = request("PATCH", item, json::serialize(patch), "application/json-patch+json");
+        r = admin_request("PATCH", item, json::serialize(patch), "application/json-patch+json");
         break;
       }
       case 7:
-        r = request("DELETE", item, in.ConsumeBool() ? "" : R"({"propagationPolicy":"Foreground"})",
-                    "application/json");
+        r = admin_request("DELETE", item, in.ConsumeBool() ? "" : R"({"propagationPolicy":"Foreground"})",
+                          "application/json");
         break;
       case 8: {
         const bool has_scale = std::string(k.resource) == "deployments" || std::string(k.resource) == "replicasets";
         json::object patch{{"spec", json::object{{"replicas", fuzz_value(in)}}}};
-        r = request("PATCH", item + (has_scale ? "/scale" : "/status"), json::serialize(patch),
-                    "application/merge-patch+json");
+        r = admin_request("PATCH", item + (has_scale ? "/scale" : "/status"), json::serialize(patch),
+                          "application/merge-patch+json");
         break;
       }
       case 9:
-        r = request("GET", item, "", "");
+        r = admin_request("GET", item, "", "");
         write = false;
         break;
       default:
-        r = request("GET", k.prefix, "", "");
+        r = admin_request("GET", k.prefix, "", "");
         write = false;
         break;
     }

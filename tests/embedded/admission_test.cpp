@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "api_fixture.hpp"
 #include "embedded/admission.hpp"
 #include "embedded/api.hpp"
 #include "embedded/controllers.hpp"
@@ -33,19 +34,7 @@ struct Fixture {
   }
   // An admin request through the REST layer: the status code and the body.
   std::pair<int, json::object> call(const std::string& method, const std::string& path, const std::string& body = "") {
-    Request r;
-    r.method = method;
-    r.path = path.substr(0, path.find('?'));
-    if (const auto q = path.find('?'); q != std::string::npos) {
-      const std::string kv = path.substr(q + 1);
-      r.query.emplace(kv.substr(0, kv.find('=')), kv.substr(kv.find('=') + 1));
-    }
-    r.body = body;
-    r.content_type = "application/json";
-    r.accept = "application/json";
-    r.user = "admin";
-    r.groups = {"system:masters"};
-    auto resp = api.handle(r);
+    auto resp = api.handle(testing::admin_request(method, path, body));
     return {resp.status, json::parse(resp.body).as_object()};
   }
   std::string message(const std::string& path, const std::string& body) {
@@ -467,14 +456,8 @@ TEST_CASE("Priority: built-in classes, unknown classes refused, spec.priority fi
 TEST_CASE("Immutable fields: Job template and selector, Deployment selector, Service clusterIP, PVC spec") {
   Fixture f;
   auto patch = [&](const std::string& path, const std::string& body) {
-    Request r;
-    r.method = "PATCH";
-    r.path = path;
-    r.body = body;
-    r.content_type = "application/merge-patch+json";
-    r.user = "admin";
-    r.groups = {"system:masters"};
-    auto resp = f.api.handle(r);
+    auto resp =
+        f.api.handle(testing::admin_request("PATCH", path, body, "application/merge-patch+json", /*accept=*/""));
     return std::pair{resp.status, json::parse(resp.body).as_object()};
   };
   // A Job's selector is generated on its uid (a selector given without manualSelector is refused).

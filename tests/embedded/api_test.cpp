@@ -1,6 +1,7 @@
 // The REST layer without HTTP: Status errors, patch types, tables, dryRun, watch streams, faults.
 #include <doctest/doctest.h>
 
+#include "api_fixture.hpp"
 #include "embedded/api.hpp"
 #include "embedded/faults.hpp"
 #include "embedded/http_server.hpp"
@@ -31,27 +32,10 @@ struct Fixture {
   }
   Response call(std::string method, std::string path, std::string body = "", std::string user = "admin",
                 std::string content_type = "application/json", std::string accept = "application/json") {
-    Request r;
-    r.method = std::move(method);
-    const auto qm = path.find('?');
-    r.path = path.substr(0, qm);
-    if (qm != std::string::npos) {
-      std::string qs = path.substr(qm + 1);
-      std::size_t i = 0;
-      while (i <= qs.size()) {
-        auto amp = qs.find('&', i);
-        if (amp == std::string::npos) amp = qs.size();
-        auto part = qs.substr(i, amp - i);
-        auto eq = part.find('=');
-        r.query.emplace(part.substr(0, eq), eq == std::string::npos ? "" : part.substr(eq + 1));
-        i = amp + 1;
-      }
-    }
-    r.body = std::move(body);
-    r.content_type = std::move(content_type);
-    r.accept = std::move(accept);
-    r.user = user;
-    if (user == "admin") r.groups = {"system:masters"};
+    Request r = testing::admin_request(std::move(method), std::move(path), std::move(body), std::move(content_type),
+                                       std::move(accept));
+    if (user != "admin") r.groups.clear();  // any other user is in no group
+    r.user = std::move(user);
     return api.handle(r);
   }
   json::object json_of(const Response& r) { return json::parse(r.body).as_object(); }

@@ -2,6 +2,7 @@
 // the same items, pages and continue tokens as the objects themselves, never a stale encoding.
 #include <doctest/doctest.h>
 
+#include "api_fixture.hpp"
 #include "embedded/api.hpp"
 #include "embedded/store.hpp"
 
@@ -20,13 +21,8 @@ struct Fixture {
       store.create(store.type("", "namespaces"), "", json::object{{"metadata", json::object{{"name", ns}}}});
   }
   Response get(const std::string& path, std::map<std::string, std::string> query = {}) {
-    Request r;
-    r.method = "GET";
-    r.path = path;
+    Request r = testing::admin_request("GET", path, "", /*content_type=*/"");
     for (auto& [k, v] : query) r.query.emplace(k, v);
-    r.accept = "application/json";
-    r.user = "admin";
-    r.groups = {"system:masters"};
     return api.handle(r);
   }
   json::object list(const std::string& path, std::map<std::string, std::string> query = {}) {

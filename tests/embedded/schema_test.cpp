@@ -3,6 +3,7 @@
 // without an unknown field (a real API server would drop it and warn).
 #include <doctest/doctest.h>
 
+#include "api_fixture.hpp"
 #include "common/json_depth.hpp"
 #include "embedded/api.hpp"
 #include "embedded/schema.hpp"
@@ -158,14 +159,11 @@ TEST_CASE("fieldValidation: Strict refuses unknown fields, Warn warns, Ignore dr
   Api api{store, {}};
   store.create(store.type("", "namespaces"), "", json::object{{"metadata", json::object{{"name", "a"}}}});
   auto create = [&](const std::string& name, const std::string& fv) {
-    Request r;
-    r.method = "POST";
-    r.path = "/api/v1/namespaces/a/configmaps";
+    Request r = testing::admin_request(
+        "POST", "/api/v1/namespaces/a/configmaps",
+        R"({"metadata":{"name":")" + name + R"(","colour":"red"},"data":{"k":"v"},"extra":1})", "application/json",
+        /*accept=*/"");
     if (!fv.empty()) r.query.emplace("fieldValidation", fv);
-    r.body = R"({"metadata":{"name":")" + name + R"(","colour":"red"},"data":{"k":"v"},"extra":1})";
-    r.content_type = "application/json";
-    r.user = "admin";
-    r.groups = {"system:masters"};
     auto resp = api.handle(r);
     return std::pair{resp, r.warnings};
   };
@@ -201,11 +199,7 @@ TEST_CASE("/openapi/v3 serves the kinds' schemas, which kubectl explain reads") 
   Clock clock = Clock::manual();
   Store store{clock};
   Api api{store, {}};
-  Request r;
-  r.method = "GET";
-  r.path = "/openapi/v3/apis/apps/v1";
-  r.user = "admin";
-  r.groups = {"system:masters"};
+  Request r = testing::admin_request("GET", "/openapi/v3/apis/apps/v1", "", /*content_type=*/"", /*accept=*/"");
   auto resp = api.handle(r);
   REQUIRE(resp.status == 200);
   const auto doc = json::parse(resp.body).as_object();
@@ -242,14 +236,8 @@ TEST_CASE("a Service without a spec is defaulted without touching freed memory (
   Api api{store, {}};
   store.create(store.type("", "namespaces"), "", json::object{{"metadata", json::object{{"name", "a"}}}});
   auto create = [&](const char* body) {
-    Request r;
-    r.method = "POST";
-    r.path = "/api/v1/namespaces/a/services";
-    r.body = body;
-    r.content_type = "application/json";
-    r.user = "admin";
-    r.groups = {"system:masters"};
-    return api.handle(r);
+    return api.handle(
+        testing::admin_request("POST", "/api/v1/namespaces/a/services", body, "application/json", /*accept=*/""));
   };
   // Without a spec: defaulted (spec inserted), then refused as kube-apiserver refuses it.
   for (const char* body :
