@@ -19,11 +19,11 @@
 // The matcher keeps its backtracking state on the heap, up to BOOST_REGEX_MAX_BLOCKS blocks of 4 KiB
 // (32 MiB: enough for `^(a|b)*$` on a string as large as a stored object may be).
 #define BOOST_REGEX_MAX_BLOCKS 8192
-#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <boost/regex.hpp>
 
 #include "common/base64.hpp"
+#include "embedded/ip_parse.hpp"
 #include "embedded/typecheck.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/quantity.hpp"
@@ -2620,79 +2620,76 @@ Value format(const std::string& f, const List& args) {
 
 // ---- library/ip.go and cidr.go on Go's net/netip ------------------------------------------------------
 
-// An address's 16 bytes (IPv4 in the first 4) and its family; the canonical text of netip's String.
+// An address's 16 bytes (IPv4 in the first 4) and its family, read by net/netip's rules
+// (embedded/ip_parse.hpp, shared with the Service warnings); the canonical text of netip's String.
 struct Addr {
   unsigned char b[16] = {};
-  int family = 0;  // 4 or 6
+  int family = 0;       // 4 or 6
+  bool mapped = false;  // Is4In6
+  std::string zone;
 };
+Addr from_netip(const ip::NetipAddr& n) {
+  Addr a;
+  a.family = n.is4 ? 4 : 6;
+  std::copy(n.ip.begin() + (n.is4 ? 12 : 0), n.ip.end(), a.b);
+  a.mapped = !n.is4 && ip::is_v4(n.ip);
+  a.zone = n.zone;
+  return a;
+}
 bool read_addr(const std::string& s, Addr& a) {
-  if (s.find(':') == std::string::npos) {
-    a.family = 4;
-    return inet_pton(AF_INET, s.c_str(), a.b) == 1;
-  }
-  a.family = 6;
-  return s.find('%') == std::string::npos && inet_pton(AF_INET6, s.c_str(), a.b) == 1;
+  std::string err;
+  const auto n = ip::netip_parse_addr(s, err);
+  if (n) a = from_netip(*n);
+  return n.has_value();
 }
 std::string addr_text(const Addr& a) {
-  char buf[INET6_ADDRSTRLEN];
-  inet_ntop(a.family == 4 ? AF_INET : AF_INET6, a.b, buf, sizeof buf);
-  return buf;
-}
-bool v4_mapped(const Addr& a) {
-  static const unsigned char prefix[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-  return a.family == 6 && std::equal(prefix, prefix + 12, a.b);
+  ip::NetipAddr n;
+  n.is4 = a.family == 4;
+  if (n.is4) {
+    n.ip[10] = n.ip[11] = 0xff;
+    std::copy(a.b, a.b + 4, n.ip.begin() + 12);
+  } else {
+    std::copy(a.b, a.b + 16, n.ip.begin());
+  }
+  n.zone = a.zone;
+  return ip::netip_string(n);
 }
 
-// parseIPAddr: the canonical text of an IP, or an error in `err`.
+// parseIPAddr (library/ip.go): the canonical text of an IP, or an error in `err`.
 std::string parse_ip(const std::string& s, std::string& err) {
-  Addr a;
-  if (s.find('%') != std::string::npos && s.find(':') != std::string::npos) {
+  std::string perr;
+  const auto n = ip::netip_parse_addr(s, perr);
+  if (!n) {
+    err = fmt::format("IP Address {} parse error during conversion from string: {}", go_quote(s), perr);
+    return {};
+  }
+  const Addr a = from_netip(*n);
+  if (!a.zone.empty()) {
     err = fmt::format("IP address {} with zone value is not allowed", go_quote(s));
     return {};
   }
-  if (!read_addr(s, a)) {
-    err = fmt::format("IP Address {} parse error during conversion from string: ParseAddr({}): unable to parse IP",
-                      go_quote(s), go_quote(s));
-    return {};
-  }
-  if (v4_mapped(a)) {
+  if (a.mapped) {
     err = fmt::format("IPv4-mapped IPv6 address {} is not allowed", go_quote(s));
     return {};
   }
   return addr_text(a);
 }
 
-// parseCIDR: "addr/bits" with the address as given (netip.Prefix keeps its host bits); an error
-// as parseCIDR words it around netip.ParsePrefix's.
+// parseCIDR (library/cidr.go): "addr/bits" with the address as given (netip.Prefix keeps its host
+// bits), or netip.ParsePrefix's error in `err`.
 std::string parse_cidr(const std::string& s, std::string& err) {
-  const std::string context =
-      "network address parse error during conversion from string: netip.ParsePrefix(" + go_quote(s) + "): ";
-  const auto slash = s.rfind('/');
-  if (slash == std::string::npos) {
-    err = context + "no '/'";
+  std::string perr;
+  const auto p = ip::netip_parse_prefix(s, perr);
+  if (!p) {
+    err = "network address parse error during conversion from string: " + perr;
     return {};
   }
-  Addr a;
-  const std::string addr = s.substr(0, slash), n = s.substr(slash + 1);
-  if (!read_addr(addr, a) || (addr.find('%') != std::string::npos)) {
-    err = context + "ParseAddr(" + go_quote(addr) + "): unable to parse IP";
-    return {};
-  }
-  if (n.empty() || n.size() > 3 || n.find_first_not_of("0123456789") != std::string::npos ||
-      (n.size() > 1 && n[0] == '0')) {
-    err = context + "bad bits after slash: " + go_quote(n);
-    return {};
-  }
-  const int bits = std::stoi(n);
-  if (bits > (a.family == 4 ? 32 : 128)) {
-    err = context + "prefix length out of range";
-    return {};
-  }
-  if (v4_mapped(a)) {
+  const Addr a = from_netip(p->addr);
+  if (a.mapped) {
     err = fmt::format("IPv4-mapped IPv6 address {} is not allowed", go_quote(s));
     return {};
   }
-  return addr_text(a) + "/" + std::to_string(bits);
+  return addr_text(a) + "/" + std::to_string(p->bits);
 }
 
 // The first `bits` bits of an address, the rest zero.

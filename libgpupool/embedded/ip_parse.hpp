@@ -1,13 +1,14 @@
-// embedded/ip_parse.hpp — IP addresses and CIDRs as Kubernetes' validation reads them:
+// embedded/ip_parse.hpp — IP addresses and CIDRs as Kubernetes reads them. Validation:
 // k8s.io/utils/net ParseIPSloppy and ParseCIDRSloppy, the fork of Go 1.16's net.ParseIP and
-// net.ParseCIDR that still accepts leading zeros in IPv4 fields (issue.k8s.io/100895). One
-// parser for every rule that checks an address (Pod, Node, Service); CEL's ip()/cidr() follow
-// net/netip instead and keep theirs (cel.cpp).
+// net.ParseCIDR that still accepts leading zeros in IPv4 fields (issue.k8s.io/100895), for every
+// rule that checks an address (Pod, Node, Service). Warnings (the Service strategy's
+// getWarningsForIP / getWarningsForCIDR): Go's strict net/netip, with its error texts.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace gpupool::embedded::ip {
@@ -34,5 +35,24 @@ struct Cidr {
 /// netutils.ParseCIDRSloppy: an address (IPv4, else IPv6), '/', a decimal prefix length (any
 /// number of leading zeros) within the address's bits.
 std::optional<Cidr> parse_cidr(std::string_view s);
+
+/// A net/netip Addr: `is4` for an IPv4 address (z4; an IPv4-mapped IPv6 one is not), `zone` of IPv6.
+struct NetipAddr {
+  Ip ip{};
+  bool is4 = false;
+  std::string zone;
+};
+/// netip.ParseAddr (Go 1.23): the address, or nullopt with Go's error text in `err`
+/// (`ParseAddr("x"): unable to parse IP`, `... (at "rest")`).
+std::optional<NetipAddr> netip_parse_addr(std::string_view s, std::string& err);
+/// netip.Addr.String: dotted IPv4, RFC 5952 IPv6 (longest zero run of two or more groups as
+/// "::", lower-case hex), "::ffff:a.b.c.d" for IPv4-mapped, then "%zone".
+std::string netip_string(const NetipAddr& a);
+struct NetipPrefix {
+  NetipAddr addr;
+  int bits = 0;
+};
+/// netip.ParsePrefix: the prefix, or nullopt with Go's error text (`netip.ParsePrefix("x"): ...`).
+std::optional<NetipPrefix> netip_parse_prefix(std::string_view s, std::string& err);
 
 }  // namespace gpupool::embedded::ip

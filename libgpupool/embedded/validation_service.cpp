@@ -852,7 +852,7 @@ void validate_service(const json::object& svc, Causes& causes) {
 }
 
 std::vector<std::string> service_warnings(const json::object& svc) {
-  // GetWarningsForService, but for the addresses' (netip parsing) warnings.
+  // GetWarningsForService.
   std::vector<std::string> out;
   const json::object* md = object_at(svc, "metadata");
   const json::object* ann = md ? object_at(*md, "annotations") : nullptr;
@@ -862,6 +862,41 @@ std::vector<std::string> service_warnings(const json::object& svc) {
         "service.kubernetes.io/topology-mode instead");
   const json::object* spec_p = object_at(svc, "spec");
   const json::object& spec = spec_p ? *spec_p : kNone;
+  // getWarningsForIP / getWarningsForCIDR: what net/netip refuses or would write otherwise.
+  auto ip_warning = [&](const std::string& f, const std::string& s) {
+    std::string err;
+    const auto a = ip::netip_parse_addr(s, err);
+    if (!a)
+      out.push_back(f + ": IP address was accepted, but will be invalid in a future Kubernetes release: " + err);
+    else if (!a->is4 && ip::netip_string(*a) != s)
+      out.push_back(
+          fmt::format("{}: IPv6 address {} is not in RFC 5952 canonical format ({}), which may cause "
+                      "controller apply-loops",
+                      f, go_quote(s), go_quote(ip::netip_string(*a))));
+  };
+  if (const std::string cip = string_at(spec, "clusterIP"); !cip.empty() && cip != "None") {  // IsServiceIPSet
+    const auto ips = strings_at(spec, "clusterIPs");
+    for (std::size_t i = 0; i < ips.size(); ++i) ip_warning(fmt::format("spec.clusterIPs[{}]", i), ips[i]);
+  }
+  const auto external = strings_at(spec, "externalIPs");
+  for (std::size_t i = 0; i < external.size(); ++i) ip_warning(fmt::format("spec.externalIPs[{}]", i), external[i]);
+  if (const std::string lb = string_at(spec, "loadBalancerIP"); !lb.empty()) ip_warning("spec.loadBalancerIP", lb);
+  const auto ranges = strings_at(spec, "loadBalancerSourceRanges");
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    const std::string f = fmt::format("spec.loadBalancerSourceRanges[{}]", i);
+    std::string err;
+    const auto p = ip::netip_parse_prefix(ranges[i], err);
+    if (!p) {
+      out.push_back(f + ": IP prefix was accepted, but will be invalid in a future Kubernetes release: " + err);
+    } else if (!p->addr.is4) {
+      const std::string canonical = ip::netip_string(p->addr) + "/" + std::to_string(p->bits);
+      if (canonical != ranges[i])
+        out.push_back(
+            fmt::format("{}: IPv6 prefix {} is not in RFC 5952 canonical format ({}), which may cause "
+                        "controller apply-loops",
+                        f, go_quote(ranges[i]), go_quote(canonical)));
+    }
+  }
   const std::string type = string_at(spec, "type");
   if (type == "ExternalName" && !strings_at(spec, "externalIPs").empty())
     out.push_back("spec.externalIPs is ignored when spec.type is \"ExternalName\"");

@@ -1950,6 +1950,13 @@ SCENARIOS["addresses"] = [
     (["create", "--dry-run=server", "-o", "name", "-f", "-"],
      json.dumps({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "addresses-svc"},
                  "spec": {"ports": [{"port": 80}], "externalIPs": ["0010.1.2.3", "::ffff:0001.2.3.4", "1.2.3"]}})),
+    # Accepted, with GetWarningsForService's net/netip warnings (leading zeros, non-canonical IPv6).
+    (["create", "--dry-run=server", "-o", "name", "-f", "-"],
+     json.dumps({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "addresses-warn"},
+                 "spec": {"type": "LoadBalancer", "ports": [{"port": 80}], "loadBalancerIP": "A_B",
+                          "externalIPs": ["010.1.2.3", "2001:DB8::1", "::ffff:0102:0304", "00001::"],
+                          "loadBalancerSourceRanges": ["10.0.0.0/08", "2001:DB8::/32", " 10.0.0.0/8",
+                                                       "2001:db8:0:0::/64"]}})),
 ]
 
 # A claim's data sources (ValidatePersistentVolumeClaimSpec, the claim strategy's
