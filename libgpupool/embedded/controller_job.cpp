@@ -17,6 +17,11 @@ using namespace ctrl;  // the controllers' helpers (controllers_util.hpp)
 Plan plan_job(const json::object& job, const Children& pods, Clock::time_point now) {
   Plan plan;
   const json::object* spec = object_at(job, {"spec"});
+  // syncJob: a Job another controller manages (spec.managedBy other than
+  // kubernetes.io/job-controller, e.g. Kueue's MultiKueue; the JobManagedBy gate is on in v1.32) is
+  // left to it whole: no pods, no status (managedByExternalController).
+  if (const std::string by = string_of(spec, "managedBy"); !by.empty() && by != "kubernetes.io/job-controller")
+    return plan;
   const std::int64_t parallelism = count_of(spec, "parallelism", 1);
   const std::int64_t completions = count_of(spec, "completions", 1);
   const std::int64_t backoff_limit = int_of(spec, "backoffLimit", 6);

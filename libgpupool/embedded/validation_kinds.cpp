@@ -469,6 +469,28 @@ void job_spec_causes(const json::object& spec, std::vector<StatusCause>& causes)
       causes.push_back(
           {"FieldValueRequired", "Required value: when maxFailedIndexes is specified", "spec.backoffLimitPerIndex"});
   }
+  // managedBy (the JobManagedBy gate is on in v1.32): IsDomainPrefixedPath, at most 63 bytes.
+  if (fields::present(spec, "managedBy")) {
+    const std::string by = fields::string_at(spec, "managedBy");
+    const char* f = "spec.managedBy";
+    auto invalid = [&](const std::string& v, const std::string& why) {
+      causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(v), why), f});
+    };
+    const auto slash = by.find('/');
+    if (by.empty()) {
+      causes.push_back({"FieldValueRequired", "Required value", f});
+    } else if (slash == std::string::npos || slash == 0 || slash + 1 == by.size()) {
+      invalid(by, "must be a domain-prefixed path (such as \"acme.io/foo\")");
+    } else {
+      const std::string host = by.substr(0, slash), path = by.substr(slash + 1);
+      for (const auto& why : dns1123_subdomain_errors(host)) invalid(host, why);
+      static constexpr std::string_view kPath = "[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+";  // httpPathFmt
+      if (path.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/-._~%!$&'()*+,;=:") !=
+          std::string::npos)
+        invalid(path, fmt::format("Invalid path (regex used for validation is '{}')", kPath));  // RegexError
+    }
+    if (by.size() > 63) causes.push_back({"FieldValueTooLong", "Too long: may not be more than 63 bytes", f});
+  }
   const json::value* modev = spec.if_contains("completionMode");
   const std::string mode = modev && modev->is_string() ? std::string(modev->as_string()) : "";
   const bool indexed = mode == "Indexed";

@@ -144,6 +144,22 @@ TEST_CASE("batch/v1 Job: parallelism, completions, backoffLimit, conditions") {
   }
 }
 
+TEST_CASE("batch/v1 Job managed by another controller (spec.managedBy): no pods, no status") {
+  for (const std::string by : {"kueue.x-k8s.io/multikueue", "kubernetes.io/job-controller"}) {
+    CAPTURE(by);
+    World w;
+    w.store.create(w.store.type("batch", "jobs"), "default",
+                   obj(fmt::format(R"({{"apiVersion":"batch/v1","kind":"Job","metadata":{{"name":"mk"}},
+                     "spec":{{"managedBy":"{}","template":{{"spec":{{"restartPolicy":"Never",
+                       "containers":[{{"name":"c","image":"busybox"}}]}}}}}}}})",
+                                   by)));
+    for (int i = 0; i < 3; ++i) w.advance(5s);
+    const bool ours = by == "kubernetes.io/job-controller";
+    CHECK(w.pod_names().size() == (ours ? 1U : 0U));
+    CHECK(w.get("batch", "jobs", "mk").contains("status") == ours);
+  }
+}
+
 TEST_CASE(
     "MPIJob launcher names: training-operator v1 names the pod itself, v2beta1's launcher Job gives it a suffix") {
   for (const std::string version : {"v1", "v2beta1"}) {

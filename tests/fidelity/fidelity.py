@@ -1613,6 +1613,15 @@ SCENARIOS = {
                                                                 "metadata": {"name": "j"}, "spec": None})),
         (["create", "--dry-run=server", "-f", "-"], json.dumps({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
             "spec": {"template": {"spec": {"restartPolicy": "Always", "containers": [{"name": "c", "image": "b"}]}}}})),
+    ] + [
+        # spec.managedBy (JobManagedBy, on in v1.32): a domain-prefixed path of at most 63 bytes.
+        (["create", "--dry-run=server", "-o", "jsonpath={.spec.managedBy}", "-f", "-"],
+         json.dumps({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": f"mb{i}"},
+                     "spec": {"managedBy": by, "template": {"spec": {"restartPolicy": "Never",
+                                                                     "containers": [{"name": "c", "image": "b"}]}}}}))
+        for i, by in enumerate(["NoExecute", "", "acme.io/ctl", "Acme.io/x y", "/x", "a/", "kueue.x-k8s.io/multikueue",
+                                "example.com/" + "x" * 60])
+    ] + [
         (["create", "--dry-run=server", "-f", "-"], json.dumps({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
                                                                 "metadata": {"name": "s"}, "provisioner": None})),
         (["create", "--dry-run=server", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "q"},
