@@ -11,7 +11,7 @@ with its causes), normalized.
 
   fuzz.py live ORACLE_KC OTHER_KC [--seed S] [--cases N] [--kinds K,..] [--add-fields]
                                                    compare two servers now, print differences
-  fuzz.py record ORACLE_KC [same options]         write golden/fuzz.jsonl from a REAL server
+  fuzz.py record ORACLE_KC [same options] [--append]  write (or add to) golden/fuzz.jsonl from a REAL server
   fuzz.py check (--kubeconfig KC | --serve GPUPOOL)  replay golden/fuzz.jsonl, compare
 
 The golden file holds the cases themselves with the real server's answers, so a check replays
@@ -405,6 +405,8 @@ def main():
     live.add_argument("embedded")
     rec = sub.add_parser("record", help="write the golden file from a REAL server")
     rec.add_argument("oracle")
+    rec.add_argument("--append", action="store_true",
+                     help="add the cases to the golden file instead of replacing it (another seed, --add-fields)")
     for p in (live, rec):
         p.add_argument("--seed", type=int, default=18)
         p.add_argument("--cases", type=int, default=400)
@@ -422,10 +424,10 @@ def main():
     if o.mode == "record":
         server = Server(o.oracle)
         server.ensure_namespace()
-        with open(GOLDEN, "w") as f:
+        with open(GOLDEN, "a" if o.append else "w") as f:
             for case in generate(o.seed, o.cases, o.add_fields, o.kinds.split(",") if o.kinds else None):
                 f.write(json.dumps(dict(case, answer=answer(server, case)), sort_keys=True) + "\n")
-        print("recorded %d cases in %s" % (o.cases, GOLDEN))
+        print("recorded %d cases in %s%s" % (o.cases, GOLDEN, " (appended)" if o.append else ""))
         return 0
     if o.mode == "live":
         real, other = Server(o.oracle), Server(o.embedded)
