@@ -34,7 +34,9 @@ Response Api::serve_create(const Call& c) const {
   if (event_view) validate_v1_event_create(served, body, tg.ns);
   if (r.body.size() > kEtcdMaxRequestBytes / 2) check_stored_size(body);
   body = c.as_stored(std::move(body));
-  auto created = store_.create(t, tg.ns, std::move(body), c.tracking(update_manager(wo.field_manager, r.user_agent)));
+  WriteOptions co = c.tracking(update_manager(wo.field_manager, r.user_agent));
+  co.client_create = true;
+  auto created = store_.create(t, tg.ns, std::move(body), co);
   return json_response(201, c.as_served(std::move(created)));
 }
 

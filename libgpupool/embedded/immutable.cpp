@@ -303,11 +303,17 @@ void template_restart_policy_causes(const ResourceType& t, const json::object& o
           {"FieldValueNotSupported",
            fmt::format("Unsupported value: {}: supported values: \"OnFailure\", \"Never\"", quoted(policy)),
            "spec.template.spec.restartPolicy"});
-  } else if (policy != "Always" && !policy.empty()) {  // empty: no template, whose default would be Always
-    // apps/validation ValidatePodTemplateSpecForReplicaSet: Always only.
-    causes.push_back({"FieldValueNotSupported",
-                      fmt::format("Unsupported value: {}: supported values: \"Always\"", quoted(policy)),
-                      "spec.template.spec.restartPolicy"});
+  } else {
+    // apps/validation ValidatePodTemplateSpecForReplicaSet: Always only (empty: no template, whose
+    // default would be Always), and no activeDeadlineSeconds.
+    if (policy != "Always" && !policy.empty())
+      causes.push_back({"FieldValueNotSupported",
+                        fmt::format("Unsupported value: {}: supported values: \"Always\"", quoted(policy)),
+                        "spec.template.spec.restartPolicy"});
+    if (const json::object* ps = object_at(obj, {"spec", "template", "spec"}))
+      if (const json::value* ads = ps->if_contains("activeDeadlineSeconds"); ads && !ads->is_null())
+        causes.push_back({"FieldValueForbidden", "Forbidden: activeDeadlineSeconds in ReplicaSet is not Supported",
+                          "spec.template.spec.activeDeadlineSeconds"});
   }
 }
 

@@ -781,6 +781,7 @@ void omit_empty(std::string_view group, std::string_view version, std::string_vi
 
 namespace {
 void add_zero_structs(std::string_view group, std::string_view version, std::string_view kind, json::object& obj);
+void add_required_zeros(std::string_view group, std::string_view version, std::string_view kind, json::object& obj);
 }  // namespace
 
 Decoded decode(std::string_view group, std::string_view version, std::string_view kind, json::object& obj, bool prune) {
@@ -789,7 +790,10 @@ Decoded decode(std::string_view group, std::string_view version, std::string_vie
   if (!r) return out;
   Walker w{out, prune, {}, {}, false};
   w.fields(*r, obj);
-  if (prune && !out.type_error && !out.decode_error) add_zero_structs(group, version, kind, obj);
+  if (prune && !out.type_error && !out.decode_error) {
+    add_zero_structs(group, version, kind, obj);
+    add_required_zeros(group, version, kind, obj);
+  }
   return out;
 }
 
@@ -826,20 +830,105 @@ const Doc* doc_of(std::string_view group, std::string_view version) {
 // A struct field of the kind (not a pointer: its schema's default is {}) that the body left out
 // is there once decoded, as its zero value: Go encodes a struct even with omitempty, so a created
 // Deployment or Job answers `"status": {}`.
-void add_zero_structs(std::string_view group, std::string_view version, std::string_view kind, json::object& obj) {
+// The document of a kind's group version and the kind's `properties`, or nulls.
+std::pair<const Doc*, const json::object*> kind_properties(std::string_view group, std::string_view version,
+                                                           std::string_view kind) {
   const Doc* d = doc_of(group, version);
-  if (!d) return;
+  if (!d) return {nullptr, nullptr};
   auto k = d->kind_components.find(kind);
   const json::object* s = k == d->kind_components.end() ? nullptr : d->schema(k->second);
   const json::value* props = s ? s->if_contains("properties") : nullptr;
-  if (!props || !props->is_object()) return;
-  for (const auto& [name, p] : props->as_object()) {
+  if (!props || !props->is_object()) return {nullptr, nullptr};
+  return {d, &props->as_object()};
+}
+
+void add_zero_structs(std::string_view group, std::string_view version, std::string_view kind, json::object& obj) {
+  const auto [d, props] = kind_properties(group, version, kind);
+  if (!props) return;
+  for (const auto& [name, p] : *props) {
     if (!p.is_object() || obj.contains(name)) continue;
     const json::value* def = p.as_object().if_contains("default");
     const std::string_view ref = Doc::ref_of(p.as_object());
     const json::object* target = ref.empty() ? nullptr : d->schema(ref);
     if (def && def->is_object() && def->as_object().empty() && target && target->contains("properties"))
       obj[name] = zero_of(*d, *target, 1);
+  }
+}
+
+// The schema a property's value has: its component (a $ref), else the property itself.
+const json::object& resolved(const Doc& d, const json::object& p) {
+  const std::string_view ref = Doc::ref_of(p);
+  const json::object* target = ref.empty() ? nullptr : d.schema(ref);
+  return target ? *target : p;
+}
+
+// Below the top level, the fields without omitempty (the schema's `required`) that an object of
+// the body leaves out are there once decoded, as Go's zero: "" / 0 / false for a plain string,
+// integer or boolean, {} (itself filled) for a struct. A template's ownerReferences item
+// {"controller": false} is stored with apiVersion, kind, name and uid "", a preferred node
+// affinity term {"weight": 1} with "preference": {}. Pointers, lists and maps (null in Go) and
+// the special strings (quantities, int-or-string, times) are left out.
+void fill_required(const Doc& d, const json::object& s, json::object& o, int depth) {
+  if (depth > 32) return;
+  const json::value* pv = s.if_contains("properties");
+  if (!pv || !pv->is_object()) return;
+  const json::object& props = pv->as_object();
+  if (const auto* req = s.if_contains("required"); req && req->is_array())
+    for (const auto& r : req->as_array()) {
+      if (!r.is_string() || o.contains(r.as_string())) continue;
+      const json::value* p = props.if_contains(r.as_string());
+      if (!p || !p->is_object()) continue;
+      const json::object& po = p->as_object();
+      const json::object& target = resolved(d, po);
+      const json::value* def = po.if_contains("default");
+      const json::value* type = target.if_contains("type");
+      const std::string_view t = type && type->is_string() ? std::string_view(type->as_string()) : "";
+      if (def && def->is_object() && def->as_object().empty() && target.contains("properties"))
+        o[r.as_string()] = json::object{};  // a struct (filled below)
+      else if (target.contains("format") || target.contains("x-kubernetes-int-or-string"))
+        continue;
+      else if (t == "string")
+        o[r.as_string()] = "";
+      else if (t == "integer")
+        o[r.as_string()] = 0;
+      else if (t == "boolean")
+        o[r.as_string()] = false;
+    }
+  for (auto& [k, v] : o) {
+    const json::value* p = props.if_contains(k);
+    if (!p || !p->is_object()) continue;
+    const json::object& ps = resolved(d, p->as_object());
+    if (v.is_object() && ps.contains("properties")) {
+      fill_required(d, ps, v.as_object(), depth + 1);
+      continue;
+    }
+    // A list's items or a map's values.
+    const json::value* elem = v.is_array()    ? ps.if_contains("items")
+                              : v.is_object() ? ps.if_contains("additionalProperties")
+                                              : nullptr;
+    if (!elem || !elem->is_object()) continue;
+    const json::object& es = resolved(d, elem->as_object());
+    if (!es.contains("properties")) continue;
+    if (v.is_array()) {
+      for (auto& e : v.as_array())
+        if (e.is_object()) fill_required(d, es, e.as_object(), depth + 1);
+    } else {
+      for (auto& kv : v.as_object())
+        if (kv.value().is_object()) fill_required(d, es, kv.value().as_object(), depth + 1);
+    }
+  }
+}
+
+void add_required_zeros(std::string_view group, std::string_view version, std::string_view kind, json::object& obj) {
+  const auto [d, props] = kind_properties(group, version, kind);
+  if (!props) return;
+  // Not the top level itself: apiVersion and kind are the request's, metadata and the rest are
+  // read by validation as given.
+  for (auto& [name, v] : obj) {
+    const json::value* p = props->if_contains(name);
+    if (!p || !p->is_object() || !v.is_object()) continue;
+    const json::object& ps = resolved(*d, p->as_object());
+    if (ps.contains("properties")) fill_required(*d, ps, v.as_object(), 1);
   }
 }
 

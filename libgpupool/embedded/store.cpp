@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <condition_variable>
 #include <deque>
 #include <random>
@@ -703,6 +704,7 @@ std::shared_ptr<const json::object> Store::create_shared(const ResourceType& t, 
   // (rest.BeforeCreate also clears deletionGracePeriodSeconds.) metadata.generation is the
   // strategy's: 1 where PrepareForCreate sets it (before validation), else the client's own value,
   // which rest.BeforeCreate keeps and ValidateObjectMeta checks (non-negative).
+  const std::string given_rv = o.client_create ? str(md, "resourceVersion") : std::string();
   for (const char* k : {"uid", "resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"})
     md.erase(k);
   if (tracks_generation(t)) md["generation"] = 1;
@@ -733,7 +735,14 @@ std::shared_ptr<const json::object> Store::create_shared(const ResourceType& t, 
     auto& md2 = metadata_of(obj);
     if (!md2.contains("creationTimestamp")) md2["creationTimestamp"] = to_rfc3339(clock_.now());
     if (!o.dry_run) {
+      // etcd3 store Create: versioner.ObjectResourceVersion (ParseUint) other than 0 is refused.
+      std::uint64_t n = 0;
+      const auto [end, ec] = std::from_chars(given_rv.data(), given_rv.data() + given_rv.size(), n);
+      if (!given_rv.empty() && ec == std::errc() && end == given_rv.data() + given_rv.size() && n != 0)
+        throw StatusError(500, "", "resourceVersion should not be set on objects to be created");
       md2["resourceVersion"] = std::to_string(++impl_->rv);
+    } else if (!given_rv.empty()) {
+      md2["resourceVersion"] = given_rv;  // dry run: nothing stored; the client's own is copied back
     } else {
       md2.erase("resourceVersion");  // dry run: nothing stored, no version
     }

@@ -139,6 +139,11 @@ struct WriteOptions {
   /// In-process seeding of a topology's nodes: they join Ready, as if the node lifecycle controller
   /// had already removed the not-ready taint TaintNodesByCondition gives every new node.
   bool seeded_node = false;
+  /// A client's POST: the body's metadata.resourceVersion is the client's. A dry run answers it as
+  /// given (the dry-run storage copies the object back); a real create refuses one that reads as a
+  /// number other than 0 (etcd3 store Create, after admission: a 500) and replaces any other.
+  /// Writes from inside the server leave this unset: theirs is dropped.
+  bool client_create = false;
   /// Where the API's warnings for this request go (the response's Warning headers); null: dropped.
   std::vector<std::string>* warnings = nullptr;
   /// Records the writer's managedFields: called by admission once the scheme defaults are in and

@@ -5,6 +5,7 @@
 #include "embedded/controllers_util.hpp"
 #include "embedded/crd_schema.hpp"
 #include "embedded/schema.hpp"
+#include "embedded/validation_fields.hpp"
 #include "embedded/validation_kinds.hpp"
 #include "embedded/warnings.hpp"
 
@@ -1055,6 +1056,8 @@ void builtin_validation(AdmissionRequest& r) {
       bool template_checked = true;
       if (t.group == "apps") {
         non_negative(spec_of(obj), "replicas", "spec.replicas", causes);
+        // ValidateReplicaSetSpec: minReadySeconds before the selector (a Deployment's comes last).
+        if (t.resource == "replicasets") non_negative(spec_of(obj), "minReadySeconds", "spec.minReadySeconds", causes);
         template_checked = replicated_template_causes(obj, causes);
       } else {
         // validateJobSpec's order: the counts, activeDeadlineSeconds, backoffLimit, the TTL, the mode.
@@ -1085,9 +1088,22 @@ void builtin_validation(AdmissionRequest& r) {
         validate_pod_spec(ps ? *ps : kNoPodSpec, tmeta, "spec.template.spec.", PodSpecOf::Template, causes);
       if (template_checked) template_restart_policy_causes(t, obj, causes);
       if (t.group == "batch") job_selector_causes(obj, causes);
-      // ValidateDeploymentSpec: the strategy after the template.
-      if (const auto* st = sp.if_contains("strategy"); t.resource == "deployments" && st && st->is_object())
-        deployment_strategy(st->as_object(), causes);
+      // ValidateDeploymentSpec: the strategy after the template, then minReadySeconds,
+      // revisionHistoryLimit and progressDeadlineSeconds (defaulted to 600), which must exceed
+      // minReadySeconds.
+      if (t.resource == "deployments") {
+        if (const auto* st = sp.if_contains("strategy"); st && st->is_object())
+          deployment_strategy(st->as_object(), causes);
+        non_negative(&sp, "minReadySeconds", "spec.minReadySeconds", causes);
+        non_negative(&sp, "revisionHistoryLimit", "spec.revisionHistoryLimit", causes);
+        if (const auto pds = fields::int_at(sp, "progressDeadlineSeconds")) {
+          non_negative(&sp, "progressDeadlineSeconds", "spec.progressDeadlineSeconds", causes);
+          if (*pds <= fields::int_at(sp, "minReadySeconds").value_or(0))
+            causes.push_back({"FieldValueInvalid",
+                              fmt::format("Invalid value: {}: must be greater than minReadySeconds", *pds),
+                              "spec.progressDeadlineSeconds"});
+        }
+      }
     } else if (core && t.resource == "services") {
       // ValidateServiceUpdate's rules, then ValidateService (embedded/validation_service.cpp).
       if (!create && r.old_object) validate_service_update(obj, *r.old_object, causes);

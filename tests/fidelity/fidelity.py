@@ -1040,6 +1040,20 @@ def workload_json(kind, selector, restart=None):
     return json.dumps({"apiVersion": "apps/v1", "kind": kind, "metadata": {"name": "w"}, "spec": spec})
 
 
+def _spec_patch(text, template_ads=None, template_owner=None, template_affinity=None, **spec):
+    """workload_json's object with more spec fields, and template changes."""
+    o = json.loads(text)
+    o["spec"].update(spec)
+    tpl = o["spec"]["template"]
+    if template_ads is not None:
+        tpl["spec"]["activeDeadlineSeconds"] = template_ads
+    if template_owner is not None:
+        tpl["metadata"]["ownerReferences"] = [template_owner]
+    if template_affinity is not None:
+        tpl["spec"]["affinity"] = template_affinity
+    return json.dumps(o)
+
+
 UNKNOWN_DEPLOYMENT = json.dumps({
     "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "unk", "labels": {"a": "b"}, "bogus": 1},
     "spec": {"replica": 2, "replicas": 0, "selector": {"matchLabels": {"app": "unk"}},
@@ -1621,6 +1635,23 @@ SCENARIOS = {
                                                                      "containers": [{"name": "c", "image": "b"}]}}}}))
         for i, by in enumerate(["NoExecute", "", "acme.io/ctl", "Acme.io/x y", "/x", "a/", "kueue.x-k8s.io/multikueue",
                                 "example.com/" + "x" * 60])
+    ] + [
+        # ValidateDeploymentSpec's last rules (progressDeadlineSeconds defaulted to 600 must exceed
+        # minReadySeconds), a ReplicaSet template's activeDeadlineSeconds, and what Go writes for
+        # fields without omitempty a body leaves out below the top level (a template's owner
+        # reference, a preferred node affinity term).
+        (["create", "--dry-run=server", "-f", "-"], _spec_patch(workload_json("Deployment", {"matchLabels": {"app": "w"}}),
+                                                                minReadySeconds=-1, revisionHistoryLimit=-2,
+                                                                progressDeadlineSeconds=-1)),
+        (["create", "--dry-run=server", "-f", "-"], _spec_patch(workload_json("Deployment", {"matchLabels": {"app": "w"}}),
+                                                                minReadySeconds=700)),
+        (["create", "--dry-run=server", "-f", "-"], _spec_patch(workload_json("ReplicaSet", {"matchLabels": {"app": "w"}}),
+                                                                minReadySeconds=-3, template_ads=30)),
+        (["create", "--dry-run=server", "-o", "jsonpath={.spec.template.metadata.ownerReferences} "
+          "{.spec.template.spec.affinity}", "-f", "-"],
+         _spec_patch(workload_json("Deployment", {"matchLabels": {"app": "w"}}), template_owner={"controller": False},
+                     template_affinity={"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+                         {"weight": 3}]}})),
     ] + [
         (["create", "--dry-run=server", "-f", "-"], json.dumps({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
                                                                 "metadata": {"name": "s"}, "provisioner": None})),
