@@ -673,6 +673,8 @@ std::optional<Written> written(AdmissionRequest& r) {
 }
 }  // namespace
 
+namespace {
+
 // A claim's data sources as its strategy leaves them (registry/core/persistentvolumeclaim
 // PrepareForCreate / PrepareForUpdate, pkg/api/persistentvolumeclaim/util.go), `old_spec` null on
 // create: DropDisabledFields drops a dataSourceRef naming a namespace (the
@@ -719,6 +721,8 @@ void claim_data_sources(json::object& spec, const json::object* old_spec) {
     spec["dataSource"] = copy_ref(obj("dataSourceRef"));
   null_api_groups(spec);
 }
+
+}  // namespace
 
 void builtin_defaults(AdmissionRequest& r) {
   const auto w = written(r);
