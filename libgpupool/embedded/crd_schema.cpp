@@ -1157,12 +1157,14 @@ namespace {
 
 // strategy.go hasBlockingErr: after these error types the CEL rules are not run.
 void cel_rules(const json::object& obj, const json::object* old, const Schema& s, std::vector<StatusCause>& out,
-               std::vector<std::string>* warnings) {
+               std::vector<std::string>* warnings, const std::vector<StatusCause>& before = {}) {
   if (!s.has_validation_rules) return;
-  const bool blocking = std::any_of(out.begin(), out.end(), [](const StatusCause& c) {
+  auto blocks = [](const StatusCause& c) {
     return c.reason == "FieldValueNotSupported" || c.reason == "FieldValueRequired" ||
            c.reason == "FieldValueTooLong" || c.reason == "FieldValueTooMany" || c.reason == "FieldValueTypeInvalid";
-  });
+  };
+  const bool blocking =
+      std::any_of(before.begin(), before.end(), blocks) || std::any_of(out.begin(), out.end(), blocks);
   if (blocking)
     out.push_back({"FieldValueInvalid",
                    "Invalid value: \"null\": some validation rules were not checked because the object was invalid; "
@@ -1179,15 +1181,15 @@ void cel_rules(const json::object& obj, const json::object* old, const Schema& s
 }  // namespace
 
 std::vector<StatusCause> validate(const json::object& obj, const json::object* old, const Schema& s,
-                                  std::vector<std::string>* warnings) {
+                                  std::vector<std::string>* warnings, const std::vector<StatusCause>& before) {
   std::vector<StatusCause> out;
   const json::value now(obj);
-  const json::value before = old ? json::value(*old) : json::value();
-  Validator{out}.validate(now, *s.root, "", old ? &before : nullptr);
+  const json::value old_value = old ? json::value(*old) : json::value();
+  Validator{out}.validate(now, *s.root, "", old ? &old_value : nullptr);
   replicas_at(obj, s.spec_replicas_path, out);
   replicas_at(obj, s.status_replicas_path, out);
   ListTypes{out}.object(obj, s.root.get(), "");
-  cel_rules(obj, old, s, out, warnings);
+  cel_rules(obj, old, s, out, warnings, before);
   return out;
 }
 

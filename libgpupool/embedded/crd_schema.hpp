@@ -86,8 +86,11 @@ void apply_defaults(boost::json::object& obj, const Schema& s);
 /// (embedded/cel.hpp). On update, validation ratcheting (CRDValidationRatcheting, on in v1.32):
 /// schema errors of values left unchanged are dropped, and failed rules that do not use oldSelf
 /// on unchanged values become `warnings` ("<path>: Invalid value: ...") instead of errors.
+/// `before`: the causes ValidateObjectMetaAccessor found first; a blocking one among them (a
+/// missing name is Required) keeps the CEL rules from running too (strategy.go hasBlockingErr).
 std::vector<StatusCause> validate(const boost::json::object& obj, const boost::json::object* old, const Schema& s,
-                                  std::vector<std::string>* warnings = nullptr);
+                                  std::vector<std::string>* warnings = nullptr,
+                                  const std::vector<StatusCause>& before = {});
 
 /// statusStrategy.ValidateUpdate: a write to the status subresource validates `status` by its
 /// own schema (errors at "status.x", worded "x in body ..."), the scale's status replicas path,

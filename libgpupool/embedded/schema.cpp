@@ -722,20 +722,32 @@ void canonical_quantities(std::string_view group, std::string_view version, std:
       canonical(*f->second, child, 0);
 }
 
+namespace {
+void drop_empty(const Node& n, json::object& o, int depth);
+}  // namespace
+
 Decoded decode_object_meta(json::object& obj, bool prune) {
-  // A custom resource's metadata: schemaobjectmeta.GetObjectMetaWithOptions decodes it into
-  // metav1.ObjectMeta (the core group version's document holds that schema).
+  // A custom resource's metadata: schemaobjectmeta.GetObjectMetaWithOptions decodes it with
+  // json.Unmarshal into a metav1.ObjectMeta of its own (the core group version's document holds
+  // that schema), so a misfit names the field from ObjectMeta ("ObjectMeta.labels"), and Coerce
+  // writes it back encoded (omitempty's empty lists and maps gone).
   Decoded out;
   json::value* md = obj.if_contains("metadata");
-  if (!md || !md->is_object()) return out;
+  if (!md || md->is_null()) return out;
+  if (!md->is_object()) {  // UnmarshalTypeError into the struct itself
+    const char* what = md->is_array() ? "array" : md->is_string() ? "string" : md->is_bool() ? "bool" : "number";
+    out.type_error = fmt::format("json: cannot unmarshal {} into Go value of type v1.ObjectMeta", what);
+    return out;
+  }
   // Compiled with the core kinds (every one has metadata): looked up, never compiled here.
   const auto& docs = registry().docs;
   auto d = docs.find("v1");
   if (d == docs.end()) return out;
   auto meta = d->second.by_name.find("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta");
   if (meta == d->second.by_name.end()) return out;
-  Walker w{out, prune, "metadata", "metadata", false};
+  Walker w{out, prune, "metadata", "", false};
   w.fields(*meta->second, md->as_object());
+  if (prune && !out.type_error && !out.decode_error) drop_empty(*meta->second, md->as_object(), 0);
   return out;
 }
 

@@ -142,11 +142,11 @@ void validate_name(const ResourceType& t, const std::string& name, Causes& cause
     add(dns1123_label_errors(checked));
   else if (t.resource == "services")
     add(dns1035_label_errors(checked));
-  else if (t.resource == "nodes" || t.group == "kubeflow.org" || t.resource == "events" ||
+  else if (t.resource == "nodes" || t.resource == "events" ||
            t.group == "rbac.authorization.k8s.io") {  // rbac/validation ValidateRBACName: a path segment
     if (checked.find('/') != std::string::npos || checked == "." || checked == "..")
       causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: \"{}\": may not contain '/'", name), field});
-  } else {
+  } else {  // the rest, custom resources included (customResourceValidator: NameIsDNSSubdomain)
     add(dns1123_subdomain_errors(checked));
   }
 }
@@ -1128,7 +1128,7 @@ void builtin_validation(AdmissionRequest& r) {
       pvc_spec_causes(spec_or_empty(obj), "spec.", causes, allow_invalid_group);
     } else if (t.schema) {
       // customResourceStrategy.Validate / ValidateUpdate: the structural schema's rules.
-      for (auto& c : crd::validate(obj, r.old_object, *t.schema, r.options ? r.options->warnings : nullptr))
+      for (auto& c : crd::validate(obj, r.old_object, *t.schema, r.options ? r.options->warnings : nullptr, causes))
         causes.push_back(std::move(c));
     } else if (core && t.resource == "nodes") {
       // ValidateNodeSpecificAnnotations (the taints annotation, decoded as []core.Taint), then the
