@@ -121,25 +121,44 @@ def base_quota():  # the guide's per-user quota
                      "scopes": ["NotTerminating"]}}
 
 
-def base_pytorchjob():  # what `gpupool submit pytorch` renders: a Master and two Workers with GPUs
-    def replica(n):
-        return {"replicas": n, "restartPolicy": "Never", "template": {
-            "metadata": {"labels": {"app.kubernetes.io/managed-by": "gpupool", "gpupool.io/job-name": "fuzz",
-                                    "gpupool.io/kind": "pytorchjob", "gpupool.io/component": "workload"}},
-            "spec": {"tolerations": [{"key": "gpu_node", "operator": "Exists"}],
-                     "containers": [{"name": "pytorch", "image": "harbor.example.edu/library/pytorch:2.1-cuda12",
-                                     "command": ["sh", "-c", "python train.py"],
-                                     "resources": {"limits": {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "2"},
-                                                   "requests": {"cpu": "4", "memory": "16Gi", "nvidia.com/gpu": "2"}},
-                                     "volumeMounts": [{"name": "data", "mountPath": "/data"},
-                                                      {"name": "dshm", "mountPath": "/dev/shm"}]}],
-                     "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}},
-                                 {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "8Gi"}}]}}}
-    return {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob",
+def kubeflow_replica(n, container, gpus="2"):
+    """A replica spec as `gpupool submit` renders it for training-operator's kinds."""
+    return {"replicas": n, "restartPolicy": "Never", "template": {
+        "metadata": {"labels": {"app.kubernetes.io/managed-by": "gpupool", "gpupool.io/job-name": "fuzz",
+                                "gpupool.io/component": "workload"}},
+        "spec": {"tolerations": [{"key": "gpu_node", "operator": "Exists"}],
+                 "containers": [{"name": container, "image": "harbor.example.edu/library/pytorch:2.1-cuda12",
+                                 "command": ["sh", "-c", "python train.py"],
+                                 "resources": {"limits": {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": gpus},
+                                               "requests": {"cpu": "4", "memory": "16Gi", "nvidia.com/gpu": gpus}},
+                                 "volumeMounts": [{"name": "data", "mountPath": "/data"},
+                                                  {"name": "dshm", "mountPath": "/dev/shm"}]}],
+                 "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}},
+                             {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "8Gi"}}]}}}
+
+
+def kubeflow_job(kind, specs_key, specs):
+    return {"apiVersion": "kubeflow.org/v1", "kind": kind,
             "metadata": {"name": "fuzz", "labels": {"app.kubernetes.io/managed-by": "gpupool",
                                                     "gpupool.io/job-name": "fuzz"}},
-            "spec": {"runPolicy": {"cleanPodPolicy": "None", "backoffLimit": 3},
-                     "pytorchReplicaSpecs": {"Master": replica(1), "Worker": replica(2)}}}
+            "spec": {"runPolicy": {"cleanPodPolicy": "None", "backoffLimit": 3}, specs_key: specs}}
+
+
+def base_pytorchjob():  # `gpupool submit pytorch`: a Master and two Workers with GPUs
+    return kubeflow_job("PyTorchJob", "pytorchReplicaSpecs",
+                        {"Master": kubeflow_replica(1, "pytorch"), "Worker": kubeflow_replica(2, "pytorch")})
+
+
+def base_tfjob():  # `gpupool submit tf`: a PS and two Workers
+    return kubeflow_job("TFJob", "tfReplicaSpecs",
+                        {"PS": kubeflow_replica(1, "tensorflow", "0"), "Worker": kubeflow_replica(2, "tensorflow")})
+
+
+def base_mpijob():  # `gpupool submit mpi`: a Launcher and two Workers, a slot per GPU
+    job = kubeflow_job("MPIJob", "mpiReplicaSpecs",
+                       {"Launcher": kubeflow_replica(1, "mpi", "0"), "Worker": kubeflow_replica(2, "mpi")})
+    job["spec"]["slotsPerWorker"] = 2
+    return job
 
 
 KINDS = {
@@ -153,9 +172,12 @@ KINDS = {
     # pruning and defaults. Only with --kinds: the default set is the six built-in kinds, so the
     # seeds recorded before keep their cases.
     "pytorchjob": (base_pytorchjob, "/apis/kubeflow.org/v1/namespaces/%s/pytorchjobs"),
+    "tfjob": (base_tfjob, "/apis/kubeflow.org/v1/namespaces/%s/tfjobs"),
+    "mpijob": (base_mpijob, "/apis/kubeflow.org/v1/namespaces/%s/mpijobs"),
 }
 DEFAULT_KINDS = ["pod", "deployment", "job", "claim", "service", "quota"]
-CRDS = {"pytorchjob": os.path.join(HERE, "..", "..", "data", "crds", "training-operator_pytorchjobs.json")}
+CRDS = {k: os.path.join(HERE, "..", "..", "data", "crds", "training-operator_%ss.json" % k)
+        for k in ("pytorchjob", "tfjob", "mpijob")}
 
 # Edge values, by the kind of value they replace (and a few for any leaf).
 STRINGS = ["", " ", "a", "A_B", "-a", "a-", "a.b", "a/b", "a/b/c", "1", "1.5", "-1", "0x10", "1e3", "../x",
@@ -458,7 +480,7 @@ def main():
         p.add_argument("--cases", type=int, default=400)
         p.add_argument("--add-fields", action="store_true",
                        help="also set fields the base objects leave out, from the kinds' schemas")
-        p.add_argument("--kinds", help="comma-separated subset of " + ",".join(KINDS))
+        p.add_argument("--kinds", help="comma-separated subset of " + ",".join(KINDS) + " (default: the first six)")
     chk = sub.add_parser("check", help="replay the golden file against a server")
     g = chk.add_mutually_exclusive_group(required=True)
     g.add_argument("--kubeconfig")
