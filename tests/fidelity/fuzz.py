@@ -161,6 +161,14 @@ def base_mpijob():  # `gpupool submit mpi`: a Launcher and two Workers, a slot p
     return job
 
 
+def base_trainjob():  # `gpupool submit trainjob` (Kubeflow Trainer v2), as rendered into data/
+    return json.load(open(os.path.join(HERE, "data", "fuzz-trainjob.json")))
+
+
+def base_jobset():  # `gpupool submit jobset`
+    return json.load(open(os.path.join(HERE, "data", "fuzz-jobset.json")))
+
+
 KINDS = {
     "pod": (base_pod, "/api/v1/namespaces/%s/pods"),
     "deployment": (base_deployment, "/apis/apps/v1/namespaces/%s/deployments"),
@@ -174,10 +182,14 @@ KINDS = {
     "pytorchjob": (base_pytorchjob, "/apis/kubeflow.org/v1/namespaces/%s/pytorchjobs"),
     "tfjob": (base_tfjob, "/apis/kubeflow.org/v1/namespaces/%s/tfjobs"),
     "mpijob": (base_mpijob, "/apis/kubeflow.org/v1/namespaces/%s/mpijobs"),
+    "trainjob": (base_trainjob, "/apis/trainer.kubeflow.org/v1alpha1/namespaces/%s/trainjobs"),
+    "jobset": (base_jobset, "/apis/jobset.x-k8s.io/v1alpha2/namespaces/%s/jobsets"),
 }
 DEFAULT_KINDS = ["pod", "deployment", "job", "claim", "service", "quota"]
-CRDS = {k: os.path.join(HERE, "..", "..", "data", "crds", "training-operator_%ss.json" % k)
-        for k in ("pytorchjob", "tfjob", "mpijob")}
+CRDS = dict({k: os.path.join(HERE, "..", "..", "data", "crds", "training-operator_%ss.json" % k)
+             for k in ("pytorchjob", "tfjob", "mpijob")},
+            trainjob=os.path.join(HERE, "..", "..", "data", "crds", "trainer_trainjobs.json"),
+            jobset=os.path.join(HERE, "..", "..", "data", "crds", "jobset_jobsets.json"))
 
 # Edge values, by the kind of value they replace (and a few for any leaf).
 STRINGS = ["", " ", "a", "A_B", "-a", "a-", "a.b", "a/b", "a/b/c", "1", "1.5", "-1", "0x10", "1e3", "../x",
@@ -480,7 +492,7 @@ def main():
         p.add_argument("--cases", type=int, default=400)
         p.add_argument("--add-fields", action="store_true",
                        help="also set fields the base objects leave out, from the kinds' schemas")
-        p.add_argument("--kinds", help="comma-separated subset of " + ",".join(KINDS) + " (default: the first six)")
+        p.add_argument("--kinds", help="comma-separated subset of " + ",".join(KINDS) + " (default: the six built-in kinds)")
     chk = sub.add_parser("check", help="replay the golden file against a server")
     g = chk.add_mutually_exclusive_group(required=True)
     g.add_argument("--kubeconfig")
