@@ -379,6 +379,17 @@ void null_api_groups(json::object& claim_spec) {
 
 // Pod defaulting (pkg/apis/core/v1/defaults.go) for what shows in `kubectl get -o yaml`.
 void default_pod_spec(json::object& spec) {
+  // The v1 conversion: serviceAccount is the deprecated alias of serviceAccountName, which wins
+  // when both are set (Convert_v1_PodSpec_To_core_PodSpec); the object is written back with the
+  // name in both (Convert_core_PodSpec_To_v1_PodSpec).
+  if (std::string sa =
+          str(spec, "serviceAccountName").empty() ? str(spec, "serviceAccount") : str(spec, "serviceAccountName");
+      !sa.empty()) {
+    spec["serviceAccountName"] = sa;
+    spec["serviceAccount"] = std::move(sa);
+  } else {
+    spec.erase("serviceAccount");  // (both "": omitempty)
+  }
   drop_disabled_fields(spec);
   set_default(spec, "restartPolicy", "Always");
   set_default(spec, "dnsPolicy", "ClusterFirst");

@@ -1653,6 +1653,13 @@ SCENARIOS = {
                      template_affinity={"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
                          {"weight": 3}]}})),
     ] + [
+        # serviceAccount, the deprecated alias of serviceAccountName (the v1 conversion: the name
+        # wins, and both are written back).
+        (["create", "--dry-run=server", "-o", "jsonpath={.spec.serviceAccount}/{.spec.serviceAccountName}", "-f", "-"],
+         pod("sa%d" % i, C_NONE, extra))
+        for i, extra in enumerate(['"serviceAccount":"x",', '"serviceAccountName":"y",',
+                                   '"serviceAccount":"x","serviceAccountName":"y",', '"serviceAccount":"X_1",'])
+    ] + [
         (["create", "--dry-run=server", "-f", "-"], json.dumps({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
                                                                 "metadata": {"name": "s"}, "provisioner": None})),
         (["create", "--dry-run=server", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "q"},
