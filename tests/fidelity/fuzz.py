@@ -13,6 +13,8 @@ with its causes), normalized.
                                                    compare two servers now, print differences
   fuzz.py record ORACLE_KC [same options] [--append]  write (or add to) golden/fuzz.jsonl from a REAL server
   fuzz.py check (--kubeconfig KC | --serve GPUPOOL)  replay golden/fuzz.jsonl, compare
+  fuzz.py updates ORACLE_KC OTHER_KC [same options]  PUTs (dry runs) of each server's own stored
+                                                   object with the same changes, compare now
 
 The golden file holds the cases themselves with the real server's answers, so a check replays
 exactly what was recorded, whatever the generator has become since.
@@ -420,9 +422,9 @@ def scrub(v):
     return v
 
 
-def answer(server, case):
-    path = KINDS[case["kind"]][1] % NAMESPACE + "?dryRun=All"
-    status, headers, data = server.request("POST", path, case["body"].encode())
+def answer(server, case, method="POST", path=None):
+    path = path or KINDS[case["kind"]][1] % NAMESPACE + "?dryRun=All"
+    status, headers, data = server.request(method, path, case["body"].encode())
     warnings = sorted(v for k, v in headers if k.lower() == "warning")
     try:
         body = scrub(json.loads(data))
@@ -477,17 +479,129 @@ def show_diff(case, want, got):
                 print("  " + line)
 
 
+# ---- updates: a PUT (dry run) of a stored object, changed -----------------------------------------
+
+UPDATE_KINDS = ["deployment", "job", "service", "pytorchjob", "jobset"]  # (the quota base is refused)
+
+
+def stored_base(server, kind):
+    """The kind's base object, created for real on `server` as fuzzu-<kind> (an earlier one deleted
+    first), as stored, without status and managedFields: what the updates start from."""
+    base = KINDS[kind][0]()
+    name = "fuzzu-" + kind
+    base["metadata"]["name"] = name
+    collection = KINDS[kind][1] % NAMESPACE
+    server.request("DELETE", collection + "/" + name)
+    for _ in range(100):
+        if server.request("GET", collection + "/" + name)[0] == 404:
+            break
+        time.sleep(0.1)
+    status, _, data = server.request("POST", collection, json.dumps(base))
+    if status != 201:
+        sys.exit("fuzz: cannot create %s/%s (%d): %s" % (kind, name, status, data[:300]))
+    obj = json.loads(data)
+    obj.pop("status", None)
+    obj["metadata"].pop("managedFields", None)
+    return obj
+
+
+DELETE = object()
+
+
+def edits(a, b, path=()):
+    """The edits that turn a into b: (path, value) and (path, DELETE); a list whose length changed
+    is replaced whole."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        out = [(path + (k,), DELETE) for k in a if k not in b]
+        for k, v in b.items():
+            out += edits(a[k], v, path + (k,)) if k in a else [(path + (k,), v)]
+        return out
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        return [e for i in range(len(a)) for e in edits(a[i], b[i], path + (i,))]
+    return [] if a == b and type(a) is type(b) else [(path, b)]
+
+
+def apply_edits(obj, changes):
+    for path, v in changes:
+        if not path:
+            return copy.deepcopy(v)
+        parent = get(obj, path[:-1])
+        if v is DELETE:
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = copy.deepcopy(v)
+    return obj
+
+
+TEMPLATE_VALUE = re.compile(r'Invalid value: (core\.PodTemplateSpec\{|\{"metadata").*')
+
+
+def comparable_update(a):
+    """An update's answer without what differs by design: the status the embedded cluster's
+    operators wrote (the oracle runs none for custom resources), and the Go %#v of a whole
+    core.PodTemplateSpec in a Job's immutable-template error (FIDELITY.md, Go structs in messages:
+    the embedded server prints the template as JSON)."""
+    b = a["body"]
+    if isinstance(b, dict) and b.get("kind") != "Status":
+        b.pop("status", None)
+    if isinstance(b, dict) and b.get("kind") == "Status":
+        for c in b.get("details", {}).get("causes", []):
+            c["message"] = TEMPLATE_VALUE.sub("Invalid value: <template>", c.get("message", ""))
+        b["message"] = "<message>" if "core.PodTemplateSpec{" in b.get("message", "") or (
+            "spec.template: Invalid value: {" in b.get("message", "")) else b.get("message")
+    return a
+
+
+def live_updates(o):
+    """PUTs (dry runs) of each server's own stored object with the same random changes: the
+    changes are chosen on the real server's object, and its edits applied to the other's (their
+    uids, resourceVersions and allocations differ)."""
+    real, other = Server(o.oracle), Server(o.embedded)
+    real.ensure_namespace()
+    other.ensure_namespace()
+    kinds = o.kinds.split(",") if o.kinds else UPDATE_KINDS
+    bases = {k: (stored_base(real, k), stored_base(other, k)) for k in kinds}
+    rng = random.Random(o.seed)
+    differ = 0
+    for i in range(o.cases):
+        kind = rng.choice(kinds)
+        real_base, other_base = bases[kind]
+        changed = copy.deepcopy(real_base)
+        changes = [mutate(rng, changed, kind if o.add_fields else None) for _ in range(rng.choice([1, 1, 1, 2]))]
+        changed_edits = edits(real_base, changed)
+        other_body = apply_edits(copy.deepcopy(other_base), changed_edits)
+        path = KINDS[kind][1] % NAMESPACE + "/fuzzu-" + kind + "?dryRun=All"
+        # The controllers write the objects' status meanwhile: unless a change is the version's,
+        # each body carries its server's current resourceVersion (a dry run stores nothing).
+        if not any(p[:2] == ("metadata", "resourceVersion") or p in ((), ("metadata",)) for p, _ in changed_edits):
+            for server, body in ((real, changed), (other, other_body)):
+                if isinstance(body.get("metadata"), dict):
+                    _, _, data = server.request("GET", path.split("?")[0])
+                    body["metadata"]["resourceVersion"] = json.loads(data)["metadata"]["resourceVersion"]
+        case = {"id": i, "kind": kind, "changes": changes, "body": json.dumps(changed)}
+        want = comparable_update(answer(real, case, "PUT", path))
+        got = comparable_update(answer(other, dict(case, body=json.dumps(other_body)), "PUT", path))
+        if not same(want, got, kind):
+            differ += 1
+            show_diff(case, want, got)
+    print("%d updates, %d differ" % (o.cases, differ))
+    return 1 if differ else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="mode", required=True)
     live = sub.add_parser("live", help="compare a real server with another now")
     live.add_argument("oracle")
     live.add_argument("embedded")
+    upd = sub.add_parser("updates", help="compare a real server with another now, on PUTs of stored objects")
+    upd.add_argument("oracle")
+    upd.add_argument("embedded")
     rec = sub.add_parser("record", help="write the golden file from a REAL server")
     rec.add_argument("oracle")
     rec.add_argument("--append", action="store_true",
                      help="add the cases to the golden file instead of replacing it (another seed, --add-fields)")
-    for p in (live, rec):
+    for p in (live, rec, upd):
         p.add_argument("--seed", type=int, default=18)
         p.add_argument("--cases", type=int, default=400)
         p.add_argument("--add-fields", action="store_true",
@@ -501,6 +615,8 @@ def main():
     if getattr(o, "kinds", None) and not set(o.kinds.split(",")) <= set(KINDS):
         ap.error("--kinds: known kinds are " + ",".join(KINDS))
 
+    if o.mode == "updates":
+        return live_updates(o)
     if o.mode == "record":
         server = Server(o.oracle)
         server.ensure_namespace()
