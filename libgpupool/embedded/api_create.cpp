@@ -52,11 +52,12 @@ Response Api::serve_update(const Call& c) const {
     obj["spec"].as_object()["replicas"] = replicas;
     return json_response(200, scale_of(t, store_.update(t, tg.ns, std::move(obj), wo)));
   }
+  // handlers/update.go: the body is decoded first, then its name checked against the URL's.
+  decode_body(served, body, fv, &r.warnings);
   const auto body_name = meta(body, "name");
   if (body_name != tg.name)
     throw StatusError::bad_request(
         fmt::format("the name of the object ({}) does not match the name on the URL ({})", body_name, tg.name));
-  decode_body(served, body, fv, &r.warnings);
   if (r.body.size() > kEtcdMaxRequestBytes / 2) check_stored_size(body);
   body = c.as_stored(std::move(body));
   const WriteOptions uo = tg.subresource.empty() ? c.tracking(update_manager(wo.field_manager, r.user_agent)) : wo;

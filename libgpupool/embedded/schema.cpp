@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -745,6 +746,20 @@ Decoded decode_object_meta(json::object& obj, bool prune) {
   if (d == docs.end()) return out;
   auto meta = d->second.by_name.find("io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta");
   if (meta == d->second.by_name.end()) return out;
+  // The metadata went through an unstructured map first: a JSON number is a float64 there, and
+  // encoding it again writes an integral one below 1e21 as an integer ("1000.0" decodes into
+  // generation's int64).
+  std::function<void(json::value&)> integral = [&](json::value& v) {
+    if (v.is_double()) {
+      const double d = v.as_double();
+      if (std::trunc(d) == d && std::fabs(d) < 9.2e18) v = static_cast<std::int64_t>(d);
+    } else if (v.is_object()) {
+      for (auto& kv : v.as_object()) integral(kv.value());
+    } else if (v.is_array()) {
+      for (auto& e : v.as_array()) integral(e);
+    }
+  };
+  integral(*md);
   Walker w{out, prune, "metadata", "", false};
   w.fields(*meta->second, md->as_object());
   if (prune && !out.type_error && !out.decode_error) drop_empty(*meta->second, md->as_object(), 0);

@@ -14,6 +14,7 @@
 
 #include "embedded/base64.hpp"
 #include "embedded/controllers_util.hpp"
+#include "embedded/typecheck.hpp"  // go_quote
 #include "embedded/validation.hpp"
 
 namespace gpupool::embedded {
@@ -861,6 +862,27 @@ json::object Store::update(const ResourceType& t, std::string_view ns, json::obj
   return *update_shared(t, ns, std::move(obj), o, subresource);
 }
 
+namespace {
+
+// The object's etcd key as kube-apiserver names it in a StorageError (without /registry):
+// /<prefix>[/<namespace>]/<name>, the prefix the resource's (a few compiled-in exceptions:
+// pkg/kubeapiserver SpecialDefaultResourcePrefixes), a custom resource's /<group>/<plural>.
+std::string storage_key(const ResourceType& t, std::string_view ns, std::string_view name) {
+  static const std::map<std::string, std::string, std::less<>> special = {{"replicationcontrollers", "controllers"},
+                                                                          {"endpoints", "services/endpoints"},
+                                                                          {"nodes", "minions"},
+                                                                          {"services", "services/specs"},
+                                                                          {"ingresses.networking.k8s.io", "ingress"}};
+  std::string prefix = t.resource;
+  if (!is_builtin_group(t.group))
+    prefix = t.group + "/" + t.resource;
+  else if (auto it = special.find(t.group_resource()); it != special.end())
+    prefix = it->second;
+  return ns.empty() ? fmt::format("/{}/{}", prefix, name) : fmt::format("/{}/{}/{}", prefix, ns, name);
+}
+
+}  // namespace
+
 std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, std::string_view ns, json::object obj,
                                                          const WriteOptions& o, std::string_view subresource) {
   if (!t.namespaced) ns = {};
@@ -881,14 +903,26 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
     if (it == objs.end()) throw StatusError::not_found(t, name);
     const auto old = it->second;
     const auto& old_md = metadata_of(*old);
-    // (Compared in place: neither object has changed yet.)
-    const std::string_view want_rv = str_view(md, "resourceVersion");
-    if (!want_rv.empty() && want_rv != str_view(old_md, "resourceVersion")) throw StatusError::conflict(t, name);
+    // (Compared in place: neither object has changed yet.) The etcd3 store's GuaranteedUpdate: the
+    // body's uid is a precondition, checked first (a StorageError naming the object's key); then
+    // the versioner parses resourceVersion (ParseUint: anything else is a 500) and compares it.
     const std::string_view want_uid = str_view(md, "uid");
     if (!want_uid.empty() && want_uid != str_view(old_md, "uid"))
-      throw StatusError::conflict(t, name,
-                                  fmt::format("Precondition failed: UID in precondition: {}, UID in object meta: {}",
-                                              want_uid, str(old_md, "uid")));
+      throw StatusError::conflict(
+          t, name,
+          fmt::format("StorageError: invalid object, Code: 4, Key: {}, ResourceVersion: 0, AdditionalErrorMsg: "
+                      "Precondition failed: UID in precondition: {}, UID in object meta: {}",
+                      storage_key(t, ns, name), want_uid, str(old_md, "uid")));
+    const std::string_view want_rv = str_view(md, "resourceVersion");
+    if (!want_rv.empty()) {
+      std::uint64_t n = 0;
+      const auto [end, ec] = std::from_chars(want_rv.data(), want_rv.data() + want_rv.size(), n);
+      if (end != want_rv.data() + want_rv.size() || (ec != std::errc() && ec != std::errc::result_out_of_range))
+        throw StatusError(500, "", fmt::format("strconv.ParseUint: parsing {}: invalid syntax", go_quote(want_rv)));
+      if (ec == std::errc::result_out_of_range)
+        throw StatusError(500, "", fmt::format("strconv.ParseUint: parsing {}: value out of range", go_quote(want_rv)));
+      if (std::to_string(n) != str_view(old_md, "resourceVersion")) throw StatusError::conflict(t, name);
+    }
     json::object next;
     if (subresource == "status") {
       // The status endpoint changes status only (registry strategies' PrepareForUpdate).
@@ -1167,14 +1201,23 @@ json::object Store::remove(const ResourceType& t, std::string_view ns, std::stri
     auto it = objs.find(key);
     if (it == objs.end()) throw StatusError::not_found(t, name);
     const auto& md = metadata_of(*it->second);
+    // rest.BeforeDelete: the options' preconditions, a Conflict on the kind ("Service",
+    // "Deployment.apps"), not on the resource.
+    auto kind_conflict = [&](const std::string& why) {
+      return StatusError(409, "Conflict",
+                         fmt::format("Operation cannot be fulfilled on {}{}{} \"{}\": {}", t.kind,
+                                     t.group.empty() ? "" : ".", t.group, name, why),
+                         std::string(name), t.group, t.kind);
+    };
     if (o.precondition_uid && *o.precondition_uid != str(md, "uid"))
-      throw StatusError::conflict(t, name,
-                                  fmt::format("Precondition failed: UID in precondition: {}, UID in object meta: {}",
-                                              *o.precondition_uid, str(md, "uid")));
+      throw kind_conflict(
+          fmt::format("the UID in the precondition ({}) does not match the UID in record ({}). The "
+                      "object might have been deleted and then recreated",
+                      *o.precondition_uid, str(md, "uid")));
     if (o.precondition_resource_version && *o.precondition_resource_version != str(md, "resourceVersion"))
-      throw StatusError::conflict(
-          t, name,
-          fmt::format("Precondition failed: ResourceVersion in precondition: {}, ResourceVersion in object meta: {}",
+      throw kind_conflict(
+          fmt::format("the ResourceVersion in the precondition ({}) does not match the ResourceVersion "
+                      "in record ({}). The object might have been modified",
                       *o.precondition_resource_version, str(md, "resourceVersion")));
     result = *it->second;
     AdmissionRequest req{
