@@ -77,7 +77,7 @@ StatusError StatusError::invalid(const ResourceType& t, std::string_view name, s
   // NewInvalid: `<Kind> "<name>" is invalid: <field>: <message>` (several joined as a list).
   // The qualified kind: `Deployment.apps`, `Pod` (core group).
   // The message is ErrorList.ToAggregate's: each distinct error once (the causes keep them all).
-  std::string msg = fmt::format("{}{}{} \"{}\" is invalid: ", t.kind, t.group.empty() ? "" : ".", t.group, name);
+  std::string msg = fmt::format("{} \"{}\" is invalid: ", t.group_kind(), name);
   std::vector<std::string> distinct;
   for (const auto& c : causes)
     if (std::string m = c.field + ": " + c.message; std::find(distinct.begin(), distinct.end(), m) == distinct.end())
@@ -683,6 +683,23 @@ json::object Store::create(const ResourceType& t, std::string_view ns, json::obj
   return *create_shared(t, ns, std::move(obj), o);
 }
 
+namespace {
+
+// A resourceVersion as the versioner reads it (strconv.ParseUint(s, 10, 64)): the number, or
+// nullopt with Go's error in `err` ("strconv.ParseUint: parsing \"a-\": invalid syntax").
+std::optional<std::uint64_t> parse_resource_version(std::string_view s, std::string* err = nullptr) {
+  std::uint64_t n = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec == std::errc() && end == s.data() + s.size()) return n;
+  if (err)
+    *err = fmt::format(
+        "strconv.ParseUint: parsing {}: {}", go_quote(s),
+        ec == std::errc::result_out_of_range && end == s.data() + s.size() ? "value out of range" : "invalid syntax");
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::shared_ptr<const json::object> Store::create_shared(const ResourceType& t, std::string_view ns, json::object obj,
                                                          const WriteOptions& o) {
   std::shared_ptr<const json::object> stored;
@@ -737,9 +754,7 @@ std::shared_ptr<const json::object> Store::create_shared(const ResourceType& t, 
     if (!md2.contains("creationTimestamp")) md2["creationTimestamp"] = to_rfc3339(clock_.now());
     if (!o.dry_run) {
       // etcd3 store Create: versioner.ObjectResourceVersion (ParseUint) other than 0 is refused.
-      std::uint64_t n = 0;
-      const auto [end, ec] = std::from_chars(given_rv.data(), given_rv.data() + given_rv.size(), n);
-      if (!given_rv.empty() && ec == std::errc() && end == given_rv.data() + given_rv.size() && n != 0)
+      if (const auto n = parse_resource_version(given_rv); n && *n != 0)
         throw StatusError(500, "", "resourceVersion should not be set on objects to be created");
       md2["resourceVersion"] = std::to_string(++impl_->rv);
     } else if (!given_rv.empty()) {
@@ -913,15 +928,11 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
           fmt::format("StorageError: invalid object, Code: 4, Key: {}, ResourceVersion: 0, AdditionalErrorMsg: "
                       "Precondition failed: UID in precondition: {}, UID in object meta: {}",
                       storage_key(t, ns, name), want_uid, str(old_md, "uid")));
-    const std::string_view want_rv = str_view(md, "resourceVersion");
-    if (!want_rv.empty()) {
-      std::uint64_t n = 0;
-      const auto [end, ec] = std::from_chars(want_rv.data(), want_rv.data() + want_rv.size(), n);
-      if (end != want_rv.data() + want_rv.size() || (ec != std::errc() && ec != std::errc::result_out_of_range))
-        throw StatusError(500, "", fmt::format("strconv.ParseUint: parsing {}: invalid syntax", go_quote(want_rv)));
-      if (ec == std::errc::result_out_of_range)
-        throw StatusError(500, "", fmt::format("strconv.ParseUint: parsing {}: value out of range", go_quote(want_rv)));
-      if (std::to_string(n) != str_view(old_md, "resourceVersion")) throw StatusError::conflict(t, name);
+    if (const std::string_view want_rv = str_view(md, "resourceVersion"); !want_rv.empty()) {
+      std::string err;
+      const auto n = parse_resource_version(want_rv, &err);
+      if (!n) throw StatusError(500, "", err);
+      if (std::to_string(*n) != str_view(old_md, "resourceVersion")) throw StatusError::conflict(t, name);
     }
     json::object next;
     if (subresource == "status") {
@@ -1205,8 +1216,7 @@ json::object Store::remove(const ResourceType& t, std::string_view ns, std::stri
     // "Deployment.apps"), not on the resource.
     auto kind_conflict = [&](const std::string& why) {
       return StatusError(409, "Conflict",
-                         fmt::format("Operation cannot be fulfilled on {}{}{} \"{}\": {}", t.kind,
-                                     t.group.empty() ? "" : ".", t.group, name, why),
+                         fmt::format("Operation cannot be fulfilled on {} \"{}\": {}", t.group_kind(), name, why),
                          std::string(name), t.group, t.kind);
     };
     if (o.precondition_uid && *o.precondition_uid != str(md, "uid"))

@@ -67,6 +67,8 @@ struct ResourceType {
   std::shared_ptr<const crd::Schema> schema;
   std::string api_version() const { return group.empty() ? version : group + "/" + version; }
   std::string group_resource() const { return group.empty() ? resource : resource + "." + group; }
+  /// The qualified kind of messages: "Pod", "Deployment.apps" (schema.GroupKind's String).
+  std::string group_kind() const { return group.empty() ? kind : kind + "." + group; }
 };
 
 /// Whether an API group is Kubernetes' own (built-in kinds) rather than a custom resource's.

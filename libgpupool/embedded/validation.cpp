@@ -694,18 +694,11 @@ namespace {
 // VolumeSnapshot when dataSourceRef is unset and the old claim had no data source;
 // NormalizeDataSources copies one to the other when only one is set.
 void claim_data_sources(json::object& spec, const json::object* old_spec) {
-  auto set = [&](const char* k) {
-    const json::value* v = spec.if_contains(k);
-    return v && !v->is_null();
-  };
-  auto set_in = [](const json::object* o, const char* k) {
-    const json::value* v = o ? o->if_contains(k) : nullptr;
-    return v && !v->is_null();
-  };
+  auto set = [&](const char* k) { return fields::present(spec, k); };
+  auto set_in = [](const json::object* o, const char* k) { return o && fields::present(*o, k); };
   auto obj = [&](const char* k) -> const json::object& {
-    static const json::object kNone;
-    const json::value* v = spec.if_contains(k);
-    return v && v->is_object() ? v->as_object() : kNone;
+    const json::object* o = fields::object_at(spec, k);
+    return o ? *o : fields::kNone;
   };
   if (set("dataSourceRef") && !str(obj("dataSourceRef"), "namespace").empty() && !set_in(old_spec, "dataSourceRef"))
     spec.erase("dataSourceRef");

@@ -472,22 +472,20 @@ void job_spec_causes(const json::object& spec, std::vector<StatusCause>& causes)
   // managedBy (the JobManagedBy gate is on in v1.32): IsDomainPrefixedPath, at most 63 bytes.
   if (fields::present(spec, "managedBy")) {
     const std::string by = fields::string_at(spec, "managedBy");
-    const char* f = "spec.managedBy";
-    auto invalid = [&](const std::string& v, const std::string& why) {
-      causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(v), why), f});
-    };
+    const std::string f = "spec.managedBy";
+    fields::Errors e{causes};
     const auto slash = by.find('/');
     if (by.empty()) {
-      causes.push_back({"FieldValueRequired", "Required value", f});
+      e.required(f);
     } else if (slash == std::string::npos || slash == 0 || slash + 1 == by.size()) {
-      invalid(by, "must be a domain-prefixed path (such as \"acme.io/foo\")");
+      e.invalid(f, go_quote(by), "must be a domain-prefixed path (such as \"acme.io/foo\")");
     } else {
       const std::string host = by.substr(0, slash), path = by.substr(slash + 1);
-      for (const auto& why : dns1123_subdomain_errors(host)) invalid(host, why);
+      e.invalid(f, host, dns1123_subdomain_errors(host));
       static constexpr std::string_view kPath = "[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+";  // httpPathFmt
       if (path.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/-._~%!$&'()*+,;=:") !=
           std::string::npos)
-        invalid(path, fmt::format("Invalid path (regex used for validation is '{}')", kPath));  // RegexError
+        e.invalid(f, go_quote(path), fmt::format("Invalid path (regex used for validation is '{}')", kPath));
     }
     if (by.size() > 63) causes.push_back({"FieldValueTooLong", "Too long: may not be more than 63 bytes", f});
   }
