@@ -57,9 +57,16 @@ void prepare_job_create(json::object& job);
 /// encoded object decoded back: etcd3's store, a dry run's copyInto): no labels of its own, it
 /// takes its template's. After validation, which sees the labels the body brought.
 void default_job_labels(json::object& job);
-/// batch/validation validateGeneratedSelector and validateJobSpec's selector rules: the generated
-/// labels present, the selector on them (`selector` not auto-generated), the selector matching the
-/// template's labels.
+/// batch/validation validateGeneratedSelector (ValidateJob, before the spec): without
+/// manualSelector, the generated labels present on the template — the batch.kubernetes.io ones
+/// only with `require_prefixed_labels` (an update of a Job whose template lacked them does not
+/// require them) — and the selector on them (`selector` not auto-generated).
+void job_generated_selector_causes(const json::object& job, bool require_prefixed_labels,
+                                   std::vector<StatusCause>& causes);
+/// Whether an (old) Job's template has both batch.kubernetes.io labels (validationOptionsForJob's
+/// RequirePrefixedLabels on update).
+bool job_had_prefixed_labels(const json::object& old_job);
+/// ValidateJobSpec's selector rules: required, valid, and matching the template's labels.
 void job_selector_causes(const json::object& job, std::vector<StatusCause>& causes);
 /// A Deployment's or ReplicaSet's selector (required, valid, not empty) and its template's labels.
 /// False when the selector does not parse (`invalid label selector`): the template is not

@@ -224,6 +224,16 @@ json::value parse_body(const std::string& body, bool yaml) {
 
 // kube-apiserver passes etcd's refusal of a larger object on as a 500 with no reason.
 
+void check_name(const json::object& obj, const std::string& url_name) {
+  const std::string name = meta(obj, "name");
+  if (name.empty())  // ContextBasedNaming.ObjectName: errEmptyName
+    throw StatusError::bad_request(
+        fmt::format("the name of the object ({} based on URL) was undeterminable: name must be provided", url_name));
+  if (name != url_name)
+    throw StatusError::bad_request(
+        fmt::format("the name of the object ({}) does not match the name on the URL ({})", name, url_name));
+}
+
 void check_stored_size(const json::object& obj) {
   const std::size_t size = json::serialize(obj).size();
   if (size > limits::kEtcdClientMaxSendBytes)

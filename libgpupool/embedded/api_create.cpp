@@ -54,10 +54,7 @@ Response Api::serve_update(const Call& c) const {
   }
   // handlers/update.go: the body is decoded first, then its name checked against the URL's.
   decode_body(served, body, fv, &r.warnings);
-  const auto body_name = meta(body, "name");
-  if (body_name != tg.name)
-    throw StatusError::bad_request(
-        fmt::format("the name of the object ({}) does not match the name on the URL ({})", body_name, tg.name));
+  check_name(body, tg.name);
   if (r.body.size() > kEtcdMaxRequestBytes / 2) check_stored_size(body);
   body = c.as_stored(std::move(body));
   const WriteOptions uo = tg.subresource.empty() ? c.tracking(update_manager(wo.field_manager, r.user_agent)) : wo;

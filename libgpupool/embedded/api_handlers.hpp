@@ -74,6 +74,8 @@ json::object parse_object(const Request& r);
 void check_stored_size(const json::object& obj);
 std::string str(const json::object& o, std::string_view key);
 std::string meta(const json::object& o, std::string_view key);
+/// handlers/rest.go checkName: an updated or patched object keeps the URL's name (400 otherwise).
+void check_name(const json::object& obj, const std::string& url_name);
 /// The kinds whose PUT of a missing object creates it (AllowCreateOnUpdate).
 bool allows_create_on_update(const ResourceType& t);
 WriteOptions write_options(const Request& r);

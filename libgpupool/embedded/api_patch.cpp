@@ -71,14 +71,7 @@ Response Api::serve_patch(const Call& c) const {
     if (!apply && tg.subresource != "scale") decode_patched(served, next.as_object(), fv, &r.warnings);
     if (tg.subresource == "scale") check_scale_patched(next.as_object());
     if (!apply && tg.subresource != "scale") {
-      // handlers/rest.go checkName: the patched object keeps the URL's name.
-      const std::string patched_name = meta(next.as_object(), "name");
-      if (patched_name.empty())
-        throw StatusError::bad_request(
-            fmt::format("the name of the object ({} based on URL) was undeterminable: name must be provided", tg.name));
-      if (patched_name != tg.name)
-        throw StatusError::bad_request(
-            fmt::format("the name of the object ({}) does not match the name on the URL ({})", patched_name, tg.name));
+      check_name(next.as_object(), tg.name);
     }
     json::object out = c.as_stored(std::move(next.as_object()));
     if (r.body.size() > 4096) check_stored_size(out);

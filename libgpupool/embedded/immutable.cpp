@@ -20,7 +20,7 @@ std::string go_map(const json::object* m) {
   if (!m) return "map[string]string(nil)";
   std::map<std::string, std::string> sorted;
   for (const auto& [k, v] : *m)
-    sorted[std::string(k)] = v.is_string() ? std::string(v.as_string()) : json::serialize(v);
+    sorted[std::string(k)] = v.is_string() ? std::string(v.as_string()) : v.is_null() ? "" : json::serialize(v);
   std::string out = "map[string]string{";
   bool first = true;
   for (const auto& [k, v] : sorted) {
@@ -32,6 +32,7 @@ std::string go_map(const json::object* m) {
 
 // fmt %#v of a metav1.LabelSelector, as field.Invalid prints it.
 std::string go_label_selector(const json::object* sel) {
+  if (!sel) return "\"null\"";  // field.Invalid's value: a nil pointer is "null"
   const std::string labels = go_map(sel ? object_at(*sel, {"matchLabels"}) : nullptr);
   std::string exprs = "[]v1.LabelSelectorRequirement(nil)";
   if (const json::array* me = sel ? util::array_at(*sel, {}, "matchExpressions") : nullptr; me && me->empty())
@@ -82,8 +83,32 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
                                     go_label_selector(object_at(obj, {"spec", "selector"}))),
                         "spec.selector"});
   } else if (t.group == "batch" && t.resource == "jobs") {
-    // batch/validation ValidateJobSpecUpdate: selector and template are immutable. (The real
-    // message prints the template as a Go struct dump with pointer addresses; here it is its JSON.)
+    // batch/validation ValidateJobSpecUpdate after ValidateJobSpec: validateCompletions, then
+    // selector, template, completionMode, podFailurePolicy, backoffLimitPerIndex, managedBy and
+    // successPolicy are immutable. (ValidateImmutableField's field.Invalid prints a nil pointer as
+    // "null" and a set one's value: a number bare, a string quoted; the template, podFailurePolicy
+    // and successPolicy as Go struct dumps with pointer addresses, here as their JSON.)
+    auto go_value = [](const json::value* v) -> std::string {
+      if (!v || v->is_null()) return "\"null\"";
+      return v->is_string() ? quoted(v->as_string()) : json::serialize(*v);
+    };
+    auto immutable = [&](const char* key) {
+      const json::value* now = at(obj, {"spec"}, key);
+      if (!same(at(old, {"spec"}, key), now))
+        causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: field is immutable", go_value(now)),
+                          fmt::format("spec.{}", key)});
+    };
+    const json::value* completions = at(obj, {"spec"}, "completions");
+    if (string_of(object_at(obj, {"spec"}), "completionMode") != "Indexed") {
+      immutable("completions");
+    } else if (!same(at(old, {"spec"}, "completions"), completions) && completions && !completions->is_null() &&
+               !same(completions, at(obj, {"spec"}, "parallelism"))) {
+      // An Indexed Job's completions change only with parallelism (to the same number).
+      causes.push_back({"FieldValueInvalid",
+                        fmt::format("Invalid value: {}: can only be modified in tandem with spec.parallelism",
+                                    go_value(completions)),
+                        "spec.completions"});
+    }
     if (!same(at(old, {"spec"}, "selector"), at(obj, {"spec"}, "selector")))
       causes.push_back({"FieldValueInvalid",
                         fmt::format("Invalid value: {}: field is immutable",
@@ -128,6 +153,8 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
                         fmt::format("Invalid value: {}: field is immutable", tpl ? json::serialize(*tpl) : "null"),
                         "spec.template"});
     }
+    for (const char* key : {"completionMode", "podFailurePolicy", "backoffLimitPerIndex", "managedBy", "successPolicy"})
+      immutable(key);
   } else if (t.group.empty() && t.resource == "persistentvolumeclaims") {
     // core/validation ValidatePersistentVolumeClaimUpdate: the spec is immutable but for
     // volumeName set once (the binder), a class set where there was none, and, once bound, the
@@ -216,41 +243,65 @@ void default_job_labels(json::object& job) {
     meta["labels"] = *tl;
 }
 
-void job_selector_causes(const json::object& job, std::vector<StatusCause>& causes) {
+void job_generated_selector_causes(const json::object& job, bool require_prefixed_labels,
+                                   std::vector<StatusCause>& causes) {
+  // validateGeneratedSelector: with a generated selector (not manualSelector), the template
+  // carries the name and uid labels and the selector selects them.
   const json::object* sel = object_at(job, {"spec", "selector"});
+  if (manual_selector(job) || !sel) return;
   const json::object* labels = object_at(job, {"spec", "template", "metadata", "labels"});
   const std::string name = util::name_of(job), uid = string_of(object_at(job, {"metadata"}), "uid");
-  if (!manual_selector(job) && sel) {
-    // validateGeneratedSelector (RequirePrefixedLabels: the batch.kubernetes.io labels too).
-    auto has_label = [&](const char* key, const std::string& want) {
-      const json::value* v = labels ? labels->if_contains(key) : nullptr;
-      const std::string field = fmt::format("spec.template.metadata.labels[{}]", key);
-      if (!v)
-        causes.push_back({"FieldValueRequired", "Required value", field});
-      else if (!v->is_string() || v->as_string() != want)
-        causes.push_back({"FieldValueInvalid",
-                          fmt::format("Invalid value: {}: must be '{}'",
-                                      v->is_string() ? quoted(v->as_string()) : json::serialize(*v), want),
-                          field});
-    };
-    has_label(kLegacyControllerUid, uid);
-    has_label(kLegacyJobName, name);
+  // core/validation ValidateHasLabel: a missing label is Required, a wrong one Invalid with the
+  // whole label map as its value.
+  auto has_label = [&](const char* key, const std::string& want) {
+    const json::value* v = labels ? labels->if_contains(key) : nullptr;
+    const std::string field = fmt::format("spec.template.metadata.labels[{}]", key);
+    if (!v)
+      causes.push_back({"FieldValueRequired", fmt::format("Required value: must be '{}'", want), field});
+    else if (!v->is_string() || v->as_string() != want)
+      causes.push_back(
+          {"FieldValueInvalid", fmt::format("Invalid value: {}: must be '{}'", go_map(labels), want), field});
+  };
+  has_label(kLegacyControllerUid, uid);
+  has_label(kLegacyJobName, name);
+  json::object expected{{kLegacyControllerUid, uid}, {kLegacyJobName, name}};
+  if (require_prefixed_labels) {  // JobValidationOptions.RequirePrefixedLabels
     has_label(kControllerUid, uid);
     has_label(kJobName, name);
-    json::object expected{{kControllerUid, uid}, {kJobName, name}, {kLegacyControllerUid, uid}, {kLegacyJobName, name}};
-    if (!selector_matches(*sel, &expected))
-      causes.push_back({"FieldValueInvalid",
-                        fmt::format("Invalid value: {}: `selector` not auto-generated", go_label_selector(sel)),
-                        "spec.selector"});
+    expected[kControllerUid] = uid;
+    expected[kJobName] = name;
   }
-  // validateJobSpec: a selector is required and must match the template's labels.
+  // Only a selector that parses (LabelSelectorAsSelector) is compared.
+  std::vector<StatusCause> unparsable;
+  validate_label_selector(*sel, "spec.selector", unparsable);
+  if (unparsable.empty() && !selector_matches(*sel, &expected))
+    causes.push_back({"FieldValueInvalid",
+                      fmt::format("Invalid value: {}: `selector` not auto-generated", go_label_selector(sel)),
+                      "spec.selector"});
+}
+
+bool job_had_prefixed_labels(const json::object& old_job) {
+  const json::object* labels = object_at(old_job, {"spec", "template", "metadata", "labels"});
+  return labels && labels->contains(kJobName) && labels->contains(kControllerUid);
+}
+
+void job_selector_causes(const json::object& job, std::vector<StatusCause>& causes) {
+  // ValidateJobSpec: a selector is required and valid (ValidateLabelSelector); one that parses
+  // must match the template's labels — a missing one is labels.Nothing(), which matches nothing.
+  const json::object* sel = object_at(job, {"spec", "selector"});
+  const json::object* labels = object_at(job, {"spec", "template", "metadata", "labels"});
+  bool parses = true;
   if (!sel) {
     causes.push_back({"FieldValueRequired", "Required value", "spec.selector"});
-  } else if (!selector_matches(*sel, labels)) {
+  } else {
+    const std::size_t before = causes.size();
+    validate_label_selector(*sel, "spec.selector", causes);
+    parses = causes.size() == before;  // (NewRequirement refuses what ValidateLabelSelector does)
+  }
+  if (parses && (!sel || !selector_matches(*sel, labels)))
     causes.push_back({"FieldValueInvalid",
                       fmt::format("Invalid value: {}: `selector` does not match template `labels`", go_map(labels)),
                       "spec.template.metadata.labels"});
-  }
 }
 
 bool replicated_template_causes(const json::object& obj, std::vector<StatusCause>& causes) {

@@ -896,6 +896,15 @@ std::string storage_key(const ResourceType& t, std::string_view ns, std::string_
   return ns.empty() ? fmt::format("/{}/{}", prefix, name) : fmt::format("/{}/{}/{}", prefix, ns, name);
 }
 
+// The strategies' AllowUnconditionalUpdate: an update without a resourceVersion (or with 0) takes
+// the stored one, except for custom resources and their definitions
+// (apiextensions-apiserver customResourceStrategy, customresourcedefinition strategy) and
+// PodDisruptionBudgets (pkg/registry/policy/poddisruptionbudget).
+bool allows_unconditional_update(const ResourceType& t) {
+  return !t.schema && t.group != "apiextensions.k8s.io" &&
+         !(t.group == "policy" && t.resource == "poddisruptionbudgets");
+}
+
 }  // namespace
 
 std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, std::string_view ns, json::object obj,
@@ -928,12 +937,25 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
           fmt::format("StorageError: invalid object, Code: 4, Key: {}, ResourceVersion: 0, AdditionalErrorMsg: "
                       "Precondition failed: UID in precondition: {}, UID in object meta: {}",
                       storage_key(t, ns, name), want_uid, str(old_md, "uid")));
-    if (const std::string_view want_rv = str_view(md, "resourceVersion"); !want_rv.empty()) {
+    std::uint64_t want_rv = 0;  // none given: 0, as the versioner reads it
+    if (const std::string_view given = str_view(md, "resourceVersion"); !given.empty()) {
       std::string err;
-      const auto n = parse_resource_version(want_rv, &err);
+      const auto n = parse_resource_version(given, &err);
       if (!n) throw StatusError(500, "", err);
-      if (std::to_string(*n) != str_view(old_md, "resourceVersion")) throw StatusError::conflict(t, name);
+      want_rv = *n;
     }
+    if (want_rv == 0 && !allows_unconditional_update(t)) {
+      // registry.Store.Update: version 0 is an unconditional update only where the strategy
+      // allows one; else an Invalid error whose qualified kind is the resource (sic).
+      ResourceType qualified;
+      qualified.group = t.group;
+      qualified.kind = t.resource;
+      throw StatusError::invalid(
+          qualified, name,
+          {{"FieldValueInvalid", "Invalid value: 0x0: must be specified for an update", "metadata.resourceVersion"}});
+    }
+    if (want_rv != 0 && std::to_string(want_rv) != str_view(old_md, "resourceVersion"))
+      throw StatusError::conflict(t, name);
     json::object next;
     if (subresource == "status") {
       // The status endpoint changes status only (registry strategies' PrepareForUpdate).

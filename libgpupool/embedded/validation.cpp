@@ -151,12 +151,9 @@ void validate_name(const ResourceType& t, const std::string& name, Causes& cause
   }
 }
 
-}  // namespace
-
-// ValidateObjectMetaAccessor's ValidateOwnerReferences and ValidateFinalizers, then (`kube`: the
-// kinds core/validation's ValidateObjectMeta checks) validateKubeFinalizerName. Go prints a
-// pointer field of a reference as 0xc000000000 (FIDELITY.md, Go structs in messages).
-void validate_owners_and_finalizers(const json::object& md, bool kube, Causes& causes) {
+// ValidateOwnerReferences. Go prints a pointer field of a reference as 0xc000000000 (FIDELITY.md,
+// Go structs in messages).
+void validate_owner_references(const json::object& md, Causes& causes) {
   const json::value* refs = md.if_contains("ownerReferences");
   auto go_ref = [](const json::object& r) {
     auto ptr = [&](std::string_view k) { return r.contains(k) && !r.at(k).is_null() ? "0xc000000000" : "nil"; };
@@ -206,29 +203,37 @@ void validate_owners_and_finalizers(const json::object& md, bool kube, Causes& c
         }
       }
     }
-  const json::value* fv = md.if_contains("finalizers");
-  if (!fv || !fv->is_array()) return;
-  const json::array& fs = fv->as_array();
-  bool orphan = false, foreground = false;
-  for (const auto& f : fs) {  // ValidateFinalizers: each name, then the two that cannot go together
-    const std::string name = f.is_string() ? std::string(f.as_string()) : "";
-    add_errors(causes, qualified_name_errors(name), "metadata.finalizers", name);
-    orphan = orphan || name == "orphan";
-    foreground = foreground || name == "foregroundDeletion";
-  }
-  if (orphan && foreground) {
+}
+
+std::vector<std::string> finalizer_names(const json::object& md) {
+  std::vector<std::string> out;
+  if (const json::value* fv = md.if_contains("finalizers"); fv && fv->is_array())
+    for (const auto& f : fv->as_array()) out.push_back(f.is_string() ? std::string(f.as_string()) : "");
+  return out;
+}
+
+// ValidateFinalizers: each name, then the two that cannot go together.
+void validate_finalizers(const json::object& md, Causes& causes) {
+  const std::vector<std::string> names = finalizer_names(md);
+  for (const auto& name : names) add_errors(causes, qualified_name_errors(name), "metadata.finalizers", name);
+  const auto has = [&](std::string_view f) { return std::find(names.begin(), names.end(), f) != names.end(); };
+  if (has("orphan") && has("foregroundDeletion")) {
     std::string list = "[]string{";
-    for (std::size_t i = 0; i < fs.size(); ++i)
-      list += (i ? ", " : "") + go_quote(fs[i].is_string() ? std::string(fs[i].as_string()) : "");
+    for (std::size_t i = 0; i < names.size(); ++i) list += (i ? ", " : "") + go_quote(names[i]);
     list += "}";
     causes.push_back(
         {"FieldValueInvalid",
          fmt::format("Invalid value: {}: finalizer orphan and foregroundDeletion cannot be both set", list),
          "metadata.finalizers"});
   }
-  if (!kube) return;
-  for (std::size_t i = 0; i < fs.size(); ++i) {  // validateKubeFinalizerName: IsStandardFinalizerName
-    const std::string name = fs[i].is_string() ? std::string(fs[i].as_string()) : "";
+}
+
+// core/validation's validateKubeFinalizerName on each finalizer (IsStandardFinalizerName), which
+// its ValidateObjectMeta and ValidateObjectMetaUpdate add to apimachinery's rules.
+void validate_kube_finalizer_names(const json::object& md, Causes& causes) {
+  const std::vector<std::string> names = finalizer_names(md);
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string& name = names[i];
     if (name.find('/') == std::string::npos && name != "kubernetes" && name != "orphan" && name != "foregroundDeletion")
       causes.push_back({"FieldValueInvalid",
                         fmt::format("Invalid value: {}: name is neither a standard finalizer name nor is it fully "
@@ -237,6 +242,8 @@ void validate_owners_and_finalizers(const json::object& md, bool kube, Causes& c
                         fmt::format("metadata.finalizers[{}]", i)});
   }
 }
+
+}  // namespace
 
 // ValidateObjectMeta's ValidateLabels and ValidateAnnotations (keys are qualified names, case
 // aside; keys and values together at most 256 KiB). `at` is "metadata." for an object's own
@@ -262,6 +269,47 @@ void validate_labels_and_annotations(const json::object& md, const std::string& 
 }
 
 namespace {
+
+// ValidateObjectMetaAccessor past the name and namespace (a create's name rules are the kind's,
+// checked before this; an update's name and namespace are the stored object's): the generation,
+// labels, annotations, owner references and finalizers. `kube`: core/validation's
+// ValidateObjectMeta, which checks each finalizer with validateKubeFinalizerName too.
+void object_meta_causes(const json::object& md, bool kube, Causes& causes) {
+  if (const auto* g = md.if_contains("generation"); g && g->is_int64() && g->as_int64() < 0)
+    causes.push_back({"FieldValueInvalid",
+                      fmt::format("Invalid value: {}: must be greater than or equal to 0", g->as_int64()),
+                      "metadata.generation"});
+  validate_labels_and_annotations(md, "metadata.", causes);
+  validate_owner_references(md, causes);
+  validate_finalizers(md, causes);
+  if (kube) validate_kube_finalizer_names(md, causes);
+}
+
+// ValidateObjectMetaAccessorUpdate past what rest.BeforeUpdate has restored from the old object
+// by then (resourceVersion, generation, uid, the creation and deletion times; the name and
+// namespace are the URL's): no finalizer added to an object being deleted, then labels,
+// annotations and owner references. `kube`: core/validation's ValidateObjectMetaUpdate, which
+// adds validateKubeFinalizerName.
+void object_meta_update_causes(const json::object& md, const json::object& old_md, bool kube, Causes& causes) {
+  if (old_md.contains("deletionTimestamp")) {  // ValidateNoNewFinalizers (sets.String: sorted)
+    const std::vector<std::string> before = finalizer_names(old_md);
+    std::set<std::string> extra;
+    for (auto& f : finalizer_names(md))
+      if (std::find(before.begin(), before.end(), f) == before.end()) extra.insert(f);
+    if (!extra.empty()) {
+      std::string list = "[]string{";
+      for (const auto& f : extra) list += (list.size() > 9 ? ", " : "") + go_quote(f);
+      causes.push_back({"FieldValueForbidden",
+                        fmt::format("Forbidden: no new finalizers can be added if the object is being deleted, found "
+                                    "new finalizers {}}}",
+                                    list),
+                        "metadata.finalizers"});
+    }
+  }
+  validate_labels_and_annotations(md, "metadata.", causes);
+  validate_owner_references(md, causes);
+  if (kube) validate_kube_finalizer_names(md, causes);
+}
 
 json::object& obj_at(json::object& o, std::string_view key) {
   auto& v = o[key];
@@ -1024,26 +1072,132 @@ void deployment_strategy(const json::object& st, Causes& causes) {
   }
 }
 
+namespace {
+
+// ValidateConfigMapUpdate / ValidateSecretUpdate's own rules: a Secret's type never changes, and
+// once `immutable` is set it stays set and the data (a ConfigMap's binaryData too) stays as it is.
+// reflect.DeepEqual tells a nil map from an empty one: the stored object's empty data decodes as
+// nil (protobuf), a body's `data: {}` as an empty map.
+Causes config_update_causes(const ResourceType& t, const json::object& obj, const json::object& old) {
+  Causes out;
+  const bool secret = t.resource == "secrets";
+  if (secret && str(obj, "type") != str(old, "type"))
+    out.push_back({"FieldValueInvalid",
+                   fmt::format("Invalid value: {}: field is immutable", go_quote(str(obj, "type"))), "type"});
+  const json::value* was = old.if_contains("immutable");
+  if (!was || !was->is_bool() || !was->as_bool()) return out;
+  const std::string why = "Forbidden: field is immutable when `immutable` is set";
+  if (const json::value* now = obj.if_contains("immutable"); !now || !now->is_bool() || !now->as_bool())
+    out.push_back({"FieldValueForbidden", why, "immutable"});
+  auto differs = [&](const char* key) {
+    const json::value* a = old.if_contains(key);
+    const json::value* b = obj.if_contains(key);
+    const bool a_nil = !a || a->is_null() || (a->is_object() && a->as_object().empty());
+    const bool b_nil = !b || b->is_null();
+    return a_nil != b_nil || (!a_nil && !util::json_equal(*a, *b));
+  };
+  for (const char* key : {"data", "binaryData"})
+    if ((!secret || std::string_view(key) == "data") && differs(key)) out.push_back({"FieldValueForbidden", why, key});
+  return out;
+}
+
+// The causes of a write in kube-apiserver's order. A create's (and a subresource's update's) are
+// the strategy's: the metadata, then the kind's rules. An update's start with rest.BeforeUpdate's
+// validateCommonFields — apimachinery's ValidateObjectMetaAccessor and
+// ValidateObjectMetaAccessorUpdate — and go on with the strategy's ValidateUpdate, which runs
+// ValidateObjectMeta (`meta`), ValidateObjectMetaUpdate and the spec rules once or twice, kind by
+// kind (pkg/registry/<group>/<kind>/strategy.go): so a bad label is two to five causes there.
+struct CauseParts {
+  Causes meta;            // the strategy's ValidateObjectMeta
+  Causes generated;       // a Job's validateGeneratedSelector (ValidateJob: after the metadata)
+  Causes service_update;  // ValidateServiceUpdate's own rules (before ValidateService's metadata)
+  Causes spec;            // the kind's own rules
+  Causes job_name;        // ValidateJob's last rule: an Indexed Job's pod hostnames
+  Causes immutable;       // the fields an update may not change
+};
+
+Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p) {
+  const auto& [meta, generated, service_update, spec, job_name, immutable] = p;
+  Causes out;
+  auto add = [&out](const auto&... parts) { (out.insert(out.end(), parts.begin(), parts.end()), ...); };
+  const ResourceType& t = *r.type;
+  const json::value* old_mdv = r.old_object ? r.old_object->if_contains("metadata") : nullptr;
+  if (r.operation != AdmissionRequest::Operation::Update || !old_mdv || !old_mdv->is_object() ||
+      !r.subresource.empty()) {
+    add(meta, generated, service_update, spec, job_name, immutable);
+    return out;
+  }
+  const json::object& obj = *r.object;
+  const json::object& md = obj.at("metadata").as_object();
+  const json::object& old_md = old_mdv->as_object();
+  object_meta_causes(md, false, out);
+  object_meta_update_causes(md, old_md, false, out);
+  Causes update_meta;  // ValidateObjectMetaUpdate
+  object_meta_update_causes(md, old_md, kube, update_meta);
+  const bool core = t.group.empty();
+  const std::string& res = t.resource;
+  if (t.schema) {
+    // customResourceValidator.ValidateUpdate: ValidateObjectMetaAccessorUpdate, then the schema.
+    add(update_meta, spec, immutable);
+  } else if (t.group == "batch" && res == "jobs") {
+    // ValidateJob (metadata, generated selector, ValidateJobSpec), then ValidateJobUpdate
+    // (metadata, ValidateJobSpecUpdate: ValidateJobSpec again, then the immutable fields).
+    add(meta, generated, spec, job_name, update_meta, spec, immutable);
+  } else if (t.group == "apps" && res == "replicasets") {
+    // ValidateReplicaSet, then ValidateReplicaSetUpdate (metadata, ValidateReplicaSetSpec again).
+    add(meta, spec, update_meta, spec, immutable);
+  } else if ((t.group == "apps" && res == "deployments") || (core && (res == "pods" || res == "resourcequotas")) ||
+             t.group == "scheduling.k8s.io") {
+    // ValidateDeploymentUpdate, ValidatePodUpdate, ValidateResourceQuotaUpdate,
+    // ValidatePriorityClassUpdate: ValidateObjectMetaUpdate and the spec, no ValidateObjectMeta.
+    add(update_meta, spec, immutable);
+  } else if (core && res == "services") {
+    // ValidateServiceUpdate: metadata, its own rules, then ValidateService.
+    add(update_meta, service_update, meta, spec, immutable);
+  } else if (core && res == "persistentvolumeclaims") {
+    // ValidatePersistentVolumeClaim, then ValidatePersistentVolumeClaimUpdate (metadata,
+    // ValidatePersistentVolumeClaim again, the immutable spec).
+    add(meta, spec, update_meta, meta, spec, immutable);
+  } else if (core && (res == "configmaps" || res == "secrets" || res == "serviceaccounts" || res == "endpoints")) {
+    // ValidateConfigMapUpdate, ValidateSecretUpdate, ValidateServiceAccountUpdate,
+    // ValidateEndpointsUpdate: metadata, their own rules, then the kind's Validate.
+    add(update_meta);
+    if (res == "configmaps" || res == "secrets") add(config_update_causes(t, obj, *r.old_object));
+    add(meta, spec, immutable);
+  } else if ((core && (res == "namespaces" || res == "nodes")) || t.group == "storage.k8s.io" ||
+             t.group == "rbac.authorization.k8s.io") {
+    // ValidateX, then ValidateXUpdate (metadata and the update's rules).
+    add(meta, spec, update_meta, immutable);
+  } else if (t.group == "policy" && res == "poddisruptionbudgets") {
+    // ValidatePodDisruptionBudget: the spec only.
+    add(spec, immutable);
+  } else {
+    add(meta, spec, immutable);
+  }
+  return out;
+}
+
+}  // namespace
+
 void builtin_validation(AdmissionRequest& r) {
   const auto w = written(r);
   if (!w) return;
   auto& [obj, t, name, create, core] = *w;
-  Causes causes;
   const auto& md = obj["metadata"].as_object();
+  // The kinds whose validation is core/validation's ValidateObjectMeta (validateKubeFinalizerName).
+  const bool kube = core || t.group == "apps" || t.group == "batch";
+  // The strategy's metadata rules (ValidateObjectMeta): on create, a missing name is one error
+  // among the object's others.
+  CauseParts parts;
+  Causes& meta = parts.meta;
   if (create) {
-    // ValidateObjectMetaAccessor: a missing name is one error among the object's others.
-    validate_name(t, str(md, "generateName"), causes, true);
+    validate_name(t, str(md, "generateName"), meta, true);
     if (name.empty())
-      causes.push_back({"FieldValueRequired", "Required value: name or generateName is required", "metadata.name"});
-    validate_name(t, name, causes);
+      meta.push_back({"FieldValueRequired", "Required value: name or generateName is required", "metadata.name"});
+    validate_name(t, name, meta);
   }
-  // ValidateObjectMetaAccessor: ValidateNonnegativeField(generation), after the name.
-  if (const auto* g = md.if_contains("generation"); g && g->is_int64() && g->as_int64() < 0)
-    causes.push_back({"FieldValueInvalid",
-                      fmt::format("Invalid value: {}: must be greater than or equal to 0", g->as_int64()),
-                      "metadata.generation"});
-  validate_labels_and_annotations(md, "metadata.", causes);
-  validate_owners_and_finalizers(md, core || t.group == "apps" || t.group == "batch", causes);
+  object_meta_causes(md, kube, meta);
+  Causes& causes = parts.spec;
   if (r.subresource.empty()) {
     if (core && t.resource == "pods") {
       if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())
@@ -1095,7 +1249,20 @@ void builtin_validation(AdmissionRequest& r) {
       if (template_checked)
         validate_pod_spec(ps ? *ps : kNoPodSpec, tmeta, "spec.template.spec.", PodSpecOf::Template, causes);
       if (template_checked) template_restart_policy_causes(t, obj, causes);
-      if (t.group == "batch") job_selector_causes(obj, causes);
+      if (t.group == "batch") {
+        job_generated_selector_causes(obj, create || !r.old_object || job_had_prefixed_labels(*r.old_object),
+                                      parts.generated);
+        job_selector_causes(obj, causes);
+        // ValidateJob: an Indexed Job's last pod hostname (<name>-<completions-1>) a DNS-1123 label.
+        if (str(sp, "completionMode") == "Indexed")
+          if (const auto n = fields::int_at(sp, "completions"); n && *n > 0)
+            if (const std::string host = fmt::format("{}-{}", name, *n - 1); !dns1123_label_errors(host).empty())
+              parts.job_name.push_back(
+                  {"FieldValueInvalid",
+                   fmt::format("Invalid value: {}: will not able to create pod with invalid DNS label: {}",
+                               go_quote(name), host),
+                   "metadata.name"});
+      }
       // ValidateDeploymentSpec: the strategy after the template, then minReadySeconds,
       // revisionHistoryLimit and progressDeadlineSeconds (defaulted to 600), which must exceed
       // minReadySeconds.
@@ -1114,7 +1281,7 @@ void builtin_validation(AdmissionRequest& r) {
       }
     } else if (core && t.resource == "services") {
       // ValidateServiceUpdate's rules, then ValidateService (embedded/validation_service.cpp).
-      if (!create && r.old_object) validate_service_update(obj, *r.old_object, causes);
+      if (!create && r.old_object) validate_service_update(obj, *r.old_object, parts.service_update);
       validate_service(obj, causes);
     } else if (t.group == "storage.k8s.io" && t.resource == "storageclasses") {
       // storage/validation ValidateStorageClass: validateProvisioner.
@@ -1132,7 +1299,7 @@ void builtin_validation(AdmissionRequest& r) {
       pvc_spec_causes(spec_or_empty(obj), "spec.", causes, allow_invalid_group);
     } else if (t.schema) {
       // customResourceStrategy.Validate / ValidateUpdate: the structural schema's rules.
-      for (auto& c : crd::validate(obj, r.old_object, *t.schema, r.options ? r.options->warnings : nullptr, causes))
+      for (auto& c : crd::validate(obj, r.old_object, *t.schema, r.options ? r.options->warnings : nullptr, meta))
         causes.push_back(std::move(c));
     } else if (core && t.resource == "nodes") {
       // ValidateNodeSpecificAnnotations (the taints annotation, decoded as []core.Taint), then the
@@ -1170,8 +1337,9 @@ void builtin_validation(AdmissionRequest& r) {
   if (t.group == "apiextensions.k8s.io" && t.resource == "customresourcedefinitions" && r.subresource.empty())
     for (auto& c : crd::validate_definition(obj)) causes.push_back(std::move(c));
   // ValidateXUpdate: the object's own rules, then the fields an update may not change.
-  for (auto& c : immutable_causes(r)) causes.push_back(std::move(c));
-  if (!causes.empty()) throw StatusError::invalid(t, name, std::move(causes));
+  parts.immutable = immutable_causes(r);
+  Causes all = assemble_causes(r, kube, parts);
+  if (!all.empty()) throw StatusError::invalid(t, name, std::move(all));
   // Warnings, once the object is valid (rest.BeforeCreate / BeforeUpdate): a new pod's
   // (podStrategy.WarningsOnUpdate returns none), a workload's template on create or when its spec
   // changes (the strategies' WarningsOnUpdate check the generation).

@@ -534,7 +534,7 @@ def apply_edits(obj, changes):
     return obj
 
 
-TEMPLATE_VALUE = re.compile(r'Invalid value: (core\.PodTemplateSpec\{|\{"metadata").*')
+TEMPLATE_VALUE = re.compile(r'Invalid value: (core\.PodTemplateSpec\{|\{"metadata"|\{"spec").*')
 
 
 def comparable_update(a):
@@ -549,7 +549,7 @@ def comparable_update(a):
         b["message"] = UUID_IN.sub("<uid>", b.get("message", ""))
     if isinstance(b, dict) and b.get("kind") == "Status":
         for c in b.get("details", {}).get("causes", []):
-            c["message"] = TEMPLATE_VALUE.sub("Invalid value: <template>", c.get("message", ""))
+            c["message"] = UUID_IN.sub("<uid>", TEMPLATE_VALUE.sub("Invalid value: <template>", c.get("message", "")))
         b["message"] = "<message>" if "core.PodTemplateSpec{" in b.get("message", "") or (
             "spec.template: Invalid value: {" in b.get("message", "")) else b.get("message")
     return a
