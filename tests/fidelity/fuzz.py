@@ -16,6 +16,12 @@ with its causes), normalized.
   fuzz.py updates ORACLE_KC OTHER_KC [same options]  PUTs (dry runs) of each server's own stored
                                                    object with the same changes, compare now
 
+live and updates take --namespace NS (default fid-fuzz), so that two runs against one server do not
+meet. The updates change a stored object's metadata (labels, annotations, finalizers, owners, the
+fields it may not change) and the fields updates of its kind are about (a pod's image, deadline and
+tolerations, a claim's request, a ConfigMap's or Secret's data when immutable, a selector), as well
+as random leaves.
+
 The golden file holds the cases themselves with the real server's answers, so a check replays
 exactly what was recorded, whatever the generator has become since.
 """
@@ -171,6 +177,47 @@ def base_jobset():  # `gpupool submit jobset`
     return json.load(open(os.path.join(HERE, "data", "fuzz-jobset.json")))
 
 
+def base_configmap():  # a job's launch script and settings, mounted into its pods
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "fuzz", "labels": {"gpupool.io/job-name": "fuzz"}},
+            "data": {"train.sh": "#!/bin/sh\npython train.py --epochs 10\n", "config.yaml": "lr: 0.001\n"},
+            "binaryData": {"vocab.bin": "AAECAw=="}}
+
+
+def base_configmap_immutable():  # the same, frozen: only its metadata may change
+    return dict(base_configmap(), immutable=True)
+
+
+def base_secret():  # a user's tracking-service token
+    return {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "fuzz", "labels": {"owner": "alice"}},
+            "type": "Opaque", "data": {"WANDB_API_KEY": "czNjcmV0"}}
+
+
+def base_secret_immutable():
+    return dict(base_secret(), immutable=True)
+
+
+def base_serviceaccount():  # a namespace's workloads' identity, pulling from the registry
+    return {"apiVersion": "v1", "kind": "ServiceAccount",
+            "metadata": {"name": "fuzz", "labels": {"owner": "alice"}},
+            "secrets": [{"name": "wandb"}], "imagePullSecrets": [{"name": "harbor-pull"}],
+            "automountServiceAccountToken": False}
+
+
+def base_replicaset():
+    """A ReplicaSet of no replicas (no pods to run), its own labels: app=train is the Pod's, which a
+    ReplicaSet selecting it would adopt and delete."""
+    pod = base_pod()
+    pod["spec"]["restartPolicy"] = "Always"
+    del pod["spec"]["activeDeadlineSeconds"]
+    return {
+        "apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {"name": "fuzz", "labels": {"app": "serve"}},
+        "spec": {"replicas": 0, "minReadySeconds": 10, "selector": {"matchLabels": {"app": "serve"}},
+                 "template": {"metadata": {"labels": {"app": "serve"}}, "spec": pod["spec"]}},
+    }
+
+
 KINDS = {
     "pod": (base_pod, "/api/v1/namespaces/%s/pods"),
     "deployment": (base_deployment, "/apis/apps/v1/namespaces/%s/deployments"),
@@ -186,6 +233,13 @@ KINDS = {
     "mpijob": (base_mpijob, "/apis/kubeflow.org/v1/namespaces/%s/mpijobs"),
     "trainjob": (base_trainjob, "/apis/trainer.kubeflow.org/v1alpha1/namespaces/%s/trainjobs"),
     "jobset": (base_jobset, "/apis/jobset.x-k8s.io/v1alpha2/namespaces/%s/jobsets"),
+    # Only with --kinds in live and record too; the updates' default has all but the immutable ones.
+    "configmap": (base_configmap, "/api/v1/namespaces/%s/configmaps"),
+    "configmap-immutable": (base_configmap_immutable, "/api/v1/namespaces/%s/configmaps"),
+    "secret": (base_secret, "/api/v1/namespaces/%s/secrets"),
+    "secret-immutable": (base_secret_immutable, "/api/v1/namespaces/%s/secrets"),
+    "serviceaccount": (base_serviceaccount, "/api/v1/namespaces/%s/serviceaccounts"),
+    "replicaset": (base_replicaset, "/apis/apps/v1/namespaces/%s/replicasets"),
 }
 DEFAULT_KINDS = ["pod", "deployment", "job", "claim", "service", "quota"]
 CRDS = dict({k: os.path.join(HERE, "..", "..", "data", "crds", "training-operator_%ss.json" % k)
@@ -230,7 +284,10 @@ def under_quantities(path):
 REF = "#/components/schemas/"
 ROOTS = {"pod": "io.k8s.api.core.v1.Pod", "deployment": "io.k8s.api.apps.v1.Deployment",
          "job": "io.k8s.api.batch.v1.Job", "claim": "io.k8s.api.core.v1.PersistentVolumeClaim",
-         "service": "io.k8s.api.core.v1.Service", "quota": "io.k8s.api.core.v1.ResourceQuota"}
+         "service": "io.k8s.api.core.v1.Service", "quota": "io.k8s.api.core.v1.ResourceQuota",
+         "configmap": "io.k8s.api.core.v1.ConfigMap", "configmap-immutable": "io.k8s.api.core.v1.ConfigMap",
+         "secret": "io.k8s.api.core.v1.Secret", "secret-immutable": "io.k8s.api.core.v1.Secret",
+         "serviceaccount": "io.k8s.api.core.v1.ServiceAccount", "replicaset": "io.k8s.api.apps.v1.ReplicaSet"}
 _SCHEMAS = {}
 
 
@@ -371,15 +428,20 @@ def generate(seed, n, add_fields=False, kinds=None):
 # ---- talking to a server -----------------------------------------------------------------------------
 
 class Server(raw_client.Server):
-    """The server of a kubeconfig, with the suite's namespace."""
+    """The server of a kubeconfig, with the namespace the cases go to (the suite's, or another so
+    that two runs against one server do not meet)."""
+
+    def __init__(self, kubeconfig, namespace=NAMESPACE):
+        super().__init__(kubeconfig)
+        self.namespace = namespace
 
     def ensure_namespace(self):
-        """The suite's namespace, and no default StorageClass (the oracle has none; a claim without a
+        """The namespace, and no default StorageClass (the oracle has none; a claim without a
         class would get the default one's name)."""
-        body = json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}})
+        body = json.dumps({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}})
         status, _, _ = self.request("POST", "/api/v1/namespaces", body)
         if status not in (201, 409):
-            sys.exit("fuzz: cannot create namespace %s (%d)" % (NAMESPACE, status))
+            sys.exit("fuzz: cannot create namespace %s (%d)" % (self.namespace, status))
         for kind, path in CRDS.items():  # the custom resources' definitions (the oracle has none)
             crd = json.load(open(path))
             name = crd["metadata"]["name"]
@@ -387,7 +449,7 @@ class Server(raw_client.Server):
             if status == 404:
                 self.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json.dumps(crd))
                 for _ in range(100):  # until Established (its REST endpoint served)
-                    status, _, _ = self.request("GET", KINDS[kind][1] % NAMESPACE)
+                    status, _, _ = self.request("GET", KINDS[kind][1] % self.namespace)
                     if status == 200:
                         break
                     time.sleep(0.1)
@@ -424,7 +486,7 @@ def scrub(v):
 
 
 def answer(server, case, method="POST", path=None):
-    path = path or KINDS[case["kind"]][1] % NAMESPACE + "?dryRun=All"
+    path = path or KINDS[case["kind"]][1] % server.namespace + "?dryRun=All"
     status, headers, data = server.request(method, path, case["body"].encode())
     warnings = sorted(v for k, v in headers if k.lower() == "warning")
     try:
@@ -482,16 +544,181 @@ def show_diff(case, want, got):
 
 # ---- updates: a PUT (dry run) of a stored object, changed -----------------------------------------
 
-UPDATE_KINDS = ["deployment", "job", "service", "pytorchjob", "jobset"]  # (the quota base is refused)
+UPDATE_KINDS = ["deployment", "job", "service", "pytorchjob", "jobset", "claim", "pod", "configmap", "secret",
+                "serviceaccount", "replicaset"]  # (the quota base is refused)
+UPDATE_ALL = UPDATE_KINDS + ["configmap-immutable", "secret-immutable", "tfjob", "mpijob", "trainjob"]  # --kinds all
+DELETE = object()
+
+# The fields updates are about, each with values more telling than a random leaf's edge value: what
+# users and controllers change (labels, finalizers, owners, an image, a deadline) and what may not
+# change. A value is set (the dicts on its way made), dropped (DELETE), or computed from the current
+# one (a function). Lists of (path, values): an update's change picks one half the time.
+
+
+def appended(item):
+    return lambda cur: (cur if isinstance(cur, list) else []) + [item]
+
+
+def without_first(cur):
+    return cur[1:] if isinstance(cur, list) else cur
+
+
+OWNER = {"apiVersion": "v1", "kind": "ConfigMap", "name": "owner", "uid": "6f1e3c2a-0b7d-4c59-9a3e-2d1f5b8c7e40"}
+METADATA_EDITS = [
+    (("metadata", "labels", "team"), ["ml", "", "-x", "a/b/c", "x" * 64, 1, None, DELETE]),
+    (("metadata", "labels", "example.com/"), ["x"]),
+    (("metadata", "labels"), [None, {}, {"A_B/c": "x"}, "x"]),
+    (("metadata", "annotations", "example.com/note"), ["x", "", 1, None, "x" * 262144]),
+    (("metadata", "annotations"), [None, {}, {"a b": "x"}, []]),
+    (("metadata", "finalizers"), [[], ["example.com/cleanup"], ["cleanup"], ["kubernetes"], ["orphan"],
+                                  ["foregroundDeletion"], ["a/b/c"], [""], ["example.com/x", "example.com/x"],
+                                  "x", None, [1], appended("example.com/cleanup"), without_first]),
+    (("metadata", "ownerReferences"), [
+        [OWNER], [dict(OWNER, controller=True, blockOwnerDeletion=True)],
+        [dict(OWNER, controller=True), dict(OWNER, name="other", uid=OWNER["uid"][:-1] + "1", controller=True)],
+        [dict(OWNER, uid="")], [{k: v for k, v in OWNER.items() if k != "name"}], [dict(OWNER, apiVersion="")],
+        [dict(OWNER, kind="")], [dict(OWNER, name="a b")], [OWNER, OWNER], [], None, "x", [None]]),
+    (("metadata", "name"), ["other", "", DELETE]),
+    (("metadata", "namespace"), ["default", "", DELETE]),
+    (("metadata", "generateName"), ["fuzz-", "a b"]),
+    (("metadata", "uid"), [OWNER["uid"], "", DELETE]),
+    (("metadata", "generation"), [5, -1, DELETE]),
+    (("metadata", "deletionGracePeriodSeconds"), [30, -1]),
+    (("metadata", "deletionTimestamp"), ["2030-01-01T00:00:00Z"]),
+    (("metadata", "creationTimestamp"), [None, "2020-01-01T00:00:00Z", "x"]),
+    (("metadata", "selfLink"), ["/x"]),
+]
+NEW_TOLERATION = {"key": "maintenance", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 60}
+POD_SPEC_EDITS = [  # under a pod's spec: image, deadline and added tolerations are what a pod's update may change
+    (("containers", 0, "image"), ["harbor.example.edu/library/pytorch:2.2-cuda12", "", " ", "a b", None, DELETE]),
+    (("activeDeadlineSeconds",), [3600, 86400, 86401, 0, -1, 1.5, None, DELETE]),
+    (("tolerations",), [appended(NEW_TOLERATION), appended(dict(NEW_TOLERATION, operator="Equal")),
+                        without_first, [], None]),
+    (("tolerations", 0, "tolerationSeconds"), [60, -1]),
+    (("tolerations", 0, "effect"), ["NoExecute", "Sometimes"]),
+    (("containers", 0, "resources", "limits", "cpu"), ["9", "8000m"]),
+    (("containers", 0, "command"), [["python", "eval.py"]]),
+    (("containers", 0, "env", 0, "value"), ["0"]),
+    (("containers",), [appended({"name": "sidecar", "image": "busybox"})]),
+    (("restartPolicy",), ["Always", "OnFailure", "Never"]),
+    (("nodeName",), ["gpu-1", "a b"]),
+    (("nodeSelector", "accelerator"), ["nvidia-h100"]),
+    (("schedulingGates",), [[{"name": "example.com/gate"}]]),
+    (("terminationGracePeriodSeconds",), [60, -1]),
+]
+CONFIGMAP_EDITS = [
+    (("data", "train.sh"), ["python eval.py\n", "", None, 1, DELETE]),
+    (("data", "eval.yaml"), ["lr: 0.01\n", ""]),
+    (("data", "a b"), ["x"]),
+    (("data", ".."), ["x"]),
+    (("data", "vocab.bin"), ["also binary data's key"]),
+    (("data",), [None, {}, "x", DELETE]),
+    (("binaryData", "vocab.bin"), ["AAECAwQ=", "not base64!", "", None, DELETE]),
+    (("binaryData", "x" * 254), ["AA=="]),
+    (("binaryData",), [None, {}, DELETE]),
+    (("immutable",), [True, False, None, "yes", DELETE]),
+]
+SECRET_EDITS = [
+    (("data", "WANDB_API_KEY"), ["bjN3", "not base64!", "", None, 1, DELETE]),
+    (("data", "a b"), ["eA=="]),
+    (("data", "tls.crt"), ["eA=="]),
+    (("stringData", "WANDB_API_KEY"), ["n3w", "", 1, None]),
+    (("stringData", "a b"), ["x"]),
+    (("stringData",), [None, {}, "x"]),
+    (("type",), ["kubernetes.io/tls", "kubernetes.io/dockerconfigjson", "kubernetes.io/service-account-token",
+                 "example.com/custom", "", "Opaque ", None, 1, DELETE]),
+    (("immutable",), [True, False, None, "yes", DELETE]),
+    (("data",), [None, {}, DELETE]),
+]
+UPDATE_EDITS = {
+    "pod": [(("spec",) + p, v) for p, v in POD_SPEC_EDITS],
+    "replicaset": [(("spec",) + p, v) for p, v in [
+        (("replicas",), [1, -1, None, "1"]),
+        (("minReadySeconds",), [0, -1, 30]),
+        (("selector", "matchLabels", "app"), ["other", ""]),
+        (("selector", "matchLabels", "tier"), ["gpu"]),
+        (("template", "metadata", "labels", "app"), ["other", DELETE]),
+        (("template", "metadata", "labels", "tier"), ["gpu"])]]
+        + [(("spec", "template", "spec") + p, v) for p, v in POD_SPEC_EDITS],
+    "claim": [(("spec",) + p, v) for p, v in [
+        (("resources", "requests", "storage"), ["200Gi", "50Gi", "100Gi", "0", "abc", DELETE]),
+        (("resources", "limits", "storage"), ["1Gi", "200Gi"]),
+        (("accessModes",), [["ReadWriteOnce"], [], ["ReadWriteMany", "ReadWriteMany"],
+                            ["ReadWriteOncePod", "ReadWriteMany"], ["Sometimes"]]),
+        (("storageClassName",), ["other", "", None, "a b"]),
+        (("volumeName",), ["pv-1", "a b"]),
+        (("volumeMode",), ["Block", "x"]),
+        (("volumeAttributesClassName",), ["gold", ""]),
+        (("selector",), [{"matchLabels": {"owner": "alice"}}]),
+        (("dataSource",), [{"kind": "PersistentVolumeClaim", "name": "data"}])]],
+    "configmap": CONFIGMAP_EDITS,
+    "configmap-immutable": CONFIGMAP_EDITS,
+    "secret": SECRET_EDITS,
+    "secret-immutable": SECRET_EDITS,
+    "serviceaccount": [
+        (("secrets",), [appended({"name": "other"}), [], None, [{"name": ""}], [{"name": "a b"}], [{}], "x"]),
+        (("secrets", 0, "namespace"), ["other"]),
+        (("imagePullSecrets",), [appended({"name": "other"}), [{}], [{"name": ""}], None, "x"]),
+        (("automountServiceAccountToken",), [True, None, "yes", DELETE])],
+}
+
+
+def set_path(obj, path, value):
+    """Sets obj at path to value (or what value makes of the current one, or drops it), making the
+    objects on the way; False, obj unchanged, where there is nothing to drop or the way is blocked
+    (an earlier change left something else there, or a list is shorter)."""
+    for p, after in zip(path, path[1:]):
+        if isinstance(obj, dict) and p not in obj and isinstance(after, str) and value is not DELETE:
+            obj[p] = {}
+        if not (isinstance(obj, dict) and p in obj or isinstance(obj, list) and isinstance(p, int) and p < len(obj)):
+            return False
+        obj = obj[p]
+    key = path[-1]
+    if not (isinstance(obj, dict) or isinstance(obj, list) and isinstance(key, int) and key < len(obj)):
+        return False
+    if value is DELETE:
+        if isinstance(obj, list) or key not in obj:
+            return False
+        del obj[key]
+    elif callable(value):
+        obj[key] = value(copy.deepcopy(obj.get(key) if isinstance(obj, dict) else obj[key]))
+    else:
+        obj[key] = copy.deepcopy(value)
+    return True
+
+
+def update_change(rng, obj, kind, add_fields):
+    """One random change to a stored object, in place; its description. Half the time one of the
+    fields updates are about (metadata's, the kind's), otherwise mutate's."""
+    if rng.random() < 0.5:
+        path, values = rng.choice(METADATA_EDITS + UPDATE_EDITS.get(kind, []))
+        value = rng.choice(values)
+        if set_path(obj, path, value):
+            where = "/".join(str(p) for p in path)
+            if value is DELETE:
+                return "drop " + where
+            shown = get(obj, path)
+            return "set %s = %s" % (where, json.dumps(shown)[:60])
+    return mutate(rng, obj, kind if add_fields else None)
+
+
+def base_unbound_claim():
+    """The guide's claim, of a class neither server has: the embedded cluster provisions its own
+    classes' claims (FIDELITY.md difference 22), the oracle none, and a bound claim's spec is
+    another's (volumeName) with other rules for its update."""
+    return dict(base_claim(), spec=dict(base_claim()["spec"], storageClassName="fuzz-unprovisioned"))
+
+
+UPDATE_BASES = {"claim": base_unbound_claim}  # (otherwise the kind's own)
 
 
 def stored_base(server, kind):
     """The kind's base object, created for real on `server` as fuzzu-<kind> (an earlier one deleted
     first), as stored, without status and managedFields: what the updates start from."""
-    base = KINDS[kind][0]()
+    base = UPDATE_BASES.get(kind, KINDS[kind][0])()
     name = "fuzzu-" + kind
     base["metadata"]["name"] = name
-    collection = KINDS[kind][1] % NAMESPACE
+    collection = KINDS[kind][1] % server.namespace
     server.request("DELETE", collection + "/" + name)
     for _ in range(100):
         if server.request("GET", collection + "/" + name)[0] == 404:
@@ -504,9 +731,6 @@ def stored_base(server, kind):
     obj.pop("status", None)
     obj["metadata"].pop("managedFields", None)
     return obj
-
-
-DELETE = object()
 
 
 def edits(a, b, path=()):
@@ -535,21 +759,28 @@ def apply_edits(obj, changes):
 
 
 TEMPLATE_VALUE = re.compile(r'Invalid value: (core\.PodTemplateSpec\{|\{"metadata"|\{"spec").*')
+# The go-cmp diff of the old and new spec Kubernetes appends to a claim's and a pod's immutability
+# message: lines starting with a space, go-cmp's random non-breaking space, '-' or '+'.
+SPEC_DIFF = re.compile(r"(for bound claims|if it was previously negative\))\n(?:[-+ \u00a0].*\n)*")
 
 
 def comparable_update(a):
     """An update's answer without what differs by design: the status the embedded cluster's
-    operators wrote (the oracle runs none for custom resources), and the Go %#v of a whole
+    operators wrote (the oracle runs none for custom resources), the Go %#v of a whole
     core.PodTemplateSpec in a Job's immutable-template error (FIDELITY.md, Go structs in messages:
-    the embedded server prints the template as JSON)."""
+    the embedded server prints the template as JSON), and the go-cmp diff after a claim's or a
+    pod's `spec is immutable` / `pod updates may not change fields` (FIDELITY.md difference 1: the
+    embedded server ends the message there)."""
     b = a["body"]
     if isinstance(b, dict) and b.get("kind") != "Status":
         b.pop("status", None)
     if isinstance(b, dict) and b.get("kind") == "Status":  # the stored objects' uids, in a precondition's words
         b["message"] = UUID_IN.sub("<uid>", b.get("message", ""))
     if isinstance(b, dict) and b.get("kind") == "Status":
+        b["message"] = SPEC_DIFF.sub(r"\1", b["message"])
         for c in b.get("details", {}).get("causes", []):
-            c["message"] = UUID_IN.sub("<uid>", TEMPLATE_VALUE.sub("Invalid value: <template>", c.get("message", "")))
+            c["message"] = UUID_IN.sub(
+                "<uid>", SPEC_DIFF.sub(r"\1", TEMPLATE_VALUE.sub("Invalid value: <template>", c.get("message", ""))))
         b["message"] = "<message>" if "core.PodTemplateSpec{" in b.get("message", "") or (
             "spec.template: Invalid value: {" in b.get("message", "")) else b.get("message")
     return a
@@ -559,21 +790,22 @@ def live_updates(o):
     """PUTs (dry runs) of each server's own stored object with the same random changes: the
     changes are chosen on the real server's object, and its edits applied to the other's (their
     uids, resourceVersions and allocations differ)."""
-    real, other = Server(o.oracle), Server(o.embedded)
+    real, other = Server(o.oracle, o.namespace), Server(o.embedded, o.namespace)
     real.ensure_namespace()
     other.ensure_namespace()
-    kinds = o.kinds.split(",") if o.kinds else UPDATE_KINDS
+    kinds = UPDATE_ALL if o.kinds == "all" else o.kinds.split(",") if o.kinds else UPDATE_KINDS
     bases = {k: (stored_base(real, k), stored_base(other, k)) for k in kinds}
     rng = random.Random(o.seed)
-    differ = 0
+    tried, differ = dict.fromkeys(kinds, 0), dict.fromkeys(kinds, 0)
     for i in range(o.cases):
         kind = rng.choice(kinds)
+        tried[kind] += 1
         real_base, other_base = bases[kind]
         changed = copy.deepcopy(real_base)
-        changes = [mutate(rng, changed, kind if o.add_fields else None) for _ in range(rng.choice([1, 1, 1, 2]))]
+        changes = [update_change(rng, changed, kind, o.add_fields) for _ in range(rng.choice([1, 1, 1, 2]))]
         changed_edits = edits(real_base, changed)
         other_body = apply_edits(copy.deepcopy(other_base), changed_edits)
-        path = KINDS[kind][1] % NAMESPACE + "/fuzzu-" + kind + "?dryRun=All"
+        path = KINDS[kind][1] % o.namespace + "/fuzzu-" + kind + "?dryRun=All"
         # The controllers write the objects' status meanwhile: unless a change is the version's,
         # each body carries its server's current resourceVersion (a dry run stores nothing).
         if not any(p[:2] == ("metadata", "resourceVersion") or p in ((), ("metadata",)) for p, _ in changed_edits):
@@ -585,10 +817,11 @@ def live_updates(o):
         want = comparable_update(answer(real, case, "PUT", path))
         got = comparable_update(answer(other, dict(case, body=json.dumps(other_body)), "PUT", path))
         if not same(want, got, kind):
-            differ += 1
+            differ[kind] += 1
             show_diff(case, want, got)
-    print("%d updates, %d differ" % (o.cases, differ))
-    return 1 if differ else 0
+    print("%d updates, %d differ (%s)" % (o.cases, sum(differ.values()),
+                                        ", ".join("%s %d/%d" % (k, differ[k], tried[k]) for k in kinds)))
+    return 1 if any(differ.values()) else 0
 
 
 def main():
@@ -609,14 +842,21 @@ def main():
         p.add_argument("--cases", type=int, default=400)
         p.add_argument("--add-fields", action="store_true",
                        help="also set fields the base objects leave out, from the kinds' schemas")
-        p.add_argument("--kinds", help="comma-separated subset of " + ",".join(KINDS) + " (default: the six built-in kinds)")
+        p.add_argument("--kinds", help="comma-separated subset of " + ",".join(KINDS) + (
+            " or all (default: %s; all adds %s)" % (",".join(UPDATE_KINDS), ",".join(UPDATE_ALL[len(UPDATE_KINDS):]))
+            if p is upd else " (default: the six built-in kinds)"))
+    for p in (live, upd):  # (not record: the golden answers name the suite's namespace)
+        p.add_argument("--namespace", default=NAMESPACE,
+                       help="namespace of the cases (default %s), so that two runs against one server do not meet"
+                       % NAMESPACE)
     chk = sub.add_parser("check", help="replay the golden file against a server")
     g = chk.add_mutually_exclusive_group(required=True)
     g.add_argument("--kubeconfig")
     g.add_argument("--serve", metavar="GPUPOOL")
     o = ap.parse_args()
-    if getattr(o, "kinds", None) and not set(o.kinds.split(",")) <= set(KINDS):
-        ap.error("--kinds: known kinds are " + ",".join(KINDS))
+    if getattr(o, "kinds", None) and not (o.mode == "updates" and o.kinds == "all"
+                                          or set(o.kinds.split(",")) <= set(KINDS)):
+        ap.error("--kinds: known kinds are " + ",".join(KINDS) + " (and, for updates, all)")
 
     if o.mode == "updates":
         return live_updates(o)
@@ -629,7 +869,7 @@ def main():
         print("recorded %d cases in %s%s" % (o.cases, GOLDEN, " (appended)" if o.append else ""))
         return 0
     if o.mode == "live":
-        real, other = Server(o.oracle), Server(o.embedded)
+        real, other = Server(o.oracle, o.namespace), Server(o.embedded, o.namespace)
         real.ensure_namespace()
         other.ensure_namespace()
         pairs = [(c, answer(real, c)) for c in generate(o.seed, o.cases, o.add_fields, o.kinds.split(",") if o.kinds else None)]
