@@ -1,6 +1,7 @@
 #include "embedded/api.hpp"
 #include "embedded/api_handlers.hpp"
 
+#include "embedded/controllers_util.hpp"
 #include "embedded/crd_schema.hpp"
 
 #include "common/json_depth.hpp"
@@ -232,6 +233,30 @@ void check_name(const json::object& obj, const std::string& url_name) {
   if (name != url_name)
     throw StatusError::bad_request(
         fmt::format("the name of the object ({}) does not match the name on the URL ({})", name, url_name));
+}
+
+void dedup_owner_references(json::object& obj, std::vector<std::string>& warnings, bool after_mutating) {
+  json::value* mdv = obj.if_contains("metadata");
+  json::value* refs = mdv && mdv->is_object() ? mdv->as_object().if_contains("ownerReferences") : nullptr;
+  if (!refs || !refs->is_array()) return;
+  json::array kept;
+  std::vector<std::string> duplicates;
+  for (const auto& ref : refs->as_array()) {
+    const bool seen =
+        std::any_of(kept.begin(), kept.end(), [&](const json::value& k) { return util::json_equal(k, ref); });
+    if (seen)
+      duplicates.push_back(ref.is_object() ? str(ref.as_object(), "uid") : std::string());
+    else
+      kept.push_back(ref);
+  }
+  if (duplicates.empty()) return;
+  *refs = std::move(kept);
+  std::string uids;
+  for (const auto& u : duplicates) uids += (uids.empty() ? "" : ", ") + u;
+  warnings.push_back(fmt::format(
+      ".metadata.ownerReferences contains duplicate entries{}; API server dedups owner references in 1.20+, and may "
+      "reject such requests as early as 1.24; please fix your requests; duplicate UID(s) observed: {}",
+      after_mutating ? " after mutating admission happens" : "", uids));
 }
 
 void check_stored_size(const json::object& obj) {

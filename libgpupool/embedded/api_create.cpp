@@ -31,6 +31,7 @@ Response Api::serve_create(const Call& c) const {
     throw StatusError::bad_request(
         fmt::format("the kind in the data ({}) does not match the expected kind ({})", kind, t.kind));
   decode_body(served, body, fv, &r.warnings);
+  dedup_owner_references(body, r.warnings, false);
   if (event_view) validate_v1_event_create(served, body, tg.ns);
   if (r.body.size() > kEtcdMaxRequestBytes / 2) check_stored_size(body);
   body = c.as_stored(std::move(body));
@@ -54,7 +55,14 @@ Response Api::serve_update(const Call& c) const {
   }
   // handlers/update.go: the body is decoded first, then its name checked against the URL's.
   decode_body(served, body, fv, &r.warnings);
+  // rest.EnsureObjectNamespaceMatchesRequestNamespace before checkName (a Namespace's own
+  // expected namespace is "": ExpectedNamespaceForResource).
+  if (const std::string ns = meta(body, "namespace");
+      !ns.empty() && !tg.ns.empty() && ns != tg.ns && !(t.group.empty() && t.resource == "namespaces"))
+    throw StatusError::bad_request(
+        "the namespace of the provided object does not match the namespace sent on the request");
   check_name(body, tg.name);
+  dedup_owner_references(body, r.warnings, false);
   if (r.body.size() > kEtcdMaxRequestBytes / 2) check_stored_size(body);
   body = c.as_stored(std::move(body));
   const WriteOptions uo = tg.subresource.empty() ? c.tracking(update_manager(wo.field_manager, r.user_agent)) : wo;

@@ -76,6 +76,10 @@ std::string str(const json::object& o, std::string_view key);
 std::string meta(const json::object& o, std::string_view key);
 /// handlers/rest.go checkName: an updated or patched object keeps the URL's name (400 otherwise).
 void check_name(const json::object& obj, const std::string& url_name);
+/// handlers/rest.go dedupOwnerReferencesAndAddWarning: an owner reference equal to an earlier one
+/// with its uid is dropped, with a warning naming the duplicate uids (`after_mutating`: the
+/// wording of the check after mutating admission, the only one a patch gets).
+void dedup_owner_references(json::object& obj, std::vector<std::string>& warnings, bool after_mutating);
 /// The kinds whose PUT of a missing object creates it (AllowCreateOnUpdate).
 bool allows_create_on_update(const ResourceType& t);
 WriteOptions write_options(const Request& r);

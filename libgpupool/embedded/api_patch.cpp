@@ -74,6 +74,7 @@ Response Api::serve_patch(const Call& c) const {
       check_name(next.as_object(), tg.name);
     }
     json::object out = c.as_stored(std::move(next.as_object()));
+    dedup_owner_references(out, r.warnings, true);
     if (r.body.size() > 4096) check_stored_size(out);
     const std::string read_version = meta(cur, "resourceVersion");
     if (tg.subresource == "scale") {

@@ -44,10 +44,16 @@ bool atomic_struct(const std::string& dotted, const ResourceType& t) {
          dotted == "spec.selector";
 }
 
-// The key fields of an associative list ("" for atomic lists, "$primitive" for sets), from the
-// types' list-map-keys (x-kubernetes-list-map-keys).
+// The key fields of an associative list (none for atomic lists, "$primitive" for sets), as
+// structured-merge-diff reads the kind's schema (x-kubernetes-list-type and -list-map-keys, else
+// the patch strategy and merge key); where the schema has no such list, the patch merge keys.
 std::vector<std::string> list_keys(const ResourceType& t, const std::string& dotted) {
   if (!typed(t)) return {};
+  if (const auto lt = schema::list_type(t.group, t.version, t.kind, dotted)) {
+    if (lt->kind == schema::ListType::Kind::Map) return lt->keys;
+    if (lt->kind == schema::ListType::Kind::Set) return {"$primitive"};
+    return {};
+  }
   const auto last = last_segment(dotted);
   if (last == "ports") {
     if (dotted == "spec.ports") return {"port", "protocol"};  // ServiceSpec.Ports
@@ -355,8 +361,38 @@ std::string update_manager(std::string_view field_manager, std::string_view user
   return std::string(product.substr(0, 128));
 }
 
+namespace {
+
+// Does an associative list below `v` hold an item without its key field? structured-merge-diff
+// then fails to make the object's field set ("associative list with keys has an element that
+// omits key field"), and the fieldmanager's UpdateNoErrors removes managedFields instead.
+bool omits_list_key(const json::value& v, const std::string& dotted, const ResourceType& t) {
+  if (v.is_object()) {
+    for (const auto& [k, child] : v.as_object())
+      if (omits_list_key(child, dotted.empty() ? std::string(k) : dotted + "." + std::string(k), t)) return true;
+    return false;
+  }
+  if (!v.is_array()) return false;
+  const auto keys = list_keys(t, dotted);
+  const bool associative = !keys.empty() && keys[0] != "$primitive";
+  for (const auto& item : v.as_array()) {
+    if (associative && !item.is_object()) return true;
+    if (associative)
+      for (const auto& k : keys)
+        if (k != "protocol" && !item.as_object().contains(k)) return true;  // (protocol is defaulted)
+    if (omits_list_key(item, dotted, t)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void track_update(const json::object* old, json::object& next, const ResourceType& t, const std::string& manager,
                   const std::string& time) {
+  if (omits_list_key(next, "", t)) {
+    if (auto* md = next.if_contains("metadata"); md && md->is_object()) md->as_object().erase("managedFields");
+    return;
+  }
   json::array entries = managed_fields_of(next);
   if (entries.empty() && old) entries = managed_fields_of(*old);
   // A created object is compared with the kind's zero value, as the fieldmanager compares it with

@@ -7,6 +7,8 @@
 #include "embedded/controllers_util.hpp"
 #include "embedded/validation.hpp"
 
+#include "gpupool/quantity.hpp"
+
 namespace gpupool::embedded {
 namespace {
 
@@ -75,8 +77,8 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
   const ResourceType& t = *r.type;
   json::object& obj = *r.object;
   const json::object& old = *r.old_object;
-  if (t.group == "apps" && t.resource == "deployments") {
-    // apps/validation ValidateDeploymentUpdate (apps/v1): spec.selector is immutable.
+  if (t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets")) {
+    // The deployment and replicaset strategies' ValidateUpdate (apps/v1): spec.selector is immutable.
     if (!same(at(old, {"spec"}, "selector"), at(obj, {"spec"}, "selector")))
       causes.push_back({"FieldValueInvalid",
                         fmt::format("Invalid value: {}: field is immutable",
@@ -188,6 +190,32 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
                         "Forbidden: spec is immutable after creation except resources.requests and "
                         "volumeAttributesClassName for bound claims",
                         "spec"});
+    // A smaller storage request only down to above status.capacity (RecoverVolumeExpansionFailure,
+    // on in v1.32); a missing request or capacity is zero.
+    auto storage = [](const json::object* o, std::initializer_list<std::string_view> path) -> __int128 {
+      const std::string text = string_of(o ? object_at(*o, path) : nullptr, "storage");
+      try {
+        return text.empty() ? 0 : Quantity::parse(text).nano_value();
+      } catch (const std::exception&) {
+        return 0;  // (refused by the spec's own validation)
+      }
+    };
+    const __int128 now = storage(&obj, {"spec", "resources", "requests"});
+    if (now < storage(&old, {"spec", "resources", "requests"}) && now <= storage(&old, {"status", "capacity"}))
+      causes.push_back({"FieldValueForbidden", "Forbidden: field can not be less than status.capacity",
+                        "spec.resources.requests.storage"});
+    // The volume mode (its path without "spec.", sic), and volumeAttributesClassName, which the
+    // disabled VolumeAttributesClass gate lets no update change.
+    const json::value* mode = at(obj, {"spec"}, "volumeMode");
+    if (!same(at(old, {"spec"}, "volumeMode"), mode))
+      causes.push_back({"FieldValueInvalid",
+                        fmt::format("Invalid value: {}: field is immutable",
+                                    mode && mode->is_string() ? quoted(mode->as_string()) : "\"null\""),
+                        "volumeMode"});
+    if (!same(at(old, {"spec"}, "volumeAttributesClassName"), at(obj, {"spec"}, "volumeAttributesClassName")))
+      causes.push_back({"FieldValueForbidden",
+                        "Forbidden: update is forbidden when the VolumeAttributesClass feature gate is disabled",
+                        "spec.volumeAttributesClassName"});
   }
   return causes;
 }

@@ -1,5 +1,7 @@
 #include "embedded/schema.hpp"
 
+#include "common/base64.hpp"
+
 #include <cmath>
 #include <deque>
 #include <functional>
@@ -45,6 +47,9 @@ struct Node {
   std::string go_type;    // as encoding/json prints it: "int32", "v1.DeploymentSpec", "[]v1.Container"
   std::map<std::string, const Node*, std::less<>> fields;  // Object
   const Node* elem = nullptr;                              // Array, Map
+  // Array: its element relationship as structured-merge-diff reads it from the OpenAPI
+  // extensions (kube-openapi schemaconv getListElementRelationship).
+  ListType list;
   bool quantities = false;  // a Quantity is reachable from here (canonical_quantities walks no other)
   bool empties = false;     // an omitempty list or map is reachable from here (omit_empty walks no other)
   // Object: what the Go source says of a field and the OpenAPI document does not (data/gotypes,
@@ -71,6 +76,31 @@ const std::set<std::string, std::less<>> kCustomDecoded = {
     "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrBool",
     "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrStringArray",
 };
+
+// x-kubernetes-list-type (atomic, set, map with x-kubernetes-list-map-keys); without it a
+// patch strategy "merge" makes an associative list keyed by the patch merge key (a set without
+// one); anything else is atomic.
+ListType list_relationship(const json::object& s) {
+  ListType out;
+  auto text = [&](std::string_view k) {
+    const json::value* v = s.if_contains(k);
+    return v && v->is_string() ? std::string(v->as_string()) : std::string();
+  };
+  if (const std::string lt = text("x-kubernetes-list-type"); !lt.empty()) {
+    if (lt == "set") out.kind = ListType::Kind::Set;
+    if (lt == "map") {
+      out.kind = ListType::Kind::Map;
+      if (const json::value* keys = s.if_contains("x-kubernetes-list-map-keys"); keys && keys->is_array())
+        for (const auto& k : keys->as_array())
+          if (k.is_string()) out.keys.emplace_back(k.as_string());
+    }
+  } else if (const std::string ps = text("x-kubernetes-patch-strategy"); ps == "merge" || ps == "merge,retainKeys") {
+    const std::string key = text("x-kubernetes-patch-merge-key");
+    out.kind = key.empty() ? ListType::Kind::Set : ListType::Kind::Map;
+    if (!key.empty()) out.keys.push_back(key);
+  }
+  return out;
+}
 
 // One group version's document and its compiled nodes.
 struct Doc {
@@ -186,6 +216,7 @@ struct Doc {
       n.type = Node::Type::Float64;
       n.go_type = "float64";
     } else if (type == "array") {
+      n.list = list_relationship(s);
       const json::value* items = s.if_contains("items");
       if (!items || !items->is_object()) return;
       n.elem = inline_node(items->as_object());
@@ -272,6 +303,32 @@ const Node* root(std::string_view group, std::string_view version, std::string_v
   return k == d->second.kinds.end() ? nullptr : k->second;
 }
 
+}  // namespace
+
+std::optional<ListType> list_type(std::string_view group, std::string_view version, std::string_view kind,
+                                  std::string_view dotted) {
+  const Node* n = root(group, version, kind);
+  while (n && !dotted.empty()) {
+    const auto dot = dotted.find('.');
+    const std::string_view seg = dotted.substr(0, dot);
+    dotted = dot == std::string_view::npos ? std::string_view{} : dotted.substr(dot + 1);
+    while (n && n->type == Node::Type::Array) n = n->elem;  // (a dotted path names no index)
+    if (!n) return std::nullopt;
+    if (n->type == Node::Type::Map) {
+      n = n->elem;
+    } else if (n->type == Node::Type::Object) {
+      const auto it = n->fields.find(seg);
+      n = it == n->fields.end() ? nullptr : it->second;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (!n || n->type != Node::Type::Array) return std::nullopt;
+  return n->list;
+}
+
+namespace {
+
 // The JSON kind as encoding/json names it in UnmarshalTypeError.Value; for a number that does
 // not fit an integer type, "number <literal>".
 std::string json_kind(const json::value& v) {
@@ -287,6 +344,43 @@ std::string json_kind(const json::value& v) {
     default:
       return "number";
   }
+}
+
+// encoding/base64 StdEncoding.Decode on a []byte field's JSON string (encoding/json literalStore):
+// the offset its CorruptInputError names, or nullopt when the text decodes. Quantum by quantum as
+// decodeQuantum reads them: CR and LF skipped, '=' only as the padding of a quantum's last one or
+// two characters and then only at the end, a quantum cut short at the end an error at its start.
+std::optional<std::size_t> base64_error_offset(std::string_view src) {
+  const auto b64 = [](char c) {
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' || c == '/';
+  };
+  const auto newline = [](char c) { return c == '\n' || c == '\r'; };
+  std::size_t si = 0;
+  while (si < src.size()) {
+    for (int j = 0; j < 4; ++j) {
+      if (si == src.size()) {
+        if (j == 0) return std::nullopt;
+        return si - static_cast<std::size_t>(j);
+      }
+      const char in = src[si++];
+      if (b64(in)) continue;
+      if (newline(in)) {
+        --j;
+        continue;
+      }
+      if (in != '=' || j < 2) return si - 1;
+      if (j == 2) {  // "==" expected: the second '=' after any newlines
+        while (si < src.size() && newline(src[si])) ++si;
+        if (si == src.size()) return src.size();
+        if (src[si] != '=') return si - 1;
+        ++si;
+      }
+      while (si < src.size() && newline(src[si])) ++si;
+      if (si < src.size()) return si;  // trailing garbage
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
 }
 
 // Does `v` fit node `n`'s type? nullopt when it does, else UnmarshalTypeError.Value.
@@ -601,6 +695,24 @@ struct Walker {
       if (auto e = go_time_error(v.as_string(), n.type == Node::Type::MicroTime)) out.decode_error = *e;
       return;
     }
+    if (n.type == Node::Type::String && n.go_type == "[]uint8" && v.is_array()) {
+      // encoding/json decodes a JSON array into a []byte element by element (numbers 0-255, null
+      // a zero); encoded again it is base64.
+      std::string bytes;
+      for (const auto& e : v.as_array()) {
+        const bool byte = e.is_null() || (e.is_int64() && e.as_int64() >= 0 && e.as_int64() <= 255) ||
+                          (e.is_uint64() && e.as_uint64() <= 255);
+        if (!byte) {
+          if (!out.type_error)
+            out.type_error = fmt::format("json: cannot unmarshal {} into Go struct field {}.{} of type uint8",
+                                         e.is_number() ? "number " + number_text(e) : json_kind(e), in_struct, go_path);
+          return;
+        }
+        bytes.push_back(static_cast<char>(e.is_null() ? 0 : e.is_int64() ? e.as_int64() : e.as_uint64()));
+      }
+      if (prune) v = base64_encode(bytes);
+      return;
+    }
     if (auto m = misfit(v, n)) {
       // A struct's type name comes from its schema, and so does that of a type decoding itself (as
       // its UnmarshalJSON words it: a Time reads a string, an IntOrString an int32); a named
@@ -619,6 +731,12 @@ struct Walker {
         out.type_error = std::move(error);
         out.misfit_go_type = type;
       }
+      return;
+    }
+    if (n.type == Node::Type::String && n.go_type == "[]uint8" && v.is_string()) {
+      // A []byte (Secret data, ConfigMap binaryData): base64, whose error is saved like a type error.
+      if (const auto at = base64_error_offset(v.as_string()); at && !out.type_error)
+        out.type_error = fmt::format("illegal base64 data at input byte {}", *at);
       return;
     }
     if (v.is_null()) return;
@@ -826,6 +944,18 @@ Decoded decode(std::string_view group, std::string_view version, std::string_vie
 
 namespace {
 
+// The JSON encoding of a non-omitempty field's zero value: 0, "", false; null for a Time (its
+// MarshalJSON), a slice, a map or a pointer.
+json::value scalar_zero(const json::object& property, std::string_view ref) {
+  if (!ref.empty()) return nullptr;
+  const json::value* type = property.if_contains("type");
+  const std::string_view t = type && type->is_string() ? std::string_view(type->as_string()) : std::string_view{};
+  if (t == "integer" || t == "number") return 0;
+  if (t == "string") return "";
+  if (t == "boolean") return false;
+  return nullptr;
+}
+
 json::object zero_of(const Doc& d, const json::object& s, int depth) {
   json::object out;
   const json::value* props = s.if_contains("properties");
@@ -843,7 +973,7 @@ json::object zero_of(const Doc& d, const json::object& s, int depth) {
     if (def && def->is_object() && def->as_object().empty() && target && target->contains("properties"))
       out[k] = zero_of(d, *target, depth + 1);  // a struct, not a pointer
     else if (required.count(std::string_view(k)) || k == "creationTimestamp")
-      out[k] = nullptr;  // no omitempty (metav1.Time ignores it): encoded as its zero
+      out[k] = scalar_zero(po, ref);  // no omitempty (metav1.Time ignores it): encoded as its zero
   }
   return out;
 }

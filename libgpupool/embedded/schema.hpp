@@ -28,6 +28,18 @@ struct Decoded {
   std::vector<std::string> unknown_fields;
 };
 
+/// A list's element relationship for server-side apply and managedFields (structured-merge-diff,
+/// as kube-openapi's schemaconv reads the OpenAPI extensions): atomic, a set of scalars, or a map
+/// keyed by `keys`.
+struct ListType {
+  enum class Kind { Atomic, Set, Map } kind = Kind::Atomic;
+  std::vector<std::string> keys;
+};
+/// The relationship of the list at `dotted` (field names without indexes:
+/// "spec.template.spec.containers") in the built-in kind's schema; nullopt where there is none.
+std::optional<ListType> list_type(std::string_view group, std::string_view version, std::string_view kind,
+                                  std::string_view dotted);
+
 /// Whether a recorded schema exists for this built-in kind (custom resources have none here).
 bool known(std::string_view group, std::string_view version, std::string_view kind);
 

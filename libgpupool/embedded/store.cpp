@@ -990,16 +990,23 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
           next.erase("status");
       }
       auto& nmd = metadata_of(next);
-      // rest.BeforeUpdate: uid, creationTimestamp, generation and the deletion fields are the
-      // server's. (Most bodies carry them as stored, a binding always: equal values are not copied
-      // over again.)
+      // rest.BeforeUpdate: the generation is the server's; uid, creationTimestamp and
+      // deletionTimestamp are when the old object has them (a body's uid is a precondition,
+      // above), deletionGracePeriodSeconds when the body has none. A deletion field the old
+      // object lacks stays for validation to refuse (ValidateObjectMetaAccessorUpdate:
+      // immutable). (Most bodies carry them as stored, a binding always: equal values are not
+      // copied over again.)
       for (const char* k :
-           {"uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"})
+           {"uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"}) {
+        const std::string_view key = k;
+        const auto* have = nmd.if_contains(k);
         if (const auto* v = old_md.if_contains(k)) {
-          if (const auto* have = nmd.if_contains(k); !have || !util::json_equal(*have, *v)) nmd[k] = *v;
-        } else if (std::string_view(k).starts_with("deletion") || k == std::string_view("generation")) {
+          const bool keep_body = key == "deletionGracePeriodSeconds" && have && !have->is_null();
+          if (!keep_body && (!have || !util::json_equal(*have, *v))) nmd[k] = *v;
+        } else if (key == "generation" || (have && have->is_null())) {
           nmd.erase(k);
         }
+      }
       if (t.namespaced) {
         if (const auto* have = nmd.if_contains("namespace"); !have || !have->is_string() || have->get_string() != ns)
           nmd["namespace"] = ns;

@@ -2,6 +2,8 @@
 #include "embedded/typecheck.hpp"
 
 #include "embedded/admission.hpp"
+#include "embedded/base64.hpp"
+#include "embedded/clock.hpp"
 #include "embedded/controllers_util.hpp"
 #include "embedded/crd_schema.hpp"
 #include "embedded/schema.hpp"
@@ -305,6 +307,34 @@ void object_meta_update_causes(const json::object& md, const json::object& old_m
                                     list),
                         "metadata.finalizers"});
     }
+  }
+  // ValidateImmutableField of the deletion fields, which rest.BeforeUpdate restores only where
+  // the old object has them (metadata.name and namespace are checked against the URL, uid and
+  // creationTimestamp restored). field.Invalid prints a set time as time.Time's String, a set
+  // grace period bare, a nil one "null".
+  const auto differs = [&](std::string_view k) {
+    const json::value* a = md.if_contains(k);
+    const json::value* b = old_md.if_contains(k);
+    const bool a_nil = !a || a->is_null(), b_nil = !b || b->is_null();
+    return a_nil != b_nil || (!a_nil && !util::json_equal(*a, *b));
+  };
+  if (differs("deletionTimestamp")) {
+    std::string value = "\"null\"";
+    Clock::time_point at;
+    if (const std::string text = str(md, "deletionTimestamp"); !text.empty() && parse_rfc3339(text, at)) {
+      value = to_rfc3339(at);  // 2030-01-01T00:00:00Z -> 2030-01-01 00:00:00 +0000 UTC
+      value[value.find('T')] = ' ';
+      value.replace(value.size() - 1, 1, " +0000 UTC");
+    }
+    causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: field is immutable", value),
+                      "metadata.deletionTimestamp"});
+  }
+  if (differs("deletionGracePeriodSeconds")) {
+    const json::value* g = md.if_contains("deletionGracePeriodSeconds");
+    causes.push_back({"FieldValueInvalid",
+                      fmt::format("Invalid value: {}: field is immutable",
+                                  g && !g->is_null() ? json::serialize(*g) : std::string("\"null\"")),
+                      "metadata.deletionGracePeriodSeconds"});
   }
   validate_labels_and_annotations(md, "metadata.", causes);
   validate_owner_references(md, causes);
@@ -807,17 +837,38 @@ void builtin_defaults(AdmissionRequest& r) {
     const json::object* old_spec = spec_of(*r.old_object);
     claim_data_sources(obj_at(obj, "spec"), old_spec ? old_spec : &kNoSpec);  // PrepareForUpdate
   }
-  if (create && r.subresource.empty()) {
+  if (r.subresource.empty() && (create || r.operation == AdmissionRequest::Operation::Update)) {
     if (core && t.resource == "pods") {
-      default_pod_spec(obj_at(obj, "spec"));
-      default_pod(obj);
+      if (create) {  // (an update's: above)
+        default_pod_spec(obj_at(obj, "spec"));
+        default_pod(obj);
+      }
     } else if (core && t.resource == "secrets") {
       set_default(obj, "type", "Opaque");  // SetDefaults_Secret
+      // Convert_v1_Secret_To_core_Secret: stringData overwrites data (the internal type has no
+      // stringData, so it is never stored or answered).
+      if (const auto* sd = obj.if_contains("stringData"); sd && sd->is_object() && !sd->as_object().empty()) {
+        json::object& data = obj_at(obj, "data");
+        for (const auto& [k, v] : sd->as_object())
+          data[k] = base64_encode(v.is_string() ? std::string_view(v.as_string()) : std::string_view());
+      }
+      obj.erase("stringData");
+    } else if (core && t.resource == "serviceaccounts") {
+      // The strategy's cleanSecretReferences (PrepareForCreate / PrepareForUpdate): a secret
+      // reference keeps its name only.
+      if (auto* secrets = obj.if_contains("secrets"); secrets && secrets->is_array())
+        for (auto& ref : secrets->as_array()) {
+          const std::string name = ref.is_object() ? str(ref.as_object(), "name") : std::string();
+          ref = name.empty() ? json::object{} : json::object{{"name", name}};
+        }
     } else if (core && t.resource == "persistentvolumeclaims") {
       set_default(obj_at(obj, "spec"), "volumeMode", "Filesystem");
-      // pvcutil.DropDisabledSpecFields: the VolumeAttributesClass gate is off in v1.32.
-      obj_at(obj, "spec").erase("volumeAttributesClassName");
-      claim_data_sources(obj_at(obj, "spec"), nullptr);
+      // pvcutil.DropDisabledSpecFields: the VolumeAttributesClass gate is off in v1.32 (an update
+      // keeps the field when the old claim uses it).
+      const json::object* old_spec = r.old_object ? spec_of(*r.old_object) : nullptr;
+      if (!old_spec || !fields::present(*old_spec, "volumeAttributesClassName"))
+        obj_at(obj, "spec").erase("volumeAttributesClassName");
+      if (create) claim_data_sources(obj_at(obj, "spec"), nullptr);
     } else if (core && t.resource == "persistentvolumes") {
       set_default(obj_at(obj, "spec"), "volumeMode", "Filesystem");
       set_default(obj_at(obj, "spec"), "persistentVolumeReclaimPolicy", "Retain");
@@ -952,15 +1003,26 @@ void pvc_spec_causes(const json::object& sp, const std::string& prefix, std::vec
   // ValidatePersistentVolumeClaimSpec: the selector after the access modes' presence.
   if (const auto* sel = sp.if_contains("selector"); sel && sel->is_object())
     validate_label_selector(sel->as_object(), prefix + "selector", causes);
+  bool once_pod = false, other = false;  // ReadWriteOncePod only alone
   if (!no_modes)
-    for (const auto& m : modes->as_array())
-      if (m.is_string() && m != "ReadOnlyMany" && m != "ReadWriteMany" && m != "ReadWriteOnce" &&
-          m != "ReadWriteOncePod")
+    for (const auto& m : modes->as_array()) {
+      if (!m.is_string()) continue;
+      const bool supported =
+          m == "ReadOnlyMany" || m == "ReadWriteMany" || m == "ReadWriteOnce" || m == "ReadWriteOncePod";
+      if (!supported)
         causes.push_back({"FieldValueNotSupported",
                           fmt::format("Unsupported value: {}: supported values: \"ReadOnlyMany\", \"ReadWriteMany\", "
                                       "\"ReadWriteOnce\", \"ReadWriteOncePod\"",
                                       go_quote(m.as_string())),
                           prefix + "accessModes"});
+      if (m == "ReadWriteOncePod")
+        once_pod = true;
+      else if (supported)
+        other = true;
+    }
+  if (once_pod && other)
+    causes.push_back({"FieldValueForbidden", "Forbidden: may not use ReadWriteOncePod with other access modes",
+                      prefix + "accessModes"});
   const json::value* req = nullptr;
   if (const auto* res = sp.if_contains("resources"); res && res->is_object())
     if (const auto* rq = res->as_object().if_contains("requests"); rq && rq->is_object())
@@ -1130,6 +1192,13 @@ Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p
   const json::object& obj = *r.object;
   const json::object& md = obj.at("metadata").as_object();
   const json::object& old_md = old_mdv->as_object();
+  // ValidateObjectMetaAccessor with path.ValidatePathSegmentName: a generateName may not contain
+  // '/' or '%' (the name is the URL's).
+  if (const std::string gen = str(md, "generateName"); !gen.empty())
+    for (const char* c : {"/", "%"})
+      if (gen.find(c) != std::string::npos)
+        out.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: may not contain '{}'", go_quote(gen), c),
+                       "metadata.generateName"});
   object_meta_causes(md, false, out);
   object_meta_update_causes(md, old_md, false, out);
   Causes update_meta;  // ValidateObjectMetaUpdate
@@ -1146,11 +1215,14 @@ Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p
   } else if (t.group == "apps" && res == "replicasets") {
     // ValidateReplicaSet, then ValidateReplicaSetUpdate (metadata, ValidateReplicaSetSpec again).
     add(meta, spec, update_meta, spec, immutable);
-  } else if ((t.group == "apps" && res == "deployments") || (core && (res == "pods" || res == "resourcequotas")) ||
+  } else if ((t.group == "apps" && res == "deployments") || (core && res == "resourcequotas") ||
              t.group == "scheduling.k8s.io") {
-    // ValidateDeploymentUpdate, ValidatePodUpdate, ValidateResourceQuotaUpdate,
-    // ValidatePriorityClassUpdate: ValidateObjectMetaUpdate and the spec, no ValidateObjectMeta.
+    // ValidateDeploymentUpdate, ValidateResourceQuotaUpdate, ValidatePriorityClassUpdate:
+    // ValidateObjectMetaUpdate and the spec, no ValidateObjectMeta.
     add(update_meta, spec, immutable);
+  } else if (core && res == "pods") {
+    // ValidatePodUpdate: ValidateObjectMetaUpdate, then validatePodMetadataAndSpec.
+    add(update_meta, meta, spec, immutable);
   } else if (core && res == "services") {
     // ValidateServiceUpdate: metadata, its own rules, then ValidateService.
     add(update_meta, service_update, meta, spec, immutable);
@@ -1190,8 +1262,8 @@ void builtin_validation(AdmissionRequest& r) {
   // among the object's others.
   CauseParts parts;
   Causes& meta = parts.meta;
+  validate_name(t, str(md, "generateName"), meta, true);  // (an update's too: it may change)
   if (create) {
-    validate_name(t, str(md, "generateName"), meta, true);
     if (name.empty())
       meta.push_back({"FieldValueRequired", "Required value: name or generateName is required", "metadata.name"});
     validate_name(t, name, meta);
@@ -1347,6 +1419,23 @@ void builtin_validation(AdmissionRequest& r) {
     std::vector<std::string> w;
     if (core && t.resource == "pods" && create) {
       if (const auto* spec = spec_of(obj)) w = pod_warnings(md, *spec, "");
+    } else if (t.schema) {
+      // customResourceStrategy's generateWarningsFromObj: each finalizer the write adds (sorted),
+      // by apiextensions' validateKubeFinalizerName.
+      std::set<std::string> added;
+      for (auto& f : finalizer_names(md)) added.insert(f);
+      if (r.old_object)
+        if (const json::value* om = r.old_object->if_contains("metadata"); om && om->is_object())
+          for (const auto& f : finalizer_names(om->as_object())) added.erase(f);
+      for (const auto& f : added) {
+        for (const auto& msg : qualified_name_errors(f))
+          w.push_back(fmt::format("metadata.finalizers: {}: {}", go_quote(f), msg));
+        if (f.find('/') == std::string::npos && f != "orphan" && f != "foregroundDeletion" && f != "kubernetes")
+          w.push_back(
+              fmt::format("metadata.finalizers: {}: prefer a domain-qualified finalizer name{} to avoid "
+                          "accidental conflicts with other finalizer writers",
+                          go_quote(f), f.find('.') != std::string::npos ? " including a path (/)" : ""));
+      }
     } else if (core && t.resource == "nodes") {
       w = node_warnings(obj);
     } else if (core && t.resource == "persistentvolumeclaims") {

@@ -2415,16 +2415,17 @@ void validate_pod_spec(const json::object& spec, const json::object* meta, const
           e.invalid(fmt::format("{}hostAliases[{}].hostnames[{}]", prefix, i, j), h, dns1123_subdomain_errors(h));
         }
     }
-  // A pod's priority class, preemption policy and runtime class were resolved by admission, which
-  // refuses unknown names and other policies before validation runs (Priority: `no PriorityClass
-  // with name X was found`, `the string value of PreemptionPolicy (X) must not be provided`), so
-  // these rules matter for templates only.
-  if (!pod) name_rule(e, spec, "priorityClassName", prefix, dns1123_subdomain_errors);
-  if (!pod && present(spec, "runtimeClassName")) {
+  // A new pod's priority class, preemption policy and runtime class were resolved by admission,
+  // which refuses unknown names and other policies before validation runs (Priority: `no
+  // PriorityClass with name X was found`, `the string value of PreemptionPolicy (X) must not be
+  // provided`), so these rules matter for templates and updated pods (Priority admits creates only).
+  const bool admitted = of == PodSpecOf::NewPod;
+  if (!admitted) name_rule(e, spec, "priorityClassName", prefix, dns1123_subdomain_errors);
+  if (!admitted && present(spec, "runtimeClassName")) {
     const std::string rc = string_at(spec, "runtimeClassName");
     e.invalid(prefix + "runtimeClassName", rc, dns1123_subdomain_errors(rc));
   }
-  if (!pod && present(spec, "preemptionPolicy")) {  // (a pod's: Priority admission, as above)
+  if (!admitted && present(spec, "preemptionPolicy")) {  // (a new pod's: Priority admission, as above)
     const std::string pp = string_at(spec, "preemptionPolicy");
     if (pp.empty())
       e.required(prefix + "preemptionPolicy");
