@@ -15,6 +15,8 @@ with its causes), normalized.
   fuzz.py check (--kubeconfig KC | --serve GPUPOOL)  replay golden/fuzz.jsonl, compare
   fuzz.py updates ORACLE_KC OTHER_KC [same options]  PUTs (dry runs) of each server's own stored
                                                    object with the same changes, compare now
+  fuzz.py record-updates ORACLE_KC [same options] [--append]  write (or add to) golden/fuzz_updates.jsonl
+                                                   (check replays it after golden/fuzz.jsonl)
 
 live and updates take --namespace NS (default fid-fuzz), so that two runs against one server do not
 meet. The updates change a stored object's metadata (labels, annotations, finalizers, owners, the
@@ -40,6 +42,7 @@ from fidelity import serve  # `gpupool cluster serve --topology none`, as the sc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(HERE, "golden", "fuzz.jsonl")
+UPDATES_GOLDEN = os.path.join(HERE, "golden", "fuzz_updates.jsonl")
 NAMESPACE = "fid-fuzz"
 
 
@@ -786,6 +789,34 @@ def comparable_update(a):
     return a
 
 
+def update_cases(seed, count, kinds, add_fields, real_bases):
+    """The generated updates, each (case, edits): random changes chosen on the real server's stored
+    objects, and the edits that make them (applied to each server's own object)."""
+    rng = random.Random(seed)
+    for i in range(count):
+        kind = rng.choice(kinds)
+        changed = copy.deepcopy(real_bases[kind])
+        changes = [update_change(rng, changed, kind, add_fields) for _ in range(rng.choice([1, 1, 1, 2]))]
+        yield {"id": i, "kind": kind, "changes": changes}, edits(real_bases[kind], changed)
+
+
+def put_update(server, base, change_edits, kind):
+    """A server's answer, comparable, to the PUT (dry run) of its stored `base` with the edits. The
+    controllers write the objects' status meanwhile: unless a change is the version's, the body
+    carries the server's current resourceVersion (a dry run stores nothing)."""
+    body = apply_edits(copy.deepcopy(base), change_edits)
+    path = KINDS[kind][1] % server.namespace + "/fuzzu-" + kind + "?dryRun=All"
+    if not any(p[:2] == ("metadata", "resourceVersion") or p in ((), ("metadata",)) for p, _ in change_edits):
+        if isinstance(body.get("metadata"), dict):
+            _, _, data = server.request("GET", path.split("?")[0])
+            body["metadata"]["resourceVersion"] = json.loads(data)["metadata"]["resourceVersion"]
+    return comparable_update(answer(server, {"kind": kind, "body": json.dumps(body)}, "PUT", path)), body
+
+
+def update_kinds(o):
+    return UPDATE_ALL if o.kinds == "all" else o.kinds.split(",") if o.kinds else UPDATE_KINDS
+
+
 def live_updates(o):
     """PUTs (dry runs) of each server's own stored object with the same random changes: the
     changes are chosen on the real server's object, and its edits applied to the other's (their
@@ -793,35 +824,58 @@ def live_updates(o):
     real, other = Server(o.oracle, o.namespace), Server(o.embedded, o.namespace)
     real.ensure_namespace()
     other.ensure_namespace()
-    kinds = UPDATE_ALL if o.kinds == "all" else o.kinds.split(",") if o.kinds else UPDATE_KINDS
+    kinds = update_kinds(o)
     bases = {k: (stored_base(real, k), stored_base(other, k)) for k in kinds}
-    rng = random.Random(o.seed)
     tried, differ = dict.fromkeys(kinds, 0), dict.fromkeys(kinds, 0)
-    for i in range(o.cases):
-        kind = rng.choice(kinds)
+    for case, change_edits in update_cases(o.seed, o.cases, kinds, o.add_fields, {k: b[0] for k, b in bases.items()}):
+        kind = case["kind"]
         tried[kind] += 1
-        real_base, other_base = bases[kind]
-        changed = copy.deepcopy(real_base)
-        changes = [update_change(rng, changed, kind, o.add_fields) for _ in range(rng.choice([1, 1, 1, 2]))]
-        changed_edits = edits(real_base, changed)
-        other_body = apply_edits(copy.deepcopy(other_base), changed_edits)
-        path = KINDS[kind][1] % o.namespace + "/fuzzu-" + kind + "?dryRun=All"
-        # The controllers write the objects' status meanwhile: unless a change is the version's,
-        # each body carries its server's current resourceVersion (a dry run stores nothing).
-        if not any(p[:2] == ("metadata", "resourceVersion") or p in ((), ("metadata",)) for p, _ in changed_edits):
-            for server, body in ((real, changed), (other, other_body)):
-                if isinstance(body.get("metadata"), dict):
-                    _, _, data = server.request("GET", path.split("?")[0])
-                    body["metadata"]["resourceVersion"] = json.loads(data)["metadata"]["resourceVersion"]
-        case = {"id": i, "kind": kind, "changes": changes, "body": json.dumps(changed)}
-        want = comparable_update(answer(real, case, "PUT", path))
-        got = comparable_update(answer(other, dict(case, body=json.dumps(other_body)), "PUT", path))
+        want, body = put_update(real, bases[kind][0], change_edits, kind)
+        got, _ = put_update(other, bases[kind][1], change_edits, kind)
         if not same(want, got, kind):
             differ[kind] += 1
-            show_diff(case, want, got)
+            show_diff(dict(case, body=json.dumps(body)), want, got)
     print("%d updates, %d differ (%s)" % (o.cases, sum(differ.values()),
                                         ", ".join("%s %d/%d" % (k, differ[k], tried[k]) for k in kinds)))
     return 1 if any(differ.values()) else 0
+
+
+# Edits as JSON lines: a removal is {"path": [...], "delete": true}.
+def edits_to_json(change_edits):
+    return [{"path": list(p), "delete": True} if v is DELETE else {"path": list(p), "value": v} for p, v in change_edits]
+
+
+def edits_from_json(items):
+    return [(tuple(e["path"]), DELETE if e.get("delete") else e["value"]) for e in items]
+
+
+def record_updates(o):
+    """golden/fuzz_updates.jsonl: the generated updates with the real server's answers."""
+    real = Server(o.oracle)
+    real.ensure_namespace()
+    kinds = update_kinds(o)
+    bases = {k: stored_base(real, k) for k in kinds}
+    with open(UPDATES_GOLDEN, "a" if o.append else "w") as f:
+        for case, change_edits in update_cases(o.seed, o.cases, kinds, o.add_fields, bases):
+            want, _ = put_update(real, bases[case["kind"]], change_edits, case["kind"])
+            f.write(json.dumps(dict(case, edits=edits_to_json(change_edits), answer=want), sort_keys=True) + "\n")
+    print("recorded %d updates in %s%s" % (o.cases, UPDATES_GOLDEN, " (appended)" if o.append else ""))
+    return 0
+
+
+def check_updates(server):
+    """Replays golden/fuzz_updates.jsonl on `server`: each kind's base created there, the recorded
+    edits PUT as dry runs; returns (cases, differing)."""
+    cases = [json.loads(line) for line in open(UPDATES_GOLDEN)] if os.path.exists(UPDATES_GOLDEN) else []
+    bases = {k: stored_base(server, k) for k in sorted({c["kind"] for c in cases})}
+    differ = 0
+    for case in cases:
+        want = case.pop("answer")
+        got, body = put_update(server, bases[case["kind"]], edits_from_json(case.pop("edits")), case["kind"])
+        if not same(want, got, case["kind"]):
+            differ += 1
+            show_diff(dict(case, body=json.dumps(body)), want, got)
+    return len(cases), differ
 
 
 def main():
@@ -835,16 +889,19 @@ def main():
     upd.add_argument("embedded")
     rec = sub.add_parser("record", help="write the golden file from a REAL server")
     rec.add_argument("oracle")
-    rec.add_argument("--append", action="store_true",
-                     help="add the cases to the golden file instead of replacing it (another seed, --add-fields)")
-    for p in (live, rec, upd):
+    recu = sub.add_parser("record-updates", help="write the updates' golden file from a REAL server")
+    recu.add_argument("oracle")
+    for p in (rec, recu):
+        p.add_argument("--append", action="store_true",
+                       help="add the cases to the golden file instead of replacing it (another seed, --add-fields)")
+    for p in (live, rec, upd, recu):
         p.add_argument("--seed", type=int, default=18)
         p.add_argument("--cases", type=int, default=400)
         p.add_argument("--add-fields", action="store_true",
                        help="also set fields the base objects leave out, from the kinds' schemas")
         p.add_argument("--kinds", help="comma-separated subset of " + ",".join(KINDS) + (
             " or all (default: %s; all adds %s)" % (",".join(UPDATE_KINDS), ",".join(UPDATE_ALL[len(UPDATE_KINDS):]))
-            if p is upd else " (default: the six built-in kinds)"))
+            if p in (upd, recu) else " (default: the six built-in kinds)"))
     for p in (live, upd):  # (not record: the golden answers name the suite's namespace)
         p.add_argument("--namespace", default=NAMESPACE,
                        help="namespace of the cases (default %s), so that two runs against one server do not meet"
@@ -854,12 +911,14 @@ def main():
     g.add_argument("--kubeconfig")
     g.add_argument("--serve", metavar="GPUPOOL")
     o = ap.parse_args()
-    if getattr(o, "kinds", None) and not (o.mode == "updates" and o.kinds == "all"
+    if getattr(o, "kinds", None) and not (o.mode in ("updates", "record-updates") and o.kinds == "all"
                                           or set(o.kinds.split(",")) <= set(KINDS)):
         ap.error("--kinds: known kinds are " + ",".join(KINDS) + " (and, for updates, all)")
 
     if o.mode == "updates":
         return live_updates(o)
+    if o.mode == "record-updates":
+        return record_updates(o)
     if o.mode == "record":
         server = Server(o.oracle)
         server.ensure_namespace()
@@ -891,13 +950,16 @@ def main():
                 if not same(want, got, case["kind"]):
                     differ += 1
                     show_diff(case, want, got)
+            updates, updates_differ = check_updates(other) if o.mode == "check" else (0, 0)
         finally:
             if proc:
                 proc.terminate()
                 proc.wait()
     accepted = sum(1 for _, w in pairs if w["status"] == 201)
     print("%d cases (%d accepted by the real server), %d differ" % (len(pairs), accepted, differ))
-    return 1 if differ else 0
+    if o.mode == "check":
+        print("%d updates, %d differ" % (updates, updates_differ))
+    return 1 if differ or updates_differ else 0
 
 
 if __name__ == "__main__":
