@@ -2620,39 +2620,16 @@ Value format(const std::string& f, const List& args) {
 
 // ---- library/ip.go and cidr.go on Go's net/netip ------------------------------------------------------
 
-// An address's 16 bytes (IPv4 in the first 4) and its family, read by net/netip's rules
-// (embedded/ip_parse.hpp, shared with the Service warnings); the canonical text of netip's String.
-struct Addr {
-  unsigned char b[16] = {};
-  int family = 0;       // 4 or 6
-  bool mapped = false;  // Is4In6
-  std::string zone;
-};
-Addr from_netip(const ip::NetipAddr& n) {
-  Addr a;
-  a.family = n.is4 ? 4 : 6;
-  std::copy(n.ip.begin() + (n.is4 ? 12 : 0), n.ip.end(), a.b);
-  a.mapped = !n.is4 && ip::is_v4(n.ip);
-  a.zone = n.zone;
-  return a;
-}
-bool read_addr(const std::string& s, Addr& a) {
+// Addresses as net/netip holds them (embedded/ip_parse.hpp, shared with the Service warnings): an
+// IPv4 address's four bytes are the last of its 16.
+using Addr = ip::NetipAddr;
+const std::uint8_t* addr_bytes(const Addr& a) { return a.ip.data() + (a.is4 ? 12 : 0); }
+std::size_t addr_len(const Addr& a) { return a.is4 ? 4 : 16; }
+bool is_mapped(const Addr& a) { return !a.is4 && ip::is_v4(a.ip); }  // Is4In6
+// An address the CEL value holds (its text was parsed when the value was made).
+Addr read_addr(const std::string& s) {
   std::string err;
-  const auto n = ip::netip_parse_addr(s, err);
-  if (n) a = from_netip(*n);
-  return n.has_value();
-}
-std::string addr_text(const Addr& a) {
-  ip::NetipAddr n;
-  n.is4 = a.family == 4;
-  if (n.is4) {
-    n.ip[10] = n.ip[11] = 0xff;
-    std::copy(a.b, a.b + 4, n.ip.begin() + 12);
-  } else {
-    std::copy(a.b, a.b + 16, n.ip.begin());
-  }
-  n.zone = a.zone;
-  return ip::netip_string(n);
+  return ip::netip_parse_addr(s, err).value_or(Addr{});
 }
 
 // parseIPAddr (library/ip.go): the canonical text of an IP, or an error in `err`.
@@ -2663,16 +2640,15 @@ std::string parse_ip(const std::string& s, std::string& err) {
     err = fmt::format("IP Address {} parse error during conversion from string: {}", go_quote(s), perr);
     return {};
   }
-  const Addr a = from_netip(*n);
-  if (!a.zone.empty()) {
+  if (!n->zone.empty()) {
     err = fmt::format("IP address {} with zone value is not allowed", go_quote(s));
     return {};
   }
-  if (a.mapped) {
+  if (is_mapped(*n)) {
     err = fmt::format("IPv4-mapped IPv6 address {} is not allowed", go_quote(s));
     return {};
   }
-  return addr_text(a);
+  return ip::netip_string(*n);
 }
 
 // parseCIDR (library/cidr.go): "addr/bits" with the address as given (netip.Prefix keeps its host
@@ -2684,37 +2660,33 @@ std::string parse_cidr(const std::string& s, std::string& err) {
     err = "network address parse error during conversion from string: " + perr;
     return {};
   }
-  const Addr a = from_netip(p->addr);
-  if (a.mapped) {
+  if (is_mapped(p->addr)) {
     err = fmt::format("IPv4-mapped IPv6 address {} is not allowed", go_quote(s));
     return {};
   }
-  return addr_text(a) + "/" + std::to_string(p->bits);
+  return ip::netip_string(p->addr) + "/" + std::to_string(p->bits);
 }
 
 // The first `bits` bits of an address, the rest zero.
 Addr masked_addr(Addr a, int bits) {
-  const int len = a.family == 4 ? 4 : 16;
-  for (int i = 0; i < len; ++i) {
-    const int keep = std::clamp(bits - i * 8, 0, 8);
-    a.b[i] = static_cast<unsigned char>(a.b[i] & (0xff00 >> keep));
+  std::uint8_t* b = a.ip.data() + (a.is4 ? 12 : 0);
+  for (std::size_t i = 0; i < addr_len(a); ++i) {
+    const int keep = std::clamp(bits - static_cast<int>(i) * 8, 0, 8);
+    b[i] = static_cast<std::uint8_t>(b[i] & (0xff00 >> keep));
   }
   return a;
 }
 
-bool same_prefix(const Addr& x, const Addr& y, int bits) {
-  const Addr mx = masked_addr(x, bits), my = masked_addr(y, bits);
-  return std::equal(mx.b, mx.b + 16, my.b);
-}
+// (Two addresses of one family.)
+bool same_prefix(const Addr& x, const Addr& y, int bits) { return masked_addr(x, bits).ip == masked_addr(y, bits).ip; }
 
 Value net_call(const std::string& f, const std::vector<Value>& args) {
   const Value& t = args[0];
   if (t.k == Value::IpV && args.size() == 1) {
-    Addr a;
-    read_addr(t.s, a);
-    const unsigned char* b = a.b;
-    const bool v4 = a.family == 4;
-    if (f == "family") return Value::integer(a.family);
+    const Addr a = read_addr(t.s);
+    const std::uint8_t* b = addr_bytes(a);
+    const bool v4 = a.is4;
+    if (f == "family") return Value::integer(v4 ? 4 : 6);
     if (f == "isUnspecified")
       return Value::boolean(std::all_of(b, b + (v4 ? 4 : 16), [](unsigned char c) { return c == 0; }));
     if (f == "isLoopback") {
@@ -2737,14 +2709,13 @@ Value net_call(const std::string& f, const std::vector<Value>& args) {
   }
   if (t.k == Value::CidrV) {
     const auto slash = t.s.find('/');
-    Addr a;
-    read_addr(t.s.substr(0, slash), a);
+    const Addr a = read_addr(t.s.substr(0, slash));
     const int bits = std::stoi(t.s.substr(slash + 1));
     if (args.size() == 1) {
-      if (f == "ip") return Value::string(addr_text(a), Value::IpV);
+      if (f == "ip") return Value::string(ip::netip_string(a), Value::IpV);
       if (f == "prefixLength") return Value::integer(bits);
       if (f == "masked")
-        return Value::string(addr_text(masked_addr(a, bits)) + "/" + std::to_string(bits), Value::CidrV);
+        return Value::string(ip::netip_string(masked_addr(a, bits)) + "/" + std::to_string(bits), Value::CidrV);
       return no_overload();
     }
     const Value& o = args[1];
@@ -2753,20 +2724,18 @@ Value net_call(const std::string& f, const std::vector<Value>& args) {
       const std::string ip = o.k == Value::IpV ? o.s : o.k == Value::String ? parse_ip(o.s, err) : std::string();
       if (o.k != Value::IpV && o.k != Value::String) return no_overload();
       if (!err.empty()) return Value::error(err);
-      Addr x;
-      read_addr(ip, x);
-      return Value::boolean(x.family == a.family && same_prefix(x, a, bits));
+      const Addr x = read_addr(ip);
+      return Value::boolean(x.is4 == a.is4 && same_prefix(x, a, bits));
     }
     if (f == "containsCIDR") {
       const std::string c = o.k == Value::CidrV ? o.s : o.k == Value::String ? parse_cidr(o.s, err) : std::string();
       if (o.k != Value::CidrV && o.k != Value::String) return no_overload();
       if (!err.empty()) return Value::error("network address parse error during conversion from string: " + err);
       const auto cs = c.find('/');
-      Addr x;
-      read_addr(c.substr(0, cs), x);
+      const Addr x = read_addr(c.substr(0, cs));
       const int xbits = std::stoi(c.substr(cs + 1));
       // Prefix.Overlaps and a prefix no longer than the other's
-      return Value::boolean(x.family == a.family && bits <= xbits && same_prefix(x, a, bits));
+      return Value::boolean(x.is4 == a.is4 && bits <= xbits && same_prefix(x, a, bits));
     }
   }
   return no_overload();

@@ -995,104 +995,78 @@ void node_taints(const json::array& taints, const std::string& at, std::vector<S
 // subdomain (ValidateClassName); a known volumeMode.
 void pvc_spec_causes(const json::object& sp, const std::string& prefix, std::vector<StatusCause>& causes,
                      bool allow_invalid_api_group) {
-  const json::value* modes = sp.if_contains("accessModes");
-  const bool no_modes = !modes || !modes->is_array() || modes->as_array().empty();
-  if (no_modes)
-    causes.push_back(
-        {"FieldValueRequired", "Required value: at least 1 access mode is required", prefix + "accessModes"});
+  fields::Errors e{causes};
+  const json::array* modes = fields::array_at(sp, "accessModes");
+  const bool no_modes = !modes || modes->empty();
+  if (no_modes) e.required(prefix + "accessModes", "at least 1 access mode is required");
   // ValidatePersistentVolumeClaimSpec: the selector after the access modes' presence.
-  if (const auto* sel = sp.if_contains("selector"); sel && sel->is_object())
-    validate_label_selector(sel->as_object(), prefix + "selector", causes);
+  if (const json::object* sel = fields::object_at(sp, "selector"))
+    validate_label_selector(*sel, prefix + "selector", causes);
   bool once_pod = false, other = false;  // ReadWriteOncePod only alone
   if (!no_modes)
-    for (const auto& m : modes->as_array()) {
+    for (const auto& m : *modes) {
       if (!m.is_string()) continue;
       const bool supported =
           m == "ReadOnlyMany" || m == "ReadWriteMany" || m == "ReadWriteOnce" || m == "ReadWriteOncePod";
       if (!supported)
-        causes.push_back({"FieldValueNotSupported",
-                          fmt::format("Unsupported value: {}: supported values: \"ReadOnlyMany\", \"ReadWriteMany\", "
-                                      "\"ReadWriteOnce\", \"ReadWriteOncePod\"",
-                                      go_quote(m.as_string())),
-                          prefix + "accessModes"});
+        e.not_supported(prefix + "accessModes", std::string(m.as_string()),
+                        {"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"});
       if (m == "ReadWriteOncePod")
         once_pod = true;
       else if (supported)
         other = true;
     }
-  if (once_pod && other)
-    causes.push_back({"FieldValueForbidden", "Forbidden: may not use ReadWriteOncePod with other access modes",
-                      prefix + "accessModes"});
+  if (once_pod && other) e.forbidden(prefix + "accessModes", "may not use ReadWriteOncePod with other access modes");
   const json::value* req = nullptr;
-  if (const auto* res = sp.if_contains("resources"); res && res->is_object())
-    if (const auto* rq = res->as_object().if_contains("requests"); rq && rq->is_object())
-      req = rq->as_object().if_contains("storage");
+  if (const json::object* res = fields::object_at(sp, "resources"))
+    if (const json::object* rq = fields::object_at(*res, "requests")) req = rq->if_contains("storage");
   if (!req || req->is_null()) {
-    causes.push_back({"FieldValueRequired", "Required value", prefix + "resources[storage]"});
+    e.required(prefix + "resources[storage]");
   } else {
     try {
       const Quantity q = Quantity::parse(req->is_string() ? std::string(req->as_string()) : json::serialize(*req));
       if (!(q > Quantity::parse("0")))
-        causes.push_back({"FieldValueInvalid",
-                          fmt::format("Invalid value: {}: must be greater than zero", go_quote(q.to_string())),
-                          prefix + "resources[storage]"});
+        e.invalid(prefix + "resources[storage]", go_quote(q.to_string()), "must be greater than zero");
     } catch (const ValidationError&) {
       // decoding refused it already
     }
   }
   if (const auto cls = str(sp, "storageClassName"); !cls.empty())
-    add_errors(causes, dns1123_subdomain_errors(cls), prefix + "storageClassName", cls);
+    e.invalid(prefix + "storageClassName", cls, dns1123_subdomain_errors(cls));
   // (volumeMode is a pointer: "" is kept, not defaulted, and refused)
   if (const auto mode = str(sp, "volumeMode"); sp.contains("volumeMode") && mode != "Block" && mode != "Filesystem")
-    causes.push_back({"FieldValueNotSupported",
-                      fmt::format("Unsupported value: {}: supported values: \"Block\", \"Filesystem\"", go_quote(mode)),
-                      prefix + "volumeMode"});
+    e.not_supported(prefix + "volumeMode", mode, {"Block", "Filesystem"});
   // validateDataSource / validateDataSourceRef, then how the two agree.
   auto ref_at = [&](const char* k) -> const json::object* {
-    const json::value* v = sp.if_contains(k);
-    if (!v || v->is_null()) return nullptr;
     static const json::object kNone;
-    return v->is_object() ? &v->as_object() : &kNone;
+    return fields::present(sp, k) ? (fields::object_at(sp, k) ? fields::object_at(sp, k) : &kNone) : nullptr;
   };
   const json::object* ds = ref_at("dataSource");
   const json::object* dsr = ref_at("dataSourceRef");
   for (const auto& [ref, key] : {std::pair{ds, "dataSource"}, std::pair{dsr, "dataSourceRef"}}) {
     if (!ref) continue;
     const std::string at = prefix + key;
-    if (str(*ref, "name").empty()) causes.push_back({"FieldValueRequired", "Required value", at + ".name"});
+    if (str(*ref, "name").empty()) e.required(at + ".name");
     const std::string kind = str(*ref, "kind"), group = str(*ref, "apiGroup");
-    if (kind.empty()) causes.push_back({"FieldValueRequired", "Required value", at + ".kind"});
+    if (kind.empty()) e.required(at + ".kind");
     if (group.empty() && kind != "PersistentVolumeClaim")
-      causes.push_back({"FieldValueInvalid",
-                        fmt::format("Invalid value: {}: must be 'PersistentVolumeClaim' when referencing the default "
-                                    "apiGroup",
-                                    go_quote(kind)),
-                        at});
-    if (!group.empty() && !allow_invalid_api_group)
-      add_errors(causes, dns1123_subdomain_errors(group), at + ".apiGroup", group);
+      e.invalid(at, go_quote(kind), "must be 'PersistentVolumeClaim' when referencing the default apiGroup");
+    if (!group.empty() && !allow_invalid_api_group) e.invalid(at + ".apiGroup", group, dns1123_subdomain_errors(group));
     if (ref == dsr)
       if (const std::string ns = str(*ref, "namespace"); !ns.empty())
-        add_errors(causes, dns1123_label_errors(ns), at + ".namespace", ns);
+        e.invalid(at + ".namespace", ns, dns1123_label_errors(ns));
   }
   // The value is a *field.Path, printed with %#v (its parent pointer as FIDELITY.md's 0xc000000000).
-  const std::string path_value =
-      fmt::format("field.Path{{name:\"dataSource\", index:\"\", parent:(*field.Path)(0xc000000000)}}");
+  const std::string path_value = "field.Path{name:\"dataSource\", index:\"\", parent:(*field.Path)(0xc000000000)}";
+  const std::string spec_path = prefix.substr(0, prefix.size() - 1);
   if (dsr && !str(*dsr, "namespace").empty()) {
-    if (ds)
-      causes.push_back(
-          {"FieldValueInvalid",
-           fmt::format("Invalid value: {}: may not be specified when dataSourceRef.namespace is specified", path_value),
-           prefix.substr(0, prefix.size() - 1)});
+    if (ds) e.invalid(spec_path, path_value, "may not be specified when dataSourceRef.namespace is specified");
   } else if (ds && dsr) {
     // isDataSourceEqualDataSourceRef: apiGroup (both unset, or equal), kind and name.
-    const json::value* g1 = ds->if_contains("apiGroup");
-    const json::value* g2 = dsr->if_contains("apiGroup");
-    const bool g1_set = g1 && !g1->is_null(), g2_set = g2 && !g2->is_null();
+    const bool g1_set = fields::present(*ds, "apiGroup"), g2_set = fields::present(*dsr, "apiGroup");
     const bool equal = g1_set == g2_set && (!g1_set || str(*ds, "apiGroup") == str(*dsr, "apiGroup")) &&
                        str(*ds, "kind") == str(*dsr, "kind") && str(*ds, "name") == str(*dsr, "name");
-    if (!equal)
-      causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: must match dataSourceRef", path_value),
-                        prefix.substr(0, prefix.size() - 1)});
+    if (!equal) e.invalid(spec_path, path_value, "must match dataSourceRef");
   }
 }
 
