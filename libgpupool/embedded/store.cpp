@@ -964,11 +964,12 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
         next["status"] = *st;
       else
         next.erase("status");
-      // The workload and pod status strategies keep the spec only (apps/deployment, replicaset,
-      // statefulset, daemonset, batch/job, cronjob, core/pod strategy.go): the body's labels,
-      // annotations, finalizers and ownerReferences are taken, except a Deployment's labels and
-      // a pod's ownerReferences. The others reset metadata (metav1.ResetObjectMetaForStatus).
-      if (t.group == "apps" || t.group == "batch" || (t.group.empty() && t.resource == "pods")) {
+      // The built-in kinds' status strategies keep the old spec only (pkg/registry/*/strategy.go
+      // PrepareForUpdate; none of the kinds served here calls metav1.ResetObjectMetaForStatus):
+      // the body's labels, annotations, finalizers and ownerReferences are taken, except a
+      // Deployment's labels and a pod's ownerReferences. A custom resource's status strategy
+      // copies the old object whole and takes the status only (apiextensions statusStrategy).
+      if (!t.schema) {
         auto& nmd = metadata_of(next);
         for (const char* k : {"labels", "annotations", "finalizers", "ownerReferences"}) {
           if (std::string_view(k) == "labels" && t.resource == "deployments") continue;

@@ -1158,8 +1158,9 @@ Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p
   auto add = [&out](const auto&... parts) { (out.insert(out.end(), parts.begin(), parts.end()), ...); };
   const ResourceType& t = *r.type;
   const json::value* old_mdv = r.old_object ? r.old_object->if_contains("metadata") : nullptr;
+  const bool status = r.subresource == "status";
   if (r.operation != AdmissionRequest::Operation::Update || !old_mdv || !old_mdv->is_object() ||
-      !r.subresource.empty()) {
+      (!r.subresource.empty() && !status)) {
     add(meta, generated, service_update, spec, job_name, immutable);
     return out;
   }
@@ -1179,7 +1180,11 @@ Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p
   object_meta_update_causes(md, old_md, kube, update_meta);
   const bool core = t.group.empty();
   const std::string& res = t.resource;
-  if (t.schema) {
+  if (status) {
+    // The status strategies' ValidateXStatusUpdate (customResourceValidator.ValidateStatusUpdate):
+    // ValidateObjectMetaUpdate, then the status rules.
+    add(update_meta, spec, immutable);
+  } else if (t.schema) {
     // customResourceValidator.ValidateUpdate: ValidateObjectMetaAccessorUpdate, then the schema.
     add(update_meta, spec, immutable);
   } else if (t.group == "batch" && res == "jobs") {
