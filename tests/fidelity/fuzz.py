@@ -17,12 +17,21 @@ with its causes), normalized.
                                                    object with the same changes, compare now
   fuzz.py record-updates ORACLE_KC [same options] [--append]  write (or add to) golden/fuzz_updates.jsonl
                                                    (check replays it after golden/fuzz.jsonl)
+  fuzz.py patches ORACLE_KC OTHER_KC [same options]  the updates' changes as PATCHes (dry runs), compare now
+  fuzz.py record-patches ORACLE_KC [same options] [--append]  write (or add to) golden/fuzz_patches.jsonl
+                                                   (check replays it after the updates)
 
-live and updates take --namespace NS (default fid-fuzz), so that two runs against one server do not
+live, updates and patches take --namespace NS (default fid-fuzz), so that two runs against one server do not
 meet. The updates change a stored object's metadata (labels, annotations, finalizers, owners, the
 fields it may not change) and the fields updates of its kind are about (a pod's image, deadline and
 tolerations, a claim's request, a ConfigMap's or Secret's data when immutable, a selector), as well
 as random leaves.
+
+The patches make the same changes (the cases of the updates of a seed) in the three patch types
+clients send, chosen per case: a JSON merge patch (RFC 7386), a strategic merge patch as kubectl
+writes it (lists merged by key, its directives now and then; refused for custom resources) or a JSON
+patch (RFC 6902: add, replace and remove, now and then a test or a bad op); and a few patches clients
+get wrong (not JSON, JSON not an object, one renaming the object).
 
 The golden file holds the cases themselves with the real server's answers, so a check replays
 exactly what was recorded, whatever the generator has become since.
@@ -43,6 +52,7 @@ from fidelity import serve  # `gpupool cluster serve --topology none`, as the sc
 HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(HERE, "golden", "fuzz.jsonl")
 UPDATES_GOLDEN = os.path.join(HERE, "golden", "fuzz_updates.jsonl")
+PATCHES_GOLDEN = os.path.join(HERE, "golden", "fuzz_patches.jsonl")
 NAMESPACE = "fid-fuzz"
 
 
@@ -488,9 +498,9 @@ def scrub(v):
     return v
 
 
-def answer(server, case, method="POST", path=None):
+def answer(server, case, method="POST", path=None, content_type=None):
     path = path or KINDS[case["kind"]][1] % server.namespace + "?dryRun=All"
-    status, headers, data = server.request(method, path, case["body"].encode())
+    status, headers, data = server.request(method, path, case["body"].encode(), content_type)
     warnings = sorted(v for k, v in headers if k.lower() == "warning")
     try:
         body = scrub(json.loads(data))
@@ -878,6 +888,292 @@ def check_updates(server):
     return len(cases), differ
 
 
+# ---- patches: a PATCH (dry run) of a stored object, the updates' changes -------------------------
+
+PATCH_TYPES = {"merge": "application/merge-patch+json", "strategic": "application/strategic-merge-patch+json",
+               "json": "application/json-patch+json"}
+
+
+def same_json(a, b):
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)  # (Python's 1 == True, 1 == 1.0)
+
+
+def merge_patch(base, change_edits):
+    """The RFC 7386 patch making the edits: the members changed, the removed ones null, and a list
+    with an item changed replaced whole (a merge patch cannot address an item). A value null, or
+    null inside a new object, removes a member: not quite the change the update made."""
+    changed = apply_edits(copy.deepcopy(base), change_edits)
+    patch = {}
+    for path, v in change_edits:
+        item = next((n for n, p in enumerate(path) if isinstance(p, int)), None)
+        if item is not None:
+            path, v = path[:item], get(changed, path[:item])
+        if not path:
+            return v
+        at = patch
+        for p in path[:-1]:
+            at = at.setdefault(p, {})
+        at[path[-1]] = None if v is DELETE else v
+    return patch
+
+
+def patch_meta(kind, path):
+    """(patch strategy, merge key) of the field at path in the kind's schema, as a strategic merge
+    patch merges it (x-kubernetes-patch-strategy, x-kubernetes-patch-merge-key)."""
+    if not path or isinstance(path[-1], int):
+        return "", None
+    prop = schema_at(kind, path[:-1]).get("properties", {}).get(path[-1]) or {}
+    return prop.get("x-kubernetes-patch-strategy", ""), prop.get("x-kubernetes-patch-merge-key")
+
+
+def strategic_list(rng, kind, path, old, new, notes):
+    """The members of a strategic merge patch turning the list `old` at path (of the merge strategy)
+    into `new`, as kubectl's CreateTwoWayMergePatch writes them: items by merge key, the changed
+    ones as their own patches, `$patch: delete` for those removed, `$setElementOrder` for the
+    order; a primitive list's new values, `$deleteFromPrimitiveList` for those removed. Now and
+    then the whole list instead (merged by key: items removed stay), or with `$patch: replace`."""
+    name = path[-1]
+    _, key = patch_meta(kind, path)
+    if key:
+        keyed = all(isinstance(x, dict) and key in x for x in old + new)
+        if not keyed or len({json.dumps(x[key]) for x in new}) < len(new) or rng.random() < 0.15:
+            return {name: new}
+        if rng.random() < 0.12:
+            notes.append("$patch: replace in " + "/".join(map(str, path)))
+            return {name: new + [{"$patch": "replace"}]}
+        olds = {json.dumps(x[key]): x for x in old}
+        news = {json.dumps(x[key]) for x in new}
+        items = []
+        for x in new:
+            was = olds.get(json.dumps(x[key]))
+            if was is None:
+                items.append(x)
+            elif not same_json(was, x):
+                items.append(dict(strategic_patch(rng, kind, was, x, notes, path + (0,)), **{key: x[key]}))
+        items += [{key: x[key], "$patch": "delete"} for x in old if json.dumps(x[key]) not in news]
+        out = {"$setElementOrder/" + name: [{key: x[key]} for x in new]}
+        return dict(out, **{name: items}) if items else out
+    if any(isinstance(x, (dict, list)) for x in old + new):
+        return {name: new}
+    out = {"$setElementOrder/" + name: new}
+    added = [x for x in new if not any(same_json(x, y) for y in old)]
+    removed = [x for x in old if not any(same_json(x, y) for y in new)]
+    if added:
+        out[name] = added
+    if removed:
+        out["$deleteFromPrimitiveList/" + name] = removed
+    return out
+
+
+def strategic_patch(rng, kind, base, changed, notes, path=()):
+    """The strategic merge patch turning the object `base` into `changed`: maps merged (members
+    removed null), lists of the merge strategy as strategic_list has them, other values replaced;
+    `$retainKeys` now and then where the schema's strategy has it, and rarely a map sent whole
+    with `$patch: replace`."""
+    patch = {k: None for k in base if k not in changed}
+    for k, new in changed.items():
+        old = base.get(k)
+        if k in base and same_json(old, new):
+            continue
+        strategy, _ = patch_meta(kind, path + (k,))
+        if isinstance(old, dict) and isinstance(new, dict):
+            if path and not UUID_IN.search(json.dumps(new)) and rng.random() < 0.04:  # (a uid is the real server's)
+                notes.append("$patch: replace of " + "/".join(map(str, path + (k,))))
+                patch[k] = dict(new, **{"$patch": "replace"})
+                continue
+            patch[k] = strategic_patch(rng, kind, old, new, notes, path + (k,))
+            if "retainKeys" in strategy and rng.random() < 0.5:
+                notes.append("$retainKeys in " + "/".join(map(str, path + (k,))))
+                patch[k]["$retainKeys"] = sorted(new)
+        elif isinstance(old, list) and isinstance(new, list) and "merge" in strategy.split(","):
+            patch.update(strategic_list(rng, kind, path + (k,), old, new, notes))
+        else:
+            patch[k] = new
+    return patch
+
+
+def pointer(path):
+    return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)
+
+
+def has_path(obj, path):
+    try:
+        get(obj, path)
+        return True
+    except (KeyError, IndexError, TypeError):
+        return False
+
+
+def testable_leaf(rng, base):
+    """A (path, value) of the base that is the same on both servers (a spec's, the data's, the name):
+    not an allocated or generated one, nor one the controllers write."""
+    spots = [(p, v) for p, v in leaves(base) if p and p[0] not in ("metadata", "apiVersion", "kind")
+             and not VOLATILE & set(map(str, p)) and not UUID_IN.search(json.dumps(v))]
+    return rng.choice(spots) if spots and rng.random() < 0.8 else (("metadata", "name"), base["metadata"]["name"])
+
+
+BAD_OPS = [{"op": "remove", "path": "/spec/notThere"}, {"op": "replace", "path": "/metadata/labels/not-there", "value": "x"},
+           {"op": "add", "path": "/notThere/x", "value": 1}, {"op": "add", "path": "metadata/labels", "value": {}},
+           {"op": "add", "path": "/metadata/finalizers/7", "value": "example.com/x"},
+           {"op": "frobnicate", "path": "/metadata/labels"}, {"op": "add", "path": "/metadata/labels/a~2b", "value": "x"},
+           {"op": "move", "from": "/metadata/labels/not-there", "path": "/metadata/labels/x"},
+           {"op": "add", "value": "x"}, {"op": "test", "path": "/metadata/name"}]
+
+
+def json_patch(rng, base, change_edits, notes):
+    """The RFC 6902 patch making the edits: replace what the base has, add what it has not, remove;
+    an item appended to a list as an add at its end (`-`) half the time. Now and then a `test` op
+    first (of a value both servers have, or of another value: the patch fails), or a bad op last."""
+    ops = []
+    for path, v in change_edits:
+        if v is DELETE:
+            ops.append({"op": "remove", "path": pointer(path)})
+        elif not has_path(base, path):
+            ops.append({"op": "add", "path": pointer(path), "value": v})
+        else:
+            old = get(base, path)
+            if (isinstance(old, list) and isinstance(v, list) and len(v) == len(old) + 1 and same_json(v[:-1], old)
+                    and rng.random() < 0.5):
+                ops.append({"op": "add", "path": pointer(path) + "/-", "value": v[-1]})
+            else:
+                ops.append({"op": "replace", "path": pointer(path), "value": v})
+    r = rng.random()
+    if r < 0.15:
+        path, v = testable_leaf(rng, base)
+        if r < 0.05:
+            v = rng.choice(["x", 0, None, [v]])
+        notes.append("test %s = %s" % (pointer(path), json.dumps(v)[:40]))
+        ops.insert(0, {"op": "test", "path": pointer(path), "value": v})
+    elif r < 0.22:
+        op = rng.choice(BAD_OPS)
+        notes.append("bad op " + json.dumps(op))
+        ops.append(op)
+    return ops
+
+
+MALFORMED = [("invalid JSON", '{"metadata": {"labels": '), ("not JSON", "labels: {team: ml}"), ("empty body", ""),
+             ("a list", "[]"), ("a string", '"x"'), ("null", "null"), ("a number", "1"),
+             ("an object", '{"op": "add", "path": "/metadata/labels/team", "value": "ml"}')]
+
+
+def malformed(rng, ptype, notes):
+    """A patch clients get wrong: not JSON, JSON of the wrong shape, or one renaming the object."""
+    if rng.random() < 0.35:
+        notes.append("rename")
+        return json.dumps([{"op": "replace", "path": "/metadata/name", "value": "fuzzu-renamed"}] if ptype == "json"
+                          else {"metadata": {"name": "fuzzu-renamed"}})
+    what, body = rng.choice(MALFORMED)
+    notes.append("malformed: " + what)
+    return body
+
+
+def patch_cases(seed, count, kinds, add_fields, real_bases):
+    """The updates' changes (update_cases', the same for a seed) as patches: each case's patch type
+    and the choices of its patch drawn from an rng of its own (seed, case), so that update_cases'
+    rng, and the updates of a seed, stay what they are. A custom resource's patch is rarely a
+    strategic one (refused: 415)."""
+    for case, change_edits in update_cases(seed, count, kinds, add_fields, real_bases):
+        rng = random.Random("patch %d %d" % (seed, case["id"]))
+        kind, base, notes = case["kind"], real_bases[case["kind"]], []
+        ptype = rng.choice(["merge", "json"] * 5 + ["strategic"] if kind in CRDS else list(PATCH_TYPES))
+        if rng.random() < 0.06:
+            body = malformed(rng, ptype, notes)
+        elif ptype == "merge":
+            body = json.dumps(merge_patch(base, change_edits))
+        elif ptype == "strategic":
+            body = json.dumps(strategic_patch(rng, kind, base, apply_edits(copy.deepcopy(base), change_edits), notes))
+        else:
+            body = json.dumps(json_patch(rng, base, change_edits, notes))
+        yield dict(case, changes=case["changes"] + notes, type=ptype, patch=body)
+
+
+# FIDELITY.md difference 12: the patched object a patch's decoding error quotes (`patch: Invalid
+# value: "{...}": json: cannot unmarshal ...`, a time or base64 that does not parse) is printed by
+# Kubernetes in Go's struct field order, its patched levels with sorted keys, and by the embedded
+# server in its stored order; besides, it holds the version, times and status of each server's own
+# object. As fidelity.py does, the object is left out.
+PATCHED_OBJECT = re.compile(r'(patch: Invalid value: |^Invalid value: )"\{(?:[^"\\]|\\.)*"')
+
+
+def comparable_patch(a):
+    """A patch's answer as comparable_update has it, without the patched object its decoding
+    error quotes (PATCHED_OBJECT)."""
+    a = comparable_update(a)
+    b = a["body"]
+    if isinstance(b, dict) and b.get("kind") == "Status":
+        b["message"] = PATCHED_OBJECT.sub(r'\1"<patched object>"', b.get("message", ""))
+        for c in b.get("details", {}).get("causes", []):
+            if c.get("field") == "patch":
+                c["message"] = PATCHED_OBJECT.sub(r'\1"<patched object>"', c.get("message", ""))
+    return a
+
+
+def patch_answer(server, case):
+    """A server's answer, comparable, to the case's PATCH (dry run) of its stored fuzzu-<kind>."""
+    path = KINDS[case["kind"]][1] % server.namespace + "/fuzzu-" + case["kind"] + "?dryRun=All"
+    return comparable_patch(answer(server, {"kind": case["kind"], "body": case["patch"]}, "PATCH", path,
+                                   PATCH_TYPES[case["type"]]))
+
+
+def show_patch_diff(case, want, got):
+    show_diff(case, want, got)
+    print("  %s patch: %s" % (case["type"], case["patch"][:400]))
+
+
+def live_patches(o):
+    """PATCHes (dry runs) of each server's own stored object: the updates' changes, the patches
+    made on the real server's object (they name list items by merge key, not by uid)."""
+    real, other = Server(o.oracle, o.namespace), Server(o.embedded, o.namespace)
+    real.ensure_namespace()
+    other.ensure_namespace()
+    kinds = update_kinds(o)
+    bases = {k: stored_base(real, k) for k in kinds}
+    for k in kinds:
+        stored_base(other, k)
+    tried, differ = {}, {}
+    for case in patch_cases(o.seed, o.cases, kinds, o.add_fields, bases):
+        for key in (case["kind"], case["type"]):
+            tried[key] = tried.get(key, 0) + 1
+        want, got = patch_answer(real, case), patch_answer(other, case)
+        if not same(want, got, case["kind"]):
+            for key in (case["kind"], case["type"]):
+                differ[key] = differ.get(key, 0) + 1
+            show_patch_diff(case, want, got)
+    counts = lambda keys: ", ".join("%s %d/%d" % (k, differ.get(k, 0), tried[k]) for k in keys if k in tried)
+    print("%d patches, %d differ (%s; %s)" % (o.cases, sum(differ.get(k, 0) for k in kinds), counts(kinds),
+                                            counts(PATCH_TYPES)))
+    return 1 if differ else 0
+
+
+def record_patches(o):
+    """golden/fuzz_patches.jsonl: the generated patches with the real server's answers."""
+    real = Server(o.oracle)
+    real.ensure_namespace()
+    kinds = update_kinds(o)
+    bases = {k: stored_base(real, k) for k in kinds}
+    with open(PATCHES_GOLDEN, "a" if o.append else "w") as f:
+        for case in patch_cases(o.seed, o.cases, kinds, o.add_fields, bases):
+            f.write(json.dumps(dict(case, answer=patch_answer(real, case)), sort_keys=True) + "\n")
+    print("recorded %d patches in %s%s" % (o.cases, PATCHES_GOLDEN, " (appended)" if o.append else ""))
+    return 0
+
+
+def check_patches(server):
+    """Replays golden/fuzz_patches.jsonl on `server`: each kind's base created there, the recorded
+    patches sent as dry runs; returns (cases, differing)."""
+    cases = [json.loads(line) for line in open(PATCHES_GOLDEN)] if os.path.exists(PATCHES_GOLDEN) else []
+    for k in sorted({c["kind"] for c in cases}):
+        stored_base(server, k)
+    differ = 0
+    for case in cases:
+        want = case.pop("answer")
+        got = patch_answer(server, case)
+        if not same(want, got, case["kind"]):
+            differ += 1
+            show_patch_diff(case, want, got)
+    return len(cases), differ
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="mode", required=True)
@@ -891,18 +1187,23 @@ def main():
     rec.add_argument("oracle")
     recu = sub.add_parser("record-updates", help="write the updates' golden file from a REAL server")
     recu.add_argument("oracle")
-    for p in (rec, recu):
+    pat = sub.add_parser("patches", help="compare a real server with another now, on PATCHes of stored objects")
+    pat.add_argument("oracle")
+    pat.add_argument("embedded")
+    recp = sub.add_parser("record-patches", help="write the patches' golden file from a REAL server")
+    recp.add_argument("oracle")
+    for p in (rec, recu, recp):
         p.add_argument("--append", action="store_true",
                        help="add the cases to the golden file instead of replacing it (another seed, --add-fields)")
-    for p in (live, rec, upd, recu):
+    for p in (live, rec, upd, recu, pat, recp):
         p.add_argument("--seed", type=int, default=18)
         p.add_argument("--cases", type=int, default=400)
         p.add_argument("--add-fields", action="store_true",
                        help="also set fields the base objects leave out, from the kinds' schemas")
         p.add_argument("--kinds", help="comma-separated subset of " + ",".join(KINDS) + (
             " or all (default: %s; all adds %s)" % (",".join(UPDATE_KINDS), ",".join(UPDATE_ALL[len(UPDATE_KINDS):]))
-            if p in (upd, recu) else " (default: the six built-in kinds)"))
-    for p in (live, upd):  # (not record: the golden answers name the suite's namespace)
+            if p in (upd, recu, pat, recp) else " (default: the six built-in kinds)"))
+    for p in (live, upd, pat):  # (not record: the golden answers name the suite's namespace)
         p.add_argument("--namespace", default=NAMESPACE,
                        help="namespace of the cases (default %s), so that two runs against one server do not meet"
                        % NAMESPACE)
@@ -911,14 +1212,19 @@ def main():
     g.add_argument("--kubeconfig")
     g.add_argument("--serve", metavar="GPUPOOL")
     o = ap.parse_args()
-    if getattr(o, "kinds", None) and not (o.mode in ("updates", "record-updates") and o.kinds == "all"
+    stored = ("updates", "record-updates", "patches", "record-patches")
+    if getattr(o, "kinds", None) and not (o.mode in stored and o.kinds == "all"
                                           or set(o.kinds.split(",")) <= set(KINDS)):
-        ap.error("--kinds: known kinds are " + ",".join(KINDS) + " (and, for updates, all)")
+        ap.error("--kinds: known kinds are " + ",".join(KINDS) + " (and, for updates and patches, all)")
 
     if o.mode == "updates":
         return live_updates(o)
     if o.mode == "record-updates":
         return record_updates(o)
+    if o.mode == "patches":
+        return live_patches(o)
+    if o.mode == "record-patches":
+        return record_patches(o)
     if o.mode == "record":
         server = Server(o.oracle)
         server.ensure_namespace()
@@ -951,6 +1257,7 @@ def main():
                     differ += 1
                     show_diff(case, want, got)
             updates, updates_differ = check_updates(other) if o.mode == "check" else (0, 0)
+            patches, patches_differ = check_patches(other) if o.mode == "check" else (0, 0)
         finally:
             if proc:
                 proc.terminate()
@@ -959,7 +1266,8 @@ def main():
     print("%d cases (%d accepted by the real server), %d differ" % (len(pairs), accepted, differ))
     if o.mode == "check":
         print("%d updates, %d differ" % (updates, updates_differ))
-    return 1 if differ or updates_differ else 0
+        print("%d patches, %d differ" % (patches, patches_differ))
+    return 1 if differ or updates_differ or patches_differ else 0
 
 
 if __name__ == "__main__":
