@@ -8,6 +8,50 @@ namespace gpupool::embedded {
 
 using namespace api;
 
+namespace {
+
+// handlers/patch.go decodes a patch as its patcher's Go type before it applies it (kjson
+// UnmarshalStrict, under the default Warn and under Strict): a syntax error or another JSON type
+// is a 400, prefixed `error decoding patch: ` but for a strategic merge patch. A null JSON or
+// strategic patch changes nothing; a null merge patch is jsonpatch's ErrBadJSONPatch.
+json::value decode_patch(const std::string& body, const std::string& ct) {
+  const bool json_patch_type = ct == "application/json-patch+json";
+  const std::string prefix = ct == "application/strategic-merge-patch+json" ? "" : "error decoding patch: ";
+  if (const auto err = go_json_syntax_error(body)) throw StatusError::bad_request(prefix + *err);
+  json::value patch = parse_body(body, false);
+  const auto kind = [](const json::value& v) {
+    return v.is_object()   ? "object"
+           : v.is_array()  ? "array"
+           : v.is_string() ? "string"
+           : v.is_bool()   ? "bool"
+                           : "number";
+  };
+  const auto refuse = [&](const json::value& v, std::string_view go_type) {
+    return StatusError::bad_request(
+        fmt::format("{}json: cannot unmarshal {} into Go value of type {}", prefix, kind(v), go_type));
+  };
+  if (patch.is_null()) {
+    if (ct == "application/merge-patch+json") throw StatusError::bad_request("Invalid JSON Patch");
+    return json_patch_type ? json::value(json::array{}) : json::value(json::object{});
+  }
+  if (!json_patch_type) {
+    if (!patch.is_object()) throw refuse(patch, "map[string]interface {}");
+    return patch;
+  }
+  if (!patch.is_array()) throw refuse(patch, "[]handlers.jsonPatchOp");
+  for (const auto& op : patch.as_array()) {
+    if (op.is_null()) continue;
+    if (!op.is_object()) throw refuse(op, "handlers.jsonPatchOp");
+    for (const char* f : {"op", "path", "from"})  // jsonPatchOp's string fields
+      if (const json::value* v = op.as_object().if_contains(f); v && !v->is_null() && !v->is_string())
+        throw StatusError::bad_request(fmt::format(
+            "{}json: cannot unmarshal {} into Go struct field jsonPatchOp.{} of type string", prefix, kind(*v), f));
+  }
+  return patch;
+}
+
+}  // namespace
+
 Response Api::serve_patch(const Call& c) const {
   const auto& [r, tg, served, t, event_view, now, verb, wo] = c;
   const std::string ct = r.content_type.substr(0, r.content_type.find(';'));
@@ -30,7 +74,7 @@ Response Api::serve_patch(const Call& c) const {
   // handlers/patch.go reads the object before it applies the patch: a missing one is 404
   // whatever the patch holds (an apply patch creates it instead).
   if (!apply && !store_.find(t, tg.ns, tg.name)) throw StatusError::not_found(t, tg.name);
-  const json::value patch = parse_body(r.body, apply);
+  const json::value patch = apply ? parse_body(r.body, true) : decode_patch(r.body, ct);
   if (apply && !patch.is_object()) throw StatusError::bad_request("an apply patch must be an object");
   const bool force = q_true(r, "force");
   const FieldValidation fv = field_validation(q(r, "fieldValidation"), "PatchOptions");
@@ -48,7 +92,6 @@ Response Api::serve_patch(const Call& c) const {
     json::value base = tg.subresource == "scale" ? json::value(scale_of(t, cur)) : json::value(c.as_served(cur));
     json::value next;
     if (ct == "application/json-patch+json") {
-      if (!patch.is_array()) throw StatusError::bad_request("a JSON patch must be an array of operations");
       try {
         next = json_patch(base, patch.as_array());
       } catch (const StatusError&) {
@@ -85,9 +128,9 @@ Response Api::serve_patch(const Call& c) const {
     // A resourceVersion in the patch is a precondition; otherwise the version read above is.
     if (meta(out, "resourceVersion").empty()) out["metadata"].as_object()["resourceVersion"] = read_version;
     try {
-      auto updated =
-          store_.update(t, tg.ns, std::move(out), !apply && tg.subresource.empty() ? c.tracking(manager) : wo,
-                        tg.subresource == "scale" ? "" : tg.subresource);
+      WriteOptions po = !apply && tg.subresource.empty() ? c.tracking(manager) : wo;
+      po.uid_precondition = false;
+      auto updated = store_.update(t, tg.ns, std::move(out), po, tg.subresource == "scale" ? "" : tg.subresource);
       if (tg.subresource == "scale") return json_response(200, scale_of(t, updated));
       return json_response(200, c.as_served(std::move(updated)));
     } catch (const StatusError& e) {

@@ -63,7 +63,8 @@ Decoded decode_object_meta(boost::json::object& obj, bool prune);
 
 /// The kind's zero value as Go encodes it (what `r.New()` is as JSON): the fields that are
 /// structs, not pointers (the schema gives them `default: {}`), as objects; the fields without
-/// omitempty (the schema's `required`) and ObjectMeta's creationTimestamp as null. The field
+/// omitempty (the schema's `required`) as their zero (0, "", false; null for a pointer, slice or
+/// map) and ObjectMeta's creationTimestamp as null. The field
 /// manager compares a created object with this, so what it holds is no one's change. A kind
 /// without a schema: an empty object.
 boost::json::object zero_object(std::string_view group, std::string_view version, std::string_view kind);

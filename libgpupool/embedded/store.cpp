@@ -931,7 +931,7 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
     // body's uid is a precondition, checked first (a StorageError naming the object's key); then
     // the versioner parses resourceVersion (ParseUint: anything else is a 500) and compares it.
     const std::string_view want_uid = str_view(md, "uid");
-    if (!want_uid.empty() && want_uid != str_view(old_md, "uid"))
+    if (o.uid_precondition && !want_uid.empty() && want_uid != str_view(old_md, "uid"))
       throw StatusError::conflict(
           t, name,
           fmt::format("StorageError: invalid object, Code: 4, Key: {}, ResourceVersion: 0, AdditionalErrorMsg: "
@@ -991,18 +991,19 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
           next.erase("status");
       }
       auto& nmd = metadata_of(next);
-      // rest.BeforeUpdate: the generation is the server's; uid, creationTimestamp and
-      // deletionTimestamp are when the old object has them (a body's uid is a precondition,
-      // above), deletionGracePeriodSeconds when the body has none. A deletion field the old
-      // object lacks stays for validation to refuse (ValidateObjectMetaAccessorUpdate:
-      // immutable). (Most bodies carry them as stored, a binding always: equal values are not
-      // copied over again.)
+      // rest.BeforeUpdate: the generation is the server's; creationTimestamp and
+      // deletionTimestamp are when the old object has them, the uid and
+      // deletionGracePeriodSeconds when the body has none (a PUT's uid is a precondition, above).
+      // What differs from the old object stays for validation to refuse
+      // (ValidateObjectMetaAccessorUpdate: immutable). (Most bodies carry them as stored, a
+      // binding always: equal values are not copied over again.)
       for (const char* k :
            {"uid", "creationTimestamp", "generation", "deletionTimestamp", "deletionGracePeriodSeconds"}) {
         const std::string_view key = k;
         const auto* have = nmd.if_contains(k);
         if (const auto* v = old_md.if_contains(k)) {
-          const bool keep_body = key == "deletionGracePeriodSeconds" && have && !have->is_null();
+          const bool keep_body = (key == "deletionGracePeriodSeconds" && have && !have->is_null()) ||
+                                 (key == "uid" && have && have->is_string() && !have->as_string().empty());
           if (!keep_body && (!have || !util::json_equal(*have, *v))) nmd[k] = *v;
         } else if (key == "generation" || (have && have->is_null())) {
           nmd.erase(k);

@@ -146,6 +146,10 @@ struct WriteOptions {
   /// number other than 0 (etcd3 store Create, after admission: a 500) and replaces any other.
   /// Writes from inside the server leave this unset: theirs is dropped.
   bool client_create = false;
+  /// An update's body uid is a precondition (a PUT: the etcd3 store's, checked first). A patched
+  /// object's is not (patch.go's DefaultUpdatedObjectInfo has none): a changed one is refused by
+  /// validation (metadata.uid is immutable).
+  bool uid_precondition = true;
   /// Where the API's warnings for this request go (the response's Warning headers); null: dropped.
   std::vector<std::string>* warnings = nullptr;
   /// Records the writer's managedFields: called by admission once the scheme defaults are in and

@@ -3,6 +3,7 @@
 #include "embedded/crd_schema.hpp"
 #include "embedded/schema.hpp"
 
+#include <cctype>
 #include <map>
 #include <set>
 #include <string_view>
@@ -17,11 +18,13 @@ namespace json = boost::json;
 namespace {
 
 std::optional<std::string> first_type_error(const ResourceType& t, const json::object& obj, std::string* go_type) {
-  // Kubernetes' published schema of the kind (embedded/schema.hpp); custom resources have none.
-  // Without pruning, decode() only reads the object.
-  auto d = schema::decode(t.group, t.version, t.kind, const_cast<json::object&>(obj), false);
+  // Kubernetes' published schema of the kind (embedded/schema.hpp); a custom resource's metadata
+  // is an ObjectMeta (the rest is its structural schema's). Without pruning, decoding only reads
+  // the object. An error of a type that decodes itself (a Time) stops decoding and wins.
+  auto d = t.schema ? schema::decode_object_meta(const_cast<json::object&>(obj), false)
+                    : schema::decode(t.group, t.version, t.kind, const_cast<json::object&>(obj), false);
   if (go_type) *go_type = d.misfit_go_type;
-  return d.type_error;
+  return d.decode_error ? d.decode_error : d.type_error;
 }
 
 }  // namespace
@@ -121,6 +124,184 @@ void decode_patched(const ResourceType& t, json::object& patched, FieldValidatio
                       {{"FieldValueInvalid", cause, "patch"}});
   }
   if (fv == FieldValidation::Warn) warn_unknown(d.unknown_fields, warnings);
+}
+
+namespace {
+
+// encoding/json quoteChar: a byte as the scanner's errors show it.
+std::string go_quote_char(unsigned char c) {
+  if (c == '\'') return "'\\''";
+  if (c == '"') return "'\"'";
+  static const char* const kEscapes[] = {"\\x00", "\\x01", "\\x02", "\\x03", "\\x04", "\\x05", "\\x06", "\\a",
+                                         "\\b",   "\\t",   "\\n",   "\\v",   "\\f",   "\\r",   "\\x0e", "\\x0f"};
+  std::string body;
+  if (c < 0x10)
+    body = kEscapes[c];
+  else if (c < 0x20 || c == 0x7f)
+    body = fmt::format("\\x{:02x}", c);
+  else if (c == '\\')
+    body = "\\\\";
+  else if (c < 0x80)
+    body = std::string(1, static_cast<char>(c));
+  else if (c < 0xa1 || c == 0xad)  // string(c) is U+0080..U+00A0 or U+00AD: not printable
+    body = fmt::format("\\u{:04x}", c);
+  else  // U+00A1..U+00FF, printable, in UTF-8
+    body = {static_cast<char>(0xc0 | (c >> 6)), static_cast<char>(0x80 | (c & 0x3f))};
+  return "'" + body + "'";
+}
+
+// A recursive reading of one JSON value in the order encoding/json's scanner meets its bytes,
+// stopping at the first error with the scanner's wording.
+struct GoScan {
+  std::string_view s;
+  std::size_t i = 0;
+  std::optional<std::string> err;
+
+  bool end() const { return i >= s.size(); }
+  unsigned char at() const { return static_cast<unsigned char>(s[i]); }
+  bool fail(std::string_view context) {
+    if (!err)
+      err =
+          end() ? "unexpected end of JSON input" : fmt::format("invalid character {} {}", go_quote_char(at()), context);
+    return false;
+  }
+  void ws() {
+    while (!end() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
+  }
+  static bool digit(unsigned char c) { return c >= '0' && c <= '9'; }
+  bool value() {
+    ws();
+    if (end()) return fail("");
+    switch (at()) {
+      case '{':
+        return object();
+      case '[':
+        return array();
+      case '"':
+        return string();
+      case 't':
+        return literal("true");
+      case 'f':
+        return literal("false");
+      case 'n':
+        return literal("null");
+      default:
+        if (at() == '-' || digit(at())) return number();
+        return fail("looking for beginning of value");
+    }
+  }
+  bool literal(std::string_view word) {
+    for (std::size_t k = 0; k < word.size(); ++k, ++i)
+      if (end() || at() != static_cast<unsigned char>(word[k]))
+        return fail(
+            fmt::format("in literal {} (expecting {})", word, go_quote_char(static_cast<unsigned char>(word[k]))));
+    return true;
+  }
+  bool number() {
+    if (at() == '-') {
+      ++i;
+      if (end() || !digit(at())) return fail("in numeric literal");
+    }
+    if (at() == '0') {
+      ++i;
+    } else {
+      while (!end() && digit(at())) ++i;
+    }
+    if (!end() && at() == '.') {
+      ++i;
+      if (end() || !digit(at())) return fail("after decimal point in numeric literal");
+      while (!end() && digit(at())) ++i;
+    }
+    if (!end() && (at() == 'e' || at() == 'E')) {
+      ++i;
+      if (!end() && (at() == '+' || at() == '-')) ++i;
+      if (end() || !digit(at())) return fail("in exponent of numeric literal");
+      while (!end() && digit(at())) ++i;
+    }
+    return true;
+  }
+  bool string() {
+    ++i;  // the opening quote
+    while (true) {
+      if (end()) return fail("");
+      const unsigned char c = at();
+      if (c == '"') {
+        ++i;
+        return true;
+      }
+      if (c < 0x20) return fail("in string literal");
+      ++i;
+      if (c != '\\') continue;
+      if (end()) return fail("");
+      if (at() == 'u') {
+        ++i;
+        for (int k = 0; k < 4; ++k, ++i)
+          if (end() || !std::isxdigit(at())) return fail("in \\u hexadecimal character escape");
+        continue;
+      }
+      if (std::string_view("\"\\/bfnrt").find(static_cast<char>(at())) == std::string_view::npos)
+        return fail("in string escape code");
+      ++i;
+    }
+  }
+  bool object() {
+    ++i;
+    ws();
+    if (end()) return fail("");
+    if (at() == '}') {
+      ++i;
+      return true;
+    }
+    while (true) {
+      if (end()) return fail("");
+      if (at() != '"') return fail("looking for beginning of object key string");
+      if (!string()) return false;
+      ws();
+      if (end() || at() != ':') return fail("after object key");
+      ++i;
+      if (!value()) return false;
+      ws();
+      if (end()) return fail("");
+      if (at() == '}') {
+        ++i;
+        return true;
+      }
+      if (at() != ',') return fail("after object key:value pair");
+      ++i;
+      ws();
+    }
+  }
+  bool array() {
+    ++i;
+    ws();
+    if (end()) return fail("");
+    if (at() == ']') {
+      ++i;
+      return true;
+    }
+    while (true) {
+      if (!value()) return false;
+      ws();
+      if (end()) return fail("");
+      if (at() == ']') {
+        ++i;
+        return true;
+      }
+      if (at() != ',') return fail("after array element");
+      ++i;
+    }
+  }
+};
+
+}  // namespace
+
+std::optional<std::string> go_json_syntax_error(std::string_view text) {
+  GoScan scan{text, 0, std::nullopt};
+  if (scan.value()) {
+    scan.ws();
+    if (!scan.end()) scan.fail("after top-level value");
+  }
+  return scan.err;
 }
 
 void check_scale_patched(const json::object& scale) {

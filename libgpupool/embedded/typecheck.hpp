@@ -50,6 +50,12 @@ void decode_patched(const ResourceType& t, boost::json::object& patched, FieldVa
 /// The scale subresource's patched Scale: spec.replicas must decode as an int32 (422 as above).
 void check_scale_patched(const boost::json::object& scale);
 
+/// encoding/json's syntax error for `text` (its checkValid scan, which runs before any decoding):
+/// `unexpected end of JSON input`, `invalid character 'x' looking for beginning of value`, `...
+/// after top-level value`, `... after object key`, `... in string literal`, ...; nullopt when the
+/// text is one valid JSON value.
+std::optional<std::string> go_json_syntax_error(std::string_view text);
+
 /// Go's %v of a decoded JSON value (map[k:v ...], [a b], strings unquoted).
 std::string go_print(const boost::json::value& v);
 /// Go's strconv.Quote (field.Invalid prints string values with %q).

@@ -318,6 +318,9 @@ void object_meta_update_causes(const json::object& md, const json::object& old_m
     const bool a_nil = !a || a->is_null(), b_nil = !b || b->is_null();
     return a_nil != b_nil || (!a_nil && !util::json_equal(*a, *b));
   };
+  if (differs("uid"))  // (types.UID, printed quoted)
+    causes.push_back({"FieldValueInvalid",
+                      fmt::format("Invalid value: {}: field is immutable", go_quote(str(md, "uid"))), "metadata.uid"});
   if (differs("deletionTimestamp")) {
     std::string value = "\"null\"";
     Clock::time_point at;
