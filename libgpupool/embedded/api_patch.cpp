@@ -19,13 +19,7 @@ json::value decode_patch(const std::string& body, const std::string& ct) {
   const std::string prefix = ct == "application/strategic-merge-patch+json" ? "" : "error decoding patch: ";
   if (const auto err = go_json_syntax_error(body)) throw StatusError::bad_request(prefix + *err);
   json::value patch = parse_body(body, false);
-  const auto kind = [](const json::value& v) {
-    return v.is_object()   ? "object"
-           : v.is_array()  ? "array"
-           : v.is_string() ? "string"
-           : v.is_bool()   ? "bool"
-                           : "number";
-  };
+  const auto kind = [](const json::value& v) { return go_value_names(v).json; };
   const auto refuse = [&](const json::value& v, std::string_view go_type) {
     return StatusError::bad_request(
         fmt::format("{}json: cannot unmarshal {} into Go value of type {}", prefix, kind(v), go_type));
@@ -105,12 +99,12 @@ Response Api::serve_patch(const Call& c) const {
       next = server_side_apply(&cur, c.as_stored(patch.as_object()), t, manager, force, to_rfc3339(now));
       if (t.schema) crd::apply_defaults(next.as_object(), *t.schema);  // (as above)
     } else {
-      if (tg.subresource != "scale" && patch.is_object()) check_patched_types(t, patch.as_object(), true);
       next = strategic_merge_patch(base, patch, tg.subresource == "scale" ? "Scale" : t.kind);
+      if (tg.subresource != "scale" && next.is_object()) check_patched_types(t, next.as_object(), &patch);
     }
     if (!next.is_object()) throw StatusError::bad_request("the patch did not produce an object");
     if (!apply && tg.subresource != "scale" && ct != "application/strategic-merge-patch+json")
-      check_patched_types(t, next.as_object(), false);
+      check_patched_types(t, next.as_object(), nullptr);
     if (!apply && tg.subresource != "scale") decode_patched(served, next.as_object(), fv, &r.warnings);
     if (tg.subresource == "scale") check_scale_patched(next.as_object());
     if (!apply && tg.subresource != "scale") {

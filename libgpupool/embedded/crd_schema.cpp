@@ -559,24 +559,7 @@ struct Validator {
 // ---- the scale subresource's replicas paths (customResourceValidator.ValidateScaleSpec/Status) ----------
 
 // unstructured.NestedInt64's errors: `<.path> accessor error: <v> is of the type <T>, expected <U>`.
-std::string go_type_of(const json::value& v) {
-  switch (v.kind()) {
-    case json::kind::string:
-      return "string";
-    case json::kind::bool_:
-      return "bool";
-    case json::kind::object:
-      return "map[string]interface {}";
-    case json::kind::array:
-      return "[]interface {}";
-    case json::kind::double_:
-      return "float64";
-    case json::kind::null:
-      return "<nil>";
-    default:
-      return "int64";
-  }
-}
+std::string go_type_of(const json::value& v) { return std::string(go_value_names(v).type); }
 std::string go_plain(const json::value& v) {  // %v
   if (v.is_string()) return std::string(v.as_string());
   if (v.is_number()) return go_number(v);

@@ -16,6 +16,11 @@
 
 namespace gpupool::embedded {
 
+/// The patch map as strategicpatch.StrategicMergeMapPatch leaves it after merging (kube-apiserver
+/// quotes it in a decoding error): each merged map without its `$patch: replace`, `$retainKeys`,
+/// and `$setElementOrder/<list>` directives and the lists they ordered.
+boost::json::value strategic_patch_consumed(const boost::json::value& patch);
+
 boost::json::value merge_patch(const boost::json::value& target, const boost::json::value& patch);
 boost::json::value json_patch(const boost::json::value& target, const boost::json::array& ops);
 /// `kind` selects the merge keys (e.g. "Pod", "Deployment", "Node"); unknown kinds (custom

@@ -331,20 +331,7 @@ namespace {
 
 // The JSON kind as encoding/json names it in UnmarshalTypeError.Value; for a number that does
 // not fit an integer type, "number <literal>".
-std::string json_kind(const json::value& v) {
-  switch (v.kind()) {
-    case json::kind::string:
-      return "string";
-    case json::kind::bool_:
-      return "bool";
-    case json::kind::object:
-      return "object";
-    case json::kind::array:
-      return "array";
-    default:
-      return "number";
-  }
-}
+std::string json_kind(const json::value& v) { return std::string(go_value_names(v).json); }
 
 // encoding/base64 StdEncoding.Decode on a []byte field's JSON string (encoding/json literalStore):
 // the offset its CorruptInputError names, or nullopt when the text decodes. Quantum by quantum as
@@ -1105,6 +1092,127 @@ const json::object* components(std::string_view group, std::string_view version)
   const auto& docs = registry().docs;
   auto d = docs.find(group.empty() ? std::string(version) : fmt::format("{}/{}", group, version));
   return d == docs.end() ? nullptr : &d->second.schemas;
+}
+
+namespace {
+
+// runtime.DefaultUnstructuredConverter.FromUnstructured (apimachinery runtime/converter.go), as a
+// strategic merge patch's result is converted to the typed object: a JSON value whose kind does
+// not fit the Go field, worded by its reflect kinds. (Struct fields are visited here in name
+// order, there in Go declaration order: with two misfits the first reported may differ.)
+struct Converter {
+  std::optional<std::string> err;
+
+  static std::string_view kind(const json::value& v) { return go_value_names(v).kind; }
+  static std::string_view element(std::string_view t) { return Walker::element_type(t); }
+  bool fail(std::string e) {
+    err = std::move(e);
+    return false;
+  }
+  // A simple Go kind (string, bool, an integer or a float type `type`, kind `dk`).
+  bool scalar(const json::value& v, std::string_view dk, std::string_view type) {
+    const bool integer = dk == "int32" || dk == "int64" || dk == "uint8";
+    const bool number = v.is_int64() || v.is_uint64() || v.is_double();
+    if (dk == "string") {
+      if (v.is_string()) return true;
+      if (v.is_int64() || v.is_uint64()) return fail(fmt::format("cannot convert int64 to {}", type));
+      return fail("unrecognized type: string");
+    }
+    if (dk == "bool") return v.is_bool() || fail("unrecognized type: bool");
+    if (integer) {
+      if (v.is_int64() || v.is_uint64()) return true;
+      if (v.is_double())
+        return v.as_double() == std::trunc(v.as_double()) || fail(fmt::format("cannot convert float64 to {}", type));
+      return fail(fmt::format("unrecognized type: {}", dk));
+    }
+    return number || fail(fmt::format("unrecognized type: {}", dk));  // float64
+  }
+  bool walk(const Node& n, const json::value& v, std::string_view go_type) {
+    if (v.is_null()) return true;
+    switch (n.type) {
+      case Node::Type::String:
+        if (n.go_type == "[]uint8") {  // sliceFromUnstructured of a []byte
+          if (v.is_string()) {
+            if (const auto at = base64_error_offset(v.as_string()))
+              return fail(fmt::format("error decoding from json: illegal base64 data at input byte {}", *at));
+            return true;
+          }
+          if (!v.is_array()) return fail(fmt::format("cannot restore slice from {}", kind(v)));
+          for (const auto& e : v.as_array())
+            if (!e.is_null() && !scalar(e, "uint8", "uint8")) return false;
+          return true;
+        }
+        return scalar(v, "string", go_type.empty() ? std::string_view("string") : go_type);
+      case Node::Type::Bool:
+        return scalar(v, "bool", "bool");
+      case Node::Type::Int32:
+      case Node::Type::Int64: {
+        const std::string_view k = n.type == Node::Type::Int32 ? "int32" : "int64";
+        return scalar(v, k, go_type.empty() || go_type.starts_with("*") ? k : go_type);
+      }
+      case Node::Type::Float64:
+        return scalar(v, "float64", "float64");
+      case Node::Type::Object: {
+        if (!v.is_object()) return fail(fmt::format("cannot restore struct from: {}", kind(v)));
+        for (const auto& [name, field] : n.fields) {
+          const json::value* child = v.as_object().if_contains(name);
+          if (!child) continue;
+          const auto g = n.go_fields.find(name);
+          std::string_view t = g == n.go_fields.end() ? std::string_view{} : std::string_view(g->second.type);
+          if (t.starts_with("*")) t.remove_prefix(1);
+          if (!walk(*field, *child, t)) return false;
+        }
+        return true;
+      }
+      case Node::Type::Map:
+        if (!v.is_object()) return fail(fmt::format("cannot restore map from {}", kind(v)));
+        for (const auto& [k, child] : v.as_object())
+          if (!walk(*n.elem, child, element(go_type))) return false;
+        return true;
+      case Node::Type::Array:
+        if (!v.is_array()) return fail(fmt::format("cannot restore slice from {}", kind(v)));
+        for (const auto& child : v.as_array())
+          if (!walk(*n.elem, child, element(go_type))) return false;
+        return true;
+      case Node::Type::Quantity:
+        // resource.Quantity converts itself (UnmarshalJSON): ParseQuantity's error.
+        if (v.is_string()) {
+          try {
+            Quantity::parse(v.as_string());
+          } catch (const ValidationError& e) {
+            if (e.rule().find("magnitude too large") != std::string::npos) return true;
+            return fail(e.rule().find("suffix") != std::string::npos
+                            ? "unable to parse quantity's suffix"
+                            : "quantities must match the regular expression "
+                              "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+          }
+        }
+        return true;
+      case Node::Type::Time:
+      case Node::Type::MicroTime:
+        // metav1.Time converts itself: json.Unmarshal of the value into a string, then time.Parse.
+        if (!v.is_string())
+          return fail(fmt::format("json: cannot unmarshal {} into Go value of type string", v.is_object()  ? "object"
+                                                                                            : v.is_array() ? "array"
+                                                                                            : v.is_bool()  ? "bool"
+                                                                                                           : "number"));
+        if (auto e = go_time_error(v.as_string(), n.type == Node::Type::MicroTime)) return fail(*e);
+        return true;
+      default:
+        return true;
+    }
+  }
+};
+
+}  // namespace
+
+std::optional<std::string> converter_error(std::string_view group, std::string_view version, std::string_view kind,
+                                           const json::object& obj) {
+  const Node* r = root(group, version, kind);
+  if (!r) return std::nullopt;
+  Converter c;
+  c.walk(*r, obj, {});
+  return c.err;
 }
 
 }  // namespace gpupool::embedded::schema

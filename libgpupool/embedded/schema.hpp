@@ -40,6 +40,12 @@ struct ListType {
 std::optional<ListType> list_type(std::string_view group, std::string_view version, std::string_view kind,
                                   std::string_view dotted);
 
+/// runtime.DefaultUnstructuredConverter's error converting `obj` to the built-in kind's Go type
+/// (what a strategic merge patch's result meets): `unrecognized type: string`, `cannot restore
+/// slice from map`, `cannot convert float64 to int32`, a Quantity's or Time's own parse error.
+std::optional<std::string> converter_error(std::string_view group, std::string_view version, std::string_view kind,
+                                           const boost::json::object& obj);
+
 /// Whether a recorded schema exists for this built-in kind (custom resources have none here).
 bool known(std::string_view group, std::string_view version, std::string_view kind);
 

@@ -1,6 +1,7 @@
 #include "embedded/typecheck.hpp"
 
 #include "embedded/crd_schema.hpp"
+#include "embedded/patch.hpp"
 #include "embedded/schema.hpp"
 
 #include <cctype>
@@ -15,39 +16,27 @@ namespace gpupool::embedded {
 
 namespace json = boost::json;
 
-namespace {
-
-std::optional<std::string> first_type_error(const ResourceType& t, const json::object& obj, std::string* go_type) {
+std::optional<std::string> type_error(const ResourceType& t, const json::object& obj) {
   // Kubernetes' published schema of the kind (embedded/schema.hpp); a custom resource's metadata
   // is an ObjectMeta (the rest is its structural schema's). Without pruning, decoding only reads
   // the object. An error of a type that decodes itself (a Time) stops decoding and wins.
   auto d = t.schema ? schema::decode_object_meta(const_cast<json::object&>(obj), false)
                     : schema::decode(t.group, t.version, t.kind, const_cast<json::object&>(obj), false);
-  if (go_type) *go_type = d.misfit_go_type;
   return d.decode_error ? d.decode_error : d.type_error;
 }
 
-}  // namespace
-
-std::optional<std::string> type_error(const ResourceType& t, const json::object& obj) {
-  return first_type_error(t, obj, nullptr);
-}
-
-std::optional<std::string> patch_type_error(const ResourceType& t, const json::object& patch) {
-  std::string go_type;
-  if (!first_type_error(t, patch, &go_type)) return std::nullopt;
-  return go_type;
-}
-
-void check_patched_types(const ResourceType& t, const json::object& patched, bool strategic) {
+void check_patched_types(const ResourceType& t, const json::object& patched, const json::value* strategic_patch) {
   // apiserver/pkg/endpoints/handlers/patch.go: errors.NewInvalid(schema.GroupKind{}, "",
-  // field.ErrorList{field.Invalid(field.NewPath("patch"), <patch or patched object>, err)}).
+  // field.ErrorList{field.Invalid(field.NewPath("patch"), <patched object or patch>, err)}). A
+  // JSON or merge patch's result is decoded from JSON (the patched object is quoted); a strategic
+  // merge patch's is converted from its map (applyPatchToObject: FromUnstructured's error, the
+  // patch quoted with %+v as the merge left it).
   std::string value, err;
-  if (strategic) {
-    auto e = patch_type_error(t, patched);
+  if (strategic_patch) {
+    auto e = schema::converter_error(t.group, t.version, t.kind, patched);
     if (!e) return;
-    value = go_print(json::value(patched));
-    err = "unrecognized type: " + *e;
+    value = go_print(strategic_patch_consumed(*strategic_patch));
+    err = *e;
   } else {
     auto e = type_error(t, patched);
     if (!e) return;
@@ -317,6 +306,25 @@ void check_scale_patched(const json::object& scale) {
       go_quote(json::serialize(scale)), *kind);
   throw StatusError(422, "Invalid", fmt::format(" \"\" is invalid: patch: {}", cause), "", "", "",
                     {{"FieldValueInvalid", cause, "patch"}});
+}
+
+GoValueNames go_value_names(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::string:
+      return {"string", "string", "string"};
+    case json::kind::bool_:
+      return {"bool", "bool", "bool"};
+    case json::kind::object:
+      return {"object", "map", "map[string]interface {}"};
+    case json::kind::array:
+      return {"array", "slice", "[]interface {}"};
+    case json::kind::double_:
+      return {"number", "float64", "float64"};
+    case json::kind::null:
+      return {"null", "invalid", "<nil>"};
+    default:  // (integers decode as int64: UnmarshalCaseSensitivePreserveInts)
+      return {"number", "int64", "int64"};
+  }
 }
 
 std::string go_print(const json::value& v) {

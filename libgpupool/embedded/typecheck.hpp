@@ -20,14 +20,11 @@ namespace gpupool::embedded {
 /// kind has no table: custom resources).
 std::optional<std::string> type_error(const ResourceType& t, const boost::json::object& obj);
 
-/// The strategic merge patch's variant: the Go type of the first field whose value in `patch`
-/// does not fit (`int32`), which kube-apiserver reports as `unrecognized type: int32`.
-std::optional<std::string> patch_type_error(const ResourceType& t, const boost::json::object& patch);
-
 /// Throws the Status of a patch whose result does not decode (422, field "patch"): `patched` is
-/// the object after a JSON or merge patch; `strategic` is the strategic merge patch itself (then
-/// the value is printed as Go prints a map, and the error is `unrecognized type: <type>`).
-void check_patched_types(const ResourceType& t, const boost::json::object& patched, bool strategic);
+/// the object after the patch; `strategic_patch`, for a strategic merge patch, the patch (then the
+/// error is the unstructured converter's and the value the patch as Go prints a map).
+void check_patched_types(const ResourceType& t, const boost::json::object& patched,
+                         const boost::json::value* strategic_patch);
 
 /// The fieldValidation directive of a write (metav1.FieldValidation*): what unknown fields do.
 enum class FieldValidation { Ignore, Warn, Strict };
@@ -55,6 +52,14 @@ void check_scale_patched(const boost::json::object& scale);
 /// after top-level value`, `... after object key`, `... in string literal`, ...; nullopt when the
 /// text is one valid JSON value.
 std::optional<std::string> go_json_syntax_error(std::string_view text);
+
+/// The names Go gives a decoded JSON value's type: encoding/json's (UnmarshalTypeError.Value:
+/// "object", "array", "number"), its reflect kind in the unstructured converter ("map", "slice",
+/// "int64", "float64") and its dynamic type ("map[string]interface {}", "<nil>").
+struct GoValueNames {
+  std::string_view json, kind, type;
+};
+GoValueNames go_value_names(const boost::json::value& v);
 
 /// Go's %v of a decoded JSON value (map[k:v ...], [a b], strings unquoted).
 std::string go_print(const boost::json::value& v);

@@ -1815,13 +1815,7 @@ std::optional<std::string> go_decode_list(const std::string& text, std::string_v
                                           std::span<const GoField> fields, json::array& out) {
   boost::system::error_code ec;
   const json::value parsed = json::parse(text, ec);
-  auto kind = [](const json::value& v) {
-    return v.is_object()   ? "object"
-           : v.is_array()  ? "array"
-           : v.is_string() ? "string"
-           : v.is_bool()   ? "bool"
-                           : "number";
-  };
+  auto kind = [](const json::value& v) { return go_value_names(v).json; };
   if (ec) {
     // A syntax error: Go names the first character that cannot begin a value; deeper syntax
     // errors are worded by offset in Go and generically here.
