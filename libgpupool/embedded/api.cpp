@@ -225,7 +225,12 @@ json::value parse_body(const std::string& body, bool yaml) {
 
 // kube-apiserver passes etcd's refusal of a larger object on as a 500 with no reason.
 
-void check_name(const json::object& obj, const std::string& url_name) {
+void check_name(const json::object& obj, const ResourceType& t, const std::string& url_ns,
+                const std::string& url_name) {
+  if (const std::string ns = meta(obj, "namespace");
+      !ns.empty() && !url_ns.empty() && ns != url_ns && !(t.group.empty() && t.resource == "namespaces"))
+    throw StatusError::bad_request(
+        "the namespace of the provided object does not match the namespace sent on the request");
   const std::string name = meta(obj, "name");
   if (name.empty())  // ContextBasedNaming.ObjectName: errEmptyName
     throw StatusError::bad_request(

@@ -55,13 +55,7 @@ Response Api::serve_update(const Call& c) const {
   }
   // handlers/update.go: the body is decoded first, then its name checked against the URL's.
   decode_body(served, body, fv, &r.warnings);
-  // rest.EnsureObjectNamespaceMatchesRequestNamespace before checkName (a Namespace's own
-  // expected namespace is "": ExpectedNamespaceForResource).
-  if (const std::string ns = meta(body, "namespace");
-      !ns.empty() && !tg.ns.empty() && ns != tg.ns && !(t.group.empty() && t.resource == "namespaces"))
-    throw StatusError::bad_request(
-        "the namespace of the provided object does not match the namespace sent on the request");
-  check_name(body, tg.name);
+  check_name(body, t, tg.ns, tg.name);
   dedup_owner_references(body, r.warnings, false);
   if (r.body.size() > kEtcdMaxRequestBytes / 2) check_stored_size(body);
   body = c.as_stored(std::move(body));

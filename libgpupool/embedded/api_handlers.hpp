@@ -74,8 +74,10 @@ json::object parse_object(const Request& r);
 void check_stored_size(const json::object& obj);
 std::string str(const json::object& o, std::string_view key);
 std::string meta(const json::object& o, std::string_view key);
-/// handlers/rest.go checkName: an updated or patched object keeps the URL's name (400 otherwise).
-void check_name(const json::object& obj, const std::string& url_name);
+/// An updated or patched object's namespace and name against the URL's (400 otherwise):
+/// rest.EnsureObjectNamespaceMatchesRequestNamespace (a Namespace's own expected namespace is "",
+/// ExpectedNamespaceForResource), then handlers/rest.go checkName.
+void check_name(const json::object& obj, const ResourceType& t, const std::string& url_ns, const std::string& url_name);
 /// handlers/rest.go dedupOwnerReferencesAndAddWarning: an owner reference equal to an earlier one
 /// with its uid is dropped, with a warning naming the duplicate uids (`after_mutating`: the
 /// wording of the check after mutating admission, the only one a patch gets).

@@ -103,12 +103,14 @@ Response Api::serve_patch(const Call& c) const {
       if (tg.subresource != "scale" && next.is_object()) check_patched_types(t, next.as_object(), &patch);
     }
     if (!next.is_object()) throw StatusError::bad_request("the patch did not produce an object");
-    if (!apply && tg.subresource != "scale" && ct != "application/strategic-merge-patch+json")
-      check_patched_types(t, next.as_object(), nullptr);
+    if (!apply && tg.subresource != "scale" && ct != "application/strategic-merge-patch+json") {
+      json::object ordered = patched_decode_order(next.as_object(), patch, ct == "application/json-patch+json");
+      check_patched_types(t, ordered, nullptr);
+    }
     if (!apply && tg.subresource != "scale") decode_patched(served, next.as_object(), fv, &r.warnings);
     if (tg.subresource == "scale") check_scale_patched(next.as_object());
     if (!apply && tg.subresource != "scale") {
-      check_name(next.as_object(), tg.name);
+      check_name(next.as_object(), t, tg.ns, tg.name);
     }
     json::object out = c.as_stored(std::move(next.as_object()));
     dedup_owner_references(out, r.warnings, true);
@@ -119,8 +121,10 @@ Response Api::serve_patch(const Call& c) const {
       cur["spec"].as_object()["replicas"] = replicas;
       out = std::move(cur);
     }
-    // A resourceVersion in the patch is a precondition; otherwise the version read above is.
-    if (meta(out, "resourceVersion").empty()) out["metadata"].as_object()["resourceVersion"] = read_version;
+    // A resourceVersion in the patch is a precondition; otherwise the version read above is. A
+    // patch that removes it asks for an unconditional update (registry.Store: refused where the
+    // strategy allows none, a custom resource's).
+    if (apply && meta(out, "resourceVersion").empty()) out["metadata"].as_object()["resourceVersion"] = read_version;
     try {
       WriteOptions po = !apply && tg.subresource.empty() ? c.tracking(manager) : wo;
       po.uid_precondition = false;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "embedded/controllers_util.hpp"
+#include "embedded/schema.hpp"
 #include "embedded/store.hpp"
 #include "embedded/typecheck.hpp"
 
@@ -13,16 +14,39 @@ namespace gpupool::embedded {
 
 namespace json = boost::json;
 
+namespace {
+
+// json-patch v4's pruneNulls: an object's null members go, at every depth (lists keep their
+// null elements).
+json::value prune_nulls(json::value v) {
+  if (v.is_object()) {
+    json::object out;
+    for (auto& [k, m] : v.as_object())
+      if (!m.is_null()) out[k] = prune_nulls(std::move(m));
+    return out;
+  }
+  if (v.is_array())
+    for (auto& e : v.as_array())
+      if (!e.is_null()) e = prune_nulls(std::move(e));
+  return v;
+}
+
+}  // namespace
+
 json::value merge_patch(const json::value& target, const json::value& patch) {
+  // json-patch v4 MergePatch (RFC 7386): a member set where the target has none (or null), or
+  // where the target is no object, is the patch's value without its null members; an object
+  // merges into an object; anything else replaces as it is.
+  if (!target.is_object()) return prune_nulls(patch);
   if (!patch.is_object()) return patch;
-  json::object out = target.is_object() ? target.as_object() : json::object{};
+  json::object out = target.as_object();
   for (const auto& [k, v] : patch.as_object()) {
     if (v.is_null()) {
       out.erase(k);
-    } else {
-      const auto* cur = out.if_contains(k);
-      out[k] = merge_patch(cur ? *cur : json::value(nullptr), v);
+      continue;
     }
+    const auto* cur = out.if_contains(k);
+    out[k] = !cur || cur->is_null() ? prune_nulls(v) : merge_patch(*cur, v);
   }
   return out;
 }
@@ -40,20 +64,24 @@ namespace {
 }
 
 std::vector<std::string> split_pointer(std::string_view ptr) {
+  // json-patch v4 (findObject, decodePatchKey): the path is split at '/' and its first part
+  // dropped — the empty one before the leading slash, or whatever a path without one starts with
+  // ("metadata/labels" is "/labels"); a path without '/' names nothing. Each part's "~1" is '/',
+  // then "~0" is '~' (other escapes stay as written).
   std::vector<std::string> out;
   if (ptr.empty()) return out;
-  if (ptr.front() != '/') bad_patch(fmt::format("invalid JSON pointer \"{}\"", ptr));
-  std::string cur;
-  for (std::size_t i = 1; i <= ptr.size(); ++i) {
-    if (i == ptr.size() || ptr[i] == '/') {
-      out.push_back(cur);
-      cur.clear();
-    } else if (ptr[i] == '~' && i + 1 < ptr.size()) {
-      cur += ptr[i + 1] == '1' ? '/' : '~';
-      ++i;
-    } else {
-      cur += ptr[i];
-    }
+  const auto first = ptr.find('/');
+  if (first == std::string_view::npos) bad_patch(fmt::format("invalid JSON pointer \"{}\"", ptr));
+  std::size_t start = first + 1;
+  while (true) {
+    const auto slash = ptr.find('/', start);
+    std::string part(ptr.substr(start, slash == std::string_view::npos ? std::string_view::npos : slash - start));
+    for (const auto& [from, to] : {std::pair{"~1", "/"}, std::pair{"~0", "~"}})
+      for (std::size_t at = part.find(from); at != std::string::npos; at = part.find(from, at + 1))
+        part.replace(at, 2, to);
+    out.push_back(std::move(part));
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
   }
   return out;
 }
@@ -223,6 +251,9 @@ json::value json_patch(const json::value& target, const json::array& ops) {
 // ---- strategic merge patch ------------------------------------------------------------------------
 
 std::string merge_key(std::string_view kind, std::string_view path) {
+  // The kind's schema says (embedded/schema.hpp patch_merge_key); the table below answers for
+  // paths it does not know (a Scale's, a kind without a recorded schema).
+  if (auto key = schema::patch_merge_key(kind, path)) return *key;
   // patchStrategy/patchMergeKey tags from k8s.io/api (core/v1 types.go, apps/v1, batch/v1, meta/v1).
   // NodeSpec.taints and PodSpec.tolerations carry no patchStrategy: they are replaced whole (kubectl
   // taint sends the complete new list, as `kubectl -v=9 taint` shows).
@@ -362,7 +393,8 @@ json::value merge_list(const json::array& cur, const json::array& patch, const s
     }
     const auto& po = p.as_object();
     const auto* kv = po.if_contains(key);
-    if (!kv) bad_patch(fmt::format("map: {} does not contain declared merge key: {}", json::serialize(p), key));
+    if (!kv)  // mergepatch.ErrNoMergeKey, a plain error: a 500 with its text (the item as Go's %v)
+      throw StatusError(500, "", fmt::format("map: {} does not contain declared merge key: {}", go_print(p), key));
     auto it = std::find_if(out.begin(), out.end(), [&](const json::value& e) {
       return e.is_object() && e.as_object().if_contains(key) && util::json_equal(e.as_object().at(key), *kv);
     });
@@ -509,6 +541,62 @@ json::value strategic_patch_consumed(const json::value& patch) {
     out[k] = v.is_object() ? strategic_patch_consumed(v) : v;
   }
   return out;
+}
+
+namespace {
+
+json::object sorted_keys(const json::object& o) {
+  std::vector<std::string_view> keys;
+  for (const auto& [k, v] : o) keys.push_back(k);
+  std::sort(keys.begin(), keys.end());
+  json::object out;
+  for (auto k : keys) out[k] = o.at(k);
+  return out;
+}
+
+// Merge patch: the target's levels the patch merged into.
+void sort_merged(json::object& o, const json::object& patch) {
+  o = sorted_keys(o);
+  for (const auto& [k, pv] : patch)
+    if (json::value* v = o.if_contains(k); v && v->is_object() && pv.is_object())
+      sort_merged(v->as_object(), pv.as_object());
+}
+
+// JSON patch: the containers along an operation's path.
+void sort_along(json::value& v, const std::vector<std::string>& parts, std::size_t i) {
+  if (v.is_object()) {
+    v.as_object() = sorted_keys(v.as_object());
+    if (i < parts.size())
+      if (json::value* child = v.as_object().if_contains(parts[i])) sort_along(*child, parts, i + 1);
+  } else if (v.is_array() && i < parts.size()) {
+    const std::string& p = parts[i];
+    if (!p.empty() && std::all_of(p.begin(), p.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      if (const std::size_t n = std::stoul(p); n < v.as_array().size()) sort_along(v.as_array()[n], parts, i + 1);
+  }
+}
+
+}  // namespace
+
+json::object patched_decode_order(const json::object& patched, const json::value& patch, bool json_patch_type) {
+  json::value out(patched);
+  if (!json_patch_type) {
+    if (patch.is_object()) sort_merged(out.as_object(), patch.as_object());
+    return std::move(out.as_object());
+  }
+  if (patch.is_array())
+    for (const auto& op : patch.as_array())
+      if (op.is_object())
+        for (const char* k : {"path", "from"})
+          if (const json::value* p = op.as_object().if_contains(k); p && p->is_string() && !p->as_string().empty()) {
+            std::vector<std::string> parts;
+            try {
+              parts = split_pointer(p->as_string());
+            } catch (const StatusError&) {
+              continue;
+            }
+            sort_along(out, parts, 0);
+          }
+  return std::move(out.as_object());
 }
 
 }  // namespace gpupool::embedded

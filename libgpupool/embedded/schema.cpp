@@ -50,6 +50,9 @@ struct Node {
   // Array: its element relationship as structured-merge-diff reads it from the OpenAPI
   // extensions (kube-openapi schemaconv getListElementRelationship).
   ListType list;
+  // Array: how a strategic merge patch merges it (x-kubernetes-patch-strategy "merge" and
+  // -patch-merge-key): "" replaced whole, "$primitive" a set of scalars, else the merge key.
+  std::string patch_merge_key;
   bool quantities = false;  // a Quantity is reachable from here (canonical_quantities walks no other)
   bool empties = false;     // an omitempty list or map is reachable from here (omit_empty walks no other)
   // Object: what the Go source says of a field and the OpenAPI document does not (data/gotypes,
@@ -217,6 +220,11 @@ struct Doc {
       n.go_type = "float64";
     } else if (type == "array") {
       n.list = list_relationship(s);
+      if (const json::value* ps = s.if_contains("x-kubernetes-patch-strategy");
+          ps && ps->is_string() && std::string_view(ps->as_string()).find("merge") != std::string_view::npos) {
+        const json::value* key = s.if_contains("x-kubernetes-patch-merge-key");
+        n.patch_merge_key = key && key->is_string() ? std::string(key->as_string()) : "$primitive";
+      }
       const json::value* items = s.if_contains("items");
       if (!items || !items->is_object()) return;
       n.elem = inline_node(items->as_object());
@@ -305,26 +313,48 @@ const Node* root(std::string_view group, std::string_view version, std::string_v
 
 }  // namespace
 
-std::optional<ListType> list_type(std::string_view group, std::string_view version, std::string_view kind,
-                                  std::string_view dotted) {
-  const Node* n = root(group, version, kind);
+namespace {
+
+// The node at `dotted` (field names without indexes) below `n`, or null.
+const Node* node_at(const Node* n, std::string_view dotted) {
   while (n && !dotted.empty()) {
     const auto dot = dotted.find('.');
     const std::string_view seg = dotted.substr(0, dot);
     dotted = dot == std::string_view::npos ? std::string_view{} : dotted.substr(dot + 1);
     while (n && n->type == Node::Type::Array) n = n->elem;  // (a dotted path names no index)
-    if (!n) return std::nullopt;
+    if (!n) return nullptr;
     if (n->type == Node::Type::Map) {
       n = n->elem;
     } else if (n->type == Node::Type::Object) {
       const auto it = n->fields.find(seg);
       n = it == n->fields.end() ? nullptr : it->second;
     } else {
-      return std::nullopt;
+      return nullptr;
     }
   }
+  return n;
+}
+
+}  // namespace
+
+std::optional<ListType> list_type(std::string_view group, std::string_view version, std::string_view kind,
+                                  std::string_view dotted) {
+  const Node* n = node_at(root(group, version, kind), dotted);
   if (!n || n->type != Node::Type::Array) return std::nullopt;
   return n->list;
+}
+
+std::optional<std::string> patch_merge_key(std::string_view kind, std::string_view dotted) {
+  // The built-in kinds' names are unique but Event's (core/v1 and events.k8s.io/v1, whose lists
+  // merge alike); the first group version that has the kind answers.
+  for (const auto& [gv, doc] : registry().docs) {
+    const auto k = doc.kinds.find(kind);
+    if (k == doc.kinds.end()) continue;
+    const Node* n = node_at(k->second, dotted);
+    if (!n || n->type != Node::Type::Array) return std::nullopt;
+    return n->patch_merge_key;
+  }
+  return std::nullopt;
 }
 
 namespace {
@@ -1109,8 +1139,10 @@ struct Converter {
     err = std::move(e);
     return false;
   }
-  // A simple Go kind (string, bool, an integer or a float type `type`, kind `dk`).
-  bool scalar(const json::value& v, std::string_view dk, std::string_view type) {
+  // A simple Go kind (string, bool, an integer or a float type `type`, kind `dk`). An integer is
+  // converted as reflect's Convert does: an integral float to its integer, then wrapped to the
+  // width (2147483648 into an int32 is -2147483648).
+  bool scalar(json::value& v, std::string_view dk, std::string_view type) {
     const bool integer = dk == "int32" || dk == "int64" || dk == "uint8";
     const bool number = v.is_int64() || v.is_uint64() || v.is_double();
     if (dk == "string") {
@@ -1120,14 +1152,23 @@ struct Converter {
     }
     if (dk == "bool") return v.is_bool() || fail("unrecognized type: bool");
     if (integer) {
-      if (v.is_int64() || v.is_uint64()) return true;
-      if (v.is_double())
-        return v.as_double() == std::trunc(v.as_double()) || fail(fmt::format("cannot convert float64 to {}", type));
-      return fail(fmt::format("unrecognized type: {}", dk));
+      if (v.is_double() && v.as_double() != std::trunc(v.as_double()))
+        return fail(fmt::format("cannot convert float64 to {}", type));
+      if (!number) return fail(fmt::format("unrecognized type: {}", dk));
+      const std::int64_t i = v.is_int64()    ? v.as_int64()
+                             : v.is_uint64() ? static_cast<std::int64_t>(v.as_uint64())
+                                             : static_cast<std::int64_t>(v.as_double());
+      if (dk == "int32")
+        v = static_cast<std::int32_t>(static_cast<std::uint32_t>(i));
+      else if (dk == "uint8")
+        v = static_cast<std::uint8_t>(i);
+      else if (!v.is_int64())
+        v = i;
+      return true;
     }
     return number || fail(fmt::format("unrecognized type: {}", dk));  // float64
   }
-  bool walk(const Node& n, const json::value& v, std::string_view go_type) {
+  bool walk(const Node& n, json::value& v, std::string_view go_type) {
     if (v.is_null()) return true;
     switch (n.type) {
       case Node::Type::String:
@@ -1138,7 +1179,7 @@ struct Converter {
             return true;
           }
           if (!v.is_array()) return fail(fmt::format("cannot restore slice from {}", kind(v)));
-          for (const auto& e : v.as_array())
+          for (auto& e : v.as_array())
             if (!e.is_null() && !scalar(e, "uint8", "uint8")) return false;
           return true;
         }
@@ -1155,7 +1196,7 @@ struct Converter {
       case Node::Type::Object: {
         if (!v.is_object()) return fail(fmt::format("cannot restore struct from: {}", kind(v)));
         for (const auto& [name, field] : n.fields) {
-          const json::value* child = v.as_object().if_contains(name);
+          json::value* child = v.as_object().if_contains(name);
           if (!child) continue;
           const auto g = n.go_fields.find(name);
           std::string_view t = g == n.go_fields.end() ? std::string_view{} : std::string_view(g->second.type);
@@ -1166,16 +1207,19 @@ struct Converter {
       }
       case Node::Type::Map:
         if (!v.is_object()) return fail(fmt::format("cannot restore map from {}", kind(v)));
-        for (const auto& [k, child] : v.as_object())
+        for (auto& [k, child] : v.as_object())
           if (!walk(*n.elem, child, element(go_type))) return false;
         return true;
       case Node::Type::Array:
         if (!v.is_array()) return fail(fmt::format("cannot restore slice from {}", kind(v)));
-        for (const auto& child : v.as_array())
+        for (auto& child : v.as_array())
           if (!walk(*n.elem, child, element(go_type))) return false;
         return true;
       case Node::Type::Quantity:
-        // resource.Quantity converts itself (UnmarshalJSON): ParseQuantity's error.
+        // resource.Quantity converts itself (UnmarshalJSON): ParseQuantity of the text, which for
+        // anything but a string or a number ({}, true, []) fails as a format error.
+        if (v.is_bool() || v.is_object() || v.is_array())
+          return fail("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
         if (v.is_string()) {
           try {
             Quantity::parse(v.as_string());
@@ -1188,6 +1232,17 @@ struct Converter {
           }
         }
         return true;
+      case Node::Type::IntOrString: {
+        // intstr.IntOrString converts itself: a string, else json.Unmarshal into its int32.
+        if (v.is_string()) return true;
+        const bool fits = (v.is_int64() && v.as_int64() >= INT32_MIN && v.as_int64() <= INT32_MAX) ||
+                          (v.is_uint64() && v.as_uint64() <= INT32_MAX) ||
+                          (v.is_double() && v.as_double() == std::trunc(v.as_double()) && v.as_double() >= INT32_MIN &&
+                           v.as_double() <= INT32_MAX);
+        if (fits) return true;
+        return fail(fmt::format("json: cannot unmarshal {} into Go value of type int32",
+                                v.is_number() ? "number " + number_text(v) : std::string(go_value_names(v).json)));
+      }
       case Node::Type::Time:
       case Node::Type::MicroTime:
         // metav1.Time converts itself: json.Unmarshal of the value into a string, then time.Parse.
@@ -1207,11 +1262,13 @@ struct Converter {
 }  // namespace
 
 std::optional<std::string> converter_error(std::string_view group, std::string_view version, std::string_view kind,
-                                           const json::object& obj) {
+                                           json::object& obj) {
   const Node* r = root(group, version, kind);
   if (!r) return std::nullopt;
   Converter c;
-  c.walk(*r, obj, {});
+  json::value v(std::move(obj));
+  c.walk(*r, v, {});
+  obj = std::move(v.as_object());
   return c.err;
 }
 

@@ -40,11 +40,18 @@ struct ListType {
 std::optional<ListType> list_type(std::string_view group, std::string_view version, std::string_view kind,
                                   std::string_view dotted);
 
+/// How a strategic merge patch merges the list at `dotted` of the built-in kind `kind` (its
+/// patchStrategy and patchMergeKey tags, as the OpenAPI extensions publish them): "" replaced
+/// whole, "$primitive" merged as a set of scalars, else the merge key; nullopt where the schema
+/// has no such list.
+std::optional<std::string> patch_merge_key(std::string_view kind, std::string_view dotted);
+
 /// runtime.DefaultUnstructuredConverter's error converting `obj` to the built-in kind's Go type
 /// (what a strategic merge patch's result meets): `unrecognized type: string`, `cannot restore
 /// slice from map`, `cannot convert float64 to int32`, a Quantity's or Time's own parse error.
+/// The numbers of `obj` become what the conversion makes of them (an int32 wrapped to its width).
 std::optional<std::string> converter_error(std::string_view group, std::string_view version, std::string_view kind,
-                                           const boost::json::object& obj);
+                                           boost::json::object& obj);
 
 /// Whether a recorded schema exists for this built-in kind (custom resources have none here).
 bool known(std::string_view group, std::string_view version, std::string_view kind);

@@ -25,7 +25,7 @@ std::optional<std::string> type_error(const ResourceType& t, const json::object&
   return d.decode_error ? d.decode_error : d.type_error;
 }
 
-void check_patched_types(const ResourceType& t, const json::object& patched, const json::value* strategic_patch) {
+void check_patched_types(const ResourceType& t, json::object& patched, const json::value* strategic_patch) {
   // apiserver/pkg/endpoints/handlers/patch.go: errors.NewInvalid(schema.GroupKind{}, "",
   // field.ErrorList{field.Invalid(field.NewPath("patch"), <patched object or patch>, err)}). A
   // JSON or merge patch's result is decoded from JSON (the patched object is quoted); a strategic

@@ -23,7 +23,7 @@ std::optional<std::string> type_error(const ResourceType& t, const boost::json::
 /// Throws the Status of a patch whose result does not decode (422, field "patch"): `patched` is
 /// the object after the patch; `strategic_patch`, for a strategic merge patch, the patch (then the
 /// error is the unstructured converter's and the value the patch as Go prints a map).
-void check_patched_types(const ResourceType& t, const boost::json::object& patched,
+void check_patched_types(const ResourceType& t, boost::json::object& patched,
                          const boost::json::value* strategic_patch);
 
 /// The fieldValidation directive of a write (metav1.FieldValidation*): what unknown fields do.

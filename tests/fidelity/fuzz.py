@@ -38,6 +38,7 @@ exactly what was recorded, whatever the generator has become since.
 """
 import argparse
 import copy
+import http.client
 import json
 import os
 import random
@@ -1109,10 +1110,17 @@ def comparable_patch(a):
 
 
 def patch_answer(server, case):
-    """A server's answer, comparable, to the case's PATCH (dry run) of its stored fuzzu-<kind>."""
+    """A server's answer, comparable, to the case's PATCH (dry run) of its stored fuzzu-<kind>;
+    None when the server closed the connection instead of answering (kube-apiserver v1.32 panics
+    on a strategic merge key whose value is a list or a map, `hash of unhashable type`: its panic
+    recovery drops the connection; the embedded server answers, so such cases are not compared)."""
     path = KINDS[case["kind"]][1] % server.namespace + "/fuzzu-" + case["kind"] + "?dryRun=All"
-    return comparable_patch(answer(server, {"kind": case["kind"], "body": case["patch"]}, "PATCH", path,
-                                   PATCH_TYPES[case["type"]]))
+    try:
+        return comparable_patch(answer(server, {"kind": case["kind"], "body": case["patch"]}, "PATCH", path,
+                                       PATCH_TYPES[case["type"]]))
+    except http.client.RemoteDisconnected:
+        server.conn = None
+        return None
 
 
 def show_patch_diff(case, want, got):
@@ -1130,18 +1138,23 @@ def live_patches(o):
     bases = {k: stored_base(real, k) for k in kinds}
     for k in kinds:
         stored_base(other, k)
-    tried, differ = {}, {}
+    tried, differ, dropped = {}, {}, 0
     for case in patch_cases(o.seed, o.cases, kinds, o.add_fields, bases):
         for key in (case["kind"], case["type"]):
             tried[key] = tried.get(key, 0) + 1
-        want, got = patch_answer(real, case), patch_answer(other, case)
+        want = patch_answer(real, case)
+        if want is None:
+            dropped += 1
+            continue
+        got = patch_answer(other, case)
         if not same(want, got, case["kind"]):
             for key in (case["kind"], case["type"]):
                 differ[key] = differ.get(key, 0) + 1
             show_patch_diff(case, want, got)
     counts = lambda keys: ", ".join("%s %d/%d" % (k, differ.get(k, 0), tried[k]) for k in keys if k in tried)
-    print("%d patches, %d differ (%s; %s)" % (o.cases, sum(differ.get(k, 0) for k in kinds), counts(kinds),
-                                            counts(PATCH_TYPES)))
+    print("%d patches, %d differ (%s; %s)%s" % (o.cases, sum(differ.get(k, 0) for k in kinds), counts(kinds),
+                                              counts(PATCH_TYPES),
+                                              "; the real server dropped %d, not compared" % dropped if dropped else ""))
     return 1 if differ else 0
 
 
@@ -1153,7 +1166,9 @@ def record_patches(o):
     bases = {k: stored_base(real, k) for k in kinds}
     with open(PATCHES_GOLDEN, "a" if o.append else "w") as f:
         for case in patch_cases(o.seed, o.cases, kinds, o.add_fields, bases):
-            f.write(json.dumps(dict(case, answer=patch_answer(real, case)), sort_keys=True) + "\n")
+            want = patch_answer(real, case)
+            if want is not None:  # (a dropped connection is no answer to record)
+                f.write(json.dumps(dict(case, answer=want), sort_keys=True) + "\n")
     print("recorded %d patches in %s%s" % (o.cases, PATCHES_GOLDEN, " (appended)" if o.append else ""))
     return 0
 
