@@ -154,6 +154,12 @@ struct GoScan {
           end() ? "unexpected end of JSON input" : fmt::format("invalid character {} {}", go_quote_char(at()), context);
     return false;
   }
+  // Where the input ends inside a literal, a number or an escape, the scanner's end-of-input step
+  // (scanner.eof feeds it a space) fails on that space.
+  bool fail_at_space(std::string_view context) {
+    if (!err) err = fmt::format("invalid character {} {}", go_quote_char(end() ? ' ' : at()), context);
+    return false;
+  }
   void ws() {
     while (!end() && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r')) ++i;
   }
@@ -182,14 +188,14 @@ struct GoScan {
   bool literal(std::string_view word) {
     for (std::size_t k = 0; k < word.size(); ++k, ++i)
       if (end() || at() != static_cast<unsigned char>(word[k]))
-        return fail(
+        return fail_at_space(
             fmt::format("in literal {} (expecting {})", word, go_quote_char(static_cast<unsigned char>(word[k]))));
     return true;
   }
   bool number() {
     if (at() == '-') {
       ++i;
-      if (end() || !digit(at())) return fail("in numeric literal");
+      if (end() || !digit(at())) return fail_at_space("in numeric literal");
     }
     if (at() == '0') {
       ++i;
@@ -198,13 +204,13 @@ struct GoScan {
     }
     if (!end() && at() == '.') {
       ++i;
-      if (end() || !digit(at())) return fail("after decimal point in numeric literal");
+      if (end() || !digit(at())) return fail_at_space("after decimal point in numeric literal");
       while (!end() && digit(at())) ++i;
     }
     if (!end() && (at() == 'e' || at() == 'E')) {
       ++i;
       if (!end() && (at() == '+' || at() == '-')) ++i;
-      if (end() || !digit(at())) return fail("in exponent of numeric literal");
+      if (end() || !digit(at())) return fail_at_space("in exponent of numeric literal");
       while (!end() && digit(at())) ++i;
     }
     return true;
@@ -221,11 +227,11 @@ struct GoScan {
       if (c < 0x20) return fail("in string literal");
       ++i;
       if (c != '\\') continue;
-      if (end()) return fail("");
+      if (end()) return fail_at_space("in string escape code");
       if (at() == 'u') {
         ++i;
         for (int k = 0; k < 4; ++k, ++i)
-          if (end() || !std::isxdigit(at())) return fail("in \\u hexadecimal character escape");
+          if (end() || !std::isxdigit(at())) return fail_at_space("in \\u hexadecimal character escape");
         continue;
       }
       if (std::string_view("\"\\/bfnrt").find(static_cast<char>(at())) == std::string_view::npos)

@@ -7,6 +7,7 @@
 #include "common/json_depth.hpp"
 #include "embedded/api.hpp"
 #include "embedded/schema.hpp"
+#include "embedded/typecheck.hpp"
 #include "golden_manifests.hpp"
 #include "gpupool/manifest.hpp"
 
@@ -256,4 +257,32 @@ TEST_CASE("a Service without a spec is defaulted without touching freed memory (
     CHECK(svc.at("spec").at("type") == "ClusterIP");
     CHECK(svc.at("spec").at("clusterIPs").as_array().size() == 1);
   }
+}
+
+TEST_CASE("syntax and base64 errors as Go words them (data/go_decode_errors.json, recorded from Go 1.23)") {
+  // The patch handler reports encoding/json's syntax errors; the decoder reports encoding/base64's
+  // for a []byte field (a Secret's data), as a type error.
+  std::ifstream in(std::string(GPUPOOL_SOURCE_DIR) + "/tests/embedded/data/go_decode_errors.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  const json::array items = json::parse(text.str()).as_array();
+  REQUIRE(items.size() > 90);
+  int checked = 0;
+  for (const auto& v : items) {
+    const auto& item = v.as_object();
+    const std::string want(item.at("error").as_string());
+    if (const auto* s = item.if_contains("json")) {
+      const std::string input(s->as_string());
+      INFO("JSON input: " << json::serialize(*s));
+      CHECK(go_json_syntax_error(input).value_or("") == want);
+    } else {
+      const json::value& input = item.at("base64");
+      INFO("base64 input: " << json::serialize(input));
+      json::object secret{{"data", json::object{{"k", input}}}};
+      const auto d = schema::decode("", "v1", "Secret", secret, false);
+      CHECK(d.type_error.value_or("") == want);
+    }
+    ++checked;
+  }
+  CHECK(checked == static_cast<int>(items.size()));
 }
