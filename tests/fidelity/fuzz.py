@@ -20,9 +20,13 @@ with its causes), normalized.
   fuzz.py patches ORACLE_KC OTHER_KC [same options]  the updates' changes as PATCHes (dry runs), compare now
   fuzz.py record-patches ORACLE_KC [same options] [--append]  write (or add to) golden/fuzz_patches.jsonl
                                                    (check replays it after the updates)
+  fuzz.py deletes ORACLE_KC OTHER_KC [same options]  DELETEs (dry runs) of each server's stored object,
+                                                   with the options clients send, compare now
+  fuzz.py record-deletes ORACLE_KC [same options] [--append]  write (or add to) golden/fuzz_deletes.jsonl
+                                                   (check replays it after the patches)
 
-live, updates and patches take --namespace NS (default fid-fuzz), so that two runs against one server do not
-meet. The updates change a stored object's metadata (labels, annotations, finalizers, owners, the
+live, updates, patches and deletes take --namespace NS (default fid-fuzz), so that two runs against
+one server do not meet. The updates change a stored object's metadata (labels, annotations, finalizers, owners, the
 fields it may not change) and the fields updates of its kind are about (a pod's image, deadline and
 tolerations, a claim's request, a ConfigMap's or Secret's data when immutable, a selector), as well
 as random leaves.
@@ -33,7 +37,14 @@ writes it (lists merged by key, its directives now and then; refused for custom 
 patch (RFC 6902: add, replace and remove, now and then a test or a bad op); and a few patches clients
 get wrong (not JSON, JSON not an object, one renaming the object).
 
-The golden file holds the cases themselves with the real server's answers, so a check replays
+The deletes are dry runs (dryRun=All in the query, or in the body: kube-apiserver then ignores the
+query) of the stored objects, of a name not there, or of a kind's collection selecting nothing or the
+stored object alone, with the options clients send and get wrong: a grace period, a propagation
+policy, orphanDependents (and both), dry runs not known, and a DeleteOptions body with preconditions
+(the object's own uid and resourceVersion or others), fields of the wrong type or unknown, another
+kind or apiVersion, or not JSON. The answer compared includes whether the object is still there.
+
+The golden files hold the cases themselves with the real server's answers, so a check replays
 exactly what was recorded, whatever the generator has become since.
 """
 import argparse
@@ -46,6 +57,7 @@ import re
 import sys
 import tempfile
 import time
+import urllib.parse
 
 import raw_client
 from fidelity import serve  # `gpupool cluster serve --topology none`, as the scenarios start it
@@ -1188,6 +1200,200 @@ def check_patches(server):
             show_patch_diff(case, want, got)
     return len(cases), differ
 
+# ---- deletes: a DELETE (dry run) of a stored object, with the options clients send ----------------
+
+DELETES_GOLDEN = os.path.join(HERE, "golden", "fuzz_deletes.jsonl")
+
+# kube-apiserver reads a DELETE's options from its body when it has one, and then ignores the query
+# (its dryRun too: a body without dryRun deletes for real). So every body carries dryRun ["All"]
+# unless its dryRun is one the server refuses; a request without a body has dryRun in its query,
+# All or a value refused. The other query parameters go along with bodies too, to see them ignored.
+DELETE_QUERY = [("gracePeriodSeconds", ["0", "30", "-1", "x"]),
+                ("propagationPolicy", ["Orphan", "Background", "Foreground", "orphan", "Bad", ""]),
+                ("orphanDependents", ["true", "false", "x"])]
+QUERY_DRY_RUNS = [["All"]] * 8 + [["bad"], ["All", "bad"]]
+BODY_DRY_RUNS = [["All"]] * 8 + [["All", "All"], ["bad"], "All"]  # ("All": not a list, refused)
+BODY_HEADS = [{"kind": "DeleteOptions", "apiVersion": "v1"}] * 10 + [
+    {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v1"}, {},  # (the DeleteOptions of the default)
+    {"kind": "DeleteOptions", "apiVersion": "batch/v1"},  # a group's own (old clients')
+    {"kind": "DeleteOptions", "apiVersion": "meta.k8s.io/v2"}, {"kind": "DeleteOption", "apiVersion": "v1"},
+    {"kind": "Pod", "apiVersion": "v1"}, {"kind": "ListOptions", "apiVersion": "meta.k8s.io/v1"}]  # not options
+# $UID and $RV stand for the stored object's, read from each server just before the request.
+BODY_FIELDS = [
+    ("preconditions", [{"uid": "$UID"}, {"resourceVersion": "$RV"}, {"uid": "$UID", "resourceVersion": "$RV"},
+                       {"uid": "6f1e3c2a-0b7d-4c59-9a3e-2d1f5b8c7e40"}, {"resourceVersion": "1"},
+                       {"uid": "$UID", "resourceVersion": "1"}, {"uid": ""}, {"resourceVersion": "abc"}, {},
+                       {"uid": 5}, {"name": "x"}, "x"]),
+    ("gracePeriodSeconds", [0, 30, -1, 1, "30", None, 1.5]),
+    ("propagationPolicy", ["Orphan", "Background", "Foreground", "orphan", "Bad", "", None, 1]),
+    ("orphanDependents", [True, False, None, "true"]),
+    ("ignoreStoreReadErrorWithClusterBreakingPotential", [False, True]),  # (its feature gate off in v1.32)
+    ("force", [True]), ("metadata", [{"name": "x"}]),  # unknown fields
+]
+# (Not "null": kube-apiserver takes it for options without dryRun and deletes.)
+MALFORMED_BODIES = ['{"kind": "DeleteOptions", "dryRun": ["All"]', 'dryRun: [All]', '[]', '"x"', "{}x"]
+SELECTORS = [[("labelSelector", "fuzz-none=1")],  # nothing
+             [("fieldSelector", "metadata.name=fuzzu-$KIND")],  # the fuzz object alone
+             [("labelSelector", "$LABEL"), ("fieldSelector", "metadata.name=fuzzu-$KIND")],  # (and a label of it)
+             [("labelSelector", "a b")]]  # (not a selector)
+
+
+def delete_options(rng, notes):
+    """A DELETE's options: (query pairs, body text or None), described in notes."""
+    query = [(k, rng.choice(vs)) for k, vs in DELETE_QUERY if rng.random() < 0.25]
+    if rng.random() < 0.1:  # both ways of saying what to do with the dependents: refused together
+        query = [q for q in query if q[0] not in ("propagationPolicy", "orphanDependents")] + [
+            ("orphanDependents", rng.choice(["true", "false"])),
+            ("propagationPolicy", rng.choice(["Orphan", "Background", "Foreground"]))]
+    body = None
+    if rng.random() < 0.5:
+        if rng.random() < 0.08:
+            body = rng.choice(MALFORMED_BODIES)
+        else:
+            opts = dict(rng.choice(BODY_HEADS))
+            for k, vs in BODY_FIELDS:
+                if rng.random() < 0.25:
+                    opts[k] = rng.choice(vs)
+            opts["dryRun"] = rng.choice(BODY_DRY_RUNS)
+            body = json.dumps(opts)
+        notes.append("body " + body)
+        if rng.random() < 0.5:
+            query.append(("dryRun", "All"))
+    else:
+        query += [("dryRun", v) for v in rng.choice(QUERY_DRY_RUNS)]
+    return query, body
+
+
+def delete_cases(seed, count, kinds):
+    """The generated deletes: a DELETE of the kind's stored fuzzu-<kind> (mostly), of a name not
+    there, or a deletecollection of the kind's collection selecting nothing or the fuzz object
+    alone; an rng of its own (the other modes' cases stay what they are)."""
+    rng = random.Random("delete %d" % seed)
+    for i in range(count):
+        kind, notes = rng.choice(kinds), []
+        target = rng.choice(["object"] * 8 + ["missing", "collection", "collection"])
+        query, body = delete_options(rng, notes)
+        if target == "collection":
+            query = rng.choice(SELECTORS) + query
+        name = {"object": "/fuzzu-" + kind, "missing": "/fuzzu-missing", "collection": ""}[target]
+        yield {"id": i, "kind": kind, "name": name, "query": query, "body": body,
+               "changes": ["DELETE %s%s?%s" % (kind, name, "&".join("%s=%s" % q for q in query))] + notes}
+
+
+def stored(server, kind):
+    """The stored fuzzu-<kind> of `server`, None when there is none or it is being deleted."""
+    status, _, data = server.request("GET", KINDS[kind][1] % server.namespace + "/fuzzu-" + kind)
+    obj = json.loads(data) if status == 200 else None
+    return None if obj is None or "deletionTimestamp" in obj["metadata"] else obj
+
+
+RECORD_VERSION = re.compile(r"(the ResourceVersion in record \()\d+")
+
+
+def comparable_delete(a):
+    """A delete's answer as comparable_update has it, without what differs by design: the time an
+    object (or a collection's item) is marked deleted at, the statuses the controllers wrote in a
+    deleted collection's items, and the server's own resourceVersion a failed precondition quotes."""
+    a = comparable_update(a)
+    b = a["body"]
+    if not isinstance(b, dict):
+        return a
+    for item in [b] + (b.get("items") if isinstance(b.get("items"), list) else []):
+        if isinstance(item.get("metadata"), dict) and "deletionTimestamp" in item["metadata"]:
+            item["metadata"]["deletionTimestamp"] = "<deletionTimestamp>"
+        if item is not b:
+            item.pop("status", None)
+    if b.get("kind") == "Status":
+        b["message"] = RECORD_VERSION.sub(r"\1<resourceVersion>", b.get("message", ""))
+    return a
+
+
+def delete_answer(server, case):
+    """A server's answer, comparable, to the case's DELETE (query and body with the stored object's
+    uid, resourceVersion, name and a label in place of $UID, $RV, $KIND and $LABEL), and whether
+    the object is still stored after it: if not, it is created again (stored_base) for the next
+    cases. A resourceVersion precondition that failed because a controller wrote the object between
+    the read and the DELETE is tried again."""
+    for _ in range(3):
+        obj = stored(server, case["kind"]) or stored_base(server, case["kind"])
+        md = obj["metadata"]
+        label = "%s=%s" % next(iter(md["labels"].items())) if md.get("labels") else "fuzz-none!=1"  # (all have)
+        fill = lambda s: (s.replace("$UID", md["uid"]).replace("$RV", md["resourceVersion"])
+                          .replace("$KIND", case["kind"]).replace("$LABEL", label))
+        query = urllib.parse.urlencode([(k, fill(v)) for k, v in case["query"]])
+        path = KINDS[case["kind"]][1] % server.namespace + case["name"] + "?" + query
+        a = answer(server, {"kind": case["kind"], "body": fill(case["body"] or "")}, "DELETE", path)
+        after = stored(server, case["kind"])
+        raced = a["status"] == 409 and "$RV" in (case["body"] or "") and after is not None and (
+            after["metadata"]["resourceVersion"] != md["resourceVersion"])
+        if not raced:
+            break
+    a["stored after"] = after is not None
+    if after is None:
+        stored_base(server, case["kind"])
+    return comparable_delete(a)
+
+
+def same_delete(want, got, kind):
+    return same(want, got, kind) and want["stored after"] == got["stored after"]
+
+
+def show_delete_diff(case, want, got):
+    show_diff(dict(case, body=case["body"] or ""), want, got)
+    if want["stored after"] != got["stored after"]:
+        print("  stored after: real %s, this server %s" % (want["stored after"], got["stored after"]))
+
+
+def live_deletes(o):
+    """DELETEs (dry runs) of each server's own stored object, compared now."""
+    real, other = Server(o.oracle, o.namespace), Server(o.embedded, o.namespace)
+    real.ensure_namespace()
+    other.ensure_namespace()
+    kinds = update_kinds(o)
+    for k in kinds:
+        stored_base(real, k)
+        stored_base(other, k)
+    tried, differ = dict.fromkeys(kinds, 0), dict.fromkeys(kinds, 0)
+    for case in delete_cases(o.seed, o.cases, kinds):
+        tried[case["kind"]] += 1
+        want, got = delete_answer(real, case), delete_answer(other, case)
+        if not same_delete(want, got, case["kind"]):
+            differ[case["kind"]] += 1
+            show_delete_diff(case, want, got)
+    print("%d deletes, %d differ (%s)" % (o.cases, sum(differ.values()),
+                                        ", ".join("%s %d/%d" % (k, differ[k], tried[k]) for k in kinds)))
+    return 1 if any(differ.values()) else 0
+
+
+def record_deletes(o):
+    """golden/fuzz_deletes.jsonl: the generated deletes with the real server's answers."""
+    real = Server(o.oracle)
+    real.ensure_namespace()
+    kinds = update_kinds(o)
+    for k in kinds:
+        stored_base(real, k)
+    with open(DELETES_GOLDEN, "a" if o.append else "w") as f:
+        for case in delete_cases(o.seed, o.cases, kinds):
+            f.write(json.dumps(dict(case, answer=delete_answer(real, case)), sort_keys=True) + "\n")
+    print("recorded %d deletes in %s%s" % (o.cases, DELETES_GOLDEN, " (appended)" if o.append else ""))
+    return 0
+
+
+def check_deletes(server):
+    """Replays golden/fuzz_deletes.jsonl on `server`: each kind's base created there, the recorded
+    deletes sent; returns (cases, differing)."""
+    cases = [json.loads(line) for line in open(DELETES_GOLDEN)] if os.path.exists(DELETES_GOLDEN) else []
+    for k in sorted({c["kind"] for c in cases}):
+        stored_base(server, k)
+    differ = 0
+    for case in cases:
+        want = case.pop("answer")
+        got = delete_answer(server, case)
+        if not same_delete(want, got, case["kind"]):
+            differ += 1
+            show_delete_diff(case, want, got)
+    return len(cases), differ
+
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -1207,18 +1413,23 @@ def main():
     pat.add_argument("embedded")
     recp = sub.add_parser("record-patches", help="write the patches' golden file from a REAL server")
     recp.add_argument("oracle")
-    for p in (rec, recu, recp):
+    dele = sub.add_parser("deletes", help="compare a real server with another now, on DELETEs of stored objects")
+    dele.add_argument("oracle")
+    dele.add_argument("embedded")
+    recd = sub.add_parser("record-deletes", help="write the deletes' golden file from a REAL server")
+    recd.add_argument("oracle")
+    for p in (rec, recu, recp, recd):
         p.add_argument("--append", action="store_true",
                        help="add the cases to the golden file instead of replacing it (another seed, --add-fields)")
-    for p in (live, rec, upd, recu, pat, recp):
+    for p in (live, rec, upd, recu, pat, recp, dele, recd):
         p.add_argument("--seed", type=int, default=18)
         p.add_argument("--cases", type=int, default=400)
         p.add_argument("--add-fields", action="store_true",
                        help="also set fields the base objects leave out, from the kinds' schemas")
         p.add_argument("--kinds", help="comma-separated subset of " + ",".join(KINDS) + (
             " or all (default: %s; all adds %s)" % (",".join(UPDATE_KINDS), ",".join(UPDATE_ALL[len(UPDATE_KINDS):]))
-            if p in (upd, recu, pat, recp) else " (default: the six built-in kinds)"))
-    for p in (live, upd, pat):  # (not record: the golden answers name the suite's namespace)
+            if p in (upd, recu, pat, recp, dele, recd) else " (default: the six built-in kinds)"))
+    for p in (live, upd, pat, dele):  # (not record: the golden answers name the suite's namespace)
         p.add_argument("--namespace", default=NAMESPACE,
                        help="namespace of the cases (default %s), so that two runs against one server do not meet"
                        % NAMESPACE)
@@ -1227,10 +1438,10 @@ def main():
     g.add_argument("--kubeconfig")
     g.add_argument("--serve", metavar="GPUPOOL")
     o = ap.parse_args()
-    stored = ("updates", "record-updates", "patches", "record-patches")
+    stored = ("updates", "record-updates", "patches", "record-patches", "deletes", "record-deletes")
     if getattr(o, "kinds", None) and not (o.mode in stored and o.kinds == "all"
                                           or set(o.kinds.split(",")) <= set(KINDS)):
-        ap.error("--kinds: known kinds are " + ",".join(KINDS) + " (and, for updates and patches, all)")
+        ap.error("--kinds: known kinds are " + ",".join(KINDS) + " (and, for updates, patches and deletes, all)")
 
     if o.mode == "updates":
         return live_updates(o)
@@ -1240,6 +1451,10 @@ def main():
         return live_patches(o)
     if o.mode == "record-patches":
         return record_patches(o)
+    if o.mode == "deletes":
+        return live_deletes(o)
+    if o.mode == "record-deletes":
+        return record_deletes(o)
     if o.mode == "record":
         server = Server(o.oracle)
         server.ensure_namespace()
@@ -1273,6 +1488,7 @@ def main():
                     show_diff(case, want, got)
             updates, updates_differ = check_updates(other) if o.mode == "check" else (0, 0)
             patches, patches_differ = check_patches(other) if o.mode == "check" else (0, 0)
+            deletes, deletes_differ = check_deletes(other) if o.mode == "check" else (0, 0)
         finally:
             if proc:
                 proc.terminate()
@@ -1282,7 +1498,8 @@ def main():
     if o.mode == "check":
         print("%d updates, %d differ" % (updates, updates_differ))
         print("%d patches, %d differ" % (patches, patches_differ))
-    return 1 if differ or updates_differ or patches_differ else 0
+        print("%d deletes, %d differ" % (deletes, deletes_differ))
+    return 1 if differ or updates_differ or patches_differ or deletes_differ else 0
 
 
 if __name__ == "__main__":
