@@ -902,11 +902,12 @@ Response Api::dispatch(const Request& r) const {
   if (r.body.size() > kMaxRequestBodyBytes)
     throw StatusError(413, "RequestEntityTooLarge",
                       fmt::format("Request entity too large: limit is {}", kMaxRequestBodyBytes));
+  // A delete reads its options itself (from its body, or its query: api_delete.cpp).
+  if (verb == "delete" || verb == "deletecollection") return serve_delete(c);
   c.wo = write_options(r);
   if (verb == "create") return serve_create(c);
   if (verb == "update") return serve_update(c);
-  if (verb == "patch") return serve_patch(c);
-  return serve_delete(c);
+  return serve_patch(c);
 }
 
 }  // namespace gpupool::embedded

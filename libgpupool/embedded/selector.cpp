@@ -1,5 +1,7 @@
 #include "embedded/selector.hpp"
 
+#include <fmt/format.h>
+
 #include <boost/json.hpp>
 
 #include <algorithm>
@@ -100,6 +102,15 @@ LabelSelector LabelSelector::parse(std::string_view text) {
         r.values.emplace_back(v);
       }
     } else {
+      // labels.Parser: a key followed by anything but a comma or the end wants an operator; the
+      // lexer's next token is read as one ("a b": found 'b').
+      if (const auto ws = part.find_first_of(" \t\n\r"); ws != std::string_view::npos) {
+        const std::string_view rest = trim(part.substr(ws));
+        const auto stop = rest.find_first_of(" \t\n\r!=(),");
+        const std::string lit(rest.substr(0, stop == std::string_view::npos ? rest.size() : stop));
+        throw StatusError::bad_request(
+            fmt::format("unable to parse requirement: found '{}', expected: in, notin, =, ==, !=, gt, lt", lit));
+      }
       r.key = std::string(part);
       r.op = Op::Exists;
     }

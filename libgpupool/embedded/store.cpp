@@ -256,6 +256,13 @@ std::string_view str_view(const json::object& o, std::string_view key) {
 // FinalizerOrphanDependents).
 constexpr std::string_view kForegroundDeletion = "foregroundDeletion";
 
+// rest.BeforeDelete (updateForGracefulDeletionAndFinalizers): marking an object for deletion is a
+// change of its generation, where it has one.
+void bump_generation(json::object& md) {
+  if (const auto* g = md.if_contains("generation"); g && g->is_int64() && g->as_int64() > 0)
+    md["generation"] = g->as_int64() + 1;
+}
+
 bool has_finalizer(const json::object& md, std::string_view f) {
   if (const auto* fs = md.if_contains("finalizers"); fs && fs->is_array())
     for (const auto& v : fs->as_array())
@@ -1147,6 +1154,7 @@ bool Store::delete_locked_recursive(const ResourceType& t, const std::string& ns
   if (!md.contains("deletionTimestamp")) {
     md["deletionTimestamp"] = to_rfc3339(clock_.now());
     md["deletionGracePeriodSeconds"] = 0;
+    bump_generation(md);
     changed = true;
   }
   if (changed) {
@@ -1264,7 +1272,59 @@ json::object Store::remove(const ResourceType& t, std::string_view ns, std::stri
     AdmissionRequest req{
         AdmissionRequest::Operation::Delete, &t, "", std::string(ns), nullptr, it->second.get(), nullptr};
     for (const auto& [stage, p] : impl_->plugins) p(req);
-    if (o.dry_run) return result;
+    // What registry.Store.Delete answers right away (a dry run stores nothing else):
+    // deletionFinalizersForGarbageCollection gives the object the orphan finalizer when it orphans
+    // (the kind's default for a Job), foregroundDeletion in the foreground, neither in the
+    // background; rest.BeforeDelete marks a pod for graceful deletion (a grace of 0 for one on no
+    // node); an object left with finalizers or a grace period is not deleted yet and comes back
+    // with its deletionTimestamp and deletionGracePeriodSeconds. (Here the orphaning and the
+    // foreground wait of a real delete then happen at once, below.)
+    const json::object view = [&] {
+      json::object v = result;
+      auto& vmd = metadata_of(v);
+      if (vmd.contains("deletionTimestamp")) return v;
+      const Propagation p = o.propagation != Propagation::Default ? o.propagation
+                            : t.orphan_by_default                 ? Propagation::Orphan
+                                                                  : Propagation::Background;
+      json::array finalizers;
+      if (const auto* f = vmd.if_contains("finalizers"); f && f->is_array()) finalizers = f->as_array();
+      const auto set_finalizer = [&](std::string_view name, bool on) {
+        const auto at = std::find(finalizers.begin(), finalizers.end(), json::value(name));
+        if (on && at == finalizers.end()) finalizers.emplace_back(name);
+        if (!on && at != finalizers.end()) finalizers.erase(at);
+      };
+      set_finalizer("orphan", p == Propagation::Orphan);
+      set_finalizer(kForegroundDeletion, p == Propagation::Foreground);
+      if (finalizers.empty())
+        vmd.erase("finalizers");
+      else
+        vmd["finalizers"] = finalizers;
+      std::int64_t grace = 0;
+      const bool pod = t.group.empty() && t.resource == "pods";
+      static const json::object kNoSpec;
+      const json::object* spec = util::object_at(v, {"spec"});
+      if (!spec) spec = &kNoSpec;
+      if (pod && !str(*spec, "nodeName").empty()) {
+        grace = o.grace_period.value_or(30);
+        if (!o.grace_period)
+          if (const auto* g = spec->if_contains("terminationGracePeriodSeconds"); g && g->is_int64())
+            grace = g->as_int64();
+        grace = std::max<std::int64_t>(grace, 0);
+      }
+      if (pod || !finalizers.empty()) {
+        vmd["deletionTimestamp"] = to_rfc3339(clock_.now());
+        vmd["deletionGracePeriodSeconds"] = grace;
+        bump_generation(vmd);
+      }
+      return v;
+    }();
+    const json::value* view_grace = metadata_of(view).if_contains("deletionGracePeriodSeconds");
+    const bool pending = metadata_of(view).contains("finalizers") ||
+                         (view_grace && view_grace->is_int64() && view_grace->as_int64() > 0);
+    if (o.dry_run) {
+      if (deleted) *deleted = !pending;
+      return view;
+    }
     // Deleting a namespace deletes everything in it (the namespace controller's job).
     if (&t == &type("", "namespaces")) {
       for (auto& [tp, tobjs] : impl_->data) {
@@ -1279,6 +1339,9 @@ json::object Store::remove(const ResourceType& t, std::string_view ns, std::stri
     if (!erased) {
       result = *impl_->objects(t).at(key);  // still there: what it looks like now (deletionTimestamp set)
       if (deleted) *deleted = false;
+    } else if (pending || (t.group.empty() && t.resource == "pods")) {
+      result = view;  // (the orphan finalizer's wait, already over here; a pod's marks)
+      if (deleted) *deleted = !pending;
     }
   }
   sync_journal();

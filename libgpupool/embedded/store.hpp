@@ -160,6 +160,7 @@ struct WriteOptions {
 struct DeleteOptions {
   Propagation propagation = Propagation::Default;
   bool dry_run = false;
+  std::optional<std::int64_t> grace_period;  ///< gracePeriodSeconds (a pod on a node waits that long)
   std::optional<std::string> precondition_uid;
   std::optional<std::string> precondition_resource_version;
 };
