@@ -2,12 +2,12 @@
 // endpoints/handlers/delete.go).
 #include <fmt/format.h>
 
-#include <charconv>
 #include <climits>
 #include <set>
 
 #include "embedded/api_handlers.hpp"
 #include "embedded/schema.hpp"
+#include "embedded/validation_fields.hpp"
 
 namespace gpupool::embedded {
 
@@ -127,15 +127,9 @@ DeleteRequest options_from_body(const std::string& text) {
 DeleteRequest options_from_query(const Request& r) {
   DeleteRequest d;
   if (const auto it = r.query.find("gracePeriodSeconds"); it != r.query.end()) {
-    std::int64_t n = 0;
-    const std::string& s = it->second;
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-    if (ec != std::errc() || end != s.data() + s.size() || s.empty())
-      throw StatusError::bad_request(fmt::format("strconv.ParseInt: parsing {}: {}", go_quote(s),
-                                                 ec == std::errc::result_out_of_range && end == s.data() + s.size()
-                                                     ? "value out of range"
-                                                     : "invalid syntax"));
-    d.grace = n;
+    std::string err;
+    d.grace = go_parse_int(it->second, &err);
+    if (!d.grace) throw StatusError::bad_request(err);
   }
   if (const auto it = r.query.find("orphanDependents"); it != r.query.end()) {
     // Convert_Slice_string_To_Pointer_bool: "0" and "false" (any case) are false, all else true.
@@ -162,12 +156,10 @@ void validate(const DeleteRequest& d) {
                                   "\"Orphan\", \"nil\"",
                                   go_quote(*d.propagation)),
                       "propagationPolicy"});
-  if (std::any_of(d.dry_run.begin(), d.dry_run.end(), [](const std::string& s) { return s != "All"; })) {
-    std::string list = "[]string{";
-    for (std::size_t i = 0; i < d.dry_run.size(); ++i) list += (i ? ", " : "") + go_quote(d.dry_run[i]);
-    causes.push_back(
-        {"FieldValueNotSupported", fmt::format("Unsupported value: {}}}: supported values: \"All\"", list), "dryRun"});
-  }
+  if (std::any_of(d.dry_run.begin(), d.dry_run.end(), [](const std::string& s) { return s != "All"; }))
+    causes.push_back({"FieldValueNotSupported",
+                      fmt::format("Unsupported value: {}: supported values: \"All\"", fields::go_strings(d.dry_run)),
+                      "dryRun"});
   if (!causes.empty()) throw StatusError::invalid_options("DeleteOptions", std::move(causes));
 }
 

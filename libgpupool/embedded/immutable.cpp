@@ -62,12 +62,17 @@ const json::value* at(const json::object& o, std::initializer_list<std::string_v
   const json::object* parent = object_at(o, path);
   return parent ? parent->if_contains(key) : nullptr;
 }
-bool same(const json::value* a, const json::value* b) {
+}  // namespace
+
+bool same_value(const json::value* a, const json::value* b) {
   if (!a || a->is_null()) return !b || b->is_null();
   return b && util::json_equal(*a, *b);
 }
 
-}  // namespace
+std::string go_pointer_value(const json::value* v) {
+  if (!v || v->is_null()) return "\"null\"";
+  return v->is_string() ? quoted(v->as_string()) : json::serialize(*v);
+}
 
 std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
   std::vector<StatusCause> causes;
@@ -79,7 +84,7 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
   const json::object& old = *r.old_object;
   if (t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets")) {
     // The deployment and replicaset strategies' ValidateUpdate (apps/v1): spec.selector is immutable.
-    if (!same(at(old, {"spec"}, "selector"), at(obj, {"spec"}, "selector")))
+    if (!same_value(at(old, {"spec"}, "selector"), at(obj, {"spec"}, "selector")))
       causes.push_back({"FieldValueInvalid",
                         fmt::format("Invalid value: {}: field is immutable",
                                     go_label_selector(object_at(obj, {"spec", "selector"}))),
@@ -90,28 +95,25 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
     // successPolicy are immutable. (ValidateImmutableField's field.Invalid prints a nil pointer as
     // "null" and a set one's value: a number bare, a string quoted; the template, podFailurePolicy
     // and successPolicy as Go struct dumps with pointer addresses, here as their JSON.)
-    auto go_value = [](const json::value* v) -> std::string {
-      if (!v || v->is_null()) return "\"null\"";
-      return v->is_string() ? quoted(v->as_string()) : json::serialize(*v);
-    };
     auto immutable = [&](const char* key) {
       const json::value* now = at(obj, {"spec"}, key);
-      if (!same(at(old, {"spec"}, key), now))
-        causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: field is immutable", go_value(now)),
+      if (!same_value(at(old, {"spec"}, key), now))
+        causes.push_back({"FieldValueInvalid",
+                          fmt::format("Invalid value: {}: field is immutable", go_pointer_value(now)),
                           fmt::format("spec.{}", key)});
     };
     const json::value* completions = at(obj, {"spec"}, "completions");
     if (string_of(object_at(obj, {"spec"}), "completionMode") != "Indexed") {
       immutable("completions");
-    } else if (!same(at(old, {"spec"}, "completions"), completions) && completions && !completions->is_null() &&
-               !same(completions, at(obj, {"spec"}, "parallelism"))) {
+    } else if (!same_value(at(old, {"spec"}, "completions"), completions) && completions && !completions->is_null() &&
+               !same_value(completions, at(obj, {"spec"}, "parallelism"))) {
       // An Indexed Job's completions change only with parallelism (to the same number).
       causes.push_back({"FieldValueInvalid",
                         fmt::format("Invalid value: {}: can only be modified in tandem with spec.parallelism",
-                                    go_value(completions)),
+                                    go_pointer_value(completions)),
                         "spec.completions"});
     }
-    if (!same(at(old, {"spec"}, "selector"), at(obj, {"spec"}, "selector")))
+    if (!same_value(at(old, {"spec"}, "selector"), at(obj, {"spec"}, "selector")))
       causes.push_back({"FieldValueInvalid",
                         fmt::format("Invalid value: {}: field is immutable",
                                     go_label_selector(object_at(obj, {"spec", "selector"}))),
@@ -149,7 +151,7 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
       if (meta.empty() && !n.contains("metadata")) o.erase("metadata");
       old_tpl = &relaxed;
     }
-    if (!same(old_tpl, new_tpl)) {
+    if (!same_value(old_tpl, new_tpl)) {
       const json::value* tpl = at(obj, {"spec"}, "template");
       causes.push_back({"FieldValueInvalid",
                         fmt::format("Invalid value: {}: field is immutable", tpl ? json::serialize(*tpl) : "null"),
@@ -207,12 +209,10 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
     // The volume mode (its path without "spec.", sic), and volumeAttributesClassName, which the
     // disabled VolumeAttributesClass gate lets no update change.
     const json::value* mode = at(obj, {"spec"}, "volumeMode");
-    if (!same(at(old, {"spec"}, "volumeMode"), mode))
+    if (!same_value(at(old, {"spec"}, "volumeMode"), mode))
       causes.push_back({"FieldValueInvalid",
-                        fmt::format("Invalid value: {}: field is immutable",
-                                    mode && mode->is_string() ? quoted(mode->as_string()) : "\"null\""),
-                        "volumeMode"});
-    if (!same(at(old, {"spec"}, "volumeAttributesClassName"), at(obj, {"spec"}, "volumeAttributesClassName")))
+                        fmt::format("Invalid value: {}: field is immutable", go_pointer_value(mode)), "volumeMode"});
+    if (!same_value(at(old, {"spec"}, "volumeAttributesClassName"), at(obj, {"spec"}, "volumeAttributesClassName")))
       causes.push_back({"FieldValueForbidden",
                         "Forbidden: update is forbidden when the VolumeAttributesClass feature gate is disabled",
                         "spec.volumeAttributesClassName"});

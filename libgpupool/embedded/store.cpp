@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <condition_variable>
 #include <deque>
 #include <random>
@@ -14,7 +13,7 @@
 
 #include "embedded/base64.hpp"
 #include "embedded/controllers_util.hpp"
-#include "embedded/typecheck.hpp"  // go_quote
+#include "embedded/typecheck.hpp"  // go_quote, go_parse_uint
 #include "embedded/validation.hpp"
 
 namespace gpupool::embedded {
@@ -690,23 +689,6 @@ json::object Store::create(const ResourceType& t, std::string_view ns, json::obj
   return *create_shared(t, ns, std::move(obj), o);
 }
 
-namespace {
-
-// A resourceVersion as the versioner reads it (strconv.ParseUint(s, 10, 64)): the number, or
-// nullopt with Go's error in `err` ("strconv.ParseUint: parsing \"a-\": invalid syntax").
-std::optional<std::uint64_t> parse_resource_version(std::string_view s, std::string* err = nullptr) {
-  std::uint64_t n = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-  if (ec == std::errc() && end == s.data() + s.size()) return n;
-  if (err)
-    *err = fmt::format(
-        "strconv.ParseUint: parsing {}: {}", go_quote(s),
-        ec == std::errc::result_out_of_range && end == s.data() + s.size() ? "value out of range" : "invalid syntax");
-  return std::nullopt;
-}
-
-}  // namespace
-
 std::shared_ptr<const json::object> Store::create_shared(const ResourceType& t, std::string_view ns, json::object obj,
                                                          const WriteOptions& o) {
   std::shared_ptr<const json::object> stored;
@@ -761,7 +743,7 @@ std::shared_ptr<const json::object> Store::create_shared(const ResourceType& t, 
     if (!md2.contains("creationTimestamp")) md2["creationTimestamp"] = to_rfc3339(clock_.now());
     if (!o.dry_run) {
       // etcd3 store Create: versioner.ObjectResourceVersion (ParseUint) other than 0 is refused.
-      if (const auto n = parse_resource_version(given_rv); n && *n != 0)
+      if (const auto n = go_parse_uint(given_rv); n && *n != 0)
         throw StatusError(500, "", "resourceVersion should not be set on objects to be created");
       md2["resourceVersion"] = std::to_string(++impl_->rv);
     } else if (!given_rv.empty()) {
@@ -947,7 +929,7 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
     std::uint64_t want_rv = 0;  // none given: 0, as the versioner reads it
     if (const std::string_view given = str_view(md, "resourceVersion"); !given.empty()) {
       std::string err;
-      const auto n = parse_resource_version(given, &err);
+      const auto n = go_parse_uint(given, &err);
       if (!n) throw StatusError(500, "", err);
       want_rv = *n;
     }

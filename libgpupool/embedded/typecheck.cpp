@@ -5,6 +5,7 @@
 #include "embedded/schema.hpp"
 
 #include <cctype>
+#include <charconv>
 #include <map>
 #include <set>
 #include <string_view>
@@ -289,6 +290,29 @@ struct GoScan {
 };
 
 }  // namespace
+
+namespace {
+
+template <typename T>
+std::optional<T> go_parse(std::string_view s, std::string* err, std::string_view func) {
+  T n = 0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+  if (ec == std::errc() && end == s.data() + s.size()) return n;
+  if (err)
+    *err = fmt::format(
+        "strconv.{}: parsing {}: {}", func, go_quote(s),
+        ec == std::errc::result_out_of_range && end == s.data() + s.size() ? "value out of range" : "invalid syntax");
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> go_parse_int(std::string_view s, std::string* err) {
+  return go_parse<std::int64_t>(s, err, "ParseInt");
+}
+std::optional<std::uint64_t> go_parse_uint(std::string_view s, std::string* err) {
+  return go_parse<std::uint64_t>(s, err, "ParseUint");
+}
 
 std::optional<std::string> go_json_syntax_error(std::string_view text) {
   GoScan scan{text, 0, std::nullopt};

@@ -3,6 +3,7 @@
 // expected is refused, not stored.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,6 +61,11 @@ struct GoValueNames {
   std::string_view json, kind, type;
 };
 GoValueNames go_value_names(const boost::json::value& v);
+
+/// strconv.ParseInt / ParseUint (base 10, 64 bits): the number, or nullopt with Go's error in `err`
+/// (`strconv.ParseInt: parsing "x": invalid syntax`, `...: value out of range`).
+std::optional<std::int64_t> go_parse_int(std::string_view s, std::string* err = nullptr);
+std::optional<std::uint64_t> go_parse_uint(std::string_view s, std::string* err = nullptr);
 
 /// Go's %v of a decoded JSON value (map[k:v ...], [a b], strings unquoted).
 std::string go_print(const boost::json::value& v);

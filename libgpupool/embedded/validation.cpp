@@ -207,33 +207,22 @@ void validate_owner_references(const json::object& md, Causes& causes) {
     }
 }
 
-std::vector<std::string> finalizer_names(const json::object& md) {
-  std::vector<std::string> out;
-  if (const json::value* fv = md.if_contains("finalizers"); fv && fv->is_array())
-    for (const auto& f : fv->as_array()) out.push_back(f.is_string() ? std::string(f.as_string()) : "");
-  return out;
-}
-
 // ValidateFinalizers: each name, then the two that cannot go together.
 void validate_finalizers(const json::object& md, Causes& causes) {
-  const std::vector<std::string> names = finalizer_names(md);
+  const std::vector<std::string> names = fields::strings_at(md, "finalizers");
   for (const auto& name : names) add_errors(causes, qualified_name_errors(name), "metadata.finalizers", name);
   const auto has = [&](std::string_view f) { return std::find(names.begin(), names.end(), f) != names.end(); };
-  if (has("orphan") && has("foregroundDeletion")) {
-    std::string list = "[]string{";
-    for (std::size_t i = 0; i < names.size(); ++i) list += (i ? ", " : "") + go_quote(names[i]);
-    list += "}";
-    causes.push_back(
-        {"FieldValueInvalid",
-         fmt::format("Invalid value: {}: finalizer orphan and foregroundDeletion cannot be both set", list),
-         "metadata.finalizers"});
-  }
+  if (has("orphan") && has("foregroundDeletion"))
+    causes.push_back({"FieldValueInvalid",
+                      fmt::format("Invalid value: {}: finalizer orphan and foregroundDeletion cannot be both set",
+                                  fields::go_strings(names)),
+                      "metadata.finalizers"});
 }
 
 // core/validation's validateKubeFinalizerName on each finalizer (IsStandardFinalizerName), which
 // its ValidateObjectMeta and ValidateObjectMetaUpdate add to apimachinery's rules.
 void validate_kube_finalizer_names(const json::object& md, Causes& causes) {
-  const std::vector<std::string> names = finalizer_names(md);
+  const std::vector<std::string> names = fields::strings_at(md, "finalizers");
   for (std::size_t i = 0; i < names.size(); ++i) {
     const std::string& name = names[i];
     if (name.find('/') == std::string::npos && name != "kubernetes" && name != "orphan" && name != "foregroundDeletion")
@@ -294,30 +283,22 @@ void object_meta_causes(const json::object& md, bool kube, Causes& causes) {
 // adds validateKubeFinalizerName.
 void object_meta_update_causes(const json::object& md, const json::object& old_md, bool kube, Causes& causes) {
   if (old_md.contains("deletionTimestamp")) {  // ValidateNoNewFinalizers (sets.String: sorted)
-    const std::vector<std::string> before = finalizer_names(old_md);
+    const std::vector<std::string> before = fields::strings_at(old_md, "finalizers");
     std::set<std::string> extra;
-    for (auto& f : finalizer_names(md))
+    for (auto& f : fields::strings_at(md, "finalizers"))
       if (std::find(before.begin(), before.end(), f) == before.end()) extra.insert(f);
-    if (!extra.empty()) {
-      std::string list = "[]string{";
-      for (const auto& f : extra) list += (list.size() > 9 ? ", " : "") + go_quote(f);
+    if (!extra.empty())
       causes.push_back({"FieldValueForbidden",
                         fmt::format("Forbidden: no new finalizers can be added if the object is being deleted, found "
-                                    "new finalizers {}}}",
-                                    list),
+                                    "new finalizers {}",
+                                    fields::go_strings({extra.begin(), extra.end()})),
                         "metadata.finalizers"});
-    }
   }
   // ValidateImmutableField of the deletion fields, which rest.BeforeUpdate restores only where
   // the old object has them (metadata.name and namespace are checked against the URL, uid and
   // creationTimestamp restored). field.Invalid prints a set time as time.Time's String, a set
   // grace period bare, a nil one "null".
-  const auto differs = [&](std::string_view k) {
-    const json::value* a = md.if_contains(k);
-    const json::value* b = old_md.if_contains(k);
-    const bool a_nil = !a || a->is_null(), b_nil = !b || b->is_null();
-    return a_nil != b_nil || (!a_nil && !util::json_equal(*a, *b));
-  };
+  const auto differs = [&](std::string_view k) { return !same_value(md.if_contains(k), old_md.if_contains(k)); };
   if (differs("uid"))  // (types.UID, printed quoted)
     causes.push_back({"FieldValueInvalid",
                       fmt::format("Invalid value: {}: field is immutable", go_quote(str(md, "uid"))), "metadata.uid"});
@@ -333,10 +314,9 @@ void object_meta_update_causes(const json::object& md, const json::object& old_m
                       "metadata.deletionTimestamp"});
   }
   if (differs("deletionGracePeriodSeconds")) {
-    const json::value* g = md.if_contains("deletionGracePeriodSeconds");
     causes.push_back({"FieldValueInvalid",
                       fmt::format("Invalid value: {}: field is immutable",
-                                  g && !g->is_null() ? json::serialize(*g) : std::string("\"null\"")),
+                                  go_pointer_value(md.if_contains("deletionGracePeriodSeconds"))),
                       "metadata.deletionGracePeriodSeconds"});
   }
   validate_labels_and_annotations(md, "metadata.", causes);
@@ -1405,10 +1385,10 @@ void builtin_validation(AdmissionRequest& r) {
       // customResourceStrategy's generateWarningsFromObj: each finalizer the write adds (sorted),
       // by apiextensions' validateKubeFinalizerName.
       std::set<std::string> added;
-      for (auto& f : finalizer_names(md)) added.insert(f);
+      for (auto& f : fields::strings_at(md, "finalizers")) added.insert(f);
       if (r.old_object)
         if (const json::value* om = r.old_object->if_contains("metadata"); om && om->is_object())
-          for (const auto& f : finalizer_names(om->as_object())) added.erase(f);
+          for (const auto& f : fields::strings_at(om->as_object(), "finalizers")) added.erase(f);
       for (const auto& f : added) {
         for (const auto& msg : qualified_name_errors(f))
           w.push_back(fmt::format("metadata.finalizers: {}: {}", go_quote(f), msg));

@@ -53,6 +53,12 @@ void validate_pod_annotation_updates(const boost::json::object& meta, const boos
 void validate_pod_update(const boost::json::object& spec, const boost::json::object& old_spec,
                          std::vector<StatusCause>& causes);
 
+/// Two optional JSON values as Go's typed fields compare them: absent and null are one nil.
+/// (embedded/immutable.cpp)
+bool same_value(const boost::json::value* a, const boost::json::value* b);
+/// field.Invalid's value of a pointer field: "null" when nil, a string quoted, else the value.
+std::string go_pointer_value(const boost::json::value* v);
+
 /// ValidateObjectMeta's label and annotation rules, under `at` ("metadata." or "spec.template.").
 void validate_labels_and_annotations(const boost::json::object& meta, const std::string& at,
                                      std::vector<StatusCause>& causes);

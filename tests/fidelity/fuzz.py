@@ -886,19 +886,28 @@ def record_updates(o):
     return 0
 
 
-def check_updates(server):
-    """Replays golden/fuzz_updates.jsonl on `server`: each kind's base created there, the recorded
-    edits PUT as dry runs; returns (cases, differing)."""
-    cases = [json.loads(line) for line in open(UPDATES_GOLDEN)] if os.path.exists(UPDATES_GOLDEN) else []
+def replay(golden, server, answer_of, agrees, show):
+    """Replays a golden file of stored-object cases on `server`: each kind's base created there,
+    each case's request sent (`answer_of(server, base, case)`: the answer and the case as shown);
+    returns (cases, differing)."""
+    cases = [json.loads(line) for line in open(golden)] if os.path.exists(golden) else []
     bases = {k: stored_base(server, k) for k in sorted({c["kind"] for c in cases})}
     differ = 0
     for case in cases:
         want = case.pop("answer")
-        got, body = put_update(server, bases[case["kind"]], edits_from_json(case.pop("edits")), case["kind"])
-        if not same(want, got, case["kind"]):
+        got, shown = answer_of(server, bases[case["kind"]], case)
+        if not agrees(want, got, case["kind"]):
             differ += 1
-            show_diff(dict(case, body=json.dumps(body)), want, got)
+            show(shown, want, got)
     return len(cases), differ
+
+
+def check_updates(server):
+    """Replays golden/fuzz_updates.jsonl: the recorded edits PUT as dry runs."""
+    def answer_of(server, base, case):
+        got, body = put_update(server, base, edits_from_json(case.pop("edits")), case["kind"])
+        return got, dict(case, body=json.dumps(body))
+    return replay(UPDATES_GOLDEN, server, answer_of, same, show_diff)
 
 
 # ---- patches: a PATCH (dry run) of a stored object, the updates' changes -------------------------
@@ -1186,19 +1195,8 @@ def record_patches(o):
 
 
 def check_patches(server):
-    """Replays golden/fuzz_patches.jsonl on `server`: each kind's base created there, the recorded
-    patches sent as dry runs; returns (cases, differing)."""
-    cases = [json.loads(line) for line in open(PATCHES_GOLDEN)] if os.path.exists(PATCHES_GOLDEN) else []
-    for k in sorted({c["kind"] for c in cases}):
-        stored_base(server, k)
-    differ = 0
-    for case in cases:
-        want = case.pop("answer")
-        got = patch_answer(server, case)
-        if not same(want, got, case["kind"]):
-            differ += 1
-            show_patch_diff(case, want, got)
-    return len(cases), differ
+    """Replays golden/fuzz_patches.jsonl: the recorded patches sent as dry runs."""
+    return replay(PATCHES_GOLDEN, server, lambda srv, _, case: (patch_answer(srv, case), case), same, show_patch_diff)
 
 # ---- deletes: a DELETE (dry run) of a stored object, with the options clients send ----------------
 
@@ -1380,19 +1378,9 @@ def record_deletes(o):
 
 
 def check_deletes(server):
-    """Replays golden/fuzz_deletes.jsonl on `server`: each kind's base created there, the recorded
-    deletes sent; returns (cases, differing)."""
-    cases = [json.loads(line) for line in open(DELETES_GOLDEN)] if os.path.exists(DELETES_GOLDEN) else []
-    for k in sorted({c["kind"] for c in cases}):
-        stored_base(server, k)
-    differ = 0
-    for case in cases:
-        want = case.pop("answer")
-        got = delete_answer(server, case)
-        if not same_delete(want, got, case["kind"]):
-            differ += 1
-            show_delete_diff(case, want, got)
-    return len(cases), differ
+    """Replays golden/fuzz_deletes.jsonl: the recorded deletes sent."""
+    return replay(DELETES_GOLDEN, server, lambda srv, _, case: (delete_answer(srv, case), case), same_delete,
+                  show_delete_diff)
 
 
 def main():
