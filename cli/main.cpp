@@ -1,6 +1,8 @@
 // gpupool — launch GPU training workloads on Kubernetes from a terminal.
 #include "commands.hpp"
 
+#include "common/openssl_errors.hpp"
+
 #include <unistd.h>
 
 #include <cstdio>
@@ -21,6 +23,8 @@ double ms(clockid_t clock) {
 int main(int argc, char** argv) {
   // The process's CPU time so far is what exec, the dynamic loader and static initialisers cost.
   const double cpu_at_main = ms(CLOCK_PROCESS_CPUTIME_ID), wall_at_main = ms(CLOCK_MONOTONIC);
+  // This process is the command's own: OpenSSL's error texts are loaded only if one is worded.
+  gpupool::start_openssl_without_error_strings();
   std::vector<std::string> args(argv + 1, argv + argc);
   gpupool::cli::Io io{std::cout, std::cerr, isatty(STDOUT_FILENO) != 0};
   const int code = gpupool::cli::run(args, io);

@@ -77,9 +77,11 @@ class TransportError : public Error {
   explicit TransportError(const std::string& message) : Error(message) {}
 };
 
-/// No connection could be made: connection refused, or the host name does not resolve. A client
-/// that has never reached the server gives up at once (a cluster that is down, a wrong context:
-/// retrying for minutes helps nobody); one that was talking to it retries, as for any TransportError.
+/// No connection could be made: connection refused, the host name does not resolve, or the server
+/// refused the TLS handshake (it speaks no TLS, it sent an alert, its certificate is not trusted).
+/// A client that has never reached the server gives up at once (a cluster that is down, a wrong
+/// context or port: retrying for minutes helps nobody); one that was talking to it retries, as for
+/// any TransportError.
 class UnreachableError : public TransportError {
  public:
   using TransportError::TransportError;

@@ -22,6 +22,7 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 
+#include "common/openssl_errors.hpp"
 #include "embedded/tls.hpp"
 
 namespace gpupool::embedded {
@@ -504,6 +505,7 @@ HttpServer::HttpServer(Options options, Handler handler, FaultInjector& faults)
     SSL_CTX_set_session_id_context(im.ctx.native_handle(), kSessionContext, sizeof kSessionContext - 1);
     im.sessions.install(im.ctx.native_handle(), im.opt.tls_session_clock);
   } catch (const boost::system::system_error& e) {
+    load_openssl_error_strings();  // Asio words an SSL error with OpenSSL's text
     throw Error(fmt::format("embedded server: bad TLS material: {}", e.code().message()));
   }
   im.listen();

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -26,6 +27,7 @@
 #include <fmt/format.h>
 
 #include "common/base64.hpp"
+#include "common/openssl_errors.hpp"
 #include "gpupool/error.hpp"
 #include "kube/util.hpp"
 
@@ -37,9 +39,7 @@ std::string openssl_error() {
   const unsigned long e = ERR_get_error();
   ERR_clear_error();
   if (!e) return "TLS error";
-  char buf[256];
-  ERR_error_string_n(e, buf, sizeof buf);
-  return buf;
+  return openssl_error_text(e);
 }
 
 std::string bracket(const std::string& host) { return host.find(':') != std::string::npos ? "[" + host + "]" : host; }
@@ -72,6 +72,31 @@ const BIO_METHOD* nosignal_socket_method() {
     return m;
   }();
   return method;
+}
+
+/// The first bytes the server sent during the handshake: a plain HTTP server answers a ClientHello
+/// with "HTTP/1.x 400 ...", which OpenSSL reports only as a wrong record version.
+struct FirstBytes {
+  char bytes[5];
+  std::size_t n = 0;
+  bool plain_http() const { return n == sizeof bytes && std::string_view(bytes, n) == "HTTP/"; }
+};
+
+long keep_first_bytes(BIO* b, int oper, const char* argp, std::size_t, int, long, int ret, std::size_t* processed) {
+  if (oper == (BIO_CB_READ | BIO_CB_RETURN) && ret > 0 && processed) {
+    auto* first = reinterpret_cast<FirstBytes*>(BIO_get_callback_arg(b));
+    const std::size_t take = std::min(*processed, sizeof first->bytes - first->n);
+    std::memcpy(first->bytes + first->n, argp, take);
+    first->n += take;
+  }
+  return ret;
+}
+
+/// Whether a handshake that failed with SSL_ERROR_SSL would fail again: a protocol error or the
+/// server's alert, not a connection that ended half-way (a server restarting).
+bool lasting_tls_failure() {
+  const unsigned long e = ERR_peek_error();
+  return e != 0 && ERR_GET_REASON(e) != SSL_R_UNEXPECTED_EOF_WHILE_READING;
 }
 
 // ---- TLS sessions kept between processes ------------------------------------------------------
@@ -749,6 +774,9 @@ std::unique_ptr<Connection> connect_to_server(const KubeCluster& cluster, const 
     SSL_set_session(c->ssl_, s);
     SSL_SESSION_free(s);
   }
+  FirstBytes first;
+  BIO_set_callback_arg(bio, reinterpret_cast<char*>(&first));
+  BIO_set_callback_ex(bio, keep_first_bytes);
   const auto tls_start = std::chrono::steady_clock::now();
   while (true) {
     ERR_clear_error();
@@ -765,17 +793,30 @@ std::unique_ptr<Connection> connect_to_server(const KubeCluster& cluster, const 
                                        e.kind == IoError::timeout ? "the server did not answer in time" : e.what()));
     }
     tls->forget_sessions();
+    // A server that answered but refused the handshake (not TLS, its alert, a certificate not
+    // trusted) would refuse it again: UnreachableError, which a client that never reached the
+    // server reports at once, as kubectl does ("http: server gave HTTP response to HTTPS client",
+    // "x509: certificate signed by unknown authority"). A connection that broke off is retried.
     const long verify = SSL_get_verify_result(c->ssl_);
     if (verify != X509_V_OK)
-      throw TransportError(
+      throw UnreachableError(
           fmt::format("cannot complete the TLS handshake with {}: {}; the server's certificate is not trusted: check "
                       "certificate-authority(-data) and tls-server-name in your kubeconfig",
                       cluster.server, X509_verify_cert_error_string(verify)));
+    if (first.plain_http())
+      throw UnreachableError(fmt::format(
+          "cannot complete the TLS handshake with {}: the server answered in plain HTTP; if it serves no TLS, set the "
+          "kubeconfig's cluster.server to {}, else check the port",
+          cluster.server, "http://" + cluster.server.substr(std::string_view("https://").size())));
+    if (err == SSL_ERROR_SSL && lasting_tls_failure())
+      throw UnreachableError(
+          fmt::format("cannot complete the TLS handshake with {}: {}", cluster.server, openssl_error()));
     const std::string why = err == SSL_ERROR_SYSCALL
                                 ? (errno ? std::strerror(errno) : "the server closed the connection")
                                 : openssl_error();
     throw TransportError(fmt::format("cannot complete the TLS handshake with {}: {}", cluster.server, why));
   }
+  BIO_set_callback_ex(bio, nullptr);
   c->times.tls = true;
   c->times.resumed = SSL_session_reused(c->ssl_) != 0;
   c->times.tls_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tls_start).count();

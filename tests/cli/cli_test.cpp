@@ -10,6 +10,9 @@
 #include "gpupool/version.hpp"
 #include "run_cli.hpp"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <csignal>
@@ -21,6 +24,7 @@
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace gpupool::cli;
@@ -333,6 +337,95 @@ TEST_CASE("an unreachable cluster: one line naming the address and what to check
   std::filesystem::remove(copy);
   CHECK(r.code == 1);
   CHECK(r.err == "error: cannot reach " + url + ": connection refused (is the cluster up? check --context)\n");
+}
+
+namespace {
+
+/// A listener on 127.0.0.1 that answers each connection's first bytes with `answer` and closes it.
+class RawServer {
+ public:
+  explicit RawServer(std::string answer) : answer_(std::move(answer)) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd_ >= 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    socklen_t len = sizeof addr;
+    REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+    REQUIRE(::listen(fd_, 8) == 0);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] {
+      for (int c; (c = ::accept(fd_, nullptr, nullptr)) >= 0; ::close(c)) {
+        char buf[512];
+        [[maybe_unused]] auto got = ::recv(c, buf, sizeof buf, 0);
+        [[maybe_unused]] auto sent = ::send(c, answer_.data(), answer_.size(), MSG_NOSIGNAL);
+      }
+    });
+  }
+  ~RawServer() {
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    thread_.join();
+  }
+  std::string url() const { return "https://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  std::string answer_;
+  int fd_ = -1, port_ = 0;
+  std::thread thread_;
+};
+
+/// `gpupool list` against `server`, in this process and as the command's own process: their
+/// exit codes and what each printed on stderr.
+std::pair<Result, Result> list_against(const RawServer& server) {
+  const auto dir = std::filesystem::temp_directory_path() / ("gpupool-raw-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto kubeconfig = dir / "kubeconfig";
+  std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: c\n  cluster:\n"
+                               "    server: "
+                            << server.url()
+                            << "\n    insecure-skip-tls-verify: true\ncontexts:\n- name: c\n  context:\n"
+                               "    cluster: c\n    user: u\nusers:\n- name: u\n  user:\n    token: abc\n";
+  std::filesystem::permissions(kubeconfig, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  Result in_process = run_cli({"--kubeconfig", kubeconfig.string(), "list"});
+  Result command = gpupool::cli::testing::run_shell("GPUPOOL_CACHE_DIR=" + (dir / "cache").string() + " " +
+                                                    GPUPOOL_CLI + " --kubeconfig " + kubeconfig.string() + " list");
+  std::filesystem::remove_all(dir);
+  return {in_process, command};
+}
+
+const std::string kInsecure =
+    "insecure-skip-tls-verify is set in the kubeconfig, so the server's identity is not checked\n";
+
+}  // namespace
+
+TEST_CASE("a server that refuses the TLS handshake: one line at once, in OpenSSL's or kubectl's words") {
+  SUBCASE("a plain HTTP server at an https:// address (kubectl: server gave HTTP response to HTTPS client)") {
+    RawServer plain("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+    const std::string expected = "error: cannot complete the TLS handshake with " + plain.url() +
+                                 ": the server answered in plain HTTP; if it serves no TLS, set the kubeconfig's "
+                                 "cluster.server to http://" +
+                                 plain.url().substr(8) + ", else check the port\n";
+    auto [in_process, command] = list_against(plain);
+    CHECK(in_process.code == 1);
+    CHECK(in_process.err == expected);
+    CHECK(command.code == 1);
+    CHECK(command.out.ends_with(kInsecure + expected));  // the command's warning, then the error: no retries
+  }
+  SUBCASE("a TLS alert: OpenSSL's text, also from the command, which starts OpenSSL without its error texts") {
+    // A fatal handshake_failure alert record (TLS 1.0 record version, as servers send before they
+    // chose a version). The command's process loads OpenSSL's texts only to word an error
+    // (cli/main.cpp); this test's process loaded them at start: both must word it alike.
+    RawServer alert(std::string("\x15\x03\x01\x00\x02\x02\x28", 7));
+    const std::string expected = "error: cannot complete the TLS handshake with " + alert.url() +
+                                 ": error:0A000410:SSL routines::sslv3 alert handshake failure\n";
+    auto [in_process, command] = list_against(alert);
+    CHECK(in_process.code == 1);
+    CHECK(in_process.err == expected);
+    CHECK(command.code == 1);
+    CHECK(command.out.ends_with(kInsecure + expected));
+  }
 }
 
 TEST_CASE("messages of the daily-loop trial (issue #14 item 13)") {

@@ -80,11 +80,12 @@ TEST_CASE("TLS with the server's CA; a wrong CA is an error, never a silent down
   EmbeddedServer other(server_options({"alice"}));
   auto wrong = cfg;
   wrong.cluster.certificate_authority_pem = other.ca_pem();
+  // A certificate not trusted is refused again on every try: reported at once, not retried.
   CHECK_THROWS_WITH_AS(Client(wrong, fast_retries()).server_version(), doctest::Contains("not trusted"),
-                       gpupool::TransportError);
+                       gpupool::UnreachableError);
   auto system_store = cfg;
   system_store.cluster.certificate_authority_pem.clear();
-  CHECK_THROWS_AS(Client(system_store, fast_retries()).server_version(), gpupool::TransportError);
+  CHECK_THROWS_AS(Client(system_store, fast_retries()).server_version(), gpupool::UnreachableError);
 
   // insecure-skip-tls-verify is honoured, with a warning.
   auto insecure = system_store;

@@ -89,8 +89,8 @@ void bind_errors(py::module_& m) {
   t.transport = new_type(m, "TransportError", "The server could not be reached or the exchange broke.",
                          py::make_tuple(error), {});
   t.unreachable = new_type(m, "UnreachableError",
-                           "No connection could be made (refused, host not found); not retried until the server "
-                           "has answered once.",
+                           "No connection could be made (refused, host not found, TLS handshake refused); not "
+                           "retried until the server has answered once.",
                            py::make_tuple(py::handle(t.transport)), {});
   t.too_large = new_type(m, "ResponseTooLargeError",
                          "A response body or watch/log line exceeded max_response_bytes; not retried.",
