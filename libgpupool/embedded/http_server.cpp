@@ -492,6 +492,19 @@ HttpServer::HttpServer(Options options, Handler handler, FaultInjector& faults)
   try {
     im.ctx.set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 | ssl::context::no_sslv3 |
                        ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
+    // The cipher suite kube-apiserver's (Go 1.23's crypto/tls) server picks: its own order, AES-GCM
+    // first, 128 before 256 (cipher_suites.go defaultCipherSuitesTLS13 and the TLS 1.2 ECDHE
+    // suites of defaultCipherSuites), unless the client puts ChaCha20-Poly1305 first
+    // (handshake_server_tls13.go: aesgcmPreferred; OpenSSL's PRIORITIZE_CHACHA does the same).
+    // OpenSSL's own server takes the client's order: an OpenSSL client got TLS_AES_256_GCM_SHA384
+    // here and TLS_AES_128_GCM_SHA256 from kube-apiserver.
+    SSL_CTX* native = im.ctx.native_handle();
+    SSL_CTX_set_ciphersuites(native, "TLS_AES_128_GCM_SHA256:TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256");
+    SSL_CTX_set_cipher_list(native,
+                            "ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:"
+                            "ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:"
+                            "ECDHE-ECDSA-AES128-SHA:ECDHE-RSA-AES128-SHA:ECDHE-ECDSA-AES256-SHA:ECDHE-RSA-AES256-SHA");
+    SSL_CTX_set_options(native, SSL_OP_CIPHER_SERVER_PREFERENCE | SSL_OP_PRIORITIZE_CHACHA);
     im.ctx.use_certificate_chain(net::buffer(im.opt.cert_pem));
     im.ctx.use_private_key(net::buffer(im.opt.key_pem), ssl::context::pem);
     if (!im.opt.client_ca_pem.empty()) {

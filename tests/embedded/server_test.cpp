@@ -1004,7 +1004,8 @@ struct SessionClient {
   struct Answer {
     long status = 0;
     bool resumed = false;
-    std::string body;  // what follows the head
+    std::string cipher;  // the suite the server chose
+    std::string body;    // what follows the head
   };
   // GET `path` on a new connection offering `session` (may be null); `tickets` then holds the
   // sessions the server sent on it.
@@ -1028,6 +1029,7 @@ struct SessionClient {
     std::string in;
     if (SSL_connect(ssl) == 1) {
       a.resumed = SSL_session_reused(ssl) == 1;
+      a.cipher = SSL_CIPHER_get_name(SSL_get_current_cipher(ssl));
       const std::string req = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
       if (SSL_write(ssl, req.data(), static_cast<int>(req.size())) > 0) {
         char buf[16384];
@@ -1084,6 +1086,33 @@ TEST_CASE("TLS resumption: the certificate's user again, and no new ticket while
   CHECK(again.resumed);        // the same ticket resumes again
   CHECK(again.status == 403);  // still alice: not an administrator, not anonymous
   CHECK(alice.tickets.empty());
+}
+
+TEST_CASE("the cipher suite is the one kube-apiserver (Go's crypto/tls) picks, not the client's first") {
+  Cluster c("none");
+  const std::string kubeconfig = c.server.cert_kubeconfig("alice");
+  const auto suite = [&](int max_version, const char* tls13, const char* tls12) {
+    SessionClient client(c.server.ca_pem(), kubeconfig_data(kubeconfig, "client-certificate-data"),
+                         kubeconfig_data(kubeconfig, "client-key-data"));
+    SSL_CTX_set_max_proto_version(client.ctx, max_version);
+    if (tls13) REQUIRE(SSL_CTX_set_ciphersuites(client.ctx, tls13) == 1);
+    if (tls12) REQUIRE(SSL_CTX_set_cipher_list(client.ctx, tls12) == 1);
+    const auto a = client.get(c.server.port(), "/version", nullptr);
+    CHECK(a.status == 200);
+    return a.cipher;
+  };
+  // Checked against kube-apiserver v1.32.13 with `openssl s_client` (OpenSSL 3.0's default order
+  // puts TLS_AES_256_GCM_SHA384 first): AES-128-GCM, and ChaCha20 for a client that prefers it.
+  CHECK(suite(TLS1_3_VERSION, nullptr, nullptr) == "TLS_AES_128_GCM_SHA256");
+  CHECK(suite(TLS1_3_VERSION, "TLS_CHACHA20_POLY1305_SHA256:TLS_AES_128_GCM_SHA256", nullptr) ==
+        "TLS_CHACHA20_POLY1305_SHA256");
+  CHECK(suite(TLS1_3_VERSION, "TLS_AES_256_GCM_SHA384:TLS_CHACHA20_POLY1305_SHA256", nullptr) ==
+        "TLS_AES_256_GCM_SHA384");
+  CHECK(suite(TLS1_2_VERSION, nullptr, nullptr) == "ECDHE-ECDSA-AES128-GCM-SHA256");
+  CHECK(suite(TLS1_2_VERSION, nullptr, "ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-ECDSA-AES128-GCM-SHA256") ==
+        "ECDHE-ECDSA-CHACHA20-POLY1305");
+  CHECK(suite(TLS1_2_VERSION, nullptr, "AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384") ==
+        "ECDHE-ECDSA-AES256-GCM-SHA384");  // no RSA key exchange (Go 1.22 dropped it by default)
 }
 
 TEST_CASE("TLS sessions age by the server's clock: renewed past half their lifetime, refused past it") {
