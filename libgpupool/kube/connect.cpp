@@ -29,6 +29,7 @@
 #include "common/base64.hpp"
 #include "common/openssl_errors.hpp"
 #include "gpupool/error.hpp"
+#include "kube/proxy.hpp"
 #include "kube/util.hpp"
 
 namespace gpupool::kube {
@@ -675,30 +676,79 @@ int tcp_connect(const std::string& host, const std::string& port, const std::str
   return fd;
 }
 
-struct ProxyUrl {
-  std::string host, port, authorization;  ///< authorization: "Basic ..." from user:password@, secret
-};
-
-ProxyUrl parse_proxy(const KubeCluster& cluster) {
-  std::string url = cluster.proxy_url;
-  ProxyUrl p;
-  const auto scheme_end = url.find("://");
-  const std::string scheme = scheme_end == std::string::npos ? "" : url.substr(0, scheme_end);
-  if (scheme != "http")
-    throw ConfigError("kubeconfig", "cluster.proxy-url",
-                      fmt::format("only http:// proxies are supported (got \"{}://...\"); use an HTTP proxy that "
-                                  "tunnels with CONNECT",
-                                  scheme.empty() ? "?" : scheme));
-  std::string rest = url.substr(scheme_end + 3);
-  rest = rest.substr(0, rest.find('/'));
-  if (const auto at = rest.rfind('@'); at != std::string::npos) {
-    p.authorization = "Basic " + base64_encode(rest.substr(0, at));
-    rest = rest.substr(at + 1);
+/// RFC 1928's CONNECT through a SOCKS5 proxy (no authentication, or RFC 1929's user and
+/// password): the host name is sent for the proxy to resolve (as Go's SOCKS5 dialer does).
+void socks5_connect(Connection& c, const Proxy& p, const ServerUrl& target, const std::string& server,
+                    const Deadline& d) {
+  const std::string where = fmt::format("the SOCKS5 proxy {}:{} ({})", bracket(p.host), p.port, p.origin);
+  const auto read_exactly = [&](std::size_t n) {
+    std::string got;
+    while (got.size() < n) {
+      char buf[300];
+      const std::size_t k = c.read_some(buf, std::min(sizeof buf, n - got.size()), d);
+      if (k == 0) throw TransportError(where + " closed the connection during its handshake");
+      got.append(buf, k);
+    }
+    return got;
+  };
+  const bool auth = !p.user.empty() || !p.password.empty();
+  c.write_all(auth ? std::string("\x05\x02\x00\x02", 4) : std::string("\x05\x01\x00", 3), d);
+  const std::string method = read_exactly(2);
+  if (method[0] != 5) throw TransportError(where + " does not speak SOCKS5");
+  if (method[1] == 2 && auth) {
+    if (p.user.size() > 255 || p.password.size() > 255)
+      throw TransportError(where + ": the user name and password must be at most 255 bytes each");
+    std::string req = "\x01";
+    req += static_cast<char>(p.user.size());
+    req += p.user;
+    req += static_cast<char>(p.password.size());
+    req += p.password;
+    c.write_all(req, d);
+    OPENSSL_cleanse(req.data(), req.size());
+    if (read_exactly(2)[1] != 0) throw TransportError(where + " refused the user name and password of the proxy URL");
+  } else if (method[1] != 0) {
+    throw TransportError(where + (auth ? " accepts none of the offered authentications"
+                                       : " requires a user name and password: put them in the proxy URL"));
   }
-  const ServerUrl u = parse_server_url("http://" + rest);
-  p.host = u.host;
-  p.port = u.port;
-  return p;
+  std::string req("\x05\x01\x00", 3);
+  in_addr v4{};
+  in6_addr v6{};
+  if (::inet_pton(AF_INET, target.host.c_str(), &v4) == 1) {
+    req += '\x01';
+    req.append(reinterpret_cast<const char*>(&v4), 4);
+  } else if (::inet_pton(AF_INET6, target.host.c_str(), &v6) == 1) {
+    req += '\x04';
+    req.append(reinterpret_cast<const char*>(&v6), 16);
+  } else {
+    if (target.host.size() > 255) throw TransportError(where + ": the server's host name is longer than 255 bytes");
+    req += '\x03';
+    req += static_cast<char>(target.host.size());
+    req += target.host;
+  }
+  const int port = std::atoi(target.port.c_str());
+  req += static_cast<char>((port >> 8) & 0xff);
+  req += static_cast<char>(port & 0xff);
+  c.write_all(req, d);
+  const std::string head = read_exactly(4);
+  if (head[1] != 0) {
+    static const char* const kReplies[] = {"succeeded",
+                                           "general SOCKS server failure",
+                                           "connection not allowed by ruleset",
+                                           "network unreachable",
+                                           "host unreachable",
+                                           "connection refused",
+                                           "TTL expired",
+                                           "command not supported",
+                                           "address type not supported"};
+    const auto code = static_cast<unsigned char>(head[1]);
+    throw UnreachableError(
+        fmt::format("cannot reach {} through {}: {}", server, where,
+                    code < std::size(kReplies) ? kReplies[code] : "unknown reply " + std::to_string(code)));
+  }
+  // The bound address: IPv4, a name (its length first) or IPv6, then the port.
+  const auto type = static_cast<unsigned char>(head[3]);
+  const std::size_t rest = type == 1 ? 4 + 2 : type == 4 ? 16 + 2 : static_cast<unsigned char>(read_exactly(1)[0]) + 2;
+  read_exactly(rest);
 }
 
 }  // namespace
@@ -719,35 +769,38 @@ std::unique_ptr<Connection> connect_to_server(const KubeCluster& cluster, const 
     tls = tls_source();
     c->times.context_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   };
-  if (cluster.proxy_url.empty()) {
+  const Proxy p = proxy_for(cluster);
+  if (!p) {
     c->fd_ = tcp_connect(u.host, u.port, cluster.server, d, get_tls);
   } else {
-    const ProxyUrl p = parse_proxy(cluster);
     try {
       // Through a proxy the context is built while connecting to the proxy (its failure still
-      // reported first); the tunnel's CONNECT follows.
+      // reported first); the tunnel follows.
       c->fd_ = tcp_connect(p.host, p.port, cluster.server, d, get_tls);
     } catch (const UnreachableError& e) {
-      throw UnreachableError(std::string(e.what()) + " through the proxy " + bracket(p.host) + ":" + p.port +
-                             " (cluster.proxy-url)");
+      throw UnreachableError(std::string(e.what()) + " through the proxy " + bracket(p.host) + ":" + p.port + " (" +
+                             p.origin + ")");
     }
-    if (https) {  // a tunnel through the proxy: CONNECT host:port (RFC 9110 section 9.3.6)
-      const std::string authority = bracket(u.host) + ":" + u.port;
-      std::string req = fmt::format("CONNECT {0} HTTP/1.1\r\nHost: {0}\r\n", authority);
-      if (!p.authorization.empty()) req += "Proxy-Authorization: " + p.authorization + "\r\n";
-      req += "\r\n";
-      try {
+    try {
+      if (p.scheme == "socks5") {
+        socks5_connect(*c, p, u, cluster.server, d);
+      } else if (https) {  // a tunnel through the HTTP proxy: CONNECT host:port (RFC 9110 section 9.3.6)
+        const std::string authority = bracket(u.host) + ":" + u.port;
+        std::string req = fmt::format("CONNECT {0} HTTP/1.1\r\nHost: {0}\r\n", authority);
+        if (!p.user.empty() || !p.password.empty())
+          req += "Proxy-Authorization: Basic " + base64_encode(p.user + ":" + p.password) + "\r\n";
+        req += "\r\n";
         c->write_all(req, d);
         OPENSSL_cleanse(req.data(), req.size());
         ResponseReader r(*c, d);
         const ResponseHead head = r.read_head(true);
         if (head.status < 200 || head.status >= 300)
-          throw TransportError(fmt::format("the proxy {}:{} (cluster.proxy-url) refused to tunnel to {}: HTTP {}",
-                                           bracket(p.host), p.port, authority, head.status));
-      } catch (const IoError& e) {
-        throw TransportError(fmt::format("the proxy {}:{} (cluster.proxy-url) did not open a tunnel to {}: {}",
-                                         bracket(p.host), p.port, authority, e.what()));
+          throw TransportError(fmt::format("the proxy {}:{} ({}) refused to tunnel to {}: HTTP {}", bracket(p.host),
+                                           p.port, p.origin, authority, head.status));
       }
+    } catch (const IoError& e) {
+      throw TransportError(fmt::format("the proxy {}:{} ({}) did not open a tunnel to {}: {}", bracket(p.host), p.port,
+                                       p.origin, bracket(u.host) + ":" + u.port, e.what()));
     }
   }
   c->times.tcp_ms =

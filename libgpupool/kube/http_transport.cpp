@@ -28,6 +28,7 @@
 #include "gpupool/error.hpp"
 #include "gpupool/transport.hpp"
 #include "kube/connect.hpp"
+#include "kube/proxy.hpp"
 #include "kube/util.hpp"
 
 namespace gpupool {
@@ -98,8 +99,8 @@ class HttpTransport final : public Transport {
     https_ = url_.scheme == "https";
     authority_ = (url_.host.find(':') != std::string::npos ? "[" + url_.host + "]" : url_.host) + ":" + url_.port;
     base_url_ = url_.scheme + "://" + authority_ + url_.path;
-    // A plain-http server through a proxy: the request names the whole URL (absolute form).
-    target_prefix_ = !https_ && !cluster.proxy_url.empty() ? base_url_ : url_.path;
+    // A plain-http server through an HTTP proxy: the request names the whole URL (absolute form).
+    target_prefix_ = !https_ && kube::proxy_for(cluster).scheme == "http" ? base_url_ : url_.path;
     kube::warn_if_insecure(cluster_, options_.logger);
   }
 

@@ -3,7 +3,9 @@
 // replaced, a rotated client identity, and exec through the same proxy (kube/connect.hpp is shared).
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,6 +16,7 @@
 #include "gpupool/kubeconfig.hpp"
 #include "gpupool/submit_options.hpp"
 #include "kube/http_test_server.hpp"
+#include "kube/socks5_test_server.hpp"
 #include "local_stream_handler.hpp"
 #include "streams_job.hpp"
 
@@ -96,6 +99,102 @@ TEST_CASE("https through an HTTP CONNECT proxy: the tunnel carries TLS to the se
   CHECK(proxy.server.connections() == 1);  // one tunnel, kept alive across the five requests
   CHECK(logs.count("new connection") == 1);
   CHECK(proxy.seen() == std::vector<std::string>{"CONNECT 127.0.0.1:" + std::to_string(server.port()) + " HTTP/1.1"});
+}
+
+namespace {
+
+/// Sets (or, for nullopt, unsets) environment variables for a scope, then puts them back.
+class ScopedEnv {
+ public:
+  ScopedEnv(std::initializer_list<std::pair<const char*, std::optional<std::string>>> vars) {
+    for (const auto& [name, value] : vars) {
+      const char* old = std::getenv(name);
+      saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+      if (value)
+        ::setenv(name, value->c_str(), 1);
+      else
+        ::unsetenv(name);
+    }
+  }
+  ~ScopedEnv() {
+    for (const auto& [name, value] : saved_) {
+      if (value)
+        ::setenv(name.c_str(), value->c_str(), 1);
+      else
+        ::unsetenv(name.c_str());
+    }
+  }
+
+ private:
+  std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
+};
+
+/// The embedded server's kubeconfig with its address replaced by a name only a proxy can reach
+/// (the certificate is still verified, as `localhost`).
+gpupool::KubeConfig behind_proxy(const EmbeddedServer& server) {
+  auto cfg = config_for(server.kubeconfig("alice"));
+  cfg.cluster.server = "https://api.cluster.example:6443";
+  cfg.cluster.tls_server_name = "localhost";
+  return cfg;
+}
+
+}  // namespace
+
+TEST_CASE("HTTPS_PROXY from the environment, as kubectl: a remote server through it, loopback never") {
+  EmbeddedServer server(alice());
+  TunnelProxy proxy(server.port());
+  ScopedEnv env{{"HTTPS_PROXY", proxy.server.url()},
+                {"https_proxy", std::nullopt},
+                {"NO_PROXY", std::nullopt},
+                {"no_proxy", std::nullopt}};
+  Logs logs;
+  Client c(behind_proxy(server), logged(logs));
+  for (int i = 0; i < 3; ++i) c.list(kConfigMaps, "");
+  CHECK(proxy.seen() == std::vector<std::string>{"CONNECT api.cluster.example:6443 HTTP/1.1"});
+  CHECK(proxy.server.connections() == 1);
+  // The server's own address (127.0.0.1) is loopback: straight to it, the proxy not asked.
+  Client direct(config_for(server.kubeconfig("alice")), logged(logs));
+  direct.list(kConfigMaps, "");
+  CHECK(proxy.server.connections() == 1);
+  // A proxy URL of a scheme the transport cannot speak: named with the variable that set it.
+  ScopedEnv ftp{{"HTTPS_PROXY", "ftp://127.0.0.1:21"}};
+  CHECK_THROWS_WITH_AS(Client(behind_proxy(server), logged(logs)).list(kConfigMaps, ""),
+                       doctest::Contains("HTTPS_PROXY"), gpupool::ConfigError);
+}
+
+TEST_CASE("SOCKS5 proxies (ssh -D): proxy-url or HTTPS_PROXY, the name resolved by the proxy, user and password") {
+  EmbeddedServer server(alice());
+  SUBCASE("proxy-url socks5://, no authentication: one tunnel kept alive") {
+    gpupool::test::Socks5TestServer socks(server.port());
+    auto cfg = behind_proxy(server);
+    cfg.cluster.proxy_url = socks.url();
+    Logs logs;
+    Client c(cfg, logged(logs));
+    for (int i = 0; i < 3; ++i) c.list(kConfigMaps, "");
+    CHECK(socks.targets() == std::vector<std::string>{"api.cluster.example:6443"});
+  }
+  SUBCASE("HTTPS_PROXY=socks5h://user:password@..., the password refused when wrong") {
+    gpupool::test::Socks5TestServer socks(server.port(), "alice", "s3cr@t");
+    ScopedEnv env{{"HTTPS_PROXY", "socks5h://alice:s3cr%40t@127.0.0.1:" + std::to_string(socks.port())},
+                  {"NO_PROXY", std::nullopt},
+                  {"no_proxy", std::nullopt}};
+    Logs logs;
+    Client(behind_proxy(server), logged(logs)).list(kConfigMaps, "");
+    CHECK(socks.targets() == std::vector<std::string>{"api.cluster.example:6443 as alice"});
+    ScopedEnv wrong{{"HTTPS_PROXY", "socks5://alice:guess@127.0.0.1:" + std::to_string(socks.port())}};
+    try {
+      Client(behind_proxy(server), logged(logs)).list(kConfigMaps, "");
+      FAIL("no error");
+    } catch (const gpupool::TransportError& e) {
+      const std::string what = e.what();
+      CHECK(what.find("refused the user name and password of the proxy URL") != std::string::npos);
+      CHECK(what.find("guess") == std::string::npos);  // a secret is never printed
+    }
+    ScopedEnv none{{"HTTPS_PROXY", "socks5://127.0.0.1:" + std::to_string(socks.port())}};
+    CHECK_THROWS_WITH_AS(Client(behind_proxy(server), logged(logs)).list(kConfigMaps, ""),
+                         doctest::Contains("requires a user name and password: put them in the proxy URL"),
+                         gpupool::TransportError);
+  }
 }
 
 TEST_CASE("a restarted server: the pooled connections it dropped are replaced without an error") {

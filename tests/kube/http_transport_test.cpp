@@ -457,8 +457,8 @@ TEST_CASE("proxy-url: an http server is asked through the proxy in absolute form
   CHECK_THROWS_WITH_AS(s->send(get("/api"), {}), doctest::Contains("refused to tunnel to api.example:6443: HTTP 403"),
                        TransportError);
   CHECK(lines.at(1) == "CONNECT api.example:6443 HTTP/1.1");
-  auto socks = transport_for("https://api.example:6443", {}, "socks5://127.0.0.1:1080");
-  CHECK_THROWS_WITH_AS(socks->send(get("/api"), {}), doctest::Contains("cluster.proxy-url"), gpupool::ConfigError);
+  auto tls_proxy = transport_for("https://api.example:6443", {}, "https://127.0.0.1:1080");
+  CHECK_THROWS_WITH_AS(tls_proxy->send(get("/api"), {}), doctest::Contains("cluster.proxy-url"), gpupool::ConfigError);
 }
 
 TEST_CASE("unreachable servers and proxies are UnreachableError naming the server") {
