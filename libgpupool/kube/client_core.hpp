@@ -234,6 +234,9 @@ struct ClientCore {
       }
       if (discovery) discovery->invalidate();
     }
+    // 401: the server knows none of the credentials sent (kubectl: "You must be logged in to the
+    // server"). Say which of the kubeconfig's it was and what to renew; nothing secret is named.
+    if (r.status == 401) return ApiError(e.code(), e.reason(), e.status_message() + unauthorized_hint(), e.causes());
     if (r.status == 403 && !ns.empty() && ns != config.namespace_name &&
         e.status_message().find(" cannot ") != std::string::npos) {
       return ApiError(
@@ -244,6 +247,24 @@ struct ClientCore {
           e.causes(), e.retry_after_seconds());
     }
     return e;
+  }
+
+  std::string unauthorized_hint() const {
+    const KubeUser& u = config.user;
+    const std::string who = u.name.empty() ? std::string("the kubeconfig's user") : "user \"" + u.name + "\"";
+    std::string what;
+    if (u.exec)
+      what = "the token of its exec plugin (" + u.exec->command + ") was refused: log in again with the plugin";
+    else if (!u.token.empty() || !u.token_file.empty())
+      what = "its token was refused (wrong, expired or revoked): get a new one";
+    else if (!u.username.empty() || !u.password.empty())
+      what = "its user name and password were refused";
+    else if (!u.client_certificate_pem.empty())
+      what = "its client certificate was refused (expired, or not signed by the cluster's CA): get a new one";
+    else
+      return "; the kubeconfig's context sends no credentials: set a token, client certificate or exec plugin for "
+             "its user";
+    return fmt::format("; the server did not accept the credentials of {}: {}", who, what);
   }
 
   /// The API server's warnings (`Warning: 299 - "text"` headers: a duplicate env name, a

@@ -229,6 +229,23 @@ printf '{"kind":"ExecCredential","apiVersion":"client.authentication.k8s.io/v1",
   } catch (const ApiError& e) {
     CHECK(e.code() == 401);
     CHECK(std::string(e.what()).find("not-a-real-token") == std::string::npos);
+    // Which of the kubeconfig's credentials was refused, and what to renew (kubectl only says
+    // "You must be logged in to the server").
+    CHECK(std::string(e.what()) ==
+          "Unauthorized (401): Unauthorized; the server did not accept the credentials of user \"" + bad.user.name +
+              "\": its token was refused (wrong, expired or revoked): get a new one");
+  }
+  auto stale = cfg;  // the plugin now hands out a refused token every time
+  dir.write("good", "stale");
+  dir.write("count", "5\n");
+  try {
+    Client(stale, fast_retries()).list(kConfigMaps, "");
+    FAIL("no error");
+  } catch (const ApiError& e) {
+    CHECK(e.code() == 401);
+    CHECK(std::string(e.what()).ends_with("; the server did not accept the credentials of user \"" + stale.user.name +
+                                          "\": the token of its exec plugin (" + plugin +
+                                          ") was refused: log in again with the plugin"));
   }
 }
 
