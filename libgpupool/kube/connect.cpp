@@ -830,6 +830,10 @@ std::unique_ptr<Connection> connect_to_server(const KubeCluster& cluster, const 
   FirstBytes first;
   BIO_set_callback_arg(bio, reinterpret_cast<char*>(&first));
   BIO_set_callback_ex(bio, keep_first_bytes);
+  struct Unhook {  // the BIO outlives `first` when the handshake throws
+    BIO* bio;
+    ~Unhook() { BIO_set_callback_ex(bio, nullptr); }
+  } unhook{bio};
   const auto tls_start = std::chrono::steady_clock::now();
   while (true) {
     ERR_clear_error();
@@ -869,7 +873,6 @@ std::unique_ptr<Connection> connect_to_server(const KubeCluster& cluster, const 
                                 : openssl_error();
     throw TransportError(fmt::format("cannot complete the TLS handshake with {}: {}", cluster.server, why));
   }
-  BIO_set_callback_ex(bio, nullptr);
   c->times.tls = true;
   c->times.resumed = SSL_session_reused(c->ssl_) != 0;
   c->times.tls_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - tls_start).count();
