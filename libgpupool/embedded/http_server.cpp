@@ -285,11 +285,19 @@ struct HttpServer::Impl {
     }
   }
 
-  Identity identity_from_certificate(SSL* ssl_handle) {
+  /// The user of the connection's client certificate; `refused`: one was sent and did not verify.
+  struct CertificateIdentity {
     Identity id;
+    bool refused = false;
+  };
+
+  CertificateIdentity identity_from_certificate(SSL* ssl_handle) {
+    CertificateIdentity out;
+    Identity& id = out.id;
     X509* cert = SSL_get1_peer_certificate(ssl_handle);
-    if (!cert) return id;
-    if (SSL_get_verify_result(ssl_handle) == X509_V_OK) {
+    if (!cert) return out;
+    out.refused = SSL_get_verify_result(ssl_handle) != X509_V_OK;
+    if (!out.refused) {
       // Read from the verified certificate itself (a PEM round trip was ~10% of the server's CPU
       // for a command's connection).
       auto subject = certificate_subject(cert);
@@ -300,7 +308,7 @@ struct HttpServer::Impl {
       }
     }
     X509_free(cert);
-    return id;
+    return out;
   }
 
   void serve(tcp::socket sock, Conn& conn) {
@@ -311,7 +319,7 @@ struct HttpServer::Impl {
       stream.next_layer().close(ec);
       return;
     }
-    const Identity cert_id = identity_from_certificate(stream.native_handle());
+    const CertificateIdentity cert = identity_from_certificate(stream.native_handle());
     boost::beast::flat_buffer buf;
     buf.reserve(16 * 1024);  // a TLS record's worth per read (beast reads 512 bytes into an empty buffer)
     // Answers to pipelined requests leave together: while the next request's head is already
@@ -353,19 +361,26 @@ struct HttpServer::Impl {
           if (name == "upgrade" || name.rfind("sec-websocket-", 0) == 0 || name == "x-stream-protocol-version")
             r.upgrade_headers.emplace_back(std::move(name), std::string(f.value()));
         }
-      bool bad_token = false;
+      // kube-apiserver's authenticators in their order (pkg/kubeapiserver/authenticator/config.go:
+      // the x509 client certificate before bearer tokens; union.New: the first that succeeds
+      // wins, and a failure counts only when none does): a verified certificate's user (a token
+      // sent with it is not looked at), else a known token's, else 401 for a token not known or a
+      // certificate that did not verify. Checked on kube-apiserver v1.32.13.
+      bool unauthorized = false;
       const std::string auth(req[http::field::authorization]);
-      if (auth.rfind("Bearer ", 0) == 0) {
+      if (!cert.id.user.empty()) {
+        r.user = cert.id.user;
+        r.groups = cert.id.groups;
+      } else if (auth.rfind("Bearer ", 0) == 0) {
         auto it = opt.tokens.find(auth.substr(7));
         if (it != opt.tokens.end()) {
           r.user = it->second.user;
           r.groups = it->second.groups;
         } else {
-          bad_token = true;  // a wrong token is 401 even with a certificate
+          unauthorized = true;
         }
-      } else if (!cert_id.user.empty()) {
-        r.user = cert_id.user;
-        r.groups = cert_id.groups;
+      } else if (cert.refused) {
+        unauthorized = true;
       }
       const bool keep_alive = req.keep_alive();
       const auto decision = faults.decide(verb_of(r));
@@ -395,7 +410,7 @@ struct HttpServer::Impl {
               StatusError(503, "ServiceUnavailable", "the server is currently unable to handle the request"));
           break;
         default:
-          if (bad_token) {
+          if (unauthorized) {
             resp = status_response(StatusError(401, "Unauthorized", "Unauthorized"));
             break;
           }
@@ -509,7 +524,10 @@ HttpServer::HttpServer(Options options, Handler handler, FaultInjector& faults)
     im.ctx.use_private_key(net::buffer(im.opt.key_pem), ssl::context::pem);
     if (!im.opt.client_ca_pem.empty()) {
       im.ctx.add_certificate_authority(net::buffer(im.opt.client_ca_pem));
-      im.ctx.set_verify_mode(ssl::verify_peer);  // a certificate is optional; if sent, it must verify
+      // A certificate is optional, and one that does not verify is not refused by the handshake
+      // but by the authenticator (a 401), as kube-apiserver asks for one (Go's
+      // tls.RequestClientCert) and verifies it in its x509 authenticator.
+      SSL_CTX_set_verify(im.ctx.native_handle(), SSL_VERIFY_PEER, [](int, X509_STORE_CTX*) { return 1; });
     }
     // Session resumption (the command keeps its TLS session between runs, as Go's servers allow):
     // OpenSSL refuses to resume a session of a server that verifies peers unless a session id

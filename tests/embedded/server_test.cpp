@@ -1009,7 +1009,7 @@ struct SessionClient {
   };
   // GET `path` on a new connection offering `session` (may be null); `tickets` then holds the
   // sessions the server sent on it.
-  Answer get(int port, const std::string& path, SSL_SESSION* session) {
+  Answer get(int port, const std::string& path, SSL_SESSION* session, const std::string& extra_headers = {}) {
     for (auto* t : tickets) SSL_SESSION_free(t);
     tickets.clear();
     Answer a;
@@ -1030,7 +1030,8 @@ struct SessionClient {
     if (SSL_connect(ssl) == 1) {
       a.resumed = SSL_session_reused(ssl) == 1;
       a.cipher = SSL_CIPHER_get_name(SSL_get_current_cipher(ssl));
-      const std::string req = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n";
+      const std::string req =
+          "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n" + extra_headers + "\r\n";
       if (SSL_write(ssl, req.data(), static_cast<int>(req.size())) > 0) {
         char buf[16384];
         int n;
@@ -1113,6 +1114,50 @@ TEST_CASE("the cipher suite is the one kube-apiserver (Go's crypto/tls) picks, n
         "ECDHE-ECDSA-CHACHA20-POLY1305");
   CHECK(suite(TLS1_2_VERSION, nullptr, "AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384") ==
         "ECDHE-ECDSA-AES256-GCM-SHA384");  // no RSA key exchange (Go 1.22 dropped it by default)
+}
+
+TEST_CASE("client certificates and tokens are judged as kube-apiserver's authenticators judge them") {
+  // Checked on kube-apiserver v1.32.13 (curl with a certificate of another CA, the cluster's
+  // certificate with a wrong token, the other CA's with the right token; SelfSubjectReview for
+  // the user): the certificate is asked for, not required, and judged by the x509 authenticator
+  // (a 401), not by the handshake; a verified certificate wins over any token sent with it.
+  CertificateAuthority ca, other;
+  const KeyPair serving = ca.issue_server(), alice_pair = ca.issue_client("alice", {"team"}),
+                rogue_pair = other.issue_client("mallory", {"system:masters"});
+  HttpServer::Options o;
+  o.cert_pem = serving.cert_pem;
+  o.key_pem = serving.key_pem;
+  o.client_ca_pem = ca.cert_pem();
+  o.tokens = {{"bob-token", Identity{"bob", {"system:authenticated"}}}};
+  FaultInjector faults;
+  HttpServer server(
+      o,
+      [](const Request& r) {
+        if (r.user.empty()) return status_response(StatusError(401, "Unauthorized", "Unauthorized"));
+        Response resp;
+        resp.content_type = "text/plain";
+        resp.body = r.user;
+        return resp;
+      },
+      faults);
+  SessionClient alice(ca.cert_pem(), alice_pair.cert_pem, alice_pair.key_pem);
+  SessionClient mallory(ca.cert_pem(), rogue_pair.cert_pem, rogue_pair.key_pem);
+  const std::string bob = "Authorization: Bearer bob-token\r\n", wrong = "Authorization: Bearer nope\r\n";
+  auto a = mallory.get(server.port(), "/", nullptr);
+  CHECK(a.status == 401);  // a handshake, then the Status (it was a handshake failure)
+  CHECK(a.body.find("\"reason\":\"Unauthorized\"") != std::string::npos);
+  a = mallory.get(server.port(), "/", nullptr, bob);
+  CHECK(a.status == 200);
+  CHECK(a.body == "bob");  // the token, after the certificate failed
+  a = alice.get(server.port(), "/", nullptr, wrong);
+  CHECK(a.status == 200);
+  CHECK(a.body == "alice");  // the certificate; the wrong token is not looked at
+  a = alice.get(server.port(), "/", nullptr, bob);
+  CHECK(a.body == "alice");  // the certificate first, as x509 comes before tokens
+  // A resumed session of the refused certificate is refused again.
+  const auto resumed = mallory.get_with(server.port(), "/", mallory.newest_ticket());
+  CHECK(resumed.resumed);
+  CHECK(resumed.status == 401);
 }
 
 TEST_CASE("TLS sessions age by the server's clock: renewed past half their lifetime, refused past it") {
