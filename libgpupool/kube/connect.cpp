@@ -100,6 +100,29 @@ bool lasting_tls_failure() {
   return e != 0 && ERR_GET_REASON(e) != SSL_R_UNEXPECTED_EOF_WHILE_READING;
 }
 
+/// What to do about the server's alert, when it is about the client's certificate or the protocol
+/// version ("" otherwise). Peeks at the error queue (the reason of a received alert is
+/// SSL_AD_REASON_OFFSET + its description).
+std::string alert_hint() {
+  switch (ERR_GET_REASON(ERR_peek_error())) {
+    case SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED:
+      return "; the server asks for a client certificate: set client-certificate(-data) and client-key(-data) "
+             "for the kubeconfig's user";
+    case SSL_R_SSLV3_ALERT_BAD_CERTIFICATE:
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_EXPIRED:
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_REVOKED:
+    case SSL_R_SSLV3_ALERT_CERTIFICATE_UNKNOWN:
+    case SSL_R_TLSV1_ALERT_UNKNOWN_CA:
+      return "; the server refused the kubeconfig's client certificate: renew it, or check that the cluster's CA "
+             "signed it";
+    case SSL_R_TLSV1_ALERT_PROTOCOL_VERSION:
+    case SSL_R_UNSUPPORTED_PROTOCOL:
+      return "; the server and gpupool share no TLS version (gpupool speaks TLS 1.2 and 1.3)";
+    default:
+      return "";
+  }
+}
+
 // ---- TLS sessions kept between processes ------------------------------------------------------
 // The newest session of this process is offered to each new connection; with a directory, it is
 // also written to a file (owner-only, whole then renamed) that the next process offers: the server
@@ -865,9 +888,11 @@ std::unique_ptr<Connection> connect_to_server(const KubeCluster& cluster, const 
           "cannot complete the TLS handshake with {}: the server answered in plain HTTP; if it serves no TLS, set the "
           "kubeconfig's cluster.server to {}, else check the port",
           cluster.server, "http://" + cluster.server.substr(std::string_view("https://").size())));
-    if (err == SSL_ERROR_SSL && lasting_tls_failure())
+    if (err == SSL_ERROR_SSL && lasting_tls_failure()) {
+      const std::string hint = alert_hint();
       throw UnreachableError(
-          fmt::format("cannot complete the TLS handshake with {}: {}", cluster.server, openssl_error()));
+          fmt::format("cannot complete the TLS handshake with {}: {}{}", cluster.server, openssl_error(), hint));
+    }
     const std::string why = err == SSL_ERROR_SYSCALL
                                 ? (errno ? std::strerror(errno) : "the server closed the connection")
                                 : openssl_error();

@@ -426,6 +426,28 @@ TEST_CASE("a server that refuses the TLS handshake: one line at once, in OpenSSL
     CHECK(command.code == 1);
     CHECK(command.out.ends_with(kInsecure + expected));
   }
+  SUBCASE("alerts about the client's certificate or the protocol version say what to do") {
+    struct Case {
+      char description;  // the alert's (RFC 8446 section 6)
+      std::string text;
+    };
+    const std::vector<Case> cases = {
+        {'\x74',
+         "error:0A00045C:SSL routines::tlsv13 alert certificate required; the server asks for a client certificate: "
+         "set client-certificate(-data) and client-key(-data) for the kubeconfig's user"},
+        {'\x2a',
+         "error:0A000412:SSL routines::sslv3 alert bad certificate; the server refused the kubeconfig's client "
+         "certificate: renew it, or check that the cluster's CA signed it"},
+        {'\x46',
+         "error:0A00042E:SSL routines::tlsv1 alert protocol version; the server and gpupool share no TLS version "
+         "(gpupool speaks TLS 1.2 and 1.3)"},
+    };
+    for (const auto& c : cases) {
+      RawServer alert(std::string("\x15\x03\x01\x00\x02\x02", 6) + c.description);
+      auto [in_process, command] = list_against(alert);
+      CHECK(in_process.err == "error: cannot complete the TLS handshake with " + alert.url() + ": " + c.text + "\n");
+    }
+  }
 }
 
 TEST_CASE("messages of the daily-loop trial (issue #14 item 13)") {
