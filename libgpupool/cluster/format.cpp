@@ -12,12 +12,6 @@ namespace gpupool {
 
 using namespace detail;
 
-std::string detail::lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string_view to_string(JobStatus status) noexcept {
   switch (status) {
     case JobStatus::Pending:

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "cluster/resources.hpp"
+#include "common/ascii.hpp"
 #include "gpupool/client.hpp"
 #include "gpupool/cluster.hpp"
 
@@ -33,7 +34,7 @@ struct detail::ClusterImpl {
 
 namespace detail {
 
-std::string lower(std::string_view text);
+using ascii::lower;
 /// Refuses (409 AlreadyExists, naming the kind that holds it) a job name that a workload of any
 /// kind already has in the connection's namespace: gpupool's commands find jobs by name alone.
 /// `also`: other reads sent in the same round trip (their answers in `also_found`, in order).

@@ -5,6 +5,7 @@
 #include <climits>
 #include <set>
 
+#include "common/ascii.hpp"
 #include "embedded/api_handlers.hpp"
 #include "embedded/schema.hpp"
 #include "embedded/validation_fields.hpp"
@@ -133,8 +134,7 @@ DeleteRequest options_from_query(const Request& r) {
   }
   if (const auto it = r.query.find("orphanDependents"); it != r.query.end()) {
     // Convert_Slice_string_To_Pointer_bool: "0" and "false" (any case) are false, all else true.
-    std::string v = it->second;
-    for (auto& ch : v) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    const std::string v = ascii::lower(it->second);
     d.orphan = !(v == "0" || v == "false");
   }
   if (const auto it = r.query.find("propagationPolicy"); it != r.query.end()) d.propagation = it->second;

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "common/ascii.hpp"
 #include "embedded/base64.hpp"
 #include "embedded/controllers_util.hpp"
 
@@ -43,10 +44,7 @@ Flavor flavor_of(const json::object& job) {
   return {kind, "mpiReplicaSpecs", "mpijob-controller", 0, ""};
 }
 
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
+using ascii::lower;
 
 // Replica types in the order the operators iterate them.
 std::vector<std::string> replica_types(const Flavor& f, const json::object* specs) {

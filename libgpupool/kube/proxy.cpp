@@ -21,11 +21,7 @@ namespace gpupool::kube {
 
 namespace {
 
-std::string lower(std::string s) {
-  for (char& c : s)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return s;
-}
+using ascii::lower;
 
 std::string env_any(const char* upper, const char* lower) {
   for (const char* name : {upper, lower})

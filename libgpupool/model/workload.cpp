@@ -1,6 +1,7 @@
 #include "gpupool/workload.hpp"
 #include "gpupool/scheduling.hpp"
 
+#include "common/ascii.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/image.hpp"
 #include "gpupool/names.hpp"
@@ -21,11 +22,7 @@ namespace {
   throw ValidationError(std::move(field), std::move(value), std::move(rule));
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+using ascii::lower;
 
 template <class E, std::size_t N>
 std::string_view name_of(const std::array<std::pair<E, std::string_view>, N>& table, E value) {

@@ -1,5 +1,6 @@
 #include "gpupool/render.hpp"
 
+#include "common/ascii.hpp"
 #include "common/limits.hpp"
 #include "render/render_trainjob.hpp"
 
@@ -20,11 +21,7 @@ namespace json = boost::json;
 
 namespace {
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+using ascii::lower;
 
 std::string replace_all(std::string text, std::string_view from, std::string_view to) {
   for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
@@ -389,8 +386,7 @@ json::array tolerations_json(const std::vector<Toleration>& tolerations) {
 // pod template) and the type training-operator's training.kubeflow.org/replica-type (lower case).
 void add_role_affinity(json::object& spec, const std::string& job, std::string_view replica_type,
                        const RoleSettings& rs) {
-  std::string type(replica_type);
-  std::transform(type.begin(), type.end(), type.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  const std::string type = lower(replica_type);
   const std::string other = type == "ps" ? "worker" : "ps";
   auto term = [](const std::string& job_name, const std::string& rtype) {
     json::array exprs;
