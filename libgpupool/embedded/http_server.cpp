@@ -527,14 +527,14 @@ HttpServer::HttpServer(Options options, Handler handler, FaultInjector& faults)
       // A certificate is optional, and one that does not verify is not refused by the handshake
       // but by the authenticator (a 401), as kube-apiserver asks for one (Go's
       // tls.RequestClientCert) and verifies it in its x509 authenticator.
-      SSL_CTX_set_verify(im.ctx.native_handle(), SSL_VERIFY_PEER, [](int, X509_STORE_CTX*) { return 1; });
+      SSL_CTX_set_verify(native, SSL_VERIFY_PEER, [](int, X509_STORE_CTX*) { return 1; });
     }
     // Session resumption (the command keeps its TLS session between runs, as Go's servers allow):
     // OpenSSL refuses to resume a session of a server that verifies peers unless a session id
     // context is set (SSL_CTX_set_session_id_context(3)), answering with an internal_error alert.
     static constexpr unsigned char kSessionContext[] = "gpupool-embedded";
-    SSL_CTX_set_session_id_context(im.ctx.native_handle(), kSessionContext, sizeof kSessionContext - 1);
-    im.sessions.install(im.ctx.native_handle(), im.opt.tls_session_clock);
+    SSL_CTX_set_session_id_context(native, kSessionContext, sizeof kSessionContext - 1);
+    im.sessions.install(native, im.opt.tls_session_clock);
   } catch (const boost::system::system_error& e) {
     load_openssl_error_strings();  // Asio words an SSL error with OpenSSL's text
     throw Error(fmt::format("embedded server: bad TLS material: {}", e.code().message()));

@@ -236,7 +236,9 @@ struct ClientCore {
     }
     // 401: the server knows none of the credentials sent (kubectl: "You must be logged in to the
     // server"). Say which of the kubeconfig's it was and what to renew; nothing secret is named.
-    if (r.status == 401) return ApiError(e.code(), e.reason(), e.status_message() + unauthorized_hint(), e.causes());
+    if (r.status == 401)
+      return ApiError(e.code(), e.reason(), e.status_message() + unauthorized_hint(), e.causes(),
+                      e.retry_after_seconds());
     if (r.status == 403 && !ns.empty() && ns != config.namespace_name &&
         e.status_message().find(" cannot ") != std::string::npos) {
       return ApiError(
