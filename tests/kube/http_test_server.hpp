@@ -33,6 +33,31 @@ struct ServedRequest {
   }
 };
 
+/// Writes all `n` bytes of `data` to socket `fd`; false when the peer is gone.
+inline bool send_all(int fd, const void* bytes, std::size_t n) {
+  const auto* data = static_cast<const char*>(bytes);
+  while (n > 0) {
+    const ssize_t k = ::send(fd, data, n, MSG_NOSIGNAL);
+    if (k <= 0) return false;
+    data += k;
+    n -= static_cast<std::size_t>(k);
+  }
+  return true;
+}
+
+/// Copies bytes both ways between two connected sockets until either side closes or fails (a
+/// tunnel's splice).
+inline void pipe_both_ways(int a, int b) {
+  char buf[65536];
+  pollfd p[2] = {{a, POLLIN, 0}, {b, POLLIN, 0}};
+  for (bool open = true; open && ::poll(p, 2, -1) > 0;)
+    for (int i = 0; i < 2 && open; ++i) {
+      if (!p[i].revents) continue;
+      const ssize_t n = ::recv(p[i].fd, buf, sizeof buf, 0);
+      open = n > 0 && send_all(p[1 - i].fd, buf, static_cast<std::size_t>(n));
+    }
+}
+
 struct Reply {
   std::string bytes;       ///< written as is
   bool close = false;      ///< close the connection after writing (without saying so)
@@ -114,15 +139,7 @@ class HttpTestServer {
     }
   }
 
-  static bool write_all(int fd, const std::string& data) {
-    std::size_t at = 0;
-    while (at < data.size()) {
-      const ssize_t n = ::send(fd, data.data() + at, data.size() - at, MSG_NOSIGNAL);
-      if (n <= 0) return false;
-      at += static_cast<std::size_t>(n);
-    }
-    return true;
-  }
+  static bool write_all(int fd, const std::string& data) { return send_all(fd, data.data(), data.size()); }
 
   void forget(int fd) {
     std::lock_guard lock(mu_);
@@ -184,16 +201,7 @@ class HttpTestServer {
         std::lock_guard lock(mu_);
         open_fds_.push_back(up);
       }
-      char buf[65536];
-      pollfd p[2] = {{fd, POLLIN, 0}, {up, POLLIN, 0}};
-      bool open = true;
-      while (open && ::poll(p, 2, -1) > 0) {
-        for (int i = 0; i < 2 && open; ++i) {
-          if (!p[i].revents) continue;
-          const ssize_t n = ::recv(p[i].fd, buf, sizeof buf, 0);
-          open = n > 0 && write_all(p[1 - i].fd, std::string(buf, static_cast<std::size_t>(n)));
-        }
-      }
+      pipe_both_ways(fd, up);
       forget(up);
     } else {
       ::close(up);

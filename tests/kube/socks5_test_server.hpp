@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "kube/http_test_server.hpp"  // send_all, pipe_both_ways
+
 namespace gpupool::test {
 
 class Socks5TestServer {
@@ -66,16 +68,6 @@ class Socks5TestServer {
       const ssize_t k = ::recv(fd, buf + got, n - got, 0);
       if (k <= 0) return false;
       got += static_cast<std::size_t>(k);
-    }
-    return true;
-  }
-  static bool send_all(int fd, const void* data, std::size_t n) {
-    const auto* p = static_cast<const char*>(data);
-    while (n > 0) {
-      const ssize_t k = ::send(fd, p, n, MSG_NOSIGNAL);
-      if (k <= 0) return false;
-      p += k;
-      n -= static_cast<std::size_t>(k);
     }
     return true;
   }
@@ -135,14 +127,7 @@ class Socks5TestServer {
       std::lock_guard lock(mu_);
       fds_.push_back(up);
     }
-    char buf[65536];
-    pollfd p[2] = {{fd, POLLIN, 0}, {up, POLLIN, 0}};
-    for (bool open = true; open && ::poll(p, 2, -1) > 0;)
-      for (int i = 0; i < 2 && open; ++i) {
-        if (!p[i].revents) continue;
-        const ssize_t n = ::recv(p[i].fd, buf, sizeof buf, 0);
-        open = n > 0 && send_all(p[1 - i].fd, buf, static_cast<std::size_t>(n));
-      }
+    pipe_both_ways(fd, up);
     ::shutdown(up, SHUT_RDWR);
     ::shutdown(fd, SHUT_RDWR);
   }
