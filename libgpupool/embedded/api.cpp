@@ -8,6 +8,7 @@
 #include "common/limits.hpp"
 
 #include "common/http_date.hpp"
+#include "common/utf8.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -140,62 +141,16 @@ std::vector<std::string> split_path(std::string_view path) {
   return out;
 }
 
-std::size_t utf8_sequence(std::string_view s, std::size_t i);
-
-// utf8.Valid.
-bool valid_utf8(std::string_view s) {
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const std::size_t n = utf8_sequence(s, i);
-    if (n == 0) return false;
-    i += n;
-  }
-  return true;
-}
-
-// The length of the valid UTF-8 sequence at s[i] (Go's utf8.DecodeRune rules: shortest form, no
-// surrogates, at most U+10FFFF), or 0.
-std::size_t utf8_sequence(std::string_view s, std::size_t i) {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  if (c < 0x80) return 1;
-  std::size_t n = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 0;
-  if (n == 0 || c > 0xF4 || i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k)
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-  if (c == 0xE0 && b(i + 1) < 0xA0) return 0;  // overlong
-  if (c == 0xED && b(i + 1) > 0x9F) return 0;  // surrogates
-  if (c == 0xF0 && b(i + 1) < 0x90) return 0;  // overlong
-  if (c == 0xF4 && b(i + 1) > 0x8F) return 0;  // beyond U+10FFFF
-  return n;
-}
-
-// Each byte that starts no valid sequence becomes U+FFFD, as Go's decoder does.
-std::string to_valid_utf8(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size();) {
-    const std::size_t n = utf8_sequence(s, i);
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    } else {
-      out.append(s.substr(i, n));
-      i += n;
-    }
-  }
-  return out;
-}
-
 void replace_invalid_utf8(json::value& v) {
   if (v.is_string()) {
-    if (!valid_utf8(v.as_string())) v = json::string(to_valid_utf8(v.as_string()));
+    if (!utf8::valid(v.as_string())) v = json::string(utf8::to_valid(v.as_string()));
   } else if (v.is_array()) {
     for (auto& c : v.as_array()) replace_invalid_utf8(c);
   } else if (v.is_object()) {
     json::object fixed;
     for (auto& [k, c] : v.as_object()) {
       replace_invalid_utf8(c);
-      fixed[valid_utf8(k) ? std::string(k) : to_valid_utf8(k)] = std::move(c);
+      fixed[utf8::valid(k) ? std::string(k) : utf8::to_valid(k)] = std::move(c);
     }
     v = std::move(fixed);
   }
@@ -219,7 +174,7 @@ json::value parse_body(const std::string& body, bool yaml) {
   if (ec)
     throw StatusError::bad_request(
         fmt::format("the object provided is unrecognized (must be of type JSON): {}", ec.message()));
-  if (!valid_utf8(body)) replace_invalid_utf8(v);
+  if (!utf8::valid(body)) replace_invalid_utf8(v);
   return v;
 }
 

@@ -7,118 +7,258 @@
 #include <algorithm>
 #include <cctype>
 #include <optional>
+#include <set>
 
+#include "common/utf8.hpp"
 #include "embedded/store.hpp"
+#include "embedded/typecheck.hpp"
+#include "gpupool/names.hpp"
 
 namespace gpupool::embedded {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
+[[noreturn]] void bad_request(std::string message) { throw StatusError::bad_request(std::move(message)); }
+
+// The label selector's lexer and parser (k8s.io/apimachinery/pkg/labels/selector.go Lexer and
+// Parser, v1.32): tokens are the operators, parentheses, commas, "!", the keywords "in" and
+// "notin", and identifiers (anything else up to whitespace or an operator character). The
+// parser's errors are worded as there; a requirement's are prefixed "unable to parse
+// requirement: ".
+enum class Tok {
+  EndOfString,
+  ClosedPar,
+  Comma,
+  DoesNotExist,
+  DoubleEquals,
+  Equals,
+  GreaterThan,
+  Identifier,
+  In,
+  LessThan,
+  NotEquals,
+  NotIn,
+  OpenPar
+};
+
+struct Item {
+  Tok tok;
+  std::string_view literal;
+};
+
+bool is_whitespace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+bool is_special(char c) { return c == '=' || c == '!' || c == '(' || c == ')' || c == ',' || c == '>' || c == '<'; }
+std::optional<Tok> symbol_token(std::string_view s) {
+  if (s == ")") return Tok::ClosedPar;
+  if (s == ",") return Tok::Comma;
+  if (s == "!") return Tok::DoesNotExist;
+  if (s == "==") return Tok::DoubleEquals;
+  if (s == "=") return Tok::Equals;
+  if (s == ">") return Tok::GreaterThan;
+  if (s == "<") return Tok::LessThan;
+  if (s == "!=") return Tok::NotEquals;
+  if (s == "(") return Tok::OpenPar;
+  return std::nullopt;
 }
 
-// Splits on commas that are not inside parentheses ("a in (x,y),b" -> "a in (x,y)", "b").
-std::vector<std::string_view> split_top(std::string_view s) {
-  std::vector<std::string_view> out;
-  int depth = 0;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '(') ++depth;
-    if (s[i] == ')') --depth;
-    if (s[i] == ',' && depth == 0) {
-      out.push_back(s.substr(start, i - start));
-      start = i + 1;
+// Lexer.Lex over the whole text. A NUL byte ends the text, as the Go lexer's read() returns 0 there.
+std::vector<Item> scan(std::string_view text) {
+  if (const auto nul = text.find('\0'); nul != std::string_view::npos) text = text.substr(0, nul);
+  std::vector<Item> items;
+  std::size_t pos = 0;
+  for (;;) {
+    while (pos < text.size() && is_whitespace(text[pos])) ++pos;
+    if (pos == text.size()) {
+      items.push_back({Tok::EndOfString, {}});
+      return items;
+    }
+    const std::size_t start = pos;
+    if (is_special(text[pos])) {
+      // scanSpecialSymbol: the longest run of operator characters that is still a token ("!=",
+      // "=="); every single one is a token, so one always is.
+      Tok tok = *symbol_token(text.substr(pos, 1));
+      ++pos;
+      while (pos < text.size() && is_special(text[pos])) {
+        const auto longer = symbol_token(text.substr(start, pos - start + 1));
+        if (!longer) break;
+        tok = *longer;
+        ++pos;
+      }
+      items.push_back({tok, text.substr(start, pos - start)});
+      continue;
+    }
+    while (pos < text.size() && !is_special(text[pos]) && !is_whitespace(text[pos])) ++pos;
+    const std::string_view word = text.substr(start, pos - start);
+    items.push_back({word == "in" ? Tok::In : word == "notin" ? Tok::NotIn : Tok::Identifier, word});
+  }
+}
+
+class Parser {
+ public:
+  explicit Parser(std::string_view text) : items_(scan(text)) {}
+
+  std::vector<LabelSelector::Requirement> parse() {
+    std::vector<LabelSelector::Requirement> reqs;
+    for (;;) {
+      const Item next = lookahead(Context::Values);
+      if (next.tok == Tok::EndOfString) return reqs;
+      if (next.tok != Tok::Identifier && next.tok != Tok::DoesNotExist)
+        bad_request(fmt::format("found '{}', expected: !, identifier, or 'end of string'", next.literal));
+      try {
+        reqs.push_back(requirement());
+      } catch (const Failure& f) {
+        bad_request("unable to parse requirement: " + f.message);
+      }
+      const Item after = consume(Context::Values);
+      if (after.tok == Tok::EndOfString) return reqs;
+      if (after.tok != Tok::Comma)
+        bad_request(fmt::format("found '{}', expected: ',' or 'end of string'", after.literal));
+      if (const Item n = lookahead(Context::Values); n.tok != Tok::Identifier && n.tok != Tok::DoesNotExist)
+        bad_request(fmt::format("found '{}', expected: identifier after ','", n.literal));
     }
   }
-  out.push_back(s.substr(start));
-  return out;
-}
 
-bool label_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '/';
-}
+ private:
+  // In Values context "in" and "notin" are identifiers ("x in (in)"); as an operator they are not.
+  enum class Context { KeyAndOperator, Values };
+  struct Failure {
+    std::string message;
+  };
+  [[noreturn]] static void fail(std::string message) { throw Failure{std::move(message)}; }
 
-bool valid_token(std::string_view s, bool allow_empty) {
-  if (s.empty()) return allow_empty;
-  return std::all_of(s.begin(), s.end(), label_char);
-}
+  Item lookahead(Context c) const { return in_context(items_[pos_], c); }
+  Item consume(Context c) { return in_context(items_[pos_++], c); }
+  static Item in_context(Item item, Context c) {
+    if (c == Context::Values && (item.tok == Tok::In || item.tok == Tok::NotIn)) item.tok = Tok::Identifier;
+    return item;
+  }
 
-[[noreturn]] void bad(std::string_view what, std::string_view text) {
-  throw StatusError::bad_request("unable to parse requirement: " + std::string(what) + ": \"" + std::string(text) +
-                                 "\"");
-}
+  LabelSelector::Requirement requirement() {
+    using Op = LabelSelector::Op;
+    // parseKeyAndInferOperator: "!key", or a key followed by the end or a comma, is unary.
+    LabelSelector::Requirement r;
+    Item key = consume(Context::Values);
+    bool absent = false;
+    if (key.tok == Tok::DoesNotExist) {
+      absent = true;
+      key = consume(Context::Values);
+    }
+    if (key.tok != Tok::Identifier) fail(fmt::format("found '{}', expected: identifier", key.literal));
+    // validateLabelKey with the parser's nil path: the field prints as "<nil>".
+    if (auto errs = qualified_name_errors(key.literal); !errs.empty())
+      fail(fmt::format("<nil>: Invalid value: {}: {}", go_quote(key.literal), fmt::join(errs, "; ")));
+    r.key = std::string(key.literal);
+    const Tok next = lookahead(Context::Values).tok;
+    if (absent || next == Tok::EndOfString || next == Tok::Comma) {
+      r.op = absent ? Op::DoesNotExist : Op::Exists;
+      return r;
+    }
+    const Item op = consume(Context::KeyAndOperator);
+    switch (op.tok) {
+      case Tok::In:
+        r.op = Op::In;
+        break;
+      case Tok::NotIn:
+        r.op = Op::NotIn;
+        break;
+      case Tok::Equals:
+      case Tok::DoubleEquals:
+        r.op = Op::Equals;
+        break;
+      case Tok::NotEquals:
+        r.op = Op::NotEquals;
+        break;
+      case Tok::GreaterThan:
+        r.op = Op::GreaterThan;
+        break;
+      case Tok::LessThan:
+        r.op = Op::LessThan;
+        break;
+      default:
+        fail(fmt::format("found '{}', expected: in, notin, =, ==, !=, gt, lt", op.literal));
+    }
+    std::set<std::string> values;  // sets.String: sorted, each once
+    if (r.op == Op::In || r.op == Op::NotIn)
+      values = value_set();
+    else
+      values = exact_value();
+    r.values.assign(values.begin(), values.end());
+    check(r);
+    return r;
+  }
+
+  // parseValues: "(" a list, possibly empty or with empty members ")".
+  std::set<std::string> value_set() {
+    if (const Item open = consume(Context::Values); open.tok != Tok::OpenPar)
+      fail(fmt::format("found '{}' expected: '('", open.literal));
+    const Item first = lookahead(Context::Values);
+    if (first.tok == Tok::ClosedPar) {
+      consume(Context::Values);
+      return {""};
+    }
+    if (first.tok != Tok::Identifier && first.tok != Tok::Comma)
+      fail(fmt::format("found '{}', expected: ',', ')' or identifier", first.literal));
+    // parseIdentifiersList: commas around or between nothing stand for the empty value.
+    std::set<std::string> s;
+    for (;;) {
+      const Item item = consume(Context::Values);
+      if (item.tok == Tok::Identifier) {
+        s.emplace(item.literal);
+        const Item n = lookahead(Context::Values);
+        if (n.tok == Tok::Comma) continue;
+        if (n.tok == Tok::ClosedPar) break;
+        fail(fmt::format("found '{}', expected: ',' or ')'", n.literal));
+      }
+      if (item.tok != Tok::Comma) fail(fmt::format("found '{}', expected: ',', or identifier", item.literal));
+      if (s.empty()) s.emplace();
+      const Tok n = lookahead(Context::Values).tok;
+      if (n == Tok::ClosedPar) {
+        s.emplace();
+        break;
+      }
+      if (n == Tok::Comma) {
+        consume(Context::Values);
+        s.emplace();
+      }
+    }
+    consume(Context::Values);  // the ")"
+    return s;
+  }
+
+  // parseExactValue: one identifier, or nothing before the end or a comma (the empty value).
+  std::set<std::string> exact_value() {
+    if (const Tok n = lookahead(Context::Values).tok; n == Tok::EndOfString || n == Tok::Comma) return {""};
+    const Item v = consume(Context::Values);
+    if (v.tok != Tok::Identifier) fail(fmt::format("found '{}', expected: identifier", v.literal));
+    return {std::string(v.literal)};
+  }
+
+  // NewRequirement's checks of the values (the key passed above), every error gathered as an
+  // aggregate: one prints alone, several as "[a, b]".
+  static void check(const LabelSelector::Requirement& r) {
+    using Op = LabelSelector::Op;
+    std::vector<std::string> errs;
+    for (std::size_t i = 0; i < r.values.size(); ++i)
+      if ((r.op == Op::GreaterThan || r.op == Op::LessThan) && !go_parse_int(r.values[i]))
+        errs.push_back(
+            fmt::format("values[{}]: Invalid value: {}: for 'Gt', 'Lt' operators, the value must be an integer", i,
+                        go_quote(r.values[i])));
+    for (std::size_t i = 0; i < r.values.size(); ++i)
+      if (auto e = label_value_errors(r.values[i]); !e.empty())
+        errs.push_back(
+            fmt::format("values[{}][{}]: Invalid value: {}: {}", i, r.key, go_quote(r.values[i]), fmt::join(e, "; ")));
+    if (errs.size() == 1) fail(errs.front());
+    if (!errs.empty()) fail(fmt::format("[{}]", fmt::join(errs, ", ")));
+  }
+
+  std::vector<Item> items_;
+  std::size_t pos_ = 0;
+};
 
 }  // namespace
 
 LabelSelector LabelSelector::parse(std::string_view text) {
   LabelSelector sel;
-  if (trim(text).empty()) return sel;
-  for (auto part : split_top(text)) {
-    part = trim(part);
-    if (part.empty()) bad("empty requirement", text);
-    Requirement r;
-    if (part.front() == '!') {
-      r.key = std::string(trim(part.substr(1)));
-      r.op = Op::DoesNotExist;
-      if (!valid_token(r.key, false)) bad("invalid label key", part);
-      sel.reqs_.push_back(std::move(r));
-      continue;
-    }
-    std::size_t pos;
-    if ((pos = part.find("!=")) != std::string_view::npos) {
-      r.key = std::string(trim(part.substr(0, pos)));
-      r.op = Op::NotEquals;
-      r.values.emplace_back(trim(part.substr(pos + 2)));
-    } else if ((pos = part.find("==")) != std::string_view::npos) {
-      r.key = std::string(trim(part.substr(0, pos)));
-      r.op = Op::Equals;
-      r.values.emplace_back(trim(part.substr(pos + 2)));
-    } else if ((pos = part.find('=')) != std::string_view::npos) {
-      r.key = std::string(trim(part.substr(0, pos)));
-      r.op = Op::Equals;
-      r.values.emplace_back(trim(part.substr(pos + 1)));
-    } else if (auto open = part.find('('); open != std::string_view::npos) {
-      // labels/selector.go parseIdentifiersList: an unclosed list runs to the end of the text,
-      // where the lexer's EndOfString token is the literal ''.
-      if (part.back() != ')')
-        throw StatusError::bad_request("unable to parse requirement: found '', expected: ',' or ')'");
-      auto head = trim(part.substr(0, open));
-      auto sp = head.find_last_of(" \t");
-      if (sp == std::string_view::npos) bad("expected 'in' or 'notin'", part);
-      auto op = trim(head.substr(sp + 1));
-      r.key = std::string(trim(head.substr(0, sp)));
-      if (op == "in")
-        r.op = Op::In;
-      else if (op == "notin")
-        r.op = Op::NotIn;
-      else
-        bad("expected 'in' or 'notin'", part);
-      auto inner = part.substr(open + 1, part.size() - open - 2);
-      for (auto v : split_top(inner)) {
-        v = trim(v);
-        if (!valid_token(v, true)) bad("invalid label value", part);
-        r.values.emplace_back(v);
-      }
-    } else {
-      // labels.Parser: a key followed by anything but a comma or the end wants an operator; the
-      // lexer's next token is read as one ("a b": found 'b').
-      if (const auto ws = part.find_first_of(" \t\n\r"); ws != std::string_view::npos) {
-        const std::string_view rest = trim(part.substr(ws));
-        const auto stop = rest.find_first_of(" \t\n\r!=(),");
-        const std::string lit(rest.substr(0, stop == std::string_view::npos ? rest.size() : stop));
-        throw StatusError::bad_request(
-            fmt::format("unable to parse requirement: found '{}', expected: in, notin, =, ==, !=, gt, lt", lit));
-      }
-      r.key = std::string(part);
-      r.op = Op::Exists;
-    }
-    if (!valid_token(r.key, false)) bad("invalid label key", part);
-    for (const auto& v : r.values)
-      if (!valid_token(v, true)) bad("invalid label value", part);
-    sel.reqs_.push_back(std::move(r));
-  }
+  sel.reqs_ = Parser(text).parse();
   return sel;
 }
 
@@ -147,6 +287,15 @@ bool all_hold(const std::vector<LabelSelector::Requirement>& reqs, ValueOf&& val
       case Op::DoesNotExist:
         if (has) return false;
         break;
+      case Op::GreaterThan:
+      case Op::LessThan: {
+        // Requirement.Matches: both sides read as base-10 int64; a label that is not one matches neither.
+        if (!has || r.values.size() != 1) return false;
+        const std::optional<std::int64_t> label = go_parse_int(*value), bound = go_parse_int(r.values.front());
+        if (!label || !bound) return false;
+        if (r.op == Op::GreaterThan ? label.value() <= bound.value() : label.value() >= bound.value()) return false;
+        break;
+      }
     }
   }
   return true;
@@ -174,31 +323,80 @@ bool LabelSelector::matches_labels_of(const boost::json::object& object) const {
   });
 }
 
-FieldSelector FieldSelector::parse(std::string_view text) {
-  FieldSelector sel;
-  if (trim(text).empty()) return sel;
-  for (auto part : split_top(text)) {
-    part = trim(part);
-    Requirement r;
-    std::size_t pos;
-    if ((pos = part.find("!=")) != std::string_view::npos) {
-      r.negate = true;
-      r.path = std::string(trim(part.substr(0, pos)));
-      r.value = std::string(trim(part.substr(pos + 2)));
-    } else if ((pos = part.find("==")) != std::string_view::npos) {
-      r.path = std::string(trim(part.substr(0, pos)));
-      r.value = std::string(trim(part.substr(pos + 2)));
-    } else if ((pos = part.find('=')) != std::string_view::npos) {
-      r.path = std::string(trim(part.substr(0, pos)));
-      r.value = std::string(trim(part.substr(pos + 1)));
-    } else {
-      // fields/selector.go: "invalid selector: '%s'; can't understand '%s'"
-      throw StatusError::bad_request("invalid selector: '" + std::string(text) + "'; can't understand '" +
-                                     std::string(part) + "'");
+namespace {
+
+// fields.splitTerms: commas not escaped by a backslash separate the terms (escapes kept).
+std::vector<std::string_view> split_terms(std::string_view text) {
+  std::vector<std::string_view> terms;
+  if (text.empty()) return terms;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\\')
+      ++i;  // whatever follows is data (a rune's later bytes are never ',' or '\\')
+    else if (text[i] == ',') {
+      terms.push_back(text.substr(start, i - start));
+      start = i + 1;
     }
-    if (r.path.empty())
-      throw StatusError::bad_request("invalid selector: '" + std::string(text) + "'; can't understand '" +
-                                     std::string(part) + "'");
+  }
+  terms.push_back(text.substr(start));
+  return terms;
+}
+
+// fields.UnescapeValue: "\\", "\\," and "\\=" stand for the character; any other escape, or a bare
+// ',' or '=', is refused. Read rune by rune, as Go ranges over the string (an invalid byte is U+FFFD).
+std::string unescape_value(std::string_view raw) {
+  if (raw.find_first_of("\\,=") == std::string_view::npos) return std::string(raw);
+  const std::string s = utf8::to_valid(raw);
+  std::string out;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (c == ',' || c == '=')
+      throw StatusError::bad_request(
+          fmt::format("invalid field selector: unescaped character in value: {}", static_cast<int>(c)));
+    if (c != '\\') {
+      out += c;
+      continue;
+    }
+    if (i + 1 == s.size()) throw StatusError::bad_request("invalid field selector: invalid escape sequence: \\");
+    const char next = s[i + 1];
+    if (next != '\\' && next != ',' && next != '=')
+      throw StatusError::bad_request("invalid field selector: invalid escape sequence: \\" +
+                                     std::string(s.substr(i + 1, utf8::sequence(s, i + 1))));
+    out += next;
+    ++i;
+  }
+  return out;
+}
+
+}  // namespace
+
+FieldSelector FieldSelector::parse(std::string_view text) {
+  // fields.parseSelector: the terms in sorted order (so the first refused one is the first in
+  // that order, and the field label check after this meets them in it too), empty ones skipped;
+  // each split at the first "!=", "==" or "=", neither side trimmed.
+  FieldSelector sel;
+  std::vector<std::string_view> terms = split_terms(text);
+  std::sort(terms.begin(), terms.end());
+  for (const std::string_view term : terms) {
+    if (term.empty()) continue;
+    std::size_t at = 0, len = 0;
+    for (; at < term.size(); ++at) {
+      const std::string_view rest = term.substr(at);
+      if (rest.starts_with("!=") || rest.starts_with("==")) {
+        len = 2;
+        break;
+      }
+      if (rest.starts_with("=")) {
+        len = 1;
+        break;
+      }
+    }
+    if (len == 0)
+      throw StatusError::bad_request(fmt::format("invalid selector: '{}'; can't understand '{}'", text, term));
+    Requirement r;
+    r.path = std::string(term.substr(0, at));
+    r.negate = term[at] == '!';
+    r.value = unescape_value(term.substr(at + len));
     sel.reqs_.push_back(std::move(r));
   }
   return sel;

@@ -1,9 +1,12 @@
 // embedded/selector.hpp — label and field selectors as the API server parses them.
 //
 // Label selector grammar (k8s.io/apimachinery/pkg/labels/selector.go): comma-separated
-// requirements `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k` (exists), `!k` (absent).
-// `!=` and `notin` also match objects without the key. Field selectors
-// (k8s.io/apimachinery/pkg/fields/selector.go): `path=v`, `path==v`, `path!=v`, comma-separated.
+// requirements `k=v`, `k==v`, `k!=v`, `k in (a,b)`, `k notin (a,b)`, `k` (exists), `!k` (absent),
+// `k>1`, `k<1` (both sides read as integers). `!=` and `notin` also match objects without the key.
+// Keys and values are validated as there (qualified names, label values), with its messages.
+// Field selectors (k8s.io/apimachinery/pkg/fields/selector.go): `path=v`, `path==v`, `path!=v`,
+// comma-separated, nothing trimmed; in a value "\\", "\," and "\=" stand for the character, and a
+// bare ',' or '=' or any other escape is refused. The terms are kept in sorted order, as there.
 #pragma once
 
 #include <boost/json/fwd.hpp>
@@ -17,7 +20,7 @@ namespace gpupool::embedded {
 
 class LabelSelector {
  public:
-  enum class Op { Equals, NotEquals, In, NotIn, Exists, DoesNotExist };
+  enum class Op { Equals, NotEquals, In, NotIn, Exists, DoesNotExist, GreaterThan, LessThan };
   struct Requirement {
     std::string key;
     Op op;

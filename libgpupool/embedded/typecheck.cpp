@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -296,12 +297,16 @@ namespace {
 template <typename T>
 std::optional<T> go_parse(std::string_view s, std::string* err, std::string_view func) {
   T n = 0;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
-  if (ec == std::errc() && end == s.data() + s.size()) return n;
+  // ParseInt takes a sign, "+" too (from_chars only "-"); ParseUint none.
+  std::string_view digits = s;
+  if (std::is_signed_v<T> && digits.size() > 1 && digits.front() == '+' && digits[1] != '-') digits.remove_prefix(1);
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (ec == std::errc() && end == digits.data() + digits.size()) return n;
   if (err)
-    *err = fmt::format(
-        "strconv.{}: parsing {}: {}", func, go_quote(s),
-        ec == std::errc::result_out_of_range && end == s.data() + s.size() ? "value out of range" : "invalid syntax");
+    *err =
+        fmt::format("strconv.{}: parsing {}: {}", func, go_quote(s),
+                    ec == std::errc::result_out_of_range && end == digits.data() + digits.size() ? "value out of range"
+                                                                                                 : "invalid syntax");
   return std::nullopt;
 }
 

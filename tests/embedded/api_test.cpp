@@ -1,6 +1,9 @@
 // The REST layer without HTTP: Status errors, patch types, tables, dryRun, watch streams, faults.
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "api_fixture.hpp"
 #include "embedded/api.hpp"
 #include "embedded/faults.hpp"
@@ -140,6 +143,43 @@ TEST_CASE("every Status error, as the API server sends it") {
       StatusError(429, "TooManyRequests", "Too many requests, please try again later.", {}, {}, {}, {}, 3));
   CHECK(tmr.headers == std::vector<std::pair<std::string, std::string>>{{"Retry-After", "3"}});
   CHECK(f.json_of(tmr)["details"].at("retryAfterSeconds") == 3);
+}
+
+TEST_CASE("field selectors of a list: terms, escapes and field labels as kube-apiserver (data/selectors.json)") {
+  // fields.ParseSelector (terms sorted, escapes "\\\\", "\\,", "\\="; nothing trimmed), then the
+  // kind's field label check, meeting the terms in the same sorted order.
+  std::ifstream in(std::string(GPUPOOL_SOURCE_DIR) + "/tests/embedded/data/selectors.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  const json::object golden = json::parse(text.str()).as_object();
+  testing::ApiFixture f;
+  for (const auto& [name, labels] : golden.at("objects").as_object())
+    f.store.create(f.store.type("", "configmaps"), "default",
+                   json::object{{"metadata", json::object{{"name", name}, {"labels", labels}}}});
+  const json::array& cases = golden.at("fieldSelector").as_array();
+  REQUIRE(cases.size() > 30);
+  int refused = 0;
+  for (const auto& v : cases) {
+    const auto& c = v.as_object();
+    const std::string selector(c.at("selector").as_string());
+    CAPTURE(selector);
+    Request r = testing::admin_request("GET", "/api/v1/namespaces/default/configmaps");
+    r.query.emplace("fieldSelector", selector);
+    const Response resp = f.api.handle(r);
+    const json::object body = json::parse(resp.body).as_object();
+    if (const auto* want = c.if_contains("error")) {
+      ++refused;
+      CHECK(resp.status == 400);
+      CHECK(body.at("message") == want->as_string());
+      continue;
+    }
+    REQUIRE(resp.status == 200);
+    json::array got;
+    for (const auto& item : body.at("items").as_array()) got.push_back(item.at("metadata").at("name"));
+    CHECK(json::serialize(got) == json::serialize(c.at("matches")));
+  }
+  CHECK(refused > 10);
+  CHECK(refused < static_cast<int>(cases.size()) - 10);
 }
 
 TEST_CASE("patch types: merge, JSON, strategic (merge keys and directives), server-side apply, scale") {

@@ -1,5 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <optional>
+#include <sstream>
 #include <thread>
 
 #include "embedded/store.hpp"
@@ -526,6 +529,47 @@ TEST_CASE("quantities canonical wherever the schema has one, other text as writt
       "involvedObject":{"kind":"Pod","name":"p","namespace":"q"},"reason":"R","message":"1000m","type":"Normal"})")
                                    .as_object());
   CHECK(ev.at("message") == "1000m");
+}
+
+TEST_CASE("label selectors parse, refuse and match as kube-apiserver (data/selectors.json, recorded)") {
+  // The lexer and parser of labels.Parse: Gt and Lt, "in"/"notin" as values, empty values, keys and
+  // values validated with their messages, and every parse error's wording.
+  std::ifstream in(std::string(GPUPOOL_SOURCE_DIR) + "/tests/embedded/data/selectors.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  const json::object golden = json::parse(text.str()).as_object();
+  Fixture f;
+  const auto& cms = f.store.type("", "configmaps");
+  for (const auto& [name, labels] : golden.at("objects").as_object())
+    f.store.create(cms, "alice", json::object{{"metadata", json::object{{"name", name}, {"labels", labels}}}});
+  const json::array& cases = golden.at("labelSelector").as_array();
+  REQUIRE(cases.size() > 80);
+  int refused = 0;
+  for (const auto& v : cases) {
+    const auto& c = v.as_object();
+    const std::string selector(c.at("selector").as_string());
+    CAPTURE(selector);
+    std::optional<LabelSelector> sel;
+    std::string error;
+    try {
+      sel = LabelSelector::parse(selector);
+    } catch (const StatusError& e) {
+      CHECK(e.code() == 400);
+      error = e.status_message();
+    }
+    if (const auto* want = c.if_contains("error")) {
+      ++refused;
+      CHECK(error == want->as_string());
+      continue;
+    }
+    REQUIRE(error == "");
+    json::array got;
+    for (const auto& o : f.store.list(cms, "alice", ListOptions{*sel, {}, 0, ""}).items)
+      got.push_back(json::string(md(*o, "name")));
+    CHECK(json::serialize(got) == json::serialize(c.at("matches")));
+  }
+  CHECK(refused > 30);
+  CHECK(refused < static_cast<int>(cases.size()) - 30);
 }
 
 TEST_CASE("label selectors read an object's labels in place as they read the copied labels") {
