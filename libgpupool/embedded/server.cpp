@@ -26,6 +26,7 @@
 #include "embedded/journal.hpp"
 #include "embedded/kubelet.hpp"
 #include "embedded/local_runtime.hpp"
+#include "embedded/namespace_controllers.hpp"
 #include "embedded/quota.hpp"
 #include "embedded/rbac.hpp"
 #include "embedded/scheduler.hpp"
@@ -103,6 +104,7 @@ struct EmbeddedServer::Impl {
   std::unique_ptr<Controllers> controllers;
   std::unique_ptr<VolumeController> volumes;
   std::unique_ptr<EndpointsController> endpoints;
+  std::unique_ptr<NamespaceControllers> namespaces;
   std::unique_ptr<DisruptionController> disruption;
   std::unique_ptr<Kubelet> kubelet;
   std::unique_ptr<Api> api;
@@ -224,6 +226,17 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
   }
   if (im.options.mpijob_version != "v1" && im.options.mpijob_version != "v2beta1")
     throw ValidationError("mpijob_version", im.options.mpijob_version, "must be \"v1\" or \"v2beta1\"");
+  if (!im.options.state_file.empty()) {
+    // A cluster with a state keeps its CA, as a real cluster keeps its own.
+    const std::string ca_file = embedded_ca_file(im.options.state_file);
+    std::ifstream in(ca_file);
+    std::stringstream text;
+    text << in.rdbuf();
+    if (auto saved = CertificateAuthority::from_pem(text.str()))
+      im.ca = std::move(*saved);
+    else
+      write_private(ca_file, im.ca.pem());
+  }
   Store::Options so;
   so.mpijob_version = im.options.mpijob_version;
   im.store = std::make_unique<Store>(im.clock, so);
@@ -238,6 +251,7 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
   im.controllers = std::make_unique<Controllers>(*im.store, im.clock, im.options.kubeflow_operators);
   im.volumes = std::make_unique<VolumeController>(*im.store, im.clock);
   im.endpoints = std::make_unique<EndpointsController>(*im.store, im.clock);
+  im.namespaces = std::make_unique<NamespaceControllers>(*im.store, im.ca.cert_pem());
   im.disruption = std::make_unique<DisruptionController>(*im.store, im.clock);
   // ResourceQuota is the last admission plugin (after DefaultStorageClass and the other mutating
   // plugins), as in kube-apiserver's plugin order.

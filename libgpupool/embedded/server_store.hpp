@@ -13,6 +13,11 @@ struct EmbeddedServerAccess {
   static embedded::Store& store(EmbeddedServer& server);
 };
 
+/// Where a cluster whose state is `state_file` keeps its CA (certificate and key, 0600), so that
+/// kube-root-ca.crt and the kubeconfigs of earlier runs stay true: in the state's private
+/// directory of keys, created 0700 when missing (state.cpp).
+std::string embedded_ca_file(const std::string& state_file);
+
 namespace embedded {
 inline Store& store_of(EmbeddedServer& server) { return EmbeddedServerAccess::store(server); }
 }  // namespace embedded

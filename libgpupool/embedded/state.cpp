@@ -1,5 +1,6 @@
 // EmbeddedSession: who owns a topology's shared state, and how the others reach it (issue #16).
 #include "common/json_depth.hpp"
+#include "embedded/server_store.hpp"
 #include "gpupool/embedded_state.hpp"
 
 #include <fcntl.h>
@@ -129,6 +130,14 @@ EmbeddedStatePaths EmbeddedStatePaths::of(const std::string& topology, const std
   p.local_dir = base.string() + ".local";
   p.run_mode = base.string() + ".run";
   return p;
+}
+
+std::string embedded_ca_file(const std::string& state_file) {
+  // embedded-T.json -> embedded-T/ca.pem: beside the kubeconfigs (EmbeddedStatePaths::of's
+  // kubeconfig_dir), the state's one private directory that holds keys, removed by a reset.
+  const fs::path dir = fs::path(state_file).replace_extension("");
+  make_private_dir(dir);
+  return (dir / "ca.pem").string();
 }
 
 RunMode remembered_run_mode(const EmbeddedStatePaths& paths) {

@@ -323,6 +323,52 @@ json::array event_row(const json::value& o, Clock::time_point now) {
   return {seen, s(o, {"type"}), s(o, {"reason"}), kind + "/" + s(o, {"involvedObject", "name"}), s(o, {"message"})};
 }
 
+// The number of members of an object-valued field (0 when absent or not an object).
+std::int64_t size_of(const json::value& o, std::initializer_list<std::string_view> path) {
+  const auto* v = value_at(o, path);
+  return v && v->is_object() ? static_cast<std::int64_t>(v->as_object().size()) : 0;
+}
+
+// printResourceQuota: each resource of status.hard in name order, "name: used/hard", in the Limit
+// column when its name is "limits.<...>", else in Request; a quantity not there reads "0".
+json::array resource_quota_row(const json::value& o, Clock::time_point now) {
+  std::vector<std::string> names;
+  if (const auto* hard = value_at(o, {"status", "hard"}); hard && hard->is_object())
+    for (const auto& kv : hard->as_object()) names.emplace_back(kv.key());
+  std::sort(names.begin(), names.end());
+  std::vector<std::string> request, limit;
+  for (const auto& name : names) {
+    const auto quantity = [&](std::string_view field) {
+      const auto* v = value_at(o, {"status", field, name});
+      return v && v->is_string() && !v->as_string().empty() ? std::string(v->as_string()) : std::string("0");
+    };
+    (name.starts_with("limits.") ? limit : request).push_back(name + ": " + quantity("used") + "/" + quantity("hard"));
+  }
+  return {s(o, {"metadata", "name"}), age(o, now), text::join(request, ", "), text::join(limit, ", ")};
+}
+
+// printRoleBinding / printClusterRoleBinding (rbac.SubjectsStrings: users, groups, and service
+// accounts as namespace/name; other kinds shown nowhere).
+json::array role_binding_row(const json::value& o, Clock::time_point now) {
+  std::vector<std::string> users, groups, sas;
+  if (const auto* subjects = value_at(o, {"subjects"}); subjects && subjects->is_array())
+    for (const auto& sub : subjects->as_array()) {
+      const std::string kind = s(sub, {"kind"});
+      if (kind == "ServiceAccount")
+        sas.push_back(s(sub, {"namespace"}) + "/" + s(sub, {"name"}));
+      else if (kind == "User")
+        users.push_back(s(sub, {"name"}));
+      else if (kind == "Group")
+        groups.push_back(s(sub, {"name"}));
+    }
+  return {s(o, {"metadata", "name"}),
+          s(o, {"roleRef", "kind"}) + "/" + s(o, {"roleRef", "name"}),
+          age(o, now),
+          text::join(users, ", "),
+          text::join(groups, ", "),
+          text::join(sas, ", ")};
+}
+
 }  // namespace
 
 json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<const json::object>>& items,
@@ -493,8 +539,46 @@ json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<c
       return {s(o, {"metadata", "name"}), s(o, {"addressType"}), first_three(ports, "<unset>"),
               first_three(addresses, "<unset>"), age(o, now)};
     };
-  } else if (t.group == "apiextensions.k8s.io" && t.resource == "customresourcedefinitions") {
-    // The CRD's own printer columns (apiextensions' customresourcedefinition table): NAME, CREATED AT.
+  } else if (core && t.resource == "configmaps") {
+    cols = {{"Name", "string", 0, "name"}, {"Data", "string", 0}, {"Age", "string", 0}};
+    row = [](const json::value& o, Clock::time_point now) -> json::array {
+      return {s(o, {"metadata", "name"}), size_of(o, {"data"}) + size_of(o, {"binaryData"}), age(o, now)};
+    };
+  } else if (core && t.resource == "secrets") {
+    cols = {{"Name", "string", 0, "name"}, {"Type", "string", 0}, {"Data", "string", 0}, {"Age", "string", 0}};
+    row = [](const json::value& o, Clock::time_point now) -> json::array {
+      return {s(o, {"metadata", "name"}), s(o, {"type"}), size_of(o, {"data"}), age(o, now)};
+    };
+  } else if (core && t.resource == "serviceaccounts") {
+    cols = {{"Name", "string", 0, "name"}, {"Secrets", "string", 0}, {"Age", "string", 0}};
+    row = [](const json::value& o, Clock::time_point now) -> json::array {
+      const auto* secrets = value_at(o, {"secrets"});
+      return {s(o, {"metadata", "name"}),
+              secrets && secrets->is_array() ? static_cast<std::int64_t>(secrets->as_array().size()) : 0, age(o, now)};
+    };
+  } else if (core && t.resource == "resourcequotas") {
+    cols = {{"Name", "string", 0, "name"}, {"Age", "string", 0}, {"Request", "string", 0}, {"Limit", "string", 0}};
+    row = resource_quota_row;
+  } else if (t.group == "rbac.authorization.k8s.io" &&
+             (t.resource == "rolebindings" || t.resource == "clusterrolebindings")) {
+    cols = {{"Name", "string", 0, "name"}, {"Role", "string", 0},   {"Age", "string", 0},
+            {"Users", "string", 1},        {"Groups", "string", 1}, {"ServiceAccounts", "string", 1}};
+    row = role_binding_row;
+  } else if (t.group == "scheduling.k8s.io" && t.resource == "priorityclasses") {
+    cols = {{"Name", "string", 0, "name"},
+            {"Value", "integer", 0},
+            {"Global-Default", "boolean", 0},
+            {"Age", "string", 0},
+            {"PreemptionPolicy", "string", 0}};
+    row = [](const json::value& o, Clock::time_point now) -> json::array {
+      const auto* global = value_at(o, {"globalDefault"});
+      return {s(o, {"metadata", "name"}), n(o, {"value"}), global && global->is_bool() && global->as_bool(),
+              age(o, now), s(o, {"preemptionPolicy"})};
+    };
+  } else if ((t.group == "apiextensions.k8s.io" && t.resource == "customresourcedefinitions") ||
+             is_builtin_group(t.group)) {
+    // A built-in kind without a printer of its own (LimitRange, Role, ClusterRole) gets the default
+    // table (rest.NewDefaultTableConvertor): NAME, CREATED AT; so does a CRD (its own columns).
     cols = {{"Name", "string", 0, "name"}, {"Created At", "date", 0}};
     row = [](const json::value& o, Clock::time_point) -> json::array {
       return {s(o, {"metadata", "name"}), s(o, {"metadata", "creationTimestamp"})};

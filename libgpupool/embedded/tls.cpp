@@ -5,6 +5,7 @@
 
 #include <openssl/bio.h>
 #include <openssl/ec.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/rand.h>
@@ -99,6 +100,22 @@ CertificateAuthority::CertificateAuthority() {
   add_ext(c.get(), c.get(), NID_subject_key_identifier, "hash");
   if (!X509_sign(c.get(), key.get(), EVP_sha256())) fail("cannot sign the CA certificate");
   ca_ = {to_pem(c.get()), to_pem(key.get())};
+}
+
+std::optional<CertificateAuthority> CertificateAuthority::from_pem(const std::string& text) {
+  const auto read = [&]() -> std::optional<CertificateAuthority> {
+    Bio cb(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
+    Cert cert(PEM_read_bio_X509(cb.get(), nullptr, nullptr, nullptr));
+    Bio kb(BIO_new_mem_buf(text.data(), static_cast<int>(text.size())));
+    PKey key(PEM_read_bio_PrivateKey(kb.get(), nullptr, nullptr, nullptr));
+    if (!cert || !key || X509_check_private_key(cert.get(), key.get()) != 1 ||
+        X509_cmp_current_time(X509_get0_notAfter(cert.get())) <= 0)
+      return std::nullopt;
+    return CertificateAuthority(KeyPair{to_pem(cert.get()), to_pem(key.get())});
+  };
+  auto ca = read();
+  ERR_clear_error();  // a refused text leaves OpenSSL's reasons queued
+  return ca;
 }
 
 namespace {

@@ -1,10 +1,13 @@
 // embedded/tls.hpp — the embedded cluster's PKI, generated in memory at start (OpenSSL): a CA, a
 // server certificate for 127.0.0.1/localhost, and client certificates (CN = user, O = groups) as
-// kubeadm issues them. Keys are EC P-256 and never leave memory except in kubeconfig files.
+// kubeadm issues them. Keys are EC P-256 and leave memory only in kubeconfig files and, for a
+// cluster with a state file, the CA in the state's private directory beside them (0600, as
+// kubeadm keeps /etc/kubernetes/pki/ca.key).
 #pragma once
 
 #include <openssl/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +22,11 @@ class CertificateAuthority {
  public:
   /// A fresh self-signed CA ("gpupool-embedded-ca"), valid for ten years.
   CertificateAuthority();
+  /// The CA pem() wrote (certificate, then key); nullopt when `text` holds none that can sign: a
+  /// certificate or key missing or unreadable, the key not the certificate's, or expired.
+  static std::optional<CertificateAuthority> from_pem(const std::string& text);
+  /// The certificate and its key, PEM: what from_pem() reads back.
+  std::string pem() const { return ca_.cert_pem + ca_.key_pem; }
   const std::string& cert_pem() const noexcept { return ca_.cert_pem; }
   /// A serving certificate with SANs IP:127.0.0.1 and DNS:localhost.
   KeyPair issue_server() const;
@@ -26,6 +34,7 @@ class CertificateAuthority {
   KeyPair issue_client(const std::string& user, const std::vector<std::string>& groups) const;
 
  private:
+  explicit CertificateAuthority(KeyPair ca) : ca_(std::move(ca)) {}
   KeyPair ca_;
 };
 

@@ -136,11 +136,11 @@ TEST_CASE("cluster serve shares the state: --embedded commands and kubectl see o
     for (int p = 0; p < 4; ++p)
       script += "( for j in $(seq 10); do " + state.env() + "'" GPUPOOL_CLI "' --embedded seed submit job --name s" +
                 std::to_string(p) + "-$j --image busybox -- true >/dev/null 2>&1 || echo FAILED; done ) & " +
-                "( for j in $(seq 10); do " + serve.kubectl("create configmap k" + std::to_string(p) + "-$j") +
+                "( for j in $(seq 10); do " + serve.kubectl("create configmap w" + std::to_string(p) + "-$j") +
                 " >/dev/null 2>&1 || echo FAILED; done ) & ";
     CHECK(sh(script + "wait").out.find("FAILED") == std::string::npos);
     CHECK(count_lines_starting(sh(serve.kubectl("get jobs -o name")).out, "job.batch/s") == 40);
-    CHECK(count_lines_starting(sh(serve.kubectl("get configmaps -o name")).out, "configmap/k") == 40);
+    CHECK(count_lines_starting(sh(serve.kubectl("get configmaps -o name")).out, "configmap/w") == 40);
     CHECK(count_lines_starting(state.gp("--embedded seed list").out, "s") == 40);
     // Reset is refused while it is served.
     CHECK(state.gp("cluster reset seed").out.find("stop it first: gpupool cluster stop seed") != std::string::npos);

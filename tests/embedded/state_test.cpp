@@ -52,6 +52,8 @@ json::object config_map(const std::string& name) {
   return json::object{{"metadata", json::object{{"name", name}}}, {"data", json::object{{"k", name}}}};
 }
 
+std::string md(const json::object& o, std::string_view key) { return field_value(o, "metadata." + std::string(key)); }
+
 EmbeddedOptions with_state(const std::string& state_file) {
   EmbeddedOptions o;
   o.topology = "seed";
@@ -190,6 +192,77 @@ TEST_CASE("compaction while writers write: every write is in snapshot + journal"
   for (int t = 0; t < kThreads; ++t)
     for (int i = 0; i < kEach; ++i) found += store_of(b).find(cms, "default", fmt::format("w{}-{}", t, i)) != nullptr;
   CHECK(found == kThreads * kEach);
+}
+
+TEST_CASE("every namespace holds the default ServiceAccount and kube-root-ca.crt; the CA lasts with the state") {
+  // kube-controller-manager's serviceaccount controller and root CA publisher, and a CA kept with
+  // the state (in its private directory of keys) so that the published CA stays true.
+  TempDir dir;
+  const std::string state = (dir.path / "embedded-seed.json").string();
+  const fs::path ca_file = dir.path / "embedded-seed" / "ca.pem";
+  auto opts = with_state(state);
+  opts.users = {"alice"};
+  const auto sa_uid = [](Store& s, const std::string& ns) {
+    const auto sa = s.find(s.type("", "serviceaccounts"), ns, "default");
+    return sa ? md(*sa, "uid") : std::string();
+  };
+  const auto root_ca = [](Store& s, const std::string& ns) {
+    return s.find(s.type("", "configmaps"), ns, "kube-root-ca.crt");
+  };
+  const std::string description =
+      "Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the "
+      "internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes "
+      "clusters.";
+  std::string ca, rv;
+  {
+    EmbeddedServer server(opts);
+    Store& s = store_of(server);
+    ca = server.ca_pem();
+    for (const std::string ns : {"default", "kube-system", "kube-public", "kube-node-lease", "alice"}) {
+      CAPTURE(ns);
+      CHECK(!sa_uid(s, ns).empty());
+      const auto cm = root_ca(s, ns);
+      REQUIRE(cm);
+      CHECK(cm->at("data").as_object() == json::object{{"ca.crt", ca}});
+      CHECK(cm->at("metadata").at("annotations").as_object() ==
+            json::object{{"kubernetes.io/description", description}});
+    }
+    // A namespace created later gets both; a deleted one is created again; a changed one put back.
+    s.create(s.type("", "namespaces"), "", json::object{{"metadata", json::object{{"name", "late"}}}});
+    CHECK(!sa_uid(s, "late").empty());
+    REQUIRE(root_ca(s, "late"));
+    const std::string uid = sa_uid(s, "alice");
+    s.remove(s.type("", "serviceaccounts"), "alice", "default");
+    CHECK(!sa_uid(s, "alice").empty());
+    CHECK(sa_uid(s, "alice") != uid);
+    s.mutate(s.type("", "configmaps"), "alice", "kube-root-ca.crt", [](json::object& cm) {
+      cm["data"] = json::object{{"ca.crt", "forged"}, {"extra", "x"}};
+      cm["metadata"].as_object()["annotations"] = json::object{{"mine", "1"}};
+    });
+    const auto cm = root_ca(s, "alice");
+    CHECK(cm->at("data").as_object() == json::object{{"ca.crt", ca}});
+    CHECK(cm->at("metadata").at("annotations").as_object() ==
+          json::object{{"mine", "1"}, {"kubernetes.io/description", description}});
+    s.remove(s.type("", "configmaps"), "alice", "kube-root-ca.crt");
+    REQUIRE(root_ca(s, "alice"));
+    rv = md(*root_ca(s, "alice"), "resourceVersion");
+  }
+  CHECK(mode_of(ca_file) == 0600);
+  CHECK(mode_of(ca_file.parent_path()) == 0700);
+  {
+    // The same CA again: nothing to publish anew.
+    EmbeddedServer server(opts);
+    CHECK(server.ca_pem() == ca);
+    CHECK(md(*root_ca(store_of(server), "alice"), "resourceVersion") == rv);
+  }
+  std::ofstream(ca_file) << "not a CA";
+  {
+    // An unusable CA file: a new CA, published in every namespace.
+    EmbeddedServer server(opts);
+    CHECK(server.ca_pem() != ca);
+    CHECK(root_ca(store_of(server), "alice")->at("data").at("ca.crt").as_string() == server.ca_pem());
+    CHECK(slurp(ca_file).find(server.ca_pem()) == 0);
+  }
 }
 
 TEST_CASE("the state directory is private and holds no secrets") {

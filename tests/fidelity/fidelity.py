@@ -2045,6 +2045,70 @@ SCENARIOS["claimvolumes"] = [
                                  {"name": "n", "image": None, "emptyDir": {}}]}})),
 ]
 
+# What kube-controller-manager puts in every namespace: the serviceaccount controller's "default"
+# ServiceAccount and the root CA publisher's kube-root-ca.crt (its CA differs between servers: only
+# its first line is shown), each put back when deleted or changed.
+_ROOT_CA = "configmap/kube-root-ca.crt"
+_ROOT_CA_KEYS = ("go-template={{range $k, $v := .metadata.annotations}}{{$k}}={{$v}} {{end}}"
+                 "{{range $k, $v := .data}}{{$k}}={{slice $v 0 27}} {{end}}{{\"\\n\"}}")
+SCENARIOS["namespacedefaults"] = [
+    (["wait", "--for=create", "serviceaccount/default", "--timeout=30s"], None),
+    (["get", "serviceaccounts"], None),
+    (["get", "serviceaccount", "default", "-o", "json"], None),
+    (["wait", "--for=create", _ROOT_CA, "--timeout=30s"], None),
+    (["get", _ROOT_CA], None),
+    (["get", _ROOT_CA, "-o", _ROOT_CA_KEYS], None),
+    (["patch", _ROOT_CA, "-o", "go-template={{.metadata.annotations}} {{len .data}}{{\"\\n\"}}", "-p",
+      '{"metadata":{"annotations":{"kubernetes.io/description":null,"mine":"1"}},"data":{"extra":"y"}}'], None),
+    (["wait", "--for=jsonpath={.metadata.annotations.kubernetes\\.io/description}", _ROOT_CA, "--timeout=30s"], None),
+    (["get", _ROOT_CA, "-o", _ROOT_CA_KEYS], None),
+    (["delete", "serviceaccount", "default"], None),
+    (["wait", "--for=create", "serviceaccount/default", "--timeout=30s"], None),
+    (["delete", _ROOT_CA], None),
+    (["wait", "--for=create", _ROOT_CA, "--timeout=30s"], None),
+    (["get", _ROOT_CA, "-o", _ROOT_CA_KEYS], None),
+    (["get", "serviceaccounts", "-o", "name"], None),
+]
+
+# The server's tables of the kinds users list most after workloads (pkg/printers/internalversion:
+# ConfigMap, Secret, ServiceAccount, ResourceQuota, RoleBinding, ClusterRoleBinding, PriorityClass;
+# LimitRange, Role and ClusterRole have none: the default NAME, CREATED AT).
+_PRINTED = [
+    {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm1"}, "data": {"a": "1", "b": "2"},
+     "binaryData": {"c": "YWJj"}},
+    {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s1"}, "type": "Opaque", "data": {"a": "YWJj"}},
+    {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "sa1"}, "secrets": [{"name": "s1"}, {"name": "s2"}]},
+    {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "rq1"},
+     "spec": {"hard": {"pods": "10", "requests.cpu": "4", "limits.memory": "8Gi", "requests.nvidia.com/gpu": "2"}}},
+    {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "lr1"},
+     "spec": {"limits": [{"type": "Container", "default": {"cpu": "500m"}}]}},
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r1"},
+     "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]},
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "rb1"},
+     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r1"},
+     "subjects": [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"},
+                  {"kind": "Group", "name": "devs", "apiGroup": "rbac.authorization.k8s.io"},
+                  {"kind": "ServiceAccount", "name": "sa1", "namespace": "NAMESPACE"}]},
+    {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "printers-fid-pc"},
+     "value": 1000, "preemptionPolicy": "Never"},
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": "printers-fid-cr"},
+     "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]},
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "printers-fid-crb"},
+     "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "printers-fid-cr"},
+     "subjects": [{"kind": "User", "name": "bob", "apiGroup": "rbac.authorization.k8s.io"},
+                  {"kind": "ServiceAccount", "name": "sa1", "namespace": "NAMESPACE"}]},
+]
+_PRINTED_NAMES = ["configmap/cm1", "secret/s1", "serviceaccount/sa1", "resourcequota/rq1", "limitrange/lr1", "role/r1",
+                  "rolebinding/rb1", "priorityclass/printers-fid-pc", "clusterrole/printers-fid-cr",
+                  "clusterrolebinding/printers-fid-crb"]
+SCENARIOS["printers"] = (
+    [(["create", "-o", "name", "-f", "-"], json.dumps(o)) for o in _PRINTED]
+    + [(["wait", "--for=jsonpath={.status.hard.pods}=10", "--timeout=30s", "resourcequota/rq1"], None)]
+    + [(["get", n], None) for n in _PRINTED_NAMES]
+    + [(["get", n, "-o", "wide"], None) for n in ("rolebinding/rb1", "clusterrolebinding/printers-fid-crb")]
+    + [(["delete", n], None) for n in _PRINTED_NAMES[-3:]]
+)
+
 SCENARIOS["kueuetrain"] = [
     (["gpupool", "submit", "trainjob", "--name", "kq-tj", "--image", "busybox", "--workers", "2", "--cpu", "1",
       "--queue", "kq-team", "--", "python", "train.py"], None),
@@ -2135,6 +2199,7 @@ TEARDOWN = {"gpupoolloop": [["delete", "node", "--ignore-not-found", "loop-fid-n
                         ["delete", "node", "--ignore-not-found"] + STREAMS_NODES],
             "scheduling": [["delete", "pods", "--all", "--force", "--grace-period=0"],
                            ["delete", "node", "--ignore-not-found"] + FID_NODES]}
+SETUP["printers"] = [["delete", n, "--ignore-not-found"] for n in _PRINTED_NAMES[-3:]]
 TEARDOWN["kueuetrain"] = [["delete", "clusterqueue", "kq-fid-cq", "--ignore-not-found"]]
 TEARDOWN["kueue"] = [["delete", "clusterqueue", "kueue-fid-cq", "--ignore-not-found"],
                      ["delete", "resourceflavor", "kueue-fid-a100", "--ignore-not-found"]]
