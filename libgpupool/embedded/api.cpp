@@ -276,7 +276,7 @@ std::string list_kind(const ResourceType& t) { return t.kind + "List"; }
 // ---- discovery -----------------------------------------------------------------------------------
 
 json::array verbs_for(const ResourceType& t) {
-  if (is_access_review(t)) return {"create"};
+  if (is_access_review(t) || is_self_subject_review(t)) return {"create"};
   return {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
 }
 
@@ -546,6 +546,7 @@ std::optional<Request> Api::impersonated(const Request& r) const {
   out.groups = r.impersonate_groups;
   if (std::find(out.groups.begin(), out.groups.end(), "system:authenticated") == out.groups.end())
     out.groups.push_back("system:authenticated");
+  out.credential_id.clear();  // the impersonated user's extra: none asked for
   out.impersonate_user.clear();
   out.impersonate_groups.clear();
   return out;
@@ -595,6 +596,24 @@ Response Api::access_review(const Request& r, const ResourceType& t) const {
       {"kind", t.kind}, {"apiVersion", t.api_version()}, {"metadata", json::object{{"creationTimestamp", nullptr}}}};
   if (spec) out["spec"] = *spec;
   out["status"] = std::move(status);
+  return json_response(201, out);
+}
+
+// authentication.k8s.io/v1 SelfSubjectReview (pkg/registry/authentication/selfsubjectreview):
+// the caller as authentication (and impersonation) made it, whatever the body says; never stored.
+Response Api::self_subject_review(const Request& r, const ResourceType& t) const {
+  parse_object(r);  // a body that is not an object is refused as any create's
+  json::object user{{"username", r.user}};
+  json::array groups;
+  for (const auto& g : r.groups) groups.emplace_back(g);
+  if (!groups.empty()) user["groups"] = std::move(groups);
+  if (!r.credential_id.empty())
+    user["extra"] =
+        json::object{{"authentication.kubernetes.io/credential-id", json::array{json::value(r.credential_id)}}};
+  json::object out{{"kind", t.kind},
+                   {"apiVersion", t.api_version()},
+                   {"metadata", json::object{{"creationTimestamp", to_rfc3339(store_.clock().now())}}},
+                   {"status", json::object{{"userInfo", std::move(user)}}}};
   return json_response(201, out);
 }
 
@@ -799,10 +818,10 @@ Response Api::dispatch(const Request& r) const {
   tg.type = store_.find_type(group, version, resource);
   if (!tg.type && !group.empty() && !is_builtin_group(group)) return page_not_found();
   if (!tg.type) throw StatusError(404, "NotFound", "the server could not find the requested resource");
-  if (is_access_review(*tg.type)) {
+  if (is_access_review(*tg.type) || is_self_subject_review(*tg.type)) {
     if (r.method != "POST" || !tg.name.empty() || !tg.subresource.empty() || tg.watch)
       throw StatusError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
-    return access_review(r, *tg.type);
+    return is_access_review(*tg.type) ? access_review(r, *tg.type) : self_subject_review(r, *tg.type);
   }
   // events.k8s.io/v1 Events are the core/v1 Events seen through a conversion, one store for both
   // (embedded/events.hpp): `t` is what is stored, `served` what the request names.

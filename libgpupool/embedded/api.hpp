@@ -33,6 +33,7 @@ struct Request {
   // Who is asking (set by authentication; empty user = anonymous).
   std::string user;
   std::vector<std::string> groups;
+  std::string credential_id;  ///< user.Info extra authentication.kubernetes.io/credential-id (Identity's)
   // Impersonate-User / Impersonate-Group headers (kubectl --as / --as-group).
   std::string impersonate_user;
   std::vector<std::string> impersonate_groups;
@@ -115,6 +116,7 @@ class Api {
   Response dispatch(const Request& r) const;
   std::optional<Request> impersonated(const Request& r) const;
   Response access_review(const Request& r, const ResourceType& t) const;
+  Response self_subject_review(const Request& r, const ResourceType& t) const;
   // One handler per verb (api_read.cpp, api_watch.cpp, api_create.cpp, api_patch.cpp,
   // api_delete.cpp), given the request dispatch() resolved and authorized.
   Response serve_get(const api::Call& c) const;

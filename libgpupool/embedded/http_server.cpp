@@ -305,6 +305,13 @@ struct HttpServer::Impl {
         id.user = subject[0];
         id.groups.assign(subject.begin() + 1, subject.end());
         id.groups.push_back("system:authenticated");
+        // x509.CommonNameUserConversion: the credential id is the SHA-256 of the certificate's DER.
+        unsigned char md[EVP_MAX_MD_SIZE];
+        unsigned int len = 0;
+        if (X509_digest(cert, EVP_sha256(), md, &len) == 1) {
+          id.credential_id = "X509SHA256=";
+          for (unsigned int i = 0; i < len; ++i) id.credential_id += fmt::format("{:02x}", md[i]);
+        }
       }
     }
     X509_free(cert);
@@ -371,11 +378,13 @@ struct HttpServer::Impl {
       if (!cert.id.user.empty()) {
         r.user = cert.id.user;
         r.groups = cert.id.groups;
+        r.credential_id = cert.id.credential_id;
       } else if (auth.rfind("Bearer ", 0) == 0) {
         auto it = opt.tokens.find(auth.substr(7));
         if (it != opt.tokens.end()) {
           r.user = it->second.user;
           r.groups = it->second.groups;
+          r.credential_id = it->second.credential_id;
         } else {
           unauthorized = true;
         }

@@ -20,6 +20,9 @@ namespace gpupool::embedded {
 struct Identity {
   std::string user;
   std::vector<std::string> groups;
+  /// user.Info's extra authentication.kubernetes.io/credential-id: "X509SHA256=<hex>" for a client
+  /// certificate (the x509 authenticator's), empty for a token of the server's list.
+  std::string credential_id;
 };
 
 class HttpServer {

@@ -72,6 +72,10 @@ bool is_access_review(const ResourceType& t) {
          (t.resource == "selfsubjectaccessreviews" || t.resource == "subjectaccessreviews");
 }
 
+bool is_self_subject_review(const ResourceType& t) {
+  return t.group == "authentication.k8s.io" && t.resource == "selfsubjectreviews";
+}
+
 AccessDecision rbac_authorize(const Store& store, const AccessAttributes& a) {
   const ResourceType& roles = store.type("rbac.authorization.k8s.io", "roles");
   const ResourceType& cluster_roles = store.type("rbac.authorization.k8s.io", "clusterroles");

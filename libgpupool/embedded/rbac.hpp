@@ -35,6 +35,8 @@ AccessDecision rbac_authorize(const Store& store, const AccessAttributes& a);
 
 /// The access review kinds: create-only resources that are answered, never stored.
 bool is_access_review(const ResourceType& t);
+/// authentication.k8s.io SelfSubjectReview (`kubectl auth whoami`): create-only too, never stored.
+bool is_self_subject_review(const ResourceType& t);
 
 /// Creates the bootstrap ClusterRole cluster-admin and its binding to group system:masters, and the
 /// discovery roles every authenticated user holds, as the API server's RBAC post-start hook does

@@ -377,7 +377,7 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
   for (const auto& u : im.options.users) {
     const auto tok = random_token();
     user_tokens[u] = tok;
-    ho.tokens[tok] = Identity{u, {"system:authenticated"}};
+    ho.tokens[tok] = Identity{u, {"system:authenticated"}, {}};
   }
   const Api* api = im.api.get();
   Store* store = im.store.get();

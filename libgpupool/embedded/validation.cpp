@@ -106,6 +106,11 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version) {
     r.has_status = false;
     out.push_back(std::move(r));
   }
+  // `kubectl auth whoami` (embedded/api.cpp): answered on create, never stored.
+  auto review =
+      typed("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", "selfsubjectreview", false, {});
+  review.has_status = false;
+  out.push_back(std::move(review));
   out.push_back(typed("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
                       "customresourcedefinition", false, {"crd", "crds"}));
   // The Kubeflow kinds as their operators' CRDs define them (installed by the server too).

@@ -239,6 +239,9 @@ struct Schema {
   Message ssar_spec{
       {msg(1, "resourceAttributes", resource_attributes), msg(2, "nonResourceAttributes", non_resource_attributes)}};
   Message ssar{{msg(1, "metadata", object_meta), msg(2, "spec", ssar_spec)}};
+  // authentication.k8s.io/v1 SelfSubjectReview (`kubectl auth whoami`): its status is the server's
+  // to fill, so only the metadata is read.
+  Message self_subject_review{{msg(1, "metadata", object_meta)}};
 
   // meta/v1 Status: what kube-apiserver answers an error in, when the request accepted protobuf.
   Message status_cause{{str(1, "reason"), str(2, "message"), str(3, "field")}};
@@ -271,7 +274,8 @@ struct Schema {
                           {"rbac.authorization.k8s.io/v1", "RoleBinding", &role_binding},
                           {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", &role_binding},
                           {"authorization.k8s.io/v1", "SelfSubjectAccessReview", &ssar},
-                          {"authorization.k8s.io/v1", "SubjectAccessReview", &ssar}};
+                          {"authorization.k8s.io/v1", "SubjectAccessReview", &ssar},
+                          {"authentication.k8s.io/v1", "SelfSubjectReview", &self_subject_review}};
 
   const Message* kind(std::string_view api_version, std::string_view kind) const {
     for (const auto& k : kinds)

@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <array>
 #include <atomic>
 #include <condition_variable>
@@ -1128,7 +1130,7 @@ TEST_CASE("client certificates and tokens are judged as kube-apiserver's authent
   o.cert_pem = serving.cert_pem;
   o.key_pem = serving.key_pem;
   o.client_ca_pem = ca.cert_pem();
-  o.tokens = {{"bob-token", Identity{"bob", {"system:authenticated"}}}};
+  o.tokens = {{"bob-token", Identity{"bob", {"system:authenticated"}, {}}}};
   FaultInjector faults;
   HttpServer server(
       o,
@@ -1236,4 +1238,47 @@ TEST_CASE("pipelined requests: plain answers leave together, a write's answer at
   whole.clear();
   for (const auto& r : reads) whole += r;
   CHECK(statuses_in(whole) == std::vector<int>{200, 201, 200});
+}
+
+TEST_CASE("kubectl auth whoami: the caller as authenticated, a certificate's credential id, impersonation") {
+  Cluster c;
+  // A client certificate's user carries its SHA-256 fingerprint as x509's credential id; a token's
+  // user and an impersonated one carry none. kubectl sends the review as protobuf.
+  const auto whoami = [&](const std::string& who, const std::string& args = "") {
+    auto r = c.kubectl(who, "auth whoami -o json " + args);
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    const json::object review = json::parse(r.out).as_object();
+    CHECK(review.at("kind") == "SelfSubjectReview");
+    CHECK(review.at("apiVersion") == "authentication.k8s.io/v1");
+    return json::serialize(review.at("status").at("userInfo"));
+  };
+  const std::string pem = kubeconfig_data(c.server.admin_kubeconfig(), "client-certificate-data");
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  X509* cert = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
+  BIO_free(bio);
+  REQUIRE(cert);
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  REQUIRE(X509_digest(cert, EVP_sha256(), md, &len) == 1);
+  X509_free(cert);
+  std::string fingerprint;
+  for (unsigned int i = 0; i < len; ++i) fingerprint += fmt::format("{:02x}", md[i]);
+  CHECK(
+      whoami("admin") ==
+      R"({"username":"admin","groups":["system:masters","system:authenticated"],"extra":{"authentication.kubernetes.io/credential-id":["X509SHA256=)" +
+          fingerprint + R"("]}})");
+  CHECK(whoami("alice") == R"({"username":"alice","groups":["system:authenticated"]})");
+  CHECK(whoami("admin", "--as=bob --as-group=devs") ==
+        R"({"username":"bob","groups":["devs","system:authenticated"]})");
+  // Answered, never stored: nothing to list, and a status in the body is not taken.
+  auto r = c.kubectl("admin", "get selfsubjectreviews");
+  CHECK(r.code == 1);
+  CHECK(r.err.find("MethodNotAllowed") != std::string::npos);
+  r =
+      run("echo '{\"apiVersion\":\"authentication.k8s.io/v1\",\"kind\":\"SelfSubjectReview\",\"status\":{\"userInfo\":"
+          "{\"username\":\"forged\"}}}' | /usr/bin/kubectl --kubeconfig " +
+              c.server.kubeconfig("alice") + " create -f - -o jsonpath={.status.userInfo.username}",
+          c.server.kubeconfig_dir());
+  CHECK_MESSAGE(r.code == 0, r.err);
+  CHECK(r.out == "alice");
 }

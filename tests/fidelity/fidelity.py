@@ -2109,6 +2109,18 @@ SCENARIOS["printers"] = (
     + [(["delete", n], None) for n in _PRINTED_NAMES[-3:]]
 )
 
+# `kubectl auth whoami` (authentication.k8s.io/v1 SelfSubjectReview): the caller as authentication
+# and impersonation made it, whatever the body says. Impersonated, so that both servers' answers
+# are alike (the admins differ: a token with a uid there, a certificate with its credential id here).
+_SSR = '{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview","status":{"userInfo":{"username":"forged"}}}'
+SCENARIOS["whoami"] = [
+    (["auth", "whoami", "--as=bob", "--as-group=devs", "-o", "json"], None),
+    (["auth", "whoami", "--as=bob"], None),
+    (["create", "--validate=false", "--as=carol", "-o", "json", "-f", "-"], _SSR),
+    (["get", "selfsubjectreviews"], None),
+    (["explain", "selfsubjectreview.status.userInfo"], None),
+]
+
 SCENARIOS["kueuetrain"] = [
     (["gpupool", "submit", "trainjob", "--name", "kq-tj", "--image", "busybox", "--workers", "2", "--cpu", "1",
       "--queue", "kq-team", "--", "python", "train.py"], None),

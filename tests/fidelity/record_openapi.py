@@ -25,6 +25,7 @@ SERVED = {
     "apis/policy/v1": ["PodDisruptionBudget"],
     "apis/rbac.authorization.k8s.io/v1": ["Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"],
     "apis/authorization.k8s.io/v1": ["SelfSubjectAccessReview", "SubjectAccessReview"],
+    "apis/authentication.k8s.io/v1": ["SelfSubjectReview"],
     "apis/apiextensions.k8s.io/v1": ["CustomResourceDefinition"],
     "apis/discovery.k8s.io/v1": ["EndpointSlice"],
 }
