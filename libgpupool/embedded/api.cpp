@@ -276,7 +276,7 @@ std::string list_kind(const ResourceType& t) { return t.kind + "List"; }
 // ---- discovery -----------------------------------------------------------------------------------
 
 json::array verbs_for(const ResourceType& t) {
-  if (is_access_review(t) || is_self_subject_review(t)) return {"create"};
+  if (is_access_review(t) || is_rules_review(t) || is_self_subject_review(t)) return {"create"};
   return {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
 }
 
@@ -599,6 +599,64 @@ Response Api::access_review(const Request& r, const ResourceType& t) const {
   return json_response(201, out);
 }
 
+// authorization.k8s.io/v1 SelfSubjectRulesReview (pkg/registry/authorization/selfsubjectrulesreview):
+// the rules of every authorizer decide() asks, in its order, as the union authorizer's RulesFor
+// gathers them: system:masters' everything (authorizerfactory's privileged group), the guide's
+// rule (its own namespace, nodes, its namespace object), then RBAC's. The answer carries the
+// status alone; kubectl breaks the rules down, compacts and sorts them.
+Response Api::rules_review(const Request& r, const ResourceType& t) const {
+  const json::object review = parse_object(r);
+  const json::object* spec = util_object(review, "spec");
+  const std::string ns = spec ? str(*spec, "namespace") : "";
+  if (ns.empty()) throw StatusError::bad_request("no namespace on request");
+  const auto strings = [](std::initializer_list<std::string_view> xs) {
+    json::array a;
+    for (const auto x : xs) a.emplace_back(x);
+    return a;
+  };
+  std::vector<json::object> rules;
+  if (std::find(r.groups.begin(), r.groups.end(), "system:masters") != r.groups.end()) {
+    rules.push_back({{"verbs", strings({"*"})}, {"apiGroups", strings({"*"})}, {"resources", strings({"*"})}});
+    rules.push_back({{"verbs", strings({"*"})}, {"nonResourceURLs", strings({"*"})}});
+  }
+  rules.push_back(
+      {{"verbs", strings({"get", "list", "watch"})}, {"apiGroups", strings({""})}, {"resources", strings({"nodes"})}});
+  rules.push_back({{"verbs", strings({"get", "list", "watch"})},
+                   {"apiGroups", strings({""})},
+                   {"resources", strings({"namespaces"})},
+                   {"resourceNames", strings({r.user})}});
+  if (ns == r.user)
+    rules.push_back({{"verbs", strings({"*"})}, {"apiGroups", strings({"*"})}, {"resources", strings({"*"})}});
+  for (auto& rule : rbac_rules_for(store_, AccessAttributes{r.user, r.groups, "", true, "", "", "", "", "", ""}, ns))
+    rules.push_back(std::move(rule));
+  // The RBAC authorizer's conversion: a rule with resources is a ResourceRule, one with URLs a
+  // NonResourceRule (a rule with both is both); empty lists are left out.
+  json::array resource_rules, non_resource_rules;
+  for (const auto& rule : rules) {
+    const auto list = [&](std::string_view key) -> const json::array* {
+      const json::value* v = rule.if_contains(key);
+      return v && v->is_array() && !v->as_array().empty() ? &v->as_array() : nullptr;
+    };
+    const json::array* verbs = list("verbs");
+    if (list("resources")) {
+      json::object rr{{"verbs", verbs ? *verbs : json::array{}}};
+      for (const char* key : {"apiGroups", "resources", "resourceNames"})
+        if (const json::array* v = list(key)) rr[key] = *v;
+      resource_rules.push_back(std::move(rr));
+    }
+    if (const json::array* urls = list("nonResourceURLs"))
+      non_resource_rules.push_back(json::object{{"verbs", verbs ? *verbs : json::array{}}, {"nonResourceURLs", *urls}});
+  }
+  json::object out{{"kind", t.kind},
+                   {"apiVersion", t.api_version()},
+                   {"metadata", json::object{{"creationTimestamp", nullptr}}},
+                   {"spec", json::object{}},
+                   {"status", json::object{{"resourceRules", std::move(resource_rules)},
+                                           {"nonResourceRules", std::move(non_resource_rules)},
+                                           {"incomplete", false}}}};
+  return json_response(201, out);
+}
+
 // authentication.k8s.io/v1 SelfSubjectReview (pkg/registry/authentication/selfsubjectreview):
 // the caller as authentication (and impersonation) made it, whatever the body says; never stored.
 Response Api::self_subject_review(const Request& r, const ResourceType& t) const {
@@ -818,10 +876,11 @@ Response Api::dispatch(const Request& r) const {
   tg.type = store_.find_type(group, version, resource);
   if (!tg.type && !group.empty() && !is_builtin_group(group)) return page_not_found();
   if (!tg.type) throw StatusError(404, "NotFound", "the server could not find the requested resource");
-  if (is_access_review(*tg.type) || is_self_subject_review(*tg.type)) {
+  if (is_access_review(*tg.type) || is_rules_review(*tg.type) || is_self_subject_review(*tg.type)) {
     if (r.method != "POST" || !tg.name.empty() || !tg.subresource.empty() || tg.watch)
       throw StatusError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
-    return is_access_review(*tg.type) ? access_review(r, *tg.type) : self_subject_review(r, *tg.type);
+    if (is_access_review(*tg.type)) return access_review(r, *tg.type);
+    return is_rules_review(*tg.type) ? rules_review(r, *tg.type) : self_subject_review(r, *tg.type);
   }
   // events.k8s.io/v1 Events are the core/v1 Events seen through a conversion, one store for both
   // (embedded/events.hpp): `t` is what is stored, `served` what the request names.

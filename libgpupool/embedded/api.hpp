@@ -116,6 +116,7 @@ class Api {
   Response dispatch(const Request& r) const;
   std::optional<Request> impersonated(const Request& r) const;
   Response access_review(const Request& r, const ResourceType& t) const;
+  Response rules_review(const Request& r, const ResourceType& t) const;
   Response self_subject_review(const Request& r, const ResourceType& t) const;
   // One handler per verb (api_read.cpp, api_watch.cpp, api_create.cpp, api_patch.cpp,
   // api_delete.cpp), given the request dispatch() resolved and authorized.

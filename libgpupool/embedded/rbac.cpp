@@ -72,6 +72,33 @@ bool is_access_review(const ResourceType& t) {
          (t.resource == "selfsubjectaccessreviews" || t.resource == "subjectaccessreviews");
 }
 
+bool is_rules_review(const ResourceType& t) {
+  return t.group == "authorization.k8s.io" && t.resource == "selfsubjectrulesreviews";
+}
+
+std::vector<json::object> rbac_rules_for(const Store& store, const AccessAttributes& who, std::string_view ns) {
+  std::vector<json::object> out;
+  const auto add = [&](const json::object& binding, std::string_view binding_ns) {
+    if (applies_to(binding, who, binding_ns).empty()) return;
+    const json::object* ref = object_at(binding, {"roleRef"});
+    const std::string kind = string_of(ref, "kind"), name = string_of(ref, "name");
+    std::shared_ptr<const json::object> role;
+    if (kind == "ClusterRole")
+      role = store.find(store.type("rbac.authorization.k8s.io", "clusterroles"), "", name);
+    else if (kind == "Role" && !binding_ns.empty())
+      role = store.find(store.type("rbac.authorization.k8s.io", "roles"), binding_ns, name);
+    if (!role) return;
+    if (const json::value* rules = role->if_contains("rules"); rules && rules->is_array())
+      for (const auto& rule : rules->as_array())
+        if (rule.is_object()) out.push_back(rule.as_object());
+  };
+  for (const auto& b : store.list(store.type("rbac.authorization.k8s.io", "clusterrolebindings"), "").items)
+    add(*b, "");
+  if (!ns.empty())
+    for (const auto& b : store.list(store.type("rbac.authorization.k8s.io", "rolebindings"), ns).items) add(*b, ns);
+  return out;
+}
+
 bool is_self_subject_review(const ResourceType& t) {
   return t.group == "authentication.k8s.io" && t.resource == "selfsubjectreviews";
 }
@@ -126,16 +153,18 @@ void create_bootstrap_rbac(Store& store) {
     if (!store.find(cr, "", name))
       store.create(cr, "", json::object{{"metadata", meta(name)}, {"rules", std::move(rules)}});
   };
-  auto bind = [&](const char* name, const char* group) {
+  auto bind = [&](const char* name, const char* group, const char* group2 = nullptr) {
     if (store.find(crb, "", name)) return;
+    json::array subjects;
+    for (const char* g : {group, group2})
+      if (g)
+        subjects.push_back(json::object{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Group"}, {"name", g}});
     store.create(
         crb, "",
-        json::object{
-            {"metadata", meta(name)},
-            {"roleRef",
-             json::object{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", name}}},
-            {"subjects", json::array{json::object{
-                             {"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Group"}, {"name", group}}}}});
+        json::object{{"metadata", meta(name)},
+                     {"roleRef",
+                      json::object{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", name}}},
+                     {"subjects", std::move(subjects)}});
   };
   role("cluster-admin",
        json::array{
@@ -156,6 +185,11 @@ void create_bootstrap_rbac(Store& store) {
                                                         "/openapi", "/openapi/*", "/readyz", "/version", "/version/"}},
                         {"verbs", json::array{"get"}}}});
   bind("system:discovery", "system:authenticated");
+  role("system:public-info-viewer",
+       json::array{
+           json::object{{"nonResourceURLs", json::array{"/healthz", "/livez", "/readyz", "/version", "/version/"}},
+                        {"verbs", json::array{"get"}}}});
+  bind("system:public-info-viewer", "system:authenticated", "system:unauthenticated");
 }
 
 }  // namespace gpupool::embedded

@@ -35,6 +35,13 @@ AccessDecision rbac_authorize(const Store& store, const AccessAttributes& a);
 
 /// The access review kinds: create-only resources that are answered, never stored.
 bool is_access_review(const ResourceType& t);
+/// authorization.k8s.io SelfSubjectRulesReview (`kubectl auth can-i --list`): create-only too.
+bool is_rules_review(const ResourceType& t);
+
+/// RBAC's RulesFor (plugin/pkg/auth/authorizer/rbac VisitRulesFor): the rules of every role bound
+/// to the subject (`who`'s user and groups) by a ClusterRoleBinding, then by a RoleBinding in `ns`,
+/// each PolicyRule as stored. A binding to a role that is not there adds nothing.
+std::vector<json::object> rbac_rules_for(const Store& store, const AccessAttributes& who, std::string_view ns);
 /// authentication.k8s.io SelfSubjectReview (`kubectl auth whoami`): create-only too, never stored.
 bool is_self_subject_review(const ResourceType& t);
 

@@ -99,6 +99,7 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version) {
   }
   // Access reviews (embedded/rbac): answered on create, never stored.
   for (auto [res, kind] : {std::pair{"selfsubjectaccessreviews", "SelfSubjectAccessReview"},
+                           std::pair{"selfsubjectrulesreviews", "SelfSubjectRulesReview"},
                            std::pair{"subjectaccessreviews", "SubjectAccessReview"}}) {
     std::string singular = kind;
     for (auto& c : singular) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

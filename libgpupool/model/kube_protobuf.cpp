@@ -239,6 +239,9 @@ struct Schema {
   Message ssar_spec{
       {msg(1, "resourceAttributes", resource_attributes), msg(2, "nonResourceAttributes", non_resource_attributes)}};
   Message ssar{{msg(1, "metadata", object_meta), msg(2, "spec", ssar_spec)}};
+  // authorization.k8s.io/v1 SelfSubjectRulesReview (`kubectl auth can-i --list`): its spec's namespace.
+  Message rules_review_spec{{str(1, "namespace")}};
+  Message rules_review{{msg(1, "metadata", object_meta), msg(2, "spec", rules_review_spec)}};
   // authentication.k8s.io/v1 SelfSubjectReview (`kubectl auth whoami`): its status is the server's
   // to fill, so only the metadata is read.
   Message self_subject_review{{msg(1, "metadata", object_meta)}};
@@ -275,6 +278,7 @@ struct Schema {
                           {"rbac.authorization.k8s.io/v1", "ClusterRoleBinding", &role_binding},
                           {"authorization.k8s.io/v1", "SelfSubjectAccessReview", &ssar},
                           {"authorization.k8s.io/v1", "SubjectAccessReview", &ssar},
+                          {"authorization.k8s.io/v1", "SelfSubjectRulesReview", &rules_review},
                           {"authentication.k8s.io/v1", "SelfSubjectReview", &self_subject_review}};
 
   const Message* kind(std::string_view api_version, std::string_view kind) const {

@@ -22,6 +22,7 @@
 #include <fstream>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <sstream>
 
 #include "common/base64.hpp"
@@ -1238,6 +1239,37 @@ TEST_CASE("pipelined requests: plain answers leave together, a write's answer at
   whole.clear();
   for (const auto& r : reads) whole += r;
   CHECK(statuses_in(whole) == std::vector<int>{200, 201, 200});
+}
+
+TEST_CASE("kubectl auth can-i --list: the rules of the caller's authorizers in a namespace") {
+  Cluster c;
+  const auto rows = [&](const std::string& who, const std::string& args) {
+    auto r = c.kubectl(who, "auth can-i --list " + args);
+    REQUIRE_MESSAGE(r.code == 0, r.err);
+    std::set<std::string> out;
+    for (const auto& row : table_rows(r.out)) {
+      std::string line;
+      for (const auto& cell : row) line += (line.empty() ? "" : " ") + cell;
+      out.insert(line);
+    }
+    return out;
+  };
+  // Her own namespace (the guide's rule), nodes, her namespace object, system:basic-user's reviews,
+  // and the discovery and public-info paths (twice: two roles grant them).
+  auto alice = rows("alice", "-n alice");
+  CHECK(alice.count("*.* [] [] [*]") == 1);
+  CHECK(alice.count("nodes [] [] [get list watch]") == 1);
+  CHECK(alice.count("namespaces [] [alice] [get list watch]") == 1);
+  CHECK(alice.count("selfsubjectrulesreviews.authorization.k8s.io [] [] [create]") == 1);
+  CHECK(alice.count("[/healthz] [] [get]") == 1);
+  // Elsewhere, nothing but what every user has, until a RoleBinding grants more.
+  CHECK(rows("alice", "-n bob").count("*.* [] [] [*]") == 0);
+  REQUIRE(c.kubectl("admin", "create role r --verb=get --resource=pods --resource-name=p1 -n bob").code == 0);
+  REQUIRE(c.kubectl("admin", "create rolebinding rb --role=r --user=alice -n bob").code == 0);
+  CHECK(rows("alice", "-n bob").count("pods [] [p1] [get]") == 1);
+  CHECK(rows("alice", "-n default").count("pods [] [p1] [get]") == 0);
+  // system:masters: everything, from the privileged group and from cluster-admin.
+  CHECK(rows("admin", "-n default").count("[*] [] [*]") == 1);
 }
 
 TEST_CASE("kubectl auth whoami: the caller as authenticated, a certificate's credential id, impersonation") {

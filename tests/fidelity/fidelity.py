@@ -2121,6 +2121,26 @@ SCENARIOS["whoami"] = [
     (["explain", "selfsubjectreview.status.userInfo"], None),
 ]
 
+# `kubectl auth can-i --list` (authorization.k8s.io/v1 SelfSubjectRulesReview): the rules RBAC binds
+# to the caller in a namespace. Only rules both servers share are shown: the embedded cluster's
+# guide rule (FIDELITY.md difference 4) and the oracle's OpenShift roles (difference 31) add others.
+_SSRR = '{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectRulesReview","spec":{"namespace":"NAMESPACE"}}'
+SCENARIOS["rulesreview"] = [
+    (["create", "clusterrole", "rulesreview-fid", "--verb=get,list", "--resource=pods,deployments.apps",
+      "--resource-name=x"], None),
+    (["create", "rolebinding", "rr", "--clusterrole=rulesreview-fid", "--user=dave"], None),
+    (["create", "--validate=false", "--as=dave", "-f", "-", "-o",
+      'jsonpath={.status.resourceRules[?(@.resourceNames[0]=="x")]}'], _SSRR),
+    (["create", "--validate=false", "--as=dave", "-f", "-", "-o",
+      'jsonpath={.status.resourceRules[?(@.verbs[0]=="create")]} {.status.incomplete} {.spec}'], _SSRR),
+    (["create", "--validate=false", "--as=erin", "-f", "-", "-o",
+      'jsonpath={.status.resourceRules[?(@.resourceNames[0]=="x")]}'], _SSRR),
+    (["create", "--validate=false", "-f", "-"],
+     '{"apiVersion":"authorization.k8s.io/v1","kind":"SelfSubjectRulesReview","spec":{}}'),
+    (["get", "selfsubjectrulesreviews"], None),
+    (["delete", "clusterrole", "rulesreview-fid"], None),
+]
+
 SCENARIOS["kueuetrain"] = [
     (["gpupool", "submit", "trainjob", "--name", "kq-tj", "--image", "busybox", "--workers", "2", "--cpu", "1",
       "--queue", "kq-team", "--", "python", "train.py"], None),
@@ -2211,6 +2231,7 @@ TEARDOWN = {"gpupoolloop": [["delete", "node", "--ignore-not-found", "loop-fid-n
                         ["delete", "node", "--ignore-not-found"] + STREAMS_NODES],
             "scheduling": [["delete", "pods", "--all", "--force", "--grace-period=0"],
                            ["delete", "node", "--ignore-not-found"] + FID_NODES]}
+SETUP["rulesreview"] = [["delete", "clusterrole", "rulesreview-fid", "--ignore-not-found"]]
 SETUP["printers"] = [["delete", n, "--ignore-not-found"] for n in _PRINTED_NAMES[-3:]]
 TEARDOWN["kueuetrain"] = [["delete", "clusterqueue", "kq-fid-cq", "--ignore-not-found"]]
 TEARDOWN["kueue"] = [["delete", "clusterqueue", "kueue-fid-cq", "--ignore-not-found"],

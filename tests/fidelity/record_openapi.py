@@ -24,7 +24,7 @@ SERVED = {
     "apis/scheduling.k8s.io/v1": ["PriorityClass"],
     "apis/policy/v1": ["PodDisruptionBudget"],
     "apis/rbac.authorization.k8s.io/v1": ["Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"],
-    "apis/authorization.k8s.io/v1": ["SelfSubjectAccessReview", "SubjectAccessReview"],
+    "apis/authorization.k8s.io/v1": ["SelfSubjectAccessReview", "SelfSubjectRulesReview", "SubjectAccessReview"],
     "apis/authentication.k8s.io/v1": ["SelfSubjectReview"],
     "apis/apiextensions.k8s.io/v1": ["CustomResourceDefinition"],
     "apis/discovery.k8s.io/v1": ["EndpointSlice"],
