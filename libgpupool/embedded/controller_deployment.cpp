@@ -2,11 +2,14 @@
 // plan_deployment, and the pod-template-hash that names its ReplicaSets.
 #include "embedded/controllers.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
+#include <map>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -69,13 +72,68 @@ Plan plan_deployment(const json::object& d, const Children& replicasets, Clock::
   const std::string rs_name = name_of(d) + "-" + hash;
   const std::int64_t want = replicas_of(d);
   const std::string max_replicas = std::to_string(want + max_surge(d, want));
+  // deployment_util FindNewReplicaSet: the oldest ReplicaSet (creation time, then name) whose
+  // template is the Deployment's, the pod-template-hash label aside (EqualIgnoreHash): a rollback
+  // to an earlier template takes its ReplicaSet back rather than making another.
+  const auto without_hash = [](const json::object& t) {
+    json::object copy = t;
+    if (json::value* md = copy.if_contains("metadata"); md && md->is_object())
+      if (json::value* labels = md->as_object().if_contains("labels"); labels && labels->is_object())
+        labels->as_object().erase("pod-template-hash");
+    return copy;
+  };
+  const json::object want_template = without_hash(tmpl);
+  std::vector<const json::object*> by_age;
+  for (const auto& rs_ptr : replicasets) by_age.push_back(rs_ptr.get());
+  std::stable_sort(by_age.begin(), by_age.end(), [](const json::object* a, const json::object* b) {
+    const std::string ta = string_of(object_at(*a, {"metadata"}), "creationTimestamp"),
+                      tb = string_of(object_at(*b, {"metadata"}), "creationTimestamp");
+    return ta != tb ? ta < tb : name_of(*a) < name_of(*b);
+  });
   const json::object* current = nullptr;
+  for (const json::object* rs : by_age) {
+    const json::object* t = object_at(*rs, {"spec", "template"});
+    if (t && util::json_equal(without_hash(*t), want_template)) {
+      current = rs;
+      break;
+    }
+  }
+  // sync.go getNewReplicaSet: the new revision is one more than the old ReplicaSets' highest.
   std::int64_t revision = 0;
-  for (const auto& rs_ptr : replicasets) {
-    const json::object& rs = *rs_ptr;
-    const auto r = util::annotation(rs, "deployment.kubernetes.io/revision");
-    if (r) revision = std::max<std::int64_t>(revision, std::atoll(r->c_str()));
-    if (labels_key(rs, "pod-template-hash") == hash) current = &rs;
+  for (const auto& rs_ptr : replicasets)
+    if (rs_ptr.get() != current)
+      if (const auto r = util::annotation(*rs_ptr, "deployment.kubernetes.io/revision"))
+        revision = std::max<std::int64_t>(revision, std::atoll(r->c_str()));
+  const std::string new_revision = std::to_string(revision + 1);
+  // SetNewReplicaSetAnnotations: the Deployment's annotations copied to its new ReplicaSet (but
+  // kubectl's last-applied configuration and the controller's own), then its revision raised to
+  // the new one; one that had a revision (a rollback) keeps it in revision-history.
+  const auto sync_annotations = [&](json::object& rs) {
+    auto& ann = ensure_object(ensure_object(rs, "metadata"), "annotations");
+    if (const json::object* da = object_at(d, {"metadata", "annotations"}))
+      for (const auto& [k, v] : *da) {
+        if (k == "kubectl.kubernetes.io/last-applied-configuration" || k == "deployment.kubernetes.io/revision" ||
+            k == "deployment.kubernetes.io/revision-history" || k == "deployment.kubernetes.io/desired-replicas" ||
+            k == "deployment.kubernetes.io/max-replicas" || k == "deprecated.deployment.rollback.to")
+          continue;
+        ann[k] = v;
+      }
+    const std::string old = string_of(&ann, "deployment.kubernetes.io/revision");
+    if (old.empty() || std::atoll(old.c_str()) < revision + 1) {
+      if (!old.empty()) {
+        // (the 2000-character limit of the history is not reached by a history of numbers here)
+        const std::string history = string_of(&ann, "deployment.kubernetes.io/revision-history");
+        ann["deployment.kubernetes.io/revision-history"] = history.empty() ? old : history + "," + old;
+      }
+      ann["deployment.kubernetes.io/revision"] = new_revision;
+    }
+  };
+  // The ReplicaSets this plan writes, by the one they replace (annotations, then replicas).
+  std::map<const json::object*, json::object> changed;
+  if (current) {
+    json::object synced = *current;
+    sync_annotations(synced);
+    if (!util::json_equal(synced, *current)) changed.emplace(current, std::move(synced));
   }
   json::array conditions;
   if (const json::array* old = util::array_at(d, {"status"}, "conditions")) conditions = *old;
@@ -90,16 +148,16 @@ Plan plan_deployment(const json::object& d, const Children& replicasets, Clock::
     json::object rs{
         {"apiVersion", "apps/v1"},
         {"kind", "ReplicaSet"},
-        {"metadata", json::object{{"name", rs_name},
-                                  {"namespace", namespace_of(d)},
-                                  {"labels", std::move(labels)},
-                                  {"annotations",
-                                   json::object{{"deployment.kubernetes.io/desired-replicas", std::to_string(want)},
-                                                {"deployment.kubernetes.io/max-replicas", max_replicas},
-                                                {"deployment.kubernetes.io/revision", std::to_string(revision + 1)}}},
-                                  {"ownerReferences", json::array{util::controller_reference(d)}}}},
+        {"metadata",
+         json::object{{"name", rs_name},
+                      {"namespace", namespace_of(d)},
+                      {"labels", std::move(labels)},
+                      {"annotations", json::object{{"deployment.kubernetes.io/desired-replicas", std::to_string(want)},
+                                                   {"deployment.kubernetes.io/max-replicas", max_replicas}}},
+                      {"ownerReferences", json::array{util::controller_reference(d)}}}},
         {"spec",
          json::object{{"replicas", want}, {"selector", std::move(selector)}, {"template", std::move(rs_tmpl)}}}};
+    sync_annotations(rs);
     plan.create.push_back({"apps", "replicasets", std::move(rs)});
     // pkg/controller/deployment/sync.go: reason NewReplicaSetCreated.
     util::set_condition(conditions, condition("Progressing", true, "NewReplicaSetCreated",
@@ -108,8 +166,9 @@ Plan plan_deployment(const json::object& d, const Children& replicasets, Clock::
   // sync.go getNewReplicaSet / SetDeploymentRevision: the Deployment carries its newest
   // ReplicaSet's revision in the annotation deployment.kubernetes.io/revision.
   {
-    const auto cur_rev = current ? util::annotation(*current, "deployment.kubernetes.io/revision") : std::nullopt;
-    const std::string rev = cur_rev ? *cur_rev : std::to_string(revision + 1);
+    const json::object* newest = current ? (changed.count(current) ? &changed.at(current) : current) : nullptr;
+    const auto cur_rev = newest ? util::annotation(*newest, "deployment.kubernetes.io/revision") : std::nullopt;
+    const std::string rev = cur_rev ? *cur_rev : new_revision;
     if (util::annotation(d, "deployment.kubernetes.io/revision") != rev)
       plan.owner_annotations["deployment.kubernetes.io/revision"] = rev;
   }
@@ -118,14 +177,17 @@ Plan plan_deployment(const json::object& d, const Children& replicasets, Clock::
     const json::object& rs = *rs_ptr;
     const std::int64_t target = &rs == current ? want : 0;
     if (replicas_of(rs, 0) != target) {
-      json::object scaled = rs;
+      auto it = changed.try_emplace(&rs, rs).first;
+      json::object& scaled = it->second;
       ensure_object(scaled, "spec")["replicas"] = target;
       auto& ann = ensure_object(ensure_object(scaled, "metadata"), "annotations");
       ann["deployment.kubernetes.io/desired-replicas"] = std::to_string(want);
       ann["deployment.kubernetes.io/max-replicas"] = max_replicas;
-      plan.update.push_back({"apps", "replicasets", std::move(scaled)});
     }
   }
+  for (const auto& rs_ptr : replicasets)  // in the children's order, as before
+    if (auto it = changed.find(rs_ptr.get()); it != changed.end())
+      plan.update.push_back({"apps", "replicasets", std::move(it->second)});
   std::int64_t replicas = 0, ready = 0, available = 0, updated = 0;
   for (const auto& rs_ptr : replicasets) {
     const json::object& rs = *rs_ptr;

@@ -103,6 +103,48 @@ TEST_CASE("Deployment -> ReplicaSet -> pods; a deleted pod is replaced; scaling;
   CHECK(w.pod_names().empty());
 }
 
+TEST_CASE("Deployment rollback takes the ReplicaSet of the same template back under a new revision") {
+  // FindNewReplicaSet matches templates, the pod-template-hash label aside and member order
+  // aside; SetNewReplicaSetAnnotations copies the Deployment's annotations and keeps the old
+  // revision in revision-history.
+  World w;
+  const auto& deployments = w.store.type("apps", "deployments");
+  w.store.create(deployments, "default", obj(kDeployment));
+  const auto annotation = [](const json::object& o, const char* key) {
+    return util::annotation(o, key).value_or("<none>");
+  };
+  const auto image_of = [](const json::object& rs) {
+    return std::string(rs.at("spec").at("template").at("spec").at("containers").at(0).at("image").as_string());
+  };
+  const auto by_image = [&](const std::string& img) {
+    for (const auto& rs : w.list("apps", "replicasets"))
+      if (image_of(rs) == img) return rs;
+    FAIL("no ReplicaSet of " << img);
+    return json::object{};
+  };
+  w.store.mutate(deployments, "default", "web", [](json::object& d) {
+    d["spec"].as_object()["template"].as_object()["spec"].as_object()["containers"].as_array()[0].as_object()["image"] =
+        "nginx:2";
+  });
+  w.store.mutate(deployments, "default", "web", [](json::object& d) {
+    d["metadata"].as_object()["annotations"].as_object()["kubernetes.io/change-cause"] = "bump";
+  });
+  CHECK(annotation(by_image("nginx:2"), "kubernetes.io/change-cause") == "bump");
+  // Back to the first template, its members written in another order.
+  w.store.mutate(deployments, "default", "web", [](json::object& d) {
+    d["spec"].as_object()["template"] =
+        obj(R"({"spec":{"containers":[{"image":"nginx","name":"c"}]},"metadata":{"labels":{"app":"web"}}})");
+    d["metadata"].as_object()["annotations"].as_object().erase("kubernetes.io/change-cause");
+  });
+  REQUIRE(w.list("apps", "replicasets").size() == 2);
+  const auto back = by_image("nginx");
+  CHECK(annotation(back, "deployment.kubernetes.io/revision") == "3");
+  CHECK(annotation(back, "deployment.kubernetes.io/revision-history") == "1");
+  CHECK(back.at("spec").at("replicas") == 3);
+  CHECK(by_image("nginx:2").at("spec").at("replicas") == 0);
+  CHECK(annotation(w.get("apps", "deployments", "web"), "deployment.kubernetes.io/revision") == "3");
+}
+
 TEST_CASE("batch/v1 Job: parallelism, completions, backoffLimit, conditions") {
   struct Row {
     const char* name;

@@ -2141,6 +2141,39 @@ SCENARIOS["rulesreview"] = [
     (["delete", "clusterrole", "rulesreview-fid"], None),
 ]
 
+# kubectl rollout of a Deployment: history with the change-cause the controller copies to the new
+# ReplicaSet, `rollout undo` taking the earlier ReplicaSet back (FindNewReplicaSet: the same template)
+# under a new revision with its revision-history, and an undo to a revision that is not there.
+_RS_COLUMNS = ("custom-columns=REV:.metadata.annotations.deployment\\.kubernetes\\.io/revision,"
+               "HISTORY:.metadata.annotations.deployment\\.kubernetes\\.io/revision-history,"
+               "CAUSE:.metadata.annotations.kubernetes\\.io/change-cause,IMAGE:.spec.template.spec.containers[0].image")
+# (not the replicas: the oracle's pods never become available, so its rolling update keeps the old
+# ReplicaSet up; see difference 5)
+_RS_SORT = "--sort-by=.metadata.annotations.deployment\\.kubernetes\\.io/revision"
+_REV = "jsonpath={.metadata.annotations.deployment\\.kubernetes\\.io/revision}="
+SCENARIOS["rollout"] = [
+    (["create", "deployment", "web", "--image=busybox:1"], None),
+    (["wait", "--for=" + _REV + "1", "--timeout=30s", "deployment/web"], None),
+    (["set", "image", "deployment/web", "busybox=busybox:2"], None),
+    (["wait", "--for=" + _REV + "2", "--timeout=30s", "deployment/web"], None),
+    (["get", "rs", "-l", "app=web", "-o",
+      'jsonpath={.items[?(@.spec.template.spec.containers[0].image=="busybox:2")].metadata.name}'], None, "capture:RS2"),
+    (["annotate", "deployment/web", "kubernetes.io/change-cause=bump"], None),
+    (["wait", "--for=jsonpath={.metadata.annotations.kubernetes\\.io/change-cause}=bump", "--timeout=30s", "rs/{RS2}"],
+     None),
+    (["rollout", "history", "deployment/web"], None),
+    (["rollout", "undo", "deployment/web"], None),
+    (["wait", "--for=" + _REV + "3", "--timeout=30s", "deployment/web"], None),
+    (["get", "rs", "-l", "app=web", _RS_SORT, "-o", _RS_COLUMNS], None),
+    (["rollout", "history", "deployment/web"], None),
+    (["rollout", "undo", "deployment/web", "--to-revision=2"], None),
+    (["wait", "--for=" + _REV + "4", "--timeout=30s", "deployment/web"], None),
+    (["get", "rs", "-l", "app=web", _RS_SORT, "-o", _RS_COLUMNS], None),
+    (["rollout", "undo", "deployment/web", "--to-revision=9"], None),
+    (["get", "deployment", "web", "-o", "jsonpath={.spec.template.spec.containers[0].image} {.metadata.annotations}"],
+     None),
+]
+
 SCENARIOS["kueuetrain"] = [
     (["gpupool", "submit", "trainjob", "--name", "kq-tj", "--image", "busybox", "--workers", "2", "--cpu", "1",
       "--queue", "kq-team", "--", "python", "train.py"], None),
