@@ -32,7 +32,10 @@ Response Api::serve_create(const Call& c) const {
         fmt::format("the kind in the data ({}) does not match the expected kind ({})", kind, t.kind));
   decode_body(served, body, fv, &r.warnings);
   dedup_owner_references(body, r.warnings, false);
-  if (event_view) validate_v1_event_create(served, body, tg.ns);
+  if (event_view)
+    validate_event_create(served, body, tg.ns, true);
+  else if (t.group.empty() && t.resource == "events")
+    validate_event_create(served, core_event_to_v1(body), tg.ns, false);
   if (r.body.size() > kEtcdMaxRequestBytes / 2) check_stored_size(body);
   body = c.as_stored(std::move(body));
   WriteOptions co = c.tracking(update_manager(wo.field_manager, r.user_agent));

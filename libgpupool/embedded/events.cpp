@@ -53,10 +53,10 @@ json::object core_event_to_v1(const json::object& core) {
 
 json::object v1_event_to_core(const json::object& v1) { return convert(v1, false); }
 
-void validate_v1_event_create(const ResourceType& t, const json::object& v1, std::string_view ns) {
-  // pkg/apis/core/validation/events.go ValidateEventCreate for events.k8s.io/v1: legacyValidateEvent
+void validate_event_create(const ResourceType& t, const json::object& v1, std::string_view ns, bool strict) {
+  // pkg/apis/core/validation/events.go ValidateEventCreate: legacyValidateEvent
   // (with eventTime set: the regarding object's namespace, the reporting fields and their
-  // lengths; without: the namespaces must agree), then the strict rules of the new API.
+  // lengths; without: the namespaces must agree), then for events.k8s.io/v1 the strict rules.
   std::vector<StatusCause> causes;
   auto text = [&](std::string_view key) {
     const auto* v = v1.if_contains(key);
@@ -79,11 +79,13 @@ void validate_v1_event_create(const ResourceType& t, const json::object& v1, std
     if (regarding_ns.empty() ? (!ns.empty() && ns != "default") : regarding_ns != ns) mismatch();
   } else {
     if (regarding_ns.empty() && ns != "default" && ns != "kube-system") mismatch();
+    // The field is named as the request's version names it (core/v1: reportingComponent).
     const std::string controller = text("reportingController");
-    if (controller.empty()) causes.push_back({"FieldValueRequired", "Required value", "reportingController"});
+    const std::string controller_field = strict ? "reportingController" : "reportingComponent";
+    if (controller.empty()) causes.push_back({"FieldValueRequired", "Required value", controller_field});
     for (const auto& e : qualified_name_errors(controller))
       causes.push_back(
-          {"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(controller), e), "reportingController"});
+          {"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(controller), e), controller_field});
     if (text("reportingInstance").empty())
       causes.push_back({"FieldValueRequired", "Required value", "reportingInstance"});
     at_most("reportingInstance", "reportingInstance", 128);  // ReportingInstanceLengthLimit
@@ -93,24 +95,26 @@ void validate_v1_event_create(const ResourceType& t, const json::object& v1, std
     at_most("reason", "reason", 128);  // ReasonLengthLimit
     at_most("note", "message", 1024);  // NoteLengthLimit
   }
-  // The strict rules of events.k8s.io/v1.
-  if (const auto* series = v1.if_contains("series"); series && series->is_object()) {
-    const auto& so = series->as_object();
-    const auto* count = so.if_contains("count");
-    if (!count || !count->is_int64() || count->as_int64() < 2)
-      causes.push_back({"FieldValueInvalid", "Invalid value: \"\": should be at least 2", "series.count"});
-    if (!set(so, "lastObservedTime"))
-      causes.push_back({"FieldValueRequired", "Required value", "series.lastObservedTime"});
+  // The strict rules of events.k8s.io/v1 (a core/v1 create has the legacy ones alone).
+  if (strict) {
+    if (const auto* series = v1.if_contains("series"); series && series->is_object()) {
+      const auto& so = series->as_object();
+      const auto* count = so.if_contains("count");
+      if (!count || !count->is_int64() || count->as_int64() < 2)
+        causes.push_back({"FieldValueInvalid", "Invalid value: \"\": should be at least 2", "series.count"});
+      if (!set(so, "lastObservedTime"))
+        causes.push_back({"FieldValueRequired", "Required value", "series.lastObservedTime"});
+    }
+    if (!set(v1, "eventTime")) causes.push_back({"FieldValueRequired", "Required value", "eventTime"});
+    if (const std::string type = text("type"); type != "Normal" && type != "Warning")
+      causes.push_back({"FieldValueInvalid", "Invalid value: \"\": has invalid value: " + type, "type"});
+    // firstTimestamp, lastTimestamp, count, source: named as the core fields they are stored in.
+    for (auto [deprecated, field] : {std::pair{"deprecatedFirstTimestamp", "firstTimestamp"},
+                                     std::pair{"deprecatedLastTimestamp", "lastTimestamp"},
+                                     std::pair{"deprecatedCount", "count"}, std::pair{"deprecatedSource", "source"}})
+      if (set(v1, deprecated) && !(v1.at(deprecated).is_object() && v1.at(deprecated).as_object().empty()))
+        causes.push_back({"FieldValueInvalid", "Invalid value: \"\": needs to be unset", field});
   }
-  if (!set(v1, "eventTime")) causes.push_back({"FieldValueRequired", "Required value", "eventTime"});
-  if (const std::string type = text("type"); type != "Normal" && type != "Warning")
-    causes.push_back({"FieldValueInvalid", "Invalid value: \"\": has invalid value: " + type, "type"});
-  // firstTimestamp, lastTimestamp, count, source: named as the core fields they are stored in.
-  for (auto [deprecated, field] :
-       {std::pair{"deprecatedFirstTimestamp", "firstTimestamp"}, std::pair{"deprecatedLastTimestamp", "lastTimestamp"},
-        std::pair{"deprecatedCount", "count"}, std::pair{"deprecatedSource", "source"}})
-    if (set(v1, deprecated) && !(v1.at(deprecated).is_object() && v1.at(deprecated).as_object().empty()))
-      causes.push_back({"FieldValueInvalid", "Invalid value: \"\": needs to be unset", field});
   if (!causes.empty()) {
     std::string name;
     if (const auto* md = v1.if_contains("metadata"); md && md->is_object())

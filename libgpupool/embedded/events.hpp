@@ -23,10 +23,12 @@ struct ResourceType;
 json::object core_event_to_v1(const json::object& core);
 /// An events.k8s.io/v1 Event as it is stored (core/v1).
 json::object v1_event_to_core(const json::object& v1);
-/// ValidateEventCreate for events created through events.k8s.io/v1 in namespace `ns`: the legacy
-/// rules (the regarding object's namespace, reportingController a qualified name, the required
-/// reporting fields and their lengths), then the strict ones (series, eventTime, type
-/// Normal|Warning, no deprecated fields). Throws StatusError 422 Invalid naming the fields.
-void validate_v1_event_create(const ResourceType& t, const json::object& v1, std::string_view ns);
+/// ValidateEventCreate for an event created in namespace `ns`, given as events.k8s.io/v1 shows it
+/// (a core/v1 body through core_event_to_v1): the legacy rules (the regarding object's namespace,
+/// the reporting controller a qualified name, the required reporting fields and their lengths),
+/// then, `strict` (a create through events.k8s.io/v1), the strict ones (series, eventTime, type
+/// Normal|Warning, no deprecated fields). Throws StatusError 422 Invalid naming the fields as the
+/// request's version names them.
+void validate_event_create(const ResourceType& t, const json::object& v1, std::string_view ns, bool strict);
 
 }  // namespace gpupool::embedded

@@ -2,7 +2,9 @@
 #include "gpupool/node.hpp"
 #include "gpupool/storage.hpp"
 
+#include <algorithm>
 #include <functional>
+#include <optional>
 
 #include <fmt/format.h>
 #include <boost/json/serialize.hpp>
@@ -313,14 +315,45 @@ json::array service_row(const json::value& o, Clock::time_point now) {
           sel.empty() ? "<none>" : text::join(sel, ",")};
 }
 
+// printEvent (always wide, as the server prints): LAST SEEN and FIRST SEEN from the legacy
+// timestamps, else the event time (a series: its last observation and count), the object as
+// kind/name, SUBOBJECT the field path, SOURCE component and host (else the reporting controller
+// and instance).
 json::array event_row(const json::value& o, Clock::time_point now) {
-  Clock::time_point last{};
-  std::string seen = "<unknown>";
-  if (parse_rfc3339(s(o, {"lastTimestamp"}), last) || parse_rfc3339(s(o, {"eventTime"}), last))
-    seen = human_duration(now - last);
+  const auto since = [&](std::string_view text) -> std::optional<std::string> {
+    Clock::time_point at{};
+    if (text.empty() || !parse_rfc3339(std::string(text), at)) return std::nullopt;
+    return human_duration(now - at);
+  };
+  std::string first = since(s(o, {"firstTimestamp"})).value_or(since(s(o, {"eventTime"})).value_or("<unknown>"));
+  std::string last = since(s(o, {"lastTimestamp"})).value_or(first);
+  std::int64_t count = n(o, {"count"});
+  if (const auto* series = value_at(o, {"series"}); series && series->is_object()) {
+    last = since(s(o, {"series", "lastObservedTime"})).value_or("<unknown>");
+    count = n(o, {"series", "count"});
+  } else if (count == 0) {
+    count = 1;  // a singleton of the new API has none
+  }
   std::string kind = s(o, {"involvedObject", "kind"});
   for (auto& c : kind) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return {seen, s(o, {"type"}), s(o, {"reason"}), kind + "/" + s(o, {"involvedObject", "name"}), s(o, {"message"})};
+  const std::string name = s(o, {"involvedObject", "name"});
+  const auto first_set = [](std::string a, const std::string& b) { return a.empty() ? b : a; };
+  const std::string component = first_set(s(o, {"source", "component"}), s(o, {"reportingComponent"}));
+  const std::string instance = first_set(s(o, {"source", "host"}), s(o, {"reportingInstance"}));
+  std::string message = s(o, {"message"});
+  const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
+  while (!message.empty() && blank(message.back())) message.pop_back();
+  message.erase(0, std::find_if_not(message.begin(), message.end(), blank) - message.begin());
+  return {last,
+          s(o, {"type"}),
+          s(o, {"reason"}),
+          name.empty() ? kind : kind + "/" + name,
+          s(o, {"involvedObject", "fieldPath"}),
+          instance.empty() ? component : component + ", " + instance,
+          message,
+          first,
+          count,
+          s(o, {"metadata", "name"})};
 }
 
 // The number of members of an object-valued field (0 when absent or not an object).
@@ -439,11 +472,10 @@ json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<c
             {"Selector", "string", 1}};
     row = service_row;
   } else if (core && t.resource == "events") {
-    cols = {{"Last Seen", "string", 0},
-            {"Type", "string", 0},
-            {"Reason", "string", 0},
-            {"Object", "string", 0},
-            {"Message", "string", 0}};
+    cols = {{"Last Seen", "string", 0},   {"Type", "string", 0},       {"Reason", "string", 0},
+            {"Object", "string", 0},      {"Subobject", "string", 1},  {"Source", "string", 1},
+            {"Message", "string", 0},     {"First Seen", "string", 1}, {"Count", "string", 1},
+            {"Name", "string", 1, "name"}};
     row = event_row;
   } else if (core && t.resource == "namespaces") {
     cols = {{"Name", "string", 0, "name"}, {"Status", "string", 0}, {"Age", "string", 0}};

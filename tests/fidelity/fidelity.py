@@ -2101,8 +2101,30 @@ _PRINTED = [
 _PRINTED_NAMES = ["configmap/cm1", "secret/s1", "serviceaccount/sa1", "resourcequota/rq1", "limitrange/lr1", "role/r1",
                   "rolebinding/rb1", "priorityclass/printers-fid-pc", "clusterrole/printers-fid-cr",
                   "clusterrolebinding/printers-fid-crb"]
+_EVENTS = [
+    {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "ev1"}, "type": "Normal", "reason": "Pulled",
+     "message": "  pulled image  ",
+     "involvedObject": {"kind": "Pod", "name": "p1", "namespace": "NAMESPACE", "fieldPath": "spec.containers{main}"},
+     "source": {"component": "kubelet", "host": "node-a"}, "firstTimestamp": "2026-01-01T00:00:00Z",
+     "lastTimestamp": "2026-01-02T00:00:00Z", "count": 3},
+    {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "ev2"}, "type": "Warning",
+     "reason": "Failed", "note": "boom", "action": "Starting", "eventTime": "2026-01-01T00:00:00.000001Z",
+     "reportingController": "example.com/ctl", "reportingInstance": "ctl-1",
+     "regarding": {"kind": "Pod", "name": "p2", "namespace": "NAMESPACE"},
+     "series": {"count": 4, "lastObservedTime": "2026-01-03T00:00:00.000000Z"}},
+    # legacyValidateEvent on core/v1 creates: the involved object's namespace, and with an eventTime
+    # the reporting fields (reportingComponent, as core/v1 names it)
+    {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "bad1"}, "type": "Normal", "reason": "R",
+     "involvedObject": {"kind": "Pod", "name": "p1"}},
+    {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "bad2"}, "type": "Normal", "reason": "R",
+     "involvedObject": {"kind": "Pod", "name": "p1", "namespace": "elsewhere"}},
+    {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "bad3"}, "type": "Normal",
+     "eventTime": "2026-01-01T00:00:00.000000Z", "reportingComponent": "Not_Qualified!",
+     "involvedObject": {"kind": "Pod", "name": "p1", "namespace": "NAMESPACE"}},
+]
 SCENARIOS["printers"] = (
-    [(["create", "-o", "name", "-f", "-"], json.dumps(o)) for o in _PRINTED]
+    [(["create", "-o", "name", "-f", "-"], json.dumps(o)) for o in _PRINTED + _EVENTS]
+    + [(["get", "events", "-o", "wide"], None), (["get", "events"], None)]
     + [(["wait", "--for=jsonpath={.status.hard.pods}=10", "--timeout=30s", "resourcequota/rq1"], None)]
     + [(["get", n], None) for n in _PRINTED_NAMES]
     + [(["get", n, "-o", "wide"], None) for n in ("rolebinding/rb1", "clusterrolebinding/printers-fid-crb")]
