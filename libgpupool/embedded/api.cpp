@@ -506,6 +506,26 @@ AccessDecision Api::decide(const AccessAttributes& a) const {
   return rbac_authorize(store_, a);
 }
 
+// decide()'s guide rule above, stated as the rules a SelfSubjectRulesReview lists for `user` in
+// `ns`: nodes and its own namespace object readable, and everything in its own namespace (there,
+// only its namespaced kinds are reachable). Change one with the other.
+static std::vector<json::object> guide_rules(const std::string& user, std::string_view ns) {
+  const auto strings = [](std::initializer_list<std::string_view> xs) {
+    json::array a;
+    for (const auto x : xs) a.emplace_back(x);
+    return a;
+  };
+  const json::array read = strings({"get", "list", "watch"});
+  std::vector<json::object> rules{{{"verbs", read}, {"apiGroups", strings({""})}, {"resources", strings({"nodes"})}},
+                                  {{"verbs", read},
+                                   {"apiGroups", strings({""})},
+                                   {"resources", strings({"namespaces"})},
+                                   {"resourceNames", strings({user})}}};
+  if (ns == user)
+    rules.push_back({{"verbs", strings({"*"})}, {"apiGroups", strings({"*"})}, {"resources", strings({"*"})}});
+  return rules;
+}
+
 void Api::authorize(const Request& r, std::string_view verb, const ResourceType& t, std::string_view ns,
                     std::string_view name, std::string_view subresource) const {
   AccessAttributes a{r.user,
@@ -619,14 +639,7 @@ Response Api::rules_review(const Request& r, const ResourceType& t) const {
     rules.push_back({{"verbs", strings({"*"})}, {"apiGroups", strings({"*"})}, {"resources", strings({"*"})}});
     rules.push_back({{"verbs", strings({"*"})}, {"nonResourceURLs", strings({"*"})}});
   }
-  rules.push_back(
-      {{"verbs", strings({"get", "list", "watch"})}, {"apiGroups", strings({""})}, {"resources", strings({"nodes"})}});
-  rules.push_back({{"verbs", strings({"get", "list", "watch"})},
-                   {"apiGroups", strings({""})},
-                   {"resources", strings({"namespaces"})},
-                   {"resourceNames", strings({r.user})}});
-  if (ns == r.user)
-    rules.push_back({{"verbs", strings({"*"})}, {"apiGroups", strings({"*"})}, {"resources", strings({"*"})}});
+  for (auto& rule : guide_rules(r.user, ns)) rules.push_back(std::move(rule));
   for (auto& rule : rbac_rules_for(store_, AccessAttributes{r.user, r.groups, "", true, "", "", "", "", "", ""}, ns))
     rules.push_back(std::move(rule));
   // The RBAC authorizer's conversion: a rule with resources is a ResourceRule, one with URLs a
