@@ -275,8 +275,15 @@ std::string list_kind(const ResourceType& t) { return t.kind + "List"; }
 
 // ---- discovery -----------------------------------------------------------------------------------
 
+// The verbs discovery lists for a resource, and the only ones its endpoint serves (another is 405):
+// the reviews are create-only; namespaces have no deletecollection (the namespace registry does
+// not offer it); custom resources list theirs in apiextensions-apiserver's order.
 json::array verbs_for(const ResourceType& t) {
   if (is_access_review(t) || is_rules_review(t) || is_self_subject_review(t)) return {"create"};
+  if (t.group.empty() && t.resource == "namespaces")
+    return {"create", "delete", "get", "list", "patch", "update", "watch"};
+  if (!is_builtin_group(t.group))
+    return {"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"};
   return {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
 }
 
@@ -928,6 +935,11 @@ Response Api::dispatch(const Request& r) const {
   else
     throw StatusError(405, "MethodNotAllowed", fmt::format("{} is not supported", r.method));
   authorize(r, verb, served, tg.ns, tg.name, tg.subresource);
+  if (tg.subresource.empty()) {
+    const json::array verbs = verbs_for(served);
+    if (std::find(verbs.begin(), verbs.end(), json::value(verb)) == verbs.end())
+      throw StatusError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
+  }
   // A missing event seen through events.k8s.io is `events.events.k8s.io "x" not found`.
   if (event_view && !tg.name.empty() &&
       (verb == "get" || verb == "update" || verb == "delete" ||

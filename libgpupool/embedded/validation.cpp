@@ -112,8 +112,10 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version) {
       typed("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", "selfsubjectreview", false, {});
   review.has_status = false;
   out.push_back(std::move(review));
-  out.push_back(typed("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
-                      "customresourcedefinition", false, {"crd", "crds"}));
+  auto crds = typed("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition",
+                    "customresourcedefinition", false, {"crd", "crds"});
+  crds.categories = {"api-extensions"};
+  out.push_back(std::move(crds));
   // The Kubeflow kinds as their operators' CRDs define them (installed by the server too).
   for (const auto& c : crd::kubeflow_crds(mpijob_version))
     if (auto k = crd::resource_type(*c, c)) out.push_back(std::move(*k));

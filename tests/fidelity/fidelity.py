@@ -2196,6 +2196,16 @@ SCENARIOS["rollout"] = [
      None),
 ]
 
+# Discovery as kubectl api-resources shows it: a custom resource's verbs in apiextensions-apiserver's
+# order, the CRD kind's category, and namespaces without deletecollection (a 405, after authorization).
+SCENARIOS["discovery"] = [
+    (["api-resources", "-o", "wide", "--api-group=apiextensions.k8s.io"], None),
+    (["api-resources", "-o", "wide", "--api-group=kubeflow.org"], None),
+    (["api-resources", "-o", "wide", "--api-group=rbac.authorization.k8s.io"], None),
+    (["delete", "--raw", "/api/v1/namespaces"], None),
+    (["delete", "--raw", "/api/v1/namespaces", "--as=nobody"], None),
+]
+
 SCENARIOS["kueuetrain"] = [
     (["gpupool", "submit", "trainjob", "--name", "kq-tj", "--image", "busybox", "--workers", "2", "--cpu", "1",
       "--queue", "kq-team", "--", "python", "train.py"], None),
@@ -2286,6 +2296,7 @@ TEARDOWN = {"gpupoolloop": [["delete", "node", "--ignore-not-found", "loop-fid-n
                         ["delete", "node", "--ignore-not-found"] + STREAMS_NODES],
             "scheduling": [["delete", "pods", "--all", "--force", "--grace-period=0"],
                            ["delete", "node", "--ignore-not-found"] + FID_NODES]}
+SETUP["discovery"] = SETUP["kubeflow"]
 SETUP["rulesreview"] = [["delete", "clusterrole", "rulesreview-fid", "--ignore-not-found"]]
 SETUP["printers"] = [["delete", n, "--ignore-not-found"] for n in _PRINTED_NAMES[-3:]]
 TEARDOWN["kueuetrain"] = [["delete", "clusterqueue", "kq-fid-cq", "--ignore-not-found"]]
