@@ -217,13 +217,15 @@ Plan plan_deployment(const json::object& d, const Children& replicasets, Clock::
                                       : condition("Available", false, "MinimumReplicasUnavailable",
                                                   "Deployment does not have minimum availability.", now, true));
   if (current) {
+    // (named as it is: a ReplicaSet taken back by a rollback is not named by this template's hash)
+    const std::string current_name = name_of(*current);
     const bool complete = updated == want && available >= want && replicas == want;
     util::set_condition(
-        conditions, complete
-                        ? condition("Progressing", true, "NewReplicaSetAvailable",
-                                    fmt::format("ReplicaSet \"{}\" has successfully progressed.", rs_name), now, true)
-                        : condition("Progressing", true, "ReplicaSetUpdated",
-                                    fmt::format("ReplicaSet \"{}\" is progressing.", rs_name), now, true));
+        conditions,
+        complete ? condition("Progressing", true, "NewReplicaSetAvailable",
+                             fmt::format("ReplicaSet \"{}\" has successfully progressed.", current_name), now, true)
+                 : condition("Progressing", true, "ReplicaSetUpdated",
+                             fmt::format("ReplicaSet \"{}\" is progressing.", current_name), now, true));
   }
   // The Deployment controller lists Available before Progressing.
   std::stable_sort(conditions.begin(), conditions.end(), [](const json::value& a, const json::value& b) {
