@@ -92,6 +92,21 @@ std::string cert_block(const KeyPair& kp) {
                      base64_encode(kp.key_pem));
 }
 
+/// The cluster's CA: a cluster with a state keeps its own, as a real cluster does (the published
+/// kube-root-ca.crt and the kubeconfigs of earlier runs stay true); a new one when there is none
+/// or the saved one is unusable; a fresh one for a cluster without a state.
+CertificateAuthority cluster_ca(const std::string& state_file) {
+  if (state_file.empty()) return CertificateAuthority();
+  const std::string file = embedded_ca_file(state_file);
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  if (auto saved = CertificateAuthority::from_pem(text.str())) return std::move(*saved);
+  CertificateAuthority fresh;
+  write_private(file, fresh.pem());
+  return fresh;
+}
+
 }  // namespace
 
 struct EmbeddedServer::Impl {
@@ -194,7 +209,10 @@ struct EmbeddedServer::Impl {
   }
 
   explicit Impl(EmbeddedOptions o)
-      : options(std::move(o)), clock(options.manual_clock ? Clock::manual() : Clock::real()), faults(options.faults) {}
+      : options(std::move(o)),
+        clock(options.manual_clock ? Clock::manual() : Clock::real()),
+        faults(options.faults),
+        ca(cluster_ca(options.state_file)) {}
 };
 
 RunMode parse_run_mode(const std::string& text, const std::string& field) {
@@ -226,17 +244,6 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
   }
   if (im.options.mpijob_version != "v1" && im.options.mpijob_version != "v2beta1")
     throw ValidationError("mpijob_version", im.options.mpijob_version, "must be \"v1\" or \"v2beta1\"");
-  if (!im.options.state_file.empty()) {
-    // A cluster with a state keeps its CA, as a real cluster keeps its own.
-    const std::string ca_file = embedded_ca_file(im.options.state_file);
-    std::ifstream in(ca_file);
-    std::stringstream text;
-    text << in.rdbuf();
-    if (auto saved = CertificateAuthority::from_pem(text.str()))
-      im.ca = std::move(*saved);
-    else
-      write_private(ca_file, im.ca.pem());
-  }
   Store::Options so;
   so.mpijob_version = im.options.mpijob_version;
   im.store = std::make_unique<Store>(im.clock, so);
