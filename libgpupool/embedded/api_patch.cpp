@@ -113,6 +113,8 @@ Response Api::serve_patch(const Call& c) const {
       check_name(next.as_object(), t, tg.ns, tg.name);
     }
     json::object out = c.as_stored(std::move(next.as_object()));
+    if (t.group.empty() && t.resource == "events")
+      validate_event_update(served, core_event_to_v1(out), tg.ns, event_view);
     dedup_owner_references(out, r.warnings, true);
     if (r.body.size() > 4096) check_stored_size(out);
     const std::string read_version = meta(cur, "resourceVersion");

@@ -43,21 +43,11 @@ bool set(const json::object& o, std::string_view key) {
   return v && !v->is_null() && !(v->is_string() && v->as_string().empty()) && !(v->is_int64() && v->as_int64() == 0);
 }
 
-}  // namespace
-
-json::object core_event_to_v1(const json::object& core) {
-  json::object out = convert(core, true);
-  if (!out.contains("eventTime")) out["eventTime"] = nullptr;  // a required field, null when unset
-  return out;
-}
-
-json::object v1_event_to_core(const json::object& v1) { return convert(v1, false); }
-
-void validate_event_create(const ResourceType& t, const json::object& v1, std::string_view ns, bool strict) {
-  // pkg/apis/core/validation/events.go ValidateEventCreate: legacyValidateEvent
-  // (with eventTime set: the regarding object's namespace, the reporting fields and their
-  // lengths; without: the namespaces must agree), then for events.k8s.io/v1 the strict rules.
-  std::vector<StatusCause> causes;
+// pkg/apis/core/validation/events.go legacyValidateEvent, which creates and updates of both
+// versions pass: with an eventTime, the regarding object's namespace, the reporting fields and
+// their lengths; without, the namespaces must agree. The reporting field is named as the request's
+// version names it (`strict`: events.k8s.io/v1).
+void legacy_event_causes(const json::object& v1, std::string_view ns, bool strict, std::vector<StatusCause>& causes) {
   auto text = [&](std::string_view key) {
     const auto* v = v1.if_contains(key);
     return v && v->is_string() ? std::string(v->as_string()) : std::string();
@@ -95,6 +85,34 @@ void validate_event_create(const ResourceType& t, const json::object& v1, std::s
     at_most("reason", "reason", 128);  // ReasonLengthLimit
     at_most("note", "message", 1024);  // NoteLengthLimit
   }
+}
+
+void refuse_if_any(const ResourceType& t, const json::object& v1, std::vector<StatusCause> causes) {
+  if (causes.empty()) return;
+  std::string name;
+  if (const auto* md = v1.if_contains("metadata"); md && md->is_object())
+    if (const auto* n = md->as_object().if_contains("name"); n && n->is_string()) name = n->as_string();
+  throw StatusError::invalid(t, name, std::move(causes));
+}
+
+}  // namespace
+
+json::object core_event_to_v1(const json::object& core) {
+  json::object out = convert(core, true);
+  if (!out.contains("eventTime")) out["eventTime"] = nullptr;  // a required field, null when unset
+  return out;
+}
+
+json::object v1_event_to_core(const json::object& v1) { return convert(v1, false); }
+
+void validate_event_create(const ResourceType& t, const json::object& v1, std::string_view ns, bool strict) {
+  // ValidateEventCreate: the legacy rules, then for events.k8s.io/v1 the strict ones.
+  std::vector<StatusCause> causes;
+  legacy_event_causes(v1, ns, strict, causes);
+  auto text = [&](std::string_view key) {
+    const auto* v = v1.if_contains(key);
+    return v && v->is_string() ? std::string(v->as_string()) : std::string();
+  };
   // The strict rules of events.k8s.io/v1 (a core/v1 create has the legacy ones alone).
   if (strict) {
     if (const auto* series = v1.if_contains("series"); series && series->is_object()) {
@@ -115,12 +133,15 @@ void validate_event_create(const ResourceType& t, const json::object& v1, std::s
       if (set(v1, deprecated) && !(v1.at(deprecated).is_object() && v1.at(deprecated).as_object().empty()))
         causes.push_back({"FieldValueInvalid", "Invalid value: \"\": needs to be unset", field});
   }
-  if (!causes.empty()) {
-    std::string name;
-    if (const auto* md = v1.if_contains("metadata"); md && md->is_object())
-      if (const auto* n = md->as_object().if_contains("name"); n && n->is_string()) name = n->as_string();
-    throw StatusError::invalid(t, name, std::move(causes));
-  }
+  refuse_if_any(t, v1, std::move(causes));
+}
+
+void validate_event_update(const ResourceType& t, const json::object& v1, std::string_view ns, bool strict) {
+  // ValidateEventUpdate's legacy part (the strict one of events.k8s.io/v1, its immutable fields, is
+  // not reproduced: FIDELITY.md difference 36).
+  std::vector<StatusCause> causes;
+  legacy_event_causes(v1, ns, strict, causes);
+  refuse_if_any(t, v1, std::move(causes));
 }
 
 }  // namespace gpupool::embedded

@@ -30,5 +30,9 @@ json::object v1_event_to_core(const json::object& v1);
 /// Normal|Warning, no deprecated fields). Throws StatusError 422 Invalid naming the fields as the
 /// request's version names them.
 void validate_event_create(const ResourceType& t, const json::object& v1, std::string_view ns, bool strict);
+/// ValidateEventUpdate's legacy part, the rules above without the strict ones: what a PUT or PATCH
+/// of an event of either version must pass (`strict` names the reporting field as events.k8s.io/v1
+/// does). events.k8s.io/v1's immutable fields are not checked (FIDELITY.md difference 36).
+void validate_event_update(const ResourceType& t, const json::object& v1, std::string_view ns, bool strict);
 
 }  // namespace gpupool::embedded

@@ -2124,6 +2124,10 @@ _EVENTS = [
 ]
 SCENARIOS["printers"] = (
     [(["create", "-o", "name", "-f", "-"], json.dumps(o)) for o in _PRINTED + _EVENTS]
+    # ... and updates (ValidateEventUpdate's legacy part; core/v1 patches)
+    + [(["patch", "event", "ev1", "--type=merge", "-p", p], None) for p in (
+        '{"involvedObject":{"namespace":"elsewhere"}}', '{"eventTime":"2026-01-01T00:00:00.000000Z"}')]
+    + [(["patch", "event", "ev1", "--type=merge", "-p", '{"message":"  pulled image  ","count":3}', "-o", "name"], None)]
     + [(["get", "events", "-o", "wide"], None), (["get", "events"], None)]
     + [(["wait", "--for=jsonpath={.status.hard.pods}=10", "--timeout=30s", "resourcequota/rq1"], None)]
     + [(["get", n], None) for n in _PRINTED_NAMES]
