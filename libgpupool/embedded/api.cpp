@@ -278,13 +278,14 @@ std::string list_kind(const ResourceType& t) { return t.kind + "List"; }
 // The verbs discovery lists for a resource, and the only ones its endpoint serves (another is 405):
 // the reviews are create-only; namespaces have no deletecollection (the namespace registry does
 // not offer it); custom resources list theirs in apiextensions-apiserver's order.
-json::array verbs_for(const ResourceType& t) {
-  if (is_access_review(t) || is_rules_review(t) || is_self_subject_review(t)) return {"create"};
-  if (t.group.empty() && t.resource == "namespaces")
-    return {"create", "delete", "get", "list", "patch", "update", "watch"};
-  if (!is_builtin_group(t.group))
-    return {"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"};
-  return {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
+const json::array& verbs_for(const ResourceType& t) {
+  static const json::array review{"create"};
+  static const json::array namespaces{"create", "delete", "get", "list", "patch", "update", "watch"};
+  static const json::array custom{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"};
+  static const json::array builtin{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
+  if (is_access_review(t) || is_rules_review(t) || is_self_subject_review(t)) return review;
+  if (t.group.empty() && t.resource == "namespaces") return namespaces;
+  return is_builtin_group(t.group) ? builtin : custom;
 }
 
 json::object resource_list(const Store& store, std::string_view group, std::string_view version) {
@@ -936,7 +937,7 @@ Response Api::dispatch(const Request& r) const {
     throw StatusError(405, "MethodNotAllowed", fmt::format("{} is not supported", r.method));
   authorize(r, verb, served, tg.ns, tg.name, tg.subresource);
   if (tg.subresource.empty()) {
-    const json::array verbs = verbs_for(served);
+    const json::array& verbs = verbs_for(served);
     if (std::find(verbs.begin(), verbs.end(), json::value(verb)) == verbs.end())
       throw StatusError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
   }

@@ -65,6 +65,18 @@ std::string applies_to(const json::object& binding, const AccessAttributes& a, s
   return {};
 }
 
+// The role a binding's roleRef names: a ClusterRole, or a Role of the binding's namespace (a
+// ClusterRoleBinding's Role reference names none); null when it is not there.
+std::shared_ptr<const json::object> bound_role(const Store& store, const json::object& binding,
+                                               std::string_view binding_ns) {
+  const json::object* ref = object_at(binding, {"roleRef"});
+  const std::string kind = string_of(ref, "kind"), name = string_of(ref, "name");
+  if (kind == "ClusterRole") return store.find(store.type("rbac.authorization.k8s.io", "clusterroles"), "", name);
+  if (kind == "Role" && !binding_ns.empty())
+    return store.find(store.type("rbac.authorization.k8s.io", "roles"), binding_ns, name);
+  return nullptr;
+}
+
 }  // namespace
 
 bool is_access_review(const ResourceType& t) {
@@ -80,13 +92,7 @@ std::vector<json::object> rbac_rules_for(const Store& store, const AccessAttribu
   std::vector<json::object> out;
   const auto add = [&](const json::object& binding, std::string_view binding_ns) {
     if (applies_to(binding, who, binding_ns).empty()) return;
-    const json::object* ref = object_at(binding, {"roleRef"});
-    const std::string kind = string_of(ref, "kind"), name = string_of(ref, "name");
-    std::shared_ptr<const json::object> role;
-    if (kind == "ClusterRole")
-      role = store.find(store.type("rbac.authorization.k8s.io", "clusterroles"), "", name);
-    else if (kind == "Role" && !binding_ns.empty())
-      role = store.find(store.type("rbac.authorization.k8s.io", "roles"), binding_ns, name);
+    const auto role = bound_role(store, binding, binding_ns);
     if (!role) return;
     if (const json::value* rules = role->if_contains("rules"); rules && rules->is_array())
       for (const auto& rule : rules->as_array())
@@ -104,18 +110,12 @@ bool is_self_subject_review(const ResourceType& t) {
 }
 
 AccessDecision rbac_authorize(const Store& store, const AccessAttributes& a) {
-  const ResourceType& roles = store.type("rbac.authorization.k8s.io", "roles");
-  const ResourceType& cluster_roles = store.type("rbac.authorization.k8s.io", "clusterroles");
   // The rules a roleRef names (a missing role grants nothing).
   auto role_allows = [&](const json::object& binding, std::string_view ns) -> std::string {
+    const auto role = bound_role(store, binding, ns);
+    if (!role) return {};
     const json::object* ref = object_at(binding, {"roleRef"});
     const std::string kind = string_of(ref, "kind"), name = string_of(ref, "name");
-    std::shared_ptr<const json::object> role;
-    if (kind == "ClusterRole")
-      role = store.find(cluster_roles, "", name);
-    else if (kind == "Role" && !ns.empty())
-      role = store.find(roles, ns, name);
-    if (!role) return {};
     if (const json::value* rules = role->if_contains("rules"); rules && rules->is_array())
       for (const auto& rule : rules->as_array())
         if (rule.is_object() && rule_allows(rule.as_object(), a)) return fmt::format("{} \"{}\"", kind, name);
