@@ -346,6 +346,15 @@ void add_pem_certificates(X509_STORE* store, const std::string& pem) {
   }
 }
 
+/// The client certificate or key cannot be used: the user's configuration, which no retry mends
+/// (kubectl: "tls: failed to find any PEM data in key input", at once).
+ConfigError unusable_identity() {
+  return ConfigError("kubeconfig", "user",
+                     "the client certificate or key cannot be loaded (PEM expected, and the key must match the "
+                     "certificate): check client-certificate(-data) and client-key(-data), or the exec plugin's "
+                     "clientCertificateData and clientKeyData");
+}
+
 void use_client_certificate(SSL_CTX* ctx, const RequestCredentials& cred) {
   std::vector<X509*> certs = read_pem_certificates(cred.client_certificate_pem);
   bool ok = !certs.empty() && SSL_CTX_use_certificate(ctx, certs[0]) == 1;
@@ -355,10 +364,7 @@ void use_client_certificate(SSL_CTX* ctx, const RequestCredentials& cred) {
   ok = ok && key && SSL_CTX_use_PrivateKey(ctx, key) == 1 && SSL_CTX_check_private_key(ctx) == 1;
   if (key) EVP_PKEY_free(key);
   ERR_clear_error();
-  if (!ok)
-    throw TransportError(
-        "the kubeconfig's client certificate or key cannot be loaded (PEM expected, and the key must match the "
-        "certificate): check client-certificate(-data) and client-key(-data)");
+  if (!ok) throw unusable_identity();
 }
 
 }  // namespace
@@ -379,6 +385,7 @@ int TlsContext::provide_identity(SSL* ssl, void* arg) {
   bool ok = !certs.empty() && self->identity_key_ && SSL_use_certificate(ssl, certs[0]) == 1;
   for (std::size_t i = 1; ok && i < certs.size(); ++i) ok = SSL_add1_chain_cert(ssl, certs[i]) == 1;
   ok = ok && SSL_use_PrivateKey(ssl, self->identity_key_) == 1 && SSL_check_private_key(ssl) == 1;
+  if (!ok) self->identity_failed_ = true;
   return ok ? 1 : 0;  // 0 ends the handshake; the failed connection forgets the session
 }
 
@@ -873,6 +880,7 @@ std::unique_ptr<Connection> connect_to_server(const KubeCluster& cluster, const 
                                        e.kind == IoError::timeout ? "the server did not answer in time" : e.what()));
     }
     tls->forget_sessions();
+    if (tls->identity_failed()) throw unusable_identity();  // read for a full handshake, and unusable
     // A server that answered but refused the handshake (not TLS, its alert, a certificate not
     // trusted) would refuse it again: UnreachableError, which a client that never reached the
     // server reports at once, as kubectl does ("http: server gave HTTP response to HTTPS client",

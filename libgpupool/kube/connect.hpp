@@ -71,6 +71,9 @@ class TlsContext {
   SSL_SESSION* session_to_offer() const;
   /// Drops the kept sessions (a handshake with one failed: the next starts afresh).
   void forget_sessions() const;
+  /// Whether the client certificate or key, read for a full handshake after a session was kept,
+  /// turned out unusable (the handshake then fails with ConfigError, as building the context does).
+  bool identity_failed() const { return identity_failed_; }
 
  private:
   static int provide_identity(SSL* ssl, void* self);
@@ -83,6 +86,7 @@ class TlsContext {
   std::once_flag ca_once_, identity_once_;
   std::vector<X509*> identity_certs_;  ///< the client certificate, then its chain
   EVP_PKEY* identity_key_ = nullptr;
+  std::atomic<bool> identity_failed_{false};
 };
 
 /// The time a new connection took (for the transport's debug line).

@@ -221,10 +221,16 @@ TEST_CASE("client certificates: one TLS set-up per identity; a wrong key is name
   auto wrong = cfg;
   REQUIRE(!wrong.user.client_key_pem.empty());
   wrong.user.client_key_pem = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n";
+  // It is the user's configuration, which no retry mends: ConfigError at once, with retries allowed.
   Logs none;
-  CHECK_THROWS_WITH_AS(Client(wrong, logged(none)).list(kConfigMaps, ""),
-                       doctest::Contains("client certificate or key cannot be loaded"), gpupool::TransportError);
+  gpupool::ClientOptions o = logged(none);
+  int pauses = 0;
+  o.retry.max_retries = 10;
+  o.retry.sleep = [&pauses](std::chrono::milliseconds) { ++pauses; };
+  CHECK_THROWS_WITH_AS(Client(wrong, o).list(kConfigMaps, ""),
+                       doctest::Contains("client certificate or key cannot be loaded"), gpupool::ConfigError);
   CHECK(none.count("new connection") == 0);
+  CHECK(pauses == 0);
 }
 
 TEST_CASE("exec goes through the same CONNECT proxy (streams connect where the transport does)") {

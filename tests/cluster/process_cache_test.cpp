@@ -278,6 +278,47 @@ TEST_CASE("a session the server refuses: the full handshake reads the CA and the
   CHECK(again.count("(resumed)") == 1);
 }
 
+TEST_CASE("a key that fits no certificate, found out by a full handshake after a kept session: no retries") {
+  // As above, server b cannot resume a's session, so alice's certificate and key are read for the
+  // full handshake; the key here is bob's. That is the user's configuration, which no retry mends:
+  // ConfigError at once (kubectl: "tls: private key does not match public key"), not ten retries.
+  EmbeddedServer a(users({"alice", "bob"})), b(users({"alice", "bob"}));
+  gpupool::test::TempDir cache;
+  const gpupool::ResourceRef pods{"", "v1", "pods", "Pod", true};
+  const fs::path tls = fs::path(cache.path()) / "tls";
+  Logged first_a, first_b;
+  { client_for(a.cert_kubeconfig("alice"), cache.path(), first_a).list(pods, ""); }
+  std::set<fs::path> only_a;
+  for (const auto& e : fs::directory_iterator(tls)) only_a.insert(e.path());
+  REQUIRE(only_a.size() == 1);
+  { client_for(b.cert_kubeconfig("alice"), cache.path(), first_b).list(pods, ""); }
+  fs::path b_file;
+  for (const auto& e : fs::directory_iterator(tls))
+    if (!only_a.count(e.path())) b_file = e.path();
+  REQUIRE(!b_file.empty());
+  fs::copy_file(*only_a.begin(), b_file, fs::copy_options::overwrite_existing);
+
+  gpupool::KubeConfigOptions ko;
+  ko.path = b.cert_kubeconfig("alice");
+  gpupool::KubeConfig cfg = gpupool::load_kubeconfig(ko);
+  ko.path = b.cert_kubeconfig("bob");
+  cfg.user.client_key_pem = gpupool::load_kubeconfig(ko).user.client_key_pem;
+  Logged log;
+  int pauses = 0;
+  gpupool::ClientOptions o;
+  o.retry.sleep = [&pauses](std::chrono::milliseconds) { ++pauses; };
+  o.cache_dir = cache.path();
+  o.logger = [&log](gpupool::LogLevel, const std::string& m) {
+    std::lock_guard lock(log.mu);
+    log.lines.push_back(m);
+  };
+  Client wrong(cfg, std::move(o));
+  CHECK_THROWS_WITH_AS(wrong.list(pods, ""), doctest::Contains("client certificate or key cannot be loaded"),
+                       gpupool::ConfigError);
+  CHECK(pauses == 0);
+  CHECK(log.count("retrying") == 0);
+}
+
 TEST_CASE("a CRD removed since the cache was written: list and get skip its kind, the cache is refreshed") {
   EmbeddedServer server;
   gpupool::test::TempDir cache;
