@@ -391,6 +391,7 @@ int TlsContext::provide_identity(SSL* ssl, void* arg) {
 
 TlsContext::TlsContext(const KubeCluster& cluster, const RequestCredentials& cred, const std::string& session_dir)
     : cert_(cred.client_certificate_pem), key_(cred.client_key_pem) {
+  await_openssl_start();  // the command's OpenSSL start, if one is under way, then builds on it
   sessions_ = std::make_unique<SessionStore>(session_dir, cluster, cred.client_certificate_pem);
   // A session to resume: a resumed handshake neither verifies the server's certificate nor sends
   // ours (the session carries both), so the CA and the client certificate and key are read from

@@ -322,6 +322,51 @@ TEST_CASE("submit failing half-way under faults: exit 1, one line naming the ref
   }
 }
 
+TEST_CASE("the command's own OpenSSL start: a client certificate, the server verified, a wrong key named at once") {
+  // The command's process starts OpenSSL on a thread of its own, with flags of its own
+  // (cli/main.cpp, common/openssl_errors.cpp): a full handshake from it must still read a PEM
+  // certificate and key, send them and verify the server (a start without the digests' legacy
+  // names could do none of it), and a key that does not load is the kubeconfig's error, said once.
+  gpupool::EmbeddedOptions eo;
+  eo.topology = "none";
+  eo.users = {"alice", "bob"};
+  gpupool::EmbeddedServer server(eo);
+  const std::string cli = std::string("GPUPOOL_CACHE_DIR=off '") + GPUPOOL_CLI + "' --loglevel debug --kubeconfig '";
+  const Result ok = gpupool::cli::testing::run_shell(cli + server.cert_kubeconfig("alice") + "' list");
+  CAPTURE(ok.out);
+  CHECK(ok.code == 0);
+  // alice's lists (anonymous would be refused), over a TLS connection, in a table.
+  CHECK(ok.out.find("GET /apis/batch/v1/namespaces/alice/jobs?") != std::string::npos);
+  CHECK(ok.out.find("403") == std::string::npos);
+  CHECK(ok.out.find(", new connection: TCP ") != std::string::npos);
+  CHECK(ok.out.ends_with("NAME  STATUS  TRAINER  AGE  NODE\n"));
+
+  // alice's certificate with bob's key.
+  std::ifstream in(server.cert_kubeconfig("alice"));
+  std::string text{std::istreambuf_iterator<char>(in), {}};
+  std::ifstream bob_in(server.cert_kubeconfig("bob"));
+  const std::string bob{std::istreambuf_iterator<char>(bob_in), {}};
+  auto key_of = [](const std::string& t) {
+    const auto at = t.find("client-key-data: ");
+    REQUIRE(at != std::string::npos);
+    return t.substr(at, t.find('\n', at) - at);
+  };
+  const std::string alice_key = key_of(text);
+  text.replace(text.find(alice_key), alice_key.size(), key_of(bob));
+  const auto wrong = std::filesystem::temp_directory_path() / ("gpupool-wrong-key-" + std::to_string(::getpid()));
+  std::ofstream(wrong) << text;
+  std::filesystem::permissions(wrong, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  const Result refused = gpupool::cli::testing::run_shell(cli + wrong.string() + "' list");
+  std::filesystem::remove(wrong);
+  CAPTURE(refused.out);
+  CHECK(refused.code == 1);
+  CHECK(refused.out.find("retrying") == std::string::npos);
+  CHECK(
+      refused.out.ends_with("error: kubeconfig: user: the client certificate or key cannot be loaded (PEM expected, "
+                            "and the key must match the certificate): check client-certificate(-data) and "
+                            "client-key(-data), or the exec plugin's clientCertificateData and clientKeyData\n"));
+}
+
 TEST_CASE("an unreachable cluster: one line naming the address and what to check, exit 1, no retries") {
   // A port that was just bound and closed again refuses connections.
   gpupool::EmbeddedOptions eo;
