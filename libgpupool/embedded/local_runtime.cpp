@@ -689,38 +689,67 @@ void LocalRuntime::start(Pod& pod, Container& c, const json::object& podobj, con
       // resourceFieldRef: not resolved in Local mode (left unset).
       if (value) env.push_back(name + "=" + *value);
     }
-  // Volumes: local directories (local_mounts.hpp), made once per pod.
+  // Volumes: local directories (local_mounts.hpp), made once per pod. What the kubelet writes
+  // into them: the keys of a configMap or secret volume, and of a projected volume's configMap,
+  // secret and downwardAPI sources (the ServiceAccount plugin's kube-api-access-* volume: ca.crt
+  // and namespace; its serviceAccountToken source has no token to give, FIDELITY.md).
   if (!pod.volumes) {
     VolumeSources vs{root_, pod.dir, {}};
+    auto object_files = [&](const json::object& src, bool secret, std::int64_t default_mode,
+                            std::vector<LocalFile>& files) {
+      // A secret volume names it secretName; a projected secret source, like a configMap, name.
+      std::string name = secret ? string_of(&src, "secretName") : "";
+      if (name.empty()) name = string_of(&src, "name");
+      auto obj = store_.find(store_.type("", secret ? "secrets" : "configmaps"), util::namespace_of(podobj), name);
+      if (!obj) return;
+      for (const char* field : {"data", "binaryData"})
+        if (const json::object* data = object_at(*obj, {field}))
+          for (const auto& [k, val] : *data) {
+            std::string bytes = val.is_string() ? std::string(val.as_string()) : "";
+            if (secret || std::string_view(field) == "binaryData")
+              if (auto d = base64_decode(bytes)) bytes.assign(d->begin(), d->end());
+            if (const json::value* items = src.if_contains("items"); items && items->is_array()) {
+              // Each item is a file (one key may become several: mpi-operator's ssh-publickey).
+              for (const auto& it : items->as_array())
+                if (it.is_object() && string_of(&it.as_object(), "key") == k)
+                  files.push_back({string_of(&it.as_object(), "path"), bytes,
+                                   static_cast<unsigned>(util::int_of(&it.as_object(), "mode", default_mode))});
+              continue;
+            }
+            files.push_back({std::string(k), std::move(bytes), static_cast<unsigned>(default_mode)});
+          }
+    };
+    auto downward_files = [&](const json::object& src, std::int64_t default_mode, std::vector<LocalFile>& files) {
+      if (const json::array* items = util::array_at(src, {}, "items"))
+        for (const auto& it : *items)
+          if (const json::object* ref = it.is_object() ? object_at(it.as_object(), {"fieldRef"}) : nullptr)
+            if (auto value = downward_field(podobj, pod.where, string_of(ref, "fieldPath")))
+              files.push_back({string_of(&it.as_object(), "path"), *value,
+                               static_cast<unsigned>(util::int_of(&it.as_object(), "mode", default_mode))});
+    };
     if (const json::array* vols = util::array_at(podobj, {"spec"}, "volumes"))
       for (const auto& v : *vols) {
         if (!v.is_object()) continue;
-        for (const bool secret : {false, true}) {
-          const json::object* src = object_at(v.as_object(), {secret ? "secret" : "configMap"});
-          if (!src) continue;
-          auto obj = store_.find(store_.type("", secret ? "secrets" : "configmaps"), util::namespace_of(podobj),
-                                 string_of(src, secret ? "secretName" : "name"));
-          std::vector<LocalFile> files;
-          const auto default_mode = util::int_of(src, "defaultMode", 0644);
-          if (obj)
-            for (const char* field : {"data", "binaryData"})
-              if (const json::object* data = object_at(*obj, {field}))
-                for (const auto& [k, val] : *data) {
-                  std::string bytes = val.is_string() ? std::string(val.as_string()) : "";
-                  if (secret || std::string_view(field) == "binaryData")
-                    if (auto d = base64_decode(bytes)) bytes.assign(d->begin(), d->end());
-                  if (const json::value* items = src->if_contains("items"); items && items->is_array()) {
-                    // Each item is a file (one key may become several: mpi-operator's ssh-publickey).
-                    for (const auto& it : items->as_array())
-                      if (it.is_object() && string_of(&it.as_object(), "key") == k)
-                        files.push_back({string_of(&it.as_object(), "path"), bytes,
-                                         static_cast<unsigned>(util::int_of(&it.as_object(), "mode", default_mode))});
-                    continue;
-                  }
-                  files.push_back({std::string(k), std::move(bytes), static_cast<unsigned>(default_mode)});
-                }
-          vs.files.emplace_back(string_of(&v.as_object(), "name"), std::move(files));
+        std::vector<LocalFile> files;
+        bool any = false;
+        for (const bool secret : {false, true})
+          if (const json::object* src = object_at(v.as_object(), {secret ? "secret" : "configMap"})) {
+            any = true;
+            object_files(*src, secret, util::int_of(src, "defaultMode", 0644), files);
+          }
+        if (const json::object* projected = object_at(v.as_object(), {"projected"})) {
+          any = true;
+          const std::int64_t mode = util::int_of(projected, "defaultMode", 0644);
+          if (const json::array* sources = util::array_at(*projected, {}, "sources"))
+            for (const auto& src : *sources) {
+              if (!src.is_object()) continue;
+              for (const bool secret : {false, true})
+                if (const json::object* o = object_at(src.as_object(), {secret ? "secret" : "configMap"}))
+                  object_files(*o, secret, mode, files);
+              if (const json::object* d = object_at(src.as_object(), {"downwardAPI"})) downward_files(*d, mode, files);
+            }
         }
+        if (any) vs.files.emplace_back(string_of(&v.as_object(), "name"), std::move(files));
       }
     pod.volumes = local_volume_dirs(podobj, vs);
   }

@@ -160,3 +160,25 @@ TEST_CASE("local volumes: SSD staging copies the input in, runs, copies results 
       CHECK(c.log("staged").find("results copied back to") != std::string::npos);
     }
 }
+
+TEST_CASE("local volumes: a projected volume (the ServiceAccount plugin's) holds ca.crt and the namespace") {
+  // What the kubelet projects: a configMap source's items, a downwardAPI source's fields; the
+  // serviceAccountToken source has no token here (FIDELITY.md, difference 35).
+  MountsEnv env("paths");
+  LocalCluster c;
+  c.store.create(c.store.type("", "configmaps"), "default",
+                 parse_obj(R"({"metadata":{"name":"kube-root-ca.crt"},"data":{"ca.crt":"-----PEM-----"}})"));
+  const std::string dir = "/var/run/secrets/kubernetes.io/serviceaccount";
+  const std::string script = "cat " + dir + "/namespace; echo; cat " + dir + "/ca.crt; echo; ls " + dir;
+  c.run(
+      "sa",
+      R"("serviceAccountName":"default","volumes":[{"name":"kube-api-access-x2b4c","projected":{"defaultMode":420,"sources":[
+      {"serviceAccountToken":{"expirationSeconds":3607,"path":"token"}},
+      {"configMap":{"name":"kube-root-ca.crt","items":[{"key":"ca.crt","path":"ca.crt"}]}},
+      {"downwardAPI":{"items":[{"path":"namespace","fieldRef":{"apiVersion":"v1","fieldPath":"metadata.namespace"}}]}}]}}],)" +
+          container_spec(R"("command":["sh","-c",)" + json::serialize(json::string(script)) +
+                         R"(],"volumeMounts":[{"name":"kube-api-access-x2b4c","readOnly":true,"mountPath":")" + dir +
+                         R"("}])"));
+  REQUIRE(c.wait_phase("sa", "Succeeded"));
+  CHECK(c.log("sa") == "default\n-----PEM-----\nca.crt\nnamespace\n");
+}
