@@ -74,10 +74,13 @@ void install_admission_plugins(Store& store) {
   // (LimitRanger, Priority, ..., ResourceQuota last). The immutable fields of updates are checked by
   // validation itself (builtin_validation: immutable_causes). Priority's refusals are its Admit's.
   store.add_admission([&store](AdmissionRequest& r) { limit_ranger(store, r, true); }, AdmissionStage::Mutating);
+  store.add_admission([&store](AdmissionRequest& r) { service_account_admission(store, r, true); },
+                      AdmissionStage::Mutating);
   store.add_admission([](AdmissionRequest& r) { node_taint(r); }, AdmissionStage::Mutating);
   store.add_admission([&store](AdmissionRequest& r) { priority_admission(store, r); }, AdmissionStage::Mutating);
   store.add_admission([](AdmissionRequest& r) { runtime_class(r, true); }, AdmissionStage::Mutating);
   store.add_admission([&store](AdmissionRequest& r) { limit_ranger(store, r, false); });
+  store.add_admission([&store](AdmissionRequest& r) { service_account_admission(store, r, false); });
   store.add_admission([](AdmissionRequest& r) { runtime_class(r, false); });
 }
 

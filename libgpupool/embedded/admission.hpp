@@ -21,8 +21,8 @@ StatusError admission_forbidden(const AdmissionRequest& r, std::string_view why,
 std::string admission_name(const AdmissionRequest& r, bool mutating);
 
 /// Installs, in kube-apiserver's order, the admission plugins and update rules that are not part
-/// of a controller: LimitRanger's defaults (mutating), Priority (mutating, and PriorityClass
-/// validation), LimitRanger's min/max checks (validating).
+/// of a controller: LimitRanger's defaults (mutating), ServiceAccount (mutating, validating),
+/// Priority (mutating, and PriorityClass validation), LimitRanger's min/max checks (validating).
 /// ResourceQuota (QuotaController, quota.hpp) must be added after these, as the last plugin.
 void install_admission_plugins(Store& store);
 
@@ -32,6 +32,15 @@ void install_admission_plugins(Store& store);
 /// maxLimitRequestRatio: 403 `pods "x" is forbidden: maximum cpu usage per Container is 2, but
 /// limit is 3`.
 void limit_ranger(Store& store, AdmissionRequest& r, bool mutate);
+
+/// ServiceAccount (plugin/pkg/admission/serviceaccount): `mutate` gives a new pod its service
+/// account ("default" unless named), refused with 403 `pods "x" is forbidden: error looking up
+/// service account ns/sa: serviceaccount "sa" not found` when the account does not exist; mounts the
+/// kube-api-access-* projected volume (token, kube-root-ca.crt, namespace) into every container
+/// unless automountServiceAccountToken is false on the pod or the account; copies the account's
+/// imagePullSecrets into a pod without any. Otherwise validates (the account exists; its mountable
+/// secrets when it enforces them; mirror pods refer to no account, secret or token).
+void service_account_admission(Store& store, AdmissionRequest& r, bool mutate);
 
 /// Priority (plugin/pkg/admission/priority): a new pod gets spec.priority and preemptionPolicy
 /// from its PriorityClass (or the globalDefault class, or 0); an unknown class is 403 `pods "x" is

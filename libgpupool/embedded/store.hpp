@@ -276,6 +276,9 @@ class Store {
   json::object remove(const ResourceType& t, std::string_view ns, std::string_view name, const DeleteOptions& o = {},
                       bool* deleted = nullptr);
   std::uint64_t revision() const;
+  /// `base` and 5 random characters of "bcdfghjklmnpqrstvwxz2456789": the API server's
+  /// names.SimpleNameGenerator (generateName, the ServiceAccount plugin's kube-api-access-*).
+  std::string generate_name(std::string_view base);
   /// The JSON of each of `items` (objects of `t` from list()) as a list serves it: a built-in
   /// kind's items without kind and apiVersion, members in stored order. Each object's encoding is
   /// cached with it (what the apiserver's watch cache does with cachingObject,

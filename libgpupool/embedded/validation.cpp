@@ -1412,6 +1412,15 @@ void builtin_validation(AdmissionRequest& r) {
       w = claim_warnings(obj);
     } else if (core && t.resource == "services") {
       w = service_warnings(obj);  // svcStrategy's WarningsOnCreate / WarningsOnUpdate
+    } else if (core && t.resource == "serviceaccounts") {
+      // serviceaccount/strategy.go warnIfHasEnforceMountableSecretsAnnotation: when a write sets
+      // the annotation the ServiceAccount admission plugin still honours (not when it was there).
+      constexpr std::string_view kEnforce = "kubernetes.io/enforce-mountable-secrets";
+      if (util::annotation(obj, kEnforce) && !(r.old_object && util::annotation(*r.old_object, kEnforce)))
+        w.push_back(fmt::format(
+            "metadata.annotations[{}]: deprecated in v1.32+; prefer separate namespaces to isolate access to mounted "
+            "secrets",
+            kEnforce));
     } else if ((t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets" ||
                                       t.resource == "statefulsets" || t.resource == "daemonsets")) ||
                (t.group == "batch" && t.resource == "jobs")) {

@@ -10,6 +10,7 @@
 #include "embedded/admission.hpp"
 #include "embedded/api.hpp"
 #include "embedded/controllers.hpp"
+#include "embedded/namespace_controllers.hpp"
 #include "embedded/quota.hpp"
 #include "embedded/store.hpp"
 
@@ -25,6 +26,7 @@ struct Fixture {
   Clock clock = Clock::manual();
   Store store{clock};
   bool plugins = (install_admission_plugins(store), create_system_priority_classes(store), true);
+  NamespaceControllers namespaces{store, "-----BEGIN CERTIFICATE-----\n"};  // each namespace's "default" account
   QuotaController quota{store};
   Controllers controllers{store, clock};
   Api api{store, {}};
@@ -55,7 +57,7 @@ std::string gpu_pod(const std::string& name, const std::string& gpus) {
 
 const char* kComputeQuota = R"({"metadata":{"name":"compute"},"spec":{"hard":{"limits.cpu":"2","limits.memory":"2Gi",
   "requests.cpu":"1","requests.nvidia.com/gpu":"2","pods":"3","count/services":"1","count/deployments.apps":"1",
-  "configmaps":"1"}}})";
+  "configmaps":"2"}}})";  // kube-root-ca.crt, which every namespace holds, counts as one
 
 }  // namespace
 
@@ -103,7 +105,7 @@ TEST_CASE("ResourceQuota: exceeded quota for requests, limits, GPUs, pods and ob
   // status.used as the real quota controller and admission keep it.
   CHECK(
       json::serialize(f.used("q1", "compute")) ==
-      R"({"configmaps":"0","count/deployments.apps":"0","count/services":"0","limits.cpu":"1500m","limits.memory":"1Gi",)"
+      R"({"configmaps":"1","count/deployments.apps":"0","count/services":"0","limits.cpu":"1500m","limits.memory":"1Gi",)"
       R"("pods":"1","requests.cpu":"600m","requests.nvidia.com/gpu":"1"})");
   CHECK(f.store.get(f.store.type("", "resourcequotas"), "q1", "compute").at("status").at("hard") ==
         f.store.get(f.store.type("", "resourcequotas"), "q1", "compute").at("spec").at("hard"));
@@ -134,8 +136,8 @@ TEST_CASE("ResourceQuota: exceeded quota for requests, limits, GPUs, pods and ob
       "limited: count/services=1");
   CHECK(f.message("/api/v1/namespaces/q1/configmaps", R"({"metadata":{"name":"c0"}})") == "201 created");
   CHECK(f.message("/api/v1/namespaces/q1/configmaps", R"({"metadata":{"name":"c1"}})") ==
-        "403 configmaps \"c1\" is forbidden: exceeded quota: compute, requested: configmaps=1, used: configmaps=1, "
-        "limited: configmaps=1");
+        "403 configmaps \"c1\" is forbidden: exceeded quota: compute, requested: configmaps=1, used: configmaps=2, "
+        "limited: configmaps=2");
   // A deletion gives the usage back (the controller's replenishment).
   CHECK(f.call("DELETE", "/api/v1/namespaces/q1/services/s1").first == 200);
   CHECK(f.used("q1", "compute").at("count/services") == "0");
@@ -365,7 +367,7 @@ TEST_CASE("LimitRange defaults come before ResourceQuota's must-specify check") 
                   R"({"metadata":{"name":"p"},"spec":{"containers":[{"name":"main","image":"x"}]}})") == "201 created");
   CHECK(
       json::serialize(f.used("q1", "compute")) ==
-      R"({"configmaps":"0","count/deployments.apps":"0","count/services":"0","limits.cpu":"200m","limits.memory":"256Mi",)"
+      R"({"configmaps":"1","count/deployments.apps":"0","count/services":"0","limits.cpu":"200m","limits.memory":"256Mi",)"
       R"("pods":"1","requests.cpu":"100m","requests.nvidia.com/gpu":"0"})");
 }
 

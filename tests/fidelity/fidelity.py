@@ -1652,6 +1652,10 @@ SCENARIOS = {
          _spec_patch(workload_json("Deployment", {"matchLabels": {"app": "w"}}), template_owner={"controller": False},
                      template_affinity={"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
                          {"weight": 3}]}})),
+        # (the accounts the pods below name: the ServiceAccount plugin refuses a pod whose account
+        # does not exist, before validation)
+        (["create", "serviceaccount", "x"], None),
+        (["create", "serviceaccount", "y"], None),
     ] + [
         # serviceAccount, the deprecated alias of serviceAccountName (the v1 conversion: the name
         # wins, and both are written back).
@@ -2070,6 +2074,83 @@ SCENARIOS["namespacedefaults"] = [
     (["get", "serviceaccounts", "-o", "name"], None),
 ]
 
+# The ServiceAccount admission plugin (on by default in kube-apiserver): a pod's account ("default"
+# unless it names one) must exist; its token, the cluster CA and the namespace are projected into
+# every container unless automountServiceAccountToken (pod first, then account) says no; a mount
+# already at the path or a kube-api-access-* volume already there is kept; the account's
+# imagePullSecrets go to a pod without any; an account that enforces its mountable secrets refuses
+# others. (FIDELITY.md 31: OpenShift's fork projects openshift-service-ca.crt too; scrub drops it.)
+_SA_OUT = ("jsonpath={.spec.serviceAccountName} {.spec.volumes} {.spec.initContainers[*].volumeMounts} "
+           "{.spec.containers[*].volumeMounts} {.spec.imagePullSecrets}")
+_TOKEN_PATH = "/var/run/secrets/kubernetes.io/serviceaccount"
+SCENARIOS["serviceaccounts"] = [
+    (["wait", "--for=create", "serviceaccount/default", "--timeout=30s"], None),
+    (["create", "--dry-run=server", "-o", _SA_OUT, "-f", "-"], pod("p0", C_NONE)),
+    (["create", "--dry-run=server", "-o", _SA_OUT, "-f", "-"],
+     pod("p1", C_NONE * 1 + [{"name": "side", "image": "busybox"}], '"initContainers":[{"name":"init","image":"busybox"}],')),
+    (["create", "--dry-run=server", "-o", _SA_OUT, "-f", "-"], pod("p2", C_NONE, '"automountServiceAccountToken":false,')),
+    (["create", "--dry-run=server", "-o", _SA_OUT, "-f", "-"], pod("p3", C_NONE, '"serviceAccountName":"nobody",')),
+    (["create", "--dry-run=server", "-o", _SA_OUT, "-f", "-"],
+     '{"apiVersion":"v1","kind":"Pod","metadata":{"generateName":"gen-"},"spec":{"serviceAccount":"nobody",'
+     '"containers":[{"name":"main","image":"busybox"}]}}'),
+    (["create", "serviceaccount", "quiet"], None),
+    (["patch", "serviceaccount", "quiet", "-p",
+      '{"automountServiceAccountToken":false,"imagePullSecrets":[{"name":"reg2"},{"name":"reg1"}]}'], None),
+    (["create", "--dry-run=server", "-o", _SA_OUT, "-f", "-"], pod("p4", C_NONE, '"serviceAccountName":"quiet",')),
+    (["create", "--dry-run=server", "-o", _SA_OUT, "-f", "-"],
+     pod("p5", C_NONE, '"serviceAccountName":"quiet","automountServiceAccountToken":true,'
+                       '"imagePullSecrets":[{"name":"mine"}],')),
+    # A container with its own mount at the token path keeps it; the other gets the account's.
+    (["create", "--dry-run=server", "-o", _SA_OUT, "-f", "-"],
+     pod("p6", [{"name": "main", "image": "busybox", "volumeMounts": [{"name": "own", "mountPath": _TOKEN_PATH}]},
+                {"name": "side", "image": "busybox"}], '"volumes":[{"name":"own","emptyDir":{}}],')),
+    (["create", "--dry-run=server", "-o", _SA_OUT, "-f", "-"],
+     pod("p7", [{"name": "main", "image": "busybox", "volumeMounts": [{"name": "own", "mountPath": _TOKEN_PATH}]}],
+         '"volumes":[{"name":"own","emptyDir":{}}],')),
+    # A kube-api-access-* volume of the pod's own is the one mounted (and not added again).
+    (["create", "--dry-run=server", "-o", _SA_OUT, "-f", "-"],
+     pod("p8", C_NONE, '"volumes":[{"name":"kube-api-access-mine1","emptyDir":{}}],')),
+    (["create", "serviceaccount", "strict"], None),
+    (["annotate", "serviceaccount", "strict", "kubernetes.io/enforce-mountable-secrets=true"], None),
+    (["annotate", "serviceaccount", "strict", "--overwrite", "kubernetes.io/enforce-mountable-secrets=1"], None),
+    (["patch", "serviceaccount", "strict", "-p", '{"secrets":[{"name":"ok"}],"imagePullSecrets":[{"name":"reg"}]}'],
+     None),
+    (["create", "--dry-run=server", "-o", _SA_OUT, "-f", "-"],
+     pod("p9", C_NONE, '"serviceAccountName":"strict","volumes":[{"name":"s","secret":{"secretName":"ok"}}],')),
+    (["create", "--dry-run=server", "-o", _SA_OUT, "-f", "-"],
+     pod("p10", C_NONE, '"serviceAccountName":"strict","volumes":[{"name":"s","secret":{"secretName":"other"}}],')),
+    (["create", "--dry-run=server", "-o", _SA_OUT, "-f", "-"],
+     pod("p11", [{"name": "main", "image": "busybox", "envFrom": [{"secretRef": {"name": "other"}}]}],
+         '"serviceAccountName":"strict",')),
+    (["create", "--dry-run=server", "-o", _SA_OUT, "-f", "-"],
+     pod("p12", [{"name": "main", "image": "busybox",
+                  "env": [{"name": "E", "valueFrom": {"secretKeyRef": {"name": "other", "key": "k"}}}]}],
+         '"serviceAccountName":"strict","initContainers":[{"name":"init","image":"busybox",'
+         '"env":[{"name":"I","valueFrom":{"secretKeyRef":{"name":"other","key":"k"}}}]}],')),
+    (["create", "--dry-run=server", "-o", _SA_OUT, "-f", "-"],
+     pod("p13", C_NONE, '"serviceAccountName":"strict","imagePullSecrets":[{"name":"reg"},{"name":"nope"}],')),
+    # Mirror pods (a kubelet's static pods) may name no account and no secret.
+    (["create", "--dry-run=server", "-o", _SA_OUT, "-f", "-"],
+     '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"m1","annotations":{"kubernetes.io/config.mirror":"x"}},'
+     '"spec":{"nodeName":"n1","containers":[{"name":"main","image":"busybox"}]}}'),
+    (["create", "--dry-run=server", "-o", _SA_OUT, "-f", "-"],
+     '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"m2","annotations":{"kubernetes.io/config.mirror":"x"}},'
+     '"spec":{"nodeName":"n1","serviceAccountName":"default","containers":[{"name":"main","image":"busybox"}]}}'),
+    (["create", "--dry-run=server", "-o", _SA_OUT, "-f", "-"],
+     '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"m3","annotations":{"kubernetes.io/config.mirror":"x"}},'
+     '"spec":{"nodeName":"n1","containers":[{"name":"main","image":"busybox",'
+     '"envFrom":[{"secretRef":{"name":"s"}}]}]}}'),
+    # A controller's pods go through the same plugin; the template does not.
+    (["create", "deployment", "web", "--image=busybox"], None),
+    (["wait", "--for=create", "pod", "-l", "app=web", "--timeout=30s"], None),
+    (["get", "pods", "-l", "app=web", "-o", "jsonpath={.items[*].spec.serviceAccountName} "
+      "{.items[*].spec.volumes[*].name} {.items[*].spec.containers[*].volumeMounts[*].mountPath}"], None),
+    (["get", "deployment", "web", "-o", "jsonpath={.spec.template.spec.volumes}|"
+      "{.spec.template.spec.serviceAccountName}|"], None),
+    (["delete", "serviceaccount", "quiet"], None),
+    (["create", "--dry-run=server", "-o", _SA_OUT, "-f", "-"], pod("p14", C_NONE, '"serviceAccountName":"quiet",')),
+]
+
 # The server's tables of the kinds users list most after workloads (pkg/printers/internalversion:
 # ConfigMap, Secret, ServiceAccount, ResourceQuota, RoleBinding, ClusterRoleBinding, PriorityClass;
 # LimitRange, Role and ClusterRole have none: the default NAME, CREATED AT).
@@ -2330,6 +2411,10 @@ def scrub(v, key=""):
                 continue  # FIDELITY.md, known difference 9
             elif k == "nodeName":
                 continue
+            elif k == "sources" and isinstance(x, list):
+                # 31: OpenShift's ServiceAccount admission also projects openshift-service-ca.crt.
+                out[k] = [scrub(e, k) for e in x
+                          if not (isinstance(e, dict) and (e.get("configMap") or {}).get("name") == "openshift-service-ca.crt")]
             else:
                 out[k] = scrub(x, k)
         return out
@@ -2372,6 +2457,12 @@ def normalize(text, ns):
                   "trying to send message larger than max (<size> vs. 2097152)", text)
     # A name generated from generateName ends in 5 random characters.
     text = re.sub(r"(Bad\\fName)[a-z0-9]{5}\b", r"\1<suffix>", text)
+    # The ServiceAccount admission plugin's volume: kube-api-access- and 5 random characters.
+    text = re.sub(r"\bkube-api-access-[a-z0-9]{5}\b", "kube-api-access-<rand>", text)
+    # 31: OpenShift's fork projects openshift-service-ca.crt into that volume too (compact JSON of
+    # jsonpath; scrub drops it from whole objects).
+    text = text.replace(',{"configMap":{"items":[{"key":"service-ca.crt","path":"service-ca.crt"}],'
+                        '"name":"openshift-service-ca.crt"}}', "")
     # The oldest version a watch cache still holds depends on the server's history.
     text = re.sub(r"too old resource version: (\d+) \(\d+\)", r"too old resource version: \1 (<oldest>)", text)
     # 8: pod-template-hash (and the pods' random suffixes) in the workloads scenario's names.

@@ -13,6 +13,8 @@ with its causes), normalized.
                                                    compare two servers now, print differences
   fuzz.py record ORACLE_KC [same options] [--append]  write (or add to) golden/fuzz.jsonl from a REAL server
   fuzz.py check (--kubeconfig KC | --serve GPUPOOL)  replay golden/fuzz.jsonl, compare
+  fuzz.py check --kubeconfig ORACLE_KC --refresh     replay on a REAL server and write its answers into
+                                                   the four golden files (the same cases)
   fuzz.py updates ORACLE_KC OTHER_KC [same options]  PUTs (dry runs) of each server's own stored
                                                    object with the same changes, compare now
   fuzz.py record-updates ORACLE_KC [same options] [--append]  write (or add to) golden/fuzz_updates.jsonl
@@ -499,13 +501,22 @@ UUID_IN = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{
 ADDRESS = re.compile(r"\b0xc[0-9a-f]{9}\b")
 
 
+TOKEN_VOLUME = re.compile(r"\bkube-api-access-[a-z0-9]{5}\b")
+# FIDELITY.md 31: OpenShift's ServiceAccount admission also projects openshift-service-ca.crt.
+OPENSHIFT_SOURCE = {"configMap": {"items": [{"key": "service-ca.crt", "path": "service-ca.crt"}],
+                                  "name": "openshift-service-ca.crt"}}
+
+
 def scrub(v):
     if isinstance(v, str) and UUID.match(v):  # a Job's controller-uid labels and selector
         return "<uid>"
-    if isinstance(v, str):  # Go's %#v of a pointer (FIDELITY.md, Go structs in messages)
-        return ADDRESS.sub("0x<address>", v)
+    if isinstance(v, str):  # Go's %#v of a pointer (FIDELITY.md, Go structs in messages); the
+        # ServiceAccount plugin's volume, named with 5 random characters
+        return TOKEN_VOLUME.sub("kube-api-access-<rand>", ADDRESS.sub("0x<address>", v))
     if isinstance(v, dict):
-        return {k: ("<" + k + ">" if k in VOLATILE else scrub(x)) for k, x in v.items()}
+        return {k: ("<" + k + ">" if k in VOLATILE else
+                    scrub([e for e in x if e != OPENSHIFT_SOURCE] if k == "sources" and isinstance(x, list) else x))
+                for k, x in v.items()}
     if isinstance(v, list):
         return [scrub(x) for x in v]
     return v
@@ -886,28 +897,35 @@ def record_updates(o):
     return 0
 
 
-def replay(golden, server, answer_of, agrees, show):
+def replay(golden, server, answer_of, agrees, show, refresh=False):
     """Replays a golden file of stored-object cases on `server`: each kind's base created there,
     each case's request sent (`answer_of(server, base, case)`: the answer and the case as shown);
-    returns (cases, differing)."""
-    cases = [json.loads(line) for line in open(golden)] if os.path.exists(golden) else []
-    bases = {k: stored_base(server, k) for k in sorted({c["kind"] for c in cases})}
+    returns (cases, differing). `refresh` (a REAL server): the file is written again with its
+    answers, the cases kept."""
+    lines = [json.loads(line) for line in open(golden)] if os.path.exists(golden) else []
+    bases = {k: stored_base(server, k) for k in sorted({c["kind"] for c in lines})}
     differ = 0
-    for case in cases:
+    for line in lines:
+        case = copy.deepcopy(line)
         want = case.pop("answer")
         got, shown = answer_of(server, bases[case["kind"]], case)
         if not agrees(want, got, case["kind"]):
             differ += 1
             show(shown, want, got)
-    return len(cases), differ
+            line["answer"] = got
+    if refresh:
+        with open(golden, "w") as f:
+            for line in lines:
+                f.write(json.dumps(line, sort_keys=True) + "\n")
+    return len(lines), differ
 
 
-def check_updates(server):
+def check_updates(server, refresh=False):
     """Replays golden/fuzz_updates.jsonl: the recorded edits PUT as dry runs."""
     def answer_of(server, base, case):
         got, body = put_update(server, base, edits_from_json(case.pop("edits")), case["kind"])
         return got, dict(case, body=json.dumps(body))
-    return replay(UPDATES_GOLDEN, server, answer_of, same, show_diff)
+    return replay(UPDATES_GOLDEN, server, answer_of, same, show_diff, refresh)
 
 
 # ---- patches: a PATCH (dry run) of a stored object, the updates' changes -------------------------
@@ -1194,9 +1212,10 @@ def record_patches(o):
     return 0
 
 
-def check_patches(server):
+def check_patches(server, refresh=False):
     """Replays golden/fuzz_patches.jsonl: the recorded patches sent as dry runs."""
-    return replay(PATCHES_GOLDEN, server, lambda srv, _, case: (patch_answer(srv, case), case), same, show_patch_diff)
+    return replay(PATCHES_GOLDEN, server, lambda srv, _, case: (patch_answer(srv, case), case), same, show_patch_diff,
+                  refresh)
 
 # ---- deletes: a DELETE (dry run) of a stored object, with the options clients send ----------------
 
@@ -1377,10 +1396,10 @@ def record_deletes(o):
     return 0
 
 
-def check_deletes(server):
+def check_deletes(server, refresh=False):
     """Replays golden/fuzz_deletes.jsonl: the recorded deletes sent."""
     return replay(DELETES_GOLDEN, server, lambda srv, _, case: (delete_answer(srv, case), case), same_delete,
-                  show_delete_diff)
+                  show_delete_diff, refresh)
 
 
 def main():
@@ -1425,7 +1444,12 @@ def main():
     g = chk.add_mutually_exclusive_group(required=True)
     g.add_argument("--kubeconfig")
     g.add_argument("--serve", metavar="GPUPOOL")
+    chk.add_argument("--refresh", action="store_true",
+                     help="with --kubeconfig of a REAL server: write the golden files again with its answers "
+                          "(the same cases; after a change of the real server's configuration)")
     o = ap.parse_args()
+    if getattr(o, "refresh", False) and not o.kubeconfig:
+        ap.error("--refresh: only with --kubeconfig of a real server")
     stored = ("updates", "record-updates", "patches", "record-patches", "deletes", "record-deletes")
     if getattr(o, "kinds", None) and not (o.mode in stored and o.kinds == "all"
                                           or set(o.kinds.split(",")) <= set(KINDS)):
@@ -1469,14 +1493,21 @@ def main():
             other.ensure_namespace()
         try:
             differ = 0
-            for case, want in pairs:
+            refresh = getattr(o, "refresh", False)
+            for n, (case, want) in enumerate(pairs):
                 got = answer(other, case)
                 if not same(want, got, case["kind"]):
                     differ += 1
                     show_diff(case, want, got)
-            updates, updates_differ = check_updates(other) if o.mode == "check" else (0, 0)
-            patches, patches_differ = check_patches(other) if o.mode == "check" else (0, 0)
-            deletes, deletes_differ = check_deletes(other) if o.mode == "check" else (0, 0)
+                    if refresh:
+                        pairs[n] = (case, got)
+            if refresh:
+                with open(GOLDEN, "w") as f:
+                    for case, want in pairs:
+                        f.write(json.dumps(dict(case, answer=want), sort_keys=True) + "\n")
+            updates, updates_differ = check_updates(other, refresh) if o.mode == "check" else (0, 0)
+            patches, patches_differ = check_patches(other, refresh) if o.mode == "check" else (0, 0)
+            deletes, deletes_differ = check_deletes(other, refresh) if o.mode == "check" else (0, 0)
         finally:
             if proc:
                 proc.terminate()
