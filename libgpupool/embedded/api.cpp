@@ -326,6 +326,7 @@ json::object resource_list(const Store& store, std::string_view group, std::stri
     if (t->group.empty() && t->resource == "pods") {
       sub("attach", "PodAttachOptions", {"create", "get"});
       sub("binding", "Binding", {"create"});
+      sub("eviction", "Eviction", {"create"}, "policy", "v1");
       sub("exec", "PodExecOptions", {"create", "get"});
       sub("log", "Pod", {"get"});
       sub("portforward", "PodPortForwardOptions", {"create", "get"});
@@ -947,9 +948,9 @@ Response Api::dispatch(const Request& r) const {
        (verb == "patch" && r.content_type.find("apply-patch") == std::string::npos)))
     if (!store_.find(t, tg.ns, tg.name)) throw StatusError::not_found(served, tg.name);
   if (!tg.subresource.empty()) {
-    const bool ok =
-        (tg.subresource == "status" && t.has_status) || (tg.subresource == "scale" && t.has_scale) ||
-        (t.group.empty() && t.resource == "pods" && (tg.subresource == "binding" || tg.subresource == "log"));
+    const bool ok = (tg.subresource == "status" && t.has_status) || (tg.subresource == "scale" && t.has_scale) ||
+                    (t.group.empty() && t.resource == "pods" &&
+                     (tg.subresource == "binding" || tg.subresource == "log" || tg.subresource == "eviction"));
     if (!ok) throw StatusError(404, "NotFound", "the server could not find the requested resource");
   }
   Call c{r, tg, served, t, event_view, store_.clock().now(), verb, {}};

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "embedded/api_handlers.hpp"
+#include "embedded/disruption.hpp"
 
 namespace gpupool::embedded {
 
@@ -23,6 +24,15 @@ Response Api::serve_create(const Call& c) const {
                                            {"metadata", json::object{}},
                                            {"status", "Success"},
                                            {"code", 201}});
+  }
+  if (tg.subresource == "eviction") {
+    // pods/eviction (registry/core/pod/storage/eviction.go): a policy/v1 (or v1beta1) Eviction.
+    auto body = parse_object(r);
+    if (const auto kind = str(body, "kind"); !kind.empty() && kind != "Eviction")
+      throw StatusError::bad_request(
+          fmt::format("the kind in the data ({}) does not match the expected kind (Eviction)", kind));
+    const json::object status = evict_pod(store_, now, tg.ns, tg.name, body, wo.dry_run);
+    return json_response(static_cast<int>(status.at("code").as_int64()), status);
   }
   if (!tg.name.empty()) throw StatusError(405, "MethodNotAllowed", "POST is not supported on a named object");
   const FieldValidation fv = field_validation(q(r, "fieldValidation"), "CreateOptions");

@@ -2151,6 +2151,60 @@ SCENARIOS["serviceaccounts"] = [
     (["create", "--dry-run=server", "-o", _SA_OUT, "-f", "-"], pod("p14", C_NONE, '"serviceAccountName":"quiet",')),
 ]
 
+# pods/eviction (what `kubectl drain` posts): a pod that is Pending is deleted whatever its budget;
+# a running one (its status patched Ready, as a kubelet would report it) only when the one budget
+# selecting it allows a disruption, which the eviction then uses up; refusals: the budget's 429, a
+# pod with two budgets (500), a name that is not the URL's, a pod not there, dry-run options that
+# disagree.
+def _eviction(name, extra=None):
+    return json.dumps(dict({"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name}}, **(extra or {})))
+
+
+def _running(pod):
+    return (["patch", "pod", pod, "--subresource=status", "--type=merge", "-p", json.dumps({"status": {
+        "phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})], None)
+
+
+_EVICT = lambda pod: ["create", "--raw", "/api/v1/namespaces/NS/pods/%s/eviction" % pod, "-f", "-"]
+_PDB_STATUS = ("jsonpath={.status.currentHealthy} {.status.desiredHealthy} {.status.disruptionsAllowed} "
+               "{.status.disruptedPods}")
+SCENARIOS["eviction"] = [
+    (["create", "-f", "-"], pod("p0", C_NONE)),
+    (_EVICT("p0"), _eviction("p0")),
+    (["get", "pod", "p0"], None),
+    (["create", "-f", "-"], '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p1","labels":{"app":"e"}},'
+                            '"spec":{"containers":[{"name":"main","image":"busybox"}]}}'),
+    (["create", "-f", "-"], '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p2","labels":{"app":"e"}},'
+                            '"spec":{"containers":[{"name":"main","image":"busybox"}]}}'),
+    (["create", "pdb", "keep", "--selector=app=e", "--min-available=2"], None),
+    # Pending: evicted whatever the budget says.
+    (_EVICT("p1"), _eviction("p1", {"deleteOptions": {"dryRun": ["All"]}})),
+    (["get", "pod", "p1", "-o", "name"], None),
+    _running("p1"),
+    _running("p2"),
+    (["wait", "--for=jsonpath={.status.currentHealthy}=2", "pdb/keep", "--timeout=30s"], None),
+    (["get", "pdb", "keep", "-o", _PDB_STATUS], None),
+    (_EVICT("p1"), _eviction("p1")),
+    (_EVICT("p1"), _eviction("p2")),
+    (_EVICT("nope"), _eviction("nope")),
+    (_EVICT("p1"), _eviction("p1", {"deleteOptions": {"dryRun": []}, "apiVersion": "policy/v1beta1"})),
+    (["create", "--raw", "/api/v1/namespaces/NS/pods/p1/eviction?dryRun=All", "-f", "-"],
+     _eviction("p1", {"deleteOptions": {"dryRun": ["All"]}})),
+    (["patch", "pdb", "keep", "--type=merge", "-p", '{"spec":{"minAvailable":1}}'], None),
+    (["wait", "--for=jsonpath={.status.disruptionsAllowed}=1", "pdb/keep", "--timeout=30s"], None),
+    (["create", "--raw", "/api/v1/namespaces/NS/pods/p1/eviction?dryRun=All", "-f", "-"], _eviction("p1")),
+    (["get", "pdb", "keep", "-o", _PDB_STATUS], None),
+    (["get", "pod", "p1", "-o", "name"], None),
+    (_EVICT("p1"), _eviction("p1")),
+    (["get", "pod", "p1", "-o", "name"], None),
+    (["wait", "--for=jsonpath={.status.disruptionsAllowed}=0", "pdb/keep", "--timeout=30s"], None),
+    (["get", "pdb", "keep", "-o", _PDB_STATUS + " {.status.conditions[0].reason}"], None),
+    (_EVICT("p2"), _eviction("p2")),
+    (["create", "pdb", "also", "--selector=app=e", "--max-unavailable=1"], None),
+    (_EVICT("p2"), _eviction("p2")),
+    (["get", "pods", "-o", "name"], None),
+]
+
 # The server's tables of the kinds users list most after workloads (pkg/printers/internalversion:
 # ConfigMap, Secret, ServiceAccount, ResourceQuota, RoleBinding, ClusterRoleBinding, PriorityClass;
 # LimitRange, Role and ClusterRole have none: the default NAME, CREATED AT).
