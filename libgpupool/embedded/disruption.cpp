@@ -162,10 +162,6 @@ void DisruptionController::sync(const std::string& ns, const std::string& name) 
   }
 }
 
-}  // namespace gpupool::embedded
-
-namespace gpupool::embedded {
-
 namespace {
 
 json::object success_status() {
@@ -178,13 +174,6 @@ StatusError too_many_requests(const std::string& cause, int retry_after) {
   return StatusError(429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.", {},
                      {}, {}, {StatusCause{"DisruptionBudget", cause, ""}},
                      retry_after > 0 ? std::optional<int>(retry_after) : std::nullopt);
-}
-
-bool pod_ready(const json::object& pod) {
-  const json::value* conds =
-      object_at(pod, {"status"}) ? object_at(pod, {"status"})->if_contains("conditions") : nullptr;
-  return string_of(util::find_condition(conds && conds->is_array() ? &conds->as_array() : nullptr, "Ready"),
-                   "status") == "True";
 }
 
 /// addConditionAndDeletePod: (not in a dry run) the options' preconditions checked against the
@@ -307,8 +296,8 @@ json::object evict_pod(Store& store, Clock::time_point now, const std::string& n
     const json::object* st = object_at(budgets[0], {"status"});
     const std::int64_t current = util::int_of(st, "currentHealthy", 0), desired = util::int_of(st, "desiredHealthy", 0);
     const json::value* policy = object_at(budgets[0], {"spec"})->if_contains("unhealthyPodEvictionPolicy");
-    if (!pod_ready(pod) && ((policy && policy->is_string() && policy->as_string() == "AlwaysAllow") ||
-                            (current >= desired && desired > 0))) {
+    if (!ctrl::pod_ready(pod) && ((policy && policy->is_string() && policy->as_string() == "AlwaysAllow") ||
+                                  (current >= desired && desired > 0))) {
       precondition_rv = true;
     } else {
       // checkAndDecrement, retried on conflicts with the budget read again.
