@@ -288,7 +288,7 @@ const json::array& verbs_for(const ResourceType& t) {
   return is_builtin_group(t.group) ? builtin : custom;
 }
 
-json::object resource_list(const Store& store, std::string_view group, std::string_view version) {
+json::object resource_list(const Store& store, std::string_view group, std::string_view version, bool tokens) {
   json::array resources;
   for (const auto* t : store.types()) {
     if (t->group != group || t->version != version) continue;
@@ -323,6 +323,8 @@ json::object resource_list(const Store& store, std::string_view group, std::stri
     };
     if (t->has_status) sub("status", t->kind, {"get", "patch", "update"});
     if (t->has_scale) sub("scale", "Scale", {"get", "patch", "update"}, "autoscaling", "v1");
+    if (t->group.empty() && t->resource == "serviceaccounts" && tokens)
+      sub("token", "TokenRequest", {"create"}, "authentication.k8s.io", "v1");
     if (t->group.empty() && t->resource == "pods") {
       sub("attach", "PodAttachOptions", {"create", "get"});
       sub("binding", "Binding", {"create"});
@@ -576,6 +578,8 @@ std::optional<Request> Api::impersonated(const Request& r) const {
   if (std::find(out.groups.begin(), out.groups.end(), "system:authenticated") == out.groups.end())
     out.groups.push_back("system:authenticated");
   out.credential_id.clear();  // the impersonated user's extra: none asked for
+  out.uid.clear();
+  out.extra.clear();
   out.impersonate_user.clear();
   out.impersonate_groups.clear();
   return out;
@@ -684,12 +688,21 @@ Response Api::rules_review(const Request& r, const ResourceType& t) const {
 Response Api::self_subject_review(const Request& r, const ResourceType& t) const {
   parse_object(r);  // a body that is not an object is refused as any create's
   json::object user{{"username", r.user}};
+  if (!r.uid.empty()) user["uid"] = r.uid;
   json::array groups;
   for (const auto& g : r.groups) groups.emplace_back(g);
   if (!groups.empty()) user["groups"] = std::move(groups);
-  if (!r.credential_id.empty())
-    user["extra"] =
-        json::object{{"authentication.kubernetes.io/credential-id", json::array{json::value(r.credential_id)}}};
+  std::map<std::string, std::vector<std::string>> extra = r.extra;  // (keys sorted, as Go writes a map)
+  if (!r.credential_id.empty()) extra["authentication.kubernetes.io/credential-id"] = {r.credential_id};
+  if (!extra.empty()) {
+    json::object e;
+    for (const auto& [k, vs] : extra) {
+      json::array a;
+      for (const auto& v : vs) a.emplace_back(v);
+      e[k] = std::move(a);
+    }
+    user["extra"] = std::move(e);
+  }
   json::object out{{"kind", t.kind},
                    {"apiVersion", t.api_version()},
                    {"metadata", json::object{{"creationTimestamp", to_rfc3339(store_.clock().now())}}},
@@ -862,7 +875,7 @@ Response Api::dispatch(const Request& r) const {
     i = 3;
   }
   if (segs.size() == i) {
-    auto rl = resource_list(store_, group, version);
+    auto rl = resource_list(store_, group, version, tokens_ != nullptr);
     if (rl["resources"].as_array().empty()) {
       if (!is_builtin_group(group)) return page_not_found();
       throw StatusError(404, "NotFound", "the server could not find the requested resource");
@@ -950,7 +963,8 @@ Response Api::dispatch(const Request& r) const {
   if (!tg.subresource.empty()) {
     const bool ok = (tg.subresource == "status" && t.has_status) || (tg.subresource == "scale" && t.has_scale) ||
                     (t.group.empty() && t.resource == "pods" &&
-                     (tg.subresource == "binding" || tg.subresource == "log" || tg.subresource == "eviction"));
+                     (tg.subresource == "binding" || tg.subresource == "log" || tg.subresource == "eviction")) ||
+                    (t.group.empty() && t.resource == "serviceaccounts" && tg.subresource == "token" && tokens_);
     if (!ok) throw StatusError(404, "NotFound", "the server could not find the requested resource");
   }
   Call c{r, tg, served, t, event_view, store_.clock().now(), verb, {}};

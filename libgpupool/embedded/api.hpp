@@ -22,6 +22,8 @@ typedef struct ssl_st SSL;
 
 namespace gpupool::embedded {
 
+class ServiceAccountTokens;
+
 struct Request {
   std::string method;                             ///< "GET", "POST", ...
   std::string path;                               ///< percent-decoded, without the query
@@ -34,6 +36,8 @@ struct Request {
   std::string user;
   std::vector<std::string> groups;
   std::string credential_id;  ///< user.Info extra authentication.kubernetes.io/credential-id (Identity's)
+  std::string uid;            ///< user.Info UID (Identity's)
+  std::map<std::string, std::vector<std::string>> extra;  ///< user.Info's other extra values (Identity's)
   // Impersonate-User / Impersonate-Group headers (kubectl --as / --as-group).
   std::string impersonate_user;
   std::vector<std::string> impersonate_groups;
@@ -101,6 +105,9 @@ class Api {
                                h) {
     connect_ = std::move(h);
   }
+  /// serviceaccounts/token (TokenRequest); unset: 404 for it.
+  void set_token_issuer(const ServiceAccountTokens* tokens) { tokens_ = tokens; }
+  const ServiceAccountTokens* token_issuer() const noexcept { return tokens_; }
   Store& store() const noexcept { return store_; }
 
   /// Whether a request may go on: admins (group system:masters) may do anything; by the guide's
@@ -131,6 +138,7 @@ class Api {
   Options options_;
   LogProvider logs_;
   std::function<Response(const Request&, const std::string&, const std::string&, const std::string&)> connect_;
+  const ServiceAccountTokens* tokens_ = nullptr;
   Store::SubscriptionId crd_subscription_ = 0;
 };
 

@@ -4,6 +4,7 @@
 
 #include "embedded/api_handlers.hpp"
 #include "embedded/disruption.hpp"
+#include "embedded/service_account_tokens.hpp"
 
 namespace gpupool::embedded {
 
@@ -24,6 +25,14 @@ Response Api::serve_create(const Call& c) const {
                                            {"metadata", json::object{}},
                                            {"status", "Success"},
                                            {"code", 201}});
+  }
+  if (tg.subresource == "token") {
+    // serviceaccounts/token (registry/core/serviceaccount/storage/token.go): a TokenRequest.
+    auto body = parse_object(r);
+    if (const auto kind = str(body, "kind"); !kind.empty() && kind != "TokenRequest")
+      throw StatusError::bad_request(
+          fmt::format("the kind in the data ({}) does not match the expected kind (TokenRequest)", kind));
+    return json_response(201, tokens_->request(tg.ns, tg.name, body, now));
   }
   if (tg.subresource == "eviction") {
     // pods/eviction (registry/core/pod/storage/eviction.go): a policy/v1 (or v1beta1) Eviction.

@@ -381,10 +381,16 @@ struct HttpServer::Impl {
         r.credential_id = cert.id.credential_id;
       } else if (auth.rfind("Bearer ", 0) == 0) {
         auto it = opt.tokens.find(auth.substr(7));
-        if (it != opt.tokens.end()) {
-          r.user = it->second.user;
-          r.groups = it->second.groups;
-          r.credential_id = it->second.credential_id;
+        std::optional<Identity> jwt;
+        if (it == opt.tokens.end() && opt.authenticate_token)
+          jwt = opt.authenticate_token(std::string_view(auth).substr(7));
+        if (it != opt.tokens.end() || jwt) {
+          const Identity& id = it != opt.tokens.end() ? it->second : *jwt;
+          r.user = id.user;
+          r.groups = id.groups;
+          r.credential_id = id.credential_id;
+          r.uid = id.uid;
+          r.extra = id.extra;
         } else {
           unauthorized = true;
         }

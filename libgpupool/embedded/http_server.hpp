@@ -9,7 +9,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "embedded/api.hpp"
@@ -23,6 +25,9 @@ struct Identity {
   /// user.Info's extra authentication.kubernetes.io/credential-id: "X509SHA256=<hex>" for a client
   /// certificate (the x509 authenticator's), empty for a token of the server's list.
   std::string credential_id;
+  std::string uid;  ///< user.Info's UID (a service account's uid; empty for the others here)
+  /// user.Info's other extra values (a pod-bound token's pod-name, pod-uid, node-name, node-uid).
+  std::map<std::string, std::vector<std::string>> extra;
 };
 
 class HttpServer {
@@ -32,6 +37,8 @@ class HttpServer {
     std::string cert_pem, key_pem;  ///< serving certificate
     std::string client_ca_pem;      ///< client certificates must chain to it
     std::map<std::string, Identity> tokens;
+    /// Bearer tokens not in `tokens` (service account JWTs): their identity, or nullopt (401).
+    std::function<std::optional<Identity>(std::string_view token)> authenticate_token;
     /// Seconds since the epoch by which TLS sessions age (their lifetime, their renewal); empty:
     /// the real time. Tests move it.
     std::function<std::int64_t()> tls_session_clock;

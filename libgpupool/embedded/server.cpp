@@ -31,6 +31,7 @@
 #include "embedded/rbac.hpp"
 #include "embedded/scheduler.hpp"
 #include "embedded/server_store.hpp"
+#include "embedded/service_account_tokens.hpp"
 #include "embedded/streams.hpp"
 #include "embedded/tls.hpp"
 #include "embedded/volumes.hpp"
@@ -122,6 +123,7 @@ struct EmbeddedServer::Impl {
   std::unique_ptr<NamespaceControllers> namespaces;
   std::unique_ptr<DisruptionController> disruption;
   std::unique_ptr<Kubelet> kubelet;
+  std::unique_ptr<ServiceAccountTokens> tokens;
   std::unique_ptr<Api> api;
   std::unique_ptr<Streams> streams;
   FaultInjector faults;
@@ -288,6 +290,8 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
   Api::Options ao;
   ao.server_version = im.options.server_version;
   im.api = std::make_unique<Api>(*im.store, ao);
+  im.tokens = std::make_unique<ServiceAccountTokens>(*im.store, im.ca.key_pem());
+  im.api->set_token_issuer(im.tokens.get());
   im.api->set_log_provider([&im](const LogRequest& lr) { return im.logs(lr); });
   im.streams = std::make_unique<Streams>(*im.store, im.options.stream_handler, im.options.websockets);
   im.api->set_connect_handler(
@@ -384,8 +388,11 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
   for (const auto& u : im.options.users) {
     const auto tok = random_token();
     user_tokens[u] = tok;
-    ho.tokens[tok] = Identity{u, {"system:authenticated"}, {}};
+    ho.tokens[tok] = Identity{u, {"system:authenticated"}, {}, {}, {}};
   }
+  ho.authenticate_token = [tokens = im.tokens.get(), clock = &im.clock](std::string_view token) {
+    return tokens->authenticate(token, clock->now());
+  };
   const Api* api = im.api.get();
   Store* store = im.store.get();
   im.http = std::make_unique<HttpServer>(

@@ -28,6 +28,8 @@ class CertificateAuthority {
   /// The certificate and its key, PEM: what from_pem() reads back.
   std::string pem() const { return ca_.cert_pem + ca_.key_pem; }
   const std::string& cert_pem() const noexcept { return ca_.cert_pem; }
+  /// The CA's private key, PEM (P-256): what service account tokens are signed with too.
+  const std::string& key_pem() const noexcept { return ca_.key_pem; }
   /// A serving certificate with SANs IP:127.0.0.1 and DNS:localhost.
   KeyPair issue_server() const;
   /// A client certificate: subject CN=<user>, O=<each group> (extendedKeyUsage clientAuth).

@@ -245,6 +245,11 @@ struct Schema {
   // authentication.k8s.io/v1 SelfSubjectReview (`kubectl auth whoami`): its status is the server's
   // to fill, so only the metadata is read.
   Message self_subject_review{{msg(1, "metadata", object_meta)}};
+  // authentication.k8s.io/v1 TokenRequest (`kubectl create token`): the spec asked for.
+  Message bound_object_reference{{str(1, "kind"), str(2, "apiVersion"), str(3, "name"), str(4, "uid")}};
+  Message token_request_spec{
+      {strs(1, "audiences"), num(4, "expirationSeconds"), msg(3, "boundObjectRef", bound_object_reference)}};
+  Message token_request{{msg(1, "metadata", object_meta), msg(2, "spec", token_request_spec)}};
 
   // meta/v1 Status: what kube-apiserver answers an error in, when the request accepted protobuf.
   Message status_cause{{str(1, "reason"), str(2, "message"), str(3, "field")}};
@@ -279,7 +284,8 @@ struct Schema {
                           {"authorization.k8s.io/v1", "SelfSubjectAccessReview", &ssar},
                           {"authorization.k8s.io/v1", "SubjectAccessReview", &ssar},
                           {"authorization.k8s.io/v1", "SelfSubjectRulesReview", &rules_review},
-                          {"authentication.k8s.io/v1", "SelfSubjectReview", &self_subject_review}};
+                          {"authentication.k8s.io/v1", "SelfSubjectReview", &self_subject_review},
+                          {"authentication.k8s.io/v1", "TokenRequest", &token_request}};
 
   const Message* kind(std::string_view api_version, std::string_view kind) const {
     for (const auto& k : kinds)

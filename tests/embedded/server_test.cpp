@@ -1131,7 +1131,7 @@ TEST_CASE("client certificates and tokens are judged as kube-apiserver's authent
   o.cert_pem = serving.cert_pem;
   o.key_pem = serving.key_pem;
   o.client_ca_pem = ca.cert_pem();
-  o.tokens = {{"bob-token", Identity{"bob", {"system:authenticated"}, {}}}};
+  o.tokens = {{"bob-token", Identity{"bob", {"system:authenticated"}, {}, {}, {}}}};
   FaultInjector faults;
   HttpServer server(
       o,
