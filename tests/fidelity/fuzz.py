@@ -755,6 +755,18 @@ def stored_base(server, kind):
     base = UPDATE_BASES.get(kind, KINDS[kind][0])()
     name = "fuzzu-" + kind
     base["metadata"]["name"] = name
+    if kind == "pod":
+        # The ServiceAccount plugin's volume and mount, brought by the pod under a fixed name: the
+        # plugin then adds nothing (it uses a kube-api-access-* volume the pod has), so both servers
+        # store the same pod (its own would be named at random, and OpenShift's has a fourth source).
+        base["spec"]["volumes"].append({"name": "kube-api-access-fuzz0", "projected": {"defaultMode": 420, "sources": [
+            {"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}},
+            {"configMap": {"name": "kube-root-ca.crt", "items": [{"key": "ca.crt", "path": "ca.crt"}]}},
+            {"downwardAPI": {"items": [{"path": "namespace",
+                                        "fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}]}}]}})
+        for c in base["spec"]["containers"]:
+            c["volumeMounts"].append({"name": "kube-api-access-fuzz0", "readOnly": True,
+                                      "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"})
     collection = KINDS[kind][1] % server.namespace
     server.request("DELETE", collection + "/" + name)
     for _ in range(100):
