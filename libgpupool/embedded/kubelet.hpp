@@ -157,6 +157,7 @@ class Kubelet {
   void stop_local();
   /// The local runtime, or null when containers are simulated.
   const LocalRuntime* local_runtime() const noexcept { return local_.get(); }
+  LocalRuntime* local_runtime() noexcept { return local_.get(); }
 
  private:
   struct Follower;

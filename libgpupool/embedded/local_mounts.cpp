@@ -204,7 +204,17 @@ std::string rewrite_mount_paths(const std::string& text, const std::vector<Local
   return out;
 }
 
-MountPlan plan_mounts(const std::vector<LocalMount>& mounts, const std::string& root, bool user_namespace) {
+MountPlan plan_mounts(const std::vector<LocalMount>& requested, const std::string& root, bool user_namespace) {
+  // Each mountPath with the symlinks of this machine resolved (/var/run -> /run: where every
+  // pod's service account token goes), as a container runtime resolves a mount's destination in
+  // the root filesystem: the new root mirrors this machine's, so a target below a symlink would
+  // otherwise be made through the symlink, in this machine's own directory, and mounted there.
+  std::vector<LocalMount> mounts = requested;
+  for (auto& m : mounts) {
+    std::error_code ec;
+    const fs::path resolved = fs::weakly_canonical(m.target, ec);
+    if (!ec && resolved.is_absolute()) m.target = resolved.string();
+  }
   MountPlan plan;
   plan.root = root;
   plan.user_namespace = user_namespace;

@@ -691,8 +691,8 @@ void LocalRuntime::start(Pod& pod, Container& c, const json::object& podobj, con
     }
   // Volumes: local directories (local_mounts.hpp), made once per pod. What the kubelet writes
   // into them: the keys of a configMap or secret volume, and of a projected volume's configMap,
-  // secret and downwardAPI sources (the ServiceAccount plugin's kube-api-access-* volume: ca.crt
-  // and namespace; its serviceAccountToken source has no token to give, FIDELITY.md).
+  // secret and downwardAPI sources, and its serviceAccountToken source's token (the ServiceAccount
+  // plugin's kube-api-access-* volume: token, ca.crt and namespace).
   if (!pod.volumes) {
     VolumeSources vs{root_, pod.dir, {}};
     auto object_files = [&](const json::object& src, bool secret, std::int64_t default_mode,
@@ -747,6 +747,10 @@ void LocalRuntime::start(Pod& pod, Container& c, const json::object& podobj, con
                 if (const json::object* o = object_at(src.as_object(), {secret ? "secret" : "configMap"}))
                   object_files(*o, secret, mode, files);
               if (const json::object* d = object_at(src.as_object(), {"downwardAPI"})) downward_files(*d, mode, files);
+              // The kubelet's token manager: a token of the pod's account, bound to the pod.
+              if (const json::object* t = object_at(src.as_object(), {"serviceAccountToken"}); t && token_requester_)
+                if (auto token = token_requester_(podobj, *t))
+                  files.push_back({string_of(t, "path"), std::move(*token), static_cast<unsigned>(mode)});
             }
         }
         if (any) vs.files.emplace_back(string_of(&v.as_object(), "name"), std::move(files));

@@ -85,6 +85,13 @@ class LocalRuntime {
   /// kubelet records it in the annotation gpupool.io/local-ports.
   std::string ports_annotation(const std::string& key) const;
 
+  /// What the kubelet asks the API server for (TokenRequest) to fill a projected volume's
+  /// serviceAccountToken source: the pod and the source ({audience, expirationSeconds, path});
+  /// answers the token, or nullopt (the file is then left out). Set before pods start.
+  using TokenRequester =
+      std::function<std::optional<std::string>(const json::object& pod, const json::object& projection)>;
+  void set_token_requester(TokenRequester r) { token_requester_ = std::move(r); }
+
   const std::string& root() const noexcept { return root_; }
   /// `<root>/bin/gpupool-rsh`: mpirun's remote shell for the MPIJob launchers (mpi_rsh_agent_script).
   std::string rsh_agent() const { return root_ + "/bin/gpupool-rsh"; }
@@ -96,6 +103,7 @@ class LocalRuntime {
  private:
   struct Container;
   struct Pod;
+  TokenRequester token_requester_;
   void start(Pod& pod, Container& c, const json::object& podobj, const json::object& spec, Clock::time_point now);
   void reap(const std::string& key, pid_t pid);
   int local_port_locked(const std::string& pod_key, int port);  // mu_ held

@@ -18,6 +18,7 @@
 #include "embedded/api.hpp"
 #include "embedded/base64.hpp"
 #include "embedded/controllers.hpp"
+#include "embedded/controllers_util.hpp"
 #include "embedded/crd_schema.hpp"
 #include "embedded/disruption.hpp"
 #include "embedded/endpoints.hpp"
@@ -292,6 +293,27 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
   im.api = std::make_unique<Api>(*im.store, ao);
   im.tokens = std::make_unique<ServiceAccountTokens>(*im.store, im.ca.key_pem());
   im.api->set_token_issuer(im.tokens.get());
+  if (LocalRuntime* local = im.kubelet->local_runtime())
+    // The kubelet's token manager (pkg/kubelet/token): a TokenRequest for the pod's account,
+    // bound to the pod, with the projection's audience and lifetime.
+    local->set_token_requester(
+        [&im](const json::object& pod, const json::object& projection) -> std::optional<std::string> {
+          json::object spec{
+              {"expirationSeconds", util::int_of(&projection, "expirationSeconds", 3600)},
+              {"boundObjectRef",
+               json::object{
+                   {"kind", "Pod"}, {"apiVersion", "v1"}, {"name", util::name_of(pod)}, {"uid", util::uid_of(pod)}}}};
+          if (const std::string aud = util::string_of(&projection, "audience"); !aud.empty())
+            spec["audiences"] = json::array{json::value(aud)};
+          try {
+            const json::object tr = im.tokens->request(
+                util::namespace_of(pod), util::string_of(util::object_at(pod, {"spec"}), "serviceAccountName"),
+                json::object{{"spec", std::move(spec)}}, im.clock.now());
+            return std::string(tr.at("status").at("token").as_string());
+          } catch (const StatusError&) {
+            return std::nullopt;  // the account or the pod gone meanwhile
+          }
+        });
   im.api->set_log_provider([&im](const LogRequest& lr) { return im.logs(lr); });
   im.streams = std::make_unique<Streams>(*im.store, im.options.stream_handler, im.options.websockets);
   im.api->set_connect_handler(

@@ -14,6 +14,8 @@
 #include <sstream>
 #include <string>
 
+#include "embedded/service_account_tokens.hpp"
+#include "embedded/tls.hpp"
 #include "gpupool/staging.hpp"
 #include "local_cluster.hpp"
 
@@ -161,13 +163,34 @@ TEST_CASE("local volumes: SSD staging copies the input in, runs, copies results 
     }
 }
 
-TEST_CASE("local volumes: a projected volume (the ServiceAccount plugin's) holds ca.crt and the namespace") {
-  // What the kubelet projects: a configMap source's items, a downwardAPI source's fields; the
-  // serviceAccountToken source has no token here (FIDELITY.md, difference 35).
-  MountsEnv env("paths");
+namespace {
+
+void projected_case(const char* method) {
+  MountsEnv env(method);
+  // The token's mountPath lies below /var/run, a symlink to /run here: nothing of it may appear
+  // on this machine (the mount namespace resolves it in the new root).
+  const bool host_had = fs::exists("/run/secrets/kubernetes.io/serviceaccount");
   LocalCluster c;
   c.store.create(c.store.type("", "configmaps"), "default",
                  parse_obj(R"({"metadata":{"name":"kube-root-ca.crt"},"data":{"ca.crt":"-----PEM-----"}})"));
+  c.store.create(c.store.type("", "serviceaccounts"), "default", parse_obj(R"({"metadata":{"name":"default"}})"));
+  CertificateAuthority ca;
+  ServiceAccountTokens tokens{c.store, ca.key_pem()};
+  json::object asked;
+  c.kubelet.local_runtime()->set_token_requester([&](const json::object& pod, const json::object& projection) {
+    asked = projection;
+    const std::string token(
+        tokens
+            .request("default", "default",
+                     parse_obj(R"({"spec":{"expirationSeconds":3607,"boundObjectRef":{"kind":"Pod","apiVersion":"v1",)"
+                               R"("name":")" +
+                               field_value(pod, "metadata.name") + R"("}}})"),
+                     c.clock.now())
+            .at("status")
+            .at("token")
+            .as_string());
+    return std::optional<std::string>(token);
+  });
   const std::string dir = "/var/run/secrets/kubernetes.io/serviceaccount";
   const std::string script = "cat " + dir + "/namespace; echo; cat " + dir + "/ca.crt; echo; ls " + dir;
   c.run(
@@ -180,5 +203,30 @@ TEST_CASE("local volumes: a projected volume (the ServiceAccount plugin's) holds
                          R"(],"volumeMounts":[{"name":"kube-api-access-x2b4c","readOnly":true,"mountPath":")" + dir +
                          R"("}])"));
   REQUIRE(c.wait_phase("sa", "Succeeded"));
-  CHECK(c.log("sa") == "default\n-----PEM-----\nca.crt\nnamespace\n");
+  CHECK(c.log("sa") == "default\n-----PEM-----\nca.crt\nnamespace\ntoken\n");
+  CHECK(asked.at("path") == "token");
+  const std::string uid = field_value(c.pod("sa"), "metadata.uid");
+  const auto id = tokens.authenticate(
+      read_file(c.root + "/pods/default/sa." + uid + "/volumes/kube-api-access-x2b4c/token"), c.clock.now());
+  REQUIRE(id);  // (the token itself is never printed)
+  CHECK(id->user == "system:serviceaccount:default:default");
+  CHECK(id->extra.at("authentication.kubernetes.io/pod-name") == std::vector<std::string>{"sa"});
+  if (!host_had) CHECK_FALSE(fs::exists("/run/secrets/kubernetes.io/serviceaccount"));
+}
+
+}  // namespace
+
+TEST_CASE("local volumes: a projected volume (the ServiceAccount plugin's) holds the token, ca.crt, the namespace") {
+  // What the kubelet projects: a configMap source's items, a downwardAPI source's fields, and a
+  // token of the pod's account bound to the pod (its token manager's TokenRequest), which the API
+  // server then takes as that account.
+  projected_case("paths");
+}
+
+TEST_CASE("local volumes: the same in a mount namespace, below /var/run's symlink") {
+  if (resolve_mount_method(MountMethod::Auto) != MountMethod::Namespace && !std::getenv("GPUPOOL_LOCAL_MOUNTS")) {
+    MESSAGE("this machine allows no mount namespace: the namespace case is skipped");
+    return;
+  }
+  projected_case("namespace");
 }
