@@ -6,7 +6,6 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
-#include <openssl/rand.h>
 #include <openssl/sha.h>
 
 #include <fmt/format.h>
@@ -45,19 +44,6 @@ std::optional<std::string> base64url_decode(std::string_view text) {
 
 std::int64_t unix_seconds(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
-}
-
-std::string uuid4() {
-  unsigned char b[16];
-  RAND_bytes(b, sizeof b);
-  b[6] = static_cast<unsigned char>((b[6] & 0x0f) | 0x40);
-  b[8] = static_cast<unsigned char>((b[8] & 0x3f) | 0x80);
-  std::string hex;
-  for (int i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) hex += '-';
-    hex += fmt::format("{:02x}", b[i]);
-  }
-  return hex;
 }
 
 constexpr std::int64_t kWarnOnlyExpiration = 60 * 60 + 7;         // WarnOnlyBoundTokenExpirationSeconds
@@ -235,10 +221,14 @@ json::object ServiceAccountTokens::request(const std::string& ns, const std::str
     kube["warnafter"] = unix_seconds(now) + seconds;
   }
   const std::int64_t iat = unix_seconds(now);
-  json::object claims{{"aud", audiences}, {"exp", iat + lifetime},
-                      {"iat", iat},       {"iss", kIssuer},
-                      {"jti", uuid4()},   {"kubernetes.io", std::move(kube)},
-                      {"nbf", iat},       {"sub", fmt::format("system:serviceaccount:{}:{}", ns, name)}};
+  json::object claims{{"aud", audiences},
+                      {"exp", iat + lifetime},
+                      {"iat", iat},
+                      {"iss", kIssuer},
+                      {"jti", store_.new_uid()},
+                      {"kubernetes.io", std::move(kube)},
+                      {"nbf", iat},
+                      {"sub", fmt::format("system:serviceaccount:{}:{}", ns, name)}};
   const std::string input = base64url(json::serialize(json::object{{"alg", "ES256"}, {"kid", key_->kid}})) + "." +
                             base64url(json::serialize(claims));
   const std::string token = input + "." + base64url(sign_es256(key_->pkey, input));

@@ -568,6 +568,11 @@ Store::EncodingStats Store::encoding_stats() const {
   return {live, impl_->encoded.size(), impl_->encoded_hits, impl_->encoded_misses};
 }
 
+std::string Store::new_uid() {
+  std::lock_guard lk(impl_->mu);
+  return impl_->new_uid();
+}
+
 std::string Store::generate_name(std::string_view base) {
   std::lock_guard lk(impl_->mu);
   return std::string(base) + impl_->random_suffix();

@@ -279,6 +279,8 @@ class Store {
   /// `base` and 5 random characters of "bcdfghjklmnpqrstvwxz2456789": the API server's
   /// names.SimpleNameGenerator (generateName, the ServiceAccount plugin's kube-api-access-*).
   std::string generate_name(std::string_view base);
+  /// A new random (version 4) UUID, as the store gives metadata.uid (a token's jti too).
+  std::string new_uid();
   /// The JSON of each of `items` (objects of `t` from list()) as a list serves it: a built-in
   /// kind's items without kind and apiVersion, members in stored order. Each object's encoding is
   /// cached with it (what the apiserver's watch cache does with cachingObject,
