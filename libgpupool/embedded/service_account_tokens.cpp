@@ -46,7 +46,6 @@ std::int64_t unix_seconds(std::chrono::system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
 }
 
-constexpr std::int64_t kWarnOnlyExpiration = 60 * 60 + 7;         // WarnOnlyBoundTokenExpirationSeconds
 constexpr std::int64_t kExtendedExpiration = 365 * 24 * 60 * 60;  // ExpirationExtensionSeconds
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include <boost/json.hpp>
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +33,9 @@ class ServiceAccountTokens {
   /// The issuer and the API server's audience (kube-apiserver --service-account-issuer; its
   /// --api-audiences default to the issuer).
   static constexpr std::string_view kIssuer = "https://kubernetes.default.svc.cluster.local";
+  /// WarnOnlyBoundTokenExpirationSeconds (pkg/serviceaccount/claims.go): the lifetime the
+  /// ServiceAccount plugin's projected token asks for; a pod-bound token of it lives a year.
+  static constexpr std::int64_t kWarnOnlyExpiration = 60 * 60 + 7;
 
   /// POST serviceaccounts/NAME/token: the TokenRequest answered (status.token, expirationTimestamp),
   /// or StatusError: 404 for an account that is not there, 422 for spec.expirationSeconds under 10

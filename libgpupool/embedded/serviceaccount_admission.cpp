@@ -11,6 +11,7 @@
 
 #include "embedded/admission.hpp"
 #include "embedded/controllers_util.hpp"
+#include "embedded/service_account_tokens.hpp"
 
 namespace gpupool::embedded {
 namespace {
@@ -51,12 +52,13 @@ bool should_automount(const json::object& sa, const json::object& spec) {
   return true;
 }
 
-/// TokenVolumeSource: the token (3607 s: WarnOnlyBoundTokenExpirationSeconds), kube-root-ca.crt's
+/// TokenVolumeSource: the token (WarnOnlyBoundTokenExpirationSeconds), kube-root-ca.crt's
 /// ca.crt, the namespace; defaultMode set explicitly (kubernetes#104464). (OpenShift's fork adds
 /// openshift-service-ca.crt as a fourth source; upstream Kubernetes has these three.)
 json::object token_volume(const std::string& name) {
   json::array sources{
-      json::object{{"serviceAccountToken", json::object{{"expirationSeconds", 3607}, {"path", "token"}}}},
+      json::object{{"serviceAccountToken",
+                    json::object{{"expirationSeconds", ServiceAccountTokens::kWarnOnlyExpiration}, {"path", "token"}}}},
       json::object{
           {"configMap", json::object{{"name", "kube-root-ca.crt"},
                                      {"items", json::array{json::object{{"key", "ca.crt"}, {"path", "ca.crt"}}}}}}},
