@@ -47,6 +47,8 @@ Controllers::Controllers(Store& store, const Clock& clock, bool kubeflow)
 
 Controllers::~Controllers() { store_.unsubscribe(subscription_); }
 
+void Controllers::sync() { drain(); }
+
 void Controllers::resync() {
   {
     std::lock_guard lk(mu_);
@@ -141,26 +143,30 @@ void Controllers::drain() {
   }
   // One owner syncs at most kMaxSyncsPerSecond times per second of the cluster's clock (at most
   // 500 pods each, see kBurstReplicas): a write asking for millions of pods returns once 10,000
-  // exist, and the owner goes on at its first event in a later second, instead of the request
-  // creating them all before it answers (the controllers run inside the write).
+  // exist, instead of the request creating them all before it answers (the controllers run inside
+  // the write). A sync over the limit is deferred, not dropped (as a rate-limited workqueue
+  // requeues a key): it runs in a later second, at the next event or the next sync().
   constexpr int kMaxSyncsPerSecond = 20;
   for (int i = 0; i < 100000; ++i) {
     Key k;
-    {
-      std::lock_guard lk(mu_);
-      if (queue_.empty()) break;
-      k = queue_.front();
-      queue_.pop_front();
-      queued_.erase(k);
-    }
     {
       const auto second = std::chrono::duration_cast<std::chrono::seconds>(clock_.now().time_since_epoch()).count();
       std::lock_guard lk(mu_);
       if (sync_second_ != second) {
         sync_second_ = second;
         syncs_.clear();
+        for (const auto& d : deferred_)
+          if (queued_.insert(d).second) queue_.push_back(d);
+        deferred_.clear();
       }
-      if (++syncs_[k] > kMaxSyncsPerSecond) continue;
+      if (queue_.empty()) break;
+      k = queue_.front();
+      queue_.pop_front();
+      queued_.erase(k);
+      if (++syncs_[k] > kMaxSyncsPerSecond) {
+        deferred_.insert(k);
+        continue;
+      }
     }
     try {
       reconcile(k);

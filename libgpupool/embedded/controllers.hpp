@@ -116,6 +116,9 @@ class Controllers {
 
   /// Reconciles every owner (use after a restart, or to re-check everything).
   void resync();
+  /// Runs the syncs deferred by the per-second limit once the clock is in a later second (the
+  /// server calls it as time passes).
+  void sync();
 
  private:
   struct Key {
@@ -138,6 +141,7 @@ class Controllers {
   bool draining_ = false;
   std::int64_t sync_second_ = 0;  // the clock's second syncs_ counts in
   std::map<Key, int> syncs_;      // syncs per owner in that second
+  std::set<Key> deferred_;        // owners over the limit in that second, synced in the next
   // The statuses reconciles wrote whose MODIFIED events are not delivered yet: such an event does
   // not queue the owner again (a reconcile of an owner whose only change is the status it was just
   // given plans nothing; a change to its children or spec comes with its own event).

@@ -144,6 +144,7 @@ struct EmbeddedServer::Impl {
   void sync() {
     // Time moves on from what the answered writes led to: the controllers have seen them first.
     store->settle();
+    controllers->sync();
     kubelet->sync();
     scheduler->sync();
     if (journal && journal->size() > options.journal_limit) compact();

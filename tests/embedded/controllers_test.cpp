@@ -373,3 +373,23 @@ TEST_CASE("TFJob: a replica type's Service and TF_CONFIG use its tfjob-port (Are
   CHECK(tf_config.find("ports-ps-0.default.svc:2224") != std::string::npos);
   CHECK(tf_config.find("ports-worker-0.default.svc:2222") != std::string::npos);
 }
+
+TEST_CASE("an owner over the syncs-per-second limit is synced in the next second, not forgotten") {
+  // A rate-limited workqueue requeues a key; dropping it left a Deployment's last change undone
+  // until some later event (the rollout scenario: an undo right after many syncs in one second).
+  World w;
+  const ResourceType& deployments = w.store.type("apps", "deployments");
+  w.store.create(deployments, "default", obj(kDeployment));
+  // Each scale is a sync of the Deployment (and of its ReplicaSet's events): well past 20 in one
+  // second of the manual clock.
+  for (int replicas = 4; replicas <= 40; ++replicas)
+    w.store.mutate(deployments, "default", "web",
+                   [&](json::object& d) { d["spec"].as_object()["replicas"] = replicas; });
+  auto rs_replicas = [&] { return w.list("apps", "replicasets").front().at("spec").at("replicas").as_int64(); };
+  CHECK(rs_replicas() < 40);  // the last scales came over the limit
+  w.controllers.sync();       // the same second: still deferred
+  CHECK(rs_replicas() < 40);
+  w.clock.advance(1s);
+  w.controllers.sync();
+  CHECK(rs_replicas() == 40);
+}
