@@ -75,7 +75,10 @@ void Controllers::on_event(const WatchEvent& e) {
       if (auto it = own_status_.find(self); it != own_status_.end()) {
         auto& written = it->second;
         if (auto w = std::find(written.begin(), written.end(), e.object); w != written.end()) {
-          own_write = e.type == EventType::Modified;
+          // The deployment controller's own status writes queue it again, as its informer's
+          // update event does: what it does next reads the status it wrote (a complete rollout
+          // then cleans up old ReplicaSets, cleanupDeployment).
+          own_write = e.type == EventType::Modified && t.resource != "deployments";
           written.erase(w);
         }
         if (written.empty() || e.type == EventType::Deleted) own_status_.erase(it);
@@ -84,17 +87,24 @@ void Controllers::on_event(const WatchEvent& e) {
     if (e.type != EventType::Deleted && !own_write) keys.push_back(std::move(self));
   }
   // A change to an owned object wakes its controller owner.
-  if (const json::object* md = object_at(*e.object, {"metadata"}))
-    if (const json::value* refs = md->if_contains("ownerReferences"); refs && refs->is_array())
-      for (const auto& r : refs->as_array()) {
-        if (!r.is_object()) continue;
-        const json::object& ref = r.as_object();
-        const json::value* c = ref.if_contains("controller");
-        if (!c || !c->is_bool() || !c->as_bool()) continue;
-        const ResourceType* owner = store_.find_kind(string_of(&ref, "apiVersion"), string_of(&ref, "kind"));
-        if (owner && is_owner_kind(*owner))
-          keys.push_back({owner->group, owner->resource, namespace_of(*e.object), string_of(&ref, "name")});
-      }
+  // (At most one reference is the controller: validation refuses a second.)
+  if (const json::object* ref = util::controller_ref(*e.object)) {
+    const ResourceType* owner = store_.find_kind(string_of(ref, "apiVersion"), string_of(ref, "kind"));
+    if (owner && is_owner_kind(*owner))
+      keys.push_back({owner->group, owner->resource, namespace_of(*e.object), string_of(ref, "name")});
+  }
+  // deployment_controller.go deletePod: a pod of a Recreate Deployment's ReplicaSet deleted may
+  // be the last old pod the rollout waits for.
+  if (e.type == EventType::Deleted && t.group.empty() && t.resource == "pods")
+    if (const json::object* rs_ref = util::controller_ref(*e.object);
+        rs_ref && string_of(rs_ref, "kind") == "ReplicaSet")
+      if (const auto rs =
+              store_.find(store_.type("apps", "replicasets"), namespace_of(*e.object), string_of(rs_ref, "name")))
+        if (const json::object* d_ref = util::controller_ref(*rs); d_ref && string_of(d_ref, "kind") == "Deployment")
+          if (const auto d =
+                  store_.find(store_.type("apps", "deployments"), namespace_of(*rs), string_of(d_ref, "name"));
+              d && string_of(object_at(*d, {"spec", "strategy"}), "type") == "Recreate")
+            keys.push_back({"apps", "deployments", namespace_of(*d), name_of(*d)});
   // What admission decided on changed: retry the owners whose pods it refused.
   if (const bool quota = t.group.empty() && t.resource == "resourcequotas";
       quota || (t.group.empty() && t.resource == "limitranges") ||
@@ -152,6 +162,17 @@ void Controllers::drain() {
     {
       const auto second = std::chrono::duration_cast<std::chrono::seconds>(clock_.now().time_since_epoch()).count();
       std::lock_guard lk(mu_);
+      if (!timers_.empty()) {  // owners whose requeue time has come (Plan::requeue_after)
+        const auto now = clock_.now();
+        for (auto it = timers_.begin(); it != timers_.end();) {
+          if (it->second > now) {
+            ++it;
+            continue;
+          }
+          if (queued_.insert(it->first).second) queue_.push_back(it->first);
+          it = timers_.erase(it);
+        }
+      }
       if (sync_second_ != second) {
         sync_second_ = second;
         syncs_.clear();
@@ -200,7 +221,12 @@ void Controllers::reconcile(const Key& key) {
   const auto when = std::chrono::time_point_cast<std::chrono::system_clock::duration>(now);  // events' time
   Plan plan;
   if (key.resource == "deployments")
-    plan = plan_deployment(*owner, owned(key.ns, uid, {{"apps", "replicasets"}}), now);
+    plan = plan_deployment(
+        *owner, owned(key.ns, uid, {{"apps", "replicasets"}}),
+        [&](const json::object& rs) {
+          return owned(key.ns, uid_of(rs), {{"", "pods"}});
+        },
+        now);
   else if (key.resource == "replicasets")
     plan = plan_replicaset(*owner, owned(key.ns, uid, {{"", "pods"}}), now);
   else if (key.resource == "jobs")
@@ -348,6 +374,16 @@ void Controllers::reconcile(const Key& key) {
   }
   for (const auto& ev : plan.events)
     util::record_event(store_, when, *owner, ev.type, ev.reason, ev.message, controller_name(key.resource), {}, "");
+  if (plan.requeue_after) {
+    std::lock_guard lk(mu_);
+    if (plan.requeue_after->count() <= 0) {
+      if (queued_.insert(key).second) queue_.push_back(key);
+    } else {
+      const auto at = now + *plan.requeue_after;
+      auto [it, added] = timers_.emplace(key, at);
+      if (!added) it->second = std::min(it->second, at);
+    }
+  }
   if (!plan.owner_annotations.empty()) {
     try {
       store_.mutate(t, key.ns, key.name, [&](json::object& o) {

@@ -28,14 +28,16 @@
 // {active, succeeded, failed}, startTime, completionTime; cleanPodPolicy (None, Running, All) on
 // completion. Every child carries an ownerReference with controller: true, so deleting the owner
 // deletes them (the store's garbage collection).
-// Simplifications (documented, deliberate): a Deployment rollout replaces the old ReplicaSet at once
-// (no surge/unavailable pacing); Job pods are counted from pod phases (no tracking finalizers);
+// A Deployment rolls out as kube-controller-manager's does (RollingUpdate paced by maxSurge and
+// maxUnavailable, Recreate, proportional scaling, pause, revisionHistoryLimit, progressDeadlineSeconds).
+// Simplifications (documented, deliberate): Job pods are counted from pod phases (no tracking finalizers);
 // the restartPolicy ExitCode of Kubeflow replicas treats every failure as permanent.
 #pragma once
 
 #include <boost/json.hpp>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -71,6 +73,9 @@ struct Plan {
     std::string type, reason, message;
   };
   std::vector<Event> events;  ///< to record on the owner once the plan is carried out
+  /// Sync the owner again after this long on the cluster's clock (0: at once), as a controller's
+  /// AddAfter or error requeue does: a deadline to check, a pod to become available.
+  std::optional<Clock::duration> requeue_after;
 };
 
 /// The objects an owner controls, as the store holds them (shared, immutable: no copies).
@@ -81,8 +86,11 @@ std::string pod_template_hash(const json::object& pod_template);
 /// rand.SafeEncodeString's alphabet mapping (k8s.io/apimachinery/pkg/util/rand).
 std::string safe_encode_string(std::string_view s);
 
-/// Deployment: the ReplicaSets to create/scale and the Deployment's status.
-Plan plan_deployment(const json::object& deployment, const Children& replicasets, Clock::time_point now);
+/// The pods a ReplicaSet controls (what the Recreate strategy waits on).
+using PodsOf = std::function<Children(const json::object& replicaset)>;
+/// Deployment: the ReplicaSets to create, scale and delete, and the Deployment's status.
+Plan plan_deployment(const json::object& deployment, const Children& replicasets, const PodsOf& pods_of,
+                     Clock::time_point now);
 /// ReplicaSet: pods to create/delete and the ReplicaSet's status.
 Plan plan_replicaset(const json::object& replicaset, const Children& pods, Clock::time_point now);
 /// batch/v1 Job: pods to create/delete and the Job's status.
@@ -139,12 +147,14 @@ class Controllers {
   std::deque<Key> queue_;
   std::set<Key> queued_;
   bool draining_ = false;
-  std::int64_t sync_second_ = 0;  // the clock's second syncs_ counts in
-  std::map<Key, int> syncs_;      // syncs per owner in that second
-  std::set<Key> deferred_;        // owners over the limit in that second, synced in the next
+  std::int64_t sync_second_ = 0;             // the clock's second syncs_ counts in
+  std::map<Key, int> syncs_;                 // syncs per owner in that second
+  std::set<Key> deferred_;                   // owners over the limit in that second, synced in the next
+  std::map<Key, Clock::time_point> timers_;  // owners to sync again at a time (Plan::requeue_after)
   // The statuses reconciles wrote whose MODIFIED events are not delivered yet: such an event does
   // not queue the owner again (a reconcile of an owner whose only change is the status it was just
-  // given plans nothing; a change to its children or spec comes with its own event).
+  // given plans nothing; a change to its children or spec comes with its own event). Not for
+  // Deployments: their controller reads the status it wrote (controllers.cpp on_event).
   std::map<Key, std::vector<std::shared_ptr<const json::object>>> own_status_;
   // Owners whose last pod create admission refused, by namespace: retried when what admission
   // decides on may have changed (a quota's limits raised or usage released, a LimitRange or a

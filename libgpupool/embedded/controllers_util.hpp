@@ -85,18 +85,21 @@ inline json::object controller_reference(const json::object& owner) {
                       {"blockOwnerDeletion", true}};
 }
 
+/// The ownerReference with controller: true (validation allows at most one), or null.
+inline const json::object* controller_ref(const json::object& o) {
+  if (const json::object* md = object_at(o, {"metadata"}))
+    if (const json::value* refs = md->if_contains("ownerReferences"); refs && refs->is_array())
+      for (const auto& r : refs->as_array())
+        if (r.is_object())
+          if (const json::value* c = r.as_object().if_contains("controller"); c && c->is_bool() && c->as_bool())
+            return &r.as_object();
+  return nullptr;
+}
+
 /// The uid of the controller ownerReference ("" when none).
 inline std::string controller_uid(const json::object& o) {
-  const json::object* md = object_at(o, {"metadata"});
-  if (!md) return {};
-  const json::value* refs = md->if_contains("ownerReferences");
-  if (!refs || !refs->is_array()) return {};
-  for (const auto& r : refs->as_array()) {
-    if (!r.is_object()) continue;
-    const json::value* c = r.as_object().if_contains("controller");
-    if (c && c->is_bool() && c->as_bool()) return string_of(&r.as_object(), "uid");
-  }
-  return {};
+  const json::object* ref = controller_ref(o);
+  return ref ? string_of(ref, "uid") : std::string();
 }
 
 /// The annotation `key` ("" when absent).

@@ -55,6 +55,7 @@ struct World {
     kubelet.sync();
     bind_all();
     kubelet.sync();
+    controllers.sync();  // owners due again at this time (a deadline, minReadySeconds)
   }
   json::object get(const std::string& group, const std::string& resource, const std::string& name) const {
     return store.get(store.type(group, resource), "default", name);

@@ -90,13 +90,17 @@ TEST_CASE("Deployment -> ReplicaSet -> pods; a deleted pod is replaced; scaling;
   CHECK(w.pod_names().size() == 2);
   CHECK(w.get("apps", "replicasets", rs_name).at("spec").at("replicas").as_int64() == 2);
 
-  // A new template makes a new ReplicaSet and retires the old one.
+  // A new template makes a new ReplicaSet and retires the old one as the new pods become
+  // available (2 replicas: maxSurge 25% rounds up to 1, maxUnavailable 25% down to 0).
   w.store.mutate(w.store.type("apps", "deployments"), "default", "web", [](json::object& o) {
     o["spec"].as_object()["template"].as_object()["spec"].as_object()["containers"].as_array()[0].as_object()["image"] =
         "nginx:2";
   });
   CHECK(w.list("apps", "replicasets").size() == 2);
+  CHECK(w.get("apps", "replicasets", rs_name).at("spec").at("replicas").as_int64() == 2);
+  for (int i = 0; i < 10; ++i) w.advance(1s);
   CHECK(w.get("apps", "replicasets", rs_name).at("spec").at("replicas").as_int64() == 0);
+  CHECK(w.pod_names().size() == 2);
   // Deleting the Deployment deletes everything it owns.
   w.store.remove(w.store.type("apps", "deployments"), "default", "web");
   CHECK(w.list("apps", "replicasets").empty());
@@ -137,6 +141,7 @@ TEST_CASE("Deployment rollback takes the ReplicaSet of the same template back un
     d["metadata"].as_object()["annotations"].as_object().erase("kubernetes.io/change-cause");
   });
   REQUIRE(w.list("apps", "replicasets").size() == 2);
+  for (int i = 0; i < 10; ++i) w.advance(1s);  // the rollout, as its pods become available
   const auto back = by_image("nginx");
   CHECK(annotation(back, "deployment.kubernetes.io/revision") == "3");
   CHECK(annotation(back, "deployment.kubernetes.io/revision-history") == "1");
@@ -151,6 +156,184 @@ TEST_CASE("Deployment rollback takes the ReplicaSet of the same template back un
     if (c.at("type") == "Progressing")
       named = std::string(c.at("message").as_string()).find("\"" + back_name + "\"") != std::string::npos;
   CHECK(named);
+}
+
+namespace {
+
+json::object deployment(const std::string& name, int replicas, const std::string& extra_spec = "") {
+  return obj(fmt::format(R"({{"apiVersion":"apps/v1","kind":"Deployment","metadata":{{"name":"{0}"}},
+    "spec":{{{2}"replicas":{1},"selector":{{"matchLabels":{{"app":"{0}"}}}},
+      "template":{{"metadata":{{"labels":{{"app":"{0}"}}}},"spec":{{"containers":[{{"name":"c","image":"nginx:1"}}]}}}}}}}})",
+                         name, replicas, extra_spec));
+}
+
+void set_image(World& w, const std::string& name, const std::string& image) {
+  w.store.mutate(w.store.type("apps", "deployments"), "default", name, [&](json::object& d) {
+    d["spec"].as_object()["template"].as_object()["spec"].as_object()["containers"].as_array()[0].as_object()["image"] =
+        image;
+  });
+}
+
+// The ReplicaSets of a Deployment by image: spec.replicas (-1: none of that image).
+std::int64_t rs_replicas(const World& w, const std::string& image) {
+  for (const auto& rs : w.list("apps", "replicasets"))
+    if (rs.at("spec").at("template").at("spec").at("containers").at(0).at("image") == json::value(image))
+      return rs.at("spec").at("replicas").as_int64();
+  return -1;
+}
+
+std::string progressing(const json::object& d, const char* key = "reason") {
+  if (const auto* c = util::find_condition(util::array_at(d, {"status"}, "conditions"), "Progressing"))
+    return util::string_of(c, key);
+  return "<none>";
+}
+
+}  // namespace
+
+TEST_CASE("RollingUpdate: every step of a rollout within maxSurge and maxUnavailable") {
+  // rolling.go: 4 replicas, maxSurge 1 and maxUnavailable 1 (25% rounded up and down): never more
+  // than 5 pods asked for, never fewer than 3 available; the old ReplicaSet shrinks only as new
+  // pods become available.
+  World w;
+  w.store.create(w.store.type("apps", "deployments"), "default", deployment("web", 4));
+  w.advance(1s);
+  w.advance(1s);
+  REQUIRE(w.get("apps", "deployments", "web").at("status").at("availableReplicas") == 4);
+  set_image(w, "web", "nginx:2");
+  // At once (no new pod available yet): one surge pod, and one old pod let go (maxUnavailable).
+  CHECK(rs_replicas(w, "nginx:2") == 2);
+  CHECK(rs_replicas(w, "nginx:1") == 3);
+  bool old_kept_while_new_unready = false;
+  for (int step = 0; step < 20; ++step) {
+    CAPTURE(step);
+    std::int64_t asked = 0, ready = 0;
+    for (const auto& rs : w.list("apps", "replicasets")) asked += rs.at("spec").at("replicas").as_int64();
+    for (const auto& p : w.list("", "pods"))
+      if (!p.at("metadata").as_object().contains("deletionTimestamp") && ctrl::pod_ready(p)) ++ready;
+    CHECK(asked <= 5);
+    CHECK(ready >= 3);
+    if (rs_replicas(w, "nginx:1") > 0 && rs_replicas(w, "nginx:2") < 4) old_kept_while_new_unready = true;
+    w.advance(1s);
+  }
+  CHECK(old_kept_while_new_unready);
+  CHECK(rs_replicas(w, "nginx:1") == 0);
+  CHECK(rs_replicas(w, "nginx:2") == 4);
+  const auto d = w.get("apps", "deployments", "web");
+  CHECK(progressing(d) == "NewReplicaSetAvailable");
+  CHECK(d.at("status").at("updatedReplicas") == 4);
+  CHECK(!d.at("status").as_object().contains("unavailableReplicas"));
+  // The controller's events: the surge first, then the old ReplicaSet down step by step.
+  std::vector<std::string> scaling;
+  for (const auto& e : w.list("", "events"))
+    if (e.at("reason") == "ScalingReplicaSet") scaling.push_back(std::string(e.at("message").as_string()));
+  REQUIRE(scaling.size() >= 4);
+  CHECK(scaling[1].find("Scaled up replica set web-") == 0);
+  CHECK(scaling[1].find("from 0 to 1") != std::string::npos);
+}
+
+TEST_CASE("Recreate: the new ReplicaSet is made once no old pod is left") {
+  // recreate.go: the old ReplicaSets scaled to 0 first; while a pod of theirs is still there
+  // (held here by a finalizer, as a pod terminating on its node is), no new ReplicaSet; its
+  // deletion (deployment_controller.go deletePod) lets the rollout go on.
+  World w;
+  w.store.create(w.store.type("apps", "deployments"), "default",
+                 deployment("rec", 2, R"("strategy":{"type":"Recreate"},)"));
+  w.advance(1s);
+  w.advance(1s);
+  const std::string held = *w.pod_names().begin();
+  w.store.mutate(w.pods, "default", held,
+                 [](json::object& p) { p["metadata"].as_object()["finalizers"] = json::array{"example.com/hold"}; });
+  set_image(w, "rec", "nginx:2");
+  CHECK(rs_replicas(w, "nginx:1") == 0);
+  for (int i = 0; i < 3; ++i) w.advance(1s);
+  CHECK(w.pod_names() == std::set<std::string>{held});
+  CHECK(rs_replicas(w, "nginx:2") == -1);
+  w.store.mutate(w.pods, "default", held, [](json::object& p) { p["metadata"].as_object().erase("finalizers"); });
+  CHECK(rs_replicas(w, "nginx:2") == 2);
+  CHECK(w.pod_names().size() == 2);
+  CHECK(!w.pod_names().count(held));
+}
+
+TEST_CASE("progressDeadlineSeconds: a rollout without progress times out on the cluster's clock") {
+  World w;  // pods are never bound here (no advance()): nothing progresses
+  w.store.create(w.store.type("apps", "deployments"), "default",
+                 deployment("slow", 1, R"("progressDeadlineSeconds":30,)"));
+  const auto rs_name = at(w.list("apps", "replicasets").at(0), "metadata.name");
+  CHECK(progressing(w.get("apps", "deployments", "slow")) == "ReplicaSetUpdated");
+  w.clock.advance(29s);
+  w.controllers.sync();
+  CHECK(progressing(w.get("apps", "deployments", "slow")) == "ReplicaSetUpdated");
+  w.clock.advance(3s);  // requeued for a second after the deadline
+  w.controllers.sync();
+  const auto d = w.get("apps", "deployments", "slow");
+  CHECK(progressing(d) == "ProgressDeadlineExceeded");
+  CHECK(progressing(d, "status") == "False");
+  CHECK(progressing(d, "message") == "ReplicaSet \"" + rs_name + "\" has timed out progressing.");
+}
+
+TEST_CASE("minReadySeconds: a ready pod is available only once ready that long") {
+  World w;
+  w.store.create(w.store.type("apps", "deployments"), "default", deployment("web", 2, R"("minReadySeconds":10,)"));
+  auto rs = w.list("apps", "replicasets").at(0);
+  CHECK(rs.at("spec").at("minReadySeconds") == 10);
+  const std::string rs_name = at(rs, "metadata.name");
+  w.advance(1s);
+  w.advance(1s);  // Running and Ready
+  CHECK(w.get("apps", "replicasets", rs_name).at("status").at("readyReplicas") == 2);
+  int seconds = 0;
+  while (!w.get("apps", "replicasets", rs_name).at("status").as_object().contains("availableReplicas") &&
+         seconds < 30) {
+    w.advance(1s);
+    ++seconds;
+  }
+  CHECK(seconds >= 9);  // Ready at the second advance, available 10 s (+ the recheck's 1 s) later
+  CHECK(seconds <= 10);
+  CHECK(w.get("apps", "deployments", "web").at("status").at("availableReplicas") == 2);
+}
+
+TEST_CASE("A paused Deployment does not roll out; revisionHistoryLimit deletes the oldest ReplicaSets") {
+  World w;
+  const auto& deployments = w.store.type("apps", "deployments");
+  w.store.create(deployments, "default", deployment("web", 2, R"("revisionHistoryLimit":1,)"));
+  w.advance(1s);
+  w.advance(1s);
+  w.store.mutate(deployments, "default", "web", [](json::object& d) { d["spec"].as_object()["paused"] = true; });
+  CHECK(progressing(w.get("apps", "deployments", "web")) == "DeploymentPaused");
+  CHECK(progressing(w.get("apps", "deployments", "web"), "status") == "Unknown");
+  set_image(w, "web", "nginx:2");
+  for (int i = 0; i < 5; ++i) w.advance(1s);
+  CHECK(rs_replicas(w, "nginx:2") == -1);
+  w.store.mutate(deployments, "default", "web", [](json::object& d) { d["spec"].as_object()["paused"] = false; });
+  for (int i = 0; i < 10; ++i) w.advance(1s);
+  CHECK(rs_replicas(w, "nginx:2") == 2);
+  CHECK(rs_replicas(w, "nginx:1") == 0);
+  set_image(w, "web", "nginx:3");
+  for (int i = 0; i < 10; ++i) w.advance(1s);
+  // The current ReplicaSet and one old one: the first is gone.
+  CHECK(rs_replicas(w, "nginx:3") == 2);
+  CHECK(rs_replicas(w, "nginx:2") == 0);
+  CHECK(rs_replicas(w, "nginx:1") == -1);
+  CHECK(w.list("apps", "replicasets").size() == 2);
+}
+
+TEST_CASE("Scaling in the middle of a rollout shares the replicas in proportion") {
+  World w;
+  const auto& deployments = w.store.type("apps", "deployments");
+  w.store.create(deployments, "default", deployment("web", 4));
+  w.advance(1s);
+  w.advance(1s);
+  set_image(w, "web", "nginx:2");  // not advanced: the new pods stay pending
+  REQUIRE(rs_replicas(w, "nginx:1") == 3);
+  REQUIRE(rs_replicas(w, "nginx:2") == 2);
+  w.store.mutate(deployments, "default", "web", [](json::object& d) { d["spec"].as_object()["replicas"] = 8; });
+  // sync.go scale: 10 allowed (8 + maxSurge 2) where 5 were asked for: each ReplicaSet grows by
+  // its share of the max-replicas it was sized for (3 * 10 / 5 and 2 * 10 / 5).
+  CHECK(rs_replicas(w, "nginx:1") == 6);
+  CHECK(rs_replicas(w, "nginx:2") == 4);
+  for (const auto& rs : w.list("apps", "replicasets")) {
+    CHECK(util::annotation(rs, "deployment.kubernetes.io/desired-replicas") == "8");
+    CHECK(util::annotation(rs, "deployment.kubernetes.io/max-replicas") == "10");
+  }
 }
 
 TEST_CASE("batch/v1 Job: parallelism, completions, backoffLimit, conditions") {

@@ -2381,6 +2381,127 @@ SCENARIOS["rollout"] = [
      None),
 ]
 
+# A Deployment's rollout as the deployment controller paces it (no kubelet in the oracle: each pod
+# is made Ready by patching its status, as a kubelet would report it). RollingUpdate with 4
+# replicas (maxSurge and maxUnavailable 25%: 1 and 1): the new ReplicaSet grows and the old one
+# shrinks only as pods become available; a scale in the middle of it is shared in proportion
+# (sync.go scale); pause and resume; Recreate scales the old ReplicaSet to 0 and makes the new one
+# only when no old pod is left; revisionHistoryLimit deletes the oldest ReplicaSets; a rollout
+# that makes no progress for progressDeadlineSeconds times out.
+_RS_REPLICAS = ("custom-columns=REV:.metadata.annotations.deployment\\.kubernetes\\.io/revision,"
+                "DESIRED:.spec.replicas,CURRENT:.status.replicas,READY:.status.readyReplicas,"
+                "AVAILABLE:.status.availableReplicas,"
+                "ANN:.metadata.annotations.deployment\\.kubernetes\\.io/desired-replicas,"
+                "MAX:.metadata.annotations.deployment\\.kubernetes\\.io/max-replicas")
+_DEP_STATUS = ("jsonpath={.status.replicas} {.status.updatedReplicas} {.status.readyReplicas} "
+               "{.status.availableReplicas} {.status.unavailableReplicas} "
+               "{.status.conditions[*].type} {.status.conditions[*].status} {.status.conditions[*].reason}")
+
+
+def _rev_hash(dep, rev, var):
+    """Captures the pod-template-hash of `dep`'s ReplicaSet of revision `rev` as {var}."""
+    return (["get", "rs", "-l", "app=" + dep, "-o",
+             'jsonpath={.items[?(@.metadata.annotations.deployment\\.kubernetes\\.io/revision=="%s")]'
+             '.metadata.labels.pod-template-hash}' % rev], None, "capture:" + var)
+
+
+def _ready_pods(var, n, start=0):
+    """Makes the first n pods (by name) of the ReplicaSet whose hash is {var} Ready."""
+    steps = []
+    for i in range(n):
+        name = "%s_P%d" % (var, start + i)
+        steps.append((["get", "pods", "-l", "pod-template-hash={%s}" % var, "--sort-by=.metadata.name",
+                       "--field-selector=status.phase=Pending", "-o", "jsonpath={.items[0].metadata.name}"], None,
+                      "capture:" + name))
+        steps.append(_running("{%s}" % name))
+    return steps
+
+
+def _wait_rs(var, replicas):
+    return (["wait", "--for=jsonpath={.spec.replicas}=%d" % replicas, "--timeout=30s", "rs", "-l",
+             "pod-template-hash={%s}" % var], None)
+
+
+def _wait_dep(dep, path, value):
+    return (["wait", "--for=jsonpath={%s}=%s" % (path, value), "--timeout=30s", "deployment/" + dep], None)
+
+
+_RECREATE = json.dumps({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "rec"}, "spec": {
+    "replicas": 2, "strategy": {"type": "Recreate"}, "revisionHistoryLimit": 1,
+    "selector": {"matchLabels": {"app": "rec"}}, "template": {"metadata": {"labels": {"app": "rec"}},
+                                                              "spec": {"containers": [{"name": "c", "image": "busybox:1"}]}}}})
+_SLOW = json.dumps({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "slow"}, "spec": {
+    "replicas": 1, "progressDeadlineSeconds": 2, "selector": {"matchLabels": {"app": "slow"}},
+    "template": {"metadata": {"labels": {"app": "slow"}}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}})
+SCENARIOS["rolling"] = (
+    [(["create", "deployment", "web", "--image=busybox:1", "--replicas=4"], None),
+     _wait_dep("web", ".status.replicas", "4"),
+     _rev_hash("web", "1", "H1")]
+    + _ready_pods("H1", 4)
+    + [_wait_dep("web", ".status.availableReplicas", "4"),
+       (["get", "deployment", "web", "-o", _DEP_STATUS], None),
+       (["set", "image", "deployment/web", "busybox=busybox:2"], None),
+       _wait_dep("web", ".metadata.annotations.deployment\\.kubernetes\\.io/revision", "2"),
+       _rev_hash("web", "2", "H2"),
+       _wait_rs("H1", 3), _wait_rs("H2", 2),
+       _wait_dep("web", ".status.replicas", "5"),
+       (["get", "rs", "-l", "app=web", _RS_SORT, "-o", _RS_REPLICAS], None),
+       (["get", "deployment", "web", "-o", _DEP_STATUS], None)]
+    + _ready_pods("H2", 1)
+    + [_wait_rs("H1", 2), _wait_rs("H2", 3),
+       (["get", "rs", "-l", "app=web", _RS_SORT, "-o", _RS_REPLICAS], None),
+       # Scaled in the middle of the rollout: the 4 more replicas shared between both ReplicaSets.
+       (["scale", "deployment/web", "--replicas=8"], None),
+       _wait_dep("web", ".status.observedGeneration", "3"),
+       (["wait", "--for=jsonpath={.metadata.annotations.deployment\\.kubernetes\\.io/desired-replicas}=8",
+         "--timeout=30s", "rs", "-l", "app=web"], None),
+       (["get", "rs", "-l", "app=web", _RS_SORT, "-o", _RS_REPLICAS], None),
+       (["rollout", "pause", "deployment/web"], None),
+       _wait_dep("web", '.status.conditions[?(@.type=="Progressing")].reason', "DeploymentPaused"),
+       (["set", "image", "deployment/web", "busybox=busybox:3"], None),
+       (["get", "rs", "-l", "app=web", _RS_SORT, "-o", _RS_REPLICAS], None),
+       (["get", "deployment", "web", "-o", _DEP_STATUS], None),
+       (["rollout", "resume", "deployment/web"], None),
+       _wait_dep("web", ".metadata.annotations.deployment\\.kubernetes\\.io/revision", "3"),
+       _rev_hash("web", "3", "H3"),
+       _wait_rs("H3", 4), _wait_rs("H1", 2),
+       _wait_dep("web", ".status.updatedReplicas", "4"),
+       (["get", "rs", "-l", "app=web", _RS_SORT, "-o", _RS_REPLICAS], None),
+       (["get", "deployment", "web", "-o", _DEP_STATUS], None),
+       # Recreate, revisionHistoryLimit 1.
+       (["create", "-f", "-"], _RECREATE),
+       _wait_dep("rec", ".status.replicas", "2"),
+       _rev_hash("rec", "1", "R1")]
+    + _ready_pods("R1", 2)
+    + [_wait_dep("rec", ".status.availableReplicas", "2"),
+       (["set", "image", "deployment/rec", "c=busybox:2"], None),
+       _wait_dep("rec", ".metadata.annotations.deployment\\.kubernetes\\.io/revision", "2"),
+       _rev_hash("rec", "2", "R2"),
+       _wait_dep("rec", ".status.replicas", "2"),
+       (["get", "rs", "-l", "app=rec", _RS_SORT, "-o", _RS_REPLICAS], None),
+       (["get", "pods", "-l", "app=rec", "-o", "jsonpath={.items[*].metadata.labels.pod-template-hash}"], None)]
+    + _ready_pods("R2", 2)
+    + [_wait_dep("rec", ".status.availableReplicas", "2"),
+       (["set", "image", "deployment/rec", "c=busybox:3"], None),
+       _wait_dep("rec", ".metadata.annotations.deployment\\.kubernetes\\.io/revision", "3"),
+       _rev_hash("rec", "3", "R3")]
+    + _ready_pods("R3", 2)
+    + [_wait_dep("rec", ".status.availableReplicas", "2"),
+       _wait_dep("rec", '.status.conditions[?(@.type=="Progressing")].reason', "NewReplicaSetAvailable"),
+       (["wait", "--for=delete", "--timeout=30s", "rs", "-l", "pod-template-hash={R1}"], None),
+       (["get", "rs", "-l", "app=rec", _RS_SORT, "-o", _RS_REPLICAS], None),
+       (["get", "deployment", "rec", "-o", _DEP_STATUS], None),
+       # No progress for progressDeadlineSeconds.
+       (["create", "-f", "-"], _SLOW),
+       _wait_dep("slow", ".status.replicas", "1"),
+       _rev_hash("slow", "1", "S1"),
+       _wait_dep("slow", '.status.conditions[?(@.type=="Progressing")].reason', "ProgressDeadlineExceeded"),
+       (["get", "deployment", "slow", "-o", _DEP_STATUS], None),
+       (["get", "deployment", "slow", "-o",
+         'jsonpath={.status.conditions[?(@.type=="Progressing")].message}'], None),
+       (["rollout", "status", "deployment/slow", "--timeout=10s"], None)]
+)
+
 # Discovery as kubectl api-resources shows it: a custom resource's verbs in apiextensions-apiserver's
 # order, the CRD kind's category, and namespaces without deletecollection (a 405, after authorization).
 SCENARIOS["discovery"] = [
@@ -2635,14 +2756,17 @@ def run_scenario(kubeconfig, name, steps):
             stdout = ""
         if "uniq" in post:
             stdout = "".join(sorted(set(stdout.splitlines(True))))
-        for k, v in captured.items():  # a captured name differs between servers: shown by its name
-            # (a number, such as a resourceVersion, is left to normalize(): "410" is also a code)
+        # A captured name differs between servers: shown by its name (longest first: a pod's name
+        # holds its ReplicaSet's hash). A number, such as a resourceVersion, is left to
+        # normalize(): "410" is also a code.
+        by_length = sorted(captured.items(), key=lambda kv: -len(kv[1]))
+        for k, v in by_length:
             if v and not v.isdigit():
                 stdout = re.sub(r"\b" + re.escape(v) + r"\b", "<" + k + ">", stdout)
         if stdout:
             out.append(normalize(stdout, ns))
         stderr = p.stderr
-        for k, v in captured.items():
+        for k, v in by_length:
             if v and not v.isdigit():
                 stderr = re.sub(r"\b" + re.escape(v) + r"\b", "<" + k + ">", stderr)
         if stderr:
