@@ -763,27 +763,32 @@ std::vector<Command> build_commands() {
     const char* cmd;
     const char* kind;
     const char* what;
+    const char* note;  // said before the usage notes ("" for none)
   };
   for (auto k :
-       {KindInfo{"mpi", "mpi", "an MPIJob (Horovod / mpirun: a launcher and workers)"},
-        KindInfo{"tf", "tf", "a TFJob (PS / Worker / Chief)"},
-        KindInfo{"pytorch", "pytorch", "a PyTorchJob (Master + Workers)"},
-        KindInfo{"trainjob", "trainjob", "a Kubeflow Trainer v2 TrainJob (a training runtime on --workers nodes)"},
-        KindInfo{"jobset", "jobset", "a JobSet (one replicated Job of --workers indexed pods)"},
-        KindInfo{"job", "job", "a batch/v1 Job"},
-        KindInfo{"deployment", "deployment", "a Deployment (the guide's long-running GPU container)"},
-        KindInfo{"pod", "pod", "a bare Pod"}}) {
+       {KindInfo{"mpi", "mpi", "an MPIJob (Horovod / mpirun: a launcher and workers)", ""},
+        KindInfo{"tf", "tf", "a TFJob (PS / Worker / Chief)", ""},
+        KindInfo{"pytorch", "pytorch", "a PyTorchJob (Master + Workers)", ""},
+        KindInfo{"trainjob", "trainjob", "a Kubeflow Trainer v2 TrainJob (a training runtime on --workers nodes)", ""},
+        KindInfo{"jobset", "jobset", "a JobSet (one replicated Job of --workers indexed pods)", ""},
+        KindInfo{"job", "job", "a batch/v1 Job", ""},
+        KindInfo{"deployment", "deployment", "a Deployment (the guide's long-running GPU container)",
+                 "With --gpus, its pods are replaced old pod first (RollingUpdate maxSurge 0, maxUnavailable 1):\n"
+                 "a new image or `kubectl rollout restart` never waits for GPUs the old pods hold.\n\n"},
+        KindInfo{"pod", "pod", "a bare Pod", ""}}) {
     std::string kind = k.kind;
     add({fmt::format("submit {}", k.cmd),
          fmt::format("Submit {}", k.what),
          "[COMMAND | -- ARGV...]",
-         "COMMAND is one shell string (run with sh -c); after --, the words are the argv.\n\n"
-         "Example (the seed's job):\n"
-         "  gpupool submit mpi --name mpi-dist --gpus 1 --workers 1 --toleration ssd_node \\\n"
-         "    --image registry.cn-hangzhou.aliyuncs.com/tensorflow-samples/horovod:0.13.11-tf1.10.0-torch0.4.0-py3.5 "
-         "\\\n"
-         "    --tensorboard \"mpirun python /benchmarks/scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py --model "
-         "resnet101\"",
+         std::string(k.note) +
+             "COMMAND is one shell string (run with sh -c); after --, the words are the argv.\n\n"
+             "Example (the seed's job):\n"
+             "  gpupool submit mpi --name mpi-dist --gpus 1 --workers 1 --toleration ssd_node \\\n"
+             "    --image "
+             "registry.cn-hangzhou.aliyuncs.com/tensorflow-samples/horovod:0.13.11-tf1.10.0-torch0.4.0-py3.5 "
+             "\\\n"
+             "    --tensorboard \"mpirun python /benchmarks/scripts/tf_cnn_benchmarks/tf_cnn_benchmarks.py --model "
+             "resnet101\"",
          {},
          0,
          -1},

@@ -6,6 +6,7 @@
 
 #include "gpupool/error.hpp"
 #include "gpupool/render.hpp"
+#include "gpupool/rollout.hpp"
 #include "gpupool/time.hpp"
 
 #include <fmt/format.h>
@@ -57,6 +58,62 @@ bool has_conditions(const json::object& job) {
   return conds && !conds->empty();
 }
 
+// The PodScheduled=False message of a pod the scheduler could not place ("" when none).
+std::string unschedulable_message(const json::object& pod) {
+  if (const auto* conds = arr_at(pod, {"status", "conditions"}))
+    for (const auto& c : *conds)
+      if (c.is_object() && str_at(c.as_object(), {"type"}) == "PodScheduled" &&
+          str_at(c.as_object(), {"status"}) == "False" && str_at(c.as_object(), {"reason"}) == "Unschedulable")
+        return str_at(c.as_object(), {"message"});
+  return {};
+}
+
+// A Deployment's rollout that cannot go on (pkg/controller/deployment): past its progress deadline
+// (the Progressing condition kubectl rollout status reads), or, with a RollingUpdate that lets no
+// old pod go before a new one is available (maxUnavailable 0), a new pod that no node takes or the
+// API refuses (a quota): the old pods hold the GPUs or the quota it needs, and wait for it.
+void rollout_notes(const StuckInput& in, std::vector<std::string>& notes) {
+  const std::string name = str_at(in.job, {"metadata", "name"});
+  if (const auto* conds = arr_at(in.job, {"status", "conditions"}))
+    for (const auto& c : *conds)
+      if (c.is_object() && str_at(c.as_object(), {"type"}) == "Progressing" &&
+          str_at(c.as_object(), {"reason"}) == "ProgressDeadlineExceeded")
+        notes.push_back(fmt::format("the rollout of deployment {} exceeded its progress deadline ({}s): {}", name,
+                                    int_at(in.job, {"spec", "progressDeadlineSeconds"}).value_or(600),
+                                    str_at(c.as_object(), {"message"})));
+  const auto replicas = int_at(in.job, {"spec", "replicas"}).value_or(1);
+  const auto updated = int_at(in.job, {"status", "updatedReplicas"}).value_or(0);
+  const auto current = int_at(in.job, {"status", "replicas"}).value_or(0);
+  const RolloutBounds bounds = rollout_bounds(in.job);
+  if (!rolling_update(in.job) || bounds.max_unavailable > 0 || current <= updated || updated >= replicas) return;
+  std::string waiting, why;
+  for (const auto& v : in.pods) {
+    why = unschedulable_message(v.as_object());
+    while (!why.empty() && (why.back() == '.' || why.back() == ' ')) why.pop_back();
+    if (!why.empty()) {
+      waiting = fmt::format("its new pod {} cannot be placed: {}", str_at(v.as_object(), {"metadata", "name"}), why);
+      break;
+    }
+  }
+  if (waiting.empty() && in.events)
+    for (const auto& e : *in.events) {
+      const auto& o = e.as_object();
+      if (str_at(o, {"reason"}) == "FailedCreate" && str_at(o, {"involvedObject", "kind"}) == "ReplicaSet" &&
+          str_at(o, {"involvedObject", "name"}).rfind(name + "-", 0) == 0) {
+        waiting = "its new pods cannot be created (the refusal is below)";
+        break;
+      }
+    }
+  if (waiting.empty()) return;
+  notes.push_back(fmt::format(
+      "deployment {} is rolling out ({} of {} pods updated) and {}. Its RollingUpdate (maxSurge {}, maxUnavailable 0) "
+      "stops no old pod before a new one is available, and the old pods hold what the new one needs: let one old "
+      "pod go first with kubectl patch deployment {} --type=merge -p "
+      "'{{\"spec\":{{\"strategy\":{{\"rollingUpdate\":{{\"maxSurge\":0,\"maxUnavailable\":1}}}}}}}}', or use "
+      "strategy Recreate",
+      name, updated, replicas, waiting, bounds.max_surge, name));
+}
+
 }  // namespace
 
 std::vector<std::string> stuck_notes(const detail::ClusterImpl& impl, const StuckInput& in) {
@@ -101,6 +158,8 @@ std::vector<std::string> stuck_notes(const detail::ClusterImpl& impl, const Stuc
                      : "; ask the cluster's admin to run it, or set another schedulerName"));
   }
 
+  if (in.kind == WorkloadKind::Deployment) rollout_notes(in, notes);
+
   // Pods the API refused: the controller records FailedCreate with the admission plugin's words
   // (quota, LimitRange, PriorityClass, PodSecurity, a webhook, ...), each shown once.
   if (in.events) {
@@ -118,6 +177,13 @@ std::vector<std::string> stuck_notes(const detail::ClusterImpl& impl, const Stuc
     }
   }
   return notes;
+}
+
+bool rollout_unfinished(const json::object& d) {
+  if (const auto* conds = arr_at(d, {"status", "conditions"}))
+    for (const auto& c : *conds)
+      if (c.is_object() && str_at(c.as_object(), {"reason"}) == "ProgressDeadlineExceeded") return true;
+  return int_at(d, {"status", "replicas"}).value_or(0) > int_at(d, {"status", "updatedReplicas"}).value_or(0);
 }
 
 std::string tensorboard_note(const json::object& pod) {

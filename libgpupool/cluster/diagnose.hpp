@@ -30,6 +30,9 @@ struct StuckInput {
 /// (the scheduler does not run), each distinct FailedCreate refusal of its controllers.
 std::vector<std::string> stuck_notes(const detail::ClusterImpl& impl, const StuckInput& in);
 
+/// Whether a Deployment (as read) has pods of an older template left or has timed out rolling out.
+bool rollout_unfinished(const boost::json::object& deployment);
+
 /// Why a TensorBoard pod is not running: its phase and the scheduler's message.
 std::string tensorboard_note(const boost::json::object& pod);
 

@@ -385,7 +385,8 @@ JobInfo build_info(const detail::ClusterImpl& impl, const JobLookup& job, std::m
   // The nodes' IPs and, for a job that is stuck, the controllers' FailedCreate events: one round
   // trip. Only those events are read (a field of events the API server selects on:
   // pkg/registry/core/event/strategy.go ToSelectableFields): a busy namespace holds thousands.
-  const bool stuck = info.status == JobStatus::Pending || info.instances.empty();
+  const bool stuck = info.status == JobStatus::Pending || info.instances.empty() ||
+                     (job.kind == WorkloadKind::Deployment && rollout_unfinished(o));
   std::vector<Client::Read> reads;
   add_node_reads(nodes, node_ips, reads);
   if (stuck) {

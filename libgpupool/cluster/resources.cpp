@@ -89,6 +89,14 @@ std::string str_at(const boost::json::object& o, std::initializer_list<std::stri
   return {};
 }
 
+std::optional<std::int64_t> int_at(const boost::json::object& o, std::initializer_list<std::string_view> path) {
+  const auto* v = value_at(o, path);
+  if (v && v->is_int64()) return v->get_int64();
+  if (v && v->is_uint64() && v->get_uint64() <= static_cast<std::uint64_t>(INT64_MAX))
+    return static_cast<std::int64_t>(v->get_uint64());
+  return std::nullopt;
+}
+
 const boost::json::array* arr_at(const boost::json::object& o, std::initializer_list<std::string_view> path) {
   return jpath::array_at(o, path);
 }

@@ -29,6 +29,7 @@
 #include <fmt/format.h>
 
 #include "embedded/controllers_util.hpp"
+#include "gpupool/rollout.hpp"
 
 namespace gpupool::embedded {
 using namespace ctrl;  // the controllers' helpers (controllers_util.hpp)
@@ -45,38 +46,6 @@ std::uint32_t fnv32a(std::string_view s) {
 }
 
 constexpr std::int64_t kMaxInt32 = std::numeric_limits<std::int32_t>::max();
-
-// intstr.GetScaledValueFromIntOrPercent: an integer as it is, "N%" of `total` rounded up or down
-// (computed as Go does: float64, then math.Ceil/Floor), kept within int32 (the type of the replica
-// counts it is added to: a huge percentage must not overflow; fuzz_api finding).
-std::int64_t scaled_value(const json::value* v, std::string_view fallback, std::int64_t total, bool round_up) {
-  auto clamp = [](double x) -> std::int64_t {
-    if (!(x > 0)) return 0;  // also NaN
-    return x > static_cast<double>(kMaxInt32) ? kMaxInt32 : static_cast<std::int64_t>(x);
-  };
-  if (v && v->is_int64()) return clamp(static_cast<double>(v->as_int64()));
-  const std::string text = v && v->is_string() ? std::string(v->as_string()) : std::string(fallback);
-  const double n = std::strtod(text.c_str(), nullptr);
-  if (!text.empty() && text.back() == '%') {
-    const double x = n * static_cast<double>(total) / 100.0;
-    return clamp(round_up ? std::ceil(x) : std::floor(x));
-  }
-  return clamp(n);
-}
-
-bool rolling_update(const json::object& d) {
-  return string_of(object_at(d, {"spec", "strategy"}), "type") != "Recreate";
-}
-
-// deployment/util ResolveFenceposts: maxSurge rounded up, maxUnavailable rounded down, both 25%
-// when unset (the apps/v1 defaults), and 1 unavailable when both are 0.
-std::pair<std::int64_t, std::int64_t> fenceposts(const json::object& d, std::int64_t replicas) {
-  const json::object* ru = object_at(d, {"spec", "strategy", "rollingUpdate"});
-  const std::int64_t surge = scaled_value(ru ? ru->if_contains("maxSurge") : nullptr, "25%", replicas, true);
-  std::int64_t unavailable = scaled_value(ru ? ru->if_contains("maxUnavailable") : nullptr, "25%", replicas, false);
-  if (surge == 0 && unavailable == 0) unavailable = 1;
-  return {surge, unavailable};
-}
 
 // strconv.ParseInt(s, 10, 64): the whole text, an optional sign, decimal digits.
 std::optional<std::int64_t> parse_int(const std::string& s) {
@@ -194,10 +163,9 @@ class DeploymentSync {
     const auto rhl = int_of(spec, "revisionHistoryLimit", kMaxInt32);
     if (spec && spec->contains("revisionHistoryLimit") && rhl != kMaxInt32) history_limit_ = rhl;
     min_ready_ = int_of(spec, "minReadySeconds", 0);
-    if (rolling_update(d)) {
-      std::tie(max_surge_, max_unavailable_) = fenceposts(d, replicas_);
-      max_unavailable_ = replicas_ == 0 ? 0 : std::min(max_unavailable_, replicas_);
-    }
+    const RolloutBounds bounds = rollout_bounds(d);
+    max_surge_ = bounds.max_surge;
+    max_unavailable_ = bounds.max_unavailable;
     revision_annotation_ = util::annotation(d, kRevision).value_or("");
     rss_.reserve(replicasets.size());
     for (const auto& r : replicasets) {

@@ -1,6 +1,5 @@
 #include "embedded/disruption.hpp"
 
-#include <cmath>
 #include <map>
 #include <set>
 
@@ -8,6 +7,7 @@
 
 #include "embedded/controllers_util.hpp"
 #include "embedded/store.hpp"
+#include "gpupool/rollout.hpp"
 
 namespace gpupool::embedded {
 
@@ -31,16 +31,6 @@ bool healthy(const json::object& pod) {
       object_at(pod, {"status"}) ? object_at(pod, {"status"})->if_contains("conditions") : nullptr;
   return string_of(util::find_condition(conds && conds->is_array() ? &conds->as_array() : nullptr, "Ready"),
                    "status") == "True";
-}
-
-// intstr.GetScaledValueFromIntOrPercent(v, total, roundUp=true).
-std::int64_t scaled(const json::value& v, std::int64_t total) {
-  if (v.is_int64()) return v.as_int64();
-  if (!v.is_string()) return 0;
-  std::string s(v.as_string());
-  if (s.empty() || s.back() != '%') return 0;
-  s.pop_back();
-  return static_cast<std::int64_t>(std::ceil(static_cast<double>(std::stoll(s)) * static_cast<double>(total) / 100.0));
 }
 
 }  // namespace
@@ -107,13 +97,13 @@ void DisruptionController::sync(const std::string& ns, const std::string& name) 
   std::int64_t expected = 0, desired = 0;
   if (max_unavailable && !max_unavailable->is_null()) {
     expected = expected_scale();
-    desired = std::max<std::int64_t>(0, expected - scaled(*max_unavailable, expected));
+    desired = std::max<std::int64_t>(0, expected - scaled_int_or_percent(max_unavailable, "", expected, true));
   } else if (min_available && min_available->is_int64()) {
     desired = min_available->as_int64();
     expected = static_cast<std::int64_t>(pods.size());
   } else if (min_available && min_available->is_string()) {
     expected = expected_scale();
-    desired = scaled(*min_available, expected);
+    desired = scaled_int_or_percent(min_available, "", expected, true);
   }
   // buildDisruptedPodMap: the pods an eviction took a disruption for stay counted as disrupted
   // (not healthy) until they are being deleted, for at most DeletionTimeout (2 minutes).

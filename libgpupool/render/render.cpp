@@ -578,6 +578,13 @@ json::object render_deployment(const Context& c) {
   json::object spec;
   spec["replicas"] = c.w.replicas.workers;
   spec["selector"] = selector(c, "workload");
+  // Pods with GPUs are replaced one at a time, the old pod stopped first (maxSurge 0,
+  // maxUnavailable 1): the default RollingUpdate (25% each: maxSurge 1, maxUnavailable 0 for up to
+  // 3 replicas) starts the new pod first, which a cluster whose GPUs or GPU quota the old pods
+  // hold can never place, and `kubectl rollout restart` or a new image then waits for ever.
+  if (c.uses_gpus)
+    spec["strategy"] = json::object{{"type", "RollingUpdate"},
+                                    {"rollingUpdate", json::object{{"maxSurge", 0}, {"maxUnavailable", 1}}}};
   spec["template"] = pod_template(c, Role::Single, "main", std::nullopt);
   if (!c.queue.empty())
     spec["template"].as_object()["metadata"].as_object()["labels"].as_object()[kQueueNameLabel] = c.queue;

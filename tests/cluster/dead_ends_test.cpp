@@ -167,3 +167,68 @@ TEST_CASE("get and explain name a Kubeflow kind no operator acts on") {
   seed.server.advance(2min);
   CHECK_FALSE(any_note(seed.admin.get("run-mpi").notes, "operator"));
 }
+
+TEST_CASE("a Deployment rollout that cannot go on: get names the pod it waits for and the fix") {
+  Seed seed;
+  const ResourceRef deployments{"apps", "v1", "deployments", "Deployment"};
+  // Every GPU of the seed taken by 3 pods of 2 GPUs, from a manifest with Kubernetes' default
+  // strategy (as kubectl apply of one's own YAML makes it): maxSurge 1, maxUnavailable 0.
+  SubmitOptions o = job("deployment", "full");
+  o.gpus = 2;
+  o.workers = 3;
+  o.tolerations = {"all"};
+  for (auto object : seed.admin.render(to_workload(o)).objects) {
+    object["spec"].as_object().erase("strategy");
+    seed.admin.client().create(deployments, "default", object);
+  }
+  seed.server.advance(5s);
+  REQUIRE(seed.admin.get("full").status == JobStatus::Running);
+  CHECK(seed.admin.get("full").notes.empty());
+  const auto new_image =
+      json::parse(R"({"spec":{"template":{"spec":{"containers":[{"name":"main","image":"busybox:2"}]}}}})");
+  seed.admin.client().patch(deployments, "default", "full", PatchType::strategic, new_image);
+  seed.server.advance(5s);
+  JobInfo info = seed.admin.get("full");
+  CAPTURE(info.to_text());
+  REQUIRE(info.notes.size() == 1);
+  CHECK(info.notes[0].rfind("deployment full is rolling out (1 of 3 pods updated) and its new pod full-", 0) == 0);
+  CHECK(info.notes[0].find("cannot be placed: 0/6 nodes are available") != std::string::npos);
+  CHECK(info.notes[0].find("Its RollingUpdate (maxSurge 1, maxUnavailable 0)") != std::string::npos);
+  CHECK(
+      info.notes[0].find(
+          R"(kubectl patch deployment full --type=merge -p '{"spec":{"strategy":{"rollingUpdate":{"maxSurge":0,"maxUnavailable":1}}}}')") !=
+      std::string::npos);
+  CHECK(any_note(seed.admin.explain("full").notes, "is rolling out"));
+  // Past progressDeadlineSeconds (600 s), the Deployment's own verdict is shown too.
+  seed.server.advance(11min);
+  info = seed.admin.get("full");
+  CHECK(any_note(info.notes, "the rollout of deployment full exceeded its progress deadline (600s): ReplicaSet "));
+  // The fix the note gives lets the rollout finish.
+  seed.admin.client().patch(
+      deployments, "default", "full", PatchType::merge,
+      json::parse(R"({"spec":{"strategy":{"rollingUpdate":{"maxSurge":0,"maxUnavailable":1}}}})"));
+  for (int i = 0; i < 10; ++i) seed.server.advance(2s);
+  info = seed.admin.get("full");
+  CAPTURE(info.to_text());
+  CHECK(info.notes.empty());
+  for (const auto& inst : info.instances) CHECK(inst.phase == "Running");
+
+  // gpupool renders a GPU Deployment old-pod-first: the same change goes through at once.
+  SubmitOptions g = job("deployment", "full2");
+  g.gpus = 2;
+  g.workers = 3;
+  g.tolerations = {"all"};
+  seed.admin.delete_job("full");
+  seed.server.advance(5s);
+  seed.admin.submit(to_workload(g));
+  seed.server.advance(5s);
+  seed.admin.client().patch(deployments, "default", "full2", PatchType::strategic, new_image);
+  for (int i = 0; i < 10; ++i) seed.server.advance(2s);
+  info = seed.admin.get("full2");
+  CAPTURE(info.to_text());
+  CHECK(info.notes.empty());
+  CHECK(info.instances.size() == 3);
+  const auto d = seed.admin.client().get(deployments, "default", "full2");
+  CHECK(d.at("status").at("updatedReplicas") == 3);
+  CHECK(d.at("status").at("availableReplicas") == 3);
+}

@@ -473,3 +473,17 @@ TEST_CASE("kubectl_name: kind.group/name as kubectl prints it, core group withou
                                          {"metadata", boost::json::object{{"name", "data"}}}}) ==
         "persistentvolumeclaim/data");
 }
+
+TEST_CASE("a Deployment with GPUs replaces its pods old-first; without GPUs it keeps Kubernetes' default") {
+  // The default RollingUpdate starts the new pod first: with GPUs (or a GPU quota) the old pods
+  // hold, it never fits and `kubectl rollout restart` waits for ever.
+  Workload w = job(WorkloadKind::Deployment);
+  w.restart_policy.reset();
+  w.resources.gpus = 2;
+  const json::object gpu = render(w, generic()).workload();
+  CHECK(gpu.at("spec").at("strategy") ==
+        json::parse(R"({"type":"RollingUpdate","rollingUpdate":{"maxSurge":0,"maxUnavailable":1}})"));
+  w.resources.gpus = 0;
+  const json::object cpu = render(w, generic()).workload();
+  CHECK(!cpu.at("spec").as_object().contains("strategy"));
+}
