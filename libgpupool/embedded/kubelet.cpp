@@ -506,8 +506,12 @@ void Kubelet::run_locally(const std::string& root, bool own_root, const std::str
 void Kubelet::schedule(const json::object& pod) {
   const std::string key = util::namespace_of(pod) + "/" + util::name_of(pod);
   std::optional<Clock::time_point> when;
+  // A node's kubelet runs the pods bound to it: none runs a pod bound to a node that is not there
+  // (it stays Pending, as on a cluster, until the node registers: on_event).
+  const std::string node = string_of(object_at(pod, {"spec"}), "nodeName");
+  const bool node_exists = !node.empty() && store_.find(store_.type("", "nodes"), "", node) != nullptr;
   std::lock_guard lk(mu_);
-  if (string_of(object_at(pod, {"spec"}), "nodeName").empty()) {
+  if (!node_exists) {
   } else if (!local_) {
     when = next_transition(pod, options_);
   } else if (const std::string phase = string_of(object_at(pod, {"status"}), "phase");
@@ -525,7 +529,66 @@ void Kubelet::schedule(const json::object& pod) {
   }
 }
 
+// A pod marked for graceful deletion (deletionTimestamp, deletionGracePeriodSeconds): the kubelet
+// stops its containers — a local run's processes get SIGTERM, then SIGKILL once the grace period
+// is over — and then deletes it with a grace of 0 (pkg/kubelet/status/status_manager.go
+// syncPod: canBeDeleted, then Delete with GracePeriodSeconds 0 and the pod's uid as precondition).
+// Simulated containers stop at once.
+void Kubelet::terminate(const json::object& pod) {
+  const std::string ns = util::namespace_of(pod), name = util::name_of(pod), uid = util::uid_of(pod);
+  const std::string key = ns + "/" + name;
+  // Only a node's own kubelet finishes the deletion: a pod bound to a node that is not there stays
+  // Terminating (kube-controller-manager's pod GC force-deletes such orphans after 40 s; not here).
+  if (!store_.find(store_.type("", "nodes"), "", string_of(object_at(pod, {"spec"}), "nodeName"))) return;
+  {
+    std::lock_guard lk(mu_);
+    if (!terminating_.insert(key).second) return;  // already stopping
+    if (auto it = due_of_.find(key); it != due_of_.end()) {
+      due_.erase({it->second, key});
+      due_of_.erase(it);
+    }
+    if (local_) local_due_.erase(key);
+  }
+  auto remove = [this, ns, name, uid, key] {
+    {
+      std::lock_guard lk(mu_);
+      terminating_.erase(key);
+    }
+    DeleteOptions o;
+    o.grace_period = 0;
+    o.precondition_uid = uid;
+    try {
+      store_.remove(store_.type("", "pods"), ns, name, o);
+    } catch (const StatusError& e) {
+      if (e.code() != 404 && e.code() != 409) throw;  // gone already, or another pod of that name
+    }
+  };
+  if (!local_) return remove();
+  const auto* g = util::object_at(pod, {"metadata"})->if_contains("deletionGracePeriodSeconds");
+  const std::int64_t grace = g && g->is_int64() ? std::max<std::int64_t>(g->as_int64(), 0) : 30;
+  local_->forget(key, std::chrono::seconds(grace), [remove] {
+    try {
+      remove();
+    } catch (const std::exception&) {
+      // The server is going away: nothing left to report to.
+    }
+  });
+}
+
 void Kubelet::on_event(const WatchEvent& e) {
+  if (e.type_info && e.type_info->group.empty() && e.type_info->resource == "nodes" && e.object &&
+      e.type == EventType::Added) {
+    // A node registering: its kubelet takes up the pods already bound to it.
+    ListOptions o;
+    o.fields = FieldSelector::parse("spec.nodeName=" + util::name_of(*e.object));
+    for (const auto& p : store_.list(store_.type("", "pods"), "", o).items) {
+      if (object_at(*p, {"metadata"})->contains("deletionTimestamp"))
+        terminate(*p);
+      else
+        schedule(*p);
+    }
+    return;
+  }
   if (!e.type_info || e.type_info->resource != "pods" || !e.type_info->group.empty() || !e.object) return;
   if (e.type == EventType::Deleted) {
     const std::string key = util::namespace_of(*e.object) + "/" + util::name_of(*e.object);
@@ -537,10 +600,16 @@ void Kubelet::on_event(const WatchEvent& e) {
     pod_ips_.erase(key);
     if (local_) {
       local_due_.erase(key);
-      // The pod's terminationGracePeriodSeconds (default 30) between SIGTERM and SIGKILL.
+      // Removed without a graceful deletion first (a grace of 0, a forced delete): its processes
+      // get the pod's terminationGracePeriodSeconds (default 30) between SIGTERM and SIGKILL.
       const auto grace = util::int_of(object_at(*e.object, {"spec"}), "terminationGracePeriodSeconds", 30);
       local_->forget(key, std::chrono::seconds(std::max<std::int64_t>(grace, 0)));
     }
+    return;
+  }
+  if (const json::object* md = object_at(*e.object, {"metadata"});
+      md && md->contains("deletionTimestamp") && !string_of(object_at(*e.object, {"spec"}), "nodeName").empty()) {
+    terminate(*e.object);
     return;
   }
   schedule(*e.object);
@@ -587,6 +656,7 @@ std::size_t Kubelet::sync() {
       if (!current) break;
       const std::string node = string_of(object_at(*current, {"spec"}), "nodeName");
       if (node.empty()) break;
+      if (object_at(*current, {"metadata"})->contains("deletionTimestamp")) break;  // being stopped: terminate()
       NodeAddress where{node, "", ""};
       if (auto n = store_.find(nodes, "", node))
         if (const json::array* addrs = util::array_at(*n, {"status"}, "addresses"))

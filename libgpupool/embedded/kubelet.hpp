@@ -163,6 +163,7 @@ class Kubelet {
   struct Follower;
   void on_event(const WatchEvent& e);
   void schedule(const json::object& pod);
+  void terminate(const json::object& pod);
   std::string pod_ip_for(const std::string& node, const std::string& key);
   void feed_followers();
   std::vector<LogLine> lines_of(const json::object& pod, const LogOptions& options) const;
@@ -183,6 +184,7 @@ class Kubelet {
   // process exit makes the pod due at once).
   std::unique_ptr<LocalRuntime> local_;
   std::map<std::string, std::optional<Clock::time_point>> local_due_;
+  std::set<std::string> terminating_;  // pods being stopped for a graceful deletion (terminate())
 };
 
 }  // namespace gpupool::embedded

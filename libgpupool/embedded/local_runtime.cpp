@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -1147,10 +1148,14 @@ std::optional<json::object> LocalRuntime::status(const json::object& pod, const 
   return status;
 }
 
-void LocalRuntime::forget(const std::string& key, std::chrono::seconds grace) {
-  std::lock_guard lk(mu_);
+void LocalRuntime::forget(const std::string& key, std::chrono::seconds grace, std::function<void()> stopped) {
+  std::unique_lock lk(mu_);
   auto it = pods_.find(key);
-  if (it == pods_.end()) return;
+  if (it == pods_.end()) {
+    lk.unlock();
+    if (stopped) stopped();
+    return;
+  }
   std::vector<pid_t> groups;
   for (auto* list : {&it->second->inits, &it->second->mains})
     for (auto& c : *list)
@@ -1160,10 +1165,17 @@ void LocalRuntime::forget(const std::string& key, std::chrono::seconds grace) {
     fs::remove(root_ + "/hosts/" + h, ec);
   }
   pods_.erase(it);
+  if (groups.empty()) {
+    lk.unlock();
+    if (stopped) stopped();
+    return;
+  }
+  // The last group's thread to finish reports the pod stopped.
+  auto left = std::make_shared<std::atomic<std::size_t>>(groups.size());
   for (pid_t g : groups) {
     ::kill(-g, SIGTERM);
     // SIGKILL after the grace period unless the group leader has gone (pidfd readable) first.
-    threads_.emplace_back([this, g, grace] {
+    threads_.emplace_back([this, g, grace, left, stopped] {
       const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, g, 0));
       if (pidfd >= 0) {
         ::pollfd f{pidfd, POLLIN, 0};
@@ -1180,6 +1192,13 @@ void LocalRuntime::forget(const std::string& key, std::chrono::seconds grace) {
         ::close(pidfd);
       }
       ::kill(-g, SIGKILL);  // the rest of the group (and the leader, if it ignored SIGTERM)
+      if (left->fetch_sub(1) == 1 && stopped) {
+        {
+          std::lock_guard l(mu_);
+          if (stopping_) return;
+        }
+        stopped();
+      }
     });
   }
   // The reaper of each process still waits for it; it finds no pod and stops there.

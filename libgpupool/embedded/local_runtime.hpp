@@ -61,8 +61,10 @@ class LocalRuntime {
   /// status it has is right). `next_due` is set to the next restart time, if any.
   std::optional<json::object> status(const json::object& pod, const NodeAddress& where, Clock::time_point now,
                                      std::optional<Clock::time_point>& next_due);
-  /// The pod is gone: SIGTERM to its process groups, SIGKILL after `grace`.
-  void forget(const std::string& key, std::chrono::seconds grace);
+  /// The pod is gone or being deleted: SIGTERM to its process groups, SIGKILL after `grace`.
+  /// `stopped` (if set) is called once every group has ended or been killed: at once when none
+  /// runs, else from the thread that waited (never after shutdown() began).
+  void forget(const std::string& key, std::chrono::seconds grace, std::function<void()> stopped = {});
 
   /// The lines a container attempt printed (the pod's log file), or nullopt when this pod never ran
   /// here. `previous`: the attempt before the current one.

@@ -262,6 +262,25 @@ void bump_generation(json::object& md) {
     md["generation"] = g->as_int64() + 1;
 }
 
+bool is_pod(const ResourceType& t) { return t.group.empty() && t.resource == "pods"; }
+
+// The grace period a pod's deletion gets (registry/core/pod/strategy.go CheckGracefulDelete): the
+// request's, else spec.terminationGracePeriodSeconds (30 when unset, the default); 0 for a pod on
+// no node or one that has finished.
+std::int64_t pod_deletion_grace(const json::object& pod, std::optional<std::int64_t> requested) {
+  static const json::object kNone;
+  const json::object* spec = util::object_at(pod, {"spec"});
+  if (!spec) spec = &kNone;
+  std::int64_t grace = 30;
+  if (requested)
+    grace = *requested;
+  else if (const auto* g = spec->if_contains("terminationGracePeriodSeconds"); g && g->is_int64())
+    grace = g->as_int64();
+  const std::string phase = util::string_of(util::object_at(pod, {"status"}), "phase");
+  if (str(*spec, "nodeName").empty() || phase == "Succeeded" || phase == "Failed") grace = 0;
+  return std::max<std::int64_t>(grace, 0);
+}
+
 bool has_finalizer(const json::object& md, std::string_view f) {
   if (const auto* fs = md.if_contains("finalizers"); fs && fs->is_array())
     for (const auto& v : fs->as_array())
@@ -1098,7 +1117,7 @@ json::object Store::mutate(const ResourceType& t, std::string_view ns, std::stri
 // Here the GC runs synchronously under the store's lock, so what a test observes after delete
 // returns is what a real cluster converges to.
 bool Store::delete_locked_recursive(const ResourceType& t, const std::string& ns, const std::string& name,
-                                    Propagation p) {
+                                    Propagation p, std::optional<std::int64_t> grace) {
   auto& objs = impl_->objects(t);
   auto it = objs.find({ns, name});
   if (it == objs.end()) return true;
@@ -1138,6 +1157,38 @@ bool Store::delete_locked_recursive(const ResourceType& t, const std::string& ns
     if (!fs.is_array()) fs = json::array{};
     fs.as_array().push_back(json::value(kForegroundDeletion));
     changed = true;
+  }
+  // A pod on a node is deleted gracefully (rest.BeforeDelete): marked with deletionTimestamp (now
+  // plus its grace period) and deletionGracePeriodSeconds, and left for its kubelet, which stops
+  // its containers and deletes it with a grace of 0. Once marked, only a shorter grace period
+  // changes anything (a request without one leaves the deletion pending); 0 removes it.
+  if (is_pod(t)) {
+    const auto* ts = md.if_contains("deletionTimestamp");
+    const auto* cur = md.if_contains("deletionGracePeriodSeconds");
+    const std::int64_t current = cur && cur->is_int64() ? cur->as_int64() : 0;
+    if (ts && current > 0) {
+      if (!grace || *grace >= current) return false;
+      Clock::time_point at{};
+      parse_rfc3339(ts->is_string() ? std::string(ts->as_string()) : std::string(), at);
+      md["deletionTimestamp"] = to_rfc3339(at - std::chrono::seconds(current) + std::chrono::seconds(*grace));
+      md["deletionGracePeriodSeconds"] = *grace;
+      changed = *grace > 0 || has_finalizers(md);
+    } else if (!ts) {
+      const std::int64_t g = pod_deletion_grace(*old, grace);
+      if (g > 0) {
+        md["deletionTimestamp"] = to_rfc3339(clock_.now() + std::chrono::seconds(g));
+        md["deletionGracePeriodSeconds"] = g;
+        bump_generation(md);
+        changed = true;
+      }
+    }
+    if (changed && !has_finalizers(md)) {
+      md["resourceVersion"] = std::to_string(++impl_->rv);
+      auto stored = std::make_shared<const json::object>(std::move(next));
+      impl_->put(t, {ns, name}, stored);
+      commit_event(EventType::Modified, t, stored, old);
+      return false;
+    }
   }
   if (!has_finalizers(md)) {
     erase_locked(t, ns, name, old);
@@ -1274,7 +1325,19 @@ json::object Store::remove(const ResourceType& t, std::string_view ns, std::stri
     const json::object view = [&] {
       json::object v = result;
       auto& vmd = metadata_of(v);
-      if (vmd.contains("deletionTimestamp")) return v;
+      if (vmd.contains("deletionTimestamp")) {
+        // Already marked: only a shorter grace period changes a pod's (delete_locked_recursive).
+        const auto* g = vmd.if_contains("deletionGracePeriodSeconds");
+        const std::int64_t current = g && g->is_int64() ? g->as_int64() : 0;
+        if (is_pod(t) && current > 0 && o.grace_period && *o.grace_period < current) {
+          Clock::time_point at{};
+          parse_rfc3339(str(vmd, "deletionTimestamp"), at);
+          const std::int64_t grace = std::max<std::int64_t>(*o.grace_period, 0);
+          vmd["deletionTimestamp"] = to_rfc3339(at - std::chrono::seconds(current) + std::chrono::seconds(grace));
+          vmd["deletionGracePeriodSeconds"] = grace;
+        }
+        return v;
+      }
       const Propagation p = o.propagation != Propagation::Default ? o.propagation
                             : t.orphan_by_default                 ? Propagation::Orphan
                                                                   : Propagation::Background;
@@ -1291,20 +1354,10 @@ json::object Store::remove(const ResourceType& t, std::string_view ns, std::stri
         vmd.erase("finalizers");
       else
         vmd["finalizers"] = finalizers;
-      std::int64_t grace = 0;
-      const bool pod = t.group.empty() && t.resource == "pods";
-      static const json::object kNoSpec;
-      const json::object* spec = util::object_at(v, {"spec"});
-      if (!spec) spec = &kNoSpec;
-      if (pod && !str(*spec, "nodeName").empty()) {
-        grace = o.grace_period.value_or(30);
-        if (!o.grace_period)
-          if (const auto* g = spec->if_contains("terminationGracePeriodSeconds"); g && g->is_int64())
-            grace = g->as_int64();
-        grace = std::max<std::int64_t>(grace, 0);
-      }
+      const bool pod = is_pod(t);
+      const std::int64_t grace = pod ? pod_deletion_grace(v, o.grace_period) : 0;
       if (pod || !finalizers.empty()) {
-        vmd["deletionTimestamp"] = to_rfc3339(clock_.now());
+        vmd["deletionTimestamp"] = to_rfc3339(clock_.now() + std::chrono::seconds(grace));
         vmd["deletionGracePeriodSeconds"] = grace;
         bump_generation(vmd);
       }
@@ -1324,10 +1377,12 @@ json::object Store::remove(const ResourceType& t, std::string_view ns, std::stri
         std::vector<std::string> names;
         for (auto oi = tobjs.lower_bound({std::string(name), ""}); oi != tobjs.end() && oi->first.first == name; ++oi)
           names.push_back(oi->first.second);
-        for (const auto& n : names) delete_locked_recursive(*tp, std::string(name), n, Propagation::Background);
+        // (At once, pods too: the namespace itself goes at once here, difference 33.)
+        for (const auto& n : names)
+          delete_locked_recursive(*tp, std::string(name), n, Propagation::Background, std::int64_t{0});
       }
     }
-    const bool erased = delete_locked_recursive(t, std::string(ns), std::string(name), o.propagation);
+    const bool erased = delete_locked_recursive(t, std::string(ns), std::string(name), o.propagation, o.grace_period);
     if (!erased) {
       result = *impl_->objects(t).at(key);  // still there: what it looks like now (deletionTimestamp set)
       if (deleted) *deleted = false;

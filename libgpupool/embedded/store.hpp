@@ -392,7 +392,9 @@ class Store {
   void dispatch();
   void sync_journal();
   /// true when the object is gone (removed now or absent), false while finalizers hold it.
-  bool delete_locked_recursive(const ResourceType& t, const std::string& ns, const std::string& name, Propagation p);
+  /// `grace`: a pod's requested grace period (DeleteOptions.gracePeriodSeconds; none: its own).
+  bool delete_locked_recursive(const ResourceType& t, const std::string& ns, const std::string& name, Propagation p,
+                               std::optional<std::int64_t> grace = std::nullopt);
   void gc_foreground_locked(const std::string& owner_uid);
   /// Removes an object (a DELETED event carrying `last`), then runs the GC for its dependents and owners.
   void erase_locked(const ResourceType& t, const std::string& ns, const std::string& name,

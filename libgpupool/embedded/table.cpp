@@ -161,6 +161,14 @@ json::array pod_row(const json::value& o, Clock::time_point now) {
       else if (!term.empty())
         reason = term;
     }
+  // A pod marked for deletion: Terminating until it has finished (Unknown on a lost node).
+  if (value_at(o, {"metadata", "deletionTimestamp"})) {
+    const std::string phase = s(o, {"status", "phase"});
+    if (s(o, {"status", "reason"}) == "NodeLost")
+      reason = "Unknown";
+    else if (phase != "Succeeded" && phase != "Failed")
+      reason = "Terminating";
+  }
   return {s(o, {"metadata", "name"}),
           fmt::format("{}/{}", ready, total),
           reason,

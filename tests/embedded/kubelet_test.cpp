@@ -272,3 +272,34 @@ TEST_CASE("pod logs: several containers need a name; previous shows the last att
   CHECK(prev.find("exiting with code 1") != std::string::npos);
   CHECK(c.kubelet.logs("default", "crash", {}).find("exiting") == std::string::npos);
 }
+
+TEST_CASE("kubelet: only a node that exists runs its pods; a deleted pod is stopped, then removed") {
+  Cluster c;
+  const auto& nodes = c.store.type("", "nodes");
+  // Bound to a node not registered yet: no kubelet reports it.
+  c.store.create(c.pods, "default", parse_obj(R"({"metadata":{"name":"early"},"spec":{"nodeName":"late-node",
+      "containers":[{"name":"main","image":"busybox"}]}})"));
+  c.clock.advance(5s);
+  c.kubelet.sync();
+  CHECK(at(c.pod("early"), "status.hostIP").empty());  // (phase Pending from its create)
+  // Deleted meanwhile, it stays Terminating: no kubelet confirms it.
+  c.store.remove(c.pods, "default", "early");
+  CHECK(!at(c.pod("early"), "metadata.deletionTimestamp").empty());
+  // The node registers: its kubelet takes the pod up and finishes the deletion.
+  auto node = gpupool::Topology::builtin("seed").nodes.back();
+  node.name = "late-node";
+  c.store.create(nodes, "", node.to_node_object(c.clock.now()));
+  c.kubelet.sync();
+  CHECK(!c.store.find(c.pods, "default", "early"));
+
+  // A pod on a registered node: watchers see it marked (MODIFIED), then gone (DELETED).
+  c.run("p", R"({})");
+  std::vector<std::string> seen;
+  const auto sub = c.store.subscribe([&](const WatchEvent& e) {
+    if (e.type_info == &c.pods) seen.push_back(std::string(to_string(e.type)));
+  });
+  c.store.remove(c.pods, "default", "p");
+  c.store.unsubscribe(sub);
+  CHECK(seen == std::vector<std::string>{"MODIFIED", "DELETED"});
+  CHECK(!c.store.find(c.pods, "default", "p"));
+}

@@ -273,6 +273,7 @@ TEST_CASE(
 
   // discover_hosts.sh lists the Running workers, as they start.
   Kubelet kubelet{store, clock, KubeletOptions{}};
+  store.create(store.type("", "nodes"), "", parse_obj(R"({"metadata":{"name":"n1"}})"));  // its node's kubelet
   for (const auto& p : store.list(store.type("", "pods"), "default").items)
     store.mutate(
         store.type("", "pods"), "default", field_value(*p, "metadata.name"),

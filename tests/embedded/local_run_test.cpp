@@ -332,3 +332,24 @@ TEST_CASE("run mode container: the podman argv runs the image with the env, volu
   CHECK(container_run_argv("docker", "n", args_only, {}, {}) ==
         std::vector<std::string>{"docker", "run", "--rm", "--network", "host", "--name", "n", "busybox", "echo", "hi"});
 }
+
+TEST_CASE("local run: a deleted pod stays Terminating while its process stops, then is removed") {
+  // Graceful deletion (rest.BeforeDelete, the kubelet's status manager): the pod is marked with
+  // deletionTimestamp (now + its grace period) and deletionGracePeriodSeconds, its process gets
+  // SIGTERM, and only once it has exited does the kubelet delete the pod (grace 0) — the guide's
+  // "copy results back" after SIGTERM finishes while the pod is still there.
+  LocalCluster c;
+  const std::string saved = c.root + "/saved";
+  c.run("stager", container_spec(R"("command":["sh","-c","trap 'sleep 1; echo results > )" + saved +
+                                 R"(; exit 0' TERM; echo ready; while true; do sleep 0.05; done"])") +
+                      R"(,"terminationGracePeriodSeconds":20)");
+  REQUIRE(c.wait([&] { return c.phase("stager") == "Running" && c.log("stager").find("ready") != std::string::npos; }));
+  const json::object answer = c.store.remove(c.pods, "default", "stager");
+  CHECK(answer.at("metadata").at("deletionGracePeriodSeconds") == 20);
+  const auto pod = c.store.find(c.pods, "default", "stager");
+  REQUIRE(pod);  // still there: its process has its grace period to stop in
+  CHECK(field_value(*pod, "metadata.deletionTimestamp") == to_rfc3339(c.clock.now() + std::chrono::seconds(20)));
+  CHECK(!std::filesystem::exists(saved));
+  CHECK(c.wait([&] { return !c.store.find(c.pods, "default", "stager"); }));
+  CHECK(std::filesystem::exists(saved));  // the trap ran to its end before the pod went
+}

@@ -394,6 +394,14 @@ std::string create_gpu_pod(Store& store, const std::string& name, int gpus) {
 }
 }  // namespace
 
+// A deletion that does not wait for a kubelet (none runs in these tests): a grace period of 0, as
+// `kubectl delete --force --grace-period=0`; a pod on a node is otherwise only marked.
+const DeleteOptions kNow = [] {
+  DeleteOptions o;
+  o.grace_period = 0;
+  return o;
+}();
+
 TEST_CASE("scheduler: a node changed or added updates its cache entry with the pods bound to it") {
   Clock clock = Clock::manual();
   Store store(clock);
@@ -432,7 +440,7 @@ TEST_CASE("scheduler: a node changed or added updates its cache entry with the p
   CHECK(gpu_pod("p4") == first);
   CHECK(gpu_pod("p5").empty());
   // p4 deleted: p5 takes its GPUs; a later change of that node counts p1 and p5, not p4.
-  store.remove(pods, "default", "p4");
+  store.remove(pods, "default", "p4", kNow);
   CHECK(at(store.get(pods, "default", "p5"), "spec.nodeName") == first);
   store.mutate(nodes, "", first, [](json::object& n) {
     n["metadata"].as_object()["labels"] = json::object{{"pool", "b"}};
@@ -460,18 +468,18 @@ TEST_CASE("scheduler: pods deleted in any order from a node's cache entry leave 
   };
   for (const char* p : {"p1", "p2", "p3", "p4", "p5"}) REQUIRE(gpu_pod(p) == "n1");
   CHECK(gpu_pod("full-1").empty());
-  store.remove(pods, "default", "full-1");
-  store.remove(pods, "default", "p1");  // the first of the list
-  store.remove(pods, "default", "p5");  // now the last
-  store.remove(pods, "default", "p3");  // one in the middle
-  relabel("a");                         // rebuilt from p2 and p4: 3 of 5 GPUs free
+  store.remove(pods, "default", "full-1", kNow);
+  store.remove(pods, "default", "p1", kNow);  // the first of the list
+  store.remove(pods, "default", "p5", kNow);  // now the last
+  store.remove(pods, "default", "p3", kNow);  // one in the middle
+  relabel("a");                               // rebuilt from p2 and p4: 3 of 5 GPUs free
   CHECK(gpu_pod("q1") == "n1");
   CHECK(gpu_pod("q2") == "n1");
   CHECK(gpu_pod("q3") == "n1");
   CHECK(gpu_pod("full-2").empty());
-  store.remove(pods, "default", "full-2");
-  store.remove(pods, "default", "q2");
-  store.remove(pods, "default", "p2");
+  store.remove(pods, "default", "full-2", kNow);
+  store.remove(pods, "default", "q2", kNow);
+  store.remove(pods, "default", "p2", kNow);
   relabel("b");  // p4, q1, q3 left: 2 free
   CHECK(gpu_pod("r1") == "n1");
   CHECK(gpu_pod("r2") == "n1");

@@ -599,3 +599,62 @@ TEST_CASE("label selectors read an object's labels in place as they read the cop
   CHECK(matched > 0);
   CHECK(matched < static_cast<int>(objects.size() * selectors.size()));
 }
+
+TEST_CASE("delete: a pod on a node is deleted gracefully; a shorter grace period, 0, and pods that go at once") {
+  // rest.BeforeDelete and the pod strategy's CheckGracefulDelete: no kubelet runs here, so a pod
+  // on a node stays marked (Terminating), as on a cluster whose kubelet is gone.
+  Clock clock = Clock::manual();
+  Store s(clock);
+  s.create(s.type("", "namespaces"), "", obj(R"({"metadata":{"name":"default"}})"));
+  const auto& pods = s.type("", "pods");
+  auto pod = [&](const char* name, const char* extra) {
+    s.create(pods, "default",
+             obj(std::string(R"({"metadata":{"name":")") + name + R"("},"spec":{)" + extra +
+                 R"("containers":[{"name":"c","image":"busybox"}]}})"));
+  };
+  pod("bound", R"("nodeName":"n1",)");
+  std::vector<std::string> seen;
+  const auto sub = s.subscribe([&](const WatchEvent& e) {
+    if (e.type_info == &pods) seen.push_back(std::string(to_string(e.type)));
+  });
+  bool deleted = true;
+  const json::object answer = s.remove(pods, "default", "bound", {}, &deleted);
+  CHECK_FALSE(deleted);
+  const auto marked = s.find(pods, "default", "bound");
+  REQUIRE(marked);
+  CHECK(field_value(*marked, "metadata.deletionTimestamp") == to_rfc3339(clock.now() + std::chrono::seconds(30)));
+  CHECK(marked->at("metadata").at("deletionGracePeriodSeconds") == 30);
+  CHECK(answer.at("metadata").at("deletionTimestamp") == marked->at("metadata").at("deletionTimestamp"));
+  CHECK(seen == std::vector<std::string>{"MODIFIED"});
+  // Again without a grace period: still pending, nothing written.
+  s.remove(pods, "default", "bound");
+  CHECK(seen.size() == 1);
+  // A shorter one moves the deadline back by the difference.
+  DeleteOptions shorter;
+  shorter.grace_period = 10;
+  s.remove(pods, "default", "bound", shorter);
+  CHECK(field_value(*s.find(pods, "default", "bound"), "metadata.deletionTimestamp") ==
+        to_rfc3339(clock.now() + std::chrono::seconds(10)));
+  CHECK(s.find(pods, "default", "bound")->at("metadata").at("deletionGracePeriodSeconds") == 10);
+  // 0 (what the kubelet sends once the containers stopped, or --force --grace-period=0) removes it.
+  DeleteOptions now;
+  now.grace_period = 0;
+  s.remove(pods, "default", "bound", now, &deleted);
+  CHECK(deleted);
+  CHECK(!s.find(pods, "default", "bound"));
+  CHECK(seen == std::vector<std::string>{"MODIFIED", "MODIFIED", "DELETED"});
+  s.unsubscribe(sub);
+  // A pod on no node, and one that has finished, go at once.
+  pod("pending", "");
+  s.remove(pods, "default", "pending");
+  CHECK(!s.find(pods, "default", "pending"));
+  pod("done", R"("nodeName":"n1",)");
+  s.mutate(
+      pods, "default", "done",
+      [](json::object& p) {
+        p["status"] = json::object{{"phase", "Succeeded"}};
+      },
+      {}, "status");
+  s.remove(pods, "default", "done");
+  CHECK(!s.find(pods, "default", "done"));
+}

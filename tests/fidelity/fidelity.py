@@ -2502,6 +2502,44 @@ SCENARIOS["rolling"] = (
        (["rollout", "status", "deployment/slow", "--timeout=10s"], None)]
 )
 
+# Graceful deletion of pods (rest.BeforeDelete, the pod strategy's CheckGracefulDelete): a pod bound
+# to a node is marked (deletionTimestamp now + its grace period, deletionGracePeriodSeconds) and
+# shown Terminating until its node's kubelet deletes it; the node here does not exist, so no kubelet
+# ever does, on either server. Only a shorter grace period changes the mark; --force
+# --grace-period=0 removes it; a finished pod and one on no node go at once.
+def _bound_pod(name, extra=None):
+    spec = dict({"nodeName": "graceful-fid-nowhere", "containers": [{"name": "c", "image": "busybox"}]}, **(extra or {}))
+    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec})
+
+
+_GRACE = "jsonpath={.metadata.deletionGracePeriodSeconds} {.metadata.deletionTimestamp}"
+SCENARIOS["graceful"] = [
+    (["create", "-f", "-"], _bound_pod("g1")),
+    (["create", "-f", "-"], _bound_pod("g2", {"terminationGracePeriodSeconds": 5})),
+    (["create", "-f", "-"], _bound_pod("g3")),
+    (["create", "-f", "-"], pod("g4", C_NONE)),
+    (["delete", "pod", "g1", "--wait=false"], None),
+    (["get", "pod", "g1", "-o", _GRACE], None),
+    (["get", "pods", "g1"], None),
+    (["delete", "pod", "g1", "--wait=false", "--grace-period=60"], None),
+    (["get", "pod", "g1", "-o", _GRACE], None),
+    (["delete", "pod", "g1", "--wait=false", "--grace-period=10"], None),
+    (["get", "pod", "g1", "-o", _GRACE], None),
+    (["delete", "pod", "g1", "--force", "--grace-period=0"], None),
+    (["get", "pod", "g1"], None),
+    (["delete", "pod", "g2", "--wait=false"], None),
+    (["get", "pod", "g2", "-o", _GRACE], None),
+    (["delete", "pod", "g2", "--wait=false", "--grace-period=0"], None),
+    (["get", "pod", "g2", "-o", "name"], None),
+    (["patch", "pod", "g3", "--subresource=status", "--type=merge", "-p", '{"status":{"phase":"Succeeded"}}', "-o", "name"],
+     None),
+    (["delete", "pod", "g3", "--wait=false"], None),
+    (["get", "pod", "g3", "-o", "name"], None),
+    (["delete", "pod", "g4", "--wait=false"], None),
+    (["get", "pod", "g4", "-o", "name"], None),
+    (["delete", "pod", "g2", "--force", "--grace-period=0"], None),
+]
+
 # Discovery as kubectl api-resources shows it: a custom resource's verbs in apiextensions-apiserver's
 # order, the CRD kind's category, and namespaces without deletecollection (a 405, after authorization).
 SCENARIOS["discovery"] = [
