@@ -45,4 +45,10 @@ bool parse_rfc3339(const std::string& text, Clock::time_point& out) {
   }
 }
 
+std::optional<Clock::time_point> time_from_rfc3339(const std::string& text) {
+  Clock::time_point t;
+  if (text.empty() || !parse_rfc3339(text, t)) return std::nullopt;
+  return t;
+}
+
 }  // namespace gpupool::embedded

@@ -62,5 +62,7 @@ std::string to_rfc3339_micro(Clock::time_point t);
 /// Parses "YYYY-MM-DDTHH:MM:SS[.frac](Z|±HH:MM)" into `out`; returns false (and leaves `out`
 /// alone) when the text is not of that form.
 bool parse_rfc3339(const std::string& text, Clock::time_point& out);
+/// The same, nullopt when the text is not of that form (or empty).
+std::optional<Clock::time_point> time_from_rfc3339(const std::string& text);
 
 }  // namespace gpupool::embedded

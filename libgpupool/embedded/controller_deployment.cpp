@@ -57,12 +57,6 @@ std::optional<std::int64_t> parse_int(const std::string& s) {
   return v;
 }
 
-std::optional<Clock::time_point> time_of(const std::string& text) {
-  Clock::time_point t;
-  if (!parse_rfc3339(text, t)) return std::nullopt;
-  return t;
-}
-
 constexpr std::string_view kRevision = "deployment.kubernetes.io/revision";
 constexpr std::string_view kRevisionHistory = "deployment.kubernetes.io/revision-history";
 constexpr std::string_view kDesired = "deployment.kubernetes.io/desired-replicas";
@@ -759,7 +753,7 @@ class DeploymentSync {
     const json::object* cond = util::find_condition(&conditions, "Progressing");
     if (!cond || string_of(cond, "reason") == "NewReplicaSetAvailable") return false;
     if (string_of(cond, "reason") == "ProgressDeadlineExceeded") return true;
-    const auto from = time_of(string_of(cond, "lastUpdateTime"));
+    const auto from = time_from_rfc3339(string_of(cond, "lastUpdateTime"));
     return from && *from + std::chrono::seconds(*progress_deadline_) < now_;
   }
   // requeueStuckDeployment: a Deployment still progressing is looked at again when its deadline
@@ -768,7 +762,7 @@ class DeploymentSync {
     const json::object* cur = util::find_condition(&conditions_, "Progressing");
     if (!progress_deadline_ || !cur) return;
     if (complete(c) || string_of(cur, "reason") == "ProgressDeadlineExceeded") return;
-    const auto from = time_of(string_of(cur, "lastUpdateTime"));
+    const auto from = time_from_rfc3339(string_of(cur, "lastUpdateTime"));
     if (!from) return;
     const auto after = *from + std::chrono::seconds(*progress_deadline_) - now_;
     if (after < std::chrono::seconds(1))

@@ -364,7 +364,7 @@ TEST_CASE("batch/v1 Job: parallelism, completions, backoffLimit, conditions") {
     auto job = w.get("batch", "jobs", r.name);
     CHECK(job.at("status").at("active").as_int64() == std::min(r.completions, r.parallelism));
     CHECK(at(job, "status.startTime") == "2024-01-01T00:00:00Z");
-    for (int i = 0; i < 12; ++i) w.advance(5s);
+    for (int i = 0; i < 30; ++i) w.advance(5s);  // (the failures' backoff: 10 s, then 20 s)
     job = w.get("batch", "jobs", r.name);
     const auto& st = job.at("status").as_object();
     CHECK((st.contains("succeeded") ? st.at("succeeded").as_int64() : 0) == r.succeeded);
@@ -375,6 +375,48 @@ TEST_CASE("batch/v1 Job: parallelism, completions, backoffLimit, conditions") {
       if (c.at("type") == r.condition) found = c.at("status") == "True" && c.at("reason") == r.reason;
     CHECK(found);
   }
+}
+
+TEST_CASE("batch/v1 Job: a failed pod's replacement waits 10 s, the next 20 s (pod failure backoff)") {
+  // job_controller.go manageJob and backoff_utils.go: 10 s after the last failure, doubled per
+  // failure since the last success, counted from when the failed pod finished.
+  World w;
+  w.store.create(w.store.type("batch", "jobs"), "default",
+                 obj(R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"flaky"},
+                   "spec":{"backoffLimit":5,"template":{"metadata":{"annotations":{
+                     "gpupool.io/simulate-duration":"3s","gpupool.io/simulate-exit-code":"1"}},
+                   "spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox"}]}}}})"));
+  const auto failed_count = [&] {
+    const auto st = w.get("batch", "jobs", "flaky").at("status").as_object();
+    return st.contains("failed") ? st.at("failed").as_int64() : 0;
+  };
+  // Advance second by second until the first failure, then count the seconds to the next pod.
+  int t = 0;
+  while (failed_count() == 0 && t < 30) {
+    w.advance(1s);
+    ++t;
+  }
+  REQUIRE(failed_count() == 1);
+  CHECK(w.pod_names().size() == 1);  // the failed pod only: the replacement waits
+  int waited = 0;
+  while (w.pod_names().size() == 1 && waited < 60) {
+    w.advance(1s);
+    ++waited;
+  }
+  CHECK(waited >= 9);
+  CHECK(waited <= 11);
+  while (failed_count() == 1 && t < 120) {
+    w.advance(1s);
+    ++t;
+  }
+  REQUIRE(failed_count() == 2);
+  waited = 0;
+  while (w.pod_names().size() == 2 && waited < 60) {
+    w.advance(1s);
+    ++waited;
+  }
+  CHECK(waited >= 19);
+  CHECK(waited <= 21);
 }
 
 TEST_CASE("batch/v1 Job managed by another controller (spec.managedBy): no pods, no status") {

@@ -2540,6 +2540,32 @@ SCENARIOS["graceful"] = [
     (["delete", "pod", "g2", "--force", "--grace-period=0"], None),
 ]
 
+# A Job's pod failure backoff (job_controller.go manageJob, backoff_utils.go): after a failure its
+# replacement waits 10 s (doubled for each failure since the last success), counted from when the
+# failed pod finished (here its creation: no kubelet reports a finish time); at backoffLimit the Job
+# fails. Each pod fails through its status, as a kubelet would report it.
+_FLAKY = json.dumps({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "flaky"}, "spec": {
+    "backoffLimit": 1, "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}})
+_FAIL = '{"status":{"phase":"Failed"}}'
+SCENARIOS["jobbackoff"] = [
+    (["create", "-f", "-"], _FLAKY),
+    (["wait", "--for=jsonpath={.status.active}=1", "--timeout=30s", "job/flaky"], None),
+    (["get", "pods", "-l", "job-name=flaky", "-o", "jsonpath={.items[0].metadata.name}"], None, "capture:P1"),
+    (["patch", "pod", "{P1}", "--subresource=status", "--type=merge", "-p", _FAIL, "-o", "name"], None),
+    (["wait", "--for=jsonpath={.status.failed}=1", "--timeout=30s", "job/flaky"], None),
+    (["get", "job", "flaky", "-o", "jsonpath=active={.status.active} failed={.status.failed}"], None),
+    (["get", "pods", "-l", "job-name=flaky", "-o", "name"], None),
+    (["wait", "--for=jsonpath={.status.active}=1", "--timeout=30s", "job/flaky"], None),
+    (["get", "pods", "-l", "job-name=flaky", "--field-selector=status.phase=Pending", "-o",
+      "jsonpath={.items[0].metadata.name}"], None, "capture:P2"),
+    (["patch", "pod", "{P2}", "--subresource=status", "--type=merge", "-p", _FAIL, "-o", "name"], None),
+    (["wait", "--for=condition=Failed", "--timeout=30s", "job/flaky"], None),
+    (["get", "job", "flaky", "-o",
+      "jsonpath=active={.status.active} failed={.status.failed} {.status.conditions[*].type} "
+      "{.status.conditions[*].reason}"], None),
+    (["get", "pods", "-l", "job-name=flaky", "-o", "name"], None, "uniq"),
+]
+
 # Discovery as kubectl api-resources shows it: a custom resource's verbs in apiextensions-apiserver's
 # order, the CRD kind's category, and namespaces without deletecollection (a 405, after authorization).
 SCENARIOS["discovery"] = [
