@@ -176,7 +176,7 @@ class DeploymentSync {
     if (object_at(d_, {"metadata"})->contains("deletionTimestamp")) {
       // syncStatusOnly
       auto [nrs, olds] = all_replicasets(false);
-      if (!aborted_) sync_deployment_status(with(olds, nrs), nrs);
+      sync_deployment_status(with(olds, nrs), nrs);
       return finish();
     }
     check_paused_conditions();
@@ -189,7 +189,6 @@ class DeploymentSync {
     bool scaling = false;
     {
       auto [nrs, olds] = all_replicasets(false);
-      if (aborted_) return finish();
       for (const Rs* rs : active_of(with(olds, nrs))) {
         const auto desired = parse_int(util::annotation(rs->obj, kDesired).value_or(""));
         if (desired && *desired != replicas_) scaling = true;
@@ -336,13 +335,11 @@ class DeploymentSync {
       const bool annotations = set_new_rs_annotations(copy, new_revision, true);
       json::object& spec = ensure_object(copy, "spec");
       const bool min_ready = int_of(&spec, "minReadySeconds", 0) != min_ready_;
+      // (isScalingEvent's call makes this update; the real controller's second call, from its
+      // informer's copy that the update made stale, then conflicts and the sync ends, to run
+      // again. Here the second call finds the update made and the sync goes on: the same
+      // writes, one sync sooner.)
       if (annotations || min_ready) {
-        if (nrs->written) {
-          // The real controller's second call starts again from its informer's copy, which the
-          // first call's write made stale: a conflict ends the sync, to be synced again.
-          aborted_ = requeue_ = true;
-          return {nrs, olds};
-        }
         if (min_ready_)
           spec["minReadySeconds"] = min_ready_;
         else
@@ -439,7 +436,6 @@ class DeploymentSync {
   // sync: scale (a scaling event, or a paused Deployment), cleanup when paused, status.
   void sync() {
     auto [nrs, olds] = all_replicasets(false);
-    if (aborted_) return;
     scale_all(nrs, olds);
     if (paused_) cleanup(olds);
     sync_deployment_status(with(olds, nrs), nrs);
@@ -522,7 +518,6 @@ class DeploymentSync {
   // ---- RollingUpdate (rolling.go) --------------------------------------------------------------
   void rollout_rolling() {
     auto [nrs, olds] = all_replicasets(true);
-    if (aborted_) return;
     const RsList all = with(olds, nrs);
     if (reconcile_new(all, *nrs)) return sync_rollout_status(all, nrs);
     if (reconcile_old(all, active_of(olds), *nrs)) return sync_rollout_status(all, nrs);
@@ -582,7 +577,6 @@ class DeploymentSync {
   // ---- Recreate (recreate.go) ------------------------------------------------------------------
   void rollout_recreate() {
     auto [nrs, olds] = all_replicasets(false);
-    if (aborted_) return;
     RsList all = with(olds, nrs);
     bool scaled_down = false;
     for (Rs* rs : active_of(olds))
@@ -591,8 +585,7 @@ class DeploymentSync {
     if (old_pods_running(olds)) return sync_rollout_status(all, nrs);
     if (!nrs) {
       std::tie(nrs, olds) = all_replicasets(true);
-      if (aborted_) return;
-      all = with(olds, nrs);
+        all = with(olds, nrs);
     }
     scale_if_needed(*nrs, replicas_);
     if (complete(counts_of(&status_))) cleanup(olds);
@@ -818,7 +811,7 @@ class DeploymentSync {
   std::unique_ptr<Rs> created_;
   std::vector<Rs*> plan_order_;
   Plan plan_;
-  bool status_written_ = false, requeue_ = false, aborted_ = false;
+  bool status_written_ = false, requeue_ = false;
 };
 
 }  // namespace
