@@ -288,6 +288,31 @@ const json::array& verbs_for(const ResourceType& t) {
   return is_builtin_group(t.group) ? builtin : custom;
 }
 
+// The subresources a resource serves, as discovery lists them (name, kind, verbs, and the group and
+// version of a kind from another group); a request for another is a 404, for another verb a 405.
+struct Subresource {
+  std::string name, kind;
+  std::vector<std::string> verbs;
+  std::string group, version;
+};
+std::vector<Subresource> subresources_of(const ResourceType& t, bool tokens) {
+  std::vector<Subresource> out;
+  if (t.has_status) out.push_back({"status", t.kind, {"get", "patch", "update"}, "", ""});
+  if (t.has_scale) out.push_back({"scale", "Scale", {"get", "patch", "update"}, "autoscaling", "v1"});
+  if (t.group.empty() && t.resource == "serviceaccounts" && tokens)
+    out.push_back({"token", "TokenRequest", {"create"}, "authentication.k8s.io", "v1"});
+  if (t.group.empty() && t.resource == "pods") {
+    out.push_back({"attach", "PodAttachOptions", {"create", "get"}, "", ""});
+    out.push_back({"binding", "Binding", {"create"}, "", ""});
+    out.push_back({"ephemeralcontainers", "Pod", {"get", "patch", "update"}, "", ""});
+    out.push_back({"eviction", "Eviction", {"create"}, "policy", "v1"});
+    out.push_back({"exec", "PodExecOptions", {"create", "get"}, "", ""});
+    out.push_back({"log", "Pod", {"get"}, "", ""});
+    out.push_back({"portforward", "PodPortForwardOptions", {"create", "get"}, "", ""});
+  }
+  return out;
+}
+
 json::object resource_list(const Store& store, std::string_view group, std::string_view version, bool tokens) {
   json::array resources;
   for (const auto* t : store.types()) {
@@ -308,30 +333,19 @@ json::object resource_list(const Store& store, std::string_view group, std::stri
       e["categories"] = std::move(cs);
     }
     resources.push_back(std::move(e));
-    auto sub = [&](const std::string& name, std::string kind, json::array verbs, const std::string& g = "",
-                   const std::string& v = "") {
-      json::object s{{"name", t->resource + "/" + name},
+    for (const auto& sub : subresources_of(*t, tokens)) {
+      json::array verbs;
+      for (const auto& v : sub.verbs) verbs.emplace_back(v);
+      json::object s{{"name", t->resource + "/" + sub.name},
                      {"singularName", ""},
                      {"namespaced", t->namespaced},
-                     {"kind", std::move(kind)},
+                     {"kind", sub.kind},
                      {"verbs", std::move(verbs)}};
-      if (!g.empty()) {
-        s["group"] = g;
-        s["version"] = v;
+      if (!sub.group.empty()) {
+        s["group"] = sub.group;
+        s["version"] = sub.version;
       }
       resources.push_back(std::move(s));
-    };
-    if (t->has_status) sub("status", t->kind, {"get", "patch", "update"});
-    if (t->has_scale) sub("scale", "Scale", {"get", "patch", "update"}, "autoscaling", "v1");
-    if (t->group.empty() && t->resource == "serviceaccounts" && tokens)
-      sub("token", "TokenRequest", {"create"}, "authentication.k8s.io", "v1");
-    if (t->group.empty() && t->resource == "pods") {
-      sub("attach", "PodAttachOptions", {"create", "get"});
-      sub("binding", "Binding", {"create"});
-      sub("eviction", "Eviction", {"create"}, "policy", "v1");
-      sub("exec", "PodExecOptions", {"create", "get"});
-      sub("log", "Pod", {"get"});
-      sub("portforward", "PodPortForwardOptions", {"create", "get"});
     }
   }
   return {{"kind", "APIResourceList"},
@@ -961,11 +975,12 @@ Response Api::dispatch(const Request& r) const {
        (verb == "patch" && r.content_type.find("apply-patch") == std::string::npos)))
     if (!store_.find(t, tg.ns, tg.name)) throw StatusError::not_found(served, tg.name);
   if (!tg.subresource.empty()) {
-    const bool ok = (tg.subresource == "status" && t.has_status) || (tg.subresource == "scale" && t.has_scale) ||
-                    (t.group.empty() && t.resource == "pods" &&
-                     (tg.subresource == "binding" || tg.subresource == "log" || tg.subresource == "eviction")) ||
-                    (t.group.empty() && t.resource == "serviceaccounts" && tg.subresource == "token" && tokens_);
-    if (!ok) throw StatusError(404, "NotFound", "the server could not find the requested resource");
+    const auto subs = subresources_of(t, tokens_);
+    const auto sub =
+        std::find_if(subs.begin(), subs.end(), [&](const Subresource& x) { return x.name == tg.subresource; });
+    if (sub == subs.end()) throw StatusError(404, "NotFound", "the server could not find the requested resource");
+    if (std::find(sub->verbs.begin(), sub->verbs.end(), verb) == sub->verbs.end())
+      throw StatusError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
   }
   Call c{r, tg, served, t, event_view, store_.clock().now(), verb, {}};
   if (verb == "get") return serve_get(c);

@@ -585,7 +585,7 @@ class DeploymentSync {
     if (old_pods_running(olds)) return sync_rollout_status(all, nrs);
     if (!nrs) {
       std::tie(nrs, olds) = all_replicasets(true);
-        all = with(olds, nrs);
+      all = with(olds, nrs);
     }
     scale_if_needed(*nrs, replicas_);
     if (complete(counts_of(&status_))) cleanup(olds);

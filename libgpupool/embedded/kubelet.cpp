@@ -281,6 +281,31 @@ std::optional<json::object> kubelet_status(const json::object& pod, const NodeAd
     statuses.push_back(std::move(cs));
   }
   status["containerStatuses"] = std::move(statuses);
+  // Ephemeral containers (kubectl debug): started once the pod runs, never ready, never restarted;
+  // a simulated one runs until its pod stops.
+  if (!containers_of(pod, "ephemeralContainers").empty()) {
+    json::array eph;
+    for (const json::object* c : containers_of(pod, "ephemeralContainers")) {
+      const std::string name = string_of(c, "name");
+      std::optional<Clock::time_point> since;  // when it was first reported running
+      if (const json::array* old = util::array_at(pod, {"status"}, "ephemeralContainerStatuses"))
+        for (const auto& o : *old)
+          if (o.is_object() && string_of(&o.as_object(), "name") == name)
+            since = time_at(object_at(o.as_object(), {"state", "running"}), "startedAt");
+      json::object cs{{"name", name},      {"image", string_of(c, "image")}, {"imageID", ""},
+                      {"restartCount", 0}, {"lastState", json::object{}},    {"ready", false}};
+      if (a.state == Attempt::State::Running) {
+        cs["state"] = json::object{{"running", json::object{{"startedAt", time_text(since.value_or(now))}}}};
+        cs["started"] = true;
+        cs["containerID"] = container_id(pod, name, 0);
+      } else {
+        cs["state"] = json::object{{"waiting", json::object{{"reason", "PodInitializing"}}}};
+        cs["started"] = false;
+      }
+      eph.push_back(std::move(cs));
+    }
+    status["ephemeralContainerStatuses"] = std::move(eph);
+  }
   if (!containers_of(pod, "initContainers").empty()) {
     json::array init;
     for (const json::object* c : containers_of(pod, "initContainers"))
@@ -388,7 +413,11 @@ std::vector<LogLine> container_log_lines(const json::object& pod, const LogOptio
   for (const json::object* c : containers_of(pod))
     if (string_of(c, "name") == container) spec_container = c;
   if (!spec_container) {
+    // (podHasContainerWithName: init and ephemeral containers are the pod's too; a simulated one
+    // prints nothing.)
     if (std::find(init_names.begin(), init_names.end(), container) != init_names.end()) return {};
+    for (const json::object* c : containers_of(pod, "ephemeralContainers"))
+      if (string_of(c, "name") == container) return {};
     throw StatusError::bad_request(fmt::format("container {} is not valid for pod {}", container, pod_name));
   }
   if (string_of(object_at(pod, {"spec"}), "nodeName").empty()) return {};  // not scheduled: no logs yet
@@ -514,6 +543,10 @@ void Kubelet::schedule(const json::object& pod) {
   if (!node_exists) {
   } else if (!local_) {
     when = next_transition(pod, options_);
+    // An ephemeral container added (kubectl debug) is reported at the next sync.
+    const auto eph = containers_of(pod, "ephemeralContainers");
+    const json::array* reported = util::array_at(pod, {"status"}, "ephemeralContainerStatuses");
+    if (!eph.empty() && (!reported || reported->size() != eph.size())) when = Clock::time_point{};
   } else if (const std::string phase = string_of(object_at(pod, {"status"}), "phase");
              phase != "Succeeded" && phase != "Failed") {
     auto it = local_due_.find(key);

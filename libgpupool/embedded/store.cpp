@@ -975,7 +975,25 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
     if (want_rv != 0 && std::to_string(want_rv) != str_view(old_md, "resourceVersion"))
       throw StatusError::conflict(t, name);
     json::object next;
-    if (subresource == "status") {
+    if (subresource == "ephemeralcontainers") {
+      // registry/core/pod/strategy.go dropNonEphemeralContainerUpdates: the stored pod, with the
+      // body's name, namespace, resourceVersion, uid and spec.ephemeralContainers only.
+      next = *old;
+      auto& nmd = metadata_of(next);
+      for (const char* k : {"name", "namespace", "resourceVersion", "uid"})
+        if (const auto* v = md.if_contains(k))
+          nmd[k] = *v;
+        else
+          nmd.erase(k);
+      json::object& spec = util::ensure_object(next, "spec");
+      const json::value* body_spec = obj.if_contains("spec");
+      const json::value* eph =
+          body_spec && body_spec->is_object() ? body_spec->as_object().if_contains("ephemeralContainers") : nullptr;
+      if (eph && !eph->is_null())
+        spec["ephemeralContainers"] = *eph;
+      else
+        spec.erase("ephemeralContainers");
+    } else if (subresource == "status") {
       // The status endpoint changes status only (registry strategies' PrepareForUpdate).
       next = *old;
       if (const auto* st = obj.if_contains("status"))

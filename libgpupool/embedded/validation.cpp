@@ -818,7 +818,8 @@ void builtin_defaults(AdmissionRequest& r) {
   // include them. (Here on create only for most kinds; see below for the workloads.)
   // A pod's defaults come on update too: a PUT's body is decoded (and defaulted) like a create's,
   // and ValidatePodUpdate compares it with the stored pod.
-  if (core && t.resource == "pods" && r.subresource.empty() && r.operation == AdmissionRequest::Operation::Update) {
+  if (core && t.resource == "pods" && (r.subresource.empty() || r.subresource == "ephemeralcontainers") &&
+      r.operation == AdmissionRequest::Operation::Update) {
     default_pod_spec(obj_at(obj, "spec"));
     default_pod(obj);
   }
@@ -1240,7 +1241,17 @@ void builtin_validation(AdmissionRequest& r) {
   }
   object_meta_causes(md, kube, meta);
   Causes& causes = parts.spec;
-  if (r.subresource.empty()) {
+  if (r.subresource == "ephemeralcontainers" && core && t.resource == "pods" && r.old_object) {
+    // ValidatePodEphemeralContainersUpdate: validatePodMetadataAndSpec,
+    // ValidatePodSpecificAnnotationUpdates, then the ephemeral containers' own rules.
+    validate_pod_spec(spec_or_empty(obj), &md, "spec.", PodSpecOf::UpdatedPod, causes);
+    const json::value* old_md = r.old_object->if_contains("metadata");
+    const json::object& old_meta = old_md && old_md->is_object() ? old_md->as_object() : json::object{};
+    validate_pod_annotation_updates(md, old_meta, spec_or_empty(obj), causes);
+    static const json::object kNoSpec;
+    const json::object* old_spec = spec_of(*r.old_object);
+    validate_ephemeral_containers_update(old_meta, spec_or_empty(obj), old_spec ? *old_spec : kNoSpec, causes);
+  } else if (r.subresource.empty()) {
     if (core && t.resource == "pods") {
       if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())
         validate_pod_spec(spec->as_object(), &md, "spec.", create ? PodSpecOf::NewPod : PodSpecOf::UpdatedPod, causes);

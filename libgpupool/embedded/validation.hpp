@@ -53,6 +53,12 @@ void validate_pod_annotation_updates(const boost::json::object& meta, const boos
 void validate_pod_update(const boost::json::object& spec, const boost::json::object& old_spec,
                          std::vector<StatusCause>& causes);
 
+/// ValidatePodEphemeralContainersUpdate's own rules (pods/ephemeralcontainers, after the pod's
+/// spec and annotations are validated): a static (mirror) pod takes none, and every existing
+/// ephemeral container stays as it is.
+void validate_ephemeral_containers_update(const boost::json::object& old_meta, const boost::json::object& spec,
+                                          const boost::json::object& old_spec, std::vector<StatusCause>& causes);
+
 /// Two optional JSON values as Go's typed fields compare them: absent and null are one nil.
 /// (embedded/immutable.cpp)
 bool same_value(const boost::json::value* a, const boost::json::value* b);

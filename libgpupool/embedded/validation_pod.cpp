@@ -2136,6 +2136,36 @@ void validate_pod_annotation_updates(const json::object& meta, const json::objec
 // the munged spec. The Forbidden cause's go-cmp diff of the two specs is not reproduced
 // (FIDELITY.md, known difference 1). A gated pod's node selector and required node affinity may
 // only gain entries (gated_pod_mutations).
+void validate_ephemeral_containers_update(const json::object& old_meta, const json::object& spec,
+                                          const json::object& old_spec, Causes& causes) {
+  // static pods don't support ephemeral containers #113935: that error alone.
+  if (const json::object* ann = object_at(old_meta, "annotations");
+      ann && ann->contains("kubernetes.io/config.mirror")) {
+    causes.clear();
+    // (field.NewPath("") prints as "[]": an element without a name is an index.)
+    causes.push_back({"FieldValueForbidden", "Forbidden: static pods do not support ephemeral containers", "[]"});
+    return;
+  }
+  // Existing ephemeral containers may be neither removed nor changed (matched by name: a patch
+  // need not keep the order). (kube-apiserver appends cmp.Diff's rendering of the Go structs to
+  // the "changed" message; that is not reproduced.)
+  const auto now = items(spec, "ephemeralContainers");
+  for (const auto* old : items(old_spec, "ephemeralContainers")) {
+    const std::string name = string_at(*old, "name");
+    const json::object* found = nullptr;
+    for (const auto* c : now)
+      if (string_at(*c, "name") == name) found = c;
+    if (!found)
+      causes.push_back({"FieldValueForbidden",
+                        fmt::format("Forbidden: existing ephemeral containers \"{}\" may not be removed\n", name),
+                        "spec.ephemeralContainers"});
+    else if (const json::value a = *old, b = *found; !same_value(&a, &b))
+      causes.push_back({"FieldValueForbidden",
+                        fmt::format("Forbidden: existing ephemeral containers \"{}\" may not be changed\n", name),
+                        "spec.ephemeralContainers"});
+  }
+}
+
 void validate_pod_update(const json::object& spec, const json::object& old_spec, Causes& causes) {
   Errors e{causes};
   for (const char* list : {"containers", "initContainers"}) {

@@ -303,3 +303,36 @@ TEST_CASE("kubelet: only a node that exists runs its pods; a deleted pod is stop
   CHECK(seen == std::vector<std::string>{"MODIFIED", "DELETED"});
   CHECK(!c.store.find(c.pods, "default", "p"));
 }
+
+TEST_CASE("kubelet: an ephemeral container added to a running pod (kubectl debug) is reported running") {
+  Cluster c;
+  c.run("p", R"({})");
+  c.clock.advance(2s);
+  c.kubelet.sync();
+  REQUIRE(at(c.pod("p"), "status.phase") == "Running");
+  // pods/ephemeralcontainers: only spec.ephemeralContainers is taken from the body.
+  json::object next = c.pod("p");
+  next["spec"].as_object()["ephemeralContainers"] =
+      json::parse(R"([{"name":"dbg","image":"busybox","targetContainerName":"main"}])");
+  next["metadata"].as_object()["labels"] = json::object{{"ignored", "yes"}};
+  c.store.update(c.pods, "default", std::move(next), {}, "ephemeralcontainers");
+  const auto updated = c.pod("p");
+  CHECK(at(updated, "metadata.labels.ignored").empty());
+  CHECK(updated.at("spec").at("ephemeralContainers").at(0).at("imagePullPolicy") == "Always");  // defaulted
+  c.kubelet.sync();
+  const auto p = c.pod("p");
+  const auto& eph = p.at("status").at("ephemeralContainerStatuses").at(0);
+  CHECK(eph.at("name") == "dbg");
+  CHECK(eph.at("ready") == false);
+  CHECK(eph.at("state").at("running").at("startedAt") == json::value(to_rfc3339(c.clock.now())));
+  // It stays as it started: the start time is kept as the clock moves on.
+  c.clock.advance(5s);
+  c.kubelet.sync();
+  CHECK(c.pod("p").at("status").at("ephemeralContainerStatuses").at(0).at("state") == eph.at("state"));
+  // Removing it is refused.
+  json::object without = c.pod("p");
+  without["spec"].as_object().erase("ephemeralContainers");
+  CHECK(status_message([&] {
+          c.store.update(c.pods, "default", without, {}, "ephemeralcontainers");
+        }).find("existing ephemeral containers \"dbg\" may not be removed") != std::string::npos);
+}

@@ -2566,6 +2566,39 @@ SCENARIOS["jobbackoff"] = [
     (["get", "pods", "-l", "job-name=flaky", "-o", "name"], None, "uniq"),
 ]
 
+# pods/ephemeralcontainers, what `kubectl debug` patches: an ephemeral container added (defaulted,
+# targeting a container); one removed, one with fields an ephemeral container may not have, a
+# static (mirror) pod: refused; the subresource serves get, patch and update only (405 otherwise).
+# (Changing an existing one is refused too, but kube-apiserver's message then carries cmp.Diff's
+# rendering of the Go structs, which is not reproduced: FIDELITY.md difference 34.)
+_EPH = "/api/v1/namespaces/NS/pods/p1/ephemeralcontainers"
+SCENARIOS["debug"] = [
+    (["create", "-f", "-"], pod("p1", [{"name": "p1", "image": "busybox"}])),
+    (["debug", "p1", "--image=busybox", "--container=dbg", "--target=p1"], None),
+    (["get", "pod", "p1", "-o", "jsonpath={.spec.ephemeralContainers}"], None),
+    (["patch", "pod", "p1", "--subresource=ephemeralcontainers", "--type=json", "-p",
+      '[{"op":"remove","path":"/spec/ephemeralContainers/0"}]'], None),
+    (["patch", "pod", "p1", "--subresource=ephemeralcontainers", "--type=strategic", "-p",
+      '{"spec":{"ephemeralContainers":[{"name":"e2","image":"busybox","ports":[{"containerPort":80}],'
+      '"resources":{"limits":{"cpu":"1"}},"readinessProbe":{"exec":{"command":["true"]}}}]}}'], None),
+    (["patch", "pod", "p1", "--subresource=ephemeralcontainers", "--type=strategic", "-p",
+      '{"spec":{"ephemeralContainers":[{"name":"p1","image":"busybox"}]}}'], None),
+    (["patch", "pod", "p1", "--subresource=ephemeralcontainers", "--type=merge", "-o",
+      "jsonpath={.spec.ephemeralContainers[*].name} {.metadata.labels}", "-p",
+      '{"metadata":{"labels":{"x":"y"}},"spec":{"ephemeralContainers":[{"name":"dbg","image":"busybox",'
+      '"targetContainerName":"p1","imagePullPolicy":"Always","resources":{},'
+      '"terminationMessagePath":"/dev/termination-log","terminationMessagePolicy":"File"},'
+      '{"name":"e3","image":"busybox"}]}}'], None),
+    (["create", "--raw", _EPH, "-f", "-"], "{}"),
+    (["delete", "--raw", _EPH], None),
+    (["get", "pod", "p1", "-o", "name"], None),
+    (["create", "-f", "-"],
+     '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"m1","annotations":{"kubernetes.io/config.mirror":"x"}},'
+     '"spec":{"nodeName":"debug-fid-nowhere","containers":[{"name":"main","image":"busybox"}]}}'),
+    (["debug", "m1", "--image=busybox", "--container=dbg"], None),
+    (["delete", "pod", "m1", "--force", "--grace-period=0"], None),
+]
+
 # Discovery as kubectl api-resources shows it: a custom resource's verbs in apiextensions-apiserver's
 # order, the CRD kind's category, and namespaces without deletecollection (a 405, after authorization).
 SCENARIOS["discovery"] = [
