@@ -5,6 +5,7 @@
 #include "cluster/diagnose.hpp"
 
 #include "gpupool/error.hpp"
+#include "gpupool/job_backoff.hpp"
 #include "gpupool/render.hpp"
 #include "gpupool/rollout.hpp"
 #include "gpupool/time.hpp"
@@ -114,6 +115,30 @@ void rollout_notes(const StuckInput& in, std::vector<std::string>& notes) {
       name, updated, replicas, waiting, bounds.max_surge, name));
 }
 
+// A batch/v1 Job between a failed pod and its replacement (pkg/controller/job's pod failure
+// back-off, gpupool/job_backoff.hpp): nothing runs, and the reason is only a wait.
+void retry_note(const StuckInput& in, std::vector<std::string>& notes) {
+  if (const auto* conds = arr_at(in.job, {"status", "conditions"}))
+    for (const auto& c : *conds)
+      if (c.is_object() && str_at(c.as_object(), {"status"}) == "True" &&
+          (str_at(c.as_object(), {"type"}) == "Complete" || str_at(c.as_object(), {"type"}) == "Failed" ||
+           str_at(c.as_object(), {"type"}) == "Suspended"))
+        return;
+  if (int_at(in.job, {"status", "active"}).value_or(0) > 0) return;
+  std::vector<const json::object*> pods;
+  for (const auto& p : in.pods)
+    if (p.is_object()) pods.push_back(&p.as_object());
+  const JobBackoff b = job_failure_backoff(pods, in.now);
+  if (b.failures == 0 || b.remaining <= std::chrono::nanoseconds(0)) return;
+  const auto failed = int_at(in.job, {"status", "failed"}).value_or(b.failures);
+  notes.push_back(fmt::format(
+      "job {} is waiting to retry: {} of its pods failed (backoffLimit {}); the Job controller makes the next one in "
+      "{} (a back-off of {} after a failure, doubled for each further one, up to {})",
+      str_at(in.job, {"metadata", "name"}), failed, int_at(in.job, {"spec", "backoffLimit"}).value_or(6),
+      human_duration(std::chrono::duration_cast<std::chrono::seconds>(b.remaining) + std::chrono::seconds(1)),
+      human_duration(kJobPodFailureBackOff), human_duration(kMaxJobPodFailureBackOff)));
+}
+
 }  // namespace
 
 std::vector<std::string> stuck_notes(const detail::ClusterImpl& impl, const StuckInput& in) {
@@ -159,6 +184,7 @@ std::vector<std::string> stuck_notes(const detail::ClusterImpl& impl, const Stuc
   }
 
   if (in.kind == WorkloadKind::Deployment) rollout_notes(in, notes);
+  if (in.kind == WorkloadKind::Job) retry_note(in, notes);
 
   // Pods the API refused: the controller records FailedCreate with the admission plugin's words
   // (quota, LimitRange, PriorityClass, PodSecurity, a webhook, ...), each shown once.

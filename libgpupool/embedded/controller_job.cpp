@@ -4,74 +4,16 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
-#include <optional>
 #include <set>
 #include <string>
 
 #include <fmt/format.h>
 
 #include "embedded/controllers_util.hpp"
+#include "gpupool/job_backoff.hpp"
 
 namespace gpupool::embedded {
 using namespace ctrl;  // the controllers' helpers (controllers_util.hpp)
-
-namespace {
-
-// job_controller.go: DefaultJobPodFailureBackOff and MaxJobPodFailureBackOff.
-constexpr std::chrono::seconds kPodFailureBackOff{10};
-constexpr std::chrono::minutes kMaxPodFailureBackOff{10};
-
-// backoff_utils.go getFinishedTime: the last container's finishedAt, else the Ready=False
-// condition's transition, else the deletion's start, else the pod's creation.
-Clock::time_point finished_time(const json::object& pod) {
-  std::optional<Clock::time_point> latest;
-  if (const json::array* cs = util::array_at(pod, {"status"}, "containerStatuses"))
-    for (const auto& c : *cs)
-      if (c.is_object())
-        if (auto t = time_from_rfc3339(string_of(object_at(c.as_object(), {"state", "terminated"}), "finishedAt")))
-          latest = latest ? std::max(*latest, *t) : *t;
-  if (latest) return *latest;
-  if (const json::object* ready = util::find_condition(util::array_at(pod, {"status"}, "conditions"), "Ready");
-      ready && string_of(ready, "status") == "False")
-    if (auto t = time_from_rfc3339(string_of(ready, "lastTransitionTime"))) return *t;
-  const json::object* md = object_at(pod, {"metadata"});
-  if (auto t = time_from_rfc3339(string_of(md, "deletionTimestamp")))
-    return *t - std::chrono::seconds(int_of(md, "deletionGracePeriodSeconds", 0));
-  return time_from_rfc3339(string_of(md, "creationTimestamp")).value_or(Clock::time_point{});
-}
-
-// backoff_utils.go newBackoffRecord and getRemainingTime: how long new pods still wait after the
-// failures since the last success — 10 s, doubled for each further failure, at most 10 minutes,
-// counted from when the last failed pod finished.
-Clock::duration pod_failure_backoff(const Children& pods, Clock::time_point now) {
-  std::optional<Clock::time_point> last_success, last_failure;
-  for (const auto& p : pods)
-    if (phase_of(*p) == "Succeeded") {
-      const auto t = finished_time(*p);
-      last_success = last_success ? std::max(*last_success, t) : t;
-    }
-  std::int64_t failures = 0;
-  for (const auto& p : pods) {
-    if (phase_of(*p) != "Failed") continue;
-    const auto t = finished_time(*p);
-    if (last_success && t <= *last_success) continue;
-    ++failures;
-    last_failure = last_failure ? std::max(*last_failure, t) : t;
-  }
-  if (failures == 0) return Clock::duration::zero();
-  Clock::duration backoff = kPodFailureBackOff;
-  for (std::int64_t i = 1; i < failures; ++i) {
-    backoff *= 2;
-    if (backoff >= kMaxPodFailureBackOff) {
-      backoff = kMaxPodFailureBackOff;
-      break;
-    }
-  }
-  const auto elapsed = now - *last_failure;
-  return backoff < elapsed ? Clock::duration::zero() : backoff - elapsed;
-}
-
-}  // namespace
 
 Plan plan_job(const json::object& job, const Children& pods, Clock::time_point now) {
   Plan plan;
@@ -161,7 +103,13 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
       }
       const std::int64_t want_active = std::min(parallelism, completions - succeeded);
       // manageJob: pods to create wait out the failure backoff; the Job is synced again then.
-      const Clock::duration backoff = active < want_active ? pod_failure_backoff(pods, now) : Clock::duration::zero();
+      Clock::duration backoff = Clock::duration::zero();
+      if (active < want_active) {
+        std::vector<const json::object*> all;
+        for (const auto& p : pods) all.push_back(p.get());
+        backoff = std::chrono::duration_cast<Clock::duration>(
+            job_failure_backoff(all, std::chrono::time_point_cast<std::chrono::system_clock::duration>(now)).remaining);
+      }
       if (backoff > Clock::duration::zero()) plan.requeue_after = backoff;
       const std::string uid = uid_of(job);
       const json::object empty;

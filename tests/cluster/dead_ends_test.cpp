@@ -232,3 +232,31 @@ TEST_CASE("a Deployment rollout that cannot go on: get names the pod it waits fo
   CHECK(d.at("status").at("updatedReplicas") == 3);
   CHECK(d.at("status").at("availableReplicas") == 3);
 }
+
+TEST_CASE("a Job between a failed pod and its retry: get says it waits out the back-off") {
+  Seed seed;
+  const ResourceRef jobs{"batch", "v1", "jobs", "Job"};
+  SubmitOptions o = job("job", "flaky");
+  o.command = "exit 1";
+  for (auto object : seed.admin.render(to_workload(o)).objects) {
+    // The simulated kubelet's knobs: the container exits with 1 after 2 s.
+    auto& tmpl_md = object["spec"].as_object()["template"].as_object()["metadata"].as_object();
+    auto& ann = tmpl_md["annotations"];
+    if (!ann.is_object()) ann = json::object{};
+    ann.as_object()["gpupool.io/simulate-duration"] = "2s";
+    ann.as_object()["gpupool.io/simulate-exit-code"] = "1";
+    seed.admin.client().create(jobs, "default", object);
+  }
+  CHECK(seed.admin.get("flaky").notes.empty());  // running its first pod
+  seed.server.advance(5s);                       // failed at 2 s (its 2 s run)
+  JobInfo info = seed.admin.get("flaky");
+  CAPTURE(info.to_text());
+  REQUIRE(info.notes.size() == 1);
+  CHECK(info.notes[0].rfind("job flaky is waiting to retry: 1 of its pods failed (backoffLimit ", 0) == 0);
+  CHECK(info.notes[0].find("makes the next one in 8s") != std::string::npos);  // 10 s after 2 s, at 5 s: 7 s + 1
+  seed.server.advance(8s);                                                     // the retry is made: nothing to explain
+  info = seed.admin.get("flaky");
+  CAPTURE(info.to_text());
+  CHECK(!any_note(info.notes, "waiting to retry"));
+  CHECK(info.instances.size() == 2);
+}
