@@ -2563,7 +2563,7 @@ SCENARIOS["jobbackoff"] = [
     (["get", "job", "flaky", "-o",
       "jsonpath=active={.status.active} failed={.status.failed} {.status.conditions[*].type} "
       "{.status.conditions[*].reason}"], None),
-    (["get", "pods", "-l", "job-name=flaky", "-o", "name"], None, "uniq"),
+    (["get", "pods", "-l", "job-name=flaky", "--sort-by=.metadata.creationTimestamp", "-o", "name"], None),
 ]
 
 # pods/ephemeralcontainers, what `kubectl debug` patches: an ephemeral container added (defaulted,
