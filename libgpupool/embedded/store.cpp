@@ -281,6 +281,20 @@ std::int64_t pod_deletion_grace(const json::object& pod, std::optional<std::int6
   return std::max<std::int64_t>(grace, 0);
 }
 
+// rest.BeforeDelete on a pod already marked with a grace period: only a shorter `grace` changes
+// the mark (deletionTimestamp moved back by the difference); true when it did.
+bool shorten_pod_deletion(json::object& md, std::optional<std::int64_t> grace) {
+  const auto* cur = md.if_contains("deletionGracePeriodSeconds");
+  const std::int64_t current = cur && cur->is_int64() ? cur->as_int64() : 0;
+  if (current <= 0 || !grace || *grace >= current) return false;
+  const std::int64_t g = std::max<std::int64_t>(*grace, 0);
+  Clock::time_point at{};
+  parse_rfc3339(str(md, "deletionTimestamp"), at);
+  md["deletionTimestamp"] = to_rfc3339(at - std::chrono::seconds(current) + std::chrono::seconds(g));
+  md["deletionGracePeriodSeconds"] = g;
+  return true;
+}
+
 bool has_finalizer(const json::object& md, std::string_view f) {
   if (const auto* fs = md.if_contains("finalizers"); fs && fs->is_array())
     for (const auto& v : fs->as_array())
@@ -1181,17 +1195,12 @@ bool Store::delete_locked_recursive(const ResourceType& t, const std::string& ns
   // its containers and deletes it with a grace of 0. Once marked, only a shorter grace period
   // changes anything (a request without one leaves the deletion pending); 0 removes it.
   if (is_pod(t)) {
-    const auto* ts = md.if_contains("deletionTimestamp");
+    const bool marked = md.contains("deletionTimestamp");
     const auto* cur = md.if_contains("deletionGracePeriodSeconds");
-    const std::int64_t current = cur && cur->is_int64() ? cur->as_int64() : 0;
-    if (ts && current > 0) {
-      if (!grace || *grace >= current) return false;
-      Clock::time_point at{};
-      parse_rfc3339(ts->is_string() ? std::string(ts->as_string()) : std::string(), at);
-      md["deletionTimestamp"] = to_rfc3339(at - std::chrono::seconds(current) + std::chrono::seconds(*grace));
-      md["deletionGracePeriodSeconds"] = *grace;
-      changed = *grace > 0 || has_finalizers(md);
-    } else if (!ts) {
+    if (marked && cur && cur->is_int64() && cur->as_int64() > 0) {
+      if (!shorten_pod_deletion(md, grace)) return false;  // pending as it was
+      changed = md.at("deletionGracePeriodSeconds").as_int64() > 0 || has_finalizers(md);
+    } else if (!marked) {
       const std::int64_t g = pod_deletion_grace(*old, grace);
       if (g > 0) {
         md["deletionTimestamp"] = to_rfc3339(clock_.now() + std::chrono::seconds(g));
@@ -1344,16 +1353,7 @@ json::object Store::remove(const ResourceType& t, std::string_view ns, std::stri
       json::object v = result;
       auto& vmd = metadata_of(v);
       if (vmd.contains("deletionTimestamp")) {
-        // Already marked: only a shorter grace period changes a pod's (delete_locked_recursive).
-        const auto* g = vmd.if_contains("deletionGracePeriodSeconds");
-        const std::int64_t current = g && g->is_int64() ? g->as_int64() : 0;
-        if (is_pod(t) && current > 0 && o.grace_period && *o.grace_period < current) {
-          Clock::time_point at{};
-          parse_rfc3339(str(vmd, "deletionTimestamp"), at);
-          const std::int64_t grace = std::max<std::int64_t>(*o.grace_period, 0);
-          vmd["deletionTimestamp"] = to_rfc3339(at - std::chrono::seconds(current) + std::chrono::seconds(grace));
-          vmd["deletionGracePeriodSeconds"] = grace;
-        }
+        if (is_pod(t)) shorten_pod_deletion(vmd, o.grace_period);  // (as delete_locked_recursive will)
         return v;
       }
       const Propagation p = o.propagation != Propagation::Default ? o.propagation
