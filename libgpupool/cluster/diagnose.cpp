@@ -61,12 +61,9 @@ bool has_conditions(const json::object& job) {
 
 // The PodScheduled=False message of a pod the scheduler could not place ("" when none).
 std::string unschedulable_message(const json::object& pod) {
-  if (const auto* conds = arr_at(pod, {"status", "conditions"}))
-    for (const auto& c : *conds)
-      if (c.is_object() && str_at(c.as_object(), {"type"}) == "PodScheduled" &&
-          str_at(c.as_object(), {"status"}) == "False" && str_at(c.as_object(), {"reason"}) == "Unschedulable")
-        return str_at(c.as_object(), {"message"});
-  return {};
+  const json::object* c = status_condition(pod, "PodScheduled");
+  return c && str_at(*c, {"status"}) == "False" && str_at(*c, {"reason"}) == "Unschedulable" ? str_at(*c, {"message"})
+                                                                                             : std::string();
 }
 
 // A Deployment's rollout that cannot go on (pkg/controller/deployment): past its progress deadline
@@ -75,13 +72,11 @@ std::string unschedulable_message(const json::object& pod) {
 // API refuses (a quota): the old pods hold the GPUs or the quota it needs, and wait for it.
 void rollout_notes(const StuckInput& in, std::vector<std::string>& notes) {
   const std::string name = str_at(in.job, {"metadata", "name"});
-  if (const auto* conds = arr_at(in.job, {"status", "conditions"}))
-    for (const auto& c : *conds)
-      if (c.is_object() && str_at(c.as_object(), {"type"}) == "Progressing" &&
-          str_at(c.as_object(), {"reason"}) == "ProgressDeadlineExceeded")
-        notes.push_back(fmt::format("the rollout of deployment {} exceeded its progress deadline ({}s): {}", name,
-                                    int_at(in.job, {"spec", "progressDeadlineSeconds"}).value_or(600),
-                                    str_at(c.as_object(), {"message"})));
+  if (const json::object* c = status_condition(in.job, "Progressing");
+      c && str_at(*c, {"reason"}) == "ProgressDeadlineExceeded")
+    notes.push_back(fmt::format("the rollout of deployment {} exceeded its progress deadline ({}s): {}", name,
+                                int_at(in.job, {"spec", "progressDeadlineSeconds"}).value_or(600),
+                                str_at(*c, {"message"})));
   const auto replicas = int_at(in.job, {"spec", "replicas"}).value_or(1);
   const auto updated = int_at(in.job, {"status", "updatedReplicas"}).value_or(0);
   const auto current = int_at(in.job, {"status", "replicas"}).value_or(0);
@@ -118,12 +113,8 @@ void rollout_notes(const StuckInput& in, std::vector<std::string>& notes) {
 // A batch/v1 Job between a failed pod and its replacement (pkg/controller/job's pod failure
 // back-off, gpupool/job_backoff.hpp): nothing runs, and the reason is only a wait.
 void retry_note(const StuckInput& in, std::vector<std::string>& notes) {
-  if (const auto* conds = arr_at(in.job, {"status", "conditions"}))
-    for (const auto& c : *conds)
-      if (c.is_object() && str_at(c.as_object(), {"status"}) == "True" &&
-          (str_at(c.as_object(), {"type"}) == "Complete" || str_at(c.as_object(), {"type"}) == "Failed" ||
-           str_at(c.as_object(), {"type"}) == "Suspended"))
-        return;
+  for (const char* done : {"Complete", "Failed", "Suspended"})
+    if (condition_true(in.job, done)) return;
   if (int_at(in.job, {"status", "active"}).value_or(0) > 0) return;
   std::vector<const json::object*> pods;
   for (const auto& p : in.pods)
@@ -206,9 +197,9 @@ std::vector<std::string> stuck_notes(const detail::ClusterImpl& impl, const Stuc
 }
 
 bool rollout_unfinished(const json::object& d) {
-  if (const auto* conds = arr_at(d, {"status", "conditions"}))
-    for (const auto& c : *conds)
-      if (c.is_object() && str_at(c.as_object(), {"reason"}) == "ProgressDeadlineExceeded") return true;
+  if (const json::object* c = status_condition(d, "Progressing");
+      c && str_at(*c, {"reason"}) == "ProgressDeadlineExceeded")
+    return true;
   return int_at(d, {"status", "replicas"}).value_or(0) > int_at(d, {"status", "updatedReplicas"}).value_or(0);
 }
 

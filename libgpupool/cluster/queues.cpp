@@ -37,17 +37,6 @@ bool is_gpu(const std::string& resource, const std::string& gpu_resource) {
   return resource == gpu_resource || resource.find("gpu") != std::string::npos;
 }
 
-const json::object* condition(const json::object& o, std::string_view type) {
-  if (const json::array* cs = arr_at(o, {"status", "conditions"}))
-    for (const auto& c : *cs)
-      if (c.is_object() && str_at(c.as_object(), {"type"}) == type) return &c.as_object();
-  return nullptr;
-}
-bool is_true(const json::object& o, std::string_view type) {
-  const json::object* c = condition(o, type);
-  return c && str_at(*c, {"status"}) == "True";
-}
-
 // The ClusterQueue's rows: (flavor, resource, nominal, used), GPU resources first.
 std::vector<FlavorQuota> quotas_of(const json::object& cq, const std::string& gpu_resource) {
   std::vector<FlavorQuota> out;
@@ -169,7 +158,7 @@ std::optional<QueueStatus> detail::queue_status(const ClusterImpl& impl, const j
   const json::object* mine = nullptr;
   for (const auto& w : all) {
     const auto& o = w.as_object();
-    const bool done = is_true(o, "Finished"), admitted = is_true(o, "QuotaReserved");
+    const bool done = condition_true(o, "Finished"), admitted = condition_true(o, "QuotaReserved");
     if (str_at(o, {"metadata", "labels", "kueue.x-k8s.io/job-uid"}) == uid) mine = &o;
     if (str_at(o, {"spec", "queueName"}) == queue && !done && !admitted) pending.push_back(&o);
   }
@@ -180,15 +169,15 @@ std::optional<QueueStatus> detail::queue_status(const ClusterImpl& impl, const j
     if (priority(a) != priority(b)) return priority(a) > priority(b);
     return str_at(*a, {"metadata", "creationTimestamp"}) < str_at(*b, {"metadata", "creationTimestamp"});
   });
-  if (is_true(*mine, "Finished")) {
+  if (condition_true(*mine, "Finished")) {
     s.state = "finished";
-  } else if (is_true(*mine, "QuotaReserved")) {
+  } else if (condition_true(*mine, "QuotaReserved")) {
     s.state = "admitted";
   } else {
-    s.state = is_true(*mine, "Evicted") ? "evicted" : "pending";
+    s.state = condition_true(*mine, "Evicted") ? "evicted" : "pending";
     for (std::size_t i = 0; i < pending.size(); ++i)
       if (pending[i] == mine) s.position = static_cast<std::int64_t>(i) + 1;
-    const json::object* c = condition(*mine, is_true(*mine, "Evicted") ? "Evicted" : "QuotaReserved");
+    const json::object* c = status_condition(*mine, condition_true(*mine, "Evicted") ? "Evicted" : "QuotaReserved");
     s.reason = c ? str_at(*c, {"message"}) : "";
     if (s.state == "evicted") s.state = "pending", s.reason = "evicted: " + s.reason;
     if (s.reason.empty()) s.reason = "not yet considered by Kueue (waiting behind the workloads ahead of it)";

@@ -89,6 +89,18 @@ std::string str_at(const boost::json::object& o, std::initializer_list<std::stri
   return {};
 }
 
+const boost::json::object* status_condition(const boost::json::object& o, std::string_view type) {
+  if (const boost::json::array* cs = arr_at(o, {"status", "conditions"}))
+    for (const auto& c : *cs)
+      if (c.is_object() && str_at(c.as_object(), {"type"}) == type) return &c.as_object();
+  return nullptr;
+}
+
+bool condition_true(const boost::json::object& o, std::string_view type) {
+  const boost::json::object* c = status_condition(o, type);
+  return c && str_at(*c, {"status"}) == "True";
+}
+
 std::optional<std::int64_t> int_at(const boost::json::object& o, std::initializer_list<std::string_view> path) {
   const auto* v = value_at(o, path);
   if (v && v->is_int64()) return v->get_int64();

@@ -62,6 +62,9 @@ bool for_each_active_pod(const Client& client, const std::string& own_ns,
 std::string str_at(const boost::json::object& o, std::initializer_list<std::string_view> path);
 const boost::json::object* obj_at(const boost::json::object& o, std::initializer_list<std::string_view> path);
 const boost::json::array* arr_at(const boost::json::object& o, std::initializer_list<std::string_view> path);
+/// The status.conditions entry of `type`, or nullptr; whether it is there with status "True".
+const boost::json::object* status_condition(const boost::json::object& o, std::string_view type);
+bool condition_true(const boost::json::object& o, std::string_view type);
 /// An integer field; nullopt when absent or not an integer.
 std::optional<std::int64_t> int_at(const boost::json::object& o, std::initializer_list<std::string_view> path);
 /// An RFC 3339 timestamp field (metadata.creationTimestamp, ...); nullopt when absent.

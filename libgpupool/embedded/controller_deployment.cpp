@@ -19,7 +19,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <limits>
-#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -74,8 +73,9 @@ bool skip_copy_annotation(std::string_view k) {
 // sync replaces it).
 struct Rs {
   json::object obj;
-  std::string name, uid, created;
-  bool written = false;  // updated or created by this sync
+  std::string name, created;
+  std::int64_t listed = 0;  // spec.replicas as listed, before this sync scaled it (or as created)
+  bool written = false;     // updated or created by this sync
 
   std::int64_t replicas() const { return replicas_of(obj); }
   const json::object* status() const { return object_at(obj, {"status"}); }
@@ -166,7 +166,7 @@ class DeploymentSync {
       Rs rs;
       rs.obj = *r;
       rs.name = name_of(*r);
-      rs.uid = uid_of(*r);
+      rs.listed = rs.replicas();
       rs.created = string_of(object_at(*r, {"metadata"}), "creationTimestamp");
       rss_.push_back(std::move(rs));
     }
@@ -388,6 +388,7 @@ class DeploymentSync {
     Rs* made = created_.get();
     const std::int64_t n = new_rs_replicas(with(olds, made), *made);
     made->obj["spec"].as_object()["replicas"] = n;
+    made->listed = n;
     set_new_rs_annotations(made->obj, new_revision, false);
     made->written = true;
     set_revision(new_revision);
@@ -400,13 +401,10 @@ class DeploymentSync {
   }
   // SetDeploymentRevision (written with the status: the status strategy keeps annotations).
   bool set_revision(const std::string& revision) {
-    if (revision_annotation_ == revision && has_revision_annotation()) return false;
+    if (revision_annotation_ == revision) return false;
     revision_annotation_ = revision;
     annotations_[kRevision] = revision;
     return true;
-  }
-  bool has_revision_annotation() const {
-    return annotations_.contains(kRevision) || util::annotation(d_, kRevision).has_value();
   }
 
   // deployment/util NewRSNewReplicas.
@@ -534,7 +532,7 @@ class DeploymentSync {
   bool reconcile_old(const RsList& all, RsList olds, Rs& nrs) {
     if (spec_sum(olds) == 0) return false;
     const std::int64_t min_available = replicas_ - max_unavailable_;
-    const std::int64_t new_unavailable = listed_replicas(nrs) - nrs.available();
+    const std::int64_t new_unavailable = nrs.listed - nrs.available();
     const std::int64_t max_scaled_down = listed_sum(all) - min_available - new_unavailable;
     if (max_scaled_down <= 0) return false;
     // cleanupUnhealthyReplicas: old ReplicaSets' unavailable replicas go first.
@@ -563,14 +561,9 @@ class DeploymentSync {
     }
     return cleaned + scaled > 0;
   }
-  // A ReplicaSet's spec.replicas as listed at the start of the sync.
-  std::int64_t listed_replicas(const Rs& rs) const {
-    if (auto it = listed_.find(&rs); it != listed_.end()) return it->second;
-    return rs.replicas();
-  }
-  std::int64_t listed_sum(const RsList& l) const {
+  static std::int64_t listed_sum(const RsList& l) {
     std::int64_t n = 0;
-    for (const Rs* r : l) n += r ? listed_replicas(*r) : 0;
+    for (const Rs* r : l) n += r ? r->listed : 0;
     return n;
   }
 
@@ -634,7 +627,7 @@ class DeploymentSync {
     for (const Rs* rs : all) {
       if (!rs) continue;
       c.available += rs->available();
-      total += listed_replicas(*rs);
+      total += rs->listed;
       c.replicas += rs->status_replicas();
       c.ready += rs->ready();
     }
@@ -788,13 +781,6 @@ class DeploymentSync {
     return std::move(plan_);
   }
 
- public:
-  // The spec.replicas of each listed ReplicaSet, before this sync scales any.
-  void remember_listed() {
-    for (const Rs& rs : rss_) listed_[&rs] = rs.replicas();
-  }
-
- private:
   const json::object& d_;
   const PodsOf& pods_of_;
   Clock::time_point now_;
@@ -807,7 +793,6 @@ class DeploymentSync {
   std::string revision_annotation_;
   json::object annotations_;  // annotations this sync set on the Deployment in memory
   std::vector<Rs> rss_;
-  std::map<const Rs*, std::int64_t> listed_;
   std::unique_ptr<Rs> created_;
   std::vector<Rs*> plan_order_;
   Plan plan_;
@@ -830,7 +815,6 @@ std::string pod_template_hash(const json::object& pod_template) {
 
 Plan plan_deployment(const json::object& d, const Children& replicasets, const PodsOf& pods_of, Clock::time_point now) {
   DeploymentSync sync(d, replicasets, pods_of, now);
-  sync.remember_listed();
   return sync.run();
 }
 
