@@ -99,6 +99,13 @@ TEST_CASE("1,000 submissions from 8 threads under 20% faults: exactly 1,000 work
     std::lock_guard lock(sleeps_mu);
     sleeps.push_back(d);
   };
+  // The 429 answers the client retried after. Not every injected 429 is one: an answer to a read
+  // sent with others (pipelined) is dropped unread when the reads before it already found what
+  // was asked, or when the connection fails further on and the reads are sent again one by one.
+  std::atomic<std::uint64_t> retried_429{0};
+  co.logger = [&](LogLevel, const std::string& message) {
+    if (message.find("the server answered 429") != std::string::npos) ++retried_429;
+  };
   Cluster cluster = Cluster::connect(co);
   server.set_faults(faults);
 
@@ -146,10 +153,11 @@ TEST_CASE("1,000 submissions from 8 threads under 20% faults: exactly 1,000 work
   CHECK(injected.connection_reset > 0);
   CHECK(injected.lost_response > 0);
   CHECK(injected.total() * 100 >= injected.requests * 15);
-  // Retry-After was honoured: at least one wait of >= 1 s per 429.
+  // Retry-After was honoured: at least one wait of >= 1 s per 429 retried after (most injected ones).
   const auto long_waits =
       std::count_if(sleeps.begin(), sleeps.end(), [](std::chrono::milliseconds d) { return d >= 1000ms; });
-  CHECK(static_cast<std::uint64_t>(long_waits) >= injected.too_many_requests);
+  CHECK(retried_429 * 10 >= injected.too_many_requests * 9);
+  CHECK(static_cast<std::uint64_t>(long_waits) >= retried_429);
   std::printf(
       "fault soak: %llu requests, %llu faults injected (429: %llu, 500: %llu, 503: %llu, reset: %llu, "
       "lost response: %llu), %d submissions succeeded, %zu errors, %zu Jobs stored\n",
