@@ -77,11 +77,18 @@ void job_generated_selector_causes(const json::object& job, bool require_prefixe
 bool job_had_prefixed_labels(const json::object& old_job);
 /// ValidateJobSpec's selector rules: required, valid, and matching the template's labels.
 void job_selector_causes(const json::object& job, std::vector<StatusCause>& causes);
+/// fmt %#v of a map[string]string (keys sorted) and of a metav1.LabelSelector ("null" when
+/// absent), as field.Invalid prints them.
+std::string go_map(const json::object* m);
+std::string go_label_selector(const json::object* sel);
 /// A Deployment's or ReplicaSet's selector (required, valid, not empty) and its template's labels.
 /// False when the selector does not parse (`invalid label selector`): the template is not
 /// validated then (ValidateDeploymentSpec / ValidateReplicaSetSpec).
 bool replicated_template_causes(const json::object& obj, std::vector<StatusCause>& causes);
-/// The template's restartPolicy: Always for apps workloads, OnFailure or Never for Jobs.
-void template_restart_policy_causes(const ResourceType& t, const json::object& obj, std::vector<StatusCause>& causes);
+/// The template's restartPolicy: Always for apps workloads, OnFailure or Never for Jobs (Never
+/// only with a podFailurePolicy). `spec`: the workload's spec (null: none), at field path
+/// `spec_path` ("spec.", or a CronJob's "spec.jobTemplate.spec.").
+void template_restart_policy_causes(bool batch, const json::object* spec, std::string_view spec_path,
+                                    std::vector<StatusCause>& causes);
 
 }  // namespace gpupool::embedded

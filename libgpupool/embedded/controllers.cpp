@@ -23,15 +23,38 @@ namespace {
 /// The controller that records events about a `resource` it owns (kube-controller-manager's names).
 const char* controller_name(std::string_view resource) {
   return resource == "jobs"          ? "job-controller"
+         : resource == "cronjobs"    ? "cronjob-controller"
          : resource == "deployments" ? "deployment-controller"
          : resource == "trainjobs"   ? "trainjob-controller"
          : resource == "jobsets"     ? "jobset-controller"
                                      : "replicaset-controller";
 }
 
+// The active reference a CronJob's plan made for a Job it creates: its uid and resourceVersion
+// once made; dropped when `job` is none of its (no uid).
+void fill_job_reference(Plan& plan, const json::object& job) {
+  if (!plan.status) return;
+  json::value* active = plan.status->if_contains("active");
+  if (!active || !active->is_array()) return;
+  json::array& refs = active->as_array();
+  const std::string name = name_of(job), job_uid = uid_of(job);
+  const bool listed = !job_uid.empty() && std::any_of(refs.begin(), refs.end(), [&](const json::value& r) {
+    return r.is_object() && string_of(&r.as_object(), "uid") == job_uid;
+  });
+  for (auto it = refs.begin(); it != refs.end(); ++it) {
+    if (!it->is_object() || string_of(&it->as_object(), "name") != name || it->as_object().contains("uid")) continue;
+    if (job_uid.empty() || listed)
+      refs.erase(it);
+    else
+      *it = cronjob_job_reference(job);
+    break;
+  }
+  if (refs.empty()) plan.status->erase("active");
+}
+
 bool is_owner_kind(const ResourceType& t) {
   return (t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets")) ||
-         (t.group == "batch" && t.resource == "jobs") ||
+         (t.group == "batch" && (t.resource == "jobs" || t.resource == "cronjobs")) ||
          (t.group == "kubeflow.org" &&
           (t.resource == "mpijobs" || t.resource == "tfjobs" || t.resource == "pytorchjobs")) ||
          (t.group == "trainer.kubeflow.org" && t.resource == "trainjobs") ||
@@ -231,6 +254,8 @@ void Controllers::reconcile(const Key& key) {
     plan = plan_replicaset(*owner, owned(key.ns, uid, {{"", "pods"}}), now);
   else if (key.resource == "jobs")
     plan = plan_job(*owner, owned(key.ns, uid, {{"", "pods"}}), now);
+  else if (key.resource == "cronjobs")
+    plan = plan_cronjob(*owner, owned(key.ns, uid, {{"batch", "jobs"}}), now);
   else if (!kubeflow_)
     return;  // no operator runs
   else if (key.resource == "jobsets")
@@ -257,8 +282,10 @@ void Controllers::reconcile(const Key& key) {
       ++not_created;
       continue;
     }
+    const std::string made_name = name_of(c.object);
     try {
       auto made = store_.create_shared(store_.type(c.group, c.resource), key.ns, std::move(c.object));
+      if (key.resource == "cronjobs") fill_job_reference(plan, *made);
       // The controllers' events (controller_utils.go createPods: SuccessfulCreate "Created pod: %v";
       // deployment sync.go getNewReplicaSet: ScalingReplicaSet "Scaled up replica set %s from 0 to %d").
       if (pod)
@@ -269,6 +296,16 @@ void Controllers::reconcile(const Key& key) {
                            fmt::format("Scaled up replica set {} from 0 to {}", name_of(*made), replicas_of(*made, 0)),
                            controller_name(key.resource), {}, "");
     } catch (const StatusError& e) {
+      if (e.code() == 409 && key.resource == "cronjobs") {
+        // syncCronJob: a Job of that name it controls (its status write was lost) is taken into
+        // the active list; another's is left alone.
+        auto existing = store_.find(store_.type(c.group, c.resource), key.ns, made_name);
+        if (existing && util::controller_uid(*existing) == uid)
+          fill_job_reference(plan, *existing);
+        else
+          fill_job_reference(plan, json::object{{"metadata", json::object{{"name", made_name}}}});
+        continue;
+      }
       if (e.code() == 409) continue;  // AlreadyExists: a previous round made it
       if (!pod) throw;
       refused = e;
@@ -343,7 +380,10 @@ void Controllers::reconcile(const Key& key) {
   }
   for (const auto& r : plan.remove) {
     try {
-      store_.remove(store_.type(r.group, r.resource), key.ns, r.name);
+      // The CronJob controller deletes its Jobs in the background (injection.go DeleteJob).
+      DeleteOptions how;
+      if (key.resource == "cronjobs") how.propagation = Propagation::Background;
+      store_.remove(store_.type(r.group, r.resource), key.ns, r.name, how);
       // controller_utils.go DeletePod: SuccessfulDelete "Deleted pod: %v".
       if (pod_owner && r.group.empty() && r.resource == "pods")
         util::record_event(store_, when, *owner, "Normal", "SuccessfulDelete", "Deleted pod: " + r.name,

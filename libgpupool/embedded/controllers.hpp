@@ -99,6 +99,14 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
 /// launcher Job, and the job's status. `children` holds every pod, service and Job it owns.
 Plan plan_kubeflow_job(const json::object& job, const Children& children, Clock::time_point now);
 
+/// batch/v1 CronJob (controller_cronjob.cpp): the Job its schedule has come to (its reference in
+/// status.active without uid and resourceVersion: cronjob_job_reference fills them once the Job
+/// is made), the finished Jobs past the history limits, the status and when to sync again. `jobs`:
+/// the Jobs it controls.
+Plan plan_cronjob(const json::object& cronjob, const Children& jobs, Clock::time_point now);
+/// The ObjectReference to a Job a CronJob keeps in status.active (ref.GetReference).
+json::object cronjob_job_reference(const json::object& job);
+
 /// JobSet (jobset.x-k8s.io/v1alpha2, controller_jobset.cpp): its Jobs and headless Service
 /// (`children`: every Job and Service it owns) and its status.
 Plan plan_jobset(const json::object& jobset, const Children& children, Clock::time_point now);

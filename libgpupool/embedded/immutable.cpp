@@ -17,6 +17,8 @@ using util::string_of;
 
 std::string quoted(std::string_view s) { return json::serialize(json::value(s)); }
 
+}  // namespace
+
 // fmt %#v of a map[string]string, as field.Invalid prints it (keys sorted, as fmt does).
 std::string go_map(const json::object* m) {
   if (!m) return "map[string]string(nil)";
@@ -57,6 +59,8 @@ std::string go_label_selector(const json::object* sel) {
   }
   return fmt::format("v1.LabelSelector{{MatchLabels:{}, MatchExpressions:{}}}", labels, exprs);
 }
+
+namespace {
 
 const json::value* at(const json::object& o, std::initializer_list<std::string_view> path, std::string_view key) {
   const json::object* parent = object_at(o, path);
@@ -369,30 +373,37 @@ bool replicated_template_causes(const json::object& obj, std::vector<StatusCause
   return true;
 }
 
-void template_restart_policy_causes(const ResourceType& t, const json::object& obj, std::vector<StatusCause>& causes) {
-  const std::string policy = string_of(object_at(obj, {"spec", "template", "spec"}), "restartPolicy");
-  if (t.group == "batch") {
+void template_restart_policy_causes(bool batch, const json::object* spec, std::string_view spec_path,
+                                    std::vector<StatusCause>& causes) {
+  static const json::object kNone;
+  const json::object& sp = spec ? *spec : kNone;
+  const std::string policy = string_of(object_at(sp, {"template", "spec"}), "restartPolicy");
+  const std::string field = fmt::format("{}template.spec.restartPolicy", spec_path);
+  if (batch) {
     // batch/validation validateJobSpec: OnFailure or Never; Always (the template default) or none
-    // is Required, anything else NotSupported.
+    // is Required, anything else NotSupported; with a podFailurePolicy only Never.
+    const json::value* pfp = sp.if_contains("podFailurePolicy");
     if (policy == "Always" || policy.empty())
-      causes.push_back({"FieldValueRequired", "Required value: valid values: \"OnFailure\", \"Never\"",
-                        "spec.template.spec.restartPolicy"});
+      causes.push_back({"FieldValueRequired", "Required value: valid values: \"OnFailure\", \"Never\"", field});
     else if (policy != "OnFailure" && policy != "Never")
       causes.push_back(
           {"FieldValueNotSupported",
-           fmt::format("Unsupported value: {}: supported values: \"OnFailure\", \"Never\"", quoted(policy)),
-           "spec.template.spec.restartPolicy"});
+           fmt::format("Unsupported value: {}: supported values: \"OnFailure\", \"Never\"", quoted(policy)), field});
+    else if (pfp && !pfp->is_null() && policy != "Never")
+      causes.push_back({"FieldValueInvalid",
+                        fmt::format("Invalid value: {}: only \"Never\" is supported when podFailurePolicy is specified",
+                                    quoted(policy)),
+                        field});
   } else {
     // apps/validation ValidatePodTemplateSpecForReplicaSet: Always only (empty: no template, whose
     // default would be Always), and no activeDeadlineSeconds.
     if (policy != "Always" && !policy.empty())
       causes.push_back({"FieldValueNotSupported",
-                        fmt::format("Unsupported value: {}: supported values: \"Always\"", quoted(policy)),
-                        "spec.template.spec.restartPolicy"});
-    if (const json::object* ps = object_at(obj, {"spec", "template", "spec"}))
+                        fmt::format("Unsupported value: {}: supported values: \"Always\"", quoted(policy)), field});
+    if (const json::object* ps = object_at(sp, {"template", "spec"}))
       if (const json::value* ads = ps->if_contains("activeDeadlineSeconds"); ads && !ads->is_null())
         causes.push_back({"FieldValueForbidden", "Forbidden: activeDeadlineSeconds in ReplicaSet is not Supported",
-                          "spec.template.spec.activeDeadlineSeconds"});
+                          fmt::format("{}template.spec.activeDeadlineSeconds", spec_path)});
   }
 }
 

@@ -242,6 +242,32 @@ json::array job_row(const json::value& o, Clock::time_point now) {
           selector_text(value_at(o, {"spec", "selector"}))};
 }
 
+// printCronJob (1.32): SCHEDULE, TIMEZONE (<none> unset), SUSPEND (printBoolPtr), ACTIVE (the
+// Jobs in status.active), LAST SCHEDULE (translateTimestampSince, <none> before the first), AGE;
+// wide: the job template's containers, images and selector.
+json::array cronjob_row(const json::value& o, Clock::time_point now) {
+  std::string last = "<none>";
+  if (const auto* ls = value_at(o, {"status", "lastScheduleTime"}); ls && ls->is_string()) {
+    Clock::time_point at{};
+    last = parse_rfc3339(std::string(ls->as_string()), at) ? human_duration(now - at) : "<unknown>";
+  }
+  const auto* tz = value_at(o, {"spec", "timeZone"});
+  const auto* suspend = value_at(o, {"spec", "suspend"});
+  const auto* active = value_at(o, {"status", "active"});
+  std::string names, images;
+  if (const auto* t = value_at(o, {"spec", "jobTemplate", "spec", "template"})) containers_images(*t, names, images);
+  return {s(o, {"metadata", "name"}),
+          s(o, {"spec", "schedule"}),
+          tz && tz->is_string() ? std::string(tz->as_string()) : "<none>",
+          suspend && suspend->is_bool() ? (suspend->as_bool() ? "True" : "False") : "<unset>",
+          active && active->is_array() ? static_cast<std::int64_t>(active->as_array().size()) : 0,
+          last,
+          age(o, now),
+          names,
+          images,
+          selector_text(value_at(o, {"spec", "jobTemplate", "spec", "selector"}))};
+}
+
 // AccessModes in kubectl's short form (the model's access_modes_column).
 std::string access_modes(const json::value& o, std::initializer_list<std::string_view> path) {
   std::vector<std::string> modes;
@@ -451,6 +477,12 @@ json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<c
             {"Duration", "string", 0},     {"Age", "string", 0},     {"Containers", "string", 1},
             {"Images", "string", 1},       {"Selector", "string", 1}};
     row = job_row;
+  } else if (t.group == "batch" && t.resource == "cronjobs") {
+    cols = {{"Name", "string", 0, "name"}, {"Schedule", "string", 0},   {"Timezone", "string", 0},
+            {"Suspend", "boolean", 0},     {"Active", "integer", 0},    {"Last Schedule", "string", 0},
+            {"Age", "string", 0},          {"Containers", "string", 1}, {"Images", "string", 1},
+            {"Selector", "string", 1}};
+    row = cronjob_row;
   } else if (core && t.resource == "persistentvolumeclaims") {
     cols = {{"Name", "string", 0, "name"},
             {"Status", "string", 0},

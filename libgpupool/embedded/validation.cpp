@@ -19,6 +19,8 @@
 
 #include <fmt/format.h>
 
+#include "common/time_zone_file.hpp"
+#include "gpupool/cron.hpp"
 #include "gpupool/names.hpp"
 #include "gpupool/quantity.hpp"
 #include "gpupool/scheduling.hpp"
@@ -72,6 +74,9 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version) {
   out.push_back(std::move(deploy));
   out.push_back(std::move(rs));
   out.push_back(std::move(job));
+  // batch/v1 CronJob (its controller: controller_cronjob.cpp). Deleting one deletes its Jobs
+  // (cronJobStrategy's DefaultGarbageCollectionPolicy for batch/v1: DeleteDependents).
+  out.push_back(typed("batch", "v1", "cronjobs", "CronJob", "cronjob", true, {"cj"}, {"all"}));
   auto sc = typed("storage.k8s.io", "v1", "storageclasses", "StorageClass", "storageclass", false, {"sc"});
   sc.has_status = false;
   out.push_back(std::move(sc));
@@ -904,6 +909,22 @@ void builtin_defaults(AdmissionRequest& r) {
       set_default(spec, "manualSelector", false);
       set_default(spec, "podReplacementPolicy", spec.contains("podFailurePolicy") ? "Failed" : "TerminatingOrFailed");
       if (auto* tpl = spec.if_contains("template"); tpl && tpl->is_object()) default_pod_template(tpl->as_object());
+    } else if (t.group == "batch" && t.resource == "cronjobs") {
+      // SetDefaults_CronJob; the job template gets no Job defaults (SetDefaults_Job is the Job's,
+      // not its spec's), its pod template the pod's (SetObjectDefaults_CronJob). Both templates'
+      // ObjectMeta are structs: encoded with creationTimestamp null.
+      auto& spec = obj_at(obj, "spec");
+      if (str(spec, "concurrencyPolicy").empty()) spec["concurrencyPolicy"] = "Allow";
+      set_default(spec, "suspend", false);
+      set_default(spec, "successfulJobsHistoryLimit", 3);
+      set_default(spec, "failedJobsHistoryLimit", 1);
+      if (auto* jt = spec.if_contains("jobTemplate"); jt && jt->is_object()) {
+        json::object& jmeta = obj_at(jt->as_object(), "metadata");
+        if (!jmeta.contains("creationTimestamp")) jmeta["creationTimestamp"] = nullptr;
+        if (auto* js = jt->as_object().if_contains("spec"); js && js->is_object())
+          if (auto* tpl = js->as_object().if_contains("template"); tpl && tpl->is_object())
+            default_pod_template(tpl->as_object());
+      }
     }
   }
   // The fieldmanager runs here, between decoding and the strategies and admission plugins
@@ -935,6 +956,8 @@ void builtin_defaults(AdmissionRequest& r) {
       allocate_service(t, obj, r.options && r.options->dry_run);
     } else if (t.group == "batch" && t.resource == "jobs") {
       prepare_job_create(obj);
+    } else if (t.group == "batch" && t.resource == "cronjobs") {
+      obj["status"] = json::object{};  // cronJobStrategy.PrepareForCreate: the status cleared
     }
   }
   if (core && t.resource == "services" && r.subresource.empty() && r.operation == AdmissionRequest::Operation::Update &&
@@ -1129,6 +1152,116 @@ Causes config_update_causes(const ResourceType& t, const json::object& obj, cons
   return out;
 }
 
+// A template's pod spec is validated even when absent (an empty PodSpec has no containers): the
+// template is a struct in Go, decoded as a zero one and defaulted.
+const json::object& absent_pod_spec() {
+  static const json::object kNoPodSpec = [] {
+    json::object spec;
+    default_pod_spec(spec);
+    return spec;
+  }();
+  return kNoPodSpec;
+}
+
+// validateCronJobSpec (batch/validation, v1.32): the schedule (cron.ParseStandard, and TZ only
+// where the old schedule had it), startingDeadlineSeconds, the time zone when new or changed
+// (validateTimeZone: IANA name characters, not Local, time.LoadLocation), concurrencyPolicy, the
+// job template (ValidateJobTemplateSpec: validateJobSpec at spec.jobTemplate.spec, no selector,
+// no manualSelector), then the history limits.
+void cronjob_spec_causes(const json::object& obj, const json::object* old_obj, Causes& causes) {
+  static const json::object kNone;
+  const json::object& sp = spec_or_empty(obj);
+  const json::object* old_sp = old_obj ? spec_of(*old_obj) : nullptr;
+  fields::Errors e{causes};
+  const std::string schedule = str(sp, "schedule");
+  const json::value* tzv = sp.if_contains("timeZone");
+  const bool has_tz = tzv && !tzv->is_null();
+  const std::string tz = str(sp, "timeZone");
+  if (schedule.empty()) {
+    e.required("spec.schedule");
+  } else {
+    const bool allow_tz = old_sp && str(*old_sp, "schedule").find("TZ") != std::string::npos;
+    try {
+      (void)CronSchedule::parse(schedule, [](std::string_view zone) { return load_time_zone(zone); });
+    } catch (const ValidationError& err) {
+      e.invalid("spec.schedule", go_quote(schedule), err.rule());
+    }
+    const bool mentions_tz = schedule.find("TZ") != std::string::npos;
+    if (allow_tz && mentions_tz && has_tz)
+      e.invalid("spec.schedule", go_quote(schedule), "cannot use both timeZone field and TZ or CRON_TZ in schedule");
+    else if (!allow_tz && mentions_tz)
+      e.invalid("spec.schedule", go_quote(schedule),
+                "cannot use TZ or CRON_TZ in schedule, use timeZone field instead");
+  }
+  non_negative(&sp, "startingDeadlineSeconds", "spec.startingDeadlineSeconds", causes);
+  const json::value* old_tzv = old_sp ? old_sp->if_contains("timeZone") : nullptr;
+  const bool old_has_tz = old_tzv && !old_tzv->is_null();
+  const bool tz_changed = !old_sp || old_has_tz != has_tz || (has_tz && str(*old_sp, "timeZone") != tz);
+  if (tz_changed && has_tz) {
+    auto bad_part = [](std::string_view part) {
+      if (part == "." || part == ".." || part.empty() || part.size() > 14 || part.front() == '-') return true;
+      return part.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz.-_0123456789+") !=
+             std::string_view::npos;
+    };
+    bool bad_chars = false;
+    for (std::size_t from = 0;;) {
+      const std::size_t slash = tz.find('/', from);
+      bad_chars = bad_chars || bad_part(std::string_view(tz).substr(from, slash - from));
+      if (slash == std::string::npos) break;
+      from = slash + 1;
+    }
+    if (tz.empty()) {
+      e.invalid("spec.timeZone", go_quote(tz), "timeZone must be nil or non-empty string");
+    } else if (bad_chars) {
+      e.invalid("spec.timeZone", go_quote(tz), "unknown time zone " + tz);
+    } else {
+      std::string lower = tz;
+      for (auto& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (lower == "local")
+        e.invalid("spec.timeZone", go_quote(tz),
+                  "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones");
+      try {
+        (void)load_time_zone(tz);
+      } catch (const ValidationError& err) {
+        e.invalid("spec.timeZone", go_quote(tz), err.rule());
+      }
+    }
+  }
+  if (const std::string policy = str(sp, "concurrencyPolicy"); policy.empty())
+    e.required("spec.concurrencyPolicy");
+  else if (policy != "Allow" && policy != "Forbid" && policy != "Replace")
+    e.not_supported("spec.concurrencyPolicy", policy, {"Allow", "Forbid", "Replace"});
+  // ValidateJobTemplateSpec -> validateJobSpec at spec.jobTemplate.spec.
+  const json::object* jt = fields::object_at(sp, "jobTemplate");
+  const json::object& js = jt && fields::object_at(*jt, "spec") ? *fields::object_at(*jt, "spec") : kNone;
+  const std::string at = "spec.jobTemplate.spec.";
+  for (const char* k :
+       {"parallelism", "completions", "activeDeadlineSeconds", "backoffLimit", "ttlSecondsAfterFinished"})
+    non_negative(&js, k, at + k, causes);
+  {  // job_spec_causes words its fields from a Job's spec: moved under the template's path
+    Causes job;
+    job_spec_causes(js, job);
+    for (auto& c : job) {
+      if (c.field.rfind("spec.", 0) == 0) c.field = at + c.field.substr(5);
+      causes.push_back(std::move(c));
+    }
+  }
+  const json::object* tpl = fields::object_at(js, "template");
+  const json::object* tmeta = tpl ? fields::object_at(*tpl, "metadata") : nullptr;
+  const json::object* ps = tpl ? fields::object_at(*tpl, "spec") : nullptr;
+  if (tmeta) validate_labels_and_annotations(*tmeta, at + "template.", causes);
+  validate_pod_spec(ps ? *ps : absent_pod_spec(), tmeta, at + "template.spec.", PodSpecOf::Template, causes);
+  template_restart_policy_causes(true, &js, at, causes);
+  if (const json::value* sel = js.if_contains("selector"); sel && !sel->is_null())
+    e.invalid(at + "selector", go_label_selector(sel->is_object() ? &sel->as_object() : &kNone),
+              "`selector` will be auto-generated");
+  if (const json::value* ms = js.if_contains("manualSelector"); ms && ms->is_bool() && ms->as_bool())
+    causes.push_back({"FieldValueNotSupported", "Unsupported value: true: supported values: \"nil\", \"false\"",
+                      at + "manualSelector"});
+  non_negative(&sp, "successfulJobsHistoryLimit", "spec.successfulJobsHistoryLimit", causes);
+  non_negative(&sp, "failedJobsHistoryLimit", "spec.failedJobsHistoryLimit", causes);
+}
+
 // The causes of a write in kube-apiserver's order. A create's (and a subresource's update's) are
 // the strategy's: the metadata, then the kind's rules. An update's start with rest.BeforeUpdate's
 // validateCommonFields — apimachinery's ValidateObjectMetaAccessor and
@@ -1187,9 +1320,9 @@ Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p
     // ValidateReplicaSet, then ValidateReplicaSetUpdate (metadata, ValidateReplicaSetSpec again).
     add(meta, spec, update_meta, spec, immutable);
   } else if ((t.group == "apps" && res == "deployments") || (core && res == "resourcequotas") ||
-             t.group == "scheduling.k8s.io") {
-    // ValidateDeploymentUpdate, ValidateResourceQuotaUpdate, ValidatePriorityClassUpdate:
-    // ValidateObjectMetaUpdate and the spec, no ValidateObjectMeta.
+             t.group == "scheduling.k8s.io" || (t.group == "batch" && res == "cronjobs")) {
+    // ValidateDeploymentUpdate, ValidateResourceQuotaUpdate, ValidatePriorityClassUpdate,
+    // ValidateCronJobUpdate: ValidateObjectMetaUpdate and the spec, no ValidateObjectMeta.
     add(update_meta, spec, immutable);
   } else if (core && res == "pods") {
     // ValidatePodUpdate: ValidateObjectMetaUpdate, then validatePodMetadataAndSpec.
@@ -1283,13 +1416,7 @@ void builtin_validation(AdmissionRequest& r) {
         non_negative(spec_of(obj), "ttlSecondsAfterFinished", "spec.ttlSecondsAfterFinished", causes);
         job_spec_causes(sp, causes);
       }
-      // The template's pod spec is validated even when absent (an empty PodSpec has no containers).
-      // (The template is a struct in Go: absent, it is decoded as a zero one and defaulted.)
-      static const json::object kNoPodSpec = [] {
-        json::object spec;
-        default_pod_spec(spec);
-        return spec;
-      }();
+      const json::object& kNoPodSpec = absent_pod_spec();
       const json::object* ps = nullptr;
       const json::object* tmeta = nullptr;
       if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())
@@ -1301,7 +1428,7 @@ void builtin_validation(AdmissionRequest& r) {
       if (tmeta && template_checked) validate_labels_and_annotations(*tmeta, "spec.template.", causes);
       if (template_checked)
         validate_pod_spec(ps ? *ps : kNoPodSpec, tmeta, "spec.template.spec.", PodSpecOf::Template, causes);
-      if (template_checked) template_restart_policy_causes(t, obj, causes);
+      if (template_checked) template_restart_policy_causes(t.group == "batch", spec_of(obj), "spec.", causes);
       if (t.group == "batch") {
         job_generated_selector_causes(obj, create || !r.old_object || job_had_prefixed_labels(*r.old_object),
                                       parts.generated);
@@ -1332,6 +1459,13 @@ void builtin_validation(AdmissionRequest& r) {
                               "spec.progressDeadlineSeconds"});
         }
       }
+    } else if (t.group == "batch" && t.resource == "cronjobs") {
+      cronjob_spec_causes(obj, create ? nullptr : r.old_object, causes);
+      // ValidateCronJobCreate's last rule: the controller names its Jobs <name>-<11 characters>.
+      if (create && name.size() > 52)
+        parts.job_name.push_back({"FieldValueInvalid",
+                                  fmt::format("Invalid value: {}: must be no more than 52 characters", go_quote(name)),
+                                  "metadata.name"});
     } else if (core && t.resource == "services") {
       // ValidateServiceUpdate's rules, then ValidateService (embedded/validation_service.cpp).
       if (!create && r.old_object) validate_service_update(obj, *r.old_object, parts.service_update);
@@ -1457,12 +1591,29 @@ void builtin_validation(AdmissionRequest& r) {
         if (const json::object* tspec = member(*tpl, "spec"))
           w = pod_warnings(tmeta ? *tmeta : kEmpty, *tspec, "spec.template.");
       }
+    } else if (t.group == "batch" && t.resource == "cronjobs") {
+      // cronJobStrategy: WarningsForJobSpec at spec.jobTemplate.spec on create and when the
+      // generation moves (the spec changed); an update whose schedule still names a TZ is warned
+      // (with the strategy's own path, "spec.spec.schedule").
+      const json::object* old_spec = r.old_object ? spec_of(*r.old_object) : nullptr;
+      const json::object* spec = spec_of(obj);
+      const json::object* tpl = spec ? util::object_at(*spec, {"jobTemplate", "spec", "template"}) : nullptr;
+      if (tpl && (create || !old_spec || !util::json_equal(*old_spec, *spec))) {
+        static const json::object kEmpty;
+        const json::object* tmeta = util::object_at(*tpl, {"metadata"});
+        if (const json::object* tspec = util::object_at(*tpl, {"spec"}))
+          w = pod_warnings(tmeta ? *tmeta : kEmpty, *tspec, "spec.jobTemplate.spec.template.");
+      }
+      if (!create && spec && str(*spec, "schedule").find("TZ") != std::string::npos)
+        w.push_back(
+            "cannot use TZ or CRON_TZ in spec.spec.schedule, use timeZone instead, see "
+            "https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details");
     }
-    // WarningsOnCreate of pods, Deployments, ReplicaSets and Jobs: first, a name that is no DNS
-    // label (%v of the messages: "[a b]").
+    // WarningsOnCreate of pods, Deployments, ReplicaSets, Jobs and CronJobs: first, a name that is
+    // no DNS label (%v of the messages: "[a b]").
     const bool pod = core && t.resource == "pods";
     if (create && (pod || (t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets")) ||
-                   (t.group == "batch" && t.resource == "jobs")))
+                   (t.group == "batch" && (t.resource == "jobs" || t.resource == "cronjobs"))))
       if (const auto msgs = dns1123_label_errors(name); !msgs.empty()) {
         std::string list;
         for (const auto& m : msgs) list += (list.empty() ? "" : " ") + m;

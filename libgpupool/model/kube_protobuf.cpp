@@ -216,6 +216,12 @@ struct Schema {
                     num(12, "backoffLimitPerIndex", true), num(13, "maxFailedIndexes", true),
                     str(14, "podReplacementPolicy"), str(15, "managedBy")}};
   Message job{{msg(1, "metadata", object_meta), msg(2, "spec", job_spec)}};
+  // `kubectl create cronjob`: the spec and its job template.
+  Message job_template{{msg(1, "metadata", object_meta), msg(2, "spec", job_spec)}};
+  Message cronjob_spec{{str(1, "schedule"), str(8, "timeZone"), num(2, "startingDeadlineSeconds", true),
+                        str(3, "concurrencyPolicy"), flag(4, "suspend", true), msg(5, "jobTemplate", job_template),
+                        num(6, "successfulJobsHistoryLimit", true), num(7, "failedJobsHistoryLimit", true)}};
+  Message cronjob{{msg(1, "metadata", object_meta), msg(2, "spec", cronjob_spec)}};
   // scheduling/v1, policy/v1 (`kubectl create priorityclass|pdb`).
   Message priority_class{{msg(1, "metadata", object_meta), num(2, "value"), flag(3, "globalDefault"),
                           str(4, "description"), str(5, "preemptionPolicy")}};
@@ -275,6 +281,7 @@ struct Schema {
                           {"v1", "LimitRange", &limit_range},
                           {"apps/v1", "Deployment", &deployment},
                           {"batch/v1", "Job", &job},
+                          {"batch/v1", "CronJob", &cronjob},
                           {"scheduling.k8s.io/v1", "PriorityClass", &priority_class},
                           {"policy/v1", "PodDisruptionBudget", &pdb},
                           {"rbac.authorization.k8s.io/v1", "Role", &role},

@@ -2599,6 +2599,80 @@ SCENARIOS["debug"] = [
     (["delete", "pod", "m1", "--force", "--grace-period=0"], None),
 ]
 
+# batch/v1 CronJob: the defaulted object and its table, cronJobStrategy's validation (robfig/cron's
+# messages, the time zone rules, the job template's rules at spec.jobTemplate.spec, the 52-character
+# name), an update, `kubectl create job --from=cronjob/...`, and the CronJob controller: a run at the
+# next minute (named <cronjob>-<minutes since the epoch>, the scheduled-timestamp annotation, the
+# active list), its Job finished, then removed by a history limit of 0, and the CronJob's deletion
+# taking its Jobs with it.
+def _cronjob(name="cj", job_spec=None, **spec):
+    job = {"template": {"spec": {"restartPolicy": "OnFailure", "containers": [{"name": "c", "image": "busybox"}]}}}
+    job.update(job_spec or {})
+    body = dict({"schedule": "0 2 * * *", "jobTemplate": {"spec": job}}, **spec)
+    return json.dumps({"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": name}, "spec": body})
+
+
+_CJ_ANNOTATION_KEYS = "go-template={{range $k, $v := .metadata.annotations}}{{$k}} {{end}}"
+SCENARIOS["cronjob"] = [
+    (["create", "-f", "-", "-o", "json"], _cronjob("nightly")),
+    (["get", "cronjobs"], None),
+    (["get", "cronjob", "nightly", "-o", "wide"], None),
+    (["get", "cj", "nightly", "-o", "name"], None),
+    (["create", "-f", "-"], _cronjob(schedule="61 * * * *")),
+    (["create", "-f", "-"], _cronjob(schedule="@fortnightly")),
+    (["create", "-f", "-"], _cronjob(schedule="* * *")),
+    (["create", "-f", "-"], _cronjob(schedule="*/0 * * * *")),
+    (["create", "-f", "-"], _cronjob(schedule="5-1 * * * MON-XYZ")),
+    (["create", "-f", "-"], _cronjob(schedule="TZ=UTC 0 * * * *")),
+    (["create", "-f", "-"], _cronjob(schedule="", timeZone="Mars/Olympus", concurrencyPolicy="Sometimes",
+                                     startingDeadlineSeconds=-1, successfulJobsHistoryLimit=-1,
+                                     failedJobsHistoryLimit=-2)),
+    (["create", "-f", "-"], _cronjob(timeZone="Local")),
+    (["create", "-f", "-"], _cronjob(timeZone="local")),
+    (["create", "-f", "-"], _cronjob(timeZone="")),
+    (["create", "-f", "-"], _cronjob(timeZone="../etc/passwd")),
+    (["create", "-f", "-"], _cronjob(timeZone="America/New-York-City-Zone")),
+    (["create", "-f", "-"], _cronjob(name="x" * 53)),
+    (["create", "-f", "-"], _cronjob(job_spec={
+        "selector": {"matchLabels": {"a": "b"}}, "manualSelector": True, "backoffLimit": -1, "completions": -1,
+        "template": {"spec": {"restartPolicy": "Always", "containers": [{"name": "c", "image": "busybox"}]}}})),
+    (["create", "-f", "-"], _cronjob(job_spec={"podFailurePolicy": {"rules": [{"action": "FailJob", "onExitCodes": {
+        "operator": "In", "values": [1]}}]}})),
+    (["create", "-f", "-", "-o", "jsonpath={.spec.timeZone} {.spec.schedule} {.status}"],
+     _cronjob("berlin", timeZone="Europe/Berlin", schedule="30 1 * * mon-fri")),
+    (["create", "-f", "-", "-o", "name"], _cronjob("hourly", schedule="@hourly")),
+    (["patch", "cronjob", "nightly", "--type=merge", "-p", '{"spec":{"suspend":true,"schedule":"*/5 * * * *"}}',
+      "-o", "jsonpath={.metadata.generation} {.spec.suspend} {.spec.schedule}"], None),
+    (["patch", "cronjob", "nightly", "--type=merge", "-p", '{"spec":{"schedule":"0 0 31 2 *"}}', "-o",
+      "jsonpath={.metadata.generation}"], None),
+    (["patch", "cronjob", "nightly", "--type=merge", "-p", '{"spec":{"schedule":"bad","timeZone":"Nowhere"}}'],
+     None),
+    (["get", "cronjob", "nightly", "berlin"], None),
+    (["create", "job", "--from=cronjob/nightly", "manual-1", "-o",
+      "jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name} {.metadata.annotations}"],
+     None),
+    (["create", "-f", "-", "-o", "name"], _cronjob("minutely", schedule="* * * * *", successfulJobsHistoryLimit=0)),
+    (["wait", "--for=jsonpath={.status.active[0].kind}=Job", "--timeout=90s", "cronjob/minutely"], None),
+    (["patch", "cronjob", "minutely", "--type=merge", "-p", '{"spec":{"suspend":true}}', "-o", "name"], None),
+    (["get", "cronjob", "minutely", "-o", "jsonpath={.status.active[0].name}"], None, "capture:J1"),
+    (["get", "cronjob", "minutely", "-o",
+      "jsonpath={.status.active[0].apiVersion} {.status.active[0].kind} {.status.active[0].namespace}"], None),
+    (["get", "job", "{J1}", "-o", _CJ_ANNOTATION_KEYS], None),
+    (["get", "job", "{J1}", "-o",
+      "jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name} {.spec.template.spec.restartPolicy}"],
+     None),
+    (["wait", "--for=jsonpath={.status.active}=1", "--timeout=30s", "job/{J1}"], None),
+    (["get", "pods", "-l", "job-name={J1}", "-o", "jsonpath={.items[0].metadata.name}"], None, "capture:P1"),
+    (["patch", "pod", "{P1}", "--subresource=status", "--type=merge", "-p", '{"status":{"phase":"Succeeded"}}', "-o",
+      "name"], None),
+    (["wait", "--for=delete", "job/{J1}", "--timeout=60s"], None, "capture:waited"),
+    (["get", "cronjob", "minutely", "-o",
+      "go-template={{if .status.active}}active{{else}}none active{{end}} {{if .status.lastSuccessfulTime}}succeeded{{end}}"], None),
+    (["delete", "cronjob", "nightly"], None),
+    (["wait", "--for=delete", "job/manual-1", "--timeout=60s"], None, "capture:waited"),
+    (["delete", "cronjob", "minutely", "berlin", "hourly"], None),
+]
+
 # Discovery as kubectl api-resources shows it: a custom resource's verbs in apiextensions-apiserver's
 # order, the CRD kind's category, and namespaces without deletecollection (a 405, after authorization).
 SCENARIOS["discovery"] = [

@@ -18,7 +18,7 @@ SERVED = {
     "api/v1": ["Namespace", "Node", "Pod", "Service", "PersistentVolumeClaim", "PersistentVolume", "ResourceQuota",
                "Event", "ConfigMap", "Secret", "ServiceAccount", "Endpoints", "LimitRange", "Binding"],
     "apis/apps/v1": ["Deployment", "ReplicaSet"],
-    "apis/batch/v1": ["Job"],
+    "apis/batch/v1": ["Job", "CronJob"],
     "apis/storage.k8s.io/v1": ["StorageClass"],
     "apis/events.k8s.io/v1": ["Event"],
     "apis/scheduling.k8s.io/v1": ["PriorityClass"],
