@@ -23,6 +23,7 @@
 #include <boost/regex.hpp>
 
 #include "common/base64.hpp"
+#include "common/go_text.hpp"
 #include "embedded/ip_parse.hpp"
 #include "embedded/typecheck.hpp"
 #include "gpupool/error.hpp"
@@ -611,52 +612,6 @@ bool parse_rfc3339(std::string_view s, std::int64_t& secs, std::uint64_t& nanos)
   return true;
 }
 
-// time.ParseDuration: [-+]?([0-9]*(\.[0-9]*)?[a-z]+)+, or "0".
-bool parse_duration(std::string_view s, std::int64_t& out) {
-  bool neg = false;
-  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
-    neg = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  if (s == "0") {
-    out = 0;
-    return true;
-  }
-  if (s.empty()) return false;
-  long double total = 0;
-  while (!s.empty()) {
-    std::size_t i = 0;
-    while (i < s.size() && ((s[i] >= '0' && s[i] <= '9') || s[i] == '.')) ++i;
-    if (i == 0) return false;
-    const std::string num(s.substr(0, i));
-    if (num == ".") return false;
-    s.remove_prefix(i);
-    std::size_t j = 0;
-    while (j < s.size() && !((s[j] >= '0' && s[j] <= '9') || s[j] == '.')) ++j;
-    const std::string_view unit = s.substr(0, j);
-    s.remove_prefix(j);
-    long double scale;
-    if (unit == "ns")
-      scale = 1;
-    else if (unit == "us" || unit == "\xC2\xB5s" || unit == "\xCE\xBCs")
-      scale = 1e3L;
-    else if (unit == "ms")
-      scale = 1e6L;
-    else if (unit == "s")
-      scale = 1e9L;
-    else if (unit == "m")
-      scale = 60e9L;
-    else if (unit == "h")
-      scale = 3600e9L;
-    else
-      return false;
-    total += std::strtold(num.c_str(), nullptr) * scale;
-  }
-  if (total > 9.223372036854775807e18L) return false;
-  out = static_cast<std::int64_t>(neg ? -total : total);
-  return true;
-}
-
 // ---- JSON (by its schema) to values: apiserver/pkg/cel/common/values.go UnstructuredToVal --------
 
 Value to_value(const json::value& v, const json::object* s, bool root = false) {
@@ -701,9 +656,9 @@ Value to_value(const json::value& v, const json::object* s, bool root = false) {
         return Value::string(std::move(*bytes), Value::Bytes);
       }
       if (type == "string" && format == "duration") {
-        std::int64_t n;
-        if (!parse_duration(str, n)) return Value::error("Invalid duration " + str);
-        return Value::duration(n);
+        const std::optional<std::int64_t> n = gotext::parse_duration(str);
+        if (!n) return Value::error("Invalid duration " + str);
+        return Value::duration(*n);
       }
       return Value::string(str);
     }
@@ -1780,8 +1735,8 @@ struct Checker {
       if ((f == "duration" || f == "timestamp") && n.args[0]->op == Node::Lit && n.args[0]->lit.k == Value::String) {
         std::int64_t x;
         std::uint64_t y;
-        const bool valid =
-            f == "duration" ? parse_duration(n.args[0]->lit.s, x) : parse_rfc3339(n.args[0]->lit.s, x, y);
+        const bool valid = f == "duration" ? gotext::parse_duration(n.args[0]->lit.s).has_value()
+                                           : parse_rfc3339(n.args[0]->lit.s, x, y);
         if (!valid) late.push_back({n.args[0]->pos, fmt::format("invalid {} argument", f)});
       }
       bool ok = k == Type::Dyn;
@@ -2350,10 +2305,9 @@ Value convert(const std::string& f, const Value& v) {
   if (f == "duration") {
     if (v.k == Value::Duration) return v;
     if (v.k == Value::String) {
-      std::int64_t n;
-      if (!parse_duration(v.s, n))
-        return Value::error("type conversion error from 'string' to 'google.protobuf.Duration'");
-      return Value::duration(n);
+      const std::optional<std::int64_t> n = gotext::parse_duration(v.s);
+      if (!n) return Value::error("type conversion error from 'string' to 'google.protobuf.Duration'");
+      return Value::duration(*n);
     }
   }
   if (f == "timestamp") {

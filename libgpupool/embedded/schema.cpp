@@ -14,6 +14,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "common/builtin_data.hpp"
+#include "common/go_text.hpp"
 #include "embedded/typecheck.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/quantity.hpp"
@@ -454,25 +455,6 @@ std::string quantity_text(const json::value& v) {
 
 namespace {
 
-// time/format.go quote: a byte of a non-ASCII or control character as \xNN, '"' and '\\' escaped
-// (not strconv.Quote).
-std::string time_quote(std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "\"";
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c >= 0x80 || c < 0x20) {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xF];
-    } else {
-      if (c == '"' || c == '\\') out += '\\';
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
-
 // Go's time.Parse of `value` with layout RFC3339 ("2006-01-02T15:04:05Z07:00") or, for
 // metav1.MicroTime, RFC3339Micro ("2006-01-02T15:04:05.000000Z07:00"): nullopt when it parses,
 // else the error text (`parsing time "x" as "<layout>": cannot parse "x" as "2006"`, `parsing time
@@ -482,11 +464,11 @@ std::optional<std::string> go_time_error(std::string_view value, bool micro) {
   const std::string layout = micro ? "2006-01-02T15:04:05.000000Z07:00" : "2006-01-02T15:04:05Z07:00";
   std::string_view v = value;
   auto cannot = [&](std::string_view elem) {
-    return fmt::format("parsing time {} as {}: cannot parse {} as {}", time_quote(value), time_quote(layout),
-                       time_quote(v), time_quote(elem));
+    return fmt::format("parsing time {} as {}: cannot parse {} as {}", gotext::time_quote(value),
+                       gotext::time_quote(layout), gotext::time_quote(v), gotext::time_quote(elem));
   };
   auto range = [&](std::string_view what) {
-    return fmt::format("parsing time {}: {} out of range", time_quote(value), what);
+    return fmt::format("parsing time {}: {} out of range", gotext::time_quote(value), what);
   };
   auto digit = [&](std::size_t i) { return i < v.size() && v[i] >= '0' && v[i] <= '9'; };
   // getnum: one or two digits (fixed: exactly two).
@@ -560,7 +542,8 @@ std::optional<std::string> go_time_error(std::string_view value, bool micro) {
       return cannot("Z07:00");
     }
   }
-  if (!v.empty()) return fmt::format("parsing time {}: extra text: {}", time_quote(value), time_quote(v));
+  if (!v.empty())
+    return fmt::format("parsing time {}: extra text: {}", gotext::time_quote(value), gotext::time_quote(v));
   static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
   if (day < 1 || day > kDays[month - 1] + (month == 2 && leap ? 1 : 0)) return range("day");

@@ -119,26 +119,19 @@ void decode_patched(const ResourceType& t, json::object& patched, FieldValidatio
 
 namespace {
 
-// encoding/json quoteChar: a byte as the scanner's errors show it.
+// encoding/json quoteChar: a byte as the scanner's errors show it, strconv.Quote(string(c)) (the
+// rune U+0000..U+00FF) between single quotes.
 std::string go_quote_char(unsigned char c) {
   if (c == '\'') return "'\\''";
   if (c == '"') return "'\"'";
-  static const char* const kEscapes[] = {"\\x00", "\\x01", "\\x02", "\\x03", "\\x04", "\\x05", "\\x06", "\\a",
-                                         "\\b",   "\\t",   "\\n",   "\\v",   "\\f",   "\\r",   "\\x0e", "\\x0f"};
-  std::string body;
-  if (c < 0x10)
-    body = kEscapes[c];
-  else if (c < 0x20 || c == 0x7f)
-    body = fmt::format("\\x{:02x}", c);
-  else if (c == '\\')
-    body = "\\\\";
-  else if (c < 0x80)
-    body = std::string(1, static_cast<char>(c));
-  else if (c < 0xa1 || c == 0xad)  // string(c) is U+0080..U+00A0 or U+00AD: not printable
-    body = fmt::format("\\u{:04x}", c);
-  else  // U+00A1..U+00FF, printable, in UTF-8
-    body = {static_cast<char>(0xc0 | (c >> 6)), static_cast<char>(0x80 | (c & 0x3f))};
-  return "'" + body + "'";
+  std::string rune;
+  if (c < 0x80) {
+    rune = std::string(1, static_cast<char>(c));
+  } else {
+    rune = {static_cast<char>(0xc0 | (c >> 6)), static_cast<char>(0x80 | (c & 0x3f))};
+  }
+  const std::string quoted = gotext::quote(rune);
+  return "'" + quoted.substr(1, quoted.size() - 2) + "'";
 }
 
 // A recursive reading of one JSON value in the order encoding/json's scanner meets its bytes,
@@ -392,47 +385,6 @@ std::string go_print(const json::value& v) {
     default:
       return schema::number_text(v);
   }
-}
-
-std::string go_quote(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\a':
-        out += "\\a";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\v':
-        out += "\\v";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f)
-          out += fmt::format("\\x{:02x}", c);
-        else
-          out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
 }
 
 }  // namespace gpupool::embedded

@@ -11,6 +11,7 @@
 
 #include <boost/json.hpp>
 
+#include "common/go_text.hpp"
 #include "embedded/store.hpp"
 
 namespace gpupool::embedded {
@@ -69,7 +70,7 @@ std::optional<std::uint64_t> go_parse_uint(std::string_view s, std::string* err 
 
 /// Go's %v of a decoded JSON value (map[k:v ...], [a b], strings unquoted).
 std::string go_print(const boost::json::value& v);
-/// Go's strconv.Quote (field.Invalid prints string values with %q).
-std::string go_quote(std::string_view s);
+/// Go's strconv.Quote (field.Invalid prints string values with %q): common/go_text.hpp's.
+inline std::string go_quote(std::string_view s) { return gotext::quote(s); }
 
 }  // namespace gpupool::embedded

@@ -16,11 +16,13 @@
 //    specified (time.Local) are treated as local to the time provided").
 #include "gpupool/cron.hpp"
 
+#include "common/go_text.hpp"
 #include "gpupool/error.hpp"
 
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -412,7 +414,8 @@ i64 go_date(const TimeZone::Data& l, i64 year, i64 month, i64 day, i64 hour, i64
 }
 
 // ---------------------------------------------------------------------------------------------
-// Go's text: UTF-8 runes, unicode.IsSpace, strconv.Quote, time's quote.
+// Go's text: UTF-8 runes, unicode.IsSpace (strconv.Quote, time's quote and time.ParseDuration
+// are common/go_text.hpp's).
 
 struct Rune {
   char32_t r;
@@ -508,107 +511,9 @@ std::string_view go_trim_space(std::string_view s) {
   return begin >= end ? std::string_view{} : s.substr(begin, end - begin);
 }
 
-// strconv.IsPrint: letters, marks, numbers, punctuation, symbols and the ASCII space. Exact for
-// ASCII and Latin-1; beyond, the controls, formats, separators, private use and noncharacters are
-// refused, and (unlike Go's tables) code points Unicode leaves unassigned pass as printable.
-bool is_print(char32_t r) {
-  if (r < 0x80) return r >= 0x20 && r < 0x7F;
-  if (r < 0xA0 || r == 0xA0 || r == 0xAD) return false;
-  if (is_space(r)) return false;
-  if ((r >= 0x600 && r <= 0x605) || r == 0x61C || r == 0x6DD || r == 0x70F || r == 0x890 || r == 0x891 || r == 0x8E2 ||
-      r == 0x180E || (r >= 0x200B && r <= 0x200F) || (r >= 0x202A && r <= 0x202E) || (r >= 0x2060 && r <= 0x206F) ||
-      r == 0xFEFF || (r >= 0xFFF9 && r <= 0xFFFB) || r == 0x110BD || r == 0x110CD || (r >= 0x13430 && r <= 0x1343F) ||
-      (r >= 0x1BCA0 && r <= 0x1BCA3) || (r >= 0x1D173 && r <= 0x1D17A) || (r >= 0xE0000 && r <= 0xE007F)) {
-    return false;  // Cf
-  }
-  if ((r >= 0xE000 && r <= 0xF8FF) || r >= 0xF0000) return false;            // Co
-  if ((r >= 0xFDD0 && r <= 0xFDEF) || (r & 0xFFFE) == 0xFFFE) return false;  // noncharacters
-  return true;
-}
-
-constexpr char kHex[] = "0123456789abcdef";
-
-// strconv.Quote.
-std::string go_quote(std::string_view s) {
-  std::string out = "\"";
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const Rune rr = decode_rune(s, i);
-    const char32_t r = rr.r;
-    if (!rr.valid) {
-      const auto c = static_cast<unsigned char>(s[i]);
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xF];
-    } else if (r == '"' || r == '\\') {
-      out += '\\';
-      out += static_cast<char>(r);
-    } else if (is_print(r)) {
-      out.append(s.substr(i, rr.width));
-    } else {
-      switch (r) {
-        case '\a':
-          out += "\\a";
-          break;
-        case '\b':
-          out += "\\b";
-          break;
-        case '\f':
-          out += "\\f";
-          break;
-        case '\n':
-          out += "\\n";
-          break;
-        case '\r':
-          out += "\\r";
-          break;
-        case '\t':
-          out += "\\t";
-          break;
-        case '\v':
-          out += "\\v";
-          break;
-        default:
-          if (r < ' ' || r == 0x7F) {
-            out += "\\x";
-            out += kHex[(r >> 4) & 0xF];
-            out += kHex[r & 0xF];
-          } else if (r < 0x10000) {
-            out += "\\u";
-            for (int shift = 12; shift >= 0; shift -= 4) out += kHex[(r >> shift) & 0xF];
-          } else {
-            out += "\\U";
-            for (int shift = 28; shift >= 0; shift -= 4) out += kHex[(r >> shift) & 0xF];
-          }
-      }
-    }
-    i += rr.width;
-  }
-  out += '"';
-  return out;
-}
-
-// The time package's own quote (format.go): every byte of a non-ASCII or control character as \xNN.
-std::string time_quote(std::string_view s) {
-  std::string out = "\"";
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c >= 0x80 || c < ' ') {
-      out += "\\x";
-      out += kHex[c >> 4];
-      out += kHex[c & 0xF];
-    } else {
-      if (c == '"' || c == '\\') out += '\\';
-      out += ch;
-    }
-  }
-  out += '"';
-  return out;
-}
-
 // strconv.Atoi's error text: the function is always reported as Atoi and the number as given.
 std::string atoi_error(std::string_view s, bool range) {
-  return "strconv.Atoi: parsing " + go_quote(s) + (range ? ": value out of range" : ": invalid syntax");
+  return "strconv.Atoi: parsing " + gotext::quote(s) + (range ? ": value out of range" : ": invalid syntax");
 }
 
 // strconv.Atoi on a 64-bit platform: an optional sign and decimal digits. Returns the error text
@@ -651,98 +556,6 @@ std::string go_atoi(std::string_view s, i64& out) {
   if (!neg && n >= kInt64Cutoff) return atoi_error(s, true);
   if (neg && n > kInt64Cutoff) return atoi_error(s, true);
   out = neg ? static_cast<i64>(0 - n) : static_cast<i64>(n);
-  return {};
-}
-
-// time.ParseDuration. Returns the error text or empty; `out` in nanoseconds.
-std::string go_parse_duration(std::string_view orig, i64& out) {
-  const std::string invalid = "time: invalid duration " + time_quote(orig);
-  std::string_view s = orig;
-  u64 d = 0;
-  bool neg = false;
-  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
-    neg = s[0] == '-';
-    s.remove_prefix(1);
-  }
-  if (s == "0") {
-    out = 0;
-    return {};
-  }
-  if (s.empty()) return invalid;
-  constexpr u64 kMax = u64{1} << 63;
-  while (!s.empty()) {
-    u64 v = 0, f = 0;
-    double scale = 1;
-    if (!(s[0] == '.' || (s[0] >= '0' && s[0] <= '9'))) return invalid;
-    // leadingInt
-    std::size_t i = 0;
-    for (; i < s.size() && s[i] >= '0' && s[i] <= '9'; ++i) {
-      if (v > kMax / 10) return invalid;
-      v = v * 10 + static_cast<u64>(s[i] - '0');
-      if (v > kMax) return invalid;
-    }
-    const bool pre = i > 0;
-    s.remove_prefix(i);
-    bool post = false;
-    if (!s.empty() && s[0] == '.') {
-      s.remove_prefix(1);
-      // leadingFraction: stops gaining precision on overflow, never fails.
-      std::size_t j = 0;
-      bool overflow = false;
-      for (; j < s.size() && s[j] >= '0' && s[j] <= '9'; ++j) {
-        if (overflow) continue;
-        if (f > (kMax - 1) / 10) {
-          overflow = true;
-          continue;
-        }
-        const u64 y = f * 10 + static_cast<u64>(s[j] - '0');
-        if (y > kMax) {
-          overflow = true;
-          continue;
-        }
-        f = y;
-        scale *= 10;
-      }
-      post = j > 0;
-      s.remove_prefix(j);
-    }
-    if (!pre && !post) return invalid;
-    std::size_t u = 0;
-    while (u < s.size() && s[u] != '.' && !(s[u] >= '0' && s[u] <= '9')) ++u;
-    if (u == 0) return "time: missing unit in duration " + time_quote(orig);
-    const std::string_view unit_name = s.substr(0, u);
-    s.remove_prefix(u);
-    u64 unit = 0;
-    if (unit_name == "ns") {
-      unit = 1;
-    } else if (unit_name == "us" || unit_name == "\u00b5s" || unit_name == "\u03bcs") {
-      unit = 1000;
-    } else if (unit_name == "ms") {
-      unit = 1000000;
-    } else if (unit_name == "s") {
-      unit = 1000000000;
-    } else if (unit_name == "m") {
-      unit = 60ULL * 1000000000;
-    } else if (unit_name == "h") {
-      unit = 3600ULL * 1000000000;
-    } else {
-      return "time: unknown unit " + time_quote(unit_name) + " in duration " + time_quote(orig);
-    }
-    if (v > kMax / unit) return invalid;
-    v *= unit;
-    if (f > 0) {
-      v += static_cast<u64>(static_cast<double>(f) * (static_cast<double>(unit) / scale));
-      if (v > kMax) return invalid;
-    }
-    d += v;
-    if (d > kMax) return invalid;
-  }
-  if (neg) {
-    out = static_cast<i64>(0 - d);
-    return {};
-  }
-  if (d > kMax - 1) return invalid;
-  out = static_cast<i64>(d);
   return {};
 }
 
@@ -1142,9 +955,10 @@ CronSchedule CronSchedule::parse(std::string_view spec_text,
       } else if (spec == "@hourly") {
         set(first_minute, all_bits(kHours), all_bits(kDom), all_bits(kMonths), all_bits(kDow));
       } else if (spec.starts_with("@every ")) {
-        i64 nanos = 0;
-        const std::string err = go_parse_duration(spec.substr(7), nanos);
-        if (!err.empty()) throw RuleError{"failed to parse duration " + std::string(spec) + ": " + err};
+        std::string err;
+        const std::optional<i64> parsed = gotext::parse_duration(spec.substr(7), &err);
+        if (!parsed) throw RuleError{"failed to parse duration " + std::string(spec) + ": " + err};
+        i64 nanos = *parsed;
         // Every: at least a second, and whole seconds (the TZ= zone plays no part).
         constexpr i64 kSecond = 1000000000;
         if (nanos < kSecond) nanos = kSecond;
