@@ -31,15 +31,18 @@ std::string last_segment(const std::string& dotted) {
 
 // Maps (map[string]T in the Go types): the map itself is a member (".") besides its keys.
 bool granular_map(const std::string& dotted) {
-  static const char* names[] = {"labels",     "annotations", "nodeSelector", "matchLabels", "data",        "binaryData",
-                                "stringData", "requests",    "limits",       "capacity",    "allocatable", "hard"};
+  static const char* names[] = {"labels",   "annotations", "matchLabels", "data",        "binaryData", "stringData",
+                                "requests", "limits",      "capacity",    "allocatable", "hard"};
   const auto last = last_segment(dotted);
   return std::any_of(std::begin(names), std::end(names), [&](const char* n) { return last == n; });
 }
 
 // Structs and maps marked atomic (x-kubernetes-map-type) that gpupool's kinds carry: the
-// LabelSelector of workloads, a Service's selector map.
+// LabelSelector of workloads, a Service's selector map, a pod spec's nodeSelector (+mapType=atomic),
+// and a ControllerRevision's data (a RawExtension: an untyped value, owned whole).
 bool atomic_struct(const std::string& dotted, const ResourceType& t) {
+  if (t.group == "apps" && t.resource == "controllerrevisions") return dotted == "data";
+  if (last_segment(dotted) == "nodeSelector" && typed(t)) return true;
   return (t.group == "apps" || t.group == "batch" || (t.group.empty() && t.resource == "services")) &&
          dotted == "spec.selector";
 }
@@ -106,6 +109,8 @@ json::object set_of_value(const json::value& v, const std::string& dotted, const
     for (const auto& item : v.as_array()) {
       if (keys[0] == "$primitive") {
         s["v:" + json::serialize(item)] = json::object{};
+      } else if (dotted == "metadata.ownerReferences" && item.is_object()) {
+        s["k:" + key_json(item.as_object(), keys)] = json::object{};  // OwnerReference: +structType=atomic
       } else if (item.is_object()) {
         json::object is = set_of_object(item.as_object(), dotted, t, update);
         is["."] = json::object{};

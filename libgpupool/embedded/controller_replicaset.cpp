@@ -53,13 +53,12 @@ Plan plan_replicaset(const json::object& rs, const Children& pods, Clock::time_p
   for (const auto* p : active) {
     if (!pod_ready(*p)) continue;
     ++ready;
-    const json::object* c = util::find_condition(util::array_at(*p, {"status"}, "conditions"), "Ready");
-    Clock::time_point since;
-    const bool known = parse_rfc3339(string_of(c, "lastTransitionTime"), since);
-    if (min_ready <= 0 || (known && since + std::chrono::seconds(min_ready) < now)) {
+    if (pod_available(*p, min_ready, now)) {
       ++available;
-    } else if (known) {
-      const auto at = since + std::chrono::seconds(min_ready + 1);
+    } else if (const auto since = time_from_rfc3339(
+                   string_of(util::find_condition(util::array_at(*p, {"status"}, "conditions"), "Ready"),
+                             "lastTransitionTime"))) {
+      const auto at = *since + std::chrono::seconds(min_ready + 1);
       recheck = recheck ? std::min(*recheck, at) : at;
     }
   }

@@ -24,6 +24,7 @@ namespace {
 const char* controller_name(std::string_view resource) {
   return resource == "jobs"          ? "job-controller"
          : resource == "cronjobs"    ? "cronjob-controller"
+         : resource == "daemonsets"  ? "daemonset-controller"
          : resource == "deployments" ? "deployment-controller"
          : resource == "trainjobs"   ? "trainjob-controller"
          : resource == "jobsets"     ? "jobset-controller"
@@ -52,8 +53,22 @@ void fill_job_reference(Plan& plan, const json::object& job) {
   if (refs.empty()) plan.status->erase("active");
 }
 
+// A node event that may change a DaemonSet's placements: an added or deleted node, or an update
+// of its labels, spec (taints, unschedulable) or name.
+bool daemonsets_may_change(const WatchEvent& e) {
+  if (e.type != EventType::Modified || !e.old_object) return true;
+  for (const auto& path : {std::initializer_list<std::string_view>{"metadata", "labels"},
+                           std::initializer_list<std::string_view>{"spec"}}) {
+    const json::object* a = object_at(*e.old_object, path);
+    const json::object* b = object_at(*e.object, path);
+    if (!a != !b || (a && !util::json_equal(*a, *b))) return true;
+  }
+  return false;
+}
+
 bool is_owner_kind(const ResourceType& t) {
-  return (t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets")) ||
+  return (t.group == "apps" &&
+          (t.resource == "deployments" || t.resource == "replicasets" || t.resource == "daemonsets")) ||
          (t.group == "batch" && (t.resource == "jobs" || t.resource == "cronjobs")) ||
          (t.group == "kubeflow.org" &&
           (t.resource == "mpijobs" || t.resource == "tfjobs" || t.resource == "pytorchjobs")) ||
@@ -115,6 +130,14 @@ void Controllers::on_event(const WatchEvent& e) {
     const ResourceType* owner = store_.find_kind(string_of(ref, "apiVersion"), string_of(ref, "kind"));
     if (owner && is_owner_kind(*owner))
       keys.push_back({owner->group, owner->resource, namespace_of(*e.object), string_of(ref, "name")});
+  }
+  // daemon_controller.go addNode / updateNode / deleteNode: a node that comes, changes or goes may
+  // change where every DaemonSet runs (status-only updates are not worth a look, as
+  // shouldIgnoreNodeUpdate has it: labels, taints and spec decide).
+  if (t.group.empty() && t.resource == "nodes" && daemonsets_may_change(e)) {
+    if (const ResourceType* ds = store_.find_type("apps", "v1", "daemonsets"))
+      for (const auto& d : store_.list(*ds, "").items)
+        keys.push_back({"apps", "daemonsets", namespace_of(*d), name_of(*d)});
   }
   // deployment_controller.go deletePod: a pod of a Recreate Deployment's ReplicaSet deleted may
   // be the last old pod the rollout waits for.
@@ -256,7 +279,14 @@ void Controllers::reconcile(const Key& key) {
     plan = plan_job(*owner, owned(key.ns, uid, {{"", "pods"}}), now);
   else if (key.resource == "cronjobs")
     plan = plan_cronjob(*owner, owned(key.ns, uid, {{"batch", "jobs"}}), now);
-  else if (!kubeflow_)
+  else if (key.resource == "daemonsets") {
+    const auto nodes = store_.list(store_.type("", "nodes"), "").items;
+    std::vector<const json::object*> node_objects;
+    node_objects.reserve(nodes.size());
+    for (const auto& n : nodes) node_objects.push_back(n.get());
+    plan =
+        plan_daemonset(*owner, owned(key.ns, uid, {{"", "pods"}, {"apps", "controllerrevisions"}}), node_objects, now);
+  } else if (!kubeflow_)
     return;  // no operator runs
   else if (key.resource == "jobsets")
     plan = plan_jobset(*owner, owned(key.ns, uid, {{"batch", "jobs"}, {"", "services"}}), now);
@@ -273,7 +303,7 @@ void Controllers::reconcile(const Key& key) {
   // refusal (pkg/controller/replicaset/replica_set.go manageReplicas, job_controller.go
   // manageJob); the pod control records it on the owner (pkg/controller/controller_utils.go
   // createPods: FailedCreate, "Error creating: %v").
-  const bool pod_owner = key.resource == "replicasets" || key.resource == "jobs";
+  const bool pod_owner = key.resource == "replicasets" || key.resource == "jobs" || key.resource == "daemonsets";
   std::optional<StatusError> refused;
   std::int64_t not_created = 0;
   for (auto& c : plan.create) {

@@ -107,6 +107,13 @@ Plan plan_cronjob(const json::object& cronjob, const Children& jobs, Clock::time
 /// The ObjectReference to a Job a CronJob keeps in status.active (ref.GetReference).
 json::object cronjob_job_reference(const json::object& job);
 
+/// apps/v1 DaemonSet (controller_daemonset.cpp): its ControllerRevision, a pod for each node it
+/// should run on (`nodes`: every Node) pinned there by node affinity, the rolling update, the
+/// history past revisionHistoryLimit, and its status. `children`: the pods and ControllerRevisions
+/// it controls.
+Plan plan_daemonset(const json::object& daemonset, const Children& children,
+                    const std::vector<const json::object*>& nodes, Clock::time_point now);
+
 /// JobSet (jobset.x-k8s.io/v1alpha2, controller_jobset.cpp): its Jobs and headless Service
 /// (`children`: every Job and Service it owns) and its status.
 Plan plan_jobset(const json::object& jobset, const Children& children, Clock::time_point now);

@@ -185,6 +185,15 @@ inline bool pod_ready(const json::object& pod) {
   const json::object* c = util::find_condition(util::array_at(pod, {"status"}, "conditions"), "Ready");
   return c && util::string_of(c, "status") == "True";
 }
+/// podutil.IsPodAvailable: Ready, and for minReadySeconds > 0 Ready since (its condition's
+/// lastTransitionTime) more than minReadySeconds before `now`.
+inline bool pod_available(const json::object& pod, std::int64_t min_ready_seconds, Clock::time_point now) {
+  const json::object* c = util::find_condition(util::array_at(pod, {"status"}, "conditions"), "Ready");
+  if (!c || util::string_of(c, "status") != "True") return false;
+  if (min_ready_seconds <= 0) return true;
+  const auto since = time_from_rfc3339(util::string_of(c, "lastTransitionTime"));
+  return since && *since + std::chrono::seconds(min_ready_seconds) < now;
+}
 /// The label `key` of an object ("" when absent).
 inline std::string labels_key(const json::object& o, std::string_view key) {
   return util::string_of(util::object_at(o, {"metadata", "labels"}), key);

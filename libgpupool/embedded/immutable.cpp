@@ -1,6 +1,6 @@
 // Fields an update may not change, as the registries' ValidateUpdate rules refuse them (422
-// Invalid): a claim's spec, a Job's template and selector, a Deployment's selector. (A Service's
-// cluster IPs: validation_service.cpp.)
+// Invalid): a claim's spec, a Job's template and selector, a Deployment's, ReplicaSet's or
+// DaemonSet's selector. (A Service's cluster IPs: validation_service.cpp.)
 #include <fmt/format.h>
 
 #include "embedded/admission.hpp"
@@ -86,8 +86,9 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
   const ResourceType& t = *r.type;
   json::object& obj = *r.object;
   const json::object& old = *r.old_object;
-  if (t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets")) {
-    // The deployment and replicaset strategies' ValidateUpdate (apps/v1): spec.selector is immutable.
+  if (t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets" || t.resource == "daemonsets")) {
+    // The deployment, replicaset and daemonset strategies' ValidateUpdate (apps/v1): spec.selector
+    // is immutable.
     if (!same_value(at(old, {"spec"}, "selector"), at(obj, {"spec"}, "selector")))
       causes.push_back({"FieldValueInvalid",
                         fmt::format("Invalid value: {}: field is immutable",

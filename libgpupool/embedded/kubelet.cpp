@@ -532,13 +532,24 @@ void Kubelet::run_locally(const std::string& root, bool own_root, const std::str
       container_runtime);
 }
 
+namespace {
+// Whether the node a pod is bound to has a kubelet here: it exists, and is not marked
+// gpupool.io/simulate-kubelet: "stopped" (a registered node whose kubelet is down: its pods are
+// neither run nor finished, as on a cluster node without a kubelet process).
+bool kubelet_runs(const Store& store, const std::string& node) {
+  if (node.empty()) return false;
+  const auto n = store.find(store.type("", "nodes"), "", node);
+  return n && util::annotation(*n, "gpupool.io/simulate-kubelet").value_or("") != "stopped";
+}
+}  // namespace
+
 void Kubelet::schedule(const json::object& pod) {
   const std::string key = util::namespace_of(pod) + "/" + util::name_of(pod);
   std::optional<Clock::time_point> when;
   // A node's kubelet runs the pods bound to it: none runs a pod bound to a node that is not there
   // (it stays Pending, as on a cluster, until the node registers: on_event).
   const std::string node = string_of(object_at(pod, {"spec"}), "nodeName");
-  const bool node_exists = !node.empty() && store_.find(store_.type("", "nodes"), "", node) != nullptr;
+  const bool node_exists = kubelet_runs(store_, node);
   std::lock_guard lk(mu_);
   if (!node_exists) {
   } else if (!local_) {
@@ -572,7 +583,7 @@ void Kubelet::terminate(const json::object& pod) {
   const std::string key = ns + "/" + name;
   // Only a node's own kubelet finishes the deletion: a pod bound to a node that is not there stays
   // Terminating (kube-controller-manager's pod GC force-deletes such orphans after 40 s; not here).
-  if (!store_.find(store_.type("", "nodes"), "", string_of(object_at(pod, {"spec"}), "nodeName"))) return;
+  if (!kubelet_runs(store_, string_of(object_at(pod, {"spec"}), "nodeName"))) return;
   {
     std::lock_guard lk(mu_);
     if (!terminating_.insert(key).second) return;  // already stopping
@@ -609,9 +620,13 @@ void Kubelet::terminate(const json::object& pod) {
 }
 
 void Kubelet::on_event(const WatchEvent& e) {
+  auto stopped = [](const json::object* n) {
+    return n && util::annotation(*n, "gpupool.io/simulate-kubelet").value_or("") == "stopped";
+  };
   if (e.type_info && e.type_info->group.empty() && e.type_info->resource == "nodes" && e.object &&
-      e.type == EventType::Added) {
-    // A node registering: its kubelet takes up the pods already bound to it.
+      (e.type == EventType::Added || (e.type == EventType::Modified && stopped(e.old_object.get()))) &&
+      !stopped(e.object.get())) {
+    // A node registering (or its kubelet started again): it takes up the pods already bound to it.
     ListOptions o;
     o.fields = FieldSelector::parse("spec.nodeName=" + util::name_of(*e.object));
     for (const auto& p : store_.list(store_.type("", "pods"), "", o).items) {

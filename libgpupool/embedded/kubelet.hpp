@@ -8,6 +8,8 @@
 //   gpupool.io/simulate-startup:   "2s"   time spent in ContainerCreating (default Options::startup)
 //   gpupool.io/simulate-duration:  "30s"  run time of each container start ("forever": never exits)
 //   gpupool.io/simulate-exit-code: "1"    exit code when the run time is over (default 0)
+// A node annotated gpupool.io/simulate-kubelet: "stopped" has no kubelet: its pods are neither run
+// nor deleted once marked for deletion (they stay Pending, or Terminating).
 // Without a duration, pods with restartPolicy Always (Deployments) run forever and the others
 // (Jobs, Kubeflow replicas) run Options::batch_run_time. restartPolicy is honoured: Always restarts
 // every exit, OnFailure restarts non-zero exits (restartCount, lastState.terminated), Never stops.

@@ -290,10 +290,24 @@ std::string merge_key(std::string_view kind, std::string_view path) {
 namespace {
 
 bool is_builtin_kind(std::string_view kind) {
-  static const std::string_view kinds[] = {
-      "Pod",           "Node",       "Namespace", "Service", "PersistentVolumeClaim", "PersistentVolume",
-      "ResourceQuota", "Event",      "ConfigMap", "Secret",  "ServiceAccount",        "Endpoints",
-      "Deployment",    "ReplicaSet", "Job"};
+  static const std::string_view kinds[] = {"Pod",
+                                           "Node",
+                                           "Namespace",
+                                           "Service",
+                                           "PersistentVolumeClaim",
+                                           "PersistentVolume",
+                                           "ResourceQuota",
+                                           "Event",
+                                           "ConfigMap",
+                                           "Secret",
+                                           "ServiceAccount",
+                                           "Endpoints",
+                                           "Deployment",
+                                           "ReplicaSet",
+                                           "Job",
+                                           "CronJob",
+                                           "DaemonSet",
+                                           "ControllerRevision"};
   return std::find(std::begin(kinds), std::end(kinds), kind) != std::end(kinds);
 }
 

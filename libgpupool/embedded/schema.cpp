@@ -2,6 +2,7 @@
 
 #include "common/base64.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
 #include <functional>
@@ -15,9 +16,11 @@
 
 #include "common/builtin_data.hpp"
 #include "common/go_text.hpp"
+#include "embedded/clock.hpp"
 #include "embedded/typecheck.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/quantity.hpp"
+#include "gpupool/time.hpp"
 
 namespace gpupool::embedded::schema {
 
@@ -455,6 +458,18 @@ std::string quantity_text(const json::value& v) {
 
 namespace {
 
+// A valid Time or MicroTime as the object is stored: its MarshalJSON writes t.UTC() with layout
+// RFC3339 (the fraction dropped) or RFC3339Micro (six digits), whatever offset it was given in.
+std::string canonical_time(std::string_view value, bool micro) {
+  std::string text(value);
+  std::replace(text.begin(), text.end(), ',', '.');  // time.Parse takes either separator
+  const auto whole = std::chrono::time_point_cast<Clock::duration>(gpupool::parse_rfc3339(text));  // seconds
+  if (!micro) return to_rfc3339(whole);
+  const auto dot = text.find('.');
+  const long micros = dot == std::string::npos ? 0 : std::stol(text.substr(dot + 1, 6));
+  return to_rfc3339_micro(whole + std::chrono::microseconds(micros));
+}
+
 // Go's time.Parse of `value` with layout RFC3339 ("2006-01-02T15:04:05Z07:00") or, for
 // metav1.MicroTime, RFC3339Micro ("2006-01-02T15:04:05.000000Z07:00"): nullopt when it parses,
 // else the error text (`parsing time "x" as "<layout>": cannot parse "x" as "2006"`, `parsing time
@@ -692,7 +707,10 @@ struct Walker {
     }
     if ((n.type == Node::Type::Time || n.type == Node::Type::MicroTime) && v.is_string()) {
       // metav1.Time / MicroTime UnmarshalJSON: time.Parse's error stops decoding.
-      if (auto e = go_time_error(v.as_string(), n.type == Node::Type::MicroTime)) out.decode_error = *e;
+      if (auto e = go_time_error(v.as_string(), n.type == Node::Type::MicroTime))
+        out.decode_error = *e;
+      else if (prune)
+        v = canonical_time(v.as_string(), n.type == Node::Type::MicroTime);
       return;
     }
     if (n.type == Node::Type::String && n.go_type == "[]uint8" && v.is_array()) {
@@ -935,6 +953,16 @@ Decoded decode(std::string_view group, std::string_view version, std::string_vie
   if (!r) return out;
   Walker w{out, prune, {}, {}, false};
   w.fields(*r, obj);
+  // Convert_v1_DaemonSet_To_apps_DaemonSet: the templateGeneration annotation must be a number
+  // (strconv.ParseInt's error, once the JSON decoded).
+  if (group == "apps" && kind == "DaemonSet" && !out.type_error && !out.decode_error)
+    if (const auto* md = obj.if_contains("metadata"); md && md->is_object())
+      if (const auto* ann = md->as_object().if_contains("annotations"); ann && ann->is_object())
+        if (const auto* v = ann->as_object().if_contains("deprecated.daemonset.template.generation");
+            v && v->is_string()) {
+          std::string err;
+          if (!go_parse_int(v->as_string(), &err)) out.decode_error = err;
+        }
   if (prune && !out.type_error && !out.decode_error) {
     add_zero_structs(group, version, kind, obj);
     add_required_zeros(group, version, kind, obj);

@@ -931,9 +931,9 @@ std::string storage_key(const ResourceType& t, std::string_view ns, std::string_
 // The strategies' AllowUnconditionalUpdate: an update without a resourceVersion (or with 0) takes
 // the stored one, except for custom resources and their definitions
 // (apiextensions-apiserver customResourceStrategy, customresourcedefinition strategy) and
-// PodDisruptionBudgets (pkg/registry/policy/poddisruptionbudget).
+// PodDisruptionBudgets (pkg/registry/policy/poddisruptionbudget) and Leases (coordination/lease).
 bool allows_unconditional_update(const ResourceType& t) {
-  return !t.schema && t.group != "apiextensions.k8s.io" &&
+  return !t.schema && t.group != "apiextensions.k8s.io" && t.group != "coordination.k8s.io" &&
          !(t.group == "policy" && t.resource == "poddisruptionbudgets");
 }
 

@@ -206,6 +206,49 @@ json::array replicaset_row(const json::value& o, Clock::time_point now) {
           selector_text(value_at(o, {"spec", "selector"}))};
 }
 
+// printDaemonSet (1.32): the status counts, NODE SELECTOR (labels.FormatLabels of the template's
+// nodeSelector: sorted, <none> when empty), AGE; wide: containers, images, selector.
+json::array daemonset_row(const json::value& o, Clock::time_point now) {
+  std::vector<std::string> node_selector;
+  if (const auto* ns = value_at(o, {"spec", "template", "spec", "nodeSelector"}); ns && ns->is_object())
+    for (const auto& [k, v] : ns->as_object())
+      node_selector.push_back(std::string(k) + "=" + std::string(v.is_string() ? v.as_string() : ""));
+  std::sort(node_selector.begin(), node_selector.end());
+  std::string names, images;
+  if (const auto* t = value_at(o, {"spec", "template"})) containers_images(*t, names, images);
+  return {s(o, {"metadata", "name"}),
+          n(o, {"status", "desiredNumberScheduled"}),
+          n(o, {"status", "currentNumberScheduled"}),
+          n(o, {"status", "numberReady"}),
+          n(o, {"status", "updatedNumberScheduled"}),
+          n(o, {"status", "numberAvailable"}),
+          node_selector.empty() ? "<none>" : text::join(node_selector, ","),
+          age(o, now),
+          names,
+          images,
+          selector_text(value_at(o, {"spec", "selector"}))};
+}
+
+// printControllerRevision (1.32): CONTROLLER as <kind>.<group>/<name> in lower case (the
+// controller reference's; <none> without one), REVISION (a number in a "string" column), AGE.
+json::array controllerrevision_row(const json::value& o, Clock::time_point now) {
+  std::string controller = "<none>";
+  if (const auto* refs = value_at(o, {"metadata", "ownerReferences"}); refs && refs->is_array())
+    for (const auto& ref : refs->as_array()) {
+      const auto* c = value_at(ref, {"controller"});
+      if (!c || !c->is_bool() || !c->as_bool()) continue;
+      const std::string api_version = s(ref, {"apiVersion"});
+      const auto slash = api_version.find('/');
+      const std::string group = slash == std::string::npos ? "" : api_version.substr(0, slash);
+      std::string kind = s(ref, {"kind"});
+      if (!group.empty()) kind += "." + group;
+      for (auto& ch : kind) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      controller = kind.empty() ? s(ref, {"name"}) : kind + "/" + s(ref, {"name"});
+      break;
+    }
+  return {s(o, {"metadata", "name"}), controller, n(o, {"revision"}), age(o, now)};
+}
+
 json::array job_row(const json::value& o, Clock::time_point now) {
   // printJob (1.32): STATUS from conditions (Complete, Failed, Suspended, Running), COMPLETIONS
   // succeeded/completions, DURATION start..completion (or ..now).
@@ -472,11 +515,26 @@ json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<c
             {"Ready", "integer", 0},       {"Age", "string", 0},      {"Containers", "string", 1},
             {"Images", "string", 1},       {"Selector", "string", 1}};
     row = replicaset_row;
+  } else if (t.group == "apps" && t.resource == "daemonsets") {
+    cols = {{"Name", "string", 0, "name"},  {"Desired", "integer", 0},    {"Current", "integer", 0},
+            {"Ready", "integer", 0},        {"Up-to-date", "integer", 0}, {"Available", "integer", 0},
+            {"Node Selector", "string", 0}, {"Age", "string", 0},         {"Containers", "string", 1},
+            {"Images", "string", 1},        {"Selector", "string", 1}};
+    row = daemonset_row;
+  } else if (t.group == "apps" && t.resource == "controllerrevisions") {
+    cols = {
+        {"Name", "string", 0, "name"}, {"Controller", "string", 0}, {"Revision", "string", 0}, {"Age", "string", 0}};
+    row = controllerrevision_row;
   } else if (t.group == "batch" && t.resource == "jobs") {
     cols = {{"Name", "string", 0, "name"}, {"Status", "string", 0},  {"Completions", "string", 0},
             {"Duration", "string", 0},     {"Age", "string", 0},     {"Containers", "string", 1},
             {"Images", "string", 1},       {"Selector", "string", 1}};
     row = job_row;
+  } else if (t.group == "coordination.k8s.io" && t.resource == "leases") {
+    cols = {{"Name", "string", 0, "name"}, {"Holder", "string", 0}, {"Age", "string", 0}};  // printLease
+    row = [](const json::value& o, Clock::time_point now) -> json::array {
+      return {s(o, {"metadata", "name"}), s(o, {"spec", "holderIdentity"}), age(o, now)};
+    };
   } else if (t.group == "batch" && t.resource == "cronjobs") {
     cols = {{"Name", "string", 0, "name"}, {"Schedule", "string", 0},   {"Timezone", "string", 0},
             {"Suspend", "boolean", 0},     {"Active", "integer", 0},    {"Last Schedule", "string", 0},

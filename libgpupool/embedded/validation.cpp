@@ -11,7 +11,9 @@
 #include "embedded/validation_kinds.hpp"
 #include "embedded/warnings.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <set>
@@ -73,6 +75,12 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version) {
   job.orphan_by_default = true;  // batch/v1 Job's DefaultGarbageCollectionPolicy is OrphanDependents
   out.push_back(std::move(deploy));
   out.push_back(std::move(rs));
+  // apps/v1 DaemonSet (its controller: controller_daemonset.cpp) and the ControllerRevisions its
+  // controller keeps its templates' history in (no status, no short name, no category).
+  out.push_back(typed("apps", "v1", "daemonsets", "DaemonSet", "daemonset", true, {"ds"}, {"all"}));
+  auto revisions = typed("apps", "v1", "controllerrevisions", "ControllerRevision", "controllerrevision", true, {});
+  revisions.has_status = false;
+  out.push_back(std::move(revisions));
   out.push_back(std::move(job));
   // batch/v1 CronJob (its controller: controller_cronjob.cpp). Deleting one deletes its Jobs
   // (cronJobStrategy's DefaultGarbageCollectionPolicy for batch/v1: DeleteDependents).
@@ -89,6 +97,10 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version) {
   out.push_back(std::move(pc));
   out.push_back(
       typed("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", "poddisruptionbudget", true, {"pdb"}));
+  // coordination.k8s.io/v1 Lease (leader election, node heartbeats): stored and validated only.
+  auto lease = typed("coordination.k8s.io", "v1", "leases", "Lease", "lease", true, {});
+  lease.has_status = false;
+  out.push_back(std::move(lease));
   // The endpoints controller's slices (embedded/endpoints), which `kubectl describe service` reads.
   auto slices = typed("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", "endpointslice", true, {});
   slices.has_status = false;
@@ -760,6 +772,25 @@ std::optional<Written> written(AdmissionRequest& r) {
 
 namespace {
 
+constexpr std::string_view kTemplateGeneration = "deprecated.daemonset.template.generation";
+
+// A DaemonSet's templateGeneration as Convert_v1_DaemonSet_To_apps_DaemonSet reads it from the
+// annotation (strconv.ParseInt; 0 without one).
+std::int64_t template_generation(const json::object& ds) {
+  const json::value* md = ds.if_contains("metadata");
+  const json::value* ann = md && md->is_object() ? md->as_object().if_contains("annotations") : nullptr;
+  const json::value* v = ann && ann->is_object() ? ann->as_object().if_contains(kTemplateGeneration) : nullptr;
+  if (!v || !v->is_string()) return 0;
+  return go_parse_int(v->as_string()).value_or(0);
+}
+
+// Convert_apps_DaemonSet_To_v1_DaemonSet: the annotation written with the number.
+void set_template_generation(json::object& ds, std::int64_t generation) {
+  json::value& ann = obj_at(ds, "metadata")["annotations"];
+  if (!ann.is_object()) ann = json::object{};
+  ann.as_object()[kTemplateGeneration] = std::to_string(generation);
+}
+
 // A claim's data sources as its strategy leaves them (registry/core/persistentvolumeclaim
 // PrepareForCreate / PrepareForUpdate, pkg/api/persistentvolumeclaim/util.go), `old_spec` null on
 // create: DropDisabledFields drops a dataSourceRef naming a namespace (the
@@ -895,6 +926,27 @@ void builtin_defaults(AdmissionRequest& r) {
       auto& spec = obj_at(obj, "spec");
       set_default(spec, "replicas", 1);
       if (auto* tpl = spec.if_contains("template"); tpl && tpl->is_object()) default_pod_template(tpl->as_object());
+    } else if (t.group == "apps" && t.resource == "daemonsets") {
+      // SetDefaults_DaemonSet: updateStrategy RollingUpdate, whose rollingUpdate gets maxUnavailable
+      // 1 and maxSurge 0; revisionHistoryLimit 10; the pod template's defaults.
+      auto& spec = obj_at(obj, "spec");
+      auto& strategy = obj_at(spec, "updateStrategy");
+      if (str(strategy, "type").empty()) strategy["type"] = "RollingUpdate";
+      if (str(strategy, "type") == "RollingUpdate") {
+        auto& ru = obj_at(strategy, "rollingUpdate");
+        set_default(ru, "maxUnavailable", 1);
+        set_default(ru, "maxSurge", 0);
+      }
+      // The round trip through the internal type, whose bounds are no pointers: a rollingUpdate
+      // (an OnDelete one's too) carries both, 0 where unset.
+      if (auto* ru = strategy.if_contains("rollingUpdate"); ru && ru->is_object()) {
+        set_default(ru->as_object(), "maxUnavailable", 0);
+        set_default(ru->as_object(), "maxSurge", 0);
+      }
+      set_default(spec, "revisionHistoryLimit", 10);
+      if (auto* tpl = spec.if_contains("template"); tpl && tpl->is_object()) default_pod_template(tpl->as_object());
+    } else if (t.group == "apps" && t.resource == "controllerrevisions") {
+      set_default(obj, "revision", 0);  // an int64 without omitempty
     } else if (core && t.resource == "services") {
       default_service(obj);  // SetObjectDefaults_Service
     } else if (t.group == "batch" && t.resource == "jobs") {
@@ -927,6 +979,22 @@ void builtin_defaults(AdmissionRequest& r) {
       }
     }
   }
+  // leaseStrategy.PrepareForCreate / PrepareForUpdate: CoordinatedLeaderElection (alpha, off in
+  // v1.32) drops spec.strategy and spec.preferredHolder unless the old lease had them.
+  if (t.group == "coordination.k8s.io" && t.resource == "leases" && r.subresource.empty() &&
+      (create || r.operation == AdmissionRequest::Operation::Update))
+    if (auto* spec = obj.if_contains("spec"); spec && spec->is_object()) {
+      const json::object* old_spec = r.old_object ? spec_of(*r.old_object) : nullptr;
+      for (const char* k : {"strategy", "preferredHolder"})
+        if (!old_spec || !old_spec->contains(k) || old_spec->at(k).is_null()) spec->as_object().erase(k);
+    }
+  // A DaemonSet's spec.templateGeneration (internal only) travels in apps/v1 as the annotation
+  // deprecated.daemonset.template.generation: decoding takes it out (its ParseInt error refused it
+  // already: schema.cpp), and the fieldmanager sees the object converted back, with the body's
+  // number, 0 when it had none. The strategies set it after validation (builtin_validation).
+  if (t.group == "apps" && t.resource == "daemonsets" && (r.subresource.empty() || r.subresource == "status") &&
+      (create || r.operation == AdmissionRequest::Operation::Update))
+    set_template_generation(obj, template_generation(obj));
   // The fieldmanager runs here, between decoding and the strategies and admission plugins
   // (handlers/create.go, update.go, patch.go): what follows is owned by no writer.
   if (r.options && r.options->track_fields && r.subresource.empty()) r.options->track_fields(r.old_object, obj);
@@ -958,6 +1026,10 @@ void builtin_defaults(AdmissionRequest& r) {
       prepare_job_create(obj);
     } else if (t.group == "batch" && t.resource == "cronjobs") {
       obj["status"] = json::object{};  // cronJobStrategy.PrepareForCreate: the status cleared
+    } else if (t.group == "apps" && t.resource == "daemonsets") {
+      // daemonSetStrategy.PrepareForCreate: the status cleared (its counts have no omitempty).
+      obj["status"] = json::object{
+          {"currentNumberScheduled", 0}, {"numberMisscheduled", 0}, {"desiredNumberScheduled", 0}, {"numberReady", 0}};
     }
   }
   if (core && t.resource == "services" && r.subresource.empty() && r.operation == AdmissionRequest::Operation::Update &&
@@ -1163,6 +1235,175 @@ const json::object& absent_pod_spec() {
   return kNoPodSpec;
 }
 
+// apps/validation ValidateDaemonSetSpec (v1.32): the selector (ValidateLabelSelector; one that
+// parses must match the template's labels, a missing one matching nothing; an empty one is
+// refused), the template (ValidatePodTemplateSpec), restartPolicy Always only, no
+// activeDeadlineSeconds, minReadySeconds, the update strategy (ValidateDaemonSetUpdateStrategy,
+// ValidateRollingUpdateDaemonSet), revisionHistoryLimit. (templateGeneration is the strategy's:
+// never negative, and ValidateDaemonSetSpecUpdate's rules always hold after PrepareForUpdate.)
+void daemonset_spec_causes(const json::object& obj, Causes& causes) {
+  const json::object& sp = spec_or_empty(obj);
+  const json::object* sel = fields::object_at(sp, "selector");
+  const json::object* tpl = fields::object_at(sp, "template");
+  const json::object* tmeta = tpl ? fields::object_at(*tpl, "metadata") : nullptr;
+  const json::object* ps = tpl ? fields::object_at(*tpl, "spec") : nullptr;
+  const json::object* labels = tmeta ? fields::object_at(*tmeta, "labels") : nullptr;
+  bool parses = true;
+  if (sel) {
+    const std::size_t before = causes.size();
+    validate_label_selector(*sel, "spec.selector", causes);
+    parses = causes.size() == before;  // (LabelSelectorAsSelector refuses what ValidateLabelSelector does)
+  }
+  if (parses && (!sel || !util::selector_matches(*sel, labels)))
+    causes.push_back({"FieldValueInvalid",
+                      fmt::format("Invalid value: {}: `selector` does not match template `labels`", go_map(labels)),
+                      "spec.template.metadata.labels"});
+  if (sel) {
+    const json::object* ml = fields::object_at(*sel, "matchLabels");
+    const json::array* me = fields::array_at(*sel, "matchExpressions");
+    if ((!ml || ml->empty()) && (!me || me->empty()))
+      causes.push_back(
+          {"FieldValueInvalid",
+           fmt::format("Invalid value: {}: empty selector is invalid for daemonset", go_label_selector(sel)),
+           "spec.selector"});
+  }
+  if (tmeta) validate_labels_and_annotations(*tmeta, "spec.template.", causes);
+  validate_pod_spec(ps ? *ps : absent_pod_spec(), tmeta, "spec.template.spec.", PodSpecOf::Template, causes);
+  if (const std::string policy = str(ps ? *ps : absent_pod_spec(), "restartPolicy"); policy != "Always")
+    causes.push_back({"FieldValueNotSupported",
+                      fmt::format("Unsupported value: {}: supported values: \"Always\"", go_quote(policy)),
+                      "spec.template.spec.restartPolicy"});
+  if (const json::value* ads = ps ? ps->if_contains("activeDeadlineSeconds") : nullptr; ads && !ads->is_null())
+    causes.push_back({"FieldValueForbidden", "Forbidden: activeDeadlineSeconds in DaemonSet is not Supported",
+                      "spec.template.spec.activeDeadlineSeconds"});
+  non_negative(&sp, "minReadySeconds", "spec.minReadySeconds", causes);
+  static const json::object kNone;
+  const json::object* st = fields::object_at(sp, "updateStrategy");
+  const std::string type = str(st ? *st : kNone, "type");
+  const json::object* ru = st ? fields::object_at(*st, "rollingUpdate") : nullptr;
+  if (type == "RollingUpdate") {
+    const std::string at = "spec.updateStrategy.rollingUpdate.";
+    if (!ru) {
+      causes.push_back({"FieldValueRequired", "Required value", "spec.updateStrategy.rollingUpdate"});
+    } else {
+      non_negative_or_percent(ru, "maxUnavailable", at + "maxUnavailable", causes);
+      non_negative_or_percent(ru, "maxSurge", at + "maxSurge", causes);
+      not_more_than_100_percent(ru, "maxUnavailable", at + "maxUnavailable", causes);
+      not_more_than_100_percent(ru, "maxSurge", at + "maxSurge", causes);
+      // Exactly one of them non-zero (getIntOrPercentValue; a nil one is the zero IntOrString).
+      static const json::value kZero = 0;
+      const json::value* mu = ru->if_contains("maxUnavailable");
+      const json::value* ms = ru->if_contains("maxSurge");
+      const GoIntOrString unavailable(mu && !mu->is_null() ? *mu : kZero), surge(ms && !ms->is_null() ? *ms : kZero);
+      if (unavailable.value() != 0 && surge.value() != 0)
+        causes.push_back({"FieldValueInvalid",
+                          fmt::format("Invalid value: {}: may not be set when maxUnavailable is non-zero", surge.go()),
+                          at + "maxSurge"});
+      else if (unavailable.value() == 0 && surge.value() == 0)
+        causes.push_back(
+            {"FieldValueRequired", "Required value: cannot be 0 when maxSurge is 0", at + "maxUnavailable"});
+    }
+  } else if (type != "OnDelete") {
+    // NotSupported prints the strategy with %#v: a set rollingUpdate pointer as 0xc000000000.
+    causes.push_back({"FieldValueNotSupported",
+                      fmt::format("Unsupported value: apps.DaemonSetUpdateStrategy{{Type:{}, "
+                                  "RollingUpdate:(*apps.RollingUpdateDaemonSet)({})}}: supported values: "
+                                  "\"RollingUpdate\", \"OnDelete\"",
+                                  go_quote(type), ru ? "0xc000000000" : "nil"),
+                      "spec.updateStrategy"});
+  }
+  non_negative(&sp, "revisionHistoryLimit", "spec.revisionHistoryLimit", causes);
+}
+
+// Go's json.Marshal of a decoded JSON value (map keys sorted, compact, HTML characters escaped):
+// the bytes a ControllerRevision's data holds after a patch or a kubectl write.
+std::string go_marshal(const json::value& v) {
+  switch (v.kind()) {
+    case json::kind::object: {
+      std::vector<std::pair<std::string, const json::value*>> members;
+      for (const auto& [k, x] : v.as_object()) members.emplace_back(std::string(k), &x);
+      std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+      std::string out = "{";
+      for (const auto& [k, x] : members)
+        out += (out.size() > 1 ? "," : "") + go_marshal(json::value(k)) + ":" + go_marshal(*x);
+      return out + "}";
+    }
+    case json::kind::array: {
+      std::string out = "[";
+      for (const auto& x : v.as_array()) out += (out.size() > 1 ? "," : "") + go_marshal(x);
+      return out + "]";
+    }
+    case json::kind::string: {
+      std::string out = "\"";
+      const std::string_view text = v.as_string();
+      for (std::size_t i = 0; i < text.size(); ++i) {
+        const char ch = text[i];
+        const auto c = static_cast<unsigned char>(ch);
+        if (text.substr(i, 2) == "\xe2\x80" && i + 2 < text.size() &&
+            (text[i + 2] == '\xa8' || text[i + 2] == '\xa9')) {  // U+2028, U+2029
+          out += text[i + 2] == '\xa8' ? "\\u2028" : "\\u2029";
+          i += 2;
+        } else if (c == '"' || c == '\\')
+          out += {'\\', ch};
+        else if (c == '\n')
+          out += "\\n";
+        else if (c == '\r')
+          out += "\\r";
+        else if (c == '\t')
+          out += "\\t";
+        else if (c == '\b')  // (Go 1.22 on: \b and \f short)
+          out += "\\b";
+        else if (c == '\f')
+          out += "\\f";
+        else if (c < 0x20 || c == '<' || c == '>' || c == '&')
+          out += fmt::format("\\u{:04x}", c);
+        else
+          out += ch;
+      }
+      return out + "\"";
+    }
+    case json::kind::double_: {
+      const double d = v.as_double();
+      if (std::trunc(d) == d && std::fabs(d) < 1e21) return fmt::format("{:.0f}", d);
+      return fmt::format("{}", d);
+    }
+    default:
+      return json::serialize(v);
+  }
+}
+
+// apps/validation ValidateControllerRevisionCreate / ValidateControllerRevisionUpdate's own
+// rules (validateControllerRevision's metadata is the strategy's): revision never negative; on
+// create, data a JSON object; on update, data unchanged (ValidateImmutableField prints the
+// RawExtension with %#v: its bytes in hex).
+void controller_revision_causes(const json::object& obj, const json::object* old, Causes& spec, Causes& immutable) {
+  non_negative(&obj, "revision", "revision", spec);
+  const json::value* data = obj.if_contains("data");
+  const bool nil = !data || data->is_null();
+  if (!old) {
+    if (nil)
+      spec.push_back({"FieldValueRequired", "Required value: data is mandatory", "data"});
+    else if (!data->is_object())
+      spec.push_back({"FieldValueRequired", "Required value: data must be a valid JSON object", "data"});
+    return;
+  }
+  const json::value* was = old->if_contains("data");
+  if (same_value(was, data)) return;
+  std::string raw = "[]uint8(nil)";
+  if (!nil) {
+    raw = "[]uint8{";
+    const std::string bytes = go_marshal(*data);
+    for (std::size_t i = 0; i < bytes.size(); ++i)
+      raw += fmt::format("{}0x{:x}", i ? ", " : "", static_cast<unsigned char>(bytes[i]));
+    raw += "}";
+  }
+  immutable.push_back(
+      {"FieldValueInvalid",
+       fmt::format("Invalid value: runtime.RawExtension{{Raw:{}, Object:runtime.Object(nil)}}: field is immutable",
+                   raw),
+       "data"});
+}
+
 // validateCronJobSpec (batch/validation, v1.32): the schedule (cron.ParseStandard, and TZ only
 // where the old schedule had it), startingDeadlineSeconds, the time zone when new or changed
 // (validateTimeZone: IANA name characters, not Local, time.LoadLocation), concurrencyPolicy, the
@@ -1316,13 +1557,21 @@ Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p
     // ValidateJob (metadata, generated selector, ValidateJobSpec), then ValidateJobUpdate
     // (metadata, ValidateJobSpecUpdate: ValidateJobSpec again, then the immutable fields).
     add(meta, generated, spec, job_name, update_meta, spec, immutable);
-  } else if (t.group == "apps" && res == "replicasets") {
-    // ValidateReplicaSet, then ValidateReplicaSetUpdate (metadata, ValidateReplicaSetSpec again).
+  } else if (t.group == "apps" && (res == "replicasets" || res == "daemonsets")) {
+    // ValidateReplicaSet, then ValidateReplicaSetUpdate (metadata, ValidateReplicaSetSpec again);
+    // ValidateDaemonSet, then ValidateDaemonSetUpdate (metadata, ValidateDaemonSetSpecUpdate,
+    // ValidateDaemonSetSpec again), then the selector.
     add(meta, spec, update_meta, spec, immutable);
+  } else if (t.group == "apps" && res == "controllerrevisions") {
+    // ValidateControllerRevisionUpdate: ValidateObjectMetaUpdate, validateControllerRevision
+    // (ValidateObjectMeta, revision), then data.
+    add(update_meta, meta, spec, immutable);
   } else if ((t.group == "apps" && res == "deployments") || (core && res == "resourcequotas") ||
-             t.group == "scheduling.k8s.io" || (t.group == "batch" && res == "cronjobs")) {
+             t.group == "scheduling.k8s.io" || (t.group == "batch" && res == "cronjobs") ||
+             t.group == "coordination.k8s.io") {
     // ValidateDeploymentUpdate, ValidateResourceQuotaUpdate, ValidatePriorityClassUpdate,
-    // ValidateCronJobUpdate: ValidateObjectMetaUpdate and the spec, no ValidateObjectMeta.
+    // ValidateCronJobUpdate, ValidateLeaseUpdate: ValidateObjectMetaUpdate and the spec, no
+    // ValidateObjectMeta.
     add(update_meta, spec, immutable);
   } else if (core && res == "pods") {
     // ValidatePodUpdate: ValidateObjectMetaUpdate, then validatePodMetadataAndSpec.
@@ -1374,6 +1623,7 @@ void builtin_validation(AdmissionRequest& r) {
   }
   object_meta_causes(md, kube, meta);
   Causes& causes = parts.spec;
+  Causes revision_data;  // a ControllerRevision's data changed (ValidateControllerRevisionUpdate)
   if (r.subresource == "ephemeralcontainers" && core && t.resource == "pods" && r.old_object) {
     // ValidatePodEphemeralContainersUpdate: validatePodMetadataAndSpec,
     // ValidatePodSpecificAnnotationUpdates, then the ephemeral containers' own rules.
@@ -1459,6 +1709,10 @@ void builtin_validation(AdmissionRequest& r) {
                               "spec.progressDeadlineSeconds"});
         }
       }
+    } else if (t.group == "apps" && t.resource == "daemonsets") {
+      daemonset_spec_causes(obj, causes);
+    } else if (t.group == "apps" && t.resource == "controllerrevisions") {
+      controller_revision_causes(obj, create ? nullptr : r.old_object, causes, revision_data);
     } else if (t.group == "batch" && t.resource == "cronjobs") {
       cronjob_spec_causes(obj, create ? nullptr : r.old_object, causes);
       // ValidateCronJobCreate's last rule: the controller names its Jobs <name>-<11 characters>.
@@ -1466,6 +1720,15 @@ void builtin_validation(AdmissionRequest& r) {
         parts.job_name.push_back({"FieldValueInvalid",
                                   fmt::format("Invalid value: {}: must be no more than 52 characters", go_quote(name)),
                                   "metadata.name"});
+    } else if (t.group == "coordination.k8s.io" && t.resource == "leases") {
+      // coordination/validation ValidateLeaseSpec (strategy and preferredHolder are dropped first).
+      const json::object& sp = spec_or_empty(obj);
+      if (const auto d = fields::int_at(sp, "leaseDurationSeconds"); d && *d <= 0)
+        causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: must be greater than 0", *d),
+                          "spec.leaseDurationSeconds"});
+      if (const auto n = fields::int_at(sp, "leaseTransitions"); n && *n < 0)
+        causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: must be greater than or equal to 0", *n),
+                          "spec.leaseTransitions"});
     } else if (core && t.resource == "services") {
       // ValidateServiceUpdate's rules, then ValidateService (embedded/validation_service.cpp).
       if (!create && r.old_object) validate_service_update(obj, *r.old_object, parts.service_update);
@@ -1513,6 +1776,21 @@ void builtin_validation(AdmissionRequest& r) {
   }
   if (r.subresource.empty()) validate_kind(t, obj, causes);
   if (r.subresource.empty() && !create && r.old_object) validate_kind_update(t, obj, *r.old_object, causes);
+  if (r.subresource == "status" && t.group == "apps" && t.resource == "daemonsets" && r.old_object) {
+    // ValidateDaemonSetStatusUpdate: validateDaemonSetStatus's counts, then collisionCount, which
+    // may not go down (IsDecremented: nor be unset once set).
+    static const json::object kNone;
+    const json::object* st = fields::object_at(obj, "status");
+    for (const char* k :
+         {"currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady", "observedGeneration",
+          "updatedNumberScheduled", "numberAvailable", "numberUnavailable", "collisionCount"})
+      non_negative(st, k, fmt::format("status.{}", k), causes);
+    const json::object* old_st = fields::object_at(*r.old_object, "status");
+    const auto now = fields::int_at(st ? *st : kNone, "collisionCount");
+    if (const auto was = fields::int_at(old_st ? *old_st : kNone, "collisionCount"); was && (!now || *now < *was))
+      causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: cannot be decremented", now.value_or(0)),
+                        "status.collisionCount"});
+  }
   if (r.subresource == "status" && core && t.resource == "nodes") {  // ValidateNodeUpdate's
     node_resources(obj, causes);
     node_addresses(obj, causes);
@@ -1525,6 +1803,7 @@ void builtin_validation(AdmissionRequest& r) {
     for (auto& c : crd::validate_definition(obj)) causes.push_back(std::move(c));
   // ValidateXUpdate: the object's own rules, then the fields an update may not change.
   parts.immutable = immutable_causes(r);
+  parts.immutable.insert(parts.immutable.end(), revision_data.begin(), revision_data.end());
   Causes all = assemble_causes(r, kube, parts);
   if (!all.empty()) throw StatusError::invalid(t, name, std::move(all));
   // Warnings, once the object is valid (rest.BeforeCreate / BeforeUpdate): a new pod's
@@ -1585,7 +1864,12 @@ void builtin_validation(AdmissionRequest& r) {
       const json::value* na = annotations(obj);
       const json::value* oa = r.old_object ? annotations(*r.old_object) : nullptr;
       const bool annotations_moved = t.resource == "deployments" && (!na != !oa || (na && !util::json_equal(*na, *oa)));
-      if (tpl && (create || !old_spec || annotations_moved || !util::json_equal(*old_spec, *spec))) {
+      // A DaemonSet's when its templateGeneration moves: the template changed.
+      const json::value* old_tpl = old_spec ? old_spec->if_contains("template") : nullptr;
+      const bool changed = old_spec && spec &&
+                           (t.resource == "daemonsets" ? !same_value(old_tpl, spec->if_contains("template"))
+                                                       : !util::json_equal(*old_spec, *spec));
+      if (tpl && (create || !old_spec || annotations_moved || changed)) {
         static const json::object kEmpty;
         const json::object* tmeta = member(*tpl, "metadata");
         if (const json::object* tspec = member(*tpl, "spec"))
@@ -1633,6 +1917,21 @@ void builtin_validation(AdmissionRequest& r) {
     schema::omit_empty(t.group, t.version, t.kind, obj);
   }
   if (t.group == "batch" && t.resource == "jobs") default_job_labels(obj);
+  // daemonSetStrategy.PrepareForCreate / PrepareForUpdate (and the status strategy's, which keeps
+  // the old spec): templateGeneration at least 1 on create, the old one on update, one more when
+  // the template changed (apiequality.Semantic: compared once both are canonical).
+  if (t.group == "apps" && t.resource == "daemonsets" && (r.subresource.empty() || r.subresource == "status")) {
+    std::int64_t generation = std::max<std::int64_t>(template_generation(obj), 1);
+    if (!create && r.old_object) {
+      generation = template_generation(*r.old_object);
+      const json::object* old_spec = spec_of(*r.old_object);
+      const json::object* spec = spec_of(obj);
+      if (r.subresource.empty() && !same_value(old_spec ? old_spec->if_contains("template") : nullptr,
+                                               spec ? spec->if_contains("template") : nullptr))
+        ++generation;
+    }
+    set_template_generation(obj, generation);
+  }
 }
 
 }  // namespace gpupool::embedded

@@ -1060,9 +1060,6 @@ void validate_kind(const ResourceType& t, const json::object& obj, std::vector<S
     if (spec)
       not_supported(*spec, "unhealthyPodEvictionPolicy", "spec.unhealthyPodEvictionPolicy",
                     {"AlwaysAllow", "IfHealthyBudget"}, causes);
-  } else if (t.group == "apps" && t.resource == "deployments") {
-    non_negative(spec, "minReadySeconds", "spec.minReadySeconds", causes);
-    non_negative(spec, "revisionHistoryLimit", "spec.revisionHistoryLimit", causes);
   } else if (core && t.resource == "nodes") {
     // (after the taints: validation.cpp)
     node_resources(obj, causes);

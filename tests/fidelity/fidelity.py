@@ -2673,6 +2673,226 @@ SCENARIOS["cronjob"] = [
     (["delete", "cronjob", "minutely", "berlin", "hourly"], None),
 ]
 
+# apps/v1 DaemonSet's controller: a pod for each node it should run on (the template's nodeSelector,
+# the nodes' NoSchedule and NoExecute taints against the template's tolerations and the daemon
+# tolerations it adds), pinned by a metadata.name node affinity and placed by the scheduler; a node
+# untainted gets its pod, a NoExecute taint takes it away; the ControllerRevision and the rolling
+# update of a new template (maxUnavailable 1: the old pod deleted, the new one only once it is gone,
+# which without a kubelet is never); the status counts; deletion. Pods never run: the oracle has no
+# kubelet, and the nodes tell the embedded server's simulated one it is stopped.
+def _ds(name, image="busybox", tolerations=None):
+    spec = {"nodeSelector": {"dsfid": "yes"}, "containers": [{"name": "c", "image": image}]}
+    if tolerations:
+        spec["tolerations"] = tolerations
+    return json.dumps({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": name}, "spec": {
+        "selector": {"matchLabels": {"app": name}},
+        "template": {"metadata": {"labels": {"app": name}}, "spec": spec}}})
+
+
+_DS_STATUS = ("jsonpath=desired={.status.desiredNumberScheduled} current={.status.currentNumberScheduled} "
+              "misscheduled={.status.numberMisscheduled} ready={.status.numberReady} "
+              "updated={.status.updatedNumberScheduled} unavailable={.status.numberUnavailable} "
+              "observed={.status.observedGeneration}")
+_DS_PODS = ("go-template={{range .items}}{{.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution"
+            ".nodeSelectorTerms}} {{index .metadata.labels \"pod-template-generation\"}} {{len .spec.tolerations}}"
+            "{{\"\\n\"}}{{end}}")
+
+
+def daemonset_steps():
+    steps = []
+    for name, taints in [("ds-fid-a", []), ("ds-fid-b", [{"key": "gpu_node", "value": "invalid", "effect": "NoSchedule"}]),
+                         ("ds-fid-c", [{"key": "noexec", "value": "1", "effect": "NoExecute"}])]:
+        # (No kubelet on the oracle's nodes; the embedded server's simulated one is told it is stopped.)
+        no_kubelet = json.loads(node(name, {"dsfid": "yes"}, taints))
+        no_kubelet["metadata"]["annotations"] = {"gpupool.io/simulate-kubelet": "stopped"}
+        steps += [
+            (["create", "-f", "-", "-o", "name"], json.dumps(no_kubelet)),
+            (["patch", "node", name, "--subresource=status", "--type=merge", "-p", node_status(0), "-o", "name"], None),
+            (["taint", "node", name, "node.kubernetes.io/not-ready:NoSchedule-"], None),
+        ]
+    steps += [
+        (["create", "-f", "-", "-o", "name"], _ds("agent")),
+        (["create", "-f", "-", "-o", "name"], _ds("gpu-agent", tolerations=[{"key": "gpu_node", "operator": "Exists"}])),
+        (["wait", "--for=jsonpath={.status.desiredNumberScheduled}=1", "--timeout=30s", "ds/agent"], None),
+        (["wait", "--for=jsonpath={.status.currentNumberScheduled}=2", "--timeout=30s", "ds/gpu-agent"], None),
+        (["get", "ds", "agent", "-o", _DS_STATUS], None),
+        (["get", "ds", "gpu-agent", "-o", _DS_STATUS], None),
+        (["get", "pods", "-l", "app=gpu-agent", "--sort-by=.spec.affinity.nodeAffinity."
+          "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0].values[0]", "-o",
+          _DS_PODS], None),
+        (["get", "pods", "-l", "app=agent", "-o", "jsonpath={.items[0].spec.tolerations}"], None),
+        (["get", "pods", "-l", "app=agent", "-o",
+          "go-template={{range .items}}{{range $k, $v := .metadata.labels}}{{$k}} {{end}}{{end}}"], None),
+        (["wait", "--for=condition=PodScheduled", "--timeout=30s", "pod", "-l", "app=agent"], None, "capture:waited"),
+        (["get", "pods", "-l", "app=agent", "-o", "jsonpath={.items[*].spec.nodeName}"], None),
+        (["get", "controllerrevisions", "-l", "app=agent", "-o",
+          "jsonpath={.items[*].revision} {.items[*].metadata.ownerReferences[0].kind}"], None),
+        # The NoExecute taint removed from node c: agent runs there too.
+        (["taint", "node", "ds-fid-c", "noexec-"], None),
+        (["wait", "--for=jsonpath={.status.currentNumberScheduled}=2", "--timeout=30s", "ds/agent"], None),
+        (["get", "ds", "agent", "-o", _DS_STATUS], None),
+        # A NoExecute taint on node a: its daemon pod goes.
+        (["taint", "node", "ds-fid-a", "evict=now:NoExecute"], None),
+        (["wait", "--for=jsonpath={.status.desiredNumberScheduled}=1", "--timeout=30s", "ds/agent"], None),
+        (["wait", "--for=jsonpath={.status.currentNumberScheduled}=1", "--timeout=30s", "ds/agent"], None),
+        (["get", "ds", "agent", "-o", _DS_STATUS], None),
+        # A new template: the old pod (never available) is replaced at once, a second revision.
+        (["set", "image", "ds/agent", "c=busybox:2", "-o", "name"], None),
+        (["wait", "--for=jsonpath={.status.updatedNumberScheduled}=1", "--timeout=30s", "ds/agent"], None),
+        (["get", "pods", "-l", "app=agent", "-o", "jsonpath={.items[*].spec.containers[0].image}"], None),
+        (["get", "controllerrevisions", "-l", "app=agent", "--sort-by=.revision", "-o",
+          "jsonpath={.items[*].revision}"], None),
+        (["get", "ds", "agent", "-o", _DS_STATUS], None),
+        # Deleted: its pods are marked for deletion, and stay Terminating (their nodes have no kubelet).
+        (["delete", "ds", "agent", "gpu-agent"], None),
+        (["get", "pods", "-l", "app in (agent,gpu-agent)", "-o",
+          "go-template={{range .items}}{{if .metadata.deletionTimestamp}}terminating {{end}}{{end}}"], None),
+        (["delete", "node", "ds-fid-a", "ds-fid-b", "ds-fid-c"], None),
+    ]
+    return steps
+
+
+SCENARIOS["daemonset"] = daemonset_steps()
+
+# coordination.k8s.io/v1 Lease (leader election): the stored object (renewTime and acquireTime
+# as MicroTime), the table, ValidateLeaseSpec, the fields of the CoordinatedLeaderElection gate
+# (off in v1.32) dropped, an update without a resourceVersion refused (AllowUnconditionalUpdate
+# false), a PUT of a missing lease creating it (AllowCreateOnUpdate).
+def _lease(name, **spec):
+    return json.dumps({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": name},
+                       "spec": spec})
+
+
+SCENARIOS["lease"] = [
+    (["create", "-f", "-", "-o", "json"],
+     _lease("l1", holderIdentity="me", leaseDurationSeconds=15, acquireTime="2026-01-01T00:00:00.000000Z",
+            renewTime="2026-01-01T01:00:05.500000+01:00", leaseTransitions=0)),
+    (["get", "lease", "l1", "-o",
+      'go-template={{if eq .spec.renewTime "2026-01-01T00:00:05.500000Z"}}in UTC{{else}}{{.spec.renewTime}}{{end}}'],
+     None),
+    # metav1.Time too: stored in UTC, the fraction dropped.
+    (["create", "-f", "-", "-o", 'go-template={{if eq .firstTimestamp "2026-01-01T00:00:00Z"}}in UTC{{else}}'
+      '{{.firstTimestamp}}{{end}} {{if eq .lastTimestamp "2026-01-01T00:00:00Z"}}truncated{{else}}{{.lastTimestamp}}'
+      '{{end}}'],
+     json.dumps({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "lease-fid-e1"},
+                 "involvedObject": {"kind": "Pod", "name": "x", "namespace": "NAMESPACE"}, "reason": "R",
+                 "message": "m", "firstTimestamp": "2026-01-01T01:00:00+01:00",
+                 "lastTimestamp": "2026-01-01T00:00:00.9Z"})),
+    (["get", "leases"], None),
+    (["create", "-f", "-"], _lease("bad", leaseDurationSeconds=0, leaseTransitions=-1)),
+    (["create", "-f", "-"], _lease("bad", renewTime="yesterday")),
+    (["create", "-f", "-"], _lease("bad", acquireTime="2026-01-01T00:00:00Z")),
+    (["create", "-f", "-", "-o", "jsonpath={.spec}"],
+     _lease("l2", holderIdentity="x", strategy="OldestEmulationVersion", preferredHolder="x")),
+    (["replace", "--raw", "/apis/coordination.k8s.io/v1/namespaces/NS/leases/l1", "-f", "-"],
+     _lease("l1", holderIdentity="you")),
+    (["replace", "-f", "-", "-o", "jsonpath={.spec.holderIdentity}"], _lease("l3", holderIdentity="new")),
+    (["patch", "lease", "l1", "--type=merge", "-p", '{"spec":{"holderIdentity":"you","leaseTransitions":1}}', "-o",
+      "jsonpath={.spec.holderIdentity} {.spec.leaseTransitions} {.spec.renewTime}"], None),
+    (["get", "leases", "l1", "l2", "l3"], None),
+    (["delete", "lease", "l1", "l2", "l3"], None),
+]
+
+# apps/v1 DaemonSet and ControllerRevision, the API side: the defaulted object (SetDefaults_DaemonSet,
+# the pod template's defaults, the templateGeneration annotation apps/v1 carries), its managed
+# fields, the table (a node selector no node matches: the controller schedules nothing on either
+# server), ValidateDaemonSetSpec's refusals, the immutable selector, generation and
+# templateGeneration on updates, the template's warnings (and no DNS-label warning for the name);
+# a ControllerRevision written by hand: its data rules, its table with a controller reference, its
+# immutable data. Nothing shown depends on the DaemonSet controller's status or revisions.
+def _ds(name="ds1", selector=None, labels=None, pod=None, meta=None, **spec):
+    tpl = {"metadata": {"labels": {"app": "ds"} if labels is None else labels},
+           "spec": dict({"containers": [{"name": "c", "image": "busybox"}]}, **(pod or {}))}
+    body = dict({"selector": {"matchLabels": {"app": "ds"}} if selector is None else selector, "template": tpl},
+                **spec)
+    if selector == "none":
+        del body["selector"]
+    return json.dumps({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": dict({"name": name}, **(meta or {})),
+                       "spec": body})
+
+
+def _cr(name, **fields):
+    return json.dumps(dict({"apiVersion": "apps/v1", "kind": "ControllerRevision", "metadata": {"name": name}},
+                           **fields))
+
+
+_DS_NOWHERE = {"nodeSelector": {"gpupool.dev/fidelity": "nowhere", "beta.kubernetes.io/arch": "amd64"}}
+_DS_TG = "jsonpath={.metadata.generation} {.metadata.annotations}"
+SCENARIOS["daemonsetapi"] = [
+    (["create", "-f", "-", "-o", "json"], _ds(pod=_DS_NOWHERE)),
+    (["get", "ds", "ds1", "-o",
+      'jsonpath={.metadata.managedFields[?(@.manager=="kubectl-create")].fieldsV1}'], None),
+    (["get", "ds", "ds1", "-o", "wide"], None),
+    (["get", "daemonset", "ds1", "-o", "custom-columns=NAME:.metadata.name,SELECTOR:.spec.selector,"
+      "STRATEGY:.spec.updateStrategy.type,HISTORY:.spec.revisionHistoryLimit"], None),
+    (["create", "-f", "-", "-o", "jsonpath={.metadata.name} {.metadata.annotations}"], _ds("ds.dot")),
+    (["create", "-f", "-", "-o", _DS_TG],
+     _ds("ds-tg", meta={"annotations": {"deprecated.daemonset.template.generation": "5"}})),
+    (["create", "-f", "-", "-o", _DS_TG],
+     _ds("ds-tgneg", meta={"annotations": {"deprecated.daemonset.template.generation": "-3"}})),
+    (["create", "-f", "-"], _ds("bad", meta={"annotations": {"deprecated.daemonset.template.generation": "abc"}})),
+    (["create", "-f", "-", "-o", "jsonpath={.spec.updateStrategy}"],
+     _ds("ds-ondelete", updateStrategy={"type": "OnDelete", "rollingUpdate": {"maxSurge": 1}})),
+    (["create", "-f", "-"], _ds("bad", selector="none")),
+    (["create", "-f", "-"], _ds("bad", selector={"matchLabels": {"app": "other"}})),
+    (["create", "-f", "-"], _ds("bad", selector={})),
+    (["create", "-f", "-"], _ds("bad", selector={"matchExpressions": [{"key": "app", "operator": "Bogus"}]})),
+    (["create", "-f", "-"], _ds("bad", selector={"matchLabels": {"a b": "c"}}, labels={"a b": "c"})),
+    (["create", "-f", "-"], _ds("bad", pod={"restartPolicy": "OnFailure"})),
+    (["create", "-f", "-"], _ds("bad", pod={"activeDeadlineSeconds": 5})),
+    (["create", "-f", "-"], _ds("bad", updateStrategy={"type": "Sometimes"})),
+    (["create", "-f", "-"], _ds("bad", updateStrategy={"type": "Sometimes", "rollingUpdate": {"maxSurge": 1}})),
+    (["create", "-f", "-"], _ds("bad", updateStrategy={"rollingUpdate": {"maxUnavailable": 0, "maxSurge": 0}})),
+    (["create", "-f", "-"], _ds("bad", updateStrategy={"rollingUpdate": {"maxUnavailable": 1, "maxSurge": 1}})),
+    (["create", "-f", "-"], _ds("bad", updateStrategy={"rollingUpdate": {"maxUnavailable": "150%", "maxSurge": "x"}})),
+    (["create", "-f", "-"], _ds("bad", updateStrategy={"rollingUpdate": {"maxUnavailable": -1, "maxSurge": "200%"}})),
+    (["create", "-f", "-"], _ds("bad", minReadySeconds=-1, revisionHistoryLimit=-2)),
+    (["create", "-f", "-"], _ds("Bad.Name")),
+    (["create", "-f", "-"],
+     json.dumps({"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "bad"},
+                 "spec": {"selector": {"matchLabels": {"a": "b"}}}})),
+    (["patch", "ds", "ds1", "--type=merge", "-p",
+      '{"spec":{"selector":{"matchLabels":{"app":"e"}},"template":{"metadata":{"labels":{"app":"e","x":"Bad Value"}}}}}'],
+     None),
+    (["patch", "ds", "ds1", "--type=merge", "-p", '{"metadata":{"labels":{"a":"b c"}},"spec":{"minReadySeconds":-1}}'],
+     None),
+    (["patch", "ds", "ds1", "--type=merge", "-p", '{"spec":{"minReadySeconds":5}}', "-o", _DS_TG], None),
+    (["patch", "ds", "ds1", "--type=merge", "-p", '{"spec":{"template":{"metadata":{"labels":{"v":"2"}}}}}', "-o",
+      _DS_TG], None),
+    (["patch", "ds", "ds1", "--type=merge", "-p",
+      '{"metadata":{"annotations":{"deprecated.daemonset.template.generation":"9"}}}', "-o", _DS_TG], None),
+    (["patch", "ds", "ds1", "--type=merge", "-p",
+      '{"metadata":{"annotations":{"deprecated.daemonset.template.generation":null}}}', "-o", _DS_TG], None),
+    (["patch", "ds", "ds1", "--type=merge", "-p",
+      '{"spec":{"template":{"spec":{"nodeSelector":{"beta.kubernetes.io/os":"linux"}}}}}', "-o", _DS_TG], None),
+    (["patch", "ds", "ds1", "--type=merge", "-p", '{"spec":{"updateStrategy":{"type":"OnDelete","rollingUpdate":null}}}',
+      "-o", "jsonpath={.metadata.generation} {.spec.updateStrategy}"], None),
+    (["get", "ds", "ds1", "-o", "wide"], None),
+    (["create", "-f", "-", "-o", "json"], _cr("cr0", revision=3, data={"spec": {"template": {"b": 1, "a": [1, 2.5, "x<"]}}})),
+    (["get", "controllerrevision", "cr0", "-o", "jsonpath={.metadata.uid}"], None, "capture:U0"),
+    (["create", "-f", "-", "-o", "name"], _cr("cr1", data={})),
+    (["patch", "controllerrevision", "cr1", "--type=merge", "-p",
+      '{"metadata":{"ownerReferences":[{"apiVersion":"apps/v1","kind":"ControllerRevision","name":"cr0",'
+      '"uid":"{U0}","controller":true}]}}', "-o", "name"], None),
+    (["get", "controllerrevision", "cr0", "cr1"], None),
+    (["get", "controllerrevision", "cr1", "-o", "jsonpath={.revision}"], None),
+    (["create", "-f", "-"], _cr("bad", revision=-1, data={})),
+    (["create", "-f", "-"], _cr("bad", revision=1)),
+    (["create", "-f", "-"], _cr("bad", revision=1, data=None)),
+    (["create", "-f", "-"], _cr("bad", revision=1, data=[1])),
+    (["create", "-f", "-"], _cr("bad", revision=1, data="s")),
+    (["create", "-f", "-"], _cr("bad", revision="x", data={})),
+    (["patch", "controllerrevision", "cr0", "--type=merge", "-p", '{"data":{"x":1}}'], None),
+    (["patch", "controllerrevision", "cr0", "--type=merge", "-p", '{"revision":7}', "-o", "jsonpath={.revision}"],
+     None),
+    (["patch", "controllerrevision", "cr0", "--type=merge", "-p", '{"revision":-7,"metadata":{"labels":{"a":"b c"}}}'],
+     None),
+    (["patch", "controllerrevision", "cr0", "--type=json", "-p", '[{"op":"remove","path":"/data"}]'], None),
+    (["get", "controllerrevision", "cr0", "-o", "jsonpath={.metadata.managedFields[*].fieldsV1}"], None),
+    (["delete", "controllerrevision", "cr1", "cr0"], None),
+    (["delete", "ds", "ds1", "ds.dot", "ds-tg", "ds-tgneg", "ds-ondelete"], None),
+]
+
 # Discovery as kubectl api-resources shows it: a custom resource's verbs in apiextensions-apiserver's
 # order, the CRD kind's category, and namespaces without deletecollection (a 405, after authorization).
 SCENARIOS["discovery"] = [

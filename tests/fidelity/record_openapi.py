@@ -17,7 +17,7 @@ import subprocess
 SERVED = {
     "api/v1": ["Namespace", "Node", "Pod", "Service", "PersistentVolumeClaim", "PersistentVolume", "ResourceQuota",
                "Event", "ConfigMap", "Secret", "ServiceAccount", "Endpoints", "LimitRange", "Binding"],
-    "apis/apps/v1": ["Deployment", "ReplicaSet"],
+    "apis/apps/v1": ["Deployment", "ReplicaSet", "DaemonSet", "ControllerRevision"],
     "apis/batch/v1": ["Job", "CronJob"],
     "apis/storage.k8s.io/v1": ["StorageClass"],
     "apis/events.k8s.io/v1": ["Event"],
@@ -28,6 +28,7 @@ SERVED = {
     "apis/authentication.k8s.io/v1": ["SelfSubjectReview"],
     "apis/apiextensions.k8s.io/v1": ["CustomResourceDefinition"],
     "apis/discovery.k8s.io/v1": ["EndpointSlice"],
+    "apis/coordination.k8s.io/v1": ["Lease"],
 }
 REF = "#/components/schemas/"
 
