@@ -75,6 +75,15 @@ void job_generated_selector_causes(const json::object& job, bool require_prefixe
 /// Whether an (old) Job's template has both batch.kubernetes.io labels (validationOptionsForJob's
 /// RequirePrefixedLabels on update).
 bool job_had_prefixed_labels(const json::object& old_job);
+/// A workload's required spec.selector: Required when absent, else ValidateLabelSelector's causes
+/// and, when `empty_for` names the kind ("deployment", "statefulset"), `empty selector is invalid
+/// for <kind>`. `parses`: LabelSelectorAsSelector would take it; `empty`: it selects everything.
+struct SelectorCheck {
+  bool parses = true;
+  bool empty = false;
+};
+SelectorCheck required_selector_causes(const json::object* sel, std::string_view empty_for,
+                                       std::vector<StatusCause>& causes);
 /// ValidateJobSpec's selector rules: required, valid, and matching the template's labels.
 void job_selector_causes(const json::object& job, std::vector<StatusCause>& causes);
 /// fmt %#v of a map[string]string (keys sorted) and of a metav1.LabelSelector ("null" when

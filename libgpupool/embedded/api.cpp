@@ -468,8 +468,10 @@ json::object scale_of(const ResourceType& t, const json::object& obj) {
   return {{"kind", "Scale"},
           {"apiVersion", "autoscaling/v1"},
           {"metadata", std::move(md)},
-          {"spec", json::object{{"replicas", spec_replicas}}},
-          {"status", json::object{{"replicas", status_replicas}, {"selector", selector}}}};
+          // ScaleSpec.replicas and ScaleStatus.selector have omitempty.
+          {"spec", spec_replicas ? json::object{{"replicas", spec_replicas}} : json::object{}},
+          {"status", selector.empty() ? json::object{{"replicas", status_replicas}}
+                                      : json::object{{"replicas", status_replicas}, {"selector", selector}}}};
 }
 
 std::int64_t scale_replicas(std::string_view name, const json::object& scale) {

@@ -29,14 +29,6 @@ std::string last_segment(const std::string& dotted) {
   return dot == std::string::npos ? dotted : dotted.substr(dot + 1);
 }
 
-// Maps (map[string]T in the Go types): the map itself is a member (".") besides its keys.
-bool granular_map(const std::string& dotted) {
-  static const char* names[] = {"labels",   "annotations", "matchLabels", "data",        "binaryData", "stringData",
-                                "requests", "limits",      "capacity",    "allocatable", "hard"};
-  const auto last = last_segment(dotted);
-  return std::any_of(std::begin(names), std::end(names), [&](const char* n) { return last == n; });
-}
-
 // Structs and maps marked atomic (x-kubernetes-map-type) that gpupool's kinds carry: the
 // LabelSelector of workloads, a Service's selector map, a pod spec's nodeSelector (+mapType=atomic),
 // and a ControllerRevision's data (a RawExtension: an untyped value, owned whole).
@@ -94,12 +86,14 @@ json::object set_of_object(const json::object& o, const std::string& dotted, con
 // The field set of a value. `update`: the set an Update compares (structured-merge-diff's
 // compare): every granular map, struct and associative list is a member itself ("."), so one that
 // a write adds is owned by its writer; track_update keeps only what changed. Otherwise the set of
-// an applied configuration, where a granular map is marked.
+// an applied configuration (structured-merge-diff's ToFieldSet), where a map or struct is no
+// member of its own: `labels: {app: x}` applied is {"f:labels": {"f:app": {}}}, as kube-apiserver
+// records it.
 json::object set_of_value(const json::value& v, const std::string& dotted, const ResourceType& t, bool update = false) {
   if (v.is_object()) {
     if (v.as_object().empty() || atomic_struct(dotted, t)) return {};
     json::object s = set_of_object(v.as_object(), dotted, t, update);
-    if (update || granular_map(dotted)) s["."] = json::object{};
+    if (update) s["."] = json::object{};
     return s;
   }
   if (v.is_array()) {

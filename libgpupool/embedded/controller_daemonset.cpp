@@ -148,9 +148,7 @@ Plan plan_daemonset(const json::object& ds, const Children& children, const std:
 
   // constructHistory: the ControllerRevision whose data is this template (getPatch), else a new
   // one named <ds>-<hash> with the next revision number.
-  json::object tmpl_patch = tmpl;
-  tmpl_patch["$patch"] = "replace";
-  const json::object data{{"spec", json::object{{"template", tmpl_patch}}}};
+  const json::object data = template_revision_data(tmpl);
   std::vector<const json::object*> pods, current, old;
   for (const auto& c : children) {
     if (string_of(&*c, "kind") == "ControllerRevision" || c->contains("revision")) {
@@ -168,17 +166,8 @@ Plan plan_daemonset(const json::object& ds, const Children& children, const std:
     json::object labels;
     if (const json::object* l = object_at(tmpl, {"metadata", "labels"})) labels = *l;
     labels[kHashLabel] = hash;
-    json::object md{{"name", name_of(ds) + "-" + hash},
-                    {"namespace", namespace_of(ds)},
-                    {"labels", std::move(labels)},
-                    {"ownerReferences", json::array{util::controller_reference(ds)}}};
-    if (const json::object* a = object_at(ds, {"metadata", "annotations"})) md["annotations"] = *a;
     plan.create.push_back({"apps", "controllerrevisions",
-                           json::object{{"apiVersion", "apps/v1"},
-                                        {"kind", "ControllerRevision"},
-                                        {"metadata", std::move(md)},
-                                        {"data", data},
-                                        {"revision", next_revision}}});
+                           controller_revision(ds, name_of(ds) + "-" + hash, std::move(labels), data, next_revision)});
   } else {
     // dedupCurHistories: the one of the highest revision is kept; its revision is raised to the
     // newest when older ones came after it.

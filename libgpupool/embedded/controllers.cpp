@@ -22,13 +22,14 @@ namespace {
 
 /// The controller that records events about a `resource` it owns (kube-controller-manager's names).
 const char* controller_name(std::string_view resource) {
-  return resource == "jobs"          ? "job-controller"
-         : resource == "cronjobs"    ? "cronjob-controller"
-         : resource == "daemonsets"  ? "daemonset-controller"
-         : resource == "deployments" ? "deployment-controller"
-         : resource == "trainjobs"   ? "trainjob-controller"
-         : resource == "jobsets"     ? "jobset-controller"
-                                     : "replicaset-controller";
+  return resource == "jobs"           ? "job-controller"
+         : resource == "cronjobs"     ? "cronjob-controller"
+         : resource == "daemonsets"   ? "daemonset-controller"
+         : resource == "statefulsets" ? "statefulset-controller"
+         : resource == "deployments"  ? "deployment-controller"
+         : resource == "trainjobs"    ? "trainjob-controller"
+         : resource == "jobsets"      ? "jobset-controller"
+                                      : "replicaset-controller";
 }
 
 // The active reference a CronJob's plan made for a Job it creates: its uid and resourceVersion
@@ -67,8 +68,8 @@ bool daemonsets_may_change(const WatchEvent& e) {
 }
 
 bool is_owner_kind(const ResourceType& t) {
-  return (t.group == "apps" &&
-          (t.resource == "deployments" || t.resource == "replicasets" || t.resource == "daemonsets")) ||
+  return (t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets" ||
+                                t.resource == "daemonsets" || t.resource == "statefulsets")) ||
          (t.group == "batch" && (t.resource == "jobs" || t.resource == "cronjobs")) ||
          (t.group == "kubeflow.org" &&
           (t.resource == "mpijobs" || t.resource == "tfjobs" || t.resource == "pytorchjobs")) ||
@@ -279,7 +280,12 @@ void Controllers::reconcile(const Key& key) {
     plan = plan_job(*owner, owned(key.ns, uid, {{"", "pods"}}), now);
   else if (key.resource == "cronjobs")
     plan = plan_cronjob(*owner, owned(key.ns, uid, {{"batch", "jobs"}}), now);
-  else if (key.resource == "daemonsets") {
+  else if (key.resource == "statefulsets") {
+    Claims claims;
+    for (auto& c : store_.list(store_.type("", "persistentvolumeclaims"), key.ns).items)
+      claims.emplace(name_of(*c), std::move(c));
+    plan = plan_statefulset(*owner, owned(key.ns, uid, {{"", "pods"}, {"apps", "controllerrevisions"}}), claims, now);
+  } else if (key.resource == "daemonsets") {
     const auto nodes = store_.list(store_.type("", "nodes"), "").items;
     std::vector<const json::object*> node_objects;
     node_objects.reserve(nodes.size());

@@ -114,6 +114,15 @@ json::object cronjob_job_reference(const json::object& job);
 Plan plan_daemonset(const json::object& daemonset, const Children& children,
                     const std::vector<const json::object*>& nodes, Clock::time_point now);
 
+/// apps/v1 StatefulSet (controller_statefulset.cpp): its ControllerRevision, the pods <set>-<ordinal>
+/// (OrderedReady one at a time, or Parallel) and their claims from volumeClaimTemplates (those
+/// in `claims` exist already; their owners follow persistentVolumeClaimRetentionPolicy), scale-down from the highest
+/// ordinal, the rolling update down to the partition, the history, and its status. `children`: the pods and
+/// ControllerRevisions it controls. The namespace's PersistentVolumeClaims by name.
+using Claims = std::map<std::string, std::shared_ptr<const json::object>>;
+Plan plan_statefulset(const json::object& statefulset, const Children& children, const Claims& claims,
+                      Clock::time_point now);
+
 /// JobSet (jobset.x-k8s.io/v1alpha2, controller_jobset.cpp): its Jobs and headless Service
 /// (`children`: every Job and Service it owns) and its status.
 Plan plan_jobset(const json::object& jobset, const Children& children, Clock::time_point now);

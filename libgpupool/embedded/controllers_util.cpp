@@ -252,4 +252,23 @@ json::object pod_from_template(const json::object& tmpl, const json::object& own
   return pod;
 }
 
+json::object template_revision_data(const json::object& pod_template) {
+  json::object tmpl = pod_template;
+  tmpl["$patch"] = "replace";
+  return json::object{{"spec", json::object{{"template", std::move(tmpl)}}}};
+}
+
+json::object controller_revision(const json::object& owner, const std::string& name, json::object labels,
+                                 json::object data, std::int64_t revision) {
+  json::object md{{"name", name}, {"namespace", util::namespace_of(owner)}};
+  if (!labels.empty()) md["labels"] = std::move(labels);
+  if (const json::object* a = util::object_at(owner, {"metadata", "annotations"})) md["annotations"] = *a;
+  md["ownerReferences"] = json::array{util::controller_reference(owner)};
+  return json::object{{"apiVersion", "apps/v1"},
+                      {"kind", "ControllerRevision"},
+                      {"metadata", std::move(md)},
+                      {"data", std::move(data)},
+                      {"revision", revision}};
+}
+
 }  // namespace gpupool::embedded::ctrl

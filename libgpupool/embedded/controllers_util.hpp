@@ -210,6 +210,14 @@ json::object pod_from_template(const json::object& tmpl, const json::object& own
                                const std::string& generate_name,
                                const std::map<std::string, std::string>& extra_labels);
 
+/// The data of a workload's ControllerRevision (the DaemonSet and StatefulSet controllers'
+/// getPatch): {"spec": {"template": <template>, with "$patch": "replace"}}.
+json::object template_revision_data(const json::object& pod_template);
+/// history.NewControllerRevision: a ControllerRevision `name` of `owner` (its controller reference
+/// and annotations), with `labels`, `data` and `revision`.
+json::object controller_revision(const json::object& owner, const std::string& name, json::object labels,
+                                 json::object data, std::int64_t revision);
+
 /// A count from an object's spec, never negative: validation refuses negative counts, but an
 /// object that slipped past it (an old snapshot, a CRD) must not make a controller index before
 /// the start of its pod list.

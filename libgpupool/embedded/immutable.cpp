@@ -318,20 +318,33 @@ bool job_had_prefixed_labels(const json::object& old_job) {
   return labels && labels->contains(kJobName) && labels->contains(kControllerUid);
 }
 
+SelectorCheck required_selector_causes(const json::object* sel, std::string_view empty_for,
+                                       std::vector<StatusCause>& causes) {
+  SelectorCheck out;
+  if (!sel) {
+    causes.push_back({"FieldValueRequired", "Required value", "spec.selector"});
+    return out;
+  }
+  const std::size_t before = causes.size();
+  validate_label_selector(*sel, "spec.selector", causes);
+  out.parses = causes.size() == before;  // (NewRequirement refuses what ValidateLabelSelector does)
+  const json::object* ml = object_at(*sel, {"matchLabels"});
+  const json::array* me = util::array_at(*sel, {}, "matchExpressions");
+  out.empty = (!ml || ml->empty()) && (!me || me->empty());
+  if (out.empty && !empty_for.empty())
+    causes.push_back(
+        {"FieldValueInvalid",
+         fmt::format("Invalid value: {}: empty selector is invalid for {}", go_label_selector(sel), empty_for),
+         "spec.selector"});
+  return out;
+}
+
 void job_selector_causes(const json::object& job, std::vector<StatusCause>& causes) {
   // ValidateJobSpec: a selector is required and valid (ValidateLabelSelector); one that parses
   // must match the template's labels — a missing one is labels.Nothing(), which matches nothing.
   const json::object* sel = object_at(job, {"spec", "selector"});
   const json::object* labels = object_at(job, {"spec", "template", "metadata", "labels"});
-  bool parses = true;
-  if (!sel) {
-    causes.push_back({"FieldValueRequired", "Required value", "spec.selector"});
-  } else {
-    const std::size_t before = causes.size();
-    validate_label_selector(*sel, "spec.selector", causes);
-    parses = causes.size() == before;  // (NewRequirement refuses what ValidateLabelSelector does)
-  }
-  if (parses && (!sel || !selector_matches(*sel, labels)))
+  if (required_selector_causes(sel, {}, causes).parses && (!sel || !selector_matches(*sel, labels)))
     causes.push_back({"FieldValueInvalid",
                       fmt::format("Invalid value: {}: `selector` does not match template `labels`", go_map(labels)),
                       "spec.template.metadata.labels"});
@@ -344,23 +357,7 @@ bool replicated_template_causes(const json::object& obj, std::vector<StatusCause
   // match it (a missing selector matches nothing).
   const json::object* sel = object_at(obj, {"spec", "selector"});
   const json::object* labels = object_at(obj, {"spec", "template", "metadata", "labels"});
-  bool empty = false;  // an empty selector selects everything: no label check
-  bool parses = true;
-  if (!sel) {
-    causes.push_back({"FieldValueRequired", "Required value", "spec.selector"});
-  } else {
-    const std::size_t before = causes.size();
-    validate_label_selector(*sel, "spec.selector", causes);
-    parses = causes.size() == before;  // (NewRequirement refuses what ValidateLabelSelector does)
-    const json::object* ml = object_at(*sel, {"matchLabels"});
-    const json::array* me = util::array_at(*sel, {}, "matchExpressions");
-    empty = (!ml || ml->empty()) && (!me || me->empty());
-    if (empty)
-      causes.push_back(
-          {"FieldValueInvalid",
-           fmt::format("Invalid value: {}: empty selector is invalid for deployment", go_label_selector(sel)),
-           "spec.selector"});
-  }
+  const auto [parses, empty] = required_selector_causes(sel, "deployment", causes);
   if (!parses) {
     causes.push_back({"FieldValueInvalid",
                       fmt::format("Invalid value: {}: invalid label selector", go_label_selector(sel)),

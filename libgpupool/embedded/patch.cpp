@@ -307,7 +307,8 @@ bool is_builtin_kind(std::string_view kind) {
                                            "Job",
                                            "CronJob",
                                            "DaemonSet",
-                                           "ControllerRevision"};
+                                           "ControllerRevision",
+                                           "StatefulSet"};
   return std::find(std::begin(kinds), std::end(kinds), kind) != std::end(kinds);
 }
 

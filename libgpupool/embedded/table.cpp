@@ -229,6 +229,20 @@ json::array daemonset_row(const json::value& o, Clock::time_point now) {
           selector_text(value_at(o, {"spec", "selector"}))};
 }
 
+// printStatefulSet (1.32): READY as <status.readyReplicas>/<spec.replicas>, AGE; wide: containers,
+// images.
+json::array statefulset_row(const json::value& o, Clock::time_point now) {
+  std::string names, images;
+  if (const auto* t = value_at(o, {"spec", "template"})) containers_images(*t, names, images);
+  auto count = [&](std::initializer_list<std::string_view> path) {
+    const auto* v = value_at(o, path);
+    return v && v->is_int64() ? v->as_int64() : 0;
+  };
+  return {s(o, {"metadata", "name"}),
+          fmt::format("{}/{}", count({"status", "readyReplicas"}), count({"spec", "replicas"})), age(o, now), names,
+          images};
+}
+
 // printControllerRevision (1.32): CONTROLLER as <kind>.<group>/<name> in lower case (the
 // controller reference's; <none> without one), REVISION (a number in a "string" column), AGE.
 json::array controllerrevision_row(const json::value& o, Clock::time_point now) {
@@ -521,6 +535,13 @@ json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<c
             {"Node Selector", "string", 0}, {"Age", "string", 0},         {"Containers", "string", 1},
             {"Images", "string", 1},        {"Selector", "string", 1}};
     row = daemonset_row;
+  } else if (t.group == "apps" && t.resource == "statefulsets") {
+    cols = {{"Name", "string", 0, "name"},
+            {"Ready", "string", 0},
+            {"Age", "string", 0},
+            {"Containers", "string", 1},
+            {"Images", "string", 1}};
+    row = statefulset_row;
   } else if (t.group == "apps" && t.resource == "controllerrevisions") {
     cols = {
         {"Name", "string", 0, "name"}, {"Controller", "string", 0}, {"Revision", "string", 0}, {"Age", "string", 0}};

@@ -81,6 +81,11 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version) {
   auto revisions = typed("apps", "v1", "controllerrevisions", "ControllerRevision", "controllerrevision", true, {});
   revisions.has_status = false;
   out.push_back(std::move(revisions));
+  // apps/v1 StatefulSet (its controller: controller_statefulset.cpp), with the scale subresource
+  // (kubectl scale sts).
+  auto sts = typed("apps", "v1", "statefulsets", "StatefulSet", "statefulset", true, {"sts"}, {"all"});
+  sts.has_scale = true;
+  out.push_back(std::move(sts));
   out.push_back(std::move(job));
   // batch/v1 CronJob (its controller: controller_cronjob.cpp). Deleting one deletes its Jobs
   // (cronJobStrategy's DefaultGarbageCollectionPolicy for batch/v1: DeleteDependents).
@@ -165,7 +170,7 @@ void validate_name(const ResourceType& t, const std::string& name, Causes& cause
   std::string checked = name;
   if (prefix && checked.size() > 1 && checked.back() == '-') checked.back() = 'a';
   auto add = [&](const std::vector<std::string>& errors) { add_errors(causes, errors, field, name); };
-  if (t.resource == "namespaces")
+  if (t.resource == "namespaces" || (t.group == "apps" && t.resource == "statefulsets"))  // ValidateStatefulSetName
     add(dns1123_label_errors(checked));
   else if (t.resource == "services")
     add(dns1035_label_errors(checked));
@@ -791,6 +796,62 @@ void set_template_generation(json::object& ds, std::int64_t generation) {
   ann.as_object()[kTemplateGeneration] = std::to_string(generation);
 }
 
+// SetObjectDefaults_StatefulSet as a body is decoded, then the round trip through the internal
+// type: podManagementPolicy OrderedReady; an updateStrategy without a type is RollingUpdate (with
+// a rollingUpdate), whose partition is 0 (a rollingUpdate of any type gets one: the internal
+// Partition is no pointer); the PVC retention policy Retain/Retain (StatefulSetAutoDeletePVC is on
+// in v1.32); replicas 1, revisionHistoryLimit 10; ordinals.start 0 (no omitempty); the pod
+// template's defaults; each volumeClaimTemplate a PersistentVolumeClaim's (SetDefaults_-
+// PersistentVolumeClaim and -Spec), written back with apiVersion v1 and kind PersistentVolumeClaim
+// (Convert_apps_StatefulSetSpec_To_v1_StatefulSetSpec) and its ObjectMeta's creationTimestamp null.
+void default_statefulset(json::object& obj) {
+  auto& spec = obj_at(obj, "spec");
+  if (str(spec, "podManagementPolicy").empty()) spec["podManagementPolicy"] = "OrderedReady";
+  auto& strategy = obj_at(spec, "updateStrategy");
+  if (str(strategy, "type").empty()) {
+    strategy["type"] = "RollingUpdate";
+    set_default(strategy, "rollingUpdate", json::object{});
+  }
+  if (auto* ru = strategy.if_contains("rollingUpdate"); ru && ru->is_object())
+    set_default(ru->as_object(), "partition", 0);
+  auto& retention = obj_at(spec, "persistentVolumeClaimRetentionPolicy");
+  for (const char* k : {"whenDeleted", "whenScaled"})
+    if (str(retention, k).empty()) retention[k] = "Retain";
+  set_default(spec, "replicas", 1);
+  set_default(spec, "revisionHistoryLimit", 10);
+  if (auto* ord = spec.if_contains("ordinals"); ord && ord->is_object()) set_default(ord->as_object(), "start", 0);
+  if (auto* tpl = spec.if_contains("template"); tpl && tpl->is_object()) default_pod_template(tpl->as_object());
+  if (auto* vcts = spec.if_contains("volumeClaimTemplates"); vcts && vcts->is_array())
+    for (auto& v : vcts->as_array()) {
+      if (!v.is_object()) continue;
+      json::object& claim = v.as_object();
+      claim["apiVersion"] = "v1";
+      claim["kind"] = "PersistentVolumeClaim";
+      json::object& meta = obj_at(claim, "metadata");
+      if (!meta.contains("creationTimestamp")) meta["creationTimestamp"] = nullptr;
+      json::object& cs = obj_at(claim, "spec");
+      set_default(cs, "volumeMode", "Filesystem");
+      set_default(cs, "resources", json::object{});  // a struct: {} when empty
+      null_api_groups(cs);
+      json::object& st = obj_at(claim, "status");
+      if (str(st, "phase").empty()) st["phase"] = "Pending";
+    }
+}
+
+// statefulSetStrategy's dropStatefulSetDisabledFields (PrepareForCreate / PrepareForUpdate, `old`
+// null on create): MaxUnavailableStatefulSet is alpha (off) in v1.32, so rollingUpdate.maxUnavailable
+// is dropped unless the old StatefulSet used it.
+void drop_statefulset_disabled_fields(json::object& obj, const json::object* old) {
+  if (old)
+    if (const json::object* ru = util::object_at(*old, {"spec", "updateStrategy", "rollingUpdate"});
+        ru && fields::present(*ru, "maxUnavailable"))
+      return;
+  if (auto* spec = obj.if_contains("spec"); spec && spec->is_object())
+    if (auto* st = spec->as_object().if_contains("updateStrategy"); st && st->is_object())
+      if (auto* ru = st->as_object().if_contains("rollingUpdate"); ru && ru->is_object())
+        ru->as_object().erase("maxUnavailable");
+}
+
 // A claim's data sources as its strategy leaves them (registry/core/persistentvolumeclaim
 // PrepareForCreate / PrepareForUpdate, pkg/api/persistentvolumeclaim/util.go), `old_spec` null on
 // create: DropDisabledFields drops a dataSourceRef naming a namespace (the
@@ -945,6 +1006,8 @@ void builtin_defaults(AdmissionRequest& r) {
       }
       set_default(spec, "revisionHistoryLimit", 10);
       if (auto* tpl = spec.if_contains("template"); tpl && tpl->is_object()) default_pod_template(tpl->as_object());
+    } else if (t.group == "apps" && t.resource == "statefulsets") {
+      default_statefulset(obj);
     } else if (t.group == "apps" && t.resource == "controllerrevisions") {
       set_default(obj, "revision", 0);  // an int64 without omitempty
     } else if (core && t.resource == "services") {
@@ -1002,6 +1065,9 @@ void builtin_defaults(AdmissionRequest& r) {
   // DefaultTolerationSeconds handles creates and updates.
   if (core && t.resource == "pods" && r.subresource.empty() && r.operation == AdmissionRequest::Operation::Update)
     default_toleration_seconds(obj_at(obj, "spec"));
+  if (t.group == "apps" && t.resource == "statefulsets" && r.subresource.empty() &&
+      (create || r.operation == AdmissionRequest::Operation::Update))
+    drop_statefulset_disabled_fields(obj, create ? nullptr : r.old_object);
   if (create && r.subresource.empty()) {
     if (core && t.resource == "pods") {
       default_toleration_seconds(obj_at(obj, "spec"));
@@ -1026,6 +1092,10 @@ void builtin_defaults(AdmissionRequest& r) {
       prepare_job_create(obj);
     } else if (t.group == "batch" && t.resource == "cronjobs") {
       obj["status"] = json::object{};  // cronJobStrategy.PrepareForCreate: the status cleared
+    } else if (t.group == "apps" && t.resource == "statefulsets") {
+      // statefulSetStrategy.PrepareForCreate: the status cleared (replicas and availableReplicas
+      // have no omitempty).
+      obj["status"] = json::object{{"replicas", 0}, {"availableReplicas", 0}};
     } else if (t.group == "apps" && t.resource == "daemonsets") {
       // daemonSetStrategy.PrepareForCreate: the status cleared (its counts have no omitempty).
       obj["status"] = json::object{
@@ -1315,6 +1385,142 @@ void daemonset_spec_causes(const json::object& obj, Causes& causes) {
   non_negative(&sp, "revisionHistoryLimit", "spec.revisionHistoryLimit", causes);
 }
 
+// apps/validation ValidateStatefulSetSpec (v1.32): podManagementPolicy, the update strategy (a
+// rollingUpdate's partition; maxUnavailable is dropped first, its gate being off), the PVC
+// retention policy, replicas, minReadySeconds, ordinals.start, the selector (required, valid, not
+// empty), then ValidatePodTemplateSpecForStatefulSet (a non-empty selector matching the template's
+// labels, which a missing one never does; the template's labels and annotations: its pod spec is
+// not validated, nor are the volumeClaimTemplates), restartPolicy Always only and no
+// activeDeadlineSeconds.
+void statefulset_spec_causes(const json::object& obj, Causes& causes) {
+  const json::object& sp = spec_or_empty(obj);
+  if (const std::string policy = str(sp, "podManagementPolicy"); policy.empty())
+    causes.push_back({"FieldValueRequired", "Required value", "spec.podManagementPolicy"});
+  else if (policy != "OrderedReady" && policy != "Parallel")
+    causes.push_back({"FieldValueInvalid",
+                      fmt::format("Invalid value: {}: must be 'OrderedReady' or 'Parallel'", go_quote(policy)),
+                      "spec.podManagementPolicy"});
+  static const json::object kNone;
+  const json::object* st = fields::object_at(sp, "updateStrategy");
+  const std::string type = str(st ? *st : kNone, "type");
+  const json::object* ru = st ? fields::object_at(*st, "rollingUpdate") : nullptr;
+  auto max_unavailable = [&] {  // (*intstr.IntOrString): %#v of a pointer field
+    return ru && fields::present(*ru, "maxUnavailable") ? "0xc000000000" : "nil";
+  };
+  if (type.empty()) {
+    causes.push_back({"FieldValueRequired", "Required value", "spec.updateStrategy"});
+  } else if (type == "OnDelete") {
+    if (ru)
+      causes.push_back({"FieldValueInvalid",
+                        fmt::format("Invalid value: apps.RollingUpdateStatefulSetStrategy{{Partition:{}, "
+                                    "MaxUnavailable:(*intstr.IntOrString)({})}}: only allowed for updateStrategy "
+                                    "'RollingUpdate'",
+                                    fields::int_at(*ru, "partition").value_or(0), max_unavailable()),
+                        "spec.updateStrategy.rollingUpdate"});
+  } else if (type == "RollingUpdate") {
+    if (ru) non_negative(ru, "partition", "spec.updateStrategy.rollingUpdate.partition", causes);
+  } else {
+    // %#v of the strategy: a set rollingUpdate pointer as 0xc000000000 (FIDELITY.md).
+    causes.push_back({"FieldValueInvalid",
+                      fmt::format("Invalid value: apps.StatefulSetUpdateStrategy{{Type:{}, "
+                                  "RollingUpdate:(*apps.RollingUpdateStatefulSetStrategy)({})}}: must be "
+                                  "'RollingUpdate' or 'OnDelete'",
+                                  go_quote(type), ru ? "0xc000000000" : "nil"),
+                      "spec.updateStrategy"});
+  }
+  if (const json::object* policy = fields::object_at(sp, "persistentVolumeClaimRetentionPolicy"))
+    for (const char* k : {"whenDeleted", "whenScaled"})
+      if (const std::string v = str(*policy, k); v != "Retain" && v != "Delete")
+        causes.push_back({"FieldValueNotSupported",
+                          fmt::format("Unsupported value: {}: supported values: \"Retain\", \"Delete\"", go_quote(v)),
+                          fmt::format("spec.persistentVolumeClaimRetentionPolicy.{}", k)});
+  non_negative(&sp, "replicas", "spec.replicas", causes);
+  non_negative(&sp, "minReadySeconds", "spec.minReadySeconds", causes);
+  if (const json::object* ord = fields::object_at(sp, "ordinals"))
+    non_negative(ord, "start", "spec.ordinals.start", causes);
+  const json::object* sel = fields::object_at(sp, "selector");
+  const bool parses = required_selector_causes(sel, "statefulset", causes).parses;
+  const json::object* tpl = fields::object_at(sp, "template");
+  const json::object* tmeta = tpl ? fields::object_at(*tpl, "metadata") : nullptr;
+  const json::object* ps = tpl ? fields::object_at(*tpl, "spec") : nullptr;
+  const json::object& pod_spec = ps ? *ps : absent_pod_spec();
+  if (!parses) {
+    // LabelSelectorAsSelector's error: field.Invalid with no detail.
+    causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}", go_label_selector(sel)), "spec.selector"});
+  } else {
+    const json::object* labels = tmeta ? fields::object_at(*tmeta, "labels") : nullptr;
+    // A missing selector is labels.Nothing() (never empty, matching nothing); an empty one
+    // labels.Everything() (empty: not compared).
+    const json::object* ml = sel ? fields::object_at(*sel, "matchLabels") : nullptr;
+    const json::array* me = sel ? fields::array_at(*sel, "matchExpressions") : nullptr;
+    const bool everything = sel && (!ml || ml->empty()) && (!me || me->empty());
+    if (!everything && (!sel || !util::selector_matches(*sel, labels)))
+      causes.push_back({"FieldValueInvalid",
+                        fmt::format("Invalid value: {}: `selector` does not match template `labels`", go_map(labels)),
+                        "spec.template.metadata.labels"});
+    if (tmeta) {
+      validate_labels_and_annotations(*tmeta, "spec.template.", causes);
+      if (const json::object* ann = fields::object_at(*tmeta, "annotations"))
+        validate_template_annotations(*ann, pod_spec, causes);
+    }
+  }
+  if (const std::string policy = str(pod_spec, "restartPolicy"); policy != "Always")
+    causes.push_back({"FieldValueNotSupported",
+                      fmt::format("Unsupported value: {}: supported values: \"Always\"", go_quote(policy)),
+                      "spec.template.spec.restartPolicy"});
+  if (const json::value* ads = pod_spec.if_contains("activeDeadlineSeconds"); ads && !ads->is_null())
+    causes.push_back({"FieldValueForbidden", "Forbidden: activeDeadlineSeconds in StatefulSet is not Supported",
+                      "spec.template.spec.activeDeadlineSeconds"});
+}
+
+// ValidateStatefulSetUpdate's last rule: past replicas, ordinals, template, updateStrategy,
+// persistentVolumeClaimRetentionPolicy and minReadySeconds, the spec is unchanged
+// (apiequality.Semantic: compared as both are stored, quantities canonical and empty fields gone).
+Causes statefulset_update_causes(const json::object& obj, const json::object& old) {
+  auto rest = [](const json::object& o, bool normalize) {
+    json::object copy = o;
+    if (normalize) {
+      schema::canonical_quantities("apps", "v1", "StatefulSet", copy);
+      schema::omit_empty("apps", "v1", "StatefulSet", copy);
+    }
+    const json::value* sp = copy.if_contains("spec");
+    json::object spec = sp && sp->is_object() ? sp->as_object() : json::object{};
+    for (const char* k : {"replicas", "template", "updateStrategy", "minReadySeconds", "ordinals",
+                          "persistentVolumeClaimRetentionPolicy"})
+      spec.erase(k);
+    return spec;
+  };
+  if (util::json_equal(json::value(rest(obj, true)), json::value(rest(old, false)))) return {};
+  return {{"FieldValueForbidden",
+           "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', "
+           "'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
+           "spec"}};
+}
+
+// ValidateStatefulSetStatus (ValidateStatefulSetStatusUpdate's first rules): the counts never
+// negative (observedGeneration and collisionCount where set), and none above status.replicas,
+// availableReplicas not above readyReplicas.
+void statefulset_status_causes(const json::object& obj, Causes& causes) {
+  static const json::object kNone;
+  const json::object* stp = fields::object_at(obj, "status");
+  const json::object& st = stp ? *stp : kNone;
+  for (const char* k : {"replicas", "readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas",
+                        "observedGeneration", "collisionCount"})
+    non_negative(&st, k, fmt::format("status.{}", k), causes);
+  auto count = [&](const char* k) { return fields::int_at(st, k).value_or(0); };
+  const std::int64_t replicas = count("replicas");
+  for (const char* k : {"readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas"})
+    if (count(k) > replicas)
+      causes.push_back({"FieldValueInvalid",
+                        fmt::format("Invalid value: {}: cannot be greater than status.replicas", count(k)),
+                        fmt::format("status.{}", k)});
+  if (count("availableReplicas") > count("readyReplicas"))
+    causes.push_back(
+        {"FieldValueInvalid",
+         fmt::format("Invalid value: {}: cannot be greater than status.readyReplicas", count("availableReplicas")),
+         "status.availableReplicas"});
+}
+
 // Go's json.Marshal of a decoded JSON value (map keys sorted, compact, HTML characters escaped):
 // the bytes a ControllerRevision's data holds after a patch or a kubectl write.
 std::string go_marshal(const json::value& v) {
@@ -1546,7 +1752,11 @@ Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p
   object_meta_update_causes(md, old_md, kube, update_meta);
   const bool core = t.group.empty();
   const std::string& res = t.resource;
-  if (status) {
+  if (status && t.group == "apps" && res == "statefulsets") {
+    // ValidateStatefulSetStatusUpdate: the status counts, ValidateObjectMetaUpdate, then
+    // collisionCount.
+    add(spec, update_meta, immutable);
+  } else if (status) {
     // The status strategies' ValidateXStatusUpdate (customResourceValidator.ValidateStatusUpdate):
     // ValidateObjectMetaUpdate, then the status rules.
     add(update_meta, spec, immutable);
@@ -1566,11 +1776,12 @@ Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p
     // ValidateControllerRevisionUpdate: ValidateObjectMetaUpdate, validateControllerRevision
     // (ValidateObjectMeta, revision), then data.
     add(update_meta, meta, spec, immutable);
-  } else if ((t.group == "apps" && res == "deployments") || (core && res == "resourcequotas") ||
-             t.group == "scheduling.k8s.io" || (t.group == "batch" && res == "cronjobs") ||
-             t.group == "coordination.k8s.io") {
-    // ValidateDeploymentUpdate, ValidateResourceQuotaUpdate, ValidatePriorityClassUpdate,
-    // ValidateCronJobUpdate, ValidateLeaseUpdate: ValidateObjectMetaUpdate and the spec, no
+  } else if ((t.group == "apps" && (res == "deployments" || res == "statefulsets")) ||
+             (core && res == "resourcequotas") || t.group == "scheduling.k8s.io" ||
+             (t.group == "batch" && res == "cronjobs") || t.group == "coordination.k8s.io") {
+    // ValidateDeploymentUpdate, ValidateStatefulSetUpdate, ValidateResourceQuotaUpdate,
+    // ValidatePriorityClassUpdate, ValidateCronJobUpdate, ValidateLeaseUpdate:
+    // ValidateObjectMetaUpdate and the spec (then a StatefulSet's unchangeable fields), no
     // ValidateObjectMeta.
     add(update_meta, spec, immutable);
   } else if (core && res == "pods") {
@@ -1711,6 +1922,8 @@ void builtin_validation(AdmissionRequest& r) {
       }
     } else if (t.group == "apps" && t.resource == "daemonsets") {
       daemonset_spec_causes(obj, causes);
+    } else if (t.group == "apps" && t.resource == "statefulsets") {
+      statefulset_spec_causes(obj, causes);
     } else if (t.group == "apps" && t.resource == "controllerrevisions") {
       controller_revision_causes(obj, create ? nullptr : r.old_object, causes, revision_data);
     } else if (t.group == "batch" && t.resource == "cronjobs") {
@@ -1791,6 +2004,22 @@ void builtin_validation(AdmissionRequest& r) {
       causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: cannot be decremented", now.value_or(0)),
                         "status.collisionCount"});
   }
+  Causes sts_update;  // ValidateStatefulSetUpdate's spec rule, ValidateStatefulSetStatusUpdate's collisionCount
+  if (t.group == "apps" && t.resource == "statefulsets" && !create && r.old_object) {
+    if (r.subresource.empty()) sts_update = statefulset_update_causes(obj, *r.old_object);
+    if (r.subresource == "status") {
+      statefulset_status_causes(obj, causes);
+      // IsDecremented: collisionCount may not go down, nor be unset once set.
+      static const json::object kNone;
+      const json::object* st = fields::object_at(obj, "status");
+      const json::object* old_st = fields::object_at(*r.old_object, "status");
+      const auto now = fields::int_at(st ? *st : kNone, "collisionCount");
+      if (const auto was = fields::int_at(old_st ? *old_st : kNone, "collisionCount"); was && (!now || *now < *was))
+        sts_update.push_back({"FieldValueInvalid",
+                              fmt::format("Invalid value: {}: cannot be decremented", now.value_or(0)),
+                              "status.collisionCount"});
+    }
+  }
   if (r.subresource == "status" && core && t.resource == "nodes") {  // ValidateNodeUpdate's
     node_resources(obj, causes);
     node_addresses(obj, causes);
@@ -1804,6 +2033,7 @@ void builtin_validation(AdmissionRequest& r) {
   // ValidateXUpdate: the object's own rules, then the fields an update may not change.
   parts.immutable = immutable_causes(r);
   parts.immutable.insert(parts.immutable.end(), revision_data.begin(), revision_data.end());
+  parts.immutable.insert(parts.immutable.end(), sts_update.begin(), sts_update.end());
   Causes all = assemble_causes(r, kube, parts);
   if (!all.empty()) throw StatusError::invalid(t, name, std::move(all));
   // Warnings, once the object is valid (rest.BeforeCreate / BeforeUpdate): a new pod's
@@ -1875,6 +2105,15 @@ void builtin_validation(AdmissionRequest& r) {
         if (const json::object* tspec = member(*tpl, "spec"))
           w = pod_warnings(tmeta ? *tmeta : kEmpty, *tspec, "spec.template.");
       }
+      // statefulSetStrategy's WarningsOnCreate / WarningsOnUpdate: each volumeClaimTemplate's
+      // claim spec, on every update too (there at "...[i].Spec.": sic).
+      if (const json::array* vcts =
+              t.resource == "statefulsets" && spec ? fields::array_at(*spec, "volumeClaimTemplates") : nullptr)
+        for (std::size_t i = 0; i < vcts->size(); ++i)
+          if (const json::object* cs = (*vcts)[i].is_object() ? member((*vcts)[i].as_object(), "spec") : nullptr)
+            for (auto& x :
+                 claim_spec_warnings(*cs, fmt::format("spec.volumeClaimTemplates[{}].{}", i, create ? "" : "Spec.")))
+              w.push_back(std::move(x));
     } else if (t.group == "batch" && t.resource == "cronjobs") {
       // cronJobStrategy: WarningsForJobSpec at spec.jobTemplate.spec on create and when the
       // generation moves (the spec changed); an update whose schedule still names a TZ is warned

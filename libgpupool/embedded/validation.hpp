@@ -42,6 +42,12 @@ void validate_pod_spec(const boost::json::object& spec, const boost::json::objec
 /// Go prints them after decoding: "0.5" is 500m, "1.5Gi" 1536Mi.
 void canonical_quantities(boost::json::object& spec);
 
+/// ValidatePodSpecificAnnotations on a pod template's annotations `ann` (at
+/// spec.template.annotations) alone, as ValidatePodTemplateSpecForStatefulSet runs it without
+/// ValidatePodSpec. (embedded/validation_pod.cpp)
+void validate_template_annotations(const boost::json::object& ann, const boost::json::object& spec,
+                                   std::vector<StatusCause>& causes);
+
 /// ValidatePodSpecificAnnotationUpdates: AppArmor and mirror pod annotations are neither added,
 /// removed nor changed by an update, then the pod's annotations are validated again.
 void validate_pod_annotation_updates(const boost::json::object& meta, const boost::json::object& old_meta,

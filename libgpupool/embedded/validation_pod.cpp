@@ -2107,6 +2107,11 @@ void gated_pod_mutations(Errors& e, const json::object& now, const json::object&
 
 }  // namespace
 
+void validate_template_annotations(const json::object& ann, const json::object& spec, Causes& causes) {
+  Errors e{causes};
+  pod_annotations(e, ann, spec, "spec.template.annotations");
+}
+
 void validate_pod_annotation_updates(const json::object& meta, const json::object& old_meta, const json::object& spec,
                                      Causes& causes) {
   Errors e{causes};

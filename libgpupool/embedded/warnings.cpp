@@ -200,13 +200,19 @@ std::vector<std::string> claim_warnings(const json::object& claim) {
     out.emplace_back(
         "metadata.annotations[volume.beta.kubernetes.io/storage-class]: deprecated since v1.8; use "
         "\"storageClassName\" attribute instead");
-  const json::object* spec = object_of(claim, "spec");
-  const json::object* res = spec ? object_of(*spec, "resources") : nullptr;
+  if (const json::object* spec = object_of(claim, "spec"))
+    for (auto& w : claim_spec_warnings(*spec, "spec.")) out.push_back(std::move(w));
+  return out;
+}
+
+std::vector<std::string> claim_spec_warnings(const json::object& spec, std::string_view at) {
+  std::vector<std::string> out;
+  const json::object* res = object_of(spec, "resources");
   for (const char* kind : {"requests", "limits"})
     if (const json::object* list = res ? object_of(*res, kind) : nullptr)
       if (auto q = fractional_bytes(list->if_contains("storage")))
-        out.push_back(fmt::format("spec.resources.{}[storage]: fractional byte value {} is invalid, must be an integer",
-                                  kind, quoted(*q)));
+        out.push_back(fmt::format("{}resources.{}[storage]: fractional byte value {} is invalid, must be an integer",
+                                  at, kind, quoted(*q)));
   return out;
 }
 

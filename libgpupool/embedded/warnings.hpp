@@ -16,6 +16,9 @@ namespace gpupool::embedded {
 /// GetWarningsForPersistentVolumeClaim: the deprecated beta storage-class annotation and a
 /// fractional byte count of spec.resources' storage request or limit (on create and update).
 std::vector<std::string> claim_warnings(const boost::json::object& claim);
+/// GetWarningsForPersistentVolumeClaimSpec on a claim spec whose fields are named under `at`
+/// ("spec." for a claim's, "spec.volumeClaimTemplates[0]." for a StatefulSet's template).
+std::vector<std::string> claim_spec_warnings(const boost::json::object& spec, std::string_view at);
 std::vector<std::string> pod_warnings(const boost::json::object& meta, const boost::json::object& spec,
                                       std::string_view at);
 

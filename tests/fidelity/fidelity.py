@@ -2754,6 +2754,61 @@ def daemonset_steps():
 
 SCENARIOS["daemonset"] = daemonset_steps()
 
+# apps/v1 StatefulSet's controller: OrderedReady makes <set>-0 and waits for it to be ready (no
+# pod here ever is: they fit no node), with its claim from volumeClaimTemplates, its identity
+# (hostname, subdomain, the pod-name and pod-index labels) and the ControllerRevision; Parallel makes
+# every replica at once and scales down from the highest ordinal; a rolling update with a partition
+# replaces the highest ordinal first and waits for it; the claims outlive the set (Retain).
+def _sts(name, replicas, policy="OrderedReady", claims=False, partition=None):
+    spec = {"replicas": replicas, "serviceName": name + "-svc", "podManagementPolicy": policy,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}},
+                         "spec": {"nodeSelector": {"sts-fid": "nowhere"}, "containers": [{"name": "c", "image": "busybox"}]}}}
+    if claims:
+        spec["volumeClaimTemplates"] = [{"metadata": {"name": "data"}, "spec": {
+            "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]
+    if partition is not None:
+        spec["updateStrategy"] = {"type": "RollingUpdate", "rollingUpdate": {"partition": partition}}
+    return json.dumps({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": name}, "spec": spec})
+
+
+_STS_STATUS = ("go-template=replicas={{.status.replicas}} ready={{.status.readyReplicas}} "
+               "current={{.status.currentReplicas}} updated={{.status.updatedReplicas}} "
+               "available={{.status.availableReplicas}} observed={{.status.observedGeneration}} "
+               "{{if eq .status.currentRevision .status.updateRevision}}one revision{{else}}two revisions{{end}}")
+_STS_PODS = ["-o", "custom-columns=NAME:.metadata.name,IMAGE:.spec.containers[0].image,"
+             "HOST:.spec.hostname,SUB:.spec.subdomain", "--sort-by=.metadata.name"]
+SCENARIOS["statefulset"] = [
+    (["create", "-f", "-", "-o", "name"], _sts("web", 2, claims=True)),
+    (["wait", "--for=jsonpath={.status.replicas}=1", "--timeout=30s", "sts/web"], None),
+    (["get", "pods", "-l", "app=web"] + _STS_PODS, None),
+    (["get", "pvc", "-l", "app=web", "-o", "name"], None),
+    (["get", "pod", "web-0", "-o",
+      "go-template={{range $k, $v := .metadata.labels}}{{$k}}={{if eq $k \"controller-revision-hash\"}}<rev>"
+      "{{else}}{{$v}}{{end}} {{end}}{{.metadata.generateName}} {{range .spec.volumes}}{{.name}}:"
+      "{{if .persistentVolumeClaim}}{{.persistentVolumeClaim.claimName}}{{end}} {{end}}"], None),
+    (["get", "sts", "web", "-o", _STS_STATUS], None),
+    (["get", "events", "--field-selector", "involvedObject.name=web", "-o",
+      "custom-columns=REASON:.reason,MESSAGE:.message", "--sort-by=.message"], None),
+    (["get", "controllerrevisions", "-l", "app=web", "-o", "jsonpath={.items[*].revision}"], None),
+    (["create", "-f", "-", "-o", "name"], _sts("par", 3, policy="Parallel", partition=1)),
+    (["wait", "--for=jsonpath={.status.replicas}=3", "--timeout=30s", "sts/par"], None),
+    (["get", "pods", "-l", "app=par"] + _STS_PODS, None),
+    (["scale", "sts", "par", "--replicas=1"], None),
+    (["wait", "--for=jsonpath={.status.replicas}=1", "--timeout=30s", "sts/par"], None),
+    (["get", "pods", "-l", "app=par"] + _STS_PODS, None),
+    (["scale", "sts", "par", "--replicas=3"], None),
+    (["wait", "--for=jsonpath={.status.replicas}=3", "--timeout=30s", "sts/par"], None),
+    (["set", "image", "sts/par", "c=busybox:2", "-o", "name"], None),
+    (["wait", "--for=jsonpath={.status.updatedReplicas}=1", "--timeout=30s", "sts/par"], None),
+    (["get", "pods", "-l", "app=par"] + _STS_PODS, None),
+    (["get", "sts", "par", "-o", _STS_STATUS], None),
+    (["get", "sts", "web", "par"], None),
+    (["delete", "sts", "web", "par"], None),
+    (["wait", "--for=delete", "pod/web-0", "--timeout=30s"], None, "capture:waited"),
+    (["get", "pvc", "-o", "name"], None),
+]
+
 # coordination.k8s.io/v1 Lease (leader election): the stored object (renewTime and acquireTime
 # as MicroTime), the table, ValidateLeaseSpec, the fields of the CoordinatedLeaderElection gate
 # (off in v1.32) dropped, an update without a resourceVersion refused (AllowUnconditionalUpdate
@@ -2891,6 +2946,118 @@ SCENARIOS["daemonsetapi"] = [
     (["get", "controllerrevision", "cr0", "-o", "jsonpath={.metadata.managedFields[*].fieldsV1}"], None),
     (["delete", "controllerrevision", "cr1", "cr0"], None),
     (["delete", "ds", "ds1", "ds.dot", "ds-tg", "ds-tgneg", "ds-ondelete"], None),
+]
+
+def _sts(name="st1", selector=None, labels=None, pod=None, meta=None, claims=None, **spec):
+    """An inert StatefulSet (no replicas unless given: the oracle's controller acts on it)."""
+    tpl = {"metadata": {"labels": {"app": "st"} if labels is None else labels},
+           "spec": dict({"containers": [{"name": "c", "image": "busybox"}]}, **(pod or {}))}
+    body = dict({"replicas": 0, "serviceName": "st",
+                 "selector": {"matchLabels": {"app": "st"}} if selector is None else selector, "template": tpl},
+                **spec)
+    if selector == "none":
+        del body["selector"]
+    if claims is not None:
+        body["volumeClaimTemplates"] = claims
+    return json.dumps({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": dict({"name": name}, **(meta or {})),
+                       "spec": body})
+
+
+_STS_CLAIM = {"metadata": {"name": "data"},
+              "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1500m"}}}}
+SCENARIOS["statefulsetapi"] = [
+    (["create", "-f", "-", "-o", "json"],
+     _sts(claims=[_STS_CLAIM], updateStrategy={"rollingUpdate": {"maxUnavailable": 2}})),
+    (["get", "sts", "st1", "-o",
+      'jsonpath={.metadata.managedFields[?(@.manager=="kubectl-create")].fieldsV1}'], None),
+    (["get", "sts", "st1"], None),
+    (["get", "statefulsets", "st1", "-o", "wide"], None),
+    (["get", "statefulset", "st1", "-o", "custom-columns=NAME:.metadata.name,SERVICE:.spec.serviceName,"
+      "POLICY:.spec.podManagementPolicy,STRATEGY:.spec.updateStrategy,HISTORY:.spec.revisionHistoryLimit"], None),
+    (["create", "-f", "-", "-o", "jsonpath={.metadata.generation} {.spec}"],
+     _sts("st2", podManagementPolicy="Parallel", updateStrategy={"type": "OnDelete"}, ordinals={},
+          persistentVolumeClaimRetentionPolicy={"whenScaled": "Delete"}, minReadySeconds=3)),
+    (["create", "-f", "-", "-o", "jsonpath={.spec.updateStrategy} {.spec.ordinals} {.spec.volumeClaimTemplates}"],
+     _sts("st3", updateStrategy={"type": "RollingUpdate"}, ordinals={"start": 2},
+          claims=[{"metadata": {"name": "x", "labels": {"a": "b"}}, "spec": {}}, {}],
+          pod={"containers": []})),
+    (["create", "-f", "-", "-o", "jsonpath={.spec.updateStrategy}"],
+     _sts("st4", updateStrategy={"type": "RollingUpdate", "rollingUpdate": {"partition": 3}})),
+    (["create", "-f", "-"], _sts("bad", selector="none")),
+    (["create", "-f", "-"], _sts("bad", selector={"matchLabels": {"app": "other"}})),
+    (["create", "-f", "-"], _sts("bad", selector={})),
+    (["create", "-f", "-"], _sts("bad", selector={"matchExpressions": [{"key": "app", "operator": "Bogus"}]})),
+    (["create", "-f", "-"], _sts("bad", selector={"matchLabels": {"a b": "c"}}, labels={"a b": "c"})),
+    (["create", "-f", "-"], _sts("bad", pod={"restartPolicy": "Never"})),
+    (["create", "-f", "-"], _sts("bad", pod={"restartPolicy": "OnFailure", "activeDeadlineSeconds": 5})),
+    (["create", "-f", "-"], _sts("bad", podManagementPolicy="Bogus")),
+    (["create", "-f", "-"], _sts("bad", updateStrategy={"type": "Sometimes"})),
+    (["create", "-f", "-"], _sts("bad", updateStrategy={"type": "OnDelete", "rollingUpdate": {"partition": 2}})),
+    (["create", "-f", "-"], _sts("bad", updateStrategy={"rollingUpdate": {"partition": -1}})),
+    (["create", "-f", "-"], _sts("bad", replicas=-1, minReadySeconds=-1, ordinals={"start": -1})),
+    (["create", "-f", "-"],
+     _sts("bad", persistentVolumeClaimRetentionPolicy={"whenDeleted": "Bogus", "whenScaled": "Keep"})),
+    # Neither the pod spec nor the claim templates are validated (ValidatePodTemplateSpecForStatefulSet).
+    (["create", "-f", "-", "-o", "name"],
+     _sts("st5", claims=[{"metadata": {"name": "Bad_Name"}, "spec": {"accessModes": []}}],
+          pod={"containers": [{"name": "C_", "image": ""}]})),
+    (["create", "-f", "-"], _sts("Bad.Name")),
+    (["create", "-f", "-"], _sts("bad", labels={"app": "st", "x": "Bad Value"},
+                                 meta={"labels": {"a": "b c"}})),
+    (["create", "-f", "-"],
+     json.dumps({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "bad"}, "spec": {}})),
+    (["create", "-f", "-"],
+     json.dumps({"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "bad"}, "spec": {
+         "replicas": 0, "serviceName": "st", "selector": {"matchLabels": {"app": "st"}},
+         "template": {"metadata": {"labels": {"app": "st"},
+                                   "annotations": {"controller.kubernetes.io/pod-deletion-cost": "x"}},
+                      "spec": {"containers": [{"name": "c", "image": "busybox"}]}}}})),
+    (["patch", "sts", "st1", "--type=merge", "-p", '{"spec":{"replicas":3}}', "--dry-run=server", "-o",
+      "jsonpath={.metadata.generation} {.spec.replicas}"], None),
+    (["patch", "sts", "st1", "--type=merge", "-p",
+      '{"spec":{"template":{"spec":{"containers":[{"name":"c","image":"busybox:1.36"}]}}}}', "-o",
+      "jsonpath={.metadata.generation} {.spec.template.spec.containers[0].image}"], None),
+    (["patch", "sts", "st1", "--type=merge", "-p",
+      '{"spec":{"minReadySeconds":4,"persistentVolumeClaimRetentionPolicy":{"whenDeleted":"Delete"},'
+      '"updateStrategy":{"rollingUpdate":{"partition":1}},"ordinals":{"start":1}}}', "-o",
+      "jsonpath={.metadata.generation} {.spec.minReadySeconds} {.spec.persistentVolumeClaimRetentionPolicy} "
+      "{.spec.updateStrategy} {.spec.ordinals}"], None),
+    (["patch", "sts", "st1", "--type=merge", "-p", '{"spec":{"serviceName":"other"}}'], None),
+    (["patch", "sts", "st1", "--type=merge", "-p", '{"spec":{"revisionHistoryLimit":3}}'], None),
+    (["patch", "sts", "st1", "--type=merge", "-p", '{"spec":{"podManagementPolicy":"Parallel"}}'], None),
+    (["patch", "sts", "st1", "--type=json", "-p",
+      '[{"op":"replace","path":"/spec/volumeClaimTemplates/0/spec/resources/requests/storage","value":"2Gi"}]'],
+     None),
+    (["patch", "sts", "st1", "--type=merge", "-p",
+      '{"spec":{"selector":{"matchLabels":{"app":"e"}},"template":{"metadata":{"labels":{"app":"e"}}}}}'], None),
+    (["patch", "sts", "st1", "--type=merge", "-p",
+      '{"metadata":{"labels":{"a":"b c"}},"spec":{"minReadySeconds":-1,"serviceName":"x"}}'], None),
+    (["patch", "sts", "st1", "--type=merge", "-p", '{"metadata":{"labels":{"v":"1"}}}', "-o",
+      "jsonpath={.metadata.generation} {.metadata.labels}"], None),
+    (["patch", "sts", "st1", "--type=strategic", "-p",
+      '{"spec":{"template":{"spec":{"containers":[{"name":"d","image":"busybox"}]}}}}', "-o",
+      "jsonpath={.metadata.generation} {.spec.template.spec.containers[*].name}"], None),
+    (["patch", "sts", "st1", "--type=merge", "-p", '{"spec":{"updateStrategy":{"rollingUpdate":{"maxUnavailable":1}}}}',
+      "-o", "jsonpath={.spec.updateStrategy}"], None),
+    (["scale", "sts", "st1", "--replicas=2", "--dry-run=server"], None),
+    (["scale", "statefulset", "st1", "--replicas=0"], None),
+    (["scale", "sts", "st1", "--replicas=-1"], None),
+    (["get", "sts", "st1", "-o", "jsonpath={.metadata.generation} {.spec.replicas}"], None),
+    (["patch", "sts", "st1", "--subresource=status", "--type=merge", "-p",
+      '{"status":{"replicas":1,"readyReplicas":2,"currentReplicas":-1,"availableReplicas":2,"observedGeneration":-1}}'],
+     None),
+    (["apply", "-f", "-", "-o", "name"], _sts("st6", claims=[_STS_CLAIM])),
+    (["apply", "-f", "-", "-o", "jsonpath={.metadata.generation} {.spec.template.spec.containers[*].image}"],
+     _sts("st6", claims=[_STS_CLAIM], pod={"containers": [{"name": "c", "image": "busybox:1.36"},
+                                                           {"name": "d", "image": "busybox"}]})),
+    (["get", "sts", "st6", "-o",
+      'jsonpath={.metadata.managedFields[?(@.manager=="kubectl-client-side-apply")].fieldsV1}'], None),
+    (["apply", "--server-side", "-f", "-", "-o",
+      'jsonpath={.metadata.managedFields[?(@.manager=="kubectl")].fieldsV1}'],
+     _sts("st7", claims=[_STS_CLAIM], updateStrategy={"type": "OnDelete"}, ordinals={"start": 1})),
+    (["get", "--raw", "/apis/apps/v1/namespaces/NS/statefulsets/st1/scale"], None),
+    (["get", "sts", "st1", "st2", "st4", "-o", "wide"], None),
+    (["delete", "sts", "st1", "st2", "st3", "st4", "st5", "st6", "st7"], None),
 ]
 
 # Discovery as kubectl api-resources shows it: a custom resource's verbs in apiextensions-apiserver's

@@ -17,7 +17,7 @@ import subprocess
 SERVED = {
     "api/v1": ["Namespace", "Node", "Pod", "Service", "PersistentVolumeClaim", "PersistentVolume", "ResourceQuota",
                "Event", "ConfigMap", "Secret", "ServiceAccount", "Endpoints", "LimitRange", "Binding"],
-    "apis/apps/v1": ["Deployment", "ReplicaSet", "DaemonSet", "ControllerRevision"],
+    "apis/apps/v1": ["Deployment", "ReplicaSet", "DaemonSet", "ControllerRevision", "StatefulSet"],
     "apis/batch/v1": ["Job", "CronJob"],
     "apis/storage.k8s.io/v1": ["StorageClass"],
     "apis/events.k8s.io/v1": ["Event"],
