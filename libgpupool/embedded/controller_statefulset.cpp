@@ -147,15 +147,20 @@ Plan plan_statefulset(const json::object& set, const Children& children, const C
   const std::int64_t status_current = int_of(status_in, "currentReplicas", 0);
 
   // The pods by ordinal; the ones outside [start, start + replicas) are condemned, highest first.
-  std::vector<const json::object*> replica(static_cast<std::size_t>(replicas), nullptr);
+  // (By ordinal, not a slot per replica: spec.replicas may be up to 2^31 - 1.)
+  std::map<std::int64_t, const json::object*> replica;
   std::vector<const json::object*> condemned;
   for (const auto* p : pods) {
     const std::int64_t ord = ordinal_of(*p, name);
     if (ord >= start && ord < start + replicas)
-      replica[static_cast<std::size_t>(ord - start)] = p;
+      replica[ord] = p;
     else if (ord >= 0)
       condemned.push_back(p);
   }
+  auto replica_at = [&](std::int64_t ord) -> const json::object* {
+    const auto it = replica.find(ord);
+    return it == replica.end() ? nullptr : it->second;
+  };
   std::sort(condemned.begin(), condemned.end(),
             [&](const json::object* a, const json::object* b) { return ordinal_of(*a, name) > ordinal_of(*b, name); });
 
@@ -236,14 +241,22 @@ Plan plan_statefulset(const json::object& set, const Children& children, const C
     status["availableReplicas"] = available;
   };
   std::vector<const json::object*> all;  // replicas (created) and condemned
-  for (const auto* p : replica) all.push_back(p);
+  for (const auto& [ord, p] : replica) all.push_back(p);
   for (const auto* p : condemned) all.push_back(p);
 
+  // firstUnhealthyPod: a replica not made yet counts (as Go's placeholder pod), before condemned ones.
   const json::object* first_unhealthy = nullptr;
-  for (const auto* p : replica)
-    if (p && !healthy(*p) && !first_unhealthy) first_unhealthy = p;
-  for (auto it = condemned.rbegin(); it != condemned.rend(); ++it)
-    if (!healthy(**it) && !first_unhealthy) first_unhealthy = *it;
+  bool placeholder_first = false;
+  for (std::int64_t ord = start; ord < start + replicas && !first_unhealthy && !placeholder_first; ++ord) {
+    const json::object* p = replica_at(ord);
+    if (!p)
+      placeholder_first = true;
+    else if (!healthy(*p))
+      first_unhealthy = p;
+  }
+  if (!placeholder_first)
+    for (auto it = condemned.rbegin(); it != condemned.rend() && !first_unhealthy; ++it)
+      if (!healthy(**it)) first_unhealthy = *it;
 
   auto remove_pod = [&](const json::object& p) {
     plan.remove.push_back({"", "pods", name_of(p)});
@@ -251,10 +264,12 @@ Plan plan_statefulset(const json::object& set, const Children& children, const C
         {"Normal", "SuccessfulDelete", fmt::format("delete Pod {} in StatefulSet {} successful", name_of(p), name)});
   };
   bool exit = deleting(set);
-  // processReplica, in ordinal order; OrderedReady stops at the first pod it made or waits for.
-  for (std::size_t i = 0; i < replica.size() && !exit; ++i) {
-    const std::int64_t ord = start + static_cast<std::int64_t>(i);
-    const json::object* p = replica[i];
+  // processReplica, in ordinal order; OrderedReady stops at the first pod it made or waits for;
+  // Parallel makes at most kBurst per sync (the rest at the syncs its pods' events bring).
+  constexpr std::int64_t kBurst = 500;
+  std::int64_t made = 0;
+  for (std::int64_t ord = start; ord < start + replicas && !exit; ++ord) {
+    const json::object* p = replica_at(ord);
     if (p && (phase_of(*p) == "Failed" || phase_of(*p) == "Succeeded")) {
       if (!deleting(*p)) remove_pod(*p);
       exit = monotonic;
@@ -272,7 +287,7 @@ Plan plan_statefulset(const json::object& set, const Children& children, const C
       plan.events.push_back({"Normal", "SuccessfulCreate",
                              fmt::format("create Pod {} in StatefulSet {} successful", name_of(pod), name)});
       plan.create.push_back({"", "pods", std::move(pod)});
-      if (monotonic) exit = true;
+      if (monotonic || ++made >= kBurst) exit = true;
       continue;
     }
     if (monotonic && (deleting(*p) || !running_and_ready(*p) || !pod_available(*p, min_ready, now))) exit = true;
@@ -300,8 +315,7 @@ Plan plan_statefulset(const json::object& set, const Children& children, const C
           plan.update.push_back({"", "persistentvolumeclaims", std::move(next)});
         }
     };
-    for (const auto* p : replica)
-      if (p) fix_claims(*p, false);
+    for (const auto& [ord, p] : replica) fix_claims(*p, false);
     for (const auto* p : condemned) fix_claims(*p, true);
   }
   // processCondemned, highest ordinal first: OrderedReady deletes one at a time, and only once the
@@ -324,7 +338,7 @@ Plan plan_statefulset(const json::object& set, const Children& children, const C
   // deleted per sync, and only while every pod above it is healthy.
   if (!exit && strategy_type != "OnDelete") {
     for (std::int64_t target = replicas - 1; target >= partition; --target) {
-      const json::object* p = replica[static_cast<std::size_t>(target)];
+      const json::object* p = replica_at(start + target);
       if (!p) break;
       if (labels_key(*p, kRevisionLabel) != update_revision && !deleting(*p)) {
         remove_pod(*p);

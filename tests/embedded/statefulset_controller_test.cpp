@@ -158,3 +158,11 @@ TEST_CASE("StatefulSet persistentVolumeClaimRetentionPolicy: Delete takes the cl
     }
   }
 }
+
+TEST_CASE("StatefulSet with 2^31 - 1 replicas: no slot per replica, one pod at a time") {
+  // (A vector of 2^31 pod slots, as Go's replicas slice, would be 16 GiB here.)
+  StsWorld w;
+  w.store.create(w.sets, "default", statefulset("big", 2147483647));
+  CHECK(w.pod_names() == std::set<std::string>{"big-0"});
+  CHECK(w.get("apps", "statefulsets", "big").at("status").at("replicas") == 1);
+}
