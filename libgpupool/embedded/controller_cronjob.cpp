@@ -32,7 +32,17 @@ constexpr std::chrono::milliseconds kNextScheduleDelta{100};
 constexpr std::int64_t kManyMissed = 100;
 
 sys_seconds floor_seconds(Clock::time_point t) { return std::chrono::floor<std::chrono::seconds>(t); }
-Clock::time_point at(sys_seconds t) { return std::chrono::time_point_cast<Clock::duration>(t); }
+// A schedule's time on the cluster clock (nanoseconds since 1970, which end in 2262): a later one
+// (an @every of centuries) is held at 2200, which no cluster clock reaches.
+Clock::time_point at(sys_seconds t) {
+  constexpr sys_seconds kFar{std::chrono::seconds(7258118400)};  // 2200-01-01T00:00:00Z
+  return std::chrono::time_point_cast<Clock::duration>(std::min(t, kFar));
+}
+// startingDeadlineSeconds as a duration the clock can subtract (an int64 of seconds may not fit in
+// nanoseconds: a century is more than any deadline can mean).
+std::chrono::seconds deadline_of(const json::object* spec) {
+  return std::chrono::seconds(std::clamp<std::int64_t>(int_of(spec, "startingDeadlineSeconds", 0), 0, 3155760000));
+}
 
 // The Job's finished condition (Complete or Failed with status True), "" while it runs
 // (getFinishedStatus, jobutil.IsJobFinished).
@@ -74,7 +84,7 @@ MostRecent most_recent_schedule_time(const json::object& cj, Clock::time_point n
   const json::object* spec = object_at(cj, {"spec"});
   if (const json::value* d = spec ? spec->if_contains("startingDeadlineSeconds") : nullptr;
       with_starting_deadline && d && !d->is_null()) {
-    const Clock::time_point deadline = now - std::chrono::seconds(int_of(spec, "startingDeadlineSeconds", 0));
+    const Clock::time_point deadline = now - deadline_of(spec);
     if (deadline > r.earliest) r.earliest = deadline;
   }
   // A schedule with no time within five years gives Go's zero time (year 1), which is before any
@@ -190,7 +200,7 @@ Plan plan_cronjob(const json::object& cj, const Children& jobs, Clock::time_poin
   auto remove_oldest = [&](std::vector<const json::object*>& list, std::string_view limit_key) {
     const json::value* lv = spec ? spec->if_contains(limit_key) : nullptr;
     if (!lv || lv->is_null()) return;
-    const std::int64_t excess = static_cast<std::int64_t>(list.size()) - int_of(spec, limit_key, 0);
+    const std::int64_t excess = static_cast<std::int64_t>(list.size()) - count_of(spec, limit_key, 0);
     if (excess <= 0) return;
     std::sort(list.begin(), list.end(), [](const json::object* a, const json::object* b) {  // byJobStartTime
       const auto sa = time_at(object_at(*a, {"status"}), "startTime");
@@ -309,7 +319,7 @@ Plan plan_cronjob(const json::object& cj, const Children& jobs, Clock::time_poin
   }
   const Clock::time_point scheduled = *due.most_recent;
   if (const json::value* d = spec ? spec->if_contains("startingDeadlineSeconds") : nullptr; d && !d->is_null()) {
-    if (scheduled + std::chrono::seconds(int_of(spec, "startingDeadlineSeconds", 0)) < now) {
+    if (scheduled + deadline_of(spec) < now) {
       event("Warning", "MissSchedule",
             "Missed scheduled time to start a job: " + rfc1123z_utc(floor_seconds(scheduled)));
       plan.requeue_after = next_schedule_duration(cj, now, *sched);

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "embedded/controllers_util.hpp"
+#include "embedded/typecheck.hpp"
 #include "gpupool/error.hpp"
 #include "gpupool/node.hpp"
 #include "gpupool/rollout.hpp"
@@ -115,19 +116,16 @@ Clock::time_point created_at(const json::object& o) {
   return time_from_rfc3339(string_of(object_at(o, {"metadata"}), "creationTimestamp")).value_or(Clock::time_point{});
 }
 
-// podByCreationTimestampAndPhase: running (phase set) before pending, then oldest first, then name.
+// podByCreationTimestampAndPhase: scheduled (spec.nodeName set) before unscheduled, then oldest
+// first, then name.
 void sort_by_age(std::vector<const json::object*>& pods) {
   std::sort(pods.begin(), pods.end(), [](const json::object* a, const json::object* b) {
-    const bool pa = phase_of(*a).empty(), pb = phase_of(*b).empty();
-    if (pa != pb) return !pa;
+    const bool ua = string_of(object_at(*a, {"spec"}), "nodeName").empty();
+    const bool ub = string_of(object_at(*b, {"spec"}), "nodeName").empty();
+    if (ua != ub) return !ua;
     if (created_at(*a) != created_at(*b)) return created_at(*a) < created_at(*b);
     return name_of(*a) < name_of(*b);
   });
-}
-
-bool deleting(const json::object& o) {
-  const json::object* md = object_at(o, {"metadata"});
-  return md && md->contains("deletionTimestamp");
 }
 
 }  // namespace
@@ -217,9 +215,7 @@ Plan plan_daemonset(const json::object& ds, const Children& children, const std:
     if (const std::string n = target_node(*p); !n.empty()) on_node[n].push_back(p);
   }
   const std::optional<std::int64_t> generation = [&]() -> std::optional<std::int64_t> {
-    if (const auto g = util::annotation(ds, kTemplateGeneration)) try {
-        return std::stoll(*g);
-      } catch (const std::exception&) {}
+    if (const auto g = util::annotation(ds, kTemplateGeneration)) return go_parse_int(*g);  // strconv.ParseInt
     return std::nullopt;
   }();
   auto updated = [&](const json::object& pod) {  // util.IsPodUpdated

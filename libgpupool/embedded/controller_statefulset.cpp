@@ -38,10 +38,6 @@ std::int64_t ordinal_of(const json::object& pod, const std::string& set) {
   return std::stoll(digits);
 }
 
-bool deleting(const json::object& o) {
-  const json::object* md = object_at(o, {"metadata"});
-  return md && md->contains("deletionTimestamp");
-}
 // ownerReferences a claim should have under persistentVolumeClaimRetentionPolicy
 // (stateful_set_utils.go updateClaimOwnerRefForSetAndPod, StatefulSetAutoDeletePVC on in v1.32):
 // its references to the set and the pod scrubbed, then the set as controller when WhenDeleted is
@@ -54,7 +50,7 @@ json::array claim_owner_refs(const json::object& claim, const json::object& set,
   const bool delete_when_scaled = string_of(policy, "whenScaled") == "Delete";
   json::array refs;
   if (const json::array* r = util::array_at(claim, {"metadata"}, "ownerReferences")) refs = *r;
-  if (!delete_when_deleted && !delete_when_scaled) return refs;
+  const bool retain = !delete_when_deleted && !delete_when_scaled;  // hasUnexpectedController: none
   auto matches = [&](const json::object& ref, const char* api, const char* kind, const json::object& o) {
     return string_of(&ref, "apiVersion") == api && string_of(&ref, "kind") == kind &&
            string_of(&ref, "name") == name_of(o);
@@ -65,14 +61,15 @@ json::array claim_owner_refs(const json::object& claim, const json::object& set,
     if (!r.is_object()) continue;
     const json::object& ref = r.as_object();
     if (matches(ref, "apps/v1", "StatefulSet", set)) {
-      unexpected = unexpected || string_of(&ref, "uid") != uid_of(set);
+      unexpected = unexpected || (!retain && string_of(&ref, "uid") != uid_of(set));
       continue;
     }
     if (pod && matches(ref, "v1", "Pod", *pod)) {
-      unexpected = unexpected || string_of(&ref, "uid") != uid_of(*pod);
+      unexpected = unexpected || (!retain && string_of(&ref, "uid") != uid_of(*pod));
       continue;
     }
-    if (const json::value* c = ref.if_contains("controller"); c && c->is_bool() && c->as_bool()) unexpected = true;
+    if (const json::value* c = ref.if_contains("controller"); !retain && c && c->is_bool() && c->as_bool())
+      unexpected = true;
     kept.push_back(r);
   }
   if (unexpected) return kept;
@@ -119,10 +116,12 @@ Plan plan_statefulset(const json::object& set, const Children& children, const C
     }
   } else {
     update_revision = name + "-" + pod_template_hash(data);
-    const json::object* labels = object_at(tmpl, {"metadata", "labels"});
-    plan.create.push_back(
-        {"apps", "controllerrevisions",
-         controller_revision(set, update_revision, labels ? *labels : json::object{}, data, next_revision)});
+    // history.NewControllerRevision: the template's labels and ControllerRevisionHashLabel.
+    const json::object* tl = object_at(tmpl, {"metadata", "labels"});
+    json::object labels = tl ? *tl : json::object{};
+    labels["controller.kubernetes.io/hash"] = update_revision.substr(name.size() + 1);
+    plan.create.push_back({"apps", "controllerrevisions",
+                           controller_revision(set, update_revision, std::move(labels), data, next_revision)});
   }
   std::string current_revision = string_of(status_in, "currentRevision");
   json::object current_template = tmpl;
@@ -143,7 +142,7 @@ Plan plan_statefulset(const json::object& set, const Children& children, const C
   const json::object* strategy = spec ? object_at(*spec, {"updateStrategy"}) : nullptr;
   const std::string strategy_type = string_of(strategy, "type");
   const json::object* rolling = strategy ? object_at(*strategy, {"rollingUpdate"}) : nullptr;
-  const std::int64_t partition = rolling ? int_of(rolling, "partition", 0) : 0;
+  const std::int64_t partition = rolling ? count_of(rolling, "partition", 0) : 0;
   const std::int64_t status_current = int_of(status_in, "currentReplicas", 0);
 
   // The pods by ordinal; the ones outside [start, start + replicas) are condemned, highest first.

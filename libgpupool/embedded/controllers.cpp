@@ -240,6 +240,9 @@ void Controllers::drain() {
       reconcile(k);
     } catch (const StatusError&) {
       // Conflicts and races resolve on the next event for this owner.
+    } catch (const std::exception&) {
+      // Anything else (an object no controller can read, memory): that owner's sync is lost,
+      // the other controllers go on (draining_ must be reset below).
     }
   }
   std::lock_guard lk(mu_);
@@ -312,7 +315,8 @@ void Controllers::reconcile(const Key& key) {
   const bool pod_owner = key.resource == "replicasets" || key.resource == "jobs" || key.resource == "daemonsets";
   std::optional<StatusError> refused;
   std::int64_t not_created = 0;
-  for (auto& c : plan.create) {
+  for (std::size_t ci = 0; ci < plan.create.size(); ++ci) {
+    auto& c = plan.create[ci];
     const bool pod = pod_owner && c.group.empty() && c.resource == "pods";
     if (pod && refused) {
       ++not_created;
@@ -332,6 +336,20 @@ void Controllers::reconcile(const Key& key) {
                            fmt::format("Scaled up replica set {} from 0 to {}", name_of(*made), replicas_of(*made, 0)),
                            controller_name(key.resource), {}, "");
     } catch (const StatusError& e) {
+      // syncCronJob when its Job is not made: not in the active list, its time not taken, no
+      // SuccessfulCreate (the status computed before is still written).
+      auto unschedule = [&](const std::string& job) {
+        fill_job_reference(plan, json::object{{"metadata", json::object{{"name", job}}}});
+        if (plan.status) {
+          if (const json::value* last = object_at(*owner, {"status"})
+                                            ? object_at(*owner, {"status"})->if_contains("lastScheduleTime")
+                                            : nullptr)
+            (*plan.status)["lastScheduleTime"] = *last;
+          else
+            plan.status->erase("lastScheduleTime");
+        }
+        std::erase_if(plan.events, [&](const Plan::Event& ev) { return ev.message == "Created job " + job; });
+      };
       if (e.code() == 409 && key.resource == "cronjobs") {
         // syncCronJob: a Job of that name it controls (its status write was lost) is taken into
         // the active list; another's is left alone.
@@ -339,10 +357,44 @@ void Controllers::reconcile(const Key& key) {
         if (existing && util::controller_uid(*existing) == uid)
           fill_job_reference(plan, *existing);
         else
-          fill_job_reference(plan, json::object{{"metadata", json::object{{"name", made_name}}}});
+          unschedule(made_name);
         continue;
       }
       if (e.code() == 409) continue;  // AlreadyExists: a previous round made it
+      if (key.resource == "cronjobs" || key.resource == "statefulsets") {
+        // A refused create (quota, an admission plugin): recorded as the controllers word it
+        // (cronjob_controllerv2.go "Error creating job: %v"; stateful_pod_control.go
+        // recordPodEvent / recordClaimEvent), the rest of the round's creates dropped (the slow
+        // start stops at an error), and tried again later, as the workqueue's rate-limited
+        // requeue does; the status is written.
+        const std::string set = name_of(*owner);
+        std::string message;
+        if (key.resource == "cronjobs") {
+          unschedule(made_name);
+          message = "Error creating job: " + e.status_message();
+        } else {
+          const std::string ord = made_name.substr(made_name.rfind('-') + 1);
+          message =
+              c.resource == "pods"
+                  ? fmt::format("create Pod {} in StatefulSet {} failed error: {}", made_name, set, e.status_message())
+                  : fmt::format("create Claim {} for Pod {}-{} in StatefulSet {} failed error: {}", made_name, set, ord,
+                                set, e.status_message());
+          // No SuccessfulCreate for it or for what was not tried after it.
+          std::set<std::string> untried{made_name};
+          for (std::size_t rest = ci + 1; rest < plan.create.size(); ++rest)
+            untried.insert(name_of(plan.create[rest].object));
+          std::erase_if(plan.events, [&](const Plan::Event& ev) {
+            if (ev.reason != "SuccessfulCreate") return false;
+            for (const auto& n : untried)
+              if (ev.message.find(" " + n + " ") != std::string::npos) return true;
+            return false;
+          });
+        }
+        plan.events.push_back({"Warning", "FailedCreate", message});
+        constexpr std::chrono::seconds kRetry{10};
+        plan.requeue_after = plan.requeue_after ? std::min<Clock::duration>(*plan.requeue_after, kRetry) : kRetry;
+        break;
+      }
       if (!pod) throw;
       refused = e;
       ++not_created;

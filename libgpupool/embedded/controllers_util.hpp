@@ -180,6 +180,11 @@ inline bool terminal(const json::object& pod) {
   const std::string p = phase_of(pod);
   return p == "Succeeded" || p == "Failed";
 }
+/// Whether an object is being deleted (metadata.deletionTimestamp set; podutil's isTerminating).
+inline bool deleting(const json::object& o) {
+  const json::object* md = util::object_at(o, {"metadata"});
+  return md && md->contains("deletionTimestamp");
+}
 /// Whether a pod's Ready condition is True.
 inline bool pod_ready(const json::object& pod) {
   const json::object* c = util::find_condition(util::array_at(pod, {"status"}, "conditions"), "Ready");

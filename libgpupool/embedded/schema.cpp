@@ -463,11 +463,15 @@ namespace {
 std::string canonical_time(std::string_view value, bool micro) {
   std::string text(value);
   std::replace(text.begin(), text.end(), ',', '.');  // time.Parse takes either separator
-  const auto whole = std::chrono::time_point_cast<Clock::duration>(gpupool::parse_rfc3339(text));  // seconds
-  if (!micro) return to_rfc3339(whole);
+  // In whole seconds (years 1-9999: no nanosecond clock overflows), the fraction kept as text:
+  // the offset moves whole minutes only.
+  std::string out = gpupool::format_rfc3339(gpupool::parse_rfc3339(text));  // "...:05Z"
+  if (!micro) return out;
   const auto dot = text.find('.');
-  const long micros = dot == std::string::npos ? 0 : std::stol(text.substr(dot + 1, 6));
-  return to_rfc3339_micro(whole + std::chrono::microseconds(micros));
+  std::string digits = dot == std::string::npos ? "" : text.substr(dot + 1, 6);
+  digits.resize(6, '0');
+  out.insert(out.size() - 1, "." + digits);
+  return out;
 }
 
 // Go's time.Parse of `value` with layout RFC3339 ("2006-01-02T15:04:05Z07:00") or, for

@@ -190,3 +190,26 @@ TEST_CASE("CronJob: deleting it deletes its Jobs and their pods; a schedule that
   CHECK(w.pod_names().empty());
   CHECK(w.cj("never").at("status").as_object().empty());
 }
+
+TEST_CASE("CronJob: a refused Job create is an event, the time is not taken, and it is tried again") {
+  // cronjob_controllerv2.go syncCronJob: FailedCreate "Error creating job: %v", the status written
+  // without the Job, the key requeued (rate-limited). Here an admission plugin refuses Jobs (as
+  // quota would: the bare store of these tests runs no quota admission) until told otherwise.
+  CronWorld w;
+  bool refuse = true;
+  w.store.add_admission([&](AdmissionRequest& r) {
+    if (refuse && r.operation == AdmissionRequest::Operation::Create && r.type->resource == "jobs")
+      throw StatusError(403, "Forbidden", "exceeded quota: nojobs, requested: count/jobs.batch=1");
+  });
+  w.store.create(w.cronjobs, "default", cronjob("q", "* * * * *"));
+  w.run_for(1min + 5s, 1s);
+  CHECK(w.job_names().empty());
+  CHECK(w.events("FailedCreate") >= 1);
+  CHECK(!w.cj("q").at("status").as_object().contains("lastScheduleTime"));
+  CHECK(w.active("q") == 0);
+  // Allowed again: the next try (within the retry delay, before the next minute) makes it.
+  refuse = false;
+  w.run_for(15s, 1s);
+  CHECK(w.job_names() == std::set<std::string>{minute_name("q", 1)});
+  CHECK(w.active("q") == 1);
+}

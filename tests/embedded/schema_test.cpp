@@ -3,6 +3,8 @@
 // without an unknown field (a real API server would drop it and warn).
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
 #include "api_fixture.hpp"
 #include "common/json_depth.hpp"
 #include "embedded/api.hpp"
@@ -95,6 +97,36 @@ TEST_CASE("schema decoding: a quantity that does not parse stops decoding (400, 
   auto sc = json::parse(R"({"metadata":{"name":"s"},"provisioner":null,"parameters":{"a":"b"}})").as_object();
   schema::decode("storage.k8s.io", "v1", "StorageClass", sc, true);
   CHECK(json::serialize(sc) == R"({"metadata":{"name":"s"},"parameters":{"a":"b"}})");
+}
+
+TEST_CASE("schema decoding: Time and MicroTime are stored in UTC as MarshalJSON writes them, any year") {
+  // metav1.Time: t.UTC().Format(RFC3339), the fraction dropped; MicroTime: RFC3339Micro. (Lease and
+  // Event values recorded from kube-apiserver v1.32.13: scenario `lease`.) Years outside the
+  // nanosecond clock's 1678-2262 stay what they are.
+  struct Case {
+    const char* in;
+    const char* time;
+    const char* micro;
+  };
+  for (const Case& c :
+       {Case{"2026-01-01T01:00:05.500000+01:00", "2026-01-01T00:00:05Z", "2026-01-01T00:00:05.500000Z"},
+        Case{"0001-01-01T00:00:00.000000Z", "0001-01-01T00:00:00Z", "0001-01-01T00:00:00.000000Z"},
+        Case{"9999-12-31T23:59:59.999999Z", "9999-12-31T23:59:59Z", "9999-12-31T23:59:59.999999Z"},
+        Case{"2024-03-01T00:30:00.000001-01:00", "2024-03-01T01:30:00Z", "2024-03-01T01:30:00.000001Z"}}) {
+    CAPTURE(c.in);
+    auto lease =
+        json::parse(fmt::format(R"({{"metadata":{{"name":"l"}},"spec":{{"renewTime":"{}"}}}})", c.in)).as_object();
+    schema::decode("coordination.k8s.io", "v1", "Lease", lease, true);
+    CHECK(lease.at("spec").at("renewTime") == c.micro);
+    std::string t(c.in);
+    t.erase(t.find('.'), 7);  // RFC3339 (a Time takes a fraction too: dropped)
+    auto ev =
+        json::parse(fmt::format(R"({{"metadata":{{"name":"e"}},"firstTimestamp":"{}","lastTimestamp":"{}"}})", t, c.in))
+            .as_object();
+    schema::decode("", "v1", "Event", ev, true);
+    CHECK(ev.at("firstTimestamp") == c.time);
+    CHECK(ev.at("lastTimestamp") == c.time);
+  }
 }
 
 TEST_CASE("schema decoding: unknown fields are named as sigs.k8s.io/json names them, and pruned") {
