@@ -1682,9 +1682,6 @@ void cronjob_spec_causes(const json::object& obj, const json::object* old_obj, C
   const json::object* jt = fields::object_at(sp, "jobTemplate");
   const json::object& js = jt && fields::object_at(*jt, "spec") ? *fields::object_at(*jt, "spec") : kNone;
   const std::string at = "spec.jobTemplate.spec.";
-  for (const char* k :
-       {"parallelism", "completions", "activeDeadlineSeconds", "backoffLimit", "ttlSecondsAfterFinished"})
-    non_negative(&js, k, at + k, causes);
   {  // job_spec_causes words its fields from a Job's spec: moved under the template's path
     Causes job;
     job_spec_causes(js, job);
@@ -1707,6 +1704,18 @@ void cronjob_spec_causes(const json::object& obj, const json::object* old_obj, C
                       at + "manualSelector"});
   non_negative(&sp, "successfulJobsHistoryLimit", "spec.successfulJobsHistoryLimit", causes);
   non_negative(&sp, "failedJobsHistoryLimit", "spec.failedJobsHistoryLimit", causes);
+}
+
+// ValidateDaemonSetStatusUpdate / ValidateStatefulSetStatusUpdate's apimachinery IsDecremented:
+// status.collisionCount may not go down, nor be unset once set.
+void collision_count_decremented(const json::object& obj, const json::object& old, Causes& causes) {
+  static const json::object kNone;
+  const json::object* st = fields::object_at(obj, "status");
+  const json::object* old_st = fields::object_at(old, "status");
+  const auto now = fields::int_at(st ? *st : kNone, "collisionCount");
+  if (const auto was = fields::int_at(old_st ? *old_st : kNone, "collisionCount"); was && (!now || *now < *was))
+    causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: cannot be decremented", now.value_or(0)),
+                      "status.collisionCount"});
 }
 
 // The causes of a write in kube-apiserver's order. A create's (and a subresource's update's) are
@@ -1869,13 +1878,7 @@ void builtin_validation(AdmissionRequest& r) {
         if (t.resource == "replicasets") non_negative(spec_of(obj), "minReadySeconds", "spec.minReadySeconds", causes);
         template_checked = replicated_template_causes(obj, causes);
       } else {
-        // validateJobSpec's order: the counts, activeDeadlineSeconds, backoffLimit, the TTL, the mode.
-        non_negative(spec_of(obj), "parallelism", "spec.parallelism", causes);
-        non_negative(spec_of(obj), "completions", "spec.completions", causes);
-        non_negative(spec_of(obj), "activeDeadlineSeconds", "spec.activeDeadlineSeconds", causes);
-        non_negative(spec_of(obj), "backoffLimit", "spec.backoffLimit", causes);
-        non_negative(spec_of(obj), "ttlSecondsAfterFinished", "spec.ttlSecondsAfterFinished", causes);
-        job_spec_causes(sp, causes);
+        job_spec_causes(sp, causes);  // validateJobSpec
       }
       const json::object& kNoPodSpec = absent_pod_spec();
       const json::object* ps = nullptr;
@@ -1992,32 +1995,19 @@ void builtin_validation(AdmissionRequest& r) {
   if (r.subresource == "status" && t.group == "apps" && t.resource == "daemonsets" && r.old_object) {
     // ValidateDaemonSetStatusUpdate: validateDaemonSetStatus's counts, then collisionCount, which
     // may not go down (IsDecremented: nor be unset once set).
-    static const json::object kNone;
     const json::object* st = fields::object_at(obj, "status");
     for (const char* k :
          {"currentNumberScheduled", "numberMisscheduled", "desiredNumberScheduled", "numberReady", "observedGeneration",
           "updatedNumberScheduled", "numberAvailable", "numberUnavailable", "collisionCount"})
       non_negative(st, k, fmt::format("status.{}", k), causes);
-    const json::object* old_st = fields::object_at(*r.old_object, "status");
-    const auto now = fields::int_at(st ? *st : kNone, "collisionCount");
-    if (const auto was = fields::int_at(old_st ? *old_st : kNone, "collisionCount"); was && (!now || *now < *was))
-      causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: cannot be decremented", now.value_or(0)),
-                        "status.collisionCount"});
+    collision_count_decremented(obj, *r.old_object, causes);
   }
   Causes sts_update;  // ValidateStatefulSetUpdate's spec rule, ValidateStatefulSetStatusUpdate's collisionCount
   if (t.group == "apps" && t.resource == "statefulsets" && !create && r.old_object) {
     if (r.subresource.empty()) sts_update = statefulset_update_causes(obj, *r.old_object);
     if (r.subresource == "status") {
       statefulset_status_causes(obj, causes);
-      // IsDecremented: collisionCount may not go down, nor be unset once set.
-      static const json::object kNone;
-      const json::object* st = fields::object_at(obj, "status");
-      const json::object* old_st = fields::object_at(*r.old_object, "status");
-      const auto now = fields::int_at(st ? *st : kNone, "collisionCount");
-      if (const auto was = fields::int_at(old_st ? *old_st : kNone, "collisionCount"); was && (!now || *now < *was))
-        sts_update.push_back({"FieldValueInvalid",
-                              fmt::format("Invalid value: {}: cannot be decremented", now.value_or(0)),
-                              "status.collisionCount"});
+      collision_count_decremented(obj, *r.old_object, sts_update);
     }
   }
   if (r.subresource == "status" && core && t.resource == "nodes") {  // ValidateNodeUpdate's

@@ -458,6 +458,10 @@ std::string go_opt_ptr(const json::object& o, std::string_view key, std::string_
 }  // namespace
 
 void job_spec_causes(const json::object& spec, std::vector<StatusCause>& causes) {
+  // validateJobSpec's order: the counts, activeDeadlineSeconds, backoffLimit, the TTL, then the rest.
+  for (const char* k :
+       {"parallelism", "completions", "activeDeadlineSeconds", "backoffLimit", "ttlSecondsAfterFinished"})
+    non_negative(&spec, k, std::string("spec.") + k, causes);
   const auto completions = fields::int_at(spec, "completions");
   const auto parallelism = fields::int_at(spec, "parallelism");
   const auto per_index = fields::int_at(spec, "backoffLimitPerIndex");

@@ -30,9 +30,10 @@ struct GoIntOrString {
   std::int64_t value() const;                   ///< getIntOrPercentValue: a percent's number, else IntValue()
 };
 
-/// validateJobSpec's rules after the TTL (batch/validation, v1.32): backoffLimitPerIndex and
-/// maxFailedIndexes, the completion mode and what Indexed allows, podFailurePolicy, successPolicy
-/// and podReplacementPolicy, in Kubernetes' order. `spec` is the Job's spec.
+/// validateJobSpec's rules before the pod template (batch/validation, v1.32): the non-negative
+/// counts, backoffLimitPerIndex and maxFailedIndexes, the completion mode and what Indexed allows,
+/// podFailurePolicy, successPolicy and podReplacementPolicy, in Kubernetes' order. `spec` is the
+/// Job's spec (fields named "spec.<field>").
 void job_spec_causes(const boost::json::object& spec, std::vector<StatusCause>& causes);
 
 /// ValidateNonnegativeOrPercent (policy) / ValidatePositiveIntOrPercent (apps) on the optional
