@@ -12,6 +12,7 @@ PKGS=(
   python3-yaml  # kubeconfigs in tests/fidelity/fuzz.py
   valgrind rsync ccache libtsan2
   openmpi-bin  # mpirun, for the Local run mode MPIJob test (tests/embedded/local_jobs_test.cpp)
+  tzdata  # /usr/share/zoneinfo: CronJob time zones (common/time_zone_file, as Go's time.LoadLocation)
 )
 missing=()
 for p in "${PKGS[@]}"; do
