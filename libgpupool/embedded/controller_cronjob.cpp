@@ -269,7 +269,7 @@ Plan plan_cronjob(const json::object& cj, const Children& jobs, Clock::time_poin
     return std::move(plan);
   };
 
-  if (object_at(cj, {"metadata"}) && object_at(cj, {"metadata"})->contains("deletionTimestamp")) return finish();
+  if (deleting(cj)) return finish();
   const std::string schedule_text = string_of(spec, "schedule");
   const json::value* tzv = spec ? spec->if_contains("timeZone") : nullptr;
   const bool has_tz = tzv && tzv->is_string();

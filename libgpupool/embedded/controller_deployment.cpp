@@ -83,10 +83,7 @@ struct Rs {
   std::int64_t available() const { return int_of(status(), "availableReplicas", 0); }
   std::int64_t ready() const { return int_of(status(), "readyReplicas", 0); }
   std::optional<std::int64_t> revision() const { return parse_int(util::annotation(obj, kRevision).value_or("")); }
-  bool deleting() const {
-    const json::object* md = object_at(obj, {"metadata"});
-    return md && md->contains("deletionTimestamp");
-  }
+  bool deleting() const { return ctrl::deleting(obj); }
 };
 
 using RsList = std::vector<Rs*>;
@@ -173,7 +170,7 @@ class DeploymentSync {
   }
 
   Plan run() {
-    if (object_at(d_, {"metadata"})->contains("deletionTimestamp")) {
+    if (deleting(d_)) {
       // syncStatusOnly
       auto [nrs, olds] = all_replicasets(false);
       sync_deployment_status(with(olds, nrs), nrs);

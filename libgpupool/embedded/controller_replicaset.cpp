@@ -21,8 +21,7 @@ Plan plan_replicaset(const json::object& rs, const Children& pods, Clock::time_p
   // replacement is made while it terminates).
   std::vector<const json::object*> active;
   for (const auto& p : pods)
-    if (!terminal(*p) && !(object_at(*p, {"metadata"}) && p->at("metadata").as_object().contains("deletionTimestamp")))
-      active.push_back(p.get());
+    if (!terminal(*p) && !deleting(*p)) active.push_back(p.get());
   const std::int64_t have = static_cast<std::int64_t>(active.size());
   const json::object empty;
   const json::object* tmpl = object_at(rs, {"spec", "template"});

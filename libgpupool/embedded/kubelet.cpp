@@ -533,13 +533,16 @@ void Kubelet::run_locally(const std::string& root, bool own_root, const std::str
 }
 
 namespace {
-// Whether the node a pod is bound to has a kubelet here: it exists, and is not marked
-// gpupool.io/simulate-kubelet: "stopped" (a registered node whose kubelet is down: its pods are
-// neither run nor finished, as on a cluster node without a kubelet process).
+// A node marked gpupool.io/simulate-kubelet: "stopped": registered, but its kubelet is down (its
+// pods are neither run nor finished, as on a cluster node without a kubelet process).
+bool kubelet_stopped(const json::object* node) {
+  return node && util::annotation(*node, "gpupool.io/simulate-kubelet").value_or("") == "stopped";
+}
+// Whether the node a pod is bound to has a kubelet here: it exists and is not stopped.
 bool kubelet_runs(const Store& store, const std::string& node) {
   if (node.empty()) return false;
   const auto n = store.find(store.type("", "nodes"), "", node);
-  return n && util::annotation(*n, "gpupool.io/simulate-kubelet").value_or("") != "stopped";
+  return n && !kubelet_stopped(n.get());
 }
 }  // namespace
 
@@ -620,12 +623,9 @@ void Kubelet::terminate(const json::object& pod) {
 }
 
 void Kubelet::on_event(const WatchEvent& e) {
-  auto stopped = [](const json::object* n) {
-    return n && util::annotation(*n, "gpupool.io/simulate-kubelet").value_or("") == "stopped";
-  };
   if (e.type_info && e.type_info->group.empty() && e.type_info->resource == "nodes" && e.object &&
-      (e.type == EventType::Added || (e.type == EventType::Modified && stopped(e.old_object.get()))) &&
-      !stopped(e.object.get())) {
+      (e.type == EventType::Added || (e.type == EventType::Modified && kubelet_stopped(e.old_object.get()))) &&
+      !kubelet_stopped(e.object.get())) {
     // A node registering (or its kubelet started again): it takes up the pods already bound to it.
     ListOptions o;
     o.fields = FieldSelector::parse("spec.nodeName=" + util::name_of(*e.object));
