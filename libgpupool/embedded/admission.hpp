@@ -96,8 +96,9 @@ std::string go_label_selector(const json::object* sel);
 bool replicated_template_causes(const json::object& obj, std::vector<StatusCause>& causes);
 /// The template's restartPolicy: Always for apps workloads, OnFailure or Never for Jobs (Never
 /// only with a podFailurePolicy). `spec`: the workload's spec (null: none), at field path
-/// `spec_path` ("spec.", or a CronJob's "spec.jobTemplate.spec.").
+/// `spec_path` ("spec.", or a CronJob's "spec.jobTemplate.spec."). `apps_kind` names the workload
+/// in the activeDeadlineSeconds message ("ReplicaSet" for Deployments too, "DaemonSet", "StatefulSet").
 void template_restart_policy_causes(bool batch, const json::object* spec, std::string_view spec_path,
-                                    std::vector<StatusCause>& causes);
+                                    std::vector<StatusCause>& causes, std::string_view apps_kind = "ReplicaSet");
 
 }  // namespace gpupool::embedded

@@ -372,7 +372,7 @@ bool replicated_template_causes(const json::object& obj, std::vector<StatusCause
 }
 
 void template_restart_policy_causes(bool batch, const json::object* spec, std::string_view spec_path,
-                                    std::vector<StatusCause>& causes) {
+                                    std::vector<StatusCause>& causes, std::string_view apps_kind) {
   static const json::object kNone;
   const json::object& sp = spec ? *spec : kNone;
   const std::string policy = string_of(object_at(sp, {"template", "spec"}), "restartPolicy");
@@ -393,14 +393,16 @@ void template_restart_policy_causes(bool batch, const json::object* spec, std::s
                                     quoted(policy)),
                         field});
   } else {
-    // apps/validation ValidatePodTemplateSpecForReplicaSet: Always only (empty: no template, whose
-    // default would be Always), and no activeDeadlineSeconds.
+    // apps/validation ValidatePodTemplateSpecForReplicaSet, and ValidateDaemonSetSpec's and
+    // ValidateStatefulSetSpec's own copies: Always only (empty: no template, whose default would be
+    // Always), and no activeDeadlineSeconds ("in <kind>").
     if (policy != "Always" && !policy.empty())
       causes.push_back({"FieldValueNotSupported",
                         fmt::format("Unsupported value: {}: supported values: \"Always\"", quoted(policy)), field});
     if (const json::object* ps = object_at(sp, {"template", "spec"}))
       if (const json::value* ads = ps->if_contains("activeDeadlineSeconds"); ads && !ads->is_null())
-        causes.push_back({"FieldValueForbidden", "Forbidden: activeDeadlineSeconds in ReplicaSet is not Supported",
+        causes.push_back({"FieldValueForbidden",
+                          fmt::format("Forbidden: activeDeadlineSeconds in {} is not Supported", apps_kind),
                           fmt::format("{}template.spec.activeDeadlineSeconds", spec_path)});
   }
 }

@@ -1339,13 +1339,7 @@ void daemonset_spec_causes(const json::object& obj, Causes& causes) {
   }
   if (tmeta) validate_labels_and_annotations(*tmeta, "spec.template.", causes);
   validate_pod_spec(ps ? *ps : absent_pod_spec(), tmeta, "spec.template.spec.", PodSpecOf::Template, causes);
-  if (const std::string policy = str(ps ? *ps : absent_pod_spec(), "restartPolicy"); policy != "Always")
-    causes.push_back({"FieldValueNotSupported",
-                      fmt::format("Unsupported value: {}: supported values: \"Always\"", go_quote(policy)),
-                      "spec.template.spec.restartPolicy"});
-  if (const json::value* ads = ps ? ps->if_contains("activeDeadlineSeconds") : nullptr; ads && !ads->is_null())
-    causes.push_back({"FieldValueForbidden", "Forbidden: activeDeadlineSeconds in DaemonSet is not Supported",
-                      "spec.template.spec.activeDeadlineSeconds"});
+  template_restart_policy_causes(false, &sp, "spec.", causes, "DaemonSet");
   non_negative(&sp, "minReadySeconds", "spec.minReadySeconds", causes);
   static const json::object kNone;
   const json::object* st = fields::object_at(sp, "updateStrategy");
@@ -1439,22 +1433,19 @@ void statefulset_spec_causes(const json::object& obj, Causes& causes) {
   if (const json::object* ord = fields::object_at(sp, "ordinals"))
     non_negative(ord, "start", "spec.ordinals.start", causes);
   const json::object* sel = fields::object_at(sp, "selector");
-  const bool parses = required_selector_causes(sel, "statefulset", causes).parses;
+  const SelectorCheck selector = required_selector_causes(sel, "statefulset", causes);
   const json::object* tpl = fields::object_at(sp, "template");
   const json::object* tmeta = tpl ? fields::object_at(*tpl, "metadata") : nullptr;
   const json::object* ps = tpl ? fields::object_at(*tpl, "spec") : nullptr;
   const json::object& pod_spec = ps ? *ps : absent_pod_spec();
-  if (!parses) {
+  if (!selector.parses) {
     // LabelSelectorAsSelector's error: field.Invalid with no detail.
     causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}", go_label_selector(sel)), "spec.selector"});
   } else {
     const json::object* labels = tmeta ? fields::object_at(*tmeta, "labels") : nullptr;
     // A missing selector is labels.Nothing() (never empty, matching nothing); an empty one
     // labels.Everything() (empty: not compared).
-    const json::object* ml = sel ? fields::object_at(*sel, "matchLabels") : nullptr;
-    const json::array* me = sel ? fields::array_at(*sel, "matchExpressions") : nullptr;
-    const bool everything = sel && (!ml || ml->empty()) && (!me || me->empty());
-    if (!everything && (!sel || !util::selector_matches(*sel, labels)))
+    if (!selector.empty && (!sel || !util::selector_matches(*sel, labels)))
       causes.push_back({"FieldValueInvalid",
                         fmt::format("Invalid value: {}: `selector` does not match template `labels`", go_map(labels)),
                         "spec.template.metadata.labels"});
@@ -1464,13 +1455,7 @@ void statefulset_spec_causes(const json::object& obj, Causes& causes) {
         validate_template_annotations(*ann, pod_spec, causes);
     }
   }
-  if (const std::string policy = str(pod_spec, "restartPolicy"); policy != "Always")
-    causes.push_back({"FieldValueNotSupported",
-                      fmt::format("Unsupported value: {}: supported values: \"Always\"", go_quote(policy)),
-                      "spec.template.spec.restartPolicy"});
-  if (const json::value* ads = pod_spec.if_contains("activeDeadlineSeconds"); ads && !ads->is_null())
-    causes.push_back({"FieldValueForbidden", "Forbidden: activeDeadlineSeconds in StatefulSet is not Supported",
-                      "spec.template.spec.activeDeadlineSeconds"});
+  template_restart_policy_causes(false, &sp, "spec.", causes, "StatefulSet");
 }
 
 // ValidateStatefulSetUpdate's last rule: past replicas, ordinals, template, updateStrategy,
