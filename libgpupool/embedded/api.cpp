@@ -447,15 +447,11 @@ Response openapi(const Store& store, const std::vector<std::string>& segs, const
 // ---- responses -----------------------------------------------------------------------------------
 
 json::object scale_of(const ResourceType& t, const json::object& obj) {
-  // autoscaling/v1 Scale: status.selector is the label selector in text form.
+  // autoscaling/v1 Scale: status.selector is the label selector in text form (the apps registries'
+  // scaleFromDeployment etc.: LabelSelectorAsSelector(spec.selector).String()).
   std::string selector;
   if (const auto* s = obj.if_contains("spec"); s && s->is_object())
-    if (const auto* sel = s->as_object().if_contains("selector"); sel && sel->is_object())
-      if (const auto* ml = sel->as_object().if_contains("matchLabels"); ml && ml->is_object())
-        for (const auto& [k, v] : ml->as_object()) {
-          if (!selector.empty()) selector += ",";
-          selector += std::string(k) + "=" + std::string(v.is_string() ? v.as_string() : "");
-        }
+    selector = label_selector_string(s->as_object().if_contains("selector")).value_or("");
   std::int64_t spec_replicas = 0, status_replicas = 0;
   if (const auto* s = obj.if_contains("spec"); s && s->is_object())
     if (const auto* r = s->as_object().if_contains("replicas"); r && r->is_int64()) spec_replicas = r->as_int64();

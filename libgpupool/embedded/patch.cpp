@@ -289,29 +289,6 @@ std::string merge_key(std::string_view kind, std::string_view path) {
 
 namespace {
 
-bool is_builtin_kind(std::string_view kind) {
-  static const std::string_view kinds[] = {"Pod",
-                                           "Node",
-                                           "Namespace",
-                                           "Service",
-                                           "PersistentVolumeClaim",
-                                           "PersistentVolume",
-                                           "ResourceQuota",
-                                           "Event",
-                                           "ConfigMap",
-                                           "Secret",
-                                           "ServiceAccount",
-                                           "Endpoints",
-                                           "Deployment",
-                                           "ReplicaSet",
-                                           "Job",
-                                           "CronJob",
-                                           "DaemonSet",
-                                           "ControllerRevision",
-                                           "StatefulSet"};
-  return std::find(std::begin(kinds), std::end(kinds), kind) != std::end(kinds);
-}
-
 json::value smp(const json::value& target, const json::value& patch, std::string_view kind, const std::string& path);
 
 // The position of `v` in `list` by merge key (or by value for "$primitive"), -1 when absent.
@@ -537,10 +514,8 @@ json::value smp(const json::value& target, const json::value& patch, std::string
 
 json::value strategic_merge_patch(const json::value& target, const json::value& patch, std::string_view kind) {
   if (!patch.is_object()) bad_patch("a strategic merge patch must be a JSON object");
-  if (!is_builtin_kind(kind))
-    // The API server refuses strategic merge patches for custom resources (415); JSON merge is
-    // what kubectl falls back to, so treat them alike.
-    return merge_patch(target, patch);
+  // Every built-in kind (and autoscaling/v1 Scale) takes one; the API server refuses it for
+  // custom resources (415, api_patch.cpp) before this is reached.
   return smp(target, patch, kind, "");
 }
 

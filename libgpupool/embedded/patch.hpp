@@ -30,8 +30,8 @@ boost::json::value strategic_patch_consumed(const boost::json::value& patch);
 
 boost::json::value merge_patch(const boost::json::value& target, const boost::json::value& patch);
 boost::json::value json_patch(const boost::json::value& target, const boost::json::array& ops);
-/// `kind` selects the merge keys (e.g. "Pod", "Deployment", "Node"); unknown kinds (custom
-/// resources) fall back to JSON merge patch semantics, as the API server does for CRDs.
+/// `kind` selects the merge keys (e.g. "Pod", "Deployment", "Node", "Scale"): any built-in kind.
+/// Custom resources take none (the API server answers 415; the caller refuses them first).
 boost::json::value strategic_merge_patch(const boost::json::value& target, const boost::json::value& patch,
                                          std::string_view kind);
 /// The patchMergeKey of a list at a dotted path within an object of `kind` ("spec.template.spec.

@@ -402,4 +402,44 @@ FieldSelector FieldSelector::parse(std::string_view text) {
   return sel;
 }
 
+std::optional<std::string> label_selector_string(const json::value* selector) {
+  if (!selector || !selector->is_object()) return std::string();
+  const json::object& sel = selector->as_object();
+  struct Req {
+    std::string key, text;
+  };
+  std::vector<Req> reqs;
+  auto str = [](const json::value& v) { return v.is_string() ? std::string(v.as_string()) : std::string(); };
+  if (const auto* ml = sel.if_contains("matchLabels"); ml && ml->is_object())
+    for (const auto& [k, v] : ml->as_object()) reqs.push_back({std::string(k), std::string(k) + "=" + str(v)});
+  if (const auto* me = sel.if_contains("matchExpressions"); me && me->is_array())
+    for (const auto& e : me->as_array()) {
+      if (!e.is_object()) return std::nullopt;
+      const json::object& expr = e.as_object();
+      const std::string key = expr.contains("key") ? str(expr.at("key")) : std::string();
+      const std::string op = expr.contains("operator") ? str(expr.at("operator")) : std::string();
+      std::vector<std::string> values;
+      if (const auto* vs = expr.if_contains("values"); vs && vs->is_array())
+        for (const auto& v : vs->as_array()) values.push_back(str(v));
+      // labels.NewRequirement: In/NotIn need values, Exists/DoesNotExist take none.
+      if (op == "In" || op == "NotIn") {
+        if (values.empty()) return std::nullopt;
+        std::sort(values.begin(), values.end());  // Requirement.String's safeSort
+        std::string joined;
+        for (const auto& v : values) joined += (joined.empty() ? "" : ",") + v;
+        reqs.push_back({key, key + (op == "In" ? " in (" : " notin (") + joined + ")"});
+      } else if (op == "Exists" || op == "DoesNotExist") {
+        if (!values.empty()) return std::nullopt;
+        reqs.push_back({key, (op == "Exists" ? "" : "!") + key});
+      } else {
+        return std::nullopt;
+      }
+    }
+  // sort.Sort(ByKey) over so few requirements is Go's insertion sort: stable.
+  std::stable_sort(reqs.begin(), reqs.end(), [](const Req& a, const Req& b) { return a.key < b.key; });
+  std::string out;
+  for (const auto& r : reqs) out += (out.empty() ? "" : ",") + r.text;
+  return out;
+}
+
 }  // namespace gpupool::embedded

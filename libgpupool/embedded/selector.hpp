@@ -12,6 +12,7 @@
 #include <boost/json/fwd.hpp>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,15 @@ class LabelSelector {
  private:
   std::vector<Requirement> reqs_;
 };
+
+/// A metav1.LabelSelector object as text: LabelSelectorAsSelector(sel).String()
+/// (apimachinery/pkg/apis/meta/v1/helpers.go, labels/selector.go): matchLabels as `k=v` and
+/// matchExpressions as `k in (a,b)`, `k notin (a,b)`, `k`, `!k`, requirements sorted by key
+/// (internalSelector.Add), each In/NotIn's values sorted. "" for a null or empty selector
+/// (labels.Nothing / Everything); nullopt where LabelSelectorAsSelector fails (an unknown operator,
+/// In or NotIn without values, Exists with values). The autoscaling/v1 Scale's status.selector and,
+/// through metav1.FormatLabelSelector ("<none>", "<error>"), the printers' SELECTOR columns.
+std::optional<std::string> label_selector_string(const boost::json::value* selector);
 
 class FieldSelector {
  public:

@@ -87,29 +87,11 @@ void containers_images(const json::value& spec_template, std::string& names, std
   names = text::join(ns, ",");
   images = text::join(is, ",");
 }
+// metav1.FormatLabelSelector.
 std::string selector_text(const json::value* sel) {
-  if (!sel || !sel->is_object()) return "<none>";
-  std::vector<std::string> parts;
-  if (const auto* ml = sel->as_object().if_contains("matchLabels"); ml && ml->is_object())
-    for (const auto& [k, v] : ml->as_object())
-      parts.push_back(std::string(k) + "=" + std::string(v.is_string() ? v.as_string() : ""));
-  if (const auto* me = sel->as_object().if_contains("matchExpressions"); me && me->is_array())
-    for (const auto& e : me->as_array()) {
-      std::vector<std::string> vals;
-      if (const auto* vs = value_at(e, {"values"}); vs && vs->is_array())
-        for (const auto& v : vs->as_array()) vals.push_back(v.is_string() ? std::string(v.as_string()) : "");
-      const std::string op = s(e, {"operator"});
-      const std::string key = s(e, {"key"});
-      if (op == "In")
-        parts.push_back(key + " in (" + text::join(vals, ",") + ")");
-      else if (op == "NotIn")
-        parts.push_back(key + " notin (" + text::join(vals, ",") + ")");
-      else if (op == "Exists")
-        parts.push_back(key);
-      else
-        parts.push_back("!" + key);
-    }
-  return parts.empty() ? "<none>" : text::join(parts, ",");
+  const auto text = label_selector_string(sel);
+  if (!text) return "<error>";
+  return text->empty() ? "<none>" : *text;
 }
 
 json::array node_row(const json::value& o, Clock::time_point now) {

@@ -3062,6 +3062,56 @@ SCENARIOS["statefulsetapi"] = [
     (["delete", "sts", "st1", "st2", "st3", "st4", "st5", "st6", "st7"], None),
 ]
 
+# Strategic merge patches on every built-in kind (session 27): kube-apiserver takes them for any kind
+# with a Go type, not only the workload kinds, so their directives ($patch, $deleteFromPrimitiveList,
+# $setElementOrder) act instead of being stored as keys; a Scale too. And selectors printed as
+# LabelSelectorAsSelector(...).String() writes them (keys sorted, In values sorted), in the SELECTOR
+# column and a Scale's status.selector.
+_SMP_DEPLOY = {
+    "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "sel"},
+    "spec": {"replicas": 0,
+             "selector": {"matchLabels": {"zeta": "1", "alpha": "2"},
+                          "matchExpressions": [{"key": "mid", "operator": "In", "values": ["y", "x"]},
+                                               {"key": "beta", "operator": "Exists"},
+                                               {"key": "gone", "operator": "DoesNotExist"},
+                                               {"key": "nope", "operator": "NotIn", "values": ["b", "a"]}]},
+             "template": {"metadata": {"labels": {"zeta": "1", "alpha": "2", "mid": "x", "beta": ""}},
+                          "spec": {"containers": [{"name": "main", "image": "busybox"}]}}}}
+SCENARIOS["smpkinds"] = [
+    (["create", "role", "r", "--verb=get", "--resource=pods"], None),
+    (["label", "role", "r", "a=1", "b=2"], None),
+    (["patch", "role", "r", "--type=strategic", "-p", '{"metadata":{"labels":{"$patch":"replace","x":"y"}}}',
+      "-o", "jsonpath={.metadata.labels}"], None),
+    (["patch", "role", "r", "--type=merge", "-p", '{"metadata":{"labels":{"$patch":"replace","x":"y"}}}'], None),
+    (["create", "-f", "-"], json.dumps({
+        "apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+        "metadata": {"name": "pdb", "finalizers": ["example.com/a", "example.com/b"]},
+        "spec": {"maxUnavailable": 1, "selector": {"matchLabels": {"app": "x"}}}})),
+    (["patch", "pdb", "pdb", "--type=strategic", "-p",
+      '{"metadata":{"$deleteFromPrimitiveList/finalizers":["example.com/a"]}}',
+      "-o", "jsonpath={.metadata.finalizers}"], None),
+    (["patch", "pdb", "pdb", "--type=strategic", "-p", '{"metadata":{"finalizers":["example.com/c"]}}',
+      "-o", "jsonpath={.metadata.finalizers}"], None),
+    (["patch", "pdb", "pdb", "--type=strategic", "-p",
+      '{"metadata":{"$setElementOrder/finalizers":["example.com/c","example.com/b"]}}',
+      "-o", "jsonpath={.metadata.finalizers}"], None),
+    (["patch", "pdb", "pdb", "--type=json", "-p", '[{"op":"remove","path":"/metadata/finalizers"}]',
+      "-o", "jsonpath={.metadata.finalizers}"], None),
+    (["create", "-f", "-"], json.dumps({
+        "apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l", "labels": {"k": "v"}},
+        "spec": {"holderIdentity": "a"}})),
+    (["patch", "lease", "l", "--type=strategic", "-p", '{"metadata":{"labels":{"$patch":"delete"}}}',
+      "-o", "jsonpath={.metadata}"], None),
+    (["apply", "-f", "-"], json.dumps({
+        "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "applied"}, "data": {"a": "1"}})),
+    (["create", "-f", "-"], json.dumps(_SMP_DEPLOY)),
+    (["get", "deployment", "sel", "-o", "wide"], None),
+    (["get", "--raw", "/apis/apps/v1/namespaces/NS/deployments/sel/scale"], None),
+    (["patch", "deployment", "sel", "--subresource=scale", "--type=strategic", "-p",
+      '{"metadata":{"labels":{"$patch":"replace"}},"spec":{"replicas":0}}', "-o", "jsonpath={.spec}"], None),
+    (["delete", "role/r", "pdb/pdb", "lease/l", "deployment/sel", "configmap/applied"], None),
+]
+
 # Discovery as kubectl api-resources shows it: a custom resource's verbs in apiextensions-apiserver's
 # order, the CRD kind's category, and namespaces without deletecollection (a 405, after authorization).
 SCENARIOS["discovery"] = [
