@@ -91,7 +91,10 @@ json::object set_of_object(const json::object& o, const std::string& dotted, con
 // records it.
 json::object set_of_value(const json::value& v, const std::string& dotted, const ResourceType& t, bool update = false) {
   if (v.is_object()) {
-    if (v.as_object().empty() || atomic_struct(dotted, t)) return {};
+    if (atomic_struct(dotted, t)) return {};
+    // An empty map or struct is no leaf: an Update that empties it changed its members, not it
+    // (structured-merge-diff's Compare adds a path only where the old value had none).
+    if (v.as_object().empty()) return update ? json::object{{".", json::object{}}} : json::object{};
     json::object s = set_of_object(v.as_object(), dotted, t, update);
     if (update) s["."] = json::object{};
     return s;
@@ -322,9 +325,23 @@ json::object& fields_of(json::value& entry) {
   return f.as_object();
 }
 
+// A member without members of its own is written {} (fieldpath's serialization), never {".": {}}.
+void collapse_lone_marks(json::object& set) {
+  for (auto& [k, v] : set) {
+    if (!v.is_object()) continue;
+    json::object& child = v.as_object();
+    if (child.size() == 1 && child.contains("."))
+      child.clear();
+    else
+      collapse_lone_marks(child);
+  }
+}
+
 void set_managed_fields(json::object& o, json::array entries) {
   auto& md = o["metadata"];
   if (!md.is_object()) md = json::object{};
+  for (auto& e : entries)
+    if (e.is_object()) collapse_lone_marks(fields_of(e));
   // An entry that owns nothing is dropped.
   entries.erase(std::remove_if(entries.begin(), entries.end(),
                                [](json::value& e) { return !e.is_object() || fields_of(e).empty(); }),

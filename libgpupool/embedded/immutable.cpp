@@ -68,9 +68,37 @@ const json::value* at(const json::object& o, std::initializer_list<std::string_v
 }
 }  // namespace
 
+// apiequality.Semantic.DeepEqual as far as JSON tells: a nil slice equals an empty one
+// (apimachinery third_party/forked/golang/reflect/deep_equal.go), so a member that is null or []
+// equals no member: a patch adding `matchExpressions: []` to a selector leaves it the same. (An
+// empty map equals nil too, but {} is also a set pointer to a zero struct, which does not.)
+bool nil_or_empty_list(const json::value* v) { return !v || v->is_null() || (v->is_array() && v->as_array().empty()); }
+
+bool semantic_equal(const json::value& a, const json::value& b) {
+  if (nil_or_empty_list(&a) && nil_or_empty_list(&b)) return true;
+  if (a.is_object() && b.is_object()) {
+    const json::object& ao = a.as_object();
+    const json::object& bo = b.as_object();
+    for (const auto& [k, v] : ao)
+      if (const json::value* w = bo.if_contains(k); w ? !semantic_equal(v, *w) : !nil_or_empty_list(&v)) return false;
+    for (const auto& [k, w] : bo)
+      if (!ao.contains(k) && !nil_or_empty_list(&w)) return false;
+    return true;
+  }
+  if (a.is_array() && b.is_array()) {
+    const json::array& aa = a.as_array();
+    const json::array& ba = b.as_array();
+    if (aa.size() != ba.size()) return false;
+    for (std::size_t i = 0; i < aa.size(); ++i)
+      if (!semantic_equal(aa[i], ba[i])) return false;
+    return true;
+  }
+  return util::json_equal(a, b);
+}
+
 bool same_value(const json::value* a, const json::value* b) {
   if (!a || a->is_null()) return !b || b->is_null();
-  return b && util::json_equal(*a, *b);
+  return b && semantic_equal(*a, *b);
 }
 
 std::string go_pointer_value(const json::value* v) {

@@ -59,6 +59,7 @@ struct Node {
   std::string patch_merge_key;
   bool quantities = false;  // a Quantity is reachable from here (canonical_quantities walks no other)
   bool empties = false;     // an omitempty list or map is reachable from here (omit_empty walks no other)
+  bool nils = false;        // a list or map kept when empty is reachable from here (nil_empty_collections)
   // Object: what the Go source says of a field and the OpenAPI document does not (data/gotypes,
   // tests/fidelity/record_gotypes.py): its type as encoding/json names it ("v1.Protocol", not
   // "string") and the zero value omitempty leaves out of the encoded object.
@@ -68,6 +69,15 @@ struct Node {
   };
   std::map<std::string, GoField, std::less<>> go_fields;
 };
+
+// A field of `parent` that is a slice or map without omitempty (and not a pointer): Go writes it
+// even when empty, but the protobuf the API server stores built-in kinds in has no empty repeated
+// field or map, so it is read back nil (`"rules": null`).
+bool kept_collection(const Node& parent, std::string_view field, const Node& child) {
+  if (child.type != Node::Type::Array && child.type != Node::Type::Map) return false;
+  const auto g = parent.go_fields.find(field);
+  return g != parent.go_fields.end() && g->second.zero == Node::GoField::Zero::Kept && !g->second.type.starts_with("*");
+}
 
 // Types with their own JSON decoding (UnmarshalJSON), accepted as any JSON value here.
 constexpr std::string_view kQuantity = "io.k8s.apimachinery.pkg.api.resource.Quantity";
@@ -298,6 +308,15 @@ const Registry& registry() {
           for (const auto& [k, g] : n.go_fields)
             e = e || g.zero == Node::GoField::Zero::Slice || g.zero == Node::GoField::Zero::Map;
           if (e) n.empties = changed = true;
+        }
+      }
+      for (bool changed = true; changed;) {
+        changed = false;
+        for (Node& n : d.nodes) {
+          if (n.nils) continue;
+          bool e = n.elem && n.elem->nils;
+          for (const auto& [k, f] : n.fields) e = e || f->nils || kept_collection(n, k, *f);
+          if (e) n.nils = changed = true;
         }
       }
     }
@@ -908,42 +927,68 @@ Decoded decode_object_meta(json::object& obj, bool prune) {
 
 namespace {
 
-// Drops the empty lists and maps of omitempty fields under `n` (see omit_empty).
-void drop_empty(const Node& n, json::object& o, int depth) {
+// What walk_fields does with a field after `at` has seen it.
+enum class Visit { Descend, Done, Erase };
+
+// Calls `at(parent, key, value, node)` for each field under `n` that the schema knows, on the way
+// down the struct values leading to a field `reach` marks: Descend goes on below it, Done leaves
+// it, Erase removes it (once the walk has left its object).
+template <class At>
+void walk_fields(const Node& n, json::object& o, bool Node::*reach, At& at, int depth) {
   if (depth > 64) return;
-  std::vector<std::string> empty;
+  std::vector<std::string> erase;
   for (auto& [k, child] : o) {
     auto f = n.fields.find(std::string_view(k));
     if (f == n.fields.end()) continue;
     const Node& c = *f->second;
-    if (auto g = n.go_fields.find(std::string_view(k)); g != n.go_fields.end()) {
-      using Zero = Node::GoField::Zero;
-      if ((g->second.zero == Zero::Slice && child.is_array() && child.as_array().empty()) ||
-          (g->second.zero == Zero::Map && child.is_object() && child.as_object().empty())) {
-        empty.emplace_back(k);
-        continue;
-      }
-    }
-    if (!c.empties) continue;  // nothing to drop below
+    const Visit v = at(n, std::string_view(k), child, c);
+    if (v == Visit::Erase) erase.emplace_back(k);
+    if (v != Visit::Descend || !(c.*reach)) continue;
     if (c.type == Node::Type::Object && child.is_object()) {
-      drop_empty(c, child.as_object(), depth + 1);
+      walk_fields(c, child.as_object(), reach, at, depth + 1);
     } else if (c.elem && c.elem->type == Node::Type::Object) {
       if (c.type == Node::Type::Array && child.is_array()) {
         for (auto& e : child.as_array())
-          if (e.is_object()) drop_empty(*c.elem, e.as_object(), depth + 1);
+          if (e.is_object()) walk_fields(*c.elem, e.as_object(), reach, at, depth + 1);
       } else if (c.type == Node::Type::Map && child.is_object()) {
         for (auto& kv : child.as_object())
-          if (kv.value().is_object()) drop_empty(*c.elem, kv.value().as_object(), depth + 1);
+          if (kv.value().is_object()) walk_fields(*c.elem, kv.value().as_object(), reach, at, depth + 1);
       }
     }
   }
-  for (const auto& k : empty) o.erase(k);
+  for (const auto& k : erase) o.erase(k);
+}
+
+// Drops the empty lists and maps of omitempty fields under `n` (see omit_empty).
+void drop_empty(const Node& n, json::object& o, int depth) {
+  auto at = [](const Node& parent, std::string_view k, json::value& v, const Node&) {
+    using Zero = Node::GoField::Zero;
+    const auto g = parent.go_fields.find(k);
+    const bool empty =
+        g != parent.go_fields.end() && ((g->second.zero == Zero::Slice && v.is_array() && v.as_array().empty()) ||
+                                        (g->second.zero == Zero::Map && v.is_object() && v.as_object().empty()));
+    return empty ? Visit::Erase : Visit::Descend;
+  };
+  walk_fields(n, o, &Node::empties, at, depth);
 }
 
 }  // namespace
 
 void omit_empty(std::string_view group, std::string_view version, std::string_view kind, json::object& obj) {
   if (const Node* r = root(group, version, kind); r && r->empties) drop_empty(*r, obj, 0);
+}
+
+void nil_empty_collections(std::string_view group, std::string_view version, std::string_view kind, json::object& obj) {
+  // The empty lists and maps of fields kept when empty become null.
+  auto at = [](const Node& parent, std::string_view k, json::value& v, const Node& node) {
+    if (!kept_collection(parent, k, node) ||
+        !((v.is_array() && v.as_array().empty()) ||
+          (node.type == Node::Type::Map && v.is_object() && v.as_object().empty())))
+      return Visit::Descend;
+    v = nullptr;
+    return Visit::Done;
+  };
+  if (const Node* r = root(group, version, kind); r && r->nils) walk_fields(*r, obj, &Node::nils, at, 0);
 }
 
 namespace {
@@ -1074,12 +1119,12 @@ void fill_required(const Doc& d, const json::object& s, json::object& o, int dep
       const std::string_view t = type && type->is_string() ? std::string_view(type->as_string()) : "";
       if (def && def->is_object() && def->as_object().empty() && target.contains("properties"))
         o[r.as_string()] = json::object{};  // a struct (filled below)
+      else if (t == "integer")              // every required integer is an int32 or int64, not a pointer (data/gotypes)
+        o[r.as_string()] = 0;
       else if (target.contains("format") || target.contains("x-kubernetes-int-or-string"))
         continue;
       else if (t == "string")
         o[r.as_string()] = "";
-      else if (t == "integer")
-        o[r.as_string()] = 0;
       else if (t == "boolean")
         o[r.as_string()] = false;
     }

@@ -70,6 +70,13 @@ void canonical_quantities(std::string_view group, std::string_view version, std:
 /// leaves them out (`tolerations: []`, `nodeSelector: {}`). Done once the object is valid.
 void omit_empty(std::string_view group, std::string_view version, std::string_view kind, boost::json::object& obj);
 
+/// Writes null for the empty lists and maps of `obj`'s fields that have no omitempty (a built-in
+/// kind): kube-apiserver stores built-in kinds as protobuf, which has no empty repeated field or
+/// map, so what it answers and serves from then on reads them back nil (`"rules": null`, a
+/// StatefulSet template's `"containers": null`). Done when the object is stored, after omit_empty.
+void nil_empty_collections(std::string_view group, std::string_view version, std::string_view kind,
+                           boost::json::object& obj);
+
 /// Decodes a custom resource's `metadata` as metav1.ObjectMeta (unknown fields reported as
 /// "metadata.x", pruned with `prune`); a missing or non-object metadata decodes as nothing.
 Decoded decode_object_meta(boost::json::object& obj, bool prune);

@@ -363,6 +363,38 @@ void set_default(json::object& o, std::string_view key, json::value v) {
   if (!o.contains(key) || o.at(key).is_null()) o[key] = std::move(v);
 }
 
+// A string field Go defaults when it is "" (absent, null or empty).
+void default_if_empty(json::object& o, std::string_view key, std::string_view v) {
+  const json::value* cur = o.if_contains(key);
+  if (!cur || cur->is_null() || (cur->is_string() && cur->as_string().empty())) o[key] = v;
+}
+
+// The +default markers of the in-tree volume sources (core/v1 zz_generated.defaults.go,
+// SetObjectDefaults_Pod): ISCSI's and RBD's and ScaleIO's strings when "", AzureDisk's pointers when
+// unset. A source that does not decode as an object is validation's to refuse.
+void default_legacy_volume_sources(json::object& source) {
+  auto obj = [&](const char* key) -> json::object* {
+    json::value* v = source.if_contains(key);
+    return v && v->is_object() ? &v->as_object() : nullptr;
+  };
+  if (json::object* iscsi = obj("iscsi")) default_if_empty(*iscsi, "iscsiInterface", "default");
+  if (json::object* rbd = obj("rbd")) {
+    default_if_empty(*rbd, "pool", "rbd");
+    default_if_empty(*rbd, "user", "admin");
+    default_if_empty(*rbd, "keyring", "/etc/ceph/keyring");
+  }
+  if (json::object* disk = obj("azureDisk")) {
+    set_default(*disk, "cachingMode", "ReadWrite");
+    set_default(*disk, "fsType", "ext4");
+    set_default(*disk, "readOnly", false);
+    set_default(*disk, "kind", "Shared");
+  }
+  if (json::object* sio = obj("scaleIO")) {
+    default_if_empty(*sio, "storageMode", "ThinProvisioned");
+    default_if_empty(*sio, "fsType", "xfs");
+  }
+}
+
 // A field Go defaults when it is zero (absent, null or 0).
 void default_if_zero(json::object& o, std::string_view key, std::int64_t v) {
   const json::value* cur = o.if_contains(key);
@@ -468,6 +500,34 @@ void null_api_groups(json::object& claim_spec) {
       ref->as_object()["apiGroup"] = nullptr;
 }
 
+// An embedded ObjectMeta (a template's, a claim template's) as Go encodes it: the struct is always
+// there, and its creationTimestamp (a zero metav1.Time, no omitempty) is null.
+void zero_template_meta(json::object& holder) {
+  json::object& meta = obj_at(holder, "metadata");
+  if (!meta.contains("creationTimestamp")) meta["creationTimestamp"] = nullptr;
+}
+
+// A claim template as stored (a StatefulSet's volumeClaimTemplates item, a generic ephemeral
+// volume's volumeClaimTemplate): its metadata and spec are structs, the spec's resources too
+// ({} when empty); SetDefaults_PersistentVolumeClaimSpec's volumeMode.
+void default_claim_template(json::object& claim) {
+  zero_template_meta(claim);
+  json::object& cs = obj_at(claim, "spec");
+  set_default(cs, "volumeMode", "Filesystem");
+  set_default(cs, "resources", json::object{});
+  null_api_groups(cs);
+}
+
+// The downward API's references in an env var's valueFrom or a downwardAPI file:
+// SetDefaults_ObjectFieldSelector (a fieldRef's apiVersion is v1), and a resourceFieldRef's divisor,
+// a resource.Quantity struct (not a pointer: omitempty leaves it), written "0" when unset.
+void default_field_refs(json::object& holder) {
+  if (auto* ref = holder.if_contains("fieldRef"); ref && ref->is_object())
+    set_default(ref->as_object(), "apiVersion", "v1");
+  if (auto* ref = holder.if_contains("resourceFieldRef"); ref && ref->is_object())
+    set_default(ref->as_object(), "divisor", "0");
+}
+
 // Pod defaulting (pkg/apis/core/v1/defaults.go) for what shows in `kubectl get -o yaml`.
 void default_pod_spec(json::object& spec) {
   // The v1 conversion: serviceAccount is the deprecated alias of serviceAccountName, which wins
@@ -498,22 +558,18 @@ void default_pod_spec(json::object& spec) {
                        [](const auto& kv) { return kv.key() != "name" && !kv.value().is_null(); }))
         vo["emptyDir"] = json::object{};
       if (auto* hp = vo.if_contains("hostPath"); hp && hp->is_object()) set_default(hp->as_object(), "type", "");
-      // SetDefaults_PersistentVolumeClaimSpec on an ephemeral volume's claim template.
       if (auto* eph = vo.if_contains("ephemeral"); eph && eph->is_object())
         if (auto* tpl = eph->as_object().if_contains("volumeClaimTemplate"); tpl && tpl->is_object())
-          if (auto* ts = tpl->as_object().if_contains("spec"); ts && ts->is_object()) {
-            set_default(ts->as_object(), "volumeMode", "Filesystem");
-            null_api_groups(ts->as_object());
-          }
+          default_claim_template(tpl->as_object());
       for (const char* src : {"secret", "configMap", "downwardAPI", "projected"})
         if (auto* so = vo.if_contains(src); so && so->is_object()) set_default(so->as_object(), "defaultMode", 420);
+      default_legacy_volume_sources(vo);
       // SetDefaults_ObjectFieldSelector for the downward API's files, in the volume or projected.
       auto default_items = [](json::value* src) {
         if (auto* items = src && src->is_object() ? src->as_object().if_contains("items") : nullptr;
             items && items->is_array())
           for (auto& it : items->as_array())
-            if (auto* ref = it.is_object() ? it.as_object().if_contains("fieldRef") : nullptr; ref && ref->is_object())
-              set_default(ref->as_object(), "apiVersion", "v1");
+            if (it.is_object()) default_field_refs(it.as_object());
       };
       default_items(vo.if_contains("downwardAPI"));
       if (auto* pj = vo.if_contains("projected"); pj && pj->is_object())
@@ -547,13 +603,11 @@ void default_pod_spec(json::object& spec) {
       set_default(co, "terminationMessagePolicy", "File");
       set_default(co, "resources", json::object{});
       if (auto* res = co.if_contains("resources"); res && res->is_object()) round_up_to_milli(res->as_object());
-      // SetDefaults_ObjectFieldSelector: a fieldRef's apiVersion is v1.
       if (auto* env = co.if_contains("env"); env && env->is_array())
         for (auto& e : env->as_array())
           if (e.is_object())
             if (auto* from = e.as_object().if_contains("valueFrom"); from && from->is_object())
-              if (auto* ref = from->as_object().if_contains("fieldRef"); ref && ref->is_object())
-                set_default(ref->as_object(), "apiVersion", "v1");
+              default_field_refs(from->as_object());
       // SetDefaults_ContainerPort: protocol TCP.
       if (auto* ports = co.if_contains("ports"); ports && ports->is_array())
         for (auto& p : ports->as_array())
@@ -735,8 +789,7 @@ void validate_scale(std::string_view name, const json::value& replicas) {
 // ObjectMeta as null).
 void default_pod_template(json::object& tpl) {
   default_pod_spec(obj_at(tpl, "spec"));
-  json::object& meta = obj_at(tpl, "metadata");
-  if (!meta.contains("creationTimestamp")) meta["creationTimestamp"] = nullptr;
+  zero_template_meta(tpl);
 }
 
 // A Node as the API server stores it after any write: NodeStatus.daemonEndpoints and nodeInfo are
@@ -827,12 +880,7 @@ void default_statefulset(json::object& obj) {
       json::object& claim = v.as_object();
       claim["apiVersion"] = "v1";
       claim["kind"] = "PersistentVolumeClaim";
-      json::object& meta = obj_at(claim, "metadata");
-      if (!meta.contains("creationTimestamp")) meta["creationTimestamp"] = nullptr;
-      json::object& cs = obj_at(claim, "spec");
-      set_default(cs, "volumeMode", "Filesystem");
-      set_default(cs, "resources", json::object{});  // a struct: {} when empty
-      null_api_groups(cs);
+      default_claim_template(claim);
       json::object& st = obj_at(claim, "status");
       if (str(st, "phase").empty()) st["phase"] = "Pending";
     }
@@ -961,6 +1009,10 @@ void builtin_defaults(AdmissionRequest& r) {
     } else if (core && t.resource == "persistentvolumes") {
       set_default(obj_at(obj, "spec"), "volumeMode", "Filesystem");
       set_default(obj_at(obj, "spec"), "persistentVolumeReclaimPolicy", "Retain");
+      // SetObjectDefaults_PersistentVolume: the volume sources' defaults, as a pod's.
+      json::object& pv = obj_at(obj, "spec");
+      if (auto* hp = pv.if_contains("hostPath"); hp && hp->is_object()) set_default(hp->as_object(), "type", "");
+      default_legacy_volume_sources(pv);
     } else if (t.group == "storage.k8s.io" && t.resource == "storageclasses") {
       set_default(obj, "reclaimPolicy", "Delete");
       set_default(obj, "volumeBindingMode", "Immediate");
@@ -1034,8 +1086,7 @@ void builtin_defaults(AdmissionRequest& r) {
       set_default(spec, "successfulJobsHistoryLimit", 3);
       set_default(spec, "failedJobsHistoryLimit", 1);
       if (auto* jt = spec.if_contains("jobTemplate"); jt && jt->is_object()) {
-        json::object& jmeta = obj_at(jt->as_object(), "metadata");
-        if (!jmeta.contains("creationTimestamp")) jmeta["creationTimestamp"] = nullptr;
+        zero_template_meta(jt->as_object());
         if (auto* js = jt->as_object().if_contains("spec"); js && js->is_object())
           if (auto* tpl = js->as_object().if_contains("template"); tpl && tpl->is_object())
             default_pod_template(tpl->as_object());
@@ -2129,6 +2180,7 @@ void builtin_validation(AdmissionRequest& r) {
   if (r.subresource != "scale" && r.subresource != "binding") {
     schema::canonical_quantities(t.group, t.version, t.kind, obj);
     schema::omit_empty(t.group, t.version, t.kind, obj);
+    schema::nil_empty_collections(t.group, t.version, t.kind, obj);
   }
   if (t.group == "batch" && t.resource == "jobs") default_job_labels(obj);
   // daemonSetStrategy.PrepareForCreate / PrepareForUpdate (and the status strategy's, which keeps

@@ -129,6 +129,31 @@ TEST_CASE("schema decoding: Time and MicroTime are stored in UTC as MarshalJSON 
   }
 }
 
+TEST_CASE("stored objects: empty lists and maps of fields without omitempty read back null, as from protobuf") {
+  // kube-apiserver v1.32.13 answers `"rules": null` for a Role created with `rules: []`, and a
+  // StatefulSet's template `"containers": null` (scenario `smpkinds`, fuzz case of seed 2701).
+  auto role =
+      json::parse(R"({"metadata":{"name":"r","labels":{}},"rules":[{"verbs":["get"],"apiGroups":[]}]})").as_object();
+  schema::omit_empty("rbac.authorization.k8s.io", "v1", "Role", role);
+  schema::nil_empty_collections("rbac.authorization.k8s.io", "v1", "Role", role);
+  CHECK(json::serialize(role) == R"({"metadata":{"name":"r"},"rules":[{"verbs":["get"]}]})");
+  auto empty = json::parse(R"({"metadata":{"name":"r"},"rules":[]})").as_object();
+  schema::nil_empty_collections("rbac.authorization.k8s.io", "v1", "Role", empty);
+  CHECK(json::serialize(empty) == R"({"metadata":{"name":"r"},"rules":null})");
+  // Deep in a struct, beside an omitempty list (tolerations: kept as [] by this one; omit_empty drops it).
+  auto sts =
+      json::parse(R"({"spec":{"template":{"spec":{"containers":[],"tolerations":[]}},"replicas":0}})").as_object();
+  schema::nil_empty_collections("apps", "v1", "StatefulSet", sts);
+  CHECK(json::serialize(sts) == R"({"spec":{"template":{"spec":{"containers":null,"tolerations":[]}},"replicas":0}})");
+  // A kept list that is not empty, a kind with no schema (a custom resource): unchanged.
+  auto full = json::parse(R"({"rules":[{"verbs":["get"]}]})").as_object();
+  schema::nil_empty_collections("rbac.authorization.k8s.io", "v1", "Role", full);
+  CHECK(json::serialize(full) == R"({"rules":[{"verbs":["get"]}]})");
+  auto cr = json::parse(R"({"spec":{"items":[]}})").as_object();
+  schema::nil_empty_collections("example.com", "v1", "Widget", cr);
+  CHECK(json::serialize(cr) == R"({"spec":{"items":[]}})");
+}
+
 TEST_CASE("schema decoding: unknown fields are named as sigs.k8s.io/json names them, and pruned") {
   const char* body = R"({"metadata":{"name":"d","bogus":1,"labels":{"any-key":"v"}},
     "spec":{"replica":2,"template":{"spec":{"containers":[{"name":"a"},{"name":"b","imagee":"x",

@@ -3112,6 +3112,27 @@ SCENARIOS["smpkinds"] = [
     (["delete", "role/r", "pdb/pdb", "lease/l", "deployment/sel", "configmap/applied"], None),
 ]
 
+# An empty list or map in a field without omitempty is stored by kube-apiserver as protobuf, which
+# has no empty repeated field or map: it reads back null (session 27, found by fuzz.py's StatefulSet).
+SCENARIOS["emptylists"] = [
+    (["create", "-f", "-", "-o", "jsonpath={.rules}"], json.dumps({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "none"}, "rules": []})),
+    (["get", "role", "none", "-o", "json"], None),
+    (["create", "-f", "-", "-o", "json"], json.dumps({
+        "apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice", "metadata": {"name": "es"},
+        "addressType": "IPv4", "endpoints": [], "ports": []})),
+    (["create", "-f", "-", "-o", "jsonpath={.spec.template.spec}"], json.dumps({
+        "apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "st"},
+        "spec": {"replicas": 0, "serviceName": "st", "selector": {"matchLabels": {"app": "st"}},
+                 "template": {"metadata": {"labels": {"app": "st"}}, "spec": {"containers": []}}}})),
+    (["create", "-f", "-", "-o", "jsonpath={.spec.podFailurePolicy}"], json.dumps({
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+        "spec": {"suspend": True, "podFailurePolicy": {"rules": []},
+                 "template": {"spec": {"restartPolicy": "Never",
+                                       "containers": [{"name": "main", "image": "busybox"}]}}}})),
+    (["delete", "role/none", "endpointslice/es", "statefulset/st", "job/j"], None),
+]
+
 # Discovery as kubectl api-resources shows it: a custom resource's verbs in apiextensions-apiserver's
 # order, the CRD kind's category, and namespaces without deletecollection (a 405, after authorization).
 SCENARIOS["discovery"] = [

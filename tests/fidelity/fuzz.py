@@ -246,6 +246,47 @@ def base_replicaset():
     }
 
 
+def _always_template(labels):
+    pod = base_pod()
+    pod["spec"]["restartPolicy"] = "Always"
+    del pod["spec"]["activeDeadlineSeconds"]
+    return {"metadata": {"labels": labels}, "spec": pod["spec"]}
+
+
+def base_cronjob():  # a nightly evaluation run (served since session 26)
+    job = base_job()
+    return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "fuzz"},
+            "spec": {"schedule": "30 2 * * 1-5", "timeZone": "Europe/Berlin", "concurrencyPolicy": "Forbid",
+                     "startingDeadlineSeconds": 300, "successfulJobsHistoryLimit": 2, "failedJobsHistoryLimit": 1,
+                     "suspend": True, "jobTemplate": {"metadata": {"labels": {"app": "eval"}}, "spec": job["spec"]}}}
+
+
+def base_daemonset():  # a GPU node's exporter, suspended on no node (its selector matches none)
+    tmpl = _always_template({"app": "exporter"})
+    tmpl["spec"]["nodeSelector"] = {"fuzz.example.com/none": "true"}
+    return {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "fuzz", "labels": {"app": "exporter"}},
+            "spec": {"selector": {"matchLabels": {"app": "exporter"}}, "minReadySeconds": 5,
+                     "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}},
+                     "revisionHistoryLimit": 3, "template": tmpl}}
+
+
+def base_statefulset():  # a parameter server with its own claim, no replicas
+    return {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "fuzz", "labels": {"app": "ps"}},
+            "spec": {"replicas": 0, "serviceName": "fuzz", "podManagementPolicy": "Parallel",
+                     "selector": {"matchLabels": {"app": "ps"}},
+                     "updateStrategy": {"type": "RollingUpdate", "rollingUpdate": {"partition": 0}},
+                     "persistentVolumeClaimRetentionPolicy": {"whenDeleted": "Retain", "whenScaled": "Delete"},
+                     "volumeClaimTemplates": [{"metadata": {"name": "ckpt"}, "spec": {
+                         "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "10Gi"}}}}],
+                     "template": _always_template({"app": "ps"})}}
+
+
+def base_lease():  # a controller's leader election
+    return {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "fuzz"},
+            "spec": {"holderIdentity": "trainer-0", "leaseDurationSeconds": 15, "leaseTransitions": 2,
+                     "acquireTime": "2026-01-01T00:00:00.000000Z", "renewTime": "2026-01-01T00:00:10.000000Z"}}
+
+
 KINDS = {
     "pod": (base_pod, "/api/v1/namespaces/%s/pods"),
     "deployment": (base_deployment, "/apis/apps/v1/namespaces/%s/deployments"),
@@ -268,6 +309,10 @@ KINDS = {
     "secret-immutable": (base_secret_immutable, "/api/v1/namespaces/%s/secrets"),
     "serviceaccount": (base_serviceaccount, "/api/v1/namespaces/%s/serviceaccounts"),
     "replicaset": (base_replicaset, "/apis/apps/v1/namespaces/%s/replicasets"),
+    "cronjob": (base_cronjob, "/apis/batch/v1/namespaces/%s/cronjobs"),
+    "daemonset": (base_daemonset, "/apis/apps/v1/namespaces/%s/daemonsets"),
+    "statefulset": (base_statefulset, "/apis/apps/v1/namespaces/%s/statefulsets"),
+    "lease": (base_lease, "/apis/coordination.k8s.io/v1/namespaces/%s/leases"),
 }
 DEFAULT_KINDS = ["pod", "deployment", "job", "claim", "service", "quota"]
 CRDS = dict({k: os.path.join(HERE, "..", "..", "data", "crds", "training-operator_%ss.json" % k)
@@ -315,7 +360,9 @@ ROOTS = {"pod": "io.k8s.api.core.v1.Pod", "deployment": "io.k8s.api.apps.v1.Depl
          "service": "io.k8s.api.core.v1.Service", "quota": "io.k8s.api.core.v1.ResourceQuota",
          "configmap": "io.k8s.api.core.v1.ConfigMap", "configmap-immutable": "io.k8s.api.core.v1.ConfigMap",
          "secret": "io.k8s.api.core.v1.Secret", "secret-immutable": "io.k8s.api.core.v1.Secret",
-         "serviceaccount": "io.k8s.api.core.v1.ServiceAccount", "replicaset": "io.k8s.api.apps.v1.ReplicaSet"}
+         "serviceaccount": "io.k8s.api.core.v1.ServiceAccount", "replicaset": "io.k8s.api.apps.v1.ReplicaSet",
+         "cronjob": "io.k8s.api.batch.v1.CronJob", "daemonset": "io.k8s.api.apps.v1.DaemonSet",
+         "statefulset": "io.k8s.api.apps.v1.StatefulSet", "lease": "io.k8s.api.coordination.v1.Lease"}
 _SCHEMAS = {}
 
 
