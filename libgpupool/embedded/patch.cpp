@@ -308,7 +308,8 @@ bool is_builtin_kind(std::string_view kind) {
                                            "CronJob",
                                            "DaemonSet",
                                            "ControllerRevision",
-                                           "StatefulSet"};
+                                           "StatefulSet",
+                                           "RuntimeClass"};
   return std::find(std::begin(kinds), std::end(kinds), kind) != std::end(kinds);
 }
 
