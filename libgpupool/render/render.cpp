@@ -363,20 +363,6 @@ json::object container_json(const Context& c, const std::string& name, const std
   return o;
 }
 
-json::array tolerations_json(const std::vector<Toleration>& tolerations) {
-  json::array a;
-  for (const auto& t : tolerations) {
-    json::object o;
-    if (!t.key.empty()) o["key"] = t.key;
-    o["operator"] = t.op == TolerationOperator::Exists ? "Exists" : "Equal";
-    if (!t.value.empty()) o["value"] = t.value;
-    if (t.effect) o["effect"] = to_string(*t.effect);
-    if (t.toleration_seconds) o["tolerationSeconds"] = *t.toleration_seconds;
-    a.push_back(std::move(o));
-  }
-  return a;
-}
-
 // Arena's --worker/--ps-affinity-policy and -constraint, as charts/tfjob/templates/_helpers.tpl
 // (setWorkerAffinityFunction, setPSAffinityFunction) renders them on kubernetes.io/hostname:
 //   spread:  podAntiAffinity to this job's pods of the same type (preferred: weight 100);
