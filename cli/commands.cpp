@@ -167,6 +167,8 @@ std::vector<FlagSpec> submit_flags(const std::string& kind) {
       flag("logdir", 0, "DIR", "TensorBoard log directory (default /training_logs)"),
       flag("scheduler", 0, "NAME", "schedulerName (default: the profile's for GPU jobs)"),
       flag("priority", 0, "CLASS", "priorityClassName"),
+      flag("runtime-class", 0, "NAME",
+           "the pods' RuntimeClass, e.g. nvidia with the NVIDIA GPU operator (default: the profile's for GPU jobs)"),
       flag("queue", 'q', "NAME",
            "Kueue LocalQueue: the job waits there, suspended, until admitted (default: the profile's)"),
       sw("gang", "start all pods together or none (Kueue's all-or-nothing admission; needs a queue)"),
@@ -228,6 +230,7 @@ SubmitOptions submit_options(const std::string& kind, const ParsedArgs& a) {
   o.runtime = a.get("runtime");
   o.scheduler_name = a.get("scheduler");
   o.priority_class = a.get("priority");
+  o.runtime_class = a.get("runtime-class");
   o.annotations = a.all("annotation");
   o.labels = a.all("label");
   o.image_pull_secrets = a.all("image-pull-secret");

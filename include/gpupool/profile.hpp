@@ -14,7 +14,7 @@
 //   nfs: {server, path, datasets: {sub_path, mount_path}, home: {sub_path, mount_path}}
 //        ("{namespace}" in sub_path / mount_path becomes the workload's namespace)
 //   local_ssds: [{host_path: /data, mount_path: /mnt/data1}, ...]
-//   gpu: {resource: nvidia.com/gpu, scheduler_name, env: [{name, value | field_path}]}
+//   gpu: {resource: nvidia.com/gpu, scheduler_name, runtime_class, env: [{name, value | field_path}]}
 //        ("{gpus}" in an env value becomes the GPUs per replica)
 //   pod: {host_network: false, host_ipc: false, image_pull_policy: IfNotPresent}
 //   tensorboard: {image}
@@ -59,7 +59,10 @@ struct LocalSsd {
 struct GpuConvention {
   std::string resource = "nvidia.com/gpu";
   std::string scheduler_name;  ///< empty: the default scheduler
-  std::vector<EnvVar> env;     ///< added to containers that get GPUs
+  /// The RuntimeClass of pods that get GPUs (e.g. `nvidia` with the NVIDIA GPU operator); empty:
+  /// the node's default runtime.
+  std::string runtime_class;
+  std::vector<EnvVar> env;  ///< added to containers that get GPUs
   bool operator==(const GpuConvention&) const = default;
 };
 

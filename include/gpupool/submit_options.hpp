@@ -55,6 +55,7 @@ struct SubmitOptions {
   std::string runtime;  ///< TrainJob runtimeRef: a ClusterTrainingRuntime; empty: torch-distributed
   std::string scheduler_name;
   std::string priority_class;
+  std::string runtime_class;      ///< --runtime-class: the pods' RuntimeClass (Workload::runtime_class_name)
   std::string queue;              ///< Kueue LocalQueue (--queue); empty: the profile's default_queue, or none
   bool gang = false;              ///< --gang: all pods or none, through Kueue (see Workload::gang)
   std::string command;            ///< a shell string, run as sh -c

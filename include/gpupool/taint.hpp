@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/json/fwd.hpp>
+
 namespace gpupool {
 
 enum class TaintEffect { NoSchedule, PreferNoSchedule, NoExecute };
@@ -142,5 +144,9 @@ std::optional<Taint> first_untolerated_filtering_taint(const std::vector<Taint>&
                                                        const std::vector<Toleration>& tolerations);
 /// Number of PreferNoSchedule taints not tolerated (TaintToleration Score; fewer is better).
 int count_intolerable_prefer_no_schedule(const std::vector<Taint>& taints, const std::vector<Toleration>& tolerations);
+
+/// The tolerations as core/v1 writes them in a pod spec (or a RuntimeClass's scheduling): key and
+/// value only when set, the operator always, the effect and tolerationSeconds when given.
+boost::json::array tolerations_json(const std::vector<Toleration>& tolerations);
 
 }  // namespace gpupool

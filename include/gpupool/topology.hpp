@@ -22,6 +22,12 @@
 //       labels: {disktype: ssd}
 //       allocatable: {cpu: 31800m}     # defaults to capacity, key by key
 //       unschedulable: false
+//   runtimeClasses:                    # node.k8s.io/v1 RuntimeClasses the cluster starts with
+//     - name: nvidia                   # as the NVIDIA GPU operator installs it
+//       handler: nvidia                # default: the name
+//       overhead: {cpu: 100m}          # overhead.podFixed
+//       nodeSelector: {nvidia.com/gpu.present: "true"}   # scheduling.nodeSelector
+//       tolerations: ["nvidia.com/gpu:NoSchedule"]       # --toleration's forms
 #pragma once
 
 #include <chrono>
@@ -64,6 +70,20 @@ struct TopologyNode {
   boost::json::object to_node_object(std::chrono::system_clock::time_point now) const;
 };
 
+/// A RuntimeClass of a topology: the embedded cluster creates it at start, so pods naming it are
+/// admitted with its overhead, node selector and tolerations (as on a cluster whose GPU operator
+/// installed it).
+struct TopologyRuntimeClass {
+  std::string name;
+  std::string handler;                               ///< the runtime handler (a DNS label)
+  std::map<std::string, Quantity> overhead;          ///< overhead.podFixed; empty: none
+  std::map<std::string, std::string> node_selector;  ///< scheduling.nodeSelector
+  std::vector<Toleration> tolerations;               ///< scheduling.tolerations
+
+  /// The node.k8s.io/v1 RuntimeClass object.
+  boost::json::object to_object() const;
+};
+
 /// A named set of nodes.
 struct Topology {
   std::string name;
@@ -72,6 +92,7 @@ struct Topology {
   /// resource, scheduler and storage the nodes offer. Empty: "generic".
   std::string profile;
   std::vector<TopologyNode> nodes;
+  std::vector<TopologyRuntimeClass> runtime_classes;
 
   /// Parses YAML text; `file` names the source in errors. Throws ConfigError(file, key, message,
   /// line) naming the offending key (e.g. "nodes[2].capacity.cpu") and its 1-based line.

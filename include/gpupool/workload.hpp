@@ -159,6 +159,10 @@ struct Workload {
   std::optional<bool> host_network;  ///< nullopt: the profile's default
   std::optional<bool> host_ipc;      ///< nullopt: the profile's default
   std::string priority_class_name;
+  /// The pods' RuntimeClass (spec.runtimeClassName), e.g. `nvidia` where the NVIDIA GPU operator
+  /// installs its container runtime as a handler of that name. Empty: the profile's
+  /// gpu.runtime_class for a workload with GPUs, or none (the node's default runtime).
+  std::string runtime_class_name;
   /// Kueue LocalQueue (label kueue.x-k8s.io/queue-name; the job is created suspended where Kueue's
   /// integration expects it, see render.cpp queue_for_kueue). Empty: the profile's default_queue,
   /// or none.

@@ -155,7 +155,8 @@ void Controllers::on_event(const WatchEvent& e) {
   // What admission decided on changed: retry the owners whose pods it refused.
   if (const bool quota = t.group.empty() && t.resource == "resourcequotas";
       quota || (t.group.empty() && t.resource == "limitranges") ||
-      (t.group == "scheduling.k8s.io" && t.resource == "priorityclasses")) {
+      (t.group == "scheduling.k8s.io" && t.resource == "priorityclasses") ||
+      (t.group == "node.k8s.io" && t.resource == "runtimeclasses")) {
     bool retry = !quota || e.type != EventType::Modified || !e.old_object;
     if (!retry) {
       // A quota's own status writes matter only when usage went down or the limits changed.

@@ -122,6 +122,12 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
                         fmt::format("Invalid value: {}: field is immutable",
                                     go_label_selector(object_at(obj, {"spec", "selector"}))),
                         "spec.selector"});
+  } else if (t.group == "node.k8s.io" && t.resource == "runtimeclasses") {
+    // ValidateRuntimeClassUpdate: ValidateImmutableField(handler) (a string: shown quoted).
+    if (string_of(&old, "handler") != string_of(&obj, "handler"))
+      causes.push_back({"FieldValueInvalid",
+                        fmt::format("Invalid value: {}: field is immutable", quoted(string_of(&obj, "handler"))),
+                        "handler"});
   } else if (t.group == "batch" && t.resource == "jobs") {
     // batch/validation ValidateJobSpecUpdate after ValidateJobSpec: validateCompletions, then
     // selector, template, completionMode, podFailurePolicy, backoffLimitPerIndex, managedBy and

@@ -931,10 +931,11 @@ std::string storage_key(const ResourceType& t, std::string_view ns, std::string_
 // The strategies' AllowUnconditionalUpdate: an update without a resourceVersion (or with 0) takes
 // the stored one, except for custom resources and their definitions
 // (apiextensions-apiserver customResourceStrategy, customresourcedefinition strategy) and
-// PodDisruptionBudgets (pkg/registry/policy/poddisruptionbudget) and Leases (coordination/lease).
+// PodDisruptionBudgets (pkg/registry/policy/poddisruptionbudget), Leases (coordination/lease) and
+// RuntimeClasses (pkg/registry/node/runtimeclass).
 bool allows_unconditional_update(const ResourceType& t) {
   return !t.schema && t.group != "apiextensions.k8s.io" && t.group != "coordination.k8s.io" &&
-         !(t.group == "policy" && t.resource == "poddisruptionbudgets");
+         t.group != "node.k8s.io" && !(t.group == "policy" && t.resource == "poddisruptionbudgets");
 }
 
 }  // namespace

@@ -538,6 +538,11 @@ json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<c
     row = [](const json::value& o, Clock::time_point now) -> json::array {
       return {s(o, {"metadata", "name"}), s(o, {"spec", "holderIdentity"}), age(o, now)};
     };
+  } else if (t.group == "node.k8s.io" && t.resource == "runtimeclasses") {
+    cols = {{"Name", "string", 0, "name"}, {"Handler", "string", 0}, {"Age", "string", 0}};  // printRuntimeClass
+    row = [](const json::value& o, Clock::time_point now) -> json::array {
+      return {s(o, {"metadata", "name"}), s(o, {"handler"}), age(o, now)};
+    };
   } else if (t.group == "batch" && t.resource == "cronjobs") {
     cols = {{"Name", "string", 0, "name"}, {"Schedule", "string", 0},   {"Timezone", "string", 0},
             {"Suspend", "boolean", 0},     {"Active", "integer", 0},    {"Last Schedule", "string", 0},

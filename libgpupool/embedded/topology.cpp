@@ -96,6 +96,54 @@ struct Reader : detail::StrictYamlReader {
     return out;
   }
 
+  // `runtimeClasses`: name (a DNS subdomain), handler (a DNS label, default the name), overhead,
+  // nodeSelector, tolerations (--toleration's forms).
+  std::vector<TopologyRuntimeClass> runtime_classes(const YAML::Node& n, const std::string& key) const {
+    if (!n.IsSequence()) fail(n, key, "must be a list of RuntimeClasses ({name, handler, ...})");
+    std::vector<TopologyRuntimeClass> out;
+    for (std::size_t i = 0; i < n.size(); ++i) {
+      const std::string prefix = fmt::format("{}[{}]", key, i);
+      const YAML::Node& c = n[i];
+      if (!c.IsMap()) fail(c, prefix, "must be a map with at least a name");
+      TopologyRuntimeClass rc;
+      for (const auto& kv : c) {
+        const std::string k = scalar(kv.first, prefix);
+        const std::string field = prefix + "." + k;
+        if (k == "name")
+          rc.name = scalar(kv.second, field);
+        else if (k == "handler")
+          rc.handler = scalar(kv.second, field);
+        else if (k == "overhead")
+          rc.overhead = resources(kv.second, field);
+        else if (k == "nodeSelector")
+          rc.node_selector = labels(kv.second, field);
+        else if (k == "tolerations") {
+          if (!kv.second.IsSequence()) fail(kv.second, field, "must be a list of tolerations (\"key=value:Effect\")");
+          for (std::size_t j = 0; j < kv.second.size(); ++j) {
+            const std::string tf = fmt::format("{}[{}]", field, j);
+            try {
+              rc.tolerations.push_back(parse_toleration(scalar(kv.second[j], tf), tf));
+            } catch (const ValidationError& e) {
+              fail(kv.second[j], e.field(), fmt::format("invalid value \"{}\": {}", e.value(), e.rule()));
+            }
+          }
+        } else {
+          fail(kv.first, field,
+               "unknown key (a RuntimeClass takes name, handler, overhead, nodeSelector, tolerations)");
+        }
+      }
+      if (rc.handler.empty()) rc.handler = rc.name;
+      if (rc.name.empty()) fail(c, prefix + ".name", "required");
+      if (auto errs = dns1123_subdomain_errors(rc.name); !errs.empty()) fail(c["name"], prefix + ".name", errs[0]);
+      if (auto errs = dns1123_label_errors(rc.handler); !errs.empty())
+        fail(c["handler"] ? c["handler"] : c["name"], prefix + ".handler", errs[0]);
+      for (const auto& other : out)
+        if (other.name == rc.name) fail(c, prefix + ".name", "duplicate RuntimeClass \"" + rc.name + "\"");
+      out.push_back(std::move(rc));
+    }
+    return out;
+  }
+
   static bool is_ipv4(std::string_view s) {
     int parts = 0;
     std::size_t i = 0;
@@ -176,8 +224,10 @@ struct Reader : detail::StrictYamlReader {
         defaults = kv.second, has_defaults = true;
       else if (k == "nodes")
         nodes = kv.second, has_nodes = true;
+      else if (k == "runtimeClasses")
+        topo.runtime_classes = runtime_classes(kv.second, k);
       else
-        fail(kv.first, k, "unknown key (expected name, description, profile, defaults, nodes)");
+        fail(kv.first, k, "unknown key (expected name, description, profile, defaults, nodes, runtimeClasses)");
     }
     if (!has_nodes) throw ConfigError(file(), "nodes", "required: the list of nodes", std::max(1, line_of(root)));
     if (!nodes.IsSequence() || nodes.size() == 0) fail(nodes, "nodes", "must be a non-empty list of nodes");
@@ -240,6 +290,28 @@ std::map<std::string, std::string> TopologyNode::effective_labels() const {
   for (const auto& r : roles) out["node-role.kubernetes.io/" + r] = "";
   for (const auto& [k, v] : labels) out[k] = v;
   return out;
+}
+
+boost::json::object TopologyRuntimeClass::to_object() const {
+  namespace json = boost::json;
+  json::object o{{"apiVersion", "node.k8s.io/v1"},
+                 {"kind", "RuntimeClass"},
+                 {"metadata", json::object{{"name", name}}},
+                 {"handler", handler}};
+  if (!overhead.empty()) {
+    json::object fixed;
+    for (const auto& [k, v] : overhead) fixed[k] = v.to_string();
+    o["overhead"] = json::object{{"podFixed", std::move(fixed)}};
+  }
+  json::object scheduling;
+  if (!node_selector.empty()) {
+    json::object selector;
+    for (const auto& [k, v] : node_selector) selector[k] = v;
+    scheduling["nodeSelector"] = std::move(selector);
+  }
+  if (!tolerations.empty()) scheduling["tolerations"] = tolerations_json(tolerations);
+  if (!scheduling.empty()) o["scheduling"] = std::move(scheduling);
+  return o;
 }
 
 boost::json::object TopologyNode::to_node_object(std::chrono::system_clock::time_point now) const {

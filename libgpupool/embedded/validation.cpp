@@ -102,6 +102,11 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version) {
   out.push_back(std::move(pc));
   out.push_back(
       typed("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", "poddisruptionbudget", true, {"pdb"}));
+  // node.k8s.io/v1 RuntimeClass (the container runtime handler a pod names, e.g. the NVIDIA GPU
+  // operator's `nvidia`): validated, and read by the RuntimeClass admission plugin (admission.cpp).
+  auto rc = typed("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", "runtimeclass", false, {});
+  rc.has_status = false;
+  out.push_back(std::move(rc));
   // coordination.k8s.io/v1 Lease (leader election, node heartbeats): stored and validated only.
   auto lease = typed("coordination.k8s.io", "v1", "leases", "Lease", "lease", true, {});
   lease.has_status = false;
@@ -1846,8 +1851,9 @@ Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p
     if (res == "configmaps" || res == "secrets") add(config_update_causes(t, obj, *r.old_object));
     add(meta, spec, immutable);
   } else if ((core && (res == "namespaces" || res == "nodes")) || t.group == "storage.k8s.io" ||
-             t.group == "rbac.authorization.k8s.io") {
-    // ValidateX, then ValidateXUpdate (metadata and the update's rules).
+             t.group == "rbac.authorization.k8s.io" || t.group == "node.k8s.io") {
+    // ValidateX, then ValidateXUpdate (metadata and the update's rules; a RuntimeClass's
+    // strategy: ValidateRuntimeClass, then ValidateRuntimeClassUpdate).
     add(meta, spec, update_meta, immutable);
   } else if (t.group == "policy" && res == "poddisruptionbudgets") {
     // ValidatePodDisruptionBudget: the spec only.
@@ -1981,6 +1987,8 @@ void builtin_validation(AdmissionRequest& r) {
       if (const auto n = fields::int_at(sp, "leaseTransitions"); n && *n < 0)
         causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: must be greater than or equal to 0", *n),
                           "spec.leaseTransitions"});
+    } else if (t.group == "node.k8s.io" && t.resource == "runtimeclasses") {
+      validate_runtime_class(obj, causes);
     } else if (core && t.resource == "services") {
       // ValidateServiceUpdate's rules, then ValidateService (embedded/validation_service.cpp).
       if (!create && r.old_object) validate_service_update(obj, *r.old_object, parts.service_update);
@@ -2092,6 +2100,8 @@ void builtin_validation(AdmissionRequest& r) {
       w = claim_warnings(obj);
     } else if (core && t.resource == "services") {
       w = service_warnings(obj);  // svcStrategy's WarningsOnCreate / WarningsOnUpdate
+    } else if (t.group == "node.k8s.io" && t.resource == "runtimeclasses") {
+      w = runtime_class_warnings(obj);  // runtimeclass/strategy.go WarningsOnCreate / WarningsOnUpdate
     } else if (core && t.resource == "serviceaccounts") {
       // serviceaccount/strategy.go warnIfHasEnforceMountableSecretsAnnotation: when a write sets
       // the annotation the ServiceAccount admission plugin still honours (not when it was there).

@@ -42,6 +42,11 @@ void validate_pod_spec(const boost::json::object& spec, const boost::json::objec
 /// Go prints them after decoding: "0.5" is 500m, "1.5Gi" 1536Mi.
 void canonical_quantities(boost::json::object& spec);
 
+/// ValidateRuntimeClass's rules after the metadata (pkg/apis/node/validation): the handler a DNS
+/// label, the overhead as container limits, the scheduling node selector and tolerations.
+/// (embedded/validation_pod.cpp)
+void validate_runtime_class(const boost::json::object& runtime_class, std::vector<StatusCause>& causes);
+
 /// ValidatePodSpecificAnnotations on a pod template's annotations `ann` (at
 /// spec.template.annotations) alone, as ValidatePodTemplateSpecForStatefulSet runs it without
 /// ValidatePodSpec. (embedded/validation_pod.cpp)

@@ -1379,6 +1379,17 @@ void topology_spread(Errors& e, const json::object& spec, const std::string& pre
   }
 }
 
+// unversionedvalidation.ValidateLabels on a node selector map at `field` (a pod's, a RuntimeClass's):
+// each key a qualified name, each value a label value.
+void node_selector_labels(Errors& e, const json::object* selector, const std::string& field) {
+  if (!selector) return;
+  for (const auto& [k, v] : *selector) {
+    e.invalid(field, std::string(k), qualified_name_errors(k));
+    const std::string val = v.is_string() ? std::string(v.as_string()) : "";
+    e.invalid(field, val, label_value_errors(val));
+  }
+}
+
 // ValidateTolerations, by the model's rule for one toleration (taint.hpp toleration_errors).
 void tolerations(Errors& e, const json::object& spec, const std::string& prefix) {
   const auto ts = items(spec, "tolerations");
@@ -2396,13 +2407,7 @@ void validate_pod_spec(const json::object& spec, const json::object* meta, const
     e.required(prefix + "dnsPolicy");
   else if (dns != "ClusterFirstWithHostNet" && dns != "ClusterFirst" && dns != "Default" && dns != "None")
     e.not_supported(prefix + "dnsPolicy", dns, {"ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"});
-  // ValidateLabels(nodeSelector).
-  if (const json::object* ns = object_at(spec, "nodeSelector"))
-    for (const auto& [k, v] : *ns) {
-      e.invalid(prefix + "nodeSelector", std::string(k), qualified_name_errors(k));
-      const std::string val = v.is_string() ? std::string(v.as_string()) : "";
-      e.invalid(prefix + "nodeSelector", val, label_value_errors(val));
-    }
+  node_selector_labels(e, object_at(spec, "nodeSelector"), prefix + "nodeSelector");
   pod_security_context(e, spec, prefix);
   affinity(e, spec, prefix);
   dns_config(e, spec, prefix);
@@ -2522,6 +2527,43 @@ void validate_pod_spec(const json::object& spec, const json::object* meta, const
     const json::array* eph = array_at(spec, "ephemeralContainers");
     if (eph && !eph->empty())
       e.forbidden(prefix + "ephemeralContainers", "ephemeral containers not allowed in pod template");
+  }
+}
+
+// pkg/apis/node/validation ValidateRuntimeClass's rules after ValidateObjectMeta (v1.32).
+void validate_runtime_class(const json::object& rc, std::vector<StatusCause>& causes) {
+  Errors e{causes};
+  // NameIsDNSLabel(rc.Handler).
+  const std::string handler = string_at(rc, "handler");
+  e.invalid("handler", handler, dns1123_label_errors(handler));
+  // validateOverhead: ValidateContainerResourceRequirements on {Limits: podFixed} at "overhead".
+  if (const json::object* overhead = object_at(rc, "overhead")) {
+    const json::object* fixed = object_at(*overhead, "podFixed");
+    const json::object as_limits{{"limits", fixed ? *fixed : kNone}};
+    resource_requirements(e, &as_limits, "overhead");
+  }
+  const json::object* scheduling = object_at(rc, "scheduling");
+  if (!scheduling) return;
+  // validateScheduling: ValidateLabels(nodeSelector), then validateTolerations, which hands
+  // ValidateTolerations the path "scheduling.tolerations" with a second "tolerations" appended
+  // (sic), and refuses a toleration whose key, operator, value and effect repeat an earlier one's.
+  node_selector_labels(e, object_at(*scheduling, "nodeSelector"), "scheduling.nodeSelector");
+  tolerations(e, *scheduling, "scheduling.tolerations.");
+  const auto ts = items(*scheduling, "tolerations");
+  for (std::size_t i = 0; i < ts.size(); ++i) {
+    const json::object& t = *ts[i];
+    auto same_key = [&](const json::object* other) {
+      for (const char* k : {"key", "operator", "value", "effect"})
+        if (string_at(t, k) != string_at(*other, k)) return false;
+      return true;
+    };
+    if (std::any_of(ts.begin(), ts.begin() + static_cast<std::ptrdiff_t>(i), same_key))
+      // field.Duplicate's %#v of the core.Toleration (a pointer shown as FIDELITY.md says).
+      e.duplicate(
+          fmt::format("scheduling.tolerations[{}]", i),
+          fmt::format("core.Toleration{{Key:{}, Operator:{}, Value:{}, Effect:{}, TolerationSeconds:(*int64)({})}}",
+                      q(string_at(t, "key")), q(string_at(t, "operator")), q(string_at(t, "value")),
+                      q(string_at(t, "effect")), present(t, "tolerationSeconds") ? "0xc000000000" : "nil"));
   }
 }
 

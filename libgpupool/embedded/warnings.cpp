@@ -362,4 +362,16 @@ std::vector<std::string> pod_warnings(const json::object& meta, const json::obje
   return out;
 }
 
+std::vector<std::string> runtime_class_warnings(const json::object& runtime_class) {
+  std::vector<std::string> out;
+  const json::value* scheduling = runtime_class.if_contains("scheduling");
+  const json::value* selector =
+      scheduling && scheduling->is_object() ? scheduling->as_object().if_contains("nodeSelector") : nullptr;
+  if (selector && selector->is_object())
+    for (const auto& [key, value] : selector->as_object())
+      if (const auto it = kDeprecatedNodeLabels.find(key); it != kDeprecatedNodeLabels.end())
+        out.push_back(fmt::format("scheduling.nodeSelector: {}", it->second));
+  return out;
+}
+
 }  // namespace gpupool::embedded

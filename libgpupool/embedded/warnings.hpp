@@ -21,5 +21,9 @@ std::vector<std::string> claim_warnings(const boost::json::object& claim);
 std::vector<std::string> claim_spec_warnings(const boost::json::object& spec, std::string_view at);
 std::vector<std::string> pod_warnings(const boost::json::object& meta, const boost::json::object& spec,
                                       std::string_view at);
+/// GetWarningsForRuntimeClass (pkg/api/node/util.go): each deprecated node label among
+/// scheduling.nodeSelector's keys, on create and update (Go ranges over a map: the embedded server
+/// warns in the object's key order).
+std::vector<std::string> runtime_class_warnings(const boost::json::object& runtime_class);
 
 }  // namespace gpupool::embedded

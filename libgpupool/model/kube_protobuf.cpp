@@ -123,6 +123,7 @@ struct Schema {
                     msg(22, "tolerations", toleration, true),
                     str(24, "priorityClassName"),
                     num(25, "priority", true),
+                    Field{29, "runtimeClassName", Type::String, false, nullptr, true},
                     str(31, "preemptionPolicy"),
                     of(32, "overhead", Type::MapStringQuantity)}};
   Message pod_template{{msg(1, "metadata", object_meta), msg(2, "spec", pod_spec)}};

@@ -154,6 +154,11 @@ Profile parse_node(const YAML::Node& root, const std::string& file) {
                        p.gpu.scheduler_name = r.string(v, a);
                        r.check(v, a, [&] { validate_dns1123_subdomain(p.gpu.scheduler_name, a); });
                      }},
+                    {"runtime_class",
+                     [&](const YAML::Node& v, const std::string& a) {
+                       p.gpu.runtime_class = r.string(v, a);
+                       r.check(v, a, [&] { validate_dns1123_subdomain(p.gpu.runtime_class, a); });
+                     }},
                     {"env", [&](const YAML::Node& v, const std::string& a) {
                        r.sequence(v, a, [&](const YAML::Node& item, const std::string& item_at) {
                          EnvVar e;

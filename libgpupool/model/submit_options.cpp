@@ -613,6 +613,7 @@ Workload to_workload(const SubmitOptions& o, OptionNames names) {
   w.runtime = o.runtime;
   w.scheduler_name = o.scheduler_name;
   w.priority_class_name = o.priority_class;
+  w.runtime_class_name = o.runtime_class;
   add_arena_options(o, w);
   add_role_options(o, w, names);
   if (!o.nproc_per_node.empty()) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <boost/json.hpp>
 
 #include "common/join.hpp"
 #include "gpupool/error.hpp"
@@ -416,6 +417,20 @@ int count_intolerable_prefer_no_schedule(const std::vector<Taint>& taints, const
     if (!ok) ++n;
   }
   return n;
+}
+
+boost::json::array tolerations_json(const std::vector<Toleration>& tolerations) {
+  boost::json::array a;
+  for (const auto& t : tolerations) {
+    boost::json::object o;
+    if (!t.key.empty()) o["key"] = t.key;
+    o["operator"] = t.op == TolerationOperator::Exists ? "Exists" : "Equal";
+    if (!t.value.empty()) o["value"] = t.value;
+    if (t.effect) o["effect"] = to_string(*t.effect);
+    if (t.toleration_seconds) o["tolerationSeconds"] = *t.toleration_seconds;
+    a.push_back(std::move(o));
+  }
+  return a;
 }
 
 }  // namespace gpupool

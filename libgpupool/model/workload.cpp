@@ -400,6 +400,8 @@ void validate(const Workload& w) {
   if (w.staging) validate(*w.staging, "staging");
   // (v1.32's ValidatePodSpec checks neither schedulerName nor the imagePullSecrets' names.)
   if (!w.priority_class_name.empty()) validate_dns1123_subdomain(w.priority_class_name, "priorityClassName");
+  // ValidateRuntimeClassName: a RuntimeClass's name (NameIsDNSSubdomain).
+  if (!w.runtime_class_name.empty()) validate_dns1123_subdomain(w.runtime_class_name, "runtimeClassName");
   // Kueue's jobframework.ValidateQueueName: the label's value names a LocalQueue (a DNS subdomain).
   if (!w.queue.empty()) validate_dns1123_subdomain(w.queue, "queue");
   validate_labels(w.labels, "metadata.labels");

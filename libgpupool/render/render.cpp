@@ -65,7 +65,8 @@ struct Context {
   bool host_network = false;
   bool host_ipc = false;
   std::string scheduler{};
-  std::string queue{};  ///< the Kueue LocalQueue (the workload's or the profile's default), or ""
+  std::string runtime_class{};  ///< the workload's pods' spec.runtimeClassName
+  std::string queue{};          ///< the Kueue LocalQueue (the workload's or the profile's default), or ""
 
   json::object labels(std::string_view component = {}) const {
     json::object o;
@@ -362,20 +363,6 @@ json::object container_json(const Context& c, const std::string& name, const std
   return o;
 }
 
-json::array tolerations_json(const std::vector<Toleration>& tolerations) {
-  json::array a;
-  for (const auto& t : tolerations) {
-    json::object o;
-    if (!t.key.empty()) o["key"] = t.key;
-    o["operator"] = t.op == TolerationOperator::Exists ? "Exists" : "Equal";
-    if (!t.value.empty()) o["value"] = t.value;
-    if (t.effect) o["effect"] = to_string(*t.effect);
-    if (t.toleration_seconds) o["tolerationSeconds"] = *t.toleration_seconds;
-    a.push_back(std::move(o));
-  }
-  return a;
-}
-
 // Arena's --worker/--ps-affinity-policy and -constraint, as charts/tfjob/templates/_helpers.tpl
 // (setWorkerAffinityFunction, setPSAffinityFunction) renders them on kubernetes.io/hostname:
 //   spread:  podAntiAffinity to this job's pods of the same type (preferred: weight 100);
@@ -431,6 +418,7 @@ json::object pod_spec(const Context& c, Role role, const std::string& container_
   }
   if (c.host_ipc) spec["hostIPC"] = true;
   if (!w.priority_class_name.empty()) spec["priorityClassName"] = w.priority_class_name;
+  if (!c.runtime_class.empty()) spec["runtimeClassName"] = c.runtime_class;
   if (restart) spec["restartPolicy"] = to_string(*restart);
   // Arena's --<role>-selector replaces --selector for its role (submit_tfjob.go transformSelectorArrayToMap).
   if (rs && !rs->node_selector.empty())
@@ -914,6 +902,8 @@ Submission render(const Workload& w, const Profile& p) {
                           "gang scheduling goes through a Kueue LocalQueue, which admits all of a job's pods or none: "
                           "give a queue (--queue NAME) or set queue: in the profile");
   c.scheduler = !w.scheduler_name.empty() ? w.scheduler_name : (c.uses_gpus ? p.gpu.scheduler_name : std::string());
+  c.runtime_class =
+      !w.runtime_class_name.empty() ? w.runtime_class_name : (c.uses_gpus ? p.gpu.runtime_class : std::string());
   add_profile_volumes(c);
   add_arena_volumes(c);
   validate_volumes(c.volumes, c.mounts, "spec.");

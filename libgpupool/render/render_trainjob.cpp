@@ -30,6 +30,7 @@ const char* why_not(std::string_view key) {
   if (key == "hostNetwork" || key == "dnsPolicy") return "host networking (the profile's host_network)";
   if (key == "hostIPC") return "the host IPC namespace (the profile's host_ipc)";
   if (key == "priorityClassName") return "a priority class (--priority)";
+  if (key == "runtimeClassName") return "a runtime class (--runtime-class, or the profile's gpu.runtime_class)";
   if (key == "initContainers") return "an init container (--stage-in)";
   if (key == "restartPolicy") return "a restart policy";
   if (key == "workingDir") return "a working directory (--working-dir)";

@@ -87,3 +87,32 @@ TEST_CASE("submit --dry-run=client renders offline in the context's namespace; t
   CHECK(one_line(server.err));
   CHECK(server.err.find("dry-run-test-token") == std::string::npos);
 }
+
+TEST_CASE("submit --runtime-class NAME: the pods' runtimeClassName, in --help, a bad name refused in one line") {
+  UnreachableKubeconfig kc;
+  auto pytorch = run_cli({"submit", "pytorch", "--kubeconfig", kc.path, "--name", "rc", "--image", "busybox",
+                          "--workers", "2", "--runtime-class", "nvidia", "--dry-run=client", "-o", "json", "echo hi"});
+  CHECK(pytorch.err == "");
+  REQUIRE(pytorch.code == 0);
+  // Master and Worker: one per replica spec.
+  std::size_t count = 0;
+  for (auto at = pytorch.out.find("\"runtimeClassName\": \"nvidia\""); at != std::string::npos;
+       at = pytorch.out.find("\"runtimeClassName\": \"nvidia\"", at + 1))
+    ++count;
+  CHECK(count == 2);
+
+  auto none = run_cli({"submit", "job", "--kubeconfig", kc.path, "--name", "rc", "--image", "busybox",
+                       "--dry-run=client", "-o", "yaml", "echo hi"});
+  REQUIRE(none.code == 0);
+  CHECK(none.out.find("runtimeClassName") == std::string::npos);
+
+  auto help = run_cli({"submit", "job", "--help"});
+  REQUIRE(help.code == 0);
+  CHECK(help.out.find("--runtime-class NAME") != std::string::npos);
+
+  auto bad = run_cli({"submit", "job", "--kubeconfig", kc.path, "--name", "rc", "--image", "busybox", "--runtime-class",
+                      "Bad_Name", "--dry-run=client", "echo hi"});
+  CHECK(bad.code != 0);
+  CHECK(one_line(bad.err));
+  CHECK(bad.err.find("runtimeClassName") != std::string::npos);
+}

@@ -455,6 +455,79 @@ TEST_CASE("Priority: built-in classes, unknown classes refused, spec.priority fi
 
 // ---- immutable fields ----------------------------------------------------------------------------
 
+// ---- RuntimeClass ------------------------------------------------------------------------------------
+
+TEST_CASE("RuntimeClass: a pod gets the class's overhead, node selector and tolerations (MergeTolerations)") {
+  Fixture f;
+  const std::string classes = "/apis/node.k8s.io/v1/runtimeclasses";
+  CHECK(f.message(classes, R"({"metadata":{"name":"nvidia"},"handler":"nvidia",
+    "overhead":{"podFixed":{"cpu":"0.25","memory":"0.5Gi"}},
+    "scheduling":{"nodeSelector":{"gpu":"true"},"tolerations":[
+      {"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}]}})") == "201 created");
+  CHECK(f.message(classes, R"({"metadata":{"name":"all"},"handler":"runc",
+    "scheduling":{"tolerations":[{"operator":"Exists"}]}})") == "201 created");
+  const std::string pods = "/api/v1/namespaces/q1/pods";
+  auto pod = [](const std::string& name, const std::string& spec) {
+    return fmt::format(R"({{"metadata":{{"name":"{}"}},"spec":{{{}"containers":[{{"name":"c","image":"x"}}]}}}})", name,
+                       spec);
+  };
+  const auto& pod_type = f.store.type("", "pods");
+  CHECK(f.message(pods, pod("a", R"("runtimeClassName":"nvidia",)")) == "201 created");
+  const auto a = f.store.get(pod_type, "q1", "a").at("spec").as_object();
+  CHECK(json::serialize(a.at("overhead")) == R"({"cpu":"250m","memory":"512Mi"})");
+  CHECK(json::serialize(a.at("nodeSelector")) == R"({"gpu":"true"})");
+  // DefaultTolerationSeconds' two come first (that plugin runs before RuntimeClass).
+  CHECK(json::serialize(a.at("tolerations")) ==
+        R"([{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute","tolerationSeconds":300},)"
+        R"({"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute","tolerationSeconds":300},)"
+        R"({"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}])");
+  // The pod's own selector keeps its keys; a toleration the class's is a superset of goes.
+  CHECK(f.message(pods, pod("b", R"("runtimeClassName":"nvidia","nodeSelector":{"zone":"a"},"tolerations":[
+    {"key":"nvidia.com/gpu","operator":"Equal","value":"x","effect":"NoSchedule"},
+    {"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute"}],)")) == "201 created");
+  const auto b = f.store.get(pod_type, "q1", "b").at("spec").as_object();
+  CHECK(json::serialize(b.at("nodeSelector")) == R"({"zone":"a","gpu":"true"})");
+  CHECK(json::serialize(b.at("tolerations")) ==
+        R"([{"key":"node.kubernetes.io/not-ready","operator":"Exists","effect":"NoExecute"},)"
+        R"({"key":"node.kubernetes.io/unreachable","operator":"Exists","effect":"NoExecute","tolerationSeconds":300},)"
+        R"({"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}])");
+  // `operator: Exists` without a key tolerates everything: it is all that is left.
+  CHECK(f.message(pods, pod("c", R"("runtimeClassName":"all",)")) == "201 created");
+  const auto c = f.store.get(pod_type, "q1", "c").at("spec").as_object();
+  CHECK(json::serialize(c.at("tolerations")) == R"([{"operator":"Exists"}])");
+  CHECK_FALSE(c.contains("overhead"));
+  CHECK_FALSE(c.contains("nodeSelector"));
+  // Refusals, in the plugin's words.
+  CHECK(f.message(pods, pod("d", R"("runtimeClassName":"nvidia","nodeSelector":{"gpu":"false"},)")) ==
+        "403 pods \"d\" is forbidden: conflict: runtimeClass.scheduling.nodeSelector[gpu] = true; "
+        "pod.spec.nodeSelector[gpu] = false");
+  CHECK(f.message(pods, pod("e", R"("runtimeClassName":"nvidia","overhead":{"cpu":"1"},)")) ==
+        "403 pods \"e\" is forbidden: pod rejected: Pod's Overhead doesn't match RuntimeClass's defined Overhead");
+  CHECK(f.message(pods, pod("f", R"("runtimeClassName":"nvidia","overhead":{"memory":"536870912","cpu":"250m"},)")) ==
+        "201 created");
+  CHECK(f.message(pods, pod("g", R"("runtimeClassName":"all","overhead":{"cpu":"1"},)")) ==
+        "403 pods \"g\" is forbidden: pod rejected: Pod Overhead set without corresponding RuntimeClass defined "
+        "Overhead");
+  CHECK(f.message(pods, pod("h", R"("runtimeClassName":"gvisor",)")) ==
+        "403 pods \"h\" is forbidden: pod rejected: RuntimeClass \"gvisor\" not found");
+  // An update is not admitted again: the class may change, the pod keeps what it got.
+  CHECK(f.store.get(pod_type, "q1", "a").at("spec").at("runtimeClassName") == "nvidia");
+}
+
+TEST_CASE("RuntimeClass: a Deployment whose pods named a missing class gets them once the class exists") {
+  Fixture f;
+  CHECK(f.message("/apis/apps/v1/namespaces/q1/deployments", R"({"metadata":{"name":"d1"},"spec":{
+    "replicas":2,"selector":{"matchLabels":{"app":"d1"}},"template":{"metadata":{"labels":{"app":"d1"}},"spec":{
+    "runtimeClassName":"nvidia","containers":[{"name":"c","image":"busybox"}]}}}})") == "201 created");
+  CHECK(f.store.list(f.store.type("", "pods"), "q1").items.empty());
+  CHECK(f.message("/apis/node.k8s.io/v1/runtimeclasses",
+                  R"({"metadata":{"name":"nvidia"},"handler":"nvidia","overhead":{"podFixed":{"cpu":"100m"}}})") ==
+        "201 created");
+  const auto pods = f.store.list(f.store.type("", "pods"), "q1").items;
+  REQUIRE(pods.size() == 2);
+  CHECK(pods[0]->at("spec").at("overhead").at("cpu") == "100m");
+}
+
 TEST_CASE("Immutable fields: Job template and selector, Deployment selector, Service clusterIP, PVC spec") {
   Fixture f;
   auto patch = [&](const std::string& path, const std::string& body) {

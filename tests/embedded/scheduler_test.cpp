@@ -189,6 +189,23 @@ TEST_CASE("scheduler: resources, schedulerName, and freeing resources retries pe
   CHECK(at(s.pod("d"), "spec.nodeName") == at(s.pod("a"), "spec.nodeName"));
 }
 
+TEST_CASE("scheduler: a pod's overhead (set by RuntimeClass admission) counts in NodeResourcesFit") {
+  Seed s(false);
+  // The GPU workers have 16 CPUs: 15 plus an overhead of 1.5 fits none of them, 15 plus 1 does.
+  auto pod = [&](const std::string& name, const std::string& overhead) {
+    s.store.create(s.pods, "default",
+                   obj(fmt::format(R"({{"metadata":{{"name":"{}"}},"spec":{{"overhead":{{"cpu":"{}"}},
+                     "containers":[{{"name":"c","image":"x","resources":{{"requests":{{"cpu":"15"}}}}}}]}}}})",
+                                   name, overhead)));
+  };
+  pod("too-big", "1500m");
+  CHECK(at(s.pod("too-big"), "spec.nodeName").empty());
+  REQUIRE(s.events_for("too-big").size() == 1);
+  CHECK(at(s.events_for("too-big")[0], "message").find("3 Insufficient cpu") != std::string::npos);
+  pod("fits", "1");
+  CHECK_FALSE(at(s.pod("fits"), "spec.nodeName").empty());
+}
+
 TEST_CASE("ResourceQuota admission: the API server's message, and status.used kept current") {
   Seed s(false);
   s.store.create(

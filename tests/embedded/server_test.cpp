@@ -104,6 +104,31 @@ TEST_CASE("kubectl get nodes prints the seed's columns") {
   CHECK(c.kubectl("alice", "get nodes").code == 0);
 }
 
+TEST_CASE("a topology's RuntimeClass is there at start; a pod naming it gets its scheduling") {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("gpupool-rtc-topology-" + std::to_string(::getpid()) + ".yaml"))
+          .string();
+  std::ofstream(path) << "nodes: [{name: gpu-1, internalIP: 10.0.0.1, labels: {nvidia.com/gpu.present: \"true\"},\n"
+                         "         capacity: {cpu: \"8\", memory: 16Gi, pods: \"110\", nvidia.com/gpu: \"1\"},\n"
+                         "         taints: [\"nvidia.com/gpu=present:NoSchedule\"]}]\n"
+                         "runtimeClasses:\n"
+                         "  - {name: nvidia, nodeSelector: {nvidia.com/gpu.present: \"true\"},\n"
+                         "     tolerations: [\"nvidia.com/gpu:NoSchedule\"]}\n";
+  Cluster c(path);
+  std::filesystem::remove(path);
+  auto get = c.kubectl("admin", "get runtimeclass nvidia -o jsonpath={.handler}");
+  REQUIRE_MESSAGE(get.code == 0, get.err);
+  CHECK(get.out == "nvidia");
+  // Placed on the tainted GPU node by the class's toleration and node selector alone.
+  auto run = c.kubectl("admin",
+                       "run p --image=busybox --restart=Never --overrides="
+                       "'{\"spec\":{\"runtimeClassName\":\"nvidia\"}}'");
+  REQUIRE_MESSAGE(run.code == 0, run.err);
+  auto placed = c.kubectl("admin", "get pod p -o jsonpath='{.spec.nodeSelector} {.spec.nodeName}'");
+  REQUIRE_MESSAGE(placed.code == 0, placed.err);
+  CHECK(placed.out == R"({"nvidia.com/gpu.present":"true"} gpu-1)");
+}
+
 TEST_CASE("kubectl get -o json: the stored objects, whole and in chunks (lists served from cached encodings)") {
   Cluster c;
   auto& store = store_of(c.server);

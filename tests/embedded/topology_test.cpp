@@ -153,6 +153,23 @@ TEST_CASE("bad topology files are ConfigErrors naming file, line and key") {
        "duplicate address"},
       {"defaults:\n  name: x\nnodes:\n  - {name: a, internalIP: 10.0.0.1}\n", "defaults.name", 2, "unknown key"},
       {"colour: blue\nnodes:\n  - {name: a, internalIP: 10.0.0.1}\n", "colour", 1, "unknown key"},
+      {"nodes: [{name: a, internalIP: 10.0.0.1}]\nruntimeClasses: {name: x}\n", "runtimeClasses", 2, "list"},
+      {"nodes: [{name: a, internalIP: 10.0.0.1}]\nruntimeClasses:\n  - handler: x\n", "runtimeClasses[0].name", 3,
+       "required"},
+      {"nodes: [{name: a, internalIP: 10.0.0.1}]\nruntimeClasses:\n  - {name: Bad_Name, handler: x}\n",
+       "runtimeClasses[0].name", 3, "RFC 1123 subdomain"},
+      {"nodes: [{name: a, internalIP: 10.0.0.1}]\nruntimeClasses:\n  - {name: nvidia.com, handler: x.y}\n",
+       "runtimeClasses[0].handler", 3, "dots"},
+      {"nodes: [{name: a, internalIP: 10.0.0.1}]\nruntimeClasses:\n  - {name: a.b}\n", "runtimeClasses[0].handler", 3,
+       "dots"},  // the handler defaults to the name
+      {"nodes: [{name: a, internalIP: 10.0.0.1}]\nruntimeClasses:\n  - {name: x, tolerations: [\"k=v:Sometimes\"]}\n",
+       "runtimeClasses[0].tolerations[0]", 3, "Sometimes"},
+      {"nodes: [{name: a, internalIP: 10.0.0.1}]\nruntimeClasses:\n  - {name: x, overhead: {cpu: -1}}\n",
+       "runtimeClasses[0].overhead.cpu", 3, "greater than or equal to 0"},
+      {"nodes: [{name: a, internalIP: 10.0.0.1}]\nruntimeClasses:\n  - {name: x, colour: blue}\n",
+       "runtimeClasses[0].colour", 3, "unknown key"},
+      {"nodes: [{name: a, internalIP: 10.0.0.1}]\nruntimeClasses:\n  - {name: x}\n  - {name: x}\n",
+       "runtimeClasses[1].name", 4, "duplicate RuntimeClass"},
   };
   for (const auto& r : rows) {
     const std::string yaml = r.yaml;
@@ -169,6 +186,27 @@ TEST_CASE("bad topology files are ConfigErrors naming file, line and key") {
       CHECK(std::string(e.what()).find(r.message_part) != std::string::npos);
     }
   }
+}
+
+TEST_CASE("a topology's runtimeClasses: the node.k8s.io/v1 objects the cluster starts with") {
+  const auto topo = Topology::parse(R"(
+nodes: [{name: a, internalIP: 10.0.0.1}]
+runtimeClasses:
+  - name: nvidia
+    overhead: {cpu: 0.1}
+    nodeSelector: {nvidia.com/gpu.present: "true"}
+    tolerations: ["nvidia.com/gpu:NoSchedule", "all"]
+  - {name: kata, handler: kata-qemu}
+)");
+  REQUIRE(topo.runtime_classes.size() == 2);
+  CHECK(
+      json::serialize(topo.runtime_classes[0].to_object()) ==
+      R"({"apiVersion":"node.k8s.io/v1","kind":"RuntimeClass","metadata":{"name":"nvidia"},"handler":"nvidia",)"
+      R"("overhead":{"podFixed":{"cpu":"100m"}},"scheduling":{"nodeSelector":{"nvidia.com/gpu.present":"true"},)"
+      R"("tolerations":[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"},{"operator":"Exists"}]}})");
+  CHECK(json::serialize(topo.runtime_classes[1].to_object()) ==
+        R"({"apiVersion":"node.k8s.io/v1","kind":"RuntimeClass","metadata":{"name":"kata"},"handler":"kata-qemu"})");
+  CHECK(Topology::builtin("seed").runtime_classes.empty());
 }
 
 TEST_CASE("defaults apply to every node, labels merge, node keys win") {

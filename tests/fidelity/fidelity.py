@@ -3133,6 +3133,87 @@ SCENARIOS["emptylists"] = [
     (["delete", "role/none", "endpointslice/es", "statefulset/st", "job/j"], None),
 ]
 
+# node.k8s.io/v1 RuntimeClass and the RuntimeClass admission plugin: a class as stored (its
+# overhead's quantities canonical), discovery, the table, describe, ValidateRuntimeClass's refusals
+# (the handler a DNS label, the overhead as container limits, the scheduling labels and
+# tolerations, whose path says "tolerations" twice), the deprecated node label warning, the
+# immutable handler, no unconditional update; then pods naming a class: the overhead, node
+# selector and tolerations it adds (MergeTolerations keeps a superset only), a class not found, a
+# conflicting node selector, and an overhead of the pod's own (equal, different, or without a
+# class overhead).
+def _rtc(name, handler="runc", **fields):
+    return json.dumps(dict({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": name},
+                            "handler": handler}, **fields))
+
+
+def _rtc_pod(name, cls=None, generate=False, **spec):
+    spec = dict({"containers": [{"name": "main", "image": "busybox"}]}, **spec)
+    if cls:
+        spec["runtimeClassName"] = cls
+    meta = {"generateName": name} if generate else {"name": name}
+    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec})
+
+
+RTC_NAMES = ["rtc-fid-nvidia", "rtc-fid-plain", "rtc-fid-warn", "rtc-fid-empty", "rtc-fid-new", "rtc-fid-gpu"]
+_RTC_GPU = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+_RTC_POD = ("jsonpath={.spec.runtimeClassName} overhead={.spec.overhead} nodeSelector={.spec.nodeSelector} "
+            "tolerations={.spec.tolerations}{\"\\n\"}")
+SCENARIOS["runtimeclass"] = [
+    (["api-resources", "-o", "wide", "--api-group=node.k8s.io"], None),
+    (["create", "-f", "-", "-o", "json"],
+     _rtc("rtc-fid-nvidia", "nvidia", overhead={"podFixed": {"cpu": "0.25", "memory": "0.5Gi"}},
+          scheduling={"nodeSelector": {"rtc-fid": "gpu"}, "tolerations": [_RTC_GPU]})),
+    (["create", "-f", "-"], _rtc("rtc-fid-plain")),
+    (["create", "-f", "-"], _rtc("rtc-fid-empty", overhead={})),
+    (["create", "-f", "-", "-o", "name"],
+     _rtc("rtc-fid-warn", scheduling={"nodeSelector": {"beta.kubernetes.io/arch": "amd64"},
+                                      "tolerations": [{"operator": "Exists"}]})),
+    (["create", "-f", "-"], _rtc("rtc-fid-bad", "Bad_Handler")),
+    (["create", "-f", "-"], _rtc("Bad_Name", "")),
+    (["create", "-f", "-"], _rtc("rtc-fid-bad", overhead={"podFixed": {"cpu": "-1"}})),
+    # An extended resource as a limit alone is valid (only a request needs its limit).
+    (["create", "-f", "-"], _rtc("rtc-fid-gpu", overhead={"podFixed": {"nvidia.com/gpu": "1"}})),
+    (["create", "-f", "-"], _rtc("rtc-fid-bad", scheduling={"nodeSelector": {"bad key!": "v"}})),
+    (["create", "-f", "-"], _rtc("rtc-fid-bad", scheduling={"nodeSelector": {"k": "bad value!"}})),
+    (["create", "-f", "-"], _rtc("rtc-fid-bad", scheduling={"tolerations": [
+        {"key": "a", "operator": "Bogus"}, {"key": "b", "operator": "Exists", "value": "v"}]})),
+    (["create", "-f", "-"], _rtc("rtc-fid-bad", scheduling={"tolerations": [_RTC_GPU, dict(_RTC_GPU)]})),
+    (["create", "-f", "-"], _rtc("rtc-fid-bad", scheduling={"tolerations": [
+        {"key": "x", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 5},
+        {"key": "x", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 6}]})),
+    (["create", "-f", "-"], json.dumps({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass",
+                                        "metadata": {"name": "rtc-fid-bad"}})),
+    (["get", "runtimeclass"] + RTC_NAMES[:4], None),
+    (["get", "runtimeclass", "rtc-fid-nvidia", "-o", "wide"], None),
+    (["describe", "runtimeclass", "rtc-fid-nvidia"], None),
+    (["patch", "runtimeclass", "rtc-fid-plain", "--type=merge", "-p", '{"handler":"crun"}'], None),
+    (["patch", "runtimeclass", "rtc-fid-plain", "--type=merge", "-p",
+      '{"scheduling":{"nodeSelector":{"a":"b"}}}', "-o", "jsonpath={.scheduling}"], None),
+    (["replace", "--raw", "/apis/node.k8s.io/v1/runtimeclasses/rtc-fid-plain", "-f", "-"], _rtc("rtc-fid-plain")),
+    (["replace", "-f", "-", "-o", "jsonpath={.handler}"], _rtc("rtc-fid-new", "kata")),
+    (["explain", "runtimeclass.scheduling"], None),
+    # Pods naming a class.
+    (["create", "-f", "-", "-o", _RTC_POD], _rtc_pod("p-nvidia", "rtc-fid-nvidia")),
+    (["create", "-f", "-", "-o", _RTC_POD],
+     _rtc_pod("p-merged", "rtc-fid-nvidia", nodeSelector={"zone": "a"},
+              tolerations=[{"key": "nvidia.com/gpu", "operator": "Equal", "value": "x", "effect": "NoSchedule"},
+                           {"key": "other", "operator": "Exists"}])),
+    (["create", "-f", "-"], _rtc_pod("p-conflict", "rtc-fid-nvidia", nodeSelector={"rtc-fid": "cpu"})),
+    (["create", "-f", "-"], _rtc_pod("p-missing", "rtc-fid-none")),
+    (["create", "-f", "-"], _rtc_pod("p-gen-", "rtc-fid-none", generate=True)),
+    (["create", "-f", "-", "-o", _RTC_POD],
+     _rtc_pod("p-same", "rtc-fid-nvidia", overhead={"memory": "512Mi", "cpu": "250m"})),
+    (["create", "-f", "-"], _rtc_pod("p-other", "rtc-fid-nvidia", overhead={"cpu": "1"})),
+    (["create", "-f", "-"], _rtc_pod("p-own", "rtc-fid-plain", overhead={"cpu": "1"})),
+    (["create", "-f", "-"], _rtc_pod("p-own-empty", "rtc-fid-empty", overhead={"cpu": "1"})),
+    (["create", "-f", "-", "-o", _RTC_POD], _rtc_pod("p-plain", "rtc-fid-plain")),
+    (["create", "-f", "-", "-o", _RTC_POD], _rtc_pod("p-empty", "rtc-fid-empty")),
+    (["create", "-f", "-", "-o", _RTC_POD], _rtc_pod("p-all", "rtc-fid-warn")),
+    (["get", "pod", "p-nvidia", "-o", "json"], None),
+    (["delete", "pod", "--all", "--grace-period=0", "--force"], None, "capture:deleted"),
+    (["delete", "runtimeclass"] + RTC_NAMES, None),
+]
+
 # Discovery as kubectl api-resources shows it: a custom resource's verbs in apiextensions-apiserver's
 # order, the CRD kind's category, and namespaces without deletecollection (a 405, after authorization).
 SCENARIOS["discovery"] = [
@@ -3234,6 +3315,7 @@ TEARDOWN = {"gpupoolloop": [["delete", "node", "--ignore-not-found", "loop-fid-n
             "scheduling": [["delete", "pods", "--all", "--force", "--grace-period=0"],
                            ["delete", "node", "--ignore-not-found"] + FID_NODES]}
 SETUP["discovery"] = SETUP["kubeflow"]
+SETUP["runtimeclass"] = [["delete", "runtimeclass", "--ignore-not-found"] + RTC_NAMES]
 SETUP["rulesreview"] = [["delete", "clusterrole", "rulesreview-fid", "--ignore-not-found"]]
 SETUP["printers"] = [["delete", n, "--ignore-not-found"] for n in _PRINTED_NAMES[-3:]]
 TEARDOWN["kueuetrain"] = [["delete", "clusterqueue", "kq-fid-cq", "--ignore-not-found"]]
@@ -3323,7 +3405,9 @@ def normalize(text, ns):
     text = re.sub(r"pod-template-hash=[a-z0-9]{6,10}\b", "pod-template-hash=<hash>", text)
     # The gpupoolloop scenario's pods: a Job's (name-xxxxx) and a Deployment's (name-<hash>-xxxxx).
     text = re.sub(r"\b(loop1|loopd)-(?:[a-z0-9]{6,10}-)?[a-z0-9]{5}\b", r"\1-<rand>", text)
-    # kubectl describe prints times as RFC 1123.
+    # kubectl describe prints times as RFC 1123; its generic describer (a kind without a describer
+    # of its own) prints metadata.resourceVersion.
+    text = re.sub(r"(Resource Version:\s+)\d+\b", r"\1<resourceVersion>", text)
     text = re.sub(r"\b[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d [+-]\d{4}\b", "<time>", text)
     for rx, repl in EXPLAINED:
         text = rx.sub(repl, text)

@@ -29,6 +29,7 @@ SERVED = {
     "apis/apiextensions.k8s.io/v1": ["CustomResourceDefinition"],
     "apis/discovery.k8s.io/v1": ["EndpointSlice"],
     "apis/coordination.k8s.io/v1": ["Lease"],
+    "apis/node.k8s.io/v1": ["RuntimeClass"],
 }
 REF = "#/components/schemas/"
 

@@ -87,6 +87,27 @@ def test_render_profile_object_and_iiis_conventions():
         gpupool.render(w, profile="generic")  # ssd=True without local SSDs in the profile
 
 
+def test_runtime_class_keyword_reaches_every_pod():
+    w = gpupool.to_workload(**seed_job(runtime_class="nvidia"))
+    assert w.runtime_class_name == "nvidia"
+    specs = gpupool.render(w, profile="generic").workload()["spec"]["mpiReplicaSpecs"]
+    assert {r: specs[r]["template"]["spec"]["runtimeClassName"] for r in specs} == {
+        "Launcher": "nvidia", "Worker": "nvidia"}
+    # The profile's GPU runtime class, for GPU workloads only; the keyword wins.
+    profile = gpupool.Profile.builtin("generic")
+    profile.gpu.runtime_class = "nvidia"
+    assert "runtime_class='nvidia'" in repr(profile.gpu)
+    gpu = gpupool.to_workload(kind="job", name="g", image="busybox", gpus=1)
+    assert gpupool.render(gpu, profile=profile).workload()["spec"]["template"]["spec"]["runtimeClassName"] == "nvidia"
+    cpu = gpupool.to_workload(kind="job", name="c", image="busybox")
+    assert "runtimeClassName" not in gpupool.render(cpu, profile=profile).workload()["spec"]["template"]["spec"]
+    own = gpupool.to_workload(kind="job", name="o", image="busybox", gpus=1, runtime_class="kata")
+    assert gpupool.render(own, profile=profile).workload()["spec"]["template"]["spec"]["runtimeClassName"] == "kata"
+    with pytest.raises(gpupool.ValidationError, match="runtimeClassName"):
+        gpupool.render(gpupool.to_workload(kind="job", name="b", image="busybox", runtime_class="Bad_Name"),
+                       profile="generic")
+
+
 def test_yaml_and_json_round_trip():
     w = gpupool.to_workload(**seed_job(pvc_create=["data:nfs:10Gi:/data"]))
     sub = gpupool.render(w, profile="iiis")

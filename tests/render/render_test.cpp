@@ -121,6 +121,57 @@ TEST_CASE("scheduler, host networking: profile defaults and workload overrides")
   CHECK_FALSE(plain.contains("hostNetwork"));
 }
 
+TEST_CASE("runtime class: the workload's on every pod it renders, the profile's for GPU workloads") {
+  struct Row {
+    WorkloadKind kind;
+    std::vector<std::string> replicas;
+  };
+  const Row rows[] = {
+      {WorkloadKind::Pod, {""}},
+      {WorkloadKind::Deployment, {""}},
+      {WorkloadKind::Job, {""}},
+      {WorkloadKind::MPIJob, {"Launcher", "Worker"}},
+      {WorkloadKind::TFJob, {"PS", "Worker", "Chief"}},
+      {WorkloadKind::PyTorchJob, {"Master", "Worker"}},
+  };
+  Profile nvidia = generic();
+  nvidia.gpu.runtime_class = "nvidia";
+  for (const auto& r : rows) {
+    CAPTURE(to_string(r.kind));
+    Workload w = job(r.kind);
+    if (r.kind == WorkloadKind::TFJob) w.replicas = Replicas{1, 1, 1, 1};
+    if (r.kind == WorkloadKind::Deployment) w.restart_policy.reset();
+    // None by default, and none from the profile for a workload without GPUs.
+    for (const Profile* p : {&generic(), static_cast<const Profile*>(&nvidia)}) {
+      const Submission none = render(w, *p);
+      for (const auto& replica : r.replicas)
+        CHECK_FALSE(pod_spec_of(none.workload(), replica).contains("runtimeClassName"));
+    }
+    // The profile's for a GPU workload: every pod of the job, as its scheduler.
+    w.resources.gpus = 1;
+    const Submission gpu = render(w, nvidia);
+    for (const auto& replica : r.replicas) {
+      CAPTURE(replica);
+      CHECK(pod_spec_of(gpu.workload(), replica).at("runtimeClassName") == "nvidia");
+    }
+    // The workload's own wins, with or without GPUs.
+    w.runtime_class_name = "kata";
+    for (int gpus : {0, 1}) {
+      w.resources.gpus = gpus;
+      const Submission own = render(w, nvidia);
+      for (const auto& replica : r.replicas)
+        CHECK(pod_spec_of(own.workload(), replica).at("runtimeClassName") == "kata");
+    }
+  }
+  // A RuntimeClass's name is a DNS subdomain (ValidateRuntimeClassName).
+  Workload bad = job();
+  bad.runtime_class_name = "Bad_Name";
+  CHECK_THROWS_WITH_AS(render(bad, generic()), doctest::Contains("runtimeClassName"), ValidationError);
+  CHECK_THROWS_WITH_AS(Profile::parse("name: x\ngpu: {runtime_class: Bad_Name}\n"),
+                       doctest::Contains("gpu.runtime_class"), ConfigError);
+  CHECK(Profile::parse("name: x\ngpu: {runtime_class: nvidia}\n").gpu.runtime_class == "nvidia");
+}
+
 TEST_CASE("ssd=true and nfs=true mount what the profile names; the user's own NFS directory only") {
   Workload w = job();
   w.namespace_ = "zhangsan";

@@ -114,6 +114,22 @@ TEST_CASE("TrainJob: what a runtimePatch cannot carry is refused, naming the fie
     CHECK(e.field() == "schedulerName");
     CHECK(std::string(e.what()).find("use kind jobset or pytorch") != std::string::npos);
   }
+  // Nor a runtime class (Trainer's PodSpecPatch has no runtimeClassName).
+  o = options("trainjob");
+  o.runtime_class = "nvidia";
+  try {
+    (void)render(to_workload(o), generic());
+    FAIL("rendered");
+  } catch (const ValidationError& e) {
+    CHECK(e.field() == "runtimeClassName");
+    CHECK(std::string(e.what()).find("--runtime-class") != std::string::npos);
+  }
+  // A JobSet's pods carry it.
+  o = options("jobset");
+  o.runtime_class = "nvidia";
+  CHECK(obj(render(to_workload(o), generic()).workload().at("spec").at("replicatedJobs").at(0),
+            {"template", "spec", "template", "spec"})
+            .at("runtimeClassName") == "nvidia");
   // The iiis profile runs pods on the host network: a TrainJob cannot say so.
   o = options("trainjob");
   o.gpus = 0;

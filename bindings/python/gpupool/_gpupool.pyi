@@ -366,6 +366,7 @@ class Workload:
     host_network: Optional[bool]
     host_ipc: Optional[bool]
     priority_class_name: str
+    runtime_class_name: str
     queue: str
     gang: bool
     image_pull_secrets: List[str]
@@ -428,6 +429,7 @@ class SubmitOptions:
     runtime: str
     scheduler_name: str
     priority_class: str
+    runtime_class: str
     queue: str
     gang: bool
     command: str
@@ -524,6 +526,7 @@ class LocalSsd:
 class GpuConvention:
     resource: str
     scheduler_name: str
+    runtime_class: str
     env: List[EnvVar]
     def __init__(self, **fields: Any) -> None: ...
 

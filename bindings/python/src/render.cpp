@@ -74,9 +74,10 @@ void bind_profile(py::module_& m) {
   def_kwargs_init(gpu);
   gpu.def_readwrite("resource", &GpuConvention::resource)
       .def_readwrite("scheduler_name", &GpuConvention::scheduler_name)
+      .def_readwrite("runtime_class", &GpuConvention::runtime_class)
       .def_readwrite("env", &GpuConvention::env)
       .def("__repr__", [](py::handle self) {
-        return repr_fields(self, "GpuConvention", {"resource", "scheduler_name"});
+        return repr_fields(self, "GpuConvention", {"resource", "scheduler_name", "runtime_class"});
       });
   def_equality(gpu);
 
