@@ -67,6 +67,25 @@ bool daemonsets_may_change(const WatchEvent& e) {
   return false;
 }
 
+// The controllers that adopt orphans of `t` (ctrl::claim), or null.
+const std::vector<std::pair<std::string, std::string>>* adopters_of(const ResourceType& t) {
+  static const std::vector<std::pair<std::string, std::string>> pods{
+      {"apps", "replicasets"}, {"apps", "daemonsets"}, {"apps", "statefulsets"}, {"batch", "jobs"}};
+  static const std::vector<std::pair<std::string, std::string>> replicasets{{"apps", "deployments"}};
+  static const std::vector<std::pair<std::string, std::string>> revisions{{"apps", "daemonsets"},
+                                                                          {"apps", "statefulsets"}};
+  if (t.group.empty() && t.resource == "pods") return &pods;
+  if (t.group == "apps" && t.resource == "replicasets") return &replicasets;
+  if (t.group == "apps" && t.resource == "controllerrevisions") return &revisions;
+  return nullptr;
+}
+
+bool labels_changed(const json::object& a, const json::object& b) {
+  const json::object* la = object_at(a, {"metadata", "labels"});
+  const json::object* lb = object_at(b, {"metadata", "labels"});
+  return !la != !lb || (la && !util::json_equal(*la, *lb));
+}
+
 bool is_owner_kind(const ResourceType& t) {
   return (t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets" ||
                                 t.resource == "daemonsets" || t.resource == "statefulsets")) ||
@@ -132,6 +151,17 @@ void Controllers::on_event(const WatchEvent& e) {
     if (owner && is_owner_kind(*owner))
       keys.push_back({owner->group, owner->resource, namespace_of(*e.object), string_of(ref, "name")});
   }
+  // An orphan that came, or changed its labels, or lost its controller reference: the owners that
+  // select it may adopt it (replica_set.go addPod / updatePod getPodReplicaSets, daemon_controller.go
+  // getDaemonSetsForPod, stateful_set.go getStatefulSetsForPod, job_controller.go getPodJobs,
+  // deployment_controller.go getDeploymentsForReplicaSet, daemon update.go getDaemonSetsForHistory).
+  if (e.type != EventType::Deleted && t.namespaced && !util::controller_ref(*e.object) && !deleting(*e.object))
+    if (const auto* adopters = adopters_of(t);
+        adopters && (e.type == EventType::Added || !e.old_object || util::controller_ref(*e.old_object) ||
+                     labels_changed(*e.old_object, *e.object)))
+      for (const auto& [group, resource] : *adopters)
+        for (const auto& o : store_.list(store_.type(group, resource), namespace_of(*e.object)).items)
+          if (owner_selects(*o, *e.object)) keys.push_back({group, resource, namespace_of(*o), name_of(*o)});
   // daemon_controller.go addNode / updateNode / deleteNode: a node that comes, changes or goes may
   // change where every DaemonSet runs (status-only updates are not worth a look, as
   // shouldIgnoreNodeUpdate has it: labels, taints and spec decide).
@@ -270,31 +300,51 @@ void Controllers::reconcile(const Key& key) {
   const auto now = clock_.now();
   const auto when = std::chrono::time_point_cast<std::chrono::system_clock::duration>(now);  // events' time
   Plan plan;
+  // The built-in controllers claim what they select (controller_ref_manager.go): adopt orphans,
+  // release what no longer matches (ctrl::claim).
+  const ClaimRules selected{[&](const json::object& o) { return owner_selects(*owner, o); }};
+  const auto claimed = [&](const std::string& group, const std::string& resource, const ClaimRules& rules) {
+    return claim(store_, store_.type(group, resource), *owner, rules);
+  };
   if (key.resource == "deployments")
+    // deployment_controller.go getReplicaSetsForDeployment: ClaimReplicaSets.
     plan = plan_deployment(
-        *owner, owned(key.ns, uid, {{"apps", "replicasets"}}),
+        *owner, claimed("apps", "replicasets", selected),
         [&](const json::object& rs) {
           return owned(key.ns, uid_of(rs), {{"", "pods"}});
         },
         now);
   else if (key.resource == "replicasets")
-    plan = plan_replicaset(*owner, owned(key.ns, uid, {{"", "pods"}}), now);
+    // replica_set.go syncReplicaSet: claimPods over controller.FilterActivePods.
+    plan = plan_replicaset(*owner, claimed("", "pods", {selected.match, true, true}), now);
   else if (key.resource == "jobs")
-    plan = plan_job(*owner, owned(key.ns, uid, {{"", "pods"}}), now);
+    // job_controller.go getPodsForJob: ClaimPods (the tracking finalizer it adds is not modelled).
+    plan = plan_job(*owner, claimed("", "pods", selected), now);
   else if (key.resource == "cronjobs")
     plan = plan_cronjob(*owner, owned(key.ns, uid, {{"batch", "jobs"}}), now);
   else if (key.resource == "statefulsets") {
     Claims claims;
     for (auto& c : store_.list(store_.type("", "persistentvolumeclaims"), key.ns).items)
       claims.emplace(name_of(*c), std::move(c));
-    plan = plan_statefulset(*owner, owned(key.ns, uid, {{"", "pods"}, {"apps", "controllerrevisions"}}), claims, now);
+    // stateful_set.go sync: adoptOrphanRevisions (adopts, never releases), then
+    // getPodsForStatefulSet: ClaimPods with the isMemberOf filter.
+    Children children = claimed("apps", "controllerrevisions", {selected.match, false});
+    const std::string set = name_of(*owner);
+    for (auto& p : claimed("", "pods", {[&](const json::object& pod) {
+                             return selected.match(pod) && statefulset_member(name_of(pod), set);
+                           }}))
+      children.push_back(std::move(p));
+    plan = plan_statefulset(*owner, children, claims, now);
   } else if (key.resource == "daemonsets") {
     const auto nodes = store_.list(store_.type("", "nodes"), "").items;
     std::vector<const json::object*> node_objects;
     node_objects.reserve(nodes.size());
     for (const auto& n : nodes) node_objects.push_back(n.get());
-    plan =
-        plan_daemonset(*owner, owned(key.ns, uid, {{"", "pods"}, {"apps", "controllerrevisions"}}), node_objects, now);
+    // daemon_controller.go getDaemonPods (ClaimPods), update.go controlledHistories
+    // (ClaimControllerRevisions).
+    Children children = claimed("", "pods", selected);
+    for (auto& r : claimed("apps", "controllerrevisions", selected)) children.push_back(std::move(r));
+    plan = plan_daemonset(*owner, children, node_objects, now);
   } else if (!kubeflow_)
     return;  // no operator runs
   else if (key.resource == "jobsets")

@@ -120,6 +120,8 @@ Plan plan_daemonset(const json::object& daemonset, const Children& children,
 /// ordinal, the rolling update down to the partition, the history, and its status. `children`: the pods and
 /// ControllerRevisions it controls. The namespace's PersistentVolumeClaims by name.
 using Claims = std::map<std::string, std::shared_ptr<const json::object>>;
+/// stateful_set_utils.go isMemberOf: the pod's name is "<set>-<digits>" (getParentName).
+bool statefulset_member(std::string_view pod_name, std::string_view set);
 Plan plan_statefulset(const json::object& statefulset, const Children& children, const Claims& claims,
                       Clock::time_point now);
 

@@ -254,6 +254,9 @@ std::string_view str_view(const json::object& o, std::string_view key) {
 // The garbage collector's finalizers (k8s.io/apimachinery/pkg/apis/meta/v1: FinalizerDeleteDependents,
 // FinalizerOrphanDependents).
 constexpr std::string_view kForegroundDeletion = "foregroundDeletion";
+// The dependents index's key for objects without a controller reference (no ownerReference
+// has an empty uid: validation refuses one, index_owners skips it).
+constexpr std::string_view kNoController = "";
 
 // rest.BeforeDelete (updateForGracefulDeletionAndFinalizers): marking an object for deletion is a
 // change of its generation, where it has one.
@@ -430,18 +433,24 @@ struct Store::Impl {
   void index_owners(const ResourceType& t, const json::object& obj, bool add) {
     const auto& md = metadata_of(obj);
     const auto* refs = md.if_contains("ownerReferences");
-    if (!refs || !refs->is_array()) return;
     Ref me{&t, str(md, "namespace"), str(md, "name")};
-    for (const auto& r : refs->as_array()) {
-      if (!r.is_object()) continue;
-      const auto uid = str(r.as_object(), "uid");
-      if (uid.empty()) continue;
+    const auto index = [&](const std::string& uid) {
       if (add) {
         dependents[uid].insert(me);
       } else if (auto it = dependents.find(uid); it != dependents.end()) {
         it->second.erase(me);
         if (it->second.empty()) dependents.erase(it);
       }
+    };
+    // A namespaced object without a controller reference is indexed under kNoController too:
+    // the orphans a controller may adopt (Store::orphans).
+    if (t.namespaced && !util::controller_ref(obj)) index(std::string(kNoController));
+    if (!refs || !refs->is_array()) return;
+    for (const auto& r : refs->as_array()) {
+      if (!r.is_object()) continue;
+      const auto uid = str(r.as_object(), "uid");
+      if (uid.empty()) continue;
+      index(uid);
     }
   }
 
@@ -825,6 +834,10 @@ std::vector<std::shared_ptr<const json::object>> Store::dependents(const Resourc
        it != d->second.end() && it->type == &t && it->ns == ns; ++it)
     if (auto o = objs.find({it->ns, it->name}); o != objs.end()) out.push_back(o->second);
   return out;
+}
+
+std::vector<std::shared_ptr<const json::object>> Store::orphans(const ResourceType& t, std::string_view ns) const {
+  return dependents(t, ns, kNoController);
 }
 
 json::object Store::get(const ResourceType& t, std::string_view ns, std::string_view name) const {

@@ -301,6 +301,10 @@ class Store {
   /// not by scanning the type.
   std::vector<std::shared_ptr<const json::object>> dependents(const ResourceType& t, std::string_view ns,
                                                               std::string_view owner_uid) const;
+  /// The objects of namespaced type `t` in `ns` with no controller ownerReference (orphans, as
+  /// pkg/controller/controller_ref_manager.go calls them: what a controller may adopt), in key
+  /// order, from the same index.
+  std::vector<std::shared_ptr<const json::object>> orphans(const ResourceType& t, std::string_view ns) const;
 
   // ---- persistence ----------------------------------------------------------------------------
   /// Every stored object with its resource, and the revision counter: what `restore` needs to bring

@@ -2809,6 +2809,101 @@ SCENARIOS["statefulset"] = [
     (["get", "pvc", "-o", "name"], None),
 ]
 
+# Adoption and release (pkg/controller/controller_ref_manager.go): a StatefulSet, ReplicaSet and
+# DaemonSet deleted with --cascade=orphan and made again (the StatefulSet with another serviceName,
+# an immutable field) take the same pods and ControllerRevision back; a pod whose labels no longer
+# match is released (no ownerReferences left) and replaced. Captured uids show which owner is whose.
+def _rs_adopt(name, replicas):
+    return json.dumps({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": name}, "spec": {
+        "replicas": replicas, "selector": {"matchLabels": {"app": name}},
+        "template": {"metadata": {"labels": {"app": name}},
+                     "spec": {"nodeSelector": {"sts-fid": "nowhere"}, "containers": [{"name": "c", "image": "busybox"}]}}}})
+
+
+def _sts_adopt(service):
+    sts = json.loads(_sts("web", 2, policy="Parallel"))
+    sts["spec"]["serviceName"] = service
+    return json.dumps(sts)
+
+
+_OWNED = ["-o", "custom-columns=NAME:.metadata.name,UID:.metadata.uid,OWNER:.metadata.ownerReferences[*].uid,"
+          "KIND:.metadata.ownerReferences[*].kind,CONTROLLER:.metadata.ownerReferences[*].controller,"
+          "BLOCK:.metadata.ownerReferences[*].blockOwnerDeletion", "--sort-by=.metadata.name"]
+
+
+def adoption_steps():
+    steps = [
+        (["create", "-f", "-", "-o", "name"], _sts_adopt("web-svc")),
+        (["wait", "--for=jsonpath={.status.replicas}=2", "--timeout=30s", "sts/web"], None),
+        (["get", "pod", "web-0", "-o", "jsonpath={.metadata.uid}"], None, "capture:POD0"),
+        (["get", "pod", "web-1", "-o", "jsonpath={.metadata.uid}"], None, "capture:POD1"),
+        (["get", "controllerrevisions", "-l", "app=web", "-o", "jsonpath={.items[0].metadata.name}"], None,
+         "capture:REV"),
+        (["get", "controllerrevisions", "-l", "app=web", "-o", "jsonpath={.items[0].metadata.uid}"], None,
+         "capture:REVUID"),
+        (["delete", "sts", "web", "--cascade=orphan"], None),
+        (["get", "pods", "-l", "app=web"] + _OWNED, None),
+        (["get", "controllerrevisions", "-l", "app=web"] + _OWNED, None),
+        (["create", "-f", "-", "-o", "name"], _sts_adopt("web-svc2")),
+        (["get", "sts", "web", "-o", "jsonpath={.metadata.uid}"], None, "capture:SET2"),
+        (["wait", "--for=jsonpath={.status.replicas}=2", "--timeout=30s", "sts/web"], None),
+        (["get", "pods", "-l", "app=web"] + _OWNED, None),
+        (["get", "controllerrevisions", "-l", "app=web"] + _OWNED, None),
+        (["get", "controllerrevisions", "-l", "app=web", "-o", "jsonpath={.items[*].revision}"], None),
+        (["get", "sts", "web", "-o", _STS_STATUS + " {{.status.currentRevision}} {{.status.updateRevision}}"], None),
+        # A ReplicaSet: the same.
+        (["create", "-f", "-", "-o", "name"], _rs_adopt("front", 2)),
+        (["wait", "--for=jsonpath={.status.replicas}=2", "--timeout=30s", "rs/front"], None),
+        (["get", "pods", "-l", "app=front", "-o", "jsonpath={.items[0].metadata.name}"], None, "capture:F0"),
+        (["get", "pods", "-l", "app=front", "-o", "jsonpath={.items[1].metadata.name}"], None, "capture:F1"),
+        (["delete", "rs", "front", "--cascade=orphan"], None),
+        (["get", "pods", "-l", "app=front"] + _OWNED, None),
+        (["create", "-f", "-", "-o", "name"], _rs_adopt("front", 2)),
+        (["get", "rs", "front", "-o", "jsonpath={.metadata.uid}"], None, "capture:RS2"),
+        (["wait", "--for=jsonpath={.status.replicas}=2", "--timeout=30s", "rs/front"], None),
+        (["get", "pods", "-l", "app=front"] + _OWNED, None),
+        # A pod relabelled out of the selector is released and replaced (scaled to 3 to have a
+        # status that only the release and the replacements reach).
+        (["label", "pod", "{F0}", "app=moved", "--overwrite"], None),
+        (["scale", "rs", "front", "--replicas=3"], None),
+        (["wait", "--for=jsonpath={.status.observedGeneration}=2", "--timeout=30s", "rs/front"], None),
+        (["wait", "--for=jsonpath={.status.replicas}=3", "--timeout=30s", "rs/front"], None),
+        (["get", "pod", "{F0}"] + _OWNED, None),
+        (["get", "pods", "-l", "app=front", "-o",
+          "go-template={{range .items}}{{(index .metadata.ownerReferences 0).uid}}{{\"\\n\"}}{{end}}"], None),
+    ]
+    # A DaemonSet on one node (no kubelet on the oracle's; the embedded one is told it is stopped).
+    no_kubelet = json.loads(node("adopt-fid-a", {"dsfid": "adopt"}, []))
+    no_kubelet["metadata"]["annotations"] = {"gpupool.io/simulate-kubelet": "stopped"}
+    ds = json.loads(_ds("agent"))
+    ds["spec"]["template"]["spec"]["nodeSelector"] = {"dsfid": "adopt"}
+    steps += [
+        (["create", "-f", "-", "-o", "name"], json.dumps(no_kubelet)),
+        (["patch", "node", "adopt-fid-a", "--subresource=status", "--type=merge", "-p", node_status(0), "-o", "name"],
+         None),
+        (["taint", "node", "adopt-fid-a", "node.kubernetes.io/not-ready:NoSchedule-"], None),
+        (["create", "-f", "-", "-o", "name"], json.dumps(ds)),
+        (["wait", "--for=jsonpath={.status.currentNumberScheduled}=1", "--timeout=30s", "ds/agent"], None),
+        (["get", "pods", "-l", "app=agent", "-o", "jsonpath={.items[0].metadata.name}"], None, "capture:D0"),
+        (["get", "controllerrevisions", "-l", "app=agent", "-o", "jsonpath={.items[0].metadata.name}"], None,
+         "capture:DREV"),
+        (["delete", "ds", "agent", "--cascade=orphan"], None),
+        (["get", "pods", "-l", "app=agent"] + _OWNED, None),
+        (["create", "-f", "-", "-o", "name"], json.dumps(ds)),
+        (["get", "ds", "agent", "-o", "jsonpath={.metadata.uid}"], None, "capture:DS2"),
+        (["wait", "--for=jsonpath={.status.currentNumberScheduled}=1", "--timeout=30s", "ds/agent"], None),
+        (["get", "pods", "-l", "app=agent"] + _OWNED, None),
+        (["get", "controllerrevisions", "-l", "app=agent"] + _OWNED, None),
+        (["get", "ds", "agent", "-o", _DS_STATUS], None),
+        (["delete", "ds", "agent", "--cascade=orphan"], None),
+        (["delete", "pods", "-l", "app=agent", "--force", "--grace-period=0"], None),
+        (["delete", "node", "adopt-fid-a"], None),
+    ]
+    return steps
+
+
+SCENARIOS["adoption"] = adoption_steps()
+
 # coordination.k8s.io/v1 Lease (leader election): the stored object (renewTime and acquireTime
 # as MicroTime), the table, ValidateLeaseSpec, the fields of the CoordinatedLeaderElection gate
 # (off in v1.32) dropped, an update without a resourceVersion refused (AllowUnconditionalUpdate
