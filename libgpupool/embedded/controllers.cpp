@@ -118,6 +118,12 @@ void Controllers::resync() {
       }
     }
   }
+  // What the pod GC's next runs find (a restart forgets its timers).
+  const ResourceType& nodes = store_.type("", "nodes");
+  for (const auto& p : store_.list(store_.type("", "pods"), "").items) {
+    const std::string node = string_of(object_at(*p, {"spec"}), "nodeName");
+    gc_pod_later(*p, !node.empty() && !store_.find(nodes, "", node));
+  }
   drain();
 }
 
@@ -213,6 +219,7 @@ void Controllers::on_event(const WatchEvent& e) {
           for (const auto& k : it->second) keys.push_back(k);
     }
   }
+  if (t.group.empty() && (t.resource == "pods" || t.resource == "nodes")) gc_pods_later(e);
   if (keys.empty()) return;
   {
     std::lock_guard lk(mu_);
@@ -220,6 +227,47 @@ void Controllers::on_event(const WatchEvent& e) {
       if (queued_.insert(k).second) queue_.push_back(std::move(k));
   }
   drain();
+}
+
+namespace {
+// gc_controller.go: the pod GC's loop runs every gcCheckPeriod; a missing node's pods are deleted
+// quarantineTime after the run that saw them first (its nodeQueue.AddAfter).
+constexpr std::chrono::seconds kGcCheckPeriod{20}, kQuarantineTime{40};
+// The pod GC's first run at or after `t` (runs at whole multiples of the period on the clock).
+Clock::time_point next_gc_run(Clock::time_point t) {
+  const auto into = t.time_since_epoch() % Clock::duration(kGcCheckPeriod);
+  return into == Clock::duration::zero() ? t : t + (Clock::duration(kGcCheckPeriod) - into);
+}
+}  // namespace
+
+void Controllers::gc_pods_later(const WatchEvent& e) {
+  if (e.type_info->resource == "nodes") {
+    if (e.type == EventType::Deleted) {
+      // Its pods (if any) are orphans now.
+      for (const auto& p : store_.list(store_.type("", "pods"), "").items)
+        if (string_of(object_at(*p, {"spec"}), "nodeName") == name_of(*e.object)) {
+          gc_pod_later(*p, true);
+          break;
+        }
+    }
+    return;
+  }
+  if (e.type == EventType::Deleted) return;
+  const std::string node = string_of(object_at(*e.object, {"spec"}), "nodeName");
+  gc_pod_later(*e.object, !node.empty() && !store_.find(store_.type("", "nodes"), "", node));
+}
+
+void Controllers::gc_pod_later(const json::object& pod, bool node_missing) {
+  const std::string node = string_of(object_at(pod, {"spec"}), "nodeName");
+  std::optional<std::pair<Key, Clock::time_point>> timer;
+  if (node_missing)  // gcOrphaned
+    timer = {Key{"", "nodes", "", node}, next_gc_run(clock_.now()) + kQuarantineTime};
+  else if (node.empty() && deleting(pod))  // gcUnscheduledTerminating
+    timer = {Key{"", "pods", namespace_of(pod), name_of(pod)}, next_gc_run(clock_.now())};
+  if (!timer) return;
+  std::lock_guard lk(mu_);
+  auto [it, added] = timers_.emplace(timer->first, timer->second);
+  if (!added) it->second = std::min(it->second, timer->second);
 }
 
 void Controllers::drain() {
@@ -293,6 +341,10 @@ Children Controllers::owned(const std::string& ns, const std::string& uid,
 }
 
 void Controllers::reconcile(const Key& key) {
+  // The pod GC's timers (gc_pod_later): a missing node, an unscheduled pod being deleted.
+  if (key.group.empty() && key.resource == "nodes") return podgc_orphaned(store_, key.name, clock_.now());
+  if (key.group.empty() && key.resource == "pods")
+    return podgc_unscheduled_terminating(store_, key.ns, key.name, clock_.now());
   const ResourceType& t = store_.type(key.group, key.resource);
   auto owner = store_.find(t, key.ns, key.name);
   if (!owner) return;

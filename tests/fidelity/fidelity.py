@@ -2904,6 +2904,53 @@ def adoption_steps():
 
 SCENARIOS["adoption"] = adoption_steps()
 
+# The pod garbage collector (pkg/controller/podgc, v1.32): an unscheduled pod being deleted is
+# marked Failed (gcUnscheduledTerminating, within its 20 s period); the pods of a deleted node are
+# marked Failed with the DisruptionTarget condition DeletionByPodGC and deleted with a grace of 0
+# after the 40 s quarantine (gcOrphaned). Finalizers keep two of them to look at.
+def _gc_pod(name, node_name=None, finalizer=False):
+    spec = {"containers": [{"name": "c", "image": "busybox"}]}
+    if node_name:
+        spec["nodeName"] = node_name
+    else:
+        spec["nodeSelector"] = {"sts-fid": "nowhere"}
+    md = {"name": name}
+    if finalizer:
+        md["finalizers"] = ["example.com/hold"]
+    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec})
+
+
+_GC_SHOW = ["-o", "jsonpath={.status.phase} {.metadata.deletionGracePeriodSeconds} {.status.conditions}"]
+_NO_FINALIZERS = ["--type=json", "-p", '[{"op":"remove","path":"/metadata/finalizers"}]', "-o", "name"]
+
+
+def podgc_steps():
+    no_kubelet = json.loads(node("podgc-fid-a", {"podgc": "yes"}, []))
+    no_kubelet["metadata"]["annotations"] = {"gpupool.io/simulate-kubelet": "stopped"}
+    return [
+        (["create", "-f", "-", "-o", "name"], json.dumps(no_kubelet)),
+        (["create", "-f", "-", "-o", "name"], _gc_pod("held", "podgc-fid-a", finalizer=True)),
+        (["create", "-f", "-", "-o", "name"], _gc_pod("free", "podgc-fid-a")),
+        (["create", "-f", "-", "-o", "name"], _gc_pod("unscheduled", finalizer=True)),
+        (["wait", "--for=condition=PodScheduled=false", "--timeout=30s", "pod/unscheduled"], None),
+        (["delete", "pod", "unscheduled", "--wait=false"], None),
+        (["wait", "--for=jsonpath={.status.phase}=Failed", "--timeout=60s", "pod/unscheduled"], None),
+        (["get", "pod", "unscheduled", "-o",
+          'jsonpath={.status.phase} {.metadata.deletionGracePeriodSeconds} '
+          '{.status.conditions[?(@.type=="DisruptionTarget")]}'], None),
+        (["get", "pod", "held"] + _GC_SHOW, None),
+        (["delete", "node", "podgc-fid-a"], None),
+        (["wait", "--for=delete", "pod/free", "--timeout=120s"], None),
+        (["get", "pod", "held"] + _GC_SHOW, None),
+        (["get", "pods"], None),
+        (["patch", "pod", "held"] + _NO_FINALIZERS, None),
+        (["patch", "pod", "unscheduled"] + _NO_FINALIZERS, None),
+        (["get", "pods"], None),
+    ]
+
+
+SCENARIOS["podgc"] = podgc_steps()
+
 # coordination.k8s.io/v1 Lease (leader election): the stored object (renewTime and acquireTime
 # as MicroTime), the table, ValidateLeaseSpec, the fields of the CoordinatedLeaderElection gate
 # (off in v1.32) dropped, an update without a resourceVersion refused (AllowUnconditionalUpdate
