@@ -400,6 +400,9 @@ class Store {
   bool delete_locked_recursive(const ResourceType& t, const std::string& ns, const std::string& name, Propagation p,
                                std::optional<std::int64_t> grace = std::nullopt);
   void gc_foreground_locked(const std::string& owner_uid);
+  /// The garbage collector's attemptToDeleteItem for an object whose ownerReferences were just
+  /// written: when no owner it names exists, deleted; when some do, the references to absent ones removed.
+  void gc_dangling_locked(const ResourceType& t, const std::string& ns, const std::string& name);
   /// Removes an object (a DELETED event carrying `last`), then runs the GC for its dependents and owners.
   void erase_locked(const ResourceType& t, const std::string& ns, const std::string& name,
                     const std::shared_ptr<const json::object>& last);

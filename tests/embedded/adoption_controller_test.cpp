@@ -132,17 +132,20 @@ TEST_CASE("claim leaves alone another controller's pods, pods being deleted, and
   AdoptWorld w;
   const ResourceType& rss = w.store.type("apps", "replicasets");
   // Another controller's pod with the labels: ignored.
-  json::object theirs = bare_pod("theirs", "rs",
-                                 R"("ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"x",
-      "uid":"00000000-0000-0000-0000-00000000beef","controller":true}],)");
-  w.store.create(w.pods, "default", theirs);
+  const std::string other = at(
+      w.store.create(w.store.type("", "configmaps"), "default", obj(R"({"metadata":{"name":"x"}})")), "metadata.uid");
+  w.store.create(w.pods, "default",
+                 bare_pod("theirs", "rs",
+                          fmt::format(R"("ownerReferences":[{{"apiVersion":"v1","kind":"ConfigMap","name":"x",
+      "uid":"{}","controller":true}}],)",
+                                      other)));
   // An orphan being deleted (held by a finalizer): not adopted.
   w.store.create(w.pods, "default", bare_pod("going", "rs", R"("finalizers":["example.com/hold"],)"));
   w.store.remove(w.pods, "default", "going");
   REQUIRE(w.get("", "pods", "going").at("metadata").as_object().contains("deletionTimestamp"));
   w.store.create(rss, "default", replicaset("rs", 1));
   const auto owners = w.controllers_of("", "pods");
-  CHECK(owners.at("theirs") == "00000000-0000-0000-0000-00000000beef");
+  CHECK(owners.at("theirs") == other);
   CHECK(owners.at("going").empty());
   CHECK(owners.size() == 3);  // its own pod made besides
 

@@ -2951,6 +2951,33 @@ def podgc_steps():
 
 SCENARIOS["podgc"] = podgc_steps()
 
+# The garbage collector's attemptToDeleteItem (garbagecollector.go classifyReferences): an object
+# none of whose owners exists (no such name, another uid) is deleted; one with an owner that exists
+# loses its references to absent owners; one naming a kind that is not served is left alone.
+def _cm_owned(name, refs):
+    return json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "ownerReferences": refs}})
+
+
+_GHOST = {"apiVersion": "v1", "kind": "ConfigMap", "name": "ghost", "uid": "11111111-2222-3333-4444-555555555555"}
+SCENARIOS["danglingowners"] = [
+    (["create", "configmap", "owner", "-o", "name"], None),
+    (["get", "configmap", "owner", "-o", "jsonpath={.metadata.uid}"], None, "capture:OWNER"),
+    (["create", "-f", "-", "-o", "name"], _cm_owned("dangling", [_GHOST])),
+    (["create", "-f", "-", "-o", "name"], _cm_owned("wronguid", [dict(_GHOST, name="owner")])),
+    (["create", "-f", "-", "-o", "name"],
+     _cm_owned("unknownkind", [dict(_GHOST, apiVersion="example.com/v1", kind="Foo")])),
+    (["create", "configmap", "mixed", "-o", "name"], None),
+    (["patch", "configmap", "mixed", "--type=json", "-o", "name", "-p",
+      '[{"op":"add","path":"/metadata/ownerReferences","value":[%s,{"apiVersion":"v1","kind":"ConfigMap",'
+      '"name":"owner","uid":"{OWNER}"}]}]' % json.dumps(_GHOST)], None),
+    (["wait", "--for=delete", "configmap/dangling", "configmap/wronguid", "--timeout=30s"], None, "capture:waited"),
+    (["wait", "--for=jsonpath={.metadata.ownerReferences[0].name}=owner", "configmap/mixed", "--timeout=30s"], None),
+    (["get", "configmap", "owner", "mixed", "unknownkind", "-o",
+      "custom-columns=NAME:.metadata.name,OWNERS:.metadata.ownerReferences[*].name,"
+      "UIDS:.metadata.ownerReferences[*].uid"], None),
+    (["get", "configmap", "dangling", "wronguid", "-o", "name"], None),
+]
+
 # coordination.k8s.io/v1 Lease (leader election): the stored object (renewTime and acquireTime
 # as MicroTime), the table, ValidateLeaseSpec, the fields of the CoordinatedLeaderElection gate
 # (off in v1.32) dropped, an update without a resourceVersion refused (AllowUnconditionalUpdate
