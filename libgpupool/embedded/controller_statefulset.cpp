@@ -83,6 +83,13 @@ bool healthy(const json::object& p) { return running_and_ready(p) && !deleting(p
 
 }  // namespace
 
+bool statefulset_member(std::string_view pod_name, std::string_view set) {
+  // statefulPodRegex "(.*)-([0-9]+)$": the parent is what precedes the last "-<digits>".
+  const std::size_t digits = pod_name.find_last_not_of("0123456789");
+  return digits != std::string_view::npos && digits + 1 < pod_name.size() && pod_name[digits] == '-' &&
+         pod_name.substr(0, digits) == set;
+}
+
 Plan plan_statefulset(const json::object& set, const Children& children, const Claims& claims, Clock::time_point now) {
   Plan plan;
   static const json::object kNone;

@@ -67,6 +67,25 @@ bool daemonsets_may_change(const WatchEvent& e) {
   return false;
 }
 
+// The controllers that adopt orphans of `t` (ctrl::claim), or null.
+const std::vector<std::pair<std::string, std::string>>* adopters_of(const ResourceType& t) {
+  static const std::vector<std::pair<std::string, std::string>> pods{
+      {"apps", "replicasets"}, {"apps", "daemonsets"}, {"apps", "statefulsets"}, {"batch", "jobs"}};
+  static const std::vector<std::pair<std::string, std::string>> replicasets{{"apps", "deployments"}};
+  static const std::vector<std::pair<std::string, std::string>> revisions{{"apps", "daemonsets"},
+                                                                          {"apps", "statefulsets"}};
+  if (t.group.empty() && t.resource == "pods") return &pods;
+  if (t.group == "apps" && t.resource == "replicasets") return &replicasets;
+  if (t.group == "apps" && t.resource == "controllerrevisions") return &revisions;
+  return nullptr;
+}
+
+bool labels_changed(const json::object& a, const json::object& b) {
+  const json::object* la = object_at(a, {"metadata", "labels"});
+  const json::object* lb = object_at(b, {"metadata", "labels"});
+  return !la != !lb || (la && !util::json_equal(*la, *lb));
+}
+
 bool is_owner_kind(const ResourceType& t) {
   return (t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets" ||
                                 t.resource == "daemonsets" || t.resource == "statefulsets")) ||
@@ -98,6 +117,12 @@ void Controllers::resync() {
         if (queued_.insert(k).second) queue_.push_back(k);
       }
     }
+  }
+  // What the pod GC's next runs find (a restart forgets its timers).
+  const ResourceType& nodes = store_.type("", "nodes");
+  for (const auto& p : store_.list(store_.type("", "pods"), "").items) {
+    const std::string node = string_of(object_at(*p, {"spec"}), "nodeName");
+    gc_pod_later(*p, !node.empty() && !store_.find(nodes, "", node));
   }
   drain();
 }
@@ -132,6 +157,17 @@ void Controllers::on_event(const WatchEvent& e) {
     if (owner && is_owner_kind(*owner))
       keys.push_back({owner->group, owner->resource, namespace_of(*e.object), string_of(ref, "name")});
   }
+  // An orphan that came, or changed its labels, or lost its controller reference: the owners that
+  // select it may adopt it (replica_set.go addPod / updatePod getPodReplicaSets, daemon_controller.go
+  // getDaemonSetsForPod, stateful_set.go getStatefulSetsForPod, job_controller.go getPodJobs,
+  // deployment_controller.go getDeploymentsForReplicaSet, daemon update.go getDaemonSetsForHistory).
+  if (e.type != EventType::Deleted && t.namespaced && !util::controller_ref(*e.object) && !deleting(*e.object))
+    if (const auto* adopters = adopters_of(t);
+        adopters && (e.type == EventType::Added || !e.old_object || util::controller_ref(*e.old_object) ||
+                     labels_changed(*e.old_object, *e.object)))
+      for (const auto& [group, resource] : *adopters)
+        for (const auto& o : store_.list(store_.type(group, resource), namespace_of(*e.object)).items)
+          if (owner_selects(*o, *e.object)) keys.push_back({group, resource, namespace_of(*o), name_of(*o)});
   // daemon_controller.go addNode / updateNode / deleteNode: a node that comes, changes or goes may
   // change where every DaemonSet runs (status-only updates are not worth a look, as
   // shouldIgnoreNodeUpdate has it: labels, taints and spec decide).
@@ -184,6 +220,7 @@ void Controllers::on_event(const WatchEvent& e) {
           for (const auto& k : it->second) keys.push_back(k);
     }
   }
+  if (t.group.empty() && (t.resource == "pods" || t.resource == "nodes")) gc_pods_later(e);
   if (keys.empty()) return;
   {
     std::lock_guard lk(mu_);
@@ -191,6 +228,47 @@ void Controllers::on_event(const WatchEvent& e) {
       if (queued_.insert(k).second) queue_.push_back(std::move(k));
   }
   drain();
+}
+
+namespace {
+// gc_controller.go: the pod GC's loop runs every gcCheckPeriod; a missing node's pods are deleted
+// quarantineTime after the run that saw them first (its nodeQueue.AddAfter).
+constexpr std::chrono::seconds kGcCheckPeriod{20}, kQuarantineTime{40};
+// The pod GC's first run at or after `t` (runs at whole multiples of the period on the clock).
+Clock::time_point next_gc_run(Clock::time_point t) {
+  const auto into = t.time_since_epoch() % Clock::duration(kGcCheckPeriod);
+  return into == Clock::duration::zero() ? t : t + (Clock::duration(kGcCheckPeriod) - into);
+}
+}  // namespace
+
+void Controllers::gc_pods_later(const WatchEvent& e) {
+  if (e.type_info->resource == "nodes") {
+    if (e.type == EventType::Deleted) {
+      // Its pods (if any) are orphans now.
+      for (const auto& p : store_.list(store_.type("", "pods"), "").items)
+        if (string_of(object_at(*p, {"spec"}), "nodeName") == name_of(*e.object)) {
+          gc_pod_later(*p, true);
+          break;
+        }
+    }
+    return;
+  }
+  if (e.type == EventType::Deleted) return;
+  const std::string node = string_of(object_at(*e.object, {"spec"}), "nodeName");
+  gc_pod_later(*e.object, !node.empty() && !store_.find(store_.type("", "nodes"), "", node));
+}
+
+void Controllers::gc_pod_later(const json::object& pod, bool node_missing) {
+  const std::string node = string_of(object_at(pod, {"spec"}), "nodeName");
+  std::optional<std::pair<Key, Clock::time_point>> timer;
+  if (node_missing)  // gcOrphaned
+    timer = {Key{"", "nodes", "", node}, next_gc_run(clock_.now()) + kQuarantineTime};
+  else if (node.empty() && deleting(pod))  // gcUnscheduledTerminating
+    timer = {Key{"", "pods", namespace_of(pod), name_of(pod)}, next_gc_run(clock_.now())};
+  if (!timer) return;
+  std::lock_guard lk(mu_);
+  auto [it, added] = timers_.emplace(timer->first, timer->second);
+  if (!added) it->second = std::min(it->second, timer->second);
 }
 
 void Controllers::drain() {
@@ -264,6 +342,10 @@ Children Controllers::owned(const std::string& ns, const std::string& uid,
 }
 
 void Controllers::reconcile(const Key& key) {
+  // The pod GC's timers (gc_pod_later): a missing node, an unscheduled pod being deleted.
+  if (key.group.empty() && key.resource == "nodes") return podgc_orphaned(store_, key.name, clock_.now());
+  if (key.group.empty() && key.resource == "pods")
+    return podgc_unscheduled_terminating(store_, key.ns, key.name, clock_.now());
   const ResourceType& t = store_.type(key.group, key.resource);
   auto owner = store_.find(t, key.ns, key.name);
   if (!owner) return;
@@ -271,31 +353,51 @@ void Controllers::reconcile(const Key& key) {
   const auto now = clock_.now();
   const auto when = std::chrono::time_point_cast<std::chrono::system_clock::duration>(now);  // events' time
   Plan plan;
+  // The built-in controllers claim what they select (controller_ref_manager.go): adopt orphans,
+  // release what no longer matches (ctrl::claim).
+  const ClaimRules selected{[&](const json::object& o) { return owner_selects(*owner, o); }};
+  const auto claimed = [&](const std::string& group, const std::string& resource, const ClaimRules& rules) {
+    return claim(store_, store_.type(group, resource), *owner, rules);
+  };
   if (key.resource == "deployments")
+    // deployment_controller.go getReplicaSetsForDeployment: ClaimReplicaSets.
     plan = plan_deployment(
-        *owner, owned(key.ns, uid, {{"apps", "replicasets"}}),
+        *owner, claimed("apps", "replicasets", selected),
         [&](const json::object& rs) {
           return owned(key.ns, uid_of(rs), {{"", "pods"}});
         },
         now);
   else if (key.resource == "replicasets")
-    plan = plan_replicaset(*owner, owned(key.ns, uid, {{"", "pods"}}), now);
+    // replica_set.go syncReplicaSet: claimPods over controller.FilterActivePods.
+    plan = plan_replicaset(*owner, claimed("", "pods", {selected.match, true, true}), now);
   else if (key.resource == "jobs")
-    plan = plan_job(*owner, owned(key.ns, uid, {{"", "pods"}}), now);
+    // job_controller.go getPodsForJob: ClaimPods (the tracking finalizer it adds is not modelled).
+    plan = plan_job(*owner, claimed("", "pods", selected), now);
   else if (key.resource == "cronjobs")
     plan = plan_cronjob(*owner, owned(key.ns, uid, {{"batch", "jobs"}}), now);
   else if (key.resource == "statefulsets") {
     Claims claims;
     for (auto& c : store_.list(store_.type("", "persistentvolumeclaims"), key.ns).items)
       claims.emplace(name_of(*c), std::move(c));
-    plan = plan_statefulset(*owner, owned(key.ns, uid, {{"", "pods"}, {"apps", "controllerrevisions"}}), claims, now);
+    // stateful_set.go sync: adoptOrphanRevisions (adopts, never releases), then
+    // getPodsForStatefulSet: ClaimPods with the isMemberOf filter.
+    Children children = claimed("apps", "controllerrevisions", {selected.match, false});
+    const std::string set = name_of(*owner);
+    for (auto& p : claimed("", "pods", {[&](const json::object& pod) {
+                             return selected.match(pod) && statefulset_member(name_of(pod), set);
+                           }}))
+      children.push_back(std::move(p));
+    plan = plan_statefulset(*owner, children, claims, now);
   } else if (key.resource == "daemonsets") {
     const auto nodes = store_.list(store_.type("", "nodes"), "").items;
     std::vector<const json::object*> node_objects;
     node_objects.reserve(nodes.size());
     for (const auto& n : nodes) node_objects.push_back(n.get());
-    plan =
-        plan_daemonset(*owner, owned(key.ns, uid, {{"", "pods"}, {"apps", "controllerrevisions"}}), node_objects, now);
+    // daemon_controller.go getDaemonPods (ClaimPods), update.go controlledHistories
+    // (ClaimControllerRevisions).
+    Children children = claimed("", "pods", selected);
+    for (auto& r : claimed("apps", "controllerrevisions", selected)) children.push_back(std::move(r));
+    plan = plan_daemonset(*owner, children, node_objects, now);
   } else if (!kubeflow_)
     return;  // no operator runs
   else if (key.resource == "jobsets")

@@ -120,6 +120,8 @@ Plan plan_daemonset(const json::object& daemonset, const Children& children,
 /// ordinal, the rolling update down to the partition, the history, and its status. `children`: the pods and
 /// ControllerRevisions it controls. The namespace's PersistentVolumeClaims by name.
 using Claims = std::map<std::string, std::shared_ptr<const json::object>>;
+/// stateful_set_utils.go isMemberOf: the pod's name is "<set>-<digits>" (getParentName).
+bool statefulset_member(std::string_view pod_name, std::string_view set);
 Plan plan_statefulset(const json::object& statefulset, const Children& children, const Claims& claims,
                       Clock::time_point now);
 
@@ -134,6 +136,14 @@ Plan plan_trainjob(const json::object& trainjob, const json::object* runtime, co
 /// The runtime a TrainJob's runtimeRef names: a ClusterTrainingRuntime, or a TrainingRuntime of its
 /// namespace (trainjob.RuntimeRefIsClusterTrainingRuntime); null when there is none.
 std::shared_ptr<const json::object> trainjob_runtime(const Store& store, const json::object& trainjob);
+
+/// The pod garbage collector (controller_podgc.cpp, gc_controller.go): the pods bound to `node`, when
+/// it does not exist, marked Failed with the DisruptionTarget condition (DeletionByPodGC) and deleted
+/// at once (gcOrphaned, once the node has been missing 40 s: the caller's timing).
+void podgc_orphaned(Store& store, const std::string& node, Clock::time_point now);
+/// gcUnscheduledTerminating: the pod, when it is being deleted and not bound to a node, marked
+/// Failed and deleted at once.
+void podgc_unscheduled_terminating(Store& store, const std::string& ns, const std::string& name, Clock::time_point now);
 
 /// Runs the plans against a store, reacting to its events (synchronously, inside the store's
 /// subscriber callbacks, so a write returns with the controllers' reactions already applied).
@@ -158,6 +168,11 @@ class Controllers {
     auto operator<=>(const Key&) const = default;
   };
   void on_event(const WatchEvent& e);
+  /// Pod GC (podgc_*): a node missing or an unscheduled pod being deleted is looked at by the pod
+  /// garbage collector's loop, which runs every 20 s of the cluster's clock (gcCheckPeriod); a
+  /// missing node's pods go at the run 40 s (quarantineTime) after the first run that saw them.
+  void gc_pods_later(const WatchEvent& e);
+  void gc_pod_later(const json::object& pod, bool node_missing);
   void drain();
   void reconcile(const Key& key);
   Children owned(const std::string& ns, const std::string& uid,

@@ -272,3 +272,76 @@ json::object controller_revision(const json::object& owner, const std::string& n
 }
 
 }  // namespace gpupool::embedded::ctrl
+
+namespace gpupool::embedded::ctrl {
+
+bool owner_selects(const json::object& owner, const json::object& o) {
+  const json::object* sel = util::object_at(owner, {"spec", "selector"});
+  return sel && util::selector_matches(*sel, util::object_at(o, {"metadata", "labels"}));
+}
+
+std::vector<std::shared_ptr<const json::object>> claim(Store& store, const ResourceType& t, const json::object& owner,
+                                                       const ClaimRules& rules) {
+  const std::string ns = util::namespace_of(owner), uid = util::uid_of(owner);
+  const bool owner_deleting = deleting(owner);
+  // The candidates: what the owner controls (the owner-uid index, filtered by controllerRef) and
+  // the namespace's orphans (a non-controller reference to the owner leaves an object an orphan).
+  std::map<std::string, std::shared_ptr<const json::object>> candidates;
+  for (auto& o : store.dependents(t, ns, uid))
+    if (util::controller_uid(*o) == uid) candidates.emplace(util::name_of(*o), std::move(o));
+  for (auto& o : store.orphans(t, ns)) candidates.emplace(util::name_of(*o), std::move(o));
+  std::vector<std::shared_ptr<const json::object>> out;
+  for (auto& [name, o] : candidates) {
+    if (rules.active_only && (terminal(*o) || deleting(*o))) continue;
+    const std::string o_uid = util::uid_of(*o);
+    const bool matches = rules.match(*o);
+    // The write: a patch of metadata.ownerReferences naming the object's uid (ownerRefControllerPatch,
+    // GenerateDeleteOwnerRefStrategicMergeBytes): one gone or replaced meanwhile is a 404.
+    auto patch = [&](const std::function<void(json::array&)>& edit) {
+      store.mutate(t, ns, name, [&](json::object& cur) {
+        if (util::uid_of(cur) != o_uid) throw StatusError::not_found(t, name);
+        json::object& md = util::ensure_object(cur, "metadata");
+        json::value& refs = md["ownerReferences"];
+        if (!refs.is_array()) refs = json::array{};
+        edit(refs.as_array());
+        if (refs.as_array().empty()) md.erase("ownerReferences");
+      });
+      return store.find(t, ns, name);
+    };
+    try {
+      if (util::controller_ref(*o)) {  // the owner's (the candidates hold no other controller's)
+        if (matches) {
+          out.push_back(std::move(o));
+        } else if (rules.release && !owner_deleting) {
+          // ReleasePod / ReleaseReplicaSet / ReleaseControllerRevision: every reference to the
+          // owner deleted (a strategic merge "$patch": "delete" by uid).
+          patch([&](json::array& refs) {
+            json::array kept;
+            for (auto& r : refs)
+              if (util::string_of(r.if_object(), "uid") != uid) kept.push_back(std::move(r));
+            refs = std::move(kept);
+          });
+        }
+        continue;
+      }
+      if (owner_deleting || !matches || deleting(*o)) continue;
+      // AdoptPod / AdoptReplicaSet / AdoptControllerRevision: the controller reference merged in by
+      // uid (strategic merge of ownerReferences, whose patch key is uid).
+      const json::object ref = util::controller_reference(owner);
+      if (auto adopted = patch([&](json::array& refs) {
+            for (auto& r : refs)
+              if (r.is_object() && util::string_of(&r.as_object(), "uid") == uid) {
+                for (const auto& [k, v] : ref) r.as_object()[k] = v;
+                return;
+              }
+            refs.push_back(ref);
+          }))
+        out.push_back(std::move(adopted));
+    } catch (const StatusError& e) {
+      if (e.code() != 404 && e.code() != 422) throw;
+    }
+  }
+  return out;
+}
+
+}  // namespace gpupool::embedded::ctrl

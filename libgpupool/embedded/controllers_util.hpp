@@ -8,18 +8,22 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/json_path.hpp"
 #include "embedded/clock.hpp"
 
 namespace gpupool::embedded {
 class Store;
-}
+struct ResourceType;
+}  // namespace gpupool::embedded
 
 namespace gpupool::embedded::util {
 
@@ -222,6 +226,32 @@ json::object template_revision_data(const json::object& pod_template);
 /// and annotations), with `labels`, `data` and `revision`.
 json::object controller_revision(const json::object& owner, const std::string& name, json::object labels,
                                  json::object data, std::int64_t revision);
+
+/// What a controller claims of one kind of object (pkg/controller/controller_ref_manager.go).
+struct ClaimRules {
+  /// Whether an object belongs to the owner (its selector and the controller's filters, as
+  /// ClaimPods' `filters`: a StatefulSet's isMemberOf).
+  std::function<bool(const json::object&)> match;
+  /// Owned objects that no longer match are released (ClaimObject); false: they are only left
+  /// out (a StatefulSet's ListRevisions and AdoptOrphanRevisions, which never release).
+  bool release = true;
+  /// Only pods that have not ended and are not being deleted are candidates (the ReplicaSet
+  /// controller claims controller.FilterActivePods of the namespace's pods).
+  bool active_only = false;
+};
+/// The owner's selector matches the object's labels (metav1.LabelSelectorAsSelector: no
+/// selector matches nothing).
+bool owner_selects(const json::object& owner, const json::object& o);
+/// ClaimPods / ClaimReplicaSets / ClaimControllerRevisions (controller_ref_manager.go
+/// ClaimObject) over the objects of `t` in the owner's namespace that it controls or that have no
+/// controller: an object another controller controls is ignored; one the owner controls is kept
+/// when it matches, else released (its ownerReference to the owner removed) unless the owner is
+/// being deleted; an orphan that matches and is not being deleted is adopted (the owner's
+/// controller reference added) once the owner itself is not being deleted (CanAdopt's
+/// RecheckDeletionTimestamp: the store's copy is current). Returns what the owner now controls,
+/// in key order. An object gone meanwhile (404) or a release refused (422) is skipped.
+std::vector<std::shared_ptr<const json::object>> claim(Store& store, const ResourceType& t, const json::object& owner,
+                                                       const ClaimRules& rules);
 
 /// A count from an object's spec, never negative: validation refuses negative counts, but an
 /// object that slipped past it (an old snapshot, a CRD) must not make a controller index before

@@ -254,6 +254,9 @@ std::string_view str_view(const json::object& o, std::string_view key) {
 // The garbage collector's finalizers (k8s.io/apimachinery/pkg/apis/meta/v1: FinalizerDeleteDependents,
 // FinalizerOrphanDependents).
 constexpr std::string_view kForegroundDeletion = "foregroundDeletion";
+// The dependents index's key for objects without a controller reference (no ownerReference
+// has an empty uid: validation refuses one, index_owners skips it).
+constexpr std::string_view kNoController = "";
 
 // rest.BeforeDelete (updateForGracefulDeletionAndFinalizers): marking an object for deletion is a
 // change of its generation, where it has one.
@@ -430,18 +433,24 @@ struct Store::Impl {
   void index_owners(const ResourceType& t, const json::object& obj, bool add) {
     const auto& md = metadata_of(obj);
     const auto* refs = md.if_contains("ownerReferences");
-    if (!refs || !refs->is_array()) return;
     Ref me{&t, str(md, "namespace"), str(md, "name")};
-    for (const auto& r : refs->as_array()) {
-      if (!r.is_object()) continue;
-      const auto uid = str(r.as_object(), "uid");
-      if (uid.empty()) continue;
+    const auto index = [&](const std::string& uid) {
       if (add) {
         dependents[uid].insert(me);
       } else if (auto it = dependents.find(uid); it != dependents.end()) {
         it->second.erase(me);
         if (it->second.empty()) dependents.erase(it);
       }
+    };
+    // A namespaced object without a controller reference is indexed under kNoController too:
+    // the orphans a controller may adopt (Store::orphans).
+    if (t.namespaced && !util::controller_ref(obj)) index(std::string(kNoController));
+    if (!refs || !refs->is_array()) return;
+    for (const auto& r : refs->as_array()) {
+      if (!r.is_object()) continue;
+      const auto uid = str(r.as_object(), "uid");
+      if (uid.empty()) continue;
+      index(uid);
     }
   }
 
@@ -799,6 +808,7 @@ std::shared_ptr<const json::object> Store::create_shared(const ResourceType& t, 
     stored = std::make_shared<const json::object>(std::move(obj));
     impl_->put(t, key, stored);
     commit_event(EventType::Added, t, stored, nullptr);
+    if (metadata_of(*stored).contains("ownerReferences")) gc_dangling_locked(t, key.first, key.second);
   }
   sync_journal();
   dispatch();
@@ -825,6 +835,10 @@ std::vector<std::shared_ptr<const json::object>> Store::dependents(const Resourc
        it != d->second.end() && it->type == &t && it->ns == ns; ++it)
     if (auto o = objs.find({it->ns, it->name}); o != objs.end()) out.push_back(o->second);
   return out;
+}
+
+std::vector<std::shared_ptr<const json::object>> Store::orphans(const ResourceType& t, std::string_view ns) const {
+  return dependents(t, ns, kNoController);
 }
 
 json::object Store::get(const ResourceType& t, std::string_view ns, std::string_view name) const {
@@ -1117,6 +1131,9 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
       result = std::make_shared<const json::object>(std::move(next));
       impl_->put(t, key, result);
       commit_event(EventType::Modified, t, result, old);
+      const json::value* refs = metadata_of(*result).if_contains("ownerReferences");
+      const json::value* old_refs = metadata_of(*old).if_contains("ownerReferences");
+      if (refs && (!old_refs || !util::json_equal(*refs, *old_refs))) gc_dangling_locked(t, key.first, key.second);
     }
   }
   sync_journal();
@@ -1283,6 +1300,67 @@ void Store::gc_foreground_locked(const std::string& uid) {
   auto stored = std::make_shared<const json::object>(std::move(next));
   impl_->put(*owner.type, {owner.ns, owner.name}, stored);
   commit_event(EventType::Modified, *owner.type, stored, old);
+}
+
+// garbagecollector.go attemptToDeleteItem / classifyReferences, run when an object's
+// ownerReferences are written (the GC's graph gains a virtual node for an owner it has not seen,
+// whose absence it then confirms): each reference is solid (the owner exists with that uid),
+// dangling (no such object, or another uid) or waiting for its dependents (a foreground deletion).
+// With a solid owner, the dangling and waiting references are removed; with none, the object is
+// deleted (in the foreground when an owner waits and it has dependents, or when its finalizers say
+// so; orphaning for the orphan finalizer; else in the background). A reference whose kind is not served leaves the
+// object alone (the GC retries it). An object already being deleted is left to that.
+void Store::gc_dangling_locked(const ResourceType& t, const std::string& ns, const std::string& name) {
+  auto& objs = impl_->objects(t);
+  auto it = objs.find({ns, name});
+  if (it == objs.end()) return;
+  const auto old = it->second;
+  const auto& md = metadata_of(*old);
+  if (md.contains("deletionTimestamp")) return;
+  const auto* refs = md.if_contains("ownerReferences");
+  if (!refs || !refs->is_array() || refs->as_array().empty()) return;
+  std::set<std::string> absent;  // dangling and waiting owners' uids
+  bool solid = false, waiting = false;
+  for (const auto& r : refs->as_array()) {
+    if (!r.is_object()) continue;
+    const auto& ref = r.as_object();
+    const ResourceType* ot = find_kind(str(ref, "apiVersion"), str(ref, "kind"));
+    if (!ot) return;
+    const auto& owners = impl_->objects(*ot);
+    auto o = owners.find({ot->namespaced ? ns : std::string(), str(ref, "name")});
+    const std::string uid = str(ref, "uid");
+    if (o == owners.end() || str(metadata_of(*o->second), "uid") != uid) {
+      absent.insert(uid);
+    } else if (const auto& omd = metadata_of(*o->second);
+               omd.contains("deletionTimestamp") && has_finalizer(omd, kForegroundDeletion)) {
+      waiting = true;
+      absent.insert(uid);
+    } else {
+      solid = true;
+    }
+  }
+  if (solid) {
+    if (absent.empty()) return;
+    json::object next = *old;
+    auto& nmd = metadata_of(next);
+    json::array kept;
+    for (const auto& r : nmd.at("ownerReferences").as_array())
+      if (!(r.is_object() && absent.count(str(r.as_object(), "uid")))) kept.push_back(r);
+    nmd["ownerReferences"] = std::move(kept);
+    nmd["resourceVersion"] = std::to_string(++impl_->rv);
+    auto stored = std::make_shared<const json::object>(std::move(next));
+    impl_->put(t, {ns, name}, stored);
+    commit_event(EventType::Modified, t, stored, old);
+    return;
+  }
+  // Owners waiting for it and dependents of its own: deleted in the foreground; else as its
+  // finalizers say.
+  const bool has_dependents = impl_->dependents.count(str(md, "uid")) > 0;
+  const Propagation p = waiting && has_dependents                ? Propagation::Foreground
+                        : has_finalizer(md, "orphan")            ? Propagation::Orphan
+                        : has_finalizer(md, kForegroundDeletion) ? Propagation::Foreground
+                                                                 : Propagation::Background;
+  delete_locked_recursive(t, ns, name, p);
 }
 
 void Store::erase_locked(const ResourceType& t, const std::string& ns, const std::string& name,

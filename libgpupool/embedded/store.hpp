@@ -301,6 +301,10 @@ class Store {
   /// not by scanning the type.
   std::vector<std::shared_ptr<const json::object>> dependents(const ResourceType& t, std::string_view ns,
                                                               std::string_view owner_uid) const;
+  /// The objects of namespaced type `t` in `ns` with no controller ownerReference (orphans, as
+  /// pkg/controller/controller_ref_manager.go calls them: what a controller may adopt), in key
+  /// order, from the same index.
+  std::vector<std::shared_ptr<const json::object>> orphans(const ResourceType& t, std::string_view ns) const;
 
   // ---- persistence ----------------------------------------------------------------------------
   /// Every stored object with its resource, and the revision counter: what `restore` needs to bring
@@ -396,6 +400,9 @@ class Store {
   bool delete_locked_recursive(const ResourceType& t, const std::string& ns, const std::string& name, Propagation p,
                                std::optional<std::int64_t> grace = std::nullopt);
   void gc_foreground_locked(const std::string& owner_uid);
+  /// The garbage collector's attemptToDeleteItem for an object whose ownerReferences were just
+  /// written: when no owner it names exists, deleted; when some do, the references to absent ones removed.
+  void gc_dangling_locked(const ResourceType& t, const std::string& ns, const std::string& name);
   /// Removes an object (a DELETED event carrying `last`), then runs the GC for its dependents and owners.
   void erase_locked(const ResourceType& t, const std::string& ns, const std::string& name,
                     const std::shared_ptr<const json::object>& last);

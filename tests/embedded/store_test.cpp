@@ -399,6 +399,37 @@ TEST_CASE(
   CHECK(!f.store.find(cms, "alice", "owner"));
 }
 
+TEST_CASE("GC: an object none of whose owners exists is deleted; references to absent owners pruned") {
+  Fixture f;
+  const auto& cms = f.store.type("", "configmaps");
+  const std::string uid = md(f.store.create(cms, "alice", obj(R"({"metadata":{"name":"owner"}})")), "uid");
+  auto with_refs = [&](const std::string& name, const std::string& refs) {
+    return obj(R"({"metadata":{"name":")" + name + R"(","ownerReferences":)" + refs + "}}");
+  };
+  const std::string ghost = R"({"apiVersion":"v1","kind":"ConfigMap","name":"ghost","uid":"1111"})";
+  const std::string owner = R"({"apiVersion":"v1","kind":"ConfigMap","name":"owner","uid":")" + uid + R"("})";
+  f.store.create(cms, "alice", with_refs("dangling", "[" + ghost + "]"));
+  f.store.create(cms, "alice",
+                 with_refs("wronguid", R"([{"apiVersion":"v1","kind":"ConfigMap","name":"owner","uid":"2222"}])"));
+  f.store.create(cms, "alice", with_refs("mixed", "[" + ghost + "," + owner + "]"));
+  f.store.create(cms, "alice",
+                 with_refs("unknownkind", R"([{"apiVersion":"example.com/v1","kind":"Foo","name":"g","uid":"3"}])"));
+  // The owner's namespace is the dependent's: in another one it is absent.
+  f.store.create(cms, "bob", with_refs("elsewhere", "[" + owner + "]"));
+  CHECK_FALSE(f.store.find(cms, "alice", "dangling"));
+  CHECK_FALSE(f.store.find(cms, "alice", "wronguid"));
+  CHECK_FALSE(f.store.find(cms, "bob", "elsewhere"));
+  CHECK(f.store.find(cms, "alice", "unknownkind"));  // the GC cannot resolve it: left alone
+  const auto mixed = f.store.get(cms, "alice", "mixed");
+  REQUIRE(mixed.at("metadata").at("ownerReferences").as_array().size() == 1);
+  CHECK(mixed.at("metadata").at("ownerReferences").at(0).at("name") == "owner");
+  // An update that names only an absent owner deletes the object too.
+  f.store.mutate(cms, "alice", "mixed", [&](json::object& o) {
+    o["metadata"].as_object()["ownerReferences"] = json::parse("[" + ghost + "]");
+  });
+  CHECK_FALSE(f.store.find(cms, "alice", "mixed"));
+}
+
 TEST_CASE("delete: a non-blocking dependent does not hold the owner; finalizers hold a Background delete") {
   Fixture f;
   const auto& cms = f.store.type("", "configmaps");
@@ -441,7 +472,15 @@ TEST_CASE("dependents: the owner-uid index follows creates, ownerReference edits
   };
   owned_pod("r-b");
   owned_pod("r-a");
-  owned_pod("r-z", "bob");  // same uid in another namespace: not this namespace's dependent
+  // Same uid in another namespace: not this namespace's dependent (its owner is absent there, so
+  // the GC deletes it: a finalizer keeps it to look at).
+  {
+    auto p = f.pod("r-z");
+    p["metadata"].as_object()["finalizers"] = json::array{"example.com/hold"};
+    p["metadata"].as_object()["ownerReferences"] = json::array{json::object{
+        {"apiVersion", "apps/v1"}, {"kind", "ReplicaSet"}, {"name", "r"}, {"uid", uid}, {"controller", true}}};
+    f.store.create(f.pods, "bob", p);
+  }
   f.store.create(f.pods, "alice", f.pod("unrelated"));
   CHECK(names(f.pods, "alice") == std::vector<std::string>{"r-a", "r-b"});  // key order, as a list
   CHECK(names(f.pods, "bob") == std::vector<std::string>{"r-z"});

@@ -2809,6 +2809,175 @@ SCENARIOS["statefulset"] = [
     (["get", "pvc", "-o", "name"], None),
 ]
 
+# Adoption and release (pkg/controller/controller_ref_manager.go): a StatefulSet, ReplicaSet and
+# DaemonSet deleted with --cascade=orphan and made again (the StatefulSet with another serviceName,
+# an immutable field) take the same pods and ControllerRevision back; a pod whose labels no longer
+# match is released (no ownerReferences left) and replaced. Captured uids show which owner is whose.
+def _rs_adopt(name, replicas):
+    return json.dumps({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": name}, "spec": {
+        "replicas": replicas, "selector": {"matchLabels": {"app": name}},
+        "template": {"metadata": {"labels": {"app": name}},
+                     "spec": {"nodeSelector": {"sts-fid": "nowhere"}, "containers": [{"name": "c", "image": "busybox"}]}}}})
+
+
+def _sts_adopt(service):
+    sts = json.loads(_sts("web", 2, policy="Parallel"))
+    sts["spec"]["serviceName"] = service
+    return json.dumps(sts)
+
+
+_OWNED = ["-o", "custom-columns=NAME:.metadata.name,UID:.metadata.uid,OWNER:.metadata.ownerReferences[*].uid,"
+          "KIND:.metadata.ownerReferences[*].kind,CONTROLLER:.metadata.ownerReferences[*].controller,"
+          "BLOCK:.metadata.ownerReferences[*].blockOwnerDeletion", "--sort-by=.metadata.name"]
+
+
+def adoption_steps():
+    steps = [
+        (["create", "-f", "-", "-o", "name"], _sts_adopt("web-svc")),
+        (["wait", "--for=jsonpath={.status.replicas}=2", "--timeout=30s", "sts/web"], None),
+        (["get", "pod", "web-0", "-o", "jsonpath={.metadata.uid}"], None, "capture:POD0"),
+        (["get", "pod", "web-1", "-o", "jsonpath={.metadata.uid}"], None, "capture:POD1"),
+        (["get", "controllerrevisions", "-l", "app=web", "-o", "jsonpath={.items[0].metadata.name}"], None,
+         "capture:REV"),
+        (["get", "controllerrevisions", "-l", "app=web", "-o", "jsonpath={.items[0].metadata.uid}"], None,
+         "capture:REVUID"),
+        (["delete", "sts", "web", "--cascade=orphan"], None),
+        (["get", "pods", "-l", "app=web"] + _OWNED, None),
+        (["get", "controllerrevisions", "-l", "app=web"] + _OWNED, None),
+        (["create", "-f", "-", "-o", "name"], _sts_adopt("web-svc2")),
+        (["get", "sts", "web", "-o", "jsonpath={.metadata.uid}"], None, "capture:SET2"),
+        (["wait", "--for=jsonpath={.status.replicas}=2", "--timeout=30s", "sts/web"], None),
+        (["get", "pods", "-l", "app=web"] + _OWNED, None),
+        (["get", "controllerrevisions", "-l", "app=web"] + _OWNED, None),
+        (["get", "controllerrevisions", "-l", "app=web", "-o", "jsonpath={.items[*].revision}"], None),
+        (["get", "sts", "web", "-o", _STS_STATUS + " {{.status.currentRevision}} {{.status.updateRevision}}"], None),
+        # A ReplicaSet: the same.
+        (["create", "-f", "-", "-o", "name"], _rs_adopt("front", 2)),
+        (["wait", "--for=jsonpath={.status.replicas}=2", "--timeout=30s", "rs/front"], None),
+        (["get", "pods", "-l", "app=front", "-o", "jsonpath={.items[0].metadata.name}"], None, "capture:F0"),
+        (["get", "pods", "-l", "app=front", "-o", "jsonpath={.items[1].metadata.name}"], None, "capture:F1"),
+        (["delete", "rs", "front", "--cascade=orphan"], None),
+        (["get", "pods", "-l", "app=front"] + _OWNED, None),
+        (["create", "-f", "-", "-o", "name"], _rs_adopt("front", 2)),
+        (["get", "rs", "front", "-o", "jsonpath={.metadata.uid}"], None, "capture:RS2"),
+        (["wait", "--for=jsonpath={.status.replicas}=2", "--timeout=30s", "rs/front"], None),
+        (["get", "pods", "-l", "app=front"] + _OWNED, None),
+        # A pod relabelled out of the selector is released and replaced (scaled to 3 to have a
+        # status that only the release and the replacements reach).
+        (["label", "pod", "{F0}", "app=moved", "--overwrite"], None),
+        (["scale", "rs", "front", "--replicas=3"], None),
+        (["wait", "--for=jsonpath={.status.observedGeneration}=2", "--timeout=30s", "rs/front"], None),
+        (["wait", "--for=jsonpath={.status.replicas}=3", "--timeout=30s", "rs/front"], None),
+        (["get", "pod", "{F0}"] + _OWNED, None),
+        (["get", "pods", "-l", "app=front", "-o",
+          "go-template={{range .items}}{{(index .metadata.ownerReferences 0).uid}}{{\"\\n\"}}{{end}}"], None),
+    ]
+    # A DaemonSet on one node (no kubelet on the oracle's; the embedded one is told it is stopped).
+    no_kubelet = json.loads(node("adopt-fid-a", {"dsfid": "adopt"}, []))
+    no_kubelet["metadata"]["annotations"] = {"gpupool.io/simulate-kubelet": "stopped"}
+    ds = json.loads(_ds("agent"))
+    ds["spec"]["template"]["spec"]["nodeSelector"] = {"dsfid": "adopt"}
+    steps += [
+        (["create", "-f", "-", "-o", "name"], json.dumps(no_kubelet)),
+        (["patch", "node", "adopt-fid-a", "--subresource=status", "--type=merge", "-p", node_status(0), "-o", "name"],
+         None),
+        (["taint", "node", "adopt-fid-a", "node.kubernetes.io/not-ready:NoSchedule-"], None),
+        (["create", "-f", "-", "-o", "name"], json.dumps(ds)),
+        (["wait", "--for=jsonpath={.status.currentNumberScheduled}=1", "--timeout=30s", "ds/agent"], None),
+        (["get", "pods", "-l", "app=agent", "-o", "jsonpath={.items[0].metadata.name}"], None, "capture:D0"),
+        (["get", "controllerrevisions", "-l", "app=agent", "-o", "jsonpath={.items[0].metadata.name}"], None,
+         "capture:DREV"),
+        (["delete", "ds", "agent", "--cascade=orphan"], None),
+        (["get", "pods", "-l", "app=agent"] + _OWNED, None),
+        (["create", "-f", "-", "-o", "name"], json.dumps(ds)),
+        (["get", "ds", "agent", "-o", "jsonpath={.metadata.uid}"], None, "capture:DS2"),
+        (["wait", "--for=jsonpath={.status.currentNumberScheduled}=1", "--timeout=30s", "ds/agent"], None),
+        (["get", "pods", "-l", "app=agent"] + _OWNED, None),
+        (["get", "controllerrevisions", "-l", "app=agent"] + _OWNED, None),
+        (["get", "ds", "agent", "-o", _DS_STATUS], None),
+        (["delete", "ds", "agent", "--cascade=orphan"], None),
+        (["delete", "pods", "-l", "app=agent", "--force", "--grace-period=0"], None),
+        (["delete", "node", "adopt-fid-a"], None),
+    ]
+    return steps
+
+
+SCENARIOS["adoption"] = adoption_steps()
+
+# The pod garbage collector (pkg/controller/podgc, v1.32): an unscheduled pod being deleted is
+# marked Failed (gcUnscheduledTerminating, within its 20 s period); the pods of a deleted node are
+# marked Failed with the DisruptionTarget condition DeletionByPodGC and deleted with a grace of 0
+# after the 40 s quarantine (gcOrphaned). Finalizers keep two of them to look at.
+def _gc_pod(name, node_name=None, finalizer=False):
+    spec = {"containers": [{"name": "c", "image": "busybox"}]}
+    if node_name:
+        spec["nodeName"] = node_name
+    else:
+        spec["nodeSelector"] = {"sts-fid": "nowhere"}
+    md = {"name": name}
+    if finalizer:
+        md["finalizers"] = ["example.com/hold"]
+    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec})
+
+
+_GC_SHOW = ["-o", "jsonpath={.status.phase} {.metadata.deletionGracePeriodSeconds} {.status.conditions}"]
+_NO_FINALIZERS = ["--type=json", "-p", '[{"op":"remove","path":"/metadata/finalizers"}]', "-o", "name"]
+
+
+def podgc_steps():
+    no_kubelet = json.loads(node("podgc-fid-a", {"podgc": "yes"}, []))
+    no_kubelet["metadata"]["annotations"] = {"gpupool.io/simulate-kubelet": "stopped"}
+    return [
+        (["create", "-f", "-", "-o", "name"], json.dumps(no_kubelet)),
+        (["create", "-f", "-", "-o", "name"], _gc_pod("held", "podgc-fid-a", finalizer=True)),
+        (["create", "-f", "-", "-o", "name"], _gc_pod("free", "podgc-fid-a")),
+        (["create", "-f", "-", "-o", "name"], _gc_pod("unscheduled", finalizer=True)),
+        (["wait", "--for=condition=PodScheduled=false", "--timeout=30s", "pod/unscheduled"], None),
+        (["delete", "pod", "unscheduled", "--wait=false"], None),
+        (["wait", "--for=jsonpath={.status.phase}=Failed", "--timeout=60s", "pod/unscheduled"], None),
+        (["get", "pod", "unscheduled", "-o",
+          'jsonpath={.status.phase} {.metadata.deletionGracePeriodSeconds} '
+          '{.status.conditions[?(@.type=="DisruptionTarget")]}'], None),
+        (["get", "pod", "held"] + _GC_SHOW, None),
+        (["delete", "node", "podgc-fid-a"], None),
+        (["wait", "--for=delete", "pod/free", "--timeout=120s"], None),
+        (["get", "pod", "held"] + _GC_SHOW, None),
+        (["get", "pods"], None),
+        (["patch", "pod", "held"] + _NO_FINALIZERS, None),
+        (["patch", "pod", "unscheduled"] + _NO_FINALIZERS, None),
+        (["get", "pods"], None),
+    ]
+
+
+SCENARIOS["podgc"] = podgc_steps()
+
+# The garbage collector's attemptToDeleteItem (garbagecollector.go classifyReferences): an object
+# none of whose owners exists (no such name, another uid) is deleted; one with an owner that exists
+# loses its references to absent owners; one naming a kind that is not served is left alone.
+def _cm_owned(name, refs):
+    return json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name, "ownerReferences": refs}})
+
+
+_GHOST = {"apiVersion": "v1", "kind": "ConfigMap", "name": "ghost", "uid": "11111111-2222-3333-4444-555555555555"}
+SCENARIOS["danglingowners"] = [
+    (["create", "configmap", "owner", "-o", "name"], None),
+    (["get", "configmap", "owner", "-o", "jsonpath={.metadata.uid}"], None, "capture:OWNER"),
+    (["create", "-f", "-", "-o", "name"], _cm_owned("dangling", [_GHOST])),
+    (["create", "-f", "-", "-o", "name"], _cm_owned("wronguid", [dict(_GHOST, name="owner")])),
+    (["create", "-f", "-", "-o", "name"],
+     _cm_owned("unknownkind", [dict(_GHOST, apiVersion="example.com/v1", kind="Foo")])),
+    (["create", "configmap", "mixed", "-o", "name"], None),
+    (["patch", "configmap", "mixed", "--type=json", "-o", "name", "-p",
+      '[{"op":"add","path":"/metadata/ownerReferences","value":[%s,{"apiVersion":"v1","kind":"ConfigMap",'
+      '"name":"owner","uid":"{OWNER}"}]}]' % json.dumps(_GHOST)], None),
+    (["wait", "--for=delete", "configmap/dangling", "configmap/wronguid", "--timeout=30s"], None, "capture:waited"),
+    (["wait", "--for=jsonpath={.metadata.ownerReferences[0].name}=owner", "configmap/mixed", "--timeout=30s"], None),
+    (["get", "configmap", "owner", "mixed", "unknownkind", "-o",
+      "custom-columns=NAME:.metadata.name,OWNERS:.metadata.ownerReferences[*].name,"
+      "UIDS:.metadata.ownerReferences[*].uid"], None),
+    (["get", "configmap", "dangling", "wronguid", "-o", "name"], None),
+]
+
 # coordination.k8s.io/v1 Lease (leader election): the stored object (renewTime and acquireTime
 # as MicroTime), the table, ValidateLeaseSpec, the fields of the CoordinatedLeaderElection gate
 # (off in v1.32) dropped, an update without a resourceVersion refused (AllowUnconditionalUpdate

@@ -1,0 +1,71 @@
+// embedded/controller_podgc.cpp — the pod garbage collector (pkg/controller/podgc/gc_controller.go,
+// v1.32): pods bound to a node that no longer exists (gcOrphaned) and unscheduled pods being
+// deleted (gcUnscheduledTerminating) are marked Failed and deleted at once. Controllers runs them
+// on the cluster's clock (controllers.cpp: gc_pods_after).
+#include "embedded/controllers.hpp"
+
+#include <string>
+
+#include "embedded/controllers_util.hpp"
+#include "embedded/store.hpp"
+
+namespace gpupool::embedded {
+using namespace ctrl;  // the controllers' helpers (controllers_util.hpp)
+
+namespace {
+
+// markFailedAndDeletePodWithCondition: a pod that has not ended gets phase Failed and `condition`
+// (apipod.UpdatePodCondition: lastTransitionTime now, kept when the status is the same) through
+// its status, then it is deleted with gracePeriodSeconds 0 (a pod already deleted with 0 is left:
+// that delete changes nothing).
+void mark_failed_and_delete(Store& store, const json::object& pod, const json::object* condition,
+                            Clock::time_point now) {
+  const ResourceType& pods = store.type("", "pods");
+  const std::string ns = namespace_of(pod), name = name_of(pod);
+  try {
+    if (!terminal(pod)) {
+      json::object next = pod;
+      json::object& status = ensure_object(next, "status");
+      status["phase"] = "Failed";
+      if (condition) {
+        json::object c = *condition;
+        c["lastTransitionTime"] = to_rfc3339(now);
+        json::value& conds = status["conditions"];
+        if (!conds.is_array()) conds = json::array{};
+        util::set_condition(conds.as_array(), c);
+      }
+      store.update_shared(pods, ns, std::move(next), {}, "status");  // (the uid and resourceVersion as read)
+    }
+    const json::object* md = object_at(pod, {"metadata"});
+    if (deleting(pod) && util::int_of(md, "deletionGracePeriodSeconds", -1) == 0) return;
+    DeleteOptions now_options;
+    now_options.grace_period = 0;
+    now_options.precondition_uid = uid_of(pod);
+    store.remove(pods, ns, name, now_options);
+  } catch (const StatusError& e) {
+    if (e.code() != 404 && e.code() != 409) throw;  // gone or replaced meanwhile
+  }
+}
+
+}  // namespace
+
+void podgc_orphaned(Store& store, const std::string& node, Clock::time_point now) {
+  if (store.find(store.type("", "nodes"), "", node)) return;  // checkIfNodeExists: it came back
+  // gcOrphaned: the DisruptionTarget condition tells why.
+  const json::object condition{{"type", "DisruptionTarget"},
+                               {"status", "True"},
+                               {"lastProbeTime", nullptr},
+                               {"reason", "DeletionByPodGC"},
+                               {"message", "PodGC: node no longer exists"}};
+  for (const auto& p : store.list(store.type("", "pods"), "").items)
+    if (string_of(object_at(*p, {"spec"}), "nodeName") == node) mark_failed_and_delete(store, *p, &condition, now);
+}
+
+void podgc_unscheduled_terminating(Store& store, const std::string& ns, const std::string& name,
+                                   Clock::time_point now) {
+  const auto pod = store.find(store.type("", "pods"), ns, name);
+  if (pod && deleting(*pod) && string_of(object_at(*pod, {"spec"}), "nodeName").empty())
+    mark_failed_and_delete(store, *pod, nullptr, now);
+}
+
+}  // namespace gpupool::embedded
