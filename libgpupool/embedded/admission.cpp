@@ -133,6 +133,10 @@ void runtime_class(Store& store, AdmissionRequest& r, bool mutate) {
       !r.type->group.empty() || r.type->resource != "pods")
     return;
   json::object& spec = util::ensure_object(*r.object, "spec");
+  // prepareObjects looks up any set runtimeClassName, "" too: the lister misses it, and the API's
+  // Get of an empty name fails (a 500, "resource name may not be empty", as the oracle answers).
+  if (const json::value* v = spec.if_contains("runtimeClassName"); v && v->is_string() && v->as_string().empty())
+    throw StatusError(500, "", "resource name may not be empty");
   const std::string name = util::string_of(&spec, "runtimeClassName");
   std::shared_ptr<const json::object> cls;
   if (!name.empty()) {

@@ -22,28 +22,37 @@ void mark_failed_and_delete(Store& store, const json::object& pod, const json::o
                             Clock::time_point now) {
   const ResourceType& pods = store.type("", "pods");
   const std::string ns = namespace_of(pod), name = name_of(pod);
+  const std::string uid = uid_of(pod);
   try {
     if (!terminal(pod)) {
-      json::object next = pod;
-      json::object& status = ensure_object(next, "status");
-      status["phase"] = "Failed";
-      if (condition) {
-        json::object c = *condition;
-        c["lastTransitionTime"] = to_rfc3339(now);
-        json::value& conds = status["conditions"];
-        if (!conds.is_array()) conds = json::array{};
-        util::set_condition(conds.as_array(), c);
-      }
-      store.update_shared(pods, ns, std::move(next), {}, "status");  // (the uid and resourceVersion as read)
+      // utilpod.PatchPodStatus: a patch with the uid as its only precondition, so another write to
+      // the pod meanwhile is no conflict (read again and changed, as long as it is the same pod).
+      store.mutate(
+          pods, ns, name,
+          [&](json::object& cur) {
+            if (uid_of(cur) != uid) throw StatusError::not_found(pods, name);  // replaced: not this pod
+            if (terminal(cur)) return;                                         // it ended meanwhile
+            json::object& status = ensure_object(cur, "status");
+            status["phase"] = "Failed";
+            if (condition) {
+              json::object c = *condition;
+              c["lastTransitionTime"] = to_rfc3339(now);
+              json::value& conds = status["conditions"];
+              if (!conds.is_array()) conds = json::array{};
+              util::set_condition(conds.as_array(), c);
+            }
+          },
+          {}, "status");
     }
     const json::object* md = object_at(pod, {"metadata"});
     if (deleting(pod) && util::int_of(md, "deletionGracePeriodSeconds", -1) == 0) return;
     DeleteOptions now_options;
     now_options.grace_period = 0;
-    now_options.precondition_uid = uid_of(pod);
+    now_options.precondition_uid = uid;
     store.remove(pods, ns, name, now_options);
-  } catch (const StatusError& e) {
-    if (e.code() != 404 && e.code() != 409) throw;  // gone or replaced meanwhile
+  } catch (const StatusError&) {
+    // Gone or replaced meanwhile, or refused: gcOrphaned logs it (utilruntime.HandleError) and goes
+    // on with the node's other pods.
   }
 }
 

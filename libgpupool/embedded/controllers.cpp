@@ -381,7 +381,7 @@ void Controllers::reconcile(const Key& key) {
       claims.emplace(name_of(*c), std::move(c));
     // stateful_set.go sync: adoptOrphanRevisions (adopts, never releases), then
     // getPodsForStatefulSet: ClaimPods with the isMemberOf filter.
-    Children children = claimed("apps", "controllerrevisions", {selected.match, false});
+    Children children = claimed("apps", "controllerrevisions", {selected.match, false, false, true});
     const std::string set = name_of(*owner);
     for (auto& p : claimed("", "pods", {[&](const json::object& pod) {
                              return selected.match(pod) && statefulset_member(name_of(pod), set);

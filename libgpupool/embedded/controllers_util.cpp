@@ -324,7 +324,7 @@ std::vector<std::shared_ptr<const json::object>> claim(Store& store, const Resou
         }
         continue;
       }
-      if (owner_deleting || !matches || deleting(*o)) continue;
+      if (owner_deleting || !matches || (deleting(*o) && !rules.adopt_deleting)) continue;
       // AdoptPod / AdoptReplicaSet / AdoptControllerRevision: the controller reference merged in by
       // uid (strategic merge of ownerReferences, whose patch key is uid).
       const json::object ref = util::controller_reference(owner);

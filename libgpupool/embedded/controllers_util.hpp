@@ -238,6 +238,9 @@ struct ClaimRules {
   /// Only pods that have not ended and are not being deleted are candidates (the ReplicaSet
   /// controller claims controller.FilterActivePods of the namespace's pods).
   bool active_only = false;
+  /// Orphans being deleted are adopted too (a StatefulSet's AdoptOrphanRevisions; ClaimObject
+  /// skips them).
+  bool adopt_deleting = false;
 };
 /// The owner's selector matches the object's labels (metav1.LabelSelectorAsSelector: no
 /// selector matches nothing).

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 #include <openssl/rand.h>
@@ -330,6 +331,28 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
       im.store->restore(snap);
       restored = true;
     }
+  }
+  // "none" (or empty): no nodes, as a control plane without kubelets starts; nodes are created
+  // through the API (they then get the not-ready taint, as TaintNodesByCondition gives them).
+  std::optional<Topology> topo;
+  if (!im.options.topology.empty() && im.options.topology != "none" && !restored) {
+    topo =
+        fs::exists(im.options.topology) ? Topology::load(im.options.topology) : Topology::builtin(im.options.topology);
+    // Its RuntimeClasses are created as a client would (validated like any): each is tried as a
+    // dry run first, so that a refused one stops the start with one error naming it before
+    // anything is written (or journaled: a later start would take that state for the cluster).
+    const auto& runtime_classes = im.store->type("node.k8s.io", "runtimeclasses");
+    WriteOptions dry;
+    dry.dry_run = true;
+    for (std::size_t i = 0; i < topo->runtime_classes.size(); ++i) {
+      try {
+        im.store->create(runtime_classes, "", topo->runtime_classes[i].to_object(), dry);
+      } catch (const StatusError& e) {
+        throw ConfigError(im.options.topology, fmt::format("runtimeClasses[{}]", i), e.what());
+      }
+    }
+  }
+  if (!im.options.state_file.empty()) {
     im.journal = std::make_shared<FileJournal>(im.options.state_file);
     im.store->set_journal(im.journal);
   }
@@ -384,20 +407,15 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
                                     {"volumeBindingMode", "Immediate"}});
     }
   }
-  // "none" (or empty): no nodes, as a control plane without kubelets starts; nodes are created
-  // through the API (they then get the not-ready taint, as TaintNodesByCondition gives them).
-  if (!im.options.topology.empty() && im.options.topology != "none" && !restored) {
-    const Topology topo =
-        fs::exists(im.options.topology) ? Topology::load(im.options.topology) : Topology::builtin(im.options.topology);
+  if (topo) {
     const auto& nodes = im.store->type("", "nodes");
     WriteOptions wo;
     wo.keep_creation_timestamp = true;
     wo.seeded_node = true;
     const auto now = std::chrono::time_point_cast<std::chrono::system_clock::duration>(im.clock.now());
-    for (const auto& n : topo.nodes) im.store->create(nodes, "", n.to_node_object(now), wo);
-    // The topology's RuntimeClasses, created as a client would (validated like any).
+    for (const auto& n : topo->nodes) im.store->create(nodes, "", n.to_node_object(now), wo);
     const auto& runtime_classes = im.store->type("node.k8s.io", "runtimeclasses");
-    for (const auto& rc : topo.runtime_classes) im.store->create(runtime_classes, "", rc.to_object());
+    for (const auto& rc : topo->runtime_classes) im.store->create(runtime_classes, "", rc.to_object());
   }
 
   im.sync();

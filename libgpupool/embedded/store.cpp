@@ -254,9 +254,10 @@ std::string_view str_view(const json::object& o, std::string_view key) {
 // The garbage collector's finalizers (k8s.io/apimachinery/pkg/apis/meta/v1: FinalizerDeleteDependents,
 // FinalizerOrphanDependents).
 constexpr std::string_view kForegroundDeletion = "foregroundDeletion";
-// The dependents index's key for objects without a controller reference (no ownerReference
-// has an empty uid: validation refuses one, index_owners skips it).
-constexpr std::string_view kNoController = "";
+// The dependents index's key for objects without a controller reference: a string no uid is (an
+// ownerReference's is never empty or NUL-led: validation refuses one, index_owners skips it; an
+// object restored without a uid has "", which must not find the orphans as its dependents).
+constexpr std::string_view kNoController{"\0orphans", 8};
 
 // rest.BeforeDelete (updateForGracefulDeletionAndFinalizers): marking an object for deletion is a
 // change of its generation, where it has one.

@@ -129,6 +129,35 @@ TEST_CASE("a topology's RuntimeClass is there at start; a pod naming it gets its
   CHECK(placed.out == R"({"nvidia.com/gpu.present":"true"} gpu-1)");
 }
 
+TEST_CASE("a topology's refused RuntimeClass stops the start with one error naming it, nothing seeded") {
+  const auto dir = std::filesystem::temp_directory_path() / ("gpupool-rtc-bad-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "topology.yaml").string();
+  // Validation refuses the duplicate toleration (scheduling.tolerations[1]: Duplicate value).
+  std::ofstream(path) << "nodes: [{name: gpu-1, internalIP: 10.0.0.1, capacity: {cpu: \"8\", memory: 16Gi}}]\n"
+                         "runtimeClasses:\n"
+                         "  - {name: nvidia, tolerations: [\"a=b:NoSchedule\", \"a=b:NoSchedule\"]}\n";
+  EmbeddedOptions o = Cluster::options(path);
+  o.state_file = (dir / "state.json").string();
+  try {
+    EmbeddedServer server(o);
+    FAIL("the server started");
+  } catch (const ConfigError& e) {
+    CHECK(e.key() == "runtimeClasses[0]");
+    CHECK(std::string(e.what()).find("Duplicate value") != std::string::npos);
+  }
+  // The state journaled nothing of the topology: a start with a good one seeds it whole.
+  std::ofstream(path) << "nodes: [{name: gpu-1, internalIP: 10.0.0.1, capacity: {cpu: \"8\", memory: 16Gi}}]\n"
+                         "runtimeClasses: [{name: nvidia}]\n";
+  {
+    EmbeddedServer server(o);
+    auto& store = store_of(server);
+    CHECK(store.find(store.type("", "nodes"), "", "gpu-1"));
+    CHECK(store.find(store.type("node.k8s.io", "runtimeclasses"), "", "nvidia"));
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("kubectl get -o json: the stored objects, whole and in chunks (lists served from cached encodings)") {
   Cluster c;
   auto& store = store_of(c.server);

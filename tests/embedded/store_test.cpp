@@ -240,6 +240,33 @@ TEST_CASE("delete: ownerReference garbage collection per propagation policy") {
   }
 }
 
+TEST_CASE("delete: an object restored without a uid has no dependents (the orphans are not its)") {
+  for (auto policy : {Propagation::Background, Propagation::Orphan, Propagation::Foreground}) {
+    CAPTURE(static_cast<int>(policy));
+    Fixture f;
+    f.store.create(f.pods, "alice", f.pod("orphan-1"));
+    f.store.create(f.pods, "alice", f.pod("orphan-2"));
+    const auto before = f.store.find(f.pods, "alice", "orphan-1");
+    // A snapshot (a state file written by hand, an older version) may hold an object without a uid.
+    Clock clock = Clock::manual();
+    auto snap = f.store.snapshot();
+    auto nouid = Fixture::workload("no-uid");
+    nouid["apiVersion"] = "apps/v1";
+    nouid["kind"] = "ReplicaSet";
+    nouid["metadata"].as_object()["namespace"] = "alice";
+    snap["objects"].as_array().push_back(
+        json::object{{"group", "apps"}, {"resource", "replicasets"}, {"object", std::move(nouid)}});
+    Store restored(clock);
+    restored.restore(snap);
+    restored.remove(restored.type("apps", "replicasets"), "alice", "no-uid", propagate(policy));
+    CHECK(!restored.find(restored.type("apps", "replicasets"), "alice", "no-uid"));
+    const auto after = restored.find(restored.type("", "pods"), "alice", "orphan-1");
+    REQUIRE(after);
+    CHECK(md(*after, "resourceVersion") == md(*before, "resourceVersion"));  // not rewritten either
+    CHECK(restored.find(restored.type("", "pods"), "alice", "orphan-2"));
+  }
+}
+
 TEST_CASE("dryRun stores nothing") {
   Fixture f;
   const auto rv = f.store.revision();

@@ -3379,6 +3379,10 @@ SCENARIOS["runtimeclass"] = [
     (["create", "-f", "-", "-o", _RTC_POD], _rtc_pod("p-empty", "rtc-fid-empty")),
     (["create", "-f", "-", "-o", _RTC_POD], _rtc_pod("p-all", "rtc-fid-warn")),
     (["get", "pod", "p-nvidia", "-o", "json"], None),
+    # An empty name is looked up too: the API's Get of "" fails (a 500).
+    (["create", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p-emptyname"},
+                                        "spec": {"runtimeClassName": "",
+                                                 "containers": [{"name": "main", "image": "busybox"}]}})),
     (["delete", "pod", "--all", "--grace-period=0", "--force"], None, "capture:deleted"),
     (["delete", "runtimeclass"] + RTC_NAMES, None),
 ]
