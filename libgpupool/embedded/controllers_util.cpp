@@ -291,7 +291,9 @@ std::vector<std::shared_ptr<const json::object>> claim(Store& store, const Resou
     if (util::controller_uid(*o) == uid) candidates.emplace(util::name_of(*o), std::move(o));
   for (auto& o : store.orphans(t, ns)) candidates.emplace(util::name_of(*o), std::move(o));
   std::vector<std::shared_ptr<const json::object>> out;
-  for (auto& [name, o] : candidates) {
+  for (auto& candidate : candidates) {
+    const std::string& name = candidate.first;  // (a lambda below uses it: no structured binding)
+    std::shared_ptr<const json::object>& o = candidate.second;
     if (rules.active_only && (terminal(*o) || deleting(*o))) continue;
     const std::string o_uid = util::uid_of(*o);
     const bool matches = rules.match(*o);
