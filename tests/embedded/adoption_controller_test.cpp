@@ -57,6 +57,16 @@ struct AdoptWorld : World {
   std::string uid(const std::string& group, const std::string& resource, const std::string& name) const {
     return at(get(group, resource, name), "metadata.uid");
   }
+  // Every pod's controller is `uid` ("": none).
+  void check_pods_controlled_by(const std::string& uid) const {
+    for (const auto& [name, owner] : controllers_of("", "pods")) CHECK_MESSAGE(owner == uid, name);
+  }
+  // The one ControllerRevision's controller.
+  std::string sole_revision_controller() const {
+    const auto revisions = controllers_of("apps", "controllerrevisions");
+    REQUIRE(revisions.size() == 1);
+    return revisions.begin()->second;
+  }
   void orphan(const std::string& group, const std::string& resource, const std::string& name) {
     DeleteOptions how;
     how.propagation = Propagation::Orphan;
@@ -74,16 +84,14 @@ TEST_CASE("StatefulSet deleted with --cascade=orphan and made again adopts its p
   const auto pods_before = w.pod_uids();
   REQUIRE(pods_before.size() == 2);
   w.orphan("apps", "statefulsets", "web");
-  for (const auto& [name, owner] : w.controllers_of("", "pods")) CHECK(owner.empty());
+  w.check_pods_controlled_by("");
   // Made again with a changed immutable field: the same pods (no 409 on web-0), the same revision.
   w.store.create(sets, "default", obj(workload("StatefulSet", "web", R"("replicas":2,"serviceName":"other",)")));
   const std::string set_uid = w.uid("apps", "statefulsets", "web");
   w.advance(1s);
   CHECK(w.pod_uids() == pods_before);
-  for (const auto& [name, owner] : w.controllers_of("", "pods")) CHECK(owner == set_uid);
-  const auto revisions = w.controllers_of("apps", "controllerrevisions");
-  REQUIRE(revisions.size() == 1);
-  CHECK(revisions.begin()->second == set_uid);
+  w.check_pods_controlled_by(set_uid);
+  CHECK(w.sole_revision_controller() == set_uid);
   const json::object st = w.get("apps", "statefulsets", "web").at("status").as_object();
   CHECK(st.at("replicas") == 2);
   // A pod of the set's labels but not of its name (isMemberOf) is not adopted.
@@ -102,7 +110,7 @@ TEST_CASE("ReplicaSet: orphans adopted, a pod whose labels no longer match relea
   w.store.create(rss, "default", replicaset("rs", 2));
   const std::string rs_uid = w.uid("apps", "replicasets", "rs");
   CHECK(w.pod_uids() == before);  // adopted, none made
-  for (const auto& [name, owner] : w.controllers_of("", "pods")) CHECK(owner == rs_uid);
+  w.check_pods_controlled_by(rs_uid);
 
   const std::string moved = before.begin()->first;
   w.store.mutate(w.pods, "default", moved, [](json::object& p) {
@@ -169,10 +177,8 @@ TEST_CASE("DaemonSet and Deployment made again after --cascade=orphan adopt pods
   w.store.create(dss, "default", obj(workload("DaemonSet", "agent", "")));
   const std::string ds_uid = w.uid("apps", "daemonsets", "agent");
   CHECK(w.pod_uids() == ds_pods);
-  for (const auto& [name, owner] : w.controllers_of("", "pods")) CHECK(owner == ds_uid);
-  const auto revisions = w.controllers_of("apps", "controllerrevisions");
-  REQUIRE(revisions.size() == 1);
-  CHECK(revisions.begin()->second == ds_uid);
+  w.check_pods_controlled_by(ds_uid);
+  CHECK(w.sole_revision_controller() == ds_uid);
 
   const ResourceType& deployments = w.store.type("apps", "deployments");
   w.store.create(deployments, "default", obj(workload("Deployment", "web", R"("replicas":2,)")));

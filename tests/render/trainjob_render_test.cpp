@@ -105,25 +105,23 @@ TEST_CASE("TrainJob: --runtime names the ClusterTrainingRuntime; it applies to T
 }
 
 TEST_CASE("TrainJob: what a runtimePatch cannot carry is refused, naming the field and the way out") {
+  // Refused with the field named and the message saying `says`.
+  auto refused = [](const SubmitOptions& o, const char* field, const char* says) {
+    try {
+      (void)render(to_workload(o), generic());
+      FAIL("rendered");
+    } catch (const ValidationError& e) {
+      CHECK(e.field() == field);
+      CHECK(std::string(e.what()).find(says) != std::string::npos);
+    }
+  };
   SubmitOptions o = options("trainjob");
   o.scheduler_name = "volcano";
-  try {
-    (void)render(to_workload(o), generic());
-    FAIL("rendered");
-  } catch (const ValidationError& e) {
-    CHECK(e.field() == "schedulerName");
-    CHECK(std::string(e.what()).find("use kind jobset or pytorch") != std::string::npos);
-  }
+  refused(o, "schedulerName", "use kind jobset or pytorch");
   // Nor a runtime class (Trainer's PodSpecPatch has no runtimeClassName).
   o = options("trainjob");
   o.runtime_class = "nvidia";
-  try {
-    (void)render(to_workload(o), generic());
-    FAIL("rendered");
-  } catch (const ValidationError& e) {
-    CHECK(e.field() == "runtimeClassName");
-    CHECK(std::string(e.what()).find("--runtime-class") != std::string::npos);
-  }
+  refused(o, "runtimeClassName", "--runtime-class");
   // A JobSet's pods carry it.
   o = options("jobset");
   o.runtime_class = "nvidia";
