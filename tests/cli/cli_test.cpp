@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <csignal>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -186,7 +187,14 @@ TEST_CASE("the seed's walkthrough at a terminal: state persists between commands
   CHECK(submitted.err.find("debug: POST /apis/kubeflow.org/v1/namespaces/default/mpijobs") != std::string::npos);
   CHECK(submitted.out.find("mpijob.kubeflow.org/mpi-dist created\n") != std::string::npos);
   REQUIRE(gp("wait mpi-dist --for Running --timeout 1m").code == 0);
+  // The job is Running once its launcher and worker are; its TensorBoard is a Deployment of its own
+  // whose pod may still be starting (as on a real cluster: each pod's kubelet reports it after
+  // its startup), so `get` is read again until it shows the URL, for at most a minute.
   Result get = gp("get mpi-dist");
+  for (const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+       get.out.find("TensorBoard is not running yet") != std::string::npos &&
+       std::chrono::steady_clock::now() < deadline;)
+    get = gp("get mpi-dist");
   CAPTURE(get.out);
   REQUIRE(get.code == 0);
   CHECK(get.out.rfind("STATUS: RUNNING\nNAMESPACE: default\nPRIORITY: N/A\nTRAINING DURATION: ", 0) == 0);
