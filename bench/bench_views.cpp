@@ -51,22 +51,9 @@ int cmd_serve(const std::string& dir, int pods) {
   options.topology = "none";
   gpupool::EmbeddedServer server(options);
   auto& store = gpupool::embedded::store_of(server);
-  bench::fill_store(store, pods);
   // One pod in five finished (Succeeded, as its kubelet reports): the views' field selector keeps
   // them off the wire; a client that lists every pod receives them and drops them itself.
-  const auto& pod_type = store.type("", "pods");
-  for (int i = 0; i < pods; i += 5) {
-    const json::object p = bench::make_pod(i);
-    const auto& pmd = p.at("metadata").as_object();
-    store.mutate(
-        pod_type, pmd.at("namespace").as_string(), pmd.at("name").as_string(),
-        [](json::object& o) {
-          json::value& status = o["status"];
-          if (!status.is_object()) status = json::object{};
-          status.as_object()["phase"] = "Succeeded";
-        },
-        {}, "status");
-  }
+  bench::fill_store(store, pods, {.owners = bench::Owners::Adopt, .finished_every = 5});
   json::object pending = bench::make_pod(0);
   auto& md = pending["metadata"].as_object();
   md["name"] = "bench-explain";
