@@ -734,10 +734,13 @@ Api::Api(Store& store, Options options) : store_(store), options_(std::move(opti
       return;
     }
     store_.register_type(*t);
-    // Established already (a restored CRD, or this very status write): nothing to do.
-    if (const auto* st = ev.object->if_contains("status");
-        st && st->is_object() && st->as_object().contains("conditions"))
-      return;
+    // Established already (a restored CRD, or this very status write): nothing to do. (A stored
+    // CRD's status.conditions is null until then: a nil slice without omitempty.)
+    const auto established = [](const json::value* st) {
+      const json::value* c = st && st->is_object() ? st->as_object().if_contains("conditions") : nullptr;
+      return c && c->is_array() && !c->as_array().empty();
+    };
+    if (established(ev.object->if_contains("status"))) return;
     const auto name = meta(*ev.object, "name");
     const auto now = to_rfc3339(store_.clock().now());
     try {
@@ -755,7 +758,7 @@ Api::Api(Store& store, Options options) : store_(store), options_(std::move(opti
                                            {"message", "the initial names have been accepted"},
                                            {"lastTransitionTime", now}}};
             auto& st = crd["status"];
-            if (st.is_object() && st.as_object().contains("conditions")) return;
+            if (established(&st)) return;
             st = json::object{
                 {"conditions", std::move(conds)},
                 {"acceptedNames", crd.at("spec").as_object().contains("names") ? crd.at("spec").at("names")

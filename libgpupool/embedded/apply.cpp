@@ -3,6 +3,7 @@
 #include "embedded/schema.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 #include <vector>
 
@@ -403,14 +404,73 @@ bool omits_list_key(const json::value& v, const std::string& dotted, const Resou
 
 }  // namespace
 
+namespace {
+
+// A fieldsV1 set as fieldpath reads it: members ".", "f:...", "k:...", "v:..." or "i:...", each a set.
+bool decodable_set(const json::value& set) {
+  if (!set.is_object()) return false;
+  for (const auto& [k, v] : set.as_object()) {
+    const std::string_view key = k;
+    if (key != "." && !(key.size() >= 2 && key[1] == ':' && std::string_view("fkvi").find(key[0]) != key.npos))
+      return false;
+    if (!decodable_set(v)) return false;
+  }
+  return true;
+}
+
+// DecodeManagedFields' checks of every entry (managedfields.go): the operation Apply or Update, an
+// apiVersion, fieldsType FieldsV1 and a fieldsV1 fieldpath can read.
+bool decodable(const json::array& entries) {
+  return std::all_of(entries.begin(), entries.end(), [](const json::value& e) {
+    if (!e.is_object()) return false;
+    const json::object& o = e.as_object();
+    const std::string op = str(o, "operation");
+    const json::value* fields = o.if_contains("fieldsV1");
+    return (op == "Apply" || op == "Update") && !str(o, "apiVersion").empty() && str(o, "fieldsType") == "FieldsV1" &&
+           (!fields || fields->is_null() || decodable_set(*fields));
+  });
+}
+
+// isResetManagedFields: an empty list (not null), or one entry equal to ManagedFieldsEntry{}.
+bool resets(const json::array& entries) {
+  if (entries.empty()) return true;
+  if (entries.size() != 1 || !entries[0].is_object()) return false;
+  return std::all_of(entries[0].as_object().begin(), entries[0].as_object().end(), [](const auto& kv) {
+    return kv.value().is_null() || (kv.value().is_string() && kv.value().as_string().empty());
+  });
+}
+
+// fieldmanager.go decodeLiveOrNew: the request's managedFields when it resets them (nothing) or
+// holds entries that decode; else the live object's (nothing when they do not decode either), so
+// a client unaware of managedFields loses none.
+// nullopt: the request resets them, and an update then tracks nothing (skipnonapplied.go: with no
+// managed fields an update of an existing object is not tracked; the embedded controllers write
+// without entries of their own, FIDELITY.md item 14, so only an explicit reset is taken that way).
+std::optional<json::array> managed_before(const json::object* old, const json::object& next) {
+  const json::object* md = util::object_at(next, {"metadata"});
+  const json::value* given = md ? md->if_contains("managedFields") : nullptr;
+  if (given && given->is_array()) {
+    if (resets(given->as_array())) return old ? std::nullopt : std::optional<json::array>(json::array{});
+    if (decodable(given->as_array())) return given->as_array();
+  }
+  json::array live = old ? managed_fields_of(*old) : json::array{};
+  return decodable(live) ? live : json::array{};
+}
+
+}  // namespace
+
 void track_update(const json::object* old, json::object& next, const ResourceType& t, const std::string& manager,
                   const std::string& time) {
   if (omits_list_key(next, "", t)) {
     if (auto* md = next.if_contains("metadata"); md && md->is_object()) md->as_object().erase("managedFields");
     return;
   }
-  json::array entries = managed_fields_of(next);
-  if (entries.empty() && old) entries = managed_fields_of(*old);
+  std::optional<json::array> before = managed_before(old, next);
+  if (!before) {
+    if (auto* md = next.if_contains("metadata"); md && md->is_object()) md->as_object().erase("managedFields");
+    return;
+  }
+  json::array entries = std::move(*before);
   // A created object is compared with the kind's zero value, as the fieldmanager compares it with
   // r.New(): the structs that zero value holds (spec, template, strategy, ...) are nobody's.
   json::value old_clean =

@@ -5,6 +5,7 @@
 
 #include "embedded/admission.hpp"
 #include "embedded/controllers_util.hpp"
+#include "embedded/schema.hpp"
 #include "embedded/validation.hpp"
 
 #include "gpupool/quantity.hpp"
@@ -112,7 +113,11 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
       !r.subresource.empty())
     return causes;
   const ResourceType& t = *r.type;
-  json::object& obj = *r.object;
+  // Go compares the decoded new object with the stored one (apiequality.Semantic: a Quantity by
+  // value, nil and empty slices and maps alike): here both in their stored form, as the old one is.
+  json::object stored_form = *r.object;
+  schema::to_stored_form(t.group, t.version, t.kind, stored_form);
+  const json::object& obj = stored_form;
   const json::object& old = *r.old_object;
   if (t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets" || t.resource == "daemonsets")) {
     // The deployment, replicaset and daemonset strategies' ValidateUpdate (apps/v1): spec.selector
@@ -226,7 +231,7 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
           req->as_object().erase("storage");
       }
     }
-    if (!util::json_equal(a, b))
+    if (!semantic_equal(a, b))
       causes.push_back({"FieldValueForbidden",
                         "Forbidden: spec is immutable after creation except resources.requests and "
                         "volumeAttributesClassName for bound claims",

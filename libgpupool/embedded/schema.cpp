@@ -886,6 +886,12 @@ namespace {
 void drop_empty(const Node& n, json::object& o, int depth);
 }  // namespace
 
+void to_stored_form(std::string_view group, std::string_view version, std::string_view kind, json::object& obj) {
+  canonical_quantities(group, version, kind, obj);
+  omit_empty(group, version, kind, obj);
+  nil_empty_collections(group, version, kind, obj);
+}
+
 Decoded decode_object_meta(json::object& obj, bool prune) {
   // A custom resource's metadata: schemaobjectmeta.GetObjectMetaWithOptions decodes it with
   // json.Unmarshal into a metav1.ObjectMeta of its own (the core group version's document holds
@@ -978,17 +984,42 @@ void omit_empty(std::string_view group, std::string_view version, std::string_vi
   if (const Node* r = root(group, version, kind); r && r->empties) drop_empty(*r, obj, 0);
 }
 
+namespace {
+
+// nil_empty_collections under `n`: each kept list or map of `o` that is empty or absent is null.
+void nil_collections(const Node& n, json::object& o, int depth) {
+  if (depth > 64) return;
+  for (const auto& [k, c] : n.fields)
+    if (!o.contains(k) && kept_collection(n, k, *c)) o[k] = nullptr;
+  for (auto& [k, child] : o) {
+    auto f = n.fields.find(std::string_view(k));
+    if (f == n.fields.end()) continue;
+    const Node& c = *f->second;
+    if (kept_collection(n, k, c) && ((child.is_array() && child.as_array().empty()) ||
+                                     (c.type == Node::Type::Map && child.is_object() && child.as_object().empty()))) {
+      child = nullptr;
+      continue;
+    }
+    if (!c.nils) continue;
+    if (c.type == Node::Type::Object && child.is_object()) {
+      nil_collections(c, child.as_object(), depth + 1);
+    } else if (c.elem && c.elem->type == Node::Type::Object) {
+      if (c.type == Node::Type::Array && child.is_array()) {
+        for (auto& e : child.as_array())
+          if (e.is_object()) nil_collections(*c.elem, e.as_object(), depth + 1);
+      } else if (c.type == Node::Type::Map && child.is_object()) {
+        for (auto& kv : child.as_object())
+          if (kv.value().is_object()) nil_collections(*c.elem, kv.value().as_object(), depth + 1);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void nil_empty_collections(std::string_view group, std::string_view version, std::string_view kind, json::object& obj) {
-  // The empty lists and maps of fields kept when empty become null.
-  auto at = [](const Node& parent, std::string_view k, json::value& v, const Node& node) {
-    if (!kept_collection(parent, k, node) ||
-        !((v.is_array() && v.as_array().empty()) ||
-          (node.type == Node::Type::Map && v.is_object() && v.as_object().empty())))
-      return Visit::Descend;
-    v = nullptr;
-    return Visit::Done;
-  };
-  if (const Node* r = root(group, version, kind); r && r->nils) walk_fields(*r, obj, &Node::nils, at, 0);
+  // The lists and maps of fields kept when empty, empty or absent (nil), become null.
+  if (const Node* r = root(group, version, kind); r && r->nils) nil_collections(*r, obj, 0);
 }
 
 namespace {
@@ -996,22 +1027,27 @@ void add_zero_structs(std::string_view group, std::string_view version, std::str
 void add_required_zeros(std::string_view group, std::string_view version, std::string_view kind, json::object& obj);
 }  // namespace
 
+std::optional<std::string> conversion_error(std::string_view group, std::string_view kind, const json::object& obj) {
+  // Convert_v1_DaemonSet_To_apps_DaemonSet: the templateGeneration annotation must be a number
+  // (strconv.ParseInt's error).
+  if (group == "apps" && kind == "DaemonSet")
+    if (const auto* md = obj.if_contains("metadata"); md && md->is_object())
+      if (const auto* ann = md->as_object().if_contains("annotations"); ann && ann->is_object())
+        if (const auto* v = ann->as_object().if_contains("deprecated.daemonset.template.generation");
+            v && v->is_string()) {
+          std::string err;
+          if (!go_parse_int(v->as_string(), &err)) return err;
+        }
+  return std::nullopt;
+}
+
 Decoded decode(std::string_view group, std::string_view version, std::string_view kind, json::object& obj, bool prune) {
   Decoded out;
   const Node* r = root(group, version, kind);
   if (!r) return out;
   Walker w{out, prune, {}, {}, false};
   w.fields(*r, obj);
-  // Convert_v1_DaemonSet_To_apps_DaemonSet: the templateGeneration annotation must be a number
-  // (strconv.ParseInt's error, once the JSON decoded).
-  if (group == "apps" && kind == "DaemonSet" && !out.type_error && !out.decode_error)
-    if (const auto* md = obj.if_contains("metadata"); md && md->is_object())
-      if (const auto* ann = md->as_object().if_contains("annotations"); ann && ann->is_object())
-        if (const auto* v = ann->as_object().if_contains("deprecated.daemonset.template.generation");
-            v && v->is_string()) {
-          std::string err;
-          if (!go_parse_int(v->as_string(), &err)) out.decode_error = err;
-        }
+  if (!out.type_error && !out.decode_error) out.decode_error = conversion_error(group, kind, obj);
   if (prune && !out.type_error && !out.decode_error) {
     add_zero_structs(group, version, kind, obj);
     add_required_zeros(group, version, kind, obj);

@@ -53,6 +53,12 @@ std::optional<std::string> patch_merge_key(std::string_view kind, std::string_vi
 std::optional<std::string> converter_error(std::string_view group, std::string_view version, std::string_view kind,
                                            boost::json::object& obj);
 
+/// The error of converting a decoded `obj` to the internal version, where a kind's conversion can
+/// fail (a DaemonSet's deprecated.daemonset.template.generation annotation must be an integer:
+/// strconv.ParseInt's message); nullopt when it converts. decode() reports it as its decode_error.
+std::optional<std::string> conversion_error(std::string_view group, std::string_view kind,
+                                            const boost::json::object& obj);
+
 /// Whether a recorded schema exists for this built-in kind (custom resources have none here).
 bool known(std::string_view group, std::string_view version, std::string_view kind);
 
@@ -70,12 +76,19 @@ void canonical_quantities(std::string_view group, std::string_view version, std:
 /// leaves them out (`tolerations: []`, `nodeSelector: {}`). Done once the object is valid.
 void omit_empty(std::string_view group, std::string_view version, std::string_view kind, boost::json::object& obj);
 
-/// Writes null for the empty lists and maps of `obj`'s fields that have no omitempty (a built-in
+/// Writes null for the empty or absent lists and maps of `obj`'s fields that have no omitempty (a built-in
 /// kind): kube-apiserver stores built-in kinds as protobuf, which has no empty repeated field or
 /// map, so what it answers and serves from then on reads them back nil (`"rules": null`, a
 /// StatefulSet template's `"containers": null`). Done when the object is stored, after omit_empty.
 void nil_empty_collections(std::string_view group, std::string_view version, std::string_view kind,
                            boost::json::object& obj);
+
+/// `obj` (a built-in kind) as kube-apiserver stores it: canonical_quantities, omit_empty, then
+/// nil_empty_collections. What the store keeps, and the form in which a new object is compared with
+/// the stored one where Go compares decoded objects with apiequality.Semantic (a Quantity by value,
+/// "1024Mi" = "1Gi"; a nil map or slice equal to an empty one): immutable fields, a StatefulSet's
+/// spec. Done once the object is valid.
+void to_stored_form(std::string_view group, std::string_view version, std::string_view kind, boost::json::object& obj);
 
 /// Decodes a custom resource's `metadata` as metav1.ObjectMeta (unknown fields reported as
 /// "metadata.x", pruned with `prune`); a missing or non-object metadata decodes as nothing.

@@ -36,7 +36,12 @@ void check_patched_types(const ResourceType& t, json::object& patched, const jso
   std::string value, err;
   if (strategic_patch) {
     auto e = schema::converter_error(t.group, t.version, t.kind, patched);
-    if (!e) return;
+    // Then the versioned object is converted to the internal one (patch.go applyPatchToObject's
+    // unsafeConvertor.Convert), whose error is returned as it is: a 500 with its message.
+    if (!e) {
+      if (auto c = schema::conversion_error(t.group, t.kind, patched)) throw StatusError(500, "", *c);
+      return;
+    }
     value = go_print(strategic_patch_consumed(*strategic_patch));
     err = *e;
   } else {

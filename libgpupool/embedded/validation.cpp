@@ -16,6 +16,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <regex>
 #include <set>
 #include <tuple>
 
@@ -533,6 +534,54 @@ void default_field_refs(json::object& holder) {
     set_default(ref->as_object(), "divisor", "0");
 }
 
+// SetDefaults_Container's pull policy: pkg/util/parsers ParseImageName's tag, which is "latest" for
+// a reference without tag or digest and "" when the reference does not parse
+// (dockerref.ParseNormalizedNamed: docker.io/library/ prepended to a bare name, the repository
+// lowercase, not a 64-hex identifier, the distribution reference grammar, at most 255 characters
+// of name, a digest of a known algorithm and length); Always only for "latest".
+std::string image_pull_policy_default(const std::string& image) {
+  static const std::regex identifier("^[a-f0-9]{64}$");
+  static const std::regex grammar = [] {
+    const std::string alnum = "[a-z0-9]+", sep = "(?:[._]|__|-+)";
+    const std::string path = alnum + "(?:" + sep + alnum + ")*";
+    const std::string component = "(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])";
+    const std::string host = "(?:" + component + "(?:\\." + component + ")*|\\[[a-fA-F0-9:]+\\])";
+    const std::string name = "((?:" + host + "(?::[0-9]+)?/)?" + path + "(?:/" + path + ")*)";
+    return std::regex("^" + name +
+                      "(?::([\\w][\\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*)" +
+                      ":([0-9a-fA-F]{32,}))?$");
+  }();
+  const std::string_view always = "Always", if_not_present = "IfNotPresent";
+  if (std::regex_match(image, identifier)) return std::string(if_not_present);
+  // splitDockerDomain
+  std::string domain = "docker.io", remainder = image;
+  if (const auto i = image.find('/'); i != std::string::npos) {
+    const std::string first = image.substr(0, i);
+    std::string lower = first;
+    for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (first.find_first_of(".:") != std::string::npos || first == "localhost" || lower != first) {
+      domain = first;
+      remainder = image.substr(i + 1);
+    }
+  }
+  if (domain == "docker.io" && remainder.find('/') == std::string::npos) remainder = "library/" + remainder;
+  const std::string repository = remainder.substr(0, remainder.find_first_of(":@"));
+  for (char ch : repository)
+    if (std::isupper(static_cast<unsigned char>(ch))) return std::string(if_not_present);
+  std::smatch m;
+  const std::string full = domain + "/" + remainder;
+  if (!std::regex_match(full, m, grammar) || m[1].length() > 255) return std::string(if_not_present);
+  if (m[3].matched) {  // digest.Parse: an available algorithm, its hex length, lowercase
+    const std::string algorithm = m[3].str(), hex = m[4].str();
+    const std::size_t want = algorithm == "sha256" ? 64 : algorithm == "sha384" ? 96 : algorithm == "sha512" ? 128 : 0;
+    if (hex.size() != want || hex.find_first_not_of("0123456789abcdef") != std::string::npos)
+      return std::string(if_not_present);
+    // A digest without a tag leaves the tag "" (not "latest").
+    return m[2].matched && m[2].str() == "latest" ? std::string(always) : std::string(if_not_present);
+  }
+  return !m[2].matched || m[2].str() == "latest" ? std::string(always) : std::string(if_not_present);
+}
+
 // Pod defaulting (pkg/apis/core/v1/defaults.go) for what shows in `kubectl get -o yaml`.
 void default_pod_spec(json::object& spec) {
   // The v1 conversion: serviceAccount is the deprecated alias of serviceAccountName, which wins
@@ -594,16 +643,7 @@ void default_pod_spec(json::object& spec) {
       if (!c.is_object()) continue;
       auto& co = c.as_object();
       default_probes_and_hooks(co);
-      // SetDefaults_Container: Always for ":latest" or no tag, else IfNotPresent.
-      const std::string image = str(co, "image");
-      const auto slash = image.rfind('/');
-      const auto colon = image.rfind(':');
-      const bool tagged = colon != std::string::npos && (slash == std::string::npos || colon > slash);
-      const bool latest = !tagged || image.substr(colon + 1) == "latest";
-      if (image.find('@') == std::string::npos)
-        set_default(co, "imagePullPolicy", latest ? "Always" : "IfNotPresent");
-      else
-        set_default(co, "imagePullPolicy", "IfNotPresent");
+      default_if_empty(co, "imagePullPolicy", image_pull_policy_default(str(co, "image")));
       set_default(co, "terminationMessagePath", "/dev/termination-log");
       set_default(co, "terminationMessagePolicy", "File");
       set_default(co, "resources", json::object{});
@@ -1516,22 +1556,19 @@ void statefulset_spec_causes(const json::object& obj, Causes& causes) {
 
 // ValidateStatefulSetUpdate's last rule: past replicas, ordinals, template, updateStrategy,
 // persistentVolumeClaimRetentionPolicy and minReadySeconds, the spec is unchanged
-// (apiequality.Semantic: compared as both are stored, quantities canonical and empty fields gone).
+// (apiequality.Semantic: the new object compared in its stored form, as the old one is).
 Causes statefulset_update_causes(const json::object& obj, const json::object& old) {
   auto rest = [](const json::object& o, bool normalize) {
     json::object copy = o;
-    if (normalize) {
-      schema::canonical_quantities("apps", "v1", "StatefulSet", copy);
-      schema::omit_empty("apps", "v1", "StatefulSet", copy);
-    }
+    if (normalize) schema::to_stored_form("apps", "v1", "StatefulSet", copy);
     const json::value* sp = copy.if_contains("spec");
     json::object spec = sp && sp->is_object() ? sp->as_object() : json::object{};
     for (const char* k : {"replicas", "template", "updateStrategy", "minReadySeconds", "ordinals",
                           "persistentVolumeClaimRetentionPolicy"})
       spec.erase(k);
-    return spec;
+    return json::value(std::move(spec));
   };
-  if (util::json_equal(json::value(rest(obj, true)), json::value(rest(old, false)))) return {};
+  if (semantic_equal(rest(obj, true), rest(old, false))) return {};
   return {{"FieldValueForbidden",
            "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', "
            "'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
@@ -2188,9 +2225,7 @@ void builtin_validation(AdmissionRequest& r) {
   // pods/binding is a storage-level update of the stored pod (assignPod's GuaranteedUpdate): nothing
   // is decoded, and its quantities are canonical already.
   if (r.subresource != "scale" && r.subresource != "binding") {
-    schema::canonical_quantities(t.group, t.version, t.kind, obj);
-    schema::omit_empty(t.group, t.version, t.kind, obj);
-    schema::nil_empty_collections(t.group, t.version, t.kind, obj);
+    schema::to_stored_form(t.group, t.version, t.kind, obj);
   }
   if (t.group == "batch" && t.resource == "jobs") default_job_labels(obj);
   // daemonSetStrategy.PrepareForCreate / PrepareForUpdate (and the status strategy's, which keeps

@@ -38,10 +38,6 @@ enum class PodSpecOf { NewPod, UpdatedPod, Template };
 void validate_pod_spec(const boost::json::object& spec, const boost::json::object* meta, const std::string& prefix,
                        PodSpecOf of, std::vector<StatusCause>& causes);
 
-/// A pod spec's quantities (containers' limits and requests, emptyDir size limits, overhead) as
-/// Go prints them after decoding: "0.5" is 500m, "1.5Gi" 1536Mi.
-void canonical_quantities(boost::json::object& spec);
-
 /// ValidateRuntimeClass's rules after the metadata (pkg/apis/node/validation): the handler a DNS
 /// label, the overhead as container limits, the scheduling node selector and tolerations.
 /// (embedded/validation_pod.cpp)
@@ -70,8 +66,11 @@ void validate_pod_update(const boost::json::object& spec, const boost::json::obj
 void validate_ephemeral_containers_update(const boost::json::object& old_meta, const boost::json::object& spec,
                                           const boost::json::object& old_spec, std::vector<StatusCause>& causes);
 
-/// Two optional JSON values as Go's typed fields compare them: absent and null are one nil.
+/// apiequality.Semantic.DeepEqual of two objects in their stored form (schema::to_stored_form):
+/// null, [] and an absent member are one nil; {} is not (a pointer to an empty struct).
 /// (embedded/immutable.cpp)
+bool semantic_equal(const boost::json::value& a, const boost::json::value& b);
+/// Two optional JSON values as Go's typed fields compare them: absent and null are one nil.
 bool same_value(const boost::json::value* a, const boost::json::value* b);
 /// field.Invalid's value of a pointer field: "null" when nil, a string quoted, else the value.
 std::string go_pointer_value(const boost::json::value* v);

@@ -1948,63 +1948,15 @@ void apparmor_version_skew(json::object& pod, std::vector<std::string>* warnings
   }
 }
 
-// A quantity is decoded into Go's resource.Quantity and encoded back with its String(): "0.5" is
-// stored as 500m, "1.5Gi" as 1536Mi, "1000" as 1k (Quantity::to_string keeps what Go keeps, "1e3").
-// Done once the object is valid: validation's messages show the quantities as Go parsed them.
-namespace {
-void canonical_quantity(json::value& v) {
-  if (!v.is_string()) return;
-  try {
-    v = json::string(Quantity::canonical(v.as_string()));
-  } catch (const std::exception&) {
-    // decoding refused it already
-  }
-}
-}  // namespace
-
-void canonical_quantities(json::object& spec) {
-  if (auto* overhead = spec.if_contains("overhead"); overhead && overhead->is_object())
-    for (auto& kv : overhead->as_object()) canonical_quantity(kv.value());
-  if (auto* vs = spec.if_contains("volumes"); vs && vs->is_array())
-    for (auto& v : vs->as_array())
-      if (auto* ed = v.is_object() ? v.as_object().if_contains("emptyDir") : nullptr; ed && ed->is_object())
-        if (auto* sl = ed->as_object().if_contains("sizeLimit")) canonical_quantity(*sl);
-  for (const char* list : {"containers", "initContainers", "ephemeralContainers"})
-    if (auto* cs = spec.if_contains(list); cs && cs->is_array())
-      for (auto& c : cs->as_array())
-        if (auto* res = c.is_object() ? c.as_object().if_contains("resources") : nullptr; res && res->is_object())
-          for (const char* kind : {"limits", "requests"})
-            if (auto* l = res->as_object().if_contains(kind); l && l->is_object())
-              for (auto& kv : l->as_object()) canonical_quantity(kv.value());
-}
-
 namespace {
 
-// apiequality.Semantic.DeepEqual on two decoded specs: an absent, null, empty list or empty object
-// field is Go's zero value (nil and empty slices and maps are equal); numbers compare by value.
-bool zero_value(const json::value* v) {
-  return !v || v->is_null() || (v->is_array() && v->as_array().empty()) || (v->is_object() && v->as_object().empty());
-}
-bool semantic_equal(const json::value& a, const json::value& b) {
-  if (a.is_object() && b.is_object()) {
-    for (const auto* side : {&a.as_object(), &b.as_object()})
-      for (const auto& kv : *side) {
-        const json::value* x = a.as_object().if_contains(kv.key());
-        const json::value* y = b.as_object().if_contains(kv.key());
-        if (zero_value(x) && zero_value(y)) continue;
-        if (!x || !y || !semantic_equal(*x, *y)) return false;
-      }
-    return true;
-  }
-  if (a.is_array() && b.is_array()) {
-    if (a.as_array().size() != b.as_array().size()) return false;
-    for (std::size_t i = 0; i < a.as_array().size(); ++i)
-      if (!semantic_equal(a.as_array()[i], b.as_array()[i])) return false;
-    return true;
-  }
-  if (a.is_number() && b.is_number() && !a.is_double() && !b.is_double())
-    return a.to_number<std::int64_t>() == b.to_number<std::int64_t>();
-  return a == b;
+// A pod spec in its stored form (schema::to_stored_form of a Pod holding it), in which Go's
+// apiequality.Semantic comparisons of two decoded specs are semantic_equal's.
+json::object stored_spec(const json::object& spec) {
+  json::object pod{{"spec", spec}};
+  schema::to_stored_form("", "v1", "Pod", pod);
+  json::value& out = pod["spec"];
+  return out.is_object() ? std::move(out.as_object()) : json::object{};
 }
 
 // A toleration equal to another but for its tolerationSeconds.
@@ -2226,9 +2178,7 @@ void validate_pod_update(const json::object& spec, const json::object& old_spec,
         e.forbidden(fmt::format("spec.schedulingGates[{}].name", i),
                     fmt::format("only deletion is allowed, but found new scheduling gate '{}'", n));
   }
-  json::object now = spec, before = old_spec;
-  canonical_quantities(now);
-  canonical_quantities(before);
+  json::object now = stored_spec(spec), before = stored_spec(old_spec);
   if (semantic_equal(now, before)) return;
   // The munged spec: what may change taken from the old one.
   for (const char* list : {"containers", "initContainers"})
@@ -2246,7 +2196,7 @@ void validate_pod_update(const json::object& spec, const json::object& old_spec,
   if (old_grace && *old_grace < 0 && int_at(now, "terminationGracePeriodSeconds") == 1)
     now["terminationGracePeriodSeconds"] = *old_grace;
   if (!items(before, "schedulingGates").empty()) {
-    gated_pod_mutations(e, now, before);
+    gated_pod_mutations(e, spec, old_spec);  // (its messages print the spec as given)
     now.erase("nodeSelector");
     if (const json::value* v = before.if_contains("nodeSelector")) now["nodeSelector"] = *v;
     json::value old_na = nullptr;

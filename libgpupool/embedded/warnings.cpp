@@ -359,6 +359,30 @@ std::vector<std::string> pod_warnings(const json::object& meta, const json::obje
         fmt::format("{}spec.terminationGracePeriodSeconds: must be >= 0; negative values are invalid and will be "
                     "treated as 1",
                     p));
+  // warningsForPodAffinityTerms / warningsForWeightedPodAffinityTerms: a term without labelSelector
+  // matches no pod (podAffinity's, then podAntiAffinity's; required terms, then preferred).
+  if (const json::object* affinity = object_of(spec, "affinity"))
+    for (const char* kind : {"podAffinity", "podAntiAffinity"})
+      if (const json::object* a = object_of(*affinity, kind)) {
+        const std::string base = fmt::format("{}spec.affinity.{}.", p, kind);
+        if (const auto* terms = array_of(*a, "requiredDuringSchedulingIgnoredDuringExecution"))
+          for (std::size_t i = 0; i < terms->size(); ++i)
+            if ((*terms)[i].is_object() && !object_of((*terms)[i].as_object(), "labelSelector"))
+              out.push_back(fmt::format(
+                  "{}requiredDuringSchedulingIgnoredDuringExecution[{}].labelSelector: a null labelSelector results "
+                  "in matching no pod",
+                  base, i));
+        if (const auto* terms = array_of(*a, "preferredDuringSchedulingIgnoredDuringExecution"))
+          for (std::size_t i = 0; i < terms->size(); ++i) {
+            const json::object* term =
+                (*terms)[i].is_object() ? object_of((*terms)[i].as_object(), "podAffinityTerm") : nullptr;
+            if (!term || !object_of(*term, "labelSelector"))
+              out.push_back(fmt::format(
+                  "{}preferredDuringSchedulingIgnoredDuringExecution[{}].podAffinityTerm.labelSelector: a null "
+                  "labelSelector results in matching no pod",
+                  base, i));
+          }
+      }
   return out;
 }
 

@@ -1791,6 +1791,17 @@ SCENARIOS = {
         (["set", "env", "deployment/w", "-c", "side", "B=1"], None),
         (["run", "p", "--image=busybox", "--env=X=1", "--env=X=2", "--labels=beta.kubernetes.io/arch=amd64"], None),
         (["label", "pod", "p", "z=1"], None),
+        # Pod (anti-)affinity terms without a labelSelector match no pod (a dry run: nothing stored).
+        (["create", "--dry-run=server", "-f", "-", "-o", "name"], json.dumps({
+            "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "aff"},
+            "spec": {"containers": [{"name": "main", "image": "busybox"}], "affinity": {
+                "podAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {"topologyKey": "zone", "labelSelector": {"matchLabels": {"a": "b"}}}, {"topologyKey": "zone"}],
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {"weight": 1, "podAffinityTerm": {"topologyKey": "zone"}}]},
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": "zone"}]}}}})),
     ],
     # Requests that once crashed or fooled the embedded server (issue #20), as the real one answers.
     "badinput": [
@@ -3299,7 +3310,133 @@ SCENARIOS["emptylists"] = [
         "spec": {"suspend": True, "podFailurePolicy": {"rules": []},
                  "template": {"spec": {"restartPolicy": "Never",
                                        "containers": [{"name": "main", "image": "busybox"}]}}}})),
-    (["delete", "role/none", "endpointslice/es", "statefulset/st", "job/j"], None),
+    # A nil slice or map without omitempty is null too: a Role created without rules.
+    (["create", "-f", "-", "-o", "jsonpath={.rules}"], json.dumps({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "norules"}})),
+    (["get", "role", "norules", "-o", "json"], None),
+    (["delete", "role/none", "role/norules", "endpointslice/es", "statefulset/st", "job/j"], None),
+]
+
+# Updates that change nothing Go can see (apiequality.Semantic on decoded objects: a Quantity by
+# value, a nil map equal to an empty one) pass the immutable-field rules and bump no generation:
+# a suspended Job's template given "1024Mi" for the stored "1Gi", "0.5" for "500m", or an empty
+# annotations map; an unbound claim's request; a StatefulSet's claim template; a pod's resources;
+# a Deployment's template (its generation stays). A real change is still refused.
+def _sem_container(**res):
+    return {"name": "main", "image": "busybox",
+            "resources": res or {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"memory": "2Gi"}}}
+
+
+def _json_patch(path, value):
+    return json.dumps([{"op": "replace", "path": path, "value": value}])
+
+
+_SEM_RES = "/spec/template/spec/containers/0/resources"
+SCENARIOS["semanticupdates"] = [
+    (["create", "-f", "-"], json.dumps({
+        "apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "sem"},
+        "spec": {"suspend": True, "template": {"spec": {"restartPolicy": "Never",
+                                                         "containers": [_sem_container()]}}}})),
+    (["patch", "job", "sem", "--type=merge", "-p", '{"spec":{"template":{"metadata":{"annotations":{}}}}}',
+      "-o", "jsonpath={.spec.template.metadata.annotations} {.metadata.generation}{\"\\n\"}"], None),
+    (["patch", "job", "sem", "--type=json", "-p", _json_patch(_SEM_RES + "/requests/memory", "1024Mi"),
+      "-o", "jsonpath={.spec.template.spec.containers[0].resources}{\"\\n\"}"], None),
+    (["patch", "job", "sem", "--type=json", "-p", _json_patch(_SEM_RES + "/requests/cpu", "0.5"),
+      "-o", "jsonpath={.spec.template.spec.containers[0].resources}{\"\\n\"}"], None),
+    (["patch", "job", "sem", "--type=json", "-p", _json_patch(_SEM_RES + "/limits", {"memory": "2048Mi"}),
+      "-o", "jsonpath={.spec.template.spec.containers[0].resources}{\"\\n\"}"], None),
+    (["patch", "job", "sem", "--type=json", "-p", _json_patch(_SEM_RES + "/requests/memory", "2Gi")], None),
+    (["create", "-f", "-"], json.dumps({
+        "apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": {"name": "sem"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "storageClassName": "sem-none",
+                 "resources": {"requests": {"storage": "1Gi"}}}})),
+    (["patch", "pvc", "sem", "--type=merge", "-p", '{"spec":{"resources":{"requests":{"storage":"1024Mi"}}}}',
+      "-o", "jsonpath={.spec.resources}{\"\\n\"}"], None),
+    (["patch", "pvc", "sem", "--type=merge", "-p", '{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}'],
+     None),
+    (["create", "-f", "-"], json.dumps({
+        "apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "sem"},
+        "spec": {"replicas": 0, "serviceName": "sem", "selector": {"matchLabels": {"app": "sem"}},
+                 "template": {"metadata": {"labels": {"app": "sem"}}, "spec": {"containers": [_sem_container()]}},
+                 "volumeClaimTemplates": [{"metadata": {"name": "data"}, "spec": {
+                     "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}}]}})),
+    (["patch", "sts", "sem", "--type=json", "-p",
+      _json_patch("/spec/volumeClaimTemplates/0/spec/resources/requests/storage", "1024Mi"),
+      "-o", "jsonpath={.spec.volumeClaimTemplates[0].spec.resources} {.metadata.generation}{\"\\n\"}"], None),
+    (["patch", "sts", "sem", "--type=json", "-p",
+      _json_patch("/spec/volumeClaimTemplates/0/spec/resources/requests/storage", "2Gi")], None),
+    (["create", "-f", "-"], json.dumps({
+        "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "sem"},
+        "spec": {"containers": [_sem_container()]}})),
+    (["patch", "pod", "sem", "--type=json", "-p",
+      _json_patch("/spec/containers/0/resources/requests/memory", "1024Mi"),
+      "-o", "jsonpath={.spec.containers[0].resources}{\"\\n\"}"], None),
+    (["patch", "pod", "sem", "--type=json", "-p",
+      _json_patch("/spec/containers/0/resources/requests/memory", "2Gi")], None),
+    (["create", "-f", "-"], json.dumps({
+        "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "sem"},
+        "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "sem"}},
+                 "template": {"metadata": {"labels": {"app": "sem"}}, "spec": {"containers": [_sem_container()]}}}})),
+    (["patch", "deployment", "sem", "--type=json", "-p", _json_patch(_SEM_RES + "/requests/memory", "1024Mi"),
+      "-o", "jsonpath={.metadata.generation} {.spec.template.spec.containers[0].resources}{\"\\n\"}"], None),
+    (["patch", "deployment", "sem", "--type=merge", "-p",
+      '{"spec":{"selector":{"matchLabels":{"app":"sem"},"matchExpressions":[]}}}',
+      "-o", "jsonpath={.metadata.generation} {.spec.selector}{\"\\n\"}"], None),
+    (["delete", "job/sem", "pvc/sem", "sts/sem", "pod/sem", "deployment/sem", "--wait=false"], None),
+]
+
+# The field manager's decodeLiveOrNew (fieldmanager.go): a request's managedFields that reset them
+# (`[]`, or `[{}]`) leave none but this write's own; entries that do not decode (an unknown
+# fieldsType, no operation) give way to the live object's; entries that decode are taken. And a
+# DaemonSet's deprecated.daemonset.template.generation annotation that is no integer: a strategic
+# merge patch's conversion error is a 500 with ParseInt's message.
+_MF = "jsonpath={.metadata.managedFields[*].manager}{\"\\n\"}"
+SCENARIOS["managedreset"] = [
+    (["create", "configmap", "mr", "--from-literal=a=b"], None),
+    (["patch", "configmap", "mr", "--type=merge", "-p", '{"metadata":{"managedFields":[]}}', "-o", _MF], None),
+    (["get", "configmap", "mr", "-o", _MF], None),
+    (["create", "configmap", "mr2", "--from-literal=a=b"], None),
+    (["patch", "configmap", "mr2", "--type=merge", "-p", '{"metadata":{"managedFields":[{}]},"data":{"c":"d"}}',
+      "-o", _MF], None),
+    (["create", "configmap", "mr3", "--from-literal=a=b"], None),
+    (["patch", "configmap", "mr3", "--type=json", "-p",
+      '[{"op":"add","path":"/metadata/managedFields","value":[{"fieldsType":"a"}]}]', "-o", _MF], None),
+    (["patch", "configmap", "mr3", "--type=json", "-p",
+      '[{"op":"add","path":"/metadata/managedFields","value":[{"manager":"x","fieldsType":"FieldsV1"}]}]',
+      "-o", _MF], None),
+    (["patch", "configmap", "mr3", "--type=json", "-p",
+      '[{"op":"add","path":"/metadata/managedFields","value":[{"manager":"someone","operation":"Update",'
+      '"apiVersion":"v1","fieldsType":"FieldsV1","fieldsV1":{"f:data":{"f:a":{}}}}]}]',
+      "-o", "jsonpath={.metadata.managedFields}{\"\\n\"}"], None),
+    (["create", "-f", "-"], json.dumps({
+        "apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "mr"},
+        "spec": {"selector": {"matchLabels": {"app": "mr"}},
+                 "template": {"metadata": {"labels": {"app": "mr"}},
+                              "spec": {"containers": [{"name": "main", "image": "busybox"}]}}}})),
+    (["patch", "daemonset", "mr", "--type=strategic", "-p",
+      '{"metadata":{"annotations":{"deprecated.daemonset.template.generation":"Exists"}}}'], None),
+    (["patch", "daemonset", "mr", "--type=strategic", "-p",
+      '{"metadata":{"annotations":{"deprecated.daemonset.template.generation":"7"}}}',
+      "-o", "jsonpath={.metadata.annotations} {.metadata.generation}{\"\\n\"}"], None),
+    (["delete", "configmap/mr", "configmap/mr2", "configmap/mr3", "daemonset/mr"], None),
+]
+
+# SetDefaults_Container's imagePullPolicy: Always only when ParseImageName's tag is "latest" (no tag
+# and no digest, or ":latest"); a reference that does not parse (uppercase repository, a 64-hex
+# identifier, a bad separator, tag or digest, a name over 255 characters) leaves its tag "" and
+# IfNotPresent.
+_PULL_IMAGES = [
+    "busybox", "busybox:1.36", "Busybox", "a/b/c", "localhost/x", "localhost:5000/x:latest", "Example.com/x",
+    "example.com/X", "busybox@sha256:" + "a" * 64, "busybox:latest@sha256:" + "a" * 64,
+    "busybox:latest@sha256:" + "A" * 64, "busybox:latest@sha256:abc", "busybox:latest@md5:" + "a" * 32, "a" * 64,
+    "x:", "x:-bad", "x__y", "x___y", "x--y:latest", "[::1]:5000/x", "UPPER/x:1", "a.b/c..d",
+    "x:" + "t" * 129, "a/" * 130 + "b",
+]
+SCENARIOS["imagepull"] = [
+    (["create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.containers[0].imagePullPolicy}{\"\\n\"}"],
+     json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pull-%d" % i},
+                 "spec": {"containers": [{"name": "main", "image": image}]}}))
+    for i, image in enumerate(_PULL_IMAGES)
 ]
 
 # node.k8s.io/v1 RuntimeClass and the RuntimeClass admission plugin: a class as stored (its
@@ -3538,9 +3675,11 @@ EXPLAINED = [
     (re.compile(r"spec\.template: Invalid value: .*: field is immutable"), "spec.template: Invalid value: <template>: field is immutable"),
     # 8: pod-template-hash is a hash of Go's printing of the template.
     (re.compile(r'ReplicaSet \\"([\w-]+)-[a-z0-9]{6,10}\\"'), r'ReplicaSet \\"\1-<hash>\\"'),
-    # 1: the go-cmp diff of two specs after an immutability message (pods: ValidatePodUpdate); its
-    # lines start with a space, a non-breaking space (go-cmp's, at random), '-' or '+'.
-    (re.compile(r"(if it was previously negative\))\n(?:(?!\$ kubectl|\* ).*\n)*"), r"\1\n"),
+    # 1: the go-cmp diff of two specs after an immutability message (pods: ValidatePodUpdate; claims:
+    # ValidatePersistentVolumeClaimUpdate); its lines start with a space, a non-breaking space
+    # (go-cmp's, at random), '-' or '+'.
+    (re.compile(r"(if it was previously negative\)|volumeAttributesClassName for bound claims)\n"
+                r"(?:(?!\$ kubectl|\* ).*\n)*"), r"\1\n"),
     # 19: a Go struct printed with %#v shows its pointer fields' addresses.
     (re.compile(r"\)\(0x[0-9a-f]+\)"), ")(0x<address>)"),
 ]
