@@ -115,9 +115,11 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
   const ResourceType& t = *r.type;
   // Go compares the decoded new object with the stored one (apiequality.Semantic: a Quantity by
   // value, nil and empty slices and maps alike): here both in their stored form, as the old one is.
+  // The messages show the new values as given (`values: []` is `[]string{}`, not nil).
   json::object stored_form = *r.object;
   schema::to_stored_form(t.group, t.version, t.kind, stored_form);
   const json::object& obj = stored_form;
+  const json::object& given = *r.object;
   const json::object& old = *r.old_object;
   if (t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets" || t.resource == "daemonsets")) {
     // The deployment, replicaset and daemonset strategies' ValidateUpdate (apps/v1): spec.selector
@@ -125,7 +127,7 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
     if (!same_value(at(old, {"spec"}, "selector"), at(obj, {"spec"}, "selector")))
       causes.push_back({"FieldValueInvalid",
                         fmt::format("Invalid value: {}: field is immutable",
-                                    go_label_selector(object_at(obj, {"spec", "selector"}))),
+                                    go_label_selector(object_at(given, {"spec", "selector"}))),
                         "spec.selector"});
   } else if (t.group == "node.k8s.io" && t.resource == "runtimeclasses") {
     // ValidateRuntimeClassUpdate: ValidateImmutableField(handler) (a string: shown quoted).
@@ -142,9 +144,10 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
     auto immutable = [&](const char* key) {
       const json::value* now = at(obj, {"spec"}, key);
       if (!same_value(at(old, {"spec"}, key), now))
-        causes.push_back({"FieldValueInvalid",
-                          fmt::format("Invalid value: {}: field is immutable", go_pointer_value(now)),
-                          fmt::format("spec.{}", key)});
+        causes.push_back(
+            {"FieldValueInvalid",
+             fmt::format("Invalid value: {}: field is immutable", go_pointer_value(at(given, {"spec"}, key))),
+             fmt::format("spec.{}", key)});
     };
     const json::value* completions = at(obj, {"spec"}, "completions");
     if (string_of(object_at(obj, {"spec"}), "completionMode") != "Indexed") {
@@ -154,13 +157,13 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
       // An Indexed Job's completions change only with parallelism (to the same number).
       causes.push_back({"FieldValueInvalid",
                         fmt::format("Invalid value: {}: can only be modified in tandem with spec.parallelism",
-                                    go_pointer_value(completions)),
+                                    go_pointer_value(at(given, {"spec"}, "completions"))),
                         "spec.completions"});
     }
     if (!same_value(at(old, {"spec"}, "selector"), at(obj, {"spec"}, "selector")))
       causes.push_back({"FieldValueInvalid",
                         fmt::format("Invalid value: {}: field is immutable",
-                                    go_label_selector(object_at(obj, {"spec", "selector"}))),
+                                    go_label_selector(object_at(given, {"spec", "selector"}))),
                         "spec.selector"});
     // pkg/registry/batch/job/strategy.go: AllowMutableSchedulingDirectives for a suspended Job that
     // never started (Kueue's way of placing a queued Job); validatePodTemplateUpdate then ignores
@@ -196,7 +199,7 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
       old_tpl = &relaxed;
     }
     if (!same_value(old_tpl, new_tpl)) {
-      const json::value* tpl = at(obj, {"spec"}, "template");
+      const json::value* tpl = at(given, {"spec"}, "template");
       causes.push_back({"FieldValueInvalid",
                         fmt::format("Invalid value: {}: field is immutable", tpl ? json::serialize(*tpl) : "null"),
                         "spec.template"});
@@ -254,8 +257,10 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
     // disabled VolumeAttributesClass gate lets no update change.
     const json::value* mode = at(obj, {"spec"}, "volumeMode");
     if (!same_value(at(old, {"spec"}, "volumeMode"), mode))
-      causes.push_back({"FieldValueInvalid",
-                        fmt::format("Invalid value: {}: field is immutable", go_pointer_value(mode)), "volumeMode"});
+      causes.push_back(
+          {"FieldValueInvalid",
+           fmt::format("Invalid value: {}: field is immutable", go_pointer_value(at(given, {"spec"}, "volumeMode"))),
+           "volumeMode"});
     if (!same_value(at(old, {"spec"}, "volumeAttributesClassName"), at(obj, {"spec"}, "volumeAttributesClassName")))
       causes.push_back({"FieldValueForbidden",
                         "Forbidden: update is forbidden when the VolumeAttributesClass feature gate is disabled",
