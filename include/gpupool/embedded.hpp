@@ -129,6 +129,9 @@ struct EmbeddedOptions {
   /// Whether the Kubeflow operators run. false: MPIJob, TFJob and PyTorchJob are served and stored
   /// but nothing acts on them, as on a cluster with the CRDs installed and no operator.
   bool kubeflow_operators = true;
+  /// kube-controller-manager's --terminated-pod-gc-threshold: past this many terminated pods
+  /// (Succeeded or Failed) the pod garbage collector deletes the oldest; 0: never.
+  std::int64_t terminated_pod_gc_threshold = 12500;
   /// Runs exec and port-forward for pods (see StreamHandler); null: none, as without kubelets.
   std::shared_ptr<StreamHandler> stream_handler{};
   /// false: exec and port-forward refuse WebSocket upgrades, as an API server before v1.30 (or with

@@ -1,10 +1,14 @@
 // embedded/controller_podgc.cpp — the pod garbage collector (pkg/controller/podgc/gc_controller.go,
-// v1.32): pods bound to a node that no longer exists (gcOrphaned) and unscheduled pods being
-// deleted (gcUnscheduledTerminating) are marked Failed and deleted at once. Controllers runs them
+// v1.32): terminated pods past the threshold (gcTerminated) are deleted, pods bound to a node that
+// no longer exists (gcOrphaned) and unscheduled pods being deleted (gcUnscheduledTerminating) are
+// marked Failed and deleted at once. Controllers runs them
 // on the cluster's clock (controllers.cpp: gc_pods_after).
 #include "embedded/controllers.hpp"
 
+#include <algorithm>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "embedded/controllers_util.hpp"
 #include "embedded/store.hpp"
@@ -68,6 +72,31 @@ void podgc_orphaned(Store& store, const std::string& node, Clock::time_point now
                                {"message", "PodGC: node no longer exists"}};
   for (const auto& p : store.list(store.type("", "pods"), "").items)
     if (string_of(object_at(*p, {"spec"}), "nodeName") == node) mark_failed_and_delete(store, *p, &condition, now);
+}
+
+bool pod_terminated(const json::object& pod) {
+  const std::string phase = string_of(object_at(pod, {"status"}), "phase");
+  return phase != "Pending" && phase != "Running" && phase != "Unknown";
+}
+
+void podgc_terminated(Store& store, std::int64_t threshold, Clock::time_point now) {
+  if (threshold <= 0) return;
+  std::vector<std::shared_ptr<const json::object>> terminated;
+  for (auto& p : store.list(store.type("", "pods"), "").items)
+    if (pod_terminated(*p)) terminated.push_back(std::move(p));
+  const std::int64_t excess = static_cast<std::int64_t>(terminated.size()) - threshold;
+  if (excess <= 0) return;
+  // byEvictionAndCreationTimestamp: evicted pods (Failed, reason Evicted) first, then by
+  // creationTimestamp (RFC 3339 at one precision: its text orders as its time), then name.
+  auto order = [](const std::shared_ptr<const json::object>& p) {
+    const json::object* st = object_at(*p, {"status"});
+    const bool evicted = string_of(st, "phase") == "Failed" && string_of(st, "reason") == "Evicted";
+    const json::object* md = object_at(*p, {"metadata"});
+    return std::tuple{!evicted, string_of(md, "creationTimestamp"), string_of(md, "name")};
+  };
+  std::partial_sort(terminated.begin(), terminated.begin() + excess, terminated.end(),
+                    [&](const auto& a, const auto& b) { return order(a) < order(b); });
+  for (std::int64_t i = 0; i < excess; ++i) mark_failed_and_delete(store, *terminated[i], nullptr, now);
 }
 
 void podgc_unscheduled_terminating(Store& store, const std::string& ns, const std::string& name,

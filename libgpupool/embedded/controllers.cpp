@@ -97,8 +97,8 @@ bool is_owner_kind(const ResourceType& t) {
 }
 }  // namespace
 
-Controllers::Controllers(Store& store, const Clock& clock, bool kubeflow)
-    : store_(store), clock_(clock), kubeflow_(kubeflow) {
+Controllers::Controllers(Store& store, const Clock& clock, bool kubeflow, std::int64_t terminated_pod_gc_threshold)
+    : store_(store), clock_(clock), kubeflow_(kubeflow), terminated_threshold_(terminated_pod_gc_threshold) {
   subscription_ = store_.subscribe([this](const WatchEvent& e) { on_event(e); });
   kueue_ = std::make_unique<KueueController>(store_, clock_);
 }
@@ -120,10 +120,17 @@ void Controllers::resync() {
   }
   // What the pod GC's next runs find (a restart forgets its timers).
   const ResourceType& nodes = store_.type("", "nodes");
+  std::int64_t terminated = 0;
   for (const auto& p : store_.list(store_.type("", "pods"), "").items) {
     const std::string node = string_of(object_at(*p, {"spec"}), "nodeName");
     gc_pod_later(*p, !node.empty() && !store_.find(nodes, "", node));
+    terminated += pod_terminated(*p) ? 1 : 0;
   }
+  {
+    std::lock_guard lk(mu_);
+    terminated_ = terminated;
+  }
+  gc_terminated_later();
   drain();
 }
 
@@ -241,7 +248,30 @@ Clock::time_point next_gc_run(Clock::time_point t) {
 }
 }  // namespace
 
+void Controllers::gc_terminated_later() {
+  std::lock_guard lk(mu_);
+  if (terminated_threshold_ <= 0 || terminated_ <= terminated_threshold_) return;
+  const Key key{"", "pods", "", ""};  // (no pod has an empty name)
+  const auto when = next_gc_run(clock_.now());
+  auto [it, added] = timers_.emplace(key, when);
+  if (!added) it->second = std::min(it->second, when);
+}
+
 void Controllers::gc_pods_later(const WatchEvent& e) {
+  if (e.type_info->resource == "pods") {  // the terminated pods gcTerminated counts
+    const json::object* before = e.type == EventType::Added     ? nullptr
+                                 : e.type == EventType::Deleted ? e.object.get()
+                                                                : e.old_object.get();
+    const int delta = (e.type != EventType::Deleted && pod_terminated(*e.object) ? 1 : 0) -
+                      (before && pod_terminated(*before) ? 1 : 0);
+    if (delta != 0) {
+      {
+        std::lock_guard lk(mu_);
+        terminated_ += delta;
+      }
+      if (delta > 0) gc_terminated_later();
+    }
+  }
   if (e.type_info->resource == "nodes") {
     if (e.type == EventType::Deleted) {
       // Its pods (if any) are orphans now.
@@ -344,6 +374,8 @@ Children Controllers::owned(const std::string& ns, const std::string& uid,
 void Controllers::reconcile(const Key& key) {
   // The pod GC's timers (gc_pod_later): a missing node, an unscheduled pod being deleted.
   if (key.group.empty() && key.resource == "nodes") return podgc_orphaned(store_, key.name, clock_.now());
+  if (key.group.empty() && key.resource == "pods" && key.name.empty())
+    return podgc_terminated(store_, terminated_threshold_, clock_.now());
   if (key.group.empty() && key.resource == "pods")
     return podgc_unscheduled_terminating(store_, key.ns, key.name, clock_.now());
   const ResourceType& t = store_.type(key.group, key.resource);

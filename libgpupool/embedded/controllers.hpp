@@ -144,6 +144,11 @@ void podgc_orphaned(Store& store, const std::string& node, Clock::time_point now
 /// gcUnscheduledTerminating: the pod, when it is being deleted and not bound to a node, marked
 /// Failed and deleted at once.
 void podgc_unscheduled_terminating(Store& store, const std::string& ns, const std::string& name, Clock::time_point now);
+/// gcTerminated: past `threshold` terminated pods (phase neither Pending, Running nor Unknown), the
+/// ones over it are deleted at once, evicted ones first, then the oldest (creationTimestamp, name).
+void podgc_terminated(Store& store, std::int64_t threshold, Clock::time_point now);
+/// gc_controller.go isPodTerminated: the phase is neither Pending, Running nor Unknown.
+bool pod_terminated(const json::object& pod);
 
 /// Runs the plans against a store, reacting to its events (synchronously, inside the store's
 /// subscriber callbacks, so a write returns with the controllers' reactions already applied).
@@ -151,7 +156,11 @@ class Controllers {
  public:
   /// `kubeflow`: whether the Kubeflow operators (MPIJob, TFJob, PyTorchJob) act; off, their jobs
   /// are stored and nothing happens, as on a cluster with the CRDs but no operator.
-  Controllers(Store& store, const Clock& clock, bool kubeflow = true);
+  /// `terminated_pod_gc_threshold`: kube-controller-manager's --terminated-pod-gc-threshold (the
+  /// pod GC deletes the oldest terminated pods past that many; 0: never).
+  Controllers(Store& store, const Clock& clock, bool kubeflow = true,
+              std::int64_t terminated_pod_gc_threshold = kTerminatedPodGcThreshold);
+  static constexpr std::int64_t kTerminatedPodGcThreshold = 12500;  ///< the flag's default
   ~Controllers();
   Controllers(const Controllers&) = delete;
   Controllers& operator=(const Controllers&) = delete;
@@ -170,9 +179,11 @@ class Controllers {
   void on_event(const WatchEvent& e);
   /// Pod GC (podgc_*): a node missing or an unscheduled pod being deleted is looked at by the pod
   /// garbage collector's loop, which runs every 20 s of the cluster's clock (gcCheckPeriod); a
-  /// missing node's pods go at the run 40 s (quarantineTime) after the first run that saw them.
+  /// missing node's pods go at the run 40 s (quarantineTime) after the first run that saw them;
+  /// more terminated pods than the threshold are deleted at the next run.
   void gc_pods_later(const WatchEvent& e);
   void gc_pod_later(const json::object& pod, bool node_missing);
+  void gc_terminated_later();
   void drain();
   void reconcile(const Key& key);
   Children owned(const std::string& ns, const std::string& uid,
@@ -181,6 +192,8 @@ class Controllers {
   Store& store_;
   const Clock& clock_;
   const bool kubeflow_;
+  const std::int64_t terminated_threshold_;
+  std::int64_t terminated_ = 0;  // terminated pods in the store (under mu_): gcTerminated runs past the threshold
   std::uint64_t subscription_ = 0;
   std::mutex mu_;
   std::deque<Key> queue_;

@@ -260,7 +260,8 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
     if (auto s = Profile::builtin(name).gpu.scheduler_name; !s.empty()) sched.scheduler_names.push_back(s);
   for (const auto& s : im.options.scheduler_names) sched.scheduler_names.push_back(s);
   im.scheduler = std::make_unique<Scheduler>(*im.store, im.clock, std::move(sched));
-  im.controllers = std::make_unique<Controllers>(*im.store, im.clock, im.options.kubeflow_operators);
+  im.controllers = std::make_unique<Controllers>(*im.store, im.clock, im.options.kubeflow_operators,
+                                                 im.options.terminated_pod_gc_threshold);
   im.volumes = std::make_unique<VolumeController>(*im.store, im.clock);
   im.endpoints = std::make_unique<EndpointsController>(*im.store, im.clock);
   im.namespaces = std::make_unique<NamespaceControllers>(*im.store, im.ca.cert_pem());

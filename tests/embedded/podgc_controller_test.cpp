@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
+#include <set>
 #include <string>
 
 #include <fmt/format.h>
@@ -107,4 +108,76 @@ TEST_CASE("pod GC: an unscheduled pod being deleted is marked Failed at the next
   // Its finalizer removed: gone.
   w.store.mutate(w.pods, "default", "pending", [](json::object& o) { o["metadata"].as_object().erase("finalizers"); });
   CHECK_FALSE(w.exists("pending"));
+}
+
+namespace {
+
+// Only the controllers, whose controller-manager runs with --terminated-pod-gc-threshold=N; its
+// pods are never scheduled (no scheduler) and end when the test says.
+struct ThresholdWorld {
+  Clock clock = Clock::manual();
+  Store store{clock};
+  const ResourceType& pods = store.type("", "pods");
+  Controllers controllers;
+  explicit ThresholdWorld(std::int64_t threshold) : controllers(store, clock, true, threshold) {
+    store.create(store.type("", "namespaces"), "", obj(R"({"metadata":{"name":"default"}})"));
+  }
+  void start(const std::string& name) { store.create(pods, "default", pod(name, "", false)); }
+  void finish(const std::string& name, const char* phase, const char* reason = nullptr) {
+    store.mutate(
+        pods, "default", name,
+        [&](json::object& p) {
+          json::object& st = p["status"].as_object();
+          st["phase"] = phase;
+          if (reason) st["reason"] = reason;
+        },
+        {}, "status");
+  }
+  void tick(Clock::duration d) {
+    clock.advance(d);
+    controllers.sync();
+  }
+  std::set<std::string> names() const {
+    std::set<std::string> out;
+    for (const auto& p : store.list(pods, "default").items) out.insert(at(*p, "metadata.name"));
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("pod GC: past the terminated-pod threshold the evicted, then the oldest terminated pods go") {
+  ThresholdWorld w(3);
+  // Created a second apart: b-old is the oldest by creationTimestamp though not by name.
+  for (const char* name : {"b-old", "a-mid", "c-new", "d-newer", "running", "evicted"}) {
+    w.start(name);
+    w.tick(1s);
+  }
+  w.finish("b-old", "Succeeded");
+  w.finish("a-mid", "Failed");
+  w.finish("c-new", "Succeeded");
+  w.tick(30s);  // three terminated: at the threshold, none goes
+  CHECK(w.names().size() == 6);
+  w.finish("d-newer", "Succeeded");
+  w.finish("evicted", "Failed", "Evicted");
+  // Five terminated, two over: at the next run (every 20 s) the evicted pod and the oldest go.
+  w.tick(1s);
+  int waited = 1;
+  for (; waited < 60 && w.names().size() == 6; ++waited) w.tick(1s);
+  CHECK(waited <= 21);
+  CHECK(w.names() == std::set<std::string>{"a-mid", "c-new", "d-newer", "running"});
+  // A pod that is running is never counted; one more terminated pod takes the next oldest.
+  w.finish("running", "Succeeded");
+  w.tick(21s);
+  CHECK(w.names() == std::set<std::string>{"c-new", "d-newer", "running"});
+}
+
+TEST_CASE("pod GC: a threshold of 0 keeps every terminated pod") {
+  ThresholdWorld w(0);
+  for (int i = 0; i < 3; ++i) {
+    w.start(fmt::format("done-{}", i));
+    w.finish(fmt::format("done-{}", i), "Succeeded");
+  }
+  w.tick(60s);
+  CHECK(w.names().size() == 3);
 }
