@@ -2112,6 +2112,16 @@ void builtin_validation(AdmissionRequest& r) {
   // changes (the strategies' WarningsOnUpdate check the generation).
   if (r.options && r.options->warnings && r.subresource.empty()) {
     std::vector<std::string> w;
+    // The object in its stored form, made once where a comparison with the stored one needs it.
+    // (The structured bindings by name: clang 14 lets no lambda capture one.)
+    std::optional<json::object> stored;
+    auto stored_form = [&stored, &given = obj, &kind = t]() -> const json::object& {
+      if (!stored) {
+        stored = given;
+        schema::to_stored_form(kind.group, kind.version, kind.kind, *stored);
+      }
+      return *stored;
+    };
     if (core && t.resource == "pods" && create) {
       if (const auto* spec = spec_of(obj)) w = pod_warnings(md, *spec, "");
     } else if (t.schema) {
@@ -2167,11 +2177,13 @@ void builtin_validation(AdmissionRequest& r) {
       const json::value* na = annotations(obj);
       const json::value* oa = r.old_object ? annotations(*r.old_object) : nullptr;
       const bool annotations_moved = t.resource == "deployments" && (!na != !oa || (na && !util::json_equal(*na, *oa)));
-      // A DaemonSet's when its templateGeneration moves: the template changed.
+      // A DaemonSet's when its templateGeneration moves: the template changed. (Compared as the
+      // generation is: the new spec in its stored form, apiequality.Semantic.)
+      const json::object* stored_spec = old_spec ? spec_of(stored_form()) : nullptr;
       const json::value* old_tpl = old_spec ? old_spec->if_contains("template") : nullptr;
-      const bool changed = old_spec && spec &&
-                           (t.resource == "daemonsets" ? !same_value(old_tpl, spec->if_contains("template"))
-                                                       : !util::json_equal(*old_spec, *spec));
+      const bool changed = old_spec && stored_spec &&
+                           (t.resource == "daemonsets" ? !same_value(old_tpl, stored_spec->if_contains("template"))
+                                                       : !semantic_equal(*old_spec, *stored_spec));
       if (tpl && (create || !old_spec || annotations_moved || changed)) {
         static const json::object kEmpty;
         const json::object* tmeta = member(*tpl, "metadata");
@@ -2194,7 +2206,8 @@ void builtin_validation(AdmissionRequest& r) {
       const json::object* old_spec = r.old_object ? spec_of(*r.old_object) : nullptr;
       const json::object* spec = spec_of(obj);
       const json::object* tpl = spec ? util::object_at(*spec, {"jobTemplate", "spec", "template"}) : nullptr;
-      if (tpl && (create || !old_spec || !util::json_equal(*old_spec, *spec))) {
+      const json::object* stored_spec = old_spec ? spec_of(stored_form()) : nullptr;
+      if (tpl && (create || !old_spec || !stored_spec || !semantic_equal(*old_spec, *stored_spec))) {
         static const json::object kEmpty;
         const json::object* tmeta = util::object_at(*tpl, {"metadata"});
         if (const json::object* tspec = util::object_at(*tpl, {"spec"}))

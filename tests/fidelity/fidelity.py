@@ -3373,10 +3373,13 @@ SCENARIOS["semanticupdates"] = [
       "-o", "jsonpath={.spec.containers[0].resources}{\"\\n\"}"], None),
     (["patch", "pod", "sem", "--type=json", "-p",
       _json_patch("/spec/containers/0/resources/requests/memory", "2Gi")], None),
+    # (Its template warns, on create and when the generation moves: not for a respelt quantity.)
     (["create", "-f", "-"], json.dumps({
         "apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "sem"},
         "spec": {"replicas": 0, "selector": {"matchLabels": {"app": "sem"}},
-                 "template": {"metadata": {"labels": {"app": "sem"}}, "spec": {"containers": [_sem_container()]}}}})),
+                 "template": {"metadata": {"labels": {"app": "sem"}},
+                              "spec": {"nodeSelector": {"beta.kubernetes.io/os": "linux"},
+                                       "containers": [_sem_container()]}}}})),
     (["patch", "deployment", "sem", "--type=json", "-p", _json_patch(_SEM_RES + "/requests/memory", "1024Mi"),
       "-o", "jsonpath={.metadata.generation} {.spec.template.spec.containers[0].resources}{\"\\n\"}"], None),
     (["patch", "deployment", "sem", "--type=merge", "-p",
