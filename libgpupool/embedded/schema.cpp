@@ -6,6 +6,7 @@
 #include <cmath>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <set>
@@ -66,8 +67,12 @@ struct Node {
   struct GoField {
     std::string type;
     enum class Zero { Kept, Bool, String, Number, Slice, Map } zero = Zero::Kept;
+    int place = 0;  // its position in the struct
   };
   std::map<std::string, GoField, std::less<>> go_fields;
+  // Object: the fields in the struct's order (those the Go source does not name last, by name), as
+  // runtime.DefaultUnstructuredConverter visits them: its first error is the first field's.
+  std::vector<std::pair<std::string_view, const Node*>> declared;
 };
 
 // A field of `parent` that is a slice or map without omitempty (and not a pointer): Go writes it
@@ -176,8 +181,21 @@ struct Doc {
       n.go_type = go_name(name);
       n.go_struct = n.go_type.substr(n.go_type.find('.') + 1);
       add_go_fields(name, n);
+      declare(n);
     }
     return &n;
+  }
+
+  // Node::declared: the fields by their place in the Go struct, the others after them by name.
+  static void declare(Node& n) {
+    n.declared.clear();
+    for (const auto& [k, f] : n.fields) n.declared.emplace_back(k, f);
+    auto place = [&](std::string_view k) {
+      const auto g = n.go_fields.find(k);
+      return g == n.go_fields.end() ? std::numeric_limits<int>::max() : g->second.place;
+    };
+    std::stable_sort(n.declared.begin(), n.declared.end(),
+                     [&](const auto& a, const auto& b) { return place(a.first) < place(b.first); });
   }
 
   // The struct's fields as data/gotypes/fields.json records them from the Go source.
@@ -189,10 +207,12 @@ struct Doc {
     const json::value* fields = go.if_contains(component);
     if (!fields || !fields->is_object()) return;
     for (const auto& [k, f] : fields->as_object()) {
-      if (!f.is_array() || f.as_array().size() != 2 || !f.as_array()[0].is_string() || !f.as_array()[1].is_string())
+      if (!f.is_array() || f.as_array().size() != 3 || !f.as_array()[0].is_string() || !f.as_array()[1].is_string() ||
+          !f.as_array()[2].is_int64())
         continue;
       const std::string_view zero = f.as_array()[1].as_string();
-      Node::GoField g{std::string(f.as_array()[0].as_string()), Node::GoField::Zero::Kept};
+      Node::GoField g{std::string(f.as_array()[0].as_string()), Node::GoField::Zero::Kept,
+                      static_cast<int>(f.as_array()[2].as_int64())};
       if (zero == "bool") g.zero = Node::GoField::Zero::Bool;
       if (zero == "string") g.zero = Node::GoField::Zero::String;
       if (zero == "number") g.zero = Node::GoField::Zero::Number;
@@ -206,6 +226,7 @@ struct Doc {
     if (const auto ref = ref_of(s); !ref.empty()) return component(ref);
     Node& n = nodes.emplace_back();
     compile(s, n);
+    if (n.type == Node::Type::Object) declare(n);
     return &n;
   }
 
@@ -1291,7 +1312,7 @@ struct Converter {
         return scalar(v, "float64", "float64");
       case Node::Type::Object: {
         if (!v.is_object()) return fail(fmt::format("cannot restore struct from: {}", kind(v)));
-        for (const auto& [name, field] : n.fields) {
+        for (const auto& [name, field] : n.declared) {
           json::value* child = v.as_object().if_contains(name);
           if (!child) continue;
           const auto g = n.go_fields.find(name);

@@ -7,8 +7,9 @@ number, slice or map that is not a pointer: `hostIPC: false` is stored as no fie
   record_gotypes.py KUBERNETES_SOURCE      (the oracle's: ~/.cache/k8s-oracle/src)
 
 Writes data/gotypes/fields.json: for each component of data/openapi/*.json that is a Go struct,
-{json name: [Go type as reflect prints it, zero]} where zero is what omitempty drops ("bool",
-"string", "number", "slice", "map") or "" (kept: no omitempty, a pointer, or a struct).
+{json name: [Go type as reflect prints it, zero, place]} where zero is what omitempty drops ("bool",
+"string", "number", "slice", "map") or "" (kept: no omitempty, a pointer, or a struct), and place
+the field's position in the struct (inlined members where they are inlined).
 """
 import glob
 import json
@@ -133,6 +134,11 @@ class Source:
             out[name] = [self.printed(pkg, t), kind if omit else ""]
         return out
 
+    def ordered_fields(self, pkg, struct):
+        """fields() with each field's place in the struct (inline members where they are inlined): the
+        order runtime.DefaultUnstructuredConverter visits them in, so the first error it meets."""
+        return {name: entry + [i] for i, (name, entry) in enumerate(self.fields(pkg, struct).items())}
+
 
 def main(argv):
     if len(argv) != 1:
@@ -144,7 +150,7 @@ def main(argv):
             path, struct = package_dir(source.src, component)
             pkg = source.package(path) if path else None
             if pkg and struct in pkg.structs:
-                out[component] = source.fields(pkg, struct)
+                out[component] = source.ordered_fields(pkg, struct)
     with open(OUT, "w") as f:
         json.dump(out, f, indent=0, sort_keys=True, separators=(",", ":"))
         f.write("\n")
