@@ -58,9 +58,10 @@ struct Node {
   // Array: how a strategic merge patch merges it (x-kubernetes-patch-strategy "merge" and
   // -patch-merge-key): "" replaced whole, "$primitive" a set of scalars, else the merge key.
   std::string patch_merge_key;
-  bool quantities = false;  // a Quantity is reachable from here (canonical_quantities walks no other)
-  bool empties = false;     // an omitempty list or map is reachable from here (omit_empty walks no other)
-  bool nils = false;        // a list or map kept when empty is reachable from here (nil_empty_collections)
+  bool quantities = false;             // a Quantity is reachable from here (canonical_quantities walks no other)
+  bool empties = false;                // an omitempty list or map is reachable from here (omit_empty walks no other)
+  bool nils = false;                   // a list or map kept when empty is reachable from here (nil_empty_collections)
+  std::vector<std::string_view> kept;  // Object: its fields that are lists or maps kept when empty
   // Object: what the Go source says of a field and the OpenAPI document does not (data/gotypes,
   // tests/fidelity/record_gotypes.py): its type as encoding/json names it ("v1.Protocol", not
   // "string") and the zero value omitempty leaves out of the encoded object.
@@ -331,6 +332,9 @@ const Registry& registry() {
           if (e) n.empties = changed = true;
         }
       }
+      for (Node& n : d.nodes)
+        for (const auto& [k, f] : n.fields)
+          if (kept_collection(n, k, *f)) n.kept.push_back(k);
       for (bool changed = true; changed;) {
         changed = false;
         for (Node& n : d.nodes) {
@@ -1010,8 +1014,8 @@ namespace {
 // nil_empty_collections under `n`: each kept list or map of `o` that is empty or absent is null.
 void nil_collections(const Node& n, json::object& o, int depth) {
   if (depth > 64) return;
-  for (const auto& [k, c] : n.fields)
-    if (!o.contains(k) && kept_collection(n, k, *c)) o[k] = nullptr;
+  for (const std::string_view k : n.kept)
+    if (!o.contains(k)) o[k] = nullptr;
   for (auto& [k, child] : o) {
     auto f = n.fields.find(std::string_view(k));
     if (f == n.fields.end()) continue;
