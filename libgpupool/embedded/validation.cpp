@@ -16,7 +16,6 @@
 #include <cmath>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 #include <tuple>
 
@@ -539,47 +538,112 @@ void default_field_refs(json::object& holder) {
 // (dockerref.ParseNormalizedNamed: docker.io/library/ prepended to a bare name, the repository
 // lowercase, not a 64-hex identifier, the distribution reference grammar, at most 255 characters
 // of name, a digest of a known algorithm and length); Always only for "latest".
+namespace {
+bool lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+bool alnum(char c) { return lower_alnum(c) || (c >= 'A' && c <= 'Z'); }
+bool word(char c) { return alnum(c) || c == '_'; }
+
+// distribution/reference's path-component: lowercase alphanumeric runs, each pair separated by
+// ".", "_", "__" or a run of "-".
+bool path_component(std::string_view s) {
+  std::size_t i = 0;
+  while (true) {
+    const std::size_t start = i;
+    while (i < s.size() && lower_alnum(s[i])) ++i;
+    if (i == start) return false;
+    if (i == s.size()) return true;
+    if (s[i] == '.' || (s[i] == '_' && (i + 1 >= s.size() || s[i + 1] != '_'))) {
+      ++i;
+    } else if (s[i] == '_') {
+      i += 2;
+    } else if (s[i] == '-') {
+      while (i < s.size() && s[i] == '-') ++i;
+    } else {
+      return false;
+    }
+  }
+}
+
+// Its domain: a host (dot-separated labels of letters, digits and inner "-", or "[ipv6]") with an
+// optional ":port".
+bool domain_component(std::string_view s) {
+  if (const auto colon = s.rfind(':');
+      colon != std::string_view::npos && s.find(']', colon) == std::string_view::npos) {
+    const std::string_view port = s.substr(colon + 1);
+    if (port.empty() || port.find_first_not_of("0123456789") != std::string_view::npos) return false;
+    s = s.substr(0, colon);
+  }
+  if (s.size() >= 2 && s.front() == '[' && s.back() == ']')
+    return s.size() > 2 &&
+           s.substr(1, s.size() - 2).find_first_not_of("0123456789abcdefABCDEF:") == std::string_view::npos;
+  std::size_t i = 0;
+  while (true) {
+    const std::size_t end = std::min(s.find('.', i), s.size());
+    const std::string_view label = s.substr(i, end - i);
+    if (label.empty() || !alnum(label.front()) || !alnum(label.back())) return false;
+    for (char c : label)
+      if (!alnum(c) && c != '-') return false;
+    if (end == s.size()) return true;
+    i = end + 1;
+  }
+}
+}  // namespace
+
+// SetDefaults_Container's pull policy: pkg/util/parsers ParseImageName's tag, which is "latest" for
+// a reference without tag or digest and "" when the reference does not parse
+// (dockerref.ParseNormalizedNamed: docker.io/library/ prepended to a bare name, the repository
+// lowercase, not a 64-hex identifier, distribution/reference's grammar, at most 255 characters of
+// name, a digest of a known algorithm and length); Always only for "latest".
 std::string image_pull_policy_default(const std::string& image) {
-  static const std::regex identifier("^[a-f0-9]{64}$");
-  static const std::regex grammar = [] {
-    const std::string alnum = "[a-z0-9]+", sep = "(?:[._]|__|-+)";
-    const std::string path = alnum + "(?:" + sep + alnum + ")*";
-    const std::string component = "(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])";
-    const std::string host = "(?:" + component + "(?:\\." + component + ")*|\\[[a-fA-F0-9:]+\\])";
-    const std::string name = "((?:" + host + "(?::[0-9]+)?/)?" + path + "(?:/" + path + ")*)";
-    return std::regex("^" + name +
-                      "(?::([\\w][\\w.-]{0,127}))?(?:@([A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*)" +
-                      ":([0-9a-fA-F]{32,}))?$");
-  }();
-  const std::string_view always = "Always", if_not_present = "IfNotPresent";
-  if (std::regex_match(image, identifier)) return std::string(if_not_present);
+  const std::string always = "Always", if_not_present = "IfNotPresent";
+  if (image.size() == 64 && image.find_first_not_of("0123456789abcdef") == std::string::npos) return if_not_present;
   // splitDockerDomain
   std::string domain = "docker.io", remainder = image;
   if (const auto i = image.find('/'); i != std::string::npos) {
     const std::string first = image.substr(0, i);
-    std::string lower = first;
-    for (auto& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    if (first.find_first_of(".:") != std::string::npos || first == "localhost" || lower != first) {
+    const bool upper = std::any_of(first.begin(), first.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+    if (first.find_first_of(".:") != std::string::npos || first == "localhost" || upper) {
       domain = first;
       remainder = image.substr(i + 1);
     }
   }
   if (domain == "docker.io" && remainder.find('/') == std::string::npos) remainder = "library/" + remainder;
-  const std::string repository = remainder.substr(0, remainder.find_first_of(":@"));
-  for (char ch : repository)
-    if (std::isupper(static_cast<unsigned char>(ch))) return std::string(if_not_present);
-  std::smatch m;
   const std::string full = domain + "/" + remainder;
-  if (!std::regex_match(full, m, grammar) || m[1].length() > 255) return std::string(if_not_present);
-  if (m[3].matched) {  // digest.Parse: an available algorithm, its hex length, lowercase
-    const std::string algorithm = m[3].str(), hex = m[4].str();
-    const std::size_t want = algorithm == "sha256" ? 64 : algorithm == "sha384" ? 96 : algorithm == "sha512" ? 128 : 0;
-    if (hex.size() != want || hex.find_first_not_of("0123456789abcdef") != std::string::npos)
-      return std::string(if_not_present);
-    // A digest without a tag leaves the tag "" (not "latest").
-    return m[2].matched && m[2].str() == "latest" ? std::string(always) : std::string(if_not_present);
+  // reference := name [":" tag] ["@" digest]
+  std::string_view rest = full, tag, digest;
+  bool tagged = false, digested = false;
+  if (const auto at = rest.find('@'); at != std::string_view::npos) {
+    digest = rest.substr(at + 1);
+    rest = rest.substr(0, at);
+    digested = true;
   }
-  return !m[2].matched || m[2].str() == "latest" ? std::string(always) : std::string(if_not_present);
+  if (const auto colon = rest.rfind(':'); colon != std::string_view::npos && colon > rest.rfind('/')) {
+    tag = rest.substr(colon + 1);
+    rest = rest.substr(0, colon);
+    tagged = true;
+  }
+  const std::string_view name = rest;
+  if (name.size() > 255) return if_not_present;
+  if (tagged && (tag.empty() || tag.size() > 128 || !word(tag.front()) ||
+                 !std::all_of(tag.begin(), tag.end(), [](char c) { return word(c) || c == '.' || c == '-'; })))
+    return if_not_present;
+  // The repository (name past the domain) lowercase, every component of the name valid.
+  for (std::size_t i = 0, n = 0; i <= name.size(); ++n) {
+    const std::size_t end = std::min(name.find('/', i), name.size());
+    const std::string_view part = name.substr(i, end - i);
+    if (!(path_component(part) || (n == 0 && end < name.size() && domain_component(part)))) return if_not_present;
+    i = end + 1;
+  }
+  if (digested) {  // digest.Parse: an available algorithm, its hex length, lowercase
+    const auto colon = digest.find(':');
+    const std::string_view algorithm = digest.substr(0, colon),
+                           hex = colon == digest.npos ? "" : digest.substr(colon + 1);
+    const std::size_t want = algorithm == "sha256" ? 64 : algorithm == "sha384" ? 96 : algorithm == "sha512" ? 128 : 0;
+    if (want == 0 || hex.size() != want || hex.find_first_not_of("0123456789abcdef") != std::string_view::npos)
+      return if_not_present;
+    return tag == "latest" ? always : if_not_present;  // a digest without a tag leaves the tag "" (not "latest")
+  }
+  return !tagged || tag == "latest" ? always : if_not_present;
 }
 
 // Pod defaulting (pkg/apis/core/v1/defaults.go) for what shows in `kubectl get -o yaml`.

@@ -3434,6 +3434,10 @@ _PULL_IMAGES = [
     "busybox:latest@sha256:" + "A" * 64, "busybox:latest@sha256:abc", "busybox:latest@md5:" + "a" * 32, "a" * 64,
     "x:", "x:-bad", "x__y", "x___y", "x--y:latest", "[::1]:5000/x", "UPPER/x:1", "a.b/c..d",
     "x:" + "t" * 129, "a/" * 130 + "b",
+    "a..b", "a._b", "a__b", "a-_b", "a_-b", "-a", "a-", "a.", "example.com:abc/x", "example.com:/x", "[::1]/x",
+    "[]/x", "Ex-ample.com/x", "-ex.com/x", "ex-.com/x", "x:t@sha256:" + "a" * 64, "x@sha512:" + "a" * 128,
+    "x:latest@sha384:" + "a" * 96, "x:a.b-c_D", "x:.bad", "localhost/X", "docker.io/Busybox", "UPPER:5000/x",
+    "a/b:tag/c", "a//b", "x:latest@sha256:" + "a" * 63, "a-----b:latest", "x@sha256:" + "a" * 64 + "@x",
 ]
 SCENARIOS["imagepull"] = [
     (["create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.spec.containers[0].imagePullPolicy}{\"\\n\"}"],
