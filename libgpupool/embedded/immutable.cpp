@@ -3,6 +3,8 @@
 // DaemonSet's selector. (A Service's cluster IPs: validation_service.cpp.)
 #include <fmt/format.h>
 
+#include <optional>
+
 #include "embedded/admission.hpp"
 #include "embedded/controllers_util.hpp"
 #include "embedded/schema.hpp"
@@ -116,12 +118,19 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
   // Go compares the decoded new object with the stored one (apiequality.Semantic: a Quantity by
   // value, nil and empty slices and maps alike): here both in their stored form, as the old one is.
   // The messages show the new values as given (`values: []` is `[]string{}`, not nil).
-  json::object stored_form = *r.object;
-  schema::to_stored_form(t.group, t.version, t.kind, stored_form);
-  const json::object& obj = stored_form;
+  // (Made only for the kinds with such rules.)
+  std::optional<json::object> stored_form;
+  const auto stored = [&]() -> const json::object& {
+    if (!stored_form) {
+      stored_form = *r.object;
+      schema::to_stored_form(t.group, t.version, t.kind, *stored_form);
+    }
+    return *stored_form;
+  };
   const json::object& given = *r.object;
   const json::object& old = *r.old_object;
   if (t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets" || t.resource == "daemonsets")) {
+    const json::object& obj = stored();
     // The deployment, replicaset and daemonset strategies' ValidateUpdate (apps/v1): spec.selector
     // is immutable.
     if (!same_value(at(old, {"spec"}, "selector"), at(obj, {"spec"}, "selector")))
@@ -131,11 +140,12 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
                         "spec.selector"});
   } else if (t.group == "node.k8s.io" && t.resource == "runtimeclasses") {
     // ValidateRuntimeClassUpdate: ValidateImmutableField(handler) (a string: shown quoted).
-    if (string_of(&old, "handler") != string_of(&obj, "handler"))
+    if (string_of(&old, "handler") != string_of(&given, "handler"))
       causes.push_back({"FieldValueInvalid",
-                        fmt::format("Invalid value: {}: field is immutable", quoted(string_of(&obj, "handler"))),
+                        fmt::format("Invalid value: {}: field is immutable", quoted(string_of(&given, "handler"))),
                         "handler"});
   } else if (t.group == "batch" && t.resource == "jobs") {
+    const json::object& obj = stored();
     // batch/validation ValidateJobSpecUpdate after ValidateJobSpec: validateCompletions, then
     // selector, template, completionMode, podFailurePolicy, backoffLimitPerIndex, managedBy and
     // successPolicy are immutable. (ValidateImmutableField's field.Invalid prints a nil pointer as
@@ -207,6 +217,7 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
     for (const char* key : {"completionMode", "podFailurePolicy", "backoffLimitPerIndex", "managedBy", "successPolicy"})
       immutable(key);
   } else if (t.group.empty() && t.resource == "persistentvolumeclaims") {
+    const json::object& obj = stored();
     // core/validation ValidatePersistentVolumeClaimUpdate: the spec is immutable but for
     // volumeName set once (the binder), a class set where there was none, and, once bound, the
     // storage request and volumeAttributesClassName. (The real message appends a go-cmp diff of
