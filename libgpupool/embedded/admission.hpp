@@ -4,6 +4,7 @@
 // install_admission in admission.cpp).
 #pragma once
 
+#include <functional>
 #include <string_view>
 
 #include "embedded/store.hpp"
@@ -54,7 +55,8 @@ void create_system_priority_classes(Store& store);
 /// The update rules on immutable fields: PVC spec, Job spec.selector and spec.template,
 /// Deployment spec.selector, Service spec.clusterIP (kept when an update leaves it out). Returns the
 /// 422 causes; builtin validation (validation.cpp) adds them to its own, as ValidateXUpdate does.
-std::vector<StatusCause> immutable_causes(AdmissionRequest& r);
+/// `stored` gives the new object in its stored form (made on first call), which the rules compare.
+std::vector<StatusCause> immutable_causes(AdmissionRequest& r, const std::function<const json::object&()>& stored);
 
 /// A new Job as pkg/registry/batch/job PrepareForCreate and SetDefaults_Job leave it: manualSelector
 /// false, podReplacementPolicy, the generated selector on its uid and the four job labels on the

@@ -3,11 +3,10 @@
 // DaemonSet's selector. (A Service's cluster IPs: validation_service.cpp.)
 #include <fmt/format.h>
 
-#include <optional>
+#include <functional>
 
 #include "embedded/admission.hpp"
 #include "embedded/controllers_util.hpp"
-#include "embedded/schema.hpp"
 #include "embedded/validation.hpp"
 
 #include "gpupool/quantity.hpp"
@@ -109,24 +108,15 @@ std::string go_pointer_value(const json::value* v) {
   return v->is_string() ? quoted(v->as_string()) : json::serialize(*v);
 }
 
-std::vector<StatusCause> immutable_causes(AdmissionRequest& r) {
+std::vector<StatusCause> immutable_causes(AdmissionRequest& r, const std::function<const json::object&()>& stored) {
   std::vector<StatusCause> causes;
   if (r.operation != AdmissionRequest::Operation::Update || !r.type || !r.object || !r.old_object ||
       !r.subresource.empty())
     return causes;
   const ResourceType& t = *r.type;
   // Go compares the decoded new object with the stored one (apiequality.Semantic: a Quantity by
-  // value, nil and empty slices and maps alike): here both in their stored form, as the old one is.
-  // The messages show the new values as given (`values: []` is `[]string{}`, not nil).
-  // (Made only for the kinds with such rules.)
-  std::optional<json::object> stored_form;
-  const auto stored = [&]() -> const json::object& {
-    if (!stored_form) {
-      stored_form = *r.object;
-      schema::to_stored_form(t.group, t.version, t.kind, *stored_form);
-    }
-    return *stored_form;
-  };
+  // value, nil and empty slices and maps alike): here `stored()`, made only for the kinds with
+  // such rules. The messages show the new values as given (`values: []` is `[]string{}`, not nil).
   const json::object& given = *r.object;
   const json::object& old = *r.old_object;
   if (t.group == "apps" && (t.resource == "deployments" || t.resource == "replicasets" || t.resource == "daemonsets")) {

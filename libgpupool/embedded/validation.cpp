@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -533,11 +534,6 @@ void default_field_refs(json::object& holder) {
     set_default(ref->as_object(), "divisor", "0");
 }
 
-// SetDefaults_Container's pull policy: pkg/util/parsers ParseImageName's tag, which is "latest" for
-// a reference without tag or digest and "" when the reference does not parse
-// (dockerref.ParseNormalizedNamed: docker.io/library/ prepended to a bare name, the repository
-// lowercase, not a 64-hex identifier, the distribution reference grammar, at most 255 characters
-// of name, a digest of a known algorithm and length); Always only for "latest".
 namespace {
 bool lower_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 bool alnum(char c) { return lower_alnum(c) || (c >= 'A' && c <= 'Z'); }
@@ -1620,19 +1616,17 @@ void statefulset_spec_causes(const json::object& obj, Causes& causes) {
 
 // ValidateStatefulSetUpdate's last rule: past replicas, ordinals, template, updateStrategy,
 // persistentVolumeClaimRetentionPolicy and minReadySeconds, the spec is unchanged
-// (apiequality.Semantic: the new object compared in its stored form, as the old one is).
-Causes statefulset_update_causes(const json::object& obj, const json::object& old) {
-  auto rest = [](const json::object& o, bool normalize) {
-    json::object copy = o;
-    if (normalize) schema::to_stored_form("apps", "v1", "StatefulSet", copy);
-    const json::value* sp = copy.if_contains("spec");
+// (apiequality.Semantic: `stored`, the new object in its stored form, against the old one).
+Causes statefulset_update_causes(const json::object& stored, const json::object& old) {
+  auto rest = [](const json::object& o) {
+    const json::value* sp = o.if_contains("spec");
     json::object spec = sp && sp->is_object() ? sp->as_object() : json::object{};
     for (const char* k : {"replicas", "template", "updateStrategy", "minReadySeconds", "ordinals",
                           "persistentVolumeClaimRetentionPolicy"})
       spec.erase(k);
     return json::value(std::move(spec));
   };
-  if (semantic_equal(rest(obj, true), rest(old, false))) return {};
+  if (semantic_equal(rest(stored), rest(old))) return {};
   return {{"FieldValueForbidden",
            "Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', "
            "'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden",
@@ -2147,9 +2141,22 @@ void builtin_validation(AdmissionRequest& r) {
       non_negative(st, k, fmt::format("status.{}", k), causes);
     collision_count_decremented(obj, *r.old_object, causes);
   }
+  // The object in its stored form (schema::to_stored_form), made once when first needed: Go compares
+  // the decoded object with the stored one (apiequality.Semantic) for a StatefulSet's spec, the
+  // immutable fields and the generation the warnings follow, and the write stores it. Nothing
+  // changes obj from here to the write. (The structured bindings by name: clang 14 lets no lambda
+  // capture one.)
+  std::optional<json::object> stored;
+  const std::function<const json::object&()> stored_form = [&stored, &given = obj, &kind = t]() -> const json::object& {
+    if (!stored) {
+      stored = given;
+      schema::to_stored_form(kind.group, kind.version, kind.kind, *stored);
+    }
+    return *stored;
+  };
   Causes sts_update;  // ValidateStatefulSetUpdate's spec rule, ValidateStatefulSetStatusUpdate's collisionCount
   if (t.group == "apps" && t.resource == "statefulsets" && !create && r.old_object) {
-    if (r.subresource.empty()) sts_update = statefulset_update_causes(obj, *r.old_object);
+    if (r.subresource.empty()) sts_update = statefulset_update_causes(stored_form(), *r.old_object);
     if (r.subresource == "status") {
       statefulset_status_causes(obj, causes);
       collision_count_decremented(obj, *r.old_object, sts_update);
@@ -2166,7 +2173,7 @@ void builtin_validation(AdmissionRequest& r) {
   if (t.group == "apiextensions.k8s.io" && t.resource == "customresourcedefinitions" && r.subresource.empty())
     for (auto& c : crd::validate_definition(obj)) causes.push_back(std::move(c));
   // ValidateXUpdate: the object's own rules, then the fields an update may not change.
-  parts.immutable = immutable_causes(r);
+  parts.immutable = immutable_causes(r, stored_form);
   parts.immutable.insert(parts.immutable.end(), revision_data.begin(), revision_data.end());
   parts.immutable.insert(parts.immutable.end(), sts_update.begin(), sts_update.end());
   Causes all = assemble_causes(r, kube, parts);
@@ -2176,16 +2183,6 @@ void builtin_validation(AdmissionRequest& r) {
   // changes (the strategies' WarningsOnUpdate check the generation).
   if (r.options && r.options->warnings && r.subresource.empty()) {
     std::vector<std::string> w;
-    // The object in its stored form, made once where a comparison with the stored one needs it.
-    // (The structured bindings by name: clang 14 lets no lambda capture one.)
-    std::optional<json::object> stored;
-    auto stored_form = [&stored, &given = obj, &kind = t]() -> const json::object& {
-      if (!stored) {
-        stored = given;
-        schema::to_stored_form(kind.group, kind.version, kind.kind, *stored);
-      }
-      return *stored;
-    };
     if (core && t.resource == "pods" && create) {
       if (const auto* spec = spec_of(obj)) w = pod_warnings(md, *spec, "");
     } else if (t.schema) {
@@ -2301,9 +2298,10 @@ void builtin_validation(AdmissionRequest& r) {
   // since validation's messages show them as Go parsed them).
   // pods/binding is a storage-level update of the stored pod (assignPod's GuaranteedUpdate): nothing
   // is decoded, and its quantities are canonical already.
-  if (r.subresource != "scale" && r.subresource != "binding") {
+  if (stored)
+    obj = std::move(*stored);
+  else if (r.subresource != "scale" && r.subresource != "binding")
     schema::to_stored_form(t.group, t.version, t.kind, obj);
-  }
   if (t.group == "batch" && t.resource == "jobs") default_job_labels(obj);
   // daemonSetStrategy.PrepareForCreate / PrepareForUpdate (and the status strategy's, which keeps
   // the old spec): templateGeneration at least 1 on create, the old one on update, one more when
