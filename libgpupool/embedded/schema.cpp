@@ -961,12 +961,19 @@ namespace {
 // What walk_fields does with a field after `at` has seen it.
 enum class Visit { Descend, Done, Erase };
 
-// Calls `at(parent, key, value, node)` for each field under `n` that the schema knows, on the way
-// down the struct values leading to a field `reach` marks: Descend goes on below it, Done leaves
-// it, Erase removes it (once the walk has left its object).
-template <class At>
-void walk_fields(const Node& n, json::object& o, bool Node::*reach, At& at, int depth) {
+// What walk_fields does on entering an object: nothing.
+struct NoEnter {
+  void operator()(const Node&, json::object&) const {}
+};
+
+// Calls `enter(node, object)` for each object of a struct type the walk enters, then
+// `at(parent, key, value, node)` for each of its fields the schema knows, on the way down the
+// struct values leading to a field `reach` marks: Descend goes on below it, Done leaves it, Erase
+// removes it (once the walk has left its object).
+template <class At, class Enter = NoEnter>
+void walk_fields(const Node& n, json::object& o, bool Node::*reach, At& at, int depth, const Enter& enter = {}) {
   if (depth > 64) return;
+  enter(n, o);
   std::vector<std::string> erase;
   for (auto& [k, child] : o) {
     auto f = n.fields.find(std::string_view(k));
@@ -976,14 +983,14 @@ void walk_fields(const Node& n, json::object& o, bool Node::*reach, At& at, int 
     if (v == Visit::Erase) erase.emplace_back(k);
     if (v != Visit::Descend || !(c.*reach)) continue;
     if (c.type == Node::Type::Object && child.is_object()) {
-      walk_fields(c, child.as_object(), reach, at, depth + 1);
+      walk_fields(c, child.as_object(), reach, at, depth + 1, enter);
     } else if (c.elem && c.elem->type == Node::Type::Object) {
       if (c.type == Node::Type::Array && child.is_array()) {
         for (auto& e : child.as_array())
-          if (e.is_object()) walk_fields(*c.elem, e.as_object(), reach, at, depth + 1);
+          if (e.is_object()) walk_fields(*c.elem, e.as_object(), reach, at, depth + 1, enter);
       } else if (c.type == Node::Type::Map && child.is_object()) {
         for (auto& kv : child.as_object())
-          if (kv.value().is_object()) walk_fields(*c.elem, kv.value().as_object(), reach, at, depth + 1);
+          if (kv.value().is_object()) walk_fields(*c.elem, kv.value().as_object(), reach, at, depth + 1, enter);
       }
     }
   }
@@ -1009,42 +1016,22 @@ void omit_empty(std::string_view group, std::string_view version, std::string_vi
   if (const Node* r = root(group, version, kind); r && r->empties) drop_empty(*r, obj, 0);
 }
 
-namespace {
-
-// nil_empty_collections under `n`: each kept list or map of `o` that is empty or absent is null.
-void nil_collections(const Node& n, json::object& o, int depth) {
-  if (depth > 64) return;
-  for (const std::string_view k : n.kept)
-    if (!o.contains(k)) o[k] = nullptr;
-  for (auto& [k, child] : o) {
-    auto f = n.fields.find(std::string_view(k));
-    if (f == n.fields.end()) continue;
-    const Node& c = *f->second;
-    if (kept_collection(n, k, c) && ((child.is_array() && child.as_array().empty()) ||
-                                     (c.type == Node::Type::Map && child.is_object() && child.as_object().empty()))) {
-      child = nullptr;
-      continue;
-    }
-    if (!c.nils) continue;
-    if (c.type == Node::Type::Object && child.is_object()) {
-      nil_collections(c, child.as_object(), depth + 1);
-    } else if (c.elem && c.elem->type == Node::Type::Object) {
-      if (c.type == Node::Type::Array && child.is_array()) {
-        for (auto& e : child.as_array())
-          if (e.is_object()) nil_collections(*c.elem, e.as_object(), depth + 1);
-      } else if (c.type == Node::Type::Map && child.is_object()) {
-        for (auto& kv : child.as_object())
-          if (kv.value().is_object()) nil_collections(*c.elem, kv.value().as_object(), depth + 1);
-      }
-    }
-  }
-}
-
-}  // namespace
-
 void nil_empty_collections(std::string_view group, std::string_view version, std::string_view kind, json::object& obj) {
-  // The lists and maps of fields kept when empty, empty or absent (nil), become null.
-  if (const Node* r = root(group, version, kind); r && r->nils) nil_collections(*r, obj, 0);
+  // The lists and maps of fields kept when empty, absent (on entering their object) or empty, become
+  // null.
+  auto absent = [](const Node& n, json::object& o) {
+    for (const std::string_view k : n.kept)
+      if (!o.contains(k)) o[k] = nullptr;
+  };
+  auto empty = [](const Node& parent, std::string_view k, json::value& v, const Node& node) {
+    if (!kept_collection(parent, k, node) ||
+        !((v.is_array() && v.as_array().empty()) ||
+          (node.type == Node::Type::Map && v.is_object() && v.as_object().empty())))
+      return Visit::Descend;
+    v = nullptr;
+    return Visit::Done;
+  };
+  if (const Node* r = root(group, version, kind); r && r->nils) walk_fields(*r, obj, &Node::nils, empty, 0, absent);
 }
 
 namespace {
