@@ -402,10 +402,6 @@ bool omits_list_key(const json::value& v, const std::string& dotted, const Resou
   return false;
 }
 
-}  // namespace
-
-namespace {
-
 // A fieldsV1 set as fieldpath reads it: members ".", "f:...", "k:...", "v:..." or "i:...", each a set.
 bool decodable_set(const json::value& set) {
   if (!set.is_object()) return false;
@@ -440,12 +436,12 @@ bool resets(const json::array& entries) {
   });
 }
 
-// fieldmanager.go decodeLiveOrNew: the request's managedFields when it resets them (nothing) or
-// holds entries that decode; else the live object's (nothing when they do not decode either), so
-// a client unaware of managedFields loses none.
-// nullopt: the request resets them, and an update then tracks nothing (skipnonapplied.go: with no
-// managed fields an update of an existing object is not tracked; the embedded controllers write
-// without entries of their own, FIDELITY.md item 14, so only an explicit reset is taken that way).
+// fieldmanager.go decodeLiveOrNew: the request's managedFields when they decode; else the live
+// object's (none when they do not decode either), so a client unaware of managedFields loses none.
+// A request that resets them (`[]`, `[{}]`) starts from none: a create, or nullopt for an update,
+// which then tracks nothing (skipnonapplied.go: an existing object without managed fields is not
+// tracked; only an explicit reset is taken that way, since the embedded controllers write without
+// entries of their own, FIDELITY.md item 14).
 std::optional<json::array> managed_before(const json::object* old, const json::object& next) {
   const json::object* md = util::object_at(next, {"metadata"});
   const json::value* given = md ? md->if_contains("managedFields") : nullptr;

@@ -1,8 +1,8 @@
 // embedded/controller_podgc.cpp — the pod garbage collector (pkg/controller/podgc/gc_controller.go,
 // v1.32): terminated pods past the threshold (gcTerminated) are deleted, pods bound to a node that
 // no longer exists (gcOrphaned) and unscheduled pods being deleted (gcUnscheduledTerminating) are
-// marked Failed and deleted at once. Controllers runs them
-// on the cluster's clock (controllers.cpp: gc_pods_after).
+// marked Failed and deleted at once. Controllers runs them on the cluster's clock
+// (controllers.cpp: gc_pods_later).
 #include "embedded/controllers.hpp"
 
 #include <algorithm>
@@ -72,11 +72,6 @@ void podgc_orphaned(Store& store, const std::string& node, Clock::time_point now
                                {"message", "PodGC: node no longer exists"}};
   for (const auto& p : store.list(store.type("", "pods"), "").items)
     if (string_of(object_at(*p, {"spec"}), "nodeName") == node) mark_failed_and_delete(store, *p, &condition, now);
-}
-
-bool pod_terminated(const json::object& pod) {
-  const std::string phase = string_of(object_at(pod, {"status"}), "phase");
-  return phase != "Pending" && phase != "Running" && phase != "Unknown";
 }
 
 void podgc_terminated(Store& store, std::int64_t threshold, Clock::time_point now) {

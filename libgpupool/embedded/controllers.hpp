@@ -147,8 +147,6 @@ void podgc_unscheduled_terminating(Store& store, const std::string& ns, const st
 /// gcTerminated: past `threshold` terminated pods (phase neither Pending, Running nor Unknown), the
 /// ones over it are deleted at once, evicted ones first, then the oldest (creationTimestamp, name).
 void podgc_terminated(Store& store, std::int64_t threshold, Clock::time_point now);
-/// gc_controller.go isPodTerminated: the phase is neither Pending, Running nor Unknown.
-bool pod_terminated(const json::object& pod);
 
 /// Runs the plans against a store, reacting to its events (synchronously, inside the store's
 /// subscriber callbacks, so a write returns with the controllers' reactions already applied).

@@ -184,6 +184,12 @@ inline bool terminal(const json::object& pod) {
   const std::string p = phase_of(pod);
   return p == "Succeeded" || p == "Failed";
 }
+/// The pod GC's isPodTerminated (gc_controller.go): the phase is neither Pending, Running nor
+/// Unknown (no phase counts as ended too).
+inline bool pod_terminated(const json::object& pod) {
+  const std::string p = phase_of(pod);
+  return p != "Pending" && p != "Running" && p != "Unknown";
+}
 /// Whether an object is being deleted (metadata.deletionTimestamp set; podutil's isTerminating).
 inline bool deleting(const json::object& o) {
   const json::object* md = util::object_at(o, {"metadata"});

@@ -219,6 +219,10 @@ std::vector<std::string> claim_spec_warnings(const json::object& spec, std::stri
 std::vector<std::string> pod_warnings(const json::object& meta, const json::object& spec, std::string_view at) {
   std::vector<std::string> out;
   const std::string p(at);  // "" for a Pod, "spec.template." for a template
+  // A term or constraint without labelSelector matches no pod.
+  const auto null_selector = [&](const std::string& path) {
+    out.push_back(path + ".labelSelector: a null labelSelector results in matching no pod");
+  };
   if (const auto* sel = object_of(spec, "nodeSelector"))
     for (const auto& [k, v] : *sel)
       if (auto it = kDeprecatedNodeLabels.find(std::string_view(k)); it != kDeprecatedNodeLabels.end())
@@ -230,10 +234,7 @@ std::vector<std::string> pod_warnings(const json::object& meta, const json::obje
       const std::string key = str_of(c, "topologyKey");
       if (auto it = kDeprecatedNodeLabels.find(key); it != kDeprecatedNodeLabels.end())
         out.push_back(fmt::format("{}spec.topologySpreadConstraints[{}].topologyKey: {} is {}", p, i, key, it->second));
-      if (!object_of(c, "labelSelector"))
-        out.push_back(fmt::format(
-            "{}spec.topologySpreadConstraints[{}].labelSelector: a null labelSelector results in matching no pod", p,
-            i));
+      if (!object_of(c, "labelSelector")) null_selector(fmt::format("{}spec.topologySpreadConstraints[{}]", p, i));
     }
   if (const auto* ann = object_of(meta, "annotations"))
     for (const auto& [key, message] : kDeprecatedAnnotations)
@@ -368,19 +369,14 @@ std::vector<std::string> pod_warnings(const json::object& meta, const json::obje
         if (const auto* terms = array_of(*a, "requiredDuringSchedulingIgnoredDuringExecution"))
           for (std::size_t i = 0; i < terms->size(); ++i)
             if ((*terms)[i].is_object() && !object_of((*terms)[i].as_object(), "labelSelector"))
-              out.push_back(fmt::format(
-                  "{}requiredDuringSchedulingIgnoredDuringExecution[{}].labelSelector: a null labelSelector results "
-                  "in matching no pod",
-                  base, i));
+              null_selector(fmt::format("{}requiredDuringSchedulingIgnoredDuringExecution[{}]", base, i));
         if (const auto* terms = array_of(*a, "preferredDuringSchedulingIgnoredDuringExecution"))
           for (std::size_t i = 0; i < terms->size(); ++i) {
             const json::object* term =
                 (*terms)[i].is_object() ? object_of((*terms)[i].as_object(), "podAffinityTerm") : nullptr;
             if (!term || !object_of(*term, "labelSelector"))
-              out.push_back(fmt::format(
-                  "{}preferredDuringSchedulingIgnoredDuringExecution[{}].podAffinityTerm.labelSelector: a null "
-                  "labelSelector results in matching no pod",
-                  base, i));
+              null_selector(
+                  fmt::format("{}preferredDuringSchedulingIgnoredDuringExecution[{}].podAffinityTerm", base, i));
           }
       }
   return out;
