@@ -96,6 +96,21 @@ struct Reader : detail::StrictYamlReader {
     return out;
   }
 
+  // A list of tolerations in --toleration's forms ("key=value:Effect", "key", "all").
+  std::vector<Toleration> tolerations(const YAML::Node& n, const std::string& key) const {
+    if (!n.IsSequence()) fail(n, key, "must be a list of tolerations (\"key=value:Effect\")");
+    std::vector<Toleration> out;
+    for (std::size_t i = 0; i < n.size(); ++i) {
+      const std::string field = fmt::format("{}[{}]", key, i);
+      try {
+        out.push_back(parse_toleration(scalar(n[i], field), field));
+      } catch (const ValidationError& e) {
+        fail(n[i], e.field(), fmt::format("invalid value \"{}\": {}", e.value(), e.rule()));
+      }
+    }
+    return out;
+  }
+
   // `runtimeClasses`: name (a DNS subdomain), handler (a DNS label, default the name), overhead,
   // nodeSelector, tolerations (--toleration's forms).
   std::vector<TopologyRuntimeClass> runtime_classes(const YAML::Node& n, const std::string& key) const {
@@ -117,20 +132,11 @@ struct Reader : detail::StrictYamlReader {
           rc.overhead = resources(kv.second, field);
         else if (k == "nodeSelector")
           rc.node_selector = labels(kv.second, field);
-        else if (k == "tolerations") {
-          if (!kv.second.IsSequence()) fail(kv.second, field, "must be a list of tolerations (\"key=value:Effect\")");
-          for (std::size_t j = 0; j < kv.second.size(); ++j) {
-            const std::string tf = fmt::format("{}[{}]", field, j);
-            try {
-              rc.tolerations.push_back(parse_toleration(scalar(kv.second[j], tf), tf));
-            } catch (const ValidationError& e) {
-              fail(kv.second[j], e.field(), fmt::format("invalid value \"{}\": {}", e.value(), e.rule()));
-            }
-          }
-        } else {
+        else if (k == "tolerations")
+          rc.tolerations = tolerations(kv.second, field);
+        else
           fail(kv.first, field,
                "unknown key (a RuntimeClass takes name, handler, overhead, nodeSelector, tolerations)");
-        }
       }
       if (rc.handler.empty()) rc.handler = rc.name;
       if (rc.name.empty()) fail(c, prefix + ".name", "required");
