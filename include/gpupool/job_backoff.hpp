@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace gpupool {
@@ -30,5 +31,20 @@ struct JobBackoff {
 };
 JobBackoff job_failure_backoff(const std::vector<const boost::json::object*>& pods,
                                std::chrono::system_clock::time_point now);
+
+/// The Job controller's memory of a Job's failures (backoff_utils.go backoffRecord): the failures
+/// since its last success and when the last of them finished.
+struct JobBackoffRecord {
+  std::int64_t failures = 0;
+  std::optional<std::chrono::system_clock::time_point> last_failure;
+};
+/// newBackoffRecord: `old` updated with the pods that finished since the Job was last counted
+/// (the Job's newly succeeded and failed pods, in any order).
+JobBackoffRecord job_backoff_record(const JobBackoffRecord& old,
+                                    const std::vector<const boost::json::object*>& succeeded,
+                                    const std::vector<const boost::json::object*>& failed);
+/// getRemainingTime: how long the Job's next pod still waits at `now` after the record's failures.
+std::chrono::nanoseconds job_backoff_remaining(const JobBackoffRecord& record,
+                                               std::chrono::system_clock::time_point now);
 
 }  // namespace gpupool

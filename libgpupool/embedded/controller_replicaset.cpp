@@ -28,17 +28,10 @@ Plan plan_replicaset(const json::object& rs, const Children& pods, Clock::time_p
   for (std::int64_t i = have; i < want && i - have < kBurstReplicas; ++i)
     plan.create.push_back({"", "pods", pod_from_template(tmpl ? *tmpl : empty, rs, "", name_of(rs) + "-", {})});
   if (have > want) {
-    // pkg/controller/replicaset getPodsToDelete: unscheduled before scheduled, pending before
-    // running, not ready before ready, then the newest first.
-    std::stable_sort(active.begin(), active.end(), [](const json::object* a, const json::object* b) {
-      auto rank = [](const json::object* p) {
-        const bool bound = !string_of(object_at(*p, {"spec"}), "nodeName").empty();
-        return std::make_tuple(bound, phase_of(*p) == "Running", pod_ready(*p));
-      };
-      if (rank(a) != rank(b)) return rank(a) < rank(b);
-      return string_of(object_at(*a, {"metadata"}), "creationTimestamp") >
-             string_of(object_at(*b, {"metadata"}), "creationTimestamp");
-    });
+    // pkg/controller/replicaset getPodsToDelete: ActivePods' order (ActivePodsWithRanks without
+    // the ranks of pods sharing a node).
+    std::stable_sort(active.begin(), active.end(),
+                     [](const json::object* a, const json::object* b) { return active_pods_less(*a, *b); });
     for (std::int64_t i = 0; i < std::min(have - want, kBurstReplicas); ++i)
       plan.remove.push_back({"", "pods", name_of(*active[static_cast<std::size_t>(i)])});
   }

@@ -155,6 +155,10 @@ void Controllers::on_event(const WatchEvent& e) {
         if (written.empty() || e.type == EventType::Deleted) own_status_.erase(it);
       }
     }
+    if (e.type == EventType::Deleted && t.group == "batch" && t.resource == "jobs") {
+      std::lock_guard lk(mu_);
+      job_backoff_.erase(self);  // deleteJob: removeBackoffRecord
+    }
     if (e.type != EventType::Deleted && !own_write) keys.push_back(std::move(self));
   }
   // A change to an owned object wakes its controller owner.
@@ -227,6 +231,11 @@ void Controllers::on_event(const WatchEvent& e) {
           for (const auto& k : it->second) keys.push_back(k);
     }
   }
+  // job_controller.go enqueueOrphanPod: a pod with the Job controller's tracking finalizer that no
+  // Job will count loses it.
+  if (t.group.empty() && t.resource == "pods" && e.type != EventType::Deleted &&
+      job_orphan_candidate(store_, *e.object))
+    keys.push_back({"batch", "orphan-pods", namespace_of(*e.object), name_of(*e.object)});
   if (t.group.empty() && (t.resource == "pods" || t.resource == "nodes")) gc_pods_later(e);
   if (keys.empty()) return;
   {
@@ -378,6 +387,7 @@ void Controllers::reconcile(const Key& key) {
     return podgc_terminated(store_, terminated_threshold_, clock_.now());
   if (key.group.empty() && key.resource == "pods")
     return podgc_unscheduled_terminating(store_, key.ns, key.name, clock_.now());
+  if (key.group == "batch" && key.resource == "orphan-pods") return release_job_orphan(store_, key.ns, key.name);
   const ResourceType& t = store_.type(key.group, key.resource);
   auto owner = store_.find(t, key.ns, key.name);
   if (!owner) return;
@@ -402,10 +412,23 @@ void Controllers::reconcile(const Key& key) {
   else if (key.resource == "replicasets")
     // replica_set.go syncReplicaSet: claimPods over controller.FilterActivePods.
     plan = plan_replicaset(*owner, claimed("", "pods", {selected.match, true, true}), now);
-  else if (key.resource == "jobs")
-    // job_controller.go getPodsForJob: ClaimPods (the tracking finalizer it adds is not modelled).
-    plan = plan_job(*owner, claimed("", "pods", selected), now);
-  else if (key.resource == "cronjobs")
+  else if (key.resource == "jobs") {
+    // job_controller.go getPodsForJob: ClaimPods, adding the tracking finalizer to what it adopts.
+    ClaimRules rules = selected;
+    rules.finalizer = kJobTrackingFinalizer;
+    JobBackoffRecord backoff;
+    {
+      std::lock_guard lk(mu_);
+      if (auto it = job_backoff_.find(key); it != job_backoff_.end() && it->second.first == uid)
+        backoff = it->second.second;
+    }
+    plan = plan_job(*owner, claimed("", "pods", rules), now, backoff);
+    std::lock_guard lk(mu_);
+    if (backoff.failures == 0)
+      job_backoff_.erase(key);
+    else
+      job_backoff_[key] = {uid, backoff};
+  } else if (key.resource == "cronjobs")
     plan = plan_cronjob(*owner, owned(key.ns, uid, {{"batch", "jobs"}}), now);
   else if (key.resource == "statefulsets") {
     Claims claims;
@@ -601,8 +624,20 @@ void Controllers::reconcile(const Key& key) {
                       name_of(*written), before, replicas_of(*written, 0)),
           controller_name(key.resource), {}, "");
   }
+  // A finalizer taken off (a strategic merge patch's $deleteFromPrimitiveList/finalizers, by name):
+  // whether the child is still there.
+  const auto unfinalize = [&](const std::string& group, const std::string& resource, const std::string& name,
+                              const std::string& finalizer) {
+    try {
+      store_.mutate(store_.type(group, resource), key.ns, name,
+                    [&](json::object& o) { set_finalizer(ensure_object(o, "metadata"), finalizer, false); });
+    } catch (const StatusError& e) {
+      if (e.code() != 404) throw;
+    }
+  };
   for (const auto& r : plan.remove) {
     try {
+      if (!r.finalizer_first.empty()) unfinalize(r.group, r.resource, r.name, r.finalizer_first);
       // The CronJob controller deletes its Jobs in the background (injection.go DeleteJob).
       DeleteOptions how;
       if (key.resource == "cronjobs") how.propagation = Propagation::Background;
@@ -618,8 +653,23 @@ void Controllers::reconcile(const Key& key) {
   // The revision annotation goes with the status, as the deployment controller writes it
   // (sync.go: SetDeploymentRevision, then UpdateStatus, whose strategy keeps the new annotations
   // and does not bump metadata.generation).
+  // The status subresource: the owner as read, resourceVersion its precondition (a conflict if
+  // it changed meanwhile).
+  const auto write_status = [&](json::object next) {
+    auto written = store_.update_shared(t, key.ns, std::move(next), {}, t.has_status ? "status" : "");
+    if (written != owner) {
+      std::lock_guard lk(mu_);
+      own_status_[key].push_back(written);
+    }
+    owner = std::move(written);
+  };
+  if (plan.status_first) {
+    json::object next = *owner;
+    next["status"] = std::move(*plan.status_first);
+    write_status(std::move(next));
+  }
+  for (const auto& u : plan.unfinalize) unfinalize(u.group, u.resource, u.name, u.finalizer);
   if (plan.status || (!plan.owner_annotations.empty() && t.has_status)) {
-    std::shared_ptr<const json::object> written;
     json::object next = *owner;
     if (plan.status) next["status"] = std::move(*plan.status);
     if (!plan.owner_annotations.empty()) {
@@ -627,13 +677,7 @@ void Controllers::reconcile(const Key& key) {
       for (const auto& kv : plan.owner_annotations) ann[kv.key()] = kv.value();
       plan.owner_annotations.clear();
     }
-    // The status subresource: the owner as read, resourceVersion its precondition (a conflict
-    // if it changed meanwhile).
-    written = store_.update_shared(t, key.ns, std::move(next), {}, t.has_status ? "status" : "");
-    if (written != owner) {
-      std::lock_guard lk(mu_);
-      own_status_[key].push_back(std::move(written));
-    }
+    write_status(std::move(next));
   }
   for (const auto& ev : plan.events)
     util::record_event(store_, when, *owner, ev.type, ev.reason, ev.message, controller_name(key.resource), {}, "");

@@ -30,8 +30,8 @@
 // deletes them (the store's garbage collection).
 // A Deployment rolls out as kube-controller-manager's does (RollingUpdate paced by maxSurge and
 // maxUnavailable, Recreate, proportional scaling, pause, revisionHistoryLimit, progressDeadlineSeconds).
-// Simplifications (documented, deliberate): Job pods are counted from pod phases (no tracking finalizers);
-// the restartPolicy ExitCode of Kubeflow replicas treats every failure as permanent.
+// Simplifications (documented, deliberate): the restartPolicy ExitCode of Kubeflow replicas treats every failure as
+// permanent.
 #pragma once
 
 #include <boost/json.hpp>
@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "embedded/clock.hpp"
+#include "gpupool/job_backoff.hpp"
 
 namespace gpupool::embedded {
 
@@ -63,10 +64,20 @@ struct Plan {
   };
   struct Remove {
     std::string group, resource, name;
+    /// A finalizer taken off first (the Job controller's deleteJobPods: the tracking finalizer).
+    std::string finalizer_first = {};
+  };
+  struct Unfinalize {
+    std::string group, resource, name, finalizer;
   };
   std::vector<Create> create;
   std::vector<Remove> remove;
-  std::vector<Create> update;          ///< whole-object updates of children (e.g. scaling a ReplicaSet)
+  std::vector<Create> update;  ///< whole-object updates of children (e.g. scaling a ReplicaSet)
+  /// The owner's status written before `unfinalize` is carried out (the Job controller's first
+  /// flush: the uncounted pods recorded before their finalizers go).
+  std::optional<json::object> status_first;
+  /// Finalizers to take off children (a child gone meanwhile counts as done), before `status`.
+  std::vector<Unfinalize> unfinalize;
   std::optional<json::object> status;  ///< the owner's new status (nullopt: unchanged)
   json::object owner_annotations;      ///< annotations to set on the owner (after its status)
   struct Event {
@@ -93,8 +104,11 @@ Plan plan_deployment(const json::object& deployment, const Children& replicasets
                      Clock::time_point now);
 /// ReplicaSet: pods to create/delete and the ReplicaSet's status.
 Plan plan_replicaset(const json::object& replicaset, const Children& pods, Clock::time_point now);
-/// batch/v1 Job: pods to create/delete and the Job's status.
-Plan plan_job(const json::object& job, const Children& pods, Clock::time_point now);
+/// batch/v1 Job (controller_job.cpp): pods to create and delete, the tracking finalizers to take
+/// off, the Job's status. `backoff`: the controller's memory of the Job's failures, updated.
+Plan plan_job(const json::object& job, const Children& pods, Clock::time_point now, JobBackoffRecord& backoff);
+/// The Job controller's tracking finalizer (batch.JobTrackingFinalizer).
+inline constexpr std::string_view kJobTrackingFinalizer = "batch.kubernetes.io/job-tracking";
 /// TFJob, PyTorchJob, MPIJob (v1 or v2beta1, from apiVersion): pods, services, the v2beta1
 /// launcher Job, and the job's status. `children` holds every pod, service and Job it owns.
 Plan plan_kubeflow_job(const json::object& job, const Children& children, Clock::time_point now);
@@ -136,6 +150,14 @@ Plan plan_trainjob(const json::object& trainjob, const json::object* runtime, co
 /// The runtime a TrainJob's runtimeRef names: a ClusterTrainingRuntime, or a TrainingRuntime of its
 /// namespace (trainjob.RuntimeRefIsClusterTrainingRuntime); null when there is none.
 std::shared_ptr<const json::object> trainjob_runtime(const Store& store, const json::object& trainjob);
+
+/// Whether the Job controller would take the tracking finalizer off `pod` as an orphan's
+/// (job_controller.go addPod / updatePod / deletePod enqueueOrphanPod): it has the finalizer and no
+/// controller, or — once it is being deleted — a controller Job that is gone or finished.
+bool job_orphan_candidate(const Store& store, const json::object& pod);
+/// handleSingleOrphanPod: the finalizer taken off the pod unless a batch/v1 Job still controls it
+/// (one not finished, or one another controller manages), or another kind of owner does.
+void release_job_orphan(Store& store, const std::string& ns, const std::string& name);
 
 /// The pod garbage collector (controller_podgc.cpp, gc_controller.go): the pods bound to `node`, when
 /// it does not exist, marked Failed with the DisruptionTarget condition (DeletionByPodGC) and deleted
@@ -211,6 +233,8 @@ class Controllers {
   // PriorityClass written) — the real controllers retry with backoff until the create succeeds.
   std::map<std::string, std::set<Key>> refused_;
   std::unique_ptr<KueueController> kueue_;  // the embedded Kueue (controller_kueue.hpp)
+  // The Job controller's backoff records (backoff_utils.go backoffStore), by Job and its uid.
+  std::map<Key, std::pair<std::string, JobBackoffRecord>> job_backoff_;
 };
 
 }  // namespace gpupool::embedded

@@ -1,8 +1,10 @@
 #include "embedded/controllers_util.hpp"
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <set>
 
 #include <atomic>
 
@@ -233,7 +235,8 @@ json::object pod_from_template(const json::object& tmpl, const json::object& own
   using util::object_at;
   json::object md;
   if (const json::object* tmd = object_at(tmpl, {"metadata"})) {
-    for (const char* k : {"labels", "annotations"})
+    // GetPodFromTemplate: the template's labels, annotations and finalizers.
+    for (const char* k : {"labels", "annotations", "finalizers"})
       if (const json::value* v = tmd->if_contains(k)) md[k] = *v;
   }
   auto& labels = util::ensure_object(md, "labels");
@@ -280,6 +283,87 @@ bool owner_selects(const json::object& owner, const json::object& o) {
   return sel && util::selector_matches(*sel, util::object_at(o, {"metadata", "labels"}));
 }
 
+namespace {
+// afterOrZero: a zero (unknown) time is the smaller; else the later.
+bool after_or_zero(const std::optional<Clock::time_point>& a, const std::optional<Clock::time_point>& b) {
+  if (!a || !b) return !a;
+  return *a > *b;
+}
+std::optional<Clock::time_point> time_at(const json::object* o, std::string_view key) {
+  return time_from_rfc3339(util::string_of(o, key));
+}
+// maxContainerRestarts: the regular containers' highest restartCount, then the sidecars' (init
+// containers with restartPolicy Always).
+std::pair<std::int64_t, std::int64_t> max_restarts(const json::object& pod) {
+  std::int64_t regular = 0, sidecar = 0;
+  if (const json::array* cs = util::array_at(pod, {"status"}, "containerStatuses"))
+    for (const auto& c : *cs) regular = std::max(regular, util::int_of(c.if_object(), "restartCount", 0));
+  std::set<std::string> sidecars;
+  if (const json::array* ics = util::array_at(pod, {"spec"}, "initContainers"))
+    for (const auto& c : *ics)
+      if (util::string_of(c.if_object(), "restartPolicy") == "Always")
+        sidecars.insert(util::string_of(c.if_object(), "name"));
+  if (const json::array* cs = util::array_at(pod, {"status"}, "initContainerStatuses"))
+    for (const auto& c : *cs)
+      if (sidecars.count(util::string_of(c.if_object(), "name")))
+        sidecar = std::max(sidecar, util::int_of(c.if_object(), "restartCount", 0));
+  return {regular, sidecar};
+}
+}  // namespace
+
+bool active_pods_less(const json::object& a, const json::object& b) {
+  const std::string na = util::string_of(util::object_at(a, {"spec"}), "nodeName");
+  const std::string nb = util::string_of(util::object_at(b, {"spec"}), "nodeName");
+  if (na != nb && (na.empty() || nb.empty())) return na.empty();
+  // podPhaseToOrdinal (a phase it does not list is 0, as Pending).
+  const auto ordinal = [](const json::object& p) {
+    const std::string ph = phase_of(p);
+    return ph == "Running" ? 2 : ph == "Unknown" ? 1 : 0;
+  };
+  if (ordinal(a) != ordinal(b)) return ordinal(a) < ordinal(b);
+  const bool ra = pod_ready(a), rb = pod_ready(b);
+  if (ra != rb) return !ra;
+  if (ra && rb) {
+    const auto ready_since = [](const json::object& p) {
+      return time_at(util::find_condition(util::array_at(p, {"status"}, "conditions"), "Ready"), "lastTransitionTime");
+    };
+    const auto ta = ready_since(a), tb = ready_since(b);
+    if (ta != tb) return after_or_zero(ta, tb);
+  }
+  const auto xa = max_restarts(a), xb = max_restarts(b);
+  if (xa.first != xb.first) return xa.first > xb.first;
+  if (xa.second != xb.second) return xa.second > xb.second;
+  const auto ca = time_at(util::object_at(a, {"metadata"}), "creationTimestamp");
+  const auto cb = time_at(util::object_at(b, {"metadata"}), "creationTimestamp");
+  if (ca != cb) return after_or_zero(ca, cb);
+  return false;
+}
+
+bool has_finalizer(const json::object& o, std::string_view finalizer) {
+  const json::array* fs = util::array_at(o, {"metadata"}, "finalizers");
+  return fs && std::any_of(fs->begin(), fs->end(),
+                           [&](const json::value& f) { return f.is_string() && f.get_string() == finalizer; });
+}
+
+bool set_finalizer(json::object& metadata, std::string_view finalizer, bool on) {
+  json::value* fs = metadata.if_contains("finalizers");
+  json::array* list = fs && fs->is_array() ? &fs->as_array() : nullptr;
+  const auto at = list
+                      ? std::find_if(list->begin(), list->end(),
+                                     [&](const json::value& f) { return f.is_string() && f.get_string() == finalizer; })
+                      : nullptr;
+  const bool has = list && at != list->end();
+  if (has == on) return false;
+  if (on) {
+    if (!list) list = &(metadata["finalizers"] = json::array{}).as_array();
+    list->emplace_back(finalizer);
+  } else {
+    list->erase(at);
+    if (list->empty()) metadata.erase("finalizers");
+  }
+  return true;
+}
+
 std::vector<std::shared_ptr<const json::object>> claim(Store& store, const ResourceType& t, const json::object& owner,
                                                        const ClaimRules& rules) {
   const std::string ns = util::namespace_of(owner), uid = util::uid_of(owner);
@@ -299,7 +383,9 @@ std::vector<std::shared_ptr<const json::object>> claim(Store& store, const Resou
     const bool matches = rules.match(*o);
     // The write: a patch of metadata.ownerReferences naming the object's uid (ownerRefControllerPatch,
     // GenerateDeleteOwnerRefStrategicMergeBytes): one gone or replaced meanwhile is a 404.
-    auto patch = [&](const std::function<void(json::array&)>& edit) {
+    // The finalizer goes with the reference: added on adoption, removed on release (the patch's
+    // finalizers, or $deleteFromPrimitiveList/finalizers).
+    auto patch = [&](const std::function<void(json::array&)>& edit, bool adopt) {
       store.mutate(t, ns, name, [&](json::object& cur) {
         if (util::uid_of(cur) != o_uid) throw StatusError::not_found(t, name);
         json::object& md = util::ensure_object(cur, "metadata");
@@ -307,6 +393,7 @@ std::vector<std::shared_ptr<const json::object>> claim(Store& store, const Resou
         if (!refs.is_array()) refs = json::array{};
         edit(refs.as_array());
         if (refs.as_array().empty()) md.erase("ownerReferences");
+        if (!rules.finalizer.empty()) set_finalizer(md, rules.finalizer, adopt);
       });
       return store.find(t, ns, name);
     };
@@ -317,12 +404,14 @@ std::vector<std::shared_ptr<const json::object>> claim(Store& store, const Resou
         } else if (rules.release && !owner_deleting) {
           // ReleasePod / ReleaseReplicaSet / ReleaseControllerRevision: every reference to the
           // owner deleted (a strategic merge "$patch": "delete" by uid).
-          patch([&](json::array& refs) {
-            json::array kept;
-            for (auto& r : refs)
-              if (util::string_of(r.if_object(), "uid") != uid) kept.push_back(std::move(r));
-            refs = std::move(kept);
-          });
+          patch(
+              [&](json::array& refs) {
+                json::array kept;
+                for (auto& r : refs)
+                  if (util::string_of(r.if_object(), "uid") != uid) kept.push_back(std::move(r));
+                refs = std::move(kept);
+              },
+              false);
         }
         continue;
       }
@@ -330,14 +419,16 @@ std::vector<std::shared_ptr<const json::object>> claim(Store& store, const Resou
       // AdoptPod / AdoptReplicaSet / AdoptControllerRevision: the controller reference merged in by
       // uid (strategic merge of ownerReferences, whose patch key is uid).
       const json::object ref = util::controller_reference(owner);
-      if (auto adopted = patch([&](json::array& refs) {
-            for (auto& r : refs)
-              if (r.is_object() && util::string_of(&r.as_object(), "uid") == uid) {
-                for (const auto& [k, v] : ref) r.as_object()[k] = v;
-                return;
-              }
-            refs.push_back(ref);
-          }))
+      if (auto adopted = patch(
+              [&](json::array& refs) {
+                for (auto& r : refs)
+                  if (r.is_object() && util::string_of(&r.as_object(), "uid") == uid) {
+                    for (const auto& [k, v] : ref) r.as_object()[k] = v;
+                    return;
+                  }
+                refs.push_back(ref);
+              },
+              true))
         out.push_back(std::move(adopted));
     } catch (const StatusError& e) {
       if (e.code() != 404 && e.code() != 422) throw;

@@ -195,6 +195,15 @@ inline bool deleting(const json::object& o) {
   const json::object* md = util::object_at(o, {"metadata"});
   return md && md->contains("deletionTimestamp");
 }
+/// Whether an object's metadata.finalizers holds `finalizer`.
+bool has_finalizer(const json::object& o, std::string_view finalizer);
+/// Adds (`on`) or removes `finalizer` in `metadata`'s finalizers (none left: the list goes);
+/// whether it changed.
+bool set_finalizer(json::object& metadata, std::string_view finalizer, bool on);
+/// controller.ActivePods' order, the pods to delete first: unassigned before assigned, Pending
+/// before Unknown before Running, not ready before ready, ready the shorter time first, the higher
+/// restart count (regular containers, then sidecars) first, the newer first.
+bool active_pods_less(const json::object& a, const json::object& b);
 /// Whether a pod's Ready condition is True.
 inline bool pod_ready(const json::object& pod) {
   const json::object* c = util::find_condition(util::array_at(pod, {"status"}, "conditions"), "Ready");
@@ -247,6 +256,9 @@ struct ClaimRules {
   /// Orphans being deleted are adopted too (a StatefulSet's AdoptOrphanRevisions; ClaimObject
   /// skips them).
   bool adopt_deleting = false;
+  /// A finalizer the owner puts on what it adopts and takes off what it releases
+  /// (NewPodControllerRefManager's `finalizers`: the Job controller's batch.kubernetes.io/job-tracking).
+  std::string finalizer = {};
 };
 /// The owner's selector matches the object's labels (metav1.LabelSelectorAsSelector: no
 /// selector matches nothing).

@@ -461,7 +461,10 @@ std::size_t Scheduler::sync() {
       ns = key.substr(0, slash);
       name = key.substr(slash + 1);
       auto cur = store_.find(pods, ns, name);
-      if (!cur || !node_of(*cur).empty() || terminal(*cur)) continue;
+      // skipPodSchedule: a pod being deleted is not scheduled.
+      if (!cur || !node_of(*cur).empty() || terminal(*cur) ||
+          object_at(*cur, {"metadata"})->contains("deletionTimestamp"))
+        continue;
       component = scheduler_of(*cur);
       if (!impl_->serves_name(component)) continue;
       stored = std::move(cur);
@@ -527,8 +530,12 @@ std::size_t Scheduler::sync() {
           } catch (const StatusError&) {}
         }
       } else {
-        rec.name = util::record_series_event(store_, wall, pod, "Warning", "FailedScheduling", "Scheduling", message,
-                                             component);
+        try {
+          rec.name = util::record_series_event(store_, wall, pod, "Warning", "FailedScheduling", "Scheduling", message,
+                                               component);
+        } catch (const StatusError&) {
+          continue;  // the pod's namespace went meanwhile
+        }
         rec.resource_version = rv;
       }
       {

@@ -1123,8 +1123,12 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
     }();
     if (!status_differs && !node_moved && util::json_equal(next, *old)) return old;
     if (o.dry_run) return std::make_shared<const json::object>(std::move(next));
-    if (nmd.contains("deletionTimestamp") && !has_finalizers(nmd)) {
-      // registry store.go Update: an object being deleted whose last finalizer went is deleted.
+    // registry store.go Update, ShouldDeleteDuringUpdate: an object being deleted whose last
+    // finalizer went is deleted, unless a grace period still runs (a pod on a node: its kubelet
+    // deletes it with a grace of 0 once its containers have stopped).
+    const json::value* old_grace = old_md.if_contains("deletionGracePeriodSeconds");
+    if (nmd.contains("deletionTimestamp") && !has_finalizers(nmd) &&
+        (!old_grace || old_grace->is_null() || (old_grace->is_int64() && old_grace->as_int64() == 0))) {
       result = std::make_shared<const json::object>(std::move(next));
       erase_locked(t, key.first, key.second, result);
     } else {
@@ -1475,9 +1479,18 @@ json::object Store::remove(const ResourceType& t, std::string_view ns, std::stri
         std::vector<std::string> names;
         for (auto oi = tobjs.lower_bound({std::string(name), ""}); oi != tobjs.end() && oi->first.first == name; ++oi)
           names.push_back(oi->first.second);
-        // (At once, pods too: the namespace itself goes at once here, difference 33.)
-        for (const auto& n : names)
+        // (At once, pods too: the namespace itself goes at once here, difference 33. So do
+        // objects with finalizers — a Job's pods, a claim in use: no controller gets to act on
+        // them in a namespace that is gone.)
+        for (const auto& n : names) {
+          if (auto oi = tobjs.find({std::string(name), n});
+              oi != tobjs.end() && has_finalizers(metadata_of(*oi->second))) {
+            json::object bare = *oi->second;
+            metadata_of(bare).erase("finalizers");
+            impl_->put(*tp, {std::string(name), n}, std::make_shared<const json::object>(std::move(bare)));
+          }
           delete_locked_recursive(*tp, std::string(name), n, Propagation::Background, std::int64_t{0});
+        }
       }
     }
     const bool erased = delete_locked_recursive(t, std::string(ns), std::string(name), o.propagation, o.grace_period);

@@ -1177,9 +1177,22 @@ void builtin_defaults(AdmissionRequest& r) {
       set_default(spec, "backoffLimit", 6);
       set_default(spec, "completionMode", "NonIndexed");
       set_default(spec, "suspend", false);
-      // SetDefaults_Job: manualSelector false, podReplacementPolicy by podFailurePolicy.
+      // SetDefaults_Job: a podFailurePolicy's onPodConditions patterns without a status are "True";
+      // manualSelector false, podReplacementPolicy by podFailurePolicy (null is none).
+      json::value* pfp = spec.if_contains("podFailurePolicy");
+      const bool has_pfp = pfp && pfp->is_object();
+      if (has_pfp)
+        if (auto* rules = pfp->as_object().if_contains("rules"); rules && rules->is_array())
+          for (auto& rule : rules->as_array())
+            if (auto* pats = rule.is_object() ? rule.as_object().if_contains("onPodConditions") : nullptr;
+                pats && pats->is_array())
+              for (auto& pat : pats->as_array())
+                if (pat.is_object())
+                  if (const json::value* st = pat.as_object().if_contains("status");
+                      !st || st->is_null() || (st->is_string() && st->get_string().empty()))
+                    pat.as_object()["status"] = "True";
       set_default(spec, "manualSelector", false);
-      set_default(spec, "podReplacementPolicy", spec.contains("podFailurePolicy") ? "Failed" : "TerminatingOrFailed");
+      set_default(spec, "podReplacementPolicy", has_pfp ? "Failed" : "TerminatingOrFailed");
       if (auto* tpl = spec.if_contains("template"); tpl && tpl->is_object()) default_pod_template(tpl->as_object());
     } else if (t.group == "batch" && t.resource == "cronjobs") {
       // SetDefaults_CronJob; the job template gets no Job defaults (SetDefaults_Job is the Job's,

@@ -74,17 +74,47 @@ JobBackoff job_failure_backoff(const std::vector<const json::object*>& pods,
     last_failure = last_failure ? std::max(*last_failure, t) : t;
   }
   if (b.failures == 0) return b;
+  b.remaining = job_backoff_remaining({b.failures, last_failure}, now);
+  return b;
+}
+
+JobBackoffRecord job_backoff_record(const JobBackoffRecord& old, const std::vector<const json::object*>& succeeded,
+                                    const std::vector<const json::object*>& failed) {
+  JobBackoffRecord r = old;
+  if (failed.empty() && succeeded.empty()) return r;
+  std::vector<std::chrono::system_clock::time_point> failed_at;
+  for (const json::object* p : failed) failed_at.push_back(job_pod_finished_time(*p));
+  std::sort(failed_at.begin(), failed_at.end());
+  if (succeeded.empty()) {
+    r.failures += static_cast<std::int64_t>(failed_at.size());
+    r.last_failure = failed_at.back();
+    return r;
+  }
+  // A success resets the count: only failures that finished after the last success count.
+  std::chrono::system_clock::time_point last_success = job_pod_finished_time(*succeeded.front());
+  for (const json::object* p : succeeded) last_success = std::max(last_success, job_pod_finished_time(*p));
+  r = {};
+  for (auto it = failed_at.rbegin(); it != failed_at.rend() && *it > last_success; ++it) {
+    if (!r.last_failure) r.last_failure = *it;
+    ++r.failures;
+  }
+  return r;
+}
+
+std::chrono::nanoseconds job_backoff_remaining(const JobBackoffRecord& record,
+                                               std::chrono::system_clock::time_point now) {
+  // getRemainingTimeForFailuresCount: 10 s doubled per further failure, at most 10 minutes.
+  if (record.failures == 0 || !record.last_failure) return std::chrono::nanoseconds(0);
   std::chrono::nanoseconds backoff = kJobPodFailureBackOff;
-  for (std::int64_t i = 1; i < b.failures; ++i) {
+  for (std::int64_t i = 1; i < record.failures; ++i) {
     backoff *= 2;
     if (backoff >= kMaxJobPodFailureBackOff) {
       backoff = kMaxJobPodFailureBackOff;
       break;
     }
   }
-  const auto elapsed = now - *last_failure;
-  b.remaining = backoff < elapsed ? std::chrono::nanoseconds(0) : backoff - elapsed;
-  return b;
+  const auto elapsed = now - *record.last_failure;
+  return backoff < elapsed ? std::chrono::nanoseconds(0) : backoff - elapsed;
 }
 
 }  // namespace gpupool

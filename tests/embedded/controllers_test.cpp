@@ -419,6 +419,173 @@ TEST_CASE("batch/v1 Job: a failed pod's replacement waits 10 s, the next 20 s (p
   CHECK(waited <= 21);
 }
 
+namespace {
+// A Job whose pods run `duration` and exit with `exit_code` (the simulated kubelet).
+json::object sim_job(const std::string& name, const std::string& spec, const std::string& duration,
+                     const std::string& exit_code = "0") {
+  return obj(fmt::format(R"({{"apiVersion":"batch/v1","kind":"Job","metadata":{{"name":"{}"}},
+    "spec":{{{}"template":{{"metadata":{{"annotations":{{"gpupool.io/simulate-duration":"{}",
+      "gpupool.io/simulate-exit-code":"{}"}}}},
+    "spec":{{"restartPolicy":"Never","containers":[{{"name":"c","image":"busybox"}}]}}}}}}}})",
+                         name, spec, duration, exit_code));
+}
+std::int64_t count_at(const json::object& job, std::string_view key) {
+  const json::object* st = job.at("status").if_object();
+  return st && st->contains(key) ? st->at(key).as_int64() : 0;
+}
+std::vector<std::string> condition_types(const json::object& job) {
+  std::vector<std::string> out;
+  if (const auto* cs = util::array_at(job, {"status"}, "conditions"))
+    for (const auto& c : *cs) out.push_back(at(c.as_object(), "type") + "=" + at(c.as_object(), "reason"));
+  return out;
+}
+}  // namespace
+
+TEST_CASE("batch/v1 Job tracking: finalizer on its pods, counts that outlive the pods, deletion counted failed") {
+  // job_controller.go: pods made with batch.kubernetes.io/job-tracking; a finished pod is recorded
+  // in uncountedTerminatedPods, loses the finalizer and is counted; a pod deleted before it finishes
+  // counts as failed (isPodFailed) and its replacement waits out the failure backoff.
+  World w;
+  w.store.create(w.store.type("batch", "jobs"), "default", sim_job("t", R"("completions":3,)", "3s"));
+  REQUIRE(w.pod_names().size() == 1);
+  const std::string first = *w.pod_names().begin();
+  CHECK(ctrl::has_finalizer(w.get("", "pods", first), kJobTrackingFinalizer));
+  for (int i = 0; i < 5; ++i) w.advance(1s);
+  const auto done = w.get("", "pods", first);
+  REQUIRE(at(done, "status.phase") == "Succeeded");
+  CHECK(!ctrl::has_finalizer(done, kJobTrackingFinalizer));
+  auto job = w.get("batch", "jobs", "t");
+  CHECK(count_at(job, "succeeded") == 1);
+  CHECK(util::json_equal(job.at("status").at("uncountedTerminatedPods"), json::object{}));
+  // The finished pod deleted: the count stays, no pod is made for it.
+  w.store.remove(w.pods, "default", first);
+  CHECK(!w.pod_names().count(first));
+  job = w.get("batch", "jobs", "t");
+  CHECK(count_at(job, "succeeded") == 1);
+  REQUIRE(w.pod_names().size() == 1);  // the second completion's pod
+  const std::string second = *w.pod_names().begin();
+  CHECK(at(w.get("", "pods", second), "status.phase") != "Succeeded");
+  // The running pod deleted: Terminating until its kubelet has stopped it (the finalizer alone
+  // would hold it), then counted failed and gone; the replacement waits 10 s, active 0 meanwhile.
+  w.store.remove(w.pods, "default", second);
+  w.kubelet.sync();
+  w.controllers.sync();
+  CHECK(!w.pod_names().count(second));
+  job = w.get("batch", "jobs", "t");
+  CHECK(count_at(job, "failed") == 1);
+  CHECK(count_at(job, "succeeded") == 1);
+  CHECK(count_at(job, "active") == 0);
+  CHECK(count_at(job, "terminating") == 0);
+  CHECK(w.pod_names().empty());
+  int waited = 0;
+  while (w.pod_names().empty() && waited < 30) {
+    w.advance(1s);
+    ++waited;
+  }
+  CHECK(waited >= 9);
+  CHECK(waited <= 11);
+  for (int i = 0; i < 20; ++i) w.advance(1s);
+  job = w.get("batch", "jobs", "t");
+  CHECK(count_at(job, "succeeded") == 3);
+  CHECK(count_at(job, "failed") == 1);
+  CHECK(condition_types(job) ==
+        std::vector<std::string>{"SuccessCriteriaMet=CompletionsReached", "Complete=CompletionsReached"});
+  for (const auto& p : w.list("", "pods")) CHECK(!ctrl::has_finalizer(p, kJobTrackingFinalizer));
+}
+
+TEST_CASE("batch/v1 Job: activeDeadlineSeconds on the cluster's clock, its running pods deleted and counted failed") {
+  World w;
+  w.store.create(w.store.type("batch", "jobs"), "default",
+                 sim_job("late", R"("parallelism":2,"activeDeadlineSeconds":30,)", "1h"));
+  CHECK(w.pod_names().size() == 2);
+  for (int i = 0; i < 29; ++i) w.advance(1s);
+  auto job = w.get("batch", "jobs", "late");
+  CHECK(condition_types(job).empty());
+  CHECK(count_at(job, "active") == 2);
+  w.advance(1s);
+  w.advance(1s);
+  job = w.get("batch", "jobs", "late");
+  CHECK(condition_types(job) == std::vector<std::string>{"FailureTarget=DeadlineExceeded", "Failed=DeadlineExceeded"});
+  CHECK(count_at(job, "failed") == 2);
+  CHECK(count_at(job, "active") == 0);
+  CHECK(w.pod_names().empty());
+  std::set<std::string> reasons;
+  for (const auto& e : w.list("", "events")) reasons.insert(at(e, "reason"));
+  CHECK(reasons.count("DeadlineExceeded"));
+  CHECK(reasons.count("SuccessfulDelete"));
+}
+
+TEST_CASE("batch/v1 Job: no completions ends at the first success once nothing runs; Indexed completedIndexes") {
+  World w;
+  w.store.create(w.store.type("batch", "jobs"), "default", sim_job("any", R"("parallelism":2,)", "3s"));
+  for (int i = 0; i < 10; ++i) w.advance(1s);
+  auto job = w.get("batch", "jobs", "any");
+  CHECK(count_at(job, "succeeded") == 2);
+  CHECK(w.pod_names().size() == 2);  // none made after the first success
+  CHECK(condition_types(job) ==
+        std::vector<std::string>{"SuccessCriteriaMet=CompletionsReached", "Complete=CompletionsReached"});
+  w.store.create(w.store.type("batch", "jobs"), "default",
+                 sim_job("ix", R"("parallelism":2,"completions":5,"completionMode":"Indexed",)", "3s"));
+  for (int i = 0; i < 4; ++i) w.advance(1s);
+  job = w.get("batch", "jobs", "ix");
+  CHECK(at(job, "status.completedIndexes") == "0,1");
+  CHECK(count_at(job, "succeeded") == 2);
+  for (int i = 0; i < 20; ++i) w.advance(1s);
+  job = w.get("batch", "jobs", "ix");
+  CHECK(at(job, "status.completedIndexes") == "0-4");
+  CHECK(count_at(job, "succeeded") == 5);
+}
+
+TEST_CASE("batch/v1 Job podFailurePolicy: Ignore is not counted, FailJob fails the Job with the rule's message") {
+  const std::string policy = R"("backoffLimit":0,"podFailurePolicy":{"rules":[
+      {"action":"Ignore","onExitCodes":{"operator":"In","values":[42]}},
+      {"action":"FailJob","onExitCodes":{"containerName":"c","operator":"In","values":[3]}}]},)";
+  World w;
+  w.store.create(w.store.type("batch", "jobs"), "default", sim_job("ign", policy, "3s", "42"));
+  for (int i = 0; i < 40; ++i) w.advance(1s);
+  auto job = w.get("batch", "jobs", "ign");
+  CHECK(count_at(job, "failed") == 0);  // backoffLimit 0, yet every failure ignored
+  CHECK(condition_types(job).empty());
+  CHECK(w.pod_names().size() >= 3);  // replaced again and again (after the failure backoff)
+  w.store.create(w.store.type("batch", "jobs"), "default", sim_job("fatal", policy, "3s", "3"));
+  for (int i = 0; i < 5; ++i) w.advance(1s);
+  job = w.get("batch", "jobs", "fatal");
+  CHECK(condition_types(job) == std::vector<std::string>{"FailureTarget=PodFailurePolicy", "Failed=PodFailurePolicy"});
+  std::string pod;
+  for (const auto& p : w.list("", "pods"))
+    if (at(p, "metadata.name").rfind("fatal-", 0) == 0) pod = at(p, "metadata.name");
+  const auto* conds = util::array_at(job, {"status"}, "conditions");
+  REQUIRE(conds);
+  CHECK(at(conds->back().as_object(), "message") ==
+        "Container c for pod default/" + pod + " failed with exit code 3 matching FailJob rule at index 1");
+  CHECK(count_at(job, "failed") == 1);
+}
+
+TEST_CASE("batch/v1 Job deleted: its pods lose the tracking finalizer (in the background and orphaned)") {
+  for (const Propagation how : {Propagation::Background, Propagation::Orphan}) {
+    CAPTURE(static_cast<int>(how));
+    World w;
+    w.store.create(w.store.type("batch", "jobs"), "default", sim_job("j", "", "1h"));
+    w.advance(1s);
+    REQUIRE(w.pod_names().size() == 1);
+    const std::string pod = *w.pod_names().begin();
+    DeleteOptions o;
+    o.propagation = how;
+    w.store.remove(w.store.type("batch", "jobs"), "default", "j", o);
+    w.kubelet.sync();
+    w.controllers.sync();
+    if (how == Propagation::Background) {
+      CHECK(w.pod_names().empty());
+    } else {
+      REQUIRE(w.pod_names().count(pod));
+      const auto p = w.get("", "pods", pod);
+      CHECK(!ctrl::has_finalizer(p, kJobTrackingFinalizer));
+      CHECK(!util::controller_ref(p));
+      CHECK(at(p, "status.phase") == "Running");
+    }
+  }
+}
+
 TEST_CASE("batch/v1 Job managed by another controller (spec.managedBy): no pods, no status") {
   for (const std::string by : {"kueue.x-k8s.io/multikueue", "kubernetes.io/job-controller"}) {
     CAPTURE(by);

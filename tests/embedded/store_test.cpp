@@ -723,4 +723,27 @@ TEST_CASE("delete: a pod on a node is deleted gracefully; a shorter grace period
       {}, "status");
   s.remove(pods, "default", "done");
   CHECK(!s.find(pods, "default", "done"));
+  // ShouldDeleteDuringUpdate: a finalizer taken off a pod whose grace period still runs leaves it
+  // for its kubelet; once that grace is 0, the update that empties the finalizers deletes it.
+  const auto hold = [&](const char* name) {
+    pod(name, R"("nodeName":"n1",)");
+    s.mutate(pods, "default", name,
+             [](json::object& p) { p["metadata"].as_object()["finalizers"] = json::array{"example.com/hold"}; });
+  };
+  const auto unfinalize = [&](const char* name) {
+    s.mutate(pods, "default", name, [](json::object& p) { p["metadata"].as_object().erase("finalizers"); });
+  };
+  hold("held");
+  s.remove(pods, "default", "held");
+  unfinalize("held");
+  REQUIRE(s.find(pods, "default", "held"));
+  CHECK(s.find(pods, "default", "held")->at("metadata").at("deletionGracePeriodSeconds") == 30);
+  s.remove(pods, "default", "held", now, &deleted);
+  CHECK(deleted);
+  hold("held2");
+  s.remove(pods, "default", "held2", now, &deleted);
+  CHECK_FALSE(deleted);  // the finalizer holds it
+  CHECK(s.find(pods, "default", "held2")->at("metadata").at("deletionGracePeriodSeconds") == 0);
+  unfinalize("held2");
+  CHECK(!s.find(pods, "default", "held2"));
 }

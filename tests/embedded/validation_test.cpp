@@ -103,7 +103,8 @@ TEST_CASE("controllers: a negative or huge count that slipped past validation ne
                 R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"default","uid":"u"},"spec":{"parallelism":)") +
             replicas + R"(,"completions":5}})")
             .as_object();
-    CHECK(plan_job(job, none, Clock::time_point{}).create.empty());
+    JobBackoffRecord backoff;
+    CHECK(plan_job(job, none, Clock::time_point{}, backoff).create.empty());
   }
   // A huge count creates at most 500 pods per sync (burstReplicas), as the real controllers do.
   const auto big =
@@ -115,7 +116,8 @@ TEST_CASE("controllers: a negative or huge count that slipped past validation ne
       json::parse(
           R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"j","namespace":"default","uid":"u"},"spec":{"parallelism":2000000000,"completions":2000000000}})")
           .as_object();
-  CHECK(plan_job(bigjob, none, Clock::time_point{}).create.size() == 500);
+  JobBackoffRecord backoff;
+  CHECK(plan_job(bigjob, none, Clock::time_point{}, backoff).create.size() == 500);
 }
 
 TEST_CASE("wrongly typed fields and bad values are refused as kube-apiserver refuses them") {

@@ -2577,6 +2577,151 @@ SCENARIOS["jobbackoff"] = [
     (["get", "pods", "-l", "job-name=flaky", "--sort-by=.metadata.creationTimestamp", "-o", "name"], None),
 ]
 
+# The Job controller's tracking (job_controller.go trackJobStatusAndRemoveFinalizers): every pod it
+# makes carries batch.kubernetes.io/job-tracking; a finished pod loses it once counted, so the counts
+# survive the pod's deletion; a pod deleted before it finishes counts as failed (and its replacement
+# waits out the failure backoff, active 0 meanwhile); a Job without completions ends with its first
+# success once nothing runs; an Indexed Job's completedIndexes; activeDeadlineSeconds (FailureTarget,
+# its running pods deleted and counted failed, then Failed); the finalizer taken off the pods of a
+# Job deleted in the background or with --cascade=orphan. Pods finish through their status, as a
+# kubelet would report it.
+def _tjob(name, **spec):
+    return json.dumps({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name}, "spec": dict({
+        "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}, **spec)})
+
+
+_DONE = '{"status":{"phase":"Succeeded"}}'
+_FINALIZERS = 'jsonpath={range .items[*]}{.status.phase} {.metadata.finalizers}{"\\n"}{end}'
+_JOBSTATUS = ("jsonpath=active={.status.active} succeeded={.status.succeeded} failed={.status.failed} "
+              "terminating={.status.terminating} ready={.status.ready} uncounted={.status.uncountedTerminatedPods} "
+              "indexes={.status.completedIndexes} {.status.conditions[*].type} {.status.conditions[*].reason}")
+
+
+def _pending(job, var, index=None):
+    sel = "job-name=" + job + ("" if index is None else ",batch.kubernetes.io/job-completion-index=%d" % index)
+    return (["get", "pods", "-l", sel, "--field-selector=status.phase!=Succeeded", "-o",
+             "jsonpath={.items[0].metadata.name}"], None, "capture:" + var)
+
+
+def _succeed(var):
+    return (["patch", "pod", "{%s}" % var, "--subresource=status", "--type=merge", "-p", _DONE, "-o", "name"], None)
+
+
+SCENARIOS["jobtracking"] = [
+    (["create", "-f", "-"], _tjob("track", parallelism=2, completions=3)),
+    (["wait", "--for=jsonpath={.status.active}=2", "--timeout=30s", "job/track"], None),
+    (["get", "pods", "-l", "job-name=track", "-o", _FINALIZERS], None),
+    _pending("track", "T1"),
+    _succeed("T1"),
+    (["wait", "--for=jsonpath={.status.succeeded}=1", "--timeout=30s", "job/track"], None),
+    (["wait", "--for=jsonpath={.status.active}=2", "--timeout=30s", "job/track"], None),
+    (["get", "pod", "{T1}", "-o", "jsonpath={.status.phase} {.metadata.finalizers}"], None),
+    (["get", "pods", "-l", "job-name=track", "--sort-by=.status.phase", "-o", _FINALIZERS], None),
+    (["delete", "pod", "{T1}"], None),
+    (["get", "job", "track", "-o", _JOBSTATUS], None),
+    _pending("track", "T2"),
+    (["delete", "pod", "{T2}", "--wait=false"], None),
+    (["wait", "--for=jsonpath={.status.failed}=1", "--timeout=30s", "job/track"], None),
+    (["wait", "--for=jsonpath={.status.terminating}=0", "--timeout=30s", "job/track"], None),
+    (["get", "pod", "{T2}", "-o", "name"], None),
+    (["get", "job", "track", "-o", _JOBSTATUS], None),
+    (["wait", "--for=jsonpath={.status.active}=2", "--timeout=60s", "job/track"], None),
+    (["get", "pods", "-l", "job-name=track", "--sort-by=.status.phase", "-o", _FINALIZERS], None),
+    (["delete", "job", "track"], None),
+    (["wait", "--for=delete", "pod", "-l", "job-name=track", "--timeout=30s"], None),
+    (["get", "pods", "-l", "job-name=track", "-o", "name"], None),
+    # No completions: the first success ends it once nothing else runs; no pod is made meanwhile.
+    (["create", "-f", "-"], _tjob("anyone", parallelism=2)),
+    (["wait", "--for=jsonpath={.status.active}=2", "--timeout=30s", "job/anyone"], None),
+    _pending("anyone", "A1"),
+    _succeed("A1"),
+    (["wait", "--for=jsonpath={.status.succeeded}=1", "--timeout=30s", "job/anyone"], None),
+    (["get", "job", "anyone", "-o", _JOBSTATUS], None),
+    _pending("anyone", "A2"),
+    _succeed("A2"),
+    (["wait", "--for=condition=Complete", "--timeout=30s", "job/anyone"], None),
+    (["get", "job", "anyone", "-o", _JOBSTATUS], None),
+    (["get", "pods", "-l", "job-name=anyone", "-o", _FINALIZERS], None),
+    # Indexed: completedIndexes as intervals.
+    (["create", "-f", "-"], _tjob("ix", parallelism=3, completions=3, completionMode="Indexed")),
+    (["wait", "--for=jsonpath={.status.active}=3", "--timeout=30s", "job/ix"], None),
+    _pending("ix", "I1", 1),
+    _succeed("I1"),
+    (["wait", "--for=jsonpath={.status.succeeded}=1", "--timeout=30s", "job/ix"], None),
+    (["get", "job", "ix", "-o", _JOBSTATUS], None),
+    _pending("ix", "I2", 2),
+    _succeed("I2"),
+    (["wait", "--for=jsonpath={.status.succeeded}=2", "--timeout=30s", "job/ix"], None),
+    (["get", "job", "ix", "-o", _JOBSTATUS], None),
+    _pending("ix", "I0", 0),
+    _succeed("I0"),
+    (["wait", "--for=condition=Complete", "--timeout=30s", "job/ix"], None),
+    (["get", "job", "ix", "-o", _JOBSTATUS], None),
+    # activeDeadlineSeconds: the running pods deleted and counted failed, then Failed.
+    (["create", "-f", "-"], _tjob("late", parallelism=2, activeDeadlineSeconds=3)),
+    (["wait", "--for=condition=Failed", "--timeout=60s", "job/late"], None),
+    (["get", "job", "late", "-o", _JOBSTATUS], None),
+    (["get", "pods", "-l", "job-name=late", "-o", "name"], None),
+    # --cascade=orphan: the pod keeps running without its owner and loses the finalizer.
+    (["create", "-f", "-"], _tjob("orph")),
+    (["wait", "--for=jsonpath={.status.active}=1", "--timeout=30s", "job/orph"], None),
+    _pending("orph", "O1"),
+    (["delete", "job", "orph", "--cascade=orphan"], None),
+    (["wait", "--for=delete", "job/orph", "--timeout=30s"], None),
+    (["delete", "pod", "{O1}", "--timeout=30s"], None),
+    (["get", "events", "--field-selector=involvedObject.kind=Job", "--sort-by=.metadata.creationTimestamp", "-o",
+      'jsonpath={range .items[*]}{.involvedObject.name} {.type} {.reason}{"\\n"}{end}'], None, "uniq"),
+]
+
+# podFailurePolicy (pod_failure_policy.go matchPodFailurePolicy): a failure its Ignore rule matches
+# is not counted (backoffLimit 0 notwithstanding), one its FailJob rule matches fails the Job with the
+# rule's message, a condition rule (DisruptionTarget) too. Pods fail through their status, with the
+# container's exit code, as a kubelet would report it.
+def _fail_with(var, code, extra=None):
+    status = {"phase": "Failed", "containerStatuses": [{
+        "name": "c", "image": "busybox", "imageID": "", "ready": False, "restartCount": 0,
+        "state": {"terminated": {"exitCode": code, "reason": "Error",
+                                 "startedAt": "2026-01-01T00:00:00Z", "finishedAt": "2026-01-01T00:00:01Z"}}}]}
+    if extra:
+        status.update(extra)
+    return (["patch", "pod", "{%s}" % var, "--subresource=status", "--type=merge", "-p",
+             json.dumps({"status": status}), "-o", "name"], None)
+
+
+_POLICY = {"backoffLimit": 0, "podFailurePolicy": {"rules": [
+    {"action": "Ignore", "onExitCodes": {"operator": "In", "values": [42]}},
+    {"action": "FailJob", "onExitCodes": {"containerName": "c", "operator": "NotIn", "values": [42, 43]}},
+    {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]},
+    {"action": "FailJob", "onPodConditions": [{"type": "ConfigIssue"}]}]}}
+SCENARIOS["jobfailurepolicy"] = [
+    (["create", "-f", "-"], _tjob("ign", **_POLICY)),
+    (["wait", "--for=jsonpath={.status.active}=1", "--timeout=30s", "job/ign"], None),
+    _pending("ign", "G1"),
+    _fail_with("G1", 42),
+    # (Deleted and waited for: it goes once the Job controller has taken its finalizer off.)
+    (["delete", "pod", "{G1}", "--timeout=30s"], None),
+    (["get", "job", "ign", "-o", _JOBSTATUS], None),
+    (["wait", "--for=jsonpath={.status.active}=1", "--timeout=60s", "job/ign"], None),
+    _pending("ign", "G2"),
+    _fail_with("G2", 43, {"conditions": [{"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler"}]}),
+    (["delete", "pod", "{G2}", "--timeout=30s"], None),
+    (["get", "job", "ign", "-o", _JOBSTATUS], None),
+    (["wait", "--for=jsonpath={.status.active}=1", "--timeout=60s", "job/ign"], None),
+    _pending("ign", "G3"),
+    _fail_with("G3", 7),
+    (["wait", "--for=condition=Failed", "--timeout=30s", "job/ign"], None),
+    (["get", "job", "ign", "-o", _JOBSTATUS], None),
+    (["get", "job", "ign", "-o", "jsonpath={.status.conditions[*].message}"], None),
+    (["create", "-f", "-"], _tjob("cond", **_POLICY)),
+    (["wait", "--for=jsonpath={.status.active}=1", "--timeout=30s", "job/cond"], None),
+    _pending("cond", "C1"),
+    (["patch", "pod", "{C1}", "--subresource=status", "--type=merge", "-p",
+      '{"status":{"phase":"Failed","conditions":[{"type":"ConfigIssue","status":"True"}]}}', "-o", "name"], None),
+    (["wait", "--for=condition=Failed", "--timeout=30s", "job/cond"], None),
+    (["get", "job", "cond", "-o", _JOBSTATUS], None),
+    (["get", "job", "cond", "-o", "jsonpath={.status.conditions[*].message}"], None),
+]
+
 # pods/ephemeralcontainers, what `kubectl debug` patches: an ephemeral container added (defaulted,
 # targeting a container); one removed, one with fields an ephemeral container may not have, a
 # static (mirror) pod: refused; the subresource serves get, patch and update only (405 otherwise).
@@ -3658,8 +3803,6 @@ def scrub(v, key=""):
                 out[k] = "<ip>"
             elif k == "status" and v.get("kind") in ("Pod", "PodDisruptionBudget"):
                 continue  # Pod: no kubelet in the oracle; PDB: FIDELITY.md, known difference 6
-            elif k == "finalizers" and x == ["batch.kubernetes.io/job-tracking"]:
-                continue  # FIDELITY.md, known difference 9
             elif k == "nodeName":
                 continue
             elif k == "sources" and isinstance(x, list):
