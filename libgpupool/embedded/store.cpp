@@ -392,6 +392,7 @@ struct Store::Impl {
   // every other reader and writer of the store back.
   std::vector<WatchEvent> dropped;
   bool dispatching = false;
+  std::atomic<std::uint64_t> subscriber_failures{0};  // callbacks that threw (dispatch)
   // Answered DeferDispatch scopes (answered()) whose events finish() has not delivered yet;
   // settle() waits on `settled` while any is.
   std::atomic<int> delivering{0};
@@ -620,6 +621,8 @@ std::string Store::generate_name(std::string_view base) {
   std::lock_guard lk(impl_->mu);
   return std::string(base) + impl_->random_suffix();
 }
+
+std::uint64_t Store::subscriber_failures() const { return impl_->subscriber_failures.load(); }
 
 std::uint64_t Store::revision() const {
   std::lock_guard lk(impl_->mu);
@@ -1624,7 +1627,17 @@ void Store::dispatch() {
     std::shared_ptr<const std::vector<std::function<void(const WatchEvent&)>>> subs = impl_->subscriber_list();
     // Release every level of the recursive lock held by this thread while callbacks run.
     lk.unlock();
-    for (const auto& cb : *subs) cb(ev);
+    for (const auto& cb : *subs) {
+      // A subscriber that throws (a controller's bug, a write refused inside it) loses this event
+      // alone: the others still get it, and later events are still delivered (the write itself
+      // is already stored and journaled; an exception here would stop dispatching for good, or
+      // end the server from the request thread that delivers it).
+      try {
+        cb(ev);
+      } catch (const std::exception&) {
+        ++impl_->subscriber_failures;
+      }
+    }
     lk.lock();
   }
   impl_->dispatching = false;

@@ -276,6 +276,8 @@ class Store {
   json::object remove(const ResourceType& t, std::string_view ns, std::string_view name, const DeleteOptions& o = {},
                       bool* deleted = nullptr);
   std::uint64_t revision() const;
+  /// How many subscriber callbacks threw (each loses that event alone; see subscribe()).
+  std::uint64_t subscriber_failures() const;
   /// `base` and 5 random characters of "bcdfghjklmnpqrstvwxz2456789": the API server's
   /// names.SimpleNameGenerator (generateName, the ServiceAccount plugin's kube-api-access-*).
   std::string generate_name(std::string_view base);
@@ -318,6 +320,8 @@ class Store {
 
   // ---- watch ----------------------------------------------------------------------------------
   using SubscriptionId = std::uint64_t;
+  /// `callback` runs for every event after its write (see dispatch order above); one that throws
+  /// loses that event alone (counted in subscriber_failures()), the others and later events go on.
   SubscriptionId subscribe(std::function<void(const WatchEvent&)> callback);
   void unsubscribe(SubscriptionId id);
   /// Events of `t` in `ns` (empty: all) after `resource_version` (0: the current state as synthetic

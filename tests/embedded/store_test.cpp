@@ -344,6 +344,25 @@ TEST_CASE("subscribers see every change in order, including changes made by subs
   CHECK(seen.size() == 3);
 }
 
+TEST_CASE("a subscriber that throws loses that event alone; the others and later events are delivered") {
+  Clock clock = Clock::manual();
+  Store s(clock);
+  const auto& ns = s.type("", "namespaces");
+  std::vector<std::string> first, second;
+  const auto a = s.subscribe([&](const WatchEvent& e) {
+    first.push_back(field_value(*e.object, "metadata.name"));
+    if (first.size() == 1) throw StatusError::not_found(ns, "boom");
+  });
+  const auto b = s.subscribe([&](const WatchEvent& e) { second.push_back(field_value(*e.object, "metadata.name")); });
+  s.create(ns, "", obj(R"({"metadata":{"name":"one"}})"));
+  s.create(ns, "", obj(R"({"metadata":{"name":"two"}})"));
+  CHECK(first == std::vector<std::string>{"one", "two"});
+  CHECK(second == std::vector<std::string>{"one", "two"});
+  CHECK(s.subscriber_failures() == 1);
+  s.unsubscribe(a);
+  s.unsubscribe(b);
+}
+
 TEST_CASE("DeferDispatch: the writes are stored and watched at once, the subscribers run at finish()") {
   Fixture f;
   std::vector<std::string> seen;
