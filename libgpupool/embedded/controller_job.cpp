@@ -5,8 +5,8 @@
 // failure) is first recorded in status.uncountedTerminatedPods, then loses its finalizer, then is
 // counted in status.succeeded / status.failed — so the counts survive the pods' deletion. The
 // terminal condition waits for the pods being deleted (JobPodReplacementPolicy and JobManagedBy are
-// on in v1.32: FailureTarget / SuccessCriteriaMet first); podFailurePolicy's rules. Not modelled:
-// backoffLimitPerIndex and successPolicy.
+// on in v1.32: FailureTarget / SuccessCriteriaMet first); podFailurePolicy's and successPolicy's rules,
+// backoffLimitPerIndex.
 #include "embedded/controllers.hpp"
 
 #include <algorithm>
@@ -115,6 +115,17 @@ std::int64_t completion_index(const json::object& pod) {
   return std::stoll(*ix);
 }
 
+// parseIndexFailureCountAnnotation / parseIndexFailureIgnoreCountAnnotation: an int32 annotation,
+// 0 when absent or no number in range.
+std::int64_t count_annotation(const json::object& pod, std::string_view key) {
+  const auto v = util::annotation(pod, key);
+  if (!v || v->empty() || v->size() > 10 || !std::all_of(v->begin(), v->end(), ::isdigit)) return 0;
+  const std::int64_t n = std::stoll(*v);
+  return n > 2147483647 ? 0 : n;
+}
+constexpr std::string_view kIndexFailures = "batch.kubernetes.io/job-index-failure-count";
+constexpr std::string_view kIndexIgnoredFailures = "batch.kubernetes.io/job-index-ignored-failure-count";
+
 std::set<std::string> uid_set(const json::object* uncounted, std::string_view key) {
   std::set<std::string> out;
   if (const json::value* v = uncounted ? uncounted->if_contains(key) : nullptr; v && v->is_array())
@@ -171,6 +182,7 @@ const json::object* true_condition(const json::array& conditions, std::string_vi
 struct FailureMatch {
   std::optional<std::string> fail_job;
   bool count = true;
+  bool fail_index = false;  // FailIndex (with backoffLimitPerIndex)
 };
 // What a rule matches of a failed pod, worded as the FailJob message words it; nullopt: no match.
 std::optional<std::string> rule_matches(const json::object& rule, const json::object& pod) {
@@ -215,9 +227,50 @@ FailureMatch match_failure_policy(const json::object& policy, const json::object
     const std::string action = string_of(rule, "action");
     if (action == "Ignore") return {std::nullopt, false};
     if (action == "FailJob") return {fmt::format("{} matching FailJob rule at index {}", *what, i), true};
-    if (action == "Count" || action == "FailIndex") return {};
+    if (action == "Count") return {};
+    if (action == "FailIndex") return {std::nullopt, true, true};
   }
   return {};
+}
+
+// success_policy.go matchSucceededIndexesRule: the rule's indexes all succeeded, or at least
+// succeededCount of them.
+bool succeeded_indexes_rule(const Intervals& rule, const Intervals& done, std::optional<std::int64_t> count) {
+  std::int64_t contains = 0;
+  std::size_t r = 0, d = 0;
+  while (r < rule.size() && d < done.size()) {
+    const std::int64_t overlap = std::min(rule[r].second, done[d].second) - std::max(rule[r].first, done[d].first) + 1;
+    if (overlap > 0) contains += overlap;
+    if (done[d].second < rule[r].second)
+      ++d;
+    else if (done[d].second > rule[r].second)
+      ++r;
+    else
+      ++d, ++r;
+  }
+  return contains == total(rule) || (count && contains >= *count);
+}
+
+// matchSuccessPolicy: the message of the first rule the completed indexes meet.
+std::optional<std::string> match_success_policy(const json::object& policy, std::int64_t completions,
+                                                const Intervals& done) {
+  const json::array* rules = util::array_at(policy, {}, "rules");
+  if (!rules || done.empty()) return std::nullopt;
+  for (std::size_t i = 0; i < rules->size(); ++i) {
+    const json::object* rule = (*rules)[i].if_object();
+    if (!rule) continue;
+    const json::value* count_v = rule->if_contains("succeededCount");
+    const std::optional<std::int64_t> count =
+        count_v && count_v->is_int64() ? std::optional<std::int64_t>(count_v->as_int64()) : std::nullopt;
+    if (const json::value* ix = rule->if_contains("succeededIndexes"); ix && ix->is_string()) {
+      const Intervals required = parse_indexes(ix->get_string(), completions);
+      if (required.empty()) continue;  // (an unparsable rule)
+      if (succeeded_indexes_rule(required, done, count)) return fmt::format("Matched rules at index {}", i);
+    } else if (count && total(done) >= *count) {
+      return fmt::format("Matched rules at index {}", i);
+    }
+  }
+  return std::nullopt;
 }
 
 bool job_finished(const json::object& job) {
@@ -404,6 +457,58 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
     succeeded_indexes = with_indexes(prev_indexes, fresh);
     succeeded = total(succeeded_indexes);
   }
+  // backoffLimitPerIndex (JobBackoffLimitPerIndex, on in v1.32): an index fails once its pods'
+  // counted failures reach the limit (or a FailIndex rule matched); the failed indexes are not
+  // run again; too many of them, or all indexes done with some failed, fail the Job.
+  const json::value* per_index_v = spec ? spec->if_contains("backoffLimitPerIndex") : nullptr;
+  const bool per_index = indexed && per_index_v && per_index_v->is_int64();
+  Intervals failed_indexes;
+  std::map<std::int64_t, const json::object*> delayed;  // podsWithDelayedDeletionPerIndex
+  if (per_index) {
+    const auto index_failed = [&](const json::object& p) {  // isIndexFailed
+      if (!pod_failed(p)) return false;
+      if (failure_policy) {
+        const FailureMatch m = match_failure_policy(*failure_policy, p);
+        if (m.fail_index) return true;
+        if (!m.count) return false;
+      }
+      return count_annotation(p, kIndexFailures) >= per_index_v->as_int64();
+    };
+    std::set<std::int64_t> fresh;
+    for (const auto& p : pods)
+      if (valid_index(*p) && has_finalizer(*p, kJobTrackingFinalizer) && index_failed(*p))
+        fresh.insert(completion_index(*p));
+    failed_indexes = with_indexes(parse_indexes(string_of(&status, "failedIndexes"), completions), fresh);
+    if (!finished) {
+      const json::value* max_v = spec->if_contains("maxFailedIndexes");
+      if (max_v && max_v->is_int64() && total(failed_indexes) > max_v->as_int64())
+        finished = job_condition("FailureTarget", true, "MaxFailedIndexesExceeded",
+                                 "Job has exceeded the specified maximal number of failed indexes", now);
+      else if (total(failed_indexes) > 0 && total(failed_indexes) + total(succeeded_indexes) >= completions)
+        finished = job_condition("FailureTarget", true, "FailedIndexes", "Job has failed indexes", now);
+    }
+    // getPodsWithDelayedDeletionPerIndex: an index's last failed pod keeps its finalizer until its
+    // replacement is made (which takes its failure count from it).
+    std::set<std::int64_t> active_indexes;
+    for (const json::object* p : active_pods)
+      if (completion_index(*p) >= 0) active_indexes.insert(completion_index(*p));
+    for (const auto& p : pods) {
+      if (!has_finalizer(*p, kJobTrackingFinalizer) || !valid_index(*p) || !pod_failed(*p)) continue;
+      const std::int64_t ix = completion_index(*p);
+      if (has_index(succeeded_indexes, ix) || has_index(failed_indexes, ix) || active_indexes.count(ix)) continue;
+      const auto absolute = [](const json::object& q) {
+        return count_annotation(q, kIndexFailures) + count_annotation(q, kIndexIgnoredFailures);
+      };
+      auto [it, added] = delayed.emplace(ix, p.get());
+      if (!added && absolute(*it->second) <= absolute(*p) &&
+          !(job_pod_finished_time(*p) < job_pod_finished_time(*it->second)))
+        it->second = p.get();
+    }
+  }
+  // The successPolicy's rules (JobSuccessPolicy, beta and on in v1.32).
+  if (const json::object* sp = object_at(job, {"spec", "successPolicy"}); indexed && sp && !finished)
+    if (auto msg = match_success_policy(*sp, completions, succeeded_indexes))
+      finished = job_condition("SuccessCriteriaMet", true, "SuccessPolicy", *msg, now);
 
   bool suspend_changed = false;
   const auto remove_pods = [&](const std::vector<const json::object*>& victims, bool drop_finalizer) {
@@ -461,8 +566,9 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
         if (!rm.empty()) {
           remove_pods(rm, true);
         } else if (std::int64_t diff = want - (only_failed ? terminating : 0) - active; diff > 0) {
-          if (const auto wait = job_backoff_remaining(
-                  new_backoff, std::chrono::time_point_cast<std::chrono::system_clock::duration>(now));
+          const auto wall = std::chrono::time_point_cast<std::chrono::system_clock::duration>(now);
+          // (With backoffLimitPerIndex each index backs off on its own, below.)
+          if (const auto wait = per_index ? std::chrono::nanoseconds(0) : job_backoff_remaining(new_backoff, wall);
               wait > std::chrono::nanoseconds(0)) {
             // enqueueSyncJobWithDelay; manageJob answers 0 active then.
             const auto d = std::chrono::duration_cast<Clock::duration>(wait);
@@ -480,9 +586,33 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
               if (only_failed)
                 for (const auto& p : pods)
                   if (!terminal(*p) && deleting(*p) && completion_index(*p) >= 0) busy.insert(completion_index(*p));
-              const Intervals non_pending = with_indexes(succeeded_indexes, busy);
+              const Intervals non_pending = merge(with_indexes(succeeded_indexes, busy), failed_indexes);
               for (std::int64_t c = 0; c < completions && static_cast<std::int64_t>(indexes.size()) < diff; ++c)
                 if (!has_index(non_pending, c)) indexes.push_back(c);
+              if (per_index) {
+                // getPodCreationInfoForIndependentIndexes: the indexes whose last failed pod's
+                // backoff is over (its failures so far plus one); none: sync again at the first.
+                std::vector<std::int64_t> now_ready;
+                std::optional<std::chrono::nanoseconds> soonest;
+                for (const std::int64_t ix : indexes) {
+                  std::chrono::nanoseconds wait{0};
+                  if (auto d = delayed.find(ix); d != delayed.end())
+                    wait = job_backoff_remaining({count_annotation(*d->second, kIndexFailures) +
+                                                      count_annotation(*d->second, kIndexIgnoredFailures) + 1,
+                                                  job_pod_finished_time(*d->second)},
+                                                 wall);
+                  if (wait == std::chrono::nanoseconds(0))
+                    now_ready.push_back(ix);
+                  else if (!soonest || wait < *soonest)
+                    soonest = wait;
+                }
+                if (now_ready.empty() && soonest) {
+                  const auto d = std::chrono::duration_cast<Clock::duration>(*soonest);
+                  plan.requeue_after = plan.requeue_after ? std::min(*plan.requeue_after, d) : d;
+                  active = 0;
+                }
+                indexes = std::move(now_ready);
+              }
               diff = static_cast<std::int64_t>(indexes.size());
             }
             const json::object* tmpl = object_at(job, {"spec", "template"});
@@ -502,7 +632,19 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
               auto& md = pod["metadata"].as_object();
               set_finalizer(md, kJobTrackingFinalizer, true);  // appendJobCompletionFinalizerIfNotFound
               if (indexed) {
-                ensure_object(md, "annotations")["batch.kubernetes.io/job-completion-index"] = std::to_string(index);
+                auto& ann = ensure_object(md, "annotations");
+                ann["batch.kubernetes.io/job-completion-index"] = std::to_string(index);
+                if (per_index) {
+                  // addIndexFailureCountAnnotation: the replaced pod's counts, one more.
+                  std::int64_t failures = 0, ignored = 0;
+                  if (auto d = delayed.find(index); d != delayed.end()) {
+                    failures = count_annotation(*d->second, kIndexFailures);
+                    ignored = count_annotation(*d->second, kIndexIgnoredFailures);
+                    (counts_failed(*d->second) ? failures : ignored) += 1;
+                  }
+                  ann[kIndexFailures] = std::to_string(failures);
+                  if (ignored > 0) ann[kIndexIgnoredFailures] = std::to_string(ignored);
+                }
                 auto& ps = pod["spec"].as_object();
                 ps["hostname"] = fmt::format("{}-{}", name_of(job), index);
                 // addCompletionIndexEnvVariables
@@ -609,8 +751,10 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
   for (const json::object* p : ordered) {
     if (!has_finalizer(*p, kJobTrackingFinalizer)) continue;
     const bool considered_failed = pod_failed(*p);
-    // canRemoveFinalizer
+    // canRemoveFinalizer (an index's last failed pod waits for its replacement)
     if (!(job_deleting || finished || phase_of(*p) == "Succeeded" || considered_failed)) continue;
+    if (!(job_deleting || finished || phase_of(*p) == "Succeeded") && per_index)
+      if (auto d = delayed.find(completion_index(*p)); d != delayed.end() && d->second == p) continue;
     to_unfinalize.push_back(p);
     const std::string uid = uid_of(*p);
     if (phase_of(*p) == "Succeeded" && !uncounted_failed.count(uid)) {
@@ -642,6 +786,11 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
     const std::string text = to_text(done);
     if (text != string_of(&status, "completedIndexes")) needs_flush = true;
     set_count("succeeded", total(done));
+    if (per_index) {
+      const std::string failed_text = to_text(failed_indexes);
+      if (failed_text != string_of(&status, "failedIndexes") || !status.contains("failedIndexes")) needs_flush = true;
+      status["failedIndexes"] = failed_text;
+    }
     if (text.empty())
       status.erase("completedIndexes");
     else

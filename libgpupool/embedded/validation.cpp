@@ -1174,7 +1174,10 @@ void builtin_defaults(AdmissionRequest& r) {
       // SetDefaults_Job: both counts 1 when neither is set; else only a missing parallelism.
       if (!spec.contains("completions") && !spec.contains("parallelism")) spec["completions"] = 1;
       set_default(spec, "parallelism", 1);
-      set_default(spec, "backoffLimit", 6);
+      // backoffLimit: 6, or MaxInt32 when backoffLimitPerIndex limits each index instead.
+      const json::value* per_index = spec.if_contains("backoffLimitPerIndex");
+      set_default(spec, "backoffLimit",
+                  per_index && !per_index->is_null() ? std::int64_t{2147483647} : std::int64_t{6});
       set_default(spec, "completionMode", "NonIndexed");
       set_default(spec, "suspend", false);
       // SetDefaults_Job: a podFailurePolicy's onPodConditions patterns without a status are "True";

@@ -561,6 +561,44 @@ TEST_CASE("batch/v1 Job podFailurePolicy: Ignore is not counted, FailJob fails t
   CHECK(count_at(job, "failed") == 1);
 }
 
+TEST_CASE("batch/v1 Job backoffLimitPerIndex: each index backs off on its own, then fails (failedIndexes)") {
+  World w;
+  w.store.create(w.store.type("batch", "jobs"), "default",
+                 sim_job("pi", R"("completions":1,"completionMode":"Indexed","backoffLimitPerIndex":2,)", "3s", "1"));
+  const auto job_at = [&] { return w.get("batch", "jobs", "pi"); };
+  std::vector<int> waits;  // seconds from a failure to the index's next pod
+  std::size_t pods = w.pod_names().size(), failures = 0;
+  int since_failure = -1;
+  for (int t = 0; t < 120 && !util::find_condition(util::array_at(job_at(), {"status"}, "conditions"), "Failed"); ++t) {
+    w.advance(1s);
+    std::size_t failed_pods = 0;
+    for (const auto& p : w.list("", "pods")) failed_pods += at(p, "status.phase") == "Failed" ? 1 : 0;
+    if (since_failure >= 0) ++since_failure;
+    if (failed_pods > failures) {
+      failures = failed_pods;
+      since_failure = 0;
+    }
+    if (w.pod_names().size() > pods) {
+      waits.push_back(since_failure);
+      pods = w.pod_names().size();
+      since_failure = -1;
+    }
+  }
+  const auto job = job_at();
+  CHECK(condition_types(job) == std::vector<std::string>{"FailureTarget=FailedIndexes", "Failed=FailedIndexes"});
+  CHECK(at(job, "status.failedIndexes") == "0");
+  CHECK(count_at(job, "failed") == 3);
+  REQUIRE(waits.size() == 2);
+  CHECK(waits[0] >= 9);
+  CHECK(waits[0] <= 11);
+  CHECK(waits[1] >= 19);
+  CHECK(waits[1] <= 21);
+  std::multiset<std::string> counts;
+  for (const auto& p : w.list("", "pods"))
+    counts.insert(*util::annotation(p, "batch.kubernetes.io/job-index-failure-count"));
+  CHECK(counts == std::multiset<std::string>{"0", "1", "2"});
+}
+
 TEST_CASE("batch/v1 Job deleted: its pods lose the tracking finalizer (in the background and orphaned)") {
   for (const Propagation how : {Propagation::Background, Propagation::Orphan}) {
     CAPTURE(static_cast<int>(how));

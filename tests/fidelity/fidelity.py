@@ -2722,6 +2722,88 @@ SCENARIOS["jobfailurepolicy"] = [
     (["get", "job", "cond", "-o", "jsonpath={.status.conditions[*].message}"], None),
 ]
 
+# successPolicy (success_policy.go matchSuccessPolicy, JobSuccessPolicy on in v1.32): an Indexed
+# Job done when a rule's indexes succeeded (or succeededCount of them), its other pods deleted and
+# not counted; SetDefaults_Job's backoffLimit with backoffLimitPerIndex.
+SCENARIOS["jobsuccesspolicy"] = [
+    (["create", "-f", "-"], _tjob("leader", parallelism=3, completions=3, completionMode="Indexed",
+                                  successPolicy={"rules": [{"succeededIndexes": "0"}]})),
+    (["wait", "--for=jsonpath={.status.active}=3", "--timeout=30s", "job/leader"], None),
+    _pending("leader", "L1", 1),
+    _succeed("L1"),
+    (["wait", "--for=jsonpath={.status.succeeded}=1", "--timeout=30s", "job/leader"], None),
+    (["get", "job", "leader", "-o", _JOBSTATUS], None),
+    _pending("leader", "L0", 0),
+    _succeed("L0"),
+    (["wait", "--for=condition=Complete", "--timeout=30s", "job/leader"], None),
+    (["get", "job", "leader", "-o", _JOBSTATUS], None),
+    (["get", "job", "leader", "-o", "jsonpath={.status.conditions[*].message}"], None),
+    (["get", "pods", "-l", "job-name=leader", "--sort-by=.status.phase", "-o", _FINALIZERS], None),
+    (["create", "-f", "-"], _tjob("some", parallelism=4, completions=4, completionMode="Indexed",
+                                  successPolicy={"rules": [{"succeededIndexes": "1-3", "succeededCount": 2}]})),
+    (["wait", "--for=jsonpath={.status.active}=4", "--timeout=30s", "job/some"], None),
+    _pending("some", "S3", 3),
+    _succeed("S3"),
+    (["wait", "--for=jsonpath={.status.succeeded}=1", "--timeout=30s", "job/some"], None),
+    _pending("some", "S0", 0),
+    _succeed("S0"),
+    (["wait", "--for=jsonpath={.status.succeeded}=2", "--timeout=30s", "job/some"], None),
+    (["get", "job", "some", "-o", _JOBSTATUS], None),
+    _pending("some", "S1", 1),
+    _succeed("S1"),
+    (["wait", "--for=condition=Complete", "--timeout=30s", "job/some"], None),
+    (["get", "job", "some", "-o", _JOBSTATUS], None),
+    (["get", "job", "some", "-o", "jsonpath={.status.conditions[*].message}"], None),
+    (["create", "-f", "-", "-o", "jsonpath={.spec.backoffLimit} {.spec.backoffLimitPerIndex}"],
+     _tjob("perindex", completions=2, completionMode="Indexed", backoffLimitPerIndex=1)),
+]
+
+# backoffLimitPerIndex (JobBackoffLimitPerIndex, on in v1.32): an index's failed pod keeps its
+# finalizer until its replacement (job-index-failure-count one more) is made; an index that reaches
+# the limit fails and is not run again (failedIndexes); all indexes done with one failed, or more
+# failed indexes than maxFailedIndexes, fail the Job.
+_PERINDEX = ("jsonpath=active={.status.active} succeeded={.status.succeeded} failed={.status.failed} "
+             "failedIndexes={.status.failedIndexes} completed={.status.completedIndexes} "
+             "{.status.conditions[*].type} {.status.conditions[*].reason}")
+
+
+def _index_pod(job, index, var):
+    return (["get", "pods", "-l", "job-name=%s,batch.kubernetes.io/job-completion-index=%d" % (job, index),
+             "--field-selector=status.phase!=Failed", "-o", "jsonpath={.items[0].metadata.name}"], None, "capture:" + var)
+
+
+SCENARIOS["jobperindex"] = [
+    (["create", "-f", "-"], _tjob("pi", parallelism=2, completions=2, completionMode="Indexed", backoffLimitPerIndex=1)),
+    (["wait", "--for=jsonpath={.status.active}=2", "--timeout=30s", "job/pi"], None),
+    (["get", "pods", "-l", "job-name=pi", "-o",
+      "jsonpath={.items[*].metadata.annotations.batch\\.kubernetes\\.io/job-index-failure-count}"], None),
+    _index_pod("pi", 0, "P0"),
+    _fail_with("P0", 1),
+    (["wait", "--for=jsonpath={.status.failed}=1", "--timeout=30s", "job/pi"], None),
+    _index_pod("pi", 0, "P0B"),
+    (["get", "pod", "{P0B}", "-o",
+      "jsonpath={.metadata.annotations.batch\\.kubernetes\\.io/job-index-failure-count} {.metadata.finalizers}"], None),
+    (["get", "pod", "{P0}", "-o", "jsonpath={.status.phase} {.metadata.finalizers}"], None),
+    (["get", "job", "pi", "-o", _PERINDEX], None),
+    _fail_with("P0B", 1),
+    (["wait", "--for=jsonpath={.status.failed}=2", "--timeout=30s", "job/pi"], None),
+    (["get", "job", "pi", "-o", _PERINDEX], None),
+    (["get", "pods", "-l", "job-name=pi,batch.kubernetes.io/job-completion-index=0", "-o",
+      'jsonpath={range .items[*]}{.status.phase} {.metadata.finalizers}{"\\n"}{end}'], None),
+    _index_pod("pi", 1, "P1"),
+    _succeed("P1"),
+    (["wait", "--for=condition=Failed", "--timeout=30s", "job/pi"], None),
+    (["get", "job", "pi", "-o", _PERINDEX], None),
+    (["create", "-f", "-"], _tjob("mx", parallelism=3, completions=3, completionMode="Indexed", backoffLimitPerIndex=0,
+                                  maxFailedIndexes=0)),
+    (["wait", "--for=jsonpath={.status.active}=3", "--timeout=30s", "job/mx"], None),
+    _index_pod("mx", 2, "M2"),
+    _fail_with("M2", 1),
+    (["wait", "--for=condition=Failed", "--timeout=30s", "job/mx"], None),
+    (["get", "job", "mx", "-o", _PERINDEX], None),
+    (["get", "pods", "-l", "job-name=mx", "-o", "name"], None),
+]
+
 # pods/ephemeralcontainers, what `kubectl debug` patches: an ephemeral container added (defaulted,
 # targeting a container); one removed, one with fields an ephemeral container may not have, a
 # static (mirror) pod: refused; the subresource serves get, patch and update only (405 otherwise).
