@@ -27,6 +27,7 @@
 
 #include <fmt/format.h>
 
+#include "common/join.hpp"
 #include "embedded/controllers_util.hpp"
 #include "gpupool/rollout.hpp"
 
@@ -284,12 +285,7 @@ class DeploymentSync {
           ann[kRevisionHistory] = old_revision;
         } else {
           std::vector<std::string> olds;
-          for (std::size_t start = 0;;) {
-            const auto comma = history.find(',', start);
-            olds.push_back(history.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-            if (comma == std::string::npos) break;
-            start = comma + 1;
-          }
+          for (const auto piece : text::split(history, ',')) olds.emplace_back(piece);
           std::size_t total = history.size() + old_revision.size() + 1, first = 0;
           while (total > kMaxRevisionHistoryChars && first < olds.size()) total -= olds[first++].size() + 1;
           if (total <= kMaxRevisionHistoryChars) {

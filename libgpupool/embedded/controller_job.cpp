@@ -570,10 +570,11 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
           // (With backoffLimitPerIndex each index backs off on its own, below.)
           if (const auto wait = per_index ? std::chrono::nanoseconds(0) : job_backoff_remaining(new_backoff, wall);
               wait > std::chrono::nanoseconds(0)) {
-            // enqueueSyncJobWithDelay; manageJob answers 0 active then.
+            // enqueueSyncJobWithDelay. (v1.32's manageJob answers 0 active here, a regression
+            // fixed upstream, kubernetes#139457: with ready pods the apiserver refuses that status,
+            // ready > active. The active pods are reported, as the fix does; FIDELITY.md.)
             const auto d = std::chrono::duration_cast<Clock::duration>(wait);
             plan.requeue_after = plan.requeue_after ? std::min(*plan.requeue_after, d) : d;
-            active = 0;
           } else {
             diff = std::min(diff, kMaxPodCreateDeletePerSync);
             // firstPendingIndexes: the lowest indexes neither completed nor held by an active
@@ -606,10 +607,9 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
                   else if (!soonest || wait < *soonest)
                     soonest = wait;
                 }
-                if (now_ready.empty() && soonest) {
+                if (now_ready.empty() && soonest) {  // (active kept, as above)
                   const auto d = std::chrono::duration_cast<Clock::duration>(*soonest);
                   plan.requeue_after = plan.requeue_after ? std::min(*plan.requeue_after, d) : d;
-                  active = 0;
                 }
                 indexes = std::move(now_ready);
               }

@@ -570,12 +570,7 @@ void replicas_at(const json::object& obj, const std::string& replicas_path, std:
   if (replicas_path.empty()) return;
   const std::string p = replicas_path[0] == '.' ? replicas_path.substr(1) : replicas_path;
   std::vector<std::string> keys;
-  for (std::size_t start = 0;;) {
-    const auto dot = p.find('.', start);
-    keys.push_back(p.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
+  for (const auto piece : text::split(p, '.')) keys.emplace_back(piece);
   auto accessor_error = [&](std::size_t upto, const json::value& v, const char* expected) {
     std::string path;
     for (std::size_t i = 0; i <= upto; ++i) path += "." + keys[i];

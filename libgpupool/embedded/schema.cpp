@@ -61,14 +61,15 @@ struct Node {
   bool quantities = false;             // a Quantity is reachable from here (canonical_quantities walks no other)
   bool empties = false;                // an omitempty list or map is reachable from here (omit_empty walks no other)
   bool nils = false;                   // a list or map kept when empty is reachable from here (nil_empty_collections)
-  std::vector<std::string_view> kept;  // Object: its fields that are lists or maps kept when empty
+  std::vector<std::string_view> kept;  // Object: its lists and maps kept when empty, its metav1.Times
   // Object: what the Go source says of a field and the OpenAPI document does not (data/gotypes,
   // tests/fidelity/record_gotypes.py): its type as encoding/json names it ("v1.Protocol", not
   // "string") and the zero value omitempty leaves out of the encoded object.
   struct GoField {
     std::string type;
     enum class Zero { Kept, Bool, String, Number, Slice, Map } zero = Zero::Kept;
-    int place = 0;  // its position in the struct
+    int place = 0;         // its position in the struct
+    bool pointer = false;  // a pointer (`type` names the element)
   };
   std::map<std::string, GoField, std::less<>> go_fields;
   // Object: the fields in the struct's order (those the Go source does not name last, by name), as
@@ -82,7 +83,15 @@ struct Node {
 bool kept_collection(const Node& parent, std::string_view field, const Node& child) {
   if (child.type != Node::Type::Array && child.type != Node::Type::Map) return false;
   const auto g = parent.go_fields.find(field);
-  return g != parent.go_fields.end() && g->second.zero == Node::GoField::Zero::Kept && !g->second.type.starts_with("*");
+  return g != parent.go_fields.end() && g->second.zero == Node::GoField::Zero::Kept && !g->second.pointer;
+}
+// A metav1.Time field that is no pointer: omitempty does not leave out a struct, and the zero time
+// encodes as null (a Job condition's `"lastProbeTime": null`).
+// (ObjectMeta's creationTimestamp is the server's to set; templates get theirs null elsewhere.)
+bool kept_time(const Node& parent, std::string_view field, const Node& child) {
+  if (child.type != Node::Type::Time || field == "creationTimestamp") return false;
+  const auto g = parent.go_fields.find(field);
+  return g != parent.go_fields.end() && g->second.type == "v1.Time" && !g->second.pointer;
 }
 
 // Types with their own JSON decoding (UnmarshalJSON), accepted as any JSON value here.
@@ -208,12 +217,13 @@ struct Doc {
     const json::value* fields = go.if_contains(component);
     if (!fields || !fields->is_object()) return;
     for (const auto& [k, f] : fields->as_object()) {
-      if (!f.is_array() || f.as_array().size() != 3 || !f.as_array()[0].is_string() || !f.as_array()[1].is_string() ||
-          !f.as_array()[2].is_int64())
+      // [type, zero, place] and, for a pointer, "ptr".
+      if (!f.is_array() || f.as_array().size() < 3 || f.as_array().size() > 4 || !f.as_array()[0].is_string() ||
+          !f.as_array()[1].is_string() || !f.as_array()[2].is_int64())
         continue;
       const std::string_view zero = f.as_array()[1].as_string();
       Node::GoField g{std::string(f.as_array()[0].as_string()), Node::GoField::Zero::Kept,
-                      static_cast<int>(f.as_array()[2].as_int64())};
+                      static_cast<int>(f.as_array()[2].as_int64()), f.as_array().size() == 4};
       if (zero == "bool") g.zero = Node::GoField::Zero::Bool;
       if (zero == "string") g.zero = Node::GoField::Zero::String;
       if (zero == "number") g.zero = Node::GoField::Zero::Number;
@@ -334,13 +344,13 @@ const Registry& registry() {
       }
       for (Node& n : d.nodes)
         for (const auto& [k, f] : n.fields)
-          if (kept_collection(n, k, *f)) n.kept.push_back(k);
+          if (kept_collection(n, k, *f) || kept_time(n, k, *f)) n.kept.push_back(k);
       for (bool changed = true; changed;) {
         changed = false;
         for (Node& n : d.nodes) {
           if (n.nils) continue;
           bool e = n.elem && n.elem->nils;
-          for (const auto& [k, f] : n.fields) e = e || f->nils || kept_collection(n, k, *f);
+          for (const auto& [k, f] : n.fields) e = e || f->nils || kept_collection(n, k, *f) || kept_time(n, k, *f);
           if (e) n.nils = changed = true;
         }
       }
@@ -1018,7 +1028,7 @@ void omit_empty(std::string_view group, std::string_view version, std::string_vi
 
 void nil_empty_collections(std::string_view group, std::string_view version, std::string_view kind, json::object& obj) {
   // The lists and maps of fields kept when empty, absent (on entering their object) or empty, become
-  // null.
+  // null; so do absent metav1.Time fields that are no pointers (kept_time).
   auto absent = [](const Node& n, json::object& o) {
     for (const std::string_view k : n.kept)
       if (!o.contains(k)) o[k] = nullptr;

@@ -2147,6 +2147,8 @@ void builtin_validation(AdmissionRequest& r) {
   }
   if (r.subresource.empty()) validate_kind(t, obj, causes);
   if (r.subresource.empty() && !create && r.old_object) validate_kind_update(t, obj, *r.old_object, causes);
+  if (r.subresource == "status" && t.group == "batch" && t.resource == "jobs" && r.old_object)
+    job_status_update_causes(obj, *r.old_object, causes);  // ValidateJobUpdateStatus's status rules
   if (r.subresource == "status" && t.group == "apps" && t.resource == "daemonsets" && r.old_object) {
     // ValidateDaemonSetStatusUpdate: validateDaemonSetStatus's counts, then collisionCount, which
     // may not go down (IsDecremented: nor be unset once set).

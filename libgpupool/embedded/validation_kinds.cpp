@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <ctime>
 #include <map>
 #include <optional>
 #include <regex>
@@ -12,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "common/join.hpp"
+#include "embedded/clock.hpp"
 #include "embedded/controllers_util.hpp"
 #include "embedded/ip_parse.hpp"
 #include "embedded/schema.hpp"
@@ -403,49 +406,44 @@ std::string go_q_list(std::initializer_list<std::string_view> items) {
   return out + "]";
 }
 
-// validateIndexesFormat / parseIndexInterval: the number of indexes, or the error's text.
-std::variant<std::int64_t, std::string> indexes_format(const std::string& text, std::int64_t completions) {
+// batch/validation parseIndexInterval: "" when fine, else the error.
+std::string index_interval(std::string_view text, std::int64_t completions, std::int64_t& x, std::int64_t& y) {
+  const auto parts = text::split(text, '-');
+  if (parts.size() > 2)
+    return fmt::format(
+        "the fragment {} violates the requirement that an index interval can have at most two parts "
+        "separated by '-'",
+        fields::q(text));
+  // strconv.Atoi: an optional sign, then decimal digits, within int64.
+  const auto atoi = [](std::string_view d, std::int64_t& out) {
+    std::string_view digits = d;
+    if (!digits.empty() && (digits[0] == '+' || digits[0] == '-')) digits.remove_prefix(1);
+    if (digits.empty() || digits.size() > 18 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return false;
+    out = std::stoll(std::string(d));
+    return true;
+  };
+  if (!atoi(parts[0], x)) return fmt::format("cannot convert string to integer for index: {}", fields::q(parts[0]));
+  if (x >= completions) return fmt::format("too large index: {}", fields::q(parts[0]));
+  y = x;
+  if (parts.size() > 1) {
+    if (!atoi(parts[1], y)) return fmt::format("cannot convert string to integer for index: {}", fields::q(parts[1]));
+    if (y >= completions) return fmt::format("too large index: {}", fields::q(parts[1]));
+    if (x >= y) return fmt::format("non-increasing order, previous: {}, current: {}", x, y);
+  }
+  return "";
+}
+
+// validateIndexesFormat: the number of indexes, or the error's text.
+std::variant<std::int64_t, std::string> indexes_format(std::string_view text, std::int64_t completions) {
   if (text.empty()) return std::int64_t{0};
   std::optional<std::int64_t> last;
   std::int64_t total = 0;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', start);
-    const std::string interval = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    std::vector<std::string> limits;
-    for (std::size_t b = 0;;) {
-      const std::size_t dash = interval.find('-', b);
-      limits.push_back(interval.substr(b, dash == std::string::npos ? std::string::npos : dash - b));
-      if (dash == std::string::npos) break;
-      b = dash + 1;
-    }
-    if (limits.size() > 2)
-      return fmt::format(
-          "the fragment {} violates the requirement that an index interval can have at most two parts "
-          "separated by '-'",
-          go_quote(interval));
-    auto atoi = [](const std::string& x) -> std::optional<std::int64_t> {  // strconv.Atoi
-      const std::string_view d = x.starts_with('+') || x.starts_with('-') ? std::string_view(x).substr(1) : x;
-      if (d.empty() || d.size() > 18 || d.find_first_not_of("0123456789") != std::string_view::npos)
-        return std::nullopt;
-      return std::stoll(x);
-    };
-    const auto x = atoi(limits[0]);
-    if (!x) return fmt::format("cannot convert string to integer for index: {}", go_quote(limits[0]));
-    if (*x >= completions) return fmt::format("too large index: {}", go_quote(limits[0]));
-    std::int64_t y = *x;
-    if (limits.size() > 1) {
-      const auto y2 = atoi(limits[1]);
-      if (!y2) return fmt::format("cannot convert string to integer for index: {}", go_quote(limits[1]));
-      if (*y2 >= completions) return fmt::format("too large index: {}", go_quote(limits[1]));
-      if (*x >= *y2) return fmt::format("non-increasing order, previous: {}, current: {}", *x, *y2);
-      y = *y2;
-    }
-    if (last && *last >= *x) return fmt::format("non-increasing order, previous: {}, current: {}", *last, *x);
-    total += y - *x + 1;
+  for (const auto part : text::split(text, ',')) {
+    std::int64_t x = 0, y = 0;
+    if (auto err = index_interval(part, completions, x, y); !err.empty()) return err;
+    if (last && *last >= x) return fmt::format("non-increasing order, previous: {}, current: {}", *last, x);
+    total += y - x + 1;
     last = y;
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   return total;
 }
@@ -456,6 +454,229 @@ std::string go_opt_ptr(const json::object& o, std::string_view key, std::string_
 }
 
 }  // namespace
+
+namespace {
+
+bool job_condition_is(const json::object& job, std::string_view type, std::string_view status) {
+  const json::array* cs = util::array_at(job, {"status"}, "conditions");
+  if (!cs) return false;
+  return std::any_of(cs->begin(), cs->end(), [&](const json::value& c) {
+    return c.is_object() && util::string_of(&c.as_object(), "type") == type &&
+           util::string_of(&c.as_object(), "status") == status;
+  });
+}
+bool job_condition_true(const json::object& job, std::string_view type) { return job_condition_is(job, type, "True"); }
+
+// validateFailedIndexesNotOverlapCompleted
+std::string indexes_overlap(std::string_view completed, std::string_view failed, std::int64_t completions) {
+  if (completed.empty() || failed.empty()) return "";
+  const auto cs = text::split(completed, ','), fs = text::split(failed, ',');
+  std::size_t ci = 0, fi = 0;
+  std::int64_t cx = 0, cy = 0, fx = 0, fy = 0;
+  bool c_err = !index_interval(cs[0], completions, cx, cy).empty();
+  bool f_err = !index_interval(fs[0], completions, fx, fy).empty();
+  while (ci < cs.size() && fi < fs.size()) {
+    if (c_err) {
+      if (++ci < cs.size()) c_err = !index_interval(cs[ci], completions, cx, cy).empty();
+    } else if (f_err) {
+      if (++fi < fs.size()) f_err = !index_interval(fs[fi], completions, fx, fy).empty();
+    } else {
+      if (cx <= fy && fx <= cy)
+        return fmt::format("failedIndexes and completedIndexes overlap at index: {}", std::max(cx, fx));
+      if (cx <= fx) {
+        if (++ci < cs.size()) c_err = !index_interval(cs[ci], completions, cx, cy).empty();
+      } else if (++fi < fs.size()) {
+        f_err = !index_interval(fs[fi], completions, fx, fy).empty();
+      }
+    }
+  }
+  return "";
+}
+
+// A metav1.Time as the validation messages print it (time.Time's String, the server in UTC).
+std::string go_time(const std::string& rfc3339) {
+  const auto t = time_from_rfc3339(rfc3339);
+  if (!t) return rfc3339;
+  const std::time_t secs = std::chrono::system_clock::to_time_t(
+      std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::time_point(
+          std::chrono::duration_cast<std::chrono::system_clock::duration>(t->time_since_epoch()))));
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02} +0000 UTC", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+                     tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
+// %#v of a *batch.UncountedTerminatedPods (dereferenced).
+std::string go_uncounted(const json::object* u) {
+  const auto list = [&](std::string_view key) {
+    const json::value* v = u ? u->if_contains(key) : nullptr;
+    if (!v || !v->is_array()) return std::string("[]types.UID(nil)");
+    std::string out = "[]types.UID{";
+    for (std::size_t i = 0; i < v->as_array().size(); ++i) {
+      const json::value& e = v->as_array()[i];
+      out += (i ? ", " : "") + fields::q(e.is_string() ? std::string_view(e.get_string()) : std::string_view());
+    }
+    return out + "}";
+  };
+  return fmt::format("batch.UncountedTerminatedPods{{Succeeded:{}, Failed:{}}}", list("succeeded"), list("failed"));
+}
+
+}  // namespace
+
+void job_status_update_causes(const json::object& job, const json::object& old, std::vector<StatusCause>& causes) {
+  fields::Errors e{causes};
+  const auto omitted = [&](const std::string& f, std::string_view detail) {
+    causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}", detail), f});
+  };
+  const json::object* spec = util::object_at(job, {"spec"});
+  const json::object* st = util::object_at(job, {"status"});
+  const json::object* old_st = util::object_at(old, {"status"});
+  const auto count = [](const json::object* o, std::string_view k) { return util::int_of(o, k, 0); };
+  const auto has = [](const json::object* o, std::string_view k) {
+    const json::value* v = o ? o->if_contains(k) : nullptr;
+    return v && !v->is_null();
+  };
+  const auto text = [](const json::object* o, std::string_view k) { return util::string_of(o, k); };
+  const auto same = [&](std::string_view k) {
+    const json::value* a = st ? st->if_contains(k) : nullptr;
+    const json::value* b = old_st ? old_st->if_contains(k) : nullptr;
+    const bool na = !a || a->is_null(), nb = !b || b->is_null();
+    return na == nb && (na || util::json_equal(*a, *b));
+  };
+  // jobStatusStrategy getStatusValidationOptions (JobManagedBy on in v1.32).
+  const bool indexed = text(spec, "completionMode") == "Indexed";
+  const auto finished = [&](const json::object& j) {
+    return job_condition_true(j, "Complete") || job_condition_true(j, "Failed");
+  };
+  const bool finished_changed = finished(old) != finished(job);
+  const bool complete_changed = job_condition_true(old, "Complete") != job_condition_true(job, "Complete");
+  const bool failed_changed = job_condition_true(old, "Failed") != job_condition_true(job, "Failed");
+  const bool failure_target_changed =
+      job_condition_true(old, "FailureTarget") != job_condition_true(job, "FailureTarget");
+  const bool criteria_changed =
+      job_condition_true(old, "SuccessCriteriaMet") != job_condition_true(job, "SuccessCriteriaMet");
+  const bool completed_indexes_changed = text(old_st, "completedIndexes") != text(st, "completedIndexes");
+  const bool failed_indexes_changed = !same("failedIndexes");
+  const bool active_changed = count(old_st, "active") != count(st, "active");
+  const bool start_changed = !same("startTime");
+  const bool completion_changed = !same("completionTime");
+  const bool uncounted_changed = [&] {
+    // Semantic.DeepEqual of the *UncountedTerminatedPods: nil and empty lists differ.
+    const json::value* a = st ? st->if_contains("uncountedTerminatedPods") : nullptr;
+    const json::value* b = old_st ? old_st->if_contains("uncountedTerminatedPods") : nullptr;
+    return !((!a || a->is_null()) && (!b || b->is_null())) && (!a || !b || !util::json_equal(*a, *b));
+  }();
+  const bool ready_changed = !same("ready");
+  const bool terminating_changed = !same("terminating");
+  const json::value* suspend_v = spec ? spec->if_contains("suspend") : nullptr;
+  const bool suspend = suspend_v && suspend_v->is_bool() && suspend_v->as_bool();
+  const json::value* completions_v = spec ? spec->if_contains("completions") : nullptr;
+  const bool has_completions = completions_v && completions_v->is_int64();
+  const std::int64_t completions = has_completions ? completions_v->as_int64() : 0;
+  const bool suspended_zero = suspend && has_completions && completions == 0;
+  const bool resuming = job_condition_true(old, "Suspended") && job_condition_is(job, "Suspended", "False");
+  const json::value* parallelism_v = spec ? spec->if_contains("parallelism") : nullptr;
+  const bool reject_decreasing_succeeded =
+      !indexed ||
+      !(has_completions && parallelism_v && parallelism_v->is_int64() && parallelism_v->as_int64() == completions);
+  const bool per_index = has(spec, "backoffLimitPerIndex");
+
+  // validateJobStatus
+  for (const char* k : {"active", "succeeded", "failed"}) non_negative(st, k, fmt::format("status.{}", k), causes);
+  for (const char* k : {"ready", "terminating"})
+    if (has(st, k)) non_negative(st, k, fmt::format("status.{}", k), causes);
+  if (const json::object* u = util::object_at(job, {"status", "uncountedTerminatedPods"})) {
+    std::set<std::string> seen;
+    for (const char* list : {"succeeded", "failed"})
+      if (const json::array* uids = util::array_at(*u, {}, list))
+        for (std::size_t i = 0; i < uids->size(); ++i) {
+          const std::string uid = (*uids)[i].is_string() ? std::string((*uids)[i].get_string()) : std::string();
+          const std::string f = fmt::format("status.uncountedTerminatedPods.{}[{}]", list, i);
+          if (uid.empty())
+            e.invalid(f, "\"\"", "must not be empty");
+          else if (!seen.insert(uid).second)
+            e.duplicate(f, fields::q(uid));
+        }
+  }
+  const bool complete = job_condition_true(job, "Complete"), failed = job_condition_true(job, "Failed");
+  const bool failure_target = job_condition_true(job, "FailureTarget");
+  const bool criteria = job_condition_true(job, "SuccessCriteriaMet");
+  const bool is_finished = complete || failed;
+  if ((complete_changed || failed_changed) && complete && failed)
+    omitted("status.conditions", "cannot set Complete=True and Failed=true conditions");
+  if ((complete_changed || failure_target_changed) && complete && failure_target)
+    omitted("status.conditions", "cannot set Complete=True and FailureTarget=true conditions");
+  if ((complete_changed || completion_changed) && has(st, "completionTime") && !complete)
+    e.invalid("status.completionTime", go_time(text(st, "completionTime")),
+              "cannot set completionTime when there is no Complete=True condition");
+  if ((complete_changed || completion_changed) && !has(st, "completionTime") && complete)
+    e.required("status.completionTime", "completionTime is required for Complete jobs");
+  if ((start_changed || completion_changed) && has(st, "startTime") && has(st, "completionTime")) {
+    const auto s0 = time_from_rfc3339(text(st, "startTime")), c0 = time_from_rfc3339(text(st, "completionTime"));
+    if (s0 && c0 && *c0 < *s0)
+      e.invalid("status.completionTime", go_time(text(st, "completionTime")),
+                "completionTime cannot be set before startTime");
+  }
+  if ((failed_changed || failed_indexes_changed) && failed && !failure_target)
+    omitted("status.conditions", "cannot set Failed=True condition without the FailureTarget=true condition");
+  if ((complete_changed || criteria_changed) && complete && !criteria)
+    omitted("status.conditions", "cannot set Complete=True condition without the SuccessCriteriaMet=true condition");
+  if ((finished_changed || active_changed) && count(st, "active") > 0 && is_finished)
+    e.invalid("status.active", std::to_string(count(st, "active")), "active>0 is invalid for finished job");
+  if ((finished_changed || start_changed) && !suspended_zero && !has(st, "startTime") && is_finished)
+    e.required("status.startTime", "startTime is required for finished job");
+  if ((finished_changed || uncounted_changed) && is_finished) {
+    const json::object* u = util::object_at(job, {"status", "uncountedTerminatedPods"});
+    const json::array* us = u ? util::array_at(*u, {}, "succeeded") : nullptr;
+    const json::array* uf = u ? util::array_at(*u, {}, "failed") : nullptr;
+    if ((us ? us->size() : 0) + (uf ? uf->size() : 0) > 0)
+      e.invalid("status.uncountedTerminatedPods", go_uncounted(u),
+                "uncountedTerminatedPods needs to be empty for finished job");
+  }
+  if (completed_indexes_changed && has_completions)
+    if (auto r = indexes_format(text(st, "completedIndexes"), completions); std::holds_alternative<std::string>(r))
+      e.invalid("status.completedIndexes", fields::q(text(st, "completedIndexes")),
+                "error parsing completedIndexes: " + std::get<std::string>(r));
+  if (failed_indexes_changed && has_completions && per_index && has(st, "failedIndexes"))
+    if (auto r = indexes_format(text(st, "failedIndexes"), completions); std::holds_alternative<std::string>(r))
+      e.invalid("status.failedIndexes", fields::q(text(st, "failedIndexes")),
+                "error parsing failedIndexes: " + std::get<std::string>(r));
+  if (completed_indexes_changed && !text(st, "completedIndexes").empty() && !indexed)
+    e.invalid("status.completedIndexes", fields::q(text(st, "completedIndexes")),
+              "cannot set non-empty completedIndexes when non-indexed completion mode");
+  if (failed_indexes_changed && !per_index && has(st, "failedIndexes"))
+    e.invalid("status.failedIndexes", fields::q(text(st, "failedIndexes")),
+              "cannot set non-null failedIndexes when backoffLimitPerIndex is null");
+  if ((failed_indexes_changed || completed_indexes_changed) && has_completions && has(st, "failedIndexes"))
+    if (auto err = indexes_overlap(text(st, "completedIndexes"), text(st, "failedIndexes"), completions); !err.empty())
+      e.invalid("status.failedIndexes", fields::q(text(st, "failedIndexes")), err);
+  if ((finished_changed || terminating_changed) && count(st, "terminating") > 0 && is_finished)
+    e.invalid("status.terminating", std::to_string(count(st, "terminating")),
+              "terminating>0 is invalid for finished job");
+  if ((ready_changed || active_changed) && has(st, "ready") && count(st, "ready") > count(st, "active"))
+    e.invalid("status.ready", std::to_string(count(st, "ready")), "cannot set more ready pods than active");
+  if (criteria && failed) omitted("status.conditions", "cannot set SuccessCriteriaMet=True and Failed=true conditions");
+  if (criteria && failure_target)
+    omitted("status.conditions", "cannot set SuccessCriteriaMet=True and FailureTarget=true conditions");
+  if (has(spec, "successPolicy") && !criteria && complete)
+    omitted("status.conditions", "cannot set Complete=True for Job with SuccessPolicy unless SuccessCriteriaMet=True");
+  // ValidateJobStatusUpdate
+  for (const char* type : {"Failed", "Complete", "FailureTarget"})
+    if (job_condition_true(old, type) && !job_condition_true(job, type))
+      omitted("status.conditions", fmt::format("cannot disable the terminal {}=True condition", type));
+  if (count(st, "failed") < count(old_st, "failed"))
+    e.invalid("status.failed", std::to_string(count(st, "failed")), "cannot decrease the failed counter");
+  if (reject_decreasing_succeeded && count(st, "succeeded") < count(old_st, "succeeded"))
+    e.invalid("status.succeeded", std::to_string(count(st, "succeeded")), "cannot decrease the succeeded counter");
+  if (has(st, "completionTime") && has(old_st, "completionTime") && !same("completionTime"))
+    e.invalid("status.completionTime", go_time(text(st, "completionTime")), "completionTime cannot be mutated");
+  if (start_changed && !resuming && has(old_st, "startTime") && !suspend)
+    e.required("status.startTime", "startTime cannot be removed for unsuspended job");
+  if (job_condition_true(old, "SuccessCriteriaMet") && !criteria)
+    omitted("status.conditions", "cannot disable the SuccessCriteriaMet=True condition");
+  if (job_condition_true(old, "Complete") && !job_condition_true(old, "SuccessCriteriaMet") && criteria)
+    omitted("status.conditions", "cannot set SuccessCriteriaMet=True for Job already has Complete=true conditions");
+}
 
 void job_spec_causes(const json::object& spec, std::vector<StatusCause>& causes) {
   // validateJobSpec's order: the counts, activeDeadlineSeconds, backoffLimit, the TTL, then the rest.

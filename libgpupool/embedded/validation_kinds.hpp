@@ -36,6 +36,12 @@ struct GoIntOrString {
 /// Job's spec (fields named "spec.<field>").
 void job_spec_causes(const boost::json::object& spec, std::vector<StatusCause>& causes);
 
+/// ValidateJobStatusUpdate (batch/validation, v1.32) with the options jobStatusStrategy gives with
+/// JobManagedBy on: the counts, uncountedTerminatedPods, the conditions' and times' transitions,
+/// completedIndexes and failedIndexes, of `job` replacing `old` through the status subresource.
+void job_status_update_causes(const boost::json::object& job, const boost::json::object& old,
+                              std::vector<StatusCause>& causes);
+
 /// ValidateNonnegativeOrPercent (policy) / ValidatePositiveIntOrPercent (apps) on the optional
 /// IntOrString `key` of `o`: a valid percent string, or a non-negative number.
 void non_negative_or_percent(const boost::json::object* o, std::string_view key, std::string field,

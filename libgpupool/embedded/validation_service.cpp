@@ -439,6 +439,17 @@ bool same_value(const json::object& a, const json::object& b, std::string_view k
   return a.at(key) == b.at(key);
 }
 
+// validateLoadBalancerClassField's checks of the class itself: a qualified name on a LoadBalancer,
+// forbidden on any other type.
+void load_balancer_class(const json::object& spec, const std::string& type, Errors& e) {
+  if (!present(spec, "loadBalancerClass")) return;
+  const std::string cls = string_at(spec, "loadBalancerClass");
+  if (type == "LoadBalancer")
+    e.invalid("spec.loadBalancerClass", cls, qualified_name_errors(cls));  // ValidateQualifiedName
+  else
+    e.forbidden("spec.loadBalancerClass", kOnlyLoadBalancer);
+}
+
 std::set<std::int64_t> node_ports_of(const json::object& spec) {
   std::set<std::int64_t> out;
   for (const json::object* p : items(spec, "ports"))
@@ -659,11 +670,13 @@ void validate_service_update(const json::object& svc, const json::object& old_sv
       e.invalid("spec.ipFamilies[0]", shown_ips, "may not change once set");
     }
   }
-  // validateLoadBalancerClassField (an update): a LoadBalancer keeps its class.
+  // validateLoadBalancerClassField (an update): a LoadBalancer keeps its class; then the class's own
+  // rules, which ValidateService (run after) reports a second time.
   if (old_type == "LoadBalancer" && type == "LoadBalancer" && !same_value(old, spec, "loadBalancerClass"))
     e.invalid("spec.loadBalancerClass",
               present(spec, "loadBalancerClass") ? q(string_at(spec, "loadBalancerClass")) : "null",
               "may not change once set");
+  load_balancer_class(spec, type, e);
   // validateServiceExternalTrafficFieldsUpdate.
   if (needs_health_check(old) && needs_health_check(spec) &&
       int_or_zero(spec, "healthCheckNodePort") != int_or_zero(old, "healthCheckNodePort"))
@@ -809,13 +822,7 @@ void validate_service(const json::object& svc, Causes& causes) {
     e.required("allocateLoadBalancerNodePorts");  // (sic: no "spec.")
 
   // validateLoadBalancerClassField (a create: nothing to compare with).
-  if (present(spec, "loadBalancerClass")) {
-    const std::string cls = string_at(spec, "loadBalancerClass");
-    if (type == "LoadBalancer")
-      e.invalid("spec.loadBalancerClass", cls, qualified_name_errors(cls));  // ValidateQualifiedName
-    else
-      e.forbidden("spec.loadBalancerClass", kOnlyLoadBalancer);
-  }
+  load_balancer_class(spec, type, e);
 
   // validateServiceExternalTrafficPolicy.
   const std::string etp = string_at(spec, "externalTrafficPolicy");

@@ -466,7 +466,7 @@ TEST_CASE("batch/v1 Job tracking: finalizer on its pods, counts that outlive the
   const std::string second = *w.pod_names().begin();
   CHECK(at(w.get("", "pods", second), "status.phase") != "Succeeded");
   // The running pod deleted: Terminating until its kubelet has stopped it (the finalizer alone
-  // would hold it), then counted failed and gone; the replacement waits 10 s, active 0 meanwhile.
+  // would hold it), then counted failed and gone; the replacement waits 10 s.
   w.store.remove(w.pods, "default", second);
   w.kubelet.sync();
   w.controllers.sync();

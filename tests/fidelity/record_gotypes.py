@@ -7,9 +7,10 @@ number, slice or map that is not a pointer: `hostIPC: false` is stored as no fie
   record_gotypes.py KUBERNETES_SOURCE      (the oracle's: ~/.cache/k8s-oracle/src)
 
 Writes data/gotypes/fields.json: for each component of data/openapi/*.json that is a Go struct,
-{json name: [Go type as reflect prints it, zero, place]} where zero is what omitempty drops ("bool",
-"string", "number", "slice", "map") or "" (kept: no omitempty, a pointer, or a struct), and place
-the field's position in the struct (inlined members where they are inlined).
+{json name: [Go type as reflect prints it, zero, place(, "ptr")]} where zero is what omitempty drops
+("bool", "string", "number", "slice", "map") or "" (kept: no omitempty, a pointer, or a struct), place
+the field's position in the struct (inlined members where they are inlined), and "ptr" marks a
+pointer (the printed type names the element: a nil pointer encodes as null, or is omitted).
 """
 import glob
 import json
@@ -131,13 +132,13 @@ class Source:
                 continue
             kind = self.kind(pkg, None, t)
             omit = "omitempty" in opts.split(",") and kind in ("bool", "string", "number", "slice", "map")
-            out[name] = [self.printed(pkg, t), kind if omit else ""]
+            out[name] = [self.printed(pkg, t), kind if omit else ""] + (["ptr"] if t.startswith("*") else [])
         return out
 
     def ordered_fields(self, pkg, struct):
         """fields() with each field's place in the struct (inline members where they are inlined): the
         order runtime.DefaultUnstructuredConverter visits them in, so the first error it meets."""
-        return {name: entry + [i] for i, (name, entry) in enumerate(self.fields(pkg, struct).items())}
+        return {name: entry[:2] + [i] + entry[2:] for i, (name, entry) in enumerate(self.fields(pkg, struct).items())}
 
 
 def main(argv):
