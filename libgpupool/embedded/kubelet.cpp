@@ -357,6 +357,51 @@ std::optional<json::object> kubelet_status(const json::object& pod, const NodeAd
   return status;
 }
 
+// The status a pod stopped for its deletion ends with (kubelet_pods.go getPhase with podIsTerminal,
+// convertToAPIContainerStatuses): a running container killed by its SIGTERM (exit code 143,
+// reason Error), one never started ContainerStatusUnknown (137); the phase Succeeded only if every
+// container exited 0, else Failed; not ready (PodCompleted). A pod already finished is left alone.
+bool terminated_status(json::object& pod, Clock::time_point now) {
+  json::object& status = util::ensure_object(pod, "status");
+  const std::string phase = string_of(&status, "phase");
+  if (phase == "Succeeded" || phase == "Failed") return false;
+  bool all_zero = true;
+  if (json::value* cs = status.if_contains("containerStatuses"); cs && cs->is_array())
+    for (auto& c : cs->as_array()) {
+      if (!c.is_object()) continue;
+      json::object& co = c.as_object();
+      const json::object* state = object_at(co, {"state"});
+      json::object terminated;
+      if (const json::object* t = state ? object_at(*state, {"terminated"}) : nullptr) {
+        terminated = *t;
+      } else if (const json::object* r = state ? object_at(*state, {"running"}) : nullptr) {
+        terminated = json::object{{"exitCode", 143},
+                                  {"reason", "Error"},
+                                  {"startedAt", string_of(r, "startedAt")},
+                                  {"finishedAt", time_text(now)}};
+        if (co.contains("containerID")) terminated["containerID"] = co.at("containerID");
+      } else {
+        terminated = json::object{{"exitCode", 137},
+                                  {"reason", "ContainerStatusUnknown"},
+                                  {"message", "The container could not be located when the pod was terminated"},
+                                  {"startedAt", nullptr},
+                                  {"finishedAt", nullptr}};
+      }
+      all_zero = all_zero && util::int_of(&terminated, "exitCode", 1) == 0;
+      co["state"] = json::object{{"terminated", std::move(terminated)}};
+      co["ready"] = false;
+      co["started"] = false;
+    }
+  status["phase"] = all_zero && status.contains("containerStatuses") ? "Succeeded" : "Failed";
+  json::array conditions;
+  if (const json::value* v = status.if_contains("conditions"); v && v->is_array()) conditions = v->as_array();
+  for (const char* type : {"Ready", "ContainersReady"})
+    util::set_condition(conditions, pod_condition(type, false, "PodCompleted", "", now));
+  order_pod_conditions(conditions);
+  status["conditions"] = std::move(conditions);
+  return true;
+}
+
 std::optional<Clock::time_point> next_transition(const json::object& pod, const KubeletOptions& options) {
   const json::object* status = object_at(pod, {"status"});
   const std::string phase = string_of(status, "phase");
@@ -601,11 +646,25 @@ void Kubelet::terminate(const json::object& pod) {
       std::lock_guard lk(mu_);
       terminating_.erase(key);
     }
+    // status_manager syncPod: the terminal status first (a Job's tracking finalizer may hold the
+    // pod, and its controller counts it by its phase), then the delete.
+    const ResourceType& pods = store_.type("", "pods");
+    try {
+      store_.mutate(
+          pods, ns, name,
+          [&](json::object& p) {
+            if (util::uid_of(p) != uid) throw StatusError::not_found(pods, name);
+            terminated_status(p, clock_.now());
+          },
+          {}, "status");
+    } catch (const StatusError& e) {
+      if (e.code() != 404 && e.code() != 409) throw;
+    }
     DeleteOptions o;
     o.grace_period = 0;
     o.precondition_uid = uid;
     try {
-      store_.remove(store_.type("", "pods"), ns, name, o);
+      store_.remove(pods, ns, name, o);
     } catch (const StatusError& e) {
       if (e.code() != 404 && e.code() != 409) throw;  // gone already, or another pod of that name
     }

@@ -232,26 +232,32 @@ TEST_CASE("RollingUpdate: every step of a rollout within maxSurge and maxUnavail
 }
 
 TEST_CASE("Recreate: the new ReplicaSet is made once no old pod is left") {
-  // recreate.go: the old ReplicaSets scaled to 0 first; while a pod of theirs is still there
-  // (held here by a finalizer, as a pod terminating on its node is), no new ReplicaSet; its
+  // recreate.go: the old ReplicaSets scaled to 0 first; while a pod of theirs has not ended (here
+  // Terminating on a node whose kubelet is stopped, so nothing stops it), no new ReplicaSet; its
   // deletion (deployment_controller.go deletePod) lets the rollout go on.
   World w;
   w.store.create(w.store.type("apps", "deployments"), "default",
                  deployment("rec", 2, R"("strategy":{"type":"Recreate"},)"));
   w.advance(1s);
   w.advance(1s);
-  const std::string held = *w.pod_names().begin();
-  w.store.mutate(w.pods, "default", held,
-                 [](json::object& p) { p["metadata"].as_object()["finalizers"] = json::array{"example.com/hold"}; });
+  const auto old_pods = w.pod_names();
+  REQUIRE(old_pods.size() == 2);
+  w.store.mutate(w.store.type("", "nodes"), "", "cn-beijing.192.168.3.230", [](json::object& n) {
+    ctrl::ensure_object(ctrl::ensure_object(n, "metadata"), "annotations")["gpupool.io/simulate-kubelet"] = "stopped";
+  });
   set_image(w, "rec", "nginx:2");
   CHECK(rs_replicas(w, "nginx:1") == 0);
   for (int i = 0; i < 3; ++i) w.advance(1s);
-  CHECK(w.pod_names() == std::set<std::string>{held});
+  CHECK(w.pod_names() == old_pods);  // Terminating, still running
   CHECK(rs_replicas(w, "nginx:2") == -1);
-  w.store.mutate(w.pods, "default", held, [](json::object& p) { p["metadata"].as_object().erase("finalizers"); });
+  DeleteOptions force;
+  force.grace_period = 0;
+  w.store.remove(w.pods, "default", *old_pods.begin(), force);
+  CHECK(rs_replicas(w, "nginx:2") == -1);
+  w.store.remove(w.pods, "default", *old_pods.rbegin(), force);
   CHECK(rs_replicas(w, "nginx:2") == 2);
   CHECK(w.pod_names().size() == 2);
-  CHECK(!w.pod_names().count(held));
+  for (const auto& p : old_pods) CHECK(!w.pod_names().count(p));
 }
 
 TEST_CASE("progressDeadlineSeconds: a rollout without progress times out on the cluster's clock") {
@@ -559,6 +565,22 @@ TEST_CASE("batch/v1 Job podFailurePolicy: Ignore is not counted, FailJob fails t
   CHECK(at(conds->back().as_object(), "message") ==
         "Container c for pod default/" + pod + " failed with exit code 3 matching FailJob rule at index 1");
   CHECK(count_at(job, "failed") == 1);
+  // With a podFailurePolicy only failed pods count: a running pod deleted is Failed by its kubelet
+  // (SIGTERM: exit code 143, which no rule matches) before it goes, so it is counted, not held.
+  w.store.create(w.store.type("batch", "jobs"), "default", sim_job("gone", policy, "1h"));
+  w.advance(1s);
+  std::string running;
+  for (const auto& p : w.list("", "pods"))
+    if (at(p, "metadata.name").rfind("gone-", 0) == 0) running = at(p, "metadata.name");
+  REQUIRE(!running.empty());
+  w.store.remove(w.pods, "default", running);
+  w.kubelet.sync();
+  w.controllers.sync();
+  CHECK(!w.pod_names().count(running));
+  job = w.get("batch", "jobs", "gone");
+  CHECK(count_at(job, "failed") == 1);
+  CHECK(condition_types(job) ==
+        std::vector<std::string>{"FailureTarget=BackoffLimitExceeded", "Failed=BackoffLimitExceeded"});
 }
 
 TEST_CASE("batch/v1 Job backoffLimitPerIndex: each index backs off on its own, then fails (failedIndexes)") {

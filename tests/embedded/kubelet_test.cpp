@@ -292,15 +292,30 @@ TEST_CASE("kubelet: only a node that exists runs its pods; a deleted pod is stop
   c.kubelet.sync();
   CHECK(!c.store.find(c.pods, "default", "early"));
 
-  // A pod on a registered node: watchers see it marked (MODIFIED), then gone (DELETED).
+  // A pod on a registered node: watchers see it marked (MODIFIED), stopped (MODIFIED: Failed, its
+  // container killed by SIGTERM, as the kubelet's status manager reports before the final delete),
+  // then gone (DELETED).
   c.run("p", R"({})");
+  c.clock.advance(5s);
+  c.kubelet.sync();
+  REQUIRE(at(c.pod("p"), "status.phase") == "Running");
   std::vector<std::string> seen;
   const auto sub = c.store.subscribe([&](const WatchEvent& e) {
     if (e.type_info == &c.pods) seen.push_back(std::string(to_string(e.type)));
   });
+  std::optional<json::object> stopped;
+  const auto last = c.store.subscribe([&](const WatchEvent& e) {
+    if (e.type_info == &c.pods && e.type == EventType::Modified && at(*e.object, "status.phase") == "Failed")
+      stopped = *e.object;
+  });
   c.store.remove(c.pods, "default", "p");
   c.store.unsubscribe(sub);
-  CHECK(seen == std::vector<std::string>{"MODIFIED", "DELETED"});
+  c.store.unsubscribe(last);
+  CHECK(seen == std::vector<std::string>{"MODIFIED", "MODIFIED", "DELETED"});
+  REQUIRE(stopped);
+  const auto& terminated = stopped->at("status").at("containerStatuses").at(0).at("state").at("terminated");
+  CHECK(terminated.at("exitCode") == 143);
+  CHECK(terminated.at("reason") == "Error");
   CHECK(!c.store.find(c.pods, "default", "p"));
 }
 
