@@ -439,6 +439,12 @@ std::int64_t count_at(const json::object& job, std::string_view key) {
   const json::object* st = job.at("status").if_object();
   return st && st->contains(key) ? st->at(key).as_int64() : 0;
 }
+// A pod deleted as `kubectl delete pod` does, once its kubelet and the controllers have acted.
+void delete_pod(World& w, const std::string& name) {
+  w.store.remove(w.pods, "default", name);
+  w.kubelet.sync();
+  w.controllers.sync();
+}
 std::vector<std::string> condition_types(const json::object& job) {
   std::vector<std::string> out;
   if (const auto* cs = util::array_at(job, {"status"}, "conditions"))
@@ -473,9 +479,7 @@ TEST_CASE("batch/v1 Job tracking: finalizer on its pods, counts that outlive the
   CHECK(at(w.get("", "pods", second), "status.phase") != "Succeeded");
   // The running pod deleted: Terminating until its kubelet has stopped it (the finalizer alone
   // would hold it), then counted failed and gone; the replacement waits 10 s.
-  w.store.remove(w.pods, "default", second);
-  w.kubelet.sync();
-  w.controllers.sync();
+  delete_pod(w, second);
   CHECK(!w.pod_names().count(second));
   job = w.get("batch", "jobs", "t");
   CHECK(count_at(job, "failed") == 1);
@@ -573,9 +577,7 @@ TEST_CASE("batch/v1 Job podFailurePolicy: Ignore is not counted, FailJob fails t
   for (const auto& p : w.list("", "pods"))
     if (at(p, "metadata.name").rfind("gone-", 0) == 0) running = at(p, "metadata.name");
   REQUIRE(!running.empty());
-  w.store.remove(w.pods, "default", running);
-  w.kubelet.sync();
-  w.controllers.sync();
+  delete_pod(w, running);
   CHECK(!w.pod_names().count(running));
   job = w.get("batch", "jobs", "gone");
   CHECK(count_at(job, "failed") == 1);
