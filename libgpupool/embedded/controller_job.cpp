@@ -289,7 +289,7 @@ std::shared_ptr<const json::object> controller_job(const Store& store, const jso
 }  // namespace
 
 bool job_orphan_candidate(const Store& store, const json::object& pod) {
-  if (!has_finalizer(pod, kJobTrackingFinalizer)) return false;
+  if (!holds_finalizer(pod, kJobTrackingFinalizer)) return false;
   const json::object* ref = util::controller_ref(pod);
   if (!ref) return true;
   if (!deleting(pod)) return false;
@@ -300,7 +300,7 @@ bool job_orphan_candidate(const Store& store, const json::object& pod) {
 void release_job_orphan(Store& store, const std::string& ns, const std::string& name) {
   const ResourceType& pods = store.type("", "pods");
   const auto pod = store.find(pods, ns, name);
-  if (!pod || !has_finalizer(*pod, kJobTrackingFinalizer)) return;
+  if (!pod || !holds_finalizer(*pod, kJobTrackingFinalizer)) return;
   if (const json::object* ref = util::controller_ref(*pod)) {
     if (string_of(ref, "kind") != "Job" || string_of(ref, "apiVersion") != "batch/v1") return;
     if (const auto job = controller_job(store, *pod, *ref)) {
@@ -385,7 +385,7 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
   // getNewFinishedPods: pods with the finalizer, not yet recorded as uncounted.
   std::vector<const json::object*> new_succeeded, new_failed;
   for (const auto& p : pods) {
-    if (!has_finalizer(*p, kJobTrackingFinalizer) || (indexed && !valid_index(*p))) continue;
+    if (!holds_finalizer(*p, kJobTrackingFinalizer) || (indexed && !valid_index(*p))) continue;
     const std::string uid = uid_of(*p);
     if (phase_of(*p) == "Succeeded" && !uncounted_succeeded.count(uid)) new_succeeded.push_back(p.get());
     if (pod_failed(*p) && !uncounted_failed.count(uid)) new_failed.push_back(p.get());
@@ -452,7 +452,7 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
     prev_indexes = parse_indexes(string_of(&status, "completedIndexes"), completions);
     std::set<std::int64_t> fresh;
     for (const auto& p : pods)
-      if (phase_of(*p) == "Succeeded" && valid_index(*p) && has_finalizer(*p, kJobTrackingFinalizer))
+      if (phase_of(*p) == "Succeeded" && valid_index(*p) && holds_finalizer(*p, kJobTrackingFinalizer))
         fresh.insert(completion_index(*p));
     succeeded_indexes = with_indexes(prev_indexes, fresh);
     succeeded = total(succeeded_indexes);
@@ -476,7 +476,7 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
     };
     std::set<std::int64_t> fresh;
     for (const auto& p : pods)
-      if (valid_index(*p) && has_finalizer(*p, kJobTrackingFinalizer) && index_failed(*p))
+      if (valid_index(*p) && holds_finalizer(*p, kJobTrackingFinalizer) && index_failed(*p))
         fresh.insert(completion_index(*p));
     failed_indexes = with_indexes(parse_indexes(string_of(&status, "failedIndexes"), completions), fresh);
     if (!finished) {
@@ -493,7 +493,7 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
     for (const json::object* p : active_pods)
       if (completion_index(*p) >= 0) active_indexes.insert(completion_index(*p));
     for (const auto& p : pods) {
-      if (!has_finalizer(*p, kJobTrackingFinalizer) || !valid_index(*p) || !pod_failed(*p)) continue;
+      if (!holds_finalizer(*p, kJobTrackingFinalizer) || !valid_index(*p) || !pod_failed(*p)) continue;
       const std::int64_t ix = completion_index(*p);
       if (has_index(succeeded_indexes, ix) || has_index(failed_indexes, ix) || active_indexes.count(ix)) continue;
       const auto absolute = [](const json::object& q) {
@@ -712,7 +712,7 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
   // trackJobStatusAndRemoveFinalizers
   std::set<std::string> with_finalizer;
   for (const auto& p : pods)
-    if (has_finalizer(*p, kJobTrackingFinalizer)) with_finalizer.insert(uid_of(*p));
+    if (holds_finalizer(*p, kJobTrackingFinalizer)) with_finalizer.insert(uid_of(*p));
   // cleanUncountedPodsWithoutFinalizers: the uncounted pods whose finalizers are gone are counted.
   auto clean_uncounted = [&](const std::set<std::string>& keep) {
     bool changed = false;
@@ -749,7 +749,7 @@ Plan plan_job(const json::object& job, const Children& pods, Clock::time_point n
     });
   const bool finishing_failed = finished && string_of(&*finished, "type") != "SuccessCriteriaMet";
   for (const json::object* p : ordered) {
-    if (!has_finalizer(*p, kJobTrackingFinalizer)) continue;
+    if (!holds_finalizer(*p, kJobTrackingFinalizer)) continue;
     const bool considered_failed = pod_failed(*p);
     // canRemoveFinalizer (an index's last failed pod waits for its replacement)
     if (!(job_deleting || finished || phase_of(*p) == "Succeeded" || considered_failed)) continue;

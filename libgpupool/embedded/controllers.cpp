@@ -650,9 +650,6 @@ void Controllers::reconcile(const Key& key) {
       if (e.code() != 404) throw;
     }
   }
-  // The revision annotation goes with the status, as the deployment controller writes it
-  // (sync.go: SetDeploymentRevision, then UpdateStatus, whose strategy keeps the new annotations
-  // and does not bump metadata.generation).
   // The status subresource: the owner as read, resourceVersion its precondition (a conflict if
   // it changed meanwhile).
   const auto write_status = [&](json::object next) {
@@ -669,6 +666,9 @@ void Controllers::reconcile(const Key& key) {
     write_status(std::move(next));
   }
   for (const auto& u : plan.unfinalize) unfinalize(u.group, u.resource, u.name, u.finalizer);
+  // The revision annotation goes with the status, as the deployment controller writes it
+  // (sync.go: SetDeploymentRevision, then UpdateStatus, whose strategy keeps the new annotations
+  // and does not bump metadata.generation).
   if (plan.status || (!plan.owner_annotations.empty() && t.has_status)) {
     json::object next = *owner;
     if (plan.status) next["status"] = std::move(*plan.status);

@@ -339,29 +339,9 @@ bool active_pods_less(const json::object& a, const json::object& b) {
   return false;
 }
 
-bool has_finalizer(const json::object& o, std::string_view finalizer) {
-  const json::array* fs = util::array_at(o, {"metadata"}, "finalizers");
-  return fs && std::any_of(fs->begin(), fs->end(),
-                           [&](const json::value& f) { return f.is_string() && f.get_string() == finalizer; });
-}
-
-bool set_finalizer(json::object& metadata, std::string_view finalizer, bool on) {
-  json::value* fs = metadata.if_contains("finalizers");
-  json::array* list = fs && fs->is_array() ? &fs->as_array() : nullptr;
-  const auto at = list
-                      ? std::find_if(list->begin(), list->end(),
-                                     [&](const json::value& f) { return f.is_string() && f.get_string() == finalizer; })
-                      : nullptr;
-  const bool has = list && at != list->end();
-  if (has == on) return false;
-  if (on) {
-    if (!list) list = &(metadata["finalizers"] = json::array{}).as_array();
-    list->emplace_back(finalizer);
-  } else {
-    list->erase(at);
-    if (list->empty()) metadata.erase("finalizers");
-  }
-  return true;
+bool holds_finalizer(const json::object& o, std::string_view finalizer) {
+  const json::object* md = util::object_at(o, {"metadata"});
+  return md && embedded::has_finalizer(*md, finalizer);
 }
 
 std::vector<std::shared_ptr<const json::object>> claim(Store& store, const ResourceType& t, const json::object& owner,

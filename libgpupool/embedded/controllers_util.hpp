@@ -195,11 +195,8 @@ inline bool deleting(const json::object& o) {
   const json::object* md = util::object_at(o, {"metadata"});
   return md && md->contains("deletionTimestamp");
 }
-/// Whether an object's metadata.finalizers holds `finalizer`.
-bool has_finalizer(const json::object& o, std::string_view finalizer);
-/// Adds (`on`) or removes `finalizer` in `metadata`'s finalizers (none left: the list goes);
-/// whether it changed.
-bool set_finalizer(json::object& metadata, std::string_view finalizer, bool on);
+/// Whether an object's metadata.finalizers holds `finalizer` (set_finalizer: store.hpp).
+bool holds_finalizer(const json::object& o, std::string_view finalizer);
 /// controller.ActivePods' order, the pods to delete first: unassigned before assigned, Pending
 /// before Unknown before Running, not ready before ready, ready the shorter time first, the higher
 /// restart count (regular containers, then sidecars) first, the newer first.

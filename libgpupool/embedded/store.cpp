@@ -156,6 +156,27 @@ std::string field_value(const json::object& obj, std::string_view path) {
   }
 }
 
+bool has_finalizer(const json::object& metadata, std::string_view finalizer) {
+  const json::value* fs = metadata.if_contains("finalizers");
+  return fs && fs->is_array() && std::any_of(fs->as_array().begin(), fs->as_array().end(), [&](const json::value& f) {
+           return f.is_string() && f.get_string() == finalizer;
+         });
+}
+
+bool set_finalizer(json::object& metadata, std::string_view finalizer, bool on) {
+  if (has_finalizer(metadata, finalizer) == on) return false;
+  json::value& fs = metadata["finalizers"];
+  if (!fs.is_array()) fs = json::array{};
+  json::array& list = fs.as_array();
+  if (on)
+    list.emplace_back(finalizer);
+  else
+    list.erase(std::find_if(list.begin(), list.end(),
+                            [&](const json::value& f) { return f.is_string() && f.get_string() == finalizer; }));
+  if (list.empty()) metadata.erase("finalizers");
+  return true;
+}
+
 std::map<std::string, std::string> labels_of(const json::object& obj) {
   std::map<std::string, std::string> out;
   if (const auto* md = obj.if_contains("metadata"); md && md->is_object())
@@ -299,26 +320,9 @@ bool shorten_pod_deletion(json::object& md, std::optional<std::int64_t> grace) {
   return true;
 }
 
-bool has_finalizer(const json::object& md, std::string_view f) {
-  if (const auto* fs = md.if_contains("finalizers"); fs && fs->is_array())
-    for (const auto& v : fs->as_array())
-      if (v.is_string() && v.as_string() == f) return true;
-  return false;
-}
 bool has_finalizers(const json::object& md) {
   const auto* fs = md.if_contains("finalizers");
   return fs && fs->is_array() && !fs->as_array().empty();
-}
-void remove_finalizer(json::object& md, std::string_view f) {
-  auto* fs = md.if_contains("finalizers");
-  if (!fs || !fs->is_array()) return;
-  json::array kept;
-  for (const auto& v : fs->as_array())
-    if (!(v.is_string() && v.as_string() == f)) kept.push_back(v);
-  if (kept.empty())
-    md.erase("finalizers");
-  else
-    *fs = std::move(kept);
 }
 
 // Everything but metadata and status: a change there bumps metadata.generation.
@@ -1210,12 +1214,7 @@ bool Store::delete_locked_recursive(const ResourceType& t, const std::string& ns
   json::object next = *old;
   auto& md = metadata_of(next);
   bool changed = false;
-  if (p == Propagation::Foreground && !has_finalizer(md, kForegroundDeletion)) {
-    auto& fs = md["finalizers"];
-    if (!fs.is_array()) fs = json::array{};
-    fs.as_array().push_back(json::value(kForegroundDeletion));
-    changed = true;
-  }
+  if (p == Propagation::Foreground && set_finalizer(md, kForegroundDeletion, true)) changed = true;
   // A pod on a node is deleted gracefully (rest.BeforeDelete): marked with deletionTimestamp (now
   // plus its grace period) and deletionGracePeriodSeconds, and left for its kubelet, which stops
   // its containers and deletes it with a grace of 0. Once marked, only a shorter grace period
@@ -1298,7 +1297,7 @@ void Store::gc_foreground_locked(const std::string& uid) {
   const auto old = it->second;
   json::object next = *old;
   auto& md = metadata_of(next);
-  remove_finalizer(md, kForegroundDeletion);
+  set_finalizer(md, kForegroundDeletion, false);
   impl_->foreground.erase(uid);
   if (!has_finalizers(md)) {
     erase_locked(*owner.type, owner.ns, owner.name, std::make_shared<const json::object>(std::move(next)));
@@ -1446,22 +1445,11 @@ json::object Store::remove(const ResourceType& t, std::string_view ns, std::stri
       const Propagation p = o.propagation != Propagation::Default ? o.propagation
                             : t.orphan_by_default                 ? Propagation::Orphan
                                                                   : Propagation::Background;
-      json::array finalizers;
-      if (const auto* f = vmd.if_contains("finalizers"); f && f->is_array()) finalizers = f->as_array();
-      const auto set_finalizer = [&](std::string_view name, bool on) {
-        const auto at = std::find(finalizers.begin(), finalizers.end(), json::value(name));
-        if (on && at == finalizers.end()) finalizers.emplace_back(name);
-        if (!on && at != finalizers.end()) finalizers.erase(at);
-      };
-      set_finalizer("orphan", p == Propagation::Orphan);
-      set_finalizer(kForegroundDeletion, p == Propagation::Foreground);
-      if (finalizers.empty())
-        vmd.erase("finalizers");
-      else
-        vmd["finalizers"] = finalizers;
+      set_finalizer(vmd, "orphan", p == Propagation::Orphan);
+      set_finalizer(vmd, kForegroundDeletion, p == Propagation::Foreground);
       const bool pod = is_pod(t);
       const std::int64_t grace = pod ? pod_deletion_grace(v, o.grace_period) : 0;
-      if (pod || !finalizers.empty()) {
+      if (pod || has_finalizers(vmd)) {
         vmd["deletionTimestamp"] = to_rfc3339(clock_.now() + std::chrono::seconds(grace));
         vmd["deletionGracePeriodSeconds"] = grace;
         bump_generation(vmd);

@@ -416,6 +416,11 @@ class Store {
 
 /// The value at a dotted path ("metadata.name", "spec.nodeName") as a string ("" when absent).
 std::string field_value(const json::object& obj, std::string_view path);
+/// Whether `metadata`'s finalizers hold `finalizer`.
+bool has_finalizer(const json::object& metadata, std::string_view finalizer);
+/// Adds (`on`) or removes `finalizer` in `metadata`'s finalizers (none left: the list goes);
+/// whether it changed.
+bool set_finalizer(json::object& metadata, std::string_view finalizer, bool on);
 /// metadata.labels as a map.
 std::map<std::string, std::string> labels_of(const json::object& obj);
 

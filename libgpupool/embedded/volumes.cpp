@@ -20,12 +20,6 @@ constexpr const char* kComponent = "persistentvolume-controller";
 constexpr const char* kPvcProtection = "kubernetes.io/pvc-protection";
 constexpr const char* kPvProtection = "kubernetes.io/pv-protection";
 
-bool has_finalizer(const json::object& o, std::string_view f) {
-  if (const json::array* fs = array_at(o, {"metadata"}, "finalizers"))
-    for (const auto& x : *fs)
-      if (x.is_string() && x.as_string() == f) return true;
-  return false;
-}
 bool being_deleted(const json::object& o) { return object_at(o, {"metadata"})->contains("deletionTimestamp"); }
 constexpr const char* kDefaultClassAnnotation = "storageclass.kubernetes.io/is-default-class";
 
@@ -74,17 +68,6 @@ std::vector<std::string> claims_of(const json::object& pod) {
         if (const json::object* c = object_at(v.as_object(), {"persistentVolumeClaim"}))
           if (auto n = string_of(c, "claimName"); !n.empty()) out.push_back(n);
   return out;
-}
-
-// Adds the finalizer `f` (last) or removes it.
-void set_finalizer(json::object& o, const char* f, bool present) {
-  json::object& md = ensure_object(o, "metadata");
-  json::value& fs = md["finalizers"];
-  if (!fs.is_array()) fs = json::array{};
-  json::array& a = fs.as_array();
-  for (auto it = a.begin(); it != a.end();) it = it->is_string() && it->as_string() == f ? a.erase(it) : it + 1;
-  if (present) a.emplace_back(f);
-  if (a.empty()) md.erase("finalizers");
 }
 
 void set_annotation(json::object& o, std::string_view key, const std::string& value) {
@@ -145,10 +128,7 @@ VolumeController::VolumeController(Store& store, const Clock& clock) : store_(st
         const char* f = r.type->resource == "persistentvolumeclaims" ? kPvcProtection
                         : r.type->resource == "persistentvolumes"    ? kPvProtection
                                                                      : nullptr;
-        if (!f || has_finalizer(*r.object, f)) return;
-        json::value& fs = ensure_object(*r.object, "metadata")["finalizers"];
-        if (!fs.is_array()) fs = json::array{};
-        fs.as_array().emplace_back(f);
+        if (f) set_finalizer(ensure_object(*r.object, "metadata"), f, true);
       },
       AdmissionStage::Mutating);
   subscription_ = store_.subscribe([this](const WatchEvent& e) { on_event(e); });
@@ -228,7 +208,7 @@ void VolumeController::protect_claim(const std::string& ns, const std::string& n
   const auto& pvcs = store_.type("", "persistentvolumeclaims");
   auto pvc = store_.find(pvcs, ns, name);
   if (!pvc) return;
-  const bool protected_ = has_finalizer(*pvc, kPvcProtection);
+  const bool protected_ = ctrl::holds_finalizer(*pvc, kPvcProtection);
   if (being_deleted(*pvc)) {
     if (!protected_) return;
     for (const auto& pod : store_.list(store_.type("", "pods"), ns).items) {
@@ -240,7 +220,9 @@ void VolumeController::protect_claim(const std::string& ns, const std::string& n
     return;
   }
   try {
-    store_.mutate(pvcs, ns, name, [&](json::object& o) { set_finalizer(o, kPvcProtection, !being_deleted(o)); });
+    store_.mutate(pvcs, ns, name, [&](json::object& o) {
+      set_finalizer(ensure_object(o, "metadata"), kPvcProtection, !being_deleted(o));
+    });
   } catch (const StatusError&) {}
 }
 
@@ -251,10 +233,12 @@ void VolumeController::protect_volume(const std::string& name) {
   const auto& pvs = store_.type("", "persistentvolumes");
   auto pv = store_.find(pvs, "", name);
   if (!pv) return;
-  const bool protected_ = has_finalizer(*pv, kPvProtection);
+  const bool protected_ = ctrl::holds_finalizer(*pv, kPvProtection);
   if (being_deleted(*pv) ? (!protected_ || phase_of(*pv) == "Bound") : protected_) return;
   try {
-    store_.mutate(pvs, "", name, [&](json::object& o) { set_finalizer(o, kPvProtection, !being_deleted(o)); });
+    store_.mutate(pvs, "", name, [&](json::object& o) {
+      set_finalizer(ensure_object(o, "metadata"), kPvProtection, !being_deleted(o));
+    });
   } catch (const StatusError&) {}
 }
 

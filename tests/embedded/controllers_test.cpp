@@ -461,11 +461,11 @@ TEST_CASE("batch/v1 Job tracking: finalizer on its pods, counts that outlive the
   w.store.create(w.store.type("batch", "jobs"), "default", sim_job("t", R"("completions":3,)", "3s"));
   REQUIRE(w.pod_names().size() == 1);
   const std::string first = *w.pod_names().begin();
-  CHECK(ctrl::has_finalizer(w.get("", "pods", first), kJobTrackingFinalizer));
+  CHECK(ctrl::holds_finalizer(w.get("", "pods", first), kJobTrackingFinalizer));
   for (int i = 0; i < 5; ++i) w.advance(1s);
   const auto done = w.get("", "pods", first);
   REQUIRE(at(done, "status.phase") == "Succeeded");
-  CHECK(!ctrl::has_finalizer(done, kJobTrackingFinalizer));
+  CHECK(!ctrl::holds_finalizer(done, kJobTrackingFinalizer));
   auto job = w.get("batch", "jobs", "t");
   CHECK(count_at(job, "succeeded") == 1);
   CHECK(util::json_equal(job.at("status").at("uncountedTerminatedPods"), json::object{}));
@@ -500,7 +500,7 @@ TEST_CASE("batch/v1 Job tracking: finalizer on its pods, counts that outlive the
   CHECK(count_at(job, "failed") == 1);
   CHECK(condition_types(job) ==
         std::vector<std::string>{"SuccessCriteriaMet=CompletionsReached", "Complete=CompletionsReached"});
-  for (const auto& p : w.list("", "pods")) CHECK(!ctrl::has_finalizer(p, kJobTrackingFinalizer));
+  for (const auto& p : w.list("", "pods")) CHECK(!ctrl::holds_finalizer(p, kJobTrackingFinalizer));
 }
 
 TEST_CASE("batch/v1 Job: activeDeadlineSeconds on the cluster's clock, its running pods deleted and counted failed") {
@@ -641,7 +641,7 @@ TEST_CASE("batch/v1 Job deleted: its pods lose the tracking finalizer (in the ba
     } else {
       REQUIRE(w.pod_names().count(pod));
       const auto p = w.get("", "pods", pod);
-      CHECK(!ctrl::has_finalizer(p, kJobTrackingFinalizer));
+      CHECK(!ctrl::holds_finalizer(p, kJobTrackingFinalizer));
       CHECK(!util::controller_ref(p));
       CHECK(at(p, "status.phase") == "Running");
     }
