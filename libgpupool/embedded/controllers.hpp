@@ -30,8 +30,10 @@
 // deletes them (the store's garbage collection).
 // A Deployment rolls out as kube-controller-manager's does (RollingUpdate paced by maxSurge and
 // maxUnavailable, Recreate, proportional scaling, pause, revisionHistoryLimit, progressDeadlineSeconds).
-// Simplifications (documented, deliberate): the restartPolicy ExitCode of Kubeflow replicas treats every failure as
-// permanent.
+// A Job is tracked as job_controller.go tracks it (controller_job.cpp: the tracking finalizer,
+// counts kept in its status, podFailurePolicy, successPolicy, backoffLimitPerIndex).
+// Simplifications (documented, deliberate): the restartPolicy ExitCode of Kubeflow replicas
+// treats every failure as permanent.
 #pragma once
 
 #include <boost/json.hpp>
