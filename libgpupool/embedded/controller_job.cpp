@@ -17,8 +17,10 @@
 
 #include <fmt/format.h>
 
+#include "common/join.hpp"
 #include "embedded/controllers_util.hpp"
 #include "embedded/store.hpp"
+#include "embedded/typecheck.hpp"
 #include "gpupool/job_backoff.hpp"
 
 namespace gpupool::embedded {
@@ -35,24 +37,18 @@ const json::object kEmpty;
 using Intervals = std::vector<std::pair<std::int64_t, std::int64_t>>;
 
 // parseIndexesFromString: "1,3-5" (a part that is no number is skipped; indexes past completions
-// end it).
+// end it). strconv.Atoi reads the numbers (go_parse_int).
 Intervals parse_indexes(std::string_view text, std::int64_t completions) {
   Intervals out;
-  auto number = [](std::string_view s) -> std::optional<std::int64_t> {
-    if (s.empty() || s.size() > 18 || !std::all_of(s.begin(), s.end(), ::isdigit)) return std::nullopt;
-    return std::stoll(std::string(s));
-  };
-  while (!text.empty()) {
-    const auto comma = text.find(',');
-    const std::string_view part = text.substr(0, comma);
-    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
-    const auto dash = part.find('-');
-    const auto first = number(part.substr(0, dash));
+  if (text.empty()) return out;
+  for (const auto part : text::split(text, ',')) {
+    const auto limits = text::split(part, '-');
+    const auto first = go_parse_int(limits[0]);
     if (!first) continue;
     if (*first >= completions) break;
     std::int64_t last = *first;
-    if (dash != std::string_view::npos) {
-      const auto l = number(part.substr(dash + 1));
+    if (limits.size() > 1) {
+      const auto l = go_parse_int(limits[1]);
       if (!l) continue;
       last = std::min(*l, completions - 1);
     }
@@ -111,17 +107,16 @@ std::string to_text(const Intervals& iv) {
 // no non-negative number.
 std::int64_t completion_index(const json::object& pod) {
   const auto ix = util::annotation(pod, "batch.kubernetes.io/job-completion-index");
-  if (!ix || ix->empty() || ix->size() > 9 || !std::all_of(ix->begin(), ix->end(), ::isdigit)) return -1;
-  return std::stoll(*ix);
+  const auto n = ix ? go_parse_int(*ix) : std::nullopt;  // strconv.Atoi
+  return n && *n >= 0 ? *n : -1;
 }
 
 // parseIndexFailureCountAnnotation / parseIndexFailureIgnoreCountAnnotation: an int32 annotation,
 // 0 when absent or no number in range.
 std::int64_t count_annotation(const json::object& pod, std::string_view key) {
   const auto v = util::annotation(pod, key);
-  if (!v || v->empty() || v->size() > 10 || !std::all_of(v->begin(), v->end(), ::isdigit)) return 0;
-  const std::int64_t n = std::stoll(*v);
-  return n > 2147483647 ? 0 : n;
+  const auto n = v ? go_parse_int(*v) : std::nullopt;  // parseInt32: strconv.Atoi, then the range
+  return n && *n >= 0 && *n <= 2147483647 ? *n : 0;
 }
 constexpr std::string_view kIndexFailures = "batch.kubernetes.io/job-index-failure-count";
 constexpr std::string_view kIndexIgnoredFailures = "batch.kubernetes.io/job-index-ignored-failure-count";

@@ -415,12 +415,10 @@ std::string index_interval(std::string_view text, std::int64_t completions, std:
         "separated by '-'",
         fields::q(text));
   // strconv.Atoi: an optional sign, then decimal digits, within int64.
-  const auto atoi = [](std::string_view d, std::int64_t& out) {
-    std::string_view digits = d;
-    if (!digits.empty() && (digits[0] == '+' || digits[0] == '-')) digits.remove_prefix(1);
-    if (digits.empty() || digits.size() > 18 || !std::all_of(digits.begin(), digits.end(), ::isdigit)) return false;
-    out = std::stoll(std::string(d));
-    return true;
+  const auto atoi = [](std::string_view d, std::int64_t& out) {  // strconv.Atoi
+    const auto n = go_parse_int(d);
+    if (n) out = *n;
+    return n.has_value();
   };
   if (!atoi(parts[0], x)) return fmt::format("cannot convert string to integer for index: {}", fields::q(parts[0]));
   if (x >= completions) return fmt::format("too large index: {}", fields::q(parts[0]));
