@@ -339,13 +339,7 @@ void object_meta_update_causes(const json::object& md, const json::object& old_m
     causes.push_back({"FieldValueInvalid",
                       fmt::format("Invalid value: {}: field is immutable", go_quote(str(md, "uid"))), "metadata.uid"});
   if (differs("deletionTimestamp")) {
-    std::string value = "\"null\"";
-    Clock::time_point at;
-    if (const std::string text = str(md, "deletionTimestamp"); !text.empty() && parse_rfc3339(text, at)) {
-      value = to_rfc3339(at);  // 2030-01-01T00:00:00Z -> 2030-01-01 00:00:00 +0000 UTC
-      value[value.find('T')] = ' ';
-      value.replace(value.size() - 1, 1, " +0000 UTC");
-    }
+    const std::string value = go_time_text(str(md, "deletionTimestamp")).value_or("\"null\"");
     causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: field is immutable", value),
                       "metadata.deletionTimestamp"});
   }

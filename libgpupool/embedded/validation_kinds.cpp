@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <ctime>
 #include <map>
 #include <optional>
 #include <regex>
@@ -491,19 +490,6 @@ std::string indexes_overlap(std::string_view completed, std::string_view failed,
   return "";
 }
 
-// A metav1.Time as the validation messages print it (time.Time's String, the server in UTC).
-std::string go_time(const std::string& rfc3339) {
-  const auto t = time_from_rfc3339(rfc3339);
-  if (!t) return rfc3339;
-  const std::time_t secs = std::chrono::system_clock::to_time_t(
-      std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::time_point(
-          std::chrono::duration_cast<std::chrono::system_clock::duration>(t->time_since_epoch()))));
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  return fmt::format("{:04}-{:02}-{:02} {:02}:{:02}:{:02} +0000 UTC", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
-                     tm.tm_hour, tm.tm_min, tm.tm_sec);
-}
-
 // %#v of a *batch.UncountedTerminatedPods (dereferenced).
 std::string go_uncounted(const json::object* u) {
   const auto list = [&](std::string_view key) {
@@ -520,6 +506,15 @@ std::string go_uncounted(const json::object* u) {
 }
 
 }  // namespace
+
+std::optional<std::string> go_time_text(const std::string& rfc3339) {
+  Clock::time_point at;
+  if (rfc3339.empty() || !parse_rfc3339(rfc3339, at)) return std::nullopt;
+  std::string value = to_rfc3339(at);  // 2030-01-01T00:00:00Z -> 2030-01-01 00:00:00 +0000 UTC
+  value[value.find('T')] = ' ';
+  value.replace(value.size() - 1, 1, " +0000 UTC");
+  return value;
+}
 
 void job_status_update_causes(const json::object& job, const json::object& old, std::vector<StatusCause>& causes) {
   fields::Errors e{causes};
@@ -605,14 +600,14 @@ void job_status_update_causes(const json::object& job, const json::object& old, 
   if ((complete_changed || failure_target_changed) && complete && failure_target)
     omitted("status.conditions", "cannot set Complete=True and FailureTarget=true conditions");
   if ((complete_changed || completion_changed) && has(st, "completionTime") && !complete)
-    e.invalid("status.completionTime", go_time(text(st, "completionTime")),
+    e.invalid("status.completionTime", go_time_text(text(st, "completionTime")).value_or(text(st, "completionTime")),
               "cannot set completionTime when there is no Complete=True condition");
   if ((complete_changed || completion_changed) && !has(st, "completionTime") && complete)
     e.required("status.completionTime", "completionTime is required for Complete jobs");
   if ((start_changed || completion_changed) && has(st, "startTime") && has(st, "completionTime")) {
     const auto s0 = time_from_rfc3339(text(st, "startTime")), c0 = time_from_rfc3339(text(st, "completionTime"));
     if (s0 && c0 && *c0 < *s0)
-      e.invalid("status.completionTime", go_time(text(st, "completionTime")),
+      e.invalid("status.completionTime", go_time_text(text(st, "completionTime")).value_or(text(st, "completionTime")),
                 "completionTime cannot be set before startTime");
   }
   if ((failed_changed || failed_indexes_changed) && failed && !failure_target)
@@ -667,7 +662,8 @@ void job_status_update_causes(const json::object& job, const json::object& old, 
   if (reject_decreasing_succeeded && count(st, "succeeded") < count(old_st, "succeeded"))
     e.invalid("status.succeeded", std::to_string(count(st, "succeeded")), "cannot decrease the succeeded counter");
   if (has(st, "completionTime") && has(old_st, "completionTime") && !same("completionTime"))
-    e.invalid("status.completionTime", go_time(text(st, "completionTime")), "completionTime cannot be mutated");
+    e.invalid("status.completionTime", go_time_text(text(st, "completionTime")).value_or(text(st, "completionTime")),
+              "completionTime cannot be mutated");
   if (start_changed && !resuming && has(old_st, "startTime") && !suspend)
     e.required("status.startTime", "startTime cannot be removed for unsuspended job");
   if (job_condition_true(old, "SuccessCriteriaMet") && !criteria)

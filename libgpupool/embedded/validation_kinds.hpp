@@ -36,6 +36,10 @@ struct GoIntOrString {
 /// Job's spec (fields named "spec.<field>").
 void job_spec_causes(const boost::json::object& spec, std::vector<StatusCause>& causes);
 
+/// A metav1.Time as field errors print it (time.Time's String, the server in UTC):
+/// "2030-01-01 00:00:00 +0000 UTC"; nullopt when `rfc3339` is empty or no time.
+std::optional<std::string> go_time_text(const std::string& rfc3339);
+
 /// ValidateJobStatusUpdate (batch/validation, v1.32) with the options jobStatusStrategy gives with
 /// JobManagedBy on: the counts, uncountedTerminatedPods, the conditions' and times' transitions,
 /// completedIndexes and failedIndexes, of `job` replacing `old` through the status subresource.
