@@ -28,6 +28,10 @@ std::vector<std::string> dns1123_subdomain_errors(std::string_view value);
 bool is_dns1123_subdomain(std::string_view value) noexcept;
 void validate_dns1123_subdomain(std::string_view value, std::string_view field);
 
+/// Wildcard DNS-1123 subdomain ("*.example.com": "*." then a DNS-1123 subdomain, at most 253
+/// characters in all): an Ingress rule's or TLS entry's wildcard host.
+std::vector<std::string> wildcard_dns1123_subdomain_errors(std::string_view value);
+
 /// DNS-1035 label: like a DNS-1123 label but must start with a letter (Service names).
 std::vector<std::string> dns1035_label_errors(std::string_view value);
 bool is_dns1035_label(std::string_view value) noexcept;

@@ -22,7 +22,7 @@ using Path = std::vector<std::string>;  // fieldsV1 keys: "f:spec", "k:{\"name\"
 bool typed(const ResourceType& t) {
   // Built-in kinds have a schema (keyed lists); custom resources are deduced: lists atomic.
   return t.group.empty() || t.group == "apps" || t.group == "batch" || t.group == "storage.k8s.io" ||
-         t.group == "events.k8s.io" || t.group == "node.k8s.io";
+         t.group == "events.k8s.io" || t.group == "node.k8s.io" || t.group == "networking.k8s.io";
 }
 
 std::string last_segment(const std::string& dotted) {

@@ -128,6 +128,12 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r, const std::functi
                         fmt::format("Invalid value: {}: field is immutable",
                                     go_label_selector(object_at(given, {"spec", "selector"}))),
                         "spec.selector"});
+  } else if (t.group == "networking.k8s.io" && t.resource == "ingressclasses") {
+    // validateIngressClassSpecUpdate: ValidateImmutableField(spec.controller) (a string: quoted).
+    const std::string now = string_of(object_at(given, {"spec"}), "controller");
+    if (string_of(object_at(old, {"spec"}), "controller") != now)
+      causes.push_back(
+          {"FieldValueInvalid", fmt::format("Invalid value: {}: field is immutable", quoted(now)), "spec.controller"});
   } else if (t.group == "node.k8s.io" && t.resource == "runtimeclasses") {
     // ValidateRuntimeClassUpdate: ValidateImmutableField(handler) (a string: shown quoted).
     if (string_of(&old, "handler") != string_of(&given, "handler"))

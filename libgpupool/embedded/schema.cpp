@@ -1159,15 +1159,24 @@ const json::object& resolved(const Doc& d, const json::object& p) {
 // integer or boolean, {} (itself filled) for a struct. A template's ownerReferences item
 // {"controller": false} is stored with apiVersion, kind, name and uid "", a preferred node
 // affinity term {"weight": 1} with "preference": {}. Pointers, lists and maps (null in Go) and
-// the special strings (quantities, int-or-string, times) are left out.
-void fill_required(const Doc& d, const json::object& s, json::object& o, int depth) {
+// the special strings (quantities, int-or-string, times) are left out. `component`: the struct's
+// (its Node's go_fields say which required fields are pointers, such as an Ingress path's
+// pathType: nil in Go, so left out too).
+void fill_required(const Doc& d, const json::object& s, std::string_view component, json::object& o, int depth) {
   if (depth > 32) return;
   const json::value* pv = s.if_contains("properties");
   if (!pv || !pv->is_object()) return;
   const json::object& props = pv->as_object();
+  const auto node = d.by_name.find(component);
+  const Node* n = node == d.by_name.end() ? nullptr : node->second;
+  auto pointer = [&](std::string_view field) {
+    if (!n) return false;
+    const auto g = n->go_fields.find(field);
+    return g != n->go_fields.end() && g->second.pointer;
+  };
   if (const auto* req = s.if_contains("required"); req && req->is_array())
     for (const auto& r : req->as_array()) {
-      if (!r.is_string() || o.contains(r.as_string())) continue;
+      if (!r.is_string() || o.contains(r.as_string()) || pointer(r.as_string())) continue;
       const json::value* p = props.if_contains(r.as_string());
       if (!p || !p->is_object()) continue;
       const json::object& po = p->as_object();
@@ -1191,7 +1200,7 @@ void fill_required(const Doc& d, const json::object& s, json::object& o, int dep
     if (!p || !p->is_object()) continue;
     const json::object& ps = resolved(d, p->as_object());
     if (v.is_object() && ps.contains("properties")) {
-      fill_required(d, ps, v.as_object(), depth + 1);
+      fill_required(d, ps, Doc::ref_of(p->as_object()), v.as_object(), depth + 1);
       continue;
     }
     // A list's items or a map's values.
@@ -1201,12 +1210,13 @@ void fill_required(const Doc& d, const json::object& s, json::object& o, int dep
     if (!elem || !elem->is_object()) continue;
     const json::object& es = resolved(d, elem->as_object());
     if (!es.contains("properties")) continue;
+    const std::string_view elem_component = Doc::ref_of(elem->as_object());
     if (v.is_array()) {
       for (auto& e : v.as_array())
-        if (e.is_object()) fill_required(d, es, e.as_object(), depth + 1);
+        if (e.is_object()) fill_required(d, es, elem_component, e.as_object(), depth + 1);
     } else {
       for (auto& kv : v.as_object())
-        if (kv.value().is_object()) fill_required(d, es, kv.value().as_object(), depth + 1);
+        if (kv.value().is_object()) fill_required(d, es, elem_component, kv.value().as_object(), depth + 1);
     }
   }
 }
@@ -1220,7 +1230,7 @@ void add_required_zeros(std::string_view group, std::string_view version, std::s
     const json::value* p = props->if_contains(name);
     if (!p || !p->is_object() || !v.is_object()) continue;
     const json::object& ps = resolved(*d, p->as_object());
-    if (ps.contains("properties")) fill_required(*d, ps, v.as_object(), 1);
+    if (ps.contains("properties")) fill_required(*d, ps, Doc::ref_of(p->as_object()), v.as_object(), 1);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 #include <boost/json/serialize.hpp>
@@ -388,6 +389,52 @@ json::array service_row(const json::value& o, Clock::time_point now) {
           sel.empty() ? "<none>" : text::join(sel, ",")};
 }
 
+// printIngress: CLASS (<none>), HOSTS (formatHosts: the first three set, "*" when none, then
+// "+ N more..." counting every rule past three), ADDRESS (ingressLoadBalancerStatusStringer: the
+// sorted set of IPs, else hostnames), PORTS (formatPorts: 80, or 80, 443 with
+// TLS).
+json::array ingress_row(const json::value& o, Clock::time_point now) {
+  std::vector<std::string> hosts;
+  bool more = false;
+  std::size_t rules = 0;
+  if (const auto* rs = value_at(o, {"spec", "rules"}); rs && rs->is_array())
+    for (const auto& r : rs->as_array()) {
+      ++rules;
+      if (hosts.size() == 3) more = true;
+      if (!more && !s(r, {"host"}).empty()) hosts.push_back(s(r, {"host"}));
+    }
+  std::string host_text = hosts.empty() ? "*" : text::join(hosts, ",");
+  if (!hosts.empty() && more) host_text += fmt::format(" + {} more...", rules - 3);
+  std::set<std::string> addresses;
+  if (const auto* lb = value_at(o, {"status", "loadBalancer", "ingress"}); lb && lb->is_array())
+    for (const auto& i : lb->as_array()) {
+      if (!s(i, {"ip"}).empty())
+        addresses.insert(s(i, {"ip"}));
+      else if (!s(i, {"hostname"}).empty())
+        addresses.insert(s(i, {"hostname"}));
+    }
+  // (Not clipped: the server's table is printed wide.)
+  const std::string address = text::join(std::vector<std::string>(addresses.begin(), addresses.end()), ",");
+  const auto* tls = value_at(o, {"spec", "tls"});
+  return {s(o, {"metadata", "name"}),
+          s(o, {"spec", "ingressClassName"}, "<none>"),
+          host_text,
+          address,
+          tls && tls->is_array() && !tls->as_array().empty() ? "80, 443" : "80",
+          age(o, now)};
+}
+
+// printIngressClass: PARAMETERS kind[.apiGroup]/name, <none> without parameters.
+json::array ingress_class_row(const json::value& o, Clock::time_point now) {
+  std::string params = "<none>";
+  if (const auto* p = value_at(o, {"spec", "parameters"}); p && p->is_object()) {
+    params = s(*p, {"kind"});
+    if (const auto* g = value_at(*p, {"apiGroup"}); g && g->is_string()) params += "." + std::string(g->as_string());
+    params += "/" + s(*p, {"name"});
+  }
+  return {s(o, {"metadata", "name"}), s(o, {"spec", "controller"}), params, age(o, now)};
+}
+
 // printEvent (always wide, as the server prints): LAST SEEN and FIRST SEEN from the legacy
 // timestamps, else the event time (a series: its last observation and count), the object as
 // kind/name, SUBOBJECT the field path, SOURCE component and host (else the reporting controller
@@ -538,6 +585,21 @@ json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<c
     row = [](const json::value& o, Clock::time_point now) -> json::array {
       return {s(o, {"metadata", "name"}), s(o, {"spec", "holderIdentity"}), age(o, now)};
     };
+  } else if (t.group == "networking.k8s.io" && t.resource == "networkpolicies") {
+    cols = {{"Name", "string", 0, "name"}, {"Pod-Selector", "string", 0}, {"Age", "string", 0}};  // printNetworkPolicy
+    row = [](const json::value& o, Clock::time_point now) -> json::array {
+      const json::value* sel = value_at(o, {"spec", "podSelector"});
+      static const json::value kEmpty = json::object{};  // a struct: never nil
+      return {s(o, {"metadata", "name"}), selector_text(sel ? sel : &kEmpty), age(o, now)};
+    };
+  } else if (t.group == "networking.k8s.io" && t.resource == "ingresses") {
+    cols = {{"Name", "string", 0, "name"}, {"Class", "string", 0}, {"Hosts", "string", 0},
+            {"Address", "string", 0},      {"Ports", "string", 0}, {"Age", "string", 0}};
+    row = ingress_row;
+  } else if (t.group == "networking.k8s.io" && t.resource == "ingressclasses") {
+    cols = {
+        {"Name", "string", 0, "name"}, {"Controller", "string", 0}, {"Parameters", "string", 0}, {"Age", "string", 0}};
+    row = ingress_class_row;
   } else if (t.group == "node.k8s.io" && t.resource == "runtimeclasses") {
     cols = {{"Name", "string", 0, "name"}, {"Handler", "string", 0}, {"Age", "string", 0}};  // printRuntimeClass
     row = [](const json::value& o, Clock::time_point now) -> json::array {

@@ -9,6 +9,7 @@
 #include "embedded/schema.hpp"
 #include "embedded/validation_fields.hpp"
 #include "embedded/validation_kinds.hpp"
+#include "embedded/validation_networking.hpp"
 #include "embedded/warnings.hpp"
 
 #include <algorithm>
@@ -108,6 +109,16 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version) {
   auto rc = typed("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", "runtimeclass", false, {});
   rc.has_status = false;
   out.push_back(std::move(rc));
+  // networking.k8s.io/v1 NetworkPolicy, Ingress (with ingresses/status) and IngressClass: defaulted
+  // and validated (embedded/validation_networking), acted on by no controller (a cluster's network
+  // plugin and ingress controller do; kube-controller-manager has none for them).
+  auto netpol = typed("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", "networkpolicy", true, {"netpol"});
+  netpol.has_status = false;
+  out.push_back(std::move(netpol));
+  out.push_back(typed("networking.k8s.io", "v1", "ingresses", "Ingress", "ingress", true, {"ing"}));
+  auto ingress_class = typed("networking.k8s.io", "v1", "ingressclasses", "IngressClass", "ingressclass", false, {});
+  ingress_class.has_status = false;
+  out.push_back(std::move(ingress_class));
   // coordination.k8s.io/v1 Lease (leader election, node heartbeats): stored and validated only.
   auto lease = typed("coordination.k8s.io", "v1", "leases", "Lease", "lease", true, {});
   lease.has_status = false;
@@ -1161,6 +1172,8 @@ void builtin_defaults(AdmissionRequest& r) {
       default_statefulset(obj);
     } else if (t.group == "apps" && t.resource == "controllerrevisions") {
       set_default(obj, "revision", 0);  // an int64 without omitempty
+    } else if (is_networking_kind(t)) {
+      default_networking(t, obj);
     } else if (core && t.resource == "services") {
       default_service(obj);  // SetObjectDefaults_Service
     } else if (t.group == "batch" && t.resource == "jobs") {
@@ -1939,9 +1952,18 @@ Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p
     // ValidateObjectMetaUpdate and the spec (then a StatefulSet's unchangeable fields), no
     // ValidateObjectMeta.
     add(update_meta, spec, immutable);
-  } else if (core && res == "pods") {
-    // ValidatePodUpdate: ValidateObjectMetaUpdate, then validatePodMetadataAndSpec.
+  } else if ((core && res == "pods") || (t.group == "networking.k8s.io" && res == "ingresses")) {
+    // ValidatePodUpdate: ValidateObjectMetaUpdate, then validatePodMetadataAndSpec;
+    // ValidateIngressUpdate: ValidateObjectMetaUpdate, then validateIngress (metadata, spec).
     add(update_meta, meta, spec, immutable);
+  } else if (t.group == "networking.k8s.io" && res == "networkpolicies") {
+    // The strategy's ValidateUpdate: ValidateNetworkPolicy (metadata, spec), then
+    // ValidateNetworkPolicyUpdate (ValidateObjectMetaUpdate, the spec again).
+    add(meta, spec, update_meta, spec, immutable);
+  } else if (t.group == "networking.k8s.io" && res == "ingressclasses") {
+    // ValidateIngressClassUpdate: ValidateObjectMetaUpdate, the immutable controller, then
+    // ValidateIngressClass (metadata, spec).
+    add(update_meta, immutable, meta, spec);
   } else if (core && res == "services") {
     // ValidateServiceUpdate: metadata, its own rules, then ValidateService.
     add(update_meta, service_update, meta, spec, immutable);
@@ -1976,8 +1998,13 @@ void builtin_validation(AdmissionRequest& r) {
   if (!w) return;
   auto& [obj, t, name, create, core] = *w;
   const auto& md = obj["metadata"].as_object();
-  // The kinds whose validation is core/validation's ValidateObjectMeta (validateKubeFinalizerName).
-  const bool kube = core || t.group == "apps" || t.group == "batch";
+  // The kinds whose validation is core/validation's ValidateObjectMeta and ValidateObjectMetaUpdate
+  // (validateKubeFinalizerName): core, apps, batch, and the groups whose validation.go calls them
+  // (networking, scheduling, storage, rbac, discovery); node.k8s.io, coordination.k8s.io,
+  // policy and apiextensions use apimachinery's, which leaves finalizer names to any form.
+  const bool kube = core || t.group == "apps" || t.group == "batch" || t.group == "networking.k8s.io" ||
+                    t.group == "scheduling.k8s.io" || t.group == "storage.k8s.io" ||
+                    t.group == "rbac.authorization.k8s.io" || t.group == "discovery.k8s.io";
   // The strategy's metadata rules (ValidateObjectMeta): on create, a missing name is one error
   // among the object's others.
   CauseParts parts;
@@ -2094,6 +2121,8 @@ void builtin_validation(AdmissionRequest& r) {
                           "spec.leaseTransitions"});
     } else if (t.group == "node.k8s.io" && t.resource == "runtimeclasses") {
       validate_runtime_class(obj, causes);
+    } else if (is_networking_kind(t)) {
+      networking_causes(t, obj, create ? nullptr : r.old_object, causes);
     } else if (core && t.resource == "services") {
       // ValidateServiceUpdate's rules, then ValidateService (embedded/validation_service.cpp).
       if (!create && r.old_object) validate_service_update(obj, *r.old_object, parts.service_update);
@@ -2143,6 +2172,8 @@ void builtin_validation(AdmissionRequest& r) {
   if (r.subresource.empty() && !create && r.old_object) validate_kind_update(t, obj, *r.old_object, causes);
   if (r.subresource == "status" && t.group == "batch" && t.resource == "jobs" && r.old_object)
     job_status_update_causes(obj, *r.old_object, causes);  // ValidateJobUpdateStatus's status rules
+  if (r.subresource == "status" && t.group == "networking.k8s.io" && t.resource == "ingresses")
+    ingress_status_causes(obj, causes);  // ValidateIngressStatusUpdate's status rules
   if (r.subresource == "status" && t.group == "apps" && t.resource == "daemonsets" && r.old_object) {
     // ValidateDaemonSetStatusUpdate: validateDaemonSetStatus's counts, then collisionCount, which
     // may not go down (IsDecremented: nor be unset once set).
@@ -2222,6 +2253,8 @@ void builtin_validation(AdmissionRequest& r) {
       w = service_warnings(obj);  // svcStrategy's WarningsOnCreate / WarningsOnUpdate
     } else if (t.group == "node.k8s.io" && t.resource == "runtimeclasses") {
       w = runtime_class_warnings(obj);  // runtimeclass/strategy.go WarningsOnCreate / WarningsOnUpdate
+    } else if (t.group == "networking.k8s.io" && t.resource == "ingresses" && create) {
+      w = ingress_warnings(obj);  // ingressStrategy.WarningsOnCreate (WarningsOnUpdate: none)
     } else if (core && t.resource == "serviceaccounts") {
       // serviceaccount/strategy.go warnIfHasEnforceMountableSecretsAnnotation: when a write sets
       // the annotation the ServiceAccount admission plugin still honours (not when it was there).

@@ -84,9 +84,10 @@ void validate_labels_and_annotations(const boost::json::object& meta, const std:
 void pvc_spec_causes(const boost::json::object& spec, const std::string& prefix, std::vector<StatusCause>& causes,
                      bool allow_invalid_api_group = false);
 
-/// unversionedvalidation.ValidateLabelSelector on `selector` at `field`. (embedded/validation_pod.cpp)
+/// unversionedvalidation.ValidateLabelSelector on `selector` at `field`; `allow_invalid_values`: its
+/// AllowInvalidLabelValueInSelector option. (embedded/validation_pod.cpp)
 void validate_label_selector(const boost::json::object& selector, const std::string& field,
-                             std::vector<StatusCause>& causes);
+                             std::vector<StatusCause>& causes, bool allow_invalid_values = false);
 
 /// ValidateResourceQuantityValue on resource `name`'s quantity `value` at `field`: not negative, and
 /// a whole number for the integer resources. (embedded/validation_pod.cpp)

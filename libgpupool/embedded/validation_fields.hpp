@@ -103,4 +103,7 @@ struct Errors {
   }
 };
 
+// validation.IsValidPortNum's message (a port number outside 1..65535).
+inline constexpr std::string_view kPortRange = "must be between 1 and 65535, inclusive";
+
 }  // namespace gpupool::embedded::fields

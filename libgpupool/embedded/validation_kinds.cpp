@@ -672,6 +672,23 @@ void job_status_update_causes(const json::object& job, const json::object& old, 
     omitted("status.conditions", "cannot set SuccessCriteriaMet=True for Job already has Complete=true conditions");
 }
 
+void domain_prefixed_path(const std::string& f, const std::string& value, std::vector<StatusCause>& causes) {
+  fields::Errors e{causes};
+  const auto slash = value.find('/');
+  if (value.empty()) {
+    e.required(f);
+  } else if (slash == std::string::npos || slash == 0 || slash + 1 == value.size()) {
+    e.invalid(f, go_quote(value), "must be a domain-prefixed path (such as \"acme.io/foo\")");
+  } else {
+    const std::string host = value.substr(0, slash), path = value.substr(slash + 1);
+    e.invalid(f, host, dns1123_subdomain_errors(host));
+    static constexpr std::string_view kPath = "[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+";  // httpPathFmt
+    if (path.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/-._~%!$&'()*+,;=:") !=
+        std::string::npos)
+      e.invalid(f, go_quote(path), fmt::format("Invalid path (regex used for validation is '{}')", kPath));
+  }
+}
+
 void job_spec_causes(const json::object& spec, std::vector<StatusCause>& causes) {
   // validateJobSpec's order: the counts, activeDeadlineSeconds, backoffLimit, the TTL, then the rest.
   for (const char* k :
@@ -691,22 +708,9 @@ void job_spec_causes(const json::object& spec, std::vector<StatusCause>& causes)
   // managedBy (the JobManagedBy gate is on in v1.32): IsDomainPrefixedPath, at most 63 bytes.
   if (fields::present(spec, "managedBy")) {
     const std::string by = fields::string_at(spec, "managedBy");
-    const std::string f = "spec.managedBy";
-    fields::Errors e{causes};
-    const auto slash = by.find('/');
-    if (by.empty()) {
-      e.required(f);
-    } else if (slash == std::string::npos || slash == 0 || slash + 1 == by.size()) {
-      e.invalid(f, go_quote(by), "must be a domain-prefixed path (such as \"acme.io/foo\")");
-    } else {
-      const std::string host = by.substr(0, slash), path = by.substr(slash + 1);
-      e.invalid(f, host, dns1123_subdomain_errors(host));
-      static constexpr std::string_view kPath = "[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+";  // httpPathFmt
-      if (path.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/-._~%!$&'()*+,;=:") !=
-          std::string::npos)
-        e.invalid(f, go_quote(path), fmt::format("Invalid path (regex used for validation is '{}')", kPath));
-    }
-    if (by.size() > 63) causes.push_back({"FieldValueTooLong", "Too long: may not be more than 63 bytes", f});
+    domain_prefixed_path("spec.managedBy", by, causes);
+    if (by.size() > 63)
+      causes.push_back({"FieldValueTooLong", "Too long: may not be more than 63 bytes", "spec.managedBy"});
   }
   const json::value* modev = spec.if_contains("completionMode");
   const std::string mode = modev && modev->is_string() ? std::string(modev->as_string()) : "";

@@ -18,6 +18,10 @@
 
 namespace gpupool::embedded {
 
+/// validation.IsDomainPrefixedPath on `value` at `f` ("acme.io/foo": a DNS subdomain, '/', an HTTP
+/// path): a Job's managedBy, an IngressClass's controller.
+void domain_prefixed_path(const std::string& f, const std::string& value, std::vector<StatusCause>& causes);
+
 /// An intstr.IntOrString as decoded from JSON: a string is Type 1 (String), a number Type 0 (Int).
 struct GoIntOrString {
   bool is_string = false;

@@ -51,7 +51,6 @@ std::optional<Quantity> quantity_of(const json::value& v) {
 
 constexpr std::int64_t kMaxInt32 = 2147483647;
 const char* const kRangeError = "must be between 0 and 2147483647, inclusive";  // IsValidUserID / IsValidGroupID
-const char* const kPortRange = "must be between 1 and 65535, inclusive";        // IsValidPortNum
 const char* const kFileMode = "must be a number between 0 and 0777 (octal), both inclusive";
 
 // A Go pointer field as %#v prints it: `(*T)(nil)`, or with an address (which differs on every
@@ -1294,7 +1293,9 @@ void dns_config(Errors& e, const json::object& spec, const std::string& prefix) 
 }
 
 // ValidateLabelSelector (matchLabels, then each requirement).
-void label_selector(Errors& e, const json::object& sel, const std::string& f) {
+// unversionedvalidation.ValidateLabelSelector; `allow_invalid_values`: its
+// AllowInvalidLabelValueInSelector option (the expressions' values are not checked).
+void label_selector(Errors& e, const json::object& sel, const std::string& f, bool allow_invalid_values = false) {
   if (const json::object* ml = object_at(sel, "matchLabels"))
     for (const auto& [k, v] : *ml) {
       e.invalid(f + ".matchLabels", std::string(k), qualified_name_errors(k));
@@ -1317,7 +1318,7 @@ void label_selector(Errors& e, const json::object& sel, const std::string& f) {
     }
     const std::string key = string_at(r, "key");
     e.invalid(rf + ".key", key, qualified_name_errors(key));
-    for (std::size_t j = 0; j < n; ++j) {
+    for (std::size_t j = 0; j < n && !allow_invalid_values; ++j) {
       const std::string val = (*values)[j].is_string() ? std::string((*values)[j].as_string()) : "";
       e.invalid(fmt::format("{}.values[{}]", rf, j), val, label_value_errors(val));
     }
@@ -1870,9 +1871,10 @@ void validate_resource_quantity_value(const std::string& name, const json::value
   resource_quantity(e, name, value, field);
 }
 
-void validate_label_selector(const json::object& selector, const std::string& field, Causes& causes) {
+void validate_label_selector(const json::object& selector, const std::string& field, Causes& causes,
+                             bool allow_invalid_values) {
   Errors e{causes};
-  label_selector(e, selector, field);
+  label_selector(e, selector, field, allow_invalid_values);
 }
 
 // The pod strategy's applyAppArmorVersionSkew (not for Windows pods): a container whose AppArmor

@@ -47,7 +47,6 @@ json::object& obj_at(json::object& o, std::string_view key) {
   return v.as_object();
 }
 
-constexpr const char* kPortRange = "must be between 1 and 65535, inclusive";  // IsValidPortNum
 constexpr const char* kOnlyLoadBalancer = "may only be used when `type` is 'LoadBalancer'";
 constexpr std::int64_t kNodePortBase = 30000, kNodePortSize = 2768;  // --service-node-port-range 30000-32767
 

@@ -119,6 +119,18 @@ void validate_dns1123_subdomain(std::string_view value, std::string_view field) 
   if (!is_dns1123_subdomain(value)) throw_if(dns1123_subdomain_errors(value), value, field);
 }
 
+std::vector<std::string> wildcard_dns1123_subdomain_errors(std::string_view value) {
+  // IsWildcardDNS1123Subdomain: the length, then wildcardDNS1123SubdomainFmt.
+  std::vector<std::string> errs;
+  if (value.size() > kSubdomainMax) errs.push_back(max_len_error(kSubdomainMax));
+  if (value.substr(0, 2) != "*." || !matches_subdomain(value.substr(2)))
+    errs.push_back(regex_error(
+        "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist "
+        "of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character",
+        std::string("\\*\\.") + std::string(kDns1123SubdomainFmt), {"*.example.com"}));
+  return errs;
+}
+
 std::vector<std::string> dns1035_label_errors(std::string_view value) {
   std::vector<std::string> errs;
   if (value.size() > kLabelMax) errs.push_back(max_len_error(kLabelMax));

@@ -3788,6 +3788,192 @@ SCENARIOS["runtimeclass"] = [
     (["delete", "runtimeclass"] + RTC_NAMES, None),
 ]
 
+# networking.k8s.io/v1 NetworkPolicy, Ingress and IngressClass (served since session 30): discovery,
+# the scheme defaults (a policy's policyTypes and port protocol, a class's parameters scope),
+# ValidateNetworkPolicy / ValidateIngressCreate / ValidateIngressClass's refusals (ports, peers,
+# ipBlocks, policyTypes; rules, paths and backends, hosts, TLS, the class annotation; a class's
+# controller and parameters), the update rules (a policy's spec errors twice, an Ingress's
+# relaxed options, a class's immutable controller), the ingress.class warning, the status
+# subresource's address rules, the tables, describe, explain and server-side apply.
+def _netpol(name, **spec):
+    return json.dumps({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {"name": name},
+                       "spec": dict({"podSelector": {}}, **spec)})
+
+
+def _ing(name, annotations=None, **spec):
+    meta = {"name": name}
+    if annotations:
+        meta["annotations"] = annotations
+    return json.dumps({"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": meta, "spec": spec})
+
+
+def _ing_path(path="/", path_type="Prefix", backend=None):
+    p = {"path": path, "backend": backend if backend is not None else
+         {"service": {"name": "tensorboard", "port": {"number": 6006}}}}
+    if path_type is not None:
+        p["pathType"] = path_type
+    return p
+
+
+def _ing_rule(host=None, *paths):
+    r = {"http": {"paths": list(paths) or [_ing_path()]}}
+    if host is not None:
+        r["host"] = host
+    return r
+
+
+def _ingclass(name, **spec):
+    return json.dumps({"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass", "metadata": {"name": name},
+                       "spec": dict({"controller": "example.com/ingress"}, **spec)})
+
+
+INGCLASS_NAMES = ["ingc-fid-nginx", "ingc-fid-ns", "ingc-fid-plain"]
+SCENARIOS["networking"] = [
+    (["api-resources", "-o", "wide", "--api-group=networking.k8s.io"], None),
+    # NetworkPolicy: the defaults, then each of ValidateNetworkPolicySpec's refusals.
+    (["create", "-f", "-", "-o", "json"],
+     _netpol("np-train", podSelector={"matchLabels": {"app": "train"}},
+             ingress=[{"from": [{"podSelector": {}}, {"ipBlock": {"cidr": "10.0.0.0/8", "except": ["10.1.0.0/16"]}}],
+                       "ports": [{"port": 8080}, {"port": "http", "protocol": "UDP"}, {"port": 9000, "endPort": 9100}]}])),
+    (["create", "-f", "-", "-o", "jsonpath={.spec.policyTypes}{\"\\n\"}"],
+     _netpol("np-egress", egress=[{"to": [{"namespaceSelector": {"matchLabels": {"team": "a"}}}]}])),
+    (["create", "-f", "-", "-o", "jsonpath={.spec.policyTypes}{\"\\n\"}"],
+     _netpol("np-deny", policyTypes=["Egress"])),
+    (["create", "-f", "-"], _netpol("np-bad", ingress=[{"ports": [
+        {"protocol": "ICMP"}, {"port": 0}, {"port": 70000, "endPort": 80}, {"port": "http", "endPort": 90},
+        {"endPort": 91}, {"port": "Bad_Name"}, {"port": "toolongportname"}]}])),
+    (["create", "-f", "-"], _netpol("np-bad", ingress=[{"from": [
+        {}, {"ipBlock": {"cidr": "10.0.0.0/8"}, "podSelector": {}}, {"ipBlock": {"cidr": ""}},
+        {"ipBlock": {"cidr": "10.0.0.0/33"}},
+        {"ipBlock": {"cidr": "10.0.0.0/16", "except": ["10.1.0.0/24", "10.0.0.0/16", "10.0.0.0/8", "bad", "10.0.1.0/24"]}},
+        {"ipBlock": {"cidr": "fd00::/64", "except": ["10.0.0.0/24", "fd00::/80"]}},
+        {"namespaceSelector": {"matchExpressions": [{"key": "a", "operator": "In"}]}}]}])),
+    (["create", "-f", "-"], _netpol("np-bad", egress=[{"to": [{"podSelector": {"matchLabels": {"bad key!": "v"}}}],
+                                                       "ports": [{"port": 53, "protocol": "udp"}]}],
+                                    policyTypes=["Ingress", "Egress", "Ingress"])),
+    (["create", "-f", "-"], _netpol("np-bad", policyTypes=["Ingress", "Sideways"],
+                                    podSelector={"matchLabels": {"app": "bad value!"}})),
+    (["get", "networkpolicy"], None),
+    (["get", "netpol", "np-train", "-o", "wide"], None),
+    (["describe", "networkpolicy", "np-train"], None),
+    (["patch", "networkpolicy", "np-deny", "--type=merge", "-p",
+      '{"spec":{"ingress":[{"ports":[{"port":0}]}]}}'], None),
+    (["patch", "networkpolicy", "np-deny", "--type=merge", "-p",
+      '{"spec":{"ingress":[{"ports":[{"port":443}]}]}}', "-o", "jsonpath={.metadata.generation} {.spec}{\"\\n\"}"],
+     None),
+    (["replace", "--raw", "/apis/networking.k8s.io/v1/namespaces/NS/networkpolicies/np-egress", "-f", "-"],
+     _netpol("np-egress").replace('"metadata": {', '"metadata": {"namespace": "NAMESPACE", ')),
+    (["replace", "--raw", "/apis/networking.k8s.io/v1/namespaces/NS/networkpolicies/np-none", "-f", "-"],
+     _netpol("np-none").replace('"metadata": {', '"metadata": {"namespace": "NAMESPACE", ')),
+    (["apply", "--server-side", "--field-manager=fid", "-f", "-", "-o", "jsonpath={.spec}{\"\\n\"}"],
+     _netpol("np-ssa", ingress=[{"ports": [{"port": 80}]}])),
+    (["apply", "--server-side", "--field-manager=fid", "-f", "-", "-o", "jsonpath={.spec}{\"\\n\"}"],
+     _netpol("np-ssa", ingress=[{"ports": [{"port": 81}]}], egress=[{}])),
+    (["explain", "networkpolicy.spec.ingress.ports"], None),
+    # IngressClass.
+    (["create", "-f", "-", "-o", "json"],
+     _ingclass("ingc-fid-nginx", controller="k8s.io/ingress-nginx",
+               parameters={"apiGroup": "k8s.example.com", "kind": "IngressParameters", "name": "p"})),
+    (["create", "-f", "-", "-o", "jsonpath={.spec.parameters}{\"\\n\"}"],
+     _ingclass("ingc-fid-ns", parameters={"kind": "ConfigMap", "name": "cfg", "scope": "Namespace",
+                                          "namespace": "ingress"})),
+    (["create", "-f", "-"], _ingclass("ingc-fid-plain")),
+    (["create", "-f", "-"], _ingclass("ingc-fid-bad", controller="")),
+    (["create", "-f", "-"], _ingclass("ingc-fid-bad", controller="nginx")),
+    (["create", "-f", "-"], _ingclass("ingc-fid-bad", controller="Bad_Host/x y")),
+    (["create", "-f", "-"], _ingclass("ingc-fid-bad", controller="example.com/" + "c" * 250)),
+    (["create", "-f", "-"], _ingclass("ingc-fid-bad", parameters={"kind": "", "name": "a/b", "apiGroup": "Bad_Group",
+                                                                  "scope": "Namespace"})),
+    (["create", "-f", "-"], _ingclass("ingc-fid-bad", parameters={"kind": "..", "name": "n", "scope": "Cluster",
+                                                                  "namespace": "x"})),
+    (["create", "-f", "-"], _ingclass("ingc-fid-bad", parameters={"kind": "K", "name": "n", "scope": "Global"})),
+    (["create", "-f", "-"], _ingclass("ingc-fid-bad", parameters={"kind": "K", "name": "n", "scope": "Namespace",
+                                                                  "namespace": "Bad.NS"})),
+    (["get", "ingressclass"] + INGCLASS_NAMES, None),
+    (["patch", "ingressclass", "ingc-fid-plain", "--type=merge", "-p", '{"spec":{"controller":"example.com/other"}}'],
+     None),
+    (["patch", "ingressclass", "ingc-fid-plain", "--type=merge", "-p", '{"spec":{"controller":"bad"}}'], None),
+    # Ingress.
+    (["create", "-f", "-", "-o", "json"],
+     _ing("ing-tb", ingressClassName="ingc-fid-nginx", tls=[{"hosts": ["tb.example.com"], "secretName": "tb-tls"}],
+          rules=[_ing_rule("tb.example.com", _ing_path("/tb"), _ing_path("/exact", "Exact")),
+                 _ing_rule("*.example.com"), _ing_rule(None, _ing_path("", "ImplementationSpecific"))])),
+    (["create", "-f", "-", "-o", "name"],
+     _ing("ing-annotated", {"kubernetes.io/ingress.class": "nginx"},
+          defaultBackend={"resource": {"apiGroup": "k8s.example.com", "kind": "StorageBucket", "name": "static"}})),
+    (["create", "-f", "-"], _ing("ing-bad", {"kubernetes.io/ingress.class": "nginx"}, ingressClassName="other",
+                                 defaultBackend={"service": {"name": "s", "port": {"name": "http"}}})),
+    (["create", "-f", "-"], _ing("ing-bad")),
+    (["create", "-f", "-"], _ing("ing-bad", rules=[])),
+    (["create", "-f", "-"], _ing("ing-bad", ingressClassName="Bad_Class", rules=[_ing_rule(None, 
+        _ing_path("/a", None), _ing_path("a", "Exact"), _ing_path("/a//b/./c/..", "Prefix"),
+        _ing_path("/x%2f", "Prefix"), _ing_path("rel", "ImplementationSpecific"), _ing_path("/", "Regex"))])),
+    (["create", "-f", "-"], _ing("ing-bad", rules=[_ing_rule(None,
+        _ing_path(backend={}),
+        _ing_path(backend={"service": {"name": "s", "port": {"number": 80}}, "resource": {"kind": "K", "name": "n"}}),
+        _ing_path(backend={"service": {"name": "s"}}),
+        _ing_path(backend={"service": {"name": "s", "port": {"name": "http", "number": 80}}}),
+        _ing_path(backend={"service": {"name": "9svc", "port": {"number": 70000}}}),
+        _ing_path(backend={"service": {"name": "", "port": {"name": "Bad_Port"}}}),
+        _ing_path(backend={"resource": {"apiGroup": "Bad", "kind": "", "name": ""}}))])),
+    (["create", "-f", "-"], _ing("ing-bad", rules=[
+        _ing_rule("10.0.0.1"), _ing_rule("Bad.Host"), _ing_rule("*.*.example.com"), _ing_rule("a.*.com"),
+        {"host": "nohttp.example.com"}, {"host": "empty.example.com", "http": {"paths": []}}],
+        tls=[{"hosts": ["*.example.com", "Bad_Host", "*bad"], "secretName": "Bad_Secret"}, {}])),
+    (["get", "ingress"], None),
+    (["create", "-f", "-", "-o", "name"], _ing("ing-many", rules=[_ing_rule(h) for h in
+                                                              ["a.example.com", "", "b.example.com", "c.example.com",
+                                                               "d.example.com", "e.example.com"]])),
+    (["get", "ingress", "ing-many", "-o", "wide"], None),
+    (["describe", "ingress", "ing-tb"], None),
+    (["patch", "ingress", "ing-tb", "--subresource=status", "--type=merge", "-p",
+      '{"status":{"loadBalancer":{"ingress":[{"ip":"bad-ip"},{"hostname":"10.1.2.3"},{"hostname":"Bad_Host"}]}}}'],
+     None),
+    (["patch", "ingress", "ing-tb", "--subresource=status", "--type=merge", "-p",
+      '{"status":{"loadBalancer":{"ingress":[{"ip":"192.168.10.10"},{"hostname":"lb.example.com"},{"ip":"10.0.0.2"}]}}}',
+      "-o", "jsonpath={.status}{\"\\n\"}"], None),
+    (["get", "ingress", "ing-tb"], None),
+    (["patch", "ingress", "ing-tb", "--type=merge", "-p", '{"spec":{"rules":[{"host":"new.example.com","http":'
+      '{"paths":[{"path":"/","pathType":"Prefix","backend":{"service":{"name":"s","port":{"number":80}}}}]}}]}}',
+      "-o", "jsonpath={.metadata.generation} {.status}{\"\\n\"}"], None),
+    (["patch", "ingress", "ing-tb", "--type=merge", "-p", '{"spec":{"rules":null}}'], None),
+    (["explain", "ingress.spec.rules.http.paths"], None),
+    (["delete", "ingress", "--all"], None),
+    (["delete", "networkpolicy", "--all"], None),
+    (["delete", "ingressclass"] + INGCLASS_NAMES, None),
+]
+
+# validateKubeFinalizerName: the groups whose validation calls core/validation's ValidateObjectMeta
+# (networking, scheduling, storage, rbac, discovery, and core, apps, batch) refuse a finalizer name
+# that is neither standard nor domain-qualified; node.k8s.io, coordination.k8s.io and policy use
+# apimachinery's and take it (found by fuzz.py in session 30).
+_FIN = ["1Gi", "example.com/ok"]
+SCENARIOS["finalizernames"] = [
+    (["create", "--dry-run=server", "-f", "-"], json.dumps(body)) for body in [
+        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "pc-fin", "finalizers": _FIN},
+         "value": 5},
+        {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "sc-fin", "finalizers": _FIN},
+         "provisioner": "example.com/x"},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r-fin", "finalizers": _FIN}},
+        {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice", "metadata": {"name": "es-fin", "finalizers": _FIN},
+         "addressType": "IPv4", "endpoints": []},
+        {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {"name": "np-fin", "finalizers": _FIN},
+         "spec": {"podSelector": {}}},
+        {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "rc-fin", "finalizers": _FIN},
+         "handler": "x"},
+        {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "l-fin", "finalizers": _FIN}},
+        {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "pdb-fin", "finalizers": _FIN},
+         "spec": {"minAvailable": 1}},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cm-fin", "finalizers": _FIN}},
+    ]
+] + [
+    # An update is checked the same way (ValidateObjectMetaUpdate).
+    (["create", "-f", "-", "-o", "name"], json.dumps({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                                                     "metadata": {"name": "pc-fin-fidelity"}, "value": 5})),
+    (["patch", "priorityclass", "pc-fin-fidelity", "--type=merge", "-p", '{"metadata":{"finalizers":["1Gi"]}}'], None),
+    (["delete", "priorityclass", "pc-fin-fidelity"], None),
+]
+
 # Discovery as kubectl api-resources shows it: a custom resource's verbs in apiextensions-apiserver's
 # order, the CRD kind's category, and namespaces without deletecollection (a 405, after authorization).
 SCENARIOS["discovery"] = [
@@ -3890,6 +4076,8 @@ TEARDOWN = {"gpupoolloop": [["delete", "node", "--ignore-not-found", "loop-fid-n
                            ["delete", "node", "--ignore-not-found"] + FID_NODES]}
 SETUP["discovery"] = SETUP["kubeflow"]
 SETUP["runtimeclass"] = [["delete", "runtimeclass", "--ignore-not-found"] + RTC_NAMES]
+SETUP["finalizernames"] = [["delete", "priorityclass", "--ignore-not-found", "pc-fin-fidelity"]]
+SETUP["networking"] = [["delete", "ingressclass", "--ignore-not-found"] + INGCLASS_NAMES]
 SETUP["rulesreview"] = [["delete", "clusterrole", "rulesreview-fid", "--ignore-not-found"]]
 SETUP["printers"] = [["delete", n, "--ignore-not-found"] for n in _PRINTED_NAMES[-3:]]
 TEARDOWN["kueuetrain"] = [["delete", "clusterqueue", "kq-fid-cq", "--ignore-not-found"]]
@@ -3983,6 +4171,8 @@ def normalize(text, ns):
     # of its own) prints metadata.resourceVersion.
     text = re.sub(r"(Resource Version:\s+)\d+\b", r"\1<resourceVersion>", text)
     text = re.sub(r"\b[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d [+-]\d{4}\b", "<time>", text)
+    # The NetworkPolicy describer prints its creationTimestamp as Go's time.Time String.
+    text = re.sub(r"(Created on:\s+)\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4} UTC\b", r"\1<time>", text)
     for rx, repl in EXPLAINED:
         text = rx.sub(repl, text)
     # A watch: one JSON event per line.

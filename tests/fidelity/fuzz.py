@@ -287,6 +287,23 @@ def base_lease():  # a controller's leader election
                      "acquireTime": "2026-01-01T00:00:00.000000Z", "renewTime": "2026-01-01T00:00:10.000000Z"}}
 
 
+def base_networkpolicy():  # a user's namespace: training pods take TensorBoard traffic only from their team
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {"name": "fuzz"},
+            "spec": {"podSelector": {"matchLabels": {"app": "train"}}, "policyTypes": ["Ingress", "Egress"],
+                     "ingress": [{"from": [{"namespaceSelector": {"matchLabels": {"team": "vision"}}},
+                                           {"ipBlock": {"cidr": "10.0.0.0/8", "except": ["10.1.0.0/16"]}}],
+                                  "ports": [{"protocol": "TCP", "port": 6006}, {"port": 9000, "endPort": 9100}]}],
+                     "egress": [{"to": [{"podSelector": {}}], "ports": [{"port": "dns", "protocol": "UDP"}]}]}}
+
+
+def base_ingress():  # a job's TensorBoard behind the cluster's ingress controller
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "Ingress", "metadata": {"name": "fuzz"},
+            "spec": {"ingressClassName": "nginx", "tls": [{"hosts": ["tb.example.com"], "secretName": "tb-tls"}],
+                     "rules": [{"host": "tb.example.com", "http": {"paths": [
+                         {"path": "/tb", "pathType": "Prefix",
+                          "backend": {"service": {"name": "tensorboard", "port": {"number": 6006}}}}]}}]}}
+
+
 KINDS = {
     "pod": (base_pod, "/api/v1/namespaces/%s/pods"),
     "deployment": (base_deployment, "/apis/apps/v1/namespaces/%s/deployments"),
@@ -313,6 +330,8 @@ KINDS = {
     "daemonset": (base_daemonset, "/apis/apps/v1/namespaces/%s/daemonsets"),
     "statefulset": (base_statefulset, "/apis/apps/v1/namespaces/%s/statefulsets"),
     "lease": (base_lease, "/apis/coordination.k8s.io/v1/namespaces/%s/leases"),
+    "networkpolicy": (base_networkpolicy, "/apis/networking.k8s.io/v1/namespaces/%s/networkpolicies"),
+    "ingress": (base_ingress, "/apis/networking.k8s.io/v1/namespaces/%s/ingresses"),
 }
 DEFAULT_KINDS = ["pod", "deployment", "job", "claim", "service", "quota"]
 CRDS = dict({k: os.path.join(HERE, "..", "..", "data", "crds", "training-operator_%ss.json" % k)
@@ -362,7 +381,8 @@ ROOTS = {"pod": "io.k8s.api.core.v1.Pod", "deployment": "io.k8s.api.apps.v1.Depl
          "secret": "io.k8s.api.core.v1.Secret", "secret-immutable": "io.k8s.api.core.v1.Secret",
          "serviceaccount": "io.k8s.api.core.v1.ServiceAccount", "replicaset": "io.k8s.api.apps.v1.ReplicaSet",
          "cronjob": "io.k8s.api.batch.v1.CronJob", "daemonset": "io.k8s.api.apps.v1.DaemonSet",
-         "statefulset": "io.k8s.api.apps.v1.StatefulSet", "lease": "io.k8s.api.coordination.v1.Lease"}
+         "statefulset": "io.k8s.api.apps.v1.StatefulSet", "lease": "io.k8s.api.coordination.v1.Lease",
+         "networkpolicy": "io.k8s.api.networking.v1.NetworkPolicy", "ingress": "io.k8s.api.networking.v1.Ingress"}
 _SCHEMAS = {}
 
 

@@ -30,6 +30,7 @@ SERVED = {
     "apis/discovery.k8s.io/v1": ["EndpointSlice"],
     "apis/coordination.k8s.io/v1": ["Lease"],
     "apis/node.k8s.io/v1": ["RuntimeClass"],
+    "apis/networking.k8s.io/v1": ["NetworkPolicy", "Ingress", "IngressClass"],
 }
 REF = "#/components/schemas/"
 

@@ -104,6 +104,36 @@ TEST_CASE("dns1123 subdomain") {
   CHECK_THROWS_AS(validate_dns1123_subdomain("My.Job", "metadata.name"), ValidationError);
 }
 
+TEST_CASE("wildcard dns1123 subdomain") {
+  // IsWildcardDNS1123Subdomain: "*." and a DNS-1123 subdomain (an Ingress's wildcard hosts).
+  const std::vector<Row> rows = {
+      {"*.example.com", true},
+      {"*.a", true},
+      {"*.a-b.c", true},
+      {"*", false},
+      {"*.", false},
+      {"a.example", false},
+      {"*.*.example.com", false},
+      {"a.*.com", false},
+      {"*.Example.com", false},
+      {"**.a", false},
+      {"*.a.", false},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.value);
+    CHECK(wildcard_dns1123_subdomain_errors(r.value).empty() == r.valid);
+  }
+  CHECK(wildcard_dns1123_subdomain_errors("a.*.com") ==
+        std::vector<std::string>{
+            "a wildcard DNS-1123 subdomain must start with '*.', followed by a valid DNS subdomain, which must consist "
+            "of lower case alphanumeric characters, '-' or '.' and end with an alphanumeric character (e.g. "
+            "'*.example.com', regex used for validation is "
+            "'\\*\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"});
+  // Too long and (then) no wildcard: both messages, the length first.
+  CHECK(wildcard_dns1123_subdomain_errors(rep('a', 254)).size() == 2);
+  CHECK(wildcard_dns1123_subdomain_errors("*." + rep('a', 252)).front() == "must be no more than 253 characters");
+}
+
 TEST_CASE("dns1035 label") {
   const std::vector<Row> rows = {
       {"a", true},          {"ab", true},         {"abc", true},  {"a1", true},   {"a-1", true},
