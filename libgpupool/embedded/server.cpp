@@ -110,6 +110,26 @@ CertificateAuthority cluster_ca(const std::string& state_file) {
   return fresh;
 }
 
+// The `kubernetes` Service in `default` that kube-apiserver's kubernetesservice controller creates
+// (pkg/controlplane/controller/kubernetesservice CreateOrUpdateMasterServiceIfNeeded, v1.32): the
+// first address of the service range, port 443 "https" to the server's own port, no selector,
+// single-stack. Created when missing (a fresh cluster, or one whose state lost it); an existing
+// one is left as it is, as that controller leaves it. Its Endpoints are not written: the oracle's
+// endpoint reconciler is off too (FIDELITY.md).
+void create_kubernetes_service(embedded::Store& store, int port) {
+  const auto& services = store.type("", "services");
+  if (store.find(services, "default", "kubernetes")) return;
+  json::object labels{{"provider", "kubernetes"}, {"component", "apiserver"}};
+  json::object https{{"protocol", "TCP"}, {"port", 443}, {"name", "https"}, {"targetPort", port}};
+  store.create(services, "default",
+               json::object{{"metadata", json::object{{"name", "kubernetes"}, {"labels", std::move(labels)}}},
+                            {"spec", json::object{{"ports", json::array{std::move(https)}},
+                                                  {"clusterIP", "10.96.0.1"},
+                                                  {"ipFamilyPolicy", "SingleStack"},
+                                                  {"sessionAffinity", "None"},
+                                                  {"type", "ClusterIP"}}}});
+}
+
 }  // namespace
 
 struct EmbeddedServer::Impl {
@@ -455,6 +475,8 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
         return resp;
       },
       im.faults);
+  create_kubernetes_service(*im.store, im.http->port());
+  im.sync();
 
   // Kubeconfigs.
   if (im.options.kubeconfig_dir.empty()) {

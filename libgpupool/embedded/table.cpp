@@ -367,6 +367,39 @@ json::array storage_class_row(const json::value& o, Clock::time_point now) {
           age(o, now)};
 }
 
+// loadBalancerStatusStringer / ingressLoadBalancerStatusStringer: the sorted set of each
+// status.loadBalancer.ingress entry's IP, else its hostname (not clipped: the server's table is
+// printed wide).
+std::vector<std::string> load_balancer_addresses(const json::value& o) {
+  std::set<std::string> addresses;
+  if (const auto* lb = value_at(o, {"status", "loadBalancer", "ingress"}); lb && lb->is_array())
+    for (const auto& i : lb->as_array()) {
+      if (!s(i, {"ip"}).empty())
+        addresses.insert(s(i, {"ip"}));
+      else if (!s(i, {"hostname"}).empty())
+        addresses.insert(s(i, {"hostname"}));
+    }
+  return {addresses.begin(), addresses.end()};
+}
+
+// getServiceExternalIP: the external IPs (ClusterIP, NodePort), the load balancer's addresses then
+// the external IPs (<pending> when neither), the external name.
+std::string service_external_ip(const json::value& o) {
+  std::vector<std::string> external;
+  if (const auto* ips = value_at(o, {"spec", "externalIPs"}); ips && ips->is_array())
+    for (const auto& ip : ips->as_array()) external.emplace_back(ip.is_string() ? ip.as_string() : "");
+  const std::string type = s(o, {"spec", "type"});
+  if (type == "ClusterIP" || type == "NodePort") return external.empty() ? "<none>" : text::join(external, ",");
+  if (type == "LoadBalancer") {
+    std::vector<std::string> all = load_balancer_addresses(o);
+    if (all.empty() && external.empty()) return "<pending>";
+    all.insert(all.end(), external.begin(), external.end());
+    return text::join(all, ",");
+  }
+  if (type == "ExternalName") return s(o, {"spec", "externalName"});
+  return "<unknown>";
+}
+
 json::array service_row(const json::value& o, Clock::time_point now) {
   std::vector<std::string> ports;
   if (const auto* ps = value_at(o, {"spec", "ports"}); ps && ps->is_array())
@@ -383,16 +416,15 @@ json::array service_row(const json::value& o, Clock::time_point now) {
   return {s(o, {"metadata", "name"}),
           s(o, {"spec", "type"}, "ClusterIP"),
           none_if_empty(s(o, {"spec", "clusterIP"})),
-          "<none>",
+          service_external_ip(o),
           ports.empty() ? "<none>" : text::join(ports, ","),
           age(o, now),
           sel.empty() ? "<none>" : text::join(sel, ",")};
 }
 
 // printIngress: CLASS (<none>), HOSTS (formatHosts: the first three set, "*" when none, then
-// "+ N more..." counting every rule past three), ADDRESS (ingressLoadBalancerStatusStringer: the
-// sorted set of IPs, else hostnames), PORTS (formatPorts: 80, or 80, 443 with
-// TLS).
+// "+ N more..." counting every rule past three), ADDRESS (ingressLoadBalancerStatusStringer), PORTS (formatPorts: 80,
+// or 80, 443 with TLS).
 json::array ingress_row(const json::value& o, Clock::time_point now) {
   std::vector<std::string> hosts;
   bool more = false;
@@ -405,16 +437,7 @@ json::array ingress_row(const json::value& o, Clock::time_point now) {
     }
   std::string host_text = hosts.empty() ? "*" : text::join(hosts, ",");
   if (!hosts.empty() && more) host_text += fmt::format(" + {} more...", rules - 3);
-  std::set<std::string> addresses;
-  if (const auto* lb = value_at(o, {"status", "loadBalancer", "ingress"}); lb && lb->is_array())
-    for (const auto& i : lb->as_array()) {
-      if (!s(i, {"ip"}).empty())
-        addresses.insert(s(i, {"ip"}));
-      else if (!s(i, {"hostname"}).empty())
-        addresses.insert(s(i, {"hostname"}));
-    }
-  // (Not clipped: the server's table is printed wide.)
-  const std::string address = text::join(std::vector<std::string>(addresses.begin(), addresses.end()), ",");
+  const std::string address = text::join(load_balancer_addresses(o), ",");
   const auto* tls = value_at(o, {"spec", "tls"});
   return {s(o, {"metadata", "name"}),
           s(o, {"spec", "ingressClassName"}, "<none>"),

@@ -1078,6 +1078,8 @@ void builtin_defaults(AdmissionRequest& r) {
     default_pod_spec(obj_at(obj, "spec"));
     default_pod(obj);
   }
+  // A status write's body is decoded (and defaulted) too: a load balancer address's ipMode.
+  if (core && t.resource == "services" && r.subresource == "status") default_service(obj);
   if (core && t.resource == "persistentvolumeclaims" && r.subresource.empty() &&
       r.operation == AdmissionRequest::Operation::Update && r.old_object) {
     static const json::object kNoSpec;
@@ -2174,6 +2176,8 @@ void builtin_validation(AdmissionRequest& r) {
     job_status_update_causes(obj, *r.old_object, causes);  // ValidateJobUpdateStatus's status rules
   if (r.subresource == "status" && t.group == "networking.k8s.io" && t.resource == "ingresses")
     ingress_status_causes(obj, causes);  // ValidateIngressStatusUpdate's status rules
+  if (r.subresource == "status" && core && t.resource == "services")
+    load_balancer_ingress_causes(obj, true, causes);  // ValidateServiceStatusUpdate's status rules
   if (r.subresource == "status" && t.group == "apps" && t.resource == "daemonsets" && r.old_object) {
     // ValidateDaemonSetStatusUpdate: validateDaemonSetStatus's counts, then collisionCount, which
     // may not go down (IsDecremented: nor be unset once set).

@@ -123,6 +123,11 @@ void allocate_service(const ResourceType& t, boost::json::object& svc, bool dry_
 /// the strategy's PrepareForUpdate (dropTypeDependentFields); `old` is the stored service.
 void update_service(const ResourceType& t, boost::json::object& svc, const boost::json::object& old, bool dry_run);
 
+/// ValidateLoadBalancerStatus on `obj`'s status.loadBalancer.ingress (a Service's, `ip_mode`: with
+/// its ipMode rules and only for type LoadBalancer) and ValidateIngressLoadBalancerStatus (an
+/// Ingress's, without). (embedded/validation_service.cpp)
+void load_balancer_ingress_causes(const boost::json::object& obj, bool ip_mode, std::vector<StatusCause>& causes);
+
 /// ValidateServiceUpdate's own rules, before ValidateService's: the cluster IPs and IP families
 /// neither changed nor released unless single-stack, a LoadBalancer's class kept, its health check
 /// node port too.

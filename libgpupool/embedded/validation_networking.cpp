@@ -411,19 +411,7 @@ void networking_causes(const ResourceType& t, const json::object& obj, const jso
 }
 
 void ingress_status_causes(const json::object& ingress, Causes& causes) {
-  Errors e{causes};
-  const json::object* status = object_at(ingress, "status");
-  const json::object* lb = status ? object_at(*status, "loadBalancer") : nullptr;
-  const auto points = lb ? items(*lb, "ingress") : std::vector<const json::object*>{};
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    const std::string f = fmt::format("status.loadBalancer.ingress[{}]", i);
-    if (const std::string address = string_at(*points[i], "ip"); !address.empty() && !is_ip(address))
-      e.invalid(f + ".ip", q(address), "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)");  // IsValidIP
-    if (const std::string host = string_at(*points[i], "hostname"); !host.empty()) {
-      dns_subdomain(e, f + ".hostname", host);
-      if (is_ip(host)) e.invalid(f + ".hostname", q(host), "must be a DNS name, not an IP address");
-    }
-  }
+  load_balancer_ingress_causes(ingress, false, causes);  // ValidateIngressLoadBalancerStatus
 }
 
 std::vector<std::string> ingress_warnings(const json::object& ingress) {

@@ -259,6 +259,48 @@ void default_service(json::object& svc) {
     spec["internalTrafficPolicy"] = "Cluster";
   if (type == "LoadBalancer" && !present(spec, "allocateLoadBalancerNodePorts"))
     spec["allocateLoadBalancerNodePorts"] = true;
+  // A load balancer's addresses given without ipMode are VIPs (the LoadBalancerIPMode gate is on).
+  if (type == "LoadBalancer")
+    if (json::value* status = svc.if_contains("status"); status && status->is_object())
+      if (json::value* lb = status->as_object().if_contains("loadBalancer"); lb && lb->is_object())
+        if (json::value* ingress = lb->as_object().if_contains("ingress"); ingress && ingress->is_array())
+          for (json::value& entry : ingress->as_array())
+            if (entry.is_object() && !string_at(entry.as_object(), "ip").empty() &&
+                !present(entry.as_object(), "ipMode"))
+              entry.as_object()["ipMode"] = "VIP";
+}
+
+void load_balancer_ingress_causes(const json::object& obj, bool ip_mode, Causes& causes) {
+  Errors e{causes};
+  const json::object* status = object_at(obj, "status");
+  const json::object* lb = status ? object_at(*status, "loadBalancer") : nullptr;
+  const auto entries = lb ? items(*lb, "ingress") : std::vector<const json::object*>{};
+  const std::string f = "status.loadBalancer.ingress";
+  if (ip_mode) {  // a Service's (the AllowServiceLBStatusOnNonLB gate is off)
+    const json::object* spec = object_at(obj, "spec");
+    if (!entries.empty() && (spec ? string_at(*spec, "type") : "") != "LoadBalancer")
+      return e.forbidden(f, "may only be used when `spec.type` is 'LoadBalancer'");
+  }
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const json::object& entry = *entries[i];
+    const std::string at = fmt::format("{}[{}]", f, i);
+    const std::string address = string_at(entry, "ip");
+    if (!address.empty() && !ip::parse_ip(address))
+      e.invalid(at + ".ip", q(address), "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)");  // IsValidIP
+    if (ip_mode) {
+      if (!present(entry, "ipMode")) {
+        if (!address.empty()) e.required(at + ".ipMode", "must be specified when `ip` is set");
+      } else if (address.empty()) {
+        e.forbidden(at + ".ipMode", "may not be specified when `ip` is not set");
+      } else if (const std::string mode = string_at(entry, "ipMode"); mode != "VIP" && mode != "Proxy") {
+        e.not_supported(at + ".ipMode", mode, {"Proxy", "VIP"});
+      }
+    }
+    if (const std::string host = string_at(entry, "hostname"); !host.empty()) {
+      e.invalid(at + ".hostname", host, dns1123_subdomain_errors(host));
+      if (ip::parse_ip(host)) e.invalid(at + ".hostname", q(host), "must be a DNS name, not an IP address");
+    }
+  }
 }
 
 namespace {
