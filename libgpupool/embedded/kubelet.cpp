@@ -54,6 +54,8 @@ bool restarts_after(const std::string& policy, int exit_code) {
   return policy == "Always" || (policy == "OnFailure" && exit_code != 0);
 }
 
+std::string terminated_reason(int exit_code) { return exit_code == 0 ? "Completed" : "Error"; }
+
 std::vector<const json::object*> containers_of(const json::object& pod, std::string_view key) {
   std::vector<const json::object*> out;
   if (const json::array* cs = util::array_at(pod, {"spec"}, key))
@@ -262,7 +264,7 @@ std::optional<json::object> kubelet_status(const json::object& pod, const NodeAd
       case Attempt::State::Terminated:
         cs["state"] =
             json::object{{"terminated", json::object{{"exitCode", a.exit_code},
-                                                     {"reason", a.exit_code == 0 ? "Completed" : "Error"},
+                                                     {"reason", terminated_reason(a.exit_code)},
                                                      {"startedAt", time_text(a.started)},
                                                      {"finishedAt", time_text(a.finished)},
                                                      {"containerID", container_id(pod, name, a.restart_count)}}}};
@@ -274,7 +276,7 @@ std::optional<json::object> kubelet_status(const json::object& pod, const NodeAd
     if (a.last)
       cs["lastState"] =
           json::object{{"terminated", json::object{{"exitCode", a.exit_code},
-                                                   {"reason", a.exit_code == 0 ? "Completed" : "Error"},
+                                                   {"reason", terminated_reason(a.exit_code)},
                                                    {"startedAt", time_text(a.last->first)},
                                                    {"finishedAt", time_text(a.last->second)},
                                                    {"containerID", container_id(pod, name, a.restart_count - 1)}}}};
@@ -358,13 +360,36 @@ std::optional<json::object> kubelet_status(const json::object& pod, const NodeAd
 }
 
 // The status a pod stopped for its deletion ends with (kubelet_pods.go getPhase with podIsTerminal,
-// convertToAPIContainerStatuses): a running container killed by its SIGTERM (exit code 143,
-// reason Error), one never started ContainerStatusUnknown (137); the phase Succeeded only if every
-// container exited 0, else Failed; not ready (PodCompleted). A pod already finished is left alone.
-bool terminated_status(json::object& pod, Clock::time_point now) {
+// convertToAPIContainerStatuses): a running container terminated with the exit code the runtime
+// reports for it — `exits` (a local run's processes: what each really exited with), else 143, a
+// simulated container killed by its SIGTERM — and the reason terminated_reason gives; one never
+// started ContainerStatusUnknown (137); the phase Succeeded only if every container exited 0, else
+// Failed; not ready (PodCompleted). A pod already finished is left alone. A running init container
+// (a local run's) is reported terminated with its exit too.
+bool terminated_status(json::object& pod, Clock::time_point now, const LocalRuntime::ExitCodes& exits) {
   json::object& status = util::ensure_object(pod, "status");
   const std::string phase = string_of(&status, "phase");
   if (phase == "Succeeded" || phase == "Failed") return false;
+  // A container the last status showed running, stopped: terminated with the runtime's exit code.
+  auto stopped = [&](json::object& co, const json::object& running) {
+    const auto e = exits.find(string_of(&co, "name"));
+    const int code = e == exits.end() ? 143 : e->second;
+    json::object terminated{{"exitCode", code},
+                            {"reason", terminated_reason(code)},
+                            {"startedAt", string_of(&running, "startedAt")},
+                            {"finishedAt", time_text(now)}};
+    if (co.contains("containerID")) terminated["containerID"] = co.at("containerID");
+    return terminated;
+  };
+  if (json::value* cs = status.if_contains("initContainerStatuses"); cs && cs->is_array())
+    for (auto& c : cs->as_array())
+      if (c.is_object())
+        if (const json::object* r = object_at(c.as_object(), {"state", "running"})) {
+          json::object& co = c.as_object();
+          co["state"] = json::object{{"terminated", stopped(co, *r)}};
+          co["ready"] = false;
+          co["started"] = false;
+        }
   bool all_zero = true;
   if (json::value* cs = status.if_contains("containerStatuses"); cs && cs->is_array())
     for (auto& c : cs->as_array()) {
@@ -375,11 +400,7 @@ bool terminated_status(json::object& pod, Clock::time_point now) {
       if (const json::object* t = state ? object_at(*state, {"terminated"}) : nullptr) {
         terminated = *t;
       } else if (const json::object* r = state ? object_at(*state, {"running"}) : nullptr) {
-        terminated = json::object{{"exitCode", 143},
-                                  {"reason", "Error"},
-                                  {"startedAt", string_of(r, "startedAt")},
-                                  {"finishedAt", time_text(now)}};
-        if (co.contains("containerID")) terminated["containerID"] = co.at("containerID");
+        terminated = stopped(co, *r);
       } else {
         terminated = json::object{{"exitCode", 137},
                                   {"reason", "ContainerStatusUnknown"},
@@ -641,7 +662,8 @@ void Kubelet::terminate(const json::object& pod) {
     }
     if (local_) local_due_.erase(key);
   }
-  auto remove = [this, ns, name, uid, key] {
+  // `exits`: what a local run's stopped processes exited with (LocalRuntime::forget).
+  auto remove = [this, ns, name, uid, key](const LocalRuntime::ExitCodes& exits) {
     {
       std::lock_guard lk(mu_);
       terminating_.erase(key);
@@ -654,7 +676,7 @@ void Kubelet::terminate(const json::object& pod) {
           pods, ns, name,
           [&](json::object& p) {
             if (util::uid_of(p) != uid) throw StatusError::not_found(pods, name);
-            terminated_status(p, clock_.now());
+            terminated_status(p, clock_.now(), exits);
           },
           {}, "status");
     } catch (const StatusError& e) {
@@ -669,12 +691,12 @@ void Kubelet::terminate(const json::object& pod) {
       if (e.code() != 404 && e.code() != 409) throw;  // gone already, or another pod of that name
     }
   };
-  if (!local_) return remove();
+  if (!local_) return remove({});
   const auto* g = util::object_at(pod, {"metadata"})->if_contains("deletionGracePeriodSeconds");
   const std::int64_t grace = g && g->is_int64() ? std::max<std::int64_t>(g->as_int64(), 0) : 30;
-  local_->forget(key, std::chrono::seconds(grace), [remove] {
+  local_->forget(key, std::chrono::seconds(grace), [remove](const LocalRuntime::ExitCodes& exits) {
     try {
-      remove();
+      remove(exits);
     } catch (const std::exception&) {
       // The server is going away: nothing left to report to.
     }

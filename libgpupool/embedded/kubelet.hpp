@@ -108,6 +108,8 @@ std::optional<Clock::time_point> time_at(const json::object* o, std::string_view
 std::string restart_policy(const json::object& pod);
 /// Whether a container that exited with `exit_code` is restarted under `policy`.
 bool restarts_after(const std::string& policy, int exit_code);
+/// A terminated container's reason for its exit code: "Completed" for 0, else "Error".
+std::string terminated_reason(int exit_code);
 /// spec.containers (or spec.initContainers with key "initContainers").
 std::vector<const json::object*> containers_of(const json::object& pod, std::string_view key = "containers");
 /// A stable containerd-style ID of one attempt of a container.

@@ -79,8 +79,6 @@ std::vector<std::string> string_list(const json::object& c, std::string_view key
   return out;
 }
 
-std::string terminated_reason(int exit_code) { return exit_code == 0 ? "Completed" : "Error"; }
-
 // The kubelet's crash-loop backoff (pkg/kubelet/kuberuntime: 10s initial, doubling, 5m cap).
 Clock::duration backoff(int restarts) {
   Clock::duration d = 10s;
@@ -496,9 +494,16 @@ void LocalRuntime::reap(const std::string& key, pid_t pid) {
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
   {
     std::lock_guard lk(mu_);
-    auto it = pods_.find(key);
-    if (it != pods_.end())
-      for (auto* list : {&it->second->inits, &it->second->mains})
+    // The pod's, or (forget() is stopping it) the forgotten pod's, whose stopped() reports it.
+    std::shared_ptr<Pod> pod;
+    if (auto it = pods_.find(key); it != pods_.end()) pod = it->second;
+    if (auto it = forgotten_.find(pid); it != forgotten_.end()) {
+      pod = it->second;
+      forgotten_.erase(it);
+      stop_cv_.notify_all();
+    }
+    if (pod)
+      for (auto* list : {&pod->inits, &pod->mains})
         for (auto& c : *list)
           if (c.pid == pid && c.running) {
             c.running = false;
@@ -1148,34 +1153,48 @@ std::optional<json::object> LocalRuntime::status(const json::object& pod, const 
   return status;
 }
 
-void LocalRuntime::forget(const std::string& key, std::chrono::seconds grace, std::function<void()> stopped) {
+void LocalRuntime::forget(const std::string& key, std::chrono::seconds grace,
+                          std::function<void(const ExitCodes&)> stopped) {
   std::unique_lock lk(mu_);
   auto it = pods_.find(key);
   if (it == pods_.end()) {
     lk.unlock();
-    if (stopped) stopped();
+    if (stopped) stopped({});
     return;
   }
+  const std::shared_ptr<Pod> pod = it->second;
+  // What each container that has run ended with (mu_ held): the exits the kubelet reports in the
+  // pod's terminal status (convertToAPIContainerStatuses reads them from the runtime).
+  auto exit_codes = [pod] {
+    ExitCodes codes;
+    for (const auto* list : {&pod->inits, &pod->mains})
+      for (const auto& c : *list)
+        if (c.finished && !c.running && c.attempt >= 0) codes[c.name] = c.exit_code;
+    return codes;
+  };
   std::vector<pid_t> groups;
-  for (auto* list : {&it->second->inits, &it->second->mains})
+  for (auto* list : {&pod->inits, &pod->mains})
     for (auto& c : *list)
       if (c.running && c.pid > 0) groups.push_back(c.pid);
-  for (const auto& h : it->second->hosts) {
+  for (const auto& h : pod->hosts) {
     std::error_code ec;
     fs::remove(root_ + "/hosts/" + h, ec);
   }
   pods_.erase(it);
   if (groups.empty()) {
+    const ExitCodes codes = exit_codes();
     lk.unlock();
-    if (stopped) stopped();
+    if (stopped) stopped(codes);
     return;
   }
+  // Each group's reaper records its leader's exit in the pod, found here by pid.
+  for (pid_t g : groups) forgotten_[g] = pod;
   // The last group's thread to finish reports the pod stopped.
   auto left = std::make_shared<std::atomic<std::size_t>>(groups.size());
   for (pid_t g : groups) {
     ::kill(-g, SIGTERM);
     // SIGKILL after the grace period unless the group leader has gone (pidfd readable) first.
-    threads_.emplace_back([this, g, grace, left, stopped] {
+    threads_.emplace_back([this, g, grace, left, stopped, exit_codes] {
       const int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, g, 0));
       if (pidfd >= 0) {
         ::pollfd f{pidfd, POLLIN, 0};
@@ -1192,16 +1211,18 @@ void LocalRuntime::forget(const std::string& key, std::chrono::seconds grace, st
         ::close(pidfd);
       }
       ::kill(-g, SIGKILL);  // the rest of the group (and the leader, if it ignored SIGTERM)
-      if (left->fetch_sub(1) == 1 && stopped) {
-        {
-          std::lock_guard l(mu_);
-          if (stopping_) return;
-        }
-        stopped();
+      // The leader's exit status, once its reaper has it (it ends at once now, if not before).
+      ExitCodes codes;
+      {
+        std::unique_lock l(mu_);
+        stop_cv_.wait(l, [&] { return stopping_ || !forgotten_.contains(g); });
+        if (stopping_) return;
+        if (left->fetch_sub(1) != 1 || !stopped) return;
+        codes = exit_codes();
       }
+      stopped(codes);
     });
   }
-  // The reaper of each process still waits for it; it finds no pod and stops there.
 }
 
 std::optional<std::vector<std::string>> LocalRuntime::log_lines(const json::object& pod, const std::string& container,

@@ -10,7 +10,8 @@
 // honoured with the kubelet's crash-loop backoff (10s doubling to 5m) on the cluster's clock.
 // Each process leads its own process group and gets SIGKILL when this process dies
 // (PR_SET_PDEATHSIG); forget() (the pod was deleted) sends SIGTERM to the group, then SIGKILL after
-// the pod's grace period. The image is never pulled or run: an event LocalProcess on the pod says so.
+// the pod's grace period, and hands back what each process exited with (the kubelet's terminal
+// status reports it). The image is never pulled or run: an event LocalProcess on the pod says so.
 #pragma once
 
 #include <sys/types.h>
@@ -61,10 +62,15 @@ class LocalRuntime {
   /// status it has is right). `next_due` is set to the next restart time, if any.
   std::optional<json::object> status(const json::object& pod, const NodeAddress& where, Clock::time_point now,
                                      std::optional<Clock::time_point>& next_due);
+  /// Container name -> the exit code its last process ended with (exit_code_of: the code, or 128 +
+  /// the signal that killed it).
+  using ExitCodes = std::map<std::string, int>;
   /// The pod is gone or being deleted: SIGTERM to its process groups, SIGKILL after `grace`.
-  /// `stopped` (if set) is called once every group has ended or been killed: at once when none
-  /// runs, else from the thread that waited (never after shutdown() began).
-  void forget(const std::string& key, std::chrono::seconds grace, std::function<void()> stopped = {});
+  /// `stopped` (if set) is called once every group has ended or been killed and its leader reaped:
+  /// at once when none runs, else from the thread that waited (never after shutdown() began). It
+  /// gets the exit code of each of the pod's containers that has run and ended (those it stopped
+  /// included: 143 for one SIGTERM killed, 137 for one SIGKILL killed, or what it exited with).
+  void forget(const std::string& key, std::chrono::seconds grace, std::function<void(const ExitCodes&)> stopped = {});
 
   /// The lines a container attempt printed (the pod's log file), or nullopt when this pod never ran
   /// here. `previous`: the attempt before the current one.
@@ -129,8 +135,11 @@ class LocalRuntime {
   std::map<std::string, std::shared_ptr<Pod>> pods_;  // "ns/name"
   std::map<std::string, int> ports_;                  // "ns/pod/containerPort" -> local port
   std::vector<std::thread> threads_;                  // reapers and killers
+  // Forgotten pods whose processes forget() stopped, by group leader, until their reaper has
+  // recorded the exit.
+  std::map<pid_t, std::shared_ptr<Pod>> forgotten_;
   bool stopping_ = false;
-  std::condition_variable stop_cv_;
+  std::condition_variable stop_cv_;  // shutdown() began, or a process of forgotten_ was reaped
   std::mutex spawn_mu_;
   std::condition_variable spawn_cv_;
   std::vector<std::function<void()>> spawn_queue_;

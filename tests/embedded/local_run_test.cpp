@@ -1,8 +1,10 @@
 // RunMode::Local: the kubelet runs each container's command as a real local process.
 #include <doctest/doctest.h>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -13,8 +15,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "embedded/controllers_util.hpp"
 #include "gpupool/embedded.hpp"
@@ -352,4 +356,80 @@ TEST_CASE("local run: a deleted pod stays Terminating while its process stops, t
   CHECK(!std::filesystem::exists(saved));
   CHECK(c.wait([&] { return !c.store.find(c.pods, "default", "stager"); }));
   CHECK(std::filesystem::exists(saved));  // the trap ran to its end before the pod went
+}
+
+TEST_CASE("local run: a deleted pod's terminal status has each process's real exit, and its phase follows") {
+  // The status the kubelet writes before the final delete (status_manager syncPod) reports what
+  // each stopped process really exited with (convertToAPIContainerStatuses), and the phase
+  // getPhase gives a terminal pod: Succeeded only if every container exited 0, else Failed.
+  LocalCluster c;
+  std::mutex mu;
+  std::map<std::string, json::object> final_status;  // pod -> the status written before its delete
+  const auto sub = c.store.subscribe([&](const WatchEvent& e) {
+    if (e.type_info != &c.pods || e.type != EventType::Modified || !e.object) return;
+    const std::string phase = field_value(*e.object, "status.phase");
+    if (phase != "Succeeded" && phase != "Failed") return;
+    std::lock_guard lk(mu);
+    final_status[field_value(*e.object, "metadata.name")] = e.object->at("status").as_object();
+  });
+  // A process that traps SIGTERM (the guide's "copy the results back, then exit 0"), one that exits
+  // 3 on it, one the signal kills (128 + 15), and one that ignores it until SIGKILL after its grace
+  // period (128 + 9; the grace period is the only wait).
+  const std::map<std::string, std::pair<std::string, int>> pods{
+      {"saver", {"trap 'exit 0' TERM", 20}},
+      {"failer", {"trap 'exit 3' TERM", 20}},
+      {"plain", {"true", 20}},
+      {"stubborn", {"trap '' TERM", 1}},
+  };
+  // Each process says it is ready (its trap set) through a FIFO the test holds both ends of, so
+  // the wait is on that, bounded, and the pod is deleted only then.
+  std::map<std::string, int> ready;  // pod -> the FIFO's read end
+  std::vector<int> fds;
+  for (const auto& p : pods) {
+    const std::string fifo = c.root + "/" + p.first + ".ready";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    ready[p.first] = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    REQUIRE(ready[p.first] >= 0);
+    fds.push_back(ready[p.first]);
+    fds.push_back(::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC));  // no hangup between writers
+    REQUIRE(fds.back() >= 0);
+    c.run(p.first, container_spec(R"("command":["sh","-c",")" + p.second.first + "; echo ready > " + fifo +
+                                  R"(; while true; do sleep 0.05; done"])") +
+                       R"(,"terminationGracePeriodSeconds":)" + std::to_string(p.second.second));
+  }
+  for (const auto& p : pods) {
+    const std::string& name = p.first;
+    REQUIRE(c.wait_phase(name, "Running"));
+    ::pollfd f{ready[name], POLLIN, 0};
+    REQUIRE(::poll(&f, 1, 30000) == 1);  // bounded wait
+  }
+  for (int fd : fds) ::close(fd);
+  for (const auto& p : pods) c.store.remove(c.pods, "default", p.first);
+  // Gone, and its terminal status seen (another thread may deliver the writes' events later).
+  for (const auto& p : pods) {
+    const std::string& name = p.first;
+    REQUIRE(c.wait([&] {
+      std::lock_guard lk(mu);
+      return final_status.count(name) == 1 && !c.store.find(c.pods, "default", name);
+    }));
+  }
+  c.store.unsubscribe(sub);
+
+  auto check = [&](const std::string& name, int code, const std::string& reason, const std::string& phase) {
+    CAPTURE(name);
+    std::lock_guard lk(mu);
+    REQUIRE(final_status.count(name) == 1);
+    const json::object& status = final_status.at(name);
+    CHECK(std::string(status.at("phase").as_string()) == phase);
+    const auto& cs = status.at("containerStatuses").at(0).as_object();
+    const auto& terminated = cs.at("state").at("terminated").as_object();
+    CHECK(terminated.at("exitCode").as_int64() == code);
+    CHECK(std::string(terminated.at("reason").as_string()) == reason);
+    CHECK(cs.at("ready") == false);
+    CHECK(cs.at("started") == false);
+  };
+  check("saver", 0, "Completed", "Succeeded");
+  check("failer", 3, "Error", "Failed");
+  check("plain", 143, "Error", "Failed");
+  check("stubborn", 137, "Error", "Failed");
 }
