@@ -5,7 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "common/builtin_data.hpp"
 #include "embedded/controllers_util.hpp"
+#include "embedded/validation.hpp"
 
 namespace gpupool::embedded {
 namespace {
@@ -140,56 +142,71 @@ AccessDecision rbac_authorize(const Store& store, const AccessAttributes& a) {
 }
 
 void create_bootstrap_rbac(Store& store) {
-  // bootstrappolicy/policy.go ClusterRoles() and ClusterRoleBindings(): the objects carry the
-  // rbac-defaults label and the autoupdate annotation.
-  auto meta = [](const char* name) {
-    return json::object{{"name", name},
-                        {"labels", json::object{{"kubernetes.io/bootstrapping", "rbac-defaults"}}},
-                        {"annotations", json::object{{"rbac.authorization.kubernetes.io/autoupdate", "true"}}}};
-  };
-  const ResourceType& cr = store.type("rbac.authorization.k8s.io", "clusterroles");
-  const ResourceType& crb = store.type("rbac.authorization.k8s.io", "clusterrolebindings");
-  auto role = [&](const char* name, json::array rules) {
-    if (!store.find(cr, "", name))
-      store.create(cr, "", json::object{{"metadata", meta(name)}, {"rules", std::move(rules)}});
-  };
-  auto bind = [&](const char* name, const char* group, const char* group2 = nullptr) {
-    if (store.find(crb, "", name)) return;
-    json::array subjects;
-    for (const char* g : {group, group2})
-      if (g)
-        subjects.push_back(json::object{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Group"}, {"name", g}});
-    store.create(
-        crb, "",
-        json::object{{"metadata", meta(name)},
-                     {"roleRef",
-                      json::object{{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "ClusterRole"}, {"name", name}}},
-                     {"subjects", std::move(subjects)}});
-  };
-  role("cluster-admin",
-       json::array{
-           json::object{{"apiGroups", json::array{"*"}}, {"resources", json::array{"*"}}, {"verbs", json::array{"*"}}},
-           json::object{{"nonResourceURLs", json::array{"*"}}, {"verbs", json::array{"*"}}}});
-  bind("cluster-admin", "system:masters");
-  role("system:basic-user",
-       json::array{json::object{{"apiGroups", json::array{"authorization.k8s.io"}},
-                                {"resources", json::array{"selfsubjectaccessreviews", "selfsubjectrulesreviews"}},
-                                {"verbs", json::array{"create"}}},
-                   json::object{{"apiGroups", json::array{"authentication.k8s.io"}},
-                                {"resources", json::array{"selfsubjectreviews"}},
-                                {"verbs", json::array{"create"}}}});
-  bind("system:basic-user", "system:authenticated");
-  role("system:discovery",
-       json::array{
-           json::object{{"nonResourceURLs", json::array{"/api", "/api/*", "/apis", "/apis/*", "/healthz", "/livez",
-                                                        "/openapi", "/openapi/*", "/readyz", "/version", "/version/"}},
-                        {"verbs", json::array{"get"}}}});
-  bind("system:discovery", "system:authenticated");
-  role("system:public-info-viewer",
-       json::array{
-           json::object{{"nonResourceURLs", json::array{"/healthz", "/livez", "/readyz", "/version", "/version/"}},
-                        {"verbs", json::array{"get"}}}});
-  bind("system:public-info-viewer", "system:authenticated", "system:unauthenticated");
+  static const json::array objects = [] {
+    json::value v = json::parse(detail::builtin_data("rbac/bootstrap.json"));
+    return v.is_array() ? std::move(v.as_array()) : json::array{};
+  }();
+  for (const auto& v : objects) {
+    if (!v.is_object()) continue;
+    json::object obj = v.as_object();
+    const std::string kind = util::string_of(&obj, "kind");
+    obj.erase("kind");
+    const char* resource = kind == "ClusterRole"          ? "clusterroles"
+                           : kind == "ClusterRoleBinding" ? "clusterrolebindings"
+                           : kind == "Role"               ? "roles"
+                                                          : "rolebindings";
+    const ResourceType& t = store.type("rbac.authorization.k8s.io", resource);
+    const std::string ns = util::namespace_of(obj), name = util::name_of(obj);
+    if (!store.find(t, ns, name)) store.create(t, ns, std::move(obj));
+  }
+}
+
+ClusterRoleAggregationController::ClusterRoleAggregationController(Store& store) : store_(store) {
+  subscription_ = store_.subscribe([this](const WatchEvent& e) {
+    // Any ClusterRole added, changed or deleted queues every aggregated one (enqueue()).
+    if (e.type_info && e.type_info->group == "rbac.authorization.k8s.io" && e.type_info->resource == "clusterroles")
+      sync_all();
+  });
+  sync_all();  // the informer's first list
+}
+
+ClusterRoleAggregationController::~ClusterRoleAggregationController() { store_.unsubscribe(subscription_); }
+
+void ClusterRoleAggregationController::sync_all() {
+  const ResourceType& cr = store_.type("rbac.authorization.k8s.io", "clusterroles");
+  for (const auto& role : store_.list(cr, "").items)
+    if (util::object_at(*role, {"aggregationRule"})) sync(util::name_of(*role));
+}
+
+void ClusterRoleAggregationController::sync(const std::string& name) {
+  // syncClusterRole: the rules of the roles each selector matches, in name order (the store
+  // lists them so), each rule once (ruleExists: semantic equality), the role itself skipped.
+  const ResourceType& cr = store_.type("rbac.authorization.k8s.io", "clusterroles");
+  const auto role = store_.find(cr, "", name);
+  const json::array* selectors = role ? util::array_at(*role, {"aggregationRule"}, "clusterRoleSelectors") : nullptr;
+  if (!role || !util::object_at(*role, {"aggregationRule"})) return;
+  json::array rules;
+  const auto all = store_.list(cr, "").items;
+  if (selectors)
+    for (const auto& sel : *selectors) {
+      if (!sel.is_object()) continue;
+      for (const auto& other : all) {
+        if (util::name_of(*other) == name ||
+            !util::selector_matches(sel.as_object(), util::object_at(*other, {"metadata", "labels"})))
+          continue;
+        if (const json::array* theirs = util::array_at(*other, {}, "rules"))
+          for (const auto& rule : *theirs)
+            if (std::none_of(rules.begin(), rules.end(), [&](const json::value& r) { return semantic_equal(r, rule); }))
+              rules.push_back(rule);
+      }
+    }
+  const json::value* have = role->if_contains("rules");
+  if (semantic_equal(have ? *have : json::value(nullptr), rules)) return;
+  try {
+    store_.mutate(cr, "", name, [&](json::object& o) { o["rules"] = rules; });
+  } catch (const StatusError&) {
+    // Gone, or refused: the next change of any ClusterRole tries again.
+  }
 }
 
 }  // namespace gpupool::embedded

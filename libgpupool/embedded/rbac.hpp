@@ -4,6 +4,7 @@
 // (authorization.k8s.io/v1 SelfSubjectAccessReview, SubjectAccessReview).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -45,9 +46,30 @@ std::vector<json::object> rbac_rules_for(const Store& store, const AccessAttribu
 /// authentication.k8s.io SelfSubjectReview (`kubectl auth whoami`): create-only too, never stored.
 bool is_self_subject_review(const ResourceType& t);
 
-/// Creates the bootstrap ClusterRole cluster-admin and its binding to group system:masters, and the
-/// discovery roles every authenticated user holds, as the API server's RBAC post-start hook does
-/// (plugin/pkg/auth/authorizer/rbac/bootstrappolicy), when absent.
+/// Creates the RBAC objects kube-apiserver's RBAC post-start hook creates
+/// (plugin/pkg/auth/authorizer/rbac/bootstrappolicy; data/rbac/bootstrap.json, recorded from
+/// v1.32.13 by tests/fidelity/record_rbac.py) that are absent: cluster-admin, the user-facing
+/// admin, edit and view roles and their system:aggregate-to-* parts, the system:* roles of the
+/// components and controllers, their bindings, and the kube-system / kube-public Roles.
 void create_bootstrap_rbac(Store& store);
+
+/// kube-controller-manager's ClusterRole aggregation controller
+/// (pkg/controller/clusterroleaggregation, v1.32): a ClusterRole with an aggregationRule gets the
+/// rules of every ClusterRole its clusterRoleSelectors match (by name, each rule once, itself
+/// left out), whenever any ClusterRole changes. It writes without a managedFields entry of its
+/// own, as every embedded controller (FIDELITY.md 14).
+class ClusterRoleAggregationController {
+ public:
+  explicit ClusterRoleAggregationController(Store& store);
+  ~ClusterRoleAggregationController();
+  ClusterRoleAggregationController(const ClusterRoleAggregationController&) = delete;
+  ClusterRoleAggregationController& operator=(const ClusterRoleAggregationController&) = delete;
+
+ private:
+  void sync_all();
+  void sync(const std::string& name);
+  Store& store_;
+  std::uint64_t subscription_ = 0;
+};
 
 }  // namespace gpupool::embedded

@@ -143,6 +143,7 @@ struct EmbeddedServer::Impl {
   std::unique_ptr<VolumeController> volumes;
   std::unique_ptr<EndpointsController> endpoints;
   std::unique_ptr<NamespaceControllers> namespaces;
+  std::unique_ptr<ClusterRoleAggregationController> role_aggregation;
   std::unique_ptr<DisruptionController> disruption;
   std::unique_ptr<Kubelet> kubelet;
   std::unique_ptr<ServiceAccountTokens> tokens;
@@ -285,6 +286,7 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
   im.volumes = std::make_unique<VolumeController>(*im.store, im.clock);
   im.endpoints = std::make_unique<EndpointsController>(*im.store, im.clock);
   im.namespaces = std::make_unique<NamespaceControllers>(*im.store, im.ca.cert_pem());
+  im.role_aggregation = std::make_unique<ClusterRoleAggregationController>(*im.store);
   im.disruption = std::make_unique<DisruptionController>(*im.store, im.clock);
   // ResourceQuota is the last admission plugin (after DefaultStorageClass and the other mutating
   // plugins), as in kube-apiserver's plugin order.

@@ -3990,6 +3990,49 @@ SCENARIOS["servicetable"] = [
     (["delete", "svc", "--all", "-o", "name"], None),
 ]
 
+# The RBAC objects kube-apiserver bootstraps (bootstrappolicy: admin, edit, view and their
+# system:aggregate-to-* parts, the components' and controllers' roles, their bindings, the
+# kube-system Roles), used as users use them (`kubectl create rolebinding --clusterrole=view` for a
+# job's service account), and kube-controller-manager's ClusterRole aggregation: a role labelled
+# aggregate-to-edit adds its rules to edit (and admin), and takes them away when deleted (found in
+# session 30: the embedded server had cluster-admin and the discovery roles only).
+_BOOT = ["-l", "kubernetes.io/bootstrapping=rbac-defaults"]
+_SA = "--as=system:serviceaccount:fid-rbacbootstrap:default"
+SCENARIOS["rbacbootstrap"] = [
+    (["get", "clusterroles"] + _BOOT + ["-o", "custom-columns=NAME:.metadata.name,AGGREGATES:.aggregationRule"], None),
+    (["get", "clusterrolebindings"] + _BOOT + ["-o", "custom-columns=NAME:.metadata.name,ROLE:.roleRef.name,"
+                                                     "SUBJECTS:.subjects"], None),
+    (["get", "roles", "-A"] + _BOOT + ["-o", "custom-columns=NS:.metadata.namespace,NAME:.metadata.name"], None),
+    (["get", "rolebindings", "-A"] + _BOOT + ["-o", "custom-columns=NS:.metadata.namespace,NAME:.metadata.name,"
+                                                    "ROLE:.roleRef.name,SUBJECTS:.subjects"], None),
+    (["get", "clusterrole", "view", "-o", "json"], None),
+    (["get", "clusterrole", "edit", "-o", "jsonpath={.aggregationRule}{\"\\n\"}{.rules}{\"\\n\"}"], None),
+    (["get", "clusterrole", "admin", "-o", "jsonpath={.metadata.labels}{\"\\n\"}{.rules}{\"\\n\"}"], None),
+    (["get", "clusterrole", "system:node", "system:kube-scheduler", "system:controller:job-controller", "-o",
+      "jsonpath={range .items[*]}{.metadata.name} {.rules}{\"\\n\"}{end}"], None),
+    (["auth", "can-i", "list", "pods", _SA], None),
+    (["create", "rolebinding", "sa-view", "--clusterrole=view", "--serviceaccount=fid-rbacbootstrap:default"], None),
+    (["auth", "can-i", "list", "pods", _SA], None),
+    (["auth", "can-i", "delete", "pods", _SA], None),
+    (["auth", "can-i", "get", "secrets", _SA], None),
+    (["create", "rolebinding", "sa-edit", "--clusterrole=edit", "--serviceaccount=fid-rbacbootstrap:default"], None),
+    (["auth", "can-i", "create", "deployments.apps", _SA], None),
+    (["auth", "can-i", "list", "pytorchjobs.kubeflow.org", _SA], None),
+    (["create", "-f", "-", "-o", "name"], json.dumps({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+        "metadata": {"name": "fid-aggregate-training", "labels": {"rbac.authorization.k8s.io/aggregate-to-edit": "true"}},
+        "rules": [{"apiGroups": ["kubeflow.org"], "resources": ["pytorchjobs", "tfjobs"], "verbs": ["get", "list", "create"]},
+                  {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch"]}]})),
+    (["wait", "--for=jsonpath={.rules[0].apiGroups[0]}=kubeflow.org", "clusterrole/edit", "--timeout=20s"], None),
+    (["get", "clusterrole", "edit", "admin", "-o", "jsonpath={range .items[*]}{.metadata.name} {.rules[0]}{\"\\n\"}{end}"],
+     None),
+    (["auth", "can-i", "list", "pytorchjobs.kubeflow.org", _SA], None),
+    (["delete", "clusterrole", "fid-aggregate-training"], None),
+    (["wait", "--for=jsonpath={.rules[0].resources[0]}=pods/attach", "clusterrole/edit", "--timeout=20s"], None),
+    (["get", "clusterrole", "edit", "-o", "jsonpath={.rules[0]}{\"\\n\"}"], None),
+    (["auth", "can-i", "list", "pytorchjobs.kubeflow.org", _SA], None),
+]
+
 # validateKubeFinalizerName: the groups whose validation calls core/validation's ValidateObjectMeta
 # (networking, scheduling, storage, rbac, discovery, and core, apps, batch) refuse a finalizer name
 # that is neither standard nor domain-qualified; node.k8s.io, coordination.k8s.io and policy use
@@ -4123,6 +4166,7 @@ TEARDOWN = {"gpupoolloop": [["delete", "node", "--ignore-not-found", "loop-fid-n
                            ["delete", "node", "--ignore-not-found"] + FID_NODES]}
 SETUP["discovery"] = SETUP["kubeflow"]
 SETUP["runtimeclass"] = [["delete", "runtimeclass", "--ignore-not-found"] + RTC_NAMES]
+SETUP["rbacbootstrap"] = [["delete", "clusterrole", "--ignore-not-found", "fid-aggregate-training"]]
 SETUP["finalizernames"] = [["delete", "priorityclass", "--ignore-not-found", "pc-fin-fidelity"]]
 SETUP["networking"] = [["delete", "ingressclass", "--ignore-not-found"] + INGCLASS_NAMES]
 SETUP["rulesreview"] = [["delete", "clusterrole", "rulesreview-fid", "--ignore-not-found"]]
@@ -4179,6 +4223,8 @@ EXPLAINED = [
                 r"(?:(?!\$ kubectl|\* ).*\n)*"), r"\1\n"),
     # 19: a Go struct printed with %#v shows its pointer fields' addresses.
     (re.compile(r"\)\(0x[0-9a-f]+\)"), ")(0x<address>)"),
+    # 31: the oracle's OpenShift fork bootstraps two RBAC roles (and their bindings) of its own.
+    (re.compile(r"^.*(system:openshift:public-info-viewer|service-ca-cert-publisher).*\n", re.M), ""),
 ]
 
 
