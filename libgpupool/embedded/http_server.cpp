@@ -1,4 +1,5 @@
 #include "embedded/http_server.hpp"
+#include "common/ascii.hpp"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -33,6 +34,24 @@ namespace http = boost::beast::http;
 using tcp = boost::asio::ip::tcp;
 
 namespace {
+
+// The token of an Authorization header as bearertoken.Authenticator reads it
+// (staging/src/k8s.io/apiserver/pkg/authentication/request/bearertoken): the header trimmed, split
+// on spaces into at most three parts, the scheme "bearer" in any case (the Python client sends
+// "bearer"), the token the second part; none when the scheme differs or the token is empty.
+std::optional<std::string_view> bearer_token(std::string_view auth) {
+  const auto space = [](char ch) {
+    return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r' || ch == '\v' || ch == '\f';
+  };
+  while (!auth.empty() && space(auth.front())) auth.remove_prefix(1);
+  while (!auth.empty() && space(auth.back())) auth.remove_suffix(1);
+  const auto first = auth.find(' ');
+  if (first == std::string_view::npos || ascii::lower(auth.substr(0, first)) != "bearer") return std::nullopt;
+  std::string_view token = auth.substr(first + 1);
+  token = token.substr(0, token.find(' '));
+  if (token.empty()) return std::nullopt;
+  return token;
+}
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -379,11 +398,10 @@ struct HttpServer::Impl {
         r.user = cert.id.user;
         r.groups = cert.id.groups;
         r.credential_id = cert.id.credential_id;
-      } else if (auth.rfind("Bearer ", 0) == 0) {
-        auto it = opt.tokens.find(auth.substr(7));
+      } else if (const auto token = bearer_token(auth)) {
+        auto it = opt.tokens.find(std::string(*token));
         std::optional<Identity> jwt;
-        if (it == opt.tokens.end() && opt.authenticate_token)
-          jwt = opt.authenticate_token(std::string_view(auth).substr(7));
+        if (it == opt.tokens.end() && opt.authenticate_token) jwt = opt.authenticate_token(*token);
         if (it != opt.tokens.end() || jwt) {
           const Identity& id = it != opt.tokens.end() ? it->second : *jwt;
           r.user = id.user;

@@ -639,6 +639,76 @@ std::string LocalRuntime::ports_annotation(const std::string& key) const {
   return json::serialize(o);
 }
 
+// The kubelet's service environment (pkg/kubelet/kubelet_pods.go getServiceEnvVarMap,
+// pkg/kubelet/envvars FromServices, v1.32): for each Service with a cluster IP in the pod's
+// namespace (unless spec.enableServiceLinks is false) and the `kubernetes` Service of `default`
+// (always; one of the pod's namespace of that name wins): NAME_SERVICE_HOST, NAME_SERVICE_PORT
+// (the first port), NAME_SERVICE_PORT_<PORTNAME> for named ports, and the Docker link variables
+// NAME_PORT, NAME_PORT_<port>_<PROTO>{,_PROTO,_PORT,_ADDR}. The names are the Service's (its
+// ports' numbers in them); the values are what reaches it from a local process: 127.0.0.1, the
+// local port of the pod a Service port leads to (peers_of), and for `kubernetes` the server's own
+// port (its targetPort), so that a client's in-cluster configuration (KUBERNETES_SERVICE_HOST and
+// _PORT, with the service account's token and ca.crt) reaches the embedded API server.
+std::vector<std::string> LocalRuntime::service_env_of(const json::object& pod, const std::vector<LocalPeer>& peers) {
+  const std::string ns = util::namespace_of(pod);
+  const json::object* pod_spec = util::object_at(pod, {"spec"});
+  const json::value* links = pod_spec ? pod_spec->if_contains("enableServiceLinks") : nullptr;
+  const bool service_links = !(links && links->is_bool() && !links->as_bool());
+  const auto& services = store_.type("", "services");
+  std::map<std::string, std::shared_ptr<const json::object>> chosen;  // by name
+  if (auto master = store_.find(services, "default", "kubernetes")) chosen["kubernetes"] = master;
+  if (service_links)
+    for (const auto& svc : store_.list(services, ns).items) chosen[util::name_of(*svc)] = svc;
+  const auto env_name = [](std::string s) {  // makeEnvVariableName
+    for (char& ch : s) ch = ch == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    return s;
+  };
+  std::vector<std::string> out;
+  for (const auto& [name, svc] : chosen) {
+    const std::string ip = string_of(object_at(*svc, {"spec"}), "clusterIP");
+    const json::array* ports = util::array_at(*svc, {"spec"}, "ports");
+    if (ip.empty() || ip == "None" || !ports || ports->empty()) continue;  // IsServiceIPSet (a port: validation)
+    const bool master = name == "kubernetes" && util::namespace_of(*svc) == "default";
+    const LocalPeer* peer = nullptr;
+    for (const auto& p : peers)
+      if (!p.names.empty() && p.names.front() == name) peer = &p;
+    const std::string prefix = env_name(name);
+    // What a process here dials for this Service port.
+    const auto local_port = [&](const json::object& sp) -> std::int64_t {
+      const std::int64_t port = util::int_of(&sp, "port", 0);
+      if (master)
+        if (const json::value* tp = sp.if_contains("targetPort"); tp && tp->is_int64()) return tp->as_int64();
+      if (peer)
+        if (auto it = peer->ports.find(static_cast<int>(port)); it != peer->ports.end()) return it->second;
+      return port;
+    };
+    out.push_back(prefix + "_SERVICE_HOST=127.0.0.1");
+    static const json::object kNoPort;
+    out.push_back(fmt::format("{}_SERVICE_PORT={}", prefix,
+                              local_port((*ports)[0].is_object() ? (*ports)[0].as_object() : kNoPort)));
+    for (const auto& spv : *ports)
+      if (spv.is_object() && !string_of(&spv.as_object(), "name").empty())
+        out.push_back(fmt::format("{}_SERVICE_PORT_{}={}", prefix, env_name(string_of(&spv.as_object(), "name")),
+                                  local_port(spv.as_object())));
+    for (std::size_t i = 0; i < ports->size(); ++i) {  // makeLinkVariables
+      if (!(*ports)[i].is_object()) continue;
+      const json::object& sp = (*ports)[i].as_object();
+      std::string proto = string_of(&sp, "protocol");
+      if (proto.empty()) proto = "TCP";
+      std::string lower = proto;
+      for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      const std::string address = fmt::format("{}://127.0.0.1:{}", lower, local_port(sp));
+      if (i == 0) out.push_back(prefix + "_PORT=" + address);
+      const std::string port_prefix = fmt::format("{}_PORT_{}_{}", prefix, util::int_of(&sp, "port", 0), proto);
+      out.push_back(port_prefix + "=" + address);
+      out.push_back(port_prefix + "_PROTO=" + lower);
+      out.push_back(fmt::format("{}_PORT={}", port_prefix, local_port(sp)));
+      out.push_back(port_prefix + "_ADDR=127.0.0.1");
+    }
+  }
+  return out;
+}
+
 void LocalRuntime::start(Pod& pod, Container& c, const json::object& podobj, const json::object& spec,
                          Clock::time_point now) {
   // Env: a minimal base (PATH and HOME of this process, HOSTNAME the pod's name, as a container
@@ -653,6 +723,8 @@ void LocalRuntime::start(Pod& pod, Container& c, const json::object& podobj, con
   const std::string hostname = string_of(object_at(podobj, {"spec"}), "hostname");
   env.push_back("HOSTNAME=" + (hostname.empty() ? util::name_of(podobj) : hostname));
   const std::size_t base = env.size();
+  const std::vector<LocalPeer> peers = peers_of(podobj);
+  const std::vector<std::string> service_env = service_env_of(podobj, peers);
   if (const json::value* ef = spec.if_contains("envFrom"); ef && ef->is_array())
     for (const auto& e : ef->as_array()) {
       if (!e.is_object()) continue;
@@ -682,9 +754,13 @@ void LocalRuntime::start(Pod& pod, Container& c, const json::object& podobj, con
       if (!e.is_object()) continue;
       const std::string name = string_of(&e.as_object(), "name");
       std::optional<std::string> value;
-      if (const json::value* v = e.as_object().if_contains("value"); v && v->is_string())
-        value = expand_env_refs(std::string(v->as_string()), env);
-      else if (const json::object* ref = object_at(e.as_object(), {"valueFrom", "fieldRef"}))
+      if (const json::value* v = e.as_object().if_contains("value"); v && v->is_string()) {
+        // $(VAR) sees the service variables too, the container's own definitions first
+        // (expansion.MappingFuncFor(tmpEnv, serviceEnv)).
+        std::vector<std::string> visible = service_env;
+        visible.insert(visible.end(), env.begin(), env.end());
+        value = expand_env_refs(std::string(v->as_string()), visible);
+      } else if (const json::object* ref = object_at(e.as_object(), {"valueFrom", "fieldRef"}))
         value = downward_field(podobj, pod.where, string_of(ref, "fieldPath"));
       else if (const json::object* sref = object_at(e.as_object(), {"valueFrom", "secretKeyRef"}))
         value = key_of(podobj, *sref, true, config_error);
@@ -777,7 +853,6 @@ void LocalRuntime::start(Pod& pod, Container& c, const json::object& podobj, con
             const auto n = util::int_of(port.is_object() ? &port.as_object() : nullptr, "containerPort", 0);
             if (n > 0 && n < 65536) pod.ports[static_cast<int>(n)] = local_port_locked(pod.key, static_cast<int>(n));
           }
-  const std::vector<LocalPeer> peers = peers_of(podobj);
   {
     std::map<std::string, std::string> original;
     for (std::size_t i = base; i < env.size(); ++i) original[var_name(env[i])] = env[i].substr(env[i].find('=') + 1);
@@ -811,6 +886,9 @@ void LocalRuntime::start(Pod& pod, Container& c, const json::object& podobj, con
     if (std::none_of(env.begin(), env.end(), [&k](const std::string& e) { return var_name(e) == k; }))
       env.push_back(k + "=" + v);
   };
+  // The service variables, where the container does not define the name itself (local already:
+  // not rewritten again).
+  for (const auto& kv : service_env) set_unless_set(var_name(kv), kv.substr(var_name(kv).size() + 1));
   if (mpi_launcher)
     for (const auto& [k, v] :
          std::vector<std::pair<std::string, std::string>>{{"OMPI_MCA_plm_rsh_agent", rsh_agent()},

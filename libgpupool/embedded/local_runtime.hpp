@@ -116,6 +116,8 @@ class LocalRuntime {
   void reap(const std::string& key, pid_t pid);
   int local_port_locked(const std::string& pod_key, int port);  // mu_ held
   std::vector<LocalPeer> peers_of(const json::object& pod);     // mu_ held
+  // The service links of the pod's containers, as local addresses (mu_ held; service_env).
+  std::vector<std::string> service_env_of(const json::object& pod, const std::vector<LocalPeer>& peers);
   /// A secretKeyRef / configMapKeyRef's value; nullopt with `error` set (unless optional) when missing.
   std::optional<std::string> key_of(const json::object& pod, const json::object& ref, bool secret,
                                     std::string& error) const;

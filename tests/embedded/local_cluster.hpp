@@ -73,7 +73,8 @@ struct LocalCluster {
                   restart + R"(",)" + spec + "}}"));
   }
 
-  /// Waits (at most 30 s) until `pred` holds, re-checking after every change in the store.
+  /// Waits (at most 30 s) until `pred` holds, re-checking after every change in the store, and
+  /// every 20 ms for what no store event announces (a process's log lines, files it writes).
   template <class Pred>
   bool wait(Pred pred) {
     const auto deadline = std::chrono::steady_clock::now() + 30s;
@@ -84,8 +85,9 @@ struct LocalCluster {
         seen = changes;
       }
       if (pred()) return true;
+      if (std::chrono::steady_clock::now() >= deadline) return false;
       std::unique_lock lk(mu);
-      if (!cv.wait_until(lk, deadline, [&] { return changes != seen; })) return pred();
+      cv.wait_until(lk, std::min(deadline, std::chrono::steady_clock::now() + 20ms), [&] { return changes != seen; });
     }
   }
   bool wait_phase(std::string_view name, std::string_view phase_wanted) {

@@ -76,6 +76,56 @@ TEST_CASE("local run: env, downward-API fieldRefs, $(VAR) in args and the per-po
                                std::filesystem::canonical(dir).string() + "\n");
 }
 
+TEST_CASE("local run: the service environment reaches the API server and the Services as local addresses") {
+  // The kubelet's getServiceEnvVarMap / envvars.FromServices: the `kubernetes` Service of default
+  // always (its targetPort is the server's own port), the pod's namespace's Services unless
+  // enableServiceLinks is false; the names keep the Services' ports, the values are local.
+  LocalCluster c;
+  const auto& services = c.store.type("", "services");
+  c.store.create(services, "default", parse_obj(R"({"metadata":{"name":"kubernetes"},"spec":{"clusterIP":"10.96.0.1",
+      "ports":[{"name":"https","port":443,"protocol":"TCP","targetPort":6443}]}})"));
+  c.store.create(services, "default", parse_obj(R"({"metadata":{"name":"tensor-board"},"spec":{
+      "selector":{"role":"tb"},"ports":[{"name":"http","port":80,"targetPort":6006}]}})"));
+  c.store.create(services, "default", parse_obj(R"({"metadata":{"name":"headless"},"spec":{"clusterIP":"None",
+      "selector":{"role":"tb"},"ports":[{"port":80}]}})"));
+  c.store.create(c.pods, "default", parse_obj(R"({"metadata":{"name":"tb","labels":{"role":"tb"}},"spec":{
+                   "nodeName":"cn-beijing.192.168.3.230","restartPolicy":"Never","containers":[{"name":"main",
+                   "image":"python:3.11","command":["sleep","1000"],"ports":[{"containerPort":6006}]}]}})"));
+  const std::string show = R"("command":["sh","-c","env | grep -E '^(KUBERNETES|TENSOR_BOARD|HEADLESS|API)' | sort"])";
+  c.run("links",
+        container_spec(show +
+                       R"j(,"env":[{"name":"API","value":"$(KUBERNETES_SERVICE_HOST):$(KUBERNETES_SERVICE_PORT)"}])j"));
+  c.run("nolinks", container_spec(show) + R"(,"enableServiceLinks":false)");
+  c.run("own", container_spec(show + R"(,"env":[{"name":"KUBERNETES_SERVICE_HOST","value":"mine"}])") +
+                   R"(,"enableServiceLinks":false)");
+  REQUIRE(c.wait_phase("links", "Succeeded"));
+  REQUIRE(c.wait_phase("nolinks", "Succeeded"));
+  REQUIRE(c.wait_phase("own", "Succeeded"));
+  const auto tb_port = c.kubelet.local_runtime()->local_port("default/tb", 6006);
+  REQUIRE(tb_port);
+  const std::string tb = std::to_string(*tb_port);
+  const std::string kube =
+      "KUBERNETES_PORT=tcp://127.0.0.1:6443\n"
+      "KUBERNETES_PORT_443_TCP=tcp://127.0.0.1:6443\n"
+      "KUBERNETES_PORT_443_TCP_ADDR=127.0.0.1\n"
+      "KUBERNETES_PORT_443_TCP_PORT=6443\n"
+      "KUBERNETES_PORT_443_TCP_PROTO=tcp\n"
+      "KUBERNETES_SERVICE_HOST=127.0.0.1\n"
+      "KUBERNETES_SERVICE_PORT=6443\n"
+      "KUBERNETES_SERVICE_PORT_HTTPS=6443\n";
+  CHECK(c.log("links") == "API=127.0.0.1:6443\n" + kube + "TENSOR_BOARD_PORT=tcp://127.0.0.1:" + tb +
+                              "\nTENSOR_BOARD_PORT_80_TCP=tcp://127.0.0.1:" + tb +
+                              "\nTENSOR_BOARD_PORT_80_TCP_ADDR=127.0.0.1\nTENSOR_BOARD_PORT_80_TCP_PORT=" + tb +
+                              "\nTENSOR_BOARD_PORT_80_TCP_PROTO=tcp\nTENSOR_BOARD_SERVICE_HOST=127.0.0.1\n"
+                              "TENSOR_BOARD_SERVICE_PORT=" +
+                              tb + "\nTENSOR_BOARD_SERVICE_PORT_HTTP=" + tb + "\n");
+  CHECK(c.log("nolinks") == kube);  // the master service's always
+  // A name the container defines itself is its own (the kubelet skips the service variable).
+  std::string own = kube;
+  own.replace(own.find("KUBERNETES_SERVICE_HOST=127.0.0.1"), 33, "KUBERNETES_SERVICE_HOST=mine");
+  CHECK(c.log("own") == own);
+}
+
 TEST_CASE("local run: env from secretKeyRef, configMapKeyRef and envFrom; the secret never in what gpupool writes") {
   LocalCluster c;
   const std::string secret_value = "s3cr3t-Pa55word-7f1d";  // base64: czNjcjN0LVBhNTV3b3JkLTdmMWQ=

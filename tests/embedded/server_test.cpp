@@ -1217,6 +1217,20 @@ TEST_CASE("client certificates and tokens are judged as kube-apiserver's authent
   const auto resumed = mallory.get_with(server.port(), "/", mallory.newest_ticket());
   CHECK(resumed.resumed);
   CHECK(resumed.status == 401);
+  // bearertoken.Authenticator: the scheme in any case (the official Python client sends "bearer"),
+  // the header trimmed, a third part ignored; an empty token or another scheme is no token.
+  for (const char* header : {"Authorization: bearer bob-token\r\n", "Authorization: BEARER bob-token\r\n",
+                             "Authorization:   Bearer bob-token  \r\n", "Authorization: Bearer bob-token extra\r\n"}) {
+    CAPTURE(header);
+    a = mallory.get(server.port(), "/", nullptr, header);
+    CHECK(a.status == 200);
+    CHECK(a.body == "bob");
+  }
+  for (const char* header : {"Authorization: Basic bob-token\r\n", "Authorization: Bearer  bob-token\r\n",
+                             "Authorization: Bearerbob-token\r\n"}) {
+    CAPTURE(header);
+    CHECK(mallory.get(server.port(), "/", nullptr, header).status == 401);
+  }
 }
 
 TEST_CASE("TLS sessions age by the server's clock: renewed past half their lifetime, refused past it") {
