@@ -109,6 +109,22 @@ const std::set<std::string, std::less<>> kCustomDecoded = {
     "io.k8s.apiextensions-apiserver.pkg.apis.apiextensions.v1.JSONSchemaPropsOrStringArray",
 };
 
+// resource.Quantity's UnmarshalJSON parses strings.TrimSpace of its text: blanks around it are not
+// part of the quantity (in a body, or in a patched object the converter hands it).
+std::string quantity_trim(std::string text) {
+  constexpr std::string_view kBlank = " \t\n\v\f\r";
+  const auto first = text.find_first_not_of(kBlank);
+  if (first == std::string::npos) return {};
+  return text.substr(first, text.find_last_not_of(kBlank) - first + 1);
+}
+
+// ParseQuantity's error as decoding answers it (ErrFormatWrong, or ErrSuffix).
+std::string quantity_error(const ValidationError& e) {
+  return e.rule().find("suffix") != std::string::npos
+             ? "unable to parse quantity's suffix"
+             : "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+}
+
 // x-kubernetes-list-type (atomic, set, map with x-kubernetes-list-map-keys); without it a
 // patch strategy "merge" makes an associative list keyed by the patch merge key (a set without
 // one); anything else is atomic.
@@ -732,16 +748,9 @@ struct Walker {
       // resource.Quantity's UnmarshalJSON: null, a string or a bare number, parsed by
       // ParseQuantity; its error stops decoding and is the answer.
       if (v.is_null()) return;
-      std::string text = quantity_text(v);
-      // ParseQuantity(strings.TrimSpace(...)): blanks around the text are not part of it.
-      if (const auto first = text.find_first_not_of(" \t\n\v\f\r"); first != 0 && first != std::string::npos) {
-        text.erase(0, first);
-        if (prune && v.is_string()) v = text;
-      }
-      if (const auto last = text.find_last_not_of(" \t\n\v\f\r"); last != std::string::npos && last + 1 < text.size()) {
-        text.erase(last + 1);
-        if (prune && v.is_string()) v = text;
-      }
+      const std::string written = quantity_text(v);
+      const std::string text = quantity_trim(written);
+      if (prune && v.is_string() && text != written && !text.empty()) v = text;
       try {
         const Quantity q = Quantity::parse(text);
         // SetDefaults_ResourceList (part of decoding): a ResourceList's value rounded up to
@@ -755,10 +764,7 @@ struct Walker {
         if (e.rule().find("magnitude too large") != std::string::npos) {  // gpupool's own limit, not Go's
           if (prune && in_resource_list) v = Quantity::canonical(text, true);
         } else {
-          out.decode_error =
-              e.rule().find("suffix") != std::string::npos
-                  ? "unable to parse quantity's suffix"
-                  : "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+          out.decode_error = quantity_error(e);
         }
       }
       return;
@@ -1350,13 +1356,10 @@ struct Converter {
           return fail("quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
         if (v.is_string()) {
           try {
-            Quantity::parse(v.as_string());
+            Quantity::parse(quantity_trim(std::string(v.as_string())));
           } catch (const ValidationError& e) {
             if (e.rule().find("magnitude too large") != std::string::npos) return true;
-            return fail(e.rule().find("suffix") != std::string::npos
-                            ? "unable to parse quantity's suffix"
-                            : "quantities must match the regular expression "
-                              "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+            return fail(quantity_error(e));
           }
         }
         return true;
