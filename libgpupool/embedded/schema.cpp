@@ -817,8 +817,18 @@ struct Walker {
     }
     if (n.type == Node::Type::String && n.go_type == "[]uint8" && v.is_string()) {
       // A []byte (Secret data, ConfigMap binaryData): base64, whose error is saved like a type error.
-      if (const auto at = base64_error_offset(v.as_string()); at && !out.type_error)
-        out.type_error = fmt::format("illegal base64 data at input byte {}", *at);
+      if (const auto at = base64_error_offset(v.as_string())) {
+        if (!out.type_error) out.type_error = fmt::format("illegal base64 data at input byte {}", *at);
+      } else if (prune) {
+        // Held as the bytes it decodes to (encoding/base64 skips line breaks and ignores the
+        // unused bits of the last character), so stored and answered as their canonical encoding:
+        // "AAECAW==" is "AAECAQ==".
+        std::string text;
+        for (char ch : v.as_string())
+          if (ch != '\r' && ch != '\n') text += ch;
+        if (const auto bytes = base64_decode(text))
+          if (std::string canonical = base64_encode(*bytes); canonical != v.as_string()) v = std::move(canonical);
+      }
       return;
     }
     if (v.is_null()) return;
