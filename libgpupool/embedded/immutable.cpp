@@ -8,6 +8,7 @@
 #include "embedded/admission.hpp"
 #include "embedded/controllers_util.hpp"
 #include "embedded/validation.hpp"
+#include "embedded/validation_kinds.hpp"
 
 #include "gpupool/quantity.hpp"
 
@@ -145,15 +146,19 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r, const std::functi
     // batch/validation ValidateJobSpecUpdate after ValidateJobSpec: validateCompletions, then
     // selector, template, completionMode, podFailurePolicy, backoffLimitPerIndex, managedBy and
     // successPolicy are immutable. (ValidateImmutableField's field.Invalid prints a nil pointer as
-    // "null" and a set one's value: a number bare, a string quoted; the template, podFailurePolicy
-    // and successPolicy as Go struct dumps with pointer addresses, here as their JSON.)
+    // "null" and a set one's value: a number bare, a string quoted, successPolicy as its Go struct
+    // dump (go_success_policy); the template and podFailurePolicy are Go struct dumps too, here
+    // their JSON.)
     auto immutable = [&](const char* key) {
       const json::value* now = at(obj, {"spec"}, key);
-      if (!same_value(at(old, {"spec"}, key), now))
-        causes.push_back(
-            {"FieldValueInvalid",
-             fmt::format("Invalid value: {}: field is immutable", go_pointer_value(at(given, {"spec"}, key))),
-             fmt::format("spec.{}", key)});
+      if (same_value(at(old, {"spec"}, key), now)) return;
+      const json::value* shown = at(given, {"spec"}, key);
+      causes.push_back({"FieldValueInvalid",
+                        fmt::format("Invalid value: {}: field is immutable",
+                                    std::string_view(key) == "successPolicy" && shown && shown->is_object()
+                                        ? go_success_policy(shown->as_object())
+                                        : go_pointer_value(shown)),
+                        fmt::format("spec.{}", key)});
     };
     const json::value* completions = at(obj, {"spec"}, "completions");
     if (string_of(object_at(obj, {"spec"}), "completionMode") != "Indexed") {

@@ -689,6 +689,23 @@ void domain_prefixed_path(const std::string& f, const std::string& value, std::v
   }
 }
 
+std::string go_success_policy(const json::object& policy) {
+  const json::array* rules = util::array_at(policy, {}, "rules");
+  std::string shown = "batch.SuccessPolicy{Rules:";
+  if (!rules) {
+    shown += "[]batch.SuccessPolicyRule(nil)";
+  } else {
+    shown += "[]batch.SuccessPolicyRule{";
+    for (std::size_t i = 0; i < rules->size(); ++i) {
+      const json::object& r = (*rules)[i].is_object() ? (*rules)[i].as_object() : fields::kNone;
+      shown += fmt::format("{}batch.SuccessPolicyRule{{SucceededIndexes:{}, SucceededCount:{}}}", i ? ", " : "",
+                           go_opt_ptr(r, "succeededIndexes", "string"), go_opt_ptr(r, "succeededCount", "int32"));
+    }
+    shown += "}";
+  }
+  return shown + "}";
+}
+
 void job_spec_causes(const json::object& spec, std::vector<StatusCause>& causes) {
   // validateJobSpec's order: the counts, activeDeadlineSeconds, backoffLimit, the TTL, then the rest.
   for (const char* k :
@@ -873,20 +890,8 @@ void job_spec_causes(const json::object& spec, std::vector<StatusCause>& causes)
   if (const json::object* sp = object_at(spec, {"successPolicy"})) {
     const json::array* rules = util::array_at(*sp, {}, "rules");
     if (!indexed) {
-      std::string shown = "batch.SuccessPolicy{Rules:";
-      if (!rules) {
-        shown += "[]batch.SuccessPolicyRule(nil)";
-      } else {
-        shown += "[]batch.SuccessPolicyRule{";
-        for (std::size_t i = 0; i < rules->size(); ++i) {
-          const json::object& r = (*rules)[i].is_object() ? (*rules)[i].as_object() : fields::kNone;
-          shown += fmt::format("{}batch.SuccessPolicyRule{{SucceededIndexes:{}, SucceededCount:{}}}", i ? ", " : "",
-                               go_opt_ptr(r, "succeededIndexes", "string"), go_opt_ptr(r, "succeededCount", "int32"));
-        }
-        shown += "}";
-      }
       causes.push_back({"FieldValueInvalid",
-                        fmt::format("Invalid value: {}}}: requires indexed completion mode", shown),
+                        fmt::format("Invalid value: {}: requires indexed completion mode", go_success_policy(*sp)),
                         "spec.successPolicy"});
     } else {
       if (!rules || rules->empty())

@@ -18,6 +18,9 @@
 
 namespace gpupool::embedded {
 
+/// A Job's successPolicy as %#v prints a batch.SuccessPolicy (its rules' pointers as addresses).
+std::string go_success_policy(const boost::json::object& policy);
+
 /// validation.IsDomainPrefixedPath on `value` at `f` ("acme.io/foo": a DNS subdomain, '/', an HTTP
 /// path): a Job's managedBy, an IngressClass's controller.
 void domain_prefixed_path(const std::string& f, const std::string& value, std::vector<StatusCause>& causes);
