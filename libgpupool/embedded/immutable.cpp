@@ -146,18 +146,19 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r, const std::functi
     // batch/validation ValidateJobSpecUpdate after ValidateJobSpec: validateCompletions, then
     // selector, template, completionMode, podFailurePolicy, backoffLimitPerIndex, managedBy and
     // successPolicy are immutable. (ValidateImmutableField's field.Invalid prints a nil pointer as
-    // "null" and a set one's value: a number bare, a string quoted, successPolicy as its Go struct
-    // dump (go_success_policy); the template and podFailurePolicy are Go struct dumps too, here
-    // their JSON.)
+    // "null" and a set one's value: a number bare, a string quoted, successPolicy and
+    // podFailurePolicy as their Go struct dumps; the template is one too, here its JSON.)
     auto immutable = [&](const char* key) {
       const json::value* now = at(obj, {"spec"}, key);
       if (same_value(at(old, {"spec"}, key), now)) return;
       const json::value* shown = at(given, {"spec"}, key);
+      const std::string_view k = key;
+      const json::object* policy = shown && shown->is_object() ? &shown->as_object() : nullptr;
       causes.push_back({"FieldValueInvalid",
                         fmt::format("Invalid value: {}: field is immutable",
-                                    std::string_view(key) == "successPolicy" && shown && shown->is_object()
-                                        ? go_success_policy(shown->as_object())
-                                        : go_pointer_value(shown)),
+                                    policy && k == "successPolicy"      ? go_success_policy(*policy)
+                                    : policy && k == "podFailurePolicy" ? go_pod_failure_policy(*policy)
+                                                                        : go_pointer_value(shown)),
                         fmt::format("spec.{}", key)});
     };
     const json::value* completions = at(obj, {"spec"}, "completions");

@@ -1102,7 +1102,7 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
     const bool status_only = subresource == "status";
     // Kinds without a generation (pods) skip the spec comparison.
     const bool generation = tracks_generation(t);
-    if (generation && !status_only && !spec_equal(next, *old)) ++gen;
+    if (generation && !status_only && (req.spec_changed || !spec_equal(next, *old))) ++gen;
     // pkg/registry/apps/deployment/strategy.go PrepareForUpdate: a Deployment's annotations count
     // too (they once carried rollback requests).
     else if (generation && !status_only && t.group == "apps" && t.resource == "deployments") {

@@ -174,6 +174,10 @@ struct AdmissionRequest {
   json::object* object = nullptr;            ///< the new object (null for Delete)
   const json::object* old_object = nullptr;  ///< null for Create
   const WriteOptions* options = nullptr;
+  /// Set by validation when the kind's PrepareForUpdate sees a spec change its stored form hides
+  /// (a NetworkPolicy's reflect.DeepEqual tells an empty list from none): the update bumps
+  /// metadata.generation whatever the stored specs say.
+  bool spec_changed = false;
 };
 
 /// Where committed changes go to become durable (the embedded server's state journal). record() is

@@ -2347,6 +2347,14 @@ void builtin_validation(AdmissionRequest& r) {
   // since validation's messages show them as Go parsed them).
   // pods/binding is a storage-level update of the stored pod (assignPod's GuaranteedUpdate): nothing
   // is decoded, and its quantities are canonical already.
+  // networkPolicyStrategy.PrepareForUpdate bumps the generation on !reflect.DeepEqual of the specs:
+  // the decoded one (an empty list or map is not nil there) against the stored one (where it is).
+  if (t.group == "networking.k8s.io" && t.resource == "networkpolicies" && r.subresource.empty() && !create &&
+      r.old_object) {
+    const json::value* now = obj.if_contains("spec");
+    const json::value* before = r.old_object->if_contains("spec");
+    r.spec_changed = !now != !before || (now && !util::json_equal(*now, *before));
+  }
   if (stored)
     obj = std::move(*stored);
   else if (r.subresource != "scale" && r.subresource != "binding")

@@ -445,11 +445,6 @@ std::variant<std::int64_t, std::string> indexes_format(std::string_view text, st
   return total;
 }
 
-std::string go_opt_ptr(const json::object& o, std::string_view key, std::string_view type) {
-  const json::value* v = o.if_contains(key);
-  return fmt::format("(*{})({})", type, v && !v->is_null() ? "0xc000000000" : "nil");
-}
-
 }  // namespace
 
 namespace {
@@ -699,11 +694,34 @@ std::string go_success_policy(const json::object& policy) {
     for (std::size_t i = 0; i < rules->size(); ++i) {
       const json::object& r = (*rules)[i].is_object() ? (*rules)[i].as_object() : fields::kNone;
       shown += fmt::format("{}batch.SuccessPolicyRule{{SucceededIndexes:{}, SucceededCount:{}}}", i ? ", " : "",
-                           go_opt_ptr(r, "succeededIndexes", "string"), go_opt_ptr(r, "succeededCount", "int32"));
+                           go_pointer(&r, "succeededIndexes", "string"), go_pointer(&r, "succeededCount", "int32"));
     }
     shown += "}";
   }
   return shown + "}";
+}
+
+std::string go_pod_failure_policy(const json::object& policy) {
+  // A list of structs as %#v prints it: `[]T(nil)` when absent, else `[]T{T{...}, ...}`.
+  const auto list = [](const json::object& o, std::string_view key, std::string_view type, const auto& item) {
+    const json::array* a = util::array_at(o, {}, key);
+    if (!a) return fmt::format("[]{}(nil)", type);
+    std::string out = fmt::format("[]{}{{", type);
+    for (std::size_t i = 0; i < a->size(); ++i)
+      out += (i ? ", " : "") + item((*a)[i].is_object() ? (*a)[i].as_object() : fields::kNone);
+    return out + "}";
+  };
+  const auto pattern = [](const json::object& p) {
+    return fmt::format("batch.PodFailurePolicyOnPodConditionsPattern{{Type:{}, Status:{}}}",
+                       go_quote(fields::string_at(p, "type")), go_quote(fields::string_at(p, "status")));
+  };
+  const auto rule = [&](const json::object& r) {
+    return fmt::format("batch.PodFailurePolicyRule{{Action:{}, OnExitCodes:{}, OnPodConditions:{}}}",
+                       go_quote(fields::string_at(r, "action")),
+                       go_pointer(&r, "onExitCodes", "batch.PodFailurePolicyOnExitCodesRequirement"),
+                       list(r, "onPodConditions", "batch.PodFailurePolicyOnPodConditionsPattern", pattern));
+  };
+  return fmt::format("batch.PodFailurePolicy{{Rules:{}}}", list(policy, "rules", "batch.PodFailurePolicyRule", rule));
 }
 
 void job_spec_causes(const json::object& spec, std::vector<StatusCause>& causes) {

@@ -20,6 +20,8 @@ namespace gpupool::embedded {
 
 /// A Job's successPolicy as %#v prints a batch.SuccessPolicy (its rules' pointers as addresses).
 std::string go_success_policy(const boost::json::object& policy);
+/// A Job's podFailurePolicy as %#v prints a batch.PodFailurePolicy.
+std::string go_pod_failure_policy(const boost::json::object& policy);
 
 /// validation.IsDomainPrefixedPath on `value` at `f` ("acme.io/foo": a DNS subdomain, '/', an HTTP
 /// path): a Job's managedBy, an IngressClass's controller.
