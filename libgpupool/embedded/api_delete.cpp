@@ -163,12 +163,12 @@ void validate(const DeleteRequest& d) {
   if (!causes.empty()) throw StatusError::invalid_options("DeleteOptions", std::move(causes));
 }
 
-// The registries whose Delete answers with the deleted object (ReturnDeletedObject) rather than
-// a Status naming it.
+// The registries whose Delete answers with the deleted object (ReturnDeletedObject: true in their
+// storage.go, v1.32) rather than a Status naming it.
 bool returns_deleted_object(const ResourceType& t) {
   static const std::set<std::string, std::less<>> kCore = {
-      "pods",          "services", "serviceaccounts", "namespaces", "persistentvolumes", "persistentvolumeclaims",
-      "resourcequotas"};
+      "pods",           "services",    "serviceaccounts", "namespaces", "persistentvolumes", "persistentvolumeclaims",
+      "resourcequotas", "podtemplates"};
   return (t.group.empty() && kCore.count(t.resource)) ||
          (t.group == "storage.k8s.io" && t.resource == "storageclasses");
 }

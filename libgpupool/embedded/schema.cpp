@@ -891,14 +891,28 @@ bool known(std::string_view group, std::string_view version, std::string_view ki
 
 namespace {
 
-void canonical(const Node& n, json::value& v, int depth) {
+// Every quantity under `v` as Go encodes it (String), or with `by_value` as the text of its value
+// alone ("1." and "1" alike), for comparisons that weigh quantities by Cmp.
+void canonical(const Node& n, json::value& v, int depth, bool by_value = false) {
   if (depth > 64) return;
   switch (n.type) {
     case Node::Type::Quantity: {
       if (!v.is_string() && !v.is_number()) return;
       const std::string text = quantity_text(v);
       try {
-        v = Quantity::canonical(text);
+        if (!by_value) {
+          v = Quantity::canonical(text);
+        } else {  // the value in nano-units, as decimal digits
+          __int128 nanos = Quantity::parse(quantity_trim(text)).nano_value();
+          const bool negative = nanos < 0;
+          std::string digits;
+          do {
+            const int d = static_cast<int>(nanos % 10);
+            digits.insert(digits.begin(), static_cast<char>('0' + (d < 0 ? -d : d)));
+            nanos /= 10;
+          } while (nanos != 0);
+          v = (negative ? "-" : "") + digits;
+        }
       } catch (const ValidationError&) {
         if (v.is_number()) v = text;  // (decoding refused it already)
       }
@@ -908,15 +922,15 @@ void canonical(const Node& n, json::value& v, int depth) {
       if (v.is_object() && n.quantities)
         for (auto& [k, child] : v.as_object())
           if (auto f = n.fields.find(std::string_view(k)); f != n.fields.end() && f->second->quantities)
-            canonical(*f->second, child, depth + 1);
+            canonical(*f->second, child, depth + 1, by_value);
       return;
     case Node::Type::Map:
       if (v.is_object() && n.quantities)
-        for (auto& [k, child] : v.as_object()) canonical(*n.elem, child, depth + 1);
+        for (auto& [k, child] : v.as_object()) canonical(*n.elem, child, depth + 1, by_value);
       return;
     case Node::Type::Array:
       if (v.is_array() && n.quantities)
-        for (auto& child : v.as_array()) canonical(*n.elem, child, depth + 1);
+        for (auto& child : v.as_array()) canonical(*n.elem, child, depth + 1, by_value);
       return;
     default:
       return;
@@ -931,6 +945,15 @@ void canonical_quantities(std::string_view group, std::string_view version, std:
   for (auto& [k, child] : obj)
     if (auto f = r->fields.find(std::string_view(k)); f != r->fields.end() && f->second->quantities)
       canonical(*f->second, child, 0);
+}
+
+bool quantities_by_value(std::string_view group, std::string_view version, std::string_view kind, json::object& obj) {
+  const Node* r = root(group, version, kind);
+  if (!r || !r->quantities) return false;
+  for (auto& [k, child] : obj)
+    if (auto f = r->fields.find(std::string_view(k)); f != r->fields.end() && f->second->quantities)
+      canonical(*f->second, child, 0, true);
+  return true;
 }
 
 namespace {

@@ -67,6 +67,12 @@ bool known(std::string_view group, std::string_view version, std::string_view ki
 Decoded decode(std::string_view group, std::string_view version, std::string_view kind, boost::json::object& obj,
                bool prune);
 
+/// Every quantity of `obj` (a built-in kind) replaced by its value's text (nano-units), so that
+/// two objects compare as apiequality.Semantic compares Quantities (Cmp: "1." equals "1"); false
+/// (nothing changed) when the kind holds no quantity.
+bool quantities_by_value(std::string_view group, std::string_view version, std::string_view kind,
+                         boost::json::object& obj);
+
 /// Writes every resource.Quantity field of `obj` (a built-in kind) as Go encodes it again: its
 /// canonical text, or the text ParseQuantity keeps ("+1", "1.5E40"). Done once the object is valid.
 void canonical_quantities(std::string_view group, std::string_view version, std::string_view kind,

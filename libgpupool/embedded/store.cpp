@@ -13,6 +13,7 @@
 
 #include "embedded/base64.hpp"
 #include "embedded/controllers_util.hpp"
+#include "embedded/schema.hpp"
 #include "embedded/typecheck.hpp"  // go_quote, go_parse_uint
 #include "embedded/validation.hpp"
 
@@ -338,6 +339,17 @@ bool spec_equal(const json::object& a, const json::object& b) {
     if (!a.if_contains(k)) return false;
   }
   return true;
+}
+
+// The strategies' apiequality.Semantic weighs a Quantity by Cmp: specs that differ only in how a
+// quantity is written ("1." and "1") are equal there, and the generation stays. (A custom
+// resource's strategy compares its content as JSON.)
+bool spec_equal_by_value(const ResourceType& t, const json::object& a, const json::object& b) {
+  if (t.schema) return false;
+  json::object x = a, y = b;
+  if (!schema::quantities_by_value(t.group, t.version, t.kind, x)) return false;
+  schema::quantities_by_value(t.group, t.version, t.kind, y);
+  return spec_equal(x, y);
 }
 
 }  // namespace
@@ -1102,7 +1114,9 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
     const bool status_only = subresource == "status";
     // Kinds without a generation (pods) skip the spec comparison.
     const bool generation = tracks_generation(t);
-    if (generation && !status_only && (req.spec_changed || !spec_equal(next, *old))) ++gen;
+    if (generation && !status_only &&
+        (req.spec_changed || (!spec_equal(next, *old) && !spec_equal_by_value(t, next, *old))))
+      ++gen;
     // pkg/registry/apps/deployment/strategy.go PrepareForUpdate: a Deployment's annotations count
     // too (they once carried rollback requests).
     else if (generation && !status_only && t.group == "apps" && t.resource == "deployments") {

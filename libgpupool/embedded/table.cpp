@@ -189,14 +189,26 @@ json::array replicaset_row(const json::value& o, Clock::time_point now) {
           selector_text(value_at(o, {"spec", "selector"}))};
 }
 
+// labels.FormatLabels: key=value pairs sorted, comma-joined, <none> when there are none.
+std::string format_labels(const json::value* map) {
+  std::vector<std::string> pairs;
+  if (map && map->is_object())
+    for (const auto& [k, v] : map->as_object())
+      pairs.push_back(std::string(k) + "=" + std::string(v.is_string() ? v.as_string() : ""));
+  std::sort(pairs.begin(), pairs.end());
+  return pairs.empty() ? "<none>" : text::join(pairs, ",");
+}
+
+// printPodTemplate: CONTAINERS and IMAGES (layoutContainerCells), POD LABELS.
+json::array podtemplate_row(const json::value& o, Clock::time_point) {
+  std::string names, images;
+  if (const auto* t = value_at(o, {"template"})) containers_images(*t, names, images);
+  return {s(o, {"metadata", "name"}), names, images, format_labels(value_at(o, {"template", "metadata", "labels"}))};
+}
+
 // printDaemonSet (1.32): the status counts, NODE SELECTOR (labels.FormatLabels of the template's
 // nodeSelector: sorted, <none> when empty), AGE; wide: containers, images, selector.
 json::array daemonset_row(const json::value& o, Clock::time_point now) {
-  std::vector<std::string> node_selector;
-  if (const auto* ns = value_at(o, {"spec", "template", "spec", "nodeSelector"}); ns && ns->is_object())
-    for (const auto& [k, v] : ns->as_object())
-      node_selector.push_back(std::string(k) + "=" + std::string(v.is_string() ? v.as_string() : ""));
-  std::sort(node_selector.begin(), node_selector.end());
   std::string names, images;
   if (const auto* t = value_at(o, {"spec", "template"})) containers_images(*t, names, images);
   return {s(o, {"metadata", "name"}),
@@ -205,7 +217,7 @@ json::array daemonset_row(const json::value& o, Clock::time_point now) {
           n(o, {"status", "numberReady"}),
           n(o, {"status", "updatedNumberScheduled"}),
           n(o, {"status", "numberAvailable"}),
-          node_selector.empty() ? "<none>" : text::join(node_selector, ","),
+          format_labels(value_at(o, {"spec", "template", "spec", "nodeSelector"})),
           age(o, now),
           names,
           images,
@@ -409,17 +421,13 @@ json::array service_row(const json::value& o, Clock::time_point now) {
       x += "/" + s(p, {"protocol"}, "TCP");
       ports.push_back(x);
     }
-  std::vector<std::string> sel;
-  if (const auto* ss = value_at(o, {"spec", "selector"}); ss && ss->is_object())
-    for (const auto& [k, v] : ss->as_object())
-      sel.push_back(std::string(k) + "=" + std::string(v.is_string() ? v.as_string() : ""));
   return {s(o, {"metadata", "name"}),
           s(o, {"spec", "type"}, "ClusterIP"),
           none_if_empty(s(o, {"spec", "clusterIP"})),
           service_external_ip(o),
           ports.empty() ? "<none>" : text::join(ports, ","),
           age(o, now),
-          sel.empty() ? "<none>" : text::join(sel, ",")};
+          format_labels(value_at(o, {"spec", "selector"}))};  // labels.FormatLabels
 }
 
 // printIngress: CLASS (<none>), HOSTS (formatHosts: the first three set, "*" when none, then
@@ -662,6 +670,12 @@ json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<c
             {"External-IP", "string", 0},  {"Port(s)", "string", 0}, {"Age", "string", 0},
             {"Selector", "string", 1}};
     row = service_row;
+  } else if (core && t.resource == "podtemplates") {
+    cols = {{"Name", "string", 0, "name"},
+            {"Containers", "string", 0},
+            {"Images", "string", 0},
+            {"Pod Labels", "string", 0}};
+    row = podtemplate_row;
   } else if (core && t.resource == "events") {
     cols = {{"Last Seen", "string", 0},   {"Type", "string", 0},       {"Reason", "string", 0},
             {"Object", "string", 0},      {"Subobject", "string", 1},  {"Source", "string", 1},

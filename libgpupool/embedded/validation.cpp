@@ -60,6 +60,8 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version) {
       core("serviceaccounts", "ServiceAccount", "serviceaccount", true, false, {"sa"}),
       core("endpoints", "Endpoints", "endpoints", true, false, {"ep"}),
       core("limitranges", "LimitRange", "limitrange", true, false, {"limits"}),
+      // A pod template kept for others to use (what a controller or a user's tool stamps pods from).
+      core("podtemplates", "PodTemplate", "podtemplate", true, false, {}),
   };
   auto typed = [&](std::string group, std::string version, std::string res, std::string kind, std::string singular,
                    bool ns, std::vector<std::string> short_names, std::vector<std::string> cats = {}) {
@@ -1174,6 +1176,9 @@ void builtin_defaults(AdmissionRequest& r) {
       default_statefulset(obj);
     } else if (t.group == "apps" && t.resource == "controllerrevisions") {
       set_default(obj, "revision", 0);  // an int64 without omitempty
+    } else if (core && t.resource == "podtemplates") {
+      // SetObjectDefaults_PodTemplate: the template's pod defaults.
+      if (auto* tpl = obj.if_contains("template"); tpl && tpl->is_object()) default_pod_template(tpl->as_object());
     } else if (is_networking_kind(t)) {
       default_networking(t, obj);
     } else if (core && t.resource == "services") {
@@ -1947,10 +1952,10 @@ Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p
     // (ValidateObjectMeta, revision), then data.
     add(update_meta, meta, spec, immutable);
   } else if ((t.group == "apps" && (res == "deployments" || res == "statefulsets")) ||
-             (core && res == "resourcequotas") || t.group == "scheduling.k8s.io" ||
+             (core && (res == "resourcequotas" || res == "podtemplates")) || t.group == "scheduling.k8s.io" ||
              (t.group == "batch" && res == "cronjobs") || t.group == "coordination.k8s.io") {
     // ValidateDeploymentUpdate, ValidateStatefulSetUpdate, ValidateResourceQuotaUpdate,
-    // ValidatePriorityClassUpdate, ValidateCronJobUpdate, ValidateLeaseUpdate:
+    // ValidatePriorityClassUpdate, ValidateCronJobUpdate, ValidateLeaseUpdate, ValidatePodTemplateUpdate:
     // ValidateObjectMetaUpdate and the spec (then a StatefulSet's unchangeable fields), no
     // ValidateObjectMeta.
     add(update_meta, spec, immutable);
@@ -2125,6 +2130,14 @@ void builtin_validation(AdmissionRequest& r) {
       validate_runtime_class(obj, causes);
     } else if (is_networking_kind(t)) {
       networking_causes(t, obj, create ? nullptr : r.old_object, causes);
+    } else if (core && t.resource == "podtemplates") {
+      // ValidatePodTemplate / ValidatePodTemplateUpdate: ValidatePodTemplateSpec at "template"
+      // (its labels and annotations, then the pod spec; no ephemeral containers).
+      const json::object* tpl = fields::object_at(obj, "template");
+      const json::object* tmeta = tpl ? fields::object_at(*tpl, "metadata") : nullptr;
+      const json::object* ps = tpl ? fields::object_at(*tpl, "spec") : nullptr;
+      if (tmeta) validate_labels_and_annotations(*tmeta, "template.", causes);
+      validate_pod_spec(ps ? *ps : absent_pod_spec(), tmeta, "template.spec.", PodSpecOf::Template, causes);
     } else if (core && t.resource == "services") {
       // ValidateServiceUpdate's rules, then ValidateService (embedded/validation_service.cpp).
       if (!create && r.old_object) validate_service_update(obj, *r.old_object, parts.service_update);
@@ -2309,6 +2322,17 @@ void builtin_validation(AdmissionRequest& r) {
             for (auto& x :
                  claim_spec_warnings(*cs, fmt::format("spec.volumeClaimTemplates[{}].{}", i, create ? "" : "Spec.")))
               w.push_back(std::move(x));
+    } else if (core && t.resource == "podtemplates") {
+      // podTemplateStrategy: GetWarningsForPodTemplate at "template" on create, and on an update
+      // that moves the generation (the template changed, apiequality.Semantic).
+      const json::object* tpl = fields::object_at(obj, "template");
+      const json::value* old_tpl = r.old_object ? r.old_object->if_contains("template") : nullptr;
+      const bool changed = create || !r.old_object || !same_value(old_tpl, stored_form().if_contains("template"));
+      if (const json::object* tspec = tpl ? fields::object_at(*tpl, "spec") : nullptr; tspec && changed) {
+        static const json::object kEmpty;
+        const json::object* tmeta = fields::object_at(*tpl, "metadata");
+        w = pod_warnings(tmeta ? *tmeta : kEmpty, *tspec, "template.");
+      }
     } else if (t.group == "batch" && t.resource == "cronjobs") {
       // cronJobStrategy: WarningsForJobSpec at spec.jobTemplate.spec on create and when the
       // generation moves (the spec changed); an update whose schedule still names a TZ is warned

@@ -4033,6 +4033,44 @@ SCENARIOS["rbacbootstrap"] = [
     (["auth", "can-i", "list", "pytorchjobs.kubeflow.org", _SA], None),
 ]
 
+# core/v1 PodTemplate (served since session 30): the stored template (the pod defaults,
+# creationTimestamp null), the table (CONTAINERS, IMAGES, POD LABELS sorted),
+# ValidatePodTemplateSpec's refusals at "template" (labels, the pod spec, no ephemeral
+# containers), the warnings of GetWarningsForPodTemplate on create and when the template changes,
+# generation, no create on PUT, explain.
+def _podtemplate(name, labels=None, **spec):
+    spec = dict({"containers": [{"name": "main", "image": "busybox"}]}, **spec)
+    tpl = {"spec": spec}
+    if labels is not None:
+        tpl["metadata"] = {"labels": labels}
+    return json.dumps({"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": name}, "template": tpl})
+
+
+SCENARIOS["podtemplate"] = [
+    (["create", "-f", "-", "-o", "json"], _podtemplate("pt-train", {"role": "worker", "app": "train"},
+                                                       containers=[{"name": "main", "image": "pytorch/pytorch:2.5",
+                                                                    "resources": {"limits": {"nvidia.com/gpu": 1}}},
+                                                                   {"name": "side", "image": "busybox"}])),
+    (["create", "-f", "-", "-o", "name"], _podtemplate("pt-plain")),
+    (["create", "-f", "-", "-o", "name"], _podtemplate("pt-warn", nodeSelector={"beta.kubernetes.io/arch": "amd64"})),
+    (["create", "-f", "-"], _podtemplate("pt-bad", {"bad key!": "v"}, containers=[{"name": "Bad_Name", "image": ""}])),
+    (["create", "-f", "-"], _podtemplate("pt-bad", ephemeralContainers=[{"name": "dbg", "image": "busybox"}])),
+    (["create", "-f", "-"], json.dumps({"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "pt-bad"}})),
+    (["get", "podtemplates"], None),
+    (["patch", "podtemplate", "pt-plain", "--type=merge", "-p",
+      '{"template":{"spec":{"nodeSelector":{"beta.kubernetes.io/os":"linux"}}}}',
+      "-o", "jsonpath={.metadata.generation}{\"\\n\"}"], None),
+    (["patch", "podtemplate", "pt-plain", "--type=merge", "-p", '{"metadata":{"labels":{"x":"y"}}}',
+      "-o", "jsonpath={.metadata.generation}{\"\\n\"}"], None),
+    (["patch", "podtemplate", "pt-plain", "--type=merge", "-p",
+      '{"template":{"spec":{"containers":[{"name":"main","image":"busybox","ports":[{"containerPort":70000}]}]}}}'],
+     None),
+    (["replace", "--raw", "/api/v1/namespaces/NS/podtemplates/pt-none", "-f", "-"],
+     _podtemplate("pt-none").replace('"metadata": {', '"metadata": {"namespace": "NAMESPACE", ', 1)),
+    (["explain", "podtemplate.template"], None),
+    (["delete", "podtemplates", "--all"], None),
+]
+
 # validateKubeFinalizerName: the groups whose validation calls core/validation's ValidateObjectMeta
 # (networking, scheduling, storage, rbac, discovery, and core, apps, batch) refuse a finalizer name
 # that is neither standard nor domain-qualified; node.k8s.io, coordination.k8s.io and policy use

@@ -304,6 +304,16 @@ def base_ingress():  # a job's TensorBoard behind the cluster's ingress controll
                           "backend": {"service": {"name": "tensorboard", "port": {"number": 6006}}}}]}}]}}
 
 
+def base_podtemplate():  # a training worker's template kept for a launcher to stamp pods from
+    return {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": "fuzz"},
+            "template": {"metadata": {"labels": {"app": "train", "role": "worker"}},
+                         "spec": {"restartPolicy": "Never", "tolerations": [
+                             {"key": "gpu_node", "operator": "Equal", "value": "invalid", "effect": "NoSchedule"}],
+                             "containers": [{"name": "main", "image": "pytorch/pytorch:2.5",
+                                             "command": ["python", "train.py"],
+                                             "resources": {"limits": {"nvidia.com/gpu": "1", "memory": "16Gi"}}}]}}}
+
+
 KINDS = {
     "pod": (base_pod, "/api/v1/namespaces/%s/pods"),
     "deployment": (base_deployment, "/apis/apps/v1/namespaces/%s/deployments"),
@@ -332,6 +342,7 @@ KINDS = {
     "lease": (base_lease, "/apis/coordination.k8s.io/v1/namespaces/%s/leases"),
     "networkpolicy": (base_networkpolicy, "/apis/networking.k8s.io/v1/namespaces/%s/networkpolicies"),
     "ingress": (base_ingress, "/apis/networking.k8s.io/v1/namespaces/%s/ingresses"),
+    "podtemplate": (base_podtemplate, "/api/v1/namespaces/%s/podtemplates"),
 }
 DEFAULT_KINDS = ["pod", "deployment", "job", "claim", "service", "quota"]
 CRDS = dict({k: os.path.join(HERE, "..", "..", "data", "crds", "training-operator_%ss.json" % k)
@@ -382,7 +393,8 @@ ROOTS = {"pod": "io.k8s.api.core.v1.Pod", "deployment": "io.k8s.api.apps.v1.Depl
          "serviceaccount": "io.k8s.api.core.v1.ServiceAccount", "replicaset": "io.k8s.api.apps.v1.ReplicaSet",
          "cronjob": "io.k8s.api.batch.v1.CronJob", "daemonset": "io.k8s.api.apps.v1.DaemonSet",
          "statefulset": "io.k8s.api.apps.v1.StatefulSet", "lease": "io.k8s.api.coordination.v1.Lease",
-         "networkpolicy": "io.k8s.api.networking.v1.NetworkPolicy", "ingress": "io.k8s.api.networking.v1.Ingress"}
+         "networkpolicy": "io.k8s.api.networking.v1.NetworkPolicy", "ingress": "io.k8s.api.networking.v1.Ingress",
+         "podtemplate": "io.k8s.api.core.v1.PodTemplate"}
 _SCHEMAS = {}
 
 
@@ -589,6 +601,18 @@ def scrub(v):
     return v
 
 
+def generated_names(v, rx, repl):
+    """`v` with every name generated from the body's generateName (it and 5 random characters of
+    names.SimpleNameGenerator's alphabet, different on each server) written `<generateName><rand>`."""
+    if isinstance(v, str):
+        return rx.sub(repl, v)
+    if isinstance(v, dict):
+        return {k: generated_names(x, rx, repl) for k, x in v.items()}
+    if isinstance(v, list):
+        return [generated_names(x, rx, repl) for x in v]
+    return v
+
+
 def answer(server, case, method="POST", path=None, content_type=None):
     path = path or KINDS[case["kind"]][1] % server.namespace + "?dryRun=All"
     status, headers, data = server.request(method, path, case["body"].encode(), content_type)
@@ -597,6 +621,14 @@ def answer(server, case, method="POST", path=None, content_type=None):
         body = scrub(json.loads(data))
     except ValueError:
         body = data.decode(errors="replace")
+    try:
+        meta = json.loads(case["body"]).get("metadata")
+        gen = meta.get("generateName") if isinstance(meta, dict) else None
+    except (ValueError, AttributeError):
+        gen = None
+    if isinstance(gen, str) and gen and isinstance(body, dict):
+        body = generated_names(body, re.compile(re.escape(gen) + r"[bcdfghjklmnpqrstvwxz2456789]{5}"),
+                               gen.replace("\\", "\\\\") + "<rand>")
     return {"status": status, "warnings": warnings, "body": body}
 
 

@@ -16,7 +16,7 @@ import subprocess
 # group/version -> kinds the embedded server stores (libgpupool/embedded/validation.cpp builtin_types)
 SERVED = {
     "api/v1": ["Namespace", "Node", "Pod", "Service", "PersistentVolumeClaim", "PersistentVolume", "ResourceQuota",
-               "Event", "ConfigMap", "Secret", "ServiceAccount", "Endpoints", "LimitRange", "Binding"],
+               "Event", "ConfigMap", "Secret", "ServiceAccount", "Endpoints", "LimitRange", "Binding", "PodTemplate"],
     "apis/apps/v1": ["Deployment", "ReplicaSet", "DaemonSet", "ControllerRevision", "StatefulSet"],
     "apis/batch/v1": ["Job", "CronJob"],
     "apis/storage.k8s.io/v1": ["StorageClass"],
