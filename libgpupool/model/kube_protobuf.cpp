@@ -57,6 +57,7 @@ struct Message {
 
 Field str(int n, const char* j) { return {n, j, Type::String}; }
 Field strs(int n, const char* j) { return {n, j, Type::String, true}; }
+Field pstr(int n, const char* j) { return {n, j, Type::String, false, nullptr, true}; }  // a *string
 Field num(int n, const char* j, bool pointer = false) { return {n, j, Type::Int, false, nullptr, pointer}; }
 Field flag(int n, const char* j, bool pointer = false) { return {n, j, Type::Bool, false, nullptr, pointer}; }
 Field msg(int n, const char* j, const Message& m, bool repeated = false) { return {n, j, Type::Message, repeated, &m}; }
@@ -229,6 +230,19 @@ struct Schema {
   Message pdb_spec{{of(1, "minAvailable", Type::IntOrString), msg(2, "selector", label_selector),
                     of(3, "maxUnavailable", Type::IntOrString), str(4, "unhealthyPodEvictionPolicy")}};
   Message pdb{{msg(1, "metadata", object_meta), msg(2, "spec", pdb_spec)}};
+  // networking/v1 (`kubectl create ingress`); IngressRule's ingressRuleValue is inline in the JSON.
+  Message typed_local_reference{{pstr(1, "apiGroup"), str(2, "kind"), str(3, "name")}};
+  Message service_backend_port{{str(1, "name"), num(2, "number")}};
+  Message ingress_service_backend{{str(1, "name"), msg(2, "port", service_backend_port)}};
+  Message ingress_backend{{msg(4, "service", ingress_service_backend), msg(3, "resource", typed_local_reference)}};
+  Message http_ingress_path{{str(1, "path"), pstr(3, "pathType"), msg(2, "backend", ingress_backend)}};
+  Message http_ingress_rule_value{{msg(1, "paths", http_ingress_path, true)}};
+  Message ingress_rule_value{{msg(1, "http", http_ingress_rule_value)}};
+  Message ingress_rule{{str(1, "host"), inline_msg(2, ingress_rule_value)}};
+  Message ingress_tls{{strs(1, "hosts"), str(2, "secretName")}};
+  Message ingress_spec{{pstr(4, "ingressClassName"), msg(1, "defaultBackend", ingress_backend),
+                        msg(2, "tls", ingress_tls, true), msg(3, "rules", ingress_rule, true)}};
+  Message ingress{{msg(1, "metadata", object_meta), msg(2, "spec", ingress_spec)}};
   // rbac/v1 (`kubectl create role|rolebinding|clusterrole|clusterrolebinding`).
   Message policy_rule{{strs(1, "verbs"), strs(2, "apiGroups"), strs(3, "resources"), strs(4, "resourceNames"),
                        strs(5, "nonResourceURLs")}};
@@ -285,6 +299,7 @@ struct Schema {
                           {"batch/v1", "CronJob", &cronjob},
                           {"scheduling.k8s.io/v1", "PriorityClass", &priority_class},
                           {"policy/v1", "PodDisruptionBudget", &pdb},
+                          {"networking.k8s.io/v1", "Ingress", &ingress},
                           {"rbac.authorization.k8s.io/v1", "Role", &role},
                           {"rbac.authorization.k8s.io/v1", "ClusterRole", &role},
                           {"rbac.authorization.k8s.io/v1", "RoleBinding", &role_binding},
@@ -402,7 +417,7 @@ json::value value_of(const Field& f, Reader& r, int wire, const json::storage_pt
     case Type::String: {
       if (wire != 2) malformed("a string field is not length-delimited");
       const auto s = r.bytes();
-      if (s.empty() && !f.repeated) return json::value(nullptr, sp);
+      if (s.empty() && !f.repeated && !f.pointer) return json::value(nullptr, sp);
       return json::value(json::string_view(s.data(), s.size()), sp);
     }
     case Type::Bytes:

@@ -3938,6 +3938,12 @@ SCENARIOS["networking"] = [
       "-o", "jsonpath={.metadata.generation} {.status}{\"\\n\"}"], None),
     (["patch", "ingress", "ing-tb", "--type=merge", "-p", '{"spec":{"rules":null}}'], None),
     (["explain", "ingress.spec.rules.http.paths"], None),
+    # `kubectl create ingress` sends protobuf.
+    (["create", "ingress", "ing-gen", "--class=ingc-fid-nginx", "--rule=tb.example.com/tb*=tensorboard:6006,tls=tb-tls",
+      "--rule=/exact=api:http", "--default-backend=fallback:80", "--annotation=team=vision", "-o", "json"], None),
+    (["create", "ingress", "ing-gen-bad", "--rule=Bad_Host/=svc:80"], None),
+    (["create", "ingress", "ing-gen-empty-class", "--class=", "--rule=/=svc:80", "-o", "jsonpath={.spec}{\"\\n\"}"],
+     None),
     (["delete", "ingress", "--all"], None),
     (["delete", "networkpolicy", "--all"], None),
     (["delete", "ingressclass"] + INGCLASS_NAMES, None),
