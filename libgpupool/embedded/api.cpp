@@ -280,10 +280,12 @@ std::string list_kind(const ResourceType& t) { return t.kind + "List"; }
 // not offer it); custom resources list theirs in apiextensions-apiserver's order.
 const json::array& verbs_for(const ResourceType& t) {
   static const json::array review{"create"};
+  static const json::array read_only{"get", "list"};
   static const json::array namespaces{"create", "delete", "get", "list", "patch", "update", "watch"};
   static const json::array custom{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"};
   static const json::array builtin{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
   if (is_access_review(t) || is_rules_review(t) || is_self_subject_review(t)) return review;
+  if (t.group.empty() && t.resource == "componentstatuses") return read_only;
   if (t.group.empty() && t.resource == "namespaces") return namespaces;
   return is_builtin_group(t.group) ? builtin : custom;
 }
@@ -644,6 +646,58 @@ Response Api::access_review(const Request& r, const ResourceType& t) const {
   return json_response(201, out);
 }
 
+// core/v1 ComponentStatus (pkg/registry/core/componentstatus/rest.go, v1.32): no storage, each
+// get and list probes the components. Here the scheduler and the controllers run in this process
+// and the store is its etcd, so all three answer Healthy "ok" (kube-apiserver lists them in the
+// order their probes finish; here in the order a healthy cluster usually shows). A name that is no
+// component is the REST's plain error (a 500); a list filters by metadata.name and
+// metadata.namespace only (matchesPredicate). The API is deprecated: every answer warns so.
+Response Api::component_statuses(const Request& r, const ResourceType& t, const std::string& name) const {
+  r.warnings.push_back("v1 ComponentStatus is deprecated in v1.19+");
+  const auto status = [](const char* component) {
+    return json::object{
+        {"metadata", json::object{{"name", component}, {"creationTimestamp", nullptr}}},
+        {"conditions", json::array{json::object{{"type", "Healthy"}, {"status", "True"}, {"message", "ok"}}}}};
+  };
+  const std::vector<const char*> components{"controller-manager", "scheduler", "etcd-0"};
+  const auto now = store_.clock().now();
+  if (!name.empty()) {
+    if (std::find_if(components.begin(), components.end(), [&](const char* c) { return name == c; }) ==
+        components.end())
+      throw StatusError(500, "", fmt::format("Component not found: {}", name));
+    json::object obj = status(name.c_str());
+    if (wants_table(r))
+      return json_response(200,
+                           to_table(t, {std::make_shared<const json::object>(std::move(obj))}, now, include_object(r)));
+    obj["kind"] = t.kind;
+    obj["apiVersion"] = t.api_version();
+    return json_response(200, obj);
+  }
+  validate_list_options(r, false);
+  const LabelSelector labels = LabelSelector::parse(q(r, "labelSelector"));
+  const FieldSelector fields = field_selector(t, q(r, "fieldSelector"));
+  std::vector<std::shared_ptr<const json::object>> items;
+  for (const char* c : components) {
+    json::object obj = status(c);
+    if (!labels.matches({}) || !fields.matches([&](const std::string& path) {
+          return path == "metadata.name" ? std::string(c) : std::string();
+        }))
+      continue;
+    items.push_back(std::make_shared<const json::object>(std::move(obj)));
+  }
+  if (wants_table(r)) {
+    auto table = to_table(t, items, now, include_object(r));
+    table["metadata"] = json::object{};
+    return json_response(200, table);
+  }
+  json::array list_items;
+  for (const auto& i : items) list_items.push_back(*i);
+  return json_response(200, json::object{{"kind", list_kind(t)},
+                                         {"apiVersion", t.api_version()},
+                                         {"metadata", json::object{}},
+                                         {"items", std::move(list_items)}});
+}
+
 // authorization.k8s.io/v1 SelfSubjectRulesReview (pkg/registry/authorization/selfsubjectrulesreview):
 // the rules of every authorizer decide() asks, in its order, as the union authorizer's RulesFor
 // gathers them: system:masters' everything (authorizerfactory's privileged group), the guide's
@@ -983,6 +1037,7 @@ Response Api::dispatch(const Request& r) const {
     if (std::find(sub->verbs.begin(), sub->verbs.end(), verb) == sub->verbs.end())
       throw StatusError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
   }
+  if (t.group.empty() && t.resource == "componentstatuses") return component_statuses(r, t, tg.name);
   Call c{r, tg, served, t, event_view, store_.clock().now(), verb, {}};
   if (verb == "get") return serve_get(c);
   if (verb == "list") return serve_list(c);

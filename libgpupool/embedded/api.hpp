@@ -124,6 +124,8 @@ class Api {
   std::optional<Request> impersonated(const Request& r) const;
   Response access_review(const Request& r, const ResourceType& t) const;
   Response rules_review(const Request& r, const ResourceType& t) const;
+  /// core/v1 ComponentStatus (`kubectl get componentstatuses`): computed on each get and list.
+  Response component_statuses(const Request& r, const ResourceType& t, const std::string& name) const;
   Response self_subject_review(const Request& r, const ResourceType& t) const;
   // One handler per verb (api_read.cpp, api_watch.cpp, api_create.cpp, api_patch.cpp,
   // api_delete.cpp), given the request dispatch() resolved and authorized.

@@ -670,6 +670,20 @@ json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<c
             {"External-IP", "string", 0},  {"Port(s)", "string", 0}, {"Age", "string", 0},
             {"Selector", "string", 1}};
     row = service_row;
+  } else if (core && t.resource == "componentstatuses") {
+    cols = {{"Name", "string", 0, "name"}, {"Status", "string", 0}, {"Message", "string", 0}, {"Error", "string", 0}};
+    row = [](const json::value& o, Clock::time_point) -> json::array {  // printComponentStatus
+      std::string status = "Unknown", message, error;
+      if (const auto* cs = value_at(o, {"conditions"}); cs && cs->is_array())
+        for (const auto& c : cs->as_array())
+          if (s(c, {"type"}) == "Healthy") {
+            status = s(c, {"status"}) == "True" ? "Healthy" : "Unhealthy";
+            message = s(c, {"message"});
+            error = s(c, {"error"});
+            break;
+          }
+      return {s(o, {"metadata", "name"}), status, message, error};
+    };
   } else if (core && t.resource == "podtemplates") {
     cols = {{"Name", "string", 0, "name"},
             {"Containers", "string", 0},

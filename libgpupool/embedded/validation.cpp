@@ -62,6 +62,8 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version) {
       core("limitranges", "LimitRange", "limitrange", true, false, {"limits"}),
       // A pod template kept for others to use (what a controller or a user's tool stamps pods from).
       core("podtemplates", "PodTemplate", "podtemplate", true, false, {}),
+      // Computed on each read (Api::component_statuses), never stored.
+      core("componentstatuses", "ComponentStatus", "componentstatus", false, false, {"cs"}),
   };
   auto typed = [&](std::string group, std::string version, std::string res, std::string kind, std::string singular,
                    bool ns, std::vector<std::string> short_names, std::vector<std::string> cats = {}) {

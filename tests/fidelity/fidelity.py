@@ -4077,6 +4077,23 @@ SCENARIOS["podtemplate"] = [
     (["delete", "podtemplates", "--all"], None),
 ]
 
+# core/v1 ComponentStatus (`kubectl get componentstatuses`, served since session 30): computed on
+# each read, the deprecation warning, discovery's get/list, a component not found (a 500), the
+# selectors. The oracle runs its scheduler and controller manager with --secure-port=0, so only
+# etcd-0's health is compared (FIDELITY.md difference 42).
+SCENARIOS["componentstatus"] = [
+    (["get", "componentstatus", "etcd-0"], None),
+    (["get", "cs", "etcd-0", "-o", "json"], None),
+    (["get", "cs", "-o", "name"], None, "uniq"),
+    (["get", "cs", "--field-selector", "metadata.name=etcd-0"], None),
+    (["get", "cs", "--field-selector", "metadata.name!=etcd-0", "-o", "name"], None, "uniq"),
+    (["get", "cs", "-l", "a=b"], None),
+    (["get", "cs", "--field-selector", "status.phase=x"], None),
+    (["get", "cs", "no-such-component"], None),
+    (["delete", "cs", "etcd-0"], None),
+    (["get", "cs", "etcd-0", "--as=nobody"], None),
+]
+
 # validateKubeFinalizerName: the groups whose validation calls core/validation's ValidateObjectMeta
 # (networking, scheduling, storage, rbac, discovery, and core, apps, batch) refuse a finalizer name
 # that is neither standard nor domain-qualified; node.k8s.io, coordination.k8s.io and policy use
