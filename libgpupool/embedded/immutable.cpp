@@ -129,6 +129,29 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r, const std::functi
                         fmt::format("Invalid value: {}: field is immutable",
                                     go_label_selector(object_at(given, {"spec", "selector"}))),
                         "spec.selector"});
+  } else if (t.group == "storage.k8s.io" && t.resource == "csidrivers") {
+    // ValidateCSIDriverUpdate: attachRequired (at "attachedRequired", sic: a *bool, shown as its
+    // value) and volumeLifecycleModes (%#v of the slice) are immutable.
+    const json::value* now = at(given, {"spec"}, "attachRequired");
+    if (!same_value(at(old, {"spec"}, "attachRequired"), now))
+      causes.push_back({"FieldValueInvalid",
+                        fmt::format("Invalid value: {}: field is immutable",
+                                    now && now->is_bool() ? (now->as_bool() ? "true" : "false") : "null"),
+                        "spec.attachedRequired"});
+    const json::value* modes = at(given, {"spec"}, "volumeLifecycleModes");
+    if (!same_value(at(old, {"spec"}, "volumeLifecycleModes"), modes)) {
+      std::string shown = "[]storage.VolumeLifecycleMode(nil)";
+      if (modes && modes->is_array()) {
+        shown = "[]storage.VolumeLifecycleMode{";
+        for (std::size_t i = 0; i < modes->as_array().size(); ++i) {
+          const json::value& m = modes->as_array()[i];
+          shown += (i ? ", " : "") + quoted(m.is_string() ? std::string(m.as_string()) : std::string());
+        }
+        shown += "}";
+      }
+      causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: field is immutable", shown),
+                        "spec.volumeLifecycleModes"});
+    }
   } else if (t.group == "networking.k8s.io" && t.resource == "ingressclasses") {
     // validateIngressClassSpecUpdate: ValidateImmutableField(spec.controller) (a string: quoted).
     const std::string now = string_of(object_at(given, {"spec"}), "controller");

@@ -965,11 +965,12 @@ std::string storage_key(const ResourceType& t, std::string_view ns, std::string_
 // The strategies' AllowUnconditionalUpdate: an update without a resourceVersion (or with 0) takes
 // the stored one, except for custom resources and their definitions
 // (apiextensions-apiserver customResourceStrategy, customresourcedefinition strategy) and
-// PodDisruptionBudgets (pkg/registry/policy/poddisruptionbudget), Leases (coordination/lease) and
-// RuntimeClasses (pkg/registry/node/runtimeclass).
+// PodDisruptionBudgets (pkg/registry/policy/poddisruptionbudget), Leases (coordination/lease),
+// RuntimeClasses (pkg/registry/node/runtimeclass) and CSIDrivers (pkg/registry/storage/csidriver).
 bool allows_unconditional_update(const ResourceType& t) {
   return !t.schema && t.group != "apiextensions.k8s.io" && t.group != "coordination.k8s.io" &&
-         t.group != "node.k8s.io" && !(t.group == "policy" && t.resource == "poddisruptionbudgets");
+         t.group != "node.k8s.io" && !(t.group == "policy" && t.resource == "poddisruptionbudgets") &&
+         !(t.group == "storage.k8s.io" && t.resource == "csidrivers");
 }
 
 }  // namespace
@@ -1125,6 +1126,13 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
       if (!na != !oa || (na && !util::json_equal(*na, *oa))) ++gen;
     }
     if (generation) nmd["generation"] = gen;  // (else the old object's, as copied above)
+    // csiDriverStrategy sets no generation on create, and PrepareForUpdate counts it up from there
+    // (0, left out) when the spec changes.
+    if (t.group == "storage.k8s.io" && t.resource == "csidrivers" && !status_only && !spec_equal(next, *old) &&
+        !spec_equal_by_value(t, next, *old)) {
+      const auto* g = old_md.if_contains("generation");
+      nmd["generation"] = (g && g->is_int64() ? g->as_int64() : 0) + 1;
+    }
     nmd["resourceVersion"] = str(old_md, "resourceVersion");
     // A no-op update writes nothing and sends no event. A status write usually changes the status:
     // compare that first, the whole object only when it is the same.

@@ -670,6 +670,33 @@ json::object to_table(const ResourceType& t, const std::vector<std::shared_ptr<c
             {"External-IP", "string", 0},  {"Port(s)", "string", 0}, {"Age", "string", 0},
             {"Selector", "string", 1}};
     row = service_row;
+  } else if (t.group == "storage.k8s.io" && t.resource == "csidrivers") {
+    cols = {{"Name", "string", 0, "name"},    {"AttachRequired", "boolean", 0},
+            {"PodInfoOnMount", "boolean", 0}, {"StorageCapacity", "boolean", 0},
+            {"TokenRequests", "string", 0},   {"RequiresRepublish", "boolean", 0},
+            {"Modes", "string", 0},           {"Age", "string", 0}};
+    row = [](const json::value& o, Clock::time_point now) -> json::array {  // printCSIDriver
+      const auto flag = [&](std::string_view k, bool dflt) {
+        const json::value* v = value_at(o, {"spec", k});
+        return v && v->is_bool() ? v->as_bool() : dflt;
+      };
+      std::vector<std::string> modes, audiences;
+      if (const auto* m = value_at(o, {"spec", "volumeLifecycleModes"}); m && m->is_array())
+        for (const auto& x : m->as_array()) modes.emplace_back(x.is_string() ? x.as_string() : "");
+      std::string tokens = "<unset>";
+      if (const auto* tr = value_at(o, {"spec", "tokenRequests"}); tr && tr->is_array()) {
+        for (const auto& x : tr->as_array()) audiences.push_back(s(x, {"audience"}));
+        tokens = text::join(audiences, ",");
+      }
+      return {s(o, {"metadata", "name"}),
+              flag("attachRequired", true),
+              flag("podInfoOnMount", false),
+              flag("storageCapacity", false),
+              tokens,
+              flag("requiresRepublish", false),
+              modes.empty() ? "<none>" : text::join(modes, ","),
+              age(o, now)};
+    };
   } else if (core && t.resource == "componentstatuses") {
     cols = {{"Name", "string", 0, "name"}, {"Status", "string", 0}, {"Message", "string", 0}, {"Error", "string", 0}};
     row = [](const json::value& o, Clock::time_point) -> json::array {  // printComponentStatus

@@ -99,6 +99,10 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version) {
   auto sc = typed("storage.k8s.io", "v1", "storageclasses", "StorageClass", "storageclass", false, {"sc"});
   sc.has_status = false;
   out.push_back(std::move(sc));
+  // A CSI driver's registration (what the NFS and CephFS CSI charts install): stored and validated.
+  auto csi = typed("storage.k8s.io", "v1", "csidrivers", "CSIDriver", "csidriver", false, {});
+  csi.has_status = false;
+  out.push_back(std::move(csi));
   auto ev = typed("events.k8s.io", "v1", "events", "Event", "event", true, {"ev"});
   ev.has_status = false;
   out.push_back(std::move(ev));
@@ -1134,6 +1138,17 @@ void builtin_defaults(AdmissionRequest& r) {
       set_default(obj, "volumeBindingMode", "Immediate");
     }
   }
+  if ((create || r.operation == AdmissionRequest::Operation::Update) && r.subresource.empty() &&
+      t.group == "storage.k8s.io" && t.resource == "csidrivers") {
+    // SetDefaults_CSIDriver (SELinuxMountReadWriteOncePod is on in v1.32: seLinuxMount too).
+    auto& spec = obj_at(obj, "spec");
+    for (const char* k : {"podInfoOnMount", "storageCapacity", "requiresRepublish", "seLinuxMount"})
+      set_default(spec, k, false);
+    set_default(spec, "attachRequired", true);
+    set_default(spec, "fsGroupPolicy", "ReadWriteOnceWithFSType");
+    if (const json::value* m = spec.if_contains("volumeLifecycleModes"); !m || !m->is_array() || m->as_array().empty())
+      spec["volumeLifecycleModes"] = json::array{"Persistent"};
+  }
   // Scheme defaults (SetDefaults_*) run on every decode of a body, updates and patches included: a
   // volume or container patched into a workload's template later gets its defaults too.
   if ((create || r.operation == AdmissionRequest::Operation::Update) && r.subresource.empty()) {
@@ -1965,6 +1980,9 @@ Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p
     // ValidatePodUpdate: ValidateObjectMetaUpdate, then validatePodMetadataAndSpec;
     // ValidateIngressUpdate: ValidateObjectMetaUpdate, then validateIngress (metadata, spec).
     add(update_meta, meta, spec, immutable);
+  } else if (t.group == "storage.k8s.io" && res == "csidrivers") {
+    // ValidateCSIDriverUpdate: ValidateObjectMetaUpdate, the spec, then the immutable fields.
+    add(update_meta, spec, immutable);
   } else if (t.group == "networking.k8s.io" && res == "networkpolicies") {
     // The strategy's ValidateUpdate: ValidateNetworkPolicy (metadata, spec), then
     // ValidateNetworkPolicyUpdate (ValidateObjectMetaUpdate, the spec again).
@@ -2144,6 +2162,8 @@ void builtin_validation(AdmissionRequest& r) {
       // ValidateServiceUpdate's rules, then ValidateService (embedded/validation_service.cpp).
       if (!create && r.old_object) validate_service_update(obj, *r.old_object, parts.service_update);
       validate_service(obj, causes);
+    } else if (t.group == "storage.k8s.io" && t.resource == "csidrivers") {
+      csi_driver_spec_causes(spec_or_empty(obj), causes);
     } else if (t.group == "storage.k8s.io" && t.resource == "storageclasses") {
       // storage/validation ValidateStorageClass: validateProvisioner.
       if (str(obj, "provisioner").empty()) causes.push_back({"FieldValueRequired", "Required value", "provisioner"});

@@ -724,6 +724,40 @@ std::string go_pod_failure_policy(const json::object& policy) {
   return fmt::format("batch.PodFailurePolicy{{Rules:{}}}", list(policy, "rules", "batch.PodFailurePolicyRule", rule));
 }
 
+void csi_driver_spec_causes(const json::object& spec, std::vector<StatusCause>& causes) {
+  fields::Errors e{causes};
+  // validateCSIDriverSpec (storage/validation, v1.32): the pointers SetDefaults_CSIDriver sets are
+  // required (attachRequired at "attachedRequired", sic), fsGroupPolicy and each lifecycle mode
+  // among the supported, token requests' audiences once each and their lifetimes bounded.
+  if (!fields::present(spec, "attachRequired")) e.required("spec.attachedRequired");
+  if (!fields::present(spec, "podInfoOnMount")) e.required("spec.podInfoOnMount");
+  if (!fields::present(spec, "storageCapacity")) e.required("spec.storageCapacity");
+  if (fields::present(spec, "fsGroupPolicy"))
+    if (const std::string p = fields::string_at(spec, "fsGroupPolicy");
+        p != "ReadWriteOnceWithFSType" && p != "File" && p != "None")
+      e.not_supported("spec.fsGroupPolicy", p, {"File", "None", "ReadWriteOnceWithFSType"});
+  std::set<std::string> audiences;
+  const auto requests = fields::items(spec, "tokenRequests");
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const std::string f = fmt::format("spec.tokenRequests[{}]", i);
+    const std::string audience = fields::string_at(*requests[i], "audience");
+    if (!audiences.insert(audience).second) {
+      e.duplicate(f + ".audience", go_quote(audience));
+      continue;
+    }
+    if (const auto s = fields::int_at(*requests[i], "expirationSeconds")) {
+      if (*s < 600)
+        e.invalid(f + ".expirationSeconds", std::to_string(*s), "may not specify a duration less than 10 minutes");
+      if (*s > (std::int64_t{1} << 32))
+        e.invalid(f + ".expirationSeconds", std::to_string(*s), "may not specify a duration larger than 2^32 seconds");
+    }
+  }
+  for (const auto& mode : fields::strings_at(spec, "volumeLifecycleModes"))
+    if (mode != "Persistent" && mode != "Ephemeral")
+      e.not_supported("spec.volumeLifecycleModes", mode, {"Persistent", "Ephemeral"});
+  if (!fields::present(spec, "seLinuxMount")) e.required("spec.seLinuxMount");  // the gate is on
+}
+
 void job_spec_causes(const json::object& spec, std::vector<StatusCause>& causes) {
   // validateJobSpec's order: the counts, activeDeadlineSeconds, backoffLimit, the TTL, then the rest.
   for (const char* k :

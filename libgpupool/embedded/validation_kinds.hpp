@@ -18,6 +18,9 @@
 
 namespace gpupool::embedded {
 
+/// validateCSIDriverSpec on a CSIDriver's (defaulted) spec.
+void csi_driver_spec_causes(const boost::json::object& spec, std::vector<StatusCause>& causes);
+
 /// A Job's successPolicy as %#v prints a batch.SuccessPolicy (its rules' pointers as addresses).
 std::string go_success_policy(const boost::json::object& policy);
 /// A Job's podFailurePolicy as %#v prints a batch.PodFailurePolicy.

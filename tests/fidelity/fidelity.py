@@ -4094,6 +4094,45 @@ SCENARIOS["componentstatus"] = [
     (["get", "cs", "etcd-0", "--as=nobody"], None),
 ]
 
+# storage.k8s.io/v1 CSIDriver (served since session 30; what the NFS and CephFS CSI charts install):
+# SetDefaults_CSIDriver, validateCSIDriverSpec's refusals, the immutable fields (at
+# "spec.attachedRequired", sic), the generation counted from none on the first spec change, no
+# unconditional update, the table, explain.
+def _csidriver(name, **spec):
+    return json.dumps({"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": name},
+                       "spec": spec})
+
+
+CSI_NAMES = ["nfs.csi.fid.example.com", "cephfs.csi.fid.example.com", "tokens.csi.fid.example.com"]
+SCENARIOS["csidriver"] = [
+    (["create", "-f", "-", "-o", "json"], _csidriver(CSI_NAMES[0])),
+    (["create", "-f", "-", "-o", "jsonpath={.spec}{\"\\n\"}"],
+     _csidriver(CSI_NAMES[1], attachRequired=False, podInfoOnMount=True, fsGroupPolicy="File",
+                volumeLifecycleModes=["Persistent", "Ephemeral"])),
+    (["create", "-f", "-", "-o", "name"],
+     _csidriver(CSI_NAMES[2], tokenRequests=[{"audience": "vault"}, {"audience": "", "expirationSeconds": 3600}],
+                requiresRepublish=True, storageCapacity=True)),
+    (["create", "-f", "-"], _csidriver("bad.csi.fid.example.com", fsGroupPolicy="Sometimes",
+                                       volumeLifecycleModes=["Persistent", "Forever"],
+                                       tokenRequests=[{"audience": "a", "expirationSeconds": 60},
+                                                      {"audience": "a"},
+                                                      {"audience": "b", "expirationSeconds": 4294967297}])),
+    (["create", "-f", "-"], _csidriver("Bad_Name")),
+    (["get", "csidrivers"] + CSI_NAMES, None),
+    (["patch", "csidriver", CSI_NAMES[0], "--type=merge", "-p",
+      '{"spec":{"attachRequired":false,"volumeLifecycleModes":["Ephemeral"]}}'], None),
+    (["patch", "csidriver", CSI_NAMES[0], "--type=merge", "-p", '{"spec":{"podInfoOnMount":true}}',
+      "-o", "jsonpath={.metadata.generation}{\"\\n\"}"], None),
+    (["patch", "csidriver", CSI_NAMES[0], "--type=merge", "-p", '{"metadata":{"labels":{"a":"b"}}}',
+      "-o", "jsonpath={.metadata.generation}{\"\\n\"}"], None),
+    (["patch", "csidriver", CSI_NAMES[0], "--type=merge", "-p", '{"spec":{"storageCapacity":true}}',
+      "-o", "jsonpath={.metadata.generation}{\"\\n\"}"], None),
+    (["replace", "--raw", "/apis/storage.k8s.io/v1/csidrivers/" + CSI_NAMES[1], "-f", "-"],
+     _csidriver(CSI_NAMES[1], attachRequired=False)),
+    (["explain", "csidriver.spec.fsGroupPolicy"], None),
+    (["delete", "csidriver"] + CSI_NAMES, None),
+]
+
 # validateKubeFinalizerName: the groups whose validation calls core/validation's ValidateObjectMeta
 # (networking, scheduling, storage, rbac, discovery, and core, apps, batch) refuse a finalizer name
 # that is neither standard nor domain-qualified; node.k8s.io, coordination.k8s.io and policy use
@@ -4228,6 +4267,7 @@ TEARDOWN = {"gpupoolloop": [["delete", "node", "--ignore-not-found", "loop-fid-n
 SETUP["discovery"] = SETUP["kubeflow"]
 SETUP["runtimeclass"] = [["delete", "runtimeclass", "--ignore-not-found"] + RTC_NAMES]
 SETUP["rbacbootstrap"] = [["delete", "clusterrole", "--ignore-not-found", "fid-aggregate-training"]]
+SETUP["csidriver"] = [["delete", "csidriver", "--ignore-not-found"] + CSI_NAMES]
 SETUP["finalizernames"] = [["delete", "priorityclass", "--ignore-not-found", "pc-fin-fidelity"]]
 SETUP["networking"] = [["delete", "ingressclass", "--ignore-not-found"] + INGCLASS_NAMES]
 SETUP["rulesreview"] = [["delete", "clusterrole", "rulesreview-fid", "--ignore-not-found"]]

@@ -19,7 +19,7 @@ SERVED = {
                "Event", "ConfigMap", "Secret", "ServiceAccount", "Endpoints", "LimitRange", "Binding", "PodTemplate"],
     "apis/apps/v1": ["Deployment", "ReplicaSet", "DaemonSet", "ControllerRevision", "StatefulSet"],
     "apis/batch/v1": ["Job", "CronJob"],
-    "apis/storage.k8s.io/v1": ["StorageClass"],
+    "apis/storage.k8s.io/v1": ["StorageClass", "CSIDriver"],
     "apis/events.k8s.io/v1": ["Event"],
     "apis/scheduling.k8s.io/v1": ["PriorityClass"],
     "apis/policy/v1": ["PodDisruptionBudget"],
