@@ -1,4 +1,5 @@
 #include "embedded/local_runtime.hpp"
+#include "common/ascii.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -695,8 +696,7 @@ std::vector<std::string> LocalRuntime::service_env_of(const json::object& pod, c
       const json::object& sp = (*ports)[i].as_object();
       std::string proto = string_of(&sp, "protocol");
       if (proto.empty()) proto = "TCP";
-      std::string lower = proto;
-      for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      const std::string lower = ascii::lower(proto);
       const std::string address = fmt::format("{}://127.0.0.1:{}", lower, local_port(sp));
       if (i == 0) out.push_back(prefix + "_PORT=" + address);
       const std::string port_prefix = fmt::format("{}_PORT_{}_{}", prefix, util::int_of(&sp, "port", 0), proto);
