@@ -285,6 +285,7 @@ const json::array& verbs_for(const ResourceType& t) {
   static const json::array custom{"delete", "deletecollection", "get", "list", "patch", "create", "update", "watch"};
   static const json::array builtin{"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"};
   if (is_access_review(t) || is_rules_review(t) || is_self_subject_review(t)) return review;
+  if (t.group.empty() && t.resource == "bindings") return review;
   if (t.group.empty() && t.resource == "componentstatuses") return read_only;
   if (t.group.empty() && t.resource == "namespaces") return namespaces;
   return is_builtin_group(t.group) ? builtin : custom;

@@ -2,6 +2,7 @@
 // update.go).
 #include <fmt/format.h>
 
+#include "common/join.hpp"
 #include "embedded/api_handlers.hpp"
 #include "embedded/disruption.hpp"
 #include "embedded/service_account_tokens.hpp"
@@ -12,14 +13,30 @@ using namespace api;
 
 Response Api::serve_create(const Call& c) const {
   const auto& [r, tg, served, t, event_view, now, verb, wo] = c;
-  if (tg.subresource == "binding") {
-    // pods/binding (registry/core/pod/storage: assignPod), implemented by the scheduler's bind_pod.
+  if (tg.subresource == "binding" || (t.group.empty() && t.resource == "bindings")) {
+    // pods/binding (registry/core/pod/storage BindingREST.Create), and the legacy bindings
+    // resource (LegacyBindingREST: the same, named by the body): the name in the URL must be the
+    // Binding's, ValidatePodBinding's errors come back as their aggregate (a plain error: 500), then
+    // assignPod, implemented by the scheduler's bind_pod.
     auto body = parse_object(r);
-    std::string node;
-    if (const auto* target = body.if_contains("target"); target && target->is_object())
-      node = str(target->as_object(), "name");
-    if (node.empty()) throw StatusError::invalid(t, tg.name, {{"FieldValueRequired", "Required value", "target.name"}});
-    if (!wo.dry_run) bind_pod(store_, tg.ns, tg.name, node);
+    const auto member = [&body](std::string_view key) -> const json::object* {
+      const json::value* v = body.if_contains(key);
+      return v && v->is_object() ? &v->as_object() : nullptr;
+    };
+    const json::object* md = member("metadata");
+    const std::string name = md ? str(*md, "name") : "";
+    if (!tg.subresource.empty() && name != tg.name)
+      throw StatusError::bad_request("name in URL does not match name in Binding object");
+    const json::object* target = member("target");
+    const std::string node = target ? str(*target, "name") : "", kind = target ? str(*target, "kind") : "";
+    std::vector<std::string> errors;
+    if (!kind.empty() && kind != "Node")
+      errors.push_back(
+          fmt::format("target.kind: Unsupported value: {}: supported values: \"Node\", \"<empty>\"", go_quote(kind)));
+    if (node.empty()) errors.push_back("target.name: Required value");
+    if (errors.size() == 1) throw StatusError(500, "", errors.front());
+    if (errors.size() > 1) throw StatusError(500, "", "[" + text::join(errors, ", ") + "]");
+    if (!wo.dry_run) bind_pod(store_, tg.ns, name, node);
     return json_response(201, json::object{{"kind", "Status"},
                                            {"apiVersion", "v1"},
                                            {"metadata", json::object{}},

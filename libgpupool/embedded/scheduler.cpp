@@ -83,15 +83,20 @@ void bind_pod_from(Store& store, const std::string& ns, const std::string& pod, 
   // refused; a concurrent write (resourceVersion changed) is retried on the new object, as
   // GuaranteedUpdate does.
   const json::object cond = pod_scheduled(true, store.clock().now());
+  // assignPod's refusals: errors.NewConflict(api.Resource("pods/binding"), name, err).
+  ResourceType binding = pods;
+  binding.resource = "pods/binding";
   for (int attempt = 0;; ++attempt) {
     if (!cur || attempt > 0) cur = store.find(pods, ns, pod);
     if (!cur) throw StatusError::not_found(pods, pod);
     if (const json::object* md = object_at(*cur, {"metadata"}); md && md->contains("deletionTimestamp"))
-      throw StatusError::conflict(pods, pod + "/binding",
+      throw StatusError::conflict(binding, pod,
                                   fmt::format("pod {} is being deleted, cannot be assigned to a host", pod));
     if (const std::string assigned = node_of(*cur); !assigned.empty())
-      throw StatusError::conflict(pods, pod + "/binding",
+      throw StatusError::conflict(binding, pod,
                                   fmt::format("pod {} is already assigned to node \"{}\"", pod, assigned));
+    if (const json::array* gates = util::array_at(*cur, {"spec"}, "schedulingGates"); gates && !gates->empty())
+      throw StatusError::conflict(binding, pod, fmt::format("pod {} has non-empty .spec.schedulingGates", pod));
     // The copy carries the read resourceVersion: the store refuses it (409) if the pod changed since.
     json::object next = *cur;
     util::ensure_object(next, "spec")["nodeName"] = node;

@@ -62,6 +62,8 @@ std::vector<ResourceType> builtin_types(const std::string& mpijob_version) {
       core("limitranges", "LimitRange", "limitrange", true, false, {"limits"}),
       // A pod template kept for others to use (what a controller or a user's tool stamps pods from).
       core("podtemplates", "PodTemplate", "podtemplate", true, false, {}),
+      // The legacy way to bind a pod (Api::serve_create, as pods/binding), never stored.
+      core("bindings", "Binding", "binding", true, false, {}),
       // Computed on each read (Api::component_statuses), never stored.
       core("componentstatuses", "ComponentStatus", "componentstatus", false, false, {"cs"}),
   };

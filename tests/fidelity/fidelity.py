@@ -4133,6 +4133,45 @@ SCENARIOS["csidriver"] = [
     (["delete", "csidriver"] + CSI_NAMES, None),
 ]
 
+# Binding a pod by hand (what a custom scheduler does; the official Python client's
+# create_namespaced_binding posts to the legacy `bindings` resource, client-go's Bind to
+# pods/binding): the name in the URL against the Binding's, ValidatePodBinding's aggregate (a
+# 500), a pod already assigned or gated (409 on pods/binding), a missing pod, a dry run.
+def _binding(name, node="fid-node-a", kind="Node"):
+    target = {"name": node} if node else {}
+    if kind:
+        target["kind"] = kind
+    return json.dumps({"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name}, "target": target})
+
+
+def _unscheduled(name, **spec):
+    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+                       "spec": dict({"schedulerName": "fid-nobody", "containers": [{"name": "main", "image": "busybox"}]},
+                                    **spec)})
+
+
+SCENARIOS["binding"] = [
+    (["create", "-f", "-", "-o", "name"], _unscheduled("bind-a")),
+    (["create", "-f", "-", "-o", "name"], _unscheduled("bind-b")),
+    (["create", "-f", "-", "-o", "name"], _unscheduled("bind-gated", schedulingGates=[{"name": "example.com/wait"}])),
+    (["create", "--raw", "/api/v1/namespaces/NS/pods/bind-a/binding", "-f", "-"], _binding("other")),
+    (["create", "--raw", "/api/v1/namespaces/NS/pods/bind-a/binding", "-f", "-"], _binding("bind-a", node="", kind="Pod")),
+    (["create", "--raw", "/api/v1/namespaces/NS/pods/bind-a/binding", "-f", "-"], _binding("bind-a", node="")),
+    (["create", "--raw", "/api/v1/namespaces/NS/pods/bind-a/binding?dryRun=All", "-f", "-"], _binding("bind-a")),
+    (["get", "pod", "bind-a", "-o", "jsonpath={.spec.nodeName}|{.status.conditions}{\"\\n\"}"], None),
+    (["create", "--raw", "/api/v1/namespaces/NS/pods/bind-a/binding", "-f", "-"], _binding("bind-a")),
+    (["get", "pod", "bind-a", "-o", "jsonpath={.spec.nodeName} {.status.conditions[0].type}={.status.conditions[0].status}{\"\\n\"}"], None),
+    (["create", "--raw", "/api/v1/namespaces/NS/pods/bind-a/binding", "-f", "-"], _binding("bind-a", node="fid-node-b")),
+    (["create", "--raw", "/api/v1/namespaces/NS/bindings", "-f", "-"], _binding("bind-b", kind="")),
+    (["get", "pod", "bind-b", "-o", "jsonpath={.spec.nodeName}{\"\\n\"}"], None),
+    (["create", "--raw", "/api/v1/namespaces/NS/bindings", "-f", "-"], _binding("bind-b")),
+    (["create", "--raw", "/api/v1/namespaces/NS/bindings", "-f", "-"], _binding("bind-missing")),
+    (["create", "--raw", "/api/v1/namespaces/NS/bindings", "-f", "-"], _binding("bind-gated")),
+    (["create", "--raw", "/api/v1/namespaces/NS/bindings", "-f", "-"], _binding("bind-b", node="", kind="Pod")),
+    (["get", "--raw", "/api/v1/namespaces/NS/bindings"], None),
+    (["delete", "pod", "--all", "--grace-period=0", "--force"], None),
+]
+
 # validateKubeFinalizerName: the groups whose validation calls core/validation's ValidateObjectMeta
 # (networking, scheduling, storage, rbac, discovery, and core, apps, batch) refuse a finalizer name
 # that is neither standard nor domain-qualified; node.k8s.io, coordination.k8s.io and policy use
