@@ -1510,6 +1510,15 @@ const json::object& absent_pod_spec() {
   return kNoPodSpec;
 }
 
+// ValidatePodTemplateSpec on `tpl` (null: an absent template) at `prefix` ("spec.template.",
+// "template."): its labels and annotations, then its pod spec.
+void pod_template_spec_causes(const json::object* tpl, const std::string& prefix, Causes& causes) {
+  const json::object* tmeta = tpl ? fields::object_at(*tpl, "metadata") : nullptr;
+  const json::object* ps = tpl ? fields::object_at(*tpl, "spec") : nullptr;
+  if (tmeta) validate_labels_and_annotations(*tmeta, prefix, causes);
+  validate_pod_spec(ps ? *ps : absent_pod_spec(), tmeta, prefix + "spec.", PodSpecOf::Template, causes);
+}
+
 // apps/validation ValidateDaemonSetSpec (v1.32): the selector (ValidateLabelSelector; one that
 // parses must match the template's labels, a missing one matching nothing; an empty one is
 // refused), the template (ValidatePodTemplateSpec), restartPolicy Always only, no
@@ -1521,7 +1530,6 @@ void daemonset_spec_causes(const json::object& obj, Causes& causes) {
   const json::object* sel = fields::object_at(sp, "selector");
   const json::object* tpl = fields::object_at(sp, "template");
   const json::object* tmeta = tpl ? fields::object_at(*tpl, "metadata") : nullptr;
-  const json::object* ps = tpl ? fields::object_at(*tpl, "spec") : nullptr;
   const json::object* labels = tmeta ? fields::object_at(*tmeta, "labels") : nullptr;
   bool parses = true;
   if (sel) {
@@ -1542,8 +1550,7 @@ void daemonset_spec_causes(const json::object& obj, Causes& causes) {
            fmt::format("Invalid value: {}: empty selector is invalid for daemonset", go_label_selector(sel)),
            "spec.selector"});
   }
-  if (tmeta) validate_labels_and_annotations(*tmeta, "spec.template.", causes);
-  validate_pod_spec(ps ? *ps : absent_pod_spec(), tmeta, "spec.template.spec.", PodSpecOf::Template, causes);
+  pod_template_spec_causes(tpl, "spec.template.", causes);
   template_restart_policy_causes(false, &sp, "spec.", causes, "DaemonSet");
   non_negative(&sp, "minReadySeconds", "spec.minReadySeconds", causes);
   static const json::object kNone;
@@ -1875,11 +1882,7 @@ void cronjob_spec_causes(const json::object& obj, const json::object* old_obj, C
       causes.push_back(std::move(c));
     }
   }
-  const json::object* tpl = fields::object_at(js, "template");
-  const json::object* tmeta = tpl ? fields::object_at(*tpl, "metadata") : nullptr;
-  const json::object* ps = tpl ? fields::object_at(*tpl, "spec") : nullptr;
-  if (tmeta) validate_labels_and_annotations(*tmeta, at + "template.", causes);
-  validate_pod_spec(ps ? *ps : absent_pod_spec(), tmeta, at + "template.spec.", PodSpecOf::Template, causes);
+  pod_template_spec_causes(fields::object_at(js, "template"), at + "template.", causes);
   template_restart_policy_causes(true, &js, at, causes);
   if (const json::value* sel = js.if_contains("selector"); sel && !sel->is_null())
     e.invalid(at + "selector", go_label_selector(sel->is_object() ? &sel->as_object() : &kNone),
@@ -2083,18 +2086,7 @@ void builtin_validation(AdmissionRequest& r) {
       } else {
         job_spec_causes(sp, causes);  // validateJobSpec
       }
-      const json::object& kNoPodSpec = absent_pod_spec();
-      const json::object* ps = nullptr;
-      const json::object* tmeta = nullptr;
-      if (const auto* spec = obj.if_contains("spec"); spec && spec->is_object())
-        if (const auto* tpl = spec->as_object().if_contains("template"); tpl && tpl->is_object()) {
-          if (const auto* p = tpl->as_object().if_contains("spec"); p && p->is_object()) ps = &p->as_object();
-          if (const auto* m = tpl->as_object().if_contains("metadata"); m && m->is_object()) tmeta = &m->as_object();
-        }
-      // ValidatePodTemplateSpec: the template's labels and annotations, then its pod spec.
-      if (tmeta && template_checked) validate_labels_and_annotations(*tmeta, "spec.template.", causes);
-      if (template_checked)
-        validate_pod_spec(ps ? *ps : kNoPodSpec, tmeta, "spec.template.spec.", PodSpecOf::Template, causes);
+      if (template_checked) pod_template_spec_causes(fields::object_at(sp, "template"), "spec.template.", causes);
       if (template_checked) template_restart_policy_causes(t.group == "batch", spec_of(obj), "spec.", causes);
       if (t.group == "batch") {
         job_generated_selector_causes(obj, create || !r.old_object || job_had_prefixed_labels(*r.old_object),
@@ -2155,11 +2147,7 @@ void builtin_validation(AdmissionRequest& r) {
     } else if (core && t.resource == "podtemplates") {
       // ValidatePodTemplate / ValidatePodTemplateUpdate: ValidatePodTemplateSpec at "template"
       // (its labels and annotations, then the pod spec; no ephemeral containers).
-      const json::object* tpl = fields::object_at(obj, "template");
-      const json::object* tmeta = tpl ? fields::object_at(*tpl, "metadata") : nullptr;
-      const json::object* ps = tpl ? fields::object_at(*tpl, "spec") : nullptr;
-      if (tmeta) validate_labels_and_annotations(*tmeta, "template.", causes);
-      validate_pod_spec(ps ? *ps : absent_pod_spec(), tmeta, "template.spec.", PodSpecOf::Template, causes);
+      pod_template_spec_causes(fields::object_at(obj, "template"), "template.", causes);
     } else if (core && t.resource == "services") {
       // ValidateServiceUpdate's rules, then ValidateService (embedded/validation_service.cpp).
       if (!create && r.old_object) validate_service_update(obj, *r.old_object, parts.service_update);
