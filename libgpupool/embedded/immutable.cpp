@@ -8,6 +8,7 @@
 #include "embedded/admission.hpp"
 #include "embedded/controllers_util.hpp"
 #include "embedded/validation.hpp"
+#include "embedded/validation_fields.hpp"
 #include "embedded/validation_kinds.hpp"
 
 #include "gpupool/quantity.hpp"
@@ -139,19 +140,12 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r, const std::functi
                                     now && now->is_bool() ? (now->as_bool() ? "true" : "false") : "null"),
                         "spec.attachedRequired"});
     const json::value* modes = at(given, {"spec"}, "volumeLifecycleModes");
-    if (!same_value(at(old, {"spec"}, "volumeLifecycleModes"), modes)) {
-      std::string shown = "[]storage.VolumeLifecycleMode(nil)";
-      if (modes && modes->is_array()) {
-        shown = "[]storage.VolumeLifecycleMode{";
-        for (std::size_t i = 0; i < modes->as_array().size(); ++i) {
-          const json::value& m = modes->as_array()[i];
-          shown += (i ? ", " : "") + quoted(m.is_string() ? std::string(m.as_string()) : std::string());
-        }
-        shown += "}";
-      }
-      causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: field is immutable", shown),
+    if (!same_value(at(old, {"spec"}, "volumeLifecycleModes"), modes))
+      causes.push_back({"FieldValueInvalid",
+                        fmt::format("Invalid value: {}: field is immutable",
+                                    fields::go_string_slice("storage.VolumeLifecycleMode",
+                                                            modes && modes->is_array() ? &modes->as_array() : nullptr)),
                         "spec.volumeLifecycleModes"});
-    }
   } else if (t.group == "networking.k8s.io" && t.resource == "ingressclasses") {
     // validateIngressClassSpecUpdate: ValidateImmutableField(spec.controller) (a string: quoted).
     const std::string now = string_of(object_at(given, {"spec"}), "controller");

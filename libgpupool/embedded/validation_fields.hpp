@@ -72,6 +72,26 @@ inline std::string go_strings(const std::vector<std::string>& v) {
   return out + "}";
 }
 
+// Go's %#v of a slice of strings of type `type` ([]string, []core.ResourceQuotaScope, ...): nil
+// when absent, else its items quoted (an item that is no string as "").
+inline std::string go_string_slice(std::string_view type, const json::array* a) {
+  if (!a) return fmt::format("[]{}(nil)", type);
+  std::string out = fmt::format("[]{}{{", type);
+  for (std::size_t i = 0; i < a->size(); ++i)
+    out += (i ? ", " : "") + q((*a)[i].is_string() ? std::string_view((*a)[i].as_string()) : std::string_view());
+  return out + "}";
+}
+// Go's %#v of a slice of structs of type `type`: nil when absent, else `[]T{<item(o)>, ...}` (an
+// item that is no object as Go's zero struct).
+template <class Item>
+std::string go_struct_slice(std::string_view type, const json::array* a, const Item& item) {
+  if (!a) return fmt::format("[]{}(nil)", type);
+  std::string out = fmt::format("[]{}{{", type);
+  for (std::size_t i = 0; i < a->size(); ++i)
+    out += (i ? ", " : "") + item((*a)[i].is_object() ? (*a)[i].as_object() : kNone);
+  return out + "}";
+}
+
 // field.ErrorList, appended in order.
 struct Errors {
   Causes& out;

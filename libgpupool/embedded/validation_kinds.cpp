@@ -685,32 +685,15 @@ void domain_prefixed_path(const std::string& f, const std::string& value, std::v
 }
 
 std::string go_success_policy(const json::object& policy) {
-  const json::array* rules = util::array_at(policy, {}, "rules");
-  std::string shown = "batch.SuccessPolicy{Rules:";
-  if (!rules) {
-    shown += "[]batch.SuccessPolicyRule(nil)";
-  } else {
-    shown += "[]batch.SuccessPolicyRule{";
-    for (std::size_t i = 0; i < rules->size(); ++i) {
-      const json::object& r = (*rules)[i].is_object() ? (*rules)[i].as_object() : fields::kNone;
-      shown += fmt::format("{}batch.SuccessPolicyRule{{SucceededIndexes:{}, SucceededCount:{}}}", i ? ", " : "",
-                           go_pointer(&r, "succeededIndexes", "string"), go_pointer(&r, "succeededCount", "int32"));
-    }
-    shown += "}";
-  }
-  return shown + "}";
+  const auto rule = [](const json::object& r) {
+    return fmt::format("batch.SuccessPolicyRule{{SucceededIndexes:{}, SucceededCount:{}}}",
+                       go_pointer(&r, "succeededIndexes", "string"), go_pointer(&r, "succeededCount", "int32"));
+  };
+  return fmt::format("batch.SuccessPolicy{{Rules:{}}}",
+                     fields::go_struct_slice("batch.SuccessPolicyRule", util::array_at(policy, {}, "rules"), rule));
 }
 
 std::string go_pod_failure_policy(const json::object& policy) {
-  // A list of structs as %#v prints it: `[]T(nil)` when absent, else `[]T{T{...}, ...}`.
-  const auto list = [](const json::object& o, std::string_view key, std::string_view type, const auto& item) {
-    const json::array* a = util::array_at(o, {}, key);
-    if (!a) return fmt::format("[]{}(nil)", type);
-    std::string out = fmt::format("[]{}{{", type);
-    for (std::size_t i = 0; i < a->size(); ++i)
-      out += (i ? ", " : "") + item((*a)[i].is_object() ? (*a)[i].as_object() : fields::kNone);
-    return out + "}";
-  };
   const auto pattern = [](const json::object& p) {
     return fmt::format("batch.PodFailurePolicyOnPodConditionsPattern{{Type:{}, Status:{}}}",
                        go_quote(fields::string_at(p, "type")), go_quote(fields::string_at(p, "status")));
@@ -719,9 +702,11 @@ std::string go_pod_failure_policy(const json::object& policy) {
     return fmt::format("batch.PodFailurePolicyRule{{Action:{}, OnExitCodes:{}, OnPodConditions:{}}}",
                        go_quote(fields::string_at(r, "action")),
                        go_pointer(&r, "onExitCodes", "batch.PodFailurePolicyOnExitCodesRequirement"),
-                       list(r, "onPodConditions", "batch.PodFailurePolicyOnPodConditionsPattern", pattern));
+                       fields::go_struct_slice("batch.PodFailurePolicyOnPodConditionsPattern",
+                                               util::array_at(r, {}, "onPodConditions"), pattern));
   };
-  return fmt::format("batch.PodFailurePolicy{{Rules:{}}}", list(policy, "rules", "batch.PodFailurePolicyRule", rule));
+  return fmt::format("batch.PodFailurePolicy{{Rules:{}}}",
+                     fields::go_struct_slice("batch.PodFailurePolicyRule", util::array_at(policy, {}, "rules"), rule));
 }
 
 void csi_driver_spec_causes(const json::object& spec, std::vector<StatusCause>& causes) {
@@ -1147,21 +1132,13 @@ void validate_kind(const ResourceType& t, const json::object& obj, std::vector<S
     // validateResourceQuotaScopes: each scope standard and valid for every standard hard resource;
     // not both of a pair. The scopes print as a Go slice.
     const json::array* scopes = spec ? util::array_at(*spec, {}, "scopes") : nullptr;
-    // %#v of a []string-like slice of type `type`: nil, empty or its quoted items.
-    auto go_slice = [](std::string_view type, const json::array* a) {
-      if (!a) return fmt::format("[]{}(nil)", type);
-      std::string out = fmt::format("[]{}{{", type);
-      for (std::size_t i = 0; i < a->size(); ++i)
-        out += (i ? ", " : "") + go_quote((*a)[i].is_string() ? std::string((*a)[i].as_string()) : "");
-      return out + "}";
-    };
     static const std::set<std::string, std::less<>> kScopes = {
         "Terminating", "NotTerminating", "BestEffort", "NotBestEffort", "PriorityClass", "CrossNamespacePodAffinity"};
     auto conflicting = [](const std::set<std::string, std::less<>>& seen) {
       return (seen.count("BestEffort") && seen.count("NotBestEffort")) ||
              (seen.count("Terminating") && seen.count("NotTerminating"));
     };
-    const std::string shown_scopes = go_slice("core.ResourceQuotaScope", scopes);
+    const std::string shown_scopes = fields::go_string_slice("core.ResourceQuotaScope", scopes);
     if (scopes && !scopes->empty()) {
       auto invalid = [&](std::string_view why) {
         causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", shown_scopes, why), "spec.scopes"});
@@ -1182,21 +1159,14 @@ void validate_kind(const ResourceType& t, const json::object& obj, std::vector<S
     if (const json::object* sel = spec ? object_at(*spec, {"scopeSelector"}) : nullptr) {
       const std::string at = "spec.scopeSelector.matchExpressions";
       const json::array* exprs = util::array_at(*sel, {}, "matchExpressions");
-      std::string shown_sel = "core.ScopeSelector{MatchExpressions:";
-      if (!exprs) {
-        shown_sel += "[]core.ScopedResourceSelectorRequirement(nil)";
-      } else {
-        shown_sel += "[]core.ScopedResourceSelectorRequirement{";
-        for (std::size_t i = 0; i < exprs->size(); ++i) {
-          const json::object& e = (*exprs)[i].is_object() ? (*exprs)[i].as_object() : fields::kNone;
-          shown_sel +=
-              fmt::format("{}core.ScopedResourceSelectorRequirement{{ScopeName:{}, Operator:{}, Values:{}}}",
-                          i ? ", " : "", go_quote(string_of(&e, "scopeName")), go_quote(string_of(&e, "operator")),
-                          go_slice("string", util::array_at(e, {}, "values")));
-        }
-        shown_sel += "}";
-      }
-      shown_sel += "}";
+      const auto requirement = [](const json::object& e) {
+        return fmt::format("core.ScopedResourceSelectorRequirement{{ScopeName:{}, Operator:{}, Values:{}}}",
+                           go_quote(string_of(&e, "scopeName")), go_quote(string_of(&e, "operator")),
+                           fields::go_string_slice("string", util::array_at(e, {}, "values")));
+      };
+      const std::string shown_sel =
+          fmt::format("core.ScopeSelector{{MatchExpressions:{}}}",
+                      fields::go_struct_slice("core.ScopedResourceSelectorRequirement", exprs, requirement));
       std::set<std::string, std::less<>> seen;
       for (std::size_t i = 0; exprs && i < exprs->size(); ++i) {
         const json::object& e = (*exprs)[i].is_object() ? (*exprs)[i].as_object() : fields::kNone;
@@ -1224,7 +1194,7 @@ void validate_kind(const ResourceType& t, const json::object& obj, std::vector<S
                               at + ".values"});
         } else if (op == "Exists" || op == "DoesNotExist") {
           if (values && !values->empty())
-            invalid(at + ".values", go_slice("string", values),
+            invalid(at + ".values", fields::go_string_slice("string", values),
                     "must be no value when `operator` is 'Exist' or 'DoesNotExist' for scope selector");
         } else {
           invalid(at + ".operator", go_quote(op), "not a valid selector operator");

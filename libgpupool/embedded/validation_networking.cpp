@@ -135,11 +135,9 @@ void network_policy_spec(Errors& e, const json::object& spec, bool allow_invalid
     }
   }
   const auto types = strings_at(spec, "policyTypes");
-  if (types.size() > 2) {
-    std::string shown = "[]networking.PolicyType{";  // %#v of the slice (given by pointer)
-    for (std::size_t i = 0; i < types.size(); ++i) shown += (i ? ", " : "") + q(types[i]);
-    return e.invalid("spec.policyTypes", shown + "}", "may not specify more than two policyTypes");
-  }
+  if (types.size() > 2)  // (the slice given by pointer: %#v of the slice)
+    return e.invalid("spec.policyTypes", go_string_slice("networking.PolicyType", array_at(spec, "policyTypes")),
+                     "may not specify more than two policyTypes");
   for (std::size_t i = 0; i < types.size(); ++i)
     if (types[i] != "Ingress" && types[i] != "Egress")
       e.not_supported(fmt::format("spec.policyTypes[{}]", i), types[i], {"Ingress", "Egress"});

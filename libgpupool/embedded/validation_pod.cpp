@@ -1975,12 +1975,7 @@ namespace {
 
 // Go's %#v of a []string field (nil when absent).
 std::string go_string_slice(const json::object& o, std::string_view key) {
-  const json::array* a = array_at(o, key);
-  if (!a) return "[]string(nil)";
-  std::string out = "[]string{";
-  for (std::size_t i = 0; i < a->size(); ++i)
-    out += (i ? ", " : "") + q((*a)[i].is_string() ? std::string((*a)[i].as_string()) : "");
-  return out + "}";
+  return fields::go_string_slice("string", array_at(o, key));
 }
 
 // Go's %#v of a []core.NodeSelectorRequirement field.
