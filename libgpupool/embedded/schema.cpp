@@ -902,16 +902,8 @@ void canonical(const Node& n, json::value& v, int depth, bool by_value = false) 
       try {
         if (!by_value) {
           v = Quantity::canonical(text);
-        } else {  // the value in nano-units, as decimal digits
-          __int128 nanos = Quantity::parse(quantity_trim(text)).nano_value();
-          const bool negative = nanos < 0;
-          std::string digits;
-          do {
-            const int d = static_cast<int>(nanos % 10);
-            digits.insert(digits.begin(), static_cast<char>('0' + (d < 0 ? -d : d)));
-            nanos /= 10;
-          } while (nanos != 0);
-          v = (negative ? "-" : "") + digits;
+        } else {  // the value in nano-units
+          v = fmt::format("{}", Quantity::parse(quantity_trim(text)).nano_value());
         }
       } catch (const ValidationError&) {
         if (v.is_number()) v = text;  // (decoding refused it already)

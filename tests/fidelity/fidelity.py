@@ -4068,6 +4068,10 @@ SCENARIOS["podtemplate"] = [
       "-o", "jsonpath={.metadata.generation}{\"\\n\"}"], None),
     (["patch", "podtemplate", "pt-plain", "--type=merge", "-p", '{"metadata":{"labels":{"x":"y"}}}',
       "-o", "jsonpath={.metadata.generation}{\"\\n\"}"], None),
+    # apiequality.Semantic weighs a quantity by value: "1" written "1." leaves the generation.
+    (["patch", "podtemplate", "pt-train", "--type=json", "-p",
+      '[{"op":"replace","path":"/template/spec/containers/0/resources/limits/nvidia.com~1gpu","value":"1."}]',
+      "-o", "jsonpath={.metadata.generation}{\"\\n\"}"], None),
     (["patch", "podtemplate", "pt-plain", "--type=merge", "-p",
       '{"template":{"spec":{"containers":[{"name":"main","image":"busybox","ports":[{"containerPort":70000}]}]}}}'],
      None),
