@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "embedded/controllers_util.hpp"
+#include "embedded/crd_schema.hpp"
 #include "embedded/patch.hpp"
 #include "embedded/store.hpp"
 
@@ -20,9 +21,8 @@ namespace {
 using Path = std::vector<std::string>;  // fieldsV1 keys: "f:spec", "k:{\"name\":\"c\"}", "v:\"x\""
 
 bool typed(const ResourceType& t) {
-  // Built-in kinds have a schema (keyed lists); custom resources are deduced: lists atomic.
-  return t.group.empty() || t.group == "apps" || t.group == "batch" || t.group == "storage.k8s.io" ||
-         t.group == "events.k8s.io" || t.group == "node.k8s.io" || t.group == "networking.k8s.io";
+  // Built-in kinds have an OpenAPI schema (keyed lists); custom resources their structural one.
+  return !t.schema && is_builtin_group(t.group);
 }
 
 std::string last_segment(const std::string& dotted) {
@@ -30,20 +30,20 @@ std::string last_segment(const std::string& dotted) {
   return dot == std::string::npos ? dotted : dotted.substr(dot + 1);
 }
 
-// Structs and maps marked atomic (x-kubernetes-map-type) that gpupool's kinds carry: the
-// LabelSelector of workloads, a Service's selector map, a pod spec's nodeSelector (+mapType=atomic),
-// and a ControllerRevision's data (a RawExtension: an untyped value, owned whole).
+// Structs and maps marked atomic in the kind's schema (x-kubernetes-map-type: every LabelSelector
+// and OwnerReference, a Service's selector map, a pod spec's nodeSelector, an Ingress backend's
+// port, ...), and a ControllerRevision's data (a RawExtension: an untyped value, owned whole).
 bool atomic_struct(const std::string& dotted, const ResourceType& t) {
   if (t.group == "apps" && t.resource == "controllerrevisions") return dotted == "data";
-  if (last_segment(dotted) == "nodeSelector" && typed(t)) return true;
-  return (t.group == "apps" || t.group == "batch" || (t.group.empty() && t.resource == "services")) &&
-         dotted == "spec.selector";
+  if (t.schema) return crd::atomic_map(*t.schema, dotted);
+  return typed(t) && schema::atomic_map(t.group, t.version, t.kind, dotted);
 }
 
 // The key fields of an associative list (none for atomic lists, "$primitive" for sets), as
 // structured-merge-diff reads the kind's schema (x-kubernetes-list-type and -list-map-keys, else
 // the patch strategy and merge key); where the schema has no such list, the patch merge keys.
 std::vector<std::string> list_keys(const ResourceType& t, const std::string& dotted) {
+  if (t.schema) return crd::list_keys(*t.schema, dotted);
   if (!typed(t)) return {};
   if (const auto lt = schema::list_type(t.group, t.version, t.kind, dotted)) {
     if (lt->kind == schema::ListType::Kind::Map) return lt->keys;

@@ -2,6 +2,7 @@
 #include "common/json_depth.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <map>
 #include <mutex>
@@ -989,12 +990,14 @@ constexpr std::size_t kFirstKueue = 8;  // kShipped[kFirstKueue..] are Kueue's
 // A shipped CRD by its data/crds key, parsed when first asked for (then kept).
 const json::object* shipped(std::string_view key) {
   static std::mutex mu;
-  static std::map<std::string, std::unique_ptr<const json::object>, std::less<>> parsed;
+  static std::map<std::string, std::unique_ptr<json::object>, std::less<>> parsed;
   std::lock_guard lk(mu);
   if (auto it = parsed.find(key); it != parsed.end()) return it->second.get();
   const auto text = detail::builtin_data(fmt::format("crds/{}.json", key));
   if (text.empty()) return nullptr;
-  auto obj = std::make_unique<const json::object>(json::parse(text, {}, deep_json()).as_object());
+  auto obj = std::make_unique<json::object>(json::parse(text, {}, deep_json()).as_object());
+  // As created, defaulted: shipped_key() then knows a stored one (its spec defaulted on create).
+  default_definition(*obj);
   return parsed.emplace(std::string(key), std::move(obj)).first->second.get();
 }
 
@@ -1354,6 +1357,93 @@ std::vector<StatusCause> validate_definition(const json::object& crd) {
     if (same) break;
   }
   return out;
+}
+
+json::array storage_versions(const json::object& crd) {
+  json::array stored;
+  const json::object* spec = util::object_at(crd, {"spec"});
+  const json::value* versions = spec ? spec->if_contains("versions") : nullptr;
+  if (versions && versions->is_array())
+    for (const auto& v : versions->as_array()) {
+      const json::value* storage = v.is_object() ? v.as_object().if_contains("storage") : nullptr;
+      if (storage && storage->is_bool() && storage->as_bool()) {
+        stored.push_back(json::value(util::string_of(&v.as_object(), "name")));
+        break;
+      }
+    }
+  return stored;
+}
+
+void default_definition(json::object& crd) {
+  auto object = [](json::object& o, std::string_view k) -> json::object& {
+    json::value& v = o[k];
+    if (!v.is_object()) v = json::object{};
+    return v.as_object();
+  };
+  json::object& spec = object(crd, "spec");
+  json::object& names = object(spec, "names");
+  const std::string kind = util::string_of(&names, "kind");
+  if (util::string_of(&names, "singular").empty()) {
+    std::string lower = kind;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    names["singular"] = lower;
+  }
+  if (util::string_of(&names, "listKind").empty() && !kind.empty()) names["listKind"] = kind + "List";
+  if (const json::value* conv = spec.if_contains("conversion"); !conv || conv->is_null())
+    spec["conversion"] = json::object{{"strategy", "None"}};
+  json::value* at = spec.if_contains("conversion");
+  for (const char* k : {"webhook", "clientConfig", "service"})
+    at = at && at->is_object() ? at->as_object().if_contains(k) : nullptr;
+  if (at && at->is_object())
+    if (const json::value* port = at->as_object().if_contains("port"); !port || port->is_null())
+      at->as_object()["port"] = 443;
+  const json::object* status = util::object_at(crd, {"status"});
+  const json::value* stored = status ? status->if_contains("storedVersions") : nullptr;
+  if (!stored || !stored->is_array() || stored->as_array().empty())
+    object(crd, "status")["storedVersions"] = storage_versions(crd);
+}
+
+const json::object* schema_at(const Schema& s, std::string_view dotted) {
+  const json::object* at = s.root.get();
+  // A list's items stand in for the list (a dotted path names no index).
+  auto through_items = [](const json::object* n) {
+    for (int depth = 0; n && depth < 64; ++depth) {
+      const json::value* items = n->if_contains("items");
+      if (!items || !items->is_object() || util::string_of(n, "type") != "array") break;
+      n = &items->as_object();
+    }
+    return n;
+  };
+  while (at && !dotted.empty()) {
+    at = through_items(at);
+    if (!at) return nullptr;
+    const auto dot = dotted.find('.');
+    const std::string_view seg = dotted.substr(0, dot);
+    dotted = dot == std::string_view::npos ? std::string_view{} : dotted.substr(dot + 1);
+    const json::value* next = nullptr;
+    if (const json::value* props = at->if_contains("properties"); props && props->is_object())
+      next = props->as_object().if_contains(seg);
+    if (!next)
+      if (const json::value* add = at->if_contains("additionalProperties"); add && add->is_object()) next = add;
+    at = next && next->is_object() ? &next->as_object() : nullptr;
+  }
+  return at;
+}
+
+std::vector<std::string> list_keys(const Schema& s, std::string_view dotted) {
+  const json::object* n = schema_at(s, dotted);
+  const std::string type = util::string_of(n, "x-kubernetes-list-type");
+  if (type == "set") return {"$primitive"};
+  std::vector<std::string> keys;
+  if (type == "map")
+    if (const json::value* k = n->if_contains("x-kubernetes-list-map-keys"); k && k->is_array())
+      for (const auto& key : k->as_array())
+        if (key.is_string()) keys.emplace_back(key.as_string());
+  return keys;
+}
+
+bool atomic_map(const Schema& s, std::string_view dotted) {
+  return util::string_of(schema_at(s, dotted), "x-kubernetes-map-type") == "atomic";
 }
 
 }  // namespace gpupool::embedded::crd

@@ -33,6 +33,27 @@ struct Schema {
   boost::json::array printer_columns;  ///< additionalPrinterColumns (name, type, jsonPath, priority)
 };
 
+/// The first version of `crd`'s spec.versions with storage true, as a one-name list (empty when
+/// none): what the strategy's PrepareForCreate and SetDefaults_CustomResourceDefinition (an empty
+/// status.storedVersions) record as stored.
+boost::json::array storage_versions(const boost::json::object& crd);
+/// The scheme defaults of a CustomResourceDefinition (apiextensions v1 defaults.go):
+/// SetDefaults_CustomResourceDefinitionSpec — names.singular the kind in lower case,
+/// names.listKind the kind and "List", conversion {strategy: None} — SetDefaults_ServiceReference
+/// (a conversion webhook's service port 443), and an empty status.storedVersions the storage version.
+void default_definition(boost::json::object& crd);
+
+/// The schema node at `dotted` (field names and map keys, no list indexes:
+/// "spec.pytorchReplicaSpecs.Master.template.spec.containers") of a custom resource's structural
+/// schema: properties, then a list's items or a map's additionalProperties; null where none.
+const boost::json::object* schema_at(const Schema& s, std::string_view dotted);
+/// The keys of the list at `dotted` for server-side apply and managedFields, as
+/// structured-merge-diff reads a structural schema: x-kubernetes-list-type "map" its
+/// x-kubernetes-list-map-keys, "set" {"$primitive"}; atomic (the default for a CRD's lists): none.
+std::vector<std::string> list_keys(const Schema& s, std::string_view dotted);
+/// Whether the object or map at `dotted` is x-kubernetes-map-type "atomic".
+bool atomic_map(const Schema& s, std::string_view dotted);
+
 /// The values a printer column's JSONPath selects (k8s.io/client-go/util/jsonpath, the subset
 /// CRDs use: `.a.b`, `[n]`, `[a:b]` with negative bounds, `[*]`, `['key']`), missing keys allowed.
 std::vector<const boost::json::value*> json_path(const boost::json::value& root, std::string_view path);

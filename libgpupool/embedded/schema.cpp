@@ -58,6 +58,12 @@ struct Node {
   // Array: how a strategic merge patch merges it (x-kubernetes-patch-strategy "merge" and
   // -patch-merge-key): "" replaced whole, "$primitive" a set of scalars, else the merge key.
   std::string patch_merge_key;
+  // Object, Map: x-kubernetes-map-type "atomic" on its schema (a component's, such as
+  // LabelSelector's +structType=atomic, or an inline map's, such as PodSpec.nodeSelector).
+  bool atomic = false;
+  // Object: the fields whose own property names a map type, overriding their component's
+  // (PersistentVolumeSpec.claimRef is "granular", its ObjectReference atomic): true for atomic.
+  std::map<std::string, bool, std::less<>> field_map_type;
   bool quantities = false;             // a Quantity is reachable from here (canonical_quantities walks no other)
   bool empties = false;                // an omitempty list or map is reachable from here (omit_empty walks no other)
   bool nils = false;                   // a list or map kept when empty is reachable from here (nil_empty_collections)
@@ -67,7 +73,7 @@ struct Node {
   // "string") and the zero value omitempty leaves out of the encoded object.
   struct GoField {
     std::string type;
-    enum class Zero { Kept, Bool, String, Number, Slice, Map } zero = Zero::Kept;
+    enum class Zero { Kept, Bool, String, Number, Slice, Map, Null } zero = Zero::Kept;
     int place = 0;         // its position in the struct
     bool pointer = false;  // a pointer (`type` names the element)
   };
@@ -84,6 +90,13 @@ bool kept_collection(const Node& parent, std::string_view field, const Node& chi
   if (child.type != Node::Type::Array && child.type != Node::Type::Map) return false;
   const auto g = parent.go_fields.find(field);
   return g != parent.go_fields.end() && g->second.zero == Node::GoField::Zero::Kept && !g->second.pointer;
+}
+// A pointer field without omitempty (data/gotypes "null"): nil encodes as null, so an absent one is
+// stored null (a TypedLocalObjectReference's `"apiGroup": null`, an AzureFile volume's
+// `"secretNamespace": null`).
+bool kept_nil_pointer(const Node& parent, std::string_view field) {
+  const auto g = parent.go_fields.find(field);
+  return g != parent.go_fields.end() && g->second.zero == Node::GoField::Zero::Null && g->second.pointer;
 }
 // A metav1.Time field that is no pointer: omitempty does not leave out a struct, and the zero time
 // encodes as null (a Job condition's `"lastProbeTime": null`).
@@ -245,6 +258,7 @@ struct Doc {
       if (zero == "number") g.zero = Node::GoField::Zero::Number;
       if (zero == "slice") g.zero = Node::GoField::Zero::Slice;
       if (zero == "map") g.zero = Node::GoField::Zero::Map;
+      if (zero == "null") g.zero = Node::GoField::Zero::Null;
       n.go_fields.emplace(std::string(k), std::move(g));
     }
   }
@@ -257,7 +271,13 @@ struct Doc {
     return &n;
   }
 
+  static const json::value* map_type(const json::object& s) {
+    const json::value* m = s.if_contains("x-kubernetes-map-type");
+    return m && m->is_string() ? m : nullptr;
+  }
+
   void compile(const json::object& s, Node& n) {
+    if (const json::value* m = map_type(s)) n.atomic = *m == "atomic";
     if (s.contains("x-kubernetes-int-or-string") || s.contains("x-kubernetes-preserve-unknown-fields") ||
         s.contains("oneOf") || s.contains("anyOf"))
       return;  // Any
@@ -295,8 +315,12 @@ struct Doc {
     } else if (type == "object") {
       if (const auto* props = s.if_contains("properties"); props && props->is_object()) {
         n.type = Node::Type::Object;
-        for (const auto& [k, v] : props->as_object())
-          if (v.is_object()) n.fields.emplace(std::string(k), inline_node(v.as_object()));
+        for (const auto& [k, v] : props->as_object()) {
+          if (!v.is_object()) continue;
+          n.fields.emplace(std::string(k), inline_node(v.as_object()));
+          if (const json::value* m = map_type(v.as_object()); m && !ref_of(v.as_object()).empty())
+            n.field_map_type.emplace(std::string(k), *m == "atomic");
+        }
       } else if (const auto* add = s.if_contains("additionalProperties"); add && add->is_object()) {
         n.elem = inline_node(add->as_object());
         n.type = Node::Type::Map;
@@ -360,13 +384,14 @@ const Registry& registry() {
       }
       for (Node& n : d.nodes)
         for (const auto& [k, f] : n.fields)
-          if (kept_collection(n, k, *f) || kept_time(n, k, *f)) n.kept.push_back(k);
+          if (kept_collection(n, k, *f) || kept_time(n, k, *f) || kept_nil_pointer(n, k)) n.kept.push_back(k);
       for (bool changed = true; changed;) {
         changed = false;
         for (Node& n : d.nodes) {
           if (n.nils) continue;
           bool e = n.elem && n.elem->nils;
-          for (const auto& [k, f] : n.fields) e = e || f->nils || kept_collection(n, k, *f) || kept_time(n, k, *f);
+          for (const auto& [k, f] : n.fields)
+            e = e || f->nils || kept_collection(n, k, *f) || kept_time(n, k, *f) || kept_nil_pointer(n, k);
           if (e) n.nils = changed = true;
         }
       }
@@ -416,6 +441,18 @@ std::optional<ListType> list_type(std::string_view group, std::string_view versi
   const Node* n = node_at(root(group, version, kind), dotted);
   if (!n || n->type != Node::Type::Array) return std::nullopt;
   return n->list;
+}
+
+bool atomic_map(std::string_view group, std::string_view version, std::string_view kind, std::string_view dotted) {
+  const auto dot = dotted.rfind('.');
+  const Node* parent = dot == std::string_view::npos ? root(group, version, kind)
+                                                     : node_at(root(group, version, kind), dotted.substr(0, dot));
+  const std::string_view field = dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
+  while (parent && (parent->type == Node::Type::Array || parent->type == Node::Type::Map)) parent = parent->elem;
+  if (!parent || parent->type != Node::Type::Object) return false;
+  if (const auto o = parent->field_map_type.find(field); o != parent->field_map_type.end()) return o->second;
+  const auto f = parent->fields.find(field);
+  return f != parent->fields.end() && f->second && f->second->atomic;
 }
 
 std::optional<std::string> patch_merge_key(std::string_view kind, std::string_view dotted) {
@@ -702,6 +739,8 @@ struct Walker {
         return v.is_array() && v.as_array().empty();
       case Zero::Map:
         return v.is_object() && v.as_object().empty();
+      case Zero::Null:
+        return false;
     }
     return false;
   }
@@ -1189,8 +1228,10 @@ const json::object& resolved(const Doc& d, const json::object& p) {
 // the body leaves out are there once decoded, as Go's zero: "" / 0 / false for a plain string,
 // integer or boolean, {} (itself filled) for a struct. A template's ownerReferences item
 // {"controller": false} is stored with apiVersion, kind, name and uid "", a preferred node
-// affinity term {"weight": 1} with "preference": {}. Pointers, lists and maps (null in Go) and
-// the special strings (quantities, int-or-string, times) are left out. `component`: the struct's
+// affinity term {"weight": 1} with "preference": {}, a handler's httpGet or tcpSocket without a
+// port with "port": 0 (a required intstr.IntOrString, such as a StatefulSet's template keeps, which
+// apps validation does not check: ValidatePodTemplateSpecForStatefulSet). Pointers, lists and maps
+// (null in Go) and the other special strings (quantities, times) are left out. `component`: the struct's
 // (its Node's go_fields say which required fields are pointers, such as an Ingress path's
 // pathType: nil in Go, so left out too).
 void fill_required(const Doc& d, const json::object& s, std::string_view component, json::object& o, int depth) {
@@ -1219,6 +1260,8 @@ void fill_required(const Doc& d, const json::object& s, std::string_view compone
         o[r.as_string()] = json::object{};  // a struct (filled below)
       else if (t == "integer")              // every required integer is an int32 or int64, not a pointer (data/gotypes)
         o[r.as_string()] = 0;
+      else if (const json::value* f = target.if_contains("format"); f && *f == "int-or-string")
+        o[r.as_string()] = 0;  // intstr.IntOrString{} (Type Int, IntVal 0): MarshalJSON writes 0
       else if (target.contains("format") || target.contains("x-kubernetes-int-or-string"))
         continue;
       else if (t == "string")

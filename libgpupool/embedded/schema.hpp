@@ -40,6 +40,12 @@ struct ListType {
 std::optional<ListType> list_type(std::string_view group, std::string_view version, std::string_view kind,
                                   std::string_view dotted);
 
+/// Whether the struct or map at `dotted` of the built-in kind is atomic for server-side apply and
+/// managedFields (x-kubernetes-map-type "atomic" on its field, else on its type: every
+/// LabelSelector, OwnerReference, ObjectReference, a pod spec's nodeSelector, a Service's selector;
+/// kube-openapi schemaconv); false where the schema says otherwise or has no such field.
+bool atomic_map(std::string_view group, std::string_view version, std::string_view kind, std::string_view dotted);
+
 /// How a strategic merge patch merges the list at `dotted` of the built-in kind `kind` (its
 /// patchStrategy and patchMergeKey tags, as the OpenAPI extensions publish them): "" replaced
 /// whole, "$primitive" merged as a set of scalars, else the merge key; nullopt where the schema

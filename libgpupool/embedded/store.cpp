@@ -805,6 +805,7 @@ std::shared_ptr<const json::object> Store::create_shared(const ResourceType& t, 
     // FillObjectMetaSystemFields): the Job strategy's generated selector names the uid.
     md["uid"] = impl_->new_uid();
     AdmissionRequest req{AdmissionRequest::Operation::Create, &t, "", std::string(ns), &obj, nullptr, &o};
+    req.clock = &clock_;
     admit(req);
     if (name.empty())
       throw StatusError::invalid(
@@ -1106,6 +1107,7 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
     next["kind"] = t.kind;
     AdmissionRequest req{
         AdmissionRequest::Operation::Update, &t, std::string(subresource), std::string(ns), &next, old.get(), &o};
+    req.clock = &clock_;
     admit(req);
     auto& nmd = metadata_of(next);
     std::int64_t gen = 1;

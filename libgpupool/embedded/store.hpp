@@ -178,6 +178,8 @@ struct AdmissionRequest {
   /// (a NetworkPolicy's reflect.DeepEqual tells an empty list from none): the update bumps
   /// metadata.generation whatever the stored specs say.
   bool spec_changed = false;
+  /// The store's clock: the strategies' NowFunc (a PersistentVolume's lastPhaseTransitionTime).
+  const Clock* clock = nullptr;
 };
 
 /// Where committed changes go to become durable (the embedded server's state journal). record() is

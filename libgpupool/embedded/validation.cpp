@@ -17,6 +17,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <tuple>
@@ -513,14 +514,6 @@ void round_up_to_milli(json::object& resources) {
       }
 }
 
-// A claim spec's data source references (TypedLocalObjectReference, TypedObjectReference) as
-// the API server writes them: apiGroup is a *string without omitempty, so an unset one is null.
-void null_api_groups(json::object& claim_spec) {
-  for (const char* k : {"dataSource", "dataSourceRef"})
-    if (auto* ref = claim_spec.if_contains(k); ref && ref->is_object() && !ref->as_object().contains("apiGroup"))
-      ref->as_object()["apiGroup"] = nullptr;
-}
-
 // An embedded ObjectMeta (a template's, a claim template's) as Go encodes it: the struct is always
 // there, and its creationTimestamp (a zero metav1.Time, no omitempty) is null.
 void zero_template_meta(json::object& holder) {
@@ -536,7 +529,6 @@ void default_claim_template(json::object& claim) {
   json::object& cs = obj_at(claim, "spec");
   set_default(cs, "volumeMode", "Filesystem");
   set_default(cs, "resources", json::object{});
-  null_api_groups(cs);
 }
 
 // The downward API's references in an env var's valueFrom or a downwardAPI file:
@@ -918,6 +910,10 @@ void default_pod_template(json::object& tpl) {
 // them as null (metav1.Time serialises its zero value as null).
 void default_node(json::object& node) {
   json::object& status = obj_at(node, "status");
+  // SetDefaults_NodeStatus: no allocatable but a capacity (a map, even empty): allocatable is it.
+  if (const json::value* cap = status.if_contains("capacity"); cap && cap->is_object())
+    if (const json::value* alloc = status.if_contains("allocatable"); !alloc || alloc->is_null())
+      status["allocatable"] = json::object(cap->as_object());
   set_default(obj_at(obj_at(status, "daemonEndpoints"), "kubeletEndpoint"), "Port", 0);
   json::object& info = obj_at(status, "nodeInfo");
   for (const char* k : {"machineID", "systemUUID", "bootID", "kernelVersion", "osImage", "containerRuntimeVersion",
@@ -1057,7 +1053,66 @@ void claim_data_sources(json::object& spec, const json::object* old_spec) {
     spec["dataSourceRef"] = copy_ref(obj("dataSource"));
   else if (set("dataSourceRef") && !set("dataSource") && str(obj("dataSourceRef"), "namespace").empty())
     spec["dataSource"] = copy_ref(obj("dataSourceRef"));
-  null_api_groups(spec);
+}
+
+// The status a created object of `t` starts from once its strategy cleared the client's: the
+// status struct's zero as Go encodes it (a ReplicaSet's replicas 0, a Service's loadBalancer {},
+// a DaemonSet's four counts), computed once per kind.
+const json::object& zero_status(const ResourceType& t) {
+  static std::mutex mu;
+  static std::map<std::string, json::object, std::less<>> by_kind;
+  const std::string key = t.api_version() + "/" + t.kind;
+  std::lock_guard lk(mu);
+  auto it = by_kind.find(key);
+  if (it == by_kind.end()) {
+    const json::object zero = schema::zero_object(t.group, t.version, t.kind);
+    const json::value* st = zero.if_contains("status");
+    it = by_kind.emplace(key, st && st->is_object() ? st->as_object() : json::object{}).first;
+  }
+  return it->second;
+}
+
+// The registries' PrepareForCreate: a client's status is not taken on create. Every built-in
+// kind with a status served here but the Node clears it (pkg/registry/*/strategy.go:
+// `x.Status = XStatus{}`; podStrategy then sets the phase and QoS class, namespaceStrategy the
+// phase, both below); persistentvolumeStrategy sets phase Pending and lastPhaseTransitionTime
+// (PersistentVolumeLastPhaseTransitionTime, GA in v1.31); a custom resource with the status
+// subresource loses it (apiextensions customresource strategy.go PrepareForCreate); a
+// CustomResourceDefinition's status lists the storage version as stored (its strategy.go).
+void clear_created_status(const ResourceType& t, json::object& obj, const Clock* clock) {
+  if (!t.has_status || (t.group.empty() && t.resource == "nodes")) return;
+  if (t.schema) {
+    obj.erase("status");
+    return;
+  }
+  json::object status = zero_status(t);
+  if (t.group.empty() && t.resource == "persistentvolumes") {
+    status["phase"] = "Pending";
+    if (clock) status["lastPhaseTransitionTime"] = to_rfc3339(clock->now());
+  } else if (t.group == "apps" && t.resource == "statefulsets") {
+    status["availableReplicas"] = 0;  // no omitempty, though not `required` in the OpenAPI document
+  } else if (t.group == "apiextensions.k8s.io" && t.resource == "customresourcedefinitions") {
+    status["storedVersions"] = crd::storage_versions(obj);
+  }
+  obj["status"] = std::move(status);
+}
+
+// persistentvolumeStatusStrategy.PrepareForUpdate: a phase change the client gave no new
+// lastPhaseTransitionTime for (none, or the old one) is stamped now; an unchanged phase without
+// one keeps the old.
+void stamp_pv_phase_transition(json::object& obj, const json::object& old, const Clock* clock) {
+  json::object& st = obj_at(obj, "status");
+  const json::object* old_st = util::object_at(old, {"status"});
+  static const json::object kNone;
+  const json::object& was = old_st ? *old_st : kNone;
+  const json::value* given = st.if_contains("lastPhaseTransitionTime");
+  const bool unset = !given || given->is_null();
+  const json::value* old_time = was.if_contains("lastPhaseTransitionTime");
+  if (str(st, "phase") == str(was, "phase")) {
+    if (unset && old_time && !old_time->is_null()) st["lastPhaseTransitionTime"] = *old_time;
+  } else if (clock && (unset || (old_time && util::json_equal(*given, *old_time)))) {
+    st["lastPhaseTransitionTime"] = to_rfc3339(clock->now());
+  }
 }
 
 }  // namespace
@@ -1072,6 +1127,7 @@ void builtin_defaults(AdmissionRequest& r) {
     if (r.subresource.empty()) default_node_spec(obj, r.old_object);
   }
   if (r.subresource.empty()) default_kind(t, obj);
+  if (t.group == "apiextensions.k8s.io" && t.resource == "customresourcedefinitions") crd::default_definition(obj);
   // SetDefaults_Namespace and the namespace strategy's Canonicalize: every named namespace carries
   // kubernetes.io/metadata.name with its name.
   if (core && t.resource == "namespaces" && !name.empty()) {
@@ -1274,6 +1330,7 @@ void builtin_defaults(AdmissionRequest& r) {
       (create || r.operation == AdmissionRequest::Operation::Update))
     drop_statefulset_disabled_fields(obj, create ? nullptr : r.old_object);
   if (create && r.subresource.empty()) {
+    clear_created_status(t, obj, r.clock);
     if (core && t.resource == "pods") {
       default_toleration_seconds(obj_at(obj, "spec"));
       apply_match_label_keys(obj);
@@ -1295,21 +1352,13 @@ void builtin_defaults(AdmissionRequest& r) {
       allocate_service(t, obj, r.options && r.options->dry_run);
     } else if (t.group == "batch" && t.resource == "jobs") {
       prepare_job_create(obj);
-    } else if (t.group == "batch" && t.resource == "cronjobs") {
-      obj["status"] = json::object{};  // cronJobStrategy.PrepareForCreate: the status cleared
-    } else if (t.group == "apps" && t.resource == "statefulsets") {
-      // statefulSetStrategy.PrepareForCreate: the status cleared (replicas and availableReplicas
-      // have no omitempty).
-      obj["status"] = json::object{{"replicas", 0}, {"availableReplicas", 0}};
-    } else if (t.group == "apps" && t.resource == "daemonsets") {
-      // daemonSetStrategy.PrepareForCreate: the status cleared (its counts have no omitempty).
-      obj["status"] = json::object{
-          {"currentNumberScheduled", 0}, {"numberMisscheduled", 0}, {"desiredNumberScheduled", 0}, {"numberReady", 0}};
     }
   }
   if (core && t.resource == "services" && r.subresource.empty() && r.operation == AdmissionRequest::Operation::Update &&
       r.old_object)
     update_service(t, obj, *r.old_object, r.options && r.options->dry_run);  // beginUpdate, PrepareForUpdate
+  if (core && t.resource == "persistentvolumes" && r.subresource == "status" && r.old_object)
+    stamp_pv_phase_transition(obj, *r.old_object, r.clock);
 }
 
 // validateNodeTaints on `taints` at path `at`: each key a qualified name, each value a label value

@@ -144,7 +144,13 @@ TEST_CASE("stored objects: empty lists and maps of fields without omitempty read
   auto sts =
       json::parse(R"({"spec":{"template":{"spec":{"containers":[],"tolerations":[]}},"replicas":0}})").as_object();
   schema::nil_empty_collections("apps", "v1", "StatefulSet", sts);
-  CHECK(json::serialize(sts) == R"({"spec":{"template":{"spec":{"containers":null,"tolerations":[]}},"replicas":0}})");
+  // (spec.selector, a *LabelSelector without omitempty, is absent here: nil, so null too.)
+  CHECK(json::serialize(sts) ==
+        R"({"spec":{"template":{"spec":{"containers":null,"tolerations":[]}},"replicas":0,"selector":null}})");
+  // A pointer to a string without omitempty: an Ingress backend's resource apiGroup.
+  auto ing = json::parse(R"({"spec":{"defaultBackend":{"resource":{"kind":"K","name":"n"}}}})").as_object();
+  schema::nil_empty_collections("networking.k8s.io", "v1", "Ingress", ing);
+  CHECK(json::serialize(ing) == R"({"spec":{"defaultBackend":{"resource":{"kind":"K","name":"n","apiGroup":null}}}})");
   // A kept list that is not empty, a kind with no schema (a custom resource): unchanged.
   auto full = json::parse(R"({"rules":[{"verbs":["get"]}]})").as_object();
   schema::nil_empty_collections("rbac.authorization.k8s.io", "v1", "Role", full);

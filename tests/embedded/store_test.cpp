@@ -153,7 +153,7 @@ TEST_CASE("update: generation bumps on spec change only, status subresource, no-
   d["status"] = obj(R"({"replicas":99})");  // ignored by the main endpoint
   auto u = f.store.update(f.deploys, "alice", d);
   CHECK(u["metadata"].as_object()["generation"].as_int64() == 2);
-  CHECK(!u.contains("status"));
+  CHECK(u.at("status") == json::object{});  // the zero status of the create, kept
   u["metadata"].as_object()["labels"] = json::object{{"x", "y"}};
   auto l = f.store.update(f.deploys, "alice", u);
   CHECK(l["metadata"].as_object()["generation"].as_int64() == 2);
@@ -163,6 +163,43 @@ TEST_CASE("update: generation bumps on spec change only, status subresource, no-
   CHECK(s["status"].as_object()["replicas"].as_int64() == 3);
   CHECK(s["spec"].as_object()["replicas"].as_int64() == 3);
   CHECK(md(s, "uid") == md(d, "uid"));
+}
+
+TEST_CASE("create takes no status from the client but a Node's; a PersistentVolume stamps its phase changes") {
+  // The registry strategies' PrepareForCreate (pkg/registry/*/strategy.go): the status struct's
+  // zero, a pod's phase and QoS class, a PV's phase Pending and lastPhaseTransitionTime.
+  Fixture f;
+  auto p = f.pod("p");
+  p["status"] = obj(R"({"phase":"Running","hostIP":"10.0.0.1"})");
+  CHECK(f.store.create(f.pods, "alice", p).at("status") == obj(R"({"phase":"Pending","qosClass":"BestEffort"})"));
+  auto rs = Fixture::workload("rs");
+  rs["status"] = obj(R"({"replicas":5,"readyReplicas":2})");
+  CHECK(f.store.create(f.rs, "alice", rs).at("status") == obj(R"({"replicas":0})"));
+  const auto& nodes = f.store.type("", "nodes");
+  auto n = obj(R"({"metadata":{"name":"n1"},"status":{"capacity":{"cpu":"4"},"phase":"Running"}})");
+  const auto node = f.store.create(nodes, "", n);
+  CHECK(node.at("status").at("phase") == "Running");
+  CHECK(node.at("status").at("allocatable") == obj(R"({"cpu":"4"})"));  // SetDefaults_NodeStatus
+
+  const auto& pvs = f.store.type("", "persistentvolumes");
+  const auto created = f.clock.now();
+  auto pv = f.store.create(pvs, "", obj(R"({"metadata":{"name":"pv1"},"spec":{"capacity":{"storage":"1Gi"},
+      "accessModes":["ReadWriteOnce"],"hostPath":{"path":"/tmp/x"}},"status":{"phase":"Bound","message":"m"}})"));
+  CHECK(pv.at("status") == json::object{{"phase", "Pending"}, {"lastPhaseTransitionTime", to_rfc3339(created)}});
+  // persistentvolumeStatusStrategy.PrepareForUpdate: a new phase is stamped now, the same phase
+  // keeps the old time, a time the client set with the new phase is kept.
+  f.clock.advance(60s);
+  pv["status"] = obj(R"({"phase":"Available"})");
+  pv = f.store.update(pvs, "", pv, {}, "status");
+  CHECK(pv.at("status").at("lastPhaseTransitionTime") == json::value(to_rfc3339(f.clock.now())));
+  const auto available = pv.at("status").at("lastPhaseTransitionTime");
+  f.clock.advance(60s);
+  pv["status"] = obj(R"({"phase":"Available","message":"again"})");
+  pv = f.store.update(pvs, "", pv, {}, "status");
+  CHECK(pv.at("status").at("lastPhaseTransitionTime") == available);
+  pv["status"] = obj(R"({"phase":"Released","lastPhaseTransitionTime":"2030-01-01T00:00:00Z"})");
+  pv = f.store.update(pvs, "", pv, {}, "status");
+  CHECK(pv.at("status").at("lastPhaseTransitionTime") == "2030-01-01T00:00:00Z");
 }
 
 TEST_CASE("list: label and field selectors, namespaces, pagination") {

@@ -4254,6 +4254,91 @@ KUBEFLOW_CRDS = [os.path.join(HERE, "..", "..", "data", "crds", n + ".json")
 CRD_FILES = [os.path.join(HERE, "data", "widget-crd.json"),
              os.path.join(HERE, "..", "..", "data", "crds", "training-operator_pytorchjobs.json")]
 STREAMS_NODES = ["streams-fid-n1", "streams-fid-n2"]
+# A client's status on create (an object exported with `kubectl get -o yaml` and created again):
+# every registry strategy but the Node's clears it (PrepareForCreate), the status struct's zero
+# encoded as Go does; a PersistentVolume starts Pending with lastPhaseTransitionTime, a Namespace
+# Active, a pod Pending with its QoS class, a custom resource with the status subresource without
+# one, a CRD with its storage version stored. Also the defaults and encodings met on the way: a
+# node's allocatable from its capacity, a CRD's names and conversion, a TypedLocalObjectReference's
+# apiGroup null, a StatefulSet template's handler port 0 (its template is not validated), and the
+# writer's managedFields of atomic structs (LabelSelector, an Ingress backend's port) and of a
+# custom resource's keyed list (containers, x-kubernetes-list-type map).
+def _withstatus(api, kind, name, spec=None, status=None, **top):
+    o = {"apiVersion": api, "kind": kind, "metadata": {"name": name}}
+    if spec is not None:
+        o["spec"] = spec
+    o.update(top)
+    if status is not None:
+        o["status"] = status
+    return json.dumps(o)
+
+
+_CS_ST = 'jsonpath={.status}{"\\n"}'
+_CS_MF = 'jsonpath={.metadata.managedFields[?(@.manager=="kubectl-create")].fieldsV1}{"\\n"}'
+_CS_POD = {"metadata": {"labels": {"app": "cs"}}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+_CS_SEL = {"matchLabels": {"app": "cs"}}
+_CS_CLUSTER = [["delete", "--ignore-not-found", "pv/fid-createstatus-pv", "node/fid-createstatus-node",
+                "namespace/fid-createstatus-ns", "crd/things.createstatus.fid.example.com"]]
+SCENARIOS["createstatus"] = [
+    (["create", "-f", "-", "-o", _CS_ST], _withstatus("apps/v1", "Deployment", "d", {"selector": _CS_SEL, "template": _CS_POD},
+                                                      {"replicas": 5, "readyReplicas": 2, "observedGeneration": 3})),
+    (["create", "-f", "-", "-o", _CS_ST], _withstatus("apps/v1", "ReplicaSet", "rs", {"replicas": 0, "selector": _CS_SEL, "template": _CS_POD},
+                                                      {"replicas": 5, "readyReplicas": 2})),
+    (["create", "-f", "-", "-o", _CS_ST], _withstatus("apps/v1", "StatefulSet", "sts",
+                                                      {"replicas": 0, "serviceName": "x", "selector": _CS_SEL, "template": _CS_POD},
+                                                      {"replicas": 5, "availableReplicas": 2, "currentRevision": "r"})),
+    (["create", "-f", "-", "-o", _CS_ST], _withstatus("apps/v1", "DaemonSet", "ds",
+                                                      {"selector": _CS_SEL, "template": dict(_CS_POD, spec=dict(_CS_POD["spec"], nodeSelector={"none": "x"}))},
+                                                      {"numberReady": 5, "currentNumberScheduled": 1, "numberMisscheduled": 0, "desiredNumberScheduled": 2})),
+    (["create", "-f", "-", "-o", _CS_ST], _withstatus("batch/v1", "Job", "j",
+                                                      {"suspend": True, "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}},
+                                                      {"active": 1, "succeeded": 2})),
+    (["create", "-f", "-", "-o", _CS_ST], _withstatus("batch/v1", "CronJob", "cj",
+                                                      {"schedule": "0 0 1 1 *", "suspend": True, "jobTemplate": {"spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "busybox"}]}}}}},
+                                                      {"lastScheduleTime": "2026-01-01T00:00:00Z"})),
+    (["create", "-f", "-", "-o", _CS_ST], _withstatus("v1", "Pod", "p",
+                                                      {"schedulerName": "fid-nobody", "containers": [{"name": "c", "image": "busybox"}]},
+                                                      {"phase": "Running", "hostIP": "10.0.0.1", "message": "m"})),
+    (["create", "-f", "-", "-o", _CS_ST], _withstatus("v1", "Service", "s", {"ports": [{"port": 80}]},
+                                                      {"loadBalancer": {"ingress": [{"ip": "10.0.0.2"}]}})),
+    (["create", "-f", "-", "-o", _CS_ST], _withstatus("v1", "PersistentVolumeClaim", "c",
+                                                      {"storageClassName": "", "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+                                                      {"phase": "Bound", "capacity": {"storage": "1Gi"}})),
+    (["create", "-f", "-", "-o", _CS_ST], _withstatus("v1", "ResourceQuota", "q", {"hard": {"pods": "3"}},
+                                                      {"hard": {"pods": "1"}, "used": {"pods": "0"}})),
+    (["create", "-f", "-", "-o", _CS_ST], _withstatus("networking.k8s.io/v1", "Ingress", "i",
+                                                      {"defaultBackend": {"service": {"name": "s", "port": {"number": 80}}}},
+                                                      {"loadBalancer": {"ingress": [{"ip": "10.0.0.3"}]}})),
+    (["get", "ingress", "i", "-o", _CS_MF], None),
+    (["create", "-f", "-", "-o", 'jsonpath={.spec.defaultBackend}{"\\n"}'],
+     _withstatus("networking.k8s.io/v1", "Ingress", "i2", {"defaultBackend": {"resource": {"kind": "Bucket", "name": "b"}}})),
+    (["create", "-f", "-", "-o", _CS_ST], _withstatus("policy/v1", "PodDisruptionBudget", "pdb", {"minAvailable": 1, "selector": _CS_SEL},
+                                                      {"currentHealthy": 3, "desiredHealthy": 1, "disruptionsAllowed": 2, "expectedPods": 3})),
+    (["get", "pdb", "pdb", "-o", _CS_MF], None),
+    (["create", "-f", "-", "-o", _CS_ST], _withstatus("v1", "Namespace", "fid-createstatus-ns", None, {"phase": "Terminating"})),
+    (["create", "-f", "-", "-o", _CS_ST], _withstatus("v1", "PersistentVolume", "fid-createstatus-pv",
+                                                      {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"], "storageClassName": "fid-none",
+                                                       "azureFile": {"secretName": "s", "shareName": "x"}},
+                                                      {"phase": "Bound", "message": "m"})),
+    (["get", "pv", "fid-createstatus-pv", "-o", 'jsonpath={.spec.azureFile}{"\\n"}'], None),
+    (["create", "-f", "-", "-o", _CS_ST], _withstatus("v1", "Node", "fid-createstatus-node", None,
+                                                      {"capacity": {"cpu": "4", "memory": "1Gi"}})),
+    (["create", "-f", "-", "-o", 'jsonpath={.spec} {.status}{"\\n"}'],
+     _withstatus("apiextensions.k8s.io/v1", "CustomResourceDefinition", "things.createstatus.fid.example.com",
+                 {"group": "createstatus.fid.example.com", "names": {"kind": "Thing", "plural": "things"}, "scope": "Namespaced",
+                  "versions": [{"name": "v1", "served": True, "storage": True, "schema": {"openAPIV3Schema": {"type": "object"}}}]},
+                 {"storedVersions": ["v0"], "acceptedNames": {"kind": "X", "plural": "xs"}})),
+    (["create", "-f", "-", "-o", 'jsonpath={.status}{.spec.template.spec.containers[0].lifecycle}{"\\n"}'],
+     _withstatus("apps/v1", "StatefulSet", "sts2", {"replicas": 0, "serviceName": "x", "selector": _CS_SEL,
+                 "template": dict(_CS_POD, spec={"containers": [{"name": "c", "image": "busybox",
+                                                                 "lifecycle": {"preStop": {"httpGet": {"path": "/stop"}},
+                                                                               "postStart": {"tcpSocket": {"host": "h"}}}}]})})),
+    (["create", "-f", "-", "-o", _CS_ST], _withstatus("kubeflow.org/v1", "PyTorchJob", "pt",
+                                                      {"runPolicy": {"suspend": True}, "pytorchReplicaSpecs": {"Master": {"replicas": 1, "template": _CS_POD}}},
+                                                      {"conditions": [{"type": "Succeeded", "status": "True"}]})),
+    (["get", "pytorchjob", "pt", "-o", _CS_MF], None),
+]
+
 SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES],
          # pods/exec, attach, portforward: a node without addresses, and one whose InternalIP has no kubelet.
          "streams": [["delete", "node", "--ignore-not-found"] + STREAMS_NODES,
@@ -4309,6 +4394,8 @@ TEARDOWN = {"gpupoolloop": [["delete", "node", "--ignore-not-found", "loop-fid-n
                            ["delete", "node", "--ignore-not-found"] + FID_NODES]}
 SETUP["discovery"] = SETUP["kubeflow"]
 SETUP["runtimeclass"] = [["delete", "runtimeclass", "--ignore-not-found"] + RTC_NAMES]
+SETUP["createstatus"] = _CS_CLUSTER + SETUP["pyfunction"]
+TEARDOWN["createstatus"] = _CS_CLUSTER
 SETUP["rbacbootstrap"] = [["delete", "clusterrole", "--ignore-not-found", "fid-aggregate-training"]]
 SETUP["csidriver"] = [["delete", "csidriver", "--ignore-not-found"] + CSI_NAMES]
 SETUP["finalizernames"] = [["delete", "priorityclass", "--ignore-not-found", "pc-fin-fidelity"]]

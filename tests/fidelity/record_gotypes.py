@@ -8,7 +8,8 @@ number, slice or map that is not a pointer: `hostIPC: false` is stored as no fie
 
 Writes data/gotypes/fields.json: for each component of data/openapi/*.json that is a Go struct,
 {json name: [Go type as reflect prints it, zero, place(, "ptr")]} where zero is what omitempty drops
-("bool", "string", "number", "slice", "map") or "" (kept: no omitempty, a pointer, or a struct), place
+("bool", "string", "number", "slice", "map"), "null" (a pointer without omitempty: nil is encoded as
+null) or "" (kept: no omitempty, a pointer with it, or a struct), place
 the field's position in the struct (inlined members where they are inlined), and "ptr" marks a
 pointer (the printed type names the element: a nil pointer encodes as null, or is omitted).
 """
@@ -131,8 +132,11 @@ class Source:
             if name == "-" or not name:
                 continue
             kind = self.kind(pkg, None, t)
-            omit = "omitempty" in opts.split(",") and kind in ("bool", "string", "number", "slice", "map")
-            out[name] = [self.printed(pkg, t), kind if omit else ""] + (["ptr"] if t.startswith("*") else [])
+            omitempty = "omitempty" in opts.split(",")
+            omit = omitempty and kind in ("bool", "string", "number", "slice", "map")
+            # A pointer without omitempty: nil encodes as null (TypedLocalObjectReference.apiGroup).
+            zero = kind if omit else "null" if t.startswith("*") and not omitempty else ""
+            out[name] = [self.printed(pkg, t), zero] + (["ptr"] if t.startswith("*") else [])
         return out
 
     def ordered_fields(self, pkg, struct):
