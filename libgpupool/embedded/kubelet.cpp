@@ -8,6 +8,7 @@
 #include "embedded/controllers_util.hpp"
 #include "embedded/local_runtime.hpp"
 #include "embedded/store.hpp"
+#include "embedded/validation.hpp"
 #include "gpupool/time.hpp"
 
 namespace gpupool::embedded {
@@ -70,24 +71,24 @@ std::string container_id(const json::object& pod, const std::string& container, 
   return fmt::format("containerd://{:016x}{:016x}{:016x}{:016x}", h1, h2, h1 ^ 0x9e3779b97f4a7c15ULL, h2 * 31);
 }
 
-// QoS class (pkg/apis/core/helper/qos GetPodQOS): Guaranteed when every container sets cpu and
-// memory limits equal to its requests (requests default to limits); BestEffort when no container
-// requests or limits anything; Burstable otherwise.
+// QoS class: the API's own rule (validation.cpp pod_qos_class, pkg/apis/core/helper/qos
+// GetPodQOS), so the status the kubelet writes keeps the class the pod was created with (the
+// status strategy refuses another: status.qosClass is immutable).
 std::string qos_class(const json::object& pod) {
-  bool any = false, guaranteed = true;
-  for (const json::object* c : containers_of(pod)) {
-    const json::object* req = object_at(*c, {"resources", "requests"});
-    const json::object* lim = object_at(*c, {"resources", "limits"});
-    if ((req && !req->empty()) || (lim && !lim->empty())) any = true;
-    for (const char* r : {"cpu", "memory"}) {
-      const std::string l = string_of(lim, r);
-      std::string q = string_of(req, r);
-      if (q.empty()) q = l;
-      if (l.empty() || q != l) guaranteed = false;
-    }
+  static const json::object kNoSpec;
+  const json::object* spec = object_at(pod, {"spec"});
+  return pod_qos_class(spec ? *spec : kNoSpec);
+}
+
+void write_addresses(json::object& status, const NodeAddress& where, bool pod_ip) {
+  if (!where.host_ip.empty()) {
+    status["hostIP"] = where.host_ip;
+    status["hostIPs"] = json::array{json::object{{"ip", where.host_ip}}};
   }
-  if (!any) return "BestEffort";
-  return guaranteed ? "Guaranteed" : "Burstable";
+  if (pod_ip && !where.pod_ip.empty()) {
+    status["podIP"] = where.pod_ip;
+    status["podIPs"] = json::array{json::object{{"ip", where.pod_ip}}};
+  }
 }
 
 namespace {
@@ -231,14 +232,9 @@ std::optional<json::object> kubelet_status(const json::object& pod, const NodeAd
   const Attempt a = attempt_at(pod, start, now, sim);
 
   json::object status = old_status ? *old_status : json::object{};
-  status["hostIP"] = where.host_ip;
-  status["hostIPs"] = json::array{json::object{{"ip", where.host_ip}}};
+  write_addresses(status, where, a.state != Attempt::State::Waiting);
   status["startTime"] = time_text(bound);
   status["qosClass"] = qos_class(pod);
-  if (a.state != Attempt::State::Waiting) {
-    status["podIP"] = where.pod_ip;
-    status["podIPs"] = json::array{json::object{{"ip", where.pod_ip}}};
-  }
   std::vector<std::string> names;
   json::array statuses;
   for (const json::object* c : containers_of(pod)) {

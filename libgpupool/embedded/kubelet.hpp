@@ -116,6 +116,10 @@ std::vector<const json::object*> containers_of(const json::object& pod, std::str
 std::string container_id(const json::object& pod, const std::string& container, std::int64_t attempt);
 /// status.qosClass (pkg/apis/core/helper/qos GetPodQOS).
 std::string qos_class(const json::object& pod);
+/// The addresses the kubelet reports in `status`: hostIP and hostIPs from the node's InternalIP,
+/// and with `pod_ip` podIP and podIPs; none when the node has no address (its kubelet lists no
+/// host IP, and the status strategy refuses an empty one).
+void write_addresses(json::object& status, const NodeAddress& where, bool pod_ip);
 /// command + args as a shell would show them ("(entrypoint of IMAGE)" when both are empty).
 std::string shell_join(const json::object& container);
 /// A pod condition as the kubelet writes it (lastProbeTime null; reason/message when not empty).

@@ -1083,10 +1083,7 @@ std::optional<json::object> LocalRuntime::status(const json::object& pod, const 
   // The status, as the kubelet reports it (pkg/kubelet/status/generate.go for the conditions).
   json::object status = old_status ? *old_status : json::object{};
   const Clock::time_point bound = time_at(old_status, "startTime").value_or(now);
-  status["hostIP"] = where.host_ip;
-  status["hostIPs"] = json::array{json::object{{"ip", where.host_ip}}};
-  status["podIP"] = where.pod_ip;
-  status["podIPs"] = json::array{json::object{{"ip", where.pod_ip}}};
+  write_addresses(status, where, true);
   status["startTime"] = to_rfc3339(bound);
   status["qosClass"] = qos_class(pod);
   auto state_of = [&](const Container& c, const std::string& waiting_reason) {

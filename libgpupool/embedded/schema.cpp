@@ -1269,6 +1269,14 @@ void fill_required(const Doc& d, const json::object& s, std::string_view compone
       else if (t == "boolean")
         o[r.as_string()] = false;
     }
+  // A struct field (not a pointer: the schema's `default: {}`) that omitempty cannot leave out:
+  // decoded, it is there as its zero (a container status's `"lastState": {}`).
+  for (const auto& [k, p] : props) {
+    if (!p.is_object() || o.contains(k) || pointer(k)) continue;
+    const json::value* def = p.as_object().if_contains("default");
+    if (def && def->is_object() && def->as_object().empty() && resolved(d, p.as_object()).contains("properties"))
+      o[k] = json::object{};
+  }
   for (auto& [k, v] : o) {
     const json::value* p = props.if_contains(k);
     if (!p || !p->is_object()) continue;

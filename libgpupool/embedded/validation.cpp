@@ -19,6 +19,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <regex>
 #include <set>
 #include <tuple>
 
@@ -838,6 +839,8 @@ bool same_quantity(const json::value& a, const json::value& b) {
   }
 }
 
+}  // namespace
+
 // pkg/apis/core/helper/qos GetPodQOS: only cpu and memory count. BestEffort when no container sets
 // either; Guaranteed when every container limits both and its requests equal its limits.
 std::string pod_qos_class(const json::object& spec) {
@@ -866,6 +869,8 @@ std::string pod_qos_class(const json::object& spec) {
   }
   return !any ? "BestEffort" : guaranteed ? "Guaranteed" : "Burstable";
 }
+
+namespace {
 
 // An integer field that must not be negative (apimachinery validation.ValidateNonnegativeField):
 // `Invalid value: -1: must be greater than or equal to 0`, the value unquoted as Go prints an int.
@@ -1055,6 +1060,23 @@ void claim_data_sources(json::object& spec, const json::object* old_spec) {
     spec["dataSource"] = copy_ref(obj("dataSourceRef"));
 }
 
+// Convert_v1_PodStatus_To_core_PodStatus and back (pkg/apis/core/v1/conversion.go), as every pod
+// body is decoded and encoded: podIP is authoritative (podIPs becomes it alone when it is set and
+// podIPs does not start with it), and podIP is then podIPs[0]'s.
+void convert_pod_ips(json::object& pod) {
+  json::value* stv = pod.if_contains("status");
+  if (!stv || !stv->is_object()) return;
+  json::object& st = stv->as_object();
+  const std::string pod_ip = str(st, "podIP");
+  const json::array* ips = fields::array_at(st, "podIPs");
+  const bool has_ips = ips && !ips->empty();
+  const std::string first = has_ips && (*ips)[0].is_object() ? str((*ips)[0].as_object(), "ip") : "";
+  if (!pod_ip.empty() && (!has_ips || first != pod_ip))
+    st["podIPs"] = json::array{json::object{{"ip", pod_ip}}};
+  else if (has_ips && !first.empty())
+    st["podIP"] = first;
+}
+
 // The status a created object of `t` starts from once its strategy cleared the client's: the
 // status struct's zero as Go encodes it (a ReplicaSet's replicas 0, a Service's loadBalancer {},
 // a DaemonSet's four counts), computed once per kind.
@@ -1121,6 +1143,7 @@ void builtin_defaults(AdmissionRequest& r) {
   const auto w = written(r);
   if (!w) return;
   auto& [obj, t, name, create, core] = *w;
+  if (core && t.resource == "pods") convert_pod_ips(obj);
   // (No reference into `obj` is kept: the defaults below insert keys, which may rehash it.)
   if (core && t.resource == "nodes") {
     default_node(obj);
@@ -1738,28 +1761,146 @@ Causes statefulset_update_causes(const json::object& stored, const json::object&
            "spec"}};
 }
 
-// ValidateStatefulSetStatus (ValidateStatefulSetStatusUpdate's first rules): the counts never
-// negative (observedGeneration and collisionCount where set), and none above status.replicas,
-// availableReplicas not above readyReplicas.
-void statefulset_status_causes(const json::object& obj, Causes& causes) {
+// ValidateStatefulSetStatus, ValidateDeploymentStatus, ValidateReplicaSetStatus (apps
+// validation.go, their XStatusUpdate's rules after the metadata): the counts never negative
+// (observedGeneration and collisionCount where set), those counting pods none above
+// status.replicas, and availableReplicas not above readyReplicas, worded per kind.
+void replica_status_causes(const ResourceType& t, const json::object& obj, Causes& causes) {
+  struct Rules {
+    std::initializer_list<const char*> non_negative, within_replicas;
+    std::string_view over_ready;
+  };
+  static const Rules kStatefulSet{{"replicas", "readyReplicas", "currentReplicas", "updatedReplicas",
+                                   "availableReplicas", "observedGeneration", "collisionCount"},
+                                  {"readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas"},
+                                  "cannot be greater than status.readyReplicas"};
+  static const Rules kDeployment{{"observedGeneration", "replicas", "updatedReplicas", "readyReplicas",
+                                  "availableReplicas", "unavailableReplicas", "collisionCount"},
+                                 {"updatedReplicas", "readyReplicas", "availableReplicas"},
+                                 "cannot be greater than readyReplicas"};
+  static const Rules kReplicaSet{
+      {"replicas", "fullyLabeledReplicas", "readyReplicas", "availableReplicas", "observedGeneration"},
+      {"fullyLabeledReplicas", "readyReplicas", "availableReplicas"},
+      "cannot be greater than readyReplicas"};
+  const Rules& rules = t.resource == "statefulsets"  ? kStatefulSet
+                       : t.resource == "deployments" ? kDeployment
+                                                     : kReplicaSet;
   static const json::object kNone;
   const json::object* stp = fields::object_at(obj, "status");
   const json::object& st = stp ? *stp : kNone;
-  for (const char* k : {"replicas", "readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas",
-                        "observedGeneration", "collisionCount"})
-    non_negative(&st, k, fmt::format("status.{}", k), causes);
+  for (const char* k : rules.non_negative) non_negative(&st, k, fmt::format("status.{}", k), causes);
   auto count = [&](const char* k) { return fields::int_at(st, k).value_or(0); };
   const std::int64_t replicas = count("replicas");
-  for (const char* k : {"readyReplicas", "currentReplicas", "updatedReplicas", "availableReplicas"})
+  for (const char* k : rules.within_replicas)
     if (count(k) > replicas)
       causes.push_back({"FieldValueInvalid",
                         fmt::format("Invalid value: {}: cannot be greater than status.replicas", count(k)),
                         fmt::format("status.{}", k)});
   if (count("availableReplicas") > count("readyReplicas"))
-    causes.push_back(
-        {"FieldValueInvalid",
-         fmt::format("Invalid value: {}: cannot be greater than status.readyReplicas", count("availableReplicas")),
-         "status.availableReplicas"});
+    causes.push_back({"FieldValueInvalid",
+                      fmt::format("Invalid value: {}: {}", count("availableReplicas"), rules.over_ready),
+                      "status.availableReplicas"});
+}
+
+// metav1validation.ValidateConditions (apimachinery meta/v1/validation): a metav1.Condition list
+// (a PodDisruptionBudget's): no type twice, each type a label name, a known status, a
+// non-negative observedGeneration, lastTransitionTime and reason set, the reason's format and
+// length, the message's length.
+void metav1_conditions_causes(const json::array* conditions, const std::string& at, Causes& causes) {
+  if (!conditions) return;
+  fields::Errors e{causes};
+  static const std::regex kReason("^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$");
+  std::set<std::string, std::less<>> seen;
+  for (std::size_t i = 0; i < conditions->size(); ++i) {
+    const json::object& c = (*conditions)[i].is_object() ? (*conditions)[i].as_object() : fields::kNone;
+    const std::string f = fmt::format("{}[{}]", at, i);
+    const std::string type = fields::string_at(c, "type"), status = fields::string_at(c, "status");
+    const std::string reason = fields::string_at(c, "reason"), message = fields::string_at(c, "message");
+    if (!seen.insert(type).second) e.duplicate(f + ".type", fields::q(type));
+    e.invalid(f + ".type", type, qualified_name_errors(type));
+    if (status != "False" && status != "True" && status != "Unknown")
+      e.not_supported(f + ".status", status, {"False", "True", "Unknown"});
+    if (const auto g = fields::int_at(c, "observedGeneration"); g && *g < 0)
+      e.invalid(f + ".observedGeneration", std::to_string(*g), "must be greater than or equal to zero");
+    if (fields::string_at(c, "lastTransitionTime").empty()) e.required(f + ".lastTransitionTime", "must be set");
+    if (reason.empty()) {
+      e.required(f + ".reason", "must be set");
+    } else {
+      if (!std::regex_match(reason, kReason))
+        e.invalid(f + ".reason", fields::q(reason),
+                  "a condition reason must start with alphabetic character, optionally followed by a string of "
+                  "alphanumeric characters or '_,:', and must end with an alphanumeric character or '_' (e.g. "
+                  "'my_name',  or 'MY_NAME',  or 'MyName',  or 'ReasonA,ReasonB',  or 'ReasonA:ReasonB', regex used "
+                  "for validation is '[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')");
+      if (reason.size() > 1024)
+        causes.push_back({"FieldValueTooLong", "Too long: may not be more than 1024 bytes", f + ".reason"});
+    }
+    if (message.size() > 32 * 1024)
+      causes.push_back({"FieldValueTooLong", "Too long: may not be more than 32768 bytes", f + ".message"});
+  }
+}
+
+// ValidatePersistentVolumeClaimStatusUpdate's rules past the metadata: the capacity's quantities
+// not negative (validateBasicResource: the value as int64), the allocated resources' names
+// (validatePersistentVolumeClaimResourceKey: a qualified name, of the native ones only storage)
+// and quantities, and the resize statuses (RecoverVolumeExpansionFailure, on in v1.32), at
+// `status.allocatedResourceStatus` (sic) naming the resource. Go walks these maps in random
+// order; several bad keys come here in key order (FIDELITY.md difference 20).
+void pvc_status_causes(const json::object& obj, Causes& causes) {
+  fields::Errors e{causes};
+  const json::object* st = fields::object_at(obj, "status");
+  if (!st) return;
+  auto basic = [&](const std::string& at, const json::value& v) {
+    if (!v.is_string()) return true;
+    try {
+      const Quantity qty = Quantity::parse(v.as_string());
+      if (!qty.is_negative()) return true;
+      e.invalid(at, std::to_string(qty.value()), "must be a valid resource quantity");
+    } catch (const std::exception&) {
+      // refused when decoded
+    }
+    return false;
+  };
+  auto resource_key = [&](const std::string& at, const std::string& key) {
+    const auto errs = qualified_name_errors(key);
+    e.invalid(at, key, errs);
+    if (!errs.empty()) return false;
+    const bool native = key.find('/') == std::string::npos || key.starts_with("kubernetes.io/");
+    if (native && key != "storage") {
+      e.not_supported(at, key, {"storage"});
+      return false;
+    }
+    return true;
+  };
+  if (const json::object* cap = fields::object_at(*st, "capacity"))
+    for (const auto& k : fields::sorted_keys(cap)) basic(fmt::format("status.capacity[{}]", k), cap->at(k));
+  if (const json::object* statuses = fields::object_at(*st, "allocatedResourceStatuses"))
+    for (const auto& k : fields::sorted_keys(statuses)) {
+      resource_key("status.allocatedResourceStatus", k);
+      const json::value& v = statuses->at(k);
+      const std::string_view s = v.is_string() ? std::string_view(v.as_string()) : std::string_view{};
+      if (s != "ControllerResizeInProgress" && s != "ControllerResizeInfeasible" && s != "NodeResizeInProgress" &&
+          s != "NodeResizeInfeasible" && s != "NodeResizePending")
+        causes.push_back({"FieldValueNotSupported",
+                          fmt::format("Unsupported value: {}: supported values: \"ControllerResizeInProgress\", "
+                                      "\"ControllerResizeInfeasible\", \"NodeResizeInProgress\", "
+                                      "\"NodeResizeInfeasible\", \"NodeResizePending\"",
+                                      k),  // a ResourceName, a fmt.Stringer: unquoted
+                          "status.allocatedResourceStatus"});
+    }
+  if (const json::object* alloc = fields::object_at(*st, "allocatedResources"))
+    for (const auto& k : fields::sorted_keys(alloc))
+      if (resource_key("status.allocatedResources", k))
+        basic(fmt::format("status.allocatedResources[{}]", k), alloc->at(k));
+}
+
+// ValidatePodDisruptionBudgetStatusUpdate (policy/v1): the conditions, then the four counts
+// never negative.
+void pdb_status_causes(const json::object& obj, Causes& causes) {
+  const json::object* st = fields::object_at(obj, "status");
+  metav1_conditions_causes(st ? fields::array_at(*st, "conditions") : nullptr, "status.conditions", causes);
+  for (const char* k : {"disruptionsAllowed", "currentHealthy", "desiredHealthy", "expectedPods"})
+    non_negative(st, k, fmt::format("status.{}", k), causes);
 }
 
 // Go's json.Marshal of a decoded JSON value (map keys sorted, compact, HTML characters escaped):
@@ -2276,13 +2417,18 @@ void builtin_validation(AdmissionRequest& r) {
     return *stored;
   };
   Causes sts_update;  // ValidateStatefulSetUpdate's spec rule, ValidateStatefulSetStatusUpdate's collisionCount
-  if (t.group == "apps" && t.resource == "statefulsets" && !create && r.old_object) {
-    if (r.subresource.empty()) sts_update = statefulset_update_causes(stored_form(), *r.old_object);
-    if (r.subresource == "status") {
-      statefulset_status_causes(obj, causes);
-      collision_count_decremented(obj, *r.old_object, sts_update);
-    }
+  if (t.group == "apps" && t.resource == "statefulsets" && !create && r.old_object && r.subresource.empty())
+    sts_update = statefulset_update_causes(stored_form(), *r.old_object);
+  if (t.group == "apps" && r.subresource == "status" && r.old_object &&
+      (t.resource == "statefulsets" || t.resource == "deployments" || t.resource == "replicasets")) {
+    replica_status_causes(t, obj, causes);
+    if (t.resource != "replicasets") collision_count_decremented(obj, *r.old_object, sts_update);
   }
+  if (t.group == "policy" && t.resource == "poddisruptionbudgets" && r.subresource == "status")
+    pdb_status_causes(obj, causes);
+  if (core && t.resource == "pods" && r.subresource == "status" && r.old_object)
+    validate_pod_status_update(obj, *r.old_object, causes);
+  if (core && t.resource == "persistentvolumeclaims" && r.subresource == "status") pvc_status_causes(obj, causes);
   if (r.subresource == "status" && core && t.resource == "nodes") {  // ValidateNodeUpdate's
     node_resources(obj, causes);
     node_addresses(obj, causes);

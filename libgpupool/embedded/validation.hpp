@@ -60,6 +60,17 @@ void validate_pod_annotation_updates(const boost::json::object& meta, const boos
 void validate_pod_update(const boost::json::object& spec, const boost::json::object& old_spec,
                          std::vector<StatusCause>& causes);
 
+/// A pod spec's QoS class (pkg/apis/core/helper/qos GetPodQOS): BestEffort when no container
+/// requests or limits cpu or memory, Guaranteed when every container limits both and requests
+/// what it limits, Burstable otherwise. (embedded/validation.cpp)
+std::string pod_qos_class(const boost::json::object& spec);
+
+/// ValidatePodStatusUpdate's own rules (pods/status, after the metadata): custom condition types
+/// (at `metadata.conditions[i].Type`, as Go words it), the nominated node's name, the QoS class
+/// immutable, terminated containers staying terminated, podIPs and hostIPs.
+void validate_pod_status_update(const boost::json::object& pod, const boost::json::object& old,
+                                std::vector<StatusCause>& causes);
+
 /// ValidatePodEphemeralContainersUpdate's own rules (pods/ephemeralcontainers, after the pod's
 /// spec and annotations are validated): a static (mirror) pod takes none, and every existing
 /// ephemeral container stays as it is.

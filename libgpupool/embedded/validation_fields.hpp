@@ -3,6 +3,7 @@
 // (validation_pod.cpp, validation_service.cpp).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -51,6 +52,15 @@ inline bool true_at(const json::object& o, std::string_view key) {
   return v && v->is_bool() && v->as_bool();
 }
 inline std::string q(std::string_view s) { return go_quote(s); }
+
+// A map's keys in order (where Go walks a map in random order and several bad keys may come).
+inline std::vector<std::string> sorted_keys(const json::object* o) {
+  std::vector<std::string> out;
+  if (o)
+    for (const auto& [k, v] : *o) out.emplace_back(k);
+  std::sort(out.begin(), out.end());
+  return out;
+}
 // A []string field's items ("" for an item that is no string).
 inline std::vector<std::string> strings_at(const json::object& o, std::string_view key) {
   std::vector<std::string> out;

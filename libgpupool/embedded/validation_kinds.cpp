@@ -27,18 +27,11 @@
 namespace gpupool::embedded {
 
 namespace json = boost::json;
+using fields::sorted_keys;
 using util::object_at;
 using util::string_of;
 
 namespace {
-
-std::vector<std::string> sorted_keys(const json::object* o) {
-  std::vector<std::string> out;
-  if (o)
-    for (const auto& [k, v] : *o) out.emplace_back(k);
-  std::sort(out.begin(), out.end());
-  return out;
-}
 
 // validation.IsConfigMapKey.
 std::vector<std::string> config_map_key_errors(const std::string& key) {

@@ -2131,6 +2131,109 @@ void validate_ephemeral_containers_update(const json::object& old_meta, const js
   }
 }
 
+void validate_pod_status_update(const json::object& pod, const json::object& old, Causes& causes) {
+  Errors e{causes};
+  const json::object& st = object_at(pod, "status") ? *object_at(pod, "status") : kNone;
+  const json::object& old_st = object_at(old, "status") ? *object_at(old, "status") : kNone;
+  const json::object& old_spec = object_at(old, "spec") ? *object_at(old, "spec") : kNone;
+  // validatePodConditions, given the path "metadata" (sic: `metadata.conditions[0].Type`): a
+  // condition that is not a system one (PodScheduled, Ready, Initialized) has a qualified name.
+  if (const json::array* conds = array_at(st, "conditions"))
+    for (std::size_t i = 0; i < conds->size(); ++i) {
+      const json::object& c = (*conds)[i].is_object() ? (*conds)[i].as_object() : kNone;
+      const std::string type = string_at(c, "type");
+      if (type == "PodScheduled" || type == "Ready" || type == "Initialized") continue;
+      e.invalid(fmt::format("metadata.conditions[{}].Type", i), type, qualified_name_errors(type));
+    }
+  // The nominated node, when it changes to one: a node name (a DNS subdomain).
+  const std::string nominated = string_at(st, "nominatedNodeName");
+  if (!nominated.empty() && nominated != string_at(old_st, "nominatedNodeName"))
+    e.invalid("status.nominatedNodeName", nominated, dns1123_subdomain_errors(nominated));
+  // The QoS class is immutable (ValidateImmutableField).
+  if (const std::string qos = string_at(st, "qosClass"); qos != string_at(old_st, "qosClass"))
+    e.invalid("status.qosClass", q(qos), "field is immutable");
+  // ValidateContainerStateTransition / ValidateInitContainerStateTransition: unless the pod always
+  // restarts, a container that terminated (successfully, under OnFailure) stays terminated; a
+  // restartable init container (a sidecar) may restart; ephemeral containers never restart.
+  const std::string policy = string_at(old_spec, "restartPolicy");
+  auto terminated = [](const json::object& cs) {
+    return object_at(cs, "state") && object_at(*object_at(cs, "state"), "terminated");
+  };
+  auto transitions = [&](const char* list, const std::string& restart, bool init) {
+    if (restart == "Always") return;
+    const json::array* olds = array_at(old_st, list);
+    if (!olds) return;
+    const auto news = items(st, list);
+    for (std::size_t i = 0; i < olds->size(); ++i) {
+      const json::object& o = (*olds)[i].is_object() ? (*olds)[i].as_object() : kNone;
+      if (!terminated(o)) continue;
+      const json::object& term = *object_at(*object_at(o, "state"), "terminated");
+      if (int_at(term, "exitCode").value_or(0) != 0 && restart == "OnFailure") continue;
+      const std::string name = string_at(o, "name");
+      if (init) {
+        bool sidecar = false;
+        for (const json::object* c : items(old_spec, "initContainers"))
+          if (string_at(*c, "name") == name) {
+            sidecar = string_at(*c, "restartPolicy") == "Always";
+            break;
+          }
+        if (sidecar) continue;
+      }
+      for (const json::object* n : news)
+        if (string_at(*n, "name") == name && !terminated(*n))
+          e.forbidden(fmt::format("status.{}[{}].state", list, i), "may not be transitioned to non-terminated state");
+    }
+  };
+  transitions("containerStatuses", policy, false);
+  transitions("initContainerStatuses", policy, true);
+  transitions("ephemeralContainerStatuses", "Never", false);
+  // validatePodIPs, validateHostIPs: valid addresses, at most one of each family, no duplicate;
+  // hostIPs[0] the hostIP.
+  auto ip_list = [&](const char* list, bool host) {
+    const json::array* ips = array_at(st, list);
+    if (!ips || ips->empty()) return;
+    const std::string at = fmt::format("status.{}", list);
+    auto ip_of = [&](std::size_t i) { return (*ips)[i].is_object() ? string_at((*ips)[i].as_object(), "ip") : ""; };
+    auto shown = [&](std::size_t i) { return fmt::format("core.{}{{IP:{}}}", host ? "HostIP" : "PodIP", q(ip_of(i))); };
+    if (host && string_at(st, "hostIP") != ip_of(0)) e.invalid(at + "[0].ip", q(ip_of(0)), "must be equal to `hostIP`");
+    for (std::size_t i = 0; i < ips->size(); ++i)
+      if (!ip::parse_ip(ip_of(i)))
+        e.invalid(fmt::format("{}[{}]", at, i), q(ip_of(i)),
+                  "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)");
+    if (ips->size() < 2) return;
+    std::set<std::string> seen;
+    bool v4 = false, v6 = false, bad = false;
+    std::string all;
+    for (std::size_t i = 0; i < ips->size(); ++i) {
+      const std::string a = ip_of(i);
+      all += (i ? ", " : "") + shown(i);
+      if (host && !seen.insert(a).second) e.duplicate(fmt::format("{}[{}]", at, i), shown(i));
+    }
+    // netutils.IsDualStackIPStrings: its error names the first address that does not parse.
+    for (std::size_t i = 0; i < ips->size() && !bad; ++i) {
+      if (const auto parsed = ip::parse_ip(ip_of(i))) {
+        (ip::is_v4(*parsed) ? v4 : v6) = true;
+      } else {
+        bad = true;
+        causes.push_back(
+            {"InternalError",
+             fmt::format("Internal error: failed to check for dual stack with error:invalid IP[{}]: {}", i, ip_of(i)),
+             at});
+      }
+    }
+    if (!(v4 && v6) || ips->size() > 2 || bad)
+      e.invalid(at, fmt::format("[]core.{}{{{}}}", host ? "HostIP" : "PodIP", all),
+                "may specify no more than one IP for each IP family");
+    if (!host) {  // validatePodIPs reports the duplicates after the family rule
+      seen.clear();
+      for (std::size_t i = 0; i < ips->size(); ++i)
+        if (!seen.insert(ip_of(i)).second) e.duplicate(fmt::format("{}[{}]", at, i), shown(i));
+    }
+  };
+  ip_list("podIPs", false);
+  ip_list("hostIPs", true);
+}
+
 void validate_pod_update(const json::object& spec, const json::object& old_spec, Causes& causes) {
   Errors e{causes};
   for (const char* list : {"containers", "initContainers"}) {

@@ -30,8 +30,10 @@ struct Fixture {
       store.mutate(
           pods, "e", name,
           [](json::object& p) {
-            p["status"] = json::object{
-                {"phase", "Running"}, {"conditions", json::array{json::object{{"type", "Ready"}, {"status", "True"}}}}};
+            // (qosClass kept: the status strategy refuses a change of it)
+            auto& st = p["status"].as_object();
+            st["phase"] = "Running";
+            st["conditions"] = json::array{json::object{{"type", "Ready"}, {"status", "True"}}};
           },
           {}, "status");
     }

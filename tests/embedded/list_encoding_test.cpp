@@ -39,7 +39,7 @@ struct Fixture {
     store.mutate(
         pods, ns, name,
         [&](json::object& o) {
-          o["status"] = json::object{{"phase", phase}};
+          o["status"].as_object()["phase"] = phase;  // (qosClass kept: it is immutable)
         },
         {}, "status");
   }

@@ -774,7 +774,7 @@ TEST_CASE("delete: a pod on a node is deleted gracefully; a shorter grace period
   s.mutate(
       pods, "default", "done",
       [](json::object& p) {
-        p["status"] = json::object{{"phase", "Succeeded"}};
+        p["status"].as_object()["phase"] = "Succeeded";  // (qosClass kept: it is immutable)
       },
       {}, "status");
   s.remove(pods, "default", "done");

@@ -4339,6 +4339,70 @@ SCENARIOS["createstatus"] = [
     (["get", "pytorchjob", "pt", "-o", _CS_MF], None),
 ]
 
+# The status subresource's validation (what a controller or an operator writes, and `kubectl
+# patch --subresource=status`): ValidateDeploymentStatus, ValidateReplicaSetStatus and the
+# collisionCount that may not go down; ValidatePodDisruptionBudgetStatusUpdate with
+# metav1validation.ValidateConditions; ValidatePersistentVolumeClaimStatusUpdate's capacity,
+# allocated resources and resize statuses; ValidatePodStatusUpdate's custom condition types (at
+# `metadata.conditions`, sic), nominated node, immutable QoS class, container state transitions,
+# podIPs and hostIPs; the podIP / podIPs conversion; a container status's zero structs. Successful
+# patches print the object's name only (the controllers of the oracle write these statuses too).
+def _status_patch(kind, name, status, out="name"):
+    return (["patch", kind, name, "--subresource=status", "--type=merge", "-p", json.dumps({"status": status}),
+             "-o", out], None)
+
+
+_SU_SEL = {"matchLabels": {"app": "su-none"}}
+_SU_POD = {"metadata": {"labels": {"app": "su-none"}}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+_SU_CS = 'jsonpath={.status.podIP} {.status.podIPs}{"\\n"}'
+SCENARIOS["statusupdates"] = [
+    (["create", "-f", "-", "-o", "name"], _withstatus("apps/v1", "Deployment", "d", {"replicas": 0, "selector": _SU_SEL, "template": _SU_POD})),
+    (["create", "-f", "-", "-o", "name"], _withstatus("apps/v1", "ReplicaSet", "rs", {"replicas": 0, "selector": _SU_SEL, "template": _SU_POD})),
+    (["create", "-f", "-", "-o", "name"], _withstatus("policy/v1", "PodDisruptionBudget", "pdb", {"minAvailable": 1, "selector": _SU_SEL})),
+    (["create", "-f", "-", "-o", "name"], _withstatus("v1", "PersistentVolumeClaim", "c",
+                                                      {"storageClassName": "fid-none", "accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}})),
+    (["create", "-f", "-", "-o", "name"], _withstatus("v1", "Pod", "p", {"schedulerName": "fid-nobody", "restartPolicy": "Never",
+                                                                        "containers": [{"name": "c", "image": "busybox"}]})),
+    _status_patch("deployment", "d", {"replicas": -1}),
+    _status_patch("deployment", "d", {"replicas": 2, "readyReplicas": 3, "availableReplicas": 3, "updatedReplicas": 5}),
+    _status_patch("deployment", "d", {"observedGeneration": -2, "collisionCount": -1, "unavailableReplicas": -1}),
+    _status_patch("deployment", "d", {"collisionCount": 3}),
+    _status_patch("deployment", "d", {"collisionCount": 1}),
+    _status_patch("replicaset", "rs", {"replicas": 1, "fullyLabeledReplicas": 2, "readyReplicas": 3, "availableReplicas": 4}),
+    _status_patch("replicaset", "rs", {"replicas": -1, "observedGeneration": -1}),
+    _status_patch("pdb", "pdb", {"disruptionsAllowed": -1, "currentHealthy": -1, "desiredHealthy": -1, "expectedPods": -1}),
+    _status_patch("pdb", "pdb", {"conditions": [{"type": "X", "status": "Maybe"}]}),
+    _status_patch("pdb", "pdb", {"conditions": [{"type": "bad type!", "status": "True", "reason": "9bad", "lastTransitionTime": "2026-01-01T00:00:00Z",
+                                                 "observedGeneration": -1},
+                                                {"type": "bad type!", "status": "False", "reason": "Ok", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}),
+    # (One bad key a map: Go walks a map in random order.)
+    _status_patch("pvc", "c", {"capacity": {"storage": "-1Gi"}}),
+    _status_patch("pvc", "c", {"allocatedResourceStatuses": {"storage": "Bogus"}}),
+    _status_patch("pvc", "c", {"allocatedResourceStatuses": {"cpu": "NodeResizePending"}}),
+    _status_patch("pvc", "c", {"allocatedResources": {"storage": "-2Gi"}}),
+    _status_patch("pvc", "c", {"allocatedResources": {"memory": "1Gi"}}),
+    _status_patch("pvc", "c", {"allocatedResources": {"bad key!": "1"}}),
+    _status_patch("pvc", "c", {"allocatedResources": {"storage": "2Gi"}, "allocatedResourceStatuses": {"storage": "ControllerResizeInProgress"}},
+                  'jsonpath={.status.allocatedResources} {.status.allocatedResourceStatuses}{"\\n"}'),
+    _status_patch("pod", "p", {"podIP": "10.0.0.9"}, _SU_CS),
+    _status_patch("pod", "p", {"podIP": "10.0.0.7", "podIPs": [{"ip": "10.0.0.9"}, {"ip": "fd00::9"}]}, _SU_CS),
+    _status_patch("pod", "p", {"podIP": None, "podIPs": [{"ip": "10.0.0.1"}, {"ip": "fd00::1"}]}, _SU_CS),
+    _status_patch("pod", "p", {"conditions": [{"type": "bad type!", "status": "True"}, {"type": "Ready", "status": "Maybe"}]}),
+    _status_patch("pod", "p", {"podIP": "nope", "podIPs": None}),
+    _status_patch("pod", "p", {"podIP": None, "podIPs": [{"ip": "10.0.0.1"}, {"ip": "10.0.0.1"}]}),
+    _status_patch("pod", "p", {"podIP": None, "podIPs": [{"ip": "10.0.0.1"}, {"ip": "fd00::1"}, {"ip": "10.0.0.2"}]}),
+    _status_patch("pod", "p", {"hostIP": "10.0.0.1", "hostIPs": [{"ip": "10.0.0.2"}]}),
+    _status_patch("pod", "p", {"hostIP": "10.0.0.1", "hostIPs": [{"ip": "10.0.0.1"}, {"ip": "10.0.0.1"}]}),
+    _status_patch("pod", "p", {"hostIP": "bad", "hostIPs": [{"ip": "bad"}, {"ip": "fd00::1"}]}),
+    _status_patch("pod", "p", {"nominatedNodeName": "Bad_Node"}),
+    _status_patch("pod", "p", {"qosClass": "Guaranteed"}),
+    _status_patch("pod", "p", {"containerStatuses": [{"name": "c", "image": "busybox", "imageID": "", "ready": False, "restartCount": 0,
+                                                     "state": {"terminated": {"exitCode": 0}}}]},
+                  'jsonpath={.status.containerStatuses[0]}{"\\n"}'),
+    _status_patch("pod", "p", {"containerStatuses": [{"name": "c", "image": "busybox", "imageID": "", "ready": False, "restartCount": 0,
+                                                     "state": {"running": {}}}]}),
+]
+
 SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES],
          # pods/exec, attach, portforward: a node without addresses, and one whose InternalIP has no kubelet.
          "streams": [["delete", "node", "--ignore-not-found"] + STREAMS_NODES,
