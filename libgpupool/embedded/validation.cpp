@@ -1144,6 +1144,8 @@ void builtin_defaults(AdmissionRequest& r) {
   if (!w) return;
   auto& [obj, t, name, create, core] = *w;
   if (core && t.resource == "pods") convert_pod_ips(obj);
+  if (core && t.resource == "namespaces" && r.subresource == "status")  // SetDefaults_NamespaceStatus
+    if (auto& st = obj_at(obj, "status"); str(st, "phase").empty()) st["phase"] = "Active";
   // (No reference into `obj` is kept: the defaults below insert keys, which may rehash it.)
   if (core && t.resource == "nodes") {
     default_node(obj);
@@ -2429,6 +2431,23 @@ void builtin_validation(AdmissionRequest& r) {
   if (core && t.resource == "pods" && r.subresource == "status" && r.old_object)
     validate_pod_status_update(obj, *r.old_object, causes);
   if (core && t.resource == "persistentvolumeclaims" && r.subresource == "status") pvc_status_causes(obj, causes);
+  if (core && t.resource == "namespaces" && r.subresource == "status") {
+    // ValidateNamespaceStatusUpdate: Active until the namespace is deleted, Terminating after.
+    const json::object* st = fields::object_at(obj, "status");
+    const std::string phase = st ? fields::string_at(*st, "phase") : "";
+    if (!fields::present(md, "deletionTimestamp")) {
+      if (phase != "Active")
+        causes.push_back(
+            {"FieldValueInvalid",
+             fmt::format("Invalid value: {}: may only be 'Active' if `deletionTimestamp` is empty", fields::q(phase)),
+             "status.Phase"});
+    } else if (phase != "Terminating") {
+      causes.push_back({"FieldValueInvalid",
+                        fmt::format("Invalid value: {}: may only be 'Terminating' if `deletionTimestamp` is not empty",
+                                    fields::q(phase)),
+                        "status.Phase"});
+    }
+  }
   if (r.subresource == "status" && core && t.resource == "nodes") {  // ValidateNodeUpdate's
     node_resources(obj, causes);
     node_addresses(obj, causes);

@@ -4345,7 +4345,8 @@ SCENARIOS["createstatus"] = [
 # metav1validation.ValidateConditions; ValidatePersistentVolumeClaimStatusUpdate's capacity,
 # allocated resources and resize statuses; ValidatePodStatusUpdate's custom condition types (at
 # `metadata.conditions`, sic), nominated node, immutable QoS class, container state transitions,
-# podIPs and hostIPs; the podIP / podIPs conversion; a container status's zero structs. Successful
+# podIPs and hostIPs; the podIP / podIPs conversion; a container status's zero structs; a
+# namespace's phase. Successful
 # patches print the object's name only (the controllers of the oracle write these statuses too).
 def _status_patch(kind, name, status, out="name"):
     return (["patch", kind, name, "--subresource=status", "--type=merge", "-p", json.dumps({"status": status}),
@@ -4401,6 +4402,9 @@ SCENARIOS["statusupdates"] = [
                   'jsonpath={.status.containerStatuses[0]}{"\\n"}'),
     _status_patch("pod", "p", {"containerStatuses": [{"name": "c", "image": "busybox", "imageID": "", "ready": False, "restartCount": 0,
                                                      "state": {"running": {}}}]}),
+    # ValidateNamespaceStatusUpdate (Active until deleted), SetDefaults_NamespaceStatus.
+    _status_patch("namespace", "NAMESPACE", {"phase": "Terminating"}),
+    _status_patch("namespace", "NAMESPACE", {"phase": None}, 'jsonpath={.status.phase}{"\\n"}'),
 ]
 
 SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES],
