@@ -316,12 +316,16 @@ void Controllers::drain() {
     if (draining_) return;
     draining_ = true;
   }
-  // One owner syncs at most kMaxSyncsPerSecond times per second of the cluster's clock (at most
-  // 500 pods each, see kBurstReplicas): a write asking for millions of pods returns once 10,000
-  // exist, instead of the request creating them all before it answers (the controllers run inside
-  // the write). A sync over the limit is deferred, not dropped (as a rate-limited workqueue
+  // One owner makes at most kMaxBurstSyncsPerSecond syncs that create or delete a whole burst per
+  // second of the cluster's clock (kBurstReplicas, 500 pods each): a write asking for millions of
+  // pods returns once 10,000 exist, instead of the request creating them all before it answers
+  // (the controllers run inside the write). Other syncs are not throttled, as a workqueue only
+  // dedupes a key (a Deployment changed five times in a second rolls out each at once, as
+  // kube-controller-manager's does); kMaxSyncsPerSecond only breaks a loop of controllers writing
+  // against each other. A sync over a limit is deferred, not dropped (as a rate-limited workqueue
   // requeues a key): it runs in a later second, at the next event or the next sync().
-  constexpr int kMaxSyncsPerSecond = 20;
+  constexpr int kMaxBurstSyncsPerSecond = 20;
+  constexpr int kMaxSyncsPerSecond = 1000;
   for (int i = 0; i < 100000; ++i) {
     Key k;
     {
@@ -349,11 +353,23 @@ void Controllers::drain() {
       k = queue_.front();
       queue_.pop_front();
       queued_.erase(k);
-      if (++syncs_[k] > kMaxSyncsPerSecond) {
+      const SyncCount& done = syncs_[k];
+      if (done.bursts >= kMaxBurstSyncsPerSecond || done.all >= kMaxSyncsPerSecond) {
         deferred_.insert(k);
         continue;
       }
     }
+    last_writes_ = 0;
+    struct Count {  // counted once the sync is done, whatever it threw
+      Controllers& c;
+      const Key& k;
+      ~Count() {
+        std::lock_guard lk(c.mu_);
+        SyncCount& n = c.syncs_[k];
+        ++n.all;
+        if (c.last_writes_ >= static_cast<std::size_t>(kBurstReplicas)) ++n.bursts;
+      }
+    } count{*this, k};
     try {
       reconcile(k);
     } catch (const StatusError&) {
@@ -473,6 +489,7 @@ void Controllers::reconcile(const Key& key) {
   const bool pod_owner = key.resource == "replicasets" || key.resource == "jobs" || key.resource == "daemonsets";
   std::optional<StatusError> refused;
   std::int64_t not_created = 0;
+  last_writes_ = plan.create.size() + plan.remove.size();
   for (std::size_t ci = 0; ci < plan.create.size(); ++ci) {
     auto& c = plan.create[ci];
     const bool pod = pod_owner && c.group.empty() && c.resource == "pods";

@@ -221,8 +221,12 @@ class Controllers {
   std::deque<Key> queue_;
   std::set<Key> queued_;
   bool draining_ = false;
-  std::int64_t sync_second_ = 0;             // the clock's second syncs_ counts in
-  std::map<Key, int> syncs_;                 // syncs per owner in that second
+  std::int64_t sync_second_ = 0;  // the clock's second syncs_ counts in
+  struct SyncCount {
+    int all = 0, bursts = 0;  // syncs, and those that created or deleted kBurstReplicas objects
+  };
+  std::map<Key, SyncCount> syncs_;           // syncs per owner in that second
+  std::size_t last_writes_ = 0;              // creates and deletes of the sync running (the drainer's)
   std::set<Key> deferred_;                   // owners over the limit in that second, synced in the next
   std::map<Key, Clock::time_point> timers_;  // owners to sync again at a time (Plan::requeue_after)
   // The statuses reconciles wrote whose MODIFIED events are not delivered yet: such an event does

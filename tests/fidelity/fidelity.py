@@ -4407,6 +4407,19 @@ SCENARIOS["statusupdates"] = [
     _status_patch("namespace", "NAMESPACE", {"phase": None}, 'jsonpath={.status.phase}{"\\n"}'),
 ]
 
+# A Deployment changed six times in a row (`kubectl set env`, as a script or an editor loop does):
+# each change is rolled out, none waits for a later second (the embedded controllers throttled an
+# owner past 20 syncs in a second of the clock, session 31).
+_RE_REV = 'jsonpath={.metadata.annotations.deployment\\.kubernetes\\.io/revision} {.metadata.generation}{"\\n"}'
+SCENARIOS["rapidedits"] = [
+    (["create", "deployment", "web", "--image=busybox", "--replicas=0", "-o", "name"], None),
+] + [(["set", "env", "deployment/web", "STEP=%d" % i, "-o", "name"], None) for i in range(1, 7)] + [
+    (["rollout", "status", "deployment/web", "--timeout=30s"], None),
+    (["get", "deployment", "web", "-o", _RE_REV], None),
+    (["get", "replicasets", "-o", "custom-columns=REVISION:.metadata.annotations.deployment\\.kubernetes\\.io/revision,"
+      "STEP:.spec.template.spec.containers[0].env[0].value", "--sort-by=.metadata.creationTimestamp"], None, "uniq"),
+]
+
 SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES],
          # pods/exec, attach, portforward: a node without addresses, and one whose InternalIP has no kubelet.
          "streams": [["delete", "node", "--ignore-not-found"] + STREAMS_NODES,
