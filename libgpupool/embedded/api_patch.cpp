@@ -104,7 +104,7 @@ Response Api::serve_patch(const Call& c) const {
     }
     if (!next.is_object()) throw StatusError::bad_request("the patch did not produce an object");
     if (!apply && tg.subresource != "scale" && ct != "application/strategic-merge-patch+json") {
-      json::object ordered = patched_decode_order(next.as_object(), patch, ct == "application/json-patch+json");
+      json::object ordered = patched_decode_order(next.as_object(), base, patch, ct == "application/json-patch+json");
       check_patched_types(t, ordered, nullptr);
     }
     if (!apply && tg.subresource != "scale") decode_patched(served, next.as_object(), fv, &r.warnings);

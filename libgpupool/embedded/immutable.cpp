@@ -146,6 +146,33 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r, const std::functi
                                     fields::go_string_slice("storage.VolumeLifecycleMode",
                                                             modes && modes->is_array() ? &modes->as_array() : nullptr)),
                         "spec.volumeLifecycleModes"});
+  } else if (t.group == "storage.k8s.io" && t.resource == "storageclasses") {
+    // ValidateStorageClassUpdate: parameters (reflect.DeepEqual: {} is not nil), provisioner and
+    // reclaimPolicy may not change, volumeBindingMode is immutable.
+    if (!same_value(given.if_contains("parameters"), old.if_contains("parameters")))
+      causes.push_back({"FieldValueForbidden", "Forbidden: updates to parameters are forbidden.", "parameters"});
+    for (const char* k : {"provisioner", "reclaimPolicy"})
+      if (string_of(&given, k) != string_of(&old, k))
+        causes.push_back({"FieldValueForbidden", fmt::format("Forbidden: updates to {} are forbidden.", k), k});
+    if (!same_value(given.if_contains("volumeBindingMode"), old.if_contains("volumeBindingMode")))
+      causes.push_back({"FieldValueInvalid",
+                        fmt::format("Invalid value: {}: field is immutable",
+                                    go_pointer_value(given.if_contains("volumeBindingMode"))),
+                        "volumeBindingMode"});
+  } else if (t.group == "rbac.authorization.k8s.io" &&
+             (t.resource == "rolebindings" || t.resource == "clusterrolebindings")) {
+    // Validate(Cluster)RoleBindingUpdate: the roleRef may not change (shown as rbac.RoleRef's %#v).
+    const json::object* ref = object_at(given, {"roleRef"});
+    const json::object* was = object_at(old, {"roleRef"});
+    bool changed = false;
+    for (const char* k : {"apiGroup", "kind", "name"}) changed = changed || string_of(ref, k) != string_of(was, k);
+    if (changed)
+      causes.push_back(
+          {"FieldValueInvalid",
+           fmt::format("Invalid value: rbac.RoleRef{{APIGroup:{}, Kind:{}, Name:{}}}: cannot change roleRef",
+                       fields::q(string_of(ref, "apiGroup")), fields::q(string_of(ref, "kind")),
+                       fields::q(string_of(ref, "name"))),
+           "roleRef"});
   } else if (t.group == "networking.k8s.io" && t.resource == "ingressclasses") {
     // validateIngressClassSpecUpdate: ValidateImmutableField(spec.controller) (a string: quoted).
     const std::string now = string_of(object_at(given, {"spec"}), "controller");

@@ -58,6 +58,9 @@ struct Node {
   // Array: how a strategic merge patch merges it (x-kubernetes-patch-strategy "merge" and
   // -patch-merge-key): "" replaced whole, "$primitive" a set of scalars, else the merge key.
   std::string patch_merge_key;
+  // Object: the fields a strategic merge patch replaces whole (x-kubernetes-patch-strategy
+  // "replace": a PodDisruptionBudget's spec.selector).
+  std::set<std::string, std::less<>> patch_replaced;
   bool quantities = false;             // a Quantity is reachable from here (canonical_quantities walks no other)
   bool empties = false;                // an omitempty list or map is reachable from here (omit_empty walks no other)
   bool nils = false;                   // a list or map kept when empty is reachable from here (nil_empty_collections)
@@ -295,8 +298,13 @@ struct Doc {
     } else if (type == "object") {
       if (const auto* props = s.if_contains("properties"); props && props->is_object()) {
         n.type = Node::Type::Object;
-        for (const auto& [k, v] : props->as_object())
-          if (v.is_object()) n.fields.emplace(std::string(k), inline_node(v.as_object()));
+        for (const auto& [k, v] : props->as_object()) {
+          if (!v.is_object()) continue;
+          n.fields.emplace(std::string(k), inline_node(v.as_object()));
+          if (const json::value* ps = v.as_object().if_contains("x-kubernetes-patch-strategy");
+              ps && ps->is_string() && ps->as_string() == "replace")
+            n.patch_replaced.emplace(k);
+        }
       } else if (const auto* add = s.if_contains("additionalProperties"); add && add->is_object()) {
         n.elem = inline_node(add->as_object());
         n.type = Node::Type::Map;
@@ -429,6 +437,20 @@ std::optional<std::string> patch_merge_key(std::string_view kind, std::string_vi
     return n->patch_merge_key;
   }
   return std::nullopt;
+}
+
+bool patch_replaces(std::string_view kind, std::string_view dotted) {
+  const auto dot = dotted.rfind('.');
+  const std::string_view parent = dot == std::string_view::npos ? std::string_view{} : dotted.substr(0, dot);
+  const std::string_view field = dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
+  for (const auto& [gv, doc] : registry().docs) {  // (as patch_merge_key: the first that has the kind)
+    const auto k = doc.kinds.find(kind);
+    if (k == doc.kinds.end()) continue;
+    const Node* n = node_at(k->second, parent);
+    while (n && n->type == Node::Type::Array) n = n->elem;
+    return n && n->type == Node::Type::Object && n->patch_replaced.contains(field);
+  }
+  return false;
 }
 
 namespace {

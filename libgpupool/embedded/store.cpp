@@ -796,6 +796,10 @@ std::shared_ptr<const json::object> Store::create_shared(const ResourceType& t, 
     if (const std::string gen = str(md, "generateName"); name.empty() && !gen.empty()) {
       name = gen + impl_->random_suffix();
       md["name"] = name;
+    } else if (name.empty() && t.group.empty() && t.resource == "limitranges") {
+      // limitrange/strategy.go PrepareForCreate: a LimitRange without a name is named by a new UUID.
+      name = impl_->new_uid();
+      md["name"] = name;
     }
     if (t.namespaced) {
       const auto& ns_type = type("", "namespaces");
@@ -813,6 +817,9 @@ std::shared_ptr<const json::object> Store::create_shared(const ResourceType& t, 
     if (impl_->objects(t).count(key)) throw StatusError::already_exists(t, name);
     auto& md2 = metadata_of(obj);
     if (!md2.contains("creationTimestamp")) md2["creationTimestamp"] = to_rfc3339(clock_.now());
+    if (t.group.empty() && t.resource == "persistentvolumes" && !o.keep_creation_timestamp)
+      if (json::value* st = obj.if_contains("status"); st && st->is_object())  // (PrepareForCreate's NowFunc)
+        st->as_object()["lastPhaseTransitionTime"] = md2["creationTimestamp"];
     if (!o.dry_run) {
       // etcd3 store Create: versioner.ObjectResourceVersion (ParseUint) other than 0 is refused.
       if (const auto n = go_parse_uint(given_rv); n && *n != 0)
@@ -1113,8 +1120,10 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
     // The status endpoint never bumps generation (the registries' status strategies keep the old
     // spec and metadata.generation); `next` is the old object with another status.
     const bool status_only = subresource == "status";
-    // Kinds without a generation (pods) skip the spec comparison.
-    const bool generation = tracks_generation(t);
+    // Kinds without a generation (pods) skip the spec comparison; priorityClassStrategy sets 1 on
+    // create and never counts it up (its PrepareForUpdate does nothing).
+    const bool generation =
+        tracks_generation(t) && !(t.group == "scheduling.k8s.io" && t.resource == "priorityclasses");
     if (generation && !status_only &&
         (req.spec_changed || (!spec_equal(next, *old) && !spec_equal_by_value(t, next, *old))))
       ++gen;

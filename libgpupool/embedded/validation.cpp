@@ -201,8 +201,14 @@ void validate_name(const ResourceType& t, const std::string& name, Causes& cause
     add(dns1123_label_errors(checked));
   else if (t.resource == "services")
     add(dns1035_label_errors(checked));
-  else if (t.resource == "nodes" || t.resource == "events" ||
-           t.group == "rbac.authorization.k8s.io") {  // rbac/validation ValidateRBACName: a path segment
+  else if (t.group == "rbac.authorization.k8s.io")
+    // rbac/validation ValidateRBACName: IsValidPathSegmentName, a generateName's too (unmasked).
+    add(path_segment_errors(name));
+  else if (t.group == "policy" && t.resource == "poddisruptionbudgets")
+    // No rule of the strategy's: rest.BeforeCreate's ValidateObjectMetaAccessor with
+    // path.ValidatePathSegmentName (a generateName: IsValidPathSegmentPrefix, unmasked).
+    add(path_segment_errors(name, prefix));
+  else if (t.resource == "nodes" || t.resource == "events") {
     if (checked.find('/') != std::string::npos || checked == "." || checked == "..")
       causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: \"{}\": may not contain '/'", name), field});
   } else {  // the rest, custom resources included (customResourceValidator: NameIsDNSSubdomain)
@@ -1135,9 +1141,17 @@ void builtin_defaults(AdmissionRequest& r) {
       json::object& pv = obj_at(obj, "spec");
       if (auto* hp = pv.if_contains("hostPath"); hp && hp->is_object()) set_default(hp->as_object(), "type", "");
       default_legacy_volume_sources(pv);
+      // pvutil.DropDisabledSpecFields: the VolumeAttributesClass gate is off in v1.32 (an update
+      // keeps the field when the old volume uses it).
+      const json::object* old_spec = r.old_object ? spec_of(*r.old_object) : nullptr;
+      if (!old_spec || !fields::present(*old_spec, "volumeAttributesClassName")) pv.erase("volumeAttributesClassName");
     } else if (t.group == "storage.k8s.io" && t.resource == "storageclasses") {
       set_default(obj, "reclaimPolicy", "Delete");
       set_default(obj, "volumeBindingMode", "Immediate");
+    } else if (t.group == "scheduling.k8s.io" && t.resource == "priorityclasses") {
+      // SetDefaults_PriorityClass, and the decoded `value` (an int32 without omitempty).
+      set_default(obj, "preemptionPolicy", "PreemptLowerPriority");
+      set_default(obj, "value", 0);
     }
   }
   if ((create || r.operation == AdmissionRequest::Operation::Update) && r.subresource.empty() &&
@@ -1288,7 +1302,11 @@ void builtin_defaults(AdmissionRequest& r) {
     } else if (core && t.resource == "namespaces") {
       set_default(obj_at(obj, "spec"), "finalizers", json::array{"kubernetes"});
       set_default(obj_at(obj, "status"), "phase", "Active");
-    } else if (core && (t.resource == "persistentvolumeclaims" || t.resource == "persistentvolumes")) {
+    } else if (core && t.resource == "persistentvolumes") {
+      // persistentvolumeStrategy.PrepareForCreate: the status cleared, Pending (its
+      // lastPhaseTransitionTime the create's time: Store::create).
+      obj["status"] = json::object{{"phase", "Pending"}};
+    } else if (core && t.resource == "persistentvolumeclaims") {
       set_default(obj_at(obj, "status"), "phase", "Pending");
     } else if (core && t.resource == "services") {
       // beginCreate: the IP family fields, cluster IPs and node ports (embedded/validation_service.cpp).
@@ -1930,6 +1948,13 @@ Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p
   const bool status = r.subresource == "status";
   if (r.operation != AdmissionRequest::Operation::Update || !old_mdv || !old_mdv->is_object() ||
       (!r.subresource.empty() && !status)) {
+    if (r.operation == AdmissionRequest::Operation::Create && t.group == "policy" &&
+        t.resource == "poddisruptionbudgets" && r.subresource.empty()) {
+      // rest.BeforeCreate: the strategy's Validate (ValidatePodDisruptionBudget, the spec only);
+      // only when it passes, ValidateObjectMetaAccessor (`meta`, with path-segment names).
+      add(spec.empty() ? meta : spec);
+      return out;
+    }
     add(meta, generated, service_update, spec, job_name, immutable);
     return out;
   }
@@ -2009,8 +2034,12 @@ Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p
     add(update_meta);
     if (res == "configmaps" || res == "secrets") add(config_update_causes(t, obj, *r.old_object));
     add(meta, spec, immutable);
+  } else if (t.group == "rbac.authorization.k8s.io") {
+    // The RBAC strategies' ValidateUpdate: ValidateX, then ValidateXUpdate, which runs ValidateX
+    // again before ValidateObjectMetaUpdate (then a binding's roleRef).
+    add(meta, spec, meta, spec, update_meta, immutable);
   } else if ((core && (res == "namespaces" || res == "nodes")) || t.group == "storage.k8s.io" ||
-             t.group == "rbac.authorization.k8s.io" || t.group == "node.k8s.io") {
+             t.group == "node.k8s.io") {
     // ValidateX, then ValidateXUpdate (metadata and the update's rules; a RuntimeClass's
     // strategy: ValidateRuntimeClass, then ValidateRuntimeClassUpdate).
     add(meta, spec, update_meta, immutable);
@@ -2154,9 +2183,6 @@ void builtin_validation(AdmissionRequest& r) {
       validate_service(obj, causes);
     } else if (t.group == "storage.k8s.io" && t.resource == "csidrivers") {
       csi_driver_spec_causes(spec_or_empty(obj), causes);
-    } else if (t.group == "storage.k8s.io" && t.resource == "storageclasses") {
-      // storage/validation ValidateStorageClass: validateProvisioner.
-      if (str(obj, "provisioner").empty()) causes.push_back({"FieldValueRequired", "Required value", "provisioner"});
     } else if (core && t.resource == "persistentvolumeclaims") {
       // ValidationOptionsForPersistentVolumeClaim: an old claim with a data source's apiGroup set
       // lets its invalid group stay (allowInvalidAPIGroupInDataSourceOrRef).
@@ -2195,7 +2221,8 @@ void builtin_validation(AdmissionRequest& r) {
                       causes);  // (sic: validateNodeTaints is given metadata's path)
     }
   }
-  if (r.subresource.empty()) validate_kind(t, obj, causes);
+  // (ValidatePriorityClassUpdate runs no ValidatePriorityClass: an update only its own rules.)
+  if (r.subresource.empty() && (create || t.group != "scheduling.k8s.io")) validate_kind(t, obj, causes);
   if (r.subresource.empty() && !create && r.old_object) validate_kind_update(t, obj, *r.old_object, causes);
   if (r.subresource == "status" && t.group == "batch" && t.resource == "jobs" && r.old_object)
     job_status_update_causes(obj, *r.old_object, causes);  // ValidateJobUpdateStatus's status rules
