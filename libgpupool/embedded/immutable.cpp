@@ -70,6 +70,18 @@ const json::value* at(const json::object& o, std::initializer_list<std::string_v
   const json::object* parent = object_at(o, path);
   return parent ? parent->if_contains(key) : nullptr;
 }
+
+// ValidateImmutableField of a claim's or volume's volumeMode (its path without "spec.", sic): the
+// stored forms compared, the value as given shown.
+void volume_mode_immutable(const json::object& old, const json::object& stored, const json::object& given,
+                           std::vector<StatusCause>& causes) {
+  if (!same_value(at(old, {"spec"}, "volumeMode"), at(stored, {"spec"}, "volumeMode")))
+    causes.push_back(
+        {"FieldValueInvalid",
+         fmt::format("Invalid value: {}: field is immutable", go_pointer_value(at(given, {"spec"}, "volumeMode"))),
+         "volumeMode"});
+}
+
 }  // namespace
 
 // apiequality.Semantic.DeepEqual as far as JSON tells: a nil slice equals an empty one
@@ -262,6 +274,46 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r, const std::functi
     }
     for (const char* key : {"completionMode", "podFailurePolicy", "backoffLimitPerIndex", "managedBy", "successPolicy"})
       immutable(key);
+  } else if (t.group.empty() && t.resource == "persistentvolumes") {
+    const json::object& obj = stored();
+    // ValidatePersistentVolumeUpdate's own rules: the PersistentVolumeSource is immutable after
+    // creation (but a CSI source may gain a controllerExpandSecretRef; the real message appends a
+    // go-cmp diff: FIDELITY.md difference 1), then volumeMode.
+    static const char* const kSources[] = {"gcePersistentDisk",
+                                           "awsElasticBlockStore",
+                                           "hostPath",
+                                           "glusterfs",
+                                           "nfs",
+                                           "rbd",
+                                           "iscsi",
+                                           "cinder",
+                                           "cephfs",
+                                           "fc",
+                                           "flocker",
+                                           "flexVolume",
+                                           "azureFile",
+                                           "vsphereVolume",
+                                           "quobyte",
+                                           "azureDisk",
+                                           "photonPersistentDisk",
+                                           "portworxVolume",
+                                           "scaleIO",
+                                           "local",
+                                           "storageos",
+                                           "csi"};
+    json::object a, b;
+    const json::object* before = object_at(old, {"spec"});
+    const json::object* now = object_at(obj, {"spec"});
+    for (const char* k : kSources) {
+      if (before && before->contains(k)) a[k] = before->at(k);
+      if (now && now->contains(k)) b[k] = now->at(k);
+    }
+    if (const json::object* csi = object_at(a, {"csi"}); csi && !fields::present(*csi, "controllerExpandSecretRef"))
+      if (json::value* n = b.if_contains("csi"); n && n->is_object()) n->as_object().erase("controllerExpandSecretRef");
+    if (!semantic_equal(a, b))
+      causes.push_back({"FieldValueForbidden", "Forbidden: spec.persistentvolumesource is immutable after creation",
+                        "spec.persistentvolumesource"});
+    volume_mode_immutable(old, obj, given, causes);
   } else if (t.group.empty() && t.resource == "persistentvolumeclaims") {
     const json::object& obj = stored();
     // core/validation ValidatePersistentVolumeClaimUpdate: the spec is immutable but for
@@ -310,14 +362,9 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r, const std::functi
     if (now < storage(&old, {"spec", "resources", "requests"}) && now <= storage(&old, {"status", "capacity"}))
       causes.push_back({"FieldValueForbidden", "Forbidden: field can not be less than status.capacity",
                         "spec.resources.requests.storage"});
-    // The volume mode (its path without "spec.", sic), and volumeAttributesClassName, which the
-    // disabled VolumeAttributesClass gate lets no update change.
-    const json::value* mode = at(obj, {"spec"}, "volumeMode");
-    if (!same_value(at(old, {"spec"}, "volumeMode"), mode))
-      causes.push_back(
-          {"FieldValueInvalid",
-           fmt::format("Invalid value: {}: field is immutable", go_pointer_value(at(given, {"spec"}, "volumeMode"))),
-           "volumeMode"});
+    // The volume mode, and volumeAttributesClassName, which the disabled VolumeAttributesClass
+    // gate lets no update change.
+    volume_mode_immutable(old, obj, given, causes);
     if (!same_value(at(old, {"spec"}, "volumeAttributesClassName"), at(obj, {"spec"}, "volumeAttributesClassName")))
       causes.push_back({"FieldValueForbidden",
                         "Forbidden: update is forbidden when the VolumeAttributesClass feature gate is disabled",

@@ -1382,21 +1382,7 @@ void pvc_spec_causes(const json::object& sp, const std::string& prefix, std::vec
   // ValidatePersistentVolumeClaimSpec: the selector after the access modes' presence.
   if (const json::object* sel = fields::object_at(sp, "selector"))
     validate_label_selector(*sel, prefix + "selector", causes);
-  bool once_pod = false, other = false;  // ReadWriteOncePod only alone
-  if (!no_modes)
-    for (const auto& m : *modes) {
-      if (!m.is_string()) continue;
-      const bool supported =
-          m == "ReadOnlyMany" || m == "ReadWriteMany" || m == "ReadWriteOnce" || m == "ReadWriteOncePod";
-      if (!supported)
-        e.not_supported(prefix + "accessModes", std::string(m.as_string()),
-                        {"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"});
-      if (m == "ReadWriteOncePod")
-        once_pod = true;
-      else if (supported)
-        other = true;
-    }
-  if (once_pod && other) e.forbidden(prefix + "accessModes", "may not use ReadWriteOncePod with other access modes");
+  access_mode_causes(modes, prefix + "accessModes", causes);
   const json::value* req = nullptr;
   if (const json::object* res = fields::object_at(sp, "resources"))
     if (const json::object* rq = fields::object_at(*res, "requests")) req = rq->if_contains("storage");
@@ -1936,11 +1922,12 @@ struct CauseParts {
   Causes service_update;  // ValidateServiceUpdate's own rules (before ValidateService's metadata)
   Causes spec;            // the kind's own rules
   Causes job_name;        // ValidateJob's last rule: an Indexed Job's pod hostnames
+  Causes volume;          // volumevalidation.ValidatePersistentVolume (after a PV's own rules)
   Causes immutable;       // the fields an update may not change
 };
 
 Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p) {
-  const auto& [meta, generated, service_update, spec, job_name, immutable] = p;
+  const auto& [meta, generated, service_update, spec, job_name, volume, immutable] = p;
   Causes out;
   auto add = [&out](const auto&... parts) { (out.insert(out.end(), parts.begin(), parts.end()), ...); };
   const ResourceType& t = *r.type;
@@ -1955,7 +1942,7 @@ Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p
       add(spec.empty() ? meta : spec);
       return out;
     }
-    add(meta, generated, service_update, spec, job_name, immutable);
+    add(meta, generated, service_update, spec, volume, job_name, immutable);
     return out;
   }
   const json::object& obj = *r.object;
@@ -2024,6 +2011,11 @@ Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p
   } else if (core && res == "services") {
     // ValidateServiceUpdate: metadata, its own rules, then ValidateService.
     add(update_meta, service_update, meta, spec, immutable);
+  } else if (core && res == "persistentvolumes") {
+    // The strategy's ValidateUpdate: ValidatePersistentVolume, volumevalidation's, then
+    // ValidatePersistentVolumeUpdate (ValidatePersistentVolume again, no ValidateObjectMetaUpdate,
+    // then the immutable source, volume mode and node affinity).
+    add(meta, spec, volume, meta, spec, immutable);
   } else if (core && res == "persistentvolumeclaims") {
     // ValidatePersistentVolumeClaim, then ValidatePersistentVolumeClaimUpdate (metadata,
     // ValidatePersistentVolumeClaim again, the immutable spec).
@@ -2183,6 +2175,29 @@ void builtin_validation(AdmissionRequest& r) {
       validate_service(obj, causes);
     } else if (t.group == "storage.k8s.io" && t.resource == "csidrivers") {
       csi_driver_spec_causes(spec_or_empty(obj), causes);
+    } else if (core && t.resource == "persistentvolumes") {
+      validate_persistent_volume_spec(spec_or_empty(obj), name, causes);
+      // pkg/volume/validation ValidatePersistentVolume (checkMountOption): the mount options
+      // annotation only on the sources that take mount options.
+      constexpr std::string_view kMountOptions = "volume.beta.kubernetes.io/mount-options";
+      static const char* const kMountable[] = {"gcePersistentDisk",
+                                               "awsElasticBlockStore",
+                                               "glusterfs",
+                                               "nfs",
+                                               "rbd",
+                                               "quobyte",
+                                               "iscsi",
+                                               "cinder",
+                                               "cephfs",
+                                               "azureFile",
+                                               "vsphereVolume",
+                                               "azureDisk",
+                                               "photonPersistentDisk"};
+      const json::object& sp = spec_or_empty(obj);
+      if (util::annotation(obj, kMountOptions) && std::none_of(std::begin(kMountable), std::end(kMountable),
+                                                               [&](const char* k) { return fields::present(sp, k); }))
+        parts.volume.push_back({"FieldValueForbidden", "Forbidden: may not specify mount options for this volume type",
+                                fmt::format("metadata.annotations.{}", kMountOptions)});
     } else if (core && t.resource == "persistentvolumeclaims") {
       // ValidationOptionsForPersistentVolumeClaim: an old claim with a data source's apiGroup set
       // lets its invalid group stay (allowInvalidAPIGroupInDataSourceOrRef).
@@ -2305,6 +2320,8 @@ void builtin_validation(AdmissionRequest& r) {
       w = node_warnings(obj);
     } else if (core && t.resource == "persistentvolumeclaims") {
       w = claim_warnings(obj);
+    } else if (core && t.resource == "persistentvolumes") {
+      w = pv_warnings(obj);  // persistentvolumeStrategy's WarningsOnCreate / WarningsOnUpdate
     } else if (core && t.resource == "services") {
       w = service_warnings(obj);  // svcStrategy's WarningsOnCreate / WarningsOnUpdate
     } else if (t.group == "node.k8s.io" && t.resource == "runtimeclasses") {

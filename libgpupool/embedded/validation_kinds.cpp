@@ -1373,9 +1373,6 @@ void validate_kind(const ResourceType& t, const json::object& obj, std::vector<S
         limit_range_item(item, fmt::format("spec.limits[{}]", i), causes);
       }
     }
-  } else if (core && t.resource == "persistentvolumes" && spec) {
-    not_supported(*spec, "persistentVolumeReclaimPolicy", "spec.persistentVolumeReclaimPolicy",
-                  {"Delete", "Recycle", "Retain"}, causes);
   } else if (t.group == "storage.k8s.io" && t.resource == "storageclasses") {
     storage_class_causes(obj, causes);
   } else if (t.group == "rbac.authorization.k8s.io" && (t.resource == "roles" || t.resource == "clusterroles")) {

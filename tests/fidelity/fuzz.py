@@ -734,16 +734,16 @@ def answer(server, case, method="POST", path=None, content_type=None):
 
 
 MAP_ORDERED = re.compile(r"\.resources\.(limits|requests)\b|^spec\.hard\[|\.(labels|annotations|matchLabels|nodeSelector)$"
-                         r"|^spec\.selector$|^spec\.limits\[\d+\]\.(max|min|default|defaultRequest|maxLimitRequestRatio)\[")
+                         r"|^spec\.selector$|^spec\.limits\[\d+\]\.(max|min|default|defaultRequest|maxLimitRequestRatio)\["
+                         r"|^spec\.capacity\[")
 
 
 def same(want, got, kind=None):
     """Equal answers; a Status whose causes differ only in the order Go walks a map in (resources'
-    limits and requests, a quota's hard, a LimitRange item's resources, labels, annotations,
-    selectors: FIDELITY.md difference 20)
-    counts as equal. For a custom resource the structural schema's validator walks properties in
-    Go map order: kube-apiserver's own order of its causes changes from one request to the next, so
-    any order counts."""
+    limits and requests, a quota's hard, a LimitRange item's resources, a PV's capacity, labels,
+    annotations, selectors: FIDELITY.md difference 20) counts as equal. For a custom resource the
+    structural schema's validator walks properties in Go map order: kube-apiserver's own order of
+    its causes changes from one request to the next, so any order counts."""
     if want == got:
         return True
     w, g = want["body"], got["body"]
@@ -1023,6 +1023,12 @@ def stored_base(server, kind):
     if status != 201:
         sys.exit("fuzz: cannot create %s/%s (%d): %s" % (kind, name, status, data[:300]))
     obj = json.loads(data)
+    if kind == "pv":  # the binder makes it Available: wait, so that the updates do not race it
+        for _ in range(100):
+            if obj.get("status", {}).get("phase") != "Pending":
+                break
+            time.sleep(0.1)
+            obj = json.loads(server.request("GET", path + "/" + name)[2])
     obj.pop("status", None)
     obj["metadata"].pop("managedFields", None)
     return obj
@@ -1054,9 +1060,11 @@ def apply_edits(obj, changes):
 
 
 TEMPLATE_VALUE = re.compile(r'Invalid value: (core\.PodTemplateSpec\{|\{"metadata"|\{"spec").*')
-# The go-cmp diff of the old and new spec Kubernetes appends to a claim's and a pod's immutability
-# message: lines starting with a space, go-cmp's random non-breaking space, '-' or '+'.
-SPEC_DIFF = re.compile(r"(for bound claims|if it was previously negative\))\n(?:[-+ \u00a0].*\n)*")
+# The go-cmp diff of the old and new spec Kubernetes appends to a claim's, a pod's and a
+# PersistentVolume's source's immutability message: lines starting with a space, go-cmp's random
+# non-breaking space, '-' or '+'.
+SPEC_DIFF = re.compile(r"(for bound claims|if it was previously negative\)|persistentvolumesource is immutable after creation)"
+                       r"\n(?:[-+ \u00a0].*\n)*")
 
 
 def comparable_update(a):
