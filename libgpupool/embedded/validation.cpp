@@ -282,19 +282,22 @@ void validate_finalizers(const json::object& md, Causes& causes) {
                       "metadata.finalizers"});
 }
 
-// core/validation's validateKubeFinalizerName on each finalizer (IsStandardFinalizerName), which
-// its ValidateObjectMeta and ValidateObjectMetaUpdate add to apimachinery's rules.
+// core/validation's validateKubeFinalizerName (IsStandardFinalizerName) of `name` at `field`.
+void kube_finalizer_name(const std::string& name, const std::string& field, Causes& causes) {
+  if (name.find('/') == std::string::npos && name != "kubernetes" && name != "orphan" && name != "foregroundDeletion")
+    causes.push_back({"FieldValueInvalid",
+                      fmt::format("Invalid value: {}: name is neither a standard finalizer name nor is it fully "
+                                  "qualified",
+                                  go_quote(name)),
+                      field});
+}
+
+// validateKubeFinalizerName on each finalizer, which core/validation's ValidateObjectMeta and
+// ValidateObjectMetaUpdate add to apimachinery's rules.
 void validate_kube_finalizer_names(const json::object& md, Causes& causes) {
   const std::vector<std::string> names = fields::strings_at(md, "finalizers");
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    const std::string& name = names[i];
-    if (name.find('/') == std::string::npos && name != "kubernetes" && name != "orphan" && name != "foregroundDeletion")
-      causes.push_back({"FieldValueInvalid",
-                        fmt::format("Invalid value: {}: name is neither a standard finalizer name nor is it fully "
-                                    "qualified",
-                                    go_quote(name)),
-                        fmt::format("metadata.finalizers[{}]", i)});
-  }
+  for (std::size_t i = 0; i < names.size(); ++i)
+    kube_finalizer_name(names[i], fmt::format("metadata.finalizers[{}]", i), causes);
 }
 
 }  // namespace
@@ -1085,6 +1088,16 @@ void builtin_defaults(AdmissionRequest& r) {
     if (!labels.is_object()) labels = json::object{};
     labels.as_object()["kubernetes.io/metadata.name"] = name;
   }
+  // namespaceStrategy.PrepareForUpdate: the spec's finalizers are the stored ones (only the
+  // finalize subresource changes them).
+  if (core && t.resource == "namespaces" && r.subresource.empty() &&
+      r.operation == AdmissionRequest::Operation::Update && r.old_object) {
+    const json::object* old_spec = spec_of(*r.old_object);
+    if (const json::value* f = old_spec ? old_spec->if_contains("finalizers") : nullptr)
+      obj_at(obj, "spec")["finalizers"] = *f;
+    else if (json::value* spec = obj.if_contains("spec"); spec && spec->is_object())
+      spec->as_object().erase("finalizers");
+  }
   // Scheme defaults (SetDefaults_*, applied as a body is decoded): the writer's managedFields
   // include them. (Here on create only for most kinds; see below for the workloads.)
   // A pod's defaults come on update too: a PUT's body is decoded (and defaulted) like a create's,
@@ -1300,8 +1313,15 @@ void builtin_defaults(AdmissionRequest& r) {
       // object TTL kubelets use for their caches: 0 s up to 100 nodes, which an embedded cluster is.
       set_default(obj_at(obj_at(obj, "metadata"), "annotations"), "node.alpha.kubernetes.io/ttl", "0");
     } else if (core && t.resource == "namespaces") {
-      set_default(obj_at(obj, "spec"), "finalizers", json::array{"kubernetes"});
-      set_default(obj_at(obj, "status"), "phase", "Active");
+      // namespaceStrategy.PrepareForCreate: the status Active, the kubernetes finalizer added to
+      // the spec's (after the body's own).
+      json::object& spec = obj_at(obj, "spec");
+      json::array finalizers =
+          fields::array_at(spec, "finalizers") ? *fields::array_at(spec, "finalizers") : json::array{};
+      if (std::find(finalizers.begin(), finalizers.end(), json::value("kubernetes")) == finalizers.end())
+        finalizers.emplace_back("kubernetes");
+      spec["finalizers"] = std::move(finalizers);
+      obj["status"] = json::object{{"phase", "Active"}};
     } else if (core && t.resource == "persistentvolumes") {
       // persistentvolumeStrategy.PrepareForCreate: the status cleared, Pending (its
       // lastPhaseTransitionTime the create's time: Store::create).
@@ -2175,6 +2195,13 @@ void builtin_validation(AdmissionRequest& r) {
       validate_service(obj, causes);
     } else if (t.group == "storage.k8s.io" && t.resource == "csidrivers") {
       csi_driver_spec_causes(spec_or_empty(obj), causes);
+    } else if (core && t.resource == "namespaces") {
+      // ValidateNamespace past the metadata: each spec finalizer (validateFinalizerName: a
+      // qualified name, then validateKubeFinalizerName), all at spec.finalizers.
+      for (const auto& f : fields::strings_at(spec_or_empty(obj), "finalizers")) {
+        add_errors(causes, qualified_name_errors(f), "spec.finalizers", f);
+        kube_finalizer_name(f, "spec.finalizers", causes);
+      }
     } else if (core && t.resource == "persistentvolumes") {
       validate_persistent_volume_spec(spec_or_empty(obj), name, causes);
       // pkg/volume/validation ValidatePersistentVolume (checkMountOption): the mount options

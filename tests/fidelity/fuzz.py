@@ -390,6 +390,34 @@ def base_clusterrolebinding():
                          {"kind": "ServiceAccount", "name": "gpupool", "namespace": "gpupool-system"}]}
 
 
+def base_runtimeclass():  # GPU nodes' container runtime, with their taint tolerated
+    return {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "fuzz"},
+            "handler": "nvidia", "overhead": {"podFixed": {"cpu": "250m", "memory": "120Mi"}},
+            "scheduling": {"nodeSelector": {"accelerator": "nvidia-a100"},
+                           "tolerations": [{"key": "gpu_node", "operator": "Exists", "effect": "NoSchedule"}]}}
+
+
+def base_ingressclass():  # the cluster's ingress controller, the default class
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass", "metadata": {"name": "fuzz"},
+            "spec": {"controller": "k8s.io/ingress-nginx",
+                     "parameters": {"apiGroup": "k8s.example.com", "kind": "IngressParameters", "name": "external",
+                                    "scope": "Namespace", "namespace": "ingress"}}}
+
+
+def base_csidriver():  # the CephFS CSI driver the guide's class provisions with
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": "fuzz.csi.ceph.com"},
+            "spec": {"attachRequired": False, "podInfoOnMount": False, "fsGroupPolicy": "File",
+                     "volumeLifecycleModes": ["Persistent"], "requiresRepublish": False, "storageCapacity": False,
+                     "seLinuxMount": False}}
+
+
+def base_namespace():  # a user's namespace, labelled for the team's quota and policies
+    return {"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "fuzz", "labels": {"team": "vision", "gpupool.io/user": "alice"},
+                         "annotations": {"scheduler.alpha.kubernetes.io/node-selector": "accelerator=nvidia-a100"}},
+            "spec": {"finalizers": ["kubernetes"]}}
+
+
 KINDS = {
     "pod": (base_pod, "/api/v1/namespaces/%s/pods"),
     "deployment": (base_deployment, "/apis/apps/v1/namespaces/%s/deployments"),
@@ -430,6 +458,10 @@ KINDS = {
     "pv": (base_pv, "/api/v1/persistentvolumes"),
     "clusterrole": (base_clusterrole, "/apis/rbac.authorization.k8s.io/v1/clusterroles"),
     "clusterrolebinding": (base_clusterrolebinding, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"),
+    "runtimeclass": (base_runtimeclass, "/apis/node.k8s.io/v1/runtimeclasses"),
+    "ingressclass": (base_ingressclass, "/apis/networking.k8s.io/v1/ingressclasses"),
+    "csidriver": (base_csidriver, "/apis/storage.k8s.io/v1/csidrivers"),
+    "namespace": (base_namespace, "/api/v1/namespaces"),
 }
 
 
@@ -491,7 +523,9 @@ ROOTS = {"pod": "io.k8s.api.core.v1.Pod", "deployment": "io.k8s.api.apps.v1.Depl
          "pdb": "io.k8s.api.policy.v1.PodDisruptionBudget", "role": "io.k8s.api.rbac.v1.Role",
          "rolebinding": "io.k8s.api.rbac.v1.RoleBinding", "priorityclass": "io.k8s.api.scheduling.v1.PriorityClass",
          "storageclass": "io.k8s.api.storage.v1.StorageClass", "pv": "io.k8s.api.core.v1.PersistentVolume",
-         "clusterrole": "io.k8s.api.rbac.v1.ClusterRole", "clusterrolebinding": "io.k8s.api.rbac.v1.ClusterRoleBinding"}
+         "clusterrole": "io.k8s.api.rbac.v1.ClusterRole", "clusterrolebinding": "io.k8s.api.rbac.v1.ClusterRoleBinding",
+         "runtimeclass": "io.k8s.api.node.v1.RuntimeClass", "ingressclass": "io.k8s.api.networking.v1.IngressClass",
+         "csidriver": "io.k8s.api.storage.v1.CSIDriver", "namespace": "io.k8s.api.core.v1.Namespace"}
 _SCHEMAS = {}
 
 
@@ -943,6 +977,26 @@ UPDATE_EDITS = {
         (("roleRef", "kind"), ["ClusterRole", "Sometimes"]),
         (("subjects",), [appended({"kind": "User", "name": "bob"}), without_first, [], None, [{}]]),
         (("subjects", 0, "kind"), ["ServiceAccount", "Sometimes"])],
+    "runtimeclass": [
+        (("handler",), ["runc", "", "A_B"]),
+        (("overhead", "podFixed", "nvidia.com/gpu"), ["1", "-1"]),
+        (("scheduling", "nodeSelector", "accelerator"), ["nvidia-h100", "a b"]),
+        (("scheduling", "tolerations"), [appended(NEW_TOLERATION), [], None])],
+    "ingressclass": [(("spec",) + p, v) for p, v in [
+        (("controller",), ["example.com/other", "", "nginx"]),
+        (("parameters", "scope"), ["Cluster", "Sometimes"]),
+        (("parameters", "namespace"), [DELETE, "a b"]),
+        (("parameters",), [None, {}])]],
+    "csidriver": [(("spec",) + p, v) for p, v in [
+        (("attachRequired",), [True, None]),
+        (("podInfoOnMount",), [True]),
+        (("fsGroupPolicy",), ["None", "ReadWriteOnceWithFSType", "Sometimes"]),
+        (("volumeLifecycleModes",), [["Ephemeral"], ["Persistent", "Persistent"], []]),
+        (("tokenRequests",), [[{"audience": "ceph"}], [{"audience": "ceph"}, {"audience": "ceph"}]])]],
+    "namespace": [
+        (("spec", "finalizers"), [[], ["kubernetes", "example.com/x"], ["x"], None]),
+        (("metadata", "labels", "kubernetes.io/metadata.name"), ["other", DELETE]),
+        (("status", "phase"), ["Terminating", "Sometimes"])],
 }
 
 
