@@ -185,6 +185,13 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r, const std::functi
                        fields::q(string_of(ref, "apiGroup")), fields::q(string_of(ref, "kind")),
                        fields::q(string_of(ref, "name"))),
            "roleRef"});
+  } else if (t.group == "discovery.k8s.io" && t.resource == "endpointslices") {
+    // ValidateEndpointSliceUpdate: addressType is immutable (a string: shown quoted).
+    if (string_of(&old, "addressType") != string_of(&given, "addressType"))
+      causes.push_back(
+          {"FieldValueInvalid",
+           fmt::format("Invalid value: {}: field is immutable", fields::q(string_of(&given, "addressType"))),
+           "addressType"});
   } else if (t.group == "networking.k8s.io" && t.resource == "ingressclasses") {
     // validateIngressClassSpecUpdate: ValidateImmutableField(spec.controller) (a string: quoted).
     const std::string now = string_of(object_at(given, {"spec"}), "controller");

@@ -1207,9 +1207,9 @@ const json::object& resolved(const Doc& d, const json::object& p) {
   return target ? *target : p;
 }
 
-// Below the top level, the fields without omitempty (the schema's `required`) that an object of
-// the body leaves out are there once decoded, as Go's zero: "" / 0 / false for a plain string,
-// integer or boolean, {} (itself filled) for a struct. A template's ownerReferences item
+// Below the top level, the fields without omitempty (the schema's `required`, and every struct
+// that is no pointer) that an object of the body leaves out are there once decoded, as Go's zero: "" / 0 / false for a
+// plain string, integer or boolean, {} (itself filled) for a struct. A template's ownerReferences item
 // {"controller": false} is stored with apiVersion, kind, name and uid "", a preferred node
 // affinity term {"weight": 1} with "preference": {}. Pointers, lists and maps (null in Go) and
 // the special strings (quantities, int-or-string, times) are left out. `component`: the struct's
@@ -1227,6 +1227,14 @@ void fill_required(const Doc& d, const json::object& s, std::string_view compone
     const auto g = n->go_fields.find(field);
     return g != n->go_fields.end() && g->second.pointer;
   };
+  // A struct field that is no pointer (the OpenAPI's `default: {}`) is always there, required or
+  // not: encoding/json writes a zero struct as {} (omitempty does not apply to structs).
+  for (const auto& [k, p] : props) {
+    if (o.contains(k) || !p.is_object() || pointer(k)) continue;
+    const json::value* def = p.as_object().if_contains("default");
+    if (def && def->is_object() && def->as_object().empty() && resolved(d, p.as_object()).contains("properties"))
+      o[k] = json::object{};  // (filled below)
+  }
   if (const auto* req = s.if_contains("required"); req && req->is_array())
     for (const auto& r : req->as_array()) {
       if (!r.is_string() || o.contains(r.as_string()) || pointer(r.as_string())) continue;
@@ -1281,9 +1289,17 @@ void add_required_zeros(std::string_view group, std::string_view version, std::s
   // read by validation as given.
   for (auto& [name, v] : obj) {
     const json::value* p = props->if_contains(name);
-    if (!p || !p->is_object() || !v.is_object()) continue;
+    if (!p || !p->is_object()) continue;
     const json::object& ps = resolved(*d, p->as_object());
-    if (ps.contains("properties")) fill_required(*d, ps, Doc::ref_of(p->as_object()), v.as_object(), 1);
+    if (v.is_object() && ps.contains("properties")) {
+      fill_required(*d, ps, Doc::ref_of(p->as_object()), v.as_object(), 1);
+    } else if (v.is_array()) {  // a top-level list of structs (an EndpointSlice's endpoints)
+      const json::value* items = ps.if_contains("items");
+      if (!items || !items->is_object() || !resolved(*d, items->as_object()).contains("properties")) continue;
+      for (auto& e : v.as_array())
+        if (e.is_object())
+          fill_required(*d, resolved(*d, items->as_object()), Doc::ref_of(items->as_object()), e.as_object(), 1);
+    }
   }
 }
 

@@ -1128,10 +1128,13 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
         (req.spec_changed || (!spec_equal(next, *old) && !spec_equal_by_value(t, next, *old))))
       ++gen;
     // pkg/registry/apps/deployment/strategy.go PrepareForUpdate: a Deployment's annotations count
-    // too (they once carried rollback requests).
-    else if (generation && !status_only && t.group == "apps" && t.resource == "deployments") {
-      const json::value* na = metadata_of(next).if_contains("annotations");
-      const json::value* oa = old_md.if_contains("annotations");
+    // too (they once carried rollback requests); an EndpointSlice's labels (its strategy's).
+    else if (generation && !status_only &&
+             ((t.group == "apps" && t.resource == "deployments") ||
+              (t.group == "discovery.k8s.io" && t.resource == "endpointslices"))) {
+      const char* key = t.group == "apps" ? "annotations" : "labels";
+      const json::value* na = metadata_of(next).if_contains(key);
+      const json::value* oa = old_md.if_contains(key);
       if (!na != !oa || (na && !util::json_equal(*na, *oa))) ++gen;
     }
     if (generation) nmd["generation"] = gen;  // (else the old object's, as copied above)

@@ -1121,6 +1121,27 @@ void builtin_defaults(AdmissionRequest& r) {
         default_pod_spec(obj_at(obj, "spec"));
         default_pod(obj);
       }
+    } else if (t.group == "discovery.k8s.io" && t.resource == "endpointslices") {
+      // SetDefaults_EndpointPort: a port's name "" and protocol TCP when unset (pointers: "" stays).
+      if (json::value* ports = obj.if_contains("ports"); ports && ports->is_array())
+        for (auto& port : ports->as_array())
+          if (port.is_object()) {
+            set_default(port.as_object(), "name", "");
+            set_default(port.as_object(), "protocol", "TCP");
+          }
+      // The strategy's dropTopologyOnV1 (PrepareForCreate and PrepareForUpdate): a v1 write sets no
+      // deprecatedTopology (a stored v1 slice has none to carry a node name over from). An update
+      // that brought one counts as a change for the generation, computed before the drop.
+      if (json::value* endpoints = obj.if_contains("endpoints"); endpoints && endpoints->is_array())
+        for (auto& ep : endpoints->as_array())
+          if (ep.is_object() && ep.as_object().erase("deprecatedTopology") && !create) r.spec_changed = true;
+    } else if (core && t.resource == "endpoints") {
+      if (json::value* subsets = obj.if_contains("subsets"); subsets && subsets->is_array())
+        for (auto& ss : subsets->as_array())
+          if (json::value* ports = ss.is_object() ? ss.as_object().if_contains("ports") : nullptr;
+              ports && ports->is_array())
+            for (auto& port : ports->as_array())
+              if (port.is_object()) default_if_empty(port.as_object(), "protocol", "TCP");  // SetDefaults_EndpointPort
     } else if (core && t.resource == "secrets") {
       set_default(obj, "type", "Opaque");  // SetDefaults_Secret
       // Convert_v1_Secret_To_core_Secret: stringData overwrites data (the internal type has no
@@ -2195,6 +2216,10 @@ void builtin_validation(AdmissionRequest& r) {
       validate_service(obj, causes);
     } else if (t.group == "storage.k8s.io" && t.resource == "csidrivers") {
       csi_driver_spec_causes(spec_or_empty(obj), causes);
+    } else if (core && t.resource == "endpoints") {
+      endpoint_subsets_causes(obj, causes);
+    } else if (t.group == "discovery.k8s.io" && t.resource == "endpointslices") {
+      endpoint_slice_causes(obj, causes);
     } else if (core && t.resource == "namespaces") {
       // ValidateNamespace past the metadata: each spec finalizer (validateFinalizerName: a
       // qualified name, then validateKubeFinalizerName), all at spec.finalizers.
@@ -2349,6 +2374,9 @@ void builtin_validation(AdmissionRequest& r) {
       w = claim_warnings(obj);
     } else if (core && t.resource == "persistentvolumes") {
       w = pv_warnings(obj);  // persistentvolumeStrategy's WarningsOnCreate / WarningsOnUpdate
+    } else if (t.group == "discovery.k8s.io" && t.resource == "endpointslices" && create) {
+      if (str(obj, "addressType") == "FQDN")  // warnOnDeprecatedAddressType (sic: "spec.")
+        w.emplace_back("spec.addressType: FQDN endpoints are deprecated");
     } else if (core && t.resource == "services") {
       w = service_warnings(obj);  // svcStrategy's WarningsOnCreate / WarningsOnUpdate
     } else if (t.group == "node.k8s.io" && t.resource == "runtimeclasses") {

@@ -38,6 +38,14 @@ enum class PodSpecOf { NewPod, UpdatedPod, Template };
 void validate_pod_spec(const boost::json::object& spec, const boost::json::object* meta, const std::string& prefix,
                        PodSpecOf of, std::vector<StatusCause>& causes);
 
+/// ValidateEndpoints past the metadata: validateEndpointSubsets' addresses and ports.
+/// (embedded/validation_service.cpp)
+void endpoint_subsets_causes(const boost::json::object& endpoints, std::vector<StatusCause>& causes);
+
+/// discovery/validation ValidateEndpointSlice past the metadata: the address type, endpoints
+/// and ports. (embedded/validation_service.cpp)
+void endpoint_slice_causes(const boost::json::object& slice, std::vector<StatusCause>& causes);
+
 /// ValidatePersistentVolumeClaimSpec's and ValidatePersistentVolumeSpec's access mode rules at
 /// `field`: each a supported mode, ReadWriteOncePod alone. (embedded/validation_pod.cpp)
 void access_mode_causes(const boost::json::array* modes, const std::string& field, std::vector<StatusCause>& causes);

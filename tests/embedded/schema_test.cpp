@@ -164,9 +164,12 @@ TEST_CASE("schema decoding: unknown fields are named as sigs.k8s.io/json names t
                                                      "spec.template.spec.containers[1].ports[0].hostport", "status.x"});
   auto obj = json::parse(body).as_object();
   schema::decode("apps", "v1", "Deployment", obj, true);
+  // (Below the top level, each struct that is no pointer is there once decoded: a container's
+  // resources, the template's metadata, the strategy.)
   CHECK(json::serialize(obj) ==
-        R"({"metadata":{"name":"d","labels":{"any-key":"v"}},"spec":{"template":{"spec":{"containers":[{"name":"a"},)"
-        R"({"name":"b","ports":[{"containerPort":80}]}]}}},"status":{}})");
+        R"({"metadata":{"name":"d","labels":{"any-key":"v"}},"spec":{"template":{"spec":{"containers":[)"
+        R"({"name":"a","resources":{}},{"name":"b","ports":[{"containerPort":80}],"resources":{}}]},"metadata":{}},)"
+        R"("strategy":{}},"status":{}})");
   // Free-form fields keep what they hold: annotations, managedFields' FieldsV1, a CRD's schema.
   CHECK(decode("", "Pod", R"({"metadata":{"managedFields":[{"fieldsV1":{"f:spec":{"f:x":{}}}}]}})")
             .unknown_fields.empty());

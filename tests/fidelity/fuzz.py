@@ -418,6 +418,22 @@ def base_namespace():  # a user's namespace, labelled for the team's quota and p
             "spec": {"finalizers": ["kubernetes"]}}
 
 
+def base_endpoints():  # a headless training master's address, kept by hand (no selector)
+    return {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "fuzz", "labels": {"app": "train"}},
+            "subsets": [{"addresses": [{"ip": "10.1.2.3", "hostname": "master-0", "nodeName": "gpu-1"}],
+                         "notReadyAddresses": [{"ip": "10.1.2.4"}],
+                         "ports": [{"name": "nccl", "port": 29500, "protocol": "TCP"}]}]}
+
+
+def base_endpointslice():  # the same, as an EndpointSlice
+    return {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"name": "fuzz", "labels": {"kubernetes.io/service-name": "fuzz"}},
+            "addressType": "IPv4",
+            "endpoints": [{"addresses": ["10.1.2.3"], "conditions": {"ready": True}, "hostname": "master-0",
+                           "nodeName": "gpu-1", "zone": "a"}],
+            "ports": [{"name": "nccl", "port": 29500, "protocol": "TCP"}]}
+
+
 KINDS = {
     "pod": (base_pod, "/api/v1/namespaces/%s/pods"),
     "deployment": (base_deployment, "/apis/apps/v1/namespaces/%s/deployments"),
@@ -447,6 +463,8 @@ KINDS = {
     "networkpolicy": (base_networkpolicy, "/apis/networking.k8s.io/v1/namespaces/%s/networkpolicies"),
     "ingress": (base_ingress, "/apis/networking.k8s.io/v1/namespaces/%s/ingresses"),
     "podtemplate": (base_podtemplate, "/api/v1/namespaces/%s/podtemplates"),
+    "endpoints": (base_endpoints, "/api/v1/namespaces/%s/endpoints"),
+    "endpointslice": (base_endpointslice, "/apis/discovery.k8s.io/v1/namespaces/%s/endpointslices"),
     "limitrange": (base_limitrange, "/api/v1/namespaces/%s/limitranges"),
     "pdb": (base_pdb, "/apis/policy/v1/namespaces/%s/poddisruptionbudgets"),
     "role": (base_role, "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/roles"),
@@ -525,7 +543,8 @@ ROOTS = {"pod": "io.k8s.api.core.v1.Pod", "deployment": "io.k8s.api.apps.v1.Depl
          "storageclass": "io.k8s.api.storage.v1.StorageClass", "pv": "io.k8s.api.core.v1.PersistentVolume",
          "clusterrole": "io.k8s.api.rbac.v1.ClusterRole", "clusterrolebinding": "io.k8s.api.rbac.v1.ClusterRoleBinding",
          "runtimeclass": "io.k8s.api.node.v1.RuntimeClass", "ingressclass": "io.k8s.api.networking.v1.IngressClass",
-         "csidriver": "io.k8s.api.storage.v1.CSIDriver", "namespace": "io.k8s.api.core.v1.Namespace"}
+         "csidriver": "io.k8s.api.storage.v1.CSIDriver", "namespace": "io.k8s.api.core.v1.Namespace",
+         "endpoints": "io.k8s.api.core.v1.Endpoints", "endpointslice": "io.k8s.api.discovery.v1.EndpointSlice"}
 _SCHEMAS = {}
 
 
@@ -977,6 +996,19 @@ UPDATE_EDITS = {
         (("roleRef", "kind"), ["ClusterRole", "Sometimes"]),
         (("subjects",), [appended({"kind": "User", "name": "bob"}), without_first, [], None, [{}]]),
         (("subjects", 0, "kind"), ["ServiceAccount", "Sometimes"])],
+    "endpoints": [(("subsets", 0) + p, v) for p, v in [
+        (("addresses", 0, "ip"), ["10.1.2.5", "127.0.0.1", "::1", "x", ""]),
+        (("addresses",), [appended({"ip": "10.1.2.6"}), [], None]),
+        (("notReadyAddresses",), [[], None]),
+        (("ports",), [appended({"name": "tb", "port": 6006}), appended({"port": 6006}), [], None]),
+        (("ports", 0, "protocol"), ["UDP", "", "x"])]],
+    "endpointslice": [
+        (("addressType",), ["IPv6", "FQDN", "x", ""]),
+        (("endpoints", 0, "addresses"), [["10.1.2.5"], ["::1"], ["a.example.com"], [], None]),
+        (("endpoints", 0, "conditions", "ready"), [False, None]),
+        (("endpoints", 0, "hints"), [{"forZones": [{"name": "a"}]}]),
+        (("ports",), [appended({"name": "tb", "port": 6006}), appended({"port": 6006}), [], None]),
+        (("ports", 0, "protocol"), ["UDP", "", None])],
     "runtimeclass": [
         (("handler",), ["runc", "", "A_B"]),
         (("overhead", "podFixed", "nvidia.com/gpu"), ["1", "-1"]),
