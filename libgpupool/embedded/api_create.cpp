@@ -98,7 +98,7 @@ Response Api::serve_update(const Call& c) const {
   dedup_owner_references(body, r.warnings, false);
   if (r.body.size() > kEtcdMaxRequestBytes / 2) check_stored_size(body);
   body = c.as_stored(std::move(body));
-  const WriteOptions uo = tg.subresource.empty() ? c.tracking(update_manager(wo.field_manager, r.user_agent)) : wo;
+  WriteOptions uo = tg.subresource.empty() ? c.tracking(update_manager(wo.field_manager, r.user_agent)) : wo;
   const bool event = t.group.empty() && t.resource == "events";
   // A PUT of a missing object creates it for the kinds whose strategies AllowCreateOnUpdate
   // (pkg/registry: Service, Endpoints, Event, LimitRange, the RBAC kinds), else 404.
@@ -106,7 +106,7 @@ Response Api::serve_update(const Call& c) const {
     if (event) validate_event_create(served, core_event_to_v1(body), tg.ns, event_view);
     return json_response(201, c.as_served(store_.create(t, tg.ns, std::move(body), uo)));
   }
-  if (event) validate_event_update(served, core_event_to_v1(body), tg.ns, event_view);
+  if (event) uo.strategy_causes = event_update_causes(core_event_to_v1(body), tg.ns, event_view);
   return json_response(200, c.as_served(store_.update(t, tg.ns, std::move(body), uo, tg.subresource)));
 }
 

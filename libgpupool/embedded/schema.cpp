@@ -88,13 +88,15 @@ bool kept_collection(const Node& parent, std::string_view field, const Node& chi
   const auto g = parent.go_fields.find(field);
   return g != parent.go_fields.end() && g->second.zero == Node::GoField::Zero::Kept && !g->second.pointer;
 }
-// A metav1.Time field that is no pointer: omitempty does not leave out a struct, and the zero time
+// A metav1.Time or MicroTime field that is no pointer: omitempty does not leave out a struct, and the zero time
 // encodes as null (a Job condition's `"lastProbeTime": null`).
 // (ObjectMeta's creationTimestamp is the server's to set; templates get theirs null elsewhere.)
 bool kept_time(const Node& parent, std::string_view field, const Node& child) {
-  if (child.type != Node::Type::Time || field == "creationTimestamp") return false;
+  if ((child.type != Node::Type::Time && child.type != Node::Type::MicroTime) || field == "creationTimestamp")
+    return false;
   const auto g = parent.go_fields.find(field);
-  return g != parent.go_fields.end() && g->second.type == "v1.Time" && !g->second.pointer;
+  return g != parent.go_fields.end() && (g->second.type == "v1.Time" || g->second.type == "v1.MicroTime") &&
+         !g->second.pointer;
 }
 
 // Types with their own JSON decoding (UnmarshalJSON), accepted as any JSON value here.
@@ -1081,7 +1083,7 @@ void omit_empty(std::string_view group, std::string_view version, std::string_vi
 
 void nil_empty_collections(std::string_view group, std::string_view version, std::string_view kind, json::object& obj) {
   // The lists and maps of fields kept when empty, absent (on entering their object) or empty, become
-  // null; so do absent metav1.Time fields that are no pointers (kept_time).
+  // null; so do absent metav1.Time and MicroTime fields that are no pointers (kept_time).
   auto absent = [](const Node& n, json::object& o) {
     for (const std::string_view k : n.kept)
       if (!o.contains(k)) o[k] = nullptr;
@@ -1285,8 +1287,21 @@ void fill_required(const Doc& d, const json::object& s, std::string_view compone
 void add_required_zeros(std::string_view group, std::string_view version, std::string_view kind, json::object& obj) {
   const auto [d, props] = kind_properties(group, version, kind);
   if (!props) return;
-  // Not the top level itself: apiVersion and kind are the request's, metadata and the rest are
-  // read by validation as given.
+  // The top level's own scalars without omitempty (data/gotypes: an Event's reportingComponent, a
+  // ControllerRevision's revision, a PriorityClass's value): Go writes their zero. (Its times are
+  // nil_empty_collections', kept_time.)
+  if (const Node* r = root(group, version, kind))
+    for (const auto& [k, g] : r->go_fields) {
+      if (g.pointer || g.zero != Node::GoField::Zero::Kept || obj.contains(k)) continue;
+      if (g.type == "string")
+        obj[k] = "";
+      else if (g.type == "int32" || g.type == "int64")
+        obj[k] = 0;
+      else if (g.type == "bool")
+        obj[k] = false;
+    }
+  // Below the top level: apiVersion and kind are the request's, metadata and the rest are read by
+  // validation as given.
   for (auto& [name, v] : obj) {
     const json::value* p = props->if_contains(name);
     if (!p || !p->is_object()) continue;

@@ -1476,9 +1476,13 @@ json::object Store::remove(const ResourceType& t, std::string_view ns, std::stri
         if (is_pod(t)) shorten_pod_deletion(vmd, o.grace_period);  // (as delete_locked_recursive will)
         return v;
       }
-      const Propagation p = o.propagation != Propagation::Default ? o.propagation
-                            : t.orphan_by_default                 ? Propagation::Orphan
-                                                                  : Propagation::Background;
+      // (The event strategy's DefaultGarbageCollectionPolicy is Unsupported: an Event is never
+      // orphaning nor waiting for dependents, whatever the options say.)
+      const bool gc_unsupported = t.resource == "events" && (t.group.empty() || t.group == "events.k8s.io");
+      const Propagation p = gc_unsupported                          ? Propagation::Background
+                            : o.propagation != Propagation::Default ? o.propagation
+                            : t.orphan_by_default                   ? Propagation::Orphan
+                                                                    : Propagation::Background;
       set_finalizer(vmd, "orphan", p == Propagation::Orphan);
       set_finalizer(vmd, kForegroundDeletion, p == Propagation::Foreground);
       const bool pod = is_pod(t);

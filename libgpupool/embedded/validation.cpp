@@ -204,11 +204,12 @@ void validate_name(const ResourceType& t, const std::string& name, Causes& cause
   else if (t.group == "rbac.authorization.k8s.io")
     // rbac/validation ValidateRBACName: IsValidPathSegmentName, a generateName's too (unmasked).
     add(path_segment_errors(name));
-  else if (t.group == "policy" && t.resource == "poddisruptionbudgets")
-    // No rule of the strategy's: rest.BeforeCreate's ValidateObjectMetaAccessor with
-    // path.ValidatePathSegmentName (a generateName: IsValidPathSegmentPrefix, unmasked).
+  else if ((t.group == "policy" && t.resource == "poddisruptionbudgets") || (t.group.empty() && t.resource == "events"))
+    // No rule of the strategy's (a core/v1 Event's: legacyValidateEvent alone): rest.BeforeCreate's
+    // ValidateObjectMetaAccessor with path.ValidatePathSegmentName (a generateName:
+    // IsValidPathSegmentPrefix, unmasked). (An events.k8s.io/v1 Event's strict rules: a subdomain.)
     add(path_segment_errors(name, prefix));
-  else if (t.resource == "nodes" || t.resource == "events") {
+  else if (t.resource == "nodes") {
     if (checked.find('/') != std::string::npos || checked == "." || checked == "..")
       causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: \"{}\": may not contain '/'", name), field});
   } else {  // the rest, custom resources included (customResourceValidator: NameIsDNSSubdomain)
@@ -1183,9 +1184,7 @@ void builtin_defaults(AdmissionRequest& r) {
       set_default(obj, "reclaimPolicy", "Delete");
       set_default(obj, "volumeBindingMode", "Immediate");
     } else if (t.group == "scheduling.k8s.io" && t.resource == "priorityclasses") {
-      // SetDefaults_PriorityClass, and the decoded `value` (an int32 without omitempty).
-      set_default(obj, "preemptionPolicy", "PreemptLowerPriority");
-      set_default(obj, "value", 0);
+      set_default(obj, "preemptionPolicy", "PreemptLowerPriority");  // SetDefaults_PriorityClass
     }
   }
   if ((create || r.operation == AdmissionRequest::Operation::Update) && r.subresource.empty() &&
@@ -2076,8 +2075,9 @@ Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p
     // ValidateX, then ValidateXUpdate (metadata and the update's rules; a RuntimeClass's
     // strategy: ValidateRuntimeClass, then ValidateRuntimeClassUpdate).
     add(meta, spec, update_meta, immutable);
-  } else if (t.group == "policy" && res == "poddisruptionbudgets") {
-    // ValidatePodDisruptionBudget: the spec only.
+  } else if ((t.group == "policy" && res == "poddisruptionbudgets") || (core && res == "events")) {
+    // ValidatePodDisruptionBudget: the spec only; a core/v1 Event's ValidateEventUpdate: the legacy
+    // rules only (checked before, embedded/events.cpp).
     add(spec, immutable);
   } else {
     add(meta, spec, immutable);
@@ -2094,14 +2094,15 @@ void builtin_validation(AdmissionRequest& r) {
   const auto& md = obj["metadata"].as_object();
   // The kinds whose validation is core/validation's ValidateObjectMeta and ValidateObjectMetaUpdate
   // (validateKubeFinalizerName): core, apps, batch, and the groups whose validation.go calls them
-  // (networking, scheduling, storage, rbac, discovery); node.k8s.io, coordination.k8s.io,
+  // (networking, scheduling, storage, rbac, discovery; a core/v1 Event has none); node.k8s.io, coordination.k8s.io,
   // policy and apiextensions use apimachinery's, which leaves finalizer names to any form.
-  const bool kube = core || t.group == "apps" || t.group == "batch" || t.group == "networking.k8s.io" ||
-                    t.group == "scheduling.k8s.io" || t.group == "storage.k8s.io" ||
+  const bool kube = (core && t.resource != "events") || t.group == "apps" || t.group == "batch" ||
+                    t.group == "networking.k8s.io" || t.group == "scheduling.k8s.io" || t.group == "storage.k8s.io" ||
                     t.group == "rbac.authorization.k8s.io" || t.group == "discovery.k8s.io";
   // The strategy's metadata rules (ValidateObjectMeta): on create, a missing name is one error
   // among the object's others.
   CauseParts parts;
+  if (r.options) parts.spec = r.options->strategy_causes;  // (an Event's legacy rules: api_create.cpp)
   Causes& meta = parts.meta;
   validate_name(t, str(md, "generateName"), meta, true);  // (an update's too: it may change)
   if (create) {

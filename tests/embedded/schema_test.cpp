@@ -93,10 +93,11 @@ TEST_CASE("schema decoding: a quantity that does not parse stops decoding (400, 
   CHECK_FALSE(
       decode("", "Pod", R"({"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":1.5,"memory":null}}}]}})")
           .decode_error);
-  // Fields set to null are dropped (Go's zero value), so validation sees them as absent.
+  // Fields set to null are Go's zero value, so validation sees them as absent (a top-level string
+  // without omitempty, as the provisioner, is then written "").
   auto sc = json::parse(R"({"metadata":{"name":"s"},"provisioner":null,"parameters":{"a":"b"}})").as_object();
   schema::decode("storage.k8s.io", "v1", "StorageClass", sc, true);
-  CHECK(json::serialize(sc) == R"({"metadata":{"name":"s"},"parameters":{"a":"b"}})");
+  CHECK(json::serialize(sc) == R"({"metadata":{"name":"s"},"parameters":{"a":"b"},"provisioner":""})");
 }
 
 TEST_CASE("schema decoding: Time and MicroTime are stored in UTC as MarshalJSON writes them, any year") {

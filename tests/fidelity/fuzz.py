@@ -434,6 +434,22 @@ def base_endpointslice():  # the same, as an EndpointSlice
             "ports": [{"name": "nccl", "port": 29500, "protocol": "TCP"}]}
 
 
+def base_event():  # what a controller records about a training pod (core/v1), in the cases' namespace
+    return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "fuzz"},
+            "involvedObject": {"kind": "Pod", "namespace": "$NAMESPACE", "name": "train-0", "apiVersion": "v1"},
+            "reason": "Preempted", "message": "Preempted by a higher-priority job", "type": "Warning",
+            "source": {"component": "gpupool-scheduler"}, "count": 1,
+            "firstTimestamp": "2026-01-01T00:00:00Z", "lastTimestamp": "2026-01-01T00:00:00Z"}
+
+
+def base_eventv1():  # the same, as events.k8s.io/v1 writes it
+    return {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "fuzz"},
+            "eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "gpupool.io/scheduler",
+            "reportingInstance": "gpupool-scheduler-0", "action": "Preempting", "reason": "Preempted",
+            "regarding": {"kind": "Pod", "namespace": "$NAMESPACE", "name": "train-0", "apiVersion": "v1"},
+            "note": "Preempted by a higher-priority job", "type": "Warning"}
+
+
 KINDS = {
     "pod": (base_pod, "/api/v1/namespaces/%s/pods"),
     "deployment": (base_deployment, "/apis/apps/v1/namespaces/%s/deployments"),
@@ -465,6 +481,8 @@ KINDS = {
     "podtemplate": (base_podtemplate, "/api/v1/namespaces/%s/podtemplates"),
     "endpoints": (base_endpoints, "/api/v1/namespaces/%s/endpoints"),
     "endpointslice": (base_endpointslice, "/apis/discovery.k8s.io/v1/namespaces/%s/endpointslices"),
+    "event": (base_event, "/api/v1/namespaces/%s/events"),
+    "eventv1": (base_eventv1, "/apis/events.k8s.io/v1/namespaces/%s/events"),
     "limitrange": (base_limitrange, "/api/v1/namespaces/%s/limitranges"),
     "pdb": (base_pdb, "/apis/policy/v1/namespaces/%s/poddisruptionbudgets"),
     "role": (base_role, "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/roles"),
@@ -544,7 +562,8 @@ ROOTS = {"pod": "io.k8s.api.core.v1.Pod", "deployment": "io.k8s.api.apps.v1.Depl
          "clusterrole": "io.k8s.api.rbac.v1.ClusterRole", "clusterrolebinding": "io.k8s.api.rbac.v1.ClusterRoleBinding",
          "runtimeclass": "io.k8s.api.node.v1.RuntimeClass", "ingressclass": "io.k8s.api.networking.v1.IngressClass",
          "csidriver": "io.k8s.api.storage.v1.CSIDriver", "namespace": "io.k8s.api.core.v1.Namespace",
-         "endpoints": "io.k8s.api.core.v1.Endpoints", "endpointslice": "io.k8s.api.discovery.v1.EndpointSlice"}
+         "endpoints": "io.k8s.api.core.v1.Endpoints", "endpointslice": "io.k8s.api.discovery.v1.EndpointSlice",
+         "event": "io.k8s.api.core.v1.Event", "eventv1": "io.k8s.api.events.v1.Event"}
 _SCHEMAS = {}
 
 
@@ -765,7 +784,8 @@ def generated_names(v, rx, repl):
 
 def answer(server, case, method="POST", path=None, content_type=None):
     path = path or collection(case["kind"], server.namespace) + "?dryRun=All"
-    status, headers, data = server.request(method, path, case["body"].encode(), content_type)
+    body = case["body"].replace("$NAMESPACE", server.namespace)  # (an Event's object is in the cases' namespace)
+    status, headers, data = server.request(method, path, body.encode(), content_type)
     warnings = sorted(v for k, v in headers if k.lower() == "warning")
     try:
         body = scrub(json.loads(data))
@@ -1009,6 +1029,13 @@ UPDATE_EDITS = {
         (("endpoints", 0, "hints"), [{"forZones": [{"name": "a"}]}]),
         (("ports",), [appended({"name": "tb", "port": 6006}), appended({"port": 6006}), [], None]),
         (("ports", 0, "protocol"), ["UDP", "", None])],
+    "event": [
+        (("count",), [2, 0, -1, None]),
+        (("lastTimestamp",), ["2026-01-01T00:01:00Z", None, "x"]),
+        (("message",), ["Preempted again", "", None]),
+        (("involvedObject", "namespace"), ["other", "", DELETE]),
+        (("eventTime",), ["2026-01-01T00:00:00.000000Z"]),
+        (("series",), [{"count": 2, "lastObservedTime": "2026-01-01T00:02:00.000000Z"}, {}])],
     "runtimeclass": [
         (("handler",), ["runc", "", "A_B"]),
         (("overhead", "podFixed", "nvidia.com/gpu"), ["1", "-1"]),
@@ -1105,7 +1132,7 @@ def stored_base(server, kind):
         if server.request("GET", path + "/" + name)[0] == 404:
             break
         time.sleep(0.1)
-    status, _, data = server.request("POST", path, json.dumps(base))
+    status, _, data = server.request("POST", path, json.dumps(base).replace("$NAMESPACE", server.namespace))
     if status != 201:
         sys.exit("fuzz: cannot create %s/%s (%d): %s" % (kind, name, status, data[:300]))
     obj = json.loads(data)
