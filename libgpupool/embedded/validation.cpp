@@ -2087,6 +2087,21 @@ Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p
 
 }  // namespace
 
+void event_v1_meta_causes(const json::object& md, Causes& causes) {
+  static const ResourceType kEventV1 = [] {
+    ResourceType t;
+    t.group = "events.k8s.io";
+    t.resource = "events";
+    return t;
+  }();
+  validate_name(kEventV1, str(md, "generateName"), causes, true);
+  const std::string name = str(md, "name");
+  if (name.empty())
+    causes.push_back({"FieldValueRequired", "Required value: name or generateName is required", "metadata.name"});
+  validate_name(kEventV1, name, causes);
+  object_meta_causes(md, true, causes);
+}
+
 void builtin_validation(AdmissionRequest& r) {
   const auto w = written(r);
   if (!w) return;

@@ -38,6 +38,10 @@ enum class PodSpecOf { NewPod, UpdatedPod, Template };
 void validate_pod_spec(const boost::json::object& spec, const boost::json::object* meta, const std::string& prefix,
                        PodSpecOf of, std::vector<StatusCause>& causes);
 
+/// core/validation's ValidateObjectMeta with NameIsDNSSubdomain of an events.k8s.io/v1 Event's
+/// metadata on create (its strict rules): generateName, name, then the rest.
+void event_v1_meta_causes(const boost::json::object& md, std::vector<StatusCause>& causes);
+
 /// ValidateEndpoints past the metadata: validateEndpointSubsets' addresses and ports.
 /// (embedded/validation_service.cpp)
 void endpoint_subsets_causes(const boost::json::object& endpoints, std::vector<StatusCause>& causes);

@@ -1036,6 +1036,13 @@ UPDATE_EDITS = {
         (("involvedObject", "namespace"), ["other", "", DELETE]),
         (("eventTime",), ["2026-01-01T00:00:00.000000Z"]),
         (("series",), [{"count": 2, "lastObservedTime": "2026-01-01T00:02:00.000000Z"}, {}])],
+    "eventv1": [
+        (("note",), ["Preempted again", "", None]),
+        (("reason",), ["Evicted", ""]),
+        (("regarding", "namespace"), ["other", "", DELETE]),
+        (("deprecatedCount",), [2, 0]),
+        (("series",), [{"count": 2, "lastObservedTime": "2026-01-01T00:02:00.000000Z"}, {"count": 1}, {}]),
+        (("type",), ["Normal", "Sometimes"])],
     "runtimeclass": [
         (("handler",), ["runc", "", "A_B"]),
         (("overhead", "podFixed", "nvidia.com/gpu"), ["1", "-1"]),
