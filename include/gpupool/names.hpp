@@ -74,4 +74,9 @@ inline constexpr std::size_t kMaxAnnotationsBytes = 256 * 1024;
 /// HTTP header name (IsHTTPHeaderName): `[-A-Za-z0-9]+`.
 std::vector<std::string> http_header_name_errors(std::string_view value);
 bool is_http_header_name(std::string_view value) noexcept;
+
+/// Path segment name (apimachinery path.ValidatePathSegmentName): not `.` or `..`, no `/` or `%`;
+/// with `prefix` (a generateName: IsValidPathSegmentPrefix) only the characters. Object names of
+/// RBAC's kinds, and of a PodDisruptionBudget (rest.BeforeCreate's only name rule for it).
+std::vector<std::string> path_segment_errors(std::string_view value, bool prefix = false);
 }  // namespace gpupool

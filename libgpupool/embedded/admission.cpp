@@ -209,7 +209,7 @@ void runtime_class(Store& store, AdmissionRequest& r, bool mutate) {
 void install_admission_plugins(Store& store) {
   // kube-apiserver runs every mutating plugin, then validation, then every validating plugin
   // (LimitRanger, Priority, ..., ResourceQuota last). The immutable fields of updates are checked by
-  // validation itself (builtin_validation: immutable_causes). Priority's refusals are its Admit's.
+  // validation itself (builtin_validation: immutable_causes).
   store.add_admission([&store](AdmissionRequest& r) { limit_ranger(store, r, true); }, AdmissionStage::Mutating);
   store.add_admission([&store](AdmissionRequest& r) { service_account_admission(store, r, true); },
                       AdmissionStage::Mutating);
@@ -217,6 +217,7 @@ void install_admission_plugins(Store& store) {
   store.add_admission([&store](AdmissionRequest& r) { priority_admission(store, r); }, AdmissionStage::Mutating);
   store.add_admission([&store](AdmissionRequest& r) { runtime_class(store, r, true); }, AdmissionStage::Mutating);
   store.add_admission([&store](AdmissionRequest& r) { limit_ranger(store, r, false); });
+  store.add_admission([&store](AdmissionRequest& r) { priority_validation(store, r); });
   store.add_admission([&store](AdmissionRequest& r) { service_account_admission(store, r, false); });
   store.add_admission([&store](AdmissionRequest& r) { runtime_class(store, r, false); });
 }

@@ -45,9 +45,16 @@ void service_account_admission(Store& store, AdmissionRequest& r, bool mutate);
 
 /// Priority (plugin/pkg/admission/priority): a new pod gets spec.priority and preemptionPolicy
 /// from its PriorityClass (or the globalDefault class, or 0); an unknown class is 403 `pods "x" is
-/// forbidden: no PriorityClass with name foo was found`. PriorityClass objects are defaulted and
-/// validated (system- names reserved, user values up to 1e9, value immutable, one globalDefault).
+/// forbidden: no PriorityClass with name foo was found`.
 void priority_admission(Store& store, AdmissionRequest& r);
+/// Priority's Validate: no second globalDefault PriorityClass (403).
+void priority_validation(Store& store, AdmissionRequest& r);
+/// ValidatePriorityClass past its metadata: system- names reserved, user values up to 1e9, a known
+/// preemption policy (a create's rules; an update runs ValidatePriorityClassUpdate alone).
+void priority_class_causes(const boost::json::object& pc, std::vector<StatusCause>& causes);
+/// ValidatePriorityClassUpdate past its metadata: value and preemptionPolicy immutable.
+void priority_class_update_causes(const boost::json::object& pc, const boost::json::object& old,
+                                  std::vector<StatusCause>& causes);
 
 /// The built-in system-node-critical and system-cluster-critical classes (created when absent).
 void create_system_priority_classes(Store& store);

@@ -180,12 +180,16 @@ json::value parse_body(const std::string& body, bool yaml) {
 
 // kube-apiserver passes etcd's refusal of a larger object on as a 500 with no reason.
 
-void check_name(const json::object& obj, const ResourceType& t, const std::string& url_ns,
-                const std::string& url_name) {
+void check_namespace(const json::object& obj, const ResourceType& t, const std::string& url_ns) {
   if (const std::string ns = meta(obj, "namespace");
       !ns.empty() && !url_ns.empty() && ns != url_ns && !(t.group.empty() && t.resource == "namespaces"))
     throw StatusError::bad_request(
         "the namespace of the provided object does not match the namespace sent on the request");
+}
+
+void check_name(const json::object& obj, const ResourceType& t, const std::string& url_ns,
+                const std::string& url_name) {
+  check_namespace(obj, t, url_ns);
   const std::string name = meta(obj, "name");
   if (name.empty())  // ContextBasedNaming.ObjectName: errEmptyName
     throw StatusError::bad_request(

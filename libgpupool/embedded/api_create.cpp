@@ -68,10 +68,13 @@ Response Api::serve_create(const Call& c) const {
         fmt::format("the kind in the data ({}) does not match the expected kind ({})", kind, t.kind));
   decode_body(served, body, fv, &r.warnings);
   dedup_owner_references(body, r.warnings, false);
+  // An Event's own rules, which name it as the core kind it is stored as (`Event`), after the
+  // namespace check.
+  if (t.group.empty() && t.resource == "events") check_namespace(body, t, tg.ns);
   if (event_view)
-    validate_event_create(served, body, tg.ns, true);
+    validate_event_create(t, body, tg.ns, true);
   else if (t.group.empty() && t.resource == "events")
-    validate_event_create(served, core_event_to_v1(body), tg.ns, false);
+    validate_event_create(t, core_event_to_v1(body), tg.ns, false);
   if (r.body.size() > kEtcdMaxRequestBytes / 2) check_stored_size(body);
   body = c.as_stored(std::move(body));
   WriteOptions co = c.tracking(update_manager(wo.field_manager, r.user_agent));
@@ -98,15 +101,15 @@ Response Api::serve_update(const Call& c) const {
   dedup_owner_references(body, r.warnings, false);
   if (r.body.size() > kEtcdMaxRequestBytes / 2) check_stored_size(body);
   body = c.as_stored(std::move(body));
-  const WriteOptions uo = tg.subresource.empty() ? c.tracking(update_manager(wo.field_manager, r.user_agent)) : wo;
+  WriteOptions uo = tg.subresource.empty() ? c.tracking(update_manager(wo.field_manager, r.user_agent)) : wo;
   const bool event = t.group.empty() && t.resource == "events";
   // A PUT of a missing object creates it for the kinds whose strategies AllowCreateOnUpdate
   // (pkg/registry: Service, Endpoints, Event, LimitRange, the RBAC kinds), else 404.
   if (tg.subresource.empty() && allows_create_on_update(t) && !store_.find(t, tg.ns, tg.name)) {
-    if (event) validate_event_create(served, core_event_to_v1(body), tg.ns, event_view);
+    if (event) validate_event_create(t, core_event_to_v1(body), tg.ns, event_view);
     return json_response(201, c.as_served(store_.create(t, tg.ns, std::move(body), uo)));
   }
-  if (event) validate_event_update(served, core_event_to_v1(body), tg.ns, event_view);
+  if (event) uo.strategy_causes = event_update_causes(core_event_to_v1(body), tg.ns, event_view);
   return json_response(200, c.as_served(store_.update(t, tg.ns, std::move(body), uo, tg.subresource)));
 }
 

@@ -169,8 +169,10 @@ bool returns_deleted_object(const ResourceType& t) {
   static const std::set<std::string, std::less<>> kCore = {
       "pods",           "services",    "serviceaccounts", "namespaces", "persistentvolumes", "persistentvolumeclaims",
       "resourcequotas", "podtemplates"};
-  return (t.group.empty() && kCore.count(t.resource)) ||
-         (t.group == "storage.k8s.io" && t.resource == "storageclasses");
+  static const std::set<std::string, std::less<>> kStorage = {"storageclasses", "csidrivers", "csinodes",
+                                                              "volumeattachments", "volumeattributesclasses"};
+  return (t.group.empty() && kCore.count(t.resource)) || (t.group == "storage.k8s.io" && kStorage.count(t.resource)) ||
+         t.group == "resource.k8s.io";  // (deviceclasses, resourceclaims, their templates, resourceslices)
 }
 
 }  // namespace

@@ -78,6 +78,9 @@ std::string meta(const json::object& o, std::string_view key);
 /// rest.EnsureObjectNamespaceMatchesRequestNamespace (a Namespace's own expected namespace is "",
 /// ExpectedNamespaceForResource), then handlers/rest.go checkName.
 void check_name(const json::object& obj, const ResourceType& t, const std::string& url_ns, const std::string& url_name);
+/// The body's namespace, when it has one, is the URL's (else 400), as the create handler checks it
+/// before the strategy's validation.
+void check_namespace(const json::object& obj, const ResourceType& t, const std::string& url_ns);
 /// handlers/rest.go dedupOwnerReferencesAndAddWarning: an owner reference equal to an earlier one
 /// with its uid is dropped, with a warning naming the duplicate uids (`after_mutating`: the
 /// wording of the check after mutating admission, the only one a patch gets).

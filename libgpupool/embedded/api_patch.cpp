@@ -104,7 +104,7 @@ Response Api::serve_patch(const Call& c) const {
     }
     if (!next.is_object()) throw StatusError::bad_request("the patch did not produce an object");
     if (!apply && tg.subresource != "scale" && ct != "application/strategic-merge-patch+json") {
-      json::object ordered = patched_decode_order(next.as_object(), patch, ct == "application/json-patch+json");
+      json::object ordered = patched_decode_order(next.as_object(), base, patch, ct == "application/json-patch+json");
       check_patched_types(t, ordered, nullptr);
     }
     if (!apply && tg.subresource != "scale") decode_patched(served, next.as_object(), fv, &r.warnings);
@@ -113,8 +113,9 @@ Response Api::serve_patch(const Call& c) const {
       check_name(next.as_object(), t, tg.ns, tg.name);
     }
     json::object out = c.as_stored(std::move(next.as_object()));
+    std::vector<StatusCause> event_causes;
     if (t.group.empty() && t.resource == "events")
-      validate_event_update(served, core_event_to_v1(out), tg.ns, event_view);
+      event_causes = event_update_causes(core_event_to_v1(out), tg.ns, event_view);
     dedup_owner_references(out, r.warnings, true);
     if (r.body.size() > 4096) check_stored_size(out);
     const std::string read_version = meta(cur, "resourceVersion");
@@ -130,6 +131,7 @@ Response Api::serve_patch(const Call& c) const {
     try {
       WriteOptions po = !apply && tg.subresource.empty() ? c.tracking(manager) : wo;
       po.uid_precondition = false;
+      po.strategy_causes = std::move(event_causes);
       auto updated = store_.update(t, tg.ns, std::move(out), po, tg.subresource == "scale" ? "" : tg.subresource);
       if (tg.subresource == "scale") return json_response(200, scale_of(t, updated));
       return json_response(200, c.as_served(std::move(updated)));

@@ -12,7 +12,12 @@
 //   eventTime, series, reason, action, related, type, reportingInstance, metadata: the same.
 #pragma once
 
+#include <string_view>
+#include <vector>
+
 #include <boost/json.hpp>
+
+#include "gpupool/error.hpp"  // StatusCause
 
 namespace gpupool::embedded {
 
@@ -32,7 +37,8 @@ json::object v1_event_to_core(const json::object& v1);
 void validate_event_create(const ResourceType& t, const json::object& v1, std::string_view ns, bool strict);
 /// ValidateEventUpdate's legacy part, the rules above without the strict ones: what a PUT or PATCH
 /// of an event of either version must pass (`strict` names the reporting field as events.k8s.io/v1
-/// does). events.k8s.io/v1's immutable fields are not checked (FIDELITY.md difference 36).
-void validate_event_update(const ResourceType& t, const json::object& v1, std::string_view ns, bool strict);
+/// does); the update's WriteOptions::strategy_causes, after validateCommonFields'. events.k8s.io/v1's
+/// immutable fields are not checked (FIDELITY.md difference 36).
+std::vector<StatusCause> event_update_causes(const json::object& v1, std::string_view ns, bool strict);
 
 }  // namespace gpupool::embedded

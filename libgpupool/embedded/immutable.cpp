@@ -70,6 +70,18 @@ const json::value* at(const json::object& o, std::initializer_list<std::string_v
   const json::object* parent = object_at(o, path);
   return parent ? parent->if_contains(key) : nullptr;
 }
+
+// ValidateImmutableField of a claim's or volume's volumeMode (its path without "spec.", sic): the
+// stored forms compared, the value as given shown.
+void volume_mode_immutable(const json::object& old, const json::object& stored, const json::object& given,
+                           std::vector<StatusCause>& causes) {
+  if (!same_value(at(old, {"spec"}, "volumeMode"), at(stored, {"spec"}, "volumeMode")))
+    causes.push_back(
+        {"FieldValueInvalid",
+         fmt::format("Invalid value: {}: field is immutable", go_pointer_value(at(given, {"spec"}, "volumeMode"))),
+         "volumeMode"});
+}
+
 }  // namespace
 
 // apiequality.Semantic.DeepEqual as far as JSON tells: a nil slice equals an empty one
@@ -146,6 +158,40 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r, const std::functi
                                     fields::go_string_slice("storage.VolumeLifecycleMode",
                                                             modes && modes->is_array() ? &modes->as_array() : nullptr)),
                         "spec.volumeLifecycleModes"});
+  } else if (t.group == "storage.k8s.io" && t.resource == "storageclasses") {
+    // ValidateStorageClassUpdate: parameters (reflect.DeepEqual: {} is not nil), provisioner and
+    // reclaimPolicy may not change, volumeBindingMode is immutable.
+    if (!same_value(given.if_contains("parameters"), old.if_contains("parameters")))
+      causes.push_back({"FieldValueForbidden", "Forbidden: updates to parameters are forbidden.", "parameters"});
+    for (const char* k : {"provisioner", "reclaimPolicy"})
+      if (string_of(&given, k) != string_of(&old, k))
+        causes.push_back({"FieldValueForbidden", fmt::format("Forbidden: updates to {} are forbidden.", k), k});
+    if (!same_value(given.if_contains("volumeBindingMode"), old.if_contains("volumeBindingMode")))
+      causes.push_back({"FieldValueInvalid",
+                        fmt::format("Invalid value: {}: field is immutable",
+                                    go_pointer_value(given.if_contains("volumeBindingMode"))),
+                        "volumeBindingMode"});
+  } else if (t.group == "rbac.authorization.k8s.io" &&
+             (t.resource == "rolebindings" || t.resource == "clusterrolebindings")) {
+    // Validate(Cluster)RoleBindingUpdate: the roleRef may not change (shown as rbac.RoleRef's %#v).
+    const json::object* ref = object_at(given, {"roleRef"});
+    const json::object* was = object_at(old, {"roleRef"});
+    bool changed = false;
+    for (const char* k : {"apiGroup", "kind", "name"}) changed = changed || string_of(ref, k) != string_of(was, k);
+    if (changed)
+      causes.push_back(
+          {"FieldValueInvalid",
+           fmt::format("Invalid value: rbac.RoleRef{{APIGroup:{}, Kind:{}, Name:{}}}: cannot change roleRef",
+                       fields::q(string_of(ref, "apiGroup")), fields::q(string_of(ref, "kind")),
+                       fields::q(string_of(ref, "name"))),
+           "roleRef"});
+  } else if (t.group == "discovery.k8s.io" && t.resource == "endpointslices") {
+    // ValidateEndpointSliceUpdate: addressType is immutable (a string: shown quoted).
+    if (string_of(&old, "addressType") != string_of(&given, "addressType"))
+      causes.push_back(
+          {"FieldValueInvalid",
+           fmt::format("Invalid value: {}: field is immutable", fields::q(string_of(&given, "addressType"))),
+           "addressType"});
   } else if (t.group == "networking.k8s.io" && t.resource == "ingressclasses") {
     // validateIngressClassSpecUpdate: ValidateImmutableField(spec.controller) (a string: quoted).
     const std::string now = string_of(object_at(given, {"spec"}), "controller");
@@ -235,6 +281,46 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r, const std::functi
     }
     for (const char* key : {"completionMode", "podFailurePolicy", "backoffLimitPerIndex", "managedBy", "successPolicy"})
       immutable(key);
+  } else if (t.group.empty() && t.resource == "persistentvolumes") {
+    const json::object& obj = stored();
+    // ValidatePersistentVolumeUpdate's own rules: the PersistentVolumeSource is immutable after
+    // creation (but a CSI source may gain a controllerExpandSecretRef; the real message appends a
+    // go-cmp diff: FIDELITY.md difference 1), then volumeMode.
+    static const char* const kSources[] = {"gcePersistentDisk",
+                                           "awsElasticBlockStore",
+                                           "hostPath",
+                                           "glusterfs",
+                                           "nfs",
+                                           "rbd",
+                                           "iscsi",
+                                           "cinder",
+                                           "cephfs",
+                                           "fc",
+                                           "flocker",
+                                           "flexVolume",
+                                           "azureFile",
+                                           "vsphereVolume",
+                                           "quobyte",
+                                           "azureDisk",
+                                           "photonPersistentDisk",
+                                           "portworxVolume",
+                                           "scaleIO",
+                                           "local",
+                                           "storageos",
+                                           "csi"};
+    json::object a, b;
+    const json::object* before = object_at(old, {"spec"});
+    const json::object* now = object_at(obj, {"spec"});
+    for (const char* k : kSources) {
+      if (before && before->contains(k)) a[k] = before->at(k);
+      if (now && now->contains(k)) b[k] = now->at(k);
+    }
+    if (const json::object* csi = object_at(a, {"csi"}); csi && !fields::present(*csi, "controllerExpandSecretRef"))
+      if (json::value* n = b.if_contains("csi"); n && n->is_object()) n->as_object().erase("controllerExpandSecretRef");
+    if (!semantic_equal(a, b))
+      causes.push_back({"FieldValueForbidden", "Forbidden: spec.persistentvolumesource is immutable after creation",
+                        "spec.persistentvolumesource"});
+    volume_mode_immutable(old, obj, given, causes);
   } else if (t.group.empty() && t.resource == "persistentvolumeclaims") {
     const json::object& obj = stored();
     // core/validation ValidatePersistentVolumeClaimUpdate: the spec is immutable but for
@@ -283,14 +369,9 @@ std::vector<StatusCause> immutable_causes(AdmissionRequest& r, const std::functi
     if (now < storage(&old, {"spec", "resources", "requests"}) && now <= storage(&old, {"status", "capacity"}))
       causes.push_back({"FieldValueForbidden", "Forbidden: field can not be less than status.capacity",
                         "spec.resources.requests.storage"});
-    // The volume mode (its path without "spec.", sic), and volumeAttributesClassName, which the
-    // disabled VolumeAttributesClass gate lets no update change.
-    const json::value* mode = at(obj, {"spec"}, "volumeMode");
-    if (!same_value(at(old, {"spec"}, "volumeMode"), mode))
-      causes.push_back(
-          {"FieldValueInvalid",
-           fmt::format("Invalid value: {}: field is immutable", go_pointer_value(at(given, {"spec"}, "volumeMode"))),
-           "volumeMode"});
+    // The volume mode, and volumeAttributesClassName, which the disabled VolumeAttributesClass
+    // gate lets no update change.
+    volume_mode_immutable(old, obj, given, causes);
     if (!same_value(at(old, {"spec"}, "volumeAttributesClassName"), at(obj, {"spec"}, "volumeAttributesClassName")))
       causes.push_back({"FieldValueForbidden",
                         "Forbidden: update is forbidden when the VolumeAttributesClass feature gate is disabled",

@@ -493,6 +493,8 @@ json::value smp(const json::value& target, const json::value& patch, std::string
           }
         out[k] = std::move(clean);
       }
+    } else if (v.is_object() && cur && cur->is_object() && schema::patch_replaces(kind, sub)) {
+      out[k] = v;  // mergeMapHandler, patchStrategy "replace": the patch's map as sent (its nulls too)
     } else {
       json::value merged = smp(cur ? *cur : json::value(nullptr), v, kind, sub);
       if (merged.is_null())
@@ -544,12 +546,31 @@ json::object sorted_keys(const json::object& o) {
   return out;
 }
 
-// Merge patch: the target's levels the patch merged into.
-void sort_merged(json::object& o, const json::object& patch) {
+// pruneNulls re-encodes every object of the value it walks from a Go map: each level sorted.
+void sort_all(json::value& v) {
+  if (v.is_object()) {
+    v.as_object() = sorted_keys(v.as_object());
+    for (auto& [k, x] : v.as_object()) sort_all(x);
+  } else if (v.is_array()) {
+    for (auto& x : v.as_array()) sort_all(x);
+  }
+}
+
+// Merge patch (json-patch v4 mergeDocs): the target's levels the patch merged into (`was`: the
+// target's level before); a value the patch put where the target had no object went through
+// pruneNulls (sorted at every level), one put over an object (merge's `return patch`) keeps the
+// patch's order.
+void sort_merged(json::object& o, const json::object* was, const json::object& patch) {
   o = sorted_keys(o);
-  for (const auto& [k, pv] : patch)
-    if (json::value* v = o.if_contains(k); v && v->is_object() && pv.is_object())
-      sort_merged(v->as_object(), pv.as_object());
+  for (const auto& [k, pv] : patch) {
+    json::value* v = o.if_contains(k);
+    if (!v || pv.is_null()) continue;
+    const json::value* cur = was ? was->if_contains(k) : nullptr;
+    if (!cur || !cur->is_object())
+      sort_all(*v);
+    else if (pv.is_object() && v->is_object())
+      sort_merged(v->as_object(), &cur->as_object(), pv.as_object());
+  }
 }
 
 // JSON patch: the containers along an operation's path.
@@ -567,10 +588,12 @@ void sort_along(json::value& v, const std::vector<std::string>& parts, std::size
 
 }  // namespace
 
-json::object patched_decode_order(const json::object& patched, const json::value& patch, bool json_patch_type) {
+json::object patched_decode_order(const json::object& patched, const json::value& target, const json::value& patch,
+                                  bool json_patch_type) {
   json::value out(patched);
   if (!json_patch_type) {
-    if (patch.is_object()) sort_merged(out.as_object(), patch.as_object());
+    if (patch.is_object())
+      sort_merged(out.as_object(), target.is_object() ? &target.as_object() : nullptr, patch.as_object());
     return std::move(out.as_object());
   }
   if (patch.is_array())

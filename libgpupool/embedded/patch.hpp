@@ -16,12 +16,13 @@
 
 namespace gpupool::embedded {
 
-/// The object a JSON or merge patch produced, with its keys in the order kube-apiserver decodes
-/// them: json-patch re-encodes each level it touched (a merge patch's merged objects, the
-/// containers along a JSON patch's paths) from a Go map, in sorted key order; the rest keeps its
-/// order. (The first type error of such an object is the first in that order.)
-boost::json::object patched_decode_order(const boost::json::object& patched, const boost::json::value& patch,
-                                         bool json_patch_type);
+/// The object a JSON or merge patch of `target` produced, with its keys in the order kube-apiserver
+/// decodes them: json-patch re-encodes each level it touched (a merge patch's merged objects and
+/// the values it put where the target had no object, at every level; the containers along a JSON
+/// patch's paths) from a Go map, in sorted key order; the rest keeps its order. (The first type
+/// error of such an object is the first in that order.)
+boost::json::object patched_decode_order(const boost::json::object& patched, const boost::json::value& target,
+                                         const boost::json::value& patch, bool json_patch_type);
 
 /// The patch map as strategicpatch.StrategicMergeMapPatch leaves it after merging (kube-apiserver
 /// quotes it in a decoding error): each merged map without its `$patch: replace`, `$retainKeys`,

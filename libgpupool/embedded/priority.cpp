@@ -6,6 +6,8 @@
 
 #include "embedded/admission.hpp"
 #include "embedded/controllers_util.hpp"
+#include "embedded/typecheck.hpp"
+#include "embedded/validation.hpp"
 
 namespace gpupool::embedded {
 namespace {
@@ -46,54 +48,10 @@ std::shared_ptr<const json::object> default_class(Store& store) {
   return out;
 }
 
-void admit_priority_class(Store& store, AdmissionRequest& r) {
-  json::object& pc = *r.object;
-  // SetDefaults_PriorityClass.
-  if (!pc.contains("preemptionPolicy") || pc.at("preemptionPolicy").is_null())
-    pc["preemptionPolicy"] = "PreemptLowerPriority";
+// The plugin's Validate (validatePriorityClass), after the strategy's validation: one default only.
+void validate_priority_class(Store& store, AdmissionRequest& r) {
+  const json::object& pc = *r.object;
   const std::string name = util::name_of(pc);
-  std::vector<StatusCause> causes;
-  if (name.starts_with("system-")) {
-    // IsKnownSystemPriorityClass.
-    std::string err = fmt::format("{} is not a known system priority class", name);
-    for (const auto& s : kSystemClasses)
-      if (name == s.name) {
-        if (value_of(pc) != s.value)
-          err = fmt::format("value of {} PriorityClass must be {}", s.name, s.value);
-        else if (global_default(pc))
-          err = fmt::format("globalDefault of {} PriorityClass must be false", s.name);
-        else
-          err.clear();
-      }
-    if (!err.empty())
-      causes.push_back(
-          {"FieldValueForbidden",
-           "Forbidden: priority class names with 'system-' prefix are reserved for system use only. error: " + err,
-           "metadata.name"});
-  } else if (value_of(pc) > kHighestUserDefinablePriority) {
-    causes.push_back({"FieldValueForbidden",
-                      fmt::format("Forbidden: maximum allowed value of a user defined priority is {}",
-                                  kHighestUserDefinablePriority),
-                      "value"});
-  }
-  const std::string policy = string_of(&pc, "preemptionPolicy");
-  if (policy.empty())
-    causes.push_back({"FieldValueRequired", "Required value", "preemptionPolicy"});
-  else if (policy != "PreemptLowerPriority" && policy != "Never")
-    causes.push_back(
-        {"FieldValueNotSupported",
-         fmt::format("Unsupported value: \"{}\": supported values: \"PreemptLowerPriority\", \"Never\"", policy),
-         "preemptionPolicy"});
-  if (r.operation == AdmissionRequest::Operation::Update && r.old_object) {
-    // ValidatePriorityClassUpdate: value and preemptionPolicy are immutable.
-    if (value_of(pc) != value_of(*r.old_object))
-      causes.push_back({"FieldValueForbidden", "Forbidden: may not be changed in an update.", "value"});
-    if (policy != string_of(r.old_object, "preemptionPolicy"))
-      causes.push_back(
-          {"FieldValueInvalid", fmt::format("Invalid value: \"{}\": field is immutable", policy), "preemptionPolicy"});
-  }
-  if (!causes.empty()) throw StatusError::invalid(*r.type, name, std::move(causes));
-  // Validate: one default only.
   if (global_default(pc))
     if (auto d = default_class(store))
       if (r.operation == AdmissionRequest::Operation::Create || util::name_of(*d) != name)
@@ -151,10 +109,61 @@ void admit_pod(Store& store, AdmissionRequest& r) {
 
 void priority_admission(Store& store, AdmissionRequest& r) {
   if (!r.type || !r.object || !r.subresource.empty() || r.operation == AdmissionRequest::Operation::Delete) return;
-  if (is_priority_class(*r.type))
-    admit_priority_class(store, r);
-  else if (r.type->group.empty() && r.type->resource == "pods")
-    admit_pod(store, r);
+  if (r.type->group.empty() && r.type->resource == "pods") admit_pod(store, r);
+}
+
+void priority_validation(Store& store, AdmissionRequest& r) {
+  if (!r.type || !r.object || !r.subresource.empty() || r.operation == AdmissionRequest::Operation::Delete) return;
+  if (is_priority_class(*r.type)) validate_priority_class(store, r);
+}
+
+void priority_class_causes(const json::object& pc, std::vector<StatusCause>& causes) {
+  // ValidatePriorityClass after the metadata: a system- name must be a known system class, a user
+  // class's value at most HighestUserDefinablePriority, the preemption policy a known one.
+  const std::string name = util::name_of(pc);
+  if (name.starts_with("system-")) {
+    // IsKnownSystemPriorityClass.
+    std::string err = fmt::format("{} is not a known system priority class", name);
+    for (const auto& s : kSystemClasses)
+      if (name == s.name) {
+        if (value_of(pc) != s.value)
+          err = fmt::format("value of {} PriorityClass must be {}", s.name, s.value);
+        else if (global_default(pc))
+          err = fmt::format("globalDefault of {} PriorityClass must be false", s.name);
+        else
+          err.clear();
+      }
+    if (!err.empty())
+      causes.push_back(
+          {"FieldValueForbidden",
+           "Forbidden: priority class names with 'system-' prefix are reserved for system use only. error: " + err,
+           "metadata.name"});
+  } else if (value_of(pc) > kHighestUserDefinablePriority) {
+    causes.push_back({"FieldValueForbidden",
+                      fmt::format("Forbidden: maximum allowed value of a user defined priority is {}",
+                                  kHighestUserDefinablePriority),
+                      "value"});
+  }
+  // ValidatePreemptionPolicy (the pointer set: defaulted when absent).
+  const std::string policy = string_of(&pc, "preemptionPolicy");
+  if (policy.empty())
+    causes.push_back({"FieldValueRequired", "Required value", "preemptionPolicy"});
+  else if (policy != "PreemptLowerPriority" && policy != "Never")
+    causes.push_back(
+        {"FieldValueNotSupported",
+         fmt::format("Unsupported value: {}: supported values: \"PreemptLowerPriority\", \"Never\"", go_quote(policy)),
+         "preemptionPolicy"});
+}
+
+void priority_class_update_causes(const json::object& pc, const json::object& old, std::vector<StatusCause>& causes) {
+  // ValidatePriorityClassUpdate after ValidateObjectMetaUpdate: value and preemptionPolicy immutable.
+  if (value_of(pc) != value_of(old))
+    causes.push_back({"FieldValueForbidden", "Forbidden: may not be changed in an update.", "value"});
+  if (!same_value(pc.if_contains("preemptionPolicy"), old.if_contains("preemptionPolicy")))
+    causes.push_back(
+        {"FieldValueInvalid",
+         fmt::format("Invalid value: {}: field is immutable", go_pointer_value(pc.if_contains("preemptionPolicy"))),
+         "preemptionPolicy"});
 }
 
 void create_system_priority_classes(Store& store) {

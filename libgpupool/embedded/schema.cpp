@@ -64,6 +64,9 @@ struct Node {
   // Object: the fields whose own property names a map type, overriding their component's
   // (PersistentVolumeSpec.claimRef is "granular", its ObjectReference atomic): true for atomic.
   std::map<std::string, bool, std::less<>> field_map_type;
+  // Object: the fields a strategic merge patch replaces whole (x-kubernetes-patch-strategy
+  // "replace": a PodDisruptionBudget's spec.selector).
+  std::set<std::string, std::less<>> patch_replaced;
   bool quantities = false;             // a Quantity is reachable from here (canonical_quantities walks no other)
   bool empties = false;                // an omitempty list or map is reachable from here (omit_empty walks no other)
   bool nils = false;                   // a list or map kept when empty is reachable from here (nil_empty_collections)
@@ -98,13 +101,15 @@ bool kept_nil_pointer(const Node& parent, std::string_view field) {
   const auto g = parent.go_fields.find(field);
   return g != parent.go_fields.end() && g->second.zero == Node::GoField::Zero::Null && g->second.pointer;
 }
-// A metav1.Time field that is no pointer: omitempty does not leave out a struct, and the zero time
+// A metav1.Time or MicroTime field that is no pointer: omitempty does not leave out a struct, and the zero time
 // encodes as null (a Job condition's `"lastProbeTime": null`).
 // (ObjectMeta's creationTimestamp is the server's to set; templates get theirs null elsewhere.)
 bool kept_time(const Node& parent, std::string_view field, const Node& child) {
-  if (child.type != Node::Type::Time || field == "creationTimestamp") return false;
+  if ((child.type != Node::Type::Time && child.type != Node::Type::MicroTime) || field == "creationTimestamp")
+    return false;
   const auto g = parent.go_fields.find(field);
-  return g != parent.go_fields.end() && g->second.type == "v1.Time" && !g->second.pointer;
+  return g != parent.go_fields.end() && (g->second.type == "v1.Time" || g->second.type == "v1.MicroTime") &&
+         !g->second.pointer;
 }
 
 // Types with their own JSON decoding (UnmarshalJSON), accepted as any JSON value here.
@@ -320,6 +325,9 @@ struct Doc {
           n.fields.emplace(std::string(k), inline_node(v.as_object()));
           if (const json::value* m = map_type(v.as_object()); m && !ref_of(v.as_object()).empty())
             n.field_map_type.emplace(std::string(k), *m == "atomic");
+          if (const json::value* ps = v.as_object().if_contains("x-kubernetes-patch-strategy");
+              ps && ps->is_string() && ps->as_string() == "replace")
+            n.patch_replaced.emplace(k);
         }
       } else if (const auto* add = s.if_contains("additionalProperties"); add && add->is_object()) {
         n.elem = inline_node(add->as_object());
@@ -466,6 +474,20 @@ std::optional<std::string> patch_merge_key(std::string_view kind, std::string_vi
     return n->patch_merge_key;
   }
   return std::nullopt;
+}
+
+bool patch_replaces(std::string_view kind, std::string_view dotted) {
+  const auto dot = dotted.rfind('.');
+  const std::string_view parent = dot == std::string_view::npos ? std::string_view{} : dotted.substr(0, dot);
+  const std::string_view field = dot == std::string_view::npos ? dotted : dotted.substr(dot + 1);
+  for (const auto& [gv, doc] : registry().docs) {  // (as patch_merge_key: the first that has the kind)
+    const auto k = doc.kinds.find(kind);
+    if (k == doc.kinds.end()) continue;
+    const Node* n = node_at(k->second, parent);
+    while (n && n->type == Node::Type::Array) n = n->elem;
+    return n && n->type == Node::Type::Object && n->patch_replaced.contains(field);
+  }
+  return false;
 }
 
 namespace {
@@ -1098,7 +1120,7 @@ void omit_empty(std::string_view group, std::string_view version, std::string_vi
 
 void nil_empty_collections(std::string_view group, std::string_view version, std::string_view kind, json::object& obj) {
   // The lists and maps of fields kept when empty, absent (on entering their object) or empty, become
-  // null; so do absent metav1.Time fields that are no pointers (kept_time).
+  // null; so do absent metav1.Time and MicroTime fields that are no pointers (kept_time).
   auto absent = [](const Node& n, json::object& o) {
     for (const std::string_view k : n.kept)
       if (!o.contains(k)) o[k] = nullptr;
@@ -1224,9 +1246,9 @@ const json::object& resolved(const Doc& d, const json::object& p) {
   return target ? *target : p;
 }
 
-// Below the top level, the fields without omitempty (the schema's `required`) that an object of
-// the body leaves out are there once decoded, as Go's zero: "" / 0 / false for a plain string,
-// integer or boolean, {} (itself filled) for a struct. A template's ownerReferences item
+// Below the top level, the fields without omitempty (the schema's `required`, and every struct
+// that is no pointer) that an object of the body leaves out are there once decoded, as Go's zero: "" / 0 / false for a
+// plain string, integer or boolean, {} (itself filled) for a struct. A template's ownerReferences item
 // {"controller": false} is stored with apiVersion, kind, name and uid "", a preferred node
 // affinity term {"weight": 1} with "preference": {}, a handler's httpGet or tcpSocket without a
 // port with "port": 0 (a required intstr.IntOrString, such as a StatefulSet's template keeps, which
@@ -1246,6 +1268,14 @@ void fill_required(const Doc& d, const json::object& s, std::string_view compone
     const auto g = n->go_fields.find(field);
     return g != n->go_fields.end() && g->second.pointer;
   };
+  // A struct field that is no pointer (the OpenAPI's `default: {}`) is always there, required or
+  // not: encoding/json writes a zero struct as {} (omitempty does not apply to structs).
+  for (const auto& [k, p] : props) {
+    if (o.contains(k) || !p.is_object() || pointer(k)) continue;
+    const json::value* def = p.as_object().if_contains("default");
+    if (def && def->is_object() && def->as_object().empty() && resolved(d, p.as_object()).contains("properties"))
+      o[k] = json::object{};  // (filled below)
+  }
   if (const auto* req = s.if_contains("required"); req && req->is_array())
     for (const auto& r : req->as_array()) {
       if (!r.is_string() || o.contains(r.as_string()) || pointer(r.as_string())) continue;
@@ -1269,14 +1299,6 @@ void fill_required(const Doc& d, const json::object& s, std::string_view compone
       else if (t == "boolean")
         o[r.as_string()] = false;
     }
-  // A struct field (not a pointer: the schema's `default: {}`) that omitempty cannot leave out:
-  // decoded, it is there as its zero (a container status's `"lastState": {}`).
-  for (const auto& [k, p] : props) {
-    if (!p.is_object() || o.contains(k) || pointer(k)) continue;
-    const json::value* def = p.as_object().if_contains("default");
-    if (def && def->is_object() && def->as_object().empty() && resolved(d, p.as_object()).contains("properties"))
-      o[k] = json::object{};
-  }
   for (auto& [k, v] : o) {
     const json::value* p = props.if_contains(k);
     if (!p || !p->is_object()) continue;
@@ -1306,13 +1328,34 @@ void fill_required(const Doc& d, const json::object& s, std::string_view compone
 void add_required_zeros(std::string_view group, std::string_view version, std::string_view kind, json::object& obj) {
   const auto [d, props] = kind_properties(group, version, kind);
   if (!props) return;
-  // Not the top level itself: apiVersion and kind are the request's, metadata and the rest are
-  // read by validation as given.
+  // The top level's own scalars without omitempty (data/gotypes: an Event's reportingComponent, a
+  // ControllerRevision's revision, a PriorityClass's value): Go writes their zero. (Its times are
+  // nil_empty_collections', kept_time.)
+  if (const Node* r = root(group, version, kind))
+    for (const auto& [k, g] : r->go_fields) {
+      if (g.pointer || g.zero != Node::GoField::Zero::Kept || obj.contains(k)) continue;
+      if (g.type == "string")
+        obj[k] = "";
+      else if (g.type == "int32" || g.type == "int64")
+        obj[k] = 0;
+      else if (g.type == "bool")
+        obj[k] = false;
+    }
+  // Below the top level: apiVersion and kind are the request's, metadata and the rest are read by
+  // validation as given.
   for (auto& [name, v] : obj) {
     const json::value* p = props->if_contains(name);
-    if (!p || !p->is_object() || !v.is_object()) continue;
+    if (!p || !p->is_object()) continue;
     const json::object& ps = resolved(*d, p->as_object());
-    if (ps.contains("properties")) fill_required(*d, ps, Doc::ref_of(p->as_object()), v.as_object(), 1);
+    if (v.is_object() && ps.contains("properties")) {
+      fill_required(*d, ps, Doc::ref_of(p->as_object()), v.as_object(), 1);
+    } else if (v.is_array()) {  // a top-level list of structs (an EndpointSlice's endpoints)
+      const json::value* items = ps.if_contains("items");
+      if (!items || !items->is_object() || !resolved(*d, items->as_object()).contains("properties")) continue;
+      for (auto& e : v.as_array())
+        if (e.is_object())
+          fill_required(*d, resolved(*d, items->as_object()), Doc::ref_of(items->as_object()), e.as_object(), 1);
+    }
   }
 }
 

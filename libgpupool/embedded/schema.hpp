@@ -52,6 +52,10 @@ bool atomic_map(std::string_view group, std::string_view version, std::string_vi
 /// has no such list.
 std::optional<std::string> patch_merge_key(std::string_view kind, std::string_view dotted);
 
+/// Whether a strategic merge patch replaces the object at `dotted` of the built-in kind `kind`
+/// whole (patchStrategy "replace" on a struct field: a PodDisruptionBudget's spec.selector).
+bool patch_replaces(std::string_view kind, std::string_view dotted);
+
 /// runtime.DefaultUnstructuredConverter's error converting `obj` to the built-in kind's Go type
 /// (what a strategic merge patch's result meets): `unrecognized type: string`, `cannot restore
 /// slice from map`, `cannot convert float64 to int32`, a Quantity's or Time's own parse error.

@@ -796,6 +796,10 @@ std::shared_ptr<const json::object> Store::create_shared(const ResourceType& t, 
     if (const std::string gen = str(md, "generateName"); name.empty() && !gen.empty()) {
       name = gen + impl_->random_suffix();
       md["name"] = name;
+    } else if (name.empty() && t.group.empty() && t.resource == "limitranges") {
+      // limitrange/strategy.go PrepareForCreate: a LimitRange without a name is named by a new UUID.
+      name = impl_->new_uid();
+      md["name"] = name;
     }
     if (t.namespaced) {
       const auto& ns_type = type("", "namespaces");
@@ -1115,16 +1119,21 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
     // The status endpoint never bumps generation (the registries' status strategies keep the old
     // spec and metadata.generation); `next` is the old object with another status.
     const bool status_only = subresource == "status";
-    // Kinds without a generation (pods) skip the spec comparison.
-    const bool generation = tracks_generation(t);
+    // Kinds without a generation (pods) skip the spec comparison; priorityClassStrategy sets 1 on
+    // create and never counts it up (its PrepareForUpdate does nothing).
+    const bool generation =
+        tracks_generation(t) && !(t.group == "scheduling.k8s.io" && t.resource == "priorityclasses");
     if (generation && !status_only &&
         (req.spec_changed || (!spec_equal(next, *old) && !spec_equal_by_value(t, next, *old))))
       ++gen;
     // pkg/registry/apps/deployment/strategy.go PrepareForUpdate: a Deployment's annotations count
-    // too (they once carried rollback requests).
-    else if (generation && !status_only && t.group == "apps" && t.resource == "deployments") {
-      const json::value* na = metadata_of(next).if_contains("annotations");
-      const json::value* oa = old_md.if_contains("annotations");
+    // too (they once carried rollback requests); an EndpointSlice's labels (its strategy's).
+    else if (generation && !status_only &&
+             ((t.group == "apps" && t.resource == "deployments") ||
+              (t.group == "discovery.k8s.io" && t.resource == "endpointslices"))) {
+      const char* key = t.group == "apps" ? "annotations" : "labels";
+      const json::value* na = metadata_of(next).if_contains(key);
+      const json::value* oa = old_md.if_contains(key);
       if (!na != !oa || (na && !util::json_equal(*na, *oa))) ++gen;
     }
     if (generation) nmd["generation"] = gen;  // (else the old object's, as copied above)
@@ -1466,9 +1475,13 @@ json::object Store::remove(const ResourceType& t, std::string_view ns, std::stri
         if (is_pod(t)) shorten_pod_deletion(vmd, o.grace_period);  // (as delete_locked_recursive will)
         return v;
       }
-      const Propagation p = o.propagation != Propagation::Default ? o.propagation
-                            : t.orphan_by_default                 ? Propagation::Orphan
-                                                                  : Propagation::Background;
+      // (The event strategy's DefaultGarbageCollectionPolicy is Unsupported: an Event is never
+      // orphaning nor waiting for dependents, whatever the options say.)
+      const bool gc_unsupported = t.resource == "events" && (t.group.empty() || t.group == "events.k8s.io");
+      const Propagation p = gc_unsupported                          ? Propagation::Background
+                            : o.propagation != Propagation::Default ? o.propagation
+                            : t.orphan_by_default                   ? Propagation::Orphan
+                                                                    : Propagation::Background;
       set_finalizer(vmd, "orphan", p == Propagation::Orphan);
       set_finalizer(vmd, kForegroundDeletion, p == Propagation::Foreground);
       const bool pod = is_pod(t);

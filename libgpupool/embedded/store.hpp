@@ -155,6 +155,9 @@ struct WriteOptions {
   /// Records the writer's managedFields: called by admission once the scheme defaults are in and
   /// before strategies and plugins change the object (old: null on create). Unset: not tracked.
   std::function<void(const json::object* old, json::object& next)> track_fields;
+  /// An update's causes that the API layer found by the kind's own rules (an Event's legacy ones):
+  /// the strategy's, so after rest.BeforeUpdate's validateCommonFields.
+  std::vector<StatusCause> strategy_causes;
 };
 
 struct DeleteOptions {

@@ -203,8 +203,15 @@ void validate_name(const ResourceType& t, const std::string& name, Causes& cause
     add(dns1123_label_errors(checked));
   else if (t.resource == "services")
     add(dns1035_label_errors(checked));
-  else if (t.resource == "nodes" || t.resource == "events" ||
-           t.group == "rbac.authorization.k8s.io") {  // rbac/validation ValidateRBACName: a path segment
+  else if (t.group == "rbac.authorization.k8s.io")
+    // rbac/validation ValidateRBACName: IsValidPathSegmentName, a generateName's too (unmasked).
+    add(path_segment_errors(name));
+  else if ((t.group == "policy" && t.resource == "poddisruptionbudgets") || (t.group.empty() && t.resource == "events"))
+    // No rule of the strategy's (a core/v1 Event's: legacyValidateEvent alone): rest.BeforeCreate's
+    // ValidateObjectMetaAccessor with path.ValidatePathSegmentName (a generateName:
+    // IsValidPathSegmentPrefix, unmasked). (An events.k8s.io/v1 Event's strict rules: a subdomain.)
+    add(path_segment_errors(name, prefix));
+  else if (t.resource == "nodes") {
     if (checked.find('/') != std::string::npos || checked == "." || checked == "..")
       causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: \"{}\": may not contain '/'", name), field});
   } else {  // the rest, custom resources included (customResourceValidator: NameIsDNSSubdomain)
@@ -278,19 +285,22 @@ void validate_finalizers(const json::object& md, Causes& causes) {
                       "metadata.finalizers"});
 }
 
-// core/validation's validateKubeFinalizerName on each finalizer (IsStandardFinalizerName), which
-// its ValidateObjectMeta and ValidateObjectMetaUpdate add to apimachinery's rules.
+// core/validation's validateKubeFinalizerName (IsStandardFinalizerName) of `name` at `field`.
+void kube_finalizer_name(const std::string& name, const std::string& field, Causes& causes) {
+  if (name.find('/') == std::string::npos && name != "kubernetes" && name != "orphan" && name != "foregroundDeletion")
+    causes.push_back({"FieldValueInvalid",
+                      fmt::format("Invalid value: {}: name is neither a standard finalizer name nor is it fully "
+                                  "qualified",
+                                  go_quote(name)),
+                      field});
+}
+
+// validateKubeFinalizerName on each finalizer, which core/validation's ValidateObjectMeta and
+// ValidateObjectMetaUpdate add to apimachinery's rules.
 void validate_kube_finalizer_names(const json::object& md, Causes& causes) {
   const std::vector<std::string> names = fields::strings_at(md, "finalizers");
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    const std::string& name = names[i];
-    if (name.find('/') == std::string::npos && name != "kubernetes" && name != "orphan" && name != "foregroundDeletion")
-      causes.push_back({"FieldValueInvalid",
-                        fmt::format("Invalid value: {}: name is neither a standard finalizer name nor is it fully "
-                                    "qualified",
-                                    go_quote(name)),
-                        fmt::format("metadata.finalizers[{}]", i)});
-  }
+  for (std::size_t i = 0; i < names.size(); ++i)
+    kube_finalizer_name(names[i], fmt::format("metadata.finalizers[{}]", i), causes);
 }
 
 }  // namespace
@@ -1160,6 +1170,16 @@ void builtin_defaults(AdmissionRequest& r) {
     if (!labels.is_object()) labels = json::object{};
     labels.as_object()["kubernetes.io/metadata.name"] = name;
   }
+  // namespaceStrategy.PrepareForUpdate: the spec's finalizers are the stored ones (only the
+  // finalize subresource changes them).
+  if (core && t.resource == "namespaces" && r.subresource.empty() &&
+      r.operation == AdmissionRequest::Operation::Update && r.old_object) {
+    const json::object* old_spec = spec_of(*r.old_object);
+    if (const json::value* f = old_spec ? old_spec->if_contains("finalizers") : nullptr)
+      obj_at(obj, "spec")["finalizers"] = *f;
+    else if (json::value* spec = obj.if_contains("spec"); spec && spec->is_object())
+      spec->as_object().erase("finalizers");
+  }
   // Scheme defaults (SetDefaults_*, applied as a body is decoded): the writer's managedFields
   // include them. (Here on create only for most kinds; see below for the workloads.)
   // A pod's defaults come on update too: a PUT's body is decoded (and defaulted) like a create's,
@@ -1183,6 +1203,27 @@ void builtin_defaults(AdmissionRequest& r) {
         default_pod_spec(obj_at(obj, "spec"));
         default_pod(obj);
       }
+    } else if (t.group == "discovery.k8s.io" && t.resource == "endpointslices") {
+      // SetDefaults_EndpointPort: a port's name "" and protocol TCP when unset (pointers: "" stays).
+      if (json::value* ports = obj.if_contains("ports"); ports && ports->is_array())
+        for (auto& port : ports->as_array())
+          if (port.is_object()) {
+            set_default(port.as_object(), "name", "");
+            set_default(port.as_object(), "protocol", "TCP");
+          }
+      // The strategy's dropTopologyOnV1 (PrepareForCreate and PrepareForUpdate): a v1 write sets no
+      // deprecatedTopology (a stored v1 slice has none to carry a node name over from). An update
+      // that brought one counts as a change for the generation, computed before the drop.
+      if (json::value* endpoints = obj.if_contains("endpoints"); endpoints && endpoints->is_array())
+        for (auto& ep : endpoints->as_array())
+          if (ep.is_object() && ep.as_object().erase("deprecatedTopology") && !create) r.spec_changed = true;
+    } else if (core && t.resource == "endpoints") {
+      if (json::value* subsets = obj.if_contains("subsets"); subsets && subsets->is_array())
+        for (auto& ss : subsets->as_array())
+          if (json::value* ports = ss.is_object() ? ss.as_object().if_contains("ports") : nullptr;
+              ports && ports->is_array())
+            for (auto& port : ports->as_array())
+              if (port.is_object()) default_if_empty(port.as_object(), "protocol", "TCP");  // SetDefaults_EndpointPort
     } else if (core && t.resource == "secrets") {
       set_default(obj, "type", "Opaque");  // SetDefaults_Secret
       // Convert_v1_Secret_To_core_Secret: stringData overwrites data (the internal type has no
@@ -1216,9 +1257,15 @@ void builtin_defaults(AdmissionRequest& r) {
       json::object& pv = obj_at(obj, "spec");
       if (auto* hp = pv.if_contains("hostPath"); hp && hp->is_object()) set_default(hp->as_object(), "type", "");
       default_legacy_volume_sources(pv);
+      // pvutil.DropDisabledSpecFields: the VolumeAttributesClass gate is off in v1.32 (an update
+      // keeps the field when the old volume uses it).
+      const json::object* old_spec = r.old_object ? spec_of(*r.old_object) : nullptr;
+      if (!old_spec || !fields::present(*old_spec, "volumeAttributesClassName")) pv.erase("volumeAttributesClassName");
     } else if (t.group == "storage.k8s.io" && t.resource == "storageclasses") {
       set_default(obj, "reclaimPolicy", "Delete");
       set_default(obj, "volumeBindingMode", "Immediate");
+    } else if (t.group == "scheduling.k8s.io" && t.resource == "priorityclasses") {
+      set_default(obj, "preemptionPolicy", "PreemptLowerPriority");  // SetDefaults_PriorityClass
     }
   }
   if ((create || r.operation == AdmissionRequest::Operation::Update) && r.subresource.empty() &&
@@ -1368,9 +1415,16 @@ void builtin_defaults(AdmissionRequest& r) {
       // object TTL kubelets use for their caches: 0 s up to 100 nodes, which an embedded cluster is.
       set_default(obj_at(obj_at(obj, "metadata"), "annotations"), "node.alpha.kubernetes.io/ttl", "0");
     } else if (core && t.resource == "namespaces") {
-      set_default(obj_at(obj, "spec"), "finalizers", json::array{"kubernetes"});
-      set_default(obj_at(obj, "status"), "phase", "Active");
-    } else if (core && (t.resource == "persistentvolumeclaims" || t.resource == "persistentvolumes")) {
+      // namespaceStrategy.PrepareForCreate: the status Active, the kubernetes finalizer added to
+      // the spec's (after the body's own).
+      json::object& spec = obj_at(obj, "spec");
+      json::array finalizers =
+          fields::array_at(spec, "finalizers") ? *fields::array_at(spec, "finalizers") : json::array{};
+      if (std::find(finalizers.begin(), finalizers.end(), json::value("kubernetes")) == finalizers.end())
+        finalizers.emplace_back("kubernetes");
+      spec["finalizers"] = std::move(finalizers);
+      obj["status"] = json::object{{"phase", "Active"}};
+    } else if (core && t.resource == "persistentvolumeclaims") {  // (a PV's status: clear_created_status)
       set_default(obj_at(obj, "status"), "phase", "Pending");
     } else if (core && t.resource == "services") {
       // beginCreate: the IP family fields, cluster IPs and node ports (embedded/validation_service.cpp).
@@ -1438,21 +1492,7 @@ void pvc_spec_causes(const json::object& sp, const std::string& prefix, std::vec
   // ValidatePersistentVolumeClaimSpec: the selector after the access modes' presence.
   if (const json::object* sel = fields::object_at(sp, "selector"))
     validate_label_selector(*sel, prefix + "selector", causes);
-  bool once_pod = false, other = false;  // ReadWriteOncePod only alone
-  if (!no_modes)
-    for (const auto& m : *modes) {
-      if (!m.is_string()) continue;
-      const bool supported =
-          m == "ReadOnlyMany" || m == "ReadWriteMany" || m == "ReadWriteOnce" || m == "ReadWriteOncePod";
-      if (!supported)
-        e.not_supported(prefix + "accessModes", std::string(m.as_string()),
-                        {"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"});
-      if (m == "ReadWriteOncePod")
-        once_pod = true;
-      else if (supported)
-        other = true;
-    }
-  if (once_pod && other) e.forbidden(prefix + "accessModes", "may not use ReadWriteOncePod with other access modes");
+  access_mode_causes(modes, prefix + "accessModes", causes);
   const json::value* req = nullptr;
   if (const json::object* res = fields::object_at(sp, "resources"))
     if (const json::object* rq = fields::object_at(*res, "requests")) req = rq->if_contains("storage");
@@ -2110,11 +2150,12 @@ struct CauseParts {
   Causes service_update;  // ValidateServiceUpdate's own rules (before ValidateService's metadata)
   Causes spec;            // the kind's own rules
   Causes job_name;        // ValidateJob's last rule: an Indexed Job's pod hostnames
+  Causes volume;          // volumevalidation.ValidatePersistentVolume (after a PV's own rules)
   Causes immutable;       // the fields an update may not change
 };
 
 Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p) {
-  const auto& [meta, generated, service_update, spec, job_name, immutable] = p;
+  const auto& [meta, generated, service_update, spec, job_name, volume, immutable] = p;
   Causes out;
   auto add = [&out](const auto&... parts) { (out.insert(out.end(), parts.begin(), parts.end()), ...); };
   const ResourceType& t = *r.type;
@@ -2122,7 +2163,14 @@ Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p
   const bool status = r.subresource == "status";
   if (r.operation != AdmissionRequest::Operation::Update || !old_mdv || !old_mdv->is_object() ||
       (!r.subresource.empty() && !status)) {
-    add(meta, generated, service_update, spec, job_name, immutable);
+    if (r.operation == AdmissionRequest::Operation::Create && t.group == "policy" &&
+        t.resource == "poddisruptionbudgets" && r.subresource.empty()) {
+      // rest.BeforeCreate: the strategy's Validate (ValidatePodDisruptionBudget, the spec only);
+      // only when it passes, ValidateObjectMetaAccessor (`meta`, with path-segment names).
+      add(spec.empty() ? meta : spec);
+      return out;
+    }
+    add(meta, generated, service_update, spec, volume, job_name, immutable);
     return out;
   }
   const json::object& obj = *r.object;
@@ -2191,6 +2239,11 @@ Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p
   } else if (core && res == "services") {
     // ValidateServiceUpdate: metadata, its own rules, then ValidateService.
     add(update_meta, service_update, meta, spec, immutable);
+  } else if (core && res == "persistentvolumes") {
+    // The strategy's ValidateUpdate: ValidatePersistentVolume, volumevalidation's, then
+    // ValidatePersistentVolumeUpdate (ValidatePersistentVolume again, no ValidateObjectMetaUpdate,
+    // then the immutable source, volume mode and node affinity).
+    add(meta, spec, volume, meta, spec, immutable);
   } else if (core && res == "persistentvolumeclaims") {
     // ValidatePersistentVolumeClaim, then ValidatePersistentVolumeClaimUpdate (metadata,
     // ValidatePersistentVolumeClaim again, the immutable spec).
@@ -2201,13 +2254,18 @@ Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p
     add(update_meta);
     if (res == "configmaps" || res == "secrets") add(config_update_causes(t, obj, *r.old_object));
     add(meta, spec, immutable);
+  } else if (t.group == "rbac.authorization.k8s.io") {
+    // The RBAC strategies' ValidateUpdate: ValidateX, then ValidateXUpdate, which runs ValidateX
+    // again before ValidateObjectMetaUpdate (then a binding's roleRef).
+    add(meta, spec, meta, spec, update_meta, immutable);
   } else if ((core && (res == "namespaces" || res == "nodes")) || t.group == "storage.k8s.io" ||
-             t.group == "rbac.authorization.k8s.io" || t.group == "node.k8s.io") {
+             t.group == "node.k8s.io") {
     // ValidateX, then ValidateXUpdate (metadata and the update's rules; a RuntimeClass's
     // strategy: ValidateRuntimeClass, then ValidateRuntimeClassUpdate).
     add(meta, spec, update_meta, immutable);
-  } else if (t.group == "policy" && res == "poddisruptionbudgets") {
-    // ValidatePodDisruptionBudget: the spec only.
+  } else if ((t.group == "policy" && res == "poddisruptionbudgets") || (core && res == "events")) {
+    // ValidatePodDisruptionBudget: the spec only; a core/v1 Event's ValidateEventUpdate: the legacy
+    // rules only (checked before, embedded/events.cpp).
     add(spec, immutable);
   } else {
     add(meta, spec, immutable);
@@ -2217,6 +2275,21 @@ Causes assemble_causes(const AdmissionRequest& r, bool kube, const CauseParts& p
 
 }  // namespace
 
+void event_v1_meta_causes(const json::object& md, Causes& causes) {
+  static const ResourceType kEventV1 = [] {
+    ResourceType t;
+    t.group = "events.k8s.io";
+    t.resource = "events";
+    return t;
+  }();
+  validate_name(kEventV1, str(md, "generateName"), causes, true);
+  const std::string name = str(md, "name");
+  if (name.empty())
+    causes.push_back({"FieldValueRequired", "Required value: name or generateName is required", "metadata.name"});
+  validate_name(kEventV1, name, causes);
+  object_meta_causes(md, true, causes);
+}
+
 void builtin_validation(AdmissionRequest& r) {
   const auto w = written(r);
   if (!w) return;
@@ -2224,14 +2297,15 @@ void builtin_validation(AdmissionRequest& r) {
   const auto& md = obj["metadata"].as_object();
   // The kinds whose validation is core/validation's ValidateObjectMeta and ValidateObjectMetaUpdate
   // (validateKubeFinalizerName): core, apps, batch, and the groups whose validation.go calls them
-  // (networking, scheduling, storage, rbac, discovery); node.k8s.io, coordination.k8s.io,
+  // (networking, scheduling, storage, rbac, discovery; a core/v1 Event has none); node.k8s.io, coordination.k8s.io,
   // policy and apiextensions use apimachinery's, which leaves finalizer names to any form.
-  const bool kube = core || t.group == "apps" || t.group == "batch" || t.group == "networking.k8s.io" ||
-                    t.group == "scheduling.k8s.io" || t.group == "storage.k8s.io" ||
+  const bool kube = (core && t.resource != "events") || t.group == "apps" || t.group == "batch" ||
+                    t.group == "networking.k8s.io" || t.group == "scheduling.k8s.io" || t.group == "storage.k8s.io" ||
                     t.group == "rbac.authorization.k8s.io" || t.group == "discovery.k8s.io";
   // The strategy's metadata rules (ValidateObjectMeta): on create, a missing name is one error
   // among the object's others.
   CauseParts parts;
+  if (r.options) parts.spec = r.options->strategy_causes;  // (an Event's legacy rules: api_create.cpp)
   Causes& meta = parts.meta;
   validate_name(t, str(md, "generateName"), meta, true);  // (an update's too: it may change)
   if (create) {
@@ -2346,9 +2420,40 @@ void builtin_validation(AdmissionRequest& r) {
       validate_service(obj, causes);
     } else if (t.group == "storage.k8s.io" && t.resource == "csidrivers") {
       csi_driver_spec_causes(spec_or_empty(obj), causes);
-    } else if (t.group == "storage.k8s.io" && t.resource == "storageclasses") {
-      // storage/validation ValidateStorageClass: validateProvisioner.
-      if (str(obj, "provisioner").empty()) causes.push_back({"FieldValueRequired", "Required value", "provisioner"});
+    } else if (core && t.resource == "endpoints") {
+      endpoint_subsets_causes(obj, causes);
+    } else if (t.group == "discovery.k8s.io" && t.resource == "endpointslices") {
+      endpoint_slice_causes(obj, causes);
+    } else if (core && t.resource == "namespaces") {
+      // ValidateNamespace past the metadata: each spec finalizer (validateFinalizerName: a
+      // qualified name, then validateKubeFinalizerName), all at spec.finalizers.
+      for (const auto& f : fields::strings_at(spec_or_empty(obj), "finalizers")) {
+        add_errors(causes, qualified_name_errors(f), "spec.finalizers", f);
+        kube_finalizer_name(f, "spec.finalizers", causes);
+      }
+    } else if (core && t.resource == "persistentvolumes") {
+      validate_persistent_volume_spec(spec_or_empty(obj), name, causes);
+      // pkg/volume/validation ValidatePersistentVolume (checkMountOption): the mount options
+      // annotation only on the sources that take mount options.
+      constexpr std::string_view kMountOptions = "volume.beta.kubernetes.io/mount-options";
+      static const char* const kMountable[] = {"gcePersistentDisk",
+                                               "awsElasticBlockStore",
+                                               "glusterfs",
+                                               "nfs",
+                                               "rbd",
+                                               "quobyte",
+                                               "iscsi",
+                                               "cinder",
+                                               "cephfs",
+                                               "azureFile",
+                                               "vsphereVolume",
+                                               "azureDisk",
+                                               "photonPersistentDisk"};
+      const json::object& sp = spec_or_empty(obj);
+      if (util::annotation(obj, kMountOptions) && std::none_of(std::begin(kMountable), std::end(kMountable),
+                                                               [&](const char* k) { return fields::present(sp, k); }))
+        parts.volume.push_back({"FieldValueForbidden", "Forbidden: may not specify mount options for this volume type",
+                                fmt::format("metadata.annotations.{}", kMountOptions)});
     } else if (core && t.resource == "persistentvolumeclaims") {
       // ValidationOptionsForPersistentVolumeClaim: an old claim with a data source's apiGroup set
       // lets its invalid group stay (allowInvalidAPIGroupInDataSourceOrRef).
@@ -2387,7 +2492,8 @@ void builtin_validation(AdmissionRequest& r) {
                       causes);  // (sic: validateNodeTaints is given metadata's path)
     }
   }
-  if (r.subresource.empty()) validate_kind(t, obj, causes);
+  // (ValidatePriorityClassUpdate runs no ValidatePriorityClass: an update only its own rules.)
+  if (r.subresource.empty() && (create || t.group != "scheduling.k8s.io")) validate_kind(t, obj, causes);
   if (r.subresource.empty() && !create && r.old_object) validate_kind_update(t, obj, *r.old_object, causes);
   if (r.subresource == "status" && t.group == "batch" && t.resource == "jobs" && r.old_object)
     job_status_update_causes(obj, *r.old_object, causes);  // ValidateJobUpdateStatus's status rules
@@ -2492,6 +2598,11 @@ void builtin_validation(AdmissionRequest& r) {
       w = node_warnings(obj);
     } else if (core && t.resource == "persistentvolumeclaims") {
       w = claim_warnings(obj);
+    } else if (core && t.resource == "persistentvolumes") {
+      w = pv_warnings(obj);  // persistentvolumeStrategy's WarningsOnCreate / WarningsOnUpdate
+    } else if (t.group == "discovery.k8s.io" && t.resource == "endpointslices" && create) {
+      if (str(obj, "addressType") == "FQDN")  // warnOnDeprecatedAddressType (sic: "spec.")
+        w.emplace_back("spec.addressType: FQDN endpoints are deprecated");
     } else if (core && t.resource == "services") {
       w = service_warnings(obj);  // svcStrategy's WarningsOnCreate / WarningsOnUpdate
     } else if (t.group == "node.k8s.io" && t.resource == "runtimeclasses") {

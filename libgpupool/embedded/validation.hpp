@@ -38,6 +38,28 @@ enum class PodSpecOf { NewPod, UpdatedPod, Template };
 void validate_pod_spec(const boost::json::object& spec, const boost::json::object* meta, const std::string& prefix,
                        PodSpecOf of, std::vector<StatusCause>& causes);
 
+/// core/validation's ValidateObjectMeta with NameIsDNSSubdomain of an events.k8s.io/v1 Event's
+/// metadata on create (its strict rules): generateName, name, then the rest.
+void event_v1_meta_causes(const boost::json::object& md, std::vector<StatusCause>& causes);
+
+/// ValidateEndpoints past the metadata: validateEndpointSubsets' addresses and ports.
+/// (embedded/validation_service.cpp)
+void endpoint_subsets_causes(const boost::json::object& endpoints, std::vector<StatusCause>& causes);
+
+/// discovery/validation ValidateEndpointSlice past the metadata: the address type, endpoints
+/// and ports. (embedded/validation_service.cpp)
+void endpoint_slice_causes(const boost::json::object& slice, std::vector<StatusCause>& causes);
+
+/// ValidatePersistentVolumeClaimSpec's and ValidatePersistentVolumeSpec's access mode rules at
+/// `field`: each a supported mode, ReadWriteOncePod alone. (embedded/validation_pod.cpp)
+void access_mode_causes(const boost::json::array* modes, const std::string& field, std::vector<StatusCause>& causes);
+
+/// ValidatePersistentVolumeSpec (not an inline volume's) on a PersistentVolume `pv_name`'s spec:
+/// access modes, capacity, reclaim policy, node affinity, exactly one source with its rules,
+/// class name and volume mode. (embedded/validation_pod.cpp)
+void validate_persistent_volume_spec(const boost::json::object& spec, const std::string& pv_name,
+                                     std::vector<StatusCause>& causes);
+
 /// ValidateRuntimeClass's rules after the metadata (pkg/apis/node/validation): the handler a DNS
 /// label, the overhead as container limits, the scheduling node selector and tolerations.
 /// (embedded/validation_pod.cpp)

@@ -12,7 +12,9 @@
 
 #include <fmt/format.h>
 
+#include "common/ascii.hpp"
 #include "common/join.hpp"
+#include "embedded/admission.hpp"
 #include "embedded/clock.hpp"
 #include "embedded/controllers_util.hpp"
 #include "embedded/ip_parse.hpp"
@@ -1051,6 +1053,149 @@ void non_negative(const json::object* o, std::string_view key, std::string field
                       std::move(field)});
 }
 
+namespace {
+
+// ValidateTopologySelectorTerm's key -> values of a term (validateTopologySelectorLabelRequirement:
+// values required and unique, the key a label name; no key twice).
+std::map<std::string, std::set<std::string>> topology_selector_term(const json::object& term, const std::string& f,
+                                                                    fields::Causes& causes) {
+  fields::Errors e{causes};
+  std::map<std::string, std::set<std::string>> keys;
+  if (const json::array* exprs = fields::array_at(term, "matchLabelExpressions"))
+    for (std::size_t i = 0; i < exprs->size(); ++i) {
+      const json::object& req = (*exprs)[i].is_object() ? (*exprs)[i].as_object() : fields::kNone;
+      const std::string at = fmt::format("{}.matchLabelExpressions[{}]", f, i);
+      const std::vector<std::string> values = fields::strings_at(req, "values");
+      if (values.empty()) e.required(at + ".values");
+      std::set<std::string> set;
+      for (std::size_t j = 0; j < values.size(); ++j)
+        if (!set.insert(values[j]).second) e.duplicate(fmt::format("{}.values[{}]", at, j), fields::q(values[j]));
+      const std::string key = fields::string_at(req, "key");
+      e.invalid(at + ".key", key, qualified_name_errors(key));
+      if (keys.contains(key)) e.duplicate(at + ".key", fields::q(key));
+      keys[key] = std::move(set);
+    }
+  return keys;
+}
+
+}  // namespace
+
+void rbac_role_causes(const json::object& role, bool namespaced, fields::Causes& causes) {
+  // rbac/validation ValidateRole / ValidateClusterRole past the metadata: ValidatePolicyRule on
+  // each rule, then a ClusterRole's aggregationRule.
+  fields::Errors e{causes};
+  if (const json::array* rules = fields::array_at(role, "rules"))
+    for (std::size_t i = 0; i < rules->size(); ++i) {
+      const json::object& r = (*rules)[i].is_object() ? (*rules)[i].as_object() : fields::kNone;
+      const std::string at = fmt::format("rules[{}]", i);
+      auto count = [&](const char* k) { return fields::array_at(r, k) ? fields::array_at(r, k)->size() : 0; };
+      if (count("verbs") == 0) e.required(at + ".verbs", "verbs must contain at least one value");
+      if (count("nonResourceURLs") > 0) {
+        const std::string urls = fields::go_strings(fields::strings_at(r, "nonResourceURLs"));
+        if (namespaced) e.invalid(at + ".nonResourceURLs", urls, "namespaced rules cannot apply to non-resource URLs");
+        if (count("apiGroups") > 0 || count("resources") > 0 || count("resourceNames") > 0)
+          e.invalid(at + ".nonResourceURLs", urls,
+                    "rules cannot apply to both regular resources and non-resource URLs");
+        continue;
+      }
+      if (count("apiGroups") == 0) e.required(at + ".apiGroups", "resource rules must supply at least one api group");
+      if (count("resources") == 0) e.required(at + ".resources", "resource rules must supply at least one resource");
+    }
+  if (namespaced || !fields::present(role, "aggregationRule")) return;
+  const json::object& rule =
+      fields::object_at(role, "aggregationRule") ? *fields::object_at(role, "aggregationRule") : fields::kNone;
+  const auto selectors = fields::items(rule, "clusterRoleSelectors");
+  if (selectors.empty())
+    e.required("aggregationRule.clusterRoleSelectors",
+               "at least one clusterRoleSelector required if aggregationRule is non-nil");
+  for (std::size_t i = 0; i < selectors.size(); ++i) {
+    // ValidateLabelSelector, then LabelSelectorAsSelector, which fails where it does (its nil
+    // labels.Selector shown "null").
+    const std::string at = fmt::format("aggregationRule.clusterRoleSelectors[{}]", i);
+    const std::size_t before = causes.size();
+    validate_label_selector(*selectors[i], at, causes);
+    if (causes.size() != before) e.invalid(at, "\"null\"", "invalid label selector.");
+  }
+}
+
+void rbac_binding_causes(const json::object& binding, bool namespaced, fields::Causes& causes) {
+  // rbac/validation ValidateRoleBinding / ValidateClusterRoleBinding past the metadata: the
+  // roleRef (after SetDefaults_RoleBinding), then ValidateRoleBindingSubject on each subject.
+  fields::Errors e{causes};
+  const json::object& ref =
+      fields::object_at(binding, "roleRef") ? *fields::object_at(binding, "roleRef") : fields::kNone;
+  constexpr std::string_view kGroup = "rbac.authorization.k8s.io";
+  if (const std::string group = fields::string_at(ref, "apiGroup"); group != kGroup)
+    e.not_supported("roleRef.apiGroup", group, {kGroup});
+  const std::string kind = fields::string_at(ref, "kind");
+  if (namespaced && kind != "Role" && kind != "ClusterRole")
+    e.not_supported("roleRef.kind", kind, {"Role", "ClusterRole"});
+  else if (!namespaced && kind != "ClusterRole")
+    e.not_supported("roleRef.kind", kind, {"ClusterRole"});
+  if (const std::string name = fields::string_at(ref, "name"); name.empty())
+    e.required("roleRef.name");
+  else
+    e.invalid("roleRef.name", name, path_segment_errors(name));  // ValidateRBACName
+  const auto subjects = fields::items(binding, "subjects");
+  for (std::size_t i = 0; i < subjects.size(); ++i) {
+    const json::object& s = *subjects[i];
+    const std::string at = fmt::format("subjects[{}]", i);
+    const std::string name = fields::string_at(s, "name"), group = fields::string_at(s, "apiGroup");
+    if (name.empty()) e.required(at + ".name");
+    const std::string sk = fields::string_at(s, "kind");
+    if (sk == "ServiceAccount") {
+      if (!name.empty()) e.invalid(at + ".name", name, dns1123_subdomain_errors(name));  // ValidateServiceAccountName
+      if (!group.empty()) e.not_supported(at + ".apiGroup", group, {""});
+      if (!namespaced && fields::string_at(s, "namespace").empty()) e.required(at + ".namespace");
+    } else if (sk == "User" || sk == "Group") {
+      if (group != kGroup) e.not_supported(at + ".apiGroup", group, {kGroup});
+    } else {
+      e.not_supported(at + ".kind", sk, {"ServiceAccount", "User", "Group"});
+    }
+  }
+}
+
+void storage_class_causes(const json::object& sc, fields::Causes& causes) {
+  // storage/validation ValidateStorageClass past the metadata.
+  fields::Errors e{causes};
+  const std::string provisioner = fields::string_at(sc, "provisioner");  // validateProvisioner
+  if (provisioner.empty()) e.required("provisioner");
+  const std::string lower = ascii::lower(provisioner);
+  if (!provisioner.empty()) e.invalid("provisioner", lower, qualified_name_errors(lower));
+  if (const json::object* params = fields::object_at(sc, "parameters")) {  // validateParameters (empty allowed)
+    constexpr std::size_t kMaxLen = 512, kMaxSize = 256 * 1024;
+    std::size_t size = 0;
+    if (params->size() > kMaxLen) {
+      causes.push_back(
+          {"FieldValueTooLong", fmt::format("Too long: may not be more than {} bytes", kMaxLen), "parameters"});
+    } else {
+      for (const auto& [k, v] : *params) {
+        if (k.empty()) e.invalid("parameters", fields::q(""), "field can not be empty.");
+        size += k.size() + (v.is_string() ? v.as_string().size() : 0);
+      }
+      if (size > kMaxSize)
+        causes.push_back(
+            {"FieldValueTooLong", fmt::format("Too long: may not be more than {} bytes", kMaxSize), "parameters"});
+    }
+  }
+  if (!fields::string_at(sc, "reclaimPolicy").empty())  // validateReclaimPolicy: "" is let through
+    not_supported(sc, "reclaimPolicy", "reclaimPolicy", {"Delete", "Retain"}, causes);
+  not_supported(sc, "volumeBindingMode", "volumeBindingMode", {"Immediate", "WaitForFirstConsumer"}, causes);
+  // validateAllowedTopologies: a term whose expressions equal an earlier term's is a duplicate.
+  // (Its list of the earlier ones starts with as many nil maps as there are terms, which
+  // Semantic.DeepEqual finds equal to a term without expressions: one duplicate each.)
+  if (const json::array* terms = fields::array_at(sc, "allowedTopologies"); terms && !terms->empty()) {
+    std::vector<std::map<std::string, std::set<std::string>>> seen(terms->size());
+    for (std::size_t i = 0; i < terms->size(); ++i) {
+      const std::string at = fmt::format("allowedTopologies[{}]", i);
+      auto keys = topology_selector_term((*terms)[i].is_object() ? (*terms)[i].as_object() : fields::kNone, at, causes);
+      for (const auto& earlier : seen)
+        if (earlier == keys) e.duplicate(at + ".matchLabelExpressions", "\"\"");
+      seen.push_back(std::move(keys));
+    }
+  }
+}
+
 void default_kind(const ResourceType& t, json::object& obj) {
   if (t.group != "rbac.authorization.k8s.io" || (t.resource != "rolebindings" && t.resource != "clusterrolebindings"))
     return;
@@ -1221,64 +1366,15 @@ void validate_kind(const ResourceType& t, const json::object& obj, std::vector<S
         limit_range_item(item, fmt::format("spec.limits[{}]", i), causes);
       }
     }
-  } else if (core && t.resource == "persistentvolumes" && spec) {
-    not_supported(*spec, "persistentVolumeReclaimPolicy", "spec.persistentVolumeReclaimPolicy",
-                  {"Delete", "Recycle", "Retain"}, causes);
   } else if (t.group == "storage.k8s.io" && t.resource == "storageclasses") {
-    not_supported(obj, "reclaimPolicy", "reclaimPolicy", {"Delete", "Retain"}, causes);
-    not_supported(obj, "volumeBindingMode", "volumeBindingMode", {"Immediate", "WaitForFirstConsumer"}, causes);
+    storage_class_causes(obj, causes);
   } else if (t.group == "rbac.authorization.k8s.io" && (t.resource == "roles" || t.resource == "clusterroles")) {
-    // ValidatePolicyRule for each rule.
-    if (const json::array* rules = util::array_at(obj, {}, "rules"))
-      for (std::size_t i = 0; i < rules->size(); ++i) {
-        if (!(*rules)[i].is_object()) continue;
-        const auto& r = (*rules)[i].as_object();
-        auto count = [&](const char* k) {
-          const json::array* a = util::array_at(r, {}, k);
-          return a ? a->size() : 0;
-        };
-        const std::string path = fmt::format("rules[{}]", i);
-        if (count("verbs") == 0)
-          causes.push_back(
-              {"FieldValueRequired", "Required value: verbs must contain at least one value", path + ".verbs"});
-        if (count("nonResourceURLs") > 0) continue;  // (their own rules are not reproduced)
-        if (count("apiGroups") == 0)
-          causes.push_back({"FieldValueRequired", "Required value: resource rules must supply at least one api group",
-                            path + ".apiGroups"});
-        if (count("resources") == 0)
-          causes.push_back({"FieldValueRequired", "Required value: resource rules must supply at least one resource",
-                            path + ".resources"});
-      }
+    rbac_role_causes(obj, t.resource == "roles", causes);
   } else if (t.group == "rbac.authorization.k8s.io" &&
              (t.resource == "rolebindings" || t.resource == "clusterrolebindings")) {
-    const json::object* ref = object_at(obj, {"roleRef"});
-    const std::string kind = string_of(ref, "kind");
-    if (kind != "Role" && kind != "ClusterRole")
-      causes.push_back(
-          {"FieldValueNotSupported",
-           fmt::format("Unsupported value: {}: supported values: \"Role\", \"ClusterRole\"", go_quote(kind)),
-           "roleRef.kind"});
-    if (string_of(ref, "name").empty()) causes.push_back({"FieldValueRequired", "Required value", "roleRef.name"});
-    if (const json::array* subs = util::array_at(obj, {}, "subjects"))
-      for (std::size_t i = 0; i < subs->size(); ++i) {
-        const json::object* s = (*subs)[i].is_object() ? &(*subs)[i].as_object() : nullptr;
-        if (string_of(s, "name").empty())
-          causes.push_back({"FieldValueRequired", "Required value", fmt::format("subjects[{}].name", i)});
-        const std::string sk = string_of(s, "kind");
-        if (sk != "ServiceAccount" && sk != "User" && sk != "Group")
-          causes.push_back(
-              {"FieldValueNotSupported",
-               fmt::format("Unsupported value: {}: supported values: \"ServiceAccount\", \"User\", \"Group\"",
-                           go_quote(sk)),
-               fmt::format("subjects[{}].kind", i)});
-      }
+    rbac_binding_causes(obj, t.resource == "rolebindings", causes);
   } else if (t.group == "scheduling.k8s.io" && t.resource == "priorityclasses") {
-    // ValidatePriorityClass: user classes at most HighestUserDefinablePriority (system- names aside).
-    const json::value* v = obj.if_contains("value");
-    if (v && v->is_int64() && v->as_int64() > 1000000000 &&
-        string_of(object_at(obj, {"metadata"}), "name").rfind("system-", 0) != 0)
-      causes.push_back({"FieldValueForbidden",
-                        "Forbidden: maximum allowed value of a user defined priority is 1000000000", "value"});
+    priority_class_causes(obj, causes);  // (a create's: validation.cpp runs it on create only)
   } else if (t.group == "policy" && t.resource == "poddisruptionbudgets") {
     // ValidatePodDisruptionBudgetSpec: not both bounds (the spec printed with %#v, its pointers
     // with addresses), each bound a non-negative integer or a percent up to 100%, the selector,
@@ -1339,6 +1435,7 @@ void node_addresses(const json::object& node, std::vector<StatusCause>& causes) 
 
 void validate_kind_update(const ResourceType& t, const json::object& obj, const json::object& old,
                           std::vector<StatusCause>& causes) {
+  if (t.group == "scheduling.k8s.io" && t.resource == "priorityclasses") priority_class_update_causes(obj, old, causes);
   if (!t.group.empty() || t.resource != "nodes") return;
   // ValidateNodeUpdate: no address twice, podCIDRs may only be set where none were, providerID
   // likewise, and externalID never changes.

@@ -96,11 +96,23 @@ void non_negative(const boost::json::object* o, std::string_view key, std::strin
 /// Defaults those rules rely on (SetDefaults_RoleBinding / _Subject: the RBAC API group).
 void default_kind(const ResourceType& t, boost::json::object& obj);
 
+/// rbac/validation ValidateRole (`namespaced`) / ValidateClusterRole past the metadata: the rules,
+/// a ClusterRole's aggregationRule.
+void rbac_role_causes(const boost::json::object& role, bool namespaced, std::vector<StatusCause>& causes);
+/// rbac/validation ValidateRoleBinding (`namespaced`) / ValidateClusterRoleBinding past the
+/// metadata: the roleRef, then the subjects.
+void rbac_binding_causes(const boost::json::object& binding, bool namespaced, std::vector<StatusCause>& causes);
+
+/// storage/validation ValidateStorageClass past the metadata: the provisioner, parameters, reclaim
+/// policy, binding mode and allowed topologies.
+void storage_class_causes(const boost::json::object& sc, std::vector<StatusCause>& causes);
+
 /// Appends the causes of `obj` (a write of kind `t`) in the order Kubernetes lists them.
 void validate_kind(const ResourceType& t, const boost::json::object& obj, std::vector<StatusCause>& causes);
 
 /// The rules of an update of kind `t` from `old` to `obj` that Validate leaves to ValidateUpdate
-/// (ValidateNodeUpdate: podCIDRs and providerID only set once, externalID never changed).
+/// (ValidateNodeUpdate: podCIDRs and providerID only set once, externalID never changed;
+/// ValidatePriorityClassUpdate: value and preemptionPolicy immutable).
 void validate_kind_update(const ResourceType& t, const boost::json::object& obj, const boost::json::object& old,
                           std::vector<StatusCause>& causes);
 

@@ -154,15 +154,6 @@ void dns_subdomain(Errors& e, const std::string& f, const std::string& value) {
   e.invalid(f, value, dns1123_subdomain_errors(value));
 }
 
-// IsValidPathSegmentName.
-std::vector<std::string> path_segment_errors(const std::string& name) {
-  if (name == "." || name == "..") return {fmt::format("may not be '{}'", name)};
-  std::vector<std::string> errs;
-  for (const char* bad : {"/", "%"})
-    if (name.find(bad) != std::string::npos) errs.push_back(fmt::format("may not contain '{}'", bad));
-  return errs;
-}
-
 // validateIngressTypedLocalObjectReference (an IngressClass's parameters too).
 void typed_local_object_reference(Errors& e, const json::object& ref, const std::string& f) {
   if (const auto group = string_ptr(ref, "apiGroup")) dns_subdomain(e, f + ".apiGroup", *group);

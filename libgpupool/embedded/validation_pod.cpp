@@ -23,6 +23,7 @@
 
 #include <fmt/format.h>
 
+#include "common/ascii.hpp"
 #include "embedded/ip_parse.hpp"
 #include "embedded/typecheck.hpp"
 #include "embedded/validation_fields.hpp"
@@ -470,6 +471,27 @@ void other_volume_source(Errors& e, const std::string& k, const json::object& sr
   }
 }
 
+// validateHostPathVolumeSource + validateHostPathType.
+void host_path_source(Errors& e, const json::object& src, const std::string& sf) {
+  const std::string path = string_at(src, "path");
+  if (path.empty()) return e.required(sf + ".path");
+  e.invalid(sf + ".path", path, path_backstep_errors(path));
+  static const std::set<std::string> kTypes = {"",     "BlockDevice",  "CharDevice", "Directory", "DirectoryOrCreate",
+                                               "File", "FileOrCreate", "Socket"};
+  if (present(src, "type") && !kTypes.count(string_at(src, "type")))
+    e.not_supported(
+        sf + ".type", string_at(src, "type"),
+        {"", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"});
+}
+
+// validateNFSVolumeSource.
+void nfs_source(Errors& e, const json::object& src, const std::string& sf) {
+  if (string_at(src, "server").empty()) e.required(sf + ".server");
+  const std::string path = string_at(src, "path");
+  if (path.empty()) e.required(sf + ".path");
+  if (!path.starts_with('/')) e.invalid(sf + ".path", q(path), "must be an absolute path");
+}
+
 // validateVolumeSource: exactly one source (the others Forbidden), each source's own rules for
 // the sources gpupool and its users write; the rest are counted only (FIDELITY.md).
 void volume_source(Errors& e, const json::object& v, const std::string& f, const std::string& pod_name) {
@@ -519,19 +541,7 @@ void volume_source(Errors& e, const json::object& v, const std::string& f, const
         if (auto lim = quantity_of(*sl); lim && lim->is_negative())
           e.forbidden(sf + ".sizeLimit", "SizeLimit field must be a valid resource quantity");
     } else if (k == "hostPath") {
-      // validateHostPathVolumeSource + validateHostPathType.
-      const std::string path = string_at(*src, "path");
-      if (path.empty()) {
-        e.required(sf + ".path");
-        continue;
-      }
-      e.invalid(sf + ".path", path, path_backstep_errors(path));
-      static const std::set<std::string> kTypes = {
-          "", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"};
-      if (present(*src, "type") && !kTypes.count(string_at(*src, "type")))
-        e.not_supported(
-            sf + ".type", string_at(*src, "type"),
-            {"", "BlockDevice", "CharDevice", "Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"});
+      host_path_source(e, *src, sf);
     } else if (k == "secret" || k == "configMap") {
       // validateSecretVolumeSource / validateConfigMapVolumeSource.
       const char* name_key = k == "secret" ? "secretName" : "name";
@@ -541,11 +551,7 @@ void volume_source(Errors& e, const json::object& v, const std::string& f, const
         for (std::size_t i = 0; i < items->size(); ++i)
           if ((*items)[i].is_object()) key_to_path(e, (*items)[i].as_object(), fmt::format("{}.items[{}]", sf, i));
     } else if (k == "nfs") {
-      // validateNFSVolumeSource.
-      if (string_at(*src, "server").empty()) e.required(sf + ".server");
-      const std::string path = string_at(*src, "path");
-      if (path.empty()) e.required(sf + ".path");
-      if (!path.starts_with('/')) e.invalid(sf + ".path", q(path), "must be an absolute path");
+      nfs_source(e, *src, sf);
     } else if (k == "persistentVolumeClaim") {
       if (string_at(*src, "claimName").empty()) e.required(sf + ".claimName");
     } else if (k == "downwardAPI") {
@@ -1821,7 +1827,251 @@ void image_whitespace(Errors& e, const json::object& c, const std::string& f) {
   if (padded) e.invalid(f + ".image", q(image), "must not have leading or trailing whitespace");
 }
 
+// ---- PersistentVolumes: ValidatePersistentVolumeSpec (not inline) --------------------------------
+
+// The source of a PersistentVolume (a PersistentVolumeSource, Go's order) at spec.<key>: where a
+// rule is the pod volume's (other_volume_source), it is taken from there; the PV's own variants
+// add their secret references' namespaces and the like.
+void pv_source(Errors& e, const std::string& k, const json::object& src, const std::string& sf,
+               const std::string& pv_name) {
+  static const json::object kNoVolume;
+  // A SecretReference's namespace, required besides the name the pod volume's rules require.
+  auto secret_namespace = [&] {
+    if (const json::object* ref = object_at(src, "secretRef"); ref && string_at(*ref, "namespace").empty())
+      e.required(sf + ".secretRef.namespace");
+  };
+  if (k == "hostPath") {
+    host_path_source(e, src, sf);
+  } else if (k == "nfs") {
+    nfs_source(e, src, sf);
+  } else if (k == "glusterfs") {  // validateGlusterfsPersistentVolumeSource
+    other_volume_source(e, k, src, kNoVolume, sf, "spec", "");
+    if (const json::value* ns = src.if_contains("endpointsNamespace"); ns && ns->is_string()) {
+      const std::string name(ns->as_string());
+      if (name.empty())
+        e.invalid(sf + ".endpointsNamespace", q(name),
+                  "if the endpointnamespace is set, it must be a valid namespace name");
+      else
+        e.invalid(sf + ".endpointsNamespace", name, dns1123_label_errors(name));  // ValidateNamespaceName
+    }
+  } else if (k == "iscsi") {  // validateISCSIPersistentVolumeSource (not the pod's rules)
+    const std::string portal = string_at(src, "targetPortal");
+    if (portal.empty()) e.required(sf + ".targetPortal");
+    if (present(src, "initiatorName") && pv_name.size() + 1 + portal.size() > 64)
+      e.invalid(sf + ".targetportal", q(portal),
+                "Total length of <volume name>:<iscsi.targetPortal> must be under 64 characters if "
+                "iscsi.initiatorName is specified.");
+    static const std::regex iqn(R"(iqn\.\d{4}-\d{2}\.([[:alnum:].-]+)(:[^,;*&$|\s]+)$)");
+    static const std::regex eui("^eui.[[:alnum:]]{16}$");
+    static const std::regex naa("^naa.[[:alnum:]]{32}$");
+    auto bad_format = [&](const std::string& name) {  // a known prefix whose regex does not match
+      return (name.starts_with("iqn") && !std::regex_search(name, iqn)) ||
+             (name.starts_with("eui") && !std::regex_match(name, eui)) ||
+             (name.starts_with("naa") && !std::regex_match(name, naa));
+    };
+    auto known_prefix = [](const std::string& name) {
+      return name.starts_with("iqn") || name.starts_with("eui") || name.starts_with("naa");
+    };
+    if (const std::string name = string_at(src, "iqn"); name.empty())
+      e.required(sf + ".iqn");
+    else if (!known_prefix(name) || bad_format(name))
+      e.invalid(sf + ".iqn", q(name), "must be valid format");
+    if (auto lun = int_at(src, "lun"); lun && (*lun < 0 || *lun > 255))
+      e.invalid(sf + ".lun", std::to_string(*lun), "must be between 0 and 255, inclusive");
+    if ((true_at(src, "chapAuthDiscovery") || true_at(src, "chapAuthSession")) && !present(src, "secretRef"))
+      e.required(sf + ".secretRef");
+    if (const json::object* ref = object_at(src, "secretRef"); ref && string_at(*ref, "name").empty())
+      e.required(sf + ".secretRef.name");
+    if (const json::value* in = src.if_contains("initiatorName"); in && in->is_string()) {
+      const std::string name(in->as_string());
+      if (!known_prefix(name)) e.invalid(sf + ".initiatorname", q(name), "must be valid format");
+      if (bad_format(name)) e.invalid(sf + ".initiatorname", q(name), "must be valid format");
+    }
+  } else if (k == "cinder" || k == "storageos") {  // validate{Cinder,StorageOS}PersistentVolumeSource
+    other_volume_source(e, k, src, kNoVolume, sf, "spec", "");
+    secret_namespace();
+  } else if (k == "azureFile") {  // validateAzureFilePV
+    other_volume_source(e, k, src, kNoVolume, sf, "spec", "");
+    if (const json::value* ns = src.if_contains("secretNamespace"); ns && ns->is_string() && ns->as_string().empty())
+      e.required(sf + ".secretNamespace");
+  } else if (k == "local") {  // validateLocalVolumeSource
+    const std::string path = string_at(src, "path");
+    if (path.empty()) return e.required(sf + ".path");
+    e.invalid(sf + ".path", path, path_backstep_errors(path));
+  } else if (k == "csi") {                                // validateCSIPersistentVolumeSource
+    const std::string driver = string_at(src, "driver");  // ValidateCSIDriverName
+    if (driver.empty()) e.required(sf + ".driver");
+    if (driver.size() > 63)
+      e.out.push_back({"FieldValueTooLong", "Too long: may not be more than 63 bytes", sf + ".driver"});
+    e.invalid(sf + ".driver", driver, dns1123_subdomain_errors(ascii::lower(driver)));
+    if (string_at(src, "volumeHandle").empty()) e.required(sf + ".volumeHandle");
+    for (const char* key :
+         {"controllerPublishSecretRef", "controllerExpandSecretRef", "nodePublishSecretRef", "nodeExpandSecretRef"})
+      if (const json::object* ref = object_at(src, key)) {  // validatePVSecretReference
+        const std::string at = fmt::format("{}.{}", sf, key);
+        const std::string name = string_at(*ref, "name"), ns = string_at(*ref, "namespace");
+        if (name.empty())
+          e.required(at + ".name");
+        else
+          e.invalid(at + ".name", name, dns1123_subdomain_errors(name));
+        if (ns.empty())
+          e.required(at + ".namespace");
+        else
+          e.invalid(at + ".namespace", ns, dns1123_label_errors(ns));
+      }
+  } else {  // the pod volume's rules (gcePersistentDisk at "persistentDisk", sic)
+    other_volume_source(e, k, src, kNoVolume, sf, "spec", "");
+  }
+}
+
+// path.Clean(p) == "/": an absolute path whose elements all resolve away.
+bool cleans_to_root(const std::string& p) {
+  if (!p.starts_with('/')) return false;
+  std::size_t depth = 0;
+  for (std::size_t at = 0; at <= p.size();) {
+    const std::size_t end = std::min(p.find('/', at), p.size());
+    const std::string_view part = std::string_view(p).substr(at, end - at);
+    if (part == "..")
+      depth = depth ? depth - 1 : 0;
+    else if (!part.empty() && part != ".")
+      ++depth;
+    at = end + 1;
+  }
+  return depth == 0;
+}
+
+// A ResourceList as %#v prints it: nil, or its keys sorted with each Quantity's struct.
+std::string go_resource_list(const json::value* list) {
+  if (!list || !list->is_object()) return "core.ResourceList(nil)";
+  std::string out = "core.ResourceList{";
+  std::vector<std::string> keys;
+  for (const auto& kv : list->as_object()) keys.emplace_back(kv.key());
+  std::sort(keys.begin(), keys.end());
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const json::value& v = list->as_object().at(keys[i]);
+    const auto parsed = v.is_null() ? std::nullopt : go_parse_quantity(quantity_text(v));
+    out += fmt::format("{}{}:{}", i ? ", " : "", q(keys[i]),
+                       parsed ? parsed->go()
+                              : "resource.Quantity{i:resource.int64Amount{value:0, scale:0}, "
+                                "d:resource.infDecAmount{Dec:(*inf.Dec)(nil)}, s:\"\", Format:\"\"}");  // (null: zero)
+  }
+  return out + "}";
+}
+
 }  // namespace
+
+void access_mode_causes(const json::array* modes, const std::string& field, Causes& causes) {
+  Errors e{causes};
+  bool once_pod = false, other = false;  // ReadWriteOncePod only alone
+  if (modes)
+    for (const auto& m : *modes) {
+      if (!m.is_string()) continue;
+      const bool supported =
+          m == "ReadOnlyMany" || m == "ReadWriteMany" || m == "ReadWriteOnce" || m == "ReadWriteOncePod";
+      if (!supported)
+        e.not_supported(field, std::string(m.as_string()),
+                        {"ReadOnlyMany", "ReadWriteMany", "ReadWriteOnce", "ReadWriteOncePod"});
+      if (m == "ReadWriteOncePod")
+        once_pod = true;
+      else if (supported)
+        other = true;
+    }
+  if (once_pod && other) e.forbidden(field, "may not use ReadWriteOncePod with other access modes");
+}
+
+void validate_persistent_volume_spec(const json::object& spec, const std::string& pv_name, Causes& causes) {
+  Errors e{causes};
+  const json::array* modes = array_at(spec, "accessModes");
+  if (!modes || modes->empty()) e.required("spec.accessModes");
+  access_mode_causes(modes, "spec.accessModes", causes);
+  const json::value* capacity = spec.if_contains("capacity");
+  const json::object* cap = object_at(spec, "capacity");
+  if (!cap || cap->empty()) e.required("spec.capacity");
+  if (!cap || !cap->contains("storage") || cap->size() > 1)
+    e.out.push_back({"FieldValueNotSupported",
+                     fmt::format("Unsupported value: {}: supported values: \"storage\"",
+                                 go_resource_list(capacity && capacity->is_object() ? capacity : nullptr)),
+                     "spec.capacity"});
+  // Each quantity: validateBasicResource (Value, rounded away from zero, not negative), then
+  // ValidatePositiveQuantityValue. (Go walks the map in random order; here sorted.)
+  if (cap)
+    for (const auto& key : [&] {
+           std::vector<std::string> keys;
+           for (const auto& kv : *cap) keys.emplace_back(kv.key());
+           std::sort(keys.begin(), keys.end());
+           return keys;
+         }()) {
+      const auto qty = quantity_of(cap->at(key));
+      if (!qty) continue;  // (decoding refused it)
+      const std::string at = fmt::format("spec.capacity[{}]", key);
+      if (qty->value() < 0) e.invalid(at, std::to_string(qty->value()), "must be a valid resource quantity");
+      if (!(qty->nano_value() > 0)) e.invalid(at, q(qty->to_string()), "must be greater than zero");
+    }
+  if (const std::string policy = string_at(spec, "persistentVolumeReclaimPolicy");
+      !policy.empty() && policy != "Delete" && policy != "Recycle" && policy != "Retain")
+    e.not_supported("spec.persistentVolumeReclaimPolicy", policy, {"Delete", "Recycle", "Retain"});
+  bool node_affinity = false;
+  if (present(spec, "nodeAffinity")) {  // validateVolumeNodeAffinity
+    node_affinity = true;
+    const json::object& na = object_at(spec, "nodeAffinity") ? *object_at(spec, "nodeAffinity") : kNone;
+    if (!present(na, "required")) {
+      e.required("spec.nodeAffinity.required", "must specify required node constraints");
+    } else {  // ValidateNodeSelector (label values not checked)
+      const json::object& req = object_at(na, "required") ? *object_at(na, "required") : kNone;
+      const auto terms = items(req, "nodeSelectorTerms");
+      if (terms.empty())
+        e.required("spec.nodeAffinity.required.nodeSelectorTerms", "must have at least one node selector term");
+      for (std::size_t i = 0; i < terms.size(); ++i)
+        node_selector_term(e, *terms[i], fmt::format("spec.nodeAffinity.required.nodeSelectorTerms[{}]", i));
+    }
+  }
+  // {JSON key, the path Kubernetes names when it is one source too many}, in Go's order.
+  static const std::pair<const char*, const char*> kSources[] = {{"hostPath", "hostPath"},
+                                                                 {"gcePersistentDisk", "gcePersistentDisk"},
+                                                                 {"awsElasticBlockStore", "awsElasticBlockStore"},
+                                                                 {"glusterfs", "glusterfs"},
+                                                                 {"flocker", "flocker"},
+                                                                 {"nfs", "nfs"},
+                                                                 {"rbd", "rbd"},
+                                                                 {"quobyte", "quobyte"},
+                                                                 {"cephfs", "cephFS"},
+                                                                 {"iscsi", "iscsi"},
+                                                                 {"cinder", "cinder"},
+                                                                 {"fc", "fc"},
+                                                                 {"flexVolume", ""},
+                                                                 {"azureFile", "azureFile"},
+                                                                 {"vsphereVolume", "vsphereVolume"},
+                                                                 {"photonPersistentDisk", "photonPersistentDisk"},
+                                                                 {"portworxVolume", "portworxVolume"},
+                                                                 {"azureDisk", "azureDisk"},
+                                                                 {"scaleIO", "scaleIO"},
+                                                                 {"local", "local"},
+                                                                 {"storageos", "storageos"},
+                                                                 {"csi", "csi"}};
+  int count = 0;
+  for (const auto& [key, forbidden_as] : kSources) {
+    const json::object* src = object_at(spec, key);
+    if (!src && !present(spec, key)) continue;
+    if (!src) src = &kNone;            // (a source that is no object: decoding refused it)
+    if (count > 0 && *forbidden_as) {  // (a flexVolume is counted, never refused: sic)
+      e.forbidden(fmt::format("spec.{}", forbidden_as), "may not specify more than 1 volume type");
+      continue;
+    }
+    ++count;
+    pv_source(e, key, *src, fmt::format("spec.{}", key), pv_name);
+    if (std::string_view(key) == "local" && !node_affinity)
+      e.required("spec.nodeAffinity", "Local volume requires node affinity");
+  }
+  if (count == 0) e.required("spec", "must specify a volume type");
+  if (const json::object* hp = object_at(spec, "hostPath");
+      hp && string_at(spec, "persistentVolumeReclaimPolicy") == "Recycle" && cleans_to_root(string_at(*hp, "path")))
+    e.forbidden("spec.persistentVolumeReclaimPolicy", "may not be 'recycle' for a hostPath mount of '/'");
+  if (const std::string cls = string_at(spec, "storageClassName"); !cls.empty())
+    e.invalid("spec.storageClassName", cls, dns1123_subdomain_errors(cls));  // ValidateClassName
+  if (const json::value* mode = spec.if_contains("volumeMode");
+      mode && mode->is_string() && mode->as_string() != "Block" && mode->as_string() != "Filesystem")
+    e.not_supported("spec.volumeMode", std::string(mode->as_string()), {"Block", "Filesystem"});
+}
 
 std::optional<std::string> go_decode_list(const std::string& text, std::string_view type,
                                           std::span<const GoField> fields, json::array& out) {

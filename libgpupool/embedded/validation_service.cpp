@@ -166,14 +166,16 @@ void cluster_ips_related_fields(Errors& e, const json::object& spec) {
 
 // validateServicePort: the name (required when there are several ports; a DNS-1123 label; not
 // twice), the port, the protocol, the targetPort (ValidatePortNumOrName) and the appProtocol.
-void service_port(Errors& e, const json::object& p, bool require_name, std::set<std::string>& names,
-                  const std::string& at) {
+// A Service's or an Endpoints subset's port: its name (required when there are several; unique
+// among a Service's `names`), number and protocol.
+void port_name_number_protocol(Errors& e, const json::object& p, bool require_name, std::set<std::string>* names,
+                               const std::string& at) {
   const std::string name = string_at(p, "name");
   if (require_name && name.empty()) {
     e.required(at + ".name");
   } else if (!name.empty()) {
     e.invalid(at + ".name", name, dns1123_label_errors(name));  // ValidateDNS1123Label
-    if (!names.insert(name).second) e.duplicate(at + ".name", q(name));
+    if (names && !names->insert(name).second) e.duplicate(at + ".name", q(name));
   }
   if (const std::int64_t port = int_or_zero(p, "port"); port < 1 || port > 65535)
     e.invalid(at + ".port", std::to_string(port), kPortRange);
@@ -182,6 +184,18 @@ void service_port(Errors& e, const json::object& p, bool require_name, std::set<
     e.required(at + ".protocol");
   else if (protocol != "TCP" && protocol != "UDP" && protocol != "SCTP")
     e.not_supported(at + ".protocol", protocol, {"SCTP", "TCP", "UDP"});
+}
+
+void app_protocol(Errors& e, const json::object& p, const std::string& at) {
+  if (present(p, "appProtocol")) {  // ValidateQualifiedName
+    const std::string app = string_at(p, "appProtocol");
+    e.invalid(at + ".appProtocol", app, qualified_name_errors(app));
+  }
+}
+
+void service_port(Errors& e, const json::object& p, bool require_name, std::set<std::string>& names,
+                  const std::string& at) {
+  port_name_number_protocol(e, p, require_name, &names, at);
   // ValidatePortNumOrName: a number in 1..65535 (IntValue), or an IANA service name.
   const json::value* tp = p.if_contains("targetPort");
   const GoIntOrString target(tp ? *tp : json::value());
@@ -191,10 +205,7 @@ void service_port(Errors& e, const json::object& p, bool require_name, std::set<
   } else {
     e.invalid(at + ".targetPort", target.str_val, port_name_errors(target.str_val));  // IsValidPortName
   }
-  if (present(p, "appProtocol")) {  // ValidateQualifiedName
-    const std::string app = string_at(p, "appProtocol");
-    e.invalid(at + ".appProtocol", app, qualified_name_errors(app));
-  }
+  app_protocol(e, p, at);
 }
 
 // validateClientIPAffinityConfig on sessionAffinityConfig (ClientIP affinity).
@@ -227,6 +238,126 @@ std::string trim_space(std::string_view s) {
 }
 
 }  // namespace
+
+void endpoint_subsets_causes(const json::object& endpoints, Causes& causes) {
+  // validateEndpointSubsets: each subset has addresses, each address (validateEndpointAddress:
+  // IsValidIP, the hostname a DNS label, the node name a subdomain, ValidateNonSpecialIP), each
+  // port (validateEndpointPort: a name when there are several).
+  Errors e{causes};
+  const auto subsets = items(endpoints, "subsets");
+  for (std::size_t i = 0; i < subsets.size(); ++i) {
+    const json::object& ss = *subsets[i];
+    const std::string at = fmt::format("subsets[{}]", i);
+    if (items(ss, "addresses").empty() && items(ss, "notReadyAddresses").empty())
+      e.required(at, "must specify `addresses` or `notReadyAddresses`");
+    for (const char* list : {"addresses", "notReadyAddresses"}) {
+      const auto addresses = items(ss, list);
+      for (std::size_t j = 0; j < addresses.size(); ++j) {
+        const json::object& a = *addresses[j];
+        const std::string af = fmt::format("{}.{}[{}]", at, list, j);
+        const std::string address = string_at(a, "ip");
+        if (!parse_ip(address)) e.invalid(af + ".ip", q(address), kNotAnIp);
+        if (const std::string host = string_at(a, "hostname"); !host.empty())
+          e.invalid(af + ".hostname", host, dns1123_label_errors(host));
+        if (const json::value* node = a.if_contains("nodeName"); node && node->is_string())  // ValidateNodeName
+          e.invalid(af + ".nodeName", std::string(node->as_string()), dns1123_subdomain_errors(node->as_string()));
+        non_special_ip(e, af + ".ip", address);
+      }
+    }
+    const auto ports = items(ss, "ports");
+    for (std::size_t j = 0; j < ports.size(); ++j) {
+      const std::string pf = fmt::format("{}.ports[{}]", at, j);
+      port_name_number_protocol(e, *ports[j], ports.size() > 1, nullptr, pf);
+      app_protocol(e, *ports[j], pf);
+    }
+  }
+}
+
+void endpoint_slice_causes(const json::object& slice, Causes& causes) {
+  // discovery/validation ValidateEndpointSlice past the metadata: the address type, each
+  // endpoint's addresses (by the type; an unknown one's not checked), node name, hostname and
+  // hints, then the ports (names unique, a protocol).
+  Errors e{causes};
+  const std::string type = string_at(slice, "addressType");
+  if (type.empty())
+    e.required("addressType");
+  else if (type != "IPv4" && type != "IPv6" && type != "FQDN")
+    e.not_supported("addressType", type, {"FQDN", "IPv4", "IPv6"});
+  const auto endpoints = items(slice, "endpoints");
+  if (endpoints.size() > 1000)
+    return e.out.push_back({"FieldValueTooMany",
+                            fmt::format("Too many: {}: must have at most 1000 items", endpoints.size()), "endpoints"});
+  for (std::size_t i = 0; i < endpoints.size(); ++i) {
+    const json::object& ep = *endpoints[i];
+    const std::string at = fmt::format("endpoints[{}]", i);
+    const auto addresses = strings_at(ep, "addresses");
+    if (addresses.empty())
+      e.required(at + ".addresses", "must contain at least 1 address");
+    else if (addresses.size() > 100)
+      e.out.push_back({"FieldValueTooMany", fmt::format("Too many: {}: must have at most 100 items", addresses.size()),
+                       at + ".addresses"});
+    for (std::size_t j = 0; j < addresses.size(); ++j) {
+      const std::string& a = addresses[j];
+      const std::string af = fmt::format("{}.addresses[{}]", at, j);
+      if (type == "IPv4" || type == "IPv6") {  // IsValidIPv4Address / IsValidIPv6Address, ValidateNonSpecialIP
+        const auto ip = parse_ip(a);
+        if (!ip || is_v4(*ip) != (type == "IPv4"))
+          e.invalid(af, q(a), type == "IPv4" ? "must be a valid IPv4 address" : "must be a valid IPv6 address");
+        non_special_ip(e, af, a);
+      } else if (type == "FQDN") {  // IsFullyQualifiedDomainName: the first error only
+        const std::string name = a.ends_with('.') ? a.substr(0, a.size() - 1) : a;
+        if (a.empty()) {
+          e.required(af);
+        } else if (const auto errs = dns1123_subdomain_errors(name); !errs.empty()) {
+          std::string joined;
+          for (const auto& m : errs) joined += (joined.empty() ? "" : ",") + m;
+          e.invalid(af, q(name), joined);
+        } else if (name.find('.') == std::string::npos) {
+          e.invalid(af, q(name), "should be a domain with at least two segments separated by dots");
+        }
+      }
+    }
+    if (const json::value* node = ep.if_contains("nodeName"); node && node->is_string())  // ValidateNodeName
+      e.invalid(at + ".nodeName", std::string(node->as_string()), dns1123_subdomain_errors(node->as_string()));
+    // (deprecatedTopology: dropped from a v1 request before validation, dropTopologyOnV1)
+    if (const json::value* host = ep.if_contains("hostname"); host && host->is_string())
+      e.invalid(at + ".hostname", std::string(host->as_string()), dns1123_label_errors(host->as_string()));
+    if (const json::object* hints = object_at(ep, "hints")) {  // validateHints
+      const auto zones = items(*hints, "forZones");
+      if (zones.size() > 8) {
+        e.out.push_back({"FieldValueTooMany", fmt::format("Too many: {}: must have at most 8 items", zones.size()),
+                         at + ".hints.forZones"});
+      } else {
+        std::set<std::string> names;
+        for (std::size_t j = 0; j < zones.size(); ++j) {
+          const std::string name = string_at(*zones[j], "name");
+          const std::string zf = fmt::format("{}.hints.forZones[{}].name", at, j);
+          if (!names.insert(name).second) e.duplicate(zf, q(name));
+          e.invalid(zf, name, label_value_errors(name));
+        }
+      }
+    }
+  }
+  const auto ports = items(slice, "ports");
+  if (ports.size() > 20000)
+    return e.out.push_back(
+        {"FieldValueTooMany", fmt::format("Too many: {}: must have at most 20000 items", ports.size()), "ports"});
+  std::set<std::string> names;
+  for (std::size_t i = 0; i < ports.size(); ++i) {
+    const json::object& p = *ports[i];
+    const std::string at = fmt::format("ports[{}]", i);
+    const std::string name = string_at(p, "name");  // (defaulted to "")
+    if (!name.empty()) e.invalid(at + ".name", name, dns1123_label_errors(name));
+    if (!names.insert(name).second) e.duplicate(at + ".name", q(name));  // (a *string: Go prints its value)
+    if (!present(p, "protocol")) {
+      e.required(at + ".protocol");
+    } else if (const std::string protocol = string_at(p, "protocol");
+               protocol != "TCP" && protocol != "UDP" && protocol != "SCTP") {
+      e.not_supported(at + ".protocol", protocol, {"SCTP", "TCP", "UDP"});
+    }
+    app_protocol(e, p, at);
+  }
+}
 
 void default_service(json::object& svc) {
   // SetObjectDefaults_Service (SetDefaults_Service, then each port's protocol).
@@ -285,8 +416,7 @@ void load_balancer_ingress_causes(const json::object& obj, bool ip_mode, Causes&
     const json::object& entry = *entries[i];
     const std::string at = fmt::format("{}[{}]", f, i);
     const std::string address = string_at(entry, "ip");
-    if (!address.empty() && !ip::parse_ip(address))
-      e.invalid(at + ".ip", q(address), "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)");  // IsValidIP
+    if (!address.empty() && !ip::parse_ip(address)) e.invalid(at + ".ip", q(address), kNotAnIp);  // IsValidIP
     if (ip_mode) {
       if (!present(entry, "ipMode")) {
         if (!address.empty()) e.required(at + ".ipMode", "must be specified when `ip` is set");

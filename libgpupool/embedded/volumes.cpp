@@ -6,8 +6,10 @@
 
 #include <fmt/format.h>
 
+#include "common/ascii.hpp"
 #include "embedded/controllers_util.hpp"
 #include "embedded/store.hpp"
+#include "gpupool/names.hpp"
 #include "gpupool/quantity.hpp"
 
 namespace gpupool::embedded {
@@ -304,13 +306,19 @@ void VolumeController::sync_claim(const std::string& ns, const std::string& name
          string_of(sc.get(), "reclaimPolicy").empty() ? "Delete" : string_of(sc.get(), "reclaimPolicy")},
         {"storageClassName", cls},
         {"volumeMode", volume_mode(*pvc)},
-        {"csi", json::object{{"driver", provisioner}, {"volumeHandle", pv_name}}},
         {"claimRef", json::object{{"kind", "PersistentVolumeClaim"},
                                   {"namespace", ns},
                                   {"name", name},
                                   {"uid", uid_of(*pvc)},
                                   {"apiVersion", "v1"},
                                   {"resourceVersion", string_of(object_at(*pvc, {"metadata"}), "resourceVersion")}}}};
+    // The source a provisioner writes: a CSI driver's own volume where the provisioner's name is a
+    // CSI driver name, else (an external provisioner, as the embedded one) a hostPath directory as
+    // local-path-provisioner's: ValidatePersistentVolumeSpec refuses a driver named with a '/'.
+    if (provisioner.size() <= 63 && dns1123_subdomain_errors(ascii::lower(provisioner)).empty())
+      spec["csi"] = json::object{{"driver", provisioner}, {"volumeHandle", pv_name}};
+    else
+      spec["hostPath"] = json::object{{"path", "/var/lib/gpupool/volumes/" + pv_name}, {"type", "DirectoryOrCreate"}};
     if (!selected_node.empty())
       spec["nodeAffinity"] = json::object{
           {"required",

@@ -394,4 +394,41 @@ std::vector<std::string> runtime_class_warnings(const json::object& runtime_clas
   return out;
 }
 
+std::vector<std::string> pv_warnings(const json::object& pv) {
+  // pkg/api/persistentvolume/util.go warningsForPersistentVolumeSpecAndMeta.
+  std::vector<std::string> out;
+  const json::object* meta = object_of(pv, "metadata");
+  const json::object* ann = meta ? object_of(*meta, "annotations") : nullptr;
+  for (const auto& [key, message] : {std::pair{"volume.beta.kubernetes.io/storage-class",
+                                               "deprecated since v1.8; use \"storageClassName\" attribute instead"},
+                                     std::pair{"volume.beta.kubernetes.io/mount-options",
+                                               "deprecated since v1.31; use \"mountOptions\" attribute instead"}})
+    if (ann && ann->contains(key)) out.push_back(fmt::format("metadata.annotations[{}]: {}", key, message));
+  static const json::object kNone;
+  const json::object& spec = object_of(pv, "spec") ? *object_of(pv, "spec") : kNone;
+  if (str_of(spec, "persistentVolumeReclaimPolicy") == "Recycle")
+    out.emplace_back(
+        "spec.persistentVolumeReclaimPolicy: The Recycle reclaim policy is deprecated. Instead, the recommended "
+        "approach is to use dynamic provisioning.");
+  const json::object* affinity = object_of(spec, "nodeAffinity");
+  if (const json::object* required = affinity ? object_of(*affinity, "required") : nullptr)
+    if (const json::array* terms = array_of(*required, "nodeSelectorTerms"))
+      for (std::size_t i = 0; i < terms->size(); ++i)  // GetWarningsForNodeSelectorTerm
+        if (const json::array* exprs =
+                (*terms)[i].is_object() ? array_of((*terms)[i].as_object(), "matchExpressions") : nullptr)
+          for (std::size_t j = 0; j < exprs->size(); ++j) {
+            const std::string key = (*exprs)[j].is_object() ? str_of((*exprs)[j].as_object(), "key") : "";
+            if (const auto it = kDeprecatedNodeLabels.find(key); it != kDeprecatedNodeLabels.end())
+              out.push_back(
+                  fmt::format("spec.nodeAffinity.required.nodeSelectorTerms[{}].matchExpressions[{}].key: {} is {}", i,
+                              j, key, it->second));
+          }
+  // The deprecated volume plugins a PersistentVolume can have, in this function's own order.
+  for (std::string_view key : {"cephfs", "photonPersistentDisk", "scaleIO", "storageos", "glusterfs", "rbd"})
+    if (const json::value* v = spec.if_contains(key); v && !v->is_null())
+      for (const auto& d : kDeprecatedVolumes)
+        if (d.json == key) out.push_back(fmt::format("spec.{}: {}", d.shown, d.message));
+  return out;
+}
+
 }  // namespace gpupool::embedded

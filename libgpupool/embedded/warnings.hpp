@@ -25,5 +25,8 @@ std::vector<std::string> pod_warnings(const boost::json::object& meta, const boo
 /// scheduling.nodeSelector's keys, on create and update (Go ranges over a map: the embedded server
 /// warns in the object's key order).
 std::vector<std::string> runtime_class_warnings(const boost::json::object& runtime_class);
+/// GetWarningsForPersistentVolume: the deprecated beta annotations, the Recycle reclaim policy,
+/// deprecated node labels in the node affinity, deprecated volume plugins (create and update).
+std::vector<std::string> pv_warnings(const boost::json::object& pv);
 
 }  // namespace gpupool::embedded

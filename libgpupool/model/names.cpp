@@ -290,4 +290,13 @@ std::vector<std::string> http_header_name_errors(std::string_view value) {
 }
 bool is_http_header_name(std::string_view value) noexcept { return http_header_name_errors(value).empty(); }
 
+// IsValidPathSegmentName / IsValidPathSegmentPrefix (apimachinery/pkg/api/validation/path/name.go).
+std::vector<std::string> path_segment_errors(std::string_view value, bool prefix) {
+  if (!prefix && (value == "." || value == "..")) return {"may not be '" + std::string(value) + "'"};
+  std::vector<std::string> errs;
+  for (const char* bad : {"/", "%"})
+    if (value.find(bad) != std::string_view::npos) errs.push_back(std::string("may not contain '") + bad + "'");
+  return errs;
+}
+
 }  // namespace gpupool

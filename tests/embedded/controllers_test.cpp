@@ -854,9 +854,10 @@ TEST_CASE("an owner over the syncs-per-second limit is synced in the next second
   // later event. The limit is on syncs that create a whole burst (500 pods): 20 in a second of
   // the clock, 10,000 pods; what is left comes in the next second, at sync() without any event.
   World w;
-  const ResourceType& deployments = w.store.type("apps", "deployments");
-  w.store.create(deployments, "default", obj(kDeployment));
-  w.store.mutate(deployments, "default", "web", [&](json::object& d) { d["spec"].as_object()["replicas"] = 10500; });
+  json::object rs = obj(kDeployment);
+  rs["kind"] = "ReplicaSet";
+  rs["spec"].as_object()["replicas"] = 10500;
+  w.store.create(w.store.type("apps", "replicasets"), "default", rs);
   auto pods = [&] { return w.store.list(w.pods, "default").items.size(); };
   CHECK(pods() <= 10000);  // the last bursts came over the limit
   CHECK(pods() >= 9900);   // (a generated name that collides fails that one create)

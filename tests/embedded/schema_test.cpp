@@ -93,10 +93,11 @@ TEST_CASE("schema decoding: a quantity that does not parse stops decoding (400, 
   CHECK_FALSE(
       decode("", "Pod", R"({"spec":{"containers":[{"name":"c","resources":{"limits":{"cpu":1.5,"memory":null}}}]}})")
           .decode_error);
-  // Fields set to null are dropped (Go's zero value), so validation sees them as absent.
+  // Fields set to null are Go's zero value, so validation sees them as absent (a top-level string
+  // without omitempty, as the provisioner, is then written "").
   auto sc = json::parse(R"({"metadata":{"name":"s"},"provisioner":null,"parameters":{"a":"b"}})").as_object();
   schema::decode("storage.k8s.io", "v1", "StorageClass", sc, true);
-  CHECK(json::serialize(sc) == R"({"metadata":{"name":"s"},"parameters":{"a":"b"}})");
+  CHECK(json::serialize(sc) == R"({"metadata":{"name":"s"},"parameters":{"a":"b"},"provisioner":""})");
 }
 
 TEST_CASE("schema decoding: Time and MicroTime are stored in UTC as MarshalJSON writes them, any year") {
@@ -170,11 +171,11 @@ TEST_CASE("schema decoding: unknown fields are named as sigs.k8s.io/json names t
                                                      "spec.template.spec.containers[1].ports[0].hostport", "status.x"});
   auto obj = json::parse(body).as_object();
   schema::decode("apps", "v1", "Deployment", obj, true);
-  // (Pruned, and the struct fields Go decodes as their zero: a container's resources, the
-  // template's metadata, the strategy.)
+  // (Below the top level, each struct that is no pointer is there once decoded: a container's
+  // resources, the template's metadata, the strategy.)
   CHECK(json::serialize(obj) ==
-        R"({"metadata":{"name":"d","labels":{"any-key":"v"}},"spec":{"template":{"spec":{"containers":)"
-        R"([{"name":"a","resources":{}},{"name":"b","ports":[{"containerPort":80}],"resources":{}}]},"metadata":{}},)"
+        R"({"metadata":{"name":"d","labels":{"any-key":"v"}},"spec":{"template":{"spec":{"containers":[)"
+        R"({"name":"a","resources":{}},{"name":"b","ports":[{"containerPort":80}],"resources":{}}]},"metadata":{}},)"
         R"("strategy":{}},"status":{}})");
   // Free-form fields keep what they hold: annotations, managedFields' FieldsV1, a CRD's schema.
   CHECK(decode("", "Pod", R"({"metadata":{"managedFields":[{"fieldsV1":{"f:spec":{"f:x":{}}}}]}})")

@@ -686,6 +686,8 @@ TEST_CASE("PVCs bind: default class, a named class, a static volume; pods wait f
   CHECK(pv.at("status").at("phase") == "Bound");
   CHECK(pv.at("spec").at("claimRef").at("name") == "data");
   CHECK(pv.at("spec").at("persistentVolumeReclaimPolicy") == "Delete");
+  // The embedded provisioner's name is no CSI driver name: a hostPath directory, as local-path's.
+  CHECK(pv.at("spec").at("hostPath").at("path") == json::value("/var/lib/gpupool/volumes/" + pv_name));
   r = apply_text(c, "alice", pod("uses-data", "data"));
   REQUIRE_MESSAGE(r.code == 0, r.err);
   CHECK(!store().get(pods, "alice", "uses-data").at("spec").at("nodeName").as_string().empty());

@@ -314,6 +314,142 @@ def base_podtemplate():  # a training worker's template kept for a launcher to s
                                              "resources": {"limits": {"nvidia.com/gpu": "1", "memory": "16Gi"}}}]}}}
 
 
+def base_limitrange():  # a user namespace's container defaults and bounds, and its claims' sizes
+    return {"apiVersion": "v1", "kind": "LimitRange", "metadata": {"name": "fuzz", "labels": {"owner": "alice"}},
+            "spec": {"limits": [
+                {"type": "Container", "default": {"cpu": "2", "memory": "8Gi"},
+                 "defaultRequest": {"cpu": "1", "memory": "4Gi"}, "max": {"cpu": "32", "memory": "128Gi"},
+                 "min": {"cpu": "100m", "memory": "64Mi"}, "maxLimitRequestRatio": {"cpu": "4"}},
+                {"type": "PersistentVolumeClaim", "max": {"storage": "500Gi"}, "min": {"storage": "1Gi"}}]}}
+
+
+def base_pdb():  # a distributed job's workers, not drained below three at a time
+    return {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+            "metadata": {"name": "fuzz", "labels": {"gpupool.io/job-name": "fuzz"}},
+            "spec": {"minAvailable": 3, "selector": {"matchLabels": {"gpupool.io/job-name": "fuzz"}},
+                     "unhealthyPodEvictionPolicy": "AlwaysAllow"}}
+
+
+def base_priorityclass():  # the cluster's tier for interactive jobs, preempting none
+    return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+            "metadata": {"name": "fuzz", "labels": {"gpupool.io/tier": "interactive"}},
+            "value": 1000, "globalDefault": False, "preemptionPolicy": "Never",
+            "description": "Interactive notebooks: scheduled before batch training, preempt nothing."}
+
+
+def base_storageclass():  # the guide's CephFS class, not the default one
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+            "metadata": {"name": "fuzz", "labels": {"owner": "admin"}},
+            "provisioner": "cephfs.csi.ceph.com", "reclaimPolicy": "Retain", "volumeBindingMode": "Immediate",
+            "allowVolumeExpansion": True, "mountOptions": ["noatime"],
+            "parameters": {"clusterID": "ceph-1", "fsName": "cephfs",
+                           "csi.storage.k8s.io/provisioner-secret-name": "csi-cephfs-secret",
+                           "csi.storage.k8s.io/provisioner-secret-namespace": "ceph-csi"}}
+
+
+def base_pv():  # the NFS share of the guide, as an administrator's volume of a class nobody provisions
+    return {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "fuzz", "labels": {"share": "nfs"}},
+            "spec": {"capacity": {"storage": "1Ti"}, "accessModes": ["ReadWriteMany", "ReadOnlyMany"],
+                     "persistentVolumeReclaimPolicy": "Retain", "storageClassName": "fuzz-nfs",
+                     "volumeMode": "Filesystem", "mountOptions": ["nfsvers=4.1"],
+                     "nfs": {"server": "10.0.0.5", "path": "/export/share", "readOnly": False}}}
+
+
+def base_role():  # what a user may do with jobs in their namespace
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+            "metadata": {"name": "fuzz", "labels": {"owner": "alice"}},
+            "rules": [{"apiGroups": ["", "batch"], "resources": ["pods", "pods/log", "jobs"],
+                       "verbs": ["get", "list", "watch", "create", "delete"]},
+                      {"apiGroups": ["kubeflow.org"], "resources": ["pytorchjobs"], "verbs": ["*"],
+                       "resourceNames": ["train"]}]}
+
+
+def base_rolebinding():  # the Role granted to a user, a group and the namespace's default ServiceAccount
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": "fuzz", "labels": {"owner": "alice"}},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "fuzz"},
+            "subjects": [{"kind": "User", "apiGroup": "rbac.authorization.k8s.io", "name": "alice"},
+                         {"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "vision-team"},
+                         {"kind": "ServiceAccount", "name": "default", "namespace": "fid-fuzz"}]}
+
+
+def base_clusterrole():  # read-only access to the cluster's GPU nodes and classes, aggregated to view
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+            "metadata": {"name": "fuzz", "labels": {"rbac.authorization.k8s.io/aggregate-to-view": "false"}},
+            "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]},
+                      {"apiGroups": ["scheduling.k8s.io", "storage.k8s.io"],
+                       "resources": ["priorityclasses", "storageclasses"], "verbs": ["get", "list"]},
+                      {"nonResourceURLs": ["/metrics", "/healthz/*"], "verbs": ["get"]}]}
+
+
+def base_clusterrolebinding():
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+            "metadata": {"name": "fuzz", "labels": {"owner": "admin"}},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "fuzz"},
+            "subjects": [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "gpu-users"},
+                         {"kind": "ServiceAccount", "name": "gpupool", "namespace": "gpupool-system"}]}
+
+
+def base_runtimeclass():  # GPU nodes' container runtime, with their taint tolerated
+    return {"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "fuzz"},
+            "handler": "nvidia", "overhead": {"podFixed": {"cpu": "250m", "memory": "120Mi"}},
+            "scheduling": {"nodeSelector": {"accelerator": "nvidia-a100"},
+                           "tolerations": [{"key": "gpu_node", "operator": "Exists", "effect": "NoSchedule"}]}}
+
+
+def base_ingressclass():  # the cluster's ingress controller, the default class
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass", "metadata": {"name": "fuzz"},
+            "spec": {"controller": "k8s.io/ingress-nginx",
+                     "parameters": {"apiGroup": "k8s.example.com", "kind": "IngressParameters", "name": "external",
+                                    "scope": "Namespace", "namespace": "ingress"}}}
+
+
+def base_csidriver():  # the CephFS CSI driver the guide's class provisions with
+    return {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": "fuzz.csi.ceph.com"},
+            "spec": {"attachRequired": False, "podInfoOnMount": False, "fsGroupPolicy": "File",
+                     "volumeLifecycleModes": ["Persistent"], "requiresRepublish": False, "storageCapacity": False,
+                     "seLinuxMount": False}}
+
+
+def base_namespace():  # a user's namespace, labelled for the team's quota and policies
+    return {"apiVersion": "v1", "kind": "Namespace",
+            "metadata": {"name": "fuzz", "labels": {"team": "vision", "gpupool.io/user": "alice"},
+                         "annotations": {"scheduler.alpha.kubernetes.io/node-selector": "accelerator=nvidia-a100"}},
+            "spec": {"finalizers": ["kubernetes"]}}
+
+
+def base_endpoints():  # a headless training master's address, kept by hand (no selector)
+    return {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "fuzz", "labels": {"app": "train"}},
+            "subsets": [{"addresses": [{"ip": "10.1.2.3", "hostname": "master-0", "nodeName": "gpu-1"}],
+                         "notReadyAddresses": [{"ip": "10.1.2.4"}],
+                         "ports": [{"name": "nccl", "port": 29500, "protocol": "TCP"}]}]}
+
+
+def base_endpointslice():  # the same, as an EndpointSlice
+    return {"apiVersion": "discovery.k8s.io/v1", "kind": "EndpointSlice",
+            "metadata": {"name": "fuzz", "labels": {"kubernetes.io/service-name": "fuzz"}},
+            "addressType": "IPv4",
+            "endpoints": [{"addresses": ["10.1.2.3"], "conditions": {"ready": True}, "hostname": "master-0",
+                           "nodeName": "gpu-1", "zone": "a"}],
+            "ports": [{"name": "nccl", "port": 29500, "protocol": "TCP"}]}
+
+
+def base_event():  # what a controller records about a training pod (core/v1), in the cases' namespace
+    return {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "fuzz"},
+            "involvedObject": {"kind": "Pod", "namespace": "$NAMESPACE", "name": "train-0", "apiVersion": "v1"},
+            "reason": "Preempted", "message": "Preempted by a higher-priority job", "type": "Warning",
+            "source": {"component": "gpupool-scheduler"}, "count": 1,
+            "firstTimestamp": "2026-01-01T00:00:00Z", "lastTimestamp": "2026-01-01T00:00:00Z"}
+
+
+def base_eventv1():  # the same, as events.k8s.io/v1 writes it
+    return {"apiVersion": "events.k8s.io/v1", "kind": "Event", "metadata": {"name": "fuzz"},
+            "eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "gpupool.io/scheduler",
+            "reportingInstance": "gpupool-scheduler-0", "action": "Preempting", "reason": "Preempted",
+            "regarding": {"kind": "Pod", "namespace": "$NAMESPACE", "name": "train-0", "apiVersion": "v1"},
+            "note": "Preempted by a higher-priority job", "type": "Warning"}
+
+
 KINDS = {
     "pod": (base_pod, "/api/v1/namespaces/%s/pods"),
     "deployment": (base_deployment, "/apis/apps/v1/namespaces/%s/deployments"),
@@ -343,7 +479,32 @@ KINDS = {
     "networkpolicy": (base_networkpolicy, "/apis/networking.k8s.io/v1/namespaces/%s/networkpolicies"),
     "ingress": (base_ingress, "/apis/networking.k8s.io/v1/namespaces/%s/ingresses"),
     "podtemplate": (base_podtemplate, "/api/v1/namespaces/%s/podtemplates"),
+    "endpoints": (base_endpoints, "/api/v1/namespaces/%s/endpoints"),
+    "endpointslice": (base_endpointslice, "/apis/discovery.k8s.io/v1/namespaces/%s/endpointslices"),
+    "event": (base_event, "/api/v1/namespaces/%s/events"),
+    "eventv1": (base_eventv1, "/apis/events.k8s.io/v1/namespaces/%s/events"),
+    "limitrange": (base_limitrange, "/api/v1/namespaces/%s/limitranges"),
+    "pdb": (base_pdb, "/apis/policy/v1/namespaces/%s/poddisruptionbudgets"),
+    "role": (base_role, "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/roles"),
+    "rolebinding": (base_rolebinding, "/apis/rbac.authorization.k8s.io/v1/namespaces/%s/rolebindings"),
+    # Cluster-scoped (their path has no namespace, collection() leaves it out): --namespace does
+    # not keep two runs against one server apart for these, their names are the same.
+    "priorityclass": (base_priorityclass, "/apis/scheduling.k8s.io/v1/priorityclasses"),
+    "storageclass": (base_storageclass, "/apis/storage.k8s.io/v1/storageclasses"),
+    "pv": (base_pv, "/api/v1/persistentvolumes"),
+    "clusterrole": (base_clusterrole, "/apis/rbac.authorization.k8s.io/v1/clusterroles"),
+    "clusterrolebinding": (base_clusterrolebinding, "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings"),
+    "runtimeclass": (base_runtimeclass, "/apis/node.k8s.io/v1/runtimeclasses"),
+    "ingressclass": (base_ingressclass, "/apis/networking.k8s.io/v1/ingressclasses"),
+    "csidriver": (base_csidriver, "/apis/storage.k8s.io/v1/csidrivers"),
+    "namespace": (base_namespace, "/api/v1/namespaces"),
 }
+
+
+def collection(kind, namespace):
+    """The path of the kind's collection in the namespace (none for a cluster-scoped kind)."""
+    path = KINDS[kind][1]
+    return path % namespace if "%s" in path else path
 DEFAULT_KINDS = ["pod", "deployment", "job", "claim", "service", "quota"]
 CRDS = dict({k: os.path.join(HERE, "..", "..", "data", "crds", "training-operator_%ss.json" % k)
              for k in ("pytorchjob", "tfjob", "mpijob")},
@@ -394,7 +555,15 @@ ROOTS = {"pod": "io.k8s.api.core.v1.Pod", "deployment": "io.k8s.api.apps.v1.Depl
          "cronjob": "io.k8s.api.batch.v1.CronJob", "daemonset": "io.k8s.api.apps.v1.DaemonSet",
          "statefulset": "io.k8s.api.apps.v1.StatefulSet", "lease": "io.k8s.api.coordination.v1.Lease",
          "networkpolicy": "io.k8s.api.networking.v1.NetworkPolicy", "ingress": "io.k8s.api.networking.v1.Ingress",
-         "podtemplate": "io.k8s.api.core.v1.PodTemplate"}
+         "podtemplate": "io.k8s.api.core.v1.PodTemplate", "limitrange": "io.k8s.api.core.v1.LimitRange",
+         "pdb": "io.k8s.api.policy.v1.PodDisruptionBudget", "role": "io.k8s.api.rbac.v1.Role",
+         "rolebinding": "io.k8s.api.rbac.v1.RoleBinding", "priorityclass": "io.k8s.api.scheduling.v1.PriorityClass",
+         "storageclass": "io.k8s.api.storage.v1.StorageClass", "pv": "io.k8s.api.core.v1.PersistentVolume",
+         "clusterrole": "io.k8s.api.rbac.v1.ClusterRole", "clusterrolebinding": "io.k8s.api.rbac.v1.ClusterRoleBinding",
+         "runtimeclass": "io.k8s.api.node.v1.RuntimeClass", "ingressclass": "io.k8s.api.networking.v1.IngressClass",
+         "csidriver": "io.k8s.api.storage.v1.CSIDriver", "namespace": "io.k8s.api.core.v1.Namespace",
+         "endpoints": "io.k8s.api.core.v1.Endpoints", "endpointslice": "io.k8s.api.discovery.v1.EndpointSlice",
+         "event": "io.k8s.api.core.v1.Event", "eventv1": "io.k8s.api.events.v1.Event"}
 _SCHEMAS = {}
 
 
@@ -556,7 +725,7 @@ class Server(raw_client.Server):
             if status == 404:
                 self.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", json.dumps(crd))
                 for _ in range(100):  # until Established (its REST endpoint served)
-                    status, _, _ = self.request("GET", KINDS[kind][1] % self.namespace)
+                    status, _, _ = self.request("GET", collection(kind, self.namespace))
                     if status == 200:
                         break
                     time.sleep(0.1)
@@ -569,7 +738,7 @@ class Server(raw_client.Server):
                              "application/merge-patch+json")
 
 
-VOLATILE = {"uid", "creationTimestamp", "resourceVersion", "managedFields", "time",
+VOLATILE = {"uid", "creationTimestamp", "resourceVersion", "managedFields", "time", "lastPhaseTransitionTime",
             "clusterIP", "clusterIPs", "nodePort"}  # (allocated: differ between servers and runs)
 
 
@@ -614,8 +783,9 @@ def generated_names(v, rx, repl):
 
 
 def answer(server, case, method="POST", path=None, content_type=None):
-    path = path or KINDS[case["kind"]][1] % server.namespace + "?dryRun=All"
-    status, headers, data = server.request(method, path, case["body"].encode(), content_type)
+    path = path or collection(case["kind"], server.namespace) + "?dryRun=All"
+    body = case["body"].replace("$NAMESPACE", server.namespace)  # (an Event's object is in the cases' namespace)
+    status, headers, data = server.request(method, path, body.encode(), content_type)
     warnings = sorted(v for k, v in headers if k.lower() == "warning")
     try:
         body = scrub(json.loads(data))
@@ -626,6 +796,10 @@ def answer(server, case, method="POST", path=None, content_type=None):
         gen = meta.get("generateName") if isinstance(meta, dict) else None
     except (ValueError, AttributeError):
         gen = None
+    if case["kind"] == "limitrange" and isinstance(body, dict) and body.get("kind") == "Status":
+        # A LimitRange without a name is named by a new UUID (limitrange/strategy.go), which its
+        # Status message quotes.
+        body["message"] = UUID_IN.sub("<uid>", body.get("message", ""))
     if isinstance(gen, str) and gen and isinstance(body, dict):
         body = generated_names(body, re.compile(re.escape(gen) + r"[bcdfghjklmnpqrstvwxz2456789]{5}"),
                                gen.replace("\\", "\\\\") + "<rand>")
@@ -633,15 +807,16 @@ def answer(server, case, method="POST", path=None, content_type=None):
 
 
 MAP_ORDERED = re.compile(r"\.resources\.(limits|requests)\b|^spec\.hard\[|\.(labels|annotations|matchLabels|nodeSelector)$"
-                         r"|^spec\.selector$")
+                         r"|^spec\.selector$|^spec\.limits\[\d+\]\.(max|min|default|defaultRequest|maxLimitRequestRatio)\["
+                         r"|^spec\.capacity\[")
 
 
 def same(want, got, kind=None):
     """Equal answers; a Status whose causes differ only in the order Go walks a map in (resources'
-    limits and requests, a quota's hard, labels, annotations, selectors: FIDELITY.md difference 20)
-    counts as equal. For a custom resource the structural schema's validator walks properties in
-    Go map order: kube-apiserver's own order of its causes changes from one request to the next, so
-    any order counts."""
+    limits and requests, a quota's hard, a LimitRange item's resources, a PV's capacity, labels,
+    annotations, selectors: FIDELITY.md difference 20) counts as equal. For a custom resource the
+    structural schema's validator walks properties in Go map order: kube-apiserver's own order of
+    its causes changes from one request to the next, so any order counts."""
     if want == got:
         return True
     w, g = want["body"], got["body"]
@@ -796,6 +971,98 @@ UPDATE_EDITS = {
         (("secrets", 0, "namespace"), ["other"]),
         (("imagePullSecrets",), [appended({"name": "other"}), [{}], [{"name": ""}], None, "x"]),
         (("automountServiceAccountToken",), [True, None, "yes", DELETE])],
+    "limitrange": [(("spec", "limits", 0) + p, v) for p, v in [
+        (("default", "cpu"), ["4", "33", "50m", DELETE]),
+        (("defaultRequest", "memory"), ["200Gi", "1Gi"]),
+        (("max",), [{}, DELETE]),
+        (("maxLimitRequestRatio", "memory"), ["0.5", "2"]),
+        (("type",), ["Pod", "Sometimes", ""])]] + [
+        (("spec", "limits"), [appended({"type": "Pod", "max": {"nvidia.com/gpu": "8"}}), without_first, [], None])],
+    "pdb": [(("spec",) + p, v) for p, v in [
+        (("minAvailable",), [1, "50%", "150%", -1, "x", None, DELETE]),
+        (("maxUnavailable",), [1, "10%", -1]),
+        (("selector",), [{"matchLabels": {"app": "train"}}, {}, None, {"matchLabels": {"a b": "x"}}]),
+        (("unhealthyPodEvictionPolicy",), ["IfHealthyBudget", "Sometimes", None])]],
+    "priorityclass": [
+        (("value",), [1001, 1000000001, -1, "1", None]),
+        (("globalDefault",), [True, None]),
+        (("preemptionPolicy",), ["PreemptLowerPriority", "Sometimes", None, DELETE]),
+        (("description",), ["", None, DELETE])],
+    "storageclass": [
+        (("provisioner",), ["nfs.csi.k8s.io", "", "a b"]),
+        (("parameters", "fsName"), ["other", DELETE]),
+        (("reclaimPolicy",), ["Delete", "Recycle", None]),
+        (("volumeBindingMode",), ["WaitForFirstConsumer", "Sometimes", None]),
+        (("allowVolumeExpansion",), [False, None]),
+        (("mountOptions",), [appended("hard"), [], None]),
+        (("allowedTopologies",), [[{"matchLabelExpressions": [{"key": "zone", "values": ["a"]}]}], [{}]])],
+    "pv": [(("spec",) + p, v) for p, v in [
+        (("capacity", "storage"), ["2Ti", "0", "abc", DELETE]),
+        (("accessModes",), [["ReadWriteOnce"], [], ["Sometimes"]]),
+        (("persistentVolumeReclaimPolicy",), ["Delete", "Recycle", "Sometimes"]),
+        (("storageClassName",), ["other", "", None]),
+        (("volumeMode",), ["Block", "x"]),
+        (("nfs", "server"), ["10.0.0.6", ""]),
+        (("claimRef",), [{"namespace": "fid-fuzz", "name": "data"}, {"name": "data"}, {}]),
+        (("nodeAffinity",), [{"required": {"nodeSelectorTerms": [{"matchExpressions": [
+            {"key": "kubernetes.io/hostname", "operator": "In", "values": ["gpu-1"]}]}]}}])]],
+    "role": [
+        (("rules",), [appended({"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}), without_first,
+                      [], None, [{}], [{"verbs": ["get"]}]]),
+        (("rules", 0, "verbs"), [[], ["*"], appended("patch")]),
+        (("rules", 0, "nonResourceURLs"), [["/metrics"]])],
+    "rolebinding": [
+        (("roleRef", "name"), ["other", ""]),
+        (("roleRef", "kind"), ["ClusterRole", "Sometimes"]),
+        (("subjects",), [appended({"kind": "User", "name": "bob"}), without_first, [], None, [{}]]),
+        (("subjects", 0, "kind"), ["ServiceAccount", "Sometimes"])],
+    "endpoints": [(("subsets", 0) + p, v) for p, v in [
+        (("addresses", 0, "ip"), ["10.1.2.5", "127.0.0.1", "::1", "x", ""]),
+        (("addresses",), [appended({"ip": "10.1.2.6"}), [], None]),
+        (("notReadyAddresses",), [[], None]),
+        (("ports",), [appended({"name": "tb", "port": 6006}), appended({"port": 6006}), [], None]),
+        (("ports", 0, "protocol"), ["UDP", "", "x"])]],
+    "endpointslice": [
+        (("addressType",), ["IPv6", "FQDN", "x", ""]),
+        (("endpoints", 0, "addresses"), [["10.1.2.5"], ["::1"], ["a.example.com"], [], None]),
+        (("endpoints", 0, "conditions", "ready"), [False, None]),
+        (("endpoints", 0, "hints"), [{"forZones": [{"name": "a"}]}]),
+        (("ports",), [appended({"name": "tb", "port": 6006}), appended({"port": 6006}), [], None]),
+        (("ports", 0, "protocol"), ["UDP", "", None])],
+    "event": [
+        (("count",), [2, 0, -1, None]),
+        (("lastTimestamp",), ["2026-01-01T00:01:00Z", None, "x"]),
+        (("message",), ["Preempted again", "", None]),
+        (("involvedObject", "namespace"), ["other", "", DELETE]),
+        (("eventTime",), ["2026-01-01T00:00:00.000000Z"]),
+        (("series",), [{"count": 2, "lastObservedTime": "2026-01-01T00:02:00.000000Z"}, {}])],
+    "eventv1": [
+        (("note",), ["Preempted again", "", None]),
+        (("reason",), ["Evicted", ""]),
+        (("regarding", "namespace"), ["other", "", DELETE]),
+        (("deprecatedCount",), [2, 0]),
+        (("series",), [{"count": 2, "lastObservedTime": "2026-01-01T00:02:00.000000Z"}, {"count": 1}, {}]),
+        (("type",), ["Normal", "Sometimes"])],
+    "runtimeclass": [
+        (("handler",), ["runc", "", "A_B"]),
+        (("overhead", "podFixed", "nvidia.com/gpu"), ["1", "-1"]),
+        (("scheduling", "nodeSelector", "accelerator"), ["nvidia-h100", "a b"]),
+        (("scheduling", "tolerations"), [appended(NEW_TOLERATION), [], None])],
+    "ingressclass": [(("spec",) + p, v) for p, v in [
+        (("controller",), ["example.com/other", "", "nginx"]),
+        (("parameters", "scope"), ["Cluster", "Sometimes"]),
+        (("parameters", "namespace"), [DELETE, "a b"]),
+        (("parameters",), [None, {}])]],
+    "csidriver": [(("spec",) + p, v) for p, v in [
+        (("attachRequired",), [True, None]),
+        (("podInfoOnMount",), [True]),
+        (("fsGroupPolicy",), ["None", "ReadWriteOnceWithFSType", "Sometimes"]),
+        (("volumeLifecycleModes",), [["Ephemeral"], ["Persistent", "Persistent"], []]),
+        (("tokenRequests",), [[{"audience": "ceph"}], [{"audience": "ceph"}, {"audience": "ceph"}]])]],
+    "namespace": [
+        (("spec", "finalizers"), [[], ["kubernetes", "example.com/x"], ["x"], None]),
+        (("metadata", "labels", "kubernetes.io/metadata.name"), ["other", DELETE]),
+        (("status", "phase"), ["Terminating", "Sometimes"])],
 }
 
 
@@ -866,16 +1133,22 @@ def stored_base(server, kind):
         for c in base["spec"]["containers"]:
             c["volumeMounts"].append({"name": "kube-api-access-fuzz0", "readOnly": True,
                                       "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"})
-    collection = KINDS[kind][1] % server.namespace
-    server.request("DELETE", collection + "/" + name)
+    path = collection(kind, server.namespace)
+    server.request("DELETE", path + "/" + name)
     for _ in range(100):
-        if server.request("GET", collection + "/" + name)[0] == 404:
+        if server.request("GET", path + "/" + name)[0] == 404:
             break
         time.sleep(0.1)
-    status, _, data = server.request("POST", collection, json.dumps(base))
+    status, _, data = server.request("POST", path, json.dumps(base).replace("$NAMESPACE", server.namespace))
     if status != 201:
         sys.exit("fuzz: cannot create %s/%s (%d): %s" % (kind, name, status, data[:300]))
     obj = json.loads(data)
+    if kind == "pv":  # the binder makes it Available: wait, so that the updates do not race it
+        for _ in range(100):
+            if obj.get("status", {}).get("phase") != "Pending":
+                break
+            time.sleep(0.1)
+            obj = json.loads(server.request("GET", path + "/" + name)[2])
     obj.pop("status", None)
     obj["metadata"].pop("managedFields", None)
     return obj
@@ -907,9 +1180,11 @@ def apply_edits(obj, changes):
 
 
 TEMPLATE_VALUE = re.compile(r'Invalid value: (core\.PodTemplateSpec\{|\{"metadata"|\{"spec").*')
-# The go-cmp diff of the old and new spec Kubernetes appends to a claim's and a pod's immutability
-# message: lines starting with a space, go-cmp's random non-breaking space, '-' or '+'.
-SPEC_DIFF = re.compile(r"(for bound claims|if it was previously negative\))\n(?:[-+ \u00a0].*\n)*")
+# The go-cmp diff of the old and new spec Kubernetes appends to a claim's, a pod's and a
+# PersistentVolume's source's immutability message: lines starting with a space, go-cmp's random
+# non-breaking space, '-' or '+'.
+SPEC_DIFF = re.compile(r"(for bound claims|if it was previously negative\)|persistentvolumesource is immutable after creation)"
+                       r"\n(?:[-+ \u00a0].*\n)*")
 
 
 def comparable_update(a):
@@ -950,7 +1225,7 @@ def put_update(server, base, change_edits, kind):
     controllers write the objects' status meanwhile: unless a change is the version's, the body
     carries the server's current resourceVersion (a dry run stores nothing)."""
     body = apply_edits(copy.deepcopy(base), change_edits)
-    path = KINDS[kind][1] % server.namespace + "/fuzzu-" + kind + "?dryRun=All"
+    path = collection(kind, server.namespace) + "/fuzzu-" + kind + "?dryRun=All"
     if not any(p[:2] == ("metadata", "resourceVersion") or p in ((), ("metadata",)) for p, _ in change_edits):
         if isinstance(body.get("metadata"), dict):
             _, _, data = server.request("GET", path.split("?")[0])
@@ -1264,7 +1539,7 @@ def patch_answer(server, case):
     None when the server closed the connection instead of answering (kube-apiserver v1.32 panics
     on a strategic merge key whose value is a list or a map, `hash of unhashable type`: its panic
     recovery drops the connection; the embedded server answers, so such cases are not compared)."""
-    path = KINDS[case["kind"]][1] % server.namespace + "/fuzzu-" + case["kind"] + "?dryRun=All"
+    path = collection(case["kind"], server.namespace) + "/fuzzu-" + case["kind"] + "?dryRun=All"
     try:
         return comparable_patch(answer(server, {"kind": case["kind"], "body": case["patch"]}, "PATCH", path,
                                        PATCH_TYPES[case["type"]]))
@@ -1410,7 +1685,7 @@ def delete_cases(seed, count, kinds):
 
 def stored(server, kind):
     """The stored fuzzu-<kind> of `server`, None when there is none or it is being deleted."""
-    status, _, data = server.request("GET", KINDS[kind][1] % server.namespace + "/fuzzu-" + kind)
+    status, _, data = server.request("GET", collection(kind, server.namespace) + "/fuzzu-" + kind)
     obj = json.loads(data) if status == 200 else None
     return None if obj is None or "deletionTimestamp" in obj["metadata"] else obj
 
@@ -1449,7 +1724,7 @@ def delete_answer(server, case):
         fill = lambda s: (s.replace("$UID", md["uid"]).replace("$RV", md["resourceVersion"])
                           .replace("$KIND", case["kind"]).replace("$LABEL", label))
         query = urllib.parse.urlencode([(k, fill(v)) for k, v in case["query"]])
-        path = KINDS[case["kind"]][1] % server.namespace + case["name"] + "?" + query
+        path = collection(case["kind"], server.namespace) + case["name"] + "?" + query
         a = answer(server, {"kind": case["kind"], "body": fill(case["body"] or "")}, "DELETE", path)
         after = stored(server, case["kind"])
         raced = a["status"] == 409 and "$RV" in (case["body"] or "") and after is not None and (

@@ -41,7 +41,7 @@ def package_dir(src, component):
 class Package:
     def __init__(self, path):
         self.name = os.path.basename(path)
-        self.structs, self.named, self.imports = {}, {}, {}
+        self.structs, self.named, self.imports, self.import_paths = {}, {}, {}, {}
         for f in sorted(glob.glob(os.path.join(path, "*.go"))):
             if f.endswith("_test.go") or os.path.basename(f).startswith(("zz_generated", "generated.")):
                 continue
@@ -50,6 +50,7 @@ class Package:
     def parse(self, text):
         for alias, path in re.findall(r'^\s*(\w+)?\s*"(k8s\.io/[^"]+)"', text, re.M):
             self.imports[alias or path.rsplit("/", 1)[1]] = path.rsplit("/", 1)[1]
+            self.import_paths[alias or path.rsplit("/", 1)[1]] = path
         for m in re.finditer(r"^type (\w+) struct \{\n(.*?)^\}", text, re.M | re.S):
             fields = []
             for line in m.group(2).splitlines():
@@ -104,10 +105,12 @@ class Source:
             printed = "%s.%s" % (pkg.imports.get(alias, alias), name)
             if t in FOREIGN or printed in FOREIGN:
                 return FOREIGN.get(t) or FOREIGN[printed]
-            meta = self.package(os.path.join(self.src, "staging", "src", "k8s.io", "apimachinery", "pkg", "apis",
-                                             "meta", "v1"))
-            if pkg.imports.get(alias) == "v1" and alias != pkg.name and meta:
-                return self.kind(meta, None, name, depth + 1)
+            # Another package of the API (corev1.ResourceList in node/v1, metav1's types): its own
+            # definition says.
+            path = pkg.import_paths.get(alias, "")
+            other = self.package(os.path.join(self.src, "staging", "src", path)) if path.startswith("k8s.io/") else None
+            if other:
+                return self.kind(other, None, name, depth + 1)
             return "struct"
         if t in pkg.structs:
             return "struct"

@@ -258,3 +258,14 @@ TEST_CASE("label value") {
   CHECK_THROWS_AS(validate_label_value("-x", "spec.taints[0].value"), ValidationError);
   CHECK_NOTHROW(validate_label_value("", "spec.taints[0].value"));
 }
+
+TEST_CASE("path segment name (apimachinery path.ValidatePathSegmentName)") {
+  using V = std::vector<std::string>;
+  CHECK(path_segment_errors("a.B_c").empty());
+  CHECK(path_segment_errors(".") == V{"may not be '.'"});
+  CHECK(path_segment_errors("..") == V{"may not be '..'"});
+  CHECK(path_segment_errors("a/%b") == V{"may not contain '/'", "may not contain '%'"});
+  // A generateName (IsValidPathSegmentPrefix): only the characters.
+  CHECK(path_segment_errors("..", true).empty());
+  CHECK(path_segment_errors("x/", true) == V{"may not contain '/'"});
+}
