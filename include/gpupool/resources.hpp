@@ -43,6 +43,11 @@ std::vector<std::string> quota_resource_name_errors(std::string_view name);
 /// NotBestEffort, PriorityClass, CrossNamespacePodAffinity) limit pods and their cpu and memory;
 /// BestEffort pods only; any other scope anything.
 bool is_quota_scope_valid_for_resource(std::string_view scope, std::string_view resource);
+/// helper.IsNativeResource: no domain, or one in kubernetes.io ("cpu", "kubernetes.io/x").
+bool is_native_resource(std::string_view name) noexcept;
+/// helper.IsExtendedResourceName: outside kubernetes.io, not "requests.", and a qualified name as
+/// the quota's "requests.<name>" ("nvidia.com/gpu").
+bool is_extended_resource_name(std::string_view name);
 /// helper.IsHugePageResourceName: "hugepages-<size>".
 bool is_hugepages_resource_name(std::string_view name) noexcept;
 /// helper.IsIntegerResourceName: object counts and extended resources are whole numbers.

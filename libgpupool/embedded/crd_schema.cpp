@@ -1375,13 +1375,8 @@ json::array storage_versions(const json::object& crd) {
 }
 
 void default_definition(json::object& crd) {
-  auto object = [](json::object& o, std::string_view k) -> json::object& {
-    json::value& v = o[k];
-    if (!v.is_object()) v = json::object{};
-    return v.as_object();
-  };
-  json::object& spec = object(crd, "spec");
-  json::object& names = object(spec, "names");
+  json::object& spec = util::ensure_object(crd, "spec");
+  json::object& names = util::ensure_object(spec, "names");
   const std::string kind = util::string_of(&names, "kind");
   if (util::string_of(&names, "singular").empty()) {
     std::string lower = kind;
@@ -1400,32 +1395,19 @@ void default_definition(json::object& crd) {
   const json::object* status = util::object_at(crd, {"status"});
   const json::value* stored = status ? status->if_contains("storedVersions") : nullptr;
   if (!stored || !stored->is_array() || stored->as_array().empty())
-    object(crd, "status")["storedVersions"] = storage_versions(crd);
+    util::ensure_object(crd, "status")["storedVersions"] = storage_versions(crd);
 }
 
 const json::object* schema_at(const Schema& s, std::string_view dotted) {
   const json::object* at = s.root.get();
-  // A list's items stand in for the list (a dotted path names no index).
-  auto through_items = [](const json::object* n) {
-    for (int depth = 0; n && depth < 64; ++depth) {
-      const json::value* items = n->if_contains("items");
-      if (!items || !items->is_object() || util::string_of(n, "type") != "array") break;
-      n = &items->as_object();
-    }
-    return n;
-  };
   while (at && !dotted.empty()) {
-    at = through_items(at);
-    if (!at) return nullptr;
+    // A list's items stand in for the list (a dotted path names no index).
+    for (int depth = 0; depth < 64 && items(at) && util::string_of(at, "type") == "array"; ++depth) at = items(at);
     const auto dot = dotted.find('.');
     const std::string_view seg = dotted.substr(0, dot);
     dotted = dot == std::string_view::npos ? std::string_view{} : dotted.substr(dot + 1);
-    const json::value* next = nullptr;
-    if (const json::value* props = at->if_contains("properties"); props && props->is_object())
-      next = props->as_object().if_contains(seg);
-    if (!next)
-      if (const json::value* add = at->if_contains("additionalProperties"); add && add->is_object()) next = add;
-    at = next && next->is_object() ? &next->as_object() : nullptr;
+    const json::object* field = property(at, seg);
+    at = field ? field : additional(at);
   }
   return at;
 }

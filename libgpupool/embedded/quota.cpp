@@ -11,6 +11,7 @@
 #include "embedded/controllers_util.hpp"
 #include "embedded/store.hpp"
 #include "gpupool/names.hpp"
+#include "gpupool/resources.hpp"
 #include "gpupool/scheduling.hpp"
 
 namespace gpupool::embedded {
@@ -97,15 +98,6 @@ std::string legacy_alias(const ResourceType& t) {
   return {};
 }
 
-// pkg/apis/core/v1/helper: IsNativeResource / IsExtendedResourceName.
-bool is_native(std::string_view name) {
-  return name.find('/') == std::string_view::npos || name.find("kubernetes.io/") != std::string_view::npos;
-}
-bool is_extended(std::string_view name) {
-  if (is_native(name) || name.starts_with("requests.")) return false;
-  return qualified_name_errors("requests." + std::string(name)).empty();
-}
-
 constexpr std::string_view kStorageClassSuffix = ".storageclass.storage.k8s.io/";
 
 // The evaluator's MatchingResources, for one resource name.
@@ -125,7 +117,7 @@ bool matches_resource(Evaluator e, const ResourceType& t, std::string_view name)
                                                             "pods"};
       if (pod_resources.count(name)) return true;
       if (name.starts_with("hugepages-") || name.starts_with("requests.hugepages-")) return true;
-      return !is_native(name) && name.starts_with("requests.");  // isExtendedResourceNameForQuota
+      return !is_native_resource(name) && name.starts_with("requests.");  // isExtendedResourceNameForQuota
     }
     case Evaluator::Services:
       return name == "count/services" || name == "services" || name == "services.nodeports" ||
@@ -222,7 +214,7 @@ ResourceList compute_usage(const ResourceList& requests, const ResourceList& lim
       r[k] = v;
       r["requests." + k] = v;
     }
-    if (is_extended(k)) r["requests." + k] = v;
+    if (is_extended_resource_name(k)) r["requests." + k] = v;
   }
   return r;
 }

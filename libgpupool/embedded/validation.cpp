@@ -11,6 +11,7 @@
 #include "embedded/validation_kinds.hpp"
 #include "embedded/validation_networking.hpp"
 #include "embedded/warnings.hpp"
+#include "gpupool/resources.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -1135,8 +1136,7 @@ void clear_created_status(const ResourceType& t, json::object& obj, const Clock*
 void stamp_pv_phase_transition(json::object& obj, const json::object& old, const Clock* clock) {
   json::object& st = obj_at(obj, "status");
   const json::object* old_st = util::object_at(old, {"status"});
-  static const json::object kNone;
-  const json::object& was = old_st ? *old_st : kNone;
+  const json::object& was = old_st ? *old_st : fields::kNone;
   const json::value* given = st.if_contains("lastPhaseTransitionTime");
   const bool unset = !given || given->is_null();
   const json::value* old_time = was.if_contains("lastPhaseTransitionTime");
@@ -1907,8 +1907,7 @@ void pvc_status_causes(const json::object& obj, Causes& causes) {
     const auto errs = qualified_name_errors(key);
     e.invalid(at, key, errs);
     if (!errs.empty()) return false;
-    const bool native = key.find('/') == std::string::npos || key.starts_with("kubernetes.io/");
-    if (native && key != "storage") {
+    if (is_native_resource(key) && key != "storage") {
       e.not_supported(at, key, {"storage"});
       return false;
     }

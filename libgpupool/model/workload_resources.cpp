@@ -23,18 +23,16 @@ void request_within_limit(const std::optional<Quantity>& request, const std::opt
                           fmt::format("must be less than or equal to {} limit of {}", name, limit->to_string()));
 }
 
-// helper.IsNativeResource: no domain, or one in kubernetes.io.
+}  // namespace
+
 bool is_native_resource(std::string_view n) noexcept {
   return n.find('/') == std::string_view::npos || n.find("kubernetes.io/") != std::string_view::npos;
 }
-// helper.IsExtendedResourceName: outside kubernetes.io, not "requests.", and a qualified name as
-// the quota's "requests.<name>".
+
 bool is_extended_resource_name(std::string_view n) {
   if (is_native_resource(n) || n.starts_with("requests.")) return false;
   return is_qualified_name("requests." + std::string(n));
 }
-
-}  // namespace
 
 bool is_hugepages_resource_name(std::string_view n) noexcept { return n.starts_with("hugepages-"); }
 
