@@ -453,21 +453,52 @@ Response openapi(const Store& store, const std::vector<std::string>& segs, const
 
 // ---- responses -----------------------------------------------------------------------------------
 
-json::object scale_of(const ResourceType& t, const json::object& obj) {
+namespace {
+
+std::vector<std::string> spec_replicas_path(const ResourceType& t) {
+  return t.schema ? crd::split_path(t.schema->spec_replicas_path) : std::vector<std::string>{"spec", "replicas"};
+}
+
+// unstructured.NestedFieldNoCopy: the value at `path`, null when a level is missing or no map.
+const json::value* nested(const json::object& obj, const std::vector<std::string>& path) {
+  const json::object* o = &obj;
+  const json::value* v = nullptr;
+  for (const auto& k : path) {
+    if (!o) return nullptr;
+    v = o->if_contains(k);
+    if (!v) return nullptr;
+    o = v->is_object() ? &v->as_object() : nullptr;
+  }
+  return v;
+}
+
+}  // namespace
+
+json::object scale_of(const ResourceType& t, const json::object& obj, bool to_patch) {
   // autoscaling/v1 Scale: status.selector is the label selector in text form (the apps registries'
-  // scaleFromDeployment etc.: LabelSelectorAsSelector(spec.selector).String()).
+  // scaleFromDeployment etc.: LabelSelectorAsSelector(spec.selector).String(); a custom
+  // resource's scaleFromCustomResource: the string at labelSelectorPath).
   std::string selector;
-  if (const auto* s = obj.if_contains("spec"); s && s->is_object())
-    selector = label_selector_string(s->as_object().if_contains("selector")).value_or("");
   std::int64_t spec_replicas = 0, status_replicas = 0;
-  if (const auto* s = obj.if_contains("spec"); s && s->is_object())
-    if (const auto* r = s->as_object().if_contains("replicas"); r && r->is_int64()) spec_replicas = r->as_int64();
-  if (const auto* s = obj.if_contains("status"); s && s->is_object())
-    if (const auto* r = s->as_object().if_contains("replicas"); r && r->is_int64()) status_replicas = r->as_int64();
+  auto int_at = [&](const std::vector<std::string>& path, std::int64_t& out) {
+    const json::value* v = nested(obj, path);
+    if (v && v->is_int64()) out = v->as_int64();
+    return v != nullptr;
+  };
+  const bool found = int_at(spec_replicas_path(t), spec_replicas);
+  if (t.schema) {
+    int_at(crd::split_path(t.schema->status_replicas_path), status_replicas);
+    if (const json::value* s = nested(obj, crd::split_path(t.schema->label_selector_path)); s && s->is_string())
+      selector = s->as_string();
+    if (!found && to_patch) spec_replicas = std::numeric_limits<std::int32_t>::min();
+  } else {
+    if (const auto* s = obj.if_contains("spec"); s && s->is_object())
+      selector = label_selector_string(s->as_object().if_contains("selector")).value_or("");
+    int_at({"status", "replicas"}, status_replicas);
+  }
   json::object md;
   for (const char* k : {"name", "namespace", "uid", "resourceVersion", "creationTimestamp"})
     if (const auto v = meta(obj, k); !v.empty()) md[k] = v;
-  (void)t;
   return {{"kind", "Scale"},
           {"apiVersion", "autoscaling/v1"},
           {"metadata", std::move(md)},
@@ -477,13 +508,26 @@ json::object scale_of(const ResourceType& t, const json::object& obj) {
                                       : json::object{{"replicas", status_replicas}, {"selector", selector}}}};
 }
 
-std::int64_t scale_replicas(std::string_view name, const json::object& scale) {
+json::object scaled(const ResourceType& t, const json::object& cur, const json::object& scale,
+                    const std::string& manager) {
+  const std::string name = meta(cur, "name");
+  std::int64_t replicas = 0;
   if (const auto* s = scale.if_contains("spec"); s && s->is_object())
     if (const auto* rep = s->as_object().if_contains("replicas"); rep && rep->is_int64()) {
-      validate_scale(name, *rep);
-      return rep->as_int64();
+      if (!t.schema) validate_scale(name, *rep);  // (a custom resource's validator checks its path)
+      replicas = rep->as_int64();
     }
-  return 0;
+  if (t.schema && replicas == std::numeric_limits<std::int32_t>::min())
+    throw StatusError::bad_request(
+        fmt::format("the spec replicas field \"{}\" cannot be empty", t.schema->spec_replicas_path));
+  // unstructured.SetNestedField: the levels that are missing (or no maps) become maps.
+  json::object out = cur;
+  const auto path = spec_replicas_path(t);
+  json::object* o = &out;
+  for (std::size_t i = 0; i + 1 < path.size(); ++i) o = &util::ensure_object(*o, path[i]);
+  (*o)[path.back()] = replicas;
+  track_scale(cur, out, t, manager, path);
+  return out;
 }
 
 bool wants_table(const Request& r) { return r.accept.find("as=Table") != std::string::npos; }
@@ -500,8 +544,14 @@ json::object Call::as_stored(const json::object& o) const { return event_view ? 
 
 WriteOptions Call::tracking(std::string manager) const {
   WriteOptions o = wo;
-  o.track_fields = [t = &t, manager = std::move(manager), time = to_rfc3339(now)](
-                       const json::object* old, json::object& next) { track_update(old, next, *t, manager, time); };
+  // The main resource and its status subresource run the fieldmanager on the write (a status
+  // write's entry is that subresource's); scale has its own (track_scale), binding and the others
+  // none.
+  if (!tg.subresource.empty() && tg.subresource != "status") return o;
+  o.track_fields = [t = &t, manager = std::move(manager), time = to_rfc3339(now), sub = tg.subresource](
+                       const json::object* old, json::object& next) {
+    track_update(old, next, *t, manager, time, sub);
+  };
   return o;
 }
 

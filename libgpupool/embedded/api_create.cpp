@@ -88,11 +88,10 @@ Response Api::serve_update(const Call& c) const {
   const FieldValidation fv = field_validation(q(r, "fieldValidation"), "UpdateOptions");
   auto body = parse_object(r);
   if (tg.subresource == "scale") {
-    const std::int64_t replicas = scale_replicas(tg.name, body);
     const auto want_rv = meta(body, "resourceVersion");
-    auto obj = store_.get(t, tg.ns, tg.name);
-    if (!want_rv.empty() && want_rv != meta(obj, "resourceVersion")) throw StatusError::conflict(t, tg.name);
-    obj["spec"].as_object()["replicas"] = replicas;
+    const auto cur = store_.get(t, tg.ns, tg.name);
+    json::object obj = scaled(t, cur, body, update_manager(wo.field_manager, r.user_agent));
+    if (!want_rv.empty() && want_rv != meta(cur, "resourceVersion")) throw StatusError::conflict(t, tg.name);
     return json_response(200, scale_of(t, store_.update(t, tg.ns, std::move(obj), wo)));
   }
   // handlers/update.go: the body is decoded first, then its name checked against the URL's.
@@ -101,7 +100,7 @@ Response Api::serve_update(const Call& c) const {
   dedup_owner_references(body, r.warnings, false);
   if (r.body.size() > kEtcdMaxRequestBytes / 2) check_stored_size(body);
   body = c.as_stored(std::move(body));
-  WriteOptions uo = tg.subresource.empty() ? c.tracking(update_manager(wo.field_manager, r.user_agent)) : wo;
+  WriteOptions uo = c.tracking(update_manager(wo.field_manager, r.user_agent));
   const bool event = t.group.empty() && t.resource == "events";
   // A PUT of a missing object creates it for the kinds whose strategies AllowCreateOnUpdate
   // (pkg/registry: Service, Endpoints, Event, LimitRange, the RBAC kinds), else 404.

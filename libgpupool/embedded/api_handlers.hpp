@@ -52,6 +52,8 @@ struct Call {
   json::object as_served(const json::object& o) const;
   json::object as_stored(const json::object& o) const;
   /// `wo` recording the writer's managedFields after decoding and defaulting.
+  /// The write options with `manager`'s field tracking, where the target (the main resource, its
+  /// status) has it.
   WriteOptions tracking(std::string manager) const;
 };
 
@@ -89,10 +91,15 @@ void dedup_owner_references(json::object& obj, std::vector<std::string>& warning
 bool allows_create_on_update(const ResourceType& t);
 WriteOptions write_options(const Request& r);
 std::string list_kind(const ResourceType& t);
-/// autoscaling/v1 Scale of an object with a scale subresource.
-json::object scale_of(const ResourceType& t, const json::object& obj);
-/// The spec.replicas a Scale asks for (0 when absent), validated (ValidateScale).
-std::int64_t scale_replicas(std::string_view name, const json::object& scale);
+/// autoscaling/v1 Scale of an object with a scale subresource (a custom resource's from its CRD's
+/// subresources.scale paths). `to_patch`: the Scale a patch is applied to, whose spec.replicas is
+/// the smallest int32 when a custom resource has none (etcd.go's invalidSpecReplicas).
+json::object scale_of(const ResourceType& t, const json::object& obj, bool to_patch = false);
+/// The object `cur` with the replicas `scale` asks for (0 when absent), validated (ValidateScale;
+/// a custom resource's own validation judges its value) and managedFields as the ScaleHandler
+/// leaves them for a write by `manager` (track_scale).
+json::object scaled(const ResourceType& t, const json::object& cur, const json::object& scale,
+                    const std::string& manager);
 bool wants_table(const Request& r);
 IncludeObject include_object(const Request& r);
 

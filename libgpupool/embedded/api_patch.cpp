@@ -67,7 +67,7 @@ Response Api::serve_patch(const Call& c) const {
                       "application/apply-patch+yaml, application/strategic-merge-patch+json");
   // handlers/patch.go reads the object before it applies the patch: a missing one is 404
   // whatever the patch holds (an apply patch creates it instead).
-  if (!apply && !store_.find(t, tg.ns, tg.name)) throw StatusError::not_found(t, tg.name);
+  if ((!apply || !tg.subresource.empty()) && !store_.find(t, tg.ns, tg.name)) throw StatusError::not_found(t, tg.name);
   const json::value patch = apply ? parse_body(r.body, true) : decode_patch(r.body, ct);
   if (apply && !patch.is_object()) throw StatusError::bad_request("an apply patch must be an object");
   const bool force = q_true(r, "force");
@@ -83,7 +83,7 @@ Response Api::serve_patch(const Call& c) const {
   }
   for (int attempt = 0;; ++attempt) {
     json::object cur = store_.get(t, tg.ns, tg.name);
-    json::value base = tg.subresource == "scale" ? json::value(scale_of(t, cur)) : json::value(c.as_served(cur));
+    json::value base = tg.subresource == "scale" ? json::value(scale_of(t, cur, true)) : json::value(c.as_served(cur));
     json::value next;
     if (ct == "application/json-patch+json") {
       try {
@@ -96,7 +96,8 @@ Response Api::serve_patch(const Call& c) const {
     } else if (ct == "application/merge-patch+json") {
       next = merge_patch(base, patch);
     } else if (apply) {
-      next = server_side_apply(&cur, c.as_stored(patch.as_object()), t, manager, force, to_rfc3339(now));
+      next =
+          server_side_apply(&cur, c.as_stored(patch.as_object()), t, manager, force, to_rfc3339(now), tg.subresource);
       if (t.schema) crd::apply_defaults(next.as_object(), *t.schema);  // (as above)
     } else {
       next = strategic_merge_patch(base, patch, tg.subresource == "scale" ? "Scale" : t.kind);
@@ -119,17 +120,13 @@ Response Api::serve_patch(const Call& c) const {
     dedup_owner_references(out, r.warnings, true);
     if (r.body.size() > 4096) check_stored_size(out);
     const std::string read_version = meta(cur, "resourceVersion");
-    if (tg.subresource == "scale") {
-      const std::int64_t replicas = scale_replicas(tg.name, out);
-      cur["spec"].as_object()["replicas"] = replicas;
-      out = std::move(cur);
-    }
+    if (tg.subresource == "scale") out = scaled(t, cur, out, manager);
     // A resourceVersion in the patch is a precondition; otherwise the version read above is. A
     // patch that removes it asks for an unconditional update (registry.Store: refused where the
     // strategy allows none, a custom resource's).
     if (apply && meta(out, "resourceVersion").empty()) out["metadata"].as_object()["resourceVersion"] = read_version;
     try {
-      WriteOptions po = !apply && tg.subresource.empty() ? c.tracking(manager) : wo;
+      WriteOptions po = apply ? wo : c.tracking(manager);
       po.uid_precondition = false;
       po.strategy_causes = std::move(event_causes);
       auto updated = store_.update(t, tg.ns, std::move(out), po, tg.subresource == "scale" ? "" : tg.subresource);

@@ -1,8 +1,12 @@
 // Api::serve_get, Api::serve_list: GET of an object or a list (apiserver
 // endpoints/handlers/get.go: GetResource, ListResource).
+#include <cstdint>
+#include <limits>
+
 #include <fmt/format.h>
 
 #include "embedded/api_handlers.hpp"
+#include "embedded/crd_schema.hpp"
 
 namespace gpupool::embedded {
 
@@ -29,7 +33,18 @@ Response Api::serve_get(const Call& c) const {
   const auto stored = store_.find(t, tg.ns, tg.name);
   if (!stored) return status_response(StatusError::not_found(t, tg.name));
   json::object obj = *stored;
-  if (tg.subresource == "scale") return json_response(200, scale_of(t, obj));
+  if (tg.subresource == "scale") {
+    // apiextensions ScaleREST.Get: a custom resource without a value at specReplicasPath has no
+    // Scale (an InternalError, as NewInternalError words it).
+    json::object scale = scale_of(t, obj, true);
+    const json::value* replicas = scale.at("spec").as_object().if_contains("replicas");
+    if (replicas && replicas->is_int64() && replicas->as_int64() == std::numeric_limits<std::int32_t>::min()) {
+      const std::string why =
+          fmt::format("the spec replicas field \"{}\" does not exist", t.schema->spec_replicas_path);
+      throw StatusError(500, "InternalError", "Internal error occurred: " + why, "", "", "", {{"", why, ""}});
+    }
+    return json_response(200, std::move(scale));
+  }
   if (wants_table(r))
     return json_response(200,
                          to_table(t, {std::make_shared<const json::object>(std::move(obj))}, now, include_object(r)));

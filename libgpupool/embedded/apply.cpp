@@ -257,11 +257,14 @@ std::string path_text(const Path& p) {
 }
 
 // The fields the field manager ignores (fieldmanager's stripMeta and the status/spec reset).
-json::object strip(const json::object& o, const ResourceType& t) {
+// The object as the fieldmanager compares it: without the fields no writer owns, and without the
+// status a write of the main resource cannot change (kept when `status` is true: a write through
+// the status subresource, whose strategy resets everything else).
+json::object strip(const json::object& o, const ResourceType& t, bool status = false) {
   json::object out = o;
   out.erase("apiVersion");
   out.erase("kind");
-  if (t.has_status) out.erase("status");
+  if (t.has_status && !status) out.erase("status");
   if (auto* md = out.if_contains("metadata"); md && md->is_object()) {
     auto& m = md->as_object();
     for (const char* k : {"name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
@@ -362,10 +365,24 @@ void set_managed_fields(json::object& o, json::array entries) {
     md.as_object()["managedFields"] = std::move(entries);
 }
 
+// A managedFields entry; `time` empty: none (ScaleHandler's re-added entries), `subresource`
+// empty: the main resource's.
 json::object entry(const std::string& manager, const char* operation, const ResourceType& t, const std::string& time,
-                   json::object fields) {
-  return {{"manager", manager}, {"operation", operation},   {"apiVersion", t.api_version()},
-          {"time", time},       {"fieldsType", "FieldsV1"}, {"fieldsV1", std::move(fields)}};
+                   json::object fields, std::string_view subresource = {}) {
+  json::object e{{"manager", manager}, {"operation", operation}, {"apiVersion", t.api_version()}};
+  if (!time.empty()) e["time"] = time;
+  e["fieldsType"] = "FieldsV1";
+  e["fieldsV1"] = std::move(fields);
+  if (!subresource.empty()) e["subresource"] = subresource;
+  return e;
+}
+
+// BuildManagerIdentifier (managedfields.go): an entry is one manager's by manager, operation,
+// subresource and, for an Update, apiVersion.
+bool same_manager(const json::object& e, const std::string& manager, std::string_view operation,
+                  const std::string& api_version, std::string_view subresource) {
+  return str(e, "manager") == manager && str(e, "operation") == operation && str(e, "subresource") == subresource &&
+         (operation == "Apply" || str(e, "apiVersion") == api_version);
 }
 
 }  // namespace
@@ -436,6 +453,26 @@ bool resets(const json::array& entries) {
   });
 }
 
+// DecodeManagedFields: entries of one manager identity (BuildManagerIdentifier) are one map key,
+// the last in the list wins (a scale write can store two, see track_scale).
+json::array decoded_entries(json::array entries) {
+  json::array out;
+  for (auto& e : entries) {
+    if (!e.is_object()) continue;
+    const json::object& o = e.as_object();
+    const std::string op = str(o, "operation");
+    auto same = [&](const json::value& x) {
+      return x.is_object() &&
+             same_manager(x.as_object(), str(o, "manager"), op, str(o, "apiVersion"), str(o, "subresource"));
+    };
+    if (auto it = std::find_if(out.begin(), out.end(), same); it != out.end())
+      *it = std::move(e);
+    else
+      out.push_back(std::move(e));
+  }
+  return out;
+}
+
 // fieldmanager.go decodeLiveOrNew: the request's managedFields when they decode; else the live
 // object's (none when they do not decode either), so a client unaware of managedFields loses none.
 // A request that resets them (`[]`, `[{}]`) starts from none: a create, or nullopt for an update,
@@ -447,21 +484,27 @@ std::optional<json::array> managed_before(const json::object* old, const json::o
   const json::value* given = md ? md->if_contains("managedFields") : nullptr;
   if (given && given->is_array()) {
     if (resets(given->as_array())) return old ? std::nullopt : std::optional<json::array>(json::array{});
-    if (decodable(given->as_array())) return given->as_array();
+    if (decodable(given->as_array())) return decoded_entries(given->as_array());
   }
   json::array live = old ? managed_fields_of(*old) : json::array{};
-  return decodable(live) ? live : json::array{};
+  return decodable(live) ? decoded_entries(std::move(live)) : json::array{};
 }
 
 }  // namespace
 
 void track_update(const json::object* old, json::object& next, const ResourceType& t, const std::string& manager,
-                  const std::string& time) {
+                  const std::string& time, std::string_view subresource) {
   if (omits_list_key(next, "", t)) {
     if (auto* md = next.if_contains("metadata"); md && md->is_object()) md->as_object().erase("managedFields");
     return;
   }
-  std::optional<json::array> before = managed_before(old, next);
+  // fieldmanager.go Update: a subresource's write keeps the live object's entries whatever the
+  // request holds (decodeLiveOrNew's ignoreManagedFieldsFromRequestObject).
+  std::optional<json::array> before =
+      subresource.empty() || !old
+          ? managed_before(old, next)
+          : std::optional<json::array>(decodable(managed_fields_of(*old)) ? decoded_entries(managed_fields_of(*old))
+                                                                          : json::array{});
   if (!before) {
     if (auto* md = next.if_contains("metadata"); md && md->is_object()) md->as_object().erase("managedFields");
     return;
@@ -469,10 +512,11 @@ void track_update(const json::object* old, json::object& next, const ResourceTyp
   json::array entries = std::move(*before);
   // A created object is compared with the kind's zero value, as the fieldmanager compares it with
   // r.New(): the structs that zero value holds (spec, template, strategy, ...) are nobody's.
-  json::value old_clean =
-      old ? json::value(strip(*old, t)) : json::value(strip(schema::zero_object(t.group, t.version, t.kind), t));
+  const bool status = subresource == "status";
+  json::value old_clean = old ? json::value(strip(*old, t, status))
+                              : json::value(strip(schema::zero_object(t.group, t.version, t.kind), t));
   if (!old_clean.as_object().contains("metadata")) old_clean.as_object()["metadata"] = json::object{};  // always there
-  json::value next_clean = strip(next, t);
+  json::value next_clean = strip(next, t, status);
   if (!next_clean.as_object().contains("metadata")) next_clean.as_object()["metadata"] = json::object{};  // the same
   // The fieldmanager reads the typed object as runtime.DefaultUnstructuredConverter writes it:
   // omitempty's empty lists and maps are not there (`hard: {}` is no field of anyone's).
@@ -500,13 +544,10 @@ void track_update(const json::object* old, json::object& next, const ResourceTyp
     auto& fs = fields_of(e);
     for (const auto& [p, marked] : changed) remove_member(fs, p);
     for (const auto& p : gone) remove_member(fs, p);
-    const auto& eo = e.as_object();
-    if (str(eo, "manager") == manager && str(eo, "operation") == "Update" && str(eo, "apiVersion") == t.api_version() &&
-        !eo.contains("subresource"))
-      mine = &e;
+    if (same_manager(e.as_object(), manager, "Update", t.api_version(), subresource)) mine = &e;
   }
   if (!mine) {
-    entries.push_back(entry(manager, "Update", t, time, {}));
+    entries.push_back(entry(manager, "Update", t, time, {}, subresource));
     mine = &entries.back();
   }
   mine->as_object()["time"] = time;
@@ -515,10 +556,20 @@ void track_update(const json::object* old, json::object& next, const ResourceTyp
 }
 
 json::object server_side_apply(const json::object* live, const json::object& config, const ResourceType& t,
-                               const std::string& manager, bool force, const std::string& time) {
-  const json::object cfg = strip(config, t);
+                               const std::string& manager, bool force, const std::string& time,
+                               std::string_view subresource) {
+  // Through the status subresource the config's status is what applies: the status strategy resets
+  // the rest (its GetResetFields: spec, and a Deployment's labels, a pod's ownerReferences, ...),
+  // so the fieldmanager takes none of it as applied. (Metadata a status strategy would keep, as a
+  // Deployment's annotations, is not applied that way here.)
+  json::object cfg;
+  if (subresource == "status") {
+    if (const json::value* st = config.if_contains("status"); st && !st->is_null()) cfg["status"] = *st;
+  } else {
+    cfg = strip(config, t);
+  }
   const json::object applied = set_of_object(cfg, "", t);
-  json::array entries = live ? managed_fields_of(*live) : json::array{};
+  json::array entries = live ? decoded_entries(managed_fields_of(*live)) : json::array{};
   json::value merged;
   if (live) {
     merged = merge(json::value(*live), json::value(cfg), "", t);
@@ -528,7 +579,7 @@ json::object server_side_apply(const json::object* live, const json::object& con
   }
   const json::value before = live ? json::value(*live) : json::value(json::object{});
   auto is_mine = [&](const json::value& e) {
-    return e.is_object() && str(e.as_object(), "manager") == manager && str(e.as_object(), "operation") == "Apply";
+    return e.is_object() && same_manager(e.as_object(), manager, "Apply", t.api_version(), subresource);
   };
 
   // Conflicts: a field this apply changes that another manager owns.
@@ -567,6 +618,8 @@ json::object server_side_apply(const json::object* live, const json::object& con
     auto who = [&](std::size_t i) {
       const auto& e = entries[i].as_object();
       std::string s = fmt::format("\"{}\"", str(e, "manager"));
+      if (const std::string sub = str(e, "subresource"); !sub.empty())
+        s += fmt::format(" with subresource \"{}\"", sub);
       if (str(e, "operation") == "Update") s += " using " + str(e, "apiVersion");
       return s;
     };
@@ -620,17 +673,78 @@ json::object server_side_apply(const json::object* live, const json::object& con
   for (auto& e : entries)
     if (is_mine(e)) {
       const std::string old_time = str(e.as_object(), "time");
-      e = entry(manager, "Apply", t, changed ? time : old_time, applied);
-      if (!changed && old_time.empty()) e.as_object().erase("time");
+      e = entry(manager, "Apply", t, changed ? time : old_time, applied, subresource);
       replaced = true;
     }
-  if (!replaced) {
-    entries.push_back(entry(manager, "Apply", t, time, applied));
-    if (!changed) entries.back().as_object().erase("time");
-  }
+  if (!replaced) entries.push_back(entry(manager, "Apply", t, changed ? time : std::string(), applied, subresource));
   json::object out = std::move(merged.as_object());
   set_managed_fields(out, std::move(entries));
   return out;
+}
+
+void track_scale(const json::object& old, json::object& next, const ResourceType& t, const std::string& manager,
+                 const std::vector<std::string>& replicas_keys) {
+  // pkg/registry/apps/*/storage scaleUpdatedObjectInfo with managedfields.ScaleHandler
+  // (staging/.../util/managedfields/scalehandler.go): the parent's entries owning spec.replicas
+  // are turned into autoscaling/v1 Scale entries (ToSubresource), the write is tracked on the Scale
+  // by its manager (an Update of subresource "scale"), and ToParent maps them back. An Update
+  // entry's identity holds its apiVersion (BuildManagerIdentifier), which the Scale's entries no
+  // longer match, so every Update entry loses spec.replicas and, when the write left it owning the
+  // field, gets it back in an entry of its own, without a time (`t[manager]` is looked up under
+  // the converted identity); where the entry kept other fields, both are stored and the next
+  // decode keeps the later one (decoded_entries). An Apply entry (whose identity has no apiVersion) keeps the field
+  // unless the write changed it. The writer owns the field when the write changed it.
+  // (skipnonapplied.go also skips tracking a Scale whose converted entries are none.)
+  json::array entries = managed_fields_of(old);
+  if (!decodable(entries)) return;
+  entries = decoded_entries(std::move(entries));
+  if (replicas_keys.empty()) return;
+  Path replicas;
+  for (const auto& k : replicas_keys) replicas.push_back("f:" + k);
+  auto replicas_of = [&](const json::object& o) -> const json::value* {
+    const json::value* v = nullptr;
+    const json::object* level = &o;
+    for (const auto& k : replicas_keys) {
+      if (!level || !(v = level->if_contains(k))) return nullptr;
+      level = v->is_object() ? &v->as_object() : nullptr;
+    }
+    return v;
+  };
+  // The Scale holds an int32 with omitempty: a count of 0 is no field there, so a write to 0
+  // removes the field (everyone loses it, the writer gets nothing) and one from 0 adds it.
+  auto count = [](const json::value* v) { return v && v->is_int64() ? v->as_int64() : 0; };
+  const std::int64_t before = count(replicas_of(old)), after = count(replicas_of(next));
+  const bool changed = before != after;
+  // The Scale's entries are those owning the field; with none, the write is not tracked at all
+  // (skipnonapplied.go: an update of an object without managed fields records nothing), so a
+  // replica count no one owns stays no one's.
+  // (ToParent still encodes the parent's entries as decoded.)
+  if (std::none_of(entries.begin(), entries.end(),
+                   [&](json::value& e) { return e.is_object() && contains(fields_of(e), replicas); }))
+    return set_managed_fields(next, std::move(entries));
+  std::vector<json::object> again;  // entries of the Scale's that come back as entries of their own
+  auto replicas_only = [&] {
+    json::object fields;
+    add_member(fields, replicas, false);
+    return fields;
+  };
+  for (auto& e : entries) {
+    if (!e.is_object() || !contains(fields_of(e), replicas)) continue;
+    const bool apply = str(e.as_object(), "operation") == "Apply";
+    if (apply && !changed) continue;
+    if (!apply && !changed)
+      again.push_back(
+          entry(str(e.as_object(), "manager"), "Update", t, {}, replicas_only(), str(e.as_object(), "subresource")));
+    remove_member(fields_of(e), replicas);
+    if (fields_of(e).empty()) e = nullptr;  // (dropped below)
+  }
+  if (changed && after != 0) again.push_back(entry(manager, "Update", t, {}, replicas_only(), "scale"));
+  entries.erase(std::remove_if(entries.begin(), entries.end(), [](const json::value& e) { return e.is_null(); }),
+                entries.end());
+  // An entry that comes back beside one of the same manager that kept other fields is stored as
+  // a second entry of that manager; the next decode keeps one of them (decoded_entries).
+  for (auto& a : again) entries.push_back(std::move(a));
+  set_managed_fields(next, std::move(entries));
 }
 
 }  // namespace gpupool::embedded

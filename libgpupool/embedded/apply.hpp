@@ -23,6 +23,7 @@
 #include <boost/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpupool::embedded {
 
@@ -34,13 +35,23 @@ struct ResourceType;
 std::string update_manager(std::string_view field_manager, std::string_view user_agent);
 
 /// Records an Update by `manager` at `time` (RFC 3339) in `next`'s metadata.managedFields, from the
-/// differences to `old` (null for a create). A `next` without managedFields inherits old's.
+/// differences to `old` (null for a create). A `next` without managedFields inherits old's. A write
+/// through a subresource ("status", "ephemeralcontainers") records an entry of that subresource.
 void track_update(const json::object* old, json::object& next, const ResourceType& t, const std::string& manager,
-                  const std::string& time);
+                  const std::string& time, std::string_view subresource = {});
+
+/// A write of the scale subresource by `manager` that sets the replicas at `replicas` (keys:
+/// spec.replicas, a custom resource's specReplicasPath) from `old`'s to `next`'s: `next`'s
+/// managedFields as kube-apiserver's ScaleHandler leaves them (see apply.cpp).
+void track_scale(const json::object& old, json::object& next, const ResourceType& t, const std::string& manager,
+                 const std::vector<std::string>& replicas);
 
 /// Server-side apply of `config` by `manager` onto `live` (null: the object is created). Returns
 /// the object to store, managedFields included. Throws StatusError 409 on conflicts (unless force).
+/// Through the "status" subresource only the config's status is applied (the status strategy
+/// resets the rest) and the entry is that subresource's.
 json::object server_side_apply(const json::object* live, const json::object& config, const ResourceType& t,
-                               const std::string& manager, bool force, const std::string& time);
+                               const std::string& manager, bool force, const std::string& time,
+                               std::string_view subresource = {});
 
 }  // namespace gpupool::embedded

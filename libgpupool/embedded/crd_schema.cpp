@@ -22,6 +22,14 @@ namespace gpupool::embedded::crd {
 
 namespace json = boost::json;
 
+std::vector<std::string> split_path(const std::string& path) {
+  std::vector<std::string> keys;
+  if (path.empty()) return keys;
+  for (const auto piece : text::split(path[0] == '.' ? std::string_view(path).substr(1) : std::string_view(path), '.'))
+    keys.emplace_back(piece);
+  return keys;
+}
+
 namespace {
 
 // ---- reading a schema node -----------------------------------------------------------------------
@@ -569,9 +577,7 @@ std::string go_plain(const json::value& v) {  // %v
 
 void replicas_at(const json::object& obj, const std::string& replicas_path, std::vector<StatusCause>& out) {
   if (replicas_path.empty()) return;
-  const std::string p = replicas_path[0] == '.' ? replicas_path.substr(1) : replicas_path;
-  std::vector<std::string> keys;
-  for (const auto piece : text::split(p, '.')) keys.emplace_back(piece);
+  const std::vector<std::string> keys = split_path(replicas_path);
   auto accessor_error = [&](std::size_t upto, const json::value& v, const char* expected) {
     std::string path;
     for (std::size_t i = 0; i <= upto; ++i) path += "." + keys[i];
@@ -1113,6 +1119,7 @@ std::shared_ptr<const Schema> from_version(const json::object& version,
   out->has_validation_rules = any_rules(*sch);
   out->spec_replicas_path = util::string_of(member(member(&version, "subresources"), "scale"), "specReplicasPath");
   out->status_replicas_path = util::string_of(member(member(&version, "subresources"), "scale"), "statusReplicasPath");
+  out->label_selector_path = util::string_of(member(member(&version, "subresources"), "scale"), "labelSelectorPath");
   if (const json::value* cols = version.if_contains("additionalPrinterColumns"); cols && cols->is_array())
     out->printer_columns = cols->as_array();
   return out;

@@ -30,8 +30,13 @@ struct Schema {
   bool has_validation_rules = false;   ///< some x-kubernetes-validations (CEL) rule is declared
   std::string spec_replicas_path;      ///< subresources.scale.specReplicasPath (".spec.replicas"), or ""
   std::string status_replicas_path;    ///< subresources.scale.statusReplicasPath, or ""
+  std::string label_selector_path;     ///< subresources.scale.labelSelectorPath, or ""
   boost::json::array printer_columns;  ///< additionalPrinterColumns (name, type, jsonPath, priority)
 };
+
+/// A subresources.scale path's keys (registry/customresource/etcd.go splitReplicasPath: the
+/// leading dot dropped, split at dots); empty for "".
+std::vector<std::string> split_path(const std::string& path);
 
 /// The first version of `crd`'s spec.versions with storage true, as a one-name list (empty when
 /// none): what the strategy's PrepareForCreate and SetDefaults_CustomResourceDefinition (an empty

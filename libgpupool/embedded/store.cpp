@@ -1060,6 +1060,9 @@ std::shared_ptr<const json::object> Store::update_shared(const ResourceType& t, 
       // the body's labels, annotations, finalizers and ownerReferences are taken, except a
       // Deployment's labels and a pod's ownerReferences. A custom resource's status strategy
       // copies the old object whole and takes the status only (apiextensions statusStrategy).
+      // Its managedFields are the fieldmanager's answer for the write (api.cpp Call::tracking,
+      // server_side_apply): the body's, where it has them.
+      if (const auto* mf = md.if_contains("managedFields")) metadata_of(next)["managedFields"] = *mf;
       if (!t.schema) {
         auto& nmd = metadata_of(next);
         for (const char* k : {"labels", "annotations", "finalizers", "ownerReferences"}) {

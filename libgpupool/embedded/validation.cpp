@@ -1393,7 +1393,7 @@ void builtin_defaults(AdmissionRequest& r) {
     set_template_generation(obj, template_generation(obj));
   // The fieldmanager runs here, between decoding and the strategies and admission plugins
   // (handlers/create.go, update.go, patch.go): what follows is owned by no writer.
-  if (r.options && r.options->track_fields && r.subresource.empty()) r.options->track_fields(r.old_object, obj);
+  if (r.options && r.options->track_fields) r.options->track_fields(r.old_object, obj);
   // The strategies' PrepareForCreate, the REST layer's allocations and the admission plugins.
   // DefaultTolerationSeconds handles creates and updates.
   if (core && t.resource == "pods" && r.subresource.empty() && r.operation == AdmissionRequest::Operation::Update)

@@ -4420,6 +4420,102 @@ SCENARIOS["rapidedits"] = [
       "STEP:.spec.template.spec.containers[0].env[0].value", "--sort-by=.metadata.creationTimestamp"], None, "uniq"),
 ]
 
+# managedFields of the subresources (session 32): a write through status is tracked as that
+# subresource's entry; server-side apply through status applies the config's status (it was
+# acknowledged and dropped); the scale subresource's writes as managedfields.ScaleHandler leaves
+# them (an Update entry loses spec.replicas on any scale write and gets it back without a time
+# when the write did not change it, an Apply entry keeps it, the writer owns it when changed), and
+# the conflict that names the scale writer (`with subresource "scale"`), the one a re-apply after
+# `kubectl scale` meets. A custom resource's scale reads and writes its CRD's specReplicasPath,
+# statusReplicasPath and labelSelectorPath, and refuses a patch that leaves no replicas.
+def _sf_mf(manager):
+    return (["get", "deployment", "d", "-o",
+             'jsonpath={range .metadata.managedFields[?(@.manager=="%s")]}%s {.operation} {.subresource} t={.time} '
+             '{.fieldsV1}{"\\n"}{end}' % (manager, manager)], None)
+
+
+_SF_ALL = ('jsonpath={range .metadata.managedFields[*]}{.manager} {.operation} {.subresource} t={.time} '
+           '{.fieldsV1}{"\\n"}{end}')
+_SF_SCALE = 'jsonpath={.spec} {.status}{"\\n"}'
+_SF_DEPLOY = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+              "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "d"}},
+                       "template": {"metadata": {"labels": {"app": "d"}},
+                                    "spec": {"containers": [{"name": "busybox", "image": "busybox"}]}}}}
+_SF_COND = {"type": "Mine", "status": "True", "lastUpdateTime": "2026-01-01T00:00:00Z",
+            "lastTransitionTime": "2026-01-01T00:00:00Z"}
+SCENARIOS["subresourcefields"] = [
+    (["create", "deployment", "d", "--image=busybox", "--replicas=0"], None),
+    (["scale", "deployment", "d", "--replicas=0"], None),
+    _sf_mf("kubectl-create"),
+    (["patch", "deployment", "d", "--type=merge", "-p", '{"spec":{"replicas":1}}', "-o", "name"], None),
+    (["scale", "deployment", "d", "--replicas=1"], None),
+    _sf_mf("kubectl-patch"),
+    (["scale", "deployment", "d", "--replicas=2"], None),
+    _sf_mf("kubectl-patch"),
+    _sf_mf("kubectl"),
+    (["patch", "deployment", "d", "--subresource=scale", "--type=merge", "-p", '{"spec":{"replicas":2}}', "-o", "name"], None),
+    _sf_mf("kubectl"),
+    (["apply", "--server-side", "--field-manager=ssa", "-f", "-"], json.dumps(_SF_DEPLOY)),
+    (["apply", "--server-side", "--field-manager=ssa", "--force-conflicts", "-f", "-"], json.dumps(_SF_DEPLOY)),
+    _sf_mf("kubectl"),
+    (["scale", "deployment", "d", "--replicas=3"], None),
+    _sf_mf("ssa"),
+    (["scale", "deployment", "d", "--replicas=0"], None),
+    _sf_mf("ssa"),
+    _sf_mf("kubectl"),
+    (["patch", "deployment", "d", "--subresource=status", "--type=merge", "-p",
+      json.dumps({"status": {"conditions": [dict(_SF_COND, type="Custom")]}}), "-o", "name"], None),
+    (["patch", "deployment", "d", "--subresource=status", "--type=merge", "-p",
+      json.dumps({"status": {"conditions": [dict(_SF_COND, type="Custom")]}}), "-o", "name"], None),
+    _sf_mf("kubectl-patch"),
+    (["apply", "--server-side", "--subresource=status", "--field-manager=me", "-f", "-"],
+     json.dumps({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+                 "spec": {"replicas": 7}, "status": {"conditions": [_SF_COND]}})),
+    (["get", "deployment", "d", "-o", 'jsonpath={.spec.replicas} {.status.conditions[?(@.type=="Mine")].status}{"\\n"}'], None),
+    _sf_mf("me"),
+    (["apply", "--server-side", "--subresource=status", "--field-manager=me2", "-f", "-"],
+     json.dumps({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"},
+                 "status": {"conditions": [dict(_SF_COND, status="False")]}})),
+    (["apply", "--server-side", "--subresource=status", "--field-manager=me", "-f", "-"],
+     json.dumps({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "status": {}})),
+    (["get", "deployment", "d", "-o", 'jsonpath={.status.conditions[?(@.type=="Mine")].status}{"\\n"}'], None),
+    _sf_mf("me"),
+    (["apply", "--server-side", "--subresource=status", "--field-manager=me", "-f", "-"],
+     '{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "nosuch"}, "status": {}}'),
+    # A custom resource's scale paths.
+    (["wait", "--for=condition=Established", "crd/gangs.fid.example.com"], None),
+    (["create", "-f", "-", "-o", "name"], '{"apiVersion": "fid.example.com/v1", "kind": "Gang", "metadata": {"name": "g"}, "spec": {"size": 2}}'),
+    (["get", "gang", "g", "--subresource=scale", "-o", _SF_SCALE], None),
+    (["patch", "gang", "g", "--subresource=status", "--type=merge", "-p", '{"status":{"have":1,"sel":"a=b"}}', "-o", "name"], None),
+    (["scale", "gang", "g", "--replicas=5"], None),
+    (["get", "gang", "g", "-o", 'jsonpath={.spec} {.status}{"\\n"}'], None),
+    (["get", "gang", "g", "--subresource=scale", "-o", _SF_SCALE], None),
+    (["get", "gang", "g", "-o", _SF_ALL], None),
+    (["patch", "gang", "g", "--subresource=scale", "--type=merge", "-p", '{"spec":{"replicas":-1}}'], None),
+    (["patch", "gang", "g", "--subresource=status", "--type=merge", "-p", '{"status":{"have":-2}}'], None),
+    (["create", "-f", "-", "-o", "name"], '{"apiVersion": "fid.example.com/v1", "kind": "Gang", "metadata": {"name": "e"}, "spec": {"note": "x"}}'),
+    (["get", "gang", "e", "--subresource=scale", "-o", _SF_SCALE], None),
+    (["patch", "gang", "e", "--subresource=scale", "--type=merge", "-p", '{"metadata":{"labels":{"a":"b"}}}'], None),
+    (["patch", "gang", "e", "--subresource=scale", "--type=merge", "-p", '{"spec":{"replicas":0}}', "-o", "name"], None),
+    (["get", "gang", "e", "-o", 'jsonpath={.spec}{"\\n"}'], None),
+    (["replace", "--raw", "/apis/fid.example.com/v1/namespaces/NS/gangs/e/scale", "-f", "-"],
+     '{"apiVersion": "autoscaling/v1", "kind": "Scale", "metadata": {"name": "e"}, "spec": {"replicas": 4}}'),
+    (["get", "gang", "e", "-o", 'jsonpath={.spec}{"\\n"}'], None),
+    (["get", "gang", "e", "-o", _SF_ALL], None),
+    (["apply", "--server-side", "--field-manager=ssa", "-f", "-"],
+     '{"apiVersion": "fid.example.com/v1", "kind": "Gang", "metadata": {"name": "a"}, "spec": {"size": 1}}'),
+    (["scale", "gang", "a", "--replicas=2"], None),
+    (["get", "gang", "a", "-o", _SF_ALL], None),
+    (["apply", "--server-side", "--field-manager=ssa", "-f", "-"],
+     '{"apiVersion": "fid.example.com/v1", "kind": "Gang", "metadata": {"name": "a"}, "spec": {"note": "n"}}'),
+    (["scale", "gang", "a", "--replicas=3"], None),
+    (["get", "gang", "a", "-o", _SF_ALL], None),
+    (["apply", "--server-side", "--field-manager=ssa", "-f", "-"],
+     '{"apiVersion": "fid.example.com/v1", "kind": "Gang", "metadata": {"name": "a"}, "spec": {"note": "n", "size": 9}}'),
+    (["get", "gang", "a", "-o", 'jsonpath={.spec}{"\\n"}'], None),
+    (["delete", "gang", "g", "e", "a"], None),
+]
+
 SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES],
          # pods/exec, attach, portforward: a node without addresses, and one whose InternalIP has no kubelet.
          "streams": [["delete", "node", "--ignore-not-found"] + STREAMS_NODES,
@@ -4476,6 +4572,8 @@ TEARDOWN = {"gpupoolloop": [["delete", "node", "--ignore-not-found", "loop-fid-n
 SETUP["discovery"] = SETUP["kubeflow"]
 SETUP["runtimeclass"] = [["delete", "runtimeclass", "--ignore-not-found"] + RTC_NAMES]
 SETUP["createstatus"] = _CS_CLUSTER + SETUP["pyfunction"]
+SETUP["subresourcefields"] = [["create", "-f", os.path.join(HERE, "data", "gang-crd.json")]]
+TEARDOWN["subresourcefields"] = [["delete", "--ignore-not-found", "crd/gangs.fid.example.com"]]
 TEARDOWN["createstatus"] = _CS_CLUSTER
 SETUP["rbacbootstrap"] = [["delete", "clusterrole", "--ignore-not-found", "fid-aggregate-training"]]
 SETUP["csidriver"] = [["delete", "csidriver", "--ignore-not-found"] + CSI_NAMES]
