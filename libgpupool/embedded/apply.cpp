@@ -514,7 +514,7 @@ void track_update(const json::object* old, json::object& next, const ResourceTyp
   // r.New(): the structs that zero value holds (spec, template, strategy, ...) are nobody's.
   const bool status = subresource == "status";
   json::value old_clean = old ? json::value(strip(*old, t, status))
-                              : json::value(strip(schema::zero_object(t.group, t.version, t.kind), t));
+                              : json::value(strip(schema::encoded_zero(t.group, t.version, t.kind), t));
   if (!old_clean.as_object().contains("metadata")) old_clean.as_object()["metadata"] = json::object{};  // always there
   json::value next_clean = strip(next, t, status);
   if (!next_clean.as_object().contains("metadata")) next_clean.as_object()["metadata"] = json::object{};  // the same

@@ -99,15 +99,22 @@ bool is_owner_kind(const ResourceType& t) {
 
 Controllers::Controllers(Store& store, const Clock& clock, bool kubeflow, std::int64_t terminated_pod_gc_threshold)
     : store_(store), clock_(clock), kubeflow_(kubeflow), terminated_threshold_(terminated_pod_gc_threshold) {
-  subscription_ = store_.subscribe([this](const WatchEvent& e) { on_event(e); });
+  subscription_ = store_.subscribe([this](const WatchEvent& e) {
+    WritingAs as("kube-controller-manager");
+    on_event(e);
+  });
   kueue_ = std::make_unique<KueueController>(store_, clock_);
 }
 
 Controllers::~Controllers() { store_.unsubscribe(subscription_); }
 
-void Controllers::sync() { drain(); }
+void Controllers::sync() {
+  WritingAs as("kube-controller-manager");
+  drain();
+}
 
 void Controllers::resync() {
+  WritingAs as("kube-controller-manager");
   {
     std::lock_guard lk(mu_);
     for (const auto* t : store_.types()) {

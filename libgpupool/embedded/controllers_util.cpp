@@ -12,7 +12,9 @@
 
 #include <fmt/format.h>
 
+#include "embedded/apply.hpp"
 #include "embedded/clock.hpp"
+#include "embedded/events.hpp"
 #include "embedded/store.hpp"
 
 namespace gpupool::embedded::util {
@@ -90,7 +92,7 @@ json::object object_reference(const json::object& involved) {
 // Both recorders: an Event named "<object>.<hex time>" in the object's namespace ("default" for a
 // cluster-scoped one), about `involved`; `fields` are the rest of it. Returns its name.
 std::string store_event(Store& store, std::chrono::system_clock::time_point now, const json::object& involved,
-                        json::object fields) {
+                        json::object fields, const WriteOptions& o = {}) {
   static std::atomic<std::uint64_t> counter{0};
   const json::object* md = object_at(involved, {"metadata"});
   const std::string ns = string_of(md, "namespace").empty() ? "default" : string_of(md, "namespace");
@@ -101,7 +103,7 @@ std::string store_event(Store& store, std::chrono::system_clock::time_point now,
   fields["kind"] = "Event";
   fields["metadata"] = json::object{{"name", name}, {"namespace", ns}};
   fields["involvedObject"] = object_reference(involved);
-  store.create_shared(store.type("", "events"), ns, std::move(fields));  // (no copy of it back)
+  store.create_shared(store.type("", "events"), ns, std::move(fields), o);  // (no copy of it back)
   return name;
 }
 }  // namespace
@@ -186,7 +188,27 @@ std::string record_series_event(Store& store, std::chrono::system_clock::time_po
                                   {"eventTime", to_rfc3339_micro(std::chrono::time_point_cast<Clock::duration>(now))},
                                   {"action", action},
                                   {"reportingComponent", controller},
-                                  {"reportingInstance", controller + "-" + host_name()}});
+                                  {"reportingInstance", controller + "-" + host_name()}},
+                     events_api_writes(store, now));
+}
+
+WriteOptions events_api_writes(Store& store, std::chrono::system_clock::time_point now) {
+  WriteOptions o;
+  const char* manager = WritingAs::current();
+  if (!manager) return o;
+  o.track_fields = [&t = store.type("events.k8s.io", "events"), manager = std::string(manager),
+                    time = to_rfc3339(std::chrono::time_point_cast<Clock::duration>(now))](const json::object* old,
+                                                                                           json::object& next) {
+    json::object v1 = core_event_to_v1(next);
+    const std::optional<json::object> old_v1 = old ? std::optional(core_event_to_v1(*old)) : std::nullopt;
+    track_update(old_v1 ? &*old_v1 : nullptr, v1, t, manager, time);
+    json::object& md = util::ensure_object(next, "metadata");
+    if (const json::value* mf = util::object_at(v1, {"metadata"})->if_contains("managedFields"))
+      md["managedFields"] = *mf;
+    else
+      md.erase("managedFields");
+  };
+  return o;
 }
 
 // metav1.LabelSelectorAsSelector(...).Matches(labels): matchLabels and matchExpressions

@@ -22,6 +22,7 @@
 
 namespace gpupool::embedded {
 class Store;
+struct WriteOptions;
 struct ResourceType;
 }  // namespace gpupool::embedded
 
@@ -152,6 +153,11 @@ std::string record_event(Store& store, std::chrono::system_clock::time_point now
 std::string record_series_event(Store& store, std::chrono::system_clock::time_point now, const json::object& involved,
                                 std::string_view type, std::string_view reason, std::string_view action,
                                 const std::string& message, const std::string& controller);
+
+/// The write options of an Event write through events.k8s.io/v1 (the tools/events recorder's
+/// create and series update) by the component named on this thread (WritingAs): its
+/// managedFields entry is that version's (regarding, note, reportingController, ...), at `now`.
+WriteOptions events_api_writes(Store& store, std::chrono::system_clock::time_point now);
 
 /// This machine's host name (os.Hostname), as recorders put it in reportingInstance.
 const std::string& host_name();

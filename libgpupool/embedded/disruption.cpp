@@ -36,7 +36,10 @@ bool healthy(const json::object& pod) {
 }  // namespace
 
 DisruptionController::DisruptionController(Store& store, const Clock& clock) : store_(store), clock_(clock) {
-  subscription_ = store_.subscribe([this](const WatchEvent& e) { on_event(e); });
+  subscription_ = store_.subscribe([this](const WatchEvent& e) {
+    WritingAs as("kube-controller-manager");
+    on_event(e);
+  });
 }
 
 DisruptionController::~DisruptionController() { store_.unsubscribe(subscription_); }

@@ -56,7 +56,10 @@ std::optional<std::int64_t> target_port(const json::object& sp, const json::obje
 }  // namespace
 
 EndpointsController::EndpointsController(Store& store, const Clock& clock) : store_(store), clock_(clock) {
-  subscription_ = store_.subscribe([this](const WatchEvent& e) { on_event(e); });
+  subscription_ = store_.subscribe([this](const WatchEvent& e) {
+    WritingAs as("kube-controller-manager");
+    on_event(e);
+  });
 }
 
 EndpointsController::~EndpointsController() { store_.unsubscribe(subscription_); }

@@ -564,7 +564,10 @@ struct Kubelet::Follower {
 
 Kubelet::Kubelet(Store& store, const Clock& clock, KubeletOptions options)
     : store_(store), clock_(clock), options_(options) {
-  subscription_ = store_.subscribe([this](const WatchEvent& e) { on_event(e); });
+  subscription_ = store_.subscribe([this](const WatchEvent& e) {
+    WritingAs as("kubelet");
+    on_event(e);
+  });
   const auto& pods = store_.type("", "pods");
   for (const auto& p : store_.list(pods, "").items) schedule(*p);
 }
@@ -762,6 +765,7 @@ std::string Kubelet::pod_ip_for(const std::string& node, const std::string& key)
 }
 
 std::size_t Kubelet::sync() {
+  WritingAs as("kubelet");
   const auto& pods = store_.type("", "pods");
   const auto& nodes = store_.type("", "nodes");
   std::size_t writes = 0;

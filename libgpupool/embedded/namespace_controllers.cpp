@@ -29,7 +29,10 @@ constexpr std::string_view kDescription =
 
 NamespaceControllers::NamespaceControllers(Store& store, std::string root_ca_pem)
     : store_(store), root_ca_pem_(std::move(root_ca_pem)) {
-  subscription_ = store_.subscribe([this](const WatchEvent& e) { on_event(e); });
+  subscription_ = store_.subscribe([this](const WatchEvent& e) {
+    WritingAs as("kube-controller-manager");
+    on_event(e);
+  });
   // The informers' first list: every namespace there already is.
   for (const auto& n : store_.list(store_.type("", "namespaces"), "").items) {
     sync_service_accounts(name_of(*n));

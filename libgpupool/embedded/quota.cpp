@@ -434,7 +434,10 @@ ResourceList pod_quota_usage(const json::object& pod) { return pod_usage(pod); }
 
 QuotaController::QuotaController(Store& store) : store_(store) {
   store_.add_admission([this](AdmissionRequest& r) { admit(r); });
-  subscription_ = store_.subscribe([this](const WatchEvent& e) { on_event(e); });
+  subscription_ = store_.subscribe([this](const WatchEvent& e) {
+    WritingAs as("kube-controller-manager");  // the resourcequota controller
+    on_event(e);
+  });
 }
 
 QuotaController::~QuotaController() { store_.unsubscribe(subscription_); }
@@ -544,6 +547,7 @@ void QuotaController::on_event(const WatchEvent& e) {
   }
   // What the admission plugin charged lands in status.used once the object is stored.
   for (const auto& p : charged) {
+    WritingAs apiserver("kube-apiserver");  // the admission plugin's own write (its quota accessor)
     try {
       store_.mutate(
           quota_type, ns, p.quota,

@@ -300,7 +300,10 @@ bool pod_updated(const json::object& old_pod, const json::object& pod) {
 Scheduler::Scheduler(Store& store, const Clock& clock, SchedulerOptions options)
     : store_(store), clock_(clock), impl_(std::make_unique<Impl>()) {
   impl_->options = std::move(options);
-  subscription_ = store_.subscribe([this](const WatchEvent& e) { on_event(e); });
+  subscription_ = store_.subscribe([this](const WatchEvent& e) {
+    WritingAs as("kube-scheduler");
+    on_event(e);
+  });
   // The list comes in key order (namespace, name), which is nearly always the order of the
   // "namespace/name" strings too: each insert is hinted at the end (constant time when it is).
   for (const auto& p : store_.list(store_.type("", "pods"), "").items)
@@ -402,6 +405,7 @@ void Scheduler::on_event(const WatchEvent& e) {
 }
 
 std::size_t Scheduler::sync() {
+  WritingAs as("kube-scheduler");
   {
     std::lock_guard lk(impl_->mu);
     if (impl_->busy) return 0;
@@ -529,9 +533,12 @@ std::size_t Scheduler::sync() {
         if (!rec.series) {
           rec.series = true;
           try {
-            store_.mutate(events, ns, rec.name, [&](json::object& ev) {
-              ev["series"] = json::object{{"count", 2}, {"lastObservedTime", to_rfc3339_micro(now)}};
-            });
+            store_.mutate(
+                events, ns, rec.name,
+                [&](json::object& ev) {
+                  ev["series"] = json::object{{"count", 2}, {"lastObservedTime", to_rfc3339_micro(now)}};
+                },
+                util::events_api_writes(store_, wall));
           } catch (const StatusError&) {}
         }
       } else {

@@ -1371,6 +1371,13 @@ json::object zero_object(std::string_view group, std::string_view version, std::
   return s ? zero_of(d->second, *s, 0) : json::object{};
 }
 
+json::object encoded_zero(std::string_view group, std::string_view version, std::string_view kind) {
+  json::object z = zero_object(group, version, kind);
+  add_required_zeros(group, version, kind, z);
+  nil_empty_collections(group, version, kind, z);
+  return z;
+}
+
 const json::object* components(std::string_view group, std::string_view version) {
   const auto& docs = registry().docs;
   auto d = docs.find(group.empty() ? std::string(version) : fmt::format("{}/{}", group, version));

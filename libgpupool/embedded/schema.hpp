@@ -117,6 +117,10 @@ Decoded decode_object_meta(boost::json::object& obj, bool prune);
 /// manager compares a created object with this, so what it holds is no one's change. A kind
 /// without a schema: an empty object.
 boost::json::object zero_object(std::string_view group, std::string_view version, std::string_view kind);
+/// zero_object with what Go's encoder also writes for a new struct (r.New() converted to
+/// unstructured, the fieldmanager's base for a create): the top level's scalars without
+/// omitempty ("", 0, false) and null for its non-pointer times and kept collections.
+boost::json::object encoded_zero(std::string_view group, std::string_view version, std::string_view kind);
 
 /// encoding/json's UnmarshalTypeError.Value for `v` decoded into an int32 ("string", "number
 /// 3000000000"), or nullopt when it fits (null fits: it leaves the zero value).

@@ -436,7 +436,10 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
     wo.keep_creation_timestamp = true;
     wo.seeded_node = true;
     const auto now = std::chrono::time_point_cast<std::chrono::system_clock::duration>(im.clock.now());
-    for (const auto& n : topo->nodes) im.store->create(nodes, "", n.to_node_object(now), wo);
+    {
+      WritingAs kubelet("kubelet");  // each node registers itself (its kubelet's create)
+      for (const auto& n : topo->nodes) im.store->create(nodes, "", n.to_node_object(now), wo);
+    }
     const auto& runtime_classes = im.store->type("node.k8s.io", "runtimeclasses");
     for (const auto& rc : topo->runtime_classes) im.store->create(runtime_classes, "", rc.to_object());
   }

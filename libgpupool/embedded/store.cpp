@@ -191,6 +191,7 @@ namespace {
 
 // The store whose writes this thread defers (Store::DeferDispatch; its Impl), and how deep.
 thread_local const void* deferring_store = nullptr;
+thread_local const char* writing_as = nullptr;  // WritingAs
 thread_local int defer_depth = 0;
 
 }  // namespace
@@ -1636,6 +1637,10 @@ void Store::settle() const {
   impl.settled.wait(lk, [&] { return impl.delivering.load(std::memory_order_acquire) == 0; });
 }
 
+WritingAs::WritingAs(const char* manager) noexcept : previous_(writing_as) { writing_as = manager; }
+WritingAs::~WritingAs() { writing_as = previous_; }
+const char* WritingAs::current() noexcept { return writing_as; }
+
 void Store::dispatch() {
   if (deferring_store == impl_.get()) return;  // this thread's DeferDispatch delivers them at finish()
   std::unique_lock lk(impl_->mu);
@@ -1661,6 +1666,7 @@ void Store::dispatch() {
       // is already stored and journaled; an exception here would stop dispatching for good, or
       // end the server from the request thread that delivers it).
       try {
+        WritingAs nobody(nullptr);  // each component names itself (WritingAs)
         cb(ev);
       } catch (const std::exception&) {
         ++impl_->subscriber_failures;

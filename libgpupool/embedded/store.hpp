@@ -160,6 +160,25 @@ struct WriteOptions {
   std::vector<StatusCause> strategy_causes;
 };
 
+/// The in-process component whose code writes on this thread while one lives (its managedFields
+/// manager: "kube-controller-manager", "kube-scheduler", "kubelet"): the store records each of its
+/// creates and updates, and a status write as subresource "status", as kube-apiserver's
+/// fieldmanager records that component's requests (a write whose WriteOptions::track_fields is
+/// set is recorded by that instead). Nests; the store runs every subscriber callback with none, so
+/// a component names itself where its own code starts (its callback, its sync()).
+class WritingAs {
+ public:
+  explicit WritingAs(const char* manager) noexcept;
+  ~WritingAs();
+  WritingAs(const WritingAs&) = delete;
+  WritingAs& operator=(const WritingAs&) = delete;
+  /// The manager named on this thread now (null: none).
+  static const char* current() noexcept;
+
+ private:
+  const char* previous_;
+};
+
 struct DeleteOptions {
   Propagation propagation = Propagation::Default;
   bool dry_run = false;

@@ -2,6 +2,7 @@
 #include "embedded/typecheck.hpp"
 
 #include "embedded/admission.hpp"
+#include "embedded/apply.hpp"
 #include "embedded/base64.hpp"
 #include "embedded/clock.hpp"
 #include "embedded/controllers_util.hpp"
@@ -1393,7 +1394,13 @@ void builtin_defaults(AdmissionRequest& r) {
     set_template_generation(obj, template_generation(obj));
   // The fieldmanager runs here, between decoding and the strategies and admission plugins
   // (handlers/create.go, update.go, patch.go): what follows is owned by no writer.
-  if (r.options && r.options->track_fields) r.options->track_fields(r.old_object, obj);
+  if (r.options && r.options->track_fields) {
+    r.options->track_fields(r.old_object, obj);
+  } else if (const char* manager = WritingAs::current();
+             manager && r.clock && (r.subresource.empty() || r.subresource == "status")) {
+    // A controller's, the scheduler's or the kubelet's own write (store.hpp WritingAs).
+    track_update(r.old_object, obj, t, manager, to_rfc3339(r.clock->now()), r.subresource);
+  }
   // The strategies' PrepareForCreate, the REST layer's allocations and the admission plugins.
   // DefaultTolerationSeconds handles creates and updates.
   if (core && t.resource == "pods" && r.subresource.empty() && r.operation == AdmissionRequest::Operation::Update)

@@ -133,13 +133,17 @@ VolumeController::VolumeController(Store& store, const Clock& clock) : store_(st
         if (f) set_finalizer(ensure_object(*r.object, "metadata"), f, true);
       },
       AdmissionStage::Mutating);
-  subscription_ = store_.subscribe([this](const WatchEvent& e) { on_event(e); });
+  subscription_ = store_.subscribe([this](const WatchEvent& e) {
+    WritingAs as("kube-controller-manager");
+    on_event(e);
+  });
   resync();
 }
 
 VolumeController::~VolumeController() { store_.unsubscribe(subscription_); }
 
 void VolumeController::resync() {
+  WritingAs as("kube-controller-manager");
   const auto& pvs = store_.type("", "persistentvolumes");
   for (const auto& pv : store_.list(pvs, "").items)
     if (phase_of(*pv).empty() || phase_of(*pv) == "Pending")

@@ -4516,6 +4516,38 @@ SCENARIOS["subresourcefields"] = [
     (["delete", "gang", "g", "e", "a"], None),
 ]
 
+# The managedFields entries of the control plane's own writes (session 32): the controllers'
+# creates and updates as kube-controller-manager (a ReplicaSet and its pods, a Deployment's and a
+# Job's status through the status subresource, Endpoints, EndpointSlices, the namespace's
+# kube-root-ca.crt, a quota's status, the legacy recorder's Events) and the scheduler's
+# PodScheduled condition as kube-scheduler; the oracle's binaries are named "-1.32" (normalized).
+_CF_MF = 'jsonpath={range .metadata.managedFields[*]}{.manager} {.operation} {.subresource} {.fieldsV1}{"\\n"}{end}'
+_CF_ITEMS = ('jsonpath={range .items[*]}{range .metadata.managedFields[*]}{.manager} {.operation} {.subresource} '
+             '{.fieldsV1}{"\\n"}{end}{end}')
+SCENARIOS["controllerfields"] = [
+    (["create", "deployment", "web", "--image=busybox", "--replicas=1", "-o", "name"], None),
+    (["wait", "--for=jsonpath={.status.replicas}=1", "deployment/web"], None),
+    (["wait", "--for=condition=Progressing", "deployment/web"], None),
+    (["get", "deployment", "web", "-o", _CF_MF], None),
+    (["get", "replicasets", "-l", "app=web", "-o", _CF_ITEMS], None),
+    (["wait", "--for=condition=PodScheduled=false", "pod", "-l", "app=web"], None),
+    (["get", "pods", "-l", "app=web", "-o", _CF_ITEMS], None),
+    (["create", "job", "j", "--image=busybox", "-o", "name"], None),
+    (["wait", "--for=jsonpath={.status.active}=1", "job/j"], None),
+    (["get", "job", "j", "-o", _CF_MF], None),
+    (["get", "events", "--field-selector", "involvedObject.kind=Job,reason=SuccessfulCreate", "-o", _CF_ITEMS], None),
+    (["create", "service", "clusterip", "s", "--tcp=80", "-o", "name"], None),
+    (["wait", "--for=create", "endpoints/s"], None),
+    (["get", "endpoints", "s", "-o", _CF_MF], None),
+    (["wait", "--for=create", "endpointslices", "-l", "kubernetes.io/service-name=s"], None, "capture:SLICE"),
+    (["get", "endpointslices", "-l", "kubernetes.io/service-name=s", "-o", _CF_ITEMS], None),
+    (["get", "configmap", "kube-root-ca.crt", "-o", _CF_MF], None),
+    (["create", "quota", "q", "--hard=pods=5", "-o", "name"], None),
+    (["wait", "--for=jsonpath={.status.used.pods}=2", "quota/q"], None),
+    (["get", "quota", "q", "-o", _CF_MF], None),
+    (["delete", "deployment/web", "job/j", "service/s", "quota/q"], None),
+]
+
 SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES],
          # pods/exec, attach, portforward: a node without addresses, and one whose InternalIP has no kubelet.
          "streams": [["delete", "node", "--ignore-not-found"] + STREAMS_NODES,
@@ -4643,6 +4675,9 @@ HOST = socket.gethostname()
 
 def normalize(text, ns):
     text = text.replace(ns, "NS")
+    # The oracle's binaries are named kube-apiserver-1.32 etc. (its build), and a component's
+    # managedFields manager is its binary's name (rest.DefaultUserAgent): a cluster's are plain.
+    text = re.sub(r"\b(kube-(?:apiserver|controller-manager|scheduler))-1\.32\b", r"\1", text)
     # Event names: the involved object's name and a hex timestamp; a scheduler's reportingInstance
     # ends in the host's name.
     text = re.sub(r'("name": "[^"]+)\.[0-9a-f]{12,16}"', r'\1.<hex>"', text)
