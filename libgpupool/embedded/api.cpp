@@ -33,9 +33,12 @@ namespace gpupool::embedded {
 namespace api {
 
 // The field labels each kind supports (the scheme's AddFieldLabelConversionFunc per kind:
-// pkg/apis/core/v1/conversion.go, pkg/apis/batch/v1/conversion.go; every other kind takes
-// runtime.DefaultMetaV1FieldSelectorConversion), with their 400 BadRequest messages.
-FieldSelector field_selector(const ResourceType& t, std::string_view text) {
+// pkg/apis/core/v1/conversion.go, pkg/apis/batch/v1/conversion.go, pkg/apis/events/v1/conversion.go;
+// a custom resource's crConverter.ConvertFieldLabel; every other kind takes
+// runtime.DefaultMetaV1FieldSelectorConversion), with their 400 BadRequest messages. `served` is
+// the kind the request names (events.k8s.io/v1 Events are selected by their own names, converted
+// to the stored core/v1 Event's).
+FieldSelector field_selector(const ResourceType& served, std::string_view text) {
   FieldSelector sel = FieldSelector::parse(text);
   static const std::map<std::string, std::vector<std::string>> labels = {
       {"pods",
@@ -51,18 +54,51 @@ FieldSelector field_selector(const ResourceType& t, std::string_view text) {
       {"secrets", {"type"}},
       {"services", {"spec.clusterIP", "spec.type"}},
       {"jobs.batch", {"status.successful"}}};
-  const auto it = labels.find(t.group_resource());
+  // events/v1 AddFieldLabelConversionsForEvent: these labels only, mapped to the core/v1 Event's.
+  static const std::map<std::string, std::string> event_v1 = {
+      {"reason", "reason"},
+      {"regarding.kind", "involvedObject.kind"},
+      {"regarding.namespace", "involvedObject.namespace"},
+      {"regarding.name", "involvedObject.name"},
+      {"regarding.uid", "involvedObject.uid"},
+      {"regarding.apiVersion", "involvedObject.apiVersion"},
+      {"regarding.resourceVersion", "involvedObject.resourceVersion"},
+      {"regarding.fieldPath", "involvedObject.fieldPath"},
+      {"reportingController", "reportingComponent"},
+      {"type", "type"},
+      {"metadata.namespace", "metadata.namespace"},
+      {"metadata.name", "metadata.name"}};
+  const bool event_v1_view = served.group == "events.k8s.io" && served.resource == "events";
+  const auto it = labels.find(served.group_resource());
+  std::vector<std::string> converted;
   for (const auto& r : sel.requirements()) {
-    if (r.path == "metadata.name" || (r.path == "metadata.namespace" && t.resource != "namespaces")) continue;
+    if (event_v1_view) {
+      const auto m = event_v1.find(r.path);
+      if (m == event_v1.end()) throw StatusError::bad_request("field label not supported: " + r.path);
+      converted.push_back(m->second);
+      continue;
+    }
+    converted.push_back(r.path);
+    if (served.schema) {
+      // crConverter.ConvertFieldLabel: metadata.name, a namespaced one's metadata.namespace, and
+      // the version's selectableFields (CustomResourceFieldSelectors, GA in v1.32).
+      const auto& sf = served.schema->selectable_fields;
+      if (r.path == "metadata.name" || (r.path == "metadata.namespace" && served.namespaced) ||
+          std::find(sf.begin(), sf.end(), r.path) != sf.end())
+        continue;
+      throw StatusError::bad_request("field label not supported: " + r.path);
+    }
+    if (r.path == "metadata.name" || (r.path == "metadata.namespace" && served.resource != "namespaces")) continue;
     if (it != labels.end()) {
       if (std::find(it->second.begin(), it->second.end(), r.path) != it->second.end()) continue;
-      if (t.group == "batch")
+      if (served.group == "batch")
         throw StatusError::bad_request(fmt::format("field label \"{}\" not supported for Job", r.path));
       throw StatusError::bad_request("field label not supported: " + r.path);
     }
     throw StatusError::bad_request(
         fmt::format("\"{}\" is not a known field selector: only \"metadata.name\", \"metadata.namespace\"", r.path));
   }
+  sel.convert(std::move(converted), event_v1_view ? std::string("events") : served.group_resource());
   return sel;
 }
 

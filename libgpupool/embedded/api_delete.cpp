@@ -185,7 +185,7 @@ Response Api::serve_delete(const Call& c) const {
   ListOptions lo;
   if (verb == "deletecollection") {
     lo.labels = LabelSelector::parse(q(r, "labelSelector"));
-    lo.fields = field_selector(t, q(r, "fieldSelector"));
+    lo.fields = field_selector(served, q(r, "fieldSelector"));
   }
   const DeleteRequest d = r.body.empty() ? options_from_query(r) : options_from_body(r.body);
   validate(d);

@@ -56,7 +56,7 @@ Response Api::serve_list(const Call& c) const {
   validate_list_options(r, false);
   ListOptions lo;
   lo.labels = LabelSelector::parse(q(r, "labelSelector"));
-  lo.fields = field_selector(t, q(r, "fieldSelector"));
+  lo.fields = field_selector(served, q(r, "fieldSelector"));
   // A list at resourceVersion=0 is served from kube-apiserver's watch cache, which ignores the
   // limit: the whole list in one page, no continue (apiserver storage/cacher/cacher.go
   // computeListLimit, v1.32: "the limit is ignored for requests that set RV == 0").

@@ -19,7 +19,7 @@ Response Api::serve_watch(const Call& c) const {
     }
   }
   auto labels = LabelSelector::parse(q(r, "labelSelector"));
-  auto fields = field_selector(t, q(r, "fieldSelector"));
+  auto fields = field_selector(served, q(r, "fieldSelector"));
   if (!tg.name.empty()) {
     // GET .../pods/x?watch=1 (legacy single-object watch) = fieldSelector metadata.name=x.
     fields = FieldSelector::parse("metadata.name=" + tg.name);

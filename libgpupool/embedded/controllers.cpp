@@ -122,6 +122,8 @@ void Controllers::resync() {
       for (const auto& o : store_.list(*t, "").items) {
         Key k{t->group, t->resource, namespace_of(*o), name_of(*o)};
         if (queued_.insert(k).second) queue_.push_back(k);
+        if (t->group == "batch" && t->resource == "jobs" && ttl_job_needs_cleanup(*o))  // its TTL timer
+          if (Key ttl{"batch", "ttl-jobs", k.ns, k.name}; queued_.insert(ttl).second) queue_.push_back(ttl);
       }
     }
   }
@@ -243,6 +245,9 @@ void Controllers::on_event(const WatchEvent& e) {
   if (t.group.empty() && t.resource == "pods" && e.type != EventType::Deleted &&
       job_orphan_candidate(store_, *e.object))
     keys.push_back({"batch", "orphan-pods", namespace_of(*e.object), name_of(*e.object)});
+  // ttlafterfinished_controller.go addJob / updateJob: a finished Job with a TTL is queued.
+  if (t.group == "batch" && t.resource == "jobs" && e.type != EventType::Deleted && ttl_job_needs_cleanup(*e.object))
+    keys.push_back({"batch", "ttl-jobs", namespace_of(*e.object), name_of(*e.object)});
   if (t.group.empty() && (t.resource == "pods" || t.resource == "nodes")) gc_pods_later(e);
   if (keys.empty()) return;
   {
@@ -411,6 +416,16 @@ void Controllers::reconcile(const Key& key) {
   if (key.group.empty() && key.resource == "pods")
     return podgc_unscheduled_terminating(store_, key.ns, key.name, clock_.now());
   if (key.group == "batch" && key.resource == "orphan-pods") return release_job_orphan(store_, key.ns, key.name);
+  if (key.group == "batch" && key.resource == "ttl-jobs") {
+    // The TTL not expired yet: enqueueAfter(job, timeLeft), on the cluster's clock.
+    if (const auto left = ttl_after_finished(store_, key.ns, key.name, clock_.now())) {
+      std::lock_guard lk(mu_);
+      const auto at = clock_.now() + *left;
+      auto [it, added] = timers_.emplace(key, at);
+      if (!added) it->second = std::min(it->second, at);
+    }
+    return;
+  }
   const ResourceType& t = store_.type(key.group, key.resource);
   auto owner = store_.find(t, key.ns, key.name);
   if (!owner) return;

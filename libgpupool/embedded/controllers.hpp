@@ -172,6 +172,15 @@ void podgc_unscheduled_terminating(Store& store, const std::string& ns, const st
 /// ones over it are deleted at once, evicted ones first, then the oldest (creationTimestamp, name).
 void podgc_terminated(Store& store, std::int64_t threshold, Clock::time_point now);
 
+/// The TTL-after-finished controller (controller_ttlafterfinished.cpp, ttlafterfinished_controller.go):
+/// whether a Job is one it looks at (not being deleted, spec.ttlSecondsAfterFinished set, a
+/// Complete or Failed condition True: addJob / updateJob, needsCleanup).
+bool ttl_job_needs_cleanup(const json::object& job);
+/// processJob: the Job deleted (Foreground, its uid as precondition) once its TTL has passed since
+/// the finishing condition's lastTransitionTime; else the time left (nullopt: nothing to do).
+std::optional<Clock::duration> ttl_after_finished(Store& store, const std::string& ns, const std::string& name,
+                                                  Clock::time_point now);
+
 /// Runs the plans against a store, reacting to its events (synchronously, inside the store's
 /// subscriber callbacks, so a write returns with the controllers' reactions already applied).
 class Controllers {

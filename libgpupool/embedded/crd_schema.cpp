@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <regex>
+#include <set>
 
 #include <fmt/format.h>
 #include <boost/json/parse.hpp>
@@ -707,10 +708,17 @@ std::vector<CompiledRule> compile_rules(const json::object& s, bool root) {
   return out;
 }
 
-// cel.ValidFieldPath: a rule's fieldPath (`.a.b`, `['a.b']`, a map's `.key` or `['key']`) through
-// the schema's properties, as the field.Path it names ("a.b", "m[key]"); nullopt when invalid.
-std::optional<std::string> valid_field_path(std::string_view jp, const json::object& schema) {
-  // The scanner: '.', '[' and ']' alone, a single-quoted string whole, other text up to a delimiter.
+// cel.ValidFieldPath (apiserver/schema/cel/validation.go): a fieldPath (`.a.b`, `['a.b']`, a map's
+// `.key` or `['key']`) through the schema's properties, as the field.Path it names ("a.b",
+// "m[key]") and the schema it reaches; else `error` holds ValidFieldPath's error.
+struct FieldPathAt {
+  std::string path;
+  const json::object* schema = nullptr;
+  std::string error;
+};
+FieldPathAt field_path_at(std::string_view jp, const json::object& schema, bool allow_array_notation) {
+  // The scanner: '.', '[' and ']' alone, a single-quoted string whole (to the end when it is not
+  // closed), other text up to a delimiter.
   std::vector<std::string> toks;
   for (std::size_t i = 0; i < jp.size();) {
     if (jp[i] == '.' || jp[i] == '[' || jp[i] == ']') {
@@ -718,9 +726,9 @@ std::optional<std::string> valid_field_path(std::string_view jp, const json::obj
     } else if (jp[i] == '\'') {
       std::size_t j = i + 1;
       while (j < jp.size() && !(jp[j] == '\'' && jp[j - 1] != '\\')) ++j;
-      if (j >= jp.size()) return std::nullopt;
-      toks.emplace_back(jp.substr(i, j + 1 - i));
-      i = j + 1;
+      j = std::min(j + 1, jp.size());
+      toks.emplace_back(jp.substr(i, j - i));
+      i = j;
     } else {
       std::size_t j = i;
       while (j < jp.size() && jp[j] != '.' && jp[j] != '[' && jp[j] != ']') ++j;
@@ -728,16 +736,22 @@ std::optional<std::string> valid_field_path(std::string_view jp, const json::obj
       i = j;
     }
   }
-  const json::object* s = &schema;
-  std::string out;
+  FieldPathAt out;
+  out.schema = &schema;
+  const auto fail = [&](std::string why) {
+    out.error = std::move(why);
+    out.schema = nullptr;
+    return out;
+  };
+  // appendToPath: a property of an object with properties, else a key of a map.
   auto step = [&](const std::string& name) {
-    if (member(s, "properties")) {
-      s = property(s, name);
-      if (!s) return false;
-      out += (out.empty() ? "" : ".") + name;
-    } else if (const json::object* a = additional(s)) {
-      s = a;
-      out += "[" + name + "]";
+    if (member(out.schema, "properties")) {
+      out.schema = property(out.schema, name);
+      if (!out.schema) return false;
+      out.path += (out.path.empty() ? "" : ".") + name;
+    } else if (const json::object* a = additional(out.schema)) {
+      out.schema = a;
+      out.path += "[" + name + "]";
     } else {
       return false;
     }
@@ -745,33 +759,47 @@ std::optional<std::string> valid_field_path(std::string_view jp, const json::obj
   };
   for (std::size_t i = 0; i < toks.size(); ++i) {
     if (toks[i] == "[") {
-      if (i + 2 >= toks.size() || toks[i + 1].size() < 2 || toks[i + 1].front() != '\'' || toks[i + 1].back() != '\'' ||
-          toks[i + 2] != "]")
-        return std::nullopt;
+      if (!allow_array_notation) return fail("array notation is not allowed");
+      if (i + 1 >= toks.size()) return fail("unexpected end of JSON path");
+      const std::string& q = toks[++i];
+      if (q.size() < 2 || q.front() != '\'' || q.back() != '\'')
+        return fail("expected single quoted string but got " + q);
       // unescapeSingleQuote
       std::string key;
-      const std::string& q = toks[i + 1];
       for (std::size_t k = 1; k + 1 < q.size(); ++k) {
         if (q[k] != '\\') {
           key += q[k];
           continue;
         }
-        if (k + 2 >= q.size()) return std::nullopt;
+        // unescapeMatcher `\\.`: a backslash and the character after it (a last one stays).
+        if (k + 2 >= q.size()) {
+          key += q[k];
+          continue;
+        }
         static const std::string_view from = "abfnrtv'\\", to = "\a\b\f\n\r\t\v'\\";
-        const auto at = from.find(q[++k]);
-        if (at == std::string_view::npos) return std::nullopt;
+        const auto at = from.find(q[k + 1]);
+        if (at == std::string_view::npos)
+          return fail(std::string("invalid string literal: invalid escape char \\") + q[k + 1]);
         key += to[at];
+        ++k;
       }
-      if (!step(key)) return std::nullopt;
-      i += 2;
+      if (!step(key)) return fail("does not refer to a valid field");
+      if (i + 1 >= toks.size()) return fail("unexpected end of JSON path");
+      if (toks[++i] != "]") return fail("expected ] but got " + toks[i]);
     } else if (toks[i] == ".") {
-      if (i + 1 >= toks.size() || !step(toks[i + 1])) return std::nullopt;
-      ++i;
+      if (i + 1 >= toks.size()) return fail("unexpected end of JSON path");
+      if (!step(toks[++i])) return fail("does not refer to a valid field");
     } else {
-      return std::nullopt;
+      return fail("expected [ or . but got: " + toks[i]);
     }
   }
   return out;
+}
+
+std::optional<std::string> valid_field_path(std::string_view jp, const json::object& schema) {
+  FieldPathAt at = field_path_at(jp, schema, true);
+  if (!at.schema) return std::nullopt;
+  return std::move(at.path);
 }
 
 // compilation.go compileRule's error details.
@@ -1122,6 +1150,12 @@ std::shared_ptr<const Schema> from_version(const json::object& version,
   out->label_selector_path = util::string_of(member(member(&version, "subresources"), "scale"), "labelSelectorPath");
   if (const json::value* cols = version.if_contains("additionalPrinterColumns"); cols && cols->is_array())
     out->printer_columns = cols->as_array();
+  if (const json::value* sf = version.if_contains("selectableFields"); sf && sf->is_array())
+    for (const json::value& f : sf->as_array()) {
+      std::string path = f.is_object() ? util::string_of(&f.as_object(), "jsonPath") : std::string();
+      if (path.starts_with('.')) path.erase(0, 1);
+      out->selectable_fields.push_back(std::move(path));
+    }
   return out;
 }
 
@@ -1335,6 +1369,42 @@ void definition_rules(const json::object& s, const std::string& path, bool root,
 
 }  // namespace
 
+// ValidateCustomResourceSelectableFields: each jsonPath a valid path (cel.ValidFieldPath, no array
+// notation) outside metadata to a string, boolean or integer, none twice, at most 8.
+void selectable_fields(const json::array& fields, const json::object& schema, const std::string& at,
+                       std::vector<StatusCause>& out) {
+  constexpr std::size_t kMaxSelectableFields = 8;
+  std::set<std::string> unique;
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    const std::string field = fmt::format("{}[{}].jsonPath", at, i);
+    const std::string jp = fields[i].is_object() ? util::string_of(&fields[i].as_object(), "jsonPath") : "";
+    if (jp.empty()) {
+      out.push_back({"FieldValueRequired", "Required value", field});
+      continue;
+    }
+    const auto invalid = [&](const std::string& why) {
+      out.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(jp), why), field});
+    };
+    const FieldPathAt path = field_path_at(jp, schema, false);
+    if (!path.schema) {
+      invalid("is an invalid path: " + path.error);
+      continue;
+    }
+    if (path.path == "metadata" || path.path.starts_with("metadata.") || path.path.starts_with("metadata["))
+      invalid("must not point to fields in metadata");
+    const std::string type = util::string_of(path.schema, "type");
+    if (type != "string" && type != "boolean" && type != "integer")
+      invalid(
+          "must point to a field of type string, boolean or integer. Enum string fields and strings with formats are "
+          "allowed.");
+    if (!unique.insert(path.path).second)
+      out.push_back({"FieldValueDuplicate", fmt::format("Duplicate value: {}", go_quote(jp)), field});
+  }
+  if (unique.size() > kMaxSelectableFields)
+    out.push_back({"FieldValueTooMany",
+                   fmt::format("Too many: {}: must have at most {} items", unique.size(), kMaxSelectableFields), at});
+}
+
 std::vector<StatusCause> validate_definition(const json::object& crd) {
   std::vector<StatusCause> out;
   const json::object* spec = member(&crd, "spec");
@@ -1362,6 +1432,36 @@ std::vector<StatusCause> validate_definition(const json::object& crd) {
     out.insert(out.end(), schema_errors.begin(), schema_errors.end());
     out.insert(out.end(), cel_errors.begin(), cel_errors.end());
     if (same) break;
+  }
+  // selectableFields: the internal version keeps one list when every version has the same
+  // (conversion.go), validated against the common schema (validateCustomResourceDefinitionSpec),
+  // else each version's against its own (validateCustomResourceDefinitionVersion); without that
+  // schema, refused with the messages as they are written there.
+  const auto fields_of = [](const json::value& v) {
+    const json::value* f = v.is_object() ? v.as_object().if_contains("selectableFields") : nullptr;
+    return f && f->is_array() ? f->as_array() : json::array();
+  };
+  const auto schema_of = [](const json::value& v) {
+    return v.is_object() ? member(member(&v.as_object(), "schema"), "openAPIV3Schema") : nullptr;
+  };
+  bool same_fields = true;
+  for (std::size_t i = 1; i < vs.size(); ++i)
+    same_fields = same_fields && util::json_equal(fields_of(vs[i]), fields_of(vs[0]));
+  for (std::size_t i = 0; i < vs.size(); ++i) {
+    const json::array fields = fields_of(vs[i]);
+    if (fields.empty()) continue;
+    const std::string at = same_fields ? "spec.selectableFields" : fmt::format("spec.versions[{}].selectableFields", i);
+    const json::object* sch = (same_fields ? same : !same) ? schema_of(vs[i]) : nullptr;
+    if (!sch)
+      out.push_back({"FieldValueInvalid",
+                     same_fields
+                         ? "Invalid value: \"\": selectableFields may only be set when validations.schema is included"
+                         : "Invalid value: \"\": selectableFields may only be set when "
+                           "version.schema.openAPIV3Schema is not included",
+                     at});
+    else
+      selectable_fields(fields, *sch, at, out);
+    if (same_fields) break;
   }
   return out;
 }

@@ -32,6 +32,9 @@ struct Schema {
   std::string status_replicas_path;    ///< subresources.scale.statusReplicasPath, or ""
   std::string label_selector_path;     ///< subresources.scale.labelSelectorPath, or ""
   boost::json::array printer_columns;  ///< additionalPrinterColumns (name, type, jsonPath, priority)
+  /// selectableFields' field labels: each jsonPath without its leading dot
+  /// (customresource/strategy.go prepareSelectableFields; validation keeps them plain dotted paths).
+  std::vector<std::string> selectable_fields;
 };
 
 /// A subresources.scale path's keys (registry/customresource/etcd.go splitReplicasPath: the

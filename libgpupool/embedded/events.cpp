@@ -32,6 +32,13 @@ json::object convert(const json::object& in, bool to_v1) {
     std::string_view key = k;
     for (const auto& [core, v1] : kRenamed)
       if (key == (to_v1 ? core : v1)) key = to_v1 ? v1 : core;
+    // events/v1's omitempty strings and count (staging/src/k8s.io/api/events/v1/types.go), which
+    // core/v1 writes out empty (its reportingComponent and reportingInstance have no omitempty).
+    if (to_v1 && ((v.is_string() && v.get_string().empty() &&
+                   (key == "reportingController" || key == "reportingInstance" || key == "action" || key == "reason" ||
+                    key == "note" || key == "type")) ||
+                  (key == "deprecatedCount" && v.is_int64() && v.get_int64() == 0)))
+      continue;
     out[key] = v;
   }
   out["apiVersion"] = to_v1 ? "events.k8s.io/v1" : "v1";

@@ -402,6 +402,36 @@ FieldSelector FieldSelector::parse(std::string_view text) {
   return sel;
 }
 
+void FieldSelector::convert(std::vector<std::string> labels, std::string group_resource) {
+  for (std::size_t i = 0; i < reqs_.size() && i < labels.size(); ++i) reqs_[i].path = std::move(labels[i]);
+  group_resource_ = std::move(group_resource);
+}
+
+bool FieldSelector::matches(const json::object& object) const {
+  return matches([&](const std::string& label) { return selectable_field(group_resource_, object, label); });
+}
+
+std::string selectable_field(std::string_view group_resource, const json::object& object, std::string_view label) {
+  std::string value = field_value(object, label);
+  if (!value.empty()) return value;
+  if (group_resource == "pods" && label == "spec.hostNetwork")
+    return "false";  // pkg/registry/core/pod/strategy.go ToSelectableFields: "default to false"
+  if (group_resource == "nodes" && label == "spec.unschedulable")
+    return "false";  // pkg/registry/core/node/strategy.go NodeToSelectableFields: fmt.Sprint of the bool
+  if (group_resource == "jobs.batch" && label == "status.successful") {
+    // pkg/registry/batch/job/strategy.go JobToSelectableFields: strconv.Itoa(Status.Succeeded).
+    value = field_value(object, "status.succeeded");
+    return value.empty() ? "0" : value;
+  }
+  if (group_resource == "events" && label == "source") {
+    // pkg/registry/core/event/strategy.go ToSelectableFields: Source.Component, else
+    // ReportingController (core/v1's reportingComponent).
+    value = field_value(object, "source.component");
+    return value.empty() ? field_value(object, "reportingComponent") : value;
+  }
+  return value;
+}
+
 std::optional<std::string> label_selector_string(const json::value* selector) {
   if (!selector || !selector->is_object()) return std::string();
   const json::object& sel = selector->as_object();

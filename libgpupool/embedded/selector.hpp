@@ -65,11 +65,27 @@ class FieldSelector {
       if ((get(r.path) == r.value) == r.negate) return false;
     return true;
   }
+  /// The same on a stored object, its fields read as the kind's ToSelectableFields reads them
+  /// (selectable_field).
+  bool matches(const boost::json::object& object) const;
   bool empty() const noexcept { return reqs_.empty(); }
   const std::vector<Requirement>& requirements() const noexcept { return reqs_; }
+  /// The field labels as the kind's field label conversion maps them (events.k8s.io/v1's
+  /// `regarding.kind` is the stored Event's `involvedObject.kind`), and the kind whose
+  /// ToSelectableFields reads them ("pods", "jobs.batch": ResourceType::group_resource).
+  void convert(std::vector<std::string> labels, std::string group_resource);
 
  private:
   std::vector<Requirement> reqs_;
+  std::string group_resource_;
 };
+
+/// An object's selectable field `label` as the registry's ToSelectableFields gives it: the value
+/// at that path ("" when absent), except where the kind computes it — a pod's `spec.hostNetwork`
+/// and a node's `spec.unschedulable` "false" when unset, a Job's `status.successful` its
+/// status.succeeded ("0" when unset), an Event's `source` its reportingComponent when
+/// source.component is empty.
+std::string selectable_field(std::string_view group_resource, const boost::json::object& object,
+                             std::string_view label);
 
 }  // namespace gpupool::embedded

@@ -147,6 +147,7 @@ struct EmbeddedServer::Impl {
   std::unique_ptr<DisruptionController> disruption;
   std::unique_ptr<Kubelet> kubelet;
   std::unique_ptr<ServiceAccountTokens> tokens;
+  std::unique_ptr<TokensController> token_secrets;  // after tokens (it signs with them)
   std::unique_ptr<Api> api;
   std::unique_ptr<Streams> streams;
   FaultInjector faults;
@@ -317,6 +318,7 @@ EmbeddedServer::EmbeddedServer(const EmbeddedOptions& options) : impl_(std::make
   ao.server_version = im.options.server_version;
   im.api = std::make_unique<Api>(*im.store, ao);
   im.tokens = std::make_unique<ServiceAccountTokens>(*im.store, im.ca.key_pem());
+  im.token_secrets = std::make_unique<TokensController>(*im.store, *im.tokens, im.ca.cert_pem());
   im.api->set_token_issuer(im.tokens.get());
   if (LocalRuntime* local = im.kubelet->local_runtime())
     // The kubelet's token manager (pkg/kubelet/token): a TokenRequest for the pod's account,

@@ -228,9 +228,7 @@ json::object ServiceAccountTokens::request(const std::string& ns, const std::str
                       {"kubernetes.io", std::move(kube)},
                       {"nbf", iat},
                       {"sub", fmt::format("system:serviceaccount:{}:{}", ns, name)}};
-  const std::string input = base64url(json::serialize(json::object{{"alg", "ES256"}, {"kid", key_->kid}})) + "." +
-                            base64url(json::serialize(claims));
-  const std::string token = input + "." + base64url(sign_es256(key_->pkey, input));
+  const std::string token = sign(claims);
   json::object out_spec{{"audiences", std::move(audiences)}, {"expirationSeconds", seconds}, {"boundObjectRef", bound}};
   return json::object{
       {"kind", "TokenRequest"},
@@ -239,6 +237,60 @@ json::object ServiceAccountTokens::request(const std::string& ns, const std::str
       {"spec", std::move(out_spec)},
       {"status",
        json::object{{"token", token}, {"expirationTimestamp", to_rfc3339(now + std::chrono::seconds(lifetime))}}}};
+}
+
+std::string ServiceAccountTokens::sign(const json::object& claims) const {
+  // serviceaccount/jwt.go JWTTokenGenerator: a JWS of the claims with the key's id.
+  const std::string input = base64url(json::serialize(json::object{{"alg", "ES256"}, {"kid", key_->kid}})) + "." +
+                            base64url(json::serialize(claims));
+  return input + "." + base64url(sign_es256(key_->pkey, input));
+}
+
+std::string ServiceAccountTokens::legacy_token(const json::object& account, const std::string& secret_name) const {
+  const std::string ns = util::namespace_of(account), name = util::name_of(account);
+  return sign(json::object{{"iss", kLegacyIssuer},
+                           {"kubernetes.io/serviceaccount/namespace", ns},
+                           {"kubernetes.io/serviceaccount/secret.name", secret_name},
+                           {"kubernetes.io/serviceaccount/service-account.name", name},
+                           {"kubernetes.io/serviceaccount/service-account.uid", util::uid_of(account)},
+                           {"sub", fmt::format("system:serviceaccount:{}:{}", ns, name)}});
+}
+
+std::optional<Identity> ServiceAccountTokens::authenticate_legacy(std::string_view token, const json::object& c,
+                                                                  std::chrono::system_clock::time_point now) const {
+  const std::string ns = string_of(&c, "kubernetes.io/serviceaccount/namespace"),
+                    secret_name = string_of(&c, "kubernetes.io/serviceaccount/secret.name"),
+                    name = string_of(&c, "kubernetes.io/serviceaccount/service-account.name"),
+                    uid = string_of(&c, "kubernetes.io/serviceaccount/service-account.uid");
+  if (ns.empty() || secret_name.empty() || name.empty() || uid.empty() ||
+      string_of(&c, "sub") != fmt::format("system:serviceaccount:{}:{}", ns, name))
+    return std::nullopt;
+  const ResourceType& secrets = store_.type("", "secrets");
+  const auto secret = store_.find(secrets, ns, secret_name);
+  if (!secret || ctrl::deleting(*secret)) return std::nullopt;  // "Token has been invalidated"
+  const json::object* data = object_at(*secret, {"data"});
+  if (base64_decode(string_of(data, "token")).value_or(std::string()) != token)
+    return std::nullopt;  // "Token does not match server's copy"
+  const auto account = store_.find(store_.type("", "serviceaccounts"), ns, name);
+  if (!account || ctrl::deleting(*account) || util::uid_of(*account) != uid) return std::nullopt;
+  // patchSecretWithLastUsedDate (LegacyServiceAccountTokenTracking): the day it was last used,
+  // also when it is refused below for being marked invalid.
+  const std::string today = to_rfc3339(now).substr(0, 10);
+  if (string_of(object_at(*secret, {"metadata", "labels"}), "kubernetes.io/legacy-token-last-used") != today) {
+    try {
+      store_.mutate(secrets, ns, secret_name, [&](json::object& o) {
+        util::ensure_object(util::ensure_object(o, "metadata"), "labels")["kubernetes.io/legacy-token-last-used"] =
+            today;
+      });
+    } catch (const StatusError&) {}
+  }
+  if (!string_of(object_at(*secret, {"metadata", "labels"}), "kubernetes.io/legacy-token-invalid-since").empty())
+    return std::nullopt;
+  return Identity{fmt::format("system:serviceaccount:{}:{}", ns, name),
+                  {"system:serviceaccounts", "system:serviceaccounts:" + ns, "system:authenticated"},
+                  "",
+                  uid,
+                  {}};
 }
 
 std::optional<Identity> ServiceAccountTokens::authenticate(std::string_view token,
@@ -257,6 +309,7 @@ std::optional<Identity> ServiceAccountTokens::authenticate(std::string_view toke
   const json::value p = json::parse(*payload, ec);
   if (ec || !p.is_object()) return std::nullopt;
   const json::object& c = p.as_object();
+  if (string_of(&c, "iss") == kLegacyIssuer) return authenticate_legacy(token, c, now);
   // jwt.Expected with DefaultLeeway (1 minute) for exp and nbf; the issuer; one of the audiences
   // the API server's (pkg/serviceaccount/jwt.go Validate, authenticator audiences).
   const std::int64_t t = unix_seconds(now), leeway = 60;
@@ -293,6 +346,109 @@ std::optional<Identity> ServiceAccountTokens::authenticate(std::string_view toke
     }
   }
   return id;
+}
+
+namespace {
+
+constexpr std::string_view kTokenSecretType = "kubernetes.io/service-account-token";
+constexpr std::string_view kNameAnnotation = "kubernetes.io/service-account.name";
+constexpr std::string_view kUidAnnotation = "kubernetes.io/service-account.uid";
+
+std::string annotation_of(const json::object& o, std::string_view key) {
+  return string_of(object_at(o, {"metadata", "annotations"}), key);
+}
+
+// deleteToken: with the Secret's uid as precondition; NotFound and Conflict are done.
+void delete_token(Store& store, const std::string& ns, const std::string& name, const std::string& uid) {
+  DeleteOptions how;
+  if (!uid.empty()) how.precondition_uid = uid;
+  try {
+    store.remove(store.type("", "secrets"), ns, name, how);
+  } catch (const StatusError&) {}
+}
+
+}  // namespace
+
+TokensController::TokensController(Store& store, const ServiceAccountTokens& tokens, std::string root_ca_pem)
+    : store_(store), tokens_(tokens), root_ca_pem_(std::move(root_ca_pem)) {
+  subscription_ = store_.subscribe([this](const WatchEvent& e) { on_event(e); });
+  // The informers' first list: every token Secret there already is.
+  for (const auto& s : store_.list(store_.type("", "secrets"), "").items)
+    if (string_of(s.get(), "type") == kTokenSecretType) sync_secret(*s);
+}
+
+TokensController::~TokensController() { store_.unsubscribe(subscription_); }
+
+void TokensController::on_event(const WatchEvent& e) {
+  if (!e.type_info || !e.object || !e.type_info->group.empty()) return;
+  const json::object& o = *e.object;
+  const std::string ns = util::namespace_of(o);
+  if (e.type_info->resource == "serviceaccounts") {
+    // syncServiceAccount of an account that is gone: deleteTokens, its token Secrets
+    // (IsServiceAccountToken: the account's name, and its uid unless the Secret names none).
+    if (e.type != EventType::Deleted) return;
+    const std::string name = util::name_of(o), uid = util::uid_of(o);
+    for (const auto& s : store_.list(store_.type("", "secrets"), ns).items)
+      if (string_of(s.get(), "type") == kTokenSecretType && annotation_of(*s, kNameAnnotation) == name)
+        if (const std::string su = annotation_of(*s, kUidAnnotation); su.empty() || su == uid)
+          delete_token(store_, ns, util::name_of(*s), util::uid_of(*s));
+    return;
+  }
+  if (e.type_info->resource != "secrets" || string_of(&o, "type") != kTokenSecretType) return;
+  if (e.type != EventType::Deleted) return sync_secret(o);
+  // syncSecret of a Secret that is gone: removeSecretReference from its account (the same uid).
+  const std::string sa_name = annotation_of(o, kNameAnnotation), sa_uid = annotation_of(o, kUidAnnotation);
+  const ResourceType& accounts = store_.type("", "serviceaccounts");
+  const auto sa = sa_name.empty() ? nullptr : store_.find(accounts, ns, sa_name);
+  if (!sa || (!sa_uid.empty() && util::uid_of(*sa) != sa_uid)) return;
+  const std::string secret_name = util::name_of(o);
+  const auto refers = [&](const json::value& r) {
+    return r.is_object() && string_of(&r.as_object(), "name") == secret_name;
+  };
+  const json::array* refs = util::array_at(*sa, {}, "secrets");
+  if (!refs || std::none_of(refs->begin(), refs->end(), refers)) return;
+  try {
+    store_.mutate(accounts, ns, sa_name, [&](json::object& account) {
+      json::value* list = account.if_contains("secrets");
+      if (!list || !list->is_array()) return;
+      auto& a = list->as_array();
+      a.erase(std::remove_if(a.begin(), a.end(), refers), a.end());
+    });
+  } catch (const StatusError&) {}
+}
+
+void TokensController::sync_secret(const json::object& secret) {
+  const std::string ns = util::namespace_of(secret), name = util::name_of(secret);
+  const std::string sa_name = annotation_of(secret, kNameAnnotation), sa_uid = annotation_of(secret, kUidAnnotation);
+  if (sa_name.empty()) return;  // parseSecretQueueKey: no account named, nothing to do
+  // getServiceAccount: the account of that name, and of that uid when the Secret names one.
+  const auto sa = store_.find(store_.type("", "serviceaccounts"), ns, sa_name);
+  if (!sa || (!sa_uid.empty() && util::uid_of(*sa) != sa_uid)) {
+    delete_token(store_, ns, name, util::uid_of(secret));
+    return;
+  }
+  // generateTokenIfNeeded: secretUpdateNeeded (ca.crt not the root CA, no namespace, no token).
+  const json::object* data = object_at(secret, {"data"});
+  const auto bytes = [&](const char* k) { return base64_decode(string_of(data, k)).value_or(std::string()); };
+  const bool needs_ca = !root_ca_pem_.empty() && bytes("ca.crt") != root_ca_pem_;
+  const bool needs_namespace = bytes("namespace").empty(), needs_token = bytes("token").empty();
+  if (!needs_ca && !needs_namespace && !needs_token) return;
+  const std::string rv = string_of(object_at(secret, {"metadata"}), "resourceVersion");
+  try {
+    store_.mutate(store_.type("", "secrets"), ns, name, [&](json::object& live) {
+      // The live Secret: when it is not the one the event carried, a later event comes.
+      if (string_of(object_at(live, {"metadata"}), "resourceVersion") != rv) return;
+      json::object& d = util::ensure_object(live, "data");
+      if (needs_ca) d["ca.crt"] = base64_encode(root_ca_pem_);
+      if (needs_namespace) d["namespace"] = base64_encode(ns);
+      if (needs_token) d["token"] = base64_encode(tokens_.legacy_token(*sa, name));
+      json::object& ann = util::ensure_object(util::ensure_object(live, "metadata"), "annotations");
+      ann[kNameAnnotation] = util::name_of(*sa);
+      ann[kUidAnnotation] = util::uid_of(*sa);
+    });
+  } catch (const StatusError&) {
+    // Conflict or NotFound: a later event, or nothing to fill.
+  }
 }
 
 }  // namespace gpupool::embedded

@@ -21,6 +21,7 @@
 namespace gpupool::embedded {
 
 class Store;
+struct WatchEvent;
 
 class ServiceAccountTokens {
  public:
@@ -49,10 +50,45 @@ class ServiceAccountTokens {
   /// audience, badly signed, or its account (or bound object) is gone or another one of that name.
   std::optional<Identity> authenticate(std::string_view token, std::chrono::system_clock::time_point now) const;
 
+  /// The issuer of the legacy tokens the tokens controller puts in kubernetes.io/service-account-token
+  /// Secrets (serviceaccount.LegacyIssuer).
+  static constexpr std::string_view kLegacyIssuer = "kubernetes/serviceaccount";
+  /// A legacy token of `account` for the Secret `secret_name` (pkg/serviceaccount/legacy.go
+  /// LegacyClaims: sub and the namespace, secret and account claims; no expiry, no audience).
+  std::string legacy_token(const boost::json::object& account, const std::string& secret_name) const;
+
  private:
+  /// legacyValidator.Validate with lookup: the Secret it names is there, not being deleted, holds
+  /// this very token and is not labelled invalid; the account is there with the uid claimed. The
+  /// Secret's kubernetes.io/legacy-token-last-used label gets the day's date.
+  std::optional<Identity> authenticate_legacy(std::string_view token, const boost::json::object& claims,
+                                              std::chrono::system_clock::time_point now) const;
+  std::string sign(const boost::json::object& claims) const;
   struct Key;
   Store& store_;
   std::unique_ptr<Key> key_;
+};
+
+/// kube-controller-manager's tokens controller (pkg/controller/serviceaccount/tokens_controller.go,
+/// v1.32) for kubernetes.io/service-account-token Secrets: syncSecret fills a Secret naming an
+/// account that exists (data token, ca.crt, namespace; the account's name and uid annotations) and
+/// deletes one whose account is not there (or is another of that name); a Secret deleted leaves its
+/// account's `secrets` list (removeSecretReference); an account deleted takes its token Secrets with
+/// it (syncServiceAccount, deleteTokens). Runs inside the store's events, as the other controllers.
+class TokensController {
+ public:
+  TokensController(Store& store, const ServiceAccountTokens& tokens, std::string root_ca_pem);
+  ~TokensController();
+  TokensController(const TokensController&) = delete;
+  TokensController& operator=(const TokensController&) = delete;
+
+ private:
+  void on_event(const WatchEvent& e);
+  void sync_secret(const boost::json::object& secret);
+  Store& store_;
+  const ServiceAccountTokens& tokens_;
+  const std::string root_ca_pem_;
+  std::uint64_t subscription_ = 0;
 };
 
 }  // namespace gpupool::embedded

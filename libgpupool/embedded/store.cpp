@@ -901,7 +901,7 @@ ContinueToken decode_continue(const std::string& token) {
 }
 bool object_matches(const json::object& obj, const LabelSelector& labels, const FieldSelector& fields) {
   if (!labels.empty() && !labels.matches_labels_of(obj)) return false;
-  if (!fields.empty() && !fields.matches([&](const std::string& path) { return field_value(obj, path); })) return false;
+  if (!fields.empty() && !fields.matches(obj)) return false;
   return true;
 }
 }  // namespace

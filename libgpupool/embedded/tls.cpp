@@ -12,6 +12,7 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include "embedded/base64.hpp"
 #include "gpupool/error.hpp"
 
 namespace gpupool::embedded {
@@ -159,6 +160,131 @@ std::vector<std::string> certificate_subject(X509* cert) {
   out.push_back(cn.empty() ? "" : cn.front());
   for (auto& o : get(NID_organizationName)) out.push_back(o);
   return out;
+}
+
+namespace {
+
+// encoding/pem: a block's type and its bytes.
+struct PemBlock {
+  std::string type, bytes;
+};
+
+// getLine: up to the next '\n' (excluded), trailing spaces, tabs and '\r' dropped; and the rest.
+std::pair<std::string_view, std::string_view> get_line(std::string_view data) {
+  const auto nl = data.find('\n');
+  std::string_view line = nl == std::string_view::npos ? data : data.substr(0, nl);
+  const std::string_view rest = nl == std::string_view::npos ? std::string_view() : data.substr(nl + 1);
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) line.remove_suffix(1);
+  return {line, rest};
+}
+
+// pem.Decode: the next block that decodes, skipping what does not; nullopt when none is left.
+std::optional<PemBlock> pem_decode(std::string_view& data) {
+  std::string_view rest = data;
+  for (;;) {
+    // Past "-----BEGIN " at the start, or after a newline.
+    if (rest.starts_with("-----BEGIN ")) {
+      rest.remove_prefix(11);
+    } else if (const auto at = rest.find("\n-----BEGIN "); at != std::string_view::npos) {
+      rest.remove_prefix(at + 12);
+    } else {
+      return std::nullopt;
+    }
+    auto [type_line, after] = get_line(rest);
+    rest = after;
+    if (!type_line.ends_with("-----")) continue;
+    type_line.remove_suffix(5);
+    // Headers: "key: value" lines before the body.
+    bool headers = false, truncated = false;
+    for (;;) {
+      if (rest.empty()) {
+        truncated = true;
+        break;
+      }
+      const auto [line, next] = get_line(rest);
+      if (line.find(':') == std::string_view::npos) break;
+      headers = true;
+      rest = next;
+    }
+    if (truncated) return std::nullopt;
+    std::size_t end_index = 0, trailer = 0;
+    if (!headers && rest.starts_with("-----END ")) {
+      trailer = 9;
+    } else {
+      end_index = rest.find("\n-----END ");
+      if (end_index == std::string_view::npos) continue;
+      trailer = end_index + 10;
+    }
+    std::string_view end_line = rest.substr(trailer);
+    const std::size_t trailer_len = type_line.size() + 5;
+    if (end_line.size() < trailer_len) continue;
+    const std::string_view rest_of_end = end_line.substr(trailer_len);
+    end_line = end_line.substr(0, trailer_len);
+    if (!end_line.starts_with(type_line) || !end_line.ends_with("-----")) continue;
+    if (!get_line(rest_of_end).first.empty()) continue;
+    // The body without spaces and tabs; base64.StdEncoding skips '\r' and '\n'.
+    std::string body;
+    for (const char c : rest.substr(0, end_index))
+      if (c != ' ' && c != '\t' && c != '\r' && c != '\n') body += c;
+    auto bytes = base64_decode(body);
+    if (!bytes) continue;
+    data = get_line(rest.substr(end_index + 9)).second;
+    return PemBlock{std::string(type_line), std::move(*bytes)};
+  }
+}
+
+// fmt's %v of a []string: "[a b]".
+std::string go_strings(const std::vector<std::string>& v) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? " " : "") + v[i];
+  return out + "]";
+}
+
+}  // namespace
+
+std::optional<std::string> x509_key_pair_error(std::string_view cert_pem, std::string_view key_pem) {
+  // crypto/tls X509KeyPair (Go 1.23): every CERTIFICATE block, the other types skipped.
+  std::vector<std::string> certs, skipped;
+  while (auto b = pem_decode(cert_pem)) {
+    if (b->type == "CERTIFICATE")
+      certs.push_back(std::move(b->bytes));
+    else
+      skipped.push_back(std::move(b->type));
+  }
+  if (certs.empty()) {
+    if (skipped.empty()) return "tls: failed to find any PEM data in certificate input";
+    if (skipped.size() == 1 && skipped[0].ends_with("PRIVATE KEY"))
+      return "tls: failed to find certificate PEM data in certificate input, but did find a private key; PEM inputs "
+             "may have been switched";
+    return "tls: failed to find \"CERTIFICATE\" PEM block in certificate input after skipping PEM blocks of the "
+           "following types: " +
+           go_strings(skipped);
+  }
+  // The first block whose type is "PRIVATE KEY" or ends in " PRIVATE KEY".
+  skipped.clear();
+  std::optional<PemBlock> key;
+  while ((key = pem_decode(key_pem)) && key->type != "PRIVATE KEY" && !key->type.ends_with(" PRIVATE KEY"))
+    skipped.push_back(key->type);
+  if (!key) {
+    if (skipped.empty()) return "tls: failed to find any PEM data in key input";
+    if (skipped.size() == 1 && skipped[0] == "CERTIFICATE")
+      return "tls: found a certificate rather than a key in the PEM for the private key";
+    return "tls: failed to find PEM block with type ending in \"PRIVATE KEY\" in key input after skipping PEM blocks "
+           "of the following types: " +
+           go_strings(skipped);
+  }
+  const auto* der = reinterpret_cast<const unsigned char*>(certs[0].data());
+  Cert cert(d2i_X509(nullptr, &der, static_cast<long>(certs[0].size())));
+  if (!cert) return "x509: malformed certificate";
+  const auto* kder = reinterpret_cast<const unsigned char*>(key->bytes.data());
+  PKey pkey(d2i_AutoPrivateKey(nullptr, &kder, static_cast<long>(key->bytes.size())));
+  if (!pkey) return "tls: failed to parse private key";
+  EVP_PKEY* pub = X509_get0_pubkey(cert.get());
+  if (!pub || EVP_PKEY_base_id(pub) != EVP_PKEY_base_id(pkey.get()))
+    return "tls: private key type does not match public key type";
+  if (EVP_PKEY_eq(pub, pkey.get()) != 1) return "tls: private key does not match public key";
+  ERR_clear_error();
+  return std::nullopt;
 }
 
 }  // namespace gpupool::embedded

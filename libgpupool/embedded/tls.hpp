@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpupool::embedded {
@@ -39,6 +40,15 @@ class CertificateAuthority {
   explicit CertificateAuthority(KeyPair ca) : ca_(std::move(ca)) {}
   KeyPair ca_;
 };
+
+/// crypto/tls X509KeyPair's error for a certificate and key in PEM (what a kubernetes.io/tls
+/// Secret's tls.crt and tls.key are checked with: secret/strategy.go warningsForSecret), nullopt
+/// when they make a pair. The PEM blocks are read as encoding/pem's Decode reads them, with Go's
+/// messages (`tls: failed to find any PEM data in certificate input`, ...); what the blocks hold is
+/// checked with OpenSSL: a certificate that does not parse is `x509: malformed certificate`, a key
+/// `tls: failed to parse private key`, a key that is not the certificate's `tls: private key does
+/// not match public key` (or `... type does not match public key type`).
+std::optional<std::string> x509_key_pair_error(std::string_view cert_pem, std::string_view key_pem);
 
 /// Subject CN and O values of a certificate: {CN, O...} (a client certificate's user and groups).
 std::vector<std::string> certificate_subject(X509* cert);

@@ -8,6 +8,7 @@
 #include "embedded/controllers_util.hpp"
 #include "embedded/crd_schema.hpp"
 #include "embedded/schema.hpp"
+#include "embedded/tls.hpp"
 #include "embedded/validation_fields.hpp"
 #include "embedded/validation_kinds.hpp"
 #include "embedded/validation_networking.hpp"
@@ -2602,6 +2603,17 @@ void builtin_validation(AdmissionRequest& r) {
       }
     } else if (core && t.resource == "nodes") {
       w = node_warnings(obj);
+    } else if (core && t.resource == "secrets") {
+      // secret/strategy.go warningsForSecret (WarningsOnCreate and WarningsOnUpdate): a
+      // kubernetes.io/tls Secret's certificate and key as tls.X509KeyPair reads them.
+      if (str(obj, "type") == "kubernetes.io/tls") {
+        const json::object* data = util::object_at(obj, {"data"});
+        const auto bytes = [&](const char* k) {
+          const json::value* v = data ? data->if_contains(k) : nullptr;
+          return v && v->is_string() ? base64_decode(v->as_string()).value_or(std::string()) : std::string();
+        };
+        if (auto e = x509_key_pair_error(bytes("tls.crt"), bytes("tls.key"))) w.push_back(std::move(*e));
+      }
     } else if (core && t.resource == "persistentvolumeclaims") {
       w = claim_warnings(obj);
     } else if (core && t.resource == "persistentvolumes") {

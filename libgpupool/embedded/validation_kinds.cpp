@@ -15,6 +15,7 @@
 #include "common/ascii.hpp"
 #include "common/join.hpp"
 #include "embedded/admission.hpp"
+#include "embedded/base64.hpp"
 #include "embedded/clock.hpp"
 #include "embedded/controllers_util.hpp"
 #include "embedded/ip_parse.hpp"
@@ -58,6 +59,36 @@ void keys(const json::object* data, const char* field, std::vector<StatusCause>&
     for (const auto& msg : config_map_key_errors(k))
       causes.push_back({"FieldValueInvalid", fmt::format("Invalid value: {}: {}", go_quote(k), msg),
                         fmt::format("{}[{}]", field, k)});
+}
+
+// The bytes of a Secret's data or a ConfigMap's binaryData value (base64 in the stored JSON; a
+// value that does not decode is refused when decoded, before validation).
+std::string decoded_bytes(const json::value& v) {
+  if (!v.is_string()) return {};
+  return base64_decode(v.as_string()).value_or(std::string());
+}
+
+// The total size the values of `m` add up to (len of each value: a ConfigMap's data as text,
+// base64 values decoded).
+std::size_t total_size(const json::object* m, bool base64) {
+  std::size_t n = 0;
+  if (m)
+    for (const auto& [k, v] : *m) n += base64 ? decoded_bytes(v).size() : v.is_string() ? v.as_string().size() : 0;
+  return n;
+}
+
+// core.MaxSecretSize, the limit of a Secret's data and of a ConfigMap's data and binaryData.
+constexpr std::size_t kMaxSecretSize = 1 << 20;
+
+// json.Unmarshal(b, &map[string]interface{}{}): encoding/json's syntax error, else a top-level
+// value that is neither an object nor null (UnmarshalTypeError); nullopt when it decodes.
+std::optional<std::string> go_unmarshal_map_error(std::string_view b) {
+  if (auto e = go_json_syntax_error(b)) return e;
+  boost::system::error_code ec;
+  const json::value v = json::parse(b, ec);
+  if (ec || v.is_object() || v.is_null()) return std::nullopt;
+  return fmt::format("json: cannot unmarshal {} into Go value of type map[string]interface {{}}",
+                     go_value_names(v).json);
 }
 
 void not_supported(const json::object& o, std::string_view key, std::string_view field,
@@ -1230,10 +1261,18 @@ void validate_kind(const ResourceType& t, const json::object& obj, std::vector<S
                           fmt::format("data[{}]", k)});
     }
     keys(binary, "binaryData", causes);
+    // The whole object's size (pkg/apis/core/validation/validation.go ValidateConfigMap: TooLong at
+    // field.NewPath(""), which the Status shows as "[]").
+    if (total_size(data, false) + total_size(binary, true) > kMaxSecretSize)
+      causes.push_back(
+          {"FieldValueTooLong", fmt::format("Too long: may not be more than {} bytes", kMaxSecretSize), "[]"});
   } else if (core && t.resource == "secrets") {
-    // ValidateSecret: data keys, then what the type requires.
+    // ValidateSecret: data keys and their total size, then what the type requires.
     const json::object* data = object_at(obj, {"data"});
     keys(data, "data", causes);
+    if (total_size(data, true) > kMaxSecretSize)
+      causes.push_back(
+          {"FieldValueTooLong", fmt::format("Too long: may not be more than {} bytes", kMaxSecretSize), "data"});
     const std::string type = string_of(&obj, "type");
     auto has = [&](const char* k) { return data && data->contains(k); };
     auto required = [&](std::string field) {
@@ -1242,10 +1281,14 @@ void validate_kind(const ResourceType& t, const json::object& obj, std::vector<S
     if (type == "kubernetes.io/service-account-token") {
       if (string_of(object_at(obj, {"metadata", "annotations"}), "kubernetes.io/service-account.name").empty())
         required("metadata.annotations[kubernetes.io/service-account.name]");
-    } else if (type == "kubernetes.io/dockercfg" && !has(".dockercfg")) {
-      required("data[.dockercfg]");
-    } else if (type == "kubernetes.io/dockerconfigjson" && !has(".dockerconfigjson")) {
-      required("data[.dockerconfigjson]");
+    } else if (type == "kubernetes.io/dockercfg" || type == "kubernetes.io/dockerconfigjson") {
+      // The key must be there and hold JSON (json.Unmarshal into a map), its contents redacted.
+      const char* key = type == "kubernetes.io/dockercfg" ? ".dockercfg" : ".dockerconfigjson";
+      if (!has(key))
+        required(fmt::format("data[{}]", key));
+      else if (const auto err = go_unmarshal_map_error(decoded_bytes(data->at(key))))
+        causes.push_back({"FieldValueInvalid", "Invalid value: \"<secret contents redacted>\": " + *err,
+                          fmt::format("data[{}]", key)});
     } else if (type == "kubernetes.io/basic-auth" && !has("username") && !has("password")) {
       required("data[username]");
       required("data[password]");

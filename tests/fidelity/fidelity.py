@@ -4548,6 +4548,181 @@ SCENARIOS["controllerfields"] = [
     (["delete", "deployment/web", "job/j", "service/s", "quota/q"], None),
 ]
 
+# The TTL-after-finished controller (ttlafterfinished_controller.go): a finished Job with
+# ttlSecondsAfterFinished is deleted once its TTL has passed (Foreground: its pods first). A Job of
+# completions 0 is Complete at once; a TTL of 0 deletes it at once, one of an hour keeps it (the
+# exact second is checked on a manual clock: ttlafterfinished_test.cpp). The wait's own line
+# depends on whether the Job was still there when kubectl looked: only its exit is shown.
+def _ttl_job(name, completions=0, **spec):
+    tmpl = {"spec": {"restartPolicy": "Never", "nodeSelector": {"fid": "nowhere"},
+                     "containers": [{"name": "c", "image": "busybox"}]}}
+    return json.dumps({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name},
+                       "spec": dict(spec, completions=completions, template=tmpl)})
+
+
+SCENARIOS["ttlafterfinished"] = [
+    (["create", "-f", "-", "-o", "name"], _ttl_job("zero", ttlSecondsAfterFinished=0)),
+    (["wait", "--for=delete", "job/zero", "--timeout=30s"], None, "capture:W"),
+    (["get", "job", "zero", "-o", "name"], None),
+    (["create", "-f", "-", "-o", "name"], _ttl_job("hour", ttlSecondsAfterFinished=3600)),
+    (["wait", "--for=condition=Complete", "job/hour", "--timeout=30s"], None),
+    (["get", "job", "hour", "-o", 'jsonpath={.spec.ttlSecondsAfterFinished} {.status.conditions[*].type}{"\\n"}'], None),
+    (["create", "-f", "-", "-o", "name"], _ttl_job("none")),
+    (["wait", "--for=condition=Complete", "job/none", "--timeout=30s"], None),
+    # A Job that fails (its deadline passes while its pod cannot be scheduled) goes with its pod.
+    (["create", "-f", "-", "-o", "name"], _ttl_job("failed", 1, activeDeadlineSeconds=1, ttlSecondsAfterFinished=0)),
+    (["wait", "--for=delete", "job/failed", "--timeout=60s"], None, "capture:W"),
+    (["get", "job", "failed", "-o", "name"], None),
+    (["get", "pods", "-l", "job-name=failed", "-o", "name"], None),
+    (["get", "jobs", "-o", "name"], None),
+    (["delete", "jobs", "--all", "-o", "name"], None),
+]
+
+# Field selectors as each kind's field label conversion and ToSelectableFields have them (session
+# 33): events.k8s.io/v1's own names (regarding.*, reportingController) mapped to the core Event's
+# and the core names refused; a core Event's `source` its reportingComponent when source.component
+# is empty; a pod's unset spec.hostNetwork "false"; a Job's unset status.succeeded "0".
+def _fl_event(name, reason, extra):
+    return json.dumps(dict({"apiVersion": "v1", "kind": "Event", "metadata": {"name": name}, "reason": reason,
+                            "message": "m", "type": "Normal"}, **extra))
+
+
+_FL_REASONS = 'jsonpath={range .items[*]}{.reason} {end}{"\\n"}'
+SCENARIOS["fieldlabels"] = [
+    (["create", "-f", "-", "-o", "name"], _fl_event("e1", "FromSource", {
+        "involvedObject": {"kind": "Pod", "name": "p1", "namespace": "NAMESPACE"}, "source": {"component": "fid-src"}})),
+    (["create", "-f", "-", "-o", "name"], _fl_event("e2", "FromController", {
+        "type": "Warning", "involvedObject": {"kind": "ConfigMap", "name": "c1", "namespace": "NAMESPACE"},
+        "reportingComponent": "fid-ctl", "reportingInstance": "fid-ctl-1", "action": "Do",
+        "eventTime": "2026-01-01T00:00:00.000000Z"})),
+] + [(["get", "events", "--field-selector", f, "-o", _FL_REASONS], None)
+     for f in ("source=fid-src", "source=fid-ctl", "source!=fid-ctl", "reportingComponent=fid-ctl", "involvedObject.kind=Pod")] + [
+    (["get", "events.v1.events.k8s.io", "--field-selector", f, "-o", _FL_REASONS], None)
+    for f in ("regarding.kind=Pod", "regarding.name=c1", "reportingController=fid-ctl",
+              "reason=FromSource", "type=Warning", "metadata.name=e2", "regarding.kind!=Pod,type=Normal",
+              "involvedObject.kind=Pod", "source=fid-src", "reportingComponent=fid-ctl", "note=m")] + [
+    (["get", "--raw", "/apis/events.k8s.io/v1/namespaces/NS/events?fieldSelector=regarding.name%3Dp1"], None),
+    (["run", "hn", "--image=busybox", "--overrides", '{"spec":{"hostNetwork":true}}', "-o", "name"], None),
+    (["run", "nh", "--image=busybox", "-o", "name"], None),
+] + [(["get", "pods", "--field-selector", f, "-o", "name"], None)
+     for f in ("spec.hostNetwork=false", "spec.hostNetwork=true", "spec.hostNetwork!=false", "spec.hostNetwork!=true")] + [
+    (["create", "-f", "-", "-o", "name"], _ttl_job("j", 1)),
+] + [(["get", "jobs", "--field-selector", f, "-o", "name"], None)
+     for f in ("status.successful=0", "status.successful!=0", "status.successful=1")] + [
+    (["delete", "jobs", "--all", "-o", "name"], None),
+    (["delete", "pods", "hn", "nh", "-o", "name"], None),
+]
+
+# CustomResourceFieldSelectors (GA in v1.32, session 33): a CRD version's selectableFields select its
+# objects in lists and watches (a value of any of the three types, `!=`, the empty value), other
+# labels refused as crConverter.ConvertFieldLabel refuses them (a watch selects through the same
+# rule: store_test); and ValidateCustomResourceSelectableFields
+# refusing paths (cel.ValidFieldPath without array notation), metadata, other types, duplicates,
+# more than 8.
+def _sieve(name, **spec):
+    return json.dumps({"apiVersion": "fid.example.com/v1", "kind": "Sieve", "metadata": {"name": name}, "spec": spec})
+
+
+def _sieve_fields(*paths):
+    return (["patch", "crd", "sieves.fid.example.com", "--type=json", "-p",
+             json.dumps([{"op": "replace", "path": "/spec/versions/0/selectableFields",
+                          "value": [{"jsonPath": p} for p in paths]}]), "-o", "name"], None)
+
+
+SCENARIOS["crdselectors"] = [
+    (["wait", "--for=condition=Established", "crd/sieves.fid.example.com", "--timeout=30s"], None),
+    (["create", "-f", "-", "-o", "name"], _sieve("red", color="red", size=3, enabled=True)),
+    (["create", "-f", "-", "-o", "name"], _sieve("blue", color="blue", size=5, enabled=False)),
+    (["create", "-f", "-", "-o", "name"], _sieve("plain")),
+] + [(["get", "sieves", "--field-selector", f, "-o", "name"], None)
+     for f in ("spec.color=red", "spec.color!=red", "spec.color=", "spec.size=5", "spec.size=05", "spec.enabled=true",
+               "spec.enabled=false", "metadata.name=red,spec.size=3", "spec.other=x", "spec.size>3", "status.x=y")] + [
+    _sieve_fields(".spec.nosuch"),
+    _sieve_fields(".spec.color", ".spec.color"),
+    _sieve_fields(".metadata.name"),
+    _sieve_fields("spec.color"),
+    _sieve_fields(".spec.tags"),
+    _sieve_fields(".spec.ratio", ".spec"),
+    _sieve_fields(".spec.labels['a']"),
+    _sieve_fields(".spec.labels.a", ".spec.on", ".spec.true", ""),
+    _sieve_fields(".spec."),
+    _sieve_fields(*[".spec.color"] * 2 + [".spec.size", ".spec.enabled", ".spec.true", ".spec.other", ".spec.labels.a",
+                    ".spec.labels.b", ".spec.labels.c", ".spec.labels.d"]),
+    _sieve_fields(".spec.color", ".spec.other"),
+    (["get", "sieves", "--field-selector", "spec.other=", "-o", "name"], None),
+    (["get", "sieves", "--field-selector", "spec.size=3", "-o", "name"], None),
+    (["delete", "sieves", "--all", "-o", "name"], None),
+]
+
+# The tokens controller (tokens_controller.go, session 33): a kubernetes.io/service-account-token
+# Secret naming an account gets token, ca.crt and namespace and the account's uid annotation, and
+# its token authenticates as the account; one naming no account is deleted; deleting the account
+# deletes its token Secrets.
+def _token_secret(name, account):
+    return json.dumps({"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/service-account-token",
+                       "metadata": {"name": name, "annotations": {"kubernetes.io/service-account.name": account}}})
+
+
+SCENARIOS["tokensecrets"] = [
+    (["config", "view", "--minify", "-o", "jsonpath={.clusters[0].cluster.server}"], None, "capture:SERVER"),
+    (["create", "serviceaccount", "tok", "-o", "name"], None),
+    (["create", "-f", "-", "-o", "name"], _token_secret("tok-secret", "tok")),
+    (["wait", "--for=jsonpath={.data.token}", "secret/tok-secret", "--timeout=30s"], None),
+    (["get", "secret", "tok-secret", "-o", "go-template={{range $k, $v := .data}}{{$k}} {{end}}"
+      "{{.data.namespace | base64decode}} {{index .metadata.annotations \"kubernetes.io/service-account.uid\"}}\n"], None),
+    (["get", "serviceaccount", "tok", "-o", "jsonpath={.metadata.uid}{\"\\n\"}"], None),
+    (["get", "secret", "tok-secret", "-o", "go-template={{.data.token | base64decode}}"], None, "capture:T"),
+    (_as_token("T", "auth", "whoami", "-o", "jsonpath={.status.userInfo.username} {.status.userInfo.groups}{\"\\n\"}"), None),
+    (["get", "secret", "tok-secret", "-o", "go-template={{index .metadata.labels \"kubernetes.io/legacy-token-last-used\" | len}}\n"], None),
+    (["create", "-f", "-", "-o", "name"], _token_secret("orphan", "nobody")),
+    (["wait", "--for=delete", "secret/orphan", "--timeout=30s"], None, "capture:W"),
+    (["get", "secret", "orphan", "-o", "name"], None),
+    (["create", "-f", "-", "-o", "name"], _token_secret("tok-secret2", "tok")),
+    (["wait", "--for=jsonpath={.data.token}", "secret/tok-secret2", "--timeout=30s"], None),
+    (["delete", "serviceaccount", "tok", "-o", "name"], None),
+    (["wait", "--for=delete", "secret/tok-secret", "secret/tok-secret2", "--timeout=30s"], None, "capture:W"),
+    (["get", "secrets", "--field-selector", "type=kubernetes.io/service-account-token", "-o", "name"], None),
+    # (The token of the deleted account: kube-apiserver's token cache takes it for 10 s more, known
+    # difference 38.)
+]
+
+# Secret and ConfigMap content (ValidateSecret, ValidateConfigMap, warningsForSecret; session 33):
+# the docker config types' JSON, the 1 MiB limits, the TLS key pair warning.
+_BIG = "a" * (1 << 20)
+SCENARIOS["secretcontent"] = [
+    (["create", "secret", "generic", "d1", "--type=kubernetes.io/dockerconfigjson", "--from-literal=.dockerconfigjson=notjson"], None),
+    (["create", "secret", "generic", "d2", "--type=kubernetes.io/dockerconfigjson", "--from-literal=.dockerconfigjson=[1]"], None),
+    (["create", "secret", "generic", "d3", "--type=kubernetes.io/dockercfg", "--from-literal=.dockercfg={\"a\":"], None),
+    (["create", "secret", "generic", "d4", "--type=kubernetes.io/dockercfg", "--from-literal=.dockercfg=null", "-o", "name"], None),
+    (["create", "secret", "generic", "d5", "--type=kubernetes.io/dockerconfigjson", "--from-literal=.dockerconfigjson=\"x\""], None),
+    (["create", "secret", "generic", "d6", "--type=kubernetes.io/dockerconfigjson", "--from-literal=.dockerconfigjson={} x"], None),
+    (["create", "secret", "generic", "d7", "--type=kubernetes.io/dockerconfigjson", "--from-literal=.dockerconfigjson=",
+      "--from-literal=x=y"], None),
+    (["create", "secret", "docker-registry", "d8", "--docker-server=x", "--docker-username=u", "--docker-password=p", "-o", "name"], None),
+    (["patch", "secret", "d8", "--type=merge", "-p", '{"data":{".dockerconfigjson":"e30="}}', "-o", "name"], None),
+    (["patch", "secret", "d8", "--type=merge", "-p", '{"data":{".dockerconfigjson":"Ww=="}}', "-o", "name"], None),
+    (["create", "-f", "-", "-o", "name"], json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big"},
+                                                      "data": {"x": _BIG[:-10]}, "binaryData": {"y": "YWJjZGVmZ2hpams="}})),
+    (["create", "-f", "-", "-o", "name"], json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "fits"},
+                                                      "data": {"x": _BIG[:-10]}, "binaryData": {"y": "YWJjZGVmZ2hpag=="}})),
+    (["create", "-f", "-", "-o", "name"], json.dumps({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "big"},
+                                                      "stringData": {"x": _BIG, "y": "z"}})),
+    (["create", "-f", "-", "-o", "name"], json.dumps({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "fits"},
+                                                      "stringData": {"x": _BIG}})),
+    (["create", "secret", "generic", "t1", "--type=kubernetes.io/tls", "--from-literal=tls.crt=x", "--from-literal=tls.key=y", "-o", "name"], None),
+    (["create", "secret", "generic", "t2", "--type=kubernetes.io/tls", "--from-literal=tls.crt=-----BEGIN PRIVATE KEY-----\nQQ==\n-----END PRIVATE KEY-----\n",
+      "--from-literal=tls.key=y", "-o", "name"], None),
+    (["create", "secret", "generic", "t3", "--type=kubernetes.io/tls", "--from-literal=tls.crt=-----BEGIN X-----\nQQ==\n-----END X-----\n-----BEGIN Y-----\n-----END Y-----\n",
+      "--from-literal=tls.key=y", "-o", "name"], None),
+    (["create", "secret", "generic", "t4", "--type=kubernetes.io/tls", "--from-literal=tls.crt=-----BEGIN CERTIFICATE-----\nQQ==\n-----END CERTIFICATE-----\n",
+      "--from-literal=tls.key=-----BEGIN CERTIFICATE-----\nQQ==\n-----END CERTIFICATE-----\n", "-o", "name"], None),
+    (["create", "secret", "generic", "t5", "--type=kubernetes.io/tls", "--from-literal=tls.crt=-----BEGIN CERTIFICATE-----\nQQ==\n-----END CERTIFICATE-----\n",
+      "--from-literal=tls.key=-----BEGIN A-----\n-----END A-----\n-----BEGIN B-----\n-----END B-----\n", "-o", "name"], None),
+    (["create", "secret", "generic", "t6", "--type=kubernetes.io/tls", "--from-literal=tls.crt=-----BEGIN CERTIFICATE-----\nQQ==\n-----END CERTIFICATE-----\n",
+      "--from-literal=tls.key=", "-o", "name"], None),
+    (["patch", "secret", "t1", "--type=merge", "-p", '{"data":{"tls.crt":"eQ=="}}', "-o", "name"], None),
+]
+
 SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES],
          # pods/exec, attach, portforward: a node without addresses, and one whose InternalIP has no kubelet.
          "streams": [["delete", "node", "--ignore-not-found"] + STREAMS_NODES,
@@ -4604,6 +4779,9 @@ TEARDOWN = {"gpupoolloop": [["delete", "node", "--ignore-not-found", "loop-fid-n
 SETUP["discovery"] = SETUP["kubeflow"]
 SETUP["runtimeclass"] = [["delete", "runtimeclass", "--ignore-not-found"] + RTC_NAMES]
 SETUP["createstatus"] = _CS_CLUSTER + SETUP["pyfunction"]
+SETUP["crdselectors"] = [["delete", "crd", "--ignore-not-found", "sieves.fid.example.com"],
+                         ["create", "-f", os.path.join(HERE, "data", "sieve-crd.json")]]
+TEARDOWN["crdselectors"] = [["delete", "--ignore-not-found", "crd/sieves.fid.example.com"]]
 SETUP["subresourcefields"] = [["create", "-f", os.path.join(HERE, "data", "gang-crd.json")]]
 TEARDOWN["subresourcefields"] = [["delete", "--ignore-not-found", "crd/gangs.fid.example.com"]]
 TEARDOWN["createstatus"] = _CS_CLUSTER
