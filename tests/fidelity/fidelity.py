@@ -4613,7 +4613,7 @@ SCENARIOS["fieldlabels"] = [
     (["delete", "pods", "hn", "nh", "-o", "name"], None),
 ]
 
-# CustomResourceFieldSelectors (GA in v1.32, session 33): a CRD version's selectableFields select its
+# CustomResourceFieldSelectors (GA in v1.32, session 32): a CRD version's selectableFields select its
 # objects in lists and watches (a value of any of the three types, `!=`, the empty value), other
 # labels refused as crConverter.ConvertFieldLabel refuses them (a watch selects through the same
 # rule: store_test); and ValidateCustomResourceSelectableFields
@@ -4654,7 +4654,7 @@ SCENARIOS["crdselectors"] = [
     (["delete", "sieves", "--all", "-o", "name"], None),
 ]
 
-# The tokens controller (tokens_controller.go, session 33): a kubernetes.io/service-account-token
+# The tokens controller (tokens_controller.go, session 32): a kubernetes.io/service-account-token
 # Secret naming an account gets token, ca.crt and namespace and the account's uid annotation, and
 # its token authenticates as the account; one naming no account is deleted; deleting the account
 # deletes its token Secrets.
@@ -4686,7 +4686,7 @@ SCENARIOS["tokensecrets"] = [
     # difference 38.)
 ]
 
-# Secret and ConfigMap content (ValidateSecret, ValidateConfigMap, warningsForSecret; session 33):
+# Secret and ConfigMap content (ValidateSecret, ValidateConfigMap, warningsForSecret; session 32):
 # the docker config types' JSON, the 1 MiB limits, the TLS key pair warning.
 _BIG = "a" * (1 << 20)
 SCENARIOS["secretcontent"] = [
