@@ -15,6 +15,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "embedded/apply.hpp"
 #include "embedded/events.hpp"
@@ -27,6 +28,7 @@
 #include "embedded/typecheck.hpp"
 #include "embedded/validation.hpp"
 #include "gpupool/manifest.hpp"
+#include "gpupool/names.hpp"
 
 namespace gpupool::embedded {
 
@@ -622,37 +624,100 @@ void Api::authorize(const Request& r, std::string_view verb, const ResourceType&
   throw StatusError::forbidden(r.user, verb, t, t.namespaced ? ns : std::string_view{}, name, subresource);
 }
 
-// staging/src/k8s.io/apiserver/pkg/endpoints/filters/impersonation.go: the requester needs the
-// `impersonate` verb on users (and groups) named by the Impersonate-* headers; the request then runs
-// as that user, with the given groups plus system:authenticated.
+// staging/src/k8s.io/apiserver/pkg/endpoints/filters/impersonation.go, WithImpersonation and
+// buildImpersonationRequests: each thing asked for (the user or service account, each group, each
+// extra value, the uid) needs the `impersonate` verb on it; the request then runs as that user.
+// A service account without Impersonate-Group gets its fixed groups (serviceaccount.MakeGroupNames);
+// system:authenticated is added unless system:authenticated or system:unauthenticated is among
+// the groups, and system:anonymous gets system:unauthenticated instead.
 std::optional<Request> Api::impersonated(const Request& r) const {
-  if (r.impersonate_user.empty() && r.impersonate_groups.empty()) return std::nullopt;
-  if (r.impersonate_user.empty())
-    throw StatusError(500, "InternalError",
-                      "Internal error occurred: requested [{Group  " + r.impersonate_groups.front() +
-                          "  authentication.k8s.io/v1  }] without impersonating a user");
-  auto check = [&](const std::string& resource, const std::string& name) {
-    AccessAttributes a{r.user, r.groups, "impersonate", true, "", resource, "", "", name, {}};
-    if (!decide(a).allowed) {
-      ResourceType t;
-      t.resource = resource;
-      throw StatusError::forbidden(r.user, "impersonate", t, {}, name, {});
-    }
+  if (r.impersonate_user.empty()) return std::nullopt;  // the rest alone: impersonation_without_user
+  const auto check = [&](std::string group, std::string resource, std::string sub, std::string ns,
+                         const std::string& name) {
+    AccessAttributes a{r.user, r.groups, "impersonate", true, group, resource, sub, ns, name, {}};
+    if (decide(a).allowed) return;
+    ResourceType t;
+    t.group = std::move(group);
+    t.resource = std::move(resource);
+    throw StatusError::forbidden(r.user, "impersonate", t, ns, name, sub);
   };
-  check("users", r.impersonate_user);
-  for (const auto& g : r.impersonate_groups) check("groups", g);
   Request out = r;
-  out.user = r.impersonate_user;
-  out.groups = r.impersonate_groups;
-  if (std::find(out.groups.begin(), out.groups.end(), "system:authenticated") == out.groups.end())
-    out.groups.push_back("system:authenticated");
-  out.credential_id.clear();  // the impersonated user's extra: none asked for
-  out.uid.clear();
+  out.groups.clear();
+  // serviceaccount.SplitUsername: system:serviceaccount:NS:NAME with a DNS-1123 label and subdomain.
+  constexpr std::string_view kSA = "system:serviceaccount:";
+  const std::string_view user = r.impersonate_user;
+  std::string sa_ns, sa_name;
+  if (user.starts_with(kSA)) {
+    const std::string_view rest = user.substr(kSA.size());
+    const auto colon = rest.find(':');
+    if (colon != std::string_view::npos && rest.find(':', colon + 1) == std::string_view::npos &&
+        gpupool::is_dns1123_label(rest.substr(0, colon)) && gpupool::is_dns1123_subdomain(rest.substr(colon + 1))) {
+      sa_ns = rest.substr(0, colon);
+      sa_name = rest.substr(colon + 1);
+    }
+  }
+  if (!sa_name.empty()) {
+    check("", "serviceaccounts", "", sa_ns, sa_name);
+    if (r.impersonate_groups.empty()) out.groups = {"system:serviceaccounts", "system:serviceaccounts:" + sa_ns};
+  } else {
+    check("", "users", "", "", r.impersonate_user);
+  }
+  for (const auto& g : r.impersonate_groups) {
+    check("", "groups", "", "", g);
+    out.groups.push_back(g);
+  }
   out.extra.clear();
+  for (const auto& [key, values] : r.impersonate_extra)
+    for (const auto& v : values) {
+      check("authentication.k8s.io", "userextras", key, "", v);
+      out.extra[key].push_back(v);
+    }
+  out.uid = r.impersonate_uid;
+  if (!r.impersonate_uid.empty()) check("authentication.k8s.io", "uids", "", "", r.impersonate_uid);
+  const auto has = [&](std::string_view g) {
+    return std::find(out.groups.begin(), out.groups.end(), g) != out.groups.end();
+  };
+  if (user != "system:anonymous") {
+    if (!has("system:authenticated") && !has("system:unauthenticated")) out.groups.emplace_back("system:authenticated");
+  } else if (!has("system:unauthenticated")) {
+    out.groups.emplace_back("system:unauthenticated");
+  }
+  out.user = r.impersonate_user;
+  out.credential_id.clear();
   out.impersonate_user.clear();
   out.impersonate_groups.clear();
+  out.impersonate_uid.clear();
+  out.impersonate_extra.clear();
   return out;
 }
+
+// buildImpersonationRequests: groups, extras or a uid without Impersonate-User fail the request
+// before anything is authorized, a plain-text 500 (responsewriters.InternalError: "Internal Server
+// Error: %q: %v" of the RequestURI and the error, `&<>` escaped) listing the requests as Go prints
+// a []v1.ObjectReference (Kind, Namespace, Name, UID, APIVersion, ResourceVersion, FieldPath).
+namespace {
+std::optional<Response> impersonation_without_user(const Request& r) {
+  if (!r.impersonate_user.empty() ||
+      (r.impersonate_groups.empty() && r.impersonate_extra.empty() && r.impersonate_uid.empty()))
+    return std::nullopt;
+  std::vector<std::string> refs;
+  for (const auto& g : r.impersonate_groups) refs.push_back(fmt::format("{{Group  {}    }}", g));
+  for (const auto& [key, values] : r.impersonate_extra)
+    for (const auto& v : values) refs.push_back(fmt::format("{{UserExtra  {}  authentication.k8s.io/v1  {}}}", v, key));
+  if (!r.impersonate_uid.empty())
+    refs.push_back(fmt::format("{{UID  {}  authentication.k8s.io/v1  }}", r.impersonate_uid));
+  std::string text = fmt::format("Internal Server Error: {}: requested [{}] without impersonating a user",
+                                 go_quote(r.target.empty() ? r.path : r.target), fmt::join(refs, " "));
+  std::string escaped;
+  for (char c : text) escaped += c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : std::string(1, c);
+  Response resp;
+  resp.status = 500;
+  resp.content_type = "text/plain; charset=utf-8";
+  resp.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  resp.body = escaped + "\n";
+  return resp;
+}
+}  // namespace
 
 // authorization.k8s.io/v1 SelfSubjectAccessReview and SubjectAccessReview
 // (pkg/registry/authorization/*): the review comes back with status.allowed (and RBAC's reason),
@@ -957,6 +1022,7 @@ Response Api::dispatch(const Request& r) const {
     return resp;
   }
   if (r.user.empty()) throw StatusError(401, "Unauthorized", "Unauthorized");
+  if (auto refused = impersonation_without_user(r)) return *refused;
   if (auto as = impersonated(r)) return dispatch(*as);
   if (segs.empty()) {
     return json_response(200, json::object{{"paths", json::array{"/api", "/api/v1", "/apis", "/version"}}});
@@ -1036,6 +1102,9 @@ Response Api::dispatch(const Request& r) const {
   if (!tg.type && !group.empty() && !is_builtin_group(group)) return page_not_found();
   if (!tg.type) throw StatusError(404, "NotFound", "the server could not find the requested resource");
   if (is_access_review(*tg.type) || is_rules_review(*tg.type) || is_self_subject_review(*tg.type)) {
+    // Authorized as any create (system:basic-user lets system:authenticated create the self
+    // reviews; an impersonated system:anonymous or system:unauthenticated caller has no such rule).
+    if (r.method == "POST") authorize(r, "create", *tg.type, "", "", "");
     if (r.method != "POST" || !tg.name.empty() || !tg.subresource.empty() || tg.watch)
       throw StatusError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
     if (is_access_review(*tg.type)) return access_review(r, *tg.type);

@@ -129,6 +129,7 @@ Response Api::serve_patch(const Call& c) const {
       WriteOptions po = apply ? wo : c.tracking(manager);
       po.uid_precondition = false;
       po.strategy_causes = std::move(event_causes);
+      po.scale = tg.subresource == "scale";
       auto updated = store_.update(t, tg.ns, std::move(out), po, tg.subresource == "scale" ? "" : tg.subresource);
       if (tg.subresource == "scale") return json_response(200, scale_of(t, updated));
       return json_response(200, c.as_served(std::move(updated)));
