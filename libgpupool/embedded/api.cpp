@@ -7,6 +7,7 @@
 #include "common/json_depth.hpp"
 #include "common/limits.hpp"
 
+#include "common/go_text.hpp"
 #include "common/http_date.hpp"
 #include "common/utf8.hpp"
 
@@ -27,6 +28,7 @@
 #include "embedded/table.hpp"
 #include "embedded/typecheck.hpp"
 #include "embedded/validation.hpp"
+#include "embedded/validation_fields.hpp"
 #include "gpupool/manifest.hpp"
 #include "gpupool/names.hpp"
 
@@ -80,9 +82,21 @@ bool q_true(const Request& r, const std::string& key) {
   return v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True";
 }
 
+std::optional<std::int64_t> q_int64(const Request& r, const std::string& key) {
+  const auto it = r.query.find(key);
+  if (it == r.query.end()) return std::nullopt;
+  std::string err;
+  const auto v = go_parse_int(it->second, &err);
+  if (!v) throw StatusError::bad_request(err);
+  return v;
+}
+
 // ValidateListOptions and validateWatchOptions (apimachinery/pkg/apis/meta/internalversion/
 // validation/validation.go, v1.32, WatchList on): throws 422 `ListOptions.meta.k8s.io "" is invalid`.
 void validate_list_options(const Request& r, bool watch) {
+  // The options are decoded before they are validated: a number that does not parse is a 400.
+  q_int64(r, "limit");
+  q_int64(r, "timeoutSeconds");
   const std::string send_initial = q(r, "sendInitialEvents"), match = q(r, "resourceVersionMatch");
   const bool has_continue = !q(r, "continue").empty();
   std::vector<StatusCause> causes;
@@ -265,13 +279,48 @@ bool allows_create_on_update(const ResourceType& t) {
          t.group == "coordination.k8s.io" || (t.group == "node.k8s.io" && t.resource == "runtimeclasses");
 }
 
+// metav1 validation ValidateCreateOptions / ValidateUpdateOptions / ValidatePatchOptions
+// (apimachinery/pkg/apis/meta/v1/validation/validation.go), before the body is read: an apply
+// patch's required field manager (and `force` only for one), ValidateFieldManager (at most 128
+// bytes, printable runes: `invalid character U+0009 (at position 3)`), ValidateDryRun; a 422
+// `CreateOptions.meta.k8s.io "" is invalid`.
 WriteOptions write_options(const Request& r) {
   WriteOptions o;
   const auto dry = q(r, "dryRun");
-  if (!dry.empty() && dry != "All")
-    throw StatusError::bad_request(fmt::format("dryRun: Unsupported value: \"{}\": supported values: \"All\"", dry));
+  const std::string fm = q(r, "fieldManager");
+  const std::string kind = r.method == "POST" ? "CreateOptions" : r.method == "PUT" ? "UpdateOptions" : "PatchOptions";
+  std::vector<StatusCause> causes;
+  fields::Errors errs{causes};
+  if (kind == "PatchOptions") {
+    const std::string ct = r.content_type.substr(0, r.content_type.find(';'));
+    if (ct != "application/apply-patch+yaml") {
+      if (r.query.count("force")) errs.forbidden("force", "may not be specified for non-apply patch");
+    } else if (fm.empty()) {
+      errs.required("fieldManager", "is required for apply patch");
+    }
+  }
+  if (fm.size() > 128)
+    causes.push_back({"FieldValueTooLong", "Too long: may not be more than 128 bytes", "fieldManager"});
+  for (std::size_t i = 0; i < fm.size();) {
+    const std::size_t n = utf8::sequence(fm, i);
+    char32_t rune = 0xFFFD;  // an invalid byte reads as U+FFFD, which is printable
+    if (n == 1) rune = static_cast<unsigned char>(fm[i]);
+    if (n > 1) {
+      rune = static_cast<unsigned char>(fm[i]) & (0x7F >> n);
+      for (std::size_t k = 1; k < n; ++k) rune = (rune << 6) | (static_cast<unsigned char>(fm[i + k]) & 0x3F);
+    }
+    if (!gotext::is_print(rune))
+      errs.invalid("fieldManager", fields::q(fm),
+                   fmt::format("invalid character U+{:04X} (at position {})", static_cast<std::uint32_t>(rune), i));
+    i += n ? n : 1;
+  }
+  if (!dry.empty() && dry != "All")  // field.NotSupported of the []string, printed with %#v
+    causes.push_back({"FieldValueNotSupported",
+                      fmt::format("Unsupported value: []string{{{}}}: supported values: \"All\"", fields::q(dry)),
+                      "dryRun"});
+  if (!causes.empty()) throw StatusError::invalid_options(kind, std::move(causes));
   o.dry_run = dry == "All";
-  o.field_manager = q(r, "fieldManager");
+  o.field_manager = fm;
   o.user = r.user;
   o.warnings = &r.warnings;
   return o;

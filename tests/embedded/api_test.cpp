@@ -89,8 +89,9 @@ TEST_CASE("every Status error, as the API server sends it") {
       {"PATCH", "/api/v1/namespaces/alice/pods/p", "{}", "admin", "text/plain", 415, "UnsupportedMediaType", ""},
       {"PATCH", "/api/v1/namespaces/alice/pods/p", "{}", "admin", "application/apply-patch+yaml", 422, "Invalid",
        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"},
-      {"POST", "/api/v1/namespaces/alice/pods?dryRun=Some", kPod, "admin", "application/json", 400, "BadRequest",
-       "dryRun: Unsupported value: \"Some\": supported values: \"All\""},
+      {"POST", "/api/v1/namespaces/alice/pods?dryRun=Some", kPod, "admin", "application/json", 422, "Invalid",
+       "CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{\"Some\"}: supported values: "
+       "\"All\""},
       {"GET", "/api/v1/namespaces/alice/widgets", "", "admin", "", 404, "NotFound",
        "the server could not find the requested resource"},
       {"OPTIONS", "/api/v1/namespaces/alice/pods", "", "admin", "", 405, "MethodNotAllowed",

@@ -4697,6 +4697,33 @@ SCENARIOS["authreconcile"] = [
     (["delete", "rolebinding", "rb1"], None),
 ]
 
+# Query parameters and options (item 17 of the workflow report): numbers that do not parse (400,
+# strconv's words), PodLogOptions validation (before the pod is looked up), the write options'
+# fieldManager, force and dryRun rules (metav1 validation: 422 with the options kind).
+_CM = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}'
+SCENARIOS["queryoptions"] = [
+    (["get", "--raw", "/api/v1/namespaces/NS/pods?limit=abc"], None),
+    (["get", "--raw", "/api/v1/namespaces/NS/pods?timeoutSeconds=1x"], None),
+    (["get", "--raw", "/api/v1/namespaces/NS/pods?watch=1&timeoutSeconds=abc"], None),
+    (["get", "--raw", "/api/v1/namespaces/NS/pods?limit=99999999999999999999"], None),
+    (["get", "--raw", "/api/v1/namespaces/NS/pods/nosuch/log?tailLines=abc"], None),
+    (["get", "--raw", "/api/v1/namespaces/NS/pods/nosuch/log?tailLines=-1"], None),
+    (["get", "--raw", "/api/v1/namespaces/NS/pods/nosuch/log?sinceSeconds=0"], None),
+    (["get", "--raw", "/api/v1/namespaces/NS/pods/nosuch/log?limitBytes=-1&sinceSeconds=-2&stream=Bogus"], None),
+    (["get", "--raw", "/api/v1/namespaces/NS/pods/nosuch/log?sinceSeconds=5&sinceTime=2024-01-01T00:00:00Z"], None),
+    (["get", "--raw", "/api/v1/namespaces/NS/pods/nosuch/log?limitBytes=10"], None),
+    (["create", "configmap", "a", "--from-literal=a=b", "--field-manager=" + "m" * 129], None),
+    (["create", "configmap", "a", "--from-literal=a=b", "--field-manager=bad\tmgr"], None),
+    (["create", "configmap", "a", "--from-literal=a=b", "--field-manager=" + "m" * 128, "-o", "name"], None),
+    (["patch", "configmap", "a", "-p", '{"data":{"x":"1"}}', "--field-manager=" + "m" * 129], None),
+    (["apply", "--server-side", "--field-manager=" + "m" * 129, "-f", "-"], _CM),
+    (["apply", "--server-side", "--field-manager=", "-f", "-"], _CM),
+    (["create", "--raw", "/api/v1/namespaces/NS/configmaps?dryRun=Bogus", "-f", "-"], _CM),
+    (["replace", "--raw", "/api/v1/namespaces/NS/configmaps/a?dryRun=Bogus&fieldManager=x%01y", "-f", "-"],
+     _CM.replace('"b"', '"a"')),
+    (["get", "configmap", "a", "-o", "jsonpath={.data}"], None),
+]
+
 SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES],
          # pods/exec, attach, portforward: a node without addresses, and one whose InternalIP has no kubelet.
          "streams": [["delete", "node", "--ignore-not-found"] + STREAMS_NODES,
