@@ -204,6 +204,39 @@ void runtime_class(Store& store, AdmissionRequest& r, bool mutate) {
     spec["tolerations"] = std::move(merged);
 }
 
+// DefaultIngressClass (plugin/pkg/admission/network/defaultingressclass/admission.go, Admit and
+// getDefaultClass; creates only): a new Ingress with neither spec.ingressClassName nor the
+// kubernetes.io/ingress.class annotation gets the default IngressClass, the one annotated
+// ingressclass.kubernetes.io/is-default-class: "true" — the newest when there are several, the
+// smaller name among those created in the same second.
+void default_ingress_class(Store& store, AdmissionRequest& r) {
+  if (r.operation != AdmissionRequest::Operation::Create || !r.object || !r.subresource.empty() ||
+      r.type->group != "networking.k8s.io" || r.type->resource != "ingresses")
+    return;
+  const json::object* spec = util::object_at(*r.object, {"spec"});
+  if (const json::value* v = spec ? spec->if_contains("ingressClassName") : nullptr; v && !v->is_null()) return;
+  if (const json::object* ann = util::object_at(*r.object, {"metadata", "annotations"});
+      ann && ann->contains("kubernetes.io/ingress.class"))
+    return;
+  std::shared_ptr<const json::object> best;
+  std::string best_time;
+  for (const auto& c : store.list(store.type("networking.k8s.io", "ingressclasses"), "").items) {
+    const json::object* ann = util::object_at(*c, {"metadata", "annotations"});
+    if (util::string_of(ann, "ingressclass.kubernetes.io/is-default-class") != "true") continue;
+    const json::object* md = util::object_at(*c, {"metadata"});
+    const std::string time = util::string_of(md, "creationTimestamp");  // RFC 3339, seconds: orders as text
+    if (!best || time > best_time ||
+        (time == best_time &&
+         util::string_of(md, "name") < util::string_of(util::object_at(*best, {"metadata"}), "name"))) {
+      best = c;
+      best_time = time;
+    }
+  }
+  if (best)
+    util::ensure_object(*r.object, "spec")["ingressClassName"] =
+        util::string_of(util::object_at(*best, {"metadata"}), "name");
+}
+
 }  // namespace
 
 void install_admission_plugins(Store& store) {
@@ -216,9 +249,11 @@ void install_admission_plugins(Store& store) {
   store.add_admission([](AdmissionRequest& r) { node_taint(r); }, AdmissionStage::Mutating);
   store.add_admission([&store](AdmissionRequest& r) { priority_admission(store, r); }, AdmissionStage::Mutating);
   store.add_admission([&store](AdmissionRequest& r) { runtime_class(store, r, true); }, AdmissionStage::Mutating);
+  store.add_admission([&store](AdmissionRequest& r) { default_ingress_class(store, r); }, AdmissionStage::Mutating);
   store.add_admission([&store](AdmissionRequest& r) { limit_ranger(store, r, false); });
   store.add_admission([&store](AdmissionRequest& r) { priority_validation(store, r); });
   store.add_admission([&store](AdmissionRequest& r) { service_account_admission(store, r, false); });
+  store.add_admission([&store](AdmissionRequest& r) { pod_security_admission(store, r); });
   store.add_admission([&store](AdmissionRequest& r) { runtime_class(store, r, false); });
 }
 

@@ -43,6 +43,12 @@ void limit_ranger(Store& store, AdmissionRequest& r, bool mutate);
 /// secrets when it enforces them; mirror pods refer to no account, secret or token).
 void service_account_admission(Store& store, AdmissionRequest& r, bool mutate);
 
+/// PodSecurity (plugin/pkg/admission/security/podsecurity, embedded/pod_security.cpp; validating):
+/// the pod-security.kubernetes.io/{enforce,audit,warn}[-version] labels of namespaces validated;
+/// pods refused (403 `violates PodSecurity "baseline:latest": host namespaces (hostNetwork=true)`)
+/// at the enforce level; pods and pod templates of workloads warned about at the warn level.
+void pod_security_admission(Store& store, AdmissionRequest& r);
+
 /// Priority (plugin/pkg/admission/priority): a new pod gets spec.priority and preemptionPolicy
 /// from its PriorityClass (or the globalDefault class, or 0); an unknown class is 403 `pods "x" is
 /// forbidden: no PriorityClass with name foo was found`.

@@ -7,6 +7,7 @@
 #include "common/json_depth.hpp"
 #include "common/limits.hpp"
 
+#include "common/go_text.hpp"
 #include "common/http_date.hpp"
 #include "common/utf8.hpp"
 
@@ -15,6 +16,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "embedded/apply.hpp"
 #include "embedded/events.hpp"
@@ -26,7 +28,9 @@
 #include "embedded/table.hpp"
 #include "embedded/typecheck.hpp"
 #include "embedded/validation.hpp"
+#include "embedded/validation_fields.hpp"
 #include "gpupool/manifest.hpp"
+#include "gpupool/names.hpp"
 
 namespace gpupool::embedded {
 
@@ -114,9 +118,21 @@ bool q_true(const Request& r, const std::string& key) {
   return v == "1" || v == "t" || v == "T" || v == "true" || v == "TRUE" || v == "True";
 }
 
+std::optional<std::int64_t> q_int64(const Request& r, const std::string& key) {
+  const auto it = r.query.find(key);
+  if (it == r.query.end()) return std::nullopt;
+  std::string err;
+  const auto v = go_parse_int(it->second, &err);
+  if (!v) throw StatusError::bad_request(err);
+  return v;
+}
+
 // ValidateListOptions and validateWatchOptions (apimachinery/pkg/apis/meta/internalversion/
 // validation/validation.go, v1.32, WatchList on): throws 422 `ListOptions.meta.k8s.io "" is invalid`.
 void validate_list_options(const Request& r, bool watch) {
+  // The options are decoded before they are validated: a number that does not parse is a 400.
+  q_int64(r, "limit");
+  q_int64(r, "timeoutSeconds");
   const std::string send_initial = q(r, "sendInitialEvents"), match = q(r, "resourceVersionMatch");
   const bool has_continue = !q(r, "continue").empty();
   std::vector<StatusCause> causes;
@@ -299,13 +315,48 @@ bool allows_create_on_update(const ResourceType& t) {
          t.group == "coordination.k8s.io" || (t.group == "node.k8s.io" && t.resource == "runtimeclasses");
 }
 
+// metav1 validation ValidateCreateOptions / ValidateUpdateOptions / ValidatePatchOptions
+// (apimachinery/pkg/apis/meta/v1/validation/validation.go), before the body is read: an apply
+// patch's required field manager (and `force` only for one), ValidateFieldManager (at most 128
+// bytes, printable runes: `invalid character U+0009 (at position 3)`), ValidateDryRun; a 422
+// `CreateOptions.meta.k8s.io "" is invalid`.
 WriteOptions write_options(const Request& r) {
   WriteOptions o;
   const auto dry = q(r, "dryRun");
-  if (!dry.empty() && dry != "All")
-    throw StatusError::bad_request(fmt::format("dryRun: Unsupported value: \"{}\": supported values: \"All\"", dry));
+  const std::string fm = q(r, "fieldManager");
+  const std::string kind = r.method == "POST" ? "CreateOptions" : r.method == "PUT" ? "UpdateOptions" : "PatchOptions";
+  std::vector<StatusCause> causes;
+  fields::Errors errs{causes};
+  if (kind == "PatchOptions") {
+    const std::string ct = r.content_type.substr(0, r.content_type.find(';'));
+    if (ct != "application/apply-patch+yaml") {
+      if (r.query.count("force")) errs.forbidden("force", "may not be specified for non-apply patch");
+    } else if (fm.empty()) {
+      errs.required("fieldManager", "is required for apply patch");
+    }
+  }
+  if (fm.size() > 128)
+    causes.push_back({"FieldValueTooLong", "Too long: may not be more than 128 bytes", "fieldManager"});
+  for (std::size_t i = 0; i < fm.size();) {
+    const std::size_t n = utf8::sequence(fm, i);
+    char32_t rune = 0xFFFD;  // an invalid byte reads as U+FFFD, which is printable
+    if (n == 1) rune = static_cast<unsigned char>(fm[i]);
+    if (n > 1) {
+      rune = static_cast<unsigned char>(fm[i]) & (0x7F >> n);
+      for (std::size_t k = 1; k < n; ++k) rune = (rune << 6) | (static_cast<unsigned char>(fm[i + k]) & 0x3F);
+    }
+    if (!gotext::is_print(rune))
+      errs.invalid("fieldManager", fields::q(fm),
+                   fmt::format("invalid character U+{:04X} (at position {})", static_cast<std::uint32_t>(rune), i));
+    i += n ? n : 1;
+  }
+  if (!dry.empty() && dry != "All")  // field.NotSupported of the []string, printed with %#v
+    causes.push_back({"FieldValueNotSupported",
+                      fmt::format("Unsupported value: []string{{{}}}: supported values: \"All\"", fields::q(dry)),
+                      "dryRun"});
+  if (!causes.empty()) throw StatusError::invalid_options(kind, std::move(causes));
   o.dry_run = dry == "All";
-  o.field_manager = q(r, "fieldManager");
+  o.field_manager = fm;
   o.user = r.user;
   o.warnings = &r.warnings;
   return o;
@@ -658,37 +709,100 @@ void Api::authorize(const Request& r, std::string_view verb, const ResourceType&
   throw StatusError::forbidden(r.user, verb, t, t.namespaced ? ns : std::string_view{}, name, subresource);
 }
 
-// staging/src/k8s.io/apiserver/pkg/endpoints/filters/impersonation.go: the requester needs the
-// `impersonate` verb on users (and groups) named by the Impersonate-* headers; the request then runs
-// as that user, with the given groups plus system:authenticated.
+// staging/src/k8s.io/apiserver/pkg/endpoints/filters/impersonation.go, WithImpersonation and
+// buildImpersonationRequests: each thing asked for (the user or service account, each group, each
+// extra value, the uid) needs the `impersonate` verb on it; the request then runs as that user.
+// A service account without Impersonate-Group gets its fixed groups (serviceaccount.MakeGroupNames);
+// system:authenticated is added unless system:authenticated or system:unauthenticated is among
+// the groups, and system:anonymous gets system:unauthenticated instead.
 std::optional<Request> Api::impersonated(const Request& r) const {
-  if (r.impersonate_user.empty() && r.impersonate_groups.empty()) return std::nullopt;
-  if (r.impersonate_user.empty())
-    throw StatusError(500, "InternalError",
-                      "Internal error occurred: requested [{Group  " + r.impersonate_groups.front() +
-                          "  authentication.k8s.io/v1  }] without impersonating a user");
-  auto check = [&](const std::string& resource, const std::string& name) {
-    AccessAttributes a{r.user, r.groups, "impersonate", true, "", resource, "", "", name, {}};
-    if (!decide(a).allowed) {
-      ResourceType t;
-      t.resource = resource;
-      throw StatusError::forbidden(r.user, "impersonate", t, {}, name, {});
-    }
+  if (r.impersonate_user.empty()) return std::nullopt;  // the rest alone: impersonation_without_user
+  const auto check = [&](std::string group, std::string resource, std::string sub, std::string ns,
+                         const std::string& name) {
+    AccessAttributes a{r.user, r.groups, "impersonate", true, group, resource, sub, ns, name, {}};
+    if (decide(a).allowed) return;
+    ResourceType t;
+    t.group = std::move(group);
+    t.resource = std::move(resource);
+    throw StatusError::forbidden(r.user, "impersonate", t, ns, name, sub);
   };
-  check("users", r.impersonate_user);
-  for (const auto& g : r.impersonate_groups) check("groups", g);
   Request out = r;
-  out.user = r.impersonate_user;
-  out.groups = r.impersonate_groups;
-  if (std::find(out.groups.begin(), out.groups.end(), "system:authenticated") == out.groups.end())
-    out.groups.push_back("system:authenticated");
-  out.credential_id.clear();  // the impersonated user's extra: none asked for
-  out.uid.clear();
+  out.groups.clear();
+  // serviceaccount.SplitUsername: system:serviceaccount:NS:NAME with a DNS-1123 label and subdomain.
+  constexpr std::string_view kSA = "system:serviceaccount:";
+  const std::string_view user = r.impersonate_user;
+  std::string sa_ns, sa_name;
+  if (user.starts_with(kSA)) {
+    const std::string_view rest = user.substr(kSA.size());
+    const auto colon = rest.find(':');
+    if (colon != std::string_view::npos && rest.find(':', colon + 1) == std::string_view::npos &&
+        gpupool::is_dns1123_label(rest.substr(0, colon)) && gpupool::is_dns1123_subdomain(rest.substr(colon + 1))) {
+      sa_ns = rest.substr(0, colon);
+      sa_name = rest.substr(colon + 1);
+    }
+  }
+  if (!sa_name.empty()) {
+    check("", "serviceaccounts", "", sa_ns, sa_name);
+    if (r.impersonate_groups.empty()) out.groups = {"system:serviceaccounts", "system:serviceaccounts:" + sa_ns};
+  } else {
+    check("", "users", "", "", r.impersonate_user);
+  }
+  for (const auto& g : r.impersonate_groups) {
+    check("", "groups", "", "", g);
+    out.groups.push_back(g);
+  }
   out.extra.clear();
+  for (const auto& [key, values] : r.impersonate_extra)
+    for (const auto& v : values) {
+      check("authentication.k8s.io", "userextras", key, "", v);
+      out.extra[key].push_back(v);
+    }
+  out.uid = r.impersonate_uid;
+  if (!r.impersonate_uid.empty()) check("authentication.k8s.io", "uids", "", "", r.impersonate_uid);
+  const auto has = [&](std::string_view g) {
+    return std::find(out.groups.begin(), out.groups.end(), g) != out.groups.end();
+  };
+  if (user != "system:anonymous") {
+    if (!has("system:authenticated") && !has("system:unauthenticated")) out.groups.emplace_back("system:authenticated");
+  } else if (!has("system:unauthenticated")) {
+    out.groups.emplace_back("system:unauthenticated");
+  }
+  out.user = r.impersonate_user;
+  out.credential_id.clear();
   out.impersonate_user.clear();
   out.impersonate_groups.clear();
+  out.impersonate_uid.clear();
+  out.impersonate_extra.clear();
   return out;
 }
+
+// buildImpersonationRequests: groups, extras or a uid without Impersonate-User fail the request
+// before anything is authorized, a plain-text 500 (responsewriters.InternalError: "Internal Server
+// Error: %q: %v" of the RequestURI and the error, `&<>` escaped) listing the requests as Go prints
+// a []v1.ObjectReference (Kind, Namespace, Name, UID, APIVersion, ResourceVersion, FieldPath).
+namespace {
+std::optional<Response> impersonation_without_user(const Request& r) {
+  if (!r.impersonate_user.empty() ||
+      (r.impersonate_groups.empty() && r.impersonate_extra.empty() && r.impersonate_uid.empty()))
+    return std::nullopt;
+  std::vector<std::string> refs;
+  for (const auto& g : r.impersonate_groups) refs.push_back(fmt::format("{{Group  {}    }}", g));
+  for (const auto& [key, values] : r.impersonate_extra)
+    for (const auto& v : values) refs.push_back(fmt::format("{{UserExtra  {}  authentication.k8s.io/v1  {}}}", v, key));
+  if (!r.impersonate_uid.empty())
+    refs.push_back(fmt::format("{{UID  {}  authentication.k8s.io/v1  }}", r.impersonate_uid));
+  std::string text = fmt::format("Internal Server Error: {}: requested [{}] without impersonating a user",
+                                 go_quote(r.target.empty() ? r.path : r.target), fmt::join(refs, " "));
+  std::string escaped;
+  for (char c : text) escaped += c == '&' ? "&amp;" : c == '<' ? "&lt;" : c == '>' ? "&gt;" : std::string(1, c);
+  Response resp;
+  resp.status = 500;
+  resp.content_type = "text/plain; charset=utf-8";
+  resp.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  resp.body = escaped + "\n";
+  return resp;
+}
+}  // namespace
 
 // authorization.k8s.io/v1 SelfSubjectAccessReview and SubjectAccessReview
 // (pkg/registry/authorization/*): the review comes back with status.allowed (and RBAC's reason),
@@ -993,6 +1107,7 @@ Response Api::dispatch(const Request& r) const {
     return resp;
   }
   if (r.user.empty()) throw StatusError(401, "Unauthorized", "Unauthorized");
+  if (auto refused = impersonation_without_user(r)) return *refused;
   if (auto as = impersonated(r)) return dispatch(*as);
   if (segs.empty()) {
     return json_response(200, json::object{{"paths", json::array{"/api", "/api/v1", "/apis", "/version"}}});
@@ -1072,6 +1187,9 @@ Response Api::dispatch(const Request& r) const {
   if (!tg.type && !group.empty() && !is_builtin_group(group)) return page_not_found();
   if (!tg.type) throw StatusError(404, "NotFound", "the server could not find the requested resource");
   if (is_access_review(*tg.type) || is_rules_review(*tg.type) || is_self_subject_review(*tg.type)) {
+    // Authorized as any create (system:basic-user lets system:authenticated create the self
+    // reviews; an impersonated system:anonymous or system:unauthenticated caller has no such rule).
+    if (r.method == "POST") authorize(r, "create", *tg.type, "", "", "");
     if (r.method != "POST" || !tg.name.empty() || !tg.subresource.empty() || tg.watch)
       throw StatusError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource");
     if (is_access_review(*tg.type)) return access_review(r, *tg.type);

@@ -27,6 +27,7 @@ class ServiceAccountTokens;
 struct Request {
   std::string method;                             ///< "GET", "POST", ...
   std::string path;                               ///< percent-decoded, without the query
+  std::string target;                             ///< the request target as sent (Go's RequestURI)
   std::multimap<std::string, std::string> query;  ///< percent-decoded
   std::string content_type;
   std::string accept;
@@ -38,9 +39,12 @@ struct Request {
   std::string credential_id;  ///< user.Info extra authentication.kubernetes.io/credential-id (Identity's)
   std::string uid;            ///< user.Info UID (Identity's)
   std::map<std::string, std::vector<std::string>> extra;  ///< user.Info's other extra values (Identity's)
-  // Impersonate-User / Impersonate-Group headers (kubectl --as / --as-group).
+  // Impersonate-User / Impersonate-Group / Impersonate-Uid headers (kubectl --as / --as-group /
+  // --as-uid) and the Impersonate-Extra-KEY headers (KEY lower-cased and percent-decoded).
   std::string impersonate_user;
   std::vector<std::string> impersonate_groups;
+  std::string impersonate_uid;
+  std::map<std::string, std::vector<std::string>> impersonate_extra;
   /// For upgrade requests (a Connection: Upgrade header): Upgrade, Sec-WebSocket-*,
   /// X-Stream-Protocol-Version, names lower-cased (embedded/streams.cpp negotiates with them).
   std::vector<std::pair<std::string, std::string>> upgrade_headers;

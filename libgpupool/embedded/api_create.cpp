@@ -92,7 +92,9 @@ Response Api::serve_update(const Call& c) const {
     const auto cur = store_.get(t, tg.ns, tg.name);
     json::object obj = scaled(t, cur, body, update_manager(wo.field_manager, r.user_agent));
     if (!want_rv.empty() && want_rv != meta(cur, "resourceVersion")) throw StatusError::conflict(t, tg.name);
-    return json_response(200, scale_of(t, store_.update(t, tg.ns, std::move(obj), wo)));
+    WriteOptions so = wo;
+    so.scale = true;
+    return json_response(200, scale_of(t, store_.update(t, tg.ns, std::move(obj), so)));
   }
   // handlers/update.go: the body is decoded first, then its name checked against the URL's.
   decode_body(served, body, fv, &r.warnings);

@@ -7,6 +7,7 @@
 
 #include "common/ascii.hpp"
 #include "embedded/api_handlers.hpp"
+#include "embedded/protobuf.hpp"
 #include "embedded/schema.hpp"
 #include "embedded/validation_fields.hpp"
 
@@ -187,7 +188,12 @@ Response Api::serve_delete(const Call& c) const {
     lo.labels = LabelSelector::parse(q(r, "labelSelector"));
     lo.fields = field_selector(served, q(r, "fieldSelector"));
   }
-  const DeleteRequest d = r.body.empty() ? options_from_query(r) : options_from_body(r.body);
+  // handlers/delete.go decodes the body in the request's content type: a typed client's protobuf
+  // DeleteOptions (`kubectl auth reconcile` recreating a binding) as well as JSON.
+  const DeleteRequest d = r.body.empty() ? options_from_query(r)
+                          : r.content_type.find("protobuf") != std::string::npos
+                              ? options_from_body(json::serialize(decode_kubernetes_protobuf_delete_options(r.body)))
+                              : options_from_body(r.body);
   validate(d);
   DeleteOptions dopt;
   dopt.dry_run = !d.dry_run.empty();

@@ -64,6 +64,10 @@ inline constexpr std::size_t kEtcdMaxRequestBytes = limits::kMaxStoredObjectByte
 /// A query parameter, or `dflt`.
 std::string q(const Request& r, const std::string& key, const std::string& dflt = "");
 bool q_true(const Request& r, const std::string& key);
+/// An int64 query parameter (nullopt when absent) as the parameter codec converts it
+/// (runtime.Convert_Slice_string_To_int64: strconv.ParseInt): 400 `strconv.ParseInt: parsing
+/// "abc": invalid syntax` when it does not parse.
+std::optional<std::int64_t> q_int64(const Request& r, const std::string& key);
 /// The list and watch options' rules (resourceVersion, resourceVersionMatch, limit, ...).
 void validate_list_options(const Request& r, bool watch);
 /// A kind's field selector, with the kind's field labels (400 for others).

@@ -50,10 +50,7 @@ Response Api::serve_patch(const Call& c) const {
   const auto& [r, tg, served, t, event_view, now, verb, wo] = c;
   const std::string ct = r.content_type.substr(0, r.content_type.find(';'));
   const bool apply = ct == "application/apply-patch+yaml";
-  if (apply && wo.field_manager.empty())
-    throw StatusError(
-        422, "Invalid",
-        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch");
+  // (an apply patch's field manager is required: write_options)
   // Every built-in kind takes strategic merge patches; custom resources do not.
   if (ct == "application/strategic-merge-patch+json" && !is_builtin_group(t.group))
     throw StatusError(415, "UnsupportedMediaType",
@@ -129,6 +126,7 @@ Response Api::serve_patch(const Call& c) const {
       WriteOptions po = apply ? wo : c.tracking(manager);
       po.uid_precondition = false;
       po.strategy_causes = std::move(event_causes);
+      po.scale = tg.subresource == "scale";
       auto updated = store_.update(t, tg.ns, std::move(out), po, tg.subresource == "scale" ? "" : tg.subresource);
       if (tg.subresource == "scale") return json_response(200, scale_of(t, updated));
       return json_response(200, c.as_served(std::move(updated)));

@@ -22,7 +22,32 @@ Response Api::serve_get(const Call& c) const {
                   std::nullopt,
                   q_true(r, "previous"),
                   q_true(r, "timestamps")};
-    if (const auto tl = q(r, "tailLines"); !tl.empty()) lr.tail_lines = std::stoll(tl);
+    // pkg/registry/core/pod/rest/log.go LogREST.Get: the options decoded (a number that does not
+    // parse: 400), then ValidatePodLogOptions (pkg/apis/core/validation, without stream
+    // selection: PodLogsQuerySplitStreams is off in v1.32), then the pod looked up.
+    const auto tail = q_int64(r, "tailLines"), limit_bytes = q_int64(r, "limitBytes"),
+               since = q_int64(r, "sinceSeconds");
+    std::vector<StatusCause> causes;
+    if (tail && *tail < 0)
+      causes.push_back({"FieldValueInvalid",
+                        fmt::format("Invalid value: {}: must be greater than or equal to 0", *tail), "tailLines"});
+    if (limit_bytes && *limit_bytes < 1)
+      causes.push_back(
+          {"FieldValueInvalid", fmt::format("Invalid value: {}: must be greater than 0", *limit_bytes), "limitBytes"});
+    if (since && r.query.count("sinceTime"))
+      causes.push_back({"FieldValueForbidden",
+                        "Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified",
+                        "[]"});  // field.NewPath("") prints as []
+    else if (since && *since < 1)
+      causes.push_back(
+          {"FieldValueInvalid", fmt::format("Invalid value: {}: must be greater than 0", *since), "sinceSeconds"});
+    if (r.query.count("stream")) causes.push_back({"FieldValueForbidden", "Forbidden: may not be specified", "stream"});
+    if (!causes.empty()) {
+      ResourceType options;
+      options.kind = "PodLogOptions";
+      throw StatusError::invalid(options, tg.name, std::move(causes));
+    }
+    lr.tail_lines = tail;
     store_.get(t, tg.ns, tg.name);  // 404 for a missing pod
     if (logs_) return logs_(lr);
     Response resp;
@@ -60,7 +85,7 @@ Response Api::serve_list(const Call& c) const {
   // A list at resourceVersion=0 is served from kube-apiserver's watch cache, which ignores the
   // limit: the whole list in one page, no continue (apiserver storage/cacher/cacher.go
   // computeListLimit, v1.32: "the limit is ignored for requests that set RV == 0").
-  if (const auto l = q(r, "limit"); !l.empty() && q(r, "resourceVersion") != "0") lo.limit = std::stoll(l);
+  if (const auto l = q(r, "limit"); !l.empty() && q(r, "resourceVersion") != "0") lo.limit = *q_int64(r, "limit");
   lo.continue_token = q(r, "continue");
   auto res = store_.list(t, tg.ns, lo);
   json::object md{{"resourceVersion", std::to_string(res.resource_version)}};

@@ -25,7 +25,7 @@ Response Api::serve_watch(const Call& c) const {
     fields = FieldSelector::parse("metadata.name=" + tg.name);
   }
   std::int64_t timeout_s = 1800;
-  if (const auto ts = q(r, "timeoutSeconds"); !ts.empty()) timeout_s = std::stoll(ts);
+  if (const auto ts = q_int64(r, "timeoutSeconds")) timeout_s = *ts;
   const bool bookmarks = q_true(r, "allowWatchBookmarks");
   // Watch lists (WatchList, beta and on in v1.32): validateWatchOptions
   // (apimachinery/pkg/apis/meta/internalversion/validation), then sendInitialEvents=true sends

@@ -93,6 +93,33 @@ void parse_target(std::string_view target, Request& r) {
   }
 }
 
+// The Impersonate-* headers as buildImpersonationRequests reads them
+// (staging/src/k8s.io/apiserver/pkg/endpoints/filters/impersonation.go): the first User and Uid,
+// every Group, and each Impersonate-Extra-KEY's values under KEY lower-cased and then
+// percent-decoded (unescapeExtraKey: kept as it is when that fails).
+void read_impersonation(const http::request<http::string_body>& req, Request& r) {
+  constexpr std::string_view kExtra = "impersonate-extra-";
+  for (const auto& f : req) {
+    const std::string name = ascii::lower(f.name_string());
+    const std::string value(f.value());
+    if (name == "impersonate-user") {
+      if (r.impersonate_user.empty()) r.impersonate_user = value;
+    } else if (name == "impersonate-group") {
+      r.impersonate_groups.push_back(value);
+    } else if (name == "impersonate-uid") {
+      if (r.impersonate_uid.empty()) r.impersonate_uid = value;
+    } else if (name.size() > kExtra.size() && name.starts_with(kExtra)) {
+      const std::string_view key = std::string_view(name).substr(kExtra.size());
+      // url.PathUnescape: a '%' not followed by two hex digits fails it.
+      bool ok = true;
+      for (std::size_t i = 0; i < key.size(); ++i)
+        if (key[i] == '%' && !(i + 2 < key.size() && hex_value(key[i + 1]) >= 0 && hex_value(key[i + 2]) >= 0))
+          ok = false;
+      r.impersonate_extra[ok ? percent_decode(key, false) : std::string(key)].push_back(value);
+    }
+  }
+}
+
 std::string reason_text(int status) { return std::string(http::obsolete_reason(static_cast<http::status>(status))); }
 
 }  // namespace
@@ -377,9 +404,8 @@ struct HttpServer::Impl {
       r.accept = std::string(req[http::field::accept]);
       r.user_agent = std::string(req[http::field::user_agent]);
       r.body = req.body();
-      r.impersonate_user = std::string(req["Impersonate-User"]);
-      for (auto [it, end] = req.equal_range("Impersonate-Group"); it != end; ++it)
-        r.impersonate_groups.emplace_back(it->value());
+      r.target = std::string(req.target());
+      read_impersonation(req, r);
       if (boost::beast::http::token_list(req[http::field::connection]).exists("upgrade"))
         for (const auto& f : req) {
           std::string name(f.name_string());

@@ -16,4 +16,7 @@ bool is_kubernetes_protobuf(std::string_view body);
 /// StatusError 415 UnsupportedMediaType for kinds not decoded here, 400 for a malformed body.
 boost::json::object decode_kubernetes_protobuf(std::string_view body);
 
+/// The same for a DELETE's body: a meta/v1 DeleteOptions in whatever group version.
+boost::json::object decode_kubernetes_protobuf_delete_options(std::string_view body);
+
 }  // namespace gpupool::embedded

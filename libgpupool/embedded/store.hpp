@@ -152,6 +152,9 @@ struct WriteOptions {
   bool uid_precondition = true;
   /// Where the API's warnings for this request go (the response's Warning headers); null: dropped.
   std::vector<std::string>* warnings = nullptr;
+  /// A write through the scale subresource, stored (and validated) as the whole object's update;
+  /// admission plugins that leave subresources alone (PodSecurity) look at this.
+  bool scale = false;
   /// Records the writer's managedFields: called by admission once the scheme defaults are in and
   /// before strategies and plugins change the object (old: null on create). Unset: not tracked.
   std::function<void(const json::object* old, json::object& next)> track_fields;

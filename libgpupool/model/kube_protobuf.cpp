@@ -272,6 +272,12 @@ struct Schema {
       {strs(1, "audiences"), num(4, "expirationSeconds"), msg(3, "boundObjectRef", bound_object_reference)}};
   Message token_request{{msg(1, "metadata", object_meta), msg(2, "spec", token_request_spec)}};
 
+  // meta/v1 DeleteOptions (a DELETE's body from a typed client) and its Preconditions: the
+  // pointer fields keep their zero values.
+  Message preconditions{{pstr(1, "uid"), pstr(2, "resourceVersion")}};
+  Message delete_options{{num(1, "gracePeriodSeconds", true), msg(2, "preconditions", preconditions),
+                          flag(3, "orphanDependents", true), pstr(4, "propagationPolicy"), strs(5, "dryRun")}};
+
   // meta/v1 Status: what kube-apiserver answers an error in, when the request accepted protobuf.
   Message status_cause{{str(1, "reason"), str(2, "message"), str(3, "field")}};
   Message status_details{{str(1, "name"), str(2, "group"), str(3, "kind"), msg(4, "causes", status_cause, true),
@@ -581,6 +587,14 @@ json::object decode_object(std::string_view body) {
   json::object out = decode(*m, e.raw, {});
   json::object obj{{"apiVersion", e.api_version}, {"kind", e.kind}};
   for (auto& [k, v] : out) obj[k] = std::move(v);
+  return obj;
+}
+
+json::object decode_delete_options(std::string_view body) {
+  const Envelope e = envelope(body);
+  if (e.kind != "DeleteOptions") throw DecodeError::unknown(e.api_version, e.kind);
+  json::object obj{{"apiVersion", e.api_version}, {"kind", e.kind}};
+  for (auto& [k, v] : decode(schema().delete_options, e.raw, {})) obj[k] = std::move(v);
   return obj;
 }
 

@@ -53,6 +53,8 @@ bool is_magic_prefix(std::string_view head);
 
 /// The object a body carries, as JSON (apiVersion and kind from its TypeMeta).
 boost::json::object decode_object(std::string_view body);
+/// A meta/v1 DeleteOptions body (any apiVersion: every group version registers it), as JSON.
+boost::json::object decode_delete_options(std::string_view body);
 /// The kinds decode_object reads: "v1 Pod, v1 Service, ...".
 std::string object_kinds();
 

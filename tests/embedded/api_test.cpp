@@ -89,8 +89,9 @@ TEST_CASE("every Status error, as the API server sends it") {
       {"PATCH", "/api/v1/namespaces/alice/pods/p", "{}", "admin", "text/plain", 415, "UnsupportedMediaType", ""},
       {"PATCH", "/api/v1/namespaces/alice/pods/p", "{}", "admin", "application/apply-patch+yaml", 422, "Invalid",
        "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch"},
-      {"POST", "/api/v1/namespaces/alice/pods?dryRun=Some", kPod, "admin", "application/json", 400, "BadRequest",
-       "dryRun: Unsupported value: \"Some\": supported values: \"All\""},
+      {"POST", "/api/v1/namespaces/alice/pods?dryRun=Some", kPod, "admin", "application/json", 422, "Invalid",
+       "CreateOptions.meta.k8s.io \"\" is invalid: dryRun: Unsupported value: []string{\"Some\"}: supported values: "
+       "\"All\""},
       {"GET", "/api/v1/namespaces/alice/widgets", "", "admin", "", 404, "NotFound",
        "the server could not find the requested resource"},
       {"OPTIONS", "/api/v1/namespaces/alice/pods", "", "admin", "", 405, "MethodNotAllowed",
@@ -967,4 +968,65 @@ TEST_CASE("protobuf bodies: kubectl 1.32's `create deployment web --image=nginx`
   CHECK(
       f.call("POST", "/apis/apps/v1/namespaces/alice/deployments", "{}", "alice", "application/vnd.kubernetes.protobuf")
           .status == 400);
+}
+
+TEST_CASE("impersonation: RBAC on users, service accounts, uids and extras; headers without a user") {
+  // staging/src/k8s.io/apiserver/pkg/endpoints/filters/impersonation.go
+  Fixture f;
+  const char* role =
+      R"({"metadata":{"name":"imp"},"rules":[{"apiGroups":[""],"resources":["users"],"verbs":["impersonate"]},
+    {"apiGroups":["authentication.k8s.io"],"resources":["userextras/scopes"],"verbs":["impersonate"]}]})";
+  f.store.create(f.store.type("rbac.authorization.k8s.io", "clusterroles"), "", json::parse(role).as_object());
+  f.store.create(f.store.type("rbac.authorization.k8s.io", "clusterrolebindings"), "",
+                 json::parse(R"({"metadata":{"name":"imp"},
+                   "roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"ClusterRole","name":"imp"},
+                   "subjects":[{"apiGroup":"rbac.authorization.k8s.io","kind":"User","name":"imp"}]})")
+                     .as_object());
+  const auto as = [&](auto&& fill) {
+    Request r =
+        testing::admin_request("GET", "/api/v1/namespaces/alice/pods", "", "application/json", "application/json");
+    r.user = "imp";
+    r.groups = {"system:authenticated"};
+    fill(r);
+    return f.api.handle(r);
+  };
+  const auto message = [&](const Response& r) { return std::string(f.json_of(r).at("message").as_string()); };
+  // Allowed: the user and its `scopes` extra; the pods of alice are then alice's to list.
+  CHECK(as([](Request& r) {
+          r.impersonate_user = "alice";
+          r.impersonate_extra["scopes"] = {"a"};
+        }).status == 200);
+  Response uid = as([](Request& r) {
+    r.impersonate_user = "alice";
+    r.impersonate_uid = "x";
+  });
+  CHECK(uid.status == 403);
+  CHECK(message(uid) ==
+        "uids.authentication.k8s.io \"x\" is forbidden: User \"imp\" cannot impersonate resource "
+        "\"uids\" in API group \"authentication.k8s.io\" at the cluster scope");
+  Response extra = as([](Request& r) {
+    r.impersonate_user = "alice";
+    r.impersonate_extra["team"] = {"t"};
+  });
+  CHECK(extra.status == 403);
+  CHECK(message(extra) ==
+        "userextras.authentication.k8s.io \"t\" is forbidden: User \"imp\" cannot impersonate "
+        "resource \"userextras/team\" in API group \"authentication.k8s.io\" at the cluster scope");
+  Response sa = as([](Request& r) { r.impersonate_user = "system:serviceaccount:alice:robot"; });
+  CHECK(sa.status == 403);
+  CHECK(message(sa) ==
+        "serviceaccounts \"robot\" is forbidden: User \"imp\" cannot impersonate resource "
+        "\"serviceaccounts\" in API group \"\" in the namespace \"alice\"");
+  // Not a service account's name (a capital letter): a user, whom imp may impersonate.
+  CHECK(as([](Request& r) { r.impersonate_user = "system:serviceaccount:alice:Robot"; }).status == 403);
+  Response nouser = as([](Request& r) {
+    r.target = "/api/v1/namespaces/alice/pods?limit=1&x=<a>";
+    r.impersonate_extra["x"] = {"a"};
+    r.impersonate_uid = "u";
+  });
+  CHECK(nouser.status == 500);
+  CHECK(nouser.content_type == "text/plain; charset=utf-8");
+  CHECK(nouser.body ==
+        "Internal Server Error: \"/api/v1/namespaces/alice/pods?limit=1&amp;x=&lt;a&gt;\": requested [{UserExtra  a  "
+        "authentication.k8s.io/v1  x} {UID  u  authentication.k8s.io/v1  }] without impersonating a user\n");
 }

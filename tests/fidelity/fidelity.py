@@ -2276,7 +2276,8 @@ _PRINTED = [
      "spec": {"limits": [{"type": "Container", "default": {"cpu": "500m"}}]}},
     {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "r1"},
      "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}]},
-    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {"name": "rb1"},
+    {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                       "metadata": {"name": "rb1", "namespace": "NAMESPACE"},
      "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r1"},
      "subjects": [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"},
                   {"kind": "Group", "name": "devs", "apiGroup": "rbac.authorization.k8s.io"},
@@ -4723,6 +4724,213 @@ SCENARIOS["secretcontent"] = [
     (["patch", "secret", "t1", "--type=merge", "-p", '{"data":{"tls.crt":"eQ=="}}', "-o", "name"], None),
 ]
 
+# Impersonation (apiserver endpoints/filters/impersonation.go): a service account's groups when no
+# group is asked for, the uid and extras (as-user-extra in the kubeconfig: kubectl has no flag),
+# system:authenticated added unless system:(un)authenticated is asked for, system:anonymous made
+# unauthenticated, a user name that is no service account's.
+_WHO = ["-o", "jsonpath={.status.userInfo}{\"\\n\"}"]
+SCENARIOS["impersonation"] = [
+    (["create", "rolebinding", "grp", "--clusterrole=view", "--group=system:serviceaccounts:NAMESPACE", "-o", "name"], None),
+    (["create", "configmap", "c1", "--from-literal=a=b", "-o", "name"], None),
+    (["get", "configmap", "c1", "--as=system:serviceaccount:NAMESPACE:anyone", "-o", "name"], None),
+    (["auth", "can-i", "list", "configmaps", "--as=system:serviceaccount:NAMESPACE:anyone"], None),
+    (["get", "configmap", "c1", "--as=system:serviceaccount:NAMESPACE:anyone", "--as-group=g", "-o", "name"], None),
+    (["auth", "whoami", "--as=system:serviceaccount:NAMESPACE:anyone"] + _WHO, None),
+    (["auth", "whoami", "--as=system:serviceaccount:NAMESPACE:anyone", "--as-group=extra"] + _WHO, None),
+    (["auth", "whoami", "--as=system:serviceaccount:bad"] + _WHO, None),
+    (["auth", "whoami", "--as=system:serviceaccount:NAMESPACE:Bad_Name"] + _WHO, None),
+    (["auth", "whoami", "--as=u", "--as-uid=abc"] + _WHO, None),
+    (["auth", "whoami", "--as=u", "--as-group=g", "--as-uid=abc", "-o", "jsonpath={.status.userInfo.uid}"], None),
+    (["auth", "whoami", "--as=u", "--as-group=system:authenticated"] + _WHO, None),
+    (["auth", "whoami", "--as=u", "--as-group=system:unauthenticated"] + _WHO, None),
+    (["auth", "can-i", "create", "pods", "--as=system:anonymous"], None),
+    (["get", "configmap", "c1", "--as=system:anonymous"], None),
+    (["auth", "whoami", "--as=system:anonymous"] + _WHO, None),
+    (["auth", "whoami", "--as=u"] + _WHO, None, "kubeconfig-user:" + json.dumps({"as-user-extra": {"scopes": ["a", "b"]}})),
+    (["auth", "whoami", "--as=u"] + _WHO, None,
+     "kubeconfig-user:" + json.dumps({"as-user-extra": {"acme.com/project": ["p1"], "Team": ["t"]}})),
+    (["auth", "whoami", "--as=system:serviceaccount:NAMESPACE:anyone", "--as-uid=u1"] + _WHO, None,
+     "kubeconfig-user:" + json.dumps({"as-user-extra": {"k": ["v"]}})),
+]
+
+# The PodSecurity admission plugin (plugin/pkg/admission/security/podsecurity,
+# staging/src/k8s.io/pod-security-admission) in its default configuration: the namespace labels
+# and their validation, pods refused at the enforce level with every check's message in order,
+# warnings at the warn level for pods and workload templates, versions, significant pod updates,
+# and the existing pods a stricter enforce level warns about.
+_PSA = "pod-security.kubernetes.io/"
+_RESTRICTED_OK = {"securityContext": {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}},
+                  "containers": [{"name": "c", "image": "x", "securityContext": {
+                      "allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}}}]}
+
+
+def _psa_pod(name, spec, meta=None):
+    return json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": dict({"name": name}, **(meta or {})), "spec": spec})
+
+
+def _psa_workload(api, kind, name, pod_spec):
+    template = {"metadata": {"labels": {"app": name}}, "spec": pod_spec}
+    spec = {"selector": {"matchLabels": {"app": name}}, "template": template}
+    if kind == "Deployment":
+        spec["replicas"] = 0
+    if kind == "StatefulSet":
+        spec.update(replicas=0, serviceName=name)
+    if kind == "Job":
+        spec = {"suspend": True, "template": dict(template, spec=dict(pod_spec, restartPolicy="Never"))}
+    if kind == "CronJob":
+        spec = {"schedule": "0 0 * * *", "suspend": True, "jobTemplate": {"spec": {"template": dict(
+            template, spec=dict(pod_spec, restartPolicy="Never"))}}}
+    return json.dumps({"apiVersion": api, "kind": kind, "metadata": {"name": name}, "spec": spec})
+
+
+_BASELINE_BAD = {
+    "hostPID": True,
+    "securityContext": {"seLinuxOptions": {"type": "spc_t", "user": "u"}, "seccompProfile": {"type": "Unconfined"},
+                        "sysctls": [{"name": "kernel.msgmax", "value": "1"}, {"name": "net.ipv4.tcp_rmem", "value": "1 2 3"}]},
+    "volumes": [{"name": "h", "hostPath": {"path": "/tmp"}}, {"name": "e", "emptyDir": {}}],
+    "initContainers": [{"name": "i", "image": "x", "securityContext": {"privileged": True,
+                                                                        "capabilities": {"add": ["NET_ADMIN", "CHOWN"]}}}],
+    "containers": [{"name": "a", "image": "x", "ports": [{"containerPort": 80, "hostPort": 8080}, {"containerPort": 9, "hostPort": 10}],
+                    "securityContext": {"privileged": True, "capabilities": {"add": ["SYS_ADMIN"]},
+                                        "appArmorProfile": {"type": "Unconfined"}}},
+                   {"name": "b", "image": "x", "ports": [{"containerPort": 81, "hostPort": 8081}],
+                    "securityContext": {"seccompProfile": {"type": "Unconfined"}}}],
+}
+_RESTRICTED_BAD = {
+    "securityContext": {"runAsUser": 0},
+    "volumes": [{"name": "n", "nfs": {"server": "s", "path": "/p"}}, {"name": "g", "gitRepo": {"repository": "r"}},
+                {"name": "c", "configMap": {"name": "c"}}],
+    "containers": [{"name": "a", "image": "x", "securityContext": {"runAsNonRoot": False, "allowPrivilegeEscalation": True,
+                                                                    "capabilities": {"add": ["NET_BIND_SERVICE", "KILL"], "drop": ["ALL"]}}},
+                   {"name": "b", "image": "x", "securityContext": {"runAsUser": 0, "seccompProfile": {"type": "RuntimeDefault"}}}],
+}
+SCENARIOS["podsecurity"] = [
+    (["label", "namespace", "NAMESPACE", _PSA + "enforce=restricted", _PSA + "warn=baseline"], None),
+    (["run", "p1", "--image=x"], None),
+    (["run", "p2", "--image=x", "--overrides", json.dumps({"spec": {"containers": [
+        {"name": "p2", "image": "x", "securityContext": {"privileged": True}}]}})], None),
+    (["create", "-f", "-", "-o", "name"], _psa_pod("ok", _RESTRICTED_OK)),
+    (["create", "--dry-run=server", "-f", "-"], _psa_pod("rbad", _RESTRICTED_BAD)),
+    (["create", "--dry-run=server", "-f", "-"], _psa_pod("rbad2", dict(_RESTRICTED_BAD, securityContext={
+        "runAsNonRoot": True, "seccompProfile": {"type": "Localhost", "localhostProfile": "p"}}))),
+    (["create", "--dry-run=server", "-f", "-"], _psa_pod("win", {"os": {"name": "windows"}, "containers": [
+        {"name": "c", "image": "x"}]})),
+    (["label", "namespace", "NAMESPACE", _PSA + "enforce=bogus", "--overwrite"], None),
+    (["label", "namespace", "NAMESPACE", _PSA + "enforce-version=1.30", _PSA + "audit=nope", _PSA + "warn-version=v1.01",
+      "--overwrite"], None),
+    (["label", "namespace", "NAMESPACE", _PSA + "enforce-version=v1.24"], None),
+    (["create", "--dry-run=server", "-f", "-"], _psa_pod("old", {"os": {"name": "windows"}, "containers": [
+        {"name": "c", "image": "x", "securityContext": {"runAsNonRoot": True}}]})),
+    (["create", "--dry-run=server", "-f", "-"], _psa_pod("old2", dict(_RESTRICTED_OK, securityContext={
+        "runAsNonRoot": True, "sysctls": [{"name": "net.ipv4.tcp_keepalive_time", "value": "1"}]}))),
+    (["label", "namespace", "NAMESPACE", _PSA + "enforce=baseline", _PSA + "enforce-version=latest", "--overwrite"], None),
+    (["run", "p3", "--image=x", "--overrides", json.dumps({"spec": {"hostNetwork": True, "containers": [
+        {"name": "p3", "image": "x"}]}})], None),
+    (["create", "--dry-run=server", "-f", "-"], _psa_pod("bbad", _BASELINE_BAD, {"annotations": {
+        "container.apparmor.security.beta.kubernetes.io/b": "unconfined"}})),
+    (["create", "-f", "-", "-o", "name"], _psa_pod("base", {"containers": [{"name": "c", "image": "x"}]})),
+    (["label", "namespace", "NAMESPACE", _PSA + "warn=restricted", "--overwrite"], None),
+    (["create", "-f", "-", "-o", "name"], _psa_pod("base2", {"containers": [{"name": "c", "image": "x"}]})),
+    (["create", "-f", "-", "-o", "name"], _psa_workload("apps/v1", "Deployment", "d", {"hostPID": True, "containers": [
+        {"name": "c", "image": "x"}]})),
+    (["create", "--dry-run=server", "-f", "-", "-o", "name"],
+     _psa_workload("apps/v1", "Deployment", "d2", {"containers": [{"name": "c", "image": "x"}]})),
+    (["create", "--dry-run=server", "-f", "-", "-o", "name"],
+     _psa_workload("apps/v1", "StatefulSet", "s", {"containers": [{"name": "c", "image": "x"}]})),
+    (["create", "--dry-run=server", "-f", "-", "-o", "name"],
+     _psa_workload("apps/v1", "DaemonSet", "ds", {"containers": [{"name": "c", "image": "x"}]})),
+    (["create", "--dry-run=server", "-f", "-", "-o", "name"],
+     _psa_workload("apps/v1", "ReplicaSet", "rs", {"containers": [{"name": "c", "image": "x"}]})),
+    (["create", "--dry-run=server", "-f", "-", "-o", "name"],
+     _psa_workload("batch/v1", "Job", "j", {"containers": [{"name": "c", "image": "x"}]})),
+    (["create", "--dry-run=server", "-f", "-", "-o", "name"],
+     _psa_workload("batch/v1", "CronJob", "cj", dict(_RESTRICTED_OK))),
+    (["scale", "deployment", "d", "--replicas=0"], None),
+    (["label", "pod", "base", "a=b"], None),
+    (["set", "image", "pod/base", "c=y"], None),
+    (["label", "namespace", "NAMESPACE", _PSA + "warn-"], None),
+    (["label", "namespace", "NAMESPACE", _PSA + "enforce=restricted", "--overwrite"], None),
+    (["set", "image", "pod/base", "c=z"], None),
+    (["label", "namespace", "NAMESPACE", _PSA + "enforce-", _PSA + "audit=restricted"], None),
+    (["run", "p5", "--image=x", "-o", "name"], None),
+    (["get", "pods", "-o", "name"], None),
+]
+
+# DefaultIngressClass (plugin/pkg/admission/network/defaultingressclass): a new Ingress without a
+# class (neither spec.ingressClassName nor the kubernetes.io/ingress.class annotation) gets the
+# default IngressClass, the newest (or, created in the same second, the first by name).
+_DIC = ["dic-fid-b", "dic-fid-a"]
+
+
+def _dic_class(name):
+    return json.dumps({"apiVersion": "networking.k8s.io/v1", "kind": "IngressClass", "metadata": {
+        "name": name, "annotations": {"ingressclass.kubernetes.io/is-default-class": "true"}},
+        "spec": {"controller": "example.com/x"}})
+
+
+_ING_CLASS = ["-o", "jsonpath={.spec.ingressClassName}|{.metadata.annotations}{\"\\n\"}"]
+SCENARIOS["defaultingressclass"] = [
+    (["create", "ingress", "i0", "--rule=foo.com/=svc:80"] + _ING_CLASS, None),
+    (["create", "-f", "-", "-o", "name"], _dic_class(_DIC[0])),
+    (["create", "ingress", "i1", "--rule=foo.com/=svc:80"] + _ING_CLASS, None),
+    (["create", "ingress", "i2", "--rule=foo.com/=svc:80", "--class=mine"] + _ING_CLASS, None),
+    (["create", "ingress", "i3", "--rule=foo.com/=svc:80", "--annotation=kubernetes.io/ingress.class=other"] + _ING_CLASS, None),
+    (["create", "-f", "-", "-o", "name"], _dic_class(_DIC[1])),
+    (["create", "ingress", "i4", "--rule=foo.com/=svc:80"] + _ING_CLASS, None),
+    (["patch", "ingress", "i0", "--type=merge", "-p", '{"metadata":{"labels":{"a":"b"}}}'] + _ING_CLASS, None),
+    (["delete", "ingressclass"] + _DIC, None),
+    (["create", "ingress", "i5", "--rule=foo.com/=svc:80"] + _ING_CLASS, None),
+]
+
+# `kubectl auth reconcile`: a RoleBinding whose roleRef changed is deleted and created again; the
+# DELETE carries a protobuf DeleteOptions body (handlers/delete.go decodes it in its content type).
+_RECON_ROLE = ('{"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"r1","namespace":"NAMESPACE"},'
+               '"rules":[{"apiGroups":[""],"resources":["pods"],"verbs":["get"]}]}')
+
+
+def _recon_binding(kind, name, user):
+    return json.dumps({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                       "metadata": {"name": "rb1", "namespace": "NAMESPACE"},
+                       "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": kind, "name": name},
+                       "subjects": [{"kind": "User", "name": user, "apiGroup": "rbac.authorization.k8s.io"}]})
+
+
+SCENARIOS["authreconcile"] = [
+    (["auth", "reconcile", "-f", "-"], _RECON_ROLE + "\n" + _recon_binding("Role", "r1", "alice")),
+    (["auth", "reconcile", "--remove-extra-subjects", "-f", "-"], _recon_binding("Role", "r1", "bob")),
+    (["get", "rolebinding", "rb1", "-o", "jsonpath={.roleRef} {.subjects}{\"\\n\"}"], None),
+    (["auth", "reconcile", "-f", "-"], _recon_binding("ClusterRole", "view", "bob")),
+    (["get", "rolebinding", "rb1", "-o", "jsonpath={.roleRef} {.subjects}{\"\\n\"}"], None),
+    (["delete", "rolebinding", "rb1"], None),
+]
+
+# Query parameters and options (item 17 of the workflow report): numbers that do not parse (400,
+# strconv's words), PodLogOptions validation (before the pod is looked up), the write options'
+# fieldManager, force and dryRun rules (metav1 validation: 422 with the options kind).
+_CM = '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"b"}}'
+SCENARIOS["queryoptions"] = [
+    (["get", "--raw", "/api/v1/namespaces/NS/pods?limit=abc"], None),
+    (["get", "--raw", "/api/v1/namespaces/NS/pods?timeoutSeconds=1x"], None),
+    (["get", "--raw", "/api/v1/namespaces/NS/pods?watch=1&timeoutSeconds=abc"], None),
+    (["get", "--raw", "/api/v1/namespaces/NS/pods?limit=99999999999999999999"], None),
+    (["get", "--raw", "/api/v1/namespaces/NS/pods/nosuch/log?tailLines=abc"], None),
+    (["get", "--raw", "/api/v1/namespaces/NS/pods/nosuch/log?tailLines=-1"], None),
+    (["get", "--raw", "/api/v1/namespaces/NS/pods/nosuch/log?sinceSeconds=0"], None),
+    (["get", "--raw", "/api/v1/namespaces/NS/pods/nosuch/log?limitBytes=-1&sinceSeconds=-2&stream=Bogus"], None),
+    (["get", "--raw", "/api/v1/namespaces/NS/pods/nosuch/log?sinceSeconds=5&sinceTime=2024-01-01T00:00:00Z"], None),
+    (["get", "--raw", "/api/v1/namespaces/NS/pods/nosuch/log?limitBytes=10"], None),
+    (["create", "configmap", "a", "--from-literal=a=b", "--field-manager=" + "m" * 129], None),
+    (["create", "configmap", "a", "--from-literal=a=b", "--field-manager=bad\tmgr"], None),
+    (["create", "configmap", "a", "--from-literal=a=b", "--field-manager=" + "m" * 128, "-o", "name"], None),
+    (["patch", "configmap", "a", "-p", '{"data":{"x":"1"}}', "--field-manager=" + "m" * 129], None),
+    (["apply", "--server-side", "--field-manager=" + "m" * 129, "-f", "-"], _CM),
+    (["apply", "--server-side", "--field-manager=", "-f", "-"], _CM),
+    (["create", "--raw", "/api/v1/namespaces/NS/configmaps?dryRun=Bogus", "-f", "-"], _CM),
+    (["replace", "--raw", "/api/v1/namespaces/NS/configmaps/a?dryRun=Bogus&fieldManager=x%01y", "-f", "-"],
+     _CM.replace('"b"', '"a"')),
+    (["get", "configmap", "a", "-o", "jsonpath={.data}"], None),
+]
+
 SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES],
          # pods/exec, attach, portforward: a node without addresses, and one whose InternalIP has no kubelet.
          "streams": [["delete", "node", "--ignore-not-found"] + STREAMS_NODES,
@@ -4790,6 +4998,8 @@ SETUP["csidriver"] = [["delete", "csidriver", "--ignore-not-found"] + CSI_NAMES]
 SETUP["finalizernames"] = [["delete", "priorityclass", "--ignore-not-found", "pc-fin-fidelity"]]
 SETUP["networking"] = [["delete", "ingressclass", "--ignore-not-found"] + INGCLASS_NAMES]
 SETUP["rulesreview"] = [["delete", "clusterrole", "rulesreview-fid", "--ignore-not-found"]]
+SETUP["defaultingressclass"] = [["delete", "ingressclass", "--ignore-not-found"] + _DIC]
+TEARDOWN["defaultingressclass"] = [["delete", "ingressclass", "--ignore-not-found"] + _DIC]
 SETUP["printers"] = [["delete", n, "--ignore-not-found"] for n in _PRINTED_NAMES[-3:]]
 TEARDOWN["kueuetrain"] = [["delete", "clusterqueue", "kq-fid-cq", "--ignore-not-found"]]
 TEARDOWN["kueue"] = [["delete", "clusterqueue", "kueue-fid-cq", "--ignore-not-found"],
@@ -4912,6 +5122,19 @@ def normalize(text, ns):
     return text
 
 
+def _kubeconfig_with_user_fields(env, fields):
+    """A copy of the current kubeconfig (minified) whose user has `fields` too; the caller deletes it."""
+    view = subprocess.run([KUBECTL, "config", "view", "--raw", "--minify", "-o", "json"], env=env,
+                          capture_output=True, text=True, check=True)
+    config = json.loads(view.stdout)
+    for u in config.get("users", []):
+        u.setdefault("user", {}).update(fields)
+    fd, path = tempfile.mkstemp(suffix=".kubeconfig")
+    with os.fdopen(fd, "w") as f:
+        json.dump(config, f)
+    return path
+
+
 def run_scenario(kubeconfig, name, steps):
     ns = "fid-" + name
     env = dict(os.environ, KUBECONFIG=kubeconfig)
@@ -4927,7 +5150,8 @@ def run_scenario(kubeconfig, name, steps):
     out = []
     captured = {}
     for args, stdin, *post in steps:
-        a = [ns if x == "NAMESPACE" else x.replace("/namespaces/NS/", "/namespaces/%s/" % ns) for x in args] + ["-n", ns]
+        a = [ns if x == "NAMESPACE" else x.replace("/namespaces/NS/", "/namespaces/%s/" % ns).replace(":NAMESPACE", ":" + ns)
+             for x in args] + ["-n", ns]
         for k, v in captured.items():
             a = [x.replace("{" + k + "}", v) for x in a]
         if stdin:  # a body naming the scenario's namespace
@@ -4940,8 +5164,19 @@ def run_scenario(kubeconfig, name, steps):
             shown = " ".join(os.path.relpath(x, REPO) if x.startswith(REPO + "/") else x for x in args)
             out.append("$ " + shown + "\n")
         else:
-            p = subprocess.run(base + a, env=env, input=stdin, capture_output=True, text=True, errors="surrogateescape")
+            step_env = env
+            user_fields = [json.loads(x[len("kubeconfig-user:"):]) for x in post if x.startswith("kubeconfig-user:")]
+            if user_fields:  # fields of the kubeconfig's user kubectl has no flag for (as-user-extra)
+                step_env = dict(env, KUBECONFIG=_kubeconfig_with_user_fields(env, user_fields[0]))
+            try:
+                p = subprocess.run(base + a, env=step_env, input=stdin, capture_output=True, text=True,
+                                   errors="surrogateescape")
+            finally:
+                if user_fields:
+                    os.unlink(step_env["KUBECONFIG"])
             shown = " ".join(x if len(x) < 80 else x[:20] + "...(%d)" % len(x) for x in args)
+            if user_fields:
+                shown += " # kubeconfig user " + json.dumps(user_fields[0], sort_keys=True)
             out.append("$ kubectl " + shown + "\n")
         out.append("exit %d\n" % p.returncode)
         stdout = p.stdout
