@@ -13,6 +13,7 @@
 #include "embedded/crd_schema.hpp"
 #include "embedded/patch.hpp"
 #include "embedded/store.hpp"
+#include "embedded/typecheck.hpp"
 
 namespace gpupool::embedded {
 
@@ -555,6 +556,34 @@ void track_update(const json::object* old, json::object& next, const ResourceTyp
   set_managed_fields(next, std::move(entries));
 }
 
+namespace {
+
+constexpr std::string_view kLastApplied = "kubectl.kubernetes.io/last-applied-configuration";
+
+// lastappliedmanager.go allowedConflictsFromLastApplied: the field set of the object's
+// last-applied-configuration (of the live object's own apiVersion), less what differs from, or
+// is missing in, the live object; nullopt where there is none (or it does not decode).
+std::optional<json::object> last_applied_fields(const json::object& live, const ResourceType& t) {
+  const json::object* ann = util::object_at(live, {"metadata", "annotations"});
+  const json::value* text = ann ? ann->if_contains(kLastApplied) : nullptr;
+  if (!text || !text->is_string() || text->as_string().empty()) return std::nullopt;
+  boost::system::error_code ec;
+  json::value last = json::parse(text->as_string(), ec);
+  if (ec || !last.is_object() || str(last.as_object(), "apiVersion") != t.api_version()) return std::nullopt;
+  const json::value last_clean = strip(last.as_object(), t);
+  const json::value live_clean = strip(live, t);
+  const json::object set = set_of_object(last_clean.as_object(), "", t);
+  json::object allowed;
+  for (const auto& p : members(set)) {
+    const json::value* a = value_at(last_clean, p);
+    const json::value* b = value_at(live_clean, p);
+    if (a && b && (!is_leaf(set, p) || util::json_equal(*a, *b))) add_member(allowed, p, false);
+  }
+  return allowed;
+}
+
+}  // namespace
+
 json::object server_side_apply(const json::object* live, const json::object& config, const ResourceType& t,
                                const std::string& manager, bool force, const std::string& time,
                                std::string_view subresource) {
@@ -613,7 +642,17 @@ json::object server_side_apply(const json::object* live, const json::object& con
     if (rank(a[i]) != rank(b[i])) return rank(a[i]) < rank(b[i]);
     return a[i].compare(2, std::string::npos, b[i], 2, std::string::npos) < 0;
   });
+  // lastappliedmanager.go: kubectl's server-side apply (manager "kubectl") takes over what its
+  // client-side apply set: conflicts on fields whose live value is still the one the
+  // last-applied-configuration annotation holds are forced, and only the others are reported.
+  std::vector<Conflict> reported = conflicts;
+  if (!conflicts.empty() && !force && manager == "kubectl" && live)
+    if (const auto allowed = last_applied_fields(*live, t)) {
+      std::erase_if(reported, [&](const Conflict& c) { return contains(*allowed, c.path); });
+      if (reported.empty()) force = true;
+    }
   if (!conflicts.empty() && !force) {
+    conflicts = std::move(reported);
     // fieldmanager/internal/conflict.go: NewConflictError, printManager.
     auto who = [&](std::size_t i) {
       const auto& e = entries[i].as_object();
@@ -650,11 +689,17 @@ json::object server_side_apply(const json::object* live, const json::object& con
   }
   for (const auto& c : conflicts) remove_member(fields_of(entries[c.entry]), c.path);  // force: taken
 
-  // Fields this manager applied before and applies no more go, unless someone else has a say.
+  // Fields this manager applied before and applies no more go, unless someone else has a say
+  // (structured-merge-diff merge/update.go prune: everything last applied is removed, then
+  // addBackOwnedItems puts back what any manager owns, the new config included, a field being
+  // owned where an owned path lies below it — EnsureNamedFieldsAreMembers. A map applied member
+  // by member (`data: {k: v}`) after an entry that owned the map itself keeps the map: kubectl's
+  // client-side to server-side apply migration writes exactly such an entry.)
   for (auto& e : entries) {
     if (!is_mine(e)) continue;
     for (const auto& p : members(fields_of(e))) {
       if (contains(applied, p)) continue;
+      if (p.back().starts_with("f:") && node_at(applied, p)) continue;
       bool shared = false;
       for (auto& other : entries)
         if (!is_mine(other) && node_at(fields_of(other), p)) shared = true;
@@ -679,6 +724,21 @@ json::object server_side_apply(const json::object* live, const json::object& con
   if (!replaced) entries.push_back(entry(manager, "Apply", t, changed ? time : std::string(), applied, subresource));
   json::object out = std::move(merged.as_object());
   set_managed_fields(out, std::move(entries));
+  // lastappliedupdater.go: an apply by "kubectl" rewrites an existing last-applied-configuration
+  // annotation to the applied configuration (without that annotation), as
+  // UnstructuredJSONScheme encodes it: json.Marshal's text and a newline.
+  if (manager == "kubectl")
+    if (const json::object* ann = util::object_at(out, {"metadata", "annotations"})) {
+      const json::value* have = ann->if_contains(kLastApplied);
+      if (have && have->is_string() && !have->as_string().empty()) {
+        json::object applied_config = config;
+        if (auto* md = applied_config.if_contains("metadata"); md && md->is_object())
+          if (auto* cann = md->as_object().if_contains("annotations"); cann && cann->is_object())
+            cann->as_object().erase(kLastApplied);
+        const std::string text = go_marshal(applied_config) + "\n";
+        out["metadata"].as_object()["annotations"].as_object()[kLastApplied] = text;
+      }
+    }
   return out;
 }
 

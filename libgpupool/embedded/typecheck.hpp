@@ -68,6 +68,10 @@ GoValueNames go_value_names(const boost::json::value& v);
 std::optional<std::int64_t> go_parse_int(std::string_view s, std::string* err = nullptr);
 std::optional<std::uint64_t> go_parse_uint(std::string_view s, std::string* err = nullptr);
 
+/// Go's json.Marshal of a decoded JSON value: map keys sorted, compact, HTML characters escaped
+/// (what a ControllerRevision's data holds after a patch, a last-applied annotation's text).
+std::string go_marshal(const boost::json::value& v);
+
 /// Go's %v of a decoded JSON value (map[k:v ...], [a b], strings unquoted).
 std::string go_print(const boost::json::value& v);
 /// Go's strconv.Quote (field.Invalid prints string values with %q): common/go_text.hpp's.

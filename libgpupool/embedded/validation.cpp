@@ -1952,63 +1952,6 @@ void pdb_status_causes(const json::object& obj, Causes& causes) {
     non_negative(st, k, fmt::format("status.{}", k), causes);
 }
 
-// Go's json.Marshal of a decoded JSON value (map keys sorted, compact, HTML characters escaped):
-// the bytes a ControllerRevision's data holds after a patch or a kubectl write.
-std::string go_marshal(const json::value& v) {
-  switch (v.kind()) {
-    case json::kind::object: {
-      std::vector<std::pair<std::string, const json::value*>> members;
-      for (const auto& [k, x] : v.as_object()) members.emplace_back(std::string(k), &x);
-      std::sort(members.begin(), members.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-      std::string out = "{";
-      for (const auto& [k, x] : members)
-        out += (out.size() > 1 ? "," : "") + go_marshal(json::value(k)) + ":" + go_marshal(*x);
-      return out + "}";
-    }
-    case json::kind::array: {
-      std::string out = "[";
-      for (const auto& x : v.as_array()) out += (out.size() > 1 ? "," : "") + go_marshal(x);
-      return out + "]";
-    }
-    case json::kind::string: {
-      std::string out = "\"";
-      const std::string_view text = v.as_string();
-      for (std::size_t i = 0; i < text.size(); ++i) {
-        const char ch = text[i];
-        const auto c = static_cast<unsigned char>(ch);
-        if (text.substr(i, 2) == "\xe2\x80" && i + 2 < text.size() &&
-            (text[i + 2] == '\xa8' || text[i + 2] == '\xa9')) {  // U+2028, U+2029
-          out += text[i + 2] == '\xa8' ? "\\u2028" : "\\u2029";
-          i += 2;
-        } else if (c == '"' || c == '\\')
-          out += {'\\', ch};
-        else if (c == '\n')
-          out += "\\n";
-        else if (c == '\r')
-          out += "\\r";
-        else if (c == '\t')
-          out += "\\t";
-        else if (c == '\b')  // (Go 1.22 on: \b and \f short)
-          out += "\\b";
-        else if (c == '\f')
-          out += "\\f";
-        else if (c < 0x20 || c == '<' || c == '>' || c == '&')
-          out += fmt::format("\\u{:04x}", c);
-        else
-          out += ch;
-      }
-      return out + "\"";
-    }
-    case json::kind::double_: {
-      const double d = v.as_double();
-      if (std::trunc(d) == d && std::fabs(d) < 1e21) return fmt::format("{:.0f}", d);
-      return fmt::format("{}", d);
-    }
-    default:
-      return json::serialize(v);
-  }
-}
-
 // apps/validation ValidateControllerRevisionCreate / ValidateControllerRevisionUpdate's own
 // rules (validateControllerRevision's metadata is the strategy's): revision never negative; on
 // create, data a JSON object; on update, data unchanged (ValidateImmutableField prints the

@@ -581,6 +581,10 @@ TEST_CASE("scheduler: the bound pod and its Scheduled event as stored, byte for 
         R"("firstTimestamp":null,"lastTimestamp":null,"type":"Normal","eventTime":"2024-01-01T00:00:00.000000Z",)"
         R"("action":"Binding","reportingComponent":"default-scheduler","reportingInstance":"default-scheduler-HOST",)"
         R"("apiVersion":"v1","kind":"Event","metadata":{"name":"NAME","namespace":"default","uid":"EVUID",)"
+        // kube-scheduler's entry, as the events.k8s.io/v1 recorder's write records it.
+        R"("managedFields":[{"manager":"kube-scheduler","operation":"Update","apiVersion":"events.k8s.io/v1",)"
+        R"("time":"2024-01-01T00:00:00Z","fieldsType":"FieldsV1","fieldsV1":{"f:reason":{},"f:note":{},"f:type":{},)"
+        R"("f:eventTime":{},"f:action":{},"f:reportingController":{},"f:reportingInstance":{},"f:regarding":{}}}],)"
         R"("creationTimestamp":"2024-01-01T00:00:00Z","resourceVersion":"6"},"involvedObject":{"kind":"Pod",)"
         R"("name":"p","uid":"UID","apiVersion":"v1","resourceVersion":"4","namespace":"default"}})");
   CHECK(json::serialize(pod) ==

@@ -4931,6 +4931,53 @@ SCENARIOS["queryoptions"] = [
     (["get", "configmap", "a", "-o", "jsonpath={.data}"], None),
 ]
 
+# Server-side apply after client-side apply (session 32): kubectl's migration (csaupgrade merges
+# the client-side entry, "." markers and all, into its Apply entry, then re-applies) keeps a map
+# applied member by member (structured-merge-diff's prune puts back what the new config owns
+# below a field: the data and labels were removed); lastappliedmanager.go forgives kubectl's
+# conflicts on fields whose live value is still the last-applied annotation's, and
+# lastappliedupdater.go rewrites that annotation.
+def _ssa_cm(name, data, labels=None):
+    md = {"name": name}
+    if labels:
+        md["labels"] = labels
+    return json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": md, "data": data})
+
+
+_SM_MF = ('jsonpath={range .metadata.managedFields[*]}{.manager} {.operation} {.fieldsV1}{"\\n"}{end}')
+_SM_LA = 'jsonpath={.data} {.metadata.annotations.kubectl\\.kubernetes\\.io/last-applied-configuration}'
+SCENARIOS["ssamigration"] = [
+    (["apply", "-f", "-"], _ssa_cm("one", {"k": "v"}, {"set": "p"})),
+    (["apply", "--server-side", "-f", "-"], _ssa_cm("one", {"k": "v"}, {"set": "p"})),
+    (["get", "configmap", "one", "-o", 'jsonpath={.data} {.metadata.labels}{"\\n"}'], None),
+    (["get", "configmap", "one", "-o", _SM_MF], None),
+    (["apply", "--server-side", "-f", "-"], _ssa_cm("one", {"k": "v2"}, {"set": "p"})),
+    (["get", "configmap", "one", "-o", _SM_LA], None),
+    (["create", "configmap", "csa", "--from-literal=k=v", "--save-config", "-o", "name"], None),
+    (["apply", "--server-side", "-f", "-"], _ssa_cm("csa", {"k": "v2"})),
+    (["get", "configmap", "csa", "-o", _SM_LA], None),
+    (["get", "configmap", "csa", "-o", _SM_MF], None),
+    # A value another writer changed since is no longer the annotation's: that conflict stands.
+    (["create", "configmap", "csb", "--from-literal=k=v", "--from-literal=j=w", "--save-config", "-o", "name"], None),
+    (["patch", "configmap", "csb", "--type=merge", "-p", '{"data":{"k":"other"}}', "-o", "name"], None),
+    (["apply", "--server-side", "-f", "-"], _ssa_cm("csb", {"k": "v3", "j": "w2"})),
+    (["apply", "--server-side", "--field-manager=tool", "-f", "-"], _ssa_cm("csb", {"j": "w3"})),
+    # An Apply entry owning the map itself, the new config its members only.
+    (["patch", "configmap", "one", "--type=json", "-p",
+      '[{"op":"replace","path":"/metadata/managedFields","value":[{"manager":"m","operation":"Apply","apiVersion":"v1",'
+      '"fieldsType":"FieldsV1","fieldsV1":{"f:data":{".":{},"f:k":{}},"f:metadata":{"f:labels":{".":{},"f:set":{}}}}}]}]',
+      "-o", "name"], None),
+    (["apply", "--server-side", "--field-manager=m", "-o", 'jsonpath={.data} {.metadata.labels}{"\\n"}', "-f", "-"],
+     _ssa_cm("one", {"k": "v2"}, {"set": "p"})),
+    (["apply", "--server-side", "--field-manager=m", "-o", 'jsonpath={.data} {.metadata.labels}{"\\n"}', "-f", "-"],
+     _ssa_cm("one", {"k": "v2"})),
+    # A Deployment applied client-side, then server-side with the same manifest.
+    (["apply", "-f", "-"], json.dumps(_SF_DEPLOY)),
+    (["apply", "--server-side", "-f", "-"], json.dumps(_SF_DEPLOY)),
+    (["get", "deployment", "d", "-o", 'jsonpath={.spec.replicas} {.spec.template.metadata.labels}{"\\n"}'], None),
+    (["delete", "configmap/one", "configmap/csa", "configmap/csb", "deployment/d"], None),
+]
+
 SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES],
          # pods/exec, attach, portforward: a node without addresses, and one whose InternalIP has no kubelet.
          "streams": [["delete", "node", "--ignore-not-found"] + STREAMS_NODES,
