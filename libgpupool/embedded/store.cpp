@@ -1767,7 +1767,12 @@ bool WatchQueue::push(const WatchEvent& e) {
     if (now && !before)
       out.type = EventType::Added;
     else if (!now && before) {
+      // cache_watcher.go convertToWatchEvent: a delete with the previous object's content (the last
+      // state this watcher's selector matched) at the event's resourceVersion.
       out.type = EventType::Deleted;
+      auto last = std::make_shared<json::object>(*e.old_object);
+      metadata_of(*last)["resourceVersion"] = std::to_string(e.resource_version);
+      out.object = std::move(last);
     } else if (!now)
       return false;
   } else if (e.type == EventType::Deleted) {

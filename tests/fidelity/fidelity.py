@@ -4978,6 +4978,23 @@ SCENARIOS["ssamigration"] = [
     (["delete", "configmap/one", "configmap/csa", "configmap/csb", "deployment/d"], None),
 ]
 
+# An object leaving a watch's selector (session 32): the DELETED event carries the last state the
+# selector matched, at the change's resourceVersion (cache_watcher.go convertToWatchEvent), where
+# the embedded server sent the new state; a field selector the same.
+SCENARIOS["watchleave"] = [
+    (["create", "-f", "-", "-o", "name"], json.dumps({"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "1"},
+                                                      "metadata": {"name": "a", "labels": {"fid": "w"}}})),
+    (["get", "configmap", "a", "-o", "jsonpath={.metadata.resourceVersion}"], None, "capture:RV"),
+    (["patch", "configmap", "a", "--type=merge", "-p", '{"metadata":{"labels":{"fid":"gone"}},"data":{"k":"2"}}',
+      "-o", "name"], None),
+    (["label", "configmap", "a", "fid=w", "--overwrite", "-o", "name"], None),
+    (["get", "--raw", "/api/v1/namespaces/NS/configmaps?watch=1&resourceVersion={RV}&timeoutSeconds=1"
+                      "&labelSelector=fid%3Dw"], None),
+    (["get", "--raw", "/api/v1/namespaces/NS/configmaps?watch=1&resourceVersion={RV}&timeoutSeconds=1"
+                      "&fieldSelector=metadata.name%21%3Da"], None),
+    (["delete", "configmap", "a"], None),
+]
+
 SETUP = {"scheduling": [["delete", "node", "--ignore-not-found"] + FID_NODES],
          # pods/exec, attach, portforward: a node without addresses, and one whose InternalIP has no kubelet.
          "streams": [["delete", "node", "--ignore-not-found"] + STREAMS_NODES,
