@@ -2,7 +2,9 @@
 #pragma once
 
 #include <initializer_list>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
@@ -12,16 +14,28 @@ namespace gpupool::jpath {
 
 /// The value at `path` (keys of nested objects), or nullptr when a step is missing or a value on
 /// the way is not an object. An empty path is `o` itself only for the value overload.
-inline const boost::json::value* value_at(const boost::json::object& o, std::initializer_list<std::string_view> path) {
+namespace detail {
+template <class It>
+const boost::json::value* walk(const boost::json::object& o, It first, It last) {
   const boost::json::object* cur = &o;
   const boost::json::value* v = nullptr;
-  for (auto key : path) {
+  for (; first != last; ++first) {
     if (!cur) return nullptr;
-    v = cur->if_contains(key);
+    v = cur->if_contains(*first);
     if (!v) return nullptr;
     cur = v->is_object() ? &v->get_object() : nullptr;
   }
   return v;
+}
+}  // namespace detail
+
+inline const boost::json::value* value_at(const boost::json::object& o, std::initializer_list<std::string_view> path) {
+  return detail::walk(o, path.begin(), path.end());
+}
+
+/// value_at for a path known only at run time (a CRD's specReplicasPath, split at its dots).
+inline const boost::json::value* value_at(const boost::json::object& o, const std::vector<std::string>& path) {
+  return detail::walk(o, path.begin(), path.end());
 }
 
 inline const boost::json::value* value_at(const boost::json::value& v, std::initializer_list<std::string_view> path) {

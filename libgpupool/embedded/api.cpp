@@ -546,19 +546,6 @@ std::vector<std::string> spec_replicas_path(const ResourceType& t) {
   return t.schema ? crd::split_path(t.schema->spec_replicas_path) : std::vector<std::string>{"spec", "replicas"};
 }
 
-// unstructured.NestedFieldNoCopy: the value at `path`, null when a level is missing or no map.
-const json::value* nested(const json::object& obj, const std::vector<std::string>& path) {
-  const json::object* o = &obj;
-  const json::value* v = nullptr;
-  for (const auto& k : path) {
-    if (!o) return nullptr;
-    v = o->if_contains(k);
-    if (!v) return nullptr;
-    o = v->is_object() ? &v->as_object() : nullptr;
-  }
-  return v;
-}
-
 }  // namespace
 
 json::object scale_of(const ResourceType& t, const json::object& obj, bool to_patch) {
@@ -568,14 +555,15 @@ json::object scale_of(const ResourceType& t, const json::object& obj, bool to_pa
   std::string selector;
   std::int64_t spec_replicas = 0, status_replicas = 0;
   auto int_at = [&](const std::vector<std::string>& path, std::int64_t& out) {
-    const json::value* v = nested(obj, path);
+    const json::value* v = jpath::value_at(obj, path);
     if (v && v->is_int64()) out = v->as_int64();
     return v != nullptr;
   };
   const bool found = int_at(spec_replicas_path(t), spec_replicas);
   if (t.schema) {
     int_at(crd::split_path(t.schema->status_replicas_path), status_replicas);
-    if (const json::value* s = nested(obj, crd::split_path(t.schema->label_selector_path)); s && s->is_string())
+    if (const json::value* s = jpath::value_at(obj, crd::split_path(t.schema->label_selector_path));
+        s && s->is_string())
       selector = s->as_string();
     if (!found && to_patch) spec_replicas = std::numeric_limits<std::int32_t>::min();
   } else {

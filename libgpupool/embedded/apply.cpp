@@ -761,15 +761,7 @@ void track_scale(const json::object& old, json::object& next, const ResourceType
   if (replicas_keys.empty()) return;
   Path replicas;
   for (const auto& k : replicas_keys) replicas.push_back("f:" + k);
-  auto replicas_of = [&](const json::object& o) -> const json::value* {
-    const json::value* v = nullptr;
-    const json::object* level = &o;
-    for (const auto& k : replicas_keys) {
-      if (!level || !(v = level->if_contains(k))) return nullptr;
-      level = v->is_object() ? &v->as_object() : nullptr;
-    }
-    return v;
-  };
+  auto replicas_of = [&](const json::object& o) { return jpath::value_at(o, replicas_keys); };
   // The Scale holds an int32 with omitempty: a count of 0 is no field there, so a write to 0
   // removes the field (everyone loses it, the writer gets nothing) and one from 0 adds it.
   auto count = [](const json::value* v) { return v && v->is_int64() ? v->as_int64() : 0; };
